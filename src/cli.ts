@@ -1,0 +1,164 @@
+/**
+ * The command line: flags, their environment equivalents, `--help` and usage errors. Pure
+ * (no I/O), so every rule here is tested without starting anything.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import {
+  DEFAULT_TOOLSETS,
+  parseToolsets,
+  type Toolset,
+  TOOLSET_MEANING,
+  TOOLSETS,
+} from "./mcp/toolsets.ts";
+
+/** What the command line asked for. */
+export type CliCommand =
+  | { readonly kind: "help" }
+  | { readonly kind: "version" }
+  | { readonly kind: "serve"; readonly options: ServeOptions };
+
+/** Options of the MCP server proper. */
+export interface ServeOptions {
+  readonly socketName?: string;
+  readonly socketPath?: string;
+  readonly toolsets: readonly Toolset[];
+}
+
+/** A usage error: main prints the message and the usage line, and exits 2. */
+export class UsageError extends Error {
+  /** A usage error with its one-line reason. */
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** The synopsis printed under every usage error. */
+export const USAGE =
+  "usage: tmux-mcp [--socket NAME | --socket-path PATH] [--toolsets LIST | --read-only] [--version] [--help]\n";
+
+/** The full `--help` text. */
+export function helpText(version: string): string {
+  const toolsets = TOOLSETS.map((t) =>
+    `                            ${t.padEnd(9)} ${TOOLSET_MEANING[t]}`
+  ).join("\n");
+  return `tmux-mcp ${version} — an MCP server that lets AI agents see and drive tmux.
+
+${USAGE}
+
+Speaks the Model Context Protocol over stdin/stdout; configure it as a stdio "command" in an
+MCP client. Diagnostics go to stderr. The process ends when the client closes stdin.
+
+Options (a flag wins over its environment variable):
+  --socket NAME             tmux server by socket name, as tmux -L NAME.
+                            env TMUX_MCP_SOCKET. Default: tmux's own choice (the server in
+                            TMUX when set, else the "default" socket).
+  --socket-path PATH        tmux server by socket path, as tmux -S PATH.
+                            env TMUX_MCP_SOCKET_PATH. Cannot be combined with --socket.
+  --toolsets LIST           Comma-separated toolsets to offer; tools of other toolsets are
+                            neither listed nor callable. env TMUX_MCP_TOOLSETS.
+                            Default: ${DEFAULT_TOOLSETS.join(",")}.
+${toolsets}
+  --read-only               Same as --toolsets inspect.
+  --version                 Print the version and exit.
+  --help                    Print this help and exit.
+
+Every tool also takes an optional socket_name argument to reach another server.
+
+Environment read: TMUX_MCP_SOCKET, TMUX_MCP_SOCKET_PATH, TMUX_MCP_TOOLSETS, and TMUX and
+TMUX_PANE (to recognise the pane this server runs in). Nothing else.
+`;
+}
+
+/** Parses argv and the environment into a command; throws {@link UsageError} on bad input. */
+export function parseCli(
+  argv: readonly string[],
+  env: (name: string) => string | undefined,
+): CliCommand {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: {
+        socket: { type: "string" },
+        "socket-path": { type: "string" },
+        toolsets: { type: "string" },
+        "read-only": { type: "boolean" },
+        version: { type: "boolean", short: "V" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (error) {
+    throw new UsageError(nodeParseMessage(error));
+  }
+  const v = parsed.values;
+  if (v.help) return { kind: "help" };
+  if (v.version) return { kind: "version" };
+
+  if (v.socket !== undefined && v["socket-path"] !== undefined) {
+    throw new UsageError("--socket and --socket-path name two servers; give one.");
+  }
+  let socketName: string | undefined;
+  let socketPath: string | undefined;
+  if (v.socket !== undefined) socketName = checkSocketName(v.socket, "--socket");
+  else if (v["socket-path"] !== undefined) {
+    socketPath = checkSocketPath(v["socket-path"], "--socket-path");
+  } else {
+    const envName = nonEmpty(env("TMUX_MCP_SOCKET"));
+    const envPath = nonEmpty(env("TMUX_MCP_SOCKET_PATH"));
+    if (envName !== undefined && envPath !== undefined) {
+      throw new UsageError("TMUX_MCP_SOCKET and TMUX_MCP_SOCKET_PATH are both set; set one.");
+    }
+    if (envName !== undefined) socketName = checkSocketName(envName, "TMUX_MCP_SOCKET");
+    if (envPath !== undefined) socketPath = checkSocketPath(envPath, "TMUX_MCP_SOCKET_PATH");
+  }
+
+  if (v.toolsets !== undefined && v["read-only"]) {
+    throw new UsageError("--toolsets and --read-only both choose toolsets; give one.");
+  }
+  let toolsets: readonly Toolset[] = DEFAULT_TOOLSETS;
+  if (v["read-only"]) toolsets = ["inspect"];
+  else {
+    const source = v.toolsets !== undefined ? "--toolsets" : "TMUX_MCP_TOOLSETS";
+    const text = v.toolsets ?? nonEmpty(env("TMUX_MCP_TOOLSETS"));
+    if (text !== undefined) {
+      try {
+        toolsets = parseToolsets(text);
+      } catch (error) {
+        throw new UsageError(`${source}: ${(error as Error).message}`);
+      }
+    }
+  }
+  return { kind: "serve", options: { socketName, socketPath, toolsets } };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function checkSocketName(value: string, source: string): string {
+  if (value === "" || value.includes("/") || value.includes("\0")) {
+    throw new UsageError(
+      `${source}: "${value}" is not a socket name (no "/"; use --socket-path for a path).`,
+    );
+  }
+  return value;
+}
+
+function checkSocketPath(value: string, source: string): string {
+  if (value === "" || value.includes("\0")) {
+    throw new UsageError(`${source}: empty or invalid path.`);
+  }
+  return value;
+}
+
+/** node:util's messages name the option; keep their first sentence. */
+function nodeParseMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split("\n")[0].replace(/\. To specify an option argument.*$/, ".");
+}

@@ -1,0 +1,145 @@
+/**
+ * What every tool call gets: the tmux server it talks to (the configured one or the call's
+ * `socket_name`), one snapshot of it on demand, and lookups that turn a missing target into a
+ * refusal naming what does exist.
+ *
+ * @module
+ */
+
+import {
+  attendedPanes,
+  type CallerEnv,
+  type CallerPane,
+  findCallerPane,
+} from "../tmux/identity.ts";
+import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
+import {
+  type ClientRow,
+  type PaneRow,
+  type SessionRow,
+  type Snapshot,
+  takeSnapshot,
+  type WindowRow,
+} from "../tmux/snapshot.ts";
+import { describeSocket, ToolFailure } from "./errors.ts";
+
+/** The server-wide settings a tool may need. */
+export interface ServerConfig {
+  /** The socket every call uses unless it names its own `socket_name`. */
+  readonly address: ServerAddress;
+  /** What the process knows of its own place in tmux. */
+  readonly callerEnv: CallerEnv;
+  /** Bound on a result's structured JSON in bytes. */
+  readonly maxResultBytes: number;
+}
+
+/** Progress reporting for long calls; a no-op when the client asked for none. */
+export type ProgressFn = (progress: number, total?: number, message?: string) => Promise<void>;
+
+/** Per-call access to tmux. */
+export class TmuxContext {
+  /** The runner that starts tmux. */
+  readonly runner: TmuxRunner;
+  /** The server this call talks to. */
+  readonly address: ServerAddress;
+  /** Server-wide settings. */
+  readonly config: ServerConfig;
+  /** Aborts when the client cancels the request. */
+  readonly signal: AbortSignal;
+  /** Sends a progress notification when the client asked for them. */
+  readonly progress: ProgressFn;
+
+  /** A context for one call. */
+  constructor(
+    runner: TmuxRunner,
+    config: ServerConfig,
+    socketName: string | undefined,
+    signal: AbortSignal,
+    progress: ProgressFn,
+  ) {
+    this.runner = runner;
+    this.config = config;
+    this.address = socketName ? { socketName } : config.address;
+    this.signal = signal;
+    this.progress = progress;
+  }
+
+  /** Human name of the socket, for messages. */
+  get socketLabel(): string {
+    return describeSocket(this.address);
+  }
+
+  /** Runs tmux on this call's server with the call's cancellation. */
+  run(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
+    return this.runner.run(this.address, args, { signal: this.signal, timeoutMs });
+  }
+
+  /** One atomic read of the whole server. */
+  snapshot(): Promise<Snapshot> {
+    return takeSnapshot(this.runner, this.address, { signal: this.signal });
+  }
+
+  /** The caller's pane on this server, per {@link findCallerPane}. */
+  caller(snapshot: Snapshot): CallerPane {
+    return findCallerPane(snapshot, this.config.callerEnv);
+  }
+
+  /** Panes a person can see, with the clients showing each. */
+  attended(snapshot: Snapshot): Map<string, ClientRow[]> {
+    return attendedPanes(snapshot);
+  }
+
+  /** Refuses when no server runs on the socket. */
+  requireRunning(snapshot: Snapshot): void {
+    if (!snapshot.running) {
+      throw new ToolFailure(
+        `No tmux server is running on ${this.socketLabel}.`,
+        "create_session starts one; list_servers shows the servers that are running.",
+      );
+    }
+  }
+
+  /** A session by id (`$N`) or exact name (never tmux's prefix match). */
+  session(snapshot: Snapshot, ref: string): SessionRow {
+    this.requireRunning(snapshot);
+    const found = /^\$\d+$/.test(ref)
+      ? snapshot.sessions.find((s) => s.id === ref)
+      : snapshot.sessions.find((s) => s.name === ref);
+    if (found) return found;
+    throw new ToolFailure(
+      `No session ${JSON.stringify(ref)} on ${this.socketLabel}.`,
+      `Sessions: ${
+        sample(snapshot.sessions.map((s) => `${s.id} ${JSON.stringify(s.name)}`))
+      } — list_sessions lists them all.`,
+    );
+  }
+
+  /** A window by id (`@N`). */
+  window(snapshot: Snapshot, id: string): WindowRow {
+    this.requireRunning(snapshot);
+    const found = snapshot.windows.find((w) => w.id === id);
+    if (found) return found;
+    throw new ToolFailure(
+      `No window ${id} on ${this.socketLabel}.`,
+      `Windows: ${sample(snapshot.windows.map((w) => w.id))} — list_windows lists them all.`,
+    );
+  }
+
+  /** A pane by id (`%N`). */
+  pane(snapshot: Snapshot, id: string): PaneRow {
+    this.requireRunning(snapshot);
+    const found = snapshot.panes.find((p) => p.id === id);
+    if (found) return found;
+    throw new ToolFailure(
+      `No pane ${id} on ${this.socketLabel}.`,
+      `Panes: ${sample(snapshot.panes.map((p) => p.id))} — list_panes lists them all.`,
+    );
+  }
+}
+
+/** The first few items of a list for a hint, with a count of the rest. */
+export function sample(items: readonly string[], max = 12): string {
+  if (items.length === 0) return "none";
+  const head = items.slice(0, max).join(", ");
+  return items.length > max ? `${head} and ${items.length - max} more` : head;
+}

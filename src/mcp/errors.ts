@@ -1,0 +1,58 @@
+/**
+ * Failures as a model should see them: one sentence saying what is wrong and a hint naming
+ * the next call to make. Never a stack trace.
+ *
+ * @module
+ */
+
+import { TmuxError } from "../tmux/run.ts";
+
+/** A refusal or failure a tool reports to its caller as an `isError` result. */
+export class ToolFailure extends Error {
+  /** What to do next, e.g. "list_panes lists them all." */
+  readonly hint: string;
+
+  /** A failure with its reason and a hint. */
+  constructor(message: string, hint = "") {
+    super(message);
+    this.name = "ToolFailure";
+    this.hint = hint;
+  }
+}
+
+/** Describes a server address for messages. */
+export function describeSocket(socket: { socketName?: string; socketPath?: string }): string {
+  if (socket.socketPath) return `socket path ${socket.socketPath}`;
+  if (socket.socketName) return `socket "${socket.socketName}"`;
+  return "the default socket";
+}
+
+/** Turns anything thrown inside a tool into the text of an `isError` result. */
+export function failureText(
+  error: unknown,
+  socket: { socketName?: string; socketPath?: string },
+): string {
+  if (error instanceof ToolFailure) {
+    return error.hint ? `${error.message} ${error.hint}` : error.message;
+  }
+  if (error instanceof TmuxError) {
+    switch (error.kind) {
+      case "no-server":
+        return `No tmux server is running on ${describeSocket(socket)}. ` +
+          `create_session starts one; list_servers shows the servers that are running.`;
+      case "no-target":
+        return `tmux could not find the target: ${error.message}. ` +
+          `list_panes, list_windows and list_sessions list what exists.`;
+      case "not-installed":
+        return `${error.message} Install tmux, or put it on the PATH the MCP client gives this server.`;
+      case "timeout":
+        return `${error.message} The tmux server may be busy or stuck; try again.`;
+      case "cancelled":
+        return "The call was cancelled before tmux finished.";
+      case "failed":
+        return `tmux refused: ${error.message}`;
+    }
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return `Internal error: ${message.split("\n")[0]}`;
+}

@@ -1,0 +1,242 @@
+/**
+ * The tool registry: how a tool family declares a tool, and the one place that hands tools to
+ * the MCP SDK. The SDK's types stay behind this module (and server.ts), so moving to the SDK's
+ * newer line is one module's change.
+ *
+ * Every tool gets: an optional `socket_name`; strict input validation (unknown fields are an
+ * error, not silently dropped); an output schema its structured content is checked against;
+ * a text block that carries the same data; and failures as `isError` results with a reason
+ * and a hint, never a stack trace.
+ *
+ * @module
+ */
+
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type {
+  CallToolResult,
+  ServerNotification,
+  ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { TmuxRunner } from "../tmux/run.ts";
+import { type ProgressFn, type ServerConfig, TmuxContext } from "./context.ts";
+import { failureText } from "./errors.ts";
+import type { Toolset } from "./toolsets.ts";
+
+/** Honest hints about what a tool does (MCP tool annotations). */
+export interface ToolAnnotations {
+  readonly readOnlyHint: boolean;
+  readonly destructiveHint: boolean;
+  readonly idempotentHint: boolean;
+  readonly openWorldHint: boolean;
+}
+
+/** Annotations of a tool that only reads. */
+export const READ_ONLY: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** What a tool returns on success: the structured data and a one-line summary for people. */
+export interface ToolReply<T> {
+  readonly data: T;
+  readonly summary: string;
+}
+
+/** The `socket_name` every tool accepts. */
+export const socketNameField = z.string().min(1).max(256).regex(
+  /^[^/\0]+$/,
+  "a socket name, not a path",
+).optional().describe(
+  "tmux socket name (tmux -L) of the server to use; default: the server this MCP server was started for.",
+);
+
+/** A tool as a family file declares it. */
+export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodRawShape> {
+  readonly name: string;
+  readonly title: string;
+  readonly toolset: Toolset;
+  readonly description: string;
+  readonly input: I;
+  readonly output: O;
+  readonly annotations: ToolAnnotations;
+  readonly run: (
+    args: z.infer<z.ZodObject<I>>,
+    ctx: TmuxContext,
+  ) => Promise<ToolReply<z.infer<z.ZodObject<O>>>>;
+}
+
+/** A declared tool with its types erased, as the registry stores it. */
+export interface AnyTool {
+  readonly name: string;
+  readonly title: string;
+  readonly toolset: Toolset;
+  readonly description: string;
+  readonly inputSchema: z.ZodObject;
+  readonly outputSchema: z.ZodObject;
+  readonly annotations: ToolAnnotations;
+  readonly run: (args: Record<string, unknown>, ctx: TmuxContext) => Promise<ToolReply<unknown>>;
+}
+
+/** Declares a tool, keeping its argument and result types for the family file's own code. */
+export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
+  spec: ToolSpec<I, O>,
+): AnyTool {
+  return {
+    name: spec.name,
+    title: spec.title,
+    toolset: spec.toolset,
+    description: spec.description,
+    inputSchema: z.strictObject({ ...spec.input, socket_name: socketNameField }),
+    outputSchema: z.strictObject(spec.output),
+    annotations: spec.annotations,
+    run: spec.run as AnyTool["run"],
+  };
+}
+
+/** What a call brings besides its arguments. */
+export interface CallExtras {
+  readonly signal: AbortSignal;
+  readonly progress: ProgressFn;
+}
+
+/** The tools a server offers, and how each call is run. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, AnyTool>();
+  readonly #runner: TmuxRunner;
+  readonly #config: ServerConfig;
+  readonly #toolsets: ReadonlySet<Toolset>;
+  #inFlight = 0;
+
+  /** A registry that offers only tools of the given toolsets. */
+  constructor(runner: TmuxRunner, config: ServerConfig, toolsets: Iterable<Toolset>) {
+    this.#runner = runner;
+    this.#config = config;
+    this.#toolsets = new Set(toolsets);
+  }
+
+  /** Adds tools; those outside the selected toolsets are dropped here, so they never exist. */
+  add(...tools: AnyTool[]): void {
+    for (const tool of tools) {
+      if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} declared twice`);
+      if (this.#toolsets.has(tool.toolset)) this.#tools.set(tool.name, tool);
+    }
+  }
+
+  /** The tools on offer. */
+  get tools(): AnyTool[] {
+    return [...this.#tools.values()];
+  }
+
+  /** Looks a tool up by name (undefined when not on offer). */
+  get(name: string): AnyTool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /**
+   * Validates and runs one call, returning an MCP tool result. Never throws: every failure is
+   * an `isError` result.
+   */
+  async call(tool: AnyTool, rawArgs: unknown, extras: CallExtras): Promise<CallToolResult> {
+    const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
+    if (!parsed.success) {
+      return errorResult(`Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`);
+    }
+    const args = parsed.data as Record<string, unknown>;
+    const socketName = args.socket_name as string | undefined;
+    const ctx = new TmuxContext(
+      this.#runner,
+      this.#config,
+      socketName,
+      extras.signal,
+      extras.progress,
+    );
+    this.#inFlight++;
+    try {
+      const reply = await tool.run(args, ctx);
+      return successResult(reply);
+    } catch (error) {
+      return errorResult(failureText(error, ctx.address));
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
+  /**
+   * Resolves when no call is running, or after `waitMs`: a client that closes its end right
+   * after its last request still gets the answers that are nearly done.
+   */
+  async settle(waitMs: number): Promise<void> {
+    const until = Date.now() + waitMs;
+    while (this.#inFlight > 0 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  /** Hands every tool on offer to an SDK server. */
+  attach(server: McpServer): void {
+    for (const tool of this.#tools.values()) {
+      server.registerTool(
+        tool.name,
+        {
+          title: tool.title,
+          description: tool.description,
+          inputSchema: tool.inputSchema,
+          outputSchema: tool.outputSchema,
+          annotations: { title: tool.title, ...tool.annotations },
+        },
+        // The SDK validated the arguments already; call() validates again so a batch row and a
+        // direct call take exactly the same path.
+        (args: unknown, extra: Extra) =>
+          this.call(tool, args, {
+            signal: extra.signal,
+            progress: progressSender(extra),
+          }),
+      );
+    }
+  }
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+function progressSender(extra: Extra): ProgressFn {
+  const token = extra._meta?.progressToken;
+  if (token === undefined) return () => Promise.resolve();
+  return async (progress, total, message) => {
+    try {
+      await extra.sendNotification({
+        method: "notifications/progress",
+        params: { progressToken: token, progress, total, message },
+      });
+    } catch {
+      // A client that went away cannot be told; the call itself decides what to do.
+    }
+  };
+}
+
+/** A success: structured content plus the same data as text, behind a one-line summary. */
+export function successResult(reply: ToolReply<unknown>): CallToolResult {
+  return {
+    content: [{ type: "text", text: `${reply.summary}\n${JSON.stringify(reply.data)}` }],
+    structuredContent: reply.data as Record<string, unknown>,
+  };
+}
+
+/** A failure: one text block, `isError`, no structured content. */
+export function errorResult(text: string): CallToolResult {
+  return { content: [{ type: "text", text }], isError: true };
+}
+
+/** Zod issues as one readable sentence. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.slice(0, 5).map((issue) => {
+    const path = issue.path.length ? issue.path.join(".") : "arguments";
+    if (issue.code === "unrecognized_keys") {
+      return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`;
+    }
+    return `${path}: ${issue.message}`;
+  }).join("; ") + (error.issues.length > 5 ? `; and ${error.issues.length - 5} more` : "");
+}

@@ -1,0 +1,37 @@
+/**
+ * Toolsets: which families of tools a server offers. A tool outside the selection is neither
+ * listed nor callable.
+ *
+ * @module
+ */
+
+/** The four toolsets, from least to most reach. */
+export const TOOLSETS = ["inspect", "manage", "execute", "teardown"] as const;
+
+/** One toolset name. */
+export type Toolset = typeof TOOLSETS[number];
+
+/** What a server offers when nothing is said: everything but teardown. */
+export const DEFAULT_TOOLSETS: readonly Toolset[] = ["inspect", "manage", "execute"];
+
+/** What each toolset lets a model do, for `--help` and the README. */
+export const TOOLSET_MEANING: Record<Toolset, string> = {
+  inspect: "read only: list, read, search, wait",
+  manage: "arrange: rename, select, resize, layout, titles, copy mode, buffers",
+  execute: "start processes, type into panes, run commands, change options and hooks",
+  teardown: "kill panes, windows, sessions and servers; clear history",
+};
+
+/** Parses a comma-separated list; throws with the offending name on an unknown one. */
+export function parseToolsets(text: string): Toolset[] {
+  const names = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  if (names.length === 0) throw new Error("no toolset named");
+  const out: Toolset[] = [];
+  for (const name of names) {
+    if (!(TOOLSETS as readonly string[]).includes(name)) {
+      throw new Error(`unknown toolset "${name}" (known: ${TOOLSETS.join(", ")})`);
+    }
+    if (!out.includes(name as Toolset)) out.push(name as Toolset);
+  }
+  return TOOLSETS.filter((t) => out.includes(t));
+}

@@ -1,0 +1,79 @@
+/**
+ * Assembly: configuration in, an MCP server with every tool family out, and the stdio
+ * lifecycle (the process ends when the client closes stdin, leaving no tmux child behind).
+ *
+ * @module
+ */
+
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { ServerConfig } from "./mcp/context.ts";
+import { ToolRegistry } from "./mcp/registry.ts";
+import type { Toolset } from "./mcp/toolsets.ts";
+import { TmuxRunner } from "./tmux/run.ts";
+import { registerDiscoveryTools } from "./tools/discovery.ts";
+
+/** Everything needed to build a server. */
+export interface ServerOptions extends ServerConfig {
+  /** The toolsets on offer. */
+  readonly toolsets: readonly Toolset[];
+  /** The version reported to clients. */
+  readonly version: string;
+  /** The runner to use (tests pass their own to count children). */
+  readonly runner?: TmuxRunner;
+}
+
+/** A built server and the parts a caller may need to close or inspect. */
+export interface BuiltServer {
+  readonly mcp: McpServer;
+  readonly registry: ToolRegistry;
+  readonly runner: TmuxRunner;
+}
+
+/** Explains the server to a client at initialization. */
+const INSTRUCTIONS =
+  "tmux-mcp lets you see and drive tmux. Start with list_panes (or list_sessions) to learn ids; " +
+  "target panes by id (%N), windows by id (@N), sessions by id ($N) or name. isCallerPane marks " +
+  "the pane this server runs in and isAttended marks panes a person is watching: leave both " +
+  "alone unless asked.";
+
+/** Builds an MCP server with every tool family registered for the selected toolsets. */
+export function buildServer(options: ServerOptions): BuiltServer {
+  const runner = options.runner ?? new TmuxRunner();
+  const registry = new ToolRegistry(runner, options, options.toolsets);
+  registerDiscoveryTools(registry);
+  const mcp = new McpServer(
+    { name: "tmux-mcp", version: options.version },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  );
+  registry.attach(mcp);
+  return { mcp, registry, runner };
+}
+
+/**
+ * Serves over stdio until the client closes stdin (or the process is told to stop), then
+ * kills any tmux child still running and resolves. The SDK's transport does not notice
+ * end-of-input by itself, so this watches for it.
+ */
+export async function serveStdio(options: ServerOptions): Promise<void> {
+  const built = buildServer(options);
+  const transport = new StdioServerTransport();
+  const closed = Promise.withResolvers<void>();
+  const { stdin } = await import("node:process");
+  stdin.once("end", () => closed.resolve());
+  stdin.once("close", () => closed.resolve());
+  transport.onclose = () => closed.resolve();
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    try {
+      Deno.addSignalListener(signal, () => closed.resolve());
+    } catch {
+      // Not every platform has every signal; the stdin watch still ends the process.
+    }
+  }
+  await built.mcp.connect(transport);
+  await closed.promise;
+  // Answer what is nearly done, then kill what is not: the whole exit stays within a second.
+  await built.registry.settle(600);
+  await built.runner.close(300);
+  await built.mcp.close().catch(() => {});
+}

@@ -1,0 +1,135 @@
+/**
+ * tmux format strings and the parsing of what tmux prints for them.
+ *
+ * Values can hold any bytes: `pane_current_path` and `pane_current_command` come straight from
+ * the system, tabs and newlines included, and `#{q:...}` does not escape them. So records are
+ * framed with a random guard chosen per call — no value can forge a separator it cannot
+ * predict — and decoded byte-exactly, invalid UTF-8 shown as `\xNN` rather than dropped.
+ *
+ * @module
+ */
+
+/** A per-call random marker that frames records and fields. ASCII, so it never splits a character. */
+export function newGuard(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return `\u0001${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/**
+ * Builds a format that prints one framed record: each field expression (e.g. `#{pane_id}`)
+ * behind the guard. The guard has no `#`, so it is inert in a format.
+ */
+export function recordFormat(guard: string, fields: readonly string[]): string {
+  return `${guard}R${fields.map((f) => `${guard}F${f}`).join("")}${guard}E`;
+}
+
+/**
+ * Splits stdout into records of decoded fields. With `fieldCount`, a record that does not have
+ * exactly that many fields (impossible unless tmux changed underneath us) throws: never guess.
+ */
+export function parseRecords(stdout: Uint8Array, guard: string, fieldCount?: number): string[][] {
+  const text = latin1(stdout);
+  const records: string[][] = [];
+  const start = `${guard}R`;
+  const end = `${guard}E`;
+  let at = text.indexOf(start);
+  while (at !== -1) {
+    const close = text.indexOf(end, at + start.length);
+    if (close === -1) throw new Error("tmux output ended inside a record");
+    const body = text.slice(at + start.length, close);
+    const fields = body.split(`${guard}F`).slice(1).map(decodeLatin1Bytes);
+    if (fieldCount !== undefined && fields.length !== fieldCount) {
+      throw new Error(`tmux record has ${fields.length} fields, expected ${fieldCount}`);
+    }
+    records.push(fields);
+    at = text.indexOf(start, close + end.length);
+  }
+  return records;
+}
+
+/** Bytes as a string of one char per byte, so a byte-level search can use string methods. */
+function latin1(bytes: Uint8Array): string {
+  let out = "";
+  const chunk = 0x8000;
+  for (let i = 0; i < bytes.length; i += chunk) {
+    out += String.fromCharCode(...bytes.subarray(i, i + chunk));
+  }
+  return out;
+}
+
+function decodeLatin1Bytes(s: string): string {
+  const bytes = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+  return decodeBytes(bytes);
+}
+
+const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes UTF-8 exactly; each byte that is not part of a valid sequence becomes the visible
+ * text `\xNN` instead of vanishing into U+FFFD.
+ */
+export function decodeBytes(bytes: Uint8Array): string {
+  try {
+    return strictDecoder.decode(bytes);
+  } catch {
+    // Fall through to the byte-by-byte path only when the fast path found a bad byte.
+  }
+  let out = "";
+  let i = 0;
+  while (i < bytes.length) {
+    const len = sequenceLength(bytes, i);
+    if (len === 0) {
+      out += `\\x${bytes[i].toString(16).toUpperCase().padStart(2, "0")}`;
+      i++;
+    } else {
+      out += strictDecoder.decode(bytes.subarray(i, i + len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+/** Length of the valid UTF-8 sequence starting at `i`, or 0 when the byte there starts none. */
+function sequenceLength(b: Uint8Array, i: number): number {
+  const c = b[i];
+  if (c < 0x80) return 1;
+  const cont = (k: number, lo = 0x80, hi = 0xbf) =>
+    i + k < b.length && b[i + k] >= lo && b[i + k] <= hi;
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c === 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;
+  if ((c >= 0xe1 && c <= 0xec) || c === 0xee || c === 0xef) return cont(1) && cont(2) ? 3 : 0;
+  if (c === 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;
+  if (c === 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xf1 && c <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c === 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
+/**
+ * Makes client text inert inside an argument tmux expands as a format (`rename-window`,
+ * `new-window -n`, `select-pane -T`, `display-message`, option values): `#` becomes `##`, so
+ * `#{...}` is never expanded and `#(...)` never runs.
+ */
+export function escapeFormat(text: string): string {
+  return text.replaceAll("#", "##");
+}
+
+/**
+ * Makes an argument safe from tmux's own command parser: a final `;` would end the command
+ * (even as its own argv element), so it travels as `\;`.
+ */
+export function escapeTrailingSemicolon(arg: string): string {
+  return arg.endsWith(";") && !arg.endsWith("\\;") ? `${arg.slice(0, -1)}\\;` : arg;
+}
+
+/** Parses tmux's `0`/`1` flags; anything else (an empty value from a missing target) is false. */
+export function flag(value: string): boolean {
+  return value === "1";
+}
+
+/** Parses a tmux integer; an empty or malformed value becomes `fallback`. */
+export function int(value: string, fallback = 0): number {
+  const n = Number.parseInt(value, 10);
+  return Number.isFinite(n) ? n : fallback;
+}

@@ -1,0 +1,128 @@
+/**
+ * Who is calling, and who is watching.
+ *
+ * The caller's pane is the pane this process runs in: the agent must never type into it or
+ * kill it. The attended panes are the ones a person can see right now. Both are read from a
+ * {@link Snapshot}, never guessed: a fact tmux or the process table does not give is "unknown".
+ *
+ * @module
+ */
+
+import type { ClientRow, PaneRow, Snapshot } from "./snapshot.ts";
+
+/** What the process was told about its place in tmux, read once at start. */
+export interface CallerEnv {
+  /** `TMUX`: `socket_path,server_pid,session_number`. */
+  readonly tmux?: string;
+  /** `TMUX_PANE`: `%N`. */
+  readonly tmuxPane?: string;
+  /** This process's parent pid: when it is a pane's own process, we run in that pane. */
+  readonly ppid?: number;
+}
+
+/** The result of looking for the caller's pane on one server. */
+export interface CallerPane {
+  /** The pane id, or null when the caller is not (or not provably) in a pane of this server. */
+  readonly paneId: string | null;
+  /** How it was found: `TMUX_PANE` checked against `TMUX`, or the parent process being a pane's. */
+  readonly via: "TMUX_PANE" | "parent-process" | null;
+  /** One sentence for a person or a model. */
+  readonly reason: string;
+}
+
+/** Parses `TMUX` into its socket path and server pid; null when absent or malformed. */
+export function parseTmuxEnv(
+  value: string | undefined,
+): { socketPath: string; pid: number } | null {
+  if (!value) return null;
+  // The socket path may itself contain commas: the last two fields are the numbers.
+  const parts = value.split(",");
+  if (parts.length < 3) return null;
+  const pid = Number(parts[parts.length - 2]);
+  const socketPath = parts.slice(0, -2).join(",");
+  if (!socketPath || !Number.isInteger(pid)) return null;
+  return { socketPath, pid };
+}
+
+/**
+ * Finds the caller's pane on the server a snapshot was taken of. `TMUX_PANE` counts only when
+ * `TMUX` names this very server (same socket path and same server pid: a server restarted on
+ * the same socket reuses pane ids for other panes). Without them, the parent process being a
+ * pane's own process (a client started directly in a pane) proves it too. Nothing else does.
+ */
+export function findCallerPane(snapshot: Snapshot, env: CallerEnv): CallerPane {
+  if (!snapshot.running || !snapshot.server) {
+    return { paneId: null, via: null, reason: "No tmux server is running on this socket." };
+  }
+  const tmux = parseTmuxEnv(env.tmux);
+  if (tmux && env.tmuxPane) {
+    const sameServer = tmux.socketPath === snapshot.server.socketPath &&
+      tmux.pid === snapshot.server.pid;
+    if (sameServer) {
+      if (snapshot.panes.some((p) => p.id === env.tmuxPane)) {
+        return {
+          paneId: env.tmuxPane,
+          via: "TMUX_PANE",
+          reason:
+            `This server runs in pane ${env.tmuxPane} (TMUX and TMUX_PANE name this tmux server).`,
+        };
+      }
+      return {
+        paneId: null,
+        via: null,
+        reason: `TMUX_PANE names ${env.tmuxPane}, which no longer exists on this tmux server.`,
+      };
+    }
+  }
+  if (env.ppid !== undefined && env.ppid > 1) {
+    const parent = snapshot.panes.find((p) => p.pid === env.ppid);
+    if (parent) {
+      return {
+        paneId: parent.id,
+        via: "parent-process",
+        reason:
+          `This server's parent process (pid ${env.ppid}) is the process of pane ${parent.id}.`,
+      };
+    }
+  }
+  if (tmux) {
+    return {
+      paneId: null,
+      via: null,
+      reason: "TMUX names another tmux server (or a server since restarted): no caller pane here.",
+    };
+  }
+  return {
+    paneId: null,
+    via: null,
+    reason:
+      "TMUX/TMUX_PANE are not set and the parent process is no pane's: the caller's pane is unknown, so none is marked.",
+  };
+}
+
+/**
+ * The panes a person can see right now, each with the clients showing it: for every attached
+ * client not in control mode (control clients are programs), the panes of its current window,
+ * or only the active pane when that window is zoomed.
+ */
+export function attendedPanes(snapshot: Snapshot): Map<string, ClientRow[]> {
+  const byWindow = new Map<string, PaneRow[]>();
+  for (const pane of snapshot.panes) {
+    const list = byWindow.get(pane.windowId);
+    if (list) list.push(pane);
+    else byWindow.set(pane.windowId, [pane]);
+  }
+  const seen = new Map<string, ClientRow[]>();
+  for (const client of snapshot.clients) {
+    if (client.controlMode || !client.windowId) continue;
+    const panes = client.zoomed
+      ? (byWindow.get(client.windowId) ?? []).filter((p) => p.id === client.paneId)
+      : byWindow.get(client.windowId) ?? [];
+    for (const pane of panes) {
+      const list = seen.get(pane.id);
+      if (list) list.push(client);
+      else seen.set(pane.id, [client]);
+    }
+  }
+  return seen;
+}

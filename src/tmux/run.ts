@@ -1,0 +1,267 @@
+/**
+ * The one place that starts tmux processes.
+ *
+ * Everything goes through {@link TmuxRunner}: argv only (never a shell), all three stdio
+ * streams explicit (an inherited stdout would corrupt the JSON-RPC stream), a timeout and an
+ * AbortSignal that kill the child, a bound on how many tmux processes run at once, and typed
+ * errors that tell a missing server from a missing target from any other failure.
+ *
+ * @module
+ */
+
+/** Which tmux server to talk to: tmux's own `-L` name or `-S` path, or tmux's default. */
+export interface ServerAddress {
+  /** A socket name (tmux `-L`), resolved by tmux inside its socket folder. */
+  readonly socketName?: string;
+  /** A socket path (tmux `-S`). Wins over `socketName` when both are given. */
+  readonly socketPath?: string;
+}
+
+/** Why a tmux call failed, as far as a caller needs to tell cases apart. */
+export type TmuxErrorKind =
+  /** No server listens on the socket (no socket file, a stale one, or the server died). */
+  | "no-server"
+  /** The server answered but the session, window, pane or client named does not exist. */
+  | "no-target"
+  /** The tmux executable could not be started (not on PATH, or not permitted). */
+  | "not-installed"
+  /** The call took longer than its timeout and was killed. */
+  | "timeout"
+  /** The caller cancelled the call and it was killed. */
+  | "cancelled"
+  /** tmux ran and reported some other error. */
+  | "failed";
+
+/** A failed tmux call. `message` is tmux's own first line of complaint, or ours. */
+export class TmuxError extends Error {
+  /** What kind of failure this is. */
+  readonly kind: TmuxErrorKind;
+  /** tmux's stderr, trimmed (empty when tmux never ran). */
+  readonly stderr: string;
+  /** The stdout tmux wrote before failing; a command chain may have half succeeded. */
+  readonly stdout: Uint8Array;
+
+  /** Builds an error; `stderr` and `stdout` default to empty. */
+  constructor(
+    kind: TmuxErrorKind,
+    message: string,
+    stderr = "",
+    stdout: Uint8Array = new Uint8Array(),
+  ) {
+    super(message);
+    this.name = "TmuxError";
+    this.kind = kind;
+    this.stderr = stderr;
+    this.stdout = stdout;
+  }
+}
+
+/** Options for one tmux invocation. */
+export interface RunOptions {
+  /** Kill the child after this many milliseconds (default: the runner's). */
+  readonly timeoutMs?: number;
+  /** Kill the child when this aborts. */
+  readonly signal?: AbortSignal;
+  /** Bytes to write to tmux's stdin (default: none, stdin is /dev/null). */
+  readonly stdin?: Uint8Array;
+}
+
+/** What the runner needs to know once, at construction. */
+export interface RunnerOptions {
+  /** The tmux executable: a name looked up on PATH, or an absolute path. */
+  readonly binary?: string;
+  /** Default timeout per call in milliseconds. */
+  readonly timeoutMs?: number;
+  /** How many tmux processes may run at once; further calls wait their turn. */
+  readonly maxConcurrent?: number;
+}
+
+/** Default per-call timeout: long enough for a loaded machine, short enough to never hang a tool. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+const NO_SERVER_PATTERNS = [
+  /^no server running on /m,
+  /^error connecting to .*\((No such file or directory|Connection refused)\)/m,
+  /^server exited unexpectedly/m,
+  /^lost server/m,
+];
+const NO_TARGET_PATTERNS = [
+  /^can't find (session|window|pane|client)/m,
+  /^no such (session|window|pane|client)/m,
+  /^session not found/m,
+  /^window not found/m,
+  /^pane not found/m,
+  /^no current (target|session|window|pane|client)/m,
+];
+
+/** Sorts a failed call's stderr into a {@link TmuxErrorKind}. Exported for tests. */
+export function classifyStderr(stderr: string): TmuxErrorKind {
+  if (NO_SERVER_PATTERNS.some((p) => p.test(stderr))) return "no-server";
+  if (NO_TARGET_PATTERNS.some((p) => p.test(stderr))) return "no-target";
+  return "failed";
+}
+
+/** A counting semaphore, so a search over 400 panes does not start 400 processes at once. */
+class Gate {
+  #free: number;
+  #waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  async acquire(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free++;
+  }
+}
+
+/** Global flags for an address, always starting with `-u` (see TMUX-NOTES: locale). */
+export function addressArgs(address: ServerAddress): string[] {
+  if (address.socketPath) return ["-u", "-S", address.socketPath];
+  if (address.socketName) return ["-u", "-L", address.socketName];
+  return ["-u"];
+}
+
+/**
+ * Starts tmux processes on behalf of everything above it. One instance per server process;
+ * it counts the children it has running so a test (or a shutdown) can prove none is left.
+ */
+export class TmuxRunner {
+  /** The tmux executable this runner starts. */
+  readonly binary: string;
+  readonly #timeoutMs: number;
+  readonly #gate: Gate;
+  readonly #closing = new AbortController();
+  #running = 0;
+
+  /** Builds a runner; nothing is started until {@link run}. */
+  constructor(options: RunnerOptions = {}) {
+    this.binary = options.binary ?? "tmux";
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#gate = new Gate(options.maxConcurrent ?? 8);
+  }
+
+  /** How many tmux children are alive right now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /**
+   * Kills every tmux child still running and refuses new calls: a server shutting down must
+   * leave no tmux process behind. Resolves once the children are gone (or after `waitMs`).
+   */
+  async close(waitMs = 1_000): Promise<void> {
+    this.#closing.abort();
+    const until = Date.now() + waitMs;
+    while (this.#running > 0 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /**
+   * Runs `tmux <address flags> <args>` and returns its stdout as bytes (values may hold any
+   * bytes; decoding is format.ts's business). Throws {@link TmuxError} on any failure.
+   */
+  async run(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions = {},
+  ): Promise<Uint8Array> {
+    const result = await this.exec(address, args, options);
+    if (result.code === 0) return result.stdout;
+    const stderr = result.stderr.trim();
+    const first = stderr.split("\n")[0] || `tmux exited with status ${result.code}`;
+    throw new TmuxError(classifyStderr(stderr), first, stderr, result.stdout);
+  }
+
+  /**
+   * Runs tmux and returns status, stdout and stderr without judging the status: for callers
+   * that must read a partial result (a command chain that failed half way).
+   */
+  async exec(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions = {},
+  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    if (options.signal?.aborted) throw new TmuxError("cancelled", "The call was cancelled.");
+    if (this.#closing.signal.aborted) {
+      throw new TmuxError("cancelled", "The server is shutting down.");
+    }
+    await this.#gate.acquire();
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const timer = new AbortController();
+    const timeoutId = setTimeout(() => timer.abort(), timeoutMs);
+    const signals = [timer.signal, this.#closing.signal];
+    if (options.signal) signals.push(options.signal);
+    const signal = AbortSignal.any(signals);
+    this.#running++;
+    try {
+      let child: Deno.ChildProcess;
+      try {
+        child = new Deno.Command(this.binary, {
+          args: [...addressArgs(address), ...args],
+          stdin: options.stdin ? "piped" : "null",
+          stdout: "piped",
+          stderr: "piped",
+          signal,
+        }).spawn();
+      } catch (error) {
+        throw notInstalled(this.binary, error);
+      }
+      if (options.stdin) {
+        const writer = child.stdin.getWriter();
+        try {
+          await writer.write(options.stdin);
+          await writer.close();
+        } catch {
+          // tmux exited before reading all of its input; its status says what happened.
+        }
+      }
+      const output = await child.output();
+      if (timer.signal.aborted) {
+        throw new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms.`);
+      }
+      if (options.signal?.aborted || this.#closing.signal.aborted) {
+        throw new TmuxError("cancelled", "The call was cancelled.");
+      }
+      return {
+        code: output.code,
+        stdout: output.stdout,
+        stderr: new TextDecoder().decode(output.stderr),
+      };
+    } finally {
+      clearTimeout(timeoutId);
+      this.#running--;
+      this.#gate.release();
+    }
+  }
+}
+
+function notInstalled(binary: string, error: unknown): TmuxError {
+  if (error instanceof Deno.errors.NotFound) {
+    return new TmuxError(
+      "not-installed",
+      `tmux is not installed or not on PATH (looked for "${binary}").`,
+    );
+  }
+  if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
+    return new TmuxError(
+      "not-installed",
+      `Not permitted to run "${binary}": the process needs --allow-run=${binary}.`,
+    );
+  }
+  return new TmuxError(
+    "not-installed",
+    `Could not start "${binary}": ${error instanceof Error ? error.message : String(error)}`,
+  );
+}

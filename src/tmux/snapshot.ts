@@ -1,0 +1,466 @@
+/**
+ * One atomic read of a tmux server: server facts, sessions, windows, panes and clients from a
+ * single tmux invocation (one client, one command queue, one instant), so a result never mixes
+ * two moments. Linked windows are listed once with every placement.
+ *
+ * @module
+ */
+
+import { flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
+import {
+  classifyStderr,
+  type RunOptions,
+  type ServerAddress,
+  TmuxError,
+  type TmuxRunner,
+} from "./run.ts";
+
+/** Facts about the server process itself. */
+export interface ServerFacts {
+  /** The resolved socket path, comparable with the first part of `TMUX`. */
+  readonly socketPath: string;
+  readonly pid: number;
+  readonly version: string;
+}
+
+/** A session. */
+export interface SessionRow {
+  readonly id: string;
+  readonly name: string;
+  readonly windows: number;
+  /** How many clients are attached (control-mode clients included, as tmux counts them). */
+  readonly attached: number;
+  /** Creation time, seconds since the epoch. */
+  readonly created: number;
+  readonly lastAttached: number;
+  readonly activity: number;
+  /** The session group, or "" when ungrouped. */
+  readonly group: string;
+  readonly path: string;
+}
+
+/** One place a window is linked: a session and the window's index there. */
+export interface Placement {
+  readonly sessionId: string;
+  readonly sessionName: string;
+  readonly index: number;
+  /** Whether the window is the current one of that session. */
+  readonly active: boolean;
+}
+
+/** A window, once, with every session it is linked into. */
+export interface WindowRow {
+  readonly id: string;
+  readonly name: string;
+  readonly layout: string;
+  readonly visibleLayout: string;
+  readonly zoomed: boolean;
+  readonly panes: number;
+  readonly width: number;
+  readonly height: number;
+  readonly activity: number;
+  readonly placements: Placement[];
+}
+
+/** A pane, once, with the placements of its window. */
+export interface PaneRow {
+  readonly id: string;
+  readonly windowId: string;
+  readonly windowName: string;
+  readonly index: number;
+  readonly active: boolean;
+  readonly command: string;
+  readonly cwd: string;
+  readonly title: string;
+  readonly dead: boolean;
+  /** The exit status of a dead pane's process, or null. */
+  readonly deadStatus: number | null;
+  readonly width: number;
+  readonly height: number;
+  readonly left: number;
+  readonly top: number;
+  readonly right: number;
+  readonly bottom: number;
+  readonly atLeft: boolean;
+  readonly atRight: boolean;
+  readonly atTop: boolean;
+  readonly atBottom: boolean;
+  readonly pid: number;
+  readonly tty: string;
+  readonly inMode: boolean;
+  /** The mode's name (`copy-mode`, `view-mode`, `tree-mode`...), or "". */
+  readonly mode: string;
+  readonly alternateScreen: boolean;
+  readonly cursorX: number;
+  readonly cursorY: number;
+  readonly historySize: number;
+  readonly historyLimit: number;
+  /** Lines scrolled back in copy mode, or null when not scrolled. */
+  readonly scrollPosition: number | null;
+  readonly synchronized: boolean;
+  readonly piped: boolean;
+  readonly startCommand: string;
+  readonly placements: Placement[];
+}
+
+/** An attached client. */
+export interface ClientRow {
+  readonly name: string;
+  readonly tty: string;
+  readonly pid: number;
+  /** A control-mode client is a program, not a person. */
+  readonly controlMode: boolean;
+  readonly readonly: boolean;
+  readonly width: number;
+  readonly height: number;
+  readonly termName: string;
+  readonly sessionId: string;
+  readonly sessionName: string;
+  /** The window the client shows. */
+  readonly windowId: string;
+  /** The active pane of that window. */
+  readonly paneId: string;
+  readonly zoomed: boolean;
+  readonly activity: number;
+}
+
+/** Everything one invocation read. */
+export interface Snapshot {
+  /** False when no server answers on the socket: every list is then empty. */
+  readonly running: boolean;
+  readonly server: ServerFacts | null;
+  readonly sessions: SessionRow[];
+  readonly windows: WindowRow[];
+  readonly panes: PaneRow[];
+  readonly clients: ClientRow[];
+}
+
+type Spec<T> = { readonly [K in keyof T]: string };
+
+const SERVER: Spec<{ socketPath: 0; pid: 0; version: 0 }> = {
+  socketPath: "#{socket_path}",
+  pid: "#{pid}",
+  version: "#{version}",
+};
+
+const SESSION: Spec<Record<keyof SessionRow, 0>> = {
+  id: "#{session_id}",
+  name: "#{session_name}",
+  windows: "#{session_windows}",
+  attached: "#{session_attached}",
+  created: "#{session_created}",
+  lastAttached: "#{session_last_attached}",
+  activity: "#{session_activity}",
+  group: "#{session_group}",
+  path: "#{session_path}",
+};
+
+const WINDOW = {
+  id: "#{window_id}",
+  name: "#{window_name}",
+  layout: "#{window_layout}",
+  visibleLayout: "#{window_visible_layout}",
+  zoomed: "#{window_zoomed_flag}",
+  panes: "#{window_panes}",
+  width: "#{window_width}",
+  height: "#{window_height}",
+  activity: "#{window_activity}",
+  sessionId: "#{session_id}",
+  sessionName: "#{session_name}",
+  index: "#{window_index}",
+  active: "#{window_active}",
+} as const;
+
+const PANE = {
+  id: "#{pane_id}",
+  windowId: "#{window_id}",
+  windowName: "#{window_name}",
+  index: "#{pane_index}",
+  active: "#{pane_active}",
+  command: "#{pane_current_command}",
+  cwd: "#{pane_current_path}",
+  title: "#{pane_title}",
+  dead: "#{pane_dead}",
+  deadStatus: "#{pane_dead_status}",
+  width: "#{pane_width}",
+  height: "#{pane_height}",
+  left: "#{pane_left}",
+  top: "#{pane_top}",
+  right: "#{pane_right}",
+  bottom: "#{pane_bottom}",
+  atLeft: "#{pane_at_left}",
+  atRight: "#{pane_at_right}",
+  atTop: "#{pane_at_top}",
+  atBottom: "#{pane_at_bottom}",
+  pid: "#{pane_pid}",
+  tty: "#{pane_tty}",
+  inMode: "#{pane_in_mode}",
+  mode: "#{pane_mode}",
+  alternateScreen: "#{alternate_on}",
+  cursorX: "#{cursor_x}",
+  cursorY: "#{cursor_y}",
+  historySize: "#{history_size}",
+  historyLimit: "#{history_limit}",
+  scrollPosition: "#{scroll_position}",
+  synchronized: "#{pane_synchronized}",
+  piped: "#{pane_pipe}",
+  startCommand: "#{pane_start_command}",
+  sessionId: "#{session_id}",
+  sessionName: "#{session_name}",
+  windowIndex: "#{window_index}",
+  windowActive: "#{window_active}",
+} as const;
+
+const CLIENT: Spec<Record<keyof ClientRow, 0>> = {
+  name: "#{client_name}",
+  tty: "#{client_tty}",
+  pid: "#{client_pid}",
+  controlMode: "#{client_control_mode}",
+  readonly: "#{client_readonly}",
+  width: "#{client_width}",
+  height: "#{client_height}",
+  termName: "#{client_termname}",
+  sessionId: "#{session_id}",
+  sessionName: "#{session_name}",
+  windowId: "#{window_id}",
+  paneId: "#{pane_id}",
+  zoomed: "#{window_zoomed_flag}",
+  activity: "#{client_activity}",
+};
+
+/** A parsed record: field name → raw decoded string. */
+type Raw<S> = { [K in keyof S]: string };
+
+function toRaw<S extends Record<string, string>>(spec: S, values: string[]): Raw<S> {
+  const keys = Object.keys(spec);
+  const out: Record<string, string> = {};
+  keys.forEach((k, i) => out[k] = values[i]);
+  return out as Raw<S>;
+}
+
+/**
+ * The argv of the chained command that reads everything. `list-clients` goes last: with no
+ * sessions it fails with "no current target" after the rest has printed.
+ */
+function snapshotArgs(guard: string): string[] {
+  const fmt = (kind: string, spec: Record<string, string>) =>
+    recordFormat(guard, [kind, ...Object.values(spec)]);
+  return [
+    "display-message",
+    "-p",
+    fmt("V", SERVER),
+    ";",
+    "list-sessions",
+    "-F",
+    fmt("S", SESSION),
+    ";",
+    "list-windows",
+    "-a",
+    "-F",
+    fmt("W", WINDOW),
+    ";",
+    "list-panes",
+    "-a",
+    "-F",
+    fmt("P", PANE),
+    ";",
+    "list-clients",
+    "-F",
+    fmt("C", CLIENT),
+  ];
+}
+
+/** An empty snapshot for a socket no server listens on. */
+export const NO_SERVER: Snapshot = Object.freeze({
+  running: false,
+  server: null,
+  sessions: [],
+  windows: [],
+  panes: [],
+  clients: [],
+});
+
+/**
+ * Reads the whole server in one tmux invocation. A missing server is not an error here: it
+ * is a snapshot with `running: false`, and each tool decides what that means for it.
+ */
+export async function takeSnapshot(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  options: RunOptions = {},
+): Promise<Snapshot> {
+  const guard = newGuard();
+  const result = await runner.exec(address, snapshotArgs(guard), options);
+  const stderr = result.stderr.trim();
+  // With no sessions, list-clients fails with "no current target" after the rest printed.
+  if (result.code !== 0 && !/^no current target/m.test(stderr)) {
+    const kind = classifyStderr(stderr);
+    if (kind === "no-server") return NO_SERVER;
+    throw new TmuxError(
+      kind,
+      stderr.split("\n")[0] || `tmux exited with status ${result.code}`,
+      stderr,
+    );
+  }
+  return parseSnapshot(result.stdout, guard);
+}
+
+/** Parses the chained output. Exported for tests. */
+export function parseSnapshot(stdout: Uint8Array, guard: string): Snapshot {
+  const counts = {
+    V: Object.keys(SERVER).length,
+    S: Object.keys(SESSION).length,
+    W: Object.keys(WINDOW).length,
+    P: Object.keys(PANE).length,
+    C: Object.keys(CLIENT).length,
+  };
+  // Records of different kinds have different field counts: each is checked against its own.
+  const all = parseRecords(stdout, guard);
+  let server: ServerFacts | null = null;
+  const sessions: SessionRow[] = [];
+  const windows = new Map<string, WindowRow>();
+  const panes = new Map<string, PaneRow>();
+  const clients: ClientRow[] = [];
+  for (const record of all) {
+    const kind = record[0] as keyof typeof counts;
+    const values = record.slice(1);
+    if (!(kind in counts) || values.length !== counts[kind]) {
+      throw new Error(`unexpected tmux record of kind ${kind} with ${values.length} fields`);
+    }
+    switch (kind) {
+      case "V": {
+        const r = toRaw(SERVER, values);
+        server = { socketPath: r.socketPath, pid: int(r.pid), version: r.version };
+        break;
+      }
+      case "S":
+        sessions.push(sessionRow(toRaw(SESSION, values)));
+        break;
+      case "W": {
+        const r = toRaw(WINDOW, values);
+        const placement = {
+          sessionId: r.sessionId,
+          sessionName: r.sessionName,
+          index: int(r.index),
+          active: flag(r.active),
+        };
+        const known = windows.get(r.id);
+        if (known) known.placements.push(placement);
+        else windows.set(r.id, windowRow(r, placement));
+        break;
+      }
+      case "P": {
+        const r = toRaw(PANE, values);
+        const placement = {
+          sessionId: r.sessionId,
+          sessionName: r.sessionName,
+          index: int(r.windowIndex),
+          active: flag(r.windowActive),
+        };
+        const known = panes.get(r.id);
+        if (known) known.placements.push(placement);
+        else panes.set(r.id, paneRow(r, placement));
+        break;
+      }
+      case "C":
+        clients.push(clientRow(toRaw(CLIENT, values)));
+        break;
+    }
+  }
+  return {
+    running: true,
+    server,
+    sessions,
+    windows: [...windows.values()],
+    panes: [...panes.values()],
+    clients,
+  };
+}
+
+function sessionRow(r: Raw<typeof SESSION>): SessionRow {
+  return {
+    id: r.id,
+    name: r.name,
+    windows: int(r.windows),
+    attached: int(r.attached),
+    created: int(r.created),
+    lastAttached: int(r.lastAttached),
+    activity: int(r.activity),
+    group: r.group,
+    path: r.path,
+  };
+}
+
+function windowRow(r: Raw<typeof WINDOW>, placement: Placement): WindowRow {
+  return {
+    id: r.id,
+    name: r.name,
+    layout: r.layout,
+    visibleLayout: r.visibleLayout,
+    zoomed: flag(r.zoomed),
+    panes: int(r.panes),
+    width: int(r.width),
+    height: int(r.height),
+    activity: int(r.activity),
+    placements: [placement],
+  };
+}
+
+function paneRow(r: Raw<typeof PANE>, placement: Placement): PaneRow {
+  const dead = flag(r.dead);
+  return {
+    id: r.id,
+    windowId: r.windowId,
+    windowName: r.windowName,
+    index: int(r.index),
+    active: flag(r.active),
+    command: r.command,
+    cwd: r.cwd,
+    title: r.title,
+    dead,
+    deadStatus: dead && r.deadStatus !== "" ? int(r.deadStatus) : null,
+    width: int(r.width),
+    height: int(r.height),
+    left: int(r.left),
+    top: int(r.top),
+    right: int(r.right),
+    bottom: int(r.bottom),
+    atLeft: flag(r.atLeft),
+    atRight: flag(r.atRight),
+    atTop: flag(r.atTop),
+    atBottom: flag(r.atBottom),
+    pid: int(r.pid),
+    tty: r.tty,
+    inMode: flag(r.inMode),
+    mode: r.mode,
+    alternateScreen: flag(r.alternateScreen),
+    cursorX: int(r.cursorX),
+    cursorY: int(r.cursorY),
+    historySize: int(r.historySize),
+    historyLimit: int(r.historyLimit),
+    scrollPosition: r.scrollPosition === "" ? null : int(r.scrollPosition),
+    synchronized: flag(r.synchronized),
+    piped: flag(r.piped),
+    startCommand: r.startCommand,
+    placements: [placement],
+  };
+}
+
+function clientRow(r: Raw<typeof CLIENT>): ClientRow {
+  return {
+    name: r.name,
+    tty: r.tty,
+    pid: int(r.pid),
+    controlMode: flag(r.controlMode),
+    readonly: flag(r.readonly),
+    width: int(r.width),
+    height: int(r.height),
+    termName: r.termName,
+    sessionId: r.sessionId,
+    sessionName: r.sessionName,
+    windowId: r.windowId,
+    paneId: r.paneId,
+    zoomed: flag(r.zoomed),
+    activity: int(r.activity),
+  };
+}

@@ -1,0 +1,867 @@
+/**
+ * Discovery: what exists on a tmux server, and who is looking at it. Toolset inspect.
+ *
+ * Every tool here reads one snapshot (one tmux invocation), so a result never mixes two
+ * moments. `list_panes` and `list_windows` keep the seed contracts exactly.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { boundMetadata, capList, fitEntries } from "../mcp/bounds.ts";
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import {
+  count,
+  int,
+  listBound,
+  metadataBound,
+  paneIdSchema,
+  panePlacementSchema,
+  sessionIdSchema,
+  sessionRefSchema,
+  windowIdSchema,
+  windowPlacementSchema,
+} from "../mcp/schemas.ts";
+import { parseTmuxEnv } from "../tmux/identity.ts";
+import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import { type ServerAddress, TmuxError } from "../tmux/run.ts";
+import type { ClientRow, PaneRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
+
+/** Placements kept per window or pane before the rest are counted as omitted. */
+const MAX_PLACEMENTS = 32;
+
+/** Room left for the envelope around a bounded list. */
+const ENVELOPE_BYTES = 512;
+
+function listBudget(ctx: TmuxContext): number {
+  return ctx.config.maxResultBytes - ENVELOPE_BYTES;
+}
+
+function noServerNote(snapshot: Snapshot, ctx: TmuxContext): string {
+  return snapshot.running ? "" : ` No tmux server is running on ${ctx.socketLabel}.`;
+}
+
+function omittedNote(omitted: number): string {
+  return omitted > 0 ? ` ${omitted} more left out to stay within the result bound.` : "";
+}
+
+function boundPlacements<T>(placements: readonly T[]) {
+  const { kept, omitted } = capList(placements, MAX_PLACEMENTS);
+  return { placements: kept, omittedPlacements: omitted, placementsComplete: omitted === 0 };
+}
+
+/** Restricts panes to a session and/or a window, refusing targets that do not exist. */
+function scopePanes(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  session: string | undefined,
+  window: string | undefined,
+): PaneRow[] {
+  if (!snapshot.running) return [];
+  let panes = snapshot.panes;
+  if (session !== undefined) {
+    const s = ctx.session(snapshot, session);
+    panes = panes.filter((p) => p.placements.some((pl) => pl.sessionId === s.id));
+  }
+  if (window !== undefined) {
+    const w = ctx.window(snapshot, window);
+    if (session !== undefined && !panes.some((p) => p.windowId === w.id)) {
+      throw new ToolFailure(
+        `Window ${w.id} is not in session ${JSON.stringify(session)}.`,
+        `It is in ${
+          w.placements.map((p) => `${p.sessionId} ${JSON.stringify(p.sessionName)}`).join(", ")
+        }.`,
+      );
+    }
+    panes = panes.filter((p) => p.windowId === w.id);
+  }
+  return panes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// list_panes (seed 001)
+
+const paneEntry = z.strictObject({
+  active: z.boolean().describe("Whether this is its window's active pane."),
+  command: z.string().describe("The command tmux reports running in it."),
+  cwd: z.string().describe("Its current working directory."),
+  dead: z.boolean().describe("Whether its process exited and remain-on-exit kept it."),
+  height: int(),
+  id: z.string().regex(/^%\d+$/).describe(
+    "Stable pane id. Prefer this for entity-scoped targeting.",
+  ),
+  index: int(),
+  isAttended: z.boolean().describe("A person is currently looking at this pane."),
+  isCallerPane: z.boolean().describe("This is the pane this MCP server runs in."),
+  ...metadataBound,
+  omittedPlacements: count().describe("Later placements omitted."),
+  placements: z.array(panePlacementSchema).describe(
+    "Retained session and window indexes through which this pane is reachable.",
+  ),
+  placementsComplete: z.boolean().describe("Whether placements contains every placement."),
+  title: z.string(),
+  width: int(),
+  windowId: windowIdSchema,
+  windowName: z.string(),
+});
+
+const listPanes = defineTool({
+  name: "list_panes",
+  title: "List panes",
+  toolset: "inspect",
+  description:
+    "Inspect tmux metadata; accepts no client-supplied executable input. Panes on this server, " +
+    "with the command each is running and its directory. Marks the pane this server runs in " +
+    "(isCallerPane) and panes a person is watching (isAttended). Metadata only — search_panes " +
+    "reads their contents. Omit session and window for every pane on the server.",
+  input: {
+    session: sessionRefSchema.optional(),
+    window: z.string().regex(/^@\d+$/, "a window id such as @2").describe(
+      "Stable window id, e.g. @1.",
+    ).optional(),
+  },
+  output: {
+    ...listBound,
+    panes: z.array(paneEntry),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const panes = scopePanes(ctx, snapshot, args.session, args.window);
+    const caller = ctx.caller(snapshot);
+    const attended = ctx.attended(snapshot);
+    const entries = panes.map((p) =>
+      boundMetadata({
+        active: p.active,
+        command: p.command,
+        cwd: p.cwd,
+        dead: p.dead,
+        height: p.height,
+        id: p.id,
+        index: p.index,
+        isAttended: attended.has(p.id),
+        isCallerPane: p.id === caller.paneId,
+        ...boundPlacements(p.placements.map(({ index, sessionId, sessionName }) => ({
+          index,
+          sessionId,
+          sessionName,
+        }))),
+        title: p.title,
+        width: p.width,
+        windowId: p.windowId,
+        windowName: p.windowName,
+      }, ["command", "cwd", "title", "windowName"])
+    );
+    const { kept, omitted } = fitEntries(entries, listBudget(ctx));
+    return {
+      data: { complete: omitted === 0, omittedEntries: omitted, panes: kept },
+      summary: `${kept.length} pane${kept.length === 1 ? "" : "s"}.` + omittedNote(omitted) +
+        noServerNote(snapshot, ctx),
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// list_windows (seed 003)
+
+const windowEntry = z.strictObject({
+  id: windowIdSchema,
+  layout: z.string().describe(
+    "tmux's layout string; feed it back only when metadataComplete is true.",
+  ),
+  ...metadataBound,
+  name: z.string(),
+  omittedPlacements: count().describe("Later placements omitted."),
+  panes: int(),
+  placements: z.array(windowPlacementSchema).describe(
+    "Retained sessions and indexes where this window is linked.",
+  ),
+  placementsComplete: z.boolean().describe("Whether placements contains every placement."),
+  zoomed: z.boolean(),
+});
+
+const listWindows = defineTool({
+  name: "list_windows",
+  title: "List windows",
+  toolset: "inspect",
+  description:
+    "Inspect tmux metadata; accepts no client-supplied executable input. Windows on this " +
+    "server, optionally restricted to one session by id or name. A window linked into several " +
+    "sessions is listed once, with every placement.",
+  input: {
+    session: sessionRefSchema.describe("Session id ($1) or name. Omit for all sessions.")
+      .optional(),
+  },
+  output: {
+    ...listBound,
+    windows: z.array(windowEntry),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    let windows: WindowRow[] = snapshot.windows;
+    if (args.session !== undefined && snapshot.running) {
+      const s = ctx.session(snapshot, args.session);
+      windows = windows.filter((w) => w.placements.some((p) => p.sessionId === s.id));
+    }
+    const entries = windows.map((w) =>
+      boundMetadata({
+        id: w.id,
+        layout: w.layout,
+        name: w.name,
+        panes: w.panes,
+        ...boundPlacements(w.placements),
+        zoomed: w.zoomed,
+      }, ["layout", "name"])
+    );
+    const { kept, omitted } = fitEntries(entries, listBudget(ctx));
+    return {
+      data: { complete: omitted === 0, omittedEntries: omitted, windows: kept },
+      summary: `${kept.length} window${kept.length === 1 ? "" : "s"}.` + omittedNote(omitted) +
+        noServerNote(snapshot, ctx),
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// list_sessions
+
+const sessionEntry = z.strictObject({
+  id: sessionIdSchema,
+  name: z.string(),
+  windows: count().describe("How many windows the session has."),
+  attachedClients: count().describe("Clients attached to it, control-mode clients included."),
+  watched: z.boolean().describe("Whether a person (a client not in control mode) is attached."),
+  created: z.string().describe("When it was created (ISO 8601, UTC)."),
+  lastAttached: z.string().nullable().describe("When a client last attached, or null."),
+  group: z.string().nullable().describe("Its session group, or null."),
+  ...metadataBound,
+});
+
+const listSessions = defineTool({
+  name: "list_sessions",
+  title: "List sessions",
+  toolset: "inspect",
+  description:
+    "Sessions on this tmux server: id, name, window count, attached clients (and whether a " +
+    "person is among them), creation time. An empty list when no server is running.",
+  input: {},
+  output: {
+    running: z.boolean().describe("Whether a tmux server answered on the socket."),
+    ...listBound,
+    sessions: z.array(sessionEntry),
+  },
+  annotations: READ_ONLY,
+  async run(_args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const people = new Set(
+      snapshot.clients.filter((c) => !c.controlMode).map((c) => c.sessionId),
+    );
+    const entries = snapshot.sessions.map((s) =>
+      boundMetadata({
+        id: s.id,
+        name: s.name,
+        windows: s.windows,
+        attachedClients: s.attached,
+        watched: people.has(s.id),
+        created: isoTime(s.created),
+        lastAttached: s.lastAttached > 0 ? isoTime(s.lastAttached) : null,
+        group: s.group === "" ? null : s.group,
+      }, ["name", "group"])
+    );
+    const { kept, omitted } = fitEntries(entries, listBudget(ctx));
+    return {
+      data: {
+        running: snapshot.running,
+        complete: omitted === 0,
+        omittedEntries: omitted,
+        sessions: kept,
+      },
+      summary: `${kept.length} session${kept.length === 1 ? "" : "s"}.` + omittedNote(omitted) +
+        noServerNote(snapshot, ctx),
+    };
+  },
+});
+
+function isoTime(seconds: number): string {
+  return new Date(seconds * 1000).toISOString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// get_server_info
+
+const getServerInfo = defineTool({
+  name: "get_server_info",
+  title: "Server info",
+  toolset: "inspect",
+  description:
+    "The tmux server behind this socket: whether it runs, its version, pid and socket path, " +
+    "how many sessions, windows, panes and clients it has, which pane (if any) this MCP " +
+    "server runs in and how that was established. Works when no server is running.",
+  input: {},
+  output: {
+    running: z.boolean(),
+    socket: z.string().describe("The socket as configured (name, path, or default)."),
+    socketPath: z.string().nullable(),
+    pid: int().nullable(),
+    version: z.string().nullable(),
+    sessions: count(),
+    windows: count(),
+    panes: count(),
+    clients: count(),
+    watchedPanes: count().describe("Panes a person can see right now."),
+    callerPaneId: z.string().nullable().describe("The pane this MCP server runs in, if known."),
+    callerVia: z.enum(["TMUX_PANE", "parent-process"]).nullable(),
+    callerReason: z.string(),
+  },
+  annotations: READ_ONLY,
+  async run(_args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const caller = ctx.caller(snapshot);
+    const data = {
+      running: snapshot.running,
+      socket: ctx.socketLabel,
+      socketPath: snapshot.server?.socketPath ?? null,
+      pid: snapshot.server?.pid ?? null,
+      version: snapshot.server?.version ?? null,
+      sessions: snapshot.sessions.length,
+      windows: snapshot.windows.length,
+      panes: snapshot.panes.length,
+      clients: snapshot.clients.length,
+      watchedPanes: ctx.attended(snapshot).size,
+      callerPaneId: caller.paneId,
+      callerVia: caller.via,
+      callerReason: caller.reason,
+    };
+    return {
+      data,
+      summary: snapshot.running
+        ? `tmux ${data.version} (pid ${data.pid}) on ${data.socketPath}: ${data.sessions} sessions, ${data.windows} windows, ${data.panes} panes, ${data.clients} clients.`
+        : `No tmux server is running on ${ctx.socketLabel}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// get_session_info
+
+const getSessionInfo = defineTool({
+  name: "get_session_info",
+  title: "Session info",
+  toolset: "inspect",
+  description:
+    "One session in full: id, name, times, group, start directory, its windows (index, name, " +
+    "active, panes, zoomed) and the clients attached to it.",
+  input: { session: sessionRefSchema },
+  output: {
+    id: sessionIdSchema,
+    name: z.string(),
+    created: z.string(),
+    lastAttached: z.string().nullable(),
+    activity: z.string(),
+    group: z.string().nullable(),
+    path: z.string().describe("The session's start directory."),
+    panes: count(),
+    windows: z.array(z.strictObject({
+      id: windowIdSchema,
+      index: int(),
+      name: z.string(),
+      active: z.boolean(),
+      panes: count(),
+      zoomed: z.boolean(),
+    })),
+    omittedWindows: count().describe("Windows left out to stay within the result bound."),
+    clients: z.array(z.strictObject({
+      name: z.string(),
+      tty: z.string(),
+      controlMode: z.boolean(),
+    })),
+    omittedClients: count(),
+    ...metadataBound,
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const s = ctx.session(snapshot, args.session);
+    const windows = snapshot.windows.flatMap((w) =>
+      w.placements.filter((p) => p.sessionId === s.id).map((p) => ({ w, p }))
+    ).sort((a, b) => a.p.index - b.p.index);
+    const bounded = boundMetadata({
+      id: s.id,
+      name: s.name,
+      created: isoTime(s.created),
+      lastAttached: s.lastAttached > 0 ? isoTime(s.lastAttached) : null,
+      activity: isoTime(s.activity),
+      group: s.group === "" ? null : s.group,
+      path: s.path,
+    }, ["name", "group", "path"]);
+    const windowList = windows.map(({ w, p }) => ({
+      id: w.id,
+      index: p.index,
+      name: boundMetadata({ name: w.name }, ["name"]).name,
+      active: p.active,
+      panes: w.panes,
+      zoomed: w.zoomed,
+    }));
+    const clients = snapshot.clients.filter((c) => c.sessionId === s.id).map((c) => ({
+      name: c.name,
+      tty: c.tty,
+      controlMode: c.controlMode,
+    }));
+    const paneCount = windows.reduce((n, { w }) => n + w.panes, 0);
+    const { kept, omitted } = fitEntries(windowList, listBudget(ctx) / 2);
+    const shownClients = capList(clients, 64);
+    return {
+      data: {
+        ...bounded,
+        panes: paneCount,
+        windows: kept,
+        omittedWindows: omitted,
+        clients: shownClients.kept,
+        omittedClients: shownClients.omitted,
+      },
+      summary: `Session ${s.id} ${
+        JSON.stringify(s.name)
+      }: ${windowList.length} windows, ${paneCount} panes, ${clients.length} clients.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// get_window_info
+
+const getWindowInfo = defineTool({
+  name: "get_window_info",
+  title: "Window info",
+  toolset: "inspect",
+  description:
+    "One window in full: name, size, layout, zoom, every placement (a window can be linked " +
+    "into several sessions), its panes with their geometry, and whether a person sees it.",
+  input: { windowId: windowIdSchema },
+  output: {
+    id: windowIdSchema,
+    name: z.string(),
+    width: count(),
+    height: count(),
+    layout: z.string(),
+    visibleLayout: z.string(),
+    zoomed: z.boolean(),
+    activePaneId: z.string().nullable(),
+    isAttended: z.boolean().describe("Whether a person can see any pane of it right now."),
+    placements: z.array(windowPlacementSchema),
+    omittedPlacements: count(),
+    panes: z.array(z.strictObject({
+      id: paneIdSchema,
+      index: int(),
+      active: z.boolean(),
+      width: count(),
+      height: count(),
+      left: int(),
+      top: int(),
+      command: z.string(),
+      dead: z.boolean(),
+    })),
+    ...metadataBound,
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const w = ctx.window(snapshot, args.windowId);
+    const attended = ctx.attended(snapshot);
+    const panes = snapshot.panes.filter((p) => p.windowId === w.id).sort((a, b) =>
+      a.index - b.index
+    );
+    const bounded = boundMetadata({
+      id: w.id,
+      name: w.name,
+      layout: w.layout,
+      visibleLayout: w.visibleLayout,
+    }, ["name", "layout", "visibleLayout"]);
+    const { placements, omittedPlacements } = boundPlacements(w.placements);
+    return {
+      data: {
+        ...bounded,
+        width: w.width,
+        height: w.height,
+        zoomed: w.zoomed,
+        activePaneId: panes.find((p) => p.active)?.id ?? null,
+        isAttended: panes.some((p) => attended.has(p.id)),
+        placements,
+        omittedPlacements,
+        panes: panes.map((p) => ({
+          id: p.id,
+          index: p.index,
+          active: p.active,
+          width: p.width,
+          height: p.height,
+          left: p.left,
+          top: p.top,
+          command: boundMetadata({ command: p.command }, ["command"]).command,
+          dead: p.dead,
+        })),
+      },
+      summary: `Window ${w.id} ${
+        JSON.stringify(w.name)
+      }: ${panes.length} panes, ${w.width}x${w.height}${w.zoomed ? ", zoomed" : ""}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// get_pane_info
+
+const paneDetail = {
+  id: paneIdSchema,
+  windowId: windowIdSchema,
+  windowName: z.string(),
+  index: int(),
+  active: z.boolean(),
+  command: z.string().describe("The command tmux reports running in it."),
+  startCommand: z.string().describe("The command the pane was started with, if any."),
+  cwd: z.string(),
+  title: z.string(),
+  pid: int().describe("Process id of the pane's process."),
+  tty: z.string().describe("The pane's terminal device."),
+  width: count(),
+  height: count(),
+  left: int().describe("Left edge column, 0-based, window-relative."),
+  top: int().describe("Top edge row, 0-based, window-relative."),
+  right: int().describe("Right edge column (inclusive)."),
+  bottom: int().describe("Bottom edge row (inclusive)."),
+  atLeft: z.boolean(),
+  atRight: z.boolean(),
+  atTop: z.boolean(),
+  atBottom: z.boolean(),
+  dead: z.boolean(),
+  deadStatus: int().nullable().describe("Exit status of a dead pane's process."),
+  inMode: z.boolean().describe("Whether the pane is in copy mode or another mode."),
+  mode: z.string().describe("The mode's name (copy-mode, view-mode...), or empty."),
+  alternateScreen: z.boolean().describe("A full-screen program (vim, less) has the screen."),
+  cursorX: count(),
+  cursorY: count(),
+  historySize: count().describe("Lines of scrollback held."),
+  historyLimit: count(),
+  synchronized: z.boolean().describe("Whether synchronize-panes is on for its window."),
+  piped: z.boolean().describe("Whether pipe-pane copies its output somewhere."),
+  isCallerPane: z.boolean().describe("This is the pane this MCP server runs in."),
+  isAttended: z.boolean().describe("A person is currently looking at this pane."),
+  watchedBy: z.array(z.string()).describe("Clients (ttys) showing it to a person."),
+  placements: z.array(windowPlacementSchema),
+  omittedPlacements: count(),
+  ...metadataBound,
+};
+
+function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) {
+  const caller = ctx.caller(snapshot);
+  const watchers = ctx.attended(snapshot).get(p.id) ?? [];
+  const bounded = boundMetadata({
+    windowName: p.windowName,
+    command: p.command,
+    startCommand: p.startCommand,
+    cwd: p.cwd,
+    title: p.title,
+    tty: p.tty,
+  }, ["windowName", "command", "startCommand", "cwd", "title", "tty"]);
+  const { placements, omittedPlacements } = boundPlacements(p.placements);
+  return {
+    id: p.id,
+    windowId: p.windowId,
+    index: p.index,
+    active: p.active,
+    ...bounded,
+    pid: p.pid,
+    width: p.width,
+    height: p.height,
+    left: p.left,
+    top: p.top,
+    right: p.right,
+    bottom: p.bottom,
+    atLeft: p.atLeft,
+    atRight: p.atRight,
+    atTop: p.atTop,
+    atBottom: p.atBottom,
+    dead: p.dead,
+    deadStatus: p.deadStatus,
+    inMode: p.inMode,
+    mode: p.mode,
+    alternateScreen: p.alternateScreen,
+    cursorX: p.cursorX,
+    cursorY: p.cursorY,
+    historySize: p.historySize,
+    historyLimit: p.historyLimit,
+    synchronized: p.synchronized,
+    piped: p.piped,
+    isCallerPane: p.id === caller.paneId,
+    isAttended: watchers.length > 0,
+    watchedBy: watchers.map((c) => c.tty || c.name),
+    placements,
+    omittedPlacements,
+  };
+}
+
+const getPaneInfo = defineTool({
+  name: "get_pane_info",
+  title: "Pane info",
+  toolset: "inspect",
+  description:
+    "One pane in full: geometry (edges, size, which window edges it touches), process id and " +
+    "tty, current and start command, cwd, title, mode (copy mode and others), alternate " +
+    "screen, cursor, history, dead or alive, whether it is this server's own pane and who " +
+    "is watching it.",
+  input: { paneId: paneIdSchema },
+  output: paneDetail,
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const p = ctx.pane(snapshot, args.paneId);
+    const data = paneDetailData(p, snapshot, ctx);
+    return {
+      data,
+      summary: `Pane ${p.id} in ${p.windowId}: ${
+        p.command || "(no command)"
+      } in ${p.cwd}, ${p.width}x${p.height}${p.dead ? ", dead" : ""}${
+        data.isAttended ? ", watched by a person" : ""
+      }${data.isCallerPane ? ", this server's own pane" : ""}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// find_pane_by_position
+
+const CORNERS = ["top-left", "top-right", "bottom-left", "bottom-right"] as const;
+
+const findPaneByPosition = defineTool({
+  name: "find_pane_by_position",
+  title: "Find pane at a corner",
+  toolset: "inspect",
+  description:
+    "The pane at a corner of a window (top-left, top-right, bottom-left, bottom-right), by " +
+    "tmux's own edge flags, so 'the bottom-right pane' needs no geometry arithmetic.",
+  input: {
+    windowId: windowIdSchema,
+    position: z.enum(CORNERS).describe("Which corner."),
+  },
+  output: paneDetail,
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const w = ctx.window(snapshot, args.windowId);
+    const [vertical, horizontal] = args.position.split("-") as ["top" | "bottom", "left" | "right"];
+    const found = snapshot.panes.filter((p) =>
+      p.windowId === w.id &&
+      (vertical === "top" ? p.atTop : p.atBottom) &&
+      (horizontal === "left" ? p.atLeft : p.atRight)
+    );
+    // A zoomed window reports the zoomed pane at every edge; prefer the active one then.
+    const pane = found.find((p) => p.active) ?? found[0];
+    if (!pane) {
+      throw new ToolFailure(
+        `tmux reports no pane at the ${args.position} corner of ${w.id}.`,
+        "get_window_info shows each pane's geometry.",
+      );
+    }
+    return {
+      data: paneDetailData(pane, snapshot, ctx),
+      summary: `Pane ${pane.id} is at the ${args.position} of ${w.id}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// list_clients
+
+const clientEntry = z.strictObject({
+  name: z.string(),
+  tty: z.string(),
+  pid: int(),
+  controlMode: z.boolean().describe("A control-mode client is a program, not a person."),
+  readonly: z.boolean(),
+  width: count(),
+  height: count(),
+  termName: z.string(),
+  sessionId: z.string(),
+  sessionName: z.string(),
+  windowId: z.string().describe("The window it shows."),
+  paneId: z.string().describe("The active pane of that window."),
+  zoomed: z.boolean(),
+});
+
+const listClients = defineTool({
+  name: "list_clients",
+  title: "List clients",
+  toolset: "inspect",
+  description:
+    "Clients attached to this tmux server: tty, size, the session, window and pane each " +
+    "shows, and whether it is a control-mode program rather than a person. Shows who is " +
+    "watching what.",
+  input: {},
+  output: {
+    ...listBound,
+    clients: z.array(clientEntry),
+  },
+  annotations: READ_ONLY,
+  async run(_args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const entries = snapshot.clients.map((c: ClientRow) => ({
+      name: c.name,
+      tty: c.tty,
+      pid: c.pid,
+      controlMode: c.controlMode,
+      readonly: c.readonly,
+      width: c.width,
+      height: c.height,
+      termName: c.termName,
+      sessionId: c.sessionId,
+      sessionName: c.sessionName,
+      windowId: c.windowId,
+      paneId: c.paneId,
+      zoomed: c.zoomed,
+    }));
+    const { kept, omitted } = fitEntries(entries, listBudget(ctx));
+    const people = kept.filter((c) => !c.controlMode).length;
+    return {
+      data: { complete: omitted === 0, omittedEntries: omitted, clients: kept },
+      summary: `${kept.length} client${kept.length === 1 ? "" : "s"} (${people} of them people).` +
+        omittedNote(omitted) + noServerNote(snapshot, ctx),
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// list_servers
+
+/** How long a probe waits for one server: a dead socket answers at once, a stuck one never. */
+const PROBE_TIMEOUT_MS = 2_000;
+
+const serverEntry = z.strictObject({
+  socket: z.string().describe("How to name it: socket name, path, or default."),
+  socketName: z.string().nullable().describe("Pass as socket_name to reach it, when it has one."),
+  socketPath: z.string().nullable(),
+  running: z.boolean(),
+  pid: int().nullable(),
+  version: z.string().nullable(),
+  sessions: count(),
+  roles: z.array(z.enum(["configured", "default", "caller", "asked"])).describe(
+    "Why it was probed: the server this MCP server was started for, tmux's default, the one " +
+      "named in TMUX, or one the call asked about.",
+  ),
+  error: z.string().nullable().describe("Why it did not answer, when it did not."),
+});
+
+type ServerEntry = z.infer<typeof serverEntry>;
+
+async function probe(ctx: TmuxContext, address: ServerAddress): Promise<ServerEntry> {
+  const guard = newGuard();
+  const base = {
+    socket: address.socketPath ?? address.socketName ?? "default",
+    socketName: address.socketPath ? null : (address.socketName ?? null),
+  };
+  try {
+    const out = await ctx.runner.run(address, [
+      "display-message",
+      "-p",
+      recordFormat(guard, ["#{socket_path}", "#{pid}", "#{version}"]),
+      ";",
+      "list-sessions",
+      "-F",
+      recordFormat(guard, ["#{session_id}"]),
+    ], { timeoutMs: PROBE_TIMEOUT_MS, signal: ctx.signal });
+    const records = parseRecords(out, guard);
+    const [socketPath, pid, version] = records[0] ?? ["", "", ""];
+    return {
+      ...base,
+      socketPath,
+      running: true,
+      pid: Number(pid) || null,
+      version,
+      sessions: records.length - 1,
+      roles: [],
+      error: null,
+    };
+  } catch (error) {
+    if (!(error instanceof TmuxError)) throw error;
+    if (error.kind === "not-installed" || error.kind === "cancelled") throw error;
+    // A server with no sessions fails list-sessions after printing its facts.
+    const pathFromMessage = /^(?:no server running on|error connecting to) (\S+)/.exec(
+      error.message,
+    )?.[1] ?? null;
+    return {
+      ...base,
+      socketPath: address.socketPath ?? pathFromMessage,
+      running: false,
+      pid: null,
+      version: null,
+      sessions: 0,
+      roles: [],
+      error: error.message,
+    };
+  }
+}
+
+const listServers = defineTool({
+  name: "list_servers",
+  title: "List tmux servers",
+  toolset: "inspect",
+  description:
+    "Live tmux servers this MCP server can reach: the one it was started for, tmux's default, " +
+    "the one named in TMUX, and any socket names you pass. Each is probed with a short " +
+    "timeout, so a stale socket file or a stuck server never hangs the call. Other sockets in " +
+    "tmux's socket folder are not listed: this binary has no permission to read folders.",
+  input: {
+    socketNames: z.array(z.string().min(1).max(256).regex(/^[^/\0]+$/, "a socket name"))
+      .max(32).optional().describe("More socket names (tmux -L) to probe."),
+  },
+  output: { servers: z.array(serverEntry) },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const candidates: { address: ServerAddress; role: ServerEntry["roles"][number] }[] = [
+      { address: ctx.address, role: "configured" },
+      { address: {}, role: "default" },
+    ];
+    const tmux = parseTmuxEnv(ctx.config.callerEnv.tmux);
+    if (tmux) candidates.push({ address: { socketPath: tmux.socketPath }, role: "caller" });
+    for (const name of args.socketNames ?? []) {
+      candidates.push({ address: { socketName: name }, role: "asked" });
+    }
+    const probed = await Promise.all(candidates.map((c) => probe(ctx, c.address)));
+    const servers: ServerEntry[] = [];
+    probed.forEach((entry, i) => {
+      const role = candidates[i].role;
+      const same = servers.find((s) =>
+        entry.socketPath !== null ? s.socketPath === entry.socketPath : s.socket === entry.socket
+      );
+      if (same) {
+        if (!same.roles.includes(role)) same.roles.push(role);
+        if (same.socketName === null && entry.socketName !== null) {
+          same.socketName = entry.socketName;
+        }
+      } else servers.push({ ...entry, roles: [role] });
+    });
+    const live = servers.filter((s) => s.running).length;
+    return {
+      data: { servers },
+      summary: `${live} of ${servers.length} probed socket${
+        servers.length === 1 ? "" : "s"
+      } have a running tmux server.`,
+    };
+  },
+});
+
+/** Registers the discovery tools. */
+export function registerDiscoveryTools(registry: ToolRegistry): void {
+  registry.add(
+    listSessions,
+    listWindows,
+    listPanes,
+    listClients,
+    getServerInfo,
+    getSessionInfo,
+    getWindowInfo,
+    getPaneInfo,
+    findPaneByPosition,
+    listServers,
+  );
+}
