@@ -117,10 +117,11 @@ export function escapeFormat(text: string): string {
 
 /**
  * Makes an argument safe from tmux's own command parser: a final `;` would end the command
- * (even as its own argv element), so it travels as `\;`.
+ * (even as its own argv element). tmux drops exactly one backslash before a final `;`, so one
+ * is always added, and text that itself ends in `\;` arrives unchanged.
  */
 export function escapeTrailingSemicolon(arg: string): string {
-  return arg.endsWith(";") && !arg.endsWith("\\;") ? `${arg.slice(0, -1)}\\;` : arg;
+  return arg.endsWith(";") ? `${arg.slice(0, -1)}\\;` : arg;
 }
 
 /** Parses tmux's `0`/`1` flags; anything else (an empty value from a missing target) is false. */

@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import {
+  decodeBytes,
+  escapeFormat,
+  escapeTrailingSemicolon,
+  newGuard,
+  parseRecords,
+  recordFormat,
+} from "./format.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+
+Deno.test("decodeBytes keeps valid UTF-8 exactly and shows invalid bytes as \\xNN", () => {
+  assert.equal(decodeBytes(enc("日本🙂 e\u0301")), "日本🙂 e\u0301");
+  assert.equal(decodeBytes(new Uint8Array([0x61, 0xff, 0x62])), "a\\xFFb");
+  // A truncated sequence: each byte shown, the following valid text kept.
+  assert.equal(decodeBytes(new Uint8Array([0xe6, 0x97, 0x41])), "\\xE6\\x97A");
+  // Overlong encoding and surrogates are invalid UTF-8.
+  assert.equal(decodeBytes(new Uint8Array([0xc0, 0xaf])), "\\xC0\\xAF");
+  assert.equal(decodeBytes(new Uint8Array([0xed, 0xa0, 0x80])), "\\xED\\xA0\\x80");
+  assert.equal(decodeBytes(new Uint8Array([0xf0, 0x9f, 0x99, 0x82, 0x80])), "🙂\\x80");
+});
+
+Deno.test("parseRecords splits on the guard only, so tabs and newlines in values survive", () => {
+  const g = newGuard();
+  const raw = `${g}R${g}Fa\tb${g}Fline1\nline2${g}E\n${g}R${g}F;#{x}${g}F${g}E\n`;
+  assert.deepEqual(parseRecords(enc(raw), g, 2), [["a\tb", "line1\nline2"], [";#{x}", ""]]);
+  assert.throws(() => parseRecords(enc(raw), g, 3), /fields/);
+  // A value holding a different guard is just text.
+  const other = newGuard();
+  assert.notEqual(other, g);
+  assert.deepEqual(parseRecords(enc(`${g}R${g}F${other}F${g}E`), g), [[`${other}F`]]);
+});
+
+Deno.test("recordFormat has no # of its own, so it is inert in a tmux format", () => {
+  const g = newGuard();
+  assert.ok(!g.includes("#"));
+  assert.equal(recordFormat(g, ["#{a}", "#{b}"]), `${g}R${g}F#{a}${g}F#{b}${g}E`);
+});
+
+Deno.test("escapeFormat doubles # so #{...} and #(...) stay text", () => {
+  assert.equal(escapeFormat("#(touch x) #{pane_id} ##"), "##(touch x) ##{pane_id} ####");
+});
+
+Deno.test("escapeTrailingSemicolon keeps a final ; from ending the command", () => {
+  assert.equal(escapeTrailingSemicolon("echo a;"), "echo a\\;");
+  assert.equal(escapeTrailingSemicolon("a;b"), "a;b");
+  assert.equal(escapeTrailingSemicolon("x\\;"), "x\\\\;");
+});

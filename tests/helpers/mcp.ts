@@ -1,0 +1,88 @@
+/**
+ * An MCP client connected to a fresh server through the SDK's in-memory transport. Every
+ * successful result is checked against the tool's declared output schema, so a test cannot
+ * pass on a result a real client would reject.
+ *
+ * @module
+ */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import assert from "node:assert/strict";
+import { MAX_RESULT_BYTES } from "../../src/mcp/bounds.ts";
+import type { Toolset } from "../../src/mcp/toolsets.ts";
+import { buildServer, type BuiltServer } from "../../src/server.ts";
+import type { CallerEnv } from "../../src/tmux/identity.ts";
+import { TOOLSETS } from "../../src/mcp/toolsets.ts";
+
+/** What a test may set when connecting. */
+export interface ConnectOptions {
+  readonly socketName?: string;
+  readonly toolsets?: readonly Toolset[];
+  readonly callerEnv?: CallerEnv;
+  readonly maxResultBytes?: number;
+}
+
+/** A connected client and helpers. */
+export interface TestClient {
+  readonly client: Client;
+  readonly server: BuiltServer;
+  /** Calls a tool; returns the raw result. */
+  call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  /** Calls a tool that must succeed; returns its structured content, schema-checked. */
+  ok<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>): Promise<T>;
+  /** Calls a tool that must fail; returns its error text. */
+  fail(name: string, args?: Record<string, unknown>): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Connects a client to a new server built with `options`. */
+export async function connect(options: ConnectOptions = {}): Promise<TestClient> {
+  const server = buildServer({
+    address: { socketName: options.socketName },
+    toolsets: options.toolsets ?? TOOLSETS,
+    version: "test",
+    maxResultBytes: options.maxResultBytes ?? MAX_RESULT_BYTES,
+    callerEnv: options.callerEnv ?? {},
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: "tmux-mcp-tests", version: "1" });
+  await server.mcp.connect(serverSide);
+  await client.connect(clientSide);
+  await client.listTools();
+
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    await client.callTool({ name, arguments: args }) as CallToolResult;
+
+  return {
+    client,
+    server,
+    call,
+    async ok<T>(name: string, args: Record<string, unknown> = {}) {
+      const result = await call(name, args);
+      const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+      assert.notEqual(result.isError, true, `${name} failed: ${text}`);
+      const tool = server.registry.get(name);
+      assert.ok(tool, `no tool ${name}`);
+      const parsed = tool.outputSchema.safeParse(result.structuredContent);
+      assert.ok(parsed.success, `${name} result does not match its schema: ${parsed.error}`);
+      assert.ok(text.includes(JSON.stringify(result.structuredContent)), "text carries the data");
+      return result.structuredContent as T;
+    },
+    async fail(name: string, args: Record<string, unknown> = {}) {
+      const result = await call(name, args);
+      assert.equal(result.isError, true, `${name} should have failed`);
+      assert.equal(result.structuredContent, undefined, "no structured content on errors");
+      const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+      assert.ok(text.length > 0);
+      assert.ok(!/\n\s+at /.test(text), `no stack traces: ${text}`);
+      return text;
+    },
+    async close() {
+      await client.close();
+      await server.mcp.close();
+      await server.runner.close();
+    },
+  };
+}
