@@ -18,13 +18,17 @@ import {
 export type CliCommand =
   | { readonly kind: "help" }
   | { readonly kind: "version" }
-  | { readonly kind: "serve"; readonly options: ServeOptions };
+  | { readonly kind: "serve"; readonly options: ServeOptions }
+  /** `tmux-mcp hook ...`: the arguments after `hook`, for src/hooks/main.ts. */
+  | { readonly kind: "hook"; readonly args: readonly string[] };
 
 /** Options of the MCP server proper. */
 export interface ServeOptions {
   readonly socketName?: string;
   readonly socketPath?: string;
   readonly toolsets: readonly Toolset[];
+  /** Let input tools type into panes a person is watching. */
+  readonly allowAttendedInput: boolean;
 }
 
 /** A usage error: main prints the message and the usage line, and exits 2. */
@@ -38,7 +42,9 @@ export class UsageError extends Error {
 
 /** The synopsis printed under every usage error. */
 export const USAGE =
-  "usage: tmux-mcp [--socket NAME | --socket-path PATH] [--toolsets LIST | --read-only] [--version] [--help]\n";
+  "usage: tmux-mcp [--socket NAME | --socket-path PATH] [--toolsets LIST | --read-only]\n" +
+  "                [--allow-attended-input] [--version] [--help]\n" +
+  "       tmux-mcp hook attention|working|done|clear|guard|config [...] (tmux-mcp hook --help)";
 
 /** The full `--help` text. */
 export function helpText(version: string): string {
@@ -63,12 +69,19 @@ Options (a flag wins over its environment variable):
                             Default: ${DEFAULT_TOOLSETS.join(",")}.
 ${toolsets}
   --read-only               Same as --toolsets inspect.
+  --allow-attended-input    Let input tools type into panes a person is watching (refused by
+                            default). env TMUX_MCP_ALLOW_ATTENDED_INPUT=1.
   --version                 Print the version and exit.
   --help                    Print this help and exit.
 
 Every tool also takes an optional socket_name argument to reach another server.
 
-Environment read: TMUX_MCP_SOCKET, TMUX_MCP_SOCKET_PATH, TMUX_MCP_TOOLSETS, and TMUX and
+Agent hooks: tmux-mcp hook attention|working|done|clear|guard|config marks the agent's
+window when it needs the person or is done, and asks before a tmux tool call touches a pane
+a person watches. tmux-mcp hook config prints the wiring; tmux-mcp hook --help says more.
+
+Environment read: TMUX_MCP_SOCKET, TMUX_MCP_SOCKET_PATH, TMUX_MCP_TOOLSETS,
+TMUX_MCP_ALLOW_ATTENDED_INPUT, and TMUX and
 TMUX_PANE (to recognise the pane this server runs in). Nothing else.
 `;
 }
@@ -78,6 +91,8 @@ export function parseCli(
   argv: readonly string[],
   env: (name: string) => string | undefined,
 ): CliCommand {
+  // The hook has its own arguments and must start fast: nothing else is parsed.
+  if (argv[0] === "hook") return { kind: "hook", args: argv.slice(1) };
   let parsed;
   try {
     parsed = parseArgs({
@@ -87,6 +102,7 @@ export function parseCli(
         "socket-path": { type: "string" },
         toolsets: { type: "string" },
         "read-only": { type: "boolean" },
+        "allow-attended-input": { type: "boolean" },
         version: { type: "boolean", short: "V" },
         help: { type: "boolean", short: "h" },
       },
@@ -134,7 +150,13 @@ export function parseCli(
       }
     }
   }
-  return { kind: "serve", options: { socketName, socketPath, toolsets } };
+  const envAllow = nonEmpty(env("TMUX_MCP_ALLOW_ATTENDED_INPUT"));
+  if (envAllow !== undefined && !["0", "1", "true", "false"].includes(envAllow)) {
+    throw new UsageError(`TMUX_MCP_ALLOW_ATTENDED_INPUT: "${envAllow}" is not 1 or 0.`);
+  }
+  const allowAttendedInput = v["allow-attended-input"] === true || envAllow === "1" ||
+    envAllow === "true";
+  return { kind: "serve", options: { socketName, socketPath, toolsets, allowAttendedInput } };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -11,7 +11,17 @@ import type { ServerConfig } from "./mcp/context.ts";
 import { ToolRegistry } from "./mcp/registry.ts";
 import type { Toolset } from "./mcp/toolsets.ts";
 import { TmuxRunner } from "./tmux/run.ts";
+import { registerBatchTools } from "./tools/batch.ts";
+import { registerBufferTools } from "./tools/buffers.ts";
+import { registerCaptureTools } from "./tools/capture.ts";
 import { registerDiscoveryTools } from "./tools/discovery.ts";
+import { registerInputTools } from "./tools/input.ts";
+import { registerWaitTools } from "./tools/wait.ts";
+import { registerLayoutTools } from "./tools/layout.ts";
+import { registerLifecycleTools } from "./tools/lifecycle.ts";
+import { registerSearchTools } from "./tools/search.ts";
+import { registerSettingsTools } from "./tools/settings.ts";
+import { registerTeardownTools } from "./tools/teardown.ts";
 
 /** Everything needed to build a server. */
 export interface ServerOptions extends ServerConfig {
@@ -42,6 +52,17 @@ export function buildServer(options: ServerOptions): BuiltServer {
   const runner = options.runner ?? new TmuxRunner();
   const registry = new ToolRegistry(runner, options, options.toolsets);
   registerDiscoveryTools(registry);
+  registerInputTools(registry);
+  registerWaitTools(registry);
+  registerCaptureTools(registry);
+  registerSearchTools(registry);
+  registerLifecycleTools(registry);
+  registerLayoutTools(registry);
+  registerBufferTools(registry);
+  registerSettingsTools(registry);
+  registerTeardownTools(registry);
+  // Last: the batch reaches the tools above through the registry.
+  registerBatchTools(registry);
   const mcp = new McpServer(
     { name: "tmux-mcp", version: options.version },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },

@@ -44,6 +44,7 @@ export async function startServer(
     version,
     runner,
     maxResultBytes: MAX_RESULT_BYTES,
+    allowAttendedInput: options.allowAttendedInput,
     callerEnv: { tmux: env("TMUX"), tmuxPane: env("TMUX_PANE"), ppid: Deno.ppid },
   });
   return 0;

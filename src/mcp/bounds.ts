@@ -82,3 +82,84 @@ export function fitEntries<T>(entries: readonly T[], maxBytes: number): {
 export function capList<T>(items: readonly T[], max: number): { kept: T[]; omitted: number } {
   return { kept: items.slice(0, max), omitted: Math.max(0, items.length - max) };
 }
+
+/** UTF-8 bytes a string takes inside a JSON string literal (escapes counted, quotes not). */
+export function jsonStringBytes(text: string): number {
+  return byteLength(JSON.stringify(text)) - 2;
+}
+
+/** What {@link keepTail} kept of a list of lines. */
+export interface TailCut {
+  /** The kept lines joined with `\n` (no final newline). */
+  readonly text: string;
+  /** How many lines `text` holds (a line cut at its head counts). */
+  readonly returnedLines: number;
+  /** Leading lines left out entirely. */
+  readonly droppedLines: number;
+  /** Whether the first returned line lost its head to the byte bound. */
+  readonly firstLineCut: boolean;
+  /** UTF-8 bytes of `text`. */
+  readonly returnedBytes: number;
+  /** UTF-8 bytes of the full text (lines joined with `\n`) not in `text`. */
+  readonly omittedBytes: number;
+}
+
+/**
+ * Keeps the last lines of a text — a command's verdict is at the end — within `maxLines`
+ * lines and `maxJsonBytes` bytes of JSON string (escapes counted), and says exactly what it
+ * left out: `returnedBytes + omittedBytes` is always the size of the whole text. When not even
+ * the last line fits, its tail is kept, cut on a code point boundary.
+ */
+export function keepTail(
+  lines: readonly string[],
+  maxLines: number,
+  maxJsonBytes: number,
+): TailCut {
+  const budget = Math.max(0, maxJsonBytes - 2); // the quotes
+  let used = 0;
+  let first = lines.length;
+  while (first > 0 && lines.length - first < maxLines) {
+    const cost = jsonStringBytes(lines[first - 1]) + (first < lines.length ? 2 : 0);
+    if (used + cost > budget) break;
+    used += cost;
+    first--;
+  }
+  let kept = lines.slice(first);
+  let firstLineCut = false;
+  if (kept.length === 0 && lines.length > 0 && maxLines > 0) {
+    kept = [tailWithin(lines[lines.length - 1], budget)];
+    first = lines.length - 1;
+    firstLineCut = true;
+  }
+  const text = kept.join("\n");
+  const returnedBytes = byteLength(text);
+  const totalBytes = lines.reduce((n, line) => n + byteLength(line), 0) +
+    Math.max(0, lines.length - 1);
+  return {
+    text,
+    returnedLines: kept.length,
+    droppedLines: first,
+    firstLineCut,
+    returnedBytes,
+    omittedBytes: totalBytes - returnedBytes,
+  };
+}
+
+/** The longest tail of `text` whose JSON string form fits in `budget` bytes. */
+function tailWithin(text: string, budget: number): string {
+  let used = 0;
+  let start = text.length;
+  while (start > 0) {
+    let from = start - 1;
+    const unit = text.charCodeAt(from);
+    if (unit >= 0xdc00 && unit <= 0xdfff && from > 0) {
+      const high = text.charCodeAt(from - 1);
+      if (high >= 0xd800 && high <= 0xdbff) from--;
+    }
+    const cost = jsonStringBytes(text.slice(from, start));
+    if (used + cost > budget) break;
+    used += cost;
+    start = from;
+  }
+  return text.slice(start);
+}

@@ -31,6 +31,8 @@ export interface ServerConfig {
   readonly callerEnv: CallerEnv;
   /** Bound on a result's structured JSON in bytes. */
   readonly maxResultBytes: number;
+  /** Whether input may reach panes a person is watching (`--allow-attended-input`). */
+  readonly allowAttendedInput?: boolean;
 }
 
 /** Progress reporting for long calls; a no-op when the client asked for none. */

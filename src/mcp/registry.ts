@@ -22,7 +22,7 @@ import { z } from "zod";
 import type { TmuxRunner } from "../tmux/run.ts";
 import { type ProgressFn, type ServerConfig, TmuxContext } from "./context.ts";
 import { failureText } from "./errors.ts";
-import type { Toolset } from "./toolsets.ts";
+import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
 
 /** Honest hints about what a tool does (MCP tool annotations). */
 export interface ToolAnnotations {
@@ -58,7 +58,7 @@ export const socketNameField = z.string().min(1).max(256).regex(
 export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodRawShape> {
   readonly name: string;
   readonly title: string;
-  readonly toolset: Toolset;
+  readonly toolset: ToolToolset;
   readonly description: string;
   readonly input: I;
   readonly output: O;
@@ -73,7 +73,7 @@ export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodRawShape> {
 export interface AnyTool {
   readonly name: string;
   readonly title: string;
-  readonly toolset: Toolset;
+  readonly toolset: ToolToolset;
   readonly description: string;
   readonly inputSchema: z.ZodObject;
   readonly outputSchema: z.ZodObject;
@@ -118,11 +118,16 @@ export class ToolRegistry {
     this.#toolsets = new Set(toolsets);
   }
 
-  /** Adds tools; those outside the selected toolsets are dropped here, so they never exist. */
+  /**
+   * Adds tools; those outside the selected toolsets are dropped here, so they never exist.
+   * A tool of {@link ALWAYS_ON} is kept in every selection.
+   */
   add(...tools: AnyTool[]): void {
     for (const tool of tools) {
       if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} declared twice`);
-      if (this.#toolsets.has(tool.toolset)) this.#tools.set(tool.name, tool);
+      if (tool.toolset === ALWAYS_ON || this.#toolsets.has(tool.toolset)) {
+        this.#tools.set(tool.name, tool);
+      }
     }
   }
 

@@ -11,6 +11,16 @@ export const TOOLSETS = ["inspect", "manage", "execute", "teardown"] as const;
 /** One toolset name. */
 export type Toolset = typeof TOOLSETS[number];
 
+/**
+ * Not a toolset one selects: a tool declared with it exists in every selection. Only a tool
+ * that reaches tmux solely through other tools on offer may use it (call_tools_batch), so it
+ * can never do more than the selection allows.
+ */
+export const ALWAYS_ON = "always" as const;
+
+/** What a tool declares: one of the toolsets, or {@link ALWAYS_ON}. */
+export type ToolToolset = Toolset | typeof ALWAYS_ON;
+
 /** What a server offers when nothing is said: everything but teardown. */
 export const DEFAULT_TOOLSETS: readonly Toolset[] = ["inspect", "manage", "execute"];
 

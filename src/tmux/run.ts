@@ -76,6 +76,24 @@ export interface RunnerOptions {
   readonly maxConcurrent?: number;
 }
 
+/**
+ * A long-lived tmux child, such as a control-mode client (`tmux -C attach`): its stdin and
+ * stdout are the channel, its stderr is kept for diagnostics. It is killed when the runner
+ * closes, like every other child.
+ */
+export interface PersistentChild {
+  /** Where commands go. */
+  readonly stdin: WritableStream<Uint8Array>;
+  /** What tmux answers; must be read continuously or tmux stalls on a full pipe. */
+  readonly stdout: ReadableStream<Uint8Array>;
+  /** tmux's complaints, if any; read it or cancel it. */
+  readonly stderr: ReadableStream<Uint8Array>;
+  /** Resolves when the child has exited. */
+  readonly status: Promise<Deno.CommandStatus>;
+  /** Kills the child (no-op once it has exited). */
+  kill(): void;
+}
+
 /** Default per-call timeout: long enough for a loaded machine, short enough to never hang a tool. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -142,6 +160,7 @@ export class TmuxRunner {
   readonly #timeoutMs: number;
   readonly #gate: Gate;
   readonly #closing = new AbortController();
+  readonly #closeHooks = new Set<() => Promise<void>>();
   #running = 0;
 
   /** Builds a runner; nothing is started until {@link run}. */
@@ -161,11 +180,76 @@ export class TmuxRunner {
    * leave no tmux process behind. Resolves once the children are gone (or after `waitMs`).
    */
   async close(waitMs = 1_000): Promise<void> {
+    // Long-lived users (control connections) first get the chance to end their children
+    // gracefully; whatever is still running after that is killed by the abort below.
+    const hooks = [...this.#closeHooks];
+    this.#closeHooks.clear();
+    if (hooks.length > 0 && !this.#closing.signal.aborted) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.allSettled(hooks.map((hook) => hook())),
+        new Promise((resolve) => timer = setTimeout(resolve, Math.max(0, waitMs / 2))),
+      ]);
+      clearTimeout(timer);
+    }
     this.#closing.abort();
     const until = Date.now() + waitMs;
     while (this.#running > 0 && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+  }
+
+  /** Whether {@link close} has been called: no new child may start. */
+  get closed(): boolean {
+    return this.#closing.signal.aborted;
+  }
+
+  /**
+   * Registers `hook` to run at the start of {@link close}, before children are killed: for
+   * owners of long-lived children that want to end them cleanly. Returns an unregister
+   * function.
+   */
+  onClose(hook: () => Promise<void>): () => void {
+    this.#closeHooks.add(hook);
+    return () => this.#closeHooks.delete(hook);
+  }
+
+  /**
+   * Starts a long-lived `tmux <address flags> <args>` (a control-mode client) with all three
+   * streams piped. It does not take a slot of the concurrency bound (it would hold it for
+   * ever) but counts in {@link running}, and the runner's close kills it.
+   */
+  spawnPersistent(address: ServerAddress, args: readonly string[]): PersistentChild {
+    if (this.#closing.signal.aborted) {
+      throw new TmuxError("cancelled", "The server is shutting down.");
+    }
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(this.binary, {
+        args: [...addressArgs(address), ...args],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+        signal: this.#closing.signal,
+      }).spawn();
+    } catch (error) {
+      throw notInstalled(this.binary, error);
+    }
+    this.#running++;
+    const status = child.status.finally(() => this.#running--);
+    return {
+      stdin: child.stdin,
+      stdout: child.stdout,
+      stderr: child.stderr,
+      status,
+      kill: () => {
+        try {
+          child.kill("SIGTERM");
+        } catch {
+          // Already exited.
+        }
+      },
+    };
   }
 
   /**
@@ -198,6 +282,11 @@ export class TmuxRunner {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }
     await this.#gate.acquire();
+    // Aborted while waiting for a turn: an already-aborted signal would not kill a new child.
+    if (this.#closing.signal.aborted || options.signal?.aborted) {
+      this.#gate.release();
+      throw new TmuxError("cancelled", "The call was cancelled.");
+    }
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     const timer = new AbortController();
     const timeoutId = setTimeout(() => timer.abort(), timeoutMs);

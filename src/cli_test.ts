@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { helpText, parseCli, UsageError } from "./cli.ts";
+
+const noEnv = () => undefined;
+const envOf = (vars: Record<string, string>) => (name: string) => vars[name];
+
+Deno.test("defaults: tmux's default server, every toolset but teardown", () => {
+  assert.deepEqual(parseCli([], noEnv), {
+    kind: "serve",
+    options: {
+      socketName: undefined,
+      socketPath: undefined,
+      toolsets: ["inspect", "manage", "execute"],
+      allowAttendedInput: false,
+    },
+  });
+});
+
+Deno.test("--help and --version win over everything else", () => {
+  assert.deepEqual(parseCli(["--help"], noEnv), { kind: "help" });
+  assert.deepEqual(parseCli(["--socket", "x", "--version"], noEnv), { kind: "version" });
+  const help = helpText("1.2.3");
+  for (
+    const word of [
+      "--socket",
+      "--socket-path",
+      "--toolsets",
+      "--read-only",
+      "--allow-attended-input",
+      "TMUX_MCP_SOCKET",
+      "TMUX_MCP_SOCKET_PATH",
+      "TMUX_MCP_TOOLSETS",
+      "TMUX_MCP_ALLOW_ATTENDED_INPUT",
+      "teardown",
+      "1.2.3",
+    ]
+  ) assert.ok(help.includes(word), `help mentions ${word}`);
+});
+
+Deno.test("a flag wins over its environment variable", () => {
+  const env = envOf({ TMUX_MCP_SOCKET: "fromenv", TMUX_MCP_TOOLSETS: "inspect" });
+  const cmd = parseCli(["--socket", "fromflag", "--toolsets", "teardown,inspect"], env);
+  assert.equal(cmd.kind, "serve");
+  if (cmd.kind !== "serve") return;
+  assert.equal(cmd.options.socketName, "fromflag");
+  assert.deepEqual(cmd.options.toolsets, ["inspect", "teardown"]);
+  const fromEnv = parseCli([], env);
+  assert.ok(fromEnv.kind === "serve" && fromEnv.options.socketName === "fromenv");
+  assert.ok(fromEnv.kind === "serve" && fromEnv.options.toolsets.join() === "inspect");
+  // --socket-path on the command line overrides TMUX_MCP_SOCKET from the environment.
+  const path = parseCli(["--socket-path", "/tmp/s"], env);
+  assert.ok(path.kind === "serve" && path.options.socketPath === "/tmp/s");
+  assert.ok(path.kind === "serve" && path.options.socketName === undefined);
+});
+
+Deno.test("--read-only means inspect only; attended input from flag or env", () => {
+  const ro = parseCli(["--read-only"], noEnv);
+  assert.ok(ro.kind === "serve" && ro.options.toolsets.join() === "inspect");
+  const allow = parseCli([], envOf({ TMUX_MCP_ALLOW_ATTENDED_INPUT: "1" }));
+  assert.ok(allow.kind === "serve" && allow.options.allowAttendedInput);
+  const flag = parseCli(["--allow-attended-input"], noEnv);
+  assert.ok(flag.kind === "serve" && flag.options.allowAttendedInput);
+});
+
+Deno.test("bad flags and values are usage errors naming the culprit", () => {
+  const cases: [string[], Record<string, string>, RegExp][] = [
+    [["--bogus"], {}, /--bogus/],
+    [["--socket"], {}, /--socket/],
+    [["--socket", "a", "--socket-path", "/b"], {}, /--socket and --socket-path/],
+    [["--toolsets", "inspect,nope"], {}, /unknown toolset "nope"/],
+    [["--toolsets", ","], {}, /no toolset/],
+    [["--toolsets", "inspect", "--read-only"], {}, /--read-only/],
+    [["--socket", "a/b"], {}, /not a socket name/],
+    [["extra"], {}, /extra/],
+    [[], { TMUX_MCP_TOOLSETS: "all" }, /TMUX_MCP_TOOLSETS: unknown toolset "all"/],
+    [[], { TMUX_MCP_SOCKET: "a", TMUX_MCP_SOCKET_PATH: "/b" }, /both set/],
+    [[], { TMUX_MCP_ALLOW_ATTENDED_INPUT: "yes" }, /TMUX_MCP_ALLOW_ATTENDED_INPUT/],
+  ];
+  for (const [argv, env, pattern] of cases) {
+    assert.throws(() => parseCli(argv, envOf(env)), (e: unknown) => {
+      assert.ok(e instanceof UsageError, `${argv} gives a UsageError`);
+      assert.match(e.message, pattern);
+      assert.ok(!e.message.includes("\n"), "one line");
+      return true;
+    });
+  }
+});

@@ -1,0 +1,51 @@
+/**
+ * Where the agent runs: the pane in `TMUX_PANE` on the server whose socket `TMUX` names. The
+ * hook never guesses: without `TMUX_PANE` it is outside tmux and does nothing; with a
+ * `TMUX_PANE` it cannot place, it says so.
+ *
+ * @module
+ */
+
+import { parseTmuxEnv } from "../tmux/identity.ts";
+import type { ServerAddress } from "../tmux/run.ts";
+
+/** The agent's pane and the server it lives on. */
+export interface AgentPane {
+  /** `-S <socket path from TMUX>`: the very server the agent runs in, whatever its name. */
+  readonly address: ServerAddress;
+  /** `TMUX_PANE`, e.g. `%3`. Always passed as `-t`: tmux does not default to it. */
+  readonly paneId: string;
+  /** `TMUX` as received, for the same-server check of `findCallerPane`. */
+  readonly tmux: string;
+}
+
+/** `TMUX_PANE` is set but the pane cannot be placed: one line saying why. */
+export class AgentPaneError extends Error {
+  /** An error with its one-line reason. */
+  constructor(message: string) {
+    super(message);
+    this.name = "AgentPaneError";
+  }
+}
+
+/**
+ * Reads `TMUX` and `TMUX_PANE`. Returns null outside tmux (no `TMUX_PANE`); throws
+ * {@link AgentPaneError} when `TMUX_PANE` is set but is no pane id or `TMUX` names no socket.
+ */
+export function agentPane(env: (name: string) => string | undefined): AgentPane | null {
+  const paneId = env("TMUX_PANE");
+  if (paneId === undefined || paneId === "") return null;
+  if (!/^%\d+$/.test(paneId)) {
+    throw new AgentPaneError(`TMUX_PANE is ${JSON.stringify(paneId)}, not a pane id such as %3.`);
+  }
+  const tmux = env("TMUX") ?? "";
+  const parsed = parseTmuxEnv(tmux);
+  if (!parsed) {
+    throw new AgentPaneError(
+      tmux === ""
+        ? `TMUX_PANE is ${paneId} but TMUX is not set: cannot tell which tmux server it is on.`
+        : `TMUX is ${JSON.stringify(tmux)}, not "socket_path,pid,session".`,
+    );
+  }
+  return { address: { socketPath: parsed.socketPath }, paneId, tmux };
+}

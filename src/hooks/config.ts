@@ -1,0 +1,118 @@
+/**
+ * `config`: the ready-to-paste wiring. A `hooks` block for Claude Code's settings.json that
+ * calls the hook commands on the right events, and the tmux lines that show the marks in the
+ * status line and clear them when the person looks at the pane.
+ *
+ * tmux's `pane-focus-in` hook carries no hook JSON and no `TMUX_PANE`, so it is wired to plain
+ * tmux commands that unset the options on the window of the pane that got focus (a hook's
+ * commands run with that pane as their target). tmux only fires it with `focus-events` on.
+ *
+ * @module
+ */
+
+import { MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
+
+/** The name the MCP server is usually registered under (`claude mcp add tmux ...`). */
+export const DEFAULT_SERVER_NAME = "tmux";
+/** How settings.json runs the hook: the installed executable on PATH. */
+export const DEFAULT_COMMAND = "tmux-mcp";
+
+/**
+ * Where the `pane-focus-in` command sits in tmux's hook array: a fixed index, so sourcing the
+ * config twice replaces it instead of adding a copy, and the person's own hooks (which a plain
+ * `set-hook` puts at index 0) stay.
+ */
+export const FOCUS_HOOK_INDEX = 42;
+
+/** tmux 3.3's default `window-status-format` (and `-current-format`). */
+export const TMUX_DEFAULT_WINDOW_STATUS = "#I:#W#{?window_flags,#{window_flags}, }";
+
+/**
+ * The marks per window, from fixed text only: the state is compared, never printed, so
+ * whatever lands in the option shows nothing but these three words.
+ */
+export const STATUS_MARKS = [
+  `#{?#{==:#{${STATE_OPTION}},needs-input},#[reverse] needs you #[noreverse],}`,
+  `#{?#{==:#{${STATE_OPTION}},working}, working,}`,
+  `#{?#{==:#{${STATE_OPTION}},done}, done,}`,
+].join("");
+
+/** A server name that can stand inside the matcher regex without escaping. */
+export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+/** Which hook command each event runs; PreToolUse also runs `guard` for the server's tools. */
+const EVENT_COMMANDS: readonly (readonly [string, string])[] = [
+  ["Notification", "attention"],
+  ["PermissionRequest", "attention"],
+  ["UserPromptSubmit", "working"],
+  ["PreToolUse", "working"],
+  ["Stop", "done"],
+  ["SubagentStop", "done"],
+];
+
+/** One settings.json hook matcher entry. */
+interface MatcherEntry {
+  matcher?: string;
+  hooks: { type: "command"; command: string }[];
+}
+
+/** The settings.json `hooks` block (an object with the single key `hooks`). */
+export function settingsBlock(
+  serverName: string,
+  command: string,
+): { hooks: Record<string, MatcherEntry[]> } {
+  const hooks: Record<string, MatcherEntry[]> = {};
+  const run = (sub: string) => [{ type: "command" as const, command: `${command} hook ${sub}` }];
+  for (const [event, sub] of EVENT_COMMANDS) {
+    (hooks[event] ??= []).push({ hooks: run(sub) });
+  }
+  hooks.PreToolUse.push({ matcher: `mcp__${serverName}__.*`, hooks: run("guard") });
+  return { hooks };
+}
+
+/** The tmux lines, ready for `~/.tmux.conf` (each a complete tmux command). */
+export function tmuxLines(): string[] {
+  const format = `${TMUX_DEFAULT_WINDOW_STATUS}${STATUS_MARKS}`;
+  const unset = `set-option -wu ${STATE_OPTION} ; set-option -wu ${MESSAGE_OPTION}`;
+  return [
+    "set-option -g focus-events on",
+    `set-option -g window-status-format '${format}'`,
+    `set-option -g window-status-current-format '${format}'`,
+    `set-hook -g 'pane-focus-in[${FOCUS_HOOK_INDEX}]' '${unset}'`,
+  ];
+}
+
+/** The block as JSON with one line per matcher entry: short enough to read and paste. */
+function settingsJson(block: { hooks: Record<string, MatcherEntry[]> }): string {
+  const events = Object.entries(block.hooks).map(([event, entries]) =>
+    `    ${JSON.stringify(event)}: [\n${
+      entries.map((e) => `      ${JSON.stringify(e)}`).join(",\n")
+    }\n    ]`
+  );
+  return `{\n  "hooks": {\n${events.join(",\n")}\n  }\n}`;
+}
+
+/** Which part of the configuration to print. */
+export type ConfigPart = "all" | "settings" | "tmux";
+
+/** The text `config` prints. `settings` is pure JSON; `tmux` is a valid tmux config file. */
+export function configText(serverName: string, command: string, part: ConfigPart): string {
+  const json = settingsJson(settingsBlock(serverName, command));
+  const tmux = [
+    "# tmux-mcp hook marks: a window's agent state in the status line, cleared on focus.",
+    "# focus-events lets tmux see which pane a person looks at (pane-focus-in needs it).",
+    ...tmuxLines(),
+  ].join("\n");
+  if (part === "settings") return `${json}\n`;
+  if (part === "tmux") return `${tmux}\n`;
+  return [
+    `# 1. Merge into .claude/settings.json (or ~/.claude/settings.json). The MCP server is`,
+    `#    assumed registered as "${serverName}"; change it with --server-name.`,
+    json,
+    "",
+    "# 2. Add to ~/.tmux.conf, then run: tmux source-file ~/.tmux.conf",
+    "#    (an own window-status-format? append the #{?...} part below to it instead).",
+    tmux,
+    "",
+  ].join("\n");
+}

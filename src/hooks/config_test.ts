@@ -1,0 +1,192 @@
+import assert from "node:assert/strict";
+import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import {
+  configText,
+  FOCUS_HOOK_INDEX,
+  settingsBlock,
+  STATUS_MARKS,
+  TMUX_DEFAULT_WINDOW_STATUS,
+} from "./config.ts";
+import { runHook } from "./main.ts";
+import { MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
+import { agentEnv, memoryIo, recorded } from "./testing.ts";
+
+Deno.test("settings block: each event runs its command; guard only for the server's tools", () => {
+  const block = settingsBlock("tmux", "tmux-mcp");
+  const commands = (event: string) =>
+    block.hooks[event].map((e) => [e.matcher ?? null, e.hooks.map((h) => h.command)]);
+  assert.deepEqual(Object.keys(block.hooks), [
+    "Notification",
+    "PermissionRequest",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "Stop",
+    "SubagentStop",
+  ]);
+  assert.deepEqual(commands("Notification"), [[null, ["tmux-mcp hook attention"]]]);
+  assert.deepEqual(commands("PermissionRequest"), [[null, ["tmux-mcp hook attention"]]]);
+  assert.deepEqual(commands("UserPromptSubmit"), [[null, ["tmux-mcp hook working"]]]);
+  assert.deepEqual(commands("PreToolUse"), [
+    [null, ["tmux-mcp hook working"]],
+    ["mcp__tmux__.*", ["tmux-mcp hook guard"]],
+  ]);
+  assert.deepEqual(commands("Stop"), [[null, ["tmux-mcp hook done"]]]);
+  assert.deepEqual(commands("SubagentStop"), [[null, ["tmux-mcp hook done"]]]);
+  for (const entries of Object.values(block.hooks)) {
+    for (const e of entries) assert.ok(e.hooks.every((h) => h.type === "command"));
+  }
+
+  const named = settingsBlock("my-tmux_2", "/opt/bin/tmux-mcp");
+  const guard = named.hooks.PreToolUse[1];
+  assert.equal(guard.matcher, "mcp__my-tmux_2__.*");
+  assert.equal(guard.hooks[0].command, "/opt/bin/tmux-mcp hook guard");
+  const matcher = new RegExp(`^(?:${guard.matcher})$`);
+  assert.ok(matcher.test("mcp__my-tmux_2__send_keys"));
+  assert.ok(!matcher.test("mcp__tmux__send_keys") && !matcher.test("Bash"));
+});
+
+Deno.test("config text: --settings is pure JSON, --tmux a tmux file, default both", () => {
+  const settings = configText("srv", "tmux-mcp", "settings");
+  assert.deepEqual(JSON.parse(settings), settingsBlock("srv", "tmux-mcp"));
+  const tmux = configText("srv", "tmux-mcp", "tmux");
+  assert.ok(tmux.includes(`set-hook -g 'pane-focus-in[${FOCUS_HOOK_INDEX}]'`));
+  assert.ok(!tmux.includes("{\n"), "no JSON in the tmux part");
+  const all = configText("srv", "tmux-mcp", "all");
+  assert.ok(all.includes(settings.trimEnd()) && all.includes(tmux.trimEnd()));
+  assert.ok(all.includes('registered as "srv"'));
+});
+
+Deno.test("tmux's default window-status-format is what config starts from", async () => {
+  const t = await TestTmux.start();
+  try {
+    assert.equal(
+      await t.tmux("show-options", "-gv", "window-status-format"),
+      `${TMUX_DEFAULT_WINDOW_STATUS}\n`,
+    );
+    assert.equal(
+      await t.tmux("show-options", "-gv", "window-status-current-format"),
+      `${TMUX_DEFAULT_WINDOW_STATUS}\n`,
+    );
+  } finally {
+    await t.kill();
+  }
+});
+
+/** Loads config's tmux lines into the server, as `tmux source-file ~/.tmux.conf` would. */
+async function loadTmuxLines(t: TestTmux): Promise<void> {
+  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-hook-conf-", suffix: ".conf" });
+  try {
+    await Deno.writeTextFile(file, configText("tmux", "tmux-mcp", "tmux"));
+    await t.tmux("source-file", file);
+  } finally {
+    await Deno.remove(file);
+  }
+}
+
+Deno.test("config's tmux lines load cleanly, and loading twice changes nothing", async () => {
+  const t = await TestTmux.start();
+  try {
+    await loadTmuxLines(t);
+    const first = await t.tmux("show-hooks", "-g", "pane-focus-in");
+    const format = await t.tmux("show-options", "-gv", "window-status-format");
+    await loadTmuxLines(t);
+    assert.equal(await t.tmux("show-hooks", "-g", "pane-focus-in"), first);
+    assert.equal(await t.tmux("show-options", "-gv", "window-status-format"), format);
+    assert.equal(
+      first,
+      `pane-focus-in[${FOCUS_HOOK_INDEX}] set-option -uw ${STATE_OPTION} ; set-option -uw ${MESSAGE_OPTION}\n`,
+    );
+    assert.equal(format, `${TMUX_DEFAULT_WINDOW_STATUS}${STATUS_MARKS}\n`);
+    assert.equal(await t.tmux("show-options", "-gv", "focus-events"), "on\n");
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("the status format shows each state as a fixed word, and nothing it was fed", async () => {
+  const t = await TestTmux.start("main");
+  const dir = await Deno.makeTempDir();
+  try {
+    await loadTmuxLines(t);
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const status = async (option: string) =>
+      await t.tmux("display-message", "-p", "-t", t.ids.paneId, `#{E:${option}}`);
+    const plain = await t.tmux(
+      "display-message",
+      "-p",
+      "-t",
+      t.ids.paneId,
+      TMUX_DEFAULT_WINDOW_STATUS,
+    );
+    assert.equal(await status("window-status-format"), plain, "no mark without a state");
+
+    const expect: [string, Record<string, unknown>, string][] = [
+      ["attention", recorded("Notification"), "#[reverse] needs you #[noreverse]"],
+      ["working", recorded("UserPromptSubmit"), " working"],
+      ["done", recorded("Stop"), " done"],
+    ];
+    for (const [command, input, mark] of expect) {
+      const { io, out } = memoryIo(JSON.stringify(input), env);
+      assert.equal(await runHook([command], io), 0, out.stderr.join());
+      for (const option of ["window-status-format", "window-status-current-format"]) {
+        assert.equal(await status(option), `${plain.trimEnd()}${mark}\n`, `${command} ${option}`);
+      }
+    }
+
+    // Whatever lands in the options (set by hand, by a tool), the status shows none of it.
+    const hostile = `#(touch ${dir}/ran)#[fg=red]#{pane_id}`;
+    await t.tmux("set-option", "-w", "-t", t.ids.paneId, STATE_OPTION, hostile);
+    await t.tmux("set-option", "-w", "-t", t.ids.paneId, MESSAGE_OPTION, hostile);
+    assert.equal(
+      await t.tmux("show-options", "-wv", "-t", t.ids.paneId, STATE_OPTION),
+      `${hostile}\n`,
+    );
+    assert.equal(await status("window-status-format"), plain);
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(dir)), []);
+  } finally {
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("looking at the agent's window clears its marks (pane-focus-in), no other window's", async () => {
+  const t = await TestTmux.start("main");
+  try {
+    await loadTmuxLines(t);
+    const newWindow = async () =>
+      (await t.tmux("new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "sh")).trim().split(
+        " ",
+      );
+    const [agentWindow, agentPane] = await newWindow();
+    const [otherWindow, otherPane] = await newWindow();
+    const facts = await t.facts();
+    const mark = async (pane: string, command: string, input: Record<string, unknown>) => {
+      const { io, out } = memoryIo(JSON.stringify(input), agentEnv(facts, pane));
+      assert.equal(await runHook([command], io), 0, out.stderr.join());
+    };
+    const marks = (pane: string) => t.tmux("show-options", "-w", "-t", pane);
+    await t.attach("main"); // a person, looking at window 0
+    await mark(agentPane, "attention", recorded("Notification", { message: "approve?" }));
+    await mark(otherPane, "working", recorded("PreToolUse"));
+    assert.equal(
+      await marks(agentPane),
+      `${MESSAGE_OPTION} approve?\n${STATE_OPTION} needs-input\n`,
+    );
+
+    await t.tmux("select-window", "-t", agentWindow);
+    await waitFor(async () => (await marks(agentPane)) === "", "the marks to be cleared on focus");
+    assert.equal(await marks(otherPane), `${STATE_OPTION} working\n`);
+
+    // Also when the person moves to the agent's pane inside its window.
+    await t.tmux("split-window", "-d", "-t", otherPane, "sh");
+    await t.tmux("select-window", "-t", otherWindow);
+    await waitFor(async () => (await marks(otherPane)) === "", "the other window's marks to go");
+    await mark(otherPane, "done", recorded("Stop"));
+    assert.equal(await marks(otherPane), `${STATE_OPTION} done\n`);
+    await t.tmux("select-pane", "-t", `${otherWindow}.1`);
+    await t.tmux("select-pane", "-t", otherPane);
+    await waitFor(async () => (await marks(otherPane)) === "", "the marks to go on pane focus");
+  } finally {
+    await t.kill();
+  }
+});

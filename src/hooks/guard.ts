@@ -1,0 +1,315 @@
+/**
+ * `guard`: before a tmux tool call runs, work out which panes it would type into, run in,
+ * respawn, kill, clear or pipe, and ask the person (or deny) when one of them is being watched
+ * by a person or is the agent's own pane. Tools that do none of that pass with no opinion.
+ *
+ * The decision is split in two: {@link guardedCalls} reads the tool call alone (pure), and
+ * {@link judgeCalls} looks the targets up in one snapshot per server.
+ *
+ * @module
+ */
+
+import { attendedPanes, findCallerPane } from "../tmux/identity.ts";
+import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
+import { type ClientRow, type PaneRow, type Snapshot, takeSnapshot } from "../tmux/snapshot.ts";
+import type { AgentPane } from "./agent_pane.ts";
+import { isObject } from "./input.ts";
+import { HOOK_TMUX_TIMEOUT_MS, oneLine, where } from "./marks.ts";
+
+/** What each guarded tool does to the panes it targets, as the reason words it. */
+const VERBS: Readonly<Record<string, string>> = {
+  send_keys: "type into",
+  send_keys_batch: "type into",
+  paste_text: "paste into",
+  run_command: "run a command in",
+  respawn_pane: "respawn",
+  kill_pane: "kill",
+  kill_window: "kill",
+  kill_session: "kill",
+  kill_server: "kill",
+  clear_pane: "clear",
+  pipe_pane: "pipe the output of",
+};
+
+/** Tools the guard looks at; every other tool passes untouched. */
+export const GUARDED_TOOLS: readonly string[] = Object.keys(VERBS);
+
+/** The batch tool: each of its operations is judged as its own call. */
+export const BATCH_TOOL = "call_tools_batch";
+
+/** How deep batches may nest before the guard stops reading and asks. */
+const MAX_NESTING = 4;
+/** Longest reason written (the person reads it in a permission prompt). */
+export const MAX_REASON_CHARS = 1_500;
+
+/** What a call would touch. */
+export type Target =
+  | { readonly kind: "pane"; readonly id: string }
+  | { readonly kind: "window"; readonly id: string }
+  | { readonly kind: "session"; readonly ref: string }
+  | { readonly kind: "server" };
+
+/** One guarded tool call (a batch contributes one per guarded operation). */
+export interface GuardedCall {
+  /** `send_keys`, or `call_tools_batch operation 2 (send_keys)`. */
+  readonly label: string;
+  readonly verb: string;
+  /** The call's `socket_name`: another server than the agent's. */
+  readonly socketName?: string;
+  readonly targets: readonly Target[];
+  /** Set when the call's targets cannot be read from its arguments: the guard then asks. */
+  readonly unclear?: string;
+}
+
+/**
+ * The tool's own name: `mcp__<server>__<tool>` loses its prefix whatever the server was
+ * registered as; a bare name stays as it is.
+ */
+export function bareToolName(name: string): string {
+  if (!name.startsWith("mcp__")) return name;
+  const at = name.lastIndexOf("__");
+  return at > "mcp_".length ? name.slice(at + 2) : name;
+}
+
+/** Reads a tool call into the guarded calls it makes; an empty list means no opinion. */
+export function guardedCalls(toolName: string, toolInput: Record<string, unknown>): GuardedCall[] {
+  return callsOf(bareToolName(toolName), toolInput, bareToolName(toolName), undefined, 0);
+}
+
+function callsOf(
+  tool: string,
+  args: Record<string, unknown>,
+  label: string,
+  inheritedSocket: string | undefined,
+  depth: number,
+): GuardedCall[] {
+  const verb = VERBS[tool];
+  if (tool !== BATCH_TOOL && verb === undefined) return [];
+  const socket = args.socket_name;
+  if (socket !== undefined && typeof socket !== "string") {
+    return [unclear(label, verb ?? "run operations in", "its socket_name is not a string")];
+  }
+  const socketName = socket ?? inheritedSocket;
+  if (tool === BATCH_TOOL) {
+    const ops = args.operations;
+    if (depth >= MAX_NESTING) return [unclear(label, "run operations in", "batches nest too deep")];
+    if (!Array.isArray(ops)) {
+      return [unclear(label, "run operations in", "its operations are not a list")];
+    }
+    return ops.flatMap((op, i) => {
+      const opLabel = `${BATCH_TOOL} operation ${i + 1}`;
+      if (!isObject(op) || typeof op.tool !== "string") {
+        return [unclear(opLabel, "run", "the operation names no tool")];
+      }
+      const opArgs = op.arguments ?? {};
+      const opTool = bareToolName(op.tool);
+      if (!isObject(opArgs)) {
+        return VERBS[opTool] === undefined && opTool !== BATCH_TOOL ? [] : [
+          unclear(
+            `${opLabel} (${opTool})`,
+            VERBS[opTool] ?? "run",
+            "its arguments are no object",
+          ),
+        ];
+      }
+      return callsOf(opTool, opArgs, `${opLabel} (${opTool})`, socketName, depth + 1);
+    });
+  }
+  if (tool === "kill_server") return [{ label, verb, socketName, targets: [{ kind: "server" }] }];
+  const targets: Target[] = [];
+  const problem = collectTargets(args, targets, 0);
+  if (problem) return [unclear(label, verb, problem)];
+  if (targets.length === 0) {
+    return [unclear(label, verb, "it names no paneId, windowId or session")];
+  }
+  return [{ label, verb, socketName, targets }];
+}
+
+function unclear(label: string, verb: string, why: string): GuardedCall {
+  return { label, verb, targets: [], unclear: why };
+}
+
+/**
+ * Collects `paneId`, `windowId` and `session` wherever they sit in the arguments (a batch of
+ * keystrokes may nest them in a list); returns a problem when one is not a string.
+ */
+function collectTargets(value: unknown, out: Target[], depth: number): string | null {
+  if (depth > MAX_NESTING) return "its arguments nest too deep";
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const problem = collectTargets(item, out, depth + 1);
+      if (problem) return problem;
+    }
+    return null;
+  }
+  if (!isObject(value)) return null;
+  for (const [key, v] of Object.entries(value)) {
+    if (key === "paneId" || key === "windowId" || key === "session") {
+      if (typeof v !== "string") return `its ${key} is not a string`;
+      if (key === "paneId") out.push({ kind: "pane", id: v });
+      else if (key === "windowId") out.push({ kind: "window", id: v });
+      else out.push({ kind: "session", ref: v });
+    } else {
+      const problem = collectTargets(v, out, depth + 1);
+      if (problem) return problem;
+    }
+  }
+  return null;
+}
+
+/** One server as the guard sees it. */
+export interface ServerView {
+  readonly snapshot: Snapshot;
+  /** The agent's own pane on this server, or null when it is not on it. */
+  readonly callerPaneId: string | null;
+  readonly attended: Map<string, ClientRow[]>;
+}
+
+/** Builds the view of one server from a snapshot and the agent's place. */
+export function serverView(snapshot: Snapshot, agent: AgentPane): ServerView {
+  const caller = findCallerPane(snapshot, { tmux: agent.tmux, tmuxPane: agent.paneId });
+  return {
+    snapshot,
+    callerPaneId: caller.via === "TMUX_PANE" ? caller.paneId : null,
+    attended: attendedPanes(snapshot),
+  };
+}
+
+/**
+ * What the person should know about these calls: one sentence per call that would touch a
+ * watched pane or the agent's own (or whose targets could not be read). Empty: no opinion.
+ */
+export function judgeCalls(
+  calls: readonly GuardedCall[],
+  viewOf: (socketName: string | undefined) => ServerView,
+): string[] {
+  const out: string[] = [];
+  for (const call of calls) {
+    if (call.unclear) {
+      out.push(`${call.label} would ${call.verb} panes it does not name (${call.unclear})`);
+      continue;
+    }
+    const view = viewOf(call.socketName);
+    const on = call.socketName === undefined ? "" : ` on socket "${call.socketName}"`;
+    for (const target of call.targets) {
+      const facts = touchedPanes(view.snapshot, target).flatMap((pane) => {
+        const fact = paneFact(pane, view);
+        return fact ? [fact] : [];
+      });
+      if (facts.length === 0) continue;
+      out.push(
+        target.kind === "pane"
+          ? `${call.label} would ${call.verb} pane ${facts[0]}${on}`
+          : `${call.label} would ${call.verb} ${targetName(target)}${on}, including pane ${
+            facts.join(", and pane ")
+          }`,
+      );
+    }
+  }
+  return out;
+}
+
+function targetName(target: Target): string {
+  switch (target.kind) {
+    case "pane":
+      return `pane ${target.id}`;
+    case "window":
+      return `window ${target.id}`;
+    case "session":
+      return `session ${JSON.stringify(oneLine(target.ref, 60))}`;
+    case "server":
+      return "the whole tmux server";
+  }
+}
+
+/** The panes a target stands for; none when it names nothing that exists (the call fails). */
+function touchedPanes(snapshot: Snapshot, target: Target): PaneRow[] {
+  switch (target.kind) {
+    case "pane":
+      return snapshot.panes.filter((p) => p.id === target.id);
+    case "window":
+      return snapshot.panes.filter((p) => p.windowId === target.id);
+    case "session": {
+      const session = /^\$\d+$/.test(target.ref)
+        ? snapshot.sessions.find((s) => s.id === target.ref)
+        : snapshot.sessions.find((s) => s.name === target.ref);
+      if (!session) return [];
+      return snapshot.panes.filter((p) => p.placements.some((at) => at.sessionId === session.id));
+    }
+    case "server":
+      return snapshot.panes;
+  }
+}
+
+/** `%3 (main:1.0 "vim"), which a person is watching (client /dev/pts/4)`, or null. */
+function paneFact(pane: PaneRow, view: ServerView): string | null {
+  const own = pane.id === view.callerPaneId;
+  const watchers = view.attended.get(pane.id) ?? [];
+  if (!own && watchers.length === 0) return null;
+  const parts: string[] = [];
+  if (own) parts.push("the agent's own pane");
+  if (watchers.length > 0) {
+    const ttys = watchers.map((c) => oneLine(c.tty || c.name, 80));
+    parts.push(
+      `which a person is watching (client${ttys.length > 1 ? "s" : ""} ${ttys.join(", ")})`,
+    );
+  }
+  return `${pane.id} (${where(pane)}), ${parts.join(", ")}`;
+}
+
+/** Joins concerns into one reason, bounded, saying how many it left out. */
+export function reasonText(concerns: readonly string[]): string {
+  const budget = MAX_REASON_CHARS - 40;
+  const kept: string[] = [];
+  let length = 0;
+  for (const concern of concerns) {
+    const text = oneLine(concern, budget);
+    if (kept.length > 0 && length + text.length > budget) break;
+    kept.push(text);
+    length += text.length + 2;
+  }
+  const left = concerns.length - kept.length;
+  return kept.join("; ") + (left > 0 ? `; and ${left} more like these.` : ".");
+}
+
+/** The hook output for a decision: only the fields of seed 002's `SyncHookJSONOutput`. */
+export interface PreToolUseDecision {
+  readonly hookSpecificOutput: {
+    readonly hookEventName: "PreToolUse";
+    readonly permissionDecision: "ask" | "deny";
+    readonly permissionDecisionReason: string;
+  };
+}
+
+/**
+ * The whole guard: the calls, one snapshot per server they reach, the decision. Returns null
+ * for no opinion. tmux failures propagate: the caller fails closed.
+ */
+export async function guard(
+  runner: TmuxRunner,
+  agent: AgentPane,
+  toolName: string,
+  toolInput: Record<string, unknown>,
+  decision: "ask" | "deny",
+): Promise<PreToolUseDecision | null> {
+  const calls = guardedCalls(toolName, toolInput);
+  if (calls.length === 0) return null;
+  const views = new Map<string | undefined, ServerView>();
+  for (const call of calls) {
+    if (call.unclear || views.has(call.socketName)) continue;
+    const address: ServerAddress = call.socketName === undefined
+      ? agent.address
+      : { socketName: call.socketName };
+    const snapshot = await takeSnapshot(runner, address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
+    views.set(call.socketName, serverView(snapshot, agent));
+  }
+  const concerns = judgeCalls(calls, (name) => views.get(name)!);
+  if (concerns.length === 0) return null;
+  return {
+    hookSpecificOutput: {
+      hookEventName: "PreToolUse",
+      permissionDecision: decision,
+      permissionDecisionReason: reasonText(concerns),
+    },
+  };
+}

@@ -1,0 +1,349 @@
+import assert from "node:assert/strict";
+import { TestTmux } from "../../tests/helpers/tmux.ts";
+import {
+  bareToolName,
+  BATCH_TOOL,
+  GUARDED_TOOLS,
+  guardedCalls,
+  MAX_REASON_CHARS,
+  reasonText,
+} from "./guard.ts";
+import { runHook } from "./main.ts";
+import { agentEnv, memoryIo, recorded, seedDecision, toolCall } from "./testing.ts";
+import { TmuxRunner } from "../tmux/run.ts";
+
+Deno.test("bareToolName drops mcp__<server>__ whatever the server is called", () => {
+  assert.equal(bareToolName("mcp__tmux__send_keys"), "send_keys");
+  assert.equal(bareToolName("mcp__my_tmux-2__kill_pane"), "kill_pane");
+  assert.equal(bareToolName("mcp__a__b__run_command"), "run_command");
+  assert.equal(bareToolName("send_keys"), "send_keys");
+  assert.equal(bareToolName("mcp__nothing"), "mcp__nothing");
+  assert.equal(bareToolName("Bash"), "Bash");
+});
+
+Deno.test("guardedCalls: every guarded tool with its target; other tools pass", () => {
+  for (const tool of GUARDED_TOOLS) {
+    const calls = guardedCalls(`mcp__tmux__${tool}`, {
+      paneId: "%4",
+      windowId: "@2",
+      session: "main",
+    });
+    assert.equal(calls.length, 1, tool);
+    assert.equal(calls[0].label, tool);
+    assert.equal(calls[0].unclear, undefined);
+  }
+  assert.deepEqual(guardedCalls("mcp__tmux__kill_pane", { paneId: "%4" })[0].targets, [
+    { kind: "pane", id: "%4" },
+  ]);
+  assert.deepEqual(guardedCalls("mcp__tmux__kill_window", { windowId: "@2" })[0].targets, [
+    { kind: "window", id: "@2" },
+  ]);
+  assert.deepEqual(guardedCalls("mcp__tmux__kill_session", { session: "a b" })[0].targets, [
+    { kind: "session", ref: "a b" },
+  ]);
+  assert.deepEqual(guardedCalls("mcp__tmux__kill_server", {})[0].targets, [{ kind: "server" }]);
+  for (const tool of ["list_panes", "capture_pane", "select_pane", "split_window", "Bash"]) {
+    assert.deepEqual(guardedCalls(`mcp__tmux__${tool}`, { paneId: "%4" }), [], tool);
+  }
+  assert.deepEqual(guardedCalls("Bash", { command: "tmux kill-server" }), []);
+});
+
+Deno.test("guardedCalls reads nested targets, socket_name, and batches", () => {
+  const nested = guardedCalls("send_keys_batch", {
+    items: [{ paneId: "%1", text: "a" }, { paneId: "%2", keys: ["Enter"] }],
+  });
+  assert.deepEqual(nested[0].targets, [{ kind: "pane", id: "%1" }, { kind: "pane", id: "%2" }]);
+  assert.equal(guardedCalls("send_keys", { paneId: "%1", socket_name: "w" })[0].socketName, "w");
+
+  const batch = guardedCalls(`mcp__tmux__${BATCH_TOOL}`, {
+    socket_name: "outer",
+    operations: [
+      { tool: "list_panes", arguments: {} },
+      { tool: "send_keys", arguments: { paneId: "%1", text: "x" } },
+      { tool: "mcp__tmux__kill_window", arguments: { windowId: "@3", socket_name: "inner" } },
+      { tool: BATCH_TOOL, arguments: { operations: [{ tool: "kill_server" }] } },
+    ],
+  });
+  assert.deepEqual(batch.map((c) => [c.label, c.socketName]), [
+    [`${BATCH_TOOL} operation 2 (send_keys)`, "outer"],
+    [`${BATCH_TOOL} operation 3 (kill_window)`, "inner"],
+    [`${BATCH_TOOL} operation 1 (kill_server)`, "outer"],
+  ]);
+});
+
+Deno.test("guardedCalls: a guarded call whose targets cannot be read is unclear", () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ["send_keys", { text: "ls" }, "names no paneId"],
+    ["send_keys", { paneId: 3 }, "paneId is not a string"],
+    ["kill_pane", { paneId: "%1", socket_name: 5 }, "socket_name is not a string"],
+    [BATCH_TOOL, { operations: "all" }, "operations are not a list"],
+    [BATCH_TOOL, { operations: [{ arguments: {} }] }, "names no tool"],
+    [BATCH_TOOL, { operations: [{ tool: "kill_pane", arguments: [] }] }, "no object"],
+  ];
+  for (const [tool, input, why] of cases) {
+    const calls = guardedCalls(tool, input);
+    assert.equal(calls.length, 1, tool);
+    assert.ok(calls[0].unclear?.includes(why), `${calls[0].unclear} ∌ ${why}`);
+  }
+  let deep: Record<string, unknown> = { tool: "kill_pane", arguments: { paneId: "%1" } };
+  for (let i = 0; i < 6; i++) deep = { tool: BATCH_TOOL, arguments: { operations: [deep] } };
+  assert.ok(guardedCalls(BATCH_TOOL, deep.arguments as never)[0].unclear?.includes("too deep"));
+  // A batch operation of a harmless tool with odd arguments is not the guard's business.
+  assert.deepEqual(
+    guardedCalls(BATCH_TOOL, { operations: [{ tool: "list_panes", arguments: 1 }] }),
+    [],
+  );
+});
+
+Deno.test("reasonText is bounded and says how many concerns it left out", () => {
+  assert.equal(reasonText(["a", "b"]), "a; b.");
+  const many = Array.from({ length: 100 }, (_, i) => `concern ${i} ${"x".repeat(50)}`);
+  const text = reasonText(many);
+  assert.ok(Array.from(text).length <= MAX_REASON_CHARS, String(text.length));
+  const kept = text.split("; ").length - 1;
+  assert.ok(text.endsWith(`and ${100 - kept} more like these.`), text.slice(-60));
+  const huge = reasonText(["y".repeat(10 * MAX_REASON_CHARS)]);
+  assert.ok(Array.from(huge).length <= MAX_REASON_CHARS && huge.endsWith("…."));
+});
+
+/** A server with the agent in %A (window 1) and a second window (pane %B), per test. */
+async function withServer(
+  fn: (
+    t: TestTmux,
+    ids: { agent: string; other: string; otherWindow: string },
+    env: Record<string, string>,
+  ) => Promise<void>,
+): Promise<void> {
+  const t = await TestTmux.start("work session");
+  try {
+    const [otherWindow, other] = (await t.tmux(
+      "new-window",
+      "-d",
+      "-t",
+      t.ids.sessionId,
+      "-n",
+      "other #1",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sh",
+    )).trim().split(" ");
+    await fn(
+      t,
+      { agent: t.ids.paneId, other, otherWindow },
+      agentEnv(await t.facts(), t.ids.paneId),
+    );
+  } finally {
+    await t.kill();
+  }
+}
+
+async function guardRun(
+  env: Record<string, string>,
+  stdin: string,
+  args: string[] = [],
+): Promise<{ code: number; stdout: string; stderr: string[] }> {
+  const { io, out } = memoryIo(stdin, env);
+  const code = await runHook(["guard", ...args], io);
+  return { code, ...out };
+}
+
+Deno.test("guard: an unwatched pane passes with no output", async () => {
+  await withServer(async (_t, ids, env) => {
+    const r = await guardRun(
+      env,
+      toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "ls" }),
+    );
+    assert.deepEqual(r, { code: 0, stdout: "", stderr: [] });
+  });
+});
+
+Deno.test("guard: a pane a person watches is asked about, naming pane and client", async () => {
+  await withServer(async (t, ids, env) => {
+    const tty = await t.attach(ids.otherWindow);
+    const r = await guardRun(
+      env,
+      toolCall("mcp__tmux__run_command", { paneId: ids.other, command: "make" }),
+    );
+    assert.equal(r.code, 0);
+    assert.deepEqual(r.stderr, []);
+    const d = seedDecision(r.stdout);
+    assert.equal(d.permissionDecision, "ask");
+    assert.ok(
+      d.permissionDecisionReason.startsWith(`run_command would run a command in pane ${ids.other}`),
+    );
+    assert.ok(d.permissionDecisionReason.includes(`client ${tty}`), d.permissionDecisionReason);
+    assert.ok(
+      d.permissionDecisionReason.includes(`work session:1.0 "other #1"`),
+      d.permissionDecisionReason,
+    );
+
+    const denied = await guardRun(
+      env,
+      toolCall("mcp__tmux__paste_text", { paneId: ids.other, text: "x" }),
+      ["--deny"],
+    );
+    assert.equal(seedDecision(denied.stdout).permissionDecision, "deny");
+
+    const window = await guardRun(env, toolCall("kill_window", { windowId: ids.otherWindow }));
+    assert.ok(
+      seedDecision(window.stdout).permissionDecisionReason.includes(
+        `kill window ${ids.otherWindow}, including pane ${ids.other}`,
+      ),
+    );
+  });
+});
+
+Deno.test("guard: the agent's own pane is asked about, also inside session and server kills", async () => {
+  await withServer(async (_t, ids, env) => {
+    const own = await guardRun(
+      env,
+      toolCall("mcp__tmux__send_keys", { paneId: ids.agent, text: "y" }),
+    );
+    const reason = seedDecision(own.stdout).permissionDecisionReason;
+    assert.ok(
+      reason.includes(`pane ${ids.agent}`) && reason.includes("the agent's own pane"),
+      reason,
+    );
+
+    const session = await guardRun(
+      env,
+      toolCall("mcp__tmux__kill_session", { session: "work session" }),
+    );
+    assert.ok(
+      seedDecision(session.stdout).permissionDecisionReason.includes(
+        `kill session "work session", including pane ${ids.agent}`,
+      ),
+    );
+    const byId = await guardRun(env, toolCall("mcp__tmux__kill_session", { session: "$0" }));
+    assert.equal(seedDecision(byId.stdout).permissionDecision, "ask");
+    const server = await guardRun(env, toolCall("mcp__tmux__kill_server", {}));
+    assert.ok(
+      seedDecision(server.stdout).permissionDecisionReason.includes("kill the whole tmux server"),
+    );
+    for (const tool of ["clear_pane", "pipe_pane", "respawn_pane", "kill_pane"]) {
+      const r = await guardRun(env, toolCall(`mcp__tmux__${tool}`, { paneId: ids.agent }));
+      assert.equal(seedDecision(r.stdout).permissionDecision, "ask", tool);
+    }
+  });
+});
+
+Deno.test("guard: unknown tools, missing targets and harmless calls pass untouched", async () => {
+  await withServer(async (_t, ids, env) => {
+    for (
+      const [tool, input] of [
+        ["Bash", { command: `tmux send-keys -t ${ids.agent} x` }],
+        ["mcp__tmux__list_panes", {}],
+        ["mcp__tmux__capture_pane", { paneId: ids.agent }],
+        ["mcp__tmux__send_keys", { paneId: "%999", text: "x" }],
+        ["mcp__tmux__kill_window", { windowId: "@999" }],
+        ["mcp__tmux__kill_session", { session: "work" }], // not a prefix match: exact names only
+      ] as const
+    ) {
+      const r = await guardRun(env, toolCall(tool, input));
+      assert.deepEqual(r, { code: 0, stdout: "", stderr: [] }, tool);
+    }
+    const unclear = await guardRun(env, toolCall("mcp__tmux__send_keys", { text: "x" }));
+    assert.ok(seedDecision(unclear.stdout).permissionDecisionReason.includes("does not name"));
+  });
+});
+
+Deno.test("guard: batches are judged per operation", async () => {
+  await withServer(async (_t, ids, env) => {
+    const r = await guardRun(
+      env,
+      toolCall("mcp__tmux__call_tools_batch", {
+        operations: [
+          { tool: "list_panes", arguments: {} },
+          { tool: "send_keys", arguments: { paneId: ids.other, text: "fine" } },
+          { tool: "send_keys", arguments: { paneId: ids.agent, text: "not fine" } },
+        ],
+      }),
+    );
+    const reason = seedDecision(r.stdout).permissionDecisionReason;
+    assert.ok(
+      reason.startsWith(
+        `call_tools_batch operation 3 (send_keys) would type into pane ${ids.agent}`,
+      ),
+      reason,
+    );
+    assert.ok(!reason.includes("operation 2"), reason);
+  });
+});
+
+Deno.test("guard: socket_name reaches another server; the agent's pane is not on it", async () => {
+  await withServer(async (_t, ids, env) => {
+    const other = await TestTmux.start("elsewhere");
+    try {
+      const quiet = await guardRun(
+        env,
+        toolCall("mcp__tmux__send_keys", {
+          paneId: ids.agent,
+          text: "x",
+          socket_name: other.socket,
+        }),
+      );
+      // ids.agent is %0 on both servers: on the other one it is neither watched nor the agent's.
+      assert.equal(other.ids.paneId, ids.agent);
+      assert.deepEqual(quiet, { code: 0, stdout: "", stderr: [] });
+      const tty = await other.attach(other.ids.sessionId);
+      const watched = await guardRun(
+        env,
+        toolCall("mcp__tmux__send_keys", {
+          paneId: ids.agent,
+          text: "x",
+          socket_name: other.socket,
+        }),
+      );
+      const reason = seedDecision(watched.stdout).permissionDecisionReason;
+      assert.ok(reason.includes(`on socket "${other.socket}"`) && reason.includes(tty), reason);
+      assert.ok(!reason.includes("own pane"), reason);
+      const missing = await guardRun(
+        env,
+        toolCall("mcp__tmux__kill_server", { socket_name: `${other.socket}-none` }),
+      );
+      assert.deepEqual(missing, { code: 0, stdout: "", stderr: [] });
+    } finally {
+      await other.kill();
+    }
+  });
+});
+
+Deno.test("guard: other events get no opinion; a dead server has nothing to guard", async () => {
+  await withServer(async (t, ids, env) => {
+    const permission = JSON.stringify(
+      recorded("PermissionRequest", { tool_name: "mcp__tmux__kill_server", tool_input: {} }),
+    );
+    assert.deepEqual(await guardRun(env, permission), { code: 0, stdout: "", stderr: [] });
+    const stop = JSON.stringify(recorded("Stop"));
+    assert.deepEqual(await guardRun(env, stop), { code: 0, stdout: "", stderr: [] });
+    await t.tmuxRaw("kill-server");
+    // No server: the call itself will fail, and touches no pane.
+    const r = await guardRun(
+      env,
+      toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "x" }),
+    );
+    assert.deepEqual(r, { code: 0, stdout: "", stderr: [] });
+  });
+});
+
+Deno.test("guard: when tmux cannot be asked, it fails closed (exit 2, reason on stderr)", async () => {
+  await withServer(async (_t, ids, env) => {
+    const { io, out } = memoryIo(
+      toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "x" }),
+      env,
+    );
+    const runner = new TmuxRunner({ binary: "/nonexistent/tmux" });
+    assert.equal(await runHook(["guard"], { ...io, runner }), 2);
+    assert.equal(out.stdout, "");
+    assert.equal(out.stderr.length, 1);
+    assert.ok(
+      out.stderr[0].startsWith("tmux-mcp hook guard: tmux is not installed"),
+      out.stderr[0],
+    );
+    // A tool the guard does not look at never needs tmux, and passes.
+    const quiet = memoryIo(toolCall("mcp__tmux__list_panes", {}), env);
+    assert.equal(await runHook(["guard"], { ...quiet.io, runner }), 0);
+    assert.deepEqual(quiet.out, { stdout: "", stderr: [] });
+  });
+});

@@ -1,0 +1,267 @@
+/**
+ * `tmux-mcp hook <command>`: the same binary as an agent hook (seed 002). Reads one hook input
+ * from stdin, checks it, and acts on the agent's own pane (`TMUX_PANE` on the server `TMUX`
+ * names). Imports src/tmux/ only: a hook runs on every prompt and tool call, so it must never
+ * load the MCP SDK or the server.
+ *
+ * Exit codes follow the hook protocol: 0 done (stdout holds one JSON object or nothing), 2 a
+ * blocking error (only `guard`, which fails closed), 1 a non-blocking error (one line on
+ * stderr). A Stop hook that exited 2 would keep the agent from stopping, so no other command
+ * ever does.
+ *
+ * @module
+ */
+
+import { warn } from "../diagnostics.ts";
+import { TmuxError, TmuxRunner } from "../tmux/run.ts";
+import { agentPane, AgentPaneError } from "./agent_pane.ts";
+import {
+  type ConfigPart,
+  configText,
+  DEFAULT_COMMAND,
+  DEFAULT_SERVER_NAME,
+  SERVER_NAME_PATTERN,
+} from "./config.ts";
+import { guard } from "./guard.ts";
+import { HookInputError, MAX_INPUT_BYTES, parseHookInput } from "./input.ts";
+import { clearMarks, markAttention, markDone, markWorking } from "./marks.ts";
+
+/** What a hook reads and writes; tests pass their own to run without spawning. */
+export interface HookIo {
+  /** All of stdin, up to `limit + 1` bytes (more means too large); null when it is a terminal. */
+  readonly readStdin: (limit: number) => Promise<Uint8Array | null>;
+  /** An environment variable, or undefined (also when not permitted to read it). */
+  readonly env: (name: string) => string | undefined;
+  /** Writes text to stdout, whole. */
+  readonly writeStdout: (text: string) => Promise<void>;
+  /** Writes one line to stderr. */
+  readonly writeStderr: (line: string) => void;
+  /** Starts tmux. */
+  readonly runner: TmuxRunner;
+}
+
+/** The hook commands. */
+export const HOOK_COMMANDS = ["attention", "working", "done", "clear", "guard", "config"] as const;
+type HookCommand = typeof HOOK_COMMANDS[number];
+
+/** Usage of `tmux-mcp hook`, printed under every usage error. */
+export const HOOK_USAGE = "usage: tmux-mcp hook attention|working|done|clear|guard [--deny]\n" +
+  "       tmux-mcp hook config [--server-name NAME] [--command CMD] [--settings | --tmux]\n";
+
+/** `tmux-mcp hook --help`. */
+export function hookHelpText(): string {
+  return `tmux-mcp hook — mark the agent's tmux window and guard tmux tool calls, as agent hooks.
+
+${HOOK_USAGE}
+Each command but config reads one hook input (JSON, Claude Agent SDK / Claude Code hook
+types) from stdin and acts on the agent's own pane: TMUX_PANE on the server named by TMUX.
+Outside tmux (no TMUX_PANE) they do nothing and exit 0.
+
+Commands:
+  attention   For Notification, PermissionRequest: the agent needs the person. Sets the
+              window options @agent-state=needs-input and @agent-message, and shows a short
+              message on every attached client that is not already looking at the pane.
+  working     For UserPromptSubmit, PreToolUse: @agent-state=working, message cleared.
+  done        For Stop, SubagentStop: @agent-state=done; when nobody is looking at the
+              pane, every attached client is told once.
+  clear       Removes both marks (looking at the pane does too, with the config lines).
+  guard       For PreToolUse with matcher mcp__tmux__.*: when the call would type into,
+              paste into, run in, respawn, kill, clear or pipe a pane a person is watching,
+              or the agent's own pane, answers permissionDecision "ask" with the pane and
+              who watches it; nothing otherwise.
+      --deny    Answer "deny" instead of "ask".
+  config      Prints the settings.json hooks block and the tmux lines wiring all of this.
+      --server-name NAME  The name the MCP server is registered under (default ${DEFAULT_SERVER_NAME}).
+      --command CMD       How settings.json runs tmux-mcp (default ${DEFAULT_COMMAND}).
+      --settings          Print only the settings.json block (pure JSON).
+      --tmux              Print only the tmux lines (a valid tmux config file).
+
+Exit status: 0 done; 1 malformed input or a tmux failure (one line on stderr, the agent goes
+on); 2 only from guard, which fails closed (the tool call is blocked, the reason on stderr).
+stdout holds one JSON object (guard's decision) or nothing.
+`;
+}
+
+/** A usage error: one line, then the usage. */
+class HookUsageError extends Error {}
+
+interface Parsed {
+  readonly command: HookCommand | "help";
+  readonly deny: boolean;
+  readonly serverName: string;
+  readonly commandPrefix: string;
+  readonly part: ConfigPart;
+}
+
+/** Parses the arguments after `hook`; no node:util, to keep the hook's start-up small. */
+function parseHookArgs(args: readonly string[]): Parsed {
+  if (args.includes("--help") || args.includes("-h") || args[0] === "help") {
+    return {
+      command: "help",
+      deny: false,
+      serverName: "",
+      commandPrefix: "",
+      part: "all",
+    };
+  }
+  const command = args[0];
+  if (command === undefined) throw new HookUsageError("a hook command is missing.");
+  if (!(HOOK_COMMANDS as readonly string[]).includes(command)) {
+    throw new HookUsageError(`unknown hook command ${JSON.stringify(command)}.`);
+  }
+  let deny = false;
+  let serverName = DEFAULT_SERVER_NAME;
+  let commandPrefix = DEFAULT_COMMAND;
+  let part: ConfigPart = "all";
+  const rest = args.slice(1);
+  const value = (i: number, flag: string): string => {
+    const v = rest[i + 1];
+    if (v === undefined) throw new HookUsageError(`${flag} needs a value.`);
+    return v;
+  };
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    const eq = arg.indexOf("=");
+    const [flag, inline] = arg.startsWith("--") && eq > 0
+      ? [arg.slice(0, eq), arg.slice(eq + 1)]
+      : [arg, undefined];
+    if (command === "guard" && flag === "--deny" && inline === undefined) deny = true;
+    else if (command === "config" && flag === "--server-name") {
+      serverName = inline ?? value(i++, flag);
+      if (!SERVER_NAME_PATTERN.test(serverName)) {
+        throw new HookUsageError(
+          `--server-name ${JSON.stringify(serverName)}: use letters, digits, "-" and "_".`,
+        );
+      }
+    } else if (command === "config" && flag === "--command") {
+      commandPrefix = inline ?? value(i++, flag);
+      if (commandPrefix.trim() === "") throw new HookUsageError("--command is empty.");
+    } else if (command === "config" && (flag === "--settings" || flag === "--tmux")) {
+      if (inline !== undefined) throw new HookUsageError(`${flag} takes no value.`);
+      if (part !== "all") throw new HookUsageError("--settings and --tmux: give one.");
+      part = flag === "--settings" ? "settings" : "tmux";
+    } else {
+      throw new HookUsageError(`${command}: unknown argument ${JSON.stringify(arg)}.`);
+    }
+  }
+  return { command: command as HookCommand, deny, serverName, commandPrefix, part };
+}
+
+/**
+ * Runs one hook command and returns its exit status. `io` defaults to the process's own
+ * stdin, stdout, stderr and environment.
+ */
+export async function runHook(args: readonly string[], io: Partial<HookIo> = {}): Promise<number> {
+  const full: HookIo = {
+    readStdin: io.readStdin ?? readDenoStdin,
+    env: io.env ?? readEnv,
+    writeStdout: io.writeStdout ?? writeDenoStdout,
+    writeStderr: io.writeStderr ?? warn,
+    runner: io.runner ?? new TmuxRunner({ maxConcurrent: 1 }),
+  };
+  let parsed: Parsed;
+  try {
+    parsed = parseHookArgs(args);
+  } catch (error) {
+    if (!(error instanceof HookUsageError)) throw error;
+    full.writeStderr(`tmux-mcp hook: ${error.message}\n${HOOK_USAGE.trimEnd()}`);
+    // A guard that cannot run must block; any other hook must never (exit 2 on Stop loops).
+    return args[0] === "guard" ? 2 : 1;
+  }
+  switch (parsed.command) {
+    case "help":
+      await full.writeStdout(hookHelpText());
+      return 0;
+    case "config":
+      await full.writeStdout(configText(parsed.serverName, parsed.commandPrefix, parsed.part));
+      return 0;
+    default:
+      return await runOnPane(parsed.command, parsed.deny, full);
+  }
+}
+
+async function runOnPane(
+  command: Exclude<HookCommand, "config">,
+  deny: boolean,
+  io: HookIo,
+): Promise<number> {
+  const failure = command === "guard" ? 2 : 1;
+  const fail = (why: string): number => {
+    io.writeStderr(`tmux-mcp hook ${command}: ${why}`);
+    return failure;
+  };
+  try {
+    const bytes = await io.readStdin(MAX_INPUT_BYTES);
+    if (bytes === null) return fail("stdin is a terminal; it expects one hook input (JSON).");
+    const input = parseHookInput(bytes);
+    const pane = agentPane(io.env);
+    if (pane === null) return 0;
+    switch (command) {
+      case "attention":
+        await markAttention(io.runner, pane, input);
+        return 0;
+      case "working":
+        await markWorking(io.runner, pane);
+        return 0;
+      case "done":
+        await markDone(io.runner, pane);
+        return 0;
+      case "clear":
+        await clearMarks(io.runner, pane);
+        return 0;
+      case "guard": {
+        // Only PreToolUse can be answered with a decision; other events get no opinion.
+        if (input.hookEventName !== "PreToolUse") return 0;
+        const decision = await guard(
+          io.runner,
+          pane,
+          input.fields.tool_name as string,
+          input.fields.tool_input as Record<string, unknown>,
+          deny ? "deny" : "ask",
+        );
+        if (decision) await io.writeStdout(`${JSON.stringify(decision)}\n`);
+        return 0;
+      }
+    }
+  } catch (error) {
+    if (
+      error instanceof HookInputError || error instanceof AgentPaneError ||
+      error instanceof TmuxError
+    ) {
+      return fail(error.message);
+    }
+    return fail(`unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+async function readDenoStdin(limit: number): Promise<Uint8Array | null> {
+  if (Deno.stdin.isTerminal()) return null;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of Deno.stdin.readable) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > limit) break;
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
+
+async function writeDenoStdout(text: string): Promise<void> {
+  const bytes = new TextEncoder().encode(text);
+  let written = 0;
+  while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
+}

@@ -1,0 +1,195 @@
+import assert from "node:assert/strict";
+import { TestTmux } from "../../tests/helpers/tmux.ts";
+import { HOOK_COMMANDS, hookHelpText, runHook } from "./main.ts";
+import { MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
+import { agentEnv, memoryIo, RECORDED, recorded, toolCall } from "./testing.ts";
+
+async function run(
+  args: string[],
+  stdin: string | Uint8Array | null,
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string[] }> {
+  const { io, out } = memoryIo(stdin, env);
+  const code = await runHook(args, io);
+  return { code, ...out };
+}
+
+const PANE_COMMANDS = HOOK_COMMANDS.filter((c) => c !== "config");
+const QUIET = { code: 0, stdout: "", stderr: [] };
+
+Deno.test("--help prints the hook help on stdout", async () => {
+  for (const args of [["--help"], ["-h"], ["help"], ["guard", "--help"], ["config", "-h"]]) {
+    assert.deepEqual(await run(args, null), { code: 0, stdout: hookHelpText(), stderr: [] });
+  }
+  for (const c of HOOK_COMMANDS) assert.ok(hookHelpText().includes(`  ${c} `), c);
+});
+
+Deno.test("usage errors: one reason and the usage; only guard's block (exit 2)", async () => {
+  const cases: [string[], number, string][] = [
+    [[], 1, "a hook command is missing"],
+    [["bogus"], 1, 'unknown hook command "bogus"'],
+    [["working", "--deny"], 1, 'working: unknown argument "--deny"'],
+    [["guard", "--dny"], 2, 'guard: unknown argument "--dny"'],
+    [["guard", "--deny=yes"], 2, "unknown argument"],
+    [["config", "--server-name"], 1, "--server-name needs a value"],
+    [["config", "--server-name", "a.b"], 1, 'use letters, digits, "-" and "_"'],
+    [["config", "--server-name=a b"], 1, "--server-name"],
+    [["config", "--command", " "], 1, "--command is empty"],
+    [["config", "--settings", "--tmux"], 1, "give one"],
+    [["config", "--tmux=1"], 1, "takes no value"],
+  ];
+  for (const [args, code, fragment] of cases) {
+    const r = await run(args, JSON.stringify(RECORDED.Stop));
+    assert.equal(r.code, code, args.join(" "));
+    assert.equal(r.stdout, "");
+    assert.equal(r.stderr.length, 1);
+    assert.ok(r.stderr[0].startsWith("tmux-mcp hook: "), r.stderr[0]);
+    assert.ok(r.stderr[0].includes(fragment), `${r.stderr[0]} ∌ ${fragment}`);
+    assert.ok(r.stderr[0].includes("usage: tmux-mcp hook"));
+  }
+});
+
+Deno.test("config prints without stdin or tmux, with its options", async () => {
+  const r = await run(
+    ["config", "--server-name=work", "--command", "/opt/tmux-mcp", "--settings"],
+    null,
+  );
+  assert.equal(r.code, 0);
+  assert.deepEqual(r.stderr, []);
+  const block = JSON.parse(r.stdout);
+  assert.equal(block.hooks.PreToolUse[1].matcher, "mcp__work__.*");
+  assert.equal(block.hooks.Stop[0].hooks[0].command, "/opt/tmux-mcp hook done");
+  const all = await run(["config"], null);
+  assert.ok(
+    all.stdout.includes('"matcher":"mcp__tmux__.*"') && all.stdout.includes("pane-focus-in"),
+  );
+});
+
+Deno.test("outside tmux every command but config does nothing, silently", async () => {
+  for (const command of PANE_COMMANDS) {
+    for (const input of Object.values(RECORDED)) {
+      assert.deepEqual(await run([command], JSON.stringify(input)), QUIET, command);
+      assert.deepEqual(await run([command], JSON.stringify(input), { TMUX_PANE: "" }), QUIET);
+    }
+    // Even a guard that would refuse inside tmux.
+    assert.deepEqual(await run([command], toolCall("mcp__tmux__kill_server", {})), QUIET);
+  }
+});
+
+Deno.test("malformed input: exit 1 with one line, but guard fails closed with 2", async () => {
+  const bad: (string | Uint8Array | null)[] = [
+    "",
+    "not json",
+    "[1]",
+    JSON.stringify(recorded("Notification", { message: undefined })),
+    JSON.stringify(recorded("PreToolUse", { tool_input: "x" })),
+    new Uint8Array([0xff]),
+    null, // stdin is a terminal
+  ];
+  for (const command of PANE_COMMANDS) {
+    for (const stdin of bad) {
+      // The input is checked first, inside tmux or not.
+      for (const env of [{}, { TMUX: "/tmp/nowhere,1,0", TMUX_PANE: "%0" }]) {
+        const r = await run([command], stdin, env);
+        assert.equal(r.code, command === "guard" ? 2 : 1, `${command} ${String(stdin)}`);
+        assert.equal(r.stdout, "");
+        assert.equal(r.stderr.length, 1);
+        assert.ok(!r.stderr[0].includes("\n"));
+        assert.ok(r.stderr[0].startsWith(`tmux-mcp hook ${command}: `), r.stderr[0]);
+      }
+    }
+  }
+  const named = await run(
+    ["working"],
+    JSON.stringify(recorded("SubagentStop", { agent_id: undefined })),
+  );
+  assert.ok(named.stderr[0].includes("SubagentStop input: missing agent_id"), named.stderr[0]);
+});
+
+Deno.test("a TMUX_PANE the hook cannot place is an error, not a guess", async () => {
+  const input = JSON.stringify(RECORDED.UserPromptSubmit);
+  const cases: [Record<string, string>, string][] = [
+    [{ TMUX_PANE: "%1" }, "TMUX is not set"],
+    [{ TMUX_PANE: "%1", TMUX: "garbage" }, 'TMUX is "garbage"'],
+    [{ TMUX_PANE: "1", TMUX: "/tmp/s,1,0" }, "not a pane id"],
+  ];
+  for (const [env, fragment] of cases) {
+    for (const command of PANE_COMMANDS) {
+      const r = await run([command], input, env);
+      assert.equal(r.code, command === "guard" ? 2 : 1);
+      assert.ok(r.stderr[0].includes(fragment), r.stderr[0]);
+    }
+  }
+});
+
+Deno.test("working, attention, done, clear mark the agent's window and only it", async () => {
+  const t = await TestTmux.start("main");
+  try {
+    const otherPane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const marks = () => t.tmux("show-options", "-w", "-t", t.ids.paneId);
+    const step = async (command: string, input: Record<string, unknown>, expected: string) => {
+      assert.deepEqual(await run([command], JSON.stringify(input), env), QUIET, command);
+      assert.equal(await marks(), expected, `${command} ${input.hook_event_name}`);
+    };
+    const needs = (m: string) => `${MESSAGE_OPTION} ${m}\n${STATE_OPTION} needs-input\n`;
+    const state = (s: string) => `${STATE_OPTION} ${s}\n`;
+
+    await step(
+      "attention",
+      RECORDED.Notification,
+      needs('"Claude needs your permission to use Bash"'),
+    );
+    await step("working", RECORDED.UserPromptSubmit, state("working"));
+    await step("attention", RECORDED.PermissionRequest, needs('"asks permission to use Bash"'));
+    await step("working", RECORDED.PreToolUse, state("working"));
+    await step("done", RECORDED.Stop, state("done"));
+    await step("done", RECORDED.SubagentStop, state("done"));
+    await step("clear", RECORDED.UserPromptSubmit, "");
+    await step("clear", RECORDED.Stop, ""); // clearing twice is fine
+    // Any command accepts any event's input.
+    for (const input of Object.values(RECORDED)) {
+      await step("working", input, state("working"));
+      await step("done", input, state("done"));
+      await step("clear", input, "");
+    }
+    assert.equal(await t.tmux("show-options", "-w", "-t", otherPane), "", "other window untouched");
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("a pane or server that is gone: exit 1, one line, nothing marked", async () => {
+  const t = await TestTmux.start("main");
+  try {
+    const facts = await t.facts();
+    const input = JSON.stringify(RECORDED.Notification);
+    for (const command of ["attention", "done"]) {
+      const gone = await run([command], input, agentEnv(facts, "%99"));
+      assert.equal(gone.code, 1);
+      assert.ok(gone.stderr[0].includes("%99, which no longer exists"), gone.stderr[0]);
+      // TMUX names a server since restarted on the same socket: pane ids now mean other panes.
+      const restarted = await run(
+        [command],
+        input,
+        agentEnv({ ...facts, pid: facts.pid + 1 }, t.ids.paneId),
+      );
+      assert.equal(restarted.code, 1);
+      assert.ok(restarted.stderr[0].includes("another tmux server"), restarted.stderr[0]);
+    }
+    const working = await run(["working"], input, agentEnv(facts, "%99"));
+    assert.equal(working.code, 1);
+    assert.ok(working.stderr[0].includes("%99"), working.stderr[0]);
+    assert.equal(await t.tmux("show-options", "-w", "-t", t.ids.paneId), "");
+
+    await t.tmuxRaw("kill-server");
+    for (const command of ["attention", "working", "done", "clear"]) {
+      const r = await run([command], input, agentEnv(facts, t.ids.paneId));
+      assert.equal(r.code, 1, command);
+      assert.equal(r.stdout, "");
+      assert.equal(r.stderr.length, 1);
+    }
+  } finally {
+    await t.kill();
+  }
+});

@@ -1,0 +1,166 @@
+/**
+ * The marks on the agent's window: the window user options `@agent-state` (needs-input,
+ * working, done) and `@agent-message`, and the short `display-message` that tells people
+ * looking elsewhere. The values are stored verbatim (tmux does not expand a user option's
+ * value when a format shows it with `#{@agent-message}`); what reaches `display-message`,
+ * which does expand formats, has every `#` doubled.
+ *
+ * @module
+ */
+
+import { escapeFormat, escapeTrailingSemicolon } from "../tmux/format.ts";
+import { attendedPanes, findCallerPane } from "../tmux/identity.ts";
+import type { TmuxRunner } from "../tmux/run.ts";
+import { type ClientRow, type PaneRow, type Snapshot, takeSnapshot } from "../tmux/snapshot.ts";
+import { type AgentPane, AgentPaneError } from "./agent_pane.ts";
+import type { HookInput } from "./input.ts";
+
+/** The window option holding the agent's state. */
+export const STATE_OPTION = "@agent-state";
+/** The window option holding what the agent wants from the person. */
+export const MESSAGE_OPTION = "@agent-message";
+
+/** The states a window can be marked with. */
+export type AgentState = "needs-input" | "working" | "done";
+
+/** Longest `@agent-message` stored, in characters (a notification is one sentence). */
+export const MAX_MESSAGE_CHARS = 500;
+/** Longest text shown by `display-message`: one status line. */
+export const MAX_DISPLAY_CHARS = 200;
+/** How long the message stays on a client's status line (tmux's default is 750 ms). */
+export const DISPLAY_MS = 4_000;
+/** Every tmux call of a hook: a hook must never hang the agent. */
+export const HOOK_TMUX_TIMEOUT_MS = 5_000;
+
+/** `set-option` argv marking the pane's window; without `message` the message is unset. */
+function markArgs(paneId: string, state: AgentState, message?: string): string[] {
+  return [
+    "set-option",
+    "-w",
+    "-t",
+    paneId,
+    STATE_OPTION,
+    state,
+    ";",
+    ...(message === undefined
+      ? ["set-option", "-wu", "-t", paneId, MESSAGE_OPTION]
+      : ["set-option", "-w", "-t", paneId, MESSAGE_OPTION, escapeTrailingSemicolon(message)]),
+  ];
+}
+
+/** `working`: one tmux call, because it runs before every tool call. */
+export async function markWorking(runner: TmuxRunner, pane: AgentPane): Promise<void> {
+  await runner.run(pane.address, markArgs(pane.paneId, "working"), {
+    timeoutMs: HOOK_TMUX_TIMEOUT_MS,
+  });
+}
+
+/** `clear`: both marks gone, as if the person had looked. */
+export async function clearMarks(runner: TmuxRunner, pane: AgentPane): Promise<void> {
+  await runner.run(pane.address, [
+    "set-option",
+    "-wu",
+    "-t",
+    pane.paneId,
+    STATE_OPTION,
+    ";",
+    "set-option",
+    "-wu",
+    "-t",
+    pane.paneId,
+    MESSAGE_OPTION,
+  ], { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
+}
+
+/**
+ * `attention`: the agent needs the person. Marks the window `needs-input` with the message,
+ * and shows one line on every person's client that is not already looking at the pane.
+ */
+export async function markAttention(
+  runner: TmuxRunner,
+  pane: AgentPane,
+  input: HookInput,
+): Promise<void> {
+  const { snapshot, row } = await locate(runner, pane);
+  const message = oneLine(attentionMessage(input), MAX_MESSAGE_CHARS);
+  const watchers = attendedPanes(snapshot).get(pane.paneId) ?? [];
+  const text = `Agent in ${where(row)} needs you: ${message}`;
+  await runner.run(pane.address, [
+    ...markArgs(pane.paneId, "needs-input", message),
+    ...displayArgs(pane.paneId, othersThan(snapshot, watchers), text),
+  ], { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
+}
+
+/**
+ * `done`: the agent finished. Marks the window `done`; when nobody is looking at the pane,
+ * every person's client is told once, so the finished window is not missed.
+ */
+export async function markDone(runner: TmuxRunner, pane: AgentPane): Promise<void> {
+  const { snapshot, row } = await locate(runner, pane);
+  const watched = (attendedPanes(snapshot).get(pane.paneId) ?? []).length > 0;
+  const text = `Agent in ${where(row)} is done.`;
+  await runner.run(pane.address, [
+    ...markArgs(pane.paneId, "done"),
+    ...(watched ? [] : displayArgs(pane.paneId, othersThan(snapshot, []), text)),
+  ], { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
+}
+
+/** Reads the server once and proves the agent's pane is on it (same socket, same server pid). */
+async function locate(
+  runner: TmuxRunner,
+  pane: AgentPane,
+): Promise<{ snapshot: Snapshot; row: PaneRow }> {
+  const snapshot = await takeSnapshot(runner, pane.address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
+  const caller = findCallerPane(snapshot, { tmux: pane.tmux, tmuxPane: pane.paneId });
+  const row = snapshot.panes.find((p) => p.id === caller.paneId);
+  if (caller.via !== "TMUX_PANE" || !row) throw new AgentPaneError(caller.reason);
+  return { snapshot, row };
+}
+
+/** People's clients (control-mode clients are programs) other than `watchers`. */
+function othersThan(snapshot: Snapshot, watchers: readonly ClientRow[]): ClientRow[] {
+  const skip = new Set(watchers.map((c) => c.name));
+  return snapshot.clients.filter((c) => !c.controlMode && !skip.has(c.name));
+}
+
+/** One `display-message` per client, the text made inert (it is expanded as a format). */
+function displayArgs(paneId: string, clients: readonly ClientRow[], text: string): string[] {
+  const shown = escapeTrailingSemicolon(escapeFormat(oneLine(text, MAX_DISPLAY_CHARS)));
+  return clients.flatMap((c) => [
+    ";",
+    "display-message",
+    "-c",
+    c.name,
+    "-t",
+    paneId,
+    "-d",
+    String(DISPLAY_MS),
+    shown,
+  ]);
+}
+
+/** What the agent wants, from whichever event's input arrived. */
+function attentionMessage(input: HookInput): string {
+  const f = input.fields;
+  if (typeof f.message === "string" && f.message.trim() !== "") return f.message;
+  if (typeof f.tool_name === "string") return `asks permission to use ${f.tool_name}`;
+  return "waiting for your input";
+}
+
+/** `main:2.0 "editor"`: where a person finds the pane. */
+export function where(pane: PaneRow): string {
+  const at = pane.placements[0];
+  const name = oneLine(pane.windowName, 60);
+  return at ? `${oneLine(at.sessionName, 60)}:${at.index}.${pane.index} "${name}"` : pane.id;
+}
+
+/**
+ * Makes text one readable line of at most `max` characters: control characters (tabs,
+ * newlines, escapes) become spaces, runs of spaces shrink, and a cut says so with `…`.
+ */
+export function oneLine(text: string, max: number): string {
+  // deno-lint-ignore no-control-regex
+  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, " ").trim();
+  const chars = Array.from(flat);
+  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join("")}…`;
+}

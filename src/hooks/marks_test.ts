@@ -1,0 +1,170 @@
+import assert from "node:assert/strict";
+import { cleanEnv, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { runHook } from "./main.ts";
+import { MESSAGE_OPTION, oneLine, STATE_OPTION } from "./marks.ts";
+import { agentEnv, memoryIo, recorded } from "./testing.ts";
+
+Deno.test("oneLine flattens control characters and cuts visibly", () => {
+  assert.equal(oneLine("a\tb\nc\r\n d\u001b[31m", 100), "a b c d [31m");
+  assert.equal(oneLine("  spaced  out  ", 100), "spaced out");
+  assert.equal(oneLine("日本🙂語", 3), "日本…");
+  assert.equal(oneLine("🙂🙂🙂", 3), "🙂🙂🙂");
+  assert.equal(oneLine("#(touch x) ; '\" -", 100), "#(touch x) ; '\" -");
+});
+
+/** A person-like client whose terminal output is recorded, so a test can read its screen. */
+async function attachLogged(
+  t: TestTmux,
+  target: string,
+): Promise<{ tty: string; screen: () => string; close: () => Promise<void> }> {
+  const log = await Deno.makeTempFile({ prefix: "tmux-mcp-hook-client-" });
+  const before = new Set(await t.clientTtys());
+  const child = new Deno.Command("script", {
+    args: ["-qfc", `tmux -u -L ${t.socket} attach -t '${target}'`, log],
+    env: cleanEnv({ TERM: "xterm" }),
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const close = async () => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone with the server
+    }
+    await child.status;
+    await child.stdin.close().catch(() => {});
+    await Deno.remove(log).catch(() => {});
+  };
+  try {
+    const tty = await waitFor(async () => {
+      const now = await t.clientTtys();
+      return now.find((tty) => !before.has(tty));
+    }, "a logged client");
+    return { tty, screen: () => Deno.readTextFileSync(log), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+async function hook(
+  command: string,
+  input: Record<string, unknown>,
+  env: Record<string, string>,
+): Promise<void> {
+  const { io, out } = memoryIo(JSON.stringify(input), env);
+  const code = await runHook([command], io);
+  assert.deepEqual({ code, ...out }, { code: 0, stdout: "", stderr: [] }, command);
+}
+
+const show = (t: TestTmux, pane: string, option: string) =>
+  t.tmuxRaw("show-options", "-wv", "-t", pane, option);
+
+Deno.test("attention stores any message exactly and never runs what is in it", async () => {
+  const t = await TestTmux.start();
+  const marker = `${await Deno.makeTempDir()}/ran`;
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const messages: [string, string][] = [
+      [
+        `#(touch ${marker}) #{pane_id} ##[fg=red] 100%`,
+        `#(touch ${marker}) #{pane_id} ##[fg=red] 100%`,
+      ],
+      ["finish this;", "finish this;"],
+      ["-t %0 looks like a flag", "-t %0 looks like a flag"],
+      [`quotes ' " and \\ backslash, 日本🙂`, `quotes ' " and \\ backslash, 日本🙂`],
+      ["tab\there\nnew line", "tab here new line"],
+      ["x".repeat(600), `${"x".repeat(499)}…`],
+    ];
+    for (const [message, stored] of messages) {
+      await hook("attention", recorded("Notification", { message }), env);
+      assert.equal((await show(t, t.ids.paneId, MESSAGE_OPTION)).stdout, `${stored}\n`);
+      assert.equal((await show(t, t.ids.paneId, STATE_OPTION)).stdout, "needs-input\n");
+      // A format that shows the option prints it as stored: nothing expanded, nothing run.
+      const shown = await t.tmux(
+        "display-message",
+        "-p",
+        "-t",
+        t.ids.paneId,
+        `#{${MESSAGE_OPTION}}`,
+      );
+      assert.equal(shown, `${stored}\n`);
+    }
+    await hook("attention", recorded("PermissionRequest"), env);
+    assert.equal(
+      (await show(t, t.ids.paneId, MESSAGE_OPTION)).stdout,
+      "asks permission to use Bash\n",
+    );
+    await hook("attention", recorded("Stop"), env);
+    assert.equal((await show(t, t.ids.paneId, MESSAGE_OPTION)).stdout, "waiting for your input\n");
+    await assert.rejects(Deno.stat(marker));
+  } finally {
+    await t.kill();
+    await Deno.remove(marker.slice(0, -4), { recursive: true });
+  }
+});
+
+Deno.test("attention tells every client not looking at the pane, escaped, and only them", async () => {
+  const t = await TestTmux.start("main");
+  const clients: Awaited<ReturnType<typeof attachLogged>>[] = [];
+  try {
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const watcher = await attachLogged(t, "main");
+    clients.push(watcher);
+    const elsewhere = await attachLogged(t, "other");
+    clients.push(elsewhere);
+    const message = "#{pane_id} #(echo hi) ok;";
+    await hook("attention", recorded("Notification", { message }), env);
+    await waitFor(
+      () =>
+        /Agent in main:0\.0 "[^"]*" needs you: /.test(elsewhere.screen()) &&
+        elsewhere.screen().includes(`needs you: ${message}`),
+      "the message, verbatim, on the other client",
+    );
+    // One client's output keeps its order: once a later message arrived, an earlier one would have.
+    await t.tmux("display-message", "-c", watcher.tty, "sync-mark-1");
+    await waitFor(() => watcher.screen().includes("sync-mark-1"), "the sync message");
+    assert.ok(!watcher.screen().includes("needs you"), "the watcher is not interrupted");
+  } finally {
+    for (const c of clients) await c.close();
+    await t.kill();
+  }
+});
+
+Deno.test("done flags an unwatched window to every client, and a watched one to nobody", async () => {
+  const t = await TestTmux.start("main");
+  const clients: Awaited<ReturnType<typeof attachLogged>>[] = [];
+  try {
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const client = await attachLogged(t, "other");
+    clients.push(client);
+    await hook("attention", recorded("Notification"), env);
+    await hook("done", recorded("Stop"), env);
+    assert.equal((await show(t, t.ids.paneId, STATE_OPTION)).stdout, "done\n");
+    assert.equal((await show(t, t.ids.paneId, MESSAGE_OPTION)).code, 1, "message unset");
+    await waitFor(
+      () => /Agent in main:0\.0 "[^"]*" is done\./.test(client.screen()),
+      "the done message",
+    );
+    // Replace the message on the status line, so redraws no longer repeat it.
+    await t.tmux("display-message", "-c", client.tty, "sync-mark-A");
+    await waitFor(() => client.screen().includes("sync-mark-A"), "the first sync message");
+
+    await t.attach("main"); // now a person looks at the agent's pane
+    await hook("done", recorded("SubagentStop"), env);
+    assert.equal((await show(t, t.ids.paneId, STATE_OPTION)).stdout, "done\n");
+    await t.tmux("display-message", "-c", client.tty, "sync-mark-B");
+    await waitFor(() => client.screen().includes("sync-mark-B"), "the second sync message");
+    const screen = client.screen();
+    const b = screen.indexOf("sync-mark-B");
+    const between = screen.slice(screen.lastIndexOf("sync-mark-A", b), b);
+    assert.ok(!between.includes("is done."), "not told again while someone watches");
+  } finally {
+    for (const c of clients) await c.close();
+    await t.kill();
+  }
+});

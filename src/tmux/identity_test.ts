@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { attendedPanes, findCallerPane, parseTmuxEnv } from "./identity.ts";
+import type { ClientRow, PaneRow, Snapshot } from "./snapshot.ts";
+
+Deno.test("parseTmuxEnv takes the last two fields as numbers, so paths may hold commas", () => {
+  assert.deepEqual(parseTmuxEnv("/tmp/tmux-1000/default,1234,0"), {
+    socketPath: "/tmp/tmux-1000/default",
+    pid: 1234,
+  });
+  assert.deepEqual(parseTmuxEnv("/tmp/a,b/sock,99,3"), { socketPath: "/tmp/a,b/sock", pid: 99 });
+  assert.equal(parseTmuxEnv(undefined), null);
+  assert.equal(parseTmuxEnv("garbage"), null);
+  assert.equal(parseTmuxEnv(",1,2"), null);
+});
+
+function pane(id: string, windowId: string, pid: number): PaneRow {
+  return { id, windowId, pid } as unknown as PaneRow;
+}
+
+function client(windowId: string, paneId: string, extra: Partial<ClientRow> = {}): ClientRow {
+  return {
+    windowId,
+    paneId,
+    controlMode: false,
+    zoomed: false,
+    tty: "/dev/pts/9",
+    name: "c",
+    ...extra,
+  } as ClientRow;
+}
+
+function snap(panes: PaneRow[], clients: ClientRow[] = []): Snapshot {
+  return {
+    running: true,
+    server: { socketPath: "/tmp/tmux-0/x", pid: 50, version: "3.3a" },
+    sessions: [],
+    windows: [],
+    panes,
+    clients,
+  };
+}
+
+Deno.test("the caller pane needs TMUX to name this very server: socket and pid", () => {
+  const s = snap([pane("%1", "@1", 100), pane("%2", "@1", 200)]);
+  assert.equal(findCallerPane(s, { tmux: "/tmp/tmux-0/x,50,0", tmuxPane: "%2" }).paneId, "%2");
+  // Same pane id on another server: not ours.
+  assert.equal(findCallerPane(s, { tmux: "/tmp/tmux-0/y,50,0", tmuxPane: "%2" }).paneId, null);
+  // Same socket, restarted server (other pid): pane ids were reused for other panes.
+  assert.equal(findCallerPane(s, { tmux: "/tmp/tmux-0/x,51,0", tmuxPane: "%2" }).paneId, null);
+  // A pane that is gone.
+  const gone = findCallerPane(s, { tmux: "/tmp/tmux-0/x,50,0", tmuxPane: "%7" });
+  assert.equal(gone.paneId, null);
+  assert.match(gone.reason, /no longer exists/);
+  // Without TMUX: the parent process being a pane's process proves it; nothing else does.
+  const viaParent = findCallerPane(s, { ppid: 200 });
+  assert.deepEqual([viaParent.paneId, viaParent.via], ["%2", "parent-process"]);
+  assert.equal(findCallerPane(s, { ppid: 999 }).paneId, null);
+  assert.equal(findCallerPane(s, {}).via, null);
+});
+
+Deno.test("attended: every pane of a person's window, only the active one when zoomed", () => {
+  const panes = [
+    pane("%1", "@1", 1),
+    pane("%2", "@1", 2),
+    pane("%3", "@2", 3),
+    pane("%4", "@3", 4),
+  ];
+  const s = snap(panes, [
+    client("@1", "%1"),
+    client("@2", "%3", { zoomed: true }),
+    client("@3", "%4", { controlMode: true }),
+  ]);
+  const seen = attendedPanes(s);
+  assert.deepEqual([...seen.keys()].sort(), ["%1", "%2", "%3"]);
+  const zoomed = snap([pane("%5", "@4", 5), pane("%6", "@4", 6)], [
+    client("@4", "%6", { zoomed: true }),
+  ]);
+  assert.deepEqual([...attendedPanes(zoomed).keys()], ["%6"]);
+});

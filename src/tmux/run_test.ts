@@ -1,0 +1,119 @@
+import assert from "node:assert/strict";
+import { TestTmux } from "../../tests/helpers/tmux.ts";
+import { classifyStderr, TmuxError, TmuxRunner } from "./run.ts";
+
+Deno.test("classifyStderr tells no server from no target from other failures", () => {
+  assert.equal(classifyStderr("no server running on /tmp/tmux-0/x"), "no-server");
+  assert.equal(
+    classifyStderr("error connecting to /tmp/tmux-0/x (No such file or directory)"),
+    "no-server",
+  );
+  assert.equal(
+    classifyStderr("error connecting to /tmp/tmux-0/x (Connection refused)"),
+    "no-server",
+  );
+  assert.equal(classifyStderr("can't find pane: %99"), "no-target");
+  assert.equal(classifyStderr("can't find session: nope"), "no-target");
+  assert.equal(classifyStderr("unknown command: frobnicate"), "failed");
+});
+
+Deno.test("runner: real tmux errors are typed", async () => {
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner();
+  try {
+    const addr = { socketName: t.socket };
+    const out = new TextDecoder().decode(await runner.run(addr, ["display-message", "-p", "ok"]));
+    assert.equal(out, "ok\n");
+    await assert.rejects(
+      runner.run(addr, ["capture-pane", "-p", "-t", "%999"]),
+      (e: unknown) => e instanceof TmuxError && e.kind === "no-target",
+    );
+    await assert.rejects(
+      runner.run(addr, ["frobnicate"]),
+      (e: unknown) =>
+        e instanceof TmuxError && e.kind === "failed" && /unknown command/.test(e.message),
+    );
+    await assert.rejects(
+      runner.run({ socketName: `${t.socket}-absent` }, ["list-sessions"]),
+      (e: unknown) => e instanceof TmuxError && e.kind === "no-server",
+    );
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("runner: a stale socket file (server gone) is 'no server', and fast", async () => {
+  const t = await TestTmux.start();
+  const { socketPath } = await t.facts();
+  await t.kill(); // kill-server leaves the socket file behind
+  const runner = new TmuxRunner();
+  try {
+    await assert.rejects(
+      runner.run({ socketPath }, ["list-sessions"]),
+      (e: unknown) => e instanceof TmuxError && e.kind === "no-server",
+    );
+  } finally {
+    await runner.close();
+  }
+});
+
+Deno.test("runner: timeout and cancellation kill the child", async () => {
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner();
+  try {
+    const addr = { socketName: t.socket };
+    // wait-for blocks until signalled: the only way out is our timeout.
+    await assert.rejects(
+      runner.run(addr, ["wait-for", "never-signalled"], { timeoutMs: 200 }),
+      (e: unknown) => e instanceof TmuxError && e.kind === "timeout",
+    );
+    assert.equal(runner.running, 0);
+    const controller = new AbortController();
+    const pending = runner.run(addr, ["wait-for", "never-either"], { signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    await assert.rejects(pending, (e: unknown) => e instanceof TmuxError && e.kind === "cancelled");
+    assert.equal(runner.running, 0);
+    // close() kills what is still running and refuses new work.
+    const late = runner.run(addr, ["wait-for", "never-at-all"]);
+    await runner.close();
+    await assert.rejects(late, (e: unknown) => e instanceof TmuxError && e.kind === "cancelled");
+    assert.equal(runner.running, 0);
+    await assert.rejects(runner.run(addr, ["-V"]), /shutting down/);
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("runner: a missing tmux binary is 'not-installed' with a clear message", async () => {
+  const runner = new TmuxRunner({ binary: "tmux-not-installed-here" });
+  await assert.rejects(
+    runner.run({}, ["-V"]),
+    (e: unknown) =>
+      e instanceof TmuxError && e.kind === "not-installed" && /not on PATH/.test(e.message),
+  );
+});
+
+Deno.test("runner: no more than maxConcurrent tmux processes at once", async () => {
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner({ maxConcurrent: 2 });
+  try {
+    const addr = { socketName: t.socket };
+    let peak = 0;
+    const calls = Array.from(
+      { length: 10 },
+      () =>
+        runner.run(addr, ["display-message", "-p", "x"]).then(() => {
+          peak = Math.max(peak, runner.running);
+        }),
+    );
+    const sampler = setInterval(() => peak = Math.max(peak, runner.running), 1);
+    await Promise.all(calls);
+    clearInterval(sampler);
+    assert.ok(peak <= 2, `peak ${peak}`);
+    assert.ok(peak >= 1);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});

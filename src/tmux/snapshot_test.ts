@@ -1,0 +1,168 @@
+import assert from "node:assert/strict";
+import { TestTmux } from "../../tests/helpers/tmux.ts";
+import { TmuxRunner } from "./run.ts";
+import { takeSnapshot } from "./snapshot.ts";
+import { escapeFormat, escapeTrailingSemicolon } from "./format.ts";
+
+/**
+ * What tmux stores for a session name: it escapes backslashes (and control characters, which
+ * these tests avoid) itself, the way it does for window names.
+ */
+function sessionSafe(name: string): string {
+  return name.replaceAll("\t", " ").replaceAll("\\", "\\\\");
+}
+
+const NASTY = [
+  "has spaces",
+  "tab\there",
+  "semi;colon;",
+  "hash #{pane_id} #(touch /tmp/tmux-mcp-snapshot-marker)",
+  `quotes ' " \` and \\ backslash`,
+  "emoji 🙂 日本語 e\u0301",
+];
+
+Deno.test("snapshot: one invocation reads everything; odd values come back exactly", async () => {
+  await Deno.remove("/tmp/tmux-mcp-snapshot-marker").catch(() => {});
+  const t = await TestTmux.start("plain");
+  const runner = new TmuxRunner();
+  const dir = `${await Deno.makeTempDir({ prefix: "tmux-mcp-" })}/dir\twith\nnewline ;#{x}`;
+  await Deno.mkdir(dir);
+  try {
+    const addr = { socketName: t.socket };
+    for (const [i, name] of NASTY.entries()) {
+      // Session names: tmux rewrites . and : (none here). Titles: no control characters.
+      // new-session -s expands formats too: # must be doubled or #(...) would run.
+      const sessionName = `s${i} ${name.replaceAll("\t", " ")}`;
+      const sessionId = (await t.tmux(
+        "new-session",
+        "-d",
+        "-P",
+        "-F",
+        "#{session_id}",
+        "-s",
+        escapeTrailingSemicolon(escapeFormat(sessionName)),
+      )).trim();
+      const paneId =
+        (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "-t", sessionId, "-c", escapeFormat(dir)))
+          .trim();
+      await t.tmux(
+        "select-pane",
+        "-t",
+        paneId,
+        "-T",
+        escapeTrailingSemicolon(escapeFormat(name.replaceAll("\t", " "))),
+      );
+    }
+    const snap = await takeSnapshot(runner, addr);
+    assert.equal(snap.running, true);
+    assert.ok(snap.server && snap.server.pid > 0 && snap.server.socketPath.endsWith(t.socket));
+    assert.equal(snap.sessions.length, NASTY.length + 1);
+    for (const name of NASTY) {
+      const sessionName = sessionSafe(name);
+      assert.ok(
+        snap.sessions.some((s) => s.name.endsWith(sessionName)),
+        `session ${JSON.stringify(sessionName)} in ${
+          JSON.stringify(snap.sessions.map((s) => s.name))
+        }`,
+      );
+      assert.ok(
+        snap.panes.some((p) => p.title === name.replaceAll("\t", " ")),
+        `title ${JSON.stringify(name)}`,
+      );
+    }
+    // Paths hold raw tabs and newlines: framing must survive them.
+    const inDir = snap.panes.filter((p) => p.cwd === dir);
+    assert.equal(inDir.length, NASTY.length);
+    assert.equal(await exists("/tmp/tmux-mcp-snapshot-marker"), false);
+  } finally {
+    await runner.close();
+    await t.kill();
+    await Deno.remove(dir.slice(0, dir.lastIndexOf("/")), { recursive: true });
+  }
+});
+
+Deno.test("snapshot: window names keep tmux's own escaping and invalid UTF-8 is shown, not dropped", async () => {
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner();
+  try {
+    // A path with an invalid UTF-8 byte: the pane's cwd carries it raw.
+    const base = await Deno.makeTempDir({ prefix: "tmux-mcp-bytes-" });
+    const bad = new Uint8Array([...new TextEncoder().encode(`${base}/x`), 0xff, 0x79]);
+    // Deno paths must be strings; make the folder through the shell in the pane instead.
+    await t.tmux(
+      "send-keys",
+      "-t",
+      t.ids.paneId,
+      "-l",
+      `mkdir "${base}/x$(printf '\\377')y" && cd "${base}/x$(printf '\\377')y"`,
+    );
+    await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
+    const expected = `${base}/x\\xFFy`;
+    let cwd = "";
+    for (let i = 0; i < 100 && cwd !== expected; i++) {
+      await new Promise((r) => setTimeout(r, 30));
+      const snap = await takeSnapshot(runner, { socketName: t.socket });
+      cwd = snap.panes[0].cwd;
+    }
+    assert.equal(cwd, expected);
+    assert.equal(bad.length > 0, true);
+    await t.tmux("rename-window", "-t", t.ids.windowId, "line\nbreak\ttab");
+    const snap = await takeSnapshot(runner, { socketName: t.socket });
+    // tmux itself stores window names with control characters escaped (\n, \t).
+    assert.equal(snap.windows[0].name, "line\\nbreak\\ttab");
+    await Deno.remove(base, { recursive: true });
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("snapshot: a linked window is listed once, with every placement", async () => {
+  const t = await TestTmux.start("one");
+  const runner = new TmuxRunner();
+  try {
+    await t.tmux("new-session", "-d", "-s", "two");
+    await t.tmux("link-window", "-d", "-s", t.ids.windowId, "-t", "=two:5");
+    const snap = await takeSnapshot(runner, { socketName: t.socket });
+    const linked = snap.windows.filter((w) => w.id === t.ids.windowId);
+    assert.equal(linked.length, 1);
+    assert.deepEqual(
+      linked[0].placements.map((p) => [p.sessionName, p.index]).sort(),
+      [["one", 0], ["two", 5]],
+    );
+    const pane = snap.panes.filter((p) => p.id === t.ids.paneId);
+    assert.equal(pane.length, 1);
+    assert.equal(pane[0].placements.length, 2);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("snapshot: no server, and a server with no sessions", async () => {
+  const runner = new TmuxRunner();
+  const t = await TestTmux.start();
+  try {
+    const none = await takeSnapshot(runner, { socketName: `${t.socket}-nothing` });
+    assert.equal(none.running, false);
+    assert.deepEqual([none.sessions, none.panes, none.clients], [[], [], []]);
+    await t.tmux("set-option", "-g", "exit-empty", "off");
+    await t.tmux("kill-session", "-t", t.ids.sessionId);
+    const empty = await takeSnapshot(runner, { socketName: t.socket });
+    assert.equal(empty.running, true);
+    assert.ok(empty.server);
+    assert.deepEqual([empty.sessions, empty.panes], [[], []]);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

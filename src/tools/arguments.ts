@@ -1,0 +1,169 @@
+/**
+ * What the creating, arranging and configuring families share: client text made safe for a
+ * tmux argument, names refused up front when tmux would store something else, and a few
+ * reads of what tmux did.
+ *
+ * tmux rewrites some names silently (a session name's `.` and `:` become `_`, a backslash is
+ * doubled, a tab becomes the two characters `\t`) and drops a pane title holding a control
+ * character with exit status 0. Refusing such text before tmux sees it is the only way the
+ * caller learns why; reading the stored value back afterwards proves nothing else changed it.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import {
+  escapeFormat,
+  escapeTrailingSemicolon,
+  newGuard,
+  parseRecords,
+  recordFormat,
+} from "../tmux/format.ts";
+import { TmuxError } from "../tmux/run.ts";
+
+/**
+ * A client string as a tmux argument that tmux does not expand as a format: only a final `;`
+ * needs escaping (tmux would read it as a command separator).
+ */
+export function literalArg(text: string): string {
+  return escapeTrailingSemicolon(text);
+}
+
+/**
+ * A client string as an argument tmux expands as a format (names, titles, start directories,
+ * pipe commands): `#` doubled so `#{...}` stays text and `#(...)` never runs, and a final `;`
+ * escaped.
+ */
+export function formatArg(text: string): string {
+  return escapeTrailingSemicolon(escapeFormat(text));
+}
+
+/** Control characters (C0, DEL, C1): tmux rewrites or drops text holding them. */
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** What kind of name, for the rules and the messages. */
+export type NameKind = "session name" | "window name" | "pane title";
+
+/**
+ * Refuses a name tmux would store differently from what was asked, saying why: session names
+ * lose `.` and `:`; session and window names double a backslash and spell control characters
+ * out; a title with a control character is dropped. Text that is not well-formed Unicode (a
+ * lone surrogate) could not reach tmux intact either.
+ */
+export function checkName(kind: NameKind, name: string): void {
+  const refuse = (why: string) => {
+    throw new ToolFailure(
+      `The ${kind} ${JSON.stringify(name)} ${why}.`,
+      "Choose a name without it; nothing was changed.",
+    );
+  };
+  if (name === "") refuse("is empty");
+  if (!name.isWellFormed()) refuse("is not well-formed Unicode (a lone surrogate)");
+  if (CONTROL.test(name)) {
+    refuse(
+      kind === "pane title"
+        ? "holds a control character (tab, newline...), and tmux silently ignores such a title"
+        : "holds a control character (tab, newline...), which tmux would store spelled out as \\t or \\n",
+    );
+  }
+  if (kind !== "pane title" && name.includes("\\")) {
+    refuse("holds a backslash, which tmux would store doubled");
+  }
+  if (kind === "session name" && /[.:]/.test(name)) {
+    refuse("holds '.' or ':', which tmux would rewrite to '_' (they separate parts of a target)");
+  }
+}
+
+/** A name as tools take it; {@link checkName} applies the tmux rules. */
+export const nameSchema = z.string().max(1024);
+
+/** An absolute start directory (tmux would resolve a relative one against its own cwd). */
+export const startDirectorySchema = z.string().min(1).max(4096).regex(
+  /^\//,
+  "an absolute path",
+).describe(
+  "Absolute directory the new process starts in. tmux falls back to another directory " +
+    "silently when it cannot enter it; the result reports where the pane really started.",
+);
+
+/** A shell command for a new process; tmux runs it with its default-shell `-c`. */
+export const commandSchema = z.string().min(1).max(16_384).describe(
+  "Shell command the pane runs instead of the default shell; the pane ends when it exits.",
+);
+
+/** An environment variable name tmux and shells both accept. */
+export const envNameSchema = z.string().regex(
+  /^[A-Za-z_][A-Za-z0-9_]{0,255}$/,
+  "an environment variable name (letters, digits, underscore; not starting with a digit)",
+);
+
+/**
+ * Reads framed fields of one pane (`#{...}` formats of ours, never a client's); null when the
+ * pane is gone (a process that exited at once takes its pane with it).
+ */
+export async function paneFields(
+  ctx: TmuxContext,
+  paneId: string,
+  fields: readonly string[],
+): Promise<string[] | null> {
+  const guard = newGuard();
+  const format = recordFormat(guard, ["#{pane_id}", ...fields]);
+  let out: Uint8Array;
+  try {
+    out = await ctx.run(["list-panes", "-t", paneId, "-F", format]);
+  } catch (error) {
+    if (error instanceof TmuxError && (error.kind === "no-target" || error.kind === "no-server")) {
+      return null;
+    }
+    throw error;
+  }
+  const records = parseRecords(out, guard, fields.length + 1);
+  // list-panes -t %N lists the pane's whole window: pick the pane itself.
+  const mine = records.find((r) => r[0] === paneId);
+  return mine ? mine.slice(1) : null;
+}
+
+/**
+ * Where a new pane's process really is. tmux enters the start directory in the child after
+ * fork and falls back to home or `/` silently when it cannot: compare, and say so. Read twice
+ * at most, because the very first read can come before the child's chdir.
+ */
+export async function startedIn(
+  ctx: TmuxContext,
+  paneId: string,
+  requested: string | undefined,
+): Promise<{ cwd: string; notes: string[] }> {
+  const read = async () => (await paneFields(ctx, paneId, ["#{pane_current_path}"]))?.[0];
+  let cwd = await read();
+  if (cwd === undefined) return { cwd: "", notes: [GONE(paneId)] };
+  if (requested === undefined || sameDirectory(cwd, requested)) return { cwd, notes: [] };
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  cwd = await read();
+  if (cwd === undefined) return { cwd: "", notes: [GONE(paneId)] };
+  if (sameDirectory(cwd, requested)) return { cwd, notes: [] };
+  return {
+    cwd,
+    notes: [
+      `The pane's process is in ${JSON.stringify(cwd)}, not ${
+        JSON.stringify(requested)
+      }: tmux starts elsewhere when it cannot enter the directory (missing, or not permitted), or the command changed directory.`,
+    ],
+  };
+}
+
+/** The note for a pane whose process exited before it could be looked at. */
+export const GONE = (paneId: string): string =>
+  `Pane ${paneId} is already gone: its process exited at once and took the pane with it (remain-on-exit keeps such panes).`;
+
+function sameDirectory(a: string, b: string): boolean {
+  const trim = (p: string) => p.length > 1 ? p.replace(/\/+$/, "") : p;
+  return trim(a) === trim(b);
+}
+
+/** Pluralizes a count for summaries. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}

@@ -1,0 +1,200 @@
+/**
+ * call_tools_batch: several calls of other tools in one request, in order. It exists in every
+ * toolset selection because it can do nothing by itself: each row goes through the registry
+ * exactly as a direct call would — looked up among the tools on offer (a tool outside the
+ * selection fails its row and never runs), its arguments validated, its guards applied.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { cutString, jsonBytes } from "../mcp/bounds.ts";
+import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
+import { count, int } from "../mcp/schemas.ts";
+import { ALWAYS_ON } from "../mcp/toolsets.ts";
+
+/** Most calls one batch runs. */
+export const MAX_BATCH_OPERATIONS = 16;
+
+/** Room kept for the envelope (stoppedAt, counts, note) around the rows. */
+const ENVELOPE_BYTES = 1_024;
+
+/** Longest error text kept per row. */
+const MAX_ERROR_BYTES = 4_096;
+
+const BATCH_NAME = "call_tools_batch";
+
+const rowSchema = z.strictObject({
+  index: int().describe("Position of the operation in the request, from 0."),
+  tool: z.string(),
+  success: z.boolean(),
+  error: z.string().nullable().describe("Why the call failed (as the tool would say it)."),
+  result: z.record(z.string(), z.unknown()).nullable().describe(
+    "The tool's structured result, as a direct call returns it; null on failure or when cut.",
+  ),
+  omittedResultBytes: count().describe(
+    "Bytes of this row's result left out to keep the response within its bound (0: whole).",
+  ),
+});
+
+type Row = z.infer<typeof rowSchema>;
+
+/** Builds the batch tool around the registry it calls into. */
+function batchTool(registry: ToolRegistry) {
+  return defineTool({
+    name: BATCH_NAME,
+    title: "Call tools in a batch",
+    toolset: ALWAYS_ON,
+    description:
+      `Run up to ${MAX_BATCH_OPERATIONS} calls of other tools in order, each exactly as if ` +
+      "called alone: same argument checks, same guards, and only tools this server offers " +
+      '(any other fails its row and never runs). onError "stop" (default) ends the batch at ' +
+      'the first failure (stoppedAt says where); "continue" runs every row. A row without ' +
+      "socket_name uses the batch's. Rows whose results do not fit the response bound keep " +
+      "their success and error but lose the result, with the bytes omitted counted.",
+    input: {
+      operations: z.array(z.strictObject({
+        tool: z.string().min(1).max(128).describe("A tool name, e.g. send_keys."),
+        arguments: z.record(z.string(), z.unknown()).default({}).describe(
+          "That tool's arguments.",
+        ),
+      })).min(1).max(MAX_BATCH_OPERATIONS),
+      onError: z.enum(["stop", "continue"]).default("stop"),
+    },
+    output: {
+      results: z.array(rowSchema),
+      stoppedAt: int().nullable().describe("Index of the failed row the batch stopped at."),
+      notRun: count().describe("Operations never started (after a stop, or cancellation)."),
+      succeeded: count(),
+      failed: count(),
+      complete: z.boolean().describe("Whether every row's result is whole."),
+      note: z.string().nullable().describe("What was left out, if anything."),
+    },
+    annotations: {
+      // Rows may do anything the selected toolsets allow.
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
+    async run(args, ctx) {
+      const rows: Row[] = [];
+      let stoppedAt: number | null = null;
+      const total = args.operations.length;
+      const socketName = (args as { socket_name?: string }).socket_name;
+      for (const [index, op] of args.operations.entries()) {
+        if (ctx.signal.aborted) break;
+        const tool = op.tool === BATCH_NAME ? undefined : registry.get(op.tool);
+        let row: Row;
+        if (!tool) {
+          row = failedRow(
+            index,
+            op.tool,
+            op.tool === BATCH_NAME
+              ? "Batches do not nest: call_tools_batch cannot be a row of itself."
+              : `No tool ${JSON.stringify(op.tool)} on this server (it may be in a toolset ` +
+                "that is not selected). tools/list shows what is on offer.",
+          );
+        } else {
+          const rowArgs: Record<string, unknown> = { ...op.arguments };
+          if (socketName !== undefined && !("socket_name" in rowArgs)) {
+            rowArgs.socket_name = socketName;
+          }
+          const result = await registry.call(tool, rowArgs, {
+            signal: ctx.signal,
+            progress: () => Promise.resolve(),
+          });
+          row = result.isError ? failedRow(index, op.tool, errorText(result.content)) : {
+            index,
+            tool: op.tool,
+            success: true,
+            error: null,
+            result: (result.structuredContent ?? {}) as Record<string, unknown>,
+            omittedResultBytes: 0,
+          };
+        }
+        rows.push(row);
+        await ctx.progress(index + 1, total, `${op.tool}: ${row.success ? "ok" : "failed"}`);
+        if (!row.success && args.onError === "stop") {
+          stoppedAt = index;
+          break;
+        }
+      }
+      const bounded = boundRows(rows, ctx.config.maxResultBytes - ENVELOPE_BYTES);
+      const succeeded = rows.filter((r) => r.success).length;
+      const failed = rows.length - succeeded;
+      const notRun = total - rows.length;
+      return {
+        data: {
+          results: bounded.rows,
+          stoppedAt,
+          notRun,
+          succeeded,
+          failed,
+          complete: bounded.cut === 0,
+          note: bounded.cut === 0
+            ? null
+            : `The results of ${bounded.cut} row${
+              bounded.cut === 1 ? "" : "s"
+            } were left out (${bounded.bytes} bytes) to keep the response within ${ctx.config.maxResultBytes} bytes; call those tools alone to see them.`,
+        },
+        summary: `${succeeded} of ${total} operations succeeded` +
+          (failed ? `, ${failed} failed` : "") +
+          (stoppedAt !== null ? `; stopped at operation ${stoppedAt}` : "") +
+          (notRun ? `; ${notRun} not run` : "") + "." +
+          (bounded.cut ? ` ${bounded.cut} results cut to fit the bound.` : ""),
+      };
+    },
+  });
+}
+
+function failedRow(index: number, tool: string, error: string): Row {
+  const cut = cutString(error, MAX_ERROR_BYTES);
+  return {
+    index,
+    tool,
+    success: false,
+    error: cut.omittedBytes ? `${cut.text}… (${cut.omittedBytes} bytes cut)` : cut.text,
+    result: null,
+    omittedResultBytes: 0,
+  };
+}
+
+function errorText(content: unknown): string {
+  if (Array.isArray(content)) {
+    const first = content.find((c) => c && typeof c === "object" && c.type === "text");
+    if (first && typeof first.text === "string") return first.text;
+  }
+  return "The tool failed without saying why.";
+}
+
+/**
+ * Keeps rows' results in order while they fit `maxBytes`; a row whose result does not fit
+ * keeps its index, tool, success and error, and counts the bytes of the result it lost.
+ */
+function boundRows(rows: Row[], maxBytes: number): { rows: Row[]; cut: number; bytes: number } {
+  let used = 2;
+  let cut = 0;
+  let bytes = 0;
+  const out = rows.map((row) => {
+    const size = jsonBytes(row) + 1;
+    if (used + size <= maxBytes) {
+      used += size;
+      return row;
+    }
+    const lost = row.result === null ? 0 : jsonBytes(row.result);
+    const slim = { ...row, result: null, omittedResultBytes: lost };
+    used += jsonBytes(slim) + 1;
+    if (lost > 0) {
+      cut++;
+      bytes += lost;
+    }
+    return slim;
+  });
+  return { rows: out, cut, bytes };
+}
+
+/** Registers call_tools_batch (in every toolset selection). */
+export function registerBatchTools(registry: ToolRegistry): void {
+  registry.add(batchTool(registry));
+}

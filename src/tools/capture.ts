@@ -1,0 +1,650 @@
+/**
+ * Reading what panes show: capture_pane, snapshot_pane, capture_since, show_buffer. Toolset
+ * inspect.
+ *
+ * Each capture is one tmux invocation that reads the pane's state and its rows together, so
+ * line numbers are exact. Text comes back as tmux stores it (wide characters, combining marks,
+ * trailing spaces trimmed the way tmux trims them), bounded by lines and bytes with the tail
+ * kept, and every cut is reported.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { boundMetadata, capList, jsonBytes, keepTail, type TailCut } from "../mcp/bounds.ts";
+import { sample, type TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import { count, int, metadataBound, paneIdSchema, panePlacementSchema } from "../mcp/schemas.ts";
+import {
+  alignJoined,
+  captureRows,
+  captureSince,
+  clampRow,
+  CursorError,
+  isBlankRow,
+  lastWrittenIndex,
+  type RowCapture,
+  trimRow,
+} from "../tmux/capture.ts";
+import {
+  decodeBytes,
+  escapeTrailingSemicolon,
+  int as parseInt,
+  newGuard,
+  parseRecords,
+  recordFormat,
+} from "../tmux/format.ts";
+import { TmuxError } from "../tmux/run.ts";
+import type { Snapshot } from "../tmux/snapshot.ts";
+
+/** Default and largest `maxLines`. */
+export const DEFAULT_MAX_LINES = 200;
+export const MAX_MAX_LINES = 10_000;
+
+/** Room kept free besides the measured envelope of a result. */
+const SLACK_BYTES = 256;
+
+/** Room for notes capture_since adds once it knows what the bound left out. */
+const NOTES_RESERVE_BYTES = 512;
+
+const maxLinesSchema = z.number().int().min(1).max(MAX_MAX_LINES).optional().describe(
+  `Most lines returned (default ${DEFAULT_MAX_LINES}); the last ones are kept.`,
+);
+
+const rowSchema = z.number().int().min(-2147483647).max(2147483647);
+
+/** Fields every bounded text reports. */
+const textBound = {
+  text: z.string().describe("The lines, joined with \\n (no final newline)."),
+  returnedLines: count().describe("Lines in text."),
+  droppedLines: count().describe("Leading lines left out (maxLines or the byte bound)."),
+  firstLineCut: z.boolean().describe("Whether the first line in text lost its head to the bound."),
+  returnedBytes: count().describe("UTF-8 bytes of text."),
+  omittedBytes: count().describe("UTF-8 bytes of the whole text left out."),
+};
+
+/**
+ * Runs `read` and turns tmux's "can't find pane" into a refusal naming the panes that exist:
+ * the pane never existed, or it went away after it was listed.
+ */
+export async function withPane<T>(
+  ctx: TmuxContext,
+  paneId: string,
+  read: () => Promise<T>,
+  goneMessage?: string,
+): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!(error instanceof TmuxError) || error.kind !== "no-target") throw error;
+    const snapshot = await ctx.snapshot();
+    ctx.requireRunning(snapshot);
+    if (snapshot.panes.some((p) => p.id === paneId)) throw error;
+    throw new ToolFailure(
+      goneMessage ?? `No pane ${paneId} on ${ctx.socketLabel} (it does not exist, or just closed).`,
+      `Panes: ${sample(snapshot.panes.map((p) => p.id))} — list_panes lists them all.`,
+    );
+  }
+}
+
+/** The lines of a capture as capture_pane counts them, with the row each starts at. */
+interface Lines {
+  readonly lines: string[];
+  /** Row number of each line's first row, or null when it cannot be known. */
+  readonly rowOf: ((index: number) => number) | null;
+}
+
+/** Rows (or joined lines) of a capture, trailing spaces trimmed, blank rows below the end gone. */
+function captureLines(capture: RowCapture): Lines {
+  const { rows, joined, top, bottom } = capture;
+  if (!joined) {
+    const last = lastWrittenIndex(rows, top);
+    return { lines: rows.slice(0, last + 1).map(trimRow), rowOf: (i) => top + i };
+  }
+  const starts = alignJoined(rows, joined);
+  const lines = joined.map(trimRow);
+  let keep = lines.length;
+  if (starts) {
+    while (keep > 0 && top + starts[keep - 1] >= 0 && isBlankRow(lines[keep - 1])) keep--;
+    return { lines: lines.slice(0, keep), rowOf: (i) => top + starts[i] };
+  }
+  // The rows could not be lined up with the joined lines (never seen): trim trailing blank
+  // lines only when the range reaches the screen, and claim no line numbers.
+  while (bottom >= 0 && keep > 0 && isBlankRow(lines[keep - 1])) keep--;
+  return { lines: lines.slice(0, keep), rowOf: null };
+}
+
+/** Bytes the text may take: the bound minus everything else in the result. */
+function textBudget(ctx: TmuxContext, envelope: unknown): number {
+  return ctx.config.maxResultBytes - jsonBytes(envelope) - SLACK_BYTES;
+}
+
+function tailFields(cut: TailCut) {
+  return {
+    text: cut.text,
+    returnedLines: cut.returnedLines,
+    droppedLines: cut.droppedLines,
+    firstLineCut: cut.firstLineCut,
+    returnedBytes: cut.returnedBytes,
+    omittedBytes: cut.omittedBytes,
+  };
+}
+
+const EMPTY_TAIL: TailCut = keepTail([], 0, 0);
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function cutNote(cut: TailCut): string {
+  if (cut.droppedLines === 0 && cut.omittedBytes === 0) return "";
+  return ` ${plural(cut.droppedLines, "earlier line")} (${cut.omittedBytes} bytes) left out.`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// capture_pane
+
+const contentOutput = {
+  ...textBound,
+  totalLines: count().describe(
+    "Lines in the range (joined lines with joinWrapped); blank rows below the last written line do not count.",
+  ),
+  complete: z.boolean().describe("Whether text holds every line of the range."),
+  firstLineNumber: int().nullable().describe(
+    "Row number (0 = top of the screen, negative = history) of the first line in text; pass it as start to capture_pane. Null when text is empty.",
+  ),
+};
+
+/** Captures and bounds content; `envelope` builds the rest of the result around it. */
+async function readContent<E extends Record<string, unknown>>(
+  ctx: TmuxContext,
+  paneId: string,
+  spec: { start?: number; end?: number; joinWrapped?: boolean; escapes?: boolean },
+  maxLines: number,
+  envelope: (capture: RowCapture) => E,
+  goneMessage?: string,
+) {
+  const capture = await withPane(
+    ctx,
+    paneId,
+    () =>
+      captureRows(ctx.runner, ctx.address, paneId, {
+        start: spec.start,
+        end: spec.end,
+        escapes: spec.escapes,
+        untrimmed: true,
+        joined: spec.joinWrapped,
+      }, { signal: ctx.signal }),
+    goneMessage,
+  );
+  const { lines, rowOf } = captureLines(capture);
+  const rest = envelope(capture);
+  const shell = {
+    ...rest,
+    ...tailFields(EMPTY_TAIL),
+    totalLines: lines.length,
+    complete: true,
+    firstLineNumber: 0,
+  };
+  const cut = keepTail(lines, maxLines, textBudget(ctx, shell));
+  const data = {
+    ...rest,
+    ...tailFields(cut),
+    totalLines: lines.length,
+    complete: cut.droppedLines === 0 && cut.omittedBytes === 0,
+    firstLineNumber: cut.returnedLines > 0 && rowOf ? rowOf(cut.droppedLines) : null,
+  };
+  return { capture, cut, data };
+}
+
+const capturePane = defineTool({
+  name: "capture_pane",
+  title: "Capture pane",
+  toolset: "inspect",
+  description:
+    "The text a pane shows: the visible screen by default, or a range of lines reaching into " +
+    "scrollback (start/end as tmux numbers lines: 0 = top of the screen, negative = history, " +
+    "-1 the newest history line). Text comes back exactly (wide characters, emoji, combining " +
+    "marks; trailing spaces trimmed as tmux trims them); escape sequences for colours are left " +
+    "out unless escapes is true. joinWrapped returns a line the terminal wrapped as one line " +
+    "(then every count is in joined lines). Blank rows below the last written line do not " +
+    "count. Bounded by maxLines and bytes keeping the LAST lines; droppedLines/omittedBytes say " +
+    "what was left out and firstLineNumber says where to continue.",
+  input: {
+    paneId: paneIdSchema,
+    start: rowSchema.optional().describe(
+      "First line: 0 = top of the visible screen, negative = history. Default 0.",
+    ),
+    end: rowSchema.optional().describe(
+      "Last line, same numbering. Default: the bottom of the visible screen.",
+    ),
+    joinWrapped: z.boolean().optional().describe(
+      "Return lines the terminal wrapped as one line each. Default false.",
+    ),
+    escapes: z.boolean().optional().describe(
+      "Keep escape sequences for colours and attributes. Default false (plain text).",
+    ),
+    maxLines: maxLinesSchema,
+  },
+  output: {
+    paneId: paneIdSchema,
+    ...contentOutput,
+    start: int().describe("First row of the range tmux captured, after clamping."),
+    end: int().describe("Last row of the range tmux captured, after clamping."),
+    rangeClamped: z.boolean().describe(
+      "Whether start or end lay outside the pane (above the oldest history line or below the screen) and was moved inside it.",
+    ),
+    historySize: count().describe(
+      "History lines above the screen (the lowest row is -historySize).",
+    ),
+    height: count().describe("Rows of the visible screen."),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    if (args.start !== undefined && args.end !== undefined && args.start > args.end) {
+      throw new ToolFailure(
+        `start (${args.start}) is after end (${args.end}).`,
+        "Lines count down the screen: history is negative, 0 is the top row; pass start <= end.",
+      );
+    }
+    const { data, cut } = await readContent(
+      ctx,
+      args.paneId,
+      args,
+      args.maxLines ?? DEFAULT_MAX_LINES,
+      ({ state, top, bottom }) => ({
+        paneId: args.paneId,
+        start: top,
+        end: bottom,
+        rangeClamped: [args.start, args.end].some((r) =>
+          r !== undefined && clampRow(r, state.historySize, state.height) !== r
+        ),
+        historySize: state.historySize,
+        height: state.height,
+      }),
+    );
+    return {
+      data,
+      summary:
+        `Pane ${args.paneId}: ${
+          plural(data.returnedLines, "line")
+        } of rows ${data.start}..${data.end}` +
+        `${args.joinWrapped ? " (wrapped lines joined)" : ""}.${cutNote(cut)}` +
+        (data.rangeClamped ? " The range was clamped to the pane." : ""),
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// snapshot_pane
+
+/** Placements kept per pane. */
+const MAX_PLACEMENTS = 32;
+
+/**
+ * snapshot_pane's work on an already taken snapshot: exported so a test can show what happens
+ * when the pane closes between the listing and the capture.
+ */
+export async function snapshotPaneFrom(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  args: { paneId: string; maxLines?: number; joinWrapped?: boolean; escapes?: boolean },
+) {
+  const p = ctx.pane(snapshot, args.paneId);
+  const caller = ctx.caller(snapshot);
+  const attended = ctx.attended(snapshot);
+  const placements = capList(
+    p.placements.map(({ index, sessionId, sessionName }) => ({ index, sessionId, sessionName })),
+    MAX_PLACEMENTS,
+  );
+  const meta = boundMetadata({
+    title: p.title,
+    command: p.command,
+    cwd: p.cwd,
+    windowName: p.windowName,
+  }, ["title", "command", "cwd", "windowName"]);
+  return await readContent(
+    ctx,
+    p.id,
+    args,
+    args.maxLines ?? DEFAULT_MAX_LINES,
+    ({ state }) => ({
+      paneId: p.id,
+      windowId: p.windowId,
+      ...meta,
+      placements: placements.kept,
+      omittedPlacements: placements.omitted,
+      width: state.width,
+      height: state.height,
+      cursorX: state.cursorX,
+      cursorY: state.cursorY,
+      inMode: state.inMode,
+      mode: state.mode,
+      scrollPosition: state.scrollPosition,
+      alternateScreen: state.alternateScreen,
+      historySize: state.historySize,
+      historyLimit: state.historyLimit,
+      dead: state.dead,
+      deadStatus: p.deadStatus,
+      isCallerPane: p.id === caller.paneId,
+      isAttended: attended.has(p.id),
+    }),
+    `Pane ${p.id} closed after it was listed, before its content could be read.`,
+  );
+}
+
+const snapshotPane = defineTool({
+  name: "snapshot_pane",
+  title: "Snapshot pane",
+  toolset: "inspect",
+  description:
+    "One call to reason from: what a pane shows (its visible screen, bounded as capture_pane " +
+    "bounds it) together with the cursor position, size, mode (copy mode...), scroll " +
+    "position, whether a full-screen program (vim, less) has the alternate screen, title, " +
+    "current command, cwd, whether its process is dead, whether it is this server's own pane " +
+    "(isCallerPane) and whether a person is watching it (isAttended). Content and cursor come " +
+    "from the same instant.",
+  input: {
+    paneId: paneIdSchema,
+    maxLines: maxLinesSchema,
+    joinWrapped: z.boolean().optional().describe("Return wrapped lines joined. Default false."),
+    escapes: z.boolean().optional().describe("Keep colour escape sequences. Default false."),
+  },
+  output: {
+    paneId: paneIdSchema,
+    windowId: z.string(),
+    windowName: z.string(),
+    placements: z.array(panePlacementSchema),
+    omittedPlacements: count(),
+    ...contentOutput,
+    width: count(),
+    height: count(),
+    cursorX: count().describe("Cursor column, 0-based."),
+    cursorY: count().describe("Cursor row on the screen, 0-based (a row number as in text)."),
+    inMode: z.boolean().describe("Whether the pane is in copy mode or another mode."),
+    mode: z.string().describe("The mode's name (copy-mode, view-mode...), or empty."),
+    scrollPosition: count().nullable().describe("Lines scrolled back in copy mode, or null."),
+    alternateScreen: z.boolean().describe(
+      "A full-screen program (vim, less, top) has the screen: text is its screen.",
+    ),
+    historySize: count(),
+    historyLimit: count(),
+    title: z.string(),
+    command: z.string().describe("The command tmux reports running in it."),
+    cwd: z.string(),
+    dead: z.boolean().describe("Whether its process exited (the pane was kept)."),
+    deadStatus: int().nullable(),
+    isCallerPane: z.boolean().describe("This is the pane this MCP server runs in."),
+    isAttended: z.boolean().describe("A person is looking at this pane right now."),
+    ...metadataBound,
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const { data, cut } = await snapshotPaneFrom(ctx, snapshot, args);
+    const flags = [
+      data.alternateScreen ? "full-screen program" : "",
+      data.inMode ? data.mode || "in a mode" : "",
+      data.dead ? "dead" : "",
+      data.isAttended ? "watched by a person" : "",
+      data.isCallerPane ? "this server's own pane" : "",
+    ].filter((f) => f !== "");
+    return {
+      data,
+      summary:
+        `Pane ${data.paneId} (${data.command || "no command"}, ${data.width}x${data.height}` +
+        `, cursor ${data.cursorX},${data.cursorY}${
+          flags.length ? `, ${flags.join(", ")}` : ""
+        }): ` +
+        `${plural(data.returnedLines, "line")}.${cutNote(cut)}`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// capture_since
+
+const MISSED_REASONS = ["history-cleared", "history-trimmed", "resized"] as const;
+
+const captureSinceTool = defineTool({
+  name: "capture_since",
+  title: "Capture new output",
+  toolset: "inspect",
+  description:
+    "Only what a pane wrote or rewrote since an earlier call: pass the cursor the previous " +
+    "call returned (without one: the current screen and a first cursor). A line rewritten in " +
+    "place (a progress bar) comes back once, in its latest form; nothing written means empty " +
+    "text. It never hides a loss: history cleared or trimmed past the cursor, or a width " +
+    "change tmux reflowed, gives missed: true (text then holds everything the pane still " +
+    "holds). A full-screen program on the alternate screen gives alternateScreen: true and its " +
+    "screen as text. A respawned or killed pane, or a cursor from another pane, server or " +
+    "malformed, is an error. tmux keeps no line counter: positions are recovered from history " +
+    "size and row hashes, so lines written, scrolled into history AND cleared between two calls " +
+    "while the history was empty before cannot be seen.",
+  input: {
+    paneId: paneIdSchema,
+    cursor: z.string().max(1_000_000).optional().describe(
+      "The cursor the previous capture_since on this pane returned; omit to start.",
+    ),
+    maxLines: maxLinesSchema,
+  },
+  output: {
+    paneId: paneIdSchema,
+    ...textBound,
+    cursor: z.string().describe("Pass this as cursor to the next capture_since on this pane."),
+    fresh: z.boolean().describe("Whether no cursor was given (text is the current screen)."),
+    missed: z.boolean().describe(
+      "Lines written since the cursor may be missing from text (see missedReason and notes).",
+    ),
+    missedReason: z.enum(MISSED_REASONS).nullable(),
+    firstLineNumber: int().nullable().describe(
+      "Row number of the first line in text (0 = top of the screen, negative = history), usable as capture_pane start; null when text is empty.",
+    ),
+    unchangedLines: count().describe(
+      "Lines in text that were already there unchanged, between rewritten ones.",
+    ),
+    trimmedLines: count().describe("Lines tmux trimmed off the top of history since the cursor."),
+    alternateScreen: z.boolean().describe(
+      "A full-screen program has the alternate screen: text is its screen (empty when unchanged).",
+    ),
+    resized: z.boolean().describe("The pane's width changed since the cursor (tmux reflowed it)."),
+    dead: z.boolean().describe("Whether the pane's process has exited."),
+    notes: z.array(z.string()).describe("What the agent should know about this answer."),
+  },
+  annotations: { ...READ_ONLY, idempotentHint: false },
+  async run(args, ctx) {
+    let since;
+    try {
+      since = await withPane(
+        ctx,
+        args.paneId,
+        () =>
+          captureSince(ctx.runner, ctx.address, args.paneId, args.cursor, { signal: ctx.signal }),
+        args.cursor !== undefined
+          ? `Pane ${args.paneId} no longer exists: it was killed, or closed when its process exited, after the cursor was taken.`
+          : undefined,
+      );
+    } catch (error) {
+      if (error instanceof CursorError) {
+        throw new ToolFailure(
+          error.message,
+          "Call capture_since without a cursor to start afresh from the current screen.",
+        );
+      }
+      throw error;
+    }
+    const { state } = since;
+    const notes: string[] = [];
+    const step = Math.max(1, Math.floor(state.historyLimit / 10));
+    if (since.missedReason === "history-cleared") {
+      notes.push(
+        "The pane's history was cleared since the cursor (clear-history, or a program clearing scrollback): lines written before the clear and not yet read are gone. text holds all the pane holds now.",
+      );
+    } else if (since.missedReason === "history-trimmed") {
+      notes.push(
+        `The history reached its limit (${state.historyLimit} lines; tmux then drops the oldest ${step} at once) and the lines the cursor pointed at were dropped: lines written since may have scrolled away unread. text holds all the pane still holds.`,
+      );
+    } else if (since.missedReason === "resized") {
+      notes.push(
+        "The pane's width changed and tmux reflowed its lines; the cursor's position could not be found again. text holds all the pane holds.",
+      );
+    } else if (since.resized) {
+      notes.push(
+        "The pane's width changed (tmux reflowed its lines): text holds every line after the cursor's position, rewritten or not.",
+      );
+    }
+    if (since.alternateScreen) {
+      notes.push(
+        "A full-screen program has the alternate screen: text is its screen (empty when unchanged since the cursor). What the shell wrote before it started comes back once it exits.",
+      );
+    }
+    const envelope = {
+      paneId: args.paneId,
+      ...tailFields(EMPTY_TAIL),
+      cursor: since.cursor,
+      fresh: since.fresh,
+      missed: since.missed,
+      missedReason: since.missedReason,
+      firstLineNumber: since.firstRow,
+      unchangedLines: 0,
+      trimmedLines: since.trimmedRows,
+      alternateScreen: since.alternateScreen,
+      resized: since.resized,
+      dead: state.dead,
+      notes,
+    };
+    const cut = keepTail(
+      since.rows,
+      args.maxLines ?? DEFAULT_MAX_LINES,
+      textBudget(ctx, envelope) - NOTES_RESERVE_BYTES,
+    );
+    const firstLineNumber = since.firstRow === null || cut.returnedLines === 0
+      ? null
+      : since.firstRow + cut.droppedLines;
+    const unchanged = since.unchangedRows.filter((i) => i >= cut.droppedLines).length;
+    if (cut.droppedLines > 0 && since.firstRow !== null && !since.alternateScreen) {
+      notes.push(
+        `${
+          plural(cut.droppedLines, "earlier new line")
+        } did not fit and were left out: capture_pane with start ${since.firstRow} and end ${
+          since.firstRow + cut.droppedLines - 1
+        } reads them (while they are still there).`,
+      );
+    }
+    if (unchanged > 0) {
+      notes.push(`${plural(unchanged, "line")} in text were already there, unchanged.`);
+    }
+    const data = {
+      ...envelope,
+      ...tailFields(cut),
+      firstLineNumber,
+      unchangedLines: unchanged,
+      notes,
+    };
+    const what = since.alternateScreen
+      ? cut.returnedLines > 0
+        ? "the full-screen program's screen"
+        : "the full-screen program's screen is unchanged"
+      : since.fresh
+      ? "the current screen"
+      : cut.returnedLines > 0
+      ? "new or rewritten"
+      : "nothing new";
+    return {
+      data,
+      summary: `Pane ${args.paneId}: ${plural(cut.returnedLines, "line")}, ${what}.` +
+        (since.missed ? ` Lines may have been missed (${since.missedReason}).` : "") +
+        cutNote(cut),
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// show_buffer
+
+const showBuffer = defineTool({
+  name: "show_buffer",
+  title: "Show paste buffer",
+  toolset: "inspect",
+  description:
+    "The text of a tmux paste buffer (what copy mode or load_buffer stored): by name, or the " +
+    "most recent one. Bytes that are not UTF-8 show as \\xNN. Bounded by bytes keeping the end; " +
+    "droppedLines/omittedBytes say what was left out.",
+  input: {
+    name: z.string().min(1).max(4096).optional().describe(
+      "The buffer's name (e.g. buffer0, or one load_buffer made); default: the most recent.",
+    ),
+  },
+  output: {
+    name: z.string(),
+    size: count().describe("The buffer's size in bytes, as tmux counts it."),
+    created: z.string().describe("When it was created (ISO 8601, UTC)."),
+    ...textBound,
+    totalLines: count(),
+    complete: z.boolean(),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const guard = newGuard();
+    const listed = parseRecords(
+      await ctx.run([
+        "list-buffers",
+        "-F",
+        recordFormat(guard, ["#{buffer_name}", "#{buffer_size}", "#{buffer_created}"]),
+      ]),
+      guard,
+      3,
+    );
+    const names = () => `Buffers: ${sample(listed.map(([n]) => JSON.stringify(n)))}.`;
+    if (listed.length === 0) {
+      throw new ToolFailure(
+        `There are no paste buffers on ${ctx.socketLabel}.`,
+        "Copy mode or load_buffer creates one.",
+      );
+    }
+    // tmux's own default (show-buffer without -b) skips named buffers; the newest of any kind
+    // is what a person means by "the last buffer", and list-buffers lists newest first.
+    const entry = args.name === undefined ? listed[0] : listed.find(([n]) => n === args.name);
+    if (!entry) {
+      throw new ToolFailure(
+        `No paste buffer ${JSON.stringify(args.name)} on ${ctx.socketLabel}.`,
+        names(),
+      );
+    }
+    const [name, size, created] = entry;
+    let bytes: Uint8Array;
+    try {
+      bytes = await ctx.run(["show-buffer", "-b", escapeTrailingSemicolon(name)]);
+    } catch (error) {
+      if (!(error instanceof TmuxError) || !/^no buffer/.test(error.message)) throw error;
+      throw new ToolFailure(
+        `Paste buffer ${JSON.stringify(name)} was deleted while it was being read.`,
+        names(),
+      );
+    }
+    const lines = decodeBytes(bytes).split("\n");
+    const shell = {
+      name,
+      size: parseInt(size),
+      created: new Date(parseInt(created) * 1000).toISOString(),
+      ...tailFields(EMPTY_TAIL),
+      totalLines: lines.length,
+      complete: true,
+    };
+    const cut = keepTail(lines, Number.MAX_SAFE_INTEGER, textBudget(ctx, shell));
+    return {
+      data: {
+        ...shell,
+        ...tailFields(cut),
+        complete: cut.droppedLines === 0 && cut.omittedBytes === 0,
+      },
+      summary: `Buffer ${JSON.stringify(name)}: ${shell.size} bytes.${cutNote(cut)}`,
+    };
+  },
+});
+
+/** Registers capture_pane, snapshot_pane, capture_since and show_buffer (toolset inspect). */
+export function registerCaptureTools(registry: ToolRegistry): void {
+  registry.add(capturePane, snapshotPane, captureSinceTool, showBuffer);
+}

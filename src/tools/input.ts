@@ -1,0 +1,741 @@
+/**
+ * Input: typing into panes, pasting, and running shell commands. Toolset execute.
+ *
+ * Every tool here passes the input guards first (guards.ts): never the caller's own pane
+ * (unless `force`), never a pane a person is watching (unless the server was started with
+ * `--allow-attended-input`), never a dead pane or one in copy mode (or any mode), and never a
+ * synchronized window where any pane of the cohort is guarded.
+ *
+ * `send_keys` keeps text and key names apart on purpose: `text` is typed exactly as given
+ * (`"C-c"` is three characters), `keys` are tmux key names, each checked against tmux's own
+ * parser so a typo is refused instead of arriving as text.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { byteLength, cutString } from "../mcp/bounds.ts";
+import type { TmuxContext } from "../mcp/context.ts";
+import { failureText, ToolFailure } from "../mcp/errors.ts";
+import { guardInput } from "../mcp/guards.ts";
+import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
+import { count, int, paneIdSchema } from "../mcp/schemas.ts";
+import { escapeTrailingSemicolon } from "../tmux/format.ts";
+import { MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
+import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
+import type { Snapshot } from "../tmux/snapshot.ts";
+import {
+  clampTimeout,
+  keepTail,
+  paneEnded,
+  type PaneProbe,
+  PaneWatch,
+  timeoutField,
+} from "./wait.ts";
+
+/** Annotations of a tool that types into a pane: it changes the world, and repeating it does too. */
+const TYPES: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: false,
+};
+
+/** Longest text `send_keys` types (it travels as one argument); longer goes by paste_text. */
+const MAX_TEXT_BYTES = 32_768;
+/** Longest text `paste_text` pastes. */
+const MAX_PASTE_CHARS = 1_000_000;
+/** Most key names in one call. */
+const MAX_KEYS = 64;
+/** Most operations in one batch. */
+const MAX_OPERATIONS = 64;
+/** Longest command `run_command` runs. */
+const MAX_COMMAND_CHARS = 65_536;
+
+function randomHex(bytes: number): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+}
+
+/** Names this server's lifetime for per-server caches: socket plus server pid. */
+function serverKey(ctx: TmuxContext, snapshot: Snapshot): string {
+  return `${ctx.socketLabel}#${snapshot.server?.pid ?? 0}`;
+}
+
+const forceField = z.boolean().optional().describe(
+  "Lift the refusal to type into the pane this MCP server itself runs in. Lifts nothing else.",
+);
+
+// ---------------------------------------------------------------------------------------------
+// send_keys
+
+const sendInput = {
+  paneId: paneIdSchema,
+  text: z.string().max(MAX_TEXT_BYTES).optional().describe(
+    'Typed exactly as given, never read as key names: "C-c" types three characters. Newlines ' +
+      "are typed as newlines.",
+  ),
+  keys: z.array(z.string().min(1).max(MAX_KEY_NAME)).max(MAX_KEYS).optional().describe(
+    "tmux key names pressed after the text, in order: C-c, Enter, Escape, Tab, BSpace, Up, " +
+      "F5, M-x, C-M-Left. An unknown name is refused, never typed as text.",
+  ),
+  enter: z.boolean().optional().describe(
+    'Press Enter last. Default: true when text is given, false otherwise (keys: ["C-c"] ' +
+      "presses only C-c).",
+  ),
+  force: forceField,
+};
+
+const sentSchema = z.strictObject({
+  paneId: paneIdSchema,
+  text: z.string().nullable().describe("The text typed (cut to 4 KB here), or null."),
+  textBytes: count().describe("UTF-8 bytes of text typed."),
+  textOmittedBytes: count().describe("Bytes of the typed text left out of this echo."),
+  keys: z.array(z.string()).describe("Key names pressed, in order."),
+  enter: z.boolean().describe("Whether Enter was pressed last."),
+  reachedPanes: z.array(paneIdSchema).describe(
+    "Every pane the input reached: more than one when the window has synchronize-panes on.",
+  ),
+});
+
+type SendArgs = {
+  paneId: string;
+  text?: string;
+  keys?: string[];
+  enter?: boolean;
+  force?: boolean;
+};
+type Sent = z.infer<typeof sentSchema>;
+
+/** Guards, checks key names, then types text, presses keys and Enter in one tmux call. */
+async function sendOne(ctx: TmuxContext, snapshot: Snapshot, op: SendArgs): Promise<Sent> {
+  const pane = ctx.pane(snapshot, op.paneId);
+  const keys = op.keys ?? [];
+  const enter = op.enter ?? op.text !== undefined;
+  if (op.text === undefined && keys.length === 0 && !enter) {
+    throw new ToolFailure(
+      "Nothing to send.",
+      "Give text (typed as is), keys (tmux key names such as C-c) or enter: true.",
+    );
+  }
+  const textBytes = op.text === undefined ? 0 : byteLength(op.text);
+  if (textBytes > MAX_TEXT_BYTES) {
+    throw new ToolFailure(
+      `text is ${textBytes} bytes; send_keys types at most ${MAX_TEXT_BYTES}.`,
+      "paste_text pastes longer text in one go.",
+    );
+  }
+  const reached = guardInput(ctx, snapshot, pane, { force: op.force });
+  if (keys.length > 0) {
+    const refused = await refusedKeys(
+      ctx.runner,
+      ctx.address,
+      serverKey(ctx, snapshot),
+      keys,
+      ctx.signal,
+    );
+    if (refused.length > 0) {
+      const invalid = refused.filter((r) => r.reason === "invalid").map((r) => r.key);
+      const unsendable = refused.filter((r) => r.reason === "unsendable").map((r) => r.key);
+      const parts = [];
+      if (invalid.length > 0) {
+        parts.push(
+          `${invalid.length > 1 ? "Key names" : "Key name"} ${
+            invalid.map((k) => JSON.stringify(k)).join(", ")
+          } ${invalid.length > 1 ? "are" : "is"} not known to tmux (tmux would have typed ${
+            invalid.length > 1 ? "them" : "it"
+          } as text)`,
+        );
+      }
+      if (unsendable.length > 0) {
+        parts.push(
+          `${unsendable.map((k) => JSON.stringify(k)).join(", ")} ${
+            unsendable.length > 1 ? "are mouse or pseudo keys" : "is a mouse or pseudo key"
+          } that a program cannot be sent`,
+        );
+      }
+      throw new ToolFailure(
+        `${parts.join("; ")}. Nothing was sent.`,
+        "Key names look like C-c, Enter, Escape, Tab, BSpace, Space, Up, PageDown, F5, M-x, " +
+          "C-M-Left; to type characters, put them in text.",
+      );
+    }
+  }
+  const args: string[] = [];
+  const then = () => args.length > 0 && args.push(";");
+  if (op.text !== undefined && op.text !== "") {
+    args.push("send-keys", "-t", pane.id, "-l", "--", escapeTrailingSemicolon(op.text));
+  }
+  if (keys.length > 0) {
+    then();
+    args.push("send-keys", "-t", pane.id, "--", ...keys.map(escapeTrailingSemicolon));
+  }
+  if (enter) {
+    then();
+    args.push("send-keys", "-t", pane.id, "Enter");
+  }
+  if (args.length > 0) await ctx.run(args);
+  const shown = op.text === undefined ? null : cutString(op.text, 4_096);
+  return {
+    paneId: pane.id,
+    text: shown?.text ?? null,
+    textBytes,
+    textOmittedBytes: shown?.omittedBytes ?? 0,
+    keys,
+    enter,
+    reachedPanes: reached.map((p) => p.id),
+  };
+}
+
+function describeSent(sent: Sent): string {
+  const parts = [];
+  if (sent.text !== null) parts.push(`${sent.textBytes} bytes of text`);
+  if (sent.keys.length > 0) parts.push(`keys ${sent.keys.join(" ")}`);
+  if (sent.enter) parts.push("Enter");
+  const also = sent.reachedPanes.length > 1
+    ? ` (synchronized: reached ${sent.reachedPanes.join(", ")})`
+    : "";
+  return `Sent ${parts.join(", then ") || "nothing"} to ${sent.paneId}${also}.`;
+}
+
+const sendKeys = defineTool({
+  name: "send_keys",
+  title: "Send keys to a pane",
+  toolset: "execute",
+  description:
+    "Types into a pane: first `text` exactly as given (never read as key names), then `keys` " +
+    "(tmux key names such as C-c, Enter, Escape, Up, F5, M-x — unknown names are refused, " +
+    "not typed), then Enter when `enter` (default: true when text is given). To interrupt a " +
+    'program: keys: ["C-c"]. Refuses the pane this server runs in (force lifts that), panes ' +
+    "a person is watching, dead panes and panes in copy mode. To see the effect, wait_for_text " +
+    "or capture_pane; to run a command and get its output and exit status, run_command.",
+  input: sendInput,
+  output: sentSchema.shape,
+  annotations: TYPES,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const sent = await sendOne(ctx, snapshot, args);
+    return { data: sent, summary: describeSent(sent) };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// send_keys_batch
+
+const batchRow = z.strictObject({
+  index: count(),
+  paneId: paneIdSchema,
+  status: z.enum(["sent", "failed", "skipped"]).describe(
+    "skipped: not attempted because an earlier row failed and onError is stop.",
+  ),
+  error: z.string().nullable(),
+  sent: sentSchema.nullable(),
+});
+
+const sendKeysBatch = defineTool({
+  name: "send_keys_batch",
+  title: "Send keys to panes, in order",
+  toolset: "execute",
+  description:
+    `Up to ${MAX_OPERATIONS} send_keys operations in order, each with the same arguments and ` +
+    "guards as send_keys (each checked against the server as it is at that row). onError: " +
+    "stop (default) skips the rest after a failure; continue runs every row. Returns each " +
+    "row's outcome.",
+  input: {
+    operations: z.array(z.strictObject(sendInput)).min(1).max(MAX_OPERATIONS),
+    onError: z.enum(["stop", "continue"]).optional().describe("Default: stop."),
+  },
+  output: {
+    results: z.array(batchRow),
+    stoppedAt: int().nullable().describe("Index of the row that stopped the batch, or null."),
+    sent: count(),
+    failed: count(),
+    skipped: count(),
+  },
+  annotations: TYPES,
+  async run(args, ctx) {
+    const onError = args.onError ?? "stop";
+    const results: z.infer<typeof batchRow>[] = [];
+    let stoppedAt: number | null = null;
+    for (const [index, op] of args.operations.entries()) {
+      if (stoppedAt !== null || ctx.signal.aborted) {
+        results.push({ index, paneId: op.paneId, status: "skipped", error: null, sent: null });
+        continue;
+      }
+      try {
+        const sent = await sendOne(ctx, await ctx.snapshot(), op);
+        results.push({ index, paneId: op.paneId, status: "sent", error: null, sent });
+      } catch (error) {
+        const text = cutString(failureText(error, ctx.address), 2_000).text;
+        results.push({ index, paneId: op.paneId, status: "failed", error: text, sent: null });
+        if (onError === "stop") stoppedAt = index;
+      }
+    }
+    const tally = (s: string) => results.filter((r) => r.status === s).length;
+    const data = {
+      results,
+      stoppedAt,
+      sent: tally("sent"),
+      failed: tally("failed"),
+      skipped: tally("skipped"),
+    };
+    return {
+      data,
+      summary: `Batch: ${data.sent} sent, ${data.failed} failed, ${data.skipped} skipped${
+        stoppedAt !== null ? ` (stopped at row ${stoppedAt})` : ""
+      }.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// paste_text
+
+/**
+ * Loads `text` into a buffer of our own (random name), pastes it into the pane and deletes
+ * the buffer in the same tmux call; removes it again if anything failed half way. The
+ * person's buffer list never keeps it.
+ */
+async function pasteViaBuffer(
+  ctx: TmuxContext,
+  paneId: string,
+  text: string,
+  options: { enter: boolean; keepNewlines: boolean },
+): Promise<void> {
+  const name = `tmux-mcp-${randomHex(8)}`;
+  const args = ["load-buffer", "-b", name, "-", ";", "paste-buffer", "-b", name, "-d", "-p"];
+  if (options.keepNewlines) args.push("-r");
+  args.push("-t", paneId);
+  if (options.enter) args.push(";", "send-keys", "-t", paneId, "Enter");
+  try {
+    await ctx.runner.run(ctx.address, args, {
+      signal: ctx.signal,
+      stdin: new TextEncoder().encode(text),
+    });
+  } catch (error) {
+    await ctx.runner.exec(ctx.address, ["delete-buffer", "-b", name]).catch(() => {});
+    throw error;
+  }
+}
+
+const pasteText = defineTool({
+  name: "paste_text",
+  title: "Paste text into a pane",
+  toolset: "execute",
+  description:
+    "Pastes text into a pane in one go, as a person's paste would: wrapped in bracketed-paste " +
+    "markers when the program asked for them (so editors and shells take it as text, not as " +
+    "commands), newlines sent as carriage returns. Goes through a buffer of its own that is " +
+    "deleted at once; the person's buffer list never keeps it. Enter is not pressed unless " +
+    "enter: true. Same guards as send_keys.",
+  input: {
+    paneId: paneIdSchema,
+    text: z.string().min(1).max(MAX_PASTE_CHARS),
+    enter: z.boolean().optional().describe("Press Enter after the paste (default false)."),
+    force: forceField,
+  },
+  output: {
+    paneId: paneIdSchema,
+    bytes: count().describe("UTF-8 bytes pasted."),
+    enter: z.boolean(),
+    reachedPanes: z.array(paneIdSchema),
+  },
+  annotations: TYPES,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const pane = ctx.pane(snapshot, args.paneId);
+    const reached = guardInput(ctx, snapshot, pane, { force: args.force });
+    const enter = args.enter ?? false;
+    await pasteViaBuffer(ctx, pane.id, args.text, { enter, keepNewlines: false });
+    const bytes = byteLength(args.text);
+    return {
+      data: { paneId: pane.id, bytes, enter, reachedPanes: reached.map((p) => p.id) },
+      summary: `Pasted ${bytes} bytes into ${pane.id}${enter ? ", then Enter" : ""}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// run_command
+
+/** Shells whose grammar run_command's wrapper (printf, eval, `$?`) relies on. */
+const POSIX_SHELLS = new Set([
+  "sh",
+  "bash",
+  "dash",
+  "ash",
+  "ksh",
+  "mksh",
+  "lksh",
+  "pdksh",
+  "oksh",
+  "zsh",
+  "yash",
+  "posh",
+  "busybox",
+  "osh",
+]);
+
+/** Shells known not to be POSIX: named in the refusal so the hint is precise. */
+const OTHER_SHELLS = new Set([
+  "fish",
+  "nu",
+  "nushell",
+  "pwsh",
+  "powershell",
+  "csh",
+  "tcsh",
+  "xonsh",
+  "elvish",
+  "ion",
+  "rc",
+  "es",
+  "murex",
+  "ysh",
+  "oil",
+  "nsh",
+  "tclsh",
+]);
+
+/** `pane_current_command` as a shell name: no login dash, no path, no version suffix. */
+export function shellName(command: string): string {
+  const base = command.trim().replace(/^-/, "").split("/").pop() ?? "";
+  return base.toLowerCase().replace(/-?\d+(\.\d+)*$/, "");
+}
+
+function requirePosixShell(paneId: string, command: string): string {
+  const name = shellName(command);
+  if (POSIX_SHELLS.has(name)) return name;
+  if (OTHER_SHELLS.has(name)) {
+    throw new ToolFailure(
+      `Pane ${paneId} runs ${name}, which is not a POSIX shell: run_command's wrapper (printf, ` +
+        "eval and $?) needs sh, bash, zsh, dash or ksh.",
+      "Use send_keys and wait_for_text in that pane, or start a POSIX shell in another pane " +
+        "(split_window or create_window).",
+    );
+  }
+  throw new ToolFailure(
+    `Pane ${paneId} is running ${JSON.stringify(command)}, not a shell at its prompt; ` +
+      "run_command types into a shell.",
+    'Wait for it to finish (wait_for_text), interrupt it (send_keys keys: ["C-c"]), or use ' +
+      "a pane running a POSIX shell (split_window or create_window).",
+  );
+}
+
+/** Bytes that travel as themselves in the typed command; everything else as `\0ooo`. */
+const PLAIN = /^[A-Za-z0-9 ,._+:@%/=-]$/;
+
+/**
+ * The command as `printf %b` units: plain ASCII as itself, every other byte as an octal
+ * escape. The typed line then holds no quote, `!` (bash history expansion), `#`, `$`,
+ * backtick, tab (completion) or newline of the command's own, whatever the command is.
+ */
+function printfUnits(command: string): string[] {
+  const units: string[] = [];
+  for (const byte of new TextEncoder().encode(command)) {
+    const ch = String.fromCharCode(byte);
+    units.push(byte < 0x80 && PLAIN.test(ch) ? ch : `\\0${byte.toString(8).padStart(3, "0")}`);
+  }
+  return units;
+}
+
+/** Longest line typed at once (a shell without line editing reads at most 4095 bytes). */
+const MAX_TYPED_LINE = 3_000;
+
+/**
+ * What is typed at the prompt. The markers are printed by printf from two separate words, so
+ * the echo of this very line never contains them; only running it does. A leading space keeps
+ * it out of history in bash (HISTCONTROL=ignorespace/ignoreboth) and zsh (HIST_IGNORE_SPACE).
+ */
+export function typedCommand(command: string, nonce: string): string {
+  const units = printfUnits(command);
+  const open = ` printf '%s_%s_B\\n' __tmcp ${nonce}; eval "$(printf %b `;
+  const close = `)"; printf '%s_%s_E:%s\\n' __tmcp ${nonce} "$?"`;
+  const payload = units.join("");
+  if (open.length + payload.length + close.length + 2 <= MAX_TYPED_LINE) {
+    return `${open}'${payload}'${close}`;
+  }
+  // Too long for one line: build it up in a variable, a line at a time.
+  const lines = [" __tmux_mcp_cmd=''"];
+  let chunk = "";
+  for (const unit of units) {
+    if (chunk.length + unit.length > 1_000) {
+      lines.push(` __tmux_mcp_cmd="$__tmux_mcp_cmd"'${chunk}'`);
+      chunk = "";
+    }
+    chunk += unit;
+  }
+  if (chunk !== "") lines.push(` __tmux_mcp_cmd="$__tmux_mcp_cmd"'${chunk}'`);
+  lines.push(`${open}"$__tmux_mcp_cmd"${close}; unset __tmux_mcp_cmd`);
+  return lines.join("\n");
+}
+
+/** A command started by run_command, as long as it may still be running. */
+interface RunState {
+  readonly watch: PaneWatch;
+  readonly nonce: string;
+  shell: string;
+  readonly command: string;
+  readonly startedAt: number;
+  /** A call is waiting on it right now (or checking it): nobody else may start one. */
+  attached: boolean;
+}
+
+const runs = new WeakMap<TmuxRunner, Map<string, RunState>>();
+
+function runsFor(runner: TmuxRunner): Map<string, RunState> {
+  let map = runs.get(runner);
+  if (!map) {
+    map = new Map();
+    runs.set(runner, map);
+  }
+  return map;
+}
+
+/** Rows before the start a capture includes, in case the screen scrolled meanwhile. */
+const MARGIN_ROWS = 50;
+
+interface Collected {
+  readonly probe: PaneProbe;
+  /** Whether the begin marker was printed (the command started). */
+  readonly begun: boolean;
+  /** The exit status when the end marker was printed, else null. */
+  readonly status: number | null;
+  readonly output: string;
+  /** False when the begin marker has left the history: earlier output is gone. */
+  readonly complete: boolean;
+}
+
+/** Reads the pane from before the command's start and cuts out what lies between the markers. */
+async function collect(state: RunState): Promise<Collected> {
+  const { probe, lines } = await state.watch.region(MARGIN_ROWS);
+  const begin = `__tmcp_${state.nonce}_B`;
+  const endRe = new RegExp(`^(.*)__tmcp_${state.nonce}_E:(\\d+)$`);
+  let endAt = -1;
+  let status: number | null = null;
+  let prefix = "";
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = endRe.exec(lines[i].trimEnd());
+    if (m) {
+      endAt = i;
+      status = Number(m[2]);
+      prefix = m[1];
+      break;
+    }
+  }
+  const until = endAt === -1 ? lines.length : endAt;
+  let beginAt = -1;
+  for (let i = until - 1; i >= 0; i--) {
+    if (lines[i].trimEnd() === begin) {
+      beginAt = i;
+      break;
+    }
+  }
+  if (beginAt === -1 && endAt === -1) {
+    return { probe, begun: false, status: null, output: "", complete: true };
+  }
+  const body = lines.slice(beginAt + 1, until);
+  if (prefix !== "") body.push(prefix);
+  return { probe, begun: true, status, output: body.join("\n"), complete: beginAt !== -1 };
+}
+
+/** Whether an earlier, detached run in this pane is over. */
+async function finished(state: RunState): Promise<boolean> {
+  const c = await collect(state);
+  if (paneEnded(state.watch.start, c.probe) || c.status !== null) return true;
+  // Interrupted (C-c abandons the rest of the line, end marker included): it had started and
+  // the shell is back in the foreground.
+  return c.begun && shellName(c.probe.command) === state.shell;
+}
+
+const runCommand = defineTool({
+  name: "run_command",
+  title: "Run a shell command in a pane",
+  toolset: "execute",
+  description:
+    "Runs a shell command in a pane's shell (POSIX shells only: sh, bash, zsh, dash, ksh) and " +
+    "returns its output (what it printed on the terminal, tail kept) and exit status. " +
+    "Multi-line commands work; the command runs in the pane's shell itself, so cd and export " +
+    "stay. It is typed with a leading space, which keeps it out of history in bash with " +
+    "HISTCONTROL=ignorespace and zsh with HIST_IGNORE_SPACE; other shells may record it. A " +
+    "command still running at the timeout is reported timedOut with its output so far and " +
+    "stillRunning; it keeps running and run_command refuses that pane until it ends. Refuses " +
+    "panes running something other than a shell, and everything send_keys refuses. For " +
+    "interactive programs use send_keys and wait_for_text.",
+  input: {
+    paneId: paneIdSchema,
+    command: z.string().min(1).max(MAX_COMMAND_CHARS).describe(
+      "The shell command; may span lines.",
+    ),
+    timeoutMs: timeoutField,
+    force: forceField,
+  },
+  output: {
+    paneId: paneIdSchema,
+    exitStatus: int().nullable().describe(
+      "The command's exit status (the shell's, if the pane died); null while it runs.",
+    ),
+    output: z.string().describe("What it printed, between its start and end markers (tail kept)."),
+    outputComplete: z.boolean().describe(
+      "False when output was cut to the result bound or its start left the pane's history.",
+    ),
+    omittedBytes: count().describe("Bytes of output cut from the start to fit the bound."),
+    timedOut: z.boolean(),
+    stillRunning: z.boolean().describe("It did not finish and the pane is still busy with it."),
+    paneDied: z.boolean().describe("The pane's shell exited while the command ran."),
+    effectiveTimeoutMs: int(),
+    timeoutClamped: z.boolean(),
+    durationMs: count(),
+    transport: z.enum(["control", "polling"]),
+  },
+  annotations: TYPES,
+  async run(args, ctx) {
+    const { effective, clamped } = clampTimeout(args.timeoutMs);
+    if (args.command.includes("\0")) {
+      throw new ToolFailure("The command holds a NUL character, which no shell can take.", "");
+    }
+    const snapshot = await ctx.snapshot();
+    const pane = ctx.pane(snapshot, args.paneId);
+    const cohort = guardInput(ctx, snapshot, pane, { force: args.force });
+    if (cohort.length > 1) {
+      throw new ToolFailure(
+        `Pane ${pane.id} is in window ${pane.windowId} with synchronize-panes on: the command ` +
+          `would run in ${cohort.map((p) => p.id).join(", ")} at once.`,
+        "Turn synchronize-panes off for that window first, or use send_keys.",
+      );
+    }
+    const table = runsFor(ctx.runner);
+    const key = `${serverKey(ctx, snapshot)}${pane.id}`;
+    const prior = table.get(key);
+    if (prior) {
+      const since = Math.round((Date.now() - prior.startedAt) / 1000);
+      const refusal = new ToolFailure(
+        `Pane ${pane.id} is still running an earlier run_command (${
+          JSON.stringify(cutString(prior.command, 80).text)
+        }, started ${since} s ago).`,
+        'Wait for it to end (wait_for_text, capture_pane) or interrupt it (send_keys keys: ["C-c"]), then run_command again.',
+      );
+      if (prior.attached) throw refusal;
+      prior.attached = true;
+      let over: boolean;
+      try {
+        over = await finished(prior);
+      } finally {
+        prior.attached = false;
+      }
+      if (!over) throw refusal;
+      if (table.get(key) === prior) table.delete(key);
+      if (table.has(key)) throw refusal;
+    }
+    const nonce = randomHex(10);
+    const began = performance.now();
+    const watch = await PaneWatch.open(ctx, pane);
+    const state: RunState = {
+      watch,
+      nonce,
+      shell: "",
+      command: args.command,
+      startedAt: Date.now(),
+      attached: true,
+    };
+    let keep = false;
+    try {
+      if (table.has(key)) {
+        throw new ToolFailure(
+          `Pane ${pane.id} is already running another run_command.`,
+          "Wait for it to end, then try again.",
+        );
+      }
+      state.shell = requirePosixShell(pane.id, watch.start.command);
+      table.set(key, state);
+      keep = true;
+      const typed = typedCommand(args.command, nonce);
+      await pasteViaBuffer(ctx, pane.id, typed, { enter: true, keepNewlines: true });
+      const deadline = began + effective;
+      const endToken = `__tmcp_${nonce}_E:`;
+      await ctx.progress(0, effective, `Running in ${pane.id}`);
+      let result: Collected | null = null;
+      let died = false;
+      loop: while (true) {
+        const event = await watch.next(deadline);
+        switch (event.kind) {
+          case "lines":
+            if (event.lines.some((l) => l.includes(endToken))) {
+              const c = await collect(state);
+              if (c.status !== null) {
+                result = c;
+                break loop;
+              }
+            }
+            break;
+          case "tick": {
+            const ran = Math.round(performance.now() - began);
+            await ctx.progress(
+              ran,
+              effective,
+              `Running in ${pane.id}: ${Math.round(ran / 1000)} s`,
+            );
+            break;
+          }
+          case "died":
+            died = true;
+            break loop;
+          case "timeout":
+            break loop;
+          case "cancelled":
+            // The command keeps running in the pane: the pane stays busy until it ends.
+            state.attached = false;
+            throw new TmuxError("cancelled", "The call was cancelled; the command keeps running.");
+        }
+      }
+      watch.close();
+      result ??= await collect(state);
+      const timedOut = !died && result.status === null;
+      const stillRunning = timedOut && !paneEnded(watch.start, result.probe);
+      if (stillRunning) state.attached = false;
+      else table.delete(key);
+      const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
+      const output = keepTail(result.output, budget);
+      const exitStatus = result.status ?? (died ? result.probe.deadStatus : null);
+      const data = {
+        paneId: pane.id,
+        exitStatus,
+        output: output.text,
+        outputComplete: result.complete && output.omittedBytes === 0,
+        omittedBytes: output.omittedBytes,
+        timedOut,
+        stillRunning,
+        paneDied: died || (timedOut && !stillRunning),
+        effectiveTimeoutMs: effective,
+        timeoutClamped: clamped,
+        durationMs: Math.round(performance.now() - began),
+        transport: watch.transport,
+      };
+      const summary = data.paneDied
+        ? `${pane.id}: the pane's shell exited while the command ran${
+          exitStatus !== null ? ` (status ${exitStatus})` : ""
+        }.`
+        : timedOut
+        ? `${pane.id}: still running after ${effective} ms; it keeps running and the pane is busy until it ends.`
+        : `${pane.id}: exited with status ${result.status}.`;
+      return { data, summary };
+    } catch (error) {
+      if (keep && error instanceof TmuxError && error.kind === "cancelled") {
+        // It may have been typed: the pane counts as busy until the command is seen to end.
+        state.attached = false;
+      } else if (table.get(key) === state) {
+        table.delete(key);
+      }
+      throw error;
+    } finally {
+      watch.close();
+    }
+  },
+});
+
+/** Registers the input tools. */
+export function registerInputTools(registry: ToolRegistry): void {
+  registry.add(sendKeys, sendKeysBatch, pasteText, runCommand);
+}

@@ -1,0 +1,865 @@
+/**
+ * Arranging: renaming, selecting, resizing, zooming, swapping and moving; pane titles,
+ * synchronized input, copy mode, and tmux's wait-for channels. Toolset manage: nothing here
+ * starts a process or types into one.
+ *
+ * Every tool answers with the state tmux ended in, read back from tmux after the change —
+ * not the state that was asked for. Zoom is a state, never a toggle: `zoom: true` means
+ * zoomed afterwards, whatever it was before.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
+import {
+  count,
+  int,
+  paneIdSchema,
+  sessionIdSchema,
+  sessionRefSchema,
+  windowIdSchema,
+  windowPlacementSchema,
+} from "../mcp/schemas.ts";
+import { TmuxError } from "../tmux/run.ts";
+import type { PaneRow, SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
+import { checkName, formatArg, nameSchema } from "./arguments.ts";
+import { sizeSchema } from "./lifecycle.ts";
+
+/** Changes the arrangement, destroys nothing; the same call again changes nothing more. */
+const ARRANGES: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** As {@link ARRANGES}, but a repeat does something again (a relative resize, a swap). */
+const ARRANGES_AGAIN: ToolAnnotations = { ...ARRANGES, idempotentHint: false };
+
+const notesField = z.array(z.string()).describe(
+  "Where tmux's end state differs from what was asked, and why.",
+);
+
+/** The session a window is placed in, when that choice matters and may be ambiguous. */
+function placementIn(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  window: WindowRow,
+  sessionRef: string | undefined,
+  what: string,
+): SessionRow {
+  if (sessionRef === undefined) {
+    if (window.placements.length > 1) {
+      throw new ToolFailure(
+        `Window ${window.id} is linked into ${window.placements.length} sessions (${
+          window.placements.map((p) => `${p.sessionId} ${JSON.stringify(p.sessionName)}`).join(
+            ", ",
+          )
+        }), so ${what} is ambiguous.`,
+        "Pass the session it should act in (list_windows shows the placements).",
+      );
+    }
+    return ctx.session(snapshot, window.placements[0].sessionId);
+  }
+  const session = ctx.session(snapshot, sessionRef);
+  if (!window.placements.some((p) => p.sessionId === session.id)) {
+    throw new ToolFailure(
+      `Window ${window.id} is not in session ${session.id} ${JSON.stringify(session.name)}.`,
+      `It is in ${
+        window.placements.map((p) => `${p.sessionId} ${JSON.stringify(p.sessionName)}`).join(", ")
+      }.`,
+    );
+  }
+  return session;
+}
+
+function windowPanes(snapshot: Snapshot, windowId: string): PaneRow[] {
+  return snapshot.panes.filter((p) => p.windowId === windowId);
+}
+
+// ---------------------------------------------------------------------------------------------
+// rename_session / rename_window
+
+const renameSession = defineTool({
+  name: "rename_session",
+  title: "Rename session",
+  toolset: "manage",
+  description:
+    "Rename a session (by id or name). The name is stored exactly or refused: tmux would " +
+    "rewrite '.', ':', backslashes and control characters. Returns the session after renaming.",
+  input: {
+    session: sessionRefSchema,
+    name: nameSchema.describe("The new name."),
+  },
+  output: { sessionId: sessionIdSchema, name: z.string(), previousName: z.string() },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    checkName("session name", args.name);
+    const snapshot = await ctx.snapshot();
+    const session = ctx.session(snapshot, args.session);
+    const clash = snapshot.sessions.find((s) => s.name === args.name && s.id !== session.id);
+    if (clash) {
+      throw new ToolFailure(
+        `Another session, ${clash.id}, is already named ${JSON.stringify(args.name)}.`,
+        "Choose another name (list_sessions lists the names in use).",
+      );
+    }
+    await ctx.run(["rename-session", "-t", session.id, "--", formatArg(args.name)]);
+    const after = ctx.session(await ctx.snapshot(), session.id);
+    if (after.name !== args.name) {
+      throw new ToolFailure(
+        `tmux stored the session name as ${JSON.stringify(after.name)}, not ${
+          JSON.stringify(args.name)
+        }.`,
+        "rename_session again with a plainer name.",
+      );
+    }
+    return {
+      data: { sessionId: session.id, name: after.name, previousName: session.name },
+      summary: `Session ${session.id} is now named ${JSON.stringify(after.name)}.`,
+    };
+  },
+});
+
+const renameWindow = defineTool({
+  name: "rename_window",
+  title: "Rename window",
+  toolset: "manage",
+  description:
+    "Rename a window. The name is stored exactly or refused (tmux would rewrite backslashes " +
+    "and control characters); tmux stops renaming the window automatically after its " +
+    "command. Returns the window after renaming.",
+  input: {
+    windowId: windowIdSchema,
+    name: nameSchema.describe("The new name."),
+  },
+  output: {
+    windowId: windowIdSchema,
+    name: z.string(),
+    previousName: z.string(),
+  },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    checkName("window name", args.name);
+    const snapshot = await ctx.snapshot();
+    const window = ctx.window(snapshot, args.windowId);
+    await ctx.run(["rename-window", "-t", window.id, "--", formatArg(args.name)]);
+    const after = ctx.window(await ctx.snapshot(), window.id);
+    if (after.name !== args.name) {
+      throw new ToolFailure(
+        `tmux stored the window name as ${JSON.stringify(after.name)}, not ${
+          JSON.stringify(args.name)
+        }.`,
+        "rename_window again with a plainer name.",
+      );
+    }
+    return {
+      data: { windowId: window.id, name: after.name, previousName: window.name },
+      summary: `Window ${window.id} is now named ${JSON.stringify(after.name)}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// select_window / select_pane
+
+const selectWindow = defineTool({
+  name: "select_window",
+  title: "Select window",
+  toolset: "manage",
+  description:
+    "Make a window the current window of its session (what clients attached to that session " +
+    "show). A window linked into several sessions needs `session` to say which.",
+  input: {
+    windowId: windowIdSchema,
+    session: sessionRefSchema.optional().describe(
+      "The session to select it in; needed only for a window linked into several sessions.",
+    ),
+  },
+  output: {
+    windowId: windowIdSchema,
+    sessionId: sessionIdSchema,
+    index: int(),
+    active: z.boolean().describe("Whether it is the session's current window now."),
+  },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const window = ctx.window(snapshot, args.windowId);
+    const session = placementIn(ctx, snapshot, window, args.session, "selecting it");
+    await ctx.run(["select-window", "-t", `${session.id}:${window.id}`]);
+    const after = ctx.window(await ctx.snapshot(), window.id).placements.find((p) =>
+      p.sessionId === session.id
+    );
+    if (!after) throw new ToolFailure(`Window ${window.id} left ${session.id} meanwhile.`);
+    return {
+      data: {
+        windowId: window.id,
+        sessionId: session.id,
+        index: after.index,
+        active: after.active,
+      },
+      summary: `Window ${window.id} is ${
+        after.active ? "now" : "not"
+      } the current window of ${session.id}.`,
+    };
+  },
+});
+
+const selectPane = defineTool({
+  name: "select_pane",
+  title: "Select pane",
+  toolset: "manage",
+  description:
+    "Make a pane the active pane of its window (where a person's keys go when they look at " +
+    "that window). Does not change which window is current: select_window does that.",
+  input: { paneId: paneIdSchema },
+  output: {
+    paneId: paneIdSchema,
+    windowId: windowIdSchema,
+    active: z.boolean(),
+    windowZoomed: z.boolean(),
+  },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const pane = ctx.pane(snapshot, args.paneId);
+    await ctx.run(["select-pane", "-t", pane.id]);
+    const after = await ctx.snapshot();
+    const now = ctx.pane(after, pane.id);
+    const window = ctx.window(after, now.windowId);
+    return {
+      data: {
+        paneId: pane.id,
+        windowId: now.windowId,
+        active: now.active,
+        windowZoomed: window.zoomed,
+      },
+      summary: `Pane ${pane.id} is ${
+        now.active ? "now" : "not"
+      } the active pane of ${now.windowId}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// select_layout
+
+const PRESET_LAYOUTS = [
+  "even-horizontal",
+  "even-vertical",
+  "main-horizontal",
+  "main-vertical",
+  "tiled",
+] as const;
+
+/** A layout string as tmux prints it in `window_layout`: checksum, then the cell tree. */
+const LAYOUT_STRING = /^[0-9a-f]{4},\d+x\d+,\d+,\d+[0-9x,{}[\]]*$/;
+
+const selectLayout = defineTool({
+  name: "select_layout",
+  title: "Select layout",
+  toolset: "manage",
+  description:
+    "Arrange a window's panes: a preset (even-horizontal, even-vertical, main-horizontal, " +
+    "main-vertical, tiled) or a layout string as list_windows reports it (to restore an " +
+    "arrangement). Returns the layout tmux applied.",
+  input: {
+    windowId: windowIdSchema,
+    layout: z.string().min(1).max(8_192).describe(
+      "A preset name, or a layout string such as list_windows' `layout`.",
+    ),
+  },
+  output: {
+    windowId: windowIdSchema,
+    layout: z.string().describe("The window's layout string now."),
+    zoomed: z.boolean(),
+  },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    const preset = (PRESET_LAYOUTS as readonly string[]).includes(args.layout);
+    if (!preset && !LAYOUT_STRING.test(args.layout)) {
+      throw new ToolFailure(
+        `${JSON.stringify(args.layout)} is neither a preset layout nor a tmux layout string.`,
+        `Presets: ${PRESET_LAYOUTS.join(", ")}; list_windows shows layout strings.`,
+      );
+    }
+    const snapshot = await ctx.snapshot();
+    const window = ctx.window(snapshot, args.windowId);
+    await ctx.run(["select-layout", "-t", window.id, "--", args.layout]);
+    const after = ctx.window(await ctx.snapshot(), window.id);
+    return {
+      data: { windowId: window.id, layout: after.layout, zoomed: after.zoomed },
+      summary: `Window ${window.id} now has layout ${after.layout}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// resize_pane / resize_window (zoom as a state)
+
+/**
+ * Brings a window's zoom to the wanted state through `pane`: tmux's `resize-pane -Z` only
+ * toggles, unzooms when another pane is zoomed, and does nothing in a one-pane window.
+ * Returns the notes on where the end state differs.
+ */
+async function settleZoom(
+  ctx: TmuxContext,
+  windowId: string,
+  paneId: string,
+  want: boolean,
+): Promise<string[]> {
+  const before = await ctx.snapshot();
+  const window = ctx.window(before, windowId);
+  const active = windowPanes(before, windowId).find((p) => p.active);
+  const steps: string[][] = [];
+  if (want) {
+    if (window.zoomed && active?.id !== paneId) steps.push(["resize-pane", "-Z", "-t", paneId]);
+    if (!window.zoomed || active?.id !== paneId) steps.push(["resize-pane", "-Z", "-t", paneId]);
+  } else if (window.zoomed) {
+    steps.push(["resize-pane", "-Z", "-t", paneId]);
+  }
+  if (steps.length > 0) await ctx.run(steps.flatMap((s, i) => i === 0 ? s : [";", ...s]));
+  const after = await ctx.snapshot();
+  const zoomed = ctx.window(after, windowId).zoomed;
+  if (want && !zoomed) {
+    return window.panes === 1
+      ? ["tmux does not zoom a window with a single pane; it stays unzoomed."]
+      : ["tmux left the window unzoomed."];
+  }
+  return [];
+}
+
+const DIRECTION_FLAGS = { up: "-U", down: "-D", left: "-L", right: "-R" } as const;
+
+const resizePane = defineTool({
+  name: "resize_pane",
+  title: "Resize pane",
+  toolset: "manage",
+  description:
+    "Resize a pane: to a width and/or height (cells or a percentage of the window), or by " +
+    "`amount` cells in a `direction`; and/or set its zoom state — `zoom: true` means the " +
+    "pane fills its window afterwards, `false` means not zoomed (a state, not a toggle). " +
+    "Resizing unzooms first, as tmux does. Returns the state tmux ended in.",
+  input: {
+    paneId: paneIdSchema,
+    width: sizeSchema.optional().describe("New width: cells, or a percentage of the window."),
+    height: sizeSchema.optional().describe("New height: cells, or a percentage of the window."),
+    direction: z.enum(["up", "down", "left", "right"]).optional().describe(
+      "Move the pane's edge this way by `amount` cells.",
+    ),
+    amount: int().min(1).max(10_000).optional().describe("Cells to resize by (with direction)."),
+    zoom: z.boolean().optional().describe("Zoomed afterwards (true) or not (false)."),
+  },
+  output: {
+    paneId: paneIdSchema,
+    windowId: windowIdSchema,
+    width: count(),
+    height: count(),
+    zoomed: z.boolean().describe("Whether this pane fills its window (zoomed) now."),
+    notes: notesField,
+  },
+  annotations: ARRANGES_AGAIN,
+  async run(args, ctx) {
+    const resizes = args.width !== undefined || args.height !== undefined ||
+      args.direction !== undefined;
+    if (!resizes && args.zoom === undefined) {
+      throw new ToolFailure(
+        "Nothing to do: give width, height, direction and amount, or zoom.",
+        "For example {paneId, width: 80} or {paneId, zoom: true}.",
+      );
+    }
+    if ((args.direction === undefined) !== (args.amount === undefined)) {
+      throw new ToolFailure(
+        "direction and amount go together.",
+        'Pass both (e.g. direction: "left", amount: 5), or width/height for an absolute size.',
+      );
+    }
+    const snapshot = await ctx.snapshot();
+    const pane = ctx.pane(snapshot, args.paneId);
+    const steps: string[][] = [];
+    if (args.width !== undefined || args.height !== undefined) {
+      const step = ["resize-pane", "-t", pane.id];
+      if (args.width !== undefined) step.push("-x", String(args.width));
+      if (args.height !== undefined) step.push("-y", String(args.height));
+      steps.push(step);
+    }
+    if (args.direction !== undefined && args.amount !== undefined) {
+      steps.push([
+        "resize-pane",
+        "-t",
+        pane.id,
+        DIRECTION_FLAGS[args.direction],
+        String(args.amount),
+      ]);
+    }
+    if (steps.length > 0) await ctx.run(steps.flatMap((s, i) => i === 0 ? s : [";", ...s]));
+    const notes = args.zoom === undefined
+      ? []
+      : await settleZoom(ctx, pane.windowId, pane.id, args.zoom);
+    const after = await ctx.snapshot();
+    const now = ctx.pane(after, pane.id);
+    const zoomed = ctx.window(after, now.windowId).zoomed && now.active;
+    if (
+      (args.width !== undefined && typeof args.width === "number" && now.width !== args.width &&
+        !zoomed) ||
+      (args.height !== undefined && typeof args.height === "number" &&
+        now.height !== args.height && !zoomed)
+    ) {
+      notes.push(
+        `tmux made the pane ${now.width}x${now.height}: a pane cannot outgrow its window or squeeze its neighbours below one cell.`,
+      );
+    }
+    return {
+      data: {
+        paneId: pane.id,
+        windowId: now.windowId,
+        width: now.width,
+        height: now.height,
+        zoomed,
+        notes,
+      },
+      summary: `Pane ${pane.id} is ${now.width}x${now.height}${zoomed ? ", zoomed" : ""}.` +
+        (notes.length ? ` ${notes.join(" ")}` : ""),
+    };
+  },
+});
+
+const resizeWindow = defineTool({
+  name: "resize_window",
+  title: "Resize window",
+  toolset: "manage",
+  description:
+    "Resize a window to a width and/or height in cells (tmux then keeps that size: it sets " +
+    "the window's window-size option to manual), and/or set its zoom state — `zoom: true` " +
+    "zooms its active pane, `false` unzooms; a one-pane window cannot be zoomed, which is " +
+    "reported, not an error. Returns the state tmux ended in.",
+  input: {
+    windowId: windowIdSchema,
+    width: int().min(1).max(10_000).optional().describe("New width in cells."),
+    height: int().min(1).max(10_000).optional().describe("New height in cells."),
+    zoom: z.boolean().optional().describe(
+      "Active pane zoomed afterwards (true) or not (false).",
+    ),
+  },
+  output: {
+    windowId: windowIdSchema,
+    width: count(),
+    height: count(),
+    zoomed: z.boolean(),
+    activePaneId: paneIdSchema.nullable(),
+    notes: notesField,
+  },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    if (args.width === undefined && args.height === undefined && args.zoom === undefined) {
+      throw new ToolFailure(
+        "Nothing to do: give width, height or zoom.",
+        "For example {windowId, width: 120, height: 40} or {windowId, zoom: true}.",
+      );
+    }
+    const snapshot = await ctx.snapshot();
+    const window = ctx.window(snapshot, args.windowId);
+    if (args.width !== undefined || args.height !== undefined) {
+      const argv = ["resize-window", "-t", window.id];
+      if (args.width !== undefined) argv.push("-x", String(args.width));
+      if (args.height !== undefined) argv.push("-y", String(args.height));
+      await ctx.run(argv);
+    }
+    let notes: string[] = [];
+    if (args.zoom !== undefined) {
+      const active = windowPanes(await ctx.snapshot(), window.id).find((p) => p.active);
+      if (active) notes = await settleZoom(ctx, window.id, active.id, args.zoom);
+    }
+    const after = await ctx.snapshot();
+    const now = ctx.window(after, window.id);
+    return {
+      data: {
+        windowId: window.id,
+        width: now.width,
+        height: now.height,
+        zoomed: now.zoomed,
+        activePaneId: windowPanes(after, window.id).find((p) => p.active)?.id ?? null,
+        notes,
+      },
+      summary: `Window ${window.id} is ${now.width}x${now.height}${now.zoomed ? ", zoomed" : ""}.` +
+        (notes.length ? ` ${notes.join(" ")}` : ""),
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// swap_pane / move_window
+
+const paneSpot = z.strictObject({
+  paneId: paneIdSchema,
+  windowId: windowIdSchema,
+  index: int().describe("The pane's index in its window."),
+});
+
+const swapPane = defineTool({
+  name: "swap_pane",
+  title: "Swap panes",
+  toolset: "manage",
+  description:
+    "Swap two panes' places (in one window or across windows); the processes keep running " +
+    "and keep their ids. Which pane is active does not change. Returns where each pane is now.",
+  input: {
+    paneId: paneIdSchema,
+    targetPaneId: paneIdSchema.describe("The pane to trade places with."),
+  },
+  output: { panes: z.array(paneSpot) },
+  annotations: ARRANGES_AGAIN,
+  async run(args, ctx) {
+    if (args.paneId === args.targetPaneId) {
+      throw new ToolFailure(
+        "A pane cannot swap with itself.",
+        "Pass two different pane ids.",
+      );
+    }
+    const snapshot = await ctx.snapshot();
+    const a = ctx.pane(snapshot, args.paneId);
+    const b = ctx.pane(snapshot, args.targetPaneId);
+    await ctx.run(["swap-pane", "-d", "-s", a.id, "-t", b.id]);
+    const after = await ctx.snapshot();
+    const panes = [a.id, b.id].map((id) => {
+      const p = ctx.pane(after, id);
+      return { paneId: p.id, windowId: p.windowId, index: p.index };
+    });
+    return {
+      data: { panes },
+      summary: panes.map((p) => `${p.paneId} is pane ${p.index} of ${p.windowId}`).join("; ") +
+        ".",
+    };
+  },
+});
+
+const moveWindow = defineTool({
+  name: "move_window",
+  title: "Move window",
+  toolset: "manage",
+  description:
+    "Move a window to another session (or another index in its own). A window linked into " +
+    "several sessions needs `fromSession`: the placement that moves. Moving a session's " +
+    "last window away ends that session (tmux destroys empty sessions); the result lists " +
+    "such sessions in removedSessions. The window does not become current where it lands.",
+  input: {
+    windowId: windowIdSchema,
+    session: sessionRefSchema.describe("Destination session (id or name)."),
+    index: int().min(0).max(100_000).optional().describe(
+      "Destination index; default: the next free one. An index in use is refused by tmux.",
+    ),
+    fromSession: sessionRefSchema.optional().describe(
+      "The session it moves out of; needed only for a window linked into several sessions.",
+    ),
+  },
+  output: {
+    windowId: windowIdSchema,
+    placements: z.array(windowPlacementSchema).describe("Where the window is linked now."),
+    removedSessions: z.array(sessionIdSchema).describe(
+      "Sessions that ended because their last window moved away.",
+    ),
+  },
+  annotations: { ...ARRANGES_AGAIN, destructiveHint: true },
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const window = ctx.window(snapshot, args.windowId);
+    const from = placementIn(ctx, snapshot, window, args.fromSession, "which placement moves");
+    const to = ctx.session(snapshot, args.session);
+    await ctx.run([
+      "move-window",
+      "-d",
+      "-s",
+      `${from.id}:${window.id}`,
+      "-t",
+      `${to.id}:${args.index ?? ""}`,
+    ]);
+    const after = await ctx.snapshot();
+    const now = ctx.window(after, window.id);
+    const removedSessions = from.id !== to.id && !after.sessions.some((s) => s.id === from.id)
+      ? [from.id]
+      : [];
+    return {
+      data: {
+        windowId: window.id,
+        placements: now.placements.map(({ index, sessionId, sessionName, active }) => ({
+          index,
+          sessionId,
+          sessionName,
+          active,
+        })),
+        removedSessions,
+      },
+      summary: `Window ${window.id} is now at ${
+        now.placements.map((p) => `${p.sessionId}:${p.index}`).join(", ")
+      }.` + (removedSessions.length ? ` Session ${from.id} ended with its last window.` : ""),
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// set_pane_title / set_synchronize_panes
+
+const setPaneTitle = defineTool({
+  name: "set_pane_title",
+  title: "Set pane title",
+  toolset: "manage",
+  description:
+    "Set a pane's title (shown in pane borders and by list_panes). Stored exactly — `#` and " +
+    "`#(...)` are text, never a format or a shell job — or refused: tmux silently ignores a " +
+    "title with a control character. A program in the pane may set its own title later.",
+  input: {
+    paneId: paneIdSchema,
+    title: nameSchema.describe("The new title."),
+  },
+  output: { paneId: paneIdSchema, title: z.string() },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    checkName("pane title", args.title);
+    const snapshot = await ctx.snapshot();
+    const pane = ctx.pane(snapshot, args.paneId);
+    await ctx.run(["select-pane", "-t", pane.id, "-T", formatArg(args.title)]);
+    const now = ctx.pane(await ctx.snapshot(), pane.id);
+    if (now.title !== args.title) {
+      throw new ToolFailure(
+        `tmux kept the title ${JSON.stringify(now.title)} instead of ${
+          JSON.stringify(args.title)
+        }.`,
+        "The program in the pane may have set its own title; try again or choose plainer text.",
+      );
+    }
+    return {
+      data: { paneId: pane.id, title: now.title },
+      summary: `Pane ${pane.id} is titled ${JSON.stringify(now.title)}.`,
+    };
+  },
+});
+
+const setSynchronizePanes = defineTool({
+  name: "set_synchronize_panes",
+  title: "Synchronize panes",
+  toolset: "manage",
+  description:
+    "Turn synchronize-panes on or off for a window: while on, what is typed into one of its " +
+    "panes reaches all of them (and input tools then guard every pane of the window).",
+  input: {
+    windowId: windowIdSchema,
+    enabled: z.boolean().describe("On (true) or off (false)."),
+  },
+  output: { windowId: windowIdSchema, synchronized: z.boolean() },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const window = ctx.window(snapshot, args.windowId);
+    await ctx.run([
+      "set-option",
+      "-w",
+      "-t",
+      window.id,
+      "synchronize-panes",
+      args.enabled ? "on" : "off",
+    ]);
+    const panes = windowPanes(await ctx.snapshot(), window.id);
+    const synchronized = panes.length > 0 && panes.every((p) => p.synchronized);
+    return {
+      data: { windowId: window.id, synchronized },
+      summary: `synchronize-panes is ${synchronized ? "on" : "off"} for ${window.id}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// enter_copy_mode / exit_copy_mode
+
+const modeState = {
+  paneId: paneIdSchema,
+  inMode: z.boolean(),
+  mode: z.string().describe("The mode's name (copy-mode, view-mode, tree-mode...), or empty."),
+};
+
+const enterCopyMode = defineTool({
+  name: "enter_copy_mode",
+  title: "Enter copy mode",
+  toolset: "manage",
+  description:
+    "Put a pane in copy mode (its screen freezes for scrolling and selecting; keys drive the " +
+    "mode, not the program, so input tools refuse the pane until exit_copy_mode). " +
+    "`scrollUp` pages up once on entering.",
+  input: {
+    paneId: paneIdSchema,
+    scrollUp: z.boolean().default(false).describe("Scroll up one page on entering."),
+  },
+  output: modeState,
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const pane = ctx.pane(snapshot, args.paneId);
+    await ctx.run(["copy-mode", ...(args.scrollUp ? ["-u"] : []), "-t", pane.id]);
+    const now = ctx.pane(await ctx.snapshot(), pane.id);
+    return {
+      data: { paneId: pane.id, inMode: now.inMode, mode: now.mode },
+      summary: `Pane ${pane.id} is ${now.inMode ? `in ${now.mode}` : "not in a mode"}.`,
+    };
+  },
+});
+
+const exitCopyMode = defineTool({
+  name: "exit_copy_mode",
+  title: "Exit copy mode",
+  toolset: "manage",
+  description:
+    "Take a pane out of copy mode or any other mode (view-mode, tree-mode...), back to its " +
+    "program. Nothing happens to a pane in no mode.",
+  input: { paneId: paneIdSchema },
+  output: { ...modeState, left: z.string().nullable().describe("The mode it left, if any.") },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const pane = ctx.pane(snapshot, args.paneId);
+    if (pane.inMode) await ctx.run(["copy-mode", "-q", "-t", pane.id]);
+    const now = ctx.pane(await ctx.snapshot(), pane.id);
+    return {
+      data: {
+        paneId: pane.id,
+        inMode: now.inMode,
+        mode: now.mode,
+        left: pane.inMode ? pane.mode : null,
+      },
+      summary: pane.inMode
+        ? `Pane ${pane.id} left ${pane.mode}${now.inMode ? ` but is in ${now.mode}` : ""}.`
+        : `Pane ${pane.id} was in no mode.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// wait_for_channel / signal_channel
+
+/** How long wait_for_channel waits by default, and at most (the wait ceiling). */
+export const WAIT_DEFAULT_MS = 30_000;
+/** The wait ceiling: no tool call blocks longer. */
+export const WAIT_MAX_MS = 120_000;
+/** The shortest wait worth a tmux process. */
+export const WAIT_MIN_MS = 100;
+
+/** Clamps a requested wait into [{@link WAIT_MIN_MS}, {@link WAIT_MAX_MS}]. */
+export function clampWait(requested: number | undefined): number {
+  return Math.min(WAIT_MAX_MS, Math.max(WAIT_MIN_MS, requested ?? WAIT_DEFAULT_MS));
+}
+
+/**
+ * A blocked `tmux wait-for` holds one of the runner's few process slots for its whole wait;
+ * more than this many at once would starve every other tool call.
+ */
+const MAX_CHANNEL_WAITS = 2;
+const channelWaits = new WeakMap<object, number>();
+
+const channelSchema = z.string().regex(
+  /^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]{0,127}$/,
+  "a channel name: letters, digits and _ . : @ + = - (up to 128)",
+).describe("The wait-for channel name.");
+
+const PROGRESS_EVERY_MS = 5_000;
+
+const waitForChannel = defineTool({
+  name: "wait_for_channel",
+  title: "Wait for channel",
+  toolset: "manage",
+  description: "Block until something signals a tmux wait-for channel (signal_channel, or `tmux " +
+    "wait-for -S NAME` in a script: `make; tmux wait-for -S built`). A signal sent while " +
+    "nobody waits is remembered for the next wait. `timeoutMs` is clamped to [100, 120000] " +
+    "(default 30000) and the value used is reported. tmux fact: a wait that timed out stays " +
+    "registered inside tmux and swallows the next signal sent while no other wait is active.",
+  input: {
+    channel: channelSchema,
+    timeoutMs: int().optional().describe("How long to wait; clamped to [100, 120000]."),
+  },
+  output: {
+    channel: z.string(),
+    outcome: z.enum(["signalled", "timedOut"]),
+    effectiveTimeoutMs: count(),
+    waitedMs: count(),
+  },
+  annotations: ARRANGES_AGAIN,
+  async run(args, ctx) {
+    const effective = clampWait(args.timeoutMs);
+    const running = channelWaits.get(ctx.runner) ?? 0;
+    if (running >= MAX_CHANNEL_WAITS) {
+      throw new ToolFailure(
+        `${running} channel waits are already running; each holds a tmux process for its whole wait.`,
+        "Wait for one to end, or signal_channel the channel they wait on.",
+      );
+    }
+    channelWaits.set(ctx.runner, running + 1);
+    const started = Date.now();
+    const ticker = setInterval(() => {
+      ctx.progress(Date.now() - started, effective, `waiting on channel ${args.channel}`);
+    }, PROGRESS_EVERY_MS);
+    try {
+      await ctx.progress(0, effective, `waiting on channel ${args.channel}`);
+      let outcome: "signalled" | "timedOut" = "signalled";
+      try {
+        await ctx.run(["wait-for", "--", args.channel], effective);
+      } catch (error) {
+        if (!(error instanceof TmuxError && error.kind === "timeout")) throw error;
+        outcome = "timedOut";
+      }
+      const waitedMs = Date.now() - started;
+      return {
+        data: { channel: args.channel, outcome, effectiveTimeoutMs: effective, waitedMs },
+        summary: outcome === "signalled"
+          ? `Channel ${args.channel} was signalled.`
+          : `No signal on ${args.channel} within ${effective} ms. tmux keeps this abandoned wait: the next signal sent while nobody else waits goes to it, not to a later wait.`,
+      };
+    } finally {
+      clearInterval(ticker);
+      channelWaits.set(ctx.runner, (channelWaits.get(ctx.runner) ?? 1) - 1);
+    }
+  },
+});
+
+const signalChannel = defineTool({
+  name: "signal_channel",
+  title: "Signal channel",
+  toolset: "manage",
+  description:
+    "Signal a tmux wait-for channel: every wait on it ends (wait_for_channel, or `tmux " +
+    "wait-for NAME` in a script). With nobody waiting, tmux remembers the signal for the next " +
+    "wait.",
+  input: { channel: channelSchema },
+  output: { channel: z.string(), signalled: z.boolean() },
+  annotations: ARRANGES_AGAIN,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    ctx.requireRunning(snapshot);
+    await ctx.run(["wait-for", "-S", "--", args.channel]);
+    return {
+      data: { channel: args.channel, signalled: true },
+      summary: `Signalled channel ${args.channel}.`,
+    };
+  },
+});
+
+/** Registers the arranging tools (toolset manage). */
+export function registerLayoutTools(registry: ToolRegistry): void {
+  registry.add(
+    renameSession,
+    renameWindow,
+    selectWindow,
+    selectPane,
+    selectLayout,
+    resizePane,
+    resizeWindow,
+    swapPane,
+    moveWindow,
+    setPaneTitle,
+    setSynchronizePanes,
+    enterCopyMode,
+    exitCopyMode,
+    waitForChannel,
+    signalChannel,
+  );
+}

@@ -1,0 +1,358 @@
+/**
+ * Lifecycle: starting new processes in tmux — sessions, windows, split panes — and restarting
+ * a pane's process. Toolset execute: each of these starts a program.
+ *
+ * New windows and panes are created without taking the focus (`-d`) unless the caller asks,
+ * so a person watching a session does not see their view switch under them. Every tool
+ * returns the new ids from tmux itself (`-P -F`), and where the process really started.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { ToolFailure } from "../mcp/errors.ts";
+import { guardInput } from "../mcp/guards.ts";
+import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
+import {
+  count,
+  int,
+  paneIdSchema,
+  sessionIdSchema,
+  sessionRefSchema,
+  windowIdSchema,
+} from "../mcp/schemas.ts";
+import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import {
+  checkName,
+  commandSchema,
+  envNameSchema,
+  formatArg,
+  GONE,
+  literalArg,
+  nameSchema,
+  paneFields,
+  startDirectorySchema,
+  startedIn,
+} from "./arguments.ts";
+
+/** Starting something new changes the server but destroys nothing, and repeats make more. */
+const CREATES: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+};
+
+/** A size as tmux takes it: cells, or a percentage of the available space. */
+export const sizeSchema = z.union([
+  z.number().int().min(1).max(10_000),
+  z.string().regex(/^(?:[1-9]|[1-9][0-9])%$/, "a percentage from 1% to 99%"),
+]).describe('Cells (an integer), or a percentage of the space such as "30%".');
+
+const notesField = z.array(z.string()).describe(
+  "What tmux did differently from what was asked, if anything.",
+);
+
+/** Runs a creating command with `-P -F` and returns the fields it printed for the new thing. */
+async function created(
+  ctx: Parameters<typeof startedIn>[0],
+  args: string[],
+  fields: readonly string[],
+  tail: string[],
+): Promise<string[]> {
+  const guard = newGuard();
+  const out = await ctx.run([...args, "-P", "-F", recordFormat(guard, fields), ...tail]);
+  const [record] = parseRecords(out, guard, fields.length);
+  if (!record) throw new ToolFailure("tmux created nothing and printed no ids.");
+  return record;
+}
+
+/** The trailing shell command argument, behind `--` so a leading `-` is no flag. */
+function commandTail(command: string | undefined): string[] {
+  return command === undefined ? [] : ["--", literalArg(command)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// create_session
+
+const createSession = defineTool({
+  name: "create_session",
+  title: "Create session",
+  toolset: "execute",
+  description:
+    "Start a new detached tmux session (starting the tmux server if none runs on the socket), " +
+    "with its first window running the default shell or `command`. Names are stored exactly " +
+    "or refused: tmux would rewrite '.', ':', backslashes and control characters in a " +
+    "session name. Returns the new session, window and pane ids.",
+  input: {
+    name: nameSchema.optional().describe("Session name; default: tmux picks a number."),
+    windowName: nameSchema.optional().describe("Name of the first window."),
+    startDirectory: startDirectorySchema.optional(),
+    width: int().min(1).max(10_000).optional().describe("Width of the first window, in cells."),
+    height: int().min(1).max(10_000).optional().describe("Height of the first window, in cells."),
+    environment: z.record(envNameSchema, z.string().max(65_536)).optional().describe(
+      "Variables set in the session's environment (tmux new-session -e).",
+    ),
+    command: commandSchema.optional(),
+  },
+  output: {
+    sessionId: sessionIdSchema,
+    name: z.string(),
+    windowId: windowIdSchema,
+    paneId: paneIdSchema,
+    cwd: z.string().describe("Where the pane's process is."),
+    notes: notesField,
+  },
+  annotations: CREATES,
+  async run(args, ctx) {
+    if (args.name !== undefined) checkName("session name", args.name);
+    if (args.windowName !== undefined) checkName("window name", args.windowName);
+    const snapshot = await ctx.snapshot();
+    const clash = args.name !== undefined && snapshot.sessions.find((s) => s.name === args.name);
+    if (clash) {
+      throw new ToolFailure(
+        `A session named ${JSON.stringify(args.name)} already exists (${clash.id}).`,
+        "Choose another name, or use create_window to add a window to it.",
+      );
+    }
+    const argv = ["new-session", "-d"];
+    if (args.name !== undefined) argv.push("-s", formatArg(args.name));
+    if (args.windowName !== undefined) argv.push("-n", formatArg(args.windowName));
+    if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
+    if (args.width !== undefined) argv.push("-x", String(args.width));
+    if (args.height !== undefined) argv.push("-y", String(args.height));
+    for (const [key, value] of Object.entries(args.environment ?? {})) {
+      argv.push("-e", literalArg(`${key}=${value}`));
+    }
+    const [sessionId, windowId, paneId, name] = await created(ctx, argv, [
+      "#{session_id}",
+      "#{window_id}",
+      "#{pane_id}",
+      "#{session_name}",
+    ], commandTail(args.command));
+    const { cwd, notes } = await startedIn(ctx, paneId, args.startDirectory);
+    if (args.name !== undefined && name !== args.name) {
+      notes.push(`tmux stored the session name as ${JSON.stringify(name)}.`);
+    }
+    return {
+      data: { sessionId, name, windowId, paneId, cwd, notes },
+      summary: `Created session ${sessionId} ${
+        JSON.stringify(name)
+      } with window ${windowId} and pane ${paneId}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// create_window
+
+const createWindow = defineTool({
+  name: "create_window",
+  title: "Create window",
+  toolset: "execute",
+  description: "Add a window to a session, at the next free index, running the default shell or " +
+    "`command`. It does not become the session's current window unless `select` is true, " +
+    "so a person watching the session keeps their view. Returns the new window and pane ids.",
+  input: {
+    session: sessionRefSchema,
+    name: nameSchema.optional().describe("Window name; default: tmux names it after its command."),
+    startDirectory: startDirectorySchema.optional(),
+    command: commandSchema.optional(),
+    select: z.boolean().default(false).describe("Make it the session's current window."),
+  },
+  output: {
+    windowId: windowIdSchema,
+    paneId: paneIdSchema,
+    sessionId: sessionIdSchema,
+    index: int().describe("The window's index in the session."),
+    name: z.string(),
+    cwd: z.string().describe("Where the pane's process is."),
+    notes: notesField,
+  },
+  annotations: CREATES,
+  async run(args, ctx) {
+    if (args.name !== undefined) checkName("window name", args.name);
+    const snapshot = await ctx.snapshot();
+    const session = ctx.session(snapshot, args.session);
+    const argv = ["new-window", "-t", `${session.id}:`];
+    if (!args.select) argv.push("-d");
+    if (args.name !== undefined) argv.push("-n", formatArg(args.name));
+    if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
+    const [windowId, paneId, index, name] = await created(ctx, argv, [
+      "#{window_id}",
+      "#{pane_id}",
+      "#{window_index}",
+      "#{window_name}",
+    ], commandTail(args.command));
+    const { cwd, notes } = await startedIn(ctx, paneId, args.startDirectory);
+    return {
+      data: {
+        windowId,
+        paneId,
+        sessionId: session.id,
+        index: Number(index),
+        name,
+        cwd,
+        notes,
+      },
+      summary: `Created window ${windowId} (index ${index} of ${session.id}) with pane ${paneId}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// split_window
+
+const DIRECTIONS = ["above", "below", "left", "right"] as const;
+
+const splitWindow = defineTool({
+  name: "split_window",
+  title: "Split pane",
+  toolset: "execute",
+  description:
+    "Split a pane in two: the new pane goes above, below, left or right of it and runs the " +
+    "default shell or `command`, starting in the source pane's directory unless " +
+    "`startDirectory` says otherwise. The focus stays where it was unless `select` is true. " +
+    "Returns the new pane's id.",
+  input: {
+    paneId: paneIdSchema.describe("The pane to split."),
+    direction: z.enum(DIRECTIONS).default("below").describe("Where the new pane goes."),
+    size: sizeSchema.optional().describe(
+      'Size of the new pane: cells, or a percentage such as "30%"; default: half.',
+    ),
+    startDirectory: startDirectorySchema.optional().describe(
+      "Absolute directory for the new pane; default: the source pane's current directory.",
+    ),
+    command: commandSchema.optional(),
+    select: z.boolean().default(false).describe("Make the new pane the active one."),
+  },
+  output: {
+    paneId: paneIdSchema.describe("The new pane."),
+    windowId: windowIdSchema,
+    sourcePaneId: paneIdSchema,
+    width: count(),
+    height: count(),
+    cwd: z.string().describe("Where the new pane's process is."),
+    notes: notesField,
+  },
+  annotations: CREATES,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const source = ctx.pane(snapshot, args.paneId);
+    const directory = args.startDirectory ?? (source.cwd.startsWith("/") ? source.cwd : undefined);
+    const argv = ["split-window", "-t", source.id];
+    argv.push(args.direction === "left" || args.direction === "right" ? "-h" : "-v");
+    if (args.direction === "above" || args.direction === "left") argv.push("-b");
+    if (!args.select) argv.push("-d");
+    if (args.size !== undefined) argv.push("-l", String(args.size));
+    if (directory !== undefined) argv.push("-c", formatArg(directory));
+    const [paneId, windowId, width, height] = await created(ctx, argv, [
+      "#{pane_id}",
+      "#{window_id}",
+      "#{pane_width}",
+      "#{pane_height}",
+    ], commandTail(args.command));
+    const { cwd, notes } = await startedIn(ctx, paneId, directory);
+    return {
+      data: {
+        paneId,
+        windowId,
+        sourcePaneId: source.id,
+        width: Number(width),
+        height: Number(height),
+        cwd,
+        notes,
+      },
+      summary: `Split ${source.id}: new pane ${paneId} ${args.direction} it, ${width}x${height}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// respawn_pane
+
+const respawnPane = defineTool({
+  name: "respawn_pane",
+  title: "Respawn pane",
+  toolset: "execute",
+  description:
+    "Restart a pane's process: its start command again, or `command`. A dead pane (kept by " +
+    "remain-on-exit) is restarted as it is; a live one only with `kill: true`, which kills " +
+    "what runs there first. Guarded like input: refused for the pane this server runs in " +
+    "(unless force), a pane a person is watching, and a pane in copy mode or another mode.",
+  input: {
+    paneId: paneIdSchema,
+    command: commandSchema.optional().describe(
+      "Shell command to run instead of the pane's start command.",
+    ),
+    startDirectory: startDirectorySchema.optional(),
+    kill: z.boolean().default(false).describe(
+      "Kill the running process first (needed for a pane that is not dead).",
+    ),
+    force: z.boolean().default(false).describe(
+      "Lifts only the refusal of this server's own pane.",
+    ),
+  },
+  output: {
+    paneId: paneIdSchema,
+    gone: z.boolean().describe("The new process exited at once and took the pane with it."),
+    pid: int().nullable().describe("Process id of the new process (null when gone)."),
+    command: z.string().describe("What tmux reports running in the pane now."),
+    dead: z.boolean().describe("Whether the new process already exited."),
+    cwd: z.string(),
+    notes: notesField,
+  },
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: false,
+  },
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const pane = ctx.pane(snapshot, args.paneId);
+    guardInput(ctx, snapshot, pane, { force: args.force, allowDead: true });
+    if (!pane.dead && !args.kill) {
+      throw new ToolFailure(
+        `Pane ${pane.id} is still running ${JSON.stringify(pane.command)} (pid ${pane.pid}).`,
+        "Pass kill: true to kill it and start again, or send_keys to talk to it.",
+      );
+    }
+    const argv = ["respawn-pane", "-t", pane.id];
+    if (args.kill) argv.push("-k");
+    if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
+    await ctx.run([...argv, ...commandTail(args.command)]);
+    const { cwd, notes } = await startedIn(ctx, pane.id, args.startDirectory);
+    const now = await paneFields(
+      ctx,
+      pane.id,
+      ["#{pane_pid}", "#{pane_current_command}", "#{pane_dead}"],
+    );
+    if (now === null) {
+      return {
+        data: { paneId: pane.id, gone: true, pid: null, command: "", dead: true, cwd, notes },
+        summary: GONE(pane.id),
+      };
+    }
+    const [pid, command, dead] = now;
+    return {
+      data: {
+        paneId: pane.id,
+        gone: false,
+        pid: Number(pid),
+        command,
+        dead: dead === "1",
+        cwd,
+        notes,
+      },
+      summary: `Respawned ${pane.id}: pid ${pid} running ${JSON.stringify(command)}${
+        dead === "1" ? " (already exited)" : ""
+      }.`,
+    };
+  },
+});
+
+/** Registers the lifecycle tools (toolset execute). */
+export function registerLifecycleTools(registry: ToolRegistry): void {
+  registry.add(createSession, createWindow, splitWindow, respawnPane);
+}

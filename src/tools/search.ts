@@ -1,0 +1,299 @@
+/**
+ * search_panes: find text across panes. Toolset inspect.
+ *
+ * The pattern never reaches tmux: panes are listed from one snapshot, each is captured (one
+ * tmux invocation per pane, at most {@link SEARCH_CONCURRENCY} at once) and matched here, in
+ * JavaScript. So a `#(...)` or `#{...}` in a pattern is only text to find, never a format tmux
+ * could expand or run. Line numbers are tmux's (0 = top of the screen, negative = history), so
+ * a match can be read around with capture_pane.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { capList, cutString, fitEntries, jsonBytes } from "../mcp/bounds.ts";
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import { count, int, paneIdSchema, panePlacementSchema, sessionRefSchema } from "../mcp/schemas.ts";
+import { captureRows, lastWrittenIndex } from "../tmux/capture.ts";
+import { TmuxError } from "../tmux/run.ts";
+import type { PaneRow } from "../tmux/snapshot.ts";
+
+/** Captures running at once for one search (the runner also bounds all tmux processes). */
+export const SEARCH_CONCURRENCY = 8;
+
+/** Longest history reach a search may ask for. */
+export const MAX_SCROLLBACK_LINES = 100_000;
+
+/** Longest matched line returned, in UTF-8 bytes. */
+const MAX_LINE_BYTES = 2_048;
+
+/** Placements kept per match. */
+const MAX_PLACEMENTS = 8;
+
+/** Entries kept in the lists of capped and skipped panes. */
+const MAX_PANE_NOTES = 50;
+
+/** A predicate over one line. */
+export type LineMatcher = (line: string) => boolean;
+
+/**
+ * Builds the matcher: a literal substring by default, a JavaScript regular expression (Unicode
+ * mode) with `regex`; case-insensitive unless `matchCase`. A bad regex is a refusal that says
+ * what is wrong, before any pane is read.
+ */
+export function lineMatcher(pattern: string, regex: boolean, matchCase: boolean): LineMatcher {
+  if (!regex) {
+    if (matchCase) return (line) => line.includes(pattern);
+    const lower = pattern.toLowerCase();
+    return (line) => line.toLowerCase().includes(lower);
+  }
+  let re: RegExp;
+  try {
+    re = new RegExp(pattern, matchCase ? "u" : "iu");
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new ToolFailure(
+      `The pattern is not a valid regular expression: ${why}.`,
+      "Fix it (JavaScript syntax, Unicode mode), or pass regex: false to search for the text literally.",
+    );
+  }
+  return (line) => re.test(line);
+}
+
+/** What one pane's search found. */
+export interface PaneSearch {
+  readonly pane: PaneRow;
+  /** The matches kept (the last `maxMatchesPerPane`, nearest the bottom), in line order. */
+  readonly matches: { lineNumber: number; text: string }[];
+  /** Matches found in the pane, kept or not. */
+  readonly found: number;
+  /** Why the pane could not be searched, or null. */
+  readonly skipped: string | null;
+}
+
+/** Runs `work` over `items` with at most `limit` running at once, keeping the order. */
+async function mapPool<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/**
+ * Captures and matches each pane. A pane that closed after it was listed, or whose capture
+ * failed, is reported as skipped with the reason; a cancelled call stops.
+ */
+export async function searchInPanes(
+  ctx: TmuxContext,
+  panes: readonly PaneRow[],
+  options: { matcher: LineMatcher; scrollbackLines: number; maxMatchesPerPane: number },
+): Promise<PaneSearch[]> {
+  let done = 0;
+  return await mapPool(panes, SEARCH_CONCURRENCY, async (pane): Promise<PaneSearch> => {
+    try {
+      const capture = await captureRows(
+        ctx.runner,
+        ctx.address,
+        pane.id,
+        { start: options.scrollbackLines > 0 ? -options.scrollbackLines : undefined },
+        { signal: ctx.signal },
+      );
+      const last = lastWrittenIndex(capture.rows, capture.top);
+      const matches: { lineNumber: number; text: string }[] = [];
+      let found = 0;
+      for (let i = 0; i <= last; i++) {
+        if (!options.matcher(capture.rows[i])) continue;
+        found++;
+        matches.push({ lineNumber: capture.top + i, text: capture.rows[i] });
+        if (matches.length > options.maxMatchesPerPane) matches.shift();
+      }
+      return { pane, matches, found, skipped: null };
+    } catch (error) {
+      if (!(error instanceof TmuxError) || error.kind === "cancelled") throw error;
+      const skipped = error.kind === "no-target"
+        ? "closed after the pane list was read"
+        : `capture failed: ${error.message}`;
+      return { pane, matches: [], found: 0, skipped };
+    } finally {
+      done++;
+      if (done % 10 === 0 || done === panes.length) {
+        await ctx.progress(done, panes.length, `searched ${done} of ${panes.length} panes`);
+      }
+    }
+  });
+}
+
+const matchEntry = z.strictObject({
+  paneId: paneIdSchema,
+  windowId: z.string(),
+  placements: z.array(panePlacementSchema).describe("Sessions and window indexes showing it."),
+  omittedPlacements: count(),
+  lineNumber: int().describe(
+    "tmux's line number: 0 = top of the screen, negative = history; pass it to capture_pane as start.",
+  ),
+  text: z.string().describe("The whole line, trailing spaces trimmed."),
+  omittedBytes: count().describe("Bytes cut off the end of a very long line."),
+});
+
+const searchPanes = defineTool({
+  name: "search_panes",
+  title: "Search panes",
+  toolset: "inspect",
+  description:
+    "Find text in what panes show, across the whole server or one session: the visible " +
+    "screen by default, scrollbackLines to reach into history. The pattern is literal unless " +
+    "regex is true (JavaScript syntax); case-insensitive unless matchCase. It is matched here " +
+    "and never handed to tmux, so '#(...)' or '#{...}' is just text to find. Each match gives " +
+    "the pane, its session/window placements, lineNumber (usable as capture_pane start) and " +
+    "the line. Bounded: maxMatchesPerPane (the ones nearest the bottom are kept), maxMatches " +
+    "overall, and bytes; cappedPanes, skippedPanes and omittedMatches say what was left out.",
+  input: {
+    pattern: z.string().min(1).max(4096).describe("Text to find (or a regex with regex: true)."),
+    regex: z.boolean().optional().describe("Treat pattern as a regular expression. Default false."),
+    matchCase: z.boolean().optional().describe("Match case exactly. Default false."),
+    session: sessionRefSchema.optional().describe(
+      "Only panes of this session (id $1 or exact name). Default: every pane on the server.",
+    ),
+    scrollbackLines: count().max(MAX_SCROLLBACK_LINES).optional().describe(
+      "Also search this many history lines above the screen of each pane. Default 0.",
+    ),
+    maxMatchesPerPane: z.number().int().min(1).max(100).optional().describe(
+      "Matches kept per pane (default 5), the ones nearest the bottom.",
+    ),
+    maxMatches: z.number().int().min(1).max(1000).optional().describe(
+      "Matches kept overall (default 100).",
+    ),
+  },
+  output: {
+    matches: z.array(matchEntry),
+    complete: z.boolean().describe("Whether every match found is in matches."),
+    panesSearched: count(),
+    panesMatched: count().describe("Panes with at least one match."),
+    totalMatches: count().describe("Matches found, kept or not."),
+    omittedMatches: count().describe(
+      "Matches found but left out (per-pane cap, overall cap, bytes).",
+    ),
+    cappedPanes: z.array(z.strictObject({
+      paneId: paneIdSchema,
+      found: count(),
+      returned: count(),
+    })).describe("Panes with more matches than returned."),
+    skippedPanes: z.array(z.strictObject({ paneId: paneIdSchema, reason: z.string() })).describe(
+      "Panes that could not be searched (closed after listing, capture failed).",
+    ),
+    omittedPaneNotes: count().describe("Entries left out of cappedPanes and skippedPanes."),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const matcher = lineMatcher(args.pattern, args.regex ?? false, args.matchCase ?? false);
+    const snapshot = await ctx.snapshot();
+    ctx.requireRunning(snapshot);
+    let panes = snapshot.panes;
+    if (args.session !== undefined) {
+      const s = ctx.session(snapshot, args.session);
+      panes = panes.filter((p) => p.placements.some((pl) => pl.sessionId === s.id));
+    }
+    const maxPerPane = args.maxMatchesPerPane ?? 5;
+    const results = await searchInPanes(ctx, panes, {
+      matcher,
+      scrollbackLines: args.scrollbackLines ?? 0,
+      maxMatchesPerPane: maxPerPane,
+    });
+
+    const maxMatches = args.maxMatches ?? 100;
+    const entries: z.infer<typeof matchEntry>[] = [];
+    const returnedByPane = new Map<string, number>();
+    for (const r of results) {
+      for (const m of r.matches) {
+        if (entries.length >= maxMatches) break;
+        const placements = capList(
+          r.pane.placements.map(({ index, sessionId, sessionName }) => ({
+            index,
+            sessionId,
+            sessionName,
+          })),
+          MAX_PLACEMENTS,
+        );
+        const line = cutString(m.text, MAX_LINE_BYTES);
+        entries.push({
+          paneId: r.pane.id,
+          windowId: r.pane.windowId,
+          placements: placements.kept,
+          omittedPlacements: placements.omitted,
+          lineNumber: m.lineNumber,
+          text: line.text,
+          omittedBytes: line.omittedBytes,
+        });
+      }
+    }
+    const totalMatches = results.reduce((n, r) => n + r.found, 0);
+    const skipped = capList(
+      results.filter((r) => r.skipped !== null).map((r) => ({
+        paneId: r.pane.id,
+        reason: r.skipped as string,
+      })),
+      MAX_PANE_NOTES,
+    );
+    const base = {
+      complete: true,
+      panesSearched: results.filter((r) => r.skipped === null).length,
+      panesMatched: results.filter((r) => r.found > 0).length,
+      totalMatches,
+      omittedMatches: 0,
+      skippedPanes: skipped.kept,
+    };
+    // The byte bound may drop matches, which changes cappedPanes: reserve its worst size.
+    const cappedAll = results.filter((r) => r.found > 0).map((r) => ({
+      paneId: r.pane.id,
+      found: r.found,
+      returned: r.found,
+    }));
+    const reserve = jsonBytes(capList(cappedAll, MAX_PANE_NOTES).kept) + 64;
+    const budget = ctx.config.maxResultBytes - jsonBytes({ ...base, matches: [] }) - reserve - 256;
+    const { kept } = fitEntries(entries, budget);
+    for (const m of kept) returnedByPane.set(m.paneId, (returnedByPane.get(m.paneId) ?? 0) + 1);
+    const capped = capList(
+      results.filter((r) => r.found > (returnedByPane.get(r.pane.id) ?? 0)).map((r) => ({
+        paneId: r.pane.id,
+        found: r.found,
+        returned: returnedByPane.get(r.pane.id) ?? 0,
+      })),
+      MAX_PANE_NOTES,
+    );
+    const omittedMatches = totalMatches - kept.length;
+    const data = {
+      ...base,
+      matches: kept,
+      complete: omittedMatches === 0 && skipped.kept.length === 0,
+      omittedMatches,
+      cappedPanes: capped.kept,
+      omittedPaneNotes: capped.omitted + skipped.omitted,
+    };
+    return {
+      data,
+      summary: `${kept.length} match${kept.length === 1 ? "" : "es"} in ${data.panesMatched} of ` +
+        `${data.panesSearched} panes searched.` +
+        (omittedMatches > 0 ? ` ${omittedMatches} more left out (see cappedPanes).` : "") +
+        (results.length > data.panesSearched
+          ? ` ${results.length - data.panesSearched} panes skipped (see skippedPanes).`
+          : ""),
+    };
+  },
+});
+
+/** Registers search_panes (toolset inspect). */
+export function registerSearchTools(registry: ToolRegistry): void {
+  registry.add(searchPanes);
+}

@@ -1,0 +1,968 @@
+/**
+ * Configuration: tmux options, hooks and environments — read (toolset inspect) and changed
+ * (toolset execute: an option tmux reads as a format, or a hook, can run a shell command, so
+ * changing them is execute reach, not manage) — and pipe_pane, which starts a shell command
+ * fed by a pane's output.
+ *
+ * Values are read back exactly: `show-options` prints strings re-quoted the way tmux's own
+ * parser reads them, and {@link unquoteOptionValue} undoes exactly that; `show-environment -s`
+ * quotes every value for a shell, and {@link parseShellEnvironment} undoes that. Nothing read
+ * here is ever handed to tmux as a format.
+ *
+ * `show_hook` keeps its seed contract (seed 000): snake_case input `hook_name`, `scope`,
+ * `target`, `global_` and a nullable `socket_name`; output `entries[{hook_name, command,
+ * index}]`, none when the hook is unset, one per array index otherwise.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { boundMetadata, fitEntries, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import {
+  type AnyTool,
+  defineTool,
+  READ_ONLY,
+  socketNameField,
+  type ToolAnnotations,
+  type ToolRegistry,
+} from "../mcp/registry.ts";
+import {
+  int,
+  listBound,
+  metadataBound,
+  paneIdSchema,
+  sessionIdSchema,
+  sessionRefSchema,
+} from "../mcp/schemas.ts";
+import { decodeBytes } from "../tmux/format.ts";
+import { TmuxError } from "../tmux/run.ts";
+import type { Snapshot } from "../tmux/snapshot.ts";
+import { envNameSchema, formatArg, literalArg, paneFields } from "./arguments.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Reading tmux's quoting back
+
+/**
+ * Undoes the quoting `show-options` applies to a string value (tmux's `args_escape`): `''`
+ * for empty, `"..."` or `'...'` around text with spaces or special characters, a single
+ * escaped character (`\#`), and C-style / octal escapes inside (`\n`, `\t`, `\\`, `\"`,
+ * `\$`, `\001`). Octal escapes are bytes; the bytes are decoded as UTF-8 at the end.
+ */
+export function unquoteOptionValue(raw: string): string {
+  if (raw === "''") return "";
+  const quoted = raw.length >= 2 &&
+    ((raw.startsWith('"') && raw.endsWith('"')) || (raw.startsWith("'") && raw.endsWith("'")));
+  return unescapeC(quoted ? raw.slice(1, -1) : raw);
+}
+
+const C_ESCAPES: Record<string, number> = {
+  n: 0x0a,
+  t: 0x09,
+  r: 0x0d,
+  b: 0x08,
+  a: 0x07,
+  v: 0x0b,
+  f: 0x0c,
+  s: 0x20,
+  e: 0x1b,
+  E: 0x1b,
+};
+
+const encoder = new TextEncoder();
+
+function unescapeC(text: string): string {
+  const bytes: number[] = [];
+  const push = (s: string) => bytes.push(...encoder.encode(s));
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c !== "\\" || i + 1 >= text.length) {
+      const cp = text.codePointAt(i)!;
+      const ch = String.fromCodePoint(cp);
+      push(ch);
+      i += ch.length;
+      continue;
+    }
+    const next = text[i + 1];
+    if (/[0-7]/.test(next)) {
+      let digits = "";
+      let j = i + 1;
+      while (j < text.length && digits.length < 3 && /[0-7]/.test(text[j])) digits += text[j++];
+      bytes.push(parseInt(digits, 8) & 0xff);
+      i = j;
+    } else if (next in C_ESCAPES) {
+      bytes.push(C_ESCAPES[next]);
+      i += 2;
+    } else {
+      const cp = text.codePointAt(i + 1)!;
+      const ch = String.fromCodePoint(cp);
+      push(ch);
+      i += 1 + ch.length;
+    }
+  }
+  return decodeBytes(new Uint8Array(bytes));
+}
+
+/** One line of `show-options` / `show-hooks` output, split into its parts. */
+export interface OptionLine {
+  readonly name: string;
+  readonly index: number | null;
+  /** Whether `-A` marked it inherited (`name*`). */
+  readonly inherited: boolean;
+  /** The value as printed (still quoted), or null when the line has none. */
+  readonly raw: string | null;
+}
+
+/** Splits `name[3]* value` lines. Names hold no spaces; the value is the rest of the line. */
+export function parseOptionLines(text: string): OptionLine[] {
+  const lines: OptionLine[] = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    const space = line.indexOf(" ");
+    const head = space === -1 ? line : line.slice(0, space);
+    const raw = space === -1 ? null : line.slice(space + 1);
+    const m = /^(.+?)(?:\[(\d+)\])?(\*)?$/.exec(head);
+    if (!m) continue;
+    lines.push({
+      name: m[1],
+      index: m[2] === undefined ? null : Number(m[2]),
+      inherited: m[3] === "*",
+      raw,
+    });
+  }
+  return lines;
+}
+
+/** One variable of a tmux environment. */
+export interface EnvVariable {
+  readonly name: string;
+  /** The value, or null for a variable marked to be removed from new processes. */
+  readonly value: string | null;
+}
+
+/**
+ * Parses `show-environment -s`: `NAME="value"; export NAME;` (the value with `$`, `` ` ``,
+ * `"` and `\` escaped by a backslash, newlines raw) or `unset NAME;`, one statement a line.
+ * Works on bytes so that any byte in a value survives; throws on anything else (never guess).
+ */
+export function parseShellEnvironment(stdout: Uint8Array): EnvVariable[] {
+  const out: EnvVariable[] = [];
+  let i = 0;
+  const at = (s: string) => {
+    for (let k = 0; k < s.length; k++) if (stdout[i + k] !== s.charCodeAt(k)) return false;
+    return true;
+  };
+  const until = (stop: number) => {
+    const start = i;
+    while (i < stdout.length && stdout[i] !== stop) i++;
+    if (i >= stdout.length) throw new Error("show-environment output ended early");
+    return decodeBytes(stdout.subarray(start, i));
+  };
+  const expect = (s: string) => {
+    if (!at(s)) throw new Error(`show-environment output: expected ${JSON.stringify(s)}`);
+    i += s.length;
+  };
+  while (i < stdout.length) {
+    if (at("unset ")) {
+      i += 6;
+      const name = until(0x3b); // ;
+      expect(";\n");
+      out.push({ name, value: null });
+      continue;
+    }
+    const name = until(0x3d); // =
+    expect('="');
+    const bytes: number[] = [];
+    while (i < stdout.length && stdout[i] !== 0x22) {
+      if (stdout[i] === 0x5c && i + 1 < stdout.length) i++;
+      bytes.push(stdout[i++]);
+    }
+    expect(`"; export ${name};\n`);
+    out.push({ name, value: decodeBytes(new Uint8Array(bytes)) });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scopes and targets
+
+const SCOPES = ["server", "session", "window", "pane"] as const;
+type Scope = typeof SCOPES[number];
+
+/** Where an option or hook lives in tmux, as flags for show-/set-options and -hooks. */
+interface ScopeFlags {
+  readonly flags: string[];
+  /** What it is, for messages: "global session options", "window @2"... */
+  readonly label: string;
+  /** The resolved target id, or null for global and server scopes. */
+  readonly targetId: string | null;
+}
+
+/**
+ * Turns scope, target and global into tmux flags, refusing what tmux would silently read
+ * some other way: a missing target (tmux would pick a "best" session on its own), a target
+ * with global (tmux ignores the target), a target that does not exist (checked against the
+ * snapshot's id lists).
+ */
+function scopeFlags(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  scope: Scope,
+  target: string | null | undefined,
+  global: boolean,
+  what: "options" | "hooks",
+): ScopeFlags {
+  const hasTarget = target !== undefined && target !== null;
+  if (scope === "server") {
+    if (hasTarget) {
+      throw new ToolFailure(
+        `Server ${what} have no target; got ${JSON.stringify(target)}.`,
+        `Drop target, or choose scope session, window or pane.`,
+      );
+    }
+    return what === "options"
+      ? { flags: ["-s"], label: "server options", targetId: null }
+      : { flags: ["-g"], label: "global hooks", targetId: null };
+  }
+  if (global && hasTarget) {
+    throw new ToolFailure(
+      `Global ${what} have no target, and tmux would ignore ${JSON.stringify(target)}.`,
+      `Drop target to read the global ${what}, or drop global for the ${scope}'s own.`,
+    );
+  }
+  if (global) {
+    return scope === "session"
+      ? { flags: ["-g"], label: `global session ${what}`, targetId: null }
+      : { flags: ["-g", "-w"], label: `global window ${what}`, targetId: null };
+  }
+  if (!hasTarget) {
+    throw new ToolFailure(
+      `Which ${scope}? ${scope[0].toUpperCase()}${scope.slice(1)} ${what} need a target.`,
+      `Pass target (${
+        scope === "session" ? "a session id or name" : scope === "window" ? "@N" : "%N"
+      }), or global: true for the global ${what}.`,
+    );
+  }
+  ctx.requireRunning(snapshot);
+  switch (scope) {
+    case "session": {
+      const s = ctx.session(snapshot, target);
+      return { flags: ["-t", s.id], label: `session ${s.id}`, targetId: s.id };
+    }
+    case "window": {
+      const w = ctx.window(snapshot, target);
+      return { flags: ["-w", "-t", w.id], label: `window ${w.id}`, targetId: w.id };
+    }
+    case "pane": {
+      const p = ctx.pane(snapshot, target);
+      return { flags: ["-p", "-t", p.id], label: `pane ${p.id}`, targetId: p.id };
+    }
+  }
+}
+
+const scopeSchema = z.enum(SCOPES);
+
+/** Option names tmux has, plus user options (`@name`); an optional array index. */
+const optionNameSchema = z.string().regex(
+  /^(?:@[A-Za-z0-9_.-]{1,128}|[a-z][a-z0-9-]{0,63})(?:\[\d{1,5}\])?$/,
+  "an option name such as status-left, @my-option or status-format[1]",
+);
+
+/** Hook names are lower-case words with dashes; an optional array index. */
+const HOOK_NAME = /^[a-z][a-z0-9-]{0,63}(?:\[(\d{1,5})\])?$/;
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+const optionEntry = z.strictObject({
+  name: z.string(),
+  index: int().nullable().describe("Array index for array options (status-format[1]), else null."),
+  value: z.string().describe("The value exactly as stored (tmux's quoting undone)."),
+  inherited: z.boolean().describe("Not set here: inherited from a parent scope."),
+  ...metadataBound,
+});
+
+type OptionEntry = z.infer<typeof optionEntry>;
+
+/** Longest single option value show_option returns before cutting it. */
+const MAX_OPTION_VALUE_BYTES = 65_536;
+
+async function readOptions(
+  ctx: TmuxContext,
+  where: ScopeFlags,
+  name: string | undefined,
+  inherited: boolean,
+  maxValueBytes: number,
+): Promise<{ entries: OptionEntry[]; known: boolean }> {
+  const argv = ["show-options", ...where.flags];
+  if (inherited) argv.push("-A");
+  if (name !== undefined) argv.push("--", name);
+  let out: Uint8Array;
+  try {
+    out = await ctx.run(argv);
+  } catch (error) {
+    // tmux says "invalid option" for an unset user option and an unknown name alike.
+    if (error instanceof TmuxError && /^(invalid|unknown|ambiguous) option/.test(error.message)) {
+      if (name !== undefined && name.startsWith("@")) return { entries: [], known: false };
+      throw new ToolFailure(
+        `tmux has no option ${JSON.stringify(name)} (${error.message}).`,
+        "show_options lists the options of a scope.",
+      );
+    }
+    throw error;
+  }
+  const entries = parseOptionLines(decodeBytes(out)).filter((l) => l.raw !== null).map((l) =>
+    boundMetadata(
+      {
+        name: l.name,
+        index: l.index,
+        value: unquoteOptionValue(l.raw!),
+        inherited: l.inherited,
+      },
+      ["value"],
+      maxValueBytes,
+    )
+  );
+  return { entries, known: true };
+}
+
+const optionScopeInput = {
+  scope: scopeSchema.describe(
+    "server (-s), session, window (-w) or pane (-p) options.",
+  ),
+  target: z.string().min(1).max(4096).optional().describe(
+    "The session (id or name), window (@N) or pane (%N) whose options; omit with global or " +
+      "for server scope.",
+  ),
+  global: z.boolean().default(false).describe(
+    "The global options of the scope (what sessions or windows inherit); pane scope reads " +
+      "the global window options, which panes inherit.",
+  ),
+  includeInherited: z.boolean().default(false).describe(
+    "Also show values inherited from parent scopes (marked inherited).",
+  ),
+};
+
+const showOptions = defineTool({
+  name: "show_options",
+  title: "Show options",
+  toolset: "inspect",
+  description:
+    "tmux options of a scope: the server's, a session's, a window's or a pane's (or the " +
+    "global ones), with exact values. Only options set at that scope unless " +
+    "includeInherited. Never evaluates anything.",
+  input: optionScopeInput,
+  output: {
+    scope: scopeSchema,
+    targetId: z.string().nullable(),
+    ...listBound,
+    options: z.array(optionEntry),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "options");
+    const { entries } = await readOptions(
+      ctx,
+      where,
+      undefined,
+      args.includeInherited,
+      MAX_METADATA_BYTES,
+    );
+    const { kept, omitted } = fitEntries(entries, ctx.config.maxResultBytes - 512);
+    return {
+      data: {
+        scope: args.scope,
+        targetId: where.targetId,
+        complete: omitted === 0,
+        omittedEntries: omitted,
+        options: kept,
+      },
+      summary: `${kept.length} ${where.label}.` +
+        (omitted ? ` ${omitted} more left out to stay within the result bound.` : ""),
+    };
+  },
+});
+
+const showOption = defineTool({
+  name: "show_option",
+  title: "Show option",
+  toolset: "inspect",
+  description:
+    "One tmux option's value at a scope, exactly as stored (an array option gives one entry " +
+    "per index). `set: false` when it is not set there (with includeInherited, when no parent " +
+    "sets it either).",
+  input: { name: optionNameSchema, ...optionScopeInput },
+  output: {
+    name: z.string(),
+    scope: scopeSchema,
+    targetId: z.string().nullable(),
+    set: z.boolean(),
+    value: z.string().nullable().describe("The value of a non-array option, else null."),
+    entries: z.array(optionEntry),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "options");
+    const { entries } = await readOptions(
+      ctx,
+      where,
+      args.name,
+      args.includeInherited,
+      MAX_OPTION_VALUE_BYTES,
+    );
+    const scalar = entries.length === 1 && entries[0].index === null ? entries[0] : null;
+    return {
+      data: {
+        name: args.name,
+        scope: args.scope,
+        targetId: where.targetId,
+        set: entries.length > 0,
+        value: scalar ? scalar.value : null,
+        entries,
+      },
+      summary: entries.length === 0
+        ? `${args.name} is not set in ${where.label}.`
+        : scalar
+        ? `${args.name} = ${JSON.stringify(scalar.value)} (${where.label}${
+          scalar.inherited ? ", inherited" : ""
+        }).`
+        : `${args.name}: ${entries.length} entries (${where.label}).`,
+    };
+  },
+});
+
+/** Changing configuration that tmux may evaluate later: execute reach, not destructive. */
+const CONFIGURES: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+const setOption = defineTool({
+  name: "set_option",
+  title: "Set option",
+  toolset: "execute",
+  description:
+    "Set (or unset) a tmux option at a scope. The value is stored exactly as given — never " +
+    "expanded while setting — but options tmux reads as formats (status-left, " +
+    "pane-border-format...) expand #{...} and run #(...) shell jobs when drawn, which is why " +
+    "this tool is execute reach. `append` adds to a string or array option. Returns the " +
+    "value read back.",
+  input: {
+    name: optionNameSchema,
+    value: z.string().max(65_536).optional().describe("The new value (omit with unset)."),
+    ...optionScopeInput,
+    includeInherited: z.boolean().default(false).describe(
+      "Read the value back including inheritance (after unset: what now applies).",
+    ),
+    unset: z.boolean().default(false).describe(
+      "Unset it at this scope (the parent's value applies again).",
+    ),
+    append: z.boolean().default(false).describe("Append value to the current value."),
+  },
+  output: {
+    name: z.string(),
+    scope: scopeSchema,
+    targetId: z.string().nullable(),
+    set: z.boolean().describe("Whether it is set at this scope now."),
+    value: z.string().nullable(),
+    entries: z.array(optionEntry),
+  },
+  annotations: CONFIGURES,
+  async run(args, ctx) {
+    if (args.unset === (args.value !== undefined)) {
+      throw new ToolFailure(
+        args.unset ? "unset takes no value." : "Give a value, or unset: true.",
+        'For example {name: "@mark", value: "1", scope: "session", target: "$0"}.',
+      );
+    }
+    if (args.unset && args.append) {
+      throw new ToolFailure("append and unset contradict each other.", "Pass one of them.");
+    }
+    const snapshot = await ctx.snapshot();
+    const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "options");
+    const argv = ["set-option", ...where.flags];
+    if (args.unset) argv.push("-u");
+    if (args.append) argv.push("-a");
+    argv.push("--", args.name);
+    if (args.value !== undefined) argv.push(literalArg(args.value));
+    await ctx.run(argv);
+    const { entries } = await readOptions(
+      ctx,
+      where,
+      args.name,
+      args.includeInherited,
+      MAX_OPTION_VALUE_BYTES,
+    );
+    const scalar = entries.length === 1 && entries[0].index === null ? entries[0] : null;
+    return {
+      data: {
+        name: args.name,
+        scope: args.scope,
+        targetId: where.targetId,
+        set: entries.some((e) => !e.inherited),
+        value: scalar ? scalar.value : null,
+        entries,
+      },
+      summary: args.unset
+        ? `Unset ${args.name} in ${where.label}.`
+        : `${args.name} = ${JSON.stringify(scalar?.value ?? null)} in ${where.label}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Hooks (show_hook: seed 000)
+
+const hookEntry = z.strictObject({
+  hook_name: z.string().describe("Hook name (e.g. 'pane-exited')."),
+  command: z.string().describe("tmux command string registered at that index, as tmux prints it."),
+  index: int().nullable().describe(
+    "Array index (every tmux hook is an array; a plain set-hook lands at 0).",
+  ),
+});
+
+type HookEntry = z.infer<typeof hookEntry>;
+
+/** Parses `show-hooks` output: `name[i] command` per set entry; a bare `name` is unset. */
+function hookEntries(text: string): HookEntry[] {
+  return parseOptionLines(text).filter((l) => l.raw !== null).map((l) => ({
+    hook_name: l.name,
+    command: l.raw!,
+    index: l.index,
+  }));
+}
+
+/** The snake_case, nullable scope arguments of the seed. */
+const seedHookInput = {
+  scope: scopeSchema.nullable().default(null).describe(
+    "server (all global hooks), session, window or pane; null: taken from target's form " +
+      "(%N pane, @N window, else session), or server without a target.",
+  ),
+  target: z.string().min(1).max(4096).nullable().default(null).describe(
+    "Session id or name, window @N or pane %N; null for global hooks.",
+  ),
+  global_: z.boolean().default(false).describe(
+    "Read the global hooks of the scope (tmux -g) instead of a target's own.",
+  ),
+};
+
+function inferHookScope(scope: Scope | null, target: string | null): Scope {
+  if (scope !== null) return scope;
+  if (target === null) return "server";
+  if (/^%\d+$/.test(target)) return "pane";
+  if (/^@\d+$/.test(target)) return "window";
+  return "session";
+}
+
+async function readHooks(
+  ctx: TmuxContext,
+  flags: string[],
+  name: string | undefined,
+): Promise<HookEntry[]> {
+  try {
+    const out = await ctx.run(["show-hooks", ...flags, ...(name ? ["--", name] : [])]);
+    return hookEntries(decodeBytes(out));
+  } catch (error) {
+    if (error instanceof TmuxError && /^(invalid|unknown|ambiguous) option/.test(error.message)) {
+      throw new ToolFailure(
+        `tmux has no hook ${JSON.stringify(name)} (${error.message}).`,
+        "show_hooks lists the hooks tmux knows.",
+      );
+    }
+    throw error;
+  }
+}
+
+/** Hooks of a scope; "server" means every global hook, from both of tmux's global trees. */
+async function hooksAt(
+  ctx: TmuxContext,
+  where: ScopeFlags,
+  scope: Scope,
+  name: string | undefined,
+): Promise<HookEntry[]> {
+  const entries = await readHooks(ctx, where.flags, name);
+  if (scope !== "server" || name !== undefined) return entries;
+  // tmux keeps session hooks in the global session tree and window/pane hooks in the global
+  // window tree; `show-hooks -g` lists only the first.
+  const seen = new Set(entries.map((e) => `${e.hook_name}[${e.index}]`));
+  for (const e of await readHooks(ctx, ["-g", "-w"], undefined)) {
+    if (!seen.has(`${e.hook_name}[${e.index}]`)) entries.push(e);
+  }
+  return entries;
+}
+
+function checkHookName(name: string): { base: string; index: number | null } {
+  const m = HOOK_NAME.exec(name);
+  if (!m) {
+    throw new ToolFailure(
+      `${JSON.stringify(name)} is not a hook name.`,
+      "Hook names look like pane-exited or session-renamed[2]; show_hooks lists them.",
+    );
+  }
+  return { base: name.replace(/\[\d+\]$/, ""), index: m[1] === undefined ? null : Number(m[1]) };
+}
+
+/** The nullable `socket_name` the seed contract declares (null means the default server). */
+const nullableSocketName = socketNameField.unwrap().nullable().default(null).describe(
+  "tmux socket name (tmux -L) of the server to use; null or omitted: the server this MCP " +
+    "server was started for.",
+);
+
+/** A seed tool's input takes `socket_name: null` as the seeds declare. */
+function withNullableSocketName(tool: AnyTool): AnyTool {
+  return { ...tool, inputSchema: tool.inputSchema.extend({ socket_name: nullableSocketName }) };
+}
+
+const showHooks = withNullableSocketName(defineTool({
+  name: "show_hooks",
+  title: "Show hooks",
+  toolset: "inspect",
+  description:
+    "tmux hooks set at a scope: every global hook (scope server, the default), a session's, " +
+    "a window's or a pane's own, or a scope's global ones (global_). One entry per array " +
+    "index; unset hooks are not listed.",
+  input: seedHookInput,
+  output: {
+    entries: z.array(hookEntry),
+    ...listBound,
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const scope = inferHookScope(args.scope, args.target);
+    const snapshot = await ctx.snapshot();
+    ctx.requireRunning(snapshot);
+    const where = scopeFlags(ctx, snapshot, scope, args.target, args.global_, "hooks");
+    const entries = await hooksAt(ctx, where, scope, undefined);
+    const { kept, omitted } = fitEntries(entries, ctx.config.maxResultBytes - 256);
+    return {
+      data: { entries: kept, complete: omitted === 0, omittedEntries: omitted },
+      summary: `${kept.length} hook entr${kept.length === 1 ? "y" : "ies"} in ${where.label}.` +
+        (omitted ? ` ${omitted} more left out to stay within the result bound.` : ""),
+    };
+  },
+}));
+
+const showHook = withNullableSocketName(defineTool({
+  name: "show_hook",
+  title: "Show hook",
+  toolset: "inspect",
+  description:
+    "Look up a specific tmux hook by name. Zero entries if the hook is unset, one per array " +
+    "index otherwise (every tmux hook is an array: a plain set-hook lands at index 0).",
+  input: {
+    hook_name: z.string().describe('Hook to look up (e.g. "pane-exited").'),
+    ...seedHookInput,
+  },
+  output: { entries: z.array(hookEntry) },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const { base, index } = checkHookName(args.hook_name);
+    const scope = inferHookScope(args.scope, args.target);
+    const snapshot = await ctx.snapshot();
+    ctx.requireRunning(snapshot);
+    const where = scopeFlags(ctx, snapshot, scope, args.target, args.global_, "hooks");
+    const all = (await hooksAt(ctx, where, scope, base)).filter((e) =>
+      e.hook_name === base && (index === null || e.index === index)
+    );
+    // One hook's entries are few; should a server hold thousands, keep what fits and say so.
+    const { kept, omitted } = fitEntries(all, ctx.config.maxResultBytes - 64);
+    return {
+      data: { entries: kept },
+      summary: (kept.length === 0
+        ? `${args.hook_name} is not set in ${where.label}.`
+        : `${args.hook_name}: ${kept.length} entr${
+          kept.length === 1 ? "y" : "ies"
+        } in ${where.label}.`) +
+        (omitted ? ` ${omitted} more entries left out to stay within the result bound.` : ""),
+    };
+  },
+}));
+
+const setHook = defineTool({
+  name: "set_hook",
+  title: "Set hook",
+  toolset: "execute",
+  description:
+    "Set, append to or unset a tmux hook: a tmux command (run-shell can start a shell, " +
+    "hence execute reach) that tmux runs on an event, at a scope (server: global; session, " +
+    "window or pane with a target). The command is parsed by tmux when set — a syntax error " +
+    "is refused — and survives this MCP server; unset what you set. Returns the hook's " +
+    "entries afterwards.",
+  input: {
+    name: z.string().max(80).describe("Hook name, e.g. pane-exited, optionally with [index]."),
+    command: z.string().min(1).max(16_384).optional().describe(
+      "tmux command(s), e.g. 'display-message done'; omit with unset.",
+    ),
+    scope: scopeSchema.default("server").describe(
+      "server (global hooks), session, window or pane.",
+    ),
+    target: z.string().min(1).max(4096).optional().describe(
+      "Session id or name, window @N or pane %N (not for server scope or global).",
+    ),
+    global: z.boolean().default(false).describe("The scope's global hooks."),
+    append: z.boolean().default(false).describe("Add at the next free index instead of index 0."),
+    unset: z.boolean().default(false).describe("Remove it (one index with name[index], or all)."),
+  },
+  output: { entries: z.array(hookEntry) },
+  annotations: { ...CONFIGURES, idempotentHint: false },
+  async run(args, ctx) {
+    const { base } = checkHookName(args.name);
+    if (args.unset === (args.command !== undefined)) {
+      throw new ToolFailure(
+        args.unset ? "unset takes no command." : "Give a command, or unset: true.",
+        'For example {name: "pane-exited", command: "display-message gone"}.',
+      );
+    }
+    if (args.unset && args.append) {
+      throw new ToolFailure("append and unset contradict each other.", "Pass one of them.");
+    }
+    const snapshot = await ctx.snapshot();
+    ctx.requireRunning(snapshot);
+    const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "hooks");
+    const argv = ["set-hook", ...where.flags];
+    if (args.unset) argv.push("-u");
+    if (args.append) argv.push("-a");
+    argv.push("--", args.name);
+    if (args.command !== undefined) argv.push(literalArg(args.command));
+    try {
+      await ctx.run(argv);
+    } catch (error) {
+      if (error instanceof TmuxError && /^(invalid|unknown|ambiguous) option/.test(error.message)) {
+        throw new ToolFailure(
+          `tmux has no hook ${JSON.stringify(args.name)} (${error.message}).`,
+          "show_hooks lists the hooks tmux knows.",
+        );
+      }
+      throw error;
+    }
+    const entries = (await hooksAt(ctx, where, args.scope, base)).filter((e) =>
+      e.hook_name === base
+    );
+    return {
+      data: { entries },
+      summary: `${base} now has ${entries.length} entr${
+        entries.length === 1 ? "y" : "ies"
+      } in ${where.label}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Environment
+
+const envEntry = z.strictObject({
+  name: z.string(),
+  value: z.string().nullable().describe("The value, or null when marked for removal."),
+  removed: z.boolean().describe(
+    "Marked to be removed from the environment of new processes (tmux shows it as -NAME).",
+  ),
+  ...metadataBound,
+});
+
+/** Longest environment value returned before it is cut. */
+const MAX_ENV_VALUE_BYTES = 16_384;
+
+async function readEnvironment(ctx: TmuxContext, sessionId: string | null) {
+  const out = await ctx.run([
+    "show-environment",
+    "-s",
+    ...(sessionId === null ? ["-g"] : ["-t", sessionId]),
+  ]);
+  return parseShellEnvironment(out).map((v) =>
+    boundMetadata(
+      { name: v.name, value: v.value, removed: v.value === null },
+      ["value"],
+      MAX_ENV_VALUE_BYTES,
+    )
+  );
+}
+
+const showEnvironment = defineTool({
+  name: "show_environment",
+  title: "Show environment",
+  toolset: "inspect",
+  description:
+    "The tmux environment new processes get: a session's own variables, or the global ones " +
+    "(no session). Values may be secrets (tokens, keys, passwords): read only what the task " +
+    "needs — pass `name` for one variable — and do not repeat values back unless asked.",
+  input: {
+    session: sessionRefSchema.optional().describe("Session id or name; omit for global."),
+    name: envNameSchema.optional().describe("Only this variable."),
+  },
+  output: {
+    scope: z.enum(["global", "session"]),
+    sessionId: sessionIdSchema.nullable(),
+    ...listBound,
+    variables: z.array(envEntry),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const snapshot = await ctx.snapshot();
+    ctx.requireRunning(snapshot);
+    const sessionId = args.session === undefined ? null : ctx.session(snapshot, args.session).id;
+    let variables = await readEnvironment(ctx, sessionId);
+    if (args.name !== undefined) variables = variables.filter((v) => v.name === args.name);
+    const { kept, omitted } = fitEntries(variables, ctx.config.maxResultBytes - 512);
+    const where = sessionId === null ? "the global environment" : `session ${sessionId}`;
+    return {
+      data: {
+        scope: sessionId === null ? "global" as const : "session" as const,
+        sessionId,
+        complete: omitted === 0,
+        omittedEntries: omitted,
+        variables: kept,
+      },
+      summary: args.name !== undefined && kept.length === 0
+        ? `${args.name} is not in ${where}.`
+        : `${kept.length} variable${kept.length === 1 ? "" : "s"} in ${where}.` +
+          (omitted ? ` ${omitted} more left out to stay within the result bound.` : ""),
+    };
+  },
+});
+
+const setEnvironment = defineTool({
+  name: "set_environment",
+  title: "Set environment",
+  toolset: "execute",
+  description: "Set a variable in a session's tmux environment (or the global one, no session), " +
+    "exactly as given; or `unset` it, or mark it `remove`d so new processes do not inherit " +
+    "it. Affects processes started afterwards, not running ones.",
+  input: {
+    name: envNameSchema,
+    value: z.string().max(65_536).optional().describe("The value (omit with unset or remove)."),
+    session: sessionRefSchema.optional().describe("Session id or name; omit for global."),
+    unset: z.boolean().default(false).describe("Delete it from this environment."),
+    remove: z.boolean().default(false).describe(
+      "Mark it removed: new processes start without it even if the global one has it.",
+    ),
+  },
+  output: {
+    name: z.string(),
+    scope: z.enum(["global", "session"]),
+    sessionId: sessionIdSchema.nullable(),
+    present: z.boolean().describe("Whether this environment has an entry for it now."),
+    value: z.string().nullable(),
+    removed: z.boolean(),
+  },
+  annotations: CONFIGURES,
+  async run(args, ctx) {
+    const modes = [args.value !== undefined, args.unset, args.remove].filter(Boolean).length;
+    if (modes !== 1) {
+      throw new ToolFailure(
+        "Give exactly one of value, unset: true or remove: true.",
+        'For example {name: "EDITOR", value: "vim", session: "main"}.',
+      );
+    }
+    if (args.value !== undefined && !args.value.isWellFormed()) {
+      throw new ToolFailure("The value is not well-formed Unicode.", "Nothing was changed.");
+    }
+    const snapshot = await ctx.snapshot();
+    ctx.requireRunning(snapshot);
+    const sessionId = args.session === undefined ? null : ctx.session(snapshot, args.session).id;
+    const argv = ["set-environment", ...(sessionId === null ? ["-g"] : ["-t", sessionId])];
+    if (args.unset) argv.push("-u");
+    if (args.remove) argv.push("-r");
+    argv.push("--", args.name);
+    if (args.value !== undefined) argv.push(literalArg(args.value));
+    await ctx.run(argv);
+    const now = (await readEnvironment(ctx, sessionId)).find((v) => v.name === args.name);
+    const where = sessionId === null ? "the global environment" : `session ${sessionId}`;
+    return {
+      data: {
+        name: args.name,
+        scope: sessionId === null ? "global" as const : "session" as const,
+        sessionId,
+        present: now !== undefined,
+        value: now?.value ?? null,
+        removed: now?.removed ?? false,
+      },
+      summary: now === undefined
+        ? `${args.name} is not in ${where}.`
+        : now.removed
+        ? `${args.name} is marked removed in ${where}.`
+        : `${args.name} is set in ${where}.`,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// pipe_pane
+
+/** Quotes text as one POSIX shell word. */
+export function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+const pipePane = defineTool({
+  name: "pipe_pane",
+  title: "Pipe pane output",
+  toolset: "execute",
+  description:
+    "Copy everything a pane prints from now on: appended to a file (`path`), or fed to a " +
+    "shell command's stdin (`command`, run by tmux with /bin/sh). Replaces any pipe the pane " +
+    "had. `stop: true` ends the pipe. The command text is never expanded as a tmux format.",
+  input: {
+    paneId: paneIdSchema,
+    path: z.string().min(1).max(4096).regex(/^\//, "an absolute path").optional().describe(
+      "Absolute file path to append the output to.",
+    ),
+    command: z.string().min(1).max(16_384).optional().describe(
+      "Shell command reading the output on its stdin.",
+    ),
+    stop: z.boolean().default(false).describe("Stop piping this pane."),
+  },
+  output: {
+    paneId: paneIdSchema,
+    piped: z.boolean().describe("Whether the pane's output is piped now."),
+    command: z.string().nullable().describe("The shell command tmux runs, when piping."),
+  },
+  annotations: CONFIGURES,
+  async run(args, ctx) {
+    const modes = [args.path !== undefined, args.command !== undefined, args.stop]
+      .filter(Boolean).length;
+    if (modes !== 1) {
+      throw new ToolFailure(
+        "Give exactly one of path, command or stop: true.",
+        'For example {paneId: "%1", path: "/tmp/pane.log"}.',
+      );
+    }
+    const snapshot = await ctx.snapshot();
+    const pane = ctx.pane(snapshot, args.paneId);
+    const shell = args.path !== undefined ? `cat >> ${shellQuote(args.path)}` : args.command;
+    // tmux expands pipe-pane's command as a format: `#` is doubled so it stays text.
+    if (shell !== undefined) await ctx.run(["pipe-pane", "-t", pane.id, "--", formatArg(shell)]);
+    else if (pane.piped) await ctx.run(["pipe-pane", "-t", pane.id]);
+    const now = await paneFields(ctx, pane.id, ["#{pane_pipe}"]);
+    if (now === null) {
+      throw new ToolFailure(`Pane ${pane.id} went away meanwhile.`, "list_panes lists the panes.");
+    }
+    const [piped] = now;
+    return {
+      data: { paneId: pane.id, piped: piped === "1", command: shell ?? null },
+      summary: shell !== undefined
+        ? `Pane ${pane.id}'s output now goes to: ${shell}`
+        : `Pane ${pane.id} is ${piped === "1" ? "still" : "no longer"} piped.`,
+    };
+  },
+});
+
+/** Registers the configuration tools (show_* in inspect; set_* and pipe_pane in execute). */
+export function registerSettingsTools(registry: ToolRegistry): void {
+  registry.add(
+    showHooks,
+    showHook,
+    showOptions,
+    showOption,
+    showEnvironment,
+    setOption,
+    setEnvironment,
+    setHook,
+    pipePane,
+  );
+}

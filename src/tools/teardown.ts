@@ -1,0 +1,294 @@
+/**
+ * Teardown: killing panes, windows, sessions and servers, and clearing a pane. Toolset
+ * teardown, off unless selected.
+ *
+ * Each tool refuses what contains the pane this server runs in or a pane a person is watching
+ * unless `force` (src/mcp/guards.ts), and reports exactly what went: tmux cascades — a
+ * window goes with its last pane, a session with its last window, the server with its last
+ * session — so the answer is the difference between a snapshot before and one after,
+ * restricted to what the kill could have reached.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { capList } from "../mcp/bounds.ts";
+import { guardDestroy } from "../mcp/guards.ts";
+import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
+import {
+  count,
+  listBound,
+  paneIdSchema,
+  sessionRefSchema,
+  windowIdSchema,
+} from "../mcp/schemas.ts";
+import type { TmuxContext } from "../mcp/context.ts";
+import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { paneFields, plural } from "./arguments.ts";
+
+/** Ids kept per list in `removed`; a server-wide kill can remove thousands. */
+const MAX_REMOVED_IDS = 1_000;
+
+const forceField = z.boolean().default(false).describe(
+  "Destroy even what holds this server's own pane or a pane a person is watching.",
+);
+
+const removedSchema = z.strictObject({
+  panes: z.array(paneIdSchema),
+  windows: z.array(windowIdSchema),
+  sessions: z.array(z.strictObject({ id: z.string(), name: z.string() })),
+});
+
+const removedOutput = {
+  removed: removedSchema.describe(
+    "Everything that went: panes, windows, and sessions that ended with their last window.",
+  ),
+  serverStopped: z.boolean().describe("Whether the tmux server exited (its last session went)."),
+  ...listBound,
+};
+
+/** What a kill could reach; everything else that changes meanwhile is someone else's doing. */
+interface Reach {
+  readonly panes: ReadonlySet<string>;
+  readonly windows: ReadonlySet<string>;
+  readonly sessions: ReadonlySet<string>;
+}
+
+function reachOfWindows(snapshot: Snapshot, windowIds: Iterable<string>): Reach {
+  const windows = new Set(windowIds);
+  const panes = new Set(snapshot.panes.filter((p) => windows.has(p.windowId)).map((p) => p.id));
+  const sessions = new Set(
+    snapshot.windows.filter((w) => windows.has(w.id)).flatMap((w) =>
+      w.placements.map((p) => p.sessionId)
+    ),
+  );
+  return { panes, windows, sessions };
+}
+
+/** Kills, then reports what of `reach` is gone. */
+async function killAndReport(
+  ctx: TmuxContext,
+  before: Snapshot,
+  reach: Reach,
+  argv: string[],
+) {
+  await ctx.run(argv);
+  const after = await ctx.snapshot();
+  const gone = <T extends { id: string }>(
+    rows: readonly T[],
+    now: readonly T[],
+    keep: ReadonlySet<string>,
+  ) => {
+    const still = new Set(now.map((r) => r.id));
+    return rows.filter((r) => keep.has(r.id) && !still.has(r.id));
+  };
+  const panes = capList(
+    gone(before.panes, after.panes, reach.panes).map((p) => p.id),
+    MAX_REMOVED_IDS,
+  );
+  const windows = capList(
+    gone(before.windows, after.windows, reach.windows).map((w) => w.id),
+    MAX_REMOVED_IDS,
+  );
+  const sessions = capList(
+    gone(before.sessions, after.sessions, reach.sessions).map((s) => ({ id: s.id, name: s.name })),
+    MAX_REMOVED_IDS,
+  );
+  const omitted = panes.omitted + windows.omitted + sessions.omitted;
+  const counts = {
+    panes: panes.kept.length + panes.omitted,
+    windows: windows.kept.length + windows.omitted,
+    sessions: sessions.kept.length + sessions.omitted,
+  };
+  const serverStopped = before.running && !after.running;
+  return {
+    data: {
+      removed: { panes: panes.kept, windows: windows.kept, sessions: sessions.kept },
+      serverStopped,
+      complete: omitted === 0,
+      omittedEntries: omitted,
+    },
+    summary:
+      `Removed ${plural(counts.panes, "pane")}, ${plural(counts.windows, "window")}, ${
+        plural(counts.sessions, "session")
+      }${
+        sessions.kept.length
+          ? ` (${sessions.kept.map((s) => `${s.id} ${JSON.stringify(s.name)}`).join(", ")})`
+          : ""
+      }${serverStopped ? "; the tmux server exited" : ""}.` +
+      (omitted ? ` ${omitted} ids left out of the lists to stay within the result bound.` : ""),
+  };
+}
+
+/** Kills remove things for good; the same id killed again finds nothing more to remove. */
+const KILLS: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+const killPane = defineTool({
+  name: "kill_pane",
+  title: "Kill pane",
+  toolset: "teardown",
+  description:
+    "Kill a pane and its process. Its window goes with it when it was the last pane, and a " +
+    "session with its last window: `removed` lists everything that went. Refused for this " +
+    "server's own pane and a pane a person is watching unless force.",
+  input: { paneId: paneIdSchema, force: forceField },
+  output: removedOutput,
+  annotations: KILLS,
+  async run(args, ctx) {
+    const before = await ctx.snapshot();
+    const pane = ctx.pane(before, args.paneId);
+    guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
+    const reach = reachOfWindows(before, [pane.windowId]);
+    return await killAndReport(ctx, before, {
+      ...reach,
+      panes: new Set([pane.id]),
+      windows: new Set([pane.windowId]),
+    }, ["kill-pane", "-t", pane.id]);
+  },
+});
+
+const killWindow = defineTool({
+  name: "kill_window",
+  title: "Kill window",
+  toolset: "teardown",
+  description:
+    "Kill a window and every pane in it — from every session it is linked into. A session " +
+    "whose last window it was ends too: `removed` lists everything that went. Refused when " +
+    "it holds this server's own pane or a pane a person is watching unless force.",
+  input: { windowId: windowIdSchema, force: forceField },
+  output: removedOutput,
+  annotations: KILLS,
+  async run(args, ctx) {
+    const before = await ctx.snapshot();
+    const window = ctx.window(before, args.windowId);
+    const reach = reachOfWindows(before, [window.id]);
+    const panes = before.panes.filter((p) => reach.panes.has(p.id));
+    guardDestroy(ctx, before, panes, `Window ${window.id}`, args.force);
+    return await killAndReport(ctx, before, reach, ["kill-window", "-t", window.id]);
+  },
+});
+
+const killSession = defineTool({
+  name: "kill_session",
+  title: "Kill session",
+  toolset: "teardown",
+  description:
+    "Kill a session (by id or name) with its windows and their panes; a window also linked " +
+    "into another session survives there. When it was the last session the tmux server " +
+    "exits. `removed` lists everything that went. Refused when it holds this server's own " +
+    "pane or a pane a person is watching unless force.",
+  input: { session: sessionRefSchema, force: forceField },
+  output: removedOutput,
+  annotations: { ...KILLS, idempotentHint: false },
+  async run(args, ctx) {
+    const before = await ctx.snapshot();
+    const session = ctx.session(before, args.session);
+    const windows = before.windows.filter((w) =>
+      w.placements.some((p) => p.sessionId === session.id)
+    );
+    const reach = reachOfWindows(before, windows.map((w) => w.id));
+    const panes = before.panes.filter((p) => reach.panes.has(p.id));
+    guardDestroy(
+      ctx,
+      before,
+      panes,
+      `Session ${session.id} ${JSON.stringify(session.name)}`,
+      args.force,
+    );
+    return await killAndReport(ctx, before, { ...reach, sessions: new Set([session.id]) }, [
+      "kill-session",
+      "-t",
+      session.id,
+    ]);
+  },
+});
+
+const killServer = defineTool({
+  name: "kill_server",
+  title: "Kill server",
+  toolset: "teardown",
+  description:
+    "Kill the tmux server on this socket with every session, window and pane in it. Refused " +
+    "when it holds this server's own pane or a pane a person is watching unless force. " +
+    "`removed` lists everything that went.",
+  input: { force: forceField },
+  output: removedOutput,
+  annotations: { ...KILLS, idempotentHint: false },
+  async run(args, ctx) {
+    const before = await ctx.snapshot();
+    ctx.requireRunning(before);
+    guardDestroy(ctx, before, before.panes, `The tmux server on ${ctx.socketLabel}`, args.force);
+    const reach = reachOfWindows(before, before.windows.map((w) => w.id));
+    return await killAndReport(ctx, before, {
+      ...reach,
+      sessions: new Set(before.sessions.map((s) => s.id)),
+    }, ["kill-server"]);
+  },
+});
+
+const clearPane = defineTool({
+  name: "clear_pane",
+  title: "Clear pane",
+  toolset: "teardown",
+  description:
+    "Clear a pane: its visible screen (tmux resets the pane's terminal; the program is not " +
+    "told, so a shell prompt reappears only when it next prints) and/or its scrollback " +
+    "history. What was there is gone for good. Refused for this server's own pane and a pane " +
+    "a person is watching unless force.",
+  input: {
+    paneId: paneIdSchema,
+    screen: z.boolean().default(true).describe("Clear the visible screen."),
+    history: z.boolean().default(true).describe("Clear the scrollback history."),
+    force: forceField,
+  },
+  output: {
+    paneId: paneIdSchema,
+    clearedScreen: z.boolean(),
+    clearedHistory: z.boolean(),
+    historySize: count().describe("Lines of scrollback left."),
+  },
+  annotations: { ...KILLS, idempotentHint: false },
+  async run(args, ctx) {
+    if (!args.screen && !args.history) {
+      throw new ToolFailure(
+        "Nothing to clear: screen and history are both false.",
+        "Pass screen: true and/or history: true.",
+      );
+    }
+    const before = await ctx.snapshot();
+    const pane: PaneRow = ctx.pane(before, args.paneId);
+    guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
+    const argv: string[] = [];
+    if (args.screen) argv.push("send-keys", "-R", "-t", pane.id);
+    if (args.history) argv.push(...(argv.length ? [";"] : []), "clear-history", "-t", pane.id);
+    await ctx.run(argv);
+    const now = await paneFields(ctx, pane.id, ["#{history_size}"]);
+    if (now === null) {
+      throw new ToolFailure(`Pane ${pane.id} went away meanwhile.`, "list_panes lists the panes.");
+    }
+    return {
+      data: {
+        paneId: pane.id,
+        clearedScreen: args.screen,
+        clearedHistory: args.history,
+        historySize: Number(now[0]),
+      },
+      summary: `Cleared ${
+        [args.screen ? "the screen" : "", args.history ? "the history" : ""].filter(Boolean).join(
+          " and ",
+        )
+      } of ${pane.id}.`,
+    };
+  },
+});
+
+/** Registers the teardown tools (toolset teardown). */
+export function registerTeardownTools(registry: ToolRegistry): void {
+  registry.add(killPane, killWindow, killSession, killServer, clearPane);
+}

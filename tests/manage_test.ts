@@ -1,0 +1,620 @@
+/**
+ * Creating and arranging, end to end on private tmux servers: create_session, create_window,
+ * split_window, respawn_pane, the arranging tools, wait-for channels and buffers. Every name
+ * and title that could be mistaken for a format, a separator or a flag is read back from tmux
+ * exactly, and no `#(...)` may ever run.
+ */
+
+import assert from "node:assert/strict";
+import { connect, type ConnectOptions, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/** A private server with one session "main" and a client connected to it. */
+async function withTmux(
+  fn: (t: Started, c: TestClient) => Promise<void>,
+  options: ConnectOptions = {},
+): Promise<void> {
+  const t = await TestTmux.start();
+  const c = await connect({ socketName: t.socket, ...options });
+  try {
+    await fn(t, c);
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+}
+
+/** A marker file a `#(touch ...)` would create if tmux ever ran it. */
+async function marker(): Promise<{ path: string; never: () => Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-marker-" });
+  const path = `${dir}/ran`;
+  return {
+    path,
+    async never() {
+      // #() jobs run asynchronously: give one every chance to show up before looking.
+      await new Promise((r) => setTimeout(r, 600));
+      const exists = await Deno.stat(path).then(() => true, () => false);
+      await Deno.remove(dir, { recursive: true });
+      assert.equal(exists, false, "a #(...) job ran");
+    },
+  };
+}
+
+const fmt = async (t: TestTmux, target: string, format: string): Promise<string> =>
+  (await t.tmux("display-message", "-p", "-t", target, format)).replace(/\n$/, "");
+
+const sessionNames = async (t: TestTmux): Promise<string[]> =>
+  (await t.tmux("list-sessions", "-F", "#{session_name}")).split("\n").filter((l) => l !== "");
+
+// ---------------------------------------------------------------------------------------------
+// create_session / create_window / split_window / respawn_pane
+
+Deno.test("create_session stores names, size, environment and directory exactly", async () => {
+  await withTmux(async (t, c) => {
+    const m = await marker();
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "tmux mcp #dir " }));
+    try {
+      const name = `we#{pid} "q" 'é🙂' #(touch ${m.path}) ;`;
+      const windowName = `-w#(touch ${m.path});`;
+      const r = await c.ok<Record<string, unknown>>("create_session", {
+        name,
+        windowName,
+        startDirectory: dir,
+        width: 100,
+        height: 30,
+        environment: { A: "1;", B: "#{pid}", C: "-x", D: "line1\nline2" },
+      });
+      assert.match(String(r.sessionId), /^\$\d+$/);
+      assert.match(String(r.windowId), /^@\d+$/);
+      assert.match(String(r.paneId), /^%\d+$/);
+      assert.equal(r.name, name);
+      assert.equal(r.cwd, dir);
+      assert.deepEqual(r.notes, []);
+      // Read back through tmux by id, not through the tool.
+      assert.equal(await fmt(t, String(r.sessionId), "#{session_name}"), name);
+      assert.equal(await fmt(t, String(r.windowId), "#{window_name}"), windowName);
+      assert.equal(await fmt(t, String(r.windowId), "#{window_width}x#{window_height}"), "100x30");
+      assert.equal(await fmt(t, String(r.paneId), "#{pane_current_path}"), dir);
+      const env = await t.tmux("show-environment", "-t", String(r.sessionId));
+      for (const line of ["A=1;", "B=#{pid}", "C=-x", "D=line1\nline2"]) {
+        assert.ok(env.includes(`${line}\n`), `${line} in ${env}`);
+      }
+      await m.never();
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("create_session refuses names tmux would rewrite, and duplicates", async () => {
+  await withTmux(async (t, c) => {
+    const before = await sessionNames(t);
+    for (
+      const [name, why] of [
+        ["a.b", /'\.' or ':'/],
+        ["a:b", /'\.' or ':'/],
+        ["tab\there", /control character/],
+        ["new\nline", /control character/],
+        ["back\\slash", /backslash/],
+        ["", /empty/],
+        ["main", /already exists/],
+      ] as const
+    ) {
+      assert.match(await c.fail("create_session", { name }), why);
+    }
+    assert.match(await c.fail("create_session", { windowName: "a\\b" }), /backslash/);
+    assert.match(await c.fail("create_session", { startDirectory: "relative/dir" }), /absolute/);
+    assert.match(
+      await c.fail("create_session", { environment: { "BAD-NAME": "x" } }),
+      /environment variable name/,
+    );
+    assert.deepEqual(await sessionNames(t), before, "nothing was created");
+  });
+});
+
+Deno.test("create_session reports where tmux really started, and a process gone at once", async () => {
+  await withTmux(async (_t, c) => {
+    const r = await c.ok<{ cwd: string; notes: string[] }>("create_session", {
+      startDirectory: "/nonexistent-tmux-mcp-dir",
+    });
+    assert.notEqual(r.cwd, "/nonexistent-tmux-mcp-dir");
+    assert.match(r.notes.join(" "), /not "\/nonexistent-tmux-mcp-dir"/);
+    const gone = await c.ok<{ notes: string[]; sessionId: string }>("create_session", {
+      command: "true",
+    });
+    assert.match(gone.notes.join(" "), /already gone/);
+  });
+});
+
+Deno.test("create_session starts a server where none runs", async () => {
+  const t = new TestTmux();
+  const c = await connect({ socketName: t.socket });
+  try {
+    assert.match(await c.fail("create_window", { session: "x" }), /No tmux server is running/);
+    const r = await c.ok<{ sessionId: string; name: string }>("create_session", { name: "fresh" });
+    assert.equal(r.name, "fresh");
+    assert.deepEqual(await sessionNames(t), ["fresh"]);
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
+Deno.test("create_window adds a window without taking the focus unless select", async () => {
+  await withTmux(async (t, c) => {
+    const m = await marker();
+    await t.tmux("rename-session", "-t", t.ids.sessionId, "my session");
+    const name = `-dash #{window_id} #(touch ${m.path}) "x";`;
+    const r = await c.ok<Record<string, unknown>>("create_window", { session: "my session", name });
+    assert.equal(r.sessionId, t.ids.sessionId);
+    assert.equal(r.name, name);
+    assert.equal(await fmt(t, String(r.windowId), "#{window_name}"), name);
+    assert.equal(await fmt(t, t.ids.sessionId, "#{window_id}"), t.ids.windowId, "focus stayed");
+    const s = await c.ok<Record<string, unknown>>("create_window", {
+      session: t.ids.sessionId,
+      select: true,
+    });
+    assert.equal(await fmt(t, t.ids.sessionId, "#{window_id}"), s.windowId, "focus moved");
+    assert.match(
+      await c.fail("create_window", { session: "nope" }),
+      /No session "nope".*main|my session/,
+    );
+    assert.match(
+      await c.fail("create_window", { session: "my" }),
+      /No session "my"/,
+      "no prefix match",
+    );
+    await m.never();
+  });
+});
+
+Deno.test("split_window places the new pane, sizes it, and starts in the source's directory", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "split #{x} " }));
+    try {
+      const w = await c.ok<{ paneId: string; cwd: string }>("create_window", {
+        session: "main",
+        startDirectory: dir,
+      });
+      assert.equal(w.cwd, dir);
+      const right = await c.ok<Record<string, unknown>>("split_window", {
+        paneId: w.paneId,
+        direction: "right",
+        size: "30%",
+      });
+      assert.equal(right.cwd, dir, "defaults to the source pane's directory");
+      const [srcLeft, newLeft] = await Promise.all([
+        fmt(t, w.paneId, "#{pane_left}"),
+        fmt(t, String(right.paneId), "#{pane_left}"),
+      ]);
+      assert.ok(Number(newLeft) > Number(srcLeft));
+      assert.equal(await fmt(t, w.paneId, "#{pane_active}"), "1", "focus stayed");
+      const above = await c.ok<Record<string, unknown>>("split_window", {
+        paneId: w.paneId,
+        direction: "above",
+        size: 5,
+        startDirectory: "/",
+      });
+      assert.equal(above.height, 5);
+      assert.equal(above.cwd, "/");
+      assert.ok(
+        Number(await fmt(t, String(above.paneId), "#{pane_top}")) <
+          Number(await fmt(t, w.paneId, "#{pane_top}")),
+      );
+      assert.match(await c.fail("split_window", { paneId: "%999" }), /No pane %999/);
+      assert.match(await c.fail("split_window", { paneId: "5" }), /pane id/);
+      assert.match(await c.fail("split_window", { paneId: w.paneId, size: "0%" }), /percentage/);
+      assert.match(await c.fail("split_window", { paneId: w.paneId, size: 0 }), /size/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("respawn_pane restarts dead panes, needs kill for live ones, and keeps the guards", async () => {
+  await withTmux(async (t, c) => {
+    const { paneId } = t.ids;
+    assert.match(await c.fail("respawn_pane", { paneId }), /still running.*kill: true/);
+    const oldPid = await fmt(t, paneId, "#{pane_pid}");
+    const r = await c.ok<{ pid: number; dead: boolean }>("respawn_pane", {
+      paneId,
+      kill: true,
+      command: "sleep 100;",
+    });
+    assert.notEqual(String(r.pid), oldPid);
+    assert.equal(r.dead, false);
+    assert.equal(await fmt(t, paneId, "#{pane_start_command}"), '"sleep 100;"');
+
+    // A dead pane kept by remain-on-exit restarts without kill.
+    await t.tmux("set-option", "-w", "-t", t.ids.windowId, "remain-on-exit", "on");
+    await c.ok("respawn_pane", { paneId, kill: true, command: "exit 3" });
+    await waitFor(async () => (await fmt(t, paneId, "#{pane_dead}")) === "1", "a dead pane");
+    const again = await c.ok<{ dead: boolean; pid: number }>("respawn_pane", {
+      paneId,
+      command: "sleep 50",
+    });
+    assert.equal(again.dead, false);
+
+    // The guards: a pane in copy mode, this server's own pane, a watched pane.
+    await t.tmux("copy-mode", "-t", paneId);
+    assert.match(await c.fail("respawn_pane", { paneId, kill: true }), /copy-mode/);
+    await t.tmux("copy-mode", "-q", "-t", paneId);
+    const facts = await t.facts();
+    const own = await connect({
+      socketName: t.socket,
+      callerEnv: { tmux: `${facts.socketPath},${facts.pid},0`, tmuxPane: paneId },
+    });
+    try {
+      assert.match(await own.fail("respawn_pane", { paneId, kill: true }), /runs in/);
+      await own.ok("respawn_pane", { paneId, kill: true, force: true });
+    } finally {
+      await own.close();
+    }
+    await t.attach("main");
+    assert.match(await c.fail("respawn_pane", { paneId, kill: true }), /watched by a person/);
+    assert.match(await c.fail("respawn_pane", { paneId: "%77" }), /No pane %77/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// rename_session / rename_window / set_pane_title
+
+Deno.test("rename_session and rename_window store tricky names exactly; no #() runs", async () => {
+  await withTmux(async (t, c) => {
+    const m = await marker();
+    const name = `-x "q" 'é' 🙂 #{pid} ##(touch ${m.path}) #(touch ${m.path});`;
+    const s = await c.ok<Record<string, unknown>>("rename_session", { session: "main", name });
+    assert.deepEqual(s, { sessionId: t.ids.sessionId, name, previousName: "main" });
+    assert.equal(await fmt(t, t.ids.sessionId, "#{session_name}"), name);
+    await c.ok("rename_session", { session: name, name: "again" });
+    assert.deepEqual(await sessionNames(t), ["again"]);
+    const w = await c.ok<Record<string, unknown>>("rename_window", {
+      windowId: t.ids.windowId,
+      name,
+    });
+    assert.equal(w.name, name);
+    assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), name);
+    assert.equal(await fmt(t, t.ids.windowId, "#{automatic-rename}"), "0");
+
+    await t.tmux("new-session", "-d", "-s", "other");
+    assert.match(
+      await c.fail("rename_session", { session: "again", name: "other" }),
+      /already named/,
+    );
+    assert.match(await c.fail("rename_session", { session: "again", name: "a.b" }), /'\.'/);
+    assert.match(
+      await c.fail("rename_window", { windowId: t.ids.windowId, name: "a\tb" }),
+      /control/,
+    );
+    assert.match(await c.fail("rename_window", { windowId: "@99", name: "x" }), /No window @99/);
+    assert.match(await c.fail("rename_session", { session: "$99", name: "x" }), /No session/);
+    assert.deepEqual(await sessionNames(t), ["again", "other"]);
+    await m.never();
+  });
+});
+
+Deno.test("set_pane_title stores the title exactly and refuses what tmux would drop", async () => {
+  await withTmux(async (t, c) => {
+    const m = await marker();
+    const title = `-t #{pane_id} back\\slash "q" 🙂 #(touch ${m.path});`;
+    const r = await c.ok("set_pane_title", { paneId: t.ids.paneId, title });
+    assert.deepEqual(r, { paneId: t.ids.paneId, title });
+    assert.equal(await fmt(t, t.ids.paneId, "#{pane_title}"), title);
+    assert.match(
+      await c.fail("set_pane_title", { paneId: t.ids.paneId, title: "a\tb" }),
+      /ignores/,
+    );
+    assert.match(
+      await c.fail("set_pane_title", { paneId: t.ids.paneId, title: "a\nb" }),
+      /control/,
+    );
+    assert.equal(await fmt(t, t.ids.paneId, "#{pane_title}"), title, "unchanged");
+    await m.never();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// select_window / select_pane / select_layout
+
+Deno.test("select_window and select_pane change what is current; linked windows need a session", async () => {
+  await withTmux(async (t, c) => {
+    const w2 = (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id}")).trim();
+    const r = await c.ok("select_window", { windowId: w2 });
+    assert.deepEqual(r, { windowId: w2, sessionId: t.ids.sessionId, index: 1, active: true });
+    assert.equal(await fmt(t, t.ids.sessionId, "#{window_id}"), w2);
+
+    await t.tmux("new-session", "-d", "-s", "two");
+    await t.tmux("link-window", "-d", "-s", t.ids.windowId, "-t", "two:");
+    assert.match(await c.fail("select_window", { windowId: t.ids.windowId }), /linked into 2/);
+    const two = await c.ok<{ sessionId: string; active: boolean }>("select_window", {
+      windowId: t.ids.windowId,
+      session: "two",
+    });
+    assert.equal(two.active, true);
+    assert.equal(await fmt(t, "two", "#{window_id}"), t.ids.windowId);
+    assert.equal(await fmt(t, t.ids.sessionId, "#{window_id}"), w2, "main untouched");
+    assert.match(
+      await c.fail("select_window", { windowId: w2, session: "two" }),
+      /not in session/,
+    );
+
+    const p2 = (await t.tmux("split-window", "-d", "-t", t.ids.paneId, "-P", "-F", "#{pane_id}"))
+      .trim();
+    const sp = await c.ok("select_pane", { paneId: p2 });
+    assert.deepEqual(sp, {
+      paneId: p2,
+      windowId: t.ids.windowId,
+      active: true,
+      windowZoomed: false,
+    });
+    assert.equal(await fmt(t, t.ids.paneId, "#{pane_active}"), "0");
+    assert.match(await c.fail("select_pane", { paneId: "%404" }), /No pane %404/);
+  });
+});
+
+Deno.test("select_layout applies presets and restores a layout string", async () => {
+  await withTmux(async (t, c) => {
+    for (let i = 0; i < 2; i++) await t.tmux("split-window", "-d", "-t", t.ids.paneId);
+    const original = await fmt(t, t.ids.windowId, "#{window_layout}");
+    const tiled = await c.ok<{ layout: string }>("select_layout", {
+      windowId: t.ids.windowId,
+      layout: "even-horizontal",
+    });
+    assert.notEqual(tiled.layout, original);
+    assert.equal(tiled.layout, await fmt(t, t.ids.windowId, "#{window_layout}"));
+    const back = await c.ok<{ layout: string }>("select_layout", {
+      windowId: t.ids.windowId,
+      layout: original,
+    });
+    assert.equal(back.layout, original);
+    assert.match(
+      await c.fail("select_layout", { windowId: t.ids.windowId, layout: "sideways; kill-server" }),
+      /neither a preset/,
+    );
+    assert.match(
+      await c.fail("select_layout", { windowId: t.ids.windowId, layout: "abcd,10x10,0,0" }),
+      /tmux refused/,
+    );
+    assert.equal(await fmt(t, t.ids.windowId, "#{window_layout}"), original);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// resize_pane / resize_window
+
+Deno.test("resize_pane sets sizes and zoom as a state, never a toggle", async () => {
+  await withTmux(async (t, c) => {
+    const { paneId, windowId } = t.ids;
+    const p2 = (await t.tmux("split-window", "-d", "-h", "-t", paneId, "-P", "-F", "#{pane_id}"))
+      .trim();
+    const w = await c.ok<Record<string, unknown>>("resize_pane", { paneId, width: 30 });
+    assert.equal(w.width, 30);
+    assert.equal(await fmt(t, paneId, "#{pane_width}"), "30");
+    const d = await c.ok<Record<string, unknown>>("resize_pane", {
+      paneId,
+      direction: "right",
+      amount: 5,
+    });
+    assert.equal(d.width, 35);
+
+    const z1 = await c.ok<Record<string, unknown>>("resize_pane", { paneId, zoom: true });
+    assert.equal(z1.zoomed, true);
+    const z2 = await c.ok<Record<string, unknown>>("resize_pane", { paneId, zoom: true });
+    assert.equal(z2.zoomed, true, "still zoomed: a state, not a toggle");
+    assert.equal(await fmt(t, windowId, "#{window_zoomed_flag}"), "1");
+    const other = await c.ok<Record<string, unknown>>("resize_pane", { paneId: p2, zoom: true });
+    assert.equal(other.zoomed, true);
+    assert.equal(await fmt(t, windowId, "#{window_zoomed_flag} #{pane_id}"), `1 ${p2}`);
+    const off = await c.ok<Record<string, unknown>>("resize_pane", { paneId: p2, zoom: false });
+    assert.equal(off.zoomed, false);
+    const off2 = await c.ok<Record<string, unknown>>("resize_pane", { paneId: p2, zoom: false });
+    assert.equal(off2.zoomed, false);
+    assert.equal(await fmt(t, windowId, "#{window_zoomed_flag}"), "0");
+
+    // A one-pane window cannot zoom: reported, not an error.
+    const solo = (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}")).trim();
+    const s = await c.ok<{ zoomed: boolean; notes: string[] }>("resize_pane", {
+      paneId: solo,
+      zoom: true,
+    });
+    assert.equal(s.zoomed, false);
+    assert.match(s.notes.join(" "), /single pane/);
+
+    assert.match(await c.fail("resize_pane", { paneId }), /Nothing to do/);
+    assert.match(await c.fail("resize_pane", { paneId, direction: "up" }), /go together/);
+    assert.match(await c.fail("resize_pane", { paneId, amount: 3 }), /go together/);
+    assert.match(await c.fail("resize_pane", { paneId: "%500", width: 10 }), /No pane %500/);
+  });
+});
+
+Deno.test("resize_window sets the size and reports zoom of a one-pane window as left", async () => {
+  await withTmux(async (t, c) => {
+    const r = await c.ok<Record<string, unknown>>("resize_window", {
+      windowId: t.ids.windowId,
+      width: 120,
+      height: 40,
+    });
+    assert.equal(r.width, 120);
+    assert.equal(r.height, 40);
+    assert.equal(await fmt(t, t.ids.windowId, "#{window_width}x#{window_height}"), "120x40");
+    const z = await c.ok<{ zoomed: boolean; notes: string[] }>("resize_window", {
+      windowId: t.ids.windowId,
+      zoom: true,
+    });
+    assert.equal(z.zoomed, false);
+    assert.match(z.notes.join(" "), /single pane/);
+    await t.tmux("split-window", "-d", "-t", t.ids.paneId);
+    const z2 = await c.ok<{ zoomed: boolean; activePaneId: string }>("resize_window", {
+      windowId: t.ids.windowId,
+      zoom: true,
+    });
+    assert.equal(z2.zoomed, true);
+    assert.equal(z2.activePaneId, t.ids.paneId);
+    assert.match(await c.fail("resize_window", { windowId: t.ids.windowId }), /Nothing to do/);
+    assert.match(await c.fail("resize_window", { windowId: "@42", zoom: false }), /No window @42/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// swap_pane / move_window
+
+Deno.test("swap_pane trades places; move_window moves placements and reports ended sessions", async () => {
+  await withTmux(async (t, c) => {
+    const p2 = (await t.tmux("split-window", "-d", "-t", t.ids.paneId, "-P", "-F", "#{pane_id}"))
+      .trim();
+    const s = await c.ok<{ panes: { paneId: string; index: number }[] }>("swap_pane", {
+      paneId: t.ids.paneId,
+      targetPaneId: p2,
+    });
+    assert.deepEqual(s.panes.map((p) => [p.paneId, p.index]), [[t.ids.paneId, 1], [p2, 0]]);
+    assert.equal(await fmt(t, t.ids.paneId, "#{pane_index}"), "1");
+    assert.match(await c.fail("swap_pane", { paneId: p2, targetPaneId: p2 }), /itself/);
+
+    // A window linked into two sessions: the source placement must be named.
+    await t.tmux("new-session", "-d", "-s", "dest");
+    const w2 = (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id}")).trim();
+    await t.tmux("link-window", "-d", "-s", w2, "-t", "dest:5");
+    assert.match(await c.fail("move_window", { windowId: w2, session: "dest" }), /linked into 2/);
+    const moved = await c.ok<{ placements: { sessionName: string; index: number }[] }>(
+      "move_window",
+      { windowId: w2, session: "dest", index: 7, fromSession: "main" },
+    );
+    assert.deepEqual(
+      moved.placements.map((p) => `${p.sessionName}:${p.index}`).sort(),
+      ["dest:5", "dest:7"],
+    );
+    assert.match(
+      await c.fail("move_window", { windowId: t.ids.windowId, session: "dest", index: 7 }),
+      /tmux refused.*in use|index/i,
+    );
+
+    // Moving a session's last window away ends that session.
+    const last = await c.ok<{ removedSessions: string[] }>("move_window", {
+      windowId: t.ids.windowId,
+      session: "dest",
+    });
+    assert.deepEqual(last.removedSessions, [t.ids.sessionId]);
+    assert.deepEqual(await sessionNames(t), ["dest"]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// set_synchronize_panes / copy mode
+
+Deno.test("set_synchronize_panes, enter_copy_mode and exit_copy_mode report the state tmux is in", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("split-window", "-d", "-t", t.ids.paneId);
+    const on = await c.ok("set_synchronize_panes", { windowId: t.ids.windowId, enabled: true });
+    assert.deepEqual(on, { windowId: t.ids.windowId, synchronized: true });
+    assert.equal(
+      (await t.tmux("show-options", "-wv", "-t", t.ids.windowId, "synchronize-panes")).trim(),
+      "on",
+    );
+    const off = await c.ok("set_synchronize_panes", { windowId: t.ids.windowId, enabled: false });
+    assert.deepEqual(off, { windowId: t.ids.windowId, synchronized: false });
+
+    const { paneId } = t.ids;
+    const enter = await c.ok("enter_copy_mode", { paneId });
+    assert.deepEqual(enter, { paneId, inMode: true, mode: "copy-mode" });
+    assert.deepEqual(await c.ok("enter_copy_mode", { paneId }), enter, "idempotent");
+    const exit = await c.ok("exit_copy_mode", { paneId });
+    assert.deepEqual(exit, { paneId, inMode: false, mode: "", left: "copy-mode" });
+    assert.equal(await fmt(t, paneId, "#{pane_in_mode}"), "0");
+    const none = await c.ok("exit_copy_mode", { paneId });
+    assert.deepEqual(none, { paneId, inMode: false, mode: "", left: null });
+    // Any mode, not only copy mode.
+    await t.tmux("choose-tree", "-t", paneId);
+    const tree = await c.ok<{ left: string; inMode: boolean }>("exit_copy_mode", { paneId });
+    assert.equal(tree.left, "tree-mode");
+    assert.equal(tree.inMode, false);
+    assert.match(await c.fail("enter_copy_mode", { paneId: "%31" }), /No pane %31/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// wait_for_channel / signal_channel
+
+Deno.test("wait_for_channel ends on a signal, remembers an early one, and clamps its timeout", async () => {
+  await withTmux(async (t, c) => {
+    await c.ok("signal_channel", { channel: "early" });
+    const early = await c.ok<Record<string, unknown>>("wait_for_channel", {
+      channel: "early",
+      timeoutMs: 5_000,
+    });
+    assert.equal(early.outcome, "signalled");
+
+    const waiting = c.ok<Record<string, unknown>>("wait_for_channel", {
+      channel: "build.done",
+      timeoutMs: 10_000,
+    });
+    // Signal from outside, as a script would, once tmux has the waiter.
+    await new Promise((r) => setTimeout(r, 200));
+    await t.tmux("wait-for", "-S", "build.done");
+    assert.equal((await waiting).outcome, "signalled");
+
+    const short = await c.ok<Record<string, unknown>>("wait_for_channel", {
+      channel: "never",
+      timeoutMs: 1,
+    });
+    assert.equal(short.outcome, "timedOut");
+    assert.equal(short.effectiveTimeoutMs, 100);
+
+    assert.match(await c.fail("wait_for_channel", { channel: "-S" }), /channel name/);
+    assert.match(await c.fail("signal_channel", { channel: "a;b" }), /channel name/);
+    assert.match(await c.fail("wait_for_channel", { channel: "x", timeoutMs: 1.5 }), /integer/);
+  });
+});
+
+Deno.test("tmux fact: a wait-for that was abandoned swallows the next lone signal", async () => {
+  await withTmux(async (t, c) => {
+    const r = await c.ok<Record<string, unknown>>("wait_for_channel", {
+      channel: "ghost",
+      timeoutMs: 150,
+    });
+    assert.equal(r.outcome, "timedOut");
+    await t.tmux("wait-for", "-S", "ghost");
+    const after = await c.ok<Record<string, unknown>>("wait_for_channel", {
+      channel: "ghost",
+      timeoutMs: 300,
+    });
+    // If tmux ever drops abandoned waiters, this fails and the description must change.
+    assert.equal(after.outcome, "timedOut");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// load_buffer / delete_buffer
+
+Deno.test("load_buffer stores text exactly; delete_buffer removes only this server's buffers", async () => {
+  await withTmux(async (t, c) => {
+    const text = "-first line;\n#{pid} #(touch /nonexistent/x) 'q' \"d\" 🙂\n\tend;";
+    const r = await c.ok<{ bufferName: string; bytes: number; replaced: boolean }>(
+      "load_buffer",
+      { text, name: "notes" },
+    );
+    assert.equal(r.bufferName, "tmux-mcp-notes");
+    assert.equal(r.bytes, new TextEncoder().encode(text).length);
+    assert.equal(r.replaced, false);
+    assert.equal(await t.tmux("show-buffer", "-b", "tmux-mcp-notes"), text);
+    const again = await c.ok<{ replaced: boolean }>("load_buffer", { text: "x", name: "notes" });
+    assert.equal(again.replaced, true);
+    const anon = await c.ok<{ bufferName: string }>("load_buffer", { text: "" });
+    assert.match(anon.bufferName, /^tmux-mcp-[0-9a-f]{12}$/);
+
+    await t.tmux("set-buffer", "-b", "persons", "their clipboard");
+    assert.match(
+      await c.fail("delete_buffer", { bufferName: "persons" }),
+      /not made by this server/,
+    );
+    assert.match(await c.fail("delete_buffer", { bufferName: "tmux-mcp-none" }), /No buffer/);
+    assert.deepEqual(await c.ok("delete_buffer", { bufferName: "tmux-mcp-notes" }), {
+      bufferName: "tmux-mcp-notes",
+      deleted: true,
+    });
+    const left = (await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim().split("\n").sort();
+    assert.deepEqual(left, [anon.bufferName, "persons"].sort());
+    assert.match(await c.fail("load_buffer", { text: "x", name: "bad name" }), /letters, digits/);
+  });
+});
