@@ -70,7 +70,9 @@ export class TestTmux {
   /** A new, not yet started, private server. */
   constructor() {
     const rand = crypto.getRandomValues(new Uint8Array(6));
-    this.socket = `tmux-mcp-test-${Array.from(rand, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+    this.socket = `tmux-mcp-test-${
+      Array.from(rand, (b) => b.toString(16).padStart(2, "0")).join("")
+    }`;
   }
 
   /** Starts the server with one detached session (80x24 running `sh`). Returns its ids. */
@@ -119,7 +121,7 @@ export class TestTmux {
    * until tmux lists it. Returns the client's tty.
    */
   async attach(target: string): Promise<string> {
-    const before = new Set((await this.clientTtys()));
+    const before = new Set(await this.clientTtys());
     const cmd = `tmux -u -L ${this.socket} attach -t '${target.replaceAll("'", "'\\''")}'`;
     const child = new Deno.Command("script", {
       args: ["-qfc", cmd, "/dev/null"],

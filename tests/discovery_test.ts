@@ -1,0 +1,360 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import assert from "node:assert/strict";
+import { connect } from "./helpers/mcp.ts";
+import { TestTmux } from "./helpers/tmux.ts";
+
+type Pane = {
+  id: string;
+  windowId: string;
+  isCallerPane: boolean;
+  isAttended: boolean;
+  placements: { sessionId: string; sessionName: string; index: number }[];
+  title: string;
+  metadataComplete: boolean;
+  omittedMetadataBytes: number;
+};
+type Panes = { complete: boolean; omittedEntries: number; panes: Pane[] };
+
+Deno.test("discovery: every tool answers, results match their schemas", async () => {
+  const t = await TestTmux.start("work");
+  const mcp = await connect({ socketName: t.socket, toolsets: ["inspect"] });
+  try {
+    const split = (await t.tmux("split-window", "-t", t.ids.paneId, "-h", "-P", "-F", "#{pane_id}"))
+      .trim();
+    const panes = await mcp.ok<Panes>("list_panes");
+    assert.equal(panes.complete, true);
+    assert.equal(panes.omittedEntries, 0);
+    assert.deepEqual(panes.panes.map((p) => p.id).sort(), [t.ids.paneId, split].sort());
+    assert.deepEqual(panes.panes[0].placements, [{
+      sessionId: t.ids.sessionId,
+      sessionName: "work",
+      index: 0,
+    }]);
+
+    const byWindow = await mcp.ok<Panes>("list_panes", { window: t.ids.windowId });
+    assert.equal(byWindow.panes.length, 2);
+    const bySession = await mcp.ok<Panes>("list_panes", { session: "work" });
+    assert.equal(bySession.panes.length, 2);
+    const both = await mcp.ok<Panes>("list_panes", {
+      session: t.ids.sessionId,
+      window: t.ids.windowId,
+    });
+    assert.equal(both.panes.length, 2);
+
+    const windows = await mcp.ok<{ windows: { id: string; panes: number; layout: string }[] }>(
+      "list_windows",
+      { session: "work" },
+    );
+    assert.equal(windows.windows.length, 1);
+    assert.equal(windows.windows[0].panes, 2);
+    assert.match(windows.windows[0].layout, /^[0-9a-f]{4},/);
+
+    const sessions = await mcp.ok<
+      { running: boolean; sessions: { id: string; name: string; watched: boolean }[] }
+    >(
+      "list_sessions",
+    );
+    assert.equal(sessions.running, true);
+    assert.deepEqual(sessions.sessions.map((s) => [s.id, s.name, s.watched]), [[
+      t.ids.sessionId,
+      "work",
+      false,
+    ]]);
+
+    const info = await mcp.ok<
+      { running: boolean; panes: number; version: string; callerPaneId: null }
+    >(
+      "get_server_info",
+    );
+    assert.equal(info.running, true);
+    assert.equal(info.panes, 2);
+    assert.match(info.version, /^\d/);
+    assert.equal(info.callerPaneId, null);
+
+    const session = await mcp.ok<{ windows: { id: string }[]; panes: number }>("get_session_info", {
+      session: "work",
+    });
+    assert.deepEqual(session.windows.map((w) => w.id), [t.ids.windowId]);
+    assert.equal(session.panes, 2);
+
+    const win = await mcp.ok<{ panes: { id: string }[]; activePaneId: string }>("get_window_info", {
+      windowId: t.ids.windowId,
+    });
+    assert.equal(win.panes.length, 2);
+    assert.equal(win.activePaneId, split);
+
+    const pane = await mcp.ok<
+      { pid: number; tty: string; atLeft: boolean; atRight: boolean; dead: boolean }
+    >(
+      "get_pane_info",
+      { paneId: t.ids.paneId },
+    );
+    assert.ok(pane.pid > 0);
+    assert.match(pane.tty, /^\/dev\//);
+    assert.deepEqual([pane.atLeft, pane.atRight, pane.dead], [true, false, false]);
+
+    const right = await mcp.ok<{ id: string }>("find_pane_by_position", {
+      windowId: t.ids.windowId,
+      position: "bottom-right",
+    });
+    assert.equal(right.id, split);
+    const left = await mcp.ok<{ id: string }>("find_pane_by_position", {
+      windowId: t.ids.windowId,
+      position: "top-left",
+    });
+    assert.equal(left.id, t.ids.paneId);
+
+    const clients = await mcp.ok<{ clients: unknown[] }>("list_clients");
+    assert.deepEqual(clients.clients, []);
+
+    const servers = await mcp.ok<
+      { servers: { socketName: string | null; running: boolean; roles: string[] }[] }
+    >(
+      "list_servers",
+      { socketNames: [`${t.socket}-absent`] },
+    );
+    const mine = servers.servers.find((s) => s.socketName === t.socket);
+    assert.ok(mine && mine.running && mine.roles.includes("configured"));
+    const absent = servers.servers.find((s) => s.socketName === `${t.socket}-absent`);
+    assert.ok(absent && !absent.running && absent.roles.includes("asked"));
+  } finally {
+    await mcp.close();
+    await t.kill();
+  }
+});
+
+Deno.test("discovery: missing targets are errors with hints; no server means empty lists", async () => {
+  const t = await TestTmux.start("work");
+  const mcp = await connect({ socketName: t.socket, toolsets: ["inspect"] });
+  try {
+    assert.match(
+      await mcp.fail("get_pane_info", { paneId: "%999" }),
+      new RegExp(`No pane %999.*${t.ids.paneId}.*list_panes`),
+    );
+    assert.match(
+      await mcp.fail("list_panes", { session: "nope" }),
+      /No session "nope".*work.*list_sessions/,
+    );
+    // A prefix of a real name is not that session (tmux's own lookup would match it).
+    assert.match(await mcp.fail("list_panes", { session: "wor" }), /No session "wor"/);
+    assert.match(await mcp.fail("list_windows", { session: "$99" }), /No session "\$99"/);
+    assert.match(
+      await mcp.fail("get_window_info", { windowId: "@99" }),
+      /No window @99.*list_windows/,
+    );
+    assert.match(await mcp.fail("get_pane_info", { paneId: "7" }), /paneId/);
+    assert.match(await mcp.fail("list_panes", { window: "7" }), /window/);
+    assert.match(await mcp.fail("list_panes", { bogus: 1 }), /bogus/);
+    assert.match(await mcp.fail("get_session_info", {}), /session/);
+    await t.tmux("new-session", "-d", "-s", "other");
+    const otherWindow = (await t.tmux("display-message", "-p", "-t", "=other:", "#{window_id}"))
+      .trim();
+    assert.match(
+      await mcp.fail("list_panes", { session: "work", window: otherWindow }),
+      /is not in session "work"/,
+    );
+
+    const absent = `${t.socket}-absent`;
+    const empty = await mcp.ok<Panes>("list_panes", { socket_name: absent });
+    assert.deepEqual(empty, { complete: true, omittedEntries: 0, panes: [] });
+    const text = await mcp.call("list_windows", { socket_name: absent });
+    assert.match((text.content[0] as { text: string }).text, /No tmux server is running/);
+    const sessions = await mcp.ok<{ running: boolean }>("list_sessions", { socket_name: absent });
+    assert.equal(sessions.running, false);
+    const info = await mcp.ok<{ running: boolean }>("get_server_info", { socket_name: absent });
+    assert.equal(info.running, false);
+    assert.match(
+      await mcp.fail("get_pane_info", { paneId: "%1", socket_name: absent }),
+      /No tmux server is running/,
+    );
+    assert.match(await mcp.fail("list_panes", { socket_name: "a/b" }), /socket_name/);
+  } finally {
+    await mcp.close();
+    await t.kill();
+  }
+});
+
+Deno.test("discovery: the caller's pane is marked only when TMUX names this very server", async () => {
+  const t = await TestTmux.start();
+  const other = await TestTmux.start();
+  try {
+    const { socketPath, pid } = await t.facts();
+    const tmuxEnv = `${socketPath},${pid},0`;
+    const mcp = await connect({
+      socketName: t.socket,
+      callerEnv: { tmux: tmuxEnv, tmuxPane: t.ids.paneId },
+    });
+    try {
+      const panes = await mcp.ok<Panes>("list_panes");
+      assert.deepEqual(panes.panes.map((p) => [p.id, p.isCallerPane]), [[t.ids.paneId, true]]);
+      const info = await mcp.ok<{ callerPaneId: string; callerVia: string }>("get_server_info");
+      assert.deepEqual([info.callerPaneId, info.callerVia], [t.ids.paneId, "TMUX_PANE"]);
+      // The same TMUX/TMUX_PANE seen from another server: the same pane id there is not ours.
+      const elsewhere = await mcp.ok<Panes>("list_panes", { socket_name: other.socket });
+      assert.equal(elsewhere.panes[0].id, other.ids.paneId);
+      assert.equal(elsewhere.panes[0].isCallerPane, false);
+    } finally {
+      await mcp.close();
+    }
+    // Trimmed environment: the parent process being the pane's process identifies it.
+    const panePid = Number(
+      (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_pid}")).trim(),
+    );
+    const viaParent = await connect({ socketName: t.socket, callerEnv: { ppid: panePid } });
+    try {
+      const info = await viaParent.ok<{ callerPaneId: string; callerVia: string }>(
+        "get_server_info",
+      );
+      assert.deepEqual([info.callerPaneId, info.callerVia], [t.ids.paneId, "parent-process"]);
+    } finally {
+      await viaParent.close();
+    }
+  } finally {
+    await t.kill();
+    await other.kill();
+  }
+});
+
+Deno.test("discovery: panes a person sees are attended; zoom hides the others", async () => {
+  const t = await TestTmux.start("seen");
+  const mcp = await connect({ socketName: t.socket });
+  try {
+    const second = (await t.tmux("split-window", "-t", t.ids.paneId, "-P", "-F", "#{pane_id}"))
+      .trim();
+    const hidden =
+      (await t.tmux("new-window", "-d", "-t", t.ids.sessionId, "-P", "-F", "#{pane_id}")).trim();
+    const tty = await t.attach("seen");
+    const attended = async () =>
+      Object.fromEntries(
+        (await mcp.ok<Panes>("list_panes")).panes.map((p) => [p.id, p.isAttended]),
+      );
+    assert.deepEqual(await attended(), { [t.ids.paneId]: true, [second]: true, [hidden]: false });
+    const pane = await mcp.ok<{ isAttended: boolean; watchedBy: string[] }>("get_pane_info", {
+      paneId: second,
+    });
+    assert.deepEqual(pane.watchedBy, [tty]);
+    const clients = await mcp.ok<
+      { clients: { tty: string; controlMode: boolean; paneId: string }[] }
+    >(
+      "list_clients",
+    );
+    assert.deepEqual(clients.clients.map((c) => [c.tty, c.controlMode, c.paneId]), [[
+      tty,
+      false,
+      second,
+    ]]);
+    await t.tmux("resize-pane", "-Z", "-t", second);
+    assert.deepEqual(await attended(), { [t.ids.paneId]: false, [second]: true, [hidden]: false });
+    const sessions = await mcp.ok<{ sessions: { watched: boolean }[] }>("list_sessions");
+    assert.equal(sessions.sessions[0].watched, true);
+  } finally {
+    await mcp.close();
+    await t.kill();
+  }
+});
+
+Deno.test("discovery: lists keep the leading entries that fit and say how many went", async () => {
+  const t = await TestTmux.start();
+  // A tiny bound makes the cut visible without creating thousands of panes.
+  const mcp = await connect({ socketName: t.socket, maxResultBytes: 2_000 });
+  try {
+    for (let i = 0; i < 7; i++) await t.tmux("new-window", "-d", "-t", t.ids.sessionId);
+    const panes = await mcp.ok<Panes>("list_panes");
+    assert.equal(panes.complete, false);
+    assert.ok(panes.panes.length > 0 && panes.panes.length < 8);
+    assert.equal(panes.panes.length + panes.omittedEntries, 8);
+    assert.ok(JSON.stringify(panes).length <= 2_000);
+    const text = await mcp.call("list_panes");
+    assert.match((text.content[0] as { text: string }).text, /more left out/);
+    // An overlong title is cut on a character boundary and counted.
+    const long = "🙂".repeat(1_000); // 4 000 bytes
+    await t.tmux("select-pane", "-t", t.ids.paneId, "-T", long);
+    const big = await connect({ socketName: t.socket });
+    try {
+      const all = await big.ok<Panes>("list_panes");
+      const p = all.panes.find((x) => x.id === t.ids.paneId)!;
+      assert.equal(p.metadataComplete, false);
+      assert.equal(p.title, "🙂".repeat(512));
+      assert.equal(p.omittedMetadataBytes, 4_000 - 2_048);
+    } finally {
+      await big.close();
+    }
+  } finally {
+    await mcp.close();
+    await t.kill();
+  }
+});
+
+Deno.test("toolsets: tools outside the selection are neither listed nor callable", async () => {
+  const t = await TestTmux.start();
+  const mcp = await connect({ socketName: t.socket, toolsets: ["inspect"] });
+  try {
+    const { tools } = await mcp.client.listTools();
+    const names = tools.map((tool: Tool) => tool.name);
+    assert.ok(names.includes("list_panes"));
+    for (const tool of tools as Tool[]) {
+      const registered = mcp.server.registry.get(tool.name)!;
+      if (registered.toolset !== "inspect") continue;
+      assert.equal(tool.annotations?.readOnlyHint, true, `${tool.name} is read-only`);
+      assert.ok(tool.outputSchema, `${tool.name} declares an output schema`);
+      assert.ok(tool.inputSchema.properties && "socket_name" in tool.inputSchema.properties);
+    }
+    assert.ok(!names.includes("kill_server"));
+    const result = await mcp.call("kill_server");
+    assert.equal(result.isError, true);
+  } finally {
+    await mcp.close();
+    await t.kill();
+  }
+});
+
+Deno.test("list_panes keeps the seed contract's schema exactly", async () => {
+  const mcp = await connect({ toolsets: ["inspect"] });
+  try {
+    const { tools } = await mcp.client.listTools();
+    const listPanes = tools.find((tool: Tool) => tool.name === "list_panes")!;
+    const item = (listPanes.outputSchema as {
+      properties: { panes: { items: { required: string[]; additionalProperties: boolean } } };
+    })
+      .properties.panes.items;
+    assert.deepEqual(item.required.sort(), [
+      "active",
+      "command",
+      "cwd",
+      "dead",
+      "height",
+      "id",
+      "index",
+      "isAttended",
+      "isCallerPane",
+      "metadataComplete",
+      "omittedMetadataBytes",
+      "omittedPlacements",
+      "placements",
+      "placementsComplete",
+      "title",
+      "width",
+      "windowId",
+      "windowName",
+    ]);
+    assert.equal(item.additionalProperties, false);
+    const listWindows = tools.find((tool: Tool) => tool.name === "list_windows")!;
+    const win =
+      (listWindows.outputSchema as { properties: { windows: { items: { required: string[] } } } })
+        .properties.windows.items;
+    assert.deepEqual(win.required.sort(), [
+      "id",
+      "layout",
+      "metadataComplete",
+      "name",
+      "omittedMetadataBytes",
+      "omittedPlacements",
+      "panes",
+      "placements",
+      "placementsComplete",
+      "zoomed",
+    ]);
+  } finally {
+    await mcp.close();
+  }
+});

@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import { cleanEnv, sh, TestTmux } from "./helpers/tmux.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+
+function start(args: string[], env: Record<string, string> = {}): StdioServer {
+  const { cmd, args: base } = startCommand();
+  return new StdioServer(cmd, [...base, ...args], cleanEnv(env));
+}
+
+/** The tmux processes that are our clients of this socket (the server itself was started differently). */
+async function tmuxClientsOf(socket: string): Promise<string[]> {
+  const r = await sh("pgrep", ["-af", `tmux -u -L ${socket} `], { allowFail: true });
+  // The test's own tmux commands carry -f /dev/null; the server's clients never do.
+  return r.stdout.split("\n").filter((l) => l.trim() !== "" && !l.includes(" -f /dev/null "));
+}
+
+Deno.test("e2e: the start task's flags serve initialize, tools/list and list_panes over stdio", async () => {
+  const t = await TestTmux.start();
+  const server = start(["--socket", t.socket]);
+  try {
+    const init = await server.initialize();
+    assert.equal((init.result!.serverInfo as { name: string }).name, "tmux-mcp");
+    const list = await server.request("tools/list");
+    const names = (list.result!.tools as { name: string }[]).map((tool) => tool.name);
+    assert.ok(names.includes("list_panes") && names.includes("get_server_info"));
+    assert.ok(!names.includes("kill_server"), "teardown is off by default");
+    const result = await server.callTool("list_panes");
+    const panes = (result.structuredContent as { panes: { id: string }[] }).panes;
+    assert.deepEqual(panes.map((p) => p.id), [t.ids.paneId]);
+    const status = await server.closeStdin();
+    assert.equal(status.code, 0);
+    assert.match(
+      server.stderr,
+      new RegExp(`tmux-mcp \\S+: tmux \\S+, socket "${t.socket}", toolsets inspect,manage,execute`),
+    );
+  } finally {
+    await server.kill();
+    await t.kill();
+  }
+});
+
+Deno.test("e2e: TMUX and TMUX_PANE pass the baked --allow-env=TMUX* and mark the caller's pane", async () => {
+  const t = await TestTmux.start();
+  const { socketPath, pid } = await t.facts();
+  const server = start([], {
+    TMUX: `${socketPath},${pid},0`,
+    TMUX_PANE: t.ids.paneId,
+    TMUX_MCP_SOCKET: t.socket,
+  });
+  try {
+    await server.initialize();
+    const result = await server.callTool("list_panes");
+    const panes =
+      (result.structuredContent as { panes: { id: string; isCallerPane: boolean }[] }).panes;
+    assert.deepEqual(panes.map((p) => [p.id, p.isCallerPane]), [[t.ids.paneId, true]]);
+  } finally {
+    await server.kill();
+    await t.kill();
+  }
+});
+
+Deno.test("e2e: closing stdin mid-call ends the process and leaves no tmux child behind", async () => {
+  const t = await TestTmux.start();
+  const stuck = await TestTmux.start();
+  const stuckPid = (await stuck.facts()).pid;
+  const server = start(["--socket", t.socket]);
+  try {
+    await server.initialize();
+    // A stopped tmux server never answers: the probe's tmux client waits for it.
+    Deno.kill(stuckPid, "SIGSTOP");
+    server.request("tools/call", {
+      name: "list_servers",
+      arguments: { socketNames: [stuck.socket] },
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok((await tmuxClientsOf(stuck.socket)).length > 0, "the probe is in flight");
+    const status = await server.closeStdin();
+    assert.equal(status.code, 0);
+    assert.deepEqual(await tmuxClientsOf(stuck.socket), []);
+  } finally {
+    Deno.kill(stuckPid, "SIGCONT");
+    await server.kill();
+    await t.kill();
+    await stuck.kill();
+  }
+});
+
+Deno.test("e2e: a bad flag is one line naming it, the usage, exit 2", async () => {
+  const { cmd, args } = startCommand();
+  for (
+    const bad of [["--bogus"], ["--toolsets", "nope"], ["--socket", "a", "--socket-path", "/b"]]
+  ) {
+    const r = await sh(cmd, [...args, ...bad], { allowFail: true, env: cleanEnv() });
+    assert.equal(r.code, 2, `${bad} exits 2`);
+    assert.equal(r.stdout, "", "nothing on stdout");
+    const lines = r.stderr.trim().split("\n");
+    assert.match(lines[0], /^tmux-mcp: /);
+    assert.match(lines[1], /^usage: tmux-mcp /);
+  }
+});
+
+Deno.test("e2e: --help and --version answer on stdout and exit 0", async () => {
+  const { cmd, args } = startCommand();
+  const help = await sh(cmd, [...args, "--help"], { env: cleanEnv() });
+  assert.match(help.stdout, /--socket-path PATH/);
+  const version = await sh(cmd, [...args, "--version"], { env: cleanEnv() });
+  assert.match(version.stdout, /^tmux-mcp \d+\.\d+\.\d+\n$/);
+});
+
+Deno.test("e2e: tmux missing from PATH is a clear startup error", async () => {
+  const { cmd, args } = startCommand();
+  const r = await sh(cmd, args, { allowFail: true, env: cleanEnv({ PATH: "/nonexistent" }) });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /tmux is not installed or not on PATH/);
+  assert.match(r.stderr, /PATH the MCP client gives/);
+  assert.equal(r.stdout, "");
+});

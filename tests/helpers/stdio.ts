@@ -1,0 +1,140 @@
+/**
+ * Drives the real server process over stdio, as an MCP client would: newline-delimited
+ * JSON-RPC, started with exactly the flags of the `start` task in deno.json (the flags the
+ * compiled binary bakes in), or any other command (a compiled binary).
+ *
+ * @module
+ */
+
+import denoJson from "../../deno.json" with { type: "json" };
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** The `start` task as argv, with `deno` resolved to the running executable. */
+export function startCommand(): { cmd: string; args: string[] } {
+  const words = denoJson.tasks.start.split(/\s+/);
+  if (words[0] !== "deno") throw new Error("the start task must begin with deno");
+  return {
+    cmd: Deno.execPath(),
+    args: words.slice(1).map((w) => w === "main.ts" ? `${ROOT}main.ts` : w),
+  };
+}
+
+/** A JSON-RPC message as it comes back. */
+export interface RpcMessage {
+  readonly jsonrpc: "2.0";
+  readonly id?: number | string | null;
+  readonly result?: Record<string, unknown>;
+  readonly error?: { code: number; message: string };
+  readonly method?: string;
+  readonly params?: Record<string, unknown>;
+}
+
+/** A running server process. */
+export class StdioServer {
+  readonly child: Deno.ChildProcess;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #pending = new Map<number | string, (m: RpcMessage) => void>();
+  readonly notifications: RpcMessage[] = [];
+  stderr = "";
+  #nextId = 1;
+  readonly #reading: Promise<void>;
+
+  /** Starts `cmd args` with `env` as its whole environment. */
+  constructor(cmd: string, args: string[], env: Record<string, string>) {
+    this.child = new Deno.Command(cmd, {
+      args,
+      env,
+      clearEnv: true,
+      cwd: ROOT,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#writer = this.child.stdin.getWriter();
+    this.#reading = this.#read();
+    this.#readStderr(this.child.stderr);
+  }
+
+  async #readStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) this.stderr += chunk;
+  }
+
+  async #read(): Promise<void> {
+    let buffer = "";
+    for await (const chunk of this.child.stdout.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let nl;
+      while ((nl = buffer.indexOf("\n")) !== -1) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.trim() === "") continue;
+        const message = JSON.parse(line) as RpcMessage;
+        if (message.id !== undefined && message.id !== null && this.#pending.has(message.id)) {
+          this.#pending.get(message.id)!(message);
+          this.#pending.delete(message.id);
+        } else {
+          this.notifications.push(message);
+        }
+      }
+    }
+  }
+
+  /** Writes one raw line (for malformed-input tests). */
+  async writeLine(line: string): Promise<void> {
+    await this.#writer.write(new TextEncoder().encode(`${line}\n`));
+  }
+
+  /** Sends a request and waits for its answer. */
+  request(method: string, params: Record<string, unknown> = {}): Promise<RpcMessage> {
+    const id = this.#nextId++;
+    const answer = new Promise<RpcMessage>((resolve) => this.#pending.set(id, resolve));
+    this.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    return answer;
+  }
+
+  /** Sends a notification. */
+  notify(method: string, params: Record<string, unknown> = {}): Promise<void> {
+    return this.writeLine(JSON.stringify({ jsonrpc: "2.0", method, params }));
+  }
+
+  /** initialize + initialized. */
+  async initialize(): Promise<RpcMessage> {
+    const answer = await this.request("initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "tmux-mcp-tests", version: "1" },
+    });
+    await this.notify("notifications/initialized");
+    return answer;
+  }
+
+  /** Calls a tool; returns the result object. */
+  async callTool(
+    name: string,
+    args: Record<string, unknown> = {},
+  ): Promise<Record<string, unknown>> {
+    const answer = await this.request("tools/call", { name, arguments: args });
+    if (answer.error) throw new Error(`${name}: ${answer.error.message}`);
+    return answer.result!;
+  }
+
+  /** Closes stdin (the client going away) and waits for the process to end. */
+  async closeStdin(): Promise<Deno.CommandStatus> {
+    await this.#writer.close().catch(() => {});
+    const status = await this.child.status;
+    await this.#reading.catch(() => {});
+    return status;
+  }
+
+  /** Kills the process if it still runs. */
+  async kill(): Promise<void> {
+    try {
+      this.child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await this.child.status;
+    await this.#writer.close().catch(() => {});
+  }
+}
