@@ -42,9 +42,17 @@ Deno.test("snapshot: one invocation reads everything; odd values come back exact
         "-s",
         escapeTrailingSemicolon(escapeFormat(sessionName)),
       )).trim();
-      const paneId =
-        (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "-t", sessionId, "-c", escapeFormat(dir)))
-          .trim();
+      const paneId = (await t.tmux(
+        "new-window",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        sessionId,
+        "-c",
+        escapeFormat(dir),
+      ))
+        .trim();
       await t.tmux(
         "select-pane",
         "-t",
