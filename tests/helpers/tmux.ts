@@ -123,8 +123,12 @@ export class TestTmux {
   async attach(target: string): Promise<string> {
     const before = new Set(await this.clientTtys());
     const cmd = `tmux -u -L ${this.socket} attach -t '${target.replaceAll("'", "'\\''")}'`;
+    // util-linux script takes the command with -c; BSD script (macOS) takes it last.
+    const args = Deno.build.os === "darwin"
+      ? ["-q", "/dev/null", "sh", "-c", cmd]
+      : ["-qfc", cmd, "/dev/null"];
     const child = new Deno.Command("script", {
-      args: ["-qfc", cmd, "/dev/null"],
+      args,
       env: cleanEnv({ TERM: "xterm" }),
       clearEnv: true,
       stdin: "piped",

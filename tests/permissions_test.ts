@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import denoJson from "../deno.json" with { type: "json" };
+import { cleanEnv, sh } from "./helpers/tmux.ts";
+import { startCommand } from "./helpers/stdio.ts";
+
+const FLAGS = "--no-prompt --allow-run=tmux --allow-env=TMUX* --ignore-env";
+
+Deno.test("the start task and every compile target bake in the same, least permissions", () => {
+  const tasks = denoJson.tasks as Record<string, string | { command?: string }>;
+  const command = (name: string) => {
+    const task = tasks[name];
+    return typeof task === "string" ? task : task.command ?? "";
+  };
+  const permissionFlags = (line: string) =>
+    line.split(/\s+/).filter((w) =>
+      /^--(no-prompt|allow-|deny-|ignore-|env-file)/.test(w) || w === "-A"
+    );
+  const start = permissionFlags(command("start"));
+  assert.deepEqual(
+    start,
+    FLAGS.split(" "),
+    "the start task's flags are the least the server needs",
+  );
+  const targets = Object.keys(tasks).filter((n) => /^compile:.+-.+-/.test(n));
+  assert.deepEqual(targets.sort(), [
+    "compile:aarch64-apple-darwin",
+    "compile:aarch64-unknown-linux-gnu",
+    "compile:x86_64-apple-darwin",
+    "compile:x86_64-unknown-linux-gnu",
+  ]);
+  for (const target of targets) {
+    const line = command(target);
+    assert.deepEqual(permissionFlags(line), start, `${target} bakes in the start task's flags`);
+    assert.match(line, /^deno compile /);
+    assert.match(line, new RegExp(`--target ${target.slice("compile:".length)} `));
+    assert.match(line, new RegExp(`--output dist/tmux-mcp-${target.slice("compile:".length)} `));
+  }
+});
+
+Deno.test("under the baked flags the runtime itself refuses files, other programs, env and net", async () => {
+  const { cmd, args } = startCommand();
+  const fixture = new URL("./fixtures/forbidden.ts", import.meta.url).pathname;
+  const flags = args.slice(1, args.indexOf(args.find((a) => a.endsWith("main.ts"))!));
+  const r = await sh(cmd, ["run", ...flags, fixture], {
+    env: cleanEnv({ HOME: "/root", TMUX_MCP_SOCKET: "visible" }),
+  });
+  const results = JSON.parse(r.stdout) as Record<string, string>;
+  assert.match(results.readFile, /^NotCapable: Requires read access/);
+  assert.match(results.writeFile, /^NotCapable: Requires write access/);
+  assert.match(results.spawnSh, /^NotCapable: Requires run access to "sh"/);
+  assert.match(results.net, /^NotCapable: Requires net access/);
+  assert.match(results.ffi, /^NotCapable: Requires ffi access/);
+  assert.match(results.sys, /^NotCapable: Requires sys access/);
+  // --ignore-env: variables outside TMUX* read as unset rather than failing the server.
+  assert.equal(results.readHome, 'allowed: "undefined"');
+  assert.equal(results.readPath, 'allowed: "undefined"');
+  assert.equal(results.readTmuxEnv, 'allowed: "visible"');
+  assert.equal(results.spawnTmux, "allowed: 0");
+  const visible = JSON.parse(results.envObject.slice("allowed: ".length)) as string[];
+  assert.ok(visible.every((name) => name.startsWith("TMUX")), `only TMUX* is visible: ${visible}`);
+});
