@@ -1,0 +1,383 @@
+/**
+ * `deno task bench`: what a tool call costs, against the floor of tmux itself.
+ *
+ * For each size (default 10, 100 and 1 000 panes, spread over sessions and windows, each pane
+ * holding 2 000 lines of scrollback and a few known marker lines) it builds a private tmux
+ * server, starts the real server process with exactly the `start` task's flags, drives it
+ * through MCP over stdio, and reports median and p90 over at least 30 calls after warm-up,
+ * beside the same work done with the plain tmux command line (one tmux process per call: the
+ * floor for a design that spawns tmux per call) and the ratio of the two.
+ *
+ * Runs with --allow-all: it writes straight to a pane's terminal device to time wake-ups exactly.
+ *
+ * Usage: deno task bench [--sizes 10,100,1000] [--runs 30] [--json FILE] [--markdown FILE]
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    sizes: { type: "string", default: "10,100,1000" },
+    runs: { type: "string", default: "30" },
+    json: { type: "string" },
+    markdown: { type: "string" },
+  },
+});
+const SIZES = values.sizes!.split(",").map(Number);
+const RUNS = Math.max(30, Number(values.runs));
+const WARMUP = 3;
+const SCROLLBACK = 2_000;
+
+function out(line = ""): void {
+  Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
+}
+
+async function tmux(socket: string, ...args: string[]): Promise<string> {
+  const r = await new Deno.Command("tmux", {
+    args: ["-u", "-L", socket, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (r.code !== 0) {
+    throw new Error(`tmux ${args.join(" ")}: ${new TextDecoder().decode(r.stderr)}`);
+  }
+  return new TextDecoder().decode(r.stdout);
+}
+
+/** The pane command: scrollback, a marker in a few panes, then an idle process. */
+function paneCommand(i: number): string {
+  const needle = i % 25 === 0 ? `echo NEEDLE-PRESENT-${i}; ` : "";
+  return `seq -f 'scrollback line %g' ${SCROLLBACK}; ${needle}echo BENCH-MARK-${i}; exec cat`;
+}
+
+interface Fixture {
+  socket: string;
+  panes: string[];
+  workPane: string;
+  workTty: string;
+}
+
+/** Builds a server with `size` panes: 4 per window, 10 windows per session. */
+async function buildServer(size: number): Promise<Fixture> {
+  const socket = `tmux-mcp-bench-${crypto.randomUUID().slice(0, 8)}`;
+  const conf = await Deno.makeTempFile({ prefix: "tmux-mcp-bench-", suffix: ".conf" });
+  await Deno.writeTextFile(conf, `set -g history-limit 5000\nset -g exit-empty off\n`);
+  await tmux(socket, "-f", conf, "start-server", ";", "source-file", conf);
+  await Deno.remove(conf);
+  // One extra shell pane for typing, waiting and running.
+  const work = (await tmux(
+    socket,
+    "new-session",
+    "-d",
+    "-s",
+    "work",
+    "-x",
+    "200",
+    "-y",
+    "50",
+    "-P",
+    "-F",
+    "#{pane_id} #{pane_tty}",
+    "sh",
+  ))
+    .trim().split(" ");
+  let made = 0;
+  let chain: string[] = [];
+  const flush = async () => {
+    if (chain.length) await tmux(socket, ...chain.slice(0, -1));
+    chain = [];
+  };
+  for (let s = 0; made < size; s++) {
+    chain.push(
+      "new-session",
+      "-d",
+      "-s",
+      `bench${s}`,
+      "-x",
+      "200",
+      "-y",
+      "50",
+      paneCommand(made++),
+      ";",
+    );
+    for (let w = 0; w < 10 && made < size; w++) {
+      if (w > 0) chain.push("new-window", "-d", "-t", `=bench${s}`, paneCommand(made++), ";");
+      for (let p = 1; p < 4 && made < size; p++) {
+        chain.push("split-window", "-d", "-t", `=bench${s}:${w}`, paneCommand(made++), ";");
+        chain.push("select-layout", "-t", `=bench${s}:${w}`, "tiled", ";");
+      }
+      if (chain.length > 400) await flush();
+    }
+  }
+  await flush();
+  // Wait until every pane printed its scrollback.
+  const until = Date.now() + 120_000;
+  while (true) {
+    const lines = (await tmux(
+      socket,
+      "list-panes",
+      "-a",
+      "-F",
+      "#{pane_id} #{history_size} #{pane_current_command}",
+    )).trim().split("\n");
+    const ready = lines.filter((l) =>
+      Number(l.split(" ")[1]) >= SCROLLBACK - 60 || l.endsWith(" sh")
+    ).length;
+    if (ready >= size + 1) {
+      return {
+        socket,
+        panes: lines.map((l) => l.split(" ")[0]).filter((id) => id !== work[0]),
+        workPane: work[0],
+        workTty: work[1],
+      };
+    }
+    if (Date.now() > until) throw new Error(`only ${ready} of ${size} panes ready`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function stats(samples: number[]): { median: number; p90: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { median: at(0.5), p90: at(0.9) };
+}
+
+async function time(fn: (i: number) => Promise<unknown>, runs = RUNS): Promise<number[]> {
+  for (let i = 0; i < WARMUP; i++) await fn(-1 - i);
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    samples.push(performance.now() - t0);
+  }
+  return samples;
+}
+
+interface Row {
+  size: number;
+  operation: string;
+  median: number;
+  p90: number;
+  floorMedian: number | null;
+  floorP90: number | null;
+  ratio: number | null;
+}
+
+type Result = {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  content?: { text: string }[];
+};
+
+async function call(
+  server: StdioServer,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Result> {
+  const r = await server.callTool(name, args) as Result;
+  if (r.isError) throw new Error(`${name}: ${r.content?.[0]?.text}`);
+  return r;
+}
+
+function peakRss(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
+}
+
+const rows: Row[] = [];
+const memory: { size: number; peakRssMb: number }[] = [];
+
+function record(size: number, operation: string, samples: number[], floor: number[] | null): void {
+  const s = stats(samples);
+  const f = floor ? stats(floor) : null;
+  rows.push({
+    size,
+    operation,
+    median: s.median,
+    p90: s.p90,
+    floorMedian: f?.median ?? null,
+    floorP90: f?.p90 ?? null,
+    ratio: f ? s.median / f.median : null,
+  });
+  const fmt = (n: number) => n.toFixed(2).padStart(8);
+  out(
+    `${String(size).padStart(5)}  ${operation.padEnd(34)} ${fmt(s.median)} ${fmt(s.p90)}   ${
+      f
+        ? `${fmt(f.median)} ${fmt(f.p90)}   ${(s.median / f.median).toFixed(2).padStart(5)}x`
+        : "       —        —       —"
+    }`,
+  );
+}
+
+out(
+  `tmux-mcp bench: sizes ${
+    SIZES.join(", ")
+  }; ${RUNS} calls per figure after ${WARMUP} warm-up; times in ms`,
+);
+out(
+  `${"panes".padStart(5)}  ${"operation".padEnd(34)} ${"median".padStart(8)} ${
+    "p90".padStart(8)
+  }   ${"tmux med".padStart(8)} ${"tmux p90".padStart(8)}   ratio`,
+);
+
+const { cmd, args: startArgs } = startCommand();
+const env = Deno.env.toObject();
+delete env.TMUX;
+delete env.TMUX_PANE;
+
+for (const size of SIZES) {
+  const fx = await buildServer(size);
+  const floorFields =
+    "#{pane_id}\t#{window_id}\t#{pane_index}\t#{pane_active}\t#{pane_current_command}\t#{pane_current_path}\t#{pane_title}\t#{pane_dead}\t#{pane_width}\t#{pane_height}\t#{session_id}\t#{session_name}\t#{window_index}\t#{window_name}";
+  try {
+    // Cold start: spawn to initialize answered, and to tools/list answered.
+    const initTimes: number[] = [];
+    const listTimes: number[] = [];
+    for (let i = 0; i < (size === SIZES[0] ? RUNS : 0); i++) {
+      const t0 = performance.now();
+      const s = new StdioServer(cmd, [...startArgs, "--socket", fx.socket], env);
+      await s.initialize();
+      initTimes.push(performance.now() - t0);
+      await s.request("tools/list");
+      listTimes.push(performance.now() - t0);
+      await s.closeStdin();
+    }
+    if (initTimes.length) {
+      record(size, "cold start → initialize", initTimes, null);
+      record(size, "cold start → tools/list", listTimes, null);
+    }
+
+    const server = new StdioServer(cmd, [...startArgs, "--socket", fx.socket], env);
+    await server.initialize();
+    const target = fx.panes[Math.floor(fx.panes.length / 2)];
+
+    record(
+      size,
+      "list_panes (whole server)",
+      await time(() => call(server, "list_panes", {})),
+      await time(() => tmux(fx.socket, "list-panes", "-a", "-F", floorFields)),
+    );
+    record(
+      size,
+      "get_pane_info",
+      await time(() => call(server, "get_pane_info", { paneId: target })),
+      await time(() => tmux(fx.socket, "display-message", "-p", "-t", target, floorFields)),
+    );
+    record(
+      size,
+      "capture_pane (last 200 lines)",
+      await time(() =>
+        call(server, "capture_pane", { paneId: target, start: -200, maxLines: 200 })
+      ),
+      await time(() => tmux(fx.socket, "capture-pane", "-p", "-t", target, "-S", "-200")),
+    );
+    const captureChain = (extra: string[]) =>
+      fx.panes.flatMap((p, i) => [...(i ? [";"] : []), "capture-pane", "-p", "-t", p, ...extra]);
+    record(
+      size,
+      "search_panes (visible screen)",
+      await time(() => call(server, "search_panes", { pattern: "NEEDLE-PRESENT" })),
+      await time(() => tmux(fx.socket, ...captureChain([]))),
+    );
+    record(
+      size,
+      `search_panes (+${SCROLLBACK} scrollback)`,
+      await time(() =>
+        call(server, "search_panes", { pattern: "NEEDLE-PRESENT", scrollbackLines: SCROLLBACK })
+      ),
+      await time(() => tmux(fx.socket, ...captureChain(["-S", `-${SCROLLBACK}`]))),
+    );
+    record(
+      size,
+      "send_keys (literal text)",
+      await time(() => call(server, "send_keys", { paneId: fx.workPane, text: "x", enter: false })),
+      await time(() => tmux(fx.socket, "send-keys", "-t", fx.workPane, "-l", "x")),
+    );
+    await tmux(fx.socket, "send-keys", "-t", fx.workPane, "C-u");
+
+    // wait_for_text: the time from the text reaching the pane to the answer arriving. The
+    // text is written straight to the pane's terminal, so its moment is known exactly.
+    const wake: number[] = [];
+    for (let i = -WARMUP; i < RUNS; i++) {
+      const word = `WAKE-${size}-${i + WARMUP}-${crypto.randomUUID().slice(0, 6)}`;
+      const pending = server.request("tools/call", {
+        name: "wait_for_text",
+        arguments: { paneId: fx.workPane, patterns: [word], timeoutMs: 10_000 },
+      });
+      await new Promise((r) => setTimeout(r, 150));
+      const t0 = performance.now();
+      await Deno.writeTextFile(fx.workTty, `${word}\r\n`);
+      const answer = await pending;
+      const t1 = performance.now();
+      const outcome = (answer.result?.structuredContent as { outcome?: string })?.outcome;
+      if (outcome !== "matched") throw new Error(`wait_for_text: ${JSON.stringify(answer.result)}`);
+      if (i >= 0) wake.push(t1 - t0);
+    }
+    record(size, "wait_for_text wake after text", wake, null);
+
+    record(
+      size,
+      "run_command `true`",
+      await time(() => call(server, "run_command", { paneId: fx.workPane, command: "true" })),
+      await time(async (i) => {
+        const channel = `bench-done-${i + 10}`;
+        await tmux(
+          fx.socket,
+          "send-keys",
+          "-t",
+          fx.workPane,
+          "-l",
+          `true; tmux -L ${fx.socket} wait-for -S ${channel}`,
+          ";",
+          "send-keys",
+          "-t",
+          fx.workPane,
+          "Enter",
+        );
+        await tmux(fx.socket, "wait-for", channel);
+      }),
+    );
+    memory.push({ size, peakRssMb: peakRss(server.child.pid) });
+    out(`${String(size).padStart(5)}  server peak RSS ${memory.at(-1)!.peakRssMb.toFixed(1)} MB`);
+    await server.closeStdin();
+  } finally {
+    await tmux(fx.socket, "kill-server").catch(() => {});
+  }
+}
+
+const machine =
+  `${Deno.build.os} ${Deno.build.arch}, ${navigator.hardwareConcurrency} cores, deno ${Deno.version.deno}, ${
+    (await tmux("tmux-mcp-bench-none", "-V").catch(() => "")).trim() || "tmux"
+  }`;
+if (values.json) {
+  await Deno.writeTextFile(
+    values.json,
+    JSON.stringify({ machine, runs: RUNS, rows, memory }, null, 2),
+  );
+}
+if (values.markdown) {
+  const table = [
+    "| panes | operation | median ms | p90 ms | tmux median ms | tmux p90 ms | ratio |",
+    "|---:|---|---:|---:|---:|---:|---:|",
+    ...rows.map((r) =>
+      `| ${r.size} | ${r.operation} | ${r.median.toFixed(2)} | ${r.p90.toFixed(2)} | ${
+        r.floorMedian?.toFixed(2) ?? "—"
+      } | ${r.floorP90?.toFixed(2) ?? "—"} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : "—"} |`
+    ),
+  ].join("\n");
+  const mem = memory.map((m) => `| ${m.size} | ${m.peakRssMb.toFixed(1)} |`).join("\n");
+  await Deno.writeTextFile(
+    values.markdown,
+    `# Benchmarks\n\nProduced by \`deno task bench --markdown BENCHMARKS.md\` on ${
+      new Date().toISOString().slice(0, 10)
+    }, ${machine}.\n` +
+      `Each figure is over ${RUNS} calls after ${WARMUP} warm-up calls, through a real MCP client over stdio against the server started with the \`start\` task's flags. ` +
+      `"tmux" is the same work with the plain tmux command line, one process per call; ratio = ours / tmux (below 1 is faster than tmux itself).\n\n${table}\n\n` +
+      `| panes | server peak RSS (MB) |\n|---:|---:|\n${mem}\n`,
+  );
+}
