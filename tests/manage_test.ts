@@ -108,7 +108,7 @@ Deno.test("create_session refuses names tmux would rewrite, and duplicates", asy
     assert.match(await c.fail("create_session", { startDirectory: "relative/dir" }), /absolute/);
     assert.match(
       await c.fail("create_session", { environment: { "BAD-NAME": "x" } }),
-      /environment variable name/,
+      /environment\.BAD-NAME/,
     );
     assert.deepEqual(await sessionNames(t), before, "nothing was created");
   });
@@ -563,7 +563,7 @@ Deno.test("wait_for_channel ends on a signal, remembers an early one, and clamps
 
     assert.match(await c.fail("wait_for_channel", { channel: "-S" }), /channel name/);
     assert.match(await c.fail("signal_channel", { channel: "a;b" }), /channel name/);
-    assert.match(await c.fail("wait_for_channel", { channel: "x", timeoutMs: 1.5 }), /integer/);
+    assert.match(await c.fail("wait_for_channel", { channel: "x", timeoutMs: 1.5 }), /int/);
   });
 });
 
@@ -600,7 +600,8 @@ Deno.test("load_buffer stores text exactly; delete_buffer removes only this serv
     assert.equal(await t.tmux("show-buffer", "-b", "tmux-mcp-notes"), text);
     const again = await c.ok<{ replaced: boolean }>("load_buffer", { text: "x", name: "notes" });
     assert.equal(again.replaced, true);
-    const anon = await c.ok<{ bufferName: string }>("load_buffer", { text: "" });
+    assert.match(await c.fail("load_buffer", { text: "" }), /text/);
+    const anon = await c.ok<{ bufferName: string }>("load_buffer", { text: " " });
     assert.match(anon.bufferName, /^tmux-mcp-[0-9a-f]{12}$/);
 
     await t.tmux("set-buffer", "-b", "persons", "their clipboard");
@@ -616,5 +617,27 @@ Deno.test("load_buffer stores text exactly; delete_buffer removes only this serv
     const left = (await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim().split("\n").sort();
     assert.deepEqual(left, [anon.bufferName, "persons"].sort());
     assert.match(await c.fail("load_buffer", { text: "x", name: "bad name" }), /letters, digits/);
+  });
+});
+
+Deno.test("tmux facts behind checkName: what tmux rewrites, drops and keeps", async () => {
+  await withTmux(async (t) => {
+    const made = async (name: string) =>
+      (await t.tmux("new-session", "-d", "-s", name, "-P", "-F", "#{session_name}")).replace(
+        /\n$/,
+        "",
+      );
+    assert.equal(await made("a.b:c"), "a_b_c");
+    assert.equal(await made("back\\slash"), "back\\\\slash");
+    assert.equal(await made("tab\there"), "tab\\there");
+    await t.tmux("rename-window", "-t", t.ids.windowId, "--", "w\\x\ty");
+    assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), "w\\\\x\\ty");
+    await t.tmux("select-pane", "-t", t.ids.paneId, "-T", "kept\\title");
+    await t.tmux("select-pane", "-t", t.ids.paneId, "-T", "dropped\ttitle");
+    assert.equal(await fmt(t, t.ids.paneId, "#{pane_title}"), "kept\\title");
+    // load-buffer with nothing on stdin stores no buffer at all, and says nothing.
+    const empty = await t.tmuxRaw("load-buffer", "-b", "empty", "-");
+    assert.equal(empty.code, 0);
+    assert.equal((await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim(), "");
   });
 });

@@ -14,6 +14,7 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
+import type { ToolAnnotations } from "../mcp/registry.ts";
 import {
   escapeFormat,
   escapeTrailingSemicolon,
@@ -76,6 +77,35 @@ export function checkName(kind: NameKind, name: string): void {
     refuse("holds '.' or ':', which tmux would rewrite to '_' (they separate parts of a target)");
   }
 }
+
+/**
+ * Refuses when tmux stored something other than what was asked (read back after a change):
+ * the check that a rewrite slipped past {@link checkName} is never silent.
+ */
+export function requireStored(what: string, stored: string, asked: string, retry: string): void {
+  if (stored === asked) return;
+  throw new ToolFailure(
+    `tmux stored the ${what} as ${JSON.stringify(stored)}, not ${JSON.stringify(asked)}.`,
+    retry,
+  );
+}
+
+/** The annotations of a tool that changes tmux, saying which of the two hints hold. */
+export function changes(
+  hints: { readonly destructive: boolean; readonly idempotent: boolean },
+): ToolAnnotations {
+  return {
+    readOnlyHint: false,
+    destructiveHint: hints.destructive,
+    idempotentHint: hints.idempotent,
+    openWorldHint: false,
+  };
+}
+
+/** Where tmux's end state differs from what was asked, and why (empty when it does not). */
+export const notesField = z.array(z.string()).describe(
+  "Where what tmux did differs from what was asked, and why; empty when it does not.",
+);
 
 /** A name as tools take it; {@link checkName} applies the tmux rules. */
 export const nameSchema = z.string().max(1024);

@@ -12,6 +12,7 @@ import { cutString, jsonBytes } from "../mcp/bounds.ts";
 import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int } from "../mcp/schemas.ts";
 import { ALWAYS_ON } from "../mcp/toolsets.ts";
+import { changes } from "./arguments.ts";
 
 /** Most calls one batch runs. */
 export const MAX_BATCH_OPERATIONS = 16;
@@ -70,13 +71,8 @@ function batchTool(registry: ToolRegistry) {
       complete: z.boolean().describe("Whether every row's result is whole."),
       note: z.string().nullable().describe("What was left out, if anything."),
     },
-    annotations: {
-      // Rows may do anything the selected toolsets allow.
-      readOnlyHint: false,
-      destructiveHint: true,
-      idempotentHint: false,
-      openWorldHint: false,
-    },
+    // Rows may do anything the selected toolsets allow.
+    annotations: changes({ destructive: true, idempotent: false }),
     async run(args, ctx) {
       const rows: Row[] = [];
       let stoppedAt: number | null = null;

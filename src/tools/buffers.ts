@@ -17,6 +17,7 @@ import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
 import { count } from "../mcp/schemas.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import { changes } from "./arguments.ts";
 
 /** The name prefix of every buffer this server creates, and the only ones it deletes. */
 export const BUFFER_PREFIX = "tmux-mcp-";
@@ -55,7 +56,9 @@ const loadBuffer = defineTool({
     "exactly as given (no format, no key names). Loading the same name again replaces its " +
     "text. The person's own buffers are never touched. delete_buffer removes it.",
   input: {
-    text: z.string().max(MAX_BUFFER_BYTES).describe("The text, stored byte for byte."),
+    text: z.string().min(1).max(MAX_BUFFER_BYTES).describe(
+      "The text, stored byte for byte (tmux keeps no empty buffer).",
+    ),
     name: suffixSchema.optional().describe(
       `Name after the "${BUFFER_PREFIX}" prefix; default: a random one.`,
     ),
@@ -65,12 +68,7 @@ const loadBuffer = defineTool({
     bytes: count().describe("UTF-8 bytes stored."),
     replaced: z.boolean().describe("Whether a buffer of that name existed and was replaced."),
   },
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: changes({ destructive: false, idempotent: true }),
   async run(args, ctx) {
     if (!args.text.isWellFormed()) {
       throw new ToolFailure(
@@ -109,12 +107,7 @@ const deleteBuffer = defineTool({
     "Any other buffer — the person's copy history — is refused.",
   input: { bufferName: bufferNameSchema },
   output: { bufferName: z.string(), deleted: z.boolean() },
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: changes({ destructive: true, idempotent: true }),
   async run(args, ctx) {
     if (!args.bufferName.startsWith(BUFFER_PREFIX)) {
       throw new ToolFailure(

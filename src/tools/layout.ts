@@ -25,23 +25,28 @@ import {
 } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/run.ts";
 import type { PaneRow, SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
-import { checkName, formatArg, nameSchema } from "./arguments.ts";
+import {
+  changes,
+  checkName,
+  formatArg,
+  nameSchema,
+  notesField,
+  requireStored,
+} from "./arguments.ts";
 import { sizeSchema } from "./lifecycle.ts";
+import {
+  clampTimeout,
+  DEFAULT_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
+  MIN_TIMEOUT_MS,
+  timeoutField,
+} from "./wait.ts";
 
 /** Changes the arrangement, destroys nothing; the same call again changes nothing more. */
-const ARRANGES: ToolAnnotations = {
-  readOnlyHint: false,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
+const ARRANGES: ToolAnnotations = changes({ destructive: false, idempotent: true });
 
 /** As {@link ARRANGES}, but a repeat does something again (a relative resize, a swap). */
 const ARRANGES_AGAIN: ToolAnnotations = { ...ARRANGES, idempotentHint: false };
-
-const notesField = z.array(z.string()).describe(
-  "Where tmux's end state differs from what was asked, and why.",
-);
 
 /** The session a window is placed in, when that choice matters and may be ambiguous. */
 function placementIn(
@@ -109,14 +114,12 @@ const renameSession = defineTool({
     }
     await ctx.run(["rename-session", "-t", session.id, "--", formatArg(args.name)]);
     const after = ctx.session(await ctx.snapshot(), session.id);
-    if (after.name !== args.name) {
-      throw new ToolFailure(
-        `tmux stored the session name as ${JSON.stringify(after.name)}, not ${
-          JSON.stringify(args.name)
-        }.`,
-        "rename_session again with a plainer name.",
-      );
-    }
+    requireStored(
+      "session name",
+      after.name,
+      args.name,
+      "rename_session again with a plainer name.",
+    );
     return {
       data: { sessionId: session.id, name: after.name, previousName: session.name },
       summary: `Session ${session.id} is now named ${JSON.stringify(after.name)}.`,
@@ -148,14 +151,7 @@ const renameWindow = defineTool({
     const window = ctx.window(snapshot, args.windowId);
     await ctx.run(["rename-window", "-t", window.id, "--", formatArg(args.name)]);
     const after = ctx.window(await ctx.snapshot(), window.id);
-    if (after.name !== args.name) {
-      throw new ToolFailure(
-        `tmux stored the window name as ${JSON.stringify(after.name)}, not ${
-          JSON.stringify(args.name)
-        }.`,
-        "rename_window again with a plainer name.",
-      );
-    }
+    requireStored("window name", after.name, args.name, "rename_window again with a plainer name.");
     return {
       data: { windowId: window.id, name: after.name, previousName: window.name },
       summary: `Window ${window.id} is now named ${JSON.stringify(after.name)}.`,
@@ -364,18 +360,18 @@ const resizePane = defineTool({
   },
   annotations: ARRANGES_AGAIN,
   async run(args, ctx) {
+    if ((args.direction === undefined) !== (args.amount === undefined)) {
+      throw new ToolFailure(
+        "direction and amount go together.",
+        'Pass both (e.g. direction: "left", amount: 5), or width/height for an absolute size.',
+      );
+    }
     const resizes = args.width !== undefined || args.height !== undefined ||
       args.direction !== undefined;
     if (!resizes && args.zoom === undefined) {
       throw new ToolFailure(
         "Nothing to do: give width, height, direction and amount, or zoom.",
         "For example {paneId, width: 80} or {paneId, zoom: true}.",
-      );
-    }
-    if ((args.direction === undefined) !== (args.amount === undefined)) {
-      throw new ToolFailure(
-        "direction and amount go together.",
-        'Pass both (e.g. direction: "left", amount: 5), or width/height for an absolute size.',
       );
     }
     const snapshot = await ctx.snapshot();
@@ -623,14 +619,12 @@ const setPaneTitle = defineTool({
     const pane = ctx.pane(snapshot, args.paneId);
     await ctx.run(["select-pane", "-t", pane.id, "-T", formatArg(args.title)]);
     const now = ctx.pane(await ctx.snapshot(), pane.id);
-    if (now.title !== args.title) {
-      throw new ToolFailure(
-        `tmux kept the title ${JSON.stringify(now.title)} instead of ${
-          JSON.stringify(args.title)
-        }.`,
-        "The program in the pane may have set its own title; try again or choose plainer text.",
-      );
-    }
+    requireStored(
+      "pane title",
+      now.title,
+      args.title,
+      "The program in the pane may have set its own title; try again or choose plainer text.",
+    );
     return {
       data: { paneId: pane.id, title: now.title },
       summary: `Pane ${pane.id} is titled ${JSON.stringify(now.title)}.`,
@@ -738,18 +732,6 @@ const exitCopyMode = defineTool({
 // ---------------------------------------------------------------------------------------------
 // wait_for_channel / signal_channel
 
-/** How long wait_for_channel waits by default, and at most (the wait ceiling). */
-export const WAIT_DEFAULT_MS = 30_000;
-/** The wait ceiling: no tool call blocks longer. */
-export const WAIT_MAX_MS = 120_000;
-/** The shortest wait worth a tmux process. */
-export const WAIT_MIN_MS = 100;
-
-/** Clamps a requested wait into [{@link WAIT_MIN_MS}, {@link WAIT_MAX_MS}]. */
-export function clampWait(requested: number | undefined): number {
-  return Math.min(WAIT_MAX_MS, Math.max(WAIT_MIN_MS, requested ?? WAIT_DEFAULT_MS));
-}
-
 /**
  * A blocked `tmux wait-for` holds one of the runner's few process slots for its whole wait;
  * more than this many at once would starve every other tool call.
@@ -770,12 +752,13 @@ const waitForChannel = defineTool({
   toolset: "manage",
   description: "Block until something signals a tmux wait-for channel (signal_channel, or `tmux " +
     "wait-for -S NAME` in a script: `make; tmux wait-for -S built`). A signal sent while " +
-    "nobody waits is remembered for the next wait. `timeoutMs` is clamped to [100, 120000] " +
-    "(default 30000) and the value used is reported. tmux fact: a wait that timed out stays " +
+    "nobody waits is remembered for the next wait. `timeoutMs` is clamped to " +
+    `[${MIN_TIMEOUT_MS}, ${MAX_TIMEOUT_MS}] (default ${DEFAULT_TIMEOUT_MS}) and the value used ` +
+    "is reported. tmux fact: a wait that timed out stays " +
     "registered inside tmux and swallows the next signal sent while no other wait is active.",
   input: {
     channel: channelSchema,
-    timeoutMs: int().optional().describe("How long to wait; clamped to [100, 120000]."),
+    timeoutMs: timeoutField,
   },
   output: {
     channel: z.string(),
@@ -785,7 +768,7 @@ const waitForChannel = defineTool({
   },
   annotations: ARRANGES_AGAIN,
   async run(args, ctx) {
-    const effective = clampWait(args.timeoutMs);
+    const effective = clampTimeout(args.timeoutMs).effective;
     const running = channelWaits.get(ctx.runner) ?? 0;
     if (running >= MAX_CHANNEL_WAITS) {
       throw new ToolFailure(

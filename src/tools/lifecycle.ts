@@ -10,6 +10,7 @@
  */
 
 import { z } from "zod";
+import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { guardInput } from "../mcp/guards.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
@@ -23,6 +24,7 @@ import {
 } from "../mcp/schemas.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import {
+  changes,
   checkName,
   commandSchema,
   envNameSchema,
@@ -30,18 +32,14 @@ import {
   GONE,
   literalArg,
   nameSchema,
+  notesField,
   paneFields,
   startDirectorySchema,
   startedIn,
 } from "./arguments.ts";
 
 /** Starting something new changes the server but destroys nothing, and repeats make more. */
-const CREATES: ToolAnnotations = {
-  readOnlyHint: false,
-  destructiveHint: false,
-  idempotentHint: false,
-  openWorldHint: false,
-};
+const CREATES: ToolAnnotations = changes({ destructive: false, idempotent: false });
 
 /** A size as tmux takes it: cells, or a percentage of the available space. */
 export const sizeSchema = z.union([
@@ -49,13 +47,9 @@ export const sizeSchema = z.union([
   z.string().regex(/^(?:[1-9]|[1-9][0-9])%$/, "a percentage from 1% to 99%"),
 ]).describe('Cells (an integer), or a percentage of the space such as "30%".');
 
-const notesField = z.array(z.string()).describe(
-  "What tmux did differently from what was asked, if anything.",
-);
-
 /** Runs a creating command with `-P -F` and returns the fields it printed for the new thing. */
 async function created(
-  ctx: Parameters<typeof startedIn>[0],
+  ctx: TmuxContext,
   args: string[],
   fields: readonly string[],
   tail: string[],
@@ -302,12 +296,7 @@ const respawnPane = defineTool({
     cwd: z.string(),
     notes: notesField,
   },
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  annotations: changes({ destructive: true, idempotent: false }),
   async run(args, ctx) {
     const snapshot = await ctx.snapshot();
     const pane = ctx.pane(snapshot, args.paneId);

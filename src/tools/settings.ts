@@ -39,7 +39,7 @@ import {
 import { decodeBytes } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/run.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
-import { envNameSchema, formatArg, literalArg, paneFields } from "./arguments.ts";
+import { changes, envNameSchema, formatArg, literalArg, paneFields } from "./arguments.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Reading tmux's quoting back
@@ -276,6 +276,34 @@ const HOOK_NAME = /^[a-z][a-z0-9-]{0,63}(?:\[(\d{1,5})\])?$/;
 // ---------------------------------------------------------------------------------------------
 // Options
 
+/** Whether tmux refused a name it does not know (it says "invalid option" for hooks too). */
+function unknownName(error: unknown): error is TmuxError {
+  return error instanceof TmuxError && /^(invalid|unknown|ambiguous) option/.test(error.message);
+}
+
+function noSuch(kind: "option" | "hook", name: string | undefined, error: TmuxError): ToolFailure {
+  return new ToolFailure(
+    `tmux has no ${kind} ${JSON.stringify(name)} (${error.message}).`,
+    kind === "option"
+      ? "show_options lists the options of a scope."
+      : "show_hooks lists the hooks tmux knows.",
+  );
+}
+
+/** Runs a command that names an option or hook, refusing a name tmux does not know. */
+async function runNamed(
+  ctx: TmuxContext,
+  argv: string[],
+  kind: "option" | "hook",
+  name: string | undefined,
+): Promise<Uint8Array> {
+  try {
+    return await ctx.run(argv);
+  } catch (error) {
+    throw unknownName(error) ? noSuch(kind, name, error) : error;
+  }
+}
+
 const optionEntry = z.strictObject({
   name: z.string(),
   index: int().nullable().describe("Array index for array options (status-format[1]), else null."),
@@ -295,7 +323,7 @@ async function readOptions(
   name: string | undefined,
   inherited: boolean,
   maxValueBytes: number,
-): Promise<{ entries: OptionEntry[]; known: boolean }> {
+): Promise<OptionEntry[]> {
   const argv = ["show-options", ...where.flags];
   if (inherited) argv.push("-A");
   if (name !== undefined) argv.push("--", name);
@@ -304,14 +332,8 @@ async function readOptions(
     out = await ctx.run(argv);
   } catch (error) {
     // tmux says "invalid option" for an unset user option and an unknown name alike.
-    if (error instanceof TmuxError && /^(invalid|unknown|ambiguous) option/.test(error.message)) {
-      if (name !== undefined && name.startsWith("@")) return { entries: [], known: false };
-      throw new ToolFailure(
-        `tmux has no option ${JSON.stringify(name)} (${error.message}).`,
-        "show_options lists the options of a scope.",
-      );
-    }
-    throw error;
+    if (unknownName(error) && name?.startsWith("@")) return [];
+    throw unknownName(error) ? noSuch("option", name, error) : error;
   }
   const entries = parseOptionLines(decodeBytes(out)).filter((l) => l.raw !== null).map((l) =>
     boundMetadata(
@@ -325,7 +347,18 @@ async function readOptions(
       maxValueBytes,
     )
   );
-  return { entries, known: true };
+  return entries;
+}
+
+/** One option read back: its entries, and the entry of a non-array option. */
+async function readOne(
+  ctx: TmuxContext,
+  where: ScopeFlags,
+  name: string,
+  includeInherited: boolean,
+): Promise<{ entries: OptionEntry[]; scalar: OptionEntry | null }> {
+  const entries = await readOptions(ctx, where, name, includeInherited, MAX_OPTION_VALUE_BYTES);
+  return { entries, scalar: entries.length === 1 && entries[0].index === null ? entries[0] : null };
 }
 
 const optionScopeInput = {
@@ -364,7 +397,7 @@ const showOptions = defineTool({
   async run(args, ctx) {
     const snapshot = await ctx.snapshot();
     const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "options");
-    const { entries } = await readOptions(
+    const entries = await readOptions(
       ctx,
       where,
       undefined,
@@ -407,14 +440,7 @@ const showOption = defineTool({
   async run(args, ctx) {
     const snapshot = await ctx.snapshot();
     const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "options");
-    const { entries } = await readOptions(
-      ctx,
-      where,
-      args.name,
-      args.includeInherited,
-      MAX_OPTION_VALUE_BYTES,
-    );
-    const scalar = entries.length === 1 && entries[0].index === null ? entries[0] : null;
+    const { entries, scalar } = await readOne(ctx, where, args.name, args.includeInherited);
     return {
       data: {
         name: args.name,
@@ -435,13 +461,26 @@ const showOption = defineTool({
   },
 });
 
+/** Refuses a set call that is not exactly one of: a new value (maybe appended), or unset. */
+function checkSetOrUnset(
+  what: "value" | "command",
+  given: boolean,
+  flags: { readonly unset: boolean; readonly append: boolean },
+  example: string,
+): void {
+  if (flags.unset === given) {
+    throw new ToolFailure(
+      flags.unset ? `unset takes no ${what}.` : `Give a ${what}, or unset: true.`,
+      `For example ${example}.`,
+    );
+  }
+  if (flags.unset && flags.append) {
+    throw new ToolFailure("append and unset contradict each other.", "Pass one of them.");
+  }
+}
+
 /** Changing configuration that tmux may evaluate later: execute reach, not destructive. */
-const CONFIGURES: ToolAnnotations = {
-  readOnlyHint: false,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
+const CONFIGURES: ToolAnnotations = changes({ destructive: false, idempotent: true });
 
 const setOption = defineTool({
   name: "set_option",
@@ -475,15 +514,12 @@ const setOption = defineTool({
   },
   annotations: CONFIGURES,
   async run(args, ctx) {
-    if (args.unset === (args.value !== undefined)) {
-      throw new ToolFailure(
-        args.unset ? "unset takes no value." : "Give a value, or unset: true.",
-        'For example {name: "@mark", value: "1", scope: "session", target: "$0"}.',
-      );
-    }
-    if (args.unset && args.append) {
-      throw new ToolFailure("append and unset contradict each other.", "Pass one of them.");
-    }
+    checkSetOrUnset(
+      "value",
+      args.value !== undefined,
+      args,
+      '{name: "@mark", value: "1", scope: "session", target: "$0"}',
+    );
     const snapshot = await ctx.snapshot();
     const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "options");
     const argv = ["set-option", ...where.flags];
@@ -491,15 +527,8 @@ const setOption = defineTool({
     if (args.append) argv.push("-a");
     argv.push("--", args.name);
     if (args.value !== undefined) argv.push(literalArg(args.value));
-    await ctx.run(argv);
-    const { entries } = await readOptions(
-      ctx,
-      where,
-      args.name,
-      args.includeInherited,
-      MAX_OPTION_VALUE_BYTES,
-    );
-    const scalar = entries.length === 1 && entries[0].index === null ? entries[0] : null;
+    await runNamed(ctx, argv, "option", args.name);
+    const { entries, scalar } = await readOne(ctx, where, args.name, args.includeInherited);
     return {
       data: {
         name: args.name,
@@ -565,18 +594,8 @@ async function readHooks(
   flags: string[],
   name: string | undefined,
 ): Promise<HookEntry[]> {
-  try {
-    const out = await ctx.run(["show-hooks", ...flags, ...(name ? ["--", name] : [])]);
-    return hookEntries(decodeBytes(out));
-  } catch (error) {
-    if (error instanceof TmuxError && /^(invalid|unknown|ambiguous) option/.test(error.message)) {
-      throw new ToolFailure(
-        `tmux has no hook ${JSON.stringify(name)} (${error.message}).`,
-        "show_hooks lists the hooks tmux knows.",
-      );
-    }
-    throw error;
-  }
+  const argv = ["show-hooks", ...flags, ...(name ? ["--", name] : [])];
+  return hookEntries(decodeBytes(await runNamed(ctx, argv, "hook", name)));
 }
 
 /** Hooks of a scope; "server" means every global hook, from both of tmux's global trees. */
@@ -713,15 +732,12 @@ const setHook = defineTool({
   annotations: { ...CONFIGURES, idempotentHint: false },
   async run(args, ctx) {
     const { base } = checkHookName(args.name);
-    if (args.unset === (args.command !== undefined)) {
-      throw new ToolFailure(
-        args.unset ? "unset takes no command." : "Give a command, or unset: true.",
-        'For example {name: "pane-exited", command: "display-message gone"}.',
-      );
-    }
-    if (args.unset && args.append) {
-      throw new ToolFailure("append and unset contradict each other.", "Pass one of them.");
-    }
+    checkSetOrUnset(
+      "command",
+      args.command !== undefined,
+      args,
+      '{name: "pane-exited", command: "display-message gone"}',
+    );
     const snapshot = await ctx.snapshot();
     ctx.requireRunning(snapshot);
     const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "hooks");
@@ -730,17 +746,7 @@ const setHook = defineTool({
     if (args.append) argv.push("-a");
     argv.push("--", args.name);
     if (args.command !== undefined) argv.push(literalArg(args.command));
-    try {
-      await ctx.run(argv);
-    } catch (error) {
-      if (error instanceof TmuxError && /^(invalid|unknown|ambiguous) option/.test(error.message)) {
-        throw new ToolFailure(
-          `tmux has no hook ${JSON.stringify(args.name)} (${error.message}).`,
-          "show_hooks lists the hooks tmux knows.",
-        );
-      }
-      throw error;
-    }
+    await runNamed(ctx, argv, "hook", args.name);
     const entries = (await hooksAt(ctx, where, args.scope, base)).filter((e) =>
       e.hook_name === base
     );

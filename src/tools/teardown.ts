@@ -25,7 +25,7 @@ import {
 import type { TmuxContext } from "../mcp/context.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { paneFields, plural } from "./arguments.ts";
+import { changes, paneFields, plural } from "./arguments.ts";
 
 /** Ids kept per list in `removed`; a server-wide kill can remove thousands. */
 const MAX_REMOVED_IDS = 1_000;
@@ -122,12 +122,7 @@ async function killAndReport(
 }
 
 /** Kills remove things for good; the same id killed again finds nothing more to remove. */
-const KILLS: ToolAnnotations = {
-  readOnlyHint: false,
-  destructiveHint: true,
-  idempotentHint: true,
-  openWorldHint: false,
-};
+const KILLS: ToolAnnotations = changes({ destructive: true, idempotent: true });
 
 const killPane = defineTool({
   name: "kill_pane",

@@ -1,0 +1,202 @@
+/**
+ * call_tools_batch: in every toolset selection, each row checked exactly as a direct call,
+ * tools outside the selection never run, stop/continue, and the response kept within bound.
+ */
+
+import assert from "node:assert/strict";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux } from "./helpers/tmux.ts";
+import { jsonBytes } from "../src/mcp/bounds.ts";
+import type { Toolset } from "../src/mcp/toolsets.ts";
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+interface Batch {
+  results: {
+    index: number;
+    tool: string;
+    success: boolean;
+    error: string | null;
+    result: Record<string, unknown> | null;
+    omittedResultBytes: number;
+  }[];
+  stoppedAt: number | null;
+  notRun: number;
+  succeeded: number;
+  failed: number;
+  complete: boolean;
+  note: string | null;
+}
+
+async function withTmux(
+  fn: (t: Started, c: TestClient) => Promise<void>,
+  options: { toolsets?: readonly Toolset[]; maxResultBytes?: number } = {},
+): Promise<void> {
+  const t = await TestTmux.start();
+  const c = await connect({ socketName: t.socket, ...options });
+  try {
+    await fn(t, c);
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+}
+
+const windowCount = async (t: TestTmux): Promise<number> =>
+  (await t.tmux("list-windows", "-a", "-F", "#{window_id}")).trim().split("\n").length;
+
+Deno.test("call_tools_batch is offered in every toolset selection", async () => {
+  for (const toolsets of [["inspect"], ["teardown"], ["manage", "execute"]] as Toolset[][]) {
+    const c = await connect({ toolsets });
+    try {
+      const names = (await c.client.listTools()).tools.map((x: { name: string }) => x.name);
+      assert.ok(names.includes("call_tools_batch"), `missing with ${toolsets}`);
+    } finally {
+      await c.close();
+    }
+  }
+});
+
+Deno.test("rows run in order, each result as a direct call gives it; stop ends at a failure", async () => {
+  await withTmux(async (t, c) => {
+    const r = await c.ok<Batch>("call_tools_batch", {
+      operations: [
+        { tool: "rename_window", arguments: { windowId: t.ids.windowId, name: "first" } },
+        { tool: "get_window_info", arguments: { windowId: t.ids.windowId } },
+        { tool: "rename_window", arguments: { windowId: "@999", name: "x" } },
+        { tool: "rename_window", arguments: { windowId: t.ids.windowId, name: "never" } },
+      ],
+    });
+    assert.equal(r.results.length, 3);
+    assert.deepEqual(r.results.map((x) => [x.index, x.tool, x.success]), [
+      [0, "rename_window", true],
+      [1, "get_window_info", true],
+      [2, "rename_window", false],
+    ]);
+    assert.equal(r.results[1].result?.name, "first", "rows see what earlier rows did");
+    assert.deepEqual(
+      r.results[1].result,
+      await c.ok("get_window_info", { windowId: t.ids.windowId }),
+      "same result as a direct call",
+    );
+    assert.match(String(r.results[2].error), /No window @999/);
+    assert.equal(r.results[2].result, null);
+    assert.deepEqual([r.stoppedAt, r.notRun, r.succeeded, r.failed], [2, 1, 2, 1]);
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", t.ids.windowId, "#{window_name}")).trim(),
+      "first",
+      "the row after the stop never ran",
+    );
+  });
+});
+
+Deno.test("continue runs every row; argument errors and unknown tools fail only their row", async () => {
+  await withTmux(async (t, c) => {
+    const r = await c.ok<Batch>("call_tools_batch", {
+      onError: "continue",
+      operations: [
+        { tool: "rename_window", arguments: { windowId: t.ids.windowId, name: "ok", bogus: 1 } },
+        { tool: "rename_window", arguments: { windowId: t.ids.windowId } },
+        { tool: "no_such_tool", arguments: {} },
+        { tool: "call_tools_batch", arguments: { operations: [] } },
+        { tool: "rename_session", arguments: { session: "main", name: "a.b" } },
+        { tool: "rename_window", arguments: { windowId: t.ids.windowId, name: "last" } },
+      ],
+    });
+    assert.deepEqual(r.results.map((x) => x.success), [false, false, false, false, false, true]);
+    assert.match(String(r.results[0].error), /unknown field bogus/);
+    assert.match(String(r.results[1].error), /name/);
+    assert.match(String(r.results[2].error), /No tool "no_such_tool"/);
+    assert.match(String(r.results[3].error), /do not nest/);
+    assert.match(String(r.results[4].error), /'\.' or ':'/);
+    assert.deepEqual([r.stoppedAt, r.notRun, r.failed], [null, 0, 5]);
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", t.ids.windowId, "#{window_name}")).trim(),
+      "last",
+    );
+    assert.match(await c.fail("call_tools_batch", { operations: [] }), /operations/);
+    assert.match(
+      await c.fail("call_tools_batch", {
+        operations: Array.from({ length: 17 }, () => ({ tool: "list_panes" })),
+      }),
+      /operations/,
+    );
+  });
+});
+
+Deno.test("a tool outside the selected toolsets fails its row and never runs", async () => {
+  await withTmux(async (t, c) => {
+    const before = await windowCount(t);
+    const r = await c.ok<Batch>("call_tools_batch", {
+      onError: "continue",
+      operations: [
+        { tool: "create_window", arguments: { session: "main" } },
+        { tool: "kill_server", arguments: {} },
+        { tool: "list_windows", arguments: {} },
+      ],
+    });
+    assert.deepEqual(r.results.map((x) => x.success), [false, false, true]);
+    assert.match(String(r.results[0].error), /No tool "create_window"/);
+    assert.equal(await windowCount(t), before, "no window was created");
+  }, { toolsets: ["inspect"] });
+});
+
+Deno.test("rows keep their guards, and take the batch's socket_name unless they name one", async () => {
+  const t = await TestTmux.start();
+  const facts = await t.facts();
+  // This client's default server is elsewhere: only socket_name reaches t.
+  const c = await connect({
+    socketName: `${t.socket}-elsewhere`,
+    callerEnv: { tmux: `${facts.socketPath},${facts.pid},0`, tmuxPane: t.ids.paneId },
+  });
+  try {
+    const r = await c.ok<Batch>("call_tools_batch", {
+      socket_name: t.socket,
+      onError: "continue",
+      operations: [
+        { tool: "respawn_pane", arguments: { paneId: t.ids.paneId, kill: true } },
+        { tool: "kill_pane", arguments: { paneId: t.ids.paneId } },
+        { tool: "list_panes", arguments: {} },
+        { tool: "list_panes", arguments: { socket_name: `${t.socket}-elsewhere` } },
+      ],
+    });
+    assert.match(String(r.results[0].error), /runs in/);
+    assert.match(String(r.results[1].error), /runs in/);
+    assert.deepEqual(
+      (r.results[2].result?.panes as { id: string }[]).map((p) => p.id),
+      [t.ids.paneId],
+    );
+    assert.deepEqual(r.results[3].result?.panes, [], "its own socket_name wins");
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
+Deno.test("a response over the bound cuts row results with a note, never breaks", async () => {
+  await withTmux(async (t, c) => {
+    for (let i = 0; i < 6; i++) await t.tmux("split-window", "-d", "-t", "main:", "-l", "1");
+    const bound = 6_000;
+    const r = await c.ok<Batch>("call_tools_batch", {
+      operations: Array.from({ length: 8 }, () => ({ tool: "list_panes", arguments: {} })),
+    });
+    assert.equal(r.complete, true, "fits the default bound");
+    const small = await connect({ socketName: t.socket, maxResultBytes: bound });
+    try {
+      const cut = await small.ok<Batch>("call_tools_batch", {
+        operations: Array.from({ length: 8 }, () => ({ tool: "list_panes", arguments: {} })),
+      });
+      assert.ok(jsonBytes(cut) <= bound, `${jsonBytes(cut)} bytes`);
+      assert.equal(cut.complete, false);
+      assert.equal(cut.results.length, 8, "every row is still reported");
+      assert.ok(cut.results.every((x) => x.success));
+      assert.equal(cut.results[0].result !== null, true, "leading rows keep their results");
+      const dropped = cut.results.filter((x) => x.result === null);
+      assert.ok(dropped.length > 0);
+      assert.ok(dropped.every((x) => x.omittedResultBytes > 0));
+      assert.match(String(cut.note), /left out/);
+    } finally {
+      await small.close();
+    }
+  });
+});

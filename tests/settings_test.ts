@@ -1,0 +1,599 @@
+/**
+ * Options, hooks, environments and pipe_pane on private tmux servers. Values are read back
+ * both through the tools and through tmux directly, byte for byte; show_hook keeps the seed
+ * contract (000) to the letter.
+ */
+
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import assert from "node:assert/strict";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import {
+  parseOptionLines,
+  parseShellEnvironment,
+  shellQuote,
+  unquoteOptionValue,
+} from "../src/tools/settings.ts";
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+async function withTmux(fn: (t: Started, c: TestClient) => Promise<void>): Promise<void> {
+  const t = await TestTmux.start();
+  const c = await connect({ socketName: t.socket });
+  try {
+    await fn(t, c);
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+}
+
+/** Values that have broken option and environment round trips somewhere. */
+const TRICKY = [
+  "plain",
+  "sp ace",
+  'dq"x',
+  "sq'x",
+  "has $dollar #hash ;semi {b} %p",
+  "nl\nx\ttab\\back",
+  "~tilde",
+  "#",
+  '"',
+  "🙂 ü 日本",
+  "both ' and \" and $ x",
+  "ends with;",
+  "-starts with a dash",
+  "#(touch /nonexistent/never) #{pid}",
+  "x`y",
+  "ctl\u0001\u007f",
+  "\\",
+  "  ",
+];
+
+// ---------------------------------------------------------------------------------------------
+// Parsers (pure)
+
+Deno.test("unquoteOptionValue undoes tmux's quoting forms", () => {
+  assert.equal(unquoteOptionValue("''"), "");
+  assert.equal(unquoteOptionValue("plain"), "plain");
+  assert.equal(unquoteOptionValue('"sp ace"'), "sp ace");
+  assert.equal(unquoteOptionValue(`'dq"x'`), 'dq"x');
+  assert.equal(unquoteOptionValue('"has \\$d #h"'), "has $d #h");
+  assert.equal(unquoteOptionValue("nl\\nx\\ttab\\\\back"), "nl\nx\ttab\\back");
+  assert.equal(unquoteOptionValue("\\~tilde"), "~tilde");
+  assert.equal(unquoteOptionValue("\\#"), "#");
+  assert.equal(unquoteOptionValue("ctl\\001\\177"), "ctl\u0001\u007f");
+  // Octal escapes are bytes: a split UTF-8 character comes back whole, a bad byte visible.
+  assert.equal(unquoteOptionValue("\\303\\274"), "ü");
+  assert.equal(unquoteOptionValue("\\377"), "\\xFF");
+});
+
+Deno.test("parseOptionLines splits names, indexes, inheritance marks and values", () => {
+  assert.deepEqual(parseOptionLines('status-format[1] "a b"\n@x* v\npane-exited\n'), [
+    { name: "status-format", index: 1, inherited: false, raw: '"a b"' },
+    { name: "@x", index: null, inherited: true, raw: "v" },
+    { name: "pane-exited", index: null, inherited: false, raw: null },
+  ]);
+});
+
+Deno.test("parseShellEnvironment reads show-environment -s exactly and refuses anything else", () => {
+  const enc = (s: string) => new TextEncoder().encode(s);
+  assert.deepEqual(
+    parseShellEnvironment(
+      enc('A="1;"; export A;\nD="l1\nl2"; export D;\nunset X;\nE="q\\"\\$\\`\\\\"; export E;\n'),
+    ),
+    [
+      { name: "A", value: "1;" },
+      { name: "D", value: "l1\nl2" },
+      { name: "X", value: null },
+      { name: "E", value: 'q"$`\\' },
+    ],
+  );
+  assert.deepEqual(
+    parseShellEnvironment(new Uint8Array([0x42, 0x3d, 0x22, 0xff, 0x22, ...enc("; export B;\n")])),
+    [
+      { name: "B", value: "\\xFF" },
+    ],
+  );
+  assert.throws(() => parseShellEnvironment(enc("A=1\n")), /expected/);
+});
+
+Deno.test("shellQuote makes one shell word of anything", async () => {
+  for (const text of TRICKY) {
+    const out = await new Deno.Command("sh", {
+      args: ["-c", `printf %s ${shellQuote(text)}`],
+      stdout: "piped",
+    }).output();
+    assert.equal(new TextDecoder().decode(out.stdout), text);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+Deno.test("show_option and show_options read tricky values back exactly", async () => {
+  await withTmux(async (t, c) => {
+    for (const [i, value] of TRICKY.entries()) {
+      await t.tmux(
+        "set-option",
+        "-g",
+        "--",
+        `@v${i}`,
+        value.endsWith(";") ? `${value.slice(0, -1)}\\;` : value,
+      );
+      const raw = await t.tmux("show-options", "-gv", "--", `@v${i}`);
+      assert.equal(raw, `${value}\n`, "tmux itself stored it exactly");
+      const one = await c.ok<{ value: string; set: boolean }>("show_option", {
+        name: `@v${i}`,
+        scope: "session",
+        global: true,
+      });
+      assert.equal(one.value, value);
+      assert.equal(one.set, true);
+    }
+    const all = await c.ok<{ options: { name: string; value: string }[] }>("show_options", {
+      scope: "session",
+      global: true,
+    });
+    for (const [i, value] of TRICKY.entries()) {
+      assert.equal(all.options.find((o) => o.name === `@v${i}`)?.value, value);
+    }
+    // An array option gives one entry per index.
+    const arr = await c.ok<{ entries: { index: number }[]; value: null }>("show_option", {
+      name: "status-format",
+      scope: "session",
+      global: true,
+    });
+    assert.deepEqual(arr.entries.map((e) => e.index), [0, 1]);
+    assert.equal(arr.value, null);
+  });
+});
+
+Deno.test("show_option scopes: server, session, window, pane, inheritance and refusals", async () => {
+  await withTmux(async (t, c) => {
+    const server = await c.ok<{ value: string }>("show_option", {
+      name: "escape-time",
+      scope: "server",
+    });
+    assert.equal(server.value, "500");
+    await t.tmux("set-option", "-t", "main", "@s", "sess");
+    await t.tmux("set-option", "-w", "-t", t.ids.windowId, "@w", "win");
+    await t.tmux("set-option", "-p", "-t", t.ids.paneId, "@p", "pane");
+    assert.equal(
+      (await c.ok<{ value: string }>("show_option", {
+        name: "@s",
+        scope: "session",
+        target: "main",
+      })).value,
+      "sess",
+    );
+    assert.equal(
+      (await c.ok<{ value: string }>("show_option", {
+        name: "@w",
+        scope: "window",
+        target: t.ids.windowId,
+      })).value,
+      "win",
+    );
+    assert.equal(
+      (await c.ok<{ value: string }>("show_option", {
+        name: "@p",
+        scope: "pane",
+        target: t.ids.paneId,
+      })).value,
+      "pane",
+    );
+    // Not set locally; inherited from the global session options with includeInherited.
+    const local = await c.ok<{ set: boolean }>("show_option", {
+      name: "status",
+      scope: "session",
+      target: t.ids.sessionId,
+    });
+    assert.equal(local.set, false);
+    const inherited = await c.ok<
+      { set: boolean; entries: { inherited: boolean; value: string }[] }
+    >(
+      "show_option",
+      { name: "status", scope: "session", target: t.ids.sessionId, includeInherited: true },
+    );
+    assert.deepEqual(inherited.entries.map((e) => [e.value, e.inherited]), [["on", true]]);
+    const unsetUser = await c.ok<{ set: boolean; entries: unknown[] }>("show_option", {
+      name: "@never-set",
+      scope: "session",
+      global: true,
+    });
+    assert.equal(unsetUser.set, false);
+
+    assert.match(
+      await c.fail("show_option", { name: "no-such-option", scope: "session", global: true }),
+      /no option "no-such-option"/,
+    );
+    assert.match(
+      await c.fail("show_option", { name: "status", scope: "session" }),
+      /need a target/,
+    );
+    assert.match(
+      await c.fail("show_option", {
+        name: "status",
+        scope: "session",
+        target: "main",
+        global: true,
+      }),
+      /ignore/,
+    );
+    assert.match(
+      await c.fail("show_option", { name: "status", scope: "server", target: "main" }),
+      /no target/,
+    );
+    assert.match(
+      await c.fail("show_option", { name: "status", scope: "window", target: "@77" }),
+      /No window @77/,
+    );
+    assert.match(
+      await c.fail("show_options", { scope: "pane", target: "%77" }),
+      /No pane %77/,
+    );
+    assert.match(
+      await c.fail("show_option", { name: "#{pid}", scope: "server" }),
+      /option name/,
+    );
+  });
+});
+
+Deno.test("set_option stores values literally (no #() runs), appends, unsets and refuses", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-marker-" });
+    const mark = `${dir}/ran`;
+    try {
+      for (const value of [...TRICKY, `#(touch ${mark})`, `-#(touch ${mark});`]) {
+        const r = await c.ok<{ value: string; set: boolean }>("set_option", {
+          name: "@x",
+          value,
+          scope: "window",
+          target: t.ids.windowId,
+        });
+        assert.equal(r.value, value);
+        assert.equal(r.set, true);
+        assert.equal(await t.tmux("show-options", "-wv", "-t", t.ids.windowId, "@x"), `${value}\n`);
+      }
+      await c.ok("set_option", { name: "@a", value: "one", scope: "session", global: true });
+      const appended = await c.ok<{ value: string }>("set_option", {
+        name: "@a",
+        value: ";two",
+        append: true,
+        scope: "session",
+        global: true,
+      });
+      assert.equal(appended.value, "one;two");
+      const status = await c.ok<{ value: string }>("set_option", {
+        name: "status",
+        value: "off",
+        scope: "session",
+        target: "main",
+      });
+      assert.equal(status.value, "off");
+      const unset = await c.ok<{ set: boolean; entries: { inherited: boolean }[] }>("set_option", {
+        name: "status",
+        unset: true,
+        scope: "session",
+        target: "main",
+        includeInherited: true,
+      });
+      assert.equal(unset.set, false);
+      assert.deepEqual(unset.entries.map((e) => e.inherited), [true]);
+
+      assert.match(
+        await c.fail("set_option", {
+          name: "status",
+          value: "sideways",
+          scope: "session",
+          global: true,
+        }),
+        /tmux refused/,
+      );
+      assert.match(
+        await c.fail("set_option", { name: "no-such", value: "1", scope: "server" }),
+        /no option/,
+      );
+      assert.match(
+        await c.fail("set_option", { name: "@a", scope: "server" }),
+        /Give a value, or unset/,
+      );
+      assert.match(
+        await c.fail("set_option", { name: "@a", value: "x", unset: true, scope: "server" }),
+        /unset takes no value/,
+      );
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(await Deno.stat(mark).then(() => true, () => false), false, "a #() job ran");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Hooks
+
+Deno.test("show_hook keeps the seed contract: snake_case, nullable, entries per index", async () => {
+  await withTmux(async (t, c) => {
+    const listed = ((await c.client.listTools()).tools as Tool[]).find((x) =>
+      x.name === "show_hook"
+    );
+    assert.ok(listed);
+    const props = listed.inputSchema.properties as Record<string, Record<string, unknown>>;
+    assert.deepEqual(Object.keys(props).sort(), [
+      "global_",
+      "hook_name",
+      "scope",
+      "socket_name",
+      "target",
+    ]);
+    assert.deepEqual(listed.inputSchema.required, ["hook_name"]);
+    assert.equal(props.global_.default, false);
+    assert.equal(props.scope.default, null);
+    assert.equal(props.target.default, null);
+    assert.equal(props.socket_name.default, null);
+    assert.equal(listed.annotations?.readOnlyHint, true);
+    const out = listed.outputSchema?.properties as Record<string, unknown>;
+    assert.deepEqual(Object.keys(out), ["entries"]);
+
+    // Unset: zero entries (tmux prints the bare name).
+    assert.deepEqual(await c.ok("show_hook", { hook_name: "pane-exited" }), { entries: [] });
+    assert.deepEqual(
+      await c.ok("show_hook", {
+        hook_name: "pane-exited",
+        scope: null,
+        target: null,
+        global_: false,
+        socket_name: null,
+      }),
+      { entries: [] },
+    );
+    // A plain set-hook lands at index 0; array hooks give one entry per index.
+    await t.tmux("set-hook", "-g", "session-renamed", "display-message 'a b;c'");
+    await t.tmux("set-hook", "-g", "session-renamed[3]", "set -g @x 1");
+    assert.deepEqual(await c.ok("show_hook", { hook_name: "session-renamed" }), {
+      entries: [
+        { hook_name: "session-renamed", command: 'display-message "a b;c"', index: 0 },
+        { hook_name: "session-renamed", command: "set-option -g @x 1", index: 3 },
+      ],
+    });
+    assert.deepEqual(await c.ok("show_hook", { hook_name: "session-renamed[3]" }), {
+      entries: [{ hook_name: "session-renamed", command: "set-option -g @x 1", index: 3 }],
+    });
+    // A window hook set globally is found in the server scope too.
+    await t.tmux("set-hook", "-g", "pane-focus-in", "display-message hi");
+    assert.equal(
+      (await c.ok<{ entries: unknown[] }>("show_hook", { hook_name: "pane-focus-in" })).entries
+        .length,
+      1,
+    );
+    // Scopes: a pane's own hook, with the scope inferred from the target's form.
+    await t.tmux("set-hook", "-p", "-t", t.ids.paneId, "pane-exited", "display-message bye");
+    const pane = { hook_name: "pane-exited", command: "display-message bye", index: 0 };
+    assert.deepEqual(
+      await c.ok("show_hook", { hook_name: "pane-exited", scope: "pane", target: t.ids.paneId }),
+      { entries: [pane] },
+    );
+    assert.deepEqual(
+      await c.ok("show_hook", { hook_name: "pane-exited", target: t.ids.paneId }),
+      { entries: [pane] },
+    );
+    assert.deepEqual(
+      await c.ok("show_hook", { hook_name: "pane-exited", global_: true, scope: "window" }),
+      {
+        entries: [],
+      },
+    );
+    await t.tmux("set-hook", "-t", "main", "after-new-window", "display-message x");
+    assert.deepEqual(
+      await c.ok("show_hook", { hook_name: "after-new-window", scope: "session", target: "main" }),
+      { entries: [{ hook_name: "after-new-window", command: "display-message x", index: 0 }] },
+    );
+
+    assert.match(await c.fail("show_hook", { hook_name: "nope-hook" }), /no hook "nope-hook"/);
+    assert.match(await c.fail("show_hook", { hook_name: "x; kill-server" }), /not a hook name/);
+    assert.match(
+      await c.fail("show_hook", { hook_name: "pane-exited", scope: "pane", target: "%99" }),
+      /No pane %99/,
+    );
+    assert.match(
+      await c.fail("show_hook", { hook_name: "pane-exited", scope: "session", target: "nope" }),
+      /No session "nope"/,
+    );
+    assert.match(
+      await c.fail("show_hook", { hook_name: "pane-exited", extra: 1 }),
+      /Unrecognized key|unknown field/,
+    );
+  });
+});
+
+Deno.test("show_hooks lists global hooks from both of tmux's trees, and a target's own", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("set-hook", "-g", "session-created", "display-message s");
+    await t.tmux("set-hook", "-g", "window-renamed", "display-message w");
+    const all = await c.ok<{ entries: { hook_name: string }[]; complete: boolean }>("show_hooks");
+    assert.deepEqual(all.entries.map((e) => e.hook_name).sort(), [
+      "session-created",
+      "window-renamed",
+    ]);
+    assert.equal(all.complete, true);
+    await t.tmux("set-hook", "-w", "-t", t.ids.windowId, "window-renamed", "display-message own");
+    const own = await c.ok<{ entries: { command: string }[] }>("show_hooks", {
+      scope: "window",
+      target: t.ids.windowId,
+    });
+    assert.deepEqual(own.entries.map((e) => e.command), ["display-message own"]);
+    assert.match(await c.fail("show_hooks", { scope: "window" }), /need a target/);
+  });
+});
+
+Deno.test("set_hook sets, appends and unsets hooks that tmux then runs", async () => {
+  await withTmux(async (t, c) => {
+    const set = await c.ok<{ entries: unknown[] }>("set_hook", {
+      name: "after-rename-window",
+      command: "set-option -g @fired 'yes #1;'",
+    });
+    assert.deepEqual(set.entries, [
+      { hook_name: "after-rename-window", command: 'set-option -g @fired "yes #1;"', index: 0 },
+    ]);
+    await t.tmux("rename-window", "-t", t.ids.windowId, "renamed");
+    await waitFor(
+      async () => (await t.tmux("show-options", "-gv", "@fired")) === "yes #1;\n",
+      "the hook to fire",
+    );
+    const appended = await c.ok<{ entries: { index: number }[] }>("set_hook", {
+      name: "after-rename-window",
+      command: "display-message two",
+      append: true,
+    });
+    assert.deepEqual(appended.entries.map((e) => e.index), [0, 1]);
+    const one = await c.ok<{ entries: { index: number }[] }>("set_hook", {
+      name: "after-rename-window[0]",
+      unset: true,
+    });
+    assert.deepEqual(one.entries.map((e) => e.index), [1]);
+    const session = await c.ok<{ entries: unknown[] }>("set_hook", {
+      name: "after-new-window",
+      command: "display-message here",
+      scope: "session",
+      target: "main",
+    });
+    assert.equal(session.entries.length, 1);
+    assert.equal(
+      (await t.tmux("show-hooks", "-t", "main", "after-new-window")).trim(),
+      "after-new-window[0] display-message here",
+    );
+    assert.match(
+      await c.fail("set_hook", { name: "after-new-window", command: "no-such-command x" }),
+      /tmux refused/,
+    );
+    assert.match(
+      await c.fail("set_hook", { name: "no-such-hook", command: "display x" }),
+      /no hook/,
+    );
+    assert.match(await c.fail("set_hook", { name: "pane-exited" }), /Give a command/);
+    assert.match(
+      await c.fail("set_hook", { name: "pane-exited", scope: "pane" }),
+      /Give a command|need a target/,
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Environment
+
+Deno.test("show_environment and set_environment keep values exactly; removal is visible", async () => {
+  await withTmux(async (t, c) => {
+    for (const [i, value] of TRICKY.entries()) {
+      if (value.includes("\u0001")) continue;
+      const r = await c.ok<{ value: string; present: boolean }>("set_environment", {
+        name: `V${i}`,
+        value,
+        session: "main",
+      });
+      assert.equal(r.value, value);
+      assert.equal(r.present, true);
+    }
+    const raw = await t.tmux("show-environment", "-t", "main", "V5");
+    assert.equal(raw, `V5=${TRICKY[5]}\n`, "tmux itself holds the exact value");
+    const all = await c.ok<{ variables: { name: string; value: string | null }[] }>(
+      "show_environment",
+      { session: "main" },
+    );
+    for (const [i, value] of TRICKY.entries()) {
+      if (value.includes("\u0001")) continue;
+      assert.equal(all.variables.find((v) => v.name === `V${i}`)?.value, value);
+    }
+    const removed = await c.ok<{ removed: boolean; value: null }>("set_environment", {
+      name: "SECRET_TOKEN",
+      remove: true,
+      session: "main",
+    });
+    assert.deepEqual([removed.removed, removed.value], [true, null]);
+    const one = await c.ok<{ variables: unknown[] }>("show_environment", {
+      session: "main",
+      name: "SECRET_TOKEN",
+    });
+    assert.deepEqual(one.variables, [
+      {
+        name: "SECRET_TOKEN",
+        value: null,
+        removed: true,
+        metadataComplete: true,
+        omittedMetadataBytes: 0,
+      },
+    ]);
+    const gone = await c.ok<{ present: boolean }>("set_environment", {
+      name: "SECRET_TOKEN",
+      unset: true,
+      session: "main",
+    });
+    assert.equal(gone.present, false);
+    await c.ok("set_environment", { name: "GLOBAL_ONE", value: "g" });
+    assert.equal(await t.tmux("show-environment", "-g", "GLOBAL_ONE"), "GLOBAL_ONE=g\n");
+    const global = await c.ok<{ scope: string; variables: { value: string }[] }>(
+      "show_environment",
+      { name: "GLOBAL_ONE" },
+    );
+    assert.deepEqual([global.scope, global.variables[0].value], ["global", "g"]);
+
+    assert.match(await c.fail("set_environment", { name: "X" }), /exactly one/);
+    assert.match(
+      await c.fail("set_environment", { name: "X", value: "1", unset: true }),
+      /exactly one/,
+    );
+    assert.match(await c.fail("set_environment", { name: "1X", value: "1" }), /variable name/);
+    assert.match(await c.fail("show_environment", { session: "nope" }), /No session "nope"/);
+    const listed = ((await c.client.listTools()).tools as Tool[]).find((x) =>
+      x.name === "show_environment"
+    );
+    assert.match(listed?.description ?? "", /secret/i);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// pipe_pane
+
+Deno.test("pipe_pane copies output to a file with any name, stops, and pipes to a command", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-pipe-" });
+    try {
+      const path = `${dir}/it's #{pane_id} $HOME ;.log`;
+      const r = await c.ok<{ piped: boolean }>("pipe_pane", { paneId: t.ids.paneId, path });
+      assert.equal(r.piped, true);
+      assert.equal(
+        await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_pipe}"),
+        "1\n",
+      );
+      await t.tmux("send-keys", "-t", t.ids.paneId, "-l", "echo piped-$((6*7))");
+      await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
+      await waitFor(
+        async () => (await Deno.readTextFile(path).catch(() => "")).includes("piped-42"),
+        "output in the file",
+      );
+      const stopped = await c.ok<{ piped: boolean }>("pipe_pane", {
+        paneId: t.ids.paneId,
+        stop: true,
+      });
+      assert.equal(stopped.piped, false);
+      const copy = `${dir}/copy`;
+      await c.ok("pipe_pane", { paneId: t.ids.paneId, command: `cat > '${copy}' # #{pane_id}` });
+      await t.tmux("send-keys", "-t", t.ids.paneId, "-l", "echo second");
+      await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
+      await waitFor(
+        async () => (await Deno.readTextFile(copy).catch(() => "")).includes("second"),
+        "output through the command",
+      );
+      assert.match(await c.fail("pipe_pane", { paneId: t.ids.paneId }), /exactly one/);
+      assert.match(
+        await c.fail("pipe_pane", { paneId: t.ids.paneId, path: "rel.log" }),
+        /absolute/,
+      );
+      assert.match(await c.fail("pipe_pane", { paneId: "%88", stop: true }), /No pane %88/);
+    } finally {
+      await t.tmux("pipe-pane", "-t", t.ids.paneId);
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});

@@ -1,0 +1,229 @@
+/**
+ * Teardown on private tmux servers: every kill reports exactly what went — cascades included —
+ * and refuses this server's own pane and watched panes unless forced. Existence is checked by
+ * listing ids, never by asking tmux about a missing one.
+ */
+
+import assert from "node:assert/strict";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux } from "./helpers/tmux.ts";
+import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+interface Removed {
+  removed: { panes: string[]; windows: string[]; sessions: { id: string; name: string }[] };
+  serverStopped: boolean;
+  complete: boolean;
+}
+
+async function withTmux(fn: (t: Started, c: TestClient) => Promise<void>): Promise<void> {
+  const t = await TestTmux.start();
+  const c = await connect({ socketName: t.socket });
+  try {
+    await fn(t, c);
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+}
+
+/** Ids of a kind on the server, by listing (an empty list when no server runs). */
+async function ids(t: TestTmux, kind: "panes" | "windows" | "sessions"): Promise<string[]> {
+  const [cmd, fmt] = kind === "panes"
+    ? ["list-panes", "#{pane_id}"]
+    : kind === "windows"
+    ? ["list-windows", "#{window_id}"]
+    : ["list-sessions", "#{session_id}"];
+  const r = await t.tmuxRaw(cmd, ...(kind === "sessions" ? [] : ["-a"]), "-F", fmt);
+  return r.code === 0 ? [...new Set(r.stdout.split("\n").filter((l) => l !== ""))] : [];
+}
+
+const newPane = async (t: TestTmux, ...args: string[]): Promise<string> =>
+  (await t.tmux(...args, "-P", "-F", "#{pane_id}")).trim();
+
+Deno.test("teardown tools exist only when teardown is selected", async () => {
+  const c = await connect({ toolsets: DEFAULT_TOOLSETS });
+  try {
+    const names = (await c.client.listTools()).tools.map((x: { name: string }) => x.name);
+    for (const name of ["kill_pane", "kill_window", "kill_session", "kill_server", "clear_pane"]) {
+      assert.ok(!names.includes(name), `${name} should not be offered`);
+    }
+    // Not callable either: the SDK answers an unknown tool with an error.
+    const text = await c.call("kill_server", {}).then(
+      (r) => r.isError === true && r.content?.[0]?.type === "text" ? r.content[0].text : "",
+      (e) => String(e),
+    );
+    assert.match(text, /kill_server not found/);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("kill_pane removes the pane, then its window, then its session, then the server", async () => {
+  await withTmux(async (t, c) => {
+    const p2 = await newPane(t, "split-window", "-d", "-t", t.ids.paneId);
+    const w2 =
+      (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id} #{pane_id}"))
+        .trim().split(" ");
+    const annotations = ((await c.client.listTools()).tools as {
+      name: string;
+      annotations?: Record<string, unknown>;
+    }[]).find((x) => x.name === "kill_pane")?.annotations;
+    assert.equal(annotations?.destructiveHint, true);
+
+    const one = await c.ok<Removed>("kill_pane", { paneId: p2 });
+    assert.deepEqual(one.removed, { panes: [p2], windows: [], sessions: [] });
+    assert.equal(one.serverStopped, false);
+    assert.ok(!(await ids(t, "panes")).includes(p2));
+
+    const win = await c.ok<Removed>("kill_pane", { paneId: w2[1] });
+    assert.deepEqual(win.removed, { panes: [w2[1]], windows: [w2[0]], sessions: [] });
+
+    await t.tmux("new-session", "-d", "-s", "keep");
+    const session = await c.ok<Removed>("kill_pane", { paneId: t.ids.paneId });
+    assert.deepEqual(session.removed, {
+      panes: [t.ids.paneId],
+      windows: [t.ids.windowId],
+      sessions: [{ id: t.ids.sessionId, name: "main" }],
+    });
+    assert.deepEqual(await ids(t, "sessions"), [
+      (await t.tmux("display-message", "-p", "-t", "keep", "#{session_id}")).trim(),
+    ]);
+
+    const lastPane = (await ids(t, "panes"))[0];
+    const last = await c.ok<Removed>("kill_pane", { paneId: lastPane });
+    assert.equal(last.serverStopped, true);
+    assert.equal(last.removed.sessions.length, 1);
+    assert.deepEqual(await ids(t, "sessions"), []);
+    assert.match(await c.fail("kill_pane", { paneId: lastPane }), /No tmux server is running/);
+  });
+});
+
+Deno.test("kill_window removes a linked window from every session; kill_session spares linked windows", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-session", "-d", "-s", "solo");
+    const soloId = (await t.tmux("display-message", "-p", "-t", "solo", "#{session_id}")).trim();
+    const [w2, p2] =
+      (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id} #{pane_id}"))
+        .trim().split(" ");
+    // w2 is linked into "solo" too; solo's own first window goes first, so w2 is all it has.
+    await t.tmux("link-window", "-d", "-s", w2, "-t", "solo:5");
+    await t.tmux("kill-window", "-t", "solo:0");
+    const r = await c.ok<Removed>("kill_window", { windowId: w2 });
+    assert.deepEqual(r.removed, {
+      panes: [p2],
+      windows: [w2],
+      sessions: [{ id: soloId, name: "solo" }],
+    });
+    assert.deepEqual(await ids(t, "windows"), [t.ids.windowId]);
+
+    // kill_session: a window also linked elsewhere survives there.
+    await t.tmux("new-session", "-d", "-s", "doomed");
+    const doomedId = (await t.tmux("display-message", "-p", "-t", "doomed", "#{session_id}"))
+      .trim();
+    const [doomedWindow, doomedPane] = (await t.tmux(
+      "display-message",
+      "-p",
+      "-t",
+      "doomed",
+      "#{window_id} #{pane_id}",
+    )).trim().split(" ");
+    await t.tmux("link-window", "-d", "-s", t.ids.windowId, "-t", "doomed:7");
+    const s = await c.ok<Removed>("kill_session", { session: "doomed" });
+    assert.deepEqual(s.removed, {
+      panes: [doomedPane],
+      windows: [doomedWindow],
+      sessions: [{ id: doomedId, name: "doomed" }],
+    });
+    assert.deepEqual(await ids(t, "windows"), [t.ids.windowId], "the linked window lives on");
+    assert.match(await c.fail("kill_session", { session: "doomed" }), /No session "doomed"/);
+    assert.match(await c.fail("kill_window", { windowId: w2 }), new RegExp(`No window ${w2}`));
+    assert.match(
+      await c.fail("kill_session", { session: "mai" }),
+      /No session "mai"/,
+      "exact names",
+    );
+  });
+});
+
+Deno.test("kill_server removes everything and says the server stopped", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-session", "-d", "-s", "b");
+    await t.tmux("split-window", "-d", "-t", "b:");
+    const before = { panes: await ids(t, "panes"), windows: await ids(t, "windows") };
+    const r = await c.ok<Removed>("kill_server", {});
+    assert.deepEqual(r.removed.panes.sort(), before.panes.sort());
+    assert.deepEqual(r.removed.windows.sort(), before.windows.sort());
+    assert.deepEqual(r.removed.sessions.map((s) => s.name).sort(), ["b", "main"]);
+    assert.equal(r.serverStopped, true);
+    assert.equal(r.complete, true);
+    assert.deepEqual(await ids(t, "sessions"), []);
+    assert.match(await c.fail("kill_server", {}), /No tmux server is running/);
+  });
+});
+
+Deno.test("teardown refuses this server's own pane and watched panes unless forced", async () => {
+  await withTmux(async (t, c) => {
+    const facts = await t.facts();
+    const own = await connect({
+      socketName: t.socket,
+      callerEnv: { tmux: `${facts.socketPath},${facts.pid},0`, tmuxPane: t.ids.paneId },
+    });
+    try {
+      for (
+        const [tool, args] of [
+          ["kill_pane", { paneId: t.ids.paneId }],
+          ["kill_window", { windowId: t.ids.windowId }],
+          ["kill_session", { session: "main" }],
+          ["kill_server", {}],
+          ["clear_pane", { paneId: t.ids.paneId }],
+        ] as const
+      ) {
+        assert.match(await own.fail(tool, args), /the pane this MCP server runs in/, tool);
+      }
+      assert.deepEqual(await ids(t, "panes"), [t.ids.paneId], "nothing went");
+      await own.ok("clear_pane", { paneId: t.ids.paneId, force: true });
+    } finally {
+      await own.close();
+    }
+
+    const watchedSession = await newPane(t, "new-session", "-d", "-s", "watched");
+    await t.attach("watched");
+    assert.match(await c.fail("kill_pane", { paneId: watchedSession }), /a person is watching/);
+    assert.match(await c.fail("kill_session", { session: "watched" }), /a person is watching/);
+    assert.match(await c.fail("clear_pane", { paneId: watchedSession }), /a person is watching/);
+    assert.ok((await ids(t, "panes")).includes(watchedSession));
+    const forced = await c.ok<Removed>("kill_pane", { paneId: watchedSession, force: true });
+    assert.deepEqual(forced.removed.panes, [watchedSession]);
+    assert.equal(forced.removed.sessions[0]?.name, "watched");
+  });
+});
+
+Deno.test("clear_pane clears the screen and the history, each on request", async () => {
+  await withTmux(async (t, c) => {
+    const { paneId } = t.ids;
+    await t.tmux("send-keys", "-t", paneId, "-l", "seq 1 200; echo mark-$((1+1))");
+    await t.tmux("send-keys", "-t", paneId, "Enter");
+    const screen = async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).trim();
+    const history = async () =>
+      Number((await t.tmux("display-message", "-p", "-t", paneId, "#{history_size}")).trim());
+    const until = Date.now() + 5_000;
+    while (!(await screen()).includes("mark-2") && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(await history() > 0);
+
+    const h = await c.ok<Record<string, unknown>>("clear_pane", { paneId, screen: false });
+    assert.deepEqual(h, { paneId, clearedScreen: false, clearedHistory: true, historySize: 0 });
+    assert.match(await screen(), /mark-2/, "the screen was left alone");
+    const s = await c.ok<Record<string, unknown>>("clear_pane", { paneId, history: false });
+    assert.equal(s.clearedScreen, true);
+    assert.equal(await screen(), "");
+    assert.match(
+      await c.fail("clear_pane", { paneId, screen: false, history: false }),
+      /Nothing to clear/,
+    );
+    assert.match(await c.fail("clear_pane", { paneId: "%404" }), /No pane %404/);
+  });
+});
