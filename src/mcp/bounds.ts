@@ -88,7 +88,7 @@ export function jsonStringBytes(text: string): number {
   return byteLength(JSON.stringify(text)) - 2;
 }
 
-/** What {@link keepTail} kept of a list of lines. */
+/** What {@link tailLines} kept of a list of lines. */
 export interface TailCut {
   /** The kept lines joined with `\n` (no final newline). */
   readonly text: string;
@@ -110,7 +110,7 @@ export interface TailCut {
  * left out: `returnedBytes + omittedBytes` is always the size of the whole text. When not even
  * the last line fits, its tail is kept, cut on a code point boundary.
  */
-export function keepTail(
+export function tailLines(
   lines: readonly string[],
   maxLines: number,
   maxJsonBytes: number,

@@ -16,7 +16,13 @@
  */
 
 import { decodeBytes, flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
-import { type RunOptions, type ServerAddress, TmuxError, type TmuxRunner } from "./run.ts";
+import {
+  classifyStderr,
+  type RunOptions,
+  type ServerAddress,
+  TmuxError,
+  type TmuxRunner,
+} from "./run.ts";
 
 /** A pane's state at the instant of a capture. */
 export interface PaneState {
@@ -291,7 +297,7 @@ export function alignJoined(rows: readonly string[], joined: readonly string[]):
 // ---------------------------------------------------------------------------------------------
 // capture_since: cursors and comparison
 
-/** Rows before the cursor row kept as an anchor to find a position again. */
+/** History rows a cursor remembers as an anchor to find its position again. */
 export const ANCHOR_ROWS = 8;
 
 /**
@@ -457,14 +463,17 @@ function rowAt(grid: NormalGrid, abs: number): string | undefined {
   return grid.rows[abs - grid.first];
 }
 
-/** A fresh cursor's remembered rows: a few settled rows before the cursor row, and the rest. */
+/**
+ * A fresh cursor's remembered rows: the last few history rows (they can no longer change, so
+ * finding them again proves a position), every screen row above the cursor, and the rest.
+ */
 export function cursorFor(
   grid: NormalGrid,
   state: PaneState,
   altHash: string | null,
 ): SinceCursor {
   const cursorRow = grid.cursorRow ?? grid.historySize;
-  const base = Math.max(grid.first, cursorRow - ANCHOR_ROWS);
+  const base = Math.max(grid.first, Math.min(cursorRow, grid.historySize) - ANCHOR_ROWS);
   const end = Math.max(lastWrittenAbs(grid), cursorRow - 1);
   let rows = "";
   for (let abs = base; abs <= end; abs++) rows += rowHash(rowAt(grid, abs) ?? "");
@@ -568,8 +577,8 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
   });
 
   if (grid.width !== cursor.width) {
-    // Reflow moved rows: find the settled rows anywhere, nearest where they were.
-    const anchor = hashes.slice(0, settled);
+    // Reflow moved rows: find the anchor anywhere, nearest where it was.
+    const anchor = hashes.slice(0, strong > 0 ? strong : settled);
     if (anchor.length === 0) {
       return trimsPossible(grid.historySize, grid.historyLimit) ? missed("resized") : {
         ...rowsFrom(grid, grid.first),
@@ -615,9 +624,9 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
     if (shift === null) return missed(possible ? "history-trimmed" : "history-cleared");
   }
 
+  // Rows after the remembered ones are new; before that, the first one that differs.
   let firstChanged = cursor.base + hashes.length - shift;
-  let k = 0;
-  for (; k < hashes.length; k++) {
+  for (let k = 0; k < hashes.length; k++) {
     const row = rowAt(grid, cursor.base + k - shift);
     if (row === undefined || rowHash(row) !== hashes[k]) {
       firstChanged = cursor.base + k - shift;
@@ -671,18 +680,30 @@ function checkIdentity(cursor: SinceCursor, state: PaneState): void {
   }
 }
 
-/** The remembered rows still exist in the pane but start above what was captured. */
+/** History rows read beyond the cursor's, so output since the last call needs no second read. */
+const SLACK_ROWS = 500;
+
+/** Where to start reading for a cursor before knowing the pane's state now. */
+function guessStart(cursor: SinceCursor): number | "history" {
+  if (trimsPossible(cursor.historySize, cursor.historyLimit)) return "history";
+  return Math.min(cursor.base - cursor.historySize - SLACK_ROWS, -ANCHOR_ROWS);
+}
+
+/** Whether a capture misses rows {@link compareSince} needs for this cursor. */
 function lacksRows(cursor: SinceCursor, capture: RowCapture): boolean {
   const { historySize, height } = capture.state;
-  return capture.top > -historySize && historySize + capture.top > cursor.base &&
-    cursor.base < historySize + height;
+  if (capture.top === -historySize) return false;
+  if (sinceStart(cursor, capture.state) === "history") return true;
+  // The remembered rows still exist in the pane but start above what was read.
+  return historySize + capture.top > cursor.base && cursor.base < historySize + height;
 }
 
 /**
  * Everything capture_since does against tmux: validates the cursor (before any tmux call),
- * reads the pane, checks it is the same process on the same server, captures what is needed
- * and compares. Throws {@link CursorError} for a cursor that cannot be used, and the runner's
- * `TmuxError` (kind `no-target`) when the pane does not exist.
+ * captures what is needed (one tmux invocation unless much was written, or tmux trimmed or
+ * reflowed), checks it is the same process on the same server and compares. Throws
+ * {@link CursorError} for a cursor that cannot be used, and the runner's `TmuxError` (kind
+ * `no-target`) when the pane does not exist.
  */
 export async function captureSince(
   runner: TmuxRunner,
@@ -695,20 +716,15 @@ export async function captureSince(
   if (cursor && cursor.paneId !== paneId) {
     throw new CursorError(`The cursor was taken on pane ${cursor.paneId}, not ${paneId}.`);
   }
-  const pre = await readPaneState(runner, address, paneId, options);
-  if (!pre) {
-    throw new TmuxError("no-target", `can't find pane: ${paneId}`);
-  }
-  if (cursor) checkIdentity(cursor, pre);
-
-  let start: number | "history" = cursor ? sinceStart(cursor, pre) : -ANCHOR_ROWS;
-  let capture = await captureRows(runner, address, paneId, { start, saved: true }, options);
-  // Output that scrolled between the two reads can push the remembered rows above the
-  // capture; read again from where they are now, and at worst the whole history.
+  const read = (start: number | "history") =>
+    captureRows(runner, address, paneId, { start, saved: true }, options);
+  let capture = await read(cursor ? guessStart(cursor) : -ANCHOR_ROWS);
+  if (cursor) checkIdentity(cursor, capture.state);
+  // Much output since, or output between two reads, can leave the remembered rows above what
+  // was read: read again from where they are now, and at worst the whole history.
   for (let attempt = 0; cursor && !capture.state.alternateScreen; attempt++) {
     if (!lacksRows(cursor, capture)) break;
-    start = attempt < 2 ? sinceStart(cursor, capture.state) : "history";
-    capture = await captureRows(runner, address, paneId, { start, saved: true }, options);
+    capture = await read(attempt < 2 ? sinceStart(cursor, capture.state) : "history");
   }
   const { state } = capture;
   if (cursor) checkIdentity(cursor, state);
@@ -770,4 +786,120 @@ export async function captureSince(
     fresh: false,
     cursor: encodeCursor(cursorFor(grid, capture.state, null)),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Many panes at once
+
+/** One pane's rows from {@link captureMany}, trimmed the way tmux trims them. */
+export interface PaneRows {
+  readonly paneId: string;
+  /** Row number of `rows[0]`. */
+  readonly top: number;
+  readonly rows: string[];
+}
+
+/** What {@link captureMany} got for one pane: its rows, or why there are none. */
+export type PaneRowsResult = PaneRows | TmuxError;
+
+/** tmux refuses a command line longer than its message size (16 KB): stay well below. */
+const MAX_CHAIN_ARG_BYTES = 12_000;
+
+/** Rows one invocation may print, so a chain never holds hundreds of MB at once. */
+const MAX_CHAIN_ROWS = 50_000;
+
+/**
+ * Splits panes into chains for {@link captureMany}: each within tmux's command size and a row
+ * budget (a pane counts for its history reach plus a screenful).
+ */
+export function chainPanes(paneIds: readonly string[], historyRows: number): string[][] {
+  const perPane = Math.max(1, Math.floor(MAX_CHAIN_ROWS / (historyRows + 100)));
+  const chains: string[][] = [];
+  let chain: string[] = [];
+  let bytes = 0;
+  for (const id of paneIds) {
+    // The per-pane arguments of captureMany (about 200 bytes with their NULs), generously.
+    const cost = 240 + 2 * id.length;
+    if (chain.length > 0 && (chain.length >= perPane || bytes + cost > MAX_CHAIN_ARG_BYTES)) {
+      chains.push(chain);
+      chain = [];
+      bytes = 0;
+    }
+    chain.push(id);
+    bytes += cost;
+  }
+  if (chain.length > 0) chains.push(chain);
+  return chains;
+}
+
+/**
+ * Captures the visible screen of several panes, plus `historyRows` of history each, in ONE
+ * tmux invocation: each capture is followed by a framed record of the pane's history size
+ * and height read in the same command queue. tmux stops a command chain at the first failure
+ * (a pane closed since it was listed), so the panes after a failed one are read again in a
+ * new invocation. Keep the list to one {@link chainPanes} chain.
+ */
+export async function captureMany(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneIds: readonly string[],
+  historyRows: number,
+  options: RunOptions = {},
+): Promise<PaneRowsResult[]> {
+  const results: PaneRowsResult[] = [];
+  while (results.length < paneIds.length) {
+    const pending = paneIds.slice(results.length);
+    const guard = newGuard();
+    const args = pending.flatMap((id, i) => [
+      ...(i > 0 ? [";"] : []),
+      "capture-pane",
+      "-p",
+      "-t",
+      id,
+      ...(historyRows > 0 ? ["-S", String(-Math.min(historyRows, -MIN_ROW_ARG))] : []),
+      ";",
+      "display-message",
+      "-p",
+      "-t",
+      id,
+      recordFormat(guard, ["#{pane_id}", "#{history_size}", "#{pane_height}"]),
+    ]);
+    const result = await runner.exec(address, args, options);
+    const view = latin1.decode(result.stdout);
+    let at = 0;
+    for (const id of pending) {
+      const open = view.indexOf(`${guard}R`, at);
+      if (open === -1) break;
+      const close = view.indexOf(`${guard}E\n`, open);
+      if (close === -1) break;
+      const [[paneId, history, height]] = parseRecords(
+        result.stdout.subarray(open, close + guard.length + 2),
+        guard,
+        3,
+      );
+      if (paneId !== id) throw new Error(`tmux described ${paneId}, not ${id}`);
+      const { top, bottom } = captureRange(
+        { start: historyRows > 0 ? -historyRows : undefined },
+        { historySize: int(history), height: int(height) },
+      );
+      const rows = splitLines(result.stdout.subarray(at, open));
+      if (rows.length !== bottom - top + 1) {
+        throw new Error(`tmux printed ${rows.length} rows for rows ${top}..${bottom} of ${id}`);
+      }
+      results.push({ paneId: id, top, rows });
+      at = close + guard.length + 2;
+    }
+    if (results.length < paneIds.length && result.code === 0) {
+      throw new Error("tmux output ended before every pane was captured");
+    }
+    if (result.code !== 0) {
+      // The pane being read when tmux stopped is the one that failed.
+      const stderr = result.stderr.trim();
+      const message = stderr.split("\n")[0] || `tmux exited with status ${result.code}`;
+      const kind = classifyStderr(stderr);
+      if (kind === "no-server") throw new TmuxError(kind, message, stderr);
+      results.push(new TmuxError(kind, message, stderr));
+    }
+  }
+  return results;
 }

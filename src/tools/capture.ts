@@ -11,7 +11,7 @@
  */
 
 import { z } from "zod";
-import { boundMetadata, capList, jsonBytes, keepTail, type TailCut } from "../mcp/bounds.ts";
+import { boundMetadata, capList, jsonBytes, type TailCut, tailLines } from "../mcp/bounds.ts";
 import { sample, type TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
@@ -30,7 +30,7 @@ import {
 import {
   decodeBytes,
   escapeTrailingSemicolon,
-  int as parseInt,
+  int as intValue,
   newGuard,
   parseRecords,
   recordFormat,
@@ -38,8 +38,10 @@ import {
 import { TmuxError } from "../tmux/run.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
 
-/** Default and largest `maxLines`. */
+/** Lines a reading tool returns unless asked for more: a screenful or a few, not a log. */
 export const DEFAULT_MAX_LINES = 200;
+
+/** The most lines a reading tool returns in one call (bytes bound it further). */
 export const MAX_MAX_LINES = 10_000;
 
 /** Room kept free besides the measured envelope of a result. */
@@ -120,18 +122,7 @@ function textBudget(ctx: TmuxContext, envelope: unknown): number {
   return ctx.config.maxResultBytes - jsonBytes(envelope) - SLACK_BYTES;
 }
 
-function tailFields(cut: TailCut) {
-  return {
-    text: cut.text,
-    returnedLines: cut.returnedLines,
-    droppedLines: cut.droppedLines,
-    firstLineCut: cut.firstLineCut,
-    returnedBytes: cut.returnedBytes,
-    omittedBytes: cut.omittedBytes,
-  };
-}
-
-const EMPTY_TAIL: TailCut = keepTail([], 0, 0);
+const EMPTY_TAIL: TailCut = tailLines([], 0, 0);
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -182,15 +173,15 @@ async function readContent<E extends Record<string, unknown>>(
   const rest = envelope(capture);
   const shell = {
     ...rest,
-    ...tailFields(EMPTY_TAIL),
+    ...EMPTY_TAIL,
     totalLines: lines.length,
     complete: true,
     firstLineNumber: 0,
   };
-  const cut = keepTail(lines, maxLines, textBudget(ctx, shell));
+  const cut = tailLines(lines, maxLines, textBudget(ctx, shell));
   const data = {
     ...rest,
-    ...tailFields(cut),
+    ...cut,
     totalLines: lines.length,
     complete: cut.droppedLines === 0 && cut.omittedBytes === 0,
     firstLineNumber: cut.returnedLines > 0 && rowOf ? rowOf(cut.droppedLines) : null,
@@ -282,6 +273,38 @@ const capturePane = defineTool({
 /** Placements kept per pane. */
 const MAX_PLACEMENTS = 32;
 
+const snapshotOutput = {
+  paneId: paneIdSchema,
+  windowId: z.string(),
+  windowName: z.string(),
+  placements: z.array(panePlacementSchema),
+  omittedPlacements: count(),
+  ...contentOutput,
+  width: count(),
+  height: count(),
+  cursorX: count().describe("Cursor column, 0-based."),
+  cursorY: count().describe("Cursor row on the screen, 0-based (a row number as in text)."),
+  inMode: z.boolean().describe("Whether the pane is in copy mode or another mode."),
+  mode: z.string().describe("The mode's name (copy-mode, view-mode...), or empty."),
+  scrollPosition: count().nullable().describe("Lines scrolled back in copy mode, or null."),
+  alternateScreen: z.boolean().describe(
+    "A full-screen program (vim, less, top) has the screen: text is its screen.",
+  ),
+  historySize: count(),
+  historyLimit: count(),
+  title: z.string(),
+  command: z.string().describe("The command tmux reports running in it."),
+  cwd: z.string(),
+  dead: z.boolean().describe("Whether its process exited (the pane was kept)."),
+  deadStatus: int().nullable(),
+  isCallerPane: z.boolean().describe("This is the pane this MCP server runs in."),
+  isAttended: z.boolean().describe("A person is looking at this pane right now."),
+  ...metadataBound,
+};
+
+/** What snapshot_pane returns. */
+type SnapshotPaneData = z.infer<z.ZodObject<typeof snapshotOutput>>;
+
 /**
  * snapshot_pane's work on an already taken snapshot: exported so a test can show what happens
  * when the pane closes between the listing and the capture.
@@ -290,7 +313,7 @@ export async function snapshotPaneFrom(
   ctx: TmuxContext,
   snapshot: Snapshot,
   args: { paneId: string; maxLines?: number; joinWrapped?: boolean; escapes?: boolean },
-) {
+): Promise<{ data: SnapshotPaneData; cut: TailCut }> {
   const p = ctx.pane(snapshot, args.paneId);
   const caller = ctx.caller(snapshot);
   const attended = ctx.attended(snapshot);
@@ -351,34 +374,7 @@ const snapshotPane = defineTool({
     joinWrapped: z.boolean().optional().describe("Return wrapped lines joined. Default false."),
     escapes: z.boolean().optional().describe("Keep colour escape sequences. Default false."),
   },
-  output: {
-    paneId: paneIdSchema,
-    windowId: z.string(),
-    windowName: z.string(),
-    placements: z.array(panePlacementSchema),
-    omittedPlacements: count(),
-    ...contentOutput,
-    width: count(),
-    height: count(),
-    cursorX: count().describe("Cursor column, 0-based."),
-    cursorY: count().describe("Cursor row on the screen, 0-based (a row number as in text)."),
-    inMode: z.boolean().describe("Whether the pane is in copy mode or another mode."),
-    mode: z.string().describe("The mode's name (copy-mode, view-mode...), or empty."),
-    scrollPosition: count().nullable().describe("Lines scrolled back in copy mode, or null."),
-    alternateScreen: z.boolean().describe(
-      "A full-screen program (vim, less, top) has the screen: text is its screen.",
-    ),
-    historySize: count(),
-    historyLimit: count(),
-    title: z.string(),
-    command: z.string().describe("The command tmux reports running in it."),
-    cwd: z.string(),
-    dead: z.boolean().describe("Whether its process exited (the pane was kept)."),
-    deadStatus: int().nullable(),
-    isCallerPane: z.boolean().describe("This is the pane this MCP server runs in."),
-    isAttended: z.boolean().describe("A person is looking at this pane right now."),
-    ...metadataBound,
-  },
+  output: snapshotOutput,
   annotations: READ_ONLY,
   async run(args, ctx) {
     const snapshot = await ctx.snapshot();
@@ -452,7 +448,7 @@ const captureSinceTool = defineTool({
     dead: z.boolean().describe("Whether the pane's process has exited."),
     notes: z.array(z.string()).describe("What the agent should know about this answer."),
   },
-  annotations: { ...READ_ONLY, idempotentHint: false },
+  annotations: READ_ONLY,
   async run(args, ctx) {
     let since;
     try {
@@ -501,7 +497,7 @@ const captureSinceTool = defineTool({
     }
     const envelope = {
       paneId: args.paneId,
-      ...tailFields(EMPTY_TAIL),
+      ...EMPTY_TAIL,
       cursor: since.cursor,
       fresh: since.fresh,
       missed: since.missed,
@@ -514,7 +510,7 @@ const captureSinceTool = defineTool({
       dead: state.dead,
       notes,
     };
-    const cut = keepTail(
+    const cut = tailLines(
       since.rows,
       args.maxLines ?? DEFAULT_MAX_LINES,
       textBudget(ctx, envelope) - NOTES_RESERVE_BYTES,
@@ -537,7 +533,7 @@ const captureSinceTool = defineTool({
     }
     const data = {
       ...envelope,
-      ...tailFields(cut),
+      ...cut,
       firstLineNumber,
       unchangedLines: unchanged,
       notes,
@@ -626,17 +622,17 @@ const showBuffer = defineTool({
     const lines = decodeBytes(bytes).split("\n");
     const shell = {
       name,
-      size: parseInt(size),
-      created: new Date(parseInt(created) * 1000).toISOString(),
-      ...tailFields(EMPTY_TAIL),
+      size: intValue(size),
+      created: new Date(intValue(created) * 1000).toISOString(),
+      ...EMPTY_TAIL,
       totalLines: lines.length,
       complete: true,
     };
-    const cut = keepTail(lines, Number.MAX_SAFE_INTEGER, textBudget(ctx, shell));
+    const cut = tailLines(lines, Number.MAX_SAFE_INTEGER, textBudget(ctx, shell));
     return {
       data: {
         ...shell,
-        ...tailFields(cut),
+        ...cut,
         complete: cut.droppedLines === 0 && cut.omittedBytes === 0,
       },
       summary: `Buffer ${JSON.stringify(name)}: ${shell.size} bytes.${cutNote(cut)}`,

@@ -1,8 +1,8 @@
 /**
  * search_panes: find text across panes. Toolset inspect.
  *
- * The pattern never reaches tmux: panes are listed from one snapshot, each is captured (one
- * tmux invocation per pane, at most {@link SEARCH_CONCURRENCY} at once) and matched here, in
+ * The pattern never reaches tmux: panes are listed from one snapshot, captured (many panes per
+ * tmux invocation, at most {@link SEARCH_CONCURRENCY} invocations at once) and matched here, in
  * JavaScript. So a `#(...)` or `#{...}` in a pattern is only text to find, never a format tmux
  * could expand or run. Line numbers are tmux's (0 = top of the screen, negative = history), so
  * a match can be read around with capture_pane.
@@ -16,11 +16,17 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema, panePlacementSchema, sessionRefSchema } from "../mcp/schemas.ts";
-import { captureRows, lastWrittenIndex } from "../tmux/capture.ts";
+import {
+  captureMany,
+  chainPanes,
+  lastWrittenIndex,
+  type PaneRows,
+  type PaneRowsResult,
+} from "../tmux/capture.ts";
 import { TmuxError } from "../tmux/run.ts";
 import type { PaneRow } from "../tmux/snapshot.ts";
 
-/** Captures running at once for one search (the runner also bounds all tmux processes). */
+/** tmux invocations running at once for one search (the runner also bounds all of them). */
 export const SEARCH_CONCURRENCY = 8;
 
 /** Longest history reach a search may ask for. */
@@ -91,48 +97,62 @@ async function mapPool<T, R>(
   return out;
 }
 
+/** Matches one pane's rows, keeping the last `max` matches (nearest the bottom). */
+function matchRows(
+  pane: PaneRow,
+  captured: PaneRows,
+  matcher: LineMatcher,
+  max: number,
+): PaneSearch {
+  const last = lastWrittenIndex(captured.rows, captured.top);
+  const matches: { lineNumber: number; text: string }[] = [];
+  let found = 0;
+  for (let i = 0; i <= last; i++) {
+    if (!matcher(captured.rows[i])) continue;
+    found++;
+    matches.push({ lineNumber: captured.top + i, text: captured.rows[i] });
+    if (matches.length > max) matches.shift();
+  }
+  return { pane, matches, found, skipped: null };
+}
+
 /**
- * Captures and matches each pane. A pane that closed after it was listed, or whose capture
- * failed, is reported as skipped with the reason; a cancelled call stops.
+ * Captures and matches each pane: many panes per tmux invocation (see `chainPanes`), at most
+ * {@link SEARCH_CONCURRENCY} invocations at once. A pane that closed after it was listed, or
+ * whose capture failed, is reported as skipped with the reason; a cancelled call stops.
  */
 export async function searchInPanes(
   ctx: TmuxContext,
   panes: readonly PaneRow[],
   options: { matcher: LineMatcher; scrollbackLines: number; maxMatchesPerPane: number },
 ): Promise<PaneSearch[]> {
+  const byId = new Map(panes.map((p) => [p.id, p]));
+  const chains = chainPanes(panes.map((p) => p.id), options.scrollbackLines);
   let done = 0;
-  return await mapPool(panes, SEARCH_CONCURRENCY, async (pane): Promise<PaneSearch> => {
+  const searched = await mapPool(chains, SEARCH_CONCURRENCY, async (chain) => {
+    let captured: PaneRowsResult[];
     try {
-      const capture = await captureRows(
-        ctx.runner,
-        ctx.address,
-        pane.id,
-        { start: options.scrollbackLines > 0 ? -options.scrollbackLines : undefined },
-        { signal: ctx.signal },
-      );
-      const last = lastWrittenIndex(capture.rows, capture.top);
-      const matches: { lineNumber: number; text: string }[] = [];
-      let found = 0;
-      for (let i = 0; i <= last; i++) {
-        if (!options.matcher(capture.rows[i])) continue;
-        found++;
-        matches.push({ lineNumber: capture.top + i, text: capture.rows[i] });
-        if (matches.length > options.maxMatchesPerPane) matches.shift();
-      }
-      return { pane, matches, found, skipped: null };
+      captured = await captureMany(ctx.runner, ctx.address, chain, options.scrollbackLines, {
+        signal: ctx.signal,
+      });
     } catch (error) {
       if (!(error instanceof TmuxError) || error.kind === "cancelled") throw error;
-      const skipped = error.kind === "no-target"
-        ? "closed after the pane list was read"
-        : `capture failed: ${error.message}`;
-      return { pane, matches: [], found: 0, skipped };
-    } finally {
-      done++;
-      if (done % 10 === 0 || done === panes.length) {
-        await ctx.progress(done, panes.length, `searched ${done} of ${panes.length} panes`);
-      }
+      captured = chain.map(() => error);
     }
+    done += chain.length;
+    await ctx.progress(done, panes.length, `searched ${done} of ${panes.length} panes`);
+    return captured.map((r, i): PaneSearch => {
+      const pane = byId.get(chain[i]) as PaneRow;
+      if (!(r instanceof TmuxError)) {
+        return matchRows(pane, r, options.matcher, options.maxMatchesPerPane);
+      }
+      const skipped = r.kind === "no-target"
+        ? "closed after the pane list was read"
+        : `capture failed: ${r.message}`;
+      return { pane, matches: [], found: 0, skipped };
+    });
   });
+  return searched.flat();
 }
 
 const matchEntry = z.strictObject({

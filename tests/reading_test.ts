@@ -1,0 +1,936 @@
+/**
+ * Reading panes end to end: capture_pane, snapshot_pane, capture_since, search_panes and
+ * show_buffer through an MCP client, against private tmux servers whose panes show known bytes.
+ */
+
+import assert from "node:assert/strict";
+import { byteLength, MAX_RESULT_BYTES, tailLines } from "../src/mcp/bounds.ts";
+import { TmuxContext } from "../src/mcp/context.ts";
+import { ToolFailure } from "../src/mcp/errors.ts";
+import { snapshotPaneFrom } from "../src/tools/capture.ts";
+import {
+  lineMatcher,
+  MAX_SCROLLBACK_LINES,
+  SEARCH_CONCURRENCY,
+  searchInPanes,
+} from "../src/tools/search.ts";
+import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
+import { takeSnapshot } from "../src/tmux/snapshot.ts";
+import { connect, type ConnectOptions, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/** Runs `fn` with a private server, an MCP client on it and a scratch folder; cleans all up. */
+async function withTmux(
+  fn: (t: Started, c: TestClient, dir: string) => Promise<void>,
+  options: Omit<ConnectOptions, "socketName"> = {},
+): Promise<void> {
+  const t = await TestTmux.start();
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-reading-" });
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ ...options, socketName: t.socket });
+    await fn(t, c, dir);
+  } finally {
+    await c?.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** What tmux itself shows in a pane (the visible screen). */
+function screen(t: TestTmux, paneId: string): Promise<string> {
+  return t.tmux("capture-pane", "-p", "-t", paneId);
+}
+
+/** A new window whose pane shows exactly `bytes` (cat of a file) and then sleeps. */
+async function paneShowing(
+  t: TestTmux,
+  dir: string,
+  bytes: string,
+  until: string,
+  window: string[] = [],
+): Promise<string> {
+  const file = `${dir}/${crypto.randomUUID()}`;
+  await Deno.writeTextFile(file, bytes);
+  const id = (await t.tmux(
+    "new-window",
+    "-d",
+    ...window,
+    "-P",
+    "-F",
+    "#{pane_id}",
+    `cat '${file}'; exec sleep 100000`,
+  )).trim();
+  await waitFor(async () => (await screen(t, id)).includes(until), `pane showing ${until}`);
+  return id;
+}
+
+/** Types a command into a shell pane and waits until `until` appears on its screen. */
+async function type(t: TestTmux, paneId: string, command: string, until: string): Promise<void> {
+  await t.tmux("send-keys", "-t", paneId, "-l", command);
+  await t.tmux("send-keys", "-t", paneId, "Enter");
+  await waitFor(async () => (await screen(t, paneId)).includes(until), `screen showing ${until}`);
+}
+
+function lines(from: number, to: number, prefix = "L"): string[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => `${prefix}${from + i}`);
+}
+
+interface Content {
+  text: string;
+  totalLines: number;
+  returnedLines: number;
+  droppedLines: number;
+  returnedBytes: number;
+  omittedBytes: number;
+  complete: boolean;
+  firstLineNumber: number | null;
+  firstLineCut: boolean;
+}
+interface Capture extends Content {
+  start: number;
+  end: number;
+  rangeClamped: boolean;
+  historySize: number;
+}
+interface Since {
+  text: string;
+  cursor: string;
+  fresh: boolean;
+  missed: boolean;
+  missedReason: string | null;
+  firstLineNumber: number | null;
+  alternateScreen: boolean;
+  trimmedLines: number;
+  droppedLines: number;
+  resized: boolean;
+  dead: boolean;
+  notes: string[];
+}
+interface Match {
+  paneId: string;
+  lineNumber: number;
+  text: string;
+  placements: { sessionId: string; sessionName: string; index: number }[];
+}
+interface Search {
+  matches: Match[];
+  complete: boolean;
+  totalMatches: number;
+  omittedMatches: number;
+  panesSearched: number;
+  cappedPanes: { paneId: string; found: number; returned: number }[];
+  skippedPanes: { paneId: string; reason: string }[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// capture_pane
+
+Deno.test("capture_pane returns CJK, emoji and combining marks exactly, trailing spaces trimmed as tmux trims", async () => {
+  await withTmux(async (t, c, dir) => {
+    const shown = "日本語のテキスト\n🙂 emoji 🎉 end\ne\u0301 combining a\u0308\ntrailing   \n" +
+      "  leading kept\nEND";
+    const id = await paneShowing(t, dir, shown, "END");
+    const r = await c.ok<Capture>("capture_pane", { paneId: id });
+    const expected = "日本語のテキスト\n🙂 emoji 🎉 end\ne\u0301 combining a\u0308\ntrailing\n" +
+      "  leading kept\nEND";
+    assert.equal(r.text, expected);
+    // Exactly tmux's own capture, without the blank rows below the last written line.
+    assert.equal(r.text, (await screen(t, id)).replace(/\n+$/, ""));
+    assert.equal(r.totalLines, 6, "blank rows below the last line do not count");
+    assert.equal(r.returnedLines, 6);
+    assert.equal(r.droppedLines, 0);
+    assert.equal(r.returnedBytes, byteLength(expected));
+    assert.equal(r.omittedBytes, 0);
+    assert.equal(r.complete, true);
+    assert.equal(r.rangeClamped, false);
+    assert.equal(r.firstLineNumber, 0);
+    assert.deepEqual([r.start, r.end], [0, 23]);
+  });
+});
+
+Deno.test("capture_pane joinWrapped returns a wrapped line whole, counting joined lines", async () => {
+  await withTmux(async (t, c, dir) => {
+    const long = "a".repeat(100);
+    // A space exactly at the wrap point must survive the join.
+    const spaced = `${"b".repeat(79)} tail`;
+    const id = await paneShowing(t, dir, `${long}\n${spaced}\nnext`, "next");
+    const rows = await c.ok<Capture>("capture_pane", { paneId: id });
+    assert.equal(rows.text, `${"a".repeat(80)}\n${"a".repeat(20)}\n${"b".repeat(79)}\ntail\nnext`);
+    assert.equal(rows.totalLines, 5);
+    const joined = await c.ok<Capture>("capture_pane", { paneId: id, joinWrapped: true });
+    assert.equal(joined.text, `${long}\n${spaced}\nnext`);
+    assert.equal(joined.totalLines, 3);
+    const last = await c.ok<Capture>("capture_pane", {
+      paneId: id,
+      joinWrapped: true,
+      maxLines: 1,
+    });
+    assert.equal(last.text, "next");
+    assert.equal(last.droppedLines, 2);
+    assert.equal(last.firstLineNumber, 4, "the row where the last joined line starts");
+  });
+});
+
+Deno.test("capture_pane reads line ranges into scrollback and reports clamping", async () => {
+  await withTmux(async (t, c, dir) => {
+    // 100 lines in a 24-row pane: L77..L100 on screen, L1..L76 in history (L76 is row -1).
+    const id = await paneShowing(t, dir, lines(1, 100).join("\n"), "L100");
+    const mid = await c.ok<Capture>("capture_pane", { paneId: id, start: -3, end: 1 });
+    assert.equal(mid.text, "L74\nL75\nL76\nL77\nL78");
+    assert.deepEqual([mid.start, mid.end, mid.firstLineNumber, mid.historySize], [-3, 1, -3, 76]);
+    assert.equal(mid.rangeClamped, false);
+
+    const all = await c.ok<Capture>("capture_pane", { paneId: id, start: -1000, end: 500 });
+    assert.equal(all.rangeClamped, true);
+    assert.deepEqual([all.start, all.end], [-76, 23]);
+    assert.equal(all.text, lines(1, 100).join("\n"));
+    assert.equal(all.totalLines, 100);
+
+    const tail = await c.ok<Capture>("capture_pane", { paneId: id, start: -76, maxLines: 10 });
+    assert.equal(tail.text, lines(91, 100).join("\n"), "the tail is kept");
+    assert.equal(tail.droppedLines, 90);
+    assert.equal(tail.totalLines, 100);
+    assert.equal(tail.firstLineNumber, 14);
+    assert.equal(tail.complete, false);
+    assert.equal(tail.returnedBytes + tail.omittedBytes, byteLength(lines(1, 100).join("\n")));
+    // firstLineNumber leads straight to the lines before.
+    const before = await c.ok<Capture>("capture_pane", {
+      paneId: id,
+      start: tail.firstLineNumber! - 2,
+      end: tail.firstLineNumber! - 1,
+    });
+    assert.equal(before.text, "L89\nL90");
+
+    const err = await c.fail("capture_pane", { paneId: id, start: 5, end: 1 });
+    assert.match(err, /start \(5\) is after end \(1\)/);
+  });
+});
+
+Deno.test("capture_pane keeps colour escapes only when asked", async () => {
+  await withTmux(async (t, c, dir) => {
+    const id = await paneShowing(t, dir, "\x1b[31mred\x1b[0m plain \x1b[1mbold\x1b[0m\nEND", "END");
+    const plain = await c.ok<Capture>("capture_pane", { paneId: id });
+    assert.equal(plain.text, "red plain bold\nEND");
+    const escaped = await c.ok<Capture>("capture_pane", { paneId: id, escapes: true });
+    assert.ok(escaped.text.startsWith("\x1b[31mred\x1b[39m plain \x1b[1mbold"), escaped.text);
+    assert.equal(escaped.totalLines, 2);
+  });
+});
+
+Deno.test("capture_pane of 2 000 lines stays under the result bound, keeping the tail", async () => {
+  await withTmux(async (t, c, dir) => {
+    await t.tmux("set-option", "-g", "history-limit", "5000");
+    const all = lines(1, 2000, "line-with-some-width-");
+    const id = await paneShowing(t, dir, all.join("\n"), "line-with-some-width-2000");
+    const r = await c.ok<Capture>("capture_pane", { paneId: id, start: -5000, maxLines: 10000 });
+    const json = byteLength(JSON.stringify(r));
+    assert.ok(json <= 4000, `result is ${json} bytes`);
+    assert.ok(r.droppedLines > 0 && r.droppedLines < 2000);
+    assert.equal(r.totalLines, 2000);
+    assert.ok(r.text.endsWith("line-with-some-width-2000"));
+    assert.equal(r.text, all.slice(r.droppedLines).join("\n"));
+    assert.equal(r.returnedBytes + r.omittedBytes, byteLength(all.join("\n")));
+  }, { maxResultBytes: 4000 });
+});
+
+Deno.test("capture_pane, snapshot_pane, capture_since: a missing pane is an error with a hint", async () => {
+  await withTmux(async (_t, c) => {
+    for (const tool of ["capture_pane", "snapshot_pane", "capture_since"]) {
+      const err = await c.fail(tool, { paneId: "%999" });
+      assert.match(err, /No pane %999/, `${tool}: ${err}`);
+      assert.match(err, /Panes: %0 — list_panes/, `${tool}: ${err}`);
+    }
+    const bad = await c.fail("capture_pane", { paneId: "0" });
+    assert.match(bad, /a pane id such as %3/);
+  });
+});
+
+Deno.test("capture_pane with no server running is an error naming the socket", async () => {
+  const c = await connect({ socketName: `tmux-mcp-test-none-${crypto.randomUUID()}` });
+  try {
+    assert.match(await c.fail("capture_pane", { paneId: "%0" }), /No tmux server is running/);
+    assert.match(await c.fail("search_panes", { pattern: "x" }), /No tmux server is running/);
+  } finally {
+    await c.close();
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// snapshot_pane
+
+Deno.test("snapshot_pane gives content with cursor, size, mode, title, command and who watches", async () => {
+  await withTmux(async (t, c, dir) => {
+    const id = await paneShowing(t, dir, `${lines(1, 40).join("\n")}\nprompt> `, "prompt>");
+    await t.tmux("select-pane", "-t", id, "-T", "my title");
+    let s = await c.ok<Record<string, unknown> & Content>("snapshot_pane", { paneId: id });
+    assert.equal(s.text, `${lines(18, 40).join("\n")}\nprompt>`);
+    assert.deepEqual(
+      [s.cursorX, s.cursorY, s.width, s.height, s.historySize],
+      [8, 23, 80, 24, 17],
+    );
+    assert.deepEqual([s.inMode, s.mode, s.scrollPosition, s.alternateScreen], [
+      false,
+      "",
+      null,
+      false,
+    ]);
+    assert.equal(s.title, "my title");
+    assert.equal(s.command, "sleep");
+    assert.equal(s.dead, false);
+    assert.equal(s.isCallerPane, false);
+    assert.equal(s.isAttended, false);
+
+    await t.tmux("select-window", "-t", id);
+    await t.attach("main");
+    await t.tmux("copy-mode", "-t", id);
+    await t.tmux("send-keys", "-t", id, "-X", "scroll-up");
+    s = await c.ok("snapshot_pane", { paneId: id, maxLines: 2 });
+    assert.deepEqual([s.inMode, s.mode, s.scrollPosition], [true, "copy-mode", 1]);
+    assert.equal(s.isAttended, true);
+    assert.equal(s.text, "L40\nprompt>", "copy mode does not change what is captured");
+    // The attached client's size (and status line) decides the window's height now.
+    assert.equal(s.droppedLines, s.totalLines - 2);
+
+    // The pane this MCP server runs in, as TMUX/TMUX_PANE name it.
+    const facts = await t.facts();
+    const own = await connect({
+      socketName: t.socket,
+      callerEnv: { tmux: `${facts.socketPath},${facts.pid},0`, tmuxPane: id },
+    });
+    try {
+      const mine = await own.ok<{ isCallerPane: boolean }>("snapshot_pane", { paneId: id });
+      assert.equal(mine.isCallerPane, true);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+Deno.test("snapshot_pane reports a full-screen program on the alternate screen", async () => {
+  await withTmux(async (t, c, dir) => {
+    const id = await paneShowing(
+      t,
+      dir,
+      "shell text\n\x1b[?1049h\x1b[HFULL SCREEN APP",
+      "FULL SCREEN",
+    );
+    const s = await c.ok<{ alternateScreen: boolean; text: string }>("snapshot_pane", {
+      paneId: id,
+    });
+    assert.equal(s.alternateScreen, true);
+    assert.equal(s.text, "FULL SCREEN APP");
+  });
+});
+
+Deno.test("snapshot_pane: a pane that closes between listing and capture is an error with a hint", async () => {
+  await withTmux(async (t, _c, dir) => {
+    const id = await paneShowing(t, dir, "going away", "going away");
+    const runner = new TmuxRunner();
+    const ctx = testContext(runner, t.socket);
+    try {
+      const snapshot = await takeSnapshot(runner, { socketName: t.socket });
+      await t.tmux("kill-pane", "-t", id);
+      await assert.rejects(
+        snapshotPaneFrom(ctx, snapshot, { paneId: id }),
+        (error: unknown) =>
+          error instanceof ToolFailure && /closed after it was listed/.test(error.message) &&
+          /Panes: %0 — list_panes/.test(error.hint),
+      );
+    } finally {
+      await runner.close();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// capture_since
+
+Deno.test("capture_since: the current screen first, then nothing when nothing was written", async () => {
+  await withTmux(async (t, c) => {
+    const id = t.ids.paneId;
+    await type(t, id, "echo first-output", "first-output\n");
+    const first = await c.ok<Since>("capture_since", { paneId: id });
+    assert.equal(first.fresh, true);
+    assert.equal(first.text, (await screen(t, id)).replace(/\n+$/, ""));
+    assert.equal(first.firstLineNumber, 0);
+    const second = await c.ok<Since>("capture_since", { paneId: id, cursor: first.cursor });
+    assert.equal(second.fresh, false);
+    assert.equal(second.text, "");
+    assert.equal(second.firstLineNumber, null);
+    assert.equal(second.missed, false);
+    const third = await c.ok<Since>("capture_since", { paneId: id, cursor: second.cursor });
+    assert.equal(third.text, "");
+
+    await type(t, id, "echo second-output", "second-output\n");
+    const fourth = await c.ok<Since>("capture_since", { paneId: id, cursor: third.cursor });
+    const got = fourth.text.split("\n");
+    assert.ok(got[0].endsWith("echo second-output"), fourth.text);
+    assert.equal(got[1], "second-output");
+    assert.ok(!fourth.text.includes("first-output"), "what was read before does not come back");
+    // firstLineNumber points at the same line through capture_pane.
+    const same = await c.ok<Capture>("capture_pane", {
+      paneId: id,
+      start: fourth.firstLineNumber!,
+      end: fourth.firstLineNumber!,
+    });
+    assert.equal(same.text, got[0]);
+  });
+});
+
+Deno.test("capture_since: much output between calls comes back bounded, saying where the rest is", async () => {
+  await withTmux(async (t, c) => {
+    const id = t.ids.paneId;
+    const start = await c.ok<Since>("capture_since", { paneId: id });
+    await type(t, id, "seq 1 800", "\n800\n");
+    const r = await c.ok<Since>("capture_since", { paneId: id, cursor: start.cursor });
+    assert.equal(r.missed, false);
+    const got = r.text.split("\n");
+    assert.equal(got.length, 200, "maxLines defaults to 200");
+    assert.deepEqual(got.slice(-3, -1), ["799", "800"]);
+    // The command line and 1..600 did not fit: they are counted, and the notes say where.
+    assert.equal(r.droppedLines, 1 + 800 + 1 - 200);
+    const first = r.firstLineNumber! - r.droppedLines;
+    assert.match(r.notes.join(" "), new RegExp(`capture_pane with start ${first}`));
+    const rest = await c.ok<Capture>("capture_pane", { paneId: id, start: first, end: first + 1 });
+    assert.ok(rest.text.endsWith("seq 1 800\n1"), rest.text);
+  });
+});
+
+Deno.test("capture_since: a progress bar rewritten in place comes back once, in its latest form", async () => {
+  await withTmux(async (t, c, dir) => {
+    const script = `${dir}/progress.sh`;
+    await Deno.writeTextFile(
+      script,
+      `printf 'progress 1/3\\r'\n` +
+        `while [ ! -e ${dir}/go2 ]; do sleep 0.05; done\nprintf 'progress 2/3\\r'\n` +
+        `while [ ! -e ${dir}/go3 ]; do sleep 0.05; done\nprintf 'progress 3/3\\ndone\\n'\n` +
+        `i=1; while [ $i -le 20 ]; do printf 'step %s/20\\r' $i; i=$((i+1)); done; echo; echo finished\n`,
+    );
+    const id = t.ids.paneId;
+    const start = await c.ok<Since>("capture_since", { paneId: id });
+    await type(t, id, `sh ${script}`, "progress 1/3");
+    const one = await c.ok<Since>("capture_since", { paneId: id, cursor: start.cursor });
+    assert.match(one.text, /sh .*progress\.sh\nprogress 1\/3$/);
+
+    await Deno.writeTextFile(`${dir}/go2`, "");
+    await waitFor(async () => (await screen(t, id)).includes("progress 2/3"), "2/3");
+    const two = await c.ok<Since>("capture_since", { paneId: id, cursor: one.cursor });
+    assert.equal(two.text, "progress 2/3", "only the rewritten line");
+
+    await Deno.writeTextFile(`${dir}/go3`, "");
+    await waitFor(async () => (await screen(t, id)).includes("finished"), "finished");
+    const three = await c.ok<Since>("capture_since", { paneId: id, cursor: two.cursor });
+    const got = three.text.split("\n");
+    assert.deepEqual(got.slice(0, 4), ["progress 3/3", "done", "step 20/20", "finished"]);
+    assert.equal(got.filter((l) => l.startsWith("step")).length, 1, "twenty rewrites, one line");
+  });
+});
+
+Deno.test("capture_since: history cleared since the cursor gives missed: true", async () => {
+  await withTmux(async (t, c) => {
+    const id = t.ids.paneId;
+    await type(t, id, "seq 1 100", "\n100\n");
+    const before = await c.ok<Since>("capture_since", { paneId: id });
+    await type(t, id, "seq 1001 1100", "\n1100\n");
+    await t.tmux("clear-history", "-t", id);
+    const after = await c.ok<Since>("capture_since", { paneId: id, cursor: before.cursor });
+    assert.equal(after.missed, true);
+    assert.equal(after.missedReason, "history-cleared");
+    assert.match(after.notes.join(" "), /cleared/);
+    assert.ok(after.text.includes("\n1100\n"), "what the pane holds now is returned");
+    // The next call starts from here: nothing new, nothing missed.
+    const next = await c.ok<Since>("capture_since", { paneId: id, cursor: after.cursor });
+    assert.deepEqual([next.text, next.missed], ["", false]);
+  });
+});
+
+Deno.test("capture_since: tmux trimming history is followed, and a trim past the cursor is reported", async () => {
+  await withTmux(async (t, c) => {
+    // history-limit applies to panes created after it is set (TMUX-NOTES).
+    await t.tmux("set-option", "-g", "history-limit", "50");
+    const id = (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await type(t, id, "seq 1 80", "\n80\n");
+    const full = await c.ok<Since>("capture_since", { paneId: id });
+    // A little more output: tmux drops the oldest 5 history lines at a time; the cursor's
+    // rows are found again, moved up, and only the new lines come back.
+    await type(t, id, "seq 81 90", "\n90\n");
+    const few = await c.ok<Since>("capture_since", { paneId: id, cursor: full.cursor });
+    assert.equal(few.missed, false);
+    assert.ok(few.trimmedLines > 0 && few.trimmedLines % 5 === 0, `${few.trimmedLines}`);
+    const got = few.text.split("\n");
+    assert.ok(got[0].endsWith("seq 81 90"), few.text);
+    assert.deepEqual(got.slice(1, 11), lines(81, 90, ""));
+    // Much more output than history holds: the cursor's rows are gone.
+    await type(t, id, "seq 100 400", "\n400\n");
+    const lost = await c.ok<Since>("capture_since", { paneId: id, cursor: few.cursor });
+    assert.equal(lost.missed, true);
+    assert.equal(lost.missedReason, "history-trimmed");
+    assert.match(lost.notes.join(" "), /limit \(50 lines/);
+    assert.ok(lost.text.includes("\n400\n"));
+  });
+});
+
+Deno.test("capture_since: a full-screen program gives alternateScreen and its screen, once", async () => {
+  await withTmux(async (t, c, dir) => {
+    const script = `${dir}/full.sh`;
+    await Deno.writeTextFile(
+      script,
+      `printf '\\033[?1049h\\033[HFULL SCREEN PROGRAM\\n'\n` +
+        `while [ ! -e ${dir}/quit ]; do sleep 0.05; done\n` +
+        `printf '\\033[?1049l'\necho back-on-main\n`,
+    );
+    const id = t.ids.paneId;
+    const start = await c.ok<Since>("capture_since", { paneId: id });
+    await type(t, id, `sh ${script}`, "FULL SCREEN PROGRAM");
+    const alt = await c.ok<Since>("capture_since", { paneId: id, cursor: start.cursor });
+    assert.equal(alt.alternateScreen, true);
+    assert.equal(alt.text, "FULL SCREEN PROGRAM");
+    assert.match(alt.notes.join(" "), /full-screen program/);
+    const again = await c.ok<Since>("capture_since", { paneId: id, cursor: alt.cursor });
+    assert.deepEqual([again.alternateScreen, again.text], [true, ""]);
+
+    await Deno.writeTextFile(`${dir}/quit`, "");
+    await waitFor(async () => (await screen(t, id)).includes("back-on-main"), "main screen");
+    const back = await c.ok<Since>("capture_since", { paneId: id, cursor: again.cursor });
+    assert.equal(back.alternateScreen, false);
+    const got = back.text.split("\n");
+    assert.ok(got[0].endsWith(`sh ${script}`), "the command typed before it came back");
+    assert.equal(got[1], "back-on-main");
+    assert.ok(!back.text.includes("FULL SCREEN"));
+
+    // A fresh call while the program runs shows its screen too.
+    await Deno.remove(`${dir}/quit`);
+    await type(t, id, `sh ${script}`, "FULL SCREEN PROGRAM");
+    const fresh = await c.ok<Since>("capture_since", { paneId: id });
+    assert.deepEqual([fresh.alternateScreen, fresh.fresh, fresh.text], [
+      true,
+      true,
+      "FULL SCREEN PROGRAM",
+    ]);
+    await Deno.writeTextFile(`${dir}/quit`, "");
+  });
+});
+
+Deno.test("capture_since: respawned or killed pane, and foreign or malformed cursors, are errors", async () => {
+  await withTmux(async (t, c) => {
+    const id = t.ids.paneId;
+    const other = (await t.tmux("split-window", "-P", "-F", "#{pane_id}", "sh")).trim();
+    const start = await c.ok<Since>("capture_since", { paneId: id });
+
+    assert.match(await c.fail("capture_since", { paneId: id, cursor: "garbage" }), /malformed/);
+    const [head, payload, check] = start.cursor.split(".");
+    const flipped = payload.slice(0, 10) + (payload[10] === "A" ? "B" : "A") + payload.slice(11);
+    const tampered = await c.fail("capture_since", {
+      paneId: id,
+      cursor: `${head}.${flipped}.${check}`,
+    });
+    assert.match(tampered, /malformed.*without a cursor/);
+
+    const wrongPane = await c.fail("capture_since", { paneId: other, cursor: start.cursor });
+    assert.match(wrongPane, new RegExp(`taken on pane ${id}, not ${other}`));
+
+    const elsewhere = await TestTmux.start();
+    try {
+      const foreign = await c.fail("capture_since", {
+        paneId: id,
+        cursor: start.cursor,
+        socket_name: elsewhere.socket,
+      });
+      assert.match(foreign, /another tmux server/);
+    } finally {
+      await elsewhere.kill();
+    }
+
+    await t.tmux("respawn-pane", "-k", "-t", id, "sh");
+    const respawned = await c.fail("capture_since", { paneId: id, cursor: start.cursor });
+    assert.match(respawned, new RegExp(`Pane ${id} was respawned`));
+    assert.match(respawned, /without a cursor/);
+
+    const otherStart = await c.ok<Since>("capture_since", { paneId: other });
+    await t.tmux("kill-pane", "-t", other);
+    const killed = await c.fail("capture_since", { paneId: other, cursor: otherStart.cursor });
+    assert.match(killed, new RegExp(`Pane ${other} no longer exists`));
+    assert.match(killed, /list_panes/);
+  });
+});
+
+Deno.test("capture_since: a height change keeps positions, a width change is reported", async () => {
+  await withTmux(async (t, c) => {
+    const id = t.ids.paneId;
+    await type(t, id, "seq 1 60", "\n60\n");
+    const start = await c.ok<Since>("capture_since", { paneId: id });
+    // Growing pulls rows back from history, shrinking pushes them there: absolute positions
+    // (history size + row) stay, so nothing is new and nothing is missed.
+    await t.tmux("resize-window", "-t", id, "-y", "30");
+    const taller = await c.ok<Since>("capture_since", { paneId: id, cursor: start.cursor });
+    assert.deepEqual([taller.text, taller.missed, taller.resized], ["", false, false]);
+    await t.tmux("resize-window", "-t", id, "-y", "10");
+    const shorter = await c.ok<Since>("capture_since", { paneId: id, cursor: taller.cursor });
+    assert.deepEqual([shorter.text, shorter.missed, shorter.resized], ["", false, false]);
+
+    await t.tmux("resize-window", "-t", id, "-x", "60");
+    await type(t, id, "echo after-resize", "after-resize\n");
+    const wider = await c.ok<Since>("capture_since", { paneId: id, cursor: shorter.cursor });
+    assert.deepEqual([wider.resized, wider.missed], [true, false]);
+    assert.match(wider.text, /\nafter-resize\n/);
+    assert.match(wider.notes.join(" "), /width changed/);
+  });
+});
+
+Deno.test("capture_since: a pane whose process died still answers, marked dead", async () => {
+  await withTmux(async (t, c, dir) => {
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    const id = (await t.tmux(
+      "new-window",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      `printf 'first words\\n'; while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo last words`,
+    )).trim();
+    await waitFor(async () => (await screen(t, id)).includes("first words"), "output");
+    const alive = await c.ok<Since>("capture_since", { paneId: id });
+    assert.equal(alive.text, "first words");
+    assert.equal(alive.dead, false);
+    await Deno.writeTextFile(`${dir}/go`, "");
+    await waitFor(
+      async () => (await t.tmux("display-message", "-p", "-t", id, "#{pane_dead}")).trim() === "1",
+      "dead pane",
+    );
+    const dead = await c.ok<Since>("capture_since", { paneId: id, cursor: alive.cursor });
+    assert.equal(dead.dead, true);
+    assert.equal(dead.missed, false);
+    // tmux may also write its "Pane is dead" notice below, depending on timing.
+    assert.equal(dead.text.split("\n")[0], "last words");
+    assert.ok(!dead.text.includes("first words"));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// search_panes
+
+Deno.test("search_panes: literal by default, regex on request, case rules, lineNumber for capture_pane", async () => {
+  await withTmux(async (t, c, dir) => {
+    const id = await paneShowing(t, dir, "Hello World\nerror 42 happened\na.c literal\nEND", "END");
+    const find = (args: Record<string, unknown>) => c.ok<Search>("search_panes", args);
+
+    const hello = await find({ pattern: "hello world" });
+    assert.equal(hello.matches.length, 1);
+    assert.deepEqual(
+      [hello.matches[0].paneId, hello.matches[0].lineNumber, hello.matches[0].text],
+      [id, 0, "Hello World"],
+    );
+    assert.deepEqual(hello.matches[0].placements.map((p) => p.sessionName), ["main"]);
+    assert.equal((await find({ pattern: "hello world", matchCase: true })).matches.length, 0);
+    assert.equal((await find({ pattern: "Hello", matchCase: true })).matches.length, 1);
+
+    assert.equal((await find({ pattern: "a.c" })).matches[0].text, "a.c literal");
+    assert.equal((await find({ pattern: "W.rld" })).totalMatches, 0, "literal: . is a dot");
+    assert.equal((await find({ pattern: "W.rld$", regex: true })).totalMatches, 1);
+    assert.equal((await find({ pattern: "^hello", regex: true })).totalMatches, 1);
+    assert.equal((await find({ pattern: "^hello", regex: true, matchCase: true })).totalMatches, 0);
+
+    const err = await find({ pattern: String.raw`error \d+`, regex: true });
+    assert.equal(err.matches[0].lineNumber, 1);
+    const line = await c.ok<Capture>("capture_pane", {
+      paneId: id,
+      start: err.matches[0].lineNumber,
+      end: err.matches[0].lineNumber,
+    });
+    assert.equal(line.text, "error 42 happened");
+
+    const bad = await c.fail("search_panes", { pattern: "(unclosed", regex: true });
+    assert.match(bad, /not a valid regular expression/);
+    assert.match(bad, /regex: false/);
+  });
+});
+
+Deno.test("search_panes: a #(...) pattern finds that text and never runs", async () => {
+  await withTmux(async (t, c, dir) => {
+    const marker = `${dir}/marker`;
+    const text = `#(touch ${marker}) and #{pane_id} and ;semi`;
+    const id = await paneShowing(t, dir, `${text}\nEND`, "END");
+    const r = await c.ok<Search>("search_panes", { pattern: `#(touch ${marker})` });
+    assert.deepEqual(r.matches.map((m) => [m.paneId, m.text]), [[id, text]]);
+    const fmt = await c.ok<Search>("search_panes", { pattern: "#{pane_id}" });
+    assert.equal(fmt.matches.length, 1);
+    assert.equal(fmt.matches[0].text, text);
+    const re = await c.ok<Search>("search_panes", {
+      pattern: String.raw`#\(touch [^)]*\)`,
+      regex: true,
+    });
+    assert.equal(re.matches.length, 1);
+    // A later tmux round trip: any #() job would have been started by now.
+    await c.ok("capture_pane", { paneId: id });
+    await assert.rejects(Deno.stat(marker), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("search_panes: session scope, and a missing session is an error with a hint", async () => {
+  await withTmux(async (t, c, dir) => {
+    await paneShowing(t, dir, "scoped-needle in main\nEND", "END");
+    const name = "other; #session 🙂";
+    await t.tmux("new-session", "-d", "-s", name, "sh");
+    const otherPane = (await t.tmux("list-panes", "-t", `=${name}`, "-F", "#{pane_id}")).trim();
+    await t.tmux("send-keys", "-t", otherPane, "-l", "echo scoped-needle in other");
+    await t.tmux("send-keys", "-t", otherPane, "Enter");
+    await waitFor(async () => (await screen(t, otherPane)).includes("\nscoped-needle"), "other");
+
+    const all = await c.ok<Search>("search_panes", { pattern: "scoped-needle in" });
+    assert.equal(all.matches.filter((m) => m.text.startsWith("scoped-needle")).length, 2);
+    const scoped = await c.ok<Search>("search_panes", {
+      pattern: "scoped-needle in",
+      session: name,
+    });
+    assert.ok(scoped.matches.length > 0);
+    assert.ok(scoped.matches.every((m) => m.paneId === otherPane));
+    assert.ok(scoped.matches.every((m) => m.placements[0].sessionName === name));
+    assert.equal(scoped.panesSearched, 1);
+
+    const missing = await c.fail("search_panes", { pattern: "x", session: "no such; #session" });
+    assert.match(missing, /No session "no such; #session"/);
+    assert.match(missing, /list_sessions/);
+  });
+});
+
+Deno.test("search_panes: scrollbackLines reaches into history with negative line numbers", async () => {
+  await withTmux(async (t, c, dir) => {
+    const id = await paneShowing(
+      t,
+      dir,
+      ["needle-in-history", ...lines(1, 60, "filler-"), "END"].join("\n"),
+      "END",
+    );
+    // 62 lines on 24 rows: 38 in history, the needle first of them.
+    assert.equal((await c.ok<Search>("search_panes", { pattern: "needle" })).totalMatches, 0);
+    assert.equal(
+      (await c.ok<Search>("search_panes", { pattern: "needle", scrollbackLines: 10 })).totalMatches,
+      0,
+    );
+    const deep = await c.ok<Search>("search_panes", { pattern: "needle", scrollbackLines: 1000 });
+    assert.deepEqual(deep.matches.map((m) => [m.paneId, m.lineNumber]), [[id, -38]]);
+    const back = await c.ok<Capture>("capture_pane", { paneId: id, start: -38, end: -38 });
+    assert.equal(back.text, "needle-in-history");
+  });
+});
+
+Deno.test("search_panes: per-pane and total bounds are reported", async () => {
+  await withTmux(async (t, c, dir) => {
+    const a = await paneShowing(t, dir, `${lines(1, 12, "hit ").join("\n")}\nEND`, "END");
+    const b = await paneShowing(t, dir, `${lines(1, 12, "hit ").join("\n")}\nEND`, "END");
+    const r = await c.ok<Search>("search_panes", { pattern: "hit" });
+    assert.equal(r.totalMatches, 24);
+    assert.deepEqual(
+      r.matches.filter((m) => m.paneId === a).map((m) => m.text),
+      lines(8, 12, "hit "),
+      "the 5 nearest the bottom, in order",
+    );
+    assert.equal(r.omittedMatches, 14);
+    assert.equal(r.complete, false);
+    assert.deepEqual(r.cappedPanes, [
+      { paneId: a, found: 12, returned: 5 },
+      { paneId: b, found: 12, returned: 5 },
+    ]);
+
+    const total = await c.ok<Search>("search_panes", {
+      pattern: "hit",
+      maxMatchesPerPane: 20,
+      maxMatches: 15,
+    });
+    assert.equal(total.matches.length, 15);
+    assert.equal(total.omittedMatches, 9);
+    assert.deepEqual(total.cappedPanes, [{ paneId: b, found: 12, returned: 3 }]);
+
+    const every = await c.ok<Search>("search_panes", { pattern: "hit", maxMatchesPerPane: 12 });
+    assert.deepEqual([every.matches.length, every.complete, every.omittedMatches], [24, true, 0]);
+  });
+});
+
+Deno.test("search_panes: the byte bound drops matches and says so", async () => {
+  await withTmux(async (t, c, dir) => {
+    await paneShowing(t, dir, `${lines(1, 20, "wide match ".repeat(6)).join("\n")}\nEND`, "END");
+    const r = await c.ok<Search>("search_panes", { pattern: "wide", maxMatchesPerPane: 100 });
+    assert.ok(byteLength(JSON.stringify(r)) <= 2500);
+    assert.ok(r.matches.length > 0 && r.matches.length < 20, `${r.matches.length}`);
+    assert.equal(r.omittedMatches, 20 - r.matches.length);
+    assert.equal(r.complete, false);
+    assert.equal(r.cappedPanes[0].returned, r.matches.length);
+  }, { maxResultBytes: 2500 });
+});
+
+/** A context for calling a tool family's exported helpers directly. */
+function testContext(runner: TmuxRunner, socketName: string): TmuxContext {
+  return new TmuxContext(
+    runner,
+    { address: { socketName }, callerEnv: {}, maxResultBytes: MAX_RESULT_BYTES },
+    undefined,
+    new AbortController().signal,
+    () => Promise.resolve(),
+  );
+}
+
+Deno.test("search_panes: a pane that closes between listing and capture is reported as skipped", async () => {
+  await withTmux(async (t, _c, dir) => {
+    const gone = await paneShowing(t, dir, "needle here\nEND", "END");
+    const kept = await paneShowing(t, dir, "needle there\nEND", "END");
+    const runner = new TmuxRunner();
+    try {
+      const snapshot = await takeSnapshot(runner, { socketName: t.socket });
+      await t.tmux("kill-pane", "-t", gone);
+      const results = await searchInPanes(testContext(runner, t.socket), snapshot.panes, {
+        matcher: lineMatcher("needle", false, false),
+        scrollbackLines: 0,
+        maxMatchesPerPane: 5,
+      });
+      // All three panes went to tmux in one chain, which tmux stops at the missing pane: the
+      // pane after it was read again.
+      assert.deepEqual(snapshot.panes.map((p) => p.id), [t.ids.paneId, gone, kept]);
+      const byId = new Map(results.map((r) => [r.pane.id, r]));
+      assert.equal(byId.get(gone)?.skipped, "closed after the pane list was read");
+      assert.deepEqual(byId.get(kept)?.matches, [{ lineNumber: 0, text: "needle there" }]);
+      assert.equal(byId.get(t.ids.paneId)?.skipped, null);
+    } finally {
+      await runner.close();
+    }
+  });
+});
+
+/** A runner that counts the tmux processes it starts, and how many run at once. */
+class CountingRunner extends TmuxRunner {
+  calls = 0;
+  inFlight = 0;
+  maxInFlight = 0;
+  override async exec(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions = {},
+  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    this.calls++;
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      return await super.exec(address, args, options);
+    } finally {
+      this.inFlight--;
+    }
+  }
+}
+
+Deno.test("search_panes: many panes per tmux process, and a bounded number of processes at once", async () => {
+  await withTmux(async (t) => {
+    const create = Array.from({ length: 40 }, () => ["new-window", "-d", "sleep 100000"]);
+    await t.tmux(...create.flatMap((cmd, i) => i === 0 ? cmd : [";", ...cmd]));
+    // A runner that would allow far more, so the bound proven is the search's own.
+    const runner = new CountingRunner({ maxConcurrent: 1000 });
+    try {
+      const snapshot = await takeSnapshot(runner, { socketName: t.socket });
+      assert.equal(snapshot.panes.length, 41);
+      const search = async (scrollbackLines: number) => {
+        runner.calls = 0;
+        runner.maxInFlight = 0;
+        const results = await searchInPanes(testContext(runner, t.socket), snapshot.panes, {
+          matcher: lineMatcher("x", false, false),
+          scrollbackLines,
+          maxMatchesPerPane: 5,
+        });
+        assert.equal(results.length, 41);
+        assert.ok(results.every((r) => r.skipped === null));
+      };
+      // Screens only: all 41 panes in one tmux invocation.
+      await search(0);
+      assert.deepEqual([runner.calls, runner.maxInFlight], [1, 1]);
+      // Deep history reach: one pane per invocation, never more than the bound at once.
+      await search(MAX_SCROLLBACK_LINES);
+      assert.equal(runner.calls, 41);
+      assert.equal(runner.maxInFlight, SEARCH_CONCURRENCY);
+    } finally {
+      await runner.close();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// show_buffer
+
+Deno.test("show_buffer returns a buffer's bytes exactly, by name or the newest", async () => {
+  await withTmux(async (t, c) => {
+    const name = "my buf; #x 🙂";
+    await t.tmux("set-buffer", "-b", "older", "older text");
+    // A final ; must travel as \; (TMUX-NOTES); load-buffer stores the name without it.
+    const file = await Deno.makeTempFile();
+    try {
+      await Deno.writeFile(
+        file,
+        new Uint8Array([...new TextEncoder().encode("tab\there\nline 2 日本\n"), 0xff, 0x41]),
+      );
+      await t.tmux("load-buffer", "-b", "semi;x\\;", file);
+      await t.tmux("load-buffer", "-b", name, file);
+    } finally {
+      await Deno.remove(file);
+    }
+    const r = await c.ok<Content & { name: string; size: number }>("show_buffer", { name });
+    assert.equal(r.text, "tab\there\nline 2 日本\n\\xFFA");
+    assert.equal(r.size, byteLength("tab\there\nline 2 日本\n") + 2);
+    assert.equal(r.name, name);
+    const semi = await c.ok<Content & { name: string }>("show_buffer", { name: "semi;x;" });
+    assert.equal(semi.text, r.text);
+    const newest = await c.ok<{ name: string }>("show_buffer", {});
+    assert.equal(newest.name, name);
+    assert.equal(
+      (await c.ok<Content>("show_buffer", { name: "older" })).text,
+      "older text",
+    );
+    const missing = await c.fail("show_buffer", { name: "nope #" });
+    assert.match(missing, /No paste buffer "nope #"/);
+    assert.match(missing, /Buffers: .*"older"/);
+  });
+});
+
+Deno.test("show_buffer bounds a large buffer keeping its end, and refuses when there is none", async () => {
+  await withTmux(async (t, c) => {
+    assert.match(await c.fail("show_buffer", {}), /no paste buffers.*load_buffer/);
+    const big = lines(1, 5000, "buffer line ").join("\n");
+    const file = await Deno.makeTempFile();
+    try {
+      await Deno.writeTextFile(file, big);
+      await t.tmux("load-buffer", "-b", "big", file);
+    } finally {
+      await Deno.remove(file);
+    }
+    const r = await c.ok<Content>("show_buffer", { name: "big" });
+    assert.ok(byteLength(JSON.stringify(r)) <= 3000);
+    assert.ok(r.text.endsWith("buffer line 5000"));
+    assert.equal(r.complete, false);
+    assert.equal(r.returnedBytes + r.omittedBytes, byteLength(big));
+  }, { maxResultBytes: 3000 });
+});
+
+// ---------------------------------------------------------------------------------------------
+// tailLines (src/mcp/bounds.ts), the bound every reading tool shares
+
+Deno.test("tailLines keeps the last lines within lines and JSON bytes, and counts what it left", () => {
+  const text = ["one", "two", "three", "four"];
+  const all = tailLines(text, 10, 1000);
+  assert.deepEqual([all.text, all.droppedLines, all.omittedBytes], ["one\ntwo\nthree\nfour", 0, 0]);
+  const two = tailLines(text, 2, 1000);
+  assert.deepEqual([two.text, two.droppedLines, two.returnedLines], ["three\nfour", 2, 2]);
+  assert.equal(two.returnedBytes + two.omittedBytes, byteLength(text.join("\n")));
+  // JSON escapes count: a tab costs two bytes, an escape character six.
+  const escaped = tailLines(["\t\t", "\x1b"], 10, 2 + 6);
+  assert.deepEqual([escaped.text, escaped.droppedLines], ["\x1b", 1]);
+  assert.ok(byteLength(JSON.stringify(escaped.text)) <= 8);
+  // One line longer than the bound: its tail, cut on a code point, never half an emoji.
+  const cut = tailLines(["head🙂🙂🙂"], 10, 2 + 9);
+  assert.deepEqual([cut.text, cut.firstLineCut, cut.droppedLines], ["🙂🙂", true, 0]);
+  assert.equal(cut.omittedBytes, 4 + 4);
+  assert.deepEqual(tailLines([], 10, 100), {
+    text: "",
+    returnedLines: 0,
+    droppedLines: 0,
+    firstLineCut: false,
+    returnedBytes: 0,
+    omittedBytes: 0,
+  });
+});
