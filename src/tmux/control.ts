@@ -41,10 +41,17 @@ import {
  * back to starting a tmux process, or to polling.
  */
 export class ControlUnavailable extends Error {
+  /**
+   * True when the command had been sent before the connection was lost: tmux may have run
+   * it. Only a command that may safely run twice can then be retried by spawning.
+   */
+  readonly sent: boolean;
+
   /** A control-channel refusal with its reason. */
-  constructor(message: string) {
+  constructor(message: string, options: { sent?: boolean } = {}) {
     super(message);
     this.name = "ControlUnavailable";
+    this.sent = options.sent ?? false;
   }
 }
 
@@ -469,9 +476,11 @@ class Connection {
       const result: ControlResult = {
         code: failed.length === 0 ? 0 : 1,
         stdout: concatLines(head.blocks.filter((b) => b.ok).flatMap((b) => b.lines)),
-        stderr: failed.length === 0
-          ? ""
-          : new TextDecoder().decode(concatLines(failed.flatMap((b) => b.lines))),
+        // A spawned tmux reports a parse error without the "parse error: " a control
+        // client is given: drop it, so both paths say the same.
+        stderr: failed.length === 0 ? "" : new TextDecoder().decode(
+          concatLines(failed.flatMap((b) => b.lines)),
+        ).replace(/^parse error: /gm, ""),
       };
       head.settle?.(result);
       return;
@@ -501,7 +510,7 @@ class Connection {
       this.#readyReject(new ControlUnavailable(reason || "the control client exited"));
     }
     for (const pending of this.#pending.splice(0)) {
-      pending.settle?.(new ControlUnavailable("the control connection was lost"));
+      pending.settle?.(new ControlUnavailable("the control connection was lost", { sent: true }));
     }
     this.#writer.close().catch(() => {});
     this.#onLost(this);
@@ -558,6 +567,8 @@ class Connection {
 
 /** How long a watch-only connection stays after its last watcher left. */
 const LINGER_MS = 5_000;
+/** How long to spawn instead of retrying after finding no session to attach to. */
+const NO_SESSION_BACKOFF_MS = 1_000;
 /** At most this many control clients per server; beyond, waits poll. */
 const MAX_CONNECTIONS = 8;
 
@@ -569,6 +580,7 @@ export class ServerControl {
   readonly #opening = new Map<string, Promise<Connection>>();
   #primary: Connection | null = null;
   #closed = false;
+  #noSessionUntil = 0;
 
   /** Connections are opened lazily, on first use. */
   constructor(runner: TmuxRunner, address: ServerAddress) {
@@ -652,8 +664,14 @@ export class ServerControl {
       this.#primary = open;
       return open;
     }
+    // Without a session to attach to, every call would first ask tmux again: ask at most
+    // once a second and spawn meanwhile.
+    if (performance.now() < this.#noSessionUntil) {
+      throw new ControlUnavailable("no session a control client could attach to");
+    }
     const eligible = await this.#eligibleSessions();
     if (eligible.length === 0) {
+      this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
       throw new ControlUnavailable("no session a control client could attach to");
     }
     this.#primary = await this.#open(eligible[0]);
@@ -802,21 +820,51 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
 }
 
 /**
- * Runs a read-only or idempotent command over the control channel when it can carry it,
- * else by starting tmux: the same result either way. (A command the channel lost half way
- * is run again by spawning, hence: only commands that may safely run twice.)
+ * Runs a command that must not run twice (typing, pasting) over the control channel when it
+ * can carry it, else by starting tmux. If the connection is lost after the command was sent,
+ * it is not repeated: that is reported as a failure, since tmux may or may not have run it.
  */
-export async function execFast(
+export function execOnce(
   runner: TmuxRunner,
   address: ServerAddress,
   args: readonly string[],
   options: RunOptions = {},
+): Promise<ControlResult> {
+  return execVia(runner, address, args, options, false);
+}
+
+/**
+ * Runs a read-only or idempotent command over the control channel when it can carry it,
+ * else by starting tmux: the same result either way. (A command the channel lost half way
+ * is run again by spawning, hence: only commands that may safely run twice.)
+ */
+export function execFast(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<ControlResult> {
+  return execVia(runner, address, args, options, true);
+}
+
+async function execVia(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  args: readonly string[],
+  options: RunOptions,
+  mayRepeat: boolean,
 ): Promise<ControlResult> {
   if (!runner.closed) {
     try {
       return await controlFor(runner, address).exec(args, options);
     } catch (error) {
       if (!(error instanceof ControlUnavailable)) throw error;
+      if (error.sent && !mayRepeat) {
+        throw new TmuxError(
+          "failed",
+          "The connection to tmux was lost while the command was on its way; it may or may not have run.",
+        );
+      }
     }
   }
   return await runner.exec(address, args, options);

@@ -119,6 +119,19 @@ export function classifyStderr(stderr: string): TmuxErrorKind {
   return "failed";
 }
 
+/**
+ * A call's stdout when its status is 0, else a {@link TmuxError} built from its stderr: the
+ * judgement `run` applies, for callers that got their result another way (a control client).
+ */
+export function judgeResult(
+  result: { code: number; stdout: Uint8Array; stderr: string },
+): Uint8Array {
+  if (result.code === 0) return result.stdout;
+  const stderr = result.stderr.trim();
+  const first = stderr.split("\n")[0] || `tmux exited with status ${result.code}`;
+  throw new TmuxError(classifyStderr(stderr), first, stderr, result.stdout);
+}
+
 /** A counting semaphore, so a search over 400 panes does not start 400 processes at once. */
 class Gate {
   #free: number;
@@ -261,11 +274,7 @@ export class TmuxRunner {
     args: readonly string[],
     options: RunOptions = {},
   ): Promise<Uint8Array> {
-    const result = await this.exec(address, args, options);
-    if (result.code === 0) return result.stdout;
-    const stderr = result.stderr.trim();
-    const first = stderr.split("\n")[0] || `tmux exited with status ${result.code}`;
-    throw new TmuxError(classifyStderr(stderr), first, stderr, result.stdout);
+    return judgeResult(await this.exec(address, args, options));
   }
 
   /**

@@ -22,7 +22,8 @@ import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/regi
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { escapeTrailingSemicolon } from "../tmux/format.ts";
 import { MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
-import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
+import { execFast, execOnce } from "../tmux/control.ts";
+import { judgeResult, TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
 import {
   clampTimeout,
@@ -57,6 +58,14 @@ function randomHex(bytes: number): string {
     crypto.getRandomValues(new Uint8Array(bytes)),
     (b) => b.toString(16).padStart(2, "0"),
   ).join("");
+}
+
+/**
+ * Runs input commands once: over the control channel when it can carry them (a fraction of a
+ * millisecond), else by starting tmux; never twice.
+ */
+async function runOnce(ctx: TmuxContext, args: readonly string[]): Promise<void> {
+  judgeResult(await execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal }));
 }
 
 /** Names this server's lifetime for per-server caches: socket plus server pid. */
@@ -176,7 +185,7 @@ async function sendOne(ctx: TmuxContext, snapshot: Snapshot, op: SendArgs): Prom
     then();
     args.push("send-keys", "-t", pane.id, "Enter");
   }
-  if (args.length > 0) await ctx.run(args);
+  if (args.length > 0) await runOnce(ctx, args);
   const shown = op.text === undefined ? null : cutString(op.text, 4_096);
   return {
     paneId: pane.id,
@@ -305,17 +314,30 @@ async function pasteViaBuffer(
   options: { enter: boolean; keepNewlines: boolean },
 ): Promise<void> {
   const name = `tmux-mcp-${randomHex(8)}`;
-  const args = ["load-buffer", "-b", name, "-", ";", "paste-buffer", "-b", name, "-d", "-p"];
-  if (options.keepNewlines) args.push("-r");
-  args.push("-t", paneId);
-  if (options.enter) args.push(";", "send-keys", "-t", paneId, "Enter");
+  const paste = ["paste-buffer", "-b", name, "-d", "-p"];
+  if (options.keepNewlines) paste.push("-r");
+  paste.push("-t", paneId);
+  if (options.enter) paste.push(";", "send-keys", "-t", paneId, "Enter");
   try {
-    await ctx.runner.run(ctx.address, args, {
-      signal: ctx.signal,
-      stdin: new TextEncoder().encode(text),
-    });
+    if (!text.includes("\n") && byteLength(text) <= MAX_TEXT_BYTES) {
+      // One line travels as an argument, over the control channel when there is one.
+      await runOnce(ctx, [
+        "set-buffer",
+        "-b",
+        name,
+        "--",
+        escapeTrailingSemicolon(text),
+        ";",
+        ...paste,
+      ]);
+    } else {
+      await ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-", ";", ...paste], {
+        signal: ctx.signal,
+        stdin: new TextEncoder().encode(text),
+      });
+    }
   } catch (error) {
-    await ctx.runner.exec(ctx.address, ["delete-buffer", "-b", name]).catch(() => {});
+    await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", name]).catch(() => {});
     throw error;
   }
 }
@@ -509,8 +531,19 @@ interface Collected {
 }
 
 /** Reads the pane from before the command's start and cuts out what lies between the markers. */
-async function collect(state: RunState): Promise<Collected> {
-  const { probe, lines } = await state.watch.region(MARGIN_ROWS);
+async function collect(ctx: TmuxContext, state: RunState): Promise<Collected> {
+  const near = await collectFrom(state, await state.watch.region(MARGIN_ROWS, ctx));
+  if (near.complete || !near.begun) return near;
+  // The begin marker is not where it was expected: the history may have been trimmed (tmux
+  // drops 10% at its limit), moving every row. Look through the whole history once.
+  const all = await collectFrom(state, await state.watch.region("all", ctx));
+  return all.complete ? all : near;
+}
+
+function collectFrom(
+  state: RunState,
+  { probe, lines }: { probe: PaneProbe; lines: string[] },
+): Collected {
   const begin = `__tmcp_${state.nonce}_B`;
   const endRe = new RegExp(`^(.*)__tmcp_${state.nonce}_E:(\\d+)$`);
   let endAt = -1;
@@ -528,7 +561,9 @@ async function collect(state: RunState): Promise<Collected> {
   const until = endAt === -1 ? lines.length : endAt;
   let beginAt = -1;
   for (let i = until - 1; i >= 0; i--) {
-    if (lines[i].trimEnd() === begin) {
+    // A shell without line editing may have printed prompts for the lines before it on the
+    // same row ("# # __tmcp_..._B"): the marker ends the line.
+    if (lines[i].trimEnd().endsWith(begin)) {
       beginAt = i;
       break;
     }
@@ -541,14 +576,18 @@ async function collect(state: RunState): Promise<Collected> {
   return { probe, begun: true, status, output: body.join("\n"), complete: beginAt !== -1 };
 }
 
-/** Whether an earlier, detached run in this pane is over. */
-async function finished(state: RunState): Promise<boolean> {
-  const c = await collect(state);
+/** Whether an earlier, detached run in this pane is over; `ctx` is the call asking. */
+async function finished(ctx: TmuxContext, state: RunState): Promise<boolean> {
+  const c = await collect(ctx, state);
   if (paneEnded(state.watch.start, c.probe) || c.status !== null) return true;
-  // Interrupted (C-c abandons the rest of the line, end marker included): it had started and
-  // the shell is back in the foreground.
-  return c.begun && shellName(c.probe.command) === state.shell;
+  if (shellName(c.probe.command) !== state.shell) return false;
+  // The shell is in the foreground. Started, then interrupted (C-c abandons the rest of the
+  // line, end marker included); or never started at all (cancelled before it was typed).
+  return c.begun || Date.now() - state.startedAt > NEVER_STARTED_MS;
 }
+
+/** A run whose start marker has not appeared this long after it was typed never started. */
+const NEVER_STARTED_MS = 2_000;
 
 const runCommand = defineTool({
   name: "run_command",
@@ -621,7 +660,7 @@ const runCommand = defineTool({
       prior.attached = true;
       let over: boolean;
       try {
-        over = await finished(prior);
+        over = await finished(ctx, prior);
       } finally {
         prior.attached = false;
       }
@@ -657,13 +696,13 @@ const runCommand = defineTool({
       const endToken = `__tmcp_${nonce}_E:`;
       await ctx.progress(0, effective, `Running in ${pane.id}`);
       let result: Collected | null = null;
-      let died = false;
+      let died: PaneProbe | null = null;
       loop: while (true) {
         const event = await watch.next(deadline);
         switch (event.kind) {
           case "lines":
             if (event.lines.some((l) => l.includes(endToken))) {
-              const c = await collect(state);
+              const c = await collect(ctx, state);
               if (c.status !== null) {
                 result = c;
                 break loop;
@@ -680,7 +719,7 @@ const runCommand = defineTool({
             break;
           }
           case "died":
-            died = true;
+            died = event.probe;
             break loop;
           case "timeout":
             break loop;
@@ -691,14 +730,14 @@ const runCommand = defineTool({
         }
       }
       watch.close();
-      result ??= await collect(state);
-      const timedOut = !died && result.status === null;
+      result ??= await collect(ctx, state);
+      const timedOut = died === null && result.status === null;
       const stillRunning = timedOut && !paneEnded(watch.start, result.probe);
       if (stillRunning) state.attached = false;
       else table.delete(key);
       const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
       const output = keepTail(result.output, budget);
-      const exitStatus = result.status ?? (died ? result.probe.deadStatus : null);
+      const exitStatus = result.status ?? died?.deadStatus ?? null;
       const data = {
         paneId: pane.id,
         exitStatus,
@@ -707,7 +746,7 @@ const runCommand = defineTool({
         omittedBytes: output.omittedBytes,
         timedOut,
         stillRunning,
-        paneDied: died || (timedOut && !stillRunning),
+        paneDied: died !== null || (timedOut && !stillRunning),
         effectiveTimeoutMs: effective,
         timeoutClamped: clamped,
         durationMs: Math.round(performance.now() - began),

@@ -276,7 +276,7 @@ export class PaneWatch {
         const lines = this.#drain();
         if (lines.length > 0) return { kind: "lines", lines };
       }
-      if (this.#diedAfterLines) return { kind: "died", probe: this.#diedAfterLines };
+      if (this.#diedAfterLines) return await this.#died(this.#diedAfterLines);
       if (this.#lost) {
         this.#lost = false;
         const event = await this.#recover();
@@ -297,7 +297,7 @@ export class PaneWatch {
             this.#diedAfterLines = probe;
             continue;
           }
-          return { kind: "died", probe };
+          return await this.#died(probe);
         }
       }
       now = performance.now();
@@ -305,6 +305,19 @@ export class PaneWatch {
       if (now >= tickAt) return { kind: "tick" };
       await this.#sleep(Math.min(deadline, tickAt, this.#checkAt) - now, signal);
     }
+  }
+
+  /**
+   * The death event. tmux marks a pane dead when its terminal closes and learns the exit
+   * status from SIGCHLD, which may come a moment later: wait briefly for the status.
+   */
+  async #died(probe: PaneProbe): Promise<WatchEvent> {
+    let now = probe;
+    for (let i = 0; i < 25 && now.exists && now.dead && now.deadStatus === null; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      now = (await probeWith(this.#ctx, this.paneId, [])).probe;
+    }
+    return { kind: "died", probe: now };
   }
 
   #drain(): string[] {
@@ -344,17 +357,22 @@ export class PaneWatch {
       if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
       return { kind: "lines", lines };
     }
-    if (paneEnded(this.start, probe)) return { kind: "died", probe };
+    if (paneEnded(this.start, probe)) return await this.#died(probe);
     return null;
   }
 
   /**
    * The pane's content from where its cursor was at the start to its end, wrapped lines
    * joined; the first line from the cursor's column on. `margin` rows before the start are
-   * included (and the first line is then whole), for callers that look for their own marker.
+   * included (and the first line is then whole), for callers that look for their own marker;
+   * `margin: "all"` reads the whole history (where the start is no longer known exactly).
+   * `ctx` is the call reading it (a later call may read what an earlier one watched).
    */
-  async region(margin = 0): Promise<{ probe: PaneProbe; lines: string[] }> {
-    const { probe: now } = await probeWith(this.#ctx, this.paneId, []);
+  async region(
+    margin: number | "all" = 0,
+    ctx: TmuxContext = this.#ctx,
+  ): Promise<{ probe: PaneProbe; lines: string[] }> {
+    const { probe: now } = await probeWith(ctx, this.paneId, []);
     if (!now.exists) return { probe: now, lines: [] };
     if (now.historySize < this.#lastHistory) {
       // History was trimmed (tmux drops 10% at the limit) or cleared: rows moved up by at
@@ -362,15 +380,17 @@ export class PaneWatch {
       this.#startAbs = Math.max(0, this.#startAbs - (this.#lastHistory - now.historySize));
     }
     this.#lastHistory = now.historySize;
-    const from = Math.max(0, this.#startAbs - margin) - now.historySize;
-    const { probe, lines } = await probeWith(this.#ctx, this.paneId, [
+    const from = margin === "all"
+      ? "-"
+      : String(Math.max(0, this.#startAbs - margin) - now.historySize);
+    const { probe, lines } = await probeWith(ctx, this.paneId, [
       "capture-pane",
       "-p",
       "-J",
       "-t",
       this.paneId,
       "-S",
-      String(from),
+      from,
     ]);
     if (margin === 0 && lines.length > 0) lines[0] = lines[0].slice(this.#startX);
     return { probe, lines };

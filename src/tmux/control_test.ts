@@ -1,0 +1,259 @@
+import assert from "node:assert/strict";
+import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import {
+  argvCommands,
+  controlFor,
+  controlLine,
+  ControlUnavailable,
+  execFast,
+  TerminalText,
+  unescapeOutput,
+} from "./control.ts";
+import { escapeTrailingSemicolon } from "./format.ts";
+import { attendedPanes } from "./identity.ts";
+import { TmuxRunner } from "./run.ts";
+import { takeSnapshot } from "./snapshot.ts";
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+Deno.test("argvCommands splits an argv exactly as tmux does", () => {
+  assert.deepEqual(argvCommands(["a", "x;", "b"]), [["a", "x"], ["b"]]);
+  assert.deepEqual(argvCommands(["a", ";", "b", "c"]), [["a"], ["b", "c"]]);
+  assert.deepEqual(argvCommands(["a", "x\\;"]), [["a", "x;"]]);
+  assert.deepEqual(argvCommands(["a", "\\;"]), [["a", ";"]]);
+  assert.deepEqual(argvCommands(["a", "x\\\\;"]), [["a", "x\\;"]]);
+  assert.deepEqual(argvCommands(["a", "mid;dle"]), [["a", "mid;dle"]]);
+  assert.deepEqual(argvCommands(["a", ""]), [["a", ""]]);
+});
+
+Deno.test("controlLine quotes every argument and refuses what cannot travel", () => {
+  assert.equal(controlLine(["display-message", "-p", "it's"]), "'display-message' '-p' 'it'\\''s'");
+  assert.equal(controlLine(["a", "b;", "c"]), "'a' 'b' ; 'c'");
+  assert.throws(() => controlLine(["display-message", "a\nb"]), ControlUnavailable);
+  assert.throws(() => controlLine(["X=1", "display"]), ControlUnavailable);
+  assert.throws(() => controlLine([";"]), ControlUnavailable);
+});
+
+Deno.test("unescapeOutput decodes tmux's octal escapes and keeps raw bytes", () => {
+  assert.equal(text(unescapeOutput(bytes("a\\015\\012b\\134c"))), "a\r\nb\\c");
+  assert.equal(text(unescapeOutput(bytes("日本\\033[1m"))), "日本\x1b[1m");
+  assert.equal(text(unescapeOutput(bytes("end\\01"))), "end\\01");
+});
+
+Deno.test("TerminalText strips escapes and rebuilds lines across arbitrary chunks", () => {
+  const t = new TerminalText();
+  const stream =
+    "\x1b[32mDO\x1b[0mNE\r\n\x1b]0;title\x07pro 50%\rpro 90%\r\n日本🙂 tab\tx\x1b(Bok\n" +
+    "\x1bP1$r\x1b\\after";
+  const all = bytes(stream);
+  const lines: string[] = [];
+  // One byte at a time: every escape, CR LF and UTF-8 sequence is split somewhere.
+  for (let i = 0; i < all.length; i++) lines.push(...t.push(all.subarray(i, i + 1)));
+  assert.deepEqual(lines, ["DONE", "pro 50%", "pro 90%", "日本🙂 tab\txok"]);
+  assert.equal(t.partial, "after");
+  assert.deepEqual(t.recent().slice(-2), ["日本🙂 tab\txok", "after"]);
+});
+
+/** A runner plus a private server, torn down together. */
+async function withServer(
+  fn: (
+    t: TestTmux & { ids: { sessionId: string; paneId: string } },
+    runner: TmuxRunner,
+  ) => Promise<void>,
+  options: { width?: number; height?: number } = {},
+): Promise<void> {
+  const t = await TestTmux.start("main", options);
+  const runner = new TmuxRunner();
+  try {
+    await fn(t, runner);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+  assert.equal(runner.running, 0, "no tmux child left behind");
+}
+
+Deno.test("control exec gives byte-identical results to spawning tmux", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
+    const values = [
+      "plain",
+      'it\'s "quoted"',
+      "semi;colon",
+      "ends;",
+      "ends\\;",
+      "\\",
+      "$HOME ${HOME} ~ ~root",
+      "{ braces } %if %endif",
+      "tab\there",
+      "cr\rhere",
+      "日本🙂 é",
+      "-leading",
+      "#{session_name} ##",
+      "",
+      " spaced  ",
+    ];
+    const rand = crypto.getRandomValues(new Uint8Array(64));
+    const alphabet = "ab ;'\"\\$~{}#%-\t日🙂";
+    for (let i = 0; i < 8; i++) {
+      values.push(
+        Array.from(rand.subarray(i * 8, i * 8 + 8), (b) => [...alphabet][b % [...alphabet].length])
+          .join(""),
+      );
+    }
+    for (const value of values) {
+      for (
+        const args of [
+          ["display-message", "-p", "-t", t.ids.paneId, escapeTrailingSemicolon(value)],
+          ["display-message", "-p", "-t", t.ids.paneId, value],
+          ["list-panes", "-t", escapeTrailingSemicolon(`=${value}`), "-F", "#{pane_id}"],
+        ]
+      ) {
+        const spawned = await runner.exec(address, args);
+        const carried = await control.exec(args);
+        assert.deepEqual(
+          { code: carried.code, stdout: text(carried.stdout) },
+          { code: spawned.code, stdout: text(spawned.stdout) },
+          `argv ${JSON.stringify(args)}`,
+        );
+        assert.deepEqual(carried.stdout, spawned.stdout);
+        assert.equal(carried.stderr.trim(), spawned.stderr.trim());
+      }
+    }
+    // A chain whose first command fails: the rest is skipped either way.
+    const chain = ["list-panes", "-t", "=nosuch", ";", "display-message", "-p", "after"];
+    const spawned = await runner.exec(address, chain);
+    const carried = await control.exec(chain);
+    assert.equal(carried.code, spawned.code);
+    assert.equal(text(carried.stdout), text(spawned.stdout));
+    assert.equal(carried.stderr.trim(), spawned.stderr.trim());
+    assert.equal(control.connections, 1, "one connection carried every command");
+  });
+});
+
+Deno.test("a value holding a newline falls back to spawning, with the same result", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const args = ["display-message", "-p", "-t", t.ids.paneId, "two\nlines"];
+    await assert.rejects(() => controlFor(runner, address).exec(args), ControlUnavailable);
+    const fast = await execFast(runner, address, args);
+    assert.equal(text(fast.stdout), "two\nlines\n");
+  });
+});
+
+Deno.test("the control client resizes nothing and is never counted as a person", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const size = () =>
+      t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{window_width}x#{window_height}");
+    const before = await size();
+    await controlFor(runner, address).exec(["display-message", "-p", "x"]);
+    const clients = await t.tmux("list-clients", "-F", "#{client_control_mode} #{client_flags}");
+    assert.match(clients, /^1 .*ignore-size/m, "a control-mode client with ignore-size");
+    assert.equal(await size(), before);
+    assert.equal(before.trim(), "123x37");
+    const snapshot = await takeSnapshot(runner, address);
+    assert.equal(snapshot.clients.length, 1);
+    assert.equal(attendedPanes(snapshot).size, 0, "no pane counts as watched");
+  }, { width: 123, height: 37 });
+});
+
+Deno.test("a dropped connection is noticed and the next command reconnects", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
+    await control.exec(["display-message", "-p", "x"]);
+    const lost = Promise.withResolvers<void>();
+    const watch = await control.watch(t.ids.paneId, [t.ids.sessionId], (b) => {
+      if (b.lost) lost.resolve();
+    });
+    assert.equal(watch.sessionId, t.ids.sessionId);
+    // `detach-client -s` from outside disconnects control clients too (TMUX-NOTES).
+    await t.tmux("detach-client", "-s", "main");
+    await lost.promise;
+    await waitFor(() => control.connections === 0, "the connection to be dropped");
+    const again = await control.exec(["display-message", "-p", "-t", t.ids.paneId, "#{pane_id}"]);
+    assert.equal(text(again.stdout), `${t.ids.paneId}\n`);
+    assert.equal(control.connections, 1);
+  });
+});
+
+Deno.test("without a session there is nothing to attach to: commands are spawned", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    await t.tmux("set-option", "-g", "exit-empty", "off");
+    await t.tmux("kill-session", "-t", "main");
+    await assert.rejects(
+      () => controlFor(runner, address).exec(["list-sessions"]),
+      ControlUnavailable,
+    );
+    const fast = await execFast(runner, address, ["display-message", "-p", "#{pid}"]);
+    assert.equal(fast.code, 0);
+    assert.match(text(fast.stdout), /^\d+\n$/);
+  });
+});
+
+Deno.test("watch delivers a pane's output, including panes of other sessions", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
+    await control.exec(["display-message", "-p", "x"]);
+    const other = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "other session",
+      "-P",
+      "-F",
+      "#{session_id} #{pane_id}",
+      "cat",
+    )).trim().split(" ");
+    const seen = new TerminalText();
+    const got = Promise.withResolvers<void>();
+    const watch = await control.watch(other[1], [other[0]], (b) => {
+      for (const chunk of b.output) {
+        if (seen.push(chunk).some((l) => l.includes("hello 日本"))) got.resolve();
+      }
+    });
+    assert.equal(watch.sessionId, other[0]);
+    assert.equal(control.connections, 2, "a second client for the other session");
+    await t.tmux("send-keys", "-t", other[1], "-l", "hello 日本");
+    await t.tmux("send-keys", "-t", other[1], "Enter");
+    await got.promise;
+    watch.close();
+    assert.equal(control.watchers, 0);
+  });
+});
+
+Deno.test("sessions with destroy-unattached are never attached to", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    await t.attach("main");
+    await t.tmux("set-option", "-t", "main", "destroy-unattached", "on");
+    await assert.rejects(
+      () => controlFor(runner, address).watch(t.ids.paneId, [t.ids.sessionId], () => {}),
+      ControlUnavailable,
+    );
+    const modes = await t.tmux("list-clients", "-F", "#{client_control_mode}");
+    assert.equal(modes.trim(), "0", "only the person's client");
+  });
+});
+
+Deno.test("closing the runner ends every control client", async () => {
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner();
+  try {
+    const control = controlFor(runner, { socketName: t.socket });
+    await control.exec(["display-message", "-p", "x"]);
+    assert.ok(runner.running >= 1, "the control client counts as a running child");
+    await runner.close();
+    assert.equal(runner.running, 0);
+    await waitFor(async () => (await t.clientTtys()).length === 0, "the control client to go");
+    await assert.rejects(() => control.exec(["display-message", "-p", "x"]), ControlUnavailable);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});

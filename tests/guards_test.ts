@@ -1,0 +1,276 @@
+/**
+ * Every input guard, on every tool that types, pastes or runs: what each refuses, that the
+ * refusal says why and what lifts it, that nothing reached the pane, and that only the named
+ * lift lifts it (`force` only the caller's own pane, `--allow-attended-input` only watched
+ * panes).
+ */
+
+import assert from "node:assert/strict";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
+import { TOOLSETS } from "../src/mcp/toolsets.ts";
+import { buildServer } from "../src/server.ts";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
+
+type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
+
+const TOOLS = ["send_keys", "send_keys_batch", "paste_text", "run_command"] as const;
+type Tool = typeof TOOLS[number];
+
+/** Arguments that would put the word GUARDED into `paneId` with `tool`. */
+function argsFor(tool: Tool, paneId: string, force?: boolean): Record<string, unknown> {
+  const f = force === undefined ? {} : { force };
+  switch (tool) {
+    case "send_keys":
+      return { paneId, text: "echo GUARDED", ...f };
+    case "send_keys_batch":
+      return { operations: [{ paneId, text: "echo GUARDED", ...f }] };
+    case "paste_text":
+      return { paneId, text: "echo GUARDED", enter: true, ...f };
+    case "run_command":
+      return { paneId, command: "echo GUARDED", timeoutMs: 5_000, ...f };
+  }
+}
+
+/** Calls `tool`; returns null on success or the refusal text (a batch row's error too). */
+async function attempt(
+  call: (name: string, args: Record<string, unknown>) => Promise<CallToolResult>,
+  tool: Tool,
+  paneId: string,
+  force?: boolean,
+): Promise<string | null> {
+  const result = await call(tool, argsFor(tool, paneId, force));
+  const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+  if (result.isError) return text;
+  if (tool === "send_keys_batch") {
+    const row =
+      (result.structuredContent as { results: { status: string; error: string | null }[] })
+        .results[0];
+    return row.status === "sent" ? null : row.error;
+  }
+  return null;
+}
+
+async function withServer(
+  fn: (t: Server) => Promise<void>,
+): Promise<void> {
+  const t = await TestTmux.start();
+  try {
+    await fn(t);
+  } finally {
+    await t.kill();
+  }
+}
+
+async function screen(t: Server, paneId: string): Promise<string> {
+  return await t.tmux("capture-pane", "-p", "-J", "-t", paneId, "-S", "-");
+}
+
+async function newPane(t: Server, command = "sh"): Promise<string> {
+  const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", command)).trim();
+  await waitFor(
+    async () =>
+      command !== "sh" ||
+      (await t.tmux("display-message", "-p", "-t", id, "#{pane_current_command}")).trim() ===
+        "sh",
+    "the shell",
+  );
+  return id;
+}
+
+async function asCaller(t: Server, paneId: string): Promise<TestClient> {
+  const facts = await t.facts();
+  return await connect({
+    socketName: t.socket,
+    callerEnv: { tmux: `${facts.socketPath},${facts.pid},0`, tmuxPane: paneId },
+  });
+}
+
+Deno.test("the caller's own pane is refused; force lifts exactly that", async () => {
+  await withServer(async (t) => {
+    const own = t.ids.paneId;
+    const c = await asCaller(t, own);
+    try {
+      for (const tool of TOOLS) {
+        const refusal = await attempt(c.call, tool, own);
+        assert.ok(refusal, `${tool} must refuse the caller's pane`);
+        assert.match(refusal, /the pane this MCP server runs in/);
+        assert.match(refusal, /force: true/);
+      }
+      assert.ok(!(await screen(t, own)).includes("GUARDED"), "nothing reached the pane");
+      for (const tool of TOOLS) {
+        assert.equal(await attempt(c.call, tool, own, true), null, `${tool} with force`);
+      }
+      // Another pane of the same server is not the caller's.
+      const other = await newPane(t);
+      assert.equal(await attempt(c.call, "send_keys", other), null);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+Deno.test("TMUX naming another server (or a restarted one) marks no caller pane", async () => {
+  await withServer(async (t) => {
+    const facts = await t.facts();
+    const c = await connect({
+      socketName: t.socket,
+      callerEnv: { tmux: `${facts.socketPath},${facts.pid + 100000},0`, tmuxPane: t.ids.paneId },
+    });
+    try {
+      assert.equal(await attempt(c.call, "send_keys", t.ids.paneId), null);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+Deno.test("a pane a person is watching is refused; only --allow-attended-input lifts it", async () => {
+  await withServer(async (t) => {
+    const watched = t.ids.paneId;
+    const tty = await t.attach("main");
+    const c = await connect({ socketName: t.socket });
+    try {
+      for (const tool of TOOLS) {
+        for (const force of [undefined, true]) {
+          const refusal = await attempt(c.call, tool, watched, force);
+          assert.ok(refusal, `${tool} (force ${force}) must refuse a watched pane`);
+          assert.match(refusal, /being watched by a person/);
+          assert.ok(refusal.includes(tty), "names the watching client");
+          assert.match(refusal, /--allow-attended-input/);
+        }
+      }
+      assert.ok(!(await screen(t, watched)).includes("GUARDED"), "nothing reached the pane");
+      // A pane in a window nobody shows is free.
+      assert.equal(await attempt(c.call, "send_keys", await newPane(t)), null);
+    } finally {
+      await c.close();
+    }
+
+    // The server-wide switch, as --allow-attended-input / TMUX_MCP_ALLOW_ATTENDED_INPUT=1 set it.
+    const built = buildServer({
+      address: { socketName: t.socket },
+      toolsets: TOOLSETS,
+      version: "test",
+      maxResultBytes: MAX_RESULT_BYTES,
+      callerEnv: {},
+      allowAttendedInput: true,
+    });
+    try {
+      const call = (name: string, args: Record<string, unknown>) =>
+        built.registry.call(built.registry.get(name)!, args, {
+          signal: new AbortController().signal,
+          progress: () => Promise.resolve(),
+        });
+      for (const tool of TOOLS) {
+        assert.equal(await attempt(call, tool, watched), null, `${tool} with the switch`);
+      }
+    } finally {
+      await built.runner.close();
+    }
+  });
+});
+
+Deno.test("a dead pane is refused, and force does not lift it", async () => {
+  await withServer(async (t) => {
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    const dead = await newPane(t, "exit 3");
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", dead, "#{pane_dead}")).trim() === "1",
+      "the pane to die",
+    );
+    const c = await connect({ socketName: t.socket });
+    try {
+      for (const tool of TOOLS) {
+        for (const force of [undefined, true]) {
+          const refusal = await attempt(c.call, tool, dead, force);
+          assert.ok(refusal, `${tool} must refuse a dead pane`);
+          // tmux 3.3a sometimes never learns a dead pane's exit status: it is named when known.
+          assert.match(refusal, /is dead: its process exited( with status 3)?\./);
+          assert.match(refusal, /respawn_pane/);
+        }
+      }
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+Deno.test("a pane in copy mode is refused, and force does not lift it", async () => {
+  await withServer(async (t) => {
+    const p = await newPane(t);
+    await t.tmux("copy-mode", "-t", p);
+    const c = await connect({ socketName: t.socket });
+    try {
+      for (const tool of TOOLS) {
+        for (const force of [undefined, true]) {
+          const refusal = await attempt(c.call, tool, p, force);
+          assert.ok(refusal, `${tool} must refuse a pane in copy mode`);
+          assert.match(refusal, /is in copy-mode/);
+          assert.match(refusal, /exit_copy_mode/);
+        }
+      }
+      await t.tmux("send-keys", "-t", p, "-X", "cancel");
+      assert.equal(await attempt(c.call, "send_keys", p), null, "free once out of the mode");
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+Deno.test("synchronize-panes: a guarded pane anywhere in the cohort refuses the input", async () => {
+  await withServer(async (t) => {
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    const own = t.ids.paneId;
+    const sibling = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", own, "sh"))
+      .trim();
+    await t.tmux("set-option", "-w", "-t", t.ids.windowId, "synchronize-panes", "on");
+    const c = await asCaller(t, own);
+    try {
+      // Typing into the sibling would reach the caller's own pane too.
+      const refusal = await attempt(c.call, "send_keys", sibling);
+      assert.ok(refusal);
+      assert.match(refusal, new RegExp(`Pane ${own} \\(synchronized with ${sibling}`));
+      assert.match(refusal, /force: true/);
+      const sent = await c.ok<{ reachedPanes: string[] }>("send_keys", {
+        paneId: sibling,
+        text: "echo SYNCED",
+        force: true,
+      });
+      assert.deepEqual(sent.reachedPanes.toSorted(), [own, sibling].toSorted());
+      await waitFor(
+        async () =>
+          (await screen(t, own)).includes("SYNCED") &&
+          (await screen(t, sibling)).includes("SYNCED"),
+        "the text in both panes",
+      );
+    } finally {
+      await c.close();
+    }
+
+    // A dead pane in the cohort: force does not help.
+    const w = (await t.tmux("new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "sh"))
+      .trim().split(" ");
+    const deadOne =
+      (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", w[1], "exit 1"))
+        .trim();
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", deadOne, "#{pane_dead}")).trim() === "1",
+      "the pane to die",
+    );
+    await t.tmux("set-option", "-w", "-t", w[0], "synchronize-panes", "on");
+    const c2 = await connect({ socketName: t.socket });
+    try {
+      for (const tool of ["send_keys", "paste_text"] as const) {
+        const refusal = await attempt(c2.call, tool, w[1], true);
+        assert.ok(refusal);
+        assert.match(refusal, new RegExp(`Pane ${deadOne} \\(synchronized with ${w[1]}.*is dead`));
+      }
+    } finally {
+      await c2.close();
+    }
+  });
+});

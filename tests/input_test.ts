@@ -1,0 +1,615 @@
+/**
+ * send_keys, send_keys_batch, paste_text and run_command against real tmux on private
+ * sockets. Exactness is checked at the byte level: a "recorder" pane runs `cat` on a raw
+ * terminal into a file, so the file holds exactly the bytes the pane received.
+ */
+
+import assert from "node:assert/strict";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
+
+type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
+
+async function withServer(
+  fn: (t: Server, c: TestClient) => Promise<void>,
+  options: { maxResultBytes?: number } = {},
+): Promise<void> {
+  const t = await TestTmux.start();
+  const c = await connect({ socketName: t.socket, maxResultBytes: options.maxResultBytes });
+  try {
+    await fn(t, c);
+  } finally {
+    await c.close();
+    await t.kill();
+    for (const file of recorderFiles.splice(0)) await Deno.remove(file).catch(() => {});
+  }
+  assert.equal(c.server.runner.running, 0, "no tmux child left behind");
+}
+
+/** Files recorders wrote, removed when their test ends. */
+const recorderFiles: string[] = [];
+
+/**
+ * A pane whose terminal is raw and whose every received byte lands in a file. `setup` is
+ * printed to the terminal first (e.g. a mode request such as bracketed paste).
+ */
+async function recorder(
+  t: Server,
+  setup = "",
+): Promise<{ paneId: string; read: () => Promise<Uint8Array> }> {
+  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-recorder-" });
+  recorderFiles.push(file);
+  const paneId = (await t.tmux(
+    "new-window",
+    "-d",
+    "-P",
+    "-F",
+    "#{pane_id}",
+    `stty raw -echo; printf '${setup}ready'; exec cat > '${file}'`,
+  )).trim();
+  await waitFor(
+    async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).includes("ready"),
+    "the recorder to start",
+  );
+  await waitFor(
+    async () =>
+      (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}"))
+        .trim() === "cat",
+    "cat to run",
+  );
+  return { paneId, read: () => Deno.readFile(file) };
+}
+
+const bytes = (s: string) => Array.from(new TextEncoder().encode(s));
+
+async function received(
+  rec: { read: () => Promise<Uint8Array> },
+  expected: string,
+): Promise<void> {
+  const want = bytes(expected);
+  const got = await waitFor(async () => {
+    const data = Array.from(await rec.read());
+    return data.length >= want.length ? data : null;
+  }, `${want.length} bytes in the recorder`);
+  assert.deepEqual(got, want);
+}
+
+async function currentCommand(t: Server, paneId: string): Promise<string> {
+  return (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}")).trim();
+}
+
+// ---------------------------------------------------------------------------------------------
+// send_keys
+
+Deno.test('keys: ["C-c"] interrupts sleep 100; text "C-c" types three characters', async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    await c.ok("send_keys", { paneId: p, text: "sleep 100" });
+    await waitFor(async () => (await currentCommand(t, p)) === "sleep", "sleep to run");
+    const sent = await c.ok<{ enter: boolean; keys: string[] }>("send_keys", {
+      paneId: p,
+      keys: ["C-c"],
+    });
+    assert.equal(sent.enter, false, "keys alone do not press Enter");
+    assert.deepEqual(sent.keys, ["C-c"]);
+    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sleep to be interrupted");
+
+    const rec = await recorder(t);
+    await c.ok("send_keys", { paneId: rec.paneId, text: "C-c", enter: false });
+    await received(rec, "C-c");
+  });
+});
+
+Deno.test("keys alone press no Enter; text, then keys, then Enter, in that order", async () => {
+  await withServer(async (t, c) => {
+    const rec = await recorder(t);
+    await c.ok("send_keys", { paneId: rec.paneId, keys: ["C-c"] });
+    await c.ok("send_keys", { paneId: rec.paneId, text: "x", enter: false });
+    await received(rec, "\x03x");
+    await c.ok("send_keys", { paneId: rec.paneId, text: "ab", keys: ["C-a", "Tab"] });
+    await received(rec, "\x03xab\x01\t\r");
+    await c.ok("send_keys", { paneId: rec.paneId, text: "" });
+    await received(rec, "\x03xab\x01\t\r\r");
+  });
+});
+
+Deno.test("text arrives exactly: Unicode, quotes, $, backticks, ;, leading -, newlines", async () => {
+  await withServer(async (t, c) => {
+    const rec = await recorder(t);
+    const texts = [
+      "日本🙂 é",
+      `it's "quoted"`,
+      "$HOME ${PATH} `date` $(id)",
+      "a;b",
+      "ends;",
+      ";",
+      "\\;",
+      "ends\\;",
+      "-x",
+      "--",
+      "-",
+      "line1\nline2\n",
+      "tab\there #{pane_id} ##",
+      "C-c Enter",
+    ];
+    let all = "";
+    for (const text of texts) {
+      await c.ok("send_keys", { paneId: rec.paneId, text, enter: false });
+      all += text;
+      await received(rec, all);
+    }
+  });
+});
+
+Deno.test("key names: unknown ones are refused with a hint and nothing is sent", async () => {
+  await withServer(async (t, c) => {
+    const rec = await recorder(t);
+    const error = await c.fail("send_keys", {
+      paneId: rec.paneId,
+      text: "typed",
+      keys: ["Enter", "Ctrl-Cee", "F13"],
+    });
+    assert.match(error, /"Ctrl-Cee", "F13" are not known to tmux/);
+    assert.match(error, /Key names look like C-c/);
+    assert.match(await c.fail("send_keys", { paneId: rec.paneId, keys: ["C-c;"] }), /"C-c;"/);
+    assert.match(
+      await c.fail("send_keys", { paneId: rec.paneId, keys: ["MouseDown1Pane"] }),
+      /mouse or pseudo key/,
+    );
+    assert.match(await c.fail("send_keys", { paneId: rec.paneId, keys: ["C c"] }), /not known/);
+    // Valid names of every kind, and the cached verdicts on a second use.
+    for (let round = 0; round < 2; round++) {
+      await c.ok("send_keys", {
+        paneId: rec.paneId,
+        keys: ["Escape", "Up", "F5", "M-x", "BSpace", "Space", ";", "é", "C-M-Left"],
+      });
+    }
+    await c.ok("send_keys", { paneId: rec.paneId, text: "END", enter: false });
+    const data = new TextDecoder().decode(
+      await waitFor(async () => {
+        const d = await rec.read();
+        return new TextDecoder().decode(d).endsWith("END") ? d : null;
+      }, "END"),
+    );
+    assert.ok(!data.includes("typed"), "the refused call sent nothing");
+    assert.ok(!data.includes("Ctrl"), "no key name arrived as text");
+    assert.ok(data.includes("\x1bx"), "M-x arrived as ESC x");
+    assert.ok(data.includes(" ;é"), "Space, ; and é arrived as themselves");
+  });
+});
+
+Deno.test("send_keys refuses bad input before touching tmux", async () => {
+  await withServer(async (t, c) => {
+    assert.match(await c.fail("send_keys", { paneId: t.ids.paneId }), /Nothing to send/);
+    assert.match(await c.fail("send_keys", { paneId: "%999", text: "x" }), /No pane %999/);
+    assert.match(await c.fail("send_keys", { paneId: "nope", text: "x" }), /paneId/);
+    assert.match(
+      await c.fail("send_keys", { paneId: t.ids.paneId, text: "x", bogus: 1 }),
+      /bogus/,
+    );
+    assert.match(
+      await c.fail("send_keys", { paneId: t.ids.paneId, text: "é".repeat(20_000) }),
+      /paste_text/,
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// send_keys_batch
+
+Deno.test("send_keys_batch runs rows in order; stop skips the rest, continue does not", async () => {
+  await withServer(async (t, c) => {
+    const rec = await recorder(t);
+    type Batch = {
+      results: { index: number; status: string; error: string | null }[];
+      stoppedAt: number | null;
+      sent: number;
+      failed: number;
+      skipped: number;
+    };
+    const ok = await c.ok<Batch>("send_keys_batch", {
+      operations: [
+        { paneId: rec.paneId, text: "a", enter: false },
+        { paneId: rec.paneId, keys: ["C-b"] },
+        { paneId: rec.paneId, text: "c" },
+      ],
+    });
+    assert.equal(ok.sent, 3);
+    await received(rec, "a\x02c\r");
+
+    const stopped = await c.ok<Batch>("send_keys_batch", {
+      operations: [
+        { paneId: rec.paneId, text: "1", enter: false },
+        { paneId: rec.paneId, keys: ["NoSuchKey"] },
+        { paneId: rec.paneId, text: "never", enter: false },
+      ],
+    });
+    assert.equal(stopped.stoppedAt, 1);
+    assert.deepEqual(stopped.results.map((r) => r.status), ["sent", "failed", "skipped"]);
+    assert.match(stopped.results[1].error ?? "", /NoSuchKey/);
+
+    const continued = await c.ok<Batch>("send_keys_batch", {
+      operations: [
+        { paneId: "%999", text: "x" },
+        { paneId: rec.paneId, text: "2", enter: false },
+      ],
+      onError: "continue",
+    });
+    assert.equal(continued.stoppedAt, null);
+    assert.deepEqual(continued.results.map((r) => r.status), ["failed", "sent"]);
+    await received(rec, "a\x02c\r12");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// paste_text
+
+Deno.test("paste_text pastes in one go through a buffer it deletes", async () => {
+  await withServer(async (t, c) => {
+    await t.tmux("set-buffer", "-b", "mine", "the person's own");
+    const rec = await recorder(t);
+    const text = "line 1;\nit's $HOME `x` 日本🙂\n-end;";
+    const result = await c.ok<{ bytes: number; enter: boolean }>("paste_text", {
+      paneId: rec.paneId,
+      text,
+    });
+    assert.equal(result.enter, false);
+    assert.equal(result.bytes, new TextEncoder().encode(text).length);
+    // Like a person's paste: newlines become carriage returns; no bracketing asked for.
+    await received(rec, text.replaceAll("\n", "\r"));
+    assert.equal(
+      (await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim(),
+      "mine",
+      "only the person's buffer is left",
+    );
+    assert.equal(await t.tmux("show-buffer", "-b", "mine"), "the person's own");
+    await c.ok("paste_text", { paneId: rec.paneId, text: "x", enter: true });
+    await received(rec, `${text.replaceAll("\n", "\r")}x\r`);
+    // A refused paste leaves nothing behind either.
+    await c.fail("paste_text", { paneId: "%999", text: "x" });
+    assert.equal((await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim(), "mine");
+  });
+});
+
+Deno.test("paste_text brackets the paste when the program asked for it", async () => {
+  await withServer(async (t, c) => {
+    const rec = await recorder(t, "\\033[?2004h");
+    await c.ok("paste_text", { paneId: rec.paneId, text: "a\nb" });
+    await received(rec, "\x1b[200~a\rb\x1b[201~");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// run_command
+
+type Run = {
+  exitStatus: number | null;
+  output: string;
+  outputComplete: boolean;
+  omittedBytes: number;
+  timedOut: boolean;
+  stillRunning: boolean;
+  paneDied: boolean;
+  effectiveTimeoutMs: number;
+  timeoutClamped: boolean;
+  transport: string;
+};
+
+/** Runs a command once the pane is free of an earlier one (each try is a real call). */
+async function runWhenFree(
+  c: TestClient,
+  paneId: string,
+  command: string,
+  extra: Record<string, unknown> = {},
+): Promise<Run> {
+  return await waitFor(
+    async () => {
+      const r = await c.call("run_command", { paneId, command, ...extra });
+      return r.isError ? null : r.structuredContent as Run;
+    },
+    "the pane to be free",
+    10_000,
+  );
+}
+
+Deno.test("run_command returns output and exit status, 0 and non-zero", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const ok = await c.ok<Run>("run_command", { paneId: p, command: "echo hello world" });
+    assert.equal(ok.exitStatus, 0);
+    assert.equal(ok.output, "hello world");
+    assert.equal(ok.timedOut, false);
+    assert.equal(ok.stillRunning, false);
+    assert.equal(ok.effectiveTimeoutMs, 30_000);
+    assert.equal(ok.transport, "control");
+
+    const bad = await c.ok<Run>("run_command", { paneId: p, command: "echo oops >&2; (exit 3)" });
+    assert.equal(bad.exitStatus, 3);
+    assert.equal(bad.output, "oops");
+
+    const silent = await c.ok<Run>("run_command", { paneId: p, command: "false" });
+    assert.equal(silent.exitStatus, 1);
+    assert.equal(silent.output, "");
+
+    const partial = await c.ok<Run>("run_command", { paneId: p, command: "printf 'no newline'" });
+    assert.equal(partial.output, "no newline");
+    assert.equal(partial.exitStatus, 0);
+
+    // The command runs in the pane's own shell: state stays.
+    await c.ok("run_command", { paneId: p, command: "cd /tmp && export MCP_T=kept" });
+    const pwd = await c.ok<Run>("run_command", { paneId: p, command: 'echo "$(pwd) $MCP_T"' });
+    assert.equal(pwd.output, "/tmp kept");
+  });
+});
+
+Deno.test("run_command: special characters and multi-line commands arrive exactly", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const special = await c.ok<Run>("run_command", {
+      paneId: p,
+      command:
+        `printf '%s\\n' "it's" '$HOME' '\`bt\`' 'a;' ';' '-x' '日本🙂' 'back\\slash' '!!' '#x'`,
+    });
+    assert.equal(special.output, "it's\n$HOME\n`bt`\na;\n;\n-x\n日本🙂\nback\\slash\n!!\n#x");
+    assert.equal(special.exitStatus, 0);
+
+    const multi = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "for i in 1 2 3\ndo\n  echo \"n$i\"\ndone\ncat <<'EOF'\nhere\tdoc $x\nEOF\n(exit 4)",
+    });
+    assert.equal(multi.output, "n1\nn2\nn3\nhere    doc $x");
+    assert.equal(multi.exitStatus, 4);
+
+    // Longer than a shell without line editing reads in one line (dash: 4095 bytes).
+    const long = "x".repeat(3_000) + "'\"$;".repeat(500);
+    const big = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: `v='${long.replaceAll("'", "'\\''")}'; echo "\${#v}"`,
+    });
+    assert.equal(big.output, String(long.length));
+    assert.equal(big.exitStatus, 0);
+  });
+});
+
+Deno.test("run_command: the echo-marker trap — text that looks like the markers", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    // Fake markers of every shape, printed and in the command's own (echoed) text; the real
+    // markers carry a fresh random nonce per call, and the echo never holds them whole.
+    const command = [
+      "echo __tmcp_0000_B",
+      "echo __tmcp_0000_E:0",
+      "printf '%s_%s_E:%s\\n' __tmcp 0000 9",
+      "echo 'printf %s_%s_B __tmcp'",
+      "sleep 0.3",
+      "echo real end",
+      "(exit 6)",
+    ].join("; ");
+    const result = await c.ok<Run>("run_command", { paneId: p, command });
+    assert.equal(result.exitStatus, 6);
+    assert.equal(
+      result.output,
+      "__tmcp_0000_B\n__tmcp_0000_E:0\n__tmcp_0000_E:9\nprintf %s_%s_B __tmcp\nreal end",
+    );
+  });
+});
+
+Deno.test("run_command: a command outliving its timeout keeps the pane busy until it ends", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    for (const ending of ["by itself", "interrupted"]) {
+      const slow = await c.ok<Run>("run_command", {
+        paneId: p,
+        command: ending === "by itself"
+          ? "echo started; sleep 2; echo finished"
+          : "echo started; sleep 100",
+        timeoutMs: 800,
+      });
+      assert.equal(slow.timedOut, true);
+      assert.equal(slow.stillRunning, true);
+      assert.equal(slow.exitStatus, null);
+      assert.equal(slow.output, "started", "what it printed so far");
+      assert.equal(slow.effectiveTimeoutMs, 800);
+
+      const refused = await c.fail("run_command", { paneId: p, command: "true" });
+      assert.match(refused, /still running an earlier run_command/);
+      assert.match(refused, /C-c/);
+      if (ending === "interrupted") {
+        // send_keys is not blocked by a busy pane: the model may answer a prompt or interrupt.
+        await c.ok("send_keys", { paneId: p, keys: ["C-c"] });
+      }
+      const next = await runWhenFree(c, p, "echo next");
+      assert.equal(next.output, "next");
+      assert.equal(next.exitStatus, 0);
+    }
+  });
+});
+
+Deno.test("run_command: timeouts are clamped into [100 ms, 120 s] and reported", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const low = await c.ok<Run>("run_command", { paneId: p, command: "sleep 0.5", timeoutMs: 1 });
+    assert.equal(low.effectiveTimeoutMs, 100);
+    assert.equal(low.timeoutClamped, true);
+    assert.equal(low.timedOut, true);
+    const high = await runWhenFree(c, p, "true", { timeoutMs: 10_000_000 });
+    assert.equal(high.effectiveTimeoutMs, 120_000);
+    assert.equal(high.timeoutClamped, true);
+    assert.equal(high.exitStatus, 0);
+    const negative = await c.ok<Run>("run_command", { paneId: p, command: "true", timeoutMs: -5 });
+    assert.equal(negative.effectiveTimeoutMs, 100);
+  });
+});
+
+Deno.test("run_command refuses panes that are not at a POSIX shell", async () => {
+  await withServer(async (t, c) => {
+    const catPane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "cat")).trim();
+    await waitFor(async () => (await currentCommand(t, catPane)) === "cat", "cat");
+    const notShell = await c.fail("run_command", { paneId: catPane, command: "true" });
+    assert.match(notShell, /running "cat", not a shell/);
+    assert.match(notShell, /C-c/);
+
+    // A shell named like a non-POSIX one (a copy of sh called fish).
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-fish-" });
+    await Deno.copyFile("/bin/sh", `${dir}/fish`);
+    await Deno.chmod(`${dir}/fish`, 0o755);
+    const fishPane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", `${dir}/fish`))
+      .trim();
+    await waitFor(async () => (await currentCommand(t, fishPane)) === "fish", "fish");
+    const fish = await c.fail("run_command", { paneId: fishPane, command: "true" });
+    assert.match(fish, /runs fish, which is not a POSIX shell/);
+    assert.match(fish, /send_keys and wait_for_text/);
+    await Deno.remove(dir, { recursive: true });
+
+    // A busy shell: a program in the foreground is not a prompt.
+    await c.ok("send_keys", { paneId: t.ids.paneId, text: "sleep 100" });
+    await waitFor(async () => (await currentCommand(t, t.ids.paneId)) === "sleep", "sleep");
+    assert.match(
+      await c.fail("run_command", { paneId: t.ids.paneId, command: "true" }),
+      /running "sleep", not a shell/,
+    );
+  });
+});
+
+Deno.test("run_command reports a pane whose shell exits while the command runs", async () => {
+  await withServer(async (t, c) => {
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    const result = await c.ok<Run>("run_command", { paneId: p, command: "echo bye; exit 5" });
+    assert.equal(result.paneDied, true);
+    // tmux 3.3a sometimes never learns a dead pane's exit status (pane_dead_status stays
+    // empty): then it is null, never a wrong number.
+    assert.ok(result.exitStatus === 5 || result.exitStatus === null, `${result.exitStatus}`);
+    assert.equal(result.stillRunning, false);
+    assert.match(result.output, /bye/);
+    assert.match(await c.fail("run_command", { paneId: p, command: "true" }), /is dead/);
+  });
+});
+
+Deno.test("run_command bounds a large output, keeping its tail", async () => {
+  await withServer(async (t, c) => {
+    await t.tmux("set-option", "-g", "history-limit", "5000");
+    const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    const result = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: 'i=0; while [ $i -lt 600 ]; do echo "line $i of the output"; i=$((i+1)); done',
+    });
+    assert.equal(result.exitStatus, 0);
+    assert.equal(result.outputComplete, false);
+    assert.ok(result.omittedBytes > 0);
+    assert.ok(result.output.endsWith("line 599 of the output"));
+    assert.ok(new TextEncoder().encode(JSON.stringify(result)).length <= 8_000);
+  }, { maxResultBytes: 8_000 });
+});
+
+Deno.test("run_command refuses a synchronized window", async () => {
+  await withServer(async (t, c) => {
+    await t.tmux("split-window", "-d", "-t", t.ids.paneId, "sh");
+    await t.tmux("set-option", "-w", "-t", t.ids.windowId, "synchronize-panes", "on");
+    assert.match(
+      await c.fail("run_command", { paneId: t.ids.paneId, command: "true" }),
+      /synchronize-panes on/,
+    );
+  });
+});
+
+Deno.test("toolsets decide which of these tools exist", async () => {
+  const t = await TestTmux.start();
+  const c = await connect({ socketName: t.socket, toolsets: ["inspect"] });
+  try {
+    const names = (await c.client.listTools()).tools.map((tool: { name: string }) => tool.name);
+    assert.ok(names.includes("wait_for_text"), "waiting is inspect");
+    for (const name of ["send_keys", "send_keys_batch", "paste_text", "run_command"]) {
+      assert.ok(!names.includes(name), `${name} is execute`);
+      assert.equal(c.server.registry.get(name), undefined);
+      const result = await c.call(name, { paneId: t.ids.paneId, text: "x", command: "x" });
+      assert.equal(result.isError, true, `${name} cannot be called`);
+    }
+    assert.ok(!(await t.tmux("capture-pane", "-p", "-t", t.ids.paneId)).includes("x"));
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
+Deno.test("run_command finds its output when tmux trims the history meanwhile", async () => {
+  await withServer(async (t, c) => {
+    await t.tmux("set-option", "-g", "history-limit", "1000");
+    const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    // Fill the history to just below its limit: the command's output crosses it, and tmux
+    // drops the oldest 10% at once, moving every row up.
+    await c.ok("run_command", { paneId: p, command: "seq 1 990" });
+    const shifted = await c.ok<Run>("run_command", { paneId: p, command: "seq -f 'out %g' 1 200" });
+    assert.equal(shifted.exitStatus, 0);
+    assert.equal(shifted.outputComplete, true);
+    assert.equal(shifted.output.split("\n").length, 200);
+    assert.ok(shifted.output.startsWith("out 1\nout 2\n"));
+    // More output than the history holds: its start is gone, and the result says so.
+    const lost = await c.ok<Run>("run_command", { paneId: p, command: "seq -f 'big %g' 1 1500" });
+    assert.equal(lost.exitStatus, 0);
+    assert.equal(lost.outputComplete, false);
+    assert.ok(lost.output.endsWith("big 1499\nbig 1500"));
+    assert.ok(!lost.output.includes("big 1\n"));
+  });
+});
+
+Deno.test("run_command: a cancelled call leaves its command running and the pane busy", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const abort = new AbortController();
+    const call = c.client.callTool(
+      { name: "run_command", arguments: { paneId: p, command: "sleep 1.5; echo after" } },
+      undefined,
+      { signal: abort.signal },
+    );
+    call.catch(() => {});
+    await waitFor(async () => (await currentCommand(t, p)) === "sleep", "the command to run");
+    abort.abort();
+    await assert.rejects(call);
+    await c.server.registry.settle(3_000);
+    assert.match(await c.fail("run_command", { paneId: p, command: "true" }), /still running/);
+    const next = await runWhenFree(c, p, "echo again");
+    assert.equal(next.output, "again");
+  });
+});
+
+const BASH = ["/bin/bash", "/usr/bin/bash"].find((path) => {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+});
+
+Deno.test({
+  name: "run_command in bash: history expansion is inert and the leading space keeps it out",
+  ignore: BASH === undefined,
+  async fn() {
+    const t = await TestTmux.start("main", { command: `${BASH} --norc --noprofile -i` });
+    const c = await connect({ socketName: t.socket });
+    try {
+      const p = t.ids.paneId;
+      await waitFor(async () => (await currentCommand(t, p)) === "bash", "bash");
+      // Recorded itself (the setting takes effect after this line), then nothing more is.
+      await c.ok("run_command", { paneId: p, command: "HISTCONTROL=ignorespace; set -o history" });
+      const bang = await c.ok<Run>("run_command", { paneId: p, command: "echo 'a!b' \"c!!\" !x" });
+      assert.equal(bang.output, "a!b c!! !x");
+      await c.ok("run_command", { paneId: p, command: "echo secret-word" });
+      const history = await c.ok<Run>("run_command", { paneId: p, command: "history" });
+      assert.match(history.output, /HISTCONTROL/);
+      assert.ok(!history.output.includes("secret-word"), history.output);
+      const multi = await c.ok<Run>("run_command", {
+        paneId: p,
+        command: 'f() {\n  echo "in f: $1"\n}\nf one; (exit 2)',
+      });
+      assert.equal(multi.output, "in f: one");
+      assert.equal(multi.exitStatus, 2);
+    } finally {
+      await c.close();
+      await t.kill();
+    }
+  },
+});

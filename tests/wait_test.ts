@@ -1,0 +1,319 @@
+/**
+ * wait_for_text against real tmux on private sockets: matching only new output, stop
+ * patterns, panes that die, timeouts, cancellation, progress, and the polling fallback.
+ *
+ * Ordering without sleeping: a test starts the wait, then waits until the server's control
+ * hub shows a watcher on the pane (the subscription exists), and only then makes the pane
+ * print. Text is printed with printf from split pieces (`DO%sNE`), so the echo of the typed
+ * command never holds the pattern itself.
+ */
+
+import assert from "node:assert/strict";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { controlFor } from "../src/tmux/control.ts";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
+
+type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
+
+type Wait = {
+  outcome: string;
+  matched: { pattern: string; index: number } | null;
+  stoppedBy: { pattern: string; index: number } | null;
+  lines: string[];
+  tail: string;
+  alreadyOnScreen: boolean;
+  patternsOnScreen: string[];
+  exitStatus: number | null;
+  effectiveTimeoutMs: number;
+  timeoutClamped: boolean;
+  transport: string;
+};
+
+async function withServer(fn: (t: Server, c: TestClient) => Promise<void>): Promise<void> {
+  const t = await TestTmux.start();
+  const c = await connect({ socketName: t.socket });
+  try {
+    await fn(t, c);
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+  assert.equal(c.server.runner.running, 0, "no tmux child left behind");
+}
+
+function hub(t: Server, c: TestClient) {
+  return controlFor(c.server.runner, { socketName: t.socket });
+}
+
+/** Resolves once the wait's subscription exists. */
+async function subscribed(t: Server, c: TestClient, count = 1): Promise<void> {
+  await waitFor(() => hub(t, c).watchers >= count, "the wait to subscribe");
+}
+
+/** Types a command into the pane with tmux directly (not through the guarded tools). */
+async function type(t: Server, paneId: string, command: string): Promise<void> {
+  await t.tmux("send-keys", "-t", paneId, "-l", "--", command);
+  await t.tmux("send-keys", "-t", paneId, "Enter");
+}
+
+function structured(result: CallToolResult): Wait {
+  const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+  assert.notEqual(result.isError, true, text);
+  return result.structuredContent as Wait;
+}
+
+Deno.test("wait_for_text wakes on new output and returns the matching lines", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const waiting = c.ok<Wait>("wait_for_text", { paneId: p, patterns: ["nothing", "done"] });
+    await subscribed(t, c);
+    await type(t, p, "printf 'build: DO%sNE in 3s\\n' ''");
+    const result = await waiting;
+    assert.equal(result.outcome, "matched");
+    assert.deepEqual(result.matched, { pattern: "done", index: 1 });
+    assert.deepEqual(result.lines, ["build: DONE in 3s"]);
+    assert.match(result.tail, /build: DONE in 3s/);
+    assert.equal(result.alreadyOnScreen, false);
+    assert.equal(result.transport, "control");
+    assert.equal(result.effectiveTimeoutMs, 30_000);
+    assert.equal(hub(t, c).watchers, 0, "the watch ended with the call");
+  });
+});
+
+Deno.test("wait_for_text: regex, matchCase and Unicode", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const regex = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["^ready: \\d+ 日本🙂$"],
+      regex: true,
+    });
+    await subscribed(t, c);
+    await type(t, p, "printf 'READY: %s 日本🙂\\n' 42");
+    assert.deepEqual((await regex).lines, ["READY: 42 日本🙂"]);
+
+    const exact = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["lower"],
+      matchCase: true,
+      timeoutMs: 800,
+    });
+    await subscribed(t, c);
+    await type(t, p, "printf 'LOW%s\\n' ER");
+    assert.equal((await exact).outcome, "timedOut");
+
+    assert.match(
+      await c.fail("wait_for_text", { paneId: p, patterns: ["(unclosed"], regex: true }),
+      /not a valid regular expression/,
+    );
+    // Literal by default: regex metacharacters are text.
+    const literal = c.ok<Wait>("wait_for_text", { paneId: p, patterns: ["a.b(c)"] });
+    await subscribed(t, c);
+    await type(t, p, "printf 'axb(c) a.b%s\\n' '(c)'");
+    assert.deepEqual((await literal).lines, ["axb(c) a.b(c)"]);
+  });
+});
+
+Deno.test("a stop pattern wins over a match seen at the same moment", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const waiting = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["DONE"],
+      stop: ["ERROR", "FAILED"],
+    });
+    await subscribed(t, c);
+    // One write holding both: the match comes first in the text, the stop still wins.
+    await type(t, p, "printf 'DO%sNE\\nER%sROR: disk full\\n' '' ''");
+    const result = await waiting;
+    assert.equal(result.outcome, "stopped");
+    assert.deepEqual(result.stoppedBy, { pattern: "ERROR", index: 0 });
+    assert.equal(result.matched, null);
+    assert.deepEqual(result.lines, ["ERROR: disk full"]);
+  });
+});
+
+Deno.test("text already on screen does not end the wait, and is reported", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    await type(t, p, "printf 'REA%sDY\\n' ''");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("READY\n"),
+      "READY on screen",
+    );
+    const result = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["READY", "absent"],
+      timeoutMs: 300,
+    });
+    assert.equal(result.outcome, "timedOut");
+    assert.equal(result.alreadyOnScreen, true);
+    assert.deepEqual(result.patternsOnScreen, ["READY"]);
+  });
+});
+
+Deno.test("the echo of typed input is output too", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const waiting = c.ok<Wait>("wait_for_text", { paneId: p, patterns: ["echoed-word"] });
+    await subscribed(t, c);
+    await t.tmux("send-keys", "-t", p, "-l", "echoed-word");
+    const result = await waiting;
+    assert.equal(result.outcome, "matched");
+  });
+});
+
+Deno.test("a pane that dies while waited on ends the wait as paneDied", async () => {
+  await withServer(async (t, c) => {
+    /** Starts a shell pane, waits on it, makes it exit with `status`; returns the result. */
+    const dieWhileWaited = async (status: number): Promise<Wait & { paneId: string }> => {
+      const paneId = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+      const waiting = c.ok<Wait>("wait_for_text", { paneId, patterns: ["never"] });
+      await subscribed(t, c);
+      await type(t, paneId, `exit ${status}`);
+      return { ...(await waiting), paneId };
+    };
+    // remain-on-exit: the pane stays, dead, with its status.
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    const kept = await dieWhileWaited(7);
+    assert.equal(kept.outcome, "paneDied");
+    // tmux 3.3a sometimes never learns a dead pane's exit status: null then, never wrong.
+    assert.ok(kept.exitStatus === 7 || kept.exitStatus === null, `${kept.exitStatus}`);
+
+    // Already dead at the start: said at once.
+    assert.equal(
+      (await c.ok<Wait>("wait_for_text", { paneId: kept.paneId, patterns: ["x"] })).outcome,
+      "paneDied",
+    );
+
+    // Without remain-on-exit the pane (and its window) goes away entirely.
+    await t.tmux("set-option", "-g", "remain-on-exit", "off");
+    const gone = await dieWhileWaited(0);
+    assert.equal(gone.outcome, "paneDied");
+    assert.equal(gone.exitStatus, null);
+  });
+});
+
+Deno.test("the last pane of a session dying (the control client detached) is paneDied", async () => {
+  await withServer(async (t, c) => {
+    const [, lone] = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "lone one",
+      "-P",
+      "-F",
+      "#{session_id} #{pane_id}",
+      "sh",
+    )).trim().split(" ");
+    const waiting = c.ok<Wait>("wait_for_text", { paneId: lone, patterns: ["never"] });
+    await subscribed(t, c);
+    await type(t, lone, "exit");
+    assert.equal((await waiting).outcome, "paneDied");
+  });
+});
+
+Deno.test("timeouts are clamped into [100 ms, 120 s] and reported", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const low = await c.ok<Wait>("wait_for_text", { paneId: p, patterns: ["x"], timeoutMs: 1 });
+    assert.equal(low.outcome, "timedOut");
+    assert.equal(low.effectiveTimeoutMs, 100);
+    assert.equal(low.timeoutClamped, true);
+    const high = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["HIGH"],
+      timeoutMs: 9_999_999,
+    });
+    await subscribed(t, c);
+    await type(t, p, "printf 'HI%s\\n' GH");
+    const result = await high;
+    assert.equal(result.effectiveTimeoutMs, 120_000);
+    assert.equal(result.timeoutClamped, true);
+    assert.equal(result.outcome, "matched");
+  });
+});
+
+Deno.test("cancelling the request stops the wait at once", async () => {
+  await withServer(async (t, c) => {
+    const abort = new AbortController();
+    const call = c.client.callTool(
+      {
+        name: "wait_for_text",
+        arguments: { paneId: t.ids.paneId, patterns: ["never"], timeoutMs: 60_000 },
+      },
+      undefined,
+      { signal: abort.signal },
+    );
+    call.catch(() => {});
+    await subscribed(t, c);
+    abort.abort();
+    await assert.rejects(call);
+    // The watch is gone long before its 60 s timeout.
+    await waitFor(() => hub(t, c).watchers === 0, "the wait to stop", 3_000);
+    await c.server.registry.settle(3_000);
+  });
+});
+
+Deno.test("progress notifications are sent while waiting", async () => {
+  await withServer(async (t, c) => {
+    const progress: { progress: number; total?: number }[] = [];
+    const result = structured(
+      await c.client.callTool(
+        {
+          name: "wait_for_text",
+          arguments: { paneId: t.ids.paneId, patterns: ["never"], timeoutMs: 1_500 },
+        },
+        undefined,
+        { onprogress: (p: { progress: number; total?: number }) => progress.push(p) },
+      ) as CallToolResult,
+    );
+    assert.equal(result.outcome, "timedOut");
+    assert.ok(progress.length >= 1, "at least the first progress notification");
+    assert.equal(progress[0].total, 1_500);
+    assert.ok(progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress));
+  });
+});
+
+Deno.test("a session a control client must not join is waited on by polling", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    // destroy-unattached: a control client would keep the session alive after the person
+    // left, so it is never attached to (a person is attached so the session stays).
+    await t.attach("main");
+    await t.tmux("set-option", "-t", "main", "destroy-unattached", "on");
+    // No subscription to wait for: the first progress notification is sent once the wait has
+    // read its starting point, and that is when the pane prints.
+    let printed: Promise<void> | null = null;
+    const waiting = c.client.callTool(
+      { name: "wait_for_text", arguments: { paneId: p, patterns: ["POLLED"], stop: ["X"] } },
+      undefined,
+      { onprogress: () => void (printed ??= type(t, p, "printf 'POL%sED\\n' L")) },
+    );
+    const result = structured(await waiting as CallToolResult);
+    await printed;
+    assert.equal(
+      (await t.tmux("list-clients", "-F", "#{client_control_mode}")).trim(),
+      "0",
+      "no control client joined",
+    );
+    assert.equal(result.transport, "polling");
+    assert.equal(result.outcome, "matched");
+    assert.deepEqual(result.lines, ["POLLED"]);
+  });
+});
+
+Deno.test("wait_for_text refuses what it cannot wait on", async () => {
+  await withServer(async (t, c) => {
+    assert.match(
+      await c.fail("wait_for_text", { paneId: "%999", patterns: ["x"] }),
+      /No pane %999/,
+    );
+    assert.match(await c.fail("wait_for_text", { paneId: t.ids.paneId, patterns: [] }), /patterns/);
+    assert.match(
+      await c.fail("wait_for_text", { paneId: t.ids.paneId, patterns: [""] }),
+      /patterns/,
+    );
+  });
+});
