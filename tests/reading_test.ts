@@ -823,7 +823,8 @@ Deno.test("search_panes: many panes per tmux process, and a bounded number of pr
     const create = Array.from({ length: 40 }, () => ["new-window", "-d", "sleep 100000"]);
     await t.tmux(...create.flatMap((cmd, i) => i === 0 ? cmd : [";", ...cmd]));
     // A runner that would allow far more, so the bound proven is the search's own.
-    const runner = new CountingRunner({ maxConcurrent: 1000 });
+    // Spawning only: the bound matters where each capture chain starts a tmux process.
+    const runner = new CountingRunner({ maxConcurrent: 1000, control: false });
     try {
       const snapshot = await takeSnapshot(runner, { socketName: t.socket });
       assert.equal(snapshot.panes.length, 41);

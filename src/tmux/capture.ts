@@ -15,9 +15,11 @@
  * @module
  */
 
+import { execFast } from "./control.ts";
 import { decodeBytes, flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
 import {
   classifyStderr,
+  judgeResult,
   type RunOptions,
   type ServerAddress,
   TmuxError,
@@ -97,10 +99,13 @@ export async function readPaneState(
   options: RunOptions = {},
 ): Promise<PaneState | null> {
   const guard = newGuard();
-  const out = await runner.run(
-    address,
-    ["display-message", "-p", "-t", paneId, recordFormat(guard, Object.values(STATE))],
-    options,
+  const out = judgeResult(
+    await execFast(
+      runner,
+      address,
+      ["display-message", "-p", "-t", paneId, recordFormat(guard, Object.values(STATE))],
+      options,
+    ),
   );
   const [record] = parseRecords(out, guard, Object.keys(STATE).length);
   if (!record || record[0] !== paneId) return null;
@@ -212,7 +217,7 @@ export async function captureRows(
   parts.forEach((flags, i) => {
     args.push(";", "capture-pane", ...flags, ";", "display-message", "-p", "-t", paneId, marker(i));
   });
-  const out = await runner.run(address, args, options);
+  const out = judgeResult(await execFast(runner, address, args, options));
 
   // Markers are ASCII and unpredictable: find them in a one-char-per-byte view of the output.
   const view = latin1.decode(out);
@@ -864,7 +869,7 @@ export async function captureMany(
       id,
       recordFormat(guard, ["#{pane_id}", "#{history_size}", "#{pane_height}"]),
     ]);
-    const result = await runner.exec(address, args, options);
+    const result = await execFast(runner, address, args, options);
     const view = latin1.decode(result.stdout);
     let at = 0;
     for (const id of pending) {

@@ -854,7 +854,7 @@ async function execVia(
   options: RunOptions,
   mayRepeat: boolean,
 ): Promise<ControlResult> {
-  if (!runner.closed) {
+  if (!runner.closed && runner.control) {
     try {
       return await controlFor(runner, address).exec(args, options);
     } catch (error) {

@@ -74,6 +74,11 @@ export interface RunnerOptions {
   readonly timeoutMs?: number;
   /** How many tmux processes may run at once; further calls wait their turn. */
   readonly maxConcurrent?: number;
+  /**
+   * Whether read commands may travel over a control-mode connection (default true). Off, every
+   * command starts a tmux process: for tests that count processes, and as a fallback switch.
+   */
+  readonly control?: boolean;
 }
 
 /**
@@ -170,6 +175,8 @@ export function addressArgs(address: ServerAddress): string[] {
 export class TmuxRunner {
   /** The tmux executable this runner starts. */
   readonly binary: string;
+  /** Whether commands may travel over control-mode connections (see {@link RunnerOptions}). */
+  readonly control: boolean;
   readonly #timeoutMs: number;
   readonly #gate: Gate;
   readonly #closing = new AbortController();
@@ -181,6 +188,7 @@ export class TmuxRunner {
     this.binary = options.binary ?? "tmux";
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#gate = new Gate(options.maxConcurrent ?? 8);
+    this.control = options.control ?? true;
   }
 
   /** How many tmux children are alive right now. */

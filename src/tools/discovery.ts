@@ -232,7 +232,12 @@ const sessionEntry = z.strictObject({
   id: sessionIdSchema,
   name: z.string(),
   windows: count().describe("How many windows the session has."),
-  attachedClients: count().describe("Clients attached to it, control-mode clients included."),
+  attachedClients: count().describe(
+    "People attached to it: clients not in control mode (tmux's own count includes programs).",
+  ),
+  controlClients: count().describe(
+    "Control-mode clients attached (programs, this server's own connection among them).",
+  ),
   watched: z.boolean().describe("Whether a person (a client not in control mode) is attached."),
   created: z.string().describe("When it was created (ISO 8601, UTC)."),
   lastAttached: z.string().nullable().describe("When a client last attached, or null."),
@@ -256,16 +261,16 @@ const listSessions = defineTool({
   annotations: READ_ONLY,
   async run(_args, ctx) {
     const snapshot = await ctx.snapshot();
-    const people = new Set(
-      snapshot.clients.filter((c) => !c.controlMode).map((c) => c.sessionId),
-    );
+    const attached = (id: string, control: boolean) =>
+      snapshot.clients.filter((c) => c.sessionId === id && c.controlMode === control).length;
     const entries = snapshot.sessions.map((s) =>
       boundMetadata({
         id: s.id,
         name: s.name,
         windows: s.windows,
-        attachedClients: s.attached,
-        watched: people.has(s.id),
+        attachedClients: attached(s.id, false),
+        controlClients: attached(s.id, true),
+        watched: attached(s.id, false) > 0,
         created: isoTime(s.created),
         lastAttached: s.lastAttached > 0 ? isoTime(s.lastAttached) : null,
         group: s.group === "" ? null : s.group,
