@@ -9,6 +9,8 @@
  * @module
  */
 
+const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
 /** A per-call random marker that frames records and fields. ASCII, so it never splits a character. */
 export function newGuard(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
@@ -28,7 +30,17 @@ export function recordFormat(guard: string, fields: readonly string[]): string {
  * exactly that many fields (impossible unless tmux changed underneath us) throws: never guess.
  */
 export function parseRecords(stdout: Uint8Array, guard: string, fieldCount?: number): string[][] {
-  const text = latin1(stdout);
+  // Usually everything is valid UTF-8: decode once and split the text (the guard is ASCII, so
+  // it sits at the same places). Otherwise split the bytes and decode field by field.
+  let text: string;
+  let field: (raw: string) => string;
+  try {
+    text = strictDecoder.decode(stdout);
+    field = (raw) => raw;
+  } catch {
+    text = latin1(stdout);
+    field = decodeLatin1Bytes;
+  }
   const records: string[][] = [];
   const start = `${guard}R`;
   const end = `${guard}E`;
@@ -37,7 +49,7 @@ export function parseRecords(stdout: Uint8Array, guard: string, fieldCount?: num
     const close = text.indexOf(end, at + start.length);
     if (close === -1) throw new Error("tmux output ended inside a record");
     const body = text.slice(at + start.length, close);
-    const fields = body.split(`${guard}F`).slice(1).map(decodeLatin1Bytes);
+    const fields = body.split(`${guard}F`).slice(1).map(field);
     if (fieldCount !== undefined && fields.length !== fieldCount) {
       throw new Error(`tmux record has ${fields.length} fields, expected ${fieldCount}`);
     }
@@ -62,8 +74,6 @@ function decodeLatin1Bytes(s: string): string {
   for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
   return decodeBytes(bytes);
 }
-
-const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Decodes UTF-8 exactly; each byte that is not part of a valid sequence becomes the visible

@@ -32,6 +32,16 @@ Deno.test("parseRecords splits on the guard only, so tabs and newlines in values
   assert.deepEqual(parseRecords(enc(`${g}R${g}F${other}F${g}E`), g), [[`${other}F`]]);
 });
 
+Deno.test("parseRecords decodes each field exactly whether or not the output is valid UTF-8", () => {
+  const g = newGuard();
+  const valid = enc(`${g}R${g}F日本🙂${g}Fa${g}E\n`);
+  assert.deepEqual(parseRecords(valid, g, 2), [["日本🙂", "a"]]);
+  const head = enc(`${g}R${g}F日本🙂${g}Fx`);
+  const tail = enc(`y${g}E\n`);
+  const invalid = new Uint8Array([...head, 0xff, ...tail]);
+  assert.deepEqual(parseRecords(invalid, g, 2), [["日本🙂", "x\\xFFy"]]);
+});
+
 Deno.test("recordFormat has no # of its own, so it is inert in a tmux format", () => {
   const g = newGuard();
   assert.ok(!g.includes("#"));
