@@ -18,6 +18,7 @@ import {
   type PaneRow,
   type SessionRow,
   type Snapshot,
+  type SnapshotScope,
   takeSnapshot,
   type WindowRow,
 } from "../tmux/snapshot.ts";
@@ -76,9 +77,9 @@ export class TmuxContext {
     return this.runner.run(this.address, args, { signal: this.signal, timeoutMs });
   }
 
-  /** One atomic read of the whole server. */
-  snapshot(): Promise<Snapshot> {
-    return takeSnapshot(this.runner, this.address, { signal: this.signal });
+  /** One atomic read of the server: all of it, or what `scope` names. */
+  snapshot(scope?: SnapshotScope): Promise<Snapshot> {
+    return takeSnapshot(this.runner, this.address, { signal: this.signal }, scope);
   }
 
   /** The caller's pane on this server, per {@link findCallerPane}. */

@@ -37,6 +37,7 @@ function snap(panes: PaneRow[], clients: ClientRow[] = []): Snapshot {
     windows: [],
     panes,
     clients,
+    scope: { sessions: true, windows: true, panes: true, paneId: "" },
   };
 }
 

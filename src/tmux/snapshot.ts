@@ -134,7 +134,26 @@ export interface Snapshot {
   readonly windows: WindowRow[];
   readonly panes: PaneRow[];
   readonly clients: ClientRow[];
+  /** What was read; a list left out by the scope is empty, not "none exist". */
+  readonly scope: Required<SnapshotScope>;
 }
+
+/**
+ * What a snapshot reads. Server facts and clients are always read (they decide who calls and
+ * who watches); the rest only when asked, so a tool pays for what it uses.
+ */
+export interface SnapshotScope {
+  /** Read sessions (default true). */
+  readonly sessions?: boolean;
+  /** Read windows (default true). */
+  readonly windows?: boolean;
+  /** Read panes (default true). */
+  readonly panes?: boolean;
+  /** Read only this pane (`%N`), not every pane; "" reads all. */
+  readonly paneId?: string;
+}
+
+const FULL: Required<SnapshotScope> = { sessions: true, windows: true, panes: true, paneId: "" };
 
 type Spec<T> = { readonly [K in keyof T]: string };
 
@@ -243,37 +262,25 @@ function toRaw<S extends Record<string, string>>(spec: S, values: string[]): Raw
  * The argv of the chained command that reads everything. `list-clients` goes last: with no
  * sessions it fails with "no current target" after the rest has printed.
  */
-function snapshotArgs(guard: string): string[] {
+function snapshotArgs(guard: string, scope: Required<SnapshotScope>): string[] {
   const fmt = (kind: string, spec: Record<string, string>) =>
     recordFormat(guard, [kind, ...Object.values(spec)]);
-  return [
-    "display-message",
-    "-p",
-    fmt("V", SERVER),
-    ";",
-    "list-sessions",
-    "-F",
-    fmt("S", SESSION),
-    ";",
-    "list-windows",
-    "-a",
-    "-F",
-    fmt("W", WINDOW),
-    ";",
-    "list-panes",
-    "-a",
-    "-F",
-    fmt("P", PANE),
-    ";",
-    "list-clients",
-    "-F",
-    fmt("C", CLIENT),
-  ];
+  const args = ["display-message", "-p", fmt("V", SERVER)];
+  if (scope.sessions) args.push(";", "list-sessions", "-F", fmt("S", SESSION));
+  if (scope.windows) args.push(";", "list-windows", "-a", "-F", fmt("W", WINDOW));
+  if (scope.panes) {
+    // The id is checked to be %N, so it cannot carry a format of its own into the filter.
+    const filter = scope.paneId ? ["-f", `#{==:#{pane_id},${scope.paneId}}`] : [];
+    args.push(";", "list-panes", "-a", ...filter, "-F", fmt("P", PANE));
+  }
+  args.push(";", "list-clients", "-F", fmt("C", CLIENT));
+  return args;
 }
 
 /** An empty snapshot for a socket no server listens on. */
 export const NO_SERVER: Snapshot = Object.freeze({
   running: false,
+  scope: FULL,
   server: null,
   sessions: [],
   windows: [],
@@ -289,11 +296,16 @@ export async function takeSnapshot(
   runner: TmuxRunner,
   address: ServerAddress,
   options: RunOptions = {},
+  scope: SnapshotScope = {},
 ): Promise<Snapshot> {
+  const full = { ...FULL, ...scope };
+  if (full.paneId !== "" && !/^%\d+$/.test(full.paneId)) {
+    throw new Error(`not a pane id: ${full.paneId}`);
+  }
   const guard = newGuard();
   // Over the control-mode connection when there is one (a fraction of a millisecond instead
   // of starting a tmux process), by spawning otherwise: the same bytes either way.
-  const result = await execFast(runner, address, snapshotArgs(guard), options);
+  const result = await execFast(runner, address, snapshotArgs(guard, full), options);
   const stderr = result.stderr.trim();
   // With no sessions, list-clients fails with "no current target" after the rest printed.
   if (result.code !== 0 && !/^no current target/m.test(stderr)) {
@@ -305,11 +317,11 @@ export async function takeSnapshot(
       stderr,
     );
   }
-  return parseSnapshot(result.stdout, guard);
+  return { ...parseSnapshot(result.stdout, guard), scope: full };
 }
 
 /** Parses the chained output. Exported for tests. */
-export function parseSnapshot(stdout: Uint8Array, guard: string): Snapshot {
+export function parseSnapshot(stdout: Uint8Array, guard: string): Omit<Snapshot, "scope"> {
   const counts = {
     V: Object.keys(SERVER).length,
     S: Object.keys(SESSION).length,

@@ -128,7 +128,10 @@ const listPanes = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot({
+      sessions: args.session !== undefined,
+      windows: args.window !== undefined,
+    });
     const panes = scopePanes(ctx, snapshot, args.session, args.window);
     const caller = ctx.caller(snapshot);
     const attended = ctx.attended(snapshot);
@@ -260,7 +263,7 @@ const listSessions = defineTool({
   },
   annotations: READ_ONLY,
   async run(_args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot({ windows: false, panes: false });
     const attached = (id: string, control: boolean) =>
       snapshot.clients.filter((c) => c.sessionId === id && c.controlMode === control).length;
     const entries = snapshot.sessions.map((s) =>
@@ -619,8 +622,10 @@ const getPaneInfo = defineTool({
   output: paneDetail,
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
-    const p = ctx.pane(snapshot, args.paneId);
+    const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: args.paneId });
+    // Read only that pane; on a miss, read the pane list once more so the hint names them.
+    const p = snapshot.panes[0] ??
+      ctx.pane(await ctx.snapshot({ sessions: false, windows: false }), args.paneId);
     const data = paneDetailData(p, snapshot, ctx);
     return {
       data,
@@ -709,7 +714,7 @@ const listClients = defineTool({
   },
   annotations: READ_ONLY,
   async run(_args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot({ sessions: false, windows: false, panes: false });
     const entries = snapshot.clients.map((c: ClientRow) => ({
       name: c.name,
       tty: c.tty,
