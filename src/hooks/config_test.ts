@@ -108,6 +108,8 @@ Deno.test("the status format shows each state as a fixed word, and nothing it wa
   const dir = await Deno.makeTempDir();
   try {
     await loadTmuxLines(t);
+    // A fixed name: automatic-rename would flip it between "sh" and its shell's name.
+    await t.tmux("rename-window", "-t", t.ids.windowId, "agent");
     const env = agentEnv(await t.facts(), t.ids.paneId);
     const status = async (option: string) =>
       await t.tmux("display-message", "-p", "-t", t.ids.paneId, `#{E:${option}}`);

@@ -87,19 +87,19 @@ function callsOf(
   if (tool !== BATCH_TOOL && verb === undefined) return [];
   const socket = args.socket_name;
   if (socket !== undefined && typeof socket !== "string") {
-    return [unclear(label, verb ?? "run operations in", "its socket_name is not a string")];
+    return [unclear(label, verb ?? "touch", "its socket_name is not a string")];
   }
   const socketName = socket ?? inheritedSocket;
   if (tool === BATCH_TOOL) {
     const ops = args.operations;
-    if (depth >= MAX_NESTING) return [unclear(label, "run operations in", "batches nest too deep")];
+    if (depth >= MAX_NESTING) return [unclear(label, "touch", "batches nest too deep")];
     if (!Array.isArray(ops)) {
-      return [unclear(label, "run operations in", "its operations are not a list")];
+      return [unclear(label, "touch", "its operations are not a list")];
     }
     return ops.flatMap((op, i) => {
       const opLabel = `${BATCH_TOOL} operation ${i + 1}`;
       if (!isObject(op) || typeof op.tool !== "string") {
-        return [unclear(opLabel, "run", "the operation names no tool")];
+        return [unclear(opLabel, "touch", "the operation names no tool")];
       }
       const opArgs = op.arguments ?? {};
       const opTool = bareToolName(op.tool);
@@ -107,7 +107,7 @@ function callsOf(
         return VERBS[opTool] === undefined && opTool !== BATCH_TOOL ? [] : [
           unclear(
             `${opLabel} (${opTool})`,
-            VERBS[opTool] ?? "run",
+            VERBS[opTool] ?? "touch",
             "its arguments are no object",
           ),
         ];
@@ -186,7 +186,7 @@ export function judgeCalls(
   const out: string[] = [];
   for (const call of calls) {
     if (call.unclear) {
-      out.push(`${call.label} would ${call.verb} panes it does not name (${call.unclear})`);
+      out.push(`${call.label}: cannot tell which panes it would ${call.verb} (${call.unclear})`);
       continue;
     }
     const view = viewOf(call.socketName);
@@ -234,7 +234,8 @@ function touchedPanes(snapshot: Snapshot, target: Target): PaneRow[] {
         ? snapshot.sessions.find((s) => s.id === target.ref)
         : snapshot.sessions.find((s) => s.name === target.ref);
       if (!session) return [];
-      return snapshot.panes.filter((p) => p.placements.some((at) => at.sessionId === session.id));
+      // A window also linked into another session survives there (kill_session says so).
+      return snapshot.panes.filter((p) => p.placements.every((at) => at.sessionId === session.id));
     }
     case "server":
       return snapshot.panes;
@@ -300,7 +301,9 @@ export async function guard(
     const address: ServerAddress = call.socketName === undefined
       ? agent.address
       : { socketName: call.socketName };
-    const snapshot = await takeSnapshot(runner, address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
+    const snapshot = await takeSnapshot(runner, address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS }, {
+      windows: false, // sessions name targets, panes are what is touched, clients who watches
+    });
     views.set(call.socketName, serverView(snapshot, agent));
   }
   const concerns = judgeCalls(calls, (name) => views.get(name)!);

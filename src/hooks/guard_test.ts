@@ -195,7 +195,7 @@ Deno.test("guard: a pane a person watches is asked about, naming pane and client
 });
 
 Deno.test("guard: the agent's own pane is asked about, also inside session and server kills", async () => {
-  await withServer(async (_t, ids, env) => {
+  await withServer(async (t, ids, env) => {
     const own = await guardRun(
       env,
       toolCall("mcp__tmux__send_keys", { paneId: ids.agent, text: "y" }),
@@ -217,6 +217,15 @@ Deno.test("guard: the agent's own pane is asked about, also inside session and s
     );
     const byId = await guardRun(env, toolCall("mcp__tmux__kill_session", { session: "$0" }));
     assert.equal(seedDecision(byId.stdout).permissionDecision, "ask");
+    // A window linked into another session survives kill_session: nothing to ask about.
+    await t.tmux("new-session", "-d", "-s", "linked", "sh");
+    await t.tmux("link-window", "-d", "-s", ids.agent, "-t", "linked:");
+    assert.deepEqual(
+      await guardRun(env, toolCall("mcp__tmux__kill_session", { session: "work session" })),
+      { code: 0, stdout: "", stderr: [] },
+    );
+    const linked = await guardRun(env, toolCall("mcp__tmux__kill_session", { session: "linked" }));
+    assert.deepEqual(linked, { code: 0, stdout: "", stderr: [] });
     const server = await guardRun(env, toolCall("mcp__tmux__kill_server", {}));
     assert.ok(
       seedDecision(server.stdout).permissionDecisionReason.includes("kill the whole tmux server"),
@@ -244,7 +253,10 @@ Deno.test("guard: unknown tools, missing targets and harmless calls pass untouch
       assert.deepEqual(r, { code: 0, stdout: "", stderr: [] }, tool);
     }
     const unclear = await guardRun(env, toolCall("mcp__tmux__send_keys", { text: "x" }));
-    assert.ok(seedDecision(unclear.stdout).permissionDecisionReason.includes("does not name"));
+    assert.ok(
+      seedDecision(unclear.stdout).permissionDecisionReason ===
+        "send_keys: cannot tell which panes it would type into (it names no paneId, windowId or session).",
+    );
   });
 });
 

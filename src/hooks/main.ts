@@ -157,7 +157,9 @@ export async function runHook(args: readonly string[], io: Partial<HookIo> = {})
     env: io.env ?? readEnv,
     writeStdout: io.writeStdout ?? writeDenoStdout,
     writeStderr: io.writeStderr ?? warn,
-    runner: io.runner ?? new TmuxRunner({ maxConcurrent: 1 }),
+    // One-shot: a control-mode connection would cost more to open than the one call it saves,
+    // and would show up as a client of the server.
+    runner: io.runner ?? new TmuxRunner({ maxConcurrent: 1, control: false }),
   };
   let parsed: Parsed;
   try {
@@ -224,6 +226,9 @@ async function runOnPane(
       }
     }
   } catch (error) {
+    if (error instanceof TmuxError && error.kind === "no-target") {
+      return fail(`TMUX_PANE names a pane this tmux server does not have (${error.message}).`);
+    }
     if (
       error instanceof HookInputError || error instanceof AgentPaneError ||
       error instanceof TmuxError

@@ -89,7 +89,8 @@ Deno.test("malformed input: exit 1 with one line, but guard fails closed with 2"
   for (const command of PANE_COMMANDS) {
     for (const stdin of bad) {
       // The input is checked first, inside tmux or not.
-      for (const env of [{}, { TMUX: "/tmp/nowhere,1,0", TMUX_PANE: "%0" }]) {
+      const envs: Record<string, string>[] = [{}, { TMUX: "/tmp/nowhere,1,0", TMUX_PANE: "%0" }];
+      for (const env of envs) {
         const r = await run([command], stdin, env);
         assert.equal(r.code, command === "guard" ? 2 : 1, `${command} ${String(stdin)}`);
         assert.equal(r.stdout, "");
@@ -179,6 +180,7 @@ Deno.test("a pane or server that is gone: exit 1, one line, nothing marked", asy
     }
     const working = await run(["working"], input, agentEnv(facts, "%99"));
     assert.equal(working.code, 1);
+    assert.ok(working.stderr[0].includes("names a pane this tmux server does not have"));
     assert.ok(working.stderr[0].includes("%99"), working.stderr[0]);
     assert.equal(await t.tmux("show-options", "-w", "-t", t.ids.paneId), "");
 

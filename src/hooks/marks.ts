@@ -110,7 +110,12 @@ async function locate(
   runner: TmuxRunner,
   pane: AgentPane,
 ): Promise<{ snapshot: Snapshot; row: PaneRow }> {
-  const snapshot = await takeSnapshot(runner, pane.address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
+  // The agent's pane and the clients are all it takes to know who watches it.
+  const snapshot = await takeSnapshot(runner, pane.address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS }, {
+    sessions: false,
+    windows: false,
+    paneId: pane.paneId,
+  });
   const caller = findCallerPane(snapshot, { tmux: pane.tmux, tmuxPane: pane.paneId });
   const row = snapshot.panes.find((p) => p.id === caller.paneId);
   if (caller.via !== "TMUX_PANE" || !row) throw new AgentPaneError(caller.reason);

@@ -26,6 +26,7 @@ import { execFast, execOnce } from "../tmux/control.ts";
 import { judgeResult, TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
 import {
+  awaitFirstOutput,
   clampTimeout,
   keepTail,
   paneEnded,
@@ -691,6 +692,8 @@ const runCommand = defineTool({
       table.set(key, state);
       keep = true;
       const typed = typedCommand(args.command, nonce);
+      // A pane created a moment ago may not have drawn its first prompt yet.
+      await awaitFirstOutput(ctx, pane.id, watch.start, Math.min(effective, 2_000));
       await pasteViaBuffer(ctx, pane.id, typed, { enter: true, keepNewlines: true });
       const deadline = began + effective;
       const endToken = `__tmcp_${nonce}_E:`;

@@ -131,6 +131,27 @@ async function probeWith(
   return { probe, lines: trimTrailingBlank(text.split("\n")) };
 }
 
+/**
+ * Waits (bounded) until a pane that has written nothing yet writes something: a shell that
+ * has not drawn its first prompt may not have set up its line editor, and bash drops what is
+ * typed before then. Returns at once for a pane that has output already.
+ */
+export async function awaitFirstOutput(
+  ctx: TmuxContext,
+  paneId: string,
+  start: PaneProbe,
+  maxMs: number,
+): Promise<void> {
+  const blank = (p: PaneProbe) =>
+    p.exists && p.historySize === 0 && p.cursorX === 0 && p.cursorY === 0;
+  if (!blank(start)) return;
+  const until = performance.now() + maxMs;
+  while (performance.now() < until && !ctx.signal.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    if (!blank((await probeWith(ctx, paneId, [])).probe)) return;
+  }
+}
+
 /** The bytes after the framed record (and its newline): the chained command's output. */
 function afterRecord(stdout: Uint8Array, guard: string): Uint8Array {
   const end = new TextEncoder().encode(`${guard}E\n`);

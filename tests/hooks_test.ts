@@ -1,0 +1,146 @@
+/**
+ * `tmux-mcp hook` as an agent runs it: a separate `deno run` process started with exactly the
+ * `start` task's flags (the permissions the shipped binary has), fed hook JSON on stdin.
+ */
+
+import assert from "node:assert/strict";
+import denoJson from "../deno.json" with { type: "json" };
+import { MESSAGE_OPTION, STATE_OPTION } from "../src/hooks/marks.ts";
+import { agentEnv, RECORDED, recorded, seedDecision, toolCall } from "../src/hooks/testing.ts";
+import { cleanEnv, sh, TestTmux } from "./helpers/tmux.ts";
+
+const root = new URL("../", import.meta.url).pathname;
+
+/** The `start` task's arguments after `deno`: `run --no-prompt --allow-run=tmux ... main.ts`. */
+function startArgs(): string[] {
+  const words = denoJson.tasks.start.split(" ");
+  assert.equal(words[0], "deno");
+  assert.equal(words.at(-1), "main.ts");
+  assert.ok(words.includes("--allow-run=tmux") && words.includes("--allow-env=TMUX*"));
+  return [...words.slice(1, -1), `${root}main.ts`];
+}
+
+async function hookProcess(
+  args: string[],
+  stdin: string,
+  env: Record<string, string> = {},
+  extraFlags: string[] = [],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [run, ...flags] = startArgs();
+  return await sh(Deno.execPath(), [run, ...extraFlags, ...flags, "hook", ...args], {
+    env: cleanEnv(env),
+    stdin,
+    allowFail: true,
+  });
+}
+
+Deno.test("the hook's module graph holds src/hooks, src/tmux and diagnostics only", async () => {
+  const info = await sh(Deno.execPath(), ["info", "--json", `${root}src/hooks/main.ts`]);
+  const modules: string[] = JSON.parse(info.stdout).modules.map((m: { specifier: string }) =>
+    m.specifier
+  );
+  const local = modules.map((m) => m.replace(`file://${root}`, ""));
+  assert.ok(local.includes("src/hooks/main.ts") && local.includes("src/tmux/run.ts"));
+  for (const m of local) {
+    assert.ok(/^src\/(hooks|tmux)\/[a-z_]+\.ts$|^src\/diagnostics\.ts$/.test(m), m);
+    assert.ok(!m.endsWith("_test.ts") && m !== "src/hooks/testing.ts", m);
+  }
+});
+
+Deno.test("through main.ts the hook never loads an npm package (the serve path does)", async () => {
+  const t = await TestTmux.start();
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    // --no-npm makes loading any npm module (the MCP SDK, zod) fail at run time.
+    const hook = await hookProcess(["working"], JSON.stringify(RECORDED.UserPromptSubmit), env, [
+      "--no-npm",
+    ]);
+    assert.deepEqual(hook, { code: 0, stdout: "", stderr: "" });
+    assert.equal(
+      await t.tmux("show-options", "-wv", "-t", t.ids.paneId, STATE_OPTION),
+      "working\n",
+    );
+    const [run, ...flags] = startArgs();
+    const serve = await sh(Deno.execPath(), [run, "--no-npm", ...flags], {
+      env: cleanEnv(),
+      stdin: "",
+      allowFail: true,
+    });
+    assert.notEqual(serve.code, 0);
+    assert.ok(serve.stderr.includes("npm specifiers were requested"), serve.stderr);
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("spawned with the start task's flags: marks, decisions, exit codes", async () => {
+  const t = await TestTmux.start("main");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const option = (name: string) => t.tmuxRaw("show-options", "-wv", "-t", t.ids.paneId, name);
+
+    const attention = await hookProcess(["attention"], JSON.stringify(RECORDED.Notification), env);
+    assert.deepEqual(attention, { code: 0, stdout: "", stderr: "" });
+    assert.equal((await option(STATE_OPTION)).stdout, "needs-input\n");
+    assert.equal(
+      (await option(MESSAGE_OPTION)).stdout,
+      `${RECORDED.Notification.message}\n`,
+    );
+    const done = await hookProcess(["done"], JSON.stringify(RECORDED.Stop), env);
+    assert.deepEqual(done, { code: 0, stdout: "", stderr: "" });
+    assert.equal((await option(STATE_OPTION)).stdout, "done\n");
+    const clear = await hookProcess(["clear"], JSON.stringify(RECORDED.Stop), env);
+    assert.deepEqual(clear, { code: 0, stdout: "", stderr: "" });
+    assert.equal((await option(STATE_OPTION)).code, 1);
+
+    const window2 = (await t.tmux("new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "sh"))
+      .trim().split(" ");
+    const unwatched = await hookProcess(
+      ["guard"],
+      toolCall("mcp__tmux__send_keys", { paneId: window2[1], text: "ls" }),
+      env,
+    );
+    assert.deepEqual(unwatched, { code: 0, stdout: "", stderr: "" });
+    const tty = await t.attach(window2[0]);
+    const watched = await hookProcess(
+      ["guard", "--deny"],
+      toolCall("mcp__tmux__send_keys", { paneId: window2[1], text: "ls" }),
+      env,
+    );
+    assert.equal(watched.code, 0, watched.stderr);
+    assert.equal(watched.stderr, "");
+    const decision = seedDecision(watched.stdout);
+    assert.equal(decision.permissionDecision, "deny");
+    assert.ok(decision.permissionDecisionReason.includes(tty), decision.permissionDecisionReason);
+
+    const malformed = await hookProcess(["guard"], "{", env);
+    assert.equal(malformed.code, 2);
+    assert.equal(malformed.stdout, "");
+    assert.match(malformed.stderr, /^tmux-mcp hook guard: hook input is not JSON: .*\n$/);
+    const missing = await hookProcess(
+      ["working"],
+      JSON.stringify(recorded("UserPromptSubmit", { prompt: undefined })),
+      env,
+    );
+    assert.equal(missing.code, 1);
+    assert.equal(
+      missing.stderr,
+      "tmux-mcp hook working: UserPromptSubmit input: missing prompt.\n",
+    );
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("spawned outside tmux: silent; --help and config need nothing", async () => {
+  for (const command of ["attention", "working", "done", "clear", "guard"]) {
+    const r = await hookProcess([command], toolCall("mcp__tmux__kill_server", {}));
+    assert.deepEqual(r, { code: 0, stdout: "", stderr: "" }, command);
+  }
+  const help = await hookProcess(["--help"], "");
+  assert.equal(help.code, 0);
+  assert.ok(help.stdout.startsWith("tmux-mcp hook — "));
+  const config = await hookProcess(["config", "--settings", "--server-name", "tmux2"], "");
+  assert.equal(config.code, 0);
+  assert.equal(JSON.parse(config.stdout).hooks.PreToolUse[1].matcher, "mcp__tmux2__.*");
+});
