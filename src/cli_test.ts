@@ -85,3 +85,12 @@ Deno.test("bad flags and values are usage errors naming the culprit", () => {
     });
   }
 });
+
+Deno.test("hook: the first word hands the rest to the hook commands untouched", () => {
+  assert.deepEqual(parseCli(["hook", "working", "--deny"], noEnv), {
+    kind: "hook",
+    args: ["working", "--deny"],
+  });
+  // Only as the first word: elsewhere it is an ordinary (refused) positional.
+  assert.throws(() => parseCli(["--read-only", "hook"], noEnv), UsageError);
+});
