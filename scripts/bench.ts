@@ -276,13 +276,24 @@ for (const size of SIZES) {
       ),
       await time(() => tmux(fx.socket, "capture-pane", "-p", "-t", target, "-S", "-200")),
     );
-    const captureChain = (extra: string[]) =>
-      fx.panes.flatMap((p, i) => [...(i ? [";"] : []), "capture-pane", "-p", "-t", p, ...extra]);
+    // tmux refuses a command line over about 16 KB: chain at most 200 captures per process.
+    const captureChains = async (extra: string[]) => {
+      for (let at = 0; at < fx.panes.length; at += 200) {
+        const chunk = fx.panes.slice(at, at + 200);
+        await tmux(
+          fx.socket,
+          ...chunk.flatMap((
+            p,
+            i,
+          ) => [...(i ? [";"] : []), "capture-pane", "-p", "-t", p, ...extra]),
+        );
+      }
+    };
     record(
       size,
       "search_panes (visible screen)",
       await time(() => call(server, "search_panes", { pattern: "NEEDLE-PRESENT" })),
-      await time(() => tmux(fx.socket, ...captureChain([]))),
+      await time(() => captureChains([])),
     );
     record(
       size,
@@ -290,7 +301,7 @@ for (const size of SIZES) {
       await time(() =>
         call(server, "search_panes", { pattern: "NEEDLE-PRESENT", scrollbackLines: SCROLLBACK })
       ),
-      await time(() => tmux(fx.socket, ...captureChain(["-S", `-${SCROLLBACK}`]))),
+      await time(() => captureChains(["-S", `-${SCROLLBACK}`])),
     );
     record(
       size,

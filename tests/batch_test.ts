@@ -4,12 +4,10 @@
  */
 
 import assert from "node:assert/strict";
-import { connect, type TestClient } from "./helpers/mcp.ts";
+import { connect, withTmux } from "./helpers/mcp.ts";
 import { TestTmux } from "./helpers/tmux.ts";
 import { jsonBytes } from "../src/mcp/bounds.ts";
 import type { Toolset } from "../src/mcp/toolsets.ts";
-
-type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
 interface Batch {
   results: {
@@ -26,20 +24,6 @@ interface Batch {
   failed: number;
   complete: boolean;
   note: string | null;
-}
-
-async function withTmux(
-  fn: (t: Started, c: TestClient) => Promise<void>,
-  options: { toolsets?: readonly Toolset[]; maxResultBytes?: number } = {},
-): Promise<void> {
-  const t = await TestTmux.start();
-  const c = await connect({ socketName: t.socket, ...options });
-  try {
-    await fn(t, c);
-  } finally {
-    await c.close();
-    await t.kill();
-  }
 }
 
 const windowCount = async (t: TestTmux): Promise<number> =>

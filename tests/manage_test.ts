@@ -6,25 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import { connect, type ConnectOptions, type TestClient } from "./helpers/mcp.ts";
+import { connect, withTmux } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
-
-type Started = Awaited<ReturnType<typeof TestTmux.start>>;
-
-/** A private server with one session "main" and a client connected to it. */
-async function withTmux(
-  fn: (t: Started, c: TestClient) => Promise<void>,
-  options: ConnectOptions = {},
-): Promise<void> {
-  const t = await TestTmux.start();
-  const c = await connect({ socketName: t.socket, ...options });
-  try {
-    await fn(t, c);
-  } finally {
-    await c.close();
-    await t.kill();
-  }
-}
 
 /** A marker file a `#(touch ...)` would create if tmux ever ran it. */
 async function marker(): Promise<{ path: string; never: () => Promise<void> }> {

@@ -6,27 +6,14 @@
 
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
-import { connect, type TestClient } from "./helpers/mcp.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { withTmux } from "./helpers/mcp.ts";
+import { waitFor } from "./helpers/tmux.ts";
 import {
   parseOptionLines,
   parseShellEnvironment,
   shellQuote,
   unquoteOptionValue,
 } from "../src/tools/settings.ts";
-
-type Started = Awaited<ReturnType<typeof TestTmux.start>>;
-
-async function withTmux(fn: (t: Started, c: TestClient) => Promise<void>): Promise<void> {
-  const t = await TestTmux.start();
-  const c = await connect({ socketName: t.socket });
-  try {
-    await fn(t, c);
-  } finally {
-    await c.close();
-    await t.kill();
-  }
-}
 
 /** Values that have broken option and environment round trips somewhere. */
 const TRICKY = [

@@ -5,27 +5,14 @@
  */
 
 import assert from "node:assert/strict";
-import { connect, type TestClient } from "./helpers/mcp.ts";
+import { connect, withTmux } from "./helpers/mcp.ts";
 import { TestTmux } from "./helpers/tmux.ts";
 import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
-
-type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
 interface Removed {
   removed: { panes: string[]; windows: string[]; sessions: { id: string; name: string }[] };
   serverStopped: boolean;
   complete: boolean;
-}
-
-async function withTmux(fn: (t: Started, c: TestClient) => Promise<void>): Promise<void> {
-  const t = await TestTmux.start();
-  const c = await connect({ socketName: t.socket });
-  try {
-    await fn(t, c);
-  } finally {
-    await c.close();
-    await t.kill();
-  }
 }
 
 /** Ids of a kind on the server, by listing (an empty list when no server runs). */

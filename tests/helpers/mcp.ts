@@ -15,6 +15,7 @@ import type { Toolset } from "../../src/mcp/toolsets.ts";
 import { buildServer, type BuiltServer } from "../../src/server.ts";
 import type { CallerEnv } from "../../src/tmux/identity.ts";
 import { TOOLSETS } from "../../src/mcp/toolsets.ts";
+import { TestTmux } from "./tmux.ts";
 
 /** What a test may set when connecting. */
 export interface ConnectOptions {
@@ -85,4 +86,23 @@ export async function connect(options: ConnectOptions = {}): Promise<TestClient>
       await server.runner.close();
     },
   };
+}
+
+/** A started private tmux server, with the ids of its first session, window and pane. */
+export type StartedTmux = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/** Runs `fn` with a private tmux server and an MCP client connected to it; cleans both up. */
+export async function withTmux(
+  fn: (t: StartedTmux, c: TestClient) => Promise<void>,
+  options: Omit<ConnectOptions, "socketName"> = {},
+): Promise<void> {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ ...options, socketName: t.socket });
+    await fn(t, c);
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
 }
