@@ -82,6 +82,18 @@ export class TmuxContext {
     return takeSnapshot(this.runner, this.address, { signal: this.signal }, scope);
   }
 
+  /**
+   * Enough of the server to guard input into one pane: that pane and every client (who calls,
+   * who watches). When its window has synchronize-panes on, or the pane is missing (for the
+   * hint), every pane is read instead, so the whole cohort is judged.
+   */
+  async guardSnapshot(paneId: string): Promise<Snapshot> {
+    const one = await this.snapshot({ sessions: false, windows: false, paneId });
+    const pane = one.panes[0];
+    if (pane && !pane.synchronized) return one;
+    return await this.snapshot({ sessions: false, windows: false });
+  }
+
   /** The caller's pane on this server, per {@link findCallerPane}. */
   caller(snapshot: Snapshot): CallerPane {
     return findCallerPane(snapshot, this.config.callerEnv);

@@ -225,7 +225,7 @@ const sendKeys = defineTool({
   output: sentSchema.shape,
   annotations: TYPES,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.guardSnapshot(args.paneId);
     const sent = await sendOne(ctx, snapshot, args);
     return { data: sent, summary: describeSent(sent) };
   },
@@ -275,7 +275,7 @@ const sendKeysBatch = defineTool({
         continue;
       }
       try {
-        const sent = await sendOne(ctx, await ctx.snapshot(), op);
+        const sent = await sendOne(ctx, await ctx.guardSnapshot(op.paneId), op);
         results.push({ index, paneId: op.paneId, status: "sent", error: null, sent });
       } catch (error) {
         const text = cutString(failureText(error, ctx.address), 2_000).text;
@@ -367,7 +367,7 @@ const pasteText = defineTool({
   },
   annotations: TYPES,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
     const reached = guardInput(ctx, snapshot, pane, { force: args.force });
     const enter = args.enter ?? false;
@@ -636,7 +636,7 @@ const runCommand = defineTool({
     if (args.command.includes("\0")) {
       throw new ToolFailure("The command holds a NUL character, which no shell can take.", "");
     }
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
     const cohort = guardInput(ctx, snapshot, pane, { force: args.force });
     if (cohort.length > 1) {
