@@ -316,11 +316,18 @@ for (const size of SIZES) {
     const wake: number[] = [];
     for (let i = -WARMUP; i < RUNS; i++) {
       const word = `WAKE-${size}-${i + WARMUP}-${crypto.randomUUID().slice(0, 6)}`;
+      const token = `wake-${word}`;
       const pending = server.request("tools/call", {
         name: "wait_for_text",
         arguments: { paneId: fx.workPane, patterns: [word], timeoutMs: 10_000 },
+        _meta: { progressToken: token },
       });
-      await new Promise((r) => setTimeout(r, 150));
+      // The first progress notification says the wait is watching: only then write.
+      const until = performance.now() + 10_000;
+      while (
+        !server.notifications.some((n) => n.params?.progressToken === token) &&
+        performance.now() < until
+      ) await new Promise((r) => setTimeout(r, 1));
       const t0 = performance.now();
       await Deno.writeTextFile(fx.workTty, `${word}\r\n`);
       const answer = await pending;

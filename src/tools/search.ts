@@ -218,7 +218,7 @@ const searchPanes = defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const matcher = lineMatcher(args.pattern, args.regex ?? false, args.matchCase ?? false);
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot({ sessions: args.session !== undefined, windows: false });
     ctx.requireRunning(snapshot);
     let panes = snapshot.panes;
     if (args.session !== undefined) {
