@@ -164,7 +164,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 function checkSocketName(value: string, source: string): string {
-  if (value === "" || value.includes("/") || value.includes("\0")) {
+  // deno-lint-ignore no-control-regex
+  if (value === "" || value.includes("/") || /[\u0000-\u001f\u007f]/.test(value)) {
     throw new UsageError(
       `${source}: "${value}" is not a socket name (no "/"; use --socket-path for a path).`,
     );

@@ -6,9 +6,9 @@
  */
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { ServerConfig } from "./mcp/context.ts";
 import { ToolRegistry } from "./mcp/registry.ts";
+import { StdioTransport } from "./mcp/stdio.ts";
 import type { Toolset } from "./mcp/toolsets.ts";
 import { TmuxRunner } from "./tmux/run.ts";
 import { registerBatchTools } from "./tools/batch.ts";
@@ -73,22 +73,19 @@ export function buildServer(options: ServerOptions): BuiltServer {
 
 /**
  * Serves over stdio until the client closes stdin (or the process is told to stop), then
- * kills any tmux child still running and resolves. The SDK's transport does not notice
- * end-of-input by itself, so this watches for it.
+ * answers what is nearly done, kills any tmux child still running and resolves.
  */
 export async function serveStdio(options: ServerOptions): Promise<void> {
   const built = buildServer(options);
-  const transport = new StdioServerTransport();
+  const transport = new StdioTransport();
   const closed = Promise.withResolvers<void>();
-  const { stdin } = await import("node:process");
-  stdin.once("end", () => closed.resolve());
-  stdin.once("close", () => closed.resolve());
+  transport.oninputend = () => closed.resolve();
   transport.onclose = () => closed.resolve();
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     try {
       Deno.addSignalListener(signal, () => closed.resolve());
     } catch {
-      // Not every platform has every signal; the stdin watch still ends the process.
+      // Not every platform has every signal; end of input still ends the process.
     }
   }
   await built.mcp.connect(transport);

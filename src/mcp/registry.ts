@@ -12,6 +12,7 @@
  */
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type {
   CallToolResult,
@@ -48,8 +49,9 @@ export interface ToolReply<T> {
 
 /** The `socket_name` every tool accepts. */
 export const socketNameField = z.string().min(1).max(256).regex(
-  /^[^/\0]+$/,
-  "a socket name, not a path",
+  // deno-lint-ignore no-control-regex
+  /^[^/\u0000-\u001f\u007f]+$/,
+  "a socket name: no '/', no control characters",
 ).optional().describe(
   "tmux socket name (tmux -L) of the server to use; default: the server this MCP server was started for.",
 );
@@ -183,6 +185,12 @@ export class ToolRegistry {
 
   /** Hands every tool on offer to an SDK server. */
   attach(server: McpServer): void {
+    // Arguments are validated in call(), with messages written for a model ("paneId is
+    // required"); the SDK's own pass would answer first, in zod's words ("expected string,
+    // received undefined"), and would turn arguments that are not an object into a protocol
+    // error instead of a tool error.
+    (server as unknown as { validateToolInput: (tool: unknown, args: unknown) => unknown })
+      .validateToolInput = (_tool: unknown, args: unknown) => Promise.resolve(args);
     for (const tool of this.#tools.values()) {
       server.registerTool(
         tool.name,
@@ -202,10 +210,43 @@ export class ToolRegistry {
           }),
       );
     }
+    rejectMalformedCalls(server);
   }
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
+
+/**
+ * A `tools/call` whose params are not `{name, arguments?: object}` is the client's mistake:
+ * answer it as invalid params (-32602) in one sentence. The SDK's request parsing would throw
+ * its schema error as an internal error (-32603) with a raw dump.
+ */
+function rejectMalformedCalls(server: McpServer): void {
+  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
+    ._requestHandlers;
+  const original = handlers?.get("tools/call");
+  if (!handlers || !original) return;
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
+  handlers.set("tools/call", (request, extra) => {
+    const params = isObject(request) ? request.params : undefined;
+    if (
+      !isObject(params) || typeof params.name !== "string" ||
+      (params.arguments !== undefined && params.arguments !== null &&
+        !isObject(params.arguments))
+    ) {
+      return Promise.reject(
+        new McpError(
+          ErrorCode.InvalidParams,
+          "tools/call needs params {name: a tool name, arguments: an object of named fields}.",
+        ),
+      );
+    }
+    return original(request, extra);
+  });
+}
 
 function progressSender(extra: Extra): ProgressFn {
   const token = extra._meta?.progressToken;
@@ -230,18 +271,47 @@ export function successResult(reply: ToolReply<unknown>): CallToolResult {
   };
 }
 
-/** A failure: one text block, `isError`, no structured content. */
+/** A failure: one text block, `isError`, no structured content, no raw control characters. */
 export function errorResult(text: string): CallToolResult {
-  return { content: [{ type: "text", text }], isError: true };
+  return { content: [{ type: "text", text: visible(text) }], isError: true };
+}
+
+/**
+ * Control characters (an escape sequence in a name tmux echoes back, a NUL in a field name)
+ * shown as `\xNN`, so an error text can never drive the terminal it is printed on. Tabs and
+ * newlines stay.
+ */
+export function visible(text: string): string {
+  return text.replace(
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u0008\u000b-\u001f\u007f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`,
+  );
+}
+
+/** A field name or key for a message: quoted when it is not a plain identifier. */
+function fieldName(key: PropertyKey): string {
+  const text = String(key);
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(text) ? text : JSON.stringify(text);
 }
 
 /** Zod issues as one readable sentence. */
 export function describeIssues(error: z.ZodError): string {
   return error.issues.slice(0, 5).map((issue) => {
-    const path = issue.path.length ? issue.path.join(".") : "arguments";
+    const path = issue.path.length ? issue.path.map(fieldName).join(".") : "arguments";
     if (issue.code === "unrecognized_keys") {
-      return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")}`;
+      const keys = issue.keys.slice(0, 5).map(fieldName).join(", ");
+      return `unknown field${issue.keys.length > 1 ? "s" : ""} ${keys}` +
+        (issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : "");
     }
-    return `${path}: ${issue.message}`;
+    if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) {
+      return `${path} is required (${issue.expected})`;
+    }
+    if (issue.code === "invalid_type" && issue.path.length === 0) {
+      return `arguments must be an object of named fields (${
+        issue.message.replace(/^Invalid input: /, "")
+      })`;
+    }
+    return `${path}: ${issue.message.replace(/^Invalid input: /, "")}`;
   }).join("; ") + (error.issues.length > 5 ? `; and ${error.issues.length - 5} more` : "");
 }

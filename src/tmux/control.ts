@@ -579,6 +579,7 @@ export class ServerControl {
   readonly #connections = new Set<Connection>();
   readonly #opening = new Map<string, Promise<Connection>>();
   #primary: Connection | null = null;
+  #acquiring: Promise<Connection> | null = null;
   #closed = false;
   #noSessionUntil = 0;
 
@@ -658,6 +659,14 @@ export class ServerControl {
 
   async #primaryConnection(): Promise<Connection> {
     if (this.#primary && !this.#primary.closed) return this.#primary;
+    // Concurrent first calls share one attempt: otherwise each would open a client of its own.
+    if (!this.#acquiring) {
+      this.#acquiring = this.#acquirePrimary().finally(() => this.#acquiring = null);
+    }
+    return await this.#acquiring;
+  }
+
+  async #acquirePrimary(): Promise<Connection> {
     const open = [...this.#connections].find((c) => !c.closed);
     if (open) {
       await open.ready;

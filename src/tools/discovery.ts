@@ -11,7 +11,7 @@ import { z } from "zod";
 import { boundMetadata, capList, fitEntries } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import { defineTool, READ_ONLY, socketNameField, type ToolRegistry } from "../mcp/registry.ts";
 import {
   count,
   int,
@@ -821,8 +821,9 @@ const listServers = defineTool({
     "timeout, so a stale socket file or a stuck server never hangs the call. Other sockets in " +
     "tmux's socket folder are not listed: this binary has no permission to read folders.",
   input: {
-    socketNames: z.array(z.string().min(1).max(256).regex(/^[^/\0]+$/, "a socket name"))
-      .max(32).optional().describe("More socket names (tmux -L) to probe."),
+    socketNames: z.array(socketNameField.unwrap()).max(32).optional().describe(
+      "More socket names (tmux -L) to probe.",
+    ),
   },
   output: { servers: z.array(serverEntry) },
   annotations: READ_ONLY,

@@ -119,8 +119,31 @@ type SendArgs = {
 };
 type Sent = z.infer<typeof sentSchema>;
 
+/**
+ * Refuses text tmux would not deliver as given, instead of reporting it sent: tmux ends an
+ * argument at a NUL (the rest never arrives), and a lone surrogate has no UTF-8 form (a
+ * replacement character would arrive instead).
+ */
+function checkDeliverable(what: string, text: string, hint: string): void {
+  if (text.includes("\0")) {
+    throw new ToolFailure(
+      `${what} holds a NUL character; tmux would cut the text there and nothing after it would arrive.`,
+      hint,
+    );
+  }
+  if (!text.isWellFormed()) {
+    throw new ToolFailure(
+      `${what} is not well-formed Unicode (a lone surrogate), so it cannot arrive as given.`,
+      hint,
+    );
+  }
+}
+
 /** Guards, checks key names, then types text, presses keys and Enter in one tmux call. */
 async function sendOne(ctx: TmuxContext, snapshot: Snapshot, op: SendArgs): Promise<Sent> {
+  const nothingSent = 'Nothing was sent. A NUL byte is the key "C-Space" in keys.';
+  if (op.text !== undefined) checkDeliverable("text", op.text, nothingSent);
+  for (const key of op.keys ?? []) checkDeliverable("A key name", key, nothingSent);
   const pane = ctx.pane(snapshot, op.paneId);
   const keys = op.keys ?? [];
   const enter = op.enter ?? op.text !== undefined;
@@ -367,6 +390,7 @@ const pasteText = defineTool({
   },
   annotations: TYPES,
   async run(args, ctx) {
+    checkDeliverable("text", args.text, "Nothing was pasted.");
     const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
     const reached = guardInput(ctx, snapshot, pane, { force: args.force });
@@ -472,9 +496,14 @@ const MAX_TYPED_LINE = 3_000;
  * the echo of this very line never contains them; only running it does. A leading space keeps
  * it out of history in bash (HISTCONTROL=ignorespace/ignoreboth) and zsh (HIST_IGNORE_SPACE).
  */
-export function typedCommand(command: string, nonce: string): string {
+export function typedCommand(command: string, nonce: string, shell = "sh"): string {
   const units = printfUnits(command);
-  const open = ` printf '%s_%s_B\\n' __tmcp ${nonce}; eval "$(printf %b `;
+  // A syntax error inside a plain eval aborts the whole typed line in an interactive POSIX
+  // shell, end marker included; `command eval` keeps the line going (POSIX: command strips a
+  // special builtin's power to abort). zsh's `command` runs only external programs, and zsh's
+  // eval does not abort the line: plain eval there.
+  const evaluate = shell === "zsh" ? "eval" : "command eval";
+  const open = ` printf '%s_%s_B\\n' __tmcp ${nonce}; ${evaluate} "$(printf %b `;
   const close = `)"; printf '%s_%s_E:%s\\n' __tmcp ${nonce} "$?"`;
   const payload = units.join("");
   if (open.length + payload.length + close.length + 2 <= MAX_TYPED_LINE) {
@@ -636,6 +665,7 @@ const runCommand = defineTool({
     if (args.command.includes("\0")) {
       throw new ToolFailure("The command holds a NUL character, which no shell can take.", "");
     }
+    checkDeliverable("The command", args.command, "Nothing was run.");
     const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
     const cohort = guardInput(ctx, snapshot, pane, { force: args.force });
@@ -691,7 +721,7 @@ const runCommand = defineTool({
       state.shell = requirePosixShell(pane.id, watch.start.command);
       table.set(key, state);
       keep = true;
-      const typed = typedCommand(args.command, nonce);
+      const typed = typedCommand(args.command, nonce, state.shell);
       // A pane created a moment ago may not have drawn its first prompt yet.
       await awaitFirstOutput(ctx, pane.id, watch.start, Math.min(effective, 2_000));
       await pasteViaBuffer(ctx, pane.id, typed, { enter: true, keepNewlines: true });

@@ -17,7 +17,7 @@
  */
 
 import { z } from "zod";
-import { boundMetadata, fitEntries, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
+import { boundMetadata, cutString, fitEntries, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import {
@@ -619,8 +619,12 @@ async function hooksAt(
 function checkHookName(name: string): { base: string; index: number | null } {
   const m = HOOK_NAME.exec(name);
   if (!m) {
+    // The seed contract puts no bound on hook_name: echo only its start.
+    const shown = cutString(name, 80);
     throw new ToolFailure(
-      `${JSON.stringify(name)} is not a hook name.`,
+      `${JSON.stringify(shown.text)}${
+        shown.omittedBytes > 0 ? ` (and ${shown.omittedBytes} more bytes)` : ""
+      } is not a hook name.`,
       "Hook names look like pane-exited or session-renamed[2]; show_hooks lists them.",
     );
   }

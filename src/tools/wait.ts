@@ -110,7 +110,15 @@ async function probeWith(
   const stderr = result.stderr.trim();
   if (result.code !== 0 && records.length === 0) {
     const kind = classifyStderr(stderr);
-    if (kind === "no-target" || kind === "no-server") return { probe: GONE, lines: [] };
+    if (kind === "no-target") return { probe: GONE, lines: [] };
+    if (kind === "no-server") {
+      // The whole server went, not just this pane: no outcome can be read from it.
+      throw new ToolFailure(
+        `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched (it was ` +
+          "killed, crashed, or its last pane exited).",
+        "create_session starts a new one; list_servers shows the servers that are running.",
+      );
+    }
     throw new TmuxError(kind, stderr.split("\n")[0] || "tmux failed", stderr);
   }
   const r = records[0] ?? [];

@@ -1,0 +1,335 @@
+/**
+ * Bad protocol, through the real stdio process started with the `start` task's flags (issue
+ * 9): malformed JSON lines, unknown methods, requests without ids, invalid requests, a line
+ * of several megabytes, a request cancelled mid-flight. JSON-RPC errors where the protocol
+ * asks for them, nothing but JSON-RPC on stdout, and the server keeps serving.
+ *
+ * The tests at the end pin what the protocol asks for and the SDK's stdio transport does not
+ * do yet (see the report in ROBUSTNESS.md); they fail until src/server.ts handles it.
+ */
+
+import assert from "node:assert/strict";
+import { newFigures, reportFigures, sleep } from "./helpers/robust.ts";
+import { type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, TestTmux } from "./helpers/tmux.ts";
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/** A private tmux server and the real server process on it, initialized. */
+async function withServer(fn: (t: Started, s: StdioServer) => Promise<void>): Promise<void> {
+  const t = await TestTmux.start();
+  const { cmd, args } = startCommand();
+  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    await s.initialize();
+    await fn(t, s);
+  } finally {
+    await s.kill();
+    await t.kill();
+  }
+}
+
+/** Resolves with the answer, or with "no answer" after `ms`, or "exited" if the process ended. */
+async function answerWithin(
+  s: StdioServer,
+  answer: Promise<RpcMessage>,
+  ms: number,
+): Promise<RpcMessage | "no answer" | "exited"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      answer,
+      s.child.status.then(() => "exited" as const),
+      new Promise<"no answer">((resolve) => timer = setTimeout(() => resolve("no answer"), ms)),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The server still answers list_panes with the one pane of `t`, within a few seconds. */
+async function stillServing(t: Started, s: StdioServer, after: string): Promise<void> {
+  const answer = await answerWithin(
+    s,
+    s.request("tools/call", { name: "list_panes", arguments: {} }),
+    10_000,
+  );
+  assert.ok(typeof answer === "object", `after ${after}: ${answer}`);
+  const panes = (answer.result?.structuredContent as { panes?: { id: string }[] })?.panes ?? [];
+  assert.deepEqual(panes.map((p) => p.id), [t.ids.paneId], `after ${after}`);
+}
+
+/**
+ * Starts a server process of its own, writes `bytes` first (they may be anything, invalid
+ * UTF-8 included), then initializes and calls list_panes; returns every message it answered.
+ */
+async function rawExchange(t: Started, bytes: Uint8Array): Promise<RpcMessage[]> {
+  const { cmd, args } = startCommand();
+  const child = new Deno.Command(cmd, {
+    args: [...args, "--socket", t.socket],
+    env: cleanEnv(),
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const line = (m: unknown) => new TextEncoder().encode(`${JSON.stringify(m)}\n`);
+  await writer.write(bytes);
+  await writer.write(line({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "1" },
+    },
+  }));
+  await writer.write(line({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  await writer.write(line({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "list_panes", arguments: {} },
+  }));
+  const messages: RpcMessage[] = [];
+  let buffer = "";
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+  try {
+    while (!messages.some((m) => m.id === 2)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let nl;
+      while ((nl = buffer.indexOf("\n")) !== -1) {
+        messages.push(JSON.parse(buffer.slice(0, nl)));
+        buffer = buffer.slice(nl + 1);
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    await writer.close().catch(() => {});
+    await reader.cancel().catch(() => {});
+    await child.status;
+  }
+  return messages;
+}
+
+const MALFORMED: readonly string[] = [
+  "{",
+  "not json at all",
+  '{"jsonrpc":"2.0","id":1,"method":',
+  "[]",
+  "null",
+  "123",
+  '"a string"',
+  "{}",
+  '{"jsonrpc":"2.0"}',
+  '{"jsonrpc":"1.0","id":900,"method":"tools/list"}',
+  '{"id":901,"method":"tools/list"}',
+  '[{"jsonrpc":"2.0","id":902,"method":"tools/list"}]',
+  '{"jsonrpc":"2.0","id":{"an":"object"},"method":"tools/list"}',
+  '{"jsonrpc":"2.0","id":null,"method":"tools/list"}',
+  '{"jsonrpc":"2.0","id":903,"method":42}',
+  '{"jsonrpc":"2.0","id":904,"result":{}}',
+  '{"jsonrpc":"2.0","id":905,"error":{"code":1,"message":"a response nobody asked for"}}',
+  "\u0000\u0001\u001b[2J",
+  `{"jsonrpc":"2.0","id":906,"method":"tools/list","params":${"[".repeat(10_000)}}`,
+  "   ",
+];
+
+Deno.test("robustness protocol: malformed lines, unknown methods and notifications leave the server serving", async () => {
+  const figures = newFigures();
+  await withServer(async (t, s) => {
+    for (const line of MALFORMED) {
+      figures.inputs++;
+      await s.writeLine(line);
+      await stillServing(t, s, `the line ${JSON.stringify(line.slice(0, 60))}`);
+    }
+    // A lone surrogate escaped in JSON, where a tool argument goes.
+    figures.inputs++;
+    const surrogate = await answerWithin(
+      s,
+      s.request("tools/call", { name: "list_panes", arguments: { session: "\ud800" } }),
+      10_000,
+    );
+    assert.ok(typeof surrogate === "object" && surrogate.result?.isError, "a lone surrogate");
+    await stillServing(t, s, "a lone surrogate");
+
+    // Unknown methods with an id: -32601, with that id, whatever its type.
+    for (const id of [7_001, "a string id", 0]) {
+      figures.inputs++;
+      const answer = new Promise<RpcMessage>((resolve) => {
+        const check = () => {
+          const found = s.notifications.find((m) => m.id === id && m.error);
+          if (found) resolve(found);
+          else setTimeout(check, 10);
+        };
+        check();
+      });
+      await s.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method: "no/such/method" }));
+      const got = await answerWithin(s, answer, 10_000);
+      assert.ok(typeof got === "object", `unknown method with id ${JSON.stringify(id)}: ${got}`);
+      assert.equal(got.error?.code, -32601);
+    }
+
+    // Requests without an id are notifications: never answered, and the server goes on.
+    const seen = s.notifications.length;
+    const notifications = [
+      { jsonrpc: "2.0", method: "no/such/notification" },
+      { jsonrpc: "2.0", method: "tools/list" },
+      { jsonrpc: "2.0", method: "tools/call", params: { name: "list_panes", arguments: {} } },
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 424242 } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "x" } },
+    ];
+    for (const n of notifications) {
+      figures.inputs++;
+      await s.writeLine(JSON.stringify(n));
+    }
+    await stillServing(t, s, "notifications");
+    await sleep(300);
+    const answered = s.notifications.slice(seen).filter((m) => m.method === undefined);
+    assert.deepEqual(answered, [], "no answer to a notification");
+
+    // Every line on stdout was JSON-RPC (the helper parses each one), and the process lives.
+    for (const m of s.notifications) assert.equal(m.jsonrpc, "2.0");
+    let exited = false;
+    s.child.status.then(() => exited = true);
+    await sleep(50);
+    assert.equal(exited, false, "the process is still running");
+  });
+  reportFigures("protocol", figures);
+});
+
+Deno.test("robustness protocol: bytes that are not UTF-8 do not stop the server", async () => {
+  const t = await TestTmux.start();
+  try {
+    const messages = await rawExchange(
+      t,
+      new Uint8Array([0x7b, 0xff, 0xfe, 0xc0, 0x80, 0x0d, 0x7d, 0x0a, 0xed, 0xa0, 0x80, 0x0a]),
+    );
+    const answer = messages.find((m) => m.id === 2);
+    assert.ok(answer, `list_panes after invalid UTF-8: ${JSON.stringify(messages)}`);
+    const panes = (answer.result?.structuredContent as { panes?: { id: string }[] })?.panes ?? [];
+    assert.deepEqual(panes.map((p) => p.id), [t.ids.paneId]);
+  } finally {
+    await t.kill();
+  }
+});
+
+/**
+ * Sends a search_panes request of `megabytes` MB on one line; it must be answered (refused:
+ * the pattern is far past its bound) and the server must go on.
+ */
+async function hugeLine(t: Started, s: StdioServer, megabytes: number): Promise<RpcMessage> {
+  const pattern = "x".repeat(megabytes * 1024 * 1024);
+  const answer = await answerWithin(
+    s,
+    s.request("tools/call", { name: "search_panes", arguments: { pattern } }),
+    60_000,
+  );
+  assert.ok(typeof answer === "object", `a ${megabytes} MB request: ${answer}`);
+  await stillServing(t, s, `a ${megabytes} MB line`);
+  return answer;
+}
+
+Deno.test("robustness protocol: a line of several megabytes is answered and the server keeps serving", async () => {
+  await withServer(async (t, s) => {
+    // 4 MB: under the SDK transport's 10 MiB buffer, which grows by copying (see below).
+    const answer = await hugeLine(t, s, 4);
+    const text = JSON.stringify(answer);
+    assert.ok(text.length < 10_000, `the refusal does not echo the line (${text.length} chars)`);
+    await s.writeLine("y".repeat(4 * 1024 * 1024));
+    await stillServing(t, s, "4 MB of garbage");
+  });
+});
+
+Deno.test("robustness protocol: a wait cancelled mid-flight stops at once and the server keeps serving", async () => {
+  await withServer(async (t, s) => {
+    const id = 31_337;
+    await s.writeLine(JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: {
+        name: "wait_for_text",
+        arguments: { paneId: t.ids.paneId, patterns: ["NEVER-PRINTED"], timeoutMs: 60_000 },
+        _meta: { progressToken: "cancel-me" },
+      },
+    }));
+    const progress = () =>
+      s.notifications.filter((m) =>
+        m.method === "notifications/progress" && m.params?.progressToken === "cancel-me"
+      ).length;
+    // The wait is running: it reported progress (a tick a second).
+    const until = Date.now() + 10_000;
+    while (progress() < 2 && Date.now() < until) await sleep(50);
+    assert.ok(progress() >= 2, "the wait reports progress while it runs");
+    await s.notify("notifications/cancelled", { requestId: id, reason: "the test gave up" });
+    await stillServing(t, s, "the cancellation");
+    const after = progress();
+    await sleep(2_500);
+    assert.equal(progress(), after, "no progress after the cancellation: the wait ended");
+    assert.equal(
+      s.notifications.some((m) => m.id === id),
+      false,
+      "a cancelled request gets no answer",
+    );
+    // A new wait on the same pane works (the old one left no watch behind).
+    const again = await answerWithin(
+      s,
+      s.request("tools/call", {
+        name: "wait_for_text",
+        arguments: { paneId: t.ids.paneId, patterns: ["NEVER-PRINTED"], timeoutMs: 200 },
+      }),
+      10_000,
+    );
+    assert.ok(typeof again === "object", `a second wait: ${again}`);
+    assert.equal(
+      (again.result?.structuredContent as { outcome?: string })?.outcome,
+      "timedOut",
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// What the protocol asks for and the SDK's stdio transport did not do (it dropped such lines
+// silently, and closed on a line over 10 MiB): src/mcp/stdio.ts answers them.
+
+Deno.test("a 10 MB line is refused with an error and the server keeps serving", async () => {
+  await withServer(async (t, s) => {
+    await hugeLine(t, s, 10);
+  });
+});
+
+Deno.test("a malformed line is answered with a JSON-RPC parse error", async () => {
+  await withServer(async (_t, s) => {
+    const seen = s.notifications.length;
+    await s.writeLine("{ not json");
+    await sleep(500);
+    const errors = s.notifications.slice(seen).filter((m) => m.error);
+    assert.equal(errors.length, 1, "one answer");
+    assert.equal(errors[0].error?.code, -32700);
+    assert.equal(errors[0].id, null);
+  });
+});
+
+Deno.test("an invalid request with an id is answered with -32600 or -32602", async () => {
+  await withServer(async (_t, s) => {
+    const cases: [number, unknown][] = [
+      [950, { jsonrpc: "1.0", id: 950, method: "tools/list" }],
+      [951, { jsonrpc: "2.0", id: 951, method: "tools/call" }],
+      [952, { jsonrpc: "2.0", id: 952, method: "tools/call", params: { arguments: {} } }],
+    ];
+    for (const [, request] of cases) await s.writeLine(JSON.stringify(request));
+    await sleep(500);
+    for (const [id] of cases) {
+      const answer = s.notifications.find((m) => m.id === id);
+      assert.ok(answer?.error, `request ${id} is answered with an error`);
+      assert.ok([-32600, -32602].includes(answer.error.code), `${id}: ${answer.error.code}`);
+    }
+  });
+});
