@@ -201,8 +201,8 @@ export class ToolRegistry {
           outputSchema: tool.outputSchema,
           annotations: { title: tool.title, ...tool.annotations },
         },
-        // The SDK validated the arguments already; call() validates again so a batch row and a
-        // direct call take exactly the same path.
+        // call() validates (the SDK's own pass is off, see above), so a batch row and a direct
+        // call take exactly the same path.
         (args: unknown, extra: Extra) =>
           this.call(tool, args, {
             signal: extra.signal,

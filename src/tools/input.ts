@@ -18,6 +18,7 @@ import { byteLength, cutString } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { failureText, ToolFailure } from "../mcp/errors.ts";
 import { guardInput } from "../mcp/guards.ts";
+import { newBufferName } from "./buffers.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { escapeTrailingSemicolon } from "../tmux/format.ts";
@@ -337,7 +338,8 @@ async function pasteViaBuffer(
   text: string,
   options: { enter: boolean; keepNewlines: boolean },
 ): Promise<void> {
-  const name = `tmux-mcp-${randomHex(8)}`;
+  // A name of the buffer family's own, so delete_buffer and a restart recognise it as ours.
+  const name = newBufferName();
   const paste = ["paste-buffer", "-b", name, "-d", "-p"];
   if (options.keepNewlines) paste.push("-r");
   paste.push("-t", paneId);
@@ -662,9 +664,6 @@ const runCommand = defineTool({
   annotations: TYPES,
   async run(args, ctx) {
     const { effective, clamped } = clampTimeout(args.timeoutMs);
-    if (args.command.includes("\0")) {
-      throw new ToolFailure("The command holds a NUL character, which no shell can take.", "");
-    }
     checkDeliverable("The command", args.command, "Nothing was run.");
     const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
