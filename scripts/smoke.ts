@@ -5,12 +5,16 @@
  * argument against `deno run` with exactly the flags the binary bakes in.
  *
  * Usage: deno task smoke [path-to-binary | --bundle]
- *   --bundle   run dist/tmux-mcp.js (the bundled code the binaries embed) with the baked flags
+ *   --bundle   run dist/bundle/main.js (the bundled code the binaries embed) with the baked
+ *              flags, and check that its hook path never loads the server's code
  *
  * @module
  */
 
 import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
+
+/** The bundle's entry, beside its chunks (`deno task bundle` splits code per dynamic import). */
+const BUNDLE_ENTRY = "dist/bundle/main.js";
 
 const arg = Deno.args[0];
 let cmd: string;
@@ -18,7 +22,7 @@ let args: string[];
 if (arg === undefined || arg === "--bundle") {
   ({ cmd, args } = startCommand());
   if (arg === "--bundle") {
-    args = args.map((a) => a.endsWith("/main.ts") ? a.replace(/main\.ts$/, "dist/tmux-mcp.js") : a);
+    args = args.map((a) => a.endsWith("/main.ts") ? a.replace(/main\.ts$/, BUNDLE_ENTRY) : a);
   }
 } else {
   cmd = arg.includes("/") ? arg : `./${arg}`;
@@ -61,8 +65,89 @@ async function tool(
   return result.structuredContent ?? {};
 }
 
+/** `tmux-mcp hook working` from the same program, inside the pane it made: marks its window. */
+async function checkHook(paneId: string): Promise<void> {
+  const facts = new TextDecoder().decode(
+    (await new Deno.Command("tmux", {
+      args: ["-L", socket, "display-message", "-p", "-t", paneId, "#{socket_path},#{pid}"],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output()).stdout,
+  ).trim();
+  const hook = new Deno.Command(cmd, {
+    args: [...args, "hook", "working"],
+    env: { ...env, TMUX: `${facts},0`, TMUX_PANE: paneId },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = hook.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(JSON.stringify({
+    session_id: "smoke",
+    transcript_path: "/dev/null",
+    cwd: "/",
+    hook_event_name: "UserPromptSubmit",
+    prompt: "smoke",
+  })));
+  await writer.close();
+  const out = await hook.output();
+  const err = new TextDecoder().decode(out.stderr);
+  check(
+    out.code === 0 && out.stdout.length === 0 && err === "",
+    `hook working exits 0${err ? `: ${err}` : ""}`,
+  );
+  const state = new TextDecoder().decode(
+    (await new Deno.Command("tmux", {
+      args: ["-L", socket, "show-options", "-wv", "-t", paneId, "@agent-state"],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output()).stdout,
+  );
+  check(state === "working\n", "hook working marks the window");
+}
+
+/**
+ * The bundle must keep the hook path light: what `main.js` loads statically, plus the chunk
+ * its hook path imports, must not hold the server (the MCP SDK's `tools/list` handling).
+ */
+async function checkBundleSplit(): Promise<void> {
+  const dir = BUNDLE_ENTRY.slice(0, BUNDLE_ENTRY.lastIndexOf("/") + 1);
+  const read = (file: string) => Deno.readTextFile(dir + file);
+  const staticImports = (code: string) =>
+    [...code.matchAll(/(?:\bfrom|\bimport)\s*["']\.\/([^"']+)["']/g)].map((m) => m[1]);
+  const dynamicImports = (code: string) =>
+    [...code.matchAll(/\bimport\(\s*["']\.\/([^"']+)["']\s*\)/g)].map((m) => m[1]);
+  const closure = async (file: string, seen = new Set<string>()) => {
+    if (seen.has(file)) return seen;
+    seen.add(file);
+    for (const next of staticImports(await read(file))) await closure(next, seen);
+    return seen;
+  };
+  const entry = await read("main.js");
+  const lazy = dynamicImports(entry);
+  let hookChunk: string | undefined;
+  let serverChunk: string | undefined;
+  for (const chunk of lazy) {
+    const code = [...await closure(chunk)];
+    const texts = await Promise.all(code.map(read));
+    if (texts.some((t) => t.includes("usage: tmux-mcp hook"))) hookChunk = chunk;
+    if (texts.some((t) => t.includes("tools/list"))) serverChunk = chunk;
+  }
+  check(hookChunk && serverChunk, `the bundle splits per entry path (${lazy.join(", ")})`);
+  const hookPath = await closure("main.js", await closure(hookChunk!));
+  const heavy = [];
+  for (const file of hookPath) if ((await read(file)).includes("tools/list")) heavy.push(file);
+  check(
+    heavy.length === 0,
+    `the hook path (${[...hookPath].join(", ")}) loads no server code ${heavy.join(", ")}`,
+  );
+}
+
 let status = 1;
 try {
+  if (arg === "--bundle") await checkBundleSplit();
   const init = await server.initialize();
   check(
     (init.result?.serverInfo as { name?: string })?.name === "tmux-mcp",
@@ -88,6 +173,7 @@ try {
   );
   const captured = await tool("capture_pane", { paneId: created.paneId });
   check(String(captured.text).includes("smoke-42"), "capture_pane reads it back");
+  await checkHook(String(created.paneId));
   const killed = await tool("kill_session", { session: created.sessionId });
   const removed = killed.removed as { sessions: { id: string }[]; panes: string[] };
   check(

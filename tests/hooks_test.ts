@@ -144,3 +144,42 @@ Deno.test("spawned outside tmux: silent; --help and config need nothing", async 
   assert.equal(config.code, 0);
   assert.equal(JSON.parse(config.stdout).hooks.PreToolUse[1].matcher, "mcp__tmux2__.*");
 });
+
+Deno.test("stdin is read whole across many pipe chunks, and refused past its limit", async () => {
+  const t = await TestTmux.start();
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    // A 1 MiB prompt arrives in many 64 KiB pipe reads; every byte must be read before parsing.
+    const big = JSON.stringify(recorded("UserPromptSubmit", { prompt: "é".repeat(512 * 1024) }));
+    const ok = await hookProcess(["working"], big, env);
+    assert.deepEqual(ok, { code: 0, stdout: "", stderr: "" });
+    assert.equal(
+      await t.tmux("show-options", "-wv", "-t", t.ids.paneId, STATE_OPTION),
+      "working\n",
+    );
+  } finally {
+    await t.kill();
+  }
+  // Past MAX_INPUT_BYTES the hook stops reading and says so; the writer may see a broken pipe.
+  const [run, ...flags] = startArgs();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [run, ...flags, "hook", "working"],
+    env: cleanEnv(),
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const chunk = new Uint8Array(1024 * 1024).fill(0x20);
+  try {
+    for (let i = 0; i < 17; i++) await writer.write(chunk);
+    await writer.close();
+  } catch {
+    // The hook exited before taking all of it: expected.
+  }
+  const out = await child.output();
+  assert.equal(out.code, 1);
+  assert.equal(new TextDecoder().decode(out.stdout), "");
+  assert.match(new TextDecoder().decode(out.stderr), /^tmux-mcp hook working: .*larger than/);
+});
