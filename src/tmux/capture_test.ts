@@ -16,6 +16,7 @@ import {
   isBlankRow,
   lastWrittenIndex,
   type NormalGrid,
+  paneRows,
   type PaneState,
   readPaneState,
   rowHash,
@@ -331,7 +332,8 @@ Deno.test("tmux: a command line over 16 KB is refused, so chains of captures are
       assert.deepEqual(got.map((r) => r instanceof TmuxError ? r : r.paneId), longest);
       for (const r of got) {
         assert.ok(!(r instanceof TmuxError));
-        assert.equal(r.rows.length, 6 - r.top, "history (none) plus the 6-row screen");
+        assert.equal(r.rowCount, 6 - r.top, "history (none) plus the 6-row screen");
+        assert.equal(paneRows(r).length, r.rowCount);
       }
     }
   });
@@ -361,7 +363,7 @@ Deno.test("captureMany reads on after a pane that closed, and reports that one",
     assert.equal(got.length, 4);
     assert.ok(got[1] instanceof TmuxError && got[1].kind === "no-target", String(got[1]));
     assert.deepEqual(
-      [got[2], got[3]].map((r) => r instanceof TmuxError ? r.message : trimRow(r.rows[0])),
+      [got[2], got[3]].map((r) => r instanceof TmuxError ? r.message : trimRow(paneRows(r)[0])),
       ["after-1", "after-2"],
     );
     await assert.rejects(

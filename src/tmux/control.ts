@@ -275,15 +275,73 @@ export interface Watch {
   close(): void;
 }
 
+/**
+ * Lines of command output, each followed by a newline, in one growing buffer. A capture of
+ * 100 panes with their history is 200 000 lines: one small copy per line would make as many
+ * buffers (and garbage), so lines are appended into this instead.
+ */
+class LineSink {
+  #buf = new Uint8Array(1024);
+  /** Bytes held. */
+  length = 0;
+  /** Lines held. */
+  lines = 0;
+
+  append(line: Uint8Array): void {
+    const need = this.length + line.length + 1;
+    if (need > this.#buf.length) {
+      const grown = new Uint8Array(Math.max(need, this.#buf.length * 2));
+      grown.set(this.#buf.subarray(0, this.length));
+      this.#buf = grown;
+    }
+    this.#buf.set(line, this.length);
+    this.length += line.length;
+    this.#buf[this.length++] = 0x0a;
+    this.lines++;
+  }
+
+  /** Appends whole lines, each already ending with a newline. */
+  appendLines(bytes: Uint8Array): void {
+    const need = this.length + bytes.length;
+    if (need > this.#buf.length) {
+      const grown = new Uint8Array(Math.max(need, this.#buf.length * 2));
+      grown.set(this.#buf.subarray(0, this.length));
+      this.#buf = grown;
+    }
+    this.#buf.set(bytes, this.length);
+    this.length += bytes.length;
+    for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) this.lines++;
+  }
+
+  /** The bytes from `from` to the end (a view, valid until the next append). */
+  view(from = 0): Uint8Array {
+    return this.#buf.subarray(from, this.length);
+  }
+
+  /** Drops everything from byte `at` (where `lines` lines were held). */
+  truncate(at: number, lines: number): void {
+    this.length = at;
+    this.lines = lines;
+  }
+}
+
 interface Block {
   readonly id: string;
   readonly flags: string;
-  readonly lines: Uint8Array[];
+  /** Where the block's lines go: its command's output, or a sink of its own. */
+  readonly sink: LineSink;
+  /** The sink's length and line count when the block began. */
+  readonly start: number;
+  readonly startLines: number;
 }
 
 interface Pending {
   readonly nonce: string;
-  readonly blocks: { ok: boolean; lines: Uint8Array[] }[];
+  /** Output of the commands that succeeded, in order. */
+  readonly out: LineSink;
+  /** Output of the commands that failed (tmux's complaint), in order. */
+  readonly err: LineSink;
+  failed: boolean;
   /** Cleared when the caller stopped waiting (timeout, cancel); the answer is then dropped. */
   settle: ((result: ControlResult | Error) => void) | null;
 }
@@ -307,6 +365,13 @@ const STRUCTURAL = new Set([
   "%pane-mode-changed",
 ]);
 
+/** Where the next line starting with "%" begins, at or after line start `from`; else the end. */
+function nextPercentLine(buf: Uint8Array, from: number): number {
+  let at = buf.indexOf(0x25, from);
+  while (at > from && buf[at - 1] !== 0x0a) at = buf.indexOf(0x25, at + 1);
+  return at === -1 ? buf.length : at;
+}
+
 function startsWith(line: Uint8Array, prefix: string): boolean {
   if (line.length < prefix.length) return false;
   for (let i = 0; i < prefix.length; i++) if (line[i] !== prefix.charCodeAt(i)) return false;
@@ -315,19 +380,6 @@ function startsWith(line: Uint8Array, prefix: string): boolean {
 
 function ascii(bytes: Uint8Array): string {
   return String.fromCharCode(...bytes.subarray(0, 256));
-}
-
-function concatLines(lines: Uint8Array[]): Uint8Array {
-  let size = 0;
-  for (const l of lines) size += l.length + 1;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const l of lines) {
-    out.set(l, at);
-    at += l.length;
-    out[at++] = 0x0a;
-  }
-  return out;
 }
 
 function randomHex(bytes: number): string {
@@ -402,7 +454,20 @@ class Connection {
         const output = new Map<string, Uint8Array[]>();
         let changed = false;
         let start = 0;
-        for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, start)) {
+        while (start < buf.length) {
+          const block = this.#block;
+          if (block && buf[start] !== 0x25) {
+            // Inside a command's answer, every line up to the next one starting with "%"
+            // (which may end the block) is output: copy them in one go.
+            const stop = nextPercentLine(buf, start);
+            const end = buf.lastIndexOf(0x0a, stop - 1);
+            if (end < start) break;
+            block.sink.appendLines(buf.subarray(start, end + 1));
+            start = end + 1;
+            continue;
+          }
+          const i = buf.indexOf(0x0a, start);
+          if (i === -1) break;
           changed = this.#line(buf.subarray(start, i), output) || changed;
           start = i + 1;
         }
@@ -423,7 +488,7 @@ class Connection {
         this.#block = null;
         this.#finishBlock(block, startsWith(line, "%end "));
       } else {
-        block.lines.push(line.slice());
+        block.sink.append(line);
       }
       return false;
     }
@@ -439,7 +504,15 @@ class Connection {
     }
     if (startsWith(line, "%begin ")) {
       const [, time, number, flags] = ascii(line).split(" ");
-      this.#block = { id: `${time} ${number} ${flags}`, flags, lines: [] };
+      // A command of ours writes straight into the oldest waiting call's output.
+      const sink = (flags === "1" ? this.#pending[0]?.out : undefined) ?? new LineSink();
+      this.#block = {
+        id: `${time} ${number} ${flags}`,
+        flags,
+        sink,
+        start: sink.length,
+        startLines: sink.lines,
+      };
       return false;
     }
     const word = ascii(line.subarray(0, 40)).split(" ")[0];
@@ -459,33 +532,44 @@ class Connection {
   }
 
   #finishBlock(block: Block, ok: boolean): void {
+    const { sink, start, startLines } = block;
     if (block.flags !== "1") {
       // Not a command of ours: the attach itself, answered before `%session-changed`.
       if (this.#handshake && !ok) {
-        const reason = new TextDecoder().decode(concatLines(block.lines)).trim();
+        const reason = new TextDecoder().decode(sink.view(start)).trim();
         this.#handshake = false;
         this.#readyReject(new ControlUnavailable(reason || "tmux refused to attach"));
       }
       return;
     }
     const head = this.#pending[0];
-    if (!head) return;
-    if (ok && block.lines.length === 1 && ascii(block.lines[0]) === head.nonce) {
+    if (!head || sink !== head.out) return;
+    const only = sink.lines - startLines === 1 ? sink.view(start) : null;
+    if (ok && only && ascii(only.subarray(0, only.length - 1)) === head.nonce) {
+      // The sentinel: everything before it was this call's.
+      sink.truncate(start, startLines);
       this.#pending.shift();
-      const failed = head.blocks.filter((b) => !b.ok);
-      const result: ControlResult = {
-        code: failed.length === 0 ? 0 : 1,
-        stdout: concatLines(head.blocks.filter((b) => b.ok).flatMap((b) => b.lines)),
+      head.settle?.({
+        code: head.failed ? 1 : 0,
+        stdout: head.out.view(),
         // A spawned tmux reports a parse error without the "parse error: " a control
         // client is given: drop it, so both paths say the same.
-        stderr: failed.length === 0 ? "" : new TextDecoder().decode(
-          concatLines(failed.flatMap((b) => b.lines)),
-        ).replace(/^parse error: /gm, ""),
-      };
-      head.settle?.(result);
+        stderr: head.failed
+          ? new TextDecoder().decode(head.err.view()).replace(/^parse error: /gm, "")
+          : "",
+      });
       return;
     }
-    head.blocks.push({ ok, lines: block.lines });
+    if (!ok) {
+      head.failed = true;
+      const lines = sink.view(start);
+      let at = 0;
+      for (let i = lines.indexOf(0x0a); i !== -1; i = lines.indexOf(0x0a, at)) {
+        head.err.append(lines.subarray(at, i));
+        at = i + 1;
+      }
+      sink.truncate(start, startLines);
+    }
   }
 
   #dispatch(output: Map<string, Uint8Array[]>, changed: boolean): void {
@@ -523,7 +607,13 @@ class Connection {
     if (this.closed) throw new ControlUnavailable("the control connection was lost");
     const nonce = `tmux-mcp-${randomHex(12)}`;
     const { promise, resolve } = Promise.withResolvers<ControlResult | Error>();
-    const pending: Pending = { nonce, blocks: [], settle: resolve };
+    const pending: Pending = {
+      nonce,
+      out: new LineSink(),
+      err: new LineSink(),
+      failed: false,
+      settle: resolve,
+    };
     this.#pending.push(pending);
     // The sentinel is a line of its own: a failing command skips the rest of its own line
     // only, so the sentinel always answers, and everything before it is this call's.

@@ -133,6 +133,43 @@ Deno.test("control exec gives byte-identical results to spawning tmux", async ()
   });
 });
 
+Deno.test("large answers with protocol-looking lines arrive byte-identical over control", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
+    // Lines a naive reader would take for the protocol, between thousands of long lines, so
+    // they fall on every position of the pipe's chunks.
+    const script = [
+      "i=0; while [ $i -lt 3000 ]; do",
+      "printf '%0150d\\n' $i;",
+      "[ $((i % 97)) -eq 0 ] && printf '%%end 1 2 1\\n%%error 1 2 1\\n%%begin 1 2 1\\n%%\\n%%output %%0 x\\n';",
+      "i=$((i+1)); done; printf 'DONE\\n'; exec sleep 100000",
+    ].join(" ");
+    const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", script)).trim();
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("DONE"),
+      "the pane's output",
+      20_000,
+    );
+    const capture = ["capture-pane", "-p", "-t", pane, "-S", "-", "-E", "-"];
+    const spawned = await runner.exec(address, capture);
+    const carried = await control.exec(capture);
+    assert.ok(spawned.stdout.length > 100_000, `${spawned.stdout.length} bytes`);
+    assert.ok(text(spawned.stdout).includes("\n%end 1 2 1\n%error 1 2 1\n%begin 1 2 1\n%\n"));
+    assert.equal(carried.code, 0);
+    assert.ok(carried.stdout.length === spawned.stdout.length, "same length");
+    assert.deepEqual(carried.stdout, spawned.stdout);
+    // Output before a failing command is kept, and the failure reported, either way.
+    const chain = [...capture, ";", "list-panes", "-t", "=nosuch"];
+    const spawnedChain = await runner.exec(address, chain);
+    const carriedChain = await control.exec(chain);
+    assert.equal(carriedChain.code, spawnedChain.code);
+    assert.notEqual(carriedChain.code, 0);
+    assert.deepEqual(carriedChain.stdout, spawnedChain.stdout);
+    assert.equal(carriedChain.stderr.trim(), spawnedChain.stderr.trim());
+  });
+});
+
 Deno.test("a value holding a newline falls back to spawning, with the same result", async () => {
   await withServer(async (t, runner) => {
     const address = { socketName: t.socket };

@@ -21,6 +21,7 @@ import {
   chainPanes,
   lastWrittenIndex,
   type PaneRows,
+  paneRows,
   type PaneRowsResult,
 } from "../tmux/capture.ts";
 import { TmuxError } from "../tmux/run.ts";
@@ -41,20 +42,33 @@ const MAX_PLACEMENTS = 8;
 /** Entries kept in the lists of capped and skipped panes. */
 const MAX_PANE_NOTES = 50;
 
-/** A predicate over one line. */
-export type LineMatcher = (line: string) => boolean;
+/** What a matcher found in one pane's text. */
+export interface TextMatches {
+  /** Rows that match (each row counts once, however often it matches). */
+  readonly found: number;
+  /** The last `max` matching rows (nearest the bottom), in order: index in the text, text. */
+  readonly kept: { row: number; text: string }[];
+}
+
+/** Finds the matching rows of a pane's text (rows joined by newlines). */
+export interface TextMatcher {
+  /** Matches rows 0..`last` of `text`, keeping the last `max`. */
+  match(text: string, last: number, max: number): TextMatches;
+  /** Whether a blank row can match (then rows below the last written one must be cut off). */
+  readonly matchesBlank: boolean;
+}
 
 /**
  * Builds the matcher: a literal substring by default, a JavaScript regular expression (Unicode
  * mode) with `regex`; case-insensitive unless `matchCase`. A bad regex is a refusal that says
  * what is wrong, before any pane is read.
+ *
+ * A literal is found with `indexOf` over the pane's whole text (lowercased once when case does
+ * not matter), so a search through 200 000 rows of history does not make a string per row; a
+ * regex is tested row by row, since `^`, `$` and classes like `\s` are about one row.
  */
-export function lineMatcher(pattern: string, regex: boolean, matchCase: boolean): LineMatcher {
-  if (!regex) {
-    if (matchCase) return (line) => line.includes(pattern);
-    const lower = pattern.toLowerCase();
-    return (line) => line.toLowerCase().includes(lower);
-  }
+export function lineMatcher(pattern: string, regex: boolean, matchCase: boolean): TextMatcher {
+  if (!regex) return literalMatcher(pattern, matchCase);
   let re: RegExp;
   try {
     re = new RegExp(pattern, matchCase ? "u" : "iu");
@@ -65,7 +79,62 @@ export function lineMatcher(pattern: string, regex: boolean, matchCase: boolean)
       "Fix it (JavaScript syntax, Unicode mode), or pass regex: false to search for the text literally.",
     );
   }
-  return (line) => re.test(line);
+  return {
+    matchesBlank: re.test(""),
+    match(text, last, max) {
+      const rows = text.split("\n");
+      const kept: { row: number; text: string }[] = [];
+      let found = 0;
+      for (let i = 0; i <= last && i < rows.length; i++) {
+        if (!re.test(rows[i])) continue;
+        found++;
+        kept.push({ row: i, text: rows[i] });
+        if (kept.length > max) kept.shift();
+      }
+      return { found, kept };
+    },
+  };
+}
+
+function literalMatcher(pattern: string, matchCase: boolean): TextMatcher {
+  const needle = matchCase ? pattern : pattern.toLowerCase();
+  return {
+    matchesBlank: false,
+    match(text, last, max) {
+      // A row holds no newline, so a pattern with one matches no row.
+      if (needle.includes("\n")) return { found: 0, kept: [] };
+      const hay = matchCase ? text : text.toLowerCase();
+      // Lowercasing keeps every newline; only a few characters (İ) change length, and then
+      // the row's text is taken by row number instead of by offset.
+      let split: string[] | null = null;
+      const rowText = (row: number, start: number, end: number) =>
+        hay.length === text.length ? text.slice(start, end) : (split ??= text.split("\n"))[row];
+      const spans: [number, number, number][] = [];
+      let found = 0;
+      let row = 0;
+      let rowStart = 0;
+      let from = 0;
+      for (let at = hay.indexOf(needle, from); at !== -1; at = hay.indexOf(needle, from)) {
+        let newline = hay.indexOf("\n", rowStart);
+        while (newline !== -1 && newline < at) {
+          row++;
+          rowStart = newline + 1;
+          newline = hay.indexOf("\n", rowStart);
+        }
+        if (row > last) break;
+        found++;
+        spans.push([row, rowStart, newline === -1 ? hay.length : newline]);
+        if (spans.length > max) spans.shift();
+        if (newline === -1) break;
+        row++;
+        rowStart = from = newline + 1;
+      }
+      return {
+        found,
+        kept: spans.map(([r, start, end]) => ({ row: r, text: rowText(r, start, end) })),
+      };
+    },
+  };
 }
 
 /** What one pane's search found. */
@@ -101,18 +170,16 @@ async function mapPool<T, R>(
 function matchRows(
   pane: PaneRow,
   captured: PaneRows,
-  matcher: LineMatcher,
+  matcher: TextMatcher,
   max: number,
 ): PaneSearch {
-  const last = lastWrittenIndex(captured.rows, captured.top);
-  const matches: { lineNumber: number; text: string }[] = [];
-  let found = 0;
-  for (let i = 0; i <= last; i++) {
-    if (!matcher(captured.rows[i])) continue;
-    found++;
-    matches.push({ lineNumber: captured.top + i, text: captured.rows[i] });
-    if (matches.length > max) matches.shift();
-  }
+  // Blank rows below the last written one are tmux's padding; only a matcher that can match a
+  // blank row needs them cut off (which takes the rows one by one).
+  const last = matcher.matchesBlank
+    ? lastWrittenIndex(paneRows(captured), captured.top)
+    : captured.rowCount - 1;
+  const { found, kept } = matcher.match(captured.text, last, max);
+  const matches = kept.map((m) => ({ lineNumber: captured.top + m.row, text: m.text }));
   return { pane, matches, found, skipped: null };
 }
 
@@ -124,7 +191,7 @@ function matchRows(
 export async function searchInPanes(
   ctx: TmuxContext,
   panes: readonly PaneRow[],
-  options: { matcher: LineMatcher; scrollbackLines: number; maxMatchesPerPane: number },
+  options: { matcher: TextMatcher; scrollbackLines: number; maxMatchesPerPane: number },
 ): Promise<PaneSearch[]> {
   const byId = new Map(panes.map((p) => [p.id, p]));
   const chains = chainPanes(panes.map((p) => p.id), options.scrollbackLines);
