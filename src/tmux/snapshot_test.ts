@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
-import { takeSnapshot } from "./snapshot.ts";
-import { escapeFormat, escapeTrailingSemicolon } from "./format.ts";
+import { parseSnapshot, takeSnapshot } from "./snapshot.ts";
+import { escapeFormat, escapeTrailingSemicolon, newGuard } from "./format.ts";
 
 /**
  * What tmux stores for a session name: it escapes backslashes (and control characters, which
@@ -174,3 +174,20 @@ async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
+
+Deno.test("snapshot: packed id/number fields are checked, never guessed", () => {
+  const guard = newGuard();
+  const record = (kind: string, fields: string[]) =>
+    `${guard}R${[kind, ...fields].map((f) => `${guard}F${f}`).join("")}${guard}E\n`;
+  const bytes = (s: string) => new TextEncoder().encode(s);
+  // A server record: socket path and version framed on their own, the pid packed.
+  const good = record("V", ["/tmp/sock", "3.3a", "123"]);
+  assert.equal(parseSnapshot(bytes(good), guard).server?.pid, 123);
+  for (const packed of ["12 3", "abc", "1;2", "#{pid}"]) {
+    assert.throws(
+      () => parseSnapshot(bytes(record("V", ["/tmp/sock", "3.3a", packed])), guard),
+      /unexpected packed tmux values/,
+      packed,
+    );
+  }
+});
