@@ -28,9 +28,13 @@ Deno.test("the start task and every compile target bake in the same, least permi
     "compile:x86_64-apple-darwin",
     "compile:x86_64-unknown-linux-gnu",
   ]);
+  // Runtime flags (the heap's young generation is kept small: see README, Memory) too.
+  const v8Flags = (line: string) => line.split(/\s+/).filter((w) => w.startsWith("--v8-flags"));
+  assert.deepEqual(v8Flags(command("start")), ["--v8-flags=--max-semi-space-size=2"]);
   for (const target of targets) {
     const line = command(target);
     assert.deepEqual(permissionFlags(line), start, `${target} bakes in the start task's flags`);
+    assert.deepEqual(v8Flags(line), v8Flags(command("start")), `${target}: same V8 flags`);
     assert.match(line, /^deno compile /);
     assert.match(line, new RegExp(`--target ${target.slice("compile:".length)} `));
     assert.match(line, new RegExp(`--output dist/tmux-mcp-${target.slice("compile:".length)} `));
