@@ -24,6 +24,9 @@ Deno.test("e2e: the start task's flags serve initialize, tools/list and list_pan
     const names = (list.result!.tools as { name: string }[]).map((tool) => tool.name);
     assert.ok(names.includes("list_panes") && names.includes("get_server_info"));
     assert.ok(!names.includes("kill_server"), "teardown is off by default");
+    // The list is built once and kept: a second request gets the same tools, schemas and all.
+    const again = await server.request("tools/list");
+    assert.deepEqual(again.result, list.result);
     const result = await server.callTool("list_panes");
     const panes = (result.structuredContent as { panes: { id: string }[] }).panes;
     assert.deepEqual(panes.map((p) => p.id), [t.ids.paneId]);
