@@ -226,12 +226,91 @@ out(
 );
 
 const { cmd, args: startArgs } = startCommand();
+
+/** Runs a process to its end with `input` on stdin; throws unless it exits 0. */
+async function runProcess(
+  command: string,
+  args: string[],
+  input: string,
+  extraEnv: Record<string, string> = {},
+): Promise<void> {
+  const child = new Deno.Command(command, {
+    args,
+    env: { ...env, ...extraEnv },
+    stdin: "piped",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(input));
+  await writer.close();
+  const out = await child.output();
+  if (out.code !== 0) {
+    throw new Error(`${command} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+/**
+ * `tmux-mcp hook working` as an agent runs it on every prompt and tool call: a new process with
+ * the start task's flags, inside a pane. Beside it, the runtime's own floor (an empty module
+ * under the same flags) and the one tmux command the hook sends.
+ */
+async function benchHook(size: number, fx: Fixture): Promise<void> {
+  const facts =
+    (await tmux(fx.socket, "display-message", "-p", "-t", fx.workPane, "#{socket_path},#{pid}"))
+      .trim();
+  const agent = { TMUX: `${facts},0`, TMUX_PANE: fx.workPane };
+  const input = JSON.stringify({
+    session_id: "bench",
+    transcript_path: "/dev/null",
+    cwd: "/",
+    hook_event_name: "UserPromptSubmit",
+    prompt: "bench",
+  });
+  const flags = startArgs.slice(0, -1);
+  const empty = await Deno.makeTempFile({ prefix: "tmux-mcp-bench-", suffix: ".ts" });
+  try {
+    record(
+      size,
+      "deno run, empty module (runtime)",
+      await time(() => runProcess(cmd, [...flags, empty], "")),
+      null,
+    );
+  } finally {
+    await Deno.remove(empty);
+  }
+  const raw = () =>
+    tmux(fx.socket, "set-option", "-w", "-t", fx.workPane, "@agent-state", "working");
+  record(
+    size,
+    "hook working (source)",
+    await time(() => runProcess(cmd, [...startArgs, "hook", "working"], input, agent)),
+    await time(raw),
+  );
+  const bundle = new URL("../dist/bundle/main.js", import.meta.url).pathname;
+  const built = await Deno.stat(bundle).then(() => true, () => false);
+  if (built) {
+    record(
+      size,
+      "hook working (bundle, as the binary)",
+      await time(() => runProcess(cmd, [...flags, bundle, "hook", "working"], input, agent)),
+      await time(raw),
+    );
+  }
+}
 const env = Deno.env.toObject();
 delete env.TMUX;
 delete env.TMUX_PANE;
 
+const benchStart = performance.now();
 for (const size of SIZES) {
+  const sizeStart = performance.now();
   const fx = await buildServer(size);
+  out(
+    `${String(size).padStart(5)}  (server with ${size} panes built in ${
+      ((performance.now() - sizeStart) / 1000).toFixed(1)
+    } s)`,
+  );
   const floorFields =
     "#{pane_id}\t#{window_id}\t#{pane_index}\t#{pane_active}\t#{pane_current_command}\t#{pane_current_path}\t#{pane_title}\t#{pane_dead}\t#{pane_width}\t#{pane_height}\t#{session_id}\t#{session_name}\t#{window_index}\t#{window_name}";
   try {
@@ -251,6 +330,8 @@ for (const size of SIZES) {
       record(size, "cold start → initialize", initTimes, null);
       record(size, "cold start → tools/list", listTimes, null);
     }
+
+    if (size === SIZES[0]) await benchHook(size, fx);
 
     const server = new StdioServer(cmd, [...startArgs, "--socket", fx.socket], env);
     await server.initialize();
@@ -364,9 +445,19 @@ for (const size of SIZES) {
     out(`${String(size).padStart(5)}  server peak RSS ${memory.at(-1)!.peakRssMb.toFixed(1)} MB`);
     await server.closeStdin();
   } finally {
+    const socketPath = await tmux(fx.socket, "display-message", "-p", "#{socket_path}")
+      .catch(() => "");
     await tmux(fx.socket, "kill-server").catch(() => {});
+    // tmux 3.3 leaves its socket file behind.
+    if (socketPath.trim().endsWith(fx.socket)) await Deno.remove(socketPath.trim()).catch(() => {});
   }
+  out(
+    `${String(size).padStart(5)}  (${
+      ((performance.now() - sizeStart) / 1000).toFixed(1)
+    } s for this size)`,
+  );
 }
+out(`bench: ${((performance.now() - benchStart) / 1000).toFixed(1)} s in all`);
 
 const machine =
   `${Deno.build.os} ${Deno.build.arch}, ${navigator.hardwareConcurrency} cores, deno ${Deno.version.deno}, ${

@@ -66,6 +66,8 @@ export class TestTmux {
   /** The socket name (tmux -L). */
   readonly socket: string;
   #attached: Deno.ChildProcess[] = [];
+  /** The socket file, once known: tmux leaves it behind when its server exits. */
+  #socketPath = "";
 
   /** A new, not yet started, private server. */
   constructor() {
@@ -92,10 +94,11 @@ export class TestTmux {
       String(options.height ?? 24),
       "-P",
       "-F",
-      "#{session_id} #{window_id} #{pane_id}",
+      "#{session_id} #{window_id} #{pane_id} #{socket_path}",
       options.command ?? "sh",
     );
-    const [sessionId, windowId, paneId] = out.trim().split(" ");
+    const [sessionId, windowId, paneId, ...path] = out.trim().split(" ");
+    t.#socketPath = path.join(" ");
     return Object.assign(t, { ids: { sessionId, windowId, paneId } });
   }
 
@@ -149,7 +152,15 @@ export class TestTmux {
 
   /** Kills this server (and only this one) and any client attached by {@link attach}. */
   async kill(): Promise<void> {
+    if (!this.#socketPath) {
+      this.#socketPath = (await this.tmuxRaw("display-message", "-p", "#{socket_path}")).stdout
+        .trim();
+    }
     await this.tmuxRaw("kill-server");
+    // tmux 3.3 leaves its socket file behind: a test run would leave hundreds.
+    if (this.#socketPath.includes("/tmux-mcp-test-")) {
+      await Deno.remove(this.#socketPath).catch(() => {});
+    }
     for (const child of this.#attached) {
       try {
         child.kill("SIGKILL");
