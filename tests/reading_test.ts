@@ -14,6 +14,7 @@ import {
   SEARCH_CONCURRENCY,
   searchInPanes,
 } from "../src/tools/search.ts";
+import { BULK_HISTORY_ROWS } from "../src/tmux/capture.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 import { takeSnapshot } from "../src/tmux/snapshot.ts";
 import { connect, type ConnectOptions, type TestClient } from "./helpers/mcp.ts";
@@ -846,6 +847,32 @@ Deno.test("search_panes: many panes per tmux process, and a bounded number of pr
       await search(MAX_SCROLLBACK_LINES);
       assert.equal(runner.calls, 41);
       assert.equal(runner.maxInFlight, SEARCH_CONCURRENCY);
+    } finally {
+      await runner.close();
+    }
+  });
+});
+
+Deno.test("search_panes: screens travel over the control connection, deep history by process", async () => {
+  await withTmux(async (t) => {
+    await t.tmux("new-window", "-d", "sleep 100000");
+    // Control allowed: only what the control connection cannot carry well spawns a process.
+    const runner = new CountingRunner({ control: true });
+    try {
+      const snapshot = await takeSnapshot(runner, { socketName: t.socket });
+      const search = async (scrollbackLines: number) => {
+        runner.calls = 0;
+        const results = await searchInPanes(testContext(runner, t.socket), snapshot.panes, {
+          matcher: lineMatcher("x", false, false),
+          scrollbackLines,
+          maxMatchesPerPane: 5,
+        });
+        assert.ok(results.every((r) => r.skipped === null));
+        return runner.calls;
+      };
+      assert.equal(await search(0), 0, "screens: no tmux process");
+      assert.equal(await search(BULK_HISTORY_ROWS), 0, "a little history: no tmux process");
+      assert.equal(await search(BULK_HISTORY_ROWS + 1), 1, "deep history: one process for both");
     } finally {
       await runner.close();
     }

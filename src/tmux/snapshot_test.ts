@@ -191,3 +191,23 @@ Deno.test("snapshot: packed id/number fields are checked, never guessed", () => 
     );
   }
 });
+
+Deno.test("snapshot: without processInfo, command and cwd are empty and the rest the same", async () => {
+  const t = await TestTmux.start("plain");
+  const runner = new TmuxRunner();
+  try {
+    const addr = { socketName: t.socket };
+    await t.tmux("new-window", "-d", "-c", "/tmp", "sleep 100000");
+    const full = await takeSnapshot(runner, addr);
+    const light = await takeSnapshot(runner, addr, {}, { processInfo: false });
+    assert.ok(full.panes.some((p) => p.command === "sleep" && p.cwd === "/tmp"));
+    assert.ok(light.panes.every((p) => p.command === "" && p.cwd === ""));
+    const strip = (panes: typeof full.panes) =>
+      panes.map((p) => ({ ...p, command: "", cwd: "", historySize: 0, cursorX: 0, cursorY: 0 }));
+    assert.deepEqual(strip(light.panes), strip(full.panes));
+    assert.deepEqual(light.clients, full.clients);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});

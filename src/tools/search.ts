@@ -285,7 +285,12 @@ const searchPanes = defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const matcher = lineMatcher(args.pattern, args.regex ?? false, args.matchCase ?? false);
-    const snapshot = await ctx.snapshot({ sessions: args.session !== undefined, windows: false });
+    // Which panes, and where they sit: no command or directory (the costliest fields).
+    const snapshot = await ctx.snapshot({
+      sessions: args.session !== undefined,
+      windows: false,
+      processInfo: false,
+    });
     ctx.requireRunning(snapshot);
     let panes = snapshot.panes;
     if (args.session !== undefined) {
