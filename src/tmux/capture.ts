@@ -816,6 +816,21 @@ export function paneRows(pane: PaneRows): string[] {
   return pane.rowCount === 0 ? [] : pane.text.split("\n");
 }
 
+const encoder = new TextEncoder();
+
+/** Where `needle` first occurs in `hay` at or after `from`, or -1. */
+export function indexOfBytes(hay: Uint8Array, needle: Uint8Array, from = 0): number {
+  if (needle.length === 0) return from <= hay.length ? from : -1;
+  const first = needle[0];
+  const last = hay.length - needle.length;
+  for (let i = hay.indexOf(first, from); i !== -1 && i <= last; i = hay.indexOf(first, i + 1)) {
+    let k = 1;
+    while (k < needle.length && hay[i + k] === needle[k]) k++;
+    if (k === needle.length) return i;
+  }
+  return -1;
+}
+
 /** How many newline bytes `bytes` holds. */
 function countNewlines(bytes: Uint8Array): number {
   let n = 0;
@@ -900,12 +915,16 @@ export async function captureMany(
     const result = historyRows > BULK_HISTORY_ROWS
       ? await runner.exec(address, args, options)
       : await execFast(runner, address, args, options);
-    const view = latin1.decode(result.stdout);
+    // The markers are found in the bytes: a string of the whole output (megabytes for deep
+    // history) would be one more large copy per chain.
+    const out = result.stdout;
+    const openMark = encoder.encode(`${guard}R`);
+    const closeMark = encoder.encode(`${guard}E\n`);
     let at = 0;
     for (const id of pending) {
-      const open = view.indexOf(`${guard}R`, at);
+      const open = indexOfBytes(out, openMark, at);
       if (open === -1) break;
-      const close = view.indexOf(`${guard}E\n`, open);
+      const close = indexOfBytes(out, closeMark, open);
       if (close === -1) break;
       const [[paneId, history, height]] = parseRecords(
         result.stdout.subarray(open, close + guard.length + 2),

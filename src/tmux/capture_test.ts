@@ -13,6 +13,7 @@ import {
   cursorFor,
   decodeCursor,
   encodeCursor,
+  indexOfBytes,
   isBlankRow,
   lastWrittenIndex,
   type NormalGrid,
@@ -371,4 +372,21 @@ Deno.test("captureMany reads on after a pane that closed, and reports that one",
       (e: unknown) => e instanceof TmuxError && e.kind === "no-server",
     );
   });
+});
+
+Deno.test("indexOfBytes finds a byte sequence as String.indexOf finds text", () => {
+  const enc = (s: string) => new TextEncoder().encode(s);
+  const cases: [string, string, number][] = [
+    ["abcabc", "bc", 0],
+    ["abcabc", "bc", 2],
+    ["abcabc", "cab", 0],
+    ["abcabc", "abcd", 0],
+    ["aaab", "aab", 0],
+    ["\u0001x\u0001xR", "\u0001xR", 0],
+    ["", "a", 0],
+    ["abc", "c", 3],
+  ];
+  for (const [hay, needle, from] of cases) {
+    assert.equal(indexOfBytes(enc(hay), enc(needle), from), hay.indexOf(needle, from), hay);
+  }
 });
