@@ -29,7 +29,7 @@ const { values } = parseArgs({
 });
 const SIZES = values.sizes!.split(",").map(Number);
 const RUNS = Math.max(30, Number(values.runs));
-const WARMUP = 3;
+const WARMUP = 1;
 const SCROLLBACK = 2_000;
 
 function out(line = ""): void {
@@ -49,10 +49,12 @@ async function tmux(socket: string, ...args: string[]): Promise<string> {
   return new TextDecoder().decode(r.stdout);
 }
 
-/** The pane command: scrollback, a marker in a few panes, then an idle process. */
-function paneCommand(i: number): string {
-  const needle = i % 25 === 0 ? `echo NEEDLE-PRESENT-${i}; ` : "";
-  return `seq -f 'scrollback line %g' ${SCROLLBACK}; ${needle}echo BENCH-MARK-${i}; exec cat`;
+/** What pane `i` shows: its scrollback, a marker in a few panes, then its own marker. */
+function paneText(i: number): string {
+  const lines = Array.from({ length: SCROLLBACK }, (_, k) => `scrollback line ${k + 1}`);
+  if (i % 25 === 0) lines.push(`NEEDLE-PRESENT-${i}`);
+  lines.push(`BENCH-MARK-${i}`);
+  return `${lines.join("\r\n")}\r\n`;
 }
 
 interface Fixture {
@@ -102,20 +104,35 @@ async function buildServer(size: number): Promise<Fixture> {
       "200",
       "-y",
       "50",
-      paneCommand(made++),
+      "exec cat",
       ";",
     );
+    made++;
     for (let w = 0; w < 10 && made < size; w++) {
-      if (w > 0) chain.push("new-window", "-d", "-t", `=bench${s}`, paneCommand(made++), ";");
-      for (let p = 1; p < 4 && made < size; p++) {
-        chain.push("split-window", "-d", "-t", `=bench${s}:${w}`, paneCommand(made++), ";");
+      if (w > 0) {
+        chain.push("new-window", "-d", "-t", `=bench${s}`, "exec cat", ";");
+        made++;
+      }
+      for (let p = 1; p < 4 && made < size; p++, made++) {
+        chain.push("split-window", "-d", "-t", `=bench${s}:${w}`, "exec cat", ";");
         chain.push("select-layout", "-t", `=bench${s}:${w}`, "tiled", ";");
       }
       if (chain.length > 400) await flush();
     }
   }
   await flush();
-  // Wait until every pane printed its scrollback.
+  // Every pane runs a bare `cat`; its scrollback is written straight to its terminal, which is
+  // far quicker than a process per pane printing it (and tmux forks slower as it grows).
+  const ttys = (await tmux(socket, "list-panes", "-a", "-F", "#{pane_id} #{pane_tty}"))
+    .trim().split("\n").map((l) => l.split(" ")).filter(([id]) => id !== work[0]);
+  let next = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next < ttys.length) {
+      const i = next++;
+      await Deno.writeTextFile(ttys[i][1], paneText(i));
+    }
+  }));
+  // Wait until every pane shows its scrollback.
   const until = Date.now() + 120_000;
   while (true) {
     const lines = (await tmux(
