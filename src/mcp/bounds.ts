@@ -16,9 +16,25 @@ export const MAX_METADATA_BYTES = 2_048;
 
 const encoder = new TextEncoder();
 
-/** UTF-8 length of a string. */
+/**
+ * UTF-8 length of a string, as TextEncoder would encode it (a lone surrogate becomes U+FFFD,
+ * 3 bytes), counted without building the bytes.
+ */
 export function byteLength(text: string): number {
-  return encoder.encode(text).length;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 4;
+        i++;
+      } else n += 3;
+    } else n += 3;
+  }
+  return n;
 }
 
 /** Size of a value as compact JSON, in UTF-8 bytes. */
@@ -28,6 +44,8 @@ export function jsonBytes(value: unknown): number {
 
 /** A string cut to at most `maxBytes` UTF-8 bytes on a character boundary, and what was cut. */
 export function cutString(text: string, maxBytes: number): { text: string; omittedBytes: number } {
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most strings need no encoding to know.
+  if (text.length * 3 <= maxBytes) return { text, omittedBytes: 0 };
   const bytes = encoder.encode(text);
   if (bytes.length <= maxBytes) return { text, omittedBytes: 0 };
   let end = maxBytes;

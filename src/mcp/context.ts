@@ -15,10 +15,12 @@ import {
 import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
 import {
   type ClientRow,
+  type PaneBrief,
   type PaneRow,
   type SessionRow,
   type Snapshot,
   type SnapshotScope,
+  takeBriefSnapshot,
   takeSnapshot,
   type WindowRow,
 } from "../tmux/snapshot.ts";
@@ -82,6 +84,11 @@ export class TmuxContext {
     return takeSnapshot(this.runner, this.address, { signal: this.signal }, scope);
   }
 
+  /** The same read with only each pane's {@link PaneBrief} fields: for listings. */
+  briefSnapshot(scope?: Omit<SnapshotScope, "brief">): Promise<Snapshot<PaneBrief>> {
+    return takeBriefSnapshot(this.runner, this.address, { signal: this.signal }, scope);
+  }
+
   /**
    * Enough of the server to guard input into one pane: that pane and every client (who calls,
    * who watches). When its window has synchronize-panes on, or the pane is missing (for the
@@ -95,17 +102,17 @@ export class TmuxContext {
   }
 
   /** The caller's pane on this server, per {@link findCallerPane}. */
-  caller(snapshot: Snapshot): CallerPane {
+  caller(snapshot: Snapshot<PaneBrief>): CallerPane {
     return findCallerPane(snapshot, this.config.callerEnv);
   }
 
   /** Panes a person can see, with the clients showing each. */
-  attended(snapshot: Snapshot): Map<string, ClientRow[]> {
+  attended(snapshot: Snapshot<PaneBrief>): Map<string, ClientRow[]> {
     return attendedPanes(snapshot);
   }
 
   /** Refuses when no server runs on the socket. */
-  requireRunning(snapshot: Snapshot): void {
+  requireRunning(snapshot: Snapshot<PaneBrief>): void {
     if (!snapshot.running) {
       throw new ToolFailure(
         `No tmux server is running on ${this.socketLabel}.`,
@@ -115,7 +122,7 @@ export class TmuxContext {
   }
 
   /** A session by id (`$N`) or exact name (never tmux's prefix match). */
-  session(snapshot: Snapshot, ref: string): SessionRow {
+  session(snapshot: Snapshot<PaneBrief>, ref: string): SessionRow {
     this.requireRunning(snapshot);
     const found = /^\$\d+$/.test(ref)
       ? snapshot.sessions.find((s) => s.id === ref)
@@ -130,7 +137,7 @@ export class TmuxContext {
   }
 
   /** A window by id (`@N`). */
-  window(snapshot: Snapshot, id: string): WindowRow {
+  window(snapshot: Snapshot<PaneBrief>, id: string): WindowRow {
     this.requireRunning(snapshot);
     const found = snapshot.windows.find((w) => w.id === id);
     if (found) return found;

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ClientRow, PaneRow, Snapshot } from "./snapshot.ts";
+import type { ClientRow, PaneBrief, Snapshot } from "./snapshot.ts";
 
 /** What the process was told about its place in tmux, read once at start. */
 export interface CallerEnv {
@@ -50,7 +50,7 @@ export function parseTmuxEnv(
  * the same socket reuses pane ids for other panes). Without them, the parent process being a
  * pane's own process (a client started directly in a pane) proves it too. Nothing else does.
  */
-export function findCallerPane(snapshot: Snapshot, env: CallerEnv): CallerPane {
+export function findCallerPane(snapshot: Snapshot<PaneBrief>, env: CallerEnv): CallerPane {
   if (!snapshot.running || !snapshot.server) {
     return { paneId: null, via: null, reason: "No tmux server is running on this socket." };
   }
@@ -105,8 +105,8 @@ export function findCallerPane(snapshot: Snapshot, env: CallerEnv): CallerPane {
  * client not in control mode (control clients are programs), the panes of its current window,
  * or only the active pane when that window is zoomed.
  */
-export function attendedPanes(snapshot: Snapshot): Map<string, ClientRow[]> {
-  const byWindow = new Map<string, PaneRow[]>();
+export function attendedPanes(snapshot: Snapshot<PaneBrief>): Map<string, ClientRow[]> {
+  const byWindow = new Map<string, PaneBrief[]>();
   for (const pane of snapshot.panes) {
     const list = byWindow.get(pane.windowId);
     if (list) list.push(pane);

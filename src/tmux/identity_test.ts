@@ -37,7 +37,14 @@ function snap(panes: PaneRow[], clients: ClientRow[] = []): Snapshot {
     windows: [],
     panes,
     clients,
-    scope: { sessions: true, windows: true, panes: true, paneId: "" },
+    scope: {
+      sessions: true,
+      windows: true,
+      panes: true,
+      paneId: "",
+      processInfo: true,
+      brief: false,
+    },
   };
 }
 

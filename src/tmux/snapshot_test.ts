@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
-import { parseSnapshot, takeSnapshot } from "./snapshot.ts";
+import { parseSnapshot, takeBriefSnapshot, takeSnapshot } from "./snapshot.ts";
 import { escapeFormat, escapeTrailingSemicolon, newGuard } from "./format.ts";
 
 /**
@@ -206,6 +206,42 @@ Deno.test("snapshot: without processInfo, command and cwd are empty and the rest
       panes.map((p) => ({ ...p, command: "", cwd: "", historySize: 0, cursorX: 0, cursorY: 0 }));
     assert.deepEqual(strip(light.panes), strip(full.panes));
     assert.deepEqual(light.clients, full.clients);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("snapshot: a brief read gives exactly the brief fields of the full one", async () => {
+  const t = await TestTmux.start("brief; #{x}");
+  const runner = new TmuxRunner();
+  try {
+    const addr = { socketName: t.socket };
+    await t.tmux("new-window", "-d", "-n", "tab\there 🙂", "-c", "/tmp", "sleep 100000");
+    const full = await takeSnapshot(runner, addr);
+    const brief = await takeBriefSnapshot(runner, addr);
+    assert.equal(brief.panes.length, 2);
+    const keys = Object.keys(brief.panes[0]).sort();
+    assert.deepEqual(keys, [
+      "active",
+      "command",
+      "cwd",
+      "dead",
+      "height",
+      "id",
+      "index",
+      "pid",
+      "placements",
+      "title",
+      "width",
+      "windowId",
+      "windowName",
+    ]);
+    const pick = (p: object) =>
+      Object.fromEntries(keys.map((k) => [k, (p as Record<string, unknown>)[k]]));
+    assert.deepEqual(brief.panes.map(pick), full.panes.map(pick));
+    assert.deepEqual(brief.clients, full.clients);
+    assert.deepEqual(brief.server, full.server);
   } finally {
     await runner.close();
     await t.kill();

@@ -27,7 +27,7 @@ import {
 import { parseTmuxEnv } from "../tmux/identity.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { type ServerAddress, TmuxError } from "../tmux/run.ts";
-import type { ClientRow, PaneRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
+import type { ClientRow, PaneBrief, PaneRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
 
 /** Placements kept per window or pane before the rest are counted as omitted. */
 const MAX_PLACEMENTS = 32;
@@ -39,7 +39,7 @@ function listBudget(ctx: TmuxContext): number {
   return ctx.config.maxResultBytes - ENVELOPE_BYTES;
 }
 
-function noServerNote(snapshot: Snapshot, ctx: TmuxContext): string {
+function noServerNote(snapshot: Snapshot<PaneBrief>, ctx: TmuxContext): string {
   return snapshot.running ? "" : ` No tmux server is running on ${ctx.socketLabel}.`;
 }
 
@@ -53,12 +53,12 @@ function boundPlacements<T>(placements: readonly T[]) {
 }
 
 /** Restricts panes to a session and/or a window, refusing targets that do not exist. */
-function scopePanes(
+function scopePanes<P extends PaneBrief>(
   ctx: TmuxContext,
-  snapshot: Snapshot,
+  snapshot: Snapshot<P>,
   session: string | undefined,
   window: string | undefined,
-): PaneRow[] {
+): P[] {
   if (!snapshot.running) return [];
   let panes = snapshot.panes;
   if (session !== undefined) {
@@ -128,7 +128,7 @@ const listPanes = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot({
+    const snapshot = await ctx.briefSnapshot({
       sessions: args.session !== undefined,
       windows: args.window !== undefined,
     });

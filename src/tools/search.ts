@@ -25,7 +25,7 @@ import {
   type PaneRowsResult,
 } from "../tmux/capture.ts";
 import { TmuxError } from "../tmux/run.ts";
-import type { PaneRow } from "../tmux/snapshot.ts";
+import type { PaneBrief } from "../tmux/snapshot.ts";
 
 /** tmux invocations running at once for one search (the runner also bounds all of them). */
 export const SEARCH_CONCURRENCY = 8;
@@ -139,7 +139,7 @@ function literalMatcher(pattern: string, matchCase: boolean): TextMatcher {
 
 /** What one pane's search found. */
 export interface PaneSearch {
-  readonly pane: PaneRow;
+  readonly pane: PaneBrief;
   /** The matches kept (the last `maxMatchesPerPane`, nearest the bottom), in line order. */
   readonly matches: { lineNumber: number; text: string }[];
   /** Matches found in the pane, kept or not. */
@@ -168,7 +168,7 @@ async function mapPool<T, R>(
 
 /** Matches one pane's rows, keeping the last `max` matches (nearest the bottom). */
 function matchRows(
-  pane: PaneRow,
+  pane: PaneBrief,
   captured: PaneRows,
   matcher: TextMatcher,
   max: number,
@@ -190,7 +190,7 @@ function matchRows(
  */
 export async function searchInPanes(
   ctx: TmuxContext,
-  panes: readonly PaneRow[],
+  panes: readonly PaneBrief[],
   options: { matcher: TextMatcher; scrollbackLines: number; maxMatchesPerPane: number },
 ): Promise<PaneSearch[]> {
   const byId = new Map(panes.map((p) => [p.id, p]));
@@ -209,7 +209,7 @@ export async function searchInPanes(
     done += chain.length;
     await ctx.progress(done, panes.length, `searched ${done} of ${panes.length} panes`);
     return captured.map((r, i): PaneSearch => {
-      const pane = byId.get(chain[i]) as PaneRow;
+      const pane = byId.get(chain[i]) as PaneBrief;
       if (!(r instanceof TmuxError)) {
         return matchRows(pane, r, options.matcher, options.maxMatchesPerPane);
       }
@@ -286,7 +286,7 @@ const searchPanes = defineTool({
   async run(args, ctx) {
     const matcher = lineMatcher(args.pattern, args.regex ?? false, args.matchCase ?? false);
     // Which panes, and where they sit: no command or directory (the costliest fields).
-    const snapshot = await ctx.snapshot({
+    const snapshot = await ctx.briefSnapshot({
       sessions: args.session !== undefined,
       windows: false,
       processInfo: false,

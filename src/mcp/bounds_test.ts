@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { byteLength, cutString } from "./bounds.ts";
+
+const pieces = [
+  "a",
+  "é",
+  "日",
+  "🙂",
+  "\ud83d",
+  "\ude42",
+  "\u0000",
+  "\u07ff",
+  "\u0800",
+  "\uffff",
+  " ",
+];
+
+function randomText(next: () => number): string {
+  return Array.from({ length: next() % 30 }, () => pieces[next() % pieces.length]).join("");
+}
+
+function rng(seed: number): () => number {
+  return () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
+}
+
+Deno.test("byteLength counts exactly what TextEncoder writes, lone surrogates included", () => {
+  const next = rng(7);
+  const encoder = new TextEncoder();
+  for (let i = 0; i < 2000; i++) {
+    const text = randomText(next);
+    assert.equal(byteLength(text), encoder.encode(text).length, JSON.stringify(text));
+  }
+});
+
+Deno.test("cutString keeps whole characters within the bound and counts the rest", () => {
+  const next = rng(11);
+  const encoder = new TextEncoder();
+  for (let i = 0; i < 2000; i++) {
+    const text = randomText(next);
+    const max = next() % 40;
+    const cut = cutString(text, max);
+    const whole = encoder.encode(text).length;
+    if (whole <= max) {
+      assert.deepEqual(cut, { text, omittedBytes: 0 });
+      continue;
+    }
+    const kept = encoder.encode(cut.text).length;
+    assert.ok(kept <= max, JSON.stringify({ text, max }));
+    assert.ok(kept > max - 4, "cut at the last character boundary");
+    assert.equal(kept + cut.omittedBytes, whole);
+  }
+});
