@@ -474,7 +474,8 @@ for (const size of SIZES) {
     } s for this size)`,
   );
 }
-out(`bench: ${((performance.now() - benchStart) / 1000).toFixed(1)} s in all`);
+const totalSeconds = (performance.now() - benchStart) / 1000;
+out(`bench: ${totalSeconds.toFixed(1)} s in all`);
 
 const machine =
   `${Deno.build.os} ${Deno.build.arch}, ${navigator.hardwareConcurrency} cores, deno ${Deno.version.deno}, ${
@@ -503,7 +504,9 @@ if (values.markdown) {
       new Date().toISOString().slice(0, 10)
     }, ${machine}.\n` +
       `Each figure is over ${RUNS} calls after ${WARMUP} warm-up calls, through a real MCP client over stdio against the server started with the \`start\` task's flags. ` +
-      `"tmux" is the same work with the plain tmux command line, one process per call; ratio = ours / tmux (below 1 is faster than tmux itself).\n\n${table}\n\n` +
+      `"tmux" is the same work with the plain tmux command line, one process per call; ratio = ours / tmux (below 1 is faster than tmux itself). ` +
+      `The hook rows start a new process per call, as an agent does; "deno run, empty module" is the runtime's own start-up under the same flags, the floor under any hook. ` +
+      `The whole run took ${totalSeconds.toFixed(0)} s.\n\n${table}\n\n` +
       `| panes | server peak RSS (MB) |\n|---:|---:|\n${mem}\n`,
   );
 }
