@@ -503,7 +503,9 @@ if (values.markdown) {
     `# Benchmarks\n\nProduced by \`deno task bench --markdown BENCHMARKS.md\` on ${
       new Date().toISOString().slice(0, 10)
     }, ${machine}.\n` +
-      `Each figure is over ${RUNS} calls after ${WARMUP} warm-up calls, through a real MCP client over stdio against the server started with the \`start\` task's flags. ` +
+      `Each figure is over ${RUNS} calls after ${WARMUP} warm-up call${
+        WARMUP === 1 ? "" : "s"
+      }, through a real MCP client over stdio against the server started with the \`start\` task's flags. ` +
       `"tmux" is the same work with the plain tmux command line, one process per call; ratio = ours / tmux (below 1 is faster than tmux itself). ` +
       `The hook rows start a new process per call, as an agent does; "deno run, empty module" is the runtime's own start-up under the same flags, the floor under any hook. ` +
       `The whole run took ${totalSeconds.toFixed(0)} s.\n\n${table}\n\n` +
