@@ -141,7 +141,9 @@ async function checkBundleSplit(): Promise<void> {
   for (const file of hookPath) if ((await read(file)).includes("tools/list")) heavy.push(file);
   check(
     heavy.length === 0,
-    `the hook path (${[...hookPath].join(", ")}) loads no server code ${heavy.join(", ")}`,
+    `the hook path (${[...hookPath].join(", ")}) loads no server code${
+      heavy.length ? `: ${heavy.join(", ")}` : ""
+    }`,
   );
 }
 
