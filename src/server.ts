@@ -31,6 +31,8 @@ export interface ServerOptions extends ServerConfig {
   readonly version: string;
   /** The runner to use (tests pass their own to count children). */
   readonly runner?: TmuxRunner;
+  /** Answer tools/list from the list built with the source (default true; see registry). */
+  readonly prebuiltToolList?: boolean;
 }
 
 /** A built server and the parts a caller may need to close or inspect. */
@@ -67,7 +69,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
     { name: "tmux-mcp", version: options.version },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
   );
-  registry.attach(mcp);
+  registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList });
   return { mcp, registry, runner };
 }
 

@@ -24,6 +24,7 @@ import type { TmuxRunner } from "../tmux/run.ts";
 import { type ProgressFn, type ServerConfig, TmuxContext } from "./context.ts";
 import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
+import prebuiltToolList from "./tool_list.json" with { type: "json" };
 
 /** Honest hints about what a tool does (MCP tool annotations). */
 export interface ToolAnnotations {
@@ -184,7 +185,7 @@ export class ToolRegistry {
   }
 
   /** Hands every tool on offer to an SDK server. */
-  attach(server: McpServer): void {
+  attach(server: McpServer, options: { prebuiltToolList?: boolean } = {}): void {
     // Arguments are validated in call(), with messages written for a model ("paneId is
     // required"); the SDK's own pass would answer first, in zod's words ("expected string,
     // received undefined"), and would turn arguments that are not an object into a protocol
@@ -211,7 +212,7 @@ export class ToolRegistry {
       );
     }
     rejectMalformedCalls(server);
-    rememberToolList(server);
+    rememberToolList(server, options.prebuiltToolList === false ? null : this.tools);
   }
 }
 
@@ -252,14 +253,22 @@ function rejectMalformedCalls(server: McpServer): void {
 /**
  * The tool list is fixed once the server is built (toolsets are chosen at start), but the SDK
  * turns every tool's zod schemas into JSON Schema again on each `tools/list`: 35-75 ms for 56
- * tools. The first answer is kept and given to every later request.
+ * tools, on the path of every client's start. So the answer comes from `tool_list.json`, the
+ * SDK's own answer for every tool written at build time (`deno task tool-list`; a test fails
+ * when it differs from the live conversion), in the order the tools were registered; without
+ * it (`tools` null, or a tool missing from it) the SDK answers once and that answer is kept.
  */
-function rememberToolList(server: McpServer): void {
+function rememberToolList(server: McpServer, tools: readonly AnyTool[] | null): void {
   const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
     ._requestHandlers;
   const original = handlers?.get("tools/list");
   if (!handlers || !original) return;
   let kept: unknown = null;
+  if (tools) {
+    const byName = new Map(prebuiltToolList.tools.map((t) => [t.name, t]));
+    const listed = tools.map((t) => byName.get(t.name));
+    if (listed.every((t) => t !== undefined)) kept = { tools: listed };
+  }
   handlers.set("tools/list", async (request, extra) => {
     if (kept === null) kept = await original(request, extra);
     return kept;

@@ -1,0 +1,40 @@
+/**
+ * Writes src/mcp/tool_list.json: the SDK's own `tools/list` answer for every tool, so a starting
+ * server answers its first tools/list without converting 56 tools' zod schemas to JSON Schema
+ * (35-75 ms). Run it after changing any tool's name, description, schemas or annotations; the
+ * test suite fails while the file differs from the live conversion.
+ *
+ * Usage: deno task tool-list
+ *
+ * @module
+ */
+
+import { TOOLSETS } from "../src/mcp/toolsets.ts";
+import { buildServer } from "../src/server.ts";
+
+/** Every tool's entry as the SDK converts it now, in registration order, as JSON carries it. */
+export async function liveToolList(): Promise<{ tools: { name: string }[] }> {
+  const built = buildServer({
+    address: {},
+    toolsets: TOOLSETS,
+    version: "tool-list",
+    maxResultBytes: 100_000,
+    callerEnv: {},
+    prebuiltToolList: false,
+  });
+  const handlers = (built.mcp.server as unknown as {
+    _requestHandlers: Map<string, (request: unknown, extra: unknown) => Promise<unknown>>;
+  })._requestHandlers;
+  const answer = await handlers.get("tools/list")!({ method: "tools/list", params: {} }, {});
+  await built.runner.close();
+  return JSON.parse(JSON.stringify(answer));
+}
+
+if (import.meta.main) {
+  const path = new URL("../src/mcp/tool_list.json", import.meta.url);
+  const list = await liveToolList();
+  await Deno.writeTextFile(path, `${JSON.stringify(list)}\n`);
+  Deno.stdout.writeSync(
+    new TextEncoder().encode(`wrote ${list.tools.length} tools to ${path.pathname}\n`),
+  );
+}
