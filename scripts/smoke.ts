@@ -65,16 +65,21 @@ async function tool(
   return result.structuredContent ?? {};
 }
 
+/** Runs tmux on the smoke test's own server; its stdout, or "" when it fails. */
+async function tmux(...tmuxArgs: string[]): Promise<string> {
+  const out = await new Deno.Command("tmux", {
+    args: ["-L", socket, ...tmuxArgs],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(out.stdout);
+}
+
 /** `tmux-mcp hook working` from the same program, inside the pane it made: marks its window. */
 async function checkHook(paneId: string): Promise<void> {
-  const facts = new TextDecoder().decode(
-    (await new Deno.Command("tmux", {
-      args: ["-L", socket, "display-message", "-p", "-t", paneId, "#{socket_path},#{pid}"],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output()).stdout,
-  ).trim();
+  const facts = (await tmux("display-message", "-p", "-t", paneId, "#{socket_path},#{pid}"))
+    .trim();
   const hook = new Deno.Command(cmd, {
     args: [...args, "hook", "working"],
     env: { ...env, TMUX: `${facts},0`, TMUX_PANE: paneId },
@@ -97,14 +102,7 @@ async function checkHook(paneId: string): Promise<void> {
     out.code === 0 && out.stdout.length === 0 && err === "",
     `hook working exits 0${err ? `: ${err}` : ""}`,
   );
-  const state = new TextDecoder().decode(
-    (await new Deno.Command("tmux", {
-      args: ["-L", socket, "show-options", "-wv", "-t", paneId, "@agent-state"],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output()).stdout,
-  );
+  const state = await tmux("show-options", "-wv", "-t", paneId, "@agent-state");
   check(state === "working\n", "hook working marks the window");
 }
 
@@ -189,13 +187,7 @@ try {
   if (server.stderr) say(`server stderr:\n${server.stderr}`);
 } finally {
   await server.closeStdin();
-  await new Deno.Command("tmux", {
-    args: ["-L", socket, "kill-server"],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  })
-    .output();
+  await tmux("kill-server");
 }
 say(status === 0 ? "smoke: passed" : "smoke: FAILED");
 Deno.exit(status);

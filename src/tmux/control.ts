@@ -287,13 +287,9 @@ class LineSink {
   /** Lines held. */
   lines = 0;
 
+  /** Appends one line (without its newline). */
   append(line: Uint8Array): void {
-    const need = this.length + line.length + 1;
-    if (need > this.#buf.length) {
-      const grown = new Uint8Array(Math.max(need, this.#buf.length * 2));
-      grown.set(this.#buf.subarray(0, this.length));
-      this.#buf = grown;
-    }
+    this.#reserve(line.length + 1);
     this.#buf.set(line, this.length);
     this.length += line.length;
     this.#buf[this.length++] = 0x0a;
@@ -302,12 +298,7 @@ class LineSink {
 
   /** Appends whole lines, each already ending with a newline. */
   appendLines(bytes: Uint8Array): void {
-    const need = this.length + bytes.length;
-    if (need > this.#buf.length) {
-      const grown = new Uint8Array(Math.max(need, this.#buf.length * 2));
-      grown.set(this.#buf.subarray(0, this.length));
-      this.#buf = grown;
-    }
+    this.#reserve(bytes.length);
     this.#buf.set(bytes, this.length);
     this.length += bytes.length;
     for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) this.lines++;
@@ -316,6 +307,15 @@ class LineSink {
   /** The bytes from `from` to the end (a view, valid until the next append). */
   view(from = 0): Uint8Array {
     return this.#buf.subarray(from, this.length);
+  }
+
+  /** Makes room for `more` bytes, doubling so that appends cost amortised constant time. */
+  #reserve(more: number): void {
+    const need = this.length + more;
+    if (need <= this.#buf.length) return;
+    const grown = new Uint8Array(Math.max(need, this.#buf.length * 2));
+    grown.set(this.#buf.subarray(0, this.length));
+    this.#buf = grown;
   }
 
   /** Drops everything from byte `at` (where `lines` lines were held). */

@@ -541,6 +541,21 @@ export function parseSnapshot(
   const windows = new Map<string, WindowRow>();
   const panes = new Map<string, PaneBrief>();
   const clients: ClientRow[] = [];
+  // A window linked into several sessions lists its panes once per placement: one row each.
+  const addPane = <R extends Raw<typeof PANE_BRIEF>>(
+    r: R,
+    build: (r: R, placement: Placement) => PaneBrief,
+  ) => {
+    const placement = {
+      sessionId: r.sessionId,
+      sessionName: r.sessionName,
+      index: int(r.windowIndex),
+      active: flag(r.windowActive),
+    };
+    const known = panes.get(r.id);
+    if (known) known.placements.push(placement);
+    else panes.set(r.id, build(r, placement));
+  };
   for (const record of all) {
     const kind = record[0] as keyof typeof counts;
     const values = record.slice(1);
@@ -569,32 +584,12 @@ export function parseSnapshot(
         else windows.set(r.id, windowRow(r, placement));
         break;
       }
-      case "P": {
-        const r = PANE_LAYOUT.read(values);
-        const placement = {
-          sessionId: r.sessionId,
-          sessionName: r.sessionName,
-          index: int(r.windowIndex),
-          active: flag(r.windowActive),
-        };
-        const known = panes.get(r.id);
-        if (known) known.placements.push(placement);
-        else panes.set(r.id, paneRow(r, placement));
+      case "P":
+        addPane(PANE_LAYOUT.read(values), paneRow);
         break;
-      }
-      case "B": {
-        const r = PANE_BRIEF_LAYOUT.read(values);
-        const placement = {
-          sessionId: r.sessionId,
-          sessionName: r.sessionName,
-          index: int(r.windowIndex),
-          active: flag(r.windowActive),
-        };
-        const known = panes.get(r.id);
-        if (known) known.placements.push(placement);
-        else panes.set(r.id, paneBriefRow(r, placement));
+      case "B":
+        addPane(PANE_BRIEF_LAYOUT.read(values), paneBriefRow);
         break;
-      }
       case "C":
         clients.push(clientRow(CLIENT_LAYOUT.read(values)));
         break;
@@ -640,20 +635,10 @@ function windowRow(r: Raw<typeof WINDOW>, placement: Placement): WindowRow {
 }
 
 function paneRow(r: Raw<typeof PANE>, placement: Placement): PaneRow {
-  const dead = flag(r.dead);
+  const brief = paneBriefRow(r, placement);
   return {
-    id: r.id,
-    windowId: r.windowId,
-    windowName: r.windowName,
-    index: int(r.index),
-    active: flag(r.active),
-    command: r.command,
-    cwd: r.cwd,
-    title: r.title,
-    dead,
-    deadStatus: dead && r.deadStatus !== "" ? int(r.deadStatus) : null,
-    width: int(r.width),
-    height: int(r.height),
+    ...brief,
+    deadStatus: brief.dead && r.deadStatus !== "" ? int(r.deadStatus) : null,
     left: int(r.left),
     top: int(r.top),
     right: int(r.right),
@@ -662,7 +647,6 @@ function paneRow(r: Raw<typeof PANE>, placement: Placement): PaneRow {
     atRight: flag(r.atRight),
     atTop: flag(r.atTop),
     atBottom: flag(r.atBottom),
-    pid: int(r.pid),
     tty: r.tty,
     inMode: flag(r.inMode),
     mode: r.mode,
@@ -675,7 +659,6 @@ function paneRow(r: Raw<typeof PANE>, placement: Placement): PaneRow {
     synchronized: flag(r.synchronized),
     piped: flag(r.piped),
     startCommand: r.startCommand,
-    placements: [placement],
   };
 }
 
