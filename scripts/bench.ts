@@ -17,6 +17,7 @@
 
 import { parseArgs } from "node:util";
 import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
+import { sh } from "../tests/helpers/tmux.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -245,26 +246,13 @@ out(
 const { cmd, args: startArgs } = startCommand();
 
 /** Runs a process to its end with `input` on stdin; throws unless it exits 0. */
-async function runProcess(
+function runProcess(
   command: string,
   args: string[],
   input: string,
   extraEnv: Record<string, string> = {},
-): Promise<void> {
-  const child = new Deno.Command(command, {
-    args,
-    env: { ...env, ...extraEnv },
-    stdin: "piped",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(input));
-  await writer.close();
-  const out = await child.output();
-  if (out.code !== 0) {
-    throw new Error(`${command} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
+): Promise<unknown> {
+  return sh(command, args, { env: { ...env, ...extraEnv }, stdin: input });
 }
 
 /**

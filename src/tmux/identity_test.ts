@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { attendedPanes, findCallerPane, parseTmuxEnv } from "./identity.ts";
-import type { ClientRow, PaneRow, Snapshot } from "./snapshot.ts";
+import { type ClientRow, FULL_SCOPE, type PaneRow, type Snapshot } from "./snapshot.ts";
 
 Deno.test("parseTmuxEnv takes the last two fields as numbers, so paths may hold commas", () => {
   assert.deepEqual(parseTmuxEnv("/tmp/tmux-1000/default,1234,0"), {
@@ -37,14 +37,7 @@ function snap(panes: PaneRow[], clients: ClientRow[] = []): Snapshot {
     windows: [],
     panes,
     clients,
-    scope: {
-      sessions: true,
-      windows: true,
-      panes: true,
-      paneId: "",
-      processInfo: true,
-      brief: false,
-    },
+    scope: FULL_SCOPE,
   };
 }
 

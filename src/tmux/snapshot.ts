@@ -185,7 +185,8 @@ export interface SnapshotScope {
   readonly brief?: boolean;
 }
 
-const FULL: Required<SnapshotScope> = {
+/** The scope that reads everything: what a snapshot holds unless a tool asks for less. */
+export const FULL_SCOPE: Required<SnapshotScope> = {
   sessions: true,
   windows: true,
   panes: true,
@@ -459,7 +460,7 @@ function snapshotArgs(guard: string, scope: Required<SnapshotScope>): string[] {
 /** An empty snapshot for a socket no server listens on. */
 export const NO_SERVER: Snapshot = Object.freeze({
   running: false,
-  scope: FULL,
+  scope: FULL_SCOPE,
   server: null,
   sessions: [],
   windows: [],
@@ -499,7 +500,7 @@ async function readSnapshot(
   options: RunOptions,
   scope: SnapshotScope,
 ): Promise<Snapshot<PaneBrief>> {
-  const full = { ...FULL, ...scope };
+  const full = { ...FULL_SCOPE, ...scope };
   if (full.paneId !== "" && !/^%\d+$/.test(full.paneId)) {
     throw new Error(`not a pane id: ${full.paneId}`);
   }
@@ -541,21 +542,18 @@ export function parseSnapshot(
   const windows = new Map<string, WindowRow>();
   const panes = new Map<string, PaneBrief>();
   const clients: ClientRow[] = [];
-  // A window linked into several sessions lists its panes once per placement: one row each.
+  // A window linked into several sessions is listed once per placement, and so are its panes:
+  // one row each, with every placement.
   const addPane = <R extends Raw<typeof PANE_BRIEF>>(
     r: R,
     build: (r: R, placement: Placement) => PaneBrief,
-  ) => {
-    const placement = {
-      sessionId: r.sessionId,
-      sessionName: r.sessionName,
-      index: int(r.windowIndex),
-      active: flag(r.windowActive),
-    };
-    const known = panes.get(r.id);
-    if (known) known.placements.push(placement);
-    else panes.set(r.id, build(r, placement));
-  };
+  ) =>
+    addPlaced(
+      panes,
+      r.id,
+      placed(r.sessionId, r.sessionName, r.windowIndex, r.windowActive),
+      (p) => build(r, p),
+    );
   for (const record of all) {
     const kind = record[0] as keyof typeof counts;
     const values = record.slice(1);
@@ -573,15 +571,12 @@ export function parseSnapshot(
         break;
       case "W": {
         const r = WINDOW_LAYOUT.read(values);
-        const placement = {
-          sessionId: r.sessionId,
-          sessionName: r.sessionName,
-          index: int(r.index),
-          active: flag(r.active),
-        };
-        const known = windows.get(r.id);
-        if (known) known.placements.push(placement);
-        else windows.set(r.id, windowRow(r, placement));
+        addPlaced(
+          windows,
+          r.id,
+          placed(r.sessionId, r.sessionName, r.index, r.active),
+          (p) => windowRow(r, p),
+        );
         break;
       }
       case "P":
@@ -603,6 +598,23 @@ export function parseSnapshot(
     panes: [...panes.values()],
     clients,
   };
+}
+
+/** Where a window (or a pane, through its window) sits in one session. */
+function placed(sessionId: string, sessionName: string, index: string, active: string): Placement {
+  return { sessionId, sessionName, index: int(index), active: flag(active) };
+}
+
+/** Adds a placement to the row already listed under `id`, or lists a new row with it. */
+function addPlaced<T extends { placements: Placement[] }>(
+  rows: Map<string, T>,
+  id: string,
+  placement: Placement,
+  build: (placement: Placement) => T,
+): void {
+  const known = rows.get(id);
+  if (known) known.placements.push(placement);
+  else rows.set(id, build(placement));
 }
 
 function sessionRow(r: Raw<typeof SESSION>): SessionRow {
