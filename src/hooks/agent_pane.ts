@@ -17,6 +17,11 @@ export interface AgentPane {
   readonly paneId: string;
   /** `TMUX` as received, for the same-server check of `findCallerPane`. */
   readonly tmux: string;
+  /**
+   * The server pid in `TMUX`. A server restarted on the same socket has another pid and gives
+   * pane ids out again from %0: an act on `paneId` first proves the pid is still this one.
+   */
+  readonly serverPid: number;
 }
 
 /** `TMUX_PANE` is set but the pane cannot be placed: one line saying why. */
@@ -47,5 +52,5 @@ export function agentPane(env: (name: string) => string | undefined): AgentPane 
         : `TMUX is ${JSON.stringify(tmux)}, not "socket_path,pid,session".`,
     );
   }
-  return { address: { socketPath: parsed.socketPath }, paneId, tmux };
+  return { address: { socketPath: parsed.socketPath }, paneId, tmux, serverPid: parsed.pid };
 }

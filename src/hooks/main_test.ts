@@ -195,3 +195,43 @@ Deno.test("a pane or server that is gone: exit 1, one line, nothing marked", asy
     await t.kill();
   }
 });
+
+Deno.test("TMUX naming a server since restarted on its socket: %0 again, nothing marked", async () => {
+  const t = await TestTmux.start("main");
+  try {
+    const before = await t.facts();
+    const stale = agentEnv(before, t.ids.paneId);
+    await t.tmuxRaw("kill-server");
+    // A new server on the same socket gives pane ids out again: %0 is somebody else's pane now.
+    const again = (await t.tmux("new-session", "-d", "-s", "other", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    const now = await t.facts();
+    assert.equal(again, t.ids.paneId);
+    assert.equal(now.socketPath, before.socketPath);
+    assert.notEqual(now.pid, before.pid);
+    await t.tmux("set-option", "-w", "-t", again, STATE_OPTION, "done");
+    const marks = () => t.tmux("show-options", "-w", "-t", again);
+    for (const command of ["working", "clear", "attention", "done"]) {
+      const r = await run([command], JSON.stringify(RECORDED.Notification), stale);
+      assert.equal(r.code, 1, command);
+      assert.equal(r.stdout, "");
+      assert.equal(r.stderr.length, 1, command);
+      assert.ok(r.stderr[0].startsWith(`tmux-mcp hook ${command}: `), r.stderr[0]);
+      assert.ok(r.stderr[0].includes("another tmux server"), r.stderr[0]);
+      assert.equal(await marks(), `${STATE_OPTION} done\n`, `${command} left the mark alone`);
+    }
+    for (const command of ["working", "clear"]) {
+      const r = await run([command], JSON.stringify(RECORDED.Stop), stale);
+      assert.ok(r.stderr[0].includes(`pid ${before.pid}`), r.stderr[0]);
+      assert.ok(r.stderr[0].includes(`is pid ${now.pid}`), r.stderr[0]);
+    }
+    // The same commands with the live server's TMUX act as ever.
+    const live = agentEnv(now, again);
+    assert.deepEqual(await run(["working"], JSON.stringify(RECORDED.Stop), live), QUIET);
+    assert.equal(await marks(), `${STATE_OPTION} working\n`);
+    assert.deepEqual(await run(["clear"], JSON.stringify(RECORDED.Stop), live), QUIET);
+    assert.equal(await marks(), "");
+  } finally {
+    await t.kill();
+  }
+});

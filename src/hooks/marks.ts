@@ -48,28 +48,61 @@ function markArgs(paneId: string, state: AgentState, message?: string): string[]
   ];
 }
 
-/** `working`: one tmux call, because it runs before every tool call. */
+/**
+ * `working`: one tmux call, because it runs before every tool call. It proves the server is
+ * still the one `TMUX` named in that same call (see {@link onAgentServer}).
+ */
 export async function markWorking(runner: TmuxRunner, pane: AgentPane): Promise<void> {
-  await runner.run(pane.address, markArgs(pane.paneId, "working"), {
-    timeoutMs: HOOK_TMUX_TIMEOUT_MS,
-  });
+  await onAgentServer(runner, pane, [
+    ["set-option", "-w", "-t", pane.paneId, STATE_OPTION, "working"],
+    ["set-option", "-wu", "-t", pane.paneId, MESSAGE_OPTION],
+  ]);
 }
 
-/** `clear`: both marks gone, as if the person had looked. */
+/** `clear`: both marks gone, as if the person had looked; on the agent's own server only. */
 export async function clearMarks(runner: TmuxRunner, pane: AgentPane): Promise<void> {
-  await runner.run(pane.address, [
-    "set-option",
-    "-wu",
-    "-t",
-    pane.paneId,
-    STATE_OPTION,
-    ";",
-    "set-option",
-    "-wu",
-    "-t",
-    pane.paneId,
-    MESSAGE_OPTION,
+  await onAgentServer(runner, pane, [
+    ["set-option", "-wu", "-t", pane.paneId, STATE_OPTION],
+    ["set-option", "-wu", "-t", pane.paneId, MESSAGE_OPTION],
+  ]);
+}
+
+/** Words that read the same in tmux's command syntax as in an argument vector. */
+const PLAIN_WORD = /^[%@A-Za-z0-9_-]+$/;
+
+/**
+ * Runs `commands` only when the server on `TMUX`'s socket is still the one `TMUX` named. A
+ * server restarted on the same socket has another pid and gives pane ids out again from %0, so
+ * `TMUX_PANE` may now name somebody else's pane. The check and the act are one tmux command
+ * (`if-shell -F` on the server pid), never a read followed by a write; when the pid differs,
+ * tmux prints the live pid instead, nothing changes, and the hook says why.
+ *
+ * `if-shell` takes its commands as tmux command text: only plain words (fixed option names and
+ * values, the pane id agentPane checked) may go in, so nothing needs quoting.
+ */
+async function onAgentServer(
+  runner: TmuxRunner,
+  pane: AgentPane,
+  commands: readonly (readonly string[])[],
+): Promise<void> {
+  for (const word of commands.flat()) {
+    if (!PLAIN_WORD.test(word)) throw new Error(`not a plain tmux word: ${JSON.stringify(word)}`);
+  }
+  const out = await runner.run(pane.address, [
+    "if-shell",
+    "-F",
+    `#{==:#{pid},${pane.serverPid}}`,
+    commands.map((c) => c.join(" ")).join(" ; "),
+    "display-message -p '#{pid}'",
   ], { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
+  const live = new TextDecoder().decode(out).trim();
+  if (live !== "") {
+    throw new AgentPaneError(
+      `TMUX names another tmux server (or a server since restarted): pid ${pane.serverPid}, ` +
+        `but the server on ${pane.address.socketPath} is pid ${oneLine(live, 20)}, where ` +
+        `${pane.paneId} may be another pane; nothing marked.`,
+    );
+  }
 }
 
 /**
