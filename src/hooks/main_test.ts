@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { HOOK_COMMANDS, hookHelpText, runHook } from "./main.ts";
 import { MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
-import { agentEnv, memoryIo, RECORDED, recorded, toolCall } from "./testing.ts";
+import { agentEnv, memoryIo, RECORDED, recorded, restartServer, toolCall } from "./testing.ts";
 
 async function run(
   args: string[],
@@ -201,10 +201,8 @@ Deno.test("TMUX naming a server since restarted on its socket: %0 again, nothing
   try {
     const before = await t.facts();
     const stale = agentEnv(before, t.ids.paneId);
-    await t.tmuxRaw("kill-server");
     // A new server on the same socket gives pane ids out again: %0 is somebody else's pane now.
-    const again = (await t.tmux("new-session", "-d", "-s", "other", "-P", "-F", "#{pane_id}", "sh"))
-      .trim();
+    const again = await restartServer(t, "other");
     const now = await t.facts();
     assert.equal(again, t.ids.paneId);
     assert.equal(now.socketPath, before.socketPath);

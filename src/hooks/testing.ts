@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { type TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import type { HookIo } from "./main.ts";
 
 const BASE = {
@@ -164,4 +165,19 @@ export function seedDecision(stdout: string): {
   assert.ok(["ask", "deny"].includes(out.permissionDecision));
   assert.equal(typeof out.permissionDecisionReason, "string");
   return out;
+}
+
+/**
+ * Kills a test server and starts a new one on the same socket with one session: a server
+ * restarted under a process whose `TMUX` names the old one. Waits until the old server no
+ * longer answers (a client that connects while it is exiting fails). Returns the new first
+ * pane's id, which tmux gives out again from %0.
+ */
+export async function restartServer(t: TestTmux, session: string): Promise<string> {
+  await t.tmuxRaw("kill-server");
+  await waitFor(async () => {
+    const r = await t.tmuxRaw("list-sessions");
+    return r.code !== 0 && /^(no server running|error connecting)/.test(r.stderr);
+  }, "the old server to be gone");
+  return (await t.tmux("new-session", "-d", "-s", session, "-P", "-F", "#{pane_id}", "sh")).trim();
 }
