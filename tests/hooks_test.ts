@@ -183,3 +183,34 @@ Deno.test("stdin is read whole across many pipe chunks, and refused past its lim
   assert.equal(new TextDecoder().decode(out.stdout), "");
   assert.match(new TextDecoder().decode(out.stderr), /^tmux-mcp hook working: .*larger than/);
 });
+
+Deno.test("spawned: guard judges the server config's --socket names, and TMUX_MCP_SOCKET's", async () => {
+  const a = await TestTmux.start("agent");
+  const b = await TestTmux.start("bee");
+  try {
+    const env = agentEnv(await a.facts(), a.ids.paneId);
+    const [bWindow, bPane] =
+      (await b.tmux("new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "sh"))
+        .trim().split(" ");
+    const tty = await b.attach(bWindow);
+    const call = toolCall("mcp__tmux__send_keys", { paneId: bPane, text: "ls" });
+    // The wiring as config prints it for an MCP server started with --socket B.
+    const config = await hookProcess(["config", "--settings", "--socket", b.socket], "");
+    assert.equal(config.code, 0, config.stderr);
+    const guardCommand: string = JSON.parse(config.stdout).hooks.PreToolUse[1].hooks[0].command;
+    assert.equal(guardCommand, `tmux-mcp hook guard --socket ${b.socket}`);
+    const asked = (r: { code: number; stdout: string; stderr: string }) => {
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, "");
+      const reason = seedDecision(r.stdout).permissionDecisionReason;
+      assert.ok(reason.includes(`pane ${bPane}`) && reason.includes(tty), reason);
+    };
+    asked(await hookProcess(guardCommand.split(" ").slice(2), call, env));
+    asked(await hookProcess(["guard"], call, { ...env, TMUX_MCP_SOCKET: b.socket }));
+    // Told nothing, it judges the agent's server, where that pane id is nobody's to watch.
+    assert.deepEqual(await hookProcess(["guard"], call, env), { code: 0, stdout: "", stderr: "" });
+  } finally {
+    await b.kill();
+    await a.kill();
+  }
+});

@@ -10,7 +10,9 @@
  * @module
  */
 
+import type { ServerAddress } from "../tmux/run.ts";
 import { MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
+import { socketFlagArgs, socketLabel } from "./socket.ts";
 
 /** The name the MCP server is usually registered under (`claude mcp add tmux ...`). */
 export const DEFAULT_SERVER_NAME = "tmux";
@@ -56,13 +58,31 @@ interface MatcherEntry {
   hooks: { type: "command"; command: string }[];
 }
 
-/** The settings.json `hooks` block (an object with the single key `hooks`). */
+/**
+ * A word for a POSIX shell: as it is when it holds nothing the shell reads specially, else in
+ * single quotes. settings.json commands run through a shell, and a socket name may hold spaces,
+ * quotes or `$`.
+ */
+export function shellWord(word: string): string {
+  if (/^[A-Za-z0-9_@%+=:,.\/-]+$/.test(word)) return word;
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The settings.json `hooks` block (an object with the single key `hooks`). `server`, the MCP
+ * server's `--socket`/`--socket-path`, goes into every hook command: guard judges that server,
+ * and every command checks the flag the same way.
+ */
 export function settingsBlock(
   serverName: string,
   command: string,
+  server: ServerAddress | null = null,
 ): { hooks: Record<string, MatcherEntry[]> } {
   const hooks: Record<string, MatcherEntry[]> = {};
-  const run = (sub: string) => [{ type: "command" as const, command: `${command} hook ${sub}` }];
+  const flags = socketFlagArgs(server).map((w) => ` ${shellWord(w)}`).join("");
+  const run = (sub: string) => [
+    { type: "command" as const, command: `${command} hook ${sub}${flags}` },
+  ];
   for (const [event, sub] of EVENT_COMMANDS) {
     (hooks[event] ??= []).push({ hooks: run(sub) });
   }
@@ -96,8 +116,13 @@ function settingsJson(block: { hooks: Record<string, MatcherEntry[]> }): string 
 export type ConfigPart = "all" | "settings" | "tmux";
 
 /** The text `config` prints. `settings` is pure JSON; `tmux` is a valid tmux config file. */
-export function configText(serverName: string, command: string, part: ConfigPart): string {
-  const json = settingsJson(settingsBlock(serverName, command));
+export function configText(
+  serverName: string,
+  command: string,
+  part: ConfigPart,
+  server: ServerAddress | null = null,
+): string {
+  const json = settingsJson(settingsBlock(serverName, command, server));
   const tmux = [
     "# tmux-mcp hook marks: a window's agent state in the status line, cleared on focus.",
     "# focus-events lets tmux see which pane a person looks at (pane-focus-in needs it).",
@@ -108,6 +133,14 @@ export function configText(serverName: string, command: string, part: ConfigPart
   return [
     `# 1. Merge into .claude/settings.json (or ~/.claude/settings.json). The MCP server is`,
     `#    assumed registered as "${serverName}"; change it with --server-name.`,
+    ...(server
+      ? [
+        `#    guard judges calls on ${oneLineLabel(server)}: start the MCP server with the same`,
+        `#    ${
+          socketFlagArgs(server)[0]
+        } (a call's own socket_name still wins, there and in guard).`,
+      ]
+      : []),
     json,
     "",
     "# 2. Add to ~/.tmux.conf, then run: tmux source-file ~/.tmux.conf",
@@ -115,4 +148,10 @@ export function configText(serverName: string, command: string, part: ConfigPart
     tmux,
     "",
   ].join("\n");
+}
+
+/** A server's label on one comment line: control characters in a path would end the line. */
+function oneLineLabel(server: ServerAddress): string {
+  // deno-lint-ignore no-control-regex
+  return socketLabel(server).replace(/[\u0000-\u001f\u007f]/g, "?");
 }

@@ -10,6 +10,7 @@ import {
 import { runHook } from "./main.ts";
 import { MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
 import { agentEnv, memoryIo, recorded } from "./testing.ts";
+import { sh } from "../../tests/helpers/tmux.ts";
 
 Deno.test("settings block: each event runs its command; guard only for the server's tools", () => {
   const block = settingsBlock("tmux", "tmux-mcp");
@@ -54,6 +55,68 @@ Deno.test("config text: --settings is pure JSON, --tmux a tmux file, default bot
   const all = configText("srv", "tmux-mcp", "all");
   assert.ok(all.includes(settings.trimEnd()) && all.includes(tmux.trimEnd()));
   assert.ok(all.includes('registered as "srv"'));
+});
+
+/** Runs `hook config` with `args` and `env`; returns every hook command it prints. */
+async function configCommands(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ commands: string[]; text: string }> {
+  const { io, out } = memoryIo(null, env);
+  assert.equal(await runHook(["config", ...args], io), 0, out.stderr.join());
+  const settings = memoryIo(null, env);
+  assert.equal(await runHook(["config", ...args, "--settings"], settings.io), 0);
+  const block = JSON.parse(settings.out.stdout) as ReturnType<typeof settingsBlock>;
+  const commands = Object.values(block.hooks).flatMap((entries) =>
+    entries.flatMap((e) => e.hooks.map((h) => h.command))
+  );
+  assert.equal(commands.length, 7);
+  return { commands, text: out.stdout };
+}
+
+Deno.test("config --socket / --socket-path: every hook command carries it, as a shell reads it", async () => {
+  const echo = "printf '%s\\n'"; // each word the shell passes, one per line
+  const cases: [string[], string[]][] = [
+    [["--socket", "work"], ["--socket", "work"]],
+    [["--socket=we'ird $HOME `x` name"], ["--socket", "we'ird $HOME `x` name"]],
+    [["--socket-path", "/tmp/a b/tmux,1"], ["--socket-path", "/tmp/a b/tmux,1"]],
+  ];
+  for (const [args, words] of cases) {
+    const { commands, text } = await configCommands([...args, "--command", echo]);
+    for (const command of commands) {
+      const run = await sh("sh", ["-c", command]);
+      const got = run.stdout.split("\n").slice(0, -1);
+      assert.deepEqual(got.slice(0, 1), ["hook"], command);
+      assert.deepEqual(got.slice(2), words, command);
+    }
+    assert.ok(text.includes(`start the MCP server with the same\n#    ${words[0]} (`), text);
+  }
+  // Without a server named, the commands are as before.
+  const plain = await configCommands([]);
+  assert.ok(plain.commands.every((c) => /^tmux-mcp hook [a-z]+$/.test(c)), plain.commands.join());
+  assert.ok(!plain.text.includes("guard judges"));
+});
+
+Deno.test("config takes TMUX_MCP_SOCKET* as the MCP server does, and a flag wins", async () => {
+  const byEnv = await configCommands([], { TMUX_MCP_SOCKET: "from-env" });
+  assert.ok(byEnv.commands.every((c) => c.endsWith(" --socket from-env")), byEnv.commands.join());
+  assert.ok(byEnv.text.includes(`guard judges calls on socket "from-env": start`));
+  const byPath = await configCommands([], { TMUX_MCP_SOCKET_PATH: "/tmp/p" });
+  assert.ok(byPath.commands.every((c) => c.endsWith(" --socket-path /tmp/p")));
+  const flag = await configCommands(["--socket", "flag"], { TMUX_MCP_SOCKET_PATH: "/tmp/p" });
+  assert.ok(flag.commands.every((c) => c.endsWith(" --socket flag")), flag.commands.join());
+  for (
+    const [args, env] of [
+      [["--socket", "a", "--socket-path", "/tmp/b"], {}],
+      [[], { TMUX_MCP_SOCKET: "a", TMUX_MCP_SOCKET_PATH: "/tmp/b" }],
+      [["--socket", "a/b"], {}],
+    ] as [string[], Record<string, string>][]
+  ) {
+    const { io, out } = memoryIo(null, env);
+    assert.equal(await runHook(["config", ...args], io), 1, args.join(" "));
+    assert.equal(out.stdout, "");
+    assert.equal(out.stderr.length, 1);
+  }
 });
 
 Deno.test("tmux's default window-status-format is what config starts from", async () => {

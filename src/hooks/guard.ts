@@ -15,6 +15,7 @@ import { type ClientRow, type PaneRow, type Snapshot, takeSnapshot } from "../tm
 import type { AgentPane } from "./agent_pane.ts";
 import { isObject } from "./input.ts";
 import { HOOK_TMUX_TIMEOUT_MS, oneLine, where } from "./marks.ts";
+import { socketLabel } from "./socket.ts";
 
 /** What each guarded tool does to the panes it targets, as the reason words it. */
 const VERBS: Readonly<Record<string, string>> = {
@@ -54,7 +55,7 @@ export interface GuardedCall {
   /** `send_keys`, or `call_tools_batch operation 2 (send_keys)`. */
   readonly label: string;
   readonly verb: string;
-  /** The call's `socket_name`: another server than the agent's. */
+  /** The call's `socket_name`: it wins over the MCP server's own server, as in the server. */
   readonly socketName?: string;
   readonly targets: readonly Target[];
   /** Set when the call's targets cannot be read from its arguments: the guard then asks. */
@@ -163,15 +164,23 @@ export interface ServerView {
   /** The agent's own pane on this server, or null when it is not on it. */
   readonly callerPaneId: string | null;
   readonly attended: Map<string, ClientRow[]>;
+  /** ` on socket "work"`, or empty for the agent's own server: so the person knows which. */
+  readonly on: string;
 }
 
-/** Builds the view of one server from a snapshot and the agent's place. */
-export function serverView(snapshot: Snapshot, agent: AgentPane): ServerView {
-  const caller = findCallerPane(snapshot, { tmux: agent.tmux, tmuxPane: agent.paneId });
+/**
+ * Builds the view of one server from a snapshot and the agent's place (null: the agent is
+ * outside tmux). The agent's pane counts only on the server `TMUX` names, same pid.
+ */
+export function serverView(snapshot: Snapshot, agent: AgentPane | null, on = ""): ServerView {
+  const caller = agent
+    ? findCallerPane(snapshot, { tmux: agent.tmux, tmuxPane: agent.paneId })
+    : { paneId: null, via: null };
   return {
     snapshot,
     callerPaneId: caller.via === "TMUX_PANE" ? caller.paneId : null,
     attended: attendedPanes(snapshot),
+    on,
   };
 }
 
@@ -190,7 +199,7 @@ export function judgeCalls(
       continue;
     }
     const view = viewOf(call.socketName);
-    const on = call.socketName === undefined ? "" : ` on socket "${call.socketName}"`;
+    const on = view.on;
     for (const target of call.targets) {
       const facts = touchedPanes(view.snapshot, target).flatMap((pane) => {
         const fact = paneFact(pane, view);
@@ -285,10 +294,15 @@ export interface PreToolUseDecision {
 /**
  * The whole guard: the calls, one snapshot per server they reach, the decision. Returns null
  * for no opinion. tmux failures propagate: the caller fails closed.
+ *
+ * A call reaches the server the MCP server reaches with it: its `socket_name` when it has one,
+ * else `home`, the MCP server's own server (its `--socket`/`--socket-path` as the hook was
+ * given them, or the agent's server). `agent` is null outside tmux: no pane is then its own.
  */
 export async function guard(
   runner: TmuxRunner,
-  agent: AgentPane,
+  agent: AgentPane | null,
+  home: ServerAddress,
   toolName: string,
   toolInput: Record<string, unknown>,
   decision: "ask" | "deny",
@@ -299,12 +313,13 @@ export async function guard(
   for (const call of calls) {
     if (call.unclear || views.has(call.socketName)) continue;
     const address: ServerAddress = call.socketName === undefined
-      ? agent.address
+      ? home
       : { socketName: call.socketName };
     const snapshot = await takeSnapshot(runner, address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS }, {
       windows: false, // sessions name targets, panes are what is touched, clients who watches
     });
-    views.set(call.socketName, serverView(snapshot, agent));
+    const on = address === agent?.address ? "" : ` on ${socketLabel(address)}`;
+    views.set(call.socketName, serverView(snapshot, agent, on));
   }
   const concerns = judgeCalls(calls, (name) => views.get(name)!);
   if (concerns.length === 0) return null;

@@ -9,7 +9,7 @@ import {
   reasonText,
 } from "./guard.ts";
 import { runHook } from "./main.ts";
-import { agentEnv, memoryIo, recorded, seedDecision, toolCall } from "./testing.ts";
+import { agentEnv, memoryIo, recorded, restartServer, seedDecision, toolCall } from "./testing.ts";
 import { TmuxRunner } from "../tmux/run.ts";
 
 Deno.test("bareToolName drops mcp__<server>__ whatever the server is called", () => {
@@ -358,4 +358,123 @@ Deno.test("guard: when tmux cannot be asked, it fails closed (exit 2, reason on 
     assert.equal(await runHook(["guard"], { ...quiet.io, runner }), 0);
     assert.deepEqual(quiet.out, { stdout: "", stderr: [] });
   });
+});
+
+Deno.test("guard: --socket and TMUX_MCP_SOCKET* judge the MCP server's server, not TMUX's", async () => {
+  await withServer(async (t, ids, env) => {
+    // B: the server the MCP server was started for. A person watches its pane %1.
+    const b = await TestTmux.start("bee");
+    const c = await TestTmux.start("sea");
+    try {
+      const [bWindow, bWatched] =
+        (await b.tmux("new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "sh"))
+          .trim().split(" ");
+      assert.equal(bWatched, ids.other, "the same pane id on A, unwatched there");
+      const tty = await b.attach(bWindow);
+      const bPath = (await b.facts()).socketPath;
+      const call = toolCall("mcp__tmux__send_keys", { paneId: bWatched, text: "ls" });
+      const asked = (r: { code: number; stdout: string; stderr: string[] }, what: string) => {
+        assert.equal(r.code, 0, what);
+        assert.deepEqual(r.stderr, [], what);
+        const reason = seedDecision(r.stdout).permissionDecisionReason;
+        assert.ok(reason.startsWith(`send_keys would type into pane ${bWatched} (bee:1.0`), reason);
+        assert.ok(reason.includes(`client ${tty}`) && !reason.includes("own pane"), reason);
+        return reason;
+      };
+      // Without being told, the guard judges the server TMUX names, where %1 is not watched.
+      assert.deepEqual(await guardRun(env, call), { code: 0, stdout: "", stderr: [] });
+      const byFlag = asked(await guardRun(env, call, ["--socket", b.socket]), "--socket");
+      assert.ok(byFlag.includes(`on socket "${b.socket}"`), byFlag);
+      asked(await guardRun(env, call, [`--socket=${b.socket}`, "--deny"]), "--socket=");
+      const byPath = asked(await guardRun(env, call, ["--socket-path", bPath]), "--socket-path");
+      assert.ok(byPath.includes(`on socket path ${bPath}`), byPath);
+      asked(await guardRun({ ...env, TMUX_MCP_SOCKET: b.socket }, call), "TMUX_MCP_SOCKET");
+      asked(await guardRun({ ...env, TMUX_MCP_SOCKET_PATH: bPath }, call), "TMUX_MCP_SOCKET_PATH");
+      // A flag wins over the variables, as in the MCP server.
+      asked(
+        await guardRun({ ...env, TMUX_MCP_SOCKET: t.socket }, call, ["--socket", b.socket]),
+        "flag",
+      );
+      assert.deepEqual(
+        await guardRun({ ...env, TMUX_MCP_SOCKET: b.socket }, call, ["--socket", t.socket]),
+        { code: 0, stdout: "", stderr: [] },
+      );
+      // Outside tmux too: the server is named, so the guard can judge it.
+      asked(await guardRun({}, call, ["--socket", b.socket]), "outside tmux");
+      asked(await guardRun({ TMUX_MCP_SOCKET: b.socket }, call), "outside tmux, variable");
+
+      // %0 on B is neither watched nor the agent's (the agent's %0 is on A).
+      assert.deepEqual(
+        await guardRun(
+          env,
+          toolCall("mcp__tmux__kill_pane", { paneId: ids.agent }),
+          ["--socket", b.socket],
+        ),
+        { code: 0, stdout: "", stderr: [] },
+      );
+      // A call's socket_name wins over --socket, as in the MCP server: back on A, %0 is the
+      // agent's own pane; on C, a person watches %0.
+      const home = await guardRun(
+        env,
+        toolCall("mcp__tmux__kill_pane", { paneId: ids.agent, socket_name: t.socket }),
+        ["--socket", b.socket],
+      );
+      const own = seedDecision(home.stdout).permissionDecisionReason;
+      assert.ok(
+        own.includes("the agent's own pane") && own.includes(`on socket "${t.socket}"`),
+        own,
+      );
+      const cTty = await c.attach(c.ids.sessionId);
+      const third = await guardRun(
+        env,
+        toolCall("mcp__tmux__call_tools_batch", {
+          socket_name: c.socket,
+          operations: [{ tool: "send_keys", arguments: { paneId: c.ids.paneId, text: "x" } }],
+        }),
+        ["--socket", b.socket],
+      );
+      const onC = seedDecision(third.stdout).permissionDecisionReason;
+      assert.ok(onC.includes(`on socket "${c.socket}"`) && onC.includes(cTty), onC);
+      assert.ok(!onC.includes(b.socket), onC);
+    } finally {
+      await c.kill();
+      await b.kill();
+    }
+  });
+});
+
+Deno.test("guard: a server named twice, or badly, blocks (exit 2) as the MCP server would not start", async () => {
+  await withServer(async (_t, ids, env) => {
+    const call = toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "ls" });
+    const cases: [string[], Record<string, string>, string][] = [
+      [["--socket", "a", "--socket-path", "/tmp/b"], {}, "--socket and --socket-path"],
+      [[], { TMUX_MCP_SOCKET: "a", TMUX_MCP_SOCKET_PATH: "/tmp/b" }, "both set"],
+      [["--socket", "a/b"], {}, "not a socket name"],
+      [["--socket"], {}, "--socket needs a value"],
+    ];
+    for (const [args, extra, fragment] of cases) {
+      const r = await guardRun({ ...env, ...extra }, call, args);
+      assert.equal(r.code, 2, args.join(" "));
+      assert.equal(r.stdout, "");
+      assert.equal(r.stderr.length, 1);
+      assert.ok(r.stderr[0].includes(fragment), r.stderr[0]);
+    }
+  });
+});
+
+Deno.test("guard: TMUX naming a server since restarted claims no pane as the agent's", async () => {
+  const t = await TestTmux.start("main");
+  try {
+    const stale = agentEnv(await t.facts(), t.ids.paneId);
+    const again = await restartServer(t, "new");
+    assert.equal(again, t.ids.paneId);
+    const call = toolCall("mcp__tmux__send_keys", { paneId: again, text: "x" });
+    // The new %0 is somebody else's pane, unwatched: the call would fail on no one.
+    assert.deepEqual(await guardRun(stale, call), { code: 0, stdout: "", stderr: [] });
+    const tty = await t.attach("new");
+    const reason = seedDecision((await guardRun(stale, call)).stdout).permissionDecisionReason;
+    assert.ok(reason.includes(tty) && !reason.includes("own pane"), reason);
+  } finally {
+    await t.kill();
+  }
 });

@@ -1,7 +1,8 @@
 /**
  * `tmux-mcp hook <command>`: the same binary as an agent hook (seed 002). Reads one hook input
  * from stdin, checks it, and acts on the agent's own pane (`TMUX_PANE` on the server `TMUX`
- * names). Imports src/tmux/ only: a hook runs on every prompt and tool call, so it must never
+ * names); `guard` judges the server the MCP server uses (its `--socket`/`--socket-path` flags
+ * and variables, which every hook command takes). Imports src/tmux/ only: a hook runs on every prompt and tool call, so it must never
  * load the MCP SDK or the server.
  *
  * Exit codes follow the hook protocol: 0 done (stdout holds one JSON object or nothing), 2 a
@@ -25,6 +26,8 @@ import {
 import { guard } from "./guard.ts";
 import { HookInputError, MAX_INPUT_BYTES, parseHookInput } from "./input.ts";
 import { clearMarks, markAttention, markDone, markWorking } from "./marks.ts";
+import { resolveSocket, SocketChoiceError, type SocketFlags } from "./socket.ts";
+import type { ServerAddress } from "../tmux/run.ts";
 
 /** What a hook reads and writes; tests pass their own to run without spawning. */
 export interface HookIo {
@@ -45,8 +48,10 @@ export const HOOK_COMMANDS = ["attention", "working", "done", "clear", "guard", 
 type HookCommand = typeof HOOK_COMMANDS[number];
 
 /** Usage of `tmux-mcp hook`, printed under every usage error. */
-export const HOOK_USAGE = "usage: tmux-mcp hook attention|working|done|clear|guard [--deny]\n" +
-  "       tmux-mcp hook config [--server-name NAME] [--command CMD] [--settings | --tmux]\n";
+export const HOOK_USAGE =
+  "usage: tmux-mcp hook attention|working|done|clear|guard [--deny] [SERVER]\n" +
+  "       tmux-mcp hook config [--server-name NAME] [--command CMD] [--settings | --tmux] [SERVER]\n" +
+  "       SERVER: --socket NAME | --socket-path PATH, as given to the MCP server\n";
 
 /** `tmux-mcp hook --help`. */
 export function hookHelpText(): string {
@@ -55,7 +60,12 @@ export function hookHelpText(): string {
 ${HOOK_USAGE}
 Each command but config reads one hook input (JSON, Claude Agent SDK / Claude Code hook
 types) from stdin and acts on the agent's own pane: TMUX_PANE on the server named by TMUX.
-Outside tmux (no TMUX_PANE) they do nothing and exit 0.
+Outside tmux (no TMUX_PANE) they do nothing and exit 0, except guard given a server.
+
+Server (every command takes it, with the MCP server's rules; a flag wins over the variables):
+  --socket NAME        env TMUX_MCP_SOCKET       The tmux server the MCP server was started
+  --socket-path PATH   env TMUX_MCP_SOCKET_PATH  for: guard judges calls on it. The marks
+                                                 always go to the agent's own pane.
 
 Commands:
   attention   For Notification, PermissionRequest: the agent needs the person. Sets the
@@ -68,13 +78,15 @@ Commands:
   guard       For PreToolUse with matcher mcp__tmux__.*: when the call would type into,
               paste into, run in, respawn, kill, clear or pipe a pane a person is watching,
               or the agent's own pane, answers permissionDecision "ask" with the pane and
-              who watches it; nothing otherwise.
+              who watches it; nothing otherwise. A call goes to its socket_name's server,
+              else to SERVER, else to the agent's (TMUX).
       --deny    Answer "deny" instead of "ask".
   config      Prints the settings.json hooks block and the tmux lines wiring all of this.
       --server-name NAME  The name the MCP server is registered under (default ${DEFAULT_SERVER_NAME}).
       --command CMD       How settings.json runs tmux-mcp (default ${DEFAULT_COMMAND}).
       --settings          Print only the settings.json block (pure JSON).
       --tmux              Print only the tmux lines (a valid tmux config file).
+      SERVER              (or its variable) Carried into every hook command it prints.
 
 Exit status: 0 done; 1 malformed input or a tmux failure (one line on stderr, the agent goes
 on); 2 only from guard, which fails closed (the tool call is blocked, the reason on stderr).
@@ -91,10 +103,15 @@ interface Parsed {
   readonly serverName: string;
   readonly commandPrefix: string;
   readonly part: ConfigPart;
+  /** The MCP server's server, from the flags or variables; null: tmux's (the agent's) own. */
+  readonly server: ServerAddress | null;
 }
 
 /** Parses the arguments after `hook`; no node:util, to keep the hook's start-up small. */
-function parseHookArgs(args: readonly string[]): Parsed {
+function parseHookArgs(
+  args: readonly string[],
+  env: (name: string) => string | undefined,
+): Parsed {
   if (args.includes("--help") || args.includes("-h") || args[0] === "help") {
     return {
       command: "help",
@@ -102,6 +119,7 @@ function parseHookArgs(args: readonly string[]): Parsed {
       serverName: "",
       commandPrefix: "",
       part: "all",
+      server: null,
     };
   }
   const command = args[0];
@@ -113,6 +131,7 @@ function parseHookArgs(args: readonly string[]): Parsed {
   let serverName = DEFAULT_SERVER_NAME;
   let commandPrefix = DEFAULT_COMMAND;
   let part: ConfigPart = "all";
+  let socket: SocketFlags = {};
   const rest = args.slice(1);
   const value = (i: number, flag: string): string => {
     const v = rest[i + 1];
@@ -126,7 +145,10 @@ function parseHookArgs(args: readonly string[]): Parsed {
       ? [arg.slice(0, eq), arg.slice(eq + 1)]
       : [arg, undefined];
     if (command === "guard" && flag === "--deny" && inline === undefined) deny = true;
-    else if (command === "config" && flag === "--server-name") {
+    else if (flag === "--socket") socket = { ...socket, socket: inline ?? value(i++, flag) };
+    else if (flag === "--socket-path") {
+      socket = { ...socket, socketPath: inline ?? value(i++, flag) };
+    } else if (command === "config" && flag === "--server-name") {
       serverName = inline ?? value(i++, flag);
       if (!SERVER_NAME_PATTERN.test(serverName)) {
         throw new HookUsageError(
@@ -144,7 +166,14 @@ function parseHookArgs(args: readonly string[]): Parsed {
       throw new HookUsageError(`${command}: unknown argument ${JSON.stringify(arg)}.`);
     }
   }
-  return { command: command as HookCommand, deny, serverName, commandPrefix, part };
+  let server: ServerAddress | null;
+  try {
+    server = resolveSocket(socket, env);
+  } catch (error) {
+    if (error instanceof SocketChoiceError) throw new HookUsageError(error.message);
+    throw error;
+  }
+  return { command: command as HookCommand, deny, serverName, commandPrefix, part, server };
 }
 
 /**
@@ -163,7 +192,7 @@ export async function runHook(args: readonly string[], io: Partial<HookIo> = {})
   };
   let parsed: Parsed;
   try {
-    parsed = parseHookArgs(args);
+    parsed = parseHookArgs(args, full.env);
   } catch (error) {
     if (!(error instanceof HookUsageError)) throw error;
     full.writeStderr(`tmux-mcp hook: ${error.message}\n${HOOK_USAGE.trimEnd()}`);
@@ -175,16 +204,18 @@ export async function runHook(args: readonly string[], io: Partial<HookIo> = {})
       await full.writeStdout(hookHelpText());
       return 0;
     case "config":
-      await full.writeStdout(configText(parsed.serverName, parsed.commandPrefix, parsed.part));
+      await full.writeStdout(
+        configText(parsed.serverName, parsed.commandPrefix, parsed.part, parsed.server),
+      );
       return 0;
     default:
-      return await runOnPane(parsed.command, parsed.deny, full);
+      return await runOnPane(parsed.command, parsed, full);
   }
 }
 
 async function runOnPane(
   command: Exclude<HookCommand, "config">,
-  deny: boolean,
+  parsed: Parsed,
   io: HookIo,
 ): Promise<number> {
   const failure = command === "guard" ? 2 : 1;
@@ -197,6 +228,26 @@ async function runOnPane(
     if (bytes === null) return fail("stdin is a terminal; it expects one hook input (JSON).");
     const input = parseHookInput(bytes);
     const pane = agentPane(io.env);
+    if (command === "guard") {
+      // Only PreToolUse can be answered with a decision; other events get no opinion.
+      if (input.hookEventName !== "PreToolUse") return 0;
+      // The server a call without socket_name reaches: the MCP server's, as the flags or
+      // variables name it, else tmux's own choice, which inside tmux is the agent's server.
+      const home = parsed.server ?? pane?.address;
+      // Outside tmux with no server named, tmux's choice here may not be the MCP server's.
+      if (home === undefined) return 0;
+      const decision = await guard(
+        io.runner,
+        pane,
+        home,
+        input.fields.tool_name as string,
+        input.fields.tool_input as Record<string, unknown>,
+        parsed.deny ? "deny" : "ask",
+      );
+      if (decision) await io.writeStdout(`${JSON.stringify(decision)}\n`);
+      return 0;
+    }
+    // The marks belong on the agent's own pane, wherever the MCP server's server is.
     if (pane === null) return 0;
     switch (command) {
       case "attention":
@@ -211,19 +262,6 @@ async function runOnPane(
       case "clear":
         await clearMarks(io.runner, pane);
         return 0;
-      case "guard": {
-        // Only PreToolUse can be answered with a decision; other events get no opinion.
-        if (input.hookEventName !== "PreToolUse") return 0;
-        const decision = await guard(
-          io.runner,
-          pane,
-          input.fields.tool_name as string,
-          input.fields.tool_input as Record<string, unknown>,
-          deny ? "deny" : "ask",
-        );
-        if (decision) await io.writeStdout(`${JSON.stringify(decision)}\n`);
-        return 0;
-      }
     }
   } catch (error) {
     if (error instanceof TmuxError && error.kind === "no-target") {
