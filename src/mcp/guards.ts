@@ -8,7 +8,11 @@
  * @module
  */
 
-import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
+import { execOnce, quoteArgument } from "../tmux/control.ts";
+import { escapeTrailingSemicolon } from "../tmux/format.ts";
+import { TREE_MODE } from "../tmux/identity.ts";
+import { judgeResult } from "../tmux/run.ts";
+import type { PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
 
@@ -20,6 +24,10 @@ export interface InputGuardOptions {
   readonly allowDead?: boolean;
   /** Skip the mode refusal (leaving copy mode is the point). */
   readonly allowMode?: boolean;
+  /** System facts tmux checks first (see {@link TmuxCondition.shell}). */
+  readonly shellConditions?: readonly TmuxCondition[];
+  /** The refusal for each of {@link shellConditions} when it does not hold. */
+  readonly shellRefusals?: readonly ToolFailure[];
 }
 
 /** The panes that receive what is typed into `pane`: its whole window when synchronized. */
@@ -116,4 +124,338 @@ export function guardDestroy(
       "Ask the person first; pass force: true only when they agreed.",
     );
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The check and the act as one step in tmux's command queue
+
+/**
+ * A condition tmux evaluates at the instant of an act, in the context of `target`: a format
+ * that expands to 1 when the act may go ahead. Built by the functions below.
+ */
+export interface TmuxCondition {
+  /** The pane, window or session whose context the format is expanded in. */
+  readonly target: string;
+  /** A format that expands to 1 (or any non-empty, non-0 text) when the act may go ahead. */
+  readonly format: string;
+  /**
+   * When true, `format` is instead a `/bin/sh` command that tmux runs (if-shell without -F),
+   * going ahead when it exits 0: for facts only the system knows. Built only from numbers.
+   */
+  readonly shell?: boolean;
+}
+
+/** `#{&&:a,#{&&:b,c}}`: all of them (tmux's `&&` takes two). */
+function allOf(formats: readonly string[]): string {
+  if (formats.length === 0) return "1";
+  return formats.reduceRight((rest, f) => `#{&&:${f},${rest}}`);
+}
+
+/**
+ * A client name as an extended regular expression inside a format: every character that is
+ * not a letter, digit, `_` or `-` becomes `.`, so no name can close the format, end the
+ * modifier or split the pattern. Over-matching only ever leaves part of a person's name
+ * behind, which counts as a person: the safe side.
+ */
+function namePattern(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, ".");
+}
+
+/**
+ * A tmux client list (`window_active_clients_list`, `session_attached_list`) with the
+ * programs taken out: what is left is empty exactly when no person is in it. Control clients
+ * are known from the snapshot; one that attached since then still counts as a person (the
+ * safe side: the act is refused and retried against a fresh snapshot).
+ */
+function stripPrograms(list: string, snapshot: Snapshot<PaneBrief>): string {
+  const programs = snapshot.clients.filter((c) => c.controlMode && c.name !== "")
+    .map((c) => namePattern(c.name));
+  return `#{s/(${[...programs, ","].join("|")})//:${list}}`;
+}
+
+/** 1 when the client list `list` holds no person (see {@link stripPrograms}). */
+function peopleIn(list: string, snapshot: Snapshot<PaneBrief>): string {
+  return `#{==:${stripPrograms(list, snapshot)},}`;
+}
+
+/**
+ * True while no person's choose-tree is open anywhere on the server (it previews any pane):
+ * no session with a person attached shows a pane in tree-mode in its current window.
+ */
+function noTree(snapshot: Snapshot<PaneBrief>): string {
+  const people = `#{!=:${stripPrograms("session_attached_list", snapshot)},}`;
+  const tree = `#{W:,#{P:,#{?#{==:#{pane_mode},${TREE_MODE}},T,}}}`;
+  return `#{==:#{S:#{?${people},${tree},}},}`;
+}
+
+/** While no person's client shows the window `target` is in. */
+export function windowUnwatched(snapshot: Snapshot<PaneBrief>, target: string): TmuxCondition {
+  return {
+    target,
+    format: allOf([peopleIn("window_active_clients_list", snapshot), noTree(snapshot)]),
+  };
+}
+
+/** While no person's client has the session `target` attached (it would see its changes). */
+export function sessionUnwatched(snapshot: Snapshot<PaneBrief>, target: string): TmuxCondition {
+  return { target, format: allOf([peopleIn("session_attached_list", snapshot), noTree(snapshot)]) };
+}
+
+/**
+ * While no person can see the pane `paneId`: its window shown nowhere, or zoomed onto another
+ * pane with synchronize-panes off (with it on, keys reach the pane everyone sees).
+ */
+export function paneUnwatched(snapshot: Snapshot<PaneBrief>, paneId: string): TmuxCondition {
+  const hidden = "#{&&:#{window_zoomed_flag},#{&&:#{!=:#{pane_active},1}," +
+    "#{!=:#{synchronize-panes},1}}}";
+  return {
+    target: paneId,
+    format: allOf([
+      `#{||:${peopleIn("window_active_clients_list", snapshot)},${hidden}}`,
+      noTree(snapshot),
+    ]),
+  };
+}
+
+/**
+ * What tmux re-checks at the instant input reaches `pane`: nobody watches it (unless
+ * `--allow-attended-input`), it is alive and in no mode (unless the caller lifts those).
+ */
+export function inputCondition(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  pane: PaneRow,
+  options: InputGuardOptions = {},
+): TmuxCondition {
+  const parts: string[] = [];
+  if (!ctx.config.allowAttendedInput) parts.push(paneUnwatched(snapshot, pane.id).format);
+  if (!options.allowDead) parts.push("#{!=:#{pane_dead},1}");
+  if (!options.allowMode) parts.push("#{!=:#{pane_in_mode},1}");
+  return { target: pane.id, format: allOf(parts) };
+}
+
+/** Commands as one argv for tmux: `;` between them, an argument's own final `;` escaped. */
+function argvOf(commands: readonly (readonly string[])[]): string[] {
+  return commands.flatMap((c, i) => [...(i > 0 ? [";"] : []), ...c.map(escapeTrailingSemicolon)]);
+}
+
+/** One command line of tmux's language from argv lists, each argument quoted. */
+function commandString(commands: readonly (readonly string[])[]): string {
+  return commands.map((c) => c.map(quoteArgument).join(" ")).join(" ; ");
+}
+
+function randomHex(bytes: number): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+}
+
+/**
+ * Runs `commands` (each an argv of raw arguments: nothing escaped for tmux's argv rules) only
+ * if every condition holds at that instant, as ONE tmux command line:
+ * `if-shell -F` expands each condition and the commands run right after it in the same
+ * command queue, so no person's key press, window switch or attach can fall between the
+ * check and the act. Conditions are checked in order (put a slow shell condition first: the
+ * format conditions after it are then checked at the very instant of the act). Returns null
+ * `failed: null` and the commands' output when they ran, else the index of the condition that
+ * did not hold (nothing ran).
+ * Runs at most once (never repeated after a lost connection).
+ */
+export async function runIf(
+  ctx: TmuxContext,
+  conditions: readonly TmuxCondition[],
+  commands: readonly (readonly string[])[],
+): Promise<{ failed: number | null; stdout: Uint8Array }> {
+  if (conditions.length === 0) {
+    const stdout = judgeResult(
+      await execOnce(ctx.runner, ctx.address, argvOf(commands), { signal: ctx.signal }),
+    );
+    return { failed: null, stdout };
+  }
+  const nonce = randomHex(8);
+  const marker = (i: number) => `tmux-mcp-refused-${nonce}-${i}`;
+  const ifShell = (c: TmuxCondition, then: string, i: number) => [
+    "if-shell",
+    ...(c.shell ? [] : ["-F"]),
+    "-t",
+    c.target,
+    c.format,
+    then,
+    commandString([["display-message", "-p", marker(i)]]),
+  ];
+  let line = commandString(commands);
+  for (let i = conditions.length - 1; i > 0; i--) {
+    line = commandString([ifShell(conditions[i], line, i)]);
+  }
+  const args = ifShell(conditions[0], line, 0);
+  const stdout = judgeResult(
+    await execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal }),
+  );
+  const out = new TextDecoder().decode(stdout);
+  const failed = conditions.findIndex((_, i) => out.includes(marker(i)));
+  return { failed: failed === -1 ? null : failed, stdout };
+}
+
+/** What a person would notice of a change: the windows, sessions and panes it shows. */
+export interface ViewScope {
+  /** Windows whose content, layout, zoom or active pane changes. */
+  readonly windows?: readonly string[];
+  /** Sessions whose current window changes, or that may end. */
+  readonly sessions?: readonly string[];
+  /** Panes whose own display changes (entering or leaving a mode). */
+  readonly panes?: readonly string[];
+  /** Sessions that end if they have one window at that instant (their last one moves away). */
+  readonly lastWindowOf?: readonly string[];
+}
+
+const VIEW_HINT = "Ask the person first, or work where nobody looks (create_window makes a " +
+  "window in the background); tmux-mcp started with --allow-attended-input lifts this.";
+
+function clientLabel(c: { tty: string; name: string }): string {
+  return c.tty || c.name;
+}
+
+/**
+ * Refuses a change a person would see — a window, session or pane on a person's screen —
+ * naming the client, unless the server was started with `--allow-attended-input` (the same
+ * permission typing there needs). `what` names the change for the message.
+ */
+export function guardView(
+  ctx: TmuxContext,
+  snapshot: Snapshot<PaneBrief>,
+  scope: ViewScope,
+  what: string,
+): void {
+  if (ctx.config.allowAttendedInput) return;
+  const people = snapshot.clients.filter((c) => !c.controlMode && c.windowId);
+  const tree = people.find((c) => c.paneMode === TREE_MODE);
+  if (tree) {
+    throw new ToolFailure(
+      `${what} would change what a person sees: client ${
+        clientLabel(tree)
+      } has choose-tree open, which previews panes from anywhere on the server.`,
+      `Wait until they close it. ${VIEW_HINT}`,
+    );
+  }
+  for (const w of scope.windows ?? []) {
+    const c = people.find((c) => c.windowId === w);
+    if (c) {
+      throw new ToolFailure(
+        `${what} would change what a person sees: window ${w} is on the screen of client ${
+          clientLabel(c)
+        }.`,
+        VIEW_HINT,
+      );
+    }
+  }
+  for (const s of scope.sessions ?? []) {
+    const c = people.find((c) => c.sessionId === s);
+    if (c) {
+      throw new ToolFailure(
+        `${what} would change what a person sees: client ${
+          clientLabel(c)
+        } is attached to session ${s}.`,
+        VIEW_HINT,
+      );
+    }
+  }
+  for (const s of scope.lastWindowOf ?? []) {
+    const c = people.find((c) => c.sessionId === s);
+    const session = snapshot.sessions.find((x) => x.id === s);
+    if (c && session && session.windows <= 1) {
+      throw new ToolFailure(
+        `${what} would end session ${s} (it is that session's last window) and detach client ${
+          clientLabel(c)
+        }, which is attached to it.`,
+        VIEW_HINT,
+      );
+    }
+  }
+  const attended = ctx.attended(snapshot);
+  for (const p of scope.panes ?? []) {
+    const c = attended.get(p)?.[0];
+    if (c) {
+      throw new ToolFailure(
+        `${what} would change what a person sees: pane ${p} is on the screen of client ${
+          clientLabel(c)
+        }.`,
+        VIEW_HINT,
+      );
+    }
+  }
+}
+
+function viewConditions(snapshot: Snapshot<PaneBrief>, scope: ViewScope): TmuxCondition[] {
+  return [
+    ...(scope.windows ?? []).map((w) => windowUnwatched(snapshot, w)),
+    ...(scope.sessions ?? []).map((s) => sessionUnwatched(snapshot, s)),
+    ...(scope.panes ?? []).map((p) => paneUnwatched(snapshot, p)),
+    ...(scope.lastWindowOf ?? []).map((s) => {
+      const nobody = sessionUnwatched(snapshot, s);
+      return { target: s, format: `#{||:#{!=:#{session_windows},1},${nobody.format}}` };
+    }),
+  ];
+}
+
+/**
+ * Makes a change a person could see, checked twice: against the snapshot (a refusal that
+ * names the client), then by tmux at the instant of the change ({@link runIf}). When tmux
+ * refuses, a fresh snapshot explains why; if it shows nobody (a program's client attached
+ * meanwhile), the change is tried once more.
+ */
+export async function changeView(
+  ctx: TmuxContext,
+  snapshot: Snapshot<PaneBrief>,
+  scope: ViewScope,
+  what: string,
+  commands: readonly (readonly string[])[],
+): Promise<Uint8Array> {
+  let current = snapshot;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    guardView(ctx, current, scope, what);
+    const conditions = ctx.config.allowAttendedInput ? [] : viewConditions(current, scope);
+    const { failed, stdout } = await runIf(ctx, conditions, commands);
+    if (failed === null) return stdout;
+    current = await ctx.snapshot();
+  }
+  throw new ToolFailure(
+    `${what} was not made: a person's client came to show it at that moment.`,
+    VIEW_HINT,
+  );
+}
+
+/**
+ * Sends input into `pane`, checked twice: {@link guardInput} against the snapshot (refusals
+ * that say why), then the same facts re-checked by tmux at the instant the input arrives
+ * ({@link inputCondition}, {@link runIf}). Returns the panes the input reached.
+ */
+export async function deliverInput(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  pane: PaneRow,
+  options: InputGuardOptions,
+  commands: readonly (readonly string[])[],
+): Promise<PaneRow[]> {
+  let current = snapshot;
+  let target = pane;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const cohort = guardInput(ctx, current, target, options);
+    const conditions = [
+      ...(options.shellConditions ?? []),
+      inputCondition(ctx, current, target, options),
+    ];
+    const { failed } = await runIf(ctx, conditions, commands);
+    if (failed === null) return cohort;
+    if (failed < (options.shellConditions?.length ?? 0)) {
+      throw options.shellRefusals?.[failed] ?? new ToolFailure(`Nothing was sent to ${pane.id}.`);
+    }
+    current = await ctx.guardSnapshot(pane.id);
+    target = ctx.pane(current, pane.id);
+  }
+  throw new ToolFailure(
+    `Nothing was sent to ${pane.id}: at that instant a person's client came to show it, or it ` +
+      "died or entered a mode.",
+    "Look again with get_pane_info; ask the person, or use a pane nobody watches.",
+  );
 }

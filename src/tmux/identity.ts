@@ -10,6 +10,9 @@
 
 import type { ClientRow, PaneBrief, Snapshot } from "./snapshot.ts";
 
+/** The mode of choose-tree (and find-window): it previews other panes. */
+export const TREE_MODE = "tree-mode";
+
 /** What the process was told about its place in tmux, read once at start. */
 export interface CallerEnv {
   /** `TMUX`: `socket_path,server_pid,session_number`. */
@@ -103,7 +106,9 @@ export function findCallerPane(snapshot: Snapshot<PaneBrief>, env: CallerEnv): C
 /**
  * The panes a person can see right now, each with the clients showing it: for every attached
  * client not in control mode (control clients are programs), the panes of its current window,
- * or only the active pane when that window is zoomed.
+ * or only the active pane when that window is zoomed. A client showing choose-tree (tree-mode)
+ * previews panes from anywhere on the server as the person moves through the tree, so while
+ * it is open every pane counts as watched by it.
  */
 export function attendedPanes(snapshot: Snapshot<PaneBrief>): Map<string, ClientRow[]> {
   const byWindow = new Map<string, PaneBrief[]>();
@@ -115,7 +120,9 @@ export function attendedPanes(snapshot: Snapshot<PaneBrief>): Map<string, Client
   const seen = new Map<string, ClientRow[]>();
   for (const client of snapshot.clients) {
     if (client.controlMode || !client.windowId) continue;
-    const panes = client.zoomed
+    const panes = client.paneMode === TREE_MODE
+      ? snapshot.panes
+      : client.zoomed
       ? (byWindow.get(client.windowId) ?? []).filter((p) => p.id === client.paneId)
       : byWindow.get(client.windowId) ?? [];
     for (const pane of panes) {

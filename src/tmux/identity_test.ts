@@ -78,3 +78,15 @@ Deno.test("attended: every pane of a person's window, only the active one when z
   ]);
   assert.deepEqual([...attendedPanes(zoomed).keys()], ["%6"]);
 });
+
+Deno.test("attended: a person's choose-tree previews any pane, so every pane counts", () => {
+  const panes = [pane("%1", "@1", 1), pane("%2", "@2", 2), pane("%3", "@3", 3)];
+  const tree = client("@1", "%1", { paneMode: "tree-mode", tty: "/dev/pts/4" });
+  const seen = attendedPanes(snap(panes, [tree]));
+  assert.deepEqual([...seen.keys()].sort(), ["%1", "%2", "%3"]);
+  assert.equal(seen.get("%3")?.[0].tty, "/dev/pts/4");
+  // A program's client in tree-mode is no person; copy-mode previews nothing else.
+  assert.deepEqual([...attendedPanes(snap(panes, [{ ...tree, controlMode: true }])).keys()], []);
+  const copy = client("@1", "%1", { paneMode: "copy-mode" });
+  assert.deepEqual([...attendedPanes(snap(panes, [copy])).keys()], ["%1"]);
+});

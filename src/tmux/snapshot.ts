@@ -124,6 +124,11 @@ export interface ClientRow {
   /** The active pane of that window. */
   readonly paneId: string;
   readonly zoomed: boolean;
+  /**
+   * The mode of the client's active pane ("" for none). `tree-mode` (choose-tree) previews
+   * other panes of the server: the person sees those too.
+   */
+  readonly paneMode: string;
   readonly activity: number;
 }
 
@@ -285,6 +290,7 @@ const CLIENT: Spec<Record<keyof ClientRow, 0>> = {
   windowId: "#{window_id}",
   paneId: "#{pane_id}",
   zoomed: "#{window_zoomed_flag}",
+  paneMode: "#{pane_mode}",
   activity: "#{client_activity}",
 };
 
@@ -707,6 +713,7 @@ function clientRow(r: Raw<typeof CLIENT>): ClientRow {
     windowId: r.windowId,
     paneId: r.paneId,
     zoomed: flag(r.zoomed),
+    paneMode: r.paneMode,
     activity: int(r.activity),
   };
 }

@@ -17,15 +17,15 @@ import { z } from "zod";
 import { byteLength, cutString } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { failureText, ToolFailure } from "../mcp/errors.ts";
-import { guardInput } from "../mcp/guards.ts";
+import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/guards.ts";
 import { newBufferName } from "./buffers.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
-import { escapeTrailingSemicolon } from "../tmux/format.ts";
 import { MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
-import { execFast, execOnce } from "../tmux/control.ts";
-import { judgeResult, TmuxError, type TmuxRunner } from "../tmux/run.ts";
-import type { Snapshot } from "../tmux/snapshot.ts";
+import { execFast } from "../tmux/control.ts";
+import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
+import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
+import { shellHoldsTerminal } from "../tmux/foreground.ts";
 import {
   awaitFirstOutput,
   clampTimeout,
@@ -60,14 +60,6 @@ function randomHex(bytes: number): string {
     crypto.getRandomValues(new Uint8Array(bytes)),
     (b) => b.toString(16).padStart(2, "0"),
   ).join("");
-}
-
-/**
- * Runs input commands once: over the control channel when it can carry them (a fraction of a
- * millisecond), else by starting tmux; never twice.
- */
-async function runOnce(ctx: TmuxContext, args: readonly string[]): Promise<void> {
-  judgeResult(await execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal }));
 }
 
 /** Names this server's lifetime for per-server caches: socket plus server pid. */
@@ -161,7 +153,7 @@ async function sendOne(ctx: TmuxContext, snapshot: Snapshot, op: SendArgs): Prom
       "paste_text pastes longer text in one go.",
     );
   }
-  const reached = guardInput(ctx, snapshot, pane, { force: op.force });
+  guardInput(ctx, snapshot, pane, { force: op.force });
   if (keys.length > 0) {
     const refused = await refusedKeys(
       ctx.runner,
@@ -197,20 +189,15 @@ async function sendOne(ctx: TmuxContext, snapshot: Snapshot, op: SendArgs): Prom
       );
     }
   }
-  const args: string[] = [];
-  const then = () => args.length > 0 && args.push(";");
+  const commands: string[][] = [];
   if (op.text !== undefined && op.text !== "") {
-    args.push("send-keys", "-t", pane.id, "-l", "--", escapeTrailingSemicolon(op.text));
+    commands.push(["send-keys", "-t", pane.id, "-l", "--", op.text]);
   }
-  if (keys.length > 0) {
-    then();
-    args.push("send-keys", "-t", pane.id, "--", ...keys.map(escapeTrailingSemicolon));
-  }
-  if (enter) {
-    then();
-    args.push("send-keys", "-t", pane.id, "Enter");
-  }
-  if (args.length > 0) await runOnce(ctx, args);
+  if (keys.length > 0) commands.push(["send-keys", "-t", pane.id, "--", ...keys]);
+  if (enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
+  const reached = commands.length > 0
+    ? await deliverInput(ctx, snapshot, pane, { force: op.force }, commands)
+    : guardInput(ctx, snapshot, pane, { force: op.force });
   const shown = op.text === undefined ? null : cutString(op.text, 4_096);
   return {
     paneId: pane.id,
@@ -328,40 +315,100 @@ const sendKeysBatch = defineTool({
 // paste_text
 
 /**
- * Loads `text` into a buffer of our own (random name), pastes it into the pane and deletes
- * the buffer in the same tmux call; removes it again if anything failed half way. The
- * person's buffer list never keeps it.
+ * Characters that act as keys, not text, when they reach a program: C0 controls but tab and
+ * newline, DEL, and C1 controls. ESC is the dangerous one (`ESC[201~` ends a bracketed paste
+ * early and the rest would arrive as keys); none of them belongs in pasted text.
+ */
+// deno-lint-ignore no-control-regex
+const KEY_CHARACTER = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+/** Names a character for a refusal: `ESC (0x1b)`, `C-c (0x03)`, `U+009B`. */
+function nameCharacter(ch: string): string {
+  const code = ch.codePointAt(0) ?? 0;
+  const hex = `0x${code.toString(16).padStart(2, "0")}`;
+  if (code === 0x1b) return `ESC (${hex})`;
+  if (code === 0x0d) return `carriage return (${hex})`;
+  if (code === 0x7f) return `DEL (${hex})`;
+  if (code < 0x20) return `C-${String.fromCharCode(code + 0x60)} (${hex})`;
+  return `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/**
+ * Refuses text that would not stay text inside a paste: a control character would act as a
+ * key (ESC could end the bracketed paste and turn the rest into keystrokes). `\r\n` is
+ * taken as a newline; anything else is refused with its position, so nothing is removed
+ * behind the caller's back.
+ */
+export function pastableText(text: string): string {
+  const normalized = text.replaceAll("\r\n", "\n");
+  const m = KEY_CHARACTER.exec(normalized);
+  if (m) {
+    throw new ToolFailure(
+      `text holds ${nameCharacter(m[0])} at character ${m.index}: a control character in a ` +
+        "paste acts as a key (ESC can end a bracketed paste early), so nothing was pasted.",
+      "Remove control characters (strip ANSI colour codes first); to press keys, use " +
+        'send_keys with keys (e.g. ["Escape"], ["C-c"]).',
+    );
+  }
+  return normalized;
+}
+
+/**
+ * Pastes `text` into `pane` through a buffer of our own (random name) that the paste deletes,
+ * after `before` (keys that prepare the pane): guarded by {@link deliverInput}, so tmux re-checks
+ * at the instant of the paste that nobody watches the pane. A refused or failed paste removes
+ * the buffer again: the person's buffer list never keeps it. Returns the panes reached.
  */
 async function pasteViaBuffer(
   ctx: TmuxContext,
-  paneId: string,
+  snapshot: Snapshot,
+  pane: PaneRow,
   text: string,
-  options: { enter: boolean; keepNewlines: boolean },
-): Promise<void> {
+  options: {
+    enter: boolean;
+    keepNewlines: boolean;
+    force?: boolean;
+    before?: string[][];
+    /** The pid that must hold the pane's terminal at the instant of the paste. */
+    holds?: number;
+  },
+): Promise<PaneRow[]> {
   // A name of the buffer family's own, so delete_buffer and a restart recognise it as ours.
   const name = newBufferName();
   const paste = ["paste-buffer", "-b", name, "-d", "-p"];
   if (options.keepNewlines) paste.push("-r");
-  paste.push("-t", paneId);
-  if (options.enter) paste.push(";", "send-keys", "-t", paneId, "Enter");
+  paste.push("-t", pane.id);
+  const commands = [...(options.before ?? []), paste];
+  if (options.enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
+  const guard: InputGuardOptions = options.holds === undefined ? { force: options.force } : {
+    force: options.force,
+    shellConditions: [{ target: pane.id, format: shellHoldsTerminal(options.holds), shell: true }],
+    shellRefusals: [
+      new ToolFailure(
+        `Pane ${pane.id}'s shell (pid ${options.holds}) is not what reads the keyboard: a ` +
+          "program it started is in the foreground (perhaps one named like the shell, such as " +
+          "a script waiting in read). Nothing was typed.",
+        'Wait for it to end (wait_for_text), interrupt it (send_keys keys: ["C-c"]), or use ' +
+          "another pane (split_window or create_window).",
+      ),
+    ],
+  };
   try {
     if (!text.includes("\n") && byteLength(text) <= MAX_TEXT_BYTES) {
-      // One line travels as an argument, over the control channel when there is one.
-      await runOnce(ctx, [
-        "set-buffer",
-        "-b",
-        name,
-        "--",
-        escapeTrailingSemicolon(text),
-        ";",
-        ...paste,
-      ]);
-    } else {
-      await ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-", ";", ...paste], {
-        signal: ctx.signal,
-        stdin: new TextEncoder().encode(text),
-      });
+      // One line travels inside the guarded command, over the control channel when there is one.
+      return await deliverInput(
+        ctx,
+        snapshot,
+        pane,
+        guard,
+        [["set-buffer", "-b", name, "--", text], ...commands],
+      );
     }
+    await ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-"], {
+      signal: ctx.signal,
+      stdin: new TextEncoder().encode(text),
+    });
+    return await deliverInput(ctx, snapshot, pane, guard, commands);
   } catch (error) {
     await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", name]).catch(() => {});
     throw error;
@@ -393,12 +440,17 @@ const pasteText = defineTool({
   annotations: TYPES,
   async run(args, ctx) {
     checkDeliverable("text", args.text, "Nothing was pasted.");
+    const text = pastableText(args.text);
     const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
-    const reached = guardInput(ctx, snapshot, pane, { force: args.force });
+    guardInput(ctx, snapshot, pane, { force: args.force });
     const enter = args.enter ?? false;
-    await pasteViaBuffer(ctx, pane.id, args.text, { enter, keepNewlines: false });
-    const bytes = byteLength(args.text);
+    const reached = await pasteViaBuffer(ctx, snapshot, pane, text, {
+      enter,
+      keepNewlines: false,
+      force: args.force,
+    });
+    const bytes = byteLength(text);
     return {
       data: { paneId: pane.id, bytes, enter, reachedPanes: reached.map((p) => p.id) },
       summary: `Pasted ${bytes} bytes into ${pane.id}${enter ? ", then Enter" : ""}.`,
@@ -723,7 +775,19 @@ const runCommand = defineTool({
       const typed = typedCommand(args.command, nonce, state.shell);
       // A pane created a moment ago may not have drawn its first prompt yet.
       await awaitFirstOutput(ctx, pane.id, watch.start, Math.min(effective, 2_000));
-      await pasteViaBuffer(ctx, pane.id, typed, { enter: true, keepNewlines: true });
+      await pasteViaBuffer(ctx, snapshot, pane, typed, {
+        enter: true,
+        keepNewlines: true,
+        force: args.force,
+        // Leftover input at the prompt (typed without Enter) would run with the command:
+        // the line is emptied first, by keys the line editor handles in order with the paste
+        // (no signal that could race it): C-e C-e reaches the end (the first leaves bash's vi
+        // command mode), C-u kills back to the start (also the terminal's own line-kill).
+        before: [["send-keys", "-t", pane.id, "C-e", "C-e", "C-u"]],
+        // The shell itself, not a program it started, must be reading the keyboard: a bash
+        // script blocked in `read` looks like "bash" too.
+        holds: pane.pid,
+      });
       const deadline = began + effective;
       const endToken = `__tmcp_${nonce}_E:`;
       await ctx.progress(0, effective, `Running in ${pane.id}`);

@@ -13,6 +13,7 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
+import { changeView, guardView } from "../mcp/guards.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
   count,
@@ -186,7 +187,9 @@ const selectWindow = defineTool({
     const snapshot = await ctx.snapshot();
     const window = ctx.window(snapshot, args.windowId);
     const session = placementIn(ctx, snapshot, window, args.session, "selecting it");
-    await ctx.run(["select-window", "-t", `${session.id}:${window.id}`]);
+    await changeView(ctx, snapshot, { sessions: [session.id] }, `Selecting window ${window.id}`, [
+      ["select-window", "-t", `${session.id}:${window.id}`],
+    ]);
     const after = ctx.window(await ctx.snapshot(), window.id).placements.find((p) =>
       p.sessionId === session.id
     );
@@ -223,7 +226,9 @@ const selectPane = defineTool({
   async run(args, ctx) {
     const snapshot = await ctx.snapshot();
     const pane = ctx.pane(snapshot, args.paneId);
-    await ctx.run(["select-pane", "-t", pane.id]);
+    await changeView(ctx, snapshot, { windows: [pane.windowId] }, `Selecting pane ${pane.id}`, [
+      ["select-pane", "-t", pane.id],
+    ]);
     const after = await ctx.snapshot();
     const now = ctx.pane(after, pane.id);
     const window = ctx.window(after, now.windowId);
@@ -285,7 +290,9 @@ const selectLayout = defineTool({
     }
     const snapshot = await ctx.snapshot();
     const window = ctx.window(snapshot, args.windowId);
-    await ctx.run(["select-layout", "-t", window.id, "--", args.layout]);
+    await changeView(ctx, snapshot, { windows: [window.id] }, `Rearranging window ${window.id}`, [
+      ["select-layout", "-t", window.id, "--", args.layout],
+    ]);
     const after = ctx.window(await ctx.snapshot(), window.id);
     return {
       data: { windowId: window.id, layout: after.layout, zoomed: after.zoomed },
@@ -318,7 +325,9 @@ async function settleZoom(
   } else if (window.zoomed) {
     steps.push(["resize-pane", "-Z", "-t", paneId]);
   }
-  if (steps.length > 0) await ctx.run(steps.flatMap((s, i) => i === 0 ? s : [";", ...s]));
+  if (steps.length > 0) {
+    await changeView(ctx, before, { windows: [windowId] }, `Zooming in ${windowId}`, steps);
+  }
   const after = await ctx.snapshot();
   const zoomed = ctx.window(after, windowId).zoomed;
   if (want && !zoomed) {
@@ -392,7 +401,17 @@ const resizePane = defineTool({
         String(args.amount),
       ]);
     }
-    if (steps.length > 0) await ctx.run(steps.flatMap((s, i) => i === 0 ? s : [";", ...s]));
+    if (steps.length > 0) {
+      await changeView(
+        ctx,
+        snapshot,
+        { windows: [pane.windowId] },
+        `Resizing pane ${pane.id}`,
+        steps,
+      );
+    } else {
+      guardView(ctx, snapshot, { windows: [pane.windowId] }, `Zooming in ${pane.windowId}`);
+    }
     const notes = args.zoom === undefined
       ? []
       : await settleZoom(ctx, pane.windowId, pane.id, args.zoom);
@@ -463,7 +482,11 @@ const resizeWindow = defineTool({
       const argv = ["resize-window", "-t", window.id];
       if (args.width !== undefined) argv.push("-x", String(args.width));
       if (args.height !== undefined) argv.push("-y", String(args.height));
-      await ctx.run(argv);
+      await changeView(ctx, snapshot, { windows: [window.id] }, `Resizing window ${window.id}`, [
+        argv,
+      ]);
+    } else {
+      guardView(ctx, snapshot, { windows: [window.id] }, `Zooming in ${window.id}`);
     }
     let notes: string[] = [];
     if (args.zoom !== undefined) {
@@ -519,7 +542,13 @@ const swapPane = defineTool({
     const snapshot = await ctx.snapshot();
     const a = ctx.pane(snapshot, args.paneId);
     const b = ctx.pane(snapshot, args.targetPaneId);
-    await ctx.run(["swap-pane", "-d", "-s", a.id, "-t", b.id]);
+    await changeView(
+      ctx,
+      snapshot,
+      { windows: [...new Set([a.windowId, b.windowId])] },
+      `Swapping ${a.id} and ${b.id}`,
+      [["swap-pane", "-d", "-s", a.id, "-t", b.id]],
+    );
     const after = await ctx.snapshot();
     const panes = [a.id, b.id].map((id) => {
       const p = ctx.pane(after, id);
@@ -565,14 +594,20 @@ const moveWindow = defineTool({
     const window = ctx.window(snapshot, args.windowId);
     const from = placementIn(ctx, snapshot, window, args.fromSession, "which placement moves");
     const to = ctx.session(snapshot, args.session);
-    await ctx.run([
-      "move-window",
-      "-d",
-      "-s",
-      `${from.id}:${window.id}`,
-      "-t",
-      `${to.id}:${args.index ?? ""}`,
-    ]);
+    await changeView(
+      ctx,
+      snapshot,
+      { windows: [window.id], lastWindowOf: from.id === to.id ? [] : [from.id] },
+      `Moving window ${window.id}`,
+      [[
+        "move-window",
+        "-d",
+        "-s",
+        `${from.id}:${window.id}`,
+        "-t",
+        `${to.id}:${args.index ?? ""}`,
+      ]],
+    );
     const after = await ctx.snapshot();
     const now = ctx.window(after, window.id);
     const removedSessions = from.id !== to.id && !after.sessions.some((s) => s.id === from.id)
@@ -691,7 +726,9 @@ const enterCopyMode = defineTool({
   async run(args, ctx) {
     const snapshot = await ctx.snapshot();
     const pane = ctx.pane(snapshot, args.paneId);
-    await ctx.run(["copy-mode", ...(args.scrollUp ? ["-u"] : []), "-t", pane.id]);
+    await changeView(ctx, snapshot, { panes: [pane.id] }, `Putting ${pane.id} in copy mode`, [
+      ["copy-mode", ...(args.scrollUp ? ["-u"] : []), "-t", pane.id],
+    ]);
     const now = ctx.pane(await ctx.snapshot(), pane.id);
     return {
       data: { paneId: pane.id, inMode: now.inMode, mode: now.mode },
@@ -713,7 +750,17 @@ const exitCopyMode = defineTool({
   async run(args, ctx) {
     const snapshot = await ctx.snapshot();
     const pane = ctx.pane(snapshot, args.paneId);
-    if (pane.inMode) await ctx.run(["copy-mode", "-q", "-t", pane.id]);
+    if (pane.inMode) {
+      await changeView(
+        ctx,
+        snapshot,
+        { panes: [pane.id] },
+        `Taking ${pane.id} out of ${pane.mode}`,
+        [
+          ["copy-mode", "-q", "-t", pane.id],
+        ],
+      );
+    }
     const now = ctx.pane(await ctx.snapshot(), pane.id);
     return {
       data: {

@@ -12,7 +12,9 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { guardInput } from "../mcp/guards.ts";
+import { changeView, deliverInput, guardInput, type ViewScope } from "../mcp/guards.ts";
+import { argvCommands } from "../tmux/control.ts";
+import type { Snapshot } from "../tmux/snapshot.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
   count,
@@ -47,15 +49,23 @@ export const sizeSchema = z.union([
   z.string().regex(/^(?:[1-9]|[1-9][0-9])%$/, "a percentage from 1% to 99%"),
 ]).describe('Cells (an integer), or a percentage of the space such as "30%".');
 
-/** Runs a creating command with `-P -F` and returns the fields it printed for the new thing. */
+/**
+ * Runs a creating command with `-P -F` and returns the fields it printed for the new thing.
+ * With `view`, the creation changes what a person could see (a new current window, a split
+ * of a shown window): it is guarded like any view change ({@link changeView}).
+ */
 async function created(
   ctx: TmuxContext,
   args: string[],
   fields: readonly string[],
   tail: string[],
+  view?: { snapshot: Snapshot; scope: ViewScope; what: string },
 ): Promise<string[]> {
   const guard = newGuard();
-  const out = await ctx.run([...args, "-P", "-F", recordFormat(guard, fields), ...tail]);
+  const argv = [...args, "-P", "-F", recordFormat(guard, fields), ...tail];
+  const out = view
+    ? await changeView(ctx, view.snapshot, view.scope, view.what, argvCommands(argv))
+    : await ctx.run(argv);
   const [record] = parseRecords(out, guard, fields.length);
   if (!record) throw new ToolFailure("tmux created nothing and printed no ids.");
   return record;
@@ -172,12 +182,15 @@ const createWindow = defineTool({
     if (!args.select) argv.push("-d");
     if (args.name !== undefined) argv.push("-n", formatArg(args.name));
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
-    const [windowId, paneId, index, name] = await created(ctx, argv, [
-      "#{window_id}",
-      "#{pane_id}",
-      "#{window_index}",
-      "#{window_name}",
-    ], commandTail(args.command));
+    const [windowId, paneId, index, name] = await created(
+      ctx,
+      argv,
+      ["#{window_id}", "#{pane_id}", "#{window_index}", "#{window_name}"],
+      commandTail(args.command),
+      args.select
+        ? { snapshot, scope: { sessions: [session.id] }, what: "Creating a selected window" }
+        : undefined,
+    );
     const { cwd, notes } = await startedIn(ctx, paneId, args.startDirectory);
     return {
       data: {
@@ -240,12 +253,14 @@ const splitWindow = defineTool({
     if (!args.select) argv.push("-d");
     if (args.size !== undefined) argv.push("-l", String(args.size));
     if (directory !== undefined) argv.push("-c", formatArg(directory));
-    const [paneId, windowId, width, height] = await created(ctx, argv, [
-      "#{pane_id}",
-      "#{window_id}",
-      "#{pane_width}",
-      "#{pane_height}",
-    ], commandTail(args.command));
+    const [paneId, windowId, width, height] = await created(
+      ctx,
+      argv,
+      ["#{pane_id}", "#{window_id}", "#{pane_width}", "#{pane_height}"],
+      commandTail(args.command),
+      // A new pane reshapes its window: whoever shows that window would see it.
+      { snapshot, scope: { windows: [source.windowId] }, what: `Splitting ${source.id}` },
+    );
     const { cwd, notes } = await startedIn(ctx, paneId, directory);
     return {
       data: {
@@ -300,7 +315,8 @@ const respawnPane = defineTool({
   async run(args, ctx) {
     const snapshot = await ctx.snapshot();
     const pane = ctx.pane(snapshot, args.paneId);
-    guardInput(ctx, snapshot, pane, { force: args.force, allowDead: true });
+    const guard = { force: args.force, allowDead: true };
+    guardInput(ctx, snapshot, pane, guard);
     if (!pane.dead && !args.kill) {
       throw new ToolFailure(
         `Pane ${pane.id} is still running ${JSON.stringify(pane.command)} (pid ${pane.pid}).`,
@@ -310,7 +326,13 @@ const respawnPane = defineTool({
     const argv = ["respawn-pane", "-t", pane.id];
     if (args.kill) argv.push("-k");
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
-    await ctx.run([...argv, ...commandTail(args.command)]);
+    await deliverInput(
+      ctx,
+      snapshot,
+      pane,
+      guard,
+      argvCommands([...argv, ...commandTail(args.command)]),
+    );
     const { cwd, notes } = await startedIn(ctx, pane.id, args.startDirectory);
     const now = await paneFields(
       ctx,

@@ -1,0 +1,27 @@
+/**
+ * Who holds a pane's terminal: the pane's own shell, or something it started.
+ *
+ * tmux names the foreground process (`pane_current_command`) but not which process it is, and
+ * a bash script blocked in `read` is named `bash` just like the pane's interactive shell. The
+ * kernel knows: the shell's process group and its terminal's foreground process group
+ * (`tpgid`) are equal exactly when the shell itself is what reads the keyboard.
+ *
+ * The question is asked as a `/bin/sh` command for tmux's `if-shell` (the server runs it, so
+ * this process needs no permission to read `/proc` or start `ps`, and the answer decides the
+ * act in the same tmux command line). Only the pid, a number, goes into it.
+ *
+ * @module
+ */
+
+/**
+ * A shell command that exits 0 exactly when process `pid` holds its terminal: from
+ * `/proc/PID/stat` on Linux (the command name in parentheses may hold anything, so the fields
+ * are read after the LAST `)`), from `ps` elsewhere (macOS, the BSDs).
+ */
+export function shellHoldsTerminal(pid: number): string {
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new RangeError(`not a pid: ${pid}`);
+  const stat = `/proc/${pid}/stat`;
+  return `if [ -r ${stat} ]; then s=$(cat ${stat}) || exit 1; s=\${s##*)}; set -- $s; ` +
+    `[ -n "$3" ] && [ "$3" = "$6" ]; ` +
+    `else set -- $(ps -o pgid= -o tpgid= -p ${pid}) && [ $# -eq 2 ] && [ "$1" = "$2" ]; fi`;
+}

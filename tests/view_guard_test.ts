@@ -1,0 +1,220 @@
+/**
+ * The person first, tried as an attacker would: no sequence of calls may move a person's view
+ * away, type into the pane they were looking at, and move the view back; no manage tool
+ * changes what a person's client shows (current window, active pane, zoom, layout, which pane
+ * sits where, their session's existence); and the check and the act are one step in tmux's
+ * command queue, so a view that changes right after the check still stops the act.
+ */
+
+import assert from "node:assert/strict";
+import { withTmux } from "./helpers/mcp.ts";
+import { type TestTmux, waitFor } from "./helpers/tmux.ts";
+
+type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
+
+/** A detached window with a shell at its prompt; returns its window and pane ids. */
+async function hiddenWindow(
+  t: Server,
+  target = "main",
+): Promise<{ windowId: string; paneId: string }> {
+  const [windowId, paneId] = (await t.tmux(
+    "new-window",
+    "-d",
+    "-t",
+    `${target}:`,
+    "-P",
+    "-F",
+    "#{window_id} #{pane_id}",
+    "sh",
+  )).trim().split(" ");
+  await shellReady(t, paneId);
+  return { windowId, paneId };
+}
+
+async function shellReady(t: Server, paneId: string): Promise<void> {
+  await waitFor(
+    async () =>
+      (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}")).trim() ===
+        "sh",
+    "the shell",
+  );
+}
+
+async function screen(t: Server, paneId: string): Promise<string> {
+  return await t.tmux("capture-pane", "-p", "-J", "-t", paneId, "-S", "-");
+}
+
+async function clientWindow(t: Server, tty: string): Promise<string> {
+  const rows = (await t.tmux("list-clients", "-F", "#{client_tty} #{window_id}")).trim().split(
+    "\n",
+  );
+  return rows.find((r) => r.startsWith(`${tty} `))?.split(" ")[1] ?? "";
+}
+
+Deno.test("view changes on a person's screen are refused, naming the client and the lift", async () => {
+  await withTmux(async (t, c) => {
+    await shellReady(t, t.ids.paneId);
+    const watched = t.ids.paneId;
+    const hidden = await hiddenWindow(t);
+    // A neighbour of the watched pane (made behind the tools' back: split_window refuses it).
+    const neighbour = (await t.tmux(
+      "split-window",
+      "-d",
+      "-t",
+      watched,
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "sh",
+    )).trim();
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    const tty = await t.attach("main");
+    const layoutBefore = await t.tmux("display-message", "-p", "-t", watched, "#{window_layout}");
+
+    const refusals: [string, Record<string, unknown>][] = [
+      ["select_window", { windowId: hidden.windowId }],
+      ["select_pane", { paneId: neighbour }],
+      ["resize_pane", { paneId: neighbour, zoom: true }],
+      ["resize_pane", { paneId: watched, width: 20 }],
+      ["resize_window", { windowId: t.ids.windowId, zoom: true }],
+      ["resize_window", { windowId: t.ids.windowId, width: 50 }],
+      ["select_layout", { windowId: t.ids.windowId, layout: "even-vertical" }],
+      ["swap_pane", { paneId: watched, targetPaneId: hidden.paneId }],
+      ["swap_pane", { paneId: hidden.paneId, targetPaneId: neighbour }],
+      ["move_window", { windowId: t.ids.windowId, session: "other" }],
+      ["enter_copy_mode", { paneId: neighbour }],
+      ["split_window", { paneId: watched }],
+      ["create_window", { session: "main", select: true }],
+    ];
+    for (const [tool, args] of refusals) {
+      const text = await c.fail(tool, args);
+      assert.match(text, /would change what a person sees|came to show it/, `${tool}: ${text}`);
+      assert.ok(text.includes(tty), `${tool} names the client: ${text}`);
+      assert.match(text, /--allow-attended-input/, `${tool} says what lifts it`);
+    }
+    // Nothing moved: same window on their screen, same layout, no copy mode, no zoom.
+    assert.equal(await clientWindow(t, tty), t.ids.windowId);
+    assert.equal(
+      await t.tmux("display-message", "-p", "-t", watched, "#{window_layout}"),
+      layoutBefore,
+    );
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", neighbour, "#{pane_in_mode}")).trim(),
+      "0",
+    );
+    // And typing into the watched pane is still refused: the three-call route is closed.
+    assert.match(
+      await c.fail("send_keys", { paneId: watched, text: "echo GUARDED" }),
+      /being watched by a person/,
+    );
+    assert.ok(!(await screen(t, watched)).includes("GUARDED"));
+
+    // What nobody sees is free: the hidden window can be zoomed, rearranged, swapped, moved.
+    const extra =
+      (await t.tmux("split-window", "-d", "-t", hidden.paneId, "-P", "-F", "#{pane_id}"))
+        .trim();
+    await c.ok("resize_pane", { paneId: extra, zoom: true });
+    await c.ok("select_pane", { paneId: hidden.paneId });
+    await c.ok("swap_pane", { paneId: hidden.paneId, targetPaneId: extra });
+    await c.ok("move_window", { windowId: hidden.windowId, session: "other" });
+    await c.ok("split_window", { paneId: hidden.paneId });
+  });
+});
+
+Deno.test("moving the last window out of a person's session is refused (it would end it)", async () => {
+  await withTmux(async (t, c) => {
+    // The person looks at another session; main keeps one window, not on anyone's screen...
+    await t.tmux("new-session", "-d", "-s", "theirs", "sh");
+    const tty = await t.attach("theirs");
+    const lonely = (await t.tmux("new-session", "-d", "-s", "lonely", "-P", "-F", "#{window_id}"))
+      .trim();
+    // ...but a second client attached to "lonely" and looking at it: refused either way.
+    await t.tmux("new-window", "-d", "-t", "theirs:", "sh");
+    const other = await t.attach("lonely");
+    const text = await c.fail("move_window", { windowId: lonely, session: "main" });
+    assert.ok(text.includes(other), text);
+    assert.ok(await t.tmux("has-session", "-t", "=lonely").then(() => true));
+    // A window of theirs that is not on screen moves, and their session lives on.
+    const spare = (await t.tmux("new-window", "-d", "-t", "theirs:", "-P", "-F", "#{window_id}"))
+      .trim();
+    await c.ok("move_window", { windowId: spare, session: "main" });
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", "=theirs:", "#{session_name}")).trim(),
+      "theirs",
+    );
+    void tty;
+  });
+});
+
+Deno.test("a view switched right after the check still stops the keystroke (one step in tmux)", async () => {
+  await withTmux(async (t, c) => {
+    await shellReady(t, t.ids.paneId);
+    const target = t.ids.paneId;
+    const away = await hiddenWindow(t);
+    // The person looks at another window of the same session...
+    await t.tmux("select-window", "-t", away.windowId);
+    const tty = await t.attach("main");
+    assert.equal(await clientWindow(t, tty), away.windowId);
+    // ...and a hook switches them to the target's window the moment anyone lists clients:
+    // exactly after every guard's read, before any keystroke.
+    await t.tmux("set-hook", "-g", "after-list-clients", `select-window -t ${t.ids.windowId}`);
+    for (
+      const [tool, args] of [
+        ["send_keys", { paneId: target, text: "echo SNEAKED" }],
+        ["paste_text", { paneId: target, text: "echo SNEAKED", enter: true }],
+        ["run_command", { paneId: target, command: "echo SNEAKED", timeoutMs: 3_000 }],
+        ["send_keys_batch", { operations: [{ paneId: target, text: "echo SNEAKED" }] }],
+      ] as const
+    ) {
+      await t.tmux("set-hook", "-gu", "after-list-clients");
+      await t.tmux("select-window", "-t", away.windowId);
+      await t.tmux("set-hook", "-g", "after-list-clients", `select-window -t ${t.ids.windowId}`);
+      const result = await c.call(tool, args);
+      const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+      const refused = result.isError ||
+        (tool === "send_keys_batch" &&
+          (result.structuredContent as { failed: number }).failed === 1);
+      assert.ok(refused, `${tool} must not type once the view switched: ${text}`);
+      assert.ok(text.includes(tty), `${tool} names the person's client: ${text}`);
+    }
+    assert.ok(!(await screen(t, target)).includes("SNEAKED"), "no keystroke landed");
+    // The same for a view change.
+    const neighbour = (await t.tmux("split-window", "-d", "-t", target, "-P", "-F", "#{pane_id}"))
+      .trim();
+    await t.tmux("set-hook", "-gu", "after-list-clients");
+    await t.tmux("select-window", "-t", away.windowId);
+    await t.tmux("set-hook", "-g", "after-list-clients", `select-window -t ${t.ids.windowId}`);
+    assert.ok((await c.fail("select_pane", { paneId: neighbour })).includes(tty));
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", neighbour, "#{pane_active}")).trim(),
+      "0",
+    );
+  });
+});
+
+Deno.test("a person's choose-tree previews every pane: input and view changes wait", async () => {
+  await withTmux(async (t, c) => {
+    const far = await hiddenWindow(t);
+    const tty = await t.attach("main");
+    await t.tmux("choose-tree", "-t", t.ids.paneId);
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_mode}")).trim() ===
+          "tree-mode",
+      "choose-tree",
+    );
+    const text = await c.fail("send_keys", { paneId: far.paneId, text: "echo PREVIEWED" });
+    assert.ok(text.includes(tty), text);
+    assert.match(await c.fail("select_pane", { paneId: far.paneId }), /choose-tree/);
+    assert.ok(!(await screen(t, far.paneId)).includes("PREVIEWED"));
+    // Once they leave it, the hidden pane is free again.
+    await t.tmux("send-keys", "-t", t.ids.paneId, "q");
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_in_mode}")).trim() ===
+          "0",
+      "choose-tree closed",
+    );
+    await c.ok("send_keys", { paneId: far.paneId, text: "echo FREE" });
+  });
+});
