@@ -1,0 +1,139 @@
+/**
+ * Typing tools tried as an attacker would: a paste that tries to end itself and carry keys,
+ * leftover text at a prompt that the next run_command would execute, and a script waiting in
+ * `read` that looks like a shell. Each proven against real shells on a private tmux server.
+ */
+
+import assert from "node:assert/strict";
+import { withTmux } from "./helpers/mcp.ts";
+import { sh, type TestTmux, waitFor } from "./helpers/tmux.ts";
+
+type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
+
+/**
+ * A window running `shell` at its prompt. bash starts without start-up files: this machine's
+ * own may be slow or print text, and the test is about bash, not about them.
+ */
+async function shellPane(t: Server, shell = "sh"): Promise<string> {
+  const command = shell === "bash" ? "bash --norc --noprofile" : shell;
+  const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", command)).trim();
+  await waitFor(
+    async () =>
+      (await t.tmux("display-message", "-p", "-t", id, "#{pane_current_command}")).trim() ===
+        shell,
+    `the ${shell} prompt`,
+  );
+  return id;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+Deno.test("paste_text refuses control characters: a paste cannot end itself or carry keys", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-paste-" });
+    try {
+      const pane = await shellPane(t, "bash");
+      const ran = `${dir}/ran`;
+      for (
+        const text of [
+          `echo x\x1b[201~touch ${ran}\r`,
+          `\x1b[201~touch ${ran}\n`,
+          `abc\x03touch ${ran}`,
+          `\x1b:!touch ${ran}\r`,
+          `text \u009b201~ more`,
+          `bell\x07`,
+        ]
+      ) {
+        const refusal = await c.fail("paste_text", { paneId: pane, text, enter: false });
+        assert.match(refusal, /control character|acts as a key/, refusal);
+        assert.match(refusal, /nothing was pasted/i);
+      }
+      // Tabs, newlines and CR LF are text.
+      const ok = await c.ok<{ bytes: number }>("paste_text", {
+        paneId: pane,
+        text: "echo a\tb\r\necho c",
+      });
+      assert.equal(ok.bytes, "echo a\tb\necho c".length);
+      await t.tmux("send-keys", "-t", pane, "C-u");
+      assert.equal(await exists(ran), false, "nothing ran");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("run_command never executes text left at the prompt", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-leftover-" });
+    try {
+      for (const shell of ["sh", "bash"]) {
+        const pane = await shellPane(t, shell);
+        const leftover = `${dir}/leftover-${shell}`;
+        await c.ok("send_keys", { paneId: pane, text: `touch ${leftover}; `, enter: false });
+        await waitFor(
+          async () =>
+            (await t.tmux("capture-pane", "-p", "-t", pane)).includes(`touch ${leftover}`),
+          "the leftover on screen",
+        );
+        const r = await c.ok<{ exitStatus: number; output: string }>("run_command", {
+          paneId: pane,
+          command: "echo only-this",
+          timeoutMs: 10_000,
+        });
+        assert.equal(r.exitStatus, 0, `${shell}: ${JSON.stringify(r)}`);
+        assert.equal(r.output.trim(), "only-this");
+        assert.equal(await exists(leftover), false, `${shell}: the leftover never ran`);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("run_command refuses a shell-named program holding the terminal (a script in read)", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-read-" });
+    try {
+      const pane = await shellPane(t, "bash");
+      const got = `${dir}/got`;
+      // A child bash, in the foreground, waiting for a line: tmux names it "bash" too.
+      await t.tmux(
+        "send-keys",
+        "-t",
+        pane,
+        "-l",
+        `bash --norc -c 'read line; printf "%s" "$line" > ${got}'`,
+      );
+      await t.tmux("send-keys", "-t", pane, "Enter");
+      const shellPid = (await t.tmux("display-message", "-p", "-t", pane, "#{pane_pid}")).trim();
+      await waitFor(async () => {
+        const [group, foreground] = (await sh("ps", ["-o", "pgid=,tpgid=", "-p", shellPid]))
+          .stdout.trim().split(/\s+/);
+        return group !== foreground;
+      }, "the script in the foreground");
+      const refusal = await c.fail("run_command", {
+        paneId: pane,
+        command: "echo hijacked",
+        timeoutMs: 3_000,
+      });
+      assert.match(refusal, /not what reads the keyboard/, refusal);
+      assert.match(refusal, /Nothing was typed/);
+      // The script got nothing from us: end it ourselves and look.
+      await t.tmux("send-keys", "-t", pane, "-l", "mine");
+      await t.tmux("send-keys", "-t", pane, "Enter");
+      await waitFor(() => exists(got), "the script's answer");
+      assert.equal(await Deno.readTextFile(got), "mine");
+      // Back at the prompt, run_command works again.
+      const r = await c.ok<{ output: string }>("run_command", {
+        paneId: pane,
+        command: "echo back",
+        timeoutMs: 10_000,
+      });
+      assert.equal(r.output.trim(), "back");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
