@@ -23,9 +23,24 @@
  * server restarted) is noticed: pending commands fail with {@link ControlUnavailable}, watchers
  * are told output may have been missed, and the next use connects again.
  *
+ * What tmux sends is read by control_protocol.ts, which holds every effect until the framing it
+ * was read under is verified. A connection whose stream breaks that framing (a pane printing
+ * forged `%end` lines), or on which a command does not answer in time, is retired the same way:
+ * killed at once, its pending commands failed as possibly run, its watchers told, and one line
+ * written to stderr.
+ *
  * @module
  */
 
+import { warn } from "../diagnostics.ts";
+import {
+  controlLine,
+  ControlProtocol,
+  type ControlResult,
+  ControlUnavailable,
+  type Notifications,
+  type PendingCall,
+} from "./control_protocol.ts";
 import { decodeBytes } from "./format.ts";
 import {
   type PersistentChild,
@@ -35,118 +50,17 @@ import {
   type TmuxRunner,
 } from "./run.ts";
 
-/**
- * The control channel cannot carry this call (no session to attach to, the connection
- * dropped, a value that cannot travel on one line, the runner is closing). The caller falls
- * back to starting a tmux process, or to polling.
- */
-export class ControlUnavailable extends Error {
-  /**
-   * True when the command had been sent before the connection was lost: tmux may have run
-   * it. Only a command that may safely run twice can then be retried by spawning.
-   */
-  readonly sent: boolean;
-
-  /** A control-channel refusal with its reason. */
-  constructor(message: string, options: { sent?: boolean } = {}) {
-    super(message);
-    this.name = "ControlUnavailable";
-    this.sent = options.sent ?? false;
-  }
-}
-
-/** What a command returned: the same shape as `TmuxRunner.exec`. */
-export interface ControlResult {
-  readonly code: number;
-  readonly stdout: Uint8Array;
-  readonly stderr: string;
-}
-
-const encoder = new TextEncoder();
+export {
+  argvCommands,
+  controlLine,
+  type ControlResult,
+  ControlUnavailable,
+  quoteArgument,
+  unescapeOutput,
+} from "./control_protocol.ts";
 
 // ---------------------------------------------------------------------------------------------
-// Commands as one line of tmux's command language
-
-/**
- * Splits an argv the way tmux itself does when given arguments (`cmd_parse_from_arguments`):
- * an argument ending in `;` ends a command (the `;` dropped), unless it ends in `\;`, which
- * stands for a literal final `;`. So a control line built from the result means exactly what
- * the same argv means to a spawned tmux.
- */
-export function argvCommands(args: readonly string[]): string[][] {
-  const commands: string[][] = [];
-  let current: string[] = [];
-  for (const arg of args) {
-    let value = arg;
-    let end = false;
-    if (value.endsWith(";")) {
-      value = value.slice(0, -1);
-      if (value.endsWith("\\")) value = `${value.slice(0, -1)};`;
-      else end = true;
-    }
-    if (!end || value !== "") current.push(value);
-    if (end) {
-      commands.push(current);
-      current = [];
-    }
-  }
-  if (current.length > 0) commands.push(current);
-  return commands.filter((c) => c.length > 0);
-}
-
-/**
- * Quotes one argument for tmux's command parser: inside single quotes nothing is special
- * (`;`, `#`, `$`, `~`, `{`, `}`, `\`, `%`), and a single quote travels as `'\''`.
- */
-export function quoteArgument(arg: string): string {
-  return `'${arg.replaceAll("'", "'\\''")}'`;
-}
-
-/**
- * The control-mode line for an argv, or {@link ControlUnavailable} when it cannot be one: a
- * newline ends a control line, and a command name must be a plain word (a quoted `NAME=value`
- * in command position would be an environment assignment to tmux's parser).
- */
-export function controlLine(args: readonly string[]): string {
-  const commands = argvCommands(args);
-  if (commands.length === 0) throw new ControlUnavailable("no command to send");
-  for (const command of commands) {
-    if (!/^[a-z][a-z-]*$/.test(command[0])) {
-      throw new ControlUnavailable(`"${command[0]}" is not a tmux command name`);
-    }
-    if (command.some((a) => a.includes("\n"))) {
-      throw new ControlUnavailable("an argument holds a newline, which ends a control line");
-    }
-  }
-  return commands.map((c) => c.map(quoteArgument).join(" ")).join(" ; ");
-}
-
-// ---------------------------------------------------------------------------------------------
-// %output decoding
-
-/** Decodes the octal escapes (`\ooo`) tmux puts in `%output` for control bytes and `\`. */
-export function unescapeOutput(data: Uint8Array): Uint8Array {
-  if (!data.includes(0x5c)) return data.slice();
-  const out = new Uint8Array(data.length);
-  let n = 0;
-  for (let i = 0; i < data.length; i++) {
-    const b = data[i];
-    if (
-      b === 0x5c && i + 3 < data.length && isOctal(data[i + 1]) && isOctal(data[i + 2]) &&
-      isOctal(data[i + 3])
-    ) {
-      out[n++] = ((data[i + 1] - 48) << 6) | ((data[i + 2] - 48) << 3) | (data[i + 3] - 48);
-      i += 3;
-    } else {
-      out[n++] = b;
-    }
-  }
-  return out.slice(0, n);
-}
-
-function isOctal(b: number | undefined): boolean {
-  return b !== undefined && b >= 0x30 && b <= 0x37;
-}
+// Terminal output as text
 
 /** States of the escape-sequence scanner. */
 const Esc = { Ground: 0, Escape: 1, Csi: 2, Str: 3, StrEscape: 4, OneMore: 5 } as const;
@@ -275,120 +189,13 @@ export interface Watch {
   close(): void;
 }
 
-/**
- * Lines of command output, each followed by a newline, in one growing buffer. A capture of
- * 100 panes with their history is 200 000 lines: one small copy per line would make as many
- * buffers (and garbage), so lines are appended into this instead.
- */
-class LineSink {
-  #buf = new Uint8Array(1024);
-  /** Bytes held. */
-  length = 0;
-  /** Lines held. */
-  lines = 0;
-
-  /** Appends one line (without its newline). */
-  append(line: Uint8Array): void {
-    this.#reserve(line.length + 1);
-    this.#buf.set(line, this.length);
-    this.length += line.length;
-    this.#buf[this.length++] = 0x0a;
-    this.lines++;
-  }
-
-  /** Appends whole lines, each already ending with a newline. */
-  appendLines(bytes: Uint8Array): void {
-    this.#reserve(bytes.length);
-    this.#buf.set(bytes, this.length);
-    this.length += bytes.length;
-    for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) this.lines++;
-  }
-
-  /** The bytes from `from` to the end (a view, valid until the next append). */
-  view(from = 0): Uint8Array {
-    return this.#buf.subarray(from, this.length);
-  }
-
-  /** Makes room for `more` bytes, doubling so that appends cost amortised constant time. */
-  #reserve(more: number): void {
-    const need = this.length + more;
-    if (need <= this.#buf.length) return;
-    const grown = new Uint8Array(Math.max(need, this.#buf.length * 2));
-    grown.set(this.#buf.subarray(0, this.length));
-    this.#buf = grown;
-  }
-
-  /** Drops everything from byte `at` (where `lines` lines were held). */
-  truncate(at: number, lines: number): void {
-    this.length = at;
-    this.lines = lines;
-  }
-}
-
-interface Block {
-  readonly id: string;
-  readonly flags: string;
-  /** Where the block's lines go: its command's output, or a sink of its own. */
-  readonly sink: LineSink;
-  /** The sink's length and line count when the block began. */
-  readonly start: number;
-  readonly startLines: number;
-}
-
-interface Pending {
-  readonly nonce: string;
-  /** Output of the commands that succeeded, in order. */
-  readonly out: LineSink;
-  /** Output of the commands that failed (tmux's complaint), in order. */
-  readonly err: LineSink;
-  failed: boolean;
-  /** Cleared when the caller stopped waiting (timeout, cancel); the answer is then dropped. */
-  settle: ((result: ControlResult | Error) => void) | null;
-}
-
 interface Watcher {
   readonly paneId: string;
   readonly listener: WatchListener;
   connection: Connection;
 }
 
-const STRUCTURAL = new Set([
-  "%layout-change",
-  "%window-add",
-  "%window-close",
-  "%unlinked-window-add",
-  "%unlinked-window-close",
-  "%window-pane-changed",
-  "%session-window-changed",
-  "%sessions-changed",
-  "%session-changed",
-  "%pane-mode-changed",
-]);
-
-/** Where the next line starting with "%" begins, at or after line start `from`; else the end. */
-function nextPercentLine(buf: Uint8Array, from: number): number {
-  let at = buf.indexOf(0x25, from);
-  while (at > from && buf[at - 1] !== 0x0a) at = buf.indexOf(0x25, at + 1);
-  return at === -1 ? buf.length : at;
-}
-
-function startsWith(line: Uint8Array, prefix: string): boolean {
-  if (line.length < prefix.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (line[i] !== prefix.charCodeAt(i)) return false;
-  return true;
-}
-
-function ascii(bytes: Uint8Array): string {
-  return String.fromCharCode(...bytes.subarray(0, 256));
-}
-
-function randomHex(bytes: number): string {
-  return Array.from(
-    crypto.getRandomValues(new Uint8Array(bytes)),
-    (b) => b.toString(16).padStart(2, "0"),
-  )
-    .join("");
-}
+const encoder = new TextEncoder();
 
 /** One `tmux -C attach` child and the protocol spoken over it. */
 class Connection {
@@ -405,13 +212,14 @@ class Connection {
 
   readonly #child: PersistentChild;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #pending: Pending[] = [];
+  readonly #protocol: ControlProtocol;
   readonly #onLost: (c: Connection) => void;
   readonly #onChanged: (c: Connection) => void;
   #readyResolve!: () => void;
   #readyReject!: (e: Error) => void;
   #handshake = true;
-  #block: Block | null = null;
+  /** Set once the connection is given up: its calls failed, its watchers told. */
+  #gone = false;
   #stderr = "";
 
   constructor(
@@ -428,6 +236,16 @@ class Connection {
       this.#readyReject = reject;
     });
     this.ready.catch(() => {});
+    this.#protocol = new ControlProtocol({
+      write: (text) => this.#writer.write(encoder.encode(text)).catch(() => {}),
+      deliver: (notifications) => this.#deliver(notifications),
+      refused: (reason) => {
+        if (!this.#handshake) return;
+        this.#handshake = false;
+        this.#readyReject(new ControlUnavailable(reason || "tmux refused to attach"));
+      },
+      anomaly: (reason) => this.retire(`its answers broke control-mode framing: ${reason}`),
+    });
     this.done = Promise.all([this.#read(), this.#drainStderr(), child.status]).then(() => {});
   }
 
@@ -443,136 +261,27 @@ class Connection {
   }
 
   async #read(): Promise<void> {
-    let carry = new Uint8Array(0);
     try {
       for await (const chunk of this.#child.stdout) {
-        const buf = carry.length === 0 ? chunk : new Uint8Array(carry.length + chunk.length);
-        if (carry.length > 0) {
-          buf.set(carry);
-          buf.set(chunk, carry.length);
-        }
-        const output = new Map<string, Uint8Array[]>();
-        let changed = false;
-        let start = 0;
-        while (start < buf.length) {
-          const block = this.#block;
-          if (block && buf[start] !== 0x25) {
-            // Inside a command's answer, every line up to the next one starting with "%"
-            // (which may end the block) is output: copy them in one go.
-            const stop = nextPercentLine(buf, start);
-            const end = buf.lastIndexOf(0x0a, stop - 1);
-            if (end < start) break;
-            block.sink.appendLines(buf.subarray(start, end + 1));
-            start = end + 1;
-            continue;
-          }
-          const i = buf.indexOf(0x0a, start);
-          if (i === -1) break;
-          changed = this.#line(buf.subarray(start, i), output) || changed;
-          start = i + 1;
-        }
-        carry = buf.slice(start);
-        this.#dispatch(output, changed);
+        this.#protocol.push(chunk);
+        // Retired: what follows is not worth reading (the child is being killed).
+        if (this.#gone) break;
       }
     } catch {
       // A read error is a dropped connection, handled below.
     }
-    this.#lost();
+    this.#lost("the control connection was lost");
   }
 
-  /** Handles one protocol line; returns true for a structural notification. */
-  #line(line: Uint8Array, output: Map<string, Uint8Array[]>): boolean {
-    const block = this.#block;
-    if (block) {
-      if (line[0] === 0x25 && this.#endsBlock(line, block)) {
-        this.#block = null;
-        this.#finishBlock(block, startsWith(line, "%end "));
-      } else {
-        block.sink.append(line);
-      }
-      return false;
-    }
-    if (startsWith(line, "%output ")) {
-      const space = line.indexOf(0x20, 8);
-      if (space === -1) return false;
-      const paneId = ascii(line.subarray(8, space));
-      const data = unescapeOutput(line.subarray(space + 1));
-      const list = output.get(paneId);
-      if (list) list.push(data);
-      else output.set(paneId, [data]);
-      return false;
-    }
-    if (startsWith(line, "%begin ")) {
-      const [, time, number, flags] = ascii(line).split(" ");
-      // A command of ours writes straight into the oldest waiting call's output.
-      const sink = (flags === "1" ? this.#pending[0]?.out : undefined) ?? new LineSink();
-      this.#block = {
-        id: `${time} ${number} ${flags}`,
-        flags,
-        sink,
-        start: sink.length,
-        startLines: sink.lines,
-      };
-      return false;
-    }
-    const word = ascii(line.subarray(0, 40)).split(" ")[0];
-    if (word === "%session-changed") {
-      this.sessionId = ascii(line).split(" ")[1] ?? "";
+  /** Takes the session tmux names and hands verified output to the watchers of its panes. */
+  #deliver({ output, changed, sessionId }: Notifications): void {
+    if (sessionId !== null) {
+      this.sessionId = sessionId;
       if (this.#handshake) {
         this.#handshake = false;
         this.#readyResolve();
       }
     }
-    return STRUCTURAL.has(word);
-  }
-
-  #endsBlock(line: Uint8Array, block: Block): boolean {
-    const text = ascii(line);
-    return text === `%end ${block.id}` || text === `%error ${block.id}`;
-  }
-
-  #finishBlock(block: Block, ok: boolean): void {
-    const { sink, start, startLines } = block;
-    if (block.flags !== "1") {
-      // Not a command of ours: the attach itself, answered before `%session-changed`.
-      if (this.#handshake && !ok) {
-        const reason = new TextDecoder().decode(sink.view(start)).trim();
-        this.#handshake = false;
-        this.#readyReject(new ControlUnavailable(reason || "tmux refused to attach"));
-      }
-      return;
-    }
-    const head = this.#pending[0];
-    if (!head || sink !== head.out) return;
-    const only = sink.lines - startLines === 1 ? sink.view(start) : null;
-    if (ok && only && ascii(only.subarray(0, only.length - 1)) === head.nonce) {
-      // The sentinel: everything before it was this call's.
-      sink.truncate(start, startLines);
-      this.#pending.shift();
-      head.settle?.({
-        code: head.failed ? 1 : 0,
-        stdout: head.out.view(),
-        // A spawned tmux reports a parse error without the "parse error: " a control
-        // client is given: drop it, so both paths say the same.
-        stderr: head.failed
-          ? new TextDecoder().decode(head.err.view()).replace(/^parse error: /gm, "")
-          : "",
-      });
-      return;
-    }
-    if (!ok) {
-      head.failed = true;
-      const lines = sink.view(start);
-      let at = 0;
-      for (let i = lines.indexOf(0x0a); i !== -1; i = lines.indexOf(0x0a, at)) {
-        head.err.append(lines.subarray(at, i));
-        at = i + 1;
-      }
-      sink.truncate(start, startLines);
-    }
-  }
-
-  #dispatch(output: Map<string, Uint8Array[]>, changed: boolean): void {
     if (output.size === 0 && !changed) return;
     if (changed) this.#onChanged(this);
     for (const watcher of [...this.watchers]) {
@@ -586,16 +295,31 @@ class Connection {
     }
   }
 
-  #lost(): void {
-    if (!this.closed) this.closed = true;
+  /**
+   * Gives the connection up at once, because its stream can no longer be trusted (framing a
+   * pane forged, a command that never answered): the child is killed without waiting for it to
+   * drain, pending calls fail as possibly run, watchers are told they lost the feed (so waits
+   * re-read the pane rather than trust anything held), and the next use opens a fresh one.
+   */
+  retire(reason: string): void {
+    if (this.#gone) return;
+    warn(
+      `tmux-mcp: retired a control connection to tmux (${reason}); the next call opens a fresh one`,
+    );
+    this.#lost(`the control connection was retired: ${reason}`);
+    this.#child.kill();
+  }
+
+  #lost(message: string): void {
+    if (this.#gone) return;
+    this.#gone = true;
+    this.closed = true;
     if (this.#handshake) {
       this.#handshake = false;
       const reason = this.#stderr.trim().split("\n")[0];
-      this.#readyReject(new ControlUnavailable(reason || "the control client exited"));
+      this.#readyReject(new ControlUnavailable(reason || message));
     }
-    for (const pending of this.#pending.splice(0)) {
-      pending.settle?.(new ControlUnavailable("the control connection was lost", { sent: true }));
-    }
+    this.#protocol.fail(new ControlUnavailable(message, { sent: true }));
     this.#writer.close().catch(() => {});
     this.#onLost(this);
   }
@@ -605,38 +329,26 @@ class Connection {
     const line = controlLine(args);
     await this.ready;
     if (this.closed) throw new ControlUnavailable("the control connection was lost");
-    const nonce = `tmux-mcp-${randomHex(12)}`;
     const { promise, resolve } = Promise.withResolvers<ControlResult | Error>();
-    const pending: Pending = {
-      nonce,
-      out: new LineSink(),
-      err: new LineSink(),
-      failed: false,
-      settle: resolve,
-    };
-    this.#pending.push(pending);
-    // The sentinel is a line of its own: a failing command skips the rest of its own line
-    // only, so the sentinel always answers, and everything before it is this call's.
-    this.#writer.write(encoder.encode(`${line}\ndisplay-message -p ${nonce}\n`)).catch(() => {});
+    const call: PendingCall = this.#protocol.send(line, resolve);
     const timeoutMs = options.timeoutMs ?? 10_000;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const onAbort = () => pending.settle?.(new TmuxError("cancelled", "The call was cancelled."));
+    const onAbort = () => call.settle?.(new TmuxError("cancelled", "The call was cancelled."));
     options.signal?.addEventListener("abort", onAbort, { once: true });
-    timer = setTimeout(
-      () =>
-        pending.settle?.(new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms.`)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => {
+      call.settle?.(new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms.`));
+      call.settle = null;
+      // Whatever held it up holds up every call behind it too.
+      this.retire(`a command did not answer within ${timeoutMs} ms`);
+    }, timeoutMs);
     if (options.signal?.aborted) onAbort();
     try {
       const result = await promise;
       if (result instanceof Error) throw result;
       return result;
     } finally {
-      // Its answer, if it still comes, is consumed by the queue and dropped.
-      pending.settle = null;
+      // A cancelled call's answer, if it still comes, is verified like any other and dropped.
+      call.settle = null;
       clearTimeout(timer);
-      timer = undefined;
       options.signal?.removeEventListener("abort", onAbort);
     }
   }

@@ -1,0 +1,562 @@
+/**
+ * Control mode's line protocol, both ways, apart from any process: argv turned into one command
+ * line for tmux, and the bytes tmux answers turned into verified answers and notifications.
+ *
+ * tmux frames a command's output as `%begin <time> <number> <flags>`, the output unescaped, then
+ * `%end` or `%error` with the same three words. Everything else it sends is a notification on a
+ * line of its own starting with `%`, its values escaped (`%output` octal-escapes bytes, names
+ * are escaped too). So the only place where bytes a pane chose can appear raw is inside a
+ * command's output: screen rows, scrollback, paths, buffers, error text. A pane can print
+ * `%end ...` with the right words (the number is server-wide and can be learnt or guessed), and a
+ * reader that took it for the end would cut the answer short, read the rest as notifications
+ * (`%output` for another pane), and lose its footing for good.
+ *
+ * How that is kept from having any effect:
+ * - `%begin` numbers only grow (tmux numbers commands server-wide as it runs them); a `%begin`
+ *   at or below the highest seen is forged.
+ * - Inside a block, only `%end`/`%error` with the block's exact words closes it. A line looking
+ *   like a guard that names the block's number or a later one, or any block begun since the
+ *   last verified point, is forged (a pane showing older framing, such as a `tmux -C` session,
+ *   is just output).
+ * - Outside a block tmux sends only notifications, each starting with `%`: an `%end` or
+ *   `%error` there, or a line not starting with `%`, means the reader is out of step.
+ * - A forged end of block X is always followed, before any later block, by the real end of X,
+ *   which under these rules can only be read as an anomaly. Every call ends with a sentinel
+ *   (`display-message -p <random nonce>`) no pane can predict: so nothing read since a block
+ *   began takes effect (no answer settled, no notification delivered) until a sentinel with the
+ *   expected nonce has closed cleanly. Notifications read after a block nobody asked for (a
+ *   hook run with this client) wait for a sentinel the protocol sends itself. An anomaly drops
+ *   everything held, and the connection carrying the stream must be retired.
+ *
+ * @module
+ */
+
+/**
+ * The control channel cannot carry this call (no session to attach to, the connection
+ * dropped, a value that cannot travel on one line, the runner is closing). The caller falls
+ * back to starting a tmux process, or to polling.
+ */
+export class ControlUnavailable extends Error {
+  /**
+   * True when the command had been sent before the connection was lost: tmux may have run
+   * it. Only a command that may safely run twice can then be retried by spawning.
+   */
+  readonly sent: boolean;
+
+  /** A control-channel refusal with its reason. */
+  constructor(message: string, options: { sent?: boolean } = {}) {
+    super(message);
+    this.name = "ControlUnavailable";
+    this.sent = options.sent ?? false;
+  }
+}
+
+/** What a command returned: the same shape as `TmuxRunner.exec`. */
+export interface ControlResult {
+  readonly code: number;
+  readonly stdout: Uint8Array;
+  readonly stderr: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands as one line of tmux's command language
+
+/**
+ * Splits an argv the way tmux itself does when given arguments (`cmd_parse_from_arguments`):
+ * an argument ending in `;` ends a command (the `;` dropped), unless it ends in `\;`, which
+ * stands for a literal final `;`. So a control line built from the result means exactly what
+ * the same argv means to a spawned tmux.
+ */
+export function argvCommands(args: readonly string[]): string[][] {
+  const commands: string[][] = [];
+  let current: string[] = [];
+  for (const arg of args) {
+    let value = arg;
+    let end = false;
+    if (value.endsWith(";")) {
+      value = value.slice(0, -1);
+      if (value.endsWith("\\")) value = `${value.slice(0, -1)};`;
+      else end = true;
+    }
+    if (!end || value !== "") current.push(value);
+    if (end) {
+      commands.push(current);
+      current = [];
+    }
+  }
+  if (current.length > 0) commands.push(current);
+  return commands.filter((c) => c.length > 0);
+}
+
+/**
+ * Quotes one argument for tmux's command parser: inside single quotes nothing is special
+ * (`;`, `#`, `$`, `~`, `{`, `}`, `\`, `%`), and a single quote travels as `'\''`.
+ */
+export function quoteArgument(arg: string): string {
+  return `'${arg.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The control-mode line for an argv, or {@link ControlUnavailable} when it cannot be one: a
+ * newline ends a control line, and a command name must be a plain word (a quoted `NAME=value`
+ * in command position would be an environment assignment to tmux's parser).
+ */
+export function controlLine(args: readonly string[]): string {
+  const commands = argvCommands(args);
+  if (commands.length === 0) throw new ControlUnavailable("no command to send");
+  for (const command of commands) {
+    if (!/^[a-z][a-z-]*$/.test(command[0])) {
+      throw new ControlUnavailable(`"${command[0]}" is not a tmux command name`);
+    }
+    if (command.some((a) => a.includes("\n"))) {
+      throw new ControlUnavailable("an argument holds a newline, which ends a control line");
+    }
+  }
+  return commands.map((c) => c.map(quoteArgument).join(" ")).join(" ; ");
+}
+
+// ---------------------------------------------------------------------------------------------
+// %output decoding
+
+/** Decodes the octal escapes (`\ooo`) tmux puts in `%output` for control bytes and `\`. */
+export function unescapeOutput(data: Uint8Array): Uint8Array {
+  if (!data.includes(0x5c)) return data.slice();
+  const out = new Uint8Array(data.length);
+  let n = 0;
+  for (let i = 0; i < data.length; i++) {
+    const b = data[i];
+    if (
+      b === 0x5c && i + 3 < data.length && isOctal(data[i + 1]) && isOctal(data[i + 2]) &&
+      isOctal(data[i + 3])
+    ) {
+      out[n++] = ((data[i + 1] - 48) << 6) | ((data[i + 2] - 48) << 3) | (data[i + 3] - 48);
+      i += 3;
+    } else {
+      out[n++] = b;
+    }
+  }
+  return out.slice(0, n);
+}
+
+function isOctal(b: number | undefined): boolean {
+  return b !== undefined && b >= 0x30 && b <= 0x37;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers and notifications
+
+/**
+ * Lines of command output, each followed by a newline, in one growing buffer. A capture of
+ * 100 panes with their history is 200 000 lines: one small copy per line would make as many
+ * buffers (and garbage), so lines are appended into this instead.
+ */
+class LineSink {
+  #buf = new Uint8Array(1024);
+  /** Bytes held. */
+  length = 0;
+  /** Lines held. */
+  lines = 0;
+
+  /** Appends one line (without its newline). */
+  append(line: Uint8Array): void {
+    this.#reserve(line.length + 1);
+    this.#buf.set(line, this.length);
+    this.length += line.length;
+    this.#buf[this.length++] = 0x0a;
+    this.lines++;
+  }
+
+  /** Appends whole lines, each already ending with a newline. */
+  appendLines(bytes: Uint8Array): void {
+    this.#reserve(bytes.length);
+    this.#buf.set(bytes, this.length);
+    this.length += bytes.length;
+    for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) this.lines++;
+  }
+
+  /** The bytes from `from` to the end (a view, valid until the next append). */
+  view(from = 0): Uint8Array {
+    return this.#buf.subarray(from, this.length);
+  }
+
+  /** Makes room for `more` bytes, doubling so that appends cost amortised constant time. */
+  #reserve(more: number): void {
+    const need = this.length + more;
+    if (need <= this.#buf.length) return;
+    const grown = new Uint8Array(Math.max(need, this.#buf.length * 2));
+    grown.set(this.#buf.subarray(0, this.length));
+    this.#buf = grown;
+  }
+
+  /** Drops everything from byte `at` (where `lines` lines were held). */
+  truncate(at: number, lines: number): void {
+    this.length = at;
+    this.lines = lines;
+  }
+}
+
+/**
+ * One command line sent and not yet answered. The protocol settles it once its sentinel is
+ * verified; clear `settle` to drop the answer (the caller stopped waiting).
+ */
+export interface PendingCall {
+  /** The sentinel's expected answer. */
+  readonly nonce: string;
+  /** Receives the verified answer, or the connection's failure. */
+  settle: ((result: ControlResult | Error) => void) | null;
+}
+
+interface Call extends PendingCall {
+  /** Output of the commands that succeeded, in order. */
+  readonly out: LineSink;
+  /** Output of the commands that failed (tmux's complaint), in order. */
+  readonly err: LineSink;
+  failed: boolean;
+}
+
+/** Notifications whose framing is verified, in the order tmux sent them. */
+export interface Notifications {
+  /** Bytes each pane wrote (`%output`, decoded), by pane id, in order. */
+  readonly output: Map<string, Uint8Array[]>;
+  /** Windows, panes or sessions changed: a watched pane may have died, moved or gone. */
+  readonly changed: boolean;
+  /** The session tmux last said the client is attached to (`%session-changed`), if it did. */
+  readonly sessionId: string | null;
+}
+
+/** What the protocol needs from, and tells, the connection carrying it. */
+export interface ProtocolHandlers {
+  /** Sends text (whole command lines) to tmux. */
+  write(text: string): void;
+  /** Verified notifications: at most once per chunk pushed, before that chunk's answers. */
+  deliver(notifications: Notifications): void;
+  /** The attach itself failed, for this reason (tmux then ends the client). */
+  refused(reason: string): void;
+  /**
+   * The stream broke the protocol: everything unverified was dropped, nothing more will be
+   * read, and the connection must be retired (its pending calls failed, its child ended).
+   */
+  anomaly(reason: string): void;
+}
+
+interface Block {
+  /** `<time> <number> <flags>`, as the closing guard must repeat it. */
+  readonly id: string;
+  readonly number: number;
+  /** True for the commands this client sent (flags 1); hooks and the attach are 0. */
+  readonly ours: boolean;
+  /** Where the block's lines go: its call's output, or a sink of its own. */
+  readonly sink: LineSink;
+  /** The sink's length and line count when the block began. */
+  readonly start: number;
+  readonly startLines: number;
+}
+
+/** Notifications gathered while reading, not yet delivered. */
+class Gathered {
+  output = new Map<string, Uint8Array[]>();
+  changed = false;
+  sessionId: string | null = null;
+
+  get empty(): boolean {
+    return this.output.size === 0 && !this.changed && this.sessionId === null;
+  }
+
+  addOutput(paneId: string, data: Uint8Array): void {
+    const list = this.output.get(paneId);
+    if (list) list.push(data);
+    else this.output.set(paneId, [data]);
+  }
+
+  /** Appends what `later` gathered after this. */
+  absorb(later: Gathered): void {
+    for (const [paneId, chunks] of later.output) {
+      const list = this.output.get(paneId);
+      if (list) list.push(...chunks);
+      else this.output.set(paneId, chunks);
+    }
+    this.changed ||= later.changed;
+    if (later.sessionId !== null) this.sessionId = later.sessionId;
+  }
+}
+
+const STRUCTURAL = new Set([
+  "%layout-change",
+  "%window-add",
+  "%window-close",
+  "%unlinked-window-add",
+  "%unlinked-window-close",
+  "%window-pane-changed",
+  "%session-window-changed",
+  "%sessions-changed",
+  "%session-changed",
+  "%pane-mode-changed",
+]);
+
+const BEGIN = /^%begin (\d+) (\d+) (\d+)$/;
+/** Any line shaped like a guard; its number is the second word. */
+const GUARD = /^%(?:begin|end|error) \d+ (\d+) \d+$/;
+
+/** Where the next line starting with "%" begins, at or after line start `from`; else the end. */
+function nextPercentLine(buf: Uint8Array, from: number): number {
+  let at = buf.indexOf(0x25, from);
+  while (at > from && buf[at - 1] !== 0x0a) at = buf.indexOf(0x25, at + 1);
+  return at === -1 ? buf.length : at;
+}
+
+function startsWith(line: Uint8Array, prefix: string): boolean {
+  if (line.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (line[i] !== prefix.charCodeAt(i)) return false;
+  return true;
+}
+
+/** The first 256 bytes as one char each: guards and ids are short ASCII. */
+function ascii(bytes: Uint8Array): string {
+  return String.fromCharCode(...bytes.subarray(0, 256));
+}
+
+/** A sentinel nonce: 96 random bits, so nothing a pane shows can be it. */
+export function newNonce(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return `tmux-mcp-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/**
+ * Reads what a control client's tmux sends (pushed in chunks of any size) and sends the
+ * command lines it is asked to, holding every effect until a sentinel has verified the framing
+ * it was read under (see the module documentation for why that suffices).
+ */
+export class ControlProtocol {
+  readonly #handlers: ProtocolHandlers;
+  readonly #newNonce: () => string;
+  readonly #calls: Call[] = [];
+  #carry = new Uint8Array(0);
+  #block: Block | null = null;
+  /** Blocks closed so far (the first is the attach). */
+  #blocks = 0;
+  #highest = -1;
+  /** Numbers of blocks begun since the last verified point. */
+  readonly #begun = new Set<number>();
+  /** False from a block's `%begin` until a sentinel verified everything read since. */
+  #verified = true;
+  /** Verified, to be delivered at the end of this chunk. */
+  #ready = new Gathered();
+  /** Read since the last verified point; dropped on an anomaly. */
+  #held = new Gathered();
+  /** Answers verified in this chunk, settled after its notifications are delivered. */
+  readonly #settled: [Call, ControlResult][] = [];
+  #broken: string | null = null;
+
+  /**
+   * A protocol speaking through `handlers`; `newNonce` makes sentinel nonces (tests pass their
+   * own to see what a forger who guesses wrong achieves).
+   */
+  constructor(handlers: ProtocolHandlers, nonce: () => string = newNonce) {
+    this.#handlers = handlers;
+    this.#newNonce = nonce;
+  }
+
+  /** Why the stream was found broken, or null while it holds. */
+  get broken(): string | null {
+    return this.#broken;
+  }
+
+  /** Calls sent and not yet answered (sentinels of the protocol's own included). */
+  get pending(): number {
+    return this.#calls.length;
+  }
+
+  /**
+   * Sends a command line (already quoted, see {@link controlLine}) followed by its sentinel on
+   * a line of its own: a failing command skips the rest of its own line only, so the sentinel
+   * always answers, and everything before it is this call's.
+   */
+  send(line: string, settle: (result: ControlResult | Error) => void): PendingCall {
+    return this.#send(line, settle);
+  }
+
+  #send(line: string | null, settle: PendingCall["settle"]): Call {
+    const call: Call = {
+      nonce: this.#newNonce(),
+      out: new LineSink(),
+      err: new LineSink(),
+      failed: false,
+      settle,
+    };
+    this.#calls.push(call);
+    const sentinel = `display-message -p ${call.nonce}\n`;
+    this.#handlers.write(line === null ? sentinel : `${line}\n${sentinel}`);
+    return call;
+  }
+
+  /** Fails every call still waiting (the connection is gone); nothing more is read. */
+  fail(error: Error): void {
+    this.#broken ??= error.message;
+    this.#held = new Gathered();
+    for (const call of this.#calls.splice(0)) call.settle?.(error);
+  }
+
+  /** Reads the next bytes tmux sent. */
+  push(chunk: Uint8Array): void {
+    if (this.#broken !== null) return;
+    const carry = this.#carry;
+    const buf = carry.length === 0 ? chunk : new Uint8Array(carry.length + chunk.length);
+    if (carry.length > 0) {
+      buf.set(carry);
+      buf.set(chunk, carry.length);
+    }
+    let start = 0;
+    while (start < buf.length && this.#broken === null) {
+      const block = this.#block;
+      if (block && buf[start] !== 0x25) {
+        // Inside a command's answer, every line up to the next one starting with "%"
+        // (which may end the block) is output: copy them in one go.
+        const stop = nextPercentLine(buf, start);
+        const end = buf.lastIndexOf(0x0a, stop - 1);
+        if (end < start) break;
+        block.sink.appendLines(buf.subarray(start, end + 1));
+        start = end + 1;
+        continue;
+      }
+      const i = buf.indexOf(0x0a, start);
+      if (i === -1) break;
+      this.#line(buf.subarray(start, i));
+      start = i + 1;
+    }
+    this.#carry = this.#broken === null ? buf.slice(start) : new Uint8Array(0);
+    // What was verified before any anomaly is genuine: deliver it, then answer.
+    if (!this.#ready.empty) {
+      const ready = this.#ready;
+      this.#ready = new Gathered();
+      this.#handlers.deliver(ready);
+    }
+    for (const [call, result] of this.#settled.splice(0)) call.settle?.(result);
+    if (this.#broken !== null) this.#handlers.anomaly(this.#broken);
+  }
+
+  #line(line: Uint8Array): void {
+    const block = this.#block;
+    if (block) {
+      if (line[0] === 0x25 && (line[1] === 0x62 || line[1] === 0x65)) {
+        this.#guardInBlock(line, block);
+      } else block.sink.append(line);
+      return;
+    }
+    if (line[0] !== 0x25) return this.#anomaly("a line outside any answer that is no notification");
+    if (startsWith(line, "%output ")) {
+      const space = line.indexOf(0x20, 8);
+      if (space === -1) return;
+      const paneId = ascii(line.subarray(8, space));
+      this.#gather().addOutput(paneId, unescapeOutput(line.subarray(space + 1)));
+      return;
+    }
+    if (startsWith(line, "%begin ")) return this.#begin(ascii(line));
+    if (startsWith(line, "%end ") || startsWith(line, "%error ")) {
+      return this.#anomaly(`"${ascii(line).slice(0, 60)}" outside any answer`);
+    }
+    const word = ascii(line.subarray(0, 40)).split(" ")[0];
+    if (word === "%session-changed") this.#gather().sessionId = ascii(line).split(" ")[1] ?? "";
+    if (STRUCTURAL.has(word)) this.#gather().changed = true;
+  }
+
+  /** Where a notification read now goes: delivered with this chunk, or held until verified. */
+  #gather(): Gathered {
+    if (this.#verified) return this.#ready;
+    // Held: make sure a sentinel is on its way, or it would be held for ever.
+    if (this.#calls.length === 0) this.#send(null, null);
+    return this.#held;
+  }
+
+  #begin(text: string): void {
+    const m = BEGIN.exec(text);
+    if (!m) return this.#anomaly(`a malformed "${text.slice(0, 60)}"`);
+    const number = Number(m[2]);
+    if (!(number > this.#highest)) {
+      return this.#anomaly(`block ${number} began after block ${this.#highest}`);
+    }
+    const ours = m[3] === "1";
+    const head = this.#calls[0];
+    if (ours && !head) return this.#anomaly(`an answer (block ${number}) to no command`);
+    this.#highest = number;
+    this.#begun.add(number);
+    this.#verified = false;
+    // A command of ours writes straight into the oldest waiting call's output.
+    const sink = ours ? head.out : new LineSink();
+    this.#block = {
+      id: `${m[1]} ${m[2]} ${m[3]}`,
+      number,
+      ours,
+      sink,
+      start: sink.length,
+      startLines: sink.lines,
+    };
+  }
+
+  #guardInBlock(line: Uint8Array, block: Block): void {
+    const text = ascii(line);
+    if (text === `%end ${block.id}`) return this.#close(block, true);
+    if (text === `%error ${block.id}`) return this.#close(block, false);
+    const m = GUARD.exec(text);
+    if (m) {
+      // Output can show framing of commands that ran before this one (a `tmux -C` in a pane);
+      // this block's number, a later one, or one of ours since the last check, only a forger.
+      const number = Number(m[1]);
+      if (number >= block.number || this.#begun.has(number)) {
+        return this.#anomaly(`"${text.slice(0, 60)}" inside block ${block.number}`);
+      }
+    }
+    block.sink.append(line);
+  }
+
+  #close(block: Block, ok: boolean): void {
+    this.#block = null;
+    const first = this.#blocks++ === 0;
+    const { sink, start, startLines } = block;
+    if (!block.ours) {
+      // The attach itself comes first (flags 0, before `%session-changed`); later ones are
+      // hooks run with this client, whose output is nobody's.
+      if (first && !ok) {
+        this.#handlers.refused(new TextDecoder().decode(sink.view(start)).trim());
+      }
+      return;
+    }
+    const head = this.#calls[0];
+    const only = sink.lines - startLines === 1 ? sink.view(start) : null;
+    if (ok && only && ascii(only.subarray(0, only.length - 1)) === head.nonce) {
+      // The sentinel: everything before it was this call's, and everything read since the last
+      // verified point was framed as tmux framed it.
+      sink.truncate(start, startLines);
+      this.#calls.shift();
+      this.#verified = true;
+      this.#begun.clear();
+      this.#ready.absorb(this.#held);
+      this.#held = new Gathered();
+      this.#settled.push([head, {
+        code: head.failed ? 1 : 0,
+        stdout: head.out.view(),
+        // A spawned tmux reports a parse error without the "parse error: " a control
+        // client is given: drop it, so both paths say the same.
+        stderr: head.failed
+          ? new TextDecoder().decode(head.err.view()).replace(/^parse error: /gm, "")
+          : "",
+      }]);
+      return;
+    }
+    if (!ok) {
+      head.failed = true;
+      const lines = sink.view(start);
+      let at = 0;
+      for (let i = lines.indexOf(0x0a); i !== -1; i = lines.indexOf(0x0a, at)) {
+        head.err.append(lines.subarray(at, i));
+        at = i + 1;
+      }
+      sink.truncate(start, startLines);
+    }
+  }
+
+  #anomaly(reason: string): void {
+    this.#broken = reason;
+    this.#held = new Gathered();
+    this.#block = null;
+  }
+}

@@ -1,0 +1,526 @@
+/**
+ * The control-mode reader against forged framing, fuzzed. tmux's side is played by a model of
+ * what tmux 3.3a sends a control client (checked against the real thing in control_test.ts and
+ * tests/framing_test.ts): `%begin/%end/%error <time> <number> <flags>` around each command's
+ * raw output, numbers growing server-wide with gaps (other clients' commands), flags 1 for the
+ * client's own commands and 0 for hooks run with it, blocks never interleaved, notifications
+ * only between blocks and always escaped. Into the raw output it injects what a pane can show:
+ * guards with the right and wrong words, `%output` for other panes, fake sentinels.
+ */
+
+import assert from "node:assert/strict";
+import {
+  ControlProtocol,
+  type ControlResult,
+  type Notifications,
+  type PendingCall,
+} from "./control_protocol.ts";
+
+const encoder = new TextEncoder();
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** A small seeded generator, so a failing run can be replayed from its seed. */
+function prng(seed: number): { int(n: number): number; chance(p: number): boolean } {
+  let s = seed >>> 0;
+  const next = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { int: (n) => Math.floor(next() * n), chance: (p) => next() < p };
+}
+
+type Rand = ReturnType<typeof prng>;
+
+/** What a call should answer: its commands' output, as a spawned tmux would give it. */
+interface Expected {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** tmux's side of one control client, as documented and as 3.3a behaves. */
+class ModelTmux {
+  readonly #r: Rand;
+  /** Whether forged lines may be hostile (name blocks of this connection) or only stale. */
+  readonly #hostile: boolean;
+  #time = 1_700_000_000;
+  #number = 200;
+  readonly #attachNumber: number;
+  /** Numbers of blocks sent so far. */
+  readonly #numbers: number[] = [];
+  /** Command lines received and not yet run. */
+  readonly #input: string[] = [];
+  #partialInput = "";
+  /** What tmux sent and the client has not read: lines not yet encoded, then bytes. */
+  #unsent: string[] = [];
+  #out = new Uint8Array(0);
+  /** Output of each `show` key, as asked for. */
+  readonly contents = new Map<string, string[]>();
+  /** What each command's block really held, forged lines included. */
+  readonly emitted = new Map<string, string[]>();
+  /** What was really sent as notifications. */
+  readonly panes = new Map<string, string>();
+  readonly sessions: string[] = [];
+  /** Hostile lines injected so far. */
+  hostileLines = 0;
+
+  constructor(r: Rand, hostile: boolean) {
+    this.#r = r;
+    this.#hostile = hostile;
+    this.#number += r.int(100);
+    this.#attachNumber = this.#number + 1;
+    // The attach itself (flags 0, no output a pane chose), then the session the client is in.
+    this.#block([], 0, true, false);
+    this.#notify("%session-changed $0 main");
+    this.sessions.push("$0");
+  }
+
+  /** The client wrote `text` to tmux's stdin. */
+  receive(written: string): void {
+    const all = this.#partialInput + written;
+    const lines = all.split("\n");
+    this.#partialInput = lines.pop()!;
+    this.#input.push(...lines);
+  }
+
+  get idle(): boolean {
+    return this.#input.length === 0 && this.#out.length === 0 && this.#unsent.length === 0;
+  }
+
+  get queued(): number {
+    return this.#input.length;
+  }
+
+  /** Runs the next command line received; returns false when there is none. */
+  runNext(): boolean {
+    const line = this.#input.shift();
+    if (line === undefined) return false;
+    for (const command of line.split(" ; ")) {
+      const sentinel = /^display-message -p (tmux-mcp-\S+)$/.exec(command);
+      let ok = true;
+      if (sentinel) {
+        // Its output is the nonce, nothing a pane chose.
+        this.#block([sentinel[1]], 1, true, false);
+      } else {
+        const [name, key] = [...command.matchAll(/'([^']*)'/g)].map((m) => m[1]);
+        ok = name === "show";
+        const lines = ok ? this.contents.get(key)! : [`no such thing: ${key}`];
+        this.emitted.set(key, this.#block(lines, 1, ok));
+      }
+      // Hooks run with this client after a command (after-* hooks): flags 0.
+      if (this.#r.chance(0.1)) this.#block(this.#content(), 0);
+      // A failing command skips the rest of its line.
+      if (!ok) break;
+    }
+    return true;
+  }
+
+  /** Something happens on the server meanwhile: a notification or a hook's block. */
+  meanwhile(): void {
+    const r = this.#r;
+    const roll = r.int(10);
+    if (roll < 6) {
+      const pane = `%${r.int(3)}`;
+      const data = this.#bytes();
+      this.panes.set(pane, (this.panes.get(pane) ?? "") + data);
+      this.#notify(`%output ${pane} ${escapeOutput(data)}`);
+    } else if (roll < 7) {
+      const session = `$${r.int(3)}`;
+      this.sessions.push(session);
+      this.#notify(`%session-changed ${session} s${session.slice(1)}`);
+    } else if (roll < 8) {
+      this.#notify(
+        r.chance(0.5) ? `%window-add @${r.int(9)}` : `%layout-change @1 b25f,80x24,0,0,2 * *`,
+      );
+    } else if (roll < 9) {
+      this.#notify(`%client-session-changed /dev/pts/${r.int(9)} $1 s1`);
+    } else {
+      this.#block(this.#content(), 0);
+    }
+  }
+
+  /** Takes up to `max` bytes of what tmux sent. */
+  take(max: number): Uint8Array {
+    if (this.#unsent.length > 0) {
+      const more = encoder.encode(this.#unsent.join(""));
+      this.#unsent = [];
+      const out = new Uint8Array(this.#out.length + more.length);
+      out.set(this.#out);
+      out.set(more, this.#out.length);
+      this.#out = out;
+    }
+    const chunk = this.#out.subarray(0, Math.min(max, this.#out.length));
+    this.#out = this.#out.subarray(chunk.length);
+    return chunk;
+  }
+
+  /** Output lines for a `show` command: what a pane's rows, a path or a buffer could hold. */
+  newContent(): string[] {
+    return this.#content();
+  }
+
+  #send(line: string): void {
+    this.#unsent.push(line, "\n");
+  }
+
+  #notify(line: string): void {
+    // Notifications are queue items too: they use up numbers.
+    this.#number += this.#r.int(2);
+    this.#send(line);
+  }
+
+  /** Sends one block; returns the lines it held, forged ones included. */
+  #block(lines: string[], flags: 0 | 1, ok = true, forgeable = true): string[] {
+    const r = this.#r;
+    if (r.chance(0.05)) this.#time++;
+    this.#number += 1 + (r.chance(0.3) ? r.int(20) : 0);
+    const id = `${this.#time} ${this.#number} ${flags}`;
+    const held: string[] = [];
+    const forge = () => this.#hostile && forgeable && r.chance(0.01);
+    this.#send(`%begin ${id}`);
+    for (const line of lines) {
+      if (forge()) held.push(...this.#forge(id));
+      held.push(line);
+    }
+    if (forge()) held.push(...this.#forge(id));
+    for (const line of held) this.#send(line);
+    this.#send(`%${ok ? "end" : "error"} ${id}`);
+    this.#numbers.push(this.#number);
+    return held;
+  }
+
+  /** Lines a pane learning or guessing this connection's numbers could make tmux print here. */
+  #forge(id: string): string[] {
+    const r = this.#r;
+    const [, number, flags] = id.split(" ").map(Number);
+    this.hostileLines++;
+    const recent = this.#numbers.length > 0
+      ? this.#numbers[this.#numbers.length - 1 - r.int(Math.min(3, this.#numbers.length))]
+      : number;
+    const n = [number, number + 1 + r.int(5), recent][r.int(3)];
+    const guard = ["%end", "%error", "%begin"][r.int(3)];
+    const exact = r.chance(0.5);
+    const forged = exact
+      ? [`${guard === "%begin" ? "%end" : guard} ${id}`]
+      : [`${guard} ${this.#time + r.int(2)} ${n} ${r.chance(0.5) ? flags : 1 - flags}`];
+    // What follows a forged end is read as notifications and answers, if anything is.
+    const after = [
+      "%output %1 FORGED\\015\\012",
+      "%session-changed $666 evil",
+      "%window-add @666",
+      `%begin ${this.#time} ${number + 1 + r.int(3)} 1`,
+      // The same block again, so that its real end closes it and all looks well.
+      `%begin ${id}`,
+      // A block far ahead, so that whatever tmux sends next is read as its output.
+      `%begin ${this.#time} ${number + 100_000 + r.int(1000)} ${r.int(2)}`,
+      `tmux-mcp-${"0".repeat(24)}`,
+      "FORGED row",
+      `%end ${this.#time} ${number + 1} 1`,
+    ];
+    for (let i = r.int(5); i > 0; i--) forged.push(after[r.int(after.length)]);
+    return forged;
+  }
+
+  #content(): string[] {
+    const r = this.#r;
+    const lines: string[] = [];
+    for (let i = r.int(12); i > 0; i--) {
+      const roll = r.int(12);
+      if (roll < 6) lines.push(this.#bytes().replaceAll("\n", " "));
+      else if (roll < 7) lines.push("");
+      else if (roll < 10) lines.push(this.#stale());
+      else lines.push(["%output %1 FORGED", "%window-add @666", "%exit", "%", "%%"][r.int(5)]);
+    }
+    return lines;
+  }
+
+  /** Framing a pane shows innocently: a `tmux -C` of its own, numbered before this client. */
+  #stale(): string {
+    const r = this.#r;
+    const n = 1 + r.int(this.#attachNumber - 1);
+    const guard = ["%begin", "%end", "%error"][r.int(3)];
+    const tail = ["", " ", " extra", ""][r.int(4)];
+    return r.chance(0.8)
+      ? `${guard} ${this.#time - r.int(1000)} ${n} ${r.int(2)}${tail}`
+      : [`%end`, `%begin`, `%error of ways`, `%end 1 2`, `%begin x y z`][r.int(5)];
+  }
+
+  #bytes(): string {
+    const r = this.#r;
+    const alphabet = ["a", "b", " ", "%", "\\", "\n", "\r", "\t", "\x1b", "日", "🙂", "0", "7"];
+    let s = "";
+    for (let i = r.int(30); i > 0; i--) s += alphabet[r.int(alphabet.length)];
+    return s;
+  }
+}
+
+/** tmux's `%output` escaping: bytes below space, and backslash, as `\ooo`. */
+function escapeOutput(data: string): string {
+  let out = "";
+  for (const b of encoder.encode(data)) {
+    out += b < 0x20 || b === 0x5c ? `\\${b.toString(8).padStart(3, "0")}` : String.fromCharCode(b);
+  }
+  // Back to a string whose UTF-8 encoding is the original bytes.
+  return new TextDecoder().decode(Uint8Array.from(out, (c) => c.charCodeAt(0)));
+}
+
+/** What a spawned tmux would answer for these commands: output of those that ran, up to a failure. */
+function expectedAnswer(tmux: ModelTmux, keys: string[]): Expected {
+  const expected: Expected = { code: 0, stdout: "", stderr: "" };
+  for (const key of keys) {
+    const lines = tmux.emitted.get(key)!.map((l) => `${l}\n`).join("");
+    if (tmux.contents.has(key)) {
+      expected.stdout += lines;
+    } else {
+      expected.code = 1;
+      expected.stderr = lines;
+      break;
+    }
+  }
+  return expected;
+}
+
+interface Outcome {
+  anomaly: string | null;
+  refused: string | null;
+  settledAll: boolean;
+}
+
+/** One connection's life against the model; asserts the property on the way. */
+function runOnce(seed: number, hostile: boolean): Outcome & { hostileLines: number } {
+  const r = prng(seed);
+  const tmux = new ModelTmux(r, hostile);
+  const delivered = new Map<string, string>();
+  const deliveredBytes = new Map<string, number[]>();
+  const sessions: string[] = [];
+  let anomaly: string | null = null;
+  let refused: string | null = null;
+  const protocol = new ControlProtocol({
+    write: (t) => tmux.receive(t),
+    deliver: (n: Notifications) => {
+      assert.equal(anomaly, null, "nothing is delivered after an anomaly");
+      for (const [pane, chunks] of n.output) {
+        const list = deliveredBytes.get(pane) ?? [];
+        for (const c of chunks) list.push(...c);
+        deliveredBytes.set(pane, list);
+      }
+      if (n.sessionId !== null) sessions.push(n.sessionId);
+    },
+    refused: (reason) => refused = reason,
+    anomaly: (reason) => {
+      assert.equal(anomaly, null, "one anomaly is reported once");
+      anomaly = reason;
+    },
+  });
+  const calls: { call: PendingCall; keys: string[]; result?: ControlResult | Error }[] = [];
+  let sent = 0;
+  const total = 1 + r.int(8);
+  for (let step = 0; step < 10_000 && anomaly === null; step++) {
+    const roll = r.int(10);
+    if (roll < 2 && sent < total) {
+      // A call: one to three commands, some failing.
+      const keys: string[] = [];
+      const commands: string[] = [];
+      for (let i = 1 + r.int(3); i > 0; i--) {
+        const key = `k${sent}-${i}`;
+        keys.push(key);
+        if (r.chance(0.15)) {
+          commands.push(`'fail' '${key}'`);
+        } else {
+          tmux.contents.set(key, tmux.newContent());
+          commands.push(`'show' '${key}'`);
+        }
+      }
+      const entry: (typeof calls)[number] = { call: undefined!, keys };
+      entry.call = protocol.send(commands.join(" ; "), (result) => {
+        assert.equal(entry.result, undefined, "a call is settled once");
+        entry.result = result;
+      });
+      // A caller that stops waiting: its answer must still be read, then dropped.
+      if (r.chance(0.1)) entry.call.settle = null;
+      calls.push(entry);
+      sent++;
+    } else if (roll < 5 && tmux.queued > 0) {
+      tmux.runNext();
+    } else if (roll < 7 && step < 200) {
+      tmux.meanwhile();
+    } else {
+      const chunk = tmux.take(r.chance(0.2) ? 1 + r.int(4) : 1 + r.int(300));
+      if (chunk.length > 0) protocol.push(chunk);
+    }
+    if (sent === total && tmux.idle && step > 200) break;
+  }
+
+  // Nothing forged was delivered: each pane got a prefix of what it wrote (all of it when the
+  // stream held), and only sessions tmux named, in order.
+  for (const [pane, list] of deliveredBytes) delivered.set(pane, text(Uint8Array.from(list)));
+  for (const [pane, got] of delivered) {
+    const real = tmux.panes.get(pane) ?? "";
+    assert.ok(real.startsWith(got), `seed ${seed}: ${pane} got ${JSON.stringify(got)}`);
+    assert.ok(!got.includes("FORGED"), `seed ${seed}`);
+  }
+  let at = 0;
+  for (const s of sessions) {
+    at = tmux.sessions.indexOf(s, at);
+    assert.ok(at !== -1, `seed ${seed}: session ${s} was never named by tmux`);
+  }
+  // Nothing forged was settled: every answer given is exactly the call's.
+  for (const { keys, result } of calls) {
+    if (result === undefined) continue;
+    assert.ok(!(result instanceof Error), `seed ${seed}`);
+    assert.deepEqual(
+      { code: result.code, stdout: text(result.stdout), stderr: result.stderr },
+      expectedAnswer(tmux, keys),
+      `seed ${seed}`,
+    );
+  }
+  const settledAll = calls.every((c) => c.result !== undefined || c.call.settle === null);
+  if (anomaly === null) {
+    // The stream held: everything arrived, exactly.
+    assert.ok(settledAll, `seed ${seed}: every call answered`);
+    assert.equal(protocol.pending, 0, `seed ${seed}`);
+    for (const [pane, real] of tmux.panes) {
+      assert.equal(delivered.get(pane) ?? "", real, `seed ${seed}: all of ${pane}`);
+    }
+    assert.equal(sessions.at(-1), tmux.sessions.at(-1), `seed ${seed}`);
+  }
+  assert.equal(refused, null);
+  return { anomaly, refused, settledAll, hostileLines: tmux.hostileLines };
+}
+
+Deno.test("fuzz: output a pane chose never frames an answer or forges a notification", () => {
+  const base = Date.now() % 1_000_000;
+  let anomalies = 0;
+  let held = 0;
+  for (let i = 0; i < 1_500; i++) {
+    const seed = base + i;
+    const outcome = runOnce(seed, true);
+    if (outcome.anomaly !== null) anomalies++;
+    else if (outcome.hostileLines > 0) held++;
+  }
+  // Both outcomes happen, so neither half of the property holds vacuously.
+  assert.ok(anomalies > 100, `${anomalies} runs found forged framing`);
+  assert.ok(held > 5, `${held} runs with forged lines read them as output`);
+});
+
+Deno.test("fuzz: framing shown innocently (older commands, odd lines) is output, no anomaly", () => {
+  const base = Date.now() % 1_000_000;
+  for (let i = 0; i < 400; i++) {
+    const outcome = runOnce(base + i, false);
+    assert.equal(outcome.anomaly, null, `seed ${base + i}: ${outcome.anomaly}`);
+    assert.ok(outcome.settledAll);
+  }
+});
+
+/** A protocol fed by hand, with predictable nonces (`tmux-mcp-n1`, `-n2`, ...). */
+function byHand() {
+  const written: string[] = [];
+  const delivered: Notifications[] = [];
+  const anomalies: string[] = [];
+  let n = 0;
+  const protocol = new ControlProtocol({
+    write: (t) => written.push(t),
+    deliver: (d) => delivered.push(d),
+    refused: (reason) => anomalies.push(`refused: ${reason}`),
+    anomaly: (reason) => anomalies.push(reason),
+  }, () => `tmux-mcp-n${++n}`);
+  const feed = (...lines: string[]) =>
+    protocol.push(encoder.encode(lines.map((l) => `${l}\n`).join("")));
+  const output = () =>
+    delivered.flatMap((d) => [...d.output].map(([pane, c]) => `${pane}:${c.map(text).join("")}`));
+  // Attached: the attach's block, the session, and the protocol's own sentinel verifying both.
+  feed("%begin 1 100 0", "%end 1 100 0", "%session-changed $0 main");
+  assert.equal(delivered.length, 0, "held until verified");
+  assert.deepEqual(written, ["display-message -p tmux-mcp-n1\n"]);
+  feed("%begin 1 101 1", "tmux-mcp-n1", "%end 1 101 1");
+  assert.deepEqual(delivered.map((d) => d.sessionId), ["$0"]);
+  const answers: (ControlResult | Error)[] = [];
+  const send = (line: string) => protocol.send(line, (r) => answers.push(r));
+  return { protocol, written, delivered, anomalies, feed, output, answers, send };
+}
+
+Deno.test("a forged end, then output for another pane: nothing delivered, nothing settled", () => {
+  const h = byHand();
+  h.send("'capture-pane'");
+  h.feed("%begin 1 105 1", "row 1", "%end 1 105 1", "%output %1 FORGED", "%window-add @9");
+  h.feed("%begin 1 999999 1", "row 2", "%end 1 105 1", "%begin 1 106 1", "tmux-mcp-n2");
+  h.feed("%end 1 106 1", "%output %1 real");
+  assert.deepEqual(h.anomalies, ['"%end 1 105 1" inside block 999999']);
+  assert.equal(h.answers.length, 0);
+  assert.equal(h.output().length, 0);
+  assert.equal(h.delivered.length, 1, "only the attach");
+});
+
+Deno.test("the same block begun again after a forged end is an anomaly", () => {
+  const h = byHand();
+  h.send("'capture-pane'");
+  h.feed("%begin 1 105 1", "row 1", "%end 1 105 1", "%output %1 FORGED", "%begin 1 105 1");
+  assert.deepEqual(h.anomalies, ["block 105 began after block 105"]);
+  h.feed("row 2", "%end 1 105 1", "%begin 1 106 1", "tmux-mcp-n2", "%end 1 106 1");
+  assert.equal(h.answers.length, 0);
+  assert.equal(h.output().length, 0);
+});
+
+Deno.test("end and error outside any answer, and plain lines there, are anomalies", () => {
+  for (const stray of ["%end 1 105 1", "%error 1 2 3", "row", ""]) {
+    const h = byHand();
+    h.feed("%output %1 a", stray, "%output %1 b");
+    assert.equal(h.anomalies.length, 1, JSON.stringify(stray));
+    assert.deepEqual(h.output(), ["%1:a"], "what came before was verified already");
+  }
+});
+
+Deno.test("framing of earlier commands shown in output is output", () => {
+  const h = byHand();
+  h.send("'capture-pane'");
+  const rows = [
+    "%begin 1 7 1",
+    "%end 1 7 1",
+    "%error 1 99 0",
+    "%end 1 105",
+    "%end 1 105 1 ",
+    "%begin x",
+    "%exit",
+    "%output %1 shown",
+  ];
+  h.feed("%begin 1 105 1", ...rows, "%end 1 105 1", "%begin 1 106 1", "tmux-mcp-n2");
+  assert.equal(h.answers.length, 0, "not before its sentinel has closed");
+  h.feed("%end 1 106 1");
+  assert.equal(h.anomalies.length, 0);
+  const [answer] = h.answers as ControlResult[];
+  assert.equal(text(answer.stdout), rows.map((r) => `${r}\n`).join(""));
+  assert.equal(h.output().length, 0);
+});
+
+Deno.test("a guard naming this block, a later one, or one of ours since the last check is forged", () => {
+  for (const forged of ["%end 2 105 1", "%begin 1 105 0", "%error 1 300 1", "%end 1 104 0"]) {
+    const h = byHand();
+    h.send("'a' ; 'b'");
+    h.feed("%begin 1 104 1", "%end 1 104 1", "%begin 1 105 1", "row", forged);
+    assert.equal(h.anomalies.length, 1, forged);
+  }
+});
+
+Deno.test("notifications after a hook's block wait for a sentinel of the protocol's own", () => {
+  const h = byHand();
+  h.feed("%begin 1 110 0", "hook output", "%end 1 110 0", "%output %1 x", "%output %2 y");
+  assert.equal(h.output().length, 0);
+  assert.deepEqual(h.written.slice(1), ["display-message -p tmux-mcp-n2\n"], "one sentinel");
+  h.feed("%output %1 z", "%begin 1 111 1", "tmux-mcp-n2");
+  assert.equal(h.output().length, 0);
+  h.feed("%end 1 111 1", "%output %1 !");
+  assert.deepEqual(h.output(), ["%1:xz!", "%2:y"], "in order, once verified");
+  assert.equal(h.protocol.pending, 0);
+});
+
+Deno.test("an answer is settled after the notifications read before it", () => {
+  const h = byHand();
+  let deliveredFirst = -1;
+  h.protocol.send("'x'", () => deliveredFirst = h.delivered.length);
+  h.feed("%begin 1 105 1", "out", "%end 1 105 1", "%output %1 a", "%begin 1 106 1");
+  h.feed("tmux-mcp-n2", "%end 1 106 1");
+  assert.equal(deliveredFirst, 2, "the attach's, then this chunk's, then the answer");
+});
