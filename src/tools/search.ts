@@ -2,10 +2,11 @@
  * search_panes: find text across panes. Toolset inspect.
  *
  * The pattern never reaches tmux: panes are listed from one snapshot, captured (many panes per
- * tmux invocation, at most {@link SEARCH_CONCURRENCY} invocations at once) and matched here, in
- * JavaScript. So a `#(...)` or `#{...}` in a pattern is only text to find, never a format tmux
- * could expand or run. Line numbers are tmux's (0 = top of the screen, negative = history), so
- * a match can be read around with capture_pane.
+ * tmux invocation, at most {@link SEARCH_CONCURRENCY} invocations at once) and matched here
+ * (a regex on RE2, in linear time, see ../mcp/pattern.ts). So a `#(...)` or `#{...}` in a
+ * pattern is only text to find, never a format tmux could expand or run. Line numbers are
+ * tmux's (0 = top of the screen, negative = history), so a match can be read around with
+ * capture_pane.
  *
  * @module
  */
@@ -13,7 +14,7 @@
 import { z } from "zod";
 import { capList, cutString, fitEntries, jsonBytes } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema, panePlacementSchema, sessionRefSchema } from "../mcp/schemas.ts";
 import {
@@ -52,16 +53,21 @@ export interface TextMatches {
 
 /** Finds the matching rows of a pane's text (rows joined by newlines). */
 export interface TextMatcher {
-  /** Matches rows 0..`last` of `text`, keeping the last `max`. */
-  match(text: string, last: number, max: number): TextMatches;
+  /**
+   * Matches rows 0..`last` of `text`, keeping the last `max`. A long match gives the event
+   * loop turns through `pacer` (and stops, throwing, when its call is cancelled).
+   */
+  match(text: string, last: number, max: number, pacer?: MatchPacer): Promise<TextMatches>;
   /** Whether a blank row can match (then rows below the last written one must be cut off). */
   readonly matchesBlank: boolean;
 }
 
 /**
- * Builds the matcher: a literal substring by default, a JavaScript regular expression (Unicode
- * mode) with `regex`; case-insensitive unless `matchCase`. A bad regex is a refusal that says
- * what is wrong, before any pane is read.
+ * Builds the matcher: a literal substring by default, a regular expression in RE2 syntax with
+ * `regex` (see ../mcp/pattern.ts: linear time, JavaScript's `\s` and `.`); case-insensitive
+ * unless `matchCase`. A bad regex is a refusal that says what is wrong, before any pane is
+ * read. Synchronous, so a literal search never waits for the regex engine: with `regex`, call
+ * {@link loadRegexEngine} first ({@link buildMatcher} does both).
  *
  * A literal is found with `indexOf` over the pane's whole text (lowercased once when case does
  * not matter), so a search through 200 000 rows of history does not make a string per row; a
@@ -69,38 +75,44 @@ export interface TextMatcher {
  */
 export function lineMatcher(pattern: string, regex: boolean, matchCase: boolean): TextMatcher {
   if (!regex) return literalMatcher(pattern, matchCase);
-  let re: RegExp;
-  try {
-    re = new RegExp(pattern, matchCase ? "u" : "iu");
-  } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
-    throw new ToolFailure(
-      `The pattern is not a valid regular expression: ${why}.`,
-      "Fix it (JavaScript syntax, Unicode mode), or pass regex: false to search for the text literally.",
-    );
-  }
+  const re = compileRegex(pattern, matchCase, "The pattern");
   return {
     matchesBlank: re.test(""),
-    match(text, last, max) {
+    async match(text, last, max, pacer) {
       const rows = text.split("\n");
       const kept: { row: number; text: string }[] = [];
       let found = 0;
       for (let i = 0; i <= last && i < rows.length; i++) {
-        if (!re.test(rows[i])) continue;
-        found++;
-        kept.push({ row: i, text: rows[i] });
-        if (kept.length > max) kept.shift();
+        const row = rows[i];
+        if (re.test(row)) {
+          found++;
+          kept.push({ row: i, text: row });
+          if (kept.length > max) kept.shift();
+        }
+        const pause = pacer?.step(row.length, re.cost);
+        if (pause) await pause;
       }
       return { found, kept };
     },
   };
 }
 
+/** {@link lineMatcher}, loading the regex engine first when `regex` asks for it. */
+export async function buildMatcher(
+  pattern: string,
+  regex: boolean,
+  matchCase: boolean,
+): Promise<TextMatcher> {
+  if (regex) await loadRegexEngine();
+  return lineMatcher(pattern, regex, matchCase);
+}
+
 function literalMatcher(pattern: string, matchCase: boolean): TextMatcher {
   const needle = matchCase ? pattern : pattern.toLowerCase();
   return {
     matchesBlank: false,
-    match(text, last, max) {
+    // deno-lint-ignore require-await
+    async match(text, last, max) {
       // A row holds no newline, so a pattern with one matches no row.
       if (needle.includes("\n")) return { found: 0, kept: [] };
       const hay = matchCase ? text : text.toLowerCase();
@@ -167,18 +179,19 @@ async function mapPool<T, R>(
 }
 
 /** Matches one pane's rows, keeping the last `max` matches (nearest the bottom). */
-function matchRows(
+async function matchRows(
   pane: PaneBrief,
   captured: PaneRows,
   matcher: TextMatcher,
   max: number,
-): PaneSearch {
+  pacer: MatchPacer,
+): Promise<PaneSearch> {
   // Blank rows below the last written one are tmux's padding; only a matcher that can match a
   // blank row needs them cut off (which takes the rows one by one).
   const last = matcher.matchesBlank
     ? lastWrittenIndex(paneRows(captured), captured.top)
     : captured.rowCount - 1;
-  const { found, kept } = matcher.match(captured.text, last, max);
+  const { found, kept } = await matcher.match(captured.text, last, max, pacer);
   const matches = kept.map((m) => ({ lineNumber: captured.top + m.row, text: m.text }));
   return { pane, matches, found, skipped: null };
 }
@@ -186,7 +199,8 @@ function matchRows(
 /**
  * Captures and matches each pane: many panes per tmux invocation (see `chainPanes`), at most
  * {@link SEARCH_CONCURRENCY} invocations at once. A pane that closed after it was listed, or
- * whose capture failed, is reported as skipped with the reason; a cancelled call stops.
+ * whose capture failed, is reported as skipped with the reason; a cancelled call stops, in
+ * the middle of matching too.
  */
 export async function searchInPanes(
   ctx: TmuxContext,
@@ -195,6 +209,7 @@ export async function searchInPanes(
 ): Promise<PaneSearch[]> {
   const byId = new Map(panes.map((p) => [p.id, p]));
   const chains = chainPanes(panes.map((p) => p.id), options.scrollbackLines);
+  const pacer = new MatchPacer(ctx.signal);
   let done = 0;
   const searched = await mapPool(chains, SEARCH_CONCURRENCY, async (chain) => {
     let captured: PaneRowsResult[];
@@ -208,16 +223,19 @@ export async function searchInPanes(
     }
     done += chain.length;
     await ctx.progress(done, panes.length, `searched ${done} of ${panes.length} panes`);
-    return captured.map((r, i): PaneSearch => {
+    const out: PaneSearch[] = [];
+    for (const [i, r] of captured.entries()) {
       const pane = byId.get(chain[i]) as PaneBrief;
       if (!(r instanceof TmuxError)) {
-        return matchRows(pane, r, options.matcher, options.maxMatchesPerPane);
+        out.push(await matchRows(pane, r, options.matcher, options.maxMatchesPerPane, pacer));
+        continue;
       }
       const skipped = r.kind === "no-target"
         ? "closed after the pane list was read"
         : `capture failed: ${r.message}`;
-      return { pane, matches: [], found: 0, skipped };
-    });
+      out.push({ pane, matches: [], found: 0, skipped });
+    }
+    return out;
   });
   return searched.flat();
 }
@@ -241,7 +259,7 @@ const searchPanes = defineTool({
   description:
     "Find text in what panes show, across the whole server or one session: the visible " +
     "screen by default, scrollbackLines to reach into history. The pattern is literal unless " +
-    "regex is true (JavaScript syntax); case-insensitive unless matchCase. It is matched here " +
+    "regex is true (RE2 syntax); case-insensitive unless matchCase. It is matched here " +
     "and never handed to tmux, so '#(...)' or '#{...}' is just text to find. Each match gives " +
     "the pane, its session/window placements, lineNumber (usable as capture_pane start) and " +
     "the line. Bounded: maxMatchesPerPane (the ones nearest the bottom are kept), maxMatches " +
@@ -284,7 +302,7 @@ const searchPanes = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const matcher = lineMatcher(args.pattern, args.regex ?? false, args.matchCase ?? false);
+    const matcher = await buildMatcher(args.pattern, args.regex ?? false, args.matchCase ?? false);
     // Which panes, and where they sit: no command or directory (the costliest fields).
     const snapshot = await ctx.briefSnapshot({
       sessions: args.session !== undefined,

@@ -15,6 +15,7 @@ import { z } from "zod";
 import { byteLength, cutString } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
+import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import {
@@ -461,32 +462,65 @@ export class PaneWatch {
 interface Pattern {
   readonly text: string;
   readonly index: number;
-  readonly re: RegExp;
+  readonly test: (line: string) => boolean;
+  /** What a character of text costs it, for pacing (see MatchPacer). */
+  readonly cost: number;
 }
 
 const MAX_PATTERNS = 16;
 const MAX_PATTERN_LENGTH = 1_000;
 
-function compile(patterns: readonly string[], regex: boolean, matchCase: boolean, what: string) {
+/**
+ * Compiles the patterns: a literal is an escaped JavaScript RegExp (linear, and as fast as
+ * before); a regex is RE2 (see ../mcp/pattern.ts), refused up front when it is invalid, too
+ * large, or uses lookaround or backreferences.
+ */
+async function compile(
+  patterns: readonly string[],
+  regex: boolean,
+  matchCase: boolean,
+  what: string,
+): Promise<Pattern[]> {
+  if (regex && patterns.length > 0) await loadRegexEngine();
   return patterns.map((text, index): Pattern => {
-    const source = regex ? text : text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    try {
-      return { text, index, re: new RegExp(source, matchCase ? "u" : "iu") };
-    } catch (error) {
-      throw new ToolFailure(
-        `${what}[${index}] is not a valid regular expression: ${(error as Error).message}.`,
-        "Fix the pattern, or pass regex: false to match it literally.",
-      );
+    if (regex) {
+      const re = compileRegex(text, matchCase, `${what}[${index}]`);
+      return { text, index, test: (line) => re.test(line), cost: re.cost };
     }
+    const re = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), matchCase ? "u" : "iu");
+    return { text, index, test: (line) => re.test(line), cost: 1 };
   });
 }
 
+/** The patterns `lines` show, in order of the patterns. */
+async function patternsIn(
+  patterns: readonly Pattern[],
+  lines: readonly string[],
+  pacer: MatchPacer,
+): Promise<Pattern[]> {
+  const seen: Pattern[] = [];
+  for (const p of patterns) {
+    for (const line of lines) {
+      const hit = p.test(line);
+      const pause = pacer.step(line.length, p.cost);
+      if (pause) await pause;
+      if (!hit) continue;
+      seen.push(p);
+      break;
+    }
+  }
+  return seen;
+}
+
 /** The first line (in order) any pattern matches, with the pattern, and every matching line. */
-function scan(patterns: readonly Pattern[], lines: readonly string[]) {
+async function scan(patterns: readonly Pattern[], lines: readonly string[], pacer: MatchPacer) {
+  const cost = patterns.reduce((sum, p) => sum + p.cost, 0);
   let first: { pattern: Pattern; line: string } | null = null;
   const matching: string[] = [];
   for (const line of lines) {
-    const pattern = patterns.find((p) => p.re.test(line));
+    const pattern = patterns.find((p) => p.test(line));
+    const pause = pacer.step(line.length, cost);
+    if (pause) await pause;
     if (!pattern) continue;
     first ??= { pattern, line };
     matching.push(line);
@@ -541,7 +575,7 @@ const waitForText = defineTool({
     paneId: paneIdSchema,
     patterns: patternList("Text to wait for (any one of them).").min(1),
     regex: z.boolean().optional().describe(
-      "Treat patterns and stop as JavaScript regular expressions.",
+      "Treat patterns and stop as regular expressions (RE2 syntax).",
     ),
     matchCase: z.boolean().optional().describe("Match case exactly (default: ignore case)."),
     stop: patternList("Text that ends the wait as `stopped`, e.g. an error marker.").optional(),
@@ -572,8 +606,9 @@ const waitForText = defineTool({
   async run(args, ctx) {
     const { effective, clamped } = clampTimeout(args.timeoutMs);
     const matchCase = args.matchCase ?? false;
-    const patterns = compile(args.patterns, args.regex ?? false, matchCase, "patterns");
-    const stops = compile(args.stop ?? [], args.regex ?? false, matchCase, "stop");
+    const patterns = await compile(args.patterns, args.regex ?? false, matchCase, "patterns");
+    const stops = await compile(args.stop ?? [], args.regex ?? false, matchCase, "stop");
+    const pacer = new MatchPacer(ctx.signal);
     const snapshot = await ctx.snapshot();
     const pane = ctx.pane(snapshot, args.paneId);
     const began = performance.now();
@@ -585,8 +620,9 @@ const waitForText = defineTool({
     let stoppedBy: { pattern: string; index: number } | null = null;
     let hitLines: string[] = [];
     let exitStatus: number | null = null;
-    const onScreen = patterns.filter((p) => watch.screen.some((line) => p.re.test(line)));
+    let onScreen: Pattern[] = [];
     try {
+      onScreen = await patternsIn(patterns, watch.screen, pacer);
       if (watch.start.dead) {
         outcome = "paneDied";
         exitStatus = watch.start.deadStatus;
@@ -596,14 +632,14 @@ const waitForText = defineTool({
           const event = await watch.next(deadline);
           switch (event.kind) {
             case "lines": {
-              const stop = scan(stops, event.lines);
+              const stop = await scan(stops, event.lines, pacer);
               if (stop) {
                 outcome = "stopped";
                 stoppedBy = { pattern: stop.pattern.text, index: stop.pattern.index };
                 hitLines = stop.matching;
                 break loop;
               }
-              const hit = scan(patterns, event.lines);
+              const hit = await scan(patterns, event.lines, pacer);
               if (hit) {
                 outcome = "matched";
                 matched = { pattern: hit.pattern.text, index: hit.pattern.index };
