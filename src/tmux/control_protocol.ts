@@ -27,6 +27,9 @@
  *   expected nonce has closed cleanly. Notifications read after a block nobody asked for (a
  *   hook run with this client) wait for a sentinel the protocol sends itself. An anomaly drops
  *   everything held, and the connection carrying the stream must be retired.
+ * - Only a change of windows or panes goes out unverified: it carries no data, only "look
+ *   again", and looking is a verified call. Holding it would let a hook that changes a layout
+ *   after every command answer each sentinel with the need for another.
  *
  * @module
  */
@@ -224,6 +227,14 @@ export interface Notifications {
   readonly sessionId: string | null;
 }
 
+/** Knobs of {@link ControlProtocol}, for tests. */
+export interface ProtocolOptions {
+  /** Makes sentinel nonces (tests pass predictable ones to write streams by hand). */
+  readonly nonce?: () => string;
+  /** Least time between two sentinels of the protocol's own (default 50 ms). */
+  readonly sentinelGapMs?: number;
+}
+
 /** What the protocol needs from, and tells, the connection carrying it. */
 export interface ProtocolHandlers {
   /** Sends text (whole command lines) to tmux. */
@@ -346,14 +357,16 @@ export class ControlProtocol {
   /** Answers verified in this chunk, settled after its notifications are delivered. */
   readonly #settled: [Call, ControlResult][] = [];
   #broken: string | null = null;
+  readonly #sentinelGapMs: number;
+  #lastOwnSentinel = -Infinity;
+  /** A sentinel of the protocol's own waiting for its turn (see {@link #verifySoon}). */
+  #deferred: ReturnType<typeof setTimeout> | undefined;
 
-  /**
-   * A protocol speaking through `handlers`; `newNonce` makes sentinel nonces (tests pass their
-   * own to see what a forger who guesses wrong achieves).
-   */
-  constructor(handlers: ProtocolHandlers, nonce: () => string = newNonce) {
+  /** A protocol speaking through `handlers`. */
+  constructor(handlers: ProtocolHandlers, options: ProtocolOptions = {}) {
     this.#handlers = handlers;
-    this.#newNonce = nonce;
+    this.#newNonce = options.nonce ?? newNonce;
+    this.#sentinelGapMs = options.sentinelGapMs ?? 50;
   }
 
   /** Why the stream was found broken, or null while it holds. */
@@ -372,6 +385,9 @@ export class ControlProtocol {
    * always answers, and everything before it is this call's.
    */
   send(line: string, settle: (result: ControlResult | Error) => void): PendingCall {
+    // Its sentinel verifies whatever a deferred one of the protocol's own was to.
+    clearTimeout(this.#deferred);
+    this.#deferred = undefined;
     return this.#send(line, settle);
   }
 
@@ -392,6 +408,8 @@ export class ControlProtocol {
   /** Fails every call still waiting (the connection is gone); nothing more is read. */
   fail(error: Error): void {
     this.#broken ??= error.message;
+    clearTimeout(this.#deferred);
+    this.#deferred = undefined;
     this.#held = new Gathered();
     for (const call of this.#calls.splice(0)) call.settle?.(error);
   }
@@ -456,15 +474,37 @@ export class ControlProtocol {
     }
     const word = ascii(line.subarray(0, 40)).split(" ")[0];
     if (word === "%session-changed") this.#gather().sessionId = ascii(line).split(" ")[1] ?? "";
-    if (STRUCTURAL.has(word)) this.#gather().changed = true;
+    // A change carries no data, only "look again" (and looking is a verified call): it is not
+    // held, so a hook that changes a layout after every command cannot keep sentinels coming.
+    if (STRUCTURAL.has(word)) this.#ready.changed = true;
   }
 
   /** Where a notification read now goes: delivered with this chunk, or held until verified. */
   #gather(): Gathered {
     if (this.#verified) return this.#ready;
     // Held: make sure a sentinel is on its way, or it would be held for ever.
-    if (this.#calls.length === 0) this.#send(null, null);
+    if (this.#calls.length === 0 && this.#deferred === undefined) this.#verifySoon();
     return this.#held;
+  }
+
+  /**
+   * Sends a sentinel of the protocol's own, at most one per {@link ProtocolOptions.sentinelGapMs}:
+   * a hook run after every `display-message` that makes a pane write would otherwise answer
+   * each sentinel with output needing the next one, as fast as tmux can go.
+   */
+  #verifySoon(): void {
+    const wait = this.#lastOwnSentinel + this.#sentinelGapMs - performance.now();
+    if (wait <= 0) {
+      this.#lastOwnSentinel = performance.now();
+      this.#send(null, null);
+      return;
+    }
+    this.#deferred = setTimeout(() => {
+      this.#deferred = undefined;
+      if (this.#broken !== null || this.#calls.length > 0) return;
+      this.#lastOwnSentinel = performance.now();
+      this.#send(null, null);
+    }, wait);
   }
 
   #begin(text: string): void {
@@ -556,6 +596,8 @@ export class ControlProtocol {
 
   #anomaly(reason: string): void {
     this.#broken = reason;
+    clearTimeout(this.#deferred);
+    this.#deferred = undefined;
     this.#held = new Gathered();
     this.#block = null;
   }

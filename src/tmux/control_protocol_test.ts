@@ -314,7 +314,7 @@ function runOnce(seed: number, hostile: boolean): Outcome & { hostileLines: numb
       assert.equal(anomaly, null, "one anomaly is reported once");
       anomaly = reason;
     },
-  });
+  }, { sentinelGapMs: 0 });
   const calls: { call: PendingCall; keys: string[]; result?: ControlResult | Error }[] = [];
   let sent = 0;
   const total = 1 + r.int(8);
@@ -416,7 +416,7 @@ Deno.test("fuzz: framing shown innocently (older commands, odd lines) is output,
 });
 
 /** A protocol fed by hand, with predictable nonces (`tmux-mcp-n1`, `-n2`, ...). */
-function byHand() {
+function byHand(options: { sentinelGapMs?: number } = {}) {
   const written: string[] = [];
   const delivered: Notifications[] = [];
   const anomalies: string[] = [];
@@ -426,17 +426,17 @@ function byHand() {
     deliver: (d) => delivered.push(d),
     refused: (reason) => anomalies.push(`refused: ${reason}`),
     anomaly: (reason) => anomalies.push(reason),
-  }, () => `tmux-mcp-n${++n}`);
+  }, { nonce: () => `tmux-mcp-n${++n}`, sentinelGapMs: options.sentinelGapMs ?? 0 });
   const feed = (...lines: string[]) =>
     protocol.push(encoder.encode(lines.map((l) => `${l}\n`).join("")));
   const output = () =>
     delivered.flatMap((d) => [...d.output].map(([pane, c]) => `${pane}:${c.map(text).join("")}`));
   // Attached: the attach's block, the session, and the protocol's own sentinel verifying both.
   feed("%begin 1 100 0", "%end 1 100 0", "%session-changed $0 main");
-  assert.equal(delivered.length, 0, "held until verified");
+  assert.ok(delivered.every((d) => d.sessionId === null), "the session is held until verified");
   assert.deepEqual(written, ["display-message -p tmux-mcp-n1\n"]);
   feed("%begin 1 101 1", "tmux-mcp-n1", "%end 1 101 1");
-  assert.deepEqual(delivered.map((d) => d.sessionId), ["$0"]);
+  assert.deepEqual(delivered.map((d) => d.sessionId).filter((s) => s !== null), ["$0"]);
   const answers: (ControlResult | Error)[] = [];
   const send = (line: string) => protocol.send(line, (r) => answers.push(r));
   return { protocol, written, delivered, anomalies, feed, output, answers, send };
@@ -451,7 +451,7 @@ Deno.test("a forged end, then output for another pane: nothing delivered, nothin
   assert.deepEqual(h.anomalies, ['"%end 1 105 1" inside block 999999']);
   assert.equal(h.answers.length, 0);
   assert.equal(h.output().length, 0);
-  assert.equal(h.delivered.length, 1, "only the attach");
+  assert.deepEqual(h.delivered.flatMap((d) => d.sessionId ?? []), ["$0"], "only the attach's");
 });
 
 Deno.test("the same block begun again after a forged end is an anomaly", () => {
@@ -518,9 +518,36 @@ Deno.test("notifications after a hook's block wait for a sentinel of the protoco
 
 Deno.test("an answer is settled after the notifications read before it", () => {
   const h = byHand();
+  const before = h.delivered.length;
   let deliveredFirst = -1;
   h.protocol.send("'x'", () => deliveredFirst = h.delivered.length);
   h.feed("%begin 1 105 1", "out", "%end 1 105 1", "%output %1 a", "%begin 1 106 1");
   h.feed("tmux-mcp-n2", "%end 1 106 1");
-  assert.equal(deliveredFirst, 2, "the attach's, then this chunk's, then the answer");
+  assert.equal(deliveredFirst, before + 1, "this chunk's notifications, then the answer");
+});
+
+Deno.test("a change of windows or panes is passed on at once: it carries no data", () => {
+  const h = byHand();
+  h.feed("%begin 1 110 0", "hook output", "%end 1 110 0", "%layout-change @1 x y z");
+  assert.equal(h.written.length, 1, "no sentinel needed");
+  const last = h.delivered.at(-1)!;
+  assert.deepEqual([last.output.size, last.changed, last.sessionId], [0, true, null]);
+});
+
+Deno.test("sentinels of the protocol's own are spaced, and a call's sentinel stands in", async () => {
+  const h = byHand({ sentinelGapMs: 30 });
+  // The attach's sentinel was just sent: the next one waits its turn.
+  h.feed("%begin 1 110 0", "%end 1 110 0", "%output %1 x");
+  assert.equal(h.written.length, 1);
+  while (h.written.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.deepEqual(h.written[1], "display-message -p tmux-mcp-n2\n");
+  h.feed("%begin 1 111 1", "tmux-mcp-n2", "%end 1 111 1");
+  assert.deepEqual(h.output(), ["%1:x"]);
+  // Deferred again, then overtaken by a call: only the call is sent.
+  h.feed("%begin 1 112 0", "%end 1 112 0", "%output %1 y");
+  h.send("'x'");
+  assert.deepEqual(h.written.slice(2), ["'x'\ndisplay-message -p tmux-mcp-n3\n"]);
+  h.feed("%begin 1 113 1", "%end 1 113 1", "%begin 1 114 1", "tmux-mcp-n3", "%end 1 114 1");
+  assert.deepEqual(h.output(), ["%1:x", "%1:y"]);
+  assert.equal(h.protocol.pending, 0);
 });

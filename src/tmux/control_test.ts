@@ -294,3 +294,41 @@ Deno.test("closing the runner ends every control client", async () => {
     await t.kill();
   }
 });
+
+Deno.test("hooks run after every command neither hold output back nor keep sentinels coming", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    // After each display-message (every sentinel is one): a block of the hook's own on the
+    // control client, and a layout change.
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "after-display-message",
+      "set -gF @n '#{e|+:#{@n},1}' ; select-layout -t main:0 tiled",
+    );
+    const control = controlFor(runner, address);
+    for (let i = 0; i < 20; i++) {
+      const result = await control.exec(["show-options", "-gv", "-t", t.ids.paneId, "@n"]);
+      assert.equal(result.code, 0);
+    }
+    const count = async () => Number((await t.tmux("show-options", "-gv", "@n")).trim());
+    const hooks = await count();
+    assert.ok(hooks <= 20 + 3, `${hooks} display-messages for 20 calls`);
+    // Idle, the connection sends nothing: a loop would show up while tmux runs other clients.
+    for (let i = 0; i < 30; i++) await t.tmux("show-options", "-gv", "@n");
+    assert.equal(await count(), hooks, "no sentinel answered the hook's layout change");
+
+    // Output read after a hook's block is delivered (a sentinel of the protocol's own).
+    const seen = new TerminalText();
+    const got = Promise.withResolvers<void>();
+    const watch = await control.watch(t.ids.paneId, [t.ids.sessionId], (b) => {
+      for (const chunk of b.output) if (seen.push(chunk).some((l) => l === "HI")) got.resolve();
+    });
+    await control.exec(["display-message", "-p", "x"]);
+    await t.tmux("send-keys", "-t", t.ids.paneId, "-l", "printf 'H%sI\\n' ''");
+    await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
+    await got.promise;
+    watch.close();
+    assert.equal(control.connections, 1, "never retired");
+  });
+});
