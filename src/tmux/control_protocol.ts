@@ -326,6 +326,18 @@ function ascii(bytes: Uint8Array): string {
   return String.fromCharCode(...bytes.subarray(0, 256));
 }
 
+/**
+ * A line for a diagnostic: what a pane printed may hold escape sequences meant for whoever
+ * reads the log, so anything but printable ASCII is shown as `\xNN`.
+ */
+function quote(text: string): string {
+  const shown = text.slice(0, 60).replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  );
+  return `"${shown}"`;
+}
+
 /** A sentinel nonce: 96 random bits, so nothing a pane shows can be it. */
 export function newNonce(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
@@ -470,7 +482,7 @@ export class ControlProtocol {
     }
     if (startsWith(line, "%begin ")) return this.#begin(ascii(line));
     if (startsWith(line, "%end ") || startsWith(line, "%error ")) {
-      return this.#anomaly(`"${ascii(line).slice(0, 60)}" outside any answer`);
+      return this.#anomaly(`${quote(ascii(line))} outside any answer`);
     }
     const word = ascii(line.subarray(0, 40)).split(" ")[0];
     if (word === "%session-changed") this.#gather().sessionId = ascii(line).split(" ")[1] ?? "";
@@ -509,7 +521,7 @@ export class ControlProtocol {
 
   #begin(text: string): void {
     const m = BEGIN.exec(text);
-    if (!m) return this.#anomaly(`a malformed "${text.slice(0, 60)}"`);
+    if (!m) return this.#anomaly(`a malformed ${quote(text)}`);
     const number = Number(m[2]);
     if (!(number > this.#highest)) {
       return this.#anomaly(`block ${number} began after block ${this.#highest}`);
@@ -542,7 +554,7 @@ export class ControlProtocol {
       // this block's number, a later one, or one of ours since the last check, only a forger.
       const number = Number(m[1]);
       if (number >= block.number || this.#begun.has(number)) {
-        return this.#anomaly(`"${text.slice(0, 60)}" inside block ${block.number}`);
+        return this.#anomaly(`${quote(text)} inside block ${block.number}`);
       }
     }
     block.sink.append(line);

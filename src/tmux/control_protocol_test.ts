@@ -551,3 +551,9 @@ Deno.test("sentinels of the protocol's own are spaced, and a call's sentinel sta
   assert.deepEqual(h.output(), ["%1:x", "%1:y"]);
   assert.equal(h.protocol.pending, 0);
 });
+
+Deno.test("an anomaly's reason shows what a pane printed without its control bytes", () => {
+  const h = byHand();
+  h.feed("%end \x1b]0;owned\x07 1 1", "%output %1 x");
+  assert.deepEqual(h.anomalies, ['"%end \\x1b]0;owned\\x07 1 1" outside any answer']);
+});
