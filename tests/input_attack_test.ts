@@ -6,7 +6,10 @@
 
 import assert from "node:assert/strict";
 import { withTmux } from "./helpers/mcp.ts";
-import { sh, type TestTmux, waitFor } from "./helpers/tmux.ts";
+import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
+import { TOOLSETS } from "../src/mcp/toolsets.ts";
+import { buildServer } from "../src/server.ts";
+import { sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -14,7 +17,7 @@ type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: s
  * A window running `shell` at its prompt. bash starts without start-up files: this machine's
  * own may be slow or print text, and the test is about bash, not about them.
  */
-async function shellPane(t: Server, shell = "sh"): Promise<string> {
+async function shellPane(t: TestTmux, shell = "sh"): Promise<string> {
   const command = shell === "bash" ? "bash --norc --noprofile" : shell;
   const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", command)).trim();
   await waitFor(
@@ -136,4 +139,53 @@ Deno.test("run_command refuses a shell-named program holding the terminal (a scr
       await Deno.remove(dir, { recursive: true });
     }
   });
+});
+
+Deno.test("keys tmux never confirmed are reported as possibly typed, never as a safe retry", async () => {
+  const t = await TestTmux.start();
+  const built = buildServer({
+    address: { socketName: t.socket },
+    toolsets: TOOLSETS,
+    version: "test",
+    maxResultBytes: MAX_RESULT_BYTES,
+    callerEnv: {},
+  });
+  const call = (name: string, args: Record<string, unknown>) =>
+    built.registry.call(built.registry.get(name)!, args, {
+      signal: new AbortController().signal,
+      progress: () => Promise.resolve(),
+    });
+  try {
+    const pane = await shellPane(t);
+    const { pid } = await t.facts();
+    // The server stops itself right after the guard's read: the keys are sent to a server
+    // that cannot answer, and will type them when it resumes.
+    await t.tmux("set-hook", "-g", "after-list-clients", `run-shell -b "kill -STOP ${pid}"`);
+    const pending = call("send_keys_batch", {
+      operations: [{ paneId: pane, text: "echo RESUMED-$((40+2))" }],
+    });
+    await waitFor(async () => {
+      const state = (await sh("ps", ["-o", "stat=", "-p", String(pid)])).stdout.trim();
+      return state.startsWith("T");
+    }, "the server stopped");
+    const result = await pending;
+    const row = (result.structuredContent as { results: { status: string; error: string }[] })
+      .results[0];
+    assert.equal(row.status, "failed");
+    assert.match(row.error, /may still happen/, row.error);
+    assert.match(row.error, /could do it twice/);
+    assert.doesNotMatch(row.error, /try again\.$/);
+    Deno.kill(pid, "SIGCONT");
+    await t.tmux("set-hook", "-gu", "after-list-clients");
+    // Whether tmux still typed them depends on what it had read before it stopped: at most
+    // once, and the server answers again.
+    await call("list_panes", {});
+    const shown = await t.tmux("capture-pane", "-p", "-t", pane);
+    assert.ok(shown.split("RESUMED-42").length <= 2, shown);
+  } finally {
+    const { pid } = await t.facts().catch(() => ({ pid: 0 }));
+    if (pid) Deno.kill(pid, "SIGCONT");
+    await built.runner.close();
+    await t.kill();
+  }
 });

@@ -11,7 +11,7 @@
 import { execOnce, quoteArgument } from "../tmux/control.ts";
 import { escapeTrailingSemicolon } from "../tmux/format.ts";
 import { TREE_MODE } from "../tmux/identity.ts";
-import { judgeResult } from "../tmux/run.ts";
+import { judgeResult, TmuxError } from "../tmux/run.ts";
 import type { PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
@@ -252,6 +252,29 @@ function randomHex(bytes: number): string {
 }
 
 /**
+ * An act tmux was sent but did not confirm (it timed out, the call was cancelled, or the
+ * connection dropped after sending) may still happen: a stopped or busy tmux server runs what
+ * it was sent once it resumes. Say so, so that nobody retries into typing it twice.
+ */
+async function unconfirmed<T>(act: Promise<T>): Promise<T> {
+  try {
+    return await act;
+  } catch (error) {
+    if (
+      error instanceof TmuxError && error.kind !== "no-server" && error.kind !== "no-target" &&
+      error.kind !== "not-installed"
+    ) {
+      throw new ToolFailure(
+        `tmux did not confirm it (${error.message.replace(/\.$/, "")}), but it was sent: ` +
+          "it may still happen if tmux is only slow or stopped.",
+        "Look before trying again (capture_pane, get_pane_info): a retry could do it twice.",
+      );
+    }
+    throw error;
+  }
+}
+
+/**
  * Runs `commands` (each an argv of raw arguments: nothing escaped for tmux's argv rules) only
  * if every condition holds at that instant, as ONE tmux command line:
  * `if-shell -F` expands each condition and the commands run right after it in the same
@@ -269,7 +292,9 @@ export async function runIf(
 ): Promise<{ failed: number | null; stdout: Uint8Array }> {
   if (conditions.length === 0) {
     const stdout = judgeResult(
-      await execOnce(ctx.runner, ctx.address, argvOf(commands), { signal: ctx.signal }),
+      await unconfirmed(
+        execOnce(ctx.runner, ctx.address, argvOf(commands), { signal: ctx.signal }),
+      ),
     );
     return { failed: null, stdout };
   }
@@ -290,7 +315,7 @@ export async function runIf(
   }
   const args = ifShell(conditions[0], line, 0);
   const stdout = judgeResult(
-    await execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal }),
+    await unconfirmed(execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal })),
   );
   const out = new TextDecoder().decode(stdout);
   const failed = conditions.findIndex((_, i) => out.includes(marker(i)));
