@@ -424,7 +424,8 @@ const pasteText = defineTool({
     "markers when the program asked for them (so editors and shells take it as text, not as " +
     "commands), newlines sent as carriage returns. Goes through a buffer of its own that is " +
     "deleted at once; the person's buffer list never keeps it. Enter is not pressed unless " +
-    "enter: true. Same guards as send_keys.",
+    "enter: true. Control characters other than tab and newline are refused (they would act " +
+    "as keys; ESC could end the bracketed paste). Same guards as send_keys.",
   input: {
     paneId: paneIdSchema,
     text: z.string().min(1).max(MAX_PASTE_CHARS),
@@ -684,8 +685,9 @@ const runCommand = defineTool({
     "stay. It is typed with a leading space, which keeps it out of history in bash with " +
     "HISTCONTROL=ignorespace and zsh with HIST_IGNORE_SPACE; other shells may record it. A " +
     "command still running at the timeout is reported timedOut with its output so far and " +
-    "stillRunning; it keeps running and run_command refuses that pane until it ends. Refuses " +
-    "panes running something other than a shell, and everything send_keys refuses. For " +
+    "stillRunning; it keeps running and run_command refuses that pane until it ends. Text " +
+    "left on the prompt line is cleared first. Refuses panes where anything but the shell " +
+    "itself holds the terminal, and everything send_keys refuses. For " +
     "interactive programs use send_keys and wait_for_text.",
   input: {
     paneId: paneIdSchema,

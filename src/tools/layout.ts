@@ -169,7 +169,8 @@ const selectWindow = defineTool({
   toolset: "manage",
   description:
     "Make a window the current window of its session (what clients attached to that session " +
-    "show). A window linked into several sessions needs `session` to say which.",
+    "show). A window linked into several sessions needs `session` to say which. Refused " +
+    "while a person's client is attached to that session.",
   input: {
     windowId: windowIdSchema,
     session: sessionRefSchema.optional().describe(
@@ -214,7 +215,8 @@ const selectPane = defineTool({
   toolset: "manage",
   description:
     "Make a pane the active pane of its window (where a person's keys go when they look at " +
-    "that window). Does not change which window is current: select_window does that.",
+    "that window). Does not change which window is current: select_window does that. " +
+    "Refused while the window is on a person's screen.",
   input: { paneId: paneIdSchema },
   output: {
     paneId: paneIdSchema,
@@ -267,7 +269,8 @@ const selectLayout = defineTool({
   description:
     "Arrange a window's panes: a preset (even-horizontal, even-vertical, main-horizontal, " +
     "main-vertical, tiled) or a layout string as list_windows reports it (to restore an " +
-    "arrangement). Returns the layout tmux applied.",
+    "arrangement). Returns the layout tmux applied. Refused while the window is on a " +
+    "person's screen.",
   input: {
     windowId: windowIdSchema,
     layout: z.string().min(1).max(8_192).describe(
@@ -348,7 +351,8 @@ const resizePane = defineTool({
     "Resize a pane: to a width and/or height (cells or a percentage of the window), or by " +
     "`amount` cells in a `direction`; and/or set its zoom state — `zoom: true` means the " +
     "pane fills its window afterwards, `false` means not zoomed (a state, not a toggle). " +
-    "Resizing unzooms first, as tmux does. Returns the state tmux ended in.",
+    "Resizing unzooms first, as tmux does. Returns the state tmux ended in. Refused while " +
+    "the window is on a person's screen.",
   input: {
     paneId: paneIdSchema,
     width: sizeSchema.optional().describe("New width: cells, or a percentage of the window."),
@@ -451,7 +455,8 @@ const resizeWindow = defineTool({
     "Resize a window to a width and/or height in cells (tmux then keeps that size: it sets " +
     "the window's window-size option to manual), and/or set its zoom state — `zoom: true` " +
     "zooms its active pane, `false` unzooms; a one-pane window cannot be zoomed, which is " +
-    "reported, not an error. Returns the state tmux ended in.",
+    "reported, not an error. Returns the state tmux ended in. Refused while the window is " +
+    "on a person's screen.",
   input: {
     windowId: windowIdSchema,
     width: int().min(1).max(10_000).optional().describe("New width in cells."),
@@ -525,7 +530,8 @@ const swapPane = defineTool({
   toolset: "manage",
   description:
     "Swap two panes' places (in one window or across windows); the processes keep running " +
-    "and keep their ids. Which pane is active does not change. Returns where each pane is now.",
+    "and keep their ids. Which pane is active does not change. Returns where each pane is " +
+    "now. Refused while either window is on a person's screen.",
   input: {
     paneId: paneIdSchema,
     targetPaneId: paneIdSchema.describe("The pane to trade places with."),
@@ -570,7 +576,9 @@ const moveWindow = defineTool({
     "Move a window to another session (or another index in its own). A window linked into " +
     "several sessions needs `fromSession`: the placement that moves. Moving a session's " +
     "last window away ends that session (tmux destroys empty sessions); the result lists " +
-    "such sessions in removedSessions. The window does not become current where it lands.",
+    "such sessions in removedSessions. The window does not become current where it lands. " +
+    "Refused while the window is on a person's screen, or when it would end a session a " +
+    "person is attached to.",
   input: {
     windowId: windowIdSchema,
     session: sessionRefSchema.describe("Destination session (id or name)."),
@@ -716,7 +724,7 @@ const enterCopyMode = defineTool({
   description:
     "Put a pane in copy mode (its screen freezes for scrolling and selecting; keys drive the " +
     "mode, not the program, so input tools refuse the pane until exit_copy_mode). " +
-    "`scrollUp` pages up once on entering.",
+    "`scrollUp` pages up once on entering. Refused while the pane is on a person's screen.",
   input: {
     paneId: paneIdSchema,
     scrollUp: z.boolean().default(false).describe("Scroll up one page on entering."),
@@ -743,7 +751,8 @@ const exitCopyMode = defineTool({
   toolset: "manage",
   description:
     "Take a pane out of copy mode or any other mode (view-mode, tree-mode...), back to its " +
-    "program. Nothing happens to a pane in no mode.",
+    "program. Nothing happens to a pane in no mode. Refused while the pane is on a " +
+    "person's screen (they may be using the mode).",
   input: { paneId: paneIdSchema },
   output: { ...modeState, left: z.string().nullable().describe("The mode it left, if any.") },
   annotations: ARRANGES,

@@ -156,7 +156,8 @@ const createWindow = defineTool({
   toolset: "execute",
   description: "Add a window to a session, at the next free index, running the default shell or " +
     "`command`. It does not become the session's current window unless `select` is true, " +
-    "so a person watching the session keeps their view. Returns the new window and pane ids.",
+    "so a person watching the session keeps their view (with select, refused while a person " +
+    "is attached). Returns the new window and pane ids.",
   input: {
     session: sessionRefSchema,
     name: nameSchema.optional().describe("Window name; default: tmux names it after its command."),
@@ -220,7 +221,8 @@ const splitWindow = defineTool({
     "Split a pane in two: the new pane goes above, below, left or right of it and runs the " +
     "default shell or `command`, starting in the source pane's directory unless " +
     "`startDirectory` says otherwise. The focus stays where it was unless `select` is true. " +
-    "Returns the new pane's id.",
+    "Returns the new pane's id. Refused while the window is on a person's screen (the split " +
+    "would reshape it): create_window makes room in the background.",
   input: {
     paneId: paneIdSchema.describe("The pane to split."),
     direction: z.enum(DIRECTIONS).default("below").describe("Where the new pane goes."),
