@@ -7,6 +7,7 @@
  */
 
 import denoJson from "../../deno.json" with { type: "json" };
+import { trackChild } from "./tmux.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -51,6 +52,7 @@ export class StdioServer {
       stdout: "piped",
       stderr: "piped",
     }).spawn();
+    trackChild(this.child, `the MCP server process ${cmd} ${args.join(" ")}`.slice(0, 300));
     this.#writer = this.child.stdin.getWriter();
     this.#reading = this.#read();
     this.#readStderr(this.child.stderr);

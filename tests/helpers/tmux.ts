@@ -1,7 +1,14 @@
 /**
- * A private tmux server for tests: its own socket (`-L tmux-mcp-test-<random>`), no config
- * file, TMUX/TMUX_PANE removed from its environment, and killed by the test that made it.
- * Tests never touch any other server.
+ * A private tmux server for tests: its own socket (`-L tmux-mcp-test-<run>-<random>`), no
+ * config file, TMUX/TMUX_PANE removed from its environment, and killed by the test that made
+ * it. Tests never touch any other server.
+ *
+ * Nothing a test module starts outlives it: a server is killed through its socket, and by pid
+ * when the socket is gone (a fault test deletes it) or kill-server fails; its clients go with
+ * it; its socket file is removed (tmux 3.3 leaves it behind). After the module's last test a
+ * check looks for any process or socket file of the module's run (see {@link SOCKET_PREFIX}),
+ * removes it and fails the module. Another test run beside this one has another run id: the
+ * check never sees its servers.
  *
  * @module
  */
@@ -19,7 +26,16 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
 export async function sh(
   cmd: string,
   args: string[],
-  options: { env?: Record<string, string>; stdin?: string; allowFail?: boolean } = {},
+  options: {
+    env?: Record<string, string>;
+    stdin?: string;
+    allowFail?: boolean;
+    /**
+     * SIGKILLs the command after this long (it then ends as failed). A tmux client that got
+     * SIGTERM waits for its server's goodbye, which a stopped server never sends.
+     */
+    timeoutMs?: number;
+  } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = new Deno.Command(cmd, {
     args,
@@ -34,7 +50,26 @@ export async function sh(
     await w.write(new TextEncoder().encode(options.stdin));
     await w.close();
   }
-  const out = await child.output();
+  const output = child.output();
+  if (options.timeoutMs !== undefined) {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // ended meanwhile
+      }
+    }, options.timeoutMs);
+    const status = await child.status.finally(() => clearTimeout(timer));
+    if (timedOut) {
+      // A tmux client hands its stdout to the server: the pipe stays open until that ends.
+      stranded.push(output.catch(() => {}));
+      if (!options.allowFail) throw new Error(`${cmd} ${args.join(" ")} timed out`);
+      return { code: status.code || 137, stdout: "", stderr: "timed out" };
+    }
+  }
+  const out = await output;
   const result = {
     code: out.code,
     stdout: new TextDecoder().decode(out.stdout),
@@ -45,6 +80,9 @@ export async function sh(
   }
   return result;
 }
+
+/** Outputs of commands {@link sh} gave up on, read to the end once their server is gone. */
+const stranded: Promise<unknown>[] = [];
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
 export async function waitFor<T>(
@@ -61,6 +99,155 @@ export async function waitFor<T>(
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// What a test module leaves behind
+
+function hex(bytes: number): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+}
+
+/**
+ * The start of every socket name this test module uses. Deno runs each test module in a
+ * worker of its own, so the id is per module and per run: two runs side by side, or two
+ * modules, never share it.
+ */
+export const SOCKET_PREFIX = `tmux-mcp-test-${hex(3)}-`;
+
+/** A fresh socket name of this module's run. */
+export function testSocketName(): string {
+  return `${SOCKET_PREFIX}${hex(6)}`;
+}
+
+/** Where tmux puts sockets for tests: `/tmp/tmux-<uid>` (cleanEnv drops TMUX_TMPDIR). */
+async function socketDir(): Promise<string> {
+  socketDirCache ??= sh("id", ["-u"]).then((r) => `/tmp/tmux-${r.stdout.trim()}`);
+  return await socketDirCache;
+}
+let socketDirCache: Promise<string> | undefined;
+
+/** A process as `ps` shows it. */
+export interface Proc {
+  readonly pid: number;
+  readonly args: string;
+}
+
+/**
+ * Every process whose command line names `name` (a socket name or {@link SOCKET_PREFIX}): a
+ * tmux server (Linux keeps the argv of the client that started it), its clients, control
+ * clients, `script` wrappers, MCP server processes started with `--socket`.
+ */
+export async function processesNaming(name: string): Promise<Proc[]> {
+  const r = await sh("ps", ["-ww", "-A", "-o", "pid=,args="], { allowFail: true });
+  return r.stdout.split("\n").flatMap((line) => {
+    const m = /^\s*(\d+)\s(.*)$/.exec(line);
+    return m && m[2].includes(name) && Number(m[1]) !== Deno.pid
+      ? [{ pid: Number(m[1]), args: m[2] }]
+      : [];
+  });
+}
+
+/** `pid` when it still runs and its command line names `name` (a pid may be reused). */
+async function alive(pid: number, name: string): Promise<Proc | null> {
+  const r = await sh("ps", ["-ww", "-o", "args=", "-p", String(pid)], { allowFail: true });
+  const args = r.stdout.trim();
+  return r.code === 0 && args.includes(name) ? { pid, args } : null;
+}
+
+function kill(pid: number): void {
+  try {
+    Deno.kill(pid, "SIGKILL");
+  } catch {
+    // gone meanwhile
+  }
+}
+
+/**
+ * Ends every process of `socket` still running: those naming it, and the servers recorded by
+ * pid (a server that retitled itself, as tmux does on BSD and macOS, no longer names it).
+ * Gives them `graceMs` to leave on their own (after kill-server), then SIGKILLs the rest.
+ * Throws when something survives even that.
+ */
+async function reap(socket: string, pids: Iterable<number>, graceMs: number): Promise<void> {
+  const remaining = async () => {
+    const found = new Map((await processesNaming(socket)).map((p) => [p.pid, p]));
+    for (const pid of pids) {
+      if (found.has(pid)) continue;
+      const p = await alive(pid, socket);
+      if (p) found.set(pid, p);
+    }
+    return [...found.values()];
+  };
+  const gone = async () => (await remaining()).length === 0;
+  if (await waitFor(gone, "", graceMs).catch(() => false)) return;
+  for (const p of await remaining()) kill(p.pid);
+  await waitFor(gone, "", 5_000).catch(async () => {
+    const left = (await remaining()).map((p) => `${p.pid} ${p.args}`);
+    throw new Error(`processes of ${socket} survived SIGKILL: ${left.join("; ")}`);
+  });
+}
+
+/** Removes the socket file of `socket` (tmux 3.3 leaves it when its server exits). */
+async function removeSocketFile(socket: string, known = ""): Promise<void> {
+  for (const path of new Set([known, `${await socketDir()}/${socket}`])) {
+    if (path.endsWith(`/${socket}`)) await Deno.remove(path).catch(() => {});
+  }
+}
+
+/** MCP server processes and other children a helper started, until they end. */
+const children = new Set<{ readonly pid: number; readonly what: string }>();
+
+/**
+ * Tracks `child` (an MCP server process, a client) until it ends: one still running when the
+ * module's tests are over is killed and reported.
+ */
+export function trackChild(child: Deno.ChildProcess, what: string): void {
+  const entry = { pid: child.pid, what };
+  children.add(entry);
+  child.status.then(() => children.delete(entry), () => children.delete(entry));
+}
+
+/**
+ * What this module's tests left behind: processes naming its run's sockets, its children
+ * still running, socket files of its run. Removes all of it and says what it was.
+ */
+export async function leftovers(): Promise<string[]> {
+  const found: string[] = [];
+  for (const c of children) {
+    found.push(`${c.what} (pid ${c.pid}) still running`);
+    kill(c.pid);
+  }
+  const procs = await processesNaming(SOCKET_PREFIX);
+  for (const p of procs) {
+    found.push(`process ${p.pid}: ${p.args}`);
+    kill(p.pid);
+  }
+  const dir = await socketDir();
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.name.startsWith(SOCKET_PREFIX)) continue;
+      found.push(`socket file ${dir}/${entry.name}`);
+      await Deno.remove(`${dir}/${entry.name}`).catch(() => {});
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return found;
+}
+
+// After the module's last test (a no-op outside `deno test`).
+Deno.test.afterAll(async () => {
+  const found = await leftovers();
+  if (found.length > 0) {
+    throw new Error(`this module's tests left behind (now removed):\n  ${found.join("\n  ")}`);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// The server
+
 /** A private tmux server. */
 export class TestTmux {
   /** The socket name (tmux -L). */
@@ -68,13 +255,12 @@ export class TestTmux {
   #attached: Deno.ChildProcess[] = [];
   /** The socket file, once known: tmux leaves it behind when its server exits. */
   #socketPath = "";
+  /** Pids of servers seen on this socket: killed by pid when the socket cannot reach them. */
+  readonly #pids = new Set<number>();
 
   /** A new, not yet started, private server. */
   constructor() {
-    const rand = crypto.getRandomValues(new Uint8Array(6));
-    this.socket = `tmux-mcp-test-${
-      Array.from(rand, (b) => b.toString(16).padStart(2, "0")).join("")
-    }`;
+    this.socket = testSocketName();
   }
 
   /** Starts the server with one detached session (80x24 running `sh`). Returns its ids. */
@@ -83,21 +269,28 @@ export class TestTmux {
     options: { width?: number; height?: number; command?: string } = {},
   ): Promise<TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } }> {
     const t = new TestTmux();
-    const out = await t.tmux(
-      "new-session",
-      "-d",
-      "-s",
-      session,
-      "-x",
-      String(options.width ?? 80),
-      "-y",
-      String(options.height ?? 24),
-      "-P",
-      "-F",
-      "#{session_id} #{window_id} #{pane_id} #{socket_path}",
-      options.command ?? "sh",
-    );
-    const [sessionId, windowId, paneId, ...path] = out.trim().split(" ");
+    let out: string;
+    try {
+      out = await t.tmux(
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-x",
+        String(options.width ?? 80),
+        "-y",
+        String(options.height ?? 24),
+        "-P",
+        "-F",
+        "#{pid} #{session_id} #{window_id} #{pane_id} #{socket_path}",
+        options.command ?? "sh",
+      );
+    } catch (error) {
+      await t.kill();
+      throw error;
+    }
+    const [pid, sessionId, windowId, paneId, ...path] = out.trim().split(" ");
+    t.#pids.add(Number(pid));
     t.#socketPath = path.join(" ");
     return Object.assign(t, { ids: { sessionId, windowId, paneId } });
   }
@@ -116,6 +309,7 @@ export class TestTmux {
   async facts(): Promise<{ socketPath: string; pid: number }> {
     const [socketPath, pid] = (await this.tmux("display-message", "-p", "#{socket_path}\t#{pid}"))
       .trim().split("\t");
+    this.#pids.add(Number(pid));
     return { socketPath, pid: Number(pid) };
   }
 
@@ -139,6 +333,7 @@ export class TestTmux {
       stderr: "null",
     }).spawn();
     this.#attached.push(child);
+    trackChild(child, `a client attached to ${this.socket}`);
     return await waitFor(async () => {
       const now = await this.clientTtys();
       return now.find((tty) => !before.has(tty));
@@ -150,26 +345,54 @@ export class TestTmux {
     return r.code === 0 ? r.stdout.split("\n").filter((l) => l !== "") : [];
   }
 
-  /** Kills this server (and only this one) and any client attached by {@link attach}. */
+  /**
+   * Kills this server (and only this one), whatever runs on its socket now, every client of
+   * it, and any client attached by {@link attach}; removes its socket file. A server that its
+   * socket no longer reaches (the file deleted, the server stopped) is killed by pid.
+   */
   async kill(): Promise<void> {
-    if (!this.#socketPath) {
-      this.#socketPath = (await this.tmuxRaw("display-message", "-p", "#{socket_path}")).stdout
-        .trim();
+    // A stopped or wedged server never answers: the kill below does not wait on it.
+    const timeoutMs = 3_000;
+    const now = await sh(
+      "tmux",
+      [
+        "-u",
+        "-L",
+        this.socket,
+        "-f",
+        "/dev/null",
+        "display-message",
+        "-p",
+        "#{pid}\t#{socket_path}",
+      ],
+      { allowFail: true, timeoutMs },
+    );
+    let killed = false;
+    if (now.code === 0) {
+      const [pid, path] = now.stdout.trim().split("\t");
+      this.#pids.add(Number(pid));
+      this.#socketPath ||= path;
+      killed = (await sh("tmux", ["-u", "-L", this.socket, "-f", "/dev/null", "kill-server"], {
+        allowFail: true,
+        timeoutMs,
+      })).code === 0;
     }
-    await this.tmuxRaw("kill-server");
-    // tmux 3.3 leaves its socket file behind: a test run would leave hundreds.
-    if (this.#socketPath.includes("/tmux-mcp-test-")) {
-      await Deno.remove(this.#socketPath).catch(() => {});
-    }
-    for (const child of this.#attached) {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already gone with the server
+    try {
+      // After kill-server the server and its clients leave on their own, in a moment.
+      await reap(this.socket, this.#pids, killed ? 3_000 : 0);
+      await Promise.all(stranded.splice(0));
+    } finally {
+      await removeSocketFile(this.socket, this.#socketPath);
+      for (const child of this.#attached) {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // already gone with the server
+        }
+        await child.status;
+        await child.stdin.close().catch(() => {});
       }
-      await child.status;
-      await child.stdin.close().catch(() => {});
+      this.#attached = [];
     }
-    this.#attached = [];
   }
 }
