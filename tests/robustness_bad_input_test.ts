@@ -438,6 +438,8 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const markers = await MarkerBox.create();
+    // Every path a call gets lies here (pipe_pane appends to its path): removed at the end.
+    const files = await Deno.makeTempDir({ prefix: "tmux-mcp-robust-files-" });
     // Destructive tools (kill, type, respawn...) get a server of their own, and the session
     // they target by default is a scratch one, made again whenever a call destroyed it.
     const slots = { main: await openSlot(), disposable: await openSlot() };
@@ -467,6 +469,7 @@ Deno.test({
           const x: Targets = {
             fixture: slot.fixture,
             markers,
+            files,
             base: scratch ?? slot.fixture.work,
             died: await slot.fixture.justDied(),
             // The guards promise refusals to tools that type, run or destroy.
@@ -557,9 +560,11 @@ Deno.test({
         await checkGuarded(corpus, slot, "at the end");
       }
     } finally {
+      for (const name of corpus.strays) await killStray(name);
       await closeSlot(slots.main);
       await closeSlot(slots.disposable);
       await markers.remove();
+      await Deno.remove(files, { recursive: true });
     }
     const seconds = ((performance.now() - began) / 1000).toFixed(1);
     reportFigures(

@@ -480,6 +480,11 @@ export interface Workspace extends Trio {
 export interface Targets {
   readonly fixture: Fixture;
   readonly markers: MarkerBox;
+  /**
+   * A private folder (absolute, no trailing slash) that every path a call is given lies in:
+   * pipe_pane appends to its path, so a bad path outside would leave files in `/`.
+   */
+  readonly files: string;
   /** What calls target when the fuzzed field is not the target. */
   readonly base: Workspace;
   /** A session, window and pane killed right before this tool's calls. */
@@ -520,7 +525,10 @@ const EXTRAS: Record<string, Record<string, unknown>> = {
   show_hook: { target: "$session" },
 };
 
-/** Values tried, in order, for a string property with a pattern. */
+/**
+ * Values tried, in order, for a string property with a pattern; an absolute path is the
+ * private folder of {@link Targets.files}.
+ */
 const PATTERN_CANDIDATES = [
   "robust",
   "@robust",
@@ -528,7 +536,7 @@ const PATTERN_CANDIDATES = [
   "robust-chan",
   "tmux-mcp-robust",
   "alert-silence",
-  "/tmp",
+  "$files",
   "1",
 ];
 
@@ -565,7 +573,8 @@ function baseValue(tool: string, name: string, s: JsonSchema, x: Targets): unkno
       if (named !== undefined) return named;
       if (s.pattern) {
         const re = new RegExp(s.pattern, "u");
-        const fit = PATTERN_CANDIDATES.find((c) => re.test(c));
+        const fit = PATTERN_CANDIDATES.map((c) => c === "$files" ? x.files : c)
+          .find((c) => re.test(c));
         if (fit) return fit;
       }
       return "robust";
@@ -649,8 +658,13 @@ function oddStrings(x: Targets, where: string): FieldVariant[] {
   ];
 }
 
-/** Prefixes that may make an odd string pass a pattern: a path, a user option, a word. */
-const FITTING_PREFIXES = ["/", "/tmp/", "@", "robust"];
+/**
+ * Prefixes that may make an odd string pass a pattern: a path (in the private folder, never
+ * `/` itself), a user option, a word.
+ */
+function fittingPrefixes(x: Targets): string[] {
+  return [`${x.files}/`, "@", "robust"];
+}
 
 /**
  * The odd strings a pattern refuses as they are, with a prefix that makes the pattern accept
@@ -662,15 +676,16 @@ function fittedStrings(pattern: string, x: Targets, where: string): FieldVariant
   const out: FieldVariant[] = [];
   for (const v of oddStrings(x, where)) {
     if (typeof v.value !== "string" || v.value.length > 1000 || re.test(v.value)) continue;
-    const prefix = FITTING_PREFIXES.find((p) => re.test(`${p}${v.value}`));
+    const prefix = fittingPrefixes(x).find((p) => re.test(`${p}${v.value}`));
     if (prefix === undefined) continue;
+    const shown = prefix === `${x.files}/` ? "<folder>/" : prefix;
     const value = v.label.includes("#(")
       ? `${prefix}${
         v.value.replace(/^(.*?)#\(touch [^)]*\)/, (_m, head) =>
-          `${head}${x.markers.payload(`${where} after ${prefix}`)}`)
+          `${head}${x.markers.payload(`${where} after ${shown}`)}`)
       }`
       : `${prefix}${v.value}`;
-    out.push({ label: `${v.label} after "${prefix}"`, value });
+    out.push({ label: `${v.label} after "${shown}"`, value });
   }
   return out;
 }
