@@ -1,0 +1,226 @@
+/**
+ * Client-supplied patterns cannot hold the server. Patterns that take a backtracking engine
+ * exponential (or high polynomial) time — `(x+)+y` against a row of x's — go to the real
+ * server process over stdio, started with the `start` task's flags, against panes that show
+ * long runs of matching text: the search answers at once, a request sent meanwhile is
+ * answered, and SIGTERM or end of input during a long wait_for_text end the process within a
+ * second. Cancelling a wait stops it.
+ */
+
+import assert from "node:assert/strict";
+import { connect } from "./helpers/mcp.ts";
+import { type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+
+/** What "within a second" allows: the process must be gone by then. */
+const EXIT_WITHIN_MS = 1_000;
+
+/** How long an answer may take before the server counts as held. */
+const ANSWER_WITHIN_MS = 10_000;
+
+/** Rows each worth hours to a backtracking engine (a few seconds for ten of them, at best). */
+const ROWS = [
+  ...Array(10).fill("x".repeat(40)),
+  `${"x".repeat(40)}y`,
+  ...Array(10).fill(`${"a".repeat(60)}!`),
+  ...Array(10).fill("a".repeat(19) + "b".repeat(200)),
+  "a".repeat(20),
+];
+
+/** Each pattern, and the rows of {@link ROWS} it matches. */
+const CATASTROPHIC: readonly [string, number][] = [
+  ["(x+)+y", 1],
+  ["(a|aa)+$", 1],
+  ["(.*a){20}", 11],
+];
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/** A pane showing {@link ROWS} (and then waiting), the real server on its socket. */
+async function withServer(
+  fn: (t: Started, s: StdioServer) => Promise<void>,
+  command = `printf '%s\\n' ${ROWS.join(" ")}; exec cat`,
+): Promise<void> {
+  const t = await TestTmux.start("main", { width: 250, height: 60, command });
+  const { cmd, args } = startCommand();
+  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", t.ids.paneId)).includes("x".repeat(40)),
+      "the rows on screen",
+    );
+    await s.initialize();
+    await fn(t, s);
+  } finally {
+    await s.kill();
+    await t.kill();
+  }
+}
+
+/** The answer, or "no answer" after `ms`, or "exited" when the process ended first. */
+async function answerWithin(
+  s: StdioServer,
+  answer: Promise<RpcMessage>,
+  ms: number,
+): Promise<RpcMessage | "no answer" | "exited"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      answer,
+      s.child.status.then(() => "exited" as const),
+      new Promise<"no answer">((resolve) => timer = setTimeout(() => resolve("no answer"), ms)),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("a catastrophic regex search answers at once, and a request sent meanwhile is answered", async () => {
+  await withServer(async (t, s) => {
+    for (const [pattern, rows] of CATASTROPHIC) {
+      for (const matchCase of [false, true]) {
+        const began = performance.now();
+        const search = s.request("tools/call", {
+          name: "search_panes",
+          arguments: { pattern, regex: true, matchCase },
+        });
+        const other = s.request("tools/call", { name: "list_panes", arguments: {} });
+        const listed = await answerWithin(s, other, ANSWER_WITHIN_MS);
+        assert.ok(typeof listed === "object", `list_panes beside ${pattern}: ${listed}`);
+        const panes = (listed.result?.structuredContent as { panes: { id: string }[] }).panes;
+        assert.deepEqual(panes.map((p) => p.id), [t.ids.paneId]);
+        const found = await answerWithin(s, search, ANSWER_WITHIN_MS);
+        assert.ok(typeof found === "object", `search_panes ${pattern}: ${found}`);
+        const data = found.result?.structuredContent as { totalMatches: number } | undefined;
+        assert.equal(data?.totalMatches, rows, `${pattern}: ${JSON.stringify(found.result)}`);
+        const took = performance.now() - began;
+        assert.ok(took < ANSWER_WITHIN_MS, `${pattern}: ${Math.round(took)} ms`);
+      }
+    }
+  });
+});
+
+Deno.test("a pattern RE2 cannot match in linear time is refused, saying why", async () => {
+  await withServer(async (t, s) => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ["search_panes", { pattern: "x+(?=y)", regex: true }, /lookahead/],
+      ["search_panes", { pattern: "(x)\\1", regex: true }, /backreference/],
+      [
+        "wait_for_text",
+        { paneId: t.ids.paneId, patterns: ["ok"], stop: ["(?<!no )error"], regex: true },
+        /^stop\[0\] uses a lookbehind/,
+      ],
+    ];
+    for (const [name, args, why] of cases) {
+      const result = await s.callTool(name, args);
+      assert.equal(result.isError, true, JSON.stringify(result));
+      const text = (result.content as { text: string }[])[0].text;
+      assert.match(text, why);
+      assert.match(text, /RE2 syntax/);
+    }
+  });
+});
+
+/** Starts a wait on the flooding pane with a catastrophic pattern; resolves once it runs. */
+async function startWait(t: Started, s: StdioServer, token: string): Promise<void> {
+  await s.writeLine(JSON.stringify({
+    jsonrpc: "2.0",
+    id: token,
+    method: "tools/call",
+    params: {
+      name: "wait_for_text",
+      arguments: {
+        paneId: t.ids.paneId,
+        patterns: CATASTROPHIC.map(([p]) => p),
+        stop: ["^(x|xx)+y$"],
+        regex: true,
+        timeoutMs: 60_000,
+      },
+      _meta: { progressToken: token },
+    },
+  }));
+  // Progress comes once the screen was matched and the wait has begun.
+  await waitFor(
+    () =>
+      s.notifications.some((m) =>
+        m.method === "notifications/progress" && m.params?.progressToken === token
+      ),
+    "the wait to report progress",
+    ANSWER_WITHIN_MS,
+  );
+}
+
+/** Prints a row of 40 x's ten times a second: every line is hours of work to backtracking. */
+const FLOOD = `while :; do echo ${"x".repeat(40)}; sleep 0.1; done`;
+
+for (const how of ["SIGTERM", "end of input"] as const) {
+  Deno.test(`${how} during a long wait_for_text ends the process within a second`, async () => {
+    await withServer(async (t, s) => {
+      await startWait(t, s, "held");
+      assert.equal(s.notifications.some((m) => m.id === "held"), false, "the wait still runs");
+      const began = performance.now();
+      if (how === "SIGTERM") s.child.kill("SIGTERM");
+      const status = how === "SIGTERM" ? await s.child.status : await s.closeStdin();
+      const took = performance.now() - began;
+      assert.ok(took < EXIT_WITHIN_MS, `${how}: the process ended after ${Math.round(took)} ms`);
+      assert.equal(status.code, 0, `${how}: a clean exit`);
+    }, FLOOD);
+  });
+}
+
+Deno.test("a wait on a catastrophic pattern can be cancelled, and the server answers meanwhile", async () => {
+  await withServer(async (t, s) => {
+    await startWait(t, s, "cancel-me");
+    await s.notify("notifications/cancelled", { requestId: "cancel-me", reason: "gave up" });
+    const listed = await answerWithin(
+      s,
+      s.request("tools/call", { name: "list_panes", arguments: {} }),
+      ANSWER_WITHIN_MS,
+    );
+    assert.ok(typeof listed === "object", `list_panes after the cancellation: ${listed}`);
+    const began = performance.now();
+    const status = await s.closeStdin();
+    const took = performance.now() - began;
+    assert.ok(took < EXIT_WITHIN_MS, `end of input after a cancel: ${Math.round(took)} ms`);
+    assert.equal(status.code, 0);
+    assert.equal(
+      s.notifications.some((m) => m.id === "cancel-me"),
+      false,
+      "no answer once cancelled",
+    );
+  }, FLOOD);
+});
+
+Deno.test("cancelling a regex wait ends the call on the server within a second", async () => {
+  const t = await TestTmux.start("main", { width: 120, height: 30, command: FLOOD });
+  const c = await connect({ socketName: t.socket });
+  try {
+    const controller = new AbortController();
+    let progressed = false;
+    const call = c.client.callTool(
+      {
+        name: "wait_for_text",
+        arguments: {
+          paneId: t.ids.paneId,
+          patterns: ["^NEVER-(PRINTED|SEEN)$"],
+          regex: true,
+          timeoutMs: 60_000,
+        },
+      },
+      undefined,
+      { signal: controller.signal, onprogress: () => progressed = true },
+    );
+    call.catch(() => {});
+    await waitFor(() => progressed, "the wait to report progress", ANSWER_WITHIN_MS);
+    const began = performance.now();
+    controller.abort("the test gave up");
+    await assert.rejects(call);
+    // settle() returns as soon as no call runs: the wait ended on the server too.
+    await c.server.registry.settle(5_000);
+    const took = performance.now() - began;
+    assert.ok(took < EXIT_WITHIN_MS, `the wait still ran ${Math.round(took)} ms after cancel`);
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
