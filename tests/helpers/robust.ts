@@ -894,6 +894,7 @@ function objectVariants(
         out.push({ label: `${key}: ${v.label}`, value, nonexistent: v.nonexistent });
       }
     }
+    if (s.properties.regex) out.push(...catastrophicRegexes(s, base));
   }
   const extra = s.additionalProperties;
   if (extra && typeof extra === "object") {
@@ -907,6 +908,24 @@ function objectVariants(
     }
   }
   return out;
+}
+
+/**
+ * Regexes a backtracking engine takes hours over, on a row of x's or of a's (see
+ * tests/patterns_test.ts, which puts such rows on screen): each pattern field of a tool that
+ * takes `regex`, with `regex: true`.
+ */
+const CATASTROPHIC_REGEXES = ["(x+)+y", "(a|aa)+$", "(.*a){20}"];
+
+function catastrophicRegexes(s: JsonSchema, base: Record<string, unknown>): FieldVariant[] {
+  return ["pattern", "patterns", "stop"].flatMap((key) => {
+    const prop = s.properties?.[key];
+    if (!prop) return [];
+    return CATASTROPHIC_REGEXES.map((p) => ({
+      label: `${key}: the catastrophic regex ${p}`,
+      value: { ...base, regex: true, [key]: prop.type === "array" ? [p] : p },
+    }));
+  });
 }
 
 /**
