@@ -191,36 +191,133 @@ Deno.test("a wait on a catastrophic pattern can be cancelled, and the server ans
   }, FLOOD);
 });
 
-Deno.test("cancelling a regex wait ends the call on the server within a second", async () => {
-  const t = await TestTmux.start("main", { width: 120, height: 30, command: FLOOD });
-  const c = await connect({ socketName: t.socket });
+/**
+ * Calls `name` in-process, cancels it once it reported progress, and says how long the server
+ * went on with it: registry.settle() returns as soon as no call runs.
+ */
+async function runAfterCancel(
+  socketName: string,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<number> {
+  const c = await connect({ socketName });
   try {
     const controller = new AbortController();
     let progressed = false;
-    const call = c.client.callTool(
-      {
-        name: "wait_for_text",
-        arguments: {
-          paneId: t.ids.paneId,
-          patterns: ["^NEVER-(PRINTED|SEEN)$"],
-          regex: true,
-          timeoutMs: 60_000,
-        },
-      },
-      undefined,
-      { signal: controller.signal, onprogress: () => progressed = true },
-    );
+    const call = c.client.callTool({ name, arguments: args }, undefined, {
+      signal: controller.signal,
+      onprogress: () => progressed = true,
+    });
     call.catch(() => {});
-    await waitFor(() => progressed, "the wait to report progress", ANSWER_WITHIN_MS);
+    await waitFor(() => progressed, `${name} to report progress`, ANSWER_WITHIN_MS);
     const began = performance.now();
     controller.abort("the test gave up");
     await assert.rejects(call);
-    // settle() returns as soon as no call runs: the wait ended on the server too.
     await c.server.registry.settle(5_000);
-    const took = performance.now() - began;
-    assert.ok(took < EXIT_WITHIN_MS, `the wait still ran ${Math.round(took)} ms after cancel`);
+    return performance.now() - began;
   } finally {
     await c.close();
+  }
+}
+
+Deno.test("cancelling a regex wait ends the call on the server within a second", async () => {
+  const t = await TestTmux.start("main", { width: 120, height: 30, command: FLOOD });
+  try {
+    const took = await runAfterCancel(t.socket, "wait_for_text", {
+      paneId: t.ids.paneId,
+      patterns: ["^NEVER-(PRINTED|SEEN)$"],
+      regex: true,
+      timeoutMs: 60_000,
+    });
+    assert.ok(took < EXIT_WITHIN_MS, `the wait still ran ${Math.round(took)} ms after cancel`);
+  } finally {
+    await t.kill();
+  }
+});
+
+/** A window whose pane holds 50 000 rows of history, for a search that takes a while. */
+async function deepHistory(t: Started): Promise<string> {
+  await t.tmux("set-option", "-g", "history-limit", "60000");
+  const paneId = (await t.tmux(
+    "new-window",
+    "-d",
+    "-P",
+    "-F",
+    "#{pane_id}",
+    // Random letters: rows alike would let RE2 reuse its automaton's states from row to row.
+    'awk \'BEGIN { srand(1); for (i = 0; i < 50000; i++) { s = ""; ' +
+      'for (j = 0; j < 60; j++) s = s sprintf("%c", 97 + int(rand() * 26)); print s } }\'; ' +
+      "exec cat",
+  )).trim();
+  await waitFor(
+    async () =>
+      Number(await t.tmux("display-message", "-p", "-t", paneId, "#{history_size}")) >= 49_000,
+    "the history to fill",
+  );
+  return paneId;
+}
+
+/** Starts a regex search through {@link deepHistory}; resolves once it is matching. */
+async function startBigSearch(s: StdioServer, token: string): Promise<void> {
+  await s.writeLine(JSON.stringify({
+    jsonrpc: "2.0",
+    id: token,
+    method: "tools/call",
+    params: {
+      name: "search_panes",
+      // About 1 800 steps a character: tens of seconds over 3 MB of rows, in linear time.
+      arguments: { pattern: "(.{0,100}a){9}", regex: true, scrollbackLines: 60_000 },
+      _meta: { progressToken: token },
+    },
+  }));
+  // The progress of a pane comes after its capture, before its rows are matched.
+  await waitFor(
+    () =>
+      s.notifications.some((m) =>
+        m.method === "notifications/progress" && m.params?.progressToken === token &&
+        m.params?.progress === m.params?.total
+      ),
+    "the search to capture its panes",
+    ANSWER_WITHIN_MS,
+  );
+}
+
+for (const how of ["cancellation", "SIGTERM", "end of input"] as const) {
+  Deno.test(`a big regex search: a request beside it is answered, and ${how} ends it within a second`, async () => {
+    await withServer(async (t, s) => {
+      await deepHistory(t);
+      await startBigSearch(s, "big");
+      const listed = await answerWithin(
+        s,
+        s.request("tools/call", { name: "list_panes", arguments: {} }),
+        ANSWER_WITHIN_MS,
+      );
+      assert.ok(typeof listed === "object", `list_panes beside the search: ${listed}`);
+      assert.equal(s.notifications.some((m) => m.id === "big"), false, "the search still runs");
+      const began = performance.now();
+      if (how === "cancellation") {
+        await s.notify("notifications/cancelled", { requestId: "big", reason: "gave up" });
+      }
+      if (how === "SIGTERM") s.child.kill("SIGTERM");
+      const status = how === "SIGTERM" ? await s.child.status : await s.closeStdin();
+      const took = performance.now() - began;
+      assert.ok(took < EXIT_WITHIN_MS, `${how}: the process ended after ${Math.round(took)} ms`);
+      assert.equal(status.code, 0);
+    });
+  });
+}
+
+Deno.test("cancelling a big regex search ends it on the server within a second", async () => {
+  const t = await TestTmux.start("main", { width: 120, height: 30 });
+  try {
+    await deepHistory(t);
+    const took = await runAfterCancel(t.socket, "search_panes", {
+      pattern: "(.{0,100}a){9}",
+      regex: true,
+      scrollbackLines: 60_000,
+    });
+    assert.ok(took < EXIT_WITHIN_MS, `the search still ran ${Math.round(took)} ms after cancel`);
+  } finally {
     await t.kill();
   }
 });
