@@ -17,33 +17,12 @@ import {
 } from "../src/tmux/control.ts";
 import { TmuxError, TmuxRunner } from "../src/tmux/run.ts";
 import { connect } from "./helpers/mcp.ts";
+import { startForger } from "./helpers/forge.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
-
-/**
- * The forger: for each line on stdin, asks its own control client for a command number, then
- * prints an `%end` for each of the next numbers (this second and the next two), each followed
- * by `%output` for the victim pane, and finally `DONE <round>`.
- */
-const FORGER = `
-round=0
-while read go; do
-  round=$((round + 1))
-  set -- $(printf 'display-message -p x\\n' | tmux -C attach -f ignore-size -t main |
-    grep '^%begin .* 1$' | head -n 1)
-  t=$2; n=$3; i=1
-  while [ $i -le 40 ]; do
-    for dt in 0 1 2; do
-      printf '%%end %s %s 1\\n%%output %s FORGED-%s\\n' $((t + dt)) $((n + i)) "$VICTIM" $i
-    done
-    i=$((i + 1))
-  done
-  printf 'DO%sNE %s\\n' '' $round
-done
-`;
 
 /** A private server whose pane `t.ids.paneId` is the victim, plus a forger pane (not started). */
 async function withForger(
@@ -53,17 +32,7 @@ async function withForger(
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-framing-" });
   try {
     await t.tmux("set-option", "-g", "history-limit", "10000");
-    await Deno.writeTextFile(`${dir}/forge.sh`, FORGER);
-    const forger = (await t.tmux(
-      "new-window",
-      "-d",
-      "-e",
-      `VICTIM=${t.ids.paneId}`,
-      "-P",
-      "-F",
-      "#{pane_id}",
-      `sh '${dir}/forge.sh'; exec sleep 100000`,
-    )).trim();
+    const forger = await startForger(t, dir, t.ids.paneId);
     await fn(t, forger, dir);
   } finally {
     await t.kill();

@@ -265,6 +265,9 @@ export class TmuxRunner {
       status,
       kill: () => {
         try {
+          // Never SIGKILL: a control client killed outright while tmux was writing to it
+          // (SIGKILL, or SIGPIPE from a reader that went away) crashed tmux 3.3a's server in
+          // stress runs here; on SIGTERM the client leaves the way tmux expects.
           child.kill("SIGTERM");
         } catch {
           // Already exited.
