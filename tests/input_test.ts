@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { connect, type TestClient } from "./helpers/mcp.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -76,6 +76,28 @@ async function received(
 
 async function currentCommand(t: Server, paneId: string): Promise<string> {
   return (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}")).trim();
+}
+
+/**
+ * Waits until `name` really runs in the foreground of a pane's terminal. pane_current_command
+ * alone proves nothing in a pane a moment old: while no process holds the terminal yet, tmux
+ * reports the pane's start command there ("fish" before fish, or even the shell that will
+ * exec it, has started).
+ */
+async function foreground(t: Server, paneId: string, name: string): Promise<void> {
+  await waitFor(async () => {
+    const [command, tty] = (await t.tmux(
+      "display-message",
+      "-p",
+      "-t",
+      paneId,
+      "#{pane_current_command}\t#{pane_tty}",
+    )).trim().split("\t");
+    if (command !== name) return false;
+    // The terminal's foreground process group is marked + by ps.
+    const ps = await sh("ps", ["-o", "stat=,comm=", "-t", tty], { allowFail: true });
+    return ps.stdout.split("\n").some((l) => /^\S*\+\S*\s+(\S+)$/.exec(l.trim())?.[1] === name);
+  }, `${name} in the foreground of ${paneId}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -444,22 +466,25 @@ Deno.test("run_command: timeouts are clamped into [100 ms, 120 s] and reported",
 Deno.test("run_command refuses panes that are not at a POSIX shell", async () => {
   await withServer(async (t, c) => {
     const catPane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "cat")).trim();
-    await waitFor(async () => (await currentCommand(t, catPane)) === "cat", "cat");
+    await foreground(t, catPane, "cat");
     const notShell = await c.fail("run_command", { paneId: catPane, command: "true" });
     assert.match(notShell, /running "cat", not a shell/);
     assert.match(notShell, /C-c/);
 
     // A shell named like a non-POSIX one (a copy of sh called fish).
     const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-fish-" });
-    await Deno.copyFile("/bin/sh", `${dir}/fish`);
-    await Deno.chmod(`${dir}/fish`, 0o755);
-    const fishPane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", `${dir}/fish`))
-      .trim();
-    await waitFor(async () => (await currentCommand(t, fishPane)) === "fish", "fish");
-    const fish = await c.fail("run_command", { paneId: fishPane, command: "true" });
-    assert.match(fish, /runs fish, which is not a POSIX shell/);
-    assert.match(fish, /send_keys and wait_for_text/);
-    await Deno.remove(dir, { recursive: true });
+    try {
+      await Deno.copyFile("/bin/sh", `${dir}/fish`);
+      await Deno.chmod(`${dir}/fish`, 0o755);
+      const fishPane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", `${dir}/fish`))
+        .trim();
+      await foreground(t, fishPane, "fish");
+      const fish = await c.fail("run_command", { paneId: fishPane, command: "true" });
+      assert.match(fish, /runs fish, which is not a POSIX shell/);
+      assert.match(fish, /send_keys and wait_for_text/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
 
     // A busy shell: a program in the foreground is not a prompt.
     await c.ok("send_keys", { paneId: t.ids.paneId, text: "sleep 100" });
