@@ -675,6 +675,8 @@ Deno.test("search_panes: session scope, and a missing session is an error with a
     const name = "other; #session 🙂";
     await t.tmux("new-session", "-d", "-s", name, "sh");
     const otherPane = (await t.tmux("list-panes", "-t", `=${name}`, "-F", "#{pane_id}")).trim();
+    // Typed before the prompt, the output would follow the prompt on its row ("# scoped-...").
+    await t.prompt(otherPane);
     await t.tmux("send-keys", "-t", otherPane, "-l", "echo scoped-needle in other");
     await t.tmux("send-keys", "-t", otherPane, "Enter");
     await waitFor(async () => (await screen(t, otherPane)).includes("\nscoped-needle"), "other");

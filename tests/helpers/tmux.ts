@@ -263,7 +263,10 @@ export class TestTmux {
     this.socket = testSocketName();
   }
 
-  /** Starts the server with one detached session (80x24 running `sh`). Returns its ids. */
+  /**
+   * Starts the server with one detached session (80x24 running `sh`). Returns its ids. With
+   * the default `sh`, returns once the shell has drawn its prompt (see {@link prompt}).
+   */
   static async start(
     session = "main",
     options: { width?: number; height?: number; command?: string } = {},
@@ -292,7 +295,20 @@ export class TestTmux {
     const [pid, sessionId, windowId, paneId, ...path] = out.trim().split(" ");
     t.#pids.add(Number(pid));
     t.#socketPath = path.join(" ");
+    if (options.command === undefined) await t.prompt(paneId);
     return Object.assign(t, { ids: { sessionId, windowId, paneId } });
+  }
+
+  /**
+   * Waits until a shell pane shows its prompt. Keys typed before that are echoed by the
+   * terminal ahead of the prompt, and the command's output then lands after the prompt on one
+   * row ("# output"), not at the start of its own.
+   */
+  async prompt(paneId: string): Promise<void> {
+    await waitFor(
+      async () => (await this.tmuxRaw("capture-pane", "-p", "-t", paneId)).stdout.trim() !== "",
+      `a prompt in ${paneId}`,
+    );
   }
 
   /** Runs tmux on this server; returns stdout. */
