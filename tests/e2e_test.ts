@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cleanEnv, sh, TestTmux } from "./helpers/tmux.ts";
+import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 
 function start(args: string[], env: Record<string, string> = {}): StdioServer {
@@ -75,8 +75,10 @@ Deno.test("e2e: closing stdin mid-call ends the process and leaves no tmux child
       name: "list_servers",
       arguments: { socketNames: [stuck.socket] },
     });
-    await new Promise((r) => setTimeout(r, 300));
-    assert.ok((await tmuxClientsOf(stuck.socket)).length > 0, "the probe is in flight");
+    await waitFor(
+      async () => (await tmuxClientsOf(stuck.socket)).length > 0,
+      "the probe in flight",
+    );
     const status = await server.closeStdin();
     assert.equal(status.code, 0);
     assert.deepEqual(await tmuxClientsOf(stuck.socket), []);

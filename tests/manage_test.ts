@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** A marker file a `#(touch ...)` would create if tmux ever ran it. */
 async function marker(): Promise<{ path: string; never: () => Promise<void> }> {
@@ -539,8 +539,12 @@ Deno.test("wait_for_channel ends on a signal, remembers an early one, and clamps
       channel: "build.done",
       timeoutMs: 10_000,
     });
-    // Signal from outside, as a script would, once tmux has the waiter.
-    await new Promise((r) => setTimeout(r, 200));
+    // Signal from outside, as a script would, once tmux has the waiter (its tmux client).
+    await waitFor(
+      async () =>
+        (await processesNaming(t.socket)).some((p) => / wait-for (-- )?build\.done$/.test(p.args)),
+      "the waiter",
+    );
     await t.tmux("wait-for", "-S", "build.done");
     assert.equal((await waiting).outcome, "signalled");
 

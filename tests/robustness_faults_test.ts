@@ -31,6 +31,30 @@ async function withServer(fn: (t: Started, c: TestClient) => Promise<void>): Pro
   }
 }
 
+/**
+ * Calls a tool that reports progress while it works (wait_for_text, run_command): `started`
+ * resolves at its first progress notification, sent once the wait is in place (for
+ * run_command: once the command was typed).
+ */
+function callStarted(
+  c: TestClient,
+  name: string,
+  args: Record<string, unknown>,
+): { result: Promise<CallToolResult>; started: Promise<void> } {
+  let begun: () => void = () => {};
+  const started = new Promise<void>((resolve) => begun = resolve);
+  const result = c.client.callTool({ name, arguments: args }, undefined, {
+    onprogress: () => begun(),
+  }) as Promise<CallToolResult>;
+  return { result, started: Promise.race([started, result.then(() => {}, () => {})]) };
+}
+
+/** The pids of the server's control-mode clients on `socket`. */
+async function controlPids(socket: string): Promise<number[]> {
+  return (await tmuxClientsOf(socket)).filter((l) => / -C attach-session /.test(l))
+    .map((l) => Number(l.split(" ")[0]));
+}
+
 function textOf(result: CallToolResult): string {
   return result.content?.[0]?.type === "text" ? result.content[0].text : "";
 }
@@ -96,7 +120,8 @@ Deno.test("robustness faults: the server killed during a capture, a search, a wa
       const quick = tool === "capture_pane" || tool === "search_panes";
       if (quick) Deno.kill(pid, "SIGSTOP");
       const began = performance.now();
-      const call = c.call(tool, args);
+      const { result: call, started } = callStarted(c, tool, args);
+      // A quick read gets a moment to reach the stopped server; the kill ends it either way.
       if (quick) await sleep(300);
       else if (tool === "run_command") {
         await waitFor(
@@ -105,7 +130,7 @@ Deno.test("robustness faults: the server killed during a capture, a search, a wa
               .trim() === "sleep",
           "the command to run",
         );
-      } else await sleep(800);
+      } else await started;
       Deno.kill(pid, "SIGKILL");
       if (quick) Deno.kill(pid, "SIGCONT");
       const result = await call;
@@ -185,8 +210,9 @@ Deno.test("robustness faults: the pane killed while it is waited on", async () =
         ? { paneId: target, patterns: ["NEVER-PRINTED"], timeoutMs: 30_000 }
         : { paneId: target, command: "sleep 60", timeoutMs: 30_000 };
       const began = performance.now();
-      const call = c.call(tool, args);
-      await sleep(800);
+      const { result: call, started } = callStarted(c, tool, args);
+      // Killed before the call found it, the pane would just be one that does not exist.
+      await started;
       await t.tmux("kill-pane", "-t", target);
       const result = await call;
       assert.ok(performance.now() - began < 15_000, `${tool} ended soon after the kill`);
@@ -233,26 +259,30 @@ Deno.test("robustness faults: the control connection dropped, idle or during a w
     }
 
     // During a wait: the wait still sees what is printed after the drop.
-    const waiting = c.call("wait_for_text", {
+    const { result: waiting, started: waitStarted } = callStarted(c, "wait_for_text", {
       paneId: pane,
       patterns: ["PRINTED-AFTER-THE-DROP"],
       timeoutMs: 20_000,
     });
-    await sleep(800);
+    await waitStarted;
+    const dropped = await controlPids(t.socket);
     await t.tmux("detach-client", "-s", t.ids.sessionId);
-    await sleep(300);
+    await waitFor(
+      async () => (await controlPids(t.socket)).every((p) => !dropped.includes(p)),
+      "the control client to leave",
+    );
     await t.tmux("send-keys", "-t", pane, "echo PRINTED-AFTER-THE-DROP", "Enter");
     const waited = await waiting;
     assert.notEqual(waited.isError, true, textOf(waited));
     assert.equal((waited.structuredContent as { outcome: string }).outcome, "matched");
 
     // During a run_command: the command's end is still seen.
-    const running = c.call("run_command", {
+    const { result: running, started: runStarted } = callStarted(c, "run_command", {
       paneId: pane,
       command: "sleep 1; echo ran-to-the-end",
       timeoutMs: 20_000,
     });
-    await sleep(500);
+    await runStarted;
     await t.tmux("detach-client", "-s", t.ids.sessionId);
     const ran = await running;
     assert.notEqual(ran.isError, true, textOf(ran));
@@ -284,8 +314,12 @@ Deno.test("robustness faults: tmux disappearing from PATH after start, then comi
     const read = await s.callTool("capture_pane", { paneId: t.ids.paneId });
     if (read.isError) cleanError(read as CallToolResult, notInstalled, "capture_pane without tmux");
     // With the control connection gone too, a read says tmux is missing.
+    const dropped = await controlPids(t.socket);
     await t.tmux("detach-client", "-s", t.ids.sessionId);
-    await sleep(200);
+    await waitFor(
+      async () => (await controlPids(t.socket)).every((p) => !dropped.includes(p)),
+      "the control client to leave",
+    );
     const listed = await s.callTool("list_panes");
     cleanError(listed as CallToolResult, notInstalled, "list_panes without tmux or a connection");
 

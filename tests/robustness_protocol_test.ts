@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { newFigures, reportFigures, sleep } from "./helpers/robust.ts";
 import { type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux } from "./helpers/tmux.ts";
+import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
@@ -309,8 +309,11 @@ Deno.test("a malformed line is answered with a JSON-RPC parse error", async () =
   await withServer(async (_t, s) => {
     const seen = s.notifications.length;
     await s.writeLine("{ not json");
-    await sleep(500);
-    const errors = s.notifications.slice(seen).filter((m) => m.error);
+    const errorsNow = () => s.notifications.slice(seen).filter((m) => m.error);
+    await waitFor(() => errorsNow().length > 0, "the parse error");
+    // Lines are answered in order: once a later request is answered, no second error follows.
+    await s.request("ping");
+    const errors = errorsNow();
     assert.equal(errors.length, 1, "one answer");
     assert.equal(errors[0].error?.code, -32700);
     assert.equal(errors[0].id, null);
@@ -325,7 +328,10 @@ Deno.test("an invalid request with an id is answered with -32600 or -32602", asy
       [952, { jsonrpc: "2.0", id: 952, method: "tools/call", params: { arguments: {} } }],
     ];
     for (const [, request] of cases) await s.writeLine(JSON.stringify(request));
-    await sleep(500);
+    await waitFor(
+      () => cases.every(([id]) => s.notifications.some((m) => m.id === id)),
+      "an answer to each request",
+    );
     for (const [id] of cases) {
       const answer = s.notifications.find((m) => m.id === id);
       assert.ok(answer?.error, `request ${id} is answered with an error`);
