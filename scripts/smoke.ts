@@ -76,6 +76,39 @@ async function tmux(...tmuxArgs: string[]): Promise<string> {
   return new TextDecoder().decode(out.stdout);
 }
 
+/** The smoke server's pid and socket file, once known: what the end removes. */
+const made = { pid: 0, socketPath: "" };
+
+/** Where tmux puts the socket of `-L name`: `$TMUX_TMPDIR` or /tmp, then `tmux-<uid>`. */
+async function defaultSocketPath(): Promise<string> {
+  const id = await new Deno.Command("id", { args: ["-u"], stdout: "piped", stderr: "null" })
+    .output();
+  const uid = new TextDecoder().decode(id.stdout).trim();
+  return `${(env.TMUX_TMPDIR || "/tmp").replace(/\/$/, "")}/tmux-${uid}/${socket}`;
+}
+
+/**
+ * Ends the smoke server and removes its socket file (tmux 3.3 leaves it behind when its last
+ * session goes): kill-server, then the pid if it still runs (a server its socket cannot
+ * reach), then the file. The task runs without --allow-write, so `rm` removes it.
+ */
+async function cleanUp(): Promise<void> {
+  await tmux("kill-server");
+  if (made.pid > 0) {
+    const ps = await new Deno.Command("ps", {
+      args: ["-ww", "-o", "args=", "-p", String(made.pid)],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    if (new TextDecoder().decode(ps.stdout).includes(socket)) Deno.kill(made.pid, "SIGKILL");
+  }
+  const path = made.socketPath || await defaultSocketPath();
+  if (path.endsWith(`/${socket}`)) {
+    await new Deno.Command("rm", { args: ["-f", "--", path], stdout: "null", stderr: "null" })
+      .output();
+  }
+}
+
 /** `tmux-mcp hook working` from the same program, inside the pane it made: marks its window. */
 async function checkHook(paneId: string): Promise<void> {
   const facts = (await tmux("display-message", "-p", "-t", paneId, "#{socket_path},#{pid}"))
@@ -161,6 +194,10 @@ try {
     typeof created.paneId === "string",
     `create_session made ${created.sessionId} ${created.paneId}`,
   );
+  const [pid, socketPath] = (await tmux("display-message", "-p", "#{pid}\t#{socket_path}"))
+    .trim().split("\t");
+  made.pid = Number(pid) || 0;
+  made.socketPath = socketPath ?? "";
   const panes = (await tool("list_panes")).panes as { id: string }[];
   check(panes.some((p) => p.id === created.paneId), "list_panes shows the new pane");
   const ran = await tool("run_command", {
@@ -187,7 +224,7 @@ try {
   if (server.stderr) say(`server stderr:\n${server.stderr}`);
 } finally {
   await server.closeStdin();
-  await tmux("kill-server");
+  await cleanUp();
 }
 say(status === 0 ? "smoke: passed" : "smoke: FAILED");
 Deno.exit(status);
