@@ -65,13 +65,51 @@ interface Fixture {
   workTty: string;
 }
 
+/** The pid and socket file of each server the bench started, for {@link dispose}. */
+const started = new Map<string, { pid: number; socketPath: string }>();
+
+/**
+ * Ends a server the bench started and removes its socket file (tmux 3.3 leaves it behind):
+ * kill-server, then by pid if it still runs (a server its socket no longer reaches).
+ */
+async function dispose(socket: string): Promise<void> {
+  const known = started.get(socket);
+  await tmux(socket, "kill-server").catch(() => {});
+  if (known && known.pid > 0) {
+    const ps = await new Deno.Command("ps", {
+      args: ["-ww", "-o", "args=", "-p", String(known.pid)],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    if (new TextDecoder().decode(ps.stdout).includes(socket)) Deno.kill(known.pid, "SIGKILL");
+  }
+  if (known?.socketPath.endsWith(`/${socket}`)) await Deno.remove(known.socketPath).catch(() => {});
+  started.delete(socket);
+}
+
 /** Builds a server with `size` panes: 4 per window, 10 windows per session. */
 async function buildServer(size: number): Promise<Fixture> {
   const socket = `tmux-mcp-bench-${crypto.randomUUID().slice(0, 8)}`;
   const conf = await Deno.makeTempFile({ prefix: "tmux-mcp-bench-", suffix: ".conf" });
-  await Deno.writeTextFile(conf, `set -g history-limit 5000\nset -g exit-empty off\n`);
-  await tmux(socket, "-f", conf, "start-server", ";", "source-file", conf);
-  await Deno.remove(conf);
+  try {
+    await Deno.writeTextFile(conf, `set -g history-limit 5000\nset -g exit-empty off\n`);
+    await tmux(socket, "-f", conf, "start-server", ";", "source-file", conf);
+  } finally {
+    await Deno.remove(conf);
+  }
+  const [pid, socketPath] = (await tmux(socket, "display-message", "-p", "#{pid}\t#{socket_path}"))
+    .trim().split("\t");
+  started.set(socket, { pid: Number(pid) || 0, socketPath: socketPath ?? "" });
+  try {
+    return await fill(socket, size);
+  } catch (error) {
+    await dispose(socket);
+    throw error;
+  }
+}
+
+/** Fills the new server on `socket` with `size` panes of scrollback and a shell pane. */
+async function fill(socket: string, size: number): Promise<Fixture> {
   // One extra shell pane for typing, waiting and running.
   const work = (await tmux(
     socket,
@@ -450,11 +488,7 @@ for (const size of SIZES) {
     out(`${String(size).padStart(5)}  server peak RSS ${memory.at(-1)!.peakRssMb.toFixed(1)} MB`);
     await server.closeStdin();
   } finally {
-    const socketPath = await tmux(fx.socket, "display-message", "-p", "#{socket_path}")
-      .catch(() => "");
-    await tmux(fx.socket, "kill-server").catch(() => {});
-    // tmux 3.3 leaves its socket file behind.
-    if (socketPath.trim().endsWith(fx.socket)) await Deno.remove(socketPath.trim()).catch(() => {});
+    await dispose(fx.socket);
   }
   out(
     `${String(size).padStart(5)}  (${
