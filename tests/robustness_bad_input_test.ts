@@ -34,7 +34,7 @@ import {
   variantsFor,
 } from "./helpers/robust.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
 import { warn } from "../src/diagnostics.ts";
 
 /** Slack on top of a call's own timeout before it counts as a hang. */
@@ -742,6 +742,7 @@ Deno.test("robustness: the corpus's fixture and detectors see what they look for
       stdout: "null",
       stderr: "null",
     }).spawn();
+    trackChild(control, "the self-test's control client");
     const writer = control.stdin.getWriter();
     await writer.write(
       new TextEncoder().encode(`display-message -p '${markers.payload("the self-test")}'\n`),

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { newFigures, reportFigures, sleep } from "./helpers/robust.ts";
 import { type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
@@ -73,6 +73,7 @@ async function rawExchange(t: Started, bytes: Uint8Array): Promise<RpcMessage[]>
     stdout: "piped",
     stderr: "null",
   }).spawn();
+  trackChild(child, "a raw MCP server process");
   const writer = child.stdin.getWriter();
   const line = (m: unknown) => new TextEncoder().encode(`${JSON.stringify(m)}\n`);
   await writer.write(bytes);
