@@ -24,7 +24,8 @@ async function main(argv: string[]): Promise<number> {
   // parseCli answers `hook` by this first word too; checking it before loading cli.ts spares
   // every hook call node:util's start-up (~15 ms).
   if (argv[0] === "hook") return await runHook(argv.slice(1));
-  const { helpText, parseCli, USAGE, UsageError } = await import("./src/cli.ts");
+  const cli = await import("./src/cli.ts");
+  const { ENV_VARIABLES, helpText, parseCli, USAGE, UsageError } = cli;
   let command;
   try {
     command = parseCli(argv, readEnv);
@@ -43,10 +44,65 @@ async function main(argv: string[]): Promise<number> {
     case "hook":
       return await runHook(command.args);
     case "serve": {
-      const { startServer } = await import("./src/start.ts");
-      return await startServer(command.options, VERSION, readEnv);
+      const howToRun = runHint(cli.fromSourceArgs, cli.shellLine);
+      // Without --allow-env=TMUX* every variable reads as unset: a TMUX_MCP_TOOLSETS=inspect
+      // meant to keep the server read-only would be ignored without a word. Refuse instead.
+      const unreadable = ENV_VARIABLES.filter((variable) =>
+        Deno.permissions.querySync({ name: "env", variable }).state !== "granted"
+      );
+      if (unreadable.length > 0) {
+        const what = unreadable.length === ENV_VARIABLES.length
+          ? "the TMUX* environment variables"
+          : unreadable.join(", ");
+        warn(
+          `tmux-mcp: cannot start: Deno does not let it read ${what} (it was started ` +
+            `without --allow-env=TMUX*). ${howToRun}`,
+        );
+        return 1;
+      }
+      let start;
+      try {
+        start = await import("./src/start.ts");
+      } catch (error) {
+        warn(`tmux-mcp: cannot start: its code did not load: ${firstLine(error)} ${LOAD_FIX}`);
+        return 1;
+      }
+      return await start.startServer(command.options, VERSION, readEnv, howToRun);
     }
   }
+}
+
+/**
+ * What to do when the server's code does not load: from source that is almost always the npm
+ * packages (never fetched, or no registry reachable) or a deno.json that was not found.
+ */
+const LOAD_FIX = "From source: run `deno install --frozen` once in the checkout (it fetches " +
+  "the npm packages, so it needs the npm registry), and start main.ts with " +
+  "--config <checkout>/deno.json (README, From source).";
+
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const first = text.split("\n")[0];
+  return /[.!?]$/.test(first) ? first : `${first}.`;
+}
+
+/**
+ * The command line that starts this server with the right flags, for messages about a start
+ * without them: from a checkout (main.ts is a file), the exact `deno run` line for it.
+ */
+function runHint(
+  fromSourceArgs: (startTask: string, checkout: string) => string[],
+  shellLine: (argv: readonly string[]) => string,
+): string {
+  const url = new URL(import.meta.url);
+  const start = denoJson.tasks.start;
+  if (url.protocol === "file:" && url.pathname.endsWith("/main.ts")) {
+    const checkout = decodeURIComponent(url.pathname.slice(0, -"/main.ts".length));
+    return `Start it with the flags a release binary bakes in: ${
+      shellLine(["deno", ...fromSourceArgs(start, checkout)])
+    }`;
+  }
+  return `Start it with the flags a release binary bakes in: ${start}`;
 }
 
 /** `tmux-mcp hook ...`: src/hooks/ only, never the server. */

@@ -33,11 +33,64 @@ export interface ServeOptions {
 
 /** A usage error: main prints the message and the usage line, and exits 2. */
 export class UsageError extends Error {
-  /** A usage error with its one-line reason. */
+  /** A usage error with its one-line reason, which ends by naming the fix. */
   constructor(message: string) {
     super(message);
     this.name = "UsageError";
   }
+}
+
+/** What a flag's usage error says to do: an MCP client shows only "connection closed". */
+const FLAG_FIX = "tmux-mcp --help lists every flag.";
+
+/** What a variable's usage error says to do: the value sits in the client's configuration. */
+function envFix(name: string): string {
+  return `Correct or remove ${name} in the environment the MCP client gives this server ` +
+    `(its "env" entry) or in the shell that starts the client.`;
+}
+
+function flagError(message: string): UsageError {
+  return new UsageError(`${sentence(message)} ${FLAG_FIX}`);
+}
+
+function envError(name: string, message: string): UsageError {
+  return new UsageError(`${sentence(message)} ${envFix(name)}`);
+}
+
+/** Ends `text` with a full stop unless it ends a sentence already. */
+function sentence(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+/** Every environment variable the server reads; the runtime must let it read them all. */
+export const ENV_VARIABLES: readonly string[] = [
+  "TMUX_MCP_SOCKET",
+  "TMUX_MCP_SOCKET_PATH",
+  "TMUX_MCP_TOOLSETS",
+  "TMUX_MCP_ALLOW_ATTENDED_INPUT",
+  "TMUX",
+  "TMUX_PANE",
+];
+
+/**
+ * The `deno` arguments that run a checkout from any directory with exactly the flags of the
+ * `start` task (the flags a binary bakes in): `--config` names the checkout's deno.json, so its
+ * import map, lockfile and npm packages are found wherever the client starts the process.
+ */
+export function fromSourceArgs(startTask: string, checkout: string): string[] {
+  const words = startTask.trim().split(/\s+/);
+  if (words[0] !== "deno" || words[1] !== "run" || words.at(-1) !== "main.ts") {
+    throw new Error(`the start task must be "deno run ... main.ts": ${startTask}`);
+  }
+  const dir = checkout.endsWith("/") ? checkout.slice(0, -1) : checkout;
+  return [...words.slice(1, -1), "--config", `${dir}/deno.json`, `${dir}/main.ts`];
+}
+
+/** `argv` as one line a POSIX shell (and zsh, which refuses an unmatched `*`) runs as is. */
+export function shellLine(argv: readonly string[]): string {
+  return argv.map((word) =>
+    /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`
+  ).join(" ");
 }
 
 /** The synopsis printed under every usage error. */
@@ -110,14 +163,14 @@ export function parseCli(
       allowPositionals: false,
     });
   } catch (error) {
-    throw new UsageError(nodeParseMessage(error));
+    throw flagError(nodeParseMessage(error));
   }
   const v = parsed.values;
   if (v.help) return { kind: "help" };
   if (v.version) return { kind: "version" };
 
   if (v.socket !== undefined && v["socket-path"] !== undefined) {
-    throw new UsageError("--socket and --socket-path name two servers; give one.");
+    throw flagError("--socket and --socket-path name two servers; give one.");
   }
   let socketName: string | undefined;
   let socketPath: string | undefined;
@@ -128,14 +181,18 @@ export function parseCli(
     const envName = nonEmpty(env("TMUX_MCP_SOCKET"));
     const envPath = nonEmpty(env("TMUX_MCP_SOCKET_PATH"));
     if (envName !== undefined && envPath !== undefined) {
-      throw new UsageError("TMUX_MCP_SOCKET and TMUX_MCP_SOCKET_PATH are both set; set one.");
+      throw new UsageError(
+        "TMUX_MCP_SOCKET and TMUX_MCP_SOCKET_PATH are both set; remove one from the " +
+          `environment the MCP client gives this server (its "env" entry) or from the shell ` +
+          "that starts the client.",
+      );
     }
     if (envName !== undefined) socketName = checkSocketName(envName, "TMUX_MCP_SOCKET");
     if (envPath !== undefined) socketPath = checkSocketPath(envPath, "TMUX_MCP_SOCKET_PATH");
   }
 
   if (v.toolsets !== undefined && v["read-only"]) {
-    throw new UsageError("--toolsets and --read-only both choose toolsets; give one.");
+    throw flagError("--toolsets and --read-only both choose toolsets; give one.");
   }
   let toolsets: readonly Toolset[] = DEFAULT_TOOLSETS;
   if (v["read-only"]) toolsets = ["inspect"];
@@ -146,13 +203,17 @@ export function parseCli(
       try {
         toolsets = parseToolsets(text);
       } catch (error) {
-        throw new UsageError(`${source}: ${(error as Error).message}`);
+        const message = `${source}: ${(error as Error).message}`;
+        throw source === "--toolsets" ? flagError(message) : envError(source, message);
       }
     }
   }
   const envAllow = nonEmpty(env("TMUX_MCP_ALLOW_ATTENDED_INPUT"));
   if (envAllow !== undefined && !["0", "1", "true", "false"].includes(envAllow)) {
-    throw new UsageError(`TMUX_MCP_ALLOW_ATTENDED_INPUT: "${envAllow}" is not 1 or 0.`);
+    throw envError(
+      "TMUX_MCP_ALLOW_ATTENDED_INPUT",
+      `TMUX_MCP_ALLOW_ATTENDED_INPUT: "${envAllow}" is not 1 or 0.`,
+    );
   }
   const allowAttendedInput = v["allow-attended-input"] === true || envAllow === "1" ||
     envAllow === "true";
@@ -166,16 +227,17 @@ function nonEmpty(value: string | undefined): string | undefined {
 function checkSocketName(value: string, source: string): string {
   // deno-lint-ignore no-control-regex
   if (value === "" || value.includes("/") || /[\u0000-\u001f\u007f]/.test(value)) {
-    throw new UsageError(
-      `${source}: "${value}" is not a socket name (no "/"; use --socket-path for a path).`,
-    );
+    const message =
+      `${source}: "${value}" is not a socket name (no "/"; use --socket-path for a path).`;
+    throw source.startsWith("--") ? flagError(message) : envError(source, message);
   }
   return value;
 }
 
 function checkSocketPath(value: string, source: string): string {
   if (value === "" || value.includes("\0")) {
-    throw new UsageError(`${source}: empty or invalid path.`);
+    const message = `${source}: empty or invalid path.`;
+    throw source.startsWith("--") ? flagError(message) : envError(source, message);
   }
   return value;
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { helpText, parseCli, UsageError } from "./cli.ts";
+import denoJson from "../deno.json" with { type: "json" };
+import { fromSourceArgs, helpText, parseCli, shellLine, UsageError } from "./cli.ts";
 
 const noEnv = () => undefined;
 const envOf = (vars: Record<string, string>) => (name: string) => vars[name];
@@ -81,6 +82,14 @@ Deno.test("bad flags and values are usage errors naming the culprit", () => {
       assert.ok(e instanceof UsageError, `${argv} gives a UsageError`);
       assert.match(e.message, pattern);
       assert.ok(!e.message.includes("\n"), "one line");
+      // A client shows only "connection closed": the line itself says what to do.
+      assert.match(
+        e.message,
+        Object.keys(env).length > 0
+          ? /the environment the MCP client gives this server \(its "env" entry\)/
+          : /tmux-mcp --help lists every flag\.$/,
+        `${argv} ${JSON.stringify(env)} names the fix`,
+      );
       return true;
     });
   }
@@ -93,4 +102,24 @@ Deno.test("hook: the first word hands the rest to the hook commands untouched", 
   });
   // Only as the first word: elsewhere it is an ordinary (refused) positional.
   assert.throws(() => parseCli(["--read-only", "hook"], noEnv), UsageError);
+});
+
+Deno.test("from source: the start task's flags, --config and main.ts by absolute path", () => {
+  const args = fromSourceArgs(denoJson.tasks.start, "/opt/tmux mcp/");
+  const start = denoJson.tasks.start.split(/\s+/);
+  assert.deepEqual(args, [
+    ...start.slice(1, -1),
+    "--config",
+    "/opt/tmux mcp/deno.json",
+    "/opt/tmux mcp/main.ts",
+  ]);
+  assert.ok(args.includes("--allow-env=TMUX*") && args.includes("--allow-run=tmux"));
+  assert.throws(() => fromSourceArgs("deno run main.js", "/x"), /start task/);
+});
+
+Deno.test("shellLine quotes what a shell would expand or split, zsh's unmatched * too", () => {
+  assert.equal(
+    shellLine(["deno", "run", "--allow-env=TMUX*", "/a b/main.ts", "it's", "--x=1,2"]),
+    "deno run '--allow-env=TMUX*' '/a b/main.ts' 'it'\\''s' --x=1,2",
+  );
 });

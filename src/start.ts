@@ -7,16 +7,21 @@
 
 import type { ServeOptions } from "./cli.ts";
 import { warn } from "./diagnostics.ts";
-import { describeSocket } from "./mcp/errors.ts";
 import { serveStdio } from "./server.ts";
 import { MAX_RESULT_BYTES } from "./mcp/bounds.ts";
 import { TmuxError, TmuxRunner } from "./tmux/run.ts";
+import { describeServer } from "./tmux/which_server.ts";
 
-/** Starts serving; resolves with the exit status once the client has gone. */
+/**
+ * Starts serving; resolves with the exit status once the client has gone. A start that fails
+ * says so in one line on stderr that names the fix (an MCP client shows only "connection
+ * closed"); `howToRun` is the command line with the right permission flags.
+ */
 export async function startServer(
   options: ServeOptions,
   version: string,
   env: (name: string) => string | undefined,
+  howToRun = "",
 ): Promise<number> {
   const runner = new TmuxRunner();
   let tmuxVersion: string;
@@ -24,17 +29,12 @@ export async function startServer(
     tmuxVersion = new TextDecoder().decode(await runner.run({}, ["-V"], { timeoutMs: 5_000 }))
       .trim();
   } catch (error) {
-    const reason = error instanceof TmuxError ? error.message : String(error);
-    warn(
-      `tmux-mcp: cannot start: ${reason}\n` +
-        "Install tmux (apt install tmux, brew install tmux), and make sure it is on the PATH the " +
-        "MCP client gives this server (GUI clients often start servers with a short PATH).",
-    );
+    warn(`tmux-mcp: cannot start: ${tmuxFailure(error, howToRun)}`);
     return 1;
   }
   const address = { socketName: options.socketName, socketPath: options.socketPath };
   warn(
-    `tmux-mcp ${version}: ${tmuxVersion}, ${describeSocket(address)}, toolsets ${
+    `tmux-mcp ${version}: ${tmuxVersion}, ${describeServer(address, env("TMUX"))}, toolsets ${
       options.toolsets.join(",")
     }`,
   );
@@ -48,4 +48,21 @@ export async function startServer(
     callerEnv: { tmux: env("TMUX"), tmuxPane: env("TMUX_PANE"), ppid: Deno.ppid },
   });
   return 0;
+}
+
+/** Why `tmux -V` failed, and what fixes it, in one line. */
+function tmuxFailure(error: unknown, howToRun: string): string {
+  if (!(error instanceof TmuxError)) return `${String(error)} Check that tmux -V works in a shell.`;
+  if (error.kind === "not-installed" && /^Not permitted/.test(error.message)) {
+    // Deno refused to start tmux: a from-source start without the permission flags.
+    return `Deno does not let it run tmux (it was started without --allow-run=tmux). ${howToRun}`
+      .trim();
+  }
+  if (error.kind === "not-installed") {
+    return `${error.message} Install tmux (apt install tmux, brew install tmux), or put its ` +
+      "folder on the PATH the MCP client gives this server (GUI clients give a short one): " +
+      `add "env": {"PATH": "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin"} (with the folder ` +
+      "of `command -v tmux`) to the server's entry in the client's configuration.";
+  }
+  return `tmux -V failed: ${error.message} Check that tmux -V works in a shell.`;
 }

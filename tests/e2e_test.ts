@@ -120,3 +120,115 @@ Deno.test("e2e: tmux missing from PATH is a clear startup error", async () => {
   assert.match(r.stderr, /PATH the MCP client gives/);
   assert.equal(r.stdout, "");
 });
+
+Deno.test("e2e: a start without the permission flags says so and prints the command that works", async () => {
+  const { cmd, args } = startCommand();
+  const main = args.at(-1)!;
+  for (const flags of [["--no-prompt"], ["--no-prompt", "--allow-run=tmux"]]) {
+    const r = await sh(cmd, ["run", ...flags, main], { allowFail: true, env: cleanEnv() });
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, "");
+    assert.match(r.stderr, /^tmux-mcp: cannot start: Deno does not let it read the TMUX\*/);
+    assert.ok(
+      r.stderr.includes(`--allow-env=TMUX*' --ignore-env`) && r.stderr.includes(" --config "),
+      r.stderr,
+    );
+  }
+  const noRun = await sh(cmd, ["run", "--no-prompt", "--allow-env=TMUX*", main], {
+    allowFail: true,
+    env: cleanEnv(),
+  });
+  assert.equal(noRun.code, 1);
+  assert.match(
+    noRun.stderr,
+    /^tmux-mcp: cannot start: Deno does not let it run tmux .*--allow-run=tmux/,
+  );
+});
+
+Deno.test("e2e: a bad variable's line names the variable and where to fix it", async () => {
+  const { cmd, args } = startCommand();
+  const r = await sh(cmd, args, {
+    allowFail: true,
+    env: cleanEnv({ TMUX_MCP_TOOLSETS: "everything" }),
+  });
+  assert.equal(r.code, 2);
+  assert.match(
+    r.stderr.split("\n")[0],
+    /^tmux-mcp: TMUX_MCP_TOOLSETS: unknown toolset "everything".*Correct or remove TMUX_MCP_TOOLSETS in the environment the MCP client gives this server/,
+  );
+});
+
+type ServerInfo = {
+  running: boolean;
+  socket: string;
+  socketPath: string;
+  clients: number;
+  controlClients: number;
+  callerPaneId: string | null;
+};
+
+Deno.test("e2e: get_server_info names the server TMUX names as such, and counts people apart from programs", async () => {
+  const t = await TestTmux.start();
+  const { socketPath, pid } = await t.facts();
+  // No --socket: tmux itself takes the server from TMUX, as it does for a person's tmux command.
+  const server = start([], { TMUX: `${socketPath},${pid},0`, TMUX_PANE: t.ids.paneId });
+  try {
+    await server.initialize();
+    const first = (await server.callTool("get_server_info")).structuredContent as ServerInfo;
+    assert.equal(first.socket, `the server this process runs in (TMUX: ${socketPath})`);
+    assert.equal(first.socketPath, socketPath);
+    assert.equal(first.callerPaneId, t.ids.paneId);
+    await t.attach("main");
+    const info = (await server.callTool("get_server_info")).structuredContent as ServerInfo;
+    const modes = (await t.tmux("list-clients", "-F", "#{client_control_mode}")).trim().split("\n");
+    assert.equal(info.clients, 1, "the person attached, not this server's control client");
+    assert.equal(info.controlClients, modes.filter((m) => m === "1").length);
+    assert.ok(info.controlClients >= 1, "this server's own connection is a control client");
+    const sessions = (await server.callTool("list_sessions")).structuredContent as {
+      sessions: { attachedClients: number; controlClients: number }[];
+    };
+    assert.equal(sessions.sessions[0].attachedClients, info.clients);
+    assert.equal(sessions.sessions[0].controlClients, info.controlClients);
+    assert.match(server.stderr, /, the server this process runs in \(TMUX: .*\), toolsets /);
+  } finally {
+    await server.kill();
+    await t.kill();
+  }
+});
+
+Deno.test("e2e: without TMUX or a socket, get_server_info names tmux's default socket", async () => {
+  // tmux's default socket lives in $TMUX_TMPDIR: a private one keeps the person's server out.
+  const tmpdir = await Deno.makeTempDir({ prefix: "tmux-mcp-e2e-" });
+  const server = start([], { TMUX_TMPDIR: tmpdir });
+  let pid = 0;
+  let path = "";
+  try {
+    await server.initialize();
+    const absent = (await server.callTool("get_server_info")).structuredContent as ServerInfo;
+    assert.deepEqual(
+      [absent.running, absent.socket],
+      [false, "tmux's default socket (tmux -L default)"],
+    );
+    await server.callTool("create_session", { name: "d", command: "sh" });
+    const info = (await server.callTool("get_server_info")).structuredContent as
+      & ServerInfo
+      & { pid: number };
+    pid = info.pid;
+    path = info.socketPath;
+    assert.equal(info.socket, "tmux's default socket (tmux -L default)");
+    assert.ok(path.startsWith(`${tmpdir}/`) && path.endsWith("/default"), path);
+    assert.equal(info.clients, 0);
+    assert.match(server.stderr, /, tmux's default socket \(tmux -L default\), toolsets /);
+  } finally {
+    await server.kill();
+    if (path) await sh("tmux", ["-S", path, "kill-server"], { allowFail: true, timeoutMs: 3_000 });
+    if (pid) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch {
+        // gone with kill-server
+      }
+    }
+    await Deno.remove(tmpdir, { recursive: true });
+  }
+});

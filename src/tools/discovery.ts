@@ -25,6 +25,7 @@ import {
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
 import { parseTmuxEnv } from "../tmux/identity.ts";
+import { describeServer } from "../tmux/which_server.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { type ServerAddress, TmuxError } from "../tmux/run.ts";
 import type { ClientRow, PaneBrief, PaneRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
@@ -311,14 +312,19 @@ const getServerInfo = defineTool({
   input: {},
   output: {
     running: z.boolean(),
-    socket: z.string().describe("The socket as configured (name, path, or default)."),
+    socket: z.string().describe(
+      "Which server: the socket given, else the one TMUX names, else tmux's default socket.",
+    ),
     socketPath: z.string().nullable(),
     pid: int().nullable(),
     version: z.string().nullable(),
     sessions: count(),
     windows: count(),
     panes: count(),
-    clients: count(),
+    clients: count().describe("Attached clients not in control mode: people."),
+    controlClients: count().describe(
+      "Control-mode clients attached (programs, this server's own connection among them).",
+    ),
     watchedPanes: count().describe("Panes a person can see right now."),
     callerPaneId: z.string().nullable().describe("The pane this MCP server runs in, if known."),
     callerVia: z.enum(["TMUX_PANE", "parent-process"]).nullable(),
@@ -328,16 +334,21 @@ const getServerInfo = defineTool({
   async run(_args, ctx) {
     const snapshot = await ctx.snapshot();
     const caller = ctx.caller(snapshot);
+    // Without -L/-S tmux reaches the server TMUX names, not the default socket: say which.
+    const socket = describeServer(ctx.address, ctx.config.callerEnv.tmux);
+    // A control-mode client is a program (this server's own connection is one), not a person.
+    const controlClients = snapshot.clients.filter((c) => c.controlMode).length;
     const data = {
       running: snapshot.running,
-      socket: ctx.socketLabel,
+      socket,
       socketPath: snapshot.server?.socketPath ?? null,
       pid: snapshot.server?.pid ?? null,
       version: snapshot.server?.version ?? null,
       sessions: snapshot.sessions.length,
       windows: snapshot.windows.length,
       panes: snapshot.panes.length,
-      clients: snapshot.clients.length,
+      clients: snapshot.clients.length - controlClients,
+      controlClients,
       watchedPanes: ctx.attended(snapshot).size,
       callerPaneId: caller.paneId,
       callerVia: caller.via,
@@ -346,8 +357,10 @@ const getServerInfo = defineTool({
     return {
       data,
       summary: snapshot.running
-        ? `tmux ${data.version} (pid ${data.pid}) on ${data.socketPath}: ${data.sessions} sessions, ${data.windows} windows, ${data.panes} panes, ${data.clients} clients.`
-        : `No tmux server is running on ${ctx.socketLabel}.`,
+        ? `tmux ${data.version} (pid ${data.pid}), ${socket}${
+          data.socketPath && !socket.includes(data.socketPath) ? ` at ${data.socketPath}` : ""
+        }: ${data.sessions} sessions, ${data.windows} windows, ${data.panes} panes, ${data.clients} clients (people), ${controlClients} in control mode (programs).`
+        : `No tmux server is running on ${socket}.`,
     };
   },
 });
