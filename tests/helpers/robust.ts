@@ -180,14 +180,24 @@ async function newSession(t: TestTmux, name: string, command?: string): Promise<
   return { sessionId, windowId, paneId };
 }
 
-/** Waits until each pane's foreground process is `sh` (a prompt run_command can use). */
+/**
+ * Waits until each pane's foreground process is `sh` and it has drawn its prompt (the cursor
+ * left column 0): a prompt run_command can use. The name alone is not enough: tmux reports a
+ * pane's start command as its current command until a process holds its terminal.
+ */
 export async function shellsReady(t: TestTmux, panes: readonly string[]): Promise<void> {
   const wanted = new Set(panes);
   await waitFor(async () => {
-    const r = await t.tmuxRaw("list-panes", "-a", "-F", "#{pane_id} #{pane_current_command}");
-    const ready = r.stdout.split("\n").filter((l) => l.endsWith(" sh")).map((l) => l.split(" ")[0]);
+    const r = await t.tmuxRaw(
+      "list-panes",
+      "-a",
+      "-F",
+      "#{pane_id} #{cursor_x} #{pane_current_command}",
+    );
+    const ready = r.stdout.split("\n").map((l) => l.split(" "))
+      .filter(([, x, command]) => command === "sh" && Number(x) > 0).map(([id]) => id);
     return [...wanted].every((p) => ready.includes(p));
-  }, `a shell in ${panes.join(", ")}`);
+  }, `a shell prompt in ${panes.join(", ")}`);
 }
 
 /**
