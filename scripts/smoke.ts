@@ -2,7 +2,12 @@
  * A smoke test of a real server process against a real tmux: initialize, tools/list, create a
  * session on a private socket, list_panes, capture_pane, kill what it made. Run it against a
  * compiled binary (`deno task smoke dist/tmux-mcp-x86_64-unknown-linux-gnu`), or with no
- * argument against `deno run` with exactly the flags the binary bakes in.
+ * argument against the from-source command line the README gives MCP clients: `deno run` with
+ * exactly the flags the binary bakes in, `--config` and main.ts by absolute path.
+ *
+ * The server and its hook run in another directory than the checkout, one holding a deno.json
+ * and a package.json of its own (as a client started in someone's project would start it): the
+ * command must find the checkout's import map, lockfile and npm packages all the same.
  *
  * Usage: deno task smoke [path-to-binary | --bundle]
  *   --bundle   run dist/bundle/main.js (the bundled code the binaries embed) with the baked
@@ -11,7 +16,12 @@
  * @module
  */
 
+import denoJson from "../deno.json" with { type: "json" };
+import { fromSourceArgs, shellLine } from "../src/cli.ts";
 import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
+
+/** The checkout this script belongs to. */
+const ROOT = new URL("../", import.meta.url).pathname;
 
 /** The bundle's entry, beside its chunks (`deno task bundle` splits code per dynamic import). */
 const BUNDLE_ENTRY = "dist/bundle/main.js";
@@ -19,21 +29,56 @@ const BUNDLE_ENTRY = "dist/bundle/main.js";
 const arg = Deno.args[0];
 let cmd: string;
 let args: string[];
-if (arg === undefined || arg === "--bundle") {
+if (arg === undefined) {
+  cmd = Deno.execPath();
+  args = fromSourceArgs(denoJson.tasks.start, ROOT);
+} else if (arg === "--bundle") {
   ({ cmd, args } = startCommand());
-  if (arg === "--bundle") {
-    args = args.map((a) => a.endsWith("/main.ts") ? a.replace(/main\.ts$/, BUNDLE_ENTRY) : a);
-  }
+  args = args.map((a) => a.endsWith("/main.ts") ? a.replace(/main\.ts$/, BUNDLE_ENTRY) : a);
 } else {
-  cmd = arg.includes("/") ? arg : `./${arg}`;
+  cmd = await Deno.realPath(arg);
   args = [];
 }
+
+/** Runs a helper program; its stdout. (The task runs without --allow-write: files go by sh.) */
+async function run(program: string, ...programArgs: string[]): Promise<string> {
+  const out = await new Deno.Command(program, {
+    args: programArgs,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`smoke: ${program} ${programArgs.join(" ")} failed`);
+  return new TextDecoder().decode(out.stdout);
+}
+
+/** Where the server runs: not the checkout, and with a deno.json that must not be used. */
+const elsewhere = (await run(
+  "mktemp",
+  "-d",
+  `${(Deno.env.get("TMPDIR") || "/tmp").replace(/\/$/, "")}/tmux-mcp-smoke-cwd.XXXXXX`,
+)).trim();
+await run(
+  "sh",
+  "-c",
+  'printf %s "$2" > "$1/deno.json" && printf %s "$3" > "$1/package.json"',
+  "sh",
+  elsewhere,
+  JSON.stringify({ imports: { "zod": "npm:left-pad@1.3.0", "re2js": "npm:left-pad@1.3.0" } }),
+  JSON.stringify({ type: "commonjs" }),
+);
 
 const socket = `tmux-mcp-smoke-${crypto.randomUUID().slice(0, 8)}`;
 const env = Deno.env.toObject();
 delete env.TMUX;
 delete env.TMUX_PANE;
-const server = new StdioServer(cmd, [
+// StdioServer starts its process in the checkout: sh moves it to the other directory first.
+const server = new StdioServer("sh", [
+  "-c",
+  'cd "$1" && shift && exec "$@"',
+  "sh",
+  elsewhere,
+  cmd,
   ...args,
   "--socket",
   socket,
@@ -116,6 +161,7 @@ async function checkHook(paneId: string): Promise<void> {
   const hook = new Deno.Command(cmd, {
     args: [...args, "hook", "working"],
     env: { ...env, TMUX: `${facts},0`, TMUX_PANE: paneId },
+    cwd: elsewhere,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
@@ -184,7 +230,7 @@ try {
   const init = await server.initialize();
   check(
     (init.result?.serverInfo as { name?: string })?.name === "tmux-mcp",
-    `initialize (${cmd} ${args.join(" ")})`,
+    `initialize, started in ${elsewhere} (a deno.json of its own) as ${shellLine([cmd, ...args])}`,
   );
   const tools = (await server.request("tools/list")).result?.tools as { name: string }[];
   check(tools.length > 20, `tools/list lists ${tools.length} tools`);
@@ -225,6 +271,7 @@ try {
 } finally {
   await server.closeStdin();
   await cleanUp();
+  await run("rm", "-rf", "--", elsewhere).catch(() => {});
 }
 say(status === 0 ? "smoke: passed" : "smoke: FAILED");
 Deno.exit(status);
