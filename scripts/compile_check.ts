@@ -7,6 +7,9 @@
  * if a graph does not build or a payload exceeds 2 MB. The release workflow builds the real
  * binaries and smoke-tests them.
  *
+ * The stand-ins are written to a temporary folder, never over real binaries in dist/, and the
+ * bundle it made is removed again (one that was there before is rebuilt and kept).
+ *
  * Usage: deno task compile:check
  *
  * @module
@@ -17,12 +20,29 @@ import denoJson from "../deno.json" with { type: "json" };
 const LIMIT_BYTES = 2 * 1024 * 1024;
 const UNITS: Record<string, number> = { B: 1, KB: 1024, MB: 1024 * 1024 };
 
-const targets = Object.keys(denoJson.tasks).filter((name) => /^compile:.+-.+/.test(name));
+type Task = string | { command?: string };
+const tasks = denoJson.tasks as Record<string, Task>;
+const targets = Object.keys(tasks).filter((name) => /^compile:.+-.+/.test(name));
+const hadBundle = await Deno.stat("dist/bundle").then(() => true, () => false);
+const bundled = await new Deno.Command(Deno.execPath(), {
+  args: ["task", "bundle"],
+  env: { NO_COLOR: "1" },
+  stdin: "null",
+  stdout: "null",
+  stderr: "inherit",
+}).output();
+if (!bundled.success) Deno.exit(1);
+const standIns = await Deno.makeTempDir({ prefix: "tmux-mcp-compile-check-" });
 let failed = false;
 const rows: string[] = [];
 for (const task of targets) {
+  const line = tasks[task];
+  const words = (typeof line === "string" ? line : line.command ?? "").trim().split(/\s+/);
+  const output = words.indexOf("--output");
+  if (words[0] !== "deno" || output === -1) throw new Error(`${task}: not a deno compile line`);
+  words[output + 1] = `${standIns}/${words[output + 1].split("/").pop()}`;
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", task],
+    args: words.slice(1),
     env: { DENORT_BIN: "/bin/true", NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
@@ -43,5 +63,9 @@ for (const task of targets) {
   if (!ok) rows.push(text.split("\n").filter((l) => /error|Caused|^\s+\d:/.test(l)).join("\n"));
 }
 await Deno.stdout.write(new TextEncoder().encode(rows.join("\n") + "\n"));
-await Deno.remove("dist", { recursive: true }).catch(() => {});
+await Deno.remove(standIns, { recursive: true }).catch(() => {});
+if (!hadBundle) {
+  await Deno.remove("dist/bundle", { recursive: true }).catch(() => {});
+  await Deno.remove("dist").catch(() => {}); // only when nothing else is in it
+}
 Deno.exit(failed ? 1 : 0);
