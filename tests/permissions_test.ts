@@ -63,3 +63,34 @@ Deno.test("under the baked flags the runtime itself refuses files, other program
   const visible = JSON.parse(results.envObject.slice("allowed: ".length)) as string[];
   assert.ok(visible.every((name) => name.startsWith("TMUX")), `only TMUX* is visible: ${visible}`);
 });
+
+Deno.test("the README's from-source command lines carry exactly the start task's flags", async () => {
+  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+  const start = denoJson.tasks.start.split(/\s+/).slice(2, -1);
+  // Shell lines: from `deno run` to `--config`, continuation lines joined, quotes dropped.
+  const shell = readme.replaceAll("\\\n", " ").split("\n")
+    .filter((line) => /deno run --no-prompt .*--config /.test(line));
+  assert.ok(shell.length >= 3, `the README shows the command line: ${shell.length}`);
+  for (const line of shell) {
+    const words = line.slice(
+      line.indexOf("deno run ") + "deno run ".length,
+      line.indexOf(" --config "),
+    )
+      .split(/\s+/).map((w) => w.replace(/^["']+|["']+$/g, ""));
+    assert.deepEqual(words, start, line);
+    assert.ok(line.includes("'--allow-env=TMUX*'"), `the * is quoted for zsh: ${line}`);
+  }
+  // JSON args lists: the same flags, then --config and main.ts.
+  const blocks = [...readme.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1])
+    .filter((b) => b.includes('"--config"'));
+  assert.ok(blocks.length >= 1, "a JSON example from source");
+  for (const block of blocks) {
+    const server = Object.values(
+      (JSON.parse(block) as { mcpServers: Record<string, { args: string[] }> }).mcpServers,
+    )[0];
+    const config = server.args.indexOf("--config");
+    assert.deepEqual(server.args.slice(0, config), ["run", ...start]);
+    assert.match(server.args[config + 1], /\/deno\.json$/);
+    assert.match(server.args[config + 2], /\/main\.ts$/);
+  }
+});
