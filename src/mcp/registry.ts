@@ -24,6 +24,9 @@ import type { TmuxRunner } from "../tmux/run.ts";
 import { type ProgressFn, type ServerConfig, TmuxContext } from "./context.ts";
 import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
+import { MAX_RESULT_BYTES } from "./bounds.ts";
+import { MAX_SUMMARY_CHARS, SEEDED_SCHEMAS, toolMeta } from "./listing.ts";
+import { portableSchema } from "./portable_schema.ts";
 import prebuiltToolList from "./tool_list.json" with { type: "json" };
 
 /** Honest hints about what a tool does (MCP tool annotations). */
@@ -201,6 +204,7 @@ export class ToolRegistry {
           inputSchema: tool.inputSchema,
           outputSchema: tool.outputSchema,
           annotations: { title: tool.title, ...tool.annotations },
+          _meta: toolMeta(tool.name, this.#config.maxResultBytes),
         },
         // call() validates (the SDK's own pass is off, see above), so a batch row and a direct
         // call take exactly the same path.
@@ -212,7 +216,10 @@ export class ToolRegistry {
       );
     }
     rejectMalformedCalls(server);
-    rememberToolList(server, options.prebuiltToolList === false ? null : this.tools);
+    // The prebuilt list declares the default result bound in its _meta.
+    const prebuilt = options.prebuiltToolList !== false &&
+      this.#config.maxResultBytes === MAX_RESULT_BYTES;
+    rememberToolList(server, this.tools, prebuilt);
   }
 }
 
@@ -254,25 +261,65 @@ function rejectMalformedCalls(server: McpServer): void {
  * The tool list is fixed once the server is built (toolsets are chosen at start), but the SDK
  * turns every tool's zod schemas into JSON Schema again on each `tools/list`: 35-75 ms for 56
  * tools, on the path of every client's start. So the answer comes from `tool_list.json`, the
- * SDK's own answer for every tool written at build time (`deno task tool-list`; a test fails
- * when it differs from the live conversion), in the order the tools were registered; without
- * it (`tools` null, or a tool missing from it) the SDK answers once and that answer is kept.
+ * SDK's own answer for every tool made portable (portableSchema) and written at build time
+ * (`deno task tool-list`; a test fails when it differs from the live conversion), in the order
+ * the tools were registered; without it (`usePrebuilt` false, or a tool missing from it) the SDK
+ * answers once and that answer, made portable, is kept.
  */
-function rememberToolList(server: McpServer, tools: readonly AnyTool[] | null): void {
+function rememberToolList(
+  server: McpServer,
+  tools: readonly AnyTool[],
+  usePrebuilt: boolean,
+): void {
   const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
     ._requestHandlers;
   const original = handlers?.get("tools/list");
   if (!handlers || !original) return;
   let kept: unknown = null;
-  if (tools) {
+  if (usePrebuilt) {
     const byName = new Map(prebuiltToolList.tools.map((t) => [t.name, t]));
     const listed = tools.map((t) => byName.get(t.name));
     if (listed.every((t) => t !== undefined)) kept = { tools: listed };
   }
   handlers.set("tools/list", async (request, extra) => {
-    if (kept === null) kept = await original(request, extra);
+    if (kept === null) kept = portableList(await original(request, extra));
     return kept;
   });
+}
+
+/**
+ * The SDK's tools/list answer with every schema made portable (output schemas as structure
+ * only), and without `execution: {taskSupport: "forbidden"}`, which is what a tool without
+ * `execution` means: every byte of the list is read at every client's start.
+ */
+function portableList(answer: unknown): unknown {
+  const { tools, ...rest } = answer as { tools: Record<string, unknown>[] };
+  return {
+    ...rest,
+    tools: tools.map((tool) => {
+      const asSeeded = SEEDED_SCHEMAS.has(tool.name as string);
+      const { execution, ...out } = tool;
+      if (!isForbiddenTasks(execution)) out.execution = execution;
+      if (tool.inputSchema) {
+        out.inputSchema = portableSchema(tool.inputSchema as Record<string, unknown>, {
+          asSeeded,
+        });
+      }
+      if (tool.outputSchema) {
+        out.outputSchema = portableSchema(tool.outputSchema as Record<string, unknown>, {
+          asSeeded,
+          output: true,
+        });
+      }
+      return out;
+    }),
+  };
+}
+
+function isForbiddenTasks(execution: unknown): boolean {
+  if (execution === undefined) return true;
+  const e = execution as Record<string, unknown>;
+  return Object.keys(e).length === 1 && e.taskSupport === "forbidden";
 }
 
 function progressSender(extra: Extra): ProgressFn {
@@ -290,12 +337,27 @@ function progressSender(extra: Extra): ProgressFn {
   };
 }
 
-/** A success: structured content plus the same data as text, behind a one-line summary. */
+/**
+ * A success: structured content plus the same data as text, behind a one-line summary (cut to
+ * {@link MAX_SUMMARY_CHARS}: a summary naming a long command or value must not push the text
+ * past the bound a tool declares).
+ */
 export function successResult(reply: ToolReply<unknown>): CallToolResult {
   return {
-    content: [{ type: "text", text: `${reply.summary}\n${JSON.stringify(reply.data)}` }],
+    content: [{
+      type: "text",
+      text: `${shortSummary(reply.summary)}\n${JSON.stringify(reply.data)}`,
+    }],
     structuredContent: reply.data as Record<string, unknown>,
   };
+}
+
+function shortSummary(summary: string): string {
+  if (summary.length <= MAX_SUMMARY_CHARS) return summary;
+  let end = MAX_SUMMARY_CHARS - 1;
+  const last = summary.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // never split a surrogate pair
+  return `${summary.slice(0, end)}…`;
 }
 
 /** A failure: one text block, `isError`, no structured content, no raw control characters. */
