@@ -47,7 +47,8 @@ const INSTRUCTIONS =
   "tmux-mcp lets you see and drive tmux. Start with list_panes (or list_sessions) to learn ids; " +
   "target panes by id (%N), windows by id (@N), sessions by id ($N) or name. isCallerPane marks " +
   "the pane this server runs in and isAttended marks panes a person is watching: leave both " +
-  "alone unless asked.";
+  "alone unless asked. Every tool takes socket_name (tmux -L) to reach another tmux server than " +
+  "the one this server was started for; list_servers finds them.";
 
 /** Builds an MCP server with every tool family registered for the selected toolsets. */
 export function buildServer(options: ServerOptions): BuiltServer {

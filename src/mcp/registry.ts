@@ -27,6 +27,7 @@ import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
 import { MAX_RESULT_BYTES } from "./bounds.ts";
 import { MAX_SUMMARY_CHARS, SEEDED_SCHEMAS, toolMeta } from "./listing.ts";
 import { portableSchema } from "./portable_schema.ts";
+import { checkedString } from "./schemas.ts";
 import prebuiltToolList from "./tool_list.json" with { type: "json" };
 
 /** Honest hints about what a tool does (MCP tool annotations). */
@@ -51,14 +52,16 @@ export interface ToolReply<T> {
   readonly summary: string;
 }
 
-/** The `socket_name` every tool accepts. */
-export const socketNameField = z.string().min(1).max(256).regex(
+/**
+ * The `socket_name` every tool accepts (tmux -L; default: the server this one was started
+ * for). It is repeated in every tool a model is shown, so it spends no words there: the
+ * server's instructions say what it is, once.
+ */
+export const socketNameField = checkedString(256).regex(
   // deno-lint-ignore no-control-regex
-  /^[^/\u0000-\u001f\u007f]+$/,
+  /^[^/\x00-\x1f\x7f]+$/,
   "a socket name: no '/', no control characters",
-).optional().describe(
-  "tmux socket name (tmux -L) of the server to use; default: the server this MCP server was started for.",
-);
+).optional();
 
 /** A tool as a family file declares it. */
 export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodRawShape> {

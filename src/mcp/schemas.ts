@@ -7,10 +7,8 @@
 
 import { z } from "zod";
 
-/** A stable pane id. */
-export const paneIdSchema = z.string().regex(/^%\d+$/, "a pane id such as %3").describe(
-  "Stable pane id, e.g. %1.",
-);
+/** A stable pane id: its pattern says what it looks like, so it spends no words. */
+export const paneIdSchema = z.string().regex(/^%\d+$/, "a pane id such as %3");
 
 /** A stable window id. */
 export const windowIdSchema = z.string().regex(/^@\d+$/, "a window id such as @2").describe(
@@ -22,8 +20,38 @@ export const sessionIdSchema = z.string().regex(/^\$\d+$/, "a session id such as
   "Stable session id, e.g. $1.",
 );
 
-/** A session argument: an id or an exact name. */
-export const sessionRefSchema = z.string().min(1).max(4096).describe("Session id ($1) or name.");
+/**
+ * A string whose length is checked on every call but not listed in the tool's schema: a sanity
+ * bound on a name, target or path that a model never comes near, while every byte of a listed
+ * schema is paid on every turn. A bound a caller may meet (the size of a paste) is listed
+ * instead, with `.max()`.
+ */
+export function checkedString(max: number, min = 1): z.ZodString {
+  return z.string().refine((s) => s.length >= min && s.length <= max, {
+    message: min > 0
+      ? `must be ${min} to ${max} characters long`
+      : `must be at most ${max} characters long`,
+  });
+}
+
+/**
+ * An optional flag, false when omitted. Listed as a plain optional boolean (`default: false`
+ * says nothing an absent flag does not), handed to the tool as a boolean.
+ */
+export const flag = (): z.ZodPipe<z.ZodOptional<z.ZodBoolean>, z.ZodTransform<boolean>> =>
+  z.boolean().optional().transform((v) => v ?? false);
+
+/**
+ * A window id argument: its pattern says what it looks like, so it spends no words (outputs
+ * use {@link windowIdSchema}, whose words seeds 001 and 003 fix).
+ */
+export const windowIdArg = z.string().regex(/^@\d+$/, "a window id such as @2");
+
+/**
+ * A session argument: an id (`$N`) or an exact name. It spends no words: seeds 001 and 003 fix
+ * their own ("Session id ($1) or name."), the other tools' descriptions say what they need.
+ */
+export const sessionRefSchema = checkedString(4096);
 
 /** An integer as the seeds declare them (JSON Schema carries the safe-integer range). */
 export const int = (): z.ZodNumber => z.number().int();

@@ -15,6 +15,7 @@ import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import type { ToolAnnotations } from "../mcp/registry.ts";
+import { checkedString } from "../mcp/schemas.ts";
 import {
   escapeFormat,
   escapeTrailingSemicolon,
@@ -108,21 +109,17 @@ export const notesField = z.array(z.string()).describe(
 );
 
 /** A name as tools take it; {@link checkName} applies the tmux rules. */
-export const nameSchema = z.string().max(1024);
+export const nameSchema = checkedString(1024, 0);
 
-/** An absolute start directory (tmux would resolve a relative one against its own cwd). */
-export const startDirectorySchema = z.string().min(1).max(4096).regex(
-  /^\//,
-  "an absolute path",
-).describe(
-  "Absolute directory the new process starts in. tmux falls back to another directory " +
-    "silently when it cannot enter it; the result reports where the pane really started.",
-);
+/**
+ * An absolute start directory (tmux would resolve a relative one against its own cwd). tmux
+ * falls back to another directory silently when it cannot enter it; results say where the
+ * pane really started.
+ */
+export const startDirectorySchema = checkedString(4096).regex(/^\//, "an absolute path");
 
 /** A shell command for a new process; tmux runs it with its default-shell `-c`. */
-export const commandSchema = z.string().min(1).max(16_384).describe(
-  "Shell command the pane runs instead of the default shell; the pane ends when it exits.",
-);
+export const commandSchema = checkedString(16_384);
 
 /** An environment variable name tmux and shells both accept. */
 export const envNameSchema = z.string().regex(

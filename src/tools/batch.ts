@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { cutString, jsonBytes } from "../mcp/bounds.ts";
 import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
-import { count, int } from "../mcp/schemas.ts";
+import { checkedString, count, int } from "../mcp/schemas.ts";
 import { ALWAYS_ON } from "../mcp/toolsets.ts";
 import { changes } from "./arguments.ts";
 
@@ -47,18 +47,12 @@ function batchTool(registry: ToolRegistry) {
     title: "Call tools in a batch",
     toolset: ALWAYS_ON,
     description:
-      `Run up to ${MAX_BATCH_OPERATIONS} calls of other tools in order, each exactly as if ` +
-      "called alone: same argument checks, same guards, and only tools this server offers " +
-      '(any other fails its row and never runs). onError "stop" (default) ends the batch at ' +
-      'the first failure (stoppedAt says where); "continue" runs every row. A row without ' +
-      "socket_name uses the batch's. Rows whose results do not fit the response bound keep " +
-      "their success and error but lose the result, with the bytes omitted counted.",
+      `Call up to ${MAX_BATCH_OPERATIONS} tools in order, each as if alone; onError stop ` +
+      "(default) or continue.",
     input: {
       operations: z.array(z.strictObject({
-        tool: z.string().min(1).max(128).describe("A tool name, e.g. send_keys."),
-        arguments: z.record(z.string(), z.unknown()).default({}).describe(
-          "That tool's arguments.",
-        ),
+        tool: checkedString(128),
+        arguments: z.record(z.string(), z.unknown()).default({}),
       })).min(1).max(MAX_BATCH_OPERATIONS),
       onError: z.enum(["stop", "continue"]).default("stop"),
     },

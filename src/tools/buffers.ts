@@ -15,7 +15,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { sample } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
-import { count } from "../mcp/schemas.ts";
+import { checkedString, count } from "../mcp/schemas.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { changes } from "./arguments.ts";
 
@@ -30,9 +30,7 @@ const suffixSchema = z.string().regex(
   "letters, digits and _ . - (up to 64)",
 );
 
-const bufferNameSchema = z.string().min(1).max(256).describe(
-  `A buffer name as load_buffer returned it (starting with "${BUFFER_PREFIX}").`,
-);
+const bufferNameSchema = checkedString(256);
 
 /** A fresh buffer name of ours. */
 export function newBufferName(): string {
@@ -51,17 +49,10 @@ const loadBuffer = defineTool({
   name: "load_buffer",
   title: "Load buffer",
   toolset: "manage",
-  description:
-    `Put text into a tmux paste buffer of this server's own (named "${BUFFER_PREFIX}..."), ` +
-    "exactly as given (no format, no key names). Loading the same name again replaces its " +
-    "text. The person's own buffers are never touched. delete_buffer removes it.",
+  description: `Put text in a ${BUFFER_PREFIX}* paste buffer; the same name replaces it.`,
   input: {
-    text: z.string().min(1).max(MAX_BUFFER_BYTES).describe(
-      "The text, stored byte for byte (tmux keeps no empty buffer).",
-    ),
-    name: suffixSchema.optional().describe(
-      `Name after the "${BUFFER_PREFIX}" prefix; default: a random one.`,
-    ),
+    text: z.string().min(1).max(MAX_BUFFER_BYTES),
+    name: suffixSchema.optional(),
   },
   output: {
     bufferName: z.string().describe("The full buffer name, for delete_buffer and paste."),
@@ -102,9 +93,7 @@ const deleteBuffer = defineTool({
   name: "delete_buffer",
   title: "Delete buffer",
   toolset: "manage",
-  description:
-    `Delete a paste buffer this server created (its name starts with "${BUFFER_PREFIX}"). ` +
-    "Any other buffer — the person's copy history — is refused.",
+  description: `Delete a ${BUFFER_PREFIX}* buffer.`,
   input: { bufferName: bufferNameSchema },
   output: { bufferName: z.string(), deleted: z.boolean() },
   annotations: changes({ destructive: true, idempotent: true }),

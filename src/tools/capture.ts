@@ -51,7 +51,7 @@ const SLACK_BYTES = 256;
 const NOTES_RESERVE_BYTES = 512;
 
 const maxLinesSchema = z.number().int().min(1).max(MAX_MAX_LINES).optional().describe(
-  `Most lines returned (default ${DEFAULT_MAX_LINES}); the last ones are kept.`,
+  `Default ${DEFAULT_MAX_LINES}`,
 );
 
 const rowSchema = z.number().int().min(-2147483647).max(2147483647);
@@ -193,29 +193,14 @@ const capturePane = defineTool({
   name: "capture_pane",
   title: "Capture pane",
   toolset: "inspect",
-  description:
-    "The text a pane shows: the visible screen by default, or a range of lines reaching into " +
-    "scrollback (start/end as tmux numbers lines: 0 = top of the screen, negative = history, " +
-    "-1 the newest history line). Text comes back exactly (wide characters, emoji, combining " +
-    "marks; trailing spaces trimmed as tmux trims them); escape sequences for colours are left " +
-    "out unless escapes is true. joinWrapped returns a line the terminal wrapped as one line " +
-    "(then every count is in joined lines). Blank rows below the last written line do not " +
-    "count. Bounded by maxLines and bytes keeping the LAST lines; droppedLines/omittedBytes say " +
-    "what was left out and firstLineNumber says where to continue.",
+  description: "Text of a pane: the screen, or rows start..end (0 = screen top, negative = " +
+    "scrollback). Keeps the LAST maxLines; droppedLines says what was cut.",
   input: {
     paneId: paneIdSchema,
-    start: rowSchema.optional().describe(
-      "First line: 0 = top of the visible screen, negative = history. Default 0.",
-    ),
-    end: rowSchema.optional().describe(
-      "Last line, same numbering. Default: the bottom of the visible screen.",
-    ),
-    joinWrapped: z.boolean().optional().describe(
-      "Return lines the terminal wrapped as one line each. Default false.",
-    ),
-    escapes: z.boolean().optional().describe(
-      "Keep escape sequences for colours and attributes. Default false (plain text).",
-    ),
+    start: rowSchema.optional(),
+    end: rowSchema.optional(),
+    joinWrapped: z.boolean().optional(),
+    escapes: z.boolean().optional(),
     maxLines: maxLinesSchema,
   },
   output: {
@@ -361,18 +346,13 @@ const snapshotPane = defineTool({
   name: "snapshot_pane",
   title: "Snapshot pane",
   toolset: "inspect",
-  description:
-    "One call to reason from: what a pane shows (its visible screen, bounded as capture_pane " +
-    "bounds it) together with the cursor position, size, mode (copy mode...), scroll " +
-    "position, whether a full-screen program (vim, less) has the alternate screen, title, " +
-    "current command, cwd, whether its process is dead, whether it is this server's own pane " +
-    "(isCallerPane) and whether a person is watching it (isAttended). Content and cursor come " +
-    "from the same instant.",
+  description: "A pane's screen with cursor, size, mode, title, command, cwd, watchers, from one " +
+    "instant.",
   input: {
     paneId: paneIdSchema,
     maxLines: maxLinesSchema,
-    joinWrapped: z.boolean().optional().describe("Return wrapped lines joined. Default false."),
-    escapes: z.boolean().optional().describe("Keep colour escape sequences. Default false."),
+    joinWrapped: z.boolean().optional(),
+    escapes: z.boolean().optional(),
   },
   output: snapshotOutput,
   annotations: READ_ONLY,
@@ -408,21 +388,11 @@ const captureSinceTool = defineTool({
   title: "Capture new output",
   toolset: "inspect",
   description:
-    "Only what a pane wrote or rewrote since an earlier call: pass the cursor the previous " +
-    "call returned (without one: the current screen and a first cursor). A line rewritten in " +
-    "place (a progress bar) comes back once, in its latest form; nothing written means empty " +
-    "text. It never hides a loss: history cleared or trimmed past the cursor, or a width " +
-    "change tmux reflowed, gives missed: true (text then holds everything the pane still " +
-    "holds). A full-screen program on the alternate screen gives alternateScreen: true and its " +
-    "screen as text. A respawned or killed pane, or a cursor from another pane, server or " +
-    "malformed, is an error. tmux keeps no line counter: positions are recovered from history " +
-    "size and row hashes, so lines written, scrolled into history AND cleared between two calls " +
-    "while the history was empty before cannot be seen.",
+    "What a pane wrote since a previous call's cursor (none: the screen); missed says if " +
+    "some was lost.",
   input: {
     paneId: paneIdSchema,
-    cursor: z.string().max(1_000_000).optional().describe(
-      "The cursor the previous capture_since on this pane returned; omit to start.",
-    ),
+    cursor: z.string().max(1_000_000).optional(),
     maxLines: maxLinesSchema,
   },
   output: {
@@ -563,14 +533,9 @@ const showBuffer = defineTool({
   name: "show_buffer",
   title: "Show paste buffer",
   toolset: "inspect",
-  description:
-    "The text of a tmux paste buffer (what copy mode or load_buffer stored): by name, or the " +
-    "most recent one. Bytes that are not UTF-8 show as \\xNN. Bounded by bytes keeping the end; " +
-    "droppedLines/omittedBytes say what was left out.",
+  description: "A paste buffer's text (default: the newest).",
   input: {
-    name: z.string().min(1).max(4096).optional().describe(
-      "The buffer's name (e.g. buffer0, or one load_buffer made); default: the most recent.",
-    ),
+    name: z.string().min(1).max(4096).optional(),
   },
   output: {
     name: z.string(),

@@ -21,6 +21,7 @@ import {
   panePlacementSchema,
   sessionIdSchema,
   sessionRefSchema,
+  windowIdArg,
   windowIdSchema,
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
@@ -116,9 +117,9 @@ const listPanes = defineTool({
     "Inspect tmux metadata; accepts no client-supplied executable input. Panes on this server, " +
     "with the command each is running and its directory. Marks the pane this server runs in " +
     "(isCallerPane) and panes a person is watching (isAttended). Metadata only — search_panes " +
-    "reads their contents. Omit session and window for every pane on the server.",
+    "reads their contents.",
   input: {
-    session: sessionRefSchema.optional(),
+    session: sessionRefSchema.describe("Session id ($1) or name.").optional(),
     window: z.string().regex(/^@\d+$/, "a window id such as @2").describe(
       "Stable window id, e.g. @1.",
     ).optional(),
@@ -192,8 +193,7 @@ const listWindows = defineTool({
   toolset: "inspect",
   description:
     "Inspect tmux metadata; accepts no client-supplied executable input. Windows on this " +
-    "server, optionally restricted to one session by id or name. A window linked into several " +
-    "sessions is listed once, with every placement.",
+    "server, optionally restricted to one session by id or name.",
   input: {
     session: sessionRefSchema.describe("Session id ($1) or name. Omit for all sessions.")
       .optional(),
@@ -253,9 +253,7 @@ const listSessions = defineTool({
   name: "list_sessions",
   title: "List sessions",
   toolset: "inspect",
-  description:
-    "Sessions on this tmux server: id, name, window count, attached clients (and whether a " +
-    "person is among them), creation time. An empty list when no server is running.",
+  description: "Sessions: id ($N), name, windows, attached clients, created.",
   input: {},
   output: {
     running: z.boolean().describe("Whether a tmux server answered on the socket."),
@@ -306,9 +304,8 @@ const getServerInfo = defineTool({
   title: "Server info",
   toolset: "inspect",
   description:
-    "The tmux server behind this socket: whether it runs, its version, pid and socket path, " +
-    "how many sessions, windows, panes and clients it has, which pane (if any) this MCP " +
-    "server runs in and how that was established. Works when no server is running.",
+    "The tmux server: version, pid, socket path, counts, the pane this MCP server runs " +
+    "in.",
   input: {},
   output: {
     running: z.boolean(),
@@ -372,9 +369,7 @@ const getSessionInfo = defineTool({
   name: "get_session_info",
   title: "Session info",
   toolset: "inspect",
-  description:
-    "One session in full: id, name, times, group, start directory, its windows (index, name, " +
-    "active, panes, zoomed) and the clients attached to it.",
+  description: "One session in full: times, group, directory, windows, clients.",
   input: { session: sessionRefSchema },
   output: {
     id: sessionIdSchema,
@@ -457,10 +452,8 @@ const getWindowInfo = defineTool({
   name: "get_window_info",
   title: "Window info",
   toolset: "inspect",
-  description:
-    "One window in full: name, size, layout, zoom, every placement (a window can be linked " +
-    "into several sessions), its panes with their geometry, and whether a person sees it.",
-  input: { windowId: windowIdSchema },
+  description: "One window in full: layout, zoom, sessions, panes with geometry, watchers.",
+  input: { windowId: windowIdArg },
   output: {
     id: windowIdSchema,
     name: z.string(),
@@ -627,10 +620,7 @@ const getPaneInfo = defineTool({
   title: "Pane info",
   toolset: "inspect",
   description:
-    "One pane in full: geometry (edges, size, which window edges it touches), process id and " +
-    "tty, current and start command, cwd, title, mode (copy mode and others), alternate " +
-    "screen, cursor, history, dead or alive, whether it is this server's own pane and who " +
-    "is watching it.",
+    "One pane in full: geometry, pid, tty, commands, cwd, title, mode, cursor, watchers.",
   input: { paneId: paneIdSchema },
   output: paneDetail,
   annotations: READ_ONLY,
@@ -660,12 +650,10 @@ const findPaneByPosition = defineTool({
   name: "find_pane_by_position",
   title: "Find pane at a corner",
   toolset: "inspect",
-  description:
-    "The pane at a corner of a window (top-left, top-right, bottom-left, bottom-right), by " +
-    "tmux's own edge flags, so 'the bottom-right pane' needs no geometry arithmetic.",
+  description: "The pane at a corner of a window.",
   input: {
-    windowId: windowIdSchema,
-    position: z.enum(CORNERS).describe("Which corner."),
+    windowId: windowIdArg,
+    position: z.enum(CORNERS),
   },
   output: paneDetail,
   annotations: READ_ONLY,
@@ -716,10 +704,7 @@ const listClients = defineTool({
   name: "list_clients",
   title: "List clients",
   toolset: "inspect",
-  description:
-    "Clients attached to this tmux server: tty, size, the session, window and pane each " +
-    "shows, and whether it is a control-mode program rather than a person. Shows who is " +
-    "watching what.",
+  description: "Attached clients: what each shows; a person or a control-mode program.",
   input: {},
   output: {
     ...listBound,
@@ -828,15 +813,9 @@ const listServers = defineTool({
   name: "list_servers",
   title: "List tmux servers",
   toolset: "inspect",
-  description:
-    "Live tmux servers this MCP server can reach: the one it was started for, tmux's default, " +
-    "the one named in TMUX, and any socket names you pass. Each is probed with a short " +
-    "timeout, so a stale socket file or a stuck server never hangs the call. Other sockets in " +
-    "tmux's socket folder are not listed: this binary has no permission to read folders.",
+  description: "Live tmux servers in reach, and those socketNames (-L) name.",
   input: {
-    socketNames: z.array(socketNameField.unwrap()).max(32).optional().describe(
-      "More socket names (tmux -L) to probe.",
-    ),
+    socketNames: z.array(socketNameField.unwrap()).max(32).optional(),
   },
   output: { servers: z.array(serverEntry) },
   annotations: READ_ONLY,

@@ -20,7 +20,7 @@ import { failureText, ToolFailure } from "../mcp/errors.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/guards.ts";
 import { newBufferName } from "./buffers.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
-import { count, int, paneIdSchema } from "../mcp/schemas.ts";
+import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
 import { execFast } from "../tmux/control.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
@@ -67,27 +67,16 @@ function serverKey(ctx: TmuxContext, snapshot: Snapshot): string {
   return `${ctx.socketLabel}#${snapshot.server?.pid ?? 0}`;
 }
 
-const forceField = z.boolean().optional().describe(
-  "Lift the refusal to type into the pane this MCP server itself runs in. Lifts nothing else.",
-);
+const forceField = z.boolean().optional();
 
 // ---------------------------------------------------------------------------------------------
 // send_keys
 
 const sendInput = {
   paneId: paneIdSchema,
-  text: z.string().max(MAX_TEXT_BYTES).optional().describe(
-    'Typed exactly as given, never read as key names: "C-c" types three characters. Newlines ' +
-      "are typed as newlines.",
-  ),
-  keys: z.array(z.string().min(1).max(MAX_KEY_NAME)).max(MAX_KEYS).optional().describe(
-    "tmux key names pressed after the text, in order: C-c, Enter, Escape, Tab, BSpace, Up, " +
-      "F5, M-x, C-M-Left. An unknown name is refused, never typed as text.",
-  ),
-  enter: z.boolean().optional().describe(
-    'Press Enter last. Default: true when text is given, false otherwise (keys: ["C-c"] ' +
-      "presses only C-c).",
-  ),
+  text: z.string().max(MAX_TEXT_BYTES).optional(),
+  keys: z.array(checkedString(MAX_KEY_NAME)).max(MAX_KEYS).optional(),
+  enter: z.boolean().optional(),
   force: forceField,
 };
 
@@ -225,13 +214,9 @@ const sendKeys = defineTool({
   name: "send_keys",
   title: "Send keys to a pane",
   toolset: "execute",
-  description:
-    "Types into a pane: first `text` exactly as given (never read as key names), then `keys` " +
-    "(tmux key names such as C-c, Enter, Escape, Up, F5, M-x — unknown names are refused, " +
-    "not typed), then Enter when `enter` (default: true when text is given). To interrupt a " +
-    'program: keys: ["C-c"]. Refuses the pane this server runs in (force lifts that), panes ' +
-    "a person is watching, dead panes and panes in copy mode. To see the effect, wait_for_text " +
-    "or capture_pane; to run a command and get its output and exit status, run_command.",
+  description: "Type text literally, then keys (tmux names: C-c, Enter, Up, M-x), then Enter " +
+    "(default: after text). Refuses this server's own pane (unless force), watched, dead " +
+    "and in-mode panes. For output and exit status: run_command.",
   input: sendInput,
   output: sentSchema.shape,
   annotations: TYPES,
@@ -260,13 +245,10 @@ const sendKeysBatch = defineTool({
   title: "Send keys to panes, in order",
   toolset: "execute",
   description:
-    `Up to ${MAX_OPERATIONS} send_keys operations in order, each with the same arguments and ` +
-    "guards as send_keys (each checked against the server as it is at that row). onError: " +
-    "stop (default) skips the rest after a failure; continue runs every row. Returns each " +
-    "row's outcome.",
+    `Up to ${MAX_OPERATIONS} send_keys calls in order; onError stop (default) or continue.`,
   input: {
     operations: z.array(z.strictObject(sendInput)).min(1).max(MAX_OPERATIONS),
-    onError: z.enum(["stop", "continue"]).optional().describe("Default: stop."),
+    onError: z.enum(["stop", "continue"]).optional(),
   },
   output: {
     results: z.array(batchRow),
@@ -420,16 +402,12 @@ const pasteText = defineTool({
   title: "Paste text into a pane",
   toolset: "execute",
   description:
-    "Pastes text into a pane in one go, as a person's paste would: wrapped in bracketed-paste " +
-    "markers when the program asked for them (so editors and shells take it as text, not as " +
-    "commands), newlines sent as carriage returns. Goes through a buffer of its own that is " +
-    "deleted at once; the person's buffer list never keeps it. Enter is not pressed unless " +
-    "enter: true. Control characters other than tab and newline are refused (they would act " +
-    "as keys; ESC could end the bracketed paste). Same guards as send_keys.",
+    "Paste text (bracketed if asked), Enter if enter; control characters refused. Guarded " +
+    "as send_keys.",
   input: {
     paneId: paneIdSchema,
     text: z.string().min(1).max(MAX_PASTE_CHARS),
-    enter: z.boolean().optional().describe("Press Enter after the paste (default false)."),
+    enter: z.boolean().optional(),
     force: forceField,
   },
   output: {
@@ -679,21 +657,12 @@ const runCommand = defineTool({
   title: "Run a shell command in a pane",
   toolset: "execute",
   description:
-    "Runs a shell command in a pane's shell (POSIX shells only: sh, bash, zsh, dash, ksh) and " +
-    "returns its output (what it printed on the terminal, tail kept) and exit status. " +
-    "Multi-line commands work; the command runs in the pane's shell itself, so cd and export " +
-    "stay. It is typed with a leading space, which keeps it out of history in bash with " +
-    "HISTCONTROL=ignorespace and zsh with HIST_IGNORE_SPACE; other shells may record it. A " +
-    "command still running at the timeout is reported timedOut with its output so far and " +
-    "stillRunning; it keeps running and run_command refuses that pane until it ends. Text " +
-    "left on the prompt line is cleared first. Refuses panes where anything but the shell " +
-    "itself holds the terminal, and everything send_keys refuses. For " +
-    "interactive programs use send_keys and wait_for_text.",
+    "Run a shell command in a pane's POSIX shell; returns output (tail) and exit status. " +
+    "At timeout: timedOut; the pane is refused until it ends. Interactive programs: " +
+    "send_keys + wait_for_text.",
   input: {
     paneId: paneIdSchema,
-    command: z.string().min(1).max(MAX_COMMAND_CHARS).describe(
-      "The shell command; may span lines.",
-    ),
+    command: z.string().min(1).max(MAX_COMMAND_CHARS),
     timeoutMs: timeoutField,
     force: forceField,
   },

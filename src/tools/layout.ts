@@ -16,11 +16,14 @@ import { ToolFailure } from "../mcp/errors.ts";
 import { changeView, guardView } from "../mcp/guards.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
+  checkedString,
   count,
+  flag,
   int,
   paneIdSchema,
   sessionIdSchema,
   sessionRefSchema,
+  windowIdArg,
   windowIdSchema,
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
@@ -35,13 +38,7 @@ import {
   requireStored,
 } from "./arguments.ts";
 import { sizeSchema } from "./lifecycle.ts";
-import {
-  clampTimeout,
-  DEFAULT_TIMEOUT_MS,
-  MAX_TIMEOUT_MS,
-  MIN_TIMEOUT_MS,
-  timeoutField,
-} from "./wait.ts";
+import { clampTimeout, timeoutField } from "./wait.ts";
 
 /** Changes the arrangement, destroys nothing; the same call again changes nothing more. */
 const ARRANGES: ToolAnnotations = changes({ destructive: false, idempotent: true });
@@ -93,12 +90,10 @@ const renameSession = defineTool({
   name: "rename_session",
   title: "Rename session",
   toolset: "manage",
-  description:
-    "Rename a session (by id or name). The name is stored exactly or refused: tmux would " +
-    "rewrite '.', ':', backslashes and control characters. Returns the session after renaming.",
+  description: "Rename a session; names tmux would rewrite are refused.",
   input: {
     session: sessionRefSchema,
-    name: nameSchema.describe("The new name."),
+    name: nameSchema,
   },
   output: { sessionId: sessionIdSchema, name: z.string(), previousName: z.string() },
   annotations: ARRANGES,
@@ -132,13 +127,10 @@ const renameWindow = defineTool({
   name: "rename_window",
   title: "Rename window",
   toolset: "manage",
-  description:
-    "Rename a window. The name is stored exactly or refused (tmux would rewrite backslashes " +
-    "and control characters); tmux stops renaming the window automatically after its " +
-    "command. Returns the window after renaming.",
+  description: "Rename a window; names tmux would rewrite are refused.",
   input: {
-    windowId: windowIdSchema,
-    name: nameSchema.describe("The new name."),
+    windowId: windowIdArg,
+    name: nameSchema,
   },
   output: {
     windowId: windowIdSchema,
@@ -167,15 +159,10 @@ const selectWindow = defineTool({
   name: "select_window",
   title: "Select window",
   toolset: "manage",
-  description:
-    "Make a window the current window of its session (what clients attached to that session " +
-    "show). A window linked into several sessions needs `session` to say which. Refused " +
-    "while a person's client is attached to that session.",
+  description: "Make a window its session's current one. Refused while a person is attached.",
   input: {
-    windowId: windowIdSchema,
-    session: sessionRefSchema.optional().describe(
-      "The session to select it in; needed only for a window linked into several sessions.",
-    ),
+    windowId: windowIdArg,
+    session: sessionRefSchema.optional(),
   },
   output: {
     windowId: windowIdSchema,
@@ -213,10 +200,7 @@ const selectPane = defineTool({
   name: "select_pane",
   title: "Select pane",
   toolset: "manage",
-  description:
-    "Make a pane the active pane of its window (where a person's keys go when they look at " +
-    "that window). Does not change which window is current: select_window does that. " +
-    "Refused while the window is on a person's screen.",
+  description: "Make a pane its window's active one. Refused if watched.",
   input: { paneId: paneIdSchema },
   output: {
     paneId: paneIdSchema,
@@ -267,15 +251,11 @@ const selectLayout = defineTool({
   title: "Select layout",
   toolset: "manage",
   description:
-    "Arrange a window's panes: a preset (even-horizontal, even-vertical, main-horizontal, " +
-    "main-vertical, tiled) or a layout string as list_windows reports it (to restore an " +
-    "arrangement). Returns the layout tmux applied. Refused while the window is on a " +
-    "person's screen.",
+    "Apply a preset layout (tiled, even-vertical...) or one list_windows gave. Refused if " +
+    "watched.",
   input: {
-    windowId: windowIdSchema,
-    layout: z.string().min(1).max(8_192).describe(
-      "A preset name, or a layout string such as list_windows' `layout`.",
-    ),
+    windowId: windowIdArg,
+    layout: checkedString(8_192),
   },
   output: {
     windowId: windowIdSchema,
@@ -348,20 +328,14 @@ const resizePane = defineTool({
   title: "Resize pane",
   toolset: "manage",
   description:
-    "Resize a pane: to a width and/or height (cells or a percentage of the window), or by " +
-    "`amount` cells in a `direction`; and/or set its zoom state — `zoom: true` means the " +
-    "pane fills its window afterwards, `false` means not zoomed (a state, not a toggle). " +
-    "Resizing unzooms first, as tmux does. Returns the state tmux ended in. Refused while " +
-    "the window is on a person's screen.",
+    "Resize a pane, or by amount in direction; zoom: the zoom state. Refused if watched.",
   input: {
     paneId: paneIdSchema,
-    width: sizeSchema.optional().describe("New width: cells, or a percentage of the window."),
-    height: sizeSchema.optional().describe("New height: cells, or a percentage of the window."),
-    direction: z.enum(["up", "down", "left", "right"]).optional().describe(
-      "Move the pane's edge this way by `amount` cells.",
-    ),
-    amount: int().min(1).max(10_000).optional().describe("Cells to resize by (with direction)."),
-    zoom: z.boolean().optional().describe("Zoomed afterwards (true) or not (false)."),
+    width: sizeSchema.optional(),
+    height: sizeSchema.optional(),
+    direction: z.enum(["up", "down", "left", "right"]).optional(),
+    amount: int().min(1).max(10_000).optional(),
+    zoom: z.boolean().optional(),
   },
   output: {
     paneId: paneIdSchema,
@@ -451,19 +425,12 @@ const resizeWindow = defineTool({
   name: "resize_window",
   title: "Resize window",
   toolset: "manage",
-  description:
-    "Resize a window to a width and/or height in cells (tmux then keeps that size: it sets " +
-    "the window's window-size option to manual), and/or set its zoom state — `zoom: true` " +
-    "zooms its active pane, `false` unzooms; a one-pane window cannot be zoomed, which is " +
-    "reported, not an error. Returns the state tmux ended in. Refused while the window is " +
-    "on a person's screen.",
+  description: "Resize a window; zoom: its active pane's zoom state. Refused if watched.",
   input: {
-    windowId: windowIdSchema,
-    width: int().min(1).max(10_000).optional().describe("New width in cells."),
-    height: int().min(1).max(10_000).optional().describe("New height in cells."),
-    zoom: z.boolean().optional().describe(
-      "Active pane zoomed afterwards (true) or not (false).",
-    ),
+    windowId: windowIdArg,
+    width: int().min(1).max(10_000).optional(),
+    height: int().min(1).max(10_000).optional(),
+    zoom: z.boolean().optional(),
   },
   output: {
     windowId: windowIdSchema,
@@ -528,13 +495,10 @@ const swapPane = defineTool({
   name: "swap_pane",
   title: "Swap panes",
   toolset: "manage",
-  description:
-    "Swap two panes' places (in one window or across windows); the processes keep running " +
-    "and keep their ids. Which pane is active does not change. Returns where each pane is " +
-    "now. Refused while either window is on a person's screen.",
+  description: "Swap two panes' places. Refused if watched.",
   input: {
     paneId: paneIdSchema,
-    targetPaneId: paneIdSchema.describe("The pane to trade places with."),
+    targetPaneId: paneIdSchema,
   },
   output: { panes: z.array(paneSpot) },
   annotations: ARRANGES_AGAIN,
@@ -573,21 +537,13 @@ const moveWindow = defineTool({
   title: "Move window",
   toolset: "manage",
   description:
-    "Move a window to another session (or another index in its own). A window linked into " +
-    "several sessions needs `fromSession`: the placement that moves. Moving a session's " +
-    "last window away ends that session (tmux destroys empty sessions); the result lists " +
-    "such sessions in removedSessions. The window does not become current where it lands. " +
-    "Refused while the window is on a person's screen, or when it would end a session a " +
-    "person is attached to.",
+    "Move a window to session (at index); fromSession if linked in several. Refused if " +
+    "watched.",
   input: {
-    windowId: windowIdSchema,
-    session: sessionRefSchema.describe("Destination session (id or name)."),
-    index: int().min(0).max(100_000).optional().describe(
-      "Destination index; default: the next free one. An index in use is refused by tmux.",
-    ),
-    fromSession: sessionRefSchema.optional().describe(
-      "The session it moves out of; needed only for a window linked into several sessions.",
-    ),
+    windowId: windowIdArg,
+    session: sessionRefSchema,
+    index: int().min(0).max(100_000).optional(),
+    fromSession: sessionRefSchema.optional(),
   },
   output: {
     windowId: windowIdSchema,
@@ -646,13 +602,10 @@ const setPaneTitle = defineTool({
   name: "set_pane_title",
   title: "Set pane title",
   toolset: "manage",
-  description:
-    "Set a pane's title (shown in pane borders and by list_panes). Stored exactly — `#` and " +
-    "`#(...)` are text, never a format or a shell job — or refused: tmux silently ignores a " +
-    "title with a control character. A program in the pane may set its own title later.",
+  description: "Set a pane's title, exactly.",
   input: {
     paneId: paneIdSchema,
-    title: nameSchema.describe("The new title."),
+    title: nameSchema,
   },
   output: { paneId: paneIdSchema, title: z.string() },
   annotations: ARRANGES,
@@ -679,12 +632,10 @@ const setSynchronizePanes = defineTool({
   name: "set_synchronize_panes",
   title: "Synchronize panes",
   toolset: "manage",
-  description:
-    "Turn synchronize-panes on or off for a window: while on, what is typed into one of its " +
-    "panes reaches all of them (and input tools then guard every pane of the window).",
+  description: "While enabled, typing into one pane of the window reaches all.",
   input: {
-    windowId: windowIdSchema,
-    enabled: z.boolean().describe("On (true) or off (false)."),
+    windowId: windowIdArg,
+    enabled: z.boolean(),
   },
   output: { windowId: windowIdSchema, synchronized: z.boolean() },
   annotations: ARRANGES,
@@ -721,13 +672,10 @@ const enterCopyMode = defineTool({
   name: "enter_copy_mode",
   title: "Enter copy mode",
   toolset: "manage",
-  description:
-    "Put a pane in copy mode (its screen freezes for scrolling and selecting; keys drive the " +
-    "mode, not the program, so input tools refuse the pane until exit_copy_mode). " +
-    "`scrollUp` pages up once on entering. Refused while the pane is on a person's screen.",
+  description: "Put a pane in copy mode (input tools refuse it). Refused if watched.",
   input: {
     paneId: paneIdSchema,
-    scrollUp: z.boolean().default(false).describe("Scroll up one page on entering."),
+    scrollUp: flag(),
   },
   output: modeState,
   annotations: ARRANGES,
@@ -749,10 +697,7 @@ const exitCopyMode = defineTool({
   name: "exit_copy_mode",
   title: "Exit copy mode",
   toolset: "manage",
-  description:
-    "Take a pane out of copy mode or any other mode (view-mode, tree-mode...), back to its " +
-    "program. Nothing happens to a pane in no mode. Refused while the pane is on a " +
-    "person's screen (they may be using the mode).",
+  description: "Take a pane out of any mode. Refused if watched.",
   input: { paneId: paneIdSchema },
   output: { ...modeState, left: z.string().nullable().describe("The mode it left, if any.") },
   annotations: ARRANGES,
@@ -798,7 +743,7 @@ const channelWaits = new WeakMap<object, number>();
 const channelSchema = z.string().regex(
   /^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]{0,127}$/,
   "a channel name: letters, digits and _ . : @ + = - (up to 128)",
-).describe("The wait-for channel name.");
+);
 
 const PROGRESS_EVERY_MS = 5_000;
 
@@ -806,12 +751,8 @@ const waitForChannel = defineTool({
   name: "wait_for_channel",
   title: "Wait for channel",
   toolset: "manage",
-  description: "Block until something signals a tmux wait-for channel (signal_channel, or `tmux " +
-    "wait-for -S NAME` in a script: `make; tmux wait-for -S built`). A signal sent while " +
-    "nobody waits is remembered for the next wait. `timeoutMs` is clamped to " +
-    `[${MIN_TIMEOUT_MS}, ${MAX_TIMEOUT_MS}] (default ${DEFAULT_TIMEOUT_MS}) and the value used ` +
-    "is reported. tmux fact: a wait that timed out stays " +
-    "registered inside tmux and swallows the next signal sent while no other wait is active.",
+  description: "Block until a tmux wait-for channel is signalled. A timed-out wait eats the next " +
+    "signal.",
   input: {
     channel: channelSchema,
     timeoutMs: timeoutField,
@@ -864,10 +805,7 @@ const signalChannel = defineTool({
   name: "signal_channel",
   title: "Signal channel",
   toolset: "manage",
-  description:
-    "Signal a tmux wait-for channel: every wait on it ends (wait_for_channel, or `tmux " +
-    "wait-for NAME` in a script). With nobody waiting, tmux remembers the signal for the next " +
-    "wait.",
+  description: "Signal a tmux wait-for channel (kept if none waits).",
   input: { channel: channelSchema },
   output: { channel: z.string(), signalled: z.boolean() },
   annotations: ARRANGES_AGAIN,

@@ -17,7 +17,9 @@ import { argvCommands } from "../tmux/control.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
+  checkedString,
   count,
+  flag,
   int,
   paneIdSchema,
   sessionIdSchema,
@@ -46,8 +48,8 @@ const CREATES: ToolAnnotations = changes({ destructive: false, idempotent: false
 /** A size as tmux takes it: cells, or a percentage of the available space. */
 export const sizeSchema = z.union([
   z.number().int().min(1).max(10_000),
-  z.string().regex(/^(?:[1-9]|[1-9][0-9])%$/, "a percentage from 1% to 99%"),
-]).describe('Cells (an integer), or a percentage of the space such as "30%".');
+  z.string().regex(/^[1-9]\d?%$/, "a percentage from 1% to 99%"),
+]);
 
 /**
  * Runs a creating command with `-P -F` and returns the fields it printed for the new thing.
@@ -84,19 +86,15 @@ const createSession = defineTool({
   title: "Create session",
   toolset: "execute",
   description:
-    "Start a new detached tmux session (starting the tmux server if none runs on the socket), " +
-    "with its first window running the default shell or `command`. Names are stored exactly " +
-    "or refused: tmux would rewrite '.', ':', backslashes and control characters in a " +
-    "session name. Returns the new session, window and pane ids.",
+    "Start a detached session (and server) running the shell or command; returns session, " +
+    "window, pane ids.",
   input: {
-    name: nameSchema.optional().describe("Session name; default: tmux picks a number."),
-    windowName: nameSchema.optional().describe("Name of the first window."),
+    name: nameSchema.optional(),
+    windowName: nameSchema.optional(),
     startDirectory: startDirectorySchema.optional(),
-    width: int().min(1).max(10_000).optional().describe("Width of the first window, in cells."),
-    height: int().min(1).max(10_000).optional().describe("Height of the first window, in cells."),
-    environment: z.record(envNameSchema, z.string().max(65_536)).optional().describe(
-      "Variables set in the session's environment (tmux new-session -e).",
-    ),
+    width: int().min(1).max(10_000).optional(),
+    height: int().min(1).max(10_000).optional(),
+    environment: z.record(envNameSchema, checkedString(65_536, 0)).optional(),
     command: commandSchema.optional(),
   },
   output: {
@@ -154,16 +152,15 @@ const createWindow = defineTool({
   name: "create_window",
   title: "Create window",
   toolset: "execute",
-  description: "Add a window to a session, at the next free index, running the default shell or " +
-    "`command`. It does not become the session's current window unless `select` is true, " +
-    "so a person watching the session keeps their view (with select, refused while a person " +
-    "is attached). Returns the new window and pane ids.",
+  description:
+    "Add a window running the shell or command; current only if select. Returns window " +
+    "and pane ids.",
   input: {
     session: sessionRefSchema,
-    name: nameSchema.optional().describe("Window name; default: tmux names it after its command."),
+    name: nameSchema.optional(),
     startDirectory: startDirectorySchema.optional(),
     command: commandSchema.optional(),
-    select: z.boolean().default(false).describe("Make it the session's current window."),
+    select: flag(),
   },
   output: {
     windowId: windowIdSchema,
@@ -218,22 +215,15 @@ const splitWindow = defineTool({
   title: "Split pane",
   toolset: "execute",
   description:
-    "Split a pane in two: the new pane goes above, below, left or right of it and runs the " +
-    "default shell or `command`, starting in the source pane's directory unless " +
-    "`startDirectory` says otherwise. The focus stays where it was unless `select` is true. " +
-    "Returns the new pane's id. Refused while the window is on a person's screen (the split " +
-    "would reshape it): create_window makes room in the background.",
+    "Split a pane, running the shell or command. Refused if watched. Use create_window " +
+    "then.",
   input: {
-    paneId: paneIdSchema.describe("The pane to split."),
-    direction: z.enum(DIRECTIONS).default("below").describe("Where the new pane goes."),
-    size: sizeSchema.optional().describe(
-      'Size of the new pane: cells, or a percentage such as "30%"; default: half.',
-    ),
-    startDirectory: startDirectorySchema.optional().describe(
-      "Absolute directory for the new pane; default: the source pane's current directory.",
-    ),
+    paneId: paneIdSchema,
+    direction: z.enum(DIRECTIONS).default("below"),
+    size: sizeSchema.optional(),
+    startDirectory: startDirectorySchema.optional(),
     command: commandSchema.optional(),
-    select: z.boolean().default(false).describe("Make the new pane the active one."),
+    select: flag(),
   },
   output: {
     paneId: paneIdSchema.describe("The new pane."),
@@ -286,23 +276,13 @@ const respawnPane = defineTool({
   name: "respawn_pane",
   title: "Respawn pane",
   toolset: "execute",
-  description:
-    "Restart a pane's process: its start command again, or `command`. A dead pane (kept by " +
-    "remain-on-exit) is restarted as it is; a live one only with `kill: true`, which kills " +
-    "what runs there first. Guarded like input: refused for the pane this server runs in " +
-    "(unless force), a pane a person is watching, and a pane in copy mode or another mode.",
+  description: "Restart a pane's process (a live one only with kill). Guarded as send_keys.",
   input: {
     paneId: paneIdSchema,
-    command: commandSchema.optional().describe(
-      "Shell command to run instead of the pane's start command.",
-    ),
+    command: commandSchema.optional(),
     startDirectory: startDirectorySchema.optional(),
-    kill: z.boolean().default(false).describe(
-      "Kill the running process first (needed for a pane that is not dead).",
-    ),
-    force: z.boolean().default(false).describe(
-      "Lifts only the refusal of this server's own pane.",
-    ),
+    kill: flag(),
+    force: flag(),
   },
   output: {
     paneId: paneIdSchema,

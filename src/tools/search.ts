@@ -256,30 +256,16 @@ const searchPanes = defineTool({
   name: "search_panes",
   title: "Search panes",
   toolset: "inspect",
-  description:
-    "Find text in what panes show, across the whole server or one session: the visible " +
-    "screen by default, scrollbackLines to reach into history. The pattern is literal unless " +
-    "regex is true (RE2 syntax); case-insensitive unless matchCase. It is matched here " +
-    "and never handed to tmux, so '#(...)' or '#{...}' is just text to find. Each match gives " +
-    "the pane, its session/window placements, lineNumber (usable as capture_pane start) and " +
-    "the line. Bounded: maxMatchesPerPane (the ones nearest the bottom are kept), maxMatches " +
-    "overall, and bytes; cappedPanes, skippedPanes and omittedMatches say what was left out.",
+  description: "Find text in panes (all, or session's): screen and scrollbackLines. Literal, " +
+    "case-insensitive, unless regex (RE2)/matchCase. Gives paneId, lineNumber.",
   input: {
-    pattern: z.string().min(1).max(4096).describe("Text to find (or a regex with regex: true)."),
-    regex: z.boolean().optional().describe("Treat pattern as a regular expression. Default false."),
-    matchCase: z.boolean().optional().describe("Match case exactly. Default false."),
-    session: sessionRefSchema.optional().describe(
-      "Only panes of this session (id $1 or exact name). Default: every pane on the server.",
-    ),
-    scrollbackLines: count().max(MAX_SCROLLBACK_LINES).optional().describe(
-      "Also search this many history lines above the screen of each pane. Default 0.",
-    ),
-    maxMatchesPerPane: z.number().int().min(1).max(100).optional().describe(
-      "Matches kept per pane (default 5), the ones nearest the bottom.",
-    ),
-    maxMatches: z.number().int().min(1).max(1000).optional().describe(
-      "Matches kept overall (default 100).",
-    ),
+    pattern: z.string().min(1).max(4096),
+    regex: z.boolean().optional(),
+    matchCase: z.boolean().optional(),
+    session: sessionRefSchema.optional(),
+    scrollbackLines: count().max(MAX_SCROLLBACK_LINES).optional(),
+    maxMatchesPerPane: z.number().int().min(1).max(100).optional(),
+    maxMatches: z.number().int().min(1).max(1000).optional(),
   },
   output: {
     matches: z.array(matchEntry),

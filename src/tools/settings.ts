@@ -29,6 +29,8 @@ import {
   type ToolRegistry,
 } from "../mcp/registry.ts";
 import {
+  checkedString,
+  flag,
   int,
   listBound,
   metadataBound,
@@ -362,30 +364,17 @@ async function readOne(
 }
 
 const optionScopeInput = {
-  scope: scopeSchema.describe(
-    "server (-s), session, window (-w) or pane (-p) options.",
-  ),
-  target: z.string().min(1).max(4096).optional().describe(
-    "The session (id or name), window (@N) or pane (%N) whose options; omit with global or " +
-      "for server scope.",
-  ),
-  global: z.boolean().default(false).describe(
-    "The global options of the scope (what sessions or windows inherit); pane scope reads " +
-      "the global window options, which panes inherit.",
-  ),
-  includeInherited: z.boolean().default(false).describe(
-    "Also show values inherited from parent scopes (marked inherited).",
-  ),
+  scope: scopeSchema,
+  target: checkedString(4096).optional().describe("Session, @N or %N"),
+  global: flag(),
+  includeInherited: flag(),
 };
 
 const showOptions = defineTool({
   name: "show_options",
   title: "Show options",
   toolset: "inspect",
-  description:
-    "tmux options of a scope: the server's, a session's, a window's or a pane's (or the " +
-    "global ones), with exact values. Only options set at that scope unless " +
-    "includeInherited. Never evaluates anything.",
+  description: "Options set at a scope, exact, never evaluated.",
   input: optionScopeInput,
   output: {
     scope: scopeSchema,
@@ -423,10 +412,7 @@ const showOption = defineTool({
   name: "show_option",
   title: "Show option",
   toolset: "inspect",
-  description:
-    "One tmux option's value at a scope, exactly as stored (an array option gives one entry " +
-    "per index). `set: false` when it is not set there (with includeInherited, when no parent " +
-    "sets it either).",
+  description: "One option at a scope, exact; set: false if unset.",
   input: { name: optionNameSchema, ...optionScopeInput },
   output: {
     name: z.string(),
@@ -486,23 +472,13 @@ const setOption = defineTool({
   name: "set_option",
   title: "Set option",
   toolset: "execute",
-  description:
-    "Set (or unset) a tmux option at a scope. The value is stored exactly as given — never " +
-    "expanded while setting — but options tmux reads as formats (status-left, " +
-    "pane-border-format...) expand #{...} and run #(...) shell jobs when drawn, which is why " +
-    "this tool is execute reach. `append` adds to a string or array option. Returns the " +
-    "value read back.",
+  description: "Set, append or unset an option, exactly; format options run #(...) when drawn.",
   input: {
     name: optionNameSchema,
-    value: z.string().max(65_536).optional().describe("The new value (omit with unset)."),
+    value: checkedString(65_536, 0).optional(),
     ...optionScopeInput,
-    includeInherited: z.boolean().default(false).describe(
-      "Read the value back including inheritance (after unset: what now applies).",
-    ),
-    unset: z.boolean().default(false).describe(
-      "Unset it at this scope (the parent's value applies again).",
-    ),
-    append: z.boolean().default(false).describe("Append value to the current value."),
+    unset: flag(),
+    append: flag(),
   },
   output: {
     name: z.string(),
@@ -569,16 +545,9 @@ function hookEntries(text: string): HookEntry[] {
 
 /** The snake_case, nullable scope arguments of the seed. */
 const seedHookInput = {
-  scope: scopeSchema.nullable().default(null).describe(
-    "server (all global hooks), session, window or pane; null: taken from target's form " +
-      "(%N pane, @N window, else session), or server without a target.",
-  ),
-  target: z.string().min(1).max(4096).nullable().default(null).describe(
-    "Session id or name, window @N or pane %N; null for global hooks.",
-  ),
-  global_: z.boolean().default(false).describe(
-    "Read the global hooks of the scope (tmux -g) instead of a target's own.",
-  ),
+  scope: scopeSchema.nullable().default(null),
+  target: checkedString(4096).nullable().default(null).describe("Session, @N or %N"),
+  global_: z.boolean().default(false),
 };
 
 function inferHookScope(scope: Scope | null, target: string | null): Scope {
@@ -632,10 +601,7 @@ function checkHookName(name: string): { base: string; index: number | null } {
 }
 
 /** The nullable `socket_name` the seed contract declares (null means the default server). */
-const nullableSocketName = socketNameField.unwrap().nullable().default(null).describe(
-  "tmux socket name (tmux -L) of the server to use; null or omitted: the server this MCP " +
-    "server was started for.",
-);
+const nullableSocketName = socketNameField.unwrap().nullable().default(null);
 
 /** A seed tool's input takes `socket_name: null` as the seeds declare. */
 function withNullableSocketName(tool: AnyTool): AnyTool {
@@ -646,10 +612,7 @@ const showHooks = withNullableSocketName(defineTool({
   name: "show_hooks",
   title: "Show hooks",
   toolset: "inspect",
-  description:
-    "tmux hooks set at a scope: every global hook (scope server, the default), a session's, " +
-    "a window's or a pane's own, or a scope's global ones (global_). One entry per array " +
-    "index; unset hooks are not listed.",
+  description: "Hooks at a scope (default: global), an entry per array index.",
   input: seedHookInput,
   output: {
     entries: z.array(hookEntry),
@@ -675,9 +638,7 @@ const showHook = withNullableSocketName(defineTool({
   name: "show_hook",
   title: "Show hook",
   toolset: "inspect",
-  description:
-    "Look up a specific tmux hook by name. Zero entries if the hook is unset, one per array " +
-    "index otherwise (every tmux hook is an array: a plain set-hook lands at index 0).",
+  description: "Look up a specific tmux hook by name. An entry per array index.",
   input: {
     hook_name: z.string().describe('Hook to look up (e.g. "pane-exited").'),
     ...seedHookInput,
@@ -711,26 +672,16 @@ const setHook = defineTool({
   name: "set_hook",
   title: "Set hook",
   toolset: "execute",
-  description:
-    "Set, append to or unset a tmux hook: a tmux command (run-shell can start a shell, " +
-    "hence execute reach) that tmux runs on an event, at a scope (server: global; session, " +
-    "window or pane with a target). The command is parsed by tmux when set — a syntax error " +
-    "is refused — and survives this MCP server; unset what you set. Returns the hook's " +
-    "entries afterwards.",
+  description: "Set, append or unset a hook (tmux commands run on an event); it outlives this " +
+    "server.",
   input: {
-    name: z.string().max(80).describe("Hook name, e.g. pane-exited, optionally with [index]."),
-    command: z.string().min(1).max(16_384).optional().describe(
-      "tmux command(s), e.g. 'display-message done'; omit with unset.",
-    ),
-    scope: scopeSchema.default("server").describe(
-      "server (global hooks), session, window or pane.",
-    ),
-    target: z.string().min(1).max(4096).optional().describe(
-      "Session id or name, window @N or pane %N (not for server scope or global).",
-    ),
-    global: z.boolean().default(false).describe("The scope's global hooks."),
-    append: z.boolean().default(false).describe("Add at the next free index instead of index 0."),
-    unset: z.boolean().default(false).describe("Remove it (one index with name[index], or all)."),
+    name: checkedString(80, 0),
+    command: checkedString(16_384).optional(),
+    scope: scopeSchema.default("server"),
+    target: checkedString(4096).optional().describe("Session, @N or %N"),
+    global: flag(),
+    append: flag(),
+    unset: flag(),
   },
   output: { entries: z.array(hookEntry) },
   annotations: { ...CONFIGURES, idempotentHint: false },
@@ -797,13 +748,11 @@ const showEnvironment = defineTool({
   name: "show_environment",
   title: "Show environment",
   toolset: "inspect",
-  description:
-    "The tmux environment new processes get: a session's own variables, or the global ones " +
-    "(no session). Values may be secrets (tokens, keys, passwords): read only what the task " +
-    "needs — pass `name` for one variable — and do not repeat values back unless asked.",
+  description: "A session's or the global environment; values may be secrets: repeat none unless " +
+    "asked.",
   input: {
-    session: sessionRefSchema.optional().describe("Session id or name; omit for global."),
-    name: envNameSchema.optional().describe("Only this variable."),
+    session: sessionRefSchema.optional(),
+    name: envNameSchema.optional(),
   },
   output: {
     scope: z.enum(["global", "session"]),
@@ -840,17 +789,14 @@ const setEnvironment = defineTool({
   name: "set_environment",
   title: "Set environment",
   toolset: "execute",
-  description: "Set a variable in a session's tmux environment (or the global one, no session), " +
-    "exactly as given; or `unset` it, or mark it `remove`d so new processes do not inherit " +
-    "it. Affects processes started afterwards, not running ones.",
+  description: "Set, unset or remove a variable in a session's or the global environment (new " +
+    "processes).",
   input: {
     name: envNameSchema,
-    value: z.string().max(65_536).optional().describe("The value (omit with unset or remove)."),
-    session: sessionRefSchema.optional().describe("Session id or name; omit for global."),
-    unset: z.boolean().default(false).describe("Delete it from this environment."),
-    remove: z.boolean().default(false).describe(
-      "Mark it removed: new processes start without it even if the global one has it.",
-    ),
+    value: checkedString(65_536, 0).optional(),
+    session: sessionRefSchema.optional(),
+    unset: flag(),
+    remove: flag(),
   },
   output: {
     name: z.string(),
@@ -914,18 +860,13 @@ const pipePane = defineTool({
   title: "Pipe pane output",
   toolset: "execute",
   description:
-    "Copy everything a pane prints from now on: appended to a file (`path`), or fed to a " +
-    "shell command's stdin (`command`, run by tmux with /bin/sh). Replaces any pipe the pane " +
-    "had. `stop: true` ends the pipe. The command text is never expanded as a tmux format.",
+    "Copy a pane's output from now on to a file (path) or a /bin/sh command; stop ends " +
+    "it.",
   input: {
     paneId: paneIdSchema,
-    path: z.string().min(1).max(4096).regex(/^\//, "an absolute path").optional().describe(
-      "Absolute file path to append the output to.",
-    ),
-    command: z.string().min(1).max(16_384).optional().describe(
-      "Shell command reading the output on its stdin.",
-    ),
-    stop: z.boolean().default(false).describe("Stop piping this pane."),
+    path: checkedString(4096).regex(/^\//, "an absolute path").optional(),
+    command: checkedString(16_384).optional(),
+    stop: flag(),
   },
   output: {
     paneId: paneIdSchema,

@@ -20,6 +20,7 @@ import {
   listBound,
   paneIdSchema,
   sessionRefSchema,
+  windowIdArg,
   windowIdSchema,
 } from "../mcp/schemas.ts";
 import type { TmuxContext } from "../mcp/context.ts";
@@ -31,7 +32,7 @@ import { changes, paneFields, plural } from "./arguments.ts";
 const MAX_REMOVED_IDS = 1_000;
 
 const forceField = z.boolean().default(false).describe(
-  "Destroy even what holds this server's own pane or a pane a person is watching.",
+  "Also what holds this server's own or a watched pane",
 );
 
 const removedSchema = z.strictObject({
@@ -129,9 +130,8 @@ const killPane = defineTool({
   title: "Kill pane",
   toolset: "teardown",
   description:
-    "Kill a pane and its process. Its window goes with it when it was the last pane, and a " +
-    "session with its last window: `removed` lists everything that went. Refused for this " +
-    "server's own pane and a pane a person is watching unless force.",
+    "Kill a pane and its process; a window goes with its last pane, a session with its last " +
+    "window (removed lists all). Refused for this server's own or a watched pane unless force.",
   input: { paneId: paneIdSchema, force: forceField },
   output: removedOutput,
   annotations: KILLS,
@@ -153,10 +153,9 @@ const killWindow = defineTool({
   title: "Kill window",
   toolset: "teardown",
   description:
-    "Kill a window and every pane in it — from every session it is linked into. A session " +
-    "whose last window it was ends too: `removed` lists everything that went. Refused when " +
-    "it holds this server's own pane or a pane a person is watching unless force.",
-  input: { windowId: windowIdSchema, force: forceField },
+    "Kill a window, from every session it is linked into; a session left empty ends (removed " +
+    "lists all). Refused if it holds this server's own or a watched pane, unless force.",
+  input: { windowId: windowIdArg, force: forceField },
   output: removedOutput,
   annotations: KILLS,
   async run(args, ctx) {
@@ -174,10 +173,8 @@ const killSession = defineTool({
   title: "Kill session",
   toolset: "teardown",
   description:
-    "Kill a session (by id or name) with its windows and their panes; a window also linked " +
-    "into another session survives there. When it was the last session the tmux server " +
-    "exits. `removed` lists everything that went. Refused when it holds this server's own " +
-    "pane or a pane a person is watching unless force.",
+    "Kill a session; windows linked elsewhere survive, the last session takes the server " +
+    "(removed lists all). Refused if it holds this server's own or a watched pane, unless force.",
   input: { session: sessionRefSchema, force: forceField },
   output: removedOutput,
   annotations: { ...KILLS, idempotentHint: false },
@@ -208,10 +205,8 @@ const killServer = defineTool({
   name: "kill_server",
   title: "Kill server",
   toolset: "teardown",
-  description:
-    "Kill the tmux server on this socket with every session, window and pane in it. Refused " +
-    "when it holds this server's own pane or a pane a person is watching unless force. " +
-    "`removed` lists everything that went.",
+  description: "Kill the tmux server and all in it (removed lists all). Refused if it holds this " +
+    "server's own or a watched pane, unless force.",
   input: { force: forceField },
   output: removedOutput,
   annotations: { ...KILLS, idempotentHint: false },
@@ -232,14 +227,12 @@ const clearPane = defineTool({
   title: "Clear pane",
   toolset: "teardown",
   description:
-    "Clear a pane: its visible screen (tmux resets the pane's terminal; the program is not " +
-    "told, so a shell prompt reappears only when it next prints) and/or its scrollback " +
-    "history. What was there is gone for good. Refused for this server's own pane and a pane " +
-    "a person is watching unless force.",
+    "Clear a pane's screen and/or scrollback, for good (the program is not told). Refused " +
+    "for this server's own or a watched pane unless force.",
   input: {
     paneId: paneIdSchema,
-    screen: z.boolean().default(true).describe("Clear the visible screen."),
-    history: z.boolean().default(true).describe("Clear the scrollback history."),
+    screen: z.boolean().default(true),
+    history: z.boolean().default(true),
     force: forceField,
   },
   output: {

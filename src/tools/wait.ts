@@ -17,7 +17,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
-import { count, int, paneIdSchema } from "../mcp/schemas.ts";
+import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import {
   controlFor,
   ControlUnavailable,
@@ -51,8 +51,7 @@ export function clampTimeout(
 
 /** The `timeoutMs` argument both waiting tools take. */
 export const timeoutField = int().optional().describe(
-  `Milliseconds to wait; default ${DEFAULT_TIMEOUT_MS}, clamped into [${MIN_TIMEOUT_MS}, ${MAX_TIMEOUT_MS}] ` +
-    "(the result reports the value used as effectiveTimeoutMs).",
+  `ms; default ${DEFAULT_TIMEOUT_MS}, clamped to ${MIN_TIMEOUT_MS}-${MAX_TIMEOUT_MS}`,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -549,8 +548,7 @@ function boundLines(lines: readonly string[], max: number, maxBytes: number) {
 // ---------------------------------------------------------------------------------------------
 // wait_for_text
 
-const patternList = (what: string) =>
-  z.array(z.string().min(1).max(MAX_PATTERN_LENGTH)).max(MAX_PATTERNS).describe(what);
+const patternList = () => z.array(checkedString(MAX_PATTERN_LENGTH)).max(MAX_PATTERNS);
 
 const patternHit = z.strictObject({
   pattern: z.string(),
@@ -562,23 +560,15 @@ const waitForText = defineTool({
   title: "Wait for text in a pane",
   toolset: "inspect",
   description:
-    "Blocks until a pane prints one of `patterns` in output written AFTER this call began " +
-    "(the echo of typed input counts as output), until it prints a `stop` pattern, until the " +
-    "pane's process exits, or until the timeout. Patterns are literal and case-insensitive " +
-    "unless regex/matchCase; each is matched within one line. A stop pattern wins over a " +
-    "match seen at the same moment. alreadyOnScreen says whether a pattern was visible before " +
-    "the wait began (such text does not end the wait). Event-driven through tmux control mode; " +
-    "sends progress notifications and stops at once when the request is cancelled. Typical: " +
-    "start it, then send_keys the command whose output you expect — or run_command, which " +
-    "waits by itself.",
+    "Block until a pane prints one of patterns in NEW output, a stop pattern, exits, or " +
+    "times out. Literal, case-insensitive, per line, unless regex (RE2)/matchCase. Start " +
+    "it, then send_keys.",
   input: {
     paneId: paneIdSchema,
-    patterns: patternList("Text to wait for (any one of them).").min(1),
-    regex: z.boolean().optional().describe(
-      "Treat patterns and stop as regular expressions (RE2 syntax).",
-    ),
-    matchCase: z.boolean().optional().describe("Match case exactly (default: ignore case)."),
-    stop: patternList("Text that ends the wait as `stopped`, e.g. an error marker.").optional(),
+    patterns: patternList().min(1),
+    regex: z.boolean().optional(),
+    matchCase: z.boolean().optional(),
+    stop: patternList().optional(),
     timeoutMs: timeoutField,
   },
   output: {
