@@ -1,0 +1,147 @@
+/**
+ * What a model and a client are shown of the tools, from the real server process started as
+ * the `start` task starts it: within the context budget, portable to every client (the rules
+ * of the MCP Inspector's `--strict` tools/list check), and with the `_meta` Claude Code reads
+ * declaring bounds the results really keep.
+ */
+
+import assert from "node:assert/strict";
+import {
+  costOf,
+  listTools,
+  MODEL_VISIBLE_BUDGET,
+  TOOL_LIST_BUDGET,
+} from "../scripts/context_cost.ts";
+import {
+  ALWAYS_LOAD,
+  LARGE_RESULTS,
+  MAX_SUMMARY_CHARS,
+  maxResultChars,
+  SEEDED_SCHEMAS,
+} from "../src/mcp/listing.ts";
+import { portabilityProblems } from "../src/mcp/portable_schema.ts";
+import { successResult } from "../src/mcp/registry.ts";
+import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
+import { connect } from "./helpers/mcp.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
+
+Deno.test("default toolsets: a model is shown at most 24 000 bytes, tools/list is at most 70 000", async () => {
+  const cost = costOf(DEFAULT_TOOLSETS, await listTools(DEFAULT_TOOLSETS));
+  const largest = cost.perTool.slice(0, 5).map((t) => `${t.name} ${t.modelVisibleBytes}`);
+  assert.ok(
+    cost.modelVisibleBytes <= MODEL_VISIBLE_BUDGET,
+    `name + description + input schema of ${cost.tools} tools: ${cost.modelVisibleBytes} bytes ` +
+      `(budget ${MODEL_VISIBLE_BUDGET}); largest: ${largest.join(", ")}`,
+  );
+  assert.ok(
+    cost.listBytes <= TOOL_LIST_BUDGET,
+    `tools/list: ${cost.listBytes} bytes (budget ${TOOL_LIST_BUDGET})`,
+  );
+});
+
+Deno.test("every schema of every tool is portable: no type arrays, nothing that constrains nothing", async () => {
+  const { tools } = await listTools(TOOLSETS);
+  const problems = tools.flatMap((tool) =>
+    (["inputSchema", "outputSchema"] as const).flatMap((key) =>
+      portabilityProblems(tool[key], `${tool.name} ${key}`)
+    )
+  );
+  assert.deepEqual(problems, []);
+  for (const tool of tools) {
+    const input = tool.inputSchema as Record<string, unknown>;
+    assert.equal(input.type, "object", `${tool.name}: an input schema is an object`);
+    assert.equal(input.additionalProperties, false, `${tool.name}: unknown fields are refused`);
+    const text = JSON.stringify([tool.inputSchema, tool.outputSchema]);
+    if (SEEDED_SCHEMAS.has(tool.name as string)) continue;
+    assert.ok(!text.includes('"$schema"'), `${tool.name}: no $schema`);
+    assert.ok(
+      !text.includes(String(Number.MAX_SAFE_INTEGER)),
+      `${tool.name}: no safe-integer bounds`,
+    );
+    assert.equal(tool.execution, undefined, `${tool.name}: execution only when not the default`);
+  }
+});
+
+Deno.test("_meta marks the tools an agent needs first and the bounds of long results", async () => {
+  const { tools } = await listTools(TOOLSETS);
+  const names = new Set(tools.map((t) => t.name as string));
+  for (const set of [ALWAYS_LOAD, LARGE_RESULTS, SEEDED_SCHEMAS]) {
+    for (const name of set) assert.ok(names.has(name), `${name} is a tool`);
+  }
+  assert.deepEqual(
+    [...ALWAYS_LOAD].sort(),
+    [
+      "capture_pane",
+      "list_panes",
+      "list_sessions",
+      "list_windows",
+      "run_command",
+      "send_keys",
+      "wait_for_text",
+    ],
+  );
+  for (const tool of tools) {
+    const name = tool.name as string;
+    const meta = (tool._meta ?? {}) as Record<string, unknown>;
+    assert.equal(meta["anthropic/alwaysLoad"], ALWAYS_LOAD.has(name) ? true : undefined, name);
+    assert.equal(
+      meta["anthropic/maxResultSizeChars"],
+      LARGE_RESULTS.has(name) ? maxResultChars() : undefined,
+      name,
+    );
+  }
+  assert.ok(maxResultChars() > 50_000, "the declared bound is past what a client inlines anyway");
+});
+
+Deno.test("capture_pane of 10 000 lines returns more than 50 000 characters, within its declared bound", async () => {
+  const t = await TestTmux.start();
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-listing-" });
+  const c = await connect({ socketName: t.socket });
+  try {
+    await t.tmux("set-option", "-g", "history-limit", "20000");
+    const file = `${dir}/lines`;
+    const row = (i: number) => `${String(i).padStart(5, "0")} ${"é".repeat(30)} ${"x".repeat(30)}`;
+    await Deno.writeTextFile(
+      file,
+      Array.from({ length: 12_000 }, (_, i) => row(i)).join("\n") + "\nDONE\n",
+    );
+    const paneId = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      `cat '${file}'; exec sleep 100000`,
+    )).trim();
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).includes("DONE"),
+      "the pane showing DONE",
+    );
+    const result = await c.call("capture_pane", { paneId, start: -12_000, maxLines: 10_000 });
+    assert.notEqual(result.isError, true);
+    const text = (result.content as { type: string; text: string }[])[0].text;
+    assert.ok(text.length > 50_000, `${text.length} characters: the declaration is needed`);
+    assert.ok(
+      text.length <= maxResultChars(),
+      `${text.length} characters, past the declared ${maxResultChars()}`,
+    );
+  } finally {
+    await c.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a long summary is cut, never inside a character, and the data stays whole", () => {
+  const data = { note: "x".repeat(10) };
+  for (const summary of ["a".repeat(5_000), "😀".repeat(3_000), `a${"😀".repeat(3_000)}`]) {
+    const text = (successResult({ data, summary }).content[0] as { text: string }).text;
+    const [first, rest] = [text.slice(0, text.indexOf("\n")), text.slice(text.indexOf("\n") + 1)];
+    assert.ok(first.length <= MAX_SUMMARY_CHARS, `${first.length} characters`);
+    assert.ok(first.isWellFormed(), "no lone surrogate");
+    assert.ok(first.endsWith("…"));
+    assert.equal(rest, JSON.stringify(data));
+  }
+  const short = (successResult({ data, summary: "Done." }).content[0] as { text: string }).text;
+  assert.equal(short, `Done.\n${JSON.stringify(data)}`);
+});
