@@ -13,6 +13,8 @@ import {
   TOOLSET_MEANING,
   TOOLSETS,
 } from "./mcp/toolsets.ts";
+import type { ServerAddress } from "./tmux/run.ts";
+import { resolveSocket, SocketChoiceError } from "./tmux/socket_choice.ts";
 
 /** What the command line asked for. */
 export type CliCommand =
@@ -169,27 +171,15 @@ export function parseCli(
   if (v.help) return { kind: "help" };
   if (v.version) return { kind: "version" };
 
-  if (v.socket !== undefined && v["socket-path"] !== undefined) {
-    throw flagError("--socket and --socket-path name two servers; give one.");
+  let server: ServerAddress | null;
+  try {
+    server = resolveSocket({ socket: v.socket, socketPath: v["socket-path"] }, env);
+  } catch (error) {
+    if (!(error instanceof SocketChoiceError)) throw error;
+    throw error.variable ? envError(error.variable, error.message) : flagError(error.message);
   }
-  let socketName: string | undefined;
-  let socketPath: string | undefined;
-  if (v.socket !== undefined) socketName = checkSocketName(v.socket, "--socket");
-  else if (v["socket-path"] !== undefined) {
-    socketPath = checkSocketPath(v["socket-path"], "--socket-path");
-  } else {
-    const envName = nonEmpty(env("TMUX_MCP_SOCKET"));
-    const envPath = nonEmpty(env("TMUX_MCP_SOCKET_PATH"));
-    if (envName !== undefined && envPath !== undefined) {
-      throw new UsageError(
-        "TMUX_MCP_SOCKET and TMUX_MCP_SOCKET_PATH are both set; remove one from the " +
-          `environment the MCP client gives this server (its "env" entry) or from the shell ` +
-          "that starts the client.",
-      );
-    }
-    if (envName !== undefined) socketName = checkSocketName(envName, "TMUX_MCP_SOCKET");
-    if (envPath !== undefined) socketPath = checkSocketPath(envPath, "TMUX_MCP_SOCKET_PATH");
-  }
+  const socketName = server?.socketName;
+  const socketPath = server?.socketPath;
 
   if (v.toolsets !== undefined && v["read-only"]) {
     throw flagError("--toolsets and --read-only both choose toolsets; give one.");
@@ -222,24 +212,6 @@ export function parseCli(
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;
-}
-
-function checkSocketName(value: string, source: string): string {
-  // deno-lint-ignore no-control-regex
-  if (value === "" || value.includes("/") || /[\u0000-\u001f\u007f]/.test(value)) {
-    const message =
-      `${source}: "${value}" is not a socket name (no "/"; use --socket-path for a path).`;
-    throw source.startsWith("--") ? flagError(message) : envError(source, message);
-  }
-  return value;
-}
-
-function checkSocketPath(value: string, source: string): string {
-  if (value === "" || value.includes("\0")) {
-    const message = `${source}: empty or invalid path.`;
-    throw source.startsWith("--") ? flagError(message) : envError(source, message);
-  }
-  return value;
 }
 
 /** node:util's messages name the option; keep their first sentence. */

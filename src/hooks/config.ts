@@ -12,7 +12,7 @@
 
 import type { ServerAddress } from "../tmux/run.ts";
 import { MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
-import { socketFlagArgs, socketLabel } from "./socket.ts";
+import { socketFlagArgs, socketLabel } from "../tmux/socket_choice.ts";
 
 /** The name the MCP server is usually registered under (`claude mcp add tmux ...`). */
 export const DEFAULT_SERVER_NAME = "tmux";

@@ -15,7 +15,7 @@ import { type ClientRow, type PaneRow, type Snapshot, takeSnapshot } from "../tm
 import type { AgentPane } from "./agent_pane.ts";
 import { isObject } from "./input.ts";
 import { HOOK_TMUX_TIMEOUT_MS, oneLine, where } from "./marks.ts";
-import { socketLabel } from "./socket.ts";
+import { socketLabel } from "../tmux/socket_choice.ts";
 
 /** What each guarded tool does to the panes it targets, as the reason words it. */
 const VERBS: Readonly<Record<string, string>> = {

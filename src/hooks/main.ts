@@ -26,7 +26,7 @@ import {
 import { guard } from "./guard.ts";
 import { HookInputError, MAX_INPUT_BYTES, parseHookInput } from "./input.ts";
 import { clearMarks, markAttention, markDone, markWorking } from "./marks.ts";
-import { resolveSocket, SocketChoiceError, type SocketFlags } from "./socket.ts";
+import { resolveSocket, SocketChoiceError, type SocketFlags } from "../tmux/socket_choice.ts";
 import type { ServerAddress } from "../tmux/run.ts";
 
 /** What a hook reads and writes; tests pass their own to run without spawning. */

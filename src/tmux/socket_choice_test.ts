@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parseCli, UsageError } from "../cli.ts";
-import { resolveSocket, SocketChoiceError, socketFlagArgs } from "./socket.ts";
+import { resolveSocket, SocketChoiceError, socketFlagArgs } from "./socket_choice.ts";
 
 /** Flags, environment: every way of naming (or misnaming) a server. */
 const CASES: [string[], Record<string, string>][] = [
@@ -59,7 +59,12 @@ Deno.test("the hook names the server exactly as the MCP server's command line do
       assert.ok(error instanceof SocketChoiceError, label);
       hook = error.message;
     }
-    assert.deepEqual(hook, server, label);
+    if (typeof hook === "string" && typeof server === "string") {
+      // The server adds what fixes it (--help, the client's env entry) after the same reason.
+      assert.ok(server.startsWith(`${hook} `), `${label}: ${server} / ${hook}`);
+    } else {
+      assert.deepEqual(hook, server, label);
+    }
   }
 });
 

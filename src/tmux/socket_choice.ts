@@ -5,13 +5,13 @@
  * each pair, an empty variable counts as unset. `guard` judges that server; without one it
  * judges the agent's own (the server `TMUX` names, which is also the MCP server's default).
  *
- * A copy of cli.ts's rules rather than an import: cli.ts loads node:util, which would cost
- * every hook call its start-up. src/hooks/socket_test.ts holds both to the same answers.
+ * One set of rules for both: src/cli.ts (the server's command line) and src/hooks/ (which
+ * must not load cli.ts's node:util on every hook call) both read the choice here.
  *
  * @module
  */
 
-import type { ServerAddress } from "../tmux/run.ts";
+import type { ServerAddress } from "./run.ts";
 
 /** The socket flags as given on the hook's command line (undefined: not given). */
 export interface SocketFlags {
@@ -21,10 +21,14 @@ export interface SocketFlags {
 
 /** A socket choice the MCP server would refuse to start with: one line saying why. */
 export class SocketChoiceError extends Error {
+  /** The environment variable at fault, or undefined when the flags are. */
+  readonly variable?: string;
+
   /** An error with its one-line reason. */
-  constructor(message: string) {
+  constructor(message: string, variable?: string) {
     super(message);
     this.name = "SocketChoiceError";
+    this.variable = variable;
   }
 }
 
@@ -46,7 +50,10 @@ export function resolveSocket(
   const envName = nonEmpty(env("TMUX_MCP_SOCKET"));
   const envPath = nonEmpty(env("TMUX_MCP_SOCKET_PATH"));
   if (envName !== undefined && envPath !== undefined) {
-    throw new SocketChoiceError("TMUX_MCP_SOCKET and TMUX_MCP_SOCKET_PATH are both set; set one.");
+    throw new SocketChoiceError(
+      "TMUX_MCP_SOCKET and TMUX_MCP_SOCKET_PATH are both set; set one.",
+      "TMUX_MCP_SOCKET_PATH",
+    );
   }
   if (envName !== undefined) return { socketName: checkName(envName, "TMUX_MCP_SOCKET") };
   if (envPath !== undefined) return { socketPath: checkPath(envPath, "TMUX_MCP_SOCKET_PATH") };
@@ -74,6 +81,7 @@ function checkName(value: string, source: string): string {
   if (value === "" || value.includes("/") || /[\u0000-\u001f\u007f]/.test(value)) {
     throw new SocketChoiceError(
       `${source}: "${value}" is not a socket name (no "/"; use --socket-path for a path).`,
+      source.startsWith("--") ? undefined : source,
     );
   }
   return value;
@@ -81,7 +89,10 @@ function checkName(value: string, source: string): string {
 
 function checkPath(value: string, source: string): string {
   if (value === "" || value.includes("\0")) {
-    throw new SocketChoiceError(`${source}: empty or invalid path.`);
+    throw new SocketChoiceError(
+      `${source}: empty or invalid path.`,
+      source.startsWith("--") ? undefined : source,
+    );
   }
   return value;
 }
