@@ -99,6 +99,9 @@ export interface PersistentChild {
   kill(): void;
 }
 
+/** Bytes {@link TmuxRunner.stream} reads at a time. */
+const STREAM_CHUNK_BYTES = 64 * 1024;
+
 /** Default per-call timeout: long enough for a loaded machine, short enough to never hang a tool. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -297,6 +300,68 @@ export class TmuxRunner {
     args: readonly string[],
     options: RunOptions = {},
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    return await this.#spawn(address, args, options, async (child) => {
+      const output = await child.output();
+      return {
+        code: output.code,
+        stdout: output.stdout,
+        stderr: new TextDecoder().decode(output.stderr),
+      };
+    });
+  }
+
+  /**
+   * Runs tmux and hands its stdout to `sink` chunk by chunk as it arrives, instead of
+   * collecting it: for reads whose answer may be large (deep history), so what is held at
+   * once is a chunk, not the whole answer. The next chunk is read only once `sink` has
+   * settled, so a slow reader holds tmux back instead of filling memory. A chunk is only valid
+   * during its call. Status and stderr as {@link exec}; when `sink` throws, the child is killed
+   * and the error passed on.
+   */
+  async stream(
+    address: ServerAddress,
+    args: readonly string[],
+    sink: (chunk: Uint8Array) => void | Promise<void>,
+    options: RunOptions = {},
+  ): Promise<{ code: number; stderr: string }> {
+    return await this.#spawn(address, args, options, async (child) => {
+      const stderr = new Response(child.stderr).text();
+      // One buffer read into again and again: a fresh chunk per read would leave megabytes of
+      // spent buffers for the garbage collector to notice.
+      const reader = child.stdout.getReader({ mode: "byob" });
+      let buffer = new ArrayBuffer(STREAM_CHUNK_BYTES);
+      try {
+        while (true) {
+          const { done, value } = await reader.read(new Uint8Array(buffer));
+          if (done || !value) break;
+          await sink(value);
+          buffer = value.buffer as ArrayBuffer;
+        }
+      } catch (error) {
+        try {
+          child.kill("SIGTERM");
+        } catch {
+          // Already exited.
+        }
+        await reader.cancel().catch(() => {});
+        await Promise.allSettled([child.status, stderr]);
+        throw error;
+      }
+      const status = await child.status;
+      return { code: status.code, stderr: await stderr };
+    });
+  }
+
+  /**
+   * Starts one tmux child under the concurrency bound, the call's timeout and cancellation,
+   * and the runner's close, and lets `consume` read it to its end.
+   */
+  async #spawn<R>(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions,
+    consume: (child: Deno.ChildProcess) => Promise<R>,
+  ): Promise<R> {
     if (options.signal?.aborted) throw new TmuxError("cancelled", "The call was cancelled.");
     if (this.#closing.signal.aborted) {
       throw new TmuxError("cancelled", "The server is shutting down.");
@@ -315,7 +380,14 @@ export class TmuxRunner {
     const signals = [timer, this.#closing.signal];
     if (options.signal) signals.push(options.signal);
     const signal = AbortSignal.any(signals);
+    // Counts the child until it has exited, not until its output is read: a reader still
+    // working through what a killed child wrote must not hold up the runner's close.
     this.#running++;
+    let alive = true;
+    const gone = () => {
+      if (alive) this.#running--;
+      alive = false;
+    };
     try {
       let child: Deno.ChildProcess;
       try {
@@ -329,6 +401,7 @@ export class TmuxRunner {
       } catch (error) {
         throw notInstalled(this.binary, error);
       }
+      child.status.then(gone, gone);
       if (options.stdin) {
         const writer = child.stdin.getWriter();
         try {
@@ -338,20 +411,26 @@ export class TmuxRunner {
           // tmux exited before reading all of its input; its status says what happened.
         }
       }
-      const output = await child.output();
-      if (timer.aborted) {
-        throw new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms.`);
-      }
-      if (options.signal?.aborted || this.#closing.signal.aborted) {
-        throw new TmuxError("cancelled", "The call was cancelled.");
-      }
-      return {
-        code: output.code,
-        stdout: output.stdout,
-        stderr: new TextDecoder().decode(output.stderr),
+      const checkAborted = () => {
+        if (timer.aborted) {
+          throw new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms.`);
+        }
+        if (options.signal?.aborted || this.#closing.signal.aborted) {
+          throw new TmuxError("cancelled", "The call was cancelled.");
+        }
       };
+      let result: R;
+      try {
+        result = await consume(child);
+      } catch (error) {
+        // A reader stopped by the kill reports the kill, not its own broken stream.
+        checkAborted();
+        throw error;
+      }
+      checkAborted();
+      return result;
     } finally {
-      this.#running--;
+      gone();
       this.#gate.release();
     }
   }
