@@ -14,7 +14,7 @@ import {
   SEARCH_CONCURRENCY,
   searchInPanes,
 } from "../src/tools/search.ts";
-import { BULK_HISTORY_ROWS } from "../src/tmux/capture.ts";
+import { BULK_HISTORY_ROWS } from "../src/tmux/capture_many.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 import { takeSnapshot } from "../src/tmux/snapshot.ts";
 import { connect, type ConnectOptions, type TestClient } from "./helpers/mcp.ts";
@@ -815,6 +815,21 @@ class CountingRunner extends TmuxRunner {
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
       return await super.exec(address, args, options);
+    } finally {
+      this.inFlight--;
+    }
+  }
+  override async stream(
+    address: ServerAddress,
+    args: readonly string[],
+    sink: (chunk: Uint8Array) => void | Promise<void>,
+    options: RunOptions = {},
+  ): Promise<{ code: number; stderr: string }> {
+    this.calls++;
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      return await super.stream(address, args, sink, options);
     } finally {
       this.inFlight--;
     }

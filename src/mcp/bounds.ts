@@ -122,16 +122,27 @@ export interface TailCut {
   readonly omittedBytes: number;
 }
 
+/** Lines of a text before the ones given, counted but never read (see {@link tailLines}). */
+export interface LinesBefore {
+  /** How many. */
+  readonly lines: number;
+  /** Their UTF-8 bytes, each with the newline after it. */
+  readonly bytes: number;
+}
+
 /**
  * Keeps the last lines of a text — a command's verdict is at the end — within `maxLines`
  * lines and `maxJsonBytes` bytes of JSON string (escapes counted), and says exactly what it
  * left out: `returnedBytes + omittedBytes` is always the size of the whole text. When not even
- * the last line fits, its tail is kept, cut on a code point boundary.
+ * the last line fits, its tail is kept, cut on a code point boundary. `before` are lines of the
+ * text ahead of `lines` that the caller only counted (a reader that fetched just the last
+ * lines): they are left out, and counted in what was left out.
  */
 export function tailLines(
   lines: readonly string[],
   maxLines: number,
   maxJsonBytes: number,
+  before: LinesBefore = { lines: 0, bytes: 0 },
 ): TailCut {
   const budget = Math.max(0, maxJsonBytes - 2); // the quotes
   let used = 0;
@@ -153,13 +164,16 @@ export function tailLines(
   const returnedBytes = byteLength(text);
   const totalBytes = lines.reduce((n, line) => n + byteLength(line), 0) +
     Math.max(0, lines.length - 1);
+  // Each counted line brought its newline; with no line after them, the last one's is no part
+  // of the text.
+  const beforeBytes = lines.length > 0 ? before.bytes : Math.max(0, before.bytes - 1);
   return {
     text,
     returnedLines: kept.length,
-    droppedLines: first,
+    droppedLines: before.lines + first,
     firstLineCut,
     returnedBytes,
-    omittedBytes: totalBytes - returnedBytes,
+    omittedBytes: beforeBytes + totalBytes - returnedBytes,
   };
 }
 

@@ -2,26 +2,12 @@ import assert from "node:assert/strict";
 import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import {
   alignJoined,
-  ANCHOR_ROWS,
-  captureMany,
   captureRange,
   captureRows,
-  chainPanes,
   clampRow,
-  compareSince,
-  CursorError,
-  cursorFor,
-  decodeCursor,
-  encodeCursor,
-  indexOfBytes,
   isBlankRow,
   lastWrittenIndex,
-  type NormalGrid,
-  paneRows,
-  type PaneState,
   readPaneState,
-  rowHash,
-  type SinceCursor,
   stripEscapes,
   trimRow,
 } from "./capture.ts";
@@ -78,136 +64,6 @@ Deno.test("clampRow and captureRange follow cmd-capture-pane.c", () => {
     top: -2,
     bottom: 3,
   });
-});
-
-Deno.test("cursors round-trip, and anything else is refused as malformed", () => {
-  const cursor: SinceCursor = {
-    serverPid: 123,
-    paneId: "%7",
-    panePid: 456,
-    width: 80,
-    historyLimit: 2000,
-    historySize: 30,
-    base: 22,
-    cursorRow: 40,
-    rows: rowHash("a") + rowHash("b"),
-    altHash: null,
-  };
-  const text = encodeCursor(cursor);
-  assert.deepEqual(decodeCursor(text), cursor);
-  assert.deepEqual(
-    decodeCursor(encodeCursor({ ...cursor, altHash: rowHash("x") })).altHash,
-    rowHash("x"),
-  );
-  const [prefix, payload, check] = text.split(".");
-  for (
-    const bad of [
-      "",
-      "garbage",
-      `${prefix}.${payload}`,
-      `${prefix}.${payload}.${check}.x`,
-      `${prefix}.${payload.slice(1)}.${check}`,
-      `${prefix}.${payload}.${check.replace(/^./, (c) => c === "A" ? "B" : "A")}`,
-      `tmc9.${payload}.${check}`,
-    ]
-  ) {
-    assert.throws(() => decodeCursor(bad), CursorError, bad);
-  }
-  // A well-formed payload with the wrong shape is refused too.
-  const body = JSON.stringify([1, "not a pane", 2, 3, 4, 5, 6, 7, "", null]);
-  const b64 = btoa(body).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-  assert.throws(() => decodeCursor(`tmc1.${b64}.${rowHash(body)}`), CursorError);
-});
-
-const STATE: PaneState = {
-  paneId: "%1",
-  panePid: 10,
-  serverPid: 20,
-  width: 80,
-  height: 4,
-  historySize: 0,
-  historyLimit: 100,
-  cursorX: 0,
-  cursorY: 0,
-  alternateScreen: false,
-  inMode: false,
-  mode: "",
-  scrollPosition: null,
-  dead: false,
-};
-
-/** A grid holding `all` rows from the top of history, the last `height` on screen. */
-function grid(
-  all: string[],
-  options: { height?: number; cursorRow?: number; limit?: number; width?: number } = {},
-): NormalGrid {
-  const height = options.height ?? 4;
-  const historySize = Math.max(0, all.length - height);
-  const rows = [...all, ...Array(Math.max(0, height - all.length)).fill("")];
-  return {
-    historySize,
-    historyLimit: options.limit ?? 100,
-    width: options.width ?? 80,
-    first: 0,
-    rows,
-    cursorRow: options.cursorRow ?? historySize + Math.min(all.length, height) - 1,
-  };
-}
-
-function numbered(from: number, to: number): string[] {
-  return Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
-}
-
-Deno.test("compareSince: nothing written, appended lines, a row rewritten in place", () => {
-  const before = grid([...numbered(1, 20), "$ "].map(trimRow));
-  const cursor = cursorFor(before, STATE, null);
-  assert.equal(cursor.base, before.historySize - ANCHOR_ROWS);
-  const same = compareSince(cursor, before);
-  assert.deepEqual([same.rows, same.firstRow, same.missed], [[], null, false]);
-
-  const after = grid([...numbered(1, 20), "$ echo hi", "hi", "$"]);
-  const added = compareSince(cursor, after);
-  assert.deepEqual(added.rows, ["$ echo hi", "hi", "$"]);
-  assert.equal(added.firstRow, after.rows.length - after.historySize - 3);
-  assert.deepEqual([added.missed, added.trimmedRows], [false, 0]);
-
-  const bar = grid([...numbered(1, 20), "50%"]);
-  const barCursor = cursorFor(bar, STATE, null);
-  const rewritten = compareSince(barCursor, grid([...numbered(1, 20), "100%"]));
-  assert.deepEqual(rewritten.rows, ["100%"]);
-});
-
-Deno.test("compareSince: rows moved up by whole trims are found, a loss is reported", () => {
-  // limit 100: tmux trims 10 rows at a time; history is 96 of 100 (trims possible).
-  const all = numbered(1, 100);
-  const cursor = cursorFor(grid(all), STATE, null);
-  const trimmed = [...numbered(11, 100), ...numbered(101, 105)];
-  const found = compareSince(cursor, grid(trimmed));
-  assert.equal(found.missed, false);
-  assert.equal(found.trimmedRows, 10);
-  assert.deepEqual(found.rows, numbered(101, 105));
-
-  const gone = compareSince(cursor, grid(numbered(500, 599)));
-  assert.deepEqual([gone.missed, gone.missedReason], [true, "history-trimmed"]);
-  assert.equal(gone.rows.length, 100, "everything the pane still holds");
-
-  // Far below the limit, trims are impossible: a missing anchor means a clear.
-  const small = cursorFor(grid(numbered(1, 30)), STATE, null);
-  const cleared = compareSince(small, grid(["fresh"]));
-  assert.deepEqual([cleared.missed, cleared.missedReason, cleared.rows], [
-    true,
-    "history-cleared",
-    ["fresh"],
-  ]);
-});
-
-Deno.test("compareSince: a width change is reported as resized, found again or missed", () => {
-  const cursor = cursorFor(grid([...numbered(1, 20), "$"]), STATE, null);
-  const reflowed = compareSince(cursor, grid([...numbered(1, 20), "$ ls", "out"], { width: 60 }));
-  assert.deepEqual([reflowed.resized, reflowed.missed], [true, false]);
-  assert.deepEqual(reflowed.rows.slice(-2), ["$ ls", "out"]);
-  const lost = compareSince(cursor, grid(["other"], { width: 60 }));
-  assert.deepEqual([lost.resized, lost.missed, lost.missedReason], [true, true, "resized"]);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -312,81 +168,4 @@ Deno.test("captureRows: state and rows from one instant; joined lines; the saved
     assert.equal(trimRow(alt.rows[0]), "full screen");
     assert.ok(alt.saved.some((r) => r === "end"), "the main screen as it was");
   });
-});
-
-Deno.test("tmux: a command line over 16 KB is refused, so chains of captures are split", async () => {
-  await withPane(async (t, runner) => {
-    const long = await t.tmuxRaw("display-message", "-p", "x".repeat(20_000));
-    assert.equal(long.code, 1);
-    assert.match(long.stderr, /command too long/);
-    const create = Array.from({ length: 150 }, () => ["new-window", "-d", "sleep 100000"]);
-    await t.tmux(...create.flatMap((cmd, i) => i === 0 ? cmd : [";", ...cmd]));
-    const ids = (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).trim().split("\n");
-    assert.equal(ids.length, 151);
-    for (const history of [0, 2000]) {
-      const chains = chainPanes(ids, history);
-      assert.ok(chains.length > 1 && chains.length < 20, `${chains.length} chains`);
-      assert.deepEqual(chains.flat(), ids);
-      // The longest chain is accepted by tmux, and every pane comes back in order.
-      const longest = chains.reduce((a, b) => b.length > a.length ? b : a);
-      const got = await captureMany(runner, { socketName: t.socket }, longest, history);
-      assert.deepEqual(got.map((r) => r instanceof TmuxError ? r : r.paneId), longest);
-      for (const r of got) {
-        assert.ok(!(r instanceof TmuxError));
-        assert.equal(r.rowCount, 6 - r.top, "history (none) plus the 6-row screen");
-        assert.equal(paneRows(r).length, r.rowCount);
-      }
-    }
-  });
-});
-
-Deno.test("captureMany reads on after a pane that closed, and reports that one", async () => {
-  await withPane(async (t, runner, first) => {
-    const make = async (text: string) =>
-      (await t.tmux(
-        "new-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        `echo ${text}; exec sleep 100000`,
-      ))
-        .trim();
-    const gone = await make("gone");
-    const a = await make("after-1");
-    const b = await make("after-2");
-    await waitFor(
-      async () => (await t.tmux("capture-pane", "-p", "-t", b)).includes("after-2"),
-      "output",
-    );
-    await t.tmux("kill-pane", "-t", gone);
-    const got = await captureMany(runner, { socketName: t.socket }, [first, gone, a, b], 0);
-    assert.equal(got.length, 4);
-    assert.ok(got[1] instanceof TmuxError && got[1].kind === "no-target", String(got[1]));
-    assert.deepEqual(
-      [got[2], got[3]].map((r) => r instanceof TmuxError ? r.message : trimRow(paneRows(r)[0])),
-      ["after-1", "after-2"],
-    );
-    await assert.rejects(
-      captureMany(runner, { socketName: `tmux-mcp-test-none-${crypto.randomUUID()}` }, [a], 0),
-      (e: unknown) => e instanceof TmuxError && e.kind === "no-server",
-    );
-  });
-});
-
-Deno.test("indexOfBytes finds a byte sequence as String.indexOf finds text", () => {
-  const enc = (s: string) => new TextEncoder().encode(s);
-  const cases: [string, string, number][] = [
-    ["abcabc", "bc", 0],
-    ["abcabc", "bc", 2],
-    ["abcabc", "cab", 0],
-    ["abcabc", "abcd", 0],
-    ["aaab", "aab", 0],
-    ["\u0001x\u0001xR", "\u0001xR", 0],
-    ["", "a", 0],
-    ["abc", "c", 3],
-  ];
-  for (const [hay, needle, from] of cases) {
-    assert.equal(indexOfBytes(enc(hay), enc(needle), from), hay.indexOf(needle, from), hay);
-  }
 });

@@ -16,17 +16,8 @@ import { sample, type TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, metadataBound, paneIdSchema, panePlacementSchema } from "../mcp/schemas.ts";
-import {
-  alignJoined,
-  captureRows,
-  captureSince,
-  clampRow,
-  CursorError,
-  isBlankRow,
-  lastWrittenIndex,
-  type RowCapture,
-  trimRow,
-} from "../tmux/capture.ts";
+import { captureTail, clampRow, type LineTail } from "../tmux/capture.ts";
+import { captureSince, CursorError } from "../tmux/since.ts";
 import {
   decodeBytes,
   escapeTrailingSemicolon,
@@ -90,33 +81,6 @@ export async function withPane<T>(
   }
 }
 
-/** The lines of a capture as capture_pane counts them, with the row each starts at. */
-interface Lines {
-  readonly lines: string[];
-  /** Row number of each line's first row, or null when it cannot be known. */
-  readonly rowOf: ((index: number) => number) | null;
-}
-
-/** Rows (or joined lines) of a capture, trailing spaces trimmed, blank rows below the end gone. */
-function captureLines(capture: RowCapture): Lines {
-  const { rows, joined, top, bottom } = capture;
-  if (!joined) {
-    const last = lastWrittenIndex(rows, top);
-    return { lines: rows.slice(0, last + 1).map(trimRow), rowOf: (i) => top + i };
-  }
-  const starts = alignJoined(rows, joined);
-  const lines = joined.map(trimRow);
-  let keep = lines.length;
-  if (starts) {
-    while (keep > 0 && top + starts[keep - 1] >= 0 && isBlankRow(lines[keep - 1])) keep--;
-    return { lines: lines.slice(0, keep), rowOf: (i) => top + starts[i] };
-  }
-  // The rows could not be lined up with the joined lines (never seen): trim trailing blank
-  // lines only when the range reaches the screen, and claim no line numbers.
-  while (bottom >= 0 && keep > 0 && isBlankRow(lines[keep - 1])) keep--;
-  return { lines: lines.slice(0, keep), rowOf: null };
-}
-
 /** Bytes the text may take: the bound minus everything else in the result. */
 function textBudget(ctx: TmuxContext, envelope: unknown): number {
   return ctx.config.maxResultBytes - jsonBytes(envelope) - SLACK_BYTES;
@@ -147,42 +111,54 @@ const contentOutput = {
   ),
 };
 
-/** Captures and bounds content; `envelope` builds the rest of the result around it. */
+/**
+ * Captures and bounds content; `envelope` builds the rest of the result around it. Only the
+ * last `maxLines` lines are read; the lines above them are counted, so every count stays
+ * exact.
+ */
 async function readContent<E extends Record<string, unknown>>(
   ctx: TmuxContext,
   paneId: string,
   spec: { start?: number; end?: number; joinWrapped?: boolean; escapes?: boolean },
   maxLines: number,
-  envelope: (capture: RowCapture) => E,
+  envelope: (capture: LineTail) => E,
   goneMessage?: string,
 ) {
   const capture = await withPane(
     ctx,
     paneId,
     () =>
-      captureRows(ctx.runner, ctx.address, paneId, {
-        start: spec.start,
-        end: spec.end,
-        escapes: spec.escapes,
-        untrimmed: true,
-        joined: spec.joinWrapped,
-      }, { signal: ctx.signal }),
+      captureTail(
+        ctx.runner,
+        ctx.address,
+        paneId,
+        {
+          start: spec.start,
+          end: spec.end,
+          escapes: spec.escapes,
+          joined: spec.joinWrapped,
+        },
+        maxLines,
+        { signal: ctx.signal },
+      ),
     goneMessage,
   );
-  const { lines, rowOf } = captureLines(capture);
+  const { lines, rowOf } = capture;
+  const before = { lines: capture.skippedLines, bytes: capture.skippedBytes };
+  const totalLines = before.lines + lines.length;
   const rest = envelope(capture);
   const shell = {
     ...rest,
     ...EMPTY_TAIL,
-    totalLines: lines.length,
+    totalLines,
     complete: true,
     firstLineNumber: 0,
   };
-  const cut = tailLines(lines, maxLines, textBudget(ctx, shell));
+  const cut = tailLines(lines, maxLines, textBudget(ctx, shell), before);
   const data = {
     ...rest,
     ...cut,
-    totalLines: lines.length,
+    totalLines,
     complete: cut.droppedLines === 0 && cut.omittedBytes === 0,
     firstLineNumber: cut.returnedLines > 0 && rowOf ? rowOf(cut.droppedLines) : null,
   };
@@ -426,7 +402,14 @@ const captureSinceTool = defineTool({
         ctx,
         args.paneId,
         () =>
-          captureSince(ctx.runner, ctx.address, args.paneId, args.cursor, { signal: ctx.signal }),
+          captureSince(
+            ctx.runner,
+            ctx.address,
+            args.paneId,
+            args.cursor,
+            args.maxLines ?? DEFAULT_MAX_LINES,
+            { signal: ctx.signal },
+          ),
         args.cursor !== undefined
           ? `Pane ${args.paneId} no longer exists: it was killed, or closed when its process exited, after the cursor was taken.`
           : undefined,
@@ -484,6 +467,7 @@ const captureSinceTool = defineTool({
       since.rows,
       args.maxLines ?? DEFAULT_MAX_LINES,
       textBudget(ctx, envelope) - NOTES_RESERVE_BYTES,
+      { lines: since.skippedRows, bytes: since.skippedBytes },
     );
     const firstLineNumber = since.firstRow === null || cut.returnedLines === 0
       ? null

@@ -17,14 +17,8 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema, panePlacementSchema, sessionRefSchema } from "../mcp/schemas.ts";
-import {
-  captureMany,
-  chainPanes,
-  lastWrittenIndex,
-  type PaneRows,
-  paneRows,
-  type PaneRowsResult,
-} from "../tmux/capture.ts";
+import { lastWrittenIndex } from "../tmux/capture.ts";
+import { batchRows, chainPanes, readPanes, type RowBatch } from "../tmux/capture_many.ts";
 import { TmuxError } from "../tmux/run.ts";
 import type { PaneBrief } from "../tmux/snapshot.ts";
 
@@ -178,29 +172,41 @@ async function mapPool<T, R>(
   return out;
 }
 
-/** Matches one pane's rows, keeping the last `max` matches (nearest the bottom). */
-async function matchRows(
-  pane: PaneBrief,
-  captured: PaneRows,
+/** What one pane's batches matched so far. */
+interface Found {
+  found: number;
+  readonly matches: { lineNumber: number; text: string }[];
+}
+
+/**
+ * Matches one batch of a pane's rows into what the pane found so far, keeping the last `max`
+ * matches (nearest the bottom).
+ */
+async function matchBatch(
+  batch: RowBatch,
+  into: Found,
   matcher: TextMatcher,
   max: number,
   pacer: MatchPacer,
-): Promise<PaneSearch> {
-  // Blank rows below the last written one are tmux's padding; only a matcher that can match a
-  // blank row needs them cut off (which takes the rows one by one).
-  const last = matcher.matchesBlank
-    ? lastWrittenIndex(paneRows(captured), captured.top)
-    : captured.rowCount - 1;
-  const { found, kept } = await matcher.match(captured.text, last, max, pacer);
-  const matches = kept.map((m) => ({ lineNumber: captured.top + m.row, text: m.text }));
-  return { pane, matches, found, skipped: null };
+): Promise<void> {
+  // Blank rows below the last written one are tmux's padding: only a matcher that can match a
+  // blank row needs them cut off (which takes the rows one by one), and only the last batch
+  // holds screen rows.
+  const last = batch.last && matcher.matchesBlank
+    ? lastWrittenIndex(batchRows(batch), batch.first)
+    : batch.count - 1;
+  const { found, kept } = await matcher.match(batch.text, last, max, pacer);
+  into.found += found;
+  into.matches.push(...kept.map((m) => ({ lineNumber: batch.first + m.row, text: m.text })));
+  if (into.matches.length > max) into.matches.splice(0, into.matches.length - max);
 }
 
 /**
  * Captures and matches each pane: many panes per tmux invocation (see `chainPanes`), at most
- * {@link SEARCH_CONCURRENCY} invocations at once. A pane that closed after it was listed, or
- * whose capture failed, is reported as skipped with the reason; a cancelled call stops, in
- * the middle of matching too.
+ * {@link SEARCH_CONCURRENCY} invocations at once, each pane's rows matched batch by batch as
+ * they arrive (so what is held at once is a few batches, however deep the history). A pane
+ * that closed after it was listed, or whose capture failed, is reported as skipped with the
+ * reason; a cancelled call stops, in the middle of matching too.
  */
 export async function searchInPanes(
   ctx: TmuxContext,
@@ -212,30 +218,47 @@ export async function searchInPanes(
   const pacer = new MatchPacer(ctx.signal);
   let done = 0;
   const searched = await mapPool(chains, SEARCH_CONCURRENCY, async (chain) => {
-    let captured: PaneRowsResult[];
+    const found = new Map(chain.map((id): [string, Found] => [id, { found: 0, matches: [] }]));
+    const take = (batch: RowBatch) =>
+      matchBatch(
+        batch,
+        found.get(batch.paneId) as Found,
+        options.matcher,
+        options.maxMatchesPerPane,
+        pacer,
+      );
+    // Progress counts panes as their rows start coming (a deep one is matched as it comes).
+    let begun = 0;
+    const step = async (n: number) => {
+      begun += n;
+      done += n;
+      await ctx.progress(done, panes.length, `searching ${done} of ${panes.length} panes`);
+    };
+    let read: (TmuxError | null)[];
     try {
-      captured = await captureMany(ctx.runner, ctx.address, chain, options.scrollbackLines, {
-        signal: ctx.signal,
-      });
+      read = await readPanes(
+        ctx.runner,
+        ctx.address,
+        chain,
+        options.scrollbackLines,
+        take,
+        { signal: ctx.signal },
+        () => step(1),
+      );
     } catch (error) {
       if (!(error instanceof TmuxError) || error.kind === "cancelled") throw error;
-      captured = chain.map(() => error);
+      read = chain.map(() => error);
     }
-    done += chain.length;
-    await ctx.progress(done, panes.length, `searched ${done} of ${panes.length} panes`);
-    const out: PaneSearch[] = [];
-    for (const [i, r] of captured.entries()) {
-      const pane = byId.get(chain[i]) as PaneBrief;
-      if (!(r instanceof TmuxError)) {
-        out.push(await matchRows(pane, r, options.matcher, options.maxMatchesPerPane, pacer));
-        continue;
-      }
-      const skipped = r.kind === "no-target"
+    if (begun < chain.length) await step(chain.length - begun);
+    return chain.map((id, i): PaneSearch => {
+      const pane = byId.get(id) as PaneBrief;
+      const failed = read[i];
+      if (!failed) return { pane, ...(found.get(id) as Found), skipped: null };
+      const skipped = failed.kind === "no-target"
         ? "closed after the pane list was read"
-        : `capture failed: ${r.message}`;
-      out.push({ pane, matches: [], found: 0, skipped });
-    }
-    return out;
+        : `capture failed: ${failed.message}`;
+      return { pane, matches: [], found: 0, skipped };
+    });
   });
   return searched.flat();
 }

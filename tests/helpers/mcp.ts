@@ -14,6 +14,7 @@ import { MAX_RESULT_BYTES } from "../../src/mcp/bounds.ts";
 import type { Toolset } from "../../src/mcp/toolsets.ts";
 import { buildServer, type BuiltServer } from "../../src/server.ts";
 import type { CallerEnv } from "../../src/tmux/identity.ts";
+import type { TmuxRunner } from "../../src/tmux/run.ts";
 import { TOOLSETS } from "../../src/mcp/toolsets.ts";
 import { TestTmux } from "./tmux.ts";
 
@@ -23,6 +24,8 @@ export interface ConnectOptions {
   readonly toolsets?: readonly Toolset[];
   readonly callerEnv?: CallerEnv;
   readonly maxResultBytes?: number;
+  /** The runner the server uses (a test's own, to count what it reads). */
+  readonly runner?: TmuxRunner;
 }
 
 /** A connected client and helpers. */
@@ -46,6 +49,7 @@ export async function connect(options: ConnectOptions = {}): Promise<TestClient>
     version: "test",
     maxResultBytes: options.maxResultBytes ?? MAX_RESULT_BYTES,
     callerEnv: options.callerEnv ?? {},
+    runner: options.runner,
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: "tmux-mcp-tests", version: "1" });

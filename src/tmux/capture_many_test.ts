@@ -1,0 +1,146 @@
+import assert from "node:assert/strict";
+import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { trimRow } from "./capture.ts";
+import { batchRows, chainPanes, readPanes, type RowBatch } from "./capture_many.ts";
+import { TmuxError, TmuxRunner } from "./run.ts";
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+async function withServer(fn: (t: Started, runner: TmuxRunner) => Promise<void>): Promise<void> {
+  const t = await TestTmux.start("many", { width: 40, height: 6 });
+  const runner = new TmuxRunner();
+  try {
+    await fn(t, runner);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+}
+
+/** Every batch `readPanes` hands over, and its answer. */
+async function readAll(
+  runner: TmuxRunner,
+  socket: string,
+  ids: readonly string[],
+  history: number,
+): Promise<{ batches: RowBatch[]; results: (TmuxError | null)[] }> {
+  const batches: RowBatch[] = [];
+  const results = await readPanes(
+    runner,
+    { socketName: socket },
+    ids,
+    history,
+    (b) => void batches.push(b),
+  );
+  return { batches, results };
+}
+
+Deno.test("tmux: a command line over 16 KB is refused, so chains of captures are split", async () => {
+  await withServer(async (t, runner) => {
+    const long = await t.tmuxRaw("display-message", "-p", "x".repeat(20_000));
+    assert.equal(long.code, 1);
+    assert.match(long.stderr, /command too long/);
+    const create = Array.from({ length: 150 }, () => ["new-window", "-d", "sleep 100000"]);
+    await t.tmux(...create.flatMap((cmd, i) => i === 0 ? cmd : [";", ...cmd]));
+    const ids = (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).trim().split("\n");
+    assert.equal(ids.length, 151);
+    for (const history of [0, 2000]) {
+      const chains = chainPanes(ids, history);
+      assert.ok(chains.length > 1 && chains.length < 20, `${chains.length} chains`);
+      assert.deepEqual(chains.flat(), ids);
+      // The longest chain is accepted by tmux, and every pane comes back in order, its last
+      // batch holding its screen.
+      const longest = chains.reduce((a, b) => b.length > a.length ? b : a);
+      const { batches, results } = await readAll(runner, t.socket, longest, history);
+      assert.deepEqual(results, longest.map(() => null));
+      assert.deepEqual(batches.map((b) => b.paneId), longest);
+      for (const b of batches) {
+        assert.equal(b.last, true);
+        assert.deepEqual([b.first, b.count, batchRows(b).length], [0, 6, 6], "no history");
+      }
+    }
+  });
+});
+
+Deno.test("readPanes hands deep history over in batches, in order, the screen in the last", async () => {
+  await withServer(async (t, runner) => {
+    const lines = Array.from({ length: 30_000 }, (_, i) => `row ${i} ${"x".repeat(20)}`);
+    const check = async (pane: string) => {
+      const { batches, results } = await readAll(runner, t.socket, [pane], 40_000);
+      assert.deepEqual(results, [null]);
+      assert.ok(batches.length > 2, `${batches.length} batches`);
+      assert.ok(batches.slice(0, -1).every((b) => !b.last && b.first + b.count <= 0));
+      assert.equal(batches.at(-1)!.last, true);
+      const all = batches.flatMap(batchRows).map(trimRow);
+      assert.equal(batches[0].first, -(all.length - 6));
+      batches.forEach((b, i) => {
+        if (i > 0) assert.equal(b.first, batches[i - 1].first + batches[i - 1].count);
+      });
+      assert.deepEqual(all.slice(0, lines.length + 1), [...lines, "END"]);
+    };
+    await t.tmux("set-option", "-g", "history-limit", "50000");
+    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+    try {
+      await Deno.writeTextFile(file, `${lines.join("\n")}\nEND`);
+      const pane = (await t.tmux(
+        "new-window",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        `cat '${file}'; exec sleep 100000`,
+      )).trim();
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("END"),
+        "the rows",
+        20_000,
+      );
+      await check(pane);
+    } finally {
+      await Deno.remove(file);
+    }
+  });
+});
+
+Deno.test("readPanes reads on after a pane that closed, and reports that one", async () => {
+  await withServer(async (t, runner) => {
+    const first = t.ids.paneId;
+    const make = async (text: string) =>
+      (await t.tmux(
+        "new-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        `echo ${text}; exec sleep 100000`,
+      ))
+        .trim();
+    const gone = await make("gone");
+    const a = await make("after-1");
+    const b = await make("after-2");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", b)).includes("after-2"),
+      "output",
+    );
+    await t.tmux("kill-pane", "-t", gone);
+    for (const history of [0, 1000]) {
+      const { batches, results } = await readAll(runner, t.socket, [first, gone, a, b], history);
+      assert.equal(results.length, 4);
+      assert.equal(results[0], null);
+      assert.ok(results[1] instanceof TmuxError && results[1].kind === "no-target");
+      assert.deepEqual([results[2], results[3]], [null, null]);
+      const firstRow = (id: string) => trimRow(batchRows(batches.find((x) => x.paneId === id)!)[0]);
+      assert.deepEqual([firstRow(a), firstRow(b)], ["after-1", "after-2"]);
+      assert.ok(!batches.some((x) => x.paneId === gone));
+    }
+    await assert.rejects(
+      readPanes(
+        runner,
+        { socketName: `tmux-mcp-test-none-${crypto.randomUUID()}` },
+        [a],
+        0,
+        () => {},
+      ),
+      (e: unknown) => e instanceof TmuxError && e.kind === "no-server",
+    );
+  });
+});

@@ -1,0 +1,144 @@
+import assert from "node:assert/strict";
+import type { PaneState } from "./capture.ts";
+import {
+  ANCHOR_ROWS,
+  compareSince,
+  CursorError,
+  cursorFor,
+  decodeCursor,
+  denseGrid,
+  encodeCursor,
+  type NormalGrid,
+  rowHash,
+  type SinceCursor,
+} from "./since.ts";
+import { trimRow } from "./capture.ts";
+
+Deno.test("cursors round-trip, and anything else is refused as malformed", () => {
+  const cursor: SinceCursor = {
+    serverPid: 123,
+    paneId: "%7",
+    panePid: 456,
+    width: 80,
+    historyLimit: 2000,
+    historySize: 30,
+    base: 22,
+    cursorRow: 40,
+    rows: rowHash("a") + rowHash("b"),
+    altHash: null,
+  };
+  const text = encodeCursor(cursor);
+  assert.deepEqual(decodeCursor(text), cursor);
+  assert.deepEqual(
+    decodeCursor(encodeCursor({ ...cursor, altHash: rowHash("x") })).altHash,
+    rowHash("x"),
+  );
+  const [prefix, payload, check] = text.split(".");
+  for (
+    const bad of [
+      "",
+      "garbage",
+      `${prefix}.${payload}`,
+      `${prefix}.${payload}.${check}.x`,
+      `${prefix}.${payload.slice(1)}.${check}`,
+      `${prefix}.${payload}.${check.replace(/^./, (c) => c === "A" ? "B" : "A")}`,
+      `tmc9.${payload}.${check}`,
+    ]
+  ) {
+    assert.throws(() => decodeCursor(bad), CursorError, bad);
+  }
+  // A well-formed payload with the wrong shape is refused too.
+  const body = JSON.stringify([1, "not a pane", 2, 3, 4, 5, 6, 7, "", null]);
+  const b64 = btoa(body).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  assert.throws(() => decodeCursor(`tmc1.${b64}.${rowHash(body)}`), CursorError);
+});
+
+const STATE: PaneState = {
+  paneId: "%1",
+  panePid: 10,
+  serverPid: 20,
+  width: 80,
+  height: 4,
+  historySize: 0,
+  historyLimit: 100,
+  cursorX: 0,
+  cursorY: 0,
+  alternateScreen: false,
+  inMode: false,
+  mode: "",
+  scrollPosition: null,
+  dead: false,
+};
+
+/** A grid holding `all` rows from the top of history, the last `height` on screen. */
+function grid(
+  all: string[],
+  options: { height?: number; cursorRow?: number; limit?: number; width?: number } = {},
+): NormalGrid {
+  const height = options.height ?? 4;
+  const historySize = Math.max(0, all.length - height);
+  const rows = [...all, ...Array(Math.max(0, height - all.length)).fill("")];
+  return denseGrid({
+    historySize,
+    historyLimit: options.limit ?? 100,
+    width: options.width ?? 80,
+    first: 0,
+    cursorRow: options.cursorRow ?? historySize + Math.min(all.length, height) - 1,
+  }, rows);
+}
+
+function numbered(from: number, to: number): string[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
+}
+
+Deno.test("compareSince: nothing written, appended lines, a row rewritten in place", () => {
+  const before = grid([...numbered(1, 20), "$ "].map(trimRow));
+  const cursor = cursorFor(before, STATE, null);
+  assert.equal(cursor.base, before.historySize - ANCHOR_ROWS);
+  const same = compareSince(cursor, before);
+  assert.deepEqual([same.rows, same.firstRow, same.missed], [[], null, false]);
+
+  const after = grid([...numbered(1, 20), "$ echo hi", "hi", "$"]);
+  const added = compareSince(cursor, after);
+  assert.deepEqual(added.rows, ["$ echo hi", "hi", "$"]);
+  assert.equal(added.firstRow, after.end - after.historySize - 3);
+  assert.deepEqual([added.missed, added.trimmedRows], [false, 0]);
+
+  const bar = grid([...numbered(1, 20), "50%"]);
+  const barCursor = cursorFor(bar, STATE, null);
+  const rewritten = compareSince(barCursor, grid([...numbered(1, 20), "100%"]));
+  assert.deepEqual(rewritten.rows, ["100%"]);
+});
+
+Deno.test("compareSince: rows moved up by whole trims are found, a loss is reported", () => {
+  // limit 100: tmux trims 10 rows at a time; history is 96 of 100 (trims possible).
+  const all = numbered(1, 100);
+  const cursor = cursorFor(grid(all), STATE, null);
+  const trimmed = [...numbered(11, 100), ...numbered(101, 105)];
+  const found = compareSince(cursor, grid(trimmed));
+  assert.equal(found.missed, false);
+  assert.equal(found.trimmedRows, 10);
+  assert.deepEqual(found.rows, numbered(101, 105));
+
+  const gone = compareSince(cursor, grid(numbered(500, 599)));
+  assert.deepEqual([gone.missed, gone.missedReason], [true, "history-trimmed"]);
+  assert.equal(gone.rows.length, 100, "everything the pane still holds");
+
+  // Far below the limit, trims are impossible: a missing anchor means a clear.
+  const small = cursorFor(grid(numbered(1, 30)), STATE, null);
+  const cleared = compareSince(small, grid(["fresh"]));
+  assert.deepEqual([cleared.missed, cleared.missedReason, cleared.rows], [
+    true,
+    "history-cleared",
+    ["fresh"],
+  ]);
+});
+
+Deno.test("compareSince: a width change is reported as resized, found again or missed", () => {
+  const cursor = cursorFor(grid([...numbered(1, 20), "$"]), STATE, null);
+  const reflowed = compareSince(cursor, grid([...numbered(1, 20), "$ ls", "out"], { width: 60 }));
+  assert.deepEqual([reflowed.resized, reflowed.missed], [true, false]);
+  assert.deepEqual(reflowed.rows.slice(-2), ["$ ls", "out"]);
+  const lost = compareSince(cursor, grid(["other"], { width: 60 }));
+  assert.deepEqual([lost.resized, lost.missed, lost.missedReason], [true, true, "resized"]);
+});

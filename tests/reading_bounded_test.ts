@@ -1,0 +1,415 @@
+/**
+ * Reading is bounded by the request: capture_pane, capture_since and search_panes read the rows
+ * their answer needs, and the counts of everything else (totalLines, droppedLines,
+ * omittedBytes...) stay exactly what a read of the whole range would give.
+ *
+ * The reference for "exactly" is the straightforward way: one capture of the whole range,
+ * every line held, the bound applied to all of them.
+ */
+
+import assert from "node:assert/strict";
+import { tailLines } from "../src/mcp/bounds.ts";
+import {
+  alignJoined,
+  captureRows,
+  isBlankRow,
+  lastWrittenIndex,
+  trimRow,
+} from "../src/tmux/capture.ts";
+import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
+import { compareSince, decodeCursor, normalGrid } from "../src/tmux/since.ts";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
+
+/** A runner that counts the bytes tmux sent it; never over control, so nothing hides there. */
+class MeteredRunner extends TmuxRunner {
+  bytes = 0;
+
+  constructor() {
+    super({ control: false });
+  }
+
+  override async exec(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions = {},
+  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    const result = await super.exec(address, args, options);
+    this.bytes += result.stdout.length;
+    return result;
+  }
+
+  override stream(
+    address: ServerAddress,
+    args: readonly string[],
+    sink: (chunk: Uint8Array) => void | Promise<void>,
+    options: RunOptions = {},
+  ): Promise<{ code: number; stderr: string }> {
+    return super.stream(address, args, (chunk) => {
+      this.bytes += chunk.length;
+      return sink(chunk);
+    }, options);
+  }
+}
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+async function withServer(
+  fn: (t: Started, c: TestClient, runner: MeteredRunner) => Promise<void>,
+  size = { width: 20, height: 5 },
+): Promise<void> {
+  const t = await TestTmux.start("bounded", size);
+  const runner = new MeteredRunner();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket, runner });
+    await fn(t, c, runner);
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+}
+
+/** A pane that printed `text` (through a file and `cat`), then sleeps; waits for `until`. */
+async function paneShowing(t: Started, text: string, until: string): Promise<string> {
+  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+  try {
+    await Deno.writeTextFile(file, text);
+    const id = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      `cat '${file}'; exec sleep 100000`,
+    )).trim();
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", id)).includes(until),
+      `pane showing ${until}`,
+      20_000,
+    );
+    return id;
+  } finally {
+    await Deno.remove(file);
+  }
+}
+
+interface Content {
+  text: string;
+  totalLines: number;
+  droppedLines: number;
+  returnedLines: number;
+  returnedBytes: number;
+  omittedBytes: number;
+  firstLineNumber: number | null;
+}
+
+/** capture_pane the straightforward way: the whole range read, every line held. */
+async function reference(
+  t: Started,
+  paneId: string,
+  args: {
+    start?: number;
+    end?: number;
+    joinWrapped?: boolean;
+    escapes?: boolean;
+    maxLines: number;
+  },
+): Promise<Content> {
+  const runner = new TmuxRunner({ control: false });
+  try {
+    const c = await captureRows(runner, { socketName: t.socket }, paneId, {
+      start: args.start,
+      end: args.end,
+      escapes: args.escapes,
+      untrimmed: true,
+      joined: args.joinWrapped,
+    });
+    let lines: string[];
+    let rowOf: ((i: number) => number) | null;
+    if (!c.joined) {
+      lines = c.rows.slice(0, lastWrittenIndex(c.rows, c.top) + 1).map(trimRow);
+      rowOf = (i) => c.top + i;
+    } else {
+      const starts = alignJoined(c.rows, c.joined);
+      lines = c.joined.map(trimRow);
+      let keep = lines.length;
+      while (
+        keep > 0 && (starts ? c.top + starts[keep - 1] >= 0 : c.bottom >= 0) &&
+        isBlankRow(lines[keep - 1])
+      ) keep--;
+      lines = lines.slice(0, keep);
+      rowOf = starts ? (i) => c.top + starts[i] : null;
+    }
+    const cut = tailLines(lines, args.maxLines, 1_000_000);
+    return {
+      text: cut.text,
+      totalLines: lines.length,
+      droppedLines: cut.droppedLines,
+      returnedLines: cut.returnedLines,
+      returnedBytes: cut.returnedBytes,
+      omittedBytes: cut.omittedBytes,
+      firstLineNumber: cut.returnedLines > 0 && rowOf ? rowOf(cut.droppedLines) : null,
+    };
+  } finally {
+    await runner.close();
+  }
+}
+
+function pick(r: Content): Content {
+  const {
+    text,
+    totalLines,
+    droppedLines,
+    returnedLines,
+    returnedBytes,
+    omittedBytes,
+    firstLineNumber,
+  } = r;
+  return {
+    text,
+    totalLines,
+    droppedLines,
+    returnedLines,
+    returnedBytes,
+    omittedBytes,
+    firstLineNumber,
+  };
+}
+
+/**
+ * Rows of every kind on a 20-column pane: short, wrapped over two or three rows (so wrapped
+ * lines straddle wherever a read may start), trailing spaces, wide characters and emoji at the
+ * wrap column, tabs, blank lines, colours that end with their line.
+ */
+function mixedText(lines: number): string {
+  const out: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    switch (i % 9) {
+      case 0:
+        out.push(`short ${i}`);
+        break;
+      case 1:
+        out.push(`wrapped ${i} ${"w".repeat(20 + (i % 23))}`);
+        break;
+      case 2:
+        out.push(`spaces ${i}   `);
+        break;
+      case 3:
+        out.push(`${"日本".repeat(5)}🙂 wide ${i}`);
+        break;
+      case 4:
+        out.push("");
+        break;
+      case 5:
+        out.push(`tab\t${i}\tend`);
+        break;
+      case 6:
+        out.push(`\x1b[31mred ${i}\x1b[0m plain ${"c".repeat(i % 30)}`);
+        break;
+      case 7:
+        out.push(`${"l".repeat(59)}${i}`);
+        break;
+      default:
+        out.push(`ÿþ ${i} then a wrap ${"z".repeat(15)}   `);
+    }
+  }
+  return `${out.join("\n")}\nEND`;
+}
+
+Deno.test("capture_pane reading only the tail gives exactly what reading the whole range gives", async () => {
+  await withServer(async (t, c) => {
+    await t.tmux("set-option", "-g", "history-limit", "5000");
+    const id = await paneShowing(t, mixedText(140), "END");
+    const history = Number((await t.tmux("display-message", "-p", "-t", id, "#{history_size}"))
+      .trim());
+    assert.ok(history > 200, `history ${history}`);
+    let compared = 0;
+    for (const start of [undefined, -1_000_000, -history + 3, -97, -6, -1, 0, 2]) {
+      for (const end of [undefined, -150, -4, -1, 0, 3]) {
+        if (start !== undefined && end !== undefined && start > end) continue;
+        for (const maxLines of [1, 4, 30]) {
+          for (const joinWrapped of [false, true]) {
+            for (const escapes of joinWrapped ? [false] : [false, true]) {
+              const args = { start, end, maxLines, joinWrapped, escapes };
+              const got = await c.ok<Content>("capture_pane", { paneId: id, ...args });
+              const want = await reference(t, id, args);
+              assert.deepEqual(pick(got), want, JSON.stringify(args));
+              compared++;
+            }
+          }
+        }
+      }
+    }
+    assert.ok(compared > 200, `${compared} comparisons`);
+  });
+});
+
+Deno.test("capture_pane of 10 lines over 60 000 rows of history reads a few rows, counts the rest exactly", async () => {
+  await withServer(async (t, c, runner) => {
+    await t.tmux("set-option", "-g", "history-limit", "70000");
+    const rows = Array.from({ length: 60_000 }, (_, i) => `history row ${i} ${"-".repeat(40)}`);
+    const id = await paneShowing(t, `${rows.join("\n")}\nEND`, "END");
+    const args = { start: -1_000_000, maxLines: 10 };
+    runner.bytes = 0;
+    const got = await c.ok<Content>("capture_pane", { paneId: id, ...args });
+    const read = runner.bytes;
+    assert.deepEqual(pick(got), await reference(t, id, args));
+    assert.equal(got.totalLines, 60_001);
+    assert.equal(got.returnedLines, 10);
+    // The whole range is 3.5 MB; the answer needs 10 rows and a screen: a few KB with the
+    // pane's state (and the counts tmux measured).
+    assert.ok(read < 20_000, `read ${read} bytes`);
+    // Joined lines are counted as they stream by: exact too, though every row passes through.
+    const joined = { ...args, joinWrapped: true };
+    assert.deepEqual(
+      pick(await c.ok<Content>("capture_pane", { paneId: id, ...joined })),
+      await reference(t, id, joined),
+    );
+  }, { width: 80, height: 24 });
+});
+
+interface Since {
+  cursor: string;
+  text: string;
+  droppedLines: number;
+  omittedBytes: number;
+  returnedLines: number;
+  firstLineNumber: number | null;
+  unchangedLines: number;
+  trimmedLines: number;
+  missed: boolean;
+  missedReason: string | null;
+  resized: boolean;
+}
+
+/** capture_since the straightforward way: all history read, compared, the bound applied. */
+async function sinceReference(t: Started, paneId: string, cursor: string, maxLines: number) {
+  const runner = new TmuxRunner({ control: false });
+  try {
+    const capture = await captureRows(runner, { socketName: t.socket }, paneId, {
+      start: "history",
+      saved: true,
+    });
+    const r = compareSince(decodeCursor(cursor), normalGrid(capture));
+    assert.equal(r.skippedRows, 0);
+    const cut = tailLines(r.rows, maxLines, 1_000_000);
+    return {
+      text: cut.text,
+      droppedLines: cut.droppedLines,
+      omittedBytes: cut.omittedBytes,
+      returnedLines: cut.returnedLines,
+      firstLineNumber: r.firstRow === null || cut.returnedLines === 0
+        ? null
+        : r.firstRow + cut.droppedLines,
+      unchangedLines: r.unchangedRows.filter((i) => i >= cut.droppedLines).length,
+      trimmedLines: r.trimmedRows,
+      missed: r.missed,
+      missedReason: r.missedReason,
+      resized: r.resized,
+    };
+  } finally {
+    await runner.close();
+  }
+}
+
+function pickSince(s: Since): Omit<Since, "cursor"> {
+  return {
+    text: s.text,
+    droppedLines: s.droppedLines,
+    omittedBytes: s.omittedBytes,
+    returnedLines: s.returnedLines,
+    firstLineNumber: s.firstLineNumber,
+    unchangedLines: s.unchangedLines,
+    trimmedLines: s.trimmedLines,
+    missed: s.missed,
+    missedReason: s.missedReason,
+    resized: s.resized,
+  };
+}
+
+Deno.test("capture_since on a pane at its history limit reads what proves the position, not the history", async () => {
+  await withServer(async (t, c, runner) => {
+    // 20 000 rows of limit: tmux trims 2 000 at a time, so the remembered rows may have moved
+    // up by any whole multiple of 2 000.
+    await t.tmux("set-option", "-g", "history-limit", "20000");
+    const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+    try {
+      const write = async (from: number, to: number, mark: string) => {
+        const rows = Array.from(
+          { length: to - from },
+          (_, i) => `row ${from + i} ${"=".repeat(30)}`,
+        );
+        await Deno.writeTextFile(file, `${rows.join("\n")}\n${mark}\n`);
+        await t.tmux("send-keys", "-t", pane, "-l", `cat '${file}'`);
+        await t.tmux("send-keys", "-t", pane, "Enter");
+        await waitFor(
+          async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes(`\n${mark}\n`),
+          mark,
+          20_000,
+        );
+      };
+      await write(0, 30_000, "FIRST-DONE");
+      const first = await c.ok<Since>("capture_since", { paneId: pane });
+      await write(30_000, 33_000, "SECOND-DONE");
+      runner.bytes = 0;
+      const args = { paneId: pane, cursor: first.cursor, maxLines: 10 };
+      const got = await c.ok<Since>("capture_since", args);
+      const read = runner.bytes;
+      assert.deepEqual(pickSince(got), await sinceReference(t, pane, first.cursor, 10));
+      assert.equal(got.missed, false);
+      assert.ok(got.trimmedLines > 0, "tmux trimmed meanwhile");
+      assert.ok(got.text.includes("SECOND-DONE"), got.text);
+      // The history is 20 000 rows of 40 bytes (800 KB); what proves the position is a few
+      // rows at each of the 11 places a trim may have moved them to.
+      assert.ok(read < 200_000, `read ${read} bytes`);
+
+      // A width change makes tmux reflow every row: one streaming pass, the same answer.
+      const before = await c.ok<Since>("capture_since", { paneId: pane });
+      await t.tmux("resize-window", "-t", pane, "-x", "60");
+      await write(33_000, 33_050, "THIRD-DONE");
+      const resized = await c.ok<Since>("capture_since", {
+        paneId: pane,
+        cursor: before.cursor,
+        maxLines: 10,
+      });
+      assert.equal(resized.resized, true);
+      assert.deepEqual(pickSince(resized), await sinceReference(t, pane, before.cursor, 10));
+    } finally {
+      await Deno.remove(file);
+    }
+  });
+});
+
+Deno.test("capture_since with much new output reads the last lines and counts the rest exactly", async () => {
+  await withServer(async (t, c, runner) => {
+    await t.tmux("set-option", "-g", "history-limit", "100000");
+    const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    const first = await c.ok<Since>("capture_since", { paneId: pane });
+    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+    try {
+      const rows = Array.from({ length: 40_000 }, (_, i) => `new row ${i} ${"+".repeat(30)}`);
+      await Deno.writeTextFile(file, `${rows.join("\n")}\nALL-DONE\n`);
+      await t.tmux("send-keys", "-t", pane, "-l", `cat '${file}'`);
+      await t.tmux("send-keys", "-t", pane, "Enter");
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("\nALL-DONE\n"),
+        "output",
+        20_000,
+      );
+    } finally {
+      await Deno.remove(file);
+    }
+    runner.bytes = 0;
+    const got = await c.ok<Since>("capture_since", {
+      paneId: pane,
+      cursor: first.cursor,
+      maxLines: 5,
+    });
+    const read = runner.bytes;
+    assert.deepEqual(pickSince(got), await sinceReference(t, pane, first.cursor, 5));
+    assert.ok(got.droppedLines > 40_000, String(got.droppedLines));
+    assert.ok(read < 100_000, `read ${read} bytes of about 1.8 MB`);
+  });
+});
