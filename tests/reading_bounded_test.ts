@@ -17,7 +17,8 @@ import {
   trimRow,
 } from "../src/tmux/capture.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
-import { compareSince, decodeCursor, normalGrid } from "../src/tmux/since.ts";
+import { decodeCursor } from "../src/tmux/since_cursor.ts";
+import { compareSince, normalGrid } from "../src/tmux/since_grid.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 

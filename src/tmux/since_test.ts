@@ -1,18 +1,15 @@
 import assert from "node:assert/strict";
 import type { PaneState } from "./capture.ts";
+import { trimRow } from "./capture.ts";
 import {
   ANCHOR_ROWS,
-  compareSince,
   CursorError,
-  cursorFor,
   decodeCursor,
-  denseGrid,
   encodeCursor,
-  type NormalGrid,
   rowHash,
   type SinceCursor,
-} from "./since.ts";
-import { trimRow } from "./capture.ts";
+} from "./since_cursor.ts";
+import { compareSince, cursorFor, denseGrid, type NormalGrid } from "./since_grid.ts";
 
 Deno.test("cursors round-trip, and anything else is refused as malformed", () => {
   const cursor: SinceCursor = {

@@ -16,7 +16,8 @@ import { sample, type TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, metadataBound, paneIdSchema, panePlacementSchema } from "../mcp/schemas.ts";
-import { captureTail, clampRow, type LineTail } from "../tmux/capture.ts";
+import { clampRow } from "../tmux/capture.ts";
+import { captureTail, type LineTail } from "../tmux/capture_tail.ts";
 import { captureSince, CursorError } from "../tmux/since.ts";
 import {
   decodeBytes,

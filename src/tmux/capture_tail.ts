@@ -1,0 +1,336 @@
+/**
+ * The last lines of a range of a pane (what capture_pane and snapshot_pane return), reading
+ * only the rows those lines can come from.
+ *
+ * A caller that keeps the last 10 lines of 190 000 rows of history gets tmux to print those 10
+ * (and a screenful), and tmux measures the bytes of the rest without sending them. Joined
+ * lines above the ones kept, which no tmux number counts, stream through a counter that holds
+ * none of them. State, lines and counts always come from one tmux invocation, so every count
+ * is exactly what a read of the whole range would give.
+ *
+ * @module
+ */
+
+import {
+  alignJoined,
+  captureChain,
+  captureRange,
+  type ChainPart,
+  checkRows,
+  countOf,
+  isBlankRow,
+  lastWrittenIndex,
+  type PaneState,
+  type RowSpan,
+  splitLines,
+  trimRow,
+  utf8Length,
+} from "./capture.ts";
+import type { RunOptions, ServerAddress, TmuxRunner } from "./run.ts";
+
+/**
+ * Counts lines as they stream by (`\n`-terminated, split anywhere) and their bytes with
+ * trailing spaces trimmed as {@link trimRow} trims them, each with its newline. The last line
+ * is remembered untrimmed ({@link lastBytes}, {@link lastSpaces}): a line tmux ended only
+ * because the capture ended may go on below.
+ */
+export class LineCounter {
+  /** Lines seen. */
+  lines = 0;
+  /** Their trimmed bytes, each plus one for its newline. */
+  bytes = 0;
+  /** Bytes of the last line seen, trailing spaces included. */
+  lastBytes = 0;
+  /** Spaces at its end. */
+  lastSpaces = 0;
+  #pendingBytes = 0;
+  #pendingSpaces = 0;
+
+  /** Counts the next bytes. */
+  push(bytes: Uint8Array): void {
+    let at = 0;
+    for (let nl = bytes.indexOf(0x0a); nl !== -1; nl = bytes.indexOf(0x0a, at)) {
+      this.#add(bytes, at, nl);
+      this.lines++;
+      this.bytes += this.#pendingBytes - this.#pendingSpaces + 1;
+      this.lastBytes = this.#pendingBytes;
+      this.lastSpaces = this.#pendingSpaces;
+      this.#pendingBytes = 0;
+      this.#pendingSpaces = 0;
+      at = nl + 1;
+    }
+    this.#add(bytes, at, bytes.length);
+  }
+
+  /** Whether bytes came after the last newline (tmux ends every capture with one). */
+  get open(): boolean {
+    return this.#pendingBytes > 0;
+  }
+
+  #add(bytes: Uint8Array, from: number, to: number): void {
+    if (to <= from) return;
+    this.#pendingBytes += to - from;
+    let k = to;
+    while (k > from && bytes[k - 1] === 0x20) k--;
+    this.#pendingSpaces = k === from ? this.#pendingSpaces + (to - from) : to - k;
+  }
+}
+
+/** What {@link captureTail} reads. */
+export interface TailSpec extends RowSpan {
+  /** Keep escape sequences for colours and attributes (`-e`). */
+  readonly escapes?: boolean;
+  /** Lines the terminal wrapped count as one (`-J`). */
+  readonly joined?: boolean;
+}
+
+/** The last lines of a range, with the lines before them counted rather than read. */
+export interface LineTail {
+  readonly state: PaneState;
+  /** The range tmux captures for the spec, after clamping (see {@link captureRange}). */
+  readonly top: number;
+  readonly bottom: number;
+  /**
+   * The last lines of the range (rows, or joined lines), trailing spaces trimmed as tmux trims
+   * them, blank rows below the last written one left out: at least the `want` last ones
+   * whenever the range holds that many.
+   */
+  readonly lines: string[];
+  /** Lines of the range before `lines`: counted, not read. */
+  readonly skippedLines: number;
+  /** UTF-8 bytes of those lines, each with the newline after it. */
+  readonly skippedBytes: number;
+  /**
+   * Row number at which line `index` of the whole range (skipped lines included) starts, for
+   * indexes from `skippedLines` on; null when it cannot be known.
+   */
+  readonly rowOf: ((index: number) => number) | null;
+  /** Rows tmux printed for this answer, all reads together (what reading cost). */
+  readonly rowsRead: number;
+}
+
+/**
+ * Joined lines (`-J`) above this many rows are streamed through a tmux process of its own
+ * rather than carried whole over the control connection.
+ */
+const STREAM_ROWS = 2_000;
+
+/**
+ * The last `want` lines of a range, reading only the rows they can come from. Lines before
+ * them are counted exactly: as rows, by tmux's own numbers and a byte count measured inside
+ * tmux; as joined lines (which no tmux number counts), by streaming them through a counter
+ * that holds none of them. State, lines and counts always come from one tmux invocation.
+ * With `escapes`, the first line read starts from default attributes (a capture of the whole
+ * range could carry a colour into it from above), and the counted bytes of lines above are as
+ * tmux prints them from the range's first row.
+ */
+export async function captureTail(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  spec: TailSpec,
+  want: number,
+  options: RunOptions = {},
+): Promise<LineTail> {
+  // tmux swaps an inverted range: so does everything below.
+  const range = typeof spec.start === "number" && spec.end !== undefined && spec.start > spec.end
+    ? { ...spec, start: spec.end, end: spec.start }
+    : spec;
+  return range.joined
+    ? await joinedTail(runner, address, paneId, range, Math.max(1, want), options)
+    : await rowTail(runner, address, paneId, range, Math.max(1, want), options);
+}
+
+/**
+ * Where to start reading for the last `want` lines: history rows all count as lines, so `want`
+ * of them above the screen (or above the range's end, inside history) are enough.
+ */
+function windowStart(spec: TailSpec, want: number): number {
+  const from = spec.end !== undefined && spec.end < 0 ? spec.end - want + 1 : -want;
+  const start = spec.start ?? 0;
+  return start === "history" ? from : Math.max(start, from);
+}
+
+/** Whether the range starts above row `at` (given in the same numbers, before clamping). */
+function startsAbove(spec: TailSpec, at: number): boolean {
+  const start = spec.start ?? 0;
+  return start === "history" || start < at;
+}
+
+async function rowTail(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  spec: TailSpec,
+  want: number,
+  options: RunOptions,
+): Promise<LineTail> {
+  const from = windowStart(spec, want);
+  const flags = spec.escapes ? ["-e"] : [];
+  const window: RowSpan = { start: from, end: spec.end };
+  const parts: ChainPart[] = [{ kind: "rows", span: window, flags: [...flags, "-N"] }];
+  const above = startsAbove(spec, from);
+  if (above) {
+    parts.push({ kind: "count", span: { start: spec.start, end: from - 1 }, flags });
+  }
+  const { state, outputs } = await captureChain(runner, address, paneId, parts, options);
+  const { top, bottom } = captureRange(spec, state);
+  const read = captureRange(window, state);
+  const rows = splitLines(outputs[0]);
+  checkRows(paneId, rows.length, read.top, read.bottom);
+  const skippedLines = read.top - top;
+  let skippedBytes = 0;
+  if (skippedLines > 0) {
+    // Every skipped row is history (the window reaches `want` rows above the screen): each
+    // counts as a line, and tmux measured them trimmed as they would print.
+    const counted = captureRange({ start: spec.start, end: from - 1 }, state);
+    if (!above || counted.top !== top || counted.bottom !== read.top - 1) {
+      throw new Error(`tmux counted rows ${counted.top}..${counted.bottom}, not ${top}..`);
+    }
+    skippedBytes = countOf(outputs[1]);
+  }
+  const last = lastWrittenIndex(rows, read.top);
+  return {
+    state,
+    top,
+    bottom,
+    lines: rows.slice(0, last + 1).map(trimRow),
+    skippedLines,
+    skippedBytes,
+    rowOf: (i) => top + i,
+    rowsRead: rows.length,
+  };
+}
+
+/** Joined lines of a read: trimmed, blank ones below the last written one left out. */
+function joinedLines(
+  rows: readonly string[],
+  joined: readonly string[],
+  top: number,
+  bottom: number,
+): { lines: string[]; starts: number[] | null } {
+  const starts = alignJoined(rows, joined);
+  const lines = joined.map(trimRow);
+  let keep = lines.length;
+  if (starts) {
+    while (keep > 0 && top + starts[keep - 1] >= 0 && isBlankRow(lines[keep - 1])) keep--;
+    return { lines: lines.slice(0, keep), starts };
+  }
+  // The rows could not be lined up with the joined lines (never seen): trim trailing blank
+  // lines only when the range reaches the screen, and claim no line numbers.
+  while (bottom >= 0 && keep > 0 && isBlankRow(lines[keep - 1])) keep--;
+  return { lines: lines.slice(0, keep), starts: null };
+}
+
+async function joinedTail(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  spec: TailSpec,
+  want: number,
+  options: RunOptions,
+): Promise<LineTail> {
+  const flags = spec.escapes ? ["-e"] : [];
+  let from = windowStart(spec, want);
+  // Rows above the window, as the last read found them: unknown before the first read.
+  let aboveRows: number | null = null;
+  let rowsRead = 0;
+  while (true) {
+    const window: RowSpan = { start: from, end: spec.end };
+    const parts: ChainPart[] = [
+      { kind: "rows", span: window, flags: [...flags, "-J"] },
+      { kind: "rows", span: window, flags: [...flags, "-N"] },
+    ];
+    // The rows above the window are counted only once a read showed the window holds enough:
+    // in the same invocation as the window, so the count and the lines are of one instant.
+    const counter = new LineCounter();
+    const counting = aboveRows !== null && startsAbove(spec, from);
+    if (counting) {
+      parts.push({
+        kind: "rows",
+        span: { start: spec.start, end: from - 1 },
+        flags: [...flags, "-J"],
+      });
+      // tmux ends a capture with a newline even after a wrapped row: the row above the window
+      // and the window's first, joined, print one line if that row was wrapped, two if not.
+      parts.push({ kind: "rows", span: { start: from - 1, end: from }, flags: ["-J"] });
+    }
+    const { state, outputs } = await captureChain(
+      runner,
+      address,
+      paneId,
+      parts,
+      options,
+      counting
+        ? { part: 2, bulk: (aboveRows ?? 0) > STREAM_ROWS, consume: (b) => counter.push(b) }
+        : undefined,
+    );
+    const { top, bottom } = captureRange(spec, state);
+    const read = captureRange(window, state);
+    const rows = splitLines(outputs[1]);
+    checkRows(paneId, rows.length, read.top, read.bottom);
+    const joined = splitLines(outputs[0]);
+    rowsRead += rows.length + (counting ? read.top - top : 0);
+    const { lines, starts } = joinedLines(rows, joined, read.top, read.bottom);
+    const rowOf = (offset: number) => starts ? (i: number) => read.top + starts[i + offset] : null;
+    if (read.top <= top) {
+      return {
+        state,
+        top,
+        bottom,
+        lines,
+        skippedLines: 0,
+        skippedBytes: 0,
+        rowOf: rowOf(0),
+        rowsRead,
+      };
+    }
+    // The window's first line may continue a line that starts above it: only the lines after
+    // it surely start inside.
+    if (lines.length - 1 < want) {
+      const further = read.top - 3 * (read.bottom - read.top + 1);
+      from = spec.start === "history" ? further : Math.max(spec.start ?? 0, further);
+      aboveRows = null;
+      continue;
+    }
+    if (!counting) {
+      aboveRows = read.top - top;
+      continue;
+    }
+    const counted = captureRange({ start: spec.start, end: from - 1 }, state);
+    if (counted.top !== top || counted.bottom !== read.top - 1) {
+      throw new Error(`tmux joined rows ${counted.top}..${counted.bottom}, not ${top}..`);
+    }
+    if (counter.open) throw new Error(`tmux ended a capture of ${paneId} without a newline`);
+    if (splitLines(outputs[3]).length !== 1) {
+      // The row above the window ended a line: the window's first line is a whole one.
+      return {
+        state,
+        top,
+        bottom,
+        lines,
+        skippedLines: counter.lines,
+        skippedBytes: counter.bytes,
+        rowOf: rowOf(-counter.lines),
+        rowsRead,
+      };
+    }
+    // It was wrapped: the window's first line is the rest of the last line above, which was
+    // counted as if it ended there.
+    const head = trimRow(joined[0]);
+    const merged = head === ""
+      ? counter.lastBytes - counter.lastSpaces
+      : counter.lastBytes + utf8Length(head);
+    const skippedLines = counter.lines;
+    return {
+      state,
+      top,
+      bottom,
+      lines: lines.slice(1),
+      skippedLines,
+      skippedBytes: counter.bytes - (counter.lastBytes - counter.lastSpaces) + merged,
+      rowOf: rowOf(1 - skippedLines),
+      rowsRead,
+    };
+  }
+}
