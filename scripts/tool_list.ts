@@ -9,6 +9,7 @@
  * @module
  */
 
+import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import { TOOLSETS } from "../src/mcp/toolsets.ts";
 import { buildServer } from "../src/server.ts";
 
@@ -18,7 +19,7 @@ export async function liveToolList(): Promise<{ tools: { name: string }[] }> {
     address: {},
     toolsets: TOOLSETS,
     version: "tool-list",
-    maxResultBytes: 100_000,
+    maxResultBytes: MAX_RESULT_BYTES,
     callerEnv: {},
     prebuiltToolList: false,
   });

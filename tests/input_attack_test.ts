@@ -155,12 +155,14 @@ Deno.test("keys tmux never confirmed are reported as possibly typed, never as a 
       signal: new AbortController().signal,
       progress: () => Promise.resolve(),
     });
+  let pid = 0;
   try {
     const pane = await shellPane(t);
-    const { pid } = await t.facts();
-    // The server stops itself right after the guard's read: the keys are sent to a server
-    // that cannot answer, and will type them when it resumes.
-    await t.tmux("set-hook", "-g", "after-list-clients", `run-shell -b "kill -STOP ${pid}"`);
+    pid = (await t.facts()).pid;
+    // The server stops itself after typing the text and before pressing Enter (a run-shell
+    // without -b holds the queue until its job, the kill, is done): the call gets no answer,
+    // and the rest of what it sent still happens once tmux resumes.
+    await t.tmux("set-hook", "-g", "after-send-keys", `run-shell "kill -STOP ${pid}"`);
     const pending = call("send_keys_batch", {
       operations: [{ paneId: pane, text: "echo RESUMED-$((40+2))" }],
     });
@@ -176,14 +178,14 @@ Deno.test("keys tmux never confirmed are reported as possibly typed, never as a 
     assert.match(row.error, /could do it twice/);
     assert.doesNotMatch(row.error, /try again\.$/);
     Deno.kill(pid, "SIGCONT");
-    await t.tmux("set-hook", "-gu", "after-list-clients");
+    await t.tmux("set-hook", "-gu", "after-send-keys");
     // Whether tmux still typed them depends on what it had read before it stopped: at most
     // once, and the server answers again.
     await call("list_panes", {});
     const shown = await t.tmux("capture-pane", "-p", "-t", pane);
     assert.ok(shown.split("RESUMED-42").length <= 2, shown);
   } finally {
-    const { pid } = await t.facts().catch(() => ({ pid: 0 }));
+    // Never leave it stopped: every later tmux call (the cleanup's too) would wait forever.
     if (pid) Deno.kill(pid, "SIGCONT");
     await built.runner.close();
     await t.kill();

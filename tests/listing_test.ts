@@ -22,7 +22,9 @@ import {
 import { portabilityProblems } from "../src/mcp/portable_schema.ts";
 import { successResult } from "../src/mcp/registry.ts";
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
+import { MAX_RESULT_BYTES, replyBound } from "../src/mcp/bounds.ts";
 import { connect } from "./helpers/mcp.ts";
+import { parseRendered } from "./helpers/rendered.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 Deno.test("default toolsets: a model is shown at most 24 000 bytes, tools/list is at most 70 000", async () => {
@@ -93,7 +95,7 @@ Deno.test("_meta marks the tools an agent needs first and the bounds of long res
   assert.ok(maxResultChars() > 50_000, "the declared bound is past what a client inlines anyway");
 });
 
-Deno.test("capture_pane of 10 000 lines returns more than 50 000 characters, within its declared bound", async () => {
+Deno.test("capture_pane asked for 10 000 lines fills its bound and stays within what it declares", async () => {
   const t = await TestTmux.start();
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-listing-" });
   const c = await connect({ socketName: t.socket });
@@ -120,7 +122,12 @@ Deno.test("capture_pane of 10 000 lines returns more than 50 000 characters, wit
     const result = await c.call("capture_pane", { paneId, start: -12_000, maxLines: 10_000 });
     assert.notEqual(result.isError, true);
     const text = (result.content as { type: string; text: string }[])[0].text;
-    assert.ok(text.length > 50_000, `${text.length} characters: the declaration is needed`);
+    const data = result.structuredContent as { droppedLines: number; text: string };
+    assert.ok(data.droppedLines > 0, "the lines past the bound are left out and counted");
+    const dataBytes = new TextEncoder().encode(JSON.stringify(data)).length;
+    assert.ok(dataBytes > MAX_RESULT_BYTES * 0.8, `${dataBytes} bytes of data: the bound is used`);
+    const wire = new TextEncoder().encode(JSON.stringify(result)).length;
+    assert.ok(wire <= replyBound(), `the whole reply is ${wire} bytes, past ${replyBound()}`);
     assert.ok(
       text.length <= maxResultChars(),
       `${text.length} characters, past the declared ${maxResultChars()}`,
@@ -136,12 +143,12 @@ Deno.test("a long summary is cut, never inside a character, and the data stays w
   const data = { note: "x".repeat(10) };
   for (const summary of ["a".repeat(5_000), "😀".repeat(3_000), `a${"😀".repeat(3_000)}`]) {
     const text = (successResult({ data, summary }).content[0] as { text: string }).text;
-    const [first, rest] = [text.slice(0, text.indexOf("\n")), text.slice(text.indexOf("\n") + 1)];
+    const first = text.slice(0, text.indexOf("\n"));
     assert.ok(first.length <= MAX_SUMMARY_CHARS, `${first.length} characters`);
     assert.ok(first.isWellFormed(), "no lone surrogate");
     assert.ok(first.endsWith("…"));
-    assert.equal(rest, JSON.stringify(data));
+    assert.deepEqual(parseRendered(text).data, data);
   }
   const short = (successResult({ data, summary: "Done." }).content[0] as { text: string }).text;
-  assert.equal(short, `Done.\n${JSON.stringify(data)}`);
+  assert.equal(short, "Done.\nnote: xxxxxxxxxx");
 });

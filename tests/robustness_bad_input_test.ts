@@ -13,7 +13,7 @@
 
 import assert from "node:assert/strict";
 import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
+import { MAX_RESULT_BYTES, replyBound } from "../src/mcp/bounds.ts";
 import { TOOLSETS } from "../src/mcp/toolsets.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import {
@@ -65,7 +65,8 @@ function resultOutcome(result: CallToolResult): Outcome {
     isError: result.isError === true,
     text,
     structured: result.structuredContent,
-    bytes: new TextEncoder().encode(text).length,
+    // The whole reply as the wire carries it: text blocks and structured content together.
+    bytes: new TextEncoder().encode(JSON.stringify(result)).length,
   };
 }
 
@@ -357,7 +358,7 @@ class Corpus {
           if (nonexistent && nestedErrors(outcome.structured).length === 0) {
             this.problem("succeeded on a target that does not exist", where, outcome.text, args);
           }
-          if (outcome.bytes > MAX_RESULT_BYTES + 8_192) {
+          if (outcome.bytes > replyBound(MAX_RESULT_BYTES)) {
             this.problem("result past its bound", where, `${outcome.bytes} bytes`, args);
           }
           for (const error of nestedErrors(outcome.structured)) {

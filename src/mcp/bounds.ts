@@ -8,8 +8,26 @@
  * @module
  */
 
-/** Default bound on a result's structured JSON, about what Claude Code accepts from a tool. */
-export const MAX_RESULT_BYTES = 100_000;
+/**
+ * Default bound on a result's structured JSON. The text block carries the same facts (see
+ * render.ts), so a whole reply on the wire stays within {@link replyBound}: about 100 000
+ * bytes, and its text within 50 000 characters — what Claude Code shows a model inline (it
+ * saves larger results to a file) and under its 25 000-token limit.
+ */
+export const MAX_RESULT_BYTES = 48_000;
+
+/** Room the text block may take beyond its data: the summary line and the rendering's frames. */
+export const TEXT_OVERHEAD_CHARS = 3_001;
+
+/** The most characters a result's text holds when its data fills `maxResultBytes`. */
+export function textBound(maxResultBytes: number = MAX_RESULT_BYTES): number {
+  return maxResultBytes + TEXT_OVERHEAD_CHARS;
+}
+
+/** The most bytes a whole reply (text block plus structured content as JSON) takes. */
+export function replyBound(maxResultBytes: number = MAX_RESULT_BYTES): number {
+  return 2 * maxResultBytes + TEXT_OVERHEAD_CHARS + 1_000;
+}
 
 /** Longest name, title, path or command kept in a metadata field, in UTF-8 bytes. */
 export const MAX_METADATA_BYTES = 2_048;

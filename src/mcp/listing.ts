@@ -11,7 +11,7 @@
  * @module
  */
 
-import { MAX_RESULT_BYTES } from "./bounds.ts";
+import { MAX_RESULT_BYTES, textBound } from "./bounds.ts";
 
 /** Tools an agent needs first: to find panes, read them, type into them and wait on them. */
 export const ALWAYS_LOAD: ReadonlySet<string> = new Set([
@@ -61,11 +61,11 @@ export const SEEDED_SCHEMAS: ReadonlySet<string> = new Set(["list_panes", "list_
 export const MAX_SUMMARY_CHARS = 1_000;
 
 /**
- * The most characters a successful result's text holds when its data fills `maxResultBytes`
- * (a UTF-8 byte is at least one UTF-16 character): the summary, a newline, the data as JSON.
+ * The most characters a successful result's text holds when its data fills `maxResultBytes`:
+ * what the registry enforces ({@link textBound}).
  */
 export function maxResultChars(maxResultBytes: number = MAX_RESULT_BYTES): number {
-  return MAX_SUMMARY_CHARS + 1 + maxResultBytes;
+  return textBound(maxResultBytes);
 }
 
 /** A tool's `_meta` in tools/list, or undefined when it has nothing to say. */

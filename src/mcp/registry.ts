@@ -24,7 +24,8 @@ import type { TmuxRunner } from "../tmux/run.ts";
 import { type ProgressFn, type ServerConfig, TmuxContext } from "./context.ts";
 import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
-import { MAX_RESULT_BYTES } from "./bounds.ts";
+import { byteLength, MAX_RESULT_BYTES, textBound } from "./bounds.ts";
+import { renderReply } from "./render.ts";
 import { MAX_SUMMARY_CHARS, SEEDED_SCHEMAS, toolMeta } from "./listing.ts";
 import { portableSchema } from "./portable_schema.ts";
 import { checkedString } from "./schemas.ts";
@@ -171,7 +172,7 @@ export class ToolRegistry {
     this.#inFlight++;
     try {
       const reply = await tool.run(args, ctx);
-      return successResult(reply);
+      return successResult(reply, this.#config.maxResultBytes);
     } catch (error) {
       return errorResult(failureText(error, ctx.address));
     } finally {
@@ -341,18 +342,32 @@ function progressSender(extra: Extra): ProgressFn {
 }
 
 /**
- * A success: structured content plus the same data as text, behind a one-line summary (cut to
- * {@link MAX_SUMMARY_CHARS}: a summary naming a long command or value must not push the text
- * past the bound a tool declares).
+ * A success: structured content for programs, and the same facts as text for a model — the
+ * one-line summary (cut to {@link MAX_SUMMARY_CHARS}), then the data rendered to read (see
+ * render.ts). The text never passes {@link textBound}: a tool bounds its data, and should the
+ * rendering still overflow, the text is cut at a line and says so; nothing is cut silently.
  */
-export function successResult(reply: ToolReply<unknown>): CallToolResult {
+export function successResult(
+  reply: ToolReply<unknown>,
+  maxResultBytes: number = MAX_RESULT_BYTES,
+): CallToolResult {
+  const text = renderReply(shortSummary(reply.summary), reply.data);
   return {
-    content: [{
-      type: "text",
-      text: `${shortSummary(reply.summary)}\n${JSON.stringify(reply.data)}`,
-    }],
+    content: [{ type: "text", text: fitText(text, textBound(maxResultBytes)) }],
     structuredContent: reply.data as Record<string, unknown>,
   };
+}
+
+/** `text` within `max` UTF-8 bytes, cut at a line boundary with a note of what was left out. */
+function fitText(text: string, max: number): string {
+  if (byteLength(text) <= max) return text;
+  const note = (left: number) =>
+    `\n[text cut here: ${left} more characters; structuredContent holds every field]`;
+  let end = Math.min(text.length, max - 100);
+  while (end > 0 && byteLength(text.slice(0, end)) > max - 100) end = Math.floor(end * 0.9);
+  const cut = text.lastIndexOf("\n", end);
+  const at = cut > 0 ? cut : end;
+  return `${text.slice(0, at)}${note(text.length - at)}`;
 }
 
 function shortSummary(summary: string): string {

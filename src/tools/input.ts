@@ -22,8 +22,9 @@ import { newBufferName } from "./buffers.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
-import { execFast } from "../tmux/control.ts";
-import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
+import { execFast, execOnce } from "../tmux/control.ts";
+import { escapeTrailingSemicolon } from "../tmux/format.ts";
+import { judgeResult, TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
 import {
@@ -122,7 +123,12 @@ function checkDeliverable(what: string, text: string, hint: string): void {
 }
 
 /** Guards, checks key names, then types text, presses keys and Enter in one tmux call. */
-async function sendOne(ctx: TmuxContext, snapshot: Snapshot, op: SendArgs): Promise<Sent> {
+async function sendOne(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  op: SendArgs,
+  echoBytes = 4_096,
+): Promise<Sent> {
   const nothingSent = 'Nothing was sent. A NUL byte is the key "C-Space" in keys.';
   if (op.text !== undefined) checkDeliverable("text", op.text, nothingSent);
   for (const key of op.keys ?? []) checkDeliverable("A key name", key, nothingSent);
@@ -187,7 +193,7 @@ async function sendOne(ctx: TmuxContext, snapshot: Snapshot, op: SendArgs): Prom
   const reached = commands.length > 0
     ? await deliverInput(ctx, snapshot, pane, { force: op.force }, commands)
     : guardInput(ctx, snapshot, pane, { force: op.force });
-  const shown = op.text === undefined ? null : cutString(op.text, 4_096);
+  const shown = op.text === undefined ? null : cutString(op.text, echoBytes);
   return {
     paneId: pane.id,
     text: shown?.text ?? null,
@@ -260,6 +266,10 @@ const sendKeysBatch = defineTool({
   annotations: TYPES,
   async run(args, ctx) {
     const onError = args.onError ?? "stop";
+    // Each row echoes what it typed, or why it failed: all of them within the result bound.
+    const perRow = Math.floor((ctx.config.maxResultBytes - 1_024) / args.operations.length) - 400;
+    const echoBytes = Math.max(64, Math.min(4_096, perRow));
+    const errorChars = Math.max(200, Math.min(2_000, perRow));
     const results: z.infer<typeof batchRow>[] = [];
     let stoppedAt: number | null = null;
     for (const [index, op] of args.operations.entries()) {
@@ -268,10 +278,10 @@ const sendKeysBatch = defineTool({
         continue;
       }
       try {
-        const sent = await sendOne(ctx, await ctx.guardSnapshot(op.paneId), op);
+        const sent = await sendOne(ctx, await ctx.guardSnapshot(op.paneId), op, echoBytes);
         results.push({ index, paneId: op.paneId, status: "sent", error: null, sent });
       } catch (error) {
-        const text = cutString(failureText(error, ctx.address), 2_000).text;
+        const text = cutString(failureText(error, ctx.address), errorChars).text;
         results.push({ index, paneId: op.paneId, status: "failed", error: text, sent: null });
         if (onError === "stop") stoppedAt = index;
       }
@@ -376,20 +386,25 @@ async function pasteViaBuffer(
     ],
   };
   try {
+    // The buffer is filled before the guarded step, so nothing (not even a hook on set-buffer)
+    // runs between tmux's check and the paste.
     if (!text.includes("\n") && byteLength(text) <= MAX_TEXT_BYTES) {
-      // One line travels inside the guarded command, over the control channel when there is one.
-      return await deliverInput(
-        ctx,
-        snapshot,
-        pane,
-        guard,
-        [["set-buffer", "-b", name, "--", text], ...commands],
+      // One line travels as an argument, over the control channel when there is one.
+      judgeResult(
+        await execOnce(ctx.runner, ctx.address, [
+          "set-buffer",
+          "-b",
+          name,
+          "--",
+          escapeTrailingSemicolon(text),
+        ], { signal: ctx.signal }),
       );
+    } else {
+      await ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-"], {
+        signal: ctx.signal,
+        stdin: new TextEncoder().encode(text),
+      });
     }
-    await ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-"], {
-      signal: ctx.signal,
-      stdin: new TextEncoder().encode(text),
-    });
     return await deliverInput(ctx, snapshot, pane, guard, commands);
   } catch (error) {
     await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", name]).catch(() => {});

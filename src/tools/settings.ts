@@ -316,8 +316,20 @@ const optionEntry = z.strictObject({
 
 type OptionEntry = z.infer<typeof optionEntry>;
 
-/** Longest single option value show_option returns before cutting it. */
-const MAX_OPTION_VALUE_BYTES = 65_536;
+/**
+ * Longest single option value show_option and set_option return before cutting it: the value
+ * travels twice in a result (`value` and its entry), so each copy gets under half the bound.
+ */
+function maxOptionValueBytes(ctx: TmuxContext): number {
+  return Math.min(65_536, Math.floor((ctx.config.maxResultBytes - 4_096) / 2));
+}
+
+/** A value as a summary shows it: its start, quoted; the result holds the rest. */
+function shownValue(value: string | null): string {
+  if (value === null) return "null";
+  const cut = cutString(value, 200);
+  return `${JSON.stringify(cut.text)}${cut.omittedBytes > 0 ? "…" : ""}`;
+}
 
 async function readOptions(
   ctx: TmuxContext,
@@ -359,7 +371,7 @@ async function readOne(
   name: string,
   includeInherited: boolean,
 ): Promise<{ entries: OptionEntry[]; scalar: OptionEntry | null }> {
-  const entries = await readOptions(ctx, where, name, includeInherited, MAX_OPTION_VALUE_BYTES);
+  const entries = await readOptions(ctx, where, name, includeInherited, maxOptionValueBytes(ctx));
   return { entries, scalar: entries.length === 1 && entries[0].index === null ? entries[0] : null };
 }
 
@@ -439,7 +451,7 @@ const showOption = defineTool({
       summary: entries.length === 0
         ? `${args.name} is not set in ${where.label}.`
         : scalar
-        ? `${args.name} = ${JSON.stringify(scalar.value)} (${where.label}${
+        ? `${args.name} = ${shownValue(scalar.value)} (${where.label}${
           scalar.inherited ? ", inherited" : ""
         }).`
         : `${args.name}: ${entries.length} entries (${where.label}).`,
@@ -516,7 +528,7 @@ const setOption = defineTool({
       },
       summary: args.unset
         ? `Unset ${args.name} in ${where.label}.`
-        : `${args.name} = ${JSON.stringify(scalar?.value ?? null)} in ${where.label}.`,
+        : `${args.name} = ${shownValue(scalar?.value ?? null)} in ${where.label}.`,
     };
   },
 });

@@ -16,6 +16,7 @@ import { buildServer, type BuiltServer } from "../../src/server.ts";
 import type { CallerEnv } from "../../src/tmux/identity.ts";
 import type { TmuxRunner } from "../../src/tmux/run.ts";
 import { TOOLSETS } from "../../src/mcp/toolsets.ts";
+import { parseRendered } from "./rendered.ts";
 import { TestTmux } from "./tmux.ts";
 
 /** What a test may set when connecting. */
@@ -72,7 +73,11 @@ export async function connect(options: ConnectOptions = {}): Promise<TestClient>
       assert.ok(tool, `no tool ${name}`);
       const parsed = tool.outputSchema.safeParse(result.structuredContent);
       assert.ok(parsed.success, `${name} result does not match its schema: ${parsed.error}`);
-      assert.ok(text.includes(JSON.stringify(result.structuredContent)), "text carries the data");
+      assert.deepEqual(
+        parseRendered(text).data,
+        result.structuredContent,
+        "the text carries every field of the structured content",
+      );
       return result.structuredContent as T;
     },
     async fail(name: string, args: Record<string, unknown> = {}) {

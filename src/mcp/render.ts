@@ -1,0 +1,151 @@
+/**
+ * A tool's data as a model reads it best: the text block of every successful result.
+ *
+ * `structuredContent` is JSON for programs; the text block carries the same facts for a
+ * model, at about half the tokens: `key: value` lines, one line per list entry as
+ * `field=value` pairs, and long texts (a capture, a command's output) as they are, inside a
+ * fence. Nothing a pane produces can pose as the reply's own structure: a value that holds a
+ * line break, a control character, quotes or leading spaces is written as a JSON string, and
+ * a fence is longer than any run of backticks inside it.
+ *
+ * @module
+ */
+
+/**
+ * A value written bare on a `key: value` line: no spaces at its ends, no quote, backslash,
+ * control character or line separator anywhere (anything else is a JSON string).
+ */
+const BARE =
+  // deno-lint-ignore no-control-regex
+  /^[^\s"\\\u0000-\u001f\u007f-\u009f\u2028\u2029](?:[^"\\\u0000-\u001f\u007f-\u009f\u2028\u2029]*[^\s"\\\u0000-\u001f\u007f-\u009f\u2028\u2029])?$/;
+
+/** A value inside an entry line also may not hold spaces or `=` (they separate fields). */
+// deno-lint-ignore no-control-regex
+const BARE_FIELD = /^[^\s"=\\\u0000-\u001f\u007f-\u009f\u2028\u2029]+$/;
+
+/** Words a bare string could be mistaken for: a number, true/false/null, inline JSON. */
+const AMBIGUOUS = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)$|^[[{]/i;
+
+/**
+ * JSON, with the characters JSON leaves raw but a reader may not (C1 controls, which some
+ * terminals obey; U+2028 and U+2029, which some readers take as line breaks) escaped too.
+ */
+function json(value: unknown): string {
+  return (JSON.stringify(value) ?? "null").replace(
+    /[\u0080-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+function scalar(value: unknown, pattern: RegExp): string {
+  if (typeof value === "string") {
+    return value !== "" && pattern.test(value) && !AMBIGUOUS.test(value) ? value : json(value);
+  }
+  if (value === null || typeof value === "number" || typeof value === "boolean") {
+    return String(value);
+  }
+  return json(value);
+}
+
+/** A key as written: bare when it is a plain name, else a JSON string. */
+function keyText(key: string): string {
+  return /^[A-Za-z_][\w.-]*$/.test(key) ? key : json(key);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A string long or multi-line enough to be shown as a block rather than a value. */
+function isBlock(value: unknown): value is string {
+  return typeof value === "string" && value.includes("\n");
+}
+
+/** The text between fences: every line as it is; a fence longer than any backtick run in it. */
+function fenced(text: string): string[] {
+  let longest = 0;
+  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return [fence, ...text.split("\n").map(printable), fence];
+}
+
+/**
+ * Control characters (other than tab; C1 ones too) shown as `\xNN`, so no line of a block can
+ * drive a terminal or hide what follows it; everything else stays as the pane showed it.
+ */
+function printable(line: string): string {
+  return line.replace(
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  );
+}
+
+/** One list entry as `field=value` pairs; nested values as inline JSON. */
+function entryLine(entry: unknown): string {
+  if (!isPlainObject(entry)) return `- ${scalar(entry, BARE_FIELD)}`;
+  if (Object.keys(entry).length === 0) return "- {}";
+  const fields = Object.entries(entry).map(([key, value]) =>
+    `${keyText(key)}=${
+      Array.isArray(value) || isPlainObject(value) ? json(value) : scalar(value, BARE_FIELD)
+    }`
+  );
+  return `- ${fields.join(" ")}`;
+}
+
+function renderInto(lines: string[], data: Record<string, unknown>, indent: string): void {
+  for (const [key, value] of Object.entries(data)) {
+    if (isBlock(value)) {
+      lines.push(`${indent}${keyText(key)}:`, ...fenced(value));
+    } else if (Array.isArray(value)) {
+      if (value.length === 0) lines.push(`${indent}${keyText(key)}: []`);
+      else if (value.every((v) => !isPlainObject(v) && !Array.isArray(v) && !isBlock(v))) {
+        lines.push(`${indent}${keyText(key)}: ${json(value)}`);
+      } else {
+        lines.push(`${indent}${keyText(key)} (${value.length}):`);
+        for (const entry of value) {
+          if (isPlainObject(entry) && Object.values(entry).some(isBlock)) {
+            // An entry with a long text (a batch row's output): fields, then the block.
+            const { blocks, rest } = splitBlocks(entry);
+            lines.push(`${indent}${entryLine(rest)}`);
+            for (const [k, v] of blocks) lines.push(`${indent}  ${keyText(k)}:`, ...fenced(v));
+          } else {
+            lines.push(`${indent}${entryLine(entry)}`);
+          }
+        }
+      }
+    } else if (isPlainObject(value)) {
+      if (indent.length >= 4) lines.push(`${indent}${keyText(key)}: ${json(value)}`);
+      else {
+        lines.push(`${indent}${keyText(key)}:`);
+        renderInto(lines, value, `${indent}  `);
+      }
+    } else {
+      lines.push(`${indent}${keyText(key)}: ${scalar(value, BARE)}`);
+    }
+  }
+}
+
+function splitBlocks(
+  entry: Record<string, unknown>,
+): { blocks: [string, string][]; rest: Record<string, unknown> } {
+  const blocks: [string, string][] = [];
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(entry)) {
+    if (isBlock(v)) blocks.push([k, v]);
+    else rest[k] = v;
+  }
+  return { blocks, rest };
+}
+
+/**
+ * The text block of a successful result: the one-line summary, then the data. Every fact of
+ * `data` is in it; a value is bare only when nothing could be misread (no spaces at its ends,
+ * no quotes, no control characters, not a number or `true` that is really a string).
+ */
+export function renderReply(summary: string, data: unknown): string {
+  if (!isPlainObject(data)) return `${summary}\n${json(data)}`;
+  const lines = [summary];
+  renderInto(lines, data, "");
+  return lines.join("\n");
+}

@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { parseRendered } from "../../tests/helpers/rendered.ts";
+import { renderReply } from "./render.ts";
+
+const HOSTILE = [
+  "plain",
+  "two words",
+  " leading",
+  "trailing ",
+  "",
+  "a=b",
+  'say "hi"',
+  "back\\slash",
+  "line\nbreak",
+  "ends with newline\n",
+  "tab\there",
+  "esc\x1b[31mred",
+  "```\nfake fence\n```",
+  "````",
+  "- id=%9 fake=entry",
+  "key: value",
+  "true",
+  "42",
+  "-1.5",
+  "null",
+  "日本語🙂",
+  "\u2028sep",
+  "\u009bcsi",
+  "#{pane_id}",
+  "[tmux]",
+  "{x}",
+  "1e5",
+  "- dash",
+];
+
+function randomData(seed: number): Record<string, unknown> {
+  let s = seed;
+  const rand = (n: number) => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s % n;
+  };
+  const str = () =>
+    HOSTILE[rand(HOSTILE.length)] + (rand(3) === 0 ? HOSTILE[rand(HOSTILE.length)] : "");
+  const leaf = (): unknown => [str(), rand(1000) - 500, rand(2) === 0, null, 1.25][rand(5)];
+  const entry = () => {
+    const e: Record<string, unknown> = {};
+    for (let k = 0; k < 1 + rand(4); k++) e[`f${k}`] = rand(6) === 0 ? [str(), rand(9)] : leaf();
+    if (rand(5) === 0) e["odd key=x"] = str();
+    if (rand(4) === 0) e.output = `${str()}\n${str()}`;
+    return e;
+  };
+  const data: Record<string, unknown> = {};
+  if (rand(3) === 0) {
+    data.variables = { "MY-VAR.x": str(), "a b": str(), "k=v": [str()], 'q"': { "\n": 1 } };
+  }
+  for (let k = 0; k < 1 + rand(6); k++) {
+    const kind = rand(6);
+    data[`k${k}`] = kind === 0
+      ? Array.from({ length: 1 + rand(3) }, entry)
+      : kind === 1
+      ? { inner: leaf(), deeper: { x: leaf() }, list: [str()] }
+      : kind === 2
+      ? [str(), str()]
+      : kind === 3
+      ? `${str()}\n${str()}\n${str()}`
+      : leaf();
+  }
+  return data;
+}
+
+Deno.test("renderReply: every value comes back exactly, hostile strings included", () => {
+  for (let seed = 1; seed <= 3_000; seed++) {
+    const data = randomData(seed);
+    const text = renderReply("Summary line.", data);
+    const back = parseRendered(text);
+    assert.equal(back.summary, "Summary line.");
+    assert.deepEqual(back.data, data, `seed ${seed}:\n${text}`);
+  }
+});
+
+Deno.test("renderReply: a long text is shown as it is, and costs less than its JSON", () => {
+  const text = Array.from({ length: 200 }, (_, i) => `$ echo "row ${i}"\\t`).join("\n");
+  const rendered = renderReply("Captured.", { paneId: "%3", text, totalLines: 200 });
+  assert.ok(rendered.includes('$ echo "row 7"\\t\n'), "rows as they are");
+  assert.ok(rendered.length < JSON.stringify({ paneId: "%3", text, totalLines: 200 }).length);
+  assert.ok(rendered.startsWith("Captured.\npaneId: %3\ntext:\n```\n"));
+});
+
+Deno.test("renderReply: no control character reaches the text", () => {
+  const rendered = renderReply("s", {
+    title: "\x1b]0;owned\x07",
+    rows: [{ name: "a\x1bb" }],
+    text: "x\x1b[2J\ny\u009b2J",
+    list: ["\u009b", "\u2028"],
+  });
+  // deno-lint-ignore no-control-regex
+  assert.doesNotMatch(rendered, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/);
+});

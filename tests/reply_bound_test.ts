@@ -1,0 +1,55 @@
+/**
+ * A whole reply — its text block and its structured content, as JSON on the wire — stays
+ * within the bound, even for the tools whose arguments or stored values are large.
+ */
+
+import assert from "node:assert/strict";
+import { replyBound, textBound } from "../src/mcp/bounds.ts";
+import { withTmux } from "./helpers/mcp.ts";
+import { parseRendered } from "./helpers/rendered.ts";
+import { waitFor } from "./helpers/tmux.ts";
+
+function wire(result: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(result)).length;
+}
+
+Deno.test("show_option of a huge value and a 64-row batch of long texts stay within the bound", async () => {
+  await withTmux(async (t, c) => {
+    // tmux takes at most ~16 KB per command: build the value in parts.
+    for (let i = 0; i < 4; i++) await t.tmux("set-option", "-ag", "@huge", "é".repeat(7_000));
+    const shown = await c.call("show_option", { name: "@huge", scope: "session", global: true });
+    assert.notEqual(shown.isError, true);
+    assert.ok(wire(shown) <= replyBound(), `show_option: ${wire(shown)} bytes`);
+    const text = (shown.content as { text: string }[])[0].text;
+    assert.ok(text.length <= textBound());
+    assert.deepEqual(parseRendered(text).data, shown.structuredContent);
+    const data = shown.structuredContent as { value: string; entries: { omittedBytes?: number }[] };
+    assert.ok(data.value.length < 28_000, "the value is cut, and says so");
+
+    const sink = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "cat"))
+      .trim();
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", sink, "#{pane_current_command}")).trim() ===
+          "cat",
+      "cat",
+    );
+    const batch = await c.call("send_keys_batch", {
+      operations: Array.from({ length: 64 }, (_, i) => ({
+        paneId: sink,
+        text: `${i} ${"x".repeat(8_000)}`,
+        enter: false,
+      })),
+    });
+    assert.notEqual(batch.isError, true);
+    assert.equal((batch.structuredContent as { sent: number }).sent, 64);
+    assert.ok(wire(batch) <= replyBound(), `send_keys_batch: ${wire(batch)} bytes`);
+    // Failing rows (a pane that does not exist) are bounded the same way.
+    const failing = await c.call("send_keys_batch", {
+      onError: "continue",
+      operations: Array.from({ length: 64 }, () => ({ paneId: "%999999", text: "x" })),
+    });
+    assert.equal((failing.structuredContent as { failed: number }).failed, 64);
+    assert.ok(wire(failing) <= replyBound(), `failing rows: ${wire(failing)} bytes`);
+  });
+});
