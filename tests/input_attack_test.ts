@@ -191,3 +191,33 @@ Deno.test("keys tmux never confirmed are reported as possibly typed, never as a 
     await t.kill();
   }
 });
+
+Deno.test("run_command judges a new pane's program only once it runs (not the shell about to exec it)", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-race-" });
+    try {
+      // A program named fish (a copy of sh: the name is what counts), started through a slow
+      // default shell that execs it only after half a second, as on a loaded machine: until
+      // then tmux names the pane's command "bash".
+      await Deno.copyFile("/bin/sh", `${dir}/fish`);
+      await Deno.chmod(`${dir}/fish`, 0o755);
+      await Deno.writeTextFile(
+        `${dir}/slowsh`,
+        '#!/bin/bash\nmkfifo "$0.fifo" 2>/dev/null\nread -t 0.5 -u 9 9<>"$0.fifo"\nexec /bin/bash "$@"\n',
+      );
+      await Deno.chmod(`${dir}/slowsh`, 0o755);
+      await t.tmux("set-option", "-g", "default-shell", `${dir}/slowsh`);
+      const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", `${dir}/fish`))
+        .trim();
+      const refusal = await c.fail("run_command", {
+        paneId: pane,
+        command: "echo typed-into-fish",
+        timeoutMs: 5_000,
+      });
+      assert.match(refusal, /fish, which is not a POSIX shell/, refusal);
+      assert.ok(!(await t.tmux("capture-pane", "-p", "-t", pane)).includes("typed-into-fish"));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});

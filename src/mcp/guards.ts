@@ -24,6 +24,8 @@ export interface InputGuardOptions {
   readonly allowDead?: boolean;
   /** Skip the mode refusal (leaving copy mode is the point). */
   readonly allowMode?: boolean;
+  /** What tmux must name the pane's program (`pane_current_command`) at the instant. */
+  readonly command?: string;
   /** System facts tmux checks first (see {@link TmuxCondition.shell}). */
   readonly shellConditions?: readonly TmuxCondition[];
   /** The refusal for each of {@link shellConditions} when it does not hold. */
@@ -231,6 +233,9 @@ export function inputCondition(
   if (!ctx.config.allowAttendedInput) parts.push(paneUnwatched(snapshot, pane.id).format);
   if (!options.allowDead) parts.push("#{!=:#{pane_dead},1}");
   if (!options.allowMode) parts.push("#{!=:#{pane_in_mode},1}");
+  if (options.command !== undefined) {
+    parts.push(`#{==:#{pane_current_command},${options.command.replace(/[#,}]/g, "#$&")}}`);
+  }
   return { target: pane.id, format: allOf(parts) };
 }
 

@@ -34,6 +34,7 @@ import {
   paneEnded,
   type PaneProbe,
   PaneWatch,
+  probePane,
   timeoutField,
 } from "./wait.ts";
 
@@ -363,6 +364,8 @@ async function pasteViaBuffer(
     before?: string[][];
     /** The pid that must hold the pane's terminal at the instant of the paste. */
     holds?: number;
+    /** What tmux must name the pane's program at the instant of the paste. */
+    command?: string;
   },
 ): Promise<PaneRow[]> {
   // A name of the buffer family's own, so delete_buffer and a restart recognise it as ours.
@@ -374,6 +377,7 @@ async function pasteViaBuffer(
   if (options.enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
   const guard: InputGuardOptions = options.holds === undefined ? { force: options.force } : {
     force: options.force,
+    command: options.command,
     shellConditions: [{ target: pane.id, format: shellHoldsTerminal(options.holds), shell: true }],
     shellRefusals: [
       new ToolFailure(
@@ -755,12 +759,22 @@ const runCommand = defineTool({
           "Wait for it to end, then try again.",
         );
       }
-      state.shell = requirePosixShell(pane.id, watch.start.command);
+      requirePosixShell(pane.id, watch.start.command);
       table.set(key, state);
       keep = true;
-      const typed = typedCommand(args.command, nonce, state.shell);
-      // A pane created a moment ago may not have drawn its first prompt yet.
+      // A pane created a moment ago may not have drawn its first prompt yet, and until a
+      // program holds its terminal tmux names the command the pane was started with (or the
+      // shell that is about to exec it): the program is judged only once it has drawn.
       await awaitFirstOutput(ctx, pane.id, watch.start, Math.min(effective, 2_000));
+      const now = await probePane(ctx, pane.id);
+      if (paneEnded(watch.start, now)) {
+        throw new ToolFailure(
+          `Pane ${pane.id} ended before anything was typed.`,
+          "list_panes shows what is left.",
+        );
+      }
+      state.shell = requirePosixShell(pane.id, now.command);
+      const typed = typedCommand(args.command, nonce, state.shell);
       await pasteViaBuffer(ctx, snapshot, pane, typed, {
         enter: true,
         keepNewlines: true,
@@ -771,8 +785,9 @@ const runCommand = defineTool({
         // command mode), C-u kills back to the start (also the terminal's own line-kill).
         before: [["send-keys", "-t", pane.id, "C-e", "C-e", "C-u"]],
         // The shell itself, not a program it started, must be reading the keyboard: a bash
-        // script blocked in `read` looks like "bash" too.
+        // script blocked in `read` looks like "bash" too. And it is still the program judged.
         holds: pane.pid,
+        command: now.command,
       });
       const deadline = began + effective;
       const endToken = `__tmcp_${nonce}_E:`;

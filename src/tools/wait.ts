@@ -139,6 +139,11 @@ async function probeWith(
   return { probe, lines: trimTrailingBlank(text.split("\n")) };
 }
 
+/** The pane's state now, as {@link PaneWatch} sees it: its process, command and cursor. */
+export async function probePane(ctx: TmuxContext, paneId: string): Promise<PaneProbe> {
+  return (await probeWith(ctx, paneId, [])).probe;
+}
+
 /**
  * Waits (bounded) until a pane that has written nothing yet writes something: a shell that
  * has not drawn its first prompt may not have set up its line editor, and bash drops what is
