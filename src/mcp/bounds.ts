@@ -10,11 +10,12 @@
 
 /**
  * Default bound on a result's structured JSON. The text block carries the same facts (see
- * render.ts), so a whole reply on the wire stays within {@link replyBound}: about 100 000
- * bytes, and its text within 50 000 characters — what Claude Code shows a model inline (it
- * saves larger results to a file) and under its 25 000-token limit.
+ * render.ts), so a whole reply on the wire stays within {@link replyBound} (about 96 000 bytes)
+ * and its text within {@link textBound} (49 001 characters): under the 50 000 characters
+ * Claude Code shows a model inline (it saves larger results to a file) and its 25 000-token
+ * limit, whatever the arguments.
  */
-export const MAX_RESULT_BYTES = 48_000;
+export const MAX_RESULT_BYTES = 46_000;
 
 /** Room the text block may take beyond its data: the summary line and the rendering's frames. */
 export const TEXT_OVERHEAD_CHARS = 3_001;
