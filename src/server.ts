@@ -81,20 +81,22 @@ export function buildServer(options: ServerOptions): BuiltServer {
 export async function serveStdio(options: ServerOptions): Promise<void> {
   const built = buildServer(options);
   const transport = new StdioTransport();
-  const closed = Promise.withResolvers<void>();
-  transport.oninputend = () => closed.resolve();
-  transport.onclose = () => closed.resolve();
+  const closed = Promise.withResolvers<"input" | "signal">();
+  transport.oninputend = () => closed.resolve("input");
+  transport.onclose = () => closed.resolve("input");
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     try {
-      Deno.addSignalListener(signal, () => closed.resolve());
+      Deno.addSignalListener(signal, () => closed.resolve("signal"));
     } catch {
       // Not every platform has every signal; end of input still ends the process.
     }
   }
   await built.mcp.connect(transport);
-  await closed.promise;
-  // Answer what is nearly done, then kill what is not: the whole exit stays within a second.
-  await built.registry.settle(600);
-  await built.runner.close(300);
+  const why = await closed.promise;
+  // Answer what is nearly done (a client that closed its input may still read), then kill what
+  // is not: the whole exit stays well within a second, on a loaded machine too. Told to stop,
+  // there is less reason to wait.
+  await built.registry.settle(why === "signal" ? 150 : 350);
+  await built.runner.close(250);
   await built.mcp.close().catch(() => {});
 }
