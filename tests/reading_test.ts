@@ -69,10 +69,19 @@ async function paneShowing(
 }
 
 /** Types a command into a shell pane and waits until `until` appears on its screen. */
+/**
+ * Types `command` and Enter, then waits until the screen shows `until`. An `until` that ends a
+ * line ("second-output\n") must also start one: the echo of the typed line holds the same text
+ * after the prompt, and that must not count as the output.
+ */
 async function type(t: TestTmux, paneId: string, command: string, until: string): Promise<void> {
   await t.tmux("send-keys", "-t", paneId, "-l", command);
   await t.tmux("send-keys", "-t", paneId, "Enter");
-  await waitFor(async () => (await screen(t, paneId)).includes(until), `screen showing ${until}`);
+  const needle = until.endsWith("\n") && !until.startsWith("\n") ? `\n${until}` : until;
+  await waitFor(
+    async () => `\n${await screen(t, paneId)}`.includes(needle),
+    `screen showing ${until}`,
+  );
 }
 
 function lines(from: number, to: number, prefix = "L"): string[] {
