@@ -84,6 +84,11 @@ export function chainPanes(paneIds: readonly string[], historyRows: number): str
   return chains;
 }
 
+/** A growable byte buffer, reused by one chain's panes one after another. */
+interface Scratch {
+  bytes: Uint8Array;
+}
+
 /** One pane's rows as they arrive, cut into batches at row boundaries. */
 class PaneBatches {
   readonly paneId: string;
@@ -91,7 +96,7 @@ class PaneBatches {
   readonly #rowCount: number;
   /** Index of the first screen row: the last batch starts there or above. */
   readonly #screenAt: number;
-  #buf = new Uint8Array(4096);
+  readonly #scratch: Scratch;
   #length = 0;
   #rows = 0;
   /** Index of the next row to come. */
@@ -100,24 +105,40 @@ class PaneBatches {
   #partial: Uint8Array[] = [];
   readonly ready: RowBatch[] = [];
 
-  constructor(paneId: string, top: number, rowCount: number) {
+  constructor(paneId: string, top: number, rowCount: number, scratch: Scratch) {
     this.paneId = paneId;
     this.#top = top;
     this.#rowCount = rowCount;
     this.#screenAt = Math.max(0, -top);
+    this.#scratch = scratch;
   }
 
+  /** Takes the next bytes: whole rows are copied in runs, never one small copy per row. */
   push(data: Uint8Array): void {
     let at = 0;
-    for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, at)) {
-      if (this.#next === this.#screenAt && this.#rows > 0) this.#flush(false);
+    while (true) {
+      // History rows go in batches of about BATCH_BYTES; the screen rows all in the last one.
+      const room = this.#next < this.#screenAt ? this.#screenAt - this.#next : Infinity;
+      const pending = this.#partial.reduce((n, p) => n + p.length, 0);
+      let end = at;
+      let taken = 0;
+      while (taken < room) {
+        const nl = data.indexOf(0x0a, end);
+        if (nl === -1) break;
+        end = nl + 1;
+        taken++;
+        const history = this.#next + taken < this.#screenAt;
+        if (history && this.#length + pending + end - at >= BATCH_BYTES) break;
+      }
+      if (taken === 0) break;
       for (const piece of this.#partial) this.#append(piece);
       this.#partial = [];
-      this.#append(data.subarray(at, nl + 1));
-      this.#rows++;
-      this.#next++;
-      if (this.#next < this.#screenAt && this.#length >= BATCH_BYTES) this.#flush(false);
-      at = nl + 1;
+      this.#append(data.subarray(at, end));
+      this.#rows += taken;
+      this.#next += taken;
+      at = end;
+      const full = this.#next < this.#screenAt && this.#length >= BATCH_BYTES;
+      if (this.#rows > 0 && (this.#next === this.#screenAt || full)) this.#flush(false);
     }
     if (at < data.length) this.#partial.push(data.slice(at));
   }
@@ -137,18 +158,19 @@ class PaneBatches {
 
   #append(bytes: Uint8Array): void {
     const need = this.#length + bytes.length;
-    if (need > this.#buf.length) {
-      const grown = new Uint8Array(Math.max(need, this.#buf.length * 2));
-      grown.set(this.#buf.subarray(0, this.#length));
-      this.#buf = grown;
+    let buf = this.#scratch.bytes;
+    if (need > buf.length) {
+      const grown = new Uint8Array(Math.max(need, buf.length * 2));
+      grown.set(buf.subarray(0, this.#length));
+      buf = this.#scratch.bytes = grown;
     }
-    this.#buf.set(bytes, this.#length);
+    buf.set(bytes, this.#length);
     this.#length = need;
   }
 
   #flush(last: boolean): void {
     const count = this.#rows;
-    const text = count === 0 ? "" : decodeBytes(this.#buf.subarray(0, this.#length - 1));
+    const text = count === 0 ? "" : decodeBytes(this.#scratch.bytes.subarray(0, this.#length - 1));
     this.ready.push({
       paneId: this.paneId,
       first: this.#top + this.#next - count,
@@ -158,8 +180,6 @@ class PaneBatches {
     });
     this.#length = 0;
     this.#rows = 0;
-    // A batch's buffer is not kept once it was large: the next pane may need far less.
-    if (this.#buf.length > 4 * BATCH_BYTES) this.#buf = new Uint8Array(4096);
   }
 }
 
@@ -202,6 +222,7 @@ export async function readPanes(
       ...(historyRows > 0 ? ["-S", String(rowArg(-historyRows))] : []),
     ]);
     const reader = new ChainReader(guard);
+    const scratch: Scratch = { bytes: new Uint8Array(16 * 1024) };
     // The pane whose rows are arriving; `gone` once a pane turned out closed.
     const at: { pane: PaneBatches | null; begun: number; gone: boolean } = {
       pane: null,
@@ -236,7 +257,7 @@ export async function readPanes(
           historySize: int(history),
           height: int(height),
         });
-        at.pane = new PaneBatches(paneId, top, bottom - top + 1);
+        at.pane = new PaneBatches(paneId, top, bottom - top + 1, scratch);
         await begin?.(paneId);
       }
     };

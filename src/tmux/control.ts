@@ -197,6 +197,9 @@ interface Watcher {
 
 const encoder = new TextEncoder();
 
+/** Bytes a connection reads from tmux at a time. */
+const READ_CHUNK_BYTES = 64 * 1024;
+
 /** One `tmux -C attach` child and the protocol spoken over it. */
 class Connection {
   /** The session it is attached to (tmux may move it: `%session-changed`). */
@@ -262,10 +265,20 @@ class Connection {
 
   async #read(): Promise<void> {
     try {
-      for await (const chunk of this.#child.stdout) {
-        this.#protocol.push(chunk);
+      // Into one buffer, again and again: the protocol copies what it keeps, and a fresh
+      // buffer per read would leave megabytes of spent ones behind every large answer.
+      const reader = this.#child.stdout.getReader({ mode: "byob" });
+      let buffer = new ArrayBuffer(READ_CHUNK_BYTES);
+      while (true) {
+        const { done, value } = await reader.read(new Uint8Array(buffer));
+        if (done || !value) break;
+        this.#protocol.push(value);
         // Retired: what follows is not worth reading (the child is being killed).
-        if (this.#gone) break;
+        if (this.#gone) {
+          await reader.cancel().catch(() => {});
+          break;
+        }
+        buffer = value.buffer as ArrayBuffer;
       }
     } catch {
       // A read error is a dropped connection, handled below.

@@ -353,7 +353,7 @@ export class ControlProtocol {
   readonly #handlers: ProtocolHandlers;
   readonly #newNonce: () => string;
   readonly #calls: Call[] = [];
-  #carry = new Uint8Array(0);
+  #carry: Uint8Array = new Uint8Array(0);
   #block: Block | null = null;
   /** Blocks closed so far (the first is the attach). */
   #blocks = 0;
@@ -429,12 +429,31 @@ export class ControlProtocol {
   /** Reads the next bytes tmux sent. */
   push(chunk: Uint8Array): void {
     if (this.#broken !== null) return;
-    const carry = this.#carry;
-    const buf = carry.length === 0 ? chunk : new Uint8Array(carry.length + chunk.length);
-    if (carry.length > 0) {
-      buf.set(carry);
-      buf.set(chunk, carry.length);
+    let rest = chunk;
+    if (this.#carry.length > 0) {
+      // Finish the line the last chunk left open on its own, then read the rest of this one
+      // where it lies: joining the two whole would copy every chunk once more.
+      const nl = chunk.indexOf(0x0a);
+      const head = nl === -1 ? chunk : chunk.subarray(0, nl + 1);
+      const line = new Uint8Array(this.#carry.length + head.length);
+      line.set(this.#carry);
+      line.set(head, this.#carry.length);
+      rest = nl === -1 ? new Uint8Array(0) : chunk.subarray(nl + 1);
+      this.#carry = this.#consume(line);
     }
+    if (rest.length > 0 && this.#broken === null) this.#carry = this.#consume(rest);
+    // What was verified before any anomaly is genuine: deliver it, then answer.
+    if (!this.#ready.empty) {
+      const ready = this.#ready;
+      this.#ready = new Gathered();
+      this.#handlers.deliver(ready);
+    }
+    for (const [call, result] of this.#settled.splice(0)) call.settle?.(result);
+    if (this.#broken !== null) this.#handlers.anomaly(this.#broken);
+  }
+
+  /** Reads the whole lines of `buf`; returns a copy of what follows the last one. */
+  #consume(buf: Uint8Array): Uint8Array {
     let start = 0;
     while (start < buf.length && this.#broken === null) {
       const block = this.#block;
@@ -453,15 +472,7 @@ export class ControlProtocol {
       this.#line(buf.subarray(start, i));
       start = i + 1;
     }
-    this.#carry = this.#broken === null ? buf.slice(start) : new Uint8Array(0);
-    // What was verified before any anomaly is genuine: deliver it, then answer.
-    if (!this.#ready.empty) {
-      const ready = this.#ready;
-      this.#ready = new Gathered();
-      this.#handlers.deliver(ready);
-    }
-    for (const [call, result] of this.#settled.splice(0)) call.settle?.(result);
-    if (this.#broken !== null) this.#handlers.anomaly(this.#broken);
+    return this.#broken === null ? buf.slice(start) : new Uint8Array(0);
   }
 
   #line(line: Uint8Array): void {
