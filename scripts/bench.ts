@@ -240,13 +240,20 @@ async function call(
   return r;
 }
 
-function peakRss(pid: number): number {
+/** A process's resident memory in MB: now (VmRSS), or its peak so far (VmHWM). */
+function rss(pid: number, which: "VmRSS" | "VmHWM" = "VmRSS"): number {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
+  return Number(new RegExp(`${which}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+}
+
+function peakRss(pid: number): number {
+  return rss(pid, "VmHWM");
 }
 
 const rows: Row[] = [];
-const memory: { size: number; peakRssMb: number }[] = [];
+const memory: { size: number; idleRssMb: number; peakRssMb: number }[] = [];
+/** Peak RSS a call pattern adds to a fresh server, over its RSS once idle after tools/list. */
+const deep: { history: number; call: string; idleRssMb: number; riseMb: number }[] = [];
 
 function record(size: number, operation: string, samples: number[], floor: number[] | null): void {
   const s = stats(samples);
@@ -341,6 +348,79 @@ async function benchHook(size: number, fx: Fixture): Promise<void> {
     );
   }
 }
+/** Rows of history in the deep pane of {@link benchDeep}. */
+const DEEP_ROWS = 190_000;
+/** Calls per deep figure (each reads or counts the whole history inside tmux). */
+const DEEP_RUNS = 10;
+
+/**
+ * A small answer from a deep history: one pane with {@link DEEP_ROWS} rows of history, read by
+ * a fresh server (so its peak RSS is this work's alone). The tmux floor is the whole history
+ * printed, which is what a reader must otherwise take in to count what it left out.
+ */
+async function benchDeep(): Promise<void> {
+  const socket = `tmux-mcp-bench-${crypto.randomUUID().slice(0, 8)}`;
+  await tmux(socket, "-f", "/dev/null", "start-server", ";", "set", "-g", "exit-empty", "off");
+  const [pid, socketPath] = (await tmux(socket, "display-message", "-p", "#{pid}\t#{socket_path}"))
+    .trim().split("\t");
+  started.set(socket, { pid: Number(pid) || 0, socketPath: socketPath ?? "" });
+  try {
+    await tmux(socket, "set", "-g", "history-limit", String(DEEP_ROWS + 10_000));
+    const [pane, tty] = (await tmux(
+      socket,
+      ...["new-session", "-d", "-x", "200", "-y", "50", "-P", "-F", "#{pane_id} #{pane_tty}"],
+      "exec cat",
+    )).trim().split(" ");
+    const line = (k: number) => `deep history row ${k} ${"0123456789".repeat(8)}`;
+    const chunk = 10_000;
+    for (let k = 0; k < DEEP_ROWS + 50; k += chunk) {
+      const rows = Array.from({ length: chunk }, (_, i) => line(k + i));
+      await Deno.writeTextFile(tty, `${rows.join("\r\n")}\r\n`, { append: true });
+    }
+    const until = Date.now() + 120_000;
+    while (
+      Number(await tmux(socket, "display-message", "-p", "-t", pane, "#{history_size}")) < DEEP_ROWS
+    ) {
+      if (Date.now() > until) throw new Error("the deep pane never filled");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const calls: [string, Record<string, unknown>, string[]][] = [
+      ["capture_pane maxLines 10 of the whole history", { start: -1_000_000, maxLines: 10 }, []],
+      ["capture_pane maxLines 10, joinWrapped", {
+        start: -1_000_000,
+        maxLines: 10,
+        joinWrapped: true,
+      }, ["-J"]],
+    ];
+    for (const [name, args, flags] of calls) {
+      const server = new StdioServer(cmd, [...startArgs, "--socket", socket], env);
+      try {
+        await server.initialize();
+        await server.request("tools/list");
+        const idleRssMb = rss(server.child.pid);
+        const samples = await time(
+          () => call(server, "capture_pane", { paneId: pane, ...args }),
+          DEEP_RUNS,
+        );
+        const riseMb = peakRss(server.child.pid) - idleRssMb;
+        const floor = await time(
+          () => tmux(socket, "capture-pane", "-p", "-t", pane, "-S", "-", ...flags),
+          DEEP_RUNS,
+        );
+        record(1, `${name} (${DEEP_ROWS} rows)`, samples, floor);
+        deep.push({ history: DEEP_ROWS, call: name, idleRssMb, riseMb });
+        out(
+          `    1  ${name}: peak RSS ${riseMb.toFixed(1)} MB over ${idleRssMb.toFixed(1)} MB idle`,
+        );
+      } finally {
+        await server.closeStdin();
+      }
+    }
+  } finally {
+    await dispose(socket);
+  }
+}
+
 const env = Deno.env.toObject();
 delete env.TMUX;
 delete env.TMUX_PANE;
@@ -378,6 +458,8 @@ for (const size of SIZES) {
 
     const server = new StdioServer(cmd, [...startArgs, "--socket", fx.socket], env);
     await server.initialize();
+    await server.request("tools/list");
+    const idleRssMb = rss(server.child.pid);
     const target = fx.panes[Math.floor(fx.panes.length / 2)];
 
     record(
@@ -484,8 +566,11 @@ for (const size of SIZES) {
         await tmux(fx.socket, "wait-for", channel);
       }),
     );
-    memory.push({ size, peakRssMb: peakRss(server.child.pid) });
-    out(`${String(size).padStart(5)}  server peak RSS ${memory.at(-1)!.peakRssMb.toFixed(1)} MB`);
+    memory.push({ size, idleRssMb, peakRssMb: peakRss(server.child.pid) });
+    out(
+      `${String(size).padStart(5)}  server RSS idle after tools/list ${idleRssMb.toFixed(1)} MB, ` +
+        `peak ${memory.at(-1)!.peakRssMb.toFixed(1)} MB`,
+    );
     await server.closeStdin();
   } finally {
     await dispose(fx.socket);
@@ -496,6 +581,7 @@ for (const size of SIZES) {
     } s for this size)`,
   );
 }
+await benchDeep();
 const totalSeconds = (performance.now() - benchStart) / 1000;
 out(`bench: ${totalSeconds.toFixed(1)} s in all`);
 
@@ -506,7 +592,7 @@ const machine =
 if (values.json) {
   await Deno.writeTextFile(
     values.json,
-    JSON.stringify({ machine, runs: RUNS, rows, memory }, null, 2),
+    JSON.stringify({ machine, runs: RUNS, rows, memory, deep }, null, 2),
   );
 }
 if (values.markdown) {
@@ -519,7 +605,12 @@ if (values.markdown) {
       } | ${r.floorP90?.toFixed(2) ?? "—"} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : "—"} |`
     ),
   ].join("\n");
-  const mem = memory.map((m) => `| ${m.size} | ${m.peakRssMb.toFixed(1)} |`).join("\n");
+  const mem = memory.map((m) =>
+    `| ${m.size} | ${m.idleRssMb.toFixed(1)} | ${m.peakRssMb.toFixed(1)} |`
+  ).join("\n");
+  const rises = deep.map((d) =>
+    `| ${d.history} | ${d.call} | ${d.idleRssMb.toFixed(1)} | ${d.riseMb.toFixed(1)} |`
+  ).join("\n");
   await Deno.writeTextFile(
     values.markdown,
     `# Benchmarks\n\nProduced by \`deno task bench --markdown BENCHMARKS.md\` on ${
@@ -531,6 +622,10 @@ if (values.markdown) {
       `"tmux" is the same work with the plain tmux command line, one process per call; ratio = ours / tmux (below 1 is faster than tmux itself). ` +
       `The hook rows start a new process per call, as an agent does; "deno run, empty module" is the runtime's own start-up under the same flags, the floor under any hook. ` +
       `The whole run took ${totalSeconds.toFixed(0)} s.\n\n${table}\n\n` +
-      `| panes | server peak RSS (MB) |\n|---:|---:|\n${mem}\n`,
+      `| panes | server RSS idle after tools/list (MB) | server peak RSS, whole run (MB) |\n` +
+      `|---:|---:|---:|\n${mem}\n\n` +
+      `Reading bounded by the request: a fresh server, ${DEEP_RUNS} calls on one pane with deep ` +
+      `history; the rise is its peak RSS over its RSS once idle after tools/list.\n\n` +
+      `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n`,
   );
 }
