@@ -198,6 +198,9 @@ interface Watcher {
 const encoder = new TextEncoder();
 
 /** Bytes a connection reads from tmux at a time. */
+/** How long a retired client may take to leave by itself before it is told to stop. */
+const RETIRE_GRACE_MS = 2_000;
+
 const READ_CHUNK_BYTES = 64 * 1024;
 
 /** One `tmux -C attach` child and the protocol spoken over it. */
@@ -272,12 +275,10 @@ class Connection {
       while (true) {
         const { done, value } = await reader.read(new Uint8Array(buffer));
         if (done || !value) break;
-        this.#protocol.push(value);
-        // Retired: what follows is not worth reading (the child is being killed).
-        if (this.#gone) {
-          await reader.cancel().catch(() => {});
-          break;
-        }
+        // Retired: what follows is read and dropped, never left unread. Closing our end of
+        // the pipe would kill the client by SIGPIPE while tmux writes to it, and tmux 3.3a's
+        // server crashes when a control client dies with output pending for it.
+        if (!this.#gone) this.#protocol.push(value);
         buffer = value.buffer as ArrayBuffer;
       }
     } catch {
@@ -320,7 +321,11 @@ class Connection {
       `tmux-mcp: retired a control connection to tmux (${reason}); the next call opens a fresh one`,
     );
     this.#lost(`the control connection was retired: ${reason}`);
-    this.#child.kill();
+    // Its input is closed (#lost): tmux ends the client the way it expects. Only a client that
+    // lingers is told to stop (SIGTERM, which tmux survives; never SIGKILL), and its output is
+    // drained meanwhile.
+    const linger = setTimeout(() => this.#child.kill(), RETIRE_GRACE_MS);
+    this.done.finally(() => clearTimeout(linger));
   }
 
   #lost(message: string): void {
