@@ -251,7 +251,12 @@ function peakRss(pid: number): number {
 }
 
 const rows: Row[] = [];
-const memory: { size: number; idleRssMb: number; peakRssMb: number }[] = [];
+const memory: {
+  size: number;
+  idleRssMb: number;
+  bundleIdleRssMb: number | null;
+  peakRssMb: number;
+}[] = [];
 /** Peak RSS a call pattern adds to a fresh server, over its RSS once idle after tools/list. */
 const deep: { history: number; call: string; idleRssMb: number; riseMb: number }[] = [];
 
@@ -348,6 +353,33 @@ async function benchHook(size: number, fx: Fixture): Promise<void> {
     );
   }
 }
+/**
+ * RSS once idle after tools/list of the server run from the bundle the binaries embed, without
+ * the project's config, as the binary runs it (no TypeScript or npm resolution at start); null
+ * when the bundle was not built (`deno task bundle`).
+ */
+async function bundleIdleRss(socket: string): Promise<number | null> {
+  const bundle = new URL("../dist/bundle/main.js", import.meta.url).pathname;
+  if (!(await Deno.stat(bundle).then(() => true, () => false))) return null;
+  let idle = NaN;
+  // The first start of a bundle also fills Deno's code cache: measure the second.
+  for (let i = 0; i < 2; i++) {
+    const server = new StdioServer(
+      cmd,
+      [...startArgs.slice(0, -1), "--no-config", bundle, "--socket", socket],
+      env,
+    );
+    try {
+      await server.initialize();
+      await server.request("tools/list");
+      idle = rss(server.child.pid);
+    } finally {
+      await server.closeStdin();
+    }
+  }
+  return idle;
+}
+
 /** Rows of history in the deep pane of {@link benchDeep}. */
 const DEEP_ROWS = 190_000;
 /** Calls per deep figure (each reads or counts the whole history inside tmux). */
@@ -460,6 +492,7 @@ for (const size of SIZES) {
     await server.initialize();
     await server.request("tools/list");
     const idleRssMb = rss(server.child.pid);
+    const bundleIdleRssMb = await bundleIdleRss(fx.socket);
     const target = fx.panes[Math.floor(fx.panes.length / 2)];
 
     record(
@@ -566,7 +599,7 @@ for (const size of SIZES) {
         await tmux(fx.socket, "wait-for", channel);
       }),
     );
-    memory.push({ size, idleRssMb, peakRssMb: peakRss(server.child.pid) });
+    memory.push({ size, idleRssMb, bundleIdleRssMb, peakRssMb: peakRss(server.child.pid) });
     out(
       `${String(size).padStart(5)}  server RSS idle after tools/list ${idleRssMb.toFixed(1)} MB, ` +
         `peak ${memory.at(-1)!.peakRssMb.toFixed(1)} MB`,
@@ -606,7 +639,9 @@ if (values.markdown) {
     ),
   ].join("\n");
   const mem = memory.map((m) =>
-    `| ${m.size} | ${m.idleRssMb.toFixed(1)} | ${m.peakRssMb.toFixed(1)} |`
+    `| ${m.size} | ${m.idleRssMb.toFixed(1)} | ${m.bundleIdleRssMb?.toFixed(1) ?? "—"} | ${
+      m.peakRssMb.toFixed(1)
+    } |`
   ).join("\n");
   const rises = deep.map((d) =>
     `| ${d.history} | ${d.call} | ${d.idleRssMb.toFixed(1)} | ${d.riseMb.toFixed(1)} |`
@@ -622,8 +657,8 @@ if (values.markdown) {
       `"tmux" is the same work with the plain tmux command line, one process per call; ratio = ours / tmux (below 1 is faster than tmux itself). ` +
       `The hook rows start a new process per call, as an agent does; "deno run, empty module" is the runtime's own start-up under the same flags, the floor under any hook. ` +
       `The whole run took ${totalSeconds.toFixed(0)} s.\n\n${table}\n\n` +
-      `| panes | server RSS idle after tools/list (MB) | server peak RSS, whole run (MB) |\n` +
-      `|---:|---:|---:|\n${mem}\n\n` +
+      `| panes | server RSS idle after tools/list (MB) | the same, bundle as the binary runs it (MB) | server peak RSS, whole run (MB) |\n` +
+      `|---:|---:|---:|---:|\n${mem}\n\n` +
       `Reading bounded by the request: a fresh server, ${DEEP_RUNS} calls on one pane with deep ` +
       `history; the rise is its peak RSS over its RSS once idle after tools/list.\n\n` +
       `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n`,

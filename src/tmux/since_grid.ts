@@ -184,7 +184,7 @@ export class StretchGrid implements NormalGrid {
   }
 
   rowsFrom(abs: number): SinceRows {
-    const tail = this.#stretches[this.#stretches.length - 1];
+    const tail = this.#stretches[this.#stretches.length - 1] ?? { first: this.end, rows: [] };
     return rowsFromTail(this, tail, abs, (from, to) => this.#bytesBetween(from, to));
   }
 
