@@ -105,8 +105,6 @@ export interface LineTail {
    * indexes from `skippedLines` on; null when it cannot be known.
    */
   readonly rowOf: ((index: number) => number) | null;
-  /** Rows tmux printed for this answer, all reads together (what reading cost). */
-  readonly rowsRead: number;
 }
 
 /**
@@ -198,7 +196,6 @@ async function rowTail(
     skippedLines,
     skippedBytes,
     rowOf: (i) => top + i,
-    rowsRead: rows.length,
   };
 }
 
@@ -234,7 +231,6 @@ async function joinedTail(
   let from = windowStart(spec, want);
   // Rows above the window, as the last read found them: unknown before the first read.
   let aboveRows: number | null = null;
-  let rowsRead = 0;
   while (true) {
     const window: RowSpan = { start: from, end: spec.end };
     const parts: ChainPart[] = [
@@ -270,7 +266,6 @@ async function joinedTail(
     const rows = splitLines(outputs[1]);
     checkRows(paneId, rows.length, read.top, read.bottom);
     const joined = splitLines(outputs[0]);
-    rowsRead += rows.length + (counting ? read.top - top : 0);
     const { lines, starts } = joinedLines(rows, joined, read.top, read.bottom);
     const rowOf = (offset: number) => starts ? (i: number) => read.top + starts[i + offset] : null;
     if (read.top <= top) {
@@ -282,7 +277,6 @@ async function joinedTail(
         skippedLines: 0,
         skippedBytes: 0,
         rowOf: rowOf(0),
-        rowsRead,
       };
     }
     // The window's first line may continue a line that starts above it: only the lines after
@@ -312,7 +306,6 @@ async function joinedTail(
         skippedLines: counter.lines,
         skippedBytes: counter.bytes,
         rowOf: rowOf(-counter.lines),
-        rowsRead,
       };
     }
     // It was wrapped: the window's first line is the rest of the last line above, which was
@@ -330,7 +323,6 @@ async function joinedTail(
       skippedLines,
       skippedBytes: counter.bytes - (counter.lastBytes - counter.lastSpaces) + merged,
       rowOf: rowOf(1 - skippedLines),
-      rowsRead,
     };
   }
 }
