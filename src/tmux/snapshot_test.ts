@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TestTmux } from "../../tests/helpers/tmux.ts";
+import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
 import { parseSnapshot, takeBriefSnapshot, takeSnapshot } from "./snapshot.ts";
 import { escapeFormat, escapeTrailingSemicolon, newGuard } from "./format.ts";
@@ -197,7 +197,23 @@ Deno.test("snapshot: without processInfo, command and cwd are empty and the rest
   const runner = new TmuxRunner();
   try {
     const addr = { socketName: t.socket };
-    await t.tmux("new-window", "-d", "-c", "/tmp", "sleep 100000");
+    const pane = (await t.tmux(
+      "new-window",
+      "-d",
+      "-c",
+      "/tmp",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "sleep 100000",
+    )).trim();
+    // Until sleep holds the terminal, tmux names the shell that is about to exec it.
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")).trim() ===
+          "sleep",
+      "sleep in the foreground",
+    );
     const full = await takeSnapshot(runner, addr);
     const light = await takeSnapshot(runner, addr, {}, { processInfo: false });
     assert.ok(full.panes.some((p) => p.command === "sleep" && p.cwd === "/tmp"));
