@@ -5,7 +5,8 @@
  * @module
  */
 
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { type CacheHint, McpServer } from "@modelcontextprotocol/server";
+import { serveStdio as serveEras } from "@modelcontextprotocol/server/stdio";
 import type { ServerConfig } from "./mcp/context.ts";
 import { ToolRegistry } from "./mcp/registry.ts";
 import { StdioTransport } from "./mcp/stdio.ts";
@@ -50,9 +51,24 @@ const INSTRUCTIONS =
   "alone unless asked. Every tool takes socket_name (tmux -L) to reach another tmux server than " +
   "the one this server was started for; list_servers finds them.";
 
+/**
+ * How long a client may keep `tools/list` and `server/discover` (protocol 2026-07-28 lets them be
+ * cached; without a hint they are stale at once): the tool list is fixed when the process starts
+ * (toolsets are chosen by its flags) and never changes while it runs, so a day, the longest the
+ * SDK's client keeps anything. Private: another process of this server, started with other
+ * flags, answers with another list under the same name.
+ */
+const FIXED_FOR_THE_PROCESS: CacheHint = { ttlMs: 86_400_000, cacheScope: "private" };
+
 /** Builds an MCP server with every tool family registered for the selected toolsets. */
 export function buildServer(options: ServerOptions): BuiltServer {
   const runner = options.runner ?? new TmuxRunner();
+  const registry = buildRegistry(runner, options);
+  return { mcp: newMcpServer(registry, options), registry, runner };
+}
+
+/** Every tool family's tools, for the selected toolsets. */
+function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry {
   const registry = new ToolRegistry(runner, options, options.toolsets);
   registerDiscoveryTools(registry);
   registerInputTools(registry);
@@ -66,24 +82,44 @@ export function buildServer(options: ServerOptions): BuiltServer {
   registerTeardownTools(registry);
   // Last: the batch reaches the tools above through the registry.
   registerBatchTools(registry);
+  return registry;
+}
+
+/**
+ * One SDK server over the registry: cheap (the tools are declared once, in the registry), so
+ * the stdio entry may build one per connection era and throw one away; it holds no tmux child
+ * and no state of its own beyond what the SDK keeps for the connection.
+ */
+function newMcpServer(registry: ToolRegistry, options: ServerOptions): McpServer {
   const mcp = new McpServer(
     { name: "tmux-mcp", version: options.version },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: {} },
+      instructions: INSTRUCTIONS,
+      cacheHints: { "tools/list": FIXED_FOR_THE_PROCESS, "server/discover": FIXED_FOR_THE_PROCESS },
+    },
   );
   registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList });
-  return { mcp, registry, runner };
+  return mcp;
 }
 
 /**
  * Serves over stdio until the client closes stdin (or the process is told to stop), then
  * answers what is nearly done, kills any tmux child still running and resolves.
+ *
+ * The SDK's stdio entry reads the connection's first message and serves the protocol it
+ * speaks: a 2026-07-28 request (its version in `_meta`, no handshake) or `server/discover`
+ * gets that protocol, `initialize` gets 2025-11-25 or older exactly as before. It builds an
+ * SDK server per era it tries (a discover followed by `initialize` builds two); both share
+ * the one registry and runner, which outlive them.
  */
 export async function serveStdio(options: ServerOptions): Promise<void> {
-  const built = buildServer(options);
+  const runner = options.runner ?? new TmuxRunner();
+  const registry = buildRegistry(runner, options);
   const transport = new StdioTransport();
   const closed = Promise.withResolvers<void>();
   transport.oninputend = () => closed.resolve();
-  transport.onclose = () => closed.resolve();
+  transport.closed.then(() => closed.resolve());
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     try {
       Deno.addSignalListener(signal, () => closed.resolve());
@@ -91,10 +127,10 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
       // Not every platform has every signal; end of input still ends the process.
     }
   }
-  await built.mcp.connect(transport);
+  const served = serveEras(() => newMcpServer(registry, options), { transport });
   await closed.promise;
   // Answer what is nearly done, then kill what is not: the whole exit stays within a second.
-  await built.registry.settle(600);
-  await built.runner.close(300);
-  await built.mcp.close().catch(() => {});
+  await transport.settle(600);
+  await runner.close(300);
+  await served.close().catch(() => {});
 }

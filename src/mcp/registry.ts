@@ -1,7 +1,8 @@
 /**
  * The tool registry: how a tool family declares a tool, and the one place that hands tools to
- * the MCP SDK. The SDK's types stay behind this module (and server.ts), so moving to the SDK's
- * newer line is one module's change.
+ * the MCP SDK. The SDK's types stay behind this module (and server.ts and stdio.ts): moving from
+ * the SDK's v1 line (`@modelcontextprotocol/sdk`) to its v2 line (`@modelcontextprotocol/server`)
+ * changed these three files and no tool.
  *
  * Every tool gets: an optional `socket_name`; strict input validation (unknown fields are an
  * error, not silently dropped); an output schema its structured content is checked against;
@@ -11,14 +12,13 @@
  * @module
  */
 
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type {
-  CallToolResult,
-  ServerNotification,
-  ServerRequest,
-} from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { TmuxRunner } from "../tmux/run.ts";
 import { type ProgressFn, type ServerConfig, TmuxContext } from "./context.ts";
@@ -199,8 +199,13 @@ export class ToolRegistry {
     // error instead of a tool error.
     (server as unknown as { validateToolInput: (tool: unknown, args: unknown) => unknown })
       .validateToolInput = (_tool: unknown, args: unknown) => Promise.resolve(args);
+    // The prebuilt list declares the default result bound in its _meta.
+    const prebuilt = options.prebuiltToolList !== false &&
+        this.#config.maxResultBytes === MAX_RESULT_BYTES
+      ? prebuiltByName()
+      : undefined;
     for (const tool of this.#tools.values()) {
-      server.registerTool(
+      const registered = server.registerTool(
         tool.name,
         {
           title: tool.title,
@@ -212,33 +217,35 @@ export class ToolRegistry {
         },
         // call() validates (the SDK's own pass is off, see above), so a batch row and a direct
         // call take exactly the same path.
-        (args: unknown, extra: Extra) =>
+        (args: unknown, ctx: ServerContext) =>
           this.call(tool, args, {
-            signal: extra.signal,
-            progress: progressSender(extra),
+            signal: ctx.mcpReq.signal,
+            progress: progressSender(ctx),
           }),
       );
+      // The SDK converts a tool's output schema again on its first call, to project results
+      // for the protocol version in use; the listed schema says the same (an object).
+      const listed = prebuilt?.get(tool.name)?.outputSchema;
+      if (listed) registered.outputSchemaJson = listed;
     }
-    rejectMalformedCalls(server);
-    // The prebuilt list declares the default result bound in its _meta.
-    const prebuilt = options.prebuiltToolList !== false &&
-      this.#config.maxResultBytes === MAX_RESULT_BYTES;
+    rejectMalformedCalls(server, (name) => this.#tools.has(name));
     rememberToolList(server, this.tools, prebuilt);
   }
 }
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
 
 /**
  * A `tools/call` whose params are not `{name, arguments?: object}` is the client's mistake:
- * answer it as invalid params (-32602) in one sentence. The SDK's request parsing would throw
- * its schema error as an internal error (-32603) with a raw dump.
+ * answer it as invalid params (-32602) in one sentence. The SDK's request parsing would answer
+ * with its schema error, a raw dump of zod's issues.
+ *
+ * A call of a tool that is not on offer (not selected, or never existed) is answered as a tool
+ * error a model reads, in the words the SDK's v1 line used, as it always was: the v2 line
+ * answers it with a protocol error instead, which a client may hide from the model.
  */
-function rejectMalformedCalls(server: McpServer): void {
-  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
-    ._requestHandlers;
+function rejectMalformedCalls(server: McpServer, offered: (name: string) => boolean): void {
+  const handlers = requestHandlers(server);
   const original = handlers?.get("tools/call");
   if (!handlers || !original) return;
   const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -251,14 +258,35 @@ function rejectMalformedCalls(server: McpServer): void {
         !isObject(params.arguments))
     ) {
       return Promise.reject(
-        new McpError(
-          ErrorCode.InvalidParams,
+        new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
           "tools/call needs params {name: a tool name, arguments: an object of named fields}.",
         ),
       );
     }
+    if (!offered(params.name)) {
+      return Promise.resolve(errorResult(`MCP error -32602: Tool ${params.name} not found`));
+    }
+    if (params.arguments === null) {
+      // No arguments, as the SDK's v1 line read it; the v2 line's parsing refuses null.
+      const { arguments: _, ...rest } = params;
+      return original({ ...request as Record<string, unknown>, params: rest }, extra);
+    }
     return original(request, extra);
   });
+}
+
+/** The SDK's request handlers by method: where its own answers are wrapped or replaced. */
+function requestHandlers(server: McpServer): Map<string, Handler> | undefined {
+  return (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
+    ._requestHandlers;
+}
+
+type ListedTool = (typeof prebuiltToolList.tools)[number];
+
+/** tool_list.json by tool name. */
+function prebuiltByName(): Map<string, ListedTool> {
+  return new Map(prebuiltToolList.tools.map((t) => [t.name, t]));
 }
 
 /**
@@ -267,27 +295,27 @@ function rejectMalformedCalls(server: McpServer): void {
  * tools, on the path of every client's start. So the answer comes from `tool_list.json`, the
  * SDK's own answer for every tool made portable (portableSchema) and written at build time
  * (`deno task tool-list`; a test fails when it differs from the live conversion), in the order
- * the tools were registered; without it (`usePrebuilt` false, or a tool missing from it) the SDK
- * answers once and that answer, made portable, is kept.
+ * the tools were registered; without it (`prebuilt` undefined, or a tool missing from it) the
+ * SDK answers once and that answer, made portable, is kept. The answer is replaced through the
+ * SDK's own registration, so that it still stamps the cache hint (see server.ts) on it.
  */
 function rememberToolList(
   server: McpServer,
   tools: readonly AnyTool[],
-  usePrebuilt: boolean,
+  prebuilt: Map<string, ListedTool> | undefined,
 ): void {
-  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
-    ._requestHandlers;
-  const original = handlers?.get("tools/list");
-  if (!handlers || !original) return;
-  let kept: unknown = null;
-  if (usePrebuilt) {
-    const byName = new Map(prebuiltToolList.tools.map((t) => [t.name, t]));
-    const listed = tools.map((t) => byName.get(t.name));
+  const original = requestHandlers(server)?.get("tools/list");
+  if (!original) return;
+  let kept: Record<string, unknown> | null = null;
+  if (prebuilt) {
+    const listed = tools.map((t) => prebuilt.get(t.name));
     if (listed.every((t) => t !== undefined)) kept = { tools: listed };
   }
-  handlers.set("tools/list", async (request, extra) => {
-    if (kept === null) kept = portableList(await original(request, extra));
-    return kept;
+  server.server.setRequestHandler("tools/list", async (request, ctx) => {
+    if (kept === null) {
+      kept = portableList(await original(request, ctx)) as Record<string, unknown>;
+    }
+    return kept as never;
   });
 }
 
@@ -326,12 +354,16 @@ function isForbiddenTasks(execution: unknown): boolean {
   return Object.keys(e).length === 1 && e.taskSupport === "forbidden";
 }
 
-function progressSender(extra: Extra): ProgressFn {
-  const token = extra._meta?.progressToken;
+/**
+ * Progress for one call, when its request asked for it (`_meta.progressToken`, in either
+ * protocol version), sent as a notification related to that request.
+ */
+function progressSender(ctx: ServerContext): ProgressFn {
+  const token = ctx.mcpReq._meta?.progressToken;
   if (token === undefined) return () => Promise.resolve();
   return async (progress, total, message) => {
     try {
-      await extra.sendNotification({
+      await ctx.mcpReq.notify({
         method: "notifications/progress",
         params: { progressToken: token, progress, total, message },
       });
