@@ -89,12 +89,19 @@ function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry
  * One SDK server over the registry: cheap (the tools are declared once, in the registry), so
  * the stdio entry may build one per connection era and throw one away; it holds no tmux child
  * and no state of its own beyond what the SDK keeps for the connection.
+ *
+ * To a 2026-07-28 client it says the tool list never changes (`listChanged: false`), so no
+ * client listens for a change that cannot come; a 2025 client is told what it always was.
  */
-function newMcpServer(registry: ToolRegistry, options: ServerOptions): McpServer {
+function newMcpServer(
+  registry: ToolRegistry,
+  options: ServerOptions,
+  era: "legacy" | "modern" = "legacy",
+): McpServer {
   const mcp = new McpServer(
     { name: "tmux-mcp", version: options.version },
     {
-      capabilities: { tools: {} },
+      capabilities: { tools: era === "modern" ? { listChanged: false } : {} },
       instructions: INSTRUCTIONS,
       cacheHints: { "tools/list": FIXED_FOR_THE_PROCESS, "server/discover": FIXED_FOR_THE_PROCESS },
     },
@@ -127,7 +134,7 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
       // Not every platform has every signal; end of input still ends the process.
     }
   }
-  const served = serveEras(() => newMcpServer(registry, options), { transport });
+  const served = serveEras(({ era }) => newMcpServer(registry, options, era), { transport });
   await closed.promise;
   // Answer what is nearly done, then kill what is not: the whole exit stays within a second.
   await transport.settle(600);
