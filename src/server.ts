@@ -9,6 +9,7 @@ import { type CacheHint, McpServer } from "@modelcontextprotocol/server";
 import { serveStdio as serveEras } from "@modelcontextprotocol/server/stdio";
 import type { ServerConfig } from "./mcp/context.ts";
 import { ToolRegistry } from "./mcp/registry.ts";
+import type { Era } from "./mcp/resources.ts";
 import { StdioTransport } from "./mcp/stdio.ts";
 import type { Toolset } from "./mcp/toolsets.ts";
 import { TmuxRunner } from "./tmux/run.ts";
@@ -64,11 +65,14 @@ const FIXED_FOR_THE_PROCESS: CacheHint = { ttlMs: 86_400_000, cacheScope: "priva
 export function buildServer(options: ServerOptions): BuiltServer {
   const runner = options.runner ?? new TmuxRunner();
   const registry = buildRegistry(runner, options);
-  return { mcp: newMcpServer(registry, options), registry, runner };
+  return { mcp: mcpServerFor(registry, options), registry, runner };
 }
 
-/** Every tool family's tools, for the selected toolsets. */
-function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry {
+/**
+ * Every tool family's tools, for the selected toolsets: built once per process, whatever the
+ * connection's protocol (and open to more, such as resources, before a server is made of it).
+ */
+export function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry {
   const registry = new ToolRegistry(runner, options, options.toolsets);
   registerDiscoveryTools(registry);
   registerInputTools(registry);
@@ -87,16 +91,16 @@ function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry
 
 /**
  * One SDK server over the registry: cheap (the tools are declared once, in the registry), so
- * the stdio entry may build one per connection era and throw one away; it holds no tmux child
- * and no state of its own beyond what the SDK keeps for the connection.
+ * the stdio entry may build one per connection era and throw one away; it holds no tmux child,
+ * and what the registry keeps for it (its resource subscriptions) goes when it closes.
  *
  * To a 2026-07-28 client it says the tool list never changes (`listChanged: false`), so no
  * client listens for a change that cannot come; a 2025 client is told what it always was.
  */
-function newMcpServer(
+export function mcpServerFor(
   registry: ToolRegistry,
   options: ServerOptions,
-  era: "legacy" | "modern" = "legacy",
+  era: Era = "legacy",
 ): McpServer {
   const mcp = new McpServer(
     { name: "tmux-mcp", version: options.version },
@@ -106,7 +110,7 @@ function newMcpServer(
       cacheHints: { "tools/list": FIXED_FOR_THE_PROCESS, "server/discover": FIXED_FOR_THE_PROCESS },
     },
   );
-  registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList });
+  registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList, era });
   return mcp;
 }
 
@@ -134,7 +138,7 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
       // Not every platform has every signal; end of input still ends the process.
     }
   }
-  const served = serveEras(({ era }) => newMcpServer(registry, options, era), { transport });
+  const served = serveEras(({ era }) => mcpServerFor(registry, options, era), { transport });
   await closed.promise;
   // Answer what is nearly done, then kill what is not: the whole exit stays within a second.
   await transport.settle(600);

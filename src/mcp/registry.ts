@@ -21,13 +21,20 @@ import {
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { TmuxRunner } from "../tmux/run.ts";
-import { type ProgressFn, type ServerConfig, TmuxContext } from "./context.ts";
+import {
+  type LogFn,
+  type ProgressFn,
+  type ServerConfig,
+  stderrLog,
+  TmuxContext,
+} from "./context.ts";
 import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
 import { byteLength, MAX_RESULT_BYTES, textBound } from "./bounds.ts";
 import { renderReply } from "./render.ts";
 import { MAX_SUMMARY_CHARS, SEEDED_SCHEMAS, toolMeta } from "./listing.ts";
 import { portableSchema } from "./portable_schema.ts";
+import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
 import { checkedString } from "./schemas.ts";
 import prebuiltToolList from "./tool_list.json" with { type: "json" };
 
@@ -111,11 +118,24 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
 export interface CallExtras {
   readonly signal: AbortSignal;
   readonly progress: ProgressFn;
+  /** Where the call's log messages go (default: stderr only). */
+  readonly log?: LogFn;
 }
 
-/** The tools a server offers, and how each call is run. */
+/** How {@link ToolRegistry.attach} hands the registry to one SDK server. */
+export interface AttachOptions {
+  /** Answer tools/list from the list built with the source (default true). */
+  readonly prebuiltToolList?: boolean;
+  /** The protocol generation the SDK server speaks (default: 2025-11-25 and older). */
+  readonly era?: Era;
+}
+
+/** The tools (and resources) a server offers, and how each call is run. */
 export class ToolRegistry {
   readonly #tools = new Map<string, AnyTool>();
+  readonly #resources: ResourceSpec[] = [];
+  /** The connections told when a resource changes (see {@link resourceUpdated}). */
+  readonly subscriptions: ResourceSubscriptions = new ResourceSubscriptions();
   readonly #runner: TmuxRunner;
   readonly #config: ServerConfig;
   readonly #toolsets: ReadonlySet<Toolset>;
@@ -151,6 +171,41 @@ export class ToolRegistry {
     return this.#tools.get(name);
   }
 
+  /** Adds resources, before any SDK server is attached (the list is fixed from then on). */
+  addResource(...resources: ResourceSpec[]): void {
+    for (const resource of resources) {
+      if (this.#resources.some((r) => r.name === resource.name)) {
+        throw new Error(`resource ${resource.name} declared twice`);
+      }
+      this.#resources.push(resource);
+    }
+  }
+
+  /** The resources on offer. */
+  get resources(): readonly ResourceSpec[] {
+    return [...this.#resources];
+  }
+
+  /**
+   * Says that the resource at `uri` changed, to every client that asked to hear it, under
+   * either protocol version.
+   */
+  resourceUpdated(uri: string): void {
+    this.subscriptions.updated(uri);
+  }
+
+  /** A context for work done outside a tool call (reading a resource), on the server's socket. */
+  contextFor(signal: AbortSignal): TmuxContext {
+    return new TmuxContext(
+      this.#runner,
+      this.#config,
+      undefined,
+      signal,
+      () => Promise.resolve(),
+      stderrLog(this.#config.diagnostics),
+    );
+  }
+
   /**
    * Validates and runs one call, returning an MCP tool result. Never throws: every failure is
    * an `isError` result.
@@ -168,6 +223,7 @@ export class ToolRegistry {
       socketName,
       extras.signal,
       extras.progress,
+      extras.log ?? stderrLog(this.#config.diagnostics),
     );
     this.#inFlight++;
     try {
@@ -191,8 +247,8 @@ export class ToolRegistry {
     }
   }
 
-  /** Hands every tool on offer to an SDK server. */
-  attach(server: McpServer, options: { prebuiltToolList?: boolean } = {}): void {
+  /** Hands every tool (and resource) on offer to an SDK server. */
+  attach(server: McpServer, options: AttachOptions = {}): void {
     // Arguments are validated in call(), with messages written for a model ("paneId is
     // required"); the SDK's own pass would answer first, in zod's words ("expected string,
     // received undefined"), and would turn arguments that are not an object into a protocol
@@ -221,6 +277,7 @@ export class ToolRegistry {
           this.call(tool, args, {
             signal: ctx.mcpReq.signal,
             progress: progressSender(ctx),
+            log: logSender(ctx, this.#config),
           }),
       );
       // The SDK converts a tool's output schema again on its first call, to project results
@@ -230,6 +287,12 @@ export class ToolRegistry {
     }
     rejectMalformedCalls(server, (name) => this.#tools.has(name));
     rememberToolList(server, this.tools, prebuilt);
+    this.subscriptions.attach(
+      server,
+      options.era ?? "legacy",
+      this.#resources,
+      (signal) => this.contextFor(signal),
+    );
   }
 }
 
@@ -370,6 +433,21 @@ function progressSender(ctx: ServerContext): ProgressFn {
     } catch {
       // A client that went away cannot be told; the call itself decides what to do.
     }
+  };
+}
+
+/**
+ * A call's log: every message to stderr, and through the SDK to a client that asked for log
+ * messages at that level (on 2025-11-25 by `logging/setLevel`, on 2026-07-28 by the request's
+ * `_meta`), which the SDK sends only when the server declares logging.
+ */
+function logSender(ctx: ServerContext, config: ServerConfig): LogFn {
+  const stderr = stderrLog(config.diagnostics);
+  return (level, message) => {
+    stderr(level, message);
+    ctx.mcpReq.log(level, message, "tmux-mcp").catch(() => {
+      // A client that went away cannot be told; stderr has it.
+    });
   };
 }
 
