@@ -10,8 +10,9 @@
  * start-up: `deno run` of an empty module under the same flags. Idle RSS is the resident set
  * once tools/list is answered and the runtime has settled (the median over the runs).
  *
- * Usage: deno task bench:cold [--runs 20] [--source | --bundle DIR] [--markdown]
- * (`--bundle DIR`: another build's bundle folder, to compare builds on the same machine)
+ * Usage: deno task bench:cold [--runs 20] [--source | --bundle DIR] [--against DIR] [--markdown]
+ * (`--bundle DIR`: another build's bundle folder; `--against DIR`: a second build's bundle,
+ * measured run for run alternately with the first, so that both see the same machine load)
  *
  * @module
  */
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "20" },
     source: { type: "boolean", default: false },
     bundle: { type: "string" },
+    against: { type: "string" },
     markdown: { type: "boolean", default: false },
   },
 });
@@ -44,7 +46,16 @@ if (!values.source && !(await Deno.stat(bundle).then(() => true, () => false))) 
   throw new Error(`no ${bundle}: run \`deno task bundle\` first (or pass --source)`);
 }
 // No tmux server is needed: the server only runs `tmux -V` before it answers.
-const serverArgs = [...target, "--socket", `tmux-mcp-cold-${crypto.randomUUID().slice(0, 8)}`];
+const socketArgs = ["--socket", `tmux-mcp-cold-${crypto.randomUUID().slice(0, 8)}`];
+const against = values.against ? `${values.against.replace(/\/$/, "")}/main.js` : undefined;
+if (against && !(await Deno.stat(against).then(() => true, () => false))) {
+  throw new Error(`no ${against}`);
+}
+/** The builds measured, alternately run for run. */
+const builds = [
+  { label: values.source ? "source" : bundle, args: [...target, ...socketArgs] },
+  ...(against ? [{ label: against, args: [...flags, against, ...socketArgs] }] : []),
+];
 const env: Record<string, string> = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" };
 
 function median(samples: number[]): number {
@@ -76,7 +87,10 @@ interface Sample {
 }
 
 /** One cold start; returns null when the server does not speak the protocol asked for. */
-async function once(protocol: "2025-11-25" | "2026-07-28"): Promise<Sample | null> {
+async function once(
+  serverArgs: string[],
+  protocol: "2025-11-25" | "2026-07-28",
+): Promise<Sample | null> {
   const t0 = performance.now();
   const s = new StdioServer(cmd, serverArgs, env);
   try {
@@ -127,26 +141,39 @@ const row = (what: string, times: number[], rss?: number[]) => {
   out(line);
 };
 
-out(`cold start, ${RUNS} runs each (${values.source ? "source" : bundle}); times in ms`);
+out(`cold start, ${RUNS} runs each; times in ms`);
+for (const [i, build] of builds.entries()) out(`build ${i + 1}: ${build.label}`);
 out("| start | median ms | p90 ms | idle RSS MB |");
 out("|---|---:|---:|---:|");
 row("deno run, empty module (runtime)", await emptyModule());
 for (const protocol of ["2025-11-25", "2026-07-28"] as const) {
-  const samples: Sample[] = [];
+  const samples: (Sample[] | null)[] = builds.map(() => []);
   for (let i = 0; i < RUNS + 1; i++) {
-    const sample = await once(protocol);
-    if (sample === null) break;
-    if (i > 0) samples.push(sample);
+    for (const [b, build] of builds.entries()) {
+      if (samples[b] === null) continue;
+      const sample = await once(build.args, protocol);
+      if (sample === null) samples[b] = null;
+      else if (i > 0) samples[b]!.push(sample);
+    }
   }
-  const what = protocol === "2025-11-25"
-    ? "spawn → initialize → tools/list answered (2025-11-25)"
-    : "spawn → tools/list answered, no handshake (2026-07-28)";
-  if (samples.length === 0) {
-    rows.push(`| ${what} | not spoken | — | — |`);
-    out(rows.at(-1));
-    continue;
+  for (const [b, taken] of samples.entries()) {
+    const what = (protocol === "2025-11-25"
+      ? "spawn → initialize → tools/list answered (2025-11-25)"
+      : "spawn → tools/list answered, no handshake (2026-07-28)") +
+      (builds.length > 1 ? `, build ${b + 1}` : "");
+    if (taken === null || taken.length === 0) {
+      rows.push(`| ${what} | not spoken | — | — |`);
+      out(rows.at(-1));
+      continue;
+    }
+    row(
+      what,
+      taken.map((s) =>
+        s.ms
+      ),
+      taken.map((s) => s.rss),
+    );
   }
-  row(what, samples.map((s) => s.ms), samples.map((s) => s.rss));
 }
 if (values.markdown) {
   out();
