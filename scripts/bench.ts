@@ -520,6 +520,10 @@ if (values.markdown) {
     ),
   ].join("\n");
   const mem = memory.map((m) => `| ${m.size} | ${m.peakRssMb.toFixed(1)} |`).join("\n");
+  // Sections below the tables (## headings, such as the cold-start figures of bench:cold) are
+  // written by hand or by other scripts: they stay.
+  const previous = await Deno.readTextFile(values.markdown).catch(() => "");
+  const kept = previous.includes("\n## ") ? previous.slice(previous.indexOf("\n## ")) : "";
   await Deno.writeTextFile(
     values.markdown,
     `# Benchmarks\n\nProduced by \`deno task bench --markdown BENCHMARKS.md\` on ${
@@ -531,6 +535,6 @@ if (values.markdown) {
       `"tmux" is the same work with the plain tmux command line, one process per call; ratio = ours / tmux (below 1 is faster than tmux itself). ` +
       `The hook rows start a new process per call, as an agent does; "deno run, empty module" is the runtime's own start-up under the same flags, the floor under any hook. ` +
       `The whole run took ${totalSeconds.toFixed(0)} s.\n\n${table}\n\n` +
-      `| panes | server peak RSS (MB) |\n|---:|---:|\n${mem}\n`,
+      `| panes | server peak RSS (MB) |\n|---:|---:|\n${mem}\n${kept}`,
   );
 }

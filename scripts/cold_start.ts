@@ -146,17 +146,22 @@ for (const [i, build] of builds.entries()) out(`build ${i + 1}: ${build.label}`)
 out("| start | median ms | p90 ms | idle RSS MB |");
 out("|---|---:|---:|---:|");
 row("deno run, empty module (runtime)", await emptyModule());
-for (const protocol of ["2025-11-25", "2026-07-28"] as const) {
-  const samples: (Sample[] | null)[] = builds.map(() => []);
-  for (let i = 0; i < RUNS + 1; i++) {
-    for (const [b, build] of builds.entries()) {
-      if (samples[b] === null) continue;
+const PROTOCOLS = ["2025-11-25", "2026-07-28"] as const;
+// Every build and protocol in turn within each run, so that all rows see the same load.
+const samples: (Sample[] | null)[][] = builds.map(() => PROTOCOLS.map(() => []));
+for (let i = 0; i < RUNS + 1; i++) {
+  for (const [b, build] of builds.entries()) {
+    for (const [p, protocol] of PROTOCOLS.entries()) {
+      if (samples[b][p] === null) continue;
       const sample = await once(build.args, protocol);
-      if (sample === null) samples[b] = null;
-      else if (i > 0) samples[b]!.push(sample);
+      if (sample === null) samples[b][p] = null;
+      else if (i > 0) samples[b][p]!.push(sample);
     }
   }
-  for (const [b, taken] of samples.entries()) {
+}
+for (const [p, protocol] of PROTOCOLS.entries()) {
+  for (const [b, perProtocol] of samples.entries()) {
+    const taken = perProtocol[p];
     const what = (protocol === "2025-11-25"
       ? "spawn → initialize → tools/list answered (2025-11-25)"
       : "spawn → tools/list answered, no handshake (2026-07-28)") +
