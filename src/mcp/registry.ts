@@ -32,11 +32,10 @@ import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
 import { byteLength, MAX_RESULT_BYTES, textBound } from "./bounds.ts";
 import { renderReply } from "./render.ts";
-import { MAX_SUMMARY_CHARS, SEEDED_SCHEMAS, toolMeta } from "./listing.ts";
-import { portableSchema } from "./portable_schema.ts";
+import { MAX_SUMMARY_CHARS, toolMeta } from "./listing.ts";
 import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
 import { checkedString } from "./schemas.ts";
-import prebuiltToolList from "./tool_list.json" with { type: "json" };
+import { type Handler, prebuiltByName, rememberToolList, sdkHandler } from "./tool_list.ts";
 
 /** Honest hints about what a tool does (MCP tool annotations). */
 export interface ToolAnnotations {
@@ -296,8 +295,6 @@ export class ToolRegistry {
   }
 }
 
-type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
-
 /**
  * A `tools/call` whose params are not `{name, arguments?: object}` is the client's mistake:
  * answer it as invalid params (-32602) in one sentence. The SDK's request parsing would answer
@@ -308,9 +305,9 @@ type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
  * answers it with a protocol error instead, which a client may hide from the model.
  */
 function rejectMalformedCalls(server: McpServer, offered: (name: string) => boolean): void {
-  const handlers = requestHandlers(server);
-  const original = handlers?.get("tools/call");
-  if (!handlers || !original) return;
+  const original = sdkHandler(server, "tools/call");
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, Handler> })
+    ._requestHandlers;
   const isObject = (v: unknown): v is Record<string, unknown> =>
     typeof v === "object" && v !== null && !Array.isArray(v);
   handlers.set("tools/call", (request, extra) => {
@@ -337,84 +334,6 @@ function rejectMalformedCalls(server: McpServer, offered: (name: string) => bool
     }
     return original(request, extra);
   });
-}
-
-/** The SDK's request handlers by method: where its own answers are wrapped or replaced. */
-function requestHandlers(server: McpServer): Map<string, Handler> | undefined {
-  return (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
-    ._requestHandlers;
-}
-
-type ListedTool = (typeof prebuiltToolList.tools)[number];
-
-/** tool_list.json by tool name. */
-function prebuiltByName(): Map<string, ListedTool> {
-  return new Map(prebuiltToolList.tools.map((t) => [t.name, t]));
-}
-
-/**
- * The tool list is fixed once the server is built (toolsets are chosen at start), but the SDK
- * turns every tool's zod schemas into JSON Schema again on each `tools/list`: 35-75 ms for 56
- * tools, on the path of every client's start. So the answer comes from `tool_list.json`, the
- * SDK's own answer for every tool made portable (portableSchema) and written at build time
- * (`deno task tool-list`; a test fails when it differs from the live conversion), in the order
- * the tools were registered; without it (`prebuilt` undefined, or a tool missing from it) the
- * SDK answers once and that answer, made portable, is kept. The answer is replaced through the
- * SDK's own registration, so that it still stamps the cache hint (see server.ts) on it.
- */
-function rememberToolList(
-  server: McpServer,
-  tools: readonly AnyTool[],
-  prebuilt: Map<string, ListedTool> | undefined,
-): void {
-  const original = requestHandlers(server)?.get("tools/list");
-  if (!original) return;
-  let kept: Record<string, unknown> | null = null;
-  if (prebuilt) {
-    const listed = tools.map((t) => prebuilt.get(t.name));
-    if (listed.every((t) => t !== undefined)) kept = { tools: listed };
-  }
-  server.server.setRequestHandler("tools/list", async (request, ctx) => {
-    if (kept === null) {
-      kept = portableList(await original(request, ctx)) as Record<string, unknown>;
-    }
-    return kept as never;
-  });
-}
-
-/**
- * The SDK's tools/list answer with every schema made portable (output schemas as structure
- * only), and without `execution: {taskSupport: "forbidden"}`, which is what a tool without
- * `execution` means: every byte of the list is read at every client's start.
- */
-function portableList(answer: unknown): unknown {
-  const { tools, ...rest } = answer as { tools: Record<string, unknown>[] };
-  return {
-    ...rest,
-    tools: tools.map((tool) => {
-      const asSeeded = SEEDED_SCHEMAS.has(tool.name as string);
-      const { execution, ...out } = tool;
-      if (!isForbiddenTasks(execution)) out.execution = execution;
-      if (tool.inputSchema) {
-        out.inputSchema = portableSchema(tool.inputSchema as Record<string, unknown>, {
-          asSeeded,
-        });
-      }
-      if (tool.outputSchema) {
-        out.outputSchema = portableSchema(tool.outputSchema as Record<string, unknown>, {
-          asSeeded,
-          output: true,
-        });
-      }
-      return out;
-    }),
-  };
-}
-
-function isForbiddenTasks(execution: unknown): boolean {
-  if (execution === undefined) return true;
-  const e = execution as Record<string, unknown>;
-  return Object.keys(e).length === 1 && e.taskSupport === "forbidden";
 }
 
 /**
