@@ -1,8 +1,8 @@
 /**
  * The tool registry: how a tool family declares a tool, and the one place that hands tools to
- * the MCP SDK. The SDK's types stay behind this module (and server.ts and stdio.ts): moving from
- * the SDK's v1 line (`@modelcontextprotocol/sdk`) to its v2 line (`@modelcontextprotocol/server`)
- * changed these three files and no tool.
+ * the MCP SDK. The SDK's types stay behind this module and its neighbours (tool_list.ts,
+ * resources.ts, stdio.ts) and server.ts: moving from the SDK's v1 line
+ * (`@modelcontextprotocol/sdk`) to its v2 line (`@modelcontextprotocol/server`) changed no tool.
  *
  * Every tool gets: an optional `socket_name`; strict input validation (unknown fields are an
  * error, not silently dropped); an output schema its structured content is checked against;
