@@ -246,6 +246,12 @@ Deno.test("protocols: 2026-07-28 on the wire: no handshake, _meta on every reque
     assert.deepEqual(panes.map((p) => p.id), [tmux.ids.paneId]);
     assert.equal(call.result!.resultType, "complete");
 
+    const malformed = await server.request("tools/call", { arguments: {}, _meta: MODERN_META });
+    assert.deepEqual(malformed.error, {
+      code: -32602,
+      message: "tools/call needs params {name: a tool name, arguments: an object of named fields}.",
+    });
+
     // Every request carries its protocol version; one without is refused, as is a handshake.
     const bare = await server.request("tools/list");
     assert.equal(bare.error?.code, -32602);
@@ -282,6 +288,13 @@ Deno.test("protocols: server/discover then initialize: the probe's server is dro
     const result = await server.callTool("list_panes");
     const panes = (result.structuredContent as { panes: { id: string }[] }).panes;
     assert.deepEqual(panes.map((p) => p.id), [tmux.ids.paneId]);
+    // In the words a 2025 client always read.
+    const malformed = await server.request("tools/call", { arguments: {} });
+    assert.deepEqual(malformed.error, {
+      code: -32602,
+      message: "MCP error -32602: tools/call needs params {name: a tool name, arguments: an " +
+        "object of named fields}.",
+    });
     assert.equal((await server.closeStdin()).code, 0);
   } finally {
     await server.kill();

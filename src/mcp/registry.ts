@@ -284,7 +284,7 @@ export class ToolRegistry {
       const listed = prebuilt?.get(tool.name)?.outputSchema;
       if (listed) registered.outputSchemaJson = listed;
     }
-    rejectMalformedCalls(server, (name) => this.#tools.has(name));
+    rejectMalformedCalls(server, (name) => this.#tools.has(name), options.era ?? "legacy");
     rememberToolList(server, this.tools, prebuilt);
     this.subscriptions.attach(
       server,
@@ -304,7 +304,15 @@ export class ToolRegistry {
  * error a model reads, in the words the SDK's v1 line used, as it always was: the v2 line
  * answers it with a protocol error instead, which a client may hide from the model.
  */
-function rejectMalformedCalls(server: McpServer, offered: (name: string) => boolean): void {
+function rejectMalformedCalls(
+  server: McpServer,
+  offered: (name: string) => boolean,
+  era: Era,
+): void {
+  const needs =
+    "tools/call needs params {name: a tool name, arguments: an object of named fields}.";
+  // To a 2025 client in the SDK's v1 words, which put the code before every message.
+  const malformed = era === "legacy" ? `MCP error -32602: ${needs}` : needs;
   const original = sdkHandler(server, "tools/call");
   const handlers = (server.server as unknown as { _requestHandlers: Map<string, Handler> })
     ._requestHandlers;
@@ -318,10 +326,7 @@ function rejectMalformedCalls(server: McpServer, offered: (name: string) => bool
         !isObject(params.arguments))
     ) {
       return Promise.reject(
-        new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          "tools/call needs params {name: a tool name, arguments: an object of named fields}.",
-        ),
+        new ProtocolError(ProtocolErrorCode.InvalidParams, malformed),
       );
     }
     if (!offered(params.name)) {
