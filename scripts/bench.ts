@@ -646,6 +646,10 @@ if (values.markdown) {
   const rises = deep.map((d) =>
     `| ${d.history} | ${d.call} | ${d.idleRssMb.toFixed(1)} | ${d.riseMb.toFixed(1)} |`
   ).join("\n");
+  // Sections below the tables (## headings, such as the cold-start figures of bench:cold) are
+  // written by hand or by other scripts: they stay.
+  const previous = await Deno.readTextFile(values.markdown).catch(() => "");
+  const kept = previous.includes("\n## ") ? previous.slice(previous.indexOf("\n## ")) : "";
   await Deno.writeTextFile(
     values.markdown,
     `# Benchmarks\n\nProduced by \`deno task bench --markdown BENCHMARKS.md\` on ${
@@ -661,6 +665,6 @@ if (values.markdown) {
       `|---:|---:|---:|---:|\n${mem}\n\n` +
       `Reading bounded by the request: a fresh server, ${DEEP_RUNS} calls on one pane with deep ` +
       `history; the rise is its peak RSS over its RSS once idle after tools/list.\n\n` +
-      `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n`,
+      `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n${kept}`,
   );
 }

@@ -222,6 +222,19 @@ async function checkBundleSplit(): Promise<void> {
       heavy.length ? `: ${heavy.join(", ")}` : ""
     }`,
   );
+  // The SDK's Node shims (node:process for a stdio transport we do not use, ajv for elicitation
+  // we do not ask for) cost ~40 ms at every start: the bundle takes the SDK's portable shims.
+  const serverPath = await closure(serverChunk!);
+  const nodeProcess = [];
+  for (const file of serverPath) {
+    if (/["']node:process["']/.test(await read(file))) nodeProcess.push(file);
+  }
+  check(
+    nodeProcess.length === 0,
+    `the server path loads no node:process${
+      nodeProcess.length ? `: ${nodeProcess.join(", ")}` : ""
+    }`,
+  );
 }
 
 let status = 1;

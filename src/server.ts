@@ -5,9 +5,11 @@
  * @module
  */
 
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { type CacheHint, McpServer } from "@modelcontextprotocol/server";
+import { serveStdio as serveEras } from "@modelcontextprotocol/server/stdio";
 import type { ServerConfig } from "./mcp/context.ts";
 import { ToolRegistry } from "./mcp/registry.ts";
+import type { Era } from "./mcp/resources.ts";
 import { StdioTransport } from "./mcp/stdio.ts";
 import type { Toolset } from "./mcp/toolsets.ts";
 import { TmuxRunner } from "./tmux/run.ts";
@@ -50,9 +52,27 @@ const INSTRUCTIONS =
   "alone unless asked. Every tool takes socket_name (tmux -L) to reach another tmux server than " +
   "the one this server was started for; list_servers finds them.";
 
+/**
+ * How long a client may keep `tools/list` and `server/discover` (protocol 2026-07-28 lets them be
+ * cached; without a hint they are stale at once): the tool list is fixed when the process starts
+ * (toolsets are chosen by its flags) and never changes while it runs, so a day, the longest the
+ * SDK's client keeps anything. Private: another process of this server, started with other
+ * flags, answers with another list under the same name.
+ */
+const FIXED_FOR_THE_PROCESS: CacheHint = { ttlMs: 86_400_000, cacheScope: "private" };
+
 /** Builds an MCP server with every tool family registered for the selected toolsets. */
 export function buildServer(options: ServerOptions): BuiltServer {
   const runner = options.runner ?? new TmuxRunner();
+  const registry = buildRegistry(runner, options);
+  return { mcp: mcpServerFor(registry, options), registry, runner };
+}
+
+/**
+ * Every tool family's tools, for the selected toolsets: built once per process, whatever the
+ * connection's protocol (and open to more, such as resources, before a server is made of it).
+ */
+export function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry {
   const registry = new ToolRegistry(runner, options, options.toolsets);
   registerDiscoveryTools(registry);
   registerInputTools(registry);
@@ -66,24 +86,51 @@ export function buildServer(options: ServerOptions): BuiltServer {
   registerTeardownTools(registry);
   // Last: the batch reaches the tools above through the registry.
   registerBatchTools(registry);
+  return registry;
+}
+
+/**
+ * One SDK server over the registry: cheap (the tools are declared once, in the registry), so
+ * the stdio entry may build one per connection era and throw one away; it holds no tmux child,
+ * and what the registry keeps for it (its resource subscriptions) goes when it closes.
+ *
+ * To a 2026-07-28 client it says the tool list never changes (`listChanged: false`), so no
+ * client listens for a change that cannot come; a 2025 client is told what it always was.
+ */
+export function mcpServerFor(
+  registry: ToolRegistry,
+  options: ServerOptions,
+  era: Era = "legacy",
+): McpServer {
   const mcp = new McpServer(
     { name: "tmux-mcp", version: options.version },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: era === "modern" ? { listChanged: false } : {} },
+      instructions: INSTRUCTIONS,
+      cacheHints: { "tools/list": FIXED_FOR_THE_PROCESS, "server/discover": FIXED_FOR_THE_PROCESS },
+    },
   );
-  registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList });
-  return { mcp, registry, runner };
+  registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList, era });
+  return mcp;
 }
 
 /**
  * Serves over stdio until the client closes stdin (or the process is told to stop), then
  * answers what is nearly done, kills any tmux child still running and resolves.
+ *
+ * The SDK's stdio entry reads the connection's first message and serves the protocol it
+ * speaks: a 2026-07-28 request (its version in `_meta`, no handshake) or `server/discover`
+ * gets that protocol, `initialize` gets 2025-11-25 or older exactly as before. It builds an
+ * SDK server per era it tries (a discover followed by `initialize` builds two); both share
+ * the one registry and runner, which outlive them.
  */
 export async function serveStdio(options: ServerOptions): Promise<void> {
-  const built = buildServer(options);
+  const runner = options.runner ?? new TmuxRunner();
+  const registry = buildRegistry(runner, options);
   const transport = new StdioTransport();
   const closed = Promise.withResolvers<"input" | "signal">();
   transport.oninputend = () => closed.resolve("input");
-  transport.onclose = () => closed.resolve("input");
+  transport.closed.then(() => closed.resolve("input"));
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     try {
       Deno.addSignalListener(signal, () => closed.resolve("signal"));
@@ -91,12 +138,12 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
       // Not every platform has every signal; end of input still ends the process.
     }
   }
-  await built.mcp.connect(transport);
+  const served = serveEras(({ era }) => mcpServerFor(registry, options, era), { transport });
   const why = await closed.promise;
   // Answer what is nearly done (a client that closed its input may still read), then kill what
   // is not: the whole exit stays well within a second, on a loaded machine too. Told to stop,
   // there is less reason to wait.
-  await built.registry.settle(why === "signal" ? 150 : 350);
-  await built.runner.close(250);
-  await built.mcp.close().catch(() => {});
+  await transport.settle(why === "signal" ? 150 : 450);
+  await runner.close(250);
+  await served.close().catch(() => {});
 }

@@ -24,6 +24,7 @@ import {
   takeSnapshot,
   type WindowRow,
 } from "../tmux/snapshot.ts";
+import { warn } from "../diagnostics.ts";
 import { describeSocket, ToolFailure } from "./errors.ts";
 
 /** The server-wide settings a tool may need. */
@@ -36,10 +37,49 @@ export interface ServerConfig {
   readonly maxResultBytes: number;
   /** Whether input may reach panes a person is watching (`--allow-attended-input`). */
   readonly allowAttendedInput?: boolean;
+  /** Where diagnostic lines go: stderr, unless a test collects them. */
+  readonly diagnostics?: (line: string) => void;
 }
 
 /** Progress reporting for long calls; a no-op when the client asked for none. */
 export type ProgressFn = (progress: number, total?: number, message?: string) => Promise<void>;
+
+/** The levels of a log message (MCP's, after syslog). */
+export type LogLevel =
+  | "debug"
+  | "info"
+  | "notice"
+  | "warning"
+  | "error"
+  | "critical"
+  | "alert"
+  | "emergency";
+
+/**
+ * A log message about a call. It always reaches stderr (protocol 2026-07-28 deprecates log
+ * notifications, and a stdio server's stderr is where clients keep its log); it is also sent as
+ * a `notifications/message` only to a client that asked for them at that level, on a server
+ * that declares logging.
+ */
+export type LogFn = (level: LogLevel, message: string) => void;
+
+/**
+ * A log function that writes one line per message to stderr (or `write`), control characters
+ * and line breaks shown as `\xNN`: a message may quote what a pane showed, and must neither
+ * drive the terminal it is read on nor pass for another line of the log.
+ */
+export function stderrLog(write: (line: string) => void = warn): LogFn {
+  return (level, message) =>
+    write(
+      `tmux-mcp: ${level}: ${
+        message.replace(
+          // deno-lint-ignore no-control-regex
+          /[\u0000-\u001f\u007f]/g,
+          (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`,
+        )
+      }`,
+    );
+}
 
 /** Per-call access to tmux. */
 export class TmuxContext {
@@ -53,6 +93,8 @@ export class TmuxContext {
   readonly signal: AbortSignal;
   /** Sends a progress notification when the client asked for them. */
   readonly progress: ProgressFn;
+  /** Logs a message about the call: to stderr, and to a client that asked for log messages. */
+  readonly log: LogFn;
 
   /** A context for one call. */
   constructor(
@@ -61,12 +103,14 @@ export class TmuxContext {
     socketName: string | undefined,
     signal: AbortSignal,
     progress: ProgressFn,
+    log: LogFn = stderrLog(config.diagnostics),
   ) {
     this.runner = runner;
     this.config = config;
     this.address = socketName ? { socketName } : config.address;
     this.signal = signal;
     this.progress = progress;
+    this.log = log;
   }
 
   /** Human name of the socket, for messages. */

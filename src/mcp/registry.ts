@@ -1,7 +1,8 @@
 /**
  * The tool registry: how a tool family declares a tool, and the one place that hands tools to
- * the MCP SDK. The SDK's types stay behind this module (and server.ts), so moving to the SDK's
- * newer line is one module's change.
+ * the MCP SDK. The SDK's types stay behind this module and its neighbours (tool_list.ts,
+ * resources.ts, stdio.ts) and server.ts: moving from the SDK's v1 line
+ * (`@modelcontextprotocol/sdk`) to its v2 line (`@modelcontextprotocol/server`) changed no tool.
  *
  * Every tool gets: an optional `socket_name`; strict input validation (unknown fields are an
  * error, not silently dropped); an output schema its structured content is checked against;
@@ -11,25 +12,30 @@
  * @module
  */
 
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type {
-  CallToolResult,
-  ServerNotification,
-  ServerRequest,
-} from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { TmuxRunner } from "../tmux/run.ts";
-import { type ProgressFn, type ServerConfig, TmuxContext } from "./context.ts";
+import {
+  type LogFn,
+  type ProgressFn,
+  type ServerConfig,
+  stderrLog,
+  TmuxContext,
+} from "./context.ts";
 import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
 import { byteLength, MAX_RESULT_BYTES, textBound } from "./bounds.ts";
 import { renderReply } from "./render.ts";
-import { MAX_SUMMARY_CHARS, SEEDED_SCHEMAS, toolMeta } from "./listing.ts";
-import { portableSchema } from "./portable_schema.ts";
+import { MAX_SUMMARY_CHARS, toolMeta } from "./listing.ts";
+import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
 import { checkedString } from "./schemas.ts";
-import prebuiltToolList from "./tool_list.json" with { type: "json" };
+import { type Handler, prebuiltByName, rememberToolList, sdkHandler } from "./tool_list.ts";
 
 /** Honest hints about what a tool does (MCP tool annotations). */
 export interface ToolAnnotations {
@@ -111,11 +117,24 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
 export interface CallExtras {
   readonly signal: AbortSignal;
   readonly progress: ProgressFn;
+  /** Where the call's log messages go (default: stderr only). */
+  readonly log?: LogFn;
 }
 
-/** The tools a server offers, and how each call is run. */
+/** How {@link ToolRegistry.attach} hands the registry to one SDK server. */
+export interface AttachOptions {
+  /** Answer tools/list from the list built with the source (default true). */
+  readonly prebuiltToolList?: boolean;
+  /** The protocol generation the SDK server speaks (default: 2025-11-25 and older). */
+  readonly era?: Era;
+}
+
+/** The tools (and resources) a server offers, and how each call is run. */
 export class ToolRegistry {
   readonly #tools = new Map<string, AnyTool>();
+  readonly #resources: ResourceSpec[] = [];
+  /** The connections told when a resource changes (see {@link resourceUpdated}). */
+  readonly subscriptions: ResourceSubscriptions = new ResourceSubscriptions();
   readonly #runner: TmuxRunner;
   readonly #config: ServerConfig;
   readonly #toolsets: ReadonlySet<Toolset>;
@@ -151,6 +170,41 @@ export class ToolRegistry {
     return this.#tools.get(name);
   }
 
+  /** Adds resources, before any SDK server is attached (the list is fixed from then on). */
+  addResource(...resources: ResourceSpec[]): void {
+    for (const resource of resources) {
+      if (this.#resources.some((r) => r.name === resource.name)) {
+        throw new Error(`resource ${resource.name} declared twice`);
+      }
+      this.#resources.push(resource);
+    }
+  }
+
+  /** The resources on offer. */
+  get resources(): readonly ResourceSpec[] {
+    return [...this.#resources];
+  }
+
+  /**
+   * Says that the resource at `uri` changed, to every client that asked to hear it, under
+   * either protocol version.
+   */
+  resourceUpdated(uri: string): void {
+    this.subscriptions.updated(uri);
+  }
+
+  /** A context for work done outside a tool call (reading a resource), on the server's socket. */
+  contextFor(signal: AbortSignal): TmuxContext {
+    return new TmuxContext(
+      this.#runner,
+      this.#config,
+      undefined,
+      signal,
+      () => Promise.resolve(),
+      stderrLog(this.#config.diagnostics),
+    );
+  }
+
   /**
    * Validates and runs one call, returning an MCP tool result. Never throws: every failure is
    * an `isError` result.
@@ -168,6 +222,7 @@ export class ToolRegistry {
       socketName,
       extras.signal,
       extras.progress,
+      extras.log ?? stderrLog(this.#config.diagnostics),
     );
     this.#inFlight++;
     try {
@@ -191,16 +246,21 @@ export class ToolRegistry {
     }
   }
 
-  /** Hands every tool on offer to an SDK server. */
-  attach(server: McpServer, options: { prebuiltToolList?: boolean } = {}): void {
+  /** Hands every tool (and resource) on offer to an SDK server. */
+  attach(server: McpServer, options: AttachOptions = {}): void {
     // Arguments are validated in call(), with messages written for a model ("paneId is
     // required"); the SDK's own pass would answer first, in zod's words ("expected string,
     // received undefined"), and would turn arguments that are not an object into a protocol
     // error instead of a tool error.
     (server as unknown as { validateToolInput: (tool: unknown, args: unknown) => unknown })
       .validateToolInput = (_tool: unknown, args: unknown) => Promise.resolve(args);
+    // The prebuilt list declares the default result bound in its _meta.
+    const prebuilt = options.prebuiltToolList !== false &&
+        this.#config.maxResultBytes === MAX_RESULT_BYTES
+      ? prebuiltByName()
+      : undefined;
     for (const tool of this.#tools.values()) {
-      server.registerTool(
+      const registered = server.registerTool(
         tool.name,
         {
           title: tool.title,
@@ -212,35 +272,50 @@ export class ToolRegistry {
         },
         // call() validates (the SDK's own pass is off, see above), so a batch row and a direct
         // call take exactly the same path.
-        (args: unknown, extra: Extra) =>
+        (args: unknown, ctx: ServerContext) =>
           this.call(tool, args, {
-            signal: extra.signal,
-            progress: progressSender(extra),
+            signal: ctx.mcpReq.signal,
+            progress: progressSender(ctx),
+            log: logSender(ctx, this.#config),
           }),
       );
+      // The SDK converts a tool's output schema again on its first call, to project results
+      // for the protocol version in use; the listed schema says the same (an object).
+      const listed = prebuilt?.get(tool.name)?.outputSchema;
+      if (listed) registered.outputSchemaJson = listed;
     }
-    rejectMalformedCalls(server);
-    // The prebuilt list declares the default result bound in its _meta.
-    const prebuilt = options.prebuiltToolList !== false &&
-      this.#config.maxResultBytes === MAX_RESULT_BYTES;
+    rejectMalformedCalls(server, (name) => this.#tools.has(name), options.era ?? "legacy");
     rememberToolList(server, this.tools, prebuilt);
+    this.subscriptions.attach(
+      server,
+      options.era ?? "legacy",
+      this.#resources,
+      (signal) => this.contextFor(signal),
+    );
   }
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
-type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
-
 /**
  * A `tools/call` whose params are not `{name, arguments?: object}` is the client's mistake:
- * answer it as invalid params (-32602) in one sentence. The SDK's request parsing would throw
- * its schema error as an internal error (-32603) with a raw dump.
+ * answer it as invalid params (-32602) in one sentence. The SDK's request parsing would answer
+ * with its schema error, a raw dump of zod's issues.
+ *
+ * A call of a tool that is not on offer (not selected, or never existed) is answered as a tool
+ * error a model reads, in the words the SDK's v1 line used, as it always was: the v2 line
+ * answers it with a protocol error instead, which a client may hide from the model.
  */
-function rejectMalformedCalls(server: McpServer): void {
-  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
+function rejectMalformedCalls(
+  server: McpServer,
+  offered: (name: string) => boolean,
+  era: Era,
+): void {
+  const needs =
+    "tools/call needs params {name: a tool name, arguments: an object of named fields}.";
+  // To a 2025 client in the SDK's v1 words, which put the code before every message.
+  const malformed = era === "legacy" ? `MCP error -32602: ${needs}` : needs;
+  const original = sdkHandler(server, "tools/call");
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, Handler> })
     ._requestHandlers;
-  const original = handlers?.get("tools/call");
-  if (!handlers || !original) return;
   const isObject = (v: unknown): v is Record<string, unknown> =>
     typeof v === "object" && v !== null && !Array.isArray(v);
   handlers.set("tools/call", (request, extra) => {
@@ -251,93 +326,52 @@ function rejectMalformedCalls(server: McpServer): void {
         !isObject(params.arguments))
     ) {
       return Promise.reject(
-        new McpError(
-          ErrorCode.InvalidParams,
-          "tools/call needs params {name: a tool name, arguments: an object of named fields}.",
-        ),
+        new ProtocolError(ProtocolErrorCode.InvalidParams, malformed),
       );
+    }
+    if (!offered(params.name)) {
+      return Promise.resolve(errorResult(`MCP error -32602: Tool ${params.name} not found`));
+    }
+    if (params.arguments === null) {
+      // No arguments, as the SDK's v1 line read it; the v2 line's parsing refuses null.
+      const { arguments: _, ...rest } = params;
+      return original({ ...request as Record<string, unknown>, params: rest }, extra);
     }
     return original(request, extra);
   });
 }
 
 /**
- * The tool list is fixed once the server is built (toolsets are chosen at start), but the SDK
- * turns every tool's zod schemas into JSON Schema again on each `tools/list`: 35-75 ms for 56
- * tools, on the path of every client's start. So the answer comes from `tool_list.json`, the
- * SDK's own answer for every tool made portable (portableSchema) and written at build time
- * (`deno task tool-list`; a test fails when it differs from the live conversion), in the order
- * the tools were registered; without it (`usePrebuilt` false, or a tool missing from it) the SDK
- * answers once and that answer, made portable, is kept.
+ * Progress for one call, when its request asked for it (`_meta.progressToken`, in either
+ * protocol version), sent as a notification related to that request.
  */
-function rememberToolList(
-  server: McpServer,
-  tools: readonly AnyTool[],
-  usePrebuilt: boolean,
-): void {
-  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
-    ._requestHandlers;
-  const original = handlers?.get("tools/list");
-  if (!handlers || !original) return;
-  let kept: unknown = null;
-  if (usePrebuilt) {
-    const byName = new Map(prebuiltToolList.tools.map((t) => [t.name, t]));
-    const listed = tools.map((t) => byName.get(t.name));
-    if (listed.every((t) => t !== undefined)) kept = { tools: listed };
-  }
-  handlers.set("tools/list", async (request, extra) => {
-    if (kept === null) kept = portableList(await original(request, extra));
-    return kept;
-  });
-}
-
-/**
- * The SDK's tools/list answer with every schema made portable (output schemas as structure
- * only), and without `execution: {taskSupport: "forbidden"}`, which is what a tool without
- * `execution` means: every byte of the list is read at every client's start.
- */
-function portableList(answer: unknown): unknown {
-  const { tools, ...rest } = answer as { tools: Record<string, unknown>[] };
-  return {
-    ...rest,
-    tools: tools.map((tool) => {
-      const asSeeded = SEEDED_SCHEMAS.has(tool.name as string);
-      const { execution, ...out } = tool;
-      if (!isForbiddenTasks(execution)) out.execution = execution;
-      if (tool.inputSchema) {
-        out.inputSchema = portableSchema(tool.inputSchema as Record<string, unknown>, {
-          asSeeded,
-        });
-      }
-      if (tool.outputSchema) {
-        out.outputSchema = portableSchema(tool.outputSchema as Record<string, unknown>, {
-          asSeeded,
-          output: true,
-        });
-      }
-      return out;
-    }),
-  };
-}
-
-function isForbiddenTasks(execution: unknown): boolean {
-  if (execution === undefined) return true;
-  const e = execution as Record<string, unknown>;
-  return Object.keys(e).length === 1 && e.taskSupport === "forbidden";
-}
-
-function progressSender(extra: Extra): ProgressFn {
-  const token = extra._meta?.progressToken;
+function progressSender(ctx: ServerContext): ProgressFn {
+  const token = ctx.mcpReq._meta?.progressToken;
   if (token === undefined) return () => Promise.resolve();
   return async (progress, total, message) => {
     try {
-      await extra.sendNotification({
+      await ctx.mcpReq.notify({
         method: "notifications/progress",
         params: { progressToken: token, progress, total, message },
       });
     } catch {
       // A client that went away cannot be told; the call itself decides what to do.
     }
+  };
+}
+
+/**
+ * A call's log: every message to stderr, and through the SDK to a client that asked for log
+ * messages at that level (on 2025-11-25 by `logging/setLevel`, on 2026-07-28 by the request's
+ * `_meta`), which the SDK sends only when the server declares logging.
+ */
+function logSender(ctx: ServerContext, config: ServerConfig): LogFn {
+  const stderr = stderrLog(config.diagnostics);
+  return (level, message) => {
+    stderr(level, message);
+    ctx.mcpReq.log(level, message, "tmux-mcp").catch(() => {
+      // A client that went away cannot be told; stderr has it.
+    });
   };
 }
 

@@ -9,8 +9,11 @@
  * @module
  */
 
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type JSONRPCMessage,
+  parseJSONRPCMessage,
+  type Transport,
+} from "@modelcontextprotocol/server";
 
 /** The longest line read; longer ones are answered with an error and skipped. */
 export const MAX_LINE_BYTES = 32 * 1024 * 1024;
@@ -29,6 +32,9 @@ export class StdioTransport implements Transport {
    */
   oninputend?: () => void;
   #closed = false;
+  readonly #whenClosed = Promise.withResolvers<void>();
+  /** Requests read and not answered yet (by id). */
+  readonly #unanswered = new Set<string | number>();
   #writing: Promise<void> = Promise.resolve();
   #reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
 
@@ -86,15 +92,45 @@ export class StdioTransport implements Transport {
       this.#answer(null, -32700, "Parse error: the line is not JSON.");
       return;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (!parsed.success) {
+    let message: JSONRPCMessage;
+    try {
+      message = parseJSONRPCMessage(value);
+    } catch {
       const id = idOf(value);
       if (id !== undefined) {
         this.#answer(id, -32600, "Invalid request: not a JSON-RPC 2.0 message.");
       }
       return;
     }
-    this.onmessage?.(parsed.data);
+    this.#track(message);
+    this.onmessage?.(message);
+  }
+
+  /**
+   * Counts a request as unanswered until its answer is sent or the client cancels it. A
+   * `subscriptions/listen` stays open by design until the connection ends, so it is not counted.
+   */
+  #track(message: JSONRPCMessage): void {
+    if (!("method" in message)) return;
+    if ("id" in message && message.method !== "subscriptions/listen") {
+      this.#unanswered.add(message.id);
+    } else if (message.method === "notifications/cancelled") {
+      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof id === "string" || typeof id === "number") this.#unanswered.delete(id);
+    }
+  }
+
+  /**
+   * Resolves when every request read so far has been answered (or cancelled), or after
+   * `waitMs`: a client that closes its end right after its last request still gets the answers
+   * that are nearly done, including those of requests still queued inside the SDK when stdin
+   * ended.
+   */
+  async settle(waitMs: number): Promise<void> {
+    const until = Date.now() + waitMs;
+    while (this.#unanswered.size > 0 && Date.now() < until && !this.#closed) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
   }
 
   /** Answers a line too long to read with the request's id when its head shows one. */
@@ -111,6 +147,12 @@ export class StdioTransport implements Transport {
 
   /** Sends one message as one line. */
   send(message: JSONRPCMessage): Promise<void> {
+    if (!("method" in message) && "id" in message && message.id !== null) {
+      const written = this.#write(message);
+      // Answered once the answer is on its way out.
+      written.finally(() => this.#unanswered.delete(message.id as string | number));
+      return written;
+    }
     return this.#write(message);
   }
 
@@ -124,6 +166,14 @@ export class StdioTransport implements Transport {
     return this.#writing;
   }
 
+  /**
+   * Resolves once the transport has closed, whoever closed it: the SDK's stdio entry takes
+   * `onclose` for itself, and the process still has to learn that the connection is over.
+   */
+  get closed(): Promise<void> {
+    return this.#whenClosed.promise;
+  }
+
   /** Stops reading and reports the close once. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -134,6 +184,7 @@ export class StdioTransport implements Transport {
     } catch {
       // stdin already ended
     }
+    this.#whenClosed.resolve();
     this.onclose?.();
   }
 }

@@ -93,6 +93,7 @@ function batchTool(registry: ToolRegistry) {
           const result = await registry.call(tool, rowArgs, {
             signal: ctx.signal,
             progress: () => Promise.resolve(),
+            log: ctx.log,
           });
           row = result.isError ? failedRow(index, op.tool, errorText(result.content)) : {
             index,

@@ -1,0 +1,188 @@
+/**
+ * `deno task bench:cold`: what a client waits for before it can show the tools, and what the
+ * server then holds while idle. A client that negotiates the protocol version automatically
+ * starts the server once more for its probe, so this cost is paid twice at every client start.
+ *
+ * Each run spawns the server (the bundle `deno task bundle` writes, as the binary embeds it,
+ * under the `start` task's flags; or the source with `--source`) and measures spawn → tools/list
+ * answered: after the `initialize` handshake (protocol 2025-11-25), and, where the server speaks
+ * it, as the first request of protocol 2026-07-28 (no handshake). Beside it, the runtime's own
+ * start-up: `deno run` of an empty module under the same flags. Idle RSS is the resident set
+ * once tools/list is answered and the runtime has settled (the median over the runs).
+ *
+ * Usage: deno task bench:cold [--runs 20] [--source | --bundle DIR] [--against DIR] [--markdown]
+ * (`--bundle DIR`: another build's bundle folder; `--against DIR`: a second build's bundle,
+ * measured run for run alternately with the first, so that both see the same machine load)
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    runs: { type: "string", default: "20" },
+    source: { type: "boolean", default: false },
+    bundle: { type: "string" },
+    against: { type: "string" },
+    markdown: { type: "boolean", default: false },
+  },
+});
+const RUNS = Math.max(5, Number(values.runs));
+
+function out(line = ""): void {
+  Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
+}
+
+const { cmd, args: startArgs } = startCommand();
+const flags = startArgs.slice(0, -1);
+const bundle = values.bundle
+  ? `${values.bundle.replace(/\/$/, "")}/main.js`
+  : new URL("../dist/bundle/main.js", import.meta.url).pathname;
+const target = values.source ? startArgs : [...flags, bundle];
+if (!values.source && !(await Deno.stat(bundle).then(() => true, () => false))) {
+  throw new Error(`no ${bundle}: run \`deno task bundle\` first (or pass --source)`);
+}
+// No tmux server is needed: the server only runs `tmux -V` before it answers.
+const socketArgs = ["--socket", `tmux-mcp-cold-${crypto.randomUUID().slice(0, 8)}`];
+const against = values.against ? `${values.against.replace(/\/$/, "")}/main.js` : undefined;
+if (against && !(await Deno.stat(against).then(() => true, () => false))) {
+  throw new Error(`no ${against}`);
+}
+/** The builds measured, alternately run for run. */
+const builds = [
+  { label: values.source ? "source" : bundle, args: [...target, ...socketArgs] },
+  ...(against ? [{ label: against, args: [...flags, against, ...socketArgs] }] : []),
+];
+const env: Record<string, string> = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" };
+
+function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function p90(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.9) - 1)];
+}
+
+/** Resident set of `pid` in MB, from /proc (Linux). */
+function rssMb(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
+}
+
+/** The 2026-07-28 `_meta` every request of that protocol carries. */
+const MODERN_META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-bench", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+interface Sample {
+  readonly ms: number;
+  readonly rss: number;
+}
+
+/** One cold start; returns null when the server does not speak the protocol asked for. */
+async function once(
+  serverArgs: string[],
+  protocol: "2025-11-25" | "2026-07-28",
+): Promise<Sample | null> {
+  const t0 = performance.now();
+  const s = new StdioServer(cmd, serverArgs, env);
+  try {
+    if (protocol === "2025-11-25") {
+      const init = await s.request("initialize", {
+        protocolVersion: protocol,
+        capabilities: {},
+        clientInfo: { name: "tmux-mcp-bench", version: "1" },
+      });
+      if (init.error) return null;
+      await s.notify("notifications/initialized");
+      const list = await s.request("tools/list");
+      if (list.error) return null;
+    } else {
+      const list = await s.request("tools/list", { _meta: MODERN_META });
+      if (list.error || list.result?.resultType !== "complete") return null;
+    }
+    const ms = performance.now() - t0;
+    // Let the start-up's garbage go before reading the idle footprint.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return { ms, rss: rssMb(s.child.pid) };
+  } finally {
+    await s.closeStdin();
+  }
+}
+
+async function emptyModule(): Promise<number[]> {
+  const empty = await Deno.makeTempFile({ prefix: "tmux-mcp-cold-", suffix: ".js" });
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < RUNS + 1; i++) {
+      const t0 = performance.now();
+      await new Deno.Command(cmd, { args: [...flags, empty], env, clearEnv: true }).output();
+      if (i > 0) times.push(performance.now() - t0);
+    }
+    return times;
+  } finally {
+    await Deno.remove(empty);
+  }
+}
+
+const rows: string[] = [];
+const row = (what: string, times: number[], rss?: number[]) => {
+  const line = `| ${what} | ${median(times).toFixed(1)} | ${p90(times).toFixed(1)} | ${
+    rss ? median(rss).toFixed(1) : "—"
+  } |`;
+  rows.push(line);
+  out(line);
+};
+
+out(`cold start, ${RUNS} runs each; times in ms`);
+for (const [i, build] of builds.entries()) out(`build ${i + 1}: ${build.label}`);
+out("| start | median ms | p90 ms | idle RSS MB |");
+out("|---|---:|---:|---:|");
+row("deno run, empty module (runtime)", await emptyModule());
+const PROTOCOLS = ["2025-11-25", "2026-07-28"] as const;
+// Every build and protocol in turn within each run, so that all rows see the same load.
+const samples: (Sample[] | null)[][] = builds.map(() => PROTOCOLS.map(() => []));
+for (let i = 0; i < RUNS + 1; i++) {
+  for (const [b, build] of builds.entries()) {
+    for (const [p, protocol] of PROTOCOLS.entries()) {
+      if (samples[b][p] === null) continue;
+      const sample = await once(build.args, protocol);
+      if (sample === null) samples[b][p] = null;
+      else if (i > 0) samples[b][p]!.push(sample);
+    }
+  }
+}
+for (const [p, protocol] of PROTOCOLS.entries()) {
+  for (const [b, perProtocol] of samples.entries()) {
+    const taken = perProtocol[p];
+    const what = (protocol === "2025-11-25"
+      ? "spawn → initialize → tools/list answered (2025-11-25)"
+      : "spawn → tools/list answered, no handshake (2026-07-28)") +
+      (builds.length > 1 ? `, build ${b + 1}` : "");
+    if (taken === null || taken.length === 0) {
+      rows.push(`| ${what} | not spoken | — | — |`);
+      out(rows.at(-1));
+      continue;
+    }
+    row(
+      what,
+      taken.map((s) =>
+        s.ms
+      ),
+      taken.map((s) => s.rss),
+    );
+  }
+}
+if (values.markdown) {
+  out();
+  out(
+    `${Deno.build.os} ${Deno.build.arch}, ${navigator.hardwareConcurrency} cores, deno ${Deno.version.deno}`,
+  );
+}
