@@ -197,10 +197,10 @@ interface Watcher {
 
 const encoder = new TextEncoder();
 
-/** Bytes a connection reads from tmux at a time. */
 /** How long a retired client may take to leave by itself before it is told to stop. */
 const RETIRE_GRACE_MS = 2_000;
 
+/** Bytes a connection reads from tmux at a time. */
 const READ_CHUNK_BYTES = 64 * 1024;
 
 /** One `tmux -C attach` child and the protocol spoken over it. */
