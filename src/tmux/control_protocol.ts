@@ -182,6 +182,11 @@ class LineSink {
     return this.#buf.subarray(from, this.length);
   }
 
+  /** Bytes it can hold before it grows. */
+  get capacity(): number {
+    return this.#buf.length;
+  }
+
   /** Makes room for `more` bytes, doubling so that appends cost amortised constant time. */
   #reserve(more: number): void {
     const need = this.length + more;
@@ -210,12 +215,13 @@ export interface PendingCall {
 }
 
 interface Call extends PendingCall {
-  /** Output of the commands that succeeded, in order. */
-  readonly out: LineSink;
-  /** Output of the commands that failed (tmux's complaint), in order. */
-  readonly err: LineSink;
+  /** Output of the commands that failed (tmux's complaint), in order; made when one fails. */
+  err: LineSink | null;
   failed: boolean;
 }
+
+/** Past this, the answer sink is let go once its answer was handed over, not kept for the next. */
+const KEEP_SINK_BYTES = 1024 * 1024;
 
 /** Notifications whose framing is verified, in the order tmux sent them. */
 export interface Notifications {
@@ -353,6 +359,12 @@ export class ControlProtocol {
   readonly #handlers: ProtocolHandlers;
   readonly #newNonce: () => string;
   readonly #calls: Call[] = [];
+  /**
+   * Output of the oldest waiting call's commands: answers come strictly in the order the calls
+   * were sent, so one sink serves them all, and each answer is copied out once, whole (a sink
+   * per call would leave its doubling buffers behind, megabytes for a large answer).
+   */
+  #out = new LineSink();
   #carry: Uint8Array = new Uint8Array(0);
   #block: Block | null = null;
   /** Blocks closed so far (the first is the attach). */
@@ -404,13 +416,7 @@ export class ControlProtocol {
   }
 
   #send(line: string | null, settle: PendingCall["settle"]): Call {
-    const call: Call = {
-      nonce: this.#newNonce(),
-      out: new LineSink(),
-      err: new LineSink(),
-      failed: false,
-      settle,
-    };
+    const call: Call = { nonce: this.#newNonce(), err: null, failed: false, settle };
     this.#calls.push(call);
     const sentinel = `display-message -p ${call.nonce}\n`;
     this.#handlers.write(line === null ? sentinel : `${line}\n${sentinel}`);
@@ -420,6 +426,7 @@ export class ControlProtocol {
   /** Fails every call still waiting (the connection is gone); nothing more is read. */
   fail(error: Error): void {
     this.#broken ??= error.message;
+    this.#out = new LineSink();
     clearTimeout(this.#deferred);
     this.#deferred = undefined;
     this.#held = new Gathered();
@@ -544,7 +551,7 @@ export class ControlProtocol {
     this.#begun.add(number);
     this.#verified = false;
     // A command of ours writes straight into the oldest waiting call's output.
-    const sink = ours ? head.out : new LineSink();
+    const sink = ours ? this.#out : new LineSink();
     this.#block = {
       id: `${m[1]} ${m[2]} ${m[3]}`,
       number,
@@ -596,10 +603,10 @@ export class ControlProtocol {
       this.#held = new Gathered();
       this.#settled.push([head, {
         code: head.failed ? 1 : 0,
-        stdout: head.out.view(),
+        stdout: this.#takeOutput(),
         // A spawned tmux reports a parse error without the "parse error: " a control
         // client is given: drop it, so both paths say the same.
-        stderr: head.failed
+        stderr: head.failed && head.err
           ? new TextDecoder().decode(head.err.view()).replace(/^parse error: /gm, "")
           : "",
       }]);
@@ -607,18 +614,28 @@ export class ControlProtocol {
     }
     if (!ok) {
       head.failed = true;
+      const err = head.err ??= new LineSink();
       const lines = sink.view(start);
       let at = 0;
       for (let i = lines.indexOf(0x0a); i !== -1; i = lines.indexOf(0x0a, at)) {
-        head.err.append(lines.subarray(at, i));
+        err.append(lines.subarray(at, i));
         at = i + 1;
       }
       sink.truncate(start, startLines);
     }
   }
 
+  /** The oldest call's whole output, copied out; the sink is emptied for the next call. */
+  #takeOutput(): Uint8Array {
+    const out = this.#out.view().slice();
+    if (this.#out.capacity > KEEP_SINK_BYTES) this.#out = new LineSink();
+    else this.#out.truncate(0, 0);
+    return out;
+  }
+
   #anomaly(reason: string): void {
     this.#broken = reason;
+    this.#out = new LineSink();
     clearTimeout(this.#deferred);
     this.#deferred = undefined;
     this.#held = new Gathered();
