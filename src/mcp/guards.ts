@@ -9,7 +9,7 @@
  */
 
 import { execOnce, quoteArgument } from "../tmux/control.ts";
-import { escapeTrailingSemicolon } from "../tmux/format.ts";
+import { escapeTrailingSemicolon, randomHex } from "../tmux/format.ts";
 import { TREE_MODE } from "../tmux/identity.ts";
 import { judgeResult, TmuxError } from "../tmux/run.ts";
 import type { PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
@@ -247,13 +247,6 @@ function argvOf(commands: readonly (readonly string[])[]): string[] {
 /** One command line of tmux's language from argv lists, each argument quoted. */
 function commandString(commands: readonly (readonly string[])[]): string {
   return commands.map((c) => c.map(quoteArgument).join(" ")).join(" ; ");
-}
-
-function randomHex(bytes: number): string {
-  return Array.from(
-    crypto.getRandomValues(new Uint8Array(bytes)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
 }
 
 /**

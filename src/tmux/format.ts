@@ -11,10 +11,17 @@
 
 const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
+/** `bytes` random bytes as hex: nonces and markers no pane can predict. */
+export function randomHex(bytes: number): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+}
+
 /** A per-call random marker that frames records and fields. ASCII, so it never splits a character. */
 export function newGuard(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return `\u0001${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `\u0001${randomHex(8)}`;
 }
 
 /**

@@ -23,7 +23,7 @@ import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/regi
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
 import { execFast, execOnce } from "../tmux/control.ts";
-import { escapeTrailingSemicolon } from "../tmux/format.ts";
+import { escapeTrailingSemicolon, randomHex } from "../tmux/format.ts";
 import { judgeResult, TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
@@ -56,13 +56,6 @@ const MAX_KEYS = 64;
 const MAX_OPERATIONS = 64;
 /** Longest command `run_command` runs. */
 const MAX_COMMAND_CHARS = 65_536;
-
-function randomHex(bytes: number): string {
-  return Array.from(
-    crypto.getRandomValues(new Uint8Array(bytes)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
-}
 
 /** Names this server's lifetime for per-server caches: socket plus server pid. */
 function serverKey(ctx: TmuxContext, snapshot: Snapshot): string {
