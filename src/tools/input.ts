@@ -27,6 +27,7 @@ import { escapeTrailingSemicolon, randomHex } from "../tmux/format.ts";
 import { judgeResult, TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
+import { OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
 import {
   awaitFirstOutput,
   clampTimeout,
@@ -451,51 +452,6 @@ const pasteText = defineTool({
 
 // ---------------------------------------------------------------------------------------------
 // run_command
-
-/** Shells whose grammar run_command's wrapper (printf, eval, `$?`) relies on. */
-const POSIX_SHELLS = new Set([
-  "sh",
-  "bash",
-  "dash",
-  "ash",
-  "ksh",
-  "mksh",
-  "lksh",
-  "pdksh",
-  "oksh",
-  "zsh",
-  "yash",
-  "posh",
-  "busybox",
-  "osh",
-]);
-
-/** Shells known not to be POSIX: named in the refusal so the hint is precise. */
-const OTHER_SHELLS = new Set([
-  "fish",
-  "nu",
-  "nushell",
-  "pwsh",
-  "powershell",
-  "csh",
-  "tcsh",
-  "xonsh",
-  "elvish",
-  "ion",
-  "rc",
-  "es",
-  "murex",
-  "ysh",
-  "oil",
-  "nsh",
-  "tclsh",
-]);
-
-/** `pane_current_command` as a shell name: no login dash, no path, no version suffix. */
-export function shellName(command: string): string {
-  const base = command.trim().replace(/^-/, "").split("/").pop() ?? "";
-  return base.toLowerCase().replace(/-?\d+(\.\d+)*$/, "");
-}
 
 function requirePosixShell(paneId: string, command: string): string {
   const name = shellName(command);

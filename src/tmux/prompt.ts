@@ -1,0 +1,110 @@
+/**
+ * Whether a pane sits at its shell's prompt: the one answer `wait_for_idle`, `get_pane_info`
+ * and `snapshot_pane` share, and the shell names `run_command` checks a pane against.
+ *
+ * At the prompt means: the pane is alive, tmux names a shell as its foreground program
+ * (`pane_current_command`), and the pane's own process (`pane_pid`) holds the terminal — the
+ * kernel's test of foreground.ts, asked through tmux's `if-shell`. The second test is what
+ * tells a shell at its prompt from a script the shell started that is named like it (`bash
+ * script.sh` blocked in `read`): the script runs in its own process group, which then owns
+ * the terminal.
+ *
+ * What it cannot tell: a pane whose own process IS such a script (started with it instead of
+ * an interactive shell) looks at its prompt while it reads; and an interactive shell running
+ * a builtin that reads the keyboard (`read` typed at the prompt) holds the terminal itself.
+ * Between Enter and the moment the shell hands the terminal to the command it starts (a few
+ * milliseconds) the shell is still at its prompt.
+ *
+ * @module
+ */
+
+import { execFast } from "./control.ts";
+import { shellHoldsTerminal } from "./foreground.ts";
+import { randomHex } from "./format.ts";
+import type { ServerAddress, TmuxRunner } from "./run.ts";
+
+/** Shells whose grammar run_command's wrapper (printf, eval, `$?`) relies on. */
+export const POSIX_SHELLS: ReadonlySet<string> = new Set([
+  "sh",
+  "bash",
+  "dash",
+  "ash",
+  "ksh",
+  "mksh",
+  "lksh",
+  "pdksh",
+  "oksh",
+  "zsh",
+  "yash",
+  "posh",
+  "busybox",
+  "osh",
+]);
+
+/** Shells known not to be POSIX: named in run_command's refusal so the hint is precise. */
+export const OTHER_SHELLS: ReadonlySet<string> = new Set([
+  "fish",
+  "nu",
+  "nushell",
+  "pwsh",
+  "powershell",
+  "csh",
+  "tcsh",
+  "xonsh",
+  "elvish",
+  "ion",
+  "rc",
+  "es",
+  "murex",
+  "ysh",
+  "oil",
+  "nsh",
+  "tclsh",
+]);
+
+/** `pane_current_command` as a shell name: no login dash, no path, no version suffix. */
+export function shellName(command: string): string {
+  const base = command.trim().replace(/^-/, "").split("/").pop() ?? "";
+  return base.toLowerCase().replace(/-?\d+(\.\d+)*$/, "");
+}
+
+/** Whether tmux's name for a pane's foreground program is a shell (POSIX or not). */
+export function isShellCommand(command: string): boolean {
+  const name = shellName(command);
+  return POSIX_SHELLS.has(name) || OTHER_SHELLS.has(name);
+}
+
+/** What the prompt test needs to know of a pane, as a snapshot or probe read it. */
+export interface PromptFacts {
+  readonly dead: boolean;
+  /** `pane_pid`: the pane's own process. */
+  readonly pid: number;
+  /** `pane_current_command`: the foreground program's name. */
+  readonly command: string;
+}
+
+/**
+ * Whether pane `paneId` is at its shell's prompt (see the module note). A dead pane, a pane
+ * whose foreground program is not named like a shell, and a pane that is gone are not; only
+ * a live shell costs a tmux call (`if-shell`, whose `/bin/sh` tmux runs: this process needs no
+ * permission to read `/proc`).
+ */
+export async function paneAtPrompt(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  facts: PromptFacts,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  if (facts.dead || !isShellCommand(facts.command)) return false;
+  if (!Number.isSafeInteger(facts.pid) || facts.pid <= 0) return false;
+  const yes = `tmux-mcp-prompt-${randomHex(8)}`;
+  const result = await execFast(runner, address, [
+    "if-shell",
+    "-t",
+    paneId,
+    shellHoldsTerminal(facts.pid),
+    `display-message -p ${yes}`,
+  ], { signal });
+  return result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);
+}
