@@ -16,12 +16,15 @@
 /**
  * A shell command that exits 0 exactly when process `pid` holds its terminal: from
  * `/proc/PID/stat` on Linux (the command name in parentheses may hold anything, so the fields
- * are read after the LAST `)`), from `ps` elsewhere (macOS, the BSDs).
+ * are read after the LAST `)`), from `ps` elsewhere (macOS, the BSDs). No `#` twice in a row:
+ * tmux expands the command as a format first, which turns `##` into `#` (`${s##*)}` would
+ * become `${s#*)}` and stop at a `)` a process put in its own name), so the cut is a loop.
  */
 export function shellHoldsTerminal(pid: number): string {
   if (!Number.isSafeInteger(pid) || pid <= 0) throw new RangeError(`not a pid: ${pid}`);
   const stat = `/proc/${pid}/stat`;
-  return `if [ -r ${stat} ]; then s=$(cat ${stat}) || exit 1; s=\${s##*)}; set -- $s; ` +
+  return `if [ -r ${stat} ]; then s=$(cat ${stat}) || exit 1; ` +
+    `while case $s in *")"*) true ;; *) false ;; esac; do s=\${s#*)}; done; set -- $s; ` +
     `[ -n "$3" ] && [ "$3" = "$6" ]; ` +
     `else set -- $(ps -o pgid= -o tpgid= -p ${pid}) && [ $# -eq 2 ] && [ "$1" = "$2" ]; fi`;
 }
