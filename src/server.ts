@@ -18,6 +18,7 @@ import { registerBufferTools } from "./tools/buffers.ts";
 import { registerCaptureTools } from "./tools/capture.ts";
 import { registerDiscoveryTools } from "./tools/discovery.ts";
 import { registerInputTools } from "./tools/input.ts";
+import { registerJobTools } from "./tools/jobs.ts";
 import { registerWaitTools } from "./tools/wait.ts";
 import { registerLayoutTools } from "./tools/layout.ts";
 import { registerLifecycleTools } from "./tools/lifecycle.ts";
@@ -76,6 +77,7 @@ export function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolR
   const registry = new ToolRegistry(runner, options, options.toolsets);
   registerDiscoveryTools(registry);
   registerInputTools(registry);
+  registerJobTools(registry);
   registerWaitTools(registry);
   registerCaptureTools(registry);
   registerSearchTools(registry);

@@ -29,6 +29,17 @@ import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
 import { OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
 import {
+  endMarker,
+  isOver,
+  jobIdOf,
+  jobIdSchema,
+  type JobRef,
+  markerWords,
+  type MarkedRead,
+  readJob,
+  readMarked,
+} from "./jobs.ts";
+import {
   awaitFirstOutput,
   clampTimeout,
   keepTail,
@@ -504,8 +515,9 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
   // special builtin's power to abort). zsh's `command` runs only external programs, and zsh's
   // eval does not abort the line: plain eval there.
   const evaluate = shell === "zsh" ? "eval" : "command eval";
-  const open = ` printf '%s_%s_B\\n' __tmcp ${nonce}; ${evaluate} "$(printf %b `;
-  const close = `)"; printf '%s_%s_E:%s\\n' __tmcp ${nonce} "$?"`;
+  const markers = markerWords(nonce);
+  const open = ` ${markers.begin}; ${evaluate} "$(printf %b `;
+  const close = `)"; ${markers.end}`;
   const payload = units.join("");
   if (open.length + payload.length + close.length + 2 <= MAX_TYPED_LINE) {
     return `${open}'${payload}'${close}`;
@@ -527,11 +539,8 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
 
 /** A command started by run_command, as long as it may still be running. */
 interface RunState {
-  readonly watch: PaneWatch;
-  readonly nonce: string;
-  shell: string;
+  readonly ref: JobRef;
   readonly command: string;
-  readonly startedAt: number;
   /** A call is waiting on it right now (or checking it): nobody else may start one. */
   attached: boolean;
 }
@@ -547,91 +556,19 @@ function runsFor(runner: TmuxRunner): Map<string, RunState> {
   return map;
 }
 
-/** Rows before the start a capture includes, in case the screen scrolled meanwhile. */
-const MARGIN_ROWS = 50;
-
-interface Collected {
-  readonly probe: PaneProbe;
-  /** Whether the begin marker was printed (the command started). */
-  readonly begun: boolean;
-  /** The exit status when the end marker was printed, else null. */
-  readonly status: number | null;
-  readonly output: string;
-  /** False when the begin marker has left the history: earlier output is gone. */
-  readonly complete: boolean;
-}
-
-/** Reads the pane from before the command's start and cuts out what lies between the markers. */
-async function collect(ctx: TmuxContext, state: RunState): Promise<Collected> {
-  const near = await collectFrom(state, await state.watch.region(MARGIN_ROWS, ctx));
-  if (near.complete || !near.begun) return near;
-  // The begin marker is not where it was expected: the history may have been trimmed (tmux
-  // drops 10% at its limit), moving every row. Look through the whole history once.
-  const all = await collectFrom(state, await state.watch.region("all", ctx));
-  return all.complete ? all : near;
-}
-
-function collectFrom(
-  state: RunState,
-  { probe, lines }: { probe: PaneProbe; lines: string[] },
-): Collected {
-  const begin = `__tmcp_${state.nonce}_B`;
-  const endRe = new RegExp(`^(.*)__tmcp_${state.nonce}_E:(\\d+)$`);
-  let endAt = -1;
-  let status: number | null = null;
-  let prefix = "";
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const m = endRe.exec(lines[i].trimEnd());
-    if (m) {
-      endAt = i;
-      status = Number(m[2]);
-      prefix = m[1];
-      break;
-    }
-  }
-  const until = endAt === -1 ? lines.length : endAt;
-  let beginAt = -1;
-  for (let i = until - 1; i >= 0; i--) {
-    // A shell without line editing may have printed prompts for the lines before it on the
-    // same row ("# # __tmcp_..._B"): the marker ends the line.
-    if (lines[i].trimEnd().endsWith(begin)) {
-      beginAt = i;
-      break;
-    }
-  }
-  if (beginAt === -1 && endAt === -1) {
-    return { probe, begun: false, status: null, output: "", complete: true };
-  }
-  const body = lines.slice(beginAt + 1, until);
-  if (prefix !== "") body.push(prefix);
-  return { probe, begun: true, status, output: body.join("\n"), complete: beginAt !== -1 };
-}
-
-/** Whether an earlier, detached run in this pane is over; `ctx` is the call asking. */
-async function finished(ctx: TmuxContext, state: RunState): Promise<boolean> {
-  const c = await collect(ctx, state);
-  if (paneEnded(state.watch.start, c.probe) || c.status !== null) return true;
-  if (shellName(c.probe.command) !== state.shell) return false;
-  // The shell is in the foreground. Started, then interrupted (C-c abandons the rest of the
-  // line, end marker included); or never started at all (cancelled before it was typed).
-  return c.begun || Date.now() - state.startedAt > NEVER_STARTED_MS;
-}
-
-/** A run whose start marker has not appeared this long after it was typed never started. */
-const NEVER_STARTED_MS = 2_000;
-
 const runCommand = defineTool({
   name: "run_command",
   title: "Run a shell command in a pane",
   toolset: "execute",
   description:
     "Run a shell command in a pane's POSIX shell; returns output (tail) and exit status. " +
-    "At timeout: timedOut; the pane is refused until it ends. Interactive programs: " +
-    "send_keys + wait_for_text.",
+    "Not done at timeout, or background: a jobId for get_command_result; the pane is " +
+    "refused until it ends. Interactive programs: send_keys + wait_for_text.",
   input: {
     paneId: paneIdSchema,
     command: z.string().min(1).max(MAX_COMMAND_CHARS),
     timeoutMs: timeoutField,
+    background: z.boolean().optional().describe("Return once typed, with a jobId"),
     force: forceField,
   },
   output: {
@@ -647,6 +584,9 @@ const runCommand = defineTool({
     timedOut: z.boolean(),
     stillRunning: z.boolean().describe("It did not finish and the pane is still busy with it."),
     paneDied: z.boolean().describe("The pane's shell exited while the command ran."),
+    jobId: jobIdSchema.optional().describe(
+      "When it had not finished: get_command_result reads it later.",
+    ),
     effectiveTimeoutMs: int(),
     timeoutClamped: z.boolean(),
     durationMs: count(),
@@ -670,18 +610,19 @@ const runCommand = defineTool({
     const key = `${serverKey(ctx, snapshot)}${pane.id}`;
     const prior = table.get(key);
     if (prior) {
-      const since = Math.round((Date.now() - prior.startedAt) / 1000);
+      const since = Math.round((Date.now() - prior.ref.startMs) / 1000);
       const refusal = new ToolFailure(
         `Pane ${pane.id} is still running an earlier run_command (${
           JSON.stringify(cutString(prior.command, 80).text)
-        }, started ${since} s ago).`,
-        'Wait for it to end (wait_for_text, capture_pane) or interrupt it (send_keys keys: ["C-c"]), then run_command again.',
+        }, started ${since} s ago, job ${jobIdOf(prior.ref)}).`,
+        "Wait for it to end (get_command_result with waitMs) or interrupt it (send_keys keys: " +
+          '["C-c"]), then run_command again.',
       );
       if (prior.attached) throw refusal;
       prior.attached = true;
       let over: boolean;
       try {
-        over = await finished(ctx, prior);
+        over = isOver(await readJob(ctx, prior.ref));
       } finally {
         prior.attached = false;
       }
@@ -692,14 +633,16 @@ const runCommand = defineTool({
     const nonce = randomHex(10);
     const began = performance.now();
     const watch = await PaneWatch.open(ctx, pane);
-    const state: RunState = {
-      watch,
+    const ref: JobRef = {
+      paneId: pane.id,
       nonce,
-      shell: "",
-      command: args.command,
-      startedAt: Date.now(),
-      attached: true,
+      panePid: watch.start.pid,
+      startMs: Date.now(),
+      startAbs: watch.start.historySize + watch.start.cursorY,
+      serverPid: snapshot.server?.pid ?? 0,
     };
+    const jobId = jobIdOf(ref);
+    const state: RunState = { ref, command: args.command, attached: true };
     let keep = false;
     try {
       if (table.has(key)) {
@@ -722,8 +665,8 @@ const runCommand = defineTool({
           "list_panes shows what is left.",
         );
       }
-      state.shell = requirePosixShell(pane.id, now.command);
-      const typed = typedCommand(args.command, nonce, state.shell);
+      const shell = requirePosixShell(pane.id, now.command);
+      const typed = typedCommand(args.command, nonce, shell);
       await pasteViaBuffer(ctx, snapshot, pane, typed, {
         enter: true,
         keepNewlines: true,
@@ -739,60 +682,69 @@ const runCommand = defineTool({
         command: now.command,
       });
       const deadline = began + effective;
-      const endToken = `__tmcp_${nonce}_E:`;
-      await ctx.progress(0, effective, `Running in ${pane.id}`);
-      let result: Collected | null = null;
+      const endToken = endMarker(nonce);
+      let result: MarkedRead | null = null;
       let died: PaneProbe | null = null;
-      loop: while (true) {
-        const event = await watch.next(deadline);
-        switch (event.kind) {
-          case "lines":
-            if (event.lines.some((l) => l.includes(endToken))) {
-              const c = await collect(ctx, state);
-              if (c.status !== null) {
-                result = c;
-                break loop;
+      if (!args.background) {
+        await ctx.progress(0, effective, `Running in ${pane.id}`);
+        loop: while (true) {
+          const event = await watch.next(deadline);
+          switch (event.kind) {
+            case "lines":
+              if (event.lines.some((l) => l.includes(endToken))) {
+                const c = await readMarked(ctx, ref);
+                if (c.marked.status !== null) {
+                  result = c;
+                  break loop;
+                }
               }
+              break;
+            case "tick": {
+              const ran = Math.round(performance.now() - began);
+              await ctx.progress(
+                ran,
+                effective,
+                `Running in ${pane.id}: ${Math.round(ran / 1000)} s`,
+              );
+              break;
             }
-            break;
-          case "tick": {
-            const ran = Math.round(performance.now() - began);
-            await ctx.progress(
-              ran,
-              effective,
-              `Running in ${pane.id}: ${Math.round(ran / 1000)} s`,
-            );
-            break;
+            case "died":
+              died = event.probe;
+              break loop;
+            case "timeout":
+              break loop;
+            case "cancelled":
+              // The command keeps running in the pane: the pane stays busy until it ends.
+              state.attached = false;
+              throw new TmuxError(
+                "cancelled",
+                `The call was cancelled; the command keeps running (job ${jobId}).`,
+              );
           }
-          case "died":
-            died = event.probe;
-            break loop;
-          case "timeout":
-            break loop;
-          case "cancelled":
-            // The command keeps running in the pane: the pane stays busy until it ends.
-            state.attached = false;
-            throw new TmuxError("cancelled", "The call was cancelled; the command keeps running.");
         }
       }
       watch.close();
-      result ??= await collect(ctx, state);
-      const timedOut = died === null && result.status === null;
-      const stillRunning = timedOut && !paneEnded(watch.start, result.probe);
+      result ??= await readMarked(ctx, ref);
+      const { marked } = result;
+      const unfinished = died === null && marked.status === null;
+      const timedOut = unfinished && !args.background;
+      const stillRunning = unfinished && !paneEnded(watch.start, result.probe);
       if (stillRunning) state.attached = false;
       else table.delete(key);
       const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
-      const output = keepTail(result.output, budget);
-      const exitStatus = result.status ?? died?.deadStatus ?? null;
+      const output = keepTail(marked.output, budget);
+      const exitStatus = marked.status ?? died?.deadStatus ?? null;
       const data = {
         paneId: pane.id,
         exitStatus,
         output: output.text,
-        outputComplete: result.complete && output.omittedBytes === 0,
+        // Neither marker found: nothing printed yet, nothing lost.
+        outputComplete: (marked.begun || marked.output === "") && output.omittedBytes === 0,
         omittedBytes: output.omittedBytes,
         timedOut,
         stillRunning,
-        paneDied: died !== null || (timedOut && !stillRunning),
+        paneDied: died !== null || (unfinished && !stillRunning),
+        ...(stillRunning || args.background ? { jobId } : {}),
         effectiveTimeoutMs: effective,
         timeoutClamped: clamped,
         durationMs: Math.round(performance.now() - began),
@@ -802,9 +754,11 @@ const runCommand = defineTool({
         ? `${pane.id}: the pane's shell exited while the command ran${
           exitStatus !== null ? ` (status ${exitStatus})` : ""
         }.`
+        : args.background && stillRunning
+        ? `${pane.id}: started in the background as job ${jobId}; the pane is busy until it ends.`
         : timedOut
-        ? `${pane.id}: still running after ${effective} ms; it keeps running and the pane is busy until it ends.`
-        : `${pane.id}: exited with status ${result.status}.`;
+        ? `${pane.id}: still running after ${effective} ms as job ${jobId}; the pane is busy until it ends.`
+        : `${pane.id}: exited with status ${marked.status}.`;
       return { data, summary };
     } catch (error) {
       if (keep && error instanceof TmuxError && error.kind === "cancelled") {

@@ -1,0 +1,531 @@
+/**
+ * Jobs: a command `run_command` typed that may outlive the call, read back by
+ * `get_command_result` (toolset inspect) — from this process or from the next one.
+ *
+ * Nothing about a job is kept only in memory. Its id carries what is needed to find it again
+ * in its pane: the pane, the command's markers (a random nonce), the pid of the pane's process
+ * when it was typed (a respawned pane has another), where the pane's cursor was (so reading
+ * starts near the beginning, not at the top of a long history), when it started, and the tmux
+ * server's pid. The outcome lives in the pane itself: the command is wrapped so that the shell
+ * prints a begin marker before it and an end marker with its exit status (and the time) after
+ * it; the markers are printed from separate `printf` words, so the echo of the typed line never
+ * contains them.
+ *
+ * A job is:
+ * - `exited` once its end marker is in the pane (with the exit status and duration);
+ * - `running` while no end marker is there and the shell does not hold its terminal (a program
+ *   it started is in the foreground), or it was typed a moment ago;
+ * - `lost` when the outcome can never be read: the pane was killed or respawned, its process
+ *   exited, or the shell is back at its prompt without an end marker (interrupted, or the
+ *   marker left the history).
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import { count, int, paneIdSchema } from "../mcp/schemas.ts";
+import { execFast } from "../tmux/control.ts";
+import { decodeBytes } from "../tmux/format.ts";
+import { judgeResult } from "../tmux/run.ts";
+import { keepTail, MAX_TIMEOUT_MS, type PaneProbe, PaneWatch, probePane } from "./wait.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Ids
+
+/** What a job id carries. */
+export interface JobRef {
+  /** The pane it runs in (`%N`). */
+  readonly paneId: string;
+  /** The random part of its markers (20 hex digits). */
+  readonly nonce: string;
+  /** The pane's process when it was typed: a respawned pane has another. */
+  readonly panePid: number;
+  /** When it was typed (ms since the epoch, this machine's clock). */
+  readonly startMs: number;
+  /** Where the pane's cursor was then, counted from the top of its history. */
+  readonly startAbs: number;
+  /** The tmux server it runs on. */
+  readonly serverPid: number;
+}
+
+const JOB_ID =
+  /^(\d{1,9})-([0-9a-f]{20})-([0-9a-z]{1,8})-([0-9a-z]{1,10})-([0-9a-z]{1,8})-([0-9a-z]{1,8})$/;
+
+/** A job id argument. */
+export const jobIdSchema = z.string().regex(JOB_ID, "a jobId as run_command returned it");
+
+/** The id of a job: every part a number or hex digits, safe in a URI. */
+export function jobIdOf(ref: JobRef): string {
+  return [
+    ref.paneId.slice(1),
+    ref.nonce,
+    ref.panePid.toString(36),
+    ref.startMs.toString(36),
+    ref.startAbs.toString(36),
+    ref.serverPid.toString(36),
+  ].join("-");
+}
+
+/** The parts of a job id; null when it is not one. */
+export function parseJobId(id: string): JobRef | null {
+  const m = JOB_ID.exec(id);
+  if (!m) return null;
+  const numbers = [m[3], m[4], m[5], m[6]].map((s) => parseInt(s, 36));
+  if (numbers.some((n) => !Number.isSafeInteger(n))) return null;
+  const [panePid, startMs, startAbs, serverPid] = numbers;
+  return { paneId: `%${Number(m[1])}`, nonce: m[2], panePid, startMs, startAbs, serverPid };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markers
+
+/** The begin marker's text (a line ends with it). */
+export function beginMarker(nonce: string): string {
+  return `__tmcp_${nonce}_B`;
+}
+
+/** The start of the end marker's text (status and time follow). */
+export function endMarker(nonce: string): string {
+  return `__tmcp_${nonce}_E:`;
+}
+
+/**
+ * The shell words that print the markers (see `typedCommand` in input.ts). The end marker
+ * carries `$?` (expanded first, so it is the command's status) and the time in seconds, so a
+ * later process can tell how long the command ran.
+ */
+export function markerWords(nonce: string): { begin: string; end: string } {
+  return {
+    begin: `printf '%s_%s_B\\n' __tmcp ${nonce}`,
+    end: `printf '%s_%s_E:%s:%s\\n' __tmcp ${nonce} "$?" "$(date +%s 2>/dev/null)"`,
+  };
+}
+
+/** What the markers in a stretch of the pane tell. */
+export interface Marked {
+  /** Whether the begin marker is there (the command started, and its output is all here). */
+  readonly begun: boolean;
+  /** The exit status from the end marker, else null. */
+  readonly status: number | null;
+  /** When the command ended (ms since the epoch, the pane's clock), when it said so. */
+  readonly endedMs: number | null;
+  /** What it printed between the markers (all of it after the begin marker, if no end). */
+  readonly output: string;
+}
+
+/** Finds a command's markers in `lines` and cuts out what lies between them. */
+export function findMarkers(lines: readonly string[], nonce: string): Marked {
+  const begin = beginMarker(nonce);
+  const endRe = new RegExp(`^(.*)__tmcp_${nonce}_E:(\\d+)(?::(\\d*))?$`);
+  let endAt = -1;
+  let status: number | null = null;
+  let endedMs: number | null = null;
+  let prefix = "";
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = endRe.exec(lines[i].trimEnd());
+    if (m) {
+      endAt = i;
+      status = Number(m[2]);
+      endedMs = m[3] ? Number(m[3]) * 1000 : null;
+      prefix = m[1];
+      break;
+    }
+  }
+  const until = endAt === -1 ? lines.length : endAt;
+  let beginAt = -1;
+  for (let i = until - 1; i >= 0; i--) {
+    // A shell without line editing may have printed prompts for the lines before it on the
+    // same row ("# # __tmcp_..._B"): the marker ends the line.
+    if (lines[i].trimEnd().endsWith(begin)) {
+      beginAt = i;
+      break;
+    }
+  }
+  const body = lines.slice(beginAt + 1, until);
+  if (prefix !== "") body.push(prefix);
+  return {
+    begun: beginAt !== -1,
+    status,
+    endedMs,
+    output: beginAt === -1 && endAt === -1 ? "" : trimTrailingBlank(body).join("\n"),
+  };
+}
+
+function trimTrailingBlank(lines: string[]): string[] {
+  let end = lines.length;
+  while (end > 0 && lines[end - 1].trim() === "") end--;
+  return lines.slice(0, end);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading a job
+
+/** A job's state now. */
+export interface JobView {
+  readonly state: "running" | "exited" | "lost";
+  readonly exitStatus: number | null;
+  /** Why it is lost, else null. */
+  readonly lostReason: string | null;
+  /** What it printed since it started (all of it; callers bound it). */
+  readonly output: string;
+  /** False when its start left the pane's history: earlier output is gone. */
+  readonly complete: boolean;
+  readonly durationMs: number;
+  /** The pane as last seen. */
+  readonly probe: PaneProbe;
+}
+
+/** Rows before the start a read includes, in case the screen scrolled meanwhile. */
+const MARGIN_ROWS = 50;
+/** A job whose begin marker has not appeared this long after it was typed never started. */
+export const NEVER_STARTED_MS = 2_000;
+
+/**
+ * Where each job's start is now, as this process last saw it: tmux trims 10% of a full
+ * history at once, moving every row up; a job read again starts from the corrected place.
+ */
+const positions = new Map<string, { abs: number; history: number }>();
+const MAX_POSITIONS = 1_000;
+
+function rememberPosition(key: string, abs: number, history: number): void {
+  positions.delete(key);
+  positions.set(key, { abs, history });
+  if (positions.size > MAX_POSITIONS) positions.delete(positions.keys().next().value!);
+}
+
+/** The pane's rows from `from` (a capture-pane start: a line number or "-") to its end. */
+async function captureFrom(ctx: TmuxContext, paneId: string, from: string): Promise<string[]> {
+  const stdout = judgeResult(
+    await execFast(ctx.runner, ctx.address, [
+      "capture-pane",
+      "-p",
+      "-J",
+      "-t",
+      paneId,
+      "-S",
+      from,
+    ], { signal: ctx.signal }),
+  );
+  return decodeBytes(stdout).split("\n");
+}
+
+/**
+ * Whether the pane's own shell (pid `pid`) holds its terminal and is asleep (waiting for a
+ * key, not running a loop of its own): tmux runs the check, so this process needs no access
+ * to `/proc`. A shell running only builtins that sleep (`read` in a loop) looks the same: the
+ * caller also requires the pane to be quiet.
+ */
+async function shellWaits(ctx: TmuxContext, paneId: string, pid: number): Promise<boolean> {
+  const stat = `/proc/${pid}/stat`;
+  const condition = `if [ -r ${stat} ]; then s=$(cat ${stat}) || exit 1; s=\${s##*)}; ` +
+    `set -- $s; [ "$1" = S ] && [ -n "$3" ] && [ "$3" = "$6" ]; ` +
+    `else set -- $(ps -o stat= -o pgid= -o tpgid= -p ${pid}) && [ $# -eq 3 ] && ` +
+    `case $1 in S*) true;; *) false;; esac && [ "$2" = "$3" ]; fi`;
+  const result = await execFast(ctx.runner, ctx.address, [
+    "if-shell",
+    "-t",
+    paneId,
+    condition,
+    "display-message -p 1",
+    "display-message -p 0",
+  ], { signal: ctx.signal });
+  return decodeBytes(result.stdout).trim() === "1";
+}
+
+/** A probe's cursor position, to tell whether the pane printed between two looks. */
+function cursorOf(p: PaneProbe): string {
+  return `${p.historySize}:${p.cursorX}:${p.cursorY}`;
+}
+
+/** How long to look for a pane that stays quiet before judging the shell to be back. */
+const SETTLE_MS = 300;
+
+/** The pane now and what the job's markers in it tell. */
+export interface MarkedRead {
+  readonly probe: PaneProbe;
+  readonly marked: Marked;
+}
+
+/**
+ * Reads the pane from a little before the job's start (the whole history when the start is not
+ * there) and finds the job's markers. An empty read when the pane is gone or was respawned.
+ */
+export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedRead> {
+  const key = `${ctx.socketLabel}#${jobIdOf(ref)}`;
+  const probe = await probePane(ctx, ref.paneId);
+  const none: Marked = { begun: false, status: null, endedMs: null, output: "" };
+  if (!probe.exists || probe.pid !== ref.panePid) {
+    positions.delete(key);
+    return { probe, marked: none };
+  }
+  const known = positions.get(key) ?? { abs: ref.startAbs, history: probe.historySize };
+  // History trimmed (10% at the limit) or cleared since: rows moved up by at least that much.
+  const abs = Math.max(0, known.abs - Math.max(0, known.history - probe.historySize));
+  rememberPosition(key, abs, probe.historySize);
+  const near = findMarkers(
+    await captureFrom(ctx, ref.paneId, String(Math.max(0, abs - MARGIN_ROWS) - probe.historySize)),
+    ref.nonce,
+  );
+  if (near.begun) return { probe, marked: near };
+  // Not where it was expected: look through the whole history once.
+  const all = findMarkers(await captureFrom(ctx, ref.paneId, "-"), ref.nonce);
+  return { probe, marked: all.begun || all.status !== null ? all : near };
+}
+
+/** Reads a job's state from its pane. */
+export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
+  const { probe, marked } = await readMarked(ctx, ref);
+  const base = { probe, output: "", complete: false, exitStatus: null, lostReason: null };
+  const elapsed = Math.max(0, Date.now() - ref.startMs);
+  if (!probe.exists) {
+    return {
+      ...base,
+      state: "lost",
+      lostReason: `pane ${ref.paneId} no longer exists (it was killed, or its session ended)`,
+      durationMs: elapsed,
+    };
+  }
+  if (probe.pid !== ref.panePid) {
+    return {
+      ...base,
+      state: "lost",
+      lostReason: `pane ${ref.paneId} was respawned: it runs another process now`,
+      durationMs: elapsed,
+    };
+  }
+  const complete = marked.begun;
+  if (marked.status !== null) {
+    const ended = marked.endedMs !== null && marked.endedMs >= ref.startMs - 1_000
+      ? Math.max(0, marked.endedMs - ref.startMs)
+      : elapsed;
+    return {
+      probe,
+      state: "exited",
+      exitStatus: marked.status,
+      lostReason: null,
+      output: marked.output,
+      complete,
+      durationMs: ended,
+    };
+  }
+  const sofar = { ...base, output: marked.output, complete, durationMs: elapsed };
+  if (probe.dead) {
+    return {
+      ...sofar,
+      state: "lost",
+      exitStatus: null,
+      lostReason: `the pane's process exited${
+        probe.deadStatus !== null ? ` (status ${probe.deadStatus})` : ""
+      } before the command's end`,
+    };
+  }
+  if (!marked.begun && elapsed < NEVER_STARTED_MS) return { ...sofar, state: "running" };
+  // No end marker. A program the shell started holds the terminal: it runs. The shell itself
+  // waiting at its prompt, with the pane quiet: the command is over without its end marker.
+  if (!await shellWaits(ctx, ref.paneId, probe.pid)) return { ...sofar, state: "running" };
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const again = await probePane(ctx, ref.paneId);
+  if (
+    again.pid !== probe.pid || cursorOf(again) !== cursorOf(probe) ||
+    !await shellWaits(ctx, ref.paneId, probe.pid)
+  ) {
+    return { ...sofar, state: "running" };
+  }
+  return {
+    ...sofar,
+    state: "lost",
+    lostReason: marked.begun
+      ? "the shell is back at its prompt without the command's end marker (interrupted, " +
+        "e.g. by C-c, or its line was cut)"
+      : "its begin marker is not in the pane's history (cleared, or scrolled past the " +
+        "history limit) and the shell is at its prompt",
+  };
+}
+
+/** A job that is over (exited or lost) reads the same every time. */
+export function isOver(view: JobView): boolean {
+  return view.state !== "running";
+}
+
+/**
+ * Waits (event-driven where control mode is available) until the job is over or `deadline`
+ * (a `performance.now()` time) passes, sending progress. Returns the last view.
+ */
+export async function waitForJob(
+  ctx: TmuxContext,
+  ref: JobRef,
+  deadline: number,
+  options: { began?: number; progress?: boolean } = {},
+): Promise<JobView> {
+  let view = await readJob(ctx, ref);
+  if (isOver(view) || performance.now() >= deadline) return view;
+  const snapshot = await ctx.snapshot();
+  const pane = snapshot.panes.find((p) => p.id === ref.paneId);
+  if (!pane) return await readJob(ctx, ref);
+  const watch = await PaneWatch.open(ctx, pane);
+  const began = options.began ?? performance.now();
+  const total = Math.max(1, Math.round(deadline - began));
+  const endToken = endMarker(ref.nonce);
+  try {
+    // Anything written between the first read and the watch's start.
+    view = await readJob(ctx, ref);
+    if (isOver(view)) return view;
+    if (options.progress !== false) {
+      await ctx.progress(0, total, `Waiting for the job in ${ref.paneId}`);
+    }
+    while (true) {
+      const event = await watch.next(deadline);
+      switch (event.kind) {
+        case "lines":
+          if (event.lines.some((l) => l.includes(endToken))) {
+            view = await readJob(ctx, ref);
+            if (isOver(view)) return view;
+          }
+          break;
+        case "tick": {
+          // No end marker in the output: the command may have been interrupted (the shell
+          // prints its prompt, nothing more), or it runs on quietly.
+          view = await readJob(ctx, ref);
+          if (isOver(view)) return view;
+          if (options.progress !== false) {
+            const waited = Math.round(performance.now() - began);
+            await ctx.progress(
+              Math.min(waited, total),
+              total,
+              `Job in ${ref.paneId}: running for ${Math.round(view.durationMs / 1000)} s`,
+            );
+          }
+          break;
+        }
+        case "died":
+        case "timeout":
+          return await readJob(ctx, ref);
+        case "cancelled":
+          throw new ToolFailure("The call was cancelled; the job keeps running.");
+      }
+    }
+  } finally {
+    watch.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// get_command_result
+
+/** The fields a job reports (in `get_command_result`, and the job resource). */
+export const jobFields = {
+  jobId: jobIdSchema,
+  paneId: paneIdSchema,
+  state: z.enum(["running", "exited", "lost"]),
+  exitStatus: int().nullable().describe("Set once exited."),
+  lostReason: z.string().nullable().describe("Why it is lost (state lost), else null."),
+  output: z.string().describe("What it printed since it started (tail kept)."),
+  outputComplete: z.boolean().describe(
+    "False when output was cut to the bound or its start left the pane's history.",
+  ),
+  omittedBytes: count().describe("Bytes of output cut from the start."),
+  durationMs: count().describe("Run time so far, or until it ended."),
+};
+
+/** A job's report, its output bounded to `maxBytes` (the tail kept). */
+export function jobReport(jobId: string, ref: JobRef, view: JobView, maxBytes: number) {
+  const output = keepTail(view.output, Math.max(1_000, maxBytes));
+  return {
+    jobId,
+    paneId: ref.paneId,
+    state: view.state,
+    exitStatus: view.exitStatus,
+    lostReason: view.lostReason,
+    output: output.text,
+    outputComplete: view.complete && output.omittedBytes === 0,
+    omittedBytes: output.omittedBytes,
+    durationMs: Math.round(view.durationMs),
+  };
+}
+
+/** A one-line account of a job. */
+export function jobSummary(ref: JobRef, view: JobView): string {
+  switch (view.state) {
+    case "exited":
+      return `${ref.paneId}: the job exited with status ${view.exitStatus} after ${
+        Math.round(view.durationMs / 100) / 10
+      } s.`;
+    case "lost":
+      return `${ref.paneId}: the job is lost: ${view.lostReason}.`;
+    default:
+      return `${ref.paneId}: the job is still running (${
+        Math.round(view.durationMs / 1000)
+      } s so far).`;
+  }
+}
+
+/** The job an id names on this call's tmux server, or a failure saying why not. */
+export async function jobOf(ctx: TmuxContext, jobId: string): Promise<JobRef> {
+  const ref = parseJobId(jobId);
+  if (!ref) {
+    throw new ToolFailure(
+      `${JSON.stringify(jobId)} is not a job id.`,
+      "Use the jobId run_command returned.",
+    );
+  }
+  const snapshot = await ctx.snapshot();
+  const pid = snapshot.server?.pid;
+  if (pid !== undefined && pid !== ref.serverPid) {
+    throw new ToolFailure(
+      `Job ${jobId} was started on another tmux server (pid ${ref.serverPid}; ` +
+        `${ctx.socketLabel} is pid ${pid}).`,
+      "Pass the socket_name the job was started with; if that server has ended, so has the job.",
+    );
+  }
+  if (pid === undefined) {
+    throw new ToolFailure(
+      `No tmux server is running on ${ctx.socketLabel}: job ${jobId} ended with its server.`,
+      "Pass the socket_name the job was started with.",
+    );
+  }
+  return ref;
+}
+
+const getCommandResult = defineTool({
+  name: "get_command_result",
+  title: "Read a run_command job",
+  toolset: "inspect",
+  description:
+    "State, exit status and output of a run_command job (its jobId), also after a restart " +
+    "of this server. waitMs: wait for it to end (0 answers now).",
+  input: {
+    jobId: jobIdSchema,
+    waitMs: int().min(0).optional().describe(`ms; default 0, at most ${MAX_TIMEOUT_MS}`),
+  },
+  output: {
+    ...jobFields,
+    waitedMs: count(),
+    waitClamped: z.boolean(),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const ref = await jobOf(ctx, args.jobId);
+    const wanted = args.waitMs ?? 0;
+    const waitMs = Math.min(MAX_TIMEOUT_MS, wanted);
+    const began = performance.now();
+    const view = waitMs > 0
+      ? await waitForJob(ctx, ref, began + waitMs, { began })
+      : await readJob(ctx, ref);
+    const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
+    const data = {
+      ...jobReport(args.jobId, ref, view, budget),
+      waitedMs: Math.round(performance.now() - began),
+      waitClamped: waitMs !== wanted,
+    };
+    if (view.state === "lost") ctx.log("warning", `job in ${ref.paneId} lost: ${view.lostReason}`);
+    return { data, summary: jobSummary(ref, view) };
+  },
+});
+
+/** Registers the job tools. */
+export function registerJobTools(registry: ToolRegistry): void {
+  registry.add(getCommandResult);
+}

@@ -1,0 +1,314 @@
+/**
+ * Jobs: a run_command that outlives its call is read back by get_command_result — with its exit
+ * status and output, in this process or in the next one (nothing is kept only in memory) — and
+ * is reported lost, with the reason, when its outcome can never be read.
+ */
+
+import assert from "node:assert/strict";
+import { jobIdOf, parseJobId } from "../src/tools/jobs.ts";
+import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+
+type Run = {
+  exitStatus: number | null;
+  output: string;
+  timedOut: boolean;
+  stillRunning: boolean;
+  paneDied: boolean;
+  jobId?: string;
+};
+
+type Job = {
+  jobId: string;
+  paneId: string;
+  state: "running" | "exited" | "lost";
+  exitStatus: number | null;
+  lostReason: string | null;
+  output: string;
+  outputComplete: boolean;
+  omittedBytes: number;
+  durationMs: number;
+  waitedMs: number;
+  waitClamped: boolean;
+};
+
+/** Waits until `paneId`'s foreground program is `name`. */
+async function runs(t: TestTmux, paneId: string, name: string): Promise<void> {
+  await waitFor(
+    async () =>
+      (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}")).trim() ===
+        name,
+    `${name} to run in ${paneId}`,
+  );
+}
+
+Deno.test("job ids: every part survives the round trip; anything else is not an id", () => {
+  const ref = {
+    paneId: "%12",
+    nonce: "0123456789abcdef0123",
+    panePid: 4_194_304,
+    startMs: 1_796_000_000_123,
+    startAbs: 200_000,
+    serverPid: 77,
+  };
+  const id = jobIdOf(ref);
+  assert.match(id, /^[0-9a-z-]+$/, "safe in a URI");
+  assert.deepEqual(parseJobId(id), ref);
+  for (
+    const bad of [
+      "",
+      "12",
+      `${id}-1`,
+      id.replace("-", "_"),
+      id.toUpperCase(),
+      "%12-0123456789abcdef0123-1-1-1-1",
+      "12-0123456789abcdef012-1-1-1-1",
+      "12-0123456789abcdef0123-1-1-1-zzzzzzzzz",
+      "12-0123456789abcdef0123-1-1-1-1\n",
+    ]
+  ) {
+    assert.equal(parseJobId(bad), null, JSON.stringify(bad));
+  }
+});
+
+Deno.test("a 3 s command with a 500 ms timeout is read back with its exit status and output", async () => {
+  await withTmux(async (t, c) => {
+    const p = t.ids.paneId;
+    const run = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "echo started; sleep 3; echo finished; (exit 7)",
+      timeoutMs: 500,
+    });
+    assert.equal(run.timedOut, true);
+    assert.equal(run.stillRunning, true);
+    assert.equal(run.exitStatus, null);
+    assert.ok(run.jobId, "a timed-out run carries a jobId");
+    const now = await c.ok<Job>("get_command_result", { jobId: run.jobId });
+    assert.equal(now.state, "running");
+    assert.equal(now.exitStatus, null);
+    assert.equal(now.waitedMs < 1_000, true, "waitMs 0 answers at once");
+    // The pane stays busy while the job runs, and the refusal names the job.
+    const busy = await c.fail("run_command", { paneId: p, command: "echo other" });
+    assert.match(busy, new RegExp(`still running an earlier run_command.*${run.jobId}`, "s"));
+    const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+    assert.equal(done.state, "exited");
+    assert.equal(done.exitStatus, 7);
+    assert.equal(done.output, "started\nfinished");
+    assert.equal(done.outputComplete, true);
+    assert.equal(done.lostReason, null);
+    assert.ok(done.durationMs >= 2_000 && done.durationMs < 15_000, `${done.durationMs} ms`);
+    // Read again later: the same answer.
+    const again = await c.ok<Job>("get_command_result", { jobId: run.jobId });
+    assert.equal(again.state, "exited");
+    assert.equal(again.exitStatus, 7);
+    // And the pane is free again.
+    const next = await c.ok<Run>("run_command", { paneId: p, command: "echo next" });
+    assert.equal(next.exitStatus, 0);
+    assert.equal(next.jobId, undefined, "a finished run carries no jobId");
+  });
+});
+
+Deno.test("background: the call returns once typed; the job is read when it ends", async () => {
+  await withTmux(async (t, c) => {
+    const p = t.ids.paneId;
+    const run = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "sleep 1; echo bg-done",
+      background: true,
+    });
+    assert.equal(run.timedOut, false);
+    assert.equal(run.stillRunning, true);
+    assert.ok(run.jobId);
+    const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+    assert.equal(done.state, "exited");
+    assert.equal(done.exitStatus, 0);
+    assert.equal(done.output, "bg-done");
+    assert.ok(done.waitedMs < 15_000);
+  });
+});
+
+Deno.test("a job survives a restart of the server process", async () => {
+  const t = await TestTmux.start();
+  const { cmd, args } = startCommand();
+  const start = () => new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    const first = start();
+    await first.initialize();
+    const run = (await first.callTool("run_command", {
+      paneId: t.ids.paneId,
+      command: "sleep 2; printf 'a\\nb\\n'; (exit 3)",
+      timeoutMs: 300,
+    })).structuredContent as Run;
+    assert.ok(run.jobId, JSON.stringify(run));
+    assert.equal((await first.closeStdin()).code, 0);
+
+    const second = start();
+    try {
+      await second.initialize();
+      const done = (await second.callTool("get_command_result", {
+        jobId: run.jobId,
+        waitMs: 20_000,
+      })).structuredContent as Job;
+      assert.equal(done.state, "exited", JSON.stringify(done));
+      assert.equal(done.exitStatus, 3);
+      assert.equal(done.output, "a\nb");
+      assert.ok(done.durationMs >= 1_000, `${done.durationMs} ms`);
+      // A process that never saw the job still keeps the pane from a second command while
+      // one runs: the shell does not hold its terminal.
+      const busy = (await second.callTool("run_command", {
+        paneId: t.ids.paneId,
+        command: "sleep 30",
+        background: true,
+      })).structuredContent as Run;
+      const refused = await second.request("tools/call", {
+        name: "run_command",
+        arguments: { paneId: t.ids.paneId, command: "echo no" },
+      });
+      const result = refused.result as { isError?: boolean; content: { text: string }[] };
+      assert.equal(result.isError, true);
+      assert.match(result.content[0].text, /still running an earlier run_command/);
+      await t.tmux("send-keys", "-t", t.ids.paneId, "C-c");
+      const lost = (await second.callTool("get_command_result", {
+        jobId: busy.jobId,
+        waitMs: 20_000,
+      })).structuredContent as Job;
+      assert.equal(lost.state, "lost");
+      assert.match(lost.lostReason!, /back at its prompt without the command's end marker/);
+    } finally {
+      await second.closeStdin();
+    }
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("a job whose pane is killed, respawned or dies is lost, with the reason", async () => {
+  await withTmux(async (t, c) => {
+    const started = async (paneId: string) => {
+      const run = await c.ok<Run>("run_command", {
+        paneId,
+        command: "sleep 8",
+        background: true,
+      });
+      await runs(t, paneId, "sleep");
+      return run.jobId!;
+    };
+    const split = async () => {
+      const paneId = (await t.tmux(
+        "split-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        t.ids.paneId,
+        "sh",
+      )).trim();
+      await t.prompt(paneId);
+      return paneId;
+    };
+
+    const killed = await split();
+    const killedJob = await started(killed);
+    await t.tmux("kill-pane", "-t", killed);
+    const a = await c.ok<Job>("get_command_result", { jobId: killedJob });
+    assert.equal(a.state, "lost");
+    assert.match(a.lostReason!, /no longer exists/);
+
+    const respawned = await split();
+    const respawnedJob = await started(respawned);
+    await t.tmux("respawn-pane", "-k", "-t", respawned, "sh");
+    const b = await c.ok<Job>("get_command_result", { jobId: respawnedJob });
+    assert.equal(b.state, "lost");
+    assert.match(b.lostReason!, /respawned/);
+
+    // A waiting call learns of the loss as it happens.
+    const dies = await split();
+    await t.tmux("set-option", "-p", "-t", dies, "remain-on-exit", "on");
+    const diesJob = await started(dies);
+    const waiting = c.ok<Job>("get_command_result", { jobId: diesJob, waitMs: 20_000 });
+    const shellPid = Number(
+      (await t.tmux("display-message", "-p", "-t", dies, "#{pane_pid}")).trim(),
+    );
+    Deno.kill(shellPid, "SIGKILL");
+    const died = await waiting;
+    assert.equal(died.state, "lost");
+    assert.match(died.lostReason!, /exited.*before the command's end/);
+  });
+});
+
+Deno.test("an interrupted job is lost; a quiet job is running; a job waited on is exited", async () => {
+  await withTmux(async (t, c) => {
+    const p = t.ids.paneId;
+    const run = await c.ok<Run>("run_command", { paneId: p, command: "sleep 30", background: true });
+    await runs(t, p, "sleep");
+    const quiet = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 300 });
+    assert.equal(quiet.state, "running", "a quiet program is still running");
+    assert.equal(quiet.waitClamped, false);
+    const waiting = c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+    await t.tmux("send-keys", "-t", p, "C-c");
+    const lost = await waiting;
+    assert.equal(lost.state, "lost");
+    assert.match(lost.lostReason!, /interrupted/);
+    assert.equal(lost.exitStatus, null);
+  });
+});
+
+Deno.test("get_command_result refuses what is not a job of this server, clearly", async () => {
+  await withTmux(async (t, c) => {
+    const notId = await c.call("get_command_result", { jobId: "12; rm -rf /" });
+    assert.equal(notId.isError, true);
+    const clamped = await c.call("get_command_result", { jobId: "1", waitMs: -1 });
+    assert.equal(clamped.isError, true);
+    const { pid } = await t.facts();
+    const foreign = jobIdOf({
+      paneId: t.ids.paneId,
+      nonce: "0123456789abcdef0123",
+      panePid: 1,
+      startMs: Date.now(),
+      startAbs: 0,
+      serverPid: pid + 1,
+    });
+    const text = await c.fail("get_command_result", { jobId: foreign });
+    assert.match(text, /another tmux server/);
+    assert.match(text, /socket_name/);
+    // On the right server, a job that was never typed there: the pane was not respawned, but
+    // no marker of it ever appears and the shell is at its prompt.
+    const [panePid] = (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_pid}"))
+      .trim().split(" ").map(Number);
+    const never = jobIdOf({
+      paneId: t.ids.paneId,
+      nonce: "0123456789abcdef0123",
+      panePid,
+      startMs: Date.now() - 60_000,
+      startAbs: 0,
+      serverPid: pid,
+    });
+    const job = await c.ok<Job>("get_command_result", { jobId: never });
+    assert.equal(job.state, "lost");
+    assert.match(job.lostReason!, /begin marker is not in the pane's history/);
+  });
+});
+
+Deno.test("a job's output is bounded keeping its tail, and says so", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket, maxResultBytes: 8_000 });
+    await t.tmux("set-option", "-g", "history-limit", "5000");
+    const run = await c.ok<Run>("run_command", {
+      paneId: t.ids.paneId,
+      command: "sleep 0.5; seq 1 3000",
+      background: true,
+    });
+    const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+    assert.equal(done.state, "exited");
+    assert.ok(done.omittedBytes > 0);
+    assert.equal(done.outputComplete, false);
+    assert.ok(done.output.endsWith("2999\n3000"), done.output.slice(-20));
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});
