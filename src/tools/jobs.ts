@@ -29,6 +29,7 @@ import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
+import { paneAtPrompt } from "../tmux/prompt.ts";
 import { judgeResult } from "../tmux/run.ts";
 import { keepTail, MAX_TIMEOUT_MS, type PaneProbe, PaneWatch, probePane } from "./wait.ts";
 
@@ -213,26 +214,11 @@ async function captureFrom(ctx: TmuxContext, paneId: string, from: string): Prom
 }
 
 /**
- * Whether the pane's own shell (pid `pid`) holds its terminal and is asleep (waiting for a
- * key, not running a loop of its own): tmux runs the check, so this process needs no access
- * to `/proc`. A shell running only builtins that sleep (`read` in a loop) looks the same: the
- * caller also requires the pane to be quiet.
+ * Whether the pane's shell is at its prompt (prompt.ts). A shell running a loop of builtins
+ * holds its terminal too: the caller also requires the pane to stay quiet for a moment.
  */
-async function shellWaits(ctx: TmuxContext, paneId: string, pid: number): Promise<boolean> {
-  const stat = `/proc/${pid}/stat`;
-  const condition = `if [ -r ${stat} ]; then s=$(cat ${stat}) || exit 1; s=\${s##*)}; ` +
-    `set -- $s; [ "$1" = S ] && [ -n "$3" ] && [ "$3" = "$6" ]; ` +
-    `else set -- $(ps -o stat= -o pgid= -o tpgid= -p ${pid}) && [ $# -eq 3 ] && ` +
-    `case $1 in S*) true;; *) false;; esac && [ "$2" = "$3" ]; fi`;
-  const result = await execFast(ctx.runner, ctx.address, [
-    "if-shell",
-    "-t",
-    paneId,
-    condition,
-    "display-message -p 1",
-    "display-message -p 0",
-  ], { signal: ctx.signal });
-  return decodeBytes(result.stdout).trim() === "1";
+function atPrompt(ctx: TmuxContext, paneId: string, probe: PaneProbe): Promise<boolean> {
+  return paneAtPrompt(ctx.runner, ctx.address, paneId, probe, ctx.signal);
 }
 
 /** A probe's cursor position, to tell whether the pane printed between two looks. */
@@ -325,12 +311,12 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
   if (!marked.begun && elapsed < NEVER_STARTED_MS) return { ...sofar, state: "running" };
   // No end marker. A program the shell started holds the terminal: it runs. The shell itself
   // waiting at its prompt, with the pane quiet: the command is over without its end marker.
-  if (!await shellWaits(ctx, ref.paneId, probe.pid)) return { ...sofar, state: "running" };
+  if (!await atPrompt(ctx, ref.paneId, probe)) return { ...sofar, state: "running" };
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const again = await probePane(ctx, ref.paneId);
   if (
     again.pid !== probe.pid || cursorOf(again) !== cursorOf(probe) ||
-    !await shellWaits(ctx, ref.paneId, probe.pid)
+    !await atPrompt(ctx, ref.paneId, again)
   ) {
     return { ...sofar, state: "running" };
   }
