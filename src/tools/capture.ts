@@ -27,6 +27,7 @@ import {
   parseRecords,
   recordFormat,
 } from "../tmux/format.ts";
+import { paneAtPrompt } from "../tmux/prompt.ts";
 import { TmuxError } from "../tmux/run.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
 
@@ -256,6 +257,7 @@ const snapshotOutput = {
   historyLimit: count(),
   title: z.string(),
   command: z.string().describe("The command tmux reports running in it."),
+  atPrompt: z.boolean().describe("Its shell holds the terminal: at its prompt, nothing running."),
   cwd: z.string(),
   dead: z.boolean().describe("Whether its process exited (the pane was kept)."),
   deadStatus: int().nullable(),
@@ -289,6 +291,7 @@ export async function snapshotPaneFrom(
     cwd: p.cwd,
     windowName: p.windowName,
   }, ["title", "command", "cwd", "windowName"]);
+  const atPrompt = await paneAtPrompt(ctx.runner, ctx.address, p.id, p, ctx.signal);
   return await readContent(
     ctx,
     p.id,
@@ -310,6 +313,7 @@ export async function snapshotPaneFrom(
       alternateScreen: state.alternateScreen,
       historySize: state.historySize,
       historyLimit: state.historyLimit,
+      atPrompt: atPrompt && !state.dead,
       dead: state.dead,
       deadStatus: p.deadStatus,
       isCallerPane: p.id === caller.paneId,
@@ -337,6 +341,7 @@ const snapshotPane = defineTool({
     const snapshot = await ctx.snapshot();
     const { data, cut } = await snapshotPaneFrom(ctx, snapshot, args);
     const flags = [
+      data.atPrompt ? "at its prompt" : "",
       data.alternateScreen ? "full-screen program" : "",
       data.inMode ? data.mode || "in a mode" : "",
       data.dead ? "dead" : "",

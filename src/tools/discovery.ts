@@ -28,6 +28,7 @@ import {
 import { parseTmuxEnv } from "../tmux/identity.ts";
 import { describeServer } from "../tmux/which_server.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import { paneAtPrompt } from "../tmux/prompt.ts";
 import { type ServerAddress, TmuxError } from "../tmux/run.ts";
 import type { ClientRow, PaneBrief, PaneRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
 
@@ -533,6 +534,7 @@ const paneDetail = {
   index: int(),
   active: z.boolean(),
   command: z.string().describe("The command tmux reports running in it."),
+  atPrompt: z.boolean().describe("Its shell holds the terminal: at its prompt, nothing running."),
   startCommand: z.string().describe("The command the pane was started with, if any."),
   cwd: z.string(),
   title: z.string(),
@@ -567,7 +569,7 @@ const paneDetail = {
   ...metadataBound,
 };
 
-function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) {
+async function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) {
   const caller = ctx.caller(snapshot);
   const watchers = ctx.attended(snapshot).get(p.id) ?? [];
   const bounded = boundMetadata({
@@ -585,6 +587,7 @@ function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) {
     index: p.index,
     active: p.active,
     ...bounded,
+    atPrompt: await paneAtPrompt(ctx.runner, ctx.address, p.id, p, ctx.signal),
     pid: p.pid,
     width: p.width,
     height: p.height,
@@ -629,14 +632,16 @@ const getPaneInfo = defineTool({
     // Read only that pane; on a miss, read the pane list once more so the hint names them.
     const p = snapshot.panes[0] ??
       ctx.pane(await ctx.snapshot({ sessions: false, windows: false }), args.paneId);
-    const data = paneDetailData(p, snapshot, ctx);
+    const data = await paneDetailData(p, snapshot, ctx);
     return {
       data,
       summary: `Pane ${p.id} in ${p.windowId}: ${
         p.command || "(no command)"
       } in ${p.cwd}, ${p.width}x${p.height}${p.dead ? ", dead" : ""}${
-        data.isAttended ? ", watched by a person" : ""
-      }${data.isCallerPane ? ", this server's own pane" : ""}.`,
+        data.atPrompt ? ", at its prompt" : ""
+      }${data.isAttended ? ", watched by a person" : ""}${
+        data.isCallerPane ? ", this server's own pane" : ""
+      }.`,
     };
   },
 });
@@ -675,7 +680,7 @@ const findPaneByPosition = defineTool({
       );
     }
     return {
-      data: paneDetailData(pane, snapshot, ctx),
+      data: await paneDetailData(pane, snapshot, ctx),
       summary: `Pane ${pane.id} is at the ${args.position} of ${w.id}.`,
     };
   },

@@ -28,6 +28,7 @@ import {
 } from "../tmux/control.ts";
 import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { classifyStderr, TmuxError } from "../tmux/run.ts";
+import { paneAtPrompt } from "../tmux/prompt.ts";
 import type { PaneRow } from "../tmux/snapshot.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -197,6 +198,8 @@ export type WatchEvent =
   | { readonly kind: "tick" }
   /** The pane's process exited (or the pane is gone, or was respawned). */
   | { readonly kind: "died"; readonly probe: PaneProbe }
+  /** Its foreground program changed (only for a watch opened with `commands: true`). */
+  | { readonly kind: "command"; readonly probe: PaneProbe }
   | { readonly kind: "timeout" }
   | { readonly kind: "cancelled" };
 
@@ -235,6 +238,8 @@ export class PaneWatch {
   #lastHistory = 0;
   #lastRegion: string[] = [];
   #checkAt = 0;
+  #reportCommands = false;
+  #command = "";
 
   private constructor(ctx: TmuxContext, pane: PaneRow) {
     this.#ctx = ctx;
@@ -246,9 +251,10 @@ export class PaneWatch {
   static async open(
     ctx: TmuxContext,
     pane: PaneRow,
-    options: { screen?: boolean } = {},
+    options: { screen?: boolean; commands?: boolean } = {},
   ): Promise<PaneWatch> {
     const watch = new PaneWatch(ctx, pane);
+    watch.#reportCommands = options.commands ?? false;
     try {
       await watch.#subscribe(watch.#sessions);
       const { probe, lines } = await probeWith(
@@ -263,6 +269,7 @@ export class PaneWatch {
         );
       }
       watch.start = probe;
+      watch.#command = probe.command;
       watch.screen = lines;
       watch.#startAbs = probe.historySize + probe.cursorY;
       watch.#startX = probe.cursorX;
@@ -333,6 +340,7 @@ export class PaneWatch {
           }
           return await this.#died(probe);
         }
+        if (this.#commandChanged(probe)) return { kind: "command", probe };
       }
       now = performance.now();
       if (now >= deadline) return { kind: "timeout" };
@@ -392,7 +400,19 @@ export class PaneWatch {
       return { kind: "lines", lines };
     }
     if (paneEnded(this.start, probe)) return await this.#died(probe);
+    if (this.#commandChanged(probe)) return { kind: "command", probe };
     return null;
+  }
+
+  /**
+   * Whether the pane's foreground program changed since it was last reported, for a watch that
+   * reports that: read from the probes the watch makes anyway (its liveness check), never an
+   * extra call.
+   */
+  #commandChanged(probe: PaneProbe): boolean {
+    if (!this.#reportCommands || !probe.exists || probe.command === this.#command) return false;
+    this.#command = probe.command;
+    return true;
   }
 
   /**
@@ -566,11 +586,11 @@ const waitForText = defineTool({
   toolset: "inspect",
   description:
     "Block until a pane prints one of patterns in NEW output, a stop pattern, exits, or " +
-    "times out. Literal, case-insensitive, per line, unless regex (RE2)/matchCase. Start " +
-    "it, then send_keys.",
+    "times out. Literal, case-insensitive, per line, unless regex (RE2)/matchCase. No " +
+    "patterns: any new text (outcome output). Start it, then send_keys.",
   input: {
     paneId: paneIdSchema,
-    patterns: patternList().min(1),
+    patterns: patternList().min(1).optional(),
     regex: z.boolean().optional(),
     matchCase: z.boolean().optional(),
     stop: patternList().optional(),
@@ -578,10 +598,12 @@ const waitForText = defineTool({
   },
   output: {
     paneId: paneIdSchema,
-    outcome: z.enum(["matched", "stopped", "timedOut", "paneDied"]),
+    outcome: z.enum(["matched", "output", "stopped", "timedOut", "paneDied"]),
     matched: patternHit.describe("The pattern that matched (outcome matched), else null."),
     stoppedBy: patternHit.describe("The stop pattern seen (outcome stopped), else null."),
-    lines: z.array(z.string()).describe("The new lines that matched (the winning kind)."),
+    lines: z.array(z.string()).describe(
+      "The new lines that matched (the winning kind); for output, the new lines.",
+    ),
     omittedLines: count(),
     tail: z.string().describe("The last lines of the pane (its screen) when the wait ended."),
     tailOmittedBytes: count(),
@@ -601,7 +623,8 @@ const waitForText = defineTool({
   async run(args, ctx) {
     const { effective, clamped } = clampTimeout(args.timeoutMs);
     const matchCase = args.matchCase ?? false;
-    const patterns = await compile(args.patterns, args.regex ?? false, matchCase, "patterns");
+    const anyOutput = args.patterns === undefined;
+    const patterns = await compile(args.patterns ?? [], args.regex ?? false, matchCase, "patterns");
     const stops = await compile(args.stop ?? [], args.regex ?? false, matchCase, "stop");
     const pacer = new MatchPacer(ctx.signal);
     const snapshot = await ctx.snapshot();
@@ -609,7 +632,7 @@ const waitForText = defineTool({
     const began = performance.now();
     const deadline = began + effective;
     const watch = await PaneWatch.open(ctx, pane, { screen: true });
-    type Outcome = "matched" | "stopped" | "timedOut" | "paneDied";
+    type Outcome = "matched" | "output" | "stopped" | "timedOut" | "paneDied";
     let outcome: Outcome = "timedOut";
     let matched: { pattern: string; index: number } | null = null;
     let stoppedBy: { pattern: string; index: number } | null = null;
@@ -639,6 +662,11 @@ const waitForText = defineTool({
                 outcome = "matched";
                 matched = { pattern: hit.pattern.text, index: hit.pattern.index };
                 hitLines = hit.matching;
+                break loop;
+              }
+              if (anyOutput) {
+                outcome = "output";
+                hitLines = event.lines;
                 break loop;
               }
               break;
@@ -690,6 +718,7 @@ const waitForText = defineTool({
     };
     const what = {
       matched: `matched ${JSON.stringify(matched?.pattern)}`,
+      output: `new output (${hitLines.length} ${hitLines.length === 1 ? "line" : "lines"})`,
       stopped: `stopped by ${JSON.stringify(stoppedBy?.pattern)}`,
       timedOut: `timed out after ${effective} ms`,
       paneDied: `pane died${exitStatus !== null ? ` (status ${exitStatus})` : ""}`,
@@ -703,7 +732,189 @@ const waitForText = defineTool({
   },
 });
 
+// ---------------------------------------------------------------------------------------------
+// wait_for_idle
+
+/** Quiet a wait for idle asks for when none is given. */
+export const DEFAULT_QUIET_MS = 1_000;
+/** Shortest quiet: less tells a pause between two writes from the end of the output. */
+export const MIN_QUIET_MS = 100;
+/** Longest quiet (a quiet longer than the timeout can never be reached: timedOut). */
+export const MAX_QUIET_MS = 60_000;
+
+/** A requested quiet clamped into [{@link MIN_QUIET_MS}, {@link MAX_QUIET_MS}]. */
+export function clampQuiet(requested: number | undefined): { effective: number; clamped: boolean } {
+  if (requested === undefined) return { effective: DEFAULT_QUIET_MS, clamped: false };
+  const effective = Math.min(MAX_QUIET_MS, Math.max(MIN_QUIET_MS, Math.round(requested)));
+  return { effective, clamped: effective !== requested };
+}
+
+/** Whether the pane is at its shell's prompt now: read its state, then ask the kernel. */
+async function atPromptNow(ctx: TmuxContext, paneId: string): Promise<boolean> {
+  const probe = await probePane(ctx, paneId);
+  if (!probe.exists) return false;
+  return await paneAtPrompt(ctx.runner, ctx.address, paneId, probe, ctx.signal);
+}
+
+/** How often, at most, a wait for idle sends progress while output keeps coming. */
+const PROGRESS_MS = 1_000;
+
+const waitForIdle = defineTool({
+  name: "wait_for_idle",
+  title: "Wait for a pane to go quiet",
+  toolset: "inspect",
+  description:
+    "Block until a pane has printed nothing for quietMs (with atPrompt: and its shell is back " +
+    "at its prompt, nothing running), exits, or times out. For output with no text to wait " +
+    "for (builds, installs, REPLs).",
+  input: {
+    paneId: paneIdSchema,
+    quietMs: int().optional().describe(
+      `default ${DEFAULT_QUIET_MS}, clamped to ${MIN_QUIET_MS}-${MAX_QUIET_MS}`,
+    ),
+    atPrompt: z.boolean().optional(),
+    timeoutMs: timeoutField,
+  },
+  output: {
+    paneId: paneIdSchema,
+    outcome: z.enum(["idle", "timedOut", "paneDied"]),
+    atPrompt: z.boolean().describe(
+      "When the wait ended, the pane's shell held the terminal (nothing in the foreground).",
+    ),
+    quietForMs: count().describe("How long no output had come when the wait ended."),
+    tail: z.string().describe("The last lines of the pane (its screen) when the wait ended."),
+    tailOmittedBytes: count(),
+    exitStatus: int().nullable().describe("The dead pane's exit status, when known (paneDied)."),
+    effectiveQuietMs: int(),
+    quietClamped: z.boolean(),
+    effectiveTimeoutMs: int(),
+    timeoutClamped: z.boolean(),
+    waitedMs: count(),
+    transport: z.enum(["control", "polling"]),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const { effective, clamped } = clampTimeout(args.timeoutMs);
+    const quiet = clampQuiet(args.quietMs);
+    const quietMs = quiet.effective;
+    const wantPrompt = args.atPrompt ?? false;
+    const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: args.paneId });
+    const pane = snapshot.panes[0] ??
+      ctx.pane(await ctx.snapshot({ sessions: false, windows: false }), args.paneId);
+    const began = performance.now();
+    const deadline = began + effective;
+    // Told when the foreground program changes, from the checks the watch makes anyway: a
+    // program that ends without printing still brings the shell back.
+    const watch = await PaneWatch.open(ctx, pane, { commands: wantPrompt });
+    let outcome: "idle" | "timedOut" | "paneDied" = "timedOut";
+    let exitStatus: number | null = null;
+    let atPrompt = false;
+    let lastOutput = began;
+    let ended = began;
+    try {
+      if (watch.start.dead) {
+        outcome = "paneDied";
+        exitStatus = watch.start.deadStatus;
+      } else {
+        await ctx.progress(0, effective, `Waiting on ${pane.id} to go quiet`);
+        let progressAt = began + PROGRESS_MS;
+        // Whether the prompt is worth asking about again: something happened since it was not.
+        let recheck = true;
+        loop: while (true) {
+          const now = performance.now();
+          if (now - lastOutput >= quietMs) {
+            if (!wantPrompt) {
+              outcome = "idle";
+              break;
+            }
+            if (recheck) {
+              recheck = false;
+              if (await atPromptNow(ctx, pane.id)) {
+                outcome = "idle";
+                atPrompt = true;
+                break;
+              }
+            }
+          }
+          if (now >= deadline) {
+            outcome = "timedOut";
+            break;
+          }
+          if (now >= progressAt) {
+            progressAt = now + PROGRESS_MS;
+            const waited = Math.round(now - began);
+            await ctx.progress(
+              waited,
+              effective,
+              `Waiting on ${pane.id}: ${Math.round(waited / 1000)} s of ${effective / 1000} s`,
+            );
+          }
+          const quietAt = lastOutput + quietMs;
+          const event = await watch.next(now < quietAt ? Math.min(deadline, quietAt) : deadline);
+          switch (event.kind) {
+            case "lines":
+              lastOutput = performance.now();
+              recheck = true;
+              break;
+            case "command":
+              recheck = true;
+              break;
+            case "died":
+              outcome = "paneDied";
+              exitStatus = event.probe.deadStatus;
+              break loop;
+            case "cancelled":
+              throw new TmuxError("cancelled", "The wait was cancelled.");
+            case "tick":
+            case "timeout":
+              break;
+          }
+        }
+      }
+      ended = performance.now();
+      if (outcome === "timedOut" || (outcome === "idle" && !wantPrompt)) {
+        atPrompt = await atPromptNow(ctx, pane.id);
+      }
+    } finally {
+      watch.close();
+    }
+    const budget = Math.max(1_000, Math.floor(ctx.config.maxResultBytes / 4));
+    const tail = keepTail((await watch.tail(40)).join("\n"), budget);
+    const data = {
+      paneId: pane.id,
+      outcome,
+      atPrompt,
+      quietForMs: Math.max(0, Math.round(ended - lastOutput)),
+      tail: tail.text,
+      tailOmittedBytes: tail.omittedBytes,
+      exitStatus,
+      effectiveQuietMs: quietMs,
+      quietClamped: quiet.clamped,
+      effectiveTimeoutMs: effective,
+      timeoutClamped: clamped,
+      waitedMs: Math.round(ended - began),
+      transport: watch.transport,
+    };
+    const what = {
+      idle: `quiet for ${data.quietForMs} ms${atPrompt ? ", at its prompt" : ""}`,
+      timedOut: `timed out after ${effective} ms (quiet for ${data.quietForMs} ms${
+        wantPrompt && !atPrompt ? ", not at its prompt" : ""
+      })`,
+      paneDied: `pane died${exitStatus !== null ? ` (status ${exitStatus})` : ""}`,
+    }[outcome];
+    const notes = [
+      quiet.clamped ? `quietMs clamped to ${quietMs}` : "",
+      clamped ? `timeout clamped to ${effective} ms` : "",
+    ].filter((n) => n !== "");
+    return {
+      data,
+      summary: `${pane.id}: ${what}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}.`,
+    };
+  },
+});
+
 /** Registers the waiting tools. */
 export function registerWaitTools(registry: ToolRegistry): void {
   registry.add(waitForText);
+  registry.add(waitForIdle);
 }
