@@ -14,13 +14,17 @@
  */
 
 import {
+  type JSONRPCMessage,
   type McpServer,
   ProtocolError,
   ProtocolErrorCode,
   ResourceTemplate,
+  type Transport,
+  type TransportSendOptions,
   UriTemplate,
 } from "@modelcontextprotocol/server";
-import type { TmuxContext } from "./context.ts";
+import { type LogLevel, stderrLog, type TmuxContext } from "./context.ts";
+import { failureText } from "./errors.ts";
 
 /** A resource as a family file declares it. */
 export interface ResourceSpec {
@@ -43,7 +47,24 @@ export interface ResourceSpec {
     variables: Readonly<Record<string, string>>,
     ctx: TmuxContext,
   ) => Promise<string>;
+  /**
+   * Starts calling `changed` whenever the resource at `uri` may have changed, and returns what
+   * stops it. Called only while some client is subscribed to `uri` (under either protocol),
+   * stopped when the last one leaves. Calls may come in bursts: updates are coalesced here.
+   */
+  readonly watch?: (uri: string, ctx: TmuxContext, changed: () => void) => () => void;
+  /**
+   * Starts calling `changed` whenever the resources this template lists (see `list`) may
+   * have come or gone; returns what stops it. Run while a client may hold the list: one that
+   * listed resources under 2025-11-25, or listens for `resourcesListChanged` under 2026-07-28.
+   */
+  readonly watchList?: (ctx: TmuxContext, changed: () => void) => () => void;
 }
+
+/** Least time between two notifications about the same resource (a few per second at most). */
+export const MIN_UPDATE_GAP_MS = 250;
+/** How long a first change waits for the rest of its burst before it is announced. */
+export const UPDATE_GATHER_MS = 20;
 
 /** The protocol generation an SDK server speaks (the SDK's word for it). */
 export type Era = "legacy" | "modern";
@@ -53,7 +74,24 @@ interface Connection {
   readonly server: McpServer;
   readonly era: Era;
   readonly subscribed: Set<string>;
+  /** Its client listed resources (2025-11-25): it is told when the list changes. */
+  listed: boolean;
 }
+
+/** What a 2026-07-28 `subscriptions/listen` stream was granted. */
+interface ListenFilter {
+  readonly uris: readonly string[];
+  readonly listChanged: boolean;
+}
+
+/** Coalescing state of one announcement (a URI, or the list). */
+interface Pending {
+  last: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+const LIST_KEY = "";
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
 /**
  * The connections to tell when a resource changes. A connection leaves when its SDK server
@@ -62,10 +100,108 @@ interface Connection {
  */
 export class ResourceSubscriptions {
   readonly #connections = new Set<Connection>();
+  /** The listen streams of each observed stdio transport, by subscription id. */
+  readonly #streams = new Set<Map<string | number, ListenFilter>>();
+  #resources: readonly ResourceSpec[] = [];
+  #contextFor: ((signal: AbortSignal) => TmuxContext) | null = null;
+  /** Watches running, by URI. */
+  readonly #watches = new Map<string, () => void>();
+  /** List watches running, by resource name. */
+  readonly #listWatches = new Map<string, () => void>();
+  readonly #pending = new Map<string, Pending>();
+  #log: (level: LogLevel, message: string) => void = stderrLog();
 
   /** How many SDK servers are connected and not yet closed. */
   get connections(): number {
     return this.#connections.size;
+  }
+
+  /** The URIs watched now (for tests: nobody subscribed, nothing watched). */
+  get watched(): string[] {
+    return [...this.#watches.keys()];
+  }
+
+  /** Whether the lists of resources are being watched (someone may hold a list). */
+  get watchingList(): boolean {
+    return this.#listWatches.size > 0;
+  }
+
+  /** Where {@link log} writes besides clients (default stderr). */
+  set stderr(write: (level: LogLevel, message: string) => void) {
+    this.#log = write;
+  }
+
+  /**
+   * What an operator wants to know (a control connection lost, a tmux server gone): one line
+   * to stderr, and a `notifications/message` to each 2025-11-25 client at or below the level
+   * it set (`logging/setLevel`). A 2026-07-28 connection has no channel for a message outside
+   * a request: stderr has it. Never pass typed text or command lines above `debug`.
+   */
+  log(level: LogLevel, message: string): void {
+    this.#log(level, message);
+    for (const connection of this.#connections) {
+      if (connection.era !== "legacy" || !connection.server.isConnected()) continue;
+      connection.server.server.sendLoggingMessage({ level, data: message, logger: "tmux-mcp" })
+        .catch(() => {
+          // A client that went away cannot be told; stderr has it.
+        });
+    }
+  }
+
+  /**
+   * The transport a stdio entry serves, seen through: a 2026-07-28 `subscriptions/listen`
+   * stream is answered by the entry itself (never by an SDK server), so the URIs it was
+   * granted are read from its acknowledgement on the way out, and it ends with its
+   * cancellation, its final answer, or the transport. That is how resources are watched only
+   * while some stream asks for them.
+   */
+  observe(transport: Transport): Transport {
+    const streams = new Map<string | number, ListenFilter>();
+    this.#streams.add(streams);
+    const changed = () => this.#reconcile();
+    const ended = (id: unknown) => {
+      if ((typeof id === "string" || typeof id === "number") && streams.delete(id)) changed();
+    };
+    const observed: Transport = {
+      start: () => transport.start(),
+      close: () => transport.close(),
+      send: (message: JSONRPCMessage, options?: TransportSendOptions) => {
+        const m = message as {
+          id?: unknown;
+          method?: string;
+          params?: Record<string, unknown>;
+        };
+        if (m.method === "notifications/subscriptions/acknowledged") {
+          const id = (m.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID];
+          const granted = m.params?.notifications as
+            | { resourceSubscriptions?: unknown; resourcesListChanged?: unknown }
+            | undefined;
+          const uris = Array.isArray(granted?.resourceSubscriptions)
+            ? granted.resourceSubscriptions.filter((u): u is string => typeof u === "string")
+            : [];
+          if ((typeof id === "string" || typeof id === "number") && granted) {
+            streams.set(id, { uris, listChanged: granted.resourcesListChanged === true });
+            changed();
+          }
+        } else if (m.method === undefined && m.id !== undefined) {
+          ended(m.id);
+        }
+        return transport.send(message, options);
+      },
+      setProtocolVersion: (version: string) => transport.setProtocolVersion?.(version),
+    };
+    transport.onmessage = (message, extra) => {
+      const m = message as { method?: string; params?: { requestId?: unknown } };
+      if (m.method === "notifications/cancelled") ended(m.params?.requestId);
+      observed.onmessage?.(message, extra);
+    };
+    transport.onerror = (error) => observed.onerror?.(error);
+    transport.onclose = () => {
+      this.#streams.delete(streams);
+      changed();
+      observed.onclose?.();
+    };
+    return observed;
   }
 
   /**
@@ -80,9 +216,18 @@ export class ResourceSubscriptions {
     contextFor: (signal: AbortSignal) => TmuxContext,
   ): void {
     if (resources.length === 0) return;
-    server.server.registerCapabilities({ resources: { subscribe: true, listChanged: false } });
-    for (const spec of resources) register(server, spec, contextFor);
-    const connection: Connection = { server, era, subscribed: new Set() };
+    this.#resources = resources;
+    this.#contextFor = contextFor;
+    this.#log = stderrLog(contextFor(new AbortController().signal).config.diagnostics);
+    const listChanged = resources.some((spec) => spec.watchList !== undefined);
+    server.server.registerCapabilities({ resources: { subscribe: true, listChanged } });
+    const connection: Connection = { server, era, subscribed: new Set(), listed: false };
+    const listed = () => {
+      if (connection.listed || era !== "legacy") return;
+      connection.listed = true;
+      this.#reconcile();
+    };
+    for (const spec of resources) register(server, spec, contextFor, listed);
     if (era === "legacy") {
       // Under 2026-07-28 these methods do not exist (the SDK answers -32601): listen streams
       // replace them.
@@ -95,10 +240,12 @@ export class ResourceSubscriptions {
           );
         }
         connection.subscribed.add(request.params.uri);
+        this.#reconcile();
         return {};
       });
       server.server.setRequestHandler("resources/unsubscribe", (request) => {
         connection.subscribed.delete(request.params.uri);
+        this.#reconcile();
         return {};
       });
     }
@@ -106,8 +253,116 @@ export class ResourceSubscriptions {
     const previous = server.server.onclose;
     server.server.onclose = () => {
       this.#connections.delete(connection);
+      this.#reconcile();
       previous?.();
     };
+  }
+
+  /** Whether some client asked to hear of `uri`, as far as can be known. */
+  #wanted(uri: string): boolean {
+    for (const connection of this.#connections) {
+      if (connection.era === "legacy" && connection.subscribed.has(uri)) return true;
+    }
+    for (const streams of this.#streams) {
+      for (const filter of streams.values()) if (filter.uris.includes(uri)) return true;
+    }
+    return false;
+  }
+
+  /** Starts the watches somebody needs and stops those nobody needs any more. */
+  #reconcile(): void {
+    const wanted = new Set<string>();
+    let list = false;
+    for (const connection of this.#connections) {
+      if (connection.era !== "legacy") continue;
+      for (const uri of connection.subscribed) wanted.add(uri);
+      list ||= connection.listed;
+    }
+    for (const streams of this.#streams) {
+      for (const filter of streams.values()) {
+        for (const uri of filter.uris) wanted.add(uri);
+        list ||= filter.listChanged;
+      }
+    }
+    for (const [uri, stop] of [...this.#watches]) {
+      if (wanted.has(uri)) continue;
+      this.#watches.delete(uri);
+      this.#cancel(uri);
+      stop();
+    }
+    const contextFor = this.#contextFor;
+    if (!contextFor) return;
+    for (const uri of wanted) {
+      if (this.#watches.has(uri)) continue;
+      const spec = this.#resources.find((s) => s.watch && matches(s, uri));
+      if (!spec?.watch) continue;
+      this.#watches.set(uri, () => {}); // taken, should watch() call back at once
+      const stop = spec.watch(uri, contextFor(new AbortController().signal), () => {
+        if (this.#watches.has(uri)) this.updated(uri);
+      });
+      if (this.#watches.has(uri)) this.#watches.set(uri, stop);
+      else stop();
+    }
+    for (const spec of this.#resources) {
+      if (!spec.watchList) continue;
+      const running = this.#listWatches.get(spec.name);
+      if (running && !list) {
+        this.#listWatches.delete(spec.name);
+        running();
+      } else if (!running && list) {
+        const stop = spec.watchList(
+          contextFor(new AbortController().signal),
+          () => this.listChanged(),
+        );
+        this.#listWatches.set(spec.name, stop);
+      }
+    }
+    if (!list) this.#cancel(LIST_KEY);
+  }
+
+  #cancel(key: string): void {
+    const pending = this.#pending.get(key);
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.#pending.delete(key);
+  }
+
+  /**
+   * Runs `send` soon for `key`: after {@link UPDATE_GATHER_MS} (a burst is one announcement),
+   * and never sooner than {@link MIN_UPDATE_GAP_MS} after the last one for the same key.
+   */
+  #coalesce(key: string, send: () => void): void {
+    let pending = this.#pending.get(key);
+    if (!pending) this.#pending.set(key, pending = { last: -Infinity, timer: undefined });
+    if (pending.timer !== undefined) return;
+    const entry = pending;
+    const wait = Math.max(UPDATE_GATHER_MS, entry.last + MIN_UPDATE_GAP_MS - performance.now());
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      entry.last = performance.now();
+      send();
+      // Forgotten once quiet for a gap, so announcements of many URIs leave nothing behind.
+      setTimeout(() => {
+        if (entry.timer === undefined && this.#pending.get(key) === entry) {
+          this.#pending.delete(key);
+        }
+      }, MIN_UPDATE_GAP_MS);
+    }, wait);
+  }
+
+  /**
+   * Says that the list of resources changed (panes came or went), to every 2025-11-25 client
+   * and every 2026-07-28 stream that asked for it; coalesced like updates.
+   */
+  listChanged(): void {
+    this.#coalesce(LIST_KEY, () => {
+      for (const connection of this.#connections) {
+        if (!connection.server.isConnected()) continue;
+        connection.server.server.sendResourceListChanged().catch(() => {
+          // A client that went away cannot be told.
+        });
+      }
+    });
   }
 
   /**
@@ -116,6 +371,14 @@ export class ResourceSubscriptions {
    * listen for it (and to no other).
    */
   updated(uri: string): void {
+    const modern = [...this.#connections].some((c) => c.era === "modern");
+    // A modern connection on a transport not observed (see observe) cannot be asked: its
+    // entry passes the update only to the streams that listen for it.
+    if (!modern && !this.#wanted(uri)) return;
+    this.#coalesce(uri, () => this.#announce(uri));
+  }
+
+  #announce(uri: string): void {
     for (const connection of this.#connections) {
       if (connection.era === "legacy" && !connection.subscribed.has(uri)) continue;
       if (!connection.server.isConnected()) continue;
@@ -134,11 +397,32 @@ function matches(spec: ResourceSpec, uri: string): boolean {
   return isTemplate(spec) ? new UriTemplate(spec.uri).match(uri) !== null : spec.uri === uri;
 }
 
+/**
+ * The text at `uri`, or a protocol error a person can read (the reason and what to do next,
+ * never a stack trace): a missing pane is the client's mistake, answered as invalid params.
+ */
+async function readOrRefuse(
+  spec: ResourceSpec,
+  uri: string,
+  variables: Readonly<Record<string, string>>,
+  ctx: TmuxContext,
+): Promise<string> {
+  try {
+    return await spec.read(uri, variables, ctx);
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, failureText(error, ctx.address), {
+      uri,
+    });
+  }
+}
+
 /** One resource on one SDK server. */
 function register(
   server: McpServer,
   spec: ResourceSpec,
   contextFor: (signal: AbortSignal) => TmuxContext,
+  listed: () => void,
 ): void {
   const metadata = { title: spec.title, description: spec.description, mimeType: spec.mimeType };
   const contents = (uri: string, text: string) => ({
@@ -146,7 +430,7 @@ function register(
   });
   if (!isTemplate(spec)) {
     server.registerResource(spec.name, spec.uri, metadata, async (uri, ctx) => {
-      const text = await spec.read(uri.href, {}, contextFor(ctx.mcpReq.signal));
+      const text = await readOrRefuse(spec, uri.href, {}, contextFor(ctx.mcpReq.signal));
       return contents(uri.href, text);
     });
     return;
@@ -155,9 +439,12 @@ function register(
   const complete = spec.complete;
   const template = new ResourceTemplate(spec.uri, {
     list: list
-      ? async (ctx) => ({
-        resources: (await list(contextFor(ctx.mcpReq.signal))).map((r) => ({ ...r })),
-      })
+      ? async (ctx) => {
+        listed();
+        return {
+          resources: (await list(contextFor(ctx.mcpReq.signal))).map((r) => ({ ...r })),
+        };
+      }
       : undefined,
     complete: complete
       ? Object.fromEntries(
@@ -174,7 +461,7 @@ function register(
     const flat = Object.fromEntries(
       Object.entries(variables).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : v]),
     );
-    const text = await spec.read(uri.href, flat, contextFor(ctx.mcpReq.signal));
+    const text = await readOrRefuse(spec, uri.href, flat, contextFor(ctx.mcpReq.signal));
     return contents(uri.href, text);
   });
 }

@@ -195,6 +195,41 @@ interface Watcher {
   connection: Connection;
 }
 
+/**
+ * What a listener on a whole tmux server hears (see {@link ServerControl.listen}): every
+ * callback is a hint to look again, never data to trust.
+ */
+export interface ServerEvents {
+  /** Sessions, windows or panes came, went, moved or were renamed. */
+  topology?(): void;
+  /** One of the listener's format subscriptions changed: its key and new value. */
+  subscription?(key: string, value: string): void;
+  /** The connection carrying the listener is gone: it has ended; listen again to resume. */
+  lost?(reason: string): void;
+}
+
+/** A live server listener; close it when done. */
+export interface Listening {
+  /** Stops delivery and drops its format subscriptions. */
+  close(): void;
+}
+
+interface Listener {
+  readonly events: ServerEvents;
+  /** tmux's subscription name → the listener's key. */
+  readonly names: Map<string, string>;
+  readonly connection: Connection;
+}
+
+/** What an operator may want to know about a tmux server's control channel. */
+export interface ControlEvent {
+  /** `lost`/`regained`: the control connection; `gone`/`back`: the tmux server itself. */
+  readonly kind: "lost" | "regained" | "gone" | "back";
+  readonly address: ServerAddress;
+  /** One sentence, without anything a pane wrote. */
+  readonly message: string;
+}
+
 const encoder = new TextEncoder();
 
 /** How long a retired client may take to leave by itself before it is told to stop. */
@@ -210,6 +245,10 @@ class Connection {
   /** True once it can no longer be used. */
   closed = false;
   readonly watchers = new Set<Watcher>();
+  /** Listeners on the whole server whose format subscriptions live on this client. */
+  readonly listeners = new Set<Listener>();
+  /** Set when we close it ourselves: its end is no loss to report. */
+  closing = false;
   /** Resolves once attached; rejects with {@link ControlUnavailable} if attaching failed. */
   readonly ready: Promise<void>;
   /** Resolves when the child is gone and the reader has stopped. */
@@ -221,6 +260,7 @@ class Connection {
   readonly #protocol: ControlProtocol;
   readonly #onLost: (c: Connection) => void;
   readonly #onChanged: (c: Connection) => void;
+  readonly #onEvents: (c: Connection, n: Notifications) => void;
   #readyResolve!: () => void;
   #readyReject!: (e: Error) => void;
   #handshake = true;
@@ -232,11 +272,13 @@ class Connection {
     child: PersistentChild,
     onLost: (c: Connection) => void,
     onChanged: (c: Connection) => void,
+    onEvents: (c: Connection, n: Notifications) => void = () => {},
   ) {
     this.#child = child;
     this.#writer = child.stdin.getWriter();
     this.#onLost = onLost;
     this.#onChanged = onChanged;
+    this.#onEvents = onEvents;
     this.ready = new Promise<void>((resolve, reject) => {
       this.#readyResolve = resolve;
       this.#readyReject = reject;
@@ -288,13 +330,17 @@ class Connection {
   }
 
   /** Takes the session tmux names and hands verified output to the watchers of its panes. */
-  #deliver({ output, changed, sessionId }: Notifications): void {
+  #deliver(notifications: Notifications): void {
+    const { output, changed, sessionId } = notifications;
     if (sessionId !== null) {
       this.sessionId = sessionId;
       if (this.#handshake) {
         this.#handshake = false;
         this.#readyResolve();
       }
+    }
+    if (notifications.topology || notifications.subscriptions.size > 0) {
+      this.#onEvents(this, notifications);
     }
     if (output.size === 0 && !changed) return;
     if (changed) this.#onChanged(this);
@@ -373,6 +419,7 @@ class Connection {
 
   /** Ends the client: stdin closed (tmux then exits by itself), killed if it lingers. */
   async close(): Promise<void> {
+    this.closing = true;
     this.closed = true;
     clearTimeout(this.idleTimer);
     const killTimer = setTimeout(() => this.#child.kill(), 500);
@@ -402,11 +449,20 @@ export class ServerControl {
   #acquiring: Promise<Connection> | null = null;
   #closed = false;
   #noSessionUntil = 0;
+  #subscriptionSeq = 0;
+  /** What was last reported as down (the connection, or the server), until it is back. */
+  #down: "lost" | "gone" | null = null;
+  readonly #report: (event: ControlEvent) => void;
 
   /** Connections are opened lazily, on first use. */
-  constructor(runner: TmuxRunner, address: ServerAddress) {
+  constructor(
+    runner: TmuxRunner,
+    address: ServerAddress,
+    report: (event: ControlEvent) => void = () => {},
+  ) {
     this.#runner = runner;
     this.#address = address;
+    this.#report = report;
   }
 
   /** Live control clients (for tests and diagnostics). */
@@ -466,6 +522,63 @@ export class ServerControl {
         this.#maybeLinger(c);
       },
     };
+  }
+
+  /**
+   * Tells `events` of changes to the whole server: windows, panes and sessions coming, going
+   * or renamed (control-mode notifications, from every connection to this server), and the
+   * values of `formats` (tmux format subscriptions, `refresh-client -B`, which tmux checks
+   * once a second and reports when the value changed). A format must yield only safe
+   * characters (ids, numbers): tmux writes a subscription's value raw, a newline included.
+   * Throws {@link ControlUnavailable} when no connection can be had.
+   */
+  async listen(
+    events: ServerEvents,
+    formats: Readonly<Record<string, string>> = {},
+  ): Promise<Listening> {
+    const connection = await this.#primaryConnection();
+    const listener: Listener = { events, names: new Map(), connection };
+    for (const [key, format] of Object.entries(formats)) {
+      const name = `tmux-mcp-${++this.#subscriptionSeq}`;
+      const result = await connection.exec(["refresh-client", "-B", `${name}::${format}`], {
+        timeoutMs: 5_000,
+      });
+      if (result.code !== 0) {
+        throw new ControlUnavailable(`tmux refused a format subscription: ${result.stderr.trim()}`);
+      }
+      listener.names.set(name, key);
+    }
+    connection.listeners.add(listener);
+    return {
+      close: () => {
+        if (!connection.listeners.delete(listener) || connection.closed) return;
+        for (const name of listener.names.keys()) {
+          connection.exec(["refresh-client", "-B", name], { timeoutMs: 5_000 }).catch(() => {});
+        }
+      },
+    };
+  }
+
+  /** Hands a connection's server-wide notifications to the listeners they concern. */
+  #events(connection: Connection, { topology, subscriptions }: Notifications): void {
+    const call = (f: () => void) => {
+      try {
+        f();
+      } catch {
+        // A listener's failure is its own.
+      }
+    };
+    if (topology) {
+      for (const c of this.#connections) {
+        for (const l of [...c.listeners]) call(() => l.events.topology?.());
+      }
+    }
+    for (const [name, value] of subscriptions) {
+      for (const l of [...connection.listeners]) {
+        const key = l.names.get(name);
+        if (key !== undefined) call(() => l.events.subscription?.(key, value));
+      }
+    }
   }
 
   /** Closes every connection of this server. */
@@ -552,6 +665,7 @@ export class ServerControl {
       child,
       (c) => this.#forget(c),
       (c) => this.#recheck(c),
+      (c, n) => this.#events(c, n),
     );
     this.#connections.add(connection);
     try {
@@ -565,6 +679,15 @@ export class ServerControl {
       await connection.close();
       throw new ControlUnavailable("shutting down");
     }
+    if (this.#down !== null) {
+      const was = this.#down;
+      this.#down = null;
+      this.#report(
+        was === "gone"
+          ? { kind: "back", address: this.#address, message: "the tmux server is back" }
+          : { kind: "regained", address: this.#address, message: "control connection regained" },
+      );
+    }
     return connection;
   }
 
@@ -572,6 +695,15 @@ export class ServerControl {
     this.#connections.delete(connection);
     if (this.#primary === connection) this.#primary = null;
     clearTimeout(connection.idleTimer);
+    if (!connection.closing && !this.#closed && !this.#runner.closed) this.#lostOne();
+    for (const listener of [...connection.listeners]) {
+      connection.listeners.delete(listener);
+      try {
+        listener.events.lost?.("the control connection was lost");
+      } catch {
+        // The listener's own business.
+      }
+    }
     for (const watcher of [...connection.watchers]) {
       connection.watchers.delete(watcher);
       try {
@@ -605,6 +737,30 @@ export class ServerControl {
     });
   }
 
+  /**
+   * A connection ended that we did not close: reported once until one connects again, as the
+   * server gone (nothing answers on its socket) or the connection lost.
+   */
+  #lostOne(): void {
+    if (this.#down !== null) return;
+    this.#down = "lost";
+    this.#runner.exec(this.#address, ["display-message", "-p", "#{pid}"], { timeoutMs: 5_000 })
+      .then((r) => r.code === 0, () => false)
+      .then((running) => {
+        if (this.#down !== "lost") return;
+        if (!running) this.#down = "gone";
+        this.#report(
+          running
+            ? {
+              kind: "lost",
+              address: this.#address,
+              message: "control connection lost; the next use connects again",
+            }
+            : { kind: "gone", address: this.#address, message: "the tmux server is gone" },
+        );
+      });
+  }
+
   #maybeLinger(connection: Connection): void {
     if (connection.watchers.size > 0 || connection === this.#primary || connection.closed) return;
     clearTimeout(connection.idleTimer);
@@ -617,6 +773,21 @@ export class ServerControl {
 }
 
 const servers = new WeakMap<TmuxRunner, Map<string, ServerControl>>();
+const observers = new WeakMap<TmuxRunner, Set<(event: ControlEvent) => void>>();
+
+/**
+ * Calls `observer` with every {@link ControlEvent} of the control channels `runner` carries
+ * (any tmux server); returns a function that stops it.
+ */
+export function observeControl(
+  runner: TmuxRunner,
+  observer: (event: ControlEvent) => void,
+): () => void {
+  let set = observers.get(runner);
+  if (!set) observers.set(runner, set = new Set());
+  set.add(observer);
+  return () => set.delete(observer);
+}
 
 function addressKey(address: ServerAddress): string {
   if (address.socketPath) return `S:${address.socketPath}`;
@@ -642,7 +813,15 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
   const key = addressKey(address);
   let control = byAddress.get(key);
   if (!control) {
-    control = new ServerControl(runner, address);
+    control = new ServerControl(runner, address, (event) => {
+      for (const observer of [...observers.get(runner) ?? []]) {
+        try {
+          observer(event);
+        } catch {
+          // An observer's failure is its own.
+        }
+      }
+    });
     byAddress.set(key, control);
   }
   return control;

@@ -231,6 +231,16 @@ export interface Notifications {
   readonly changed: boolean;
   /** The session tmux last said the client is attached to (`%session-changed`), if it did. */
   readonly sessionId: string | null;
+  /**
+   * Sessions, windows or panes came, went, moved or were renamed (every notification of
+   * {@link TOPOLOGY}): like `changed`, only "look again", so it is not held either.
+   */
+  readonly topology: boolean;
+  /**
+   * Values of this client's format subscriptions (`%subscription-changed`), by name, the last
+   * of each: held until verified like output, since a value is what a format made of data.
+   */
+  readonly subscriptions: Map<string, string>;
 }
 
 /** Knobs of {@link ControlProtocol}, for tests. */
@@ -274,9 +284,12 @@ class Gathered {
   output = new Map<string, Uint8Array[]>();
   changed = false;
   sessionId: string | null = null;
+  topology = false;
+  subscriptions = new Map<string, string>();
 
   get empty(): boolean {
-    return this.output.size === 0 && !this.changed && this.sessionId === null;
+    return this.output.size === 0 && !this.changed && this.sessionId === null &&
+      !this.topology && this.subscriptions.size === 0;
   }
 
   addOutput(paneId: string, data: Uint8Array): void {
@@ -293,7 +306,9 @@ class Gathered {
       else this.output.set(paneId, chunks);
     }
     this.changed ||= later.changed;
+    this.topology ||= later.topology;
     if (later.sessionId !== null) this.sessionId = later.sessionId;
+    for (const [name, value] of later.subscriptions) this.subscriptions.set(name, value);
   }
 }
 
@@ -309,6 +324,21 @@ const STRUCTURAL = new Set([
   "%session-changed",
   "%pane-mode-changed",
 ]);
+
+/** What changes the shape or the names of the server: windows, panes, sessions. */
+const TOPOLOGY = new Set([
+  ...STRUCTURAL,
+  "%window-renamed",
+  "%unlinked-window-renamed",
+  "%session-renamed",
+]);
+
+/**
+ * `%subscription-changed NAME $S @W I %P ... : VALUE`: tmux writes the value raw (a newline in
+ * it would end the line), so a subscription's format must only ever yield safe characters
+ * (ids, numbers); the name is ours, a plain word.
+ */
+const SUBSCRIPTION = /^%subscription-changed ([A-Za-z0-9_-]+) \S+ \S+ \S+ \S+ : (.*)$/s;
 
 const BEGIN = /^%begin (\d+) (\d+) (\d+)$/;
 /** Any line shaped like a guard; its number is the second word. */
@@ -504,6 +534,12 @@ export class ControlProtocol {
     }
     const word = ascii(line.subarray(0, 40)).split(" ")[0];
     if (word === "%session-changed") this.#gather().sessionId = ascii(line).split(" ")[1] ?? "";
+    if (word === "%subscription-changed") {
+      const m = SUBSCRIPTION.exec(new TextDecoder().decode(line.subarray(0, 65_536)));
+      if (m) this.#gather().subscriptions.set(m[1], m[2]);
+      return;
+    }
+    if (TOPOLOGY.has(word)) this.#ready.topology = true;
     // A change carries no data, only "look again" (and looking is a verified call): it is not
     // held, so a hook that changes a layout after every command cannot keep sentinels coming.
     if (STRUCTURAL.has(word)) this.#ready.changed = true;
