@@ -587,7 +587,7 @@ const waitForText = defineTool({
   description:
     "Block until a pane prints one of patterns in NEW output, a stop pattern, exits, or " +
     "times out. Literal, case-insensitive, per line, unless regex (RE2)/matchCase. No " +
-    "patterns: any new text (outcome output). Start it, then send_keys.",
+    "patterns: any new text. Start it, then send_keys.",
   input: {
     paneId: paneIdSchema,
     patterns: patternList().min(1).optional(),
@@ -764,9 +764,8 @@ const waitForIdle = defineTool({
   title: "Wait for a pane to go quiet",
   toolset: "inspect",
   description:
-    "Block until a pane has printed nothing for quietMs (with atPrompt: and its shell is back " +
-    "at its prompt, nothing running), exits, or times out. For output with no text to wait " +
-    "for (builds, installs, REPLs).",
+    "Block until a pane prints nothing for quietMs (atPrompt: and its shell is back at its " +
+    "prompt), exits, or times out. For work no text marks the end of.",
   input: {
     paneId: paneIdSchema,
     quietMs: int().optional().describe(
