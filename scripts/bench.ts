@@ -32,6 +32,8 @@ const SIZES = values.sizes!.split(",").map(Number);
 const RUNS = Math.max(30, Number(values.runs));
 const WARMUP = 1;
 const SCROLLBACK = 2_000;
+/** Runs of wait_for_idle (each lasts quietMs and more: a handful). */
+const IDLE_RUNS = 7;
 
 function out(line = ""): void {
   Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
@@ -576,6 +578,36 @@ for (const size of SIZES) {
       if (i >= 0) wake.push(t1 - t0);
     }
     record(size, "wait_for_text wake after text", wake, null);
+
+    // wait_for_idle: how long after quietMs of silence the answer arrives. The pane prints
+    // once (written straight to its terminal, so the moment is known), then stays quiet; the
+    // overshoot is the time from that write to the answer, less quietMs. Timing, not size:
+    // measured once, at the first size.
+    if (size === SIZES[0]) {
+      const quietMs = 500;
+      const overshoot: number[] = [];
+      for (let i = -WARMUP; i < IDLE_RUNS; i++) {
+        const token = `idle-${size}-${i + WARMUP}-${crypto.randomUUID().slice(0, 6)}`;
+        const pending = server.request("tools/call", {
+          name: "wait_for_idle",
+          arguments: { paneId: fx.workPane, quietMs, timeoutMs: 10_000 },
+          _meta: { progressToken: token },
+        });
+        const until = performance.now() + 10_000;
+        while (
+          !server.notifications.some((n) => n.params?.progressToken === token) &&
+          performance.now() < until
+        ) await new Promise((r) => setTimeout(r, 1));
+        const t0 = performance.now();
+        await Deno.writeTextFile(fx.workTty, `idle ${token}\r\n`);
+        const answer = await pending;
+        const t1 = performance.now();
+        const outcome = (answer.result?.structuredContent as { outcome?: string })?.outcome;
+        if (outcome !== "idle") throw new Error(`wait_for_idle: ${JSON.stringify(answer.result)}`);
+        if (i >= 0) overshoot.push(t1 - t0 - quietMs);
+      }
+      record(size, "wait_for_idle overshoot beyond quietMs", overshoot, null);
+    }
 
     record(
       size,

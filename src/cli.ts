@@ -31,6 +31,10 @@ export interface ServeOptions {
   readonly toolsets: readonly Toolset[];
   /** Let input tools type into panes a person is watching. */
   readonly allowAttendedInput: boolean;
+  /** Only these tools exist (on top of the toolsets); absent: every tool of the toolsets. */
+  readonly tools?: readonly string[];
+  /** These tools do not exist. */
+  readonly denyTools?: readonly string[];
 }
 
 /** A usage error: main prints the message and the usage line, and exits 2. */
@@ -70,6 +74,8 @@ export const ENV_VARIABLES: readonly string[] = [
   "TMUX_MCP_SOCKET_PATH",
   "TMUX_MCP_TOOLSETS",
   "TMUX_MCP_ALLOW_ATTENDED_INPUT",
+  "TMUX_MCP_TOOLS",
+  "TMUX_MCP_DENY_TOOLS",
   "TMUX",
   "TMUX_PANE",
 ];
@@ -98,7 +104,8 @@ export function shellLine(argv: readonly string[]): string {
 /** The synopsis printed under every usage error. */
 export const USAGE =
   "usage: tmux-mcp [--socket NAME | --socket-path PATH] [--toolsets LIST | --read-only]\n" +
-  "                [--allow-attended-input] [--version] [--help]\n" +
+  "                [--tools LIST] [--deny-tools LIST] [--allow-attended-input]\n" +
+  "                [--version] [--help]\n" +
   "       tmux-mcp hook attention|working|done|clear|guard|config [...] (tmux-mcp hook --help)";
 
 /** The full `--help` text. */
@@ -124,6 +131,12 @@ Options (a flag wins over its environment variable):
                             Default: ${DEFAULT_TOOLSETS.join(",")}.
 ${toolsets}
   --read-only               Same as --toolsets inspect.
+  --tools LIST              Comma-separated tool names: of the toolsets' tools, only these
+                            exist (listed and callable). env TMUX_MCP_TOOLS.
+  --deny-tools LIST         Comma-separated tool names that do not exist, whatever else is
+                            selected (not even through call_tools_batch).
+                            env TMUX_MCP_DENY_TOOLS. An unknown name stops the server with
+                            the list of valid ones.
   --allow-attended-input    Let input tools type into panes a person is watching (refused by
                             default). env TMUX_MCP_ALLOW_ATTENDED_INPUT=1.
   --version                 Print the version and exit.
@@ -136,7 +149,7 @@ window when it needs the person or is done, and asks before a tmux tool call tou
 a person watches. tmux-mcp hook config prints the wiring; tmux-mcp hook --help says more.
 
 Environment read: TMUX_MCP_SOCKET, TMUX_MCP_SOCKET_PATH, TMUX_MCP_TOOLSETS,
-TMUX_MCP_ALLOW_ATTENDED_INPUT, and TMUX and
+TMUX_MCP_TOOLS, TMUX_MCP_DENY_TOOLS, TMUX_MCP_ALLOW_ATTENDED_INPUT, and TMUX and
 TMUX_PANE (to recognise the pane this server runs in). Nothing else.
 `;
 }
@@ -157,6 +170,8 @@ export function parseCli(
         "socket-path": { type: "string" },
         toolsets: { type: "string" },
         "read-only": { type: "boolean" },
+        tools: { type: "string" },
+        "deny-tools": { type: "string" },
         "allow-attended-input": { type: "boolean" },
         version: { type: "boolean", short: "V" },
         help: { type: "boolean", short: "h" },
@@ -207,7 +222,43 @@ export function parseCli(
   }
   const allowAttendedInput = v["allow-attended-input"] === true || envAllow === "1" ||
     envAllow === "true";
-  return { kind: "serve", options: { socketName, socketPath, toolsets, allowAttendedInput } };
+  const tools = toolNames(v.tools, "--tools", env, "TMUX_MCP_TOOLS");
+  const denyTools = toolNames(v["deny-tools"], "--deny-tools", env, "TMUX_MCP_DENY_TOOLS");
+  return {
+    kind: "serve",
+    options: {
+      socketName,
+      socketPath,
+      toolsets,
+      allowAttendedInput,
+      ...(tools && { tools }),
+      ...(denyTools && { denyTools }),
+    },
+  };
+}
+
+/**
+ * A list of tool names from a flag or, without it, its variable: each must look like a tool
+ * name (whether a tool has it is known only once the tools are declared; the server checks
+ * that before it serves). Undefined when neither says anything.
+ */
+function toolNames(
+  flagValue: string | undefined,
+  flagName: string,
+  env: (name: string) => string | undefined,
+  variable: string,
+): string[] | undefined {
+  const text = flagValue ?? nonEmpty(env(variable));
+  if (text === undefined) return undefined;
+  const fail = (message: string) =>
+    flagValue !== undefined
+      ? flagError(`${flagName}: ${message}`)
+      : envError(variable, `${variable}: ${message}`);
+  const names = [...new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
+  if (names.length === 0) throw fail("no tool named");
+  const odd = names.find((n) => !/^[a-z][a-z0-9_]{0,63}$/.test(n));
+  if (odd !== undefined) throw fail(`${JSON.stringify(odd)} is not a tool name`);
+  return names;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -36,6 +36,10 @@ export interface ServerOptions extends ServerConfig {
   readonly runner?: TmuxRunner;
   /** Answer tools/list from the list built with the source (default true; see registry). */
   readonly prebuiltToolList?: boolean;
+  /** Only these tools of the toolsets exist (`--tools`). */
+  readonly tools?: readonly string[];
+  /** These tools do not exist (`--deny-tools`). */
+  readonly denyTools?: readonly string[];
 }
 
 /** A built server and the parts a caller may need to close or inspect. */
@@ -74,7 +78,10 @@ export function buildServer(options: ServerOptions): BuiltServer {
  * connection's protocol (and open to more, such as resources, before a server is made of it).
  */
 export function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry {
-  const registry = new ToolRegistry(runner, options, options.toolsets);
+  const registry = new ToolRegistry(runner, options, options.toolsets, {
+    tools: options.tools,
+    denyTools: options.denyTools,
+  });
   registerDiscoveryTools(registry);
   registerInputTools(registry);
   registerJobTools(registry);
@@ -88,6 +95,7 @@ export function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolR
   registerTeardownTools(registry);
   // Last: the batch reaches the tools above through the registry.
   registerBatchTools(registry);
+  registry.checkSelection();
   return registry;
 }
 

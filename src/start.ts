@@ -9,6 +9,7 @@ import type { ServeOptions } from "./cli.ts";
 import { warn } from "./diagnostics.ts";
 import { serveStdio } from "./server.ts";
 import { MAX_RESULT_BYTES } from "./mcp/bounds.ts";
+import { ToolSelectionError } from "./mcp/registry.ts";
 import { TmuxError, TmuxRunner } from "./tmux/run.ts";
 import { describeServer } from "./tmux/which_server.ts";
 
@@ -33,20 +34,32 @@ export async function startServer(
     return 1;
   }
   const address = { socketName: options.socketName, socketPath: options.socketPath };
+  const selected = [
+    options.tools ? `, only tools ${options.tools.join(",")}` : "",
+    options.denyTools ? `, denied tools ${options.denyTools.join(",")}` : "",
+  ].join("");
   warn(
     `tmux-mcp ${version}: ${tmuxVersion}, ${describeServer(address, env("TMUX"))}, toolsets ${
       options.toolsets.join(",")
-    }`,
+    }${selected}`,
   );
-  await serveStdio({
-    address,
-    toolsets: options.toolsets,
-    version,
-    runner,
-    maxResultBytes: MAX_RESULT_BYTES,
-    allowAttendedInput: options.allowAttendedInput,
-    callerEnv: { tmux: env("TMUX"), tmuxPane: env("TMUX_PANE"), ppid: Deno.ppid },
-  });
+  try {
+    await serveStdio({
+      address,
+      toolsets: options.toolsets,
+      tools: options.tools,
+      denyTools: options.denyTools,
+      version,
+      runner,
+      maxResultBytes: MAX_RESULT_BYTES,
+      allowAttendedInput: options.allowAttendedInput,
+      callerEnv: { tmux: env("TMUX"), tmuxPane: env("TMUX_PANE"), ppid: Deno.ppid },
+    });
+  } catch (error) {
+    if (!(error instanceof ToolSelectionError)) throw error;
+    warn(`tmux-mcp: cannot start: ${error.message}`);
+    return 2;
+  }
   return 0;
 }
 

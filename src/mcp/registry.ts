@@ -113,6 +113,23 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
   };
 }
 
+/** Which tools of the selected toolsets exist: `--tools` and `--deny-tools`. */
+export interface ToolSelection {
+  /** Only these (absent: all). */
+  readonly tools?: readonly string[];
+  /** Not these. */
+  readonly denyTools?: readonly string[];
+}
+
+/** A selection that names a tool that does not exist (or cannot, in these toolsets). */
+export class ToolSelectionError extends Error {
+  /** The message says what is wrong and lists the valid names. */
+  constructor(message: string) {
+    super(message);
+    this.name = "ToolSelectionError";
+  }
+}
+
 /** What a call brings besides its arguments. */
 export interface CallExtras {
   readonly signal: AbortSignal;
@@ -138,25 +155,74 @@ export class ToolRegistry {
   readonly #runner: TmuxRunner;
   readonly #config: ServerConfig;
   readonly #toolsets: ReadonlySet<Toolset>;
+  readonly #selection: ToolSelection;
+  /** Every tool declared, on offer or not, with its toolset: to check a selection's names. */
+  readonly #declared = new Map<string, ToolToolset>();
   #inFlight = 0;
 
-  /** A registry that offers only tools of the given toolsets. */
-  constructor(runner: TmuxRunner, config: ServerConfig, toolsets: Iterable<Toolset>) {
+  /**
+   * A registry that offers only tools of the given toolsets and, within them, only the tools
+   * `selection` names (all when it names none) and none it denies.
+   */
+  constructor(
+    runner: TmuxRunner,
+    config: ServerConfig,
+    toolsets: Iterable<Toolset>,
+    selection: ToolSelection = {},
+  ) {
     this.#runner = runner;
     this.#config = config;
     this.#toolsets = new Set(toolsets);
+    this.#selection = selection;
   }
 
   /**
-   * Adds tools; those outside the selected toolsets are dropped here, so they never exist.
-   * A tool of {@link ALWAYS_ON} is kept in every selection.
+   * Adds tools; those outside the selected toolsets, outside `--tools` or in `--deny-tools`
+   * are dropped here, so they never exist. A tool of {@link ALWAYS_ON} is kept in every
+   * selection of toolsets.
    */
   add(...tools: AnyTool[]): void {
+    const { tools: only, denyTools: denied } = this.#selection;
     for (const tool of tools) {
-      if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} declared twice`);
+      if (this.#declared.has(tool.name)) throw new Error(`tool ${tool.name} declared twice`);
+      this.#declared.set(tool.name, tool.toolset);
+      if (only && !only.includes(tool.name)) continue;
+      if (denied?.includes(tool.name)) continue;
       if (tool.toolset === ALWAYS_ON || this.#toolsets.has(tool.toolset)) {
         this.#tools.set(tool.name, tool);
       }
+    }
+  }
+
+  /**
+   * Checks the names of `--tools` and `--deny-tools` once every tool is declared: a name no
+   * tool has, or a tool named in `--tools` whose toolset is not selected, is a mistake the
+   * person who started the server must hear of, not a tool silently missing.
+   */
+  checkSelection(): void {
+    const valid = () => [...this.#declared.keys()].sort().join(", ");
+    for (const [flag, names] of [["--tools", this.#selection.tools], [
+      "--deny-tools",
+      this.#selection.denyTools,
+    ]] as const) {
+      const unknown = (names ?? []).filter((n) => !this.#declared.has(n));
+      if (unknown.length > 0) {
+        throw new ToolSelectionError(
+          `${flag}: no tool is named ${unknown.map((n) => JSON.stringify(n)).join(", ")}. ` +
+            `Valid names: ${valid()}.`,
+        );
+      }
+    }
+    const outside = (this.#selection.tools ?? []).filter((n) => {
+      const toolset = this.#declared.get(n);
+      return toolset !== ALWAYS_ON && !this.#toolsets.has(toolset as Toolset);
+    });
+    if (outside.length > 0) {
+      const needs = outside.map((n) => `${n} (${this.#declared.get(n)})`).join(", ");
+      throw new ToolSelectionError(
+        `--tools names tools of toolsets that are not selected: ${needs}. Add their toolsets ` +
+          "to --toolsets, or leave them out of --tools.",
+      );
     }
   }
 

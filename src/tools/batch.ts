@@ -82,8 +82,9 @@ function batchTool(registry: ToolRegistry) {
             op.tool,
             op.tool === BATCH_NAME
               ? "Batches do not nest: call_tools_batch cannot be a row of itself."
-              : `No tool ${JSON.stringify(op.tool)} on this server (it may be in a toolset ` +
-                "that is not selected). tools/list shows what is on offer.",
+              : `No tool ${JSON.stringify(op.tool)} on this server (its toolset may not be ` +
+                "selected, or --tools / --deny-tools left it out). tools/list shows what is on " +
+                "offer.",
           );
         } else {
           const rowArgs: Record<string, unknown> = { ...op.arguments };

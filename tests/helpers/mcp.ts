@@ -27,6 +27,9 @@ export interface ConnectOptions {
   readonly maxResultBytes?: number;
   /** The runner the server uses (a test's own, to count what it reads). */
   readonly runner?: TmuxRunner;
+  /** `--tools` and `--deny-tools`. */
+  readonly tools?: readonly string[];
+  readonly denyTools?: readonly string[];
 }
 
 /** A connected client and helpers. */
@@ -51,6 +54,8 @@ export async function connect(options: ConnectOptions = {}): Promise<TestClient>
     maxResultBytes: options.maxResultBytes ?? MAX_RESULT_BYTES,
     callerEnv: options.callerEnv ?? {},
     runner: options.runner,
+    tools: options.tools,
+    denyTools: options.denyTools,
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: "tmux-mcp-tests", version: "1" });

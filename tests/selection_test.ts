@@ -1,0 +1,139 @@
+/**
+ * Per-tool selection: `--tools` and `--deny-tools` on top of `--toolsets`. A tool left out is
+ * neither listed nor callable, not even as a row of call_tools_batch; a name no tool has stops
+ * the server with the valid names, before it serves anything.
+ */
+
+import assert from "node:assert/strict";
+import { parseCli, UsageError } from "../src/cli.ts";
+import { ToolSelectionError } from "../src/mcp/registry.ts";
+import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
+import { buildServer } from "../src/server.ts";
+import { connect, withTmux } from "./helpers/mcp.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv } from "./helpers/tmux.ts";
+
+const envOf = (vars: Record<string, string>) => (name: string) => vars[name];
+
+Deno.test("--tools and --deny-tools: from flags or the environment, names only", () => {
+  const both = parseCli(
+    ["--tools", "list_panes, capture_pane,list_panes", "--deny-tools", "capture_pane"],
+    () => undefined,
+  );
+  assert.ok(both.kind === "serve");
+  assert.deepEqual(both.options.tools, ["list_panes", "capture_pane"]);
+  assert.deepEqual(both.options.denyTools, ["capture_pane"]);
+  const env = parseCli([], envOf({ TMUX_MCP_TOOLS: "list_panes", TMUX_MCP_DENY_TOOLS: "x_y" }));
+  assert.ok(env.kind === "serve");
+  assert.deepEqual(env.options.tools, ["list_panes"]);
+  assert.deepEqual(env.options.denyTools, ["x_y"]);
+  // A flag wins over its variable.
+  const flag = parseCli(["--tools", "send_keys"], envOf({ TMUX_MCP_TOOLS: "list_panes" }));
+  assert.ok(flag.kind === "serve" && flag.options.tools?.join() === "send_keys");
+  // Neither: no selection at all (every tool of the toolsets).
+  const none = parseCli([], () => undefined);
+  assert.ok(none.kind === "serve" && !("tools" in none.options) && !("denyTools" in none.options));
+  for (
+    const [argv, env, pattern] of [
+      [["--tools", ""], {}, /--tools: no tool named/],
+      [["--tools", " , "], {}, /--tools: no tool named/],
+      [["--deny-tools", "send-keys"], {}, /"send-keys" is not a tool name/],
+      [["--tools", "list_panes;rm"], {}, /is not a tool name/],
+      [[], { TMUX_MCP_DENY_TOOLS: "List_Panes" }, /TMUX_MCP_DENY_TOOLS: .*Correct or remove/],
+    ] as const
+  ) {
+    assert.throws(() => parseCli([...argv], envOf(env)), (e: unknown) => {
+      assert.ok(e instanceof UsageError);
+      assert.match(e.message, pattern);
+      return true;
+    });
+  }
+});
+
+Deno.test("a name no tool has, or a tool outside the toolsets, is refused with the valid names", () => {
+  const build = (tools?: string[], denyTools?: string[], toolsets = DEFAULT_TOOLSETS) =>
+    buildServer({
+      address: {},
+      toolsets,
+      version: "test",
+      maxResultBytes: 46_000,
+      callerEnv: {},
+      tools,
+      denyTools,
+    });
+  assert.throws(() => build(["list_panes", "list_pains"]), (e: unknown) => {
+    assert.ok(e instanceof ToolSelectionError);
+    assert.match(e.message, /--tools: no tool is named "list_pains"\. Valid names: .*list_panes/);
+    // Every tool is named, also those of toolsets not selected.
+    assert.match(e.message, /kill_server/);
+    return true;
+  });
+  assert.throws(() => build(undefined, ["nope"]), /--deny-tools: no tool is named "nope"/);
+  assert.throws(
+    () => build(["list_panes", "kill_pane"]),
+    /toolsets that are not selected: kill_pane \(teardown\)/,
+  );
+  // Denying a tool of a toolset that is not selected is no mistake: it does not exist anyway.
+  build(undefined, ["kill_pane"]);
+});
+
+Deno.test("a tool left out is neither listed nor callable, also in a batch", async () => {
+  await withTmux(async (t) => {
+    const c = await connect({
+      socketName: t.socket,
+      tools: ["list_panes", "capture_pane", "send_keys", "call_tools_batch"],
+      denyTools: ["send_keys"],
+    });
+    try {
+      const names = (await c.client.listTools()).tools.map((tool) => tool.name).sort();
+      assert.deepEqual(names, ["call_tools_batch", "capture_pane", "list_panes"]);
+      await c.ok("list_panes", {});
+      const direct = await c.fail("send_keys", { paneId: t.ids.paneId, text: "x" });
+      assert.match(direct, /send_keys not found/);
+      const notChosen = await c.fail("list_sessions", {});
+      assert.match(notChosen, /list_sessions not found/);
+      const batch = await c.ok<{ results: { success: boolean; error: string | null }[] }>(
+        "call_tools_batch",
+        {
+          operations: [
+            { tool: "list_panes", arguments: {} },
+            { tool: "send_keys", arguments: { paneId: t.ids.paneId, text: "x" } },
+          ],
+          onError: "continue",
+        },
+      );
+      assert.equal(batch.results[0].success, true);
+      assert.equal(batch.results[1].success, false);
+      assert.match(batch.results[1].error!, /No tool "send_keys".*--deny-tools/);
+      // Nothing was typed.
+      const screen = await t.tmux("capture-pane", "-p", "-t", t.ids.paneId);
+      assert.ok(!screen.includes("x"), screen);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+Deno.test("the real process: an unknown name stops it at once, exit 2, naming the valid ones", async () => {
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(cmd, [...args, "--deny-tools", "send_keys,sned_keys"], cleanEnv());
+  const status = await server.closeStdin();
+  assert.equal(status.code, 2);
+  assert.match(server.stderr, /cannot start: --deny-tools: no tool is named "sned_keys"/);
+  assert.match(server.stderr, /Valid names: .*send_keys/);
+  const denied = new StdioServer(
+    cmd,
+    [...args, "--toolsets", "inspect,execute"],
+    cleanEnv({ TMUX_MCP_DENY_TOOLS: "run_command" }),
+  );
+  try {
+    await denied.initialize();
+    const list = await denied.request("tools/list");
+    const names = (list.result!.tools as { name: string }[]).map((t) => t.name);
+    assert.ok(names.includes("send_keys"));
+    assert.ok(!names.includes("run_command"));
+    assert.match(denied.stderr, /denied tools run_command/);
+  } finally {
+    await denied.closeStdin();
+  }
+});
