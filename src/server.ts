@@ -25,6 +25,7 @@ import { registerLifecycleTools } from "./tools/lifecycle.ts";
 import { registerSearchTools } from "./tools/search.ts";
 import { registerSettingsTools } from "./tools/settings.ts";
 import { registerTeardownTools } from "./tools/teardown.ts";
+import { registerResources } from "./tools/resources.ts";
 
 /** Everything needed to build a server. */
 export interface ServerOptions extends ServerConfig {
@@ -70,6 +71,7 @@ const FIXED_FOR_THE_PROCESS: CacheHint = { ttlMs: 86_400_000, cacheScope: "priva
 export function buildServer(options: ServerOptions): BuiltServer {
   const runner = options.runner ?? new TmuxRunner();
   const registry = buildRegistry(runner, options);
+  registerResources(registry);
   return { mcp: mcpServerFor(registry, options), registry, runner };
 }
 
@@ -115,7 +117,12 @@ export function mcpServerFor(
   const mcp = new McpServer(
     { name: "tmux-mcp", version: options.version },
     {
-      capabilities: { tools: era === "modern" ? { listChanged: false } : {} },
+      // Logging for the protocols that have it: 2026-07-28 deprecates it (a message outside a
+      // request has no channel there), and stderr carries every line anyway.
+      capabilities: {
+        tools: era === "modern" ? { listChanged: false } : {},
+        ...(era === "legacy" ? { logging: {} } : {}),
+      },
       instructions: INSTRUCTIONS,
       cacheHints: { "tools/list": FIXED_FOR_THE_PROCESS, "server/discover": FIXED_FOR_THE_PROCESS },
     },
@@ -137,6 +144,7 @@ export function mcpServerFor(
 export async function serveStdio(options: ServerOptions): Promise<void> {
   const runner = options.runner ?? new TmuxRunner();
   const registry = buildRegistry(runner, options);
+  registerResources(registry);
   const transport = new StdioTransport();
   const closed = Promise.withResolvers<"input" | "signal">();
   transport.oninputend = () => closed.resolve("input");

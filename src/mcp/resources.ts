@@ -339,11 +339,13 @@ export class ResourceSubscriptions {
     const wait = Math.max(UPDATE_GATHER_MS, entry.last + MIN_UPDATE_GAP_MS - performance.now());
     entry.timer = setTimeout(() => {
       entry.timer = undefined;
-      entry.last = performance.now();
+      const sent = entry.last = performance.now();
       send();
       // Forgotten once quiet for a gap, so announcements of many URIs leave nothing behind.
       setTimeout(() => {
-        if (entry.timer === undefined && this.#pending.get(key) === entry) {
+        if (
+          entry.timer === undefined && entry.last === sent && this.#pending.get(key) === entry
+        ) {
           this.#pending.delete(key);
         }
       }, MIN_UPDATE_GAP_MS);

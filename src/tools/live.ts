@@ -1,0 +1,263 @@
+/**
+ * What makes resources live: feeds that say "look again" when a tmux server changes, driven by
+ * control mode, never by a polling tick where control mode can carry them. A feed only says
+ * that something may have changed; what changed is always read again (a verified read), so
+ * nothing a pane prints can make a feed lie about content.
+ *
+ * - The shape of a server (sessions, windows, panes, names): control-mode notifications from
+ *   every connection to it (`%window-add`, `%layout-change`, `%sessions-changed`, ...), which
+ *   tmux sends at once, plus a format subscription over every session's windows and panes
+ *   (`refresh-client -B`), which tmux checks once a second: it catches what no notification
+ *   reaches a client attached elsewhere (a pane split in another session's window).
+ * - The agent marks: a format subscription that changes when any window's `@agent-state` or
+ *   `@agent-message` does, within tmux's one-second check.
+ * - A pane: its `%output`, through a connection attached to one of its sessions; where no
+ *   connection can be had (a `destroy-unattached` session, too many control clients), its
+ *   screen is compared once a second instead.
+ *
+ * A feed whose connection is lost says so (something may have changed meanwhile) and comes
+ * back by itself, trying again later and later, up to {@link MAX_RETRY_MS} apart.
+ *
+ * @module
+ */
+
+import { captureRows } from "../tmux/capture.ts";
+import { controlFor, type Listening, type Watch } from "../tmux/control.ts";
+import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
+import { takeBriefSnapshot } from "../tmux/snapshot.ts";
+
+/** Longest wait before a lost feed tries again. */
+export const MAX_RETRY_MS = 5_000;
+/** First wait before a lost feed tries again. */
+const FIRST_RETRY_MS = 250;
+/** How often a pane no control connection can carry is compared. */
+export const POLL_MS = 1_000;
+
+/**
+ * Every session, window and pane by id: a format subscription's value must be made of safe
+ * characters only, since tmux writes it raw on a control line (a newline would end it).
+ */
+const TOPOLOGY_FORMAT = "#{S:#{session_id}=#{W:#{window_id}=#{P:#{pane_id}.}/}}";
+
+/**
+ * The agent marks of every window, reduced to lengths and letters and digits: enough to see
+ * any change a hook makes, nothing a value could use to forge a control line.
+ */
+const AGENTS_FORMAT = "#{S:#{W:#{window_id}=#{n:@agent-state}.#{n:@agent-message}." +
+  "#{s/[^a-zA-Z0-9]//:@agent-state}.#{s/[^a-zA-Z0-9]//:@agent-message}/}}";
+
+/** What a feed watches on a server. */
+export type FeedKind = "topology" | "agents";
+
+/**
+ * Calls `changed` whenever the server at `address` may have changed in the way `kind` names;
+ * returns what stops it. Feeds of the same kind on the same server share one listener.
+ */
+export function watchServer(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  kind: FeedKind,
+  changed: () => void,
+): () => void {
+  const key = `${kind} ${JSON.stringify(address)}`;
+  let byKey = feeds.get(runner);
+  if (!byKey) feeds.set(runner, byKey = new Map());
+  let feed = byKey.get(key);
+  if (!feed) {
+    const map = byKey;
+    feed = new ServerFeed(runner, address, kind, () => map.delete(key));
+    byKey.set(key, feed);
+  }
+  return feed.add(changed);
+}
+
+const feeds = new WeakMap<TmuxRunner, Map<string, ServerFeed>>();
+
+/** One listener on one server, shared by everyone watching the same kind of change there. */
+class ServerFeed {
+  readonly #runner: TmuxRunner;
+  readonly #address: ServerAddress;
+  readonly #kind: FeedKind;
+  readonly #onEmpty: () => void;
+  readonly #listeners = new Set<() => void>();
+  #listening: Listening | null = null;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #retryMs = FIRST_RETRY_MS;
+  #value: string | null = null;
+  /** Bumped on every (re)start and stop, so a late answer of an old attempt is dropped. */
+  #generation = 0;
+  #wasLost = false;
+
+  constructor(runner: TmuxRunner, address: ServerAddress, kind: FeedKind, onEmpty: () => void) {
+    this.#runner = runner;
+    this.#address = address;
+    this.#kind = kind;
+    this.#onEmpty = onEmpty;
+  }
+
+  add(listener: () => void): () => void {
+    const entry = () => listener();
+    this.#listeners.add(entry);
+    if (this.#listeners.size === 1) this.#start();
+    return () => {
+      if (!this.#listeners.delete(entry) || this.#listeners.size > 0) return;
+      this.#stop();
+      this.#onEmpty();
+    };
+  }
+
+  #tell(): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+
+  #start(): void {
+    const generation = ++this.#generation;
+    if (this.#runner.closed || !this.#runner.control) return;
+    const formats: Record<string, string> = this.#kind === "topology"
+      ? { topology: TOPOLOGY_FORMAT }
+      : { agents: AGENTS_FORMAT };
+    controlFor(this.#runner, this.#address).listen({
+      topology: () => this.#tell(),
+      subscription: (_key, value) => {
+        // The first value only says where things stand; a later different one is a change.
+        const before = this.#value;
+        this.#value = value;
+        if (before !== null && before !== value) this.#tell();
+      },
+      lost: () => {
+        if (generation !== this.#generation) return;
+        this.#listening = null;
+        this.#lost(generation);
+      },
+    }, formats).then((listening) => {
+      if (generation !== this.#generation) return listening.close();
+      this.#listening = listening;
+      this.#retryMs = FIRST_RETRY_MS;
+      if (this.#wasLost) {
+        // Back after a loss: whatever happened meanwhile went unseen.
+        this.#wasLost = false;
+        this.#tell();
+      }
+    }, () => {
+      if (generation === this.#generation) this.#lost(generation);
+    });
+  }
+
+  #lost(generation: number): void {
+    if (!this.#wasLost) {
+      this.#wasLost = true;
+      this.#value = null;
+      this.#tell();
+    }
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      if (generation === this.#generation && this.#listeners.size > 0) this.#start();
+    }, this.#retryMs);
+    this.#retryMs = Math.min(MAX_RETRY_MS, this.#retryMs * 2);
+  }
+
+  #stop(): void {
+    this.#generation++;
+    clearTimeout(this.#timer);
+    this.#listening?.close();
+    this.#listening = null;
+    this.#value = null;
+    this.#wasLost = false;
+    this.#retryMs = FIRST_RETRY_MS;
+  }
+}
+
+/**
+ * Calls `changed` whenever pane `paneId` on `address` writes anything, or may have changed
+ * unseen (its feed was lost, it died or went); returns what stops it.
+ */
+export function watchPane(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  changed: () => void,
+): () => void {
+  let stopped = false;
+  let watch: Watch | null = null;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let retryMs = FIRST_RETRY_MS;
+  let lastScreen: string | null = null;
+  const tell = () => {
+    if (!stopped) changed();
+  };
+  const later = (f: () => void, ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (!stopped) f();
+    }, ms);
+  };
+  const retry = () => {
+    later(start, retryMs);
+    retryMs = Math.min(MAX_RETRY_MS, retryMs * 2);
+  };
+  /** Without a control connection for it: compare its screen once a second. */
+  const poll = async () => {
+    try {
+      const { rows } = await captureRows(runner, address, paneId, {}, { timeoutMs: 5_000 });
+      const screen = rows.join("\n");
+      if (lastScreen !== null && screen !== lastScreen) tell();
+      lastScreen = screen;
+    } catch {
+      if (lastScreen !== "") tell();
+      lastScreen = "";
+    }
+    // Back to events once a connection can carry it.
+    later(start, POLL_MS);
+  };
+  const start = async () => {
+    if (stopped || runner.closed) return;
+    let sessionIds: string[];
+    try {
+      const snapshot = await takeBriefSnapshot(runner, address, { timeoutMs: 5_000 }, {
+        sessions: false,
+        windows: false,
+        paneId,
+      });
+      const pane = snapshot.panes.find((p) => p.id === paneId);
+      if (!pane) {
+        // Gone (or its server is): a read says so; look again later, in case it comes back.
+        tell();
+        return retry();
+      }
+      sessionIds = [...new Set(pane.placements.map((p) => p.sessionId))];
+    } catch {
+      return retry();
+    }
+    if (stopped) return;
+    if (!runner.control) return poll();
+    try {
+      const opened = await controlFor(runner, address).watch(paneId, sessionIds, (batch) => {
+        if (batch.output.length > 0) tell();
+        if (batch.lost) {
+          watch = null;
+          tell();
+          retry();
+        }
+      });
+      if (stopped) return opened.close();
+      watch = opened;
+      retryMs = FIRST_RETRY_MS;
+      lastScreen = null;
+    } catch {
+      if (!stopped) poll();
+    }
+  };
+  start();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    watch?.close();
+    watch = null;
+  };
+}

@@ -1,0 +1,393 @@
+/**
+ * The resources: what a client can read, list, complete and subscribe to, besides the tools.
+ *
+ * - `tmux://server`: sessions, windows and panes (JSON), updated when the shape changes;
+ * - `tmux://pane/{pane}`: a pane's visible screen (text), updated when it prints; `tmux://pane/3`
+ *   is `%3`;
+ * - `tmux://agents`: every window carrying the marks `tmux-mcp hook` writes, with its panes and
+ *   placements (JSON).
+ *
+ * `?socket=NAME` reaches another tmux server, as `socket_name` does for a tool. Contents are
+ * bounded like tool results; pane text is hostile, so no control character of it survives.
+ *
+ * Adding a live resource is one more {@link ResourceSpec}: a read, and a `watch` that calls
+ * back when it may have changed (see live.ts for the feeds there are).
+ *
+ * @module
+ */
+
+import { type TmuxContext, TmuxContext as Context } from "../mcp/context.ts";
+import { describeSocket, ToolFailure } from "../mcp/errors.ts";
+import { cutString, fitEntries, jsonBytes, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
+import { socketNameField, type ToolRegistry } from "../mcp/registry.ts";
+import type { ResourceSpec } from "../mcp/resources.ts";
+import { captureRows } from "../tmux/capture.ts";
+import { execFast, observeControl } from "../tmux/control.ts";
+import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import { TmuxError } from "../tmux/run.ts";
+import type { PaneBrief, Snapshot } from "../tmux/snapshot.ts";
+import { watchPane, watchServer } from "./live.ts";
+
+/** Where a resource URI points. */
+interface Target {
+  readonly kind: "server" | "agents" | "pane";
+  /** `%N` for a pane. */
+  readonly paneId?: string;
+  readonly socketName?: string;
+}
+
+/** Reads a `tmux://` URI strictly: a known kind, a pane number, at most `?socket=NAME`. */
+export function parseTarget(uri: string): Target {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    throw new ToolFailure(`${uri} is not a URI.`, "resources/list shows the resources.");
+  }
+  const kind = url.host;
+  const params = [...url.searchParams.keys()];
+  if (url.protocol !== "tmux:" || !["server", "agents", "pane"].includes(kind)) {
+    throw new ToolFailure(
+      `No resource ${uri}.`,
+      "tmux://server, tmux://agents and tmux://pane/{pane} exist.",
+    );
+  }
+  if (params.some((p) => p !== "socket") || params.length > 1 || url.hash !== "") {
+    throw new ToolFailure(`${uri}: the only query a resource takes is ?socket=NAME.`);
+  }
+  let socketName: string | undefined;
+  if (params.length === 1) {
+    const parsed = socketNameField.safeParse(url.searchParams.get("socket"));
+    if (!parsed.success || !parsed.data) {
+      throw new ToolFailure(
+        `${uri}: socket must be a tmux socket name (no '/', no control characters).`,
+      );
+    }
+    socketName = parsed.data;
+  }
+  if (kind === "pane") {
+    const m = /^\/(\d{1,9})$/.exec(url.pathname);
+    if (!m) {
+      throw new ToolFailure(
+        `${uri} names no pane: tmux://pane/3 is pane %3.`,
+        "resources/list lists the panes.",
+      );
+    }
+    return { kind, paneId: `%${Number(m[1])}`, socketName };
+  }
+  if (url.pathname !== "") throw new ToolFailure(`No resource ${uri}.`);
+  return { kind: kind as "server" | "agents", socketName };
+}
+
+/** The context of a resource's server: the one its URI names, else the server's own. */
+function contextOn(ctx: TmuxContext, target: Target): TmuxContext {
+  if (!target.socketName) return ctx;
+  return new Context(ctx.runner, ctx.config, target.socketName, ctx.signal, ctx.progress, ctx.log);
+}
+
+/** The URI of a pane on the default server. */
+function paneUri(paneId: string): string {
+  return `tmux://pane/${paneId.slice(1)}`;
+}
+
+/** Bytes of the resource's text at most (the same bound as a tool result's data). */
+function bound(ctx: TmuxContext): number {
+  return ctx.config.maxResultBytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text a pane wrote, made safe to show
+
+/**
+ * Every control character (C0 but tab and newline, DEL, and C1, which some terminals obey as
+ * escapes) shown as `\xNN`: a screen read back must not drive the terminal it is shown on.
+ */
+export function inert(text: string): string {
+  return text.replace(
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`,
+  );
+}
+
+/** A pane's visible screen as text, within `maxBytes`, keeping the bottom rows. */
+async function readPane(ctx: TmuxContext, paneId: string): Promise<string> {
+  let rows: string[];
+  try {
+    ({ rows } = await captureRows(ctx.runner, ctx.address, paneId, {}, { signal: ctx.signal }));
+  } catch (error) {
+    if (error instanceof TmuxError && error.kind === "no-target") throw missingPane(ctx, paneId);
+    throw error;
+  }
+  const lines = rows.map((row) => inert(row.trimEnd()));
+  while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  let text = lines.join("\n");
+  let dropped = 0;
+  const max = bound(ctx) - 100;
+  while (jsonBytes(text) > max && lines.length > 1) {
+    const cut = Math.max(1, Math.floor(lines.length / 10));
+    lines.splice(0, cut);
+    dropped += cut;
+    text = lines.join("\n");
+  }
+  if (jsonBytes(text) > max) text = cutString(text, max).text;
+  return dropped > 0 ? `[${dropped} rows above left out; capture_pane reads them]\n${text}` : text;
+}
+
+function missingPane(ctx: TmuxContext, paneId: string): ToolFailure {
+  return new ToolFailure(
+    `No pane ${paneId} on ${describeSocket(ctx.address)}.`,
+    "resources/list and list_panes list the panes there are.",
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server's shape
+
+/** Text fields of names and titles, cut like every tool's metadata. */
+function short(text: string): string {
+  return inert(cutString(text, MAX_METADATA_BYTES).text);
+}
+
+/** Sessions, windows and panes as one JSON value, within the bound (panes left out last). */
+export function serverView(snapshot: Snapshot<PaneBrief>, maxBytes: number): unknown {
+  if (!snapshot.running) {
+    return { running: false, sessions: [], windows: [], panes: [], complete: true };
+  }
+  const windowsOf = new Map<string, { index: number; id: string }[]>();
+  for (const w of snapshot.windows) {
+    for (const p of w.placements) {
+      const list = windowsOf.get(p.sessionId) ?? [];
+      list.push({ index: p.index, id: w.id });
+      windowsOf.set(p.sessionId, list);
+    }
+  }
+  const sessions = snapshot.sessions.map((s) => ({
+    id: s.id,
+    name: short(s.name),
+    attached: s.attached,
+    windows: (windowsOf.get(s.id) ?? []).sort((a, b) => a.index - b.index).map((w) => w.id),
+  }));
+  const panesOf = new Map<string, string[]>();
+  for (const p of snapshot.panes) {
+    const list = panesOf.get(p.windowId) ?? [];
+    list.push(p.id);
+    panesOf.set(p.windowId, list);
+  }
+  const windows = snapshot.windows.map((w) => ({
+    id: w.id,
+    name: short(w.name),
+    zoomed: w.zoomed,
+    panes: panesOf.get(w.id) ?? [],
+    placements: w.placements.map((p) => ({
+      sessionId: p.sessionId,
+      index: p.index,
+      active: p.active,
+    })),
+  }));
+  const panes = snapshot.panes.map((p) => ({
+    id: p.id,
+    windowId: p.windowId,
+    index: p.index,
+    active: p.active,
+    command: short(p.command),
+    title: short(p.title),
+    dead: p.dead,
+    width: p.width,
+    height: p.height,
+  }));
+  const head = { running: true, sessions, windows };
+  const room = maxBytes - jsonBytes(head) - 100;
+  const kept = fitEntries(panes, Math.max(0, room));
+  return {
+    ...head,
+    panes: kept.kept,
+    complete: kept.omitted === 0,
+    omittedPanes: kept.omitted,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The agents
+
+/** Every window's agent marks, by window id (windows without marks left out). */
+async function agentMarks(ctx: TmuxContext): Promise<Map<string, [string, string]>> {
+  const guard = newGuard();
+  const result = await execFast(ctx.runner, ctx.address, [
+    "list-windows",
+    "-a",
+    "-F",
+    recordFormat(guard, ["#{window_id}", "#{@agent-state}", "#{@agent-message}"]),
+  ], { signal: ctx.signal });
+  const marks = new Map<string, [string, string]>();
+  if (result.code !== 0) return marks;
+  for (const [id, state, message] of parseRecords(result.stdout, guard, 3)) {
+    if (state !== "" || message !== "") marks.set(id, [state, message]);
+  }
+  return marks;
+}
+
+/** The windows that carry agent marks, with their panes and placements, within the bound. */
+async function readAgents(ctx: TmuxContext): Promise<unknown> {
+  const snapshot = await ctx.briefSnapshot({ sessions: false });
+  if (!snapshot.running) return { running: false, agents: [], complete: true, omittedAgents: 0 };
+  const marks = await agentMarks(ctx);
+  const sessionName = new Map<string, string>();
+  for (const w of snapshot.windows) {
+    for (const p of w.placements) sessionName.set(p.sessionId, p.sessionName);
+  }
+  const agents = snapshot.windows.filter((w) => marks.has(w.id)).map((w) => {
+    const [state, message] = marks.get(w.id)!;
+    const panes = snapshot.panes.filter((p) => p.windowId === w.id);
+    return {
+      windowId: w.id,
+      windowName: short(w.name),
+      state: short(state),
+      message: short(message),
+      paneId: (panes.find((p) => p.active) ?? panes[0])?.id ?? null,
+      panes: panes.map((p) => p.id),
+      placements: w.placements.map((p) => ({
+        sessionId: p.sessionId,
+        sessionName: short(sessionName.get(p.sessionId) ?? p.sessionName),
+        index: p.index,
+        active: p.active,
+      })),
+    };
+  });
+  const kept = fitEntries(agents, bound(ctx) - 200);
+  return {
+    running: true,
+    agents: kept.kept,
+    complete: kept.omitted === 0,
+    omittedAgents: kept.omitted,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The specs
+
+const SOCKET_NOTE = " Add ?socket=NAME for another tmux server.";
+
+function serverSpec(name: string, uri: string): ResourceSpec {
+  return {
+    name,
+    title: "tmux server",
+    description: "Sessions, windows and panes (ids, names, sizes); updated when they change." +
+      SOCKET_NOTE,
+    mimeType: "application/json",
+    uri,
+    read: async (at, _variables, ctx) => {
+      const on = contextOn(ctx, parseTarget(at));
+      return JSON.stringify(serverView(await on.briefSnapshot(), bound(on)));
+    },
+    watch: (at, ctx, changed) => {
+      const on = contextOn(ctx, parseTarget(at));
+      return watchServer(on.runner, on.address, "topology", changed);
+    },
+  };
+}
+
+function agentsSpec(name: string, uri: string): ResourceSpec {
+  return {
+    name,
+    title: "Agents in tmux",
+    description: "Windows marked by `tmux-mcp hook` (@agent-state, @agent-message) with their " +
+      "panes and placements; updated when a mark changes." + SOCKET_NOTE,
+    mimeType: "application/json",
+    uri,
+    read: async (at, _variables, ctx) =>
+      JSON.stringify(await readAgents(contextOn(ctx, parseTarget(at)))),
+    watch: (at, ctx, changed) => {
+      const on = contextOn(ctx, parseTarget(at));
+      const stopMarks = watchServer(on.runner, on.address, "agents", changed);
+      const stopShape = watchServer(on.runner, on.address, "topology", changed);
+      return () => {
+        stopMarks();
+        stopShape();
+      };
+    },
+  };
+}
+
+/** Pane ids of the default server, in tmux's order. */
+async function paneIds(ctx: TmuxContext): Promise<string[]> {
+  const snapshot = await ctx.briefSnapshot({ sessions: false, windows: false });
+  return snapshot.panes.map((p) => p.id);
+}
+
+const PANE_SPEC: ResourceSpec = {
+  name: "tmux-pane",
+  title: "tmux pane",
+  description: "A pane's visible screen as text; tmux://pane/3 is pane %3. Updated when the " +
+    "pane prints." + SOCKET_NOTE,
+  mimeType: "text/plain",
+  uri: "tmux://pane/{pane}",
+  list: async (ctx) => {
+    const snapshot = await ctx.briefSnapshot({ sessions: false });
+    const entries = snapshot.panes.map((p) => ({
+      uri: paneUri(p.id),
+      name: `pane ${p.id}: ${short(p.title || p.command).slice(0, 80)}`,
+    }));
+    return fitEntries(entries, bound(ctx)).kept;
+  },
+  complete: {
+    pane: async (typed, ctx) =>
+      (await paneIds(ctx)).map((id) => id.slice(1)).filter((n) => n.startsWith(typed)).slice(
+        0,
+        100,
+      ),
+  },
+  read: async (at, _variables, ctx) => {
+    const target = parseTarget(at);
+    return await readPane(contextOn(ctx, target), target.paneId!);
+  },
+  watch: (at, ctx, changed) => {
+    const target = parseTarget(at);
+    const on = contextOn(ctx, target);
+    return watchPane(on.runner, on.address, target.paneId!, changed);
+  },
+  watchList: (ctx, changed) => {
+    // The panes there are, told only when that set changes (not on every layout change).
+    let known: string | null = null;
+    let reading = false;
+    let again = false;
+    const look = async () => {
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          again = false;
+          const ids = (await paneIds(ctx).catch(() => [] as string[])).join(" ");
+          if (known !== null && ids !== known) changed();
+          known = ids;
+        } while (again);
+      } finally {
+        reading = false;
+      }
+    };
+    look();
+    return watchServer(ctx.runner, ctx.address, "topology", () => void look());
+  },
+};
+
+/**
+ * Registers the resources, and sends what an operator wants to know about the control channel
+ * (a connection lost or regained, a tmux server gone or back) as log messages.
+ */
+export function registerResources(registry: ToolRegistry): void {
+  registry.addResource(
+    serverSpec("tmux-server", "tmux://server"),
+    agentsSpec("tmux-agents", "tmux://agents"),
+    PANE_SPEC,
+    serverSpec("tmux-server-on", "tmux://server{?socket}"),
+    agentsSpec("tmux-agents-on", "tmux://agents{?socket}"),
+  );
+  const ctx = registry.contextFor(new AbortController().signal);
+  observeControl(ctx.runner, (event) => {
+    const level = event.kind === "lost" || event.kind === "gone" ? "warning" : "info";
+    registry.subscriptions.log(level, `tmux on ${describeSocket(event.address)}: ${event.message}`);
+  });
+}

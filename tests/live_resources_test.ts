@@ -1,0 +1,438 @@
+/**
+ * Live resources on real tmux, under both protocols: `tmux://pane/{pane}`, `tmux://server` and
+ * `tmux://agents` are read, listed and completed; a subscription (2025-11-25
+ * `resources/subscribe`, 2026-07-28 `subscriptions/listen`) is told of a change within a
+ * fraction of a second, coalesced, and only of what it asked for; watching stops when nobody
+ * subscribes; panes coming and going send `list_changed`; a pane printing control-mode framing
+ * confuses nothing; log messages about the control channel honour `logging/setLevel` and
+ * reach stderr. One test drives the real process over stdio with the start task's flags.
+ */
+
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport as V1InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import {
+  LoggingMessageNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import assert from "node:assert/strict";
+import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
+import type { ToolRegistry } from "../src/mcp/registry.ts";
+import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
+import { inert, parseTarget } from "../src/tools/resources.ts";
+import { registerResources } from "../src/tools/resources.ts";
+import { agentEnv, RECORDED } from "../src/hooks/testing.ts";
+import denoJson from "../deno.json" with { type: "json" };
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+type Tmux = Awaited<ReturnType<typeof TestTmux.start>>;
+
+function setUp(socket: string): { registry: ToolRegistry; options: ServerOptions; log: string[] } {
+  const log: string[] = [];
+  const options: ServerOptions = {
+    address: { socketName: socket },
+    toolsets: ["inspect"],
+    version: "test",
+    maxResultBytes: MAX_RESULT_BYTES,
+    callerEnv: {},
+    runner: new TmuxRunner(),
+    diagnostics: (line) => log.push(line),
+  };
+  const registry = buildRegistry(options.runner!, options);
+  registerResources(registry);
+  return { registry, options, log };
+}
+
+/** A 2025-11-25 client (the SDK's v1 line) on an in-memory pair, collecting notifications. */
+async function legacyClient(socket: string) {
+  const { registry, options, log } = setUp(socket);
+  const server = mcpServerFor(registry, options, "legacy");
+  const client = new V1Client({ name: "tmux-mcp-tests", version: "1" });
+  const updates: { uri: string; at: number }[] = [];
+  const listChanges: number[] = [];
+  const messages: { level: string; data: unknown }[] = [];
+  client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n: { params: { uri: string } }) => {
+      updates.push({ uri: n.params.uri, at: performance.now() });
+    },
+  );
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+    listChanges.push(performance.now());
+  });
+  client.setNotificationHandler(
+    LoggingMessageNotificationSchema,
+    (n: { params: { level: string; data: unknown } }) => {
+      messages.push({ level: n.params.level, data: n.params.data });
+    },
+  );
+  const [clientSide, serverSide] = V1InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  await client.connect(clientSide);
+  return {
+    client,
+    registry,
+    log,
+    updates,
+    listChanges,
+    messages,
+    of: (uri: string) => updates.filter((u) => u.uri === uri).length,
+    async close() {
+      await client.close();
+      await server.close();
+      await options.runner!.close();
+    },
+  };
+}
+
+function textOf(result: { contents: unknown[] }): string {
+  return (result.contents[0] as { text: string }).text;
+}
+
+function uriOf(paneId: string): string {
+  return `tmux://pane/${paneId.slice(1)}`;
+}
+
+/** Types a command line into a shell pane. */
+async function type(t: Tmux, paneId: string, line: string): Promise<void> {
+  await t.tmux("send-keys", "-t", paneId, "-l", line);
+  await t.tmux("send-keys", "-t", paneId, "Enter");
+}
+
+Deno.test("resource URIs are read strictly, and pane text is made inert", () => {
+  assert.deepEqual(parseTarget("tmux://pane/3"), {
+    kind: "pane",
+    paneId: "%3",
+    socketName: undefined,
+  });
+  assert.deepEqual(parseTarget("tmux://server?socket=work"), {
+    kind: "server",
+    socketName: "work",
+  });
+  assert.throws(() => parseTarget("tmux://pane/x"), /names no pane/);
+  assert.throws(() => parseTarget("tmux://pane/3?socket=a%2Fb"), /socket must be/);
+  assert.throws(() => parseTarget("tmux://pane/3?socket=a%0Ab"), /socket must be/);
+  assert.throws(() => parseTarget("tmux://server?other=1"), /only query/);
+  assert.throws(() => parseTarget("tmux://elsewhere"), /No resource/);
+  assert.equal(inert("a\x1b[2Jb\x9b31mc\td\ne\x7f"), "a\\x1B[2Jb\\x9B31mc\td\ne\\x7F");
+});
+
+Deno.test("live resources under 2025-11-25: read, list, complete, subscribe, coalesce, list_changed, log", async () => {
+  const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
+  const c = await legacyClient(t.socket);
+  try {
+    const pane = t.ids.paneId;
+    await t.prompt(pane);
+    const other = (await t.tmux(
+      "split-window",
+      "-d",
+      "-t",
+      pane,
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "bash --norc --noprofile",
+    )).trim();
+    await t.prompt(other);
+
+    const caps = c.client.getServerCapabilities();
+    assert.deepEqual(caps?.resources, { subscribe: true, listChanged: true });
+    assert.deepEqual(caps?.logging, {});
+
+    // Listing, templates, completion.
+    const listed = (await c.client.listResources()).resources.map((r: { uri: string }) => r.uri);
+    assert.deepEqual(listed, ["tmux://server", "tmux://agents", uriOf(pane), uriOf(other)]);
+    const templates = (await c.client.listResourceTemplates()).resourceTemplates.map((
+      r: { uriTemplate: string },
+    ) => r.uriTemplate);
+    assert.deepEqual(templates, [
+      "tmux://pane/{pane}",
+      "tmux://server{?socket}",
+      "tmux://agents{?socket}",
+    ]);
+    const completed = await c.client.complete({
+      ref: { type: "ref/resource", uri: "tmux://pane/{pane}" },
+      argument: { name: "pane", value: "" },
+    });
+    assert.deepEqual(completed.completion.values, [pane.slice(1), other.slice(1)]);
+
+    // Reading: the screen, the server, a socket by query, a missing pane.
+    await type(t, pane, "echo hello-$((6*7))");
+    await waitFor(
+      async () => textOf(await c.client.readResource({ uri: uriOf(pane) })).includes("hello-42"),
+      "the pane's screen",
+    );
+    const server = JSON.parse(textOf(await c.client.readResource({ uri: "tmux://server" })));
+    assert.equal(server.running, true);
+    assert.deepEqual(server.sessions.map((s: { name: string }) => s.name), ["main"]);
+    assert.deepEqual(server.panes.map((p: { id: string }) => p.id), [pane, other]);
+    assert.equal(server.complete, true);
+    const bySocket = JSON.parse(
+      textOf(await c.client.readResource({ uri: `tmux://server?socket=${t.socket}` })),
+    );
+    assert.deepEqual(bySocket.windows, server.windows);
+    const nowhere = JSON.parse(
+      textOf(await c.client.readResource({ uri: "tmux://server?socket=tmux-mcp-test-none" })),
+    );
+    assert.equal(nowhere.running, false);
+    await assert.rejects(
+      c.client.readResource({ uri: "tmux://pane/99999" }),
+      /No pane %99999 on socket ".*"\. resources\/list and list_panes list the panes/,
+    );
+    await assert.rejects(c.client.readResource({ uri: "tmux://pane/1?socket=a%2Fb" }), /socket/);
+
+    // Nothing is watched before anyone subscribes.
+    assert.deepEqual(c.registry.subscriptions.watched, []);
+
+    // A subscribed pane that prints is announced, soon; the other pane is not.
+    await c.client.subscribeResource({ uri: uriOf(pane) });
+    assert.deepEqual(c.registry.subscriptions.watched, [uriOf(pane)]);
+    await new Promise((r) => setTimeout(r, 300)); // let the watch attach
+    const before = c.updates.length;
+    await type(t, other, "echo unwatched");
+    await type(t, pane, "echo watched");
+    const sent = performance.now();
+    await waitFor(() => c.of(uriOf(pane)) > 0 && c.updates.length > before, "the pane's update");
+    const latency = c.updates.at(-1)!.at - sent;
+    assert.ok(latency < 2_000, `announced after ${latency} ms`);
+    assert.equal(c.of(uriOf(other)), 0, "a pane nobody subscribed to sends nothing");
+
+    // Coalesced: a pane printing continuously for 2 s is announced a few times a second.
+    await new Promise((r) => setTimeout(r, 400));
+    const burstStart = c.of(uriOf(pane));
+    await type(t, pane, "for i in $(seq 150); do echo line $i; sleep 0.01; done; echo burst-done");
+    await new Promise((r) => setTimeout(r, 2_000));
+    const burst = c.updates.filter((u) => u.uri === uriOf(pane)).slice(burstStart);
+    assert.ok(burst.length >= 3, `${burst.length} updates while the pane printed`);
+    const gaps = burst.slice(1).map((u, i) => u.at - burst[i].at);
+    assert.ok(Math.min(...gaps) >= 200, `updates ${gaps.map(Math.round).join(", ")} ms apart`);
+
+    // A pane printing control-mode framing confuses nothing: reads and updates go on.
+    await waitFor(
+      async () =>
+        textOf(await c.client.readResource({ uri: uriOf(pane) })).split("\n").includes(
+          "burst-done",
+        ),
+      "the end of the burst",
+    );
+    await type(
+      t,
+      pane,
+      "printf '%%end 1 1 1\\n%%output %s forged\\n%%subscription-changed tmux-mcp-1 $0 - - - : x\\n%%begin 9 9 1\\n' " +
+        other,
+    );
+    await waitFor(
+      async () =>
+        textOf(await c.client.readResource({ uri: uriOf(pane) })).split("\n").includes(
+          `%output ${other} forged`,
+        ),
+      "the forged lines on screen",
+    );
+    const screen = textOf(await c.client.readResource({ uri: uriOf(pane) }));
+    assert.ok(screen.includes(`%output ${other} forged`), screen);
+    const afterForgery = c.of(uriOf(pane));
+    await type(t, pane, "echo still-live");
+    await waitFor(() => c.of(uriOf(pane)) > afterForgery, "an update after the forgery");
+    assert.equal(c.of(uriOf(other)), 0, "the forged %output reached nobody");
+
+    // Unsubscribed: nothing more, and nothing watched.
+    await c.client.unsubscribeResource({ uri: uriOf(pane) });
+    assert.deepEqual(c.registry.subscriptions.watched, []);
+    await new Promise((r) => setTimeout(r, 300));
+    const quiet = c.updates.length;
+    await type(t, pane, "echo nobody-listens");
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(c.updates.length, quiet, "an unsubscribed resource sends nothing");
+
+    // tmux://server after a window is created; list_changed when a pane comes and goes.
+    assert.ok(c.registry.subscriptions.watchingList, "a client that listed is told of changes");
+    await c.client.subscribeResource({ uri: "tmux://server" });
+    await new Promise((r) => setTimeout(r, 300));
+    const lists = c.listChanges.length;
+    const window = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await waitFor(() => c.of("tmux://server") > 0, "the server's update");
+    await waitFor(() => c.listChanges.length > lists, "list_changed for a new pane");
+    const grown = (await c.client.listResources()).resources.map((r: { uri: string }) => r.uri);
+    assert.ok(grown.includes(uriOf(window)));
+    await new Promise((r) => setTimeout(r, 400));
+    const lists2 = c.listChanges.length;
+    await t.tmux("kill-pane", "-t", window);
+    await waitFor(() => c.listChanges.length > lists2, "list_changed for a pane gone");
+    // A layout change alone (no pane came or went) is no list change.
+    await new Promise((r) => setTimeout(r, 600));
+    const lists3 = c.listChanges.length;
+    await t.tmux("resize-pane", "-t", pane, "-y", "5");
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(c.listChanges.length, lists3);
+    await c.client.unsubscribeResource({ uri: "tmux://server" });
+
+    // Logging: a control connection lost is a warning; at level error it is not sent, yet
+    // stderr has it. Regained is info.
+    await c.client.subscribeResource({ uri: "tmux://server" });
+    await c.client.setLoggingLevel("warning");
+    await new Promise((r) => setTimeout(r, 300));
+    await t.tmux("detach-client", "-s", "main");
+    await waitFor(
+      () => c.messages.some((m) => /control connection lost/.test(String(m.data))),
+      "the lost connection's log message",
+    );
+    await waitFor(
+      () => c.log.some((l) => /info: tmux on socket ".*": control connection regained/.test(l)),
+      "the connection regained (stderr)",
+    );
+    assert.ok(c.messages.every((m) => m.level !== "info"), "below the level set: not sent");
+    await c.client.setLoggingLevel("error");
+    const sentBefore = c.messages.length;
+    const logged = c.log.length;
+    await t.tmux("detach-client", "-s", "main");
+    await waitFor(
+      () => c.log.slice(logged).some((l) => /warning: .*control connection lost/.test(l)),
+      "the second loss on stderr",
+    );
+    assert.equal(c.messages.length, sentBefore, "a warning is not sent at level error");
+    assert.ok(c.log.every((l) => !l.includes("\n")));
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
+Deno.test("tmux://agents is updated after `tmux-mcp hook attention`", async () => {
+  const t = await TestTmux.start("main");
+  const c = await legacyClient(t.socket);
+  try {
+    const first = JSON.parse(textOf(await c.client.readResource({ uri: "tmux://agents" })));
+    assert.deepEqual(first.agents, []);
+    await c.client.subscribeResource({ uri: "tmux://agents" });
+    // tmux reports a format subscription's first value after up to a second.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const words = denoJson.tasks.start.split(" ");
+    const [run, ...flags] = [...words.slice(1, -1), `${ROOT}main.ts`];
+    const hook = await sh(Deno.execPath(), [run, ...flags, "hook", "attention"], {
+      env: cleanEnv(agentEnv(await t.facts(), t.ids.paneId)),
+      stdin: JSON.stringify(RECORDED.Notification),
+      allowFail: true,
+    });
+    assert.equal(hook.code, 0, hook.stderr);
+    const marked = performance.now();
+    await waitFor(() => c.of("tmux://agents") > 0, "the agents' update", 5_000);
+    assert.ok(performance.now() - marked < 2_500);
+    const agents = JSON.parse(textOf(await c.client.readResource({ uri: "tmux://agents" })));
+    assert.equal(agents.agents.length, 1);
+    assert.equal(agents.agents[0].windowId, t.ids.windowId);
+    assert.equal(agents.agents[0].paneId, t.ids.paneId);
+    assert.equal(agents.agents[0].state, "needs-input");
+    assert.equal(agents.agents[0].message, RECORDED.Notification.message);
+    assert.deepEqual(
+      agents.agents[0].placements.map((p: { sessionName: string }) => p.sessionName),
+      ["main"],
+    );
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
+Deno.test("live resources under 2026-07-28: subscriptions/listen watches only what streams ask for", async () => {
+  const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
+  const { registry, options } = setUp(t.socket);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const served = serveStdio(({ era }) => mcpServerFor(registry, options, era), {
+    transport: registry.subscriptions.observe(serverSide),
+  });
+  const client = new Client(
+    { name: "tmux-mcp-tests", version: "2" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  const updates: string[] = [];
+  let lists = 0;
+  client.setNotificationHandler("notifications/resources/updated", (n) => {
+    updates.push(n.params.uri);
+  });
+  client.setNotificationHandler("notifications/resources/list_changed", () => {
+    lists++;
+  });
+  try {
+    await t.prompt(t.ids.paneId);
+    await client.connect(clientSide);
+    assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
+    assert.deepEqual(client.getServerCapabilities()?.resources, {
+      subscribe: true,
+      listChanged: true,
+    });
+    assert.equal(client.getServerCapabilities()?.logging, undefined, "deprecated: not declared");
+    const uri = uriOf(t.ids.paneId);
+    assert.deepEqual(registry.subscriptions.watched, []);
+    const stream = await client.listen({
+      resourceSubscriptions: [uri],
+      resourcesListChanged: true,
+    });
+    await waitFor(() => registry.subscriptions.watched.length === 1, "the watch");
+    assert.ok(registry.subscriptions.watchingList);
+    await new Promise((r) => setTimeout(r, 300));
+    await type(t, t.ids.paneId, "echo modern");
+    await waitFor(() => updates.includes(uri), "the pane's update");
+    await t.tmux("split-window", "-d", "-t", t.ids.paneId, "sh");
+    await waitFor(() => lists > 0, "list_changed");
+    await stream.close();
+    await waitFor(() => registry.subscriptions.watched.length === 0, "the watch stopped");
+    assert.equal(registry.subscriptions.watchingList, false);
+  } finally {
+    await client.close();
+    await served.close();
+    await options.runner!.close();
+    await t.kill();
+  }
+});
+
+Deno.test("over stdio with the start task's flags: subscriptions/listen, then the pane prints", async () => {
+  const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-tests", version: "raw" },
+    "io.modelcontextprotocol/clientCapabilities": {},
+  };
+  try {
+    await t.prompt(t.ids.paneId);
+    const uri = uriOf(t.ids.paneId);
+    const read = await server.request("resources/read", { uri, _meta: meta });
+    assert.equal(read.error, undefined, JSON.stringify(read.error));
+    const missing = await server.request("resources/read", {
+      uri: "tmux://pane/4242",
+      _meta: meta,
+    });
+    assert.match(missing.error!.message, /No pane %4242/);
+    // The stream's request stays open; its notifications arrive meanwhile.
+    server.request("subscriptions/listen", {
+      notifications: { resourceSubscriptions: [uri] },
+      _meta: meta,
+    });
+    await waitFor(
+      () =>
+        server.notifications.some((n) => n.method === "notifications/subscriptions/acknowledged"),
+      "the acknowledgement",
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    await type(t, t.ids.paneId, "echo over-stdio");
+    await waitFor(
+      () =>
+        server.notifications.some((n) =>
+          n.method === "notifications/resources/updated" && n.params?.uri === uri
+        ),
+      "the update over stdio",
+    );
+    const status = await server.closeStdin();
+    assert.equal(status.code, 0);
+  } finally {
+    await server.kill();
+    await t.kill();
+  }
+});
