@@ -156,7 +156,10 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
       // Not every platform has every signal; end of input still ends the process.
     }
   }
-  const served = serveEras(({ era }) => mcpServerFor(registry, options, era), { transport });
+  // Seen through, so that resources are watched only while a listen stream asks for them.
+  const served = serveEras(({ era }) => mcpServerFor(registry, options, era), {
+    transport: registry.subscriptions.observe(transport),
+  });
   const why = await closed.promise;
   // Answer what is nearly done (a client that closed its input may still read), then kill what
   // is not: the whole exit stays well within a second, on a loaded machine too. Told to stop,
