@@ -241,7 +241,11 @@ Deno.test("a job whose pane is killed, respawned or dies is lost, with the reaso
 Deno.test("an interrupted job is lost; a quiet job is running; a job waited on is exited", async () => {
   await withTmux(async (t, c) => {
     const p = t.ids.paneId;
-    const run = await c.ok<Run>("run_command", { paneId: p, command: "sleep 30", background: true });
+    const run = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "sleep 30",
+      background: true,
+    });
     await runs(t, p, "sleep");
     const quiet = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 300 });
     assert.equal(quiet.state, "running", "a quiet program is still running");

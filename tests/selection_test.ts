@@ -85,7 +85,8 @@ Deno.test("a tool left out is neither listed nor callable, also in a batch", asy
       denyTools: ["send_keys"],
     });
     try {
-      const names = (await c.client.listTools()).tools.map((tool) => tool.name).sort();
+      const { tools } = await c.client.listTools();
+      const names = tools.map((tool: { name: string }) => tool.name).sort();
       assert.deepEqual(names, ["call_tools_batch", "capture_pane", "list_panes"]);
       await c.ok("list_panes", {});
       const direct = await c.fail("send_keys", { paneId: t.ids.paneId, text: "x" });

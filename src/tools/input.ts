@@ -34,8 +34,8 @@ import {
   jobIdOf,
   jobIdSchema,
   type JobRef,
-  markerWords,
   type MarkedRead,
+  markerWords,
   readJob,
   readMarked,
 } from "./jobs.ts";

@@ -416,8 +416,16 @@ export const jobFields = {
   durationMs: count().describe("Run time so far, or until it ended."),
 };
 
+/** What a job reports, as {@link jobFields} declares it. */
+export type JobReport = z.infer<z.ZodObject<typeof jobFields>>;
+
 /** A job's report, its output bounded to `maxBytes` (the tail kept). */
-export function jobReport(jobId: string, ref: JobRef, view: JobView, maxBytes: number) {
+export function jobReport(
+  jobId: string,
+  ref: JobRef,
+  view: JobView,
+  maxBytes: number,
+): JobReport {
   const output = keepTail(view.output, Math.max(1_000, maxBytes));
   return {
     jobId,
