@@ -26,6 +26,8 @@ const { values } = parseArgs({
     runs: { type: "string", default: "30" },
     json: { type: "string" },
     markdown: { type: "string" },
+    /** Only the live resources' section (subscription latency, RSS with panes printing). */
+    "live-only": { type: "boolean", default: false },
   },
 });
 const SIZES = values.sizes!.split(",").map(Number);
@@ -459,8 +461,121 @@ const env = Deno.env.toObject();
 delete env.TMUX;
 delete env.TMUX_PANE;
 
+/** Panes subscribed at once in the live resources' section. */
+const LIVE_PANES = 200;
+/** How long every subscribed pane prints before memory is read. */
+const LIVE_PRINT_MS = 15_000;
+const live: {
+  latency: { median: number; p90: number };
+  idleRssMb: number;
+  rssMb: number;
+  peakRssMb: number;
+  perSecond: number;
+}[] = [];
+
+/**
+ * Live resources: a server with {@link LIVE_PANES} shell panes in one session, every pane
+ * subscribed (`resources/subscribe`, 2025-11-25). Latency: from a line written straight to a
+ * pane's terminal to its `notifications/resources/updated` (panes taken in turn, spaced past
+ * the coalescing gap). Memory: the server's RSS after every pane printed five lines a second
+ * for {@link LIVE_PRINT_MS}, and the notifications it sent per second meanwhile.
+ */
+async function benchLive(): Promise<void> {
+  const socket = `tmux-mcp-bench-${crypto.randomUUID().slice(0, 8)}`;
+  await tmux(
+    socket,
+    "-f",
+    "/dev/null",
+    "new-session",
+    "-d",
+    "-s",
+    "live",
+    "-x",
+    "80",
+    "-y",
+    "24",
+    "sh",
+  );
+  const [pid, socketPath] = (await tmux(socket, "display-message", "-p", "#{pid}\t#{socket_path}"))
+    .trim().split("\t");
+  started.set(socket, { pid: Number(pid) || 0, socketPath: socketPath ?? "" });
+  try {
+    for (let i = 1; i < LIVE_PANES; i += 50) {
+      const batch = Array.from({ length: Math.min(50, LIVE_PANES - i) }, (_, k) => k);
+      await tmux(
+        socket,
+        ...batch.flatMap((k) => [...(k ? [";"] : []), "new-window", "-d", "-t", "live:", "sh"]),
+      );
+    }
+    const panes =
+      (await tmux(socket, "list-panes", "-s", "-t", "live", "-F", "#{pane_id} #{pane_tty}"))
+        .trim().split("\n").map((l) => l.split(" ") as [string, string]);
+    const server = new StdioServer(cmd, [...startArgs, "--socket", socket], env);
+    try {
+      await server.initialize();
+      await server.request("tools/list");
+      const idleRssMb = rss(server.child.pid);
+      for (const [paneId] of panes) {
+        await server.request("resources/subscribe", { uri: `tmux://pane/${paneId.slice(1)}` });
+      }
+      await new Promise((r) => setTimeout(r, 2_000)); // the watches attach
+      const updated = (uri: string, from: number) =>
+        server.notifications.slice(from).some((n) =>
+          n.method === "notifications/resources/updated" && n.params?.uri === uri
+        );
+      const latency: number[] = [];
+      for (let i = -WARMUP; i < RUNS; i++) {
+        const [paneId, tty] = panes[(i + WARMUP) % panes.length];
+        const uri = `tmux://pane/${paneId.slice(1)}`;
+        await new Promise((r) => setTimeout(r, 300)); // past the coalescing gap
+        const from = server.notifications.length;
+        const t0 = performance.now();
+        await Deno.writeTextFile(tty, `live ${i}\r\n`);
+        const until = t0 + 5_000;
+        while (!updated(uri, from) && performance.now() < until) {
+          await new Promise((r) => setTimeout(r, 1));
+        }
+        if (!updated(uri, from)) throw new Error(`no update of ${uri} within 5 s`);
+        if (i >= 0) latency.push(performance.now() - t0);
+      }
+      record(LIVE_PANES, "resource update after a pane prints (all subscribed)", latency, null);
+      for (let at = 0; at < panes.length; at += 50) {
+        await tmux(
+          socket,
+          ...panes.slice(at, at + 50).flatMap(([paneId], k) => [
+            ...(k ? [";"] : []),
+            "send-keys",
+            "-t",
+            paneId,
+            "while :; do echo tick; sleep 0.2; done",
+            "Enter",
+          ]),
+        );
+      }
+      await new Promise((r) => setTimeout(r, 2_000));
+      const from = server.notifications.length;
+      const t0 = performance.now();
+      await new Promise((r) => setTimeout(r, LIVE_PRINT_MS));
+      const perSecond = (server.notifications.length - from) / ((performance.now() - t0) / 1000);
+      const rssMb = rss(server.child.pid);
+      const peakRssMb = peakRss(server.child.pid);
+      live.push({ latency: stats(latency), idleRssMb, rssMb, peakRssMb, perSecond });
+      out(
+        `live: ${LIVE_PANES} subscribed panes printing: RSS ${rssMb.toFixed(1)} MB (idle ` +
+          `${idleRssMb.toFixed(1)}, peak ${peakRssMb.toFixed(1)}), ${perSecond.toFixed(0)} ` +
+          `notifications/s; update latency median ${stats(latency).median.toFixed(1)} ms`,
+      );
+      await server.closeStdin();
+    } finally {
+      await server.kill();
+    }
+  } finally {
+    await dispose(socket);
+  }
+}
+
 const benchStart = performance.now();
-for (const size of SIZES) {
+for (const size of values["live-only"] ? [] : SIZES) {
   const sizeStart = performance.now();
   const fx = await buildServer(size);
   out(
@@ -646,7 +761,8 @@ for (const size of SIZES) {
     } s for this size)`,
   );
 }
-await benchDeep();
+if (!values["live-only"]) await benchDeep();
+await benchLive();
 const totalSeconds = (performance.now() - benchStart) / 1000;
 out(`bench: ${totalSeconds.toFixed(1)} s in all`);
 
@@ -657,7 +773,7 @@ const machine =
 if (values.json) {
   await Deno.writeTextFile(
     values.json,
-    JSON.stringify({ machine, runs: RUNS, rows, memory, deep }, null, 2),
+    JSON.stringify({ machine, runs: RUNS, rows, memory, deep, live }, null, 2),
   );
 }
 if (values.markdown) {
@@ -678,6 +794,17 @@ if (values.markdown) {
   const rises = deep.map((d) =>
     `| ${d.history} | ${d.call} | ${d.idleRssMb.toFixed(1)} | ${d.riseMb.toFixed(1)} |`
   ).join("\n");
+  const liveText = live.map((l) =>
+    `Live resources: ${LIVE_PANES} panes in one session, every one subscribed ` +
+    `(\`resources/subscribe\`). An update reaches the client a median ${
+      l.latency.median.toFixed(1)
+    } ms (p90 ${l.latency.p90.toFixed(1)}) after a line is written to the pane's terminal. ` +
+    `With every pane printing five lines a second for ${LIVE_PRINT_MS / 1000} s, the server sent ` +
+    `${l.perSecond.toFixed(0)} notifications a second (at most four per pane) and its RSS was ` +
+    `${l.rssMb.toFixed(1)} MB (${l.idleRssMb.toFixed(1)} MB idle after tools/list, peak ${
+      l.peakRssMb.toFixed(1)
+    } MB).\n`
+  ).join("");
   // Sections below the tables (## headings, such as the cold-start figures of bench:cold) are
   // written by hand or by other scripts: they stay.
   const previous = await Deno.readTextFile(values.markdown).catch(() => "");
@@ -697,6 +824,7 @@ if (values.markdown) {
       `|---:|---:|---:|---:|\n${mem}\n\n` +
       `Reading bounded by the request: a fresh server, ${DEEP_RUNS} calls on one pane with deep ` +
       `history; the rise is its peak RSS over its RSS once idle after tools/list.\n\n` +
-      `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n${kept}`,
+      `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n` +
+      `${liveText ? `\n${liveText}` : ""}${kept}`,
   );
 }
