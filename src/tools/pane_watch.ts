@@ -1,0 +1,476 @@
+/**
+ * Watching one pane for a wait: what it prints (control mode's `%output`, as it happens),
+ * whether its process is still there, and where its output began. `wait_for_text`,
+ * `wait_for_idle`, `run_command` and `get_command_result` share it, with the timeouts they all
+ * take.
+ *
+ * A watch is event-driven: a control-mode connection delivers `%output` — every byte the pane
+ * writes — so a wait wakes within milliseconds of the text appearing. Where control mode is
+ * unavailable (no session a control client may attach to, too many clients) it polls the
+ * pane's content instead and says so (`transport: "polling"`). Either way only output written
+ * after the call began counts; what was already on the screen is reported separately.
+ *
+ * @module
+ */
+
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { int } from "../mcp/schemas.ts";
+import {
+  controlFor,
+  ControlUnavailable,
+  execFast,
+  TerminalText,
+  type Watch,
+  type WatchBatch,
+} from "../tmux/control.ts";
+import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import { classifyStderr, TmuxError } from "../tmux/run.ts";
+import type { PaneRow } from "../tmux/snapshot.ts";
+// ---------------------------------------------------------------------------------------------
+// Timeouts
+
+/** Timeout of a wait or a command when none is asked for. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+/** The ceiling: a tool call must not block its client for longer. */
+export const MAX_TIMEOUT_MS = 120_000;
+/** The floor: shorter would be a race, not a wait. */
+export const MIN_TIMEOUT_MS = 100;
+
+/** A requested timeout clamped into [{@link MIN_TIMEOUT_MS}, {@link MAX_TIMEOUT_MS}]. */
+export function clampTimeout(
+  requested: number | undefined,
+): { effective: number; clamped: boolean } {
+  if (requested === undefined) return { effective: DEFAULT_TIMEOUT_MS, clamped: false };
+  const effective = Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, Math.round(requested)));
+  return { effective, clamped: effective !== requested };
+}
+
+/** The `timeoutMs` argument both waiting tools take. */
+export const timeoutField = int().optional().describe(
+  `ms; default ${DEFAULT_TIMEOUT_MS}, clamped to ${MIN_TIMEOUT_MS}-${MAX_TIMEOUT_MS}`,
+);
+
+// ---------------------------------------------------------------------------------------------
+// Probing a pane
+
+/** What one look at a pane tells. */
+export interface PaneProbe {
+  /** False when the pane no longer exists. */
+  readonly exists: boolean;
+  readonly dead: boolean;
+  readonly deadStatus: number | null;
+  readonly pid: number;
+  readonly historySize: number;
+  readonly cursorX: number;
+  readonly cursorY: number;
+  /** `pane_current_command`: the foreground process of the pane's terminal. */
+  readonly command: string;
+}
+
+const PROBE_FIELDS = [
+  "#{pane_id}",
+  "#{pane_dead}",
+  "#{pane_dead_status}",
+  "#{pane_pid}",
+  "#{history_size}",
+  "#{cursor_x}",
+  "#{cursor_y}",
+  "#{pane_current_command}",
+];
+
+const GONE: PaneProbe = {
+  exists: false,
+  dead: true,
+  deadStatus: null,
+  pid: 0,
+  historySize: 0,
+  cursorX: 0,
+  cursorY: 0,
+  command: "",
+};
+
+/**
+ * Probes a pane and, in the same tmux invocation, runs `after` (a capture): one instant for
+ * both. Goes over the control channel when it can.
+ */
+async function probeWith(
+  ctx: TmuxContext,
+  paneId: string,
+  after: readonly string[],
+): Promise<{ probe: PaneProbe; lines: string[] }> {
+  const guard = newGuard();
+  const args = ["display-message", "-p", "-t", paneId, recordFormat(guard, PROBE_FIELDS)];
+  if (after.length > 0) args.push(";", ...after);
+  const result = await execFast(ctx.runner, ctx.address, args, { signal: ctx.signal });
+  const records = parseRecords(result.stdout, guard, PROBE_FIELDS.length);
+  const stderr = result.stderr.trim();
+  if (result.code !== 0 && records.length === 0) {
+    const kind = classifyStderr(stderr);
+    if (kind === "no-target") return { probe: GONE, lines: [] };
+    if (kind === "no-server") {
+      // The whole server went, not just this pane: no outcome can be read from it.
+      throw new ToolFailure(
+        `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched (it was ` +
+          "killed, crashed, or its last pane exited).",
+        "create_session starts a new one; list_servers shows the servers that are running.",
+      );
+    }
+    throw new TmuxError(kind, stderr.split("\n")[0] || "tmux failed", stderr);
+  }
+  const r = records[0] ?? [];
+  if (!r[0]) return { probe: GONE, lines: [] };
+  const dead = flag(r[1]);
+  const probe: PaneProbe = {
+    exists: true,
+    dead,
+    deadStatus: dead && r[2] !== "" ? Number(r[2]) : null,
+    pid: Number(r[3]) || 0,
+    historySize: Number(r[4]) || 0,
+    cursorX: Number(r[5]) || 0,
+    cursorY: Number(r[6]) || 0,
+    command: r[7],
+  };
+  if (result.code !== 0) return { probe, lines: [] };
+  const text = decodeBytes(afterRecord(result.stdout, guard));
+  return { probe, lines: trimTrailingBlank(text.split("\n")) };
+}
+
+/** The pane's state now, as {@link PaneWatch} sees it: its process, command and cursor. */
+export async function probePane(ctx: TmuxContext, paneId: string): Promise<PaneProbe> {
+  return (await probeWith(ctx, paneId, [])).probe;
+}
+
+/**
+ * Waits (bounded) until a pane that has written nothing yet writes something: a shell that
+ * has not drawn its first prompt may not have set up its line editor, and bash drops what is
+ * typed before then. Returns at once for a pane that has output already.
+ */
+export async function awaitFirstOutput(
+  ctx: TmuxContext,
+  paneId: string,
+  start: PaneProbe,
+  maxMs: number,
+): Promise<void> {
+  const blank = (p: PaneProbe) =>
+    p.exists && p.historySize === 0 && p.cursorX === 0 && p.cursorY === 0;
+  if (!blank(start)) return;
+  const until = performance.now() + maxMs;
+  while (performance.now() < until && !ctx.signal.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    if (!blank((await probeWith(ctx, paneId, [])).probe)) return;
+  }
+}
+
+/** The bytes after the framed record (and its newline): the chained command's output. */
+function afterRecord(stdout: Uint8Array, guard: string): Uint8Array {
+  const end = new TextEncoder().encode(`${guard}E\n`);
+  outer: for (let i = 0; i + end.length <= stdout.length; i++) {
+    for (let j = 0; j < end.length; j++) if (stdout[i + j] !== end[j]) continue outer;
+    return stdout.subarray(i + end.length);
+  }
+  return new Uint8Array();
+}
+
+function trimTrailingBlank(lines: string[]): string[] {
+  let end = lines.length;
+  while (end > 0 && lines[end - 1].trim() === "") end--;
+  return lines.slice(0, end);
+}
+
+/** Whether a probe shows the process that was watched is gone (exited, pane gone, respawned). */
+export function paneEnded(start: PaneProbe, now: PaneProbe): boolean {
+  return !now.exists || now.dead || now.pid !== start.pid;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Watching a pane
+
+/** What a watch reports when asked for the next thing that happened. */
+export type WatchEvent =
+  /** New output: lines written since the last event (the unfinished last line included). */
+  | { readonly kind: "lines"; readonly lines: string[] }
+  /** Nothing new for a while: a moment to send progress. */
+  | { readonly kind: "tick" }
+  /** The pane's process exited (or the pane is gone, or was respawned). */
+  | { readonly kind: "died"; readonly probe: PaneProbe }
+  /** Its foreground program changed (only for a watch opened with `commands: true`). */
+  | { readonly kind: "command"; readonly probe: PaneProbe }
+  | { readonly kind: "timeout" }
+  | { readonly kind: "cancelled" };
+
+/** How often a polling watch reads the pane. */
+const POLL_MS = 100;
+/** How often an event-driven watch checks the pane is still alive (tmux sends no event). */
+const CHECK_MS = 500;
+/** How often, at most, a quiet watch reports a tick. */
+const TICK_MS = 1_000;
+
+/**
+ * A watch on one pane's new output. Open it before doing what will produce the output
+ * (typing a command), so nothing written afterwards is missed.
+ */
+export class PaneWatch {
+  /** The pane watched. */
+  readonly paneId: string;
+  /** `control` (event-driven) or `polling`. */
+  transport: "control" | "polling" = "polling";
+  /** The pane at the start. */
+  start: PaneProbe = GONE;
+  /** The visible screen at the start (when asked for), for "already on screen". */
+  screen: string[] = [];
+
+  readonly #ctx: TmuxContext;
+  readonly #sessions: string[];
+  readonly #text = new TerminalText();
+  #watch: Watch | null = null;
+  #queue: WatchBatch[] = [];
+  #wake: (() => void) | null = null;
+  #changed = false;
+  #lost = false;
+  #diedAfterLines: PaneProbe | null = null;
+  #startAbs = 0;
+  #startX = 0;
+  #lastHistory = 0;
+  #lastRegion: string[] = [];
+  #checkAt = 0;
+  #reportCommands = false;
+  #command = "";
+
+  private constructor(ctx: TmuxContext, pane: PaneRow) {
+    this.#ctx = ctx;
+    this.paneId = pane.id;
+    this.#sessions = pane.placements.map((p) => p.sessionId);
+  }
+
+  /** Subscribes to the pane's output, then reads where its cursor is (and its screen). */
+  static async open(
+    ctx: TmuxContext,
+    pane: PaneRow,
+    options: { screen?: boolean; commands?: boolean } = {},
+  ): Promise<PaneWatch> {
+    const watch = new PaneWatch(ctx, pane);
+    watch.#reportCommands = options.commands ?? false;
+    try {
+      await watch.#subscribe(watch.#sessions);
+      const { probe, lines } = await probeWith(
+        ctx,
+        pane.id,
+        options.screen ? ["capture-pane", "-p", "-J", "-t", pane.id] : [],
+      );
+      if (!probe.exists) {
+        throw new ToolFailure(
+          `Pane ${pane.id} disappeared.`,
+          "list_panes lists the panes that exist.",
+        );
+      }
+      watch.start = probe;
+      watch.#command = probe.command;
+      watch.screen = lines;
+      watch.#startAbs = probe.historySize + probe.cursorY;
+      watch.#startX = probe.cursorX;
+      watch.#lastHistory = probe.historySize;
+      watch.#checkAt = performance.now() + (watch.transport === "control" ? CHECK_MS : POLL_MS);
+      return watch;
+    } catch (error) {
+      watch.close();
+      throw error;
+    }
+  }
+
+  async #subscribe(sessions: readonly string[]): Promise<void> {
+    try {
+      this.#watch = await controlFor(this.#ctx.runner, this.#ctx.address).watch(
+        this.paneId,
+        sessions,
+        (batch) => {
+          this.#queue.push(batch);
+          this.#wake?.();
+        },
+      );
+      this.transport = "control";
+    } catch (error) {
+      if (!(error instanceof ControlUnavailable)) throw error;
+      this.#watch = null;
+      this.transport = "polling";
+    }
+  }
+
+  /** Stops the subscription. */
+  close(): void {
+    this.#watch?.close();
+    this.#watch = null;
+    this.#wake?.();
+  }
+
+  /** Waits for the next event, at most until `deadline` (a `performance.now()` time). */
+  async next(deadline: number): Promise<WatchEvent> {
+    const signal = this.#ctx.signal;
+    const tickAt = performance.now() + TICK_MS;
+    while (true) {
+      if (signal.aborted) return { kind: "cancelled" };
+      if (this.#queue.length > 0) {
+        const lines = this.#drain();
+        if (lines.length > 0) return { kind: "lines", lines };
+      }
+      if (this.#diedAfterLines) return await this.#died(this.#diedAfterLines);
+      if (this.#lost) {
+        this.#lost = false;
+        const event = await this.#recover();
+        if (event) return event;
+      }
+      let now = performance.now();
+      if (this.transport === "polling" && now >= this.#checkAt) {
+        this.#checkAt = now + POLL_MS;
+        const event = await this.#poll();
+        if (event) return event;
+      } else if (this.transport === "control" && (this.#changed || now >= this.#checkAt)) {
+        this.#changed = false;
+        this.#checkAt = now + CHECK_MS;
+        const { probe } = await probeWith(this.#ctx, this.paneId, []);
+        if (paneEnded(this.start, probe)) {
+          // Output the pane wrote before it ended may still be queued: report it first.
+          if (this.#queue.length > 0) {
+            this.#diedAfterLines = probe;
+            continue;
+          }
+          return await this.#died(probe);
+        }
+        if (this.#commandChanged(probe)) return { kind: "command", probe };
+      }
+      now = performance.now();
+      if (now >= deadline) return { kind: "timeout" };
+      if (now >= tickAt) return { kind: "tick" };
+      await this.#sleep(Math.min(deadline, tickAt, this.#checkAt) - now, signal);
+    }
+  }
+
+  /**
+   * The death event. tmux marks a pane dead when its terminal closes and learns the exit
+   * status from SIGCHLD, which may come a moment later: wait briefly for the status.
+   */
+  async #died(probe: PaneProbe): Promise<WatchEvent> {
+    let now = probe;
+    for (let i = 0; i < 25 && now.exists && now.dead && now.deadStatus === null; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      now = (await probeWith(this.#ctx, this.paneId, [])).probe;
+    }
+    return { kind: "died", probe: now };
+  }
+
+  #drain(): string[] {
+    const lines: string[] = [];
+    for (const batch of this.#queue.splice(0)) {
+      if (batch.lost) this.#lost = true;
+      if (batch.changed) this.#changed = true;
+      for (const chunk of batch.output) lines.push(...this.#text.push(chunk));
+    }
+    const partial = this.#text.partial;
+    if (lines.length === 0 && partial === "") return [];
+    return partial === "" ? lines : [...lines, partial];
+  }
+
+  /** The control feed was lost: catch up by reading the pane, then subscribe again. */
+  async #recover(): Promise<WatchEvent | null> {
+    this.#watch?.close();
+    this.#watch = null;
+    const placements = await execFast(
+      this.#ctx.runner,
+      this.#ctx.address,
+      ["list-panes", "-a", "-F", "#{pane_id} #{session_id}"],
+      { signal: this.#ctx.signal },
+    );
+    const sessions = new TextDecoder().decode(placements.stdout).split("\n")
+      .map((l) => l.split(" ")).filter(([p]) => p === this.paneId).map(([, s]) => s);
+    if (sessions.length > 0) await this.#subscribe(sessions);
+    else this.transport = "polling";
+    return await this.#poll();
+  }
+
+  /** Reads everything written since the start by capturing the pane; reports death too. */
+  async #poll(): Promise<WatchEvent | null> {
+    const { probe, lines } = await this.region();
+    if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
+      this.#lastRegion = lines;
+      if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
+      return { kind: "lines", lines };
+    }
+    if (paneEnded(this.start, probe)) return await this.#died(probe);
+    if (this.#commandChanged(probe)) return { kind: "command", probe };
+    return null;
+  }
+
+  /**
+   * Whether the pane's foreground program changed since it was last reported, for a watch that
+   * reports that: read from the probes the watch makes anyway (its liveness check), never an
+   * extra call.
+   */
+  #commandChanged(probe: PaneProbe): boolean {
+    if (!this.#reportCommands || !probe.exists || probe.command === this.#command) return false;
+    this.#command = probe.command;
+    return true;
+  }
+
+  /**
+   * The pane's content from where its cursor was at the start to its end, wrapped lines
+   * joined; the first line from the cursor's column on. `margin` rows before the start are
+   * included (and the first line is then whole), for callers that look for their own marker;
+   * `margin: "all"` reads the whole history (where the start is no longer known exactly).
+   * `ctx` is the call reading it (a later call may read what an earlier one watched).
+   */
+  async region(
+    margin: number | "all" = 0,
+    ctx: TmuxContext = this.#ctx,
+  ): Promise<{ probe: PaneProbe; lines: string[] }> {
+    const { probe: now } = await probeWith(ctx, this.paneId, []);
+    if (!now.exists) return { probe: now, lines: [] };
+    if (now.historySize < this.#lastHistory) {
+      // History was trimmed (tmux drops 10% at the limit) or cleared: rows moved up by at
+      // least that much.
+      this.#startAbs = Math.max(0, this.#startAbs - (this.#lastHistory - now.historySize));
+    }
+    this.#lastHistory = now.historySize;
+    const from = margin === "all"
+      ? "-"
+      : String(Math.max(0, this.#startAbs - margin) - now.historySize);
+    const { probe, lines } = await probeWith(ctx, this.paneId, [
+      "capture-pane",
+      "-p",
+      "-J",
+      "-t",
+      this.paneId,
+      "-S",
+      from,
+    ]);
+    if (margin === 0 && lines.length > 0) lines[0] = lines[0].slice(this.#startX);
+    return { probe, lines };
+  }
+
+  /** The last lines of the pane's screen; what the stream last showed when the pane is gone. */
+  async tail(maxLines: number): Promise<string[]> {
+    const { probe, lines } = await probeWith(this.#ctx, this.paneId, [
+      "capture-pane",
+      "-p",
+      "-J",
+      "-t",
+      this.paneId,
+    ]);
+    if (probe.exists && lines.length > 0) return lines.slice(-maxLines);
+    const recent = this.#text.recent();
+    return (recent.length > 0 ? recent : this.#lastRegion).slice(-maxLines);
+  }
+
+  #sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        this.#wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      signal.addEventListener("abort", done, { once: true });
+      this.#wake = done;
+    });
+  }
+}
