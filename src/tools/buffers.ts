@@ -1,5 +1,10 @@
 /**
- * Paste buffers this server makes and removes. Toolset manage.
+ * Paste buffers: listing them (inspect), pasting one into a pane (execute), and the buffers this
+ * server makes and removes (manage). show_buffer, which reads one whole, sits with the readers.
+ *
+ * A buffer's content is hostile input, like a pane's: list_buffers shows only a short preview
+ * with every control character spelled out, and paste_buffer pastes a buffer as text, never as
+ * keys, under the same guards as paste_text (see {@link pasteBuffer}).
  *
  * A person's buffers (their copy history) are theirs: this server only ever deletes buffers
  * whose name starts with {@link BUFFER_PREFIX}, which it gave them itself, so it recognises
@@ -10,13 +15,22 @@
  */
 
 import { z } from "zod";
-import { byteLength } from "../mcp/bounds.ts";
+import { boundMetadata, byteLength, capList, fitEntries } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { sample } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
-import { checkedString, count } from "../mcp/schemas.ts";
-import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import { deliverInput, guardInput } from "../mcp/guards.ts";
+import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import { checkedString, count, listBound, metadataBound, paneIdSchema } from "../mcp/schemas.ts";
+import { execFast } from "../tmux/control.ts";
+import {
+  escapeTrailingSemicolon,
+  int,
+  newGuard,
+  parseRecords,
+  recordFormat,
+} from "../tmux/format.ts";
+import { TmuxError } from "../tmux/run.ts";
 import { changes } from "./arguments.ts";
 
 /** The name prefix of every buffer this server creates, and the only ones it deletes. */
@@ -123,7 +137,281 @@ const deleteBuffer = defineTool({
   },
 });
 
-/** Registers the buffer tools (toolset manage). */
+// ---------------------------------------------------------------------------------------------
+// list_buffers
+
+/** Most buffers listed (tmux keeps up to buffer-limit automatic ones, named ones without end). */
+const MAX_LISTED = 200;
+
+/** Longest preview, in characters of its escaped form. */
+export const PREVIEW_CHARS = 80;
+
+/** How many bytes of a buffer tmux's `#{buffer_sample}` escapes before it cuts (tmux 3.x). */
+const SAMPLE_WIDTH = 200;
+
+/**
+ * One unit of tmux's escaped sample (vis(3) with VIS_CSTYLE|VIS_OCTAL|VIS_TAB|VIS_NL, which
+ * never writes `\x`): a byte that was no UTF-8 (`\xNN`, as parseRecords shows it), a
+ * backslash escape (`\\`, `\n`, `\033`) or one character. A cut never splits a unit.
+ */
+const SAMPLE_UNIT = /\\x[0-9A-F]{2}|\\(?:[0-7]{1,3}|[\s\S])|[\s\S]/gu;
+
+/** Control characters tmux's escaping lets through (it keeps valid UTF-8, C1 controls too). */
+// deno-lint-ignore no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/gu;
+
+const RAW_BYTE = /^\\x[0-9A-F]{2}$/;
+
+/**
+ * A buffer's preview from tmux's `#{buffer_sample}` (read without copying the buffer): the
+ * start of its text with every control character as an octal escape and a backslash doubled,
+ * at most {@link PREVIEW_CHARS} characters; `complete` when it shows the whole buffer.
+ */
+export function previewOf(sample: string): { preview: string; complete: boolean } {
+  const units = sample.match(SAMPLE_UNIT) ?? [];
+  const raw = units.reduce((n, u) => n + (RAW_BYTE.test(u) ? 1 : byteLength(u)), 0);
+  // tmux cuts its escaped text at SAMPLE_WIDTH bytes, perhaps inside a character or an
+  // escape, and appends "..." when the buffer went on: drop the dots and whatever was cut.
+  const cutByTmux = raw > SAMPLE_WIDTH;
+  if (cutByTmux) {
+    units.splice(-3);
+    while (units.length > 0 && RAW_BYTE.test(units[units.length - 1])) units.pop();
+    units.pop();
+  }
+  const escaped = units.map((u) =>
+    u.replace(CONTROL_CHARACTER, (c) =>
+      Array.from(
+        new TextEncoder().encode(c),
+        (b) => `\\${b.toString(8).padStart(3, "0")}`,
+      ).join(""))
+  );
+  let preview = "";
+  let kept = 0;
+  for (const unit of escaped) {
+    if (preview.length + unit.length > PREVIEW_CHARS) break;
+    preview += unit;
+    kept++;
+  }
+  return { preview, complete: !cutByTmux && kept === escaped.length };
+}
+
+const bufferEntry = z.strictObject({
+  name: z.string(),
+  size: count().describe("Bytes."),
+  created: z.string().describe("ISO 8601, UTC."),
+  preview: z.string().describe("The start, control characters as \\NNN octal."),
+  previewComplete: z.boolean(),
+  ...metadataBound,
+});
+
+const listBuffers = defineTool({
+  name: "list_buffers",
+  title: "List paste buffers",
+  toolset: "inspect",
+  description: "Paste buffers, newest first: name, size, created, a short escaped preview.",
+  input: {},
+  output: { ...listBound, buffers: z.array(bufferEntry) },
+  annotations: READ_ONLY,
+  async run(_args, ctx) {
+    const guard = newGuard();
+    const fields = ["#{buffer_name}", "#{buffer_size}", "#{buffer_created}", "#{buffer_sample}"];
+    const rows = parseRecords(
+      await ctx.run(["list-buffers", "-F", recordFormat(guard, fields)]),
+      guard,
+      fields.length,
+    );
+    const capped = capList(rows, MAX_LISTED);
+    const entries = capped.kept.map(([name, size, created, sampleText]) => {
+      const { preview, complete } = previewOf(sampleText);
+      return boundMetadata({
+        name,
+        size: int(size),
+        created: new Date(int(created) * 1000).toISOString(),
+        preview,
+        previewComplete: complete,
+      }, ["name"]);
+    });
+    const { kept, omitted } = fitEntries(entries, ctx.config.maxResultBytes - 512);
+    const omittedEntries = omitted + capped.omitted;
+    return {
+      data: { complete: omittedEntries === 0, omittedEntries, buffers: kept },
+      summary: `${kept.length} paste buffer${kept.length === 1 ? "" : "s"}` +
+        (omittedEntries > 0 ? ` (${omittedEntries} more left out).` : ".") +
+        (kept.length > 0 ? " show_buffer reads one whole." : ""),
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// paste_buffer
+
+/** Largest buffer paste_buffer pastes, in bytes (as paste_text's largest text). */
+const MAX_PASTE_BYTES = 1_000_000;
+
+/** What paste_text refuses too: C0 controls but tab and newline, DEL, C1 controls. */
+// deno-lint-ignore no-control-regex
+const KEY_CHARACTER = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+/** Names a character for a refusal: `ESC (0x1b)`, `C-c (0x03)`, `U+009B`. */
+function nameCharacter(ch: string): string {
+  const code = ch.codePointAt(0) ?? 0;
+  const hex = `0x${code.toString(16).padStart(2, "0")}`;
+  if (code === 0x1b) return `ESC (${hex})`;
+  if (code === 0x0d) return `carriage return (${hex})`;
+  if (code === 0x7f) return `DEL (${hex})`;
+  if (code < 0x20) return `C-${String.fromCharCode(code + 0x60)} (${hex})`;
+  return `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/**
+ * A buffer's bytes as text that stays text inside a paste, or a refusal: exactly paste_text's
+ * rule (tab and newline pass, CR LF is a newline, any other control character is refused with
+ * its position), and bytes that are not UTF-8 are refused too, since the pane would receive
+ * them as they are while the caller could not have read them as text.
+ */
+function pastableBuffer(name: string, bytes: Uint8Array): string {
+  const shown = JSON.stringify(name);
+  const fix = `Paste what you want with paste_text, or load_buffer a cleaned copy; show_buffer ` +
+    "shows the buffer.";
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new ToolFailure(
+      `Buffer ${shown} holds bytes that are not UTF-8 text, so nothing was pasted.`,
+      fix,
+    );
+  }
+  if (text === "") {
+    throw new ToolFailure(`Buffer ${shown} is empty; nothing was pasted.`, fix);
+  }
+  const normalized = text.replaceAll("\r\n", "\n");
+  const m = KEY_CHARACTER.exec(normalized);
+  if (m) {
+    throw new ToolFailure(
+      `Buffer ${shown} holds ${nameCharacter(m[0])} at character ${m.index}: a control ` +
+        "character in a paste acts as a key (ESC can end a bracketed paste early), so nothing " +
+        "was pasted.",
+      `${fix} To press keys, use send_keys with keys.`,
+    );
+  }
+  return normalized;
+}
+
+/** A buffer's size and bytes, or a refusal naming the buffers there are. */
+async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
+  const guard = newGuard();
+  const listed = parseRecords(
+    await ctx.run([
+      "list-buffers",
+      "-F",
+      recordFormat(guard, ["#{buffer_name}", "#{buffer_size}"]),
+    ]),
+    guard,
+    2,
+  );
+  const names = () =>
+    `Buffers: ${sample(listed.map(([n]) => JSON.stringify(n)))} — list_buffers lists them.`;
+  const entry = listed.find(([n]) => n === name);
+  if (!entry) {
+    throw new ToolFailure(
+      `No paste buffer ${JSON.stringify(name)} on ${ctx.socketLabel}.`,
+      names(),
+    );
+  }
+  const tooBig = (size: number) =>
+    new ToolFailure(
+      `Buffer ${JSON.stringify(name)} holds ${size} bytes; paste_buffer pastes at most ` +
+        `${MAX_PASTE_BYTES}.`,
+      "Paste it in parts with paste_text.",
+    );
+  if (int(entry[1]) > MAX_PASTE_BYTES) throw tooBig(int(entry[1]));
+  let bytes: Uint8Array;
+  try {
+    bytes = await ctx.run(["show-buffer", "-b", escapeTrailingSemicolon(name)]);
+  } catch (error) {
+    if (!(error instanceof TmuxError) || !/^no buffer/.test(error.message)) throw error;
+    throw new ToolFailure(
+      `Paste buffer ${JSON.stringify(name)} was deleted while it was being read.`,
+      names(),
+    );
+  }
+  // Replaced by a larger one between the two reads.
+  if (bytes.length > MAX_PASTE_BYTES) throw tooBig(bytes.length);
+  return bytes;
+}
+
+/**
+ * Pastes a copy of the checked text, not the buffer itself: the person (or a program in a
+ * pane, through OSC 52) may change a buffer at any moment, and what is pasted must be what was
+ * checked. The copy goes into a buffer of this server's own that the paste deletes, the paste
+ * and tmux's re-check of the input guards are one command line ({@link deliverInput}), and a
+ * refused or failed paste deletes the copy: exactly paste_text's path.
+ */
+async function pasteBuffer(
+  ctx: TmuxContext,
+  paneId: string,
+  text: string,
+  options: { bracketed: boolean; force: boolean },
+): Promise<string[]> {
+  const snapshot = await ctx.guardSnapshot(paneId);
+  const pane = ctx.pane(snapshot, paneId);
+  guardInput(ctx, snapshot, pane, { force: options.force });
+  const copy = newBufferName();
+  const paste = ["paste-buffer", "-b", copy, "-d", ...(options.bracketed ? ["-p"] : [])];
+  try {
+    await ctx.runner.run(ctx.address, ["load-buffer", "-b", copy, "-"], {
+      signal: ctx.signal,
+      stdin: new TextEncoder().encode(text),
+    });
+    const reached = await deliverInput(ctx, snapshot, pane, { force: options.force }, [
+      [...paste, "-t", pane.id],
+    ]);
+    return reached.map((p) => p.id);
+  } catch (error) {
+    await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", copy]).catch(() => {});
+    throw error;
+  }
+}
+
+const pasteBufferTool = defineTool({
+  name: "paste_buffer",
+  title: "Paste buffer into a pane",
+  toolset: "execute",
+  description: "Paste a buffer's text as paste_text does (bracketed if the program asked, unless " +
+    "bracketed: false); control characters refused. Guarded as send_keys.",
+  input: {
+    bufferName: bufferNameSchema,
+    paneId: paneIdSchema,
+    bracketed: z.boolean().optional(),
+    force: z.boolean().optional(),
+  },
+  output: {
+    paneId: paneIdSchema,
+    bufferName: z.string(),
+    bytes: count().describe("UTF-8 bytes pasted."),
+    bracketed: z.boolean(),
+    reachedPanes: z.array(paneIdSchema),
+  },
+  annotations: changes({ destructive: true, idempotent: false }),
+  async run(args, ctx) {
+    const text = pastableBuffer(args.bufferName, await readBuffer(ctx, args.bufferName));
+    const bracketed = args.bracketed ?? true;
+    const reachedPanes = await pasteBuffer(ctx, args.paneId, text, {
+      bracketed,
+      force: args.force ?? false,
+    });
+    const bytes = byteLength(text);
+    return {
+      data: { paneId: args.paneId, bufferName: args.bufferName, bytes, bracketed, reachedPanes },
+      summary: `Pasted buffer ${
+        JSON.stringify(args.bufferName)
+      } (${bytes} bytes) into ${args.paneId}.`,
+    };
+  },
+});
+
+/** Registers the buffer tools (list_buffers: inspect; paste_buffer: execute; the rest: manage). */
 export function registerBufferTools(registry: ToolRegistry): void {
-  registry.add(loadBuffer, deleteBuffer);
+  registry.add(listBuffers, pasteBufferTool, loadBuffer, deleteBuffer);
 }

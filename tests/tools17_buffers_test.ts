@@ -1,0 +1,267 @@
+/**
+ * list_buffers and paste_buffer (issue 17) on real tmux: a buffer's content is hostile input,
+ * so its preview spells out every control character and stays short, and a paste pastes a
+ * checked copy of it as text (never as keys) under paste_text's guards, or nothing at all.
+ */
+
+import assert from "node:assert/strict";
+import { PREVIEW_CHARS, previewOf } from "../src/tools/buffers.ts";
+import { withTmux } from "./helpers/mcp.ts";
+import { type TestTmux, waitFor } from "./helpers/tmux.ts";
+
+type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
+
+type Listed = {
+  complete: boolean;
+  omittedEntries: number;
+  buffers: {
+    name: string;
+    size: number;
+    created: string;
+    preview: string;
+    previewComplete: boolean;
+    metadataComplete: boolean;
+  }[];
+};
+
+const files: string[] = [];
+
+addEventListener("unload", () => {
+  for (const f of files) {
+    try {
+      Deno.removeSync(f);
+    } catch {
+      // already gone
+    }
+  }
+});
+
+/** Loads raw bytes into a named buffer, behind the tools' back (as a person or OSC 52 would). */
+async function loadRaw(t: Server, name: string, data: Uint8Array): Promise<void> {
+  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-buffer-" });
+  files.push(file);
+  await Deno.writeFile(file, data);
+  // A final ";" would end the command: tmux takes "\\;" for it.
+  await t.tmux("load-buffer", "-b", name.replace(/;$/, "\\;"), file);
+}
+
+const utf8 = (s: string) => new TextEncoder().encode(s);
+
+/** A pane whose raw terminal writes every byte it receives to a file. */
+async function recorder(
+  t: Server,
+  setup = "",
+): Promise<{ paneId: string; windowId: string; read: () => Promise<string> }> {
+  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-recorder-" });
+  files.push(file);
+  const [windowId, paneId] = (await t.tmux(
+    "new-window",
+    "-d",
+    "-P",
+    "-F",
+    "#{window_id} #{pane_id}",
+    `stty raw -echo; printf '${setup}ready'; exec cat > '${file}'`,
+  )).trim().split(" ");
+  await waitFor(
+    async () =>
+      (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}")).trim() ===
+        "cat",
+    "cat to run",
+  );
+  return {
+    paneId,
+    windowId,
+    read: async () => new TextDecoder().decode(await Deno.readFile(file)),
+  };
+}
+
+async function bufferNames(t: Server): Promise<string[]> {
+  return (await t.tmux("list-buffers", "-F", "#{buffer_name}")).split("\n").filter((l) => l);
+}
+
+Deno.test("previewOf: tmux's sample, control characters spelled out, cut on a unit", () => {
+  assert.deepEqual(previewOf("a\\033[31mb\\\\c"), { preview: "a\\033[31mb\\\\c", complete: true });
+  // C1 controls pass tmux's escaping as valid UTF-8: spelled out here.
+  assert.deepEqual(previewOf("x\u009by\u0085"), {
+    preview: "x\\302\\233y\\302\\205",
+    complete: true,
+  });
+  // tmux cut at 200 bytes inside an emoji and added "...": both go.
+  const cut = "🙂".repeat(49) + "\\xF0\\x9F" + "...";
+  const p = previewOf(cut);
+  assert.equal(p.complete, false);
+  assert.equal(p.preview, "🙂".repeat(PREVIEW_CHARS / 2));
+  // A buffer that itself ends in "..." within the sample is whole.
+  assert.deepEqual(previewOf("wait..."), { preview: "wait...", complete: true });
+  // tmux cut inside an octal escape: the partial escape goes, never misread.
+  const esc = "a".repeat(198) + "\\0" + "...";
+  assert.equal(previewOf(esc).preview, "a".repeat(PREVIEW_CHARS));
+});
+
+Deno.test("list_buffers: odd names, escaped previews, sizes and times, newest first", async () => {
+  await withTmux(async (t, c) => {
+    const empty = await c.ok<Listed>("list_buffers");
+    assert.deepEqual(empty, { complete: true, omittedEntries: 0, buffers: [] });
+
+    const odd = "na me 'q' \"d\" #{pane_id} #(x) ;\t🙂;";
+    const hostile = "\x1b]0;title\x07\x1b[31mred\u009b\n%end 1 2 1\r\ntab\there \\ 日本🙂";
+    await loadRaw(t, odd, utf8(hostile));
+    await loadRaw(t, "bad-bytes", new Uint8Array([0x61, 0xff, 0x62, 0x9b, 0x63]));
+    await loadRaw(t, "long", utf8("🙂".repeat(300)));
+    const before = Date.now();
+    const listed = await c.ok<Listed>("list_buffers");
+    assert.equal(listed.complete, true);
+    assert.deepEqual(listed.buffers.map((b) => b.name), ["long", "bad-bytes", odd]);
+    for (const b of listed.buffers) {
+      // deno-lint-ignore no-control-regex
+      assert.ok(!/[\u0000-\u001f\u007f-\u009f]/.test(b.preview), `raw control in ${b.preview}`);
+      assert.ok(b.preview.length <= PREVIEW_CHARS);
+      assert.ok(Math.abs(Date.parse(b.created) - before) < 60_000, b.created);
+      assert.equal(b.metadataComplete, true);
+    }
+    const [long, bad, hostileEntry] = listed.buffers;
+    assert.equal(long.size, 1200);
+    assert.equal(long.previewComplete, false);
+    assert.equal(long.preview, "🙂".repeat(PREVIEW_CHARS / 2));
+    assert.deepEqual([bad.size, bad.preview, bad.previewComplete], [5, "a\\377b\\233c", true]);
+    assert.equal(hostileEntry.size, utf8(hostile).length);
+    assert.equal(hostileEntry.previewComplete, true);
+    assert.equal(
+      hostileEntry.preview,
+      "\\033]0;title\\a\\033[31mred\\302\\233\\n%end 1 2 1\\r\\ntab\\there \\\\ 日本🙂",
+    );
+    // The text block carries no raw control character either (ok() checks it matches).
+    const raw = await c.call("list_buffers");
+    const text = raw.content?.[0]?.type === "text" ? raw.content[0].text : "";
+    // deno-lint-ignore no-control-regex
+    assert.ok(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.test(text), text);
+  });
+});
+
+Deno.test("paste_buffer pastes a copy of the buffer as text, bracketed when asked", async () => {
+  await withTmux(async (t, c) => {
+    const name = "my buf; #{pane_id} 'q' 🙂";
+    const content = "line 1;\nit's $HOME `x` 日本🙂\r\n-end\t;";
+    await loadRaw(t, name, utf8(content));
+    const rec = await recorder(t);
+    const r = await c.ok<{ bytes: number; bracketed: boolean; reachedPanes: string[] }>(
+      "paste_buffer",
+      { bufferName: name, paneId: rec.paneId },
+    );
+    const sent = content.replaceAll("\r\n", "\n");
+    assert.deepEqual(r, {
+      paneId: rec.paneId,
+      bufferName: name,
+      bytes: utf8(sent).length,
+      bracketed: true,
+      reachedPanes: [rec.paneId],
+    });
+    // Not asked for bracketing by cat: newlines arrive as carriage returns, as a person's paste.
+    const want = sent.replaceAll("\n", "\r");
+    await waitFor(async () => (await rec.read()).length >= want.length, "the paste");
+    assert.equal(await rec.read(), sent.replaceAll("\n", "\r"));
+    // The person's buffer stays, exactly; no copy of ours is left.
+    assert.deepEqual(await bufferNames(t), [name]);
+    assert.equal(await t.tmux("show-buffer", "-b", name), content);
+  });
+});
+
+Deno.test("paste_buffer brackets for a program that asked, and not when bracketed: false", async () => {
+  await withTmux(async (t, c) => {
+    await loadRaw(t, "two", utf8("a\nb"));
+    const rec = await recorder(t, "\\033[?2004h");
+    await c.ok("paste_buffer", { bufferName: "two", paneId: rec.paneId });
+    await waitFor(async () => (await rec.read()).length >= 15, "the bracketed paste");
+    assert.equal(await rec.read(), "\x1b[200~a\rb\x1b[201~");
+    const r = await c.ok<{ bracketed: boolean }>("paste_buffer", {
+      bufferName: "two",
+      paneId: rec.paneId,
+      bracketed: false,
+    });
+    assert.equal(r.bracketed, false);
+    await waitFor(async () => (await rec.read()).length >= 18, "the plain paste");
+    assert.equal(await rec.read(), "\x1b[200~a\rb\x1b[201~a\rb");
+  });
+});
+
+Deno.test("paste_buffer refuses control characters, non-UTF-8, missing buffers and bad panes", async () => {
+  await withTmux(async (t, c) => {
+    const rec = await recorder(t, "\\033[?2004h");
+    await loadRaw(t, "esc", utf8("safe\x1b[201~rm -rf ~\r"));
+    await loadRaw(t, "c1", utf8("x\u009by"));
+    await loadRaw(t, "ctrl-c", utf8("a\x03b"));
+    await loadRaw(t, "latin1", new Uint8Array([0x63, 0x61, 0x66, 0xe9]));
+    const esc = await c.fail("paste_buffer", { bufferName: "esc", paneId: rec.paneId });
+    assert.match(esc, /Buffer "esc" holds ESC \(0x1b\) at character 4/);
+    assert.match(esc, /nothing was pasted/);
+    assert.match(await c.fail("paste_buffer", { bufferName: "c1", paneId: rec.paneId }), /U\+009B/);
+    assert.match(
+      await c.fail("paste_buffer", { bufferName: "ctrl-c", paneId: rec.paneId }),
+      /C-c \(0x03\) at character 1/,
+    );
+    assert.match(
+      await c.fail("paste_buffer", { bufferName: "latin1", paneId: rec.paneId }),
+      /not UTF-8/,
+    );
+    const missing = await c.fail("paste_buffer", { bufferName: "nope", paneId: rec.paneId });
+    assert.match(missing, /No paste buffer "nope"/);
+    assert.match(missing, /"esc"/);
+    assert.match(missing, /list_buffers/);
+    assert.match(
+      await c.fail("paste_buffer", { bufferName: "c1", paneId: "%999" }),
+      /U\+009B/,
+      "the buffer is judged first",
+    );
+    await loadRaw(t, "fine", utf8("ok"));
+    assert.match(
+      await c.fail("paste_buffer", { bufferName: "fine", paneId: "%999" }),
+      /No pane %999/,
+    );
+    // Nothing reached the recorder, and no copy of ours was left behind.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(await rec.read(), "");
+    assert.deepEqual(
+      (await bufferNames(t)).filter((n) => n.startsWith("tmux-mcp-")),
+      [],
+    );
+  });
+});
+
+Deno.test("paste_buffer keeps paste_text's guards: dead, in a mode, watched", async () => {
+  await withTmux(async (t, c) => {
+    await loadRaw(t, "fine", utf8("echo hi"));
+    // A dead pane (remain-on-exit must be on before its process ends).
+    const waiting = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "tmux wait-for tools17-go; exit 3",
+    )).trim();
+    await t.tmux("set-option", "-p", "-t", waiting, "remain-on-exit", "on");
+    await t.tmux("wait-for", "-S", "tools17-go");
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", waiting, "#{pane_dead}")).trim() === "1",
+      "the pane to die",
+    );
+    assert.match(await c.fail("paste_buffer", { bufferName: "fine", paneId: waiting }), /dead/);
+    // A pane in copy mode.
+    const rec = await recorder(t);
+    await t.tmux("copy-mode", "-t", rec.paneId);
+    assert.match(await c.fail("paste_buffer", { bufferName: "fine", paneId: rec.paneId }), /mode/);
+    await t.tmux("send-keys", "-t", rec.paneId, "-X", "cancel");
+    // A pane a person watches.
+    await t.tmux("select-window", "-t", rec.windowId);
+    await t.attach("main");
+    const watched = await c.fail("paste_buffer", { bufferName: "fine", paneId: rec.paneId });
+    assert.match(watched, /watched by a person/);
+    assert.match(watched, /--allow-attended-input/);
+    assert.equal(await rec.read(), "");
+    assert.deepEqual(
+      (await bufferNames(t)).filter((n) => n.startsWith("tmux-mcp-")),
+      [],
+    );
+  });
+});
