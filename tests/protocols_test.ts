@@ -140,7 +140,11 @@ for (const flavor of FLAVORS) {
         if (flavor.protocol === "2026-07-28") {
           assert.ok(session.discovered, "the client probed with server/discover");
           assert.ok((session.discovered.supportedVersions as string[]).includes("2026-07-28"));
-          assert.deepEqual(session.discovered.capabilities, { tools: { listChanged: false } });
+          assert.deepEqual(session.discovered.capabilities, {
+            tools: { listChanged: false },
+            resources: { subscribe: true, listChanged: true },
+            completions: {},
+          });
           // Cacheable: the tool list is fixed for the life of the process.
           assert.equal(listed.ttlMs, 86_400_000);
           assert.equal(listed.cacheScope, "private");
@@ -284,7 +288,12 @@ Deno.test("protocols: server/discover then initialize: the probe's server is dro
     // A client that shares no 2026 version with the server falls back to the handshake.
     const init = await server.initialize();
     assert.equal(init.result!.protocolVersion, "2025-06-18");
-    assert.deepEqual(init.result!.capabilities, { tools: { listChanged: true } });
+    assert.deepEqual(init.result!.capabilities, {
+      tools: { listChanged: true },
+      logging: {},
+      resources: { subscribe: true, listChanged: true },
+      completions: {},
+    });
     const result = await server.callTool("list_panes");
     const panes = (result.structuredContent as { panes: { id: string }[] }).panes;
     assert.deepEqual(panes.map((p) => p.id), [tmux.ids.paneId]);
