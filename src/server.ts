@@ -161,6 +161,9 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
     transport: registry.subscriptions.observe(transport),
   });
   const why = await closed.promise;
+  // Tasks run in the background for a client that is gone: stop them, which also answers any
+  // tasks/result waiting on one.
+  registry.tasks.cancelAll("the client went away");
   // Answer what is nearly done (a client that closed its input may still read), then kill what
   // is not: the whole exit stays well within a second, on a loaded machine too. Told to stop,
   // there is less reason to wait.

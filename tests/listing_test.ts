@@ -20,6 +20,7 @@ import {
   SEEDED_SCHEMAS,
 } from "../src/mcp/listing.ts";
 import { portabilityProblems } from "../src/mcp/portable_schema.ts";
+import { TASK_EXECUTION, TASK_TOOLS } from "../src/mcp/tasks.ts";
 import { successResult } from "../src/mcp/registry.ts";
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
 import { MAX_RESULT_BYTES, replyBound } from "../src/mcp/bounds.ts";
@@ -60,7 +61,11 @@ Deno.test("every schema of every tool is portable: no type arrays, nothing that 
       !text.includes(String(Number.MAX_SAFE_INTEGER)),
       `${tool.name}: no safe-integer bounds`,
     );
-    assert.equal(tool.execution, undefined, `${tool.name}: execution only when not the default`);
+    assert.deepEqual(
+      tool.execution,
+      TASK_TOOLS.has(tool.name as string) ? TASK_EXECUTION : undefined,
+      `${tool.name}: execution only when not the default (the tools that may run as tasks)`,
+    );
   }
 });
 

@@ -142,6 +142,7 @@ for (const flavor of FLAVORS) {
           assert.ok((session.discovered.supportedVersions as string[]).includes("2026-07-28"));
           assert.deepEqual(session.discovered.capabilities, {
             tools: { listChanged: false },
+            extensions: { "io.modelcontextprotocol/tasks": {} },
             resources: { subscribe: true, listChanged: true },
             completions: {},
           });
@@ -235,10 +236,14 @@ Deno.test("protocols: 2026-07-28 on the wire: no handshake, _meta on every reque
       (list.result!._meta as Record<string, unknown>)["io.modelcontextprotocol/serverInfo"],
       { name: "tmux-mcp", version: "0.1.0" },
     );
-    // The same tools, schemas and all, as a 2025 client is shown.
+    // The same tools, schemas and all, as a 2025 client is shown, less `execution` (tasks are
+    // an extension under 2026-07-28, negotiated per request).
     await legacy.initialize();
     const old = await legacy.request("tools/list");
-    assert.deepEqual(list.result!.tools, old.result!.tools);
+    assert.deepEqual(
+      list.result!.tools,
+      (old.result!.tools as Record<string, unknown>[]).map(({ execution: _, ...tool }) => tool),
+    );
     assert.deepEqual(Object.keys(old.result!), ["tools"]);
 
     const call = await server.request("tools/call", {

@@ -35,6 +35,7 @@ import { renderReply } from "./render.ts";
 import { MAX_SUMMARY_CHARS, toolMeta } from "./listing.ts";
 import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
 import { checkedString } from "./schemas.ts";
+import { TASK_EXECUTION, TASK_TOOLS, type TaskCalls, ToolTasks } from "./tasks.ts";
 import { type Handler, prebuiltByName, rememberToolList, sdkHandler } from "./tool_list.ts";
 
 /** Honest hints about what a tool does (MCP tool annotations). */
@@ -152,6 +153,8 @@ export class ToolRegistry {
   readonly #resources: ResourceSpec[] = [];
   /** The connections told when a resource changes (see {@link resourceUpdated}). */
   readonly subscriptions: ResourceSubscriptions = new ResourceSubscriptions();
+  /** The calls running as MCP tasks, per connection (see tasks.ts). */
+  readonly tasks: ToolTasks = new ToolTasks();
   readonly #runner: TmuxRunner;
   readonly #config: ServerConfig;
   readonly #toolsets: ReadonlySet<Toolset>;
@@ -201,10 +204,12 @@ export class ToolRegistry {
    */
   checkSelection(): void {
     const valid = () => [...this.#declared.keys()].sort().join(", ");
-    for (const [flag, names] of [["--tools", this.#selection.tools], [
-      "--deny-tools",
-      this.#selection.denyTools,
-    ]] as const) {
+    for (
+      const [flag, names] of [["--tools", this.#selection.tools], [
+        "--deny-tools",
+        this.#selection.denyTools,
+      ]] as const
+    ) {
       const unknown = (names ?? []).filter((n) => !this.#declared.has(n));
       if (unknown.length > 0) {
         throw new ToolSelectionError(
@@ -349,8 +354,11 @@ export class ToolRegistry {
       // for the protocol version in use; the listed schema says the same (an object).
       const listed = prebuilt?.get(tool.name)?.outputSchema;
       if (listed) registered.outputSchemaJson = listed;
+      // The tools that wait may run as MCP tasks (the SDK's registerTool drops `execution`).
+      if (TASK_TOOLS.has(tool.name)) registered.execution = TASK_EXECUTION;
     }
-    rejectMalformedCalls(server, (name) => this.#tools.has(name), options.era ?? "legacy");
+    const calls = this.tasks.attach(server, options.era ?? "legacy");
+    rejectMalformedCalls(server, (name) => this.#tools.has(name), options.era ?? "legacy", calls);
     rememberToolList(server, this.tools, prebuilt);
     this.subscriptions.attach(
       server,
@@ -369,11 +377,14 @@ export class ToolRegistry {
  * A call of a tool that is not on offer (not selected, or never existed) is answered as a tool
  * error a model reads, in the words the SDK's v1 line used, as it always was: the v2 line
  * answers it with a protocol error instead, which a client may hide from the model.
+ *
+ * A well-formed call goes to `calls`, which runs it as an MCP task or plainly (tasks.ts).
  */
 function rejectMalformedCalls(
   server: McpServer,
   offered: (name: string) => boolean,
   era: Era,
+  calls: TaskCalls,
 ): void {
   const needs =
     "tools/call needs params {name: a tool name, arguments: an object of named fields}.";
@@ -401,9 +412,9 @@ function rejectMalformedCalls(
     if (params.arguments === null) {
       // No arguments, as the SDK's v1 line read it; the v2 line's parsing refuses null.
       const { arguments: _, ...rest } = params;
-      return original({ ...request as Record<string, unknown>, params: rest }, extra);
+      return calls.call({ ...request as Record<string, unknown>, params: rest }, extra, original);
     }
-    return original(request, extra);
+    return calls.call(request as Record<string, unknown>, extra, original);
   });
 }
 

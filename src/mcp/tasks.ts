@@ -1,0 +1,558 @@
+/**
+ * MCP tasks: a tool call that waits (for text, for quiet, for a command) can run in the
+ * background while the client polls for it, under both protocol versions the server speaks.
+ *
+ * - 2025-11-25 (core, experimental): the client asks (`params.task: {ttl}` on `tools/call`) and
+ *   gets a `CreateTaskResult` (`{task}`) at once; `tasks/get`, `tasks/result` (blocks until the
+ *   task ends, answers the tool's result with the related-task `_meta`), `tasks/list`,
+ *   `tasks/cancel`; `notifications/tasks/status` on every change; progress keeps the request's
+ *   token. Declared as the `tasks` capability, and per tool as `execution.taskSupport`. A tool
+ *   result with `isError` is a `failed` task, as that version says.
+ * - 2026-07-28 (the `io.modelcontextprotocol/tasks` extension, SEP-2663): the client declares
+ *   the extension in each request's capabilities, and the server decides: a call still running
+ *   after {@link TASK_LIMITS}.graceMs is answered with a task handle (`resultType: "task"`), a
+ *   quicker one with its result. `tasks/get` carries the result once there is one (no
+ *   `tasks/result`, no `tasks/list`), `tasks/cancel` acknowledges with an empty result,
+ *   `tasks/update` has nothing to take (no task of ours asks for input). Progress ends with the
+ *   handle (the extension has none for tasks); its message becomes the task's `statusMessage`.
+ *
+ * A task runs the very handler a plain call runs (validation, guards, bounds, output check),
+ * with the task's own signal. Tasks belong to the connection (one SDK server) that made them,
+ * are bounded in number, forgotten after their ttl, and cancelled when the connection ends.
+ * Task ids are random UUIDs (122 bits): with no authorization on stdio, an id is what stands
+ * between a task and anyone else who could ask for it.
+ *
+ * @module
+ */
+
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type McpServer,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  RELATED_TASK_META_KEY,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { Era } from "./resources.ts";
+import { type Handler, sdkHandler } from "./tool_list.ts";
+
+/**
+ * The tools that may run as tasks: those that wait. Named here, not in their family files,
+ * like the other listing facts (listing.ts); a name not on offer is ignored.
+ */
+export const TASK_TOOLS: ReadonlySet<string> = new Set([
+  "run_command",
+  "get_command_result",
+  "wait_for_text",
+  "wait_for_idle",
+]);
+
+/** What a task tool declares in tools/list (2025-11-25; 2026-07-28 lists no `execution`). */
+export const TASK_EXECUTION = { taskSupport: "optional" } as const;
+
+/** The extension's name in capabilities (2026-07-28). */
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+/** The bounds of the task store, per connection. */
+export const TASK_LIMITS = {
+  /** Tasks running at once; one more is refused (2025) or run as a plain call (2026). */
+  maxRunning: 32,
+  /** Tasks kept, finished ones included; the oldest finished one goes first. */
+  maxKept: 64,
+  /** Lifetime of a task from its creation, when the client names none. */
+  defaultTtlMs: 10 * 60_000,
+  minTtlMs: 1_000,
+  maxTtlMs: 60 * 60_000,
+  /** The polling interval suggested to clients. */
+  pollIntervalMs: 1_000,
+  /** 2026-07-28: how long a call may run before it is answered with a task instead. */
+  graceMs: 500,
+  /** Longest status message kept (a tool's error text, a progress message). */
+  maxStatusChars: 300,
+} as const;
+
+type Status = "working" | "completed" | "failed" | "cancelled";
+type RpcError = { code: number; message: string; data?: unknown };
+type Outcome = { result: Record<string, unknown> } | { error: RpcError };
+
+interface TaskRecord {
+  readonly taskId: string;
+  status: Status;
+  statusMessage?: string;
+  readonly createdAt: number;
+  lastUpdatedAt: number;
+  readonly ttlMs: number;
+  outcome?: Outcome;
+  readonly controller: AbortController;
+  /** Resolves once the task is terminal (or forgotten). */
+  readonly ended: PromiseWithResolvers<void>;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
+
+/** The tasks of every connection of one registry; what stdio shutdown cancels. */
+export class ToolTasks {
+  readonly #stores = new Set<TaskStore>();
+
+  /** Tasks still running, over every connection. */
+  get running(): number {
+    let n = 0;
+    for (const store of this.#stores) n += store.running;
+    return n;
+  }
+
+  /**
+   * Declares tasks on `server` for its protocol era, answers the `tasks/*` methods, and
+   * returns what runs a `tools/call` (as a task or not). Call before the server connects.
+   */
+  attach(server: McpServer, era: Era): TaskCalls {
+    const store = new TaskStore(server, era);
+    this.#stores.add(store);
+    const previous = server.server.onclose;
+    server.server.onclose = () => {
+      this.#stores.delete(store);
+      store.cancelAll("the connection closed");
+      previous?.();
+    };
+    return store;
+  }
+
+  /** Cancels every task of every connection (the client went away). */
+  cancelAll(reason: string): void {
+    for (const store of this.#stores) store.cancelAll(reason);
+  }
+}
+
+/** Runs one `tools/call` request: `original` is the SDK's handler, which a plain call takes. */
+export interface TaskCalls {
+  call(request: Record<string, unknown>, ctx: unknown, original: Handler): Promise<unknown>;
+}
+
+/** A request context as the SDK hands it to a handler (the parts used here). */
+interface Ctx {
+  mcpReq: {
+    signal: AbortSignal;
+    notify: (notification: { method: string; params?: Record<string, unknown> }) => Promise<void>;
+    envelope?: Record<string, unknown>;
+  };
+}
+
+const paramsWithId = z.looseObject({ taskId: z.string() });
+
+/** One connection's tasks. */
+class TaskStore implements TaskCalls {
+  readonly #tasks = new Map<string, TaskRecord>();
+  readonly #server: McpServer;
+  readonly #era: Era;
+  /** 2025: whether the negotiated version has tasks (2025-11-25 and later). */
+  #spoken = true;
+
+  constructor(server: McpServer, era: Era) {
+    this.#server = server;
+    this.#era = era;
+    if (era === "legacy") this.#attachLegacy();
+    else this.#attachModern();
+  }
+
+  get running(): number {
+    let n = 0;
+    for (const task of this.#tasks.values()) if (task.status === "working") n++;
+    return n;
+  }
+
+  #attachLegacy(): void {
+    const sdk = this.#server.server;
+    sdk.registerCapabilities({
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    } as never);
+    // Tasks came with 2025-11-25: an older client is told of none, and its calls run plainly.
+    const initialize = sdkHandler(this.#server, "initialize");
+    handlers(this.#server).set("initialize", async (request, extra) => {
+      const answer = await initialize(request, extra) as {
+        protocolVersion: string;
+        capabilities: Record<string, unknown>;
+      };
+      this.#spoken = answer.protocolVersion >= "2025-11-25";
+      if (!this.#spoken) {
+        const { tasks: _, ...capabilities } = answer.capabilities;
+        return { ...answer, capabilities };
+      }
+      return answer;
+    });
+    const on = (method: string, params: z.ZodType, handler: (p: never, ctx: Ctx) => unknown) =>
+      (sdk.setRequestHandler as (m: string, s: unknown, h: unknown) => void)(
+        method,
+        { params },
+        handler,
+      );
+    on("tasks/get", paramsWithId, (p: { taskId: string }) => legacyView(this.#find(p.taskId)));
+    on("tasks/result", paramsWithId, (p: { taskId: string }, ctx) => this.#result(p.taskId, ctx));
+    on("tasks/list", z.looseObject({ cursor: z.string().optional() }), (p: { cursor?: string }) => {
+      if (p.cursor !== undefined) {
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          "No such cursor: tasks/list " +
+            "answers every task in one page, without a cursor.",
+        );
+      }
+      return { tasks: [...this.#tasks.values()].map(legacyView) };
+    });
+    on("tasks/cancel", paramsWithId, (p: { taskId: string }) => legacyView(this.#cancel(p.taskId)));
+  }
+
+  #attachModern(): void {
+    const sdk = this.#server.server;
+    sdk.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } } as never);
+    const on = (method: string, params: z.ZodType, handler: (p: never, ctx: Ctx) => unknown) =>
+      (sdk.setRequestHandler as (m: string, s: unknown, h: unknown) => void)(
+        method,
+        { params },
+        (p: never, ctx: Ctx) => {
+          if (!declaresTasks(ctx)) {
+            throw new MissingRequiredClientCapabilityError({
+              requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+            });
+          }
+          return handler(p, ctx);
+        },
+      );
+    on("tasks/get", paramsWithId, (p: { taskId: string }) => modernView(this.#find(p.taskId)));
+    on("tasks/cancel", paramsWithId, (p: { taskId: string }) => {
+      const task = this.#find(p.taskId);
+      if (task.status === "working") this.#cancel(p.taskId);
+      return {};
+    });
+    on(
+      "tasks/update",
+      // The SDK lifts inputResponses off the params (ctx.mcpReq.inputResponses).
+      paramsWithId,
+      (p: { taskId: string }) => {
+        this.#find(p.taskId); // no task of ours asks for input: responses are ignored
+        return {};
+      },
+    );
+  }
+
+  call(request: Record<string, unknown>, ctx: unknown, original: Handler): Promise<unknown> {
+    const params = request.params as Record<string, unknown>;
+    const name = params.name as string;
+    if (this.#era === "modern") return this.#callModern(request, ctx as Ctx, original, name);
+    if (params.task === undefined || !this.#spoken) return original(request, ctx);
+    if (!TASK_TOOLS.has(name)) {
+      return Promise.reject(
+        new ProtocolError(
+          ProtocolErrorCode.MethodNotFound,
+          `${name} does not run as a task (its execution.taskSupport is "forbidden"): call it ` +
+            "without params.task.",
+        ),
+      );
+    }
+    const ttl = z.looseObject({ ttl: z.number().nonnegative().optional() }).safeParse(
+      params.task,
+    );
+    if (!ttl.success) {
+      return Promise.reject(
+        new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          "params.task must be {ttl?: milliseconds to keep the task}.",
+        ),
+      );
+    }
+    const task = this.#create(ttl.data.ttl);
+    if (!task) return Promise.reject(tooMany());
+    const { task: _, ...plain } = params;
+    this.#run(task, { ...request, params: plain }, ctx as Ctx, original, () => true);
+    return Promise.resolve({ task: legacyView(task) });
+  }
+
+  /** 2026-07-28: the server decides; a call still running after the grace becomes a task. */
+  async #callModern(
+    request: Record<string, unknown>,
+    ctx: Ctx,
+    original: Handler,
+    name: string,
+  ): Promise<unknown> {
+    if (!TASK_TOOLS.has(name) || !declaresTasks(ctx) || this.running >= TASK_LIMITS.maxRunning) {
+      return original(request, ctx);
+    }
+    const task = this.#create(undefined)!;
+    // Until the handle is given, the request is the task: cancelling it cancels the work.
+    const follow = () => task.controller.abort(ctx.mcpReq.signal.reason);
+    ctx.mcpReq.signal.addEventListener("abort", follow, { once: true });
+    let handed = false;
+    this.#run(task, request, ctx, original, () => !handed);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const graced = new Promise<"grace">((resolve) => {
+      timer = setTimeout(() => resolve("grace"), TASK_LIMITS.graceMs);
+    });
+    const first = await Promise.race([task.ended.promise.then(() => "ended" as const), graced]);
+    clearTimeout(timer);
+    ctx.mcpReq.signal.removeEventListener("abort", follow);
+    if (first === "ended") {
+      // Answered as a plain call: no task was ever shown.
+      this.#forget(task);
+      const outcome = task.outcome;
+      if (outcome && "error" in outcome) {
+        throw new ProtocolError(outcome.error.code, outcome.error.message, outcome.error.data);
+      }
+      if (!outcome) throw new ProtocolError(ProtocolErrorCode.InternalError, "Cancelled.");
+      return outcome.result;
+    }
+    handed = true;
+    const { result: _r, error: _e, ...handle } = modernView(task);
+    return { ...handle, resultType: "task" };
+  }
+
+  /** A new task, or undefined when {@link TASK_LIMITS}.maxRunning are running. */
+  #create(ttl: number | undefined): TaskRecord | undefined {
+    if (this.running >= TASK_LIMITS.maxRunning) return undefined;
+    while (this.#tasks.size >= TASK_LIMITS.maxKept) {
+      const oldest = [...this.#tasks.values()].find((t) => t.status !== "working");
+      if (!oldest) return undefined;
+      this.#forget(oldest);
+    }
+    const ttlMs = Math.min(
+      TASK_LIMITS.maxTtlMs,
+      Math.max(TASK_LIMITS.minTtlMs, Math.round(ttl ?? TASK_LIMITS.defaultTtlMs)),
+    );
+    const now = Date.now();
+    const taskId = crypto.randomUUID();
+    const timer = setTimeout(() => this.#expire(taskId), ttlMs);
+    Deno.unrefTimer(timer as unknown as number);
+    const task: TaskRecord = {
+      taskId,
+      status: "working",
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs,
+      controller: new AbortController(),
+      ended: Promise.withResolvers<void>(),
+      timer,
+    };
+    this.#tasks.set(taskId, task);
+    return task;
+  }
+
+  /**
+   * Runs the call behind `task` through the SDK's own handler, with the task's signal; its
+   * progress goes out while `progressLive()` says so, and its message becomes the status.
+   */
+  #run(
+    task: TaskRecord,
+    request: Record<string, unknown>,
+    ctx: Ctx,
+    original: Handler,
+    progressLive: () => boolean,
+  ): void {
+    const notify = (n: { method: string; params?: Record<string, unknown> }) => {
+      if (n.method === "notifications/progress" && typeof n.params?.message === "string") {
+        task.statusMessage = short(n.params.message);
+      }
+      if (!progressLive() || task.status !== "working") return Promise.resolve();
+      if (this.#era === "modern") return ctx.mcpReq.notify(n);
+      const meta = {
+        ...(n.params?._meta as object),
+        [RELATED_TASK_META_KEY]: { taskId: task.taskId },
+      };
+      return this.#notify({ ...n, params: { ...n.params, _meta: meta } });
+    };
+    const taskCtx = {
+      ...ctx,
+      mcpReq: { ...ctx.mcpReq, signal: task.controller.signal, notify },
+    };
+    Promise.resolve()
+      .then(() => original(request, taskCtx))
+      .then(
+        (result) => this.#settle(task, { result: result as Record<string, unknown> }),
+        (error) => this.#settle(task, { error: rpcError(error) }),
+      );
+  }
+
+  #settle(task: TaskRecord, outcome: Outcome): void {
+    if (task.status !== "working") return; // cancelled meanwhile: it stays cancelled
+    task.outcome = outcome;
+    if ("error" in outcome) {
+      task.status = "failed";
+      task.statusMessage = short(outcome.error.message);
+    } else if (outcome.result.isError === true) {
+      // 2025-11-25: a tool error fails the task; 2026-07-28: it is a completed call.
+      task.status = this.#era === "legacy" ? "failed" : "completed";
+      task.statusMessage = short(firstText(outcome.result));
+    } else {
+      task.status = "completed";
+      task.statusMessage = undefined;
+    }
+    this.#changed(task);
+  }
+
+  #changed(task: TaskRecord): void {
+    task.lastUpdatedAt = Date.now();
+    task.ended.resolve();
+    if (this.#era === "legacy" && this.#spoken) {
+      this.#notify({ method: "notifications/tasks/status", params: legacyView(task) });
+    }
+  }
+
+  #notify(n: { method: string; params?: Record<string, unknown> }): Promise<void> {
+    if (!this.#server.isConnected()) return Promise.resolve();
+    return (this.#server.server.notification as (n: unknown) => Promise<void>)(n)
+      .catch(() => {
+        // A client that went away cannot be told.
+      });
+  }
+
+  #find(taskId: string): TaskRecord {
+    const task = this.#tasks.get(taskId);
+    if (!task) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Failed to retrieve task: no task ${JSON.stringify(taskId.slice(0, 80))} (never made ` +
+          "here, or forgotten after its ttl).",
+      );
+    }
+    return task;
+  }
+
+  #cancel(taskId: string): TaskRecord {
+    const task = this.#find(taskId);
+    if (task.status !== "working") {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Cannot cancel task: already in terminal status '${task.status}'.`,
+      );
+    }
+    this.#stop(task, "Cancelled by tasks/cancel.");
+    return task;
+  }
+
+  /** Ends a running task as cancelled and aborts its work. */
+  #stop(task: TaskRecord, why: string): void {
+    task.status = "cancelled";
+    task.statusMessage = why;
+    task.controller.abort(new Error(why));
+    this.#changed(task);
+  }
+
+  /** 2025-11-25 `tasks/result`: waits for the end, then answers what the call would have. */
+  async #result(taskId: string, ctx: Ctx): Promise<unknown> {
+    const task = this.#find(taskId);
+    if (task.status === "working") {
+      const gaveUp = Promise.withResolvers<void>();
+      const onAbort = () => gaveUp.resolve();
+      ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+      await Promise.race([task.ended.promise, gaveUp.promise]);
+      ctx.mcpReq.signal.removeEventListener("abort", onAbort);
+    }
+    const outcome = task.outcome;
+    if (outcome && "result" in outcome) {
+      const meta = outcome.result._meta as Record<string, unknown> | undefined;
+      return {
+        ...outcome.result,
+        _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId: task.taskId } },
+      };
+    }
+    if (outcome) {
+      throw new ProtocolError(outcome.error.code, outcome.error.message, outcome.error.data);
+    }
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Task ${task.taskId} has no result: ${task.statusMessage ?? "it did not finish."}`,
+    );
+  }
+
+  /** Past its ttl a task is forgotten, and stopped first if it still runs. */
+  #expire(taskId: string): void {
+    const task = this.#tasks.get(taskId);
+    if (!task) return;
+    if (task.status === "working") this.#stop(task, "Its ttl passed before it finished.");
+    this.#forget(task);
+  }
+
+  #forget(task: TaskRecord): void {
+    clearTimeout(task.timer);
+    this.#tasks.delete(task.taskId);
+    task.ended.resolve();
+  }
+
+  cancelAll(reason: string): void {
+    for (const task of [...this.#tasks.values()]) {
+      if (task.status === "working") this.#stop(task, `Cancelled: ${reason}.`);
+      this.#forget(task);
+    }
+  }
+}
+
+function handlers(server: McpServer): Map<string, Handler> {
+  return (server.server as unknown as { _requestHandlers: Map<string, Handler> })
+    ._requestHandlers;
+}
+
+/** Whether a 2026-07-28 request declares the tasks extension in its capabilities. */
+function declaresTasks(ctx: Ctx): boolean {
+  const capabilities = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY] as
+    | { extensions?: Record<string, unknown> }
+    | undefined;
+  const declared = capabilities?.extensions?.[TASKS_EXTENSION];
+  return typeof declared === "object" && declared !== null;
+}
+
+function tooMany(): ProtocolError {
+  return new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `${TASK_LIMITS.maxRunning} tasks are running already: wait for one to end (tasks/get), ` +
+      "cancel one (tasks/cancel), or call without params.task.",
+  );
+}
+
+/** A task as 2025-11-25 shows it. */
+function legacyView(task: TaskRecord): Record<string, unknown> {
+  return {
+    taskId: task.taskId,
+    status: task.status,
+    ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }),
+    createdAt: new Date(task.createdAt).toISOString(),
+    lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
+    ttl: task.ttlMs,
+    pollInterval: TASK_LIMITS.pollIntervalMs,
+  };
+}
+
+/** A task as the 2026-07-28 extension shows it: with its result or error once it has one. */
+function modernView(task: TaskRecord): Record<string, unknown> {
+  const outcome = task.outcome;
+  return {
+    taskId: task.taskId,
+    status: task.status,
+    ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }),
+    createdAt: new Date(task.createdAt).toISOString(),
+    lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
+    ttlMs: task.ttlMs,
+    pollIntervalMs: TASK_LIMITS.pollIntervalMs,
+    ...(task.status === "completed" && outcome && "result" in outcome &&
+      { result: outcome.result }),
+    ...(task.status === "failed" && outcome && "error" in outcome && { error: outcome.error }),
+  };
+}
+
+/** A thrown error as the JSON-RPC error a plain call would have been answered with. */
+function rpcError(error: unknown): RpcError {
+  if (error instanceof ProtocolError) {
+    return {
+      code: error.code,
+      message: error.message,
+      ...(error.data !== undefined && { data: error.data }),
+    };
+  }
+  return { code: ProtocolErrorCode.InternalError, message: "Internal error" };
+}
+
+function firstText(result: Record<string, unknown>): string {
+  const content = result.content as { type?: string; text?: string }[] | undefined;
+  const text = content?.find((c) => c.type === "text")?.text;
+  return text ?? "The tool reported an error.";
+}
+
+function short(text: string): string {
+  const max = TASK_LIMITS.maxStatusChars;
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
