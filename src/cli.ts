@@ -35,6 +35,8 @@ export interface ServeOptions {
   readonly tools?: readonly string[];
   /** These tools do not exist. */
   readonly denyTools?: readonly string[];
+  /** Write the audit trail to stderr too. */
+  readonly audit?: boolean;
 }
 
 /** A usage error: main prints the message and the usage line, and exits 2. */
@@ -76,6 +78,7 @@ export const ENV_VARIABLES: readonly string[] = [
   "TMUX_MCP_ALLOW_ATTENDED_INPUT",
   "TMUX_MCP_TOOLS",
   "TMUX_MCP_DENY_TOOLS",
+  "TMUX_MCP_AUDIT",
   "TMUX",
   "TMUX_PANE",
 ];
@@ -105,7 +108,7 @@ export function shellLine(argv: readonly string[]): string {
 export const USAGE =
   "usage: tmux-mcp [--socket NAME | --socket-path PATH] [--toolsets LIST | --read-only]\n" +
   "                [--tools LIST] [--deny-tools LIST] [--allow-attended-input]\n" +
-  "                [--version] [--help]\n" +
+  "                [--audit] [--version] [--help]\n" +
   "       tmux-mcp hook attention|working|done|clear|guard|config [...] (tmux-mcp hook --help)";
 
 /** The full `--help` text. */
@@ -139,6 +142,10 @@ ${toolsets}
                             the list of valid ones.
   --allow-attended-input    Let input tools type into panes a person is watching (refused by
                             default). env TMUX_MCP_ALLOW_ATTENDED_INPUT=1.
+  --audit                   Also write the audit trail to stderr: one line per call that
+                            types, runs, creates, kills or changes something (tool, ids,
+                            outcome; never the text typed). Clients with logging get it as
+                            log messages of logger "audit" either way. env TMUX_MCP_AUDIT=1.
   --version                 Print the version and exit.
   --help                    Print this help and exit.
 
@@ -149,7 +156,7 @@ window when it needs the person or is done, and asks before a tmux tool call tou
 a person watches. tmux-mcp hook config prints the wiring; tmux-mcp hook --help says more.
 
 Environment read: TMUX_MCP_SOCKET, TMUX_MCP_SOCKET_PATH, TMUX_MCP_TOOLSETS,
-TMUX_MCP_TOOLS, TMUX_MCP_DENY_TOOLS, TMUX_MCP_ALLOW_ATTENDED_INPUT, and TMUX and
+TMUX_MCP_TOOLS, TMUX_MCP_DENY_TOOLS, TMUX_MCP_ALLOW_ATTENDED_INPUT, TMUX_MCP_AUDIT, and TMUX and
 TMUX_PANE (to recognise the pane this server runs in). Nothing else.
 `;
 }
@@ -172,6 +179,7 @@ export function parseCli(
         "read-only": { type: "boolean" },
         tools: { type: "string" },
         "deny-tools": { type: "string" },
+        audit: { type: "boolean" },
         "allow-attended-input": { type: "boolean" },
         version: { type: "boolean", short: "V" },
         help: { type: "boolean", short: "h" },
@@ -222,6 +230,11 @@ export function parseCli(
   }
   const allowAttendedInput = v["allow-attended-input"] === true || envAllow === "1" ||
     envAllow === "true";
+  const envAudit = nonEmpty(env("TMUX_MCP_AUDIT"));
+  if (envAudit !== undefined && !["0", "1", "true", "false"].includes(envAudit)) {
+    throw envError("TMUX_MCP_AUDIT", `TMUX_MCP_AUDIT: "${envAudit}" is not 1 or 0.`);
+  }
+  const audit = v.audit === true || envAudit === "1" || envAudit === "true";
   const tools = toolNames(v.tools, "--tools", env, "TMUX_MCP_TOOLS");
   const denyTools = toolNames(v["deny-tools"], "--deny-tools", env, "TMUX_MCP_DENY_TOOLS");
   return {
@@ -233,6 +246,7 @@ export function parseCli(
       allowAttendedInput,
       ...(tools && { tools }),
       ...(denyTools && { denyTools }),
+      ...(audit && { audit }),
     },
   };
 }

@@ -37,6 +37,7 @@ export async function startServer(
   const selected = [
     options.tools ? `, only tools ${options.tools.join(",")}` : "",
     options.denyTools ? `, denied tools ${options.denyTools.join(",")}` : "",
+    options.audit ? ", audit on stderr" : "",
   ].join("");
   warn(
     `tmux-mcp ${version}: ${tmuxVersion}, ${describeServer(address, env("TMUX"))}, toolsets ${
@@ -53,6 +54,7 @@ export async function startServer(
       runner,
       maxResultBytes: MAX_RESULT_BYTES,
       allowAttendedInput: options.allowAttendedInput,
+      audit: options.audit,
       callerEnv: { tmux: env("TMUX"), tmuxPane: env("TMUX_PANE"), ppid: Deno.ppid },
     });
   } catch (error) {

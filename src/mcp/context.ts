@@ -37,6 +37,8 @@ export interface ServerConfig {
   readonly maxResultBytes: number;
   /** Whether input may reach panes a person is watching (`--allow-attended-input`). */
   readonly allowAttendedInput?: boolean;
+  /** Whether the audit trail also goes to stderr (`--audit`). */
+  readonly audit?: boolean;
   /** Where diagnostic lines go: stderr, unless a test collects them. */
   readonly diagnostics?: (line: string) => void;
 }
@@ -61,7 +63,15 @@ export type LogLevel =
  * a `notifications/message` only to a client that asked for them at that level, on a server
  * that declares logging.
  */
-export type LogFn = (level: LogLevel, message: string) => void;
+export type LogFn = (level: LogLevel, message: string, options?: LogOptions) => void;
+
+/** Where a log message goes besides the default. */
+export interface LogOptions {
+  /** The logger a client sees (default `tmux-mcp`; the audit trail is `audit`). */
+  readonly logger?: string;
+  /** Whether stderr gets it too (default true). */
+  readonly stderr?: boolean;
+}
 
 /**
  * A log function that writes one line per message to stderr (or `write`), control characters
@@ -69,9 +79,11 @@ export type LogFn = (level: LogLevel, message: string) => void;
  * drive the terminal it is read on nor pass for another line of the log.
  */
 export function stderrLog(write: (line: string) => void = warn): LogFn {
-  return (level, message) =>
+  return (level, message, options) => {
+    if (options?.stderr === false) return;
+    const label = options?.logger && options.logger !== "tmux-mcp" ? options.logger : level;
     write(
-      `tmux-mcp: ${level}: ${
+      `tmux-mcp: ${label}: ${
         message.replace(
           // deno-lint-ignore no-control-regex
           /[\u0000-\u001f\u007f]/g,
@@ -79,6 +91,7 @@ export function stderrLog(write: (line: string) => void = warn): LogFn {
         )
       }`,
     );
+  };
 }
 
 /** Per-call access to tmux. */

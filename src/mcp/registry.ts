@@ -28,6 +28,7 @@ import {
   stderrLog,
   TmuxContext,
 } from "./context.ts";
+import { auditCall } from "./audit.ts";
 import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
 import { byteLength, MAX_RESULT_BYTES, textBound } from "./bounds.ts";
@@ -204,12 +205,11 @@ export class ToolRegistry {
    */
   checkSelection(): void {
     const valid = () => [...this.#declared.keys()].sort().join(", ");
-    for (
-      const [flag, names] of [["--tools", this.#selection.tools], [
-        "--deny-tools",
-        this.#selection.denyTools,
-      ]] as const
-    ) {
+    const lists = [
+      ["--tools", this.#selection.tools],
+      ["--deny-tools", this.#selection.denyTools],
+    ] as const;
+    for (const [flag, names] of lists) {
       const unknown = (names ?? []).filter((n) => !this.#declared.has(n));
       if (unknown.length > 0) {
         throw new ToolSelectionError(
@@ -281,9 +281,14 @@ export class ToolRegistry {
    * an `isError` result.
    */
   async call(tool: AnyTool, rawArgs: unknown, extras: CallExtras): Promise<CallToolResult> {
+    const log = extras.log ?? stderrLog(this.#config.diagnostics);
     const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
     if (!parsed.success) {
-      return errorResult(`Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`);
+      const refused = errorResult(
+        `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`,
+      );
+      auditCall(tool, rawArgs, refused, log, this.#config.audit === true);
+      return refused;
     }
     const args = parsed.data as Record<string, unknown>;
     const socketName = args.socket_name as string | undefined;
@@ -293,17 +298,19 @@ export class ToolRegistry {
       socketName,
       extras.signal,
       extras.progress,
-      extras.log ?? stderrLog(this.#config.diagnostics),
+      log,
     );
     this.#inFlight++;
+    let result: CallToolResult;
     try {
-      const reply = await tool.run(args, ctx);
-      return successResult(reply, this.#config.maxResultBytes);
+      result = successResult(await tool.run(args, ctx), this.#config.maxResultBytes);
     } catch (error) {
-      return errorResult(failureText(error, ctx.address));
+      result = errorResult(failureText(error, ctx.address));
     } finally {
       this.#inFlight--;
     }
+    auditCall(tool, args, result, log, this.#config.audit === true);
+    return result;
   }
 
   /**
@@ -444,9 +451,9 @@ function progressSender(ctx: ServerContext): ProgressFn {
  */
 function logSender(ctx: ServerContext, config: ServerConfig): LogFn {
   const stderr = stderrLog(config.diagnostics);
-  return (level, message) => {
-    stderr(level, message);
-    ctx.mcpReq.log(level, message, "tmux-mcp").catch(() => {
+  return (level, message, options) => {
+    stderr(level, message, options);
+    ctx.mcpReq.log(level, message, options?.logger ?? "tmux-mcp").catch(() => {
       // A client that went away cannot be told; stderr has it.
     });
   };

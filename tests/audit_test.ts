@@ -1,0 +1,106 @@
+/**
+ * The audit trail: every call that changes something is told as a log message of logger
+ * `audit` (level info) with the tool, its ids and its outcome — never the text typed or the
+ * command run, which appear only at debug, to the client alone — and, with `--audit`, as one
+ * line on stderr.
+ */
+
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import assert from "node:assert/strict";
+import { auditReason, targetsOf } from "../src/mcp/audit.ts";
+import { withTmux } from "./helpers/mcp.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+
+Deno.test("targets: ids from the arguments and the result, names quoted and cut", () => {
+  assert.deepEqual(
+    targetsOf(
+      { paneId: "%3", text: "secret", session: 'my "work"', socket_name: "s" },
+      { windowId: "@4", paneId: "%3", output: "%9" },
+    ),
+    ["%3", 'session="my \\"work\\""', 'socket="s"', "@4"],
+  );
+  assert.deepEqual(targetsOf({ name: "x".repeat(100) }), [`name="${"x".repeat(63)}…"`]);
+  assert.deepEqual(targetsOf(["%1"]), []);
+  assert.equal(
+    auditReason('Pane %1 is still running "sleep \\"30\\"" (job 1).\nWait.'),
+    'Pane %1 is still running "…" (job 1).',
+  );
+});
+
+Deno.test("changes are audited at info without their text; reads are not audited", async () => {
+  await withTmux(async (t, c) => {
+    const messages: { level: string; logger?: string; data: unknown }[] = [];
+    c.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n: { params: unknown }) => {
+        messages.push(n.params as { level: string; logger?: string; data: unknown });
+      },
+    );
+    await c.client.setLoggingLevel("debug");
+    const p = t.ids.paneId;
+    await c.ok("list_panes", {});
+    await c.ok("send_keys", { paneId: p, text: "echo SECRET-TEXT", enter: true });
+    await c.ok("run_command", { paneId: p, command: "echo SECRET-CMD" });
+    await c.fail("send_keys", { paneId: "%999", text: "SECRET-GONE" });
+    await c.fail("send_keys", { paneId: p, bogus: 1 });
+    await c.ok("call_tools_batch", {
+      operations: [
+        { tool: "rename_window", arguments: { windowId: t.ids.windowId, name: "w 1" } },
+        { tool: "list_windows", arguments: {} },
+      ],
+    });
+    const audit = () => messages.filter((m) => m.logger === "audit");
+    await waitFor(() => audit().filter((m) => m.level === "info").length >= 5, "audit lines");
+    const info = audit().filter((m) => m.level === "info").map((m) => String(m.data));
+    assert.deepEqual(
+      info,
+      [
+        `send_keys ${p}: ok`,
+        `run_command ${p}: ok`,
+        `send_keys %999: failed: No pane %999 on socket "${t.socket}". Panes: ${p} — ` +
+        "list_panes lists them all.",
+        `send_keys ${p}: failed: Invalid arguments for send_keys: unknown field bogus`,
+        `rename_window ${t.ids.windowId} name="w 1": ok`,
+      ].map((line) => line.replace(`socket "${t.socket}"`, 'socket "…"')),
+    );
+    for (const line of info) assert.ok(!line.includes("SECRET"), line);
+    assert.ok(!info.some((l) => l.startsWith("list_") || l.startsWith("call_tools_batch")));
+    const debug = audit().filter((m) => m.level === "debug").map((m) => String(m.data));
+    assert.ok(debug.some((l) => l.includes("SECRET-TEXT")));
+    assert.ok(debug.some((l) => l.includes("SECRET-CMD")));
+    // A client that asks for warnings and worse hears no audit.
+    await c.client.setLoggingLevel("warning");
+    const before = audit().length;
+    await c.ok("send_keys", { paneId: p, text: "x" });
+    await c.ok("list_panes", {});
+    assert.equal(audit().length, before);
+  });
+});
+
+Deno.test("--audit writes one line per change on stderr; without it, none", async () => {
+  const t = await TestTmux.start();
+  const { cmd, args } = startCommand();
+  try {
+    for (const audit of [true, false]) {
+      const s = new StdioServer(
+        cmd,
+        [...args, "--socket", t.socket, ...(audit ? ["--audit"] : [])],
+        cleanEnv(),
+      );
+      try {
+        await s.initialize();
+        await s.callTool("send_keys", { paneId: t.ids.paneId, text: "SECRET-STDERR" });
+        await s.callTool("list_panes", {});
+      } finally {
+        await s.closeStdin();
+      }
+      const lines = s.stderr.split("\n").filter((l) => l.startsWith("tmux-mcp: audit: "));
+      assert.deepEqual(lines, audit ? [`tmux-mcp: audit: send_keys ${t.ids.paneId}: ok`] : []);
+      assert.ok(!s.stderr.includes("SECRET"), s.stderr);
+      if (audit) assert.match(s.stderr, /audit on stderr/);
+    }
+  } finally {
+    await t.kill();
+  }
+});
