@@ -17,11 +17,13 @@ import { registerBatchTools } from "./tools/batch.ts";
 import { registerBufferTools } from "./tools/buffers.ts";
 import { registerCaptureTools } from "./tools/capture.ts";
 import { registerDiscoveryTools } from "./tools/discovery.ts";
+import { registerDisplayTools } from "./tools/display.ts";
 import { registerInputTools } from "./tools/input.ts";
 import { registerJobTools } from "./tools/jobs.ts";
 import { registerWaitTools } from "./tools/wait.ts";
 import { registerLayoutTools } from "./tools/layout.ts";
 import { registerLifecycleTools } from "./tools/lifecycle.ts";
+import { registerMoveTools } from "./tools/moves.ts";
 import { registerSearchTools } from "./tools/search.ts";
 import { registerSettingsTools } from "./tools/settings.ts";
 import { registerTeardownTools } from "./tools/teardown.ts";
@@ -92,8 +94,10 @@ export function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolR
   registerSearchTools(registry);
   registerLifecycleTools(registry);
   registerLayoutTools(registry);
+  registerMoveTools(registry);
   registerBufferTools(registry);
   registerSettingsTools(registry);
+  registerDisplayTools(registry);
   registerTeardownTools(registry);
   // Last: the batch reaches the tools above through the registry.
   registerBatchTools(registry);

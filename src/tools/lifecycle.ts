@@ -52,6 +52,20 @@ export const sizeSchema = z.union([
 ]);
 
 /**
+ * Environment variables for the new process (`-e NAME=VALUE`): tmux takes each as it is, never
+ * as a format, so a value holding `#(...)` stays text.
+ */
+const environmentSchema = z.record(envNameSchema, checkedString(65_536, 0)).optional();
+
+/** The `-e` arguments for {@link environmentSchema}. */
+function environmentArgs(environment: Record<string, string> | undefined): string[] {
+  return Object.entries(environment ?? {}).flatMap(([key, value]) => [
+    "-e",
+    literalArg(`${key}=${value}`),
+  ]);
+}
+
+/**
  * Runs a creating command with `-P -F` and returns the fields it printed for the new thing.
  * With `view`, the creation changes what a person could see (a new current window, a split
  * of a shown window): it is guarded like any view change ({@link changeView}).
@@ -94,7 +108,7 @@ const createSession = defineTool({
     startDirectory: startDirectorySchema.optional(),
     width: int().min(1).max(10_000).optional(),
     height: int().min(1).max(10_000).optional(),
-    environment: z.record(envNameSchema, checkedString(65_536, 0)).optional(),
+    environment: environmentSchema,
     command: commandSchema.optional(),
   },
   output: {
@@ -123,9 +137,7 @@ const createSession = defineTool({
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
     if (args.width !== undefined) argv.push("-x", String(args.width));
     if (args.height !== undefined) argv.push("-y", String(args.height));
-    for (const [key, value] of Object.entries(args.environment ?? {})) {
-      argv.push("-e", literalArg(`${key}=${value}`));
-    }
+    argv.push(...environmentArgs(args.environment));
     const [sessionId, windowId, paneId, name] = await created(ctx, argv, [
       "#{session_id}",
       "#{window_id}",
@@ -159,6 +171,7 @@ const createWindow = defineTool({
     session: sessionRefSchema,
     name: nameSchema.optional(),
     startDirectory: startDirectorySchema.optional(),
+    environment: environmentSchema,
     command: commandSchema.optional(),
     select: flag(),
   },
@@ -180,6 +193,7 @@ const createWindow = defineTool({
     if (!args.select) argv.push("-d");
     if (args.name !== undefined) argv.push("-n", formatArg(args.name));
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
+    argv.push(...environmentArgs(args.environment));
     const [windowId, paneId, index, name] = await created(
       ctx,
       argv,
@@ -222,6 +236,7 @@ const splitWindow = defineTool({
     direction: z.enum(DIRECTIONS).default("below"),
     size: sizeSchema.optional(),
     startDirectory: startDirectorySchema.optional(),
+    environment: environmentSchema,
     command: commandSchema.optional(),
     select: flag(),
   },
@@ -245,6 +260,7 @@ const splitWindow = defineTool({
     if (!args.select) argv.push("-d");
     if (args.size !== undefined) argv.push("-l", String(args.size));
     if (directory !== undefined) argv.push("-c", formatArg(directory));
+    argv.push(...environmentArgs(args.environment));
     const [paneId, windowId, width, height] = await created(
       ctx,
       argv,
@@ -281,6 +297,7 @@ const respawnPane = defineTool({
     paneId: paneIdSchema,
     command: commandSchema.optional(),
     startDirectory: startDirectorySchema.optional(),
+    environment: environmentSchema,
     kill: flag(),
     force: flag(),
   },
@@ -308,6 +325,7 @@ const respawnPane = defineTool({
     const argv = ["respawn-pane", "-t", pane.id];
     if (args.kill) argv.push("-k");
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
+    argv.push(...environmentArgs(args.environment));
     await deliverInput(
       ctx,
       snapshot,

@@ -1,0 +1,116 @@
+/**
+ * display_message: a caller's tmux format expanded for a pane, window or session. Toolset
+ * execute, never inspect: a format may hold `#(...)`, which tmux runs through the shell, and
+ * `#{E:...}` or `#{T:...}` expand what an option or a pane's title holds as a format in turn,
+ * so no check of the text could make it read-only. Every read-only tool expands only formats
+ * of this server's own; this is the one tool that hands tmux a client's format.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { cutString, jsonStringBytes } from "../mcp/bounds.ts";
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
+import { checkedString, count } from "../mcp/schemas.ts";
+import { execOnce } from "../tmux/control.ts";
+import { decodeBytes, escapeTrailingSemicolon, newGuard, recordFormat } from "../tmux/format.ts";
+import { judgeResult } from "../tmux/run.ts";
+import { changes } from "./arguments.ts";
+
+/** A pane, window or session id: the context the format is expanded in. */
+const targetSchema = z.string().regex(/^[%@$]\d+$/, "a pane, window or session id (%3, @2, $0)");
+
+/** Longest format taken. */
+const MAX_FORMAT_CHARS = 16_384;
+
+/** Room the rest of the result takes beside the text. */
+const ENVELOPE_BYTES = 1_024;
+
+/** Refuses a target that does not exist, naming what does (tmux would expand it as empty). */
+async function requireTarget(ctx: TmuxContext, target: string): Promise<void> {
+  const snapshot = await ctx.snapshot();
+  if (target.startsWith("%")) ctx.pane(snapshot, target);
+  else if (target.startsWith("@")) ctx.window(snapshot, target);
+  else ctx.session(snapshot, target);
+}
+
+/**
+ * `text` within `maxBytes` of JSON, keeping its start: a format's expansion reads from the
+ * left. Control characters take up to six bytes in JSON, so the cut is made on that count.
+ */
+function boundText(text: string, maxBytes: number): { text: string; omittedBytes: number } {
+  if (jsonStringBytes(text) <= maxBytes) return { text, omittedBytes: 0 };
+  return cutString(text, Math.floor(maxBytes / 6));
+}
+
+const displayMessage = defineTool({
+  name: "display_message",
+  title: "Expand a format",
+  toolset: "execute",
+  description: "Expand a tmux format (#{pane_current_path}...) for a pane, window or session id. " +
+    "#(cmd) in it runs a shell command; its output shows on a later call.",
+  input: {
+    format: checkedString(MAX_FORMAT_CHARS),
+    target: targetSchema,
+  },
+  output: {
+    target: z.string(),
+    paneId: z.string().describe("The pane the target resolved to."),
+    text: z.string().describe("The expansion."),
+    complete: z.boolean(),
+    omittedBytes: count(),
+  },
+  annotations: changes({ destructive: false, idempotent: false }),
+  async run(args, ctx) {
+    await requireTarget(ctx, args.target);
+    const guard = newGuard();
+    // The check that the target still resolves and the expansion are one command line: tmux
+    // expands a target that vanished in between as empty values, with status 0.
+    const resolved = recordFormat(guard, ["#{pane_id}"]);
+    const out = decodeBytes(judgeResult(
+      await execOnce(ctx.runner, ctx.address, [
+        "display-message",
+        "-p",
+        "-t",
+        args.target,
+        resolved,
+        ";",
+        "display-message",
+        "-p",
+        "-t",
+        args.target,
+        "--",
+        escapeTrailingSemicolon(args.format),
+      ], { signal: ctx.signal }),
+    ));
+    const head = `${guard}R${guard}F`;
+    const end = out.indexOf(`${guard}E\n`);
+    const paneId = out.startsWith(head) && end !== -1 ? out.slice(head.length, end) : "";
+    if (!/^%\d+$/.test(paneId)) {
+      throw new ToolFailure(
+        `${args.target} is gone from ${ctx.socketLabel}.`,
+        "list_panes lists what exists.",
+      );
+    }
+    const expanded = out.slice(end + guard.length + 2).replace(/\n$/, "");
+    const cut = boundText(expanded, ctx.config.maxResultBytes - ENVELOPE_BYTES);
+    return {
+      data: {
+        target: args.target,
+        paneId,
+        text: cut.text,
+        complete: cut.omittedBytes === 0,
+        omittedBytes: cut.omittedBytes,
+      },
+      summary: `Expanded for ${args.target} (pane ${paneId})` +
+        (cut.omittedBytes > 0 ? `; ${cut.omittedBytes} bytes left out at the end.` : "."),
+    };
+  },
+});
+
+/** Registers display_message (toolset execute). */
+export function registerDisplayTools(registry: ToolRegistry): void {
+  registry.add(displayMessage);
+}
