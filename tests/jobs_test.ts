@@ -4,6 +4,7 @@
  * is reported lost, with the reason, when its outcome can never be read.
  */
 
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
 import { jobIdOf, parseJobId } from "../src/tools/jobs.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
@@ -313,6 +314,102 @@ Deno.test("a job's output is bounded keeping its tail, and says so", async () =>
     assert.ok(done.output.endsWith("2999\n3000"), done.output.slice(-20));
   } finally {
     await c?.close();
+    await t.kill();
+  }
+});
+
+Deno.test("tmux://job/{jobId} under 2025-11-25: read, complete, and an update when the job ends", async () => {
+  await withTmux(async (t, c) => {
+    const updates: string[] = [];
+    c.client.setNotificationHandler(
+      ResourceUpdatedNotificationSchema,
+      (n: { params: { uri: string } }) => {
+        updates.push(n.params.uri);
+      },
+    );
+    const p = t.ids.paneId;
+    const other = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", p, "sh"))
+      .trim();
+    await t.prompt(other);
+    const watched = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "sleep 1; echo watched-done",
+      background: true,
+    });
+    const unwatched = await c.ok<Run>("run_command", {
+      paneId: other,
+      command: "sleep 1; echo unwatched-done",
+      background: true,
+    });
+    const uri = `tmux://job/${watched.jobId}`;
+    const listed = await c.client.listResources();
+    assert.ok(
+      listed.resources.some((r: { uri: string }) => r.uri === uri),
+      "a job this process started is listed",
+    );
+    const completion = await c.client.complete({
+      ref: { type: "ref/resource", uri: "tmux://job/{jobId}" },
+      argument: { name: "jobId", value: watched.jobId!.slice(0, 3) },
+    });
+    assert.ok(completion.completion.values.includes(watched.jobId!));
+    const first = JSON.parse(
+      (await c.client.readResource({ uri })).contents[0].text as string,
+    ) as Job;
+    assert.equal(first.state, "running");
+    await c.client.subscribeResource({ uri });
+    await waitFor(() => updates.includes(uri), "the update when the job ends", 15_000);
+    const last = JSON.parse(
+      (await c.client.readResource({ uri })).contents[0].text as string,
+    ) as Job;
+    assert.equal(last.state, "exited");
+    assert.equal(last.output, "watched-done");
+    // The other job ended too (read it), but nobody subscribed to it: no update was sent.
+    await c.ok<Job>("get_command_result", { jobId: unwatched.jobId, waitMs: 15_000 });
+    assert.deepEqual(updates.filter((u) => u !== uri), []);
+    const bad = await c.client.readResource({ uri: "tmux://job/nope" }).catch((e: Error) => e);
+    assert.ok(bad instanceof Error && /not a job id/.test(bad.message), String(bad));
+  });
+});
+
+Deno.test("tmux://job/{jobId} over stdio under 2026-07-28: subscriptions/listen hears the end", async () => {
+  const t = await TestTmux.start();
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-tests", version: "raw" },
+    "io.modelcontextprotocol/clientCapabilities": {},
+  };
+  try {
+    const call = await server.request("tools/call", {
+      name: "run_command",
+      arguments: { paneId: t.ids.paneId, command: "sleep 1; echo modern-job", background: true },
+      _meta: meta,
+    });
+    const run = (call.result as { structuredContent: Run }).structuredContent;
+    assert.ok(run.jobId, JSON.stringify(call));
+    const uri = `tmux://job/${run.jobId}`;
+    server.request("subscriptions/listen", {
+      notifications: { resourceSubscriptions: [uri] },
+      _meta: meta,
+    });
+    await waitFor(
+      () =>
+        server.notifications.some((n) =>
+          n.method === "notifications/resources/updated" && n.params?.uri === uri
+        ),
+      "the job's update over stdio",
+      15_000,
+    );
+    const read = await server.request("resources/read", { uri, _meta: meta });
+    const job = JSON.parse(
+      (read.result as { contents: { text: string }[] }).contents[0].text,
+    ) as Job;
+    assert.equal(job.state, "exited");
+    assert.equal(job.output, "modern-job");
+    assert.equal((await server.closeStdin()).code, 0);
+  } finally {
+    await server.kill();
     await t.kill();
   }
 });

@@ -38,6 +38,7 @@ import {
   markerWords,
   readJob,
   readMarked,
+  rememberJob,
 } from "./jobs.ts";
 import {
   awaitFirstOutput,
@@ -642,6 +643,7 @@ const runCommand = defineTool({
       serverPid: snapshot.server?.pid ?? 0,
     };
     const jobId = jobIdOf(ref);
+    rememberJob(jobId);
     const state: RunState = { ref, command: args.command, attached: true };
     let keep = false;
     try {

@@ -23,7 +23,8 @@
  */
 
 import { z } from "zod";
-import type { TmuxContext } from "../mcp/context.ts";
+import { TmuxContext } from "../mcp/context.ts";
+import type { ResourceSpec } from "../mcp/resources.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
@@ -502,6 +503,7 @@ const getCommandResult = defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const ref = await jobOf(ctx, args.jobId);
+    rememberJob(args.jobId);
     const wanted = args.waitMs ?? 0;
     const waitMs = Math.min(MAX_TIMEOUT_MS, wanted);
     const began = performance.now();
@@ -519,7 +521,119 @@ const getCommandResult = defineTool({
   },
 });
 
-/** Registers the job tools. */
+// ---------------------------------------------------------------------------------------------
+// The job resource
+
+/** Job ids this process started or read, newest last: for completion and resources/list. */
+const known = new Set<string>();
+const MAX_KNOWN = 100;
+
+/** Remembers a job id for completion and the resource list. */
+export function rememberJob(jobId: string): void {
+  known.delete(jobId);
+  known.add(jobId);
+  if (known.size > MAX_KNOWN) known.delete(known.values().next().value!);
+}
+
+/** A job resource's URI. */
+export function jobUri(jobId: string): string {
+  return `tmux://job/${jobId}`;
+}
+
+/** The job id and socket a `tmux://job/...` URI names. */
+function parseJobUri(uri: string): { jobId: string; socketName?: string } {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    throw new ToolFailure(`${uri} is not a URI.`);
+  }
+  const m = /^\/([^/]+)$/.exec(url.pathname);
+  const params = [...url.searchParams.keys()];
+  if (url.protocol !== "tmux:" || url.host !== "job" || !m || url.hash !== "") {
+    throw new ToolFailure(`No resource ${uri}.`, "tmux://job/{jobId} takes a run_command jobId.");
+  }
+  if (params.some((p) => p !== "socket") || params.length > 1) {
+    throw new ToolFailure(`${uri}: the only query a resource takes is ?socket=NAME.`);
+  }
+  const socket = url.searchParams.get("socket") ?? undefined;
+  if (socket !== undefined && (socket === "" || /[/\x00-\x1f\x7f]/.test(socket))) {
+    throw new ToolFailure(`${uri}: socket must be a tmux socket name.`);
+  }
+  return { jobId: m[1], socketName: socket };
+}
+
+/** The context of the socket a job URI names. */
+function jobContext(ctx: TmuxContext, socketName: string | undefined, signal: AbortSignal) {
+  return new TmuxContext(
+    ctx.runner,
+    ctx.config,
+    socketName ?? ctx.address.socketName,
+    signal,
+    () => Promise.resolve(),
+    ctx.log,
+  );
+}
+
+/** How long one wait of a job watch lasts before it starts the next. */
+const WATCH_SPAN_MS = 10 * 60_000;
+
+const JOB_RESOURCE: ResourceSpec = {
+  name: "tmux-job",
+  title: "run_command job",
+  description: "A run_command job's state, exit status and output (JSON, as get_command_result " +
+    "answers); updated when it ends. Add ?socket=NAME for another tmux server.",
+  mimeType: "application/json",
+  uri: "tmux://job/{jobId}",
+  list: () =>
+    Promise.resolve(
+      [...known].reverse().map((jobId) => ({
+        uri: jobUri(jobId),
+        name: `job in %${jobId.split("-")[0]}: ${jobId}`,
+      })),
+    ),
+  complete: {
+    jobId: (typed) => Promise.resolve([...known].reverse().filter((id) => id.startsWith(typed))),
+  },
+  read: async (uri, _variables, ctx) => {
+    const { jobId, socketName } = parseJobUri(uri);
+    const on = socketName ? jobContext(ctx, socketName, ctx.signal) : ctx;
+    const ref = await jobOf(on, jobId);
+    const view = await readJob(on, ref);
+    rememberJob(jobId);
+    const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
+    return JSON.stringify(jobReport(jobId, ref, view, budget));
+  },
+  watch: (uri, ctx, changed) => {
+    const stop = new AbortController();
+    const watchOnce = async () => {
+      const { jobId, socketName } = parseJobUri(uri);
+      const on = jobContext(ctx, socketName, stop.signal);
+      const ref = parseJobId(jobId);
+      if (!ref) return;
+      while (!stop.signal.aborted) {
+        const view = await waitForJob(on, ref, performance.now() + WATCH_SPAN_MS, {
+          progress: false,
+        });
+        if (isOver(view)) {
+          if (view.state === "lost") {
+            ctx.log("warning", `job in ${ref.paneId} lost: ${view.lostReason}`);
+          }
+          changed();
+          return;
+        }
+      }
+    };
+    watchOnce().catch(() => {
+      // Stopped (the watch was cancelled) or the server went away: a reader will say which.
+      if (!stop.signal.aborted) changed();
+    });
+    return () => stop.abort();
+  },
+};
+
+/** Registers the job tools and the job resource. */
 export function registerJobTools(registry: ToolRegistry): void {
   registry.add(getCommandResult);
+  registry.addResource(JOB_RESOURCE);
 }
