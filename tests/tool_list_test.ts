@@ -10,7 +10,7 @@ import { connect } from "./helpers/mcp.ts";
 
 Deno.test("tool_list.json is the live conversion of every tool (else: deno task tool-list)", async () => {
   const live = await liveToolList();
-  assert.equal(live.tools.length, 56);
+  assert.equal(live.tools.length, 63);
   assert.deepEqual(
     prebuilt,
     live,

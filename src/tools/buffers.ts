@@ -378,8 +378,8 @@ const pasteBufferTool = defineTool({
   name: "paste_buffer",
   title: "Paste buffer into a pane",
   toolset: "execute",
-  description: "Paste a buffer's text as paste_text does (bracketed if the program asked, unless " +
-    "bracketed: false); control characters refused. Guarded as send_keys.",
+  description:
+    "Paste a buffer as paste_text does (bracketed: false never brackets); control characters refused. Guarded as send_keys.",
   input: {
     bufferName: bufferNameSchema,
     paneId: paneIdSchema,

@@ -49,8 +49,8 @@ const displayMessage = defineTool({
   name: "display_message",
   title: "Expand a format",
   toolset: "execute",
-  description: "Expand a tmux format (#{pane_current_path}...) for a pane, window or session id. " +
-    "#(cmd) in it runs a shell command; its output shows on a later call.",
+  description:
+    "Expand a tmux format for a pane, window or session id. #(cmd) runs a shell; its output shows on a later call.",
   input: {
     format: checkedString(MAX_FORMAT_CHARS),
     target: targetSchema,

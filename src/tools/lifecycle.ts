@@ -55,7 +55,14 @@ export const sizeSchema = z.union([
  * Environment variables for the new process (`-e NAME=VALUE`): tmux takes each as it is, never
  * as a format, so a value holding `#(...)` stays text.
  */
-const environmentSchema = z.record(envNameSchema, checkedString(65_536, 0)).optional();
+const environmentSchema = z.record(
+  // Checked on every call, not listed: a model knows what a variable name looks like.
+  z.string().refine((name) => envNameSchema.safeParse(name).success, {
+    message:
+      "an environment variable name (letters, digits, underscore; not starting with a digit)",
+  }),
+  checkedString(65_536, 0),
+).optional();
 
 /** The `-e` arguments for {@link environmentSchema}. */
 function environmentArgs(environment: Record<string, string> | undefined): string[] {

@@ -40,8 +40,7 @@ const joinPane = defineTool({
   title: "Join pane",
   toolset: "manage",
   description:
-    "Move a pane into targetPaneId's window, split beside it. A window left empty ends. " +
-    "Refused if watched.",
+    "Move a pane beside targetPaneId, into its window; a window left empty ends. Refused if watched.",
   input: {
     paneId: paneIdSchema,
     targetPaneId: paneIdSchema,
@@ -119,9 +118,7 @@ const breakPane = defineTool({
   name: "break_pane",
   title: "Break pane",
   toolset: "manage",
-  description:
-    "Move a pane out into a new window of its session (current only if select). Refused if " +
-    "watched. Returns the window id.",
+  description: "Move a pane out into a new window (current only if select). Refused if watched.",
   input: {
     paneId: paneIdSchema,
     name: nameSchema.optional(),
