@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { guardedCalls } from "../src/hooks/guard.ts";
 import { PREVIEW_CHARS, previewOf } from "../src/tools/buffers.ts";
 import { withTmux } from "./helpers/mcp.ts";
 import { type TestTmux, waitFor } from "./helpers/tmux.ts";
@@ -264,4 +265,12 @@ Deno.test("paste_buffer keeps paste_text's guards: dead, in a mode, watched", as
       [],
     );
   });
+});
+
+Deno.test("the agent hook's guard asks before paste_buffer as before paste_text", () => {
+  const [call] = guardedCalls("mcp__tmux__paste_buffer", { bufferName: "b", paneId: "%4" });
+  assert.deepEqual(
+    { verb: call.verb, targets: call.targets, unclear: call.unclear },
+    { verb: "paste into", targets: [{ kind: "pane", id: "%4" }], unclear: undefined },
+  );
 });

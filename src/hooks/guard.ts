@@ -22,6 +22,7 @@ const VERBS: Readonly<Record<string, string>> = {
   send_keys: "type into",
   send_keys_batch: "type into",
   paste_text: "paste into",
+  paste_buffer: "paste into",
   run_command: "run a command in",
   respawn_pane: "respawn",
   kill_pane: "kill",
