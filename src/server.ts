@@ -28,6 +28,7 @@ import { registerSearchTools } from "./tools/search.ts";
 import { registerSettingsTools } from "./tools/settings.ts";
 import { registerTeardownTools } from "./tools/teardown.ts";
 import { registerResources } from "./tools/resources.ts";
+import { registerPrompts } from "./tools/prompts.ts";
 
 /** Everything needed to build a server. */
 export interface ServerOptions extends ServerConfig {
@@ -74,6 +75,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
   const runner = options.runner ?? new TmuxRunner();
   const registry = buildRegistry(runner, options);
   registerResources(registry);
+  registerPrompts(registry);
   return { mcp: mcpServerFor(registry, options), registry, runner };
 }
 
@@ -128,7 +130,11 @@ export function mcpServerFor(
         ...(era === "legacy" ? { logging: {} } : {}),
       },
       instructions: INSTRUCTIONS,
-      cacheHints: { "tools/list": FIXED_FOR_THE_PROCESS, "server/discover": FIXED_FOR_THE_PROCESS },
+      cacheHints: {
+        "tools/list": FIXED_FOR_THE_PROCESS,
+        "prompts/list": FIXED_FOR_THE_PROCESS,
+        "server/discover": FIXED_FOR_THE_PROCESS,
+      },
     },
   );
   registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList, era });
@@ -149,6 +155,7 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
   const runner = options.runner ?? new TmuxRunner();
   const registry = buildRegistry(runner, options);
   registerResources(registry);
+  registerPrompts(registry);
   const transport = new StdioTransport();
   const closed = Promise.withResolvers<"input" | "signal">();
   transport.oninputend = () => closed.resolve("input");

@@ -145,6 +145,7 @@ for (const flavor of FLAVORS) {
             extensions: { "io.modelcontextprotocol/tasks": {} },
             resources: { subscribe: true, listChanged: true },
             completions: {},
+            prompts: { listChanged: false },
           });
           // Cacheable: the tool list is fixed for the life of the process.
           assert.equal(listed.ttlMs, 86_400_000);
@@ -298,6 +299,7 @@ Deno.test("protocols: server/discover then initialize: the probe's server is dro
       logging: {},
       resources: { subscribe: true, listChanged: true },
       completions: {},
+      prompts: { listChanged: false },
     });
     const result = await server.callTool("list_panes");
     const panes = (result.structuredContent as { panes: { id: string }[] }).panes;

@@ -36,6 +36,7 @@ import { renderReply } from "./render.ts";
 import { MAX_SUMMARY_CHARS, toolMeta } from "./listing.ts";
 import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
 import { checkedString } from "./schemas.ts";
+import { attachPrompts, type PromptSpec } from "./prompts.ts";
 import { TASK_EXECUTION, TASK_TOOLS, type TaskCalls, ToolTasks } from "./tasks.ts";
 import { type Handler, prebuiltByName, rememberToolList, sdkHandler } from "./tool_list.ts";
 
@@ -152,6 +153,7 @@ export interface AttachOptions {
 export class ToolRegistry {
   readonly #tools = new Map<string, AnyTool>();
   readonly #resources: ResourceSpec[] = [];
+  readonly #prompts: PromptSpec[] = [];
   /** The connections told when a resource changes (see {@link resourceUpdated}). */
   readonly subscriptions: ResourceSubscriptions = new ResourceSubscriptions();
   /** The calls running as MCP tasks, per connection (see tasks.ts). */
@@ -257,6 +259,31 @@ export class ToolRegistry {
   }
 
   /**
+   * Adds prompts, once every tool is declared and before any SDK server is attached. A prompt
+   * names only declared tools (a misspelt name is a mistake found at start).
+   */
+  addPrompt(...prompts: PromptSpec[]): void {
+    for (const prompt of prompts) {
+      if (this.#prompts.some((p) => p.name === prompt.name)) {
+        throw new Error(`prompt ${prompt.name} declared twice`);
+      }
+      const undeclared = prompt.tools.filter((name) => !this.#declared.has(name));
+      if (undeclared.length > 0) {
+        throw new Error(`prompt ${prompt.name} names undeclared tools: ${undeclared.join(", ")}`);
+      }
+      this.#prompts.push(prompt);
+    }
+  }
+
+  /**
+   * The prompts on offer: those whose every tool is on offer, so that no prompt's text names
+   * a tool outside the toolsets, outside `--tools` or in `--deny-tools`.
+   */
+  get prompts(): readonly PromptSpec[] {
+    return this.#prompts.filter((p) => p.tools.every((name) => this.#tools.has(name)));
+  }
+
+  /**
    * Says that the resource at `uri` changed, to every client that asked to hear it, under
    * either protocol version.
    */
@@ -324,7 +351,7 @@ export class ToolRegistry {
     }
   }
 
-  /** Hands every tool (and resource) on offer to an SDK server. */
+  /** Hands every tool (and resource, and prompt) on offer to an SDK server. */
   attach(server: McpServer, options: AttachOptions = {}): void {
     // Arguments are validated in call(), with messages written for a model ("paneId is
     // required"); the SDK's own pass would answer first, in zod's words ("expected string,
@@ -373,6 +400,7 @@ export class ToolRegistry {
       this.#resources,
       (signal) => this.contextFor(signal),
     );
+    attachPrompts(server, this.prompts, (signal) => this.contextFor(signal));
   }
 }
 
