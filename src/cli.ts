@@ -13,6 +13,7 @@ import {
   TOOLSET_MEANING,
   TOOLSETS,
 } from "./mcp/toolsets.ts";
+import { OWNER_ID } from "./mcp/owner_id.ts";
 import type { ServerAddress } from "./tmux/run.ts";
 import { resolveSocket, SocketChoiceError } from "./tmux/socket_choice.ts";
 
@@ -37,6 +38,10 @@ export interface ServeOptions {
   readonly denyTools?: readonly string[];
   /** Write the audit trail to stderr too. */
   readonly audit?: boolean;
+  /** The owner id marked on created panes (absent: made up at start). */
+  readonly owner?: string;
+  /** Act only on panes this server created. */
+  readonly ownPanesOnly?: boolean;
 }
 
 /** A usage error: main prints the message and the usage line, and exits 2. */
@@ -79,6 +84,8 @@ export const ENV_VARIABLES: readonly string[] = [
   "TMUX_MCP_TOOLS",
   "TMUX_MCP_DENY_TOOLS",
   "TMUX_MCP_AUDIT",
+  "TMUX_MCP_OWNER",
+  "TMUX_MCP_OWN_PANES_ONLY",
   "TMUX",
   "TMUX_PANE",
 ];
@@ -91,10 +98,17 @@ export const ENV_VARIABLES: readonly string[] = [
 export function fromSourceArgs(startTask: string, checkout: string): string[] {
   const words = startTask.trim().split(/\s+/);
   if (words[0] !== "deno" || words[1] !== "run" || words.at(-1) !== "main.ts") {
-    throw new Error(`the start task must be "deno run ... main.ts": ${startTask}`);
+    throw new Error(
+      `the start task must be "deno run ... main.ts": ${startTask}`,
+    );
   }
   const dir = checkout.endsWith("/") ? checkout.slice(0, -1) : checkout;
-  return [...words.slice(1, -1), "--config", `${dir}/deno.json`, `${dir}/main.ts`];
+  return [
+    ...words.slice(1, -1),
+    "--config",
+    `${dir}/deno.json`,
+    `${dir}/main.ts`,
+  ];
 }
 
 /** `argv` as one line a POSIX shell (and zsh, which refuses an unmatched `*`) runs as is. */
@@ -108,7 +122,7 @@ export function shellLine(argv: readonly string[]): string {
 export const USAGE =
   "usage: tmux-mcp [--socket NAME | --socket-path PATH] [--toolsets LIST | --read-only]\n" +
   "                [--tools LIST] [--deny-tools LIST] [--allow-attended-input]\n" +
-  "                [--audit] [--version] [--help]\n" +
+  "                [--own-panes-only] [--owner ID] [--audit] [--version] [--help]\n" +
   "       tmux-mcp hook attention|working|done|clear|guard|config [...] (tmux-mcp hook --help)";
 
 /** The full `--help` text. */
@@ -142,6 +156,14 @@ ${toolsets}
                             the list of valid ones.
   --allow-attended-input    Let input tools type into panes a person is watching (refused by
                             default). env TMUX_MCP_ALLOW_ATTENDED_INPUT=1.
+  --own-panes-only          Type, paste, run, respawn, kill, clear and pipe only in panes
+                            this server created (create_session, create_window,
+                            split_window, break_pane mark them with the pane option
+                            @tmux-mcp-owner); refuse every other pane.
+                            env TMUX_MCP_OWN_PANES_ONLY=1.
+  --owner ID                The owner id marked on the panes it creates (letters, digits,
+                            . _ -; default: made up at start and printed on stderr). Give
+                            the same id again to own them after a restart. env TMUX_MCP_OWNER.
   --audit                   Also write the audit trail to stderr: one line per call that
                             types, runs, creates, kills or changes something (tool, ids,
                             outcome; never the text typed). Clients with logging get it as
@@ -156,7 +178,8 @@ window when it needs the person or is done, and asks before a tmux tool call tou
 a person watches. tmux-mcp hook config prints the wiring; tmux-mcp hook --help says more.
 
 Environment read: TMUX_MCP_SOCKET, TMUX_MCP_SOCKET_PATH, TMUX_MCP_TOOLSETS,
-TMUX_MCP_TOOLS, TMUX_MCP_DENY_TOOLS, TMUX_MCP_ALLOW_ATTENDED_INPUT, TMUX_MCP_AUDIT, and TMUX and
+TMUX_MCP_TOOLS, TMUX_MCP_DENY_TOOLS, TMUX_MCP_ALLOW_ATTENDED_INPUT, TMUX_MCP_AUDIT,
+TMUX_MCP_OWNER, TMUX_MCP_OWN_PANES_ONLY, and TMUX and
 TMUX_PANE (to recognise the pane this server runs in). Nothing else.
 `;
 }
@@ -180,6 +203,8 @@ export function parseCli(
         tools: { type: "string" },
         "deny-tools": { type: "string" },
         audit: { type: "boolean" },
+        "own-panes-only": { type: "boolean" },
+        owner: { type: "string" },
         "allow-attended-input": { type: "boolean" },
         version: { type: "boolean", short: "V" },
         help: { type: "boolean", short: "h" },
@@ -196,7 +221,10 @@ export function parseCli(
 
   let server: ServerAddress | null;
   try {
-    server = resolveSocket({ socket: v.socket, socketPath: v["socket-path"] }, env);
+    server = resolveSocket(
+      { socket: v.socket, socketPath: v["socket-path"] },
+      env,
+    );
   } catch (error) {
     if (!(error instanceof SocketChoiceError)) throw error;
     throw error.variable ? envError(error.variable, error.message) : flagError(error.message);
@@ -205,7 +233,9 @@ export function parseCli(
   const socketPath = server?.socketPath;
 
   if (v.toolsets !== undefined && v["read-only"]) {
-    throw flagError("--toolsets and --read-only both choose toolsets; give one.");
+    throw flagError(
+      "--toolsets and --read-only both choose toolsets; give one.",
+    );
   }
   let toolsets: readonly Toolset[] = DEFAULT_TOOLSETS;
   if (v["read-only"]) toolsets = ["inspect"];
@@ -222,21 +252,50 @@ export function parseCli(
     }
   }
   const envAllow = nonEmpty(env("TMUX_MCP_ALLOW_ATTENDED_INPUT"));
-  if (envAllow !== undefined && !["0", "1", "true", "false"].includes(envAllow)) {
+  if (
+    envAllow !== undefined && !["0", "1", "true", "false"].includes(envAllow)
+  ) {
     throw envError(
       "TMUX_MCP_ALLOW_ATTENDED_INPUT",
       `TMUX_MCP_ALLOW_ATTENDED_INPUT: "${envAllow}" is not 1 or 0.`,
     );
   }
-  const allowAttendedInput = v["allow-attended-input"] === true || envAllow === "1" ||
+  const allowAttendedInput = v["allow-attended-input"] === true ||
+    envAllow === "1" ||
     envAllow === "true";
   const envAudit = nonEmpty(env("TMUX_MCP_AUDIT"));
-  if (envAudit !== undefined && !["0", "1", "true", "false"].includes(envAudit)) {
-    throw envError("TMUX_MCP_AUDIT", `TMUX_MCP_AUDIT: "${envAudit}" is not 1 or 0.`);
+  if (
+    envAudit !== undefined && !["0", "1", "true", "false"].includes(envAudit)
+  ) {
+    throw envError(
+      "TMUX_MCP_AUDIT",
+      `TMUX_MCP_AUDIT: "${envAudit}" is not 1 or 0.`,
+    );
   }
   const audit = v.audit === true || envAudit === "1" || envAudit === "true";
+  const envOwn = nonEmpty(env("TMUX_MCP_OWN_PANES_ONLY"));
+  if (envOwn !== undefined && !["0", "1", "true", "false"].includes(envOwn)) {
+    throw envError(
+      "TMUX_MCP_OWN_PANES_ONLY",
+      `TMUX_MCP_OWN_PANES_ONLY: "${envOwn}" is not 1 or 0.`,
+    );
+  }
+  const ownPanesOnly = v["own-panes-only"] === true || envOwn === "1" ||
+    envOwn === "true";
+  const owner = v.owner ?? nonEmpty(env("TMUX_MCP_OWNER"));
+  if (owner !== undefined && !OWNER_ID.test(owner)) {
+    const message = `${v.owner !== undefined ? "--owner" : "TMUX_MCP_OWNER"}: ${
+      JSON.stringify(owner)
+    } is not an owner id (1 to 64 letters, digits, '.', '_' or '-')`;
+    throw v.owner !== undefined ? flagError(message) : envError("TMUX_MCP_OWNER", message);
+  }
   const tools = toolNames(v.tools, "--tools", env, "TMUX_MCP_TOOLS");
-  const denyTools = toolNames(v["deny-tools"], "--deny-tools", env, "TMUX_MCP_DENY_TOOLS");
+  const denyTools = toolNames(
+    v["deny-tools"],
+    "--deny-tools",
+    env,
+    "TMUX_MCP_DENY_TOOLS",
+  );
   return {
     kind: "serve",
     options: {
@@ -247,6 +306,8 @@ export function parseCli(
       ...(tools && { tools }),
       ...(denyTools && { denyTools }),
       ...(audit && { audit }),
+      ...(owner !== undefined && { owner }),
+      ...(ownPanesOnly && { ownPanesOnly }),
     },
   };
 }
@@ -268,10 +329,14 @@ function toolNames(
     flagValue !== undefined
       ? flagError(`${flagName}: ${message}`)
       : envError(variable, `${variable}: ${message}`);
-  const names = [...new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
+  const names = [
+    ...new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== "")),
+  ];
   if (names.length === 0) throw fail("no tool named");
   const odd = names.find((n) => !/^[a-z][a-z0-9_]{0,63}$/.test(n));
-  if (odd !== undefined) throw fail(`${JSON.stringify(odd)} is not a tool name`);
+  if (odd !== undefined) {
+    throw fail(`${JSON.stringify(odd)} is not a tool name`);
+  }
   return names;
 }
 
@@ -282,5 +347,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 /** node:util's messages name the option; keep their first sentence. */
 function nodeParseMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.split("\n")[0].replace(/\. To specify an option argument.*$/, ".");
+  return message.split("\n")[0].replace(
+    /\. To specify an option argument.*$/,
+    ".",
+  );
 }

@@ -9,6 +9,7 @@ import type { ServeOptions } from "./cli.ts";
 import { warn } from "./diagnostics.ts";
 import { serveStdio } from "./server.ts";
 import { MAX_RESULT_BYTES } from "./mcp/bounds.ts";
+import { newOwnerId } from "./mcp/ownership.ts";
 import { ToolSelectionError } from "./mcp/registry.ts";
 import { TmuxError, TmuxRunner } from "./tmux/run.ts";
 import { describeServer } from "./tmux/which_server.ts";
@@ -27,17 +28,24 @@ export async function startServer(
   const runner = new TmuxRunner();
   let tmuxVersion: string;
   try {
-    tmuxVersion = new TextDecoder().decode(await runner.run({}, ["-V"], { timeoutMs: 5_000 }))
+    tmuxVersion = new TextDecoder().decode(
+      await runner.run({}, ["-V"], { timeoutMs: 5_000 }),
+    )
       .trim();
   } catch (error) {
     warn(`tmux-mcp: cannot start: ${tmuxFailure(error, howToRun)}`);
     return 1;
   }
-  const address = { socketName: options.socketName, socketPath: options.socketPath };
+  const address = {
+    socketName: options.socketName,
+    socketPath: options.socketPath,
+  };
+  const owner = options.owner ?? newOwnerId();
   const selected = [
     options.tools ? `, only tools ${options.tools.join(",")}` : "",
     options.denyTools ? `, denied tools ${options.denyTools.join(",")}` : "",
     options.audit ? ", audit on stderr" : "",
+    `, owner ${owner}${options.ownPanesOnly ? " (own panes only)" : ""}`,
   ].join("");
   warn(
     `tmux-mcp ${version}: ${tmuxVersion}, ${describeServer(address, env("TMUX"))}, toolsets ${
@@ -55,7 +63,13 @@ export async function startServer(
       maxResultBytes: MAX_RESULT_BYTES,
       allowAttendedInput: options.allowAttendedInput,
       audit: options.audit,
-      callerEnv: { tmux: env("TMUX"), tmuxPane: env("TMUX_PANE"), ppid: Deno.ppid },
+      owner,
+      ownPanesOnly: options.ownPanesOnly,
+      callerEnv: {
+        tmux: env("TMUX"),
+        tmuxPane: env("TMUX_PANE"),
+        ppid: Deno.ppid,
+      },
     });
   } catch (error) {
     if (!(error instanceof ToolSelectionError)) throw error;
@@ -67,7 +81,9 @@ export async function startServer(
 
 /** Why `tmux -V` failed, and what fixes it, in one line. */
 function tmuxFailure(error: unknown, howToRun: string): string {
-  if (!(error instanceof TmuxError)) return `${String(error)} Check that tmux -V works in a shell.`;
+  if (!(error instanceof TmuxError)) {
+    return `${String(error)} Check that tmux -V works in a shell.`;
+  }
   if (error.kind === "not-installed" && /^Not permitted/.test(error.message)) {
     // Deno refused to start tmux: a from-source start without the permission flags.
     return `Deno does not let it run tmux (it was started without --allow-run=tmux). ${howToRun}`

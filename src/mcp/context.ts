@@ -39,12 +39,20 @@ export interface ServerConfig {
   readonly allowAttendedInput?: boolean;
   /** Whether the audit trail also goes to stderr (`--audit`). */
   readonly audit?: boolean;
+  /** This server's owner id: the mark on the panes it creates (`--owner`, or made up). */
+  readonly owner?: string;
+  /** Act (type, run, kill...) only on panes marked with {@link owner} (`--own-panes-only`). */
+  readonly ownPanesOnly?: boolean;
   /** Where diagnostic lines go: stderr, unless a test collects them. */
   readonly diagnostics?: (line: string) => void;
 }
 
 /** Progress reporting for long calls; a no-op when the client asked for none. */
-export type ProgressFn = (progress: number, total?: number, message?: string) => Promise<void>;
+export type ProgressFn = (
+  progress: number,
+  total?: number,
+  message?: string,
+) => Promise<void>;
 
 /** The levels of a log message (MCP's, after syslog). */
 export type LogLevel =
@@ -63,7 +71,11 @@ export type LogLevel =
  * a `notifications/message` only to a client that asked for them at that level, on a server
  * that declares logging.
  */
-export type LogFn = (level: LogLevel, message: string, options?: LogOptions) => void;
+export type LogFn = (
+  level: LogLevel,
+  message: string,
+  options?: LogOptions,
+) => void;
 
 /** Where a log message goes besides the default. */
 export interface LogOptions {
@@ -133,17 +145,32 @@ export class TmuxContext {
 
   /** Runs tmux on this call's server with the call's cancellation. */
   run(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
-    return this.runner.run(this.address, args, { signal: this.signal, timeoutMs });
+    return this.runner.run(this.address, args, {
+      signal: this.signal,
+      timeoutMs,
+    });
   }
 
   /** One atomic read of the server: all of it, or what `scope` names. */
   snapshot(scope?: SnapshotScope): Promise<Snapshot> {
-    return takeSnapshot(this.runner, this.address, { signal: this.signal }, scope);
+    return takeSnapshot(
+      this.runner,
+      this.address,
+      { signal: this.signal },
+      scope,
+    );
   }
 
   /** The same read with only each pane's {@link PaneBrief} fields: for listings. */
-  briefSnapshot(scope?: Omit<SnapshotScope, "brief">): Promise<Snapshot<PaneBrief>> {
-    return takeBriefSnapshot(this.runner, this.address, { signal: this.signal }, scope);
+  briefSnapshot(
+    scope?: Omit<SnapshotScope, "brief">,
+  ): Promise<Snapshot<PaneBrief>> {
+    return takeBriefSnapshot(
+      this.runner,
+      this.address,
+      { signal: this.signal },
+      scope,
+    );
   }
 
   /**
@@ -152,7 +179,11 @@ export class TmuxContext {
    * hint), every pane is read instead, so the whole cohort is judged.
    */
   async guardSnapshot(paneId: string): Promise<Snapshot> {
-    const one = await this.snapshot({ sessions: false, windows: false, paneId });
+    const one = await this.snapshot({
+      sessions: false,
+      windows: false,
+      paneId,
+    });
     const pane = one.panes[0];
     if (pane && !pane.synchronized) return one;
     return await this.snapshot({ sessions: false, windows: false });
@@ -188,7 +219,9 @@ export class TmuxContext {
     throw new ToolFailure(
       `No session ${JSON.stringify(ref)} on ${this.socketLabel}.`,
       `Sessions: ${
-        sample(snapshot.sessions.map((s) => `${s.id} ${JSON.stringify(s.name)}`))
+        sample(
+          snapshot.sessions.map((s) => `${s.id} ${JSON.stringify(s.name)}`),
+        )
       } — list_sessions lists them all.`,
     );
   }

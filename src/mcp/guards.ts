@@ -15,6 +15,7 @@ import { judgeResult, TmuxError } from "../tmux/run.ts";
 import type { PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
+import { ownedFormat, requireOwned } from "./ownership.ts";
 
 /** What a caller may lift. */
 export interface InputGuardOptions {
@@ -98,15 +99,18 @@ export function guardInput(
 
 /**
  * Refuses to destroy (kill, clear) panes that include the caller's own or one a person is
- * watching, unless `force`. `what` names the thing being destroyed for the message.
+ * watching, unless `force`; and, under `--own-panes-only`, any pane this server did not
+ * create, force or not. `what` names the thing being destroyed for the message.
  */
-export function guardDestroy(
+export async function guardDestroy(
   ctx: TmuxContext,
   snapshot: Snapshot,
   panes: readonly PaneRow[],
   what: string,
   force: boolean | undefined,
-): void {
+): Promise<void> {
+  // Not lifted by force: only a restart without --own-panes-only lifts it.
+  await requireOwned(ctx, panes, `Destroying ${what[0].toLowerCase()}${what.slice(1)}`);
   if (force) return;
   const caller = ctx.caller(snapshot);
   const own = panes.find((p) => p.id === caller.paneId);
@@ -462,16 +466,28 @@ export async function deliverInput(
 ): Promise<PaneRow[]> {
   let current = snapshot;
   let target = pane;
+  const what = `Input into ${pane.id}`;
   for (let attempt = 0; attempt < 2; attempt++) {
     const cohort = guardInput(ctx, current, target, options);
+    await requireOwned(ctx, cohort, what);
+    // Under --own-panes-only tmux re-checks each pane's owner mark at the instant too.
+    const owned = ctx.config.ownPanesOnly && ctx.config.owner
+      ? cohort.map((p) => ({ target: p.id, format: ownedFormat(ctx.config.owner!) }))
+      : [];
     const conditions = [
       ...(options.shellConditions ?? []),
+      ...owned,
       inputCondition(ctx, current, target, options),
     ];
     const { failed } = await runIf(ctx, conditions, commands);
     if (failed === null) return cohort;
-    if (failed < (options.shellConditions?.length ?? 0)) {
+    const shells = options.shellConditions?.length ?? 0;
+    if (failed < shells) {
       throw options.shellRefusals?.[failed] ?? new ToolFailure(`Nothing was sent to ${pane.id}.`);
+    }
+    if (failed < shells + owned.length) {
+      await requireOwned(ctx, cohort, what);
+      throw new ToolFailure(`Nothing was sent to ${pane.id}: its owner mark changed.`);
     }
     current = await ctx.guardSnapshot(pane.id);
     target = ctx.pane(current, pane.id);

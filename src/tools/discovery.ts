@@ -7,6 +7,7 @@
  * @module
  */
 
+import { ownerOf } from "../mcp/ownership.ts";
 import { z } from "zod";
 import { boundMetadata, capList, fitEntries } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
@@ -535,6 +536,10 @@ const paneDetail = {
   active: z.boolean(),
   command: z.string().describe("The command tmux reports running in it."),
   atPrompt: z.boolean().describe("Its shell holds the terminal: at its prompt, nothing running."),
+  owner: z.string().nullable().describe(
+    "The tmux-mcp server that created it (its @tmux-mcp-owner mark), or null.",
+  ),
+  ownedByThisServer: z.boolean(),
   startCommand: z.string().describe("The command the pane was started with, if any."),
   cwd: z.string(),
   title: z.string(),
@@ -572,14 +577,16 @@ const paneDetail = {
 async function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) {
   const caller = ctx.caller(snapshot);
   const watchers = ctx.attended(snapshot).get(p.id) ?? [];
+  const mark = await ownerOf(ctx, p.id);
   const bounded = boundMetadata({
+    owner: mark,
     windowName: p.windowName,
     command: p.command,
     startCommand: p.startCommand,
     cwd: p.cwd,
     title: p.title,
     tty: p.tty,
-  }, ["windowName", "command", "startCommand", "cwd", "title", "tty"]);
+  }, ["owner", "windowName", "command", "startCommand", "cwd", "title", "tty"]);
   const { placements, omittedPlacements } = boundPlacements(p.placements);
   return {
     id: p.id,
@@ -587,6 +594,8 @@ async function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) 
     index: p.index,
     active: p.active,
     ...bounded,
+    owner: mark === "" ? null : bounded.owner,
+    ownedByThisServer: mark !== "" && mark === ctx.config.owner,
     atPrompt: await paneAtPrompt(ctx.runner, ctx.address, p.id, p, ctx.signal),
     pid: p.pid,
     width: p.width,

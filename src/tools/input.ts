@@ -18,6 +18,7 @@ import { byteLength, cutString } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { failureText, ToolFailure } from "../mcp/errors.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/guards.ts";
+import { requireOwned } from "../mcp/ownership.ts";
 import { newBufferName } from "./buffers.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
@@ -600,6 +601,7 @@ const runCommand = defineTool({
     const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
     const cohort = guardInput(ctx, snapshot, pane, { force: args.force });
+    await requireOwned(ctx, cohort, `Running a command in ${pane.id}`);
     if (cohort.length > 1) {
       throw new ToolFailure(
         `Pane ${pane.id} is in window ${pane.windowId} with synchronize-panes on: the command ` +

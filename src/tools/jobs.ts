@@ -26,7 +26,7 @@ import { z } from "zod";
 import { TmuxContext } from "../mcp/context.ts";
 import type { ResourceSpec } from "../mcp/resources.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import { defineTool, READ_ONLY, socketNameField, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
@@ -557,7 +557,7 @@ function parseJobUri(uri: string): { jobId: string; socketName?: string } {
     throw new ToolFailure(`${uri}: the only query a resource takes is ?socket=NAME.`);
   }
   const socket = url.searchParams.get("socket") ?? undefined;
-  if (socket !== undefined && (socket === "" || /[/\x00-\x1f\x7f]/.test(socket))) {
+  if (socket !== undefined && (socket === "" || !socketNameField.safeParse(socket).success)) {
     throw new ToolFailure(`${uri}: socket must be a tmux socket name.`);
   }
   return { jobId: m[1], socketName: socket };

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { markOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
@@ -85,13 +86,16 @@ async function created(
   view?: { snapshot: Snapshot; scope: ViewScope; what: string },
 ): Promise<string[]> {
   const guard = newGuard();
-  const argv = [...args, "-P", "-F", recordFormat(guard, fields), ...tail];
+  // The new pane's id comes last, for its owner mark (ownership.ts).
+  const all = [...fields, "#{pane_id}"];
+  const argv = [...args, "-P", "-F", recordFormat(guard, all), ...tail];
   const out = view
     ? await changeView(ctx, view.snapshot, view.scope, view.what, argvCommands(argv))
     : await ctx.run(argv);
-  const [record] = parseRecords(out, guard, fields.length);
+  const [record] = parseRecords(out, guard, all.length);
   if (!record) throw new ToolFailure("tmux created nothing and printed no ids.");
-  return record;
+  await markOwned(ctx, [record[fields.length]]);
+  return record.slice(0, fields.length);
 }
 
 /** The trailing shell command argument, behind `--` so a leading `-` is no flag. */

@@ -16,6 +16,7 @@
  * @module
  */
 
+import { requireOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import { boundMetadata, cutString, fitEntries, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
@@ -897,6 +898,7 @@ const pipePane = defineTool({
     }
     const snapshot = await ctx.snapshot();
     const pane = ctx.pane(snapshot, args.paneId);
+    await requireOwned(ctx, [pane], `Piping pane ${pane.id}`);
     const shell = args.path !== undefined ? `cat >> ${shellQuote(args.path)}` : args.command;
     // tmux expands pipe-pane's command as a format: `#` is doubled so it stays text.
     if (shell !== undefined) await ctx.run(["pipe-pane", "-t", pane.id, "--", formatArg(shell)]);

@@ -138,7 +138,7 @@ const killPane = defineTool({
   async run(args, ctx) {
     const before = await ctx.snapshot();
     const pane = ctx.pane(before, args.paneId);
-    guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
+    await guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
     const reach = reachOfWindows(before, [pane.windowId]);
     return await killAndReport(ctx, before, {
       ...reach,
@@ -163,7 +163,7 @@ const killWindow = defineTool({
     const window = ctx.window(before, args.windowId);
     const reach = reachOfWindows(before, [window.id]);
     const panes = before.panes.filter((p) => reach.panes.has(p.id));
-    guardDestroy(ctx, before, panes, `Window ${window.id}`, args.force);
+    await guardDestroy(ctx, before, panes, `Window ${window.id}`, args.force);
     return await killAndReport(ctx, before, reach, ["kill-window", "-t", window.id]);
   },
 });
@@ -186,7 +186,7 @@ const killSession = defineTool({
     );
     const reach = reachOfWindows(before, windows.map((w) => w.id));
     const panes = before.panes.filter((p) => reach.panes.has(p.id));
-    guardDestroy(
+    await guardDestroy(
       ctx,
       before,
       panes,
@@ -213,7 +213,13 @@ const killServer = defineTool({
   async run(args, ctx) {
     const before = await ctx.snapshot();
     ctx.requireRunning(before);
-    guardDestroy(ctx, before, before.panes, `The tmux server on ${ctx.socketLabel}`, args.force);
+    await guardDestroy(
+      ctx,
+      before,
+      before.panes,
+      `The tmux server on ${ctx.socketLabel}`,
+      args.force,
+    );
     const reach = reachOfWindows(before, before.windows.map((w) => w.id));
     return await killAndReport(ctx, before, {
       ...reach,
@@ -251,7 +257,7 @@ const clearPane = defineTool({
     }
     const before = await ctx.snapshot();
     const pane: PaneRow = ctx.pane(before, args.paneId);
-    guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
+    await guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
     const argv: string[] = [];
     if (args.screen) argv.push("send-keys", "-R", "-t", pane.id);
     if (args.history) argv.push(...(argv.length ? [";"] : []), "clear-history", "-t", pane.id);

@@ -30,6 +30,9 @@ export interface ConnectOptions {
   /** `--tools` and `--deny-tools`. */
   readonly tools?: readonly string[];
   readonly denyTools?: readonly string[];
+  /** `--owner` and `--own-panes-only`. */
+  readonly owner?: string;
+  readonly ownPanesOnly?: boolean;
 }
 
 /** A connected client and helpers. */
@@ -56,6 +59,8 @@ export async function connect(options: ConnectOptions = {}): Promise<TestClient>
     runner: options.runner,
     tools: options.tools,
     denyTools: options.denyTools,
+    owner: options.owner,
+    ownPanesOnly: options.ownPanesOnly,
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: "tmux-mcp-tests", version: "1" });

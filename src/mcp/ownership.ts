@@ -1,0 +1,113 @@
+/**
+ * Agent-owned panes. Every pane this server creates (create_session, create_window,
+ * split_window, break_pane) is marked in tmux itself with a pane user option naming this
+ * server's owner id — so a person sees it (`tmux show-options -p`), and a restart of the
+ * server with the same `--owner` knows its panes again. With `--own-panes-only`, every tool
+ * that types, pastes, runs, respawns, kills, clears or pipes acts only on panes marked with
+ * this server's owner id, and refuses any other with the reason.
+ *
+ * The check is made twice, as the other guards are: against a read of the marks before the
+ * act (a refusal that says whose the pane is), and, for input, by tmux itself on the same
+ * command line as the act (`#{@tmux-mcp-owner}` compared in the if-shell condition).
+ *
+ * @module
+ */
+
+import { execFast, execOnce } from "../tmux/control.ts";
+import { newGuard, parseRecords, randomHex, recordFormat } from "../tmux/format.ts";
+import { judgeResult } from "../tmux/run.ts";
+import type { TmuxContext } from "./context.ts";
+import { OWNER_ID } from "./owner_id.ts";
+import { ToolFailure } from "./errors.ts";
+
+/** The pane user option that names the owner. */
+export const OWNER_OPTION = "@tmux-mcp-owner";
+
+export { OWNER_ID };
+
+/** An owner id for a server started without `--owner`. */
+export function newOwnerId(): string {
+  return `tmux-mcp-${randomHex(4)}`;
+}
+
+/** A tmux condition (format) that is 1 while the pane it is expanded for is `owner`'s. */
+export function ownedFormat(owner: string): string {
+  if (!OWNER_ID.test(owner)) throw new RangeError(`not an owner id: ${owner}`);
+  return `#{==:#{${OWNER_OPTION}},${owner}}`;
+}
+
+/** The owner of each pane named (absent: unmarked), read in one tmux call. */
+export async function ownersOf(
+  ctx: TmuxContext,
+  paneIds: readonly string[],
+): Promise<Map<string, string>> {
+  const guard = newGuard();
+  const format = recordFormat(guard, ["#{pane_id}", `#{${OWNER_OPTION}}`]);
+  const stdout = judgeResult(
+    await execFast(ctx.runner, ctx.address, ["list-panes", "-a", "-F", format], {
+      signal: ctx.signal,
+    }),
+  );
+  const wanted = new Set(paneIds);
+  const owners = new Map<string, string>();
+  for (const [id, owner] of parseRecords(stdout, guard, 2)) {
+    if (wanted.has(id) && owner !== "") owners.set(id, owner);
+  }
+  return owners;
+}
+
+/** The owner mark of one pane ("" when unmarked or gone). */
+export async function ownerOf(ctx: TmuxContext, paneId: string): Promise<string> {
+  const result = await execFast(ctx.runner, ctx.address, [
+    "display-message",
+    "-p",
+    "-t",
+    paneId,
+    `#{${OWNER_OPTION}}`,
+  ], { signal: ctx.signal });
+  return result.code === 0 ? new TextDecoder().decode(result.stdout).replace(/\n$/, "") : "";
+}
+
+/**
+ * Refuses, under `--own-panes-only`, when any of `panes` is not this server's: `what` names
+ * the act for the message ("Typing into %3", "Killing window @2").
+ */
+export async function requireOwned(
+  ctx: TmuxContext,
+  panes: readonly { readonly id: string }[],
+  what: string,
+): Promise<void> {
+  if (!ctx.config.ownPanesOnly || panes.length === 0) return;
+  const owners = await ownersOf(ctx, panes.map((p) => p.id));
+  const mine = ctx.config.owner;
+  const other = panes.find((p) => owners.get(p.id) !== mine);
+  if (!other) return;
+  const owner = owners.get(other.id);
+  throw new ToolFailure(
+    `${what} is refused: pane ${other.id} was not created by this server (${
+      owner === undefined ? "it carries no owner mark" : `its owner is ${JSON.stringify(owner)}`
+    }; this server is ${JSON.stringify(mine)}), and it runs with --own-panes-only.`,
+    "Work in panes this server creates (create_window, split_window, create_session); a " +
+      "person can lift this by restarting the server without --own-panes-only.",
+  );
+}
+
+/**
+ * Marks panes this server just created as its own. Best effort: a pane that is already gone
+ * needs no mark, and a mark that failed leaves the pane unowned (the safe side).
+ */
+export async function markOwned(ctx: TmuxContext, paneIds: readonly string[]): Promise<void> {
+  const owner = ctx.config.owner;
+  if (!owner || paneIds.length === 0) return;
+  const args = paneIds.flatMap((id, i) => [
+    ...(i > 0 ? [";"] : []),
+    "set-option",
+    "-p",
+    "-t",
+    id,
+    OWNER_OPTION,
+    owner,
+  ]);
+  // Not cancelled with the call: a pane that was made is marked.
+  await execOnce(ctx.runner, ctx.address, args).catch(() => {});
+}

@@ -1,0 +1,145 @@
+/**
+ * Agent-owned panes: what this server creates carries its owner mark in tmux; with
+ * `--own-panes-only` it types, runs, pastes, respawns, kills, clears and pipes only there,
+ * refusing any other pane with the reason — also after a restart with the same `--owner`, and
+ * never by taking a pane over (moving it, breaking it out) that it did not create.
+ */
+
+import assert from "node:assert/strict";
+import { parseCli, UsageError } from "../src/cli.ts";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, TestTmux } from "./helpers/tmux.ts";
+
+type Pane = { owner: string | null; ownedByThisServer: boolean };
+
+Deno.test("--own-panes-only and --owner: flags, variables, and what an owner id may be", () => {
+  const on = parseCli(["--own-panes-only", "--owner", "agent.A-1"], () => undefined);
+  assert.ok(on.kind === "serve" && on.options.ownPanesOnly && on.options.owner === "agent.A-1");
+  const env = parseCli(
+    [],
+    (n) => ({ TMUX_MCP_OWN_PANES_ONLY: "1", TMUX_MCP_OWNER: "x" } as Record<string, string>)[n],
+  );
+  assert.ok(env.kind === "serve" && env.options.ownPanesOnly && env.options.owner === "x");
+  const off = parseCli([], () => undefined);
+  assert.ok(off.kind === "serve" && !("ownPanesOnly" in off.options) && !("owner" in off.options));
+  for (const bad of ["a b", "#{pane_id}", "x".repeat(65), "a,b", "é"]) {
+    assert.throws(() => parseCli(["--owner", bad], () => undefined), UsageError, bad);
+  }
+  assert.throws(
+    () => parseCli([], (n) => n === "TMUX_MCP_OWN_PANES_ONLY" ? "yes" : undefined),
+    /TMUX_MCP_OWN_PANES_ONLY: "yes" is not 1 or 0/,
+  );
+});
+
+Deno.test("own panes only: every act on a pane it did not create is refused, its own are not", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  let other: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket, owner: "agent-a", ownPanesOnly: true });
+    const theirs = t.ids.paneId;
+    const info = await c.ok<Pane>("get_pane_info", { paneId: theirs });
+    assert.deepEqual([info.owner, info.ownedByThisServer], [null, false]);
+    const refusals: [string, Record<string, unknown>][] = [
+      ["send_keys", { paneId: theirs, text: "echo no", enter: true }],
+      ["send_keys_batch", { operations: [{ paneId: theirs, text: "x" }] }],
+      ["paste_text", { paneId: theirs, text: "no" }],
+      ["run_command", { paneId: theirs, command: "echo no" }],
+      ["respawn_pane", { paneId: theirs, kill: true }],
+      ["clear_pane", { paneId: theirs }],
+      ["pipe_pane", { paneId: theirs, path: "/dev/null" }],
+      ["kill_pane", { paneId: theirs, force: true }],
+      ["kill_window", { windowId: t.ids.windowId, force: true }],
+      ["kill_session", { session: t.ids.sessionId, force: true }],
+    ];
+    for (const [tool, args] of refusals) {
+      const result = await c.call(tool, args);
+      const text = JSON.stringify(result);
+      assert.match(text, /not created by this server.*own-panes-only/, `${tool}: ${text}`);
+    }
+    // Nothing happened to it.
+    assert.ok(!(await t.tmux("capture-pane", "-p", "-t", theirs)).includes("no"));
+
+    // A window it creates is its own: marked in tmux, where a person can see it.
+    const made = await c.ok<{ windowId: string; paneId: string }>("create_window", {
+      session: t.ids.sessionId,
+      command: "sh",
+    });
+    const mark = await t.tmux("show-options", "-p", "-t", made.paneId, "@tmux-mcp-owner");
+    assert.equal(mark.trim(), "@tmux-mcp-owner agent-a");
+    const mine = await c.ok<Pane>("get_pane_info", { paneId: made.paneId });
+    assert.deepEqual([mine.owner, mine.ownedByThisServer], ["agent-a", true]);
+    await t.prompt(made.paneId);
+    const run = await c.ok<{ exitStatus: number; output: string }>("run_command", {
+      paneId: made.paneId,
+      command: "echo mine",
+    });
+    assert.deepEqual([run.exitStatus, run.output], [0, "mine"]);
+    const split = await c.ok<{ paneId: string }>("split_window", {
+      paneId: made.paneId,
+      command: "sh",
+    });
+    await c.ok("send_keys", { paneId: split.paneId, text: "echo split", enter: true });
+
+    // Breaking a pane it does not own out into a window of its own does not make it its own.
+    await t.tmux("split-window", "-d", "-t", theirs, "sh");
+    const broken = await c.ok<{ windowId: string }>("break_pane", { paneId: theirs });
+    assert.ok(broken.windowId);
+    assert.match(
+      await c.fail("send_keys", { paneId: theirs, text: "x" }),
+      /not created by this server/,
+    );
+
+    // Another server with another owner id: the panes are not its own.
+    other = await connect({ socketName: t.socket, owner: "agent-b", ownPanesOnly: true });
+    assert.match(
+      await other.fail("send_keys", { paneId: made.paneId, text: "x" }),
+      /its owner is "agent-a"; this server is "agent-b"/,
+    );
+    // Without --own-panes-only the mark is only information.
+    const free = await connect({ socketName: t.socket, owner: "agent-b" });
+    try {
+      await free.ok("send_keys", { paneId: theirs, text: "", keys: ["Escape"] });
+    } finally {
+      await free.close();
+    }
+    // Its own pane, killed.
+    await c.ok("kill_pane", { paneId: split.paneId });
+  } finally {
+    await c?.close();
+    await other?.close();
+    await t.kill();
+  }
+});
+
+Deno.test("the real process: the owner id is printed at start and owns its panes after a restart", async () => {
+  const t = await TestTmux.start();
+  const { cmd, args } = startCommand();
+  const start = (...extra: string[]) =>
+    new StdioServer(cmd, [...args, "--socket", t.socket, ...extra], cleanEnv());
+  try {
+    const first = start("--own-panes-only", "--owner", "builder-7");
+    await first.initialize();
+    const made = (await first.callTool("create_window", {
+      session: t.ids.sessionId,
+      command: "sh",
+    })).structuredContent as { paneId: string };
+    await first.closeStdin();
+    assert.match(first.stderr, /owner builder-7 \(own panes only\)/);
+
+    const second = start("--own-panes-only", "--owner", "builder-7");
+    await second.initialize();
+    await t.prompt(made.paneId);
+    const ok = await second.callTool("send_keys", { paneId: made.paneId, text: "echo again" });
+    assert.notEqual(ok.isError, true, JSON.stringify(ok));
+    await second.closeStdin();
+
+    const anonymous = start();
+    await anonymous.initialize();
+    await anonymous.closeStdin();
+    assert.match(anonymous.stderr, /owner tmux-mcp-[0-9a-f]{8}\b/);
+  } finally {
+    await t.kill();
+  }
+});
