@@ -98,17 +98,10 @@ export const ENV_VARIABLES: readonly string[] = [
 export function fromSourceArgs(startTask: string, checkout: string): string[] {
   const words = startTask.trim().split(/\s+/);
   if (words[0] !== "deno" || words[1] !== "run" || words.at(-1) !== "main.ts") {
-    throw new Error(
-      `the start task must be "deno run ... main.ts": ${startTask}`,
-    );
+    throw new Error(`the start task must be "deno run ... main.ts": ${startTask}`);
   }
   const dir = checkout.endsWith("/") ? checkout.slice(0, -1) : checkout;
-  return [
-    ...words.slice(1, -1),
-    "--config",
-    `${dir}/deno.json`,
-    `${dir}/main.ts`,
-  ];
+  return [...words.slice(1, -1), "--config", `${dir}/deno.json`, `${dir}/main.ts`];
 }
 
 /** `argv` as one line a POSIX shell (and zsh, which refuses an unmatched `*`) runs as is. */
@@ -158,9 +151,8 @@ ${toolsets}
                             default). env TMUX_MCP_ALLOW_ATTENDED_INPUT=1.
   --own-panes-only          Type, paste, run, respawn, kill, clear and pipe only in panes
                             this server created (create_session, create_window,
-                            split_window, break_pane mark them with the pane option
-                            @tmux-mcp-owner); refuse every other pane.
-                            env TMUX_MCP_OWN_PANES_ONLY=1.
+                            split_window mark them with the pane option @tmux-mcp-owner);
+                            refuse every other pane. env TMUX_MCP_OWN_PANES_ONLY=1.
   --owner ID                The owner id marked on the panes it creates (letters, digits,
                             . _ -; default: made up at start and printed on stderr). Give
                             the same id again to own them after a restart. env TMUX_MCP_OWNER.
@@ -221,10 +213,7 @@ export function parseCli(
 
   let server: ServerAddress | null;
   try {
-    server = resolveSocket(
-      { socket: v.socket, socketPath: v["socket-path"] },
-      env,
-    );
+    server = resolveSocket({ socket: v.socket, socketPath: v["socket-path"] }, env);
   } catch (error) {
     if (!(error instanceof SocketChoiceError)) throw error;
     throw error.variable ? envError(error.variable, error.message) : flagError(error.message);
@@ -233,9 +222,7 @@ export function parseCli(
   const socketPath = server?.socketPath;
 
   if (v.toolsets !== undefined && v["read-only"]) {
-    throw flagError(
-      "--toolsets and --read-only both choose toolsets; give one.",
-    );
+    throw flagError("--toolsets and --read-only both choose toolsets; give one.");
   }
   let toolsets: readonly Toolset[] = DEFAULT_TOOLSETS;
   if (v["read-only"]) toolsets = ["inspect"];
@@ -252,25 +239,17 @@ export function parseCli(
     }
   }
   const envAllow = nonEmpty(env("TMUX_MCP_ALLOW_ATTENDED_INPUT"));
-  if (
-    envAllow !== undefined && !["0", "1", "true", "false"].includes(envAllow)
-  ) {
+  if (envAllow !== undefined && !["0", "1", "true", "false"].includes(envAllow)) {
     throw envError(
       "TMUX_MCP_ALLOW_ATTENDED_INPUT",
       `TMUX_MCP_ALLOW_ATTENDED_INPUT: "${envAllow}" is not 1 or 0.`,
     );
   }
-  const allowAttendedInput = v["allow-attended-input"] === true ||
-    envAllow === "1" ||
+  const allowAttendedInput = v["allow-attended-input"] === true || envAllow === "1" ||
     envAllow === "true";
   const envAudit = nonEmpty(env("TMUX_MCP_AUDIT"));
-  if (
-    envAudit !== undefined && !["0", "1", "true", "false"].includes(envAudit)
-  ) {
-    throw envError(
-      "TMUX_MCP_AUDIT",
-      `TMUX_MCP_AUDIT: "${envAudit}" is not 1 or 0.`,
-    );
+  if (envAudit !== undefined && !["0", "1", "true", "false"].includes(envAudit)) {
+    throw envError("TMUX_MCP_AUDIT", `TMUX_MCP_AUDIT: "${envAudit}" is not 1 or 0.`);
   }
   const audit = v.audit === true || envAudit === "1" || envAudit === "true";
   const envOwn = nonEmpty(env("TMUX_MCP_OWN_PANES_ONLY"));
@@ -280,8 +259,7 @@ export function parseCli(
       `TMUX_MCP_OWN_PANES_ONLY: "${envOwn}" is not 1 or 0.`,
     );
   }
-  const ownPanesOnly = v["own-panes-only"] === true || envOwn === "1" ||
-    envOwn === "true";
+  const ownPanesOnly = v["own-panes-only"] === true || envOwn === "1" || envOwn === "true";
   const owner = v.owner ?? nonEmpty(env("TMUX_MCP_OWNER"));
   if (owner !== undefined && !OWNER_ID.test(owner)) {
     const message = `${v.owner !== undefined ? "--owner" : "TMUX_MCP_OWNER"}: ${
@@ -290,12 +268,7 @@ export function parseCli(
     throw v.owner !== undefined ? flagError(message) : envError("TMUX_MCP_OWNER", message);
   }
   const tools = toolNames(v.tools, "--tools", env, "TMUX_MCP_TOOLS");
-  const denyTools = toolNames(
-    v["deny-tools"],
-    "--deny-tools",
-    env,
-    "TMUX_MCP_DENY_TOOLS",
-  );
+  const denyTools = toolNames(v["deny-tools"], "--deny-tools", env, "TMUX_MCP_DENY_TOOLS");
   return {
     kind: "serve",
     options: {
@@ -329,14 +302,10 @@ function toolNames(
     flagValue !== undefined
       ? flagError(`${flagName}: ${message}`)
       : envError(variable, `${variable}: ${message}`);
-  const names = [
-    ...new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== "")),
-  ];
+  const names = [...new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
   if (names.length === 0) throw fail("no tool named");
   const odd = names.find((n) => !/^[a-z][a-z0-9_]{0,63}$/.test(n));
-  if (odd !== undefined) {
-    throw fail(`${JSON.stringify(odd)} is not a tool name`);
-  }
+  if (odd !== undefined) throw fail(`${JSON.stringify(odd)} is not a tool name`);
   return names;
 }
 
@@ -347,8 +316,5 @@ function nonEmpty(value: string | undefined): string | undefined {
 /** node:util's messages name the option; keep their first sentence. */
 function nodeParseMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.split("\n")[0].replace(
-    /\. To specify an option argument.*$/,
-    ".",
-  );
+  return message.split("\n")[0].replace(/\. To specify an option argument.*$/, ".");
 }

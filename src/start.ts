@@ -28,18 +28,13 @@ export async function startServer(
   const runner = new TmuxRunner();
   let tmuxVersion: string;
   try {
-    tmuxVersion = new TextDecoder().decode(
-      await runner.run({}, ["-V"], { timeoutMs: 5_000 }),
-    )
+    tmuxVersion = new TextDecoder().decode(await runner.run({}, ["-V"], { timeoutMs: 5_000 }))
       .trim();
   } catch (error) {
     warn(`tmux-mcp: cannot start: ${tmuxFailure(error, howToRun)}`);
     return 1;
   }
-  const address = {
-    socketName: options.socketName,
-    socketPath: options.socketPath,
-  };
+  const address = { socketName: options.socketName, socketPath: options.socketPath };
   const owner = options.owner ?? newOwnerId();
   const selected = [
     options.tools ? `, only tools ${options.tools.join(",")}` : "",
@@ -65,11 +60,7 @@ export async function startServer(
       audit: options.audit,
       owner,
       ownPanesOnly: options.ownPanesOnly,
-      callerEnv: {
-        tmux: env("TMUX"),
-        tmuxPane: env("TMUX_PANE"),
-        ppid: Deno.ppid,
-      },
+      callerEnv: { tmux: env("TMUX"), tmuxPane: env("TMUX_PANE"), ppid: Deno.ppid },
     });
   } catch (error) {
     if (!(error instanceof ToolSelectionError)) throw error;
@@ -81,9 +72,7 @@ export async function startServer(
 
 /** Why `tmux -V` failed, and what fixes it, in one line. */
 function tmuxFailure(error: unknown, howToRun: string): string {
-  if (!(error instanceof TmuxError)) {
-    return `${String(error)} Check that tmux -V works in a shell.`;
-  }
+  if (!(error instanceof TmuxError)) return `${String(error)} Check that tmux -V works in a shell.`;
   if (error.kind === "not-installed" && /^Not permitted/.test(error.message)) {
     // Deno refused to start tmux: a from-source start without the permission flags.
     return `Deno does not let it run tmux (it was started without --allow-run=tmux). ${howToRun}`

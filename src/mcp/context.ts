@@ -48,11 +48,7 @@ export interface ServerConfig {
 }
 
 /** Progress reporting for long calls; a no-op when the client asked for none. */
-export type ProgressFn = (
-  progress: number,
-  total?: number,
-  message?: string,
-) => Promise<void>;
+export type ProgressFn = (progress: number, total?: number, message?: string) => Promise<void>;
 
 /** The levels of a log message (MCP's, after syslog). */
 export type LogLevel =
@@ -71,11 +67,7 @@ export type LogLevel =
  * a `notifications/message` only to a client that asked for them at that level, on a server
  * that declares logging.
  */
-export type LogFn = (
-  level: LogLevel,
-  message: string,
-  options?: LogOptions,
-) => void;
+export type LogFn = (level: LogLevel, message: string, options?: LogOptions) => void;
 
 /** Where a log message goes besides the default. */
 export interface LogOptions {
@@ -145,32 +137,17 @@ export class TmuxContext {
 
   /** Runs tmux on this call's server with the call's cancellation. */
   run(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
-    return this.runner.run(this.address, args, {
-      signal: this.signal,
-      timeoutMs,
-    });
+    return this.runner.run(this.address, args, { signal: this.signal, timeoutMs });
   }
 
   /** One atomic read of the server: all of it, or what `scope` names. */
   snapshot(scope?: SnapshotScope): Promise<Snapshot> {
-    return takeSnapshot(
-      this.runner,
-      this.address,
-      { signal: this.signal },
-      scope,
-    );
+    return takeSnapshot(this.runner, this.address, { signal: this.signal }, scope);
   }
 
   /** The same read with only each pane's {@link PaneBrief} fields: for listings. */
-  briefSnapshot(
-    scope?: Omit<SnapshotScope, "brief">,
-  ): Promise<Snapshot<PaneBrief>> {
-    return takeBriefSnapshot(
-      this.runner,
-      this.address,
-      { signal: this.signal },
-      scope,
-    );
+  briefSnapshot(scope?: Omit<SnapshotScope, "brief">): Promise<Snapshot<PaneBrief>> {
+    return takeBriefSnapshot(this.runner, this.address, { signal: this.signal }, scope);
   }
 
   /**
@@ -179,11 +156,7 @@ export class TmuxContext {
    * hint), every pane is read instead, so the whole cohort is judged.
    */
   async guardSnapshot(paneId: string): Promise<Snapshot> {
-    const one = await this.snapshot({
-      sessions: false,
-      windows: false,
-      paneId,
-    });
+    const one = await this.snapshot({ sessions: false, windows: false, paneId });
     const pane = one.panes[0];
     if (pane && !pane.synchronized) return one;
     return await this.snapshot({ sessions: false, windows: false });
@@ -219,9 +192,7 @@ export class TmuxContext {
     throw new ToolFailure(
       `No session ${JSON.stringify(ref)} on ${this.socketLabel}.`,
       `Sessions: ${
-        sample(
-          snapshot.sessions.map((s) => `${s.id} ${JSON.stringify(s.name)}`),
-        )
+        sample(snapshot.sessions.map((s) => `${s.id} ${JSON.stringify(s.name)}`))
       } — list_sessions lists them all.`,
     );
   }
