@@ -161,6 +161,10 @@ function writtenCalls(text: string): WrittenCall[] {
   return calls;
 }
 
+/** A control character that could drive a terminal (tab and newline aside). */
+// deno-lint-ignore no-control-regex
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
 /** Every tool there is, whatever the selection. */
 const ALL_TOOLS = setUp("tmux-mcp-test-prompts-unused").registry.tools.map((t) => t.name);
 
@@ -333,8 +337,7 @@ for (const flavor of CLIENTS) {
           assert.ok(error, `${name} ${JSON.stringify(args)} is refused`);
           assert.match(error.message, why);
           assert.match(error.message, /-32602|Invalid arguments/);
-          // deno-lint-ignore no-control-regex
-          assert.ok(!/[\u0000-\u0008\u000b-\u001f]/.test(error.message), "no raw control bytes");
+          assert.ok(!RAW_CONTROL.test(error.message), "no raw control bytes");
         };
         await refused("run_and_watch", { paneId: "3", command: "ls" }, /paneId: a pane id/);
         await refused("run_and_watch", { paneId: "%3; kill-server", command: "ls" }, /paneId/);
@@ -371,6 +374,12 @@ for (const flavor of CLIENTS) {
         await refused("workspace", { directory: "/tmp", windows: "=ls" }, /windows: each window/);
         await refused("find_error", { text: "\u0000" }, /text: no control/);
         await refused("check_agents", { sesion: "x" }, /unknown argument "sesion"/);
+        await refused("check_agents", { "a\u009b2J": "x" }, /unknown argument "a\?2J"/);
+        await refused(
+          "workspace",
+          { directory: "/tmp", windows: "a\u0085b" },
+          /windows: no control/,
+        );
       });
     } finally {
       await client.close();

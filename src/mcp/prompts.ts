@@ -59,6 +59,10 @@ export interface PromptSpec {
   ) => Promise<string>;
 }
 
+/** Control characters (C0, DEL, C1), shown as "?" in a message naming an unknown key. */
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
 /** Longest text typed into a completion that is looked at (a longer one completes nothing). */
 const MAX_TYPED = 1_024;
 /** How long a completion or a prompt's build may take reading tmux. */
@@ -80,7 +84,8 @@ export function checkPromptArguments(
   if (unknown.length > 0) {
     problems.push(
       `unknown argument${unknown.length > 1 ? "s" : ""} ${
-        unknown.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 64))).join(", ")
+        unknown.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 64).replace(CONTROL, "?")))
+          .join(", ")
       } (${spec.name} takes ${[...known].join(", ") || "none"})`,
     );
   }

@@ -199,7 +199,7 @@ export function parseWindows(text: string | undefined): WindowPlan[] {
     const at = plan.indexOf("=");
     const name = (at < 0 ? plan : plan.slice(0, at)).trim();
     const command = at < 0 ? undefined : plan.slice(at + 1).trim();
-    if (!/^[^.:\\]{1,64}$/.test(name)) {
+    if (!/^[^.:\\]{1,64}$/.test(name) || CONTROL.test(name)) {
       refuse("each window needs a name of 1 to 64 characters without '.', ':' or '\\'");
     }
     if (seen.has(name)) refuse(`the window name ${json(name)} comes twice`);
