@@ -20,6 +20,7 @@ import { successResult } from "../src/mcp/registry.ts";
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
 import { MAX_RESULT_BYTES, replyBound } from "../src/mcp/bounds.ts";
 import { connect } from "./helpers/mcp.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { parseRendered } from "./helpers/rendered.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -37,6 +38,37 @@ Deno.test("default toolsets: a model is shown at most 24 000 bytes for 51 tools 
     cost.listBytes <= TOOL_LIST_BUDGET,
     `tools/list: ${cost.listBytes} bytes (budget ${TOOL_LIST_BUDGET})`,
   );
+});
+
+Deno.test("under 2026-07-28 the same budgets hold: what a modern client is shown of the default toolsets", async () => {
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(cmd, [...args, "--toolsets", DEFAULT_TOOLSETS.join(",")], {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+  });
+  try {
+    const answer = await server.request("tools/list", {
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-tests", version: "1" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+      },
+    });
+    assert.ok(answer.result, JSON.stringify(answer.error));
+    const result = answer.result as { tools: Record<string, unknown>[] };
+    const cost = costOf(DEFAULT_TOOLSETS, result);
+    const legacy = costOf(DEFAULT_TOOLSETS, await listTools(DEFAULT_TOOLSETS));
+    assert.equal(cost.tools, legacy.tools, "the same tools under both protocols");
+    assert.ok(
+      cost.modelVisibleBytes <= modelVisibleBudget(cost.tools),
+      `2026-07-28: ${cost.modelVisibleBytes} model-visible bytes`,
+    );
+    assert.ok(
+      cost.listBytes <= toolListBudget(cost.tools),
+      `2026-07-28: tools/list ${cost.listBytes} bytes`,
+    );
+  } finally {
+    await server.closeStdin();
+  }
 });
 
 Deno.test("every schema of every tool is portable: no type arrays, nothing that constrains nothing", async () => {
