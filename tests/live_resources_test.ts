@@ -152,6 +152,7 @@ Deno.test("live resources under 2025-11-25: read, list, complete, subscribe, coa
       r: { uriTemplate: string },
     ) => r.uriTemplate);
     assert.deepEqual(templates, [
+      "tmux://job/{jobId}",
       "tmux://pane/{pane}",
       "tmux://server{?socket}",
       "tmux://agents{?socket}",
