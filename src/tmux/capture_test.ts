@@ -162,7 +162,14 @@ Deno.test("captureRows: state and rows from one instant; joined lines; the saved
     assert.ok(zeros >= 0, c.joined!.join("|"));
     assert.equal(c.rows[starts![zeros]], "0".repeat(40), "a 50-column line wraps at 40");
 
-    await typeAndWait(t, id, `printf '\\033[?1049h\\033[Hfull screen\\n'; sleep 30`, "full screen");
+    // The words are joined by printf, so the echo of the typed line never shows "full screen":
+    // waiting for it is waiting for the program's own output (on the alternate screen).
+    await typeAndWait(
+      t,
+      id,
+      `printf '\\033[?1049h\\033[Hfull%sscreen\\n' ' '; sleep 30`,
+      "full screen",
+    );
     const alt = await captureRows(runner, address, id, { saved: true });
     assert.equal(alt.state.alternateScreen, true);
     assert.equal(trimRow(alt.rows[0]), "full screen");
