@@ -248,12 +248,17 @@ const listBuffers = defineTool({
 /** Largest buffer paste_buffer pastes, in bytes (as paste_text's largest text). */
 const MAX_PASTE_BYTES = 1_000_000;
 
-/** What paste_text refuses too: C0 controls but tab and newline, DEL, C1 controls. */
+/**
+ * Characters that act as keys, not text, when they reach a program: C0 controls but tab and
+ * newline, DEL, and C1 controls. ESC is the dangerous one (`ESC[201~` ends a bracketed paste
+ * early and the rest would arrive as keys); none of them belongs in pasted text (paste_text's
+ * rule and paste_buffer's).
+ */
 // deno-lint-ignore no-control-regex
-const KEY_CHARACTER = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+export const KEY_CHARACTER = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 
 /** Names a character for a refusal: `ESC (0x1b)`, `C-c (0x03)`, `U+009B`. */
-function nameCharacter(ch: string): string {
+export function nameCharacter(ch: string): string {
   const code = ch.codePointAt(0) ?? 0;
   const hex = `0x${code.toString(16).padStart(2, "0")}`;
   if (code === 0x1b) return `ESC (${hex})`;
@@ -298,6 +303,26 @@ function pastableBuffer(name: string, bytes: Uint8Array): string {
   return normalized;
 }
 
+/**
+ * A listed buffer's bytes; a refusal naming the buffers there are (`names`) when it was deleted
+ * between the listing and this read.
+ */
+export async function readBufferBytes(
+  ctx: TmuxContext,
+  name: string,
+  names: () => string,
+): Promise<Uint8Array> {
+  try {
+    return await ctx.run(["show-buffer", "-b", escapeTrailingSemicolon(name)]);
+  } catch (error) {
+    if (!(error instanceof TmuxError) || !/^no buffer/.test(error.message)) throw error;
+    throw new ToolFailure(
+      `Paste buffer ${JSON.stringify(name)} was deleted while it was being read.`,
+      names(),
+    );
+  }
+}
+
 /** A buffer's size and bytes, or a refusal naming the buffers there are. */
 async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
   const guard = newGuard();
@@ -326,16 +351,7 @@ async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
       "Paste it in parts with paste_text.",
     );
   if (int(entry[1]) > MAX_PASTE_BYTES) throw tooBig(int(entry[1]));
-  let bytes: Uint8Array;
-  try {
-    bytes = await ctx.run(["show-buffer", "-b", escapeTrailingSemicolon(name)]);
-  } catch (error) {
-    if (!(error instanceof TmuxError) || !/^no buffer/.test(error.message)) throw error;
-    throw new ToolFailure(
-      `Paste buffer ${JSON.stringify(name)} was deleted while it was being read.`,
-      names(),
-    );
-  }
+  const bytes = await readBufferBytes(ctx, name, names);
   // Replaced by a larger one between the two reads.
   if (bytes.length > MAX_PASTE_BYTES) throw tooBig(bytes.length);
   return bytes;

@@ -21,13 +21,13 @@ import { captureTail, type LineTail } from "../tmux/capture_tail.ts";
 import { captureSince, CursorError } from "../tmux/since.ts";
 import {
   decodeBytes,
-  escapeTrailingSemicolon,
   int as intValue,
   newGuard,
   parseRecords,
   recordFormat,
 } from "../tmux/format.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
+import { readBufferBytes } from "./buffers.ts";
 import { TmuxError } from "../tmux/run.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
 
@@ -564,16 +564,7 @@ const showBuffer = defineTool({
       );
     }
     const [name, size, created] = entry;
-    let bytes: Uint8Array;
-    try {
-      bytes = await ctx.run(["show-buffer", "-b", escapeTrailingSemicolon(name)]);
-    } catch (error) {
-      if (!(error instanceof TmuxError) || !/^no buffer/.test(error.message)) throw error;
-      throw new ToolFailure(
-        `Paste buffer ${JSON.stringify(name)} was deleted while it was being read.`,
-        names(),
-      );
-    }
+    const bytes = await readBufferBytes(ctx, name, names);
     const lines = decodeBytes(bytes).split("\n");
     const shell = {
       name,

@@ -19,7 +19,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { failureText, ToolFailure } from "../mcp/errors.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/guards.ts";
 import { requireOwned } from "../mcp/ownership.ts";
-import { newBufferName } from "./buffers.ts";
+import { KEY_CHARACTER, nameCharacter, newBufferName } from "./buffers.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
@@ -313,25 +313,6 @@ const sendKeysBatch = defineTool({
 
 // ---------------------------------------------------------------------------------------------
 // paste_text
-
-/**
- * Characters that act as keys, not text, when they reach a program: C0 controls but tab and
- * newline, DEL, and C1 controls. ESC is the dangerous one (`ESC[201~` ends a bracketed paste
- * early and the rest would arrive as keys); none of them belongs in pasted text.
- */
-// deno-lint-ignore no-control-regex
-const KEY_CHARACTER = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
-
-/** Names a character for a refusal: `ESC (0x1b)`, `C-c (0x03)`, `U+009B`. */
-function nameCharacter(ch: string): string {
-  const code = ch.codePointAt(0) ?? 0;
-  const hex = `0x${code.toString(16).padStart(2, "0")}`;
-  if (code === 0x1b) return `ESC (${hex})`;
-  if (code === 0x0d) return `carriage return (${hex})`;
-  if (code === 0x7f) return `DEL (${hex})`;
-  if (code < 0x20) return `C-${String.fromCharCode(code + 0x60)} (${hex})`;
-  return `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
-}
 
 /**
  * Refuses text that would not stay text inside a paste: a control character would act as a
