@@ -8,7 +8,7 @@ import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import assert from "node:assert/strict";
 import { jobIdOf, parseJobId } from "../src/tools/jobs.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Run = {
@@ -375,11 +375,7 @@ Deno.test("tmux://job/{jobId} over stdio under 2026-07-28: subscriptions/listen 
   const t = await TestTmux.start();
   const { cmd, args } = startCommand();
   const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  const meta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-tests", version: "raw" },
-    "io.modelcontextprotocol/clientCapabilities": {},
-  };
+  const meta = MODERN_META;
   try {
     const call = await server.request("tools/call", {
       name: "run_command",

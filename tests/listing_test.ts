@@ -20,7 +20,7 @@ import { successResult } from "../src/mcp/registry.ts";
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
 import { MAX_RESULT_BYTES, replyBound } from "../src/mcp/bounds.ts";
 import { connect } from "./helpers/mcp.ts";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { parseRendered } from "./helpers/rendered.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -47,11 +47,7 @@ Deno.test("under 2026-07-28 the same budgets hold: what a modern client is shown
   });
   try {
     const answer = await server.request("tools/list", {
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-tests", version: "1" },
-        "io.modelcontextprotocol/clientCapabilities": {},
-      },
+      _meta: MODERN_META,
     });
     assert.ok(answer.result, JSON.stringify(answer.error));
     const result = answer.result as { tools: Record<string, unknown>[] };

@@ -26,7 +26,7 @@ import { inert, parseTarget } from "../src/tools/resources.ts";
 import { registerResources } from "../src/tools/resources.ts";
 import { agentEnv, RECORDED } from "../src/hooks/testing.ts";
 import denoJson from "../deno.json" with { type: "json" };
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -396,11 +396,7 @@ Deno.test("over stdio with the start task's flags: subscriptions/listen, then th
   const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
   const { cmd, args } = startCommand();
   const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  const meta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-tests", version: "raw" },
-    "io.modelcontextprotocol/clientCapabilities": {},
-  };
+  const meta = MODERN_META;
   try {
     await t.prompt(t.ids.paneId);
     const uri = uriOf(t.ids.paneId);

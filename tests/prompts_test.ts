@@ -21,7 +21,7 @@ import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.t
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { registerPrompts } from "../src/tools/prompts.ts";
 import { registerResources } from "../src/tools/resources.ts";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux } from "./helpers/tmux.ts";
 
 /** What a test needs of a connected client, whichever SDK line it comes from. */
@@ -512,12 +512,6 @@ Deno.test("prompts: a prompt naming a tool that is not on offer is not offered",
     }
   }
 });
-
-const MODERN_META = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-tests", version: "raw" },
-  "io.modelcontextprotocol/clientCapabilities": {},
-};
 
 Deno.test("prompts over stdio with the start task's flags: 2026-07-28 wire, --read-only, --deny-tools", async () => {
   const tmux = await TestTmux.start();

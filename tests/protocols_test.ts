@@ -14,7 +14,7 @@ import { StdioClientTransport as V1StdioClientTransport } from "@modelcontextpro
 import assert from "node:assert/strict";
 import prebuilt from "../src/mcp/tool_list.json" with { type: "json" };
 import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -209,13 +209,6 @@ for (const flavor of FLAVORS) {
     }
   });
 }
-
-/** The `_meta` every 2026-07-28 request carries in place of a handshake. */
-const MODERN_META = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-tests", version: "raw" },
-  "io.modelcontextprotocol/clientCapabilities": {},
-};
 
 function start(socket: string): StdioServer {
   const { cmd, args } = startCommand();

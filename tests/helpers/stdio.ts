@@ -21,6 +21,13 @@ export function startCommand(): { cmd: string; args: string[] } {
   };
 }
 
+/** The `_meta` every 2026-07-28 request carries in place of a handshake. */
+export const MODERN_META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-tests", version: "raw" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+} as const;
+
 /** A JSON-RPC message as it comes back. */
 export interface RpcMessage {
   readonly jsonrpc: "2.0";
