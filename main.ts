@@ -60,8 +60,21 @@ async function main(argv: string[]): Promise<number> {
         );
         return 1;
       }
+      // The connection's opening requests are answered while the server's code loads (that
+      // blocks the process for ~100 ms): the front desk reads stdin from now on.
       let start;
       try {
+        const { openFrontDesk } = await import("./src/mcp/front_desk.ts");
+        const { options } = command;
+        const desk = openFrontDesk({
+          version: VERSION,
+          toolsets: options.toolsets,
+          tools: options.tools,
+          denyTools: options.denyTools,
+          // With SSH hosts every schema gains `host`: the SDK lists the tools then.
+          prebuiltList: !("ssh" in options && options.ssh),
+        });
+        await desk.sdkWanted;
         start = await import("./src/start.ts");
       } catch (error) {
         warn(`tmux-mcp: cannot start: its code did not load: ${firstLine(error)} ${LOAD_FIX}`);

@@ -5,11 +5,13 @@
  * @module
  */
 
-import { type CacheHint, McpServer } from "@modelcontextprotocol/server";
+import { McpServer, parseJSONRPCMessage } from "@modelcontextprotocol/server";
 import { serveStdio as serveEras } from "@modelcontextprotocol/server/stdio";
 import type { ServerConfig } from "./mcp/context.ts";
 import { ToolRegistry } from "./mcp/registry.ts";
 import type { Era } from "./mcp/resources.ts";
+import { claimFrontDesk } from "./mcp/front_desk.ts";
+import { FIXED_FOR_THE_PROCESS, INSTRUCTIONS, SERVER_NAME } from "./mcp/server_info.ts";
 import { StdioTransport } from "./mcp/stdio.ts";
 import type { Toolset } from "./mcp/toolsets.ts";
 import { TmuxRunner } from "./tmux/run.ts";
@@ -52,23 +54,6 @@ export interface BuiltServer {
   readonly registry: ToolRegistry;
   readonly runner: TmuxRunner;
 }
-
-/** Explains the server to a client at initialization. */
-const INSTRUCTIONS =
-  "tmux-mcp lets you see and drive tmux. Start with list_panes (or list_sessions) to learn ids; " +
-  "target panes by id (%N), windows by id (@N), sessions by id ($N) or name. isCallerPane marks " +
-  "the pane this server runs in and isAttended marks panes a person is watching: leave both " +
-  "alone unless asked. Every tool takes socket_name (tmux -L) to reach another tmux server than " +
-  "the one this server was started for; list_servers finds them.";
-
-/**
- * How long a client may keep `tools/list` and `server/discover` (protocol 2026-07-28 lets them be
- * cached; without a hint they are stale at once): the tool list is fixed when the process starts
- * (toolsets are chosen by its flags) and never changes while it runs, so a day, the longest the
- * SDK's client keeps anything. Private: another process of this server, started with other
- * flags, answers with another list under the same name.
- */
-const FIXED_FOR_THE_PROCESS: CacheHint = { ttlMs: 86_400_000, cacheScope: "private" };
 
 /** Builds an MCP server with every tool family registered for the selected toolsets. */
 export function buildServer(options: ServerOptions): BuiltServer {
@@ -121,7 +106,7 @@ export function mcpServerFor(
   era: Era = "legacy",
 ): McpServer {
   const mcp = new McpServer(
-    { name: "tmux-mcp", version: options.version },
+    { name: SERVER_NAME, version: options.version },
     {
       // Logging for the protocols that have it: 2026-07-28 deprecates it (a message outside a
       // request has no channel there), and stderr carries every line anyway.
@@ -156,7 +141,9 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
   const registry = buildRegistry(runner, options);
   registerResources(registry);
   registerPrompts(registry);
-  const transport = new StdioTransport();
+  // The front desk main.ts opened has read (and answered) the connection's opening so far.
+  const desk = claimFrontDesk();
+  const transport = desk?.transport ?? new StdioTransport(parseJSONRPCMessage);
   const closed = Promise.withResolvers<"input" | "signal">();
   transport.oninputend = () => closed.resolve("input");
   transport.closed.then(() => closed.resolve("input"));
@@ -169,7 +156,9 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
   }
   // Seen through, so that resources are watched only while a listen stream asks for them.
   const served = serveEras(({ era }) => mcpServerFor(registry, options, era), {
-    transport: registry.subscriptions.observe(transport),
+    transport: registry.subscriptions.observe(
+      desk ? desk.handOver(parseJSONRPCMessage) : transport,
+    ),
   });
   const why = await closed.promise;
   // Tasks run in the background for a client that is gone: stop them, which also answers any

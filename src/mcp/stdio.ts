@@ -6,14 +6,23 @@
  * process. Lines are gathered without copying on every chunk, so a large line costs one copy.
  * Standing in for the SDK's transport behind the same interface keeps it one module's change.
  *
+ * It imports nothing of the SDK but types, so that it can read stdin while the SDK still loads
+ * (front_desk.ts): the SDK's message check is handed in, and until it is, every message is held
+ * in arrival order unless the front desk answers it.
+ *
  * @module
  */
 
-import {
-  type JSONRPCMessage,
-  parseJSONRPCMessage,
-  type Transport,
-} from "@modelcontextprotocol/server";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
+
+/** Checks that a JSON value is a JSON-RPC message (the SDK's parseJSONRPCMessage); throws if not. */
+export type MessageCheck = (value: unknown) => JSONRPCMessage;
+
+/**
+ * Offered every JSON value read before the SDK's check is handed in: true when it took the
+ * message (answered it), false to hold it for the SDK.
+ */
+export type Intercept = (value: unknown) => boolean;
 
 /** The longest line read; longer ones are answered with an error and skipped. */
 export const MAX_LINE_BYTES = 32 * 1024 * 1024;
@@ -31,18 +40,62 @@ export class StdioTransport implements Transport {
    * running can go out; the owner closes it. Without a handler, end of input closes at once.
    */
   oninputend?: () => void;
+  /** Called when stdin ends before the SDK's check is handed in (see {@link release}). */
+  onheldend?: () => void;
   #closed = false;
   readonly #whenClosed = Promise.withResolvers<void>();
   /** Requests read and not answered yet (by id). */
   readonly #unanswered = new Set<string | number>();
   #writing: Promise<void> = Promise.resolve();
   #reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  #check: MessageCheck | undefined;
+  /** Messages read before the check was handed in and not taken by the intercept, in order. */
+  #held: unknown[] = [];
+  #intercept: Intercept | undefined;
+  #inputEnded = false;
 
-  /** Starts reading stdin; resolves at once, reading goes on until end of input. */
+  /**
+   * A transport that checks messages with `check`; without it, messages are held (or offered to
+   * `intercept`) until {@link release} hands a check in.
+   */
+  constructor(check?: MessageCheck, intercept?: Intercept) {
+    this.#check = check;
+    this.#intercept = intercept;
+  }
+
+  /**
+   * Starts reading stdin (once; a second call does nothing); resolves at once, reading goes on
+   * until end of input. End of input is reported once the held messages are released.
+   */
   start(): Promise<void> {
+    if (this.#reader) return Promise.resolve();
     this.#reader = Deno.stdin.readable.getReader();
-    this.#read().finally(() => this.oninputend ? this.oninputend() : this.close());
+    this.#read().finally(() => {
+      this.#inputEnded = true;
+      if (this.#check) this.#endOfInput();
+      else this.onheldend?.();
+    });
     return Promise.resolve();
+  }
+
+  #endOfInput(): void {
+    if (this.oninputend) this.oninputend();
+    else this.close();
+  }
+
+  /**
+   * Hands in the SDK's message check: no more intercepting; the held messages go to `onmessage`
+   * in arrival order, then everything read after them; an end of input already read is
+   * reported after them.
+   */
+  release(check: MessageCheck): void {
+    if (this.#check) return;
+    this.#check = check;
+    this.#intercept = undefined;
+    const held = this.#held;
+    this.#held = [];
+    for (const value of held) this.#message(value);
+    if (this.#inputEnded) this.#endOfInput();
   }
 
   async #read(): Promise<void> {
@@ -92,9 +145,17 @@ export class StdioTransport implements Transport {
       this.#answer(null, -32700, "Parse error: the line is not JSON.");
       return;
     }
+    if (!this.#check) {
+      if (!this.#intercept?.(value)) this.#held.push(value);
+      return;
+    }
+    this.#message(value);
+  }
+
+  #message(value: unknown): void {
     let message: JSONRPCMessage;
     try {
-      message = parseJSONRPCMessage(value);
+      message = this.#check!(value);
     } catch {
       const id = idOf(value);
       if (id !== undefined) {
@@ -143,6 +204,14 @@ export class StdioTransport implements Transport {
 
   #answer(id: string | number | null, code: number, message: string): void {
     this.#write({ jsonrpc: "2.0", id, error: { code, message } });
+  }
+
+  /**
+   * Sends an answer made without the SDK (the front desk's), as one line; an answer to a
+   * request not held.
+   */
+  sendRaw(message: unknown): Promise<void> {
+    return this.#write(message);
   }
 
   /** Sends one message as one line. */
