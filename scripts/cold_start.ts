@@ -7,8 +7,10 @@
  * under the `start` task's flags; or the source with `--source`) and measures spawn → tools/list
  * answered: after the `initialize` handshake (protocol 2025-11-25), and, where the server speaks
  * it, as the first request of protocol 2026-07-28 (no handshake). Beside it, the runtime's own
- * start-up: `deno run` of an empty module under the same flags. Idle RSS is the resident set
- * once tools/list is answered and the runtime has settled (the median over the runs).
+ * start-up: `deno run` of an empty module under the same flags. The server's front desk answers
+ * the opening while the SDK loads (src/mcp/front_desk.ts), so each run then also times a request
+ * only the SDK answers (`prompts/list`): when the whole server is ready. Idle RSS is the resident
+ * set once that is answered and the runtime has settled (the median over the runs).
  *
  * Usage: deno task bench:cold [--runs 20] [--source | --bundle DIR] [--against DIR] [--markdown]
  * (`--bundle DIR`: another build's bundle folder; `--against DIR`: a second build's bundle,
@@ -82,7 +84,10 @@ const MODERN_META = {
 };
 
 interface Sample {
+  /** Spawn until tools/list is answered. */
   readonly ms: number;
+  /** Spawn until a request only the SDK answers (prompts/list, sent after tools/list) is. */
+  readonly readyMs: number;
   readonly rss: number;
 }
 
@@ -109,9 +114,16 @@ async function once(
       if (list.error || list.result?.resultType !== "complete") return null;
     }
     const ms = performance.now() - t0;
+    // The front desk answers the above while the SDK loads; this one waits for the SDK.
+    const prompts = await s.request(
+      "prompts/list",
+      protocol === "2025-11-25" ? {} : { _meta: MODERN_META },
+    );
+    if (prompts.error) return null;
+    const readyMs = performance.now() - t0;
     // Let the start-up's garbage go before reading the idle footprint.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    return { ms, rss: rssMb(s.child.pid) };
+    return { ms, readyMs, rss: rssMb(s.child.pid) };
   } finally {
     await s.closeStdin();
   }
@@ -177,6 +189,11 @@ for (const [p, protocol] of PROTOCOLS.entries()) {
         s.ms
       ),
       taken.map((s) => s.rss),
+    );
+    row(
+      `… then prompts/list answered (the SDK loaded), ${protocol}` +
+        (builds.length > 1 ? `, build ${b + 1}` : ""),
+      taken.map((s) => s.readyMs),
     );
   }
 }
