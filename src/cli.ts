@@ -38,6 +38,10 @@ export interface ServeOptions {
   readonly denyTools?: readonly string[];
   /** Write the audit trail to stderr too. */
   readonly audit?: boolean;
+  /** SSH destinations a call may name in `host` (`--ssh`, TMUX_MCP_SSH). */
+  readonly ssh?: readonly string[];
+  /** An ssh configuration file for every ssh started (`--ssh-config`). */
+  readonly sshConfig?: string;
   /** The owner id marked on created panes (absent: made up at start). */
   readonly owner?: string;
   /** Act only on panes this server created. */
@@ -84,6 +88,7 @@ export const ENV_VARIABLES: readonly string[] = [
   "TMUX_MCP_TOOLS",
   "TMUX_MCP_DENY_TOOLS",
   "TMUX_MCP_AUDIT",
+  "TMUX_MCP_SSH",
   "TMUX_MCP_OWNER",
   "TMUX_MCP_OWN_PANES_ONLY",
   "TMUX",
@@ -115,6 +120,7 @@ export function shellLine(argv: readonly string[]): string {
 export const USAGE =
   "usage: tmux-mcp [--socket NAME | --socket-path PATH] [--toolsets LIST | --read-only]\n" +
   "                [--tools LIST] [--deny-tools LIST] [--allow-attended-input]\n" +
+  "                [--ssh DESTINATION]... [--ssh-config FILE]\n" +
   "                [--own-panes-only] [--owner ID] [--audit] [--version] [--help]\n" +
   "       tmux-mcp hook attention|working|done|clear|guard|config [...] (tmux-mcp hook --help)";
 
@@ -156,6 +162,11 @@ ${toolsets}
   --owner ID                The owner id marked on the panes it creates (letters, digits,
                             . _ -; default: made up at start and printed on stderr). Give
                             the same id again to own them after a restart. env TMUX_MCP_OWNER.
+  --ssh DESTINATION         Also reach tmux on this host through OpenSSH (repeatable): tools
+                            take host: DESTINATION exactly as given (user@host, an alias
+                            of the ssh config, ssh://user@host:port). BatchMode: keys or
+                            an agent, no prompts. env TMUX_MCP_SSH (comma-separated).
+  --ssh-config FILE         Pass -F FILE to every ssh (default: the user's own config).
   --audit                   Also write the audit trail to stderr: one line per call that
                             types, runs, creates, kills or changes something (tool, ids,
                             outcome; never the text typed). Clients with logging get it as
@@ -170,7 +181,7 @@ window when it needs the person or is done, and asks before a tmux tool call tou
 a person watches. tmux-mcp hook config prints the wiring; tmux-mcp hook --help says more.
 
 Environment read: TMUX_MCP_SOCKET, TMUX_MCP_SOCKET_PATH, TMUX_MCP_TOOLSETS,
-TMUX_MCP_TOOLS, TMUX_MCP_DENY_TOOLS, TMUX_MCP_ALLOW_ATTENDED_INPUT, TMUX_MCP_AUDIT,
+TMUX_MCP_TOOLS, TMUX_MCP_DENY_TOOLS, TMUX_MCP_ALLOW_ATTENDED_INPUT, TMUX_MCP_AUDIT, TMUX_MCP_SSH,
 TMUX_MCP_OWNER, TMUX_MCP_OWN_PANES_ONLY, and TMUX and
 TMUX_PANE (to recognise the pane this server runs in). Nothing else.
 `;
@@ -195,6 +206,8 @@ export function parseCli(
         tools: { type: "string" },
         "deny-tools": { type: "string" },
         audit: { type: "boolean" },
+        ssh: { type: "string", multiple: true },
+        "ssh-config": { type: "string" },
         "own-panes-only": { type: "boolean" },
         owner: { type: "string" },
         "allow-attended-input": { type: "boolean" },
@@ -267,6 +280,15 @@ export function parseCli(
     } is not an owner id (1 to 64 letters, digits, '.', '_' or '-')`;
     throw v.owner !== undefined ? flagError(message) : envError("TMUX_MCP_OWNER", message);
   }
+  const ssh = sshDestinations(v.ssh, env);
+  const sshConfig = v["ssh-config"];
+  // deno-lint-ignore no-control-regex
+  if (sshConfig !== undefined && (sshConfig === "" || /[\x00-\x1f]/.test(sshConfig))) {
+    throw flagError("--ssh-config: give the path of an ssh configuration file.");
+  }
+  if (sshConfig !== undefined && !ssh) {
+    throw flagError("--ssh-config is for --ssh (or TMUX_MCP_SSH) hosts; none was given.");
+  }
   const tools = toolNames(v.tools, "--tools", env, "TMUX_MCP_TOOLS");
   const denyTools = toolNames(v["deny-tools"], "--deny-tools", env, "TMUX_MCP_DENY_TOOLS");
   return {
@@ -279,10 +301,41 @@ export function parseCli(
       ...(tools && { tools }),
       ...(denyTools && { denyTools }),
       ...(audit && { audit }),
+      ...(ssh && { ssh }),
+      ...(sshConfig !== undefined && { sshConfig }),
       ...(owner !== undefined && { owner }),
       ...(ownPanesOnly && { ownPanesOnly }),
     },
   };
+}
+
+/**
+ * The SSH destinations of `--ssh` (each flag one) or, without, TMUX_MCP_SSH (comma-separated).
+ * A destination is handed to ssh as one argument after `--`: it must not look like an option,
+ * and holds no space or control character.
+ */
+function sshDestinations(
+  flagValues: readonly string[] | undefined,
+  env: (name: string) => string | undefined,
+): string[] | undefined {
+  const fromEnv = flagValues === undefined;
+  const raw = fromEnv
+    ? nonEmpty(env("TMUX_MCP_SSH"))?.split(",").map((d) => d.trim()).filter((d) => d !== "")
+    : [...flagValues];
+  if (!raw || raw.length === 0) return undefined;
+  const fail = (message: string) =>
+    fromEnv ? envError("TMUX_MCP_SSH", `TMUX_MCP_SSH: ${message}`) : flagError(`--ssh: ${message}`);
+  const seen = new Set<string>();
+  for (const d of raw) {
+    // deno-lint-ignore no-control-regex
+    if (d === "" || d.startsWith("-") || /[\s\x00-\x1f\x7f]/.test(d) || d.length > 255) {
+      throw fail(`${JSON.stringify(d)} is not an ssh destination (user@host, an alias, ssh://…).`);
+    }
+    if (seen.has(d)) throw fail(`${JSON.stringify(d)} is given twice.`);
+    seen.add(d);
+  }
+  if (raw.length > 32) throw fail("at most 32 hosts.");
+  return raw;
 }
 
 /**

@@ -25,7 +25,9 @@ export async function startServer(
   env: (name: string) => string | undefined,
   howToRun = "",
 ): Promise<number> {
-  const runner = new TmuxRunner();
+  const runner = new TmuxRunner(
+    options.ssh ? { ssh: { destinations: options.ssh, configFile: options.sshConfig } } : {},
+  );
   let tmuxVersion: string;
   try {
     tmuxVersion = new TextDecoder().decode(await runner.run({}, ["-V"], { timeoutMs: 5_000 }))
@@ -40,6 +42,7 @@ export async function startServer(
     options.tools ? `, only tools ${options.tools.join(",")}` : "",
     options.denyTools ? `, denied tools ${options.denyTools.join(",")}` : "",
     options.audit ? ", audit on stderr" : "",
+    options.ssh ? `, ssh hosts ${options.ssh.join(",")}` : "",
     `, owner ${owner}${options.ownPanesOnly ? " (own panes only)" : ""}`,
   ].join("");
   warn(

@@ -112,8 +112,13 @@ export class TmuxContext {
   readonly progress: ProgressFn;
   /** Logs a message about the call: to stderr, and to a client that asked for log messages. */
   readonly log: LogFn;
+  /** The SSH destination the call names (`host`), or undefined for this machine. */
+  readonly host: string | undefined;
 
-  /** A context for one call. */
+  /**
+   * A context for one call. On a `host`, the server is that host's default one, or the call's
+   * `socket_name` there; the configured socket (`--socket`) is this machine's.
+   */
   constructor(
     runner: TmuxRunner,
     config: ServerConfig,
@@ -121,10 +126,16 @@ export class TmuxContext {
     signal: AbortSignal,
     progress: ProgressFn,
     log: LogFn = stderrLog(config.diagnostics),
+    host?: string,
   ) {
     this.runner = runner;
     this.config = config;
-    this.address = socketName ? { socketName } : config.address;
+    this.host = host;
+    this.address = host !== undefined
+      ? { host, ...(socketName && { socketName }) }
+      : socketName
+      ? { socketName }
+      : config.address;
     this.signal = signal;
     this.progress = progress;
     this.log = log;
@@ -162,8 +173,20 @@ export class TmuxContext {
     return await this.snapshot({ sessions: false, windows: false });
   }
 
-  /** The caller's pane on this server, per {@link findCallerPane}. */
+  /**
+   * The caller's pane on this server, per {@link findCallerPane}. On an SSH host there is none
+   * to find: this process runs here, and a pid or TMUX_PANE that matches there is a stranger's.
+   */
   caller(snapshot: Snapshot<PaneBrief>): CallerPane {
+    if (this.host !== undefined) {
+      return {
+        paneId: null,
+        via: null,
+        reason: `The caller-pane guard is local only: this server does not run on host ${
+          JSON.stringify(this.host)
+        }.`,
+      };
+    }
     return findCallerPane(snapshot, this.config.callerEnv);
   }
 

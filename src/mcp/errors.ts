@@ -21,16 +21,19 @@ export class ToolFailure extends Error {
 }
 
 /** Describes a server address for messages. */
-export function describeSocket(socket: { socketName?: string; socketPath?: string }): string {
-  if (socket.socketPath) return `socket path ${socket.socketPath}`;
-  if (socket.socketName) return `socket "${socket.socketName}"`;
-  return "the default socket";
+export function describeSocket(
+  socket: { socketName?: string; socketPath?: string; host?: string },
+): string {
+  const on = socket.host !== undefined ? ` on host ${JSON.stringify(socket.host)}` : "";
+  if (socket.socketPath) return `socket path ${socket.socketPath}${on}`;
+  if (socket.socketName) return `socket "${socket.socketName}"${on}`;
+  return `the default socket${on}`;
 }
 
 /** Turns anything thrown inside a tool into the text of an `isError` result. */
 export function failureText(
   error: unknown,
-  socket: { socketName?: string; socketPath?: string },
+  socket: { socketName?: string; socketPath?: string; host?: string },
 ): string {
   if (error instanceof ToolFailure) {
     return error.hint ? `${error.message} ${error.hint}` : error.message;
@@ -51,6 +54,9 @@ export function failureText(
         return "The call was cancelled before tmux finished.";
       case "failed":
         return `tmux refused: ${error.message}`;
+      case "unreachable":
+        return `${error.message} Other hosts and this machine are unaffected; the next call ` +
+          "to this host connects again (list_servers shows which hosts answer).";
     }
   }
   const message = error instanceof Error ? error.message : String(error);

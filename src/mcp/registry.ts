@@ -180,6 +180,26 @@ export class ToolRegistry {
     this.#config = config;
     this.#toolsets = new Set(toolsets);
     this.#selection = selection;
+    this.#hosts = runner.hosts;
+  }
+
+  /** The SSH destinations a call may name in `host` (`--ssh`), exactly as given. */
+  readonly #hosts: readonly string[];
+
+  /**
+   * With `--ssh`, every tool takes an optional `host` (one of the destinations, checked by the
+   * schema) and a result may carry it; without, neither exists and the schemas are unchanged.
+   */
+  #withHost(tool: AnyTool): AnyTool {
+    if (this.#hosts.length === 0) return tool;
+    const host = z.enum(this.#hosts as [string, ...string[]]).optional().describe(
+      "SSH host to act on; omitted: this machine.",
+    );
+    return {
+      ...tool,
+      inputSchema: tool.inputSchema.extend({ host }),
+      outputSchema: tool.outputSchema.extend({ host: z.string().optional() }),
+    };
   }
 
   /**
@@ -195,7 +215,7 @@ export class ToolRegistry {
       if (only && !only.includes(tool.name)) continue;
       if (denied?.includes(tool.name)) continue;
       if (tool.toolset === ALWAYS_ON || this.#toolsets.has(tool.toolset)) {
-        this.#tools.set(tool.name, tool);
+        this.#tools.set(tool.name, this.#withHost(tool));
       }
     }
   }
@@ -310,6 +330,17 @@ export class ToolRegistry {
   async call(tool: AnyTool, rawArgs: unknown, extras: CallExtras): Promise<CallToolResult> {
     const log = extras.log ?? stderrLog(this.#config.diagnostics);
     const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
+    if (
+      !parsed.success && this.#hosts.length === 0 && typeof rawArgs === "object" &&
+      rawArgs !== null && "host" in rawArgs
+    ) {
+      const refused = errorResult(
+        `Invalid arguments for ${tool.name}: host: this server reaches no SSH hosts (it was ` +
+          "started without --ssh); omit host to act on this machine.",
+      );
+      auditCall(tool, rawArgs, refused, log, this.#config.audit === true);
+      return refused;
+    }
     if (!parsed.success) {
       const refused = errorResult(
         `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`,
@@ -326,11 +357,19 @@ export class ToolRegistry {
       extras.signal,
       extras.progress,
       log,
+      args.host as string | undefined,
     );
     this.#inFlight++;
     let result: CallToolResult;
     try {
-      result = successResult(await tool.run(args, ctx), this.#config.maxResultBytes);
+      const reply = await tool.run(args, ctx);
+      // A result from another machine says which: %3 there is not %3 here.
+      result = successResult(
+        ctx.host === undefined
+          ? reply
+          : { ...reply, data: { host: ctx.host, ...reply.data as Record<string, unknown> } },
+        this.#config.maxResultBytes,
+      );
     } catch (error) {
       result = errorResult(failureText(error, ctx.address));
     } finally {
@@ -360,7 +399,8 @@ export class ToolRegistry {
     (server as unknown as { validateToolInput: (tool: unknown, args: unknown) => unknown })
       .validateToolInput = (_tool: unknown, args: unknown) => Promise.resolve(args);
     // The prebuilt list declares the default result bound in its _meta.
-    const prebuilt = options.prebuiltToolList !== false &&
+    // With --ssh the schemas gain `host`: the SDK converts them live instead.
+    const prebuilt = options.prebuiltToolList !== false && this.#hosts.length === 0 &&
         this.#config.maxResultBytes === MAX_RESULT_BYTES
       ? prebuiltByName()
       : undefined;

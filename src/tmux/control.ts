@@ -790,9 +790,10 @@ export function observeControl(
 }
 
 function addressKey(address: ServerAddress): string {
-  if (address.socketPath) return `S:${address.socketPath}`;
-  if (address.socketName) return `L:${address.socketName}`;
-  return "default";
+  const on = address.host === undefined ? "" : `@${address.host}\n`;
+  if (address.socketPath) return `${on}S:${address.socketPath}`;
+  if (address.socketName) return `${on}L:${address.socketName}`;
+  return `${on}default`;
 }
 
 /**

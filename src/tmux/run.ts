@@ -9,8 +9,18 @@
  * @module
  */
 
+import {
+  AfterMarker,
+  SshHosts,
+  type SshOptions,
+  SshUnreachable,
+  streamAfterMarker,
+} from "./ssh.ts";
+
 /** Which tmux server to talk to: tmux's own `-L` name or `-S` path, or tmux's default. */
 export interface ServerAddress {
+  /** An SSH destination configured with `--ssh` (absent: this machine). See ssh.ts. */
+  readonly host?: string;
   /** A socket name (tmux `-L`), resolved by tmux inside its socket folder. */
   readonly socketName?: string;
   /** A socket path (tmux `-S`). Wins over `socketName` when both are given. */
@@ -30,7 +40,9 @@ export type TmuxErrorKind =
   /** The caller cancelled the call and it was killed. */
   | "cancelled"
   /** tmux ran and reported some other error. */
-  | "failed";
+  | "failed"
+  /** The SSH host did not answer, refused us, or dropped the connection (see ssh.ts). */
+  | "unreachable";
 
 /** A failed tmux call. `message` is tmux's own first line of complaint, or ours. */
 export class TmuxError extends Error {
@@ -79,6 +91,8 @@ export interface RunnerOptions {
    * command starts a tmux process: for tests that count processes, and as a fallback switch.
    */
   readonly control?: boolean;
+  /** SSH destinations a {@link ServerAddress} may name (`--ssh`); without, `ssh` never runs. */
+  readonly ssh?: SshOptions;
 }
 
 /**
@@ -140,6 +154,9 @@ export function judgeResult(
   throw new TmuxError(classifyStderr(stderr), first, stderr, result.stdout);
 }
 
+/** tmux's own exit status 127 from `env`: the remote host has no tmux on the PATH we give. */
+const REMOTE_NOT_FOUND = /^env: .*tmux.*(No such file|not found)/m;
+
 /** A counting semaphore, so a search over 400 panes does not start 400 processes at once. */
 class Gate {
   #free: number;
@@ -184,6 +201,7 @@ export class TmuxRunner {
   readonly #gate: Gate;
   readonly #closing = new AbortController();
   readonly #closeHooks = new Set<() => Promise<void>>();
+  readonly #ssh: SshHosts | null;
   #running = 0;
 
   /** Builds a runner; nothing is started until {@link run}. */
@@ -192,6 +210,87 @@ export class TmuxRunner {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#gate = new Gate(options.maxConcurrent ?? 8);
     this.control = options.control ?? true;
+    this.#ssh = options.ssh && options.ssh.destinations.length > 0
+      ? new SshHosts(options.ssh, (args) => this.#spawnSsh(args))
+      : null;
+  }
+
+  /** The SSH destinations configured (`--ssh`), exactly as given; empty without. */
+  get hosts(): readonly string[] {
+    return this.#ssh?.destinations ?? [];
+  }
+
+  /** Starts a master `ssh` for ssh.ts; it counts as a child and dies with the runner. */
+  #spawnSsh(args: readonly string[]): Deno.ChildProcess {
+    if (this.#closing.signal.aborted) {
+      throw new TmuxError("cancelled", "The server is shutting down.");
+    }
+    const child = new Deno.Command("ssh", {
+      args: [...args],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      signal: this.#closing.signal,
+    }).spawn();
+    this.#running++;
+    child.status.finally(() => this.#running--);
+    return child;
+  }
+
+  /** The program and argv that run tmux with `args` at `address`, here or over SSH. */
+  #command(address: ServerAddress, args: readonly string[]): [string, string[]] {
+    const tmuxArgs = [...addressArgs(address), ...args];
+    if (address.host === undefined) return [this.binary, tmuxArgs];
+    if (!this.#ssh?.has(address.host)) {
+      throw new TmuxError(
+        "failed",
+        `Host ${JSON.stringify(address.host)} is not one this server was started with (--ssh).`,
+      );
+    }
+    return ["ssh", this.#ssh.argv(address.host, this.binary, tmuxArgs)];
+  }
+
+  /**
+   * A remote call's stderr after the marker, or the reason it never reached tmux: the remote
+   * shell did not run the command (no marker), the connection dropped during it (ssh's 255),
+   * or the host has no tmux.
+   */
+  #remoteStderr(host: string, code: number, stdoutFound: boolean, raw: Uint8Array): string {
+    const after = new AfterMarker(this.#ssh!.marker);
+    const rest = new TextDecoder().decode(after.push(raw));
+    const said = new TextDecoder().decode(raw).trim().split("\n").filter((l) => l.trim())[0];
+    if (!stdoutFound || !after.found) {
+      throw new TmuxError(
+        "unreachable",
+        `Host ${JSON.stringify(host)}: tmux did not run there (${said ?? `ssh status ${code}`}).`,
+      );
+    }
+    if (code === 255) {
+      throw new TmuxError(
+        "unreachable",
+        `Host ${JSON.stringify(host)}: the SSH connection was lost during the call; ` +
+          "it may or may not have run.",
+      );
+    }
+    if (code === 127 && REMOTE_NOT_FOUND.test(rest)) {
+      throw new TmuxError(
+        "not-installed",
+        `tmux is not installed on host ${JSON.stringify(host)} (looked on the PATH ssh gives ` +
+          "a command, and in /usr/local/bin, /opt/homebrew/bin, /opt/local/bin, /snap/bin).",
+      );
+    }
+    return rest;
+  }
+
+  /** Brings `host`'s connection up (no-op for this machine). */
+  async #reach(address: ServerAddress, signal: AbortSignal): Promise<void> {
+    if (address.host === undefined || !this.#ssh?.has(address.host)) return;
+    try {
+      await this.#ssh.ensure(address.host, signal);
+    } catch (error) {
+      if (error instanceof SshUnreachable) throw new TmuxError("unreachable", error.message);
+      throw error;
+    }
   }
 
   /** How many tmux children are alive right now. */
@@ -216,6 +315,7 @@ export class TmuxRunner {
       ]);
       clearTimeout(timer);
     }
+    if (this.#ssh) await this.#ssh.close(Math.max(0, waitMs / 4));
     this.#closing.abort();
     const until = Date.now() + waitMs;
     while (this.#running > 0 && Date.now() < until) {
@@ -248,23 +348,26 @@ export class TmuxRunner {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }
     let child: Deno.ChildProcess;
+    const [program, argv] = this.#command(address, args);
     try {
-      child = new Deno.Command(this.binary, {
-        args: [...addressArgs(address), ...args],
+      child = new Deno.Command(program, {
+        args: argv,
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",
         signal: this.#closing.signal,
       }).spawn();
     } catch (error) {
-      throw notInstalled(this.binary, error);
+      throw notInstalled(program, error);
     }
     this.#running++;
     const status = child.status.finally(() => this.#running--);
+    const marker = address.host === undefined ? null : this.#ssh!.marker;
     return {
       stdin: child.stdin,
-      stdout: child.stdout,
-      stderr: child.stderr,
+      // Over SSH, only what follows the marker is tmux's (see ssh.ts).
+      stdout: marker ? streamAfterMarker(child.stdout, marker) : child.stdout,
+      stderr: marker ? child.stderr.pipeThrough(stderrAfterMarker(marker)) : child.stderr,
       status,
       kill: () => {
         try {
@@ -302,6 +405,12 @@ export class TmuxRunner {
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
     return await this.#spawn(address, args, options, async (child) => {
       const output = await child.output();
+      if (address.host !== undefined) {
+        const after = new AfterMarker(this.#ssh!.marker);
+        const stdout = after.push(output.stdout).slice();
+        const stderr = this.#remoteStderr(address.host, output.code, after.found, output.stderr);
+        return { code: output.code, stdout, stderr };
+      }
       return {
         code: output.code,
         stdout: output.stdout,
@@ -324,8 +433,20 @@ export class TmuxRunner {
     sink: (chunk: Uint8Array) => void | Promise<void>,
     options: RunOptions = {},
   ): Promise<{ code: number; stderr: string }> {
+    const after = address.host === undefined ? null : new AfterMarker(this.#ssh!.marker);
+    if (after) {
+      const inner = sink;
+      sink = (chunk) => {
+        const rest = after.push(chunk);
+        return rest.length > 0 ? inner(rest) : undefined;
+      };
+    }
     return await this.#spawn(address, args, options, async (child) => {
-      const stderr = new Response(child.stderr).text();
+      const stderr = after
+        ? new Response(child.stderr).bytes().then((raw) =>
+          child.status.then((s) => this.#remoteStderr(address.host!, s.code, after.found, raw))
+        )
+        : new Response(child.stderr).text();
       // One buffer read into again and again: a fresh chunk per read would leave megabytes of
       // spent buffers for the garbage collector to notice.
       const reader = child.stdout.getReader({ mode: "byob" });
@@ -366,6 +487,15 @@ export class TmuxRunner {
     if (this.#closing.signal.aborted) {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }
+    // Over SSH, the host's connection first (outside the bound: it is no tmux process).
+    if (address.host !== undefined) {
+      const waits = [
+        this.#closing.signal,
+        AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs),
+      ];
+      if (options.signal) waits.push(options.signal);
+      await this.#reach(address, AbortSignal.any(waits));
+    }
     await this.#gate.acquire();
     // Aborted while waiting for a turn: an already-aborted signal would not kill a new child.
     if (this.#closing.signal.aborted || options.signal?.aborted) {
@@ -390,18 +520,27 @@ export class TmuxRunner {
     };
     try {
       let child: Deno.ChildProcess;
+      const [program, argv] = this.#command(address, args);
       try {
-        child = new Deno.Command(this.binary, {
-          args: [...addressArgs(address), ...args],
+        child = new Deno.Command(program, {
+          args: argv,
           stdin: options.stdin ? "piped" : "null",
           stdout: "piped",
           stderr: "piped",
           signal,
         }).spawn();
       } catch (error) {
-        throw notInstalled(this.binary, error);
+        throw notInstalled(program, error);
       }
       child.status.then(gone, gone);
+      // Aborted between the last check and the spawn: a signal already aborted kills nothing.
+      if (signal.aborted) {
+        try {
+          child.kill("SIGTERM");
+        } catch {
+          // Gone already.
+        }
+      }
       if (options.stdin) {
         const writer = child.stdin.getWriter();
         try {
@@ -436,7 +575,24 @@ export class TmuxRunner {
   }
 }
 
+/** Passes on what follows the marker; a stream without it (ssh's own error) whole. */
+function stderrAfterMarker(marker: string): TransformStream<Uint8Array, Uint8Array> {
+  const after = new AfterMarker(marker);
+  return new TransformStream({
+    transform(chunk, controller) {
+      const rest = after.push(chunk);
+      if (rest.length > 0) controller.enqueue(rest.slice());
+    },
+    flush(controller) {
+      if (!after.found && after.held.length > 0) controller.enqueue(after.held);
+    },
+  });
+}
+
 function notInstalled(binary: string, error: unknown): TmuxError {
+  if (binary === "ssh" && error instanceof Deno.errors.NotFound) {
+    return new TmuxError("unreachable", "ssh (OpenSSH) is not installed or not on PATH.");
+  }
   if (error instanceof Deno.errors.NotFound) {
     return new TmuxError(
       "not-installed",

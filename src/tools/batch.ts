@@ -91,6 +91,8 @@ function batchTool(registry: ToolRegistry) {
           if (socketName !== undefined && !("socket_name" in rowArgs)) {
             rowArgs.socket_name = socketName;
           }
+          // The batch's own host is every row's default; a row may name another.
+          if (ctx.host !== undefined && !("host" in rowArgs)) rowArgs.host = ctx.host;
           const result = await registry.call(tool, rowArgs, {
             signal: ctx.signal,
             progress: () => Promise.resolve(),

@@ -766,10 +766,11 @@ const serverEntry = z.strictObject({
   pid: int().nullable(),
   version: z.string().nullable(),
   sessions: count(),
-  roles: z.array(z.enum(["configured", "default", "caller", "asked"])).describe(
+  roles: z.array(z.enum(["configured", "default", "caller", "asked", "host"])).describe(
     "Why it was probed: the server this MCP server was started for, tmux's default, the one " +
-      "named in TMUX, or one the call asked about.",
+      "named in TMUX, one the call asked about, or an SSH host's default.",
   ),
+  host: z.string().optional().describe("The SSH host it runs on (pass as host)."),
   error: z.string().nullable().describe("Why it did not answer, when it did not."),
 });
 
@@ -780,6 +781,7 @@ async function probe(ctx: TmuxContext, address: ServerAddress): Promise<ServerEn
   const base = {
     socket: address.socketPath ?? address.socketName ?? "default",
     socketName: address.socketPath ? null : (address.socketName ?? null),
+    ...(address.host !== undefined && { host: address.host }),
   };
   try {
     const out = await ctx.runner.run(address, [
@@ -805,7 +807,8 @@ async function probe(ctx: TmuxContext, address: ServerAddress): Promise<ServerEn
     };
   } catch (error) {
     if (!(error instanceof TmuxError)) throw error;
-    if (error.kind === "not-installed" || error.kind === "cancelled") throw error;
+    if (error.kind === "cancelled") throw error;
+    if (error.kind === "not-installed" && address.host === undefined) throw error;
     // A server with no sessions fails list-sessions after printing its facts.
     const pathFromMessage = /^(?:no server running on|error connecting to) (\S+)/.exec(
       error.message,
@@ -843,12 +846,20 @@ const listServers = defineTool({
     for (const name of args.socketNames ?? []) {
       candidates.push({ address: { socketName: name }, role: "asked" });
     }
+    // Every SSH host's default server, and the asked names there too (a short probe each).
+    for (const host of ctx.runner.hosts) {
+      candidates.push({ address: { host }, role: "host" });
+      for (const name of args.socketNames ?? []) {
+        candidates.push({ address: { host, socketName: name }, role: "asked" });
+      }
+    }
     const probed = await Promise.all(candidates.map((c) => probe(ctx, c.address)));
     const servers: ServerEntry[] = [];
     probed.forEach((entry, i) => {
       const role = candidates[i].role;
       const same = servers.find((s) =>
-        entry.socketPath !== null ? s.socketPath === entry.socketPath : s.socket === entry.socket
+        s.host === entry.host &&
+        (entry.socketPath !== null ? s.socketPath === entry.socketPath : s.socket === entry.socket)
       );
       if (same) {
         if (!same.roles.includes(role)) same.roles.push(role);

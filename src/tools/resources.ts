@@ -34,6 +34,8 @@ interface Target {
   /** `%N` for a pane. */
   readonly paneId?: string;
   readonly socketName?: string;
+  /** An SSH destination (`--ssh`), from `?host=`. */
+  readonly host?: string;
 }
 
 /** Reads a `tmux://` URI strictly: a known kind, a pane number, at most `?socket=NAME`. */
@@ -52,11 +54,17 @@ export function parseTarget(uri: string): Target {
       "tmux://server, tmux://agents and tmux://pane/{pane} exist.",
     );
   }
-  if (params.some((p) => p !== "socket") || params.length > 1 || url.hash !== "") {
-    throw new ToolFailure(`${uri}: the only query a resource takes is ?socket=NAME.`);
+  if (
+    params.some((p) => p !== "socket" && p !== "host") || new Set(params).size < params.length ||
+    url.hash !== ""
+  ) {
+    throw new ToolFailure(
+      `${uri}: the only query a resource takes is ?socket=NAME, and host=HOST (--ssh).`,
+    );
   }
+  const host = url.searchParams.get("host") ?? undefined;
   let socketName: string | undefined;
-  if (params.length === 1) {
+  if (url.searchParams.has("socket")) {
     const parsed = socketNameField.safeParse(url.searchParams.get("socket"));
     if (!parsed.success || !parsed.data) {
       throw new ToolFailure(
@@ -73,16 +81,30 @@ export function parseTarget(uri: string): Target {
         "resources/list lists the panes.",
       );
     }
-    return { kind, paneId: `%${Number(m[1])}`, socketName };
+    return { kind, paneId: `%${Number(m[1])}`, socketName, ...(host !== undefined && { host }) };
   }
   if (url.pathname !== "") throw new ToolFailure(`No resource ${uri}.`);
-  return { kind: kind as "server" | "agents", socketName };
+  return { kind: kind as "server" | "agents", socketName, ...(host !== undefined && { host }) };
 }
 
 /** The context of a resource's server: the one its URI names, else the server's own. */
 function contextOn(ctx: TmuxContext, target: Target): TmuxContext {
-  if (!target.socketName) return ctx;
-  return new Context(ctx.runner, ctx.config, target.socketName, ctx.signal, ctx.progress, ctx.log);
+  if (target.host !== undefined && !ctx.runner.hosts.includes(target.host)) {
+    throw new ToolFailure(
+      `No SSH host ${JSON.stringify(target.host)}: ?host= takes one given to --ssh.`,
+      `Hosts: ${ctx.runner.hosts.map((h) => JSON.stringify(h)).join(", ") || "none"}.`,
+    );
+  }
+  if (!target.socketName && target.host === undefined) return ctx;
+  return new Context(
+    ctx.runner,
+    ctx.config,
+    target.socketName,
+    ctx.signal,
+    ctx.progress,
+    ctx.log,
+    target.host,
+  );
 }
 
 /** The URI of a pane on the default server. */
@@ -266,7 +288,7 @@ async function readAgents(ctx: TmuxContext): Promise<unknown> {
 // ---------------------------------------------------------------------------------------------
 // The specs
 
-const SOCKET_NOTE = " Add ?socket=NAME for another tmux server.";
+const SOCKET_NOTE = " Add ?socket=NAME for another tmux server, &host=HOST for an SSH host.";
 
 function serverSpec(name: string, uri: string): ResourceSpec {
   return {
@@ -386,6 +408,15 @@ export function registerResources(registry: ToolRegistry): void {
     agentsSpec("tmux-agents-on", "tmux://agents{?socket}"),
   );
   const ctx = registry.contextFor(new AbortController().signal);
+  // SSH hosts (--ssh): the same on a host, and on a host's other server.
+  if (ctx.runner.hosts.length > 0) {
+    registry.addResource(
+      serverSpec("tmux-server-host", "tmux://server{?host}"),
+      agentsSpec("tmux-agents-host", "tmux://agents{?host}"),
+      serverSpec("tmux-server-host-on", "tmux://server{?socket,host}"),
+      agentsSpec("tmux-agents-host-on", "tmux://agents{?socket,host}"),
+    );
+  }
   observeControl(ctx.runner, (event) => {
     const level = event.kind === "lost" || event.kind === "gone" ? "warning" : "info";
     registry.subscriptions.log(level, `tmux on ${describeSocket(event.address)}: ${event.message}`);

@@ -1,0 +1,369 @@
+/**
+ * tmux on other machines, through the user's own OpenSSH: one connection per host, carrying
+ * every tmux command sent there.
+ *
+ * Per destination (exactly as the operator gave it to `--ssh`), a master `ssh` holds the one
+ * connection (OpenSSH connection multiplexing, its control socket in a private folder of this
+ * process); every tmux process on that host, one-shot or a long-lived control-mode client
+ * (`tmux -C`), is a session multiplexed over it, so no call pays for a handshake. A master
+ * that dies (network gone, host rebooted, connection killed) is noticed and started again on
+ * the next use; a host that does not answer fails its calls with {@link SshUnreachable}
+ * quickly (see {@link RETRY_AFTER_MS}) and leaves every other host alone.
+ *
+ * What crosses the wire is fixed here: `ssh` options come only from this module and the
+ * operator's `--ssh-config`, never from a tool argument; the remote command is always tmux,
+ * each argument single-quoted for the remote shell so that no value can become a shell word
+ * ({@link shellWord}). The remote shell may run start-up files that print text: every remote
+ * command first prints a marker this process chose, on stdout and on stderr, and only what
+ * follows the marker is read as tmux's ({@link AfterMarker}).
+ *
+ * run.ts is still the only place that starts processes: it hands this module a spawn function.
+ *
+ * @module
+ */
+
+/** What `--ssh` and `--ssh-config` configured. */
+export interface SshOptions {
+  /** The destinations a call may name, exactly as given (`user@host`, an alias, `ssh://…`). */
+  readonly destinations: readonly string[];
+  /** An ssh configuration file, passed as `-F` to every ssh started (default: the user's). */
+  readonly configFile?: string;
+  /** How long a first connection may take, in seconds (default 5). */
+  readonly connectTimeoutS?: number;
+}
+
+/** A host that does not answer over SSH (or refused us); other hosts are unaffected. */
+export class SshUnreachable extends Error {
+  /** The destination, as configured. */
+  readonly host: string;
+
+  /** `reason` is ssh's own first line of complaint, or ours. */
+  constructor(host: string, reason: string) {
+    super(`Host ${JSON.stringify(host)} did not answer over SSH: ${reason}`);
+    this.name = "SshUnreachable";
+    this.host = host;
+  }
+}
+
+/** After a failed connection, calls fail at once for this long instead of each waiting. */
+export const RETRY_AFTER_MS = 3_000;
+
+/** Extra folders searched for tmux on the remote host, after the PATH ssh gives a command. */
+const REMOTE_PATH_TAIL = "/usr/local/bin:/opt/homebrew/bin:/opt/local/bin:/snap/bin";
+
+/**
+ * One word for the remote shell: single-quoted, with `'` and `\` written outside the quotes
+ * as `\'` and `\\`, which means the same to sh, bash, dash, ksh, zsh and fish (fish would read
+ * a backslash inside single quotes as an escape).
+ */
+export function shellWord(word: string): string {
+  return `'${word.replace(/['\\]/g, (c) => `'\\${c}'`)}'`;
+}
+
+/**
+ * The command line the remote shell runs: the marker on stdout and stderr, then tmux with
+ * `args`, found on the command PATH or in the usual extra folders.
+ */
+export function remoteTmuxCommand(marker: string, binary: string, args: readonly string[]): string {
+  return `echo ${marker}; echo ${marker} >&2; exec env PATH="$PATH:${REMOTE_PATH_TAIL}" ` +
+    [binary, ...args].map(shellWord).join(" ");
+}
+
+/**
+ * Finds the marker line in a stream and passes on only what follows it: what came before is
+ * the remote shell's (start-up files), never tmux's. Holds at most 64 KiB while looking.
+ */
+export class AfterMarker {
+  readonly #marker: Uint8Array;
+  #held = new Uint8Array(0);
+  #found = false;
+
+  /** Looks for `marker` followed by a newline. */
+  constructor(marker: string) {
+    this.#marker = new TextEncoder().encode(`${marker}\n`);
+  }
+
+  /** Whether the marker has been seen. */
+  get found(): boolean {
+    return this.#found;
+  }
+
+  /** What was held back while the marker was not yet seen (for an error message). */
+  get held(): Uint8Array {
+    return this.#held;
+  }
+
+  /** Feeds a chunk; returns the part of it that follows the marker (empty before it). */
+  push(chunk: Uint8Array): Uint8Array {
+    if (this.#found) return chunk;
+    const joined = new Uint8Array(this.#held.length + chunk.length);
+    joined.set(this.#held);
+    joined.set(chunk, this.#held.length);
+    const at = indexOf(joined, this.#marker);
+    if (at >= 0) {
+      this.#found = true;
+      this.#held = new Uint8Array(0);
+      return joined.subarray(at + this.#marker.length);
+    }
+    this.#held = joined.length > 65_536 ? joined.slice(joined.length - 65_536) : joined;
+    return new Uint8Array(0);
+  }
+}
+
+function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
+  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
+    for (let j = 0; j < needle.length; j++) {
+      if (haystack[i + j] !== needle[j]) continue outer;
+    }
+    return i;
+  }
+  return -1;
+}
+
+/**
+ * A byte stream of what follows the marker in `source` (readable with a BYOB reader, as the
+ * control connection reads).
+ */
+export function streamAfterMarker(
+  source: ReadableStream<Uint8Array>,
+  marker: string,
+): ReadableStream<Uint8Array> {
+  const after = new AfterMarker(marker);
+  const reader = source.getReader();
+  return new ReadableStream({
+    type: "bytes",
+    async pull(controller) {
+      while (true) {
+        const { done, value } = await reader.read();
+        if (done || !value) {
+          controller.close();
+          controller.byobRequest?.respond(0);
+          return;
+        }
+        const rest = after.push(value);
+        if (rest.length > 0) {
+          controller.enqueue(rest.slice());
+          return;
+        }
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}
+
+/** Starts `ssh` with these arguments, all three streams piped (run.ts provides it). */
+export type SshSpawn = (args: readonly string[]) => Deno.ChildProcess;
+
+interface Master {
+  readonly child: Deno.ChildProcess;
+  readonly ready: Promise<void>;
+  alive: boolean;
+}
+
+/**
+ * The SSH side of a runner: one master connection per configured destination, started on
+ * first use and again after it died.
+ */
+export class SshHosts {
+  /** The destinations a call may name. */
+  readonly destinations: readonly string[];
+  /** The marker remote commands print before tmux runs. */
+  readonly marker: string;
+  readonly #options: SshOptions;
+  readonly #spawn: SshSpawn;
+  readonly #masters = new Map<string, Master>();
+  readonly #failed = new Map<string, { until: number; error: SshUnreachable }>();
+  readonly #index = new Map<string, number>();
+  #folder: string | null = null;
+  #madeFolder = false;
+  #closed = false;
+
+  /** Nothing is started until a host is first used. */
+  constructor(options: SshOptions, spawn: SshSpawn) {
+    this.#options = options;
+    this.destinations = [...options.destinations];
+    this.#spawn = spawn;
+    options.destinations.forEach((d, i) => this.#index.set(d, i));
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    this.marker = `tmux-mcp-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  }
+
+  /** Whether `host` was configured (exactly as given). */
+  has(host: string): boolean {
+    return this.#index.has(host);
+  }
+
+  /**
+   * Where the multiplexing sockets live: a private folder made for this process when it may
+   * write one (mode 0700); without write permission (the baked flags grant none), sockets
+   * directly in /tmp under a random 128-bit name, which ssh creates with mode 0600.
+   */
+  #controlPath(host: string): string {
+    if (this.#folder === null) {
+      try {
+        this.#folder = Deno.makeTempDirSync({ prefix: "tmux-mcp-ssh-" });
+        Deno.chmodSync(this.#folder, 0o700);
+        this.#madeFolder = true;
+      } catch {
+        this.#folder = `/tmp/${this.marker}`;
+      }
+    }
+    const n = this.#index.get(host) ?? 0;
+    return this.#madeFolder ? `${this.#folder}/h${n}` : `${this.#folder}-h${n}`;
+  }
+
+  /** Options every ssh this process starts gets, before its own. */
+  #common(host: string): string[] {
+    const args: string[] = [];
+    if (this.#options.configFile) args.push("-F", this.#options.configFile);
+    args.push(
+      "-T",
+      "-o",
+      "BatchMode=yes",
+      "-o",
+      "LogLevel=ERROR",
+      "-o",
+      `ConnectTimeout=${this.#options.connectTimeoutS ?? 5}`,
+      "-o",
+      `ControlPath=${this.#controlPath(host)}`,
+    );
+    return args;
+  }
+
+  /** The argv of an ssh that runs tmux with `tmuxArgs` on `host`, over its master. */
+  argv(host: string, binary: string, tmuxArgs: readonly string[]): string[] {
+    return [
+      ...this.#common(host),
+      "-o",
+      "ControlMaster=no",
+      "--",
+      host,
+      remoteTmuxCommand(this.marker, binary, tmuxArgs),
+    ];
+  }
+
+  /**
+   * Resolves once `host`'s master connection is up, starting it when it is not; throws
+   * {@link SshUnreachable} when it cannot be had.
+   */
+  async ensure(host: string, signal?: AbortSignal): Promise<void> {
+    if (this.#closed) throw new SshUnreachable(host, "the server is shutting down");
+    const failed = this.#failed.get(host);
+    if (failed && performance.now() < failed.until) throw failed.error;
+    let master = this.#masters.get(host);
+    if (!master || !master.alive) {
+      master = this.#start(host);
+      this.#masters.set(host, master);
+    }
+    if (!signal) return await master.ready;
+    const { promise, reject } = Promise.withResolvers<never>();
+    const onAbort = () => reject(new SshUnreachable(host, "the call was cancelled"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      await Promise.race([master.ready, promise]);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  #start(host: string): Master {
+    const child = this.#spawn([
+      ...this.#common(host),
+      "-o",
+      "ControlMaster=yes",
+      "-o",
+      "ControlPersist=no",
+      "-o",
+      "ServerAliveInterval=5",
+      "-o",
+      "ServerAliveCountMax=3",
+      "--",
+      host,
+      // The session's only job is to say the connection is up; cat holds it open until our
+      // end of its input closes.
+      `echo ${this.marker}; exec cat >/dev/null`,
+    ]);
+    const master: Master = { child, alive: true, ready: Promise.resolve() };
+    const stderr = new Response(child.stderr).text().catch(() => "");
+    const timeoutMs = ((this.#options.connectTimeoutS ?? 5) + 5) * 1_000;
+    const ready = (async () => {
+      const after = new AfterMarker(this.marker);
+      const reader = child.stdout.getReader();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), timeoutMs);
+      });
+      try {
+        while (!after.found) {
+          const next = await Promise.race([reader.read(), timedOut]);
+          if (next === "timeout") {
+            try {
+              child.kill("SIGTERM");
+            } catch {
+              // Gone already.
+            }
+            throw new SshUnreachable(host, `no connection within ${timeoutMs / 1000} s`);
+          }
+          if (next.done) {
+            const status = await child.status;
+            const why = (await stderr).trim().split("\n").filter((l) => l.trim())[0] ??
+              `ssh exited with status ${status.code}`;
+            throw new SshUnreachable(host, why);
+          }
+          after.push(next.value);
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+      // Keep reading (and dropping) so the master never blocks on a full pipe.
+      (async () => {
+        try {
+          while (!(await reader.read()).done) { /* drop */ }
+        } catch {
+          // Gone.
+        }
+      })();
+    })();
+    child.status.then(() => master.alive = false, () => master.alive = false);
+    (master as { ready: Promise<void> }).ready = ready.catch((error: unknown) => {
+      master.alive = false;
+      const unreachable = error instanceof SshUnreachable
+        ? error
+        : new SshUnreachable(host, String(error));
+      this.#failed.set(host, { until: performance.now() + RETRY_AFTER_MS, error: unreachable });
+      throw unreachable;
+    });
+    master.ready.catch(() => {});
+    return master;
+  }
+
+  /**
+   * Ends every master (their input closed: the remote `cat` ends, and with it the session),
+   * waits up to `waitMs` for them to go, then stops any that linger (SIGTERM).
+   */
+  async close(waitMs = 500): Promise<void> {
+    this.#closed = true;
+    const masters = [...this.#masters.values()].filter((m) => m.alive);
+    this.#masters.clear();
+    for (const m of masters) m.child.stdin.close().catch(() => {});
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.allSettled(masters.map((m) => m.child.status)),
+      new Promise((resolve) => timer = setTimeout(resolve, waitMs)),
+    ]);
+    clearTimeout(timer);
+    for (const m of masters) {
+      try {
+        m.child.kill("SIGTERM");
+      } catch {
+        // Gone already.
+      }
+    }
+    await Promise.allSettled(masters.map((m) => m.child.status));
+    if (this.#madeFolder && this.#folder) {
+      await Deno.remove(this.#folder, { recursive: true }).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * A real OpenSSH server for tests, on 127.0.0.1 and a free port, as the current user: its own
+ * host key, a client key made for it, `authorized_keys` and `sshd_config`, all in a temporary
+ * folder, and stopped (by pid) when the test is done. An ssh client configuration beside them
+ * names it under any aliases a test asks for, with the client key, a known-hosts file in the
+ * folder and `StrictHostKeyChecking accept-new`: hand it to the server as `--ssh-config`.
+ *
+ * Where sshd cannot be started (not installed, no privilege-separation folder), {@link
+ * startSshd} returns the reason instead, and a test skips with it; CI installs openssh-server.
+ *
+ * @module
+ */
+
+import { sh } from "./tmux.ts";
+
+/** A running sshd and what a client needs to reach it. */
+export interface Sshd {
+  readonly port: number;
+  readonly dir: string;
+  /** The ssh client configuration naming every alias. */
+  readonly config: string;
+  /** The sshd process id. */
+  readonly pid: number;
+  /** Pids of sshd's per-connection children (killing them drops those connections). */
+  sessions(): Promise<number[]>;
+  /** Stops sshd and every session it runs (by pid), removes the folder. */
+  stop(): Promise<void>;
+}
+
+const SSHD = "/usr/sbin/sshd";
+
+/** A port to try (tests run without --allow-net: sshd says whether it could bind it). */
+function randomPort(): number {
+  return 20_000 + Math.floor(Math.random() * 40_000);
+}
+
+/** Children of `pid`, recursively (pgrep -P). */
+export async function descendants(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  const walk = async (p: number) => {
+    const { stdout } = await sh("pgrep", ["-P", String(p)], { allowFail: true });
+    for (const c of stdout.split("\n").filter((l) => /^\d+$/.test(l)).map(Number)) {
+      out.push(c);
+      await walk(c);
+    }
+  };
+  await walk(pid);
+  return out;
+}
+
+/** Starts sshd with `aliases` (each a Host in the client config); a string says why not. */
+export async function startSshd(aliases: readonly string[]): Promise<Sshd | string> {
+  try {
+    await Deno.stat(SSHD);
+  } catch {
+    return `${SSHD} is not installed (apt-get install openssh-server)`;
+  }
+  try {
+    await Deno.stat("/run/sshd");
+  } catch {
+    return "sshd's privilege-separation folder /run/sshd is missing (mkdir -p /run/sshd)";
+  }
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-sshd-" });
+  const user = (await sh("id", ["-un"])).stdout.trim();
+  await sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", `${dir}/host_key`]);
+  await sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", `${dir}/client_key`]);
+  await Deno.copyFile(`${dir}/client_key.pub`, `${dir}/authorized_keys`);
+  await Deno.writeTextFile(
+    `${dir}/noisy_rc`,
+    "echo 'Welcome! %begin 1 1 0'; echo '%end 1 1 0'; echo '%exit' >&2; echo 'rc: hello' >&2\n",
+  );
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const result = await tryStart(dir, user, randomPort(), aliases);
+    if (typeof result !== "string" || !/Address already in use|Bind to port/.test(result)) {
+      if (typeof result === "string") await Deno.remove(dir, { recursive: true }).catch(() => {});
+      return result;
+    }
+  }
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  return "sshd found no free port";
+}
+
+async function tryStart(
+  dir: string,
+  user: string,
+  port: number,
+  aliases: readonly string[],
+): Promise<Sshd | string> {
+  await Deno.writeTextFile(
+    `${dir}/sshd_config`,
+    [
+      `Port ${port}`,
+      "ListenAddress 127.0.0.1",
+      `HostKey ${dir}/host_key`,
+      `AuthorizedKeysFile ${dir}/authorized_keys`,
+      `PidFile ${dir}/sshd.pid`,
+      "PermitRootLogin prohibit-password",
+      "PasswordAuthentication no",
+      "KbdInteractiveAuthentication no",
+      "UsePAM no",
+      "StrictModes no",
+      "PrintMotd no",
+      "LogLevel INFO",
+      `AllowUsers ${user}`,
+      // The remote shell is the user's own: bash via sshd sources ~/.bashrc unless it is
+      // nested (SHLVL), and this machine's takes a minute. BASH_ENV, which bash reads first,
+      // prints what a chatty start-up file would: text and forged control-mode framing, on
+      // stdout and stderr. The server must read none of it.
+      `SetEnv SHLVL=1 BASH_ENV=${dir}/noisy_rc`,
+      "",
+    ].join("\n"),
+  );
+  const hosts = aliases.map((alias) =>
+    [
+      `Host ${alias}`,
+      "  HostName 127.0.0.1",
+      `  Port ${port}`,
+      `  User ${user}`,
+      `  IdentityFile ${dir}/client_key`,
+      "  IdentitiesOnly yes",
+      `  UserKnownHostsFile ${dir}/known_hosts`,
+      "  StrictHostKeyChecking accept-new",
+      "",
+    ].join("\n")
+  );
+  await Deno.writeTextFile(`${dir}/ssh_config`, hosts.join(""));
+  // -D: stays in the foreground as the process we started; -e: its log to stderr.
+  const child = new Deno.Command(SSHD, {
+    args: ["-D", "-e", "-f", `${dir}/sshd_config`],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  // Listening once it says so on stderr (-e); the rest of its log is read and dropped.
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let log = "";
+  while (!/Server listening on/.test(log)) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    log += value;
+  }
+  if (!/Server listening on/.test(log)) {
+    await child.status;
+    return `sshd did not start: ${log.trim().split("\n").at(-1)}`;
+  }
+  const stderr = (async () => {
+    while (!(await reader.read()).done) { /* drop */ }
+  })();
+  const pid = child.pid;
+  return {
+    port,
+    dir,
+    config: `${dir}/ssh_config`,
+    pid,
+    sessions: () => descendants(pid),
+    async stop() {
+      for (const p of await descendants(pid)) {
+        try {
+          Deno.kill(p, "SIGKILL");
+        } catch {
+          // Gone.
+        }
+      }
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // Gone.
+      }
+      await child.status;
+      await stderr;
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
