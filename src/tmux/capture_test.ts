@@ -74,6 +74,8 @@ async function withPane(
   command = "sh",
 ): Promise<void> {
   const t = await TestTmux.start("cap", { width: 40, height: 6, command });
+  // Typed before the shell draws its prompt, a line's echo and output land on the prompt's row.
+  if (command === "sh") await t.prompt(t.ids.paneId);
   const runner = new TmuxRunner();
   try {
     await fn(t, runner, t.ids.paneId);

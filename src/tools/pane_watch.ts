@@ -199,6 +199,9 @@ export type WatchEvent =
   | { readonly kind: "timeout" }
   | { readonly kind: "cancelled" };
 
+/** How long a dead pane's exit status is waited for (tmux learns it when it reaps the process). */
+const DEAD_STATUS_WAIT_MS = 2_000;
+
 /** How often a polling watch reads the pane. */
 const POLL_MS = 100;
 /** How often an event-driven watch checks the pane is still alive (tmux sends no event). */
@@ -351,7 +354,9 @@ export class PaneWatch {
    */
   async #died(probe: PaneProbe): Promise<WatchEvent> {
     let now = probe;
-    for (let i = 0; i < 25 && now.exists && now.dead && now.deadStatus === null; i++) {
+    // Bounded by time, not tries: on a loaded machine tmux reaps the process late.
+    const until = performance.now() + DEAD_STATUS_WAIT_MS;
+    while (now.exists && now.dead && now.deadStatus === null && performance.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 10));
       now = (await probeWith(this.#ctx, this.paneId, [])).probe;
     }
