@@ -11,7 +11,7 @@ import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
 import { buildServer } from "../src/server.ts";
 import { connect, withTmux } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv } from "./helpers/tmux.ts";
+import { cleanEnv, waitFor } from "./helpers/tmux.ts";
 
 const envOf = (vars: Record<string, string>) => (name: string) => vars[name];
 
@@ -133,6 +133,9 @@ Deno.test("the real process: an unknown name stops it at once, exit 2, naming th
     const names = (list.result!.tools as { name: string }[]).map((t) => t.name);
     assert.ok(names.includes("send_keys"));
     assert.ok(!names.includes("run_command"));
+    // The start line comes once the server's code has loaded, which may be after tools/list
+    // is answered (the front desk answers it while the code loads).
+    await waitFor(() => /denied tools/.test(denied.stderr), "the start line on stderr");
     assert.match(denied.stderr, /denied tools run_command/);
   } finally {
     await denied.closeStdin();
