@@ -11,6 +11,7 @@
  * Runs with --allow-all: it writes straight to a pane's terminal device to time wake-ups exactly.
  *
  * Usage: deno task bench [--sizes 10,100,1000] [--runs 30] [--json FILE] [--markdown FILE]
+ *        [--live-only | --ssh-only]
  *
  * @module
  */
@@ -18,6 +19,7 @@
 import { parseArgs } from "node:util";
 import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
 import { sh } from "../tests/helpers/tmux.ts";
+import { startSshd } from "../tests/helpers/sshd.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -28,6 +30,8 @@ const { values } = parseArgs({
     markdown: { type: "string" },
     /** Only the live resources' section (subscription latency, RSS with panes printing). */
     "live-only": { type: "boolean", default: false },
+    /** Only the SSH section (a tool call through SSH to localhost against local and ssh-per-call). */
+    "ssh-only": { type: "boolean", default: false },
   },
 });
 const SIZES = values.sizes!.split(",").map(Number);
@@ -574,8 +578,99 @@ async function benchLive(): Promise<void> {
   }
 }
 
+/** What the SSH section found: medians in ms. */
+const sshFigures: {
+  operation: string;
+  local: number;
+  remote: number;
+  perCall: number;
+}[] = [];
+
+/**
+ * `capture_pane` and `send_keys` on a pane reached through SSH to localhost (a real sshd of its
+ * own, as the tests start it), against the same call on the local server, and against the peers'
+ * route: one `ssh DEST tmux ...` process per call (a handshake each).
+ */
+async function benchSsh(): Promise<void> {
+  const sshd = await startSshd(["bench"]);
+  if (typeof sshd === "string") {
+    out(`ssh: skipped: ${sshd}`);
+    return;
+  }
+  const socket = `tmux-mcp-bench-${crypto.randomUUID().slice(0, 8)}`;
+  try {
+    await tmux(socket, "-f", "/dev/null", "new-session", "-d", "-s", "ssh", "-x", "80", "-y", "24");
+    await tmux(socket, "set-option", "-g", "history-limit", "5000");
+    const [pid, socketPath, paneId] = (await tmux(
+      socket,
+      "display-message",
+      "-p",
+      "-t",
+      "ssh:",
+      "#{pid}\t#{socket_path}\t#{pane_id}",
+    )).trim().split("\t");
+    started.set(socket, { pid: Number(pid) || 0, socketPath: socketPath ?? "" });
+    await tmux(socket, "send-keys", "-t", paneId, "seq 1 200", "Enter");
+    const server = new StdioServer(cmd, [
+      ...startArgs,
+      "--socket",
+      socket,
+      "--ssh",
+      "bench",
+      "--ssh-config",
+      sshd.config,
+    ], env);
+    try {
+      await server.initialize();
+      await server.request("tools/list");
+      const perCall = async (...tmuxArgs: string[]) => {
+        const r = await new Deno.Command("ssh", {
+          args: ["-F", sshd.config, "-T", "-o", "BatchMode=yes", "bench", "tmux", ...tmuxArgs],
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        if (!r.success) throw new Error(new TextDecoder().decode(r.stderr));
+      };
+      const cases: [string, Record<string, unknown>, string[]][] = [
+        ["capture_pane", { paneId }, ["-L", socket, "capture-pane", "-p", "-t", paneId]],
+        ["send_keys", { paneId, text: "true", enter: true }, [
+          "-L",
+          socket,
+          "send-keys",
+          "-t",
+          paneId,
+          "true",
+          "Enter",
+        ]],
+      ];
+      for (const [tool, args, tmuxArgs] of cases) {
+        const local = await time(() => call(server, tool, args));
+        const remote = await time(() =>
+          call(server, tool, { ...args, host: "bench", socket_name: socket })
+        );
+        const ssh = await time(() => perCall(...tmuxArgs));
+        record(1, `${tool} over ssh (vs local)`, remote, local);
+        record(1, `${tool} over ssh (vs ssh per call)`, remote, ssh);
+        sshFigures.push({
+          operation: tool,
+          local: stats(local).median,
+          remote: stats(remote).median,
+          perCall: stats(ssh).median,
+        });
+      }
+      await server.closeStdin();
+    } finally {
+      await server.kill();
+    }
+  } finally {
+    await dispose(socket);
+    await sshd.stop();
+  }
+}
+
 const benchStart = performance.now();
-for (const size of values["live-only"] ? [] : SIZES) {
+for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
   const sizeStart = performance.now();
   const fx = await buildServer(size);
   out(
@@ -761,8 +856,9 @@ for (const size of values["live-only"] ? [] : SIZES) {
     } s for this size)`,
   );
 }
-if (!values["live-only"]) await benchDeep();
-await benchLive();
+if (!values["live-only"] && !values["ssh-only"]) await benchDeep();
+if (!values["ssh-only"]) await benchLive();
+if (!values["live-only"]) await benchSsh();
 const totalSeconds = (performance.now() - benchStart) / 1000;
 out(`bench: ${totalSeconds.toFixed(1)} s in all`);
 
@@ -773,10 +869,39 @@ const machine =
 if (values.json) {
   await Deno.writeTextFile(
     values.json,
-    JSON.stringify({ machine, runs: RUNS, rows, memory, deep, live }, null, 2),
+    JSON.stringify({ machine, runs: RUNS, rows, memory, deep, live, ssh: sshFigures }, null, 2),
   );
 }
-if (values.markdown) {
+/**
+ * The `## SSH` section of BENCHMARKS.md replaced by this run's figures (kept as it was when the
+ * run measured none).
+ */
+function withSshSection(sections: string): string {
+  if (sshFigures.length === 0) return sections;
+  const lines = sshFigures.map((f) =>
+    `| ${f.operation} | ${f.remote.toFixed(2)} | ${f.local.toFixed(2)} | ${
+      (f.remote / f.local).toFixed(2)
+    }× | ${f.perCall.toFixed(2)} | ${(f.remote / f.perCall).toFixed(3)}× |`
+  ).join("\n");
+  const section =
+    `\n## SSH\n\n\`deno task bench --ssh-only\` on ${
+      new Date().toISOString().slice(0, 10)
+    }: a pane reached through a real sshd on 127.0.0.1 (\`--ssh\`, the host's one connection), ` +
+    `the same call on the local server, and the peers' route, one \`ssh DEST tmux ...\` ` +
+    `process per call (a handshake and a remote shell each). Medians of ${RUNS} calls, ms.\n\n` +
+    `| tool | over ssh | local | ratio | ssh per call | ratio |\n|---|---:|---:|---:|---:|---:|\n` +
+    `${lines}\n`;
+  const at = sections.indexOf("\n## SSH\n");
+  if (at < 0) return `${sections}${section}`;
+  const next = sections.indexOf("\n## ", at + 1);
+  return `${sections.slice(0, at)}${section}${next < 0 ? "" : sections.slice(next)}`;
+}
+
+if (values.markdown && values["ssh-only"]) {
+  // Only the SSH section changes; the tables of the last full run stay.
+  const previous = await Deno.readTextFile(values.markdown).catch(() => "# Benchmarks\n");
+  await Deno.writeTextFile(values.markdown, withSshSection(previous));
+} else if (values.markdown) {
   const table = [
     "| panes | operation | median ms | p90 ms | tmux median ms | tmux p90 ms | ratio |",
     "|---:|---|---:|---:|---:|---:|---:|",
@@ -825,6 +950,6 @@ if (values.markdown) {
       `Reading bounded by the request: a fresh server, ${DEEP_RUNS} calls on one pane with deep ` +
       `history; the rise is its peak RSS over its RSS once idle after tools/list.\n\n` +
       `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n` +
-      `${liveText ? `\n${liveText}` : ""}${kept}`,
+      `${liveText ? `\n${liveText}` : ""}${withSshSection(kept)}`,
   );
 }

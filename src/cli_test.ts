@@ -119,7 +119,7 @@ Deno.test("from source: the start task's flags, --config and main.ts by absolute
     "/opt/tmux mcp/deno.json",
     "/opt/tmux mcp/main.ts",
   ]);
-  assert.ok(args.includes("--allow-env=TMUX*") && args.includes("--allow-run=tmux"));
+  assert.ok(args.includes("--allow-env=TMUX*") && args.includes("--allow-run=tmux,ssh"));
   assert.throws(() => fromSourceArgs("deno run main.js", "/x"), /start task/);
 });
 

@@ -11,12 +11,12 @@ import { cleanEnv, sh, TestTmux } from "./helpers/tmux.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 
-/** The `start` task's arguments after `deno`: `run --no-prompt --allow-run=tmux ... main.ts`. */
+/** The `start` task's arguments after `deno`: `run --no-prompt --allow-run=tmux,ssh ... main.ts`. */
 function startArgs(): string[] {
   const words = denoJson.tasks.start.split(" ");
   assert.equal(words[0], "deno");
   assert.equal(words.at(-1), "main.ts");
-  assert.ok(words.includes("--allow-run=tmux") && words.includes("--allow-env=TMUX*"));
+  assert.ok(words.includes("--allow-run=tmux,ssh") && words.includes("--allow-env=TMUX*"));
   return [...words.slice(1, -1), `${root}main.ts`];
 }
 

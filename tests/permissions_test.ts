@@ -3,7 +3,7 @@ import denoJson from "../deno.json" with { type: "json" };
 import { cleanEnv, sh } from "./helpers/tmux.ts";
 import { startCommand } from "./helpers/stdio.ts";
 
-const FLAGS = "--no-prompt --allow-run=tmux --allow-env=TMUX* --ignore-env";
+const FLAGS = "--no-prompt --allow-run=tmux,ssh --allow-env=TMUX* --ignore-env";
 
 Deno.test("the start task and every compile target bake in the same, least permissions", () => {
   const tasks = denoJson.tasks as Record<string, string | { command?: string }>;

@@ -16,7 +16,8 @@ import { controlFor } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { type Sshd, startSshd } from "./helpers/sshd.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -264,6 +265,46 @@ Deno.test({
       assert.deepEqual(c.server.runner.hosts, []);
     } finally {
       await c.close();
+      await t.kill();
+    }
+  },
+});
+
+Deno.test({
+  name: "ssh: the real process under the baked flags (no file access) reaches a host",
+  ignore: skip !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const sshd = started as Sshd;
+    const t = await TestTmux.start();
+    const { cmd, args } = startCommand();
+    const server = new StdioServer(
+      cmd,
+      [...args, "--ssh", "h1", "--ssh", "h2", "--ssh-config", sshd.config],
+      cleanEnv(),
+    );
+    try {
+      await server.initialize();
+      const listed = await server.request("tools/list");
+      const tools = listed.result?.tools as { name: string; inputSchema: unknown }[];
+      const schema = tools.find((x) => x.name === "list_panes")?.inputSchema as {
+        properties: { host?: { enum?: string[] } };
+      };
+      assert.deepEqual(schema.properties.host?.enum, ["h1", "h2"], "the hosts, in the schema");
+      const r = await server.callTool("list_panes", { host: "h2", socket_name: t.socket }) as {
+        isError?: boolean;
+        structuredContent?: { host: string; panes: { id: string }[] };
+        content?: { text: string }[];
+      };
+      assert.notEqual(r.isError, true, r.content?.[0]?.text);
+      assert.equal(r.structuredContent?.host, "h2");
+      assert.deepEqual(r.structuredContent?.panes.map((p) => p.id), [t.ids.paneId]);
+      assert.match(server.stderr, /ssh hosts h1,h2/);
+      await server.closeStdin();
+      assert.equal((await server.child.status).code, 0);
+    } finally {
+      await server.kill();
       await t.kill();
     }
   },
