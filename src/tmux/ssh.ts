@@ -75,12 +75,13 @@ export function remoteTmuxCommand(marker: string, binary: string, args: readonly
  */
 export class AfterMarker {
   readonly #marker: Uint8Array;
-  #held = new Uint8Array(0);
+  /** What was read so far, after a newline standing for the start of the stream. */
+  #held = new Uint8Array([0x0a]);
   #found = false;
 
-  /** Looks for `marker` followed by a newline. */
+  /** Looks for `marker` on a line of its own. */
   constructor(marker: string) {
-    this.#marker = new TextEncoder().encode(`${marker}\n`);
+    this.#marker = new TextEncoder().encode(`\n${marker}\n`);
   }
 
   /** Whether the marker has been seen. */
@@ -90,7 +91,7 @@ export class AfterMarker {
 
   /** What was held back while the marker was not yet seen (for an error message). */
   get held(): Uint8Array {
-    return this.#held;
+    return this.#found ? this.#held : this.#held.subarray(1);
   }
 
   /** Feeds a chunk; returns the part of it that follows the marker (empty before it). */

@@ -21,7 +21,10 @@ export interface Sshd {
   readonly config: string;
   /** The sshd process id. */
   readonly pid: number;
-  /** Pids of sshd's per-connection children (killing them drops those connections). */
+  /**
+   * Pids of sshd's per-connection processes (killing them drops those connections), not the
+   * commands they run: a tmux control client killed outright may crash tmux 3.3a's server.
+   */
   sessions(): Promise<number[]>;
   /** Stops sshd and every session it runs (by pid), removes the folder. */
   stop(): Promise<void>;
@@ -152,7 +155,15 @@ async function tryStart(
     dir,
     config: `${dir}/ssh_config`,
     pid,
-    sessions: () => descendants(pid),
+    sessions: async () => {
+      const all = await descendants(pid);
+      if (all.length === 0) return [];
+      const { stdout } = await sh("ps", ["-o", "pid=,comm=", "-p", all.join(",")], {
+        allowFail: true,
+      });
+      return stdout.split("\n").map((l) => l.trim().split(/\s+/))
+        .filter(([p, comm]) => /^\d+$/.test(p ?? "") && comm === "sshd").map(([p]) => Number(p));
+    },
     async stop() {
       for (const p of await descendants(pid)) {
         try {
