@@ -192,9 +192,8 @@ export class ToolRegistry {
    */
   #withHost(tool: AnyTool): AnyTool {
     if (this.#hosts.length === 0) return tool;
-    const host = z.enum(this.#hosts as [string, ...string[]]).optional().describe(
-      "SSH host to act on; omitted: this machine.",
-    );
+    // Like socket_name it spends no words in every tool: an SSH destination, else this machine.
+    const host = z.enum(this.#hosts as [string, ...string[]]).optional();
     return {
       ...tool,
       inputSchema: tool.inputSchema.extend({ host }),
