@@ -129,3 +129,25 @@ Deno.test("shellLine quotes what a shell would expand or split, zsh's unmatched 
     "deno run '--allow-env=TMUX*' '/a b/main.ts' 'it'\\''s' --x=1,2",
   );
 });
+
+Deno.test("--ssh: repeatable destinations, or TMUX_MCP_SSH comma-separated; never an option", () => {
+  const serve = (argv: string[], env: Record<string, string> = {}) => {
+    const command = parseCli(argv, (name) => env[name]);
+    assert.equal(command.kind, "serve");
+    return command.kind === "serve" ? command.options : undefined;
+  };
+  assert.deepEqual(serve(["--ssh", "me@build", "--ssh", "ssh://u@h:2222"])?.ssh, [
+    "me@build",
+    "ssh://u@h:2222",
+  ]);
+  assert.deepEqual(serve([], { TMUX_MCP_SSH: "a, b@c,," })?.ssh, ["a", "b@c"]);
+  assert.deepEqual(serve(["--ssh", "x"], { TMUX_MCP_SSH: "a" })?.ssh, ["x"], "the flag wins");
+  assert.equal(serve([])?.ssh, undefined);
+  assert.equal(serve(["--ssh", "a", "--ssh-config", "/etc/cfg"])?.sshConfig, "/etc/cfg");
+  for (const bad of ["-oProxyCommand=sh", "a b", "a\nb", ""]) {
+    assert.throws(() => parseCli(["--ssh", bad], noEnv), UsageError, JSON.stringify(bad));
+  }
+  assert.throws(() => parseCli(["--ssh", "a", "--ssh", "a"], noEnv), /given twice/);
+  assert.throws(() => parseCli([], (n) => n === "TMUX_MCP_SSH" ? "-F/x" : undefined), UsageError);
+  assert.throws(() => parseCli(["--ssh-config", "/x"], noEnv), /--ssh-config is for --ssh/);
+});
