@@ -188,7 +188,21 @@ Deno.test("wait_for_idle: a pane killed mid-wait is paneDied; a pane that exits 
     await type(t, kept, "exit 3");
     const exited = await exiting;
     assert.equal(exited.outcome, "paneDied");
-    assert.equal(exited.exitStatus, 3);
+    if (exited.exitStatus !== 3) {
+      // What tmux says now, to tell a status learned late from one never learned.
+      const now = await t.tmuxRaw(
+        "display-message",
+        "-p",
+        "-t",
+        kept,
+        "#{pane_dead} [#{pane_dead_status}] #{pane_pid}",
+      );
+      assert.fail(
+        `exitStatus ${exited.exitStatus}; tmux now: ${now.stdout.trim()} ${now.stderr.trim()}; ${
+          JSON.stringify(exited)
+        }`,
+      );
+    }
     assert.equal(exited.atPrompt, false);
     // A pane already dead answers at once.
     const again = await c.ok<Idle>("wait_for_idle", { paneId: kept });
