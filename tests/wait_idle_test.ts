@@ -164,6 +164,24 @@ Deno.test("wait_for_idle honours quietMs: it returns no earlier than quietMs aft
   });
 });
 
+Deno.test("an exit status is reported even when tmux 3.3a misses the SIGCHLD that carries it", async () => {
+  // tmux sometimes leaves an exited pane process a zombie (pane_dead_status and pane_dead_time
+  // empty) until another child of the server exits: about a third of `exit N` in
+  // remain-on-exit panes here. Eight in a row all report their status.
+  await withServer(async (t, c) => {
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    for (let status = 1; status <= 8; status++) {
+      const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", SHELL)).trim();
+      await t.prompt(pane);
+      const waiting = c.ok<Idle>("wait_for_idle", { paneId: pane, quietMs: 10_000 });
+      await subscribed(t, c);
+      await type(t, pane, `exit ${status}`);
+      const died = await waiting;
+      assert.deepEqual([died.outcome, died.exitStatus], ["paneDied", status], `exit ${status}`);
+    }
+  });
+});
+
 Deno.test("wait_for_idle: a pane killed mid-wait is paneDied; a pane that exits reports its status", async () => {
   await withServer(async (t, c) => {
     const other = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", SHELL)).trim();

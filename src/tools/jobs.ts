@@ -33,6 +33,7 @@ import { decodeBytes } from "../tmux/format.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import { judgeResult } from "../tmux/run.ts";
 import { keepTail, MAX_TIMEOUT_MS, type PaneProbe, PaneWatch, probePane } from "./wait.ts";
+import { learnExitStatus } from "./pane_watch.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Ids
@@ -300,12 +301,14 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
   }
   const sofar = { ...base, output: marked.output, complete, durationMs: elapsed };
   if (probe.dead) {
+    const known = await learnExitStatus(ctx, ref.paneId, probe);
     return {
       ...sofar,
+      probe: known,
       state: "lost",
       exitStatus: null,
       lostReason: `the pane's process exited${
-        probe.deadStatus !== null ? ` (status ${probe.deadStatus})` : ""
+        known.deadStatus !== null ? ` (status ${known.deadStatus})` : ""
       } before the command's end`,
     };
   }

@@ -136,6 +136,36 @@ async function probeWith(
   return { probe, lines: trimTrailingBlank(text.split("\n")) };
 }
 
+/**
+ * A dead pane's probe with its exit status, when tmux can learn it. tmux marks a pane dead when
+ * its terminal closes and learns the status when it reaps the process on SIGCHLD — and tmux
+ * 3.3a sometimes misses that signal: the process stays a zombie, and the pane's status (and
+ * `pane_dead_time`) stays empty until some other child of the server exits (seen 3 in 8 on
+ * `exit 3` in a remain-on-exit pane). So when the status is slow to come, tmux is given a child
+ * that exits at once (`if-shell true`, a `/bin/sh` that tmux itself runs and reaps), whose
+ * SIGCHLD makes it reap every exited child, the pane's process too. Waits at most
+ * {@link DEAD_STATUS_WAIT_MS}; a pane that is gone or alive is returned as it is.
+ */
+export async function learnExitStatus(
+  ctx: TmuxContext,
+  paneId: string,
+  probe: PaneProbe,
+): Promise<PaneProbe> {
+  let now = probe;
+  const until = performance.now() + DEAD_STATUS_WAIT_MS;
+  let nudgeAt = performance.now() + 50;
+  while (now.exists && now.dead && now.deadStatus === null && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    if (performance.now() >= nudgeAt) {
+      nudgeAt = performance.now() + 250;
+      await execFast(ctx.runner, ctx.address, ["if-shell", "true", ""], { signal: ctx.signal })
+        .catch(() => {});
+    }
+    now = (await probeWith(ctx, paneId, [])).probe;
+  }
+  return now;
+}
+
 /** The pane's state now, as {@link PaneWatch} sees it: its process, command and cursor. */
 export async function probePane(ctx: TmuxContext, paneId: string): Promise<PaneProbe> {
   return (await probeWith(ctx, paneId, [])).probe;
@@ -348,19 +378,9 @@ export class PaneWatch {
     }
   }
 
-  /**
-   * The death event. tmux marks a pane dead when its terminal closes and learns the exit
-   * status from SIGCHLD, which may come a moment later: wait briefly for the status.
-   */
+  /** The death event, with the exit status once tmux knows it (see {@link learnExitStatus}). */
   async #died(probe: PaneProbe): Promise<WatchEvent> {
-    let now = probe;
-    // Bounded by time, not tries: on a loaded machine tmux reaps the process late.
-    const until = performance.now() + DEAD_STATUS_WAIT_MS;
-    while (now.exists && now.dead && now.deadStatus === null && performance.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      now = (await probeWith(this.#ctx, this.paneId, [])).probe;
-    }
-    return { kind: "died", probe: now };
+    return { kind: "died", probe: await learnExitStatus(this.#ctx, this.paneId, probe) };
   }
 
   #drain(): string[] {
