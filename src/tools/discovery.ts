@@ -7,6 +7,7 @@
  * @module
  */
 
+import { learnExitStatus, probePane } from "./pane_watch.ts";
 import { ownerOf } from "../mcp/ownership.ts";
 import { z } from "zod";
 import { boundMetadata, capList, fitEntries } from "../mcp/bounds.ts";
@@ -609,7 +610,9 @@ async function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) 
     atTop: p.atTop,
     atBottom: p.atBottom,
     dead: p.dead,
-    deadStatus: p.deadStatus,
+    deadStatus: p.dead && p.deadStatus === null
+      ? (await learnExitStatus(ctx, p.id, await probePane(ctx, p.id))).deadStatus
+      : p.deadStatus,
     inMode: p.inMode,
     mode: p.mode,
     alternateScreen: p.alternateScreen,
