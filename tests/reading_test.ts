@@ -65,6 +65,13 @@ async function paneShowing(
     `cat '${file}'; exec sleep 100000`,
   )).trim();
   await waitFor(async () => (await screen(t, id)).includes(until), `pane showing ${until}`);
+  // The text shows before the shell has exec'd sleep: until then tmux names sh (or cat).
+  await waitFor(
+    async () =>
+      (await t.tmux("display-message", "-p", "-t", id, "#{pane_current_command}")).trim() ===
+        "sleep",
+    "sleep in the foreground",
+  );
   return id;
 }
 

@@ -233,7 +233,26 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
   const runner = new TmuxRunner();
   try {
     const addr = { socketName: t.socket };
-    await t.tmux("new-window", "-d", "-n", "tab\there 🙂", "-c", "/tmp", "sleep 100000");
+    const pane = (await t.tmux(
+      "new-window",
+      "-d",
+      "-n",
+      "tab\there 🙂",
+      "-c",
+      "/tmp",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "sleep 100000",
+    )).trim();
+    // Until sleep holds the terminal, tmux names the shell that is about to exec it: the two
+    // reads below would see different commands.
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")).trim() ===
+          "sleep",
+      "sleep in the foreground",
+    );
     const full = await takeSnapshot(runner, addr);
     const brief = await takeBriefSnapshot(runner, addr);
     assert.equal(brief.panes.length, 2);
