@@ -258,6 +258,18 @@ function peakRss(pid: number): number {
   return rss(pid, "VmHWM");
 }
 
+/**
+ * RSS of a server once it is whole and idle: after tools/list (which the front desk answers
+ * while the SDK and the tools still load) a `prompts/list` that only the SDK answers, then a
+ * moment's quiet. Read right after tools/list, the figure would miss most of the server.
+ */
+async function readyIdleRss(server: StdioServer): Promise<number> {
+  await server.request("tools/list");
+  await server.request("prompts/list");
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return rss(server.child.pid);
+}
+
 const rows: Row[] = [];
 const memory: {
   size: number;
@@ -265,7 +277,7 @@ const memory: {
   bundleIdleRssMb: number | null;
   peakRssMb: number;
 }[] = [];
-/** Peak RSS a call pattern adds to a fresh server, over its RSS once idle after tools/list. */
+/** Peak RSS a call pattern adds to a fresh server, over its RSS once idle and ready. */
 const deep: { history: number; call: string; idleRssMb: number; riseMb: number }[] = [];
 
 function record(size: number, operation: string, samples: number[], floor: number[] | null): void {
@@ -362,7 +374,7 @@ async function benchHook(size: number, fx: Fixture): Promise<void> {
   }
 }
 /**
- * RSS once idle after tools/list of the server run from the bundle the binaries embed, without
+ * RSS once idle and ready of the server run from the bundle the binaries embed, without
  * the project's config, as the binary runs it (no TypeScript or npm resolution at start); null
  * when the bundle was not built (`deno task bundle`).
  */
@@ -379,8 +391,7 @@ async function bundleIdleRss(socket: string): Promise<number | null> {
     );
     try {
       await server.initialize();
-      await server.request("tools/list");
-      idle = rss(server.child.pid);
+      idle = await readyIdleRss(server);
     } finally {
       await server.closeStdin();
     }
@@ -436,8 +447,7 @@ async function benchDeep(): Promise<void> {
       const server = new StdioServer(cmd, [...startArgs, "--socket", socket], env);
       try {
         await server.initialize();
-        await server.request("tools/list");
-        const idleRssMb = rss(server.child.pid);
+        const idleRssMb = await readyIdleRss(server);
         const samples = await time(
           () => call(server, "capture_pane", { paneId: pane, ...args }),
           DEEP_RUNS,
@@ -517,8 +527,7 @@ async function benchLive(): Promise<void> {
     const server = new StdioServer(cmd, [...startArgs, "--socket", socket], env);
     try {
       await server.initialize();
-      await server.request("tools/list");
-      const idleRssMb = rss(server.child.pid);
+      const idleRssMb = await readyIdleRss(server);
       for (const [paneId] of panes) {
         await server.request("resources/subscribe", { uri: `tmux://pane/${paneId.slice(1)}` });
       }
@@ -702,8 +711,7 @@ for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
 
     const server = new StdioServer(cmd, [...startArgs, "--socket", fx.socket], env);
     await server.initialize();
-    await server.request("tools/list");
-    const idleRssMb = rss(server.child.pid);
+    const idleRssMb = await readyIdleRss(server);
     const bundleIdleRssMb = await bundleIdleRss(fx.socket);
     const target = fx.panes[Math.floor(fx.panes.length / 2)];
 
@@ -843,7 +851,7 @@ for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
     );
     memory.push({ size, idleRssMb, bundleIdleRssMb, peakRssMb: peakRss(server.child.pid) });
     out(
-      `${String(size).padStart(5)}  server RSS idle after tools/list ${idleRssMb.toFixed(1)} MB, ` +
+      `${String(size).padStart(5)}  server RSS idle once ready ${idleRssMb.toFixed(1)} MB, ` +
         `peak ${memory.at(-1)!.peakRssMb.toFixed(1)} MB`,
     );
     await server.closeStdin();
@@ -926,7 +934,7 @@ if (values.markdown && values["ssh-only"]) {
     } ms (p90 ${l.latency.p90.toFixed(1)}) after a line is written to the pane's terminal. ` +
     `With every pane printing five lines a second for ${LIVE_PRINT_MS / 1000} s, the server sent ` +
     `${l.perSecond.toFixed(0)} notifications a second (at most four per pane) and its RSS was ` +
-    `${l.rssMb.toFixed(1)} MB (${l.idleRssMb.toFixed(1)} MB idle after tools/list, peak ${
+    `${l.rssMb.toFixed(1)} MB (${l.idleRssMb.toFixed(1)} MB idle once ready, peak ${
       l.peakRssMb.toFixed(1)
     } MB).\n`
   ).join("");
@@ -945,10 +953,10 @@ if (values.markdown && values["ssh-only"]) {
       `"tmux" is the same work with the plain tmux command line, one process per call; ratio = ours / tmux (below 1 is faster than tmux itself). ` +
       `The hook rows start a new process per call, as an agent does; "deno run, empty module" is the runtime's own start-up under the same flags, the floor under any hook. ` +
       `The whole run took ${totalSeconds.toFixed(0)} s.\n\n${table}\n\n` +
-      `| panes | server RSS idle after tools/list (MB) | the same, bundle as the binary runs it (MB) | server peak RSS, whole run (MB) |\n` +
+      `| panes | server RSS idle once ready, after tools/list and prompts/list (MB) | the same, bundle as the binary runs it (MB) | server peak RSS, whole run (MB) |\n` +
       `|---:|---:|---:|---:|\n${mem}\n\n` +
       `Reading bounded by the request: a fresh server, ${DEEP_RUNS} calls on one pane with deep ` +
-      `history; the rise is its peak RSS over its RSS once idle after tools/list.\n\n` +
+      `history; the rise is its peak RSS over its RSS once idle and ready (after tools/list and prompts/list).\n\n` +
       `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n` +
       `${liveText ? `\n${liveText}` : ""}${withSshSection(kept)}`,
   );
