@@ -34,16 +34,6 @@ type Job = {
   waitClamped: boolean;
 };
 
-/** Waits until `paneId`'s foreground program is `name`. */
-async function runs(t: TestTmux, paneId: string, name: string): Promise<void> {
-  await waitFor(
-    async () =>
-      (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}")).trim() ===
-        name,
-    `${name} to run in ${paneId}`,
-  );
-}
-
 Deno.test("job ids: every part survives the round trip; anything else is not an id", () => {
   const ref = {
     paneId: "%12",
@@ -192,7 +182,7 @@ Deno.test("a job whose pane is killed, respawned or dies is lost, with the reaso
         command: "sleep 8",
         background: true,
       });
-      await runs(t, paneId, "sleep");
+      await t.foreground(paneId, "sleep");
       return run.jobId!;
     };
     const split = async () => {
@@ -247,7 +237,7 @@ Deno.test("an interrupted job is lost; a quiet job is running; a job waited on i
       command: "sleep 30",
       background: true,
     });
-    await runs(t, p, "sleep");
+    await t.foreground(p, "sleep");
     const quiet = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 300 });
     assert.equal(quiet.state, "running", "a quiet program is still running");
     assert.equal(quiet.waitClamped, false);

@@ -66,12 +66,7 @@ async function paneShowing(
   )).trim();
   await waitFor(async () => (await screen(t, id)).includes(until), `pane showing ${until}`);
   // The text shows before the shell has exec'd sleep: until then tmux names sh (or cat).
-  await waitFor(
-    async () =>
-      (await t.tmux("display-message", "-p", "-t", id, "#{pane_current_command}")).trim() ===
-        "sleep",
-    "sleep in the foreground",
-  );
+  await t.foreground(id, "sleep");
   return id;
 }
 

@@ -63,12 +63,7 @@ async function recorder(
     "#{window_id} #{pane_id}",
     `stty raw -echo; printf '${setup}ready'; exec cat > '${file}'`,
   )).trim().split(" ");
-  await waitFor(
-    async () =>
-      (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}")).trim() ===
-        "cat",
-    "cat to run",
-  );
+  await t.foreground(paneId, "cat");
   return {
     paneId,
     windowId,

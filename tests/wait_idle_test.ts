@@ -62,15 +62,6 @@ async function type(t: Server, paneId: string, command: string): Promise<void> {
   await t.tmux("send-keys", "-t", paneId, "Enter");
 }
 
-async function foreground(t: Server, paneId: string, command: string): Promise<void> {
-  await waitFor(
-    async () =>
-      (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}")).trim() ===
-        command,
-    `${command} in the foreground of ${paneId}`,
-  );
-}
-
 async function screen(t: Server, paneId: string): Promise<string[]> {
   const out = await t.tmux("capture-pane", "-p", "-t", paneId);
   return out.split("\n").map((l) => l.trimEnd()).filter((l) => l !== "");
@@ -81,7 +72,7 @@ Deno.test("wait_for_idle atPrompt: returns once the prompt is back after sleep 1
     const p = t.ids.paneId;
     // `d''one`: the echo of the typed line never shows the word itself.
     await type(t, p, "sleep 1; echo d''one");
-    await foreground(t, p, "sleep");
+    await t.foreground(p, "sleep");
     const result = await c.ok<Idle>("wait_for_idle", { paneId: p, atPrompt: true, quietMs: 200 });
     assert.equal(result.outcome, "idle");
     assert.equal(result.atPrompt, true);
@@ -103,7 +94,7 @@ Deno.test("wait_for_idle without atPrompt: a quiet command counts as idle, and s
   await withServer(async (t, c) => {
     const p = t.ids.paneId;
     await type(t, p, "sleep 5");
-    await foreground(t, p, "sleep");
+    await t.foreground(p, "sleep");
     const result = await c.ok<Idle>("wait_for_idle", { paneId: p, quietMs: 200 });
     assert.equal(result.outcome, "idle");
     assert.equal(result.atPrompt, false);
@@ -302,7 +293,7 @@ Deno.test("wait_for_text without patterns returns at the first new output, not o
     await t.tmux("send-keys", "-t", p, "C-u");
     await waitFor(async () => (await screen(t, p)).at(-1) === "P>", "the line cleared");
     await type(t, p, "stty -echo; head -n1 >/dev/null; stty echo; echo E''RR");
-    await foreground(t, p, "head");
+    await t.foreground(p, "head");
     const stopping = c.ok<Wait>("wait_for_text", { paneId: p, stop: ["err"] });
     await subscribed(t, c);
     await t.tmux("send-keys", "-t", p, "Enter");
@@ -320,11 +311,11 @@ Deno.test("get_pane_info and snapshot_pane report atPrompt: true at a prompt, fa
     assert.equal((await c.ok<Info>("get_pane_info", { paneId: p })).atPrompt, true);
     assert.equal((await c.ok<Info>("snapshot_pane", { paneId: p })).atPrompt, true);
     await type(t, p, "sleep 5");
-    await foreground(t, p, "sleep");
+    await t.foreground(p, "sleep");
     assert.equal((await c.ok<Info>("get_pane_info", { paneId: p })).atPrompt, false);
     assert.equal((await c.ok<Info>("snapshot_pane", { paneId: p })).atPrompt, false);
     await t.tmux("send-keys", "-t", p, "C-c");
-    await foreground(t, p, "bash");
+    await t.foreground(p, "bash");
     await waitFor(
       async () => (await c.ok<Info>("get_pane_info", { paneId: p })).atPrompt,
       "the prompt back after C-c",

@@ -504,28 +504,27 @@ function tooMany(): ProtocolError {
   );
 }
 
-/** A task as 2025-11-25 shows it. */
-function legacyView(task: TaskRecord): Record<string, unknown> {
+/** What a task shows under both protocol versions. */
+function commonView(task: TaskRecord): Record<string, unknown> {
   return {
     taskId: task.taskId,
     status: task.status,
     ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }),
     createdAt: new Date(task.createdAt).toISOString(),
     lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
-    ttl: task.ttlMs,
-    pollInterval: TASK_LIMITS.pollIntervalMs,
   };
+}
+
+/** A task as 2025-11-25 shows it. */
+function legacyView(task: TaskRecord): Record<string, unknown> {
+  return { ...commonView(task), ttl: task.ttlMs, pollInterval: TASK_LIMITS.pollIntervalMs };
 }
 
 /** A task as the 2026-07-28 extension shows it: with its result or error once it has one. */
 function modernView(task: TaskRecord): Record<string, unknown> {
   const outcome = task.outcome;
   return {
-    taskId: task.taskId,
-    status: task.status,
-    ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }),
-    createdAt: new Date(task.createdAt).toISOString(),
-    lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
+    ...commonView(task),
     ttlMs: task.ttlMs,
     pollIntervalMs: TASK_LIMITS.pollIntervalMs,
     ...(task.status === "completed" && outcome && "result" in outcome &&

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
 import { parseSnapshot, takeBriefSnapshot, takeSnapshot } from "./snapshot.ts";
 import { escapeFormat, escapeTrailingSemicolon, newGuard } from "./format.ts";
@@ -208,12 +208,7 @@ Deno.test("snapshot: without processInfo, command and cwd are empty and the rest
       "sleep 100000",
     )).trim();
     // Until sleep holds the terminal, tmux names the shell that is about to exec it.
-    await waitFor(
-      async () =>
-        (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")).trim() ===
-          "sleep",
-      "sleep in the foreground",
-    );
+    await t.foreground(pane, "sleep");
     const full = await takeSnapshot(runner, addr);
     const light = await takeSnapshot(runner, addr, {}, { processInfo: false });
     assert.ok(full.panes.some((p) => p.command === "sleep" && p.cwd === "/tmp"));
@@ -247,12 +242,7 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
     )).trim();
     // Until sleep holds the terminal, tmux names the shell that is about to exec it: the two
     // reads below would see different commands.
-    await waitFor(
-      async () =>
-        (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")).trim() ===
-          "sleep",
-      "sleep in the foreground",
-    );
+    await t.foreground(pane, "sleep");
     const full = await takeSnapshot(runner, addr);
     const brief = await takeBriefSnapshot(runner, addr);
     assert.equal(brief.panes.length, 2);

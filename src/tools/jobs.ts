@@ -352,7 +352,7 @@ export async function waitForJob(
 ): Promise<JobView> {
   let view = await readJob(ctx, ref);
   if (isOver(view) || performance.now() >= deadline) return view;
-  const snapshot = await ctx.snapshot();
+  const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: ref.paneId });
   const pane = snapshot.panes.find((p) => p.id === ref.paneId);
   if (!pane) return await readJob(ctx, ref);
   const watch = await PaneWatch.open(ctx, pane);
@@ -469,7 +469,8 @@ export async function jobOf(ctx: TmuxContext, jobId: string): Promise<JobRef> {
       "Use the jobId run_command returned.",
     );
   }
-  const snapshot = await ctx.snapshot();
+  // The server's pid is all it needs: no session, window or pane is read.
+  const snapshot = await ctx.snapshot({ sessions: false, windows: false, panes: false });
   const pid = snapshot.server?.pid;
   if (pid !== undefined && pid !== ref.serverPid) {
     throw new ToolFailure(

@@ -311,6 +311,19 @@ export class TestTmux {
     );
   }
 
+  /**
+   * Waits until tmux names `command` as a pane's foreground program: a pane started with a
+   * command names the shell that is about to exec it until it has.
+   */
+  async foreground(paneId: string, command: string): Promise<void> {
+    await waitFor(
+      async () =>
+        (await this.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}"))
+          .trim() === command,
+      `${command} in the foreground of ${paneId}`,
+    );
+  }
+
   /** Runs tmux on this server; returns stdout. */
   async tmux(...args: string[]): Promise<string> {
     return (await sh("tmux", ["-u", "-L", this.socket, "-f", "/dev/null", ...args])).stdout;
