@@ -20,6 +20,7 @@ import { parseArgs } from "node:util";
 import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
 import { sh } from "../tests/helpers/tmux.ts";
 import { startSshd } from "../tests/helpers/sshd.ts";
+import { AGENTS_CHANNEL } from "../src/hooks/marks.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -481,6 +482,7 @@ const LIVE_PANES = 200;
 const LIVE_PRINT_MS = 15_000;
 const live: {
   latency: { median: number; p90: number };
+  marks: { median: number; p90: number };
   idleRssMb: number;
   rssMb: number;
   peakRssMb: number;
@@ -536,22 +538,45 @@ async function benchLive(): Promise<void> {
         server.notifications.slice(from).some((n) =>
           n.method === "notifications/resources/updated" && n.params?.uri === uri
         );
-      const latency: number[] = [];
-      for (let i = -WARMUP; i < RUNS; i++) {
-        const [paneId, tty] = panes[(i + WARMUP) % panes.length];
-        const uri = `tmux://pane/${paneId.slice(1)}`;
-        await new Promise((r) => setTimeout(r, 300)); // past the coalescing gap
-        const from = server.notifications.length;
-        const t0 = performance.now();
-        await Deno.writeTextFile(tty, `live ${i}\r\n`);
-        const until = t0 + 5_000;
-        while (!updated(uri, from) && performance.now() < until) {
-          await new Promise((r) => setTimeout(r, 1));
+      /** Milliseconds from `change(i)` starting to the update of `uriOf(i)`, over the runs. */
+      const updateLatency = async (
+        uriOf: (i: number) => string,
+        change: (i: number) => Promise<unknown>,
+      ) => {
+        const samples: number[] = [];
+        for (let i = -WARMUP; i < RUNS; i++) {
+          const uri = uriOf(i);
+          await new Promise((r) => setTimeout(r, 300)); // past the coalescing gap
+          const from = server.notifications.length;
+          const t0 = performance.now();
+          await change(i);
+          const until = t0 + 5_000;
+          while (!updated(uri, from) && performance.now() < until) {
+            await new Promise((r) => setTimeout(r, 1));
+          }
+          if (!updated(uri, from)) throw new Error(`no update of ${uri} within 5 s`);
+          if (i >= 0) samples.push(performance.now() - t0);
         }
-        if (!updated(uri, from)) throw new Error(`no update of ${uri} within 5 s`);
-        if (i >= 0) latency.push(performance.now() - t0);
-      }
+        return samples;
+      };
+      const paneOf = (i: number) => panes[(i + WARMUP) % panes.length];
+      const latency = await updateLatency(
+        (i) => `tmux://pane/${paneOf(i)[0].slice(1)}`,
+        (i) => Deno.writeTextFile(paneOf(i)[1], `live ${i}\r\n`),
+      );
       record(LIVE_PANES, "resource update after a pane prints (all subscribed)", latency, null);
+      // The agent marks: what `tmux-mcp hook` runs (a window option, then the signal), from
+      // the tmux command's start to the update of tmux://agents.
+      await server.request("resources/subscribe", { uri: "tmux://agents" });
+      const marks = await updateLatency(() => "tmux://agents", (i) =>
+        tmux(
+          socket,
+          ...["set-option", "-w", "-t", panes[0][0], "@agent-state"],
+          i % 2 ? "working" : "needs-input",
+          ...[";", "wait-for", "-S", AGENTS_CHANNEL],
+        ));
+      record(LIVE_PANES, "tmux://agents update after a hook's mark", marks, null);
+      await server.request("resources/unsubscribe", { uri: "tmux://agents" });
       for (let at = 0; at < panes.length; at += 50) {
         await tmux(
           socket,
@@ -572,7 +597,14 @@ async function benchLive(): Promise<void> {
       const perSecond = (server.notifications.length - from) / ((performance.now() - t0) / 1000);
       const rssMb = rss(server.child.pid);
       const peakRssMb = peakRss(server.child.pid);
-      live.push({ latency: stats(latency), idleRssMb, rssMb, peakRssMb, perSecond });
+      live.push({
+        latency: stats(latency),
+        marks: stats(marks),
+        idleRssMb,
+        rssMb,
+        peakRssMb,
+        perSecond,
+      });
       out(
         `live: ${LIVE_PANES} subscribed panes printing: RSS ${rssMb.toFixed(1)} MB (idle ` +
           `${idleRssMb.toFixed(1)}, peak ${peakRssMb.toFixed(1)}), ${perSecond.toFixed(0)} ` +
@@ -931,7 +963,10 @@ if (values.markdown && values["ssh-only"]) {
     `Live resources: ${LIVE_PANES} panes in one session, every one subscribed ` +
     `(\`resources/subscribe\`). An update reaches the client a median ${
       l.latency.median.toFixed(1)
-    } ms (p90 ${l.latency.p90.toFixed(1)}) after a line is written to the pane's terminal. ` +
+    } ms (p90 ${l.latency.p90.toFixed(1)}) after a line is written to the pane's terminal; ` +
+    `\`tmux://agents\` is updated a median ${l.marks.median.toFixed(1)} ms (p90 ${
+      l.marks.p90.toFixed(1)
+    }) after the tmux command a hook runs to mark a window starts. ` +
     `With every pane printing five lines a second for ${LIVE_PRINT_MS / 1000} s, the server sent ` +
     `${l.perSecond.toFixed(0)} notifications a second (at most four per pane) and its RSS was ` +
     `${l.rssMb.toFixed(1)} MB (${l.idleRssMb.toFixed(1)} MB idle once ready, peak ${

@@ -12,12 +12,13 @@
 
 import assert from "node:assert/strict";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { AGENTS_CHANNEL } from "../src/hooks/marks.ts";
 import { controlFor } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { type Sshd, startSshd } from "./helpers/sshd.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -251,6 +252,47 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "ssh: tmux://agents on a host is told of a mark at once, and leaves no waiter behind",
+  ignore: skip !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withHosts(async (a, _b, c) => {
+      const uri = `tmux://agents?socket=${a.socket}&host=h1`;
+      const updates: string[] = [];
+      c.client.setNotificationHandler(
+        ResourceUpdatedNotificationSchema,
+        (n: { params: { uri: string } }) => {
+          updates.push(n.params.uri);
+        },
+      );
+      await c.client.subscribeResource({ uri });
+      await waitFor(async () => (await agentWaiters(a.socket)).length === 1, "the remote waiter");
+      await a.tmux(
+        ...["set-option", "-w", "-t", a.ids.paneId, "@agent-state", "needs-input"],
+        ...[";", "wait-for", "-S", AGENTS_CHANNEL],
+      );
+      await waitFor(() => updates.includes(uri), "the agents' update from the host");
+      const read = await c.client.readResource({ uri });
+      const agents = JSON.parse((read.contents[0] as { text: string }).text).agents;
+      assert.deepEqual(agents.map((x: { state: string }) => x.state), ["needs-input"]);
+      // Unsubscribed: the remote `tmux wait-for` goes too, though its ssh client was killed.
+      await c.client.unsubscribeResource({ uri });
+      await waitFor(async () => (await agentWaiters(a.socket)).length === 0, "no waiter left");
+    });
+  },
+});
+
+/** The `tmux wait-for tmux-mcp-agents` processes of `socket`, wherever they were started. */
+async function agentWaiters(socket: string): Promise<string[]> {
+  const { stdout } = await sh("ps", ["-eo", "args="]);
+  return stdout.split("\n").filter((line) =>
+    line.includes(socket) && line.includes(`wait-for ${AGENTS_CHANNEL}`) &&
+    !line.startsWith("ssh")
+  );
+}
 
 Deno.test({
   name: "ssh: host is refused where no --ssh was given, and no ssh runs",

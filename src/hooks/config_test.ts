@@ -8,7 +8,7 @@ import {
   TMUX_DEFAULT_WINDOW_STATUS,
 } from "./config.ts";
 import { runHook } from "./main.ts";
-import { MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
+import { AGENTS_CHANNEL, MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
 import { agentEnv, memoryIo, recorded } from "./testing.ts";
 import { sh } from "../../tests/helpers/tmux.ts";
 
@@ -157,7 +157,7 @@ Deno.test("config's tmux lines load cleanly, and loading twice changes nothing",
     assert.equal(await t.tmux("show-options", "-gv", "window-status-format"), format);
     assert.equal(
       first,
-      `pane-focus-in[${FOCUS_HOOK_INDEX}] set-option -uw ${STATE_OPTION} ; set-option -uw ${MESSAGE_OPTION}\n`,
+      `pane-focus-in[${FOCUS_HOOK_INDEX}] set-option -uw ${STATE_OPTION} ; set-option -uw ${MESSAGE_OPTION} ; wait-for -S ${AGENTS_CHANNEL}\n`,
     );
     assert.equal(format, `${TMUX_DEFAULT_WINDOW_STATUS}${STATUS_MARKS}\n`);
     assert.equal(await t.tmux("show-options", "-gv", "focus-events"), "on\n");

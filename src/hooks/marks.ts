@@ -20,6 +20,17 @@ export const STATE_OPTION = "@agent-state";
 /** The window option holding what the agent wants from the person. */
 export const MESSAGE_OPTION = "@agent-message";
 
+/**
+ * The tmux wait channel signalled (`wait-for -S`) after every change of the marks: a changed
+ * option sends control clients no notification, and tmux looks at format subscriptions only
+ * once a second, so a server watching the marks also waits on this channel to see a change
+ * at once. A signal only says "look again": the watcher reads the marks and compares.
+ */
+export const AGENTS_CHANNEL = "tmux-mcp-agents";
+
+/** `; wait-for -S tmux-mcp-agents`: appended to a command chain that changed the marks. */
+const NUDGE_ARGS = [";", "wait-for", "-S", AGENTS_CHANNEL];
+
 /** The states a window can be marked with. */
 export type AgentState = "needs-input" | "working" | "done";
 
@@ -56,6 +67,7 @@ export async function markWorking(runner: TmuxRunner, pane: AgentPane): Promise<
   await onAgentServer(runner, pane, [
     ["set-option", "-w", "-t", pane.paneId, STATE_OPTION, "working"],
     ["set-option", "-wu", "-t", pane.paneId, MESSAGE_OPTION],
+    ["wait-for", "-S", AGENTS_CHANNEL],
   ]);
 }
 
@@ -64,6 +76,7 @@ export async function clearMarks(runner: TmuxRunner, pane: AgentPane): Promise<v
   await onAgentServer(runner, pane, [
     ["set-option", "-wu", "-t", pane.paneId, STATE_OPTION],
     ["set-option", "-wu", "-t", pane.paneId, MESSAGE_OPTION],
+    ["wait-for", "-S", AGENTS_CHANNEL],
   ]);
 }
 
@@ -120,6 +133,7 @@ export async function markAttention(
   const text = `Agent in ${where(row)} needs you: ${message}`;
   await runner.run(pane.address, [
     ...markArgs(pane.paneId, "needs-input", message),
+    ...NUDGE_ARGS,
     ...displayArgs(pane.paneId, othersThan(snapshot, watchers), text),
   ], { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
 }
@@ -134,6 +148,7 @@ export async function markDone(runner: TmuxRunner, pane: AgentPane): Promise<voi
   const text = `Agent in ${where(row)} is done.`;
   await runner.run(pane.address, [
     ...markArgs(pane.paneId, "done"),
+    ...NUDGE_ARGS,
     ...(watched ? [] : displayArgs(pane.paneId, othersThan(snapshot, []), text)),
   ], { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { cleanEnv, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { runHook } from "./main.ts";
-import { MESSAGE_OPTION, oneLine, STATE_OPTION } from "./marks.ts";
+import { AGENTS_CHANNEL, MESSAGE_OPTION, oneLine, STATE_OPTION } from "./marks.ts";
 import { agentEnv, memoryIo, recorded } from "./testing.ts";
 
 Deno.test("oneLine flattens control characters and cuts visibly", () => {
@@ -61,6 +61,38 @@ async function hook(
 
 const show = (t: TestTmux, pane: string, option: string) =>
   t.tmuxRaw("show-options", "-wv", "-t", pane, option);
+
+Deno.test("every mark signals the agents' wait channel, so a watcher sees it at once", async () => {
+  const t = await TestTmux.start();
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    for (const command of ["working", "attention", "done", "clear"]) {
+      // A waiter already waiting is woken by the hook's signal; one started after it would
+      // return at once too (tmux keeps an unheard signal), so this proves the signal either way.
+      const waiter = new Deno.Command("tmux", {
+        args: ["-L", t.socket, "wait-for", AGENTS_CHANNEL],
+        env: cleanEnv(),
+        clearEnv: true,
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+      }).spawn();
+      await hook(command, recorded("Notification"), env);
+      // Not signalled: fail (after long enough for any machine) rather than hang.
+      let heard = true;
+      const unheard = setTimeout(() => {
+        heard = false;
+        waiter.kill();
+      }, 10_000);
+      const { code, stderr } = await waiter.output();
+      clearTimeout(unheard);
+      assert.ok(heard, `${command} did not signal ${AGENTS_CHANNEL}`);
+      assert.equal(code, 0, new TextDecoder().decode(stderr));
+    }
+  } finally {
+    await t.kill();
+  }
+});
 
 Deno.test("attention stores any message exactly and never runs what is in it", async () => {
   const t = await TestTmux.start();

@@ -48,11 +48,12 @@ export interface ResourceSpec {
     ctx: TmuxContext,
   ) => Promise<string>;
   /**
-   * Starts calling `changed` whenever the resource at `uri` may have changed, and returns what
-   * stops it. Called only while some client is subscribed to `uri` (under either protocol),
-   * stopped when the last one leaves. Calls may come in bursts: updates are coalesced here.
+   * Starts calling `changed` whenever the resource at `uri` may have changed. Called only
+   * while some client is subscribed to `uri` (under either protocol), stopped when the last one
+   * leaves. Calls may come in bursts: updates are coalesced here. A subscription is answered
+   * once the feed is `ready`, so a change after the answer is never missed.
    */
-  readonly watch?: (uri: string, ctx: TmuxContext, changed: () => void) => () => void;
+  readonly watch?: (uri: string, ctx: TmuxContext, changed: () => void) => Feed;
   /**
    * Starts calling `changed` whenever the resources this template lists (see `list`) may
    * have come or gone; returns what stops it. Run while a client may hold the list: one that
@@ -60,6 +61,20 @@ export interface ResourceSpec {
    */
   readonly watchList?: (ctx: TmuxContext, changed: () => void) => () => void;
 }
+
+/** A running watch of a resource. */
+export interface Feed {
+  /**
+   * Settles once the feed sees changes (or has failed to start and is trying again): a
+   * change after that is told. Never rejects.
+   */
+  readonly ready: Promise<void>;
+  /** Stops telling. */
+  stop(): void;
+}
+
+/** Longest a subscription's answer waits for its watch to see changes. */
+export const READY_WAIT_MS = 3_000;
 
 /** Least time between two notifications about the same resource (a few per second at most). */
 export const MIN_UPDATE_GAP_MS = 250;
@@ -105,7 +120,7 @@ export class ResourceSubscriptions {
   #resources: readonly ResourceSpec[] = [];
   #contextFor: ((signal: AbortSignal) => TmuxContext) | null = null;
   /** Watches running, by URI. */
-  readonly #watches = new Map<string, () => void>();
+  readonly #watches = new Map<string, Feed>();
   /** List watches running, by resource name. */
   readonly #listWatches = new Map<string, () => void>();
   readonly #pending = new Map<string, Pending>();
@@ -182,6 +197,8 @@ export class ResourceSubscriptions {
           if ((typeof id === "string" || typeof id === "number") && granted) {
             streams.set(id, { uris, listChanged: granted.resourcesListChanged === true });
             changed();
+            // Acknowledged once watched: what changes after the acknowledgement is told.
+            return this.#readyFor(uris).then(() => transport.send(message, options));
           }
         } else if (m.method === undefined && m.id !== undefined) {
           ended(m.id);
@@ -232,7 +249,7 @@ export class ResourceSubscriptions {
       // Under 2026-07-28 these methods do not exist (the SDK answers -32601): listen streams
       // replace them.
       const known = (uri: string) => resources.some((spec) => matches(spec, uri));
-      server.server.setRequestHandler("resources/subscribe", (request) => {
+      server.server.setRequestHandler("resources/subscribe", async (request) => {
         if (!known(request.params.uri)) {
           throw new ProtocolError(
             ProtocolErrorCode.InvalidParams,
@@ -241,6 +258,8 @@ export class ResourceSubscriptions {
         }
         connection.subscribed.add(request.params.uri);
         this.#reconcile();
+        // Answered once watched: what changes after the answer is told.
+        await this.#readyFor([request.params.uri]);
         return {};
       });
       server.server.setRequestHandler("resources/unsubscribe", (request) => {
@@ -284,11 +303,11 @@ export class ResourceSubscriptions {
         list ||= filter.listChanged;
       }
     }
-    for (const [uri, stop] of [...this.#watches]) {
+    for (const [uri, feed] of [...this.#watches]) {
       if (wanted.has(uri)) continue;
       this.#watches.delete(uri);
       this.#cancel(uri);
-      stop();
+      feed.stop();
     }
     const contextFor = this.#contextFor;
     if (!contextFor) return;
@@ -296,12 +315,13 @@ export class ResourceSubscriptions {
       if (this.#watches.has(uri)) continue;
       const spec = this.#resources.find((s) => s.watch && matches(s, uri));
       if (!spec?.watch) continue;
-      this.#watches.set(uri, () => {}); // taken, should watch() call back at once
-      const stop = spec.watch(uri, contextFor(new AbortController().signal), () => {
+      // Taken, should watch() call back at once.
+      this.#watches.set(uri, { ready: Promise.resolve(), stop: () => {} });
+      const feed = spec.watch(uri, contextFor(new AbortController().signal), () => {
         if (this.#watches.has(uri)) this.updated(uri);
       });
-      if (this.#watches.has(uri)) this.#watches.set(uri, stop);
-      else stop();
+      if (this.#watches.has(uri)) this.#watches.set(uri, feed);
+      else feed.stop();
     }
     for (const spec of this.#resources) {
       if (!spec.watchList) continue;
@@ -318,6 +338,21 @@ export class ResourceSubscriptions {
       }
     }
     if (!list) this.#cancel(LIST_KEY);
+  }
+
+  /**
+   * Settles when the watches of `uris` see changes, or after {@link READY_WAIT_MS}: a
+   * subscription is answered then, so what changes after the answer is told.
+   */
+  async #readyFor(uris: readonly string[]): Promise<void> {
+    const feeds = uris.flatMap((uri) => this.#watches.get(uri)?.ready ?? []);
+    if (feeds.length === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.all(feeds),
+      new Promise((resolve) => timer = setTimeout(resolve, READY_WAIT_MS)),
+    ]);
+    clearTimeout(timer);
   }
 
   #cancel(key: string): void {

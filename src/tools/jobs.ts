@@ -632,7 +632,8 @@ const JOB_RESOURCE: ResourceSpec = {
       // Stopped (the watch was cancelled) or the server went away: a reader will say which.
       if (!stop.signal.aborted) changed();
     });
-    return () => stop.abort();
+    // Ready at once: the first look reads the job as it is, and tells if it is already over.
+    return { ready: Promise.resolve(), stop: () => stop.abort() };
   },
 };
 

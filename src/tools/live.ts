@@ -10,7 +10,10 @@
  *   (`refresh-client -B`), which tmux checks once a second: it catches what no notification
  *   reaches a client attached elsewhere (a pane split in another session's window).
  * - The agent marks: a format subscription that changes when any window's `@agent-state` or
- *   `@agent-message` does, within tmux's one-second check.
+ *   `@agent-message` does, within tmux's one-second check; and, at once, the wait channel
+ *   `tmux-mcp hook` signals after every mark it writes (`wait-for`, see {@link AGENTS_CHANNEL}):
+ *   a signal makes the feed read the marks and compare, so a signal from anyone else costs one
+ *   read and says nothing.
  * - A pane: its `%output`, through a connection attached to one of its sessions; where no
  *   connection can be had (a `destroy-unattached` session, too many control clients), its
  *   screen is compared once a second instead.
@@ -21,9 +24,11 @@
  * @module
  */
 
+import { AGENTS_CHANNEL } from "../hooks/marks.ts";
+import type { Feed } from "../mcp/resources.ts";
 import { captureRows } from "../tmux/capture.ts";
-import { controlFor, type Listening, type Watch } from "../tmux/control.ts";
-import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
+import { controlFor, execFast, type Listening, type Watch } from "../tmux/control.ts";
+import type { PersistentChild, ServerAddress, TmuxRunner } from "../tmux/run.ts";
 import { takeBriefSnapshot } from "../tmux/snapshot.ts";
 
 /** Longest wait before a lost feed tries again. */
@@ -32,6 +37,11 @@ export const MAX_RETRY_MS = 5_000;
 const FIRST_RETRY_MS = 250;
 /** How often a pane no control connection can carry is compared. */
 export const POLL_MS = 1_000;
+/**
+ * Least time between two reads of the marks on a signal of {@link AGENTS_CHANNEL}: anyone on
+ * the server may signal it, and a flood of signals must not become a flood of tmux processes.
+ */
+export const NUDGE_GAP_MS = 100;
 
 /**
  * Every session, window and pane by id: a format subscription's value must be made of safe
@@ -49,16 +59,23 @@ const AGENTS_FORMAT = "#{S:#{W:#{window_id}=#{n:@agent-state}.#{n:@agent-message
 /** What a feed watches on a server. */
 export type FeedKind = "topology" | "agents";
 
+/** A promise and what settles it. */
+function settleable(): { promise: Promise<void>; settle: () => void } {
+  let settle = () => {};
+  const promise = new Promise<void>((resolve) => settle = resolve);
+  return { promise, settle };
+}
+
 /**
- * Calls `changed` whenever the server at `address` may have changed in the way `kind` names;
- * returns what stops it. Feeds of the same kind on the same server share one listener.
+ * Calls `changed` whenever the server at `address` may have changed in the way `kind` names.
+ * Feeds of the same kind on the same server share one listener.
  */
 export function watchServer(
   runner: TmuxRunner,
   address: ServerAddress,
   kind: FeedKind,
   changed: () => void,
-): () => void {
+): Feed {
   const key = `${kind} ${JSON.stringify(address)}`;
   let byKey = feeds.get(runner);
   if (!byKey) feeds.set(runner, byKey = new Map());
@@ -84,9 +101,13 @@ class ServerFeed {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #retryMs = FIRST_RETRY_MS;
   #value: string | null = null;
+  /** The `tmux wait-for` on the agents' channel, while one is waiting. */
+  #waiter: PersistentChild | null = null;
   /** Bumped on every (re)start and stop, so a late answer of an old attempt is dropped. */
   #generation = 0;
   #wasLost = false;
+  /** Settled when the current attempt sees changes, or has failed. */
+  #ready = settleable();
 
   constructor(runner: TmuxRunner, address: ServerAddress, kind: FeedKind, onEmpty: () => void) {
     this.#runner = runner;
@@ -95,14 +116,17 @@ class ServerFeed {
     this.#onEmpty = onEmpty;
   }
 
-  add(listener: () => void): () => void {
+  add(listener: () => void): Feed {
     const entry = () => listener();
     this.#listeners.add(entry);
     if (this.#listeners.size === 1) this.#start();
-    return () => {
-      if (!this.#listeners.delete(entry) || this.#listeners.size > 0) return;
-      this.#stop();
-      this.#onEmpty();
+    return {
+      ready: this.#ready.promise,
+      stop: () => {
+        if (!this.#listeners.delete(entry) || this.#listeners.size > 0) return;
+        this.#stop();
+        this.#onEmpty();
+      },
     };
   }
 
@@ -116,37 +140,67 @@ class ServerFeed {
     }
   }
 
+  /** A new value of the watched format, from tmux's subscription or a read of our own. */
+  #saw(value: string): void {
+    // The first value only says where things stand; a later different one is a change.
+    const before = this.#value;
+    this.#value = value;
+    if (before !== null && before !== value) this.#tell();
+  }
+
   #start(): void {
     const generation = ++this.#generation;
-    if (this.#runner.closed || !this.#runner.control) return;
+    this.#stopWaiting();
+    const ready = this.#ready;
+    if (this.#runner.closed || !this.#runner.control) return ready.settle();
     const formats: Record<string, string> = this.#kind === "topology"
       ? { topology: TOPOLOGY_FORMAT }
       : { agents: AGENTS_FORMAT };
     controlFor(this.#runner, this.#address).listen({
-      topology: () => this.#tell(),
-      subscription: (_key, value) => {
-        // The first value only says where things stand; a later different one is a change.
-        const before = this.#value;
-        this.#value = value;
-        if (before !== null && before !== value) this.#tell();
-      },
+      // The agents feed is the marks only; who watches the agents watches the topology too.
+      ...(this.#kind === "topology" && { topology: () => this.#tell() }),
+      subscription: (_key, value) => this.#saw(value),
       lost: () => {
         if (generation !== this.#generation) return;
         this.#listening = null;
         this.#lost(generation);
       },
-    }, formats).then((listening) => {
+    }, formats).then(async (listening) => {
       if (generation !== this.#generation) return listening.close();
       this.#listening = listening;
       this.#retryMs = FIRST_RETRY_MS;
+      if (this.#kind === "agents") {
+        // Where the marks stand now, rather than after tmux's first one-second check: a
+        // change from here on is told.
+        await this.#readMarks(generation);
+        this.#waitForSignals(generation);
+      }
       if (this.#wasLost) {
         // Back after a loss: whatever happened meanwhile went unseen.
         this.#wasLost = false;
         this.#tell();
       }
+      ready.settle();
     }, () => {
       if (generation === this.#generation) this.#lost(generation);
+      ready.settle();
     });
+  }
+
+  /** Reads the marks' format once, as tmux's subscription would report it. */
+  async #readMarks(generation: number): Promise<void> {
+    try {
+      const read = await execFast(this.#runner, this.#address, [
+        "display-message",
+        "-p",
+        AGENTS_FORMAT,
+      ], { timeoutMs: 5_000 });
+      if (generation === this.#generation && read.code === 0) {
+        this.#saw(new TextDecoder().decode(read.stdout).replace(/\n$/, ""));
+      }
+    } catch {
+      // Unread: the subscription still reports a change, within its second.
+    }
   }
 
   #lost(generation: number): void {
@@ -162,8 +216,43 @@ class ServerFeed {
     this.#retryMs = Math.min(MAX_RETRY_MS, this.#retryMs * 2);
   }
 
+  /**
+   * While this generation of the feed lives: waits on the agents' channel, and on each signal
+   * reads the marks (the same format tmux's subscription shows, so the two agree) and waits
+   * again, at most once per {@link NUDGE_GAP_MS}. A failed wait (the server went, or refused)
+   * ends it: the loss of the control connection restarts the feed, and with it the waiting.
+   */
+  async #waitForSignals(generation: number): Promise<void> {
+    const current = () => generation === this.#generation && !this.#runner.closed;
+    while (current()) {
+      let child: PersistentChild;
+      try {
+        child = this.#runner.spawnPersistent(this.#address, ["wait-for", AGENTS_CHANNEL]);
+      } catch {
+        return;
+      }
+      this.#waiter = child;
+      child.stdin.close().catch(() => {});
+      child.stdout.cancel().catch(() => {});
+      child.stderr.cancel().catch(() => {});
+      const status = await child.status;
+      if (this.#waiter === child) this.#waiter = null;
+      if (!current() || !status.success) return;
+      await this.#readMarks(generation);
+      await new Promise((resolve) => setTimeout(resolve, NUDGE_GAP_MS));
+    }
+  }
+
+  #stopWaiting(): void {
+    this.#waiter?.kill();
+    this.#waiter = null;
+  }
+
   #stop(): void {
     this.#generation++;
+    this.#ready.settle();
+    this.#ready = settleable();
+    this.#stopWaiting();
     clearTimeout(this.#timer);
     this.#listening?.close();
     this.#listening = null;
@@ -175,14 +264,14 @@ class ServerFeed {
 
 /**
  * Calls `changed` whenever pane `paneId` on `address` writes anything, or may have changed
- * unseen (its feed was lost, it died or went); returns what stops it.
+ * unseen (its feed was lost, it died or went).
  */
 export function watchPane(
   runner: TmuxRunner,
   address: ServerAddress,
   paneId: string,
   changed: () => void,
-): () => void {
+): Feed {
   let stopped = false;
   let watch: Watch | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -250,14 +339,18 @@ export function watchPane(
       retryMs = FIRST_RETRY_MS;
       lastScreen = null;
     } catch {
-      if (!stopped) poll();
+      if (!stopped) await poll();
     }
   };
-  start();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-    watch?.close();
-    watch = null;
+  // Ready once the first attempt has its events, its first screen to compare, or has failed.
+  const ready = start().catch(() => {});
+  return {
+    ready,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+      watch?.close();
+      watch = null;
+    },
   };
 }

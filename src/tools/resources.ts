@@ -321,11 +321,14 @@ function agentsSpec(name: string, uri: string): ResourceSpec {
       JSON.stringify(await readAgents(contextOn(ctx, parseTarget(at)))),
     watch: (at, ctx, changed) => {
       const on = contextOn(ctx, parseTarget(at));
-      const stopMarks = watchServer(on.runner, on.address, "agents", changed);
-      const stopShape = watchServer(on.runner, on.address, "topology", changed);
-      return () => {
-        stopMarks();
-        stopShape();
+      const marks = watchServer(on.runner, on.address, "agents", changed);
+      const shape = watchServer(on.runner, on.address, "topology", changed);
+      return {
+        ready: Promise.all([marks.ready, shape.ready]).then(() => {}),
+        stop: () => {
+          marks.stop();
+          shape.stop();
+        },
       };
     },
   };
@@ -391,7 +394,7 @@ const PANE_SPEC: ResourceSpec = {
       }
     };
     look();
-    return watchServer(ctx.runner, ctx.address, "topology", () => void look());
+    return watchServer(ctx.runner, ctx.address, "topology", () => void look()).stop;
   },
 };
 

@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { sh, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { AGENTS_CHANNEL, STATE_OPTION } from "../hooks/marks.ts";
+import { TmuxRunner } from "../tmux/run.ts";
+import { watchServer } from "./live.ts";
+
+/** The `tmux wait-for` processes of `socket` (the feed's waiters). */
+async function waiters(socket: string): Promise<string[]> {
+  const { stdout } = await sh("ps", ["-eo", "args="]);
+  return stdout.split("\n").filter((line) =>
+    line.includes(socket) && line.includes(`wait-for ${AGENTS_CHANNEL}`)
+  );
+}
+
+Deno.test("agents feed: a flood of signals without a change tells nothing; a mark and its signal tell once", async () => {
+  const t = await TestTmux.start("main");
+  const runner = new TmuxRunner();
+  let told = 0;
+  const feed = watchServer(runner, { socketName: t.socket }, "agents", () => told++);
+  try {
+    await feed.ready;
+    await waitFor(async () => (await waiters(t.socket)).length === 1, "the feed's waiter");
+    // Anyone on the server may signal the channel: each signal costs a read, and says nothing
+    // unless the marks differ from the last ones seen.
+    for (let i = 0; i < 30; i++) await t.tmux("wait-for", "-S", AGENTS_CHANNEL);
+    await t.tmux("set-option", "-w", "-t", t.ids.paneId, STATE_OPTION, "working");
+    await t.tmux("wait-for", "-S", AGENTS_CHANNEL);
+    await waitFor(() => told > 0, "the mark told");
+    // The same mark again: the signal finds nothing new.
+    await t.tmux("set-option", "-w", "-t", t.ids.paneId, STATE_OPTION, "working");
+    await t.tmux("wait-for", "-S", AGENTS_CHANNEL);
+    await t.tmux("set-option", "-wu", "-t", t.ids.paneId, STATE_OPTION);
+    await t.tmux("wait-for", "-S", AGENTS_CHANNEL);
+    await waitFor(() => told > 1, "the mark's removal told");
+    assert.equal(told, 2);
+    // Stopped: its waiter goes with it.
+    feed.stop();
+    await waitFor(async () => (await waiters(t.socket)).length === 0, "the waiter gone");
+  } finally {
+    feed.stop();
+    await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("agents feed: the tmux server gone is told, and its waiter ends", async () => {
+  const t = await TestTmux.start("main");
+  const runner = new TmuxRunner();
+  let told = 0;
+  const feed = watchServer(runner, { socketName: t.socket }, "agents", () => told++);
+  try {
+    await feed.ready;
+    await waitFor(async () => (await waiters(t.socket)).length === 1, "the feed's waiter");
+    await t.kill();
+    await waitFor(() => told > 0, "the loss told");
+    assert.deepEqual(await waiters(t.socket), []);
+  } finally {
+    feed.stop();
+    await runner.close();
+    await t.kill();
+  }
+});
