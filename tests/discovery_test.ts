@@ -33,6 +33,16 @@ Deno.test("discovery: every tool answers, results match their schemas", async ()
 
     const byWindow = await mcp.ok<Panes>("list_panes", { window: t.ids.windowId });
     assert.equal(byWindow.panes.length, 2);
+    // With another window there: a window's listing is exactly its part of the whole one.
+    await t.tmux("new-window", "-d", "-t", "=work:");
+    const whole = await mcp.ok<Panes>("list_panes");
+    assert.equal(whole.panes.length, 3);
+    assert.deepEqual(
+      (await mcp.ok<Panes>("list_panes", { window: t.ids.windowId })).panes,
+      whole.panes.filter((p) => p.windowId === t.ids.windowId),
+    );
+    assert.match(await mcp.fail("list_panes", { window: "@99" }), /No window @99/);
+    await t.tmux("kill-window", "-t", "=work:1");
     const bySession = await mcp.ok<Panes>("list_panes", { session: "work" });
     assert.equal(bySession.panes.length, 2);
     const both = await mcp.ok<Panes>("list_panes", {

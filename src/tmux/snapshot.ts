@@ -181,6 +181,11 @@ export interface SnapshotScope {
   /** Read only this pane (`%N`), not every pane; "" reads all. */
   readonly paneId?: string;
   /**
+   * Read only the panes of this window (`@N`), with every placement of theirs; "" reads all.
+   * tmux skips the other panes before it looks up anything of theirs (their process above all).
+   */
+  readonly windowId?: string;
+  /**
    * Read each pane's current command and directory (default true). tmux asks the system for
    * both on every read, pane by pane: the costliest fields by far (about 1.5 ms per 100 panes
    * here). Without them, `command` and `cwd` are empty strings.
@@ -196,6 +201,7 @@ export const FULL_SCOPE: Required<SnapshotScope> = {
   windows: true,
   panes: true,
   paneId: "",
+  windowId: "",
   processInfo: true,
   brief: false,
 };
@@ -452,8 +458,14 @@ function snapshotArgs(guard: string, scope: Required<SnapshotScope>): string[] {
   if (scope.sessions) args.push(";", "list-sessions", "-F", fmt("S", SESSION_LAYOUT));
   if (scope.windows) args.push(";", "list-windows", "-a", "-F", fmt("W", WINDOW_LAYOUT));
   if (scope.panes) {
-    // The id is checked to be %N, so it cannot carry a format of its own into the filter.
-    const filter = scope.paneId ? ["-f", `#{==:#{pane_id},${scope.paneId}}`] : [];
+    // The ids are checked to be %N and @N, so they cannot carry a format into the filter.
+    const tests = [
+      ...(scope.paneId ? [`#{==:#{pane_id},${scope.paneId}}`] : []),
+      ...(scope.windowId ? [`#{==:#{window_id},${scope.windowId}}`] : []),
+    ];
+    const filter = tests.length === 0
+      ? []
+      : ["-f", tests.length === 1 ? tests[0] : `#{&&:${tests[0]},${tests[1]}}`];
     const [kind, layout] = scope.brief
       ? ["B", scope.processInfo ? PANE_BRIEF_LAYOUT : PANE_BRIEF_LAYOUT_LIGHT]
       : ["P", scope.processInfo ? PANE_LAYOUT : PANE_LAYOUT_LIGHT];
@@ -509,6 +521,9 @@ async function readSnapshot(
   const full = { ...FULL_SCOPE, ...scope };
   if (full.paneId !== "" && !/^%\d+$/.test(full.paneId)) {
     throw new Error(`not a pane id: ${full.paneId}`);
+  }
+  if (full.windowId !== "" && !/^@\d+$/.test(full.windowId)) {
+    throw new Error(`not a window id: ${full.windowId}`);
   }
   const guard = newGuard();
   // Over the control-mode connection when there is one (a fraction of a millisecond instead

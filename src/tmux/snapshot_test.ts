@@ -141,6 +141,31 @@ Deno.test("snapshot: a linked window is listed once, with every placement", asyn
     const pane = snap.panes.filter((p) => p.id === t.ids.paneId);
     assert.equal(pane.length, 1);
     assert.equal(pane[0].placements.length, 2);
+    // One window's panes: only theirs, each with every placement; a pane of both scopes too.
+    await t.tmux("split-window", "-d", "-t", t.ids.windowId);
+    const brief = await takeBriefSnapshot(runner, { socketName: t.socket });
+    const scoped = await takeBriefSnapshot(runner, { socketName: t.socket }, {}, {
+      windowId: t.ids.windowId,
+    });
+    assert.ok(brief.panes.some((p) => p.windowId !== t.ids.windowId), "other panes exist");
+    assert.deepEqual(scoped.panes, brief.panes.filter((p) => p.windowId === t.ids.windowId));
+    assert.equal(scoped.panes.length, 2);
+    assert.ok(scoped.panes.every((p) => p.placements.length === 2));
+    const both = await takeBriefSnapshot(runner, { socketName: t.socket }, {}, {
+      windowId: t.ids.windowId,
+      paneId: t.ids.paneId,
+    });
+    assert.deepEqual(both.panes.map((p) => p.id), [t.ids.paneId]);
+    const elsewhere = brief.panes.find((p) => p.windowId !== t.ids.windowId)!;
+    const none = await takeBriefSnapshot(runner, { socketName: t.socket }, {}, {
+      windowId: t.ids.windowId,
+      paneId: elsewhere.id,
+    });
+    assert.deepEqual(none.panes, []);
+    await assert.rejects(
+      takeBriefSnapshot(runner, { socketName: t.socket }, {}, { windowId: "@1}#{pane_id" }),
+      /not a window id/,
+    );
   } finally {
     await runner.close();
     await t.kill();

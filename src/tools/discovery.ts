@@ -136,8 +136,11 @@ const listPanes = defineTool({
     const snapshot = await ctx.briefSnapshot({
       sessions: args.session !== undefined,
       windows: args.window !== undefined,
+      // One window's panes: tmux looks up only theirs (the others' processes cost the most).
+      windowId: args.window ?? "",
     });
     const panes = scopePanes(ctx, snapshot, args.session, args.window);
+    // The pane this server runs in is listed only if it is in the window read.
     const caller = ctx.caller(snapshot);
     const attended = ctx.attended(snapshot);
     const entries = panes.map((p) =>
