@@ -269,18 +269,27 @@ Deno.test({
         },
       );
       await c.client.subscribeResource({ uri });
-      await waitFor(async () => (await agentWaiters(a.socket)).length === 1, "the remote waiter");
+      // An SSH connection can take seconds on a loaded machine.
+      await waitFor(
+        async () => (await agentWaiters(a.socket)).length === 1,
+        "the remote waiter",
+        15_000,
+      );
       await a.tmux(
         ...["set-option", "-w", "-t", a.ids.paneId, "@agent-state", "needs-input"],
         ...[";", "wait-for", "-S", AGENTS_CHANNEL],
       );
-      await waitFor(() => updates.includes(uri), "the agents' update from the host");
+      await waitFor(() => updates.includes(uri), "the agents' update from the host", 15_000);
       const read = await c.client.readResource({ uri });
       const agents = JSON.parse((read.contents[0] as { text: string }).text).agents;
       assert.deepEqual(agents.map((x: { state: string }) => x.state), ["needs-input"]);
       // Unsubscribed: the remote `tmux wait-for` goes too, though its ssh client was killed.
       await c.client.unsubscribeResource({ uri });
-      await waitFor(async () => (await agentWaiters(a.socket)).length === 0, "no waiter left");
+      await waitFor(
+        async () => (await agentWaiters(a.socket)).length === 0,
+        "no waiter left",
+        15_000,
+      );
     });
   },
 });

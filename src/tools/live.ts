@@ -103,6 +103,8 @@ class ServerFeed {
   #value: string | null = null;
   /** The `tmux wait-for` on the agents' channel, while one is waiting. */
   #waiter: PersistentChild | null = null;
+  /** Ends the waiting's current pause, if it is in one. */
+  #endPause: (() => void) | null = null;
   /** Bumped on every (re)start and stop, so a late answer of an old attempt is dropped. */
   #generation = 0;
   #wasLost = false;
@@ -219,33 +221,55 @@ class ServerFeed {
   /**
    * While this generation of the feed lives: waits on the agents' channel, and on each signal
    * reads the marks (the same format tmux's subscription shows, so the two agree) and waits
-   * again, at most once per {@link NUDGE_GAP_MS}. A failed wait (the server went, or refused)
-   * ends it: the loss of the control connection restarts the feed, and with it the waiting.
+   * again, at most once per {@link NUDGE_GAP_MS}. A wait that fails (an SSH connection not up
+   * yet, a server going) is tried again later and later, up to {@link MAX_RETRY_MS} apart,
+   * until it works or the feed restarts or stops; meanwhile the subscription still sees a
+   * change within its second.
    */
   async #waitForSignals(generation: number): Promise<void> {
     const current = () => generation === this.#generation && !this.#runner.closed;
+    let retryMs = FIRST_RETRY_MS;
     while (current()) {
-      let child: PersistentChild;
+      let status: Deno.CommandStatus | null = null;
       try {
-        child = this.#runner.spawnPersistent(this.#address, ["wait-for", AGENTS_CHANNEL]);
+        const child = this.#runner.spawnPersistent(this.#address, ["wait-for", AGENTS_CHANNEL]);
+        this.#waiter = child;
+        child.stdin.close().catch(() => {});
+        child.stdout.cancel().catch(() => {});
+        child.stderr.cancel().catch(() => {});
+        status = await child.status;
+        if (this.#waiter === child) this.#waiter = null;
       } catch {
-        return;
+        // Not started: tried again below.
       }
-      this.#waiter = child;
-      child.stdin.close().catch(() => {});
-      child.stdout.cancel().catch(() => {});
-      child.stderr.cancel().catch(() => {});
-      const status = await child.status;
-      if (this.#waiter === child) this.#waiter = null;
-      if (!current() || !status.success) return;
-      await this.#readMarks(generation);
-      await new Promise((resolve) => setTimeout(resolve, NUDGE_GAP_MS));
+      if (!current()) return;
+      if (status?.success) {
+        retryMs = FIRST_RETRY_MS;
+        await this.#readMarks(generation);
+        await this.#pause(NUDGE_GAP_MS);
+      } else {
+        await this.#pause(retryMs);
+        retryMs = Math.min(MAX_RETRY_MS, retryMs * 2);
+      }
     }
+  }
+
+  /** A pause of the waiting that {@link #stopWaiting} ends at once. */
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.#endPause = () => {
+        clearTimeout(timer);
+        this.#endPause = null;
+        resolve();
+      };
+      const timer = setTimeout(() => this.#endPause?.(), ms);
+    });
   }
 
   #stopWaiting(): void {
     this.#waiter?.kill();
     this.#waiter = null;
+    this.#endPause?.();
   }
 
   #stop(): void {

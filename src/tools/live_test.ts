@@ -60,3 +60,33 @@ Deno.test("agents feed: the tmux server gone is told, and its waiter ends", asyn
     await t.kill();
   }
 });
+
+Deno.test("agents feed: a wait that cannot start at first (an SSH connection not up yet) is tried again", async () => {
+  const t = await TestTmux.start("main");
+  const runner = new TmuxRunner();
+  const spawn = runner.spawnPersistent.bind(runner);
+  let refused = 0;
+  runner.spawnPersistent = (address, args) => {
+    if (args[0] === "wait-for" && refused < 2) {
+      refused++;
+      throw new Error("not yet");
+    }
+    return spawn(address, args);
+  };
+  let told = 0;
+  const feed = watchServer(runner, { socketName: t.socket }, "agents", () => told++);
+  try {
+    await feed.ready;
+    await waitFor(async () => (await waiters(t.socket)).length === 1, "the waiter, in the end");
+    assert.equal(refused, 2);
+    await t.tmux(
+      ...["set-option", "-w", "-t", t.ids.paneId, STATE_OPTION, "needs-input"],
+      ...[";", "wait-for", "-S", AGENTS_CHANNEL],
+    );
+    await waitFor(() => told > 0, "the mark told");
+  } finally {
+    feed.stop();
+    await runner.close();
+    await t.kill();
+  }
+});
