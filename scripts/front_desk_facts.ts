@@ -20,6 +20,8 @@ import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.t
 import { registerPrompts } from "../src/tools/prompts.ts";
 import { registerResources } from "../src/tools/resources.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
+import { ToolRegistry } from "../src/mcp/registry.ts";
+import { FAMILIES } from "../src/tools/families.ts";
 
 /** A transport that records what the SDK's stdio entry sends. */
 class Recorder implements Transport {
@@ -106,6 +108,8 @@ export async function sdkAnswers(
 /** What src/mcp/front_desk.json holds. */
 export interface FrontDeskFacts {
   readonly tools: Record<string, string>;
+  /** Each tool's family (src/tools/families.ts), which loads it on first use. */
+  readonly families: Record<string, string>;
   readonly prompts: string[][];
   readonly capabilities: { readonly legacy: unknown; readonly modern: unknown };
 }
@@ -117,6 +121,12 @@ export async function liveFrontDeskFacts(): Promise<FrontDeskFacts> {
   const registry = buildRegistry(runner, options);
   registerResources(registry);
   registerPrompts(registry);
+  const families = new Map<string, string>();
+  for (const [family, load] of Object.entries(FAMILIES)) {
+    const alone = new ToolRegistry(runner, options, TOOLSETS);
+    (await load())(alone);
+    for (const tool of alone.tools) families.set(tool.name, family);
+  }
   await runner.close();
   const meta = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -137,6 +147,7 @@ export async function liveFrontDeskFacts(): Promise<FrontDeskFacts> {
   ]);
   return {
     tools: Object.fromEntries(registry.tools.map((t) => [t.name, t.toolset])),
+    families: Object.fromEntries(registry.tools.map((t) => [t.name, families.get(t.name)!])),
     prompts: registry.prompts.map((p) => [...p.tools]),
     capabilities: {
       legacy: JSON.parse(legacy).result.capabilities,

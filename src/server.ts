@@ -1,27 +1,23 @@
 /**
- * Assembly: configuration in, an MCP server with every tool family out, and the stdio
- * lifecycle (the process ends when the client closes stdin, leaving no tmux child behind).
+ * Assembly with every tool family loaded at once: for tests and scripts, and for a stdio server
+ * whose tools/list cannot come from the list built with the source (with SSH hosts, or another
+ * result bound). A stdio server otherwise loads each family on first use (serve.ts).
  *
  * @module
  */
 
-import { McpServer, parseJSONRPCMessage } from "@modelcontextprotocol/server";
-import { serveStdio as serveEras } from "@modelcontextprotocol/server/stdio";
-import type { ServerConfig } from "./mcp/context.ts";
+import type { McpServer } from "@modelcontextprotocol/server";
 import { ToolRegistry } from "./mcp/registry.ts";
-import type { Era } from "./mcp/resources.ts";
-import { claimFrontDesk } from "./mcp/front_desk.ts";
-import { FIXED_FOR_THE_PROCESS, INSTRUCTIONS, SERVER_NAME } from "./mcp/server_info.ts";
-import { StdioTransport } from "./mcp/stdio.ts";
-import type { Toolset } from "./mcp/toolsets.ts";
 import { TmuxRunner } from "./tmux/run.ts";
+import { mcpServerFor, type ServerOptions } from "./serve.ts";
 import { registerBatchTools } from "./tools/batch.ts";
 import { registerBufferTools } from "./tools/buffers.ts";
 import { registerCaptureTools } from "./tools/capture.ts";
 import { registerDiscoveryTools } from "./tools/discovery.ts";
 import { registerDisplayTools } from "./tools/display.ts";
 import { registerInputTools } from "./tools/input.ts";
-import { registerJobTools } from "./tools/jobs.ts";
+import { JOB_SERVING, registerJobTools } from "./tools/jobs.ts";
+import { jobResource } from "./tools/job_resource.ts";
 import { registerWaitTools } from "./tools/wait.ts";
 import { registerLayoutTools } from "./tools/layout.ts";
 import { registerLifecycleTools } from "./tools/lifecycle.ts";
@@ -31,22 +27,6 @@ import { registerSettingsTools } from "./tools/settings.ts";
 import { registerTeardownTools } from "./tools/teardown.ts";
 import { registerResources } from "./tools/resources.ts";
 import { registerPrompts } from "./tools/prompts.ts";
-
-/** Everything needed to build a server. */
-export interface ServerOptions extends ServerConfig {
-  /** The toolsets on offer. */
-  readonly toolsets: readonly Toolset[];
-  /** The version reported to clients. */
-  readonly version: string;
-  /** The runner to use (tests pass their own to count children). */
-  readonly runner?: TmuxRunner;
-  /** Answer tools/list from the list built with the source (default true; see registry). */
-  readonly prebuiltToolList?: boolean;
-  /** Only these tools of the toolsets exist (`--tools`). */
-  readonly tools?: readonly string[];
-  /** These tools do not exist (`--deny-tools`). */
-  readonly denyTools?: readonly string[];
-}
 
 /** A built server and the parts a caller may need to close or inspect. */
 export interface BuiltServer {
@@ -76,6 +56,7 @@ export function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolR
   registerDiscoveryTools(registry);
   registerInputTools(registry);
   registerJobTools(registry);
+  registry.addResource(jobResource(JOB_SERVING));
   registerWaitTools(registry);
   registerCaptureTools(registry);
   registerSearchTools(registry);
@@ -92,82 +73,4 @@ export function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolR
   return registry;
 }
 
-/**
- * One SDK server over the registry: cheap (the tools are declared once, in the registry), so
- * the stdio entry may build one per connection era and throw one away; it holds no tmux child,
- * and what the registry keeps for it (its resource subscriptions) goes when it closes.
- *
- * To a 2026-07-28 client it says the tool list never changes (`listChanged: false`), so no
- * client listens for a change that cannot come; a 2025 client is told what it always was.
- */
-export function mcpServerFor(
-  registry: ToolRegistry,
-  options: ServerOptions,
-  era: Era = "legacy",
-): McpServer {
-  const mcp = new McpServer(
-    { name: SERVER_NAME, version: options.version },
-    {
-      // Logging for the protocols that have it: 2026-07-28 deprecates it (a message outside a
-      // request has no channel there), and stderr carries every line anyway.
-      capabilities: {
-        tools: era === "modern" ? { listChanged: false } : {},
-        ...(era === "legacy" ? { logging: {} } : {}),
-      },
-      instructions: INSTRUCTIONS,
-      cacheHints: {
-        "tools/list": FIXED_FOR_THE_PROCESS,
-        "prompts/list": FIXED_FOR_THE_PROCESS,
-        "server/discover": FIXED_FOR_THE_PROCESS,
-      },
-    },
-  );
-  registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList, era });
-  return mcp;
-}
-
-/**
- * Serves over stdio until the client closes stdin (or the process is told to stop), then
- * answers what is nearly done, kills any tmux child still running and resolves.
- *
- * The SDK's stdio entry reads the connection's first message and serves the protocol it
- * speaks: a 2026-07-28 request (its version in `_meta`, no handshake) or `server/discover`
- * gets that protocol, `initialize` gets 2025-11-25 or older exactly as before. It builds an
- * SDK server per era it tries (a discover followed by `initialize` builds two); both share
- * the one registry and runner, which outlive them.
- */
-export async function serveStdio(options: ServerOptions): Promise<void> {
-  const runner = options.runner ?? new TmuxRunner();
-  const registry = buildRegistry(runner, options);
-  registerResources(registry);
-  registerPrompts(registry);
-  // The front desk main.ts opened has read (and answered) the connection's opening so far.
-  const desk = claimFrontDesk();
-  const transport = desk?.transport ?? new StdioTransport(parseJSONRPCMessage);
-  const closed = Promise.withResolvers<"input" | "signal">();
-  transport.oninputend = () => closed.resolve("input");
-  transport.closed.then(() => closed.resolve("input"));
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    try {
-      Deno.addSignalListener(signal, () => closed.resolve("signal"));
-    } catch {
-      // Not every platform has every signal; end of input still ends the process.
-    }
-  }
-  // Seen through, so that resources are watched only while a listen stream asks for them.
-  const served = serveEras(({ era }) => mcpServerFor(registry, options, era), {
-    transport: registry.subscriptions.observe(
-      desk ? desk.handOver(parseJSONRPCMessage) : transport,
-    ),
-  });
-  const why = await closed.promise;
-  // Tasks run in the background for a client that is gone: stop them, which also answers any
-  // tasks/result waiting on one.
-  registry.tasks.cancelAll("the client went away");
-  // Answer what is nearly done (a client that closed its input may still read), then kill what
-  // is not: the whole exit stays well within a second, on a loaded machine too. Told to stop,
-  // there is less reason to wait.
-  await transport.settle(why === "signal" ? 150 : 450);
-  await runner.close(250);
-  await served.close().catch(() => {});
-}
+export { mcpServerFor, type ServerOptions, serveStdio } from "./serve.ts";

@@ -7,7 +7,7 @@
 
 import type { ServeOptions } from "./cli.ts";
 import { warn } from "./diagnostics.ts";
-import { serveStdio } from "./server.ts";
+import { serveStdio } from "./serve.ts";
 import { MAX_RESULT_BYTES } from "./mcp/bounds.ts";
 import { newOwnerId } from "./mcp/ownership.ts";
 import { ToolSelectionError } from "./mcp/registry.ts";

@@ -100,6 +100,20 @@ export interface AnyTool {
   readonly run: (args: Record<string, unknown>, ctx: TmuxContext) => Promise<ToolReply<unknown>>;
 }
 
+/**
+ * A tool offered before its family is loaded: what listing and selecting it take (from the
+ * list built with the source), and what loads its family, which then registers the tool for
+ * real (see {@link ToolRegistry.declareLazy}).
+ */
+export interface LazyTool {
+  readonly name: string;
+  readonly title: string;
+  readonly toolset: ToolToolset;
+  readonly description: string;
+  readonly annotations: ToolAnnotations;
+  readonly load: () => Promise<void>;
+}
+
 /** Declares a tool, keeping its argument and result types for the family file's own code. */
 export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
   spec: ToolSpec<I, O>,
@@ -164,6 +178,8 @@ export class ToolRegistry {
   readonly #selection: ToolSelection;
   /** Every tool declared, on offer or not, with its toolset: to check a selection's names. */
   readonly #declared = new Map<string, ToolToolset>();
+  /** Tools declared lazily and not loaded yet: what loads each one's family. */
+  readonly #stubs = new Map<string, () => Promise<void>>();
   #inFlight = 0;
 
   /**
@@ -207,16 +223,76 @@ export class ToolRegistry {
    * selection of toolsets.
    */
   add(...tools: AnyTool[]): void {
-    const { tools: only, denyTools: denied } = this.#selection;
     for (const tool of tools) {
-      if (this.#declared.has(tool.name)) throw new Error(`tool ${tool.name} declared twice`);
-      this.#declared.set(tool.name, tool.toolset);
-      if (only && !only.includes(tool.name)) continue;
-      if (denied?.includes(tool.name)) continue;
-      if (tool.toolset === ALWAYS_ON || this.#toolsets.has(tool.toolset)) {
-        this.#tools.set(tool.name, this.#withHost(tool));
+      // A lazily declared tool is registered for real when its family loads: it takes the
+      // stub's place (and its place in the list).
+      const replacing = this.#stubs.delete(tool.name);
+      if (!replacing && this.#declared.has(tool.name)) {
+        throw new Error(`tool ${tool.name} declared twice`);
       }
+      this.#declared.set(tool.name, tool.toolset);
+      if (this.#offers(tool.name, tool.toolset)) this.#tools.set(tool.name, this.#withHost(tool));
     }
+  }
+
+  /** Whether a tool of `toolset` named `name` is on offer: its toolset, --tools, --deny-tools. */
+  #offers(name: string, toolset: ToolToolset): boolean {
+    const { tools: only, denyTools: denied } = this.#selection;
+    if (only && !only.includes(name)) return false;
+    if (denied?.includes(name)) return false;
+    return toolset === ALWAYS_ON || this.#toolsets.has(toolset);
+  }
+
+  /**
+   * Declares tools whose code and schemas load on first use: each is listed and selected like
+   * any other from the start; its first call (or validation) loads its family, which registers
+   * the tool for real through {@link add}. Only where tools/list is answered from the list built
+   * with the source, without SSH hosts (whose `host` argument changes every schema).
+   */
+  declareLazy(...tools: LazyTool[]): void {
+    for (const lazy of tools) {
+      if (this.#declared.has(lazy.name)) throw new Error(`tool ${lazy.name} declared twice`);
+      if (this.#hosts.length > 0) throw new Error("tools with SSH hosts cannot be lazy");
+      this.#declared.set(lazy.name, lazy.toolset);
+      this.#stubs.set(lazy.name, lazy.load);
+      if (!this.#offers(lazy.name, lazy.toolset)) continue;
+      const notLoaded = (): never => {
+        throw new Error(`${lazy.name} is not loaded yet (ToolRegistry.loaded loads it)`);
+      };
+      this.#tools.set(lazy.name, {
+        name: lazy.name,
+        title: lazy.title,
+        toolset: lazy.toolset,
+        description: lazy.description,
+        annotations: lazy.annotations,
+        get inputSchema() {
+          return notLoaded();
+        },
+        get outputSchema() {
+          return notLoaded();
+        },
+        run: notLoaded,
+      });
+    }
+  }
+
+  /** Whether `name` is declared lazily and its family not loaded yet. */
+  isLazy(name: string): boolean {
+    return this.#stubs.has(name);
+  }
+
+  /**
+   * The tool `name` with its code and schemas, loading its family first when it was declared
+   * lazily (concurrent first calls share one load: the family's loader). Undefined when no such
+   * tool is on offer.
+   */
+  async loaded(name: string): Promise<AnyTool | undefined> {
+    const load = this.#stubs.get(name);
+    if (load) {
+      await load();
+      if (this.#stubs.has(name)) throw new Error(`its family does not declare ${name}`);
+    }
+    return this.#tools.get(name);
   }
 
   /**
@@ -326,8 +402,22 @@ export class ToolRegistry {
    * Validates and runs one call, returning an MCP tool result. Never throws: every failure is
    * an `isError` result.
    */
-  async call(tool: AnyTool, rawArgs: unknown, extras: CallExtras): Promise<CallToolResult> {
+  async call(declared: AnyTool, rawArgs: unknown, extras: CallExtras): Promise<CallToolResult> {
     const log = extras.log ?? stderrLog(this.#config.diagnostics);
+    // A lazily declared tool is called through its stub (the SDK and the batch hold it): the
+    // tool itself is the registry's once its family is loaded.
+    let tool = this.#tools.get(declared.name) ?? declared;
+    if (this.#stubs.has(declared.name)) {
+      try {
+        tool = await this.loaded(declared.name) ?? declared;
+      } catch (error) {
+        const refused = errorResult(
+          `${declared.name} could not be loaded: ${error instanceof Error ? error.message : error}`,
+        );
+        auditCall(declared, rawArgs, refused, log, this.#config.audit === true);
+        return refused;
+      }
+    }
     const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
     if (
       !parsed.success && this.#hosts.length === 0 && typeof rawArgs === "object" &&
@@ -389,6 +479,21 @@ export class ToolRegistry {
     }
   }
 
+  /**
+   * What the SDK is given as a lazily declared tool's schema: a Standard Schema whose checks
+   * load the tool and use its real schema. The SDK never converts it (tools/list comes from the
+   * list built with the source, and so does the output schema it projects results with).
+   */
+  #lazySchema(name: string, which: "input" | "output"): z.ZodObject {
+    const validate = async (value: unknown) => {
+      const tool = await this.loaded(name);
+      if (!tool) throw new Error(`${name} is not on offer`);
+      return await (which === "input" ? tool.inputSchema : tool.outputSchema)["~standard"]
+        .validate(value);
+    };
+    return { "~standard": { version: 1, vendor: "tmux-mcp", validate } } as unknown as z.ZodObject;
+  }
+
   /** Hands every tool (and resource, and prompt) on offer to an SDK server. */
   attach(server: McpServer, options: AttachOptions = {}): void {
     // Arguments are validated in call(), with messages written for a model ("paneId is
@@ -409,8 +514,12 @@ export class ToolRegistry {
         {
           title: tool.title,
           description: tool.description,
-          inputSchema: tool.inputSchema,
-          outputSchema: tool.outputSchema,
+          inputSchema: this.#stubs.has(tool.name)
+            ? this.#lazySchema(tool.name, "input")
+            : tool.inputSchema,
+          outputSchema: this.#stubs.has(tool.name)
+            ? this.#lazySchema(tool.name, "output")
+            : tool.outputSchema,
           annotations: { title: tool.title, ...tool.annotations },
           _meta: toolMeta(tool.name, this.#config.maxResultBytes),
         },

@@ -39,8 +39,8 @@ import {
   markerWords,
   readJob,
   readMarked,
-  rememberJob,
 } from "./jobs.ts";
+import { rememberJob } from "./job_resource.ts";
 import {
   awaitFirstOutput,
   clampTimeout,

@@ -24,7 +24,6 @@
 
 import { z } from "zod";
 import { TmuxContext } from "../mcp/context.ts";
-import type { ResourceSpec } from "../mcp/resources.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, socketNameField, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
@@ -34,6 +33,8 @@ import { paneAtPrompt } from "../tmux/prompt.ts";
 import { judgeResult } from "../tmux/run.ts";
 import { keepTail, MAX_TIMEOUT_MS, type PaneProbe, PaneWatch, probePane } from "./wait.ts";
 import { learnExitStatus } from "./pane_watch.ts";
+import type { JobServing } from "./job_resource.ts";
+import { rememberJob } from "./job_resource.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Ids
@@ -528,22 +529,6 @@ const getCommandResult = defineTool({
 // ---------------------------------------------------------------------------------------------
 // The job resource
 
-/** Job ids this process started or read, newest last: for completion and resources/list. */
-const known = new Set<string>();
-const MAX_KNOWN = 100;
-
-/** Remembers a job id for completion and the resource list. */
-export function rememberJob(jobId: string): void {
-  known.delete(jobId);
-  known.add(jobId);
-  if (known.size > MAX_KNOWN) known.delete(known.values().next().value!);
-}
-
-/** A job resource's URI. */
-export function jobUri(jobId: string): string {
-  return `tmux://job/${jobId}`;
-}
-
 /** The job id and socket a `tmux://job/...` URI names. */
 function parseJobUri(uri: string): { jobId: string; socketName?: string } {
   let url: URL;
@@ -582,23 +567,8 @@ function jobContext(ctx: TmuxContext, socketName: string | undefined, signal: Ab
 /** How long one wait of a job watch lasts before it starts the next. */
 const WATCH_SPAN_MS = 10 * 60_000;
 
-const JOB_RESOURCE: ResourceSpec = {
-  name: "tmux-job",
-  title: "run_command job",
-  description: "A run_command job's state, exit status and output (JSON, as get_command_result " +
-    "answers); updated when it ends. Add ?socket=NAME for another tmux server.",
-  mimeType: "application/json",
-  uri: "tmux://job/{jobId}",
-  list: () =>
-    Promise.resolve(
-      [...known].reverse().map((jobId) => ({
-        uri: jobUri(jobId),
-        name: `job in %${jobId.split("-")[0]}: ${jobId}`,
-      })),
-    ),
-  complete: {
-    jobId: (typed) => Promise.resolve([...known].reverse().filter((id) => id.startsWith(typed))),
-  },
+/** How a job is read and watched as a resource (declared in job_resource.ts). */
+export const JOB_SERVING: JobServing = {
   read: async (uri, _variables, ctx) => {
     const { jobId, socketName } = parseJobUri(uri);
     const on = socketName ? jobContext(ctx, socketName, ctx.signal) : ctx;
@@ -637,8 +607,11 @@ const JOB_RESOURCE: ResourceSpec = {
   },
 };
 
-/** Registers the job tools and the job resource. */
+/**
+ * Registers the job tools. The job resource is the builder's to add, before any SDK server is
+ * attached: this one (`jobResource(JOB_SERVING)`) where the tools are loaded at start, the
+ * lazy one (job_resource.ts) where they are loaded on first use.
+ */
 export function registerJobTools(registry: ToolRegistry): void {
   registry.add(getCommandResult);
-  registry.addResource(JOB_RESOURCE);
 }

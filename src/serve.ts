@@ -1,0 +1,176 @@
+/**
+ * Serving over stdio: an MCP server per connection era over one registry, until the client
+ * closes stdin (the process then leaves no tmux child behind).
+ *
+ * Where tools/list comes from the list built with the source (no SSH hosts, the default
+ * result bound), every tool is declared from that list and its family (src/tools/families.ts)
+ * loads on its first call: an idle server holds none of the tools' code and schemas. Anywhere
+ * else every family loads at start (server.ts, which tests and scripts build with).
+ *
+ * @module
+ */
+
+import { McpServer, parseJSONRPCMessage } from "@modelcontextprotocol/server";
+import { serveStdio as serveEras } from "@modelcontextprotocol/server/stdio";
+import { MAX_RESULT_BYTES } from "./mcp/bounds.ts";
+import type { ServerConfig } from "./mcp/context.ts";
+import { claimFrontDesk } from "./mcp/front_desk.ts";
+import facts from "./mcp/front_desk.json" with { type: "json" };
+import { type LazyTool, ToolRegistry } from "./mcp/registry.ts";
+import type { Era } from "./mcp/resources.ts";
+import { FIXED_FOR_THE_PROCESS, INSTRUCTIONS, SERVER_NAME } from "./mcp/server_info.ts";
+import { StdioTransport } from "./mcp/stdio.ts";
+import { prebuiltByName } from "./mcp/tool_list.ts";
+import type { Toolset, ToolToolset } from "./mcp/toolsets.ts";
+import { TmuxRunner } from "./tmux/run.ts";
+import { FAMILIES, type Family } from "./tools/families.ts";
+import { LAZY_JOB_RESOURCE } from "./tools/job_resource.ts";
+import { registerPrompts } from "./tools/prompts.ts";
+import { registerResources } from "./tools/resources.ts";
+
+/** Everything needed to build a server. */
+export interface ServerOptions extends ServerConfig {
+  /** The toolsets on offer. */
+  readonly toolsets: readonly Toolset[];
+  /** The version reported to clients. */
+  readonly version: string;
+  /** The runner to use (tests pass their own to count children). */
+  readonly runner?: TmuxRunner;
+  /** Answer tools/list from the list built with the source (default true; see registry). */
+  readonly prebuiltToolList?: boolean;
+  /** Only these tools of the toolsets exist (`--tools`). */
+  readonly tools?: readonly string[];
+  /** These tools do not exist (`--deny-tools`). */
+  readonly denyTools?: readonly string[];
+}
+
+/**
+ * One SDK server over the registry: cheap (the tools are declared once, in the registry), so
+ * the stdio entry may build one per connection era and throw one away; it holds no tmux child,
+ * and what the registry keeps for it (its resource subscriptions) goes when it closes.
+ *
+ * To a 2026-07-28 client it says the tool list never changes (`listChanged: false`), so no
+ * client listens for a change that cannot come; a 2025 client is told what it always was.
+ */
+export function mcpServerFor(
+  registry: ToolRegistry,
+  options: ServerOptions,
+  era: Era = "legacy",
+): McpServer {
+  const mcp = new McpServer(
+    { name: SERVER_NAME, version: options.version },
+    {
+      // Logging for the protocols that have it: 2026-07-28 deprecates it (a message outside a
+      // request has no channel there), and stderr carries every line anyway.
+      capabilities: {
+        tools: era === "modern" ? { listChanged: false } : {},
+        ...(era === "legacy" ? { logging: {} } : {}),
+      },
+      instructions: INSTRUCTIONS,
+      cacheHints: {
+        "tools/list": FIXED_FOR_THE_PROCESS,
+        "prompts/list": FIXED_FOR_THE_PROCESS,
+        "server/discover": FIXED_FOR_THE_PROCESS,
+      },
+    },
+  );
+  registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList, era });
+  return mcp;
+}
+
+/**
+ * The registry a stdio server serves from, every tool declared lazily (see the module's
+ * comment); null where tools/list cannot come from the list built with the source.
+ */
+export function servingRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry | null {
+  if (
+    runner.hosts.length > 0 || options.maxResultBytes !== MAX_RESULT_BYTES ||
+    options.prebuiltToolList === false
+  ) {
+    return null;
+  }
+  const registry = new ToolRegistry(runner, options, options.toolsets, {
+    tools: options.tools,
+    denyTools: options.denyTools,
+  });
+  const loading = new Map<Family, Promise<void>>();
+  const load = (family: Family): Promise<void> => {
+    let loaded = loading.get(family);
+    if (!loaded) {
+      loaded = FAMILIES[family]().then((register) => register(registry));
+      // A family that failed to load is tried again by the next call.
+      loaded.catch(() => loading.delete(family));
+      loading.set(family, loaded);
+    }
+    return loaded;
+  };
+  const toolsets = facts.tools as Record<string, ToolToolset>;
+  const families = facts.families as Record<string, Family>;
+  const declared: LazyTool[] = [...prebuiltByName().values()].map((listed) => ({
+    name: listed.name,
+    title: listed.title ?? listed.name,
+    toolset: toolsets[listed.name],
+    description: listed.description ?? "",
+    annotations: listed.annotations ?? {},
+    load: () => load(families[listed.name]),
+  }));
+  registry.declareLazy(...declared);
+  registry.addResource(LAZY_JOB_RESOURCE);
+  registerResources(registry);
+  registerPrompts(registry);
+  registry.checkSelection();
+  return registry;
+}
+
+/** Every family loaded at start (server.ts), with the resources and prompts. */
+async function fullRegistry(runner: TmuxRunner, options: ServerOptions): Promise<ToolRegistry> {
+  const { buildRegistry } = await import("./server.ts");
+  const registry: ToolRegistry = buildRegistry(runner, options);
+  registerResources(registry);
+  registerPrompts(registry);
+  return registry;
+}
+
+/**
+ * Serves over stdio until the client closes stdin (or the process is told to stop), then
+ * answers what is nearly done, kills any tmux child still running and resolves.
+ *
+ * The SDK's stdio entry reads the connection's first message and serves the protocol it
+ * speaks: a 2026-07-28 request (its version in `_meta`, no handshake) or `server/discover`
+ * gets that protocol, `initialize` gets 2025-11-25 or older exactly as before. It builds an
+ * SDK server per era it tries (a discover followed by `initialize` builds two); both share
+ * the one registry and runner, which outlive them.
+ */
+export async function serveStdio(options: ServerOptions): Promise<void> {
+  const runner = options.runner ?? new TmuxRunner();
+  const registry = servingRegistry(runner, options) ?? await fullRegistry(runner, options);
+  // The front desk main.ts opened has read (and answered) the connection's opening so far.
+  const desk = claimFrontDesk();
+  const transport = desk?.transport ?? new StdioTransport(parseJSONRPCMessage);
+  const closed = Promise.withResolvers<"input" | "signal">();
+  transport.oninputend = () => closed.resolve("input");
+  transport.closed.then(() => closed.resolve("input"));
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    try {
+      Deno.addSignalListener(signal, () => closed.resolve("signal"));
+    } catch {
+      // Not every platform has every signal; end of input still ends the process.
+    }
+  }
+  // Seen through, so that resources are watched only while a listen stream asks for them.
+  const served = serveEras(({ era }) => mcpServerFor(registry, options, era), {
+    transport: registry.subscriptions.observe(
+      desk ? desk.handOver(parseJSONRPCMessage) : transport,
+    ),
+  });
+  const why = await closed.promise;
+  // Tasks run in the background for a client that is gone: stop them, which also answers any
+  // tasks/result waiting on one.
+  registry.tasks.cancelAll("the client went away");
+  // Answer what is nearly done (a client that closed its input may still read), then kill what
+  // is not: the whole exit stays well within a second, on a loaded machine too. Told to stop,
+  // there is less reason to wait.
+  await transport.settle(why === "signal" ? 150 : 450);
+  await runner.close(250);
+  await served.close().catch(() => {});
+}
