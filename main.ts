@@ -22,7 +22,7 @@ function readEnv(name: string): string | undefined {
 
 async function main(argv: string[]): Promise<number> {
   // parseCli answers `hook` by this first word too; checking it before loading cli.ts spares
-  // every hook call node:util's start-up (~15 ms).
+  // every hook call loading the command line's parser, help text and toolset tables.
   if (argv[0] === "hook") return await runHook(argv.slice(1));
   const cli = await import("./src/cli.ts");
   const { ENV_VARIABLES, helpText, parseCli, USAGE, UsageError } = cli;

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { ArgsError, parseOptions } from "./args.ts";
 import {
   DEFAULT_TOOLSETS,
   parseToolsets,
@@ -194,33 +194,43 @@ export function parseCli(
 ): CliCommand {
   // The hook has its own arguments and must start fast: nothing else is parsed.
   if (argv[0] === "hook") return { kind: "hook", args: argv.slice(1) };
-  let parsed;
+  let v: {
+    socket?: string;
+    "socket-path"?: string;
+    toolsets?: string;
+    "read-only"?: boolean;
+    tools?: string;
+    "deny-tools"?: string;
+    audit?: boolean;
+    ssh?: string[];
+    "ssh-config"?: string;
+    "own-panes-only"?: boolean;
+    owner?: string;
+    "allow-attended-input"?: boolean;
+    version?: boolean;
+    help?: boolean;
+  };
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      options: {
-        socket: { type: "string" },
-        "socket-path": { type: "string" },
-        toolsets: { type: "string" },
-        "read-only": { type: "boolean" },
-        tools: { type: "string" },
-        "deny-tools": { type: "string" },
-        audit: { type: "boolean" },
-        ssh: { type: "string", multiple: true },
-        "ssh-config": { type: "string" },
-        "own-panes-only": { type: "boolean" },
-        owner: { type: "string" },
-        "allow-attended-input": { type: "boolean" },
-        version: { type: "boolean", short: "V" },
-        help: { type: "boolean", short: "h" },
-      },
-      strict: true,
-      allowPositionals: false,
+    v = parseOptions(argv, {
+      socket: { type: "string" },
+      "socket-path": { type: "string" },
+      toolsets: { type: "string" },
+      "read-only": { type: "boolean" },
+      tools: { type: "string" },
+      "deny-tools": { type: "string" },
+      audit: { type: "boolean" },
+      ssh: { type: "string", multiple: true },
+      "ssh-config": { type: "string" },
+      "own-panes-only": { type: "boolean" },
+      owner: { type: "string" },
+      "allow-attended-input": { type: "boolean" },
+      version: { type: "boolean", short: "V" },
+      help: { type: "boolean", short: "h" },
     });
   } catch (error) {
-    throw flagError(nodeParseMessage(error));
+    if (!(error instanceof ArgsError)) throw error;
+    throw flagError(error.message);
   }
-  const v = parsed.values;
   if (v.help) return { kind: "help" };
   if (v.version) return { kind: "version" };
 
@@ -364,10 +374,4 @@ function toolNames(
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;
-}
-
-/** node:util's messages name the option; keep their first sentence. */
-function nodeParseMessage(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split("\n")[0].replace(/\. To specify an option argument.*$/, ".");
 }
