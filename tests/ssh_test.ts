@@ -56,6 +56,19 @@ async function withHosts(
   }
 }
 
+/** Subscribes to `uri`; the URIs of the updates that come, in order. */
+async function subscribe(c: TestClient, uri: string): Promise<string[]> {
+  const updates: string[] = [];
+  c.client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n: { params: { uri: string } }) => {
+      updates.push(n.params.uri);
+    },
+  );
+  await c.client.subscribeResource({ uri });
+  return updates;
+}
+
 async function prompt(t: TestTmux, paneId: string): Promise<void> {
   await waitFor(
     async () => /[$#]$/.test((await t.tmux("capture-pane", "-p", "-t", paneId)).trimEnd()),
@@ -194,14 +207,7 @@ Deno.test({
       const p = a.ids.paneId;
       await prompt(a, p);
       const uri = `tmux://pane/${p.slice(1)}?host=h1&socket=${a.socket}`;
-      const updates: string[] = [];
-      c.client.setNotificationHandler(
-        ResourceUpdatedNotificationSchema,
-        (n: { params: { uri: string } }) => {
-          updates.push(n.params.uri);
-        },
-      );
-      await c.client.subscribeResource({ uri });
+      const updates = await subscribe(c, uri);
       const hub = controlFor(c.server.runner, { host: "h1", socketName: a.socket });
       await waitFor(() => hub.watchers > 0, "the subscription to watch the pane", 15_000);
       await a.tmux("send-keys", "-t", p, "-l", "echo subscribed-line");
@@ -261,14 +267,7 @@ Deno.test({
   async fn() {
     await withHosts(async (a, _b, c) => {
       const uri = `tmux://agents?socket=${a.socket}&host=h1`;
-      const updates: string[] = [];
-      c.client.setNotificationHandler(
-        ResourceUpdatedNotificationSchema,
-        (n: { params: { uri: string } }) => {
-          updates.push(n.params.uri);
-        },
-      );
-      await c.client.subscribeResource({ uri });
+      const updates = await subscribe(c, uri);
       // An SSH connection can take seconds on a loaded machine.
       await waitFor(
         async () => (await agentWaiters(a.socket)).length === 1,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { sh, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { AGENTS_CHANNEL, STATE_OPTION } from "../hooks/marks.ts";
 import { TmuxRunner } from "../tmux/run.ts";
+import type { Feed } from "../mcp/resources.ts";
 import { watchServer } from "./live.ts";
 
 /** The `tmux wait-for` processes of `socket` (the feed's waiters). */
@@ -12,57 +13,67 @@ async function waiters(socket: string): Promise<string[]> {
   );
 }
 
-Deno.test("agents feed: a flood of signals without a change tells nothing; a mark and its signal tell once", async () => {
+type Tmux = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/**
+ * Runs `fn` with an agents feed on a fresh tmux server, once the feed's waiter is waiting;
+ * `told()` counts what the feed told. `runner` may be a test's own (to fail its spawns).
+ */
+async function withAgentsFeed(
+  fn: (t: Tmux, told: () => number, feed: Feed) => Promise<void>,
+  runner = new TmuxRunner(),
+): Promise<void> {
   const t = await TestTmux.start("main");
-  const runner = new TmuxRunner();
   let told = 0;
   const feed = watchServer(runner, { socketName: t.socket }, "agents", () => told++);
   try {
     await feed.ready;
     await waitFor(async () => (await waiters(t.socket)).length === 1, "the feed's waiter");
+    await fn(t, () => told, feed);
+  } finally {
+    feed.stop();
+    await runner.close();
+    await t.kill();
+  }
+}
+
+/** Sets (or with `null` unsets) the pane's window's agent state, then signals the channel. */
+async function mark(t: Tmux, state: string | null): Promise<void> {
+  await t.tmux(
+    ...(state === null
+      ? ["set-option", "-wu", "-t", t.ids.paneId, STATE_OPTION]
+      : ["set-option", "-w", "-t", t.ids.paneId, STATE_OPTION, state]),
+    ...[";", "wait-for", "-S", AGENTS_CHANNEL],
+  );
+}
+
+Deno.test("agents feed: a flood of signals without a change tells nothing; a mark and its signal tell once", async () => {
+  await withAgentsFeed(async (t, told, feed) => {
     // Anyone on the server may signal the channel: each signal costs a read, and says nothing
     // unless the marks differ from the last ones seen.
     for (let i = 0; i < 30; i++) await t.tmux("wait-for", "-S", AGENTS_CHANNEL);
-    await t.tmux("set-option", "-w", "-t", t.ids.paneId, STATE_OPTION, "working");
-    await t.tmux("wait-for", "-S", AGENTS_CHANNEL);
-    await waitFor(() => told > 0, "the mark told");
+    await mark(t, "working");
+    await waitFor(() => told() > 0, "the mark told");
     // The same mark again: the signal finds nothing new.
-    await t.tmux("set-option", "-w", "-t", t.ids.paneId, STATE_OPTION, "working");
-    await t.tmux("wait-for", "-S", AGENTS_CHANNEL);
-    await t.tmux("set-option", "-wu", "-t", t.ids.paneId, STATE_OPTION);
-    await t.tmux("wait-for", "-S", AGENTS_CHANNEL);
-    await waitFor(() => told > 1, "the mark's removal told");
-    assert.equal(told, 2);
+    await mark(t, "working");
+    await mark(t, null);
+    await waitFor(() => told() > 1, "the mark's removal told");
+    assert.equal(told(), 2);
     // Stopped: its waiter goes with it.
     feed.stop();
     await waitFor(async () => (await waiters(t.socket)).length === 0, "the waiter gone");
-  } finally {
-    feed.stop();
-    await runner.close();
-    await t.kill();
-  }
+  });
 });
 
 Deno.test("agents feed: the tmux server gone is told, and its waiter ends", async () => {
-  const t = await TestTmux.start("main");
-  const runner = new TmuxRunner();
-  let told = 0;
-  const feed = watchServer(runner, { socketName: t.socket }, "agents", () => told++);
-  try {
-    await feed.ready;
-    await waitFor(async () => (await waiters(t.socket)).length === 1, "the feed's waiter");
+  await withAgentsFeed(async (t, told) => {
     await t.kill();
-    await waitFor(() => told > 0, "the loss told");
+    await waitFor(() => told() > 0, "the loss told");
     assert.deepEqual(await waiters(t.socket), []);
-  } finally {
-    feed.stop();
-    await runner.close();
-    await t.kill();
-  }
+  });
 });
 
 Deno.test("agents feed: a wait that cannot start at first (an SSH connection not up yet) is tried again", async () => {
-  const t = await TestTmux.start("main");
   const runner = new TmuxRunner();
   const spawn = runner.spawnPersistent.bind(runner);
   let refused = 0;
@@ -73,20 +84,9 @@ Deno.test("agents feed: a wait that cannot start at first (an SSH connection not
     }
     return spawn(address, args);
   };
-  let told = 0;
-  const feed = watchServer(runner, { socketName: t.socket }, "agents", () => told++);
-  try {
-    await feed.ready;
-    await waitFor(async () => (await waiters(t.socket)).length === 1, "the waiter, in the end");
+  await withAgentsFeed(async (t, told) => {
     assert.equal(refused, 2);
-    await t.tmux(
-      ...["set-option", "-w", "-t", t.ids.paneId, STATE_OPTION, "needs-input"],
-      ...[";", "wait-for", "-S", AGENTS_CHANNEL],
-    );
-    await waitFor(() => told > 0, "the mark told");
-  } finally {
-    feed.stop();
-    await runner.close();
-    await t.kill();
-  }
+    await mark(t, "needs-input");
+    await waitFor(() => told() > 0, "the mark told");
+  }, runner);
 });
