@@ -11,8 +11,8 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
-import { ToolSelectionError } from "../src/mcp/registry.ts";
-import type { ToolRegistry } from "../src/mcp/registry.ts";
+import { defineTool, READ_ONLY, ToolRegistry, ToolSelectionError } from "../src/mcp/registry.ts";
+import { z } from "zod";
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
 import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
 import { servingRegistry } from "../src/serve.ts";
@@ -174,5 +174,55 @@ Deno.test("lazy tools: a call loads its family only; results and refusals are th
     await e.close();
     await lazyOpts.runner!.close();
     await t.kill();
+  }
+});
+
+Deno.test("lazy tools: a family that fails to load is an error result naming why, and is tried again", async () => {
+  const opts = options("unused", { toolsets: ["inspect"] });
+  const registry = new ToolRegistry(opts.runner!, opts, ["inspect"]);
+  let attempts = 0;
+  const extras = { signal: new AbortController().signal, progress: () => Promise.resolve() };
+  registry.declareLazy({
+    name: "echo",
+    title: "Echo",
+    toolset: "inspect",
+    description: "Says what it is given.",
+    annotations: READ_ONLY,
+    load: () => {
+      if (++attempts === 1) return Promise.reject(new Error("the chunk is missing"));
+      registry.add(defineTool({
+        name: "echo",
+        title: "Echo",
+        toolset: "inspect",
+        description: "Says what it is given.",
+        input: { text: z.string() },
+        output: { text: z.string() },
+        annotations: READ_ONLY,
+        run: (args) => Promise.resolve({ data: { text: args.text }, summary: args.text }),
+      }));
+      return Promise.resolve();
+    },
+  });
+  try {
+    assert.ok(registry.isLazy("echo"));
+    const failed = await registry.call(registry.get("echo")!, { text: "hi" }, extras);
+    assert.equal(failed.isError, true);
+    assert.match(
+      (failed.content[0] as { text: string }).text,
+      /^echo could not be loaded: the chunk is missing$/,
+    );
+    assert.ok(registry.isLazy("echo"), "still declared, to be loaded again");
+    const stub = registry.get("echo")!;
+    const ok = await registry.call(stub, { text: "hi" }, extras);
+    assert.deepEqual(ok.structuredContent, { text: "hi" });
+    assert.equal(registry.isLazy("echo"), false);
+    // The stub a client or a batch still holds reaches the loaded tool; arguments are checked.
+    const refused = await registry.call(stub, { text: 1 }, extras);
+    assert.equal(refused.isError, true);
+    assert.match((refused.content[0] as { text: string }).text, /text/);
+    assert.equal(attempts, 2);
+    assert.throws(() => registry.add(registry.get("echo")!), /declared twice/);
+  } finally {
+    await opts.runner!.close();
   }
 });
