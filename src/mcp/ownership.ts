@@ -43,8 +43,13 @@ export async function ownersOf(
 ): Promise<Map<string, string>> {
   const guard = newGuard();
   const format = recordFormat(guard, ["#{pane_id}", `#{${OWNER_OPTION}}`]);
+  // One pane (the usual act): tmux formats only its row. An id is checked to be %N, so it
+  // cannot carry a format of its own into the filter.
+  const one = paneIds.length === 1 && /^%\d+$/.test(paneIds[0])
+    ? ["-f", `#{==:#{pane_id},${paneIds[0]}}`]
+    : [];
   const stdout = judgeResult(
-    await execFast(ctx.runner, ctx.address, ["list-panes", "-a", "-F", format], {
+    await execFast(ctx.runner, ctx.address, ["list-panes", "-a", ...one, "-F", format], {
       signal: ctx.signal,
     }),
   );
