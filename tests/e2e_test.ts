@@ -221,7 +221,16 @@ Deno.test("e2e: without TMUX or a socket, get_server_info names tmux's default s
     assert.match(server.stderr, /, tmux's default socket \(tmux -L default\), toolsets /);
   } finally {
     await server.kill();
-    if (path) await sh("tmux", ["-S", path, "kill-server"], { allowFail: true, timeoutMs: 3_000 });
+    // The server the test made lives under tmpdir, whether or not a call reported it.
+    const sockets = new Set(path ? [path] : []);
+    for await (const dir of Deno.readDir(tmpdir)) {
+      if (dir.isDirectory && dir.name.startsWith("tmux-")) {
+        sockets.add(`${tmpdir}/${dir.name}/default`);
+      }
+    }
+    for (const socket of sockets) {
+      await sh("tmux", ["-S", socket, "kill-server"], { allowFail: true, timeoutMs: 3_000 });
+    }
     if (pid) {
       try {
         Deno.kill(pid, "SIGKILL");
