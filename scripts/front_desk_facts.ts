@@ -16,9 +16,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import { TOOLSETS } from "../src/mcp/toolsets.ts";
-import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
-import { registerPrompts } from "../src/tools/prompts.ts";
-import { registerResources } from "../src/tools/resources.ts";
+import { buildFullRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { ToolRegistry } from "../src/mcp/registry.ts";
 import { FAMILIES } from "../src/tools/families.ts";
@@ -77,9 +75,7 @@ export async function sdkAnswers(
   messages: readonly unknown[],
 ): Promise<string[]> {
   const runner = options.runner ?? new TmuxRunner();
-  const registry = buildRegistry(runner, options);
-  registerResources(registry);
-  registerPrompts(registry);
+  const registry = buildFullRegistry(runner, options);
   const wire = new Recorder();
   const served = serveEras(({ era }) => mcpServerFor(registry, options, era), {
     transport: registry.subscriptions.observe(wire),
@@ -118,9 +114,7 @@ export interface FrontDeskFacts {
 export async function liveFrontDeskFacts(): Promise<FrontDeskFacts> {
   const options = serverOptions({ toolsets: TOOLSETS });
   const runner = new TmuxRunner();
-  const registry = buildRegistry(runner, options);
-  registerResources(registry);
-  registerPrompts(registry);
+  const registry = buildFullRegistry(runner, options);
   const families = new Map<string, string>();
   for (const [family, load] of Object.entries(FAMILIES)) {
     const alone = new ToolRegistry(runner, options, TOOLSETS);

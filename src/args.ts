@@ -13,8 +13,12 @@ export interface OptionSpec {
   readonly multiple?: boolean;
 }
 
-/** What the options parsed to: a string, strings, or true, by option name. */
-export type ParsedOptions = Record<string, string | string[] | boolean | undefined>;
+/** What the options parsed to, by option name: true, a string, or (`multiple`) strings. */
+export type ParsedOptions<O extends Readonly<Record<string, OptionSpec>>> = {
+  -readonly [K in keyof O]?: O[K]["type"] extends "boolean" ? true
+    : O[K]["multiple"] extends true ? string[]
+    : string;
+};
 
 /** A command line that does not fit the options; the message names the culprit. */
 export class ArgsError extends Error {
@@ -30,11 +34,11 @@ export class ArgsError extends Error {
  * a value given to a flag, and any argument that is not an option. A string option given twice
  * keeps the last value unless it is `multiple`.
  */
-export function parseOptions(
+export function parseOptions<const O extends Readonly<Record<string, OptionSpec>>>(
   args: readonly string[],
-  options: Readonly<Record<string, OptionSpec>>,
-): ParsedOptions {
-  const values: ParsedOptions = {};
+  options: O,
+): ParsedOptions<O> {
+  const values: Record<string, string | string[] | true> = {};
   const byShort = new Map(
     Object.entries(options).flatMap(([name, spec]) => spec.short ? [[spec.short, name]] : []),
   );
@@ -84,5 +88,5 @@ export function parseOptions(
       values[name] = value;
     }
   }
-  return values;
+  return values as ParsedOptions<O>;
 }

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ArgsError, parseOptions } from "./args.ts";
+import { ArgsError, type ParsedOptions, parseOptions } from "./args.ts";
 import {
   DEFAULT_TOOLSETS,
   parseToolsets,
@@ -16,6 +16,24 @@ import {
 import { OWNER_ID } from "./mcp/owner_id.ts";
 import type { ServerAddress } from "./tmux/run.ts";
 import { resolveSocket, SocketChoiceError } from "./tmux/socket_choice.ts";
+
+/** The server's flags (the hook's are its own: src/hooks/main.ts). */
+const SERVE_OPTIONS = {
+  socket: { type: "string" },
+  "socket-path": { type: "string" },
+  toolsets: { type: "string" },
+  "read-only": { type: "boolean" },
+  tools: { type: "string" },
+  "deny-tools": { type: "string" },
+  audit: { type: "boolean" },
+  ssh: { type: "string", multiple: true },
+  "ssh-config": { type: "string" },
+  "own-panes-only": { type: "boolean" },
+  owner: { type: "string" },
+  "allow-attended-input": { type: "boolean" },
+  version: { type: "boolean", short: "V" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 /** What the command line asked for. */
 export type CliCommand =
@@ -194,39 +212,9 @@ export function parseCli(
 ): CliCommand {
   // The hook has its own arguments and must start fast: nothing else is parsed.
   if (argv[0] === "hook") return { kind: "hook", args: argv.slice(1) };
-  let v: {
-    socket?: string;
-    "socket-path"?: string;
-    toolsets?: string;
-    "read-only"?: boolean;
-    tools?: string;
-    "deny-tools"?: string;
-    audit?: boolean;
-    ssh?: string[];
-    "ssh-config"?: string;
-    "own-panes-only"?: boolean;
-    owner?: string;
-    "allow-attended-input"?: boolean;
-    version?: boolean;
-    help?: boolean;
-  };
+  let v: ParsedOptions<typeof SERVE_OPTIONS>;
   try {
-    v = parseOptions(argv, {
-      socket: { type: "string" },
-      "socket-path": { type: "string" },
-      toolsets: { type: "string" },
-      "read-only": { type: "boolean" },
-      tools: { type: "string" },
-      "deny-tools": { type: "string" },
-      audit: { type: "boolean" },
-      ssh: { type: "string", multiple: true },
-      "ssh-config": { type: "string" },
-      "own-panes-only": { type: "boolean" },
-      owner: { type: "string" },
-      "allow-attended-input": { type: "boolean" },
-      version: { type: "boolean", short: "V" },
-      help: { type: "boolean", short: "h" },
-    });
+    v = parseOptions(argv, SERVE_OPTIONS);
   } catch (error) {
     if (!(error instanceof ArgsError)) throw error;
     throw flagError(error.message);

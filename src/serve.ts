@@ -89,10 +89,7 @@ export function servingRegistry(runner: TmuxRunner, options: ServerOptions): Too
   ) {
     return null;
   }
-  const registry = new ToolRegistry(runner, options, options.toolsets, {
-    tools: options.tools,
-    denyTools: options.denyTools,
-  });
+  const registry = emptyRegistry(runner, options);
   const loading = new Map<Family, Promise<void>>();
   const load = (family: Family): Promise<void> => {
     let loaded = loading.get(family);
@@ -116,19 +113,29 @@ export function servingRegistry(runner: TmuxRunner, options: ServerOptions): Too
   }));
   registry.declareLazy(...declared);
   registry.addResource(LAZY_JOB_RESOURCE);
+  registry.checkSelection();
+  return withResourcesAndPrompts(registry);
+}
+
+/** A registry of no tools yet, offering `options`' toolsets and `--tools`/`--deny-tools`. */
+export function emptyRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry {
+  return new ToolRegistry(runner, options, options.toolsets, {
+    tools: options.tools,
+    denyTools: options.denyTools,
+  });
+}
+
+/** Adds what a registry offers besides its tools: the resources and the prompts. */
+export function withResourcesAndPrompts(registry: ToolRegistry): ToolRegistry {
   registerResources(registry);
   registerPrompts(registry);
-  registry.checkSelection();
   return registry;
 }
 
 /** Every family loaded at start (server.ts), with the resources and prompts. */
 async function fullRegistry(runner: TmuxRunner, options: ServerOptions): Promise<ToolRegistry> {
-  const { buildRegistry } = await import("./server.ts");
-  const registry: ToolRegistry = buildRegistry(runner, options);
-  registerResources(registry);
-  registerPrompts(registry);
-  return registry;
+  const { buildFullRegistry } = await import("./server.ts");
+  return buildFullRegistry(runner, options);
 }
 
 /**

@@ -7,9 +7,14 @@
  */
 
 import type { McpServer } from "@modelcontextprotocol/server";
-import { ToolRegistry } from "./mcp/registry.ts";
+import type { ToolRegistry } from "./mcp/registry.ts";
 import { TmuxRunner } from "./tmux/run.ts";
-import { mcpServerFor, type ServerOptions } from "./serve.ts";
+import {
+  emptyRegistry,
+  mcpServerFor,
+  type ServerOptions,
+  withResourcesAndPrompts,
+} from "./serve.ts";
 import { registerBatchTools } from "./tools/batch.ts";
 import { registerBufferTools } from "./tools/buffers.ts";
 import { registerCaptureTools } from "./tools/capture.ts";
@@ -25,8 +30,6 @@ import { registerMoveTools } from "./tools/moves.ts";
 import { registerSearchTools } from "./tools/search.ts";
 import { registerSettingsTools } from "./tools/settings.ts";
 import { registerTeardownTools } from "./tools/teardown.ts";
-import { registerResources } from "./tools/resources.ts";
-import { registerPrompts } from "./tools/prompts.ts";
 
 /** A built server and the parts a caller may need to close or inspect. */
 export interface BuiltServer {
@@ -38,10 +41,13 @@ export interface BuiltServer {
 /** Builds an MCP server with every tool family registered for the selected toolsets. */
 export function buildServer(options: ServerOptions): BuiltServer {
   const runner = options.runner ?? new TmuxRunner();
-  const registry = buildRegistry(runner, options);
-  registerResources(registry);
-  registerPrompts(registry);
+  const registry = buildFullRegistry(runner, options);
   return { mcp: mcpServerFor(registry, options), registry, runner };
+}
+
+/** {@link buildRegistry} with the resources and prompts: what a server offers. */
+export function buildFullRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry {
+  return withResourcesAndPrompts(buildRegistry(runner, options));
 }
 
 /**
@@ -49,10 +55,7 @@ export function buildServer(options: ServerOptions): BuiltServer {
  * connection's protocol (and open to more, such as resources, before a server is made of it).
  */
 export function buildRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry {
-  const registry = new ToolRegistry(runner, options, options.toolsets, {
-    tools: options.tools,
-    denyTools: options.denyTools,
-  });
+  const registry = emptyRegistry(runner, options);
   registerDiscoveryTools(registry);
   registerInputTools(registry);
   registerJobTools(registry);

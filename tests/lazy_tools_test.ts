@@ -14,10 +14,8 @@ import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import { defineTool, READ_ONLY, ToolRegistry, ToolSelectionError } from "../src/mcp/registry.ts";
 import { z } from "zod";
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
-import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
+import { buildFullRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
 import { servingRegistry } from "../src/serve.ts";
-import { registerPrompts } from "../src/tools/prompts.ts";
-import { registerResources } from "../src/tools/resources.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { TestTmux } from "./helpers/tmux.ts";
 
@@ -34,10 +32,7 @@ function options(socketName: string, more: Partial<ServerOptions> = {}): ServerO
 }
 
 function eager(opts: ServerOptions): ToolRegistry {
-  const registry = buildRegistry(opts.runner!, opts);
-  registerResources(registry);
-  registerPrompts(registry);
-  return registry;
+  return buildFullRegistry(opts.runner!, opts);
 }
 
 function lazy(opts: ServerOptions): ToolRegistry {

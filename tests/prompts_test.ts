@@ -17,10 +17,8 @@ import assert from "node:assert/strict";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import type { ToolRegistry } from "../src/mcp/registry.ts";
 import { DEFAULT_TOOLSETS, type Toolset, TOOLSETS } from "../src/mcp/toolsets.ts";
-import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
+import { buildFullRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
-import { registerPrompts } from "../src/tools/prompts.ts";
-import { registerResources } from "../src/tools/resources.ts";
 import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux } from "./helpers/tmux.ts";
 
@@ -58,9 +56,7 @@ function setUp(
     runner: new TmuxRunner(),
     denyTools,
   };
-  const registry = buildRegistry(options.runner!, options);
-  registerResources(registry);
-  registerPrompts(registry);
+  const registry = buildFullRegistry(options.runner!, options);
   return { registry, options };
 }
 

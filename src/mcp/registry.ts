@@ -406,17 +406,15 @@ export class ToolRegistry {
     const log = extras.log ?? stderrLog(this.#config.diagnostics);
     // A lazily declared tool is called through its stub (the SDK and the batch hold it): the
     // tool itself is the registry's once its family is loaded.
-    let tool = this.#tools.get(declared.name) ?? declared;
-    if (this.#stubs.has(declared.name)) {
-      try {
-        tool = await this.loaded(declared.name) ?? declared;
-      } catch (error) {
-        const refused = errorResult(
-          `${declared.name} could not be loaded: ${error instanceof Error ? error.message : error}`,
-        );
-        auditCall(declared, rawArgs, refused, log, this.#config.audit === true);
-        return refused;
-      }
+    let tool: AnyTool;
+    try {
+      tool = await this.loaded(declared.name) ?? declared;
+    } catch (error) {
+      const refused = errorResult(
+        `${declared.name} could not be loaded: ${error instanceof Error ? error.message : error}`,
+      );
+      auditCall(declared, rawArgs, refused, log, this.#config.audit === true);
+      return refused;
     }
     const parsed = tool.inputSchema.safeParse(rawArgs ?? {});
     if (

@@ -650,7 +650,7 @@ export class ServerControl {
     }
     let child: PersistentChild;
     try {
-      child = this.#runner.spawnPersistent(this.#address, [
+      child = await this.#runner.spawnPersistent(this.#address, [
         "-C",
         "attach-session",
         "-f",

@@ -341,9 +341,19 @@ export class TmuxRunner {
   /**
    * Starts a long-lived `tmux <address flags> <args>` (a control-mode client) with all three
    * streams piped. It does not take a slot of the concurrency bound (it would hold it for
-   * ever) but counts in {@link running}, and the runner's close kills it.
+   * ever) but counts in {@link running}, and the runner's close kills it. On an SSH host it
+   * starts once the host's connection is up, as a one-shot call does.
    */
-  spawnPersistent(address: ServerAddress, args: readonly string[]): PersistentChild {
+  async spawnPersistent(
+    address: ServerAddress,
+    args: readonly string[],
+  ): Promise<PersistentChild> {
+    if (address.host !== undefined) {
+      await this.#reach(
+        address,
+        AbortSignal.any([this.#closing.signal, AbortSignal.timeout(this.#timeoutMs)]),
+      );
+    }
     if (this.#closing.signal.aborted) {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }

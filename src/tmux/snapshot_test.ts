@@ -217,23 +217,24 @@ Deno.test("snapshot: packed id/number fields are checked, never guessed", () => 
   }
 });
 
+/**
+ * A new window in /tmp whose pane runs sleep, once sleep holds the terminal: until it does,
+ * tmux names the shell that is about to exec it, and two reads could see different commands.
+ */
+async function sleepingPane(t: TestTmux, ...flags: string[]): Promise<string> {
+  const pane = (await t.tmux(
+    ...["new-window", "-d", ...flags, "-c", "/tmp", "-P", "-F", "#{pane_id}", "sleep 100000"],
+  )).trim();
+  await t.foreground(pane, "sleep");
+  return pane;
+}
+
 Deno.test("snapshot: without processInfo, command and cwd are empty and the rest the same", async () => {
   const t = await TestTmux.start("plain");
   const runner = new TmuxRunner();
   try {
     const addr = { socketName: t.socket };
-    const pane = (await t.tmux(
-      "new-window",
-      "-d",
-      "-c",
-      "/tmp",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "sleep 100000",
-    )).trim();
-    // Until sleep holds the terminal, tmux names the shell that is about to exec it.
-    await t.foreground(pane, "sleep");
+    await sleepingPane(t);
     const full = await takeSnapshot(runner, addr);
     const light = await takeSnapshot(runner, addr, {}, { processInfo: false });
     assert.ok(full.panes.some((p) => p.command === "sleep" && p.cwd === "/tmp"));
@@ -253,21 +254,7 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
   const runner = new TmuxRunner();
   try {
     const addr = { socketName: t.socket };
-    const pane = (await t.tmux(
-      "new-window",
-      "-d",
-      "-n",
-      "tab\there 🙂",
-      "-c",
-      "/tmp",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "sleep 100000",
-    )).trim();
-    // Until sleep holds the terminal, tmux names the shell that is about to exec it: the two
-    // reads below would see different commands.
-    await t.foreground(pane, "sleep");
+    await sleepingPane(t, "-n", "tab\there 🙂");
     const full = await takeSnapshot(runner, addr);
     const brief = await takeBriefSnapshot(runner, addr);
     assert.equal(brief.panes.length, 2);

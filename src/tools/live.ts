@@ -28,7 +28,7 @@ import { AGENTS_CHANNEL } from "../hooks/marks.ts";
 import type { Feed } from "../mcp/resources.ts";
 import { captureRows } from "../tmux/capture.ts";
 import { controlFor, execFast, type Listening, type Watch } from "../tmux/control.ts";
-import type { PersistentChild, ServerAddress, TmuxRunner } from "../tmux/run.ts";
+import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
 import { takeBriefSnapshot } from "../tmux/snapshot.ts";
 
 /** Longest wait before a lost feed tries again. */
@@ -58,6 +58,20 @@ const AGENTS_FORMAT = "#{S:#{W:#{window_id}=#{n:@agent-state}.#{n:@agent-message
 
 /** What a feed watches on a server. */
 export type FeedKind = "topology" | "agents";
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    if (signal.aborted) done();
+    else signal.addEventListener("abort", done, { once: true });
+  });
+}
 
 /** A promise and what settles it. */
 function settleable(): { promise: Promise<void>; settle: () => void } {
@@ -101,10 +115,8 @@ class ServerFeed {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #retryMs = FIRST_RETRY_MS;
   #value: string | null = null;
-  /** The `tmux wait-for` on the agents' channel, while one is waiting. */
-  #waiter: PersistentChild | null = null;
-  /** Ends the waiting's current pause, if it is in one. */
-  #endPause: (() => void) | null = null;
+  /** Ends the current waiting on the agents' channel (its `tmux wait-for`, its pause). */
+  #waiting: AbortController | null = null;
   /** Bumped on every (re)start and stop, so a late answer of an old attempt is dropped. */
   #generation = 0;
   #wasLost = false;
@@ -221,24 +233,33 @@ class ServerFeed {
   /**
    * While this generation of the feed lives: waits on the agents' channel, and on each signal
    * reads the marks (the same format tmux's subscription shows, so the two agree) and waits
-   * again, at most once per {@link NUDGE_GAP_MS}. A wait that fails (an SSH connection not up
-   * yet, a server going) is tried again later and later, up to {@link MAX_RETRY_MS} apart,
+   * again, at most once per {@link NUDGE_GAP_MS}. A wait that fails (an SSH session refused, a
+   * server going) is tried again later and later, up to {@link MAX_RETRY_MS} apart,
    * until it works or the feed restarts or stops; meanwhile the subscription still sees a
    * change within its second.
    */
   async #waitForSignals(generation: number): Promise<void> {
-    const current = () => generation === this.#generation && !this.#runner.closed;
+    const stop = new AbortController();
+    this.#waiting = stop;
+    const current = () =>
+      !stop.signal.aborted && generation === this.#generation && !this.#runner.closed;
     let retryMs = FIRST_RETRY_MS;
     while (current()) {
       let status: Deno.CommandStatus | null = null;
       try {
-        const child = this.#runner.spawnPersistent(this.#address, ["wait-for", AGENTS_CHANNEL]);
-        this.#waiter = child;
+        const child = await this.#runner.spawnPersistent(this.#address, [
+          "wait-for",
+          AGENTS_CHANNEL,
+        ]);
+        const kill = () => child.kill();
+        // Stopped while it started: a signal already aborted calls no listener.
+        if (stop.signal.aborted) kill();
+        else stop.signal.addEventListener("abort", kill, { once: true });
         child.stdin.close().catch(() => {});
         child.stdout.cancel().catch(() => {});
         child.stderr.cancel().catch(() => {});
         status = await child.status;
-        if (this.#waiter === child) this.#waiter = null;
+        stop.signal.removeEventListener("abort", kill);
       } catch {
         // Not started: tried again below.
       }
@@ -246,30 +267,17 @@ class ServerFeed {
       if (status?.success) {
         retryMs = FIRST_RETRY_MS;
         await this.#readMarks(generation);
-        await this.#pause(NUDGE_GAP_MS);
+        await pause(NUDGE_GAP_MS, stop.signal);
       } else {
-        await this.#pause(retryMs);
+        await pause(retryMs, stop.signal);
         retryMs = Math.min(MAX_RETRY_MS, retryMs * 2);
       }
     }
   }
 
-  /** A pause of the waiting that {@link #stopWaiting} ends at once. */
-  #pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      this.#endPause = () => {
-        clearTimeout(timer);
-        this.#endPause = null;
-        resolve();
-      };
-      const timer = setTimeout(() => this.#endPause?.(), ms);
-    });
-  }
-
   #stopWaiting(): void {
-    this.#waiter?.kill();
-    this.#waiter = null;
-    this.#endPause?.();
+    this.#waiting?.abort();
+    this.#waiting = null;
   }
 
   #stop(): void {

@@ -80,7 +80,7 @@ Deno.test("agents feed: a wait that cannot start at first (an SSH connection not
   runner.spawnPersistent = (address, args) => {
     if (args[0] === "wait-for" && refused < 2) {
       refused++;
-      throw new Error("not yet");
+      return Promise.reject(new Error("not yet"));
     }
     return spawn(address, args);
   };
