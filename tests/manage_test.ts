@@ -160,6 +160,25 @@ Deno.test("create_window adds a window without taking the focus unless select", 
   });
 });
 
+Deno.test("create_window starts in its session's directory, selected or not", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "session dir #{x} " }));
+    try {
+      // tmux expands -c as a format: ## keeps the # of the name.
+      await t.tmux("new-session", "-d", "-s", "placed", "-c", dir.replaceAll("#", "##"));
+      for (const select of [false, true]) {
+        const w = await c.ok<{ cwd: string; notes: string[] }>("create_window", {
+          session: "placed",
+          select,
+        });
+        assert.deepEqual([w.cwd, w.notes], [dir, []], `select: ${select}`);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
 Deno.test("split_window places the new pane, sizes it, and starts in the source's directory", async () => {
   await withTmux(async (t, c) => {
     const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "split #{x} " }));

@@ -938,6 +938,17 @@ Deno.test("show_buffer returns a buffer's bytes exactly, by name or the newest",
       (await c.ok<Content>("show_buffer", { name: "older" })).text,
       "older text",
     );
+    // A NUL byte stays itself, apart from the two characters \0 (to a control client tmux
+    // would write both alike, escape the tab above, and add a final newline).
+    const nulFile = await Deno.makeTempFile();
+    try {
+      await Deno.writeTextFile(nulFile, "a\u0000b\\0");
+      await t.tmux("load-buffer", "-b", "nul", nulFile);
+    } finally {
+      await Deno.remove(nulFile);
+    }
+    const nul = await c.ok<Content & { size: number }>("show_buffer", { name: "nul" });
+    assert.deepEqual([nul.size, JSON.stringify(nul.text)], [5, JSON.stringify("a\u0000b\\0")]);
     const missing = await c.fail("show_buffer", { name: "nope #" });
     assert.match(missing, /No paste buffer "nope #"/);
     assert.match(missing, /Buffers: .*"older"/);

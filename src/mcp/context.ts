@@ -12,7 +12,8 @@ import {
   type CallerPane,
   findCallerPane,
 } from "../tmux/identity.ts";
-import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
+import { execFast, execOnce } from "../tmux/control.ts";
+import { judgeResult, type ServerAddress, type TmuxRunner } from "../tmux/run.ts";
 import {
   type ClientRow,
   type PaneBrief,
@@ -146,8 +147,34 @@ export class TmuxContext {
     return describeSocket(this.address);
   }
 
-  /** Runs tmux on this call's server with the call's cancellation. */
-  run(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
+  /**
+   * Runs a tmux command on this call's server with the call's cancellation: over the control
+   * connection when there is one (well under a millisecond, against a few for starting tmux),
+   * never twice (a command lost on its way is a failure, not repeated). Targets must be
+   * explicit: the command's client is the control client.
+   */
+  async run(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
+    return judgeResult(
+      await execOnce(this.runner, this.address, args, { signal: this.signal, timeoutMs }),
+    );
+  }
+
+  /**
+   * {@link run} for a command that only reads: if the connection is lost on its way, it is
+   * run again in a tmux process of its own.
+   */
+  async read(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
+    return judgeResult(
+      await execFast(this.runner, this.address, args, { signal: this.signal, timeoutMs }),
+    );
+  }
+
+  /**
+   * Runs a tmux command in a tmux process of its own: for a command that blocks its client
+   * (`wait-for`, which would hold up every command behind it on a shared connection), and for
+   * kills, whose end may take the control client with it before tmux answers.
+   */
+  spawn(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
     return this.runner.run(this.address, args, { signal: this.signal, timeoutMs });
   }
 
@@ -162,15 +189,45 @@ export class TmuxContext {
   }
 
   /**
+   * The read for a tool acting on one pane: that pane (with every placement of its window),
+   * the clients and server facts, and the sessions or windows `scope` asks for. tmux looks up
+   * nothing of the other panes, which at a few hundred panes is most of a whole read. A
+   * missing pane is refused naming the panes there are (read once more for the hint).
+   */
+  async paneSnapshot(
+    paneId: string,
+    scope: { readonly sessions?: boolean; readonly windows?: boolean } = {},
+  ): Promise<{ snapshot: Snapshot; pane: PaneRow }> {
+    const snapshot = await this.snapshot({ sessions: false, windows: false, ...scope, paneId });
+    const pane = snapshot.panes[0] ?? this.pane(await this.paneList(), paneId);
+    return { snapshot, pane };
+  }
+
+  /**
+   * The read for a tool acting on one window: every window (a missing one is refused naming
+   * them), the panes of that window only, the clients and server facts, and the sessions if
+   * `scope` asks for them.
+   */
+  windowSnapshot(windowId: string, scope: { readonly sessions?: boolean } = {}): Promise<Snapshot> {
+    return this.snapshot({ sessions: false, ...scope, windowId });
+  }
+
+  /**
    * Enough of the server to guard input into one pane: that pane and every client (who calls,
-   * who watches). When its window has synchronize-panes on, or the pane is missing (for the
-   * hint), every pane is read instead, so the whole cohort is judged.
+   * who watches). When its window has synchronize-panes on, the panes of that window are read
+   * instead, so the whole cohort is judged; when the pane is missing, every pane (for the hint).
    */
   async guardSnapshot(paneId: string): Promise<Snapshot> {
     const one = await this.snapshot({ sessions: false, windows: false, paneId });
     const pane = one.panes[0];
     if (pane && !pane.synchronized) return one;
-    return await this.snapshot({ sessions: false, windows: false });
+    if (!pane) return await this.paneList();
+    return await this.snapshot({ sessions: false, windows: false, windowId: pane.windowId });
+  }
+
+  /** Every pane, without what runs in it: for a hint naming the panes there are. */
+  paneList(): Promise<Snapshot> {
+    return this.snapshot({ sessions: false, windows: false, processInfo: false });
   }
 
   /**
@@ -208,6 +265,7 @@ export class TmuxContext {
   /** A session by id (`$N`) or exact name (never tmux's prefix match). */
   session(snapshot: Snapshot<PaneBrief>, ref: string): SessionRow {
     this.requireRunning(snapshot);
+    unread(snapshot.scope.sessions, "a session");
     const found = /^\$\d+$/.test(ref)
       ? snapshot.sessions.find((s) => s.id === ref)
       : snapshot.sessions.find((s) => s.name === ref);
@@ -223,6 +281,7 @@ export class TmuxContext {
   /** A window by id (`@N`). */
   window(snapshot: Snapshot<PaneBrief>, id: string): WindowRow {
     this.requireRunning(snapshot);
+    unread(snapshot.scope.windows, "a window");
     const found = snapshot.windows.find((w) => w.id === id);
     if (found) return found;
     throw new ToolFailure(
@@ -236,11 +295,21 @@ export class TmuxContext {
     this.requireRunning(snapshot);
     const found = snapshot.panes.find((p) => p.id === id);
     if (found) return found;
+    const { panes, paneId, windowId } = snapshot.scope;
+    unread(panes && paneId === "" && windowId === "", `pane ${id}`);
     throw new ToolFailure(
       `No pane ${id} on ${this.socketLabel}.`,
       `Panes: ${sample(snapshot.panes.map((p) => p.id))} — list_panes lists them all.`,
     );
   }
+}
+
+/**
+ * Throws when a lookup's answer would come from a list the snapshot's scope left out: "there is
+ * none" would then be a lie. A programming error, never a refusal.
+ */
+function unread(read: boolean, what: string): void {
+  if (!read) throw new Error(`internal: looked up ${what} in a snapshot that did not read it`);
 }
 
 /** The first few items of a list for a hint, with a count of the rest. */

@@ -444,7 +444,8 @@ export async function changeView(
     const conditions = ctx.config.allowAttendedInput ? [] : viewConditions(current, scope);
     const { failed, stdout } = await runIf(ctx, conditions, commands);
     if (failed === null) return stdout;
-    current = await ctx.snapshot();
+    // Read again what was read before: the refusal names the client from it.
+    current = await ctx.snapshot(current.scope);
   }
   throw new ToolFailure(
     `${what} was not made: a person's client came to show it at that moment.`,

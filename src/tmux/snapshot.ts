@@ -206,6 +206,20 @@ export const FULL_SCOPE: Required<SnapshotScope> = {
   brief: false,
 };
 
+/** Server facts and clients only: whether a server runs, who is attached. */
+export const SERVER_ONLY: SnapshotScope = { sessions: false, windows: false, panes: false };
+/** The sessions, no windows or panes. */
+export const SESSIONS_ONLY: SnapshotScope = { windows: false, panes: false };
+/** The windows (each with its placements), no sessions or panes. */
+export const WINDOWS_ONLY: SnapshotScope = { sessions: false, panes: false };
+/** Sessions and windows, no panes. */
+export const NO_PANES: SnapshotScope = { panes: false };
+/**
+ * Everything but what runs in each pane and where (the costliest fields), for a tool whose
+ * guards and report use neither: moves and kills.
+ */
+export const NO_PROCESS_INFO: SnapshotScope = { processInfo: false };
+
 type Spec<T> = { readonly [K in keyof T]: string };
 
 const SERVER: Spec<{ socketPath: 0; pid: 0; version: 0 }> = {

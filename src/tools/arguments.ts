@@ -140,7 +140,7 @@ export async function paneFields(
   const format = recordFormat(guard, ["#{pane_id}", ...fields]);
   let out: Uint8Array;
   try {
-    out = await ctx.run(["list-panes", "-t", paneId, "-F", format]);
+    out = await ctx.read(["list-panes", "-t", paneId, "-F", format]);
   } catch (error) {
     if (error instanceof TmuxError && (error.kind === "no-target" || error.kind === "no-server")) {
       return null;

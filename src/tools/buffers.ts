@@ -31,6 +31,7 @@ import {
   recordFormat,
 } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/run.ts";
+import { SERVER_ONLY } from "../tmux/snapshot.ts";
 import { changes } from "./arguments.ts";
 
 /** The name prefix of every buffer this server creates, and the only ones it deletes. */
@@ -55,7 +56,7 @@ export function newBufferName(): string {
 /** Names of the buffers on the server (every buffer, ours and the person's). */
 export async function bufferNames(ctx: TmuxContext): Promise<string[]> {
   const guard = newGuard();
-  const out = await ctx.run(["list-buffers", "-F", recordFormat(guard, ["#{buffer_name}"])]);
+  const out = await ctx.read(["list-buffers", "-F", recordFormat(guard, ["#{buffer_name}"])]);
   return parseRecords(out, guard, 1).map(([name]) => name);
 }
 
@@ -88,8 +89,7 @@ const loadBuffer = defineTool({
         "Split it into several buffers.",
       );
     }
-    const snapshot = await ctx.snapshot();
-    ctx.requireRunning(snapshot);
+    ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
     const bufferName = args.name !== undefined ? BUFFER_PREFIX + args.name : newBufferName();
     const replaced = (await bufferNames(ctx)).includes(bufferName);
     await ctx.runner.run(ctx.address, ["load-buffer", "-b", bufferName, "-"], {
@@ -120,8 +120,7 @@ const deleteBuffer = defineTool({
         "Only buffers from load_buffer can be deleted here.",
       );
     }
-    const snapshot = await ctx.snapshot();
-    ctx.requireRunning(snapshot);
+    ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
     const ours = (await bufferNames(ctx)).filter((n) => n.startsWith(BUFFER_PREFIX));
     if (!ours.includes(args.bufferName)) {
       throw new ToolFailure(
@@ -216,7 +215,7 @@ const listBuffers = defineTool({
     const guard = newGuard();
     const fields = ["#{buffer_name}", "#{buffer_size}", "#{buffer_created}", "#{buffer_sample}"];
     const rows = parseRecords(
-      await ctx.run(["list-buffers", "-F", recordFormat(guard, fields)]),
+      await ctx.read(["list-buffers", "-F", recordFormat(guard, fields)]),
       guard,
       fields.length,
     );
@@ -313,7 +312,10 @@ export async function readBufferBytes(
   names: () => string,
 ): Promise<Uint8Array> {
   try {
-    return await ctx.run(["show-buffer", "-b", escapeTrailingSemicolon(name)]);
+    // A tmux process of its own prints the bytes exactly; to a control client tmux writes them
+    // escaped (a tab as `\t`, a NUL byte as `\0`, alike with those characters in the buffer)
+    // and adds a final newline.
+    return await ctx.spawn(["show-buffer", "-b", escapeTrailingSemicolon(name)]);
   } catch (error) {
     if (!(error instanceof TmuxError) || !/^no buffer/.test(error.message)) throw error;
     throw new ToolFailure(
@@ -327,7 +329,7 @@ export async function readBufferBytes(
 async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
   const guard = newGuard();
   const listed = parseRecords(
-    await ctx.run([
+    await ctx.read([
       "list-buffers",
       "-F",
       recordFormat(guard, ["#{buffer_name}", "#{buffer_size}"]),

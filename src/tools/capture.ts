@@ -73,7 +73,7 @@ export async function withPane<T>(
     return await read();
   } catch (error) {
     if (!(error instanceof TmuxError) || error.kind !== "no-target") throw error;
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.paneList();
     ctx.requireRunning(snapshot);
     if (snapshot.panes.some((p) => p.id === paneId)) throw error;
     throw new ToolFailure(
@@ -338,7 +338,7 @@ const snapshotPane = defineTool({
   output: snapshotOutput,
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const { snapshot } = await ctx.paneSnapshot(args.paneId);
     const { data, cut } = await snapshotPaneFrom(ctx, snapshot, args);
     const flags = [
       data.atPrompt ? "at its prompt" : "",
@@ -539,7 +539,7 @@ const showBuffer = defineTool({
   async run(args, ctx) {
     const guard = newGuard();
     const listed = parseRecords(
-      await ctx.run([
+      await ctx.read([
         "list-buffers",
         "-F",
         recordFormat(guard, ["#{buffer_name}", "#{buffer_size}", "#{buffer_created}"]),

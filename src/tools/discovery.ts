@@ -32,7 +32,17 @@ import { describeServer } from "../tmux/which_server.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import { type ServerAddress, TmuxError } from "../tmux/run.ts";
-import type { ClientRow, PaneBrief, PaneRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
+import {
+  type ClientRow,
+  NO_PANES,
+  type PaneBrief,
+  type PaneRow,
+  SERVER_ONLY,
+  SESSIONS_ONLY,
+  type Snapshot,
+  type WindowRow,
+  WINDOWS_ONLY,
+} from "../tmux/snapshot.ts";
 
 /** Placements kept per window or pane before the rest are counted as omitted. */
 const MAX_PLACEMENTS = 32;
@@ -210,7 +220,7 @@ const listWindows = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(args.session === undefined ? WINDOWS_ONLY : NO_PANES);
     let windows: WindowRow[] = snapshot.windows;
     if (args.session !== undefined && snapshot.running) {
       const s = ctx.session(snapshot, args.session);
@@ -268,7 +278,7 @@ const listSessions = defineTool({
   },
   annotations: READ_ONLY,
   async run(_args, ctx) {
-    const snapshot = await ctx.snapshot({ windows: false, panes: false });
+    const snapshot = await ctx.snapshot(SESSIONS_ONLY);
     const attached = (id: string, control: boolean) =>
       snapshot.clients.filter((c) => c.sessionId === id && c.controlMode === control).length;
     const entries = snapshot.sessions.map((s) =>
@@ -335,7 +345,8 @@ const getServerInfo = defineTool({
   },
   annotations: READ_ONLY,
   async run(_args, ctx) {
-    const snapshot = await ctx.snapshot();
+    // Every pane counts (and may be the caller's); what runs in them does not.
+    const snapshot = await ctx.briefSnapshot({ processInfo: false });
     const caller = ctx.caller(snapshot);
     // Without -L/-S tmux reaches the server TMUX names, not the default socket: say which.
     const socket = describeServer(ctx.address, ctx.config.callerEnv.tmux);
@@ -405,7 +416,7 @@ const getSessionInfo = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(NO_PANES);
     const s = ctx.session(snapshot, args.session);
     const windows = snapshot.windows.flatMap((w) =>
       w.placements.filter((p) => p.sessionId === s.id).map((p) => ({ w, p }))
@@ -487,7 +498,7 @@ const getWindowInfo = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.windowSnapshot(args.windowId);
     const w = ctx.window(snapshot, args.windowId);
     const attended = ctx.attended(snapshot);
     const panes = snapshot.panes.filter((p) => p.windowId === w.id).sort((a, b) =>
@@ -643,10 +654,7 @@ const getPaneInfo = defineTool({
   output: paneDetail,
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: args.paneId });
-    // Read only that pane; on a miss, read the pane list once more so the hint names them.
-    const p = snapshot.panes[0] ??
-      ctx.pane(await ctx.snapshot({ sessions: false, windows: false }), args.paneId);
+    const { snapshot, pane: p } = await ctx.paneSnapshot(args.paneId);
     const data = await paneDetailData(p, snapshot, ctx);
     return {
       data,
@@ -678,7 +686,7 @@ const findPaneByPosition = defineTool({
   output: paneDetail,
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.windowSnapshot(args.windowId);
     const w = ctx.window(snapshot, args.windowId);
     const [vertical, horizontal] = args.position.split("-") as ["top" | "bottom", "left" | "right"];
     const found = snapshot.panes.filter((p) =>
@@ -732,7 +740,7 @@ const listClients = defineTool({
   },
   annotations: READ_ONLY,
   async run(_args, ctx) {
-    const snapshot = await ctx.snapshot({ sessions: false, windows: false, panes: false });
+    const snapshot = await ctx.snapshot(SERVER_ONLY);
     const entries = snapshot.clients.map((c: ClientRow) => ({
       name: c.name,
       tty: c.tty,

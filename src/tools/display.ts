@@ -17,6 +17,7 @@ import { checkedString, count } from "../mcp/schemas.ts";
 import { execOnce } from "../tmux/control.ts";
 import { decodeBytes, escapeTrailingSemicolon, newGuard, recordFormat } from "../tmux/format.ts";
 import { judgeResult } from "../tmux/run.ts";
+import { SESSIONS_ONLY, WINDOWS_ONLY } from "../tmux/snapshot.ts";
 import { changes } from "./arguments.ts";
 
 /** A pane, window or session id: the context the format is expanded in. */
@@ -30,10 +31,9 @@ const ENVELOPE_BYTES = 1_024;
 
 /** Refuses a target that does not exist, naming what does (tmux would expand it as empty). */
 async function requireTarget(ctx: TmuxContext, target: string): Promise<void> {
-  const snapshot = await ctx.snapshot();
-  if (target.startsWith("%")) ctx.pane(snapshot, target);
-  else if (target.startsWith("@")) ctx.window(snapshot, target);
-  else ctx.session(snapshot, target);
+  if (target.startsWith("%")) await ctx.paneSnapshot(target);
+  else if (target.startsWith("@")) ctx.window(await ctx.snapshot(WINDOWS_ONLY), target);
+  else ctx.session(await ctx.snapshot(SESSIONS_ONLY), target);
 }
 
 /**

@@ -28,7 +28,16 @@ import {
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/run.ts";
-import type { PaneRow, SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
+import {
+  NO_PANES,
+  type PaneRow,
+  SERVER_ONLY,
+  type SessionRow,
+  SESSIONS_ONLY,
+  type Snapshot,
+  type WindowRow,
+  WINDOWS_ONLY,
+} from "../tmux/snapshot.ts";
 import {
   changes,
   checkName,
@@ -99,7 +108,7 @@ const renameSession = defineTool({
   annotations: ARRANGES,
   async run(args, ctx) {
     checkName("session name", args.name);
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(SESSIONS_ONLY);
     const session = ctx.session(snapshot, args.session);
     const clash = snapshot.sessions.find((s) => s.name === args.name && s.id !== session.id);
     if (clash) {
@@ -109,7 +118,7 @@ const renameSession = defineTool({
       );
     }
     await ctx.run(["rename-session", "-t", session.id, "--", formatArg(args.name)]);
-    const after = ctx.session(await ctx.snapshot(), session.id);
+    const after = ctx.session(await ctx.snapshot(SESSIONS_ONLY), session.id);
     requireStored(
       "session name",
       after.name,
@@ -140,10 +149,10 @@ const renameWindow = defineTool({
   annotations: ARRANGES,
   async run(args, ctx) {
     checkName("window name", args.name);
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(WINDOWS_ONLY);
     const window = ctx.window(snapshot, args.windowId);
     await ctx.run(["rename-window", "-t", window.id, "--", formatArg(args.name)]);
-    const after = ctx.window(await ctx.snapshot(), window.id);
+    const after = ctx.window(await ctx.snapshot(WINDOWS_ONLY), window.id);
     requireStored("window name", after.name, args.name, "rename_window again with a plainer name.");
     return {
       data: { windowId: window.id, name: after.name, previousName: window.name },
@@ -172,13 +181,13 @@ const selectWindow = defineTool({
   },
   annotations: ARRANGES,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(NO_PANES);
     const window = ctx.window(snapshot, args.windowId);
     const session = placementIn(ctx, snapshot, window, args.session, "selecting it");
     await changeView(ctx, snapshot, { sessions: [session.id] }, `Selecting window ${window.id}`, [
       ["select-window", "-t", `${session.id}:${window.id}`],
     ]);
-    const after = ctx.window(await ctx.snapshot(), window.id).placements.find((p) =>
+    const after = ctx.window(await ctx.snapshot(WINDOWS_ONLY), window.id).placements.find((p) =>
       p.sessionId === session.id
     );
     if (!after) throw new ToolFailure(`Window ${window.id} left ${session.id} meanwhile.`);
@@ -210,13 +219,11 @@ const selectPane = defineTool({
   },
   annotations: ARRANGES,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
-    const pane = ctx.pane(snapshot, args.paneId);
+    const { snapshot, pane } = await ctx.paneSnapshot(args.paneId);
     await changeView(ctx, snapshot, { windows: [pane.windowId] }, `Selecting pane ${pane.id}`, [
       ["select-pane", "-t", pane.id],
     ]);
-    const after = await ctx.snapshot();
-    const now = ctx.pane(after, pane.id);
+    const { snapshot: after, pane: now } = await ctx.paneSnapshot(pane.id, { windows: true });
     const window = ctx.window(after, now.windowId);
     return {
       data: {
@@ -271,12 +278,12 @@ const selectLayout = defineTool({
         `Presets: ${PRESET_LAYOUTS.join(", ")}; list_windows shows layout strings.`,
       );
     }
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(WINDOWS_ONLY);
     const window = ctx.window(snapshot, args.windowId);
     await changeView(ctx, snapshot, { windows: [window.id] }, `Rearranging window ${window.id}`, [
       ["select-layout", "-t", window.id, "--", args.layout],
     ]);
-    const after = ctx.window(await ctx.snapshot(), window.id);
+    const after = ctx.window(await ctx.snapshot(WINDOWS_ONLY), window.id);
     return {
       data: { windowId: window.id, layout: after.layout, zoomed: after.zoomed },
       summary: `Window ${window.id} now has layout ${after.layout}.`,
@@ -298,7 +305,7 @@ async function settleZoom(
   paneId: string,
   want: boolean,
 ): Promise<string[]> {
-  const before = await ctx.snapshot();
+  const before = await ctx.windowSnapshot(windowId);
   const window = ctx.window(before, windowId);
   const active = windowPanes(before, windowId).find((p) => p.active);
   const steps: string[][] = [];
@@ -311,7 +318,7 @@ async function settleZoom(
   if (steps.length > 0) {
     await changeView(ctx, before, { windows: [windowId] }, `Zooming in ${windowId}`, steps);
   }
-  const after = await ctx.snapshot();
+  const after = await ctx.snapshot(WINDOWS_ONLY);
   const zoomed = ctx.window(after, windowId).zoomed;
   if (want && !zoomed) {
     return window.panes === 1
@@ -361,8 +368,7 @@ const resizePane = defineTool({
         "For example {paneId, width: 80} or {paneId, zoom: true}.",
       );
     }
-    const snapshot = await ctx.snapshot();
-    const pane = ctx.pane(snapshot, args.paneId);
+    const { snapshot, pane } = await ctx.paneSnapshot(args.paneId);
     const steps: string[][] = [];
     if (args.width !== undefined || args.height !== undefined) {
       const step = ["resize-pane", "-t", pane.id];
@@ -393,8 +399,7 @@ const resizePane = defineTool({
     const notes = args.zoom === undefined
       ? []
       : await settleZoom(ctx, pane.windowId, pane.id, args.zoom);
-    const after = await ctx.snapshot();
-    const now = ctx.pane(after, pane.id);
+    const { snapshot: after, pane: now } = await ctx.paneSnapshot(pane.id, { windows: true });
     const zoomed = ctx.window(after, now.windowId).zoomed && now.active;
     if (
       (args.width !== undefined && typeof args.width === "number" && now.width !== args.width &&
@@ -448,7 +453,7 @@ const resizeWindow = defineTool({
         "For example {windowId, width: 120, height: 40} or {windowId, zoom: true}.",
       );
     }
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(WINDOWS_ONLY);
     const window = ctx.window(snapshot, args.windowId);
     if (args.width !== undefined || args.height !== undefined) {
       const argv = ["resize-window", "-t", window.id];
@@ -462,10 +467,12 @@ const resizeWindow = defineTool({
     }
     let notes: string[] = [];
     if (args.zoom !== undefined) {
-      const active = windowPanes(await ctx.snapshot(), window.id).find((p) => p.active);
+      const active = windowPanes(await ctx.windowSnapshot(window.id), window.id).find((p) =>
+        p.active
+      );
       if (active) notes = await settleZoom(ctx, window.id, active.id, args.zoom);
     }
-    const after = await ctx.snapshot();
+    const after = await ctx.windowSnapshot(window.id);
     const now = ctx.window(after, window.id);
     return {
       data: {
@@ -509,7 +516,7 @@ const swapPane = defineTool({
         "Pass two different pane ids.",
       );
     }
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.paneList();
     const a = ctx.pane(snapshot, args.paneId);
     const b = ctx.pane(snapshot, args.targetPaneId);
     await changeView(
@@ -519,7 +526,7 @@ const swapPane = defineTool({
       `Swapping ${a.id} and ${b.id}`,
       [["swap-pane", "-d", "-s", a.id, "-t", b.id]],
     );
-    const after = await ctx.snapshot();
+    const after = await ctx.paneList();
     const panes = [a.id, b.id].map((id) => {
       const p = ctx.pane(after, id);
       return { paneId: p.id, windowId: p.windowId, index: p.index };
@@ -554,7 +561,7 @@ const moveWindow = defineTool({
   },
   annotations: { ...ARRANGES_AGAIN, destructiveHint: true },
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(NO_PANES);
     const window = ctx.window(snapshot, args.windowId);
     const from = placementIn(ctx, snapshot, window, args.fromSession, "which placement moves");
     const to = ctx.session(snapshot, args.session);
@@ -572,7 +579,7 @@ const moveWindow = defineTool({
         `${to.id}:${args.index ?? ""}`,
       ]],
     );
-    const after = await ctx.snapshot();
+    const after = await ctx.snapshot(NO_PANES);
     const now = ctx.window(after, window.id);
     const removedSessions = from.id !== to.id && !after.sessions.some((s) => s.id === from.id)
       ? [from.id]
@@ -611,10 +618,9 @@ const setPaneTitle = defineTool({
   annotations: ARRANGES,
   async run(args, ctx) {
     checkName("pane title", args.title);
-    const snapshot = await ctx.snapshot();
-    const pane = ctx.pane(snapshot, args.paneId);
+    const { pane } = await ctx.paneSnapshot(args.paneId);
     await ctx.run(["select-pane", "-t", pane.id, "-T", formatArg(args.title)]);
-    const now = ctx.pane(await ctx.snapshot(), pane.id);
+    const { pane: now } = await ctx.paneSnapshot(pane.id);
     requireStored(
       "pane title",
       now.title,
@@ -640,8 +646,7 @@ const setSynchronizePanes = defineTool({
   output: { windowId: windowIdSchema, synchronized: z.boolean() },
   annotations: ARRANGES,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
-    const window = ctx.window(snapshot, args.windowId);
+    const window = ctx.window(await ctx.snapshot(WINDOWS_ONLY), args.windowId);
     await ctx.run([
       "set-option",
       "-w",
@@ -650,7 +655,7 @@ const setSynchronizePanes = defineTool({
       "synchronize-panes",
       args.enabled ? "on" : "off",
     ]);
-    const panes = windowPanes(await ctx.snapshot(), window.id);
+    const panes = windowPanes(await ctx.windowSnapshot(window.id), window.id);
     const synchronized = panes.length > 0 && panes.every((p) => p.synchronized);
     return {
       data: { windowId: window.id, synchronized },
@@ -680,12 +685,11 @@ const enterCopyMode = defineTool({
   output: modeState,
   annotations: ARRANGES,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
-    const pane = ctx.pane(snapshot, args.paneId);
+    const { snapshot, pane } = await ctx.paneSnapshot(args.paneId);
     await changeView(ctx, snapshot, { panes: [pane.id] }, `Putting ${pane.id} in copy mode`, [
       ["copy-mode", ...(args.scrollUp ? ["-u"] : []), "-t", pane.id],
     ]);
-    const now = ctx.pane(await ctx.snapshot(), pane.id);
+    const { pane: now } = await ctx.paneSnapshot(pane.id);
     return {
       data: { paneId: pane.id, inMode: now.inMode, mode: now.mode },
       summary: `Pane ${pane.id} is ${now.inMode ? `in ${now.mode}` : "not in a mode"}.`,
@@ -702,8 +706,7 @@ const exitCopyMode = defineTool({
   output: { ...modeState, left: z.string().nullable().describe("The mode it left, if any.") },
   annotations: ARRANGES,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
-    const pane = ctx.pane(snapshot, args.paneId);
+    const { snapshot, pane } = await ctx.paneSnapshot(args.paneId);
     if (pane.inMode) {
       await changeView(
         ctx,
@@ -715,7 +718,7 @@ const exitCopyMode = defineTool({
         ],
       );
     }
-    const now = ctx.pane(await ctx.snapshot(), pane.id);
+    const { pane: now } = await ctx.paneSnapshot(pane.id);
     return {
       data: {
         paneId: pane.id,
@@ -782,7 +785,7 @@ const waitForChannel = defineTool({
       await ctx.progress(0, effective, `waiting on channel ${args.channel}`);
       let outcome: "signalled" | "timedOut" = "signalled";
       try {
-        await ctx.run(["wait-for", "--", args.channel], effective);
+        await ctx.spawn(["wait-for", "--", args.channel], effective);
       } catch (error) {
         if (!(error instanceof TmuxError && error.kind === "timeout")) throw error;
         outcome = "timedOut";
@@ -810,8 +813,7 @@ const signalChannel = defineTool({
   output: { channel: z.string(), signalled: z.boolean() },
   annotations: ARRANGES_AGAIN,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
-    ctx.requireRunning(snapshot);
+    ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
     await ctx.run(["wait-for", "-S", "--", args.channel]);
     return {
       data: { channel: args.channel, signalled: true },

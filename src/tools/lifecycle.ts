@@ -15,7 +15,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changeView, deliverInput, guardInput, type ViewScope } from "../mcp/guards.ts";
 import { argvCommands } from "../tmux/control.ts";
-import type { Snapshot } from "../tmux/snapshot.ts";
+import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
   checkedString,
@@ -89,9 +89,12 @@ async function created(
   // The new pane's id comes last, for its owner mark (ownership.ts).
   const all = [...fields, "#{pane_id}"];
   const argv = [...args, "-P", "-F", recordFormat(guard, all), ...tail];
+  // Spawned, not sent over the control connection: without -c tmux starts a new session or
+  // window in the directory of the client that asks, and a control client is attached to a
+  // session, whose directory tmux would take instead of this server's.
   const out = view
     ? await changeView(ctx, view.snapshot, view.scope, view.what, argvCommands(argv))
-    : await ctx.run(argv);
+    : await ctx.spawn(argv);
   const [record] = parseRecords(out, guard, all.length);
   if (!record) throw new ToolFailure("tmux created nothing and printed no ids.");
   await markOwned(ctx, [record[fields.length]]);
@@ -134,7 +137,7 @@ const createSession = defineTool({
   async run(args, ctx) {
     if (args.name !== undefined) checkName("session name", args.name);
     if (args.windowName !== undefined) checkName("window name", args.windowName);
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(SESSIONS_ONLY);
     const clash = args.name !== undefined && snapshot.sessions.find((s) => s.name === args.name);
     if (clash) {
       throw new ToolFailure(
@@ -198,12 +201,17 @@ const createWindow = defineTool({
   annotations: CREATES,
   async run(args, ctx) {
     if (args.name !== undefined) checkName("window name", args.name);
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(SESSIONS_ONLY);
     const session = ctx.session(snapshot, args.session);
+    // By default in the session's directory, as tmux starts a person's new window; left to
+    // tmux, the directory would depend on how the command reached it (a control client's is
+    // its session's, a tmux process's is this server's).
+    const directory = args.startDirectory ??
+      (session.path.startsWith("/") ? session.path : undefined);
     const argv = ["new-window", "-t", `${session.id}:`];
     if (!args.select) argv.push("-d");
     if (args.name !== undefined) argv.push("-n", formatArg(args.name));
-    if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
+    if (directory !== undefined) argv.push("-c", formatArg(directory));
     argv.push(...environmentArgs(args.environment));
     const [windowId, paneId, index, name] = await created(
       ctx,
@@ -214,7 +222,7 @@ const createWindow = defineTool({
         ? { snapshot, scope: { sessions: [session.id] }, what: "Creating a selected window" }
         : undefined,
     );
-    const { cwd, notes } = await startedIn(ctx, paneId, args.startDirectory);
+    const { cwd, notes } = await startedIn(ctx, paneId, directory);
     return {
       data: {
         windowId,
@@ -262,8 +270,7 @@ const splitWindow = defineTool({
   },
   annotations: CREATES,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
-    const source = ctx.pane(snapshot, args.paneId);
+    const { snapshot, pane: source } = await ctx.paneSnapshot(args.paneId);
     const directory = args.startDirectory ?? (source.cwd.startsWith("/") ? source.cwd : undefined);
     const argv = ["split-window", "-t", source.id];
     argv.push(args.direction === "left" || args.direction === "right" ? "-h" : "-v");
@@ -323,7 +330,7 @@ const respawnPane = defineTool({
   },
   annotations: changes({ destructive: true, idempotent: false }),
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
     const guard = { force: args.force, allowDead: true };
     guardInput(ctx, snapshot, pane, guard);

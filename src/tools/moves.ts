@@ -19,7 +19,7 @@ import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/regi
 import { flag, int, paneIdSchema, sessionIdSchema, windowIdSchema } from "../mcp/schemas.ts";
 import { argvCommands } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
-import type { Snapshot } from "../tmux/snapshot.ts";
+import { NO_PROCESS_INFO, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, checkName, literalArg, nameSchema, notesField } from "./arguments.ts";
 import { sizeSchema } from "./lifecycle.ts";
 
@@ -65,7 +65,7 @@ const joinPane = defineTool({
         "Pass a targetPaneId in the window it should move to.",
       );
     }
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(NO_PROCESS_INFO);
     const pane = ctx.pane(snapshot, args.paneId);
     const target = ctx.pane(snapshot, args.targetPaneId);
     const from = ctx.window(snapshot, pane.windowId);
@@ -87,7 +87,7 @@ const joinPane = defineTool({
       `Moving pane ${pane.id} into window ${target.windowId}`,
       [argv],
     );
-    const after = await ctx.snapshot();
+    const after = await ctx.snapshot(NO_PROCESS_INFO);
     const now = ctx.pane(after, pane.id);
     const removedWindow = !after.windows.some((w) => w.id === from.id);
     const removedSessions = removedWindow
@@ -136,7 +136,7 @@ const breakPane = defineTool({
   annotations: changes({ destructive: false, idempotent: false }),
   async run(args, ctx) {
     if (args.name !== undefined) checkName("window name", args.name);
-    const snapshot = await ctx.snapshot();
+    const snapshot = await ctx.snapshot(NO_PROCESS_INFO);
     const pane = ctx.pane(snapshot, args.paneId);
     const from = ctx.window(snapshot, pane.windowId);
     if (panesOf(snapshot, from.id) === 1) {

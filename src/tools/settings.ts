@@ -41,7 +41,7 @@ import {
 } from "../mcp/schemas.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/run.ts";
-import type { Snapshot } from "../tmux/snapshot.ts";
+import { SERVER_ONLY, SESSIONS_ONLY, WINDOWS_ONLY } from "../tmux/snapshot.ts";
 import { changes, envNameSchema, formatArg, literalArg, paneFields } from "./arguments.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -206,17 +206,16 @@ interface ScopeFlags {
 /**
  * Turns scope, target and global into tmux flags, refusing what tmux would silently read
  * some other way: a missing target (tmux would pick a "best" session on its own), a target
- * with global (tmux ignores the target), a target that does not exist (checked against the
- * snapshot's id lists).
+ * with global (tmux ignores the target), a target that does not exist (looked up in a read of
+ * what the scope names: the sessions, the windows, or that pane).
  */
-function scopeFlags(
+async function scopeFlags(
   ctx: TmuxContext,
-  snapshot: Snapshot,
   scope: Scope,
   target: string | null | undefined,
   global: boolean,
   what: "options" | "hooks",
-): ScopeFlags {
+): Promise<ScopeFlags> {
   const hasTarget = target !== undefined && target !== null;
   if (scope === "server") {
     if (hasTarget) {
@@ -248,22 +247,25 @@ function scopeFlags(
       }), or global: true for the global ${what}.`,
     );
   }
-  ctx.requireRunning(snapshot);
   switch (scope) {
     case "session": {
-      const s = ctx.session(snapshot, target);
+      const s = ctx.session(await ctx.snapshot(SESSIONS_ONLY), target);
       return { flags: ["-t", s.id], label: `session ${s.id}`, targetId: s.id };
     }
     case "window": {
-      const w = ctx.window(snapshot, target);
+      const w = ctx.window(await ctx.snapshot(WINDOWS_ONLY), target);
       return { flags: ["-w", "-t", w.id], label: `window ${w.id}`, targetId: w.id };
     }
     case "pane": {
-      const p = ctx.pane(snapshot, target);
+      const p = PANE_ID.test(target)
+        ? (await ctx.paneSnapshot(target)).pane
+        : ctx.pane(await ctx.paneList(), target);
       return { flags: ["-p", "-t", p.id], label: `pane ${p.id}`, targetId: p.id };
     }
   }
 }
+
+const PANE_ID = /^%\d+$/;
 
 const scopeSchema = z.enum(SCOPES);
 
@@ -344,7 +346,7 @@ async function readOptions(
   if (name !== undefined) argv.push("--", name);
   let out: Uint8Array;
   try {
-    out = await ctx.run(argv);
+    out = await ctx.read(argv);
   } catch (error) {
     // tmux says "invalid option" for an unset user option and an unknown name alike.
     if (unknownName(error) && name?.startsWith("@")) return [];
@@ -397,8 +399,7 @@ const showOptions = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
-    const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "options");
+    const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
     const entries = await readOptions(
       ctx,
       where,
@@ -437,8 +438,7 @@ const showOption = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
-    const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "options");
+    const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
     const { entries, scalar } = await readOne(ctx, where, args.name, args.includeInherited);
     return {
       data: {
@@ -509,8 +509,7 @@ const setOption = defineTool({
       args,
       '{name: "@mark", value: "1", scope: "session", target: "$0"}',
     );
-    const snapshot = await ctx.snapshot();
-    const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "options");
+    const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
     const argv = ["set-option", ...where.flags];
     if (args.unset) argv.push("-u");
     if (args.append) argv.push("-a");
@@ -634,9 +633,8 @@ const showHooks = withNullableSocketName(defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const scope = inferHookScope(args.scope, args.target);
-    const snapshot = await ctx.snapshot();
-    ctx.requireRunning(snapshot);
-    const where = scopeFlags(ctx, snapshot, scope, args.target, args.global_, "hooks");
+    ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
+    const where = await scopeFlags(ctx, scope, args.target, args.global_, "hooks");
     const entries = await hooksAt(ctx, where, scope, undefined);
     const { kept, omitted } = fitEntries(entries, ctx.config.maxResultBytes - 256);
     return {
@@ -661,9 +659,8 @@ const showHook = withNullableSocketName(defineTool({
   async run(args, ctx) {
     const { base, index } = checkHookName(args.hook_name);
     const scope = inferHookScope(args.scope, args.target);
-    const snapshot = await ctx.snapshot();
-    ctx.requireRunning(snapshot);
-    const where = scopeFlags(ctx, snapshot, scope, args.target, args.global_, "hooks");
+    ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
+    const where = await scopeFlags(ctx, scope, args.target, args.global_, "hooks");
     const all = (await hooksAt(ctx, where, scope, base)).filter((e) =>
       e.hook_name === base && (index === null || e.index === index)
     );
@@ -706,9 +703,8 @@ const setHook = defineTool({
       args,
       '{name: "pane-exited", command: "display-message gone"}',
     );
-    const snapshot = await ctx.snapshot();
-    ctx.requireRunning(snapshot);
-    const where = scopeFlags(ctx, snapshot, args.scope, args.target, args.global, "hooks");
+    ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
+    const where = await scopeFlags(ctx, args.scope, args.target, args.global, "hooks");
     const argv = ["set-hook", ...where.flags];
     if (args.unset) argv.push("-u");
     if (args.append) argv.push("-a");
@@ -739,11 +735,21 @@ const envEntry = z.strictObject({
   ...metadataBound,
 });
 
+/** The session named (its id), or null for the global environment; refused with no server. */
+async function environmentSession(
+  ctx: TmuxContext,
+  session: string | undefined,
+): Promise<string | null> {
+  if (session !== undefined) return ctx.session(await ctx.snapshot(SESSIONS_ONLY), session).id;
+  ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
+  return null;
+}
+
 /** Longest environment value returned before it is cut. */
 const MAX_ENV_VALUE_BYTES = 16_384;
 
 async function readEnvironment(ctx: TmuxContext, sessionId: string | null) {
-  const out = await ctx.run([
+  const out = await ctx.read([
     "show-environment",
     "-s",
     ...(sessionId === null ? ["-g"] : ["-t", sessionId]),
@@ -775,9 +781,7 @@ const showEnvironment = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot();
-    ctx.requireRunning(snapshot);
-    const sessionId = args.session === undefined ? null : ctx.session(snapshot, args.session).id;
+    const sessionId = await environmentSession(ctx, args.session);
     let variables = await readEnvironment(ctx, sessionId);
     if (args.name !== undefined) variables = variables.filter((v) => v.name === args.name);
     const { kept, omitted } = fitEntries(variables, ctx.config.maxResultBytes - 512);
@@ -831,9 +835,7 @@ const setEnvironment = defineTool({
     if (args.value !== undefined && !args.value.isWellFormed()) {
       throw new ToolFailure("The value is not well-formed Unicode.", "Nothing was changed.");
     }
-    const snapshot = await ctx.snapshot();
-    ctx.requireRunning(snapshot);
-    const sessionId = args.session === undefined ? null : ctx.session(snapshot, args.session).id;
+    const sessionId = await environmentSession(ctx, args.session);
     const argv = ["set-environment", ...(sessionId === null ? ["-g"] : ["-t", sessionId])];
     if (args.unset) argv.push("-u");
     if (args.remove) argv.push("-r");
@@ -896,8 +898,7 @@ const pipePane = defineTool({
         'For example {paneId: "%1", path: "/tmp/pane.log"}.',
       );
     }
-    const snapshot = await ctx.snapshot();
-    const pane = ctx.pane(snapshot, args.paneId);
+    const { pane } = await ctx.paneSnapshot(args.paneId);
     await requireOwned(ctx, [pane], `Piping pane ${pane.id}`);
     const shell = args.path !== undefined ? `cat >> ${shellQuote(args.path)}` : args.command;
     // tmux expands pipe-pane's command as a format: `#` is doubled so it stays text.

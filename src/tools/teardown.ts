@@ -24,7 +24,7 @@ import {
   windowIdSchema,
 } from "../mcp/schemas.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
+import { NO_PROCESS_INFO, type Snapshot } from "../tmux/snapshot.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changes, paneFields, plural } from "./arguments.ts";
 
@@ -74,8 +74,8 @@ async function killAndReport(
   reach: Reach,
   argv: string[],
 ) {
-  await ctx.run(argv);
-  const after = await ctx.snapshot();
+  await ctx.spawn(argv);
+  const after = await ctx.snapshot(NO_PROCESS_INFO);
   const gone = <T extends { id: string }>(
     rows: readonly T[],
     now: readonly T[],
@@ -136,7 +136,7 @@ const killPane = defineTool({
   output: removedOutput,
   annotations: KILLS,
   async run(args, ctx) {
-    const before = await ctx.snapshot();
+    const before = await ctx.snapshot(NO_PROCESS_INFO);
     const pane = ctx.pane(before, args.paneId);
     await guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
     const reach = reachOfWindows(before, [pane.windowId]);
@@ -159,7 +159,7 @@ const killWindow = defineTool({
   output: removedOutput,
   annotations: KILLS,
   async run(args, ctx) {
-    const before = await ctx.snapshot();
+    const before = await ctx.snapshot(NO_PROCESS_INFO);
     const window = ctx.window(before, args.windowId);
     const reach = reachOfWindows(before, [window.id]);
     const panes = before.panes.filter((p) => reach.panes.has(p.id));
@@ -179,7 +179,7 @@ const killSession = defineTool({
   output: removedOutput,
   annotations: { ...KILLS, idempotentHint: false },
   async run(args, ctx) {
-    const before = await ctx.snapshot();
+    const before = await ctx.snapshot(NO_PROCESS_INFO);
     const session = ctx.session(before, args.session);
     const windows = before.windows.filter((w) =>
       w.placements.some((p) => p.sessionId === session.id)
@@ -211,7 +211,7 @@ const killServer = defineTool({
   output: removedOutput,
   annotations: { ...KILLS, idempotentHint: false },
   async run(args, ctx) {
-    const before = await ctx.snapshot();
+    const before = await ctx.snapshot(NO_PROCESS_INFO);
     ctx.requireRunning(before);
     await guardDestroy(
       ctx,
@@ -255,8 +255,7 @@ const clearPane = defineTool({
         "Pass screen: true and/or history: true.",
       );
     }
-    const before = await ctx.snapshot();
-    const pane: PaneRow = ctx.pane(before, args.paneId);
+    const { snapshot: before, pane } = await ctx.paneSnapshot(args.paneId);
     await guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
     const argv: string[] = [];
     if (args.screen) argv.push("send-keys", "-R", "-t", pane.id);

@@ -179,8 +179,7 @@ const waitForText = defineTool({
     const patterns = await compile(args.patterns ?? [], args.regex ?? false, matchCase, "patterns");
     const stops = await compile(args.stop ?? [], args.regex ?? false, matchCase, "stop");
     const pacer = new MatchPacer(ctx.signal);
-    const snapshot = await ctx.snapshot();
-    const pane = ctx.pane(snapshot, args.paneId);
+    const { pane } = await ctx.paneSnapshot(args.paneId);
     const began = performance.now();
     const deadline = began + effective;
     const watch = await PaneWatch.open(ctx, pane, { screen: true });
@@ -349,9 +348,7 @@ const waitForIdle = defineTool({
     const quiet = clampQuiet(args.quietMs);
     const quietMs = quiet.effective;
     const wantPrompt = args.atPrompt ?? false;
-    const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: args.paneId });
-    const pane = snapshot.panes[0] ??
-      ctx.pane(await ctx.snapshot({ sessions: false, windows: false }), args.paneId);
+    const { pane } = await ctx.paneSnapshot(args.paneId);
     const began = performance.now();
     const deadline = began + effective;
     // Told when the foreground program changes, from the checks the watch makes anyway: a

@@ -1,0 +1,192 @@
+/**
+ * A tool acting on one pane or window reads that pane or window, not the whole server: tmux
+ * formats every field of every pane it lists (and looks up each one's process), so at a few
+ * hundred panes a whole read is most of a call. And the commands a tool sends travel over the
+ * control connection, not in a tmux process started for each (a few milliseconds apiece), except
+ * what must not: a blocking wait, a kill, a creation (see `created` in lifecycle.ts).
+ */
+
+import assert from "node:assert/strict";
+import { TmuxContext } from "../src/mcp/context.ts";
+import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
+import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
+import { SESSIONS_ONLY, WINDOWS_ONLY } from "../src/tmux/snapshot.ts";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux } from "./helpers/tmux.ts";
+
+/** A runner that keeps the argv of every tmux process it starts. */
+class RecordingRunner extends TmuxRunner {
+  readonly started: string[][] = [];
+
+  override exec(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions = {},
+  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    this.started.push([...args]);
+    return super.exec(address, args, options);
+  }
+}
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/** A server with three windows besides the first, two panes each, and a client on it. */
+async function withBusyServer(
+  control: boolean,
+  fn: (t: Started, c: TestClient, runner: RecordingRunner, others: string[]) => Promise<void>,
+): Promise<void> {
+  const t = await TestTmux.start("scoped");
+  const runner = new RecordingRunner({ control });
+  let c: TestClient | undefined;
+  try {
+    const others: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const pane = (await t.tmux("new-window", "-d", "-t", "scoped:", "-P", "-F", "#{pane_id}"))
+        .trim();
+      others.push(
+        pane,
+        (await t.tmux("split-window", "-d", "-t", pane, "-P", "-F", "#{pane_id}")).trim(),
+      );
+    }
+    c = await connect({ socketName: t.socket, runner });
+    await fn(t, c, runner, others);
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+}
+
+/** Every pane listing among `argvs` that lists the whole server's panes. */
+function wholeReads(argvs: readonly string[][]): string[] {
+  return argvs.flatMap((argv) =>
+    argv.flatMap((arg, i) =>
+      arg === "list-panes" && argv[i + 1] === "-a" && argv[i + 2] !== "-f"
+        ? [argv.slice(i, i + 3).join(" ")]
+        : []
+    )
+  );
+}
+
+Deno.test("tools acting on one pane or window read only it, and answer as before", async () => {
+  await withBusyServer(false, async (t, c, runner, others) => {
+    const pane = t.ids.paneId;
+    const window = t.ids.windowId;
+    const calls: [string, Record<string, unknown>, (r: Record<string, unknown>) => void][] = [
+      ["select_pane", { paneId: pane }, (r) => assert.equal(r.active, true)],
+      ["resize_pane", { paneId: pane, zoom: false }, (r) => assert.equal(r.zoomed, false)],
+      [
+        "set_pane_title",
+        { paneId: pane, title: "scoped; #t 🙂" },
+        (r) => assert.equal(r.title, "scoped; #t 🙂"),
+      ],
+      ["enter_copy_mode", { paneId: pane }, (r) => assert.equal(r.mode, "copy-mode")],
+      ["exit_copy_mode", { paneId: pane }, (r) => assert.equal(r.left, "copy-mode")],
+      ["get_pane_info", { paneId: pane }, (r) => assert.equal(r.command, "sh")],
+      ["snapshot_pane", { paneId: pane }, (r) => assert.equal(r.command, "sh")],
+      [
+        "get_window_info",
+        { windowId: window },
+        (r) => assert.deepEqual((r.panes as { id: string }[]).map((p) => p.id), [pane]),
+      ],
+      [
+        "find_pane_by_position",
+        { windowId: window, position: "top-left" },
+        (r) => assert.equal(r.id, pane),
+      ],
+      [
+        "select_layout",
+        { windowId: window, layout: "tiled" },
+        (r) => assert.equal(r.windowId, window),
+      ],
+      [
+        "set_synchronize_panes",
+        { windowId: window, enabled: false },
+        (r) => assert.equal(r.synchronized, false),
+      ],
+      [
+        "rename_window",
+        { windowId: window, name: "scoped win" },
+        (r) => assert.equal(r.name, "scoped win"),
+      ],
+      [
+        "show_option",
+        { scope: "pane", target: pane, name: "remain-on-exit" },
+        (r) => assert.equal(r.targetId, pane),
+      ],
+      ["clear_pane", { paneId: pane }, (r) => assert.equal(r.clearedHistory, true)],
+      [
+        "wait_for_text",
+        { paneId: pane, patterns: ["never printed"], timeoutMs: 100 },
+        (r) => assert.equal(r.outcome, "timedOut"),
+      ],
+    ];
+    for (const [name, args, check] of calls) {
+      runner.started.length = 0;
+      check(await c.ok(name, args));
+      assert.deepEqual(wholeReads(runner.started), [], `${name} read every pane`);
+    }
+    // A pane that does not exist is still refused naming those that do.
+    const missing = await c.fail("select_pane", { paneId: "%999" });
+    assert.match(missing, /No pane %999/);
+    assert.ok(others.every((p) => missing.includes(p)), missing);
+  });
+});
+
+Deno.test("commands travel over the control connection; waits and creations start tmux", async () => {
+  await withBusyServer(true, async (t, c, runner) => {
+    const pane = t.ids.paneId;
+    const window = t.ids.windowId;
+    await c.ok("list_panes");
+    runner.started.length = 0;
+    await c.ok("rename_window", { windowId: window, name: "over control" });
+    await c.ok("set_pane_title", { paneId: pane, title: "over control" });
+    await c.ok("select_pane", { paneId: pane });
+    await c.ok("set_option", { scope: "window", target: window, name: "@scoped", value: "x" });
+    await c.ok("show_options", { scope: "window", target: window });
+    await c.ok("set_environment", { name: "SCOPED", value: "1" });
+    await c.ok("clear_pane", { paneId: pane });
+    await c.ok("signal_channel", { channel: "scoped" });
+    assert.equal(runner.started.length, 0, `tmux processes started: ${runner.started}`);
+    // A channel wait blocks its client: it has a process of its own.
+    await c.ok("wait_for_channel", { channel: "scoped", timeoutMs: 5_000 });
+    assert.deepEqual(runner.started.map((a) => a.slice(-3)), [["wait-for", "--", "scoped"]]);
+    // Without -c tmux starts a window in the asking client's directory; a control client's is
+    // its session's, not this server's.
+    runner.started.length = 0;
+    await c.ok("create_window", { session: t.ids.sessionId });
+    assert.deepEqual(runner.started.map((a) => a.find((w) => w === "new-window")), ["new-window"]);
+  });
+});
+
+Deno.test("a lookup in a list the snapshot did not read is a programming error, not a refusal", async () => {
+  const t = await TestTmux.start("unread");
+  const runner = new TmuxRunner();
+  try {
+    const ctx = new TmuxContext(
+      runner,
+      { address: { socketName: t.socket }, callerEnv: {}, maxResultBytes: MAX_RESULT_BYTES },
+      undefined,
+      new AbortController().signal,
+      () => Promise.resolve(),
+    );
+    const sessionsOnly = await ctx.snapshot(SESSIONS_ONLY);
+    assert.throws(() => ctx.window(sessionsOnly, t.ids.windowId), /^Error: internal: /);
+    assert.throws(() => ctx.pane(sessionsOnly, t.ids.paneId), /^Error: internal: /);
+    assert.equal(ctx.session(sessionsOnly, "unread").id, t.ids.sessionId);
+    const windowsOnly = await ctx.snapshot(WINDOWS_ONLY);
+    assert.throws(() => ctx.session(windowsOnly, "unread"), /internal/);
+    // One pane read: that pane is found, any other is not known to be missing.
+    const { snapshot, pane } = await ctx.paneSnapshot(t.ids.paneId);
+    assert.equal(pane.id, t.ids.paneId);
+    assert.equal(ctx.pane(snapshot, t.ids.paneId), pane);
+    assert.throws(() => ctx.pane(snapshot, "%999"), /internal/);
+    // A whole read refuses a missing pane as the tool's answer.
+    await assert.rejects(ctx.paneSnapshot("%999"), {
+      name: "ToolFailure",
+      message: /No pane %999/,
+    });
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
