@@ -759,6 +759,23 @@ for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
       await time(() => call(server, "get_pane_info", { paneId: target })),
       await time(() => tmux(fx.socket, "display-message", "-p", "-t", target, floorFields)),
     );
+    // A tool acting on one pane or window reads only it: its cost should not grow with the
+    // server (before, each read every pane, ~80 ms at 1 000 panes).
+    const targetWindow =
+      (await tmux(fx.socket, "display-message", "-p", "-t", target, "#{window_id}"))
+        .trim();
+    record(
+      size,
+      "set_pane_title (one pane, read before and after)",
+      await time((i) => call(server, "set_pane_title", { paneId: target, title: `bench ${i}` })),
+      await time((i) => tmux(fx.socket, "select-pane", "-t", target, "-T", `bench ${i}`)),
+    );
+    record(
+      size,
+      "get_window_info",
+      await time(() => call(server, "get_window_info", { windowId: targetWindow })),
+      await time(() => tmux(fx.socket, "list-panes", "-t", targetWindow, "-F", floorFields)),
+    );
     record(
       size,
       "capture_pane (last 200 lines)",

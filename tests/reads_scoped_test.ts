@@ -56,11 +56,12 @@ async function withBusyServer(
   }
 }
 
-/** Every pane listing among `argvs` that lists the whole server's panes. */
+/** Every listing among `argvs` that makes tmux go through every pane or window of the server. */
 function wholeReads(argvs: readonly string[][]): string[] {
   return argvs.flatMap((argv) =>
     argv.flatMap((arg, i) =>
-      arg === "list-panes" && argv[i + 1] === "-a" && argv[i + 2] !== "-f"
+      (arg === "list-panes" && argv[i + 1] === "-a") ||
+        (arg === "list-windows" && argv[i + 1] === "-a" && argv[i + 2] !== "-f")
         ? [argv.slice(i, i + 3).join(" ")]
         : []
     )
@@ -119,11 +120,18 @@ Deno.test("tools acting on one pane or window read only it, and answer as before
         { paneId: pane, patterns: ["never printed"], timeoutMs: 100 },
         (r) => assert.equal(r.outcome, "timedOut"),
       ],
+      ["select_window", { windowId: window }, (r) => assert.equal(r.active, true)],
+      ["resize_window", { windowId: window, zoom: false }, (r) => assert.equal(r.zoomed, false)],
+      [
+        "display_message",
+        { target: window, format: "#{window_id}" },
+        (r) => assert.equal(r.text, window),
+      ],
     ];
     for (const [name, args, check] of calls) {
       runner.started.length = 0;
       check(await c.ok(name, args));
-      assert.deepEqual(wholeReads(runner.started), [], `${name} read every pane`);
+      assert.deepEqual(wholeReads(runner.started), [], `${name} read the whole server`);
     }
     // A pane that does not exist is still refused naming those that do.
     const missing = await c.fail("select_pane", { paneId: "%999" });
@@ -187,6 +195,52 @@ Deno.test("a lookup in a list the snapshot did not read is a programming error, 
     });
   } finally {
     await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("a pane or window in several sessions is read with every placement", async () => {
+  const t = await TestTmux.start("first");
+  const runner = new RecordingRunner({ control: false });
+  let c: TestClient | undefined;
+  try {
+    // A session group shares its windows: tmux says window_linked 0 for them, yet each is
+    // listed once per session of the group.
+    await t.tmux("new-session", "-d", "-t", "first", "-s", "grouped");
+    const [windowId, paneId] = (await t.tmux(
+      "new-window",
+      "-d",
+      "-t",
+      "first:",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+    )).trim().split(" ");
+    await t.tmux("new-session", "-d", "-s", "other");
+    await t.tmux("link-window", "-d", "-s", windowId, "-t", "other:");
+    c = await connect({ socketName: t.socket, runner });
+    type Placed = { placements: { sessionName: string }[] };
+    const names = (r: Placed) => r.placements.map((p) => p.sessionName).sort();
+    assert.deepEqual(names(await c.ok<Placed>("get_pane_info", { paneId: t.ids.paneId })), [
+      "first",
+      "grouped",
+    ]);
+    runner.started.length = 0;
+    assert.deepEqual(names(await c.ok<Placed>("get_pane_info", { paneId })), [
+      "first",
+      "grouped",
+      "other",
+    ]);
+    // Read targeted first, then again across the server for the placements.
+    const panes = runner.started.flatMap((a) => a.filter((_, i) => a[i - 1] === "list-panes"));
+    assert.deepEqual(panes, ["-t", "-a"]);
+    assert.deepEqual(names(await c.ok<Placed>("get_window_info", { windowId })), [
+      "first",
+      "grouped",
+      "other",
+    ]);
+  } finally {
+    await c?.close();
     await t.kill();
   }
 });

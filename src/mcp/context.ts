@@ -204,12 +204,28 @@ export class TmuxContext {
   }
 
   /**
-   * The read for a tool acting on one window: every window (a missing one is refused naming
-   * them), the panes of that window only, the clients and server facts, and the sessions if
-   * `scope` asks for them.
+   * The read for a tool acting on one window: that window (with every placement) and its
+   * panes, the clients and server facts, and the sessions if `scope` asks for them; without
+   * panes if it says so.
    */
-  windowSnapshot(windowId: string, scope: { readonly sessions?: boolean } = {}): Promise<Snapshot> {
+  windowSnapshot(
+    windowId: string,
+    scope: { readonly sessions?: boolean; readonly panes?: boolean } = {},
+  ): Promise<Snapshot> {
     return this.snapshot({ sessions: false, ...scope, windowId });
+  }
+
+  /**
+   * One window (with every placement) and none of its panes, the clients and server facts,
+   * and the sessions if `scope` asks for them: for a tool that acts on the window as a whole.
+   * A missing window is refused.
+   */
+  async windowAlone(
+    windowId: string,
+    scope: { readonly sessions?: boolean } = {},
+  ): Promise<{ snapshot: Snapshot; window: WindowRow }> {
+    const snapshot = await this.windowSnapshot(windowId, { ...scope, panes: false });
+    return { snapshot, window: this.window(snapshot, windowId) };
   }
 
   /**
@@ -281,12 +297,15 @@ export class TmuxContext {
   /** A window by id (`@N`). */
   window(snapshot: Snapshot<PaneBrief>, id: string): WindowRow {
     this.requireRunning(snapshot);
-    unread(snapshot.scope.windows, "a window");
+    const { windows, windowId } = snapshot.scope;
+    unread(windows && (windowId === "" || windowId === id), `window ${id}`);
     const found = snapshot.windows.find((w) => w.id === id);
     if (found) return found;
     throw new ToolFailure(
       `No window ${id} on ${this.socketLabel}.`,
-      `Windows: ${sample(snapshot.windows.map((w) => w.id))} — list_windows lists them all.`,
+      windowId === ""
+        ? `Windows: ${sample(snapshot.windows.map((w) => w.id))} — list_windows lists them all.`
+        : "list_windows lists the windows there are.",
     );
   }
 

@@ -103,6 +103,8 @@ export interface PaneRow {
   readonly synchronized: boolean;
   readonly piped: boolean;
   readonly startCommand: string;
+  /** Whether its window is zoomed (onto whichever pane is active). */
+  readonly windowZoomed: boolean;
   readonly placements: Placement[];
 }
 
@@ -181,8 +183,8 @@ export interface SnapshotScope {
   /** Read only this pane (`%N`), not every pane; "" reads all. */
   readonly paneId?: string;
   /**
-   * Read only the panes of this window (`@N`), with every placement of theirs; "" reads all.
-   * tmux skips the other panes before it looks up anything of theirs (their process above all).
+   * Read only this window (`@N`) and its panes, each with every placement; "" reads all. tmux
+   * skips the other panes before it looks up anything of theirs (their process above all).
    */
   readonly windowId?: string;
   /**
@@ -294,6 +296,8 @@ const PANE = {
   sessionName: "#{session_name}",
   windowIndex: "#{window_index}",
   windowActive: "#{window_active}",
+  windowZoomed: "#{window_zoomed_flag}",
+  placementCount: "#{window_linked_sessions}",
 } as const;
 
 const CLIENT: Spec<Record<keyof ClientRow, 0>> = {
@@ -410,6 +414,8 @@ const PANE_PACKED: readonly (keyof typeof PANE)[] = [
   "sessionId",
   "windowIndex",
   "windowActive",
+  "windowZoomed",
+  "placementCount",
 ];
 const PANE_LAYOUT = layout(PANE, PANE_PACKED);
 /** The same record with the current command and directory left out (empty). */
@@ -432,6 +438,7 @@ const PANE_BRIEF = {
   sessionName: PANE.sessionName,
   windowIndex: PANE.windowIndex,
   windowActive: PANE.windowActive,
+  placementCount: PANE.placementCount,
 } as const;
 const PANE_BRIEF_PACKED: readonly (keyof typeof PANE_BRIEF)[] = [
   "id",
@@ -445,6 +452,7 @@ const PANE_BRIEF_PACKED: readonly (keyof typeof PANE_BRIEF)[] = [
   "sessionId",
   "windowIndex",
   "windowActive",
+  "placementCount",
 ];
 const PANE_BRIEF_LAYOUT = layout(PANE_BRIEF, PANE_BRIEF_PACKED);
 const PANE_BRIEF_LAYOUT_LIGHT = layout({ ...PANE_BRIEF, command: "", cwd: "" }, PANE_BRIEF_PACKED);
@@ -464,26 +472,42 @@ const CLIENT_LAYOUT = layout(CLIENT, [
 /**
  * The argv of the chained command that reads everything. `list-clients` goes last: with no
  * sessions it fails with "no current target" after the rest has printed.
+ *
+ * One pane or one window is read `targeted`: `list-panes -t` lists that window's panes alone,
+ * where `list-panes -a` makes tmux set up every pane of the server to test it against a filter
+ * (~2.5 ms at 1 000 panes). It reports the window in one session only, so a read that finds the
+ * window in several (linked, or a session group) is made again untargeted, and so is one whose
+ * target tmux cannot find (it would stop the chain there).
  */
-function snapshotArgs(guard: string, scope: Required<SnapshotScope>): string[] {
+function snapshotArgs(
+  guard: string,
+  scope: Required<SnapshotScope>,
+  targeted: boolean,
+): string[] {
   const fmt = (kind: string, layout: { formats: string[] }) =>
     recordFormat(guard, [kind, ...layout.formats]);
+  // The ids are checked to be %N and @N, so they cannot carry a format into a filter.
+  const isPane = `#{==:#{pane_id},${scope.paneId}}`;
+  const inWindow = `#{==:#{window_id},${scope.windowId}}`;
   const args = ["display-message", "-p", fmt("V", SERVER_LAYOUT)];
   if (scope.sessions) args.push(";", "list-sessions", "-F", fmt("S", SESSION_LAYOUT));
-  if (scope.windows) args.push(";", "list-windows", "-a", "-F", fmt("W", WINDOW_LAYOUT));
+  if (scope.windows) {
+    // One window's panes: that window's row, with every placement, is all that is listed.
+    const filter = scope.windowId ? ["-f", inWindow] : [];
+    args.push(";", "list-windows", "-a", ...filter, "-F", fmt("W", WINDOW_LAYOUT));
+  }
   if (scope.panes) {
-    // The ids are checked to be %N and @N, so they cannot carry a format into the filter.
-    const tests = [
-      ...(scope.paneId ? [`#{==:#{pane_id},${scope.paneId}}`] : []),
-      ...(scope.windowId ? [`#{==:#{window_id},${scope.windowId}}`] : []),
-    ];
+    const tests = [...(scope.paneId ? [isPane] : []), ...(scope.windowId ? [inWindow] : [])];
     const filter = tests.length === 0
       ? []
       : ["-f", tests.length === 1 ? tests[0] : `#{&&:${tests[0]},${tests[1]}}`];
     const [kind, layout] = scope.brief
       ? ["B", scope.processInfo ? PANE_BRIEF_LAYOUT : PANE_BRIEF_LAYOUT_LIGHT]
       : ["P", scope.processInfo ? PANE_LAYOUT : PANE_LAYOUT_LIGHT];
-    args.push(";", "list-panes", "-a", ...filter, "-F", fmt(kind, layout));
+    const which = !targeted || tests.length === 0
+      ? ["-a", ...filter]
+      : ["-t", scope.paneId || scope.windowId, ...(scope.paneId ? filter : [])];
+    args.push(";", "list-panes", ...which, "-F", fmt(kind, layout));
   }
   args.push(";", "list-clients", "-F", fmt("C", CLIENT_LAYOUT));
   return args;
@@ -539,29 +563,50 @@ async function readSnapshot(
   if (full.windowId !== "" && !/^@\d+$/.test(full.windowId)) {
     throw new Error(`not a window id: ${full.windowId}`);
   }
+  const targeted = full.panes && (full.paneId !== "" || full.windowId !== "");
+  const read = await readOnce(runner, address, options, full, targeted);
+  if (targeted && (read === null || read.placedElsewhere)) {
+    return await readOnce(runner, address, options, full, false) as Snapshot<PaneBrief>;
+  }
+  return read ?? NO_SERVER;
+}
+
+/**
+ * One read; null when a targeted read's target does not exist (tmux stopped the chain there).
+ * `placedElsewhere`: a pane read has its window in more than one session.
+ */
+async function readOnce(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  options: RunOptions,
+  scope: Required<SnapshotScope>,
+  targeted: boolean,
+): Promise<(Snapshot<PaneBrief> & { placedElsewhere?: boolean }) | null> {
   const guard = newGuard();
   // Over the control-mode connection when there is one (a fraction of a millisecond instead
   // of starting a tmux process), by spawning otherwise: the same bytes either way.
-  const result = await execFast(runner, address, snapshotArgs(guard, full), options);
+  const result = await execFast(runner, address, snapshotArgs(guard, scope, targeted), options);
   const stderr = result.stderr.trim();
   // With no sessions, list-clients fails with "no current target" after the rest printed.
   if (result.code !== 0 && !/^no current target/m.test(stderr)) {
     const kind = classifyStderr(stderr);
     if (kind === "no-server") return NO_SERVER;
+    if (targeted && /^can't find (pane|window)/m.test(stderr)) return null;
     throw new TmuxError(
       kind,
       stderr.split("\n")[0] || `tmux exited with status ${result.code}`,
       stderr,
     );
   }
-  return { ...parseSnapshot(result.stdout, guard), scope: full };
+  const { placedElsewhere, ...parsed } = parseSnapshot(result.stdout, guard);
+  return targeted && placedElsewhere ? { ...parsed, scope, placedElsewhere } : { ...parsed, scope };
 }
 
 /** Parses the chained output. Exported for tests. */
 export function parseSnapshot(
   stdout: Uint8Array,
   guard: string,
-): Omit<Snapshot<PaneBrief>, "scope"> {
+): Omit<Snapshot<PaneBrief>, "scope"> & { placedElsewhere: boolean } {
   const counts = {
     V: SERVER_LAYOUT.count,
     S: SESSION_LAYOUT.count,
@@ -577,18 +622,21 @@ export function parseSnapshot(
   const windows = new Map<string, WindowRow>();
   const panes = new Map<string, PaneBrief>();
   const clients: ClientRow[] = [];
+  let placedElsewhere = false;
   // A window linked into several sessions is listed once per placement, and so are its panes:
   // one row each, with every placement.
   const addPane = <R extends Raw<typeof PANE_BRIEF>>(
     r: R,
     build: (r: R, placement: Placement) => PaneBrief,
-  ) =>
+  ) => {
+    if (int(r.placementCount) > 1) placedElsewhere = true;
     addPlaced(
       panes,
       r.id,
       placed(r.sessionId, r.sessionName, r.windowIndex, r.windowActive),
       (p) => build(r, p),
     );
+  };
   for (const record of all) {
     const kind = record[0] as keyof typeof counts;
     const values = record.slice(1);
@@ -632,6 +680,7 @@ export function parseSnapshot(
     windows: [...windows.values()],
     panes: [...panes.values()],
     clients,
+    placedElsewhere,
   };
 }
 
@@ -706,6 +755,7 @@ function paneRow(r: Raw<typeof PANE>, placement: Placement): PaneRow {
     synchronized: flag(r.synchronized),
     piped: flag(r.piped),
     startCommand: r.startCommand,
+    windowZoomed: flag(r.windowZoomed),
   };
 }
 

@@ -17,7 +17,8 @@ import { checkedString, count } from "../mcp/schemas.ts";
 import { execOnce } from "../tmux/control.ts";
 import { decodeBytes, escapeTrailingSemicolon, newGuard, recordFormat } from "../tmux/format.ts";
 import { judgeResult } from "../tmux/run.ts";
-import { SESSIONS_ONLY, WINDOWS_ONLY } from "../tmux/snapshot.ts";
+import { SESSIONS_ONLY } from "../tmux/snapshot.ts";
+
 import { changes } from "./arguments.ts";
 
 /** A pane, window or session id: the context the format is expanded in. */
@@ -31,8 +32,9 @@ const ENVELOPE_BYTES = 1_024;
 
 /** Refuses a target that does not exist, naming what does (tmux would expand it as empty). */
 async function requireTarget(ctx: TmuxContext, target: string): Promise<void> {
+  // targetSchema has made it %N, @N or $N.
   if (target.startsWith("%")) await ctx.paneSnapshot(target);
-  else if (target.startsWith("@")) ctx.window(await ctx.snapshot(WINDOWS_ONLY), target);
+  else if (target.startsWith("@")) await ctx.windowAlone(target);
   else ctx.session(await ctx.snapshot(SESSIONS_ONLY), target);
 }
 

@@ -29,14 +29,12 @@ import {
 } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/run.ts";
 import {
-  NO_PANES,
   type PaneRow,
   SERVER_ONLY,
   type SessionRow,
   SESSIONS_ONLY,
   type Snapshot,
   type WindowRow,
-  WINDOWS_ONLY,
 } from "../tmux/snapshot.ts";
 import {
   changes,
@@ -149,10 +147,9 @@ const renameWindow = defineTool({
   annotations: ARRANGES,
   async run(args, ctx) {
     checkName("window name", args.name);
-    const snapshot = await ctx.snapshot(WINDOWS_ONLY);
-    const window = ctx.window(snapshot, args.windowId);
+    const { window } = await ctx.windowAlone(args.windowId);
     await ctx.run(["rename-window", "-t", window.id, "--", formatArg(args.name)]);
-    const after = ctx.window(await ctx.snapshot(WINDOWS_ONLY), window.id);
+    const { window: after } = await ctx.windowAlone(window.id);
     requireStored("window name", after.name, args.name, "rename_window again with a plainer name.");
     return {
       data: { windowId: window.id, name: after.name, previousName: window.name },
@@ -181,15 +178,13 @@ const selectWindow = defineTool({
   },
   annotations: ARRANGES,
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot(NO_PANES);
-    const window = ctx.window(snapshot, args.windowId);
+    const { snapshot, window } = await ctx.windowAlone(args.windowId, { sessions: true });
     const session = placementIn(ctx, snapshot, window, args.session, "selecting it");
     await changeView(ctx, snapshot, { sessions: [session.id] }, `Selecting window ${window.id}`, [
       ["select-window", "-t", `${session.id}:${window.id}`],
     ]);
-    const after = ctx.window(await ctx.snapshot(WINDOWS_ONLY), window.id).placements.find((p) =>
-      p.sessionId === session.id
-    );
+    const { window: now } = await ctx.windowAlone(window.id);
+    const after = now.placements.find((p) => p.sessionId === session.id);
     if (!after) throw new ToolFailure(`Window ${window.id} left ${session.id} meanwhile.`);
     return {
       data: {
@@ -223,14 +218,13 @@ const selectPane = defineTool({
     await changeView(ctx, snapshot, { windows: [pane.windowId] }, `Selecting pane ${pane.id}`, [
       ["select-pane", "-t", pane.id],
     ]);
-    const { snapshot: after, pane: now } = await ctx.paneSnapshot(pane.id, { windows: true });
-    const window = ctx.window(after, now.windowId);
+    const { pane: now } = await ctx.paneSnapshot(pane.id);
     return {
       data: {
         paneId: pane.id,
         windowId: now.windowId,
         active: now.active,
-        windowZoomed: window.zoomed,
+        windowZoomed: now.windowZoomed,
       },
       summary: `Pane ${pane.id} is ${
         now.active ? "now" : "not"
@@ -278,12 +272,11 @@ const selectLayout = defineTool({
         `Presets: ${PRESET_LAYOUTS.join(", ")}; list_windows shows layout strings.`,
       );
     }
-    const snapshot = await ctx.snapshot(WINDOWS_ONLY);
-    const window = ctx.window(snapshot, args.windowId);
+    const { snapshot, window } = await ctx.windowAlone(args.windowId);
     await changeView(ctx, snapshot, { windows: [window.id] }, `Rearranging window ${window.id}`, [
       ["select-layout", "-t", window.id, "--", args.layout],
     ]);
-    const after = ctx.window(await ctx.snapshot(WINDOWS_ONLY), window.id);
+    const { window: after } = await ctx.windowAlone(window.id);
     return {
       data: { windowId: window.id, layout: after.layout, zoomed: after.zoomed },
       summary: `Window ${window.id} now has layout ${after.layout}.`,
@@ -318,8 +311,7 @@ async function settleZoom(
   if (steps.length > 0) {
     await changeView(ctx, before, { windows: [windowId] }, `Zooming in ${windowId}`, steps);
   }
-  const after = await ctx.snapshot(WINDOWS_ONLY);
-  const zoomed = ctx.window(after, windowId).zoomed;
+  const zoomed = (await ctx.windowAlone(windowId)).window.zoomed;
   if (want && !zoomed) {
     return window.panes === 1
       ? ["tmux does not zoom a window with a single pane; it stays unzoomed."]
@@ -399,8 +391,8 @@ const resizePane = defineTool({
     const notes = args.zoom === undefined
       ? []
       : await settleZoom(ctx, pane.windowId, pane.id, args.zoom);
-    const { snapshot: after, pane: now } = await ctx.paneSnapshot(pane.id, { windows: true });
-    const zoomed = ctx.window(after, now.windowId).zoomed && now.active;
+    const { pane: now } = await ctx.paneSnapshot(pane.id);
+    const zoomed = now.windowZoomed && now.active;
     if (
       (args.width !== undefined && typeof args.width === "number" && now.width !== args.width &&
         !zoomed) ||
@@ -453,8 +445,7 @@ const resizeWindow = defineTool({
         "For example {windowId, width: 120, height: 40} or {windowId, zoom: true}.",
       );
     }
-    const snapshot = await ctx.snapshot(WINDOWS_ONLY);
-    const window = ctx.window(snapshot, args.windowId);
+    const { snapshot, window } = await ctx.windowAlone(args.windowId);
     if (args.width !== undefined || args.height !== undefined) {
       const argv = ["resize-window", "-t", window.id];
       if (args.width !== undefined) argv.push("-x", String(args.width));
@@ -561,8 +552,7 @@ const moveWindow = defineTool({
   },
   annotations: { ...ARRANGES_AGAIN, destructiveHint: true },
   async run(args, ctx) {
-    const snapshot = await ctx.snapshot(NO_PANES);
-    const window = ctx.window(snapshot, args.windowId);
+    const { snapshot, window } = await ctx.windowAlone(args.windowId, { sessions: true });
     const from = placementIn(ctx, snapshot, window, args.fromSession, "which placement moves");
     const to = ctx.session(snapshot, args.session);
     await changeView(
@@ -579,8 +569,7 @@ const moveWindow = defineTool({
         `${to.id}:${args.index ?? ""}`,
       ]],
     );
-    const after = await ctx.snapshot(NO_PANES);
-    const now = ctx.window(after, window.id);
+    const { snapshot: after, window: now } = await ctx.windowAlone(window.id, { sessions: true });
     const removedSessions = from.id !== to.id && !after.sessions.some((s) => s.id === from.id)
       ? [from.id]
       : [];
@@ -646,7 +635,7 @@ const setSynchronizePanes = defineTool({
   output: { windowId: windowIdSchema, synchronized: z.boolean() },
   annotations: ARRANGES,
   async run(args, ctx) {
-    const window = ctx.window(await ctx.snapshot(WINDOWS_ONLY), args.windowId);
+    const { window } = await ctx.windowAlone(args.windowId);
     await ctx.run([
       "set-option",
       "-w",

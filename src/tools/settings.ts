@@ -253,7 +253,9 @@ async function scopeFlags(
       return { flags: ["-t", s.id], label: `session ${s.id}`, targetId: s.id };
     }
     case "window": {
-      const w = ctx.window(await ctx.snapshot(WINDOWS_ONLY), target);
+      const w = WINDOW_ID.test(target)
+        ? (await ctx.windowAlone(target)).window
+        : ctx.window(await ctx.snapshot(WINDOWS_ONLY), target);
       return { flags: ["-w", "-t", w.id], label: `window ${w.id}`, targetId: w.id };
     }
     case "pane": {
@@ -266,6 +268,7 @@ async function scopeFlags(
 }
 
 const PANE_ID = /^%\d+$/;
+const WINDOW_ID = /^@\d+$/;
 
 const scopeSchema = z.enum(SCOPES);
 
