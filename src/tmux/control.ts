@@ -438,6 +438,8 @@ const LINGER_MS = 5_000;
 const NO_SESSION_BACKOFF_MS = 1_000;
 /** At most this many control clients per server; beyond, waits poll. */
 const MAX_CONNECTIONS = 8;
+/** Longest a new control client waits for an ending one to be gone (it is killed by then). */
+const ENDING_WAIT_MS = 1_000;
 
 /** The control connections of one tmux server. */
 export class ServerControl {
@@ -445,6 +447,17 @@ export class ServerControl {
   readonly #address: ServerAddress;
   readonly #connections = new Set<Connection>();
   readonly #opening = new Map<string, Promise<Connection>>();
+  /**
+   * Control clients start and end one at a time. tmux 3.3a marks a client as a control client
+   * at the first message of its handshake but sets up its control state only at the last: a
+   * notification sent to every control client in between (another client attaching, detaching,
+   * a window renamed) dereferences that missing state and the whole tmux server dies with it
+   * (fixed upstream in 2026; 8 control clients attaching at once crashed it within 150 rounds
+   * here). Starting ours in turn, each once the last has attached or ended, keeps them from
+   * doing that to one another.
+   */
+  #turn: Promise<void> = Promise.resolve();
+  readonly #ending = new Set<Promise<void>>();
   #primary: Connection | null = null;
   #acquiring: Promise<Connection> | null = null;
   #closed = false;
@@ -638,9 +651,38 @@ export class ServerControl {
   #open(sessionId: string): Promise<Connection> {
     const opening = this.#opening.get(sessionId);
     if (opening) return opening;
-    const promise = this.#connect(sessionId).finally(() => this.#opening.delete(sessionId));
+    const promise = this.#inTurn(() => this.#connect(sessionId))
+      .finally(() => this.#opening.delete(sessionId));
     this.#opening.set(sessionId, promise);
     return promise;
+  }
+
+  /** Runs `step` (a control client starting or ending) once every earlier one is over. */
+  async #inTurn<T>(step: () => Promise<T>): Promise<T> {
+    const earlier = this.#turn;
+    const { promise: over, resolve } = Promise.withResolvers<void>();
+    this.#turn = over;
+    try {
+      await earlier;
+      if (this.#ending.size > 0) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          Promise.allSettled(this.#ending),
+          new Promise((r) => timer = setTimeout(r, ENDING_WAIT_MS)),
+        ]);
+        clearTimeout(timer);
+      }
+      return await step();
+    } finally {
+      resolve();
+    }
+  }
+
+  /** Remembers a connection's client as ending until it has exited. */
+  #end(connection: Connection): void {
+    const exited = connection.done.catch(() => {});
+    this.#ending.add(exited);
+    exited.then(() => this.#ending.delete(exited));
   }
 
   async #connect(sessionId: string): Promise<Connection> {
@@ -650,9 +692,12 @@ export class ServerControl {
     }
     let child: PersistentChild;
     try {
+      // -E: attaching would apply update-environment, putting this process's DISPLAY,
+      // SSH_AUTH_SOCK and the like (or their absence) into the person's session.
       child = await this.#runner.spawnPersistent(this.#address, [
         "-C",
         "attach-session",
+        "-E",
         "-f",
         "ignore-size",
         "-t",
@@ -692,6 +737,7 @@ export class ServerControl {
   }
 
   #forget(connection: Connection): void {
+    this.#end(connection);
     this.#connections.delete(connection);
     if (this.#primary === connection) this.#primary = null;
     clearTimeout(connection.idleTimer);
@@ -767,7 +813,10 @@ export class ServerControl {
     connection.idleTimer = setTimeout(() => {
       if (connection.watchers.size > 0 || connection === this.#primary) return;
       this.#connections.delete(connection);
-      connection.close().catch(() => {});
+      this.#inTurn(async () => {
+        this.#end(connection);
+        await connection.close();
+      }).catch(() => {});
     }, LINGER_MS);
   }
 }

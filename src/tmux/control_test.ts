@@ -11,7 +11,7 @@ import {
 } from "./control.ts";
 import { escapeTrailingSemicolon } from "./format.ts";
 import { attendedPanes } from "./identity.ts";
-import { TmuxRunner } from "./run.ts";
+import { type PersistentChild, type ServerAddress, TmuxRunner } from "./run.ts";
 import { takeSnapshot } from "./snapshot.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -73,6 +73,80 @@ async function withServer(
   }
   assert.equal(runner.running, 0, "no tmux child left behind");
 }
+
+Deno.test("the control client leaves the session's environment as the person set it", async () => {
+  await withServer(async (t, runner) => {
+    // Attaching applies update-environment: the attaching client's DISPLAY, SSH_AUTH_SOCK...
+    // (or their absence) would replace what the person's session holds.
+    await t.tmux("set-environment", "-t", t.ids.sessionId, "DISPLAY", ":person");
+    await t.tmux("set-environment", "-t", t.ids.sessionId, "SSH_AUTH_SOCK", "/person/agent");
+    const control = controlFor(runner, { socketName: t.socket });
+    await control.exec(["display-message", "-p", "attached"]);
+    assert.equal(control.connections, 1);
+    assert.equal(
+      await t.tmux("show-environment", "-t", t.ids.sessionId, "DISPLAY"),
+      "DISPLAY=:person\n",
+    );
+    assert.equal(
+      await t.tmux("show-environment", "-t", t.ids.sessionId, "SSH_AUTH_SOCK"),
+      "SSH_AUTH_SOCK=/person/agent\n",
+    );
+  });
+});
+
+/**
+ * A runner that checks, whenever a control client is to start, that every other control client
+ * it started is either attached (tmux lists it) or gone: none is half way through its handshake.
+ */
+class HandshakeCheckingRunner extends TmuxRunner {
+  readonly overlaps: string[] = [];
+  #alive = 0;
+  started = 0;
+
+  override async spawnPersistent(
+    address: ServerAddress,
+    args: readonly string[],
+  ): Promise<PersistentChild> {
+    if (args[0] !== "-C") return await super.spawnPersistent(address, args);
+    const others = this.#alive++;
+    this.started++;
+    const listed = await this.exec(address, ["list-clients", "-F", "#{client_control_mode}"]);
+    const attached = new TextDecoder().decode(listed.stdout).split("\n")
+      .filter((l) => l === "1").length;
+    if (attached !== others) {
+      this.overlaps.push(`${others} other control clients alive, ${attached} attached`);
+    }
+    const child = await super.spawnPersistent(address, args);
+    child.status.finally(() => this.#alive--);
+    return child;
+  }
+}
+
+Deno.test("control clients start one at a time (tmux 3.3a dies of two handshakes at once)", async () => {
+  const t = await TestTmux.start("first");
+  const runner = new HandshakeCheckingRunner();
+  try {
+    const sessions = ["first"];
+    const panes = [t.ids.paneId];
+    for (const name of ["second", "third", "fourth"]) {
+      panes.push((await t.tmux("new-session", "-d", "-s", name, "-P", "-F", "#{pane_id}")).trim());
+      sessions.push(name);
+    }
+    const ids = (await t.tmux("list-sessions", "-F", "#{session_id}")).trim().split("\n");
+    const control = controlFor(runner, { socketName: t.socket });
+    // A command and a watch in each session at once: five clients wanted together.
+    const watches = await Promise.all([
+      control.exec(["display-message", "-p", "x"]).then(() => null),
+      ...panes.map((pane, i) => control.watch(pane, [ids[i]], () => {})),
+    ]);
+    assert.ok(runner.started >= 4, `${runner.started} control clients`);
+    assert.deepEqual(runner.overlaps, []);
+    for (const w of watches) w?.close();
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
 
 Deno.test("control exec gives byte-identical results to spawning tmux", async () => {
   await withServer(async (t, runner) => {
