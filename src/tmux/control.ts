@@ -452,9 +452,9 @@ export class ServerControl {
    * at the first message of its handshake but sets up its control state only at the last: a
    * notification sent to every control client in between (another client attaching, detaching,
    * a window renamed) dereferences that missing state and the whole tmux server dies with it
-   * (fixed upstream in 2026; 8 control clients attaching at once crashed it within 150 rounds
-   * here). Starting ours in turn, each once the last has attached or ended, keeps them from
-   * doing that to one another.
+   * (tmux/tmux#4980; 8 control clients attaching at once crashed it within 150 rounds here).
+   * Starting ours in turn, each once the last has attached or ended, keeps them from doing
+   * that to one another.
    */
   #turn: Promise<void> = Promise.resolve();
   readonly #ending = new Set<Promise<void>>();
