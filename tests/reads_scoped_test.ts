@@ -137,6 +137,15 @@ Deno.test("tools acting on one pane or window read only it, and answer as before
     const missing = await c.fail("select_pane", { paneId: "%999" });
     assert.match(missing, /No pane %999/);
     assert.ok(others.every((p) => missing.includes(p)), missing);
+    // And a window that does not exist, whether its panes are read or not.
+    for (
+      const [name, args] of [
+        ["get_window_info", { windowId: "@999" }],
+        ["rename_window", { windowId: "@999", name: "x" }],
+      ] as const
+    ) {
+      assert.match(await c.fail(name, args), /No window @999 .*list_windows/, name);
+    }
   });
 });
 

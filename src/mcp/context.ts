@@ -190,15 +190,12 @@ export class TmuxContext {
 
   /**
    * The read for a tool acting on one pane: that pane (with every placement of its window),
-   * the clients and server facts, and the sessions or windows `scope` asks for. tmux looks up
-   * nothing of the other panes, which at a few hundred panes is most of a whole read. A
-   * missing pane is refused naming the panes there are (read once more for the hint).
+   * the clients and server facts. tmux looks up nothing of the other panes, which at a few
+   * hundred panes is most of a whole read. A missing pane is refused naming the panes there
+   * are (read once more for the hint).
    */
-  async paneSnapshot(
-    paneId: string,
-    scope: { readonly sessions?: boolean; readonly windows?: boolean } = {},
-  ): Promise<{ snapshot: Snapshot; pane: PaneRow }> {
-    const snapshot = await this.snapshot({ sessions: false, windows: false, ...scope, paneId });
+  async paneSnapshot(paneId: string): Promise<{ snapshot: Snapshot; pane: PaneRow }> {
+    const snapshot = await this.snapshot({ sessions: false, windows: false, paneId });
     const pane = snapshot.panes[0] ?? this.pane(await this.paneList(), paneId);
     return { snapshot, pane };
   }
