@@ -294,7 +294,10 @@ class Connection {
       },
       anomaly: (reason) => this.retire(`its answers broke control-mode framing: ${reason}`),
     });
-    this.done = Promise.all([this.#read(), this.#drainStderr(), child.status]).then(() => {});
+    // Reading starts once the connection is built: a stream that fails at once reports the
+    // loss to a ServerControl that then finds `done` in place.
+    const reading = Promise.resolve().then(() => this.#read());
+    this.done = Promise.all([reading, this.#drainStderr(), child.status]).then(() => {});
   }
 
   async #drainStderr(): Promise<void> {
@@ -440,6 +443,14 @@ const NO_SESSION_BACKOFF_MS = 1_000;
 const MAX_CONNECTIONS = 8;
 /** Longest a new control client waits for an ending one to be gone (it is killed by then). */
 const ENDING_WAIT_MS = 1_000;
+/**
+ * Longest a control client may take to attach (a few milliseconds normally). Past it, the
+ * client is given up and the caller starts tmux instead: a tmux that never answers must not
+ * hold up the control clients queued behind this one, nor the calls waiting for them.
+ */
+export const ATTACH_TIMEOUT_MS = 5_000;
+/** After a control client failed to attach in time, how long calls start tmux without trying. */
+const ATTACH_BACKOFF_MS = 30_000;
 
 /** The control connections of one tmux server. */
 export class ServerControl {
@@ -462,6 +473,8 @@ export class ServerControl {
   #acquiring: Promise<Connection> | null = null;
   #closed = false;
   #noSessionUntil = 0;
+  /** Until when no control client is tried, after one did not attach in time. */
+  #attachFailedUntil = 0;
   #subscriptionSeq = 0;
   /** What was last reported as down (the connection, or the server), until it is back. */
   #down: "lost" | "gone" | null = null;
@@ -515,6 +528,7 @@ export class ServerControl {
       !c.closed && sessionIds.includes(c.sessionId)
     );
     if (!connection) {
+      this.#requireAttaching();
       const eligible = await this.#eligibleSessions();
       const target = sessionIds.find((s) => eligible.includes(s));
       if (!target) {
@@ -619,6 +633,7 @@ export class ServerControl {
       this.#primary = open;
       return open;
     }
+    this.#requireAttaching();
     // Without a session to attach to, every call would first ask tmux again: ask at most
     // once a second and spawn meanwhile.
     if (performance.now() < this.#noSessionUntil) {
@@ -631,6 +646,13 @@ export class ServerControl {
     }
     this.#primary = await this.#open(eligible[0]);
     return this.#primary;
+  }
+
+  /** Refuses while control clients are not tried (one did not attach in time). */
+  #requireAttaching(): void {
+    if (performance.now() < this.#attachFailedUntil) {
+      throw new ControlUnavailable("a control client did not attach in time lately");
+    }
   }
 
   /** Sessions a control client may attach to: all but those with destroy-unattached on. */
@@ -687,6 +709,7 @@ export class ServerControl {
 
   async #connect(sessionId: string): Promise<Connection> {
     if (this.#closed || this.#runner.closed) throw new ControlUnavailable("shutting down");
+    this.#requireAttaching();
     if (this.connections >= MAX_CONNECTIONS) {
       throw new ControlUnavailable(`already ${MAX_CONNECTIONS} control clients on this server`);
     }
@@ -713,12 +736,32 @@ export class ServerControl {
       (c, n) => this.#events(c, n),
     );
     this.#connections.add(connection);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timedOut = false;
     try {
-      await connection.ready;
+      await Promise.race([
+        connection.ready,
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => {
+              timedOut = true;
+              reject(
+                new ControlUnavailable(
+                  `tmux did not attach a control client within ${ATTACH_TIMEOUT_MS} ms`,
+                ),
+              );
+            },
+            ATTACH_TIMEOUT_MS,
+          );
+        }),
+      ]);
     } catch (error) {
+      if (timedOut) this.#attachFailedUntil = performance.now() + ATTACH_BACKOFF_MS;
       await connection.close();
       this.#connections.delete(connection);
       throw error;
+    } finally {
+      clearTimeout(timer);
     }
     if (this.#closed) {
       await connection.close();

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import {
   argvCommands,
+  ATTACH_TIMEOUT_MS,
   controlFor,
   controlLine,
   ControlUnavailable,
@@ -145,6 +146,75 @@ Deno.test("control clients start one at a time (tmux 3.3a dies of two handshakes
   } finally {
     await runner.close();
     await t.kill();
+  }
+});
+
+/** A control client whose tmux never answers: it ends only when told to. */
+function silentChild(): PersistentChild {
+  const { promise: status, resolve } = Promise.withResolvers<Deno.CommandStatus>();
+  const end = () => resolve({ success: false, code: 143, signal: "SIGTERM" });
+  const silent = () =>
+    new ReadableStream({
+      type: "bytes",
+      start(c) {
+        status.then(() => {
+          c.close();
+          c.byobRequest?.respond(0); // settles a read waiting with its own buffer
+        });
+      },
+    }) as ReadableStream<Uint8Array>;
+  return {
+    stdin: new WritableStream<Uint8Array>({ close: end }),
+    stdout: silent(),
+    stderr: silent(),
+    status,
+    kill: end,
+  };
+}
+
+/** A runner for a tmux that lists two sessions but never attaches a control client. */
+class NeverAttachingRunner extends TmuxRunner {
+  spawned: string[][] = [];
+
+  override spawnPersistent(): Promise<PersistentChild> {
+    return Promise.resolve(silentChild());
+  }
+
+  override exec(
+    _address: ServerAddress,
+    args: readonly string[],
+  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    this.spawned.push([...args]);
+    const out = args[0] === "list-sessions" ? "$0 off\n$1 off\n" : "by a tmux process\n";
+    return Promise.resolve({ code: 0, stdout: bytes(out), stderr: "" });
+  }
+}
+
+Deno.test("a control client tmux never attaches is given up, for a while: calls start tmux", async () => {
+  const runner = new NeverAttachingRunner();
+  const address = { socketName: "never-attaches" };
+  try {
+    const began = performance.now();
+    // A call, and a watch whose client queues behind the first one's.
+    const [result, watch] = await Promise.allSettled([
+      execFast(runner, address, ["display-message", "-p", "x"]),
+      controlFor(runner, address).watch("%1", ["$1"], () => {}),
+    ]);
+    const took = performance.now() - began;
+    assert.equal(result.status, "fulfilled");
+    assert.equal(result.status === "fulfilled" && text(result.value.stdout), "by a tmux process\n");
+    assert.equal(watch.status, "rejected");
+    assert.ok(watch.status === "rejected" && watch.reason instanceof ControlUnavailable);
+    // The watch queued behind the first client gave up with it, not one timeout later.
+    assert.ok(took >= ATTACH_TIMEOUT_MS && took < 2 * ATTACH_TIMEOUT_MS, `${took} ms`);
+    assert.deepEqual(runner.spawned.at(-1), ["display-message", "-p", "x"]);
+    // For a while after, calls start tmux at once instead of trying again.
+    const again = performance.now();
+    await execFast(runner, address, ["display-message", "-p", "y"]);
+    assert.ok(performance.now() - again < ATTACH_TIMEOUT_MS / 5);
+    assert.deepEqual(runner.spawned.at(-1), ["display-message", "-p", "y"]);
+  } finally {
+    await runner.close();
   }
 });
 
