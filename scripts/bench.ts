@@ -755,6 +755,12 @@ for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
     );
     record(
       size,
+      "list_panes (one session, up to 40 panes)",
+      await time(() => call(server, "list_panes", { session: "bench0" })),
+      await time(() => tmux(fx.socket, "list-panes", "-s", "-t", "=bench0", "-F", floorFields)),
+    );
+    record(
+      size,
       "get_pane_info",
       await time(() => call(server, "get_pane_info", { paneId: target })),
       await time(() => tmux(fx.socket, "display-message", "-p", "-t", target, floorFields)),

@@ -253,3 +253,30 @@ Deno.test("a pane or window in several sessions is read with every placement", a
     await t.kill();
   }
 });
+
+Deno.test("list_panes of one session reads that session's panes, every placement kept", async () => {
+  await withBusyServer(false, async (t, c, runner, others) => {
+    const other = await t.tmux("new-session", "-d", "-s", "other s", "-P", "-F", "#{pane_id}");
+    const listed = async (session: string) => {
+      runner.started.length = 0;
+      const r = await c.ok<{ panes: { id: string; placements: { sessionName: string }[] }[] }>(
+        "list_panes",
+        { session },
+      );
+      return r.panes;
+    };
+    const mine = await listed("scoped");
+    assert.deepEqual(mine.map((p) => p.id).sort(), [t.ids.paneId, ...others].sort());
+    assert.deepEqual(wholeReads(runner.started), [], "read every pane of the server");
+    assert.deepEqual((await listed("other s")).map((p) => p.id), [other.trim()]);
+    // A window of "scoped" linked into "other s" too: its panes are listed for both, with both
+    // placements (the read goes across the server to find them).
+    const linked = (await t.tmux("display-message", "-p", "-t", others[0], "#{window_id}")).trim();
+    await t.tmux("link-window", "-d", "-s", linked, "-t", "other s:");
+    const again = await listed("other s");
+    assert.deepEqual(again.map((p) => p.id).sort(), [other.trim(), others[0], others[1]].sort());
+    const shared = again.find((p) => p.id === others[0])!;
+    assert.deepEqual(shared.placements.map((p) => p.sessionName).sort(), ["other s", "scoped"]);
+    assert.match(await c.fail("list_panes", { session: "nope" }), /No session "nope"/);
+  });
+});

@@ -311,8 +311,8 @@ export class TmuxContext {
     this.requireRunning(snapshot);
     const found = snapshot.panes.find((p) => p.id === id);
     if (found) return found;
-    const { panes, paneId, windowId } = snapshot.scope;
-    unread(panes && paneId === "" && windowId === "", `pane ${id}`);
+    const { panes, paneId, windowId, sessionId } = snapshot.scope;
+    unread(panes && paneId === "" && windowId === "" && sessionId === "", `pane ${id}`);
     throw new ToolFailure(
       `No pane ${id} on ${this.socketLabel}.`,
       `Panes: ${sample(snapshot.panes.map((p) => p.id))} — list_panes lists them all.`,

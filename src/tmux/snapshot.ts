@@ -188,6 +188,12 @@ export interface SnapshotScope {
    */
   readonly windowId?: string;
   /**
+   * Read only the panes of this session's windows (`$N`), each with every placement; "" reads
+   * all. When one of its windows is also in another session, every pane is read (a superset:
+   * filter by placement).
+   */
+  readonly sessionId?: string;
+  /**
    * Read each pane's current command and directory (default true). tmux asks the system for
    * both on every read, pane by pane: the costliest fields by far (about 1.5 ms per 100 panes
    * here). Without them, `command` and `cwd` are empty strings.
@@ -204,6 +210,7 @@ export const FULL_SCOPE: Required<SnapshotScope> = {
   panes: true,
   paneId: "",
   windowId: "",
+  sessionId: "",
   processInfo: true,
   brief: false,
 };
@@ -473,11 +480,12 @@ const CLIENT_LAYOUT = layout(CLIENT, [
  * The argv of the chained command that reads everything. `list-clients` goes last: with no
  * sessions it fails with "no current target" after the rest has printed.
  *
- * One pane or one window is read `targeted`: `list-panes -t` lists that window's panes alone,
- * where `list-panes -a` makes tmux set up every pane of the server to test it against a filter
- * (~2.5 ms at 1 000 panes). It reports the window in one session only, so a read that finds the
- * window in several (linked, or a session group) is made again untargeted, and so is one whose
- * target tmux cannot find (it would stop the chain there).
+ * One pane, one window or one session is read `targeted`: `list-panes -t` lists that window's
+ * panes alone (`-s`: that session's), where `list-panes -a` makes tmux set up every pane of the
+ * server to test it against a filter (~2.5 ms at 1 000 panes; and for a session, look up every
+ * pane's process). It reports a window in one session only, so a read that finds a window in
+ * several (linked, or a session group) is made again untargeted, and so is one whose target
+ * tmux cannot find (it would stop the chain there). Untargeted, a session's panes are all panes.
  */
 function snapshotArgs(
   guard: string,
@@ -504,9 +512,11 @@ function snapshotArgs(
     const [kind, layout] = scope.brief
       ? ["B", scope.processInfo ? PANE_BRIEF_LAYOUT : PANE_BRIEF_LAYOUT_LIGHT]
       : ["P", scope.processInfo ? PANE_LAYOUT : PANE_LAYOUT_LIGHT];
-    const which = !targeted || tests.length === 0
+    const which = !targeted
       ? ["-a", ...filter]
-      : ["-t", scope.paneId || scope.windowId, ...(scope.paneId ? filter : [])];
+      : tests.length > 0
+      ? ["-t", scope.paneId || scope.windowId, ...(scope.paneId ? filter : [])]
+      : ["-s", "-t", scope.sessionId];
     args.push(";", "list-panes", ...which, "-F", fmt(kind, layout));
   }
   args.push(";", "list-clients", "-F", fmt("C", CLIENT_LAYOUT));
@@ -563,7 +573,11 @@ async function readSnapshot(
   if (full.windowId !== "" && !/^@\d+$/.test(full.windowId)) {
     throw new Error(`not a window id: ${full.windowId}`);
   }
-  const targeted = full.panes && (full.paneId !== "" || full.windowId !== "");
+  if (full.sessionId !== "" && !/^\$\d+$/.test(full.sessionId)) {
+    throw new Error(`not a session id: ${full.sessionId}`);
+  }
+  const targeted = full.panes &&
+    (full.paneId !== "" || full.windowId !== "" || full.sessionId !== "");
   const read = await readOnce(runner, address, options, full, targeted);
   if (targeted && (read === null || read.placedElsewhere)) {
     return await readOnce(runner, address, options, full, false) as Snapshot<PaneBrief>;
@@ -591,7 +605,7 @@ async function readOnce(
   if (result.code !== 0 && !/^no current target/m.test(stderr)) {
     const kind = classifyStderr(stderr);
     if (kind === "no-server") return NO_SERVER;
-    if (targeted && /^can't find (pane|window)/m.test(stderr)) return null;
+    if (targeted && /^can't find (pane|window|session)/m.test(stderr)) return null;
     throw new TmuxError(
       kind,
       stderr.split("\n")[0] || `tmux exited with status ${result.code}`,

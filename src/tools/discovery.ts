@@ -67,6 +67,12 @@ function boundPlacements<T>(placements: readonly T[]) {
   return { placements: kept, omittedPlacements: omitted, placementsComplete: omitted === 0 };
 }
 
+/** The id of a session named by id or name, refused when there is none (no server: ""). */
+async function sessionIdOf(ctx: TmuxContext, ref: string): Promise<string> {
+  const snapshot = await ctx.snapshot(SESSIONS_ONLY);
+  return snapshot.running ? ctx.session(snapshot, ref).id : "";
+}
+
 /** Restricts panes to a session and/or a window, refusing targets that do not exist. */
 function scopePanes<P extends PaneBrief>(
   ctx: TmuxContext,
@@ -143,11 +149,17 @@ const listPanes = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
+    // One session's panes: its id first (the name may be anything), then only its panes.
+    const sessionId = args.session !== undefined && args.window === undefined
+      ? await sessionIdOf(ctx, args.session)
+      : "";
     const snapshot = await ctx.briefSnapshot({
       sessions: args.session !== undefined,
       windows: args.window !== undefined,
-      // One window's panes: tmux looks up only theirs (the others' processes cost the most).
+      // One window's or session's panes: tmux looks up only theirs (the others' processes
+      // cost the most).
       windowId: args.window ?? "",
+      sessionId,
     });
     const panes = scopePanes(ctx, snapshot, args.session, args.window);
     // The pane this server runs in is listed only if it is in the window read.
