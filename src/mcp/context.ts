@@ -191,10 +191,14 @@ export class TmuxContext {
   /**
    * The read for a tool acting on one pane: that pane (with every placement of its window),
    * the clients and server facts. tmux looks up nothing of the other panes, which at a few
-   * hundred panes is most of a whole read. A missing pane is refused naming the panes there
-   * are (read once more for the hint).
+   * hundred panes is most of a whole read. A missing pane, or a reference that is no pane id,
+   * is refused naming the panes there are (read once more for the hint).
    */
   async paneSnapshot(paneId: string): Promise<{ snapshot: Snapshot; pane: PaneRow }> {
+    if (!PANE_ID.test(paneId)) {
+      const all = await this.paneList();
+      return { snapshot: all, pane: this.pane(all, paneId) };
+    }
     const snapshot = await this.snapshot({ sessions: false, windows: false, paneId });
     const pane = snapshot.panes[0] ?? this.pane(await this.paneList(), paneId);
     return { snapshot, pane };
@@ -215,12 +219,16 @@ export class TmuxContext {
   /**
    * One window (with every placement) and none of its panes, the clients and server facts,
    * and the sessions if `scope` asks for them: for a tool that acts on the window as a whole.
-   * A missing window is refused.
+   * A missing window, or a reference that is no window id, is refused.
    */
   async windowAlone(
     windowId: string,
     scope: { readonly sessions?: boolean } = {},
   ): Promise<{ snapshot: Snapshot; window: WindowRow }> {
+    if (!WINDOW_ID.test(windowId)) {
+      const all = await this.snapshot({ sessions: scope.sessions ?? false, panes: false });
+      return { snapshot: all, window: this.window(all, windowId) };
+    }
     const snapshot = await this.windowSnapshot(windowId, { ...scope, panes: false });
     return { snapshot, window: this.window(snapshot, windowId) };
   }
@@ -327,6 +335,9 @@ export class TmuxContext {
 function unread(read: boolean, what: string): void {
   if (!read) throw new Error(`internal: looked up ${what} in a snapshot that did not read it`);
 }
+
+const PANE_ID = /^%\d+$/;
+const WINDOW_ID = /^@\d+$/;
 
 /** The first few items of a list for a hint, with a count of the rest. */
 export function sample(items: readonly string[], max = 12): string {

@@ -578,16 +578,17 @@ async function readSnapshot(
   }
   const targeted = full.panes &&
     (full.paneId !== "" || full.windowId !== "" || full.sessionId !== "");
-  const read = await readOnce(runner, address, options, full, targeted);
-  if (targeted && (read === null || read.placedElsewhere)) {
-    return await readOnce(runner, address, options, full, false) as Snapshot<PaneBrief>;
+  if (targeted) {
+    const read = await readOnce(runner, address, options, full, true);
+    if (read !== null && !read.placedElsewhere) return read.snapshot;
   }
-  return read ?? NO_SERVER;
+  // Untargeted, a read is never null: a missing target is not tmux's error then.
+  return (await readOnce(runner, address, options, full, false))!.snapshot;
 }
 
 /**
- * One read; null when a targeted read's target does not exist (tmux stopped the chain there).
- * `placedElsewhere`: a pane read has its window in more than one session.
+ * One read, and whether a pane read has its window in more than one session; null when a
+ * targeted read's target does not exist (tmux stopped the chain there).
  */
 async function readOnce(
   runner: TmuxRunner,
@@ -595,7 +596,7 @@ async function readOnce(
   options: RunOptions,
   scope: Required<SnapshotScope>,
   targeted: boolean,
-): Promise<(Snapshot<PaneBrief> & { placedElsewhere?: boolean }) | null> {
+): Promise<{ snapshot: Snapshot<PaneBrief>; placedElsewhere: boolean } | null> {
   const guard = newGuard();
   // Over the control-mode connection when there is one (a fraction of a millisecond instead
   // of starting a tmux process), by spawning otherwise: the same bytes either way.
@@ -604,7 +605,7 @@ async function readOnce(
   // With no sessions, list-clients fails with "no current target" after the rest printed.
   if (result.code !== 0 && !/^no current target/m.test(stderr)) {
     const kind = classifyStderr(stderr);
-    if (kind === "no-server") return NO_SERVER;
+    if (kind === "no-server") return { snapshot: NO_SERVER, placedElsewhere: false };
     if (targeted && /^can't find (pane|window|session)/m.test(stderr)) return null;
     throw new TmuxError(
       kind,
@@ -613,7 +614,7 @@ async function readOnce(
     );
   }
   const { placedElsewhere, ...parsed } = parseSnapshot(result.stdout, guard);
-  return targeted && placedElsewhere ? { ...parsed, scope, placedElsewhere } : { ...parsed, scope };
+  return { snapshot: { ...parsed, scope }, placedElsewhere };
 }
 
 /** Parses the chained output. Exported for tests. */

@@ -32,7 +32,6 @@ const ENVELOPE_BYTES = 1_024;
 
 /** Refuses a target that does not exist, naming what does (tmux would expand it as empty). */
 async function requireTarget(ctx: TmuxContext, target: string): Promise<void> {
-  // targetSchema has made it %N, @N or $N.
   if (target.startsWith("%")) await ctx.paneSnapshot(target);
   else if (target.startsWith("@")) await ctx.windowAlone(target);
   else ctx.session(await ctx.snapshot(SESSIONS_ONLY), target);

@@ -41,7 +41,7 @@ import {
 } from "../mcp/schemas.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/run.ts";
-import { SERVER_ONLY, SESSIONS_ONLY, WINDOWS_ONLY } from "../tmux/snapshot.ts";
+import { SERVER_ONLY, SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import { changes, envNameSchema, formatArg, literalArg, paneFields } from "./arguments.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -253,22 +253,15 @@ async function scopeFlags(
       return { flags: ["-t", s.id], label: `session ${s.id}`, targetId: s.id };
     }
     case "window": {
-      const w = WINDOW_ID.test(target)
-        ? (await ctx.windowAlone(target)).window
-        : ctx.window(await ctx.snapshot(WINDOWS_ONLY), target);
+      const { window: w } = await ctx.windowAlone(target);
       return { flags: ["-w", "-t", w.id], label: `window ${w.id}`, targetId: w.id };
     }
     case "pane": {
-      const p = PANE_ID.test(target)
-        ? (await ctx.paneSnapshot(target)).pane
-        : ctx.pane(await ctx.paneList(), target);
+      const { pane: p } = await ctx.paneSnapshot(target);
       return { flags: ["-p", "-t", p.id], label: `pane ${p.id}`, targetId: p.id };
     }
   }
 }
-
-const PANE_ID = /^%\d+$/;
-const WINDOW_ID = /^@\d+$/;
 
 const scopeSchema = z.enum(SCOPES);
 
