@@ -3,7 +3,8 @@
  *
  * `structuredContent` is JSON for programs; the text block carries the same facts for a
  * model, at about half the tokens: `key: value` lines, one line per list entry as
- * `field=value` pairs, and long texts (a capture, a command's output) as they are, inside a
+ * `field=value` pairs (the fields every entry of a list shares written once, before them), and
+ * long texts (a capture, a command's output) as they are, inside a
  * fence. Nothing a pane produces can pose as the reply's own structure: a value that holds a
  * line break, a control character, quotes or leading spaces is written as a JSON string, and
  * a fence is longer than any run of backticks inside it.
@@ -81,16 +82,44 @@ function printable(line: string): string {
   );
 }
 
-/** One list entry as `field=value` pairs; nested values as inline JSON. */
-function entryLine(entry: unknown): string {
+/** Fields as `field=value` pairs; nested values as inline JSON. */
+function fieldPairs(entry: Record<string, unknown>, skip?: ReadonlySet<string>): string {
+  const fields: string[] = [];
+  for (const [key, value] of Object.entries(entry)) {
+    if (skip?.has(key)) continue;
+    fields.push(
+      `${keyText(key)}=${
+        Array.isArray(value) || isPlainObject(value) ? json(value) : scalar(value, BARE_FIELD)
+      }`,
+    );
+  }
+  return fields.join(" ");
+}
+
+/** One list entry as `field=value` pairs, without the fields every entry shares. */
+function entryLine(entry: unknown, shared?: ReadonlySet<string>): string {
   if (!isPlainObject(entry)) return `- ${scalar(entry, BARE_FIELD)}`;
-  if (Object.keys(entry).length === 0) return "- {}";
-  const fields = Object.entries(entry).map(([key, value]) =>
-    `${keyText(key)}=${
-      Array.isArray(value) || isPlainObject(value) ? json(value) : scalar(value, BARE_FIELD)
-    }`
-  );
-  return `- ${fields.join(" ")}`;
+  const pairs = fieldPairs(entry, shared);
+  return pairs === "" ? "- {}" : `- ${pairs}`;
+}
+
+/** Lists shorter than this are written entry by entry, every field on every line. */
+const SHARED_FROM = 3;
+
+/**
+ * The scalar fields every entry of a list holds with the same value (the flags that say a
+ * pane's metadata is complete, `dead=false`...): written once, on a `* every entry:` line
+ * before the entries, instead of on each of them. Nested values and texts stay per entry.
+ */
+function sharedFields(entries: readonly unknown[]): Record<string, unknown> {
+  if (entries.length < SHARED_FROM || !entries.every(isPlainObject)) return {};
+  const [first, ...rest] = entries as Record<string, unknown>[];
+  const shared: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(first)) {
+    if (value !== null && typeof value === "object" || isBlock(value)) continue;
+    if (rest.every((e) => Object.hasOwn(e, key) && e[key] === value)) shared[key] = value;
+  }
+  return shared;
 }
 
 function renderInto(lines: string[], data: Record<string, unknown>, indent: string): void {
@@ -103,14 +132,17 @@ function renderInto(lines: string[], data: Record<string, unknown>, indent: stri
         lines.push(`${indent}${keyText(key)}: ${json(value)}`);
       } else {
         lines.push(`${indent}${keyText(key)} (${value.length}):`);
+        const shared = sharedFields(value);
+        const sharedKeys = new Set(Object.keys(shared));
+        if (sharedKeys.size) lines.push(`${indent}* every entry: ${fieldPairs(shared)}`);
         for (const entry of value) {
           if (isPlainObject(entry) && Object.values(entry).some(isBlock)) {
             // An entry with a long text (a batch row's output): fields, then the block.
             const { blocks, rest } = splitBlocks(entry);
-            lines.push(`${indent}${entryLine(rest)}`);
+            lines.push(`${indent}${entryLine(rest, sharedKeys)}`);
             for (const [k, v] of blocks) lines.push(`${indent}  ${keyText(k)}:`, ...fenced(v));
           } else {
-            lines.push(`${indent}${entryLine(entry)}`);
+            lines.push(`${indent}${entryLine(entry, sharedKeys)}`);
           }
         }
       }

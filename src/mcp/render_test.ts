@@ -96,3 +96,49 @@ Deno.test("renderReply: no control character reaches the text", () => {
   // deno-lint-ignore no-control-regex
   assert.doesNotMatch(rendered, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/);
 });
+
+Deno.test("renderReply: fields every entry shares are written once, and come back on each", () => {
+  const panes = Array.from({ length: 4 }, (_, i) => ({
+    id: `%${i}`,
+    dead: false,
+    title: "two words",
+    omitted: 0,
+    nothing: null,
+    placements: [{ index: 0 }],
+    ...(i === 2 ? {} : { cwd: "/tmp" }),
+  }));
+  const text = renderReply("4 panes.", { panes });
+  assert.match(text, /^\* every entry: dead=false title="two words" omitted=0 nothing=null$/m);
+  assert.match(text, /^- id=%2 placements=\[\{"index":0\}\]$/m, "cwd is not on every entry");
+  assert.doesNotMatch(text, /^- .*dead=/m);
+  assert.deepEqual(parseRendered(text).data, { panes });
+  // Two entries are written in full; a list of scalars is one JSON line.
+  assert.doesNotMatch(renderReply("s", { panes: panes.slice(0, 2) }), /every entry/);
+  // Every field shared: each entry is `{}` after the shared line, and still comes back.
+  const same = Array.from({ length: 3 }, () => ({ a: 1, b: "x" }));
+  assert.deepEqual(parseRendered(renderReply("s", { same })).data, { same });
+});
+
+Deno.test("renderReply: shared fields come back exactly for hostile values", () => {
+  let s = 7;
+  const rand = (n: number) => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s % n;
+  };
+  let sharedLines = 0;
+  for (let round = 0; round < 2_000; round++) {
+    const values = [HOSTILE[rand(HOSTILE.length)], HOSTILE[rand(HOSTILE.length)], rand(3), true];
+    const entries = Array.from({ length: 3 + rand(4) }, () => {
+      const e: Record<string, unknown> = {};
+      for (const k of ["a", "odd key=x", "b\nc", "d"]) {
+        if (rand(6) !== 0) e[k] = values[rand(rand(3) === 0 ? 4 : 1)];
+      }
+      return e;
+    });
+    const data = { entries };
+    const text = renderReply("s", data);
+    if (text.includes("\n* every entry: ")) sharedLines++;
+    assert.deepEqual(parseRendered(text).data, data, text);
+  }
+  assert.ok(sharedLines > 500, `only ${sharedLines} rounds shared a field`);
+});

@@ -72,8 +72,17 @@ export function parseRendered(text: string): { summary: string; data: Record<str
       if ((m = line.match(/^([A-Za-z_][\w.-]*|"(?:[^"\\]|\\.)*") \((\d+)\):$/))) {
         i++;
         const list: unknown[] = [];
+        // Fields every entry shares, written once before them.
+        let shared: Record<string, unknown> = {};
+        const every = `${indent}* every entry: `;
+        if (lines[i]?.startsWith(every)) {
+          shared = entry(`- ${lines[i++].slice(every.length)}`) as Record<string, unknown>;
+        }
         for (let n = 0; n < Number(m[2]); n++) {
-          const e = entry(lines[i++].slice(indent.length)) as Record<string, unknown>;
+          const own = entry(lines[i++].slice(indent.length));
+          const e = Object.keys(shared).length
+            ? { ...shared, ...own as Record<string, unknown> }
+            : own as Record<string, unknown>;
           while (i < lines.length && lines[i].startsWith(`${indent}  `) && /:$/.test(lines[i])) {
             const k = keyOf(lines[i++].trim().slice(0, -1));
             e[k] = block();
