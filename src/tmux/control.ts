@@ -42,7 +42,9 @@ import {
   type PendingCall,
 } from "./control_protocol.ts";
 import { decodeBytes } from "./format.ts";
+import { changesStructure } from "./structure.ts";
 import {
+  addressKey,
   type PersistentChild,
   type RunOptions,
   type ServerAddress,
@@ -881,13 +883,6 @@ export function observeControl(
   return () => set.delete(observer);
 }
 
-function addressKey(address: ServerAddress): string {
-  const on = address.host === undefined ? "" : `@${address.host}\n`;
-  if (address.socketPath) return `${on}S:${address.socketPath}`;
-  if (address.socketName) return `${on}L:${address.socketName}`;
-  return `${on}default`;
-}
-
 /**
  * The control connections of the server at `address`, one set per runner (so one per MCP
  * server process); closed when the runner closes.
@@ -955,6 +950,15 @@ async function execVia(
   options: RunOptions,
   mayRepeat: boolean,
 ): Promise<ControlResult> {
+  // One at a time with every other structural command (structure.ts): answered, over the
+  // control connection or by a tmux process of its own, before the next is sent.
+  if (!options.inStructureLane && changesStructure(args)) {
+    return await runner.inStructureLane(
+      address,
+      () => execVia(runner, address, args, { ...options, inStructureLane: true }, mayRepeat),
+      options.signal,
+    );
+  }
   if (!runner.closed && runner.control) {
     try {
       return await controlFor(runner, address).exec(args, options);

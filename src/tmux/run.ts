@@ -16,6 +16,7 @@ import {
   SshUnreachable,
   streamAfterMarker,
 } from "./ssh.ts";
+import { changesStructure } from "./structure.ts";
 
 /** Which tmux server to talk to: tmux's own `-L` name or `-S` path, or tmux's default. */
 export interface ServerAddress {
@@ -76,6 +77,11 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** Bytes to write to tmux's stdin (default: none, stdin is /dev/null). */
   readonly stdin?: Uint8Array;
+  /**
+   * Set by a caller that already holds the structure lane for this command
+   * ({@link TmuxRunner.inStructureLane}), so that it is not waited for twice.
+   */
+  readonly inStructureLane?: boolean;
 }
 
 /** What the runner needs to know once, at construction. */
@@ -181,6 +187,14 @@ class Gate {
   }
 }
 
+/** One key per tmux server an address reaches (with the host it is on). */
+export function addressKey(address: ServerAddress): string {
+  const on = address.host === undefined ? "" : `@${address.host}\n`;
+  if (address.socketPath) return `${on}S:${address.socketPath}`;
+  if (address.socketName) return `${on}L:${address.socketName}`;
+  return `${on}default`;
+}
+
 /** Global flags for an address, always starting with `-u` (see TMUX-NOTES: locale). */
 export function addressArgs(address: ServerAddress): string[] {
   if (address.socketPath) return ["-u", "-S", address.socketPath];
@@ -202,6 +216,8 @@ export class TmuxRunner {
   readonly #closing = new AbortController();
   readonly #closeHooks = new Set<() => Promise<void>>();
   readonly #ssh: SshHosts | null;
+  /** Per server, the last structural command's turn (see {@link inStructureLane}). */
+  readonly #lanes = new Map<string, Promise<void>>();
   #running = 0;
 
   /** Builds a runner; nothing is started until {@link run}. */
@@ -235,6 +251,45 @@ export class TmuxRunner {
     this.#running++;
     child.status.finally(() => this.#running--);
     return child;
+  }
+
+  /**
+   * Runs `fn` once every structural command sent to the same server before it has been
+   * answered, and holds the next until `fn` settles: tmux then never reads a change of a
+   * session's current window and the end of that session in one pass of its command loop,
+   * which kills the tmux server while a control client is attached (structure.ts). Commands
+   * that change no structure never wait here. Cancelled while waiting, it throws without
+   * running `fn`.
+   */
+  async inStructureLane<T>(
+    address: ServerAddress,
+    fn: () => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const key = addressKey(address);
+    const before = this.#lanes.get(key) ?? Promise.resolve();
+    const { promise: mine, resolve: release } = Promise.withResolvers<void>();
+    const tail = before.then(() => mine);
+    this.#lanes.set(key, tail);
+    try {
+      if (signal) {
+        const aborted = Promise.withResolvers<never>();
+        const onAbort = () => aborted.reject(new TmuxError("cancelled", "The call was cancelled."));
+        if (signal.aborted) onAbort();
+        signal.addEventListener("abort", onAbort, { once: true });
+        try {
+          await Promise.race([before, aborted.promise]);
+        } finally {
+          signal.removeEventListener("abort", onAbort);
+        }
+      } else {
+        await before;
+      }
+      return await fn();
+    } finally {
+      release();
+      if (this.#lanes.get(key) === tail) this.#lanes.delete(key);
+    }
   }
 
   /** The program and argv that run tmux with `args` at `address`, here or over SSH. */
@@ -412,6 +467,21 @@ export class TmuxRunner {
     address: ServerAddress,
     args: readonly string[],
     options: RunOptions = {},
+  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    if (!options.inStructureLane && changesStructure(args)) {
+      return await this.inStructureLane(
+        address,
+        () => this.#execNow(address, args, options),
+        options.signal,
+      );
+    }
+    return await this.#execNow(address, args, options);
+  }
+
+  async #execNow(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions,
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
     return await this.#spawn(address, args, options, async (child) => {
       const output = await child.output();
