@@ -278,6 +278,17 @@ const memory: {
   bundleIdleRssMb: number | null;
   peakRssMb: number;
 }[] = [];
+/**
+ * What a reply costs a model's context: its text block (what a client shows the model), its
+ * structured content, and the whole result as JSON on the wire.
+ */
+const replies: {
+  size: number;
+  call: string;
+  textChars: number;
+  structuredBytes: number;
+  wireBytes: number;
+}[] = [];
 /** Peak RSS a call pattern adds to a fresh server, over its RSS once idle and ready. */
 const deep: { history: number; call: string; idleRssMb: number; riseMb: number }[] = [];
 
@@ -904,6 +915,34 @@ for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
         await tmux(fx.socket, "wait-for", channel);
       }),
     );
+    const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).length;
+    for (
+      const [label, name, args] of [
+        ["list_panes (whole server)", "list_panes", {}],
+        ["list_windows (whole server)", "list_windows", {}],
+        ["search_panes (visible screen)", "search_panes", { pattern: "NEEDLE-PRESENT" }],
+        ["capture_pane (last 200 lines)", "capture_pane", {
+          paneId: target,
+          start: -200,
+          maxLines: 200,
+        }],
+      ] as const
+    ) {
+      const r = await call(server, name, args);
+      replies.push({
+        size,
+        call: label,
+        textChars: r.content?.[0]?.text.length ?? 0,
+        structuredBytes: bytes(r.structuredContent),
+        wireBytes: bytes(r),
+      });
+      out(
+        `${String(size).padStart(5)}  reply of ${label}: text ${replies.at(-1)!.textChars} ` +
+          `chars, structured ${replies.at(-1)!.structuredBytes} B, whole ${
+            replies.at(-1)!.wireBytes
+          } B`,
+      );
+    }
     memory.push({ size, idleRssMb, bundleIdleRssMb, peakRssMb: peakRss(server.child.pid) });
     out(
       `${String(size).padStart(5)}  server RSS idle once ready ${idleRssMb.toFixed(1)} MB, ` +
@@ -932,7 +971,11 @@ const machine =
 if (values.json) {
   await Deno.writeTextFile(
     values.json,
-    JSON.stringify({ machine, runs: RUNS, rows, memory, deep, live, ssh: sshFigures }, null, 2),
+    JSON.stringify(
+      { machine, runs: RUNS, rows, memory, replies, deep, live, ssh: sshFigures },
+      null,
+      2,
+    ),
   );
 }
 /**
@@ -979,6 +1022,9 @@ if (values.markdown && values["ssh-only"]) {
       m.peakRssMb.toFixed(1)
     } |`
   ).join("\n");
+  const replyRows = replies.map((r) =>
+    `| ${r.size} | ${r.call} | ${r.textChars} | ${r.structuredBytes} | ${r.wireBytes} |`
+  ).join("\n");
   const rises = deep.map((d) =>
     `| ${d.history} | ${d.call} | ${d.idleRssMb.toFixed(1)} | ${d.riseMb.toFixed(1)} |`
   ).join("\n");
@@ -1013,6 +1059,10 @@ if (values.markdown && values["ssh-only"]) {
       `The whole run took ${totalSeconds.toFixed(0)} s.\n\n${table}\n\n` +
       `| panes | server RSS idle once ready, after tools/list and prompts/list (MB) | the same, bundle as the binary runs it (MB) | server peak RSS, whole run (MB) |\n` +
       `|---:|---:|---:|---:|\n${mem}\n\n` +
+      `What a reply costs a model's context, with default arguments: the text block a client ` +
+      `shows the model, the structured content, and the whole result as JSON on the wire.\n\n` +
+      `| panes | call | text (characters) | structured content (bytes) | whole result (bytes) |\n` +
+      `|---:|---|---:|---:|---:|\n${replyRows}\n\n` +
       `Reading bounded by the request: a fresh server, ${DEEP_RUNS} calls on one pane with deep ` +
       `history; the rise is its peak RSS over its RSS once idle and ready (after tools/list and prompts/list).\n\n` +
       `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n` +
