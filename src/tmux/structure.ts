@@ -2,14 +2,16 @@
  * Which tmux commands change what a session is made of: its current window, or whether its
  * panes, windows and the session itself go on existing.
  *
- * While a control-mode client is attached, tmux up to 3.6 sends it `%session-window-changed`
- * for a session whose current window changed at the end of the command loop, and reads the
- * session's current window to do so: if the same loop ended that session, there is none and
- * the whole tmux server dies, every person's session with it (tmux/tmux#5243; ROBUSTNESS.md). One command line (`next-window ; kill-session`) does it, and so do two
- * commands tmux reads in one pass: two lines a control client sends together, or two clients
- * whose commands arrive at once. This server keeps a control client attached, so its own
- * commands of this kind go out one at a time ({@link TmuxRunner.inStructureLane}): each
- * has been answered, and with it that loop has ended, before the next is sent.
+ * While a control-mode client is attached, tmux before the upstream fix of June 2026 (3.3a
+ * here) sends it `%session-window-changed` for a session whose current window changed at the
+ * end of a pass of its command loop, and reads the session's current window to do so: if the
+ * same pass ended that session, there is none and the whole tmux server dies, every person's
+ * session with it (tmux/tmux#5243; ROBUSTNESS.md). One command line (`next-window ;
+ * kill-session`) does it, and so do two commands tmux reads in one pass: two lines a control
+ * client sends together, or two clients whose commands arrive at once. This server keeps a
+ * control client attached, so its own commands of this kind go out one at a time
+ * ({@link TmuxRunner.inStructureLane}): each has been answered, and with it that pass has
+ * ended, before the next is sent.
  *
  * @module
  */
