@@ -4,6 +4,23 @@ import { execOnce } from "./control.ts";
 import { TmuxRunner } from "./run.ts";
 import { changesStructure } from "./structure.ts";
 
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/** A private tmux server with one session `session`, and a runner of its own; both ended after. */
+async function withRunner(
+  session: string,
+  fn: (t: Started, runner: TmuxRunner, address: { socketName: string }) => Promise<void>,
+): Promise<void> {
+  const t = await TestTmux.start(session);
+  const runner = new TmuxRunner();
+  try {
+    await fn(t, runner, { socketName: t.socket });
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+}
+
 Deno.test("changesStructure finds window changes and ends, in chains and nested commands", () => {
   for (
     const args of [
@@ -83,10 +100,7 @@ Deno.test("the structure lane runs its commands one at a time, in order, and let
 });
 
 Deno.test("a structural command waits for the one before it to finish in tmux, and reads do not", async () => {
-  const t = await TestTmux.start("main");
-  const runner = new TmuxRunner();
-  const address = { socketName: t.socket };
-  try {
+  await withRunner("main", async (t, runner, address) => {
     const w = (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id}")).trim();
     // The first holds tmux for a while, then marks its end; the second reads the mark first.
     const slow = runner.exec(address, [
@@ -117,20 +131,14 @@ Deno.test("a structural command waits for the one before it to finish in tmux, a
     assert.equal(new TextDecoder().decode(meanwhile.stdout), "");
     assert.equal(first.code, 0, first.stderr);
     assert.equal(new TextDecoder().decode(then.stdout).trim(), "first-done");
-  } finally {
-    await runner.close();
-    await t.kill();
-  }
+  });
 });
 
 Deno.test("a window change and the end of its session sent at once never kill the tmux server", async () => {
   // tmux 3.3a dies of these two lines when one pass of its command loop reads both while a
   // control client is attached (ROBUSTNESS.md): 37 rounds of 60 did, sent together
   // over this server's control connection, before its structural commands took turns.
-  const t = await TestTmux.start("keep");
-  const runner = new TmuxRunner();
-  const address = { socketName: t.socket };
-  try {
+  await withRunner("keep", async (t, runner, address) => {
     await execOnce(runner, address, ["display-message", "-p", "attached"]);
     for (let round = 0; round < 20; round++) {
       const name = `v${round}`;
@@ -146,10 +154,7 @@ Deno.test("a window change and the end of its session sent at once never kill th
       const alive = await t.tmuxRaw("has-session", "-t", "=keep");
       assert.equal(alive.code, 0, `round ${round}: the tmux server died: ${alive.stderr}`);
     }
-  } finally {
-    await runner.close();
-    await t.kill();
-  }
+  });
 });
 
 const TMUX_VERSION = new TextDecoder().decode(
@@ -165,10 +170,7 @@ Deno.test({
   ignore: !/^tmux 3\.[0-3][a-z]?$/.test(TMUX_VERSION),
   async fn() {
     const line = ["next-window", "-t", "=v", ";", "kill-session", "-t", "=v"];
-    const t = await TestTmux.start("keep");
-    const runner = new TmuxRunner();
-    const address = { socketName: t.socket };
-    try {
+    await withRunner("keep", async (t, runner, address) => {
       await t.tmux("new-session", "-d", "-s", "v");
       await t.tmux("new-window", "-t", "=v:");
       // No control client: tmux survives the line.
@@ -183,9 +185,6 @@ Deno.test({
       const alive = await t.tmuxRaw("has-session", "-t", "=keep");
       assert.notEqual(alive.code, 0, "tmux survived: this tmux no longer has the fault");
       assert.match(alive.stderr, /no server running|server exited|error connecting/);
-    } finally {
-      await runner.close();
-      await t.kill();
-    }
+    });
   },
 });
