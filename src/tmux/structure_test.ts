@@ -102,10 +102,11 @@ Deno.test("the structure lane runs its commands one at a time, in order, and let
 Deno.test("a structural command waits for the one before it to finish in tmux, and reads do not", async () => {
   await withRunner("main", async (t, runner, address) => {
     const w = (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id}")).trim();
-    // The first holds tmux for a while, then marks its end; the second reads the mark first.
+    await execOnce(runner, address, ["display-message", "-p", "the control client is attached"]);
+    // The first is held in tmux until the test lets it go, then marks its end.
     const slow = runner.exec(address, [
-      "run-shell",
-      "sleep 0.3",
+      "wait-for",
+      "lane-test",
       ";",
       "set-option",
       "-g",
@@ -116,6 +117,7 @@ Deno.test("a structural command waits for the one before it to finish in tmux, a
       "-t",
       w,
     ]);
+    // The second reads the mark first: it must not run before the first has ended.
     const second = execOnce(runner, address, [
       "display-message",
       "-p",
@@ -125,10 +127,11 @@ Deno.test("a structural command waits for the one before it to finish in tmux, a
       "-t",
       `${t.ids.sessionId}:${t.ids.windowId}`,
     ]);
-    // A read is not held by the lane: it is answered while the first still sleeps.
-    const read = runner.exec(address, ["show-option", "-gqv", "@lane"]);
-    const [first, then, meanwhile] = await Promise.all([slow, second, read]);
-    assert.equal(new TextDecoder().decode(meanwhile.stdout), "");
+    // A read is not held by the lane: it is answered while the first is still held.
+    const read = await runner.exec(address, ["show-option", "-gqv", "@lane"]);
+    assert.equal(new TextDecoder().decode(read.stdout), "");
+    await t.tmux("wait-for", "-S", "lane-test");
+    const [first, then] = await Promise.all([slow, second]);
     assert.equal(first.code, 0, first.stderr);
     assert.equal(new TextDecoder().decode(then.stdout).trim(), "first-done");
   });
