@@ -18,6 +18,7 @@
 
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
 import { startCommand } from "../tests/helpers/stdio.ts";
+import { output, say, succeed } from "./programs.ts";
 
 const PACKAGE = "@modelcontextprotocol/inspector@2.12.0";
 
@@ -48,28 +49,12 @@ interface Listed {
   readonly findings: { toolName: string; findings: { severity: string; path: string }[] }[];
 }
 
-function say(line: string): void {
-  Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
-}
-
-async function run(program: string, args: string[]): Promise<Deno.CommandOutput> {
-  try {
-    return await new Deno.Command(program, {
-      args,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-  } catch (error) {
-    throw new Error(
-      `cannot run ${program} (${(error as Error).message}): inspect:strict needs Node.js and npm.`,
-    );
-  }
-}
+/** What this script needs to fetch the Inspector. */
+const NEEDS = "inspect:strict needs Node.js and npm.";
 
 /** The Inspector's tools/list of the server started by `command`, with its findings. */
 async function inspect(cli: string, command: string[]): Promise<Listed> {
-  const out = await run("node", [
+  const out = await output("node", [
     cli,
     "--cli",
     "--method",
@@ -79,7 +64,7 @@ async function inspect(cli: string, command: string[]): Promise<Listed> {
     "json",
     "--",
     ...command,
-  ]);
+  ], NEEDS);
   const stdout = new TextDecoder().decode(out.stdout);
   let parsed: { result?: { tools?: unknown[] }; schemaFindings?: Listed["findings"] };
   try {
@@ -96,18 +81,17 @@ async function inspect(cli: string, command: string[]): Promise<Listed> {
 const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-inspector-" });
 let failed = false;
 try {
-  const install = await run("npm", [
+  // No install script of the Inspector's dependencies runs: only its CLI is needed.
+  await succeed("npm", [
     "install",
     "--prefix",
     dir,
+    "--ignore-scripts",
     "--no-audit",
     "--no-fund",
     "--loglevel=error",
     PACKAGE,
-  ]);
-  if (!install.success) {
-    throw new Error(`npm install ${PACKAGE} failed:\n${new TextDecoder().decode(install.stderr)}`);
-  }
+  ], NEEDS);
   const home = `${dir}/node_modules/@modelcontextprotocol/inspector`;
   const pkg = JSON.parse(await Deno.readTextFile(`${home}/package.json`));
   const cli = `${home}/${pkg.bin["mcp-inspector"]}`;

