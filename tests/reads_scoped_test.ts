@@ -268,6 +268,12 @@ Deno.test("list_panes of one session reads that session's panes, every placement
     const mine = await listed("scoped");
     assert.deepEqual(mine.map((p) => p.id).sort(), [t.ids.paneId, ...others].sort());
     assert.deepEqual(wholeReads(runner.started), [], "read every pane of the server");
+    // By id, the same panes; a session id that names none is refused as a name is.
+    assert.deepEqual(
+      (await listed(t.ids.sessionId)).map((p) => p.id).sort(),
+      mine.map((p) => p.id).sort(),
+    );
+    assert.match(await c.fail("list_panes", { session: "$99" }), /No session "\$99"/);
     assert.deepEqual((await listed("other s")).map((p) => p.id), [other.trim()]);
     // A window of "scoped" linked into "other s" too: its panes are listed for both, with both
     // placements (the read goes across the server to find them).

@@ -107,7 +107,7 @@ interface Parsed {
   readonly server: ServerAddress | null;
 }
 
-/** Parses the arguments after `hook`; no node:util, to keep the hook's start-up small. */
+/** Parses the arguments after `hook`: its own few flags, each valid for some commands only. */
 function parseHookArgs(
   args: readonly string[],
   env: (name: string) => string | undefined,

@@ -43,16 +43,19 @@ export async function ownersOf(
 ): Promise<Map<string, string>> {
   const guard = newGuard();
   const format = recordFormat(guard, ["#{pane_id}", `#{${OWNER_OPTION}}`]);
-  // One pane (the usual act): tmux formats only its row. An id is checked to be %N, so it
-  // cannot carry a format of its own into the filter.
-  const one = paneIds.length === 1 && /^%\d+$/.test(paneIds[0])
-    ? ["-f", `#{==:#{pane_id},${paneIds[0]}}`]
-    : [];
-  const stdout = judgeResult(
-    await execFast(ctx.runner, ctx.address, ["list-panes", "-a", ...one, "-F", format], {
-      signal: ctx.signal,
-    }),
-  );
+  // One pane (the usual act): only its window's panes are listed (as snapshot.ts reads one
+  // pane), where `-a` would make tmux test every pane of the server against a filter; a pane
+  // gone meanwhile is simply not found. An id is checked to be %N, so it cannot carry a format
+  // of its own into the filter.
+  const one = paneIds.length === 1 && /^%\d+$/.test(paneIds[0]) ? paneIds[0] : null;
+  const which = one === null ? ["-a"] : ["-t", one, "-f", `#{==:#{pane_id},${one}}`];
+  const result = await execFast(ctx.runner, ctx.address, ["list-panes", ...which, "-F", format], {
+    signal: ctx.signal,
+  });
+  if (one !== null && result.code !== 0 && /^can't find pane/m.test(result.stderr)) {
+    return new Map();
+  }
+  const stdout = judgeResult(result);
   const wanted = new Set(paneIds);
   const owners = new Map<string, string>();
   for (const [id, owner] of parseRecords(stdout, guard, 2)) {

@@ -43,6 +43,7 @@ import {
 } from "./control_protocol.ts";
 import { decodeBytes } from "./format.ts";
 import { changesStructure } from "./structure.ts";
+import { Turns } from "./turns.ts";
 import {
   addressKey,
   type PersistentChild,
@@ -469,7 +470,7 @@ export class ServerControl {
    * Starting ours in turn, each once the last has attached or ended, keeps them from doing
    * that to one another.
    */
-  #turn: Promise<void> = Promise.resolve();
+  readonly #turns = new Turns();
   readonly #ending = new Set<Promise<void>>();
   #primary: Connection | null = null;
   #acquiring: Promise<Connection> | null = null;
@@ -682,12 +683,8 @@ export class ServerControl {
   }
 
   /** Runs `step` (a control client starting or ending) once every earlier one is over. */
-  async #inTurn<T>(step: () => Promise<T>): Promise<T> {
-    const earlier = this.#turn;
-    const { promise: over, resolve } = Promise.withResolvers<void>();
-    this.#turn = over;
-    try {
-      await earlier;
+  #inTurn<T>(step: () => Promise<T>): Promise<T> {
+    return this.#turns.take(async () => {
       if (this.#ending.size > 0) {
         let timer: ReturnType<typeof setTimeout> | undefined;
         await Promise.race([
@@ -697,9 +694,7 @@ export class ServerControl {
         clearTimeout(timer);
       }
       return await step();
-    } finally {
-      resolve();
-    }
+    });
   }
 
   /** Remembers a connection's client as ending until it has exited. */

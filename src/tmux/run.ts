@@ -17,6 +17,7 @@ import {
   streamAfterMarker,
 } from "./ssh.ts";
 import { changesStructure } from "./structure.ts";
+import { Turns } from "./turns.ts";
 
 /** Which tmux server to talk to: tmux's own `-L` name or `-S` path, or tmux's default. */
 export interface ServerAddress {
@@ -216,8 +217,8 @@ export class TmuxRunner {
   readonly #closing = new AbortController();
   readonly #closeHooks = new Set<() => Promise<void>>();
   readonly #ssh: SshHosts | null;
-  /** Per server, the last structural command's turn (see {@link inStructureLane}). */
-  readonly #lanes = new Map<string, Promise<void>>();
+  /** Per server, the structural commands' turns (see {@link inStructureLane}). */
+  readonly #lanes = new Map<string, Turns>();
   #running = 0;
 
   /** Builds a runner; nothing is started until {@link run}. */
@@ -267,28 +268,16 @@ export class TmuxRunner {
     signal?: AbortSignal,
   ): Promise<T> {
     const key = addressKey(address);
-    const before = this.#lanes.get(key) ?? Promise.resolve();
-    const { promise: mine, resolve: release } = Promise.withResolvers<void>();
-    const tail = before.then(() => mine);
-    this.#lanes.set(key, tail);
+    let lane = this.#lanes.get(key);
+    if (!lane) this.#lanes.set(key, lane = new Turns());
     try {
-      if (signal) {
-        const aborted = Promise.withResolvers<never>();
-        const onAbort = () => aborted.reject(new TmuxError("cancelled", "The call was cancelled."));
-        if (signal.aborted) onAbort();
-        signal.addEventListener("abort", onAbort, { once: true });
-        try {
-          await Promise.race([before, aborted.promise]);
-        } finally {
-          signal.removeEventListener("abort", onAbort);
-        }
-      } else {
-        await before;
-      }
-      return await fn();
+      return await lane.take(
+        fn,
+        signal,
+        () => new TmuxError("cancelled", "The call was cancelled."),
+      );
     } finally {
-      release();
-      if (this.#lanes.get(key) === tail) this.#lanes.delete(key);
+      if (lane.idle) this.#lanes.delete(key);
     }
   }
 

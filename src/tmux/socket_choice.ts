@@ -6,7 +6,8 @@
  * judges the agent's own (the server `TMUX` names, which is also the MCP server's default).
  *
  * One set of rules for both: src/cli.ts (the server's command line) and src/hooks/ (which
- * must not load cli.ts's node:util on every hook call) both read the choice here.
+ * must not load cli.ts, its help text and toolset tables, on every hook call) both read the
+ * choice here.
  *
  * @module
  */

@@ -67,8 +67,12 @@ function boundPlacements<T>(placements: readonly T[]) {
   return { placements: kept, omittedPlacements: omitted, placementsComplete: omitted === 0 };
 }
 
-/** The id of a session named by id or name, refused when there is none (no server: ""). */
+/**
+ * The id of a session named by id or name, refused when there is none (no server: ""). An id
+ * is taken as it is: a read of its panes finds it missing (and refuses) as well.
+ */
 async function sessionIdOf(ctx: TmuxContext, ref: string): Promise<string> {
+  if (/^\$\d+$/.test(ref)) return ref;
   const snapshot = await ctx.snapshot(SESSIONS_ONLY);
   return snapshot.running ? ctx.session(snapshot, ref).id : "";
 }

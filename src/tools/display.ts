@@ -18,7 +18,6 @@ import { execOnce } from "../tmux/control.ts";
 import { decodeBytes, escapeTrailingSemicolon, newGuard, recordFormat } from "../tmux/format.ts";
 import { judgeResult } from "../tmux/run.ts";
 import { SESSIONS_ONLY } from "../tmux/snapshot.ts";
-
 import { changes } from "./arguments.ts";
 
 /** A pane, window or session id: the context the format is expanded in. */

@@ -33,8 +33,7 @@ import { paneAtPrompt } from "../tmux/prompt.ts";
 import { judgeResult } from "../tmux/run.ts";
 import { keepTail, MAX_TIMEOUT_MS, type PaneProbe, PaneWatch, probePane } from "./wait.ts";
 import { learnExitStatus } from "./pane_watch.ts";
-import type { JobServing } from "./job_resource.ts";
-import { rememberJob } from "./job_resource.ts";
+import { type JobServing, rememberJob } from "./job_resource.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Ids

@@ -288,19 +288,21 @@ const selectLayout = defineTool({
 // resize_pane / resize_window (zoom as a state)
 
 /**
- * Brings a window's zoom to the wanted state through `pane`: tmux's `resize-pane -Z` only
- * toggles, unzooms when another pane is zoomed, and does nothing in a one-pane window.
- * Returns the notes on where the end state differs.
+ * Brings a window's zoom to the wanted state through `pane` (by default its active pane):
+ * tmux's `resize-pane -Z` only toggles, unzooms when another pane is zoomed, and does nothing
+ * in a one-pane window. Returns the notes on where the end state differs.
  */
 async function settleZoom(
   ctx: TmuxContext,
   windowId: string,
-  paneId: string,
+  pane: string | undefined,
   want: boolean,
 ): Promise<string[]> {
   const before = await ctx.windowSnapshot(windowId);
   const window = ctx.window(before, windowId);
   const active = windowPanes(before, windowId).find((p) => p.active);
+  const paneId = pane ?? active?.id;
+  if (paneId === undefined) return [];
   const steps: string[][] = [];
   if (want) {
     if (window.zoomed && active?.id !== paneId) steps.push(["resize-pane", "-Z", "-t", paneId]);
@@ -457,12 +459,7 @@ const resizeWindow = defineTool({
       guardView(ctx, snapshot, { windows: [window.id] }, `Zooming in ${window.id}`);
     }
     let notes: string[] = [];
-    if (args.zoom !== undefined) {
-      const active = windowPanes(await ctx.windowSnapshot(window.id), window.id).find((p) =>
-        p.active
-      );
-      if (active) notes = await settleZoom(ctx, window.id, active.id, args.zoom);
-    }
+    if (args.zoom !== undefined) notes = await settleZoom(ctx, window.id, undefined, args.zoom);
     const after = await ctx.windowSnapshot(window.id);
     const now = ctx.window(after, window.id);
     return {
