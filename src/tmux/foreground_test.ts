@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { sh as run, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { shellHoldsTerminal } from "./foreground.ts";
 
 async function sh(script: string): Promise<number> {
@@ -19,4 +20,77 @@ Deno.test("shellHoldsTerminal takes only a pid", () => {
 
 Deno.test("shellHoldsTerminal: a process that is gone holds nothing", async () => {
   assert.notEqual(await sh(shellHoldsTerminal(2 ** 30)), 0);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Through tmux's if-shell, as the guards ask it, on processes that lie about themselves
+
+/** Asks tmux, as the guards do, whether pane `paneId`'s own process holds its terminal. */
+async function holds(t: TestTmux, paneId: string): Promise<boolean> {
+  const pid = Number((await t.tmux("display-message", "-p", "-t", paneId, "#{pane_pid}")).trim());
+  const out = await t.tmux(
+    "if-shell",
+    "-t",
+    paneId,
+    shellHoldsTerminal(pid),
+    "display-message -p yes",
+    "display-message -p no",
+  );
+  return out.trim() === "yes";
+}
+
+/** A pane running `script` (in tmux's default shell, as the pane's own process). */
+async function paneRunning(t: TestTmux, script: string): Promise<string> {
+  return (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", script)).trim();
+}
+
+/** Waits until process `pid`'s kernel name (`comm`) starts with `prefix`. */
+async function named(t: TestTmux, paneId: string, prefix: string): Promise<void> {
+  const pid = (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_pid}")).trim();
+  let comm = "";
+  await waitFor(
+    // Read by a process of its own: this one may not read /proc (the test task's flags).
+    async () =>
+      (comm = (await run("cat", [`/proc/${pid}/comm`], { allowFail: true })).stdout)
+        .startsWith(prefix),
+    `${paneId} (pid ${pid}) renamed`,
+  ).catch((error) => {
+    throw new Error(`${error.message}: its name is ${JSON.stringify(comm)}`);
+  });
+}
+
+Deno.test({
+  name:
+    "shellHoldsTerminal answers the truth through if-shell, whatever name a process gives itself",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const t = await TestTmux.start();
+    try {
+      // The pane's shell at its prompt holds its terminal.
+      assert.equal(await holds(t, t.ids.paneId), true);
+      // A shell with job control running a program in the foreground does not.
+      const busy = await paneRunning(t, "set -m; sleep 1000; exit");
+      await t.foreground(busy, "sleep");
+      assert.equal(await holds(t, busy), false);
+      // `/proc/PID/stat` prints the name raw: a `)` and a newline in it must not make the
+      // fields after it look like the process's own. Each name below claims the opposite of
+      // the truth on its first line (fields 3 and 6 of the tail are the process group and
+      // the terminal's foreground group).
+      const fakeHolds = await paneRunning(
+        t,
+        `printf 'x) S 1 7 7 0 7\\n' > /proc/$$/comm; set -m; sleep 1000; exit`,
+      );
+      await t.foreground(fakeHolds, "sleep");
+      await named(t, fakeHolds, "x)");
+      assert.equal(await holds(t, fakeHolds), false);
+      const fakeBusy = await paneRunning(t, `printf 'x) S 1 7 7 0 9\\n' > /proc/$$/comm; read v`);
+      await named(t, fakeBusy, "x)");
+      assert.equal(await holds(t, fakeBusy), true);
+      const noNewline = await paneRunning(t, `printf 'y) S 1 7 7 0 9' > /proc/$$/comm; read v`);
+      await named(t, noNewline, "y)");
+      assert.equal(await holds(t, noNewline), true);
+    } finally {
+      await t.kill();
+    }
+  },
 });

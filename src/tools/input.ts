@@ -490,6 +490,10 @@ const MAX_TYPED_LINE = 3_000;
  * What is typed at the prompt. The markers are printed by printf from two separate words, so
  * the echo of this very line never contains them; only running it does. A leading space keeps
  * it out of history in bash (HISTCONTROL=ignorespace/ignoreboth) and zsh (HIST_IGNORE_SPACE).
+ *
+ * The line starts no process the command does not: a command of plain bytes only is typed as
+ * itself; otherwise bash decodes it with `printf -v` into a variable (removed after the end
+ * marker), and other shells by `$(printf %b ...)`, whose subshell POSIX offers no way around.
  */
 export function typedCommand(command: string, nonce: string, shell = "sh"): string {
   const units = printfUnits(command);
@@ -499,26 +503,36 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
   // eval does not abort the line: plain eval there.
   const evaluate = shell === "zsh" ? "eval" : "command eval";
   const markers = markerWords(nonce);
-  const open = ` ${markers.begin}; ${evaluate} "$(printf %b `;
-  const close = `)"; ${markers.end}`;
   const payload = units.join("");
-  if (open.length + payload.length + close.length + 2 <= MAX_TYPED_LINE) {
-    return `${open}'${payload}'${close}`;
-  }
+  const plain = payload.length === units.length;
+  const bash = shell === "bash";
+  /** The words that run the command, given its units as one shell word. */
+  const run = (word: string) =>
+    plain
+      ? `${evaluate} ${word}`
+      : bash
+      ? `printf -v ${VARIABLE} %b ${word}; ${evaluate} "$${VARIABLE}"`
+      : `${evaluate} "$(printf %b ${word})"`;
+  const tail = bash && !plain ? `; unset ${VARIABLE}` : "";
+  const line = ` ${markers.begin}; ${run(`'${payload}'`)}; ${markers.end}${tail}`;
+  if (line.length + 2 <= MAX_TYPED_LINE) return line;
   // Too long for one line: build it up in a variable, a line at a time.
-  const lines = [" __tmux_mcp_cmd=''"];
+  const lines = [` ${VARIABLE}=''`];
   let chunk = "";
   for (const unit of units) {
     if (chunk.length + unit.length > 1_000) {
-      lines.push(` __tmux_mcp_cmd="$__tmux_mcp_cmd"'${chunk}'`);
+      lines.push(` ${VARIABLE}="$${VARIABLE}"'${chunk}'`);
       chunk = "";
     }
     chunk += unit;
   }
-  if (chunk !== "") lines.push(` __tmux_mcp_cmd="$__tmux_mcp_cmd"'${chunk}'`);
-  lines.push(`${open}"$__tmux_mcp_cmd"${close}; unset __tmux_mcp_cmd`);
+  if (chunk !== "") lines.push(` ${VARIABLE}="$${VARIABLE}"'${chunk}'`);
+  lines.push(` ${markers.begin}; ${run(`"$${VARIABLE}"`)}; ${markers.end}; unset ${VARIABLE}`);
   return lines.join("\n");
 }
+
+/** The shell variable a long or (in bash) decoded command is held in while it runs. */
+const VARIABLE = "__tmux_mcp_cmd";
 
 /** A command started by run_command, as long as it may still be running. */
 interface RunState {

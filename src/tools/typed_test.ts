@@ -1,0 +1,126 @@
+/**
+ * The line run_command types, run by real shells (without a terminal: what the shell does with
+ * the line once read). The terminal side (line editors, history, pastes) is tested through
+ * tmux in tests/input_test.ts.
+ */
+import assert from "node:assert/strict";
+import { typedCommand } from "./input.ts";
+import { findMarkers } from "./jobs.ts";
+
+const SHELLS = ["/bin/sh", "/bin/dash", "/bin/bash", "/usr/bin/zsh", "/bin/zsh"].filter((path) => {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+});
+
+const NONCE = "0123456789abcdef0123";
+
+/** Runs `line` (then `after`) in `shell`; returns what it printed, as rows. */
+async function runLine(
+  shell: string,
+  line: string,
+  options: { env?: Record<string, string>; after?: string } = {},
+): Promise<string[]> {
+  const out = await new Deno.Command(shell, {
+    args: ["-c", `${line}\n${options.after ?? ""}`],
+    env: { LC_ALL: "C.UTF-8", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return new TextDecoder().decode(out.stdout).split("\n");
+}
+
+function nameOf(shell: string): string {
+  const name = shell.split("/").pop()!;
+  return name === "dash" ? "sh" : name;
+}
+
+const COMMANDS: readonly { command: string; output: string; status: number }[] = [
+  { command: "true", output: "", status: 0 },
+  { command: "echo plain-words 1,2 a=b x@y 50%", output: "plain-words 1,2 a=b x@y 50%", status: 0 },
+  {
+    command:
+      `printf '%s\\n' "it's" '$HOME' '\`bt\`' 'a;' '!!' '#x' '日本🙂' 'back\\slash'; (exit 5)`,
+    output: "it's\n$HOME\n`bt`\na;\n!!\n#x\n日本🙂\nback\\slash",
+    status: 5,
+  },
+  { command: "for i in 1 2\ndo echo n$i\ndone\nfalse", output: "n1\nn2", status: 1 },
+  { command: "printf 'tab\\there'\n", output: "tab\there", status: 0 },
+  {
+    command: `v='${"x".repeat(2_000)}${"'\\''\"$;".repeat(300)}'; echo "\${#v}"`,
+    output: String(2_000 + 4 * 300),
+    status: 0,
+  },
+  { command: "x".repeat(3_500).replace(/^/, "echo "), output: "x".repeat(3_500), status: 0 },
+];
+
+for (const shell of SHELLS) {
+  Deno.test(`typedCommand in ${shell}: output, status and end time come back exactly`, async () => {
+    for (const { command, output, status } of COMMANDS) {
+      const line = typedCommand(command, NONCE, nameOf(shell));
+      const before = Math.floor(Date.now() / 1000) * 1000;
+      const rows = await runLine(shell, line, { after: 'echo "left:${__tmux_mcp_cmd-none}"' });
+      const marked = findMarkers(rows, NONCE);
+      const label = `${shell}: ${JSON.stringify(command.slice(0, 60))}`;
+      assert.equal(marked.begun, true, label);
+      assert.equal(marked.status, status, label);
+      assert.equal(marked.output, output, label);
+      assert.ok(
+        marked.endedMs !== null && marked.endedMs >= before && marked.endedMs <= Date.now(),
+        `${label}: ended ${marked.endedMs}`,
+      );
+      // Nothing of ours stays in the person's shell.
+      assert.ok(rows.includes("left:none"), `${label}: ${rows.at(-2)}`);
+    }
+  });
+
+  Deno.test(`typedCommand in ${shell}: a variable EPOCHSECONDS that is no time loses only the end time`, async () => {
+    for (const value of ["a:b", "", "12x", "9".repeat(30)]) {
+      const rows = await runLine(shell, typedCommand("(exit 7)", NONCE, nameOf(shell)), {
+        env: { EPOCHSECONDS: value },
+      });
+      const marked = findMarkers(rows, NONCE);
+      assert.equal(marked.status, 7, `${shell} EPOCHSECONDS=${value}`);
+      // bash 5 keeps its own clock in it whatever the environment says.
+      const own = nameOf(shell) === "bash" && marked.endedMs !== null &&
+        Math.abs(marked.endedMs - Date.now()) < 5_000;
+      if (value !== "" && !own) {
+        assert.equal(marked.endedMs, null, `${shell} EPOCHSECONDS=${value}`);
+      }
+    }
+  });
+}
+
+Deno.test("typedCommand starts no process of its own where the shell needs none", () => {
+  // A command of plain bytes is typed as itself, in every shell.
+  for (const shell of ["sh", "bash", "zsh"]) {
+    assert.doesNotMatch(typedCommand("make test", NONCE, shell), /printf %b|printf -v/);
+  }
+  // Anything else: bash decodes into a variable, others in a command substitution.
+  assert.match(typedCommand("ls | wc -l", NONCE, "bash"), /printf -v __tmux_mcp_cmd %b '/);
+  assert.doesNotMatch(typedCommand("ls | wc -l", NONCE, "bash"), /\$\(printf/);
+  assert.match(typedCommand("ls | wc -l", NONCE, "sh"), /"\$\(printf %b '/);
+  // The end time: bash's own clock first, `date` only where there is none.
+  assert.match(typedCommand("true", NONCE, "sh"), /\$\{EPOCHSECONDS:-\$\(date \+%s/);
+});
+
+Deno.test("findMarkers reads the end time only when it is one", () => {
+  const begin = `__tmcp_${NONCE}_B`;
+  const end = (tail: string) => findMarkers([begin, "out", `__tmcp_${NONCE}_E:${tail}`], NONCE);
+  assert.deepEqual(end("3:1700000000"), {
+    begun: true,
+    status: 3,
+    endedMs: 1_700_000_000_000,
+    output: "out",
+  });
+  assert.equal(end("3").endedMs, null);
+  assert.equal(end("3:").endedMs, null);
+  assert.equal(end("3:a:b").status, 3);
+  assert.equal(end("3:a:b").endedMs, null);
+  assert.equal(end("3:" + "9".repeat(30)).endedMs, null);
+  assert.equal(end("x:1").status, null);
+});
