@@ -42,6 +42,15 @@ import {
   type PendingCall,
 } from "./control_protocol.ts";
 import { decodeBytes } from "./format.ts";
+import {
+  parseStandings,
+  type SessionStanding,
+  sessionToJoin,
+  sessionToRestore,
+  STANDING_FORMAT,
+  type Touch,
+  touched,
+} from "./recency.ts";
 import { changesStructure } from "./structure.ts";
 import { Turns } from "./turns.ts";
 import {
@@ -245,6 +254,8 @@ const READ_CHUNK_BYTES = 64 * 1024;
 class Connection {
   /** The session it is attached to (tmux may move it: `%session-changed`). */
   sessionId = "";
+  /** tmux's name for its client (`client_name`), once attached. */
+  clientName = "";
   /** True once it can no longer be used. */
   closed = false;
   readonly watchers = new Set<Watcher>();
@@ -474,6 +485,8 @@ export class ServerControl {
   readonly #ending = new Set<Promise<void>>();
   #primary: Connection | null = null;
   #acquiring: Promise<Connection> | null = null;
+  /** Sessions our clients attached to, and their last use before (see recency.ts). */
+  readonly #touches = new Map<string, Touch>();
   #closed = false;
   #noSessionUntil = 0;
   /** Until when no control client is tried, after one did not attach in time. */
@@ -532,14 +545,14 @@ export class ServerControl {
     );
     if (!connection) {
       this.#requireAttaching();
-      const eligible = await this.#eligibleSessions();
-      const target = sessionIds.find((s) => eligible.includes(s));
+      const standings = await this.#standings();
+      const target = sessionToJoin(standings, sessionIds);
       if (!target) {
         throw new ControlUnavailable(
           "no session of this pane can take a control client (destroy-unattached is on)",
         );
       }
-      connection = await this.#open(target);
+      connection = await this.#open(target, standings);
     }
     clearTimeout(connection.idleTimer);
     const watcher: Watcher = { paneId, listener, connection };
@@ -615,6 +628,14 @@ export class ServerControl {
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.allSettled([...this.#opening.values()]);
+    // The last to leave puts the person's sessions back in the order it found them.
+    const live = [...this.#connections].filter((c) => !c.closed);
+    const last = live.find((c) => c === this.#primary) ?? live.at(-1);
+    await Promise.allSettled(live.filter((c) => c !== last).map((c) => c.close()));
+    if (last) {
+      await this.#restoreRecency(last);
+      await last.close();
+    }
     await Promise.allSettled([...this.#connections].map((c) => c.close()));
     this.#connections.clear();
     this.#primary = null;
@@ -642,12 +663,13 @@ export class ServerControl {
     if (performance.now() < this.#noSessionUntil) {
       throw new ControlUnavailable("no session a control client could attach to");
     }
-    const eligible = await this.#eligibleSessions();
-    if (eligible.length === 0) {
+    const standings = await this.#standings();
+    const target = sessionToJoin(standings);
+    if (target === undefined) {
       this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
       throw new ControlUnavailable("no session a control client could attach to");
     }
-    this.#primary = await this.#open(eligible[0]);
+    this.#primary = await this.#open(target, standings);
     return this.#primary;
   }
 
@@ -658,25 +680,24 @@ export class ServerControl {
     }
   }
 
-  /** Sessions a control client may attach to: all but those with destroy-unattached on. */
-  async #eligibleSessions(): Promise<string[]> {
+  /** Every session with its last use, clients and destroy-unattached (see recency.ts). */
+  async #standings(): Promise<SessionStanding[]> {
     if (this.#closed || this.#runner.closed) throw new ControlUnavailable("shutting down");
     const result = await this.#runner.exec(this.#address, [
       "list-sessions",
       "-F",
-      "#{session_id} #{destroy-unattached}",
+      STANDING_FORMAT,
     ]);
     if (result.code !== 0) return [];
-    return new TextDecoder().decode(result.stdout).split("\n")
-      .map((l) => l.split(" "))
-      .filter(([id, destroy]) => /^\$\d+$/.test(id) && destroy !== "1" && destroy !== "on")
-      .map(([id]) => id);
+    return parseStandings(new TextDecoder().decode(result.stdout));
   }
 
-  #open(sessionId: string): Promise<Connection> {
+  /** Opens a connection to `sessionId`, whose last use `standings` gave (see recency.ts). */
+  #open(sessionId: string, standings: readonly SessionStanding[]): Promise<Connection> {
     const opening = this.#opening.get(sessionId);
     if (opening) return opening;
-    const promise = this.#inTurn(() => this.#connect(sessionId))
+    const before = standings.find((s) => s.id === sessionId)?.activity;
+    const promise = this.#inTurn(() => this.#connect(sessionId, before))
       .finally(() => this.#opening.delete(sessionId));
     this.#opening.set(sessionId, promise);
     return promise;
@@ -697,6 +718,63 @@ export class ServerControl {
     });
   }
 
+  /**
+   * Learns the new client's name and what its attach did to its session's last use. Without
+   * an answer nothing is recorded (the session is then never moved back on top for it).
+   */
+  async #noteAttach(connection: Connection, before: number | undefined): Promise<void> {
+    try {
+      const result = await connection.exec(
+        ["display-message", "-p", "#{client_name}\t#{session_id}\t#{session_activity}"],
+        { timeoutMs: 5_000 },
+      );
+      const [name, sessionId, activity] = new TextDecoder().decode(result.stdout).trim()
+        .split("\t");
+      if (result.code !== 0 || !/^\d+$/.test(activity ?? "")) return;
+      connection.clientName = name;
+      if (before === undefined || sessionId !== connection.sessionId) return;
+      this.#touches.set(sessionId, touched(this.#touches.get(sessionId), before, +activity));
+    } catch {
+      // Lost meanwhile: whoever uses it next finds out.
+    }
+  }
+
+  /**
+   * Before `connection` leaves: if a session our clients used now stands where a person's
+   * plain `tmux attach` would pick it, though another was more recently used before we came,
+   * the client moves to that one for a moment (see recency.ts). Best effort: never throws.
+   */
+  async #restoreRecency(connection: Connection): Promise<void> {
+    if (this.#touches.size === 0 || connection.closed || connection.clientName === "") return;
+    try {
+      const options = { timeoutMs: 2_000 };
+      const [sessions, clients] = await Promise.all([
+        connection.exec(["list-sessions", "-F", STANDING_FORMAT], options),
+        connection.exec(["list-clients", "-F", "#{session_id}\t#{client_name}"], options),
+      ]);
+      if (sessions.code !== 0 || clients.code !== 0) return;
+      const standings = parseStandings(new TextDecoder().decode(sessions.stdout));
+      for (const id of this.#touches.keys()) {
+        if (!standings.some((s) => s.id === id)) this.#touches.delete(id);
+      }
+      const others = new Map<string, number>();
+      for (const line of new TextDecoder().decode(clients.stdout).split("\n")) {
+        const [sessionId, name] = line.split("\t");
+        if (name === undefined || name === connection.clientName) continue;
+        others.set(sessionId, (others.get(sessionId) ?? 0) + 1);
+      }
+      const target = sessionToRestore(standings, others, this.#touches);
+      if (target === null) return;
+      // -E: as when attaching, this process's environment stays out of the session.
+      await this.#runner.inStructureLane(
+        this.#address,
+        () => connection.exec(["switch-client", "-E", "-t", target], options),
+      );
+    } catch {
+      // The connection or the server went away: nothing left to put back.
+    }
+  }
+
   /** Remembers a connection's client as ending until it has exited. */
   #end(connection: Connection): void {
     const exited = connection.done.catch(() => {});
@@ -704,7 +782,7 @@ export class ServerControl {
     exited.then(() => this.#ending.delete(exited));
   }
 
-  async #connect(sessionId: string): Promise<Connection> {
+  async #connect(sessionId: string, before: number | undefined): Promise<Connection> {
     if (this.#closed || this.#runner.closed) throw new ControlUnavailable("shutting down");
     this.#requireAttaching();
     if (this.connections >= MAX_CONNECTIONS) {
@@ -764,6 +842,7 @@ export class ServerControl {
       await connection.close();
       throw new ControlUnavailable("shutting down");
     }
+    await this.#noteAttach(connection, before);
     if (this.#down !== null) {
       const was = this.#down;
       this.#down = null;
@@ -854,6 +933,7 @@ export class ServerControl {
       if (connection.watchers.size > 0 || connection === this.#primary) return;
       this.#connections.delete(connection);
       this.#inTurn(async () => {
+        await this.#restoreRecency(connection);
         this.#end(connection);
         await connection.close();
       }).catch(() => {});

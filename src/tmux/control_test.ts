@@ -185,7 +185,7 @@ class NeverAttachingRunner extends TmuxRunner {
     args: readonly string[],
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
     this.spawned.push([...args]);
-    const out = args[0] === "list-sessions" ? "$0 off\n$1 off\n" : "by a tmux process\n";
+    const out = args[0] === "list-sessions" ? "$0 100 0 off\n$1 90 0 off\n" : "by a tmux process\n";
     return Promise.resolve({ code: 0, stdout: bytes(out), stderr: "" });
   }
 }

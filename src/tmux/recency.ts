@@ -1,0 +1,133 @@
+/**
+ * Which session a control client joins, and how it leaves the person's sessions in the order
+ * it found them.
+ *
+ * tmux picks a session by recent use where nothing names one: a plain `tmux attach` takes the
+ * most recently used session that no client is attached to, and a command run outside tmux
+ * with no target takes the most recently used session (cmd-find.c). A control client counts
+ * for both: attaching marks its session used now, and while attached the session is not
+ * "unattached". Unchecked, a person who comes back and types `tmux attach` lands in whichever
+ * session our client last joined, not in theirs.
+ *
+ * So a control client joins, when it has a choice, a session a person is attached to (already
+ * "attached"; their keys keep it the most recent) or else the least recently used one (never
+ * a plain attach's pick while we sit there); and before leaving, it moves for a moment to the
+ * session that was most recently used before we touched any (which marks it used again), so
+ * that it is on top once more. tmux keeps last use to the microsecond but shows it in seconds;
+ * in a tie the move is made, which is harmless: it marks the right session.
+ *
+ * @module
+ */
+
+/** A session as tmux ranks it for a target-less attach or command. */
+export interface SessionStanding {
+  readonly id: string;
+  /** `session_activity`: last use, in seconds since the epoch. */
+  readonly activity: number;
+  /** `session_attached`: clients attached to it, control clients included. */
+  readonly clients: number;
+  /** `destroy-unattached` on: it ends when its last client leaves, so we never join it. */
+  readonly destroyUnattached: boolean;
+}
+
+/** The list-sessions format {@link parseStandings} reads. */
+export const STANDING_FORMAT =
+  "#{session_id} #{session_activity} #{session_attached} #{destroy-unattached}";
+
+/** Reads list-sessions output in {@link STANDING_FORMAT}; lines that do not fit are skipped. */
+export function parseStandings(text: string): SessionStanding[] {
+  const standings: SessionStanding[] = [];
+  for (const line of text.split("\n")) {
+    const [id, activity, clients, destroy] = line.split(" ");
+    if (!/^\$\d+$/.test(id ?? "") || !/^\d+$/.test(activity ?? "")) continue;
+    standings.push({
+      id,
+      activity: Number(activity),
+      clients: /^\d+$/.test(clients ?? "") ? Number(clients) : 0,
+      destroyUnattached: destroy === "1" || destroy === "on",
+    });
+  }
+  return standings;
+}
+
+/** A session's number, for stable tie-breaks (`$12` → 12). */
+function numberOf(id: string): number {
+  return Number(id.slice(1));
+}
+
+/**
+ * The session a control client should join: of `standings` (limited to `among`, when given,
+ * in any order) and never a destroy-unattached one, the most recently used that has a client
+ * attached, else the least recently used. Undefined when none may be joined.
+ */
+export function sessionToJoin(
+  standings: readonly SessionStanding[],
+  among?: readonly string[],
+): string | undefined {
+  const open = standings.filter((s) =>
+    !s.destroyUnattached && (among === undefined || among.includes(s.id))
+  );
+  const attended = open.filter((s) => s.clients > 0);
+  if (attended.length > 0) {
+    return attended.reduce((a, b) =>
+      b.activity > a.activity || (b.activity === a.activity && numberOf(b.id) > numberOf(a.id))
+        ? b
+        : a
+    ).id;
+  }
+  if (open.length === 0) return undefined;
+  return open.reduce((a, b) =>
+    b.activity < a.activity || (b.activity === a.activity && numberOf(b.id) < numberOf(a.id))
+      ? b
+      : a
+  ).id;
+}
+
+/** What this process did to a session's last use. */
+export interface Touch {
+  /** Its last use before our first attach to it (or the person's, if later than ours). */
+  readonly before: number;
+  /** The last use our latest attach gave it. */
+  readonly bumped: number;
+}
+
+/** The record after one of our clients attached to a session last used at `before`. */
+export function touched(previous: Touch | undefined, before: number, bumped: number): Touch {
+  // A use after our last attach was someone else's: it is the session's own.
+  const own = previous === undefined || before > previous.bumped ? before : previous.before;
+  return { before: own, bumped };
+}
+
+/**
+ * The session a leaving control client should move to for a moment, so that the session a
+ * plain `tmux attach` would have picked without us is the most recently used again; null when
+ * it already is, or cannot be (it is destroy-unattached, which we never join).
+ *
+ * `others` counts, per session, the clients other than the leaving one: a session without any
+ * is what tmux calls unattached once we leave.
+ */
+export function sessionToRestore(
+  standings: readonly SessionStanding[],
+  others: ReadonlyMap<string, number>,
+  touches: ReadonlyMap<string, Touch>,
+): string | null {
+  const unattached = standings.filter((s) => (others.get(s.id) ?? 0) === 0);
+  if (unattached.length < 2) return null;
+  /** Its last use as it would be without us. */
+  const own = (s: SessionStanding) => {
+    const touch = touches.get(s.id);
+    return touch !== undefined && s.activity <= touch.bumped ? touch.before : s.activity;
+  };
+  // In a tie (the same second), a session we never touched, then the newer: sessions made
+  // in one second by a script rank by creation, and tmux's microseconds favour the later.
+  const rank = (s: SessionStanding) =>
+    [own(s), touches.has(s.id) ? 0 : 1, s.activity, numberOf(s.id)] as const;
+  const pick = unattached.reduce((a, b) => {
+    const [x, y] = [rank(a), rank(b)];
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return y[i] > x[i] ? b : a;
+    return a;
+  });
+  if (pick.destroyUnattached) return null;
+  const ahead = unattached.every((s) => s === pick || pick.activity > s.activity);
+  return ahead ? null : pick.id;
+}

@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import {
+  parseStandings,
+  type SessionStanding,
+  sessionToJoin,
+  sessionToRestore,
+  type Touch,
+  touched,
+} from "./recency.ts";
+
+function standing(
+  id: string,
+  activity: number,
+  clients = 0,
+  destroyUnattached = false,
+): SessionStanding {
+  return { id, activity, clients, destroyUnattached };
+}
+
+Deno.test("parseStandings reads tmux's lines and skips what does not fit", () => {
+  assert.deepEqual(
+    parseStandings("$0 100 1 off\n$3 90 0 on\n\nbogus line\n$4 x 0 off\n$5 80 0 1\n"),
+    [standing("$0", 100, 1), standing("$3", 90, 0, true), standing("$5", 80, 0, true)],
+  );
+});
+
+Deno.test("sessionToJoin: a person's most recent session, else the least recently used", () => {
+  const sessions = [standing("$0", 100), standing("$1", 300, 1), standing("$2", 200, 2)];
+  assert.equal(sessionToJoin(sessions), "$1");
+  assert.equal(sessionToJoin(sessions.map((s) => ({ ...s, clients: 0 }))), "$0");
+  // Limited to the sessions a pane is in; never one that ends when its last client leaves.
+  assert.equal(sessionToJoin(sessions, ["$0", "$2"]), "$2");
+  assert.equal(sessionToJoin([standing("$0", 1, 0, true), standing("$1", 5)]), "$1");
+  assert.equal(sessionToJoin([standing("$0", 1, 1, true)]), undefined);
+  assert.equal(sessionToJoin([], undefined), undefined);
+  // Ties: the newest of the attended, the oldest of the rest.
+  assert.equal(sessionToJoin([standing("$4", 7, 1), standing("$9", 7, 1)]), "$9");
+  assert.equal(sessionToJoin([standing("$9", 7), standing("$4", 7)]), "$4");
+});
+
+Deno.test("touched keeps a session's own last use across our attaches", () => {
+  const first = touched(undefined, 100, 150);
+  assert.deepEqual(first, { before: 100, bumped: 150 });
+  // We attach again: the use we saw was our own.
+  assert.deepEqual(touched(first, 150, 170), { before: 100, bumped: 170 });
+  // Someone used it after our attach: that use is its own.
+  assert.deepEqual(touched(first, 160, 170), { before: 160, bumped: 170 });
+});
+
+Deno.test("sessionToRestore names the session a plain attach would have picked without us", () => {
+  const touches = new Map<string, Touch>([["$0", { before: 10, bumped: 50 }]]);
+  const none = new Map<string, number>();
+  // We joined $0 (last used at 10) at 50; $1 was used at 40: move to $1 before leaving.
+  assert.equal(sessionToRestore([standing("$0", 50, 1), standing("$1", 40)], none, touches), "$1");
+  // The person used $0 after us: it is theirs, nothing to do.
+  assert.equal(sessionToRestore([standing("$0", 60, 1), standing("$1", 40)], none, touches), null);
+  // $1 already leads.
+  assert.equal(sessionToRestore([standing("$0", 50, 1), standing("$1", 55)], none, touches), null);
+  // A tie in seconds: move anyway (tmux compares microseconds).
+  assert.equal(sessionToRestore([standing("$0", 50, 1), standing("$1", 50)], none, touches), "$1");
+  // $0 was the most recent before we came: it stays on top.
+  const recent = new Map<string, Touch>([["$0", { before: 45, bumped: 50 }]]);
+  assert.equal(sessionToRestore([standing("$0", 50, 1), standing("$1", 40)], none, recent), null);
+  // Sessions other clients hold are not a plain attach's pick: only the unattached count.
+  const held = new Map([["$1", 1]]);
+  assert.equal(
+    sessionToRestore([standing("$0", 50, 1), standing("$1", 40, 1)], held, touches),
+    null,
+  );
+  assert.equal(
+    sessionToRestore(
+      [standing("$0", 50, 1), standing("$1", 40, 1), standing("$2", 30)],
+      held,
+      touches,
+    ),
+    "$2",
+  );
+  // The rightful pick ends when its last client leaves: we never join it, so nothing to do.
+  assert.equal(
+    sessionToRestore([standing("$0", 50, 1), standing("$1", 40, 0, true)], none, touches),
+    null,
+  );
+  // Ties of a session's own last use: one we never touched, then the newer.
+  const both = new Map<string, Touch>([
+    ["$0", { before: 40, bumped: 50 }],
+    ["$2", { before: 40, bumped: 50 }],
+  ]);
+  assert.equal(
+    sessionToRestore([standing("$0", 50, 1), standing("$1", 40), standing("$2", 50)], none, both),
+    "$1",
+  );
+  assert.equal(
+    sessionToRestore([standing("$3", 40), standing("$1", 40), standing("$0", 50, 1)], none, both),
+    "$3",
+  );
+});

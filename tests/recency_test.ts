@@ -1,0 +1,160 @@
+/**
+ * A person's plain `tmux attach` (no target) takes them to the most recently used session no
+ * client is attached to, and a tmux command run outside tmux with no target picks the most
+ * recently used session. tmux counts a control client's attach as use, and a control client as
+ * attached: these tests pin that our control clients leave both where they were.
+ */
+import assert from "node:assert/strict";
+import { connect } from "./helpers/mcp.ts";
+import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+
+/** Where a person's `tmux attach` with no target lands now (a real client on a terminal). */
+async function landing(t: TestTmux): Promise<string> {
+  await t.tmux("set-option", "-gu", "@landed");
+  const cmd = `tmux -u -L ${t.socket} attach \\; set-option -gF @landed '#{session_id}' \\; ` +
+    "detach-client";
+  await sh(
+    "script",
+    Deno.build.os === "darwin" ? ["-q", "/dev/null", "sh", "-c", cmd] : [
+      "-qfc",
+      cmd,
+      "/dev/null",
+    ],
+    { env: cleanEnv({ TERM: "xterm" }), timeoutMs: 10_000 },
+  );
+  return (await t.tmux("show-options", "-gv", "@landed")).trim();
+}
+
+/** Where a tmux command without a target, run outside tmux, lands now. */
+async function fromNothing(t: TestTmux): Promise<string> {
+  return (await t.tmux("display-message", "-p", "#{session_id}")).trim();
+}
+
+/** A person's use of `sessionId`: attached on a terminal, then detached. */
+async function use(t: TestTmux, sessionId: string): Promise<void> {
+  const cmd = `tmux -u -L ${t.socket} attach -t '${sessionId}' \\; detach-client`;
+  await sh(
+    "script",
+    Deno.build.os === "darwin" ? ["-q", "/dev/null", "sh", "-c", cmd] : [
+      "-qfc",
+      cmd,
+      "/dev/null",
+    ],
+    { env: cleanEnv({ TERM: "xterm" }), timeoutMs: 10_000 },
+  );
+}
+
+/**
+ * Returns once tmux's clock has passed the second every session was last used in: tmux shows
+ * last use in whole seconds, and uses within one second cannot be told apart by reading.
+ */
+async function nextSecond(t: TestTmux): Promise<void> {
+  const latest = Math.max(
+    ...(await t.tmux("list-sessions", "-F", "#{session_activity}")).trim().split("\n").map(Number),
+  );
+  await waitFor(() => Math.floor(Date.now() / 1000) > latest, "the next second");
+}
+
+/** Three detached sessions ($0 first, $1, $2), each a shell; the person used $1 last. */
+async function threeSessions(): Promise<{ t: TestTmux; panes: string[] }> {
+  const t = await TestTmux.start("first");
+  const panes = [t.ids.paneId];
+  for (const name of ["second", "third"]) {
+    panes.push(
+      (await t.tmux("new-session", "-d", "-s", name, "-P", "-F", "#{pane_id}", "sh")).trim(),
+    );
+  }
+  for (const pane of panes) await t.prompt(pane);
+  await nextSecond(t);
+  await use(t, "$1");
+  assert.equal(await landing(t), "$1");
+  assert.equal(await fromNothing(t), "$1");
+  return { t, panes };
+}
+
+/** Runs `fn` on three sessions (see {@link threeSessions}); kills the server after. */
+async function withSessions(
+  fn: (t: TestTmux, panes: string[]) => Promise<void>,
+): Promise<void> {
+  const { t, panes } = await threeSessions();
+  try {
+    await fn(t, panes);
+  } finally {
+    await t.kill();
+  }
+}
+
+Deno.test("control clients leave a person's plain `tmux attach` where it lands", async () => {
+  await withSessions(async (t, panes) => {
+    const c = await connect({ socketName: t.socket });
+    try {
+      // Reads attach the server's control client; running a command in the third session
+      // attaches one there too (tmux sends a pane's output only to its own session's clients).
+      await c.ok("list_panes");
+      const ran = await c.ok<{ exitStatus: number }>("run_command", {
+        paneId: panes[2],
+        command: "true",
+      });
+      assert.equal(ran.exitStatus, 0);
+    } finally {
+      await c.close();
+    }
+    // Measured once: a measurement attaches a client too, which counts as use.
+    assert.equal(await fromNothing(t), "$1", "once tmux-mcp is gone");
+    assert.equal(await landing(t), "$1", "once tmux-mcp is gone");
+  });
+});
+
+Deno.test("a control client that watched a pane leaves the person's sessions as it found them", async () => {
+  await withSessions(async (t, panes) => {
+    const c = await connect({ socketName: t.socket });
+    try {
+      await c.ok("list_panes");
+      await c.ok("run_command", { paneId: panes[2], command: "true" });
+      const clients = async () =>
+        (await t.tmux("list-clients", "-F", "#{client_control_mode}")).split("\n")
+          .filter((l) => l === "1").length;
+      assert.equal(await clients(), 2);
+      // The watch's client leaves a few seconds after its last wait; tmux-mcp stays.
+      await waitFor(async () => await clients() === 1, "the watching client to leave", 15_000);
+      assert.equal(await fromNothing(t), "$1");
+      assert.equal(await landing(t), "$1");
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+Deno.test("the control client joins the session a person is attached to, leaving the rest as they were", async () => {
+  await withSessions(async (t) => {
+    await use(t, "$2");
+    await t.attach("$1");
+    const c = await connect({ socketName: t.socket });
+    try {
+      await c.ok("list_panes");
+      const sessions = (await t.tmux(
+        "list-clients",
+        "-F",
+        "#{client_control_mode} #{session_id}",
+      )).split("\n").filter((l) => l.startsWith("1 "));
+      assert.deepEqual(sessions, ["1 $1"]);
+    } finally {
+      await c.close();
+    }
+    // The person's attached session is not a plain attach's pick; the most recent other is.
+    assert.equal(await landing(t), "$2");
+  });
+});
+
+Deno.test("while tmux-mcp is attached, a person's plain `tmux attach` lands where it did", async () => {
+  await withSessions(async (t, panes) => {
+    const c = await connect({ socketName: t.socket });
+    try {
+      await c.ok("list_panes");
+      await c.ok("run_command", { paneId: panes[2], command: "true" });
+      assert.equal(await landing(t), "$1");
+    } finally {
+      await c.close();
+    }
+  });
+});
