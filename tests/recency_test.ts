@@ -125,24 +125,25 @@ Deno.test("a control client that watched a pane leaves the person's sessions as 
   });
 });
 
-Deno.test("the control client joins the session a person is attached to, leaving the rest as they were", async () => {
+Deno.test("the control client keeps out of a person's session, and their plain attach after they leave it", async () => {
   await withSessions(async (t) => {
     await use(t, "$2");
-    await t.attach("$1");
+    await nextSecond(t);
+    const person = await t.attach("$1");
     const c = await connect({ socketName: t.socket });
     try {
       await c.ok("list_panes");
-      const sessions = (await t.tmux(
-        "list-clients",
-        "-F",
-        "#{client_control_mode} #{session_id}",
-      )).split("\n").filter((l) => l.startsWith("1 "));
-      assert.deepEqual(sessions, ["1 $1"]);
+      const controls = async () =>
+        (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}"))
+          .split("\n").filter((l) => l.startsWith("1 "));
+      assert.deepEqual(await controls(), ["1 $0"]);
+      // The person leaves their session: a plain attach takes them back to it.
+      await t.tmux("detach-client", "-t", person);
+      assert.equal(await landing(t), "$1");
     } finally {
       await c.close();
     }
-    // The person's attached session is not a plain attach's pick; the most recent other is.
-    assert.equal(await landing(t), "$2");
+    assert.equal(await landing(t), "$1");
   });
 });
 
@@ -157,4 +158,34 @@ Deno.test("while tmux-mcp is attached, a person's plain `tmux attach` lands wher
       await c.close();
     }
   });
+});
+
+Deno.test("pinned: tmux gives a client-less command from a pane to the session's newest client, control clients too", async () => {
+  const t = await TestTmux.start("work");
+  let control: Deno.ChildProcess | undefined;
+  try {
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    const person = await t.attach("$0");
+    // A control client joins the person's session after their last key.
+    control = new Deno.Command("tmux", {
+      args: ["-u", "-L", t.socket, "-C", "attach-session", "-E", "-f", "ignore-size", "-t", "$0"],
+      env: cleanEnv(),
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const where = async () =>
+      (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}")).trim()
+        .split("\n").sort();
+    await waitFor(async () => (await where()).length === 2, "the control client");
+    // Typed into the person's session by a program (no key of the person's in between).
+    await t.tmux("send-keys", "-t", t.ids.paneId, "tmux switch-client -t '$1'", "Enter");
+    await waitFor(async () => (await where()).includes("1 $1"), "a client to switch");
+    assert.deepEqual(await where(), ["0 $0", "1 $1"], `${person} stayed; the control client moved`);
+  } finally {
+    await control?.stdin.close().catch(() => {});
+    await control?.status;
+    await t.kill();
+  }
 });

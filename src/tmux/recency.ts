@@ -9,12 +9,13 @@
  * "unattached". Unchecked, a person who comes back and types `tmux attach` lands in whichever
  * session our client last joined, not in theirs.
  *
- * So a control client joins, when it has a choice, a session a person is attached to (already
- * "attached"; their keys keep it the most recent) or else the least recently used one (never
- * a plain attach's pick while we sit there); and before leaving, it moves for a moment to the
+ * So a control client joins, when it has a choice, the least recently used session nobody is
+ * attached to (never a plain attach's pick while another unattached one was used later); and
+ * before leaving, it moves for a moment to the
  * session that was most recently used before we touched any (which marks it used again), so
- * that it is on top once more. tmux keeps last use to the microsecond but shows it in seconds;
- * in a tie the move is made, which is harmless: it marks the right session.
+ * that it is on top once more. tmux keeps last use to the microsecond but shows it in seconds:
+ * uses within one second cannot be ordered by reading them. There the pick prefers a session we
+ * never touched, then the newer session, and the move is made.
  *
  * @module
  */
@@ -56,9 +57,15 @@ function numberOf(id: string): number {
 }
 
 /**
- * The session a control client should join: of `standings` (limited to `among`, when given,
- * in any order) and never a destroy-unattached one, the most recently used that has a client
- * attached, else the least recently used. Undefined when none may be joined.
+ * The session a control client should join: of `standings` (limited to `among`, when given)
+ * and never a destroy-unattached one, the least recently used, preferring sessions no client
+ * is attached to. Undefined when none may be joined.
+ *
+ * Not a session a person is attached to, when there is a choice: once they detach, it would be
+ * their plain attach's pick while our client still sits there; and tmux hands commands that
+ * need a client (`display-message`, `switch-client`, `display-popup` run with no `-c` from a
+ * pane) to the session's most recently active client, which a client that joined after the
+ * person's last key is.
  */
 export function sessionToJoin(
   standings: readonly SessionStanding[],
@@ -67,16 +74,10 @@ export function sessionToJoin(
   const open = standings.filter((s) =>
     !s.destroyUnattached && (among === undefined || among.includes(s.id))
   );
-  const attended = open.filter((s) => s.clients > 0);
-  if (attended.length > 0) {
-    return attended.reduce((a, b) =>
-      b.activity > a.activity || (b.activity === a.activity && numberOf(b.id) > numberOf(a.id))
-        ? b
-        : a
-    ).id;
-  }
-  if (open.length === 0) return undefined;
-  return open.reduce((a, b) =>
+  const alone = open.filter((s) => s.clients === 0);
+  const from = alone.length > 0 ? alone : open;
+  if (from.length === 0) return undefined;
+  return from.reduce((a, b) =>
     b.activity < a.activity || (b.activity === a.activity && numberOf(b.id) < numberOf(a.id))
       ? b
       : a

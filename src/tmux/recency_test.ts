@@ -24,17 +24,18 @@ Deno.test("parseStandings reads tmux's lines and skips what does not fit", () =>
   );
 });
 
-Deno.test("sessionToJoin: a person's most recent session, else the least recently used", () => {
-  const sessions = [standing("$0", 100), standing("$1", 300, 1), standing("$2", 200, 2)];
-  assert.equal(sessionToJoin(sessions), "$1");
-  assert.equal(sessionToJoin(sessions.map((s) => ({ ...s, clients: 0 }))), "$0");
+Deno.test("sessionToJoin: the least recently used, preferring sessions nobody is attached to", () => {
+  const sessions = [standing("$0", 300, 1), standing("$1", 100, 1), standing("$2", 200)];
+  assert.equal(sessionToJoin(sessions), "$2");
+  assert.equal(sessionToJoin([...sessions, standing("$3", 150)]), "$3");
+  // Everyone's sessions are attached: the least recently used of them.
+  assert.equal(sessionToJoin(sessions.slice(0, 2)), "$1");
   // Limited to the sessions a pane is in; never one that ends when its last client leaves.
-  assert.equal(sessionToJoin(sessions, ["$0", "$2"]), "$2");
-  assert.equal(sessionToJoin([standing("$0", 1, 0, true), standing("$1", 5)]), "$1");
+  assert.equal(sessionToJoin(sessions, ["$0", "$1"]), "$1");
+  assert.equal(sessionToJoin([standing("$0", 1, 0, true), standing("$1", 5, 1)]), "$1");
   assert.equal(sessionToJoin([standing("$0", 1, 1, true)]), undefined);
   assert.equal(sessionToJoin([], undefined), undefined);
-  // Ties: the newest of the attended, the oldest of the rest.
-  assert.equal(sessionToJoin([standing("$4", 7, 1), standing("$9", 7, 1)]), "$9");
+  // Ties: the older session.
   assert.equal(sessionToJoin([standing("$9", 7), standing("$4", 7)]), "$4");
 });
 
