@@ -189,3 +189,47 @@ Deno.test("pinned: tmux gives a client-less command from a pane to the session's
     await t.kill();
   }
 });
+
+Deno.test("a client following a pane in a person's session stays while they are there, and leaves after them", async () => {
+  await withSessions(async (t) => {
+    // The agent's pane: in the person's session, in a window they are not looking at.
+    const pane = (await t.tmux("new-window", "-d", "-t", "$2", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await t.prompt(pane);
+    await nextSecond(t);
+    const person = await t.attach("$2");
+    const c = await connect({ socketName: t.socket });
+    try {
+      await c.ok("run_command", { paneId: pane, command: "true" });
+      const controls = async () =>
+        (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}"))
+          .split("\n").filter((l) => l.startsWith("1 ")).sort();
+      assert.deepEqual(await controls(), ["1 $0", "1 $2"]);
+      const [created] = (await t.tmux(
+        "list-clients",
+        "-F",
+        "#{client_control_mode} #{session_id} #{client_created}",
+      )).split("\n").filter((l) => l.startsWith("1 $2"));
+      // Past its linger, it stays: the person is there, and a new client for the next
+      // command would be newer than the person's last key (see the pinned test above).
+      const lingered = Date.now() + 7_000;
+      await waitFor(() => Date.now() > lingered, "the linger to pass", 10_000);
+      await c.ok("run_command", { paneId: pane, command: "true" });
+      assert.ok(
+        (await t.tmux(
+          "list-clients",
+          "-F",
+          "#{client_control_mode} #{session_id} #{client_created}",
+        ))
+          .split("\n").includes(created),
+        "the same client",
+      );
+      // The person leaves: so does the client, soon, and their plain attach finds $2 again.
+      await t.tmux("detach-client", "-t", person);
+      await waitFor(async () => (await controls()).length === 1, "the client to leave", 15_000);
+      assert.equal(await landing(t), "$2");
+    } finally {
+      await c.close();
+    }
+  });
+});

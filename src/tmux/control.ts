@@ -775,6 +775,22 @@ export class ServerControl {
     }
   }
 
+  /** Whether a client not of this process is attached to `connection`'s session. */
+  async #sessionShared(connection: Connection): Promise<boolean> {
+    try {
+      const result = await connection.exec(
+        ["list-clients", "-t", connection.sessionId, "-F", "#{client_name}"],
+        { timeoutMs: 2_000 },
+      );
+      if (result.code !== 0) return false;
+      const ours = new Set([...this.#connections].map((c) => c.clientName));
+      return new TextDecoder().decode(result.stdout).split("\n")
+        .some((name) => name !== "" && !ours.has(name));
+    } catch {
+      return false;
+    }
+  }
+
   /** Remembers a connection's client as ending until it has exited. */
   #end(connection: Connection): void {
     const exited = connection.done.catch(() => {});
@@ -929,8 +945,19 @@ export class ServerControl {
   #maybeLinger(connection: Connection): void {
     if (connection.watchers.size > 0 || connection === this.#primary || connection.closed) return;
     clearTimeout(connection.idleTimer);
-    connection.idleTimer = setTimeout(() => {
-      if (connection.watchers.size > 0 || connection === this.#primary) return;
+    connection.idleTimer = setTimeout(async () => {
+      const idle = () =>
+        connection.watchers.size === 0 && connection !== this.#primary && !connection.closed;
+      if (!idle()) return;
+      // Someone else is attached to its session (a person, say): leaving changes nothing for a
+      // plain attach, and staying keeps our client older than their next key, where a new one
+      // for the next wait would be newer (tmux gives client-less commands to the newest client
+      // of the session; see recency.ts). It leaves once they have.
+      if (await this.#sessionShared(connection)) {
+        if (idle()) this.#maybeLinger(connection);
+        return;
+      }
+      if (!idle()) return;
       this.#connections.delete(connection);
       this.#inTurn(async () => {
         await this.#restoreRecency(connection);

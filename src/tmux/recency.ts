@@ -17,6 +17,12 @@
  * uses within one second cannot be ordered by reading them. There the pick prefers a session we
  * never touched, then the newer session, and the move is made.
  *
+ * A client that must join a person's session (to follow a pane's output there) cannot keep out
+ * of tmux's other choice by recency: commands that need a client and name none go to the
+ * session's most recently active client, and tmux counts a client's activity from its creation
+ * and the person's keys. So such a client stays while anyone else is attached there (control.ts):
+ * after the person's next key it is never the newest again, where a fresh one per wait would be.
+ *
  * @module
  */
 
