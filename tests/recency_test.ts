@@ -6,21 +6,20 @@
  */
 import assert from "node:assert/strict";
 import { connect } from "./helpers/mcp.ts";
-import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** Where a person's `tmux attach` with no target lands now (a real client on a terminal). */
 async function landing(t: TestTmux): Promise<string> {
   await t.tmux("set-option", "-gu", "@landed");
-  const cmd = `tmux -u -L ${t.socket} attach \\; set-option -gF @landed '#{session_id}' \\; ` +
-    "detach-client";
-  await sh(
-    "script",
-    Deno.build.os === "darwin" ? ["-q", "/dev/null", "sh", "-c", cmd] : [
-      "-qfc",
-      cmd,
-      "/dev/null",
-    ],
-    { env: cleanEnv({ TERM: "xterm" }), timeoutMs: 10_000 },
+  await t.onTerminal(
+    "attach",
+    ";",
+    "set-option",
+    "-gF",
+    "@landed",
+    "#{session_id}",
+    ";",
+    "detach-client",
   );
   return (await t.tmux("show-options", "-gv", "@landed")).trim();
 }
@@ -32,16 +31,7 @@ async function fromNothing(t: TestTmux): Promise<string> {
 
 /** A person's use of `sessionId`: attached on a terminal, then detached. */
 async function use(t: TestTmux, sessionId: string): Promise<void> {
-  const cmd = `tmux -u -L ${t.socket} attach -t '${sessionId}' \\; detach-client`;
-  await sh(
-    "script",
-    Deno.build.os === "darwin" ? ["-q", "/dev/null", "sh", "-c", cmd] : [
-      "-qfc",
-      cmd,
-      "/dev/null",
-    ],
-    { env: cleanEnv({ TERM: "xterm" }), timeoutMs: 10_000 },
-  );
+  await t.onTerminal("attach", "-t", sessionId, ";", "detach-client");
 }
 
 /**
@@ -167,14 +157,7 @@ Deno.test("pinned: tmux gives a client-less command from a pane to the session's
     await t.tmux("new-session", "-d", "-s", "other", "sh");
     const person = await t.attach("$0");
     // A control client joins the person's session after their last key.
-    control = new Deno.Command("tmux", {
-      args: ["-u", "-L", t.socket, "-C", "attach-session", "-E", "-f", "ignore-size", "-t", "$0"],
-      env: cleanEnv(),
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
+    control = t.controlClient("$0", ["-E", "-f", "ignore-size"]);
     const where = async () =>
       (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}")).trim()
         .split("\n").sort();

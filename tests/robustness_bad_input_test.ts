@@ -34,7 +34,7 @@ import {
   variantsFor,
 } from "./helpers/robust.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { warn } from "../src/diagnostics.ts";
 
 /** Slack on top of a call's own timeout before it counts as a hang. */
@@ -735,15 +735,7 @@ Deno.test("robustness: the corpus's fixture and detectors see what they look for
     assert.deepEqual(await markers.hits(), []);
     // A command-line client never runs #() jobs; a control-mode client (what the server
     // talks through) does, which is why every payload must stay text.
-    const control = new Deno.Command("tmux", {
-      args: ["-u", "-L", fx.socket, "-C", "attach-session", "-f", "ignore-size", "-t", "work"],
-      env: cleanEnv(),
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    trackChild(control, "the self-test's control client");
+    const control = fx.t.controlClient("work");
     const writer = control.stdin.getWriter();
     await writer.write(
       new TextEncoder().encode(`display-message -p '${markers.payload("the self-test")}'\n`),

@@ -369,6 +369,39 @@ export class TestTmux {
     }, "an attached client");
   }
 
+  /**
+   * Runs tmux with `args` on this server from a pseudo-terminal (`script`), as a person typing
+   * it would, and waits for it to end: `attach ; ... ; detach-client` is a person's visit.
+   */
+  async onTerminal(...args: string[]): Promise<void> {
+    const quoted = args.map((a) => /^[\w@%:.=-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
+    const cmd = `tmux -u -L ${this.socket} ${quoted.join(" ")}`;
+    const scriptArgs = Deno.build.os === "darwin"
+      ? ["-q", "/dev/null", "sh", "-c", cmd]
+      : ["-qfc", cmd, "/dev/null"];
+    await sh("script", scriptArgs, { env: cleanEnv({ TERM: "xterm" }), timeoutMs: 10_000 });
+  }
+
+  /**
+   * Starts a control-mode client (`tmux -C attach-session ...flags -t target`), as another
+   * program would; tracked like every child. Close its stdin to end it.
+   */
+  controlClient(
+    target: string,
+    flags: readonly string[] = ["-f", "ignore-size"],
+  ): Deno.ChildProcess {
+    const child = new Deno.Command("tmux", {
+      args: ["-u", "-L", this.socket, "-C", "attach-session", ...flags, "-t", target],
+      env: cleanEnv(),
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    trackChild(child, `a control client of ${this.socket}`);
+    return child;
+  }
+
   async clientTtys(): Promise<string[]> {
     const r = await this.tmuxRaw("list-clients", "-F", "#{client_tty}");
     return r.code === 0 ? r.stdout.split("\n").filter((l) => l !== "") : [];
