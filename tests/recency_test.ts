@@ -216,3 +216,32 @@ Deno.test("a client following a pane in a person's session stays while they are 
     }
   });
 });
+
+Deno.test("a person who used the session tmux-mcp's client sits in finds it free when they leave", async () => {
+  await withSessions(async (t) => {
+    const c = await connect({ socketName: t.socket });
+    try {
+      await c.ok("list_panes");
+      const controls = async () =>
+        (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}"))
+          .split("\n").filter((l) => l.startsWith("1 "));
+      assert.deepEqual(await controls(), ["1 $0"]);
+      // The person works in that session for a while, then detaches.
+      await nextSecond(t);
+      const person = await t.attach("$0");
+      await t.tmux("detach-client", "-t", person);
+      await waitFor(
+        async () => !(await controls()).includes("1 $0"),
+        "the client to leave the session",
+        15_000,
+      );
+      assert.equal(await landing(t), "$0");
+      // tmux-mcp carries on, from another session.
+      await c.ok("list_panes");
+      assert.equal((await controls()).length, 1);
+      assert.notDeepEqual(await controls(), ["1 $0"]);
+    } finally {
+      await c.close();
+    }
+  });
+});

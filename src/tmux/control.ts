@@ -256,6 +256,8 @@ class Connection {
   sessionId = "";
   /** tmux's name for its client (`client_name`), once attached. */
   clientName = "";
+  /** Set when it is to leave as soon as its work is done: nothing new is given to it. */
+  leaving = false;
   /** True once it can no longer be used. */
   closed = false;
   readonly watchers = new Set<Watcher>();
@@ -356,7 +358,9 @@ class Connection {
         this.#readyResolve();
       }
     }
-    if (notifications.topology || notifications.subscriptions.size > 0) {
+    if (
+      notifications.topology || notifications.clients || notifications.subscriptions.size > 0
+    ) {
       this.#onEvents(this, notifications);
     }
     if (output.size === 0 && !changed) return;
@@ -405,6 +409,11 @@ class Connection {
     this.#onLost(this);
   }
 
+  /** Commands sent and not yet answered. */
+  get pending(): number {
+    return this.#protocol.pending;
+  }
+
   /** Sends one command line and collects its answer. */
   async exec(args: readonly string[], options: RunOptions): Promise<ControlResult> {
     const line = controlLine(args);
@@ -451,6 +460,8 @@ class Connection {
 
 /** How long a watch-only connection stays after its last watcher left. */
 const LINGER_MS = 5_000;
+/** How long a connection that is to leave waits after its last use (answers in flight). */
+const LEAVING_MS = 500;
 /** How long to spawn instead of retrying after finding no session to attach to. */
 const NO_SESSION_BACKOFF_MS = 1_000;
 /** At most this many control clients per server; beyond, waits poll. */
@@ -485,6 +496,8 @@ export class ServerControl {
   readonly #ending = new Set<Promise<void>>();
   #primary: Connection | null = null;
   #acquiring: Promise<Connection> | null = null;
+  #reviewing = false;
+  #reviewAgain = false;
   /** Sessions our clients attached to, and their last use before (see recency.ts). */
   readonly #touches = new Map<string, Touch>();
   #closed = false;
@@ -541,7 +554,7 @@ export class ServerControl {
     listener: WatchListener,
   ): Promise<Watch> {
     let connection = [...this.#connections].find((c) =>
-      !c.closed && sessionIds.includes(c.sessionId)
+      !c.closed && !c.leaving && sessionIds.includes(c.sessionId)
     );
     if (!connection) {
       this.#requireAttaching();
@@ -603,7 +616,8 @@ export class ServerControl {
   }
 
   /** Hands a connection's server-wide notifications to the listeners they concern. */
-  #events(connection: Connection, { topology, subscriptions }: Notifications): void {
+  #events(connection: Connection, { topology, clients, subscriptions }: Notifications): void {
+    if (clients) this.#reviewPlacement();
     const call = (f: () => void) => {
       try {
         f();
@@ -651,7 +665,7 @@ export class ServerControl {
   }
 
   async #acquirePrimary(): Promise<Connection> {
-    const open = [...this.#connections].find((c) => !c.closed);
+    const open = [...this.#connections].find((c) => !c.closed && !c.leaving);
     if (open) {
       await open.ready;
       this.#primary = open;
@@ -772,6 +786,58 @@ export class ServerControl {
       );
     } catch {
       // The connection or the server went away: nothing left to put back.
+    }
+  }
+
+  /**
+   * Looks again where the primary client sits, after another client attached, detached or
+   * moved: once someone has used its session since our client joined it and nobody else is
+   * attached there any more (a person worked there, then left), a plain `tmux attach` should
+   * find that session free. The client then leaves it, a moment after its last answer; the next
+   * call opens a new one elsewhere (see recency.ts). A client carrying format subscriptions
+   * stays.
+   */
+  #reviewPlacement(): void {
+    if (this.#reviewing) {
+      this.#reviewAgain = true;
+      return;
+    }
+    this.#reviewing = true;
+    (async () => {
+      do {
+        this.#reviewAgain = false;
+        await this.#leaveIfReclaimed();
+      } while (this.#reviewAgain && !this.#closed);
+    })().finally(() => this.#reviewing = false);
+  }
+
+  async #leaveIfReclaimed(): Promise<void> {
+    const connection = this.#primary;
+    if (!connection || connection.closed || connection.listeners.size > 0) return;
+    const touch = this.#touches.get(connection.sessionId);
+    if (!touch) return;
+    try {
+      const options = { timeoutMs: 2_000 };
+      const [sessions, clients] = await Promise.all([
+        connection.exec(["list-sessions", "-F", STANDING_FORMAT], options),
+        connection.exec(["list-clients", "-F", "#{session_id}\t#{client_name}"], options),
+      ]);
+      if (sessions.code !== 0 || clients.code !== 0 || this.#primary !== connection) return;
+      const standings = parseStandings(new TextDecoder().decode(sessions.stdout));
+      const here = standings.find((s) => s.id === connection.sessionId);
+      if (!here || here.activity <= touch.bumped) return;
+      if (!standings.some((s) => s.id !== here.id && !s.destroyUnattached)) return;
+      const ours = new Set([...this.#connections].map((c) => c.clientName));
+      const shared = new TextDecoder().decode(clients.stdout).split("\n").some((line) => {
+        const [sessionId, name] = line.split("\t");
+        return sessionId === here.id && name !== undefined && !ours.has(name);
+      });
+      if (shared) return;
+      connection.leaving = true;
+      this.#primary = null;
+      this.#maybeLinger(connection, LEAVING_MS);
+    } catch {
+      // Lost meanwhile: it is gone anyway.
     }
   }
 
@@ -942,18 +1008,20 @@ export class ServerControl {
       });
   }
 
-  #maybeLinger(connection: Connection): void {
+  #maybeLinger(connection: Connection, lingerMs = LINGER_MS): void {
     if (connection.watchers.size > 0 || connection === this.#primary || connection.closed) return;
     clearTimeout(connection.idleTimer);
     connection.idleTimer = setTimeout(async () => {
       const idle = () =>
         connection.watchers.size === 0 && connection !== this.#primary && !connection.closed;
+      // Answers still on their way: look again later.
+      if (idle() && connection.pending > 0) return this.#maybeLinger(connection, lingerMs);
       if (!idle()) return;
       // Someone else is attached to its session (a person, say): leaving changes nothing for a
       // plain attach, and staying keeps our client older than their next key, where a new one
       // for the next wait would be newer (tmux gives client-less commands to the newest client
       // of the session; see recency.ts). It leaves once they have.
-      if (await this.#sessionShared(connection)) {
+      if (!connection.leaving && await this.#sessionShared(connection)) {
         if (idle()) this.#maybeLinger(connection);
         return;
       }
@@ -964,7 +1032,7 @@ export class ServerControl {
         this.#end(connection);
         await connection.close();
       }).catch(() => {});
-    }, LINGER_MS);
+    }, lingerMs);
   }
 }
 

@@ -237,6 +237,11 @@ export interface Notifications {
    */
   readonly topology: boolean;
   /**
+   * Another client attached, detached or changed sessions (`%client-session-changed`,
+   * `%client-detached`): only "look again", so it is not held either.
+   */
+  readonly clients: boolean;
+  /**
    * Values of this client's format subscriptions (`%subscription-changed`), by name, the last
    * of each: held until verified like output, since a value is what a format made of data.
    */
@@ -285,11 +290,12 @@ class Gathered {
   changed = false;
   sessionId: string | null = null;
   topology = false;
+  clients = false;
   subscriptions = new Map<string, string>();
 
   get empty(): boolean {
     return this.output.size === 0 && !this.changed && this.sessionId === null &&
-      !this.topology && this.subscriptions.size === 0;
+      !this.topology && !this.clients && this.subscriptions.size === 0;
   }
 
   addOutput(paneId: string, data: Uint8Array): void {
@@ -307,6 +313,7 @@ class Gathered {
     }
     this.changed ||= later.changed;
     this.topology ||= later.topology;
+    this.clients ||= later.clients;
     if (later.sessionId !== null) this.sessionId = later.sessionId;
     for (const [name, value] of later.subscriptions) this.subscriptions.set(name, value);
   }
@@ -540,6 +547,9 @@ export class ControlProtocol {
       return;
     }
     if (TOPOLOGY.has(word)) this.#ready.topology = true;
+    if (word === "%client-detached" || word === "%client-session-changed") {
+      this.#ready.clients = true;
+    }
     // A change carries no data, only "look again" (and looking is a verified call): it is not
     // held, so a hook that changes a layout after every command cannot keep sentinels coming.
     if (STRUCTURAL.has(word)) this.#ready.changed = true;

@@ -557,3 +557,22 @@ Deno.test("an anomaly's reason shows what a pane printed without its control byt
   h.feed("%end \x1b]0;owned\x07 1 1", "%output %1 x");
   assert.deepEqual(h.anomalies, ['"%end \\x1b]0;owned\\x07 1 1" outside any answer']);
 });
+
+Deno.test("other clients attaching, moving or leaving are passed on as 'look again', nothing else", () => {
+  for (const line of ["%client-detached /dev/pts/3", "%client-session-changed client-9 $1 x"]) {
+    const h = byHand();
+    const before = h.delivered.length;
+    h.feed(line);
+    const after = h.delivered.slice(before);
+    assert.equal(after.length, 1, line);
+    assert.equal(after[0].clients, true, line);
+    assert.equal(after[0].topology, false, line);
+    assert.equal(after[0].changed, false, line);
+  }
+  // Inside an answer, the same text is output, not a notification.
+  const h = byHand();
+  h.send("'capture-pane'");
+  const before = h.delivered.length;
+  h.feed("%begin 1 105 1", "%client-detached /dev/pts/3", "%end 1 105 1");
+  assert.ok(h.delivered.slice(before).every((d) => !d.clients));
+});
