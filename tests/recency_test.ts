@@ -24,6 +24,12 @@ async function landing(t: TestTmux): Promise<string> {
   return (await t.tmux("show-options", "-gv", "@landed")).trim();
 }
 
+/** The sessions control clients are attached to, as `1 $N` lines, sorted. */
+async function controls(t: TestTmux): Promise<string[]> {
+  return (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}"))
+    .split("\n").filter((l) => l.startsWith("1 ")).sort();
+}
+
 /** Where a tmux command without a target, run outside tmux, lands now. */
 async function fromNothing(t: TestTmux): Promise<string> {
   return (await t.tmux("display-message", "-p", "#{session_id}")).trim();
@@ -123,10 +129,7 @@ Deno.test("the control client keeps out of a person's session, and their plain a
     const c = await connect({ socketName: t.socket });
     try {
       await c.ok("list_panes");
-      const controls = async () =>
-        (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}"))
-          .split("\n").filter((l) => l.startsWith("1 "));
-      assert.deepEqual(await controls(), ["1 $0"]);
+      assert.deepEqual(await controls(t), ["1 $0"]);
       // The person leaves their session: a plain attach takes them back to it.
       await t.tmux("detach-client", "-t", person);
       assert.equal(await landing(t), "$1");
@@ -184,10 +187,7 @@ Deno.test("a client following a pane in a person's session stays while they are 
     const c = await connect({ socketName: t.socket });
     try {
       await c.ok("run_command", { paneId: pane, command: "true" });
-      const controls = async () =>
-        (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}"))
-          .split("\n").filter((l) => l.startsWith("1 ")).sort();
-      assert.deepEqual(await controls(), ["1 $0", "1 $2"]);
+      assert.deepEqual(await controls(t), ["1 $0", "1 $2"]);
       const [created] = (await t.tmux(
         "list-clients",
         "-F",
@@ -209,7 +209,7 @@ Deno.test("a client following a pane in a person's session stays while they are 
       );
       // The person leaves: so does the client, soon, and their plain attach finds $2 again.
       await t.tmux("detach-client", "-t", person);
-      await waitFor(async () => (await controls()).length === 1, "the client to leave", 15_000);
+      await waitFor(async () => (await controls(t)).length === 1, "the client to leave", 15_000);
       assert.equal(await landing(t), "$2");
     } finally {
       await c.close();
@@ -222,24 +222,21 @@ Deno.test("a person who used the session tmux-mcp's client sits in finds it free
     const c = await connect({ socketName: t.socket });
     try {
       await c.ok("list_panes");
-      const controls = async () =>
-        (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}"))
-          .split("\n").filter((l) => l.startsWith("1 "));
-      assert.deepEqual(await controls(), ["1 $0"]);
+      assert.deepEqual(await controls(t), ["1 $0"]);
       // The person works in that session for a while, then detaches.
       await nextSecond(t);
       const person = await t.attach("$0");
       await t.tmux("detach-client", "-t", person);
       await waitFor(
-        async () => !(await controls()).includes("1 $0"),
+        async () => !(await controls(t)).includes("1 $0"),
         "the client to leave the session",
         15_000,
       );
       assert.equal(await landing(t), "$0");
       // tmux-mcp carries on, from another session.
       await c.ok("list_panes");
-      assert.equal((await controls()).length, 1);
-      assert.notDeepEqual(await controls(), ["1 $0"]);
+      assert.equal((await controls(t)).length, 1);
+      assert.notDeepEqual(await controls(t), ["1 $0"]);
     } finally {
       await c.close();
     }

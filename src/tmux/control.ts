@@ -477,6 +477,12 @@ export const ATTACH_TIMEOUT_MS = 5_000;
 /** After a control client failed to attach in time, how long calls start tmux without trying. */
 const ATTACH_BACKOFF_MS = 30_000;
 
+/** The sessions and clients of a tmux server, as a leaving or idle client reads them. */
+interface Seating {
+  readonly standings: SessionStanding[];
+  readonly clients: readonly { readonly sessionId: string; readonly name: string }[];
+}
+
 /** The control connections of one tmux server. */
 export class ServerControl {
   readonly #runner: TmuxRunner;
@@ -761,28 +767,22 @@ export class ServerControl {
   async #restoreRecency(connection: Connection): Promise<void> {
     if (this.#touches.size === 0 || connection.closed || connection.clientName === "") return;
     try {
-      const options = { timeoutMs: 2_000 };
-      const [sessions, clients] = await Promise.all([
-        connection.exec(["list-sessions", "-F", STANDING_FORMAT], options),
-        connection.exec(["list-clients", "-F", "#{session_id}\t#{client_name}"], options),
-      ]);
-      if (sessions.code !== 0 || clients.code !== 0) return;
-      const standings = parseStandings(new TextDecoder().decode(sessions.stdout));
+      const seating = await this.#seating(connection);
+      if (seating === null) return;
+      const { standings, clients } = seating;
       for (const id of this.#touches.keys()) {
         if (!standings.some((s) => s.id === id)) this.#touches.delete(id);
       }
       const others = new Map<string, number>();
-      for (const line of new TextDecoder().decode(clients.stdout).split("\n")) {
-        const [sessionId, name] = line.split("\t");
-        if (name === undefined || name === connection.clientName) continue;
-        others.set(sessionId, (others.get(sessionId) ?? 0) + 1);
+      for (const { sessionId, name } of clients) {
+        if (name !== connection.clientName) others.set(sessionId, (others.get(sessionId) ?? 0) + 1);
       }
       const target = sessionToRestore(standings, others, this.#touches);
       if (target === null) return;
       // -E: as when attaching, this process's environment stays out of the session.
       await this.#runner.inStructureLane(
         this.#address,
-        () => connection.exec(["switch-client", "-E", "-t", target], options),
+        () => connection.exec(["switch-client", "-E", "-t", target], { timeoutMs: 2_000 }),
       );
     } catch {
       // The connection or the server went away: nothing left to put back.
@@ -817,22 +817,12 @@ export class ServerControl {
     const touch = this.#touches.get(connection.sessionId);
     if (!touch) return;
     try {
-      const options = { timeoutMs: 2_000 };
-      const [sessions, clients] = await Promise.all([
-        connection.exec(["list-sessions", "-F", STANDING_FORMAT], options),
-        connection.exec(["list-clients", "-F", "#{session_id}\t#{client_name}"], options),
-      ]);
-      if (sessions.code !== 0 || clients.code !== 0 || this.#primary !== connection) return;
-      const standings = parseStandings(new TextDecoder().decode(sessions.stdout));
-      const here = standings.find((s) => s.id === connection.sessionId);
+      const seating = await this.#seating(connection);
+      if (seating === null || this.#primary !== connection) return;
+      const here = seating.standings.find((s) => s.id === connection.sessionId);
       if (!here || here.activity <= touch.bumped) return;
-      if (!standings.some((s) => s.id !== here.id && !s.destroyUnattached)) return;
-      const ours = new Set([...this.#connections].map((c) => c.clientName));
-      const shared = new TextDecoder().decode(clients.stdout).split("\n").some((line) => {
-        const [sessionId, name] = line.split("\t");
-        return sessionId === here.id && name !== undefined && !ours.has(name);
-      });
-      if (shared) return;
+      if (!seating.standings.some((s) => s.id !== here.id && !s.destroyUnattached)) return;
+      if (this.#othersIn(here.id, seating.clients)) return;
       connection.leaving = true;
       this.#primary = null;
       this.#maybeLinger(connection, LEAVING_MS);
@@ -844,17 +834,34 @@ export class ServerControl {
   /** Whether a client not of this process is attached to `connection`'s session. */
   async #sessionShared(connection: Connection): Promise<boolean> {
     try {
-      const result = await connection.exec(
-        ["list-clients", "-t", connection.sessionId, "-F", "#{client_name}"],
-        { timeoutMs: 2_000 },
-      );
-      if (result.code !== 0) return false;
-      const ours = new Set([...this.#connections].map((c) => c.clientName));
-      return new TextDecoder().decode(result.stdout).split("\n")
-        .some((name) => name !== "" && !ours.has(name));
+      const seating = await this.#seating(connection);
+      return seating !== null && this.#othersIn(connection.sessionId, seating.clients);
     } catch {
       return false;
     }
+  }
+
+  /** Every session's standing and every client's session, read over `connection`. */
+  async #seating(connection: Connection): Promise<Seating | null> {
+    const options = { timeoutMs: 2_000 };
+    const [sessions, clients] = await Promise.all([
+      connection.exec(["list-sessions", "-F", STANDING_FORMAT], options),
+      connection.exec(["list-clients", "-F", "#{session_id}\t#{client_name}"], options),
+    ]);
+    if (sessions.code !== 0 || clients.code !== 0) return null;
+    return {
+      standings: parseStandings(new TextDecoder().decode(sessions.stdout)),
+      clients: new TextDecoder().decode(clients.stdout).split("\n")
+        .map((line) => line.split("\t"))
+        .filter((fields) => fields.length === 2)
+        .map(([sessionId, name]) => ({ sessionId, name })),
+    };
+  }
+
+  /** Whether a client not of this process is attached to session `sessionId`. */
+  #othersIn(sessionId: string, clients: Seating["clients"]): boolean {
+    const ours = new Set([...this.#connections].map((c) => c.clientName));
+    return clients.some((c) => c.sessionId === sessionId && !ours.has(c.name));
   }
 
   /** Remembers a connection's client as ending until it has exited. */
