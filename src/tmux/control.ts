@@ -821,7 +821,9 @@ export class ServerControl {
       if (seating === null || this.#primary !== connection) return;
       const here = seating.standings.find((s) => s.id === connection.sessionId);
       if (!here || here.activity <= touch.bumped) return;
-      if (!seating.standings.some((s) => s.id !== here.id && !s.destroyUnattached)) return;
+      // Only where a new client can go that nobody is attached to: elsewhere it would be back.
+      const free = (s: SessionStanding) => s.clients === 0 && !s.destroyUnattached;
+      if (!seating.standings.some((s) => s.id !== here.id && free(s))) return;
       if (this.#othersIn(here.id, seating.clients)) return;
       connection.leaving = true;
       this.#primary = null;
