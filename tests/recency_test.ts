@@ -107,9 +107,7 @@ Deno.test("a control client that watched a pane leaves the person's sessions as 
     try {
       await c.ok("list_panes");
       await c.ok("run_command", { paneId: panes[2], command: "true" });
-      const clients = async () =>
-        (await t.tmux("list-clients", "-F", "#{client_control_mode}")).split("\n")
-          .filter((l) => l === "1").length;
+      const clients = async () => (await controls(t)).length;
       assert.equal(await clients(), 2);
       // The watch's client leaves a few seconds after its last wait; tmux-mcp stays.
       await waitFor(async () => await clients() === 1, "the watching client to leave", 15_000);

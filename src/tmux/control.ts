@@ -827,7 +827,7 @@ export class ServerControl {
       if (this.#othersIn(here.id, seating.clients)) return;
       connection.leaving = true;
       this.#primary = null;
-      this.#maybeLinger(connection, LEAVING_MS);
+      this.#maybeLinger(connection);
     } catch {
       // Lost meanwhile: it is gone anyway.
     }
@@ -1017,15 +1017,19 @@ export class ServerControl {
       });
   }
 
-  #maybeLinger(connection: Connection, lingerMs = LINGER_MS): void {
+  /**
+   * Closes `connection` once it has been idle a while: {@link LINGER_MS} after its last watcher
+   * left, {@link LEAVING_MS} after its last answer when it is leaving.
+   */
+  #maybeLinger(connection: Connection): void {
     if (connection.watchers.size > 0 || connection === this.#primary || connection.closed) return;
     clearTimeout(connection.idleTimer);
     connection.idleTimer = setTimeout(async () => {
       const idle = () =>
         connection.watchers.size === 0 && connection !== this.#primary && !connection.closed;
-      // Answers still on their way: look again later.
-      if (idle() && connection.pending > 0) return this.#maybeLinger(connection, lingerMs);
       if (!idle()) return;
+      // Answers still on their way: look again later.
+      if (connection.pending > 0) return this.#maybeLinger(connection);
       // Someone else is attached to its session (a person, say): leaving changes nothing for a
       // plain attach, and staying keeps our client older than their next key, where a new one
       // for the next wait would be newer (tmux gives client-less commands to the newest client
@@ -1041,7 +1045,7 @@ export class ServerControl {
         this.#end(connection);
         await connection.close();
       }).catch(() => {});
-    }, lingerMs);
+    }, connection.leaving ? LEAVING_MS : LINGER_MS);
   }
 }
 

@@ -81,6 +81,18 @@ export async function sh(
   return result;
 }
 
+/**
+ * `script`'s arguments to run tmux with `args` on socket `socket` in a pseudo-terminal:
+ * util-linux script takes the command with -c, BSD script (macOS) takes it last.
+ */
+function scriptArgs(socket: string, args: readonly string[]): string[] {
+  const quoted = args.map((a) => /^[\w@%:.=-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
+  const cmd = `tmux -u -L ${socket} ${quoted.join(" ")}`;
+  return Deno.build.os === "darwin"
+    ? ["-q", "/dev/null", "sh", "-c", cmd]
+    : ["-qfc", cmd, "/dev/null"];
+}
+
 /** Outputs of commands {@link sh} gave up on, read to the end once their server is gone. */
 const stranded: Promise<unknown>[] = [];
 
@@ -348,13 +360,8 @@ export class TestTmux {
    */
   async attach(target: string): Promise<string> {
     const before = new Set(await this.clientTtys());
-    const cmd = `tmux -u -L ${this.socket} attach -t '${target.replaceAll("'", "'\\''")}'`;
-    // util-linux script takes the command with -c; BSD script (macOS) takes it last.
-    const args = Deno.build.os === "darwin"
-      ? ["-q", "/dev/null", "sh", "-c", cmd]
-      : ["-qfc", cmd, "/dev/null"];
     const child = new Deno.Command("script", {
-      args,
+      args: scriptArgs(this.socket, ["attach", "-t", target]),
       env: cleanEnv({ TERM: "xterm" }),
       clearEnv: true,
       stdin: "piped",
@@ -374,12 +381,10 @@ export class TestTmux {
    * it would, and waits for it to end: `attach ; ... ; detach-client` is a person's visit.
    */
   async onTerminal(...args: string[]): Promise<void> {
-    const quoted = args.map((a) => /^[\w@%:.=-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
-    const cmd = `tmux -u -L ${this.socket} ${quoted.join(" ")}`;
-    const scriptArgs = Deno.build.os === "darwin"
-      ? ["-q", "/dev/null", "sh", "-c", cmd]
-      : ["-qfc", cmd, "/dev/null"];
-    await sh("script", scriptArgs, { env: cleanEnv({ TERM: "xterm" }), timeoutMs: 10_000 });
+    await sh("script", scriptArgs(this.socket, args), {
+      env: cleanEnv({ TERM: "xterm" }),
+      timeoutMs: 10_000,
+    });
   }
 
   /**
