@@ -11,7 +11,7 @@
 
 import { captureRange, rowArg } from "./capture.ts";
 import { type ChainEvent, ChainReader } from "./chain.ts";
-import { execFast } from "./control.ts";
+import { execFast, execOverControl } from "./control.ts";
 import { decodeBytes, int, newGuard, recordFormat } from "./format.ts";
 import {
   classifyStderr,
@@ -203,93 +203,185 @@ export async function readPanes(
   begin?: (paneId: string) => void | Promise<void>,
 ): Promise<(TmuxError | null)[]> {
   const results: (TmuxError | null)[] = [];
-  const span = { start: historyRows > 0 ? -historyRows : undefined };
   while (results.length < paneIds.length) {
     const pending = paneIds.slice(results.length);
-    const guard = newGuard();
-    const args = pending.flatMap((id, i) => [
-      ...(i > 0 ? [";"] : []),
-      "display-message",
-      "-p",
-      "-t",
-      id,
-      recordFormat(guard, ["#{pane_id}", "#{history_size}", "#{pane_height}"]),
-      ";",
-      "capture-pane",
-      "-p",
-      "-t",
-      id,
-      ...(historyRows > 0 ? ["-S", String(rowArg(-historyRows))] : []),
-    ]);
-    const reader = new ChainReader(guard);
-    const scratch: Scratch = { bytes: new Uint8Array(16 * 1024) };
-    // The pane whose rows are arriving; `gone` once a pane turned out closed.
-    const at: { pane: PaneBatches | null; begun: number; gone: boolean } = {
-      pane: null,
-      begun: 0,
-      gone: false,
-    };
-    const finishPane = async (pane: PaneBatches) => {
-      pane.end();
-      results.push(null);
-      for (const batch of pane.ready.splice(0)) await take(batch);
-    };
-    const handle = async (events: ChainEvent[]) => {
-      for (const event of events) {
-        if (at.gone) return;
-        if (event.data) {
-          if (!at.pane) throw new Error("tmux printed rows before saying whose");
-          at.pane.push(event.data);
-          for (const batch of at.pane.ready.splice(0)) await take(batch);
-          continue;
-        }
-        if (at.pane) await finishPane(at.pane);
-        at.pane = null;
-        const [paneId, history, height] = event.record;
-        const expected = pending[at.begun++];
-        if (paneId !== expected) {
-          // A pane that closed prints empty values, then its capture fails and ends the chain.
-          if (paneId !== "") throw new Error(`tmux described ${paneId}, not ${expected}`);
-          at.gone = true;
-          return;
-        }
-        const { top, bottom } = captureRange(span, {
-          historySize: int(history),
-          height: int(height),
-        });
-        at.pane = new PaneBatches(paneId, top, bottom - top + 1, scratch);
-        await begin?.(paneId);
-      }
-    };
-    let code: number;
-    let stderr: string;
-    if (historyRows > BULK_HISTORY_ROWS) {
-      ({ code, stderr } = await runner.stream(
-        address,
-        args,
-        (chunk) => handle(reader.push(chunk)),
-        options,
-      ));
-    } else {
-      const result = await execFast(runner, address, args, options);
-      ({ code, stderr } = result);
-      await handle(reader.push(result.stdout));
-    }
-    await handle(reader.finish());
-    if (code === 0) {
-      if (at.gone || !at.pane) throw new Error("tmux output ended before every pane was captured");
-      await finishPane(at.pane);
-      if (results.length < paneIds.length) {
-        throw new Error("tmux output ended before every pane was captured");
-      }
-      continue;
-    }
-    // The pane being read when tmux stopped is the one that failed.
-    stderr = stderr.trim();
-    const message = stderr.split("\n")[0] || `tmux exited with status ${code}`;
-    const kind = classifyStderr(stderr);
-    if (kind === "no-server") throw new TmuxError(kind, message, stderr);
-    results.push(new TmuxError(kind, message, stderr));
+    const screens = historyRows === 0
+      ? await readScreens(runner, address, pending, take, options, begin)
+      : undefined;
+    // A connection that could not carry the screens will not carry the same panes framed.
+    const read = screens ??
+      await readFramed(runner, address, pending, historyRows, take, options, begin, {
+        spawn: screens === null,
+      });
+    results.push(...read);
   }
+  return results;
+}
+
+/**
+ * Why tmux stopped a chain, as the failure of the pane it was reading (a closed pane), or
+ * thrown when no pane can be read any more (the server is gone).
+ */
+function chainFailure(code: number, stderr: string): TmuxError {
+  const text = stderr.trim();
+  const message = text.split("\n")[0] || `tmux exited with status ${code}`;
+  const kind = classifyStderr(text);
+  if (kind === "no-server") throw new TmuxError(kind, message, text);
+  return new TmuxError(kind, message, text);
+}
+
+/**
+ * Screens only, over the control connection: one `capture-pane` per pane and nothing else, since
+ * tmux frames each command's answer on its own there ({@link ControlResult.ends}) and a screen's
+ * rows are numbered from 0 at its top. Null when the connection cannot carry the chain (then it
+ * is read {@link readFramed}); else, per pane from the first, null once read, and for the pane
+ * tmux stopped at, why (the rest were not read).
+ */
+async function readScreens(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneIds: readonly string[],
+  take: (batch: RowBatch) => void | Promise<void>,
+  options: RunOptions,
+  begin?: (paneId: string) => void | Promise<void>,
+): Promise<(TmuxError | null)[] | null> {
+  const args = paneIds.flatMap((
+    id,
+    i,
+  ) => [...(i > 0 ? [";"] : []), "capture-pane", "-p", "-t", id]);
+  const result = await execOverControl(runner, address, args, options);
+  if (result?.ends === undefined) return null;
+  const { stdout, ends } = result;
+  const failed = ends.at(-1) === -1;
+  if (ends.length > paneIds.length || (!failed && ends.length !== paneIds.length)) {
+    throw new Error(`tmux answered ${ends.length} captures for ${paneIds.length} panes`);
+  }
+  const results: (TmuxError | null)[] = [];
+  let from = 0;
+  for (const [i, end] of ends.entries()) {
+    if (end === -1) {
+      results.push(chainFailure(result.code, result.stderr));
+      break;
+    }
+    const bytes = stdout.subarray(from, end);
+    from = end;
+    // Every row tmux prints ends with a newline.
+    let count = 0;
+    for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) count++;
+    if (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) {
+      throw new Error(`tmux ended ${paneIds[i]}'s rows in the middle of one`);
+    }
+    await begin?.(paneIds[i]);
+    await take({
+      paneId: paneIds[i],
+      first: 0,
+      count,
+      text: count === 0 ? "" : decodeBytes(bytes.subarray(0, bytes.length - 1)),
+      last: true,
+    });
+    results.push(null);
+  }
+  return results;
+}
+
+/**
+ * Any rows, over any path (`spawn`: by starting tmux): each pane's capture follows a framed
+ * record of its state (history size, height), which says which rows follow and where they end. Per pane from the first, null
+ * once read, and for the pane tmux stopped at, why (the rest were not read).
+ */
+async function readFramed(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  pending: readonly string[],
+  historyRows: number,
+  take: (batch: RowBatch) => void | Promise<void>,
+  options: RunOptions,
+  begin: ((paneId: string) => void | Promise<void>) | undefined,
+  how: { spawn: boolean },
+): Promise<(TmuxError | null)[]> {
+  const results: (TmuxError | null)[] = [];
+  const span = { start: historyRows > 0 ? -historyRows : undefined };
+  const guard = newGuard();
+  const args = pending.flatMap((id, i) => [
+    ...(i > 0 ? [";"] : []),
+    "display-message",
+    "-p",
+    "-t",
+    id,
+    recordFormat(guard, ["#{pane_id}", "#{history_size}", "#{pane_height}"]),
+    ";",
+    "capture-pane",
+    "-p",
+    "-t",
+    id,
+    ...(historyRows > 0 ? ["-S", String(rowArg(-historyRows))] : []),
+  ]);
+  const reader = new ChainReader(guard);
+  const scratch: Scratch = { bytes: new Uint8Array(16 * 1024) };
+  // The pane whose rows are arriving; `gone` once a pane turned out closed.
+  const at: { pane: PaneBatches | null; begun: number; gone: boolean } = {
+    pane: null,
+    begun: 0,
+    gone: false,
+  };
+  const finishPane = async (pane: PaneBatches) => {
+    pane.end();
+    results.push(null);
+    for (const batch of pane.ready.splice(0)) await take(batch);
+  };
+  const handle = async (events: ChainEvent[]) => {
+    for (const event of events) {
+      if (at.gone) return;
+      if (event.data) {
+        if (!at.pane) throw new Error("tmux printed rows before saying whose");
+        at.pane.push(event.data);
+        for (const batch of at.pane.ready.splice(0)) await take(batch);
+        continue;
+      }
+      if (at.pane) await finishPane(at.pane);
+      at.pane = null;
+      const [paneId, history, height] = event.record;
+      const expected = pending[at.begun++];
+      if (paneId !== expected) {
+        // A pane that closed prints empty values, then its capture fails and ends the chain.
+        if (paneId !== "") throw new Error(`tmux described ${paneId}, not ${expected}`);
+        at.gone = true;
+        return;
+      }
+      const { top, bottom } = captureRange(span, {
+        historySize: int(history),
+        height: int(height),
+      });
+      at.pane = new PaneBatches(paneId, top, bottom - top + 1, scratch);
+      await begin?.(paneId);
+    }
+  };
+  let code: number;
+  let stderr: string;
+  if (historyRows > BULK_HISTORY_ROWS) {
+    ({ code, stderr } = await runner.stream(
+      address,
+      args,
+      (chunk) => handle(reader.push(chunk)),
+      options,
+    ));
+  } else {
+    const result = how.spawn
+      ? await runner.exec(address, args, options)
+      : await execFast(runner, address, args, options);
+    ({ code, stderr } = result);
+    await handle(reader.push(result.stdout));
+  }
+  await handle(reader.finish());
+  if (code === 0) {
+    if (at.gone || !at.pane) throw new Error("tmux output ended before every pane was captured");
+    await finishPane(at.pane);
+    if (results.length < pending.length) {
+      throw new Error("tmux output ended before every pane was captured");
+    }
+    return results;
+  }
+  // The pane being read when tmux stopped is the one that failed.
+  results.push(chainFailure(code, stderr));
   return results;
 }

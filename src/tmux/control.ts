@@ -1126,6 +1126,26 @@ export function execFast(
   return execVia(runner, address, args, options, true);
 }
 
+/**
+ * Runs a read-only command over the control channel only, for a caller that needs what only
+ * the channel tells ({@link ControlResult.ends}: where each command's output ends). Null when
+ * the channel cannot carry it, or lost it on the way: the caller then starts tmux its own way.
+ */
+export async function execOverControl(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<ControlResult | null> {
+  if (runner.closed || !runner.control || changesStructure(args)) return null;
+  try {
+    return await controlFor(runner, address).exec(args, options);
+  } catch (error) {
+    if (error instanceof ControlUnavailable) return null;
+    throw error;
+  }
+}
+
 async function execVia(
   runner: TmuxRunner,
   address: ServerAddress,

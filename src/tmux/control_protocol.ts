@@ -15,9 +15,10 @@
  * - `%begin` numbers only grow (tmux numbers commands server-wide as it runs them); a `%begin`
  *   at or below the highest seen is forged.
  * - Inside a block, only `%end`/`%error` with the block's exact words closes it. A line looking
- *   like a guard that names the block's number or a later one, or any block begun since the
- *   last verified point, is forged (a pane showing older framing, such as a `tmux -C` session,
- *   is just output).
+ *   like a guard that names the block's number, or any block begun since the last verified
+ *   point, is forged. Other framing is just output: a pane showing a `tmux -C` session of this
+ *   server (older numbers) or of another (any numbers; a later one closes nothing here, and
+ *   retiring the connection for it would retire it at every read of that pane).
  * - Outside a block tmux sends only notifications, each starting with `%`: an `%end` or
  *   `%error` there, or a line not starting with `%`, means the reader is out of step.
  * - A forged end of block X is always followed, before any later block, by the real end of X,
@@ -59,6 +60,13 @@ export interface ControlResult {
   readonly code: number;
   readonly stdout: Uint8Array;
   readonly stderr: string;
+  /**
+   * Over a control connection only: where each command's output ends in `stdout`, one entry
+   * per command tmux ran, in order; -1 for one that failed (its complaint is in `stderr`, and
+   * tmux ran no later command of the line). tmux frames each command's output on its own, so
+   * this splits a chain's answer exactly, whatever the output holds.
+   */
+  readonly ends?: readonly number[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,6 +226,8 @@ interface Call extends PendingCall {
   /** Output of the commands that failed (tmux's complaint), in order; made when one fails. */
   err: LineSink | null;
   failed: boolean;
+  /** Where each command's output ended (-1: it failed); see {@link ControlResult.ends}. */
+  readonly ends: number[];
 }
 
 /** Past this, the answer sink is let go once its answer was handed over, not kept for the next. */
@@ -453,7 +463,7 @@ export class ControlProtocol {
   }
 
   #send(line: string | null, settle: PendingCall["settle"]): Call {
-    const call: Call = { nonce: this.#newNonce(), err: null, failed: false, settle };
+    const call: Call = { nonce: this.#newNonce(), err: null, failed: false, settle, ends: [] };
     this.#calls.push(call);
     const sentinel = `display-message -p ${call.nonce}\n`;
     this.#handlers.write(line === null ? sentinel : `${line}\n${sentinel}`);
@@ -614,10 +624,11 @@ export class ControlProtocol {
     if (text === `%error ${block.id}`) return this.#close(block, false);
     const m = GUARD.exec(text);
     if (m) {
-      // Output can show framing of commands that ran before this one (a `tmux -C` in a pane);
-      // this block's number, a later one, or one of ours since the last check, only a forger.
+      // Output can show framing of other commands: earlier ones of this server, or any of
+      // another's (a `tmux -C` in a pane). This block's number, or one of ours since the last
+      // check, only a forger shows; a later one cannot close anything here, so it is output.
       const number = Number(m[1]);
-      if (number >= block.number || this.#begun.has(number)) {
+      if (number === block.number || this.#begun.has(number)) {
         return this.#anomaly(`${quote(text)} inside block ${block.number}`);
       }
     }
@@ -655,20 +666,24 @@ export class ControlProtocol {
         stderr: head.failed && head.err
           ? new TextDecoder().decode(head.err.view()).replace(/^parse error: /gm, "")
           : "",
+        ends: head.ends,
       }]);
       return;
     }
-    if (!ok) {
-      head.failed = true;
-      const err = head.err ??= new LineSink();
-      const lines = sink.view(start);
-      let at = 0;
-      for (let i = lines.indexOf(0x0a); i !== -1; i = lines.indexOf(0x0a, at)) {
-        err.append(lines.subarray(at, i));
-        at = i + 1;
-      }
-      sink.truncate(start, startLines);
+    if (ok) {
+      head.ends.push(sink.length);
+      return;
     }
+    head.failed = true;
+    const err = head.err ??= new LineSink();
+    const lines = sink.view(start);
+    let at = 0;
+    for (let i = lines.indexOf(0x0a); i !== -1; i = lines.indexOf(0x0a, at)) {
+      err.append(lines.subarray(at, i));
+      at = i + 1;
+    }
+    sink.truncate(start, startLines);
+    head.ends.push(-1);
   }
 
   /** The oldest call's whole output, copied out; the sink is emptied for the next call. */

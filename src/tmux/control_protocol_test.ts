@@ -39,6 +39,8 @@ interface Expected {
   code: number;
   stdout: string;
   stderr: string;
+  /** Where each command's output ends in stdout's bytes; -1 for the one that failed. */
+  ends: number[];
 }
 
 /** tmux's side of one control client, as documented and as 3.3a behaves. */
@@ -237,10 +239,15 @@ class ModelTmux {
     return lines;
   }
 
-  /** Framing a pane shows innocently: a `tmux -C` of its own, numbered before this client. */
+  /**
+   * Framing a pane shows innocently: a `tmux -C` of its own on this server, numbered before
+   * this client, or on another server, numbered anything (here: ahead of this one).
+   */
   #stale(): string {
     const r = this.#r;
-    const n = 1 + r.int(this.#attachNumber - 1);
+    const n = r.chance(0.7)
+      ? 1 + r.int(this.#attachNumber - 1)
+      : this.#number + 1_000 + r.int(1_000_000);
     const guard = ["%begin", "%end", "%error"][r.int(3)];
     const tail = ["", " ", " extra", ""][r.int(4)];
     return r.chance(0.8)
@@ -269,14 +276,16 @@ function escapeOutput(data: string): string {
 
 /** What a spawned tmux would answer for these commands: output of those that ran, up to a failure. */
 function expectedAnswer(tmux: ModelTmux, keys: string[]): Expected {
-  const expected: Expected = { code: 0, stdout: "", stderr: "" };
+  const expected: Expected = { code: 0, stdout: "", stderr: "", ends: [] };
   for (const key of keys) {
     const lines = tmux.emitted.get(key)!.map((l) => `${l}\n`).join("");
     if (tmux.contents.has(key)) {
       expected.stdout += lines;
+      expected.ends.push(new TextEncoder().encode(expected.stdout).length);
     } else {
       expected.code = 1;
       expected.stderr = lines;
+      expected.ends.push(-1);
       break;
     }
   }
@@ -372,7 +381,12 @@ function runOnce(seed: number, hostile: boolean): Outcome & { hostileLines: numb
     if (result === undefined) continue;
     assert.ok(!(result instanceof Error), `seed ${seed}`);
     assert.deepEqual(
-      { code: result.code, stdout: text(result.stdout), stderr: result.stderr },
+      {
+        code: result.code,
+        stdout: text(result.stdout),
+        stderr: result.stderr,
+        ends: result.ends,
+      },
       expectedAnswer(tmux, keys),
       `seed ${seed}`,
     );
@@ -473,12 +487,15 @@ Deno.test("end and error outside any answer, and plain lines there, are anomalie
   }
 });
 
-Deno.test("framing of earlier commands shown in output is output", () => {
+Deno.test("framing of earlier commands, or another server's, shown in output is output", () => {
   const h = byHand();
   h.send("'capture-pane'");
   const rows = [
     "%begin 1 7 1",
     "%end 1 7 1",
+    // A `tmux -C` in a pane, talking to a server that has run more commands than this one.
+    "%begin 1700000000 99999 1",
+    "%error 1 300 1",
     "%error 1 99 0",
     "%end 1 105",
     "%end 1 105 1 ",
@@ -495,8 +512,8 @@ Deno.test("framing of earlier commands shown in output is output", () => {
   assert.equal(h.output().length, 0);
 });
 
-Deno.test("a guard naming this block, a later one, or one of ours since the last check is forged", () => {
-  for (const forged of ["%end 2 105 1", "%begin 1 105 0", "%error 1 300 1", "%end 1 104 0"]) {
+Deno.test("a guard naming this block, or one of ours since the last check, is forged", () => {
+  for (const forged of ["%end 2 105 1", "%begin 1 105 0", "%error 1 105 0", "%end 1 104 0"]) {
     const h = byHand();
     h.send("'a' ; 'b'");
     h.feed("%begin 1 104 1", "%end 1 104 1", "%begin 1 105 1", "row", forged);
