@@ -17,11 +17,13 @@ import { judgeResult, type ServerAddress, type TmuxRunner } from "../tmux/run.ts
 import {
   type ClientRow,
   type PaneBrief,
+  type PanePlace,
   type PaneRow,
   type SessionRow,
   type Snapshot,
   type SnapshotScope,
   takeBriefSnapshot,
+  takePanePlaces,
   takeSnapshot,
   type WindowRow,
 } from "../tmux/snapshot.ts";
@@ -188,6 +190,11 @@ export class TmuxContext {
     return takeBriefSnapshot(this.runner, this.address, { signal: this.signal }, scope);
   }
 
+  /** Where every pane is, and nothing more of it: for a tool that reads the panes next. */
+  panePlaces(): Promise<{ running: boolean; panes: PanePlace[] }> {
+    return takePanePlaces(this.runner, this.address, { signal: this.signal });
+  }
+
   /**
    * The read for a tool acting on one pane: that pane (with every placement of its window),
    * the clients and server facts. tmux looks up nothing of the other panes, which at a few
@@ -274,7 +281,7 @@ export class TmuxContext {
   }
 
   /** Refuses when no server runs on the socket. */
-  requireRunning(snapshot: Snapshot<PaneBrief>): void {
+  requireRunning(snapshot: { readonly running: boolean }): void {
     if (!snapshot.running) {
       throw new ToolFailure(
         `No tmux server is running on ${this.socketLabel}.`,

@@ -463,6 +463,22 @@ const PANE_BRIEF_PACKED: readonly (keyof typeof PANE_BRIEF)[] = [
 ];
 const PANE_BRIEF_LAYOUT = layout(PANE_BRIEF, PANE_BRIEF_PACKED);
 const PANE_BRIEF_LAYOUT_LIGHT = layout({ ...PANE_BRIEF, command: "", cwd: "" }, PANE_BRIEF_PACKED);
+/** Where a pane is, and nothing else: {@link takePanePlaces}. */
+const PANE_PLACE = {
+  id: PANE.id,
+  windowId: PANE.windowId,
+  sessionId: PANE.sessionId,
+  sessionName: PANE.sessionName,
+  windowIndex: PANE.windowIndex,
+  windowActive: PANE.windowActive,
+} as const;
+const PANE_PLACE_LAYOUT = layout(PANE_PLACE, [
+  "id",
+  "windowId",
+  "sessionId",
+  "windowIndex",
+  "windowActive",
+]);
 const CLIENT_LAYOUT = layout(CLIENT, [
   "pid",
   "controlMode",
@@ -558,6 +574,54 @@ export async function takeBriefSnapshot(
   scope: Omit<SnapshotScope, "brief"> = {},
 ): Promise<Snapshot<PaneBrief>> {
   return await readSnapshot(runner, address, options, { ...scope, brief: true });
+}
+
+/** A pane's id, its window, and every session and index showing that window. */
+export interface PanePlace {
+  readonly id: string;
+  readonly windowId: string;
+  readonly placements: Placement[];
+}
+
+/**
+ * Every pane's {@link PanePlace}, in one `list-panes`: for a caller that reads the panes
+ * themselves next (search), where listing anything more of each pane is time spent for
+ * nothing. `running` is false when no server answers on the socket.
+ */
+export async function takePanePlaces(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  options: RunOptions = {},
+): Promise<{ running: boolean; panes: PanePlace[] }> {
+  const guard = newGuard();
+  const args = ["list-panes", "-a", "-F", recordFormat(guard, ["L", ...PANE_PLACE_LAYOUT.formats])];
+  const result = await execFast(runner, address, args, options);
+  if (result.code !== 0) {
+    const stderr = result.stderr.trim();
+    const kind = classifyStderr(stderr);
+    if (kind === "no-server") return { running: false, panes: [] };
+    throw new TmuxError(
+      kind,
+      stderr.split("\n")[0] || `tmux exited with status ${result.code}`,
+      stderr,
+    );
+  }
+  const panes = new Map<string, PanePlace>();
+  for (const record of parseRecords(result.stdout, guard)) {
+    if (record[0] !== "L" || record.length !== PANE_PLACE_LAYOUT.count + 1) {
+      throw new Error(
+        `unexpected tmux record of kind ${record[0]} with ${record.length - 1} fields`,
+      );
+    }
+    const r = PANE_PLACE_LAYOUT.read(record.slice(1));
+    addPlaced(
+      panes,
+      r.id,
+      placed(r.sessionId, r.sessionName, r.windowIndex, r.windowActive),
+      (placement) => ({ id: r.id, windowId: r.windowId, placements: [placement] }),
+    );
+  }
+  return { running: true, panes: [...panes.values()] };
 }
 
 async function readSnapshot(

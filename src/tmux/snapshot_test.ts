@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
-import { parseSnapshot, takeBriefSnapshot, takeSnapshot } from "./snapshot.ts";
+import { parseSnapshot, takeBriefSnapshot, takePanePlaces, takeSnapshot } from "./snapshot.ts";
 import { escapeFormat, escapeTrailingSemicolon, newGuard } from "./format.ts";
 
 /**
@@ -279,6 +279,46 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
     assert.deepEqual(brief.panes.map(pick), full.panes.map(pick));
     assert.deepEqual(brief.clients, full.clients);
     assert.deepEqual(brief.server, full.server);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("snapshot: pane places are exactly the ids, windows and placements of a full read", async () => {
+  const t = await TestTmux.start(NASTY[0]);
+  const runner = new TmuxRunner();
+  try {
+    const addr = { socketName: t.socket };
+    // Sessions named every odd way, one window linked into two of them, a split.
+    for (const [i, name] of NASTY.slice(1).entries()) {
+      const id = (await t.tmux(
+        ...["new-session", "-d", "-P", "-F", "#{session_id}"],
+        ...["-s", escapeTrailingSemicolon(escapeFormat(name))],
+      )).trim();
+      if (i === 0) await t.tmux("link-window", "-d", "-s", t.ids.windowId, "-t", `${id}:7`);
+    }
+    await t.tmux("split-window", "-d", "-t", t.ids.windowId);
+    const full = await takeSnapshot(runner, addr);
+    const places = await takePanePlaces(runner, addr);
+    assert.equal(places.running, true);
+    assert.deepEqual(
+      places.panes,
+      full.panes.map((p) => ({ id: p.id, windowId: p.windowId, placements: p.placements })),
+    );
+    const linked = places.panes.filter((p) => p.windowId === t.ids.windowId);
+    assert.equal(linked.length, 2);
+    assert.ok(linked.every((p) => p.placements.length === 2));
+    // Every session (each named oddly) shows a pane, under the name tmux keeps for it.
+    assert.deepEqual(
+      new Set(places.panes.flatMap((p) => p.placements.map((pl) => pl.sessionName))),
+      new Set(full.sessions.map((session) => session.name)),
+    );
+    assert.equal(full.sessions.length, NASTY.length);
+    assert.deepEqual(await takePanePlaces(runner, { socketName: `${t.socket}-nothing` }), {
+      running: false,
+      panes: [],
+    });
   } finally {
     await runner.close();
     await t.kill();

@@ -20,7 +20,7 @@ import { count, int, paneIdSchema, panePlacementSchema, sessionRefSchema } from 
 import { lastWrittenIndex } from "../tmux/capture.ts";
 import { batchRows, chainPanes, readPanes, type RowBatch } from "../tmux/capture_many.ts";
 import { TmuxError } from "../tmux/run.ts";
-import type { PaneBrief } from "../tmux/snapshot.ts";
+import { type PanePlace, SESSIONS_ONLY } from "../tmux/snapshot.ts";
 
 /** tmux invocations running at once for one search (the runner also bounds all of them). */
 export const SEARCH_CONCURRENCY = 8;
@@ -145,7 +145,7 @@ function literalMatcher(pattern: string, matchCase: boolean): TextMatcher {
 
 /** What one pane's search found. */
 export interface PaneSearch {
-  readonly pane: PaneBrief;
+  readonly pane: PanePlace;
   /** The matches kept (the last `maxMatchesPerPane`, nearest the bottom), in line order. */
   readonly matches: { lineNumber: number; text: string }[];
   /** Matches found in the pane, kept or not. */
@@ -210,7 +210,7 @@ async function matchBatch(
  */
 export async function searchInPanes(
   ctx: TmuxContext,
-  panes: readonly PaneBrief[],
+  panes: readonly PanePlace[],
   options: { matcher: TextMatcher; scrollbackLines: number; maxMatchesPerPane: number },
 ): Promise<PaneSearch[]> {
   const byId = new Map(panes.map((p) => [p.id, p]));
@@ -251,7 +251,7 @@ export async function searchInPanes(
     }
     if (begun < chain.length) await step(chain.length - begun);
     return chain.map((id, i): PaneSearch => {
-      const pane = byId.get(id) as PaneBrief;
+      const pane = byId.get(id) as PanePlace;
       const failed = read[i];
       if (!failed) return { pane, ...(found.get(id) as Found), skipped: null };
       const skipped = failed.kind === "no-target"
@@ -312,18 +312,16 @@ const searchPanes = defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const matcher = await buildMatcher(args.pattern, args.regex ?? false, args.matchCase ?? false);
-    // Which panes, and where they sit: no command or directory (the costliest fields).
-    const snapshot = await ctx.briefSnapshot({
-      sessions: args.session !== undefined,
-      windows: false,
-      processInfo: false,
-    });
-    ctx.requireRunning(snapshot);
-    let panes = snapshot.panes;
-    if (args.session !== undefined) {
-      const s = ctx.session(snapshot, args.session);
-      panes = panes.filter((p) => p.placements.some((pl) => pl.sessionId === s.id));
-    }
+    // The session first (refused when there is none), then which panes there are and where
+    // they sit, and nothing else of them: their rows are what is read next.
+    const sessionId = args.session === undefined
+      ? undefined
+      : ctx.session(await ctx.snapshot(SESSIONS_ONLY), args.session).id;
+    const listed = await ctx.panePlaces();
+    ctx.requireRunning(listed);
+    const panes = sessionId === undefined
+      ? listed.panes
+      : listed.panes.filter((p) => p.placements.some((pl) => pl.sessionId === sessionId));
     const maxPerPane = args.maxMatchesPerPane ?? 5;
     const results = await searchInPanes(ctx, panes, {
       matcher,
