@@ -35,6 +35,8 @@
  * @module
  */
 
+import { randomHex } from "./format.ts";
+
 /**
  * The control channel cannot carry this call (no session to attach to, the connection
  * dropped, a value that cannot travel on one line, the runner is closing). The caller falls
@@ -165,8 +167,6 @@ class LineSink {
   #buf = new Uint8Array(1024);
   /** Bytes held. */
   length = 0;
-  /** Lines held. */
-  lines = 0;
 
   /** Appends one line (without its newline). */
   append(line: Uint8Array): void {
@@ -174,7 +174,6 @@ class LineSink {
     this.#buf.set(line, this.length);
     this.length += line.length;
     this.#buf[this.length++] = 0x0a;
-    this.lines++;
   }
 
   /** Appends whole lines, each already ending with a newline. */
@@ -182,7 +181,6 @@ class LineSink {
     this.#reserve(bytes.length);
     this.#buf.set(bytes, this.length);
     this.length += bytes.length;
-    for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) this.lines++;
   }
 
   /** The bytes from `from` to the end (a view, valid until the next append). */
@@ -204,10 +202,9 @@ class LineSink {
     this.#buf = grown;
   }
 
-  /** Drops everything from byte `at` (where `lines` lines were held). */
-  truncate(at: number, lines: number): void {
+  /** Drops everything from byte `at`. */
+  truncate(at: number): void {
     this.length = at;
-    this.lines = lines;
   }
 }
 
@@ -289,9 +286,8 @@ interface Block {
   readonly ours: boolean;
   /** Where the block's lines go: its call's output, or a sink of its own. */
   readonly sink: LineSink;
-  /** The sink's length and line count when the block began. */
+  /** The sink's length when the block began. */
   readonly start: number;
-  readonly startLines: number;
 }
 
 /** Notifications gathered while reading, not yet delivered. */
@@ -376,7 +372,10 @@ function startsWith(line: Uint8Array, prefix: string): boolean {
 
 /** The first 256 bytes as one char each: guards and ids are short ASCII. */
 function ascii(bytes: Uint8Array): string {
-  return String.fromCharCode(...bytes.subarray(0, 256));
+  const n = Math.min(bytes.length, 256);
+  let text = "";
+  for (let i = 0; i < n; i++) text += String.fromCharCode(bytes[i]);
+  return text;
 }
 
 /**
@@ -393,8 +392,7 @@ function quote(text: string): string {
 
 /** A sentinel nonce: 96 random bits, so nothing a pane shows can be it. */
 export function newNonce(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  return `tmux-mcp-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `tmux-mcp-${randomHex(12)}`;
 }
 
 /**
@@ -614,7 +612,6 @@ export class ControlProtocol {
       ours,
       sink,
       start: sink.length,
-      startLines: sink.lines,
     };
   }
 
@@ -638,7 +635,7 @@ export class ControlProtocol {
   #close(block: Block, ok: boolean): void {
     this.#block = null;
     const first = this.#blocks++ === 0;
-    const { sink, start, startLines } = block;
+    const { sink, start } = block;
     if (!block.ours) {
       // The attach itself comes first (flags 0, before `%session-changed`); later ones are
       // hooks run with this client, whose output is nobody's.
@@ -648,11 +645,13 @@ export class ControlProtocol {
       return;
     }
     const head = this.#calls[0];
-    const only = sink.lines - startLines === 1 ? sink.view(start) : null;
+    // A single line: its only newline is its last byte.
+    const view = sink.view(start);
+    const only = view.length > 0 && view.indexOf(0x0a) === view.length - 1 ? view : null;
     if (ok && only && ascii(only.subarray(0, only.length - 1)) === head.nonce) {
       // The sentinel: everything before it was this call's, and everything read since the last
       // verified point was framed as tmux framed it.
-      sink.truncate(start, startLines);
+      sink.truncate(start);
       this.#calls.shift();
       this.#verified = true;
       this.#begun.clear();
@@ -682,7 +681,7 @@ export class ControlProtocol {
       err.append(lines.subarray(at, i));
       at = i + 1;
     }
-    sink.truncate(start, startLines);
+    sink.truncate(start);
     head.ends.push(-1);
   }
 
@@ -690,7 +689,7 @@ export class ControlProtocol {
   #takeOutput(): Uint8Array {
     const out = this.#out.view().slice();
     if (this.#out.capacity > KEEP_SINK_BYTES) this.#out = new LineSink();
-    else this.#out.truncate(0, 0);
+    else this.#out.truncate(0);
     return out;
   }
 

@@ -11,12 +11,25 @@
 
 const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** `bytes` random bytes as hex: nonces and markers no pane can predict. */
+/** Random bytes drawn from the system's generator a few kilobytes at a time, used once each. */
+const pool = new Uint8Array(4096);
+let poolAt = pool.length;
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+/**
+ * `bytes` random bytes as hex: nonces and markers no pane can predict. Every call takes fresh
+ * bytes of the cryptographic generator; several calls share one request to it, since a few
+ * come with every tool call.
+ */
 export function randomHex(bytes: number): string {
-  return Array.from(
-    crypto.getRandomValues(new Uint8Array(bytes)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
+  if (bytes > pool.length) throw new RangeError(`at most ${pool.length} random bytes at once`);
+  if (poolAt + bytes > pool.length) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
+  let hex = "";
+  for (const end = poolAt + bytes; poolAt < end; poolAt++) hex += HEX[pool[poolAt]];
+  return hex;
 }
 
 /** A per-call random marker that frames records and fields. ASCII, so it never splits a character. */

@@ -5,6 +5,7 @@ import {
   escapeTrailingSemicolon,
   newGuard,
   parseRecords,
+  randomHex,
   recordFormat,
 } from "./format.ts";
 
@@ -56,4 +57,21 @@ Deno.test("escapeTrailingSemicolon keeps a final ; from ending the command", () 
   assert.equal(escapeTrailingSemicolon("echo a;"), "echo a\\;");
   assert.equal(escapeTrailingSemicolon("a;b"), "a;b");
   assert.equal(escapeTrailingSemicolon("x\\;"), "x\\\\;");
+});
+
+Deno.test("randomHex: fresh hex of the asked length on every call, across refills of its pool", () => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 2_000; i++) {
+    const bytes = 1 + (i % 17);
+    const hex = randomHex(bytes);
+    assert.match(hex, new RegExp(`^[0-9a-f]{${2 * bytes}}$`));
+    if (bytes >= 8) {
+      assert.ok(!seen.has(hex), "no value comes twice");
+      seen.add(hex);
+    }
+  }
+  // Every byte value shows up in the first position over many draws (no stuck bytes).
+  const firsts = new Set(Array.from({ length: 20_000 }, () => randomHex(1)));
+  assert.equal(firsts.size, 256);
+  assert.throws(() => randomHex(5_000), RangeError);
 });
