@@ -30,6 +30,10 @@ Deno.test("byteLength counts exactly what TextEncoder writes, lone surrogates in
     const text = randomText(next);
     assert.equal(byteLength(text), encoder.encode(text).length, JSON.stringify(text));
   }
+  // All ASCII, and ASCII up to a character of each width, a pair and lone halves.
+  for (const text of ["", "abc", '{"a":1}\x7f', "ab\x80", "ab日", "ab🙂c", "a\uD800", "a\uDC00b"]) {
+    assert.equal(byteLength(text), encoder.encode(text).length, JSON.stringify(text));
+  }
 });
 
 Deno.test("cutString keeps whole characters within the bound and counts the rest", () => {
