@@ -76,20 +76,7 @@ async function paneShowing(t: Started, text: string, until: string): Promise<str
   const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
   try {
     await Deno.writeTextFile(file, text);
-    const id = (await t.tmux(
-      "new-window",
-      "-d",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      `cat '${file}'; exec sleep 100000`,
-    )).trim();
-    await waitFor(
-      async () => (await t.tmux("capture-pane", "-p", "-t", id)).includes(until),
-      `pane showing ${until}`,
-      20_000,
-    );
-    return id;
+    return await t.showing(`cat '${file}'; exec sleep 100000`, until, 20_000);
   } finally {
     await Deno.remove(file);
   }

@@ -9,24 +9,10 @@
 import assert from "node:assert/strict";
 import { TmuxContext } from "../src/mcp/context.ts";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
-import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
 import { SESSIONS_ONLY, WINDOWS_ONLY } from "../src/tmux/snapshot.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
-import { TestTmux } from "./helpers/tmux.ts";
-
-/** A runner that keeps the argv of every tmux process it starts. */
-class RecordingRunner extends TmuxRunner {
-  readonly started: string[][] = [];
-
-  override exec(
-    address: ServerAddress,
-    args: readonly string[],
-    options: RunOptions = {},
-  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
-    this.started.push([...args]);
-    return super.exec(address, args, options);
-  }
-}
+import { RecordingRunner, TestTmux } from "./helpers/tmux.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 

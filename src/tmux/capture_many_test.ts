@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { RecordingRunner, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { trimRow } from "./capture.ts";
 import { batchRows, chainPanes, readPanes, type RowBatch } from "./capture_many.ts";
-import { type RunOptions, type ServerAddress, TmuxError, TmuxRunner } from "./run.ts";
+import { TmuxError, TmuxRunner } from "./run.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
@@ -145,40 +145,20 @@ Deno.test("readPanes reads on after a pane that closed, and reports that one", a
   });
 });
 
-/** A runner that records every tmux process it starts. */
-class StartRecorder extends TmuxRunner {
-  readonly started: string[][] = [];
-  override exec(
-    address: ServerAddress,
-    args: readonly string[],
-    options: RunOptions = {},
-  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
-    this.started.push([...args]);
-    return super.exec(address, args, options);
-  }
-}
-
 Deno.test("readPanes: screens come back exactly as tmux prints them, over the control connection or not", async () => {
   await withServer(async (t) => {
     // Screens a pane chose: control-mode framing, a format, bytes that are no UTF-8, wide
     // characters, a tab, blank rows between and below, and a full last row with no blank.
-    const shows = [
-      `printf '%%end 1 1 1\\n%%begin 1 1 1\\n%%error 0 0 0\\n'`,
-      `printf '#{pane_id} #(id)\\n\\377\\376 bytes\\n\\n\\t🙂 wide 字\\n'`,
-      `printf 'a\\nb\\nc\\nd\\ne\\nfull-last-row'`,
+    const shows: [string, string][] = [
+      [`printf '%%end 1 1 1\\n%%begin 1 1 1\\n%%error 0 0 0\\n'`, "%error"],
+      [`printf '#{pane_id} #(id)\\n\\377\\376 bytes\\n\\n\\t🙂 wide 字\\n'`, "wide"],
+      [`printf 'a\\nb\\nc\\nd\\ne\\nfull-last-row'`, "full-last-row"],
     ];
     const ids = [t.ids.paneId];
-    for (const show of shows) {
-      ids.push(
-        (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", `${show}; exec sleep 100000`))
-          .trim(),
-      );
+    for (const [show, until] of shows) {
+      ids.push(await t.showing(`${show}; exec sleep 100000`, until));
     }
-    await waitFor(
-      async () => (await t.tmux("capture-pane", "-p", "-t", ids[3])).includes("full-last-row"),
-      "the last pane's rows",
-    );
-    const control = new StartRecorder();
+    const control = new RecordingRunner();
     const spawning = new TmuxRunner({ control: false });
     try {
       const over = await readAll(control, t.socket, ids, 0);
@@ -187,9 +167,7 @@ Deno.test("readPanes: screens come back exactly as tmux prints them, over the co
       assert.deepEqual(over.results, ids.map(() => null));
       assert.deepEqual(
         over.batches.map((b) => [b.paneId, b.first, b.count, b.last]),
-        ids.map((
-          id,
-        ) => [id, 0, 6, true]),
+        ids.map((id) => [id, 0, 6, true]),
       );
       const rows = over.batches.map((b) => batchRows(b).map(trimRow));
       assert.deepEqual(rows[1].slice(0, 3), ["%end 1 1 1", "%begin 1 1 1", "%error 0 0 0"]);
@@ -205,17 +183,9 @@ Deno.test("readPanes: screens come back exactly as tmux prints them, over the co
       assert.deepEqual(captures(), [], "no tmux process was started for the screens");
       // Framing of another server (a `tmux -C` there: numbers ahead of this one's) is rows
       // like any other: the connection carries on.
-      const other = (await t.tmux(
-        "new-window",
-        "-d",
-        "-P",
-        "-F",
-        "#{pane_id}",
+      const other = await t.showing(
         `printf '%%begin 1 999999 1\\n%%end 1 999999 1\\n'; exec sleep 100000`,
-      )).trim();
-      await waitFor(
-        async () => (await t.tmux("capture-pane", "-p", "-t", other)).includes("%end"),
-        "the other server's framing",
+        "%end",
       );
       const all = [...ids, other];
       const again = await readAll(control, t.socket, all, 0);

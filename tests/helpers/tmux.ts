@@ -13,6 +13,8 @@
  * @module
  */
 
+import { type RunOptions, type ServerAddress, TmuxRunner } from "../../src/tmux/run.ts";
+
 /** The environment every tmux a test starts gets: the caller's, minus anything tmux-ish. */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env = Deno.env.toObject();
@@ -261,6 +263,20 @@ Deno.test.afterAll(async () => {
 // The server
 
 /** A private tmux server. */
+/** A runner that keeps the argv of every tmux process it starts (control commands are none). */
+export class RecordingRunner extends TmuxRunner {
+  readonly started: string[][] = [];
+
+  override exec(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions = {},
+  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    this.started.push([...args]);
+    return super.exec(address, args, options);
+  }
+}
+
 export class TestTmux {
   /** The socket name (tmux -L). */
   readonly socket: string;
@@ -321,6 +337,19 @@ export class TestTmux {
       async () => (await this.tmuxRaw("capture-pane", "-p", "-t", paneId)).stdout.trim() !== "",
       `a prompt in ${paneId}`,
     );
+  }
+
+  /**
+   * A new background window running `command`; its pane id, once the pane shows `until`.
+   */
+  async showing(command: string, until: string, timeoutMs?: number): Promise<string> {
+    const id = (await this.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", command)).trim();
+    await waitFor(
+      async () => (await this.tmux("capture-pane", "-p", "-t", id)).includes(until),
+      `${id} showing ${JSON.stringify(until)}`,
+      timeoutMs,
+    );
+    return id;
   }
 
   /**
