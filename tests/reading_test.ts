@@ -14,7 +14,7 @@ import {
   SEARCH_CONCURRENCY,
   searchInPanes,
 } from "../src/tools/search.ts";
-import { BULK_HISTORY_ROWS } from "../src/tmux/capture_many.ts";
+import { BULK_HISTORY_ROWS, CONTROL_CHAIN_ROWS } from "../src/tmux/capture_many.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 import { takeSnapshot } from "../src/tmux/snapshot.ts";
 import { connect, type ConnectOptions, type TestClient } from "./helpers/mcp.ts";
@@ -881,7 +881,7 @@ Deno.test("search_panes: many panes per tmux process, and a bounded number of pr
   });
 });
 
-Deno.test("search_panes: screens travel over the control connection, deep history by process", async () => {
+Deno.test("search_panes: screens and some history travel over the control connection, more by process", async () => {
   await withTmux(async (t) => {
     await t.tmux("new-window", "-d", "sleep 100000");
     // Control allowed: only what the control connection cannot carry well spawns a process.
@@ -899,8 +899,12 @@ Deno.test("search_panes: screens travel over the control connection, deep histor
         return runner.calls;
       };
       assert.equal(await search(0), 0, "screens: no tmux process");
-      assert.equal(await search(BULK_HISTORY_ROWS), 0, "a little history: no tmux process");
-      assert.equal(await search(BULK_HISTORY_ROWS + 1), 1, "deep history: one process for both");
+      assert.equal(await search(BULK_HISTORY_ROWS + 1), 0, "some history: no tmux process");
+      // Rows beyond what one answer over the connection may hold: one process for both.
+      const deep = Math.floor(CONTROL_CHAIN_ROWS / snapshot.panes.length);
+      assert.ok(deep > BULK_HISTORY_ROWS);
+      assert.equal(await search(deep - 100), 0, "as much as the connection carries");
+      assert.equal(await search(deep), 1, "more: one process for both panes");
     } finally {
       await runner.close();
     }

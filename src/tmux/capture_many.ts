@@ -1,9 +1,11 @@
 /**
- * Reading many panes at once, for search: many panes per tmux invocation, each pane's rows
- * handed over in batches as they arrive, so a search through a thousand panes of history
- * holds a batch at a time, never every pane's text.
+ * Reading many panes at once, for search: many panes per tmux invocation. Over the control
+ * connection tmux frames each command's answer, which says whose rows are whose; a chain
+ * asking for more rows than one answer should hold is read framed, each pane's rows handed
+ * over in batches as they arrive, so a search through a thousand panes of history holds a
+ * batch at a time, never every pane's text.
  *
- * Each pane in a chain prints a framed record of its state (pane id, history size, height)
+ * Framed, each pane in a chain prints a record of its state (pane id, history size, height)
  * and then its rows, in the same command queue: the record says exactly which rows follow.
  *
  * @module
@@ -49,13 +51,28 @@ const MAX_CHAIN_ARG_BYTES = 12_000;
 const MAX_CHAIN_ROWS = 200_000;
 
 /**
- * History rows per pane beyond which a chain is read by a tmux process of its own (streamed)
- * rather than over the control connection. tmux relays a control client's command output line
- * by line: it wins for screens (1 000 panes' screens in ~110 ms against ~400 ms spawning) and
- * loses for deep history (1 000 panes × 2 000 rows in ~2.5 s against ~1.3 s spawning, 8 at a
- * time). Measured crossover: about 700 rows.
+ * For a chain asking for more than {@link CONTROL_CHAIN_ROWS}: history rows per pane beyond
+ * which it is read by a tmux process of its own (streamed) rather than over the control
+ * connection. tmux relays a control client's command output line by line: it wins for screens
+ * (1 000 panes' screens in ~110 ms against ~400 ms spawning) and loses for deep history in
+ * bulk (1 000 panes × 2 000 rows in ~2.5 s against ~1.3 s spawning, 8 at a time). Measured
+ * crossover: about 700 rows.
  */
 export const BULK_HISTORY_ROWS = 600;
+
+/**
+ * Rows (a screen counted as 100) a chain may ask for to be read over the control connection,
+ * where tmux frames each command's answer and the whole answer is held at once; a chain asking
+ * for more is read framed ({@link readFramed}), by a tmux process of its own when its panes'
+ * history is deep. Up to here the connection answered faster than a tmux process started for
+ * the chain (10 panes with 2 000 rows of history each: 6.3 against 8.8 ms).
+ */
+export const CONTROL_CHAIN_ROWS = 40_000;
+
+/** Whether a chain of `panes` panes with `historyRows` of history each goes over the connection. */
+function overControl(panes: number, historyRows: number): boolean {
+  return historyRows === 0 || panes * (historyRows + 100) <= CONTROL_CHAIN_ROWS;
+}
 
 /** History bytes a batch gathers before it is handed over. */
 const BATCH_BYTES = 256 * 1024;
@@ -186,12 +203,13 @@ class PaneBatches {
 /**
  * Reads the visible screen of several panes, plus `historyRows` of history each, in ONE tmux
  * invocation, handing each pane's rows to `take` in batches, in order (the next batch is read
- * only once `take` settled). Deep history is read by a tmux process of its own as it streams;
- * screens over the control connection. tmux stops a command chain at the first failure (a pane
- * closed since it was listed), so the panes after a failed one are read again in a new
- * invocation. `begin` hears of each pane as its rows start (for progress). Returns, per pane,
- * null once all its rows were handed over, or why it could not be read. Keep the list to one
- * {@link chainPanes} chain.
+ * only once `take` settled). Screens, and chains of up to {@link CONTROL_CHAIN_ROWS} rows, go
+ * over the control connection; more deep history is read by a tmux process of its own as it
+ * streams. tmux stops a command chain at the first failure (a pane closed since it was
+ * listed), so the panes after a failed one are read again in a new invocation. `begin` hears
+ * of each pane as its rows start (for progress). Returns, per pane, null once all its rows
+ * were handed over, or why it could not be read. Keep the list to one {@link chainPanes}
+ * chain.
  */
 export async function readPanes(
   runner: TmuxRunner,
@@ -205,13 +223,13 @@ export async function readPanes(
   const results: (TmuxError | null)[] = [];
   while (results.length < paneIds.length) {
     const pending = paneIds.slice(results.length);
-    const screens = historyRows === 0
-      ? await readScreens(runner, address, pending, take, options, begin)
+    const controlled = overControl(pending.length, historyRows)
+      ? await readOverControl(runner, address, pending, historyRows, take, options, begin)
       : undefined;
-    // A connection that could not carry the screens will not carry the same panes framed.
-    const read = screens ??
+    // A connection that could not carry the chain will not carry the same panes framed.
+    const read = controlled ??
       await readFramed(runner, address, pending, historyRows, take, options, begin, {
-        spawn: screens === null,
+        spawn: controlled === null,
       });
     results.push(...read);
   }
@@ -231,50 +249,90 @@ function chainFailure(code: number, stderr: string): TmuxError {
 }
 
 /**
- * Screens only, over the control connection: one `capture-pane` per pane and nothing else, since
- * tmux frames each command's answer on its own there ({@link ControlResult.ends}) and a screen's
- * rows are numbered from 0 at its top. Null when the connection cannot carry the chain (then it
- * is read {@link readFramed}); else, per pane from the first, null once read, and for the pane
- * tmux stopped at, why (the rest were not read).
+ * Over the control connection, where tmux frames each command's answer on its own
+ * ({@link ControlResult.ends}): one `capture-pane` per pane, for history behind a
+ * `display-message` of the pane's history size and height in the same chain (tmux runs a chain
+ * in one pass, so both describe the same moment). A screen's rows are numbered from 0 at its
+ * top and need nothing more. Null when the connection cannot carry the chain (then it is read
+ * {@link readFramed}); else, per pane from the first, null once read, and for the pane tmux
+ * stopped at, why (the rest were not read). Each pane's rows go to `take` in one batch.
  */
-async function readScreens(
+async function readOverControl(
   runner: TmuxRunner,
   address: ServerAddress,
   paneIds: readonly string[],
+  historyRows: number,
   take: (batch: RowBatch) => void | Promise<void>,
   options: RunOptions,
   begin?: (paneId: string) => void | Promise<void>,
 ): Promise<(TmuxError | null)[] | null> {
-  const args = paneIds.flatMap((
-    id,
-    i,
-  ) => [...(i > 0 ? [";"] : []), "capture-pane", "-p", "-t", id]);
+  const history = historyRows > 0;
+  const span = { start: history ? -historyRows : undefined };
+  const args = paneIds.flatMap((id, i) => [
+    ...(i > 0 ? [";"] : []),
+    ...(history ? ["display-message", "-p", "-t", id, "#{history_size} #{pane_height}", ";"] : []),
+    ...["capture-pane", "-p", "-t", id],
+    ...(history ? ["-S", String(rowArg(-historyRows))] : []),
+  ]);
   const result = await execOverControl(runner, address, args, options);
   if (result?.ends === undefined) return null;
   const { stdout, ends } = result;
+  const per = history ? 2 : 1;
   const failed = ends.at(-1) === -1;
-  if (ends.length > paneIds.length || (!failed && ends.length !== paneIds.length)) {
-    throw new Error(`tmux answered ${ends.length} captures for ${paneIds.length} panes`);
+  if (ends.length > per * paneIds.length || (!failed && ends.length !== per * paneIds.length)) {
+    throw new Error(`tmux answered ${ends.length} commands for ${paneIds.length} panes`);
   }
   const results: (TmuxError | null)[] = [];
   let from = 0;
-  for (const [i, end] of ends.entries()) {
-    if (end === -1) {
+  /** The next command's output, or null where tmux refused it. */
+  const next = (k: number): Uint8Array | null => {
+    const end = ends[k];
+    if (end === -1) return null;
+    const bytes = stdout.subarray(from, end);
+    from = end;
+    return bytes;
+  };
+  for (let i = 0; per * i < ends.length; i++) {
+    const paneId = paneIds[i];
+    let top = 0;
+    let expected: number | null = null;
+    if (history) {
+      const state = next(per * i);
+      if (state === null) {
+        results.push(chainFailure(result.code, result.stderr));
+        break;
+      }
+      const text = decodeBytes(state);
+      const m = /^(\d+) (\d+)\n$/.exec(text);
+      // A pane that closed is described with empty values; its capture then fails.
+      if (!m && text !== " \n") throw new Error(`unexpected state of ${paneId} from tmux`);
+      if (m) {
+        const range = captureRange(span, { historySize: int(m[1]), height: int(m[2]) });
+        top = range.top;
+        expected = range.bottom - range.top + 1;
+      }
+    }
+    const bytes = next(per * i + per - 1);
+    if (bytes === null) {
       results.push(chainFailure(result.code, result.stderr));
       break;
     }
-    const bytes = stdout.subarray(from, end);
-    from = end;
+    if (history && expected === null) {
+      throw new Error(`tmux printed rows of ${paneId} it did not describe`);
+    }
     // Every row tmux prints ends with a newline.
     let count = 0;
     for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) count++;
     if (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) {
-      throw new Error(`tmux ended ${paneIds[i]}'s rows in the middle of one`);
+      throw new Error(`tmux ended ${paneId}'s rows in the middle of one`);
     }
-    await begin?.(paneIds[i]);
+    if (expected !== null && count !== expected) {
+      throw new Error(`tmux printed ${count} rows of ${paneId}, not ${expected}`);
+    }
+    await begin?.(paneId);
     await take({
-      paneId: paneIds[i],
-      first: 0,
+      paneId,
+      first: top,
       count,
       text: count === 0 ? "" : decodeBytes(bytes.subarray(0, bytes.length - 1)),
       last: true,
@@ -286,8 +344,9 @@ async function readScreens(
 
 /**
  * Any rows, over any path (`spawn`: by starting tmux): each pane's capture follows a framed
- * record of its state (history size, height), which says which rows follow and where they end. Per pane from the first, null
- * once read, and for the pane tmux stopped at, why (the rest were not read).
+ * record of its state (history size, height), which says which rows follow and where they
+ * end. Per pane from the first, null once read, and for the pane tmux stopped at, why (the
+ * rest were not read).
  */
 async function readFramed(
   runner: TmuxRunner,

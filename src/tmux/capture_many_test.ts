@@ -181,6 +181,28 @@ Deno.test("readPanes: screens come back exactly as tmux prints them, over the co
       assert.equal(rows[3][5], "full-last-row");
       const captures = () => control.started.filter((a) => a.includes("capture-pane"));
       assert.deepEqual(captures(), [], "no tmux process was started for the screens");
+      // With history: the same rows, numbered the same, over the connection (one batch a
+      // pane) as framed by a tmux process (history and screen apart). One pane has no
+      // history at all, one less than asked, one more.
+      await t.tmux("clear-history", "-t", ids[1]);
+      const long = await t.showing("seq 1 300; exec sleep 100000", "300");
+      const rowsOf = (read: Awaited<ReturnType<typeof readAll>>) =>
+        [...new Set(read.batches.map((b) => b.paneId))].map((id) => {
+          const mine = read.batches.filter((b) => b.paneId === id);
+          return [id, mine[0].first, mine.flatMap(batchRows).map(trimRow)];
+        });
+      for (const history of [50, 1000]) {
+        const viaControl = await readAll(control, t.socket, [...ids, long], history);
+        const framed = await readAll(spawning, t.socket, [...ids, long], history);
+        assert.deepEqual(viaControl.results, framed.results);
+        assert.deepEqual(rowsOf(viaControl), rowsOf(framed), `history ${history}`);
+        assert.equal(rowsOf(viaControl).length, ids.length + 1);
+        assert.ok(viaControl.batches.every((b) => b.last), "one batch a pane");
+      }
+      const deep = rowsOf(await readAll(control, t.socket, [ids[1], long], 50));
+      assert.deepEqual([deep[0][1], deep[1][1]], [0, -50], "no history; fifty rows of it");
+      assert.equal((deep[1][2] as string[])[0], "246", "295 rows of history, 296-300 on screen");
+      assert.deepEqual(captures(), [], "no tmux process was started for them either");
       // Framing of another server (a `tmux -C` there: numbers ahead of this one's) is rows
       // like any other: the connection carries on.
       const other = await t.showing(
