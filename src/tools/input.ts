@@ -48,7 +48,6 @@ import {
   paneEnded,
   type PaneProbe,
   PaneWatch,
-  probePane,
   timeoutField,
 } from "./wait.ts";
 
@@ -655,9 +654,9 @@ const runCommand = defineTool({
       keep = true;
       // A pane created a moment ago may not have drawn its first prompt yet, and until a
       // program holds its terminal tmux names the command the pane was started with (or the
-      // shell that is about to exec it): the program is judged only once it has drawn.
-      await awaitFirstOutput(ctx, pane.id, watch.start, Math.min(effective, 2_000));
-      const now = await probePane(ctx, pane.id);
+      // shell that is about to exec it): the program is judged only once it has drawn (read
+      // with the watch open; tmux checks it again at the instant of typing).
+      const now = await awaitFirstOutput(ctx, pane.id, watch.start, Math.min(effective, 2_000));
       if (paneEnded(watch.start, now)) {
         throw new ToolFailure(
           `Pane ${pane.id} ended before anything was typed.`,

@@ -174,22 +174,24 @@ export async function probePane(ctx: TmuxContext, paneId: string): Promise<PaneP
 /**
  * Waits (bounded) until a pane that has written nothing yet writes something: a shell that
  * has not drawn its first prompt may not have set up its line editor, and bash drops what is
- * typed before then. Returns at once for a pane that has output already.
+ * typed before then. Returns at once for a pane that has output already. Resolves to the
+ * latest probe of the pane: `start` itself when there was no need to wait.
  */
 export async function awaitFirstOutput(
   ctx: TmuxContext,
   paneId: string,
   start: PaneProbe,
   maxMs: number,
-): Promise<void> {
+): Promise<PaneProbe> {
   const blank = (p: PaneProbe) =>
     p.exists && p.historySize === 0 && p.cursorX === 0 && p.cursorY === 0;
-  if (!blank(start)) return;
+  let latest = start;
   const until = performance.now() + maxMs;
-  while (performance.now() < until && !ctx.signal.aborted) {
+  while (blank(latest) && performance.now() < until && !ctx.signal.aborted) {
     await new Promise((resolve) => setTimeout(resolve, 20));
-    if (!blank((await probeWith(ctx, paneId, [])).probe)) return;
+    latest = (await probeWith(ctx, paneId, [])).probe;
   }
+  return latest;
 }
 
 /** The bytes after the framed record (and its newline): the chained command's output. */
