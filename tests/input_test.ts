@@ -287,6 +287,10 @@ Deno.test("paste_text pastes in one go through a buffer it deletes", async () =>
     assert.equal(await t.tmux("show-buffer", "-b", "mine"), "the person's own");
     await c.ok("paste_text", { paneId: rec.paneId, text: "x", enter: true });
     await received(rec, `${text.replaceAll("\n", "\r")}x\r`);
+    // One line travels on the guarded step's own command line: tmux's syntax in it is text.
+    const line = `a;b ; #{pane_id} #(echo no) it's "q" \\ end;`;
+    await c.ok("paste_text", { paneId: rec.paneId, text: line });
+    await received(rec, `${text.replaceAll("\n", "\r")}x\r${line}`);
     // A refused paste leaves nothing behind either.
     await c.fail("paste_text", { paneId: "%999", text: "x" });
     assert.equal((await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim(), "mine");

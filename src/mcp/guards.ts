@@ -284,18 +284,23 @@ async function unconfirmed<T>(act: Promise<T>): Promise<T> {
  * check and the act. Conditions are checked in order (put a slow shell condition first: the
  * format conditions after it are then checked at the very instant of the act). Returns null
  * `failed: null` and the commands' output when they ran, else the index of the condition that
- * did not hold (nothing ran).
+ * did not hold (nothing ran). `prelude` runs first on the same line, before any check (a
+ * buffer filled for the act: one round trip less than sending it on its own).
  * Runs at most once (never repeated after a lost connection).
  */
 export async function runIf(
   ctx: TmuxContext,
   conditions: readonly TmuxCondition[],
   commands: readonly (readonly string[])[],
+  prelude: readonly (readonly string[])[] = [],
 ): Promise<{ failed: number | null; stdout: Uint8Array }> {
+  const first = prelude.length > 0 ? [...argvOf(prelude), ";"] : [];
   if (conditions.length === 0) {
     const stdout = judgeResult(
       await unconfirmed(
-        execOnce(ctx.runner, ctx.address, argvOf(commands), { signal: ctx.signal }),
+        execOnce(ctx.runner, ctx.address, [...first, ...argvOf(commands)], {
+          signal: ctx.signal,
+        }),
       ),
     );
     return { failed: null, stdout };
@@ -315,7 +320,7 @@ export async function runIf(
   for (let i = conditions.length - 1; i > 0; i--) {
     line = commandString([ifShell(conditions[i], line, i)]);
   }
-  const args = ifShell(conditions[0], line, 0);
+  const args = [...first, ...ifShell(conditions[0], line, 0)];
   const stdout = judgeResult(
     await unconfirmed(execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal })),
   );
@@ -456,7 +461,8 @@ export async function changeView(
 /**
  * Sends input into `pane`, checked twice: {@link guardInput} against the snapshot (refusals
  * that say why), then the same facts re-checked by tmux at the instant the input arrives
- * ({@link inputCondition}, {@link runIf}). Returns the panes the input reached.
+ * ({@link inputCondition}, {@link runIf}; `prelude` runs before the check, on the same line).
+ * Returns the panes the input reached.
  */
 export async function deliverInput(
   ctx: TmuxContext,
@@ -464,6 +470,7 @@ export async function deliverInput(
   pane: PaneRow,
   options: InputGuardOptions,
   commands: readonly (readonly string[])[],
+  prelude: readonly (readonly string[])[] = [],
 ): Promise<PaneRow[]> {
   let current = snapshot;
   let target = pane;
@@ -480,7 +487,7 @@ export async function deliverInput(
       ...owned,
       inputCondition(ctx, current, target, options),
     ];
-    const { failed } = await runIf(ctx, conditions, commands);
+    const { failed } = await runIf(ctx, conditions, commands, prelude);
     if (failed === null) return cohort;
     const shells = options.shellConditions?.length ?? 0;
     if (failed < shells) {

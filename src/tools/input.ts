@@ -23,9 +23,9 @@ import { KEY_CHARACTER, nameCharacter, newBufferName } from "./buffers.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
-import { execFast, execOnce } from "../tmux/control.ts";
-import { escapeTrailingSemicolon, randomHex } from "../tmux/format.ts";
-import { judgeResult, TmuxError, type TmuxRunner } from "../tmux/run.ts";
+import { execFast } from "../tmux/control.ts";
+import { randomHex } from "../tmux/format.ts";
+import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
 import { OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
@@ -378,25 +378,17 @@ async function pasteViaBuffer(
   };
   try {
     // The buffer is filled before the guarded step, so nothing (not even a hook on set-buffer)
-    // runs between tmux's check and the paste.
-    if (!text.includes("\n") && byteLength(text) <= MAX_TEXT_BYTES) {
-      // One line travels as an argument, over the control channel when there is one.
-      judgeResult(
-        await execOnce(ctx.runner, ctx.address, [
-          "set-buffer",
-          "-b",
-          name,
-          "--",
-          escapeTrailingSemicolon(text),
-        ], { signal: ctx.signal }),
-      );
-    } else {
+    // runs between tmux's check and the paste. One line travels as an argument on the
+    // guarded step's own line; more goes through a tmux process's stdin first.
+    const oneLine = !text.includes("\n") && byteLength(text) <= MAX_TEXT_BYTES;
+    if (!oneLine) {
       await ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-"], {
         signal: ctx.signal,
         stdin: new TextEncoder().encode(text),
       });
     }
-    return await deliverInput(ctx, snapshot, pane, guard, commands);
+    const fill = oneLine ? [["set-buffer", "-b", name, "--", text]] : [];
+    return await deliverInput(ctx, snapshot, pane, guard, commands, fill);
   } catch (error) {
     await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", name]).catch(() => {});
     throw error;
