@@ -1,7 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
-import { connect } from "./helpers/mcp.ts";
-import { TestTmux } from "./helpers/tmux.ts";
+import { connect, withTmux } from "./helpers/mcp.ts";
+import { RecordingRunner, TestTmux } from "./helpers/tmux.ts";
 
 type Pane = {
   id: string;
@@ -14,6 +14,7 @@ type Pane = {
   omittedMetadataBytes: number;
 };
 type Panes = { complete: boolean; omittedEntries: number; panes: Pane[] };
+type ProcessPane = Pane & { command: string; cwd: string };
 
 Deno.test("discovery: every tool answers, results match their schemas", async () => {
   const t = await TestTmux.start("work");
@@ -365,4 +366,53 @@ Deno.test("list_panes keeps the seed contract's schema exactly", async () => {
   } finally {
     await mcp.close();
   }
+});
+
+Deno.test("list_panes on a large server reads the process only of panes the reply can hold, and says the same", async () => {
+  const runner = new RecordingRunner({ control: false });
+  await withTmux(async (t, c) => {
+    // 8 sessions of 40 panes (above the size at which a whole listing is read in two steps),
+    // some running sleep in /tmp early in the listing.
+    const create: string[][] = [];
+    for (let s = 0; s < 8; s++) {
+      const first = s === 0 ? "cd /tmp && exec sleep 100000" : "exec cat";
+      create.push(["new-session", "-d", "-s", `s${s}`, "-x", "200", "-y", "50", first]);
+      for (let w = 0; w < 10; w++) {
+        if (w > 0) create.push(["new-window", "-d", "-t", `=s${s}`, "exec cat"]);
+        for (let p = 1; p < 4; p++) {
+          create.push(["split-window", "-d", "-t", `=s${s}:${w}`, "exec cat"]);
+          create.push(["select-layout", "-t", `=s${s}:${w}`, "tiled"]);
+        }
+      }
+    }
+    for (let i = 0; i < create.length; i += 40) {
+      await t.tmux(...create.slice(i, i + 40).flatMap((cmd, k) => k ? [";", ...cmd] : cmd));
+    }
+    const sleeper = (await t.tmux("display-message", "-p", "-t", "=s0:0.0", "#{pane_id}")).trim();
+    await t.foreground(sleeper, "sleep");
+    await t.tmux("kill-session", "-t", t.ids.sessionId);
+    const asked = () =>
+      runner.started.flatMap((a) => a.includes("list-panes") ? [a.join(" ")] : []);
+
+    type Listed = { complete: boolean; omittedEntries: number; panes: ProcessPane[] };
+    const once = await c.ok<Listed>("list_panes");
+    assert.equal(once.panes.length + once.omittedEntries, 320);
+    assert.ok(once.omittedEntries > 0 && !once.complete, "more panes than a reply holds");
+    assert.ok(asked().every((a) => a.includes("pane_current_command")), "first: in one read");
+
+    runner.started.length = 0;
+    const again = await c.ok<Listed>("list_panes");
+    assert.deepEqual(again, once, "the same listing");
+    const sleeping = again.panes.find((p) => p.id === sleeper);
+    assert.deepEqual([sleeping?.command, sleeping?.cwd], ["sleep", "/tmp"]);
+    // Then: every pane without its process, and the process of the listed panes' sessions.
+    const reads = asked();
+    assert.equal(reads.filter((a) => a.includes("list-panes -a")).length, 1);
+    assert.ok(!reads.find((a) => a.includes("list-panes -a"))!.includes("pane_current_command"));
+    const bySession = reads.filter((a) => a.includes("list-panes -s"));
+    const listed = new Set(again.panes.map((p) => p.placements[0].sessionId));
+    assert.equal(bySession.length, 1, "one chain");
+    assert.equal(bySession[0].split("list-panes -s").length - 1, listed.size);
+    assert.ok(listed.size < 8, `${listed.size} of 8 sessions read for their processes`);
+  }, { runner, toolsets: ["inspect"], maxResultBytes: 30_000 });
 });

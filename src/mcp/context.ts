@@ -18,12 +18,14 @@ import {
   type ClientRow,
   type PaneBrief,
   type PanePlace,
+  type PaneProcess,
   type PaneRow,
   type SessionRow,
   type Snapshot,
   type SnapshotScope,
   takeBriefSnapshot,
   takePanePlaces,
+  takeProcessInfo,
   takeSnapshot,
   type WindowRow,
 } from "../tmux/snapshot.ts";
@@ -188,6 +190,14 @@ export class TmuxContext {
   /** The same read with only each pane's {@link PaneBrief} fields: for listings. */
   briefSnapshot(scope?: Omit<SnapshotScope, "brief">): Promise<Snapshot<PaneBrief>> {
     return takeBriefSnapshot(this.runner, this.address, { signal: this.signal }, scope);
+  }
+
+  /**
+   * The current command and directory of every pane of these sessions; null when one of them
+   * ended meanwhile (read again whole).
+   */
+  processInfo(sessionIds: readonly string[]): Promise<Map<string, PaneProcess> | null> {
+    return takeProcessInfo(this.runner, this.address, sessionIds, { signal: this.signal });
   }
 
   /** Where every pane is, and nothing more of it: for a tool that reads the panes next. */

@@ -624,6 +624,53 @@ export async function takePanePlaces(
   return { running: true, panes: [...panes.values()] };
 }
 
+/** What tmux reports a pane's terminal is running: its program and that program's directory. */
+export interface PaneProcess {
+  readonly command: string;
+  readonly cwd: string;
+}
+
+/**
+ * The current command and directory of every pane of these sessions (`$N`), by pane id, in one
+ * chain: for a listing that needs them for some panes only (tmux asks the system for both, pane
+ * by pane: the costliest fields). Null when tmux could not list one of the sessions (it ended
+ * meanwhile): the caller reads again whole.
+ */
+export async function takeProcessInfo(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  sessionIds: readonly string[],
+  options: RunOptions = {},
+): Promise<Map<string, PaneProcess> | null> {
+  const info = new Map<string, PaneProcess>();
+  if (sessionIds.length === 0) return info;
+  for (const id of sessionIds) {
+    if (!/^\$\d+$/.test(id)) throw new Error(`not a session id: ${id}`);
+  }
+  const guard = newGuard();
+  const format = recordFormat(guard, [PANE.id, PANE.command, PANE.cwd]);
+  const args = sessionIds.flatMap((id, i) => [
+    ...(i > 0 ? [";"] : []),
+    ...["list-panes", "-s", "-t", id, "-F", format],
+  ]);
+  const result = await execFast(runner, address, args, options);
+  if (result.code !== 0) {
+    const stderr = result.stderr.trim();
+    const kind = classifyStderr(stderr);
+    if (kind === "no-target") return null;
+    throw new TmuxError(
+      kind,
+      stderr.split("\n")[0] || `tmux exited with status ${result.code}`,
+      stderr,
+    );
+  }
+  for (const [paneId, command, cwd] of parseRecords(result.stdout, guard, 3)) {
+    if (!/^%\d+$/.test(paneId)) throw new Error(`unexpected pane id from tmux: ${paneId}`);
+    info.set(paneId, { command, cwd });
+  }
+  return info;
+}
+
 async function readSnapshot(
   runner: TmuxRunner,
   address: ServerAddress,

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
-import { parseSnapshot, takeBriefSnapshot, takePanePlaces, takeSnapshot } from "./snapshot.ts";
+import {
+  parseSnapshot,
+  takeBriefSnapshot,
+  takePanePlaces,
+  takeProcessInfo,
+  takeSnapshot,
+} from "./snapshot.ts";
 import { escapeFormat, escapeTrailingSemicolon, newGuard } from "./format.ts";
 
 /**
@@ -319,6 +325,31 @@ Deno.test("snapshot: pane places are exactly the ids, windows and placements of 
       running: false,
       panes: [],
     });
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("snapshot: process info by session is a full read's, and null once a session is gone", async () => {
+  const t = await TestTmux.start("first");
+  const runner = new TmuxRunner();
+  try {
+    const addr = { socketName: t.socket };
+    const other = (await t.tmux("new-session", "-d", "-s", "other", "-P", "-F", "#{session_id}"))
+      .trim();
+    await sleepingPane(t, "-t", other);
+    const full = await takeSnapshot(runner, addr);
+    const info = await takeProcessInfo(runner, addr, [t.ids.sessionId, other]);
+    assert.deepEqual(
+      info,
+      new Map(full.panes.map((p) => [p.id, { command: p.command, cwd: p.cwd }])),
+    );
+    assert.ok([...info!.values()].some((p) => p.command === "sleep" && p.cwd === "/tmp"));
+    assert.deepEqual(await takeProcessInfo(runner, addr, []), new Map());
+    await t.tmux("kill-session", "-t", other);
+    assert.equal(await takeProcessInfo(runner, addr, [t.ids.sessionId, other]), null);
+    await assert.rejects(takeProcessInfo(runner, addr, ["$1}#{pane_id"]), /not a session id/);
   } finally {
     await runner.close();
     await t.kill();

@@ -31,7 +31,7 @@ import { parseTmuxEnv } from "../tmux/identity.ts";
 import { describeServer } from "../tmux/which_server.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
-import { type ServerAddress, TmuxError } from "../tmux/run.ts";
+import { addressKey, type ServerAddress, TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import {
   type ClientRow,
   NO_PANES,
@@ -157,41 +157,37 @@ const listPanes = defineTool({
     const sessionId = args.session !== undefined && args.window === undefined
       ? await sessionIdOf(ctx, args.session)
       : "";
-    const snapshot = await ctx.briefSnapshot({
-      sessions: args.session !== undefined,
-      windows: args.window !== undefined,
-      // One window's or session's panes: tmux looks up only theirs (the others' processes
-      // cost the most).
-      windowId: args.window ?? "",
-      sessionId,
-    });
-    const panes = scopePanes(ctx, snapshot, args.session, args.window);
-    // The pane this server runs in is listed only if it is in the window read.
-    const caller = ctx.caller(snapshot);
-    const attended = ctx.attended(snapshot);
-    const entries = panes.map((p) =>
-      boundMetadata({
-        active: p.active,
-        command: p.command,
-        cwd: p.cwd,
-        dead: p.dead,
-        height: p.height,
-        id: p.id,
-        index: p.index,
-        isAttended: attended.has(p.id),
-        isCallerPane: p.id === caller.paneId,
-        ...boundPlacements(p.placements.map(({ index, sessionId, sessionName }) => ({
-          index,
-          sessionId,
-          sessionName,
-        }))),
-        title: p.title,
-        width: p.width,
-        windowId: p.windowId,
-        windowName: p.windowName,
-      }, ["command", "cwd", "title", "windowName"])
-    );
-    const { kept, omitted } = fitEntries(entries, listBudget(ctx));
+    // A whole server that was large last time: its panes without their process first, then
+    // the process of the panes that can be listed (tmux asks the system for it pane by pane).
+    const whole = args.session === undefined && args.window === undefined;
+    const sizes = lastSizes(ctx);
+    const large = whole && (sizes.get(addressKey(ctx.address)) ?? 0) > LARGE_LISTING;
+    const read = (processInfo: boolean) =>
+      ctx.briefSnapshot({
+        sessions: args.session !== undefined,
+        windows: args.window !== undefined,
+        // One window's or session's panes: tmux looks up only theirs (the others' processes
+        // cost the most).
+        windowId: args.window ?? "",
+        sessionId,
+        processInfo,
+      });
+    let snapshot = await read(!large);
+    if (whole) sizes.set(addressKey(ctx.address), snapshot.panes.length);
+    let panes = scopePanes(ctx, snapshot, args.session, args.window);
+    // Panes beyond those read with their process: left out whatever room remains.
+    let beyond = 0;
+    if (large) {
+      const known = await processOfListed(ctx, snapshot, panes);
+      if (known) ({ panes, beyond } = known);
+      else {
+        snapshot = await read(true);
+        panes = scopePanes(ctx, snapshot, args.session, args.window);
+      }
+    }
+    const fitted = fitEntries(paneEntries(ctx, snapshot, panes), listBudget(ctx));
+    const kept = fitted.kept;
+    const omitted = fitted.omitted + beyond;
     return {
       data: { complete: omitted === 0, omittedEntries: omitted, panes: kept },
       summary: `${kept.length} pane${kept.length === 1 ? "" : "s"}.` + omittedNote(omitted) +
@@ -199,6 +195,72 @@ const listPanes = defineTool({
     };
   },
 });
+
+/** Panes on a server beyond which a whole listing cannot hold every one. */
+const LARGE_LISTING = 300;
+
+/** The number of panes each server had at its last whole listing, per runner. */
+const listingSizes = new WeakMap<TmuxRunner, Map<string, number>>();
+
+function lastSizes(ctx: TmuxContext): Map<string, number> {
+  let sizes = listingSizes.get(ctx.runner);
+  if (!sizes) listingSizes.set(ctx.runner, sizes = new Map());
+  return sizes;
+}
+
+/** list_panes' entries, in the order given. */
+function paneEntries(ctx: TmuxContext, snapshot: Snapshot<PaneBrief>, panes: PaneBrief[]) {
+  // The pane this server runs in is listed only if it is in the window read.
+  const caller = ctx.caller(snapshot);
+  const attended = ctx.attended(snapshot);
+  return panes.map((p) =>
+    boundMetadata({
+      active: p.active,
+      command: p.command,
+      cwd: p.cwd,
+      dead: p.dead,
+      height: p.height,
+      id: p.id,
+      index: p.index,
+      isAttended: attended.has(p.id),
+      isCallerPane: p.id === caller.paneId,
+      ...boundPlacements(p.placements.map(({ index, sessionId, sessionName }) => ({
+        index,
+        sessionId,
+        sessionName,
+      }))),
+      title: p.title,
+      width: p.width,
+      windowId: p.windowId,
+      windowName: p.windowName,
+    }, ["command", "cwd", "title", "windowName"])
+  );
+}
+
+/**
+ * The panes of a listing read without their process that the reply can hold, with their
+ * command and directory read now (by session: `list-panes -s`, each pane of the sessions they
+ * are in), and how many panes come after them. Without the process an entry only gets
+ * shorter, so the panes that fit then are all that can fit. A pane that closed meanwhile is
+ * left out; null when a session ended meanwhile (the caller reads again whole).
+ */
+async function processOfListed(
+  ctx: TmuxContext,
+  snapshot: Snapshot<PaneBrief>,
+  panes: PaneBrief[],
+): Promise<{ panes: PaneBrief[]; beyond: number } | null> {
+  const { kept } = fitEntries(paneEntries(ctx, snapshot, panes), listBudget(ctx));
+  const candidates = panes.slice(0, kept.length);
+  const sessions = [...new Set(candidates.map((p) => p.placements[0].sessionId))];
+  const info = await ctx.processInfo(sessions);
+  if (!info) return null;
+  const known: PaneBrief[] = [];
+  for (const p of candidates) {
+    const process = info.get(p.id);
+    if (process) known.push({ ...p, ...process });
+  }
+  return { panes: known, beyond: panes.length - candidates.length };
+}
 
 // ---------------------------------------------------------------------------------------------
 // list_windows (seed 003)
