@@ -14,7 +14,7 @@ import {
   SEARCH_CONCURRENCY,
   searchInPanes,
 } from "../src/tools/search.ts";
-import { BULK_HISTORY_ROWS, CONTROL_CHAIN_ROWS } from "../src/tmux/capture_many.ts";
+import { BULK_HISTORY_ROWS, chainBytes, CONTROL_CHAIN_BYTES } from "../src/tmux/capture_many.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 import { takeSnapshot } from "../src/tmux/snapshot.ts";
 import { connect, type ConnectOptions, type TestClient } from "./helpers/mcp.ts";
@@ -900,11 +900,14 @@ Deno.test("search_panes: screens and some history travel over the control connec
       };
       assert.equal(await search(0), 0, "screens: no tmux process");
       assert.equal(await search(BULK_HISTORY_ROWS + 1), 0, "some history: no tmux process");
-      // Rows beyond what one answer over the connection may hold: one process for both.
-      const deep = Math.floor(CONTROL_CHAIN_ROWS / snapshot.panes.length);
-      assert.ok(deep > BULK_HISTORY_ROWS);
-      assert.equal(await search(deep - 100), 0, "as much as the connection carries");
-      assert.equal(await search(deep), 1, "more: one process for both panes");
+      // More than one answer over the connection may hold: one process for both panes.
+      const ids = snapshot.panes.map((p) => p.id);
+      const sizes = new Map(snapshot.panes.map((p) => [p.id, p]));
+      let deep = BULK_HISTORY_ROWS;
+      while (chainBytes(ids, deep + 1, sizes) <= CONTROL_CHAIN_BYTES) deep += 1_000;
+      while (chainBytes(ids, deep, sizes) > CONTROL_CHAIN_BYTES) deep--;
+      assert.equal(await search(deep), 0, "as much as the connection carries");
+      assert.equal(await search(deep + 1), 1, "more: one process for both panes");
     } finally {
       await runner.close();
     }

@@ -51,27 +51,46 @@ const MAX_CHAIN_ARG_BYTES = 12_000;
 const MAX_CHAIN_ROWS = 200_000;
 
 /**
- * For a chain asking for more than {@link CONTROL_CHAIN_ROWS}: history rows per pane beyond
- * which it is read by a tmux process of its own (streamed) rather than over the control
- * connection. tmux relays a control client's command output line by line: it wins for screens
- * (1 000 panes' screens in ~110 ms against ~400 ms spawning) and loses for deep history in
- * bulk (1 000 panes × 2 000 rows in ~2.5 s against ~1.3 s spawning, 8 at a time). Measured
- * crossover: about 700 rows.
+ * History rows per pane beyond which a chain is read by a tmux process of its own (streamed)
+ * rather than over the control connection, when it asks for more than
+ * {@link CONTROL_CHAIN_BYTES}. tmux relays a control client's command output line by line: it
+ * wins for screens (1 000 panes' screens in ~110 ms against ~400 ms spawning) and loses for
+ * deep history in bulk (1 000 panes × 2 000 rows in ~2.5 s against ~1.3 s spawning, 8 at a
+ * time). Measured crossover: about 700 rows.
  */
 export const BULK_HISTORY_ROWS = 600;
 
 /**
- * Rows (a screen counted as 100) a chain may ask for to be read over the control connection,
- * where tmux frames each command's answer and the whole answer is held at once; a chain asking
- * for more is read framed ({@link readFramed}), by a tmux process of its own when its panes'
- * history is deep. Up to here the connection answered faster than a tmux process started for
- * the chain (10 panes with 2 000 rows of history each: 6.3 against 8.8 ms).
+ * What a chain may print, by {@link chainBytes}, to be read over the control connection,
+ * where tmux frames each command's answer and the whole answer is held at once; a chain that
+ * may print more is read framed ({@link readFramed}), streamed by a tmux process of its own
+ * unless its panes' history is shallow and it fits in this too. Up to here the connection
+ * answered faster than a tmux process started for the chain (10 panes of 200 columns with
+ * 2 000 rows of history each, 4 MB: 6.3 against 8.8 ms).
  */
-export const CONTROL_CHAIN_ROWS = 40_000;
+export const CONTROL_CHAIN_BYTES = 8 * 1024 * 1024;
 
-/** Whether a chain of `panes` panes with `historyRows` of history each goes over the connection. */
-function overControl(panes: number, historyRows: number): boolean {
-  return historyRows === 0 || panes * (historyRows + 100) <= CONTROL_CHAIN_ROWS;
+/** A pane's size: what one row of it may print. */
+export interface PaneSize {
+  readonly width: number;
+  readonly height: number;
+}
+
+/**
+ * At most what a chain of captures prints, a cell taken as a byte plus a newline a row (rows
+ * are trimmed, so mostly far less). A pane whose size is not known is taken as 200 × 100.
+ */
+export function chainBytes(
+  paneIds: readonly string[],
+  historyRows: number,
+  sizes?: ReadonlyMap<string, PaneSize>,
+): number {
+  let bytes = 0;
+  for (const id of paneIds) {
+    const size = sizes?.get(id);
+    bytes += (historyRows + (size?.height ?? 100)) * ((size?.width ?? 200) + 1);
+  }
+  return bytes;
 }
 
 /** History bytes a batch gathers before it is handed over. */
@@ -203,9 +222,9 @@ class PaneBatches {
 /**
  * Reads the visible screen of several panes, plus `historyRows` of history each, in ONE tmux
  * invocation, handing each pane's rows to `take` in batches, in order (the next batch is read
- * only once `take` settled). Screens, and chains of up to {@link CONTROL_CHAIN_ROWS} rows, go
- * over the control connection; more deep history is read by a tmux process of its own as it
- * streams. tmux stops a command chain at the first failure (a pane closed since it was
+ * only once `take` settled). Chains that print up to {@link CONTROL_CHAIN_BYTES} go over the
+ * control connection (`sizes`: each pane's, to tell), more deep history is read by a tmux
+ * process of its own as it streams. tmux stops a command chain at the first failure (a pane closed since it was
  * listed), so the panes after a failed one are read again in a new invocation. `begin` hears
  * of each pane as its rows start (for progress). Returns, per pane, null once all its rows
  * were handed over, or why it could not be read. Keep the list to one {@link chainPanes}
@@ -219,17 +238,20 @@ export async function readPanes(
   take: (batch: RowBatch) => void | Promise<void>,
   options: RunOptions = {},
   begin?: (paneId: string) => void | Promise<void>,
+  sizes?: ReadonlyMap<string, PaneSize>,
 ): Promise<(TmuxError | null)[]> {
   const results: (TmuxError | null)[] = [];
   while (results.length < paneIds.length) {
     const pending = paneIds.slice(results.length);
-    const controlled = overControl(pending.length, historyRows)
+    const held = chainBytes(pending, historyRows, sizes) <= CONTROL_CHAIN_BYTES;
+    const controlled = held
       ? await readOverControl(runner, address, pending, historyRows, take, options, begin)
       : undefined;
     // A connection that could not carry the chain will not carry the same panes framed.
     const read = controlled ??
       await readFramed(runner, address, pending, historyRows, take, options, begin, {
         spawn: controlled === null,
+        stream: !held || historyRows > BULK_HISTORY_ROWS,
       });
     results.push(...read);
   }
@@ -344,10 +366,10 @@ async function readOverControl(
 }
 
 /**
- * Any rows, over any path (`spawn`: by starting tmux): each pane's capture follows a framed
- * record of its state (history size, height), which says which rows follow and where they
- * end. Per pane from the first, null once read, and for the pane tmux stopped at, why (the
- * rest were not read).
+ * Any rows, over any path (`stream`: by a tmux process of its own, batch by batch as they
+ * come; `spawn`: by a tmux process, whole): each pane's capture follows a framed record of its
+ * state (history size, height), which says which rows follow and where they end. Per pane from
+ * the first, null once read, and for the pane tmux stopped at, why (the rest were not read).
  */
 async function readFramed(
   runner: TmuxRunner,
@@ -357,7 +379,7 @@ async function readFramed(
   take: (batch: RowBatch) => void | Promise<void>,
   options: RunOptions,
   begin: ((paneId: string) => void | Promise<void>) | undefined,
-  how: { spawn: boolean },
+  how: { spawn: boolean; stream: boolean },
 ): Promise<(TmuxError | null)[]> {
   const results: (TmuxError | null)[] = [];
   const span = { start: historyRows > 0 ? -historyRows : undefined };
@@ -418,7 +440,7 @@ async function readFramed(
   };
   let code: number;
   let stderr: string;
-  if (historyRows > BULK_HISTORY_ROWS) {
+  if (how.stream) {
     ({ code, stderr } = await runner.stream(
       address,
       args,

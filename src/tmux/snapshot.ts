@@ -467,6 +467,8 @@ const PANE_BRIEF_LAYOUT_LIGHT = layout({ ...PANE_BRIEF, command: "", cwd: "" }, 
 const PANE_PLACE = {
   id: PANE.id,
   windowId: PANE.windowId,
+  width: PANE.width,
+  height: PANE.height,
   sessionId: PANE.sessionId,
   sessionName: PANE.sessionName,
   windowIndex: PANE.windowIndex,
@@ -475,6 +477,8 @@ const PANE_PLACE = {
 const PANE_PLACE_LAYOUT = layout(PANE_PLACE, [
   "id",
   "windowId",
+  "width",
+  "height",
   "sessionId",
   "windowIndex",
   "windowActive",
@@ -576,17 +580,19 @@ export async function takeBriefSnapshot(
   return await readSnapshot(runner, address, options, { ...scope, brief: true });
 }
 
-/** A pane's id, its window, and every session and index showing that window. */
+/** A pane's id, its window, its size, and every session and index showing that window. */
 export interface PanePlace {
   readonly id: string;
   readonly windowId: string;
+  readonly width: number;
+  readonly height: number;
   readonly placements: Placement[];
 }
 
 /**
  * Every pane's {@link PanePlace}, in one `list-panes`: for a caller that reads the panes
- * themselves next (search), where listing anything more of each pane is time spent for
- * nothing. `running` is false when no server answers on the socket.
+ * themselves next (search: the size says how much a read may print), where listing anything
+ * more of each pane is time spent for nothing. `running` is false when no server answers on the socket.
  */
 export async function takePanePlaces(
   runner: TmuxRunner,
@@ -618,7 +624,13 @@ export async function takePanePlaces(
       panes,
       r.id,
       placed(r.sessionId, r.sessionName, r.windowIndex, r.windowActive),
-      (placement) => ({ id: r.id, windowId: r.windowId, placements: [placement] }),
+      (placement) => ({
+        id: r.id,
+        windowId: r.windowId,
+        width: int(r.width),
+        height: int(r.height),
+        placements: [placement],
+      }),
     );
   }
   return { running: true, panes: [...panes.values()] };

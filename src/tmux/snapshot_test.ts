@@ -310,7 +310,13 @@ Deno.test("snapshot: pane places are exactly the ids, windows and placements of 
     assert.equal(places.running, true);
     assert.deepEqual(
       places.panes,
-      full.panes.map((p) => ({ id: p.id, windowId: p.windowId, placements: p.placements })),
+      full.panes.map((p) => ({
+        id: p.id,
+        windowId: p.windowId,
+        width: p.width,
+        height: p.height,
+        placements: p.placements,
+      })),
     );
     const linked = places.panes.filter((p) => p.windowId === t.ids.windowId);
     assert.equal(linked.length, 2);

@@ -244,6 +244,7 @@ export async function searchInPanes(
         take,
         { signal: ctx.signal },
         () => step(1),
+        byId,
       );
     } catch (error) {
       if (!(error instanceof TmuxError) || error.kind === "cancelled") throw error;
