@@ -175,11 +175,11 @@ const listPanes = defineTool({
     let snapshot = await read(!large);
     if (whole) sizes.set(addressKey(ctx.address), snapshot.panes.length);
     let panes = scopePanes(ctx, snapshot, args.session, args.window);
-    // Panes beyond those read with their process: left out whatever room remains.
-    let beyond = 0;
+    // Panes not read with their process: left out whatever room remains.
+    let unread = 0;
     if (large) {
       const known = await processOfListed(ctx, snapshot, panes);
-      if (known) ({ panes, beyond } = known);
+      if (known) ({ panes, unread } = known);
       else {
         snapshot = await read(true);
         panes = scopePanes(ctx, snapshot, args.session, args.window);
@@ -187,7 +187,7 @@ const listPanes = defineTool({
     }
     const fitted = fitEntries(paneEntries(ctx, snapshot, panes), listBudget(ctx));
     const kept = fitted.kept;
-    const omitted = fitted.omitted + beyond;
+    const omitted = fitted.omitted + unread;
     return {
       data: { complete: omitted === 0, omittedEntries: omitted, panes: kept },
       summary: `${kept.length} pane${kept.length === 1 ? "" : "s"}.` + omittedNote(omitted) +
@@ -196,7 +196,7 @@ const listPanes = defineTool({
   },
 });
 
-/** Panes on a server beyond which a whole listing cannot hold every one. */
+/** Panes on a server unread which a whole listing cannot hold every one. */
 const LARGE_LISTING = 300;
 
 /** The number of panes each server had at its last whole listing, per runner. */
@@ -240,15 +240,16 @@ function paneEntries(ctx: TmuxContext, snapshot: Snapshot<PaneBrief>, panes: Pan
 /**
  * The panes of a listing read without their process that the reply can hold, with their
  * command and directory read now (by session: `list-panes -s`, each pane of the sessions they
- * are in), and how many panes come after them. Without the process an entry only gets
- * shorter, so the panes that fit then are all that can fit. A pane that closed meanwhile is
- * left out; null when a session ended meanwhile (the caller reads again whole).
+ * are in), and how many panes are left out besides. Without the process an entry only gets
+ * shorter, so the panes that fit then are all that can fit. A pane no longer in its session by
+ * then (closed, or moved) is counted as left out, never listed without its process; null when
+ * a session ended meanwhile (the caller reads again whole).
  */
 async function processOfListed(
   ctx: TmuxContext,
   snapshot: Snapshot<PaneBrief>,
   panes: PaneBrief[],
-): Promise<{ panes: PaneBrief[]; beyond: number } | null> {
+): Promise<{ panes: PaneBrief[]; unread: number } | null> {
   const { kept } = fitEntries(paneEntries(ctx, snapshot, panes), listBudget(ctx));
   const candidates = panes.slice(0, kept.length);
   const sessions = [...new Set(candidates.map((p) => p.placements[0].sessionId))];
@@ -259,7 +260,7 @@ async function processOfListed(
     const process = info.get(p.id);
     if (process) known.push({ ...p, ...process });
   }
-  return { panes: known, beyond: panes.length - candidates.length };
+  return { panes: known, unread: panes.length - known.length };
 }
 
 // ---------------------------------------------------------------------------------------------
