@@ -196,7 +196,7 @@ const listPanes = defineTool({
   },
 });
 
-/** Panes on a server unread which a whole listing cannot hold every one. */
+/** Panes on a server beyond which a whole listing cannot hold every one. */
 const LARGE_LISTING = 300;
 
 /** The number of panes each server had at its last whole listing, per runner. */
