@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -295,6 +296,24 @@ Deno.test("paste_text pastes in one go through a buffer it deletes", async () =>
     await c.fail("paste_text", { paneId: "%999", text: "x" });
     assert.equal((await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim(), "mine");
   });
+});
+
+Deno.test("paste_text: a long single line arrives whole when every command starts a tmux process", async () => {
+  const t = await TestTmux.start();
+  // Without the control channel each command line goes to a tmux process, which refuses one
+  // over 16 KB: a line this long must not travel on the guarded command line.
+  const c = await connect({ socketName: t.socket, runner: new TmuxRunner({ control: false }) });
+  try {
+    const rec = await recorder(t);
+    const line = `${"long line; #{x} ".repeat(1_250)}end`;
+    assert.ok(new TextEncoder().encode(line).length > 20_000);
+    await c.ok("paste_text", { paneId: rec.paneId, text: line });
+    await received(rec, line);
+  } finally {
+    await c.close();
+    await t.kill();
+    for (const file of recorderFiles.splice(0)) await Deno.remove(file).catch(() => {});
+  }
 });
 
 Deno.test("paste_text brackets the paste when the program asked for it", async () => {

@@ -61,6 +61,11 @@ const TYPES: ToolAnnotations = {
 
 /** Longest text `send_keys` types (it travels as one argument); longer goes by paste_text. */
 const MAX_TEXT_BYTES = 32_768;
+/**
+ * Longest paste sent as an argument of the guarded command line: a tmux process refuses a
+ * command line over 16 KB, and the guard's checks take a few more.
+ */
+const ARGUMENT_PASTE_BYTES = 8_192;
 /** Longest text `paste_text` pastes. */
 const MAX_PASTE_CHARS = 1_000_000;
 /** Most key names in one call. */
@@ -379,8 +384,10 @@ async function pasteViaBuffer(
   try {
     // The buffer is filled before the guarded step, so nothing (not even a hook on set-buffer)
     // runs between tmux's check and the paste. One line travels as an argument on the
-    // guarded step's own line; more goes through a tmux process's stdin first.
-    const oneLine = !text.includes("\n") && byteLength(text) <= MAX_TEXT_BYTES;
+    // guarded step's own line (short enough that the whole line stays within what a tmux
+    // process takes, should the control channel be unavailable); more goes through a tmux
+    // process's stdin first.
+    const oneLine = !text.includes("\n") && byteLength(text) <= ARGUMENT_PASTE_BYTES;
     if (!oneLine) {
       await ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-"], {
         signal: ctx.signal,
