@@ -13,10 +13,10 @@ type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: s
 
 async function withServer(
   fn: (t: Server, c: TestClient) => Promise<void>,
-  options: { maxResultBytes?: number } = {},
+  options: { maxResultBytes?: number; runner?: TmuxRunner } = {},
 ): Promise<void> {
   const t = await TestTmux.start();
-  const c = await connect({ socketName: t.socket, maxResultBytes: options.maxResultBytes });
+  const c = await connect({ socketName: t.socket, ...options });
   try {
     await fn(t, c);
   } finally {
@@ -299,21 +299,15 @@ Deno.test("paste_text pastes in one go through a buffer it deletes", async () =>
 });
 
 Deno.test("paste_text: a long single line arrives whole when every command starts a tmux process", async () => {
-  const t = await TestTmux.start();
   // Without the control channel each command line goes to a tmux process, which refuses one
   // over 16 KB: a line this long must not travel on the guarded command line.
-  const c = await connect({ socketName: t.socket, runner: new TmuxRunner({ control: false }) });
-  try {
+  await withServer(async (t, c) => {
     const rec = await recorder(t);
     const line = `${"long line; #{x} ".repeat(1_250)}end`;
     assert.ok(new TextEncoder().encode(line).length > 20_000);
     await c.ok("paste_text", { paneId: rec.paneId, text: line });
     await received(rec, line);
-  } finally {
-    await c.close();
-    await t.kill();
-    for (const file of recorderFiles.splice(0)) await Deno.remove(file).catch(() => {});
-  }
+  }, { runner: new TmuxRunner({ control: false }) });
 });
 
 Deno.test("paste_text brackets the paste when the program asked for it", async () => {
@@ -660,4 +654,19 @@ Deno.test({
       await t.kill();
     }
   },
+});
+
+Deno.test("send_keys: text too long for a tmux process says so, and nothing is typed", async () => {
+  // Without the control channel each command line goes to a tmux process (16 KB at most).
+  await withServer(async (t, c) => {
+    const rec = await recorder(t);
+    const refusal = await c.fail("send_keys", {
+      paneId: rec.paneId,
+      text: "x".repeat(20_000),
+      enter: false,
+    });
+    assert.match(refusal, /command too long\. A tmux process takes .* nothing was done/);
+    await c.ok("send_keys", { paneId: rec.paneId, text: "after", enter: false });
+    await received(rec, "after");
+  }, { runner: new TmuxRunner({ control: false }) });
 });

@@ -53,6 +53,14 @@ export function failureText(
       case "cancelled":
         return "The call was cancelled before tmux finished.";
       case "failed":
+        // A tmux process sends its whole command line in one message of at most 16 KB and
+        // refuses a longer one before anything runs (the control connection has no such
+        // limit, but was unavailable for this call).
+        if (/^command too long/.test(error.message)) {
+          return "tmux refused: command too long. A tmux process takes a command line of at " +
+            "most 16 KB, and the control connection (which takes more) was unavailable for " +
+            "this call; nothing was done. Send less at once (paste_text takes long text whole).";
+        }
         return `tmux refused: ${error.message}`;
       case "unreachable":
         return `${error.message} Other hosts and this machine are unaffected; the next call ` +
