@@ -223,12 +223,12 @@ class PaneBatches {
  * Reads the visible screen of several panes, plus `historyRows` of history each, in ONE tmux
  * invocation, handing each pane's rows to `take` in batches, in order (the next batch is read
  * only once `take` settled). Chains that print up to {@link CONTROL_CHAIN_BYTES} go over the
- * control connection (`sizes`: each pane's, to tell), more deep history is read by a tmux
- * process of its own as it streams. tmux stops a command chain at the first failure (a pane closed since it was
- * listed), so the panes after a failed one are read again in a new invocation. `begin` hears
- * of each pane as its rows start (for progress). Returns, per pane, null once all its rows
- * were handed over, or why it could not be read. Keep the list to one {@link chainPanes}
- * chain.
+ * control connection (`sizes`: each pane's, to tell), more is read by a tmux process of its
+ * own as it streams. tmux stops a command chain at the first failure (a pane closed since it
+ * was listed), so the panes after a failed one are read again in a new invocation. `begin`
+ * hears of each pane as its rows start (for progress). Returns, per pane, null once all its
+ * rows were handed over, or why it could not be read. Keep the list to one
+ * {@link chainPanes} chain.
  */
 export async function readPanes(
   runner: TmuxRunner,
