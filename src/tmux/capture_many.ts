@@ -1,7 +1,7 @@
 /**
  * Reading many panes at once, for search: many panes per tmux invocation. Over the control
  * connection tmux frames each command's answer, which says whose rows are whose; a chain
- * asking for more rows than one answer should hold is read framed, each pane's rows handed
+ * that may print more than one answer should hold is read framed, each pane's rows handed
  * over in batches as they arrive, so a search through a thousand panes of history holds a
  * batch at a time, never every pane's text.
  *
