@@ -224,3 +224,19 @@ Deno.test("readPanes: screens come back exactly as tmux prints them, over the co
     }
   });
 });
+
+Deno.test("readPanes: a person's hooks printing after each capture never shift whose rows are whose", async () => {
+  await withServer(async (t, runner) => {
+    const a = await t.showing("echo first-pane; exec sleep 100000", "first-pane");
+    const b = await t.showing("echo second-pane; exec sleep 100000", "second-pane");
+    // Hooks run with the client that ran the command, this server's control client too.
+    await t.tmux("set-hook", "-g", "after-capture-pane", "display-message -p HOOKED");
+    await t.tmux("set-hook", "-g", "after-display-message", "display-message -p HOOKED");
+    for (const history of [0, 50]) {
+      const { batches, results } = await readAll(runner, t.socket, [a, b], history);
+      assert.deepEqual(results, [null, null]);
+      const rows = batches.map((x) => [x.paneId, batchRows(x).map(trimRow).filter(Boolean)]);
+      assert.deepEqual(rows, [[a, ["first-pane"]], [b, ["second-pane"]]], `history ${history}`);
+    }
+  });
+});
