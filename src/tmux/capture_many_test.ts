@@ -240,3 +240,30 @@ Deno.test("readPanes: a person's hooks printing after each capture never shift w
     }
   });
 });
+
+Deno.test("readPanes: streamed history of many-byte characters arrives whole, wherever a chunk ends", async () => {
+  await withServer(async (t, runner) => {
+    await t.tmux("set-option", "-g", "history-limit", "30000");
+    // Rows of 1- to 4-byte characters in changing order, so chunk ends fall inside characters.
+    const chars = ["a", "é", "日", "🙂"];
+    const lines = Array.from(
+      { length: 20_000 },
+      (_, i) => `${i} ${Array.from({ length: i % 9 }, (_, k) => chars[(i + k) % 4]).join("")}`,
+    );
+    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+    try {
+      await Deno.writeTextFile(file, `${lines.join("\n")}\nEND`);
+      const pane = await t.showing(`cat '${file}'; exec sleep 100000`, "END", 20_000);
+      // More than one answer over the connection may hold: streamed in batches.
+      const { batches, results } = await readAll(runner, t.socket, [pane], 1_000_000);
+      assert.deepEqual(results, [null]);
+      assert.ok(batches.length > 1, `${batches.length} batches`);
+      const all = batches.flatMap(batchRows).map(trimRow);
+      const whole = (await t.tmux("capture-pane", "-p", "-S", "-", "-t", pane)).split("\n");
+      assert.deepEqual(all, whole.slice(0, -1).map(trimRow));
+      assert.deepEqual(all.slice(0, lines.length + 1), [...lines.map((l) => l.trimEnd()), "END"]);
+    } finally {
+      await Deno.remove(file);
+    }
+  });
+});
