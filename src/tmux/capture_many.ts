@@ -16,7 +16,7 @@ import { type ChainEvent, ChainReader } from "./chain.ts";
 import { execFast, execOverControl } from "./control.ts";
 import { decodeBytes, int, newGuard, recordFormat } from "./format.ts";
 import {
-  classifyStderr,
+  failureOf,
   type RunOptions,
   type ServerAddress,
   TmuxError,
@@ -262,12 +262,10 @@ export async function readPanes(
  * Why tmux stopped a chain, as the failure of the pane it was reading (a closed pane), or
  * thrown when no pane can be read any more (the server is gone).
  */
-function chainFailure(code: number, stderr: string): TmuxError {
-  const text = stderr.trim();
-  const message = text.split("\n")[0] || `tmux exited with status ${code}`;
-  const kind = classifyStderr(text);
-  if (kind === "no-server") throw new TmuxError(kind, message, text);
-  return new TmuxError(kind, message, text);
+function chainFailure(result: { code: number; stderr: string }): TmuxError {
+  const failure = failureOf(result);
+  if (failure.kind === "no-server") throw failure;
+  return failure;
 }
 
 /**
@@ -321,7 +319,7 @@ async function readOverControl(
     if (history) {
       const state = next(per * i);
       if (state === null) {
-        results.push(chainFailure(result.code, result.stderr));
+        results.push(chainFailure(result));
         break;
       }
       const text = decodeBytes(state);
@@ -336,7 +334,7 @@ async function readOverControl(
     }
     const bytes = next(per * i + per - 1);
     if (bytes === null) {
-      results.push(chainFailure(result.code, result.stderr));
+      results.push(chainFailure(result));
       break;
     }
     if (history && expected === null) {
@@ -464,6 +462,6 @@ async function readFramed(
     return results;
   }
   // The pane being read when tmux stopped is the one that failed.
-  results.push(chainFailure(code, stderr));
+  results.push(chainFailure({ code, stderr }));
   return results;
 }

@@ -148,6 +148,15 @@ export function classifyStderr(stderr: string): TmuxErrorKind {
   return "failed";
 }
 
+/** The {@link TmuxError} a failed call's stderr describes (its first line, its kind). */
+export function failureOf(
+  result: { code: number; stdout?: Uint8Array; stderr: string },
+): TmuxError {
+  const stderr = result.stderr.trim();
+  const first = stderr.split("\n")[0] || `tmux exited with status ${result.code}`;
+  return new TmuxError(classifyStderr(stderr), first, stderr, result.stdout);
+}
+
 /**
  * A call's stdout when its status is 0, else a {@link TmuxError} built from its stderr: the
  * judgement `run` applies, for callers that got their result another way (a control client).
@@ -156,9 +165,7 @@ export function judgeResult(
   result: { code: number; stdout: Uint8Array; stderr: string },
 ): Uint8Array {
   if (result.code === 0) return result.stdout;
-  const stderr = result.stderr.trim();
-  const first = stderr.split("\n")[0] || `tmux exited with status ${result.code}`;
-  throw new TmuxError(classifyStderr(stderr), first, stderr, result.stdout);
+  throw failureOf(result);
 }
 
 /** tmux's own exit status 127 from `env`: the remote host has no tmux on the PATH we give. */

@@ -10,6 +10,7 @@ import { execFast } from "./control.ts";
 import { flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
 import {
   classifyStderr,
+  failureOf,
   type RunOptions,
   type ServerAddress,
   TmuxError,
@@ -603,14 +604,9 @@ export async function takePanePlaces(
   const args = ["list-panes", "-a", "-F", recordFormat(guard, ["L", ...PANE_PLACE_LAYOUT.formats])];
   const result = await execFast(runner, address, args, options);
   if (result.code !== 0) {
-    const stderr = result.stderr.trim();
-    const kind = classifyStderr(stderr);
-    if (kind === "no-server") return { running: false, panes: [] };
-    throw new TmuxError(
-      kind,
-      stderr.split("\n")[0] || `tmux exited with status ${result.code}`,
-      stderr,
-    );
+    const failure = failureOf(result);
+    if (failure.kind === "no-server") return { running: false, panes: [] };
+    throw failure;
   }
   const panes = new Map<string, PanePlace>();
   for (const record of parseRecords(result.stdout, guard)) {
@@ -667,14 +663,9 @@ export async function takeProcessInfo(
   ]);
   const result = await execFast(runner, address, args, options);
   if (result.code !== 0) {
-    const stderr = result.stderr.trim();
-    const kind = classifyStderr(stderr);
-    if (kind === "no-target") return null;
-    throw new TmuxError(
-      kind,
-      stderr.split("\n")[0] || `tmux exited with status ${result.code}`,
-      stderr,
-    );
+    const failure = failureOf(result);
+    if (failure.kind === "no-target") return null;
+    throw failure;
   }
   for (const [paneId, command, cwd] of parseRecords(result.stdout, guard, 3)) {
     if (!/^%\d+$/.test(paneId)) throw new Error(`unexpected pane id from tmux: ${paneId}`);

@@ -161,7 +161,8 @@ const listPanes = defineTool({
     // the process of the panes that can be listed (tmux asks the system for it pane by pane).
     const whole = args.session === undefined && args.window === undefined;
     const sizes = lastSizes(ctx);
-    const large = whole && (sizes.get(addressKey(ctx.address)) ?? 0) > LARGE_LISTING;
+    const server = addressKey(ctx.address);
+    const large = whole && (sizes.get(server) ?? 0) > LARGE_LISTING;
     const read = (processInfo: boolean) =>
       ctx.briefSnapshot({
         sessions: args.session !== undefined,
@@ -173,7 +174,7 @@ const listPanes = defineTool({
         processInfo,
       });
     let snapshot = await read(!large);
-    if (whole) sizes.set(addressKey(ctx.address), snapshot.panes.length);
+    if (whole) sizes.set(server, snapshot.panes.length);
     let panes = scopePanes(ctx, snapshot, args.session, args.window);
     // Panes not read with their process: left out whatever room remains.
     let unread = 0;
