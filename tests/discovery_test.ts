@@ -368,33 +368,41 @@ Deno.test("list_panes keeps the seed contract's schema exactly", async () => {
   }
 });
 
+/**
+ * 8 sessions of 40 panes (above the size at which a whole listing is read in two steps),
+ * the first running sleep in /tmp; the test's own first session is gone. Returns that pane.
+ */
+async function fillLargeServer(t: TestTmux & { ids: { sessionId: string } }): Promise<string> {
+  const create: string[][] = [];
+  for (let s = 0; s < 8; s++) {
+    const first = s === 0 ? "cd /tmp && exec sleep 100000" : "exec cat";
+    create.push(["new-session", "-d", "-s", `s${s}`, "-x", "200", "-y", "50", first]);
+    for (let w = 0; w < 10; w++) {
+      if (w > 0) create.push(["new-window", "-d", "-t", `=s${s}`, "exec cat"]);
+      for (let p = 1; p < 4; p++) {
+        create.push(["split-window", "-d", "-t", `=s${s}:${w}`, "exec cat"]);
+        create.push(["select-layout", "-t", `=s${s}:${w}`, "tiled"]);
+      }
+    }
+  }
+  for (let i = 0; i < create.length; i += 40) {
+    await t.tmux(...create.slice(i, i + 40).flatMap((cmd, k) => k ? [";", ...cmd] : cmd));
+  }
+  const sleeper = (await t.tmux("display-message", "-p", "-t", "=s0:0.0", "#{pane_id}")).trim();
+  await t.foreground(sleeper, "sleep");
+  await t.tmux("kill-session", "-t", t.ids.sessionId);
+  return sleeper;
+}
+
+type Listed = { complete: boolean; omittedEntries: number; panes: ProcessPane[] };
+
 Deno.test("list_panes on a large server reads the process only of panes the reply can hold, and says the same", async () => {
   const runner = new RecordingRunner({ control: false });
   await withTmux(async (t, c) => {
-    // 8 sessions of 40 panes (above the size at which a whole listing is read in two steps),
-    // some running sleep in /tmp early in the listing.
-    const create: string[][] = [];
-    for (let s = 0; s < 8; s++) {
-      const first = s === 0 ? "cd /tmp && exec sleep 100000" : "exec cat";
-      create.push(["new-session", "-d", "-s", `s${s}`, "-x", "200", "-y", "50", first]);
-      for (let w = 0; w < 10; w++) {
-        if (w > 0) create.push(["new-window", "-d", "-t", `=s${s}`, "exec cat"]);
-        for (let p = 1; p < 4; p++) {
-          create.push(["split-window", "-d", "-t", `=s${s}:${w}`, "exec cat"]);
-          create.push(["select-layout", "-t", `=s${s}:${w}`, "tiled"]);
-        }
-      }
-    }
-    for (let i = 0; i < create.length; i += 40) {
-      await t.tmux(...create.slice(i, i + 40).flatMap((cmd, k) => k ? [";", ...cmd] : cmd));
-    }
-    const sleeper = (await t.tmux("display-message", "-p", "-t", "=s0:0.0", "#{pane_id}")).trim();
-    await t.foreground(sleeper, "sleep");
-    await t.tmux("kill-session", "-t", t.ids.sessionId);
+    const sleeper = await fillLargeServer(t);
     const asked = () =>
       runner.started.flatMap((a) => a.includes("list-panes") ? [a.join(" ")] : []);
 
-    type Listed = { complete: boolean; omittedEntries: number; panes: ProcessPane[] };
     const once = await c.ok<Listed>("list_panes");
     assert.equal(once.panes.length + once.omittedEntries, 320);
     assert.ok(once.omittedEntries > 0 && !once.complete, "more panes than a reply holds");
@@ -414,5 +422,45 @@ Deno.test("list_panes on a large server reads the process only of panes the repl
     assert.equal(bySession.length, 1, "one chain");
     assert.equal(bySession[0].split("list-panes -s").length - 1, listed.size);
     assert.ok(listed.size < 8, `${listed.size} of 8 sessions read for their processes`);
+  }, { runner, toolsets: ["inspect"], maxResultBytes: 30_000 });
+});
+
+Deno.test("list_panes on a large server: a pane or session gone between its two reads is never listed without its process", async () => {
+  const runner = new RecordingRunner({ control: false });
+  await withTmux(async (t, c) => {
+    await fillLargeServer(t);
+    const asked = () =>
+      runner.started.filter((a) => a.includes("list-panes") && a.includes("-a")).length;
+    // The first whole listing tells how large the server is; the next ones read in two steps.
+    await c.ok<Listed>("list_panes");
+    // A pane of the first session closes right after the read without processes (a hook that
+    // runs once, after that list-panes): it is counted as left out, not listed.
+    const gone = (await t.tmux("display-message", "-p", "-t", "=s0:1.1", "#{pane_id}")).trim();
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "after-list-panes",
+      `kill-pane -t ${gone} ; set-hook -gu after-list-panes`,
+    );
+    runner.started.length = 0;
+    const paneGone = await c.ok<Listed>("list_panes");
+    assert.equal(asked(), 1, "still two steps");
+    assert.ok(!paneGone.panes.some((p) => p.id === gone));
+    assert.ok(paneGone.panes.every((p) => p.command !== "" && p.cwd !== ""));
+    assert.equal(paneGone.panes.length + paneGone.omittedEntries, 320, "counted, not lost");
+    // The first session ends right after the read without processes: the listing is read
+    // again whole, and says what is there then.
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "after-list-panes",
+      "kill-session -t =s0 ; set-hook -gu after-list-panes",
+    );
+    runner.started.length = 0;
+    const sessionGone = await c.ok<Listed>("list_panes");
+    assert.equal(asked(), 2, "read again whole");
+    assert.ok(sessionGone.panes.every((p) => p.placements[0].sessionName !== "s0"));
+    assert.ok(sessionGone.panes.every((p) => p.command !== "" && p.cwd !== ""));
+    assert.equal(sessionGone.panes.length + sessionGone.omittedEntries, 280);
   }, { runner, toolsets: ["inspect"], maxResultBytes: 30_000 });
 });
