@@ -221,6 +221,20 @@ Deno.test("snapshot: packed id/number fields are checked, never guessed", () => 
       packed,
     );
   }
+  // A pane's own row takes its places from its window's rows; a window tmux did not list
+  // cannot be guessed.
+  const place = record("N", ["editor", "work", "@4 $2 3 1"]);
+  const pane = record("b", ["vim", "/tmp", "title", "%7 @4 0 1 0 80 24 99"]);
+  const [read] = parseSnapshot(bytes(place + pane), guard).panes;
+  assert.deepEqual(
+    [read.windowName, read.placements],
+    ["editor", [{ sessionId: "$2", sessionName: "work", index: 3, active: true }]],
+  );
+  assert.throws(
+    () =>
+      parseSnapshot(bytes(place + record("b", ["vim", "/", "", "%7 @5 0 1 0 80 24 99"])), guard),
+    /pane %7 of an unlisted window/,
+  );
 });
 
 /**
@@ -255,15 +269,39 @@ Deno.test("snapshot: without processInfo, command and cwd are empty and the rest
   }
 });
 
+/**
+ * A server placed every odd way: sessions named as {@link NASTY} (the first is `t`'s), the
+ * first window linked into the second session at index 7 and split, a session grouped with the
+ * last, a window named with a tab and an emoji, a pane titled with a newline.
+ */
+async function placeOddly(t: TestTmux & { ids: { windowId: string; paneId: string } }) {
+  for (const [i, name] of NASTY.slice(1).entries()) {
+    const id = (await t.tmux(
+      ...["new-session", "-d", "-P", "-F", "#{session_id}"],
+      ...["-s", escapeTrailingSemicolon(escapeFormat(name))],
+    )).trim();
+    if (i === 0) await t.tmux("link-window", "-d", "-s", t.ids.windowId, "-t", `${id}:7`);
+    if (i === NASTY.length - 2) {
+      await t.tmux("new-session", "-d", "-t", id, "-s", "grouped");
+      await t.tmux("new-window", "-d", "-t", id, "-n", "tab\there 🙂");
+    }
+  }
+  await t.tmux("split-window", "-d", "-t", t.ids.windowId);
+  await t.tmux("select-pane", "-t", t.ids.paneId, "-T", "two\nlines #{x}");
+}
+
 Deno.test("snapshot: a brief read gives exactly the brief fields of the full one", async () => {
-  const t = await TestTmux.start("brief; #{x}");
+  const t = await TestTmux.start(NASTY[0]);
   const runner = new TmuxRunner();
   try {
     const addr = { socketName: t.socket };
+    await placeOddly(t);
     await sleepingPane(t, "-n", "tab\there 🙂");
     const full = await takeSnapshot(runner, addr);
+    // Every pane's places come from its window's rows: from the windows read alongside, or
+    // from rows of places alone; a pane's own row has the rest.
     const brief = await takeBriefSnapshot(runner, addr);
-    assert.equal(brief.panes.length, 2);
+    const alone = await takeBriefSnapshot(runner, addr, {}, { sessions: false, windows: false });
     const keys = Object.keys(brief.panes[0]).sort();
     assert.deepEqual(keys, [
       "active",
@@ -282,7 +320,23 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
     ]);
     const pick = (p: object) =>
       Object.fromEntries(keys.map((k) => [k, (p as Record<string, unknown>)[k]]));
+    assert.equal(full.panes.length, NASTY.length + 3);
     assert.deepEqual(brief.panes.map(pick), full.panes.map(pick));
+    assert.deepEqual(alone.panes.map(pick), full.panes.map(pick));
+    assert.deepEqual(brief.windows, full.windows);
+    assert.deepEqual(alone.windows, []);
+    // What makes the read hard to get right is there: placements in three sessions.
+    const linked = full.panes.filter((p) => p.windowId === t.ids.windowId);
+    assert.equal(linked.length, 2);
+    assert.ok(linked.every((p) => p.placements.length === 2));
+    assert.ok(full.panes.some((p) => p.placements.length === 2 && p.windowName === "tab\there 🙂"));
+    assert.ok(full.panes.some((p) => p.command === "sleep" && p.windowName === "tab\there 🙂"));
+    // Light, the same but for the process.
+    const light = await takeBriefSnapshot(runner, addr, {}, { windows: false, processInfo: false });
+    assert.deepEqual(
+      light.panes.map(pick),
+      full.panes.map((p) => ({ ...pick(p), command: "", cwd: "" })),
+    );
     assert.deepEqual(brief.clients, full.clients);
     assert.deepEqual(brief.server, full.server);
   } finally {
@@ -296,15 +350,7 @@ Deno.test("snapshot: pane places are exactly the ids, windows and placements of 
   const runner = new TmuxRunner();
   try {
     const addr = { socketName: t.socket };
-    // Sessions named every odd way, one window linked into two of them, a split.
-    for (const [i, name] of NASTY.slice(1).entries()) {
-      const id = (await t.tmux(
-        ...["new-session", "-d", "-P", "-F", "#{session_id}"],
-        ...["-s", escapeTrailingSemicolon(escapeFormat(name))],
-      )).trim();
-      if (i === 0) await t.tmux("link-window", "-d", "-s", t.ids.windowId, "-t", `${id}:7`);
-    }
-    await t.tmux("split-window", "-d", "-t", t.ids.windowId);
+    await placeOddly(t);
     const full = await takeSnapshot(runner, addr);
     const places = await takePanePlaces(runner, addr);
     assert.equal(places.running, true);
@@ -326,7 +372,7 @@ Deno.test("snapshot: pane places are exactly the ids, windows and placements of 
       new Set(places.panes.flatMap((p) => p.placements.map((pl) => pl.sessionName))),
       new Set(full.sessions.map((session) => session.name)),
     );
-    assert.equal(full.sessions.length, NASTY.length);
+    assert.equal(full.sessions.length, NASTY.length + 1);
     assert.deepEqual(await takePanePlaces(runner, { socketName: `${t.socket}-nothing` }), {
       running: false,
       panes: [],
