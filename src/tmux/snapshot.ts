@@ -503,8 +503,15 @@ const WINDOW_PLACE = {
   sessionName: WINDOW.sessionName,
   index: WINDOW.index,
   active: WINDOW.active,
+  placementCount: PANE.placementCount,
 } as const;
-const WINDOW_PLACE_LAYOUT = layout(WINDOW_PLACE, ["id", "sessionId", "index", "active"]);
+const WINDOW_PLACE_LAYOUT = layout(WINDOW_PLACE, [
+  "id",
+  "sessionId",
+  "index",
+  "active",
+  "placementCount",
+]);
 /** Where a pane is, and nothing else: {@link takePanePlaces} (its places: its window's). */
 const PANE_PLACE = {
   id: PANE.id,
@@ -559,11 +566,13 @@ function snapshotArgs(
     const filter = tests.length === 0
       ? []
       : ["-f", tests.length === 1 ? tests[0] : `#{&&:${tests[0]},${tests[1]}}`];
-    // Every pane, briefly: their windows' places come from one row per window and session
-    // (the windows' own rows when they are read too), each pane's row carries its own fields.
-    const joined = scope.brief && !targeted && tests.length === 0;
+    // Every pane, or a session's, briefly: their windows' places come from one row per window
+    // and session (the windows' own rows when they are read too: every window's), each pane's
+    // row carries its own fields.
+    const joined = scope.brief && tests.length === 0;
     if (joined && !scope.windows) {
-      args.push(";", "list-windows", "-a", "-F", fmt("N", WINDOW_PLACE_LAYOUT));
+      const windows = targeted ? ["-t", scope.sessionId] : ["-a"];
+      args.push(";", "list-windows", ...windows, "-F", fmt("N", WINDOW_PLACE_LAYOUT));
     }
     const [kind, layout] = joined
       ? ["b", scope.processInfo ? PANE_OWN_LAYOUT : PANE_OWN_LAYOUT_LIGHT]
@@ -837,7 +846,8 @@ export function parseSnapshot(
         break;
       }
       case "N":
-        addWindowPlace(places, values);
+        // One session's windows: one also in another session is read again with all.
+        if (addWindowPlace(places, values) > 1) placedElsewhere = true;
         break;
       case "b": {
         // A linked window's panes are listed once per place: the first row has them all.
@@ -872,8 +882,11 @@ function placed(sessionId: string, sessionName: string, index: string, active: s
   return { sessionId, sessionName, index: int(index), active: flag(active) };
 }
 
-/** Adds one window's place in one session (a {@link WINDOW_PLACE} record) to `places`. */
-function addWindowPlace(places: Map<string, WindowPlaces>, values: string[]): void {
+/**
+ * Adds one window's place in one session (a {@link WINDOW_PLACE} record) to `places`; returns
+ * the number of sessions the window is in.
+ */
+function addWindowPlace(places: Map<string, WindowPlaces>, values: string[]): number {
   const r = WINDOW_PLACE_LAYOUT.read(values);
   addPlaced(
     places,
@@ -881,6 +894,7 @@ function addWindowPlace(places: Map<string, WindowPlaces>, values: string[]): vo
     placed(r.sessionId, r.sessionName, r.index, r.active),
     (p) => ({ name: r.name, placements: [p] }),
   );
+  return int(r.placementCount);
 }
 
 /** The places of a pane's window, read in the same chain: never guessed when missing. */

@@ -223,13 +223,17 @@ Deno.test("snapshot: packed id/number fields are checked, never guessed", () => 
   }
   // A pane's own row takes its places from its window's rows; a window tmux did not list
   // cannot be guessed.
-  const place = record("N", ["editor", "work", "@4 $2 3 1"]);
+  const place = record("N", ["editor", "work", "@4 $2 3 1 1"]);
   const pane = record("b", ["vim", "/tmp", "title", "%7 @4 0 1 0 80 24 99"]);
   const [read] = parseSnapshot(bytes(place + pane), guard).panes;
   assert.deepEqual(
     [read.windowName, read.placements],
     ["editor", [{ sessionId: "$2", sessionName: "work", index: 3, active: true }]],
   );
+  // A window also in another session (one session's read): the read is made again with all.
+  assert.equal(parseSnapshot(bytes(place + pane), guard).placedElsewhere, false);
+  const shared = record("N", ["editor", "work", "@4 $2 3 1 2"]);
+  assert.equal(parseSnapshot(bytes(shared + pane), guard).placedElsewhere, true);
   assert.throws(
     () =>
       parseSnapshot(bytes(place + record("b", ["vim", "/", "", "%7 @5 0 1 0 80 24 99"])), guard),
