@@ -702,6 +702,15 @@ Deno.test("search_panes: session scope, and a missing session is an error with a
     assert.ok(scoped.matches.every((m) => m.paneId === otherPane));
     assert.ok(scoped.matches.every((m) => m.placements[0].sessionName === name));
     assert.equal(scoped.panesSearched, 1);
+    // By id, the same; by an id no session has, refused like a name.
+    const sessionId = (await t.tmux("display-message", "-p", "-t", otherPane, "#{session_id}"))
+      .trim();
+    const byId = await c.ok<Search>("search_panes", {
+      pattern: "scoped-needle in",
+      session: sessionId,
+    });
+    assert.deepEqual(byId.matches, scoped.matches);
+    assert.match(await c.fail("search_panes", { pattern: "x", session: "$999" }), /No session/);
 
     const missing = await c.fail("search_panes", { pattern: "x", session: "no such; #session" });
     assert.match(missing, /No session "no such; #session"/);

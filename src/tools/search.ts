@@ -20,7 +20,7 @@ import { count, int, paneIdSchema, panePlacementSchema, sessionRefSchema } from 
 import { lastWrittenIndex } from "../tmux/capture.ts";
 import { batchRows, chainPanes, readPanes, type RowBatch } from "../tmux/capture_many.ts";
 import { TmuxError } from "../tmux/run.ts";
-import { type PanePlace, SESSIONS_ONLY } from "../tmux/snapshot.ts";
+import { type PanePlace, type Placement, SESSIONS_ONLY } from "../tmux/snapshot.ts";
 
 /** tmux invocations running at once for one search (the runner also bounds all of them). */
 export const SEARCH_CONCURRENCY = 8;
@@ -313,16 +313,21 @@ const searchPanes = defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const matcher = await buildMatcher(args.pattern, args.regex ?? false, args.matchCase ?? false);
-    // The session first (refused when there is none), then which panes there are and where
-    // they sit, and nothing else of them: their rows are what is read next.
-    const sessionId = args.session === undefined
-      ? undefined
-      : ctx.session(await ctx.snapshot(SESSIONS_ONLY), args.session).id;
+    // Which panes there are and where they sit, and nothing else of them: their rows are what
+    // is read next. Every session shows a window, so the places name every session there is.
     const listed = await ctx.panePlaces();
     ctx.requireRunning(listed);
-    const panes = sessionId === undefined
-      ? listed.panes
-      : listed.panes.filter((p) => p.placements.some((pl) => pl.sessionId === sessionId));
+    let panes = listed.panes;
+    if (args.session !== undefined) {
+      const ref = args.session;
+      const named = /^\$\d+$/.test(ref)
+        ? (pl: Placement) => pl.sessionId === ref
+        : (pl: Placement) => pl.sessionName === ref;
+      // Not among them: refused in the words of every tool (or, created since, searched).
+      const sessionId = panes.flatMap((p) => p.placements).find(named)?.sessionId ??
+        ctx.session(await ctx.snapshot(SESSIONS_ONLY), ref).id;
+      panes = panes.filter((p) => p.placements.some((pl) => pl.sessionId === sessionId));
+    }
     const maxPerPane = args.maxMatchesPerPane ?? 5;
     const results = await searchInPanes(ctx, panes, {
       matcher,
