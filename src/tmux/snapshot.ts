@@ -428,6 +428,29 @@ const PANE_PACKED: readonly (keyof typeof PANE)[] = [
 const PANE_LAYOUT = layout(PANE, PANE_PACKED);
 /** The same record with the current command and directory left out (empty). */
 const PANE_LAYOUT_LIGHT = layout({ ...PANE, command: "", cwd: "" }, PANE_PACKED);
+/** What a pane's row says of where its window sits: in a read of every window, their rows say it. */
+const WINDOW_SIDE = [
+  "windowName",
+  "sessionId",
+  "sessionName",
+  "windowIndex",
+  "windowActive",
+  "windowZoomed",
+  "placementCount",
+] as const;
+type WindowSide = typeof WINDOW_SIDE[number];
+/** A pane's own fields, all of them: its places and its window's zoom come from the windows' rows. */
+const PANE_OWN_FULL = Object.fromEntries(
+  Object.entries(PANE).filter(([k]) => !(WINDOW_SIDE as readonly string[]).includes(k)),
+) as Omit<typeof PANE, WindowSide>;
+const PANE_OWN_FULL_PACKED = PANE_PACKED.filter((k) =>
+  !(WINDOW_SIDE as readonly string[]).includes(k)
+) as (keyof typeof PANE_OWN_FULL)[];
+const PANE_OWN_FULL_LAYOUT = layout(PANE_OWN_FULL, PANE_OWN_FULL_PACKED);
+const PANE_OWN_FULL_LAYOUT_LIGHT = layout(
+  { ...PANE_OWN_FULL, command: "", cwd: "" },
+  PANE_OWN_FULL_PACKED,
+);
 
 const PANE_BRIEF = {
   id: PANE.id,
@@ -566,19 +589,22 @@ function snapshotArgs(
     const filter = tests.length === 0
       ? []
       : ["-f", tests.length === 1 ? tests[0] : `#{&&:${tests[0]},${tests[1]}}`];
-    // Every pane, or a session's, briefly: their windows' places come from one row per window
-    // and session (the windows' own rows when they are read too: every window's), each pane's
-    // row carries its own fields.
-    const joined = scope.brief && tests.length === 0;
+    // Every pane, or a session's: where their windows sit comes from one row per window and
+    // session (the windows' own rows when they are read: every window's; else rows of places
+    // alone), and each pane's row carries its own fields.
+    const joined = tests.length === 0 && (scope.brief || scope.windows);
     if (joined && !scope.windows) {
       const windows = targeted ? ["-t", scope.sessionId] : ["-a"];
       args.push(";", "list-windows", ...windows, "-F", fmt("N", WINDOW_PLACE_LAYOUT));
     }
-    const [kind, layout] = joined
-      ? ["b", scope.processInfo ? PANE_OWN_LAYOUT : PANE_OWN_LAYOUT_LIGHT]
-      : scope.brief
-      ? ["B", scope.processInfo ? PANE_BRIEF_LAYOUT : PANE_BRIEF_LAYOUT_LIGHT]
-      : ["P", scope.processInfo ? PANE_LAYOUT : PANE_LAYOUT_LIGHT];
+    const light = !scope.processInfo;
+    const [kind, layout] = scope.brief
+      ? joined
+        ? ["b", light ? PANE_OWN_LAYOUT_LIGHT : PANE_OWN_LAYOUT]
+        : ["B", light ? PANE_BRIEF_LAYOUT_LIGHT : PANE_BRIEF_LAYOUT]
+      : joined
+      ? ["p", light ? PANE_OWN_FULL_LAYOUT_LIGHT : PANE_OWN_FULL_LAYOUT]
+      : ["P", light ? PANE_LAYOUT_LIGHT : PANE_LAYOUT];
     const which = !targeted
       ? ["-a", ...filter]
       : tests.length > 0
@@ -793,6 +819,7 @@ export function parseSnapshot(
     B: PANE_BRIEF_LAYOUT.count,
     N: WINDOW_PLACE_LAYOUT.count,
     b: PANE_OWN_LAYOUT.count,
+    p: PANE_OWN_FULL_LAYOUT.count,
     C: CLIENT_LAYOUT.count,
   };
   // Records of different kinds have different field counts: each is checked against its own.
@@ -855,6 +882,11 @@ export function parseSnapshot(
         if (!panes.has(r.id)) panes.set(r.id, paneOwnRow(r, placesOf(places, r)));
         break;
       }
+      case "p": {
+        const r = PANE_OWN_FULL_LAYOUT.read(values);
+        if (!panes.has(r.id)) panes.set(r.id, paneOwnFullRow(r, placesOf(windows, r)));
+        break;
+      }
       case "P":
         addPane(PANE_LAYOUT.read(values), paneRow);
         break;
@@ -898,10 +930,10 @@ function addWindowPlace(places: Map<string, WindowPlaces>, values: string[]): nu
 }
 
 /** The places of a pane's window, read in the same chain: never guessed when missing. */
-function placesOf(
-  places: Map<string, WindowPlaces>,
+function placesOf<W extends WindowPlaces>(
+  places: Map<string, W>,
   pane: { id: string; windowId: string },
-): WindowPlaces {
+): W {
   const window = places.get(pane.windowId);
   if (!window) throw new Error(`tmux listed pane ${pane.id} of an unlisted window`);
   return window;
@@ -949,7 +981,18 @@ function windowRow(r: Raw<typeof WINDOW>, placement: Placement): WindowRow {
 }
 
 function paneRow(r: Raw<typeof PANE>, placement: Placement): PaneRow {
-  const brief = paneBriefRow(r, placement);
+  return paneOwnFullRow(r, {
+    name: r.windowName,
+    placements: [placement],
+    zoomed: flag(r.windowZoomed),
+  });
+}
+
+function paneOwnFullRow(
+  r: Raw<typeof PANE_OWN_FULL>,
+  window: WindowPlaces & { readonly zoomed: boolean },
+): PaneRow {
+  const brief = paneOwnRow(r, window);
   return {
     ...brief,
     deadStatus: brief.dead && r.deadStatus !== "" ? int(r.deadStatus) : null,
@@ -973,7 +1016,7 @@ function paneRow(r: Raw<typeof PANE>, placement: Placement): PaneRow {
     synchronized: flag(r.synchronized),
     piped: flag(r.piped),
     startCommand: r.startCommand,
-    windowZoomed: flag(r.windowZoomed),
+    windowZoomed: window.zoomed,
   };
 }
 

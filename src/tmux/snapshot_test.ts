@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
 import {
+  type PaneBrief,
+  type PaneRow,
   parseSnapshot,
   takeBriefSnapshot,
   takePanePlaces,
@@ -276,7 +278,8 @@ Deno.test("snapshot: without processInfo, command and cwd are empty and the rest
 /**
  * A server placed every odd way: sessions named as {@link NASTY} (the first is `t`'s), the
  * first window linked into the second session at index 7 and split, a session grouped with the
- * last, a window named with a tab and an emoji, a pane titled with a newline.
+ * last, a window named with a tab and an emoji, a pane titled with a newline, the linked window
+ * zoomed.
  */
 async function placeOddly(t: TestTmux & { ids: { windowId: string; paneId: string } }) {
   for (const [i, name] of NASTY.slice(1).entries()) {
@@ -292,6 +295,7 @@ async function placeOddly(t: TestTmux & { ids: { windowId: string; paneId: strin
   }
   await t.tmux("split-window", "-d", "-t", t.ids.windowId);
   await t.tmux("select-pane", "-t", t.ids.paneId, "-T", "two\nlines #{x}");
+  await t.tmux("resize-pane", "-Z", "-t", t.ids.paneId);
 }
 
 Deno.test("snapshot: a brief read gives exactly the brief fields of the full one", async () => {
@@ -302,6 +306,14 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
     await placeOddly(t);
     await sleepingPane(t, "-n", "tab\there 🙂");
     const full = await takeSnapshot(runner, addr);
+    // A read of every pane takes where each window sits from the windows' rows; a read of one
+    // pane has it on the pane's own row: both say the same (a shell may still be drawing its
+    // prompt: where its cursor is may differ).
+    const steady = (p: PaneRow) => ({ ...p, cursorX: 0, cursorY: 0, historySize: 0 });
+    const each = await Promise.all(
+      full.panes.map(async (p) => (await takeSnapshot(runner, addr, {}, { paneId: p.id })).panes),
+    );
+    assert.deepEqual(each.flat().map(steady), full.panes.map(steady));
     // Every pane's places come from its window's rows: from the windows read alongside, or
     // from rows of places alone; a pane's own row has the rest.
     const brief = await takeBriefSnapshot(runner, addr);
@@ -332,7 +344,7 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
     // What makes the read hard to get right is there: placements in three sessions.
     const linked = full.panes.filter((p) => p.windowId === t.ids.windowId);
     assert.equal(linked.length, 2);
-    assert.ok(linked.every((p) => p.placements.length === 2));
+    assert.ok(linked.every((p) => p.placements.length === 2 && p.windowZoomed));
     assert.ok(full.panes.some((p) => p.placements.length === 2 && p.windowName === "tab\there 🙂"));
     assert.ok(full.panes.some((p) => p.command === "sleep" && p.windowName === "tab\there 🙂"));
     // Light, the same but for the process.
@@ -343,6 +355,23 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
     );
     assert.deepEqual(brief.clients, full.clients);
     assert.deepEqual(brief.server, full.server);
+    // One session's panes: its windows' rows say where they sit. A window also in another
+    // session sends the read back to every pane (a superset, as documented).
+    const shownIn = (panes: PaneBrief[], id: string) =>
+      panes.filter((p) => p.placements.some((pl) => pl.sessionId === id)).map(pick);
+    for (const session of full.sessions) {
+      const scoped = await takeBriefSnapshot(runner, addr, {}, {
+        sessions: false,
+        windows: false,
+        sessionId: session.id,
+      });
+      const shown = shownIn(full.panes, session.id);
+      assert.deepEqual(shownIn(scoped.panes, session.id), shown, session.name);
+      const shared = full.panes.some((p) =>
+        p.placements.length > 1 && p.placements.some((pl) => pl.sessionId === session.id)
+      );
+      assert.equal(scoped.panes.length, shared ? full.panes.length : shown.length, session.name);
+    }
   } finally {
     await runner.close();
     await t.kill();
