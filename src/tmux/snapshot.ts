@@ -452,41 +452,6 @@ const PANE_OWN_FULL_LAYOUT_LIGHT = layout(
   PANE_OWN_FULL_PACKED,
 );
 
-const PANE_BRIEF = {
-  id: PANE.id,
-  windowId: PANE.windowId,
-  windowName: PANE.windowName,
-  index: PANE.index,
-  active: PANE.active,
-  command: PANE.command,
-  cwd: PANE.cwd,
-  title: PANE.title,
-  dead: PANE.dead,
-  width: PANE.width,
-  height: PANE.height,
-  pid: PANE.pid,
-  sessionId: PANE.sessionId,
-  sessionName: PANE.sessionName,
-  windowIndex: PANE.windowIndex,
-  windowActive: PANE.windowActive,
-  placementCount: PANE.placementCount,
-} as const;
-const PANE_BRIEF_PACKED: readonly (keyof typeof PANE_BRIEF)[] = [
-  "id",
-  "windowId",
-  "index",
-  "active",
-  "dead",
-  "width",
-  "height",
-  "pid",
-  "sessionId",
-  "windowIndex",
-  "windowActive",
-  "placementCount",
-];
-const PANE_BRIEF_LAYOUT = layout(PANE_BRIEF, PANE_BRIEF_PACKED);
-const PANE_BRIEF_LAYOUT_LIGHT = layout({ ...PANE_BRIEF, command: "", cwd: "" }, PANE_BRIEF_PACKED);
 /**
  * A brief pane's own fields, for a read of every pane: where its window sits (name, sessions,
  * indexes) comes from one row per window and session read in the same chain, not from every
@@ -518,6 +483,25 @@ const PANE_OWN_PACKED: readonly (keyof typeof PANE_OWN)[] = [
 ];
 const PANE_OWN_LAYOUT = layout(PANE_OWN, PANE_OWN_PACKED);
 const PANE_OWN_LAYOUT_LIGHT = layout({ ...PANE_OWN, command: "", cwd: "" }, PANE_OWN_PACKED);
+/** The same, with where its window sits on the pane's own row: for a read of some panes. */
+const PANE_BRIEF = {
+  ...PANE_OWN,
+  windowName: PANE.windowName,
+  sessionId: PANE.sessionId,
+  sessionName: PANE.sessionName,
+  windowIndex: PANE.windowIndex,
+  windowActive: PANE.windowActive,
+  placementCount: PANE.placementCount,
+} as const;
+const PANE_BRIEF_PACKED: readonly (keyof typeof PANE_BRIEF)[] = [
+  ...PANE_OWN_PACKED,
+  "sessionId",
+  "windowIndex",
+  "windowActive",
+  "placementCount",
+];
+const PANE_BRIEF_LAYOUT = layout(PANE_BRIEF, PANE_BRIEF_PACKED);
+const PANE_BRIEF_LAYOUT_LIGHT = layout({ ...PANE_BRIEF, command: "", cwd: "" }, PANE_BRIEF_PACKED);
 /** One window in one session: what {@link PANE_OWN} rows take their placements from. */
 const WINDOW_PLACE = {
   id: WINDOW.id,
