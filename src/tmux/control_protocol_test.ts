@@ -15,24 +15,10 @@ import {
   type Notifications,
   type PendingCall,
 } from "./control_protocol.ts";
+import { prng, type Rand } from "../../tests/helpers/prng.ts";
 
 const encoder = new TextEncoder();
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
-
-/** A small seeded generator, so a failing run can be replayed from its seed. */
-function prng(seed: number): { int(n: number): number; chance(p: number): boolean } {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { int: (n) => Math.floor(next() * n), chance: (p) => next() < p };
-}
-
-type Rand = ReturnType<typeof prng>;
 
 /** What a call should answer: its commands' output, as a spawned tmux would give it. */
 interface Expected {

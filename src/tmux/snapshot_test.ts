@@ -11,6 +11,7 @@ import {
   takeSnapshot,
 } from "./snapshot.ts";
 import { escapeFormat, escapeTrailingSemicolon, newGuard } from "./format.ts";
+import { prng } from "../../tests/helpers/prng.ts";
 
 /**
  * What tmux stores for a session name: it escapes backslashes (and control characters, which
@@ -435,6 +436,137 @@ Deno.test("snapshot: process info by session is a full read's, and null once a s
     await t.tmux("kill-session", "-t", other);
     assert.equal(await takeProcessInfo(runner, addr, [t.ids.sessionId, other]), null);
     await assert.rejects(takeProcessInfo(runner, addr, ["$1}#{pane_id"]), /not a session id/);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+/**
+ * Every way of reading panes, against each pane read alone (whose own row still says where its
+ * window sits): a whole read, a brief one with and without the windows, each session's, and
+ * the places. What the pane runs and where are left out (a new pane's shell execs `cat` at its
+ * own pace; until it holds the terminal tmux sees no directory), and so is where a cursor is.
+ */
+async function readsAgree(
+  runner: TmuxRunner,
+  addr: { socketName: string },
+  context: () => string,
+): Promise<void> {
+  const full = await takeSnapshot(runner, addr);
+  const steady = (
+    { command: _c, cwd: _d, cursorX: _x, cursorY: _y, historySize: _h, ...rest }: PaneRow,
+  ) => rest;
+  const core = (p: PaneBrief) => ({
+    id: p.id,
+    windowId: p.windowId,
+    windowName: p.windowName,
+    index: p.index,
+    active: p.active,
+    title: p.title,
+    dead: p.dead,
+    width: p.width,
+    height: p.height,
+    pid: p.pid,
+    placements: p.placements,
+  });
+  const each: PaneRow[] = [];
+  for (const pane of full.panes) {
+    each.push(...(await takeSnapshot(runner, addr, {}, { paneId: pane.id })).panes);
+  }
+  assert.deepEqual(full.panes.map(steady), each.map(steady), context());
+  const expected = full.panes.map(core);
+  for (const windows of [true, false]) {
+    const brief = await takeBriefSnapshot(runner, addr, {}, { windows, processInfo: false });
+    assert.deepEqual(brief.panes.map(core), expected, `${context()}; windows ${windows}`);
+  }
+  for (const session of full.sessions) {
+    const scoped = await takeBriefSnapshot(runner, addr, {}, {
+      sessions: false,
+      windows: false,
+      sessionId: session.id,
+    });
+    const inSession = (p: PaneBrief) => p.placements.some((pl) => pl.sessionId === session.id);
+    assert.deepEqual(
+      scoped.panes.filter(inSession).map(core),
+      full.panes.filter(inSession).map(core),
+      `${context()}; session ${session.id}`,
+    );
+  }
+  const places = await takePanePlaces(runner, addr);
+  assert.deepEqual(
+    places.panes,
+    full.panes.map(({ id, windowId, width, height, placements }) => ({
+      id,
+      windowId,
+      width,
+      height,
+      placements,
+    })),
+    context(),
+  );
+}
+
+Deno.test("snapshot: reads agree with each pane read alone while windows are linked, grouped, split and killed at random", async () => {
+  const seed = 20261202;
+  const rand = prng(seed);
+  const t = await TestTmux.start(NASTY[0]);
+  const runner = new TmuxRunner();
+  const addr = { socketName: t.socket };
+  const done: string[] = [];
+  const context = () => `seed ${seed}, after: ${done.join(" | ")}`;
+  try {
+    // New panes run cat, and windows keep their names (tmux renames them after what runs,
+    // on a timer: between two reads).
+    await t.tmux("set-option", "-g", "default-command", "exec cat");
+    await t.tmux("set-option", "-gw", "automatic-rename", "off");
+    for (let step = 0; step < 60; step++) {
+      const sessions = (await t.tmux("list-sessions", "-F", "#{session_id}")).trim().split("\n");
+      const links = (await t.tmux(
+        ...[
+          "list-windows",
+          "-a",
+          "-F",
+          "#{session_id} #{window_index} #{window_id} #{window_panes}",
+        ],
+      )).trim().split("\n").map((l) => l.split(" "));
+      const panes = (await t.tmux("list-panes", "-a", "-F", "#{pane_id} #{window_panes}"))
+        .trim().split("\n").map((l) => l.split(" "));
+      const session = rand.pick(sessions);
+      const [linkSession, linkIndex, windowId] = rand.pick(links);
+      const [paneId, panesInWindow] = rand.pick(panes);
+      const name = escapeTrailingSemicolon(escapeFormat(`${rand.pick(NASTY)} ${step}`));
+      const ops: (string[] | null)[] = [
+        ["new-session", "-d", "-s", name],
+        ["new-window", "-d", "-t", `${session}:`, "-n", name],
+        ["new-window", "-d", "-t", `${session}:`, "-n", name],
+        ["split-window", "-d", "-t", paneId],
+        ["split-window", "-d", "-t", paneId],
+        ["split-window", "-d", "-h", "-t", paneId],
+        ["link-window", "-d", "-s", windowId, "-t", `${session}:`],
+        ["link-window", "-d", "-s", windowId, "-t", `${session}:`],
+        ["unlink-window", "-t", `${linkSession}:${linkIndex}`],
+        ["new-session", "-d", "-t", session, "-s", `group ${step}`],
+        ["resize-pane", "-Z", "-t", paneId],
+        ["select-window", "-t", `${linkSession}:${linkIndex}`],
+        ["rename-window", "-t", windowId, name],
+        ["select-pane", "-t", paneId, "-T", `title ${step}`],
+        // Kills only where plenty remains: a pane of a window that keeps others, a session
+        // among several (the server must live on, and the walk grow).
+        Number(panesInWindow) > 1 ? ["kill-pane", "-t", paneId] : null,
+        sessions.length > 4 ? ["kill-session", "-t", session] : null,
+      ];
+      const op = rand.pick(ops);
+      if (op === null) continue;
+      // Some fail (no room to split, a window only in one session): the reads must agree anyway.
+      const { code } = await t.tmuxRaw(...op);
+      done.push(`${op.join(" ")}${code === 0 ? "" : " (refused)"}`);
+      await readsAgree(runner, addr, context);
+    }
+    // The walk reached what makes the reads differ from a pane's own row.
+    const full = await takeSnapshot(runner, addr);
+    assert.ok(full.panes.some((p) => p.placements.length > 1), context());
+    assert.ok(full.panes.length > 10, context());
   } finally {
     await runner.close();
     await t.kill();
