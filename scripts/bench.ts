@@ -6,7 +6,8 @@
  * server, starts the real server process with exactly the `start` task's flags, drives it
  * through MCP over stdio, and reports median and p90 over at least 30 calls after warm-up,
  * beside the same work done with the plain tmux command line (one tmux process per call: the
- * floor for a design that spawns tmux per call) and the ratio of the two.
+ * floor for a design that spawns tmux per call) and the ratio of the two. The two are timed in
+ * turn, call by call, so a change in the machine's load weighs on both alike.
  *
  * Runs with --allow-all: it writes straight to a pane's terminal device to time wake-ups exactly.
  *
@@ -223,6 +224,33 @@ async function time(fn: (i: number) => Promise<unknown>, runs = RUNS): Promise<n
   return samples;
 }
 
+/**
+ * Two ways of doing the same work, timed in turn call by call (after warming both), so each
+ * sees the machine as the other does: timing one block after the other lets a change in the
+ * machine's load between the blocks show up as a difference between them.
+ */
+async function sideBySide(
+  ours: (i: number) => Promise<unknown>,
+  floor: (i: number) => Promise<unknown>,
+  runs = RUNS,
+): Promise<[number[], number[]]> {
+  for (let i = 0; i < WARMUP; i++) {
+    await ours(-1 - i);
+    await floor(-1 - i);
+  }
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    let t0 = performance.now();
+    await ours(i);
+    a.push(performance.now() - t0);
+    t0 = performance.now();
+    await floor(i);
+    b.push(performance.now() - t0);
+  }
+  return [a, b];
+}
+
 interface Row {
   size: number;
   operation: string;
@@ -371,8 +399,10 @@ async function benchHook(size: number, fx: Fixture): Promise<void> {
   record(
     size,
     "hook working (source)",
-    await time(() => runProcess(cmd, [...startArgs, "hook", "working"], input, agent)),
-    await time(raw),
+    ...(await sideBySide(
+      () => runProcess(cmd, [...startArgs, "hook", "working"], input, agent),
+      raw,
+    )),
   );
   const bundle = new URL("../dist/bundle/main.js", import.meta.url).pathname;
   const built = await Deno.stat(bundle).then(() => true, () => false);
@@ -380,8 +410,10 @@ async function benchHook(size: number, fx: Fixture): Promise<void> {
     record(
       size,
       "hook working (bundle, as the binary)",
-      await time(() => runProcess(cmd, [...flags, bundle, "hook", "working"], input, agent)),
-      await time(raw),
+      ...(await sideBySide(
+        () => runProcess(cmd, [...flags, bundle, "hook", "working"], input, agent),
+        raw,
+      )),
     );
   }
 }
@@ -761,20 +793,26 @@ for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
     record(
       size,
       "list_panes (whole server)",
-      await time(() => call(server, "list_panes", {})),
-      await time(() => tmux(fx.socket, "list-panes", "-a", "-F", floorFields)),
+      ...(await sideBySide(
+        () => call(server, "list_panes", {}),
+        () => tmux(fx.socket, "list-panes", "-a", "-F", floorFields),
+      )),
     );
     record(
       size,
       "list_panes (one session, up to 40 panes)",
-      await time(() => call(server, "list_panes", { session: "bench0" })),
-      await time(() => tmux(fx.socket, "list-panes", "-s", "-t", "=bench0", "-F", floorFields)),
+      ...(await sideBySide(
+        () => call(server, "list_panes", { session: "bench0" }),
+        () => tmux(fx.socket, "list-panes", "-s", "-t", "=bench0", "-F", floorFields),
+      )),
     );
     record(
       size,
       "get_pane_info",
-      await time(() => call(server, "get_pane_info", { paneId: target })),
-      await time(() => tmux(fx.socket, "display-message", "-p", "-t", target, floorFields)),
+      ...(await sideBySide(
+        () => call(server, "get_pane_info", { paneId: target }),
+        () => tmux(fx.socket, "display-message", "-p", "-t", target, floorFields),
+      )),
     );
     // A tool acting on one pane or window reads only it: its cost should not grow with the
     // server (before, each read every pane, ~80 ms at 1 000 panes).
@@ -784,22 +822,26 @@ for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
     record(
       size,
       "set_pane_title (one pane, read before and after)",
-      await time((i) => call(server, "set_pane_title", { paneId: target, title: `bench ${i}` })),
-      await time((i) => tmux(fx.socket, "select-pane", "-t", target, "-T", `bench ${i}`)),
+      ...(await sideBySide(
+        (i) => call(server, "set_pane_title", { paneId: target, title: `bench ${i}` }),
+        (i) => tmux(fx.socket, "select-pane", "-t", target, "-T", `bench ${i}`),
+      )),
     );
     record(
       size,
       "get_window_info",
-      await time(() => call(server, "get_window_info", { windowId: targetWindow })),
-      await time(() => tmux(fx.socket, "list-panes", "-t", targetWindow, "-F", floorFields)),
+      ...(await sideBySide(
+        () => call(server, "get_window_info", { windowId: targetWindow }),
+        () => tmux(fx.socket, "list-panes", "-t", targetWindow, "-F", floorFields),
+      )),
     );
     record(
       size,
       "capture_pane (last 200 lines)",
-      await time(() =>
-        call(server, "capture_pane", { paneId: target, start: -200, maxLines: 200 })
-      ),
-      await time(() => tmux(fx.socket, "capture-pane", "-p", "-t", target, "-S", "-200")),
+      ...(await sideBySide(
+        () => call(server, "capture_pane", { paneId: target, start: -200, maxLines: 200 }),
+        () => tmux(fx.socket, "capture-pane", "-p", "-t", target, "-S", "-200"),
+      )),
     );
     // tmux refuses a command line over about 16 KB: chain at most 200 captures per process.
     const captureChains = async (extra: string[]) => {
@@ -817,22 +859,27 @@ for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
     record(
       size,
       "search_panes (visible screen)",
-      await time(() => call(server, "search_panes", { pattern: "NEEDLE-PRESENT" })),
-      await time(() => captureChains([])),
+      ...(await sideBySide(
+        () => call(server, "search_panes", { pattern: "NEEDLE-PRESENT" }),
+        () => captureChains([]),
+      )),
     );
     record(
       size,
       `search_panes (+${SCROLLBACK} scrollback)`,
-      await time(() =>
-        call(server, "search_panes", { pattern: "NEEDLE-PRESENT", scrollbackLines: SCROLLBACK })
-      ),
-      await time(() => captureChains(["-S", `-${SCROLLBACK}`])),
+      ...(await sideBySide(
+        () =>
+          call(server, "search_panes", { pattern: "NEEDLE-PRESENT", scrollbackLines: SCROLLBACK }),
+        () => captureChains(["-S", `-${SCROLLBACK}`]),
+      )),
     );
     record(
       size,
       "send_keys (literal text)",
-      await time(() => call(server, "send_keys", { paneId: fx.workPane, text: "x", enter: false })),
-      await time(() => tmux(fx.socket, "send-keys", "-t", fx.workPane, "-l", "x")),
+      ...(await sideBySide(
+        () => call(server, "send_keys", { paneId: fx.workPane, text: "x", enter: false }),
+        () => tmux(fx.socket, "send-keys", "-t", fx.workPane, "-l", "x"),
+      )),
     );
     await tmux(fx.socket, "send-keys", "-t", fx.workPane, "C-u");
 
@@ -896,6 +943,8 @@ for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
     record(
       size,
       "run_command `true`",
+      // One block, then the other: the command line's way returns once `true` has run, while
+      // its shell may still be finishing the line, which run_command would wait for.
       await time(() => call(server, "run_command", { paneId: fx.workPane, command: "true" })),
       await time(async (i) => {
         const channel = `bench-done-${i + 10}`;
@@ -1054,7 +1103,7 @@ if (values.markdown && values["ssh-only"]) {
       `Each figure is over ${RUNS} calls after ${WARMUP} warm-up call${
         WARMUP === 1 ? "" : "s"
       }, through a real MCP client over stdio against the server started with the \`start\` task's flags. ` +
-      `"tmux" is the same work with the plain tmux command line, one process per call; ratio = ours / tmux (below 1 is faster than tmux itself). ` +
+      `"tmux" is the same work with the plain tmux command line, one process per call, timed in turn with ours call by call (run_command: one block, then the other); ratio = ours / tmux (below 1 is faster than tmux itself). ` +
       `The hook rows start a new process per call, as an agent does; "deno run, empty module" is the runtime's own start-up under the same flags, the floor under any hook. ` +
       `The whole run took ${totalSeconds.toFixed(0)} s.\n\n${table}\n\n` +
       `| panes | server RSS idle once ready, after tools/list and prompts/list (MB) | the same, bundle as the binary runs it (MB) | server peak RSS, whole run (MB) |\n` +
