@@ -22,6 +22,8 @@ import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
 import { sh } from "../tests/helpers/tmux.ts";
 import { startSshd } from "../tests/helpers/sshd.ts";
 import { AGENTS_CHANNEL } from "../src/hooks/marks.ts";
+import { execOverControl } from "../src/tmux/control.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -798,6 +800,25 @@ for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) {
         () => tmux(fx.socket, "list-panes", "-a", "-F", floorFields),
       )),
     );
+    // What tmux itself takes for the same fields, asked over a connection already open (no
+    // process started, the answer not even parsed): the floor under any server asking for them.
+    const direct = new TmuxRunner();
+    try {
+      record(
+        size,
+        "tmux itself: the same list-panes over an open connection",
+        ...(await sideBySide(
+          async () => {
+            const args = ["list-panes", "-a", "-F", floorFields];
+            const answer = await execOverControl(direct, { socketName: fx.socket }, args);
+            if (answer?.code !== 0) throw new Error("list-panes over a control connection failed");
+          },
+          () => tmux(fx.socket, "list-panes", "-a", "-F", floorFields),
+        )),
+      );
+    } finally {
+      await direct.close();
+    }
     record(
       size,
       "list_panes (one session, up to 40 panes)",
