@@ -9,7 +9,7 @@
  */
 
 import { execOnce, quoteArgument } from "../tmux/control.ts";
-import { escapeTrailingSemicolon, randomHex } from "../tmux/format.ts";
+import { chainArgv, randomHex } from "../tmux/format.ts";
 import { TREE_MODE } from "../tmux/identity.ts";
 import { judgeResult, TmuxError } from "../tmux/run.ts";
 import type { PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
@@ -243,11 +243,6 @@ export function inputCondition(
   return { target: pane.id, format: allOf(parts) };
 }
 
-/** Commands as one argv for tmux: `;` between them, an argument's own final `;` escaped. */
-function argvOf(commands: readonly (readonly string[])[]): string[] {
-  return commands.flatMap((c, i) => [...(i > 0 ? [";"] : []), ...c.map(escapeTrailingSemicolon)]);
-}
-
 /** One command line of tmux's language from argv lists, each argument quoted. */
 function commandString(commands: readonly (readonly string[])[]): string {
   return commands.map((c) => c.map(quoteArgument).join(" ")).join(" ; ");
@@ -294,11 +289,11 @@ export async function runIf(
   commands: readonly (readonly string[])[],
   prelude: readonly (readonly string[])[] = [],
 ): Promise<{ failed: number | null; stdout: Uint8Array }> {
-  const first = prelude.length > 0 ? [...argvOf(prelude), ";"] : [];
+  const first = prelude.length > 0 ? [...chainArgv(prelude), ";"] : [];
   if (conditions.length === 0) {
     const stdout = judgeResult(
       await unconfirmed(
-        execOnce(ctx.runner, ctx.address, [...first, ...argvOf(commands)], {
+        execOnce(ctx.runner, ctx.address, [...first, ...chainArgv(commands)], {
           signal: ctx.signal,
         }),
       ),

@@ -14,7 +14,7 @@
 import { captureRange, rowArg } from "./capture.ts";
 import { type ChainEvent, ChainReader } from "./chain.ts";
 import { execFast, execOverControl } from "./control.ts";
-import { decodeBytes, int, newGuard, recordFormat } from "./format.ts";
+import { chainArgv, decodeBytes, int, newGuard, recordFormat } from "./format.ts";
 import {
   failureOf,
   type RunOptions,
@@ -288,12 +288,10 @@ async function readOverControl(
 ): Promise<(TmuxError | null)[] | null> {
   const history = historyRows > 0;
   const span = { start: history ? -historyRows : undefined };
-  const args = paneIds.flatMap((id, i) => [
-    ...(i > 0 ? [";"] : []),
-    ...(history ? ["display-message", "-p", "-t", id, "#{history_size} #{pane_height}", ";"] : []),
-    ...["capture-pane", "-p", "-t", id],
-    ...(history ? ["-S", String(rowArg(-historyRows))] : []),
-  ]);
+  const args = chainArgv(paneIds.flatMap((id) => [
+    ...(history ? [["display-message", "-p", "-t", id, "#{history_size} #{pane_height}"]] : []),
+    ["capture-pane", "-p", "-t", id, ...(history ? ["-S", String(rowArg(-historyRows))] : [])],
+  ]));
   const result = await execOverControl(runner, address, args, options);
   if (result?.ends === undefined) return null;
   const { stdout, ends } = result;
@@ -382,20 +380,22 @@ async function readFramed(
   const results: (TmuxError | null)[] = [];
   const span = { start: historyRows > 0 ? -historyRows : undefined };
   const guard = newGuard();
-  const args = pending.flatMap((id, i) => [
-    ...(i > 0 ? [";"] : []),
-    "display-message",
-    "-p",
-    "-t",
-    id,
-    recordFormat(guard, ["#{pane_id}", "#{history_size}", "#{pane_height}"]),
-    ";",
-    "capture-pane",
-    "-p",
-    "-t",
-    id,
-    ...(historyRows > 0 ? ["-S", String(rowArg(-historyRows))] : []),
-  ]);
+  const args = chainArgv(pending.flatMap((id) => [
+    [
+      "display-message",
+      "-p",
+      "-t",
+      id,
+      recordFormat(guard, ["#{pane_id}", "#{history_size}", "#{pane_height}"]),
+    ],
+    [
+      "capture-pane",
+      "-p",
+      "-t",
+      id,
+      ...(historyRows > 0 ? ["-S", String(rowArg(-historyRows))] : []),
+    ],
+  ]));
   const reader = new ChainReader(guard);
   const scratch: Scratch = { bytes: new Uint8Array(16 * 1024) };
   // The pane whose rows are arriving; `gone` once a pane turned out closed.

@@ -154,6 +154,11 @@ export function escapeTrailingSemicolon(arg: string): string {
   return arg.endsWith(";") ? `${arg.slice(0, -1)}\\;` : arg;
 }
 
+/** Commands as one argv for tmux: `;` between them, an argument's own final `;` escaped. */
+export function chainArgv(commands: readonly (readonly string[])[]): string[] {
+  return commands.flatMap((c, i) => [...(i > 0 ? [";"] : []), ...c.map(escapeTrailingSemicolon)]);
+}
+
 /** Parses tmux's `0`/`1` flags; anything else (an empty value from a missing target) is false. */
 export function flag(value: string): boolean {
   return value === "1";

@@ -7,7 +7,7 @@
  */
 
 import { execFast } from "./control.ts";
-import { flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
+import { chainArgv, flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
 import {
   classifyStderr,
   failureOf,
@@ -439,13 +439,12 @@ const WINDOW_SIDE = [
   "placementCount",
 ] as const;
 type WindowSide = typeof WINDOW_SIDE[number];
+const ownField = (key: string) => !(WINDOW_SIDE as readonly string[]).includes(key);
 /** A pane's own fields, all of them: its places and its window's zoom come from the windows' rows. */
 const PANE_OWN_FULL = Object.fromEntries(
-  Object.entries(PANE).filter(([k]) => !(WINDOW_SIDE as readonly string[]).includes(k)),
+  Object.entries(PANE).filter(([k]) => ownField(k)),
 ) as Omit<typeof PANE, WindowSide>;
-const PANE_OWN_FULL_PACKED = PANE_PACKED.filter((k) =>
-  !(WINDOW_SIDE as readonly string[]).includes(k)
-) as (keyof typeof PANE_OWN_FULL)[];
+const PANE_OWN_FULL_PACKED = PANE_PACKED.filter(ownField) as (keyof typeof PANE_OWN_FULL)[];
 const PANE_OWN_FULL_LAYOUT = layout(PANE_OWN_FULL, PANE_OWN_FULL_PACKED);
 const PANE_OWN_FULL_LAYOUT_LIGHT = layout(
   { ...PANE_OWN_FULL, command: "", cwd: "" },
@@ -716,10 +715,7 @@ export async function takeProcessInfo(
   }
   const guard = newGuard();
   const format = recordFormat(guard, [PANE.id, PANE.command, PANE.cwd]);
-  const args = sessionIds.flatMap((id, i) => [
-    ...(i > 0 ? [";"] : []),
-    ...["list-panes", "-s", "-t", id, "-F", format],
-  ]);
+  const args = chainArgv(sessionIds.map((id) => ["list-panes", "-s", "-t", id, "-F", format]));
   const result = await execFast(runner, address, args, options);
   if (result.code !== 0) {
     const failure = failureOf(result);
