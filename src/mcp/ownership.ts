@@ -14,7 +14,7 @@
  */
 
 import { execFast, execOnce } from "../tmux/control.ts";
-import { newGuard, parseRecords, randomHex, recordFormat } from "../tmux/format.ts";
+import { chainArgv, newGuard, parseRecords, randomHex, recordFormat } from "../tmux/format.ts";
 import { judgeResult } from "../tmux/run.ts";
 import type { TmuxContext } from "./context.ts";
 import { OWNER_ID } from "./owner_id.ts";
@@ -107,15 +107,8 @@ export async function requireOwned(
 export async function markOwned(ctx: TmuxContext, paneIds: readonly string[]): Promise<void> {
   const owner = ctx.config.owner;
   if (!owner || paneIds.length === 0) return;
-  const args = paneIds.flatMap((id, i) => [
-    ...(i > 0 ? [";"] : []),
-    "set-option",
-    "-p",
-    "-t",
-    id,
-    OWNER_OPTION,
-    owner,
-  ]);
+  // An owner id is letters, digits, `.`, `_` and `-` (OWNER_ID): nothing tmux reads as syntax.
+  const args = chainArgv(paneIds.map((id) => ["set-option", "-p", "-t", id, OWNER_OPTION, owner]));
   // Not cancelled with the call: a pane that was made is marked.
   await execOnce(ctx.runner, ctx.address, args).catch(() => {});
 }
