@@ -53,3 +53,45 @@ Deno.test("show_option of a huge value and a 64-row batch of long texts stay wit
     assert.ok(wire(failing) <= replyBound(), `failing rows: ${wire(failing)} bytes`);
   });
 });
+
+Deno.test("controls that cost more as text than as JSON cannot push a reply past the bound", async () => {
+  await withTmux(async (t, c) => {
+    // A backspace is two bytes in the structured content (`\b`) but `\x08` in the text: five
+    // bytes on the wire. A C1 character in a name: two bytes there, `\u0085` (seven) in the text.
+    const file = await Deno.makeTempFile();
+    try {
+      await Deno.writeTextFile(file, `${"\b".repeat(79)}\n`.repeat(1_500));
+      await t.tmux("load-buffer", "-b", "b1", file);
+    } finally {
+      await Deno.remove(file);
+    }
+    for (let i = 0; i < 60; i++) {
+      await t.tmux("new-window", "-d", "-n", `${"\u0085".repeat(300)}${i}`, "cat");
+    }
+    for (
+      const [tool, args] of [
+        ["show_buffer", { name: "b1" }],
+        ["list_windows", {}],
+        ["list_panes", {}],
+        ["get_session_info", { session: t.ids.sessionId }],
+      ] as const
+    ) {
+      const result = await c.call(tool, args);
+      assert.notEqual(result.isError, true, tool);
+      assert.ok(wire(result) <= replyBound(), `${tool}: ${wire(result)} bytes on the wire`);
+      const text = (result.content as { text: string }[])[0].text;
+      assert.ok(wire(text) <= textBound() + 2, `${tool}: text ${wire(text)} bytes on the wire`);
+      // Cut or not, every block the text opens is closed, and what it omitted is said.
+      let fence: string | null = null;
+      for (const line of text.split("\n").slice(1)) {
+        if (fence === null && /^`{3,}$/.test(line)) fence = line;
+        else if (fence !== null && line === fence) fence = null;
+      }
+      assert.equal(fence, null, `${tool}: a block left open`);
+      const data = result.structuredContent as Record<string, unknown>;
+      for (const fact of ["complete", "omittedEntries", "omittedWindows"]) {
+        if (fact in data) assert.ok(text.includes(`\n${fact}: ${data[fact]}`), `${tool}: ${fact}`);
+      }
+    }
+  });
+});

@@ -11,7 +11,8 @@
 /**
  * Default bound on a result's structured JSON. The text block carries the same facts (see
  * render.ts), so a whole reply on the wire stays within {@link replyBound} (about 96 000 bytes)
- * and its text within {@link textBound} (49 001 characters): under the 50 000 characters
+ * and its text within {@link textBound} (49 001 bytes as a JSON string on the wire, escapes
+ * counted, so as many characters at most): under the 50 000 characters
  * Claude Code shows a model inline (it saves larger results to a file) and its 25 000-token
  * limit, whatever the arguments.
  */

@@ -31,7 +31,7 @@ import {
 import { auditCall } from "./audit.ts";
 import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
-import { byteLength, MAX_RESULT_BYTES, textBound } from "./bounds.ts";
+import { MAX_RESULT_BYTES, textBound } from "./bounds.ts";
 import { renderReply } from "./render.ts";
 import { MAX_SUMMARY_CHARS, toolMeta } from "./listing.ts";
 import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
@@ -636,30 +636,20 @@ function logSender(ctx: ServerContext, config: ServerConfig): LogFn {
 /**
  * A success: structured content for programs, and the same facts as text for a model — the
  * one-line summary (cut to {@link MAX_SUMMARY_CHARS}), then the data rendered to read (see
- * render.ts). The text never passes {@link textBound}: a tool bounds its data, and should the
- * rendering still overflow, the text is cut at a line and says so; nothing is cut silently.
+ * render.ts). The text never passes {@link textBound} bytes on the wire: a tool bounds its data,
+ * and should the rendering still overflow (escapes make a text up to 3.5 times its data's
+ * size), the text is cut at a line and says so, keeping the result's own facts; nothing is cut
+ * silently.
  */
 export function successResult(
   reply: ToolReply<unknown>,
   maxResultBytes: number = MAX_RESULT_BYTES,
 ): CallToolResult {
-  const text = renderReply(shortSummary(reply.summary), reply.data);
+  const text = renderReply(shortSummary(reply.summary), reply.data, textBound(maxResultBytes));
   return {
-    content: [{ type: "text", text: fitText(text, textBound(maxResultBytes)) }],
+    content: [{ type: "text", text }],
     structuredContent: reply.data as Record<string, unknown>,
   };
-}
-
-/** `text` within `max` UTF-8 bytes, cut at a line boundary with a note of what was left out. */
-function fitText(text: string, max: number): string {
-  if (byteLength(text) <= max) return text;
-  const note = (left: number) =>
-    `\n[text cut here: ${left} more characters; structuredContent holds every field]`;
-  let end = Math.min(text.length, max - 100);
-  while (end > 0 && byteLength(text.slice(0, end)) > max - 100) end = Math.floor(end * 0.9);
-  const cut = text.lastIndexOf("\n", end);
-  const at = cut > 0 ? cut : end;
-  return `${text.slice(0, at)}${note(text.length - at)}`;
 }
 
 function shortSummary(summary: string): string {

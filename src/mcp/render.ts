@@ -12,6 +12,8 @@
  * @module
  */
 
+import { jsonStringBytes } from "./bounds.ts";
+
 /**
  * A value written bare on a `key: value` line: no spaces at its ends, no quote, backslash,
  * control character or line separator anywhere (anything else is a JSON string).
@@ -70,14 +72,27 @@ function fenced(text: string): string[] {
   return [fence, ...text.split("\n").map(printable), fence];
 }
 
+/** The characters a block shows as `\xNN`: controls other than tab, C1 ones too. */
+// deno-lint-ignore no-control-regex
+const ESCAPED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/** A run of backslashes before what reads as an escape: `xNN`, or a character to escape. */
+const BACKSLASHES_BEFORE_ESCAPE =
+  // deno-lint-ignore no-control-regex
+  /\\+(?=x[0-9a-f]{2}|[\u0000-\u0008\u000b-\u001f\u007f-\u009f])/g;
+
 /**
  * Control characters (other than tab; C1 ones too) shown as `\xNN`, so no line of a block can
- * drive a terminal or hide what follows it; everything else stays as the pane showed it.
+ * drive a terminal or hide what follows it; everything else stays as the pane showed it. So
+ * that a pane that printed the four characters `\x07` cannot pass for one that rang the bell,
+ * a run of backslashes before `xNN` (lowercase hex, as the escapes are; or before a character
+ * shown so) is doubled: 2k+1 backslashes then `xNN` read as k backslashes and the character
+ * NN; 2k of them, as k backslashes and the text `xNN`. Every other backslash (`C:\path`, `\n`
+ * in code, `\xFF` in capitals) stays single.
  */
 function printable(line: string): string {
-  return line.replace(
-    // deno-lint-ignore no-control-regex
-    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+  return line.replace(BACKSLASHES_BEFORE_ESCAPE, (run) => run + run).replace(
+    ESCAPED,
     (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
   );
 }
@@ -122,7 +137,17 @@ function sharedFields(entries: readonly unknown[]): Record<string, unknown> {
   return shared;
 }
 
-function renderInto(lines: string[], data: Record<string, unknown>, indent: string): void {
+/**
+ * Renders `data` into `lines`. `facts`, given at the top level only, collects the indices of the
+ * top-level `key: value` lines (`complete: false`, `omittedEntries: 3`...): a text cut to its
+ * bound keeps them (see {@link fitLines}).
+ */
+function renderInto(
+  lines: string[],
+  data: Record<string, unknown>,
+  indent: string,
+  facts?: Set<number>,
+): void {
   for (const [key, value] of Object.entries(data)) {
     if (isBlock(value)) {
       lines.push(`${indent}${keyText(key)}:`, ...fenced(value));
@@ -153,6 +178,7 @@ function renderInto(lines: string[], data: Record<string, unknown>, indent: stri
         renderInto(lines, value, `${indent}  `);
       }
     } else {
+      facts?.add(lines.length);
       lines.push(`${indent}${keyText(key)}: ${scalar(value, BARE)}`);
     }
   }
@@ -173,11 +199,66 @@ function splitBlocks(
 /**
  * The text block of a successful result: the one-line summary, then the data. Every fact of
  * `data` is in it; a value is bare only when nothing could be misread (no spaces at its ends,
- * no quotes, no control characters, not a number or `true` that is really a string).
+ * no quotes, no control characters, not a number or `true` that is really a string). The text
+ * takes at most `maxWireBytes` as a JSON string on the wire (escapes counted: a `\xNN` in a
+ * block costs five bytes there, where the structured content's `\b` costs two), so text and
+ * structured content together stay within the reply's bound; see {@link fitLines} for a cut.
  */
-export function renderReply(summary: string, data: unknown): string {
-  if (!isPlainObject(data)) return `${summary}\n${json(data)}`;
+export function renderReply(summary: string, data: unknown, maxWireBytes = Infinity): string {
+  if (!isPlainObject(data)) return fitLines([summary, json(data)], new Set(), maxWireBytes);
   const lines = [summary];
-  renderInto(lines, data, "");
-  return lines.join("\n");
+  const facts = new Set<number>();
+  renderInto(lines, data, "", facts);
+  return fitLines(lines, facts, maxWireBytes);
+}
+
+/** Room kept for the cut's note. */
+const NOTE_ROOM = 200;
+
+/** What a line costs on the wire inside the text's JSON string, with the `\n` after it. */
+function lineCost(line: string): number {
+  return jsonStringBytes(line) + 2;
+}
+
+/**
+ * `lines` joined, or, when that passes `max` bytes on the wire, cut at a line: a block open at
+ * the cut is closed with its own fence (so the note that follows cannot be read as the block's
+ * text, and nothing a pane printed can pose as the note), then the note says what was left
+ * out, then come the result's top-level facts that fell after the cut (whether it is complete,
+ * what it omitted), which a reader needs most. The structured content holds everything.
+ */
+function fitLines(lines: readonly string[], facts: ReadonlySet<number>, max: number): string {
+  const text = lines.join("\n");
+  // A UTF-16 code unit takes at most six bytes inside a JSON string (`\u001f`).
+  if (text.length * 6 + 2 <= max || jsonStringBytes(text) + 2 <= max) return text;
+  let factsAfter = 0;
+  for (const i of facts) factsAfter += lineCost(lines[i]);
+  let used = 2; // the quotes
+  let fence: string | null = null;
+  let kept = 0;
+  for (; kept < lines.length; kept++) {
+    const line = lines[kept];
+    let next: string | null = fence;
+    if (fence === null && kept > 0 && /^`{3,}$/.test(line)) next = line;
+    else if (fence !== null && line === fence) next = null;
+    const cost = lineCost(line);
+    const after = factsAfter - (facts.has(kept) ? cost : 0);
+    const closing = next === null ? 0 : next.length + 2;
+    if (used + cost + closing + NOTE_ROOM + after > max) break;
+    used += cost;
+    fence = next;
+    factsAfter = after;
+  }
+  const out = lines.slice(0, kept);
+  if (fence !== null) out.push(fence);
+  const later = [...facts].filter((i) => i >= kept).sort((a, b) => a - b);
+  const omitted = lines.length - kept - later.length;
+  const chars = text.length - lines.slice(0, kept).join("\n").length;
+  out.push(
+    `[text cut here: ${omitted} more line${omitted === 1 ? "" : "s"} (${chars} characters) ` +
+      `left out${later.length ? "; the result's own facts follow" : ""}; structuredContent ` +
+      "holds every field]",
+  );
+  for (const i of later) out.push(lines[i]);
+  return out.join("\n");
 }

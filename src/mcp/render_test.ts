@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { parseRendered } from "../../tests/helpers/rendered.ts";
+import { jsonStringBytes } from "./bounds.ts";
 import { renderReply } from "./render.ts";
 
 const HOSTILE = [
@@ -31,6 +32,10 @@ const HOSTILE = [
   "{x}",
   "1e5",
   "- dash",
+  "\\x07",
+  "\\\\x1b\\",
+  "a\\\x07",
+  "\\x4g\\xff\\\\",
 ];
 
 function randomData(seed: number): Record<string, unknown> {
@@ -141,4 +146,69 @@ Deno.test("renderReply: shared fields come back exactly for hostile values", () 
     assert.deepEqual(parseRendered(text).data, data, text);
   }
   assert.ok(sharedLines > 500, `only ${sharedLines} rounds shared a field`);
+});
+
+Deno.test("renderReply: the text `\\x07` a pane printed reads apart from a bell it rang", () => {
+  const typed = renderReply("s", { text: "ring\\x07\nline2" });
+  const rang = renderReply("s", { text: "ring\x07\nline2" });
+  assert.notEqual(typed, rang);
+  assert.ok(typed.includes("ring\\\\x07"), typed);
+  assert.ok(rang.includes("ring\\x07"), rang);
+  // Backslashes elsewhere stay single.
+  assert.ok(renderReply("s", { text: "C:\\path\n\\n" }).includes("C:\\path\n\\n\n"));
+  for (const text of ["\\\x07\n", "\\\\x07\n", "\\\\\x1b\n\\", "x\\\\\\x41\n"]) {
+    assert.deepEqual(parseRendered(renderReply("s", { text })).data, { text });
+  }
+});
+
+/** Every block the text opens is closed before its next line outside a block. */
+function fencesClosed(text: string): boolean {
+  let fence: string | null = null;
+  for (const line of text.split("\n").slice(1)) {
+    if (fence === null && /^`{3,}$/.test(line)) fence = line;
+    else if (fence !== null && line === fence) fence = null;
+  }
+  return fence === null;
+}
+
+Deno.test("renderReply: a text over its bound on the wire is cut at a line, fences closed, facts kept", () => {
+  // Backspaces cost two bytes in the structured JSON but five on the wire as `\x08` in a block.
+  const buffer = Array.from({ length: 1_500 }, () => "\b".repeat(79)).join("\n");
+  const data = { name: "b1", text: buffer, complete: false, omittedBytes: 12, droppedLines: 3 };
+  const max = 49_001;
+  const text = renderReply("Buffer b1.", data, max);
+  assert.ok(jsonStringBytes(text) + 2 <= max, `${jsonStringBytes(text)} bytes on the wire`);
+  assert.ok(fencesClosed(text), "the cut closes the open block");
+  const lines = text.split("\n");
+  const note = lines.findIndex((l) => l.startsWith("[text cut here: "));
+  assert.ok(note > 0, "the cut says so");
+  assert.match(
+    lines[note],
+    /more lines \(\d+ characters\) left out; the result's own facts follow/,
+  );
+  assert.deepEqual(lines.slice(note + 1), [
+    "complete: false",
+    "omittedBytes: 12",
+    "droppedLines: 3",
+  ]);
+  assert.equal(lines[0], "Buffer b1.");
+  assert.equal(lines[1], "name: b1", "facts before the cut stay where they were");
+  // Uncut under a roomy bound, and nothing is cut when it fits.
+  assert.deepEqual(parseRendered(renderReply("s", data, 10_000_000)).data, data);
+});
+
+Deno.test("renderReply: a list of names full of C1 characters stays within the bound", () => {
+  const windows = Array.from({ length: 61 }, (_, i) => ({
+    id: `@${i}`,
+    name: "\u0085".repeat(300) + i,
+    panes: i,
+  }));
+  const max = 49_001;
+  const text = renderReply("61 windows.", { windows, complete: true, omittedEntries: 0 }, max);
+  assert.ok(jsonStringBytes(text) + 2 <= max);
+  assert.ok(text.endsWith("complete: true\nomittedEntries: 0"), text.slice(-200));
+  // Every kept entry line is whole.
+  for (const line of text.split("\n").filter((l) => l.startsWith("- "))) {
+    assert.match(line, /^- id=@\d+ name="(\\u0085){300}\d+" panes=\d+$/);
+  }
 });

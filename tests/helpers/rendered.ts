@@ -28,9 +28,12 @@ export function parseRendered(text: string): { summary: string; data: Record<str
     const body: string[] = [];
     while (lines[i] !== fence) body.push(lines[i++]);
     i++;
+    // 2k+1 backslashes before xNN: k backslashes and the character NN; 2k: k and the text.
     return body.join("\n").replace(
-      /\\x([0-9a-f]{2})/g,
-      (_, h) => String.fromCharCode(parseInt(h, 16)),
+      /(\\+)x([0-9a-f]{2})/g,
+      (_, run: string, h: string) =>
+        "\\".repeat(run.length >> 1) +
+        (run.length % 2 ? String.fromCharCode(parseInt(h, 16)) : `x${h}`),
     );
   };
   const entry = (line: string): unknown => {
