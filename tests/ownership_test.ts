@@ -91,6 +91,50 @@ Deno.test("own panes only: every act on a pane it did not create is refused, its
       /not created by this server/,
     );
 
+    // Nor does writing the mark: set_option refuses it at every scope, so no pane, or every
+    // pane below a window, session or the global options, can pass for this server's.
+    for (
+      const [scope, where] of [
+        ["pane", { target: theirs }],
+        ["window", { target: t.ids.windowId }],
+        ["window", { global: true }],
+        ["session", { target: t.ids.sessionId }],
+        ["session", { global: true }],
+      ] as const
+    ) {
+      for (const change of [{ value: "agent-a" }, { unset: true }]) {
+        assert.match(
+          await c.fail("set_option", { name: "@tmux-mcp-owner", scope, ...where, ...change }),
+          /the mark a tmux-mcp server puts on the panes it creates; no tool sets or unsets it/,
+        );
+      }
+    }
+    await c.fail("set_option", {
+      name: "@tmux-mcp-owner[0]",
+      value: "agent-a",
+      scope: "pane",
+      target: theirs,
+    });
+    assert.equal(await t.tmux("show-options", "-gw", "@tmux-mcp-owner").catch(() => ""), "");
+    assert.match(
+      await c.fail("send_keys", { paneId: theirs, text: "x" }),
+      /not created by this server/,
+    );
+    // A mark on its own pane stays as it was.
+    assert.match(
+      await c.fail("set_option", {
+        name: "@tmux-mcp-owner",
+        value: "agent-b",
+        scope: "pane",
+        target: made.paneId,
+      }),
+      /no tool sets or unsets it/,
+    );
+    assert.equal(
+      (await t.tmux("show-options", "-p", "-t", made.paneId, "@tmux-mcp-owner")).trim(),
+      "@tmux-mcp-owner agent-a",
+    );
+
     // Another server with another owner id: the panes are not its own.
     other = await connect({ socketName: t.socket, owner: "agent-b", ownPanesOnly: true });
     assert.match(

@@ -16,7 +16,7 @@
  * @module
  */
 
-import { requireOwned } from "../mcp/ownership.ts";
+import { OWNER_OPTION, requireOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import { boundMetadata, cutString, fitEntries, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
@@ -474,6 +474,22 @@ function checkSetOrUnset(
   }
 }
 
+/**
+ * The owner mark says which server created a pane; only that server writes it, when it
+ * creates the pane. Written by a tool, a pane would pass for another's (and set at a window,
+ * session or global level, where every pane below inherits it, for everyone's at once), and
+ * `--own-panes-only` would fence nothing.
+ */
+function refuseOwnerMark(name: string): void {
+  if (name.replace(/\[\d+\]$/, "") !== OWNER_OPTION) return;
+  throw new ToolFailure(
+    `${OWNER_OPTION} is the mark a tmux-mcp server puts on the panes it creates; no tool sets ` +
+      "or unsets it.",
+    "Create the panes to work in (create_window, split_window, create_session): they carry " +
+      "this server's mark.",
+  );
+}
+
 /** Changing configuration that tmux may evaluate later: execute reach, not destructive. */
 const CONFIGURES: ToolAnnotations = changes({ destructive: false, idempotent: true });
 
@@ -505,6 +521,7 @@ const setOption = defineTool({
       args,
       '{name: "@mark", value: "1", scope: "session", target: "$0"}',
     );
+    refuseOwnerMark(args.name);
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
     const argv = ["set-option", ...where.flags];
     if (args.unset) argv.push("-u");
