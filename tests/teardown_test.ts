@@ -187,6 +187,33 @@ Deno.test("teardown refuses this server's own pane and watched panes unless forc
   });
 });
 
+Deno.test("kill_pane of a pane a person's zoom hides is refused unless forced: it would unzoom", async () => {
+  await withTmux(async (t, c) => {
+    const shown = await newPane(t, "new-session", "-d", "-s", "zoomed");
+    const hidden = await newPane(t, "split-window", "-d", "-t", shown);
+    await t.tmux("resize-pane", "-Z", "-t", shown);
+    const zoomed = async () =>
+      (await t.tmux("display-message", "-p", "-t", shown, "#{window_zoomed_flag}")).trim();
+    assert.equal(await zoomed(), "1");
+    // Nobody looks: the hidden pane goes (and tmux unzooms), no question asked.
+    const alone = await newPane(t, "split-window", "-d", "-t", shown);
+    await t.tmux("resize-pane", "-Z", "-t", shown);
+    assert.equal(await zoomed(), "1");
+    await c.ok("kill_pane", { paneId: alone });
+    await t.tmux("resize-pane", "-Z", "-t", shown);
+    assert.equal(await zoomed(), "1");
+
+    const tty = await t.attach("zoomed");
+    const text = await c.fail("kill_pane", { paneId: hidden });
+    assert.match(text, /would unzoom window @\d+, which client .* shows zoomed on %\d+/);
+    assert.ok(text.includes(tty), text);
+    assert.equal(await zoomed(), "1", "the person's zoom stays");
+    assert.ok((await ids(t, "panes")).includes(hidden));
+    const forced = await c.ok<Removed>("kill_pane", { paneId: hidden, force: true });
+    assert.deepEqual(forced.removed.panes, [hidden]);
+  });
+});
+
 Deno.test("clear_pane clears the screen and the history, each on request", async () => {
   await withTmux(async (t, c) => {
     const { paneId } = t.ids;

@@ -85,6 +85,8 @@ Deno.test("view changes on a person's screen are refused, naming the client and 
       ["enter_copy_mode", { paneId: neighbour }],
       ["split_window", { paneId: watched }],
       ["create_window", { session: "main", select: true }],
+      // Their keystrokes would reach every pane of the window (or stop reaching them).
+      ["set_synchronize_panes", { windowId: t.ids.windowId, enabled: true }],
     ];
     for (const [tool, args] of refusals) {
       const text = await c.fail(tool, args);
@@ -100,6 +102,10 @@ Deno.test("view changes on a person's screen are refused, naming the client and 
     );
     assert.equal(
       (await t.tmux("display-message", "-p", "-t", neighbour, "#{pane_in_mode}")).trim(),
+      "0",
+    );
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", watched, "#{pane_synchronized}")).trim(),
       "0",
     );
     // And typing into the watched pane is still refused: the three-call route is closed.
@@ -118,6 +124,13 @@ Deno.test("view changes on a person's screen are refused, naming the client and 
     await c.ok("swap_pane", { paneId: hidden.paneId, targetPaneId: extra });
     await c.ok("move_window", { windowId: hidden.windowId, session: "other" });
     await c.ok("split_window", { paneId: hidden.paneId });
+    assert.equal(
+      (await c.ok<{ synchronized: boolean }>("set_synchronize_panes", {
+        windowId: hidden.windowId,
+        enabled: true,
+      })).synchronized,
+      true,
+    );
   });
 });
 

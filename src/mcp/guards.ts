@@ -132,6 +132,32 @@ export async function guardDestroy(
   }
 }
 
+/**
+ * Refuses, unless `force`, to kill a pane of a zoomed window a person is looking at: tmux
+ * unzooms a window when any of its panes goes, the hidden ones too, so the person's screen
+ * would change under them (guardDestroy has already refused the pane they see).
+ */
+export function guardUnzoom(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  pane: PaneRow,
+  what: string,
+  force: boolean | undefined,
+): void {
+  if (force || !pane.windowZoomed) return;
+  const attended = ctx.attended(snapshot);
+  const shown = snapshot.panes.find((p) =>
+    p.windowId === pane.windowId && p.id !== pane.id && attended.has(p.id)
+  );
+  if (!shown) return;
+  throw new ToolFailure(
+    `${what} would unzoom window ${pane.windowId}, which client ${
+      watchers(ctx, snapshot, shown.id)
+    } shows zoomed on ${shown.id}.`,
+    "Ask the person first; pass force: true only when they agreed.",
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // The check and the act as one step in tmux's command queue
 

@@ -624,7 +624,8 @@ const setSynchronizePanes = defineTool({
   name: "set_synchronize_panes",
   title: "Synchronize panes",
   toolset: "manage",
-  description: "While enabled, typing into one pane of the window reaches all.",
+  description:
+    "While enabled, typing into one pane of the window reaches all. Refused if watched.",
   input: {
     windowId: windowIdArg,
     enabled: z.boolean(),
@@ -632,15 +633,17 @@ const setSynchronizePanes = defineTool({
   output: { windowId: windowIdSchema, synchronized: z.boolean() },
   annotations: ARRANGES,
   async run(args, ctx) {
-    const { window } = await ctx.windowAlone(args.windowId);
-    await ctx.run([
-      "set-option",
-      "-w",
-      "-t",
-      window.id,
-      "synchronize-panes",
-      args.enabled ? "on" : "off",
-    ]);
+    // On a window a person is looking at, their keystrokes would reach every pane of it (the
+    // agent's too), or stop reaching the panes they meant: their view, their call.
+    const { snapshot, window } = await ctx.windowAlone(args.windowId);
+    const state = args.enabled ? "on" : "off";
+    await changeView(
+      ctx,
+      snapshot,
+      { windows: [window.id] },
+      `Turning synchronize-panes ${state} for window ${window.id}`,
+      [["set-option", "-w", "-t", window.id, "synchronize-panes", state]],
+    );
     const panes = windowPanes(await ctx.windowSnapshot(window.id), window.id);
     const synchronized = panes.length > 0 && panes.every((p) => p.synchronized);
     return {

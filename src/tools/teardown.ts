@@ -13,7 +13,7 @@
 
 import { z } from "zod";
 import { capList } from "../mcp/bounds.ts";
-import { guardDestroy } from "../mcp/guards.ts";
+import { guardDestroy, guardUnzoom } from "../mcp/guards.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
   count,
@@ -131,7 +131,8 @@ const killPane = defineTool({
   toolset: "teardown",
   description:
     "Kill a pane and its process; a window goes with its last pane, a session with its last " +
-    "window (removed lists all). Refused for this server's own or a watched pane unless force.",
+    "window (removed lists all). Refused for this server's own or a watched pane, or one " +
+    "hidden by a watched zoom, unless force.",
   input: { paneId: paneIdSchema, force: forceField },
   output: removedOutput,
   annotations: KILLS,
@@ -139,6 +140,7 @@ const killPane = defineTool({
     const before = await ctx.snapshot(NO_PROCESS_INFO);
     const pane = ctx.pane(before, args.paneId);
     await guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
+    guardUnzoom(ctx, before, pane, `Killing pane ${pane.id}`, args.force);
     const reach = reachOfWindows(before, [pane.windowId]);
     return await killAndReport(ctx, before, {
       ...reach,
