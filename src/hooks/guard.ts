@@ -244,8 +244,15 @@ function touchedPanes(snapshot: Snapshot, target: Target): PaneRow[] {
         ? snapshot.sessions.find((s) => s.id === target.ref)
         : snapshot.sessions.find((s) => s.name === target.ref);
       if (!session) return [];
-      // A window also linked into another session survives there (kill_session says so).
-      return snapshot.panes.filter((p) => p.placements.every((at) => at.sessionId === session.id));
+      // A window also linked into another session survives there (kill_session says so), but
+      // a person attached to this session loses what they see: their client is detached.
+      const seenHere = attendedPanes({
+        ...snapshot,
+        clients: snapshot.clients.filter((c) => c.sessionId === session.id),
+      });
+      return snapshot.panes.filter((p) =>
+        p.placements.every((at) => at.sessionId === session.id) || seenHere.has(p.id)
+      );
     }
     case "server":
       return snapshot.panes;

@@ -218,7 +218,16 @@ Deno.test("guard: the agent's own pane is asked about, also inside session and s
     const byId = await guardRun(env, toolCall("mcp__tmux__kill_session", { session: "$0" }));
     assert.equal(seedDecision(byId.stdout).permissionDecision, "ask");
     // A window linked into another session survives kill_session: nothing to ask about.
-    await t.tmux("new-session", "-d", "-s", "linked", "sh");
+    const linkedOwn = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "linked",
+      "-P",
+      "-F",
+      "#{window_id}",
+      "sh",
+    )).trim();
     await t.tmux("link-window", "-d", "-s", ids.agent, "-t", "linked:");
     assert.deepEqual(
       await guardRun(env, toolCall("mcp__tmux__kill_session", { session: "work session" })),
@@ -226,6 +235,20 @@ Deno.test("guard: the agent's own pane is asked about, also inside session and s
     );
     const linked = await guardRun(env, toolCall("mcp__tmux__kill_session", { session: "linked" }));
     assert.deepEqual(linked, { code: 0, stdout: "", stderr: [] });
+    // But a person attached to the session is detached by its kill, whatever survives it: here
+    // they look at the window that is linked elsewhere too (the session's only one now).
+    await t.tmux("kill-window", "-t", linkedOwn);
+    const tty = await t.attach("linked");
+    const watched = await guardRun(
+      env,
+      toolCall("mcp__tmux__kill_session", { session: "linked", force: true }),
+    );
+    assert.ok(
+      seedDecision(watched.stdout).permissionDecisionReason.includes(
+        `kill session "linked", including pane`,
+      ) && seedDecision(watched.stdout).permissionDecisionReason.includes(tty),
+      watched.stdout,
+    );
     const server = await guardRun(env, toolCall("mcp__tmux__kill_server", {}));
     assert.ok(
       seedDecision(server.stdout).permissionDecisionReason.includes("kill the whole tmux server"),
