@@ -624,8 +624,7 @@ const setSynchronizePanes = defineTool({
   name: "set_synchronize_panes",
   title: "Synchronize panes",
   toolset: "manage",
-  description:
-    "While enabled, typing into one pane of the window reaches all. Refused if watched.",
+  description: "While enabled, typing into one pane of the window reaches all. Refused if watched.",
   input: {
     windowId: windowIdArg,
     enabled: z.boolean(),
