@@ -254,6 +254,9 @@ Deno.test("capture_pane, snapshot_pane, capture_since: a missing pane is an erro
       const err = await c.fail(tool, { paneId: "%999" });
       assert.match(err, /No pane %999/, `${tool}: ${err}`);
       assert.match(err, /Panes: %0 — list_panes/, `${tool}: ${err}`);
+      // tmux would read %00 as %0; no pane is written so, as every other tool says.
+      const zeros = await c.fail(tool, { paneId: "%00" });
+      assert.match(zeros, /^No pane %00 .*Panes: %0 — list_panes/, `${tool}: ${zeros}`);
     }
     const bad = await c.fail("capture_pane", { paneId: "0" });
     assert.match(bad, /a pane id such as %3/);

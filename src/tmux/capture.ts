@@ -22,7 +22,13 @@
 import { type ChainEvent, ChainReader, joinBytes } from "./chain.ts";
 import { execFast } from "./control.ts";
 import { decodeBytes, flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
-import { judgeResult, type RunOptions, type ServerAddress, type TmuxRunner } from "./run.ts";
+import {
+  judgeResult,
+  type RunOptions,
+  type ServerAddress,
+  TmuxError,
+  type TmuxRunner,
+} from "./run.ts";
 
 /** A pane's state at the instant of a capture. */
 export interface PaneState {
@@ -436,7 +442,10 @@ export async function captureChain(
   }
   take(reader.finish());
   judgeResult(result);
-  if (other !== null) throw new Error(`tmux described ${other}, not ${paneId}`);
+  if (other !== null) {
+    // tmux reads `%00` as %0; the id asked for is no pane's as tmux writes ids, so none has it.
+    throw new TmuxError("no-target", `can't find pane: ${paneId} (tmux read it as ${other})`);
+  }
   if (state === null) throw new Error("tmux printed no pane state");
   if (part !== parts.length) throw new Error("tmux output ended inside a capture");
   return { state, outputs: chunks.map(joinBytes) };
