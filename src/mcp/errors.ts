@@ -30,8 +30,18 @@ export function describeSocket(
   return `the default socket${on}`;
 }
 
-/** Turns anything thrown inside a tool into the text of an `isError` result. */
+/**
+ * Turns anything thrown inside a tool into the text of an `isError` result (or of a batch
+ * row's error), control characters shown (see {@link visible}).
+ */
 export function failureText(
+  error: unknown,
+  socket: { socketName?: string; socketPath?: string; host?: string },
+): string {
+  return visible(describeFailure(error, socket));
+}
+
+function describeFailure(
   error: unknown,
   socket: { socketName?: string; socketPath?: string; host?: string },
 ): string {
@@ -69,4 +79,17 @@ export function failureText(
   }
   const message = error instanceof Error ? error.message : String(error);
   return `Internal error: ${message.split("\n")[0]}`;
+}
+
+/**
+ * Control characters (an escape sequence in a name tmux echoes back, a NUL in a field name;
+ * C1 ones too, such as U+009B, which some terminals take as ESC [) shown as `\xNN`, so an
+ * error text can never drive the terminal it is printed on. Tabs and newlines stay.
+ */
+export function visible(text: string): string {
+  return text.replace(
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`,
+  );
 }

@@ -29,7 +29,7 @@ import {
   TmuxContext,
 } from "./context.ts";
 import { auditCall } from "./audit.ts";
-import { failureText } from "./errors.ts";
+import { failureText, visible } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
 import { MAX_RESULT_BYTES, textBound } from "./bounds.ts";
 import { renderReply } from "./render.ts";
@@ -663,19 +663,6 @@ function shortSummary(summary: string): string {
 /** A failure: one text block, `isError`, no structured content, no raw control characters. */
 export function errorResult(text: string): CallToolResult {
   return { content: [{ type: "text", text: visible(text) }], isError: true };
-}
-
-/**
- * Control characters (an escape sequence in a name tmux echoes back, a NUL in a field name)
- * shown as `\xNN`, so an error text can never drive the terminal it is printed on. Tabs and
- * newlines stay.
- */
-export function visible(text: string): string {
-  return text.replace(
-    // deno-lint-ignore no-control-regex
-    /[\u0000-\u0008\u000b-\u001f\u007f]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`,
-  );
 }
 
 /** A field name or key for a message: quoted when it is not a plain identifier. */

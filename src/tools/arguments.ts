@@ -56,13 +56,10 @@ export type NameKind = "session name" | "window name" | "pane title";
  * lone surrogate) could not reach tmux intact either.
  */
 export function checkName(kind: NameKind, name: string): void {
-  const refuse = (why: string) => {
-    throw new ToolFailure(
-      `The ${kind} ${JSON.stringify(name)} ${why}.`,
-      "Choose a name without it; nothing was changed.",
-    );
+  const refuse = (why: string, hint = "Choose a name without it; nothing was changed.") => {
+    throw new ToolFailure(`The ${kind} ${JSON.stringify(name)} ${why}.`, hint);
   };
-  if (name === "") refuse("is empty");
+  if (name === "") refuse("is empty", "Give one at least a character long; nothing was changed.");
   if (!name.isWellFormed()) refuse("is not well-formed Unicode (a lone surrogate)");
   if (CONTROL.test(name)) {
     refuse(

@@ -9,6 +9,7 @@
 
 import { z } from "zod";
 import { cutString, jsonBytes } from "../mcp/bounds.ts";
+import { visible } from "../mcp/errors.ts";
 import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int } from "../mcp/schemas.ts";
 import { ALWAYS_ON } from "../mcp/toolsets.ts";
@@ -143,7 +144,7 @@ function batchTool(registry: ToolRegistry) {
 }
 
 function failedRow(index: number, tool: string, error: string): Row {
-  const cut = cutString(error, MAX_ERROR_BYTES);
+  const cut = cutString(visible(error), MAX_ERROR_BYTES);
   return {
     index,
     tool,

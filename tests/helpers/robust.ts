@@ -62,7 +62,7 @@ export function unreadable(text: string): string | null {
   if (/\bundefined\b/.test(text)) return 'the word "undefined"';
   if (text.includes("[object Object]")) return '"[object Object]"';
   // deno-lint-ignore no-control-regex
-  if (/[\u0000-\u0008\u000b-\u001f]/.test(text)) return "raw control characters";
+  if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text)) return "raw control characters";
   if (text.length > 8_000) return `${text.length} characters long`;
   return null;
 }
@@ -645,7 +645,10 @@ function oddStrings(x: Targets, where: string): FieldVariant[] {
     { label: "empty", value: "" },
     { label: "1 MB", value: "x".repeat(1 << 20) },
     { label: "NUL", value: "a\u0000b" },
-    { label: "control characters", value: "\u0001\u0002\u0007\b\u001b[31mred\u001b[0m\u007f" },
+    {
+      label: "control characters",
+      value: "\u0001\u0002\u0007\b\u001b[31mred\u001b[0m\u007f\u009b2J\u0085",
+    },
     { label: "lone surrogate", value: "\ud800" },
     { label: "#(shell job)", value: m.payload(where) },
     { label: "#{format} running a job", value: `#{?pane_active,${m.payload(where)},x}` },
