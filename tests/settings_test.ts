@@ -378,14 +378,34 @@ Deno.test("show_hook keeps the seed contract: snake_case, nullable, entries per 
       { entries: [{ hook_name: "after-new-window", command: "display-message x", index: 0 }] },
     );
 
-    assert.match(await c.fail("show_hook", { hook_name: "nope-hook" }), /no hook "nope-hook"/);
+    assert.match(
+      await c.fail("show_hook", { hook_name: "nope-hook" }),
+      /"nope-hook" is not a hook name \(tmux has no hook by that name; it may be an option/,
+    );
+    // tmux's show-hooks shows any option by name: an option is not a hook.
+    for (const option of ["status", "history-limit", "default-command"]) {
+      assert.match(
+        await c.fail("show_hook", { hook_name: option, global_: true }),
+        /is not a hook name/,
+        option,
+      );
+    }
+    // A hook asked of a scope tmux does not keep it at is refused, saying where it lives.
+    assert.match(
+      await c.fail("show_hook", { hook_name: "window-renamed", scope: "session", target: "main" }),
+      /window-renamed is a window hook: tmux keeps it per window, per pane or globally/,
+    );
+    assert.match(
+      await c.fail("show_hook", { hook_name: "session-renamed", target: t.ids.windowId }),
+      /session-renamed is a session hook: tmux keeps it per session or globally, not per window/,
+    );
     assert.match(await c.fail("show_hook", { hook_name: "x; kill-server" }), /not a hook name/);
     assert.match(
       await c.fail("show_hook", { hook_name: "pane-exited", scope: "pane", target: "%99" }),
       /No pane %99/,
     );
     assert.match(
-      await c.fail("show_hook", { hook_name: "pane-exited", scope: "session", target: "nope" }),
+      await c.fail("show_hook", { hook_name: "session-renamed", scope: "session", target: "nope" }),
       /No session "nope"/,
     );
     assert.match(
@@ -457,7 +477,45 @@ Deno.test("set_hook sets, appends and unsets hooks that tmux then runs", async (
     );
     assert.match(
       await c.fail("set_hook", { name: "no-such-hook", command: "display x" }),
-      /no hook/,
+      /is not a hook name/,
+    );
+    // tmux's set-hook sets any option by name; set_hook sets hooks only.
+    assert.match(
+      await c.fail("set_hook", { name: "status", command: "off", scope: "server" }),
+      /"status" is not a hook name .* show_option reads those/,
+    );
+    assert.equal((await t.tmux("show-options", "-gv", "status")).trim(), "on");
+    // A window hook is kept per window: asked for a session, tmux would put it on the
+    // session's current window, and the reply would name a place it is not.
+    assert.match(
+      await c.fail("set_hook", {
+        name: "window-renamed",
+        command: "display-message hi",
+        scope: "session",
+        target: "main",
+      }),
+      /window-renamed is a window hook/,
+    );
+    assert.equal((await t.tmux("show-hooks", "-w", "-t", t.ids.windowId)).trim(), "");
+    const onWindow = await c.ok<{ entries: unknown[] }>("set_hook", {
+      name: "window-renamed",
+      command: "display-message hi",
+      scope: "window",
+      target: t.ids.windowId,
+    });
+    assert.equal(onWindow.entries.length, 1);
+    assert.equal(
+      (await t.tmux("show-hooks", "-w", "-t", t.ids.windowId)).trim(),
+      "window-renamed[0] display-message hi",
+    );
+    assert.match(
+      await c.fail("set_hook", {
+        name: "session-renamed",
+        command: "display-message hi",
+        scope: "pane",
+        target: t.ids.paneId,
+      }),
+      /session-renamed is a session hook: tmux keeps it per session or globally, not per pane/,
     );
     assert.match(await c.fail("set_hook", { name: "pane-exited" }), /Give a command/);
     assert.match(

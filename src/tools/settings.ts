@@ -625,6 +625,57 @@ function checkHookName(name: string): { base: string; index: number | null } {
   return { base: name.replace(/\[\d+\]$/, ""), index: m[1] === undefined ? null : Number(m[1]) };
 }
 
+/** Where tmux keeps a hook: with the session options, or with the window and pane options. */
+type HookTree = "session" | "window";
+
+/**
+ * Which of tmux's trees holds hook `base`, from tmux's own lists (`show-hooks -g` names the
+ * session hooks, `show-hooks -gw` the window and pane ones); refused when neither names it.
+ * tmux's `show-hooks NAME` and `set-hook NAME` take any option's name (`status`,
+ * `default-command`), so a name is checked here, not left to them.
+ */
+async function hookTree(ctx: TmuxContext, base: string): Promise<HookTree> {
+  const names = async (flags: string[]) =>
+    new Set(hookNames(decodeBytes(await ctx.read(["show-hooks", ...flags]))));
+  const [sessionHooks, windowHooks] = await Promise.all([names(["-g"]), names(["-g", "-w"])]);
+  if (windowHooks.has(base)) return "window";
+  if (sessionHooks.has(base)) return "session";
+  throw new ToolFailure(
+    `${JSON.stringify(base)} is not a hook name (tmux has no hook by that name${
+      OPTION_LIKE.test(base) ? "; it may be an option: show_option reads those" : ""
+    }).`,
+    "Hook names look like pane-exited or session-renamed[2]; show_hooks lists them.",
+  );
+}
+
+/** Names in `show-hooks` output: `name` or `name[i] command` per line. */
+function hookNames(text: string): string[] {
+  return text.split("\n").filter((l) => l !== "").map((l) => l.replace(/[[ ].*$/, ""));
+}
+
+/** A lower-case dashed word, the shape of option names too. */
+const OPTION_LIKE = /^[a-z][a-z0-9-]*$/;
+
+/**
+ * Refuses a scope tmux would not keep hook `base` at: told to set a window hook on a session,
+ * tmux puts it on the session's current window; a session hook asked of a window or pane goes
+ * to the session. Either way the reply would name a place the hook is not.
+ */
+function checkHookScope(base: string, tree: HookTree, scope: Scope): void {
+  if (scope === "server") return;
+  if (tree === "session" && scope === "session") return;
+  if (tree === "window" && scope !== "session") return;
+  throw new ToolFailure(
+    tree === "session"
+      ? `${base} is a session hook: tmux keeps it per session or globally, not per ${scope}.`
+      : `${base} is a window hook: tmux keeps it per window, per pane or globally, not per ` +
+        "session.",
+    tree === "session"
+      ? 'Use scope "session" with a session as target, or scope "server".'
+      : 'Use scope "window" (target @N) or "pane" (target %N), or "server" for every window.',
+  );
+}
+
 /** The nullable `socket_name` the seed contract declares (null means the default server). */
 const nullableSocketName = socketNameField.unwrap().nullable().default(null);
 
@@ -667,12 +718,15 @@ const showHook = withNullableSocketName(defineTool({
     hook_name: z.string().describe('Hook to look up (e.g. "pane-exited").'),
     ...seedHookInput,
   },
+  // Exactly the seed's output: entries only (a cut, which only thousands of entries could
+  // cause, is said in the summary).
   output: { entries: z.array(hookEntry) },
   annotations: READ_ONLY,
   async run(args, ctx) {
     const { base, index } = checkHookName(args.hook_name);
     const scope = inferHookScope(args.scope, args.target);
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
+    checkHookScope(base, await hookTree(ctx, base), scope);
     const where = await scopeFlags(ctx, scope, args.target, args.global_, "hooks");
     const all = (await hooksAt(ctx, where, scope, base)).filter((e) =>
       e.hook_name === base && (index === null || e.index === index)
@@ -717,6 +771,7 @@ const setHook = defineTool({
       '{name: "pane-exited", command: "display-message gone"}',
     );
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
+    checkHookScope(base, await hookTree(ctx, base), args.scope);
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "hooks");
     const argv = ["set-hook", ...where.flags];
     if (args.unset) argv.push("-u");
