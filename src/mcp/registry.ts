@@ -31,7 +31,7 @@ import {
 import { auditCall } from "./audit.ts";
 import { failureText, visible } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
-import { MAX_RESULT_BYTES, textBound } from "./bounds.ts";
+import { cutString, MAX_RESULT_BYTES, textBound } from "./bounds.ts";
 import { renderReply } from "./render.ts";
 import { MAX_SUMMARY_CHARS, toolMeta } from "./listing.ts";
 import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
@@ -588,7 +588,12 @@ function rejectMalformedCalls(
       );
     }
     if (!offered(params.name)) {
-      return Promise.resolve(errorResult(`MCP error -32602: Tool ${params.name} not found`));
+      const name = cutString(params.name, 100);
+      return Promise.resolve(errorResult(
+        `MCP error -32602: Tool ${name.text}${name.omittedBytes ? "…" : ""} not found. No tool ` +
+          "of that name is on offer here (its toolset may not be selected, or --tools / " +
+          "--deny-tools left it out); tools/list shows what is.",
+      ));
     }
     if (params.arguments === null) {
       // No arguments, as the SDK's v1 line read it; the v2 line's parsing refuses null.
