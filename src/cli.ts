@@ -249,28 +249,10 @@ export function parseCli(
       }
     }
   }
-  const envAllow = nonEmpty(env("TMUX_MCP_ALLOW_ATTENDED_INPUT"));
-  if (envAllow !== undefined && !["0", "1", "true", "false"].includes(envAllow)) {
-    throw envError(
-      "TMUX_MCP_ALLOW_ATTENDED_INPUT",
-      `TMUX_MCP_ALLOW_ATTENDED_INPUT: "${envAllow}" is not 1 or 0.`,
-    );
-  }
-  const allowAttendedInput = v["allow-attended-input"] === true || envAllow === "1" ||
-    envAllow === "true";
-  const envAudit = nonEmpty(env("TMUX_MCP_AUDIT"));
-  if (envAudit !== undefined && !["0", "1", "true", "false"].includes(envAudit)) {
-    throw envError("TMUX_MCP_AUDIT", `TMUX_MCP_AUDIT: "${envAudit}" is not 1 or 0.`);
-  }
-  const audit = v.audit === true || envAudit === "1" || envAudit === "true";
-  const envOwn = nonEmpty(env("TMUX_MCP_OWN_PANES_ONLY"));
-  if (envOwn !== undefined && !["0", "1", "true", "false"].includes(envOwn)) {
-    throw envError(
-      "TMUX_MCP_OWN_PANES_ONLY",
-      `TMUX_MCP_OWN_PANES_ONLY: "${envOwn}" is not 1 or 0.`,
-    );
-  }
-  const ownPanesOnly = v["own-panes-only"] === true || envOwn === "1" || envOwn === "true";
+  const allowAttendedInput = v["allow-attended-input"] === true ||
+    envSwitch(env, "TMUX_MCP_ALLOW_ATTENDED_INPUT");
+  const audit = v.audit === true || envSwitch(env, "TMUX_MCP_AUDIT");
+  const ownPanesOnly = v["own-panes-only"] === true || envSwitch(env, "TMUX_MCP_OWN_PANES_ONLY");
   const owner = v.owner ?? nonEmpty(env("TMUX_MCP_OWNER"));
   if (owner !== undefined && !OWNER_ID.test(owner)) {
     const message = `${v.owner !== undefined ? "--owner" : "TMUX_MCP_OWNER"}: ${
@@ -358,6 +340,14 @@ function toolNames(
   const odd = names.find((n) => !/^[a-z][a-z0-9_]{0,63}$/.test(n));
   if (odd !== undefined) throw fail(`${JSON.stringify(odd)} is not a tool name`);
   return names;
+}
+
+/** An on/off variable: 1 or true, 0 or false; unset or empty is off; anything else refused. */
+function envSwitch(env: (name: string) => string | undefined, name: string): boolean {
+  const value = nonEmpty(env(name));
+  if (value === undefined || value === "0" || value === "false") return false;
+  if (value === "1" || value === "true") return true;
+  throw envError(name, `${name}: "${value}" is not 1 or 0 (nor true or false).`);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

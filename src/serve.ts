@@ -42,6 +42,8 @@ export interface ServerOptions extends ServerConfig {
   readonly tools?: readonly string[];
   /** These tools do not exist (`--deny-tools`). */
   readonly denyTools?: readonly string[];
+  /** Called once the tools are chosen (a bad `--tools` fails before), before serving. */
+  readonly announce?: () => void;
 }
 
 /**
@@ -151,6 +153,7 @@ async function fullRegistry(runner: TmuxRunner, options: ServerOptions): Promise
 export async function serveStdio(options: ServerOptions): Promise<void> {
   const runner = options.runner ?? new TmuxRunner();
   const registry = servingRegistry(runner, options) ?? await fullRegistry(runner, options);
+  options.announce?.();
   // The front desk main.ts opened has read (and answered) the connection's opening so far.
   const desk = claimFrontDesk();
   const transport = desk?.transport ?? new StdioTransport(parseJSONRPCMessage);

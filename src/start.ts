@@ -45,13 +45,16 @@ export async function startServer(
     options.ssh ? `, ssh hosts ${options.ssh.join(",")}` : "",
     `, owner ${owner}${options.ownPanesOnly ? " (own panes only)" : ""}`,
   ].join("");
-  warn(
-    `tmux-mcp ${version}: ${tmuxVersion}, ${describeServer(address, env("TMUX"))}, toolsets ${
-      options.toolsets.join(",")
-    }${selected}`,
-  );
+  // Said once the tool selection has been checked: a bad --tools is the only line then.
+  const announce = () =>
+    warn(
+      `tmux-mcp ${version}: ${tmuxVersion}, ${describeServer(address, env("TMUX"))}, toolsets ${
+        options.toolsets.join(",")
+      }${selected}`,
+    );
   try {
     await serveStdio({
+      announce,
       address,
       toolsets: options.toolsets,
       tools: options.tools,
@@ -67,7 +70,7 @@ export async function startServer(
     });
   } catch (error) {
     if (!(error instanceof ToolSelectionError)) throw error;
-    warn(`tmux-mcp: cannot start: ${error.message}`);
+    warn(`tmux-mcp: cannot start: ${error.message} tmux-mcp --help lists the toolsets' tools.`);
     return 2;
   }
   return 0;

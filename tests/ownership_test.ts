@@ -28,7 +28,7 @@ Deno.test("--own-panes-only and --owner: flags, variables, and what an owner id 
   }
   assert.throws(
     () => parseCli([], (n) => n === "TMUX_MCP_OWN_PANES_ONLY" ? "yes" : undefined),
-    /TMUX_MCP_OWN_PANES_ONLY: "yes" is not 1 or 0/,
+    /TMUX_MCP_OWN_PANES_ONLY: "yes" is not 1 or 0 \(nor true or false\)/,
   );
 });
 

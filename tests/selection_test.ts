@@ -122,6 +122,9 @@ Deno.test("the real process: an unknown name stops it at once, exit 2, naming th
   assert.equal(status.code, 2);
   assert.match(server.stderr, /cannot start: --deny-tools: no tool is named "sned_keys"/);
   assert.match(server.stderr, /Valid names: .*send_keys/);
+  // That line alone: no start-up line first, as if the server were healthy.
+  assert.doesNotMatch(server.stderr, /tmux-mcp \d+\.\d+\.\d+: tmux/);
+  assert.match(server.stderr, /tmux-mcp --help lists the toolsets' tools\.\n?$/);
   const denied = new StdioServer(
     cmd,
     [...args, "--toolsets", "inspect,execute"],
