@@ -274,7 +274,16 @@ Deno.test("discovery: lists keep the leading entries that fit and say how many w
     assert.equal(panes.panes.length + panes.omittedEntries, 8);
     assert.ok(JSON.stringify(panes).length <= 2_000);
     const text = await mcp.call("list_panes");
-    assert.match((text.content[0] as { text: string }).text, /more left out/);
+    // What went, and the narrower call that shows it.
+    assert.match(
+      (text.content[0] as { text: string }).text,
+      /more left out to stay within the result bound\. List one session's or one window's panes \(session, window\) for the rest\./,
+    );
+    const windows = await mcp.call("list_windows");
+    assert.match(
+      (windows.content[0] as { text: string }).text,
+      /more left out .* List one session's windows \(session\) for the rest\./,
+    );
     // An overlong title is cut on a character boundary and counted.
     const long = "🙂".repeat(1_000); // 4 000 bytes
     await t.tmux("select-pane", "-t", t.ids.paneId, "-T", long);

@@ -58,8 +58,11 @@ function noServerNote(snapshot: Snapshot<PaneBrief>, ctx: TmuxContext): string {
   return snapshot.running ? "" : ` No tmux server is running on ${ctx.socketLabel}.`;
 }
 
-function omittedNote(omitted: number): string {
-  return omitted > 0 ? ` ${omitted} more left out to stay within the result bound.` : "";
+/** What was left out of a list, and (`rest`) how a narrower call reaches it. */
+function omittedNote(omitted: number, rest = ""): string {
+  return omitted > 0
+    ? ` ${omitted} more left out to stay within the result bound.${rest ? ` ${rest}` : ""}`
+    : "";
 }
 
 function boundPlacements<T>(placements: readonly T[]) {
@@ -191,8 +194,15 @@ const listPanes = defineTool({
     const omitted = fitted.omitted + unread;
     return {
       data: { complete: omitted === 0, omittedEntries: omitted, panes: kept },
-      summary: `${kept.length} pane${kept.length === 1 ? "" : "s"}.` + omittedNote(omitted) +
-        noServerNote(snapshot, ctx),
+      summary: `${kept.length} pane${kept.length === 1 ? "" : "s"}.` +
+        omittedNote(
+          omitted,
+          args.window !== undefined
+            ? ""
+            : args.session !== undefined
+            ? "List one window's panes (window) for the rest."
+            : "List one session's or one window's panes (session, window) for the rest.",
+        ) + noServerNote(snapshot, ctx),
     };
   },
 });
@@ -319,8 +329,11 @@ const listWindows = defineTool({
     const { kept, omitted } = fitEntries(entries, listBudget(ctx));
     return {
       data: { complete: omitted === 0, omittedEntries: omitted, windows: kept },
-      summary: `${kept.length} window${kept.length === 1 ? "" : "s"}.` + omittedNote(omitted) +
-        noServerNote(snapshot, ctx),
+      summary: `${kept.length} window${kept.length === 1 ? "" : "s"}.` +
+        omittedNote(
+          omitted,
+          args.session === undefined ? "List one session's windows (session) for the rest." : "",
+        ) + noServerNote(snapshot, ctx),
     };
   },
 });
