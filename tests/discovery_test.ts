@@ -473,3 +473,16 @@ Deno.test("list_panes on a large server: a pane or session gone between its two 
     assert.equal(sessionGone.panes.length + sessionGone.omittedEntries, 280);
   }, { runner, toolsets: ["inspect"], maxResultBytes: 30_000 });
 });
+
+Deno.test("discovery: a socket name too long for a socket path says so, and what to do", async () => {
+  await withTmux(async (_t, c) => {
+    for (const tool of ["get_server_info", "list_panes", "list_sessions"]) {
+      const text = await c.fail(tool, { socket_name: "s".repeat(200) });
+      assert.match(
+        text,
+        /its socket path is longer than the system allows for a socket .* Use a shorter socket_name/,
+        `${tool}: ${text}`,
+      );
+    }
+  });
+});

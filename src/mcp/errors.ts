@@ -71,6 +71,12 @@ function describeFailure(
             "most 16 KB, and the control connection (which takes more) was unavailable for " +
             "this call; nothing was done. Send less at once (paste_text takes long text whole).";
         }
+        if (/^error connecting to .*\(File name too long\)$/.test(error.message)) {
+          // A Unix socket's path has room for about 100 bytes (104 on macOS, 108 on Linux).
+          return `tmux could not reach ${describeSocket(socket)}: its socket path is longer ` +
+            "than the system allows for a socket (about 100 bytes with its folder). Use a " +
+            "shorter socket_name, or a shorter path.";
+        }
         return `tmux refused: ${error.message}`;
       case "unreachable":
         return `${error.message} Other hosts and this machine are unaffected; the next call ` +
