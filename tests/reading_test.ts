@@ -17,6 +17,7 @@ import {
 import { BULK_HISTORY_ROWS, chainBytes, CONTROL_CHAIN_BYTES } from "../src/tmux/capture_many.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 import { takeSnapshot } from "../src/tmux/snapshot.ts";
+import { decodeCursor, encodeCursor } from "../src/tmux/since_cursor.ts";
 import { connect, type ConnectOptions, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -543,6 +544,18 @@ Deno.test("capture_since: respawned or killed pane, and foreign or malformed cur
       cursor: `${head}.${flipped}.${check}`,
     });
     assert.match(tampered, /malformed.*without a cursor/);
+
+    // A cursor forged to look well formed (the checksum is no secret) with a history limit of 0
+    // and a base of 10⁹ asked the reader to plan a billion places (the server ran out of
+    // memory); what it says of such a cursor is garbage in, garbage out, but it answers.
+    const forged = encodeCursor({
+      ...decodeCursor(start.cursor),
+      historyLimit: 0,
+      historySize: 1_000_000_000,
+      base: 1_000_000_000,
+    });
+    await c.ok<Since>("capture_since", { paneId: id, cursor: forged });
+    await c.ok("list_panes");
 
     const wrongPane = await c.fail("capture_since", { paneId: other, cursor: start.cursor });
     assert.match(wrongPane, new RegExp(`taken on pane ${id}, not ${other}`));

@@ -45,6 +45,7 @@ import {
   cursorFor,
   type GridFacts,
   HashGrid,
+  lastTrimTried,
   type NormalGrid,
   normalGrid,
   RowNotRead,
@@ -114,7 +115,7 @@ function neededRanges(
   const remembered = cursor.rows.length / HASH_CHARS;
   const possible = trimsPossible(facts.historySize, facts.historyLimit);
   const step = trimStep(facts.historyLimit);
-  const maxJ = possible ? Math.floor(cursor.base / step) : 0;
+  const maxJ = lastTrimTried(cursor.base, step, possible);
   const ranges: [number, number][] = [];
   for (let j = 0; j <= maxJ; j++) {
     const at = cursor.base - j * step;

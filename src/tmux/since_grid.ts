@@ -336,6 +336,20 @@ export function trimStep(limit: number): number {
   return Math.max(1, Math.floor(limit / 10));
 }
 
+/**
+ * Whole trims a comparison tries at most. A cursor's rows sit within the history it was taken
+ * from, about the history limit: about ten trims reach back to its top. More come only from a
+ * limit lowered since (rows that far back are then not tried, and the answer says `missed`),
+ * or a forged cursor, whose history limit of 0 and base of 10⁹ would otherwise have a billion
+ * places tried before tmux is asked anything.
+ */
+export const MAX_TRIMS_TRIED = 64;
+
+/** The last trim count {@link compareSince} and the reads it plans try: 0 to this. */
+export function lastTrimTried(base: number, step: number, possible: boolean): number {
+  return possible ? Math.min(Math.floor(base / step), MAX_TRIMS_TRIED) : 0;
+}
+
 /** tmux trims only when history reaches its limit, and a trim leaves at least 90% of it. */
 export function trimsPossible(historySize: number, limit: number): boolean {
   return historySize >= limit - trimStep(limit);
@@ -433,7 +447,7 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
     shift = 0;
   } else {
     const anchor = hashes.slice(0, anchorCount);
-    const maxJ = possible ? Math.floor(cursor.base / step) : 0;
+    const maxJ = lastTrimTried(cursor.base, step, possible);
     for (let j = 0; j <= maxJ && shift === null; j++) {
       if (matchesAt(grid, cursor.base - j * step, anchor)) shift = j * step;
     }

@@ -9,7 +9,13 @@ import {
   rowHash,
   type SinceCursor,
 } from "./since_cursor.ts";
-import { compareSince, cursorFor, denseGrid, type NormalGrid } from "./since_grid.ts";
+import {
+  compareSince,
+  cursorFor,
+  denseGrid,
+  MAX_TRIMS_TRIED,
+  type NormalGrid,
+} from "./since_grid.ts";
 
 Deno.test("cursors round-trip, and anything else is refused as malformed", () => {
   const cursor: SinceCursor = {
@@ -129,6 +135,28 @@ Deno.test("compareSince: rows moved up by whole trims are found, a loss is repor
     "history-cleared",
     ["fresh"],
   ]);
+});
+
+Deno.test("compareSince: a forged cursor's billion trims are not tried; a deep one is missed", () => {
+  // A history limit of 0 makes every trim one row: a base of 10⁹ asked a billion places.
+  const now = grid(numbered(1, 10), { limit: 0 });
+  const real = cursorFor(now, STATE, null);
+  const forged: SinceCursor = { ...real, base: 1_000_000_000, historySize: 1_000_000_000 };
+  const began = Date.now();
+  const answer = compareSince(forged, now);
+  assert.deepEqual([answer.missed, answer.missedReason], [true, "history-trimmed"]);
+  assert.ok(Date.now() - began < 1_000, "answered without trying every place");
+  // A history far over its limit (the limit lowered since): trims of one row each. Rows moved
+  // up by more trims than are tried are reported missed, never misplaced.
+  const over = cursorFor(grid(numbered(1, 200), { limit: 10 }), STATE, null);
+  const after = (trims: number) =>
+    compareSince(over, grid(numbered(1 + trims, 200 + trims), { limit: 10 }));
+  assert.deepEqual([after(30).missed, after(30).trimmedRows], [false, 30]);
+  assert.deepEqual([after(MAX_TRIMS_TRIED).missed, after(MAX_TRIMS_TRIED).trimmedRows], [
+    false,
+    MAX_TRIMS_TRIED,
+  ]);
+  assert.deepEqual([after(MAX_TRIMS_TRIED + 1).missed, after(100).missed], [true, true]);
 });
 
 Deno.test("compareSince: a width change is reported as resized, found again or missed", () => {
