@@ -16,6 +16,7 @@ import {
   SshUnreachable,
   streamAfterMarker,
 } from "./ssh.ts";
+import { joinBytes } from "./chain.ts";
 import { changesStructure } from "./structure.ts";
 import { Turns } from "./turns.ts";
 
@@ -91,7 +92,10 @@ export interface RunnerOptions {
   readonly binary?: string;
   /** Default timeout per call in milliseconds. */
   readonly timeoutMs?: number;
-  /** How many tmux processes may run at once; further calls wait their turn. */
+  /**
+   * How many tmux processes may run at once for one tmux server; further calls to it wait
+   * their turn. Per server, so one that stops answering holds up only its own calls.
+   */
   readonly maxConcurrent?: number;
   /**
    * Whether read commands may travel over a control-mode connection (default true). Off, every
@@ -220,7 +224,9 @@ export class TmuxRunner {
   /** Whether commands may travel over control-mode connections (see {@link RunnerOptions}). */
   readonly control: boolean;
   readonly #timeoutMs: number;
-  readonly #gate: Gate;
+  readonly #maxConcurrent: number;
+  /** Per server (addressKey), its processes' gate and the calls holding or awaiting it. */
+  readonly #gates = new Map<string, { gate: Gate; users: number }>();
   readonly #closing = new AbortController();
   readonly #closeHooks = new Set<() => Promise<void>>();
   readonly #ssh: SshHosts | null;
@@ -232,7 +238,7 @@ export class TmuxRunner {
   constructor(options: RunnerOptions = {}) {
     this.binary = options.binary ?? "tmux";
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#gate = new Gate(options.maxConcurrent ?? 8);
+    this.#maxConcurrent = options.maxConcurrent ?? 8;
     this.control = options.control ?? true;
     this.#ssh = options.ssh && options.ssh.destinations.length > 0
       ? new SshHosts(options.ssh, (args) => this.#spawnSsh(args))
@@ -479,8 +485,15 @@ export class TmuxRunner {
     args: readonly string[],
     options: RunOptions,
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
-    return await this.#spawn(address, args, options, async (child) => {
-      const output = await child.output();
+    return await this.#spawn(address, args, options, async (child, signal) => {
+      // Not child.output(): that waits for the end of both pipes, which a tmux client hands to
+      // its server; a stopped server holds them open long after the client was killed.
+      const [stdout, stderr, status] = await Promise.all([
+        readAll(child.stdout, signal),
+        readAll(child.stderr, signal),
+        child.status,
+      ]);
+      const output = { code: status.code, stdout, stderr };
       if (address.host !== undefined) {
         const after = new AfterMarker(this.#ssh!.marker);
         const stdout = after.push(output.stdout).slice();
@@ -517,16 +530,21 @@ export class TmuxRunner {
         return rest.length > 0 ? inner(rest) : undefined;
       };
     }
-    return await this.#spawn(address, args, options, async (child) => {
-      const stderr = after
-        ? new Response(child.stderr).bytes().then((raw) =>
-          child.status.then((s) => this.#remoteStderr(address.host!, s.code, after.found, raw))
-        )
-        : new Response(child.stderr).text();
+    return await this.#spawn(address, args, options, async (child, signal) => {
+      const stderr = readAll(child.stderr, signal).then((raw) =>
+        after
+          ? child.status.then((s) => this.#remoteStderr(address.host!, s.code, after.found, raw))
+          : new TextDecoder().decode(raw)
+      );
       // One buffer read into again and again: a fresh chunk per read would leave megabytes of
       // spent buffers for the garbage collector to notice.
       const reader = child.stdout.getReader({ mode: "byob" });
       let buffer = new ArrayBuffer(STREAM_CHUNK_BYTES);
+      // Killed at the timeout, tmux's client may leave its pipe open in a stopped server: stop
+      // reading then, as readAll does.
+      const stop = () => reader.cancel().catch(() => {});
+      signal.addEventListener("abort", stop, { once: true });
+      if (signal.aborted) stop();
       try {
         while (true) {
           const { done, value } = await reader.read(new Uint8Array(buffer));
@@ -543,6 +561,8 @@ export class TmuxRunner {
         await reader.cancel().catch(() => {});
         await Promise.allSettled([child.status, stderr]);
         throw error;
+      } finally {
+        signal.removeEventListener("abort", stop);
       }
       const status = await child.status;
       return { code: status.code, stderr: await stderr };
@@ -557,7 +577,7 @@ export class TmuxRunner {
     address: ServerAddress,
     args: readonly string[],
     options: RunOptions,
-    consume: (child: Deno.ChildProcess) => Promise<R>,
+    consume: (child: Deno.ChildProcess, signal: AbortSignal) => Promise<R>,
   ): Promise<R> {
     if (options.signal?.aborted) throw new TmuxError("cancelled", "The call was cancelled.");
     if (this.#closing.signal.aborted) {
@@ -572,10 +592,10 @@ export class TmuxRunner {
       if (options.signal) waits.push(options.signal);
       await this.#reach(address, AbortSignal.any(waits));
     }
-    await this.#gate.acquire();
+    const leave = await this.#turn(addressKey(address));
     // Aborted while waiting for a turn: an already-aborted signal would not kill a new child.
     if (this.#closing.signal.aborted || options.signal?.aborted) {
-      this.#gate.release();
+      leave();
       throw new TmuxError("cancelled", "The call was cancelled.");
     }
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
@@ -636,7 +656,7 @@ export class TmuxRunner {
       };
       let result: R;
       try {
-        result = await consume(child);
+        result = await consume(child, signal);
       } catch (error) {
         // A reader stopped by the kill reports the kill, not its own broken stream.
         checkAborted();
@@ -646,9 +666,50 @@ export class TmuxRunner {
       return result;
     } finally {
       gone();
-      this.#gate.release();
+      leave();
     }
   }
+
+  /** Waits for a turn to run a process for server `key`; returns what ends the turn. */
+  async #turn(key: string): Promise<() => void> {
+    let entry = this.#gates.get(key);
+    if (!entry) {
+      entry = { gate: new Gate(this.#maxConcurrent), users: 0 };
+      this.#gates.set(key, entry);
+    }
+    const held = entry;
+    held.users++;
+    await held.gate.acquire();
+    return () => {
+      held.gate.release();
+      if (--held.users === 0 && this.#gates.get(key) === held) this.#gates.delete(key);
+    };
+  }
+}
+
+/**
+ * All of a child's pipe, or what came before `signal` (the call's timeout, its cancellation,
+ * the runner's close): then the read stops, whoever still holds the pipe's other end.
+ */
+async function readAll(
+  stream: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+): Promise<Uint8Array> {
+  const reader = stream.getReader();
+  const stop = () => reader.cancel().catch(() => {});
+  signal.addEventListener("abort", stop, { once: true });
+  if (signal.aborted) stop();
+  const chunks: Uint8Array[] = [];
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+    }
+  } finally {
+    signal.removeEventListener("abort", stop);
+  }
+  return chunks.length === 0 ? new Uint8Array() : joinBytes(chunks);
 }
 
 /** Passes on what follows the marker; a stream without it (ssh's own error) whole. */

@@ -117,3 +117,32 @@ Deno.test("runner: no more than maxConcurrent tmux processes at once", async () 
     await t.kill();
   }
 });
+
+Deno.test("runner: a stopped tmux server costs its calls their timeout, and no other server a turn", async () => {
+  const stopped = await TestTmux.start();
+  const healthy = await TestTmux.start();
+  const runner = new TmuxRunner({ maxConcurrent: 1, control: false });
+  const { pid } = await stopped.facts();
+  try {
+    // A tmux client hands its pipes to the server: a stopped server keeps them open after the
+    // client is killed, so a reader waiting for their end would wait as long as it is stopped.
+    Deno.kill(pid, "SIGSTOP");
+    const stuck = runner.run({ socketName: stopped.socket }, ["list-sessions"], {
+      timeoutMs: 300,
+    });
+    // The stuck call holds the stopped server's only turn; another server's call runs.
+    const other = await runner.run({ socketName: healthy.socket }, ["display-message", "-p", "ok"]);
+    assert.equal(new TextDecoder().decode(other).trim(), "ok");
+    await assert.rejects(stuck, (e) => e instanceof TmuxError && e.kind === "timeout");
+    // And its turn is given back: the next call to it times out too, rather than waiting.
+    await assert.rejects(
+      runner.run({ socketName: stopped.socket }, ["list-sessions"], { timeoutMs: 300 }),
+      (e) => e instanceof TmuxError && e.kind === "timeout",
+    );
+  } finally {
+    Deno.kill(pid, "SIGCONT");
+    await runner.close();
+    await stopped.kill();
+    await healthy.kill();
+  }
+});
