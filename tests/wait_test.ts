@@ -304,6 +304,46 @@ Deno.test("a session a control client must not join is waited on by polling", as
   });
 });
 
+Deno.test("polling: what was on screen at the start is not new, and new text is cut by characters", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    // Two rows, then the cursor home and three e + combining accents written over "old": the
+    // start row holds more characters than columns, and "READY before" sits below the cursor.
+    await t.tmux(
+      "respawn-pane",
+      "-k",
+      "-t",
+      p,
+      "printf 'old line\\nREADY before\\n\\033[He\\314\\201e\\314\\201e\\314\\201'; exec cat",
+    );
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("READY before"),
+      "the program's screen",
+    );
+    await t.attach("main");
+    await t.tmux("set-option", "-t", "main", "destroy-unattached", "on");
+    const before = structured(
+      await c.call("wait_for_text", { paneId: p, patterns: ["READY"], timeoutMs: 1_000 }),
+    );
+    assert.equal(before.transport, "polling");
+    assert.deepEqual([before.outcome, before.alreadyOnScreen], ["timedOut", true]);
+    // Typed now: echoed at the cursor, over " l". The start row from where it changed.
+    let typed: Promise<void> | null = null;
+    const waiting = c.client.callTool(
+      { name: "wait_for_text", arguments: { paneId: p, patterns: ["^GO"], regex: true } },
+      undefined,
+      {
+        onprogress: () => void (typed ??= t.tmux("send-keys", "-t", p, "-l", "GO").then(() => {})),
+      },
+    );
+    const result = structured(await waiting as CallToolResult);
+    await typed;
+    assert.equal(result.transport, "polling");
+    assert.equal(result.outcome, "matched");
+    assert.deepEqual(result.lines, ["GOine"]);
+  });
+});
+
 Deno.test("wait_for_text refuses what it cannot wait on", async () => {
   await withServer(async (t, c) => {
     assert.match(

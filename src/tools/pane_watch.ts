@@ -268,6 +268,13 @@ export class PaneWatch {
   #startX = 0;
   #lastHistory = 0;
   #lastRegion: string[] = [];
+  /**
+   * A polling watch: the rows from the start on as they stood at the start, so that what was
+   * on screen then (below the cursor, or after it on its row) is not taken for new output;
+   * null when the pane wrote between the start and this read (the start row is then cut at
+   * the cursor's column, as before).
+   */
+  #baseline: string[] | null = null;
   #checkAt = 0;
   #reportCommands = false;
   #command = "";
@@ -305,12 +312,29 @@ export class PaneWatch {
       watch.#startAbs = probe.historySize + probe.cursorY;
       watch.#startX = probe.cursorX;
       watch.#lastHistory = probe.historySize;
+      if (watch.transport === "polling") await watch.#readBaseline(probe);
       watch.#checkAt = performance.now() + (watch.transport === "control" ? CHECK_MS : POLL_MS);
       return watch;
     } catch (error) {
       watch.close();
       throw error;
     }
+  }
+
+  /**
+   * Reads the rows from the start on, for a polling watch ({@link PaneWatch.#baseline}); kept
+   * only when the pane's cursor is where the start's read left it, so nothing written since can
+   * pass for what was there before.
+   */
+  async #readBaseline(start: PaneProbe): Promise<void> {
+    const { probe, lines } = await probeWith(this.#ctx, this.paneId, [
+      ...["capture-pane", "-p", "-J", "-t", this.paneId, "-S", String(start.cursorY)],
+    ]);
+    const still = probe.exists && probe.historySize === start.historySize &&
+      probe.cursorX === start.cursorX && probe.cursorY === start.cursorY;
+    if (!still) return;
+    this.#baseline = lines;
+    this.#lastRegion = lines;
   }
 
   async #subscribe(sessions: readonly string[]): Promise<void> {
@@ -419,12 +443,38 @@ export class PaneWatch {
     const { probe, lines } = await this.region();
     if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
       this.#lastRegion = lines;
-      if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
-      return { kind: "lines", lines };
+      const written = this.#writtenRows(lines);
+      if (written.length > 0) {
+        if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
+        return { kind: "lines", lines: written };
+      }
     }
     if (paneEnded(this.start, probe)) return await this.#died(probe);
     if (this.#commandChanged(probe)) return { kind: "command", probe };
     return null;
+  }
+
+  /**
+   * Of the rows from the start on, those written since the start: each that differs from the
+   * baseline (the start row from where it first differs: characters, not columns, which wide
+   * characters and combining marks tell apart). Without a baseline, every row, the start row
+   * from the cursor's column on.
+   */
+  #writtenRows(lines: readonly string[]): string[] {
+    const base = this.#baseline;
+    if (base === null) return [lines[0].slice(this.#startX), ...lines.slice(1)];
+    const out: string[] = [];
+    lines.forEach((line, i) => {
+      const was = base[i];
+      if (line === was) return;
+      if (i > 0 || was === undefined) out.push(line);
+      else {
+        let same = 0;
+        while (same < was.length && same < line.length && was[same] === line[same]) same++;
+        out.push(line.slice(same));
+      }
+    });
+    return out;
   }
 
   /**
@@ -439,9 +489,9 @@ export class PaneWatch {
   }
 
   /**
-   * The pane's content from where its cursor was at the start to its end, wrapped lines
-   * joined; the first line from the cursor's column on. `margin` rows before the start are
-   * included (and the first line is then whole), for callers that look for their own marker;
+   * The pane's content from the row its cursor was on at the start to its end, wrapped lines
+   * joined, rows whole. `margin` rows before the start are included, for callers that look
+   * for their own marker;
    * `margin: "all"` reads the whole history (where the start is no longer known exactly).
    * `ctx` is the call reading it (a later call may read what an earlier one watched).
    */
@@ -469,7 +519,6 @@ export class PaneWatch {
       "-S",
       from,
     ]);
-    if (margin === 0 && lines.length > 0) lines[0] = lines[0].slice(this.#startX);
     return { probe, lines };
   }
 
