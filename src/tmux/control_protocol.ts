@@ -35,6 +35,7 @@
  * @module
  */
 
+import { joinBytes } from "./chain.ts";
 import { randomHex } from "./format.ts";
 
 /**
@@ -410,7 +411,8 @@ export class ControlProtocol {
    * per call would leave its doubling buffers behind, megabytes for a large answer).
    */
   #out = new LineSink();
-  #carry: Uint8Array = new Uint8Array(0);
+  /** The line the last chunks left open, in the parts it came in (joined once it ends). */
+  #carry: Uint8Array[] = [];
   #block: Block | null = null;
   /** Blocks closed so far (the first is the attach). */
   #blocks = 0;
@@ -483,17 +485,21 @@ export class ControlProtocol {
     if (this.#broken !== null) return;
     let rest = chunk;
     if (this.#carry.length > 0) {
-      // Finish the line the last chunk left open on its own, then read the rest of this one
-      // where it lies: joining the two whole would copy every chunk once more.
+      // Finish the line the last chunks left open on its own, then read the rest of this one
+      // where it lies: joining the two whole would copy every chunk once more. A chunk with no
+      // line end only joins the open line's parts: copying and scanning the whole line again
+      // for each one made a line of n chunks cost n² (a 32 MB line, seconds).
       const nl = chunk.indexOf(0x0a);
-      const head = nl === -1 ? chunk : chunk.subarray(0, nl + 1);
-      const line = new Uint8Array(this.#carry.length + head.length);
-      line.set(this.#carry);
-      line.set(head, this.#carry.length);
-      rest = nl === -1 ? new Uint8Array(0) : chunk.subarray(nl + 1);
-      this.#carry = this.#consume(line);
+      if (nl === -1) {
+        this.#carry.push(chunk.slice());
+        rest = new Uint8Array(0);
+      } else {
+        const line = joinBytes([...this.#carry, chunk.subarray(0, nl + 1)]);
+        rest = chunk.subarray(nl + 1);
+        this.#carry = this.#open(this.#consume(line));
+      }
     }
-    if (rest.length > 0 && this.#broken === null) this.#carry = this.#consume(rest);
+    if (rest.length > 0 && this.#broken === null) this.#carry = this.#open(this.#consume(rest));
     // What was verified before any anomaly is genuine: deliver it, then answer.
     if (!this.#ready.empty) {
       const ready = this.#ready;
@@ -502,6 +508,11 @@ export class ControlProtocol {
     }
     for (const [call, result] of this.#settled.splice(0)) call.settle?.(result);
     if (this.#broken !== null) this.#handlers.anomaly(this.#broken);
+  }
+
+  /** What {@link ControlProtocol.#consume} left: the open line's first part, or none. */
+  #open(left: Uint8Array): Uint8Array[] {
+    return left.length > 0 ? [left] : [];
   }
 
   /** Reads the whole lines of `buf`; returns a copy of what follows the last one. */

@@ -579,3 +579,24 @@ Deno.test("other clients attaching, moving or leaving are passed on as 'look aga
   h.feed("%begin 1 105 1", "%client-detached /dev/pts/3", "%end 1 105 1");
   assert.ok(h.delivered.slice(before).every((d) => !d.clients));
 });
+
+Deno.test("a line that comes in many chunks without a line end arrives whole and exact", () => {
+  const h = byHand();
+  h.send("'capture-pane'");
+  h.feed("%begin 1 105 1");
+  // 4 MB in 64 KiB chunks with no line end between them, then the end of line and of answer;
+  // each chunk's buffer is reused by the reader, as a stream's would be.
+  const chunk = new Uint8Array(65_536);
+  for (let i = 0; i < 64; i++) {
+    chunk.fill(0x61 + (i % 26));
+    h.protocol.push(chunk);
+  }
+  h.feed("", "%end 1 105 1", "%begin 1 106 1", "tmux-mcp-n2", "%end 1 106 1");
+  assert.deepEqual(h.anomalies, []);
+  const answer = h.answers[0];
+  assert.ok(!(answer instanceof Error) && answer !== undefined);
+  const out = answer.stdout;
+  assert.equal(out.length, 64 * 65_536 + 1);
+  for (let i = 0; i < 64; i++) assert.equal(out[i * 65_536 + 100], 0x61 + (i % 26), `chunk ${i}`);
+  assert.equal(out[out.length - 1], 0x0a);
+});
