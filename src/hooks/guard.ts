@@ -9,7 +9,7 @@
  * @module
  */
 
-import { attendedPanes, findCallerPane } from "../tmux/identity.ts";
+import { attendedPanes, findCallerPane, inputCohort } from "../tmux/identity.ts";
 import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
 import { type ClientRow, type PaneRow, type Snapshot, takeSnapshot } from "../tmux/snapshot.ts";
 import type { AgentPane } from "./agent_pane.ts";
@@ -75,23 +75,43 @@ export function bareToolName(name: string): string {
 
 /** Reads a tool call into the guarded calls it makes; an empty list means no opinion. */
 export function guardedCalls(toolName: string, toolInput: Record<string, unknown>): GuardedCall[] {
-  return callsOf(bareToolName(toolName), toolInput, bareToolName(toolName), undefined, 0);
+  return callsOf(bareToolName(toolName), toolInput, bareToolName(toolName), {}, 0);
+}
+
+/** What a guarded tool does (its verb), or undefined for a tool the guard lets pass. */
+function verbOf(tool: string): string | undefined {
+  // Own properties only: "constructor" and "toString" name no tool.
+  return Object.hasOwn(VERBS, tool) ? VERBS[tool] : undefined;
 }
 
 function callsOf(
   tool: string,
   args: Record<string, unknown>,
   label: string,
-  inheritedSocket: string | undefined,
+  inherited: { readonly socket?: string; readonly host?: unknown },
   depth: number,
 ): GuardedCall[] {
-  const verb = VERBS[tool];
+  const verb = verbOf(tool);
   if (tool !== BATCH_TOOL && verb === undefined) return [];
   const socket = args.socket_name;
   if (socket !== undefined && typeof socket !== "string") {
     return [unclear(label, verb ?? "touch", "its socket_name is not a string")];
   }
-  const socketName = socket ?? inheritedSocket;
+  const socketName = socket ?? inherited.socket;
+  // A call on an SSH host (a batch's host is its rows' too) reaches panes this hook cannot
+  // look at: it never runs ssh. Judging it by the local server would be judging other panes.
+  const host = args.host ?? inherited.host;
+  if (host !== undefined && tool !== BATCH_TOOL) {
+    return [
+      unclear(
+        label,
+        verb ?? "touch",
+        `it runs on host ${
+          typeof host === "string" ? JSON.stringify(oneLine(host, 80)) : "(not a name)"
+        }, whose panes this hook cannot see`,
+      ),
+    ];
+  }
   if (tool === BATCH_TOOL) {
     const ops = args.operations;
     if (depth >= MAX_NESTING) return [unclear(label, "touch", "batches nest too deep")];
@@ -106,17 +126,24 @@ function callsOf(
       const opArgs = op.arguments ?? {};
       const opTool = bareToolName(op.tool);
       if (!isObject(opArgs)) {
-        return VERBS[opTool] === undefined && opTool !== BATCH_TOOL ? [] : [
+        return verbOf(opTool) === undefined && opTool !== BATCH_TOOL ? [] : [
           unclear(
             `${opLabel} (${opTool})`,
-            VERBS[opTool] ?? "touch",
+            verbOf(opTool) ?? "touch",
             "its arguments are no object",
           ),
         ];
       }
-      return callsOf(opTool, opArgs, `${opLabel} (${opTool})`, socketName, depth + 1);
+      return callsOf(
+        opTool,
+        opArgs,
+        `${opLabel} (${opTool})`,
+        { socket: socketName, host },
+        depth + 1,
+      );
     });
   }
+  if (verb === undefined) return [];
   if (tool === "kill_server") return [{ label, verb, socketName, targets: [{ kind: "server" }] }];
   const targets: Target[] = [];
   const problem = collectTargets(args, targets, 0);
@@ -202,17 +229,21 @@ export function judgeCalls(
     const view = viewOf(call.socketName);
     const on = view.on;
     for (const target of call.targets) {
-      const facts = touchedPanes(view.snapshot, target).flatMap((pane) => {
+      const touched = touchedPanes(view.snapshot, target, INPUT_VERBS.has(call.verb));
+      const facts = touched.flatMap((pane) => {
         const fact = paneFact(pane, view);
         return fact ? [fact] : [];
       });
       if (facts.length === 0) continue;
       out.push(
-        target.kind === "pane"
-          ? `${call.label} would ${call.verb} pane ${facts[0]}${on}`
-          : `${call.label} would ${call.verb} ${targetName(target)}${on}, including pane ${
+        target.kind !== "pane"
+          ? `${call.label} would ${call.verb} ${targetName(target)}${on}, including pane ${
             facts.join(", and pane ")
-          }`,
+          }`
+          : touched.length > 1
+          ? `${call.label} would ${call.verb} pane ${target.id}${on}, whose window has ` +
+            `synchronize-panes on: it reaches pane ${facts.join(", and pane ")}`
+          : `${call.label} would ${call.verb} pane ${facts[0]}${on}`,
       );
     }
   }
@@ -232,11 +263,24 @@ function targetName(target: Target): string {
   }
 }
 
-/** The panes a target stands for; none when it names nothing that exists (the call fails). */
-function touchedPanes(snapshot: Snapshot, target: Target): PaneRow[] {
+/** What the tools that type, paste or run do: input reaches a synchronized window's panes. */
+const INPUT_VERBS: ReadonlySet<string> = new Set([
+  VERBS.send_keys,
+  VERBS.paste_text,
+  VERBS.run_command,
+]);
+
+/**
+ * The panes a target stands for; none when it names nothing that exists (the call fails).
+ * `input`: what is typed into a pane reaches every pane of its window when it is synchronized.
+ */
+function touchedPanes(snapshot: Snapshot, target: Target, input: boolean): PaneRow[] {
   switch (target.kind) {
-    case "pane":
-      return snapshot.panes.filter((p) => p.id === target.id);
+    case "pane": {
+      const pane = snapshot.panes.find((p) => p.id === target.id);
+      if (!pane) return [];
+      return input ? inputCohort(snapshot, pane) : [pane];
+    }
     case "window":
       return snapshot.panes.filter((p) => p.windowId === target.id);
     case "session": {

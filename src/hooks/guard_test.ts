@@ -158,6 +158,60 @@ Deno.test("guard: an unwatched pane passes with no output", async () => {
   });
 });
 
+Deno.test("guard: typing into a synchronized window is judged by every pane it reaches", async () => {
+  await withServer(async (t, ids, env) => {
+    // The agent's window, split and synchronized: typing into the neighbour types into it too.
+    const neighbour =
+      (await t.tmux("split-window", "-d", "-t", ids.agent, "-P", "-F", "#{pane_id}"))
+        .trim();
+    assert.deepEqual(
+      await guardRun(env, toolCall("mcp__tmux__send_keys", { paneId: neighbour, text: "x" })),
+      { code: 0, stdout: "", stderr: [] },
+      "unsynchronized, the neighbour is only itself",
+    );
+    await t.tmux("set-option", "-w", "-t", ids.agent, "synchronize-panes", "on");
+    for (
+      const call of [
+        toolCall("mcp__tmux__send_keys", { paneId: neighbour, text: "x", force: true }),
+        toolCall("mcp__tmux__paste_text", { paneId: neighbour, text: "x" }),
+        toolCall("mcp__tmux__send_keys_batch", { operations: [{ paneId: neighbour, text: "x" }] }),
+      ]
+    ) {
+      const reason = seedDecision((await guardRun(env, call)).stdout).permissionDecisionReason;
+      assert.ok(
+        reason.includes(`pane ${neighbour}, whose window has synchronize-panes on`),
+        reason,
+      );
+      assert.ok(reason.includes(`it reaches pane ${ids.agent}`), reason);
+      assert.ok(reason.includes("the agent's own pane"), reason);
+    }
+    // Killing the neighbour reaches no other pane.
+    assert.deepEqual(
+      await guardRun(env, toolCall("mcp__tmux__kill_pane", { paneId: neighbour })),
+      { code: 0, stdout: "", stderr: [] },
+    );
+  });
+});
+
+Deno.test("guardedCalls: a call on an SSH host is unclear (its panes are not this server's)", () => {
+  const [one] = guardedCalls("mcp__tmux__send_keys", { paneId: "%0", host: "build-box" });
+  assert.match(one.unclear ?? "", /runs on host "build-box", whose panes this hook cannot see/);
+  const rows = guardedCalls(BATCH_TOOL, {
+    host: "build-box",
+    operations: [
+      { tool: "kill_pane", arguments: { paneId: "%1" } },
+      { tool: "list_panes", arguments: {} },
+      { tool: "send_keys", arguments: { paneId: "%2", host: "other" } },
+    ],
+  });
+  assert.deepEqual(rows.map((r) => r.unclear !== undefined), [true, true]);
+  assert.match(rows[1].unclear!, /host "other"/);
+  // A name that is no tool is not one, whatever the prototype holds.
+  for (const name of ["constructor", "toString", "__proto__"]) {
+    assert.deepEqual(guardedCalls(`mcp__tmux__${name}`, { paneId: "%0" }), [], name);
+  }
+});
+
 Deno.test("guard: a pane a person watches is asked about, naming pane and client", async () => {
   await withServer(async (t, ids, env) => {
     const tty = await t.attach(ids.otherWindow);

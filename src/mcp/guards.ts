@@ -10,7 +10,7 @@
 
 import { execOnce, quoteArgument } from "../tmux/control.ts";
 import { chainArgv, randomHex } from "../tmux/format.ts";
-import { TREE_MODE } from "../tmux/identity.ts";
+import { inputCohort, TREE_MODE } from "../tmux/identity.ts";
 import { judgeResult, TmuxError } from "../tmux/run.ts";
 import type { PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import type { TmuxContext } from "./context.ts";
@@ -31,12 +31,6 @@ export interface InputGuardOptions {
   readonly shellConditions?: readonly TmuxCondition[];
   /** The refusal for each of {@link shellConditions} when it does not hold. */
   readonly shellRefusals?: readonly ToolFailure[];
-}
-
-/** The panes that receive what is typed into `pane`: its whole window when synchronized. */
-export function inputCohort(snapshot: Snapshot, pane: PaneRow): PaneRow[] {
-  if (!pane.synchronized) return [pane];
-  return snapshot.panes.filter((p) => p.windowId === pane.windowId);
 }
 
 function watchers(ctx: TmuxContext, snapshot: Snapshot, paneId: string): string {

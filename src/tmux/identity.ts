@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ClientRow, PaneBrief, Snapshot } from "./snapshot.ts";
+import type { ClientRow, PaneBrief, PaneRow, Snapshot } from "./snapshot.ts";
 
 /** The mode of choose-tree (and find-window): it previews other panes. */
 export const TREE_MODE = "tree-mode";
@@ -132,4 +132,10 @@ export function attendedPanes(snapshot: Snapshot<PaneBrief>): Map<string, Client
     }
   }
   return seen;
+}
+
+/** The panes that receive what is typed into `pane`: its whole window when synchronized. */
+export function inputCohort(snapshot: Snapshot, pane: PaneRow): PaneRow[] {
+  if (!pane.synchronized) return [pane];
+  return snapshot.panes.filter((p) => p.windowId === pane.windowId);
 }
