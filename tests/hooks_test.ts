@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import denoJson from "../deno.json" with { type: "json" };
+import { MAX_INPUT_BYTES } from "../src/hooks/input.ts";
 import { MESSAGE_OPTION, STATE_OPTION } from "../src/hooks/marks.ts";
 import { agentEnv, RECORDED, recorded, seedDecision, toolCall } from "../src/hooks/testing.ts";
 import { cleanEnv, sh, TestTmux } from "./helpers/tmux.ts";
@@ -160,7 +161,8 @@ Deno.test("stdin is read whole across many pipe chunks, and refused past its lim
   } finally {
     await t.kill();
   }
-  // Past MAX_INPUT_BYTES the hook stops reading and says so; the writer may see a broken pipe.
+  // Past MAX_INPUT_BYTES the hook says so, having read all of it: the writer never meets a
+  // closed pipe.
   const [run, ...flags] = startArgs();
   const child = new Deno.Command(Deno.execPath(), {
     args: [run, ...flags, "hook", "working"],
@@ -172,16 +174,39 @@ Deno.test("stdin is read whole across many pipe chunks, and refused past its lim
   }).spawn();
   const writer = child.stdin.getWriter();
   const chunk = new Uint8Array(1024 * 1024).fill(0x20);
-  try {
-    for (let i = 0; i < 17; i++) await writer.write(chunk);
-    await writer.close();
-  } catch {
-    // The hook exited before taking all of it: expected.
-  }
+  for (let i = 0; i < (MAX_INPUT_BYTES >> 20) + 2; i++) await writer.write(chunk);
+  await writer.close();
   const out = await child.output();
   assert.equal(out.code, 1);
   assert.equal(new TextDecoder().decode(out.stdout), "");
   assert.match(new TextDecoder().decode(out.stderr), /^tmux-mcp hook working: .*larger than/);
+});
+
+Deno.test("a hook answers once its input is whole, though the agent keeps stdin open", async () => {
+  const [run, ...flags] = startArgs();
+  for (
+    const [command, stdin, code] of [
+      ["guard", toolCall("mcp__tmux__list_sessions", {}), 0],
+      ["working", JSON.stringify(recorded("UserPromptSubmit", { prompt: 'a "} quoted \\" ]' })), 0],
+    ] as const
+  ) {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [run, ...flags, "hook", command],
+      env: cleanEnv(),
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(stdin));
+    // Not closed until the hook has exited on its own.
+    const status = await child.status;
+    assert.equal(status.code, code, command);
+    await writer.close().catch(() => {});
+    await child.stdout.cancel();
+    await child.stderr.cancel();
+  }
 });
 
 Deno.test("spawned: guard judges the server config's --socket names, and TMUX_MCP_SOCKET's", async () => {

@@ -96,3 +96,37 @@ Deno.test("the README's from-source command lines carry exactly the start task's
     assert.match(server.args[config + 2], /\/main\.ts$/);
   }
 });
+
+Deno.test("a hook that may not read TMUX* says so and, as guard, blocks instead of passing all", async () => {
+  const main = new URL("../main.ts", import.meta.url).pathname;
+  const config = new URL("../deno.json", import.meta.url).pathname;
+  const input = JSON.stringify({
+    session_id: "s",
+    transcript_path: "/tmp/t",
+    cwd: "/tmp",
+    hook_event_name: "PreToolUse",
+    tool_name: "mcp__tmux__kill_server",
+    tool_input: {},
+    tool_use_id: "t1",
+  });
+  for (const [command, code] of [["guard", 2], ["working", 1]] as const) {
+    const child = new Deno.Command(Deno.execPath(), {
+      // The start task's flags without --allow-env=TMUX*.
+      args: ["run", "--no-prompt", "--allow-run=tmux", "--config", config, main, "hook", command],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      env: { TMUX: "/tmp/tmux-0/x,1,0", TMUX_PANE: "%0" },
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(input));
+    await writer.close();
+    const out = await child.output();
+    assert.equal(out.code, code, command);
+    assert.equal(new TextDecoder().decode(out.stdout), "");
+    assert.match(
+      new TextDecoder().decode(out.stderr),
+      /Deno does not let it read TMUX, TMUX_PANE.*--allow-env=TMUX\*/,
+    );
+  }
+});

@@ -34,23 +34,22 @@ export class AgentPaneError extends Error {
 }
 
 /**
- * Reads `TMUX` and `TMUX_PANE`. Returns null outside tmux (no `TMUX_PANE`); throws
- * {@link AgentPaneError} when `TMUX_PANE` is set but is no pane id or `TMUX` names no socket.
+ * Reads `TMUX` and `TMUX_PANE`. Returns null outside tmux: no `TMUX_PANE`, or no `TMUX` (what
+ * a person unsets to start tmux inside tmux, leaving `TMUX_PANE`: tmux itself then takes them
+ * to be outside). Throws {@link AgentPaneError} when `TMUX_PANE` is no pane id or `TMUX` is set
+ * but names no socket.
  */
 export function agentPane(env: (name: string) => string | undefined): AgentPane | null {
   const paneId = env("TMUX_PANE");
   if (paneId === undefined || paneId === "") return null;
+  const tmux = env("TMUX") ?? "";
+  if (tmux === "") return null;
   if (!/^%\d+$/.test(paneId)) {
     throw new AgentPaneError(`TMUX_PANE is ${JSON.stringify(paneId)}, not a pane id such as %3.`);
   }
-  const tmux = env("TMUX") ?? "";
   const parsed = parseTmuxEnv(tmux);
   if (!parsed) {
-    throw new AgentPaneError(
-      tmux === ""
-        ? `TMUX_PANE is ${paneId} but TMUX is not set: cannot tell which tmux server it is on.`
-        : `TMUX is ${JSON.stringify(tmux)}, not "socket_path,pid,session".`,
-    );
+    throw new AgentPaneError(`TMUX is ${JSON.stringify(tmux)}, not "socket_path,pid,session".`);
   }
   return { address: { socketPath: parsed.socketPath }, paneId, tmux, serverPid: parsed.pid };
 }

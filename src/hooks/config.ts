@@ -48,8 +48,8 @@ const EVENT_COMMANDS: readonly (readonly [string, string])[] = [
   ["PermissionRequest", "attention"],
   ["UserPromptSubmit", "working"],
   ["PreToolUse", "working"],
+  // Not SubagentStop: a subagent finishing does not end the agent's turn.
   ["Stop", "done"],
-  ["SubagentStop", "done"],
 ];
 
 /** One settings.json hook matcher entry. */

@@ -22,7 +22,6 @@ Deno.test("settings block: each event runs its command; guard only for the serve
     "UserPromptSubmit",
     "PreToolUse",
     "Stop",
-    "SubagentStop",
   ]);
   assert.deepEqual(commands("Notification"), [[null, ["tmux-mcp hook attention"]]]);
   assert.deepEqual(commands("PermissionRequest"), [[null, ["tmux-mcp hook attention"]]]);
@@ -32,7 +31,6 @@ Deno.test("settings block: each event runs its command; guard only for the serve
     ["mcp__tmux__.*", ["tmux-mcp hook guard"]],
   ]);
   assert.deepEqual(commands("Stop"), [[null, ["tmux-mcp hook done"]]]);
-  assert.deepEqual(commands("SubagentStop"), [[null, ["tmux-mcp hook done"]]]);
   for (const entries of Object.values(block.hooks)) {
     for (const e of entries) assert.ok(e.hooks.every((h) => h.type === "command"));
   }
@@ -70,7 +68,7 @@ async function configCommands(
   const commands = Object.values(block.hooks).flatMap((entries) =>
     entries.flatMap((e) => e.hooks.map((h) => h.command))
   );
-  assert.equal(commands.length, 7);
+  assert.equal(commands.length, 6);
   return { commands, text: out.stdout };
 }
 

@@ -85,8 +85,38 @@ export class HookInputError extends Error {
   }
 }
 
-/** The most stdin a hook reads (a `tool_input` can carry a large paste). */
-export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
+/**
+ * The most stdin a hook takes (a `tool_input` can carry a large paste): above what the MCP
+ * server takes in one request (32 MiB), so every call the server could run can be judged.
+ */
+export const MAX_INPUT_BYTES = 48 * 1024 * 1024;
+
+/**
+ * Tells where one JSON object or array ends in bytes read piece by piece (strings and their
+ * escapes skipped), so that a hook answers once its input is whole, even when the agent keeps
+ * its stdin open.
+ */
+export class JsonEnd {
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  /** Whether the first value has ended. */
+  done = false;
+
+  /** Reads on through `bytes`. */
+  push(bytes: Uint8Array): void {
+    for (let i = 0; i < bytes.length && !this.done; i++) {
+      const b = bytes[i];
+      if (this.#inString) {
+        if (this.#escaped) this.#escaped = false;
+        else if (b === 0x5c) this.#escaped = true;
+        else if (b === 0x22) this.#inString = false;
+      } else if (b === 0x22) this.#inString = true;
+      else if (b === 0x7b || b === 0x5b) this.#depth++;
+      else if ((b === 0x7d || b === 0x5d) && --this.#depth === 0) this.done = true;
+    }
+  }
+}
 
 /**
  * Parses and checks the bytes read from stdin. Throws {@link HookInputError} naming every

@@ -23,8 +23,8 @@ import {
   DEFAULT_SERVER_NAME,
   SERVER_NAME_PATTERN,
 } from "./config.ts";
-import { guard } from "./guard.ts";
-import { HookInputError, MAX_INPUT_BYTES, parseHookInput } from "./input.ts";
+import { guard, guardedCalls } from "./guard.ts";
+import { HookInputError, JsonEnd, MAX_INPUT_BYTES, parseHookInput } from "./input.ts";
 import { clearMarks, markAttention, markDone, markWorking } from "./marks.ts";
 import { resolveSocket, SocketChoiceError, type SocketFlags } from "../tmux/socket_choice.ts";
 import type { ServerAddress } from "../tmux/run.ts";
@@ -42,6 +42,9 @@ export interface HookIo {
   /** Starts tmux. */
   readonly runner: TmuxRunner;
 }
+
+/** The variables a hook reads: where the agent is, and the MCP server's server. */
+const HOOK_VARIABLES = ["TMUX", "TMUX_PANE", "TMUX_MCP_SOCKET", "TMUX_MCP_SOCKET_PATH"];
 
 /** The hook commands. */
 export const HOOK_COMMANDS = ["attention", "working", "done", "clear", "guard", "config"] as const;
@@ -72,7 +75,8 @@ Commands:
               window options @agent-state=needs-input and @agent-message, and shows a short
               message on every attached client that is not already looking at the pane.
   working     For UserPromptSubmit, PreToolUse: @agent-state=working, message cleared.
-  done        For Stop, SubagentStop: @agent-state=done; when nobody is looking at the
+  done        For Stop (SubagentStop input is ignored: the agent's turn goes on):
+              @agent-state=done; when nobody is looking at the
               pane, every attached client is told once.
   clear       Removes both marks (looking at the pane does too, with the config lines).
   guard       For PreToolUse with matcher mcp__tmux__.*: when the call would type into,
@@ -190,6 +194,21 @@ export async function runHook(args: readonly string[], io: Partial<HookIo> = {})
     // and would show up as a client of the server.
     runner: io.runner ?? new TmuxRunner({ maxConcurrent: 1, control: false }),
   };
+  const help = args.includes("--help") || args.includes("-h") || args[0] === "help";
+  if (io.env === undefined && !help) {
+    // Without --allow-env=TMUX* every variable reads as unset: the hook would take itself to be
+    // outside tmux and pass every call. Refuse, as the MCP server refuses to start.
+    const unreadable = HOOK_VARIABLES.filter((variable) =>
+      Deno.permissions.querySync({ name: "env", variable }).state !== "granted"
+    );
+    if (unreadable.length > 0) {
+      full.writeStderr(
+        `tmux-mcp hook: Deno does not let it read ${unreadable.join(", ")}: start it with ` +
+          "--allow-env=TMUX* (the flags of the MCP server's own command line).",
+      );
+      return args[0] === "guard" ? 2 : 1;
+    }
+  }
   let parsed: Parsed;
   try {
     parsed = parseHookArgs(args, full.env);
@@ -227,10 +246,13 @@ async function runOnPane(
     const bytes = await io.readStdin(MAX_INPUT_BYTES);
     if (bytes === null) return fail("stdin is a terminal; it expects one hook input (JSON).");
     const input = parseHookInput(bytes);
-    const pane = agentPane(io.env);
     if (command === "guard") {
-      // Only PreToolUse can be answered with a decision; other events get no opinion.
+      // Only PreToolUse can be answered with a decision; other events get no opinion, and so
+      // do the tools the guard does not look at (they never need the agent's pane placed).
       if (input.hookEventName !== "PreToolUse") return 0;
+      const toolInput = input.fields.tool_input as Record<string, unknown>;
+      if (guardedCalls(input.fields.tool_name as string, toolInput).length === 0) return 0;
+      const pane = agentPane(io.env);
       // The server a call without socket_name reaches: the MCP server's, as the flags or
       // variables name it, else tmux's own choice, which inside tmux is the agent's server.
       const home = parsed.server ?? pane?.address;
@@ -241,13 +263,14 @@ async function runOnPane(
         pane,
         home,
         input.fields.tool_name as string,
-        input.fields.tool_input as Record<string, unknown>,
+        toolInput,
         parsed.deny ? "deny" : "ask",
       );
       if (decision) await io.writeStdout(`${JSON.stringify(decision)}\n`);
       return 0;
     }
     // The marks belong on the agent's own pane, wherever the MCP server's server is.
+    const pane = agentPane(io.env);
     if (pane === null) return 0;
     switch (command) {
       case "attention":
@@ -257,6 +280,8 @@ async function runOnPane(
         await markWorking(io.runner, pane);
         return 0;
       case "done":
+        // A subagent finishing is not the agent's turn ending: it works on.
+        if (input.hookEventName === "SubagentStop") return 0;
         await markDone(io.runner, pane);
         return 0;
       case "clear":
@@ -286,21 +311,33 @@ function readEnv(name: string): string | undefined {
 }
 
 /**
- * Reads stdin to its end with plain reads: `Deno.stdin.readable` would set up the streams
- * machinery first, which costs a hook ~8 ms of its start-up for a few hundred bytes.
+ * Reads stdin to its end, or to the end of the JSON object on it (an agent may keep stdin
+ * open), with plain reads: `Deno.stdin.readable` would set up the streams machinery first,
+ * which costs a hook ~8 ms of its start-up for a few hundred bytes. Past `limit` it keeps only
+ * `limit + 1` bytes (too large, parseHookInput says) but reads on to the end, so the writer
+ * never meets a closed pipe.
  */
 async function readDenoStdin(limit: number): Promise<Uint8Array | null> {
   if (Deno.stdin.isTerminal()) return null;
+  const end = new JsonEnd();
   let out = new Uint8Array(16 * 1024);
   let size = 0;
-  while (size <= limit) {
+  while (!end.done) {
     if (size === out.length) {
-      const grown = new Uint8Array(out.length * 2);
+      if (size > limit) {
+        // Too large: drain into the last part of the buffer, keeping the count past the limit.
+        const n = await Deno.stdin.read(out.subarray(limit + 1));
+        if (n === null) break;
+        end.push(out.subarray(limit + 1, limit + 1 + n));
+        continue;
+      }
+      const grown = new Uint8Array(Math.min(out.length * 2, limit + 64 * 1024));
       grown.set(out);
       out = grown;
     }
     const n = await Deno.stdin.read(out.subarray(size));
     if (n === null) break;
+    end.push(out.subarray(size, size + n));
     size += n;
   }
   return out.subarray(0, size);

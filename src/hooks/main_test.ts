@@ -109,17 +109,25 @@ Deno.test("malformed input: exit 1 with one line, but guard fails closed with 2"
 
 Deno.test("a TMUX_PANE the hook cannot place is an error, not a guess", async () => {
   const input = JSON.stringify(RECORDED.UserPromptSubmit);
+  const guarded = toolCall("mcp__tmux__kill_pane", { paneId: "%1" });
   const cases: [Record<string, string>, string][] = [
-    [{ TMUX_PANE: "%1" }, "TMUX is not set"],
     [{ TMUX_PANE: "%1", TMUX: "garbage" }, 'TMUX is "garbage"'],
     [{ TMUX_PANE: "1", TMUX: "/tmp/s,1,0" }, "not a pane id"],
   ];
   for (const [env, fragment] of cases) {
     for (const command of PANE_COMMANDS) {
-      const r = await run([command], input, env);
+      const r = await run([command], command === "guard" ? guarded : input, env);
       assert.equal(r.code, command === "guard" ? 2 : 1);
       assert.ok(r.stderr[0].includes(fragment), r.stderr[0]);
     }
+    // The guard has no opinion on tools it does not guard: those never needed the pane.
+    const read = toolCall("mcp__tmux__list_sessions", {});
+    assert.deepEqual(await run(["guard"], read, env), QUIET);
+  }
+  // TMUX unset with TMUX_PANE left (tmux started inside tmux): outside tmux, as tmux takes it.
+  for (const command of PANE_COMMANDS) {
+    const stdin = command === "guard" ? guarded : input;
+    assert.deepEqual(await run([command], stdin, { TMUX_PANE: "%1" }), QUIET, command);
   }
 });
 
@@ -144,14 +152,15 @@ Deno.test("working, attention, done, clear mark the agent's window and only it",
     await step("working", RECORDED.UserPromptSubmit, state("working"));
     await step("attention", RECORDED.PermissionRequest, needs('"asks permission to use Bash"'));
     await step("working", RECORDED.PreToolUse, state("working"));
+    // A subagent's end is not the agent's: the window stays working.
+    await step("done", RECORDED.SubagentStop, state("working"));
     await step("done", RECORDED.Stop, state("done"));
-    await step("done", RECORDED.SubagentStop, state("done"));
     await step("clear", RECORDED.UserPromptSubmit, "");
     await step("clear", RECORDED.Stop, ""); // clearing twice is fine
     // Any command accepts any event's input.
     for (const input of Object.values(RECORDED)) {
       await step("working", input, state("working"));
-      await step("done", input, state("done"));
+      await step("done", input, state(input === RECORDED.SubagentStop ? "working" : "done"));
       await step("clear", input, "");
     }
     assert.equal(await t.tmux("show-options", "-w", "-t", otherPane), "", "other window untouched");

@@ -187,7 +187,7 @@ Deno.test("done flags an unwatched window to every client, and a watched one to 
     await waitFor(() => client.screen().includes("sync-mark-A"), "the first sync message");
 
     await t.attach("main"); // now a person looks at the agent's pane
-    await hook("done", recorded("SubagentStop"), env);
+    await hook("done", recorded("Stop"), env);
     assert.equal((await show(t, t.ids.paneId, STATE_OPTION)).stdout, "done\n");
     await t.tmux("display-message", "-c", client.tty, "sync-mark-B");
     await waitFor(() => client.screen().includes("sync-mark-B"), "the second sync message");
