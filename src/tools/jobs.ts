@@ -426,14 +426,18 @@ export const jobFields = {
 /** What a job reports, as {@link jobFields} declares it. */
 export type JobReport = z.infer<z.ZodObject<typeof jobFields>>;
 
-/** A job's report, its output bounded to `maxBytes` (the tail kept). */
+/**
+ * A job's report, its output bounded to `maxBytes` as JSON on the wire (the tail kept;
+ * `twice`: for a report that travels as JSON text inside JSON, see keepTail).
+ */
 export function jobReport(
   jobId: string,
   ref: JobRef,
   view: JobView,
   maxBytes: number,
+  twice = false,
 ): JobReport {
-  const output = keepTail(view.output, Math.max(1_000, maxBytes));
+  const output = keepTail(view.output, Math.max(1_000, maxBytes), twice);
   return {
     jobId,
     paneId: ref.paneId,
@@ -578,7 +582,8 @@ export const JOB_SERVING: JobServing = {
     const view = await readJob(on, ref);
     rememberJob(jobId);
     const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
-    return JSON.stringify(jobReport(jobId, ref, view, budget));
+    // The text is JSON, and travels as a JSON string: the output's escapes are escaped twice.
+    return JSON.stringify(jobReport(jobId, ref, view, budget, true));
   },
   watch: (uri, ctx, changed) => {
     const stop = new AbortController();
