@@ -3,8 +3,8 @@
  * every tmux command sent there.
  *
  * Per destination (exactly as the operator gave it to `--ssh`), a master `ssh` holds the one
- * connection (OpenSSH connection multiplexing, its control socket in a private folder of this
- * process); every tmux process on that host, one-shot or a long-lived control-mode client
+ * connection (OpenSSH connection multiplexing, its control socket in a private folder: see
+ * {@link SshHosts.#controlPath}); every tmux process on that host, one-shot or a long-lived control-mode client
  * (`tmux -C`), is a session multiplexed over it, so no call pays for a handshake. A master
  * that dies (network gone, host rebooted, connection killed) is noticed and started again on
  * the next use; a host that does not answer fails its calls with {@link SshUnreachable}
@@ -21,6 +21,8 @@
  *
  * @module
  */
+
+import { warn } from "../diagnostics.ts";
 
 /** What `--ssh` and `--ssh-config` configured. */
 export interface SshOptions {
@@ -179,6 +181,8 @@ export class SshHosts {
   readonly #index = new Map<string, number>();
   #folder: string | null = null;
   #madeFolder = false;
+  /** No folder ssh could make its sockets in (no `~/.ssh`): every ssh connects on its own. */
+  #direct = false;
   #closed = false;
 
   /** Nothing is started until a host is first used. */
@@ -198,8 +202,12 @@ export class SshHosts {
 
   /**
    * Where the multiplexing sockets live: a private folder made for this process when it may
-   * write one (mode 0700); without write permission (the baked flags grant none), sockets
-   * directly in /tmp under a random 128-bit name, which ssh creates with mode 0600.
+   * write one (mode 0700); without write permission (the baked flags grant none), the user's
+   * own `~/.ssh` (ssh expands `%d`), where the known_hosts ssh needs lives. Never a shared
+   * folder such as /tmp: an ssh client connects to whatever socket sits at its ControlPath
+   * without asking whose it is, and a name in a shared folder can be taken first by another
+   * user (it shows in every ssh's argv), who would then be handed every command and its input.
+   * Without a `~/.ssh` the master cannot make its socket: each call then connects on its own.
    */
   #controlPath(host: string): string {
     if (this.#folder === null) {
@@ -208,7 +216,7 @@ export class SshHosts {
         Deno.chmodSync(this.#folder, 0o700);
         this.#madeFolder = true;
       } catch {
-        this.#folder = `/tmp/${this.marker}`;
+        this.#folder = `%d/.ssh/${this.marker}`;
       }
     }
     const n = this.#index.get(host) ?? 0;
@@ -228,7 +236,7 @@ export class SshHosts {
       "-o",
       `ConnectTimeout=${this.#options.connectTimeoutS ?? 5}`,
       "-o",
-      `ControlPath=${this.#controlPath(host)}`,
+      `ControlPath=${this.#direct ? "none" : this.#controlPath(host)}`,
     );
     return args;
   }
@@ -258,22 +266,49 @@ export class SshHosts {
       master = this.#start(host);
       this.#masters.set(host, master);
     }
-    if (!signal) return await master.ready;
-    const { promise, reject } = Promise.withResolvers<never>();
-    const onAbort = () => reject(new SshUnreachable(host, "the call was cancelled"));
-    signal.addEventListener("abort", onAbort, { once: true });
     try {
-      await Promise.race([master.ready, promise]);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
+      if (!signal) return await master.ready;
+      const { promise, reject } = Promise.withResolvers<never>();
+      const onAbort = () => reject(new SshUnreachable(host, "the call was cancelled"));
+      signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        await Promise.race([master.ready, promise]);
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+      }
+    } catch (error) {
+      if (!this.#noSocketFolder(error)) throw error;
+      return await this.ensure(host, signal);
     }
+  }
+
+  /**
+   * Whether `error` says ssh could not make its connection socket (no `~/.ssh`): then, once,
+   * multiplexing is given up for this process (every ssh connects on its own, which works, only
+   * slower) and said so.
+   */
+  #noSocketFolder(error: unknown): boolean {
+    if (this.#direct || this.#madeFolder) return false;
+    if (!(error instanceof SshUnreachable) || !/unix_listener: cannot bind/.test(error.message)) {
+      return false;
+    }
+    this.#direct = true;
+    this.#failed.clear();
+    this.#masters.clear();
+    warn(
+      "tmux-mcp: ssh cannot keep its connection sockets in ~/.ssh (there is none, or it is not " +
+        "yours): each call to an SSH host connects on its own. Create it (mkdir -m 700 ~/.ssh) " +
+        "for one connection per host.",
+    );
+    return true;
   }
 
   #start(host: string): Master {
     const child = this.#spawn([
       ...this.#common(host),
       "-o",
-      "ControlMaster=yes",
+      // Without sockets it is a plain connection, still telling that the host answers.
+      this.#direct ? "ControlMaster=no" : "ControlMaster=yes",
       "-o",
       "ControlPersist=no",
       "-o",

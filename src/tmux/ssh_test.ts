@@ -106,3 +106,30 @@ Deno.test("SshHosts: options come from here only; a host fails fast after a fail
   assert.ok(spawned[0].includes("ControlMaster=yes"));
   await hosts.close();
 });
+
+Deno.test("SshHosts: without write permission the control socket goes to ~/.ssh, never /tmp", async () => {
+  // A shared folder would let another user take the socket's name first: an ssh client connects
+  // to whatever sits at its ControlPath.
+  const script = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(
+      script,
+      `import { SshHosts } from ${JSON.stringify(new URL("./ssh.ts", import.meta.url).href)};\n` +
+        `const hosts = new SshHosts({ destinations: ["h1", "h2"] }, () => { throw new Error(); });\n` +
+        `console.log(JSON.stringify(hosts.argv("h2", "tmux", ["-V"])));\n`,
+    );
+    // The baked flags grant no file access at all.
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", "--no-config", script],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const argv = JSON.parse(new TextDecoder().decode(out.stdout)) as string[];
+    const path = argv.find((a) => a.startsWith("ControlPath="))!;
+    assert.match(path, /^ControlPath=%d\/\.ssh\/tmux-mcp-[0-9a-f]{32}-h1$/);
+  } finally {
+    await Deno.remove(script);
+  }
+});
