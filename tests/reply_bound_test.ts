@@ -95,3 +95,29 @@ Deno.test("controls that cost more as text than as JSON cannot push a reply past
     }
   });
 });
+
+Deno.test("run_command output of quotes and backslashes stays within the bound, as tool and job", async () => {
+  await withTmux(async (t, c) => {
+    await t.prompt(t.ids.paneId);
+    const line = '"\\'.repeat(55); // every character escaped on the wire
+    const command = `i=0; while [ $i -lt 500 ]; do printf '%s\\n' '${line}'; i=$((i+1)); done`;
+    const ran = await c.call("run_command", { paneId: t.ids.paneId, command, timeoutMs: 30_000 });
+    assert.notEqual(ran.isError, true, JSON.stringify(ran.content));
+    assert.ok(wire(ran) <= replyBound(), `run_command: ${wire(ran)} bytes`);
+    const data = ran.structuredContent as { output: string; outputComplete: boolean };
+    assert.equal(data.outputComplete, false);
+    assert.ok(data.output.endsWith(line), "the end is kept");
+    // The same as a background job, read back by tool and as a resource.
+    const job = await c.call("run_command", {
+      paneId: t.ids.paneId,
+      command: `${command}; sleep 30`,
+      background: true,
+    });
+    const { jobId } = job.structuredContent as { jobId: string };
+    const read = await c.call("get_command_result", { jobId, waitMs: 2_000 });
+    assert.ok(wire(read) <= replyBound(), `get_command_result: ${wire(read)} bytes`);
+    const resource = await c.client.readResource({ uri: `tmux://job/${jobId}?socket=${t.socket}` });
+    assert.ok(wire(resource) <= replyBound(), `job resource: ${wire(resource)} bytes`);
+    await t.tmux("send-keys", "-t", t.ids.paneId, "C-c");
+  });
+});
