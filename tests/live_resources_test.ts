@@ -428,3 +428,53 @@ Deno.test("over stdio with the start task's flags: subscriptions/listen, then th
     await t.kill();
   }
 });
+
+Deno.test("a URI that names nothing is refused (2025) or left out of the grant (2026), never watched", async () => {
+  const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
+  const { cmd, args } = startCommand();
+  const bad = ["tmux://pane/abc", "tmux://pane/3?socket=a%2Fb", "tmux://server?host=nowhere"];
+  const legacy = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  const modern = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    await legacy.initialize();
+    for (const uri of bad) {
+      const refused = await legacy.request("resources/subscribe", { uri });
+      assert.equal(refused.error?.code, -32602, `${uri}: ${JSON.stringify(refused)}`);
+    }
+    const good = uriOf(t.ids.paneId);
+    assert.equal((await legacy.request("resources/subscribe", { uri: good })).error, undefined);
+
+    modern.request("subscriptions/listen", {
+      notifications: { resourceSubscriptions: [...bad, good] },
+      _meta: MODERN_META,
+    });
+    await waitFor(
+      () =>
+        modern.notifications.some((n) => n.method === "notifications/subscriptions/acknowledged"),
+      "the acknowledgement",
+    );
+    const ack = modern.notifications.find((n) =>
+      n.method === "notifications/subscriptions/acknowledged"
+    )!;
+    assert.deepEqual(
+      (ack.params?.notifications as { resourceSubscriptions: string[] }).resourceSubscriptions,
+      [good],
+    );
+    // The stream stands for the pane: its output is told.
+    await t.prompt(t.ids.paneId);
+    await type(t, t.ids.paneId, "echo granted");
+    await waitFor(
+      () =>
+        modern.notifications.some((n) =>
+          n.method === "notifications/resources/updated" && n.params?.uri === good
+        ),
+      "the update for the granted URI",
+    );
+    assert.equal((await legacy.closeStdin()).code, 0);
+    assert.equal((await modern.closeStdin()).code, 0);
+  } finally {
+    await legacy.kill();
+    await modern.kill();
+    await t.kill();
+  }
+});

@@ -55,6 +55,11 @@ export interface ResourceSpec {
    */
   readonly watch?: (uri: string, ctx: TmuxContext, changed: () => void) => Feed;
   /**
+   * Throws (a ToolFailure saying why) when `uri`, though it fits the template, names nothing
+   * this resource could be (`tmux://pane/abc`): such a URI is refused before any watch starts.
+   */
+  readonly check?: (uri: string) => void;
+  /**
    * Starts calling `changed` whenever the resources this template lists (see `list`) may
    * have come or gone; returns what stops it. Run while a client may hold the list: one that
    * listed resources under 2025-11-25, or listens for `resourcesListChanged` under 2026-07-28.
@@ -191,14 +196,21 @@ export class ResourceSubscriptions {
           const granted = m.params?.notifications as
             | { resourceSubscriptions?: unknown; resourcesListChanged?: unknown }
             | undefined;
-          const uris = Array.isArray(granted?.resourceSubscriptions)
+          const asked = Array.isArray(granted?.resourceSubscriptions)
             ? granted.resourceSubscriptions.filter((u): u is string => typeof u === "string")
             : [];
           if ((typeof id === "string" || typeof id === "number") && granted) {
+            // A URI that names no resource (tmux://pane/abc) is left out of what is granted: the
+            // stream stands for the others, and the acknowledgement says which.
+            const uris = asked.filter((uri) => this.#refusal(uri) === null);
+            const ack = uris.length === asked.length ? message : {
+              ...message,
+              params: { ...m.params, notifications: { ...granted, resourceSubscriptions: uris } },
+            } as JSONRPCMessage;
             streams.set(id, { uris, listChanged: granted.resourcesListChanged === true });
             changed();
             // Acknowledged once watched: what changes after the acknowledgement is told.
-            return this.#readyFor(uris).then(() => transport.send(message, options));
+            return this.#readyFor(uris).then(() => transport.send(ack, options));
           }
         } else if (m.method === undefined && m.id !== undefined) {
           ended(m.id);
@@ -248,14 +260,9 @@ export class ResourceSubscriptions {
     if (era === "legacy") {
       // Under 2026-07-28 these methods do not exist (the SDK answers -32601): listen streams
       // replace them.
-      const known = (uri: string) => resources.some((spec) => matches(spec, uri));
       server.server.setRequestHandler("resources/subscribe", async (request) => {
-        if (!known(request.params.uri)) {
-          throw new ProtocolError(
-            ProtocolErrorCode.InvalidParams,
-            `No resource ${request.params.uri}: resources/list and resources/templates/list show them.`,
-          );
-        }
+        const refusal = this.#refusal(request.params.uri);
+        if (refusal !== null) throw new ProtocolError(ProtocolErrorCode.InvalidParams, refusal);
         connection.subscribed.add(request.params.uri);
         this.#reconcile();
         // Answered once watched: what changes after the answer is told.
@@ -275,6 +282,18 @@ export class ResourceSubscriptions {
       this.#reconcile();
       previous?.();
     };
+  }
+
+  /** Why `uri` cannot be subscribed to (no resource has it, or it names nothing), or null. */
+  #refusal(uri: string): string | null {
+    const spec = this.#resources.find((s) => matches(s, uri));
+    if (!spec) return `No resource ${uri}: resources/list and resources/templates/list show them.`;
+    try {
+      spec.check?.(uri);
+      return null;
+    } catch (error) {
+      return failureText(error, {});
+    }
   }
 
   /** Whether some client asked to hear of `uri`, as far as can be known. */
@@ -317,9 +336,18 @@ export class ResourceSubscriptions {
       if (!spec?.watch) continue;
       // Taken, should watch() call back at once.
       this.#watches.set(uri, { ready: Promise.resolve(), stop: () => {} });
-      const feed = spec.watch(uri, contextFor(new AbortController().signal), () => {
-        if (this.#watches.has(uri)) this.updated(uri);
-      });
+      let feed: Feed;
+      try {
+        feed = spec.watch(uri, contextFor(new AbortController().signal), () => {
+          if (this.#watches.has(uri)) this.updated(uri);
+        });
+      } catch (error) {
+        // Refused before a subscription is taken (#refusal); should one slip through, it is
+        // watched by nobody rather than failing every other watch here.
+        this.#watches.delete(uri);
+        this.#log("warning", `cannot watch ${uri}: ${failureText(error, {})}`);
+        continue;
+      }
       if (this.#watches.has(uri)) this.#watches.set(uri, feed);
       else feed.stop();
     }

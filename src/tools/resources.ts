@@ -306,6 +306,7 @@ function serverSpec(name: string, uri: string): ResourceSpec {
       const on = contextOn(ctx, parseTarget(at));
       return watchServer(on.runner, on.address, "topology", changed);
     },
+    check: (at) => void parseTarget(at),
   };
 }
 
@@ -331,6 +332,7 @@ function agentsSpec(name: string, uri: string): ResourceSpec {
         },
       };
     },
+    check: (at) => void parseTarget(at),
   };
 }
 
@@ -371,6 +373,7 @@ const PANE_SPEC: ResourceSpec = {
     const on = contextOn(ctx, target);
     return watchPane(on.runner, on.address, target.paneId!, changed);
   },
+  check: (at) => void parseTarget(at),
   watchList: (ctx, changed) => {
     // The panes there are, told only when that set changes (not on every layout change).
     let known: string | null = null;
