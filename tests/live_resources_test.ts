@@ -20,6 +20,7 @@ import {
 import assert from "node:assert/strict";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import type { ToolRegistry } from "../src/mcp/registry.ts";
+import { MAX_WATCHED_SERVERS } from "../src/mcp/resources.ts";
 import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { inert, parseTarget } from "../src/tools/resources.ts";
@@ -475,6 +476,38 @@ Deno.test("a URI that names nothing is refused (2025) or left out of the grant (
   } finally {
     await legacy.kill();
     await modern.kill();
+    await t.kill();
+  }
+});
+
+Deno.test("watches are bounded: servers and resources at once, refused past it with the reason", async () => {
+  const t = await TestTmux.start("main");
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    await server.initialize();
+    // Servers nobody started: each watch would try again and again, each try a tmux process.
+    const absent = (i: number) => `tmux://server?socket=${t.socket}-absent-${i}`;
+    for (let i = 0; i < MAX_WATCHED_SERVERS; i++) {
+      const ok = await server.request("resources/subscribe", { uri: absent(i) });
+      assert.equal(ok.error, undefined, JSON.stringify(ok.error));
+    }
+    const refused = await server.request("resources/subscribe", {
+      uri: absent(MAX_WATCHED_SERVERS),
+    });
+    assert.equal(refused.error?.code, -32602);
+    assert.match(refused.error!.message, /at most 16 tmux servers at once: unsubscribe/);
+    // Another resource on a server already watched is fine; one freed makes room.
+    const again = await server.request("resources/subscribe", {
+      uri: `tmux://agents?socket=${t.socket}-absent-0`,
+    });
+    assert.equal(again.error, undefined);
+    await server.request("resources/unsubscribe", { uri: absent(1) });
+    const room = await server.request("resources/subscribe", { uri: absent(MAX_WATCHED_SERVERS) });
+    assert.equal(room.error, undefined);
+    assert.equal((await server.closeStdin()).code, 0);
+  } finally {
+    await server.kill();
     await t.kill();
   }
 });

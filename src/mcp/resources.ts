@@ -111,6 +111,21 @@ interface Pending {
 }
 
 const LIST_KEY = "";
+
+/** Resources watched at once, at most (see ResourceSubscriptions.#refusal). */
+export const MAX_WATCHED_URIS = 512;
+/** tmux servers (socket and host) whose resources are watched at once, at most. */
+export const MAX_WATCHED_SERVERS = 16;
+
+/** Which tmux server a resource URI is on: its `socket` and `host` query, as given. */
+function serverOf(uri: string): string {
+  try {
+    const query = new URL(uri).searchParams;
+    return `${query.get("host") ?? ""}\n${query.get("socket") ?? ""}`;
+  } catch {
+    return "";
+  }
+}
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
 /**
@@ -202,7 +217,8 @@ export class ResourceSubscriptions {
           if ((typeof id === "string" || typeof id === "number") && granted) {
             // A URI that names no resource (tmux://pane/abc) is left out of what is granted: the
             // stream stands for the others, and the acknowledgement says which.
-            const uris = asked.filter((uri) => this.#refusal(uri) === null);
+            const uris: string[] = [];
+            for (const uri of asked) if (this.#refusal(uri, uris) === null) uris.push(uri);
             const ack = uris.length === asked.length ? message : {
               ...message,
               params: { ...m.params, notifications: { ...granted, resourceSubscriptions: uris } },
@@ -284,16 +300,44 @@ export class ResourceSubscriptions {
     };
   }
 
-  /** Why `uri` cannot be subscribed to (no resource has it, or it names nothing), or null. */
-  #refusal(uri: string): string | null {
+  /**
+   * Why `uri` cannot be subscribed to, or null: no resource has it, it names nothing, or it
+   * would pass what this process watches at once ({@link MAX_WATCHED_URIS} resources on
+   * {@link MAX_WATCHED_SERVERS} tmux servers: a watch of a server that is not there tries again
+   * and again, each try a tmux process). `granting`: URIs about to be granted with it.
+   */
+  #refusal(uri: string, granting: readonly string[] = []): string | null {
     const spec = this.#resources.find((s) => matches(s, uri));
     if (!spec) return `No resource ${uri}: resources/list and resources/templates/list show them.`;
     try {
       spec.check?.(uri);
-      return null;
     } catch (error) {
       return failureText(error, {});
     }
+    const wanted = new Set([...this.#wantedUris(), ...granting]);
+    if (wanted.has(uri)) return null;
+    if (wanted.size >= MAX_WATCHED_URIS) {
+      return `This server watches at most ${MAX_WATCHED_URIS} resources at once: unsubscribe ` +
+        "from some (or end a listen stream) first.";
+    }
+    const servers = new Set([...wanted].map(serverOf));
+    if (!servers.has(serverOf(uri)) && servers.size >= MAX_WATCHED_SERVERS) {
+      return `This server watches resources on at most ${MAX_WATCHED_SERVERS} tmux servers at ` +
+        "once: unsubscribe from another server's first.";
+    }
+    return null;
+  }
+
+  /** Every URI some connection or stream asked for now. */
+  #wantedUris(): Set<string> {
+    const wanted = new Set<string>();
+    for (const connection of this.#connections) {
+      if (connection.era === "legacy") { for (const uri of connection.subscribed) wanted.add(uri); }
+    }
+    for (const streams of this.#streams) {
+      for (const filter of streams.values()) for (const uri of filter.uris) wanted.add(uri);
+    }
+    return wanted;
   }
 
   /** Whether some client asked to hear of `uri`, as far as can be known. */
@@ -309,18 +353,13 @@ export class ResourceSubscriptions {
 
   /** Starts the watches somebody needs and stops those nobody needs any more. */
   #reconcile(): void {
-    const wanted = new Set<string>();
+    const wanted = this.#wantedUris();
     let list = false;
     for (const connection of this.#connections) {
-      if (connection.era !== "legacy") continue;
-      for (const uri of connection.subscribed) wanted.add(uri);
-      list ||= connection.listed;
+      if (connection.era === "legacy") list ||= connection.listed;
     }
     for (const streams of this.#streams) {
-      for (const filter of streams.values()) {
-        for (const uri of filter.uris) wanted.add(uri);
-        list ||= filter.listChanged;
-      }
+      for (const filter of streams.values()) list ||= filter.listChanged;
     }
     for (const [uri, feed] of [...this.#watches]) {
       if (wanted.has(uri)) continue;

@@ -31,8 +31,11 @@ import { controlFor, execFast, type Listening, type Watch } from "../tmux/contro
 import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
 import { takeBriefSnapshot } from "../tmux/snapshot.ts";
 
-/** Longest wait before a lost feed tries again. */
-export const MAX_RETRY_MS = 5_000;
+/**
+ * Longest wait before a lost feed tries again: a server that is not there (a subscription to a
+ * socket nobody started) is tried every 30 s, not every few, each try a tmux process.
+ */
+export const MAX_RETRY_MS = 30_000;
 /** First wait before a lost feed tries again. */
 const FIRST_RETRY_MS = 250;
 /** How often a pane no control connection can carry is compared. */
@@ -309,6 +312,8 @@ export function watchPane(
   let timer: ReturnType<typeof setTimeout> | undefined;
   let retryMs = FIRST_RETRY_MS;
   let lastScreen: string | null = null;
+  /** Whether the last look found no such pane: told once, when it went, not at every look. */
+  let absent = false;
   const tell = () => {
     if (!stopped) changed();
   };
@@ -348,8 +353,14 @@ export function watchPane(
       const pane = snapshot.panes.find((p) => p.id === paneId);
       if (!pane) {
         // Gone (or its server is): a read says so; look again later, in case it comes back.
-        tell();
+        if (!absent) tell();
+        absent = true;
         return retry();
+      }
+      if (absent) {
+        // Back (a pane by that id again): what a read shows changed.
+        absent = false;
+        tell();
       }
       sessionIds = [...new Set(pane.placements.map((p) => p.sessionId))];
     } catch {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { sh, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { RecordingRunner, sh, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { AGENTS_CHANNEL, STATE_OPTION } from "../hooks/marks.ts";
 import { TmuxRunner } from "../tmux/run.ts";
 import type { Feed } from "../mcp/resources.ts";
-import { watchServer } from "./live.ts";
+import { watchPane, watchServer } from "./live.ts";
 
 /** The `tmux wait-for` processes of `socket` (the feed's waiters). */
 async function waiters(socket: string): Promise<string[]> {
@@ -89,4 +89,23 @@ Deno.test("agents feed: a wait that cannot start at first (an SSH connection not
     await mark(t, "needs-input");
     await waitFor(() => told() > 0, "the mark told");
   }, runner);
+});
+
+Deno.test("pane feed: a pane that is not there is told once, not at every look", async () => {
+  const t = await TestTmux.start("main");
+  const runner = new RecordingRunner({ control: false });
+  let told = 0;
+  const feed = watchPane(runner, { socketName: t.socket }, "%4242", () => told++);
+  try {
+    await feed.ready;
+    // It keeps looking (in case a pane by that id comes), later and later: three more looks.
+    const looks = () => runner.started.filter((a) => a[0] === "display-message").length;
+    const first = looks();
+    await waitFor(() => looks() >= first + 3, "three more looks");
+    assert.equal(told, 1);
+  } finally {
+    feed.stop();
+    await runner.close();
+    await t.kill();
+  }
 });
