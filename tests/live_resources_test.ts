@@ -511,3 +511,72 @@ Deno.test("watches are bounded: servers and resources at once, refused past it w
     await t.kill();
   }
 });
+
+Deno.test("tmux://server stays within the bound however many and long the names", async () => {
+  const t = await TestTmux.start("main");
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    for (let i = 0; i < 40; i++) {
+      await t.tmux(
+        "new-session",
+        "-d",
+        "-s",
+        `s${i}-${"n".repeat(2_000)}`,
+        "-n",
+        "w".repeat(2_000),
+      );
+    }
+    await server.initialize();
+    const read = await server.request("resources/read", { uri: "tmux://server" });
+    assert.equal(read.error, undefined);
+    const text = (read.result?.contents as { text: string }[])[0].text;
+    assert.ok(new TextEncoder().encode(text).length <= MAX_RESULT_BYTES, `${text.length}`);
+    const view = JSON.parse(text) as {
+      complete: boolean;
+      sessions: unknown[];
+      windows: unknown[];
+      panes: unknown[];
+      omittedSessions: number;
+      omittedWindows: number;
+      omittedPanes: number;
+    };
+    assert.equal(view.complete, false);
+    assert.equal(view.sessions.length + view.omittedSessions, 41);
+    assert.equal(view.windows.length + view.omittedWindows, 41);
+    assert.equal(view.panes.length + view.omittedPanes, 41);
+    assert.ok(view.panes.length > 0, "panes keep room of their own");
+    assert.equal((await server.closeStdin()).code, 0);
+  } finally {
+    await server.kill();
+    await t.kill();
+  }
+});
+
+Deno.test("resources/list stays within the bound, counting what the SDK adds to each entry", async () => {
+  const t = await TestTmux.start("main");
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    const title = "T".repeat(80);
+    for (let i = 0; i < 300; i += 30) {
+      await t.tmux(
+        ...Array.from({ length: 30 }, () => ["new-window", "-d", "cat", ";"]).flat().slice(0, -1),
+      );
+    }
+    await t.tmux("set-option", "-g", "allow-rename", "off");
+    const ids = (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).trim().split("\n");
+    for (const id of ids) await t.tmux("select-pane", "-t", id, "-T", title);
+    await server.initialize();
+    const listed = await server.request("resources/list");
+    const bytes = new TextEncoder().encode(JSON.stringify(listed)).length;
+    assert.ok(bytes <= MAX_RESULT_BYTES + 1_000, `${bytes} bytes`);
+    const resources = listed.result?.resources as { uri: string; description?: string }[];
+    assert.ok(resources.some((r) => r.uri === "tmux://server"));
+    assert.ok(resources.filter((r) => r.uri.startsWith("tmux://pane/")).length < ids.length);
+    assert.equal((await server.closeStdin()).code, 0);
+  } finally {
+    await server.kill();
+    await t.kill();
+  }
+});

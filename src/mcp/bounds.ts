@@ -221,3 +221,18 @@ function tailWithin(text: string, budget: number): string {
   }
   return text.slice(start);
 }
+
+/** Longest completion value offered: a longer name is left to the listing tools. */
+const MAX_COMPLETION_BYTES = 1_024;
+/** What the completion values of one answer take at most, as JSON. */
+const COMPLETIONS_BYTES = 16_384;
+
+/**
+ * Completion values as a client is offered them: whole (a value cut short would complete to
+ * something that does not exist, so an overlong one is left out), at most 100 (the protocol's
+ * bound), within {@link COMPLETIONS_BYTES}.
+ */
+export function boundCompletions(values: readonly string[]): string[] {
+  const whole = values.filter((v) => byteLength(v) <= MAX_COMPLETION_BYTES).slice(0, 100);
+  return fitEntries(whole, COMPLETIONS_BYTES).kept;
+}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { byteLength, cutString } from "./bounds.ts";
+import { boundCompletions, byteLength, cutString } from "./bounds.ts";
 
 const pieces = [
   "a",
@@ -53,4 +53,16 @@ Deno.test("cutString keeps whole characters within the bound and counts the rest
     assert.ok(kept > max - 4, "cut at the last character boundary");
     assert.equal(kept + cut.omittedBytes, whole);
   }
+});
+
+Deno.test("boundCompletions: whole values only, at most 100, within 16 KB", () => {
+  assert.deepEqual(boundCompletions(["a", "b"]), ["a", "b"]);
+  const many = Array.from({ length: 500 }, (_, i) => `v${i}`);
+  assert.equal(boundCompletions(many).length, 100);
+  const long = Array.from({ length: 100 }, (_, i) => `${i}${"x".repeat(900)}`);
+  const kept = boundCompletions(long);
+  assert.ok(kept.length > 0 && kept.length < 100);
+  assert.ok(JSON.stringify(kept).length <= 16_384);
+  assert.deepEqual(kept, long.slice(0, kept.length), "leading values, whole");
+  assert.deepEqual(boundCompletions(["x".repeat(5_000), "ok"]), ["ok"], "an overlong one left out");
 });

@@ -19,6 +19,7 @@ import {
   ProtocolErrorCode,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { boundCompletions } from "./bounds.ts";
 import type { TmuxContext } from "./context.ts";
 import { failureText } from "./errors.ts";
 
@@ -143,7 +144,7 @@ export function attachPrompts(
               contextFor(AbortSignal.timeout(TMUX_BUDGET_MS)),
               others,
             );
-            return values.slice(0, 100);
+            return boundCompletions(values);
           } catch {
             return []; // no tmux server, or it did not answer: nothing to offer
           }

@@ -23,6 +23,7 @@ import {
   type TransportSendOptions,
   UriTemplate,
 } from "@modelcontextprotocol/server";
+import { boundCompletions, fitEntries } from "./bounds.ts";
 import { type LogLevel, stderrLog, type TmuxContext } from "./context.ts";
 import { failureText } from "./errors.ts";
 
@@ -111,6 +112,9 @@ interface Pending {
 }
 
 const LIST_KEY = "";
+
+/** Room a template's listing leaves for the other resources listed with it. */
+const LISTED_BESIDE_BYTES = 4_096;
 
 /** Resources watched at once, at most (see ResourceSubscriptions.#refusal). */
 export const MAX_WATCHED_URIS = 512;
@@ -545,9 +549,15 @@ function register(
     list: list
       ? async (ctx) => {
         listed();
-        return {
-          resources: (await list(contextFor(ctx.mcpReq.signal))).map((r) => ({ ...r })),
-        };
+        const tmux = contextFor(ctx.mcpReq.signal);
+        const entries = await list(tmux);
+        // The SDK lists each with the template's title, description and MIME type: counted,
+        // with room left for the fixed resources listed beside them.
+        const { kept } = fitEntries(
+          entries.map((r) => ({ ...r, ...metadata })),
+          tmux.config.maxResultBytes - LISTED_BESIDE_BYTES,
+        );
+        return { resources: entries.slice(0, kept.length).map((r) => ({ ...r })) };
       }
       : undefined,
     complete: complete
@@ -556,7 +566,7 @@ function register(
           variable,
           async (
             typed: string,
-          ) => [...await values(typed, contextFor(new AbortController().signal))],
+          ) => boundCompletions(await values(typed, contextFor(new AbortController().signal))),
         ]),
       )
       : undefined,

@@ -171,10 +171,23 @@ function short(text: string): string {
   return inert(cutString(text, MAX_METADATA_BYTES).text);
 }
 
-/** Sessions, windows and panes as one JSON value, within the bound (panes left out last). */
+/**
+ * Sessions, windows and panes as one JSON value, within the bound: the sessions in at most a
+ * third of it, the windows in at most half of what is left, the panes in the rest; each list
+ * keeps its leading entries and counts the ones it left out.
+ */
 export function serverView(snapshot: Snapshot<PaneBrief>, maxBytes: number): unknown {
   if (!snapshot.running) {
-    return { running: false, sessions: [], windows: [], panes: [], complete: true };
+    return {
+      running: false,
+      sessions: [],
+      windows: [],
+      panes: [],
+      complete: true,
+      omittedSessions: 0,
+      omittedWindows: 0,
+      omittedPanes: 0,
+    };
   }
   const windowsOf = new Map<string, { index: number; id: string }[]>();
   for (const w of snapshot.windows) {
@@ -218,14 +231,22 @@ export function serverView(snapshot: Snapshot<PaneBrief>, maxBytes: number): unk
     width: p.width,
     height: p.height,
   }));
-  const head = { running: true, sessions, windows };
-  const room = maxBytes - jsonBytes(head) - 100;
-  const kept = fitEntries(panes, Math.max(0, room));
+  // Room for the keys, the counts and the brackets around the three lists.
+  let room = Math.max(0, maxBytes - 200);
+  const keptSessions = fitEntries(sessions, Math.floor(room / 3));
+  room -= jsonBytes(keptSessions.kept);
+  const keptWindows = fitEntries(windows, Math.floor(room / 2));
+  room -= jsonBytes(keptWindows.kept);
+  const keptPanes = fitEntries(panes, Math.max(0, room));
   return {
-    ...head,
-    panes: kept.kept,
-    complete: kept.omitted === 0,
-    omittedPanes: kept.omitted,
+    running: true,
+    sessions: keptSessions.kept,
+    windows: keptWindows.kept,
+    panes: keptPanes.kept,
+    complete: keptSessions.omitted + keptWindows.omitted + keptPanes.omitted === 0,
+    omittedSessions: keptSessions.omitted,
+    omittedWindows: keptWindows.omitted,
+    omittedPanes: keptPanes.omitted,
   };
 }
 
