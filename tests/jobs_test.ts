@@ -399,3 +399,28 @@ Deno.test("tmux://job/{jobId} over stdio under 2026-07-28: subscriptions/listen 
     await t.kill();
   }
 });
+
+Deno.test("a job on another tmux server is listed and read with its socket", async () => {
+  await withTmux(async (_t, c) => {
+    const other = await TestTmux.start();
+    try {
+      await other.prompt(other.ids.paneId);
+      const run = await c.ok<Run>("run_command", {
+        paneId: other.ids.paneId,
+        command: "sleep 30",
+        background: true,
+        socket_name: other.socket,
+      });
+      const uri = `tmux://job/${run.jobId}?socket=${other.socket}`;
+      const listed = await c.client.listResources();
+      assert.ok(listed.resources.some((r: { uri: string }) => r.uri === uri), uri);
+      const read = JSON.parse(
+        (await c.client.readResource({ uri })).contents[0].text as string,
+      ) as Job;
+      assert.equal(read.state, "running");
+      await other.tmux("send-keys", "-t", other.ids.paneId, "C-c");
+    } finally {
+      await other.kill();
+    }
+  });
+});

@@ -40,7 +40,7 @@ import {
   readJob,
   readMarked,
 } from "./jobs.ts";
-import { rememberJob } from "./job_resource.ts";
+import { placeOf, rememberJob } from "./job_resource.ts";
 import {
   awaitFirstOutput,
   clampTimeout,
@@ -638,7 +638,7 @@ const runCommand = defineTool({
       serverPid: snapshot.server?.pid ?? 0,
     };
     const jobId = jobIdOf(ref);
-    rememberJob(jobId);
+    rememberJob(jobId, placeOf(ctx));
     const state: RunState = { ref, command: args.command, attached: true };
     let keep = false;
     try {

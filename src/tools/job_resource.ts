@@ -7,22 +7,49 @@
  * @module
  */
 
+import type { TmuxContext } from "../mcp/context.ts";
 import type { Feed, ResourceSpec } from "../mcp/resources.ts";
 
-/** Job ids this process started or read, newest last: for completion and resources/list. */
-const known = new Set<string>();
-const MAX_KNOWN = 100;
-
-/** Remembers a job id for completion and the resource list. */
-export function rememberJob(jobId: string): void {
-  known.delete(jobId);
-  known.add(jobId);
-  if (known.size > MAX_KNOWN) known.delete(known.values().next().value!);
+/** Where a job runs: the tmux server by socket name (absent: the default), on an SSH host. */
+export interface JobPlace {
+  readonly socketName?: string;
+  readonly host?: string;
 }
 
-/** A job resource's URI. */
-export function jobUri(jobId: string): string {
-  return `tmux://job/${jobId}`;
+/**
+ * Job ids this process started or read, newest last, with where each runs: for completion and
+ * resources/list.
+ */
+const known = new Map<string, JobPlace>();
+const MAX_KNOWN = 100;
+
+/**
+ * Where a call's jobs run, as a job URI says it: nothing for the server's own tmux server (the
+ * URI is bare), its socket name for another, and the SSH host.
+ */
+export function placeOf(ctx: TmuxContext): JobPlace {
+  const own = ctx.host === undefined && ctx.address === ctx.config.address;
+  return {
+    ...(!own && ctx.address.socketName !== undefined &&
+      { socketName: ctx.address.socketName }),
+    ...(ctx.host !== undefined && { host: ctx.host }),
+  };
+}
+
+/** Remembers a job id, and where it runs, for completion and the resource list. */
+export function rememberJob(jobId: string, place: JobPlace = {}): void {
+  known.delete(jobId);
+  known.set(jobId, place);
+  if (known.size > MAX_KNOWN) known.delete(known.keys().next().value!);
+}
+
+/** A job resource's URI: its server's socket and its host in the query, where it has them. */
+export function jobUri(jobId: string, place: JobPlace = {}): string {
+  const query = [
+    ...(place.socketName !== undefined ? [`socket=${encodeURIComponent(place.socketName)}`] : []),
+    ...(place.host !== undefined ? [`host=${encodeURIComponent(place.host)}`] : []),
+  ];
+  return `tmux://job/${jobId}${query.length ? `?${query.join("&")}` : ""}`;
 }
 
 /** What reads and watches a job (jobs.ts). */
@@ -35,18 +62,19 @@ export function jobResource(serving: JobServing): ResourceSpec {
     title: "run_command job",
     description: "A run_command job's state, exit status and output (JSON, as " +
       "get_command_result answers); updated when it ends. Add ?socket=NAME for another tmux " +
-      "server.",
+      "server, &host=HOST for an SSH host.",
     mimeType: "application/json",
     uri: "tmux://job/{jobId}",
     list: () =>
       Promise.resolve(
-        [...known].reverse().map((jobId) => ({
-          uri: jobUri(jobId),
+        [...known].reverse().map(([jobId, place]) => ({
+          uri: jobUri(jobId, place),
           name: `job in %${jobId.split("-")[0]}: ${jobId}`,
         })),
       ),
     complete: {
-      jobId: (typed) => Promise.resolve([...known].reverse().filter((id) => id.startsWith(typed))),
+      jobId: (typed) =>
+        Promise.resolve([...known.keys()].reverse().filter((id) => id.startsWith(typed))),
     },
     ...serving,
   };

@@ -33,7 +33,7 @@ import { paneAtPrompt } from "../tmux/prompt.ts";
 import { judgeResult } from "../tmux/run.ts";
 import { keepTail, MAX_TIMEOUT_MS, type PaneProbe, PaneWatch, probePane } from "./wait.ts";
 import { learnExitStatus } from "./pane_watch.ts";
-import { type JobServing, rememberJob } from "./job_resource.ts";
+import { type JobServing, placeOf, rememberJob } from "./job_resource.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Ids
@@ -514,7 +514,7 @@ const getCommandResult = defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const ref = await jobOf(ctx, args.jobId);
-    rememberJob(args.jobId);
+    rememberJob(args.jobId, placeOf(ctx));
     const wanted = args.waitMs ?? 0;
     const waitMs = Math.min(MAX_TIMEOUT_MS, wanted);
     const began = performance.now();
@@ -535,8 +535,8 @@ const getCommandResult = defineTool({
 // ---------------------------------------------------------------------------------------------
 // The job resource
 
-/** The job id and socket a `tmux://job/...` URI names. */
-function parseJobUri(uri: string): { jobId: string; socketName?: string } {
+/** The job id, socket and host a `tmux://job/...` URI names. */
+function parseJobUri(uri: string): { jobId: string; socketName?: string; host?: string } {
   let url: URL;
   try {
     url = new URL(uri);
@@ -548,25 +548,36 @@ function parseJobUri(uri: string): { jobId: string; socketName?: string } {
   if (url.protocol !== "tmux:" || url.host !== "job" || !m || url.hash !== "") {
     throw new ToolFailure(`No resource ${uri}.`, "tmux://job/{jobId} takes a run_command jobId.");
   }
-  if (params.some((p) => p !== "socket") || params.length > 1) {
-    throw new ToolFailure(`${uri}: the only query a resource takes is ?socket=NAME.`);
+  if (
+    params.some((p) => p !== "socket" && p !== "host") || new Set(params).size < params.length
+  ) {
+    throw new ToolFailure(
+      `${uri}: the only query a job resource takes is ?socket=NAME, and host=HOST (--ssh).`,
+    );
   }
   const socket = url.searchParams.get("socket") ?? undefined;
   if (socket !== undefined && (socket === "" || !socketNameField.safeParse(socket).success)) {
     throw new ToolFailure(`${uri}: socket must be a tmux socket name.`);
   }
-  return { jobId: m[1], socketName: socket };
+  // A host not given with --ssh is refused when the job is read (as for every call).
+  const host = url.searchParams.get("host") ?? undefined;
+  return { jobId: m[1], socketName: socket, host };
 }
 
-/** The context of the socket a job URI names. */
-function jobContext(ctx: TmuxContext, socketName: string | undefined, signal: AbortSignal) {
+/** The context of the socket (and host) a job URI names. */
+function jobContext(
+  ctx: TmuxContext,
+  place: { socketName?: string; host?: string },
+  signal: AbortSignal,
+) {
   return new TmuxContext(
     ctx.runner,
     ctx.config,
-    socketName ?? ctx.address.socketName,
+    place.socketName ?? (place.host === undefined ? ctx.address.socketName : undefined),
     signal,
     () => Promise.resolve(),
     ctx.log,
+    place.host,
   );
 }
 
@@ -576,11 +587,11 @@ const WATCH_SPAN_MS = 10 * 60_000;
 /** How a job is read and watched as a resource (declared in job_resource.ts). */
 export const JOB_SERVING: JobServing = {
   read: async (uri, _variables, ctx) => {
-    const { jobId, socketName } = parseJobUri(uri);
-    const on = socketName ? jobContext(ctx, socketName, ctx.signal) : ctx;
+    const { jobId, ...place } = parseJobUri(uri);
+    const on = place.socketName || place.host ? jobContext(ctx, place, ctx.signal) : ctx;
     const ref = await jobOf(on, jobId);
     const view = await readJob(on, ref);
-    rememberJob(jobId);
+    rememberJob(jobId, placeOf(on));
     const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
     // The text is JSON, and travels as a JSON string: the output's escapes are escaped twice.
     return JSON.stringify(jobReport(jobId, ref, view, budget, true));
@@ -588,8 +599,8 @@ export const JOB_SERVING: JobServing = {
   watch: (uri, ctx, changed) => {
     const stop = new AbortController();
     const watchOnce = async () => {
-      const { jobId, socketName } = parseJobUri(uri);
-      const on = jobContext(ctx, socketName, stop.signal);
+      const { jobId, ...place } = parseJobUri(uri);
+      const on = jobContext(ctx, place, stop.signal);
       const ref = parseJobId(jobId);
       if (!ref) return;
       while (!stop.signal.aborted) {
