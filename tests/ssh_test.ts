@@ -118,6 +118,26 @@ Deno.test({
       assert.equal(ran.exitStatus, 1);
       assert.match(ran.output, /a-b/);
 
+      // A background job there is listed with its host and read as a resource.
+      const job = await c.ok<{ jobId: string }>("run_command", {
+        ...on,
+        paneId: p,
+        command: "echo job-over-ssh",
+        background: true,
+      });
+      const jobUri = `tmux://job/${job.jobId}?socket=${a.socket}&host=h1`;
+      const resources = await c.client.listResources();
+      assert.ok(resources.resources.some((r: { uri: string }) => r.uri === jobUri), jobUri);
+      await waitFor(
+        async () => {
+          const read = await c.client.readResource({ uri: jobUri });
+          return (JSON.parse(read.contents[0].text as string) as { state: string }).state ===
+            "exited";
+        },
+        "the remote job read as a resource",
+        15_000,
+      );
+
       // wait_for_text: event-driven over the remote control client.
       const waiting = c.ok<{ outcome: string; lines: string[] }>("wait_for_text", {
         ...on,
