@@ -24,16 +24,24 @@ import type { ToolRegistry } from "../mcp/registry.ts";
 // ---------------------------------------------------------------------------------------------
 // Arguments: hostile input, checked before any text is built
 
-/** C0 and C1 control characters and DEL: none belongs in a prompt argument. */
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/**
+ * What no prompt argument holds: C0 and C1 control characters and DEL; the line and paragraph
+ * separators (a reader may break the prompt's line there, so a value could pose as a step of
+ * its own); and the bidirectional controls, which make text read in another order than it is.
+ */
+const CONTROL =
+  // deno-lint-ignore no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 /** A string of at most `max` characters, well-formed, without control characters. */
 function plain(max: number): z.ZodString {
   return z.string()
     .max(max, `at most ${max} characters`)
     .refine((s) => s.isWellFormed(), "not well-formed Unicode")
-    .refine((s) => !CONTROL.test(s), "no control characters (tab, newline, escape...)");
+    .refine(
+      (s) => !CONTROL.test(s),
+      "no control characters (tab, newline, escape, line separators, direction marks...)",
+    );
 }
 
 const PANE_ID = z.string().regex(/^%\d{1,9}$/, "a pane id such as %3 (list_panes lists them)");
