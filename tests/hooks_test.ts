@@ -21,6 +21,19 @@ function startArgs(): string[] {
   return [...words.slice(1, -1), `${root}main.ts`];
 }
 
+/** A hook process with every stream piped, its stdin written (and closed) by the test. */
+function hookChild(command: string): Deno.ChildProcess {
+  const [run, ...flags] = startArgs();
+  return new Deno.Command(Deno.execPath(), {
+    args: [run, ...flags, "hook", command],
+    env: cleanEnv(),
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
 async function hookProcess(
   args: string[],
   stdin: string,
@@ -163,15 +176,7 @@ Deno.test("stdin is read whole across many pipe chunks, and refused past its lim
   }
   // Past MAX_INPUT_BYTES the hook says so, having read all of it: the writer never meets a
   // closed pipe.
-  const [run, ...flags] = startArgs();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [run, ...flags, "hook", "working"],
-    env: cleanEnv(),
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = hookChild("working");
   const writer = child.stdin.getWriter();
   const chunk = new Uint8Array(1024 * 1024).fill(0x20);
   for (let i = 0; i < (MAX_INPUT_BYTES >> 20) + 2; i++) await writer.write(chunk);
@@ -183,21 +188,13 @@ Deno.test("stdin is read whole across many pipe chunks, and refused past its lim
 });
 
 Deno.test("a hook answers once its input is whole, though the agent keeps stdin open", async () => {
-  const [run, ...flags] = startArgs();
   for (
     const [command, stdin, code] of [
       ["guard", toolCall("mcp__tmux__list_sessions", {}), 0],
       ["working", JSON.stringify(recorded("UserPromptSubmit", { prompt: 'a "} quoted \\" ]' })), 0],
     ] as const
   ) {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [run, ...flags, "hook", command],
-      env: cleanEnv(),
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    const child = hookChild(command);
     const writer = child.stdin.getWriter();
     await writer.write(new TextEncoder().encode(stdin));
     // Not closed until the hook has exited on its own.
