@@ -83,6 +83,8 @@ Deno.test("create_session refuses names tmux would rewrite, and duplicates", asy
         ["back\\slash", /backslash/],
         ["", /empty/],
         ["main", /already exists/],
+        // Every tool reads `$1` as the session with that id: it would name another session.
+        ["$1", /looks like a session id/],
       ] as const
     ) {
       assert.match(await c.fail("create_session", { name }), why);
@@ -629,6 +631,11 @@ Deno.test("load_buffer stores text exactly; delete_buffer removes only this serv
     });
     const left = (await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim().split("\n").sort();
     assert.deepEqual(left, [anon.bufferName, "persons"].sort());
+    // A name ending in ';' (made by another program) is that buffer, not the one before the ';'.
+    await t.tmux("set-buffer", "-b", "tmux-mcp-x\\;", "semicolon");
+    await t.tmux("set-buffer", "-b", "tmux-mcp-x", "KEEP-ME");
+    await c.ok("delete_buffer", { bufferName: "tmux-mcp-x;" });
+    assert.equal(await t.tmux("show-buffer", "-b", "tmux-mcp-x"), "KEEP-ME");
     assert.match(await c.fail("load_buffer", { text: "x", name: "bad name" }), /letters, digits/);
   });
 });

@@ -74,6 +74,10 @@ export function checkName(kind: NameKind, name: string): void {
   if (kind === "session name" && /[.:]/.test(name)) {
     refuse("holds '.' or ':', which tmux would rewrite to '_' (they separate parts of a target)");
   }
+  if (kind === "session name" && /^\$\d+$/.test(name)) {
+    // tmux, and every tool here, reads `$2` as the session with that id before any name.
+    refuse("looks like a session id ($N), so naming that session would reach another");
+  }
 }
 
 /**

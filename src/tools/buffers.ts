@@ -32,7 +32,7 @@ import {
 } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/run.ts";
 import { SERVER_ONLY } from "../tmux/snapshot.ts";
-import { changes } from "./arguments.ts";
+import { changes, literalArg } from "./arguments.ts";
 
 /** The name prefix of every buffer this server creates, and the only ones it deletes. */
 export const BUFFER_PREFIX = "tmux-mcp-";
@@ -128,7 +128,8 @@ const deleteBuffer = defineTool({
         `This server's buffers there: ${sample(ours)}.`,
       );
     }
-    await ctx.run(["delete-buffer", "-b", args.bufferName]);
+    // A final ';' would end the command there: `tmux-mcp-x;` deleted `tmux-mcp-x`.
+    await ctx.run(["delete-buffer", "-b", literalArg(args.bufferName)]);
     return {
       data: { bufferName: args.bufferName, deleted: true },
       summary: `Deleted buffer ${args.bufferName}.`,
