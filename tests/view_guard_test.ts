@@ -231,3 +231,75 @@ Deno.test("a person's choose-tree previews every pane: input and view changes wa
     await c.ok("send_keys", { paneId: far.paneId, text: "echo FREE" });
   });
 });
+
+Deno.test("a pane moved into a person's window right after the check is not acted on there", async () => {
+  await withTmux(async (t, c) => {
+    // The person watches the first window (two panes); another window nobody sees holds %3.
+    const watchedNeighbour = (await t.tmux(
+      "split-window",
+      "-d",
+      "-t",
+      t.ids.paneId,
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "sh",
+    )).trim();
+    const hidden = await hiddenWindow(t);
+    const moving = (await t.tmux(
+      "split-window",
+      "-d",
+      "-t",
+      hidden.paneId,
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "sh",
+    )).trim();
+    await t.attach("main");
+    // What the person sees of their window: zoom, how many panes, which is active.
+    const view = async () =>
+      (await t.tmux(
+        "display-message",
+        "-p",
+        "-t",
+        t.ids.windowId,
+        "#{window_zoomed_flag} #{window_panes} #{pane_id}",
+      )).trim();
+    // Another client swaps the pane into the person's window the moment the guard has read
+    // (every guard's read ends listing the clients), once.
+    const arm = async () => {
+      const where = (await t.tmux("display-message", "-p", "-t", moving, "#{window_id}")).trim();
+      if (where !== hidden.windowId) {
+        await t.tmux("swap-pane", "-d", "-s", moving, "-t", watchedNeighbour);
+      }
+      await t.tmux(
+        "set-hook",
+        "-g",
+        "after-list-clients",
+        `swap-pane -d -s ${moving} -t ${watchedNeighbour} ; set-hook -gu after-list-clients`,
+      );
+    };
+    for (
+      const [tool, args] of [
+        ["select_pane", { paneId: moving }],
+        ["resize_pane", { paneId: moving, zoom: true }],
+        ["split_window", { paneId: moving }],
+        ["swap_pane", { paneId: moving, targetPaneId: hidden.paneId }],
+        ["break_pane", { paneId: moving }],
+      ] as const
+    ) {
+      await arm();
+      const before = await view();
+      const text = await c.fail(tool, args);
+      assert.match(text, /would change what a person sees|came to show it/, `${tool}: ${text}`);
+      // The swap happened (the person sees the pane now); the act itself did not.
+      assert.equal(
+        (await t.tmux("display-message", "-p", "-t", moving, "#{window_id}")).trim(),
+        t.ids.windowId,
+        tool,
+      );
+      assert.equal(await view(), before, `${tool} left the person's window as it was`);
+    }
+  });
+});

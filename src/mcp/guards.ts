@@ -348,6 +348,12 @@ export async function runIf(
 export interface ViewScope {
   /** Windows whose content, layout, zoom or active pane changes. */
   readonly windows?: readonly string[];
+  /**
+   * Panes whose window (the one each is in at the instant of the act) changes: for an act
+   * aimed at a pane, which another client may move to another window between the check and
+   * the act. tmux checks the window it is in then.
+   */
+  readonly windowsOf?: readonly string[];
   /** Sessions whose current window changes, or that may end. */
   readonly sessions?: readonly string[];
   /** Panes whose own display changes (entering or leaving a mode). */
@@ -385,7 +391,10 @@ export function guardView(
       `Wait until they close it. ${VIEW_HINT}`,
     );
   }
-  for (const w of scope.windows ?? []) {
+  const paneWindows = (scope.windowsOf ?? []).flatMap((id) =>
+    snapshot.panes.filter((p) => p.id === id).map((p) => p.windowId)
+  );
+  for (const w of [...(scope.windows ?? []), ...paneWindows]) {
     const c = people.find((c) => c.windowId === w);
     if (c) {
       throw new ToolFailure(
@@ -436,6 +445,8 @@ export function guardView(
 function viewConditions(snapshot: Snapshot<PaneBrief>, scope: ViewScope): TmuxCondition[] {
   return [
     ...(scope.windows ?? []).map((w) => windowUnwatched(snapshot, w)),
+    // Expanded for the pane, the window formats are those of the window it is in then.
+    ...(scope.windowsOf ?? []).map((p) => windowUnwatched(snapshot, p)),
     ...(scope.sessions ?? []).map((s) => sessionUnwatched(snapshot, s)),
     ...(scope.panes ?? []).map((p) => paneUnwatched(snapshot, p)),
     ...(scope.lastWindowOf ?? []).map((s) => {

@@ -215,7 +215,7 @@ const selectPane = defineTool({
   annotations: ARRANGES,
   async run(args, ctx) {
     const { snapshot, pane } = await ctx.paneSnapshot(args.paneId);
-    await changeView(ctx, snapshot, { windows: [pane.windowId] }, `Selecting pane ${pane.id}`, [
+    await changeView(ctx, snapshot, { windowsOf: [pane.id] }, `Selecting pane ${pane.id}`, [
       ["select-pane", "-t", pane.id],
     ]);
     const { pane: now } = await ctx.paneSnapshot(pane.id);
@@ -311,7 +311,13 @@ async function settleZoom(
     steps.push(["resize-pane", "-Z", "-t", paneId]);
   }
   if (steps.length > 0) {
-    await changeView(ctx, before, { windows: [windowId] }, `Zooming in ${windowId}`, steps);
+    await changeView(
+      ctx,
+      before,
+      { windows: [windowId], windowsOf: [paneId] },
+      `Zooming in ${windowId}`,
+      steps,
+    );
   }
   const zoomed = (await ctx.windowAlone(windowId)).window.zoomed;
   if (want && !zoomed) {
@@ -383,7 +389,7 @@ const resizePane = defineTool({
       await changeView(
         ctx,
         snapshot,
-        { windows: [pane.windowId] },
+        { windowsOf: [pane.id] },
         `Resizing pane ${pane.id}`,
         steps,
       );
@@ -510,7 +516,7 @@ const swapPane = defineTool({
     await changeView(
       ctx,
       snapshot,
-      { windows: [...new Set([a.windowId, b.windowId])] },
+      { windowsOf: [a.id, b.id] },
       `Swapping ${a.id} and ${b.id}`,
       [["swap-pane", "-d", "-s", a.id, "-t", b.id]],
     );

@@ -285,7 +285,7 @@ const splitWindow = defineTool({
       ["#{pane_id}", "#{window_id}", "#{pane_width}", "#{pane_height}"],
       commandTail(args.command),
       // A new pane reshapes its window: whoever shows that window would see it.
-      { snapshot, scope: { windows: [source.windowId] }, what: `Splitting ${source.id}` },
+      { snapshot, scope: { windowsOf: [source.id] }, what: `Splitting ${source.id}` },
     );
     const { cwd, notes } = await startedIn(ctx, paneId, directory);
     return {

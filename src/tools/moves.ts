@@ -79,7 +79,7 @@ const joinPane = defineTool({
       ctx,
       snapshot,
       {
-        windows: [...new Set([pane.windowId, target.windowId])],
+        windowsOf: [pane.id, target.id],
         lastWindowOf: panesOf(snapshot, from.id) === 1
           ? from.placements.map((p) => p.sessionId)
           : [],
@@ -161,7 +161,7 @@ const breakPane = defineTool({
       ctx,
       snapshot,
       {
-        windows: [from.id],
+        windowsOf: [pane.id],
         // Made current, the new window replaces what that session's people see.
         sessions: args.select ? [session.id] : [],
       },
