@@ -241,3 +241,43 @@ Deno.test("clear_pane clears the screen and the history, each on request", async
     assert.match(await c.fail("clear_pane", { paneId: "%404" }), /No pane %404/);
   });
 });
+
+Deno.test("a person who comes to a pane right after the check stops its kill or clear (one step in tmux)", async () => {
+  await withTmux(async (t, c) => {
+    // The person starts on another session; a hook takes them to the target the moment the
+    // guard has read (every guard's read ends listing the clients), once.
+    await t.tmux("new-session", "-d", "-s", "home", "sh");
+    const tty = await t.attach("home");
+    const arm = async (target: string) => {
+      await t.tmux("switch-client", "-c", tty, "-t", "home");
+      await t.tmux(
+        "set-hook",
+        "-g",
+        "after-list-clients",
+        `switch-client -c ${tty} -t ${target} ; set-hook -gu after-list-clients`,
+      );
+    };
+    const work = await newPane(t, "new-session", "-d", "-s", "work");
+    await t.tmux("send-keys", "-t", work, "echo KEEP-THIS-SCREEN", "Enter");
+    const cases: [string, Record<string, unknown>][] = [
+      ["kill_pane", { paneId: work }],
+      ["kill_window", {
+        windowId: (await t.tmux("display-message", "-p", "-t", work, "#{window_id}")).trim(),
+      }],
+      ["kill_session", { session: "work" }],
+      ["clear_pane", { paneId: work }],
+    ];
+    for (const [tool, args] of cases) {
+      await arm(work);
+      const text = await c.fail(tool, args);
+      assert.match(text, /was not done: a person's client came to show it at that moment/, tool);
+      assert.ok((await ids(t, "panes")).includes(work), `${tool}: the pane is still there`);
+    }
+    assert.match(await t.tmux("capture-pane", "-p", "-t", work), /KEEP-THIS-SCREEN/);
+    await t.tmux("set-hook", "-gu", "after-list-clients");
+    // force still does it.
+    await t.tmux("switch-client", "-c", tty, "-t", "home");
+    await c.ok("kill_pane", { paneId: work, force: true });
+    assert.ok(!(await ids(t, "panes")).includes(work));
+  });
+});

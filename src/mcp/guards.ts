@@ -152,6 +152,32 @@ export function guardUnzoom(
   );
 }
 
+/**
+ * Destroys (or clears) what {@link guardDestroy} let through, checked again by tmux at that
+ * instant unless `force`: a person's client that came to show it after the check (they switched
+ * to it, or attached) stops it, as it stops a view change. Kills run in a process of their own.
+ */
+export async function destroyUnwatched(
+  ctx: TmuxContext,
+  conditions: readonly TmuxCondition[],
+  what: string,
+  commands: readonly (readonly string[])[],
+  options: { readonly force?: boolean; readonly spawn?: boolean } = {},
+): Promise<Uint8Array> {
+  const { failed, stdout } = await runIf(
+    ctx,
+    options.force ? [] : conditions,
+    commands,
+    [],
+    { spawn: options.spawn },
+  );
+  if (failed === null) return stdout;
+  throw new ToolFailure(
+    `${what} was not done: a person's client came to show it at that moment.`,
+    "Ask the person first; pass force: true only when they agreed.",
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // The check and the act as one step in tmux's command queue
 
@@ -219,6 +245,37 @@ export function windowUnwatched(snapshot: Snapshot<PaneBrief>, target: string): 
   return {
     target,
     format: allOf([peopleIn("window_active_clients_list", snapshot), noTree(snapshot)]),
+  };
+}
+
+/** A window's part of a loop over windows: `X` while a person's client shows it. */
+function shownToPeople(snapshot: Snapshot<PaneBrief>): string {
+  return `#{?#{!=:${stripPrograms("window_active_clients_list", snapshot)},},X,}`;
+}
+
+/**
+ * While no person has the session `target` attached or sees any window of it (through another
+ * session too, for a linked window): what its kill would take from them.
+ */
+export function sessionWindowsUnwatched(
+  snapshot: Snapshot<PaneBrief>,
+  target: string,
+): TmuxCondition {
+  return {
+    target,
+    format: allOf([
+      peopleIn("session_attached_list", snapshot),
+      `#{==:#{W:${shownToPeople(snapshot)}},}`,
+      noTree(snapshot),
+    ]),
+  };
+}
+
+/** While no person sees any window of the server (`target`: any session of it). */
+export function serverUnwatched(snapshot: Snapshot<PaneBrief>, target: string): TmuxCondition {
+  return {
+    target,
+    format: allOf([`#{==:#{S:#{W:${shownToPeople(snapshot)}}},}`, noTree(snapshot)]),
   };
 }
 
@@ -308,17 +365,16 @@ export async function runIf(
   conditions: readonly TmuxCondition[],
   commands: readonly (readonly string[])[],
   prelude: readonly (readonly string[])[] = [],
+  options: { readonly spawn?: boolean } = {},
 ): Promise<{ failed: number | null; stdout: Uint8Array }> {
   const first = prelude.length > 0 ? [...chainArgv(prelude), ";"] : [];
+  // A kill runs in a tmux process of its own: its end may take the control client with it.
+  const run = (args: readonly string[]) =>
+    options.spawn
+      ? ctx.runner.exec(ctx.address, args, { signal: ctx.signal })
+      : unconfirmed(execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal }));
   if (conditions.length === 0) {
-    const stdout = judgeResult(
-      await unconfirmed(
-        execOnce(ctx.runner, ctx.address, [...first, ...chainArgv(commands)], {
-          signal: ctx.signal,
-        }),
-      ),
-    );
-    return { failed: null, stdout };
+    return { failed: null, stdout: judgeResult(await run([...first, ...chainArgv(commands)])) };
   }
   const nonce = randomHex(8);
   const marker = (i: number) => `tmux-mcp-refused-${nonce}-${i}`;
@@ -336,9 +392,7 @@ export async function runIf(
     line = commandString([ifShell(conditions[i], line, i)]);
   }
   const args = [...first, ...ifShell(conditions[0], line, 0)];
-  const stdout = judgeResult(
-    await unconfirmed(execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal })),
-  );
+  const stdout = judgeResult(await run(args));
   const out = new TextDecoder().decode(stdout);
   const failed = conditions.findIndex((_, i) => out.includes(marker(i)));
   return { failed: failed === -1 ? null : failed, stdout };

@@ -13,7 +13,16 @@
 
 import { z } from "zod";
 import { capList } from "../mcp/bounds.ts";
-import { guardDestroy, guardUnzoom } from "../mcp/guards.ts";
+import {
+  destroyUnwatched,
+  guardDestroy,
+  guardUnzoom,
+  paneUnwatched,
+  serverUnwatched,
+  sessionWindowsUnwatched,
+  type TmuxCondition,
+  windowUnwatched,
+} from "../mcp/guards.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
   count,
@@ -67,14 +76,21 @@ function reachOfWindows(snapshot: Snapshot, windowIds: Iterable<string>): Reach 
   return { panes, windows, sessions };
 }
 
-/** Kills, then reports what of `reach` is gone. */
+/**
+ * Kills, then reports what of `reach` is gone. Unless `force`, tmux checks `unwatched` at the
+ * instant of the kill: a person who came to it after the guard's read stops it.
+ */
 async function killAndReport(
   ctx: TmuxContext,
   before: Snapshot,
   reach: Reach,
   argv: string[],
+  kill: { readonly what: string; readonly unwatched: TmuxCondition; readonly force?: boolean },
 ) {
-  await ctx.spawn(argv);
+  await destroyUnwatched(ctx, [kill.unwatched], kill.what, [argv], {
+    force: kill.force,
+    spawn: true,
+  });
   const after = await ctx.snapshot(NO_PROCESS_INFO);
   const gone = <T extends { id: string }>(
     rows: readonly T[],
@@ -142,11 +158,22 @@ const killPane = defineTool({
     await guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
     guardUnzoom(ctx, before, pane, `Killing pane ${pane.id}`, args.force);
     const reach = reachOfWindows(before, [pane.windowId]);
-    return await killAndReport(ctx, before, {
-      ...reach,
-      panes: new Set([pane.id]),
-      windows: new Set([pane.windowId]),
-    }, ["kill-pane", "-t", pane.id]);
+    return await killAndReport(
+      ctx,
+      before,
+      {
+        ...reach,
+        panes: new Set([pane.id]),
+        windows: new Set([pane.windowId]),
+      },
+      ["kill-pane", "-t", pane.id],
+      {
+        what: `Killing pane ${pane.id}`,
+        // Named by the pane: the window it is in at the kill.
+        unwatched: windowUnwatched(before, pane.id),
+        force: args.force,
+      },
+    );
   },
 });
 
@@ -166,7 +193,11 @@ const killWindow = defineTool({
     const reach = reachOfWindows(before, [window.id]);
     const panes = before.panes.filter((p) => reach.panes.has(p.id));
     await guardDestroy(ctx, before, panes, `Window ${window.id}`, args.force);
-    return await killAndReport(ctx, before, reach, ["kill-window", "-t", window.id]);
+    return await killAndReport(ctx, before, reach, ["kill-window", "-t", window.id], {
+      what: `Killing window ${window.id}`,
+      unwatched: windowUnwatched(before, window.id),
+      force: args.force,
+    });
   },
 });
 
@@ -195,11 +226,17 @@ const killSession = defineTool({
       `Session ${session.id} ${JSON.stringify(session.name)}`,
       args.force,
     );
-    return await killAndReport(ctx, before, { ...reach, sessions: new Set([session.id]) }, [
-      "kill-session",
-      "-t",
-      session.id,
-    ]);
+    return await killAndReport(
+      ctx,
+      before,
+      { ...reach, sessions: new Set([session.id]) },
+      ["kill-session", "-t", session.id],
+      {
+        what: `Killing session ${session.id}`,
+        unwatched: sessionWindowsUnwatched(before, session.id),
+        force: args.force,
+      },
+    );
   },
 });
 
@@ -223,10 +260,21 @@ const killServer = defineTool({
       args.force,
     );
     const reach = reachOfWindows(before, before.windows.map((w) => w.id));
-    return await killAndReport(ctx, before, {
-      ...reach,
-      sessions: new Set(before.sessions.map((s) => s.id)),
-    }, ["kill-server"]);
+    return await killAndReport(
+      ctx,
+      before,
+      {
+        ...reach,
+        sessions: new Set(before.sessions.map((s) => s.id)),
+      },
+      ["kill-server"],
+      {
+        what: `Killing the tmux server on ${ctx.socketLabel}`,
+        unwatched: serverUnwatched(before, before.sessions[0]?.id ?? ""),
+        // A server without sessions shows nothing to anyone.
+        force: args.force || before.sessions.length === 0,
+      },
+    );
   },
 });
 
@@ -259,10 +307,12 @@ const clearPane = defineTool({
     }
     const { snapshot: before, pane } = await ctx.paneSnapshot(args.paneId);
     await guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
-    const argv: string[] = [];
-    if (args.screen) argv.push("send-keys", "-R", "-t", pane.id);
-    if (args.history) argv.push(...(argv.length ? [";"] : []), "clear-history", "-t", pane.id);
-    await ctx.run(argv);
+    const commands: string[][] = [];
+    if (args.screen) commands.push(["send-keys", "-R", "-t", pane.id]);
+    if (args.history) commands.push(["clear-history", "-t", pane.id]);
+    await destroyUnwatched(ctx, [paneUnwatched(before, pane.id)], `Clearing ${pane.id}`, commands, {
+      force: args.force,
+    });
     const now = await paneFields(ctx, pane.id, ["#{history_size}"]);
     if (now === null) {
       throw new ToolFailure(`Pane ${pane.id} went away meanwhile.`, "list_panes lists the panes.");
