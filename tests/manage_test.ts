@@ -450,6 +450,12 @@ Deno.test("resize_window sets the size and reports zoom of a one-pane window as 
     assert.equal(r.width, 120);
     assert.equal(r.height, 40);
     assert.equal(await fmt(t, t.ids.windowId, "#{window_width}x#{window_height}"), "120x40");
+    // What tmux does besides, said: the window keeps that size.
+    assert.equal(
+      (await t.tmux("show-options", "-wv", "-t", t.ids.windowId, "window-size")).trim(),
+      "manual",
+    );
+    assert.match((r.notes as string[]).join(" "), /window-size option to manual/);
     const z = await c.ok<{ zoomed: boolean; notes: string[] }>("resize_window", {
       windowId: t.ids.windowId,
       zoom: true,

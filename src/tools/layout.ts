@@ -464,8 +464,18 @@ const resizeWindow = defineTool({
     } else {
       guardView(ctx, snapshot, { windows: [window.id] }, `Zooming in ${window.id}`);
     }
-    let notes: string[] = [];
-    if (args.zoom !== undefined) notes = await settleZoom(ctx, window.id, undefined, args.zoom);
+    const notes: string[] = [];
+    if (args.width !== undefined || args.height !== undefined) {
+      // tmux's own doing, said so that a window that later keeps its size surprises nobody.
+      notes.push(
+        "tmux keeps this window at that size from now on (resize-window sets its window-size " +
+          "option to manual); set_option window-size to latest (scope window) gives its size " +
+          "back to the clients.",
+      );
+    }
+    if (args.zoom !== undefined) {
+      notes.push(...await settleZoom(ctx, window.id, undefined, args.zoom));
+    }
     const after = await ctx.windowSnapshot(window.id);
     const now = ctx.window(after, window.id);
     return {
