@@ -340,3 +340,83 @@ Deno.test("an invalid request with an id is answered with -32600 or -32602", asy
     }
   });
 });
+
+Deno.test("a batch, a bare value or an object that is no message gets one -32600; a response gets none", async () => {
+  await withServer(async (_t, s) => {
+    const seen = s.notifications.length;
+    const client = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -1, message: "x" } });
+    const lines = [
+      JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "ping" }]),
+      "[]",
+      "42",
+      JSON.stringify({ jsonrpc: "2.0" }),
+      client, // a client's error response: answering it could bounce for ever
+      JSON.stringify({ jsonrpc: "2.0", id: 79, result: {} }),
+    ];
+    for (const line of lines) await s.writeLine(line);
+    await s.request("ping");
+    const answers = s.notifications.slice(seen).filter((m) => m.error);
+    assert.equal(answers.length, 4, JSON.stringify(answers));
+    assert.ok(answers.every((m) => m.id === null && m.error?.code === -32600));
+    assert.match(answers[0].error!.message, /batches are not taken/);
+  });
+});
+
+Deno.test("a line over the limit is refused with the message's own id, first key or last", async () => {
+  await withServer(async (_t, s) => {
+    const big = "x".repeat(33 * 1024 * 1024);
+    // The id last, as the SDK's clients write requests; an `id` inside the params is not it.
+    const last = `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"search_panes",` +
+      `"arguments":{"id":2,"pattern":"${big}"}},"id":77}`;
+    await s.writeLine(last);
+    await waitFor(() => s.notifications.some((m) => m.id === 77), "the refusal of 77", 30_000);
+    assert.ok(!s.notifications.some((m) => m.id === 2), "no answer for the id in the params");
+    const first = `{"jsonrpc":"2.0","id":"first","method":"ping","params":{"pad":"${big}"}}`;
+    await s.writeLine(first);
+    await waitFor(() => s.notifications.some((m) => m.id === "first"), "the refusal", 30_000);
+    assert.equal(s.notifications.find((m) => m.id === 77)?.error?.code, -32600);
+  });
+});
+
+Deno.test("a client that stops reading, or closes our stdout, cannot hold the process", async () => {
+  const t = await TestTmux.start();
+  try {
+    for (const how of ["stops reading, then closes stdin", "closes stdout"] as const) {
+      const { cmd, args } = startCommand();
+      const child = new Deno.Command(cmd, {
+        args: [...args, "--socket", t.socket],
+        env: cleanEnv(),
+        clearEnv: true,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      trackChild(child, `the MCP server (${how})`);
+      const writer = child.stdin.getWriter();
+      const line = (m: unknown) => new TextEncoder().encode(`${JSON.stringify(m)}\n`);
+      await writer.write(line({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "t", version: "1" },
+        },
+      }));
+      if (how === "closes stdout") await child.stdout.cancel();
+      // Answers of ~80 KB each: more than a pipe holds.
+      for (let i = 1; i <= 20; i++) {
+        await writer.write(line({ jsonrpc: "2.0", id: i, method: "tools/list" }));
+      }
+      if (how === "stops reading, then closes stdin") await writer.close();
+      // Ends by itself (each way within about a second); the test's own timeout would say not.
+      const status = await child.status;
+      assert.equal(status.code, 0, how);
+      if (how === "closes stdout") await writer.close().catch(() => {});
+      else await child.stdout.cancel();
+    }
+  } finally {
+    await t.kill();
+  }
+});

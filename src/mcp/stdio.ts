@@ -24,8 +24,20 @@ export type MessageCheck = (value: unknown) => JSONRPCMessage;
  */
 export type Intercept = (value: unknown) => boolean;
 
+/** How much of a too-long line's head and end is kept to find its id in. */
+const ID_WINDOW_BYTES = 4096;
+
 /** The longest line read; longer ones are answered with an error and skipped. */
 export const MAX_LINE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Answers waiting to be written, in bytes, beyond which stdin is not read: a client that sends
+ * and does not read cannot make the server hold answers without end.
+ */
+const MAX_UNWRITTEN_BYTES = 8 * 1024 * 1024;
+
+/** How long a close waits for answers still being written (a client that stopped reading). */
+const CLOSE_WRITE_WAIT_MS = 500;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -53,6 +65,12 @@ export class StdioTransport implements Transport {
   #held: unknown[] = [];
   #intercept: Intercept | undefined;
   #inputEnded = false;
+  /** The client's end of stdout is closed: nothing more can reach it. */
+  #outputGone = false;
+  /** Bytes queued for stdout and not written yet. */
+  #unwritten = 0;
+  /** Settled when {@link #unwritten} falls under the bound again. */
+  #drained: PromiseWithResolvers<void> | null = null;
 
   /**
    * A transport that checks messages with `check`; without it, messages are held (or offered to
@@ -102,34 +120,42 @@ export class StdioTransport implements Transport {
     const reader = this.#reader!;
     let pieces: Uint8Array[] = [];
     let size = 0;
-    let skipping = false;
+    /** A line too long to read: its head and its last bytes, to find its id in; else null. */
+    let skipping: { head: Uint8Array; tail: Uint8Array } | null = null;
     try {
       while (true) {
+        // Answers the client has not read yet hold up reading more requests.
+        while (this.#unwritten > MAX_UNWRITTEN_BYTES && !this.#closed && !this.#outputGone) {
+          this.#drained ??= Promise.withResolvers<void>();
+          await this.#drained.promise;
+        }
+        if (this.#closed || this.#outputGone) break;
         const { value, done } = await reader.read();
         if (done) break;
         let chunk = value;
         while (chunk.length > 0) {
           const nl = chunk.indexOf(0x0a);
           const part = nl === -1 ? chunk : chunk.subarray(0, nl);
-          if (!skipping) {
-            if (size + part.length > MAX_LINE_BYTES) {
-              this.#refuseLong(pieces[0] ?? part);
-              pieces = [];
-              size = 0;
-              skipping = true;
-            } else {
-              pieces.push(part);
-              size += part.length;
-            }
+          if (skipping) skipping.tail = lastBytes(skipping.tail, part);
+          else if (size + part.length > MAX_LINE_BYTES) {
+            const head = (pieces[0] ?? part).slice(0, ID_WINDOW_BYTES);
+            skipping = { head, tail: lastBytes(pieces.at(-1) ?? new Uint8Array(0), part) };
+            pieces = [];
+            size = 0;
+          } else {
+            pieces.push(part);
+            size += part.length;
           }
           if (nl === -1) break;
-          if (!skipping) this.#line(join(pieces, size));
+          if (skipping) this.#refuseLong(skipping.head, skipping.tail);
+          else this.#line(join(pieces, size));
           pieces = [];
           size = 0;
-          skipping = false;
+          skipping = null;
           chunk = chunk.subarray(nl + 1);
         }
       }
+      if (skipping) this.#refuseLong(skipping.head, skipping.tail);
     } catch (error) {
       if (!this.#closed) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
     }
@@ -157,10 +183,20 @@ export class StdioTransport implements Transport {
     try {
       message = this.#check!(value);
     } catch {
-      const id = idOf(value);
-      if (id !== undefined) {
-        this.#answer(id, -32600, "Invalid request: not a JSON-RPC 2.0 message.");
+      if (Array.isArray(value)) {
+        this.#answer(
+          null,
+          -32600,
+          "Invalid request: JSON-RPC batches are not taken; send each message on a line of its own.",
+        );
+        return;
       }
+      const fields = typeof value === "object" && value !== null ? value : {};
+      // A response (even a malformed one) is never answered: two peers would bounce errors.
+      if (!("method" in fields) && ("result" in fields || "error" in fields)) return;
+      // A malformed notification has no one to answer.
+      if ("method" in fields && !("id" in fields)) return;
+      this.#answer(idOf(value) ?? null, -32600, "Invalid request: not a JSON-RPC 2.0 message.");
       return;
     }
     this.#track(message);
@@ -189,16 +225,20 @@ export class StdioTransport implements Transport {
    */
   async settle(waitMs: number): Promise<void> {
     const until = Date.now() + waitMs;
-    while (this.#unanswered.size > 0 && Date.now() < until && !this.#closed) {
+    while (
+      this.#unanswered.size > 0 && Date.now() < until && !this.#closed && !this.#outputGone
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
 
-  /** Answers a line too long to read with the request's id when its head shows one. */
-  #refuseLong(head: Uint8Array): void {
-    const start = decoder.decode(head.subarray(0, 4096));
-    const match = /"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)/.exec(start);
-    const id = match ? JSON.parse(match[1]) as string | number : null;
+  /**
+   * Answers a line too long to read with the request's id: the message's own `id` (never one
+   * inside its params), found at its head or as its last key (where the SDK's clients put it);
+   * else with a null id.
+   */
+  #refuseLong(head: Uint8Array, tail: Uint8Array): void {
+    const id = topLevelId(decoder.decode(head)) ?? lastKeyId(decoder.decode(tail));
     this.#answer(id, -32600, `Invalid request: a line over ${MAX_LINE_BYTES} bytes is not read.`);
   }
 
@@ -226,12 +266,27 @@ export class StdioTransport implements Transport {
   }
 
   #write(message: unknown): Promise<void> {
+    if (this.#outputGone) return Promise.resolve();
     const bytes = encoder.encode(`${JSON.stringify(message)}\n`);
+    this.#unwritten += bytes.length;
     this.#writing = this.#writing.then(async () => {
-      if (this.#closed) return;
+      if (this.#closed || this.#outputGone) return;
       let written = 0;
       while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
-    }).catch((error) => this.onerror?.(error instanceof Error ? error : new Error(String(error))));
+    }).catch((error) => {
+      // The client closed its end of stdout: it is gone, as when it closes stdin.
+      if (!this.#outputGone) {
+        this.#outputGone = true;
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        this.#reader?.cancel().catch(() => {});
+      }
+    }).finally(() => {
+      this.#unwritten -= bytes.length;
+      if (this.#unwritten <= MAX_UNWRITTEN_BYTES && this.#drained) {
+        this.#drained.resolve();
+        this.#drained = null;
+      }
+    });
     return this.#writing;
   }
 
@@ -243,11 +298,20 @@ export class StdioTransport implements Transport {
     return this.#whenClosed.promise;
   }
 
-  /** Stops reading and reports the close once. */
+  /**
+   * Stops reading and reports the close once. Answers still being written are waited for a
+   * moment: a client that stopped reading its stdout cannot hold the process open.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
-    await this.#writing;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.#writing,
+      new Promise((resolve) => timer = setTimeout(resolve, CLOSE_WRITE_WAIT_MS)),
+    ]);
+    clearTimeout(timer);
     this.#closed = true;
+    this.#drained?.resolve();
     try {
       await this.#reader?.cancel();
     } catch {
@@ -273,4 +337,65 @@ function idOf(value: unknown): string | number | null | undefined {
   if (typeof value !== "object" || value === null || !("id" in value)) return undefined;
   const id = (value as { id: unknown }).id;
   return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
+/**
+ * The message's own `id` in the head of a JSON object (a key of the outermost object, not one
+ * inside its params), or null when the head does not show it.
+ */
+export function topLevelId(head: string): string | number | null {
+  let depth = 0;
+  let last = ""; // the last character outside strings, not white space
+  for (let i = 0; i < head.length; i++) {
+    const c = head[i];
+    if (c === '"') {
+      const end = stringEnd(head, i);
+      if (end === -1) return null;
+      if (depth === 1 && (last === "{" || last === ",") && head.slice(i, end + 1) === '"id"') {
+        const m = /^\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(
+          head.slice(end + 1),
+        );
+        return m ? JSON.parse(m[1]) as string | number : null;
+      }
+      last = '"';
+      i = end;
+    } else if (c === "{" || c === "[") {
+      depth++;
+      last = c;
+    } else if (c === "}" || c === "]") {
+      depth--;
+      last = c;
+    } else if (!/\s/.test(c)) last = c;
+  }
+  return null;
+}
+
+/** Where the string starting at `start` (a quote) ends: its closing quote, or -1. */
+function stringEnd(text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === '"') return i;
+  }
+  return -1;
+}
+
+/** The last {@link ID_WINDOW_BYTES} of `kept` followed by `more`. */
+function lastBytes(kept: Uint8Array, more: Uint8Array): Uint8Array {
+  if (more.length >= ID_WINDOW_BYTES) return more.slice(more.length - ID_WINDOW_BYTES);
+  const keep = Math.min(kept.length, ID_WINDOW_BYTES - more.length);
+  const out = new Uint8Array(keep + more.length);
+  out.set(kept.subarray(kept.length - keep));
+  out.set(more, keep);
+  return out;
+}
+
+/**
+ * The `id` of a JSON object whose last key it is (`...,"id":3}` at the very end): only the
+ * outermost object ends there (a nested one would be followed by its parent's `}`), and a
+ * quote inside a string is escaped, so no value can pose as it.
+ */
+export function lastKeyId(tail: string): string | number | null {
+  const m = /[,{]\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*\}\s*$/
+    .exec(tail);
+  return m ? JSON.parse(m[1]) as string | number : null;
 }
