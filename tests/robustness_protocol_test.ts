@@ -63,7 +63,8 @@ async function stillServing(t: Started, s: StdioServer, after: string): Promise<
  * Starts a server process of its own, writes `bytes` first (they may be anything, invalid
  * UTF-8 included), then initializes and calls list_panes; returns every message it answered.
  */
-async function rawExchange(t: Started, bytes: Uint8Array): Promise<RpcMessage[]> {
+/** A server process on `t` with its stdin and stdout piped as they are, no client around it. */
+function rawServer(t: Started, what: string) {
   const { cmd, args } = startCommand();
   const child = new Deno.Command(cmd, {
     args: [...args, "--socket", t.socket],
@@ -73,9 +74,13 @@ async function rawExchange(t: Started, bytes: Uint8Array): Promise<RpcMessage[]>
     stdout: "piped",
     stderr: "null",
   }).spawn();
-  trackChild(child, "a raw MCP server process");
-  const writer = child.stdin.getWriter();
+  trackChild(child, what);
   const line = (m: unknown) => new TextEncoder().encode(`${JSON.stringify(m)}\n`);
+  return { child, writer: child.stdin.getWriter(), line };
+}
+
+async function rawExchange(t: Started, bytes: Uint8Array): Promise<RpcMessage[]> {
+  const { child, writer, line } = rawServer(t, "a raw MCP server process");
   await writer.write(bytes);
   await writer.write(line({
     jsonrpc: "2.0",
@@ -382,18 +387,7 @@ Deno.test("a client that stops reading, or closes our stdout, cannot hold the pr
   const t = await TestTmux.start();
   try {
     for (const how of ["stops reading, then closes stdin", "closes stdout"] as const) {
-      const { cmd, args } = startCommand();
-      const child = new Deno.Command(cmd, {
-        args: [...args, "--socket", t.socket],
-        env: cleanEnv(),
-        clearEnv: true,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "null",
-      }).spawn();
-      trackChild(child, `the MCP server (${how})`);
-      const writer = child.stdin.getWriter();
-      const line = (m: unknown) => new TextEncoder().encode(`${JSON.stringify(m)}\n`);
+      const { child, writer, line } = rawServer(t, `the MCP server (${how})`);
       await writer.write(line({
         jsonrpc: "2.0",
         id: 0,

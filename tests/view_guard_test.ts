@@ -235,27 +235,11 @@ Deno.test("a person's choose-tree previews every pane: input and view changes wa
 Deno.test("a pane moved into a person's window right after the check is not acted on there", async () => {
   await withTmux(async (t, c) => {
     // The person watches the first window (two panes); another window nobody sees holds %3.
-    const watchedNeighbour = (await t.tmux(
-      "split-window",
-      "-d",
-      "-t",
-      t.ids.paneId,
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "sh",
-    )).trim();
+    const split = async (pane: string) =>
+      (await t.tmux("split-window", "-d", "-t", pane, "-P", "-F", "#{pane_id}", "sh")).trim();
+    const watchedNeighbour = await split(t.ids.paneId);
     const hidden = await hiddenWindow(t);
-    const moving = (await t.tmux(
-      "split-window",
-      "-d",
-      "-t",
-      hidden.paneId,
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "sh",
-    )).trim();
+    const moving = await split(hidden.paneId);
     await t.attach("main");
     // What the person sees of their window: zoom, how many panes, which is active.
     const view = async () =>
