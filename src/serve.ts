@@ -18,6 +18,7 @@ import { claimFrontDesk } from "./mcp/front_desk.ts";
 import facts from "./mcp/front_desk.json" with { type: "json" };
 import { type LazyTool, ToolRegistry } from "./mcp/registry.ts";
 import type { Era } from "./mcp/resources.ts";
+import { readableParamErrors } from "./mcp/param_errors.ts";
 import { FIXED_FOR_THE_PROCESS, INSTRUCTIONS, SERVER_NAME } from "./mcp/server_info.ts";
 import { StdioTransport } from "./mcp/stdio.ts";
 import { prebuiltByName } from "./mcp/tool_list.ts";
@@ -169,8 +170,8 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
   }
   // Seen through, so that resources are watched only while a listen stream asks for them.
   const served = serveEras(({ era }) => mcpServerFor(registry, options, era), {
-    transport: registry.subscriptions.observe(
-      desk ? desk.handOver(parseJSONRPCMessage) : transport,
+    transport: readableParamErrors(
+      registry.subscriptions.observe(desk ? desk.handOver(parseJSONRPCMessage) : transport),
     ),
   });
   const why = await closed.promise;

@@ -414,3 +414,27 @@ Deno.test("a client that stops reading, or closes our stdout, cannot hold the pr
     await t.kill();
   }
 });
+
+Deno.test("params the SDK checks itself are refused -32602 in one sentence, not zod's JSON", async () => {
+  await withServer(async (_t, s) => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ["logging/setLevel", { level: "verbose" }, /^Invalid params for logging\/setLevel: level: /],
+      ["resources/read", {}, /^Invalid params for resources\/read: uri: .*expected string/],
+      ["prompts/get", {}, /^Invalid params for prompts\/get: name: /],
+      [
+        "prompts/get",
+        { name: "run_and_watch", arguments: { "a\u009b2J": 5 } },
+        /^Invalid params for prompts\/get: arguments\.a\\x9B2J: /,
+      ],
+      ["completion/complete", {}, /^Invalid params for completion\/complete: /],
+    ];
+    for (const [method, params, why] of cases) {
+      const answer = await s.request(method, params);
+      assert.equal(answer.error?.code, -32602, `${method}: ${JSON.stringify(answer)}`);
+      assert.match(answer.error!.message, why);
+      assert.ok(!answer.error!.message.includes("\n"), "one line");
+      // deno-lint-ignore no-control-regex
+      assert.doesNotMatch(answer.error!.message, /[\u0000-\u001f\u007f-\u009f]/);
+    }
+  });
+});

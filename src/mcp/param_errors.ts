@@ -1,0 +1,74 @@
+/**
+ * The SDK checks the params of the methods it serves itself (`logging/setLevel`,
+ * `resources/read`, `prompts/get`, `completion/complete`, the list cursors) and answers a
+ * mismatch as an internal error (-32603) whose message is zod's issues as multi-line JSON. Seen
+ * through here, such an answer goes out as invalid params (-32602) in one sentence, as the
+ * server's own checks of `tools/call` and the tasks methods answer.
+ *
+ * @module
+ */
+
+import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/server";
+import { visible } from "./errors.ts";
+
+/** The transport, its answers of zod's issues made one readable sentence (see the module). */
+export function readableParamErrors(inner: Transport): Transport {
+  /** The method of each request read and not answered yet, by id. */
+  const methods = new Map<string | number, string>();
+  const outer: Transport = {
+    start: () => inner.start(),
+    close: () => inner.close(),
+    send: (message: JSONRPCMessage, options?: TransportSendOptions) =>
+      inner.send(rewrite(message, methods), options),
+    setProtocolVersion: (version: string) => inner.setProtocolVersion?.(version),
+  };
+  inner.onmessage = (message, extra) => {
+    const m = message as { id?: unknown; method?: unknown };
+    if (typeof m.method === "string" && (typeof m.id === "string" || typeof m.id === "number")) {
+      methods.set(m.id, m.method);
+    }
+    outer.onmessage?.(message, extra);
+  };
+  inner.onerror = (error) => outer.onerror?.(error);
+  inner.onclose = () => outer.onclose?.();
+  return outer;
+}
+
+function rewrite(message: JSONRPCMessage, methods: Map<string | number, string>): JSONRPCMessage {
+  const m = message as {
+    id?: unknown;
+    method?: unknown;
+    error?: { code?: unknown; message?: unknown };
+  };
+  if (m.method !== undefined || (typeof m.id !== "string" && typeof m.id !== "number")) {
+    return message;
+  }
+  const method = methods.get(m.id);
+  methods.delete(m.id);
+  if (m.error?.code !== -32603 || typeof m.error.message !== "string") return message;
+  const issue = firstIssue(m.error.message);
+  if (issue === null) return message;
+  return {
+    ...message,
+    error: { code: -32602, message: `Invalid params for ${method ?? "the request"}: ${issue}` },
+  } as JSONRPCMessage;
+}
+
+/** `path: message` of the first of zod's issues, when `text` is their JSON; else null. */
+export function firstIssue(text: string): string | null {
+  if (!text.startsWith("[")) return null;
+  let issues: unknown;
+  try {
+    issues = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(issues) || issues.length === 0) return null;
+  const first = issues[0] as { message?: unknown; path?: unknown };
+  if (typeof first?.message !== "string" || !Array.isArray(first.path)) return null;
+  // The SDK checks the whole request: its params are what the caller sent.
+  const path = first.path.filter((p, i) => !(i === 0 && p === "params")).map(String).join(".");
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
+  // A path holds the caller's own keys: no control character of theirs reaches a terminal.
+  return visible(`${path ? `${path}: ` : ""}${first.message}${more}`.replace(/\s*\n\s*/g, " "));
+}
