@@ -388,6 +388,21 @@ Deno.test("live resources under 2026-07-28: subscriptions/listen watches only wh
   }
 });
 
+/** A tmux server and an MCP server process on it, started with the start task's flags. */
+async function withServerProcess(
+  fn: (t: Awaited<ReturnType<typeof TestTmux.start>>, server: StdioServer) => Promise<void>,
+): Promise<void> {
+  const t = await TestTmux.start("main");
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    await fn(t, server);
+  } finally {
+    await server.kill();
+    await t.kill();
+  }
+}
+
 Deno.test("over stdio with the start task's flags: subscriptions/listen, then the pane prints", async () => {
   const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
   const { cmd, args } = startCommand();
@@ -481,10 +496,7 @@ Deno.test("a URI that names nothing is refused (2025) or left out of the grant (
 });
 
 Deno.test("watches are bounded: servers and resources at once, refused past it with the reason", async () => {
-  const t = await TestTmux.start("main");
-  const { cmd, args } = startCommand();
-  const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  try {
+  await withServerProcess(async (t, server) => {
     await server.initialize();
     // Servers nobody started: each watch would try again and again, each try a tmux process.
     const absent = (i: number) => `tmux://server?socket=${t.socket}-absent-${i}`;
@@ -506,17 +518,11 @@ Deno.test("watches are bounded: servers and resources at once, refused past it w
     const room = await server.request("resources/subscribe", { uri: absent(MAX_WATCHED_SERVERS) });
     assert.equal(room.error, undefined);
     assert.equal((await server.closeStdin()).code, 0);
-  } finally {
-    await server.kill();
-    await t.kill();
-  }
+  });
 });
 
 Deno.test("tmux://server stays within the bound however many and long the names", async () => {
-  const t = await TestTmux.start("main");
-  const { cmd, args } = startCommand();
-  const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  try {
+  await withServerProcess(async (t, server) => {
     for (let i = 0; i < 40; i++) {
       await t.tmux(
         "new-session",
@@ -547,17 +553,11 @@ Deno.test("tmux://server stays within the bound however many and long the names"
     assert.equal(view.panes.length + view.omittedPanes, 41);
     assert.ok(view.panes.length > 0, "panes keep room of their own");
     assert.equal((await server.closeStdin()).code, 0);
-  } finally {
-    await server.kill();
-    await t.kill();
-  }
+  });
 });
 
 Deno.test("resources/list stays within the bound, counting what the SDK adds to each entry", async () => {
-  const t = await TestTmux.start("main");
-  const { cmd, args } = startCommand();
-  const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  try {
+  await withServerProcess(async (t, server) => {
     const title = "T".repeat(80);
     for (let i = 0; i < 300; i += 30) {
       await t.tmux(
@@ -575,8 +575,5 @@ Deno.test("resources/list stays within the bound, counting what the SDK adds to 
     assert.ok(resources.some((r) => r.uri === "tmux://server"));
     assert.ok(resources.filter((r) => r.uri.startsWith("tmux://pane/")).length < ids.length);
     assert.equal((await server.closeStdin()).code, 0);
-  } finally {
-    await server.kill();
-    await t.kill();
-  }
+  });
 });

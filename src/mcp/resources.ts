@@ -121,6 +121,12 @@ export const MAX_WATCHED_URIS = 512;
 /** tmux servers (socket and host) whose resources are watched at once, at most. */
 export const MAX_WATCHED_SERVERS = 16;
 
+/** What is watched at once: URIs, and the servers they are on (see serverOf). */
+interface Watching {
+  readonly uris: Set<string>;
+  readonly servers: Set<string>;
+}
+
 /** Which tmux server a resource URI is on: its `socket` and `host` query, as given. */
 function serverOf(uri: string): string {
   try {
@@ -222,7 +228,8 @@ export class ResourceSubscriptions {
             // A URI that names no resource (tmux://pane/abc) is left out of what is granted: the
             // stream stands for the others, and the acknowledgement says which.
             const uris: string[] = [];
-            for (const uri of asked) if (this.#refusal(uri, uris) === null) uris.push(uri);
+            const watching = this.#watching();
+            for (const uri of asked) if (this.#refusal(uri, watching) === null) uris.push(uri);
             const ack = uris.length === asked.length ? message : {
               ...message,
               params: { ...m.params, notifications: { ...granted, resourceSubscriptions: uris } },
@@ -281,7 +288,7 @@ export class ResourceSubscriptions {
       // Under 2026-07-28 these methods do not exist (the SDK answers -32601): listen streams
       // replace them.
       server.server.setRequestHandler("resources/subscribe", async (request) => {
-        const refusal = this.#refusal(request.params.uri);
+        const refusal = this.#refusal(request.params.uri, this.#watching());
         if (refusal !== null) throw new ProtocolError(ProtocolErrorCode.InvalidParams, refusal);
         connection.subscribed.add(request.params.uri);
         this.#reconcile();
@@ -308,9 +315,10 @@ export class ResourceSubscriptions {
    * Why `uri` cannot be subscribed to, or null: no resource has it, it names nothing, or it
    * would pass what this process watches at once ({@link MAX_WATCHED_URIS} resources on
    * {@link MAX_WATCHED_SERVERS} tmux servers: a watch of a server that is not there tries again
-   * and again, each try a tmux process). `granting`: URIs about to be granted with it.
+   * and again, each try a tmux process). `watching` is what is watched with the URIs granted
+   * so far; a URI that is not refused is added to it.
    */
-  #refusal(uri: string, granting: readonly string[] = []): string | null {
+  #refusal(uri: string, watching: Watching): string | null {
     const spec = this.#resources.find((s) => matches(s, uri));
     if (!spec) return `No resource ${uri}: resources/list and resources/templates/list show them.`;
     try {
@@ -318,18 +326,26 @@ export class ResourceSubscriptions {
     } catch (error) {
       return failureText(error, {});
     }
-    const wanted = new Set([...this.#wantedUris(), ...granting]);
-    if (wanted.has(uri)) return null;
-    if (wanted.size >= MAX_WATCHED_URIS) {
+    const { uris, servers } = watching;
+    if (uris.has(uri)) return null;
+    if (uris.size >= MAX_WATCHED_URIS) {
       return `This server watches at most ${MAX_WATCHED_URIS} resources at once: unsubscribe ` +
         "from some (or end a listen stream) first.";
     }
-    const servers = new Set([...wanted].map(serverOf));
-    if (!servers.has(serverOf(uri)) && servers.size >= MAX_WATCHED_SERVERS) {
+    const server = serverOf(uri);
+    if (!servers.has(server) && servers.size >= MAX_WATCHED_SERVERS) {
       return `This server watches resources on at most ${MAX_WATCHED_SERVERS} tmux servers at ` +
         "once: unsubscribe from another server's first.";
     }
+    uris.add(uri);
+    servers.add(server);
     return null;
+  }
+
+  /** The URIs watched now and the tmux servers they are on, for {@link #refusal}. */
+  #watching(): Watching {
+    const uris = this.#wantedUris();
+    return { uris, servers: new Set([...uris].map(serverOf)) };
   }
 
   /** Every URI some connection or stream asked for now. */

@@ -17,7 +17,7 @@
  */
 
 import { type TmuxContext, TmuxContext as Context } from "../mcp/context.ts";
-import { describeSocket, ToolFailure } from "../mcp/errors.ts";
+import { describeSocket, ToolFailure, visible } from "../mcp/errors.ts";
 import { cutString, fitEntries, jsonBytes, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
 import { socketNameField, type ToolRegistry } from "../mcp/registry.ts";
 import type { ResourceSpec } from "../mcp/resources.ts";
@@ -123,14 +123,9 @@ function bound(ctx: TmuxContext): number {
 /**
  * Every control character (C0 but tab and newline, DEL, and C1, which some terminals obey as
  * escapes) shown as `\xNN`: a screen read back must not drive the terminal it is shown on.
+ * The same rule as an error text's ({@link visible}).
  */
-export function inert(text: string): string {
-  return text.replace(
-    // deno-lint-ignore no-control-regex
-    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`,
-  );
-}
+export const inert: (text: string) => string = visible;
 
 /** A pane's visible screen as text, within `maxBytes`, keeping the bottom rows. */
 async function readPane(ctx: TmuxContext, paneId: string): Promise<string> {
