@@ -445,6 +445,52 @@ Deno.test("over stdio with the start task's flags: subscriptions/listen, then th
   }
 });
 
+Deno.test("a listen stream hears nothing of its own before its acknowledgement", async () => {
+  const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
+  // A stopped server's watch is never ready: the acknowledgement waits out READY_WAIT_MS.
+  const stuck = await TestTmux.start();
+  const stuckPid = (await stuck.facts()).pid;
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    await t.prompt(t.ids.paneId);
+    const uri = uriOf(t.ids.paneId);
+    Deno.kill(stuckPid, "SIGSTOP");
+    const subscription = "late-ack";
+    await server.writeLine(JSON.stringify({
+      jsonrpc: "2.0",
+      id: subscription,
+      method: "subscriptions/listen",
+      params: {
+        notifications: {
+          resourceSubscriptions: [uri, `tmux://server?socket=${stuck.socket}`],
+        },
+        _meta: MODERN_META,
+      },
+    }));
+    const mine = () =>
+      server.notifications.filter((n) =>
+        (n.params?._meta as Record<string, unknown> | undefined)?.[
+          "io.modelcontextprotocol/subscriptionId"
+        ] === subscription
+      );
+    // The pane changes while the acknowledgement waits: the update is routed to the stream.
+    let n = 0;
+    await waitFor(async () => {
+      if (mine().some((m) => m.method === "notifications/resources/updated")) return true;
+      await type(t, t.ids.paneId, `echo change-${n++}`);
+      return false;
+    }, "an update for the stream");
+    assert.equal(mine()[0].method, "notifications/subscriptions/acknowledged");
+    assert.equal((await server.closeStdin()).code, 0);
+  } finally {
+    Deno.kill(stuckPid, "SIGCONT");
+    await server.kill();
+    await t.kill();
+    await stuck.kill();
+  }
+});
+
 Deno.test("a URI that names nothing is refused (2025) or left out of the grant (2026), never watched", async () => {
   const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
   const { cmd, args } = startCommand();

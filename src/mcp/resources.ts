@@ -203,9 +203,20 @@ export class ResourceSubscriptions {
   observe(transport: Transport): Transport {
     const streams = new Map<string | number, ListenFilter>();
     this.#streams.add(streams);
+    // The stdio entry routes changes to a stream from its request on; what it routes before the
+    // stream's acknowledgement is sent waits for it (the acknowledgement waits for the watch).
+    const acknowledging = new Map<string | number, Promise<void>>();
     const changed = () => this.#reconcile();
     const ended = (id: unknown) => {
       if ((typeof id === "string" || typeof id === "number") && streams.delete(id)) changed();
+    };
+    const afterAck = (id: unknown, message: JSONRPCMessage, options?: TransportSendOptions) => {
+      const ack = (typeof id === "string" || typeof id === "number")
+        ? acknowledging.get(id)
+        : undefined;
+      if (ack === undefined) return transport.send(message, options);
+      const send = () => transport.send(message, options);
+      return ack.then(send, send);
     };
     const observed: Transport = {
       start: () => transport.start(),
@@ -237,10 +248,22 @@ export class ResourceSubscriptions {
             streams.set(id, { uris, listChanged: granted.resourcesListChanged === true });
             changed();
             // Acknowledged once watched: what changes after the acknowledgement is told.
-            return this.#readyFor(uris).then(() => transport.send(ack, options));
+            const sent = this.#readyFor(uris).then(() => transport.send(ack, options));
+            acknowledging.set(id, sent);
+            const done = () => {
+              if (acknowledging.get(id) === sent) acknowledging.delete(id);
+            };
+            sent.then(done, done);
+            return sent;
           }
         } else if (m.method === undefined && m.id !== undefined) {
+          // A stream's last answer (or an error) comes after its acknowledgement too.
           ended(m.id);
+          return afterAck(m.id, message, options);
+        }
+        if (m.method !== undefined) {
+          const meta = m.params?._meta as Record<string, unknown> | undefined;
+          return afterAck(meta?.[SUBSCRIPTION_ID], message, options);
         }
         return transport.send(message, options);
       },
