@@ -5,7 +5,11 @@
  *
  * tmux's `pane-focus-in` hook carries no hook JSON and no `TMUX_PANE`, so it is wired to plain
  * tmux commands that unset the options on the window of the pane that got focus (a hook's
- * commands run with that pane as their target). tmux only fires it with `focus-events` on.
+ * commands run with that pane as their target). tmux only fires it with `focus-events` on, and
+ * fires it for control-mode clients too; the marks are cleared only while a person's terminal
+ * shows the window, so an MCP server attaching to run a command never clears a mark nobody has
+ * seen. A pane such a client focused gets no second focus-in when a person arrives: attaching
+ * and switching session clear the marks too ({@link CLEARING_HOOKS}).
  *
  * @module
  */
@@ -25,6 +29,20 @@ export const DEFAULT_COMMAND = "tmux-mcp";
  * `set-hook` puts at index 0) stay.
  */
 export const FOCUS_HOOK_INDEX = 42;
+
+/**
+ * The tmux hooks that clear a window's marks: a pane of it getting focus, and a person arriving
+ * at the session that shows it (their client names the window).
+ */
+export const CLEARING_HOOKS = ["pane-focus-in", "client-attached", "client-session-changed"];
+
+/**
+ * True in a hook when a person's client shows the hook's window: one with a terminal, whose
+ * name is its tty's path (a control-mode client started by a program has none and is named
+ * `client-PID`). tmux 3.3 formats cannot ask which client fired a hook (`client_*` is its best
+ * guess, often the newest control client), nor loop over clients.
+ */
+export const PERSON_LOOKS = "#{m:*/*,#{window_active_clients_list}}";
 
 /** tmux 3.3's default `window-status-format` (and `-current-format`). */
 export const TMUX_DEFAULT_WINDOW_STATUS = "#I:#W#{?window_flags,#{window_flags}, }";
@@ -99,7 +117,12 @@ export function tmuxLines(): string[] {
     "set-option -g focus-events on",
     `set-option -g window-status-format '${format}'`,
     `set-option -g window-status-current-format '${format}'`,
-    `set-hook -g 'pane-focus-in[${FOCUS_HOOK_INDEX}]' '${unset}'`,
+    // A control-mode client gives focus too (tmux-mcp's own, attaching to run a command), so
+    // only a person's look clears the marks; and a pane that client focused gets no second
+    // focus-in when a person arrives: arriving (attaching, switching session) clears them too.
+    ...CLEARING_HOOKS.map((hook) =>
+      `set-hook -g '${hook}[${FOCUS_HOOK_INDEX}]' "if-shell -F '${PERSON_LOOKS}' '${unset}'"`
+    ),
   ];
 }
 

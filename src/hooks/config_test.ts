@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import {
+  CLEARING_HOOKS,
   configText,
   FOCUS_HOOK_INDEX,
+  PERSON_LOOKS,
   settingsBlock,
   STATUS_MARKS,
   TMUX_DEFAULT_WINDOW_STATUS,
@@ -148,14 +150,17 @@ Deno.test("config's tmux lines load cleanly, and loading twice changes nothing",
   const t = await TestTmux.start();
   try {
     await loadTmuxLines(t);
-    const first = await t.tmux("show-hooks", "-g", "pane-focus-in");
+    const hooks = () => Promise.all(CLEARING_HOOKS.map((hook) => t.tmux("show-hooks", "-g", hook)));
+    const first = await hooks();
     const format = await t.tmux("show-options", "-gv", "window-status-format");
     await loadTmuxLines(t);
-    assert.equal(await t.tmux("show-hooks", "-g", "pane-focus-in"), first);
+    assert.deepEqual(await hooks(), first);
     assert.equal(await t.tmux("show-options", "-gv", "window-status-format"), format);
-    assert.equal(
+    assert.deepEqual(
       first,
-      `pane-focus-in[${FOCUS_HOOK_INDEX}] set-option -uw ${STATE_OPTION} ; set-option -uw ${MESSAGE_OPTION} ; wait-for -S ${AGENTS_CHANNEL}\n`,
+      CLEARING_HOOKS.map((hook) =>
+        `${hook}[${FOCUS_HOOK_INDEX}] if-shell -F "${PERSON_LOOKS}" "set-option -wu ${STATE_OPTION} ; set-option -wu ${MESSAGE_OPTION} ; wait-for -S ${AGENTS_CHANNEL}"\n`
+      ),
     );
     assert.equal(format, `${TMUX_DEFAULT_WINDOW_STATUS}${STATUS_MARKS}\n`);
     assert.equal(await t.tmux("show-options", "-gv", "focus-events"), "on\n");
@@ -249,6 +254,47 @@ Deno.test("looking at the agent's window clears its marks (pane-focus-in), no ot
     await t.tmux("select-pane", "-t", `${otherWindow}.1`);
     await t.tmux("select-pane", "-t", otherPane);
     await waitFor(async () => (await marks(otherPane)) === "", "the marks to go on pane focus");
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("a control-mode client attaching (an MCP server's own) clears no mark; a person arriving does", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    await loadTmuxLines(t);
+    await t.tmux("new-session", "-d", "-s", "work", "sh");
+    const person = await t.attach("work"); // the person looks elsewhere
+    const facts = await t.facts();
+    const attention = async () => {
+      const input = JSON.stringify(recorded("Notification", { message: "approve?" }));
+      const { io, out } = memoryIo(input, agentEnv(facts, t.ids.paneId));
+      assert.equal(await runHook(["attention"], io), 0, out.stderr.join());
+    };
+    await attention();
+    const marks = () => t.tmux("show-options", "-w", "-t", t.ids.paneId);
+    const marked = `${MESSAGE_OPTION} approve?\n${STATE_OPTION} needs-input\n`;
+    assert.equal(await marks(), marked);
+    // Runs right after the line under test, in the same list of the hook's commands.
+    await t.tmux("set-hook", "-g", `pane-focus-in[${FOCUS_HOOK_INDEX + 1}]`, "set -g @seen 1");
+    // What tmux-mcp does to run a command there: a control client attaches to the session,
+    // and stays.
+    t.controlClient("agent");
+    await waitFor(
+      async () => (await t.tmux("show-options", "-gqv", "@seen")) === "1\n",
+      "pane-focus-in to fire for the control client",
+    );
+    assert.equal(await marks(), marked);
+    // The pane keeps tmux's focus while that client stays: a person switching there fires no
+    // second pane-focus-in, and still clears the marks.
+    await t.tmux("switch-client", "-c", person, "-t", "agent");
+    await waitFor(async () => (await marks()) === "", "the marks to be cleared on switching");
+    // So does a person attaching there.
+    await t.tmux("switch-client", "-c", person, "-t", "work");
+    await attention();
+    assert.equal(await marks(), marked);
+    await t.attach("agent");
+    await waitFor(async () => (await marks()) === "", "the marks to be cleared on attaching");
   } finally {
     await t.kill();
   }
