@@ -463,6 +463,10 @@ Deno.test("guard: --socket and TMUX_MCP_SOCKET* judge the MCP server's server, n
       const byFlag = asked(await guardRun(env, call, ["--socket", b.socket]), "--socket");
       assert.ok(byFlag.includes(`on socket "${b.socket}"`), byFlag);
       asked(await guardRun(env, call, [`--socket=${b.socket}`, "--deny"]), "--socket=");
+      // The options may come first, as with most commands.
+      const first = memoryIo(call, env);
+      const code = await runHook(["--socket", b.socket, "--deny", "guard"], first.io);
+      asked({ code, ...first.out }, "options before the command word");
       const byPath = asked(await guardRun(env, call, ["--socket-path", bPath]), "--socket-path");
       assert.ok(byPath.includes(`on socket path ${bPath}`), byPath);
       asked(await guardRun({ ...env, TMUX_MCP_SOCKET: b.socket }, call), "TMUX_MCP_SOCKET");

@@ -112,6 +112,23 @@ interface Parsed {
 }
 
 /** Parses the arguments after `hook`: its own few flags, each valid for some commands only. */
+/** Options that take their value as the next argument (unless written `--flag=value`). */
+const VALUE_FLAGS = new Set(["--socket", "--socket-path", "--server-name", "--command"]);
+
+/** Where the command word is: the first argument that is neither an option nor its value. */
+function commandAt(args: readonly string[]): number {
+  for (let i = 0; i < args.length; i++) {
+    if (!args[i].startsWith("-")) return i;
+    if (VALUE_FLAGS.has(args[i])) i++;
+  }
+  return args.length;
+}
+
+/** Whether `args` ask for guard, however malformed: a guard that cannot run must block. */
+function asksForGuard(args: readonly string[]): boolean {
+  return args[commandAt(args)] === "guard" || args.includes("guard");
+}
+
 function parseHookArgs(
   args: readonly string[],
   env: (name: string) => string | undefined,
@@ -126,7 +143,9 @@ function parseHookArgs(
       server: null,
     };
   }
-  const command = args[0];
+  // The command word may follow the options (`hook --socket work guard`).
+  const at = commandAt(args);
+  const command = args[at];
   if (command === undefined) throw new HookUsageError("a hook command is missing.");
   if (!(HOOK_COMMANDS as readonly string[]).includes(command)) {
     throw new HookUsageError(`unknown hook command ${JSON.stringify(command)}.`);
@@ -136,7 +155,7 @@ function parseHookArgs(
   let commandPrefix = DEFAULT_COMMAND;
   let part: ConfigPart = "all";
   let socket: SocketFlags = {};
-  const rest = args.slice(1);
+  const rest = [...args.slice(0, at), ...args.slice(at + 1)];
   const value = (i: number, flag: string): string => {
     const v = rest[i + 1];
     if (v === undefined) throw new HookUsageError(`${flag} needs a value.`);
@@ -206,7 +225,7 @@ export async function runHook(args: readonly string[], io: Partial<HookIo> = {})
         `tmux-mcp hook: Deno does not let it read ${unreadable.join(", ")}: start it with ` +
           "--allow-env=TMUX* (the flags of the MCP server's own command line).",
       );
-      return args[0] === "guard" ? 2 : 1;
+      return asksForGuard(args) ? 2 : 1;
     }
   }
   let parsed: Parsed;
@@ -216,7 +235,7 @@ export async function runHook(args: readonly string[], io: Partial<HookIo> = {})
     if (!(error instanceof HookUsageError)) throw error;
     full.writeStderr(`tmux-mcp hook: ${error.message}\n${HOOK_USAGE.trimEnd()}`);
     // A guard that cannot run must block; any other hook must never (exit 2 on Stop loops).
-    return args[0] === "guard" ? 2 : 1;
+    return asksForGuard(args) ? 2 : 1;
   }
   switch (parsed.command) {
     case "help":
