@@ -107,6 +107,11 @@ export interface FrontDeskFacts {
   /** Each tool's family (src/tools/families.ts), which loads it on first use. */
   readonly families: Record<string, string>;
   readonly prompts: string[][];
+  /**
+   * Each resource's tools (see ResourceSpec.tools), and what it adds to the capabilities:
+   * `listChanged` (it lists what comes and goes), completions (a template's variables).
+   */
+  readonly resources: { tools: string[]; listChanged: boolean; completes: boolean }[];
   readonly capabilities: { readonly legacy: unknown; readonly modern: unknown };
 }
 
@@ -142,7 +147,12 @@ export async function liveFrontDeskFacts(): Promise<FrontDeskFacts> {
   return {
     tools: Object.fromEntries(registry.tools.map((t) => [t.name, t.toolset])),
     families: Object.fromEntries(registry.tools.map((t) => [t.name, families.get(t.name)!])),
-    prompts: registry.prompts.map((p) => [...p.tools]),
+    prompts: registry.prompts.map((p) => [...p.tools, ...p.reads ?? []]),
+    resources: registry.resources.map((r) => ({
+      tools: [...r.tools],
+      listChanged: r.watchList !== undefined,
+      completes: r.complete !== undefined,
+    })),
     capabilities: {
       legacy: JSON.parse(legacy).result.capabilities,
       modern: JSON.parse(modern).result.capabilities,

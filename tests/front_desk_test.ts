@@ -38,6 +38,8 @@ const STARTS: Start[] = [
   { label: "inspect", toolsets: ["inspect"] },
   { label: "teardown (no prompt on offer)", toolsets: ["teardown"] },
   { label: "--tools", toolsets: ["inspect"], tools: ["list_panes", "capture_pane"] },
+  { label: "--tools, no resource on offer", toolsets: ["inspect"], tools: ["list_sessions"] },
+  { label: "--tools, one resource on offer", toolsets: ["inspect"], tools: ["list_panes"] },
   { label: "--deny-tools", toolsets: ["inspect", "execute"], denyTools: ["capture_pane"] },
   { label: "--ssh", toolsets: ["inspect", "manage", "execute"], ssh: ["devbox"] },
 ];

@@ -29,6 +29,7 @@ const RESOURCES: ResourceSpec[] = [
     description: "Always the same text.",
     mimeType: "text/plain",
     uri: "test://static",
+    tools: [],
     read: () => Promise.resolve("static text"),
   },
   {
@@ -37,6 +38,7 @@ const RESOURCES: ResourceSpec[] = [
     description: "One resource per pane number.",
     mimeType: "text/plain",
     uri: "test://pane/{pane}",
+    tools: [],
     list: () => Promise.resolve(PANES.map((p) => ({ uri: `test://pane/${p}`, name: `pane ${p}` }))),
     complete: { pane: (typed) => Promise.resolve(PANES.filter((p) => p.startsWith(typed))) },
     read: (_uri, variables) => Promise.resolve(`pane ${variables.pane}`),

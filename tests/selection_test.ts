@@ -115,6 +115,34 @@ Deno.test("a tool left out is neither listed nor callable, also in a batch", asy
   });
 });
 
+Deno.test("resources are fenced with the tools that return the same: none left out is readable", async () => {
+  await withTmux(async (t) => {
+    await t.tmux("send-keys", "-t", t.ids.paneId, "-l", "echo TOKEN=s3cr3t");
+    const pane = `tmux://pane/${t.ids.paneId.slice(1)}`;
+    const only = await connect({ socketName: t.socket, tools: ["list_sessions"] });
+    const denied = await connect({ socketName: t.socket, denyTools: ["capture_pane"] });
+    try {
+      // Nothing to read: no resources capability at all.
+      assert.equal(only.client.getServerCapabilities()?.resources, undefined);
+      await assert.rejects(only.client.readResource({ uri: pane }));
+      await assert.rejects(only.client.readResource({ uri: "tmux://server" }));
+      // The pane's screen is capture_pane's: denied with it; the listing stays.
+      const templates = (await denied.client.listResourceTemplates()).resourceTemplates
+        .map((r: { uriTemplate: string }) => r.uriTemplate);
+      assert.ok(!templates.includes("tmux://pane/{pane}"), templates.join());
+      const listed = (await denied.client.listResources()).resources
+        .map((r: { uri: string }) => r.uri);
+      assert.ok(listed.includes("tmux://server") && !listed.includes(pane), listed.join());
+      await assert.rejects(denied.client.readResource({ uri: pane }), /not found/i);
+      const server = await denied.client.readResource({ uri: "tmux://server" });
+      assert.match(JSON.stringify(server), new RegExp(t.ids.paneId));
+    } finally {
+      await only.close();
+      await denied.close();
+    }
+  });
+});
+
 Deno.test("the real process: an unknown name stops it at once, exit 2, naming the valid ones", async () => {
   const { cmd, args } = startCommand();
   const server = new StdioServer(cmd, [...args, "--deny-tools", "send_keys,sned_keys"], cleanEnv());

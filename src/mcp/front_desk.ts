@@ -87,6 +87,8 @@ export class DeskAnswers {
   readonly #serverInfo: Json;
   readonly #listed: Json[] | undefined;
   readonly #prompts: boolean;
+  /** The resources on offer, as front_desk.json describes them. */
+  readonly #resources: typeof facts.resources;
 
   /** Answers for a server started with `options`. */
   constructor(options: DeskOptions) {
@@ -98,6 +100,9 @@ export class DeskAnswers {
       : undefined;
     this.#prompts = selected !== undefined &&
       facts.prompts.some((tools) => tools.every((name) => selected.has(name)));
+    this.#resources = selected === undefined
+      ? []
+      : facts.resources.filter((r) => r.tools.every((name) => selected.has(name)));
   }
 
   /** Whether the desk still takes messages. */
@@ -176,11 +181,24 @@ export class DeskAnswers {
     return undefined;
   }
 
-  /** The SDK's capabilities as written at build time, without prompts when none is on offer. */
+  /**
+   * The SDK's capabilities as written at build time, without prompts or resources when none
+   * is on offer (nor completions without either).
+   */
   #capabilities(all: Json): Json {
-    if (this.#prompts) return all;
-    const { prompts: _, ...rest } = all;
-    return rest;
+    const resources = this.#resources;
+    // Completion is for prompt arguments and resource templates' variables.
+    const completes = this.#prompts || resources.some((r) => r.completes);
+    const offered = (key: string) =>
+      (key !== "prompts" || this.#prompts) && (key !== "resources" || resources.length > 0) &&
+      (key !== "completions" || completes);
+    return Object.fromEntries(
+      Object.entries(all).filter(([key]) => offered(key)).map(([key, value]) =>
+        key === "resources"
+          ? [key, { ...value as object, listChanged: resources.some((r) => r.listChanged) }]
+          : [key, value]
+      ),
+    );
   }
 }
 

@@ -53,6 +53,11 @@ export interface PromptSpec {
    * names a tool that is not selected or was denied.
    */
   readonly tools: readonly string[];
+  /**
+   * The tools of the resources it reads (see ResourceSpec.tools): it is offered only with them
+   * too, as those resources are.
+   */
+  readonly reads?: readonly string[];
   /** The user message: the workflow, with the checked arguments (absent ones left out). */
   readonly build: (
     args: Readonly<Record<string, string>>,

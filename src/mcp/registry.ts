@@ -348,9 +348,9 @@ export class ToolRegistry {
     }
   }
 
-  /** The resources on offer. */
+  /** The resources on offer: those whose every tool is on offer (see ResourceSpec.tools). */
   get resources(): readonly ResourceSpec[] {
-    return [...this.#resources];
+    return this.#resources.filter((r) => r.tools.every((name) => this.#tools.has(name)));
   }
 
   /**
@@ -375,7 +375,9 @@ export class ToolRegistry {
    * a tool outside the toolsets, outside `--tools` or in `--deny-tools`.
    */
   get prompts(): readonly PromptSpec[] {
-    return this.#prompts.filter((p) => p.tools.every((name) => this.#tools.has(name)));
+    return this.#prompts.filter((p) =>
+      [...p.tools, ...p.reads ?? []].every((name) => this.#tools.has(name))
+    );
   }
 
   /**
@@ -543,7 +545,7 @@ export class ToolRegistry {
     this.subscriptions.attach(
       server,
       options.era ?? "legacy",
-      this.#resources,
+      this.resources,
       (signal) => this.contextFor(signal),
     );
     attachPrompts(server, this.prompts, (signal) => this.contextFor(signal));

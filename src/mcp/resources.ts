@@ -66,6 +66,11 @@ export interface ResourceSpec {
    * listed resources under 2025-11-25, or listens for `resourcesListChanged` under 2026-07-28.
    */
   readonly watchList?: (ctx: TmuxContext, changed: () => void) => () => void;
+  /**
+   * The tools that return what it holds: it is on offer only while each of them is, so that
+   * `--tools`, `--deny-tools` and the toolsets fence what a client reads either way.
+   */
+  readonly tools: readonly string[];
 }
 
 /** A running watch of a resource. */

@@ -65,6 +65,7 @@ export function jobResource(serving: JobServing): ResourceSpec {
       "server, &host=HOST for an SSH host.",
     mimeType: "application/json",
     uri: "tmux://job/{jobId}",
+    tools: ["get_command_result"],
     list: () =>
       Promise.resolve(
         [...known].reverse().map(([jobId, place]) => ({

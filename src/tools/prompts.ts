@@ -342,6 +342,7 @@ function checkAgents(registry: ToolRegistry): PromptSpec | undefined {
     description: "Which agent windows need me: the marks `tmux-mcp hook` writes, read now.",
     arguments: [sessionArg("Only this session's windows (name or $N).")],
     tools: ["capture_pane"],
+    reads: agents.tools,
     build: async (args, ctx) => {
       const read = JSON.parse(await agents.read("tmux://agents", {}, ctx)) as {
         running: boolean;

@@ -314,6 +314,7 @@ function serverSpec(name: string, uri: string): ResourceSpec {
       SOCKET_NOTE,
     mimeType: "application/json",
     uri,
+    tools: ["list_panes"],
     read: async (at, _variables, ctx) => {
       const on = contextOn(ctx, parseTarget(at));
       return JSON.stringify(serverView(await on.briefSnapshot(), bound(on)));
@@ -334,6 +335,7 @@ function agentsSpec(name: string, uri: string): ResourceSpec {
       "panes and placements; updated when a mark changes." + SOCKET_NOTE,
     mimeType: "application/json",
     uri,
+    tools: ["list_windows"],
     read: async (at, _variables, ctx) =>
       JSON.stringify(await readAgents(contextOn(ctx, parseTarget(at)))),
     watch: (at, ctx, changed) => {
@@ -365,6 +367,7 @@ const PANE_SPEC: ResourceSpec = {
     "pane prints." + SOCKET_NOTE,
   mimeType: "text/plain",
   uri: "tmux://pane/{pane}",
+  tools: ["capture_pane"],
   list: async (ctx) => {
     const snapshot = await ctx.briefSnapshot({ sessions: false });
     const entries = snapshot.panes.map((p) => ({
