@@ -54,6 +54,12 @@ export interface ServeOptions {
   readonly tools?: readonly string[];
   /** These tools do not exist. */
   readonly denyTools?: readonly string[];
+  /** The flag or variable that gave the toolsets, `tools` and `denyTools` (for messages). */
+  readonly selectionFrom: {
+    readonly toolsets: string;
+    readonly tools: string;
+    readonly denyTools: string;
+  };
   /** Write the audit trail to stderr too. */
   readonly audit?: boolean;
   /** SSH destinations a call may name in `host` (`--ssh`, TMUX_MCP_SSH). */
@@ -76,10 +82,10 @@ export class UsageError extends Error {
 }
 
 /** What a flag's usage error says to do: an MCP client shows only "connection closed". */
-const FLAG_FIX = "tmux-mcp --help lists every flag.";
+export const FLAG_FIX = "tmux-mcp --help lists every flag.";
 
 /** What a variable's usage error says to do: the value sits in the client's configuration. */
-function envFix(name: string): string {
+export function envFix(name: string): string {
   return `Correct or remove ${name} in the environment the MCP client gives this server ` +
     `(its "env" entry) or in the shell that starts the client.`;
 }
@@ -236,8 +242,13 @@ export function parseCli(
     throw flagError("--toolsets and --read-only both choose toolsets; give one.");
   }
   let toolsets: readonly Toolset[] = DEFAULT_TOOLSETS;
-  if (v["read-only"]) toolsets = ["inspect"];
-  else {
+  let toolsetsFrom = v.toolsets !== undefined || nonEmpty(env("TMUX_MCP_TOOLSETS")) === undefined
+    ? "--toolsets"
+    : "TMUX_MCP_TOOLSETS";
+  if (v["read-only"]) {
+    toolsets = ["inspect"];
+    toolsetsFrom = "--read-only";
+  } else {
     const source = v.toolsets !== undefined ? "--toolsets" : "TMUX_MCP_TOOLSETS";
     const text = v.toolsets ?? nonEmpty(env("TMUX_MCP_TOOLSETS"));
     if (text !== undefined) {
@@ -280,6 +291,11 @@ export function parseCli(
       allowAttendedInput,
       ...(tools && { tools }),
       ...(denyTools && { denyTools }),
+      selectionFrom: {
+        toolsets: toolsetsFrom,
+        tools: v.tools !== undefined ? "--tools" : "TMUX_MCP_TOOLS",
+        denyTools: v["deny-tools"] !== undefined ? "--deny-tools" : "TMUX_MCP_DENY_TOOLS",
+      },
       ...(audit && { audit }),
       ...(ssh && { ssh }),
       ...(sshConfig !== undefined && { sshConfig }),

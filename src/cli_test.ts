@@ -13,6 +13,11 @@ Deno.test("defaults: tmux's default server, every toolset but teardown", () => {
       socketPath: undefined,
       toolsets: ["inspect", "manage", "execute"],
       allowAttendedInput: false,
+      selectionFrom: {
+        toolsets: "--toolsets",
+        tools: "TMUX_MCP_TOOLS",
+        denyTools: "TMUX_MCP_DENY_TOOLS",
+      },
     },
   });
 });

@@ -16,7 +16,7 @@ import { MAX_RESULT_BYTES } from "./mcp/bounds.ts";
 import type { ServerConfig } from "./mcp/context.ts";
 import { claimFrontDesk } from "./mcp/front_desk.ts";
 import facts from "./mcp/front_desk.json" with { type: "json" };
-import { type LazyTool, ToolRegistry } from "./mcp/registry.ts";
+import { type LazyTool, ToolRegistry, type ToolSelection } from "./mcp/registry.ts";
 import type { Era } from "./mcp/resources.ts";
 import { readableParamErrors } from "./mcp/param_errors.ts";
 import { FIXED_FOR_THE_PROCESS, INSTRUCTIONS, SERVER_NAME } from "./mcp/server_info.ts";
@@ -43,6 +43,8 @@ export interface ServerOptions extends ServerConfig {
   readonly tools?: readonly string[];
   /** These tools do not exist (`--deny-tools`). */
   readonly denyTools?: readonly string[];
+  /** The flag or variable that gave the toolsets, `tools` and `denyTools` (for messages). */
+  readonly selectionFrom?: ToolSelection["from"];
   /** Called once the tools are chosen (a bad `--tools` fails before), before serving. */
   readonly announce?: () => void;
 }
@@ -125,6 +127,7 @@ export function emptyRegistry(runner: TmuxRunner, options: ServerOptions): ToolR
   return new ToolRegistry(runner, options, options.toolsets, {
     tools: options.tools,
     denyTools: options.denyTools,
+    from: options.selectionFrom,
   });
 }
 

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ServeOptions } from "./cli.ts";
+import { envFix, FLAG_FIX, type ServeOptions } from "./cli.ts";
 import { warn } from "./diagnostics.ts";
 import { serveStdio } from "./serve.ts";
 import { MAX_RESULT_BYTES } from "./mcp/bounds.ts";
@@ -59,6 +59,7 @@ export async function startServer(
       toolsets: options.toolsets,
       tools: options.tools,
       denyTools: options.denyTools,
+      selectionFrom: options.selectionFrom,
       version,
       runner,
       maxResultBytes: MAX_RESULT_BYTES,
@@ -70,7 +71,8 @@ export async function startServer(
     });
   } catch (error) {
     if (!(error instanceof ToolSelectionError)) throw error;
-    warn(`tmux-mcp: cannot start: ${error.message} tmux-mcp --help lists the toolsets' tools.`);
+    const fix = error.source.startsWith("TMUX_MCP_") ? envFix(error.source) : FLAG_FIX;
+    warn(`tmux-mcp: cannot start: ${error.message} ${fix}`);
     return 2;
   }
   return 0;

@@ -152,7 +152,23 @@ Deno.test("the real process: an unknown name stops it at once, exit 2, naming th
   assert.match(server.stderr, /Valid names: .*send_keys/);
   // That line alone: no start-up line first, as if the server were healthy.
   assert.doesNotMatch(server.stderr, /tmux-mcp \d+\.\d+\.\d+: tmux/);
-  assert.match(server.stderr, /tmux-mcp --help lists the toolsets' tools\.\n?$/);
+  assert.match(server.stderr, /tmux-mcp --help lists every flag\.\n?$/);
+  // Given by a variable, the message names the variable and where to correct it.
+  for (
+    const [env, said] of [
+      [{ TMUX_MCP_TOOLS: "list_pane" }, /TMUX_MCP_TOOLS: no tool is named "list_pane"/],
+      [
+        { TMUX_MCP_TOOLSETS: "inspect", TMUX_MCP_TOOLS: "kill_pane" },
+        /TMUX_MCP_TOOLS names tools of toolsets that are not selected: kill_pane \(teardown\)\. Add their toolsets to TMUX_MCP_TOOLSETS, or leave them out of TMUX_MCP_TOOLS\./,
+      ],
+    ] as const
+  ) {
+    const fromEnv = new StdioServer(cmd, args, cleanEnv(env));
+    assert.equal((await fromEnv.closeStdin()).code, 2);
+    assert.match(fromEnv.stderr, said);
+    assert.match(fromEnv.stderr, /Correct or remove TMUX_MCP_TOOLS in the environment/);
+    assert.doesNotMatch(fromEnv.stderr, /--tools/);
+  }
   const denied = new StdioServer(
     cmd,
     [...args, "--toolsets", "inspect,execute"],

@@ -136,14 +136,24 @@ export interface ToolSelection {
   readonly tools?: readonly string[];
   /** Not these. */
   readonly denyTools?: readonly string[];
+  /** The flag or variable that gave each, for messages (default: the flags). */
+  readonly from?: {
+    readonly tools?: string;
+    readonly denyTools?: string;
+    readonly toolsets?: string;
+  };
 }
 
 /** A selection that names a tool that does not exist (or cannot, in these toolsets). */
 export class ToolSelectionError extends Error {
+  /** The flag or environment variable to correct. */
+  readonly source: string;
+
   /** The message says what is wrong and lists the valid names. */
-  constructor(message: string) {
+  constructor(message: string, source: string) {
     super(message);
     this.name = "ToolSelectionError";
+    this.source = source;
   }
 }
 
@@ -302,16 +312,19 @@ export class ToolRegistry {
    */
   checkSelection(): void {
     const valid = () => [...this.#declared.keys()].sort().join(", ");
+    const from = this.#selection.from ?? {};
+    const toolsFrom = from.tools ?? "--tools";
     const lists = [
-      ["--tools", this.#selection.tools],
-      ["--deny-tools", this.#selection.denyTools],
+      [toolsFrom, this.#selection.tools],
+      [from.denyTools ?? "--deny-tools", this.#selection.denyTools],
     ] as const;
-    for (const [flag, names] of lists) {
+    for (const [source, names] of lists) {
       const unknown = (names ?? []).filter((n) => !this.#declared.has(n));
       if (unknown.length > 0) {
         throw new ToolSelectionError(
-          `${flag}: no tool is named ${unknown.map((n) => JSON.stringify(n)).join(", ")}. ` +
+          `${source}: no tool is named ${unknown.map((n) => JSON.stringify(n)).join(", ")}. ` +
             `Valid names: ${valid()}.`,
+          source,
         );
       }
     }
@@ -321,9 +334,14 @@ export class ToolRegistry {
     });
     if (outside.length > 0) {
       const needs = outside.map((n) => `${n} (${this.#declared.get(n)})`).join(", ");
+      const toolsetsFrom = from.toolsets ?? "--toolsets";
+      const toolsets = toolsetsFrom === "--read-only"
+        ? "--toolsets in place of --read-only"
+        : toolsetsFrom;
       throw new ToolSelectionError(
-        `--tools names tools of toolsets that are not selected: ${needs}. Add their toolsets ` +
-          "to --toolsets, or leave them out of --tools.",
+        `${toolsFrom} names tools of toolsets that are not selected: ${needs}. Add their ` +
+          `toolsets to ${toolsets}, or leave them out of ${toolsFrom}.`,
+        toolsFrom,
       );
     }
   }
