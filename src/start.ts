@@ -41,6 +41,7 @@ export async function startServer(
   const selected = [
     options.tools ? `, only tools ${options.tools.join(",")}` : "",
     options.denyTools ? `, denied tools ${options.denyTools.join(",")}` : "",
+    options.allowAttendedInput ? ", input into watched panes allowed" : "",
     options.audit ? ", audit on stderr" : "",
     options.ssh ? `, ssh hosts ${options.ssh.join(",")}` : "",
     `, owner ${owner}${options.ownPanesOnly ? " (own panes only)" : ""}`,

@@ -324,6 +324,12 @@ Deno.test("front desk: a selection the server refuses gets no answer", () => {
       { label: "unknown", toolsets: ["inspect"], tools: ["nope"] },
       { label: "outside", toolsets: ["inspect"], tools: ["kill_pane"] },
       { label: "unknown denied", toolsets: ["inspect"], denyTools: ["nope"] },
+      {
+        label: "none left",
+        toolsets: ["inspect"],
+        tools: ["list_panes"],
+        denyTools: ["list_panes"],
+      },
     ] satisfies Start[]
   ) {
     const desk = deskFor(start);

@@ -172,12 +172,16 @@ Deno.test("the real process: the owner id is printed at start and owns its panes
     await first.closeStdin();
     assert.match(first.stderr, /owner builder-7 \(own panes only\)/);
 
-    const second = start("--own-panes-only", "--owner", "builder-7");
+    assert.doesNotMatch(first.stderr, /input into watched panes allowed/);
+
+    const second = start("--own-panes-only", "--owner", "builder-7", "--allow-attended-input");
     await second.initialize();
     await t.prompt(made.paneId);
     const ok = await second.callTool("send_keys", { paneId: made.paneId, text: "echo again" });
     assert.notEqual(ok.isError, true, JSON.stringify(ok));
     await second.closeStdin();
+    // The guard for the person is off: the start line says so.
+    assert.match(second.stderr, /input into watched panes allowed/);
 
     const anonymous = start();
     await anonymous.initialize();

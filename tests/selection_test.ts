@@ -75,6 +75,11 @@ Deno.test("a name no tool has, or a tool outside the toolsets, is refused with t
   );
   // Denying a tool of a toolset that is not selected is no mistake: it does not exist anyway.
   build(undefined, ["kill_pane"]);
+  // Unless nothing is left.
+  assert.throws(
+    () => build(["list_panes"], ["list_panes"]),
+    /--deny-tools leaves no tool on offer/,
+  );
 });
 
 Deno.test("a tool left out is neither listed nor callable, also in a batch", async () => {

@@ -75,7 +75,8 @@ function describeFailure(
           // A Unix socket's path has room for about 100 bytes (104 on macOS, 108 on Linux).
           return `tmux could not reach ${describeSocket(socket)}: its socket path is longer ` +
             "than the system allows for a socket (about 100 bytes with its folder). Use a " +
-            "shorter socket_name, or a shorter path.";
+            "shorter socket_name, or a shorter path (for the server this MCP server was " +
+            "started for: its --socket or --socket-path, set where the MCP client starts it).";
         }
         return `tmux refused: ${error.message}`;
       case "unreachable":

@@ -213,12 +213,14 @@ function selection(options: DeskOptions): Set<string> | undefined {
   const inSets = (name: string) =>
     toolsets[name] === "always" || options.toolsets.includes(toolsets[name]);
   if (!(options.tools ?? []).every(inSets)) return undefined;
-  return new Set(
+  const offered = new Set(
     Object.keys(toolsets).filter((name) =>
       inSets(name) && (!options.tools || options.tools.includes(name)) &&
       !options.denyTools?.includes(name)
     ),
   );
+  // No tool left: refused too (ToolRegistry.checkSelection).
+  return offered.size > 0 ? offered : undefined;
 }
 
 /** A tool as 2026-07-28 lists it: without `execution` (tasks are an extension there). */

@@ -344,6 +344,13 @@ export class ToolRegistry {
         toolsFrom,
       );
     }
+    if (this.#tools.size === 0) {
+      const source = this.#selection.denyTools ? from.denyTools ?? "--deny-tools" : toolsFrom;
+      throw new ToolSelectionError(
+        `${source} leaves no tool on offer: a server without tools has nothing to do.`,
+        source,
+      );
+    }
   }
 
   /** The tools on offer. */
