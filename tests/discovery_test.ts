@@ -1,7 +1,8 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
-import { RecordingRunner, TestTmux } from "./helpers/tmux.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, RecordingRunner, TestTmux } from "./helpers/tmux.ts";
 
 type Pane = {
   id: string;
@@ -485,4 +486,33 @@ Deno.test("discovery: a socket name too long for a socket path says so, and what
       );
     }
   });
+});
+
+Deno.test("list_servers inside another tmux: TMUX's server is named by its path, the default socket probed", async () => {
+  const t = await TestTmux.start();
+  const { cmd, args } = startCommand();
+  const facts = await t.facts();
+  // Started with no --socket from a pane of t's server: tmux's choice is t's server.
+  const server = new StdioServer(
+    cmd,
+    args,
+    cleanEnv({ TMUX: `${facts.socketPath},${facts.pid},0`, TMUX_PANE: t.ids.paneId }),
+  );
+  try {
+    await server.initialize();
+    const result = await server.callTool("list_servers", {});
+    const { servers } = result.structuredContent as {
+      servers: { socket: string; socketPath: string | null; roles: string[] }[];
+    };
+    const mine = servers.find((s) => s.socketPath === facts.socketPath);
+    assert.deepEqual(mine?.roles, ["configured", "caller"], JSON.stringify(servers));
+    assert.equal(mine?.socket, facts.socketPath);
+    const byDefault = servers.find((s) => s.roles.includes("default"));
+    assert.equal(byDefault?.socket, "default");
+    assert.notEqual(byDefault?.socketPath, facts.socketPath);
+    await server.closeStdin();
+  } finally {
+    await server.kill();
+    await t.kill();
+  }
 });

@@ -944,11 +944,22 @@ const listServers = defineTool({
   output: { servers: z.array(serverEntry) },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    const candidates: { address: ServerAddress; role: ServerEntry["roles"][number] }[] = [
-      { address: ctx.address, role: "configured" },
-      { address: {}, role: "default" },
-    ];
     const tmux = parseTmuxEnv(ctx.config.callerEnv.tmux);
+    // A tmux started with no -L or -S reaches the server TMUX names, else the default socket:
+    // probed (and named) as what it is.
+    const { socketName, socketPath, host } = ctx.address;
+    const tmuxChoice = socketName === undefined && socketPath === undefined && host === undefined;
+    const candidates: { address: ServerAddress; role: ServerEntry["roles"][number] }[] = [
+      {
+        address: !tmuxChoice
+          ? ctx.address
+          : tmux
+          ? { socketPath: tmux.socketPath }
+          : { socketName: "default" },
+        role: "configured",
+      },
+      { address: { socketName: "default" }, role: "default" },
+    ];
     if (tmux) candidates.push({ address: { socketPath: tmux.socketPath }, role: "caller" });
     for (const name of args.socketNames ?? []) {
       candidates.push({ address: { socketName: name }, role: "asked" });
