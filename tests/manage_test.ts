@@ -85,10 +85,23 @@ Deno.test("create_session refuses names tmux would rewrite, and duplicates", asy
         ["main", /already exists/],
         // Every tool reads `$1` as the session with that id: it would name another session.
         ["$1", /looks like a session id/],
+        ["a$b", /'\$' before a letter/],
+        ["${x}", /'\$' before a letter/],
+        ["#[fg=red]x", /'#\['/],
       ] as const
     ) {
       assert.match(await c.fail("create_session", { name }), why);
     }
+    assert.match(await c.fail("create_session", { windowName: "#[bold]w" }), /'#\['/);
+    assert.match(await c.fail("create_window", { session: "main", name: "$HOME" }), /'\$'/);
+    assert.match(await c.fail("rename_window", { windowId: t.ids.windowId, name: "a$b" }), /'\$'/);
+    assert.match(await c.fail("set_pane_title", { paneId: t.ids.paneId, title: "#[x]" }), /'#\['/);
+    // What stays allowed: '$' before anything else, '#' before anything else.
+    const ok = await c.ok<{ name: string }>("rename_window", {
+      windowId: t.ids.windowId,
+      name: "$1x $- a#b",
+    });
+    assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), "$1x $- a#b", JSON.stringify(ok));
     assert.match(await c.fail("create_session", { windowName: "a\\b" }), /backslash/);
     assert.match(await c.fail("create_session", { startDirectory: "relative/dir" }), /absolute/);
     assert.match(
@@ -661,6 +674,12 @@ Deno.test("tmux facts behind checkName: what tmux rewrites, drops and keeps", as
     await t.tmux("select-pane", "-t", t.ids.paneId, "-T", "kept\\title");
     await t.tmux("select-pane", "-t", t.ids.paneId, "-T", "dropped\ttitle");
     assert.equal(await fmt(t, t.ids.paneId, "#{pane_title}"), "kept\\title");
+    // rename-* escape '$' before a name's first letter (new-window -n does not); tmux keeps
+    // '##[' (the escaped '#[') as it is.
+    await t.tmux("rename-window", "-t", t.ids.windowId, "--", "a$b ${c} $1 $-");
+    assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), "a\\$b \\${c} $1 $-");
+    await t.tmux("rename-window", "-t", t.ids.windowId, "--", "##[fg=red]");
+    assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), "##[fg=red]");
     // load-buffer with nothing on stdin stores no buffer at all, and says nothing.
     const empty = await t.tmuxRaw("load-buffer", "-b", "empty", "-");
     assert.equal(empty.code, 0);

@@ -51,8 +51,8 @@ export type NameKind = "session name" | "window name" | "pane title";
 
 /**
  * Refuses a name tmux would store differently from what was asked, saying why: session names
- * lose `.` and `:`; session and window names double a backslash and spell control characters
- * out; a title with a control character is dropped. Text that is not well-formed Unicode (a
+ * lose `.` and `:`; session and window names double a backslash, spell control characters out
+ * and escape `$a` when renamed; `#[` becomes `##[`; a title with a control character is dropped. Text that is not well-formed Unicode (a
  * lone surrogate) could not reach tmux intact either.
  */
 export function checkName(kind: NameKind, name: string): void {
@@ -70,6 +70,16 @@ export function checkName(kind: NameKind, name: string): void {
   }
   if (kind !== "pane title" && name.includes("\\")) {
     refuse("holds a backslash, which tmux would store doubled");
+  }
+  if (kind !== "pane title" && /\$[A-Za-z_{]/.test(name)) {
+    // rename-window and rename-session store `$a` as `\$a` (new-window does not): refused
+    // everywhere, so that a name that can be given can also be given again.
+    refuse("holds '$' before a letter, '_' or '{', which tmux would store as '\\$'");
+  }
+  if (name.includes("#[")) {
+    // `#` is escaped as `##` (no format runs), and tmux keeps `##[` as it is: a style's `#[`
+    // cannot be stored as given.
+    refuse("holds '#[' (a tmux style), which tmux would store as '##['");
   }
   if (kind === "session name" && /[.:]/.test(name)) {
     refuse("holds '.' or ':', which tmux would rewrite to '_' (they separate parts of a target)");
