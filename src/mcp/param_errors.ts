@@ -11,26 +11,83 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/server";
 import { visible } from "./errors.ts";
 
-/** The transport, its answers of zod's issues made one readable sentence (see the module). */
-export function readableParamErrors(inner: Transport): Transport {
+/**
+ * The methods the SDK checks the params of itself (see the module): only their requests are
+ * remembered, so that their answers can name them. A `tools/call` (which may wait for minutes
+ * and be cancelled) is checked by the server's own code and never remembered.
+ */
+const SDK_CHECKED = new Set([
+  "initialize",
+  "ping",
+  "logging/setLevel",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "tools/list",
+]);
+
+/** Longest id (in characters) remembered; a longer one's answer names no method. */
+const MAX_REMEMBERED_ID_CHARS = 256;
+
+/** Requests remembered at once, at most; beyond, an answer names no method. */
+const MAX_REMEMBERED = 1_024;
+
+/** The transport {@link readableParamErrors} returns. */
+export interface ReadableParamErrors extends Transport {
+  /** How many requests are remembered now (for tests: nothing is kept for long). */
+  readonly remembered: number;
+}
+
+/**
+ * The transport, its answers of zod's issues made one readable sentence (see the module).
+ * What it remembers of a request (its method, by id) is bounded: only the methods the SDK
+ * checks, ids of at most {@link MAX_REMEMBERED_ID_CHARS} characters, at most
+ * {@link MAX_REMEMBERED} at once, forgotten when answered, cancelled, or the connection closes.
+ * A request the client cancels is never answered: without that, its id (up to a line's 32 MiB)
+ * was kept for the life of the process.
+ */
+export function readableParamErrors(inner: Transport): ReadableParamErrors {
   /** The method of each request read and not answered yet, by id. */
   const methods = new Map<string | number, string>();
-  const outer: Transport = {
+  const outer: ReadableParamErrors = {
     start: () => inner.start(),
-    close: () => inner.close(),
+    close: () => {
+      methods.clear();
+      return inner.close();
+    },
     send: (message: JSONRPCMessage, options?: TransportSendOptions) =>
       inner.send(rewrite(message, methods), options),
     setProtocolVersion: (version: string) => inner.setProtocolVersion?.(version),
+    get remembered() {
+      return methods.size;
+    },
   };
   inner.onmessage = (message, extra) => {
-    const m = message as { id?: unknown; method?: unknown };
-    if (typeof m.method === "string" && (typeof m.id === "string" || typeof m.id === "number")) {
+    const m = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
+    if (
+      typeof m.method === "string" && SDK_CHECKED.has(m.method) &&
+      (typeof m.id === "number" ||
+        (typeof m.id === "string" && m.id.length <= MAX_REMEMBERED_ID_CHARS)) &&
+      methods.size < MAX_REMEMBERED
+    ) {
       methods.set(m.id, m.method);
+    } else if (m.method === "notifications/cancelled") {
+      // A cancelled request is not answered.
+      const id = m.params?.requestId;
+      if (typeof id === "string" || typeof id === "number") methods.delete(id);
     }
     outer.onmessage?.(message, extra);
   };
   inner.onerror = (error) => outer.onerror?.(error);
-  inner.onclose = () => outer.onclose?.();
+  inner.onclose = () => {
+    methods.clear();
+    outer.onclose?.();
+  };
   return outer;
 }
 
