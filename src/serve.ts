@@ -79,8 +79,30 @@ export function mcpServerFor(
       },
     },
   );
+  withoutPrototypes(mcp);
   registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList, era });
   return mcp;
+}
+
+/**
+ * The SDK keeps what is registered in plain objects and looks a client's names up in them
+ * (`_registeredPrompts[name]`): `constructor` or `toString` found Object's own function there,
+ * and `prompts/get` answered "Prompt constructor disabled". Emptied of their prototype before
+ * anything is registered, they hold only what was registered.
+ */
+function withoutPrototypes(mcp: McpServer): void {
+  const fields = mcp as unknown as Record<string, unknown>;
+  for (
+    const key of [
+      "_registeredTools",
+      "_registeredPrompts",
+      "_registeredResources",
+      "_registeredResourceTemplates",
+    ]
+  ) {
+    const map = fields[key];
+    if (typeof map === "object" && map !== null) Object.setPrototypeOf(map, null);
+  }
 }
 
 /**

@@ -438,3 +438,41 @@ Deno.test("params the SDK checks itself are refused -32602 in one sentence, not 
     }
   });
 });
+
+Deno.test("a name like an Object member (constructor, toString) is unknown, not an internal error", async () => {
+  await withServer(async (t, s) => {
+    const complete = (name: string, value: string) =>
+      s.request("completion/complete", {
+        ref: { type: "ref/resource", uri: "tmux://pane/{pane}" },
+        argument: { name, value },
+      });
+    const names = [
+      "constructor",
+      "toString",
+      "valueOf",
+      "hasOwnProperty",
+      "isPrototypeOf",
+      "__lookupGetter__",
+      "__proto__",
+      "toLocaleString",
+    ];
+    for (const name of names) {
+      const answer = await complete(name, "ab");
+      assert.deepEqual(answer.result?.completion, { values: [], hasMore: false }, name);
+    }
+    // Names the SDK looks up in its own tables: not found, as any other unknown name.
+    for (const name of ["constructor", "toString", "hasOwnProperty"]) {
+      const prompt = await s.request("prompts/get", { name, arguments: {} });
+      assert.equal(prompt.error?.message, `Prompt ${name} not found`);
+      const ref = await s.request("completion/complete", {
+        ref: { type: "ref/resource", uri: name },
+        argument: { name: "a", value: "" },
+      });
+      assert.equal(ref.error?.message, `Resource template ${name} not found`);
+    }
+    // The template's own variable still completes.
+    const pane = await complete("pane", "");
+    const values = (pane.result?.completion as { values: string[] }).values;
+    assert.ok(values.includes(t.ids.paneId.slice(1)), JSON.stringify(pane));
+  });
+});

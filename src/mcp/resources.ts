@@ -604,16 +604,7 @@ function register(
         return { resources: entries.slice(0, kept.length).map((r) => ({ ...r })) };
       }
       : undefined,
-    complete: complete
-      ? Object.fromEntries(
-        Object.entries(complete).map(([variable, values]) => [
-          variable,
-          async (
-            typed: string,
-          ) => boundCompletions(await values(typed, contextFor(new AbortController().signal))),
-        ]),
-      )
-      : undefined,
+    complete: complete ? completers(complete, contextFor) : undefined,
   });
   server.registerResource(spec.name, template, metadata, async (uri, variables, ctx) => {
     const flat = Object.fromEntries(
@@ -622,4 +613,22 @@ function register(
     const text = await readOrRefuse(spec, uri.href, flat, contextFor(ctx.mcpReq.signal));
     return contents(uri.href, text);
   });
+}
+
+/**
+ * A template's completers by variable name, in an object without a prototype: the SDK looks
+ * the client's argument name up in it (`complete[name]`), and a name such as `constructor` or
+ * `toString` found Object's own function there and answered an internal error. Unknown names
+ * find nothing and are completed with nothing.
+ */
+function completers(
+  complete: NonNullable<ResourceSpec["complete"]>,
+  contextFor: (signal: AbortSignal) => TmuxContext,
+): Record<string, (typed: string) => Promise<string[]>> {
+  const out: Record<string, (typed: string) => Promise<string[]>> = Object.create(null);
+  for (const [variable, values] of Object.entries(complete)) {
+    out[variable] = async (typed: string) =>
+      boundCompletions(await values(typed, contextFor(new AbortController().signal)));
+  }
+  return out;
 }
