@@ -476,3 +476,68 @@ Deno.test("a name like an Object member (constructor, toString) is unknown, not 
     assert.ok(values.includes(t.ids.paneId.slice(1)), JSON.stringify(pane));
   });
 });
+
+Deno.test("an error echoes little of what the client sent, and none of its control characters", async () => {
+  await withServer(async (_t, s) => {
+    // Four times the reply bound's ~100 KB, were it echoed whole (or twice: message and data).
+    const x = "x".repeat(400_000);
+    const errors: [string, string, Record<string, unknown>][] = [
+      ["pane digits", "resources/read", { uri: `tmux://pane/${"9".repeat(400_000)}` }],
+      ["socket", "resources/read", { uri: `tmux://server?socket=${x}` }],
+      ["job id", "resources/read", { uri: `tmux://job/${x}` }],
+      ["unknown resource", "resources/read", { uri: `tmux://nope/${x}` }],
+      ["subscribe", "resources/subscribe", { uri: `tmux://nope/${x}` }],
+      ["subscribe pane", "resources/subscribe", { uri: `tmux://pane/${x}` }],
+      ["prompt", "prompts/get", { name: x, arguments: {} }],
+      ["complete prompt", "completion/complete", {
+        ref: { type: "ref/prompt", name: x },
+        argument: { name: "a", value: "" },
+      }],
+      ["complete template", "completion/complete", {
+        ref: { type: "ref/resource", uri: x },
+        argument: { name: "a", value: "" },
+      }],
+    ];
+    for (const [what, method, params] of errors) {
+      const answer = await s.request(method, params);
+      assert.equal(answer.error?.code, -32602, `${what}: ${JSON.stringify(answer).slice(0, 200)}`);
+      const size = JSON.stringify(answer).length;
+      assert.ok(size < 2_000, `${what}: the answer is ${size} characters`);
+    }
+    // An unknown argument of a tool: its isError result names the field, cut.
+    const call = await s.request("tools/call", { name: "list_panes", arguments: { [x]: 1 } });
+    const text = (call.result?.content as { text: string }[])[0].text;
+    assert.ok(call.result?.isError && text.length < 2_000, `unknown field: ${text.length}`);
+    assert.match(text, /unknown field "x+…"/);
+
+    // Control characters in the messages the SDK builds: shown, never sent raw.
+    const hostile = "\u001b]0;PWNED\u0007\u001b[2J\u009b31m";
+    const raw: [string, string, Record<string, unknown>][] = [
+      ["prompt", "prompts/get", { name: hostile, arguments: {} }],
+      ["complete template", "completion/complete", {
+        ref: { type: "ref/resource", uri: hostile },
+        argument: { name: "a", value: "" },
+      }],
+      ["resource", "resources/read", { uri: `tmux://pane/1${hostile}` }],
+      ["unknown resource", "resources/read", { uri: `tmux://nope/${hostile}` }],
+    ];
+    for (const [what, method, params] of raw) {
+      const answer = await s.request(method, params);
+      assert.ok(answer.error, `${what}: ${JSON.stringify(answer)}`);
+      // deno-lint-ignore no-control-regex
+      const control = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+      assert.doesNotMatch(answer.error.message, control, what);
+      const data = (answer.error as { data?: unknown }).data;
+      for (const text of strings(data)) assert.doesNotMatch(text, control, `${what}: data`);
+    }
+    const prompt = await s.request("prompts/get", { name: hostile, arguments: {} });
+    assert.equal(prompt.error?.message, "Prompt \\x1B]0;PWNED\\x07\\x1B[2J\\x9B31m not found");
+  });
+});
+
+/** Every string inside a JSON value. */
+function strings(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (typeof value !== "object" || value === null) return [];
+  return Object.values(value).flatMap(strings);
+}

@@ -100,3 +100,19 @@ export function visible(text: string): string {
     (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`,
   );
 }
+
+/** Longest piece of a client's string (a name, a URI, an id) a message echoes, in characters. */
+export const MAX_ECHO_CHARS = 200;
+
+/**
+ * A string the client sent, as a message echoes it: its first `max` characters and `…` when
+ * longer (never half a surrogate pair). A refusal names what it refuses, but a 32 MiB name
+ * must not make a 32 MiB answer.
+ */
+export function clip(text: string, max: number = MAX_ECHO_CHARS): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}

@@ -1,4 +1,13 @@
 /**
+ * Every error answer on its way to the client, bounded and inert, and the SDK's answers of
+ * bad params made readable.
+ *
+ * An error's message is cut to {@link MAX_ERROR_MESSAGE_CHARS} and its control characters
+ * shown (`\xNN`, see {@link visible}); a `data` over {@link MAX_ERROR_DATA_CHARS} is dropped and
+ * the strings of one within it shown the same way. The server's own messages cut what they echo
+ * of a client's strings already; the SDK's (`Prompt <name> not found`, `Resource template <uri>
+ * not found`, `Resource not found: <uri>`) echo them whole, raw escape sequences and all.
+ *
  * The SDK checks the params of the methods it serves itself (`logging/setLevel`,
  * `resources/read`, `prompts/get`, `completion/complete`, the list cursors) and answers a
  * mismatch as an internal error (-32603) whose message is zod's issues as multi-line JSON. Seen
@@ -9,7 +18,7 @@
  */
 
 import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/server";
-import { visible } from "./errors.ts";
+import { clip, visible } from "./errors.ts";
 
 /**
  * The methods the SDK checks the params of itself (see the module): only their requests are
@@ -91,24 +100,49 @@ export function readableParamErrors(inner: Transport): ReadableParamErrors {
   return outer;
 }
 
+/** Longest error message sent, in characters (after its control characters are shown). */
+export const MAX_ERROR_MESSAGE_CHARS = 1_000;
+
+/** Largest error `data` sent, in characters of its JSON; a larger one is dropped. */
+export const MAX_ERROR_DATA_CHARS = 1_024;
+
 function rewrite(message: JSONRPCMessage, methods: Map<string | number, string>): JSONRPCMessage {
   const m = message as {
     id?: unknown;
     method?: unknown;
-    error?: { code?: unknown; message?: unknown };
+    error?: { code?: unknown; message?: unknown; data?: unknown };
   };
-  if (m.method !== undefined || (typeof m.id !== "string" && typeof m.id !== "number")) {
-    return message;
+  if (m.method !== undefined) return message;
+  let method: string | undefined;
+  if (typeof m.id === "string" || typeof m.id === "number") {
+    method = methods.get(m.id);
+    methods.delete(m.id);
   }
-  const method = methods.get(m.id);
-  methods.delete(m.id);
-  if (m.error?.code !== -32603 || typeof m.error.message !== "string") return message;
-  const issue = firstIssue(m.error.message);
-  if (issue === null) return message;
-  return {
-    ...message,
-    error: { code: -32602, message: `Invalid params for ${method ?? "the request"}: ${issue}` },
-  } as JSONRPCMessage;
+  if (typeof m.error !== "object" || m.error === null) return message;
+  const issue = m.error.code === -32603 && typeof m.error.message === "string"
+    ? firstIssue(m.error.message)
+    : null;
+  const error = issue === null
+    ? m.error
+    : { code: -32602, message: `Invalid params for ${method ?? "the request"}: ${issue}` };
+  return { ...message, error: boundedError(error) } as JSONRPCMessage;
+}
+
+/** An error as it is sent: its message cut and inert, a large `data` dropped (see the module). */
+export function boundedError(
+  error: { code?: unknown; message?: unknown; data?: unknown },
+): { code: unknown; message: string; data?: unknown } {
+  const message = clipMiddle(visible(String(error.message ?? "")), MAX_ERROR_MESSAGE_CHARS);
+  if (error.data === undefined) return { code: error.code, message };
+  const json = JSON.stringify(error.data);
+  if (json === undefined || json.length > MAX_ERROR_DATA_CHARS) {
+    return { code: error.code, message };
+  }
+  const data = JSON.parse(
+    json,
+    (_key, value) => typeof value === "string" ? visible(value) : value,
+  );
+  return { code: error.code, message, data };
 }
 
 /** `path: message` of the first of zod's issues, when `text` is their JSON; else null. */
@@ -128,4 +162,16 @@ export function firstIssue(text: string): string | null {
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
   // A path holds the caller's own keys: no control character of theirs reaches a terminal.
   return visible(`${path ? `${path}: ` : ""}${first.message}${more}`.replace(/\s*\n\s*/g, " "));
+}
+
+/**
+ * `text` within `max` characters: a longer one keeps its head and its last fifth around `…`,
+ * so that a message with a long name inside (`Prompt <name> not found`) still says what it is.
+ */
+function clipMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let tail = Math.floor(max / 5);
+  const first = text.charCodeAt(text.length - tail);
+  if (first >= 0xdc00 && first <= 0xdfff) tail--; // never half a surrogate pair
+  return `${clip(text, max - tail)}${text.slice(text.length - tail)}`;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
-import { readableParamErrors } from "./param_errors.ts";
+import { MAX_ERROR_MESSAGE_CHARS, readableParamErrors } from "./param_errors.ts";
 
 /** A transport that records what is sent and lets the test deliver messages. */
 function fakeTransport() {
@@ -78,4 +78,27 @@ Deno.test("readableParamErrors forgets every request when the connection closes,
   assert.ok(outer.remembered <= 1_024, `at most 1024 remembered, not ${outer.remembered}`);
   await outer.close();
   assert.equal(outer.remembered, 0, "closed: nothing kept");
+});
+
+Deno.test("readableParamErrors sends every error cut, inert, and without a large data", () => {
+  const { inner, sent } = fakeTransport();
+  const outer = readableParamErrors(inner);
+  const error = (message: string, data?: unknown) => {
+    outer.send({ jsonrpc: "2.0", id: 1, error: { code: -32602, message, data } });
+    return (sent.at(-1) as { error: { code: number; message: string; data?: unknown } }).error;
+  };
+  const long = error(`Prompt ${"x".repeat(900_000)} not found`, { uri: "y".repeat(900_000) });
+  assert.equal(long.code, -32602);
+  assert.ok(long.message.length <= MAX_ERROR_MESSAGE_CHARS, `${long.message.length}`);
+  assert.match(long.message, /^Prompt x+…x+ not found$/, "the head and the end are kept");
+  assert.equal(long.data, undefined, "a large data is dropped");
+  const hostile = error("Prompt \u001b]0;PWNED\u0007\u009b31m not found", { uri: "a\u001b[2J" });
+  assert.equal(hostile.message, "Prompt \\x1B]0;PWNED\\x07\\x9B31m not found");
+  assert.deepEqual(hostile.data, { uri: "a\\x1B[2J" });
+  // What is neither long nor hostile goes as it came.
+  assert.deepEqual(error("Method not found", { reason: "x", n: 1 }), {
+    code: -32602,
+    message: "Method not found",
+    data: { reason: "x", n: 1 },
+  });
 });

@@ -29,9 +29,9 @@ import {
   TmuxContext,
 } from "./context.ts";
 import { auditCall } from "./audit.ts";
-import { failureText, visible } from "./errors.ts";
+import { clip, failureText, visible } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
-import { cutString, MAX_RESULT_BYTES, textBound } from "./bounds.ts";
+import { MAX_RESULT_BYTES, textBound } from "./bounds.ts";
 import { renderReply } from "./render.ts";
 import { MAX_SUMMARY_CHARS, toolMeta } from "./listing.ts";
 import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
@@ -615,9 +615,8 @@ function rejectMalformedCalls(
       );
     }
     if (!offered(params.name)) {
-      const name = cutString(params.name, 100);
       return Promise.resolve(errorResult(
-        `MCP error -32602: Tool ${name.text}${name.omittedBytes ? "…" : ""} not found. No tool ` +
+        `MCP error -32602: Tool ${clip(params.name, 100)} not found. No tool ` +
           "of that name is on offer here (its toolset may not be selected, or --tools / " +
           "--deny-tools left it out); tools/list shows what is.",
       ));
@@ -685,11 +684,7 @@ export function successResult(
 }
 
 function shortSummary(summary: string): string {
-  if (summary.length <= MAX_SUMMARY_CHARS) return summary;
-  let end = MAX_SUMMARY_CHARS - 1;
-  const last = summary.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--; // never split a surrogate pair
-  return `${summary.slice(0, end)}…`;
+  return clip(summary, MAX_SUMMARY_CHARS);
 }
 
 /** A failure: one text block, `isError`, no structured content, no raw control characters. */
@@ -697,9 +692,12 @@ export function errorResult(text: string): CallToolResult {
   return { content: [{ type: "text", text: visible(text) }], isError: true };
 }
 
-/** A field name or key for a message: quoted when it is not a plain identifier. */
+/**
+ * A field name or key for a message: quoted when it is not a plain identifier, cut when long
+ * (it is the caller's, of any length).
+ */
 function fieldName(key: PropertyKey): string {
-  const text = String(key);
+  const text = clip(String(key), 100);
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(text) ? text : JSON.stringify(text);
 }
 

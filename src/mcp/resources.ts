@@ -25,7 +25,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { boundCompletions, fitEntries } from "./bounds.ts";
 import { type LogLevel, stderrLog, type TmuxContext } from "./context.ts";
-import { failureText } from "./errors.ts";
+import { clip, failureText, MAX_ECHO_CHARS } from "./errors.ts";
 
 /** A resource as a family file declares it. */
 export interface ResourceSpec {
@@ -348,7 +348,9 @@ export class ResourceSubscriptions {
    */
   #refusal(uri: string, watching: Watching): string | null {
     const spec = this.#resources.find((s) => matches(s, uri));
-    if (!spec) return `No resource ${uri}: resources/list and resources/templates/list show them.`;
+    if (!spec) {
+      return `No resource ${clip(uri)}: resources/list and resources/templates/list show them.`;
+    }
     try {
       spec.check?.(uri);
     } catch (error) {
@@ -563,9 +565,12 @@ async function readOrRefuse(
     return await spec.read(uri, variables, ctx);
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, failureText(error, ctx.address), {
-      uri,
-    });
+    // The URI comes back as the client sent it, when it is of a size a URI has.
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      failureText(error, ctx.address),
+      uri.length <= MAX_ECHO_CHARS ? { uri } : undefined,
+    );
   }
 }
 

@@ -34,6 +34,7 @@ import {
   RELATED_TASK_META_KEY,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { clip } from "./errors.ts";
 import type { Era } from "./resources.ts";
 import { type Handler, sdkHandler } from "./tool_list.ts";
 
@@ -406,7 +407,7 @@ class TaskStore implements TaskCalls {
     if (!task) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
-        `Failed to retrieve task: no task ${JSON.stringify(taskId.slice(0, 80))} (never made ` +
+        `Failed to retrieve task: no task ${JSON.stringify(clip(taskId, 80))} (never made ` +
           "here, or forgotten after its ttl).",
       );
     }
@@ -552,6 +553,5 @@ function firstText(result: Record<string, unknown>): string {
 }
 
 function short(text: string): string {
-  const max = TASK_LIMITS.maxStatusChars;
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  return clip(text, TASK_LIMITS.maxStatusChars);
 }

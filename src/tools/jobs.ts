@@ -24,7 +24,7 @@
 
 import { z } from "zod";
 import { TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { clip, ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, socketNameField, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
@@ -472,7 +472,7 @@ export async function jobOf(ctx: TmuxContext, jobId: string): Promise<JobRef> {
   const ref = parseJobId(jobId);
   if (!ref) {
     throw new ToolFailure(
-      `${JSON.stringify(jobId)} is not a job id.`,
+      `${JSON.stringify(clip(jobId))} is not a job id.`,
       "Use the jobId run_command returned.",
     );
   }
@@ -541,23 +541,26 @@ function parseJobUri(uri: string): { jobId: string; socketName?: string; host?: 
   try {
     url = new URL(uri);
   } catch {
-    throw new ToolFailure(`${uri} is not a URI.`);
+    throw new ToolFailure(`${clip(uri)} is not a URI.`);
   }
   const m = /^\/([^/]+)$/.exec(url.pathname);
   const params = [...url.searchParams.keys()];
   if (url.protocol !== "tmux:" || url.host !== "job" || !m || url.hash !== "") {
-    throw new ToolFailure(`No resource ${uri}.`, "tmux://job/{jobId} takes a run_command jobId.");
+    throw new ToolFailure(
+      `No resource ${clip(uri)}.`,
+      "tmux://job/{jobId} takes a run_command jobId.",
+    );
   }
   if (
     params.some((p) => p !== "socket" && p !== "host") || new Set(params).size < params.length
   ) {
     throw new ToolFailure(
-      `${uri}: the only query a job resource takes is ?socket=NAME, and host=HOST (--ssh).`,
+      `${clip(uri)}: the only query a job resource takes is ?socket=NAME, and host=HOST (--ssh).`,
     );
   }
   const socket = url.searchParams.get("socket") ?? undefined;
   if (socket !== undefined && (socket === "" || !socketNameField.safeParse(socket).success)) {
-    throw new ToolFailure(`${uri}: socket must be a tmux socket name.`);
+    throw new ToolFailure(`${clip(uri)}: socket must be a tmux socket name.`);
   }
   // A host not given with --ssh is refused when the job is read (as for every call).
   const host = url.searchParams.get("host") ?? undefined;

@@ -17,7 +17,7 @@
  */
 
 import { type TmuxContext, TmuxContext as Context } from "../mcp/context.ts";
-import { describeSocket, ToolFailure, visible } from "../mcp/errors.ts";
+import { clip, describeSocket, ToolFailure, visible } from "../mcp/errors.ts";
 import { cutString, fitEntries, jsonBytes, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
 import { socketNameField, type ToolRegistry } from "../mcp/registry.ts";
 import type { ResourceSpec } from "../mcp/resources.ts";
@@ -44,13 +44,13 @@ export function parseTarget(uri: string): Target {
   try {
     url = new URL(uri);
   } catch {
-    throw new ToolFailure(`${uri} is not a URI.`, "resources/list shows the resources.");
+    throw new ToolFailure(`${clip(uri)} is not a URI.`, "resources/list shows the resources.");
   }
   const kind = url.host;
   const params = [...url.searchParams.keys()];
   if (url.protocol !== "tmux:" || !["server", "agents", "pane"].includes(kind)) {
     throw new ToolFailure(
-      `No resource ${uri}.`,
+      `No resource ${clip(uri)}.`,
       "tmux://server, tmux://agents and tmux://pane/{pane} exist.",
     );
   }
@@ -59,7 +59,7 @@ export function parseTarget(uri: string): Target {
     url.hash !== ""
   ) {
     throw new ToolFailure(
-      `${uri}: the only query a resource takes is ?socket=NAME, and host=HOST (--ssh).`,
+      `${clip(uri)}: the only query a resource takes is ?socket=NAME, and host=HOST (--ssh).`,
     );
   }
   const host = url.searchParams.get("host") ?? undefined;
@@ -68,7 +68,7 @@ export function parseTarget(uri: string): Target {
     const parsed = socketNameField.safeParse(url.searchParams.get("socket"));
     if (!parsed.success || !parsed.data) {
       throw new ToolFailure(
-        `${uri}: socket must be a tmux socket name (no '/', no control characters).`,
+        `${clip(uri)}: socket must be a tmux socket name (no '/', no control characters).`,
       );
     }
     socketName = parsed.data;
@@ -77,13 +77,13 @@ export function parseTarget(uri: string): Target {
     const m = /^\/(\d{1,9})$/.exec(url.pathname);
     if (!m) {
       throw new ToolFailure(
-        `${uri} names no pane: tmux://pane/3 is pane %3.`,
+        `${clip(uri)} names no pane: tmux://pane/3 is pane %3.`,
         "resources/list lists the panes.",
       );
     }
     return { kind, paneId: `%${Number(m[1])}`, socketName, ...(host !== undefined && { host }) };
   }
-  if (url.pathname !== "") throw new ToolFailure(`No resource ${uri}.`);
+  if (url.pathname !== "") throw new ToolFailure(`No resource ${clip(uri)}.`);
   return { kind: kind as "server" | "agents", socketName, ...(host !== undefined && { host }) };
 }
 
