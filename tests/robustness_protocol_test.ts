@@ -541,3 +541,28 @@ function strings(value: unknown): string[] {
   if (typeof value !== "object" || value === null) return [];
   return Object.values(value).flatMap(strings);
 }
+
+Deno.test("a request with a bad progress token is refused -32602 naming the field", async () => {
+  await withServer(async (t, s) => {
+    for (const token of [null, {}, 1.5, true, 2 ** 60, ["a"]]) {
+      const answer = await s.request("tools/call", {
+        name: "list_panes",
+        arguments: {},
+        _meta: { progressToken: token },
+      });
+      const what = `progressToken ${JSON.stringify(token)}`;
+      assert.equal(answer.error?.code, -32602, `${what}: ${JSON.stringify(answer)}`);
+      assert.match(answer.error!.message, /_meta\.progressToken must be a string or an integer/);
+    }
+    // Still a JSON-RPC matter when the request itself is malformed.
+    await s.writeLine(JSON.stringify({
+      jsonrpc: "1.0",
+      id: 960,
+      method: "tools/list",
+      params: { _meta: { progressToken: null } },
+    }));
+    await waitFor(() => s.notifications.some((m) => m.id === 960), "the refusal");
+    assert.equal(s.notifications.find((m) => m.id === 960)?.error?.code, -32600);
+    await stillServing(t, s, "bad progress tokens");
+  });
+});

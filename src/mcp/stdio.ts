@@ -196,11 +196,37 @@ export class StdioTransport implements Transport {
       if (!("method" in fields) && ("result" in fields || "error" in fields)) return;
       // A malformed notification has no one to answer.
       if ("method" in fields && !("id" in fields)) return;
+      if (this.#badProgressToken(value)) {
+        this.#answer(
+          idOf(value) ?? null,
+          -32602,
+          "Invalid params: _meta.progressToken must be a string or an integer (within ±(2^53 - 1)).",
+        );
+        return;
+      }
       this.#answer(idOf(value) ?? null, -32600, "Invalid request: not a JSON-RPC 2.0 message.");
       return;
     }
     this.#track(message);
     this.onmessage?.(message);
+  }
+
+  /**
+   * Whether a request the check refused is a valid one but for its `_meta.progressToken` (null,
+   * an object, 1.5, 2^60): its params are what is wrong, not the message, and the answer says
+   * which field.
+   */
+  #badProgressToken(value: unknown): boolean {
+    const request = value as { params?: { _meta?: unknown } } | null;
+    const meta = request?.params?._meta;
+    if (typeof meta !== "object" || meta === null || !("progressToken" in meta)) return false;
+    const { progressToken: _, ...rest } = meta as Record<string, unknown>;
+    try {
+      this.#check!({ ...request, params: { ...request!.params, _meta: rest } });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**
