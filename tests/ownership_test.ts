@@ -191,3 +191,56 @@ Deno.test("the real process: the owner id is printed at start and owns its panes
     await t.kill();
   }
 });
+
+/** Runs `command` (a tmux command line) once, the `nth` time a guard's read lists the clients. */
+async function onceAfterRead(t: TestTmux, command: string, nth = 1): Promise<void> {
+  let hook = `${command} ; set-hook -gu after-list-clients`;
+  for (let i = 1; i < nth; i++) {
+    hook = `set-hook -g after-list-clients "${hook.replaceAll('"', '\\"')}"`;
+  }
+  await t.tmux("set-hook", "-g", "after-list-clients", hook);
+}
+
+Deno.test("own panes only: a pane moved in after the check stops the kill (tmux checks at the instant)", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket, owner: "agent-a", ownPanesOnly: true });
+    const alive = async (paneId: string) =>
+      (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).split("\n").includes(paneId);
+    // A person's pane, in a window of its own nobody watches.
+    const theirs = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sleep 1000"))
+      .trim();
+
+    // kill_window: joined into the server's own window between its read and the kill.
+    const made = await c.ok<{ windowId: string; paneId: string }>("create_window", {
+      session: t.ids.sessionId,
+      command: "sleep 1000",
+    });
+    await onceAfterRead(t, `join-pane -d -s ${theirs} -t ${made.paneId}`);
+    assert.match(
+      await c.fail("kill_window", { windowId: made.windowId }),
+      new RegExp(`pane ${theirs} was not created by this server`),
+    );
+    assert.ok(await alive(theirs), "the person's pane lives");
+    assert.ok(await alive(made.paneId), "nothing of the window was killed");
+
+    // kill_session: the person's window moved into the server's own session meanwhile.
+    await t.tmux("break-pane", "-d", "-s", theirs);
+    const window = (await t.tmux("display-message", "-p", "-t", theirs, "#{window_id}")).trim();
+    const session = await c.ok<{ sessionId: string }>("create_session", {
+      name: "agent",
+      command: "sleep 1000",
+    });
+    await onceAfterRead(t, `move-window -d -s ${window} -t ${session.sessionId}:`);
+    assert.match(
+      await c.fail("kill_session", { session: session.sessionId }),
+      new RegExp(`pane ${theirs} was not created by this server`),
+    );
+    assert.ok(await alive(theirs), "the person's pane lives");
+  } finally {
+    await t.tmux("set-hook", "-gu", "after-list-clients").catch(() => {});
+    await c?.close();
+    await t.kill();
+  }
+});

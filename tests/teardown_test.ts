@@ -281,3 +281,70 @@ Deno.test("a person who comes to a pane right after the check stops its kill or 
     assert.ok(!(await ids(t, "panes")).includes(work));
   });
 });
+
+Deno.test("a pane moved in after the check: the caller's own stops the kill, another is reported", async () => {
+  await withTmux(async (t, c) => {
+    // Once, right after the guard's read (every guard's read ends listing the clients).
+    const once = (command: string) =>
+      t.tmux(
+        "set-hook",
+        "-g",
+        "after-list-clients",
+        `${command} ; set-hook -gu after-list-clients`,
+      );
+    // The MCP server's own pane, in a window of two (so its window outlives the move).
+    const facts = await t.facts();
+    const own = (await t.tmux("new-session", "-d", "-s", "agent", "-P", "-F", "#{pane_id}"))
+      .trim();
+    await t.tmux("split-window", "-d", "-t", own);
+    const caller = await connect({
+      socketName: t.socket,
+      callerEnv: { tmux: `${facts.socketPath},${facts.pid},0`, tmuxPane: own },
+    });
+    try {
+      const [window, pane] = (await t.tmux(
+        "new-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{window_id} #{pane_id}",
+        "sleep 1000",
+      )).trim().split(" ");
+      await once(`join-pane -d -s ${own} -t ${pane}`);
+      assert.match(
+        await caller.fail("kill_window", { windowId: window }),
+        new RegExp(`contains ${own}, the pane this MCP server runs in`),
+      );
+      const panes = await ids(t, "panes");
+      assert.ok(panes.includes(own) && panes.includes(pane), "nothing was killed");
+    } finally {
+      await t.tmux("set-hook", "-gu", "after-list-clients").catch(() => {});
+      await caller.close();
+    }
+
+    // Anyone else's pane moved in goes with the window: the reply names it.
+    const [window, pane] = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sleep 1000",
+    )).trim().split(" ");
+    const [other, otherWindow] = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id} #{window_id}",
+      "sleep 1000",
+    )).trim().split(" ");
+    await once(`join-pane -d -s ${other} -t ${pane}`);
+    const r = await c.ok<Removed>("kill_window", { windowId: window });
+    assert.deepEqual(r.removed.panes.toSorted(), [pane, other].toSorted());
+    // The move itself closed the other's window; the kill took the one it named.
+    assert.deepEqual(r.removed.windows, [window]);
+    assert.ok(!(await ids(t, "windows")).includes(otherWindow));
+    assert.ok(!(await ids(t, "panes")).includes(other));
+  });
+});

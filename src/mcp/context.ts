@@ -10,6 +10,7 @@ import {
   attendedPanes,
   type CallerEnv,
   type CallerPane,
+  callerPaneFormat,
   findCallerPane,
 } from "../tmux/identity.ts";
 import { execFast, execOnce } from "../tmux/control.ts";
@@ -283,6 +284,15 @@ export class TmuxContext {
       };
     }
     return findCallerPane(snapshot, this.config.callerEnv);
+  }
+
+  /**
+   * A tmux condition that holds for the caller's pane, for checks tmux makes at the instant of
+   * an act (see {@link callerPaneFormat}); null on an SSH host or when nothing names it.
+   */
+  callerFormat(snapshot: Snapshot<PaneBrief>): string | null {
+    if (this.host !== undefined) return null;
+    return callerPaneFormat(snapshot, this.config.callerEnv);
   }
 
   /** Panes a person can see, with the clients showing each. */

@@ -15,7 +15,7 @@ import { judgeResult, TmuxError } from "../tmux/run.ts";
 import type { PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
-import { ownedFormat, requireOwned } from "./ownership.ts";
+import { notOwnedFormat, ownedFormat, requireOwned } from "./ownership.ts";
 
 /** What a caller may lift. */
 export interface InputGuardOptions {
@@ -153,29 +153,99 @@ export function guardUnzoom(
 }
 
 /**
+ * What a destroying act takes, as tmux finds it at that instant: one pane, the panes of a
+ * window, those of a session's windows, or every pane of the server. `target` names it (for
+ * the server: any of its sessions).
+ */
+export interface DestroyScope {
+  readonly kind: "pane" | "window" | "session" | "server";
+  readonly target: string;
+}
+
+/** 1 while no pane of `kind`'s loop (expanded for its target) passes the condition `test`. */
+function noPaneIn(kind: DestroyScope["kind"], test: string): string {
+  const mark = `#{?${test},X,}`;
+  const loop = kind === "pane"
+    ? mark
+    : kind === "window"
+    ? `#{P:${mark}}`
+    : kind === "session"
+    ? `#{W:#{P:${mark}}}`
+    : `#{S:#{W:#{P:${mark}}}}`;
+  return `#{==:${loop},}`;
+}
+
+/**
  * Destroys (or clears) what {@link guardDestroy} let through, checked again by tmux at that
- * instant unless `force`: a person's client that came to show it after the check (they switched
- * to it, or attached) stops it, as it stops a view change. Kills run in a process of their own.
+ * instant, on the panes the act takes then: under `--own-panes-only` that each is this
+ * server's (force or not), and unless `force` that none is the caller's own and nobody watches
+ * (`unwatched`). A pane moved in after the guard's read (join_pane, move_window are manage
+ * tools) or a person's client that came to show it stops the act. When tmux refuses a pane,
+ * `recheck` (a fresh read through the guards) may say which in its own words. Kills run in a
+ * process of their own (`spawn`).
  */
 export async function destroyUnwatched(
   ctx: TmuxContext,
-  conditions: readonly TmuxCondition[],
+  snapshot: Snapshot<PaneBrief>,
+  scope: DestroyScope,
+  unwatched: TmuxCondition,
   what: string,
   commands: readonly (readonly string[])[],
-  options: { readonly force?: boolean; readonly spawn?: boolean } = {},
+  options: {
+    readonly force?: boolean;
+    readonly spawn?: boolean;
+    readonly recheck?: () => Promise<unknown>;
+  } = {},
 ): Promise<Uint8Array> {
+  const checks: { kind: "owner" | "caller" | "watched"; condition: TmuxCondition }[] = [];
+  const owner = ctx.config.ownPanesOnly ? ctx.config.owner : undefined;
+  // A server without sessions holds no pane (and has no target to expand a loop for).
+  const panes = scope.target !== "";
+  if (owner && panes) {
+    const format = noPaneIn(scope.kind, notOwnedFormat(owner));
+    checks.push({ kind: "owner", condition: { target: scope.target, format } });
+  }
+  if (!options.force) {
+    // A pane's id never changes: guardDestroy has judged it. A window, a session or the
+    // server may have taken the caller's pane in since.
+    const caller = scope.kind === "pane" || !panes ? null : ctx.callerFormat(snapshot);
+    if (caller !== null) {
+      const format = noPaneIn(scope.kind, caller);
+      checks.push({ kind: "caller", condition: { target: scope.target, format } });
+    }
+    checks.push({ kind: "watched", condition: unwatched });
+  }
   const { failed, stdout } = await runIf(
     ctx,
-    options.force ? [] : conditions,
+    checks.map((c) => c.condition),
     commands,
     [],
     { spawn: options.spawn },
   );
   if (failed === null) return stdout;
-  throw new ToolFailure(
-    `${what} was not done: a person's client came to show it at that moment.`,
-    "Ask the person first; pass force: true only when they agreed.",
-  );
+  const kind = checks[failed].kind;
+  // A fresh read names the pane and whose it is; a watcher is named below as it was found.
+  if (kind !== "watched") await options.recheck?.();
+  switch (kind) {
+    case "owner":
+      throw new ToolFailure(
+        `${what} was not done: at that moment it held a pane this server did not create (one ` +
+          "moved in after the check), and it runs with --own-panes-only.",
+        "list_panes shows where the panes are now; work in panes this server creates " +
+          "(create_window, split_window, create_session).",
+      );
+    case "caller":
+      throw new ToolFailure(
+        `${what} was not done: at that moment it held the pane this MCP server runs in (moved ` +
+          "in after the check); destroying it would end the agent's own session.",
+        "Pass force: true only if that is really intended.",
+      );
+    default:
+      throw new ToolFailure(
+        `${what} was not done: a person's client came to show it at that moment.`,
+        "Ask the person first; pass force: true only when they agreed.",
+      );
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

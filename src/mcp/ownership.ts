@@ -36,6 +36,17 @@ export function ownedFormat(owner: string): string {
   return `#{==:#{${OWNER_OPTION}},${owner}}`;
 }
 
+/**
+ * A tmux condition (format) that holds while the pane it is expanded for is not `owner`'s:
+ * for pane loops (`#{P:...}`) tmux runs at the instant of an act. tmux expands the mark's
+ * value once and compares it as text, so a mark a program wrote can name an owner but never
+ * add format syntax of its own.
+ */
+export function notOwnedFormat(owner: string): string {
+  if (!OWNER_ID.test(owner)) throw new RangeError(`not an owner id: ${owner}`);
+  return `#{!=:#{${OWNER_OPTION}},${owner}}`;
+}
+
 /** The owner of each pane named (absent: unmarked), read in one tmux call. */
 export async function ownersOf(
   ctx: TmuxContext,

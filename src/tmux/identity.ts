@@ -104,6 +104,30 @@ export function findCallerPane(snapshot: Snapshot<PaneBrief>, env: CallerEnv): C
 }
 
 /**
+ * A tmux condition (format) that holds for the pane the caller may run in, by the same facts
+ * as {@link findCallerPane} but taken more widely (the safe side): `TMUX_PANE` when `TMUX`
+ * names this server, or a pane whose process is this process's parent. For the checks tmux
+ * makes at the instant of an act, when panes the snapshot did not show may have moved in.
+ * Null when neither fact is there. Only `%N` and a number reach the format.
+ */
+export function callerPaneFormat(snapshot: Snapshot<PaneBrief>, env: CallerEnv): string | null {
+  if (!snapshot.running || !snapshot.server) return null;
+  const tests: string[] = [];
+  const tmux = parseTmuxEnv(env.tmux);
+  if (
+    tmux && env.tmuxPane && /^%\d+$/.test(env.tmuxPane) &&
+    tmux.socketPath === snapshot.server.socketPath && tmux.pid === snapshot.server.pid
+  ) {
+    tests.push(`#{==:#{pane_id},${env.tmuxPane}}`);
+  }
+  if (env.ppid !== undefined && Number.isInteger(env.ppid) && env.ppid > 1) {
+    tests.push(`#{==:#{pane_pid},${env.ppid}}`);
+  }
+  if (tests.length === 0) return null;
+  return tests.length === 1 ? tests[0] : `#{||:${tests[0]},${tests[1]}}`;
+}
+
+/**
  * The panes a person can see right now, each with the clients showing it: for every attached
  * client not in control mode (control clients are programs), the panes of its current window,
  * or only the active pane when that window is zoomed. A client showing choose-tree (tree-mode)

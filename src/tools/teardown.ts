@@ -5,8 +5,10 @@
  * Each tool refuses what contains the pane this server runs in or a pane a person is watching
  * unless `force` (src/mcp/guards.ts), and reports exactly what went: tmux cascades — a
  * window goes with its last pane, a session with its last window, the server with its last
- * session — so the answer is the difference between a snapshot before and one after,
- * restricted to what the kill could have reached.
+ * session — so the answer is what of the panes, windows and sessions tmux listed in the kill's
+ * own step (a pane moved in after the guards' read included) is gone from a read after it.
+ * Under `--own-panes-only`, and for the caller's own pane unless `force`, tmux also checks at
+ * that instant every pane the kill takes, not only the ones read before.
  *
  * @module
  */
@@ -14,6 +16,7 @@
 import { z } from "zod";
 import { capList } from "../mcp/bounds.ts";
 import {
+  type DestroyScope,
   destroyUnwatched,
   guardDestroy,
   guardUnzoom,
@@ -33,7 +36,8 @@ import {
   windowIdSchema,
 } from "../mcp/schemas.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import { NO_PROCESS_INFO, type Snapshot } from "../tmux/snapshot.ts";
+import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import { NO_PROCESS_INFO, type PaneRow, type Snapshot } from "../tmux/snapshot.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changes, paneFields, plural } from "./arguments.ts";
 
@@ -63,6 +67,8 @@ interface Reach {
   readonly panes: ReadonlySet<string>;
   readonly windows: ReadonlySet<string>;
   readonly sessions: ReadonlySet<string>;
+  /** Names of the sessions, as last read. */
+  readonly names: ReadonlyMap<string, string>;
 }
 
 function reachOfWindows(snapshot: Snapshot, windowIds: Iterable<string>): Reach {
@@ -73,43 +79,118 @@ function reachOfWindows(snapshot: Snapshot, windowIds: Iterable<string>): Reach 
       w.placements.map((p) => p.sessionId)
     ),
   );
-  return { panes, windows, sessions };
+  return { panes, windows, sessions, names: sessionNames(snapshot) };
+}
+
+function sessionNames(snapshot: Snapshot): Map<string, string> {
+  return new Map(snapshot.sessions.map((s) => [s.id, s.name]));
+}
+
+/** The panes `scope` holds in `snapshot` (what the guards judge). */
+function panesIn(snapshot: Snapshot, scope: DestroyScope): PaneRow[] {
+  switch (scope.kind) {
+    case "pane":
+      return snapshot.panes.filter((p) => p.id === scope.target);
+    case "window":
+      return snapshot.panes.filter((p) => p.windowId === scope.target);
+    case "session": {
+      const windows = new Set(
+        snapshot.windows.filter((w) => w.placements.some((p) => p.sessionId === scope.target))
+          .map((w) => w.id),
+      );
+      return snapshot.panes.filter((p) => windows.has(p.windowId));
+    }
+    case "server":
+      return snapshot.panes;
+  }
 }
 
 /**
- * Kills, then reports what of `reach` is gone. Unless `force`, tmux checks `unwatched` at the
- * instant of the kill: a person who came to it after the guard's read stops it.
+ * The tmux command that lists, in the kill's own step, every pane the kill takes and every
+ * session its window is in: `guard` frames the records. Ids are tmux's own (`%N`, `@N`, `$N`).
+ */
+function listingOf(scope: DestroyScope, guard: string): string[] {
+  const format = recordFormat(guard, [
+    "#{session_id}",
+    "#{session_name}",
+    "#{window_id}",
+    "#{pane_id}",
+  ]);
+  const id = scope.target;
+  if (!/^[%@$]\d+$/.test(id) && scope.kind !== "server") throw new RangeError(`not an id: ${id}`);
+  switch (scope.kind) {
+    case "pane":
+      return ["list-panes", "-a", "-f", `#{==:#{pane_id},${id}}`, "-F", format];
+    case "window":
+      return ["list-panes", "-a", "-f", `#{==:#{window_id},${id}}`, "-F", format];
+    case "session":
+      return ["list-panes", "-s", "-t", id, "-F", format];
+    case "server":
+      return ["list-panes", "-a", "-F", format];
+  }
+}
+
+/** What the listing of {@link listingOf} says the kill reached; null when it said nothing. */
+function reachOfListing(stdout: Uint8Array, guard: string, scope: DestroyScope): Reach | null {
+  const records = parseRecords(stdout, guard, 4);
+  if (records.length === 0) return null;
+  const names = new Map(records.map(([s, name]) => [s, name]));
+  return {
+    panes: new Set(scope.kind === "pane" ? [scope.target] : records.map((r) => r[3])),
+    windows: new Set(records.map((r) => r[2])),
+    sessions: new Set(scope.kind === "session" ? [scope.target] : names.keys()),
+    names,
+  };
+}
+
+/**
+ * Kills what `scope` names, then reports what of its reach is gone. tmux checks at the instant
+ * of the kill what {@link destroyUnwatched} checks (the owner marks, and unless `force` the
+ * caller's pane and `unwatched`) on the panes there then, and lists them in the same step: the
+ * reply names what the kill took, also a pane moved in after the guard's read. `reach` (from
+ * the read before) stands in only should that listing not arrive (a server that exits may take
+ * its last words with it).
  */
 async function killAndReport(
   ctx: TmuxContext,
   before: Snapshot,
   reach: Reach,
+  scope: DestroyScope,
   argv: string[],
-  kill: { readonly what: string; readonly unwatched: TmuxCondition; readonly force?: boolean },
+  kill: {
+    readonly what: string;
+    /** Names what is destroyed for guardDestroy's refusals ("Window @2"). */
+    readonly label: string;
+    readonly unwatched: TmuxCondition;
+    readonly force?: boolean;
+  },
 ) {
-  await destroyUnwatched(ctx, [kill.unwatched], kill.what, [argv], {
+  const guard = newGuard();
+  const listed = scope.target === "" ? [] : [listingOf(scope, guard)];
+  const stdout = await destroyUnwatched(ctx, before, scope, kill.unwatched, kill.what, [
+    ...listed,
+    argv,
+  ], {
     force: kill.force,
     spawn: true,
+    recheck: async () => {
+      const now = await ctx.snapshot(NO_PROCESS_INFO);
+      await guardDestroy(ctx, now, panesIn(now, scope), kill.label, kill.force);
+    },
   });
+  const took = reachOfListing(stdout, guard, scope) ?? reach;
   const after = await ctx.snapshot(NO_PROCESS_INFO);
-  const gone = <T extends { id: string }>(
-    rows: readonly T[],
-    now: readonly T[],
-    keep: ReadonlySet<string>,
-  ) => {
+  const gone = (ids: ReadonlySet<string>, now: readonly { id: string }[]) => {
     const still = new Set(now.map((r) => r.id));
-    return rows.filter((r) => keep.has(r.id) && !still.has(r.id));
+    return [...ids].filter((id) => !still.has(id));
   };
-  const panes = capList(
-    gone(before.panes, after.panes, reach.panes).map((p) => p.id),
-    MAX_REMOVED_IDS,
-  );
-  const windows = capList(
-    gone(before.windows, after.windows, reach.windows).map((w) => w.id),
-    MAX_REMOVED_IDS,
-  );
+  const panes = capList(gone(took.panes, after.panes), MAX_REMOVED_IDS);
+  const windows = capList(gone(took.windows, after.windows), MAX_REMOVED_IDS);
   const sessions = capList(
-    gone(before.sessions, after.sessions, reach.sessions).map((s) => ({ id: s.id, name: s.name })),
+    gone(took.sessions, after.sessions).map((id) => ({
+      id,
+      name: took.names.get(id) ?? reach.names.get(id) ?? "",
+    })),
     MAX_REMOVED_IDS,
   );
   const omitted = panes.omitted + windows.omitted + sessions.omitted;
@@ -166,9 +247,11 @@ const killPane = defineTool({
         panes: new Set([pane.id]),
         windows: new Set([pane.windowId]),
       },
+      { kind: "pane", target: pane.id },
       ["kill-pane", "-t", pane.id],
       {
         what: `Killing pane ${pane.id}`,
+        label: `Pane ${pane.id}`,
         // Named by the pane: the window it is in at the kill.
         unwatched: windowUnwatched(before, pane.id),
         force: args.force,
@@ -193,8 +276,10 @@ const killWindow = defineTool({
     const reach = reachOfWindows(before, [window.id]);
     const panes = before.panes.filter((p) => reach.panes.has(p.id));
     await guardDestroy(ctx, before, panes, `Window ${window.id}`, args.force);
-    return await killAndReport(ctx, before, reach, ["kill-window", "-t", window.id], {
+    const scope = { kind: "window", target: window.id } as const;
+    return await killAndReport(ctx, before, reach, scope, ["kill-window", "-t", window.id], {
       what: `Killing window ${window.id}`,
+      label: `Window ${window.id}`,
       unwatched: windowUnwatched(before, window.id),
       force: args.force,
     });
@@ -219,20 +304,17 @@ const killSession = defineTool({
     );
     const reach = reachOfWindows(before, windows.map((w) => w.id));
     const panes = before.panes.filter((p) => reach.panes.has(p.id));
-    await guardDestroy(
-      ctx,
-      before,
-      panes,
-      `Session ${session.id} ${JSON.stringify(session.name)}`,
-      args.force,
-    );
+    const label = `Session ${session.id} ${JSON.stringify(session.name)}`;
+    await guardDestroy(ctx, before, panes, label, args.force);
     return await killAndReport(
       ctx,
       before,
       { ...reach, sessions: new Set([session.id]) },
+      { kind: "session", target: session.id },
       ["kill-session", "-t", session.id],
       {
         what: `Killing session ${session.id}`,
+        label,
         unwatched: sessionWindowsUnwatched(before, session.id),
         force: args.force,
       },
@@ -252,14 +334,10 @@ const killServer = defineTool({
   async run(args, ctx) {
     const before = await ctx.snapshot(NO_PROCESS_INFO);
     ctx.requireRunning(before);
-    await guardDestroy(
-      ctx,
-      before,
-      before.panes,
-      `The tmux server on ${ctx.socketLabel}`,
-      args.force,
-    );
+    const label = `The tmux server on ${ctx.socketLabel}`;
+    await guardDestroy(ctx, before, before.panes, label, args.force);
     const reach = reachOfWindows(before, before.windows.map((w) => w.id));
+    const anySession = before.sessions[0]?.id ?? "";
     return await killAndReport(
       ctx,
       before,
@@ -267,10 +345,12 @@ const killServer = defineTool({
         ...reach,
         sessions: new Set(before.sessions.map((s) => s.id)),
       },
+      { kind: "server", target: anySession },
       ["kill-server"],
       {
         what: `Killing the tmux server on ${ctx.socketLabel}`,
-        unwatched: serverUnwatched(before, before.sessions[0]?.id ?? ""),
+        label,
+        unwatched: serverUnwatched(before, anySession),
         // A server without sessions shows nothing to anyone.
         force: args.force || before.sessions.length === 0,
       },
@@ -310,9 +390,21 @@ const clearPane = defineTool({
     const commands: string[][] = [];
     if (args.screen) commands.push(["send-keys", "-R", "-t", pane.id]);
     if (args.history) commands.push(["clear-history", "-t", pane.id]);
-    await destroyUnwatched(ctx, [paneUnwatched(before, pane.id)], `Clearing ${pane.id}`, commands, {
-      force: args.force,
-    });
+    await destroyUnwatched(
+      ctx,
+      before,
+      { kind: "pane", target: pane.id },
+      paneUnwatched(before, pane.id),
+      `Clearing ${pane.id}`,
+      commands,
+      {
+        force: args.force,
+        recheck: async () => {
+          const now = await ctx.paneSnapshot(pane.id);
+          await guardDestroy(ctx, now.snapshot, [now.pane], `Pane ${pane.id}`, args.force);
+        },
+      },
+    );
     const now = await paneFields(ctx, pane.id, ["#{history_size}"]);
     if (now === null) {
       throw new ToolFailure(`Pane ${pane.id} went away meanwhile.`, "list_panes lists the panes.");
