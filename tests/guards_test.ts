@@ -274,3 +274,108 @@ Deno.test("synchronize-panes: a guarded pane anywhere in the cohort refuses the 
     }
   });
 });
+
+Deno.test("synchronize-panes: a paste is refused (tmux copies its Enter, not the text); reachedPanes are the panes tmux copies keys to", async () => {
+  await withServer(async (t) => {
+    const a = t.ids.paneId;
+    const b = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", a, "sh")).trim();
+    await t.prompt(b);
+    // Left at b's prompt: an Enter that reached b alone would run it.
+    await t.tmux("send-keys", "-t", b, "-l", "echo LEFTOVER-RAN");
+    await t.tmux("set-option", "-w", "-t", t.ids.windowId, "synchronize-panes", "on");
+    const c = await connect({ socketName: t.socket });
+    try {
+      const refused = await c.fail("paste_text", { paneId: a, text: "echo PASTED", enter: true });
+      assert.match(refused, new RegExp(`Pane ${a} is synchronized with ${b}.*Nothing was pasted`));
+      assert.match(refused, /set_synchronize_panes/);
+      const { bufferName } = await c.ok<{ bufferName: string }>("load_buffer", { text: "BUF" });
+      assert.match(
+        await c.fail("paste_buffer", { paneId: a, bufferName }),
+        new RegExp(`Pane ${a} is synchronized with ${b}`),
+      );
+      // Zoomed on a, the window shows a alone: tmux copies keys to visible panes only.
+      await t.tmux("resize-pane", "-Z", "-t", a);
+      const zoomed = await c.ok<{ reachedPanes: string[] }>("send_keys", {
+        paneId: a,
+        keys: ["Space"],
+        enter: false,
+      });
+      assert.deepEqual(zoomed.reachedPanes, [a]);
+      // ...and a paste there reaches a alone too.
+      const pasted = await c.ok<{ reachedPanes: string[] }>("paste_text", { paneId: a, text: "x" });
+      assert.deepEqual(pasted.reachedPanes, [a]);
+      await t.tmux("resize-pane", "-Z", "-t", a);
+      // A pane with synchronize-panes off of its own gets no copies either.
+      await t.tmux("set-option", "-p", "-t", b, "synchronize-panes", "off");
+      const own = await c.ok<{ reachedPanes: string[] }>("send_keys", {
+        paneId: a,
+        keys: ["Space"],
+        enter: false,
+      });
+      assert.deepEqual(own.reachedPanes, [a]);
+      await t.tmux("set-option", "-p", "-u", "-t", b, "synchronize-panes");
+      const both = await c.ok<{ reachedPanes: string[] }>("send_keys", {
+        paneId: a,
+        keys: ["Space"],
+        enter: false,
+      });
+      assert.deepEqual(both.reachedPanes.toSorted(), [a, b].toSorted());
+      assert.doesNotMatch(await screen(t, b), /^LEFTOVER-RAN$/m, "b ran nothing");
+      assert.ok(!(await screen(t, a)).includes("PASTED"));
+
+      // Synchronized after the guard's read: tmux refuses the paste at that instant.
+      await t.tmux("set-option", "-w", "-t", t.ids.windowId, "synchronize-panes", "off");
+      await t.tmux(
+        "set-hook",
+        "-g",
+        "after-list-clients",
+        `set-option -w -t ${t.ids.windowId} synchronize-panes on ; set-hook -gu after-list-clients`,
+      );
+      assert.match(
+        await c.fail("paste_text", { paneId: a, text: "echo LATE", enter: true }),
+        new RegExp(`Pane ${a} is synchronized with ${b}`),
+      );
+      assert.ok(!(await screen(t, a)).includes("LATE"));
+      assert.doesNotMatch(await screen(t, b), /^LEFTOVER-RAN$/m, "b ran nothing");
+    } finally {
+      await t.tmux("set-hook", "-gu", "after-list-clients").catch(() => {});
+      await c.close();
+    }
+  });
+});
+
+Deno.test("synchronize-panes: the caller's pane moved into the window after the check gets no keys", async () => {
+  await withServer(async (t) => {
+    // The caller's pane, in a window of two (so its window outlives the move).
+    const own = await newPane(t, "cat");
+    await t.tmux("split-window", "-d", "-t", own, "cat");
+    const a = t.ids.paneId;
+    await t.tmux("split-window", "-d", "-t", a, "cat");
+    await t.tmux("set-option", "-w", "-t", t.ids.windowId, "synchronize-panes", "on");
+    const c = await asCaller(t, own);
+    try {
+      // The read of a synchronized pane's window is the second: the pane moves in after it.
+      const join = `join-pane -d -s ${own} -t ${a} ; set-hook -gu after-list-clients`;
+      await t.tmux(
+        "set-hook",
+        "-g",
+        "after-list-clients",
+        `set-hook -g after-list-clients "${join}"`,
+      );
+      assert.match(
+        await c.fail("send_keys", { paneId: a, text: "TYPED", enter: false }),
+        new RegExp(`Pane ${own} \\(synchronized with ${a}.*the pane this MCP server runs in`),
+      );
+      assert.equal(
+        (await t.tmux("display-message", "-p", "-t", own, "#{window_id}")).trim(),
+        t.ids.windowId,
+        "the caller's pane did move in",
+      );
+      assert.ok(!(await screen(t, own)).includes("TYPED"));
+      assert.ok(!(await screen(t, a)).includes("TYPED"));
+    } finally {
+      await t.tmux("set-hook", "-gu", "after-list-clients").catch(() => {});
+      await c.close();
+    }
+  });
+});

@@ -244,3 +244,31 @@ Deno.test("own panes only: a pane moved in after the check stops the kill (tmux 
     await t.kill();
   }
 });
+
+Deno.test("own panes only: a pane moved into a synchronized window after the check gets no keys", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket, owner: "agent-a", ownPanesOnly: true });
+    const theirs = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "cat")).trim();
+    const made = await c.ok<{ windowId: string; paneId: string }>("create_window", {
+      session: t.ids.sessionId,
+      command: "cat",
+    });
+    await c.ok("set_synchronize_panes", { windowId: made.windowId, enabled: true });
+    // The read of a synchronized pane's window is the second: the pane moves in after it.
+    await onceAfterRead(t, `join-pane -d -s ${theirs} -t ${made.paneId}`, 2);
+    assert.match(
+      await c.fail("send_keys", { paneId: made.paneId, text: "TYPED", enter: false }),
+      new RegExp(`pane ${theirs} was not created by this server`),
+    );
+    const panes = (await t.tmux("list-panes", "-t", made.windowId, "-F", "#{pane_id}")).trim();
+    assert.equal(panes.split("\n").length, 2, "the person's pane did move in");
+    assert.ok(!(await t.tmux("capture-pane", "-p", "-t", theirs)).includes("TYPED"));
+    assert.ok(!(await t.tmux("capture-pane", "-p", "-t", made.paneId)).includes("TYPED"));
+  } finally {
+    await t.tmux("set-hook", "-gu", "after-list-clients").catch(() => {});
+    await c?.close();
+    await t.kill();
+  }
+});

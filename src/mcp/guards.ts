@@ -10,12 +10,12 @@
 
 import { execOnce, quoteArgument } from "../tmux/control.ts";
 import { chainArgv, randomHex } from "../tmux/format.ts";
-import { inputCohort, TREE_MODE } from "../tmux/identity.ts";
+import { inputCohort, keyCopies, keyCopyFormat, TREE_MODE } from "../tmux/identity.ts";
 import { judgeResult, TmuxError } from "../tmux/run.ts";
 import type { PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
-import { notOwnedFormat, ownedFormat, requireOwned } from "./ownership.ts";
+import { notOwnedFormat, requireOwned } from "./ownership.ts";
 
 /** What a caller may lift. */
 export interface InputGuardOptions {
@@ -31,6 +31,11 @@ export interface InputGuardOptions {
   readonly shellConditions?: readonly TmuxCondition[];
   /** The refusal for each of {@link shellConditions} when it does not hold. */
   readonly shellRefusals?: readonly ToolFailure[];
+  /**
+   * The input is a paste (with any keys around it): refused where tmux would copy keys to
+   * other panes (synchronize-panes), since it does not copy the paste alike.
+   */
+  readonly paste?: boolean;
 }
 
 function watchers(ctx: TmuxContext, snapshot: Snapshot, paneId: string): string {
@@ -609,10 +614,37 @@ export async function changeView(
 }
 
 /**
+ * Expanded for the pane input goes to: 1 while no pane the input may reach passes the
+ * condition `test` (with synchronize-panes on for it, every pane of its window: broader than
+ * the panes tmux copies keys to, the safe side).
+ */
+function noneReached(test: string): string {
+  const mark = `#{?${test},X,}`;
+  return `#{==:#{?#{pane_synchronized},#{P:${mark}},${mark}},}`;
+}
+
+/** Refuses a paste into `pane` when tmux would copy its keys to other panes. */
+function requireAlone(snapshot: Snapshot, pane: PaneRow): void {
+  const others = keyCopies(snapshot, pane);
+  if (others.length === 0) return;
+  throw new ToolFailure(
+    `Pane ${pane.id} is synchronized with ${others.map((p) => p.id).join(", ")} ` +
+      `(synchronize-panes in ${pane.windowId}): tmux copies what is typed there to them, but ` +
+      `not a paste, which would arrive in ${pane.id} alone (and an Enter after it in all of ` +
+      "them). Nothing was pasted.",
+    "Turn synchronize-panes off for that window (set_synchronize_panes), or type with " +
+      "send_keys, which reaches them all.",
+  );
+}
+
+/**
  * Sends input into `pane`, checked twice: {@link guardInput} against the snapshot (refusals
  * that say why), then the same facts re-checked by tmux at the instant the input arrives
- * ({@link inputCondition}, {@link runIf}; `prelude` runs before the check, on the same line).
- * Returns the panes the input reached.
+ * ({@link inputCondition}, {@link runIf}; `prelude` runs before the check, on the same line):
+ * there, under `--own-panes-only`, that every pane the input may reach is this server's, and
+ * unless `force` that none is the caller's, also a pane moved into a synchronized window since
+ * the read. Returns the ids of the panes the input reached, as tmux listed them in that step:
+ * the pane itself and those tmux copies keys to (for a paste: the pane alone).
  */
 export async function deliverInput(
   ctx: TmuxContext,
@@ -621,38 +653,53 @@ export async function deliverInput(
   options: InputGuardOptions,
   commands: readonly (readonly string[])[],
   prelude: readonly (readonly string[])[] = [],
-): Promise<PaneRow[]> {
+): Promise<string[]> {
   let current = snapshot;
   let target = pane;
   const what = `Input into ${pane.id}`;
+  const marker = `tmux-mcp-reached-${randomHex(8)}:`;
+  const reachedFormat = `${marker}#{?#{pane_synchronized},#{P:#{?${
+    keyCopyFormat(pane.id)
+  },#{pane_id} ,}},${pane.id}}`;
+  const owner = ctx.config.ownPanesOnly ? ctx.config.owner : undefined;
+  const shells = options.shellConditions ?? [];
   for (let attempt = 0; attempt < 2; attempt++) {
     const cohort = guardInput(ctx, current, target, options);
+    if (options.paste) requireAlone(current, target);
     await requireOwned(ctx, cohort, what);
-    // Under --own-panes-only tmux re-checks each pane's owner mark at the instant too.
-    const owned = ctx.config.ownPanesOnly && ctx.config.owner
-      ? cohort.map((p) => ({ target: p.id, format: ownedFormat(ctx.config.owner!) }))
-      : [];
-    const conditions = [
-      ...(options.shellConditions ?? []),
-      ...owned,
-      inputCondition(ctx, current, target, options),
-    ];
-    const { failed } = await runIf(ctx, conditions, commands, prelude);
-    if (failed === null) return cohort;
-    const shells = options.shellConditions?.length ?? 0;
-    if (failed < shells) {
+    // One condition after the shell's (each more would quote the keys once more): tmux checks
+    // the pane, and every pane the input may reach for owner marks and the caller's pane.
+    const parts = [inputCondition(ctx, current, target, options).format];
+    if (owner) parts.push(noneReached(notOwnedFormat(owner)));
+    const caller = options.force ? null : ctx.callerFormat(current);
+    if (caller !== null) parts.push(noneReached(caller));
+    if (options.paste) {
+      const copied = `#{&&:#{!=:#{pane_id},${pane.id}},${keyCopyFormat(pane.id)}}`;
+      parts.push(`#{==:#{?#{pane_synchronized},#{P:#{?${copied},X,}},},}`);
+    }
+    const { failed, stdout } = await runIf(
+      ctx,
+      [...shells, { target: pane.id, format: allOf(parts) }],
+      [["display-message", "-p", "-t", pane.id, reachedFormat], ...commands],
+      prelude,
+    );
+    if (failed === null) {
+      const out = new TextDecoder().decode(stdout);
+      const line = out.split("\n").find((l) => l.startsWith(marker));
+      return line === undefined
+        ? cohort.map((p) => p.id)
+        : [...line.slice(marker.length).matchAll(/%\d+/g)].map((m) => m[0]);
+    }
+    if (failed < shells.length) {
       throw options.shellRefusals?.[failed] ?? new ToolFailure(`Nothing was sent to ${pane.id}.`);
     }
-    if (failed < shells + owned.length) {
-      await requireOwned(ctx, cohort, what);
-      throw new ToolFailure(`Nothing was sent to ${pane.id}: its owner mark changed.`);
-    }
+    // Read again: the guards above say what changed (whose pane moved in, who watches).
     current = await ctx.guardSnapshot(pane.id);
     target = ctx.pane(current, pane.id);
   }
   throw new ToolFailure(
-    `Nothing was sent to ${pane.id}: at that instant a person's client came to show it, or it ` +
-      "died or entered a mode.",
+    `Nothing was sent to ${pane.id}: at that instant a person's client came to show it, it ` +
+      "died or entered a mode, or a pane moved into its synchronized window.",
     "Look again with get_pane_info; ask the person, or use a pane nobody watches.",
   );
 }

@@ -30,12 +30,6 @@ export function newOwnerId(): string {
   return `tmux-mcp-${randomHex(4)}`;
 }
 
-/** A tmux condition (format) that is 1 while the pane it is expanded for is `owner`'s. */
-export function ownedFormat(owner: string): string {
-  if (!OWNER_ID.test(owner)) throw new RangeError(`not an owner id: ${owner}`);
-  return `#{==:#{${OWNER_OPTION}},${owner}}`;
-}
-
 /**
  * A tmux condition (format) that holds while the pane it is expanded for is not `owner`'s:
  * for pane loops (`#{P:...}`) tmux runs at the instant of an act. tmux expands the mark's

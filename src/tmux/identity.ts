@@ -128,6 +128,33 @@ export function callerPaneFormat(snapshot: Snapshot<PaneBrief>, env: CallerEnv):
 }
 
 /**
+ * A tmux condition (format), expanded for the pane keys are sent to, that holds for each pane
+ * of a pane loop (`#{P:...}`) tmux copies those keys to, the pane itself included: with
+ * synchronize-panes on for `paneId`, tmux 3.3a copies a key (not a paste) to each other pane
+ * of the window that has synchronize-panes on itself, is in no mode, is alive, has input on
+ * and is visible (a zoomed window shows only its active pane). `paneId` must be `%N`.
+ */
+export function keyCopyFormat(paneId: string): string {
+  if (!/^%\d+$/.test(paneId)) throw new RangeError(`not a pane id: ${paneId}`);
+  const copied = "#{&&:#{pane_synchronized},#{&&:#{!=:#{pane_in_mode},1}," +
+    "#{&&:#{!=:#{pane_dead},1},#{&&:#{!=:#{pane_input_off},1}," +
+    "#{||:#{!=:#{window_zoomed_flag},1},#{pane_active}}}}}}";
+  return `#{||:#{==:#{pane_id},${paneId}},${copied}}`;
+}
+
+/**
+ * The other panes of the snapshot that keys typed into `pane` would be copied to (see
+ * {@link keyCopyFormat}; input-off is not read, so this may name one tmux skips).
+ */
+export function keyCopies(snapshot: Snapshot, pane: PaneRow): PaneRow[] {
+  if (!pane.synchronized) return [];
+  return snapshot.panes.filter((p) =>
+    p.windowId === pane.windowId && p.id !== pane.id && p.synchronized && !p.inMode &&
+    !p.dead && (!p.windowZoomed || p.active)
+  );
+}
+
+/**
  * The panes a person can see right now, each with the clients showing it: for every attached
  * client not in control mode (control clients are programs), the panes of its current window,
  * or only the active pane when that window is zoomed. A client showing choose-tree (tree-mode)

@@ -383,10 +383,9 @@ async function pasteBuffer(
       signal: ctx.signal,
       stdin: new TextEncoder().encode(text),
     });
-    const reached = await deliverInput(ctx, snapshot, pane, { force: options.force }, [
+    return await deliverInput(ctx, snapshot, pane, { force: options.force, paste: true }, [
       [...paste, "-t", pane.id],
     ]);
-    return reached.map((p) => p.id);
   } catch (error) {
     await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", copy]).catch(() => {});
     throw error;

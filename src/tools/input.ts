@@ -204,7 +204,7 @@ async function sendOne(
   if (enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
   const reached = commands.length > 0
     ? await deliverInput(ctx, snapshot, pane, { force: op.force }, commands)
-    : guardInput(ctx, snapshot, pane, { force: op.force });
+    : guardInput(ctx, snapshot, pane, { force: op.force }).map((p) => p.id);
   const shown = op.text === undefined ? null : cutString(op.text, echoBytes);
   return {
     paneId: pane.id,
@@ -213,7 +213,7 @@ async function sendOne(
     textOmittedBytes: shown?.omittedBytes ?? 0,
     keys,
     enter,
-    reachedPanes: reached.map((p) => p.id),
+    reachedPanes: reached,
   };
 }
 
@@ -359,7 +359,7 @@ async function pasteViaBuffer(
     /** What tmux must name the pane's program at the instant of the paste. */
     command?: string;
   },
-): Promise<PaneRow[]> {
+): Promise<string[]> {
   // A name of the buffer family's own, so delete_buffer and a restart recognise it as ours.
   const name = newBufferName();
   const paste = ["paste-buffer", "-b", name, "-d", "-p"];
@@ -367,20 +367,27 @@ async function pasteViaBuffer(
   paste.push("-t", pane.id);
   const commands = [...(options.before ?? []), paste];
   if (options.enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
-  const guard: InputGuardOptions = options.holds === undefined ? { force: options.force } : {
-    force: options.force,
-    command: options.command,
-    shellConditions: [{ target: pane.id, format: shellHoldsTerminal(options.holds), shell: true }],
-    shellRefusals: [
-      new ToolFailure(
-        `Pane ${pane.id}'s shell (pid ${options.holds}) is not what reads the keyboard: a ` +
-          "program it started is in the foreground (perhaps one named like the shell, such as " +
-          "a script waiting in read). Nothing was typed.",
-        'Wait for it to end (wait_for_text), interrupt it (send_keys keys: ["C-c"]), or use ' +
-          "another pane (split_window or create_window).",
-      ),
-    ],
-  };
+  const guard: InputGuardOptions = options.holds === undefined
+    ? { force: options.force, paste: true }
+    : {
+      force: options.force,
+      paste: true,
+      command: options.command,
+      shellConditions: [{
+        target: pane.id,
+        format: shellHoldsTerminal(options.holds),
+        shell: true,
+      }],
+      shellRefusals: [
+        new ToolFailure(
+          `Pane ${pane.id}'s shell (pid ${options.holds}) is not what reads the keyboard: a ` +
+            "program it started is in the foreground (perhaps one named like the shell, such as " +
+            "a script waiting in read). Nothing was typed.",
+          'Wait for it to end (wait_for_text), interrupt it (send_keys keys: ["C-c"]), or use ' +
+            "another pane (split_window or create_window).",
+        ),
+      ],
+    };
   try {
     // The buffer is filled before the guarded step, so nothing (not even a hook on set-buffer)
     // runs between tmux's check and the paste. One line travels as an argument on the
@@ -436,7 +443,7 @@ const pasteText = defineTool({
     });
     const bytes = byteLength(text);
     return {
-      data: { paneId: pane.id, bytes, enter, reachedPanes: reached.map((p) => p.id) },
+      data: { paneId: pane.id, bytes, enter, reachedPanes: reached },
       summary: `Pasted ${bytes} bytes into ${pane.id}${enter ? ", then Enter" : ""}.`,
     };
   },
