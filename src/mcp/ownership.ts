@@ -1,14 +1,16 @@
 /**
  * Agent-owned panes. Every pane this server creates (create_session, create_window,
- * split_window, break_pane) is marked in tmux itself with a pane user option naming this
- * server's owner id — so a person sees it (`tmux show-options -p`), and a restart of the
- * server with the same `--owner` knows its panes again. With `--own-panes-only`, every tool
- * that types, pastes, runs, respawns, kills, clears or pipes acts only on panes marked with
- * this server's owner id, and refuses any other with the reason.
+ * split_window) is marked in tmux itself with a pane user option naming this server's owner
+ * id — so a person sees it (`tmux show-options -p`), and a restart of the server with the same
+ * `--owner` knows its panes again. Moving a pane (break_pane, join_pane, move_window) never
+ * marks it: otherwise a server could take over any pane by moving it. With `--own-panes-only`,
+ * every tool that types, pastes, runs, respawns, kills, clears or pipes acts only on panes
+ * marked with this server's owner id, and refuses any other with the reason.
  *
  * The check is made twice, as the other guards are: against a read of the marks before the
- * act (a refusal that says whose the pane is), and, for input, by tmux itself on the same
- * command line as the act (`#{@tmux-mcp-owner}` compared in the if-shell condition).
+ * act (a refusal that says whose the pane is), and, for input and kills, by tmux itself on the
+ * same command line as the act (`#{@tmux-mcp-owner}` compared in the if-shell condition, over
+ * every pane the act reaches at that instant: a pane moved in after the read counts).
  *
  * @module
  */
