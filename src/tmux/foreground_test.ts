@@ -94,3 +94,40 @@ Deno.test({
     }
   },
 });
+
+/** Waits until process `pid` has a child that runs `name` (read by a process of its own). */
+async function childNamed(t: TestTmux, paneId: string, name: string): Promise<void> {
+  const pid = (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_pid}")).trim();
+  await waitFor(
+    async () =>
+      (await run("sh", [
+        "-c",
+        `for c in $(cat /proc/${pid}/task/${pid}/children); do cat /proc/$c/comm; done`,
+      ], {
+        allowFail: true,
+      })).stdout.trim() === name,
+    `${paneId} (pid ${pid}) running ${name}`,
+  );
+}
+
+Deno.test({
+  name: "shellHoldsTerminal: a program in the shell's own process group holds the terminal",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const t = await TestTmux.start();
+    try {
+      // `sh -c 'PROGRAM; exec sh'`: a shell without job control runs PROGRAM in its own
+      // process group, so the group test alone says the shell holds the terminal.
+      const cat = await paneRunning(t, "cat; exec sh");
+      await childNamed(t, cat, "cat");
+      assert.equal(await holds(t, cat), false);
+      // A background child of such a shell reads /dev/null, not the terminal: the shell
+      // itself (here in read) is what reads the keyboard.
+      const bg = await paneRunning(t, "sleep 1000 </dev/null & read v");
+      await childNamed(t, bg, "sleep");
+      assert.equal(await holds(t, bg), true);
+    } finally {
+      await t.kill();
+    }
+  },
+});
