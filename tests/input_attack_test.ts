@@ -95,6 +95,65 @@ Deno.test("run_command never executes text left at the prompt", async () => {
   });
 });
 
+/** The cursor's column in `pane`. */
+async function cursorX(t: TestTmux, pane: string): Promise<number> {
+  return Number((await t.tmux("display-message", "-p", "-t", pane, "#{cursor_x}")).trim());
+}
+
+Deno.test("run_command never executes leftovers in bash's vi modes or a pending continuation", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-leftover-" });
+    const run = async (pane: string, what: string) => {
+      const r = await c.ok<{ exitStatus: number; output: string; timedOut: boolean }>(
+        "run_command",
+        { paneId: pane, command: "echo only-this", timeoutMs: 10_000 },
+      );
+      assert.equal(r.exitStatus, 0, `${what}: ${JSON.stringify(r)}`);
+      assert.equal(r.output.trim(), "only-this", what);
+    };
+    const screen = (pane: string) => t.tmux("capture-pane", "-p", "-t", pane);
+    try {
+      const vi = await shellPane(t, "bash");
+      await t.tmux("send-keys", "-t", vi, "-l", "set -o vi");
+      await t.tmux("send-keys", "-t", vi, "Enter");
+      // vi insert mode, the cursor moved left: text right of it must not survive.
+      const tail = `; touch ${dir}/vi-insert`;
+      await t.tmux("send-keys", "-t", vi, "-l", `echo draft${tail}`);
+      await waitFor(async () => (await screen(vi)).includes(`${dir}/vi-insert`), "typed");
+      const end = await cursorX(t, vi);
+      await t.tmux("send-keys", "-t", vi, "-N", String(tail.length), "Left");
+      await waitFor(async () => await cursorX(t, vi) === end - tail.length, "cursor moved");
+      await run(vi, "vi insert mode");
+      // vi command mode (Escape moves the cursor one left once readline has taken it).
+      await t.tmux("send-keys", "-t", vi, "-l", `touch ${dir}/vi-command`);
+      await waitFor(async () => (await screen(vi)).includes(`${dir}/vi-command`), "typed");
+      const at = await cursorX(t, vi);
+      await t.tmux("send-keys", "-t", vi, "Escape");
+      await waitFor(async () => await cursorX(t, vi) === at - 1, "in vi command mode");
+      await run(vi, "vi command mode");
+      // A line someone ended with Enter that the shell holds as unfinished (PS2).
+      for (const shell of ["bash", "sh"]) {
+        const pane = await shellPane(t, shell);
+        for (
+          const [name, text] of [["backslash", `touch ${dir}/${shell}-cont \\`], [
+            "quote",
+            `echo "abc`,
+          ]]
+        ) {
+          const before = await screen(pane);
+          await c.ok("send_keys", { paneId: pane, text });
+          await waitFor(async () => (await screen(pane)) !== before, "typed");
+          await waitFor(async () => /> $/.test((await screen(pane)).trimEnd() + " "), "PS2");
+          await run(pane, `${shell}: ${name} continuation`);
+        }
+      }
+      for (const e of Deno.readDirSync(dir)) assert.fail(`${e.name} was created: a leftover ran`);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
 Deno.test("run_command refuses a shell-named program holding the terminal (a script in read)", async () => {
   await withTmux(async (t, c) => {
     const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-read-" });

@@ -28,7 +28,7 @@ import { randomHex } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
-import { OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
+import { OTHER_SHELLS, paneAtPrompt, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
 import {
   endMarker,
   isOver,
@@ -48,6 +48,7 @@ import {
   paneEnded,
   type PaneProbe,
   PaneWatch,
+  probePane,
   timeoutField,
 } from "./wait.ts";
 
@@ -339,6 +340,32 @@ export function pastableText(text: string): string {
 }
 
 /**
+ * The guard of a keystroke meant for a shell at its prompt: process `holds` must hold the
+ * pane's terminal at that instant (foreground.ts), and tmux must still name `command`.
+ */
+function shellGuard(
+  pane: PaneRow,
+  holds: number,
+  command: string | undefined,
+  force: boolean | undefined,
+): InputGuardOptions {
+  return {
+    force,
+    command,
+    shellConditions: [{ target: pane.id, format: shellHoldsTerminal(holds), shell: true }],
+    shellRefusals: [
+      new ToolFailure(
+        `Pane ${pane.id}'s shell (pid ${holds}) is not what reads the keyboard: a program ` +
+          "it started is in the foreground (perhaps one named like the shell, such as a " +
+          "script waiting in read). Nothing was typed.",
+        'Wait for it to end (wait_for_text), interrupt it (send_keys keys: ["C-c"]), or use ' +
+          "another pane (split_window or create_window).",
+      ),
+    ],
+  };
+}
+
+/**
  * Pastes `text` into `pane` through a buffer of our own (random name) that the paste deletes,
  * after `before` (keys that prepare the pane): guarded by {@link deliverInput}, so tmux re-checks
  * at the instant of the paste that nobody watches the pane. A refused or failed paste removes
@@ -369,25 +396,7 @@ async function pasteViaBuffer(
   if (options.enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
   const guard: InputGuardOptions = options.holds === undefined
     ? { force: options.force, paste: true }
-    : {
-      force: options.force,
-      paste: true,
-      command: options.command,
-      shellConditions: [{
-        target: pane.id,
-        format: shellHoldsTerminal(options.holds),
-        shell: true,
-      }],
-      shellRefusals: [
-        new ToolFailure(
-          `Pane ${pane.id}'s shell (pid ${options.holds}) is not what reads the keyboard: a ` +
-            "program it started is in the foreground (perhaps one named like the shell, such as " +
-            "a script waiting in read). Nothing was typed.",
-          'Wait for it to end (wait_for_text), interrupt it (send_keys keys: ["C-c"]), or use ' +
-            "another pane (split_window or create_window).",
-        ),
-      ],
-    };
+    : { ...shellGuard(pane, options.holds, options.command, options.force), paste: true };
   try {
     // The buffer is filled before the guarded step, so nothing (not even a hook on set-buffer)
     // runs between tmux's check and the paste. One line travels as an argument on the
@@ -539,6 +548,78 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
 /** The shell variable a long or (in bash) decoded command is held in while it runs. */
 const VARIABLE = "__tmux_mcp_cmd";
 
+/** How long the shell may take to show a fresh prompt after C-c. */
+const FRESH_PROMPT_MS = 1_000;
+
+/**
+ * Brings the pane's shell to a fresh prompt before run_command types: text left on the line,
+ * a line the shell holds as unfinished (an unclosed quote, a trailing backslash, an open `for`:
+ * its continuation prompt, PS2), and a line editor left in vi command mode would each take the
+ * typed command in and run it with other words, or not at all. No editing key reaches all of
+ * them; C-c does, in every POSIX shell: the terminal sends SIGINT to its foreground group, and
+ * a shell at its prompt drops the pending input and starts a new prompt (in vi insert mode).
+ *
+ * SIGINT goes to the terminal's foreground group: it is sent only when the pane's shell holds
+ * the terminal at that instant, with no program of its own group reading it (the same test as
+ * the typing; tmux checks it in the same command line), so no program the shell started gets
+ * it. What it can reach: a script that is itself the pane's process and waits in `read` (it is
+ * interrupted instead of answered with the typed command), a `read` typed at the prompt, and a
+ * trap on INT.
+ *
+ * The shell handles the signal some time after the keystroke: input that arrives before it
+ * has, is taken into the line it then drops (bash loses the first characters of the command).
+ * So the typing waits until the shell has moved the cursor to a new row (the new prompt), at
+ * most {@link FRESH_PROMPT_MS}; a shell that shows nothing new by then (one that ignores
+ * SIGINT) has handled it or never will, and is typed into as it is (the paste's keys still
+ * empty its line).
+ *
+ * A program drawing the prompt (a command substitution in PS1) holds the terminal for a moment:
+ * the shell is waited for, as long, before the check.
+ */
+async function freshPrompt(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  pane: PaneRow,
+  now: PaneProbe,
+  force: boolean | undefined,
+): Promise<void> {
+  const facts = { dead: false, pid: pane.pid, command: now.command };
+  const until = performance.now() + FRESH_PROMPT_MS;
+  while (
+    !await paneAtPrompt(ctx.runner, ctx.address, pane.id, facts, ctx.signal) &&
+    performance.now() < until
+  ) {
+    await sleep(20, ctx.signal);
+  }
+  const before = await probePane(ctx, pane.id);
+  await deliverInput(ctx, snapshot, pane, shellGuard(pane, pane.pid, now.command, force), [
+    ["send-keys", "-t", pane.id, "C-c"],
+  ]);
+  const row = (p: PaneProbe) => p.historySize + p.cursorY;
+  const end = performance.now() + FRESH_PROMPT_MS;
+  while (performance.now() < end) {
+    const p = await probePane(ctx, pane.id);
+    if (paneEnded(before, p) || row(p) !== row(before)) return;
+    await sleep(5, ctx.signal);
+  }
+}
+
+/** Waits `ms`, or until `signal` aborts (then throws the cancellation). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new TmuxError("cancelled", "cancelled"));
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new TmuxError("cancelled", "cancelled"));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
 /** A command started by run_command, as long as it may still be running. */
 interface RunState {
   readonly ref: JobRef;
@@ -671,15 +752,20 @@ const runCommand = defineTool({
       }
       const shell = requirePosixShell(pane.id, now.command);
       const typed = typedCommand(args.command, nonce, shell);
+      await freshPrompt(ctx, snapshot, pane, now, args.force);
       await pasteViaBuffer(ctx, snapshot, pane, typed, {
         enter: true,
         keepNewlines: true,
         force: args.force,
-        // Leftover input at the prompt (typed without Enter) would run with the command:
-        // the line is emptied first, by keys the line editor handles in order with the paste
-        // (no signal that could race it): C-e C-e reaches the end (the first leaves bash's vi
-        // command mode), C-u kills back to the start (also the terminal's own line-kill).
-        before: [["send-keys", "-t", pane.id, "C-e", "C-e", "C-u"]],
+        // Whatever reached the line between the fresh prompt and now (a person's or another
+        // client's keys) is emptied by keys the line editor handles in order with the paste:
+        // End reaches the end of the line (bound in emacs, vi insert and vi command keymaps;
+        // C-e inserts a character in vi insert mode), C-u kills back to the start (in vi
+        // command mode the character under the cursor stays), A appends at the end (vi command
+        // mode: enters insert mode; anywhere else a letter), C-u kills again. A shell without
+        // line editing gets the End sequence as text and its terminal's line-kill (C-u) takes
+        // it, and the A, away.
+        before: [["send-keys", "-t", pane.id, "End", "C-u", "A", "C-u"]],
         // The shell itself, not a program it started, must be reading the keyboard: a bash
         // script blocked in `read` looks like "bash" too. And it is still the program judged.
         holds: pane.pid,
