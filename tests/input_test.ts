@@ -529,6 +529,46 @@ Deno.test("run_command reports a pane whose shell exits while the command runs",
   });
 });
 
+Deno.test("run_command: a pane gone with its shell leaves output incomplete, not empty and whole", async () => {
+  await withServer(async (t, c) => {
+    const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    const result = await c.ok<Run>("run_command", { paneId: p, command: "echo bye; exit 7" });
+    assert.equal(result.paneDied, true);
+    assert.equal(result.output, "");
+    assert.equal(result.outputComplete, false, "the output went with the pane");
+  });
+});
+
+Deno.test("run_command: a shell waiting at a prompt without the markers is not reported busy", async () => {
+  await withServer(async (t, c) => {
+    const p =
+      (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile"))
+        .trim();
+    await waitFor(async () => (await currentCommand(t, p)) === "bash", "bash");
+    // A shell that ignores C-c keeps an unclosed quote: the command typed joins the string.
+    await t.tmux("send-keys", "-t", p, "-l", "trap '' INT");
+    await t.tmux("send-keys", "-t", p, "Enter");
+    await t.tmux("send-keys", "-t", p, "-l", 'echo "abc');
+    await t.tmux("send-keys", "-t", p, "Enter");
+    await waitFor(
+      async () => /^> ?$/m.test(await t.tmux("capture-pane", "-p", "-t", p)),
+      "the continuation prompt",
+    );
+    const r = await c.call("run_command", { paneId: p, command: "echo clean", timeoutMs: 3_000 });
+    const result = r.structuredContent as Run;
+    assert.equal(result.exitStatus, null);
+    assert.equal(result.stillRunning, false, JSON.stringify(result));
+    const text = (r.content as { text: string }[])[0].text;
+    assert.match(text, /never started|did not start/, text);
+    // The pane is not held busy by a command that is not running.
+    await t.tmux("send-keys", "-t", p, "-l", '"');
+    await t.tmux("send-keys", "-t", p, "Enter");
+    const next = await c.ok<Run>("run_command", { paneId: p, command: "echo next" });
+    assert.equal(next.output, "next");
+  });
+});
+
 Deno.test("run_command bounds a large output, keeping its tail", async () => {
   await withServer(async (t, c) => {
     await t.tmux("set-option", "-g", "history-limit", "5000");

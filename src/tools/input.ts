@@ -815,32 +815,63 @@ const runCommand = defineTool({
       }
       watch.close();
       result ??= await readMarked(ctx, ref);
-      const { marked } = result;
+      let { marked } = result;
+      // No end marker and the pane alive: a program the shell started holds the terminal (it
+      // runs), or the shell waits at a prompt, quiet, without it (the line was dropped, or
+      // the shell holds it as unfinished): the job reader's verdict, which waits a moment.
+      let lost: string | null = null;
+      if (
+        died === null && marked.status === null && !args.background &&
+        !paneEnded(watch.start, result.probe)
+      ) {
+        const view = await readJob(ctx, ref);
+        if (view.state === "exited") {
+          marked = {
+            begun: view.complete,
+            status: view.exitStatus,
+            endedMs: null,
+            output: view.output,
+          };
+        } else if (view.state === "lost") {
+          lost = marked.begun
+            ? "the shell is back at its prompt without the command's end marker (interrupted, " +
+              "or its line was cut)"
+            : "it never started: the shell waits at a prompt, quiet, and printed none of its " +
+              "markers (the line was dropped, or the shell holds it as unfinished: an open " +
+              "quote or a trailing backslash typed before, which C-c could not clear)";
+        }
+      }
       const unfinished = died === null && marked.status === null;
       const timedOut = unfinished && !args.background;
-      const stillRunning = unfinished && !paneEnded(watch.start, result.probe);
+      const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);
       if (stillRunning) state.attached = false;
       else table.delete(key);
       const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
       const output = keepTail(marked.output, budget);
       const exitStatus = marked.status ?? died?.deadStatus ?? null;
+      // The pane gone (or respawned) before any marker was read: whatever it printed is gone.
+      const unread = !marked.begun && marked.status === null &&
+        (!result.probe.exists || result.probe.pid !== ref.panePid);
       const data = {
         paneId: pane.id,
         exitStatus,
         output: output.text,
-        // Neither marker found: nothing printed yet, nothing lost.
-        outputComplete: (marked.begun || marked.output === "") && output.omittedBytes === 0,
+        // Neither marker found in a pane still there: nothing printed yet, nothing lost.
+        outputComplete: (marked.begun || marked.output === "") && !unread &&
+          output.omittedBytes === 0,
         omittedBytes: output.omittedBytes,
         timedOut,
         stillRunning,
-        paneDied: died !== null || (unfinished && !stillRunning),
-        ...(stillRunning || args.background ? { jobId } : {}),
+        paneDied: died !== null || (unfinished && lost === null && !stillRunning),
+        ...(stillRunning || args.background || lost !== null ? { jobId } : {}),
         effectiveTimeoutMs: effective,
         timeoutClamped: clamped,
         durationMs: Math.round(performance.now() - began),
         transport: watch.transport,
       };
-      const summary = data.paneDied
+      const summary = lost !== null
+        ? `${pane.id}: not running after ${effective} ms: ${lost}. The pane is free.`
+        : data.paneDied
         ? `${pane.id}: the pane's shell exited while the command ran${
           exitStatus !== null ? ` (status ${exitStatus})` : ""
         }.`
