@@ -569,6 +569,31 @@ Deno.test("run_command: a shell waiting at a prompt without the markers is not r
   });
 });
 
+Deno.test("run_command: output whose cursor moves above its start is never earlier output, and says so", async () => {
+  await withServer(async (t, c) => {
+    const p =
+      (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile"))
+        .trim();
+    await waitFor(async () => (await currentCommand(t, p)) === "bash", "bash");
+    await c.ok<Run>("run_command", { paneId: p, command: "echo EARLIER-OUTPUT" });
+    // The cursor goes back up over the begin marker: the end marker is printed over it.
+    const over = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "printf 'one\\ntwo\\n\\033[3A'",
+    });
+    assert.equal(over.exitStatus, 0);
+    assert.doesNotMatch(over.output, /EARLIER-OUTPUT|__tmcp/, over.output);
+    assert.equal(over.outputComplete, false);
+    // The end marker is printed over the command's own output, and a line stays below it.
+    const under = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "printf 'a\\nb\\nc\\nd\\n\\033[3A'",
+    });
+    assert.equal(under.exitStatus, 0);
+    assert.equal(under.outputComplete, false, JSON.stringify(under));
+  });
+});
+
 Deno.test("run_command bounds a large output, keeping its tail", async () => {
   await withServer(async (t, c) => {
     await t.tmux("set-option", "-g", "history-limit", "5000");

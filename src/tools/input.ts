@@ -548,6 +548,31 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
 /** The shell variable a long or (in bash) decoded command is held in while it runs. */
 const VARIABLE = "__tmux_mcp_cmd";
 
+/**
+ * Whether the pane shows text on a row below its cursor. Right after a command's end marker
+ * and the prompt, the rows below are blank, unless the command moved the cursor up over its
+ * own output (which the marker and the prompt then partly overwrote).
+ */
+async function textBelowCursor(ctx: TmuxContext, paneId: string): Promise<boolean> {
+  const result = await execFast(ctx.runner, ctx.address, [
+    "display-message",
+    "-p",
+    "-t",
+    paneId,
+    "#{cursor_y}",
+    ";",
+    "capture-pane",
+    "-p",
+    "-t",
+    paneId,
+  ], { signal: ctx.signal });
+  if (result.code !== 0) return false;
+  const [first, ...rows] = new TextDecoder().decode(result.stdout).split("\n");
+  const y = Number(first);
+  if (!Number.isSafeInteger(y)) return false;
+  return rows.slice(y + 1).some((row) => row.trim() !== "");
+}
+
 /** How long the shell may take to show a fresh prompt after C-c. */
 const FRESH_PROMPT_MS = 1_000;
 
@@ -852,13 +877,16 @@ const runCommand = defineTool({
       // The pane gone (or respawned) before any marker was read: whatever it printed is gone.
       const unread = !marked.begun && marked.status === null &&
         (!result.probe.exists || result.probe.pid !== ref.panePid);
+      // Text below the cursor once the end marker is out: the command moved the cursor up and
+      // the marker (and the prompt) went over some of its output.
+      const overwritten = marked.status !== null && await textBelowCursor(ctx, pane.id);
       const data = {
         paneId: pane.id,
         exitStatus,
         output: output.text,
         // Neither marker found in a pane still there: nothing printed yet, nothing lost.
-        outputComplete: (marked.begun || marked.output === "") && !unread &&
-          output.omittedBytes === 0,
+        outputComplete: (marked.begun || (marked.status === null && marked.output === "")) &&
+          !unread && !overwritten && output.omittedBytes === 0,
         omittedBytes: output.omittedBytes,
         timedOut,
         stillRunning,

@@ -122,8 +122,12 @@ export interface Marked {
   readonly output: string;
 }
 
-/** Finds a command's markers in `lines` and cuts out what lies between them. */
-export function findMarkers(lines: readonly string[], nonce: string): Marked {
+/**
+ * Finds a command's markers in `lines` and cuts out what lies between them. `start`: the index
+ * of the row the job started at, where its output is taken from when no marker or echo of its
+ * line says where it begins.
+ */
+export function findMarkers(lines: readonly string[], nonce: string, start = 0): Marked {
   const begin = beginMarker(nonce);
   const endRe = new RegExp(`^(.*)__tmcp_${nonce}_E:(\\d+)(?::(.*))?$`);
   let endAt = -1;
@@ -150,7 +154,22 @@ export function findMarkers(lines: readonly string[], nonce: string): Marked {
       break;
     }
   }
-  const body = lines.slice(beginAt + 1, until);
+  // No begin marker (the command's output moved the cursor over it, or cleared the screen):
+  // what it printed starts after the echo of the typed line (the marker words with a space,
+  // `__tmcp NONCE`, which only the echo holds), never at earlier output; without that either,
+  // at `from`, the row the job started at.
+  let from = beginAt;
+  if (beginAt === -1) {
+    const echo = `__tmcp ${nonce}`;
+    from = Math.min(until, Math.max(0, start)) - 1;
+    for (let i = until - 1; i >= 0; i--) {
+      if (lines[i].includes(echo)) {
+        from = i;
+        break;
+      }
+    }
+  }
+  const body = lines.slice(from + 1, until);
   if (prefix !== "") body.push(prefix);
   return {
     begun: beginAt !== -1,
@@ -256,13 +275,15 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
   // History trimmed (10% at the limit) or cleared since: rows moved up by at least that much.
   const abs = Math.max(0, known.abs - Math.max(0, known.history - probe.historySize));
   rememberPosition(key, abs, probe.historySize);
+  const from = Math.max(0, abs - MARGIN_ROWS);
   const near = findMarkers(
-    await captureFrom(ctx, ref.paneId, String(Math.max(0, abs - MARGIN_ROWS) - probe.historySize)),
+    await captureFrom(ctx, ref.paneId, String(from - probe.historySize)),
     ref.nonce,
+    abs - from,
   );
   if (near.begun) return { probe, marked: near };
   // Not where it was expected: look through the whole history once.
-  const all = findMarkers(await captureFrom(ctx, ref.paneId, "-"), ref.nonce);
+  const all = findMarkers(await captureFrom(ctx, ref.paneId, "-"), ref.nonce, abs);
   return { probe, marked: all.begun || all.status !== null ? all : near };
 }
 
