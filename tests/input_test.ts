@@ -721,6 +721,15 @@ Deno.test({
   },
 });
 
+Deno.test("send_keys: long text with newlines arrives whole over the control connection", async () => {
+  await withServer(async (t, c) => {
+    const rec = await recorder(t);
+    const text = "a".repeat(17_000) + "\nZ\n\nend";
+    await c.ok("send_keys", { paneId: rec.paneId, text, enter: false });
+    await received(rec, text);
+  });
+});
+
 Deno.test("send_keys: text too long for a tmux process says so, and nothing is typed", async () => {
   // Without the control channel each command line goes to a tmux process (16 KB at most).
   await withServer(async (t, c) => {

@@ -65,11 +65,13 @@ function describeFailure(
       case "failed":
         // A tmux process sends its whole command line in one message of at most 16 KB and
         // refuses a longer one before anything runs (the control connection has no such
-        // limit, but was unavailable for this call).
+        // limit, but was unavailable for this call, or an argument held a newline, which a
+        // control line cannot carry).
         if (/^command too long/.test(error.message)) {
           return "tmux refused: command too long. A tmux process takes a command line of at " +
-            "most 16 KB, and the control connection (which takes more) was unavailable for " +
-            "this call; nothing was done. Send less at once (paste_text takes long text whole).";
+            "most 16 KB, and this call could not use the control connection (which takes " +
+            "more: it was unavailable, or an argument held a newline); nothing was done. " +
+            "Send less at once (paste_text takes long text whole).";
         }
         if (/^error connecting to .*\(File name too long\)$/.test(error.message)) {
           // A Unix socket's path has room for about 100 bytes (104 on macOS, 108 on Linux).

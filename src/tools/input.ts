@@ -199,7 +199,13 @@ async function sendOne(
   }
   const commands: string[][] = [];
   if (op.text !== undefined && op.text !== "") {
-    commands.push(["send-keys", "-t", pane.id, "-l", "--", op.text]);
+    // A newline cannot travel inside an argument on the control connection's line (it ends
+    // the line): each one goes as its own key, by its hex code (the same byte `-l` would
+    // type), so long text with newlines is not pushed onto a tmux process's 16 KB line.
+    op.text.split("\n").forEach((part, i) => {
+      if (i > 0) commands.push(["send-keys", "-t", pane.id, "-H", "0a"]);
+      if (part !== "") commands.push(["send-keys", "-t", pane.id, "-l", "--", part]);
+    });
   }
   if (keys.length > 0) commands.push(["send-keys", "-t", pane.id, "--", ...keys]);
   if (enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
