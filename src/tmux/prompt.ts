@@ -7,7 +7,8 @@
  * kernel's test of foreground.ts, asked through tmux's `if-shell`. The second test is what
  * tells a shell at its prompt from a script the shell started that is named like it (`bash
  * script.sh` blocked in `read`): the script runs in its own process group, which then owns
- * the terminal.
+ * the terminal; and from a program a shell without job control runs in its own group (`sh -c
+ * 'vim notes; exec sh'`), a child of the shell in the foreground group reading the terminal.
  *
  * What it cannot tell: a pane whose own process IS such a script (started with it instead of
  * an interactive shell) looks at its prompt while it reads; and an interactive shell running
