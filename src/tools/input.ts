@@ -623,9 +623,9 @@ async function freshPrompt(
     await sleep(20, ctx.signal);
   }
   const before = await probePane(ctx, pane.id);
-  await deliverInput(ctx, snapshot, pane, shellGuard(pane, pane.pid, now.command, force), [
-    ["send-keys", "-t", pane.id, "C-c"],
-  ]);
+  // Refused where tmux would copy the key to other panes (as the paste that follows is).
+  const guard = { ...shellGuard(pane, pane.pid, now.command, force), paste: true };
+  await deliverInput(ctx, snapshot, pane, guard, [["send-keys", "-t", pane.id, "C-c"]]);
   const row = (p: PaneProbe) => p.historySize + p.cursorY;
   const end = performance.now() + FRESH_PROMPT_MS;
   while (performance.now() < end) {
