@@ -17,7 +17,12 @@ import {
 import { BULK_HISTORY_ROWS, chainBytes, CONTROL_CHAIN_BYTES } from "../src/tmux/capture_many.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 import { takeSnapshot } from "../src/tmux/snapshot.ts";
-import { decodeCursor, encodeCursor } from "../src/tmux/since_cursor.ts";
+import {
+  decodeCursor,
+  encodeCursor,
+  MAX_REMEMBERED_ROWS,
+  rowHash,
+} from "../src/tmux/since_cursor.ts";
 import { connect, type ConnectOptions, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -582,6 +587,48 @@ Deno.test("capture_since: respawned or killed pane, and foreign or malformed cur
     const killed = await c.fail("capture_since", { paneId: other, cursor: otherStart.cursor });
     assert.match(killed, new RegExp(`Pane ${other} no longer exists`));
     assert.match(killed, /list_panes/);
+  });
+});
+
+Deno.test("capture_since: a forged cursor of one repeated row is refused or answered at once", async () => {
+  await withTmux(async (t, c) => {
+    // The checksum is no secret: a cursor naming the pane's real server and process, another
+    // width (the reflow search) and tens of thousands of rows equal to one the pane repeats
+    // had every row of the pane compared with every remembered row, the server deaf meanwhile.
+    const id = (await t.tmux(
+      "new-window",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "yes | head -n 3000; exec sleep 100000",
+    )).trim();
+    await waitFor(
+      async () =>
+        Number(await t.tmux("display-message", "-p", "-t", id, "#{history_size}")) >= 1900,
+      "history full of y",
+    );
+    const real = decodeCursor((await c.ok<Since>("capture_since", { paneId: id })).cursor);
+    const forged = (rows: number) =>
+      encodeCursor({
+        ...real,
+        width: real.width + 1,
+        base: 0,
+        historySize: rows,
+        cursorRow: rows,
+        rows: rowHash("y").repeat(rows),
+      });
+    // More rows than any pane shows: not a cursor capture_since made.
+    const tooMany = await c.fail("capture_since", {
+      paneId: id,
+      cursor: forged(MAX_REMEMBERED_ROWS + 1),
+    });
+    assert.match(tooMany, /malformed/);
+    const most = await c.ok<Since>("capture_since", {
+      paneId: id,
+      cursor: forged(MAX_REMEMBERED_ROWS),
+    });
+    assert.equal(most.resized, true);
+    await c.ok("list_panes");
   });
 });
 

@@ -232,14 +232,21 @@ async function readStretches(
     stretches.push({ first, rows, gapBytes: first === at ? 0 : gap ? gap.bytes : null });
     at = first + rows.length;
   }
-  const has = (abs: number) =>
-    abs >= facts.end || stretches.some((s) => abs >= s.first && abs < s.first + s.rows.length);
+  // Whether the stretches (in order, apart) hold every row of [a, b] (rows past the end need
+  // none): one step a stretch, not one a row.
+  const holds = (a: number, b: number) => {
+    let at = Math.max(a, 0);
+    for (const s of stretches) {
+      if (at > b || at >= facts.end) break;
+      if (s.first + s.rows.length <= at) continue;
+      if (s.first > at) return false;
+      at = s.first + s.rows.length;
+    }
+    return at > b || at >= facts.end;
+  };
   // What the comparison needs, judged against the state the read found.
   const covered = state.width !== cursor.width || state.alternateScreen ||
-    neededRanges(cursor, state).every(([a, b]) => {
-      for (let abs = Math.max(a, 0); abs <= b; abs++) if (!has(abs)) return false;
-      return true;
-    });
+    neededRanges(cursor, state).every(([a, b]) => holds(a, b));
   const first = fromTop || stretches.length === 0 ? 0 : stretches[0].first;
   return { state, grid: new StretchGrid({ ...facts, first }, stretches), covered, screen };
 }

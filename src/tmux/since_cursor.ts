@@ -8,6 +8,15 @@
 /** History rows a cursor remembers as an anchor to find its position again. */
 export const ANCHOR_ROWS = 8;
 
+/** The tallest pane tmux allows (its WINDOW_MAXIMUM: a window is at most 10 000 rows high). */
+export const MAX_PANE_ROWS = 10_000;
+
+/**
+ * Rows a cursor remembers at most: the anchor and every screen row (see `cursorFor`). A cursor
+ * holding more was not made here.
+ */
+export const MAX_REMEMBERED_ROWS = ANCHOR_ROWS + MAX_PANE_ROWS;
+
 /**
  * A 48-bit hash of a row, as 8 base64url characters (cyrb53). Not cryptographic: it tells a
  * rewritten row from an unchanged one, and a collision (about 1 in 2^48) would only hide one
@@ -131,7 +140,8 @@ export function decodeCursor(text: string): SinceCursor {
   const ok = nat(serverPid) && typeof paneId === "string" && /^%\d+$/.test(paneId) &&
     nat(panePid) && nat(width) && nat(historyLimit) && nat(historySize) && nat(base) &&
     nat(cursorRow) && typeof rows === "string" && rows.length % HASH_CHARS === 0 &&
-    /^[A-Za-z0-9_-]*$/.test(rows) && (alt === null || typeof alt === "string");
+    rows.length <= MAX_REMEMBERED_ROWS * HASH_CHARS && /^[A-Za-z0-9_-]*$/.test(rows) &&
+    (alt === null || typeof alt === "string");
   if (!ok) throw bad;
   return {
     serverPid,

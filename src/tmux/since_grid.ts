@@ -380,10 +380,42 @@ function anchorCounts(
   return { settled, strong };
 }
 
-/** The remembered rows a width change is searched for by (see {@link compareSince}). */
+/**
+ * The remembered rows a width change is searched for by (see {@link compareSince}): the
+ * history rows, or the settled ones when history held none; at most {@link ANCHOR_ROWS}.
+ */
 function reflowAnchor(cursor: SinceCursor, hashes: readonly number[]): number[] {
   const { settled, strong } = anchorCounts(cursor, hashes.length);
-  return hashes.slice(0, strong > 0 ? strong : settled);
+  return hashes.slice(0, Math.min(strong > 0 ? strong : settled, ANCHOR_ROWS));
+}
+
+/**
+ * Where `anchor` occurs among the grid's rows, the occurrence nearest `near` (the earlier of
+ * two as near); null when nowhere. One pass, linear in the rows (Knuth–Morris–Pratt): an
+ * anchor of one row repeated, on a pane repeating that row, cannot make it rows × anchor.
+ */
+function nearestMatch(grid: NormalGrid, anchor: readonly number[], near: number): number | null {
+  const m = anchor.length;
+  // fallback[i]: the longest proper prefix of anchor[0..i] that is also a suffix of it.
+  const fallback = new Int32Array(m);
+  for (let i = 1, k = 0; i < m; i++) {
+    while (k > 0 && anchor[i] !== anchor[k]) k = fallback[k - 1];
+    if (anchor[i] === anchor[k]) k++;
+    fallback[i] = k;
+  }
+  let best: number | null = null;
+  for (let abs = grid.first, k = 0; abs < grid.end; abs++) {
+    const h = grid.hashAt(abs);
+    while (k > 0 && h !== anchor[k]) k = fallback[k - 1];
+    if (h === anchor[k]) k++;
+    if (k < m) continue;
+    const at = abs - m + 1;
+    if (best === null || Math.abs(at - near) < Math.abs(best - near)) best = at;
+    // Every later occurrence is farther.
+    if (at >= near) break;
+    k = fallback[k - 1];
+  }
+  return best;
 }
 
 /**
@@ -418,14 +450,7 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
         resized: true,
       };
     }
-    let best: number | null = null;
-    const lastStart = grid.end - anchor.length;
-    for (let abs = grid.first; abs <= lastStart; abs++) {
-      if (
-        matchesAt(grid, abs, anchor) &&
-        (best === null || Math.abs(abs - cursor.base) < Math.abs(best - cursor.base))
-      ) best = abs;
-    }
+    const best = nearestMatch(grid, anchor, cursor.base);
     if (best === null) return missed("resized");
     return {
       ...grid.rowsFrom(best + anchor.length),

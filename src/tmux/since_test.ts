@@ -6,6 +6,7 @@ import {
   CursorError,
   decodeCursor,
   encodeCursor,
+  MAX_REMEMBERED_ROWS,
   rowHash,
   type SinceCursor,
 } from "./since_cursor.ts";
@@ -54,6 +55,14 @@ Deno.test("cursors round-trip, and anything else is refused as malformed", () =>
   const body = JSON.stringify([1, "not a pane", 2, 3, 4, 5, 6, 7, "", null]);
   const b64 = btoa(body).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
   assert.throws(() => decodeCursor(`tmc1.${b64}.${rowHash(body)}`), CursorError);
+  // No cursor remembers more rows than the anchor and the tallest pane tmux allows: a forged
+  // one with more (the checksum is public) is refused before any row is compared.
+  const most = { ...cursor, rows: rowHash("y").repeat(MAX_REMEMBERED_ROWS) };
+  assert.deepEqual(decodeCursor(encodeCursor(most)), most);
+  assert.throws(
+    () => decodeCursor(encodeCursor({ ...most, rows: most.rows + rowHash("y") })),
+    CursorError,
+  );
 });
 
 const STATE: PaneState = {
@@ -157,6 +166,26 @@ Deno.test("compareSince: a forged cursor's billion trims are not tried; a deep o
     MAX_TRIMS_TRIED,
   ]);
   assert.deepEqual([after(MAX_TRIMS_TRIED + 1).missed, after(100).missed], [true, true]);
+});
+
+Deno.test("compareSince: a forged cursor of repeated rows after a width change is searched in linear time", () => {
+  // A pane repeating one row, and a cursor forged with as many rows as a cursor may hold, all
+  // that row, at another width: comparing the whole anchor at every row took (rows × anchor)
+  // steps, seconds on end with the server deaf meanwhile.
+  const all = Array(30_000).fill("y");
+  const now = grid(all, { width: 60 });
+  const forged: SinceCursor = {
+    ...cursorFor(grid(["y"]), STATE, null),
+    width: 80,
+    historySize: 40_000,
+    base: 25_000,
+    cursorRow: 40_000,
+    rows: rowHash("y").repeat(MAX_REMEMBERED_ROWS),
+  };
+  const began = performance.now();
+  const answer = compareSince(forged, now);
+  assert.ok(performance.now() - began < 1_000, `${performance.now() - began} ms`);
+  assert.equal(answer.resized, true);
 });
 
 Deno.test("compareSince: a width change is reported as resized, found again or missed", () => {
