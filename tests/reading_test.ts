@@ -468,6 +468,45 @@ Deno.test("capture_since: history cleared since the cursor gives missed: true", 
   });
 });
 
+Deno.test("capture_since: output cleared away after a cursor taken on an empty history is missed", async () => {
+  await withTmux(async (t, c) => {
+    const historySize = async (id: string) =>
+      Number(await t.tmux("display-message", "-p", "-t", id, "#{history_size}"));
+    // A new pane, little on it: the cursor remembers no history row, only the screen's.
+    for (const clear of ["clear-history", "E3"]) {
+      const id = (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "sh")).trim();
+      await t.prompt(id);
+      await type(t, id, "echo first", "\nfirst\n");
+      const before = await c.ok<Since>("capture_since", { paneId: id });
+      assert.equal(await historySize(id), 0);
+
+      // More output is read normally: on the screen, then scrolled into history.
+      await type(t, id, "echo second", "\nsecond\n");
+      const more = await c.ok<Since>("capture_since", { paneId: id, cursor: before.cursor });
+      assert.equal(more.missed, false, clear);
+      assert.deepEqual(more.text.split("\n").slice(0, 2).map((l) => l.replace(/^.*echo /, "")), [
+        "second",
+        "second",
+      ]);
+      await type(t, id, "seq 1 60", "\n60\n");
+      assert.ok(await historySize(id) > 0);
+      const scrolled = await c.ok<Since>("capture_since", { paneId: id, cursor: before.cursor });
+      assert.equal(scrolled.missed, false, clear);
+      assert.ok(scrolled.text.includes("\nsecond\n"), scrolled.text);
+      assert.ok(scrolled.text.includes("\n1\n"), scrolled.text);
+      assert.ok(!scrolled.text.includes("first"), scrolled.text);
+
+      // Cleared away: the lines from "second" to "1" are gone, and the answer says so.
+      if (clear === "clear-history") await t.tmux("clear-history", "-t", id);
+      else await type(t, id, "printf '\\033[3J'; echo cleared", "\ncleared\n");
+      assert.ok(await historySize(id) < 5, "history cleared (the echo may scroll a row or two)");
+      const after = await c.ok<Since>("capture_since", { paneId: id, cursor: before.cursor });
+      assert.deepEqual([after.missed, after.missedReason], [true, "history-cleared"], clear);
+      assert.ok(after.text.includes("\n60\n"), "what the pane holds now is returned");
+    }
+  });
+});
+
 Deno.test("capture_since: tmux trimming history is followed, and a trim past the cursor is reported", async () => {
   await withTmux(async (t, c) => {
     // history-limit applies to panes created after it is set (TMUX-NOTES).

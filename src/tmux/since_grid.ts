@@ -463,9 +463,12 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
 
   const possible = trimsPossible(grid.historySize, grid.historyLimit);
   const step = trimStep(grid.historyLimit);
-  // History rows cannot change; settled screen rows stand in only when history held none and
-  // tmux may have trimmed (otherwise a rewritten prompt line would look like a loss).
-  const anchorCount = strong > 0 ? strong : possible ? settled : 0;
+  // History rows cannot change. When history held none, the settled screen rows (above the
+  // cursor row) stand in: more output pushes them into history where they were, so only a
+  // clear (clear-history, ESC[3J, or a scroll region losing rows) moves them, and then what
+  // was written after the cursor may be gone too. (A program rewriting rows above the cursor
+  // on an empty history is told `missed` too: the position cannot be proved then.)
+  const anchorCount = strong > 0 ? strong : settled;
   let shift: number | null = null;
   if (anchorCount === 0) {
     if (possible) return missed("history-trimmed");

@@ -146,6 +146,21 @@ Deno.test("compareSince: rows moved up by whole trims are found, a loss is repor
   ]);
 });
 
+Deno.test("compareSince: with no history at the cursor, its settled screen rows must stay", () => {
+  const cursor = cursorFor(grid(["$ make", "built", "$"]), STATE, null);
+  assert.equal(cursor.historySize, 0);
+  // More output keeps them where they were, on the screen or pushed into history.
+  const more = compareSince(cursor, grid(["$ make", "built", "$ ls", "a", "b", "$"]));
+  assert.deepEqual([more.missed, more.rows], [false, ["$ ls", "a", "b", "$"]]);
+  // A clear moved them away: what was written after the cursor may be gone with them.
+  const cleared = compareSince(cursor, grid(["line 35", "line 36", "$"]));
+  assert.deepEqual([cleared.missed, cleared.missedReason, cleared.rows], [
+    true,
+    "history-cleared",
+    ["line 35", "line 36", "$"],
+  ]);
+});
+
 Deno.test("compareSince: a forged cursor's billion trims are not tried; a deep one is missed", () => {
   // A history limit of 0 makes every trim one row: a base of 10⁹ asked a billion places.
   const now = grid(numbered(1, 10), { limit: 0 });
