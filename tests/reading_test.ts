@@ -820,6 +820,46 @@ Deno.test("search_panes: session scope, and a missing session is an error with a
   });
 });
 
+Deno.test("search_panes matches whole lines: a word the terminal wrapped is found", async () => {
+  await withTmux(async (t, c, dir) => {
+    // 80 columns: "FATAL" starts at column 77, so tmux shows FAT on one row and AL on the next.
+    const wrapped = (word: string) => `${"x".repeat(77)}${word} error: disk full, job 42 aborted`;
+    const id = await paneShowing(
+      t,
+      dir,
+      [wrapped("FATAL"), ...lines(1, 60, "filler-"), wrapped("PANIC"), "END"].join("\n"),
+      "END",
+    );
+    const find = (args: Record<string, unknown>) => c.ok<Search>("search_panes", args);
+    const rowOf = async (lineNumber: number) =>
+      (await c.ok<Capture>("capture_pane", { paneId: id, start: lineNumber, end: lineNumber }))
+        .text;
+
+    const onScreen = await find({ pattern: "PANIC" });
+    assert.deepEqual([onScreen.totalMatches, onScreen.complete], [1, true]);
+    assert.equal(onScreen.matches[0].text, wrapped("PANIC"), "the whole line");
+    assert.ok((await rowOf(onScreen.matches[0].lineNumber)).startsWith("xxx"), "its first row");
+    const byRegex = await find({ pattern: "P.NIC error", regex: true });
+    assert.equal(byRegex.totalMatches, 1);
+    assert.equal(byRegex.matches[0].lineNumber, onScreen.matches[0].lineNumber);
+    // A row of the wrapped line alone no longer counts as a line of its own.
+    assert.equal((await find({ pattern: "^AL error", regex: true })).totalMatches, 0);
+
+    // In history, over the control connection and streamed by a tmux process of its own.
+    for (const scrollbackLines of [100, 1000]) {
+      const deep = await find({ pattern: "FATAL", scrollbackLines });
+      assert.equal(deep.totalMatches, 1, `${scrollbackLines}`);
+      const [m] = deep.matches;
+      assert.equal(m.text, wrapped("FATAL"));
+      assert.ok(m.lineNumber < 0);
+      assert.ok((await rowOf(m.lineNumber)).startsWith("xxx"), `${scrollbackLines}`);
+      // Lines below it keep their own row numbers.
+      const filler = await find({ pattern: "filler-60", scrollbackLines, matchCase: true });
+      assert.equal(await rowOf(filler.matches[0].lineNumber), "filler-60");
+    }
+  });
+});
+
 Deno.test("search_panes: scrollbackLines reaches into history with negative line numbers", async () => {
   await withTmux(async (t, c, dir) => {
     const id = await paneShowing(

@@ -11,8 +11,8 @@
  * @module
  */
 
-import { captureRange, rowArg } from "./capture.ts";
-import { type ChainEvent, ChainReader } from "./chain.ts";
+import { captureRange, rowArg, trimRow } from "./capture.ts";
+import { type ChainEvent, ChainReader, LineSplitter } from "./chain.ts";
 import { execFast, execOverControl } from "./control.ts";
 import { chainArgv, decodeBytes, int, newGuard, recordFormat } from "./format.ts";
 import {
@@ -34,6 +34,19 @@ export interface RowBatch {
   readonly text: string;
   /** Whether this is the pane's last batch: it holds the visible screen, every screen row. */
   readonly last: boolean;
+  /**
+   * Read joined ({@link readPanes} `joined`) where the terminal wrapped a line over several
+   * rows: each line's row number (tmux's) of its first row. Absent when each line is one row
+   * (then line `i` is row `first + i`).
+   */
+  readonly lineRows?: readonly number[];
+  /** Whether the pane is read again from its start: what its earlier batches gave is void. */
+  readonly restart?: boolean;
+}
+
+/** Trims each line's trailing spaces, as tmux trims rows (`-J` keeps them). */
+function trimLines(text: string): string {
+  return text.includes(" \n") || text.endsWith(" ") ? text.replace(/ +$/gm, "") : text;
 }
 
 /** The rows of a {@link RowBatch}, one string each. */
@@ -140,13 +153,16 @@ class PaneBatches {
   /** Bytes of a row not yet complete. */
   #partial: Uint8Array[] = [];
   readonly ready: RowBatch[] = [];
+  /** Read with `-J`: lines, which are the rows unless the terminal wrapped one. */
+  readonly #joined: boolean;
 
-  constructor(paneId: string, top: number, rowCount: number, scratch: Scratch) {
+  constructor(paneId: string, top: number, rowCount: number, scratch: Scratch, joined: boolean) {
     this.paneId = paneId;
     this.#top = top;
     this.#rowCount = rowCount;
     this.#screenAt = Math.max(0, -top);
     this.#scratch = scratch;
+    this.#joined = joined;
   }
 
   /** Takes the next bytes: whole rows are copied in runs, never one small copy per row. */
@@ -179,8 +195,16 @@ class PaneBatches {
     if (at < data.length) this.#partial.push(data.slice(at));
   }
 
-  /** The pane's rows ended: hands over the last batch (it may hold no row). */
-  end(): void {
+  /**
+   * The pane's rows ended: hands over the last batch (it may hold no row). Read joined, false
+   * when fewer lines came than rows (the terminal wrapped some): the batches' row numbers are
+   * wrong then, and the pane must be read again ({@link readJoinedPane}).
+   */
+  end(): boolean {
+    if (this.#joined && (this.#partial.length > 0 || this.#next !== this.#rowCount)) {
+      this.ready.length = 0;
+      return false;
+    }
     if (this.#partial.length > 0 || this.#next !== this.#rowCount) {
       const top = this.#top;
       throw new Error(
@@ -190,6 +214,7 @@ class PaneBatches {
       );
     }
     this.#flush(true);
+    return true;
   }
 
   #append(bytes: Uint8Array): void {
@@ -206,7 +231,8 @@ class PaneBatches {
 
   #flush(last: boolean): void {
     const count = this.#rows;
-    const text = count === 0 ? "" : decodeBytes(this.#scratch.bytes.subarray(0, this.#length - 1));
+    const raw = count === 0 ? "" : decodeBytes(this.#scratch.bytes.subarray(0, this.#length - 1));
+    const text = this.#joined ? trimLines(raw) : raw;
     this.ready.push({
       paneId: this.paneId,
       first: this.#top + this.#next - count,
@@ -229,6 +255,12 @@ class PaneBatches {
  * hears of each pane as its rows start (for progress). Returns, per pane, null once all its
  * rows were handed over, or why it could not be read. Keep the list to one
  * {@link chainPanes} chain.
+ *
+ * `joined` reads lines rather than rows (`capture-pane -J`: a line the terminal wrapped is one
+ * line, trailing spaces trimmed). Where no line wrapped, lines are rows and the read costs
+ * what a read of rows does; a pane where one did (fewer lines than rows) is read again on its
+ * own, lines and rows in one invocation, its batches giving each line's first row
+ * ({@link RowBatch.lineRows}), the first one marked `restart`.
  */
 export async function readPanes(
   runner: TmuxRunner,
@@ -239,23 +271,150 @@ export async function readPanes(
   options: RunOptions = {},
   begin?: (paneId: string) => void | Promise<void>,
   sizes?: ReadonlyMap<string, PaneSize>,
+  joined = false,
 ): Promise<(TmuxError | null)[]> {
   const results: (TmuxError | null)[] = [];
+  const wrapped = new Set<string>();
   while (results.length < paneIds.length) {
     const pending = paneIds.slice(results.length);
     const held = chainBytes(pending, historyRows, sizes) <= CONTROL_CHAIN_BYTES;
+    const how = { joined, wrapped };
     const controlled = held
-      ? await readOverControl(runner, address, pending, historyRows, take, options, begin)
+      ? await readOverControl(runner, address, pending, historyRows, take, options, begin, how)
       : undefined;
     // A connection that could not carry the chain will not carry the same panes framed.
     const read = controlled ??
       await readFramed(runner, address, pending, historyRows, take, options, begin, {
+        ...how,
         spawn: controlled === null,
         stream: !held || historyRows > BULK_HISTORY_ROWS,
       });
     results.push(...read);
   }
+  for (const [i, id] of paneIds.entries()) {
+    if (!wrapped.has(id) || results[i] !== null) continue;
+    results[i] = await readJoinedPane(runner, address, id, historyRows, take, options);
+  }
   return results;
+}
+
+/**
+ * One pane's lines (`capture-pane -J`, trimmed) with the row each starts at, streamed by a
+ * tmux process of its own: its rows (`-N`, untrimmed) and then its lines in one invocation
+ * (one instant), a line's bytes being exactly those of the rows it spans. Only the rows'
+ * lengths are kept, never their text. The first batch is marked `restart`. Returns null once
+ * read, or why it could not be.
+ */
+async function readJoinedPane(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  historyRows: number,
+  take: (batch: RowBatch) => void | Promise<void>,
+  options: RunOptions,
+): Promise<TmuxError | null> {
+  const span = { start: historyRows > 0 ? -historyRows : undefined };
+  const spanArgs = historyRows > 0 ? ["-S", String(rowArg(-historyRows))] : [];
+  const guard = newGuard();
+  const args = chainArgv([
+    [
+      "display-message",
+      "-p",
+      "-t",
+      paneId,
+      recordFormat(guard, ["#{pane_id}", "#{history_size}", "#{pane_height}"]),
+    ],
+    ["capture-pane", "-p", "-N", "-t", paneId, ...spanArgs],
+    ["display-message", "-p", "-t", paneId, recordFormat(guard, ["lines"])],
+    ["capture-pane", "-p", "-J", "-t", paneId, ...spanArgs],
+  ]);
+  const reader = new ChainReader(guard);
+  const rowBytes: number[] = [];
+  let phase = "state" as "state" | "rows" | "lines";
+  let top = 0;
+  let rowCount = 0;
+  let row = 0;
+  let gone = false;
+  let restart = true;
+  let lines: string[] = [];
+  let lineRows: number[] = [];
+  let bytes = 0;
+  const splitter = new LineSplitter();
+  const misaligned = () => new Error(`tmux printed lines of ${paneId} that do not span its rows`);
+  const rowLine = (line: Uint8Array) => {
+    rowBytes.push(line.length);
+  };
+  const joinedLine = (line: Uint8Array) => {
+    if (row >= rowBytes.length) throw misaligned();
+    const start = row;
+    let spanned = rowBytes[row++];
+    while (spanned < line.length && row < rowBytes.length) spanned += rowBytes[row++];
+    if (spanned !== line.length) throw misaligned();
+    lines.push(trimRow(decodeBytes(line)));
+    lineRows.push(top + start);
+    bytes += line.length + 1;
+  };
+  const flush = async (last: boolean) => {
+    const batch: RowBatch = {
+      paneId,
+      first: lineRows[0] ?? top + row,
+      count: lines.length,
+      text: lines.join("\n"),
+      last,
+      lineRows,
+      restart,
+    };
+    restart = false;
+    lines = [];
+    lineRows = [];
+    bytes = 0;
+    await take(batch);
+  };
+  const handle = async (events: ChainEvent[]) => {
+    for (const event of events) {
+      if (gone) return;
+      if (event.record) {
+        if (phase === "state") {
+          const [id, history, height] = event.record;
+          // A pane that closed prints empty values, then its capture fails.
+          if (id !== paneId) {
+            gone = true;
+            return;
+          }
+          const range = captureRange(span, { historySize: int(history), height: int(height) });
+          top = range.top;
+          rowCount = range.bottom - range.top + 1;
+          phase = "rows";
+        } else {
+          splitter.finish(rowLine);
+          if (rowBytes.length !== rowCount) {
+            throw new Error(`tmux printed ${rowBytes.length} rows of ${paneId}, not ${rowCount}`);
+          }
+          phase = "lines";
+        }
+        continue;
+      }
+      if (phase === "rows") splitter.push(event.data, rowLine);
+      else if (phase === "lines") {
+        splitter.push(event.data, joinedLine);
+        // History lines go in batches of about BATCH_BYTES; the screen's all in the last one.
+        if (bytes >= BATCH_BYTES && top + row <= 0) await flush(false);
+      } else throw new Error("tmux printed rows before saying whose");
+    }
+  };
+  const { code, stderr } = await runner.stream(
+    address,
+    args,
+    (chunk) => handle(reader.push(chunk)),
+    options,
+  );
+  await handle(reader.finish());
+  if (code !== 0 || gone) return chainFailure({ code: code === 0 ? 1 : code, stderr });
+  if (phase !== "lines") throw new Error(`tmux output of ${paneId} ended early`);
+  splitter.finish(joinedLine);
+  if (row !== rowCount) throw misaligned();
+  await flush(true);
+  return null;
 }
 
 /**
@@ -284,18 +443,28 @@ async function readOverControl(
   historyRows: number,
   take: (batch: RowBatch) => void | Promise<void>,
   options: RunOptions,
-  begin?: (paneId: string) => void | Promise<void>,
+  begin: ((paneId: string) => void | Promise<void>) | undefined,
+  how: { joined: boolean; wrapped: Set<string> },
 ): Promise<(TmuxError | null)[] | null> {
   const history = historyRows > 0;
+  // Read joined, the rows a pane has tell whether a line spans several.
+  const described = history || how.joined;
   const span = { start: history ? -historyRows : undefined };
   const args = chainArgv(paneIds.flatMap((id) => [
-    ...(history ? [["display-message", "-p", "-t", id, "#{history_size} #{pane_height}"]] : []),
-    ["capture-pane", "-p", "-t", id, ...(history ? ["-S", String(rowArg(-historyRows))] : [])],
+    ...(described ? [["display-message", "-p", "-t", id, "#{history_size} #{pane_height}"]] : []),
+    [
+      "capture-pane",
+      "-p",
+      ...(how.joined ? ["-J"] : []),
+      "-t",
+      id,
+      ...(history ? ["-S", String(rowArg(-historyRows))] : []),
+    ],
   ]));
   const result = await execOverControl(runner, address, args, options);
   if (result?.ends === undefined) return null;
   const { stdout, ends } = result;
-  const per = history ? 2 : 1;
+  const per = described ? 2 : 1;
   const failed = ends.at(-1) === -1;
   if (ends.length > per * paneIds.length || (!failed && ends.length !== per * paneIds.length)) {
     throw new Error(`tmux answered ${ends.length} commands for ${paneIds.length} panes`);
@@ -314,7 +483,7 @@ async function readOverControl(
     const paneId = paneIds[i];
     let top = 0;
     let expected: number | null = null;
-    if (history) {
+    if (described) {
       const state = next(per * i);
       if (state === null) {
         results.push(chainFailure(result));
@@ -335,25 +504,34 @@ async function readOverControl(
       results.push(chainFailure(result));
       break;
     }
-    if (history && expected === null) {
+    if (described && expected === null) {
       throw new Error(`tmux printed rows of ${paneId} it did not describe`);
     }
     // Every row tmux prints ends with a newline (counted byte by byte: for a whole pane's
     // rows in one view, twice as fast as a call of indexOf per row).
     let count = 0;
     for (let at = 0; at < bytes.length; at++) if (bytes[at] === 0x0a) count++;
-    if (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) {
+    const whole = bytes.length === 0 || bytes[bytes.length - 1] === 0x0a;
+    if (how.joined && (!whole || count !== expected)) {
+      // A line spans several rows: read again on its own (see readPanes).
+      how.wrapped.add(paneId);
+      await begin?.(paneId);
+      results.push(null);
+      continue;
+    }
+    if (!whole) {
       throw new Error(`tmux ended ${paneId}'s rows in the middle of one`);
     }
     if (expected !== null && count !== expected) {
       throw new Error(`tmux printed ${count} rows of ${paneId}, not ${expected}`);
     }
     await begin?.(paneId);
+    const text = count === 0 ? "" : decodeBytes(bytes.subarray(0, bytes.length - 1));
     await take({
       paneId,
       first: top,
       count,
-      text: count === 0 ? "" : decodeBytes(bytes.subarray(0, bytes.length - 1)),
+      text: how.joined ? trimLines(text) : text,
       last: true,
     });
     results.push(null);
@@ -375,7 +553,7 @@ async function readFramed(
   take: (batch: RowBatch) => void | Promise<void>,
   options: RunOptions,
   begin: ((paneId: string) => void | Promise<void>) | undefined,
-  how: { spawn: boolean; stream: boolean },
+  how: { spawn: boolean; stream: boolean; joined: boolean; wrapped: Set<string> },
 ): Promise<(TmuxError | null)[]> {
   const results: (TmuxError | null)[] = [];
   const span = { start: historyRows > 0 ? -historyRows : undefined };
@@ -391,6 +569,7 @@ async function readFramed(
     [
       "capture-pane",
       "-p",
+      ...(how.joined ? ["-J"] : []),
       "-t",
       id,
       ...(historyRows > 0 ? ["-S", String(rowArg(-historyRows))] : []),
@@ -405,7 +584,8 @@ async function readFramed(
     gone: false,
   };
   const finishPane = async (pane: PaneBatches) => {
-    pane.end();
+    // A line spans several rows: read again on its own (see readPanes).
+    if (!pane.end()) how.wrapped.add(pane.paneId);
     results.push(null);
     for (const batch of pane.ready.splice(0)) await take(batch);
   };
@@ -432,7 +612,7 @@ async function readFramed(
         historySize: int(history),
         height: int(height),
       });
-      at.pane = new PaneBatches(paneId, top, bottom - top + 1, scratch);
+      at.pane = new PaneBatches(paneId, top, bottom - top + 1, scratch, how.joined);
       await begin?.(paneId);
     }
   };

@@ -17,7 +17,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema, panePlacementSchema, sessionRefSchema } from "../mcp/schemas.ts";
-import { lastWrittenIndex } from "../tmux/capture.ts";
+import { isBlankRow } from "../tmux/capture.ts";
 import { batchRows, chainPanes, readPanes, type RowBatch } from "../tmux/capture_many.ts";
 import { TmuxError } from "../tmux/run.ts";
 import { type PanePlace, type Placement, SESSIONS_ONLY } from "../tmux/snapshot.ts";
@@ -189,15 +189,23 @@ async function matchBatch(
   max: number,
   pacer: MatchPacer,
 ): Promise<void> {
-  // Blank rows below the last written one are tmux's padding: only a matcher that can match a
-  // blank row needs them cut off (which takes the rows one by one), and only the last batch
-  // holds screen rows.
-  const last = batch.last && matcher.matchesBlank
-    ? lastWrittenIndex(batchRows(batch), batch.first)
-    : batch.count - 1;
+  // The pane is read again from its start: what it gave before is void.
+  if (batch.restart) {
+    into.found = 0;
+    into.matches.length = 0;
+  }
+  const rowOf = (line: number) => batch.lineRows ? batch.lineRows[line] : batch.first + line;
+  // Blank lines below the last written one are tmux's padding: only a matcher that can match a
+  // blank line needs them cut off (which takes the lines one by one), and only the last batch
+  // holds screen rows. Every history line (a negative row) counts as written.
+  let last = batch.count - 1;
+  if (batch.last && matcher.matchesBlank) {
+    const lines = batchRows(batch);
+    while (last >= 0 && rowOf(last) >= 0 && isBlankRow(lines[last])) last--;
+  }
   const { found, kept } = await matcher.match(batch.text, last, max, pacer);
   into.found += found;
-  into.matches.push(...kept.map((m) => ({ lineNumber: batch.first + m.row, text: m.text })));
+  into.matches.push(...kept.map((m) => ({ lineNumber: rowOf(m.row), text: m.text })));
   if (into.matches.length > max) into.matches.splice(0, into.matches.length - max);
 }
 
@@ -245,6 +253,7 @@ export async function searchInPanes(
         { signal: ctx.signal },
         () => step(1),
         byId,
+        true,
       );
     } catch (error) {
       if (!(error instanceof TmuxError) || error.kind === "cancelled") throw error;
