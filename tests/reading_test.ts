@@ -690,6 +690,8 @@ Deno.test("capture_since: a height change keeps positions, a width change is rep
     const wider = await c.ok<Since>("capture_since", { paneId: id, cursor: shorter.cursor });
     assert.deepEqual([wider.resized, wider.missed], [true, false]);
     assert.match(wider.text, /\nafter-resize\n/);
+    // The lines above the cursor were returned before: they do not come back.
+    assert.match(wider.text.split("\n")[0], /echo after-resize$/, wider.text);
     assert.match(wider.notes.join(" "), /width changed/);
   });
 });

@@ -452,8 +452,12 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
     }
     const best = nearestMatch(grid, anchor, cursor.base);
     if (best === null) return missed("resized");
+    // The settled rows after the anchor (screen rows above the cursor) that still follow it
+    // unchanged were read before; the first one the reflow changed comes back, and all after.
+    let from = best + anchor.length;
+    for (let k = anchor.length; k < settled && grid.hashAt(from) === hashes[k]; k++) from++;
     return {
-      ...grid.rowsFrom(best + anchor.length),
+      ...grid.rowsFrom(from),
       ...none,
       missed: false,
       missedReason: null,

@@ -207,7 +207,14 @@ Deno.test("compareSince: a width change is reported as resized, found again or m
   const cursor = cursorFor(grid([...numbered(1, 20), "$"]), STATE, null);
   const reflowed = compareSince(cursor, grid([...numbered(1, 20), "$ ls", "out"], { width: 60 }));
   assert.deepEqual([reflowed.resized, reflowed.missed], [true, false]);
-  assert.deepEqual(reflowed.rows.slice(-2), ["$ ls", "out"]);
+  // The screen rows above the cursor, still there unchanged, were read before.
+  assert.deepEqual(reflowed.rows, ["$ ls", "out"]);
+  // One the reflow changed comes back, and every row after it.
+  const rewrapped = compareSince(
+    cursor,
+    grid([...numbered(1, 18), "line 19 and more", "line 20", "$ ls"], { width: 60 }),
+  );
+  assert.deepEqual(rewrapped.rows, ["line 19 and more", "line 20", "$ ls"]);
   const lost = compareSince(cursor, grid(["other"], { width: 60 }));
   assert.deepEqual([lost.resized, lost.missed, lost.missedReason], [true, true, "resized"]);
 });

@@ -446,7 +446,7 @@ const captureSinceTool = defineTool({
       );
     } else if (since.resized) {
       notes.push(
-        "The pane's width changed (tmux reflowed its lines): text holds every line after the cursor's position, rewritten or not.",
+        "The pane's width changed (tmux reflowed its lines): text holds every line after the cursor's position, rewritten or not; lines above it that the reflow rewrapped, read before, come back too.",
       );
     }
     if (since.alternateScreen) {
