@@ -388,3 +388,30 @@ Deno.test("paneAtPrompt: a shell that puts ')' and numbers in its own name canno
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("escape sequences alone after an unfinished line are not output: the pane goes idle", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    // cat on a raw terminal without echo: the pane writes exactly the bytes sent to it.
+    await t.tmux("respawn-pane", "-k", "-t", p, "stty raw -echo; exec cat");
+    await t.foreground(p, "cat");
+    const hex = (s: string) => [...new TextEncoder().encode(s)].map((b) => b.toString(16));
+    const waiting = c.ok<Idle>("wait_for_idle", { paneId: p, quietMs: 400, timeoutMs: 5_000 });
+    await subscribed(t, c);
+    // A prompt without a line end, then a title update and the cursor shown, over and over.
+    await t.tmux("send-keys", "-t", p, "-H", ...hex("Enter value> "));
+    let done = false;
+    const noise = (async () => {
+      while (!done) {
+        await t.tmux("send-keys", "-t", p, "-H", ...hex("\x1b]0;busy\x07\x1b[?25h"));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    try {
+      assert.equal((await waiting).outcome, "idle");
+    } finally {
+      done = true;
+      await noise;
+    }
+  });
+});

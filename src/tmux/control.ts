@@ -94,6 +94,8 @@ export class TerminalText {
   #escapeBytes = 0;
   #line: number[] = [];
   #afterCR = false;
+  /** Text was added to the partial line since {@link TerminalText.takeWritten} last asked. */
+  #written = false;
   #recent: string[] = [];
   readonly #keep: number;
 
@@ -153,6 +155,7 @@ export class TerminalText {
       this.#state = Esc.Escape;
     } else if (b === 0x09 || b >= 0x20 && b !== 0x7f) {
       this.#line.push(b);
+      this.#written = true;
       if (this.#line.length >= MAX_LINE_BYTES) this.#endLine(done);
     }
   }
@@ -160,6 +163,7 @@ export class TerminalText {
   #endLine(done: string[]): void {
     const line = decodeBytes(Uint8Array.from(this.#line));
     this.#line = [];
+    this.#written = false;
     done.push(line);
     this.#recent.push(line);
     if (this.#recent.length > this.#keep) this.#recent.splice(0, this.#recent.length - this.#keep);
@@ -168,6 +172,16 @@ export class TerminalText {
   /** The line being written (no line end yet), e.g. a prompt. */
   get partial(): string {
     return decodeBytes(Uint8Array.from(this.#line));
+  }
+
+  /**
+   * Whether text was added to the partial line since the last call: escape sequences alone (a
+   * title, the cursor shown) leave it as it was, and it is then nothing new.
+   */
+  takeWritten(): boolean {
+    const written = this.#written;
+    this.#written = false;
+    return written;
   }
 
   /** The most recent completed lines, then the partial line when it is not empty. */

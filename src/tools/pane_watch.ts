@@ -416,8 +416,8 @@ export class PaneWatch {
       if (batch.changed) this.#changed = true;
       for (const chunk of batch.output) lines.push(...this.#text.push(chunk));
     }
-    const partial = this.#text.partial;
-    if (lines.length === 0 && partial === "") return [];
+    // The partial line only when text was added to it: not for escape sequences alone.
+    const partial = this.#text.takeWritten() ? this.#text.partial : "";
     return partial === "" ? lines : [...lines, partial];
   }
 
