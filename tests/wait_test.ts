@@ -357,3 +357,109 @@ Deno.test("wait_for_text refuses what it cannot wait on", async () => {
     );
   });
 });
+
+/**
+ * Makes the pane a program that writes what it is sent and nothing else (cat on a raw terminal
+ * without echo); returns what sends it bytes.
+ */
+async function quietPane(t: Server, p: string): Promise<{ write(s: string): Promise<void> }> {
+  await t.tmux("respawn-pane", "-k", "-t", p, "stty raw -echo; exec cat");
+  await t.foreground(p, "cat");
+  return {
+    async write(s: string) {
+      const hex = [...new TextEncoder().encode(s)].map((b) => b.toString(16).padStart(2, "0"));
+      for (let i = 0; i < hex.length; i += 4_000) {
+        await t.tmux("send-keys", "-t", p, "-H", ...hex.slice(i, i + 4_000));
+      }
+    },
+  };
+}
+
+Deno.test("control: wait_for_text matches what the rows show, not the byte stream", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const tty = await quietPane(t, p);
+    const write = (s: string) => tty.write(s);
+    {
+      // The stream says ERROR and ERROX; the rows show "ERR   OR" and "ERRX".
+      const lie = c.ok<Wait>("wait_for_text", { paneId: p, patterns: ["ERROR", "ERROX", "END"] });
+      await subscribed(t, c);
+      await write("ERR\x1b[3COR\r\nERRO\bX\r\nEND\r\n");
+      const told = await lie;
+      assert.deepEqual([told.outcome, told.matched?.pattern, told.transport], [
+        "matched",
+        "END",
+        "control",
+      ]);
+      // A line longer than the stream decoder's 16 KiB, and a counter redrawn by one character.
+      const long = c.ok<Wait>("wait_for_text", { paneId: p, patterns: ["NEEDLE"] });
+      await subscribed(t, c);
+      await write("x".repeat(16_380) + "NEEDLE\r\n");
+      assert.equal((await long).outcome, "matched");
+      const redraw = c.ok<Wait>("wait_for_text", {
+        paneId: p,
+        patterns: ["tests: 2 pass"],
+        timeoutMs: 5_000,
+      });
+      await subscribed(t, c);
+      await write("tests: 1 pass\r\x1b[7C2");
+      const redrawn = await redraw;
+      assert.deepEqual([redrawn.outcome, redrawn.lines], ["matched", ["tests: 2 pass"]]);
+    }
+  });
+});
+
+Deno.test("control feed lost mid-wait: text on screen below the cursor before the wait is not new", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const tty = await quietPane(t, p);
+    {
+      await tty.write("header\r\n\r\nBUILD OK\r\n\x1b[1;1H");
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("BUILD OK"),
+        "BUILD OK on screen",
+      );
+      const waiting = c.ok<Wait>("wait_for_text", {
+        paneId: p,
+        patterns: ["BUILD OK"],
+        timeoutMs: 1_500,
+      });
+      await subscribed(t, c);
+      await t.tmux("detach-client", "-s", "main");
+      const result = await waiting;
+      assert.deepEqual([result.outcome, result.alreadyOnScreen], ["timedOut", true]);
+    }
+  });
+});
+
+Deno.test("polling: a width change does not make old rows new output", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const tty = await quietPane(t, p);
+    {
+      await t.attach("main");
+      await t.tmux("set-option", "-t", "main", "destroy-unattached", "on");
+      await t.tmux("resize-window", "-t", p, "-x", "80", "-y", "10");
+      let out = "";
+      for (let i = 0; i < 6; i++) out += `step ${i} ${"-".repeat(60)} BUILD OK\r\n`;
+      await tty.write(out + "$ ");
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("$"),
+        "the prompt",
+      );
+      let resized: Promise<string> | null = null;
+      const waiting = c.client.callTool(
+        {
+          name: "wait_for_text",
+          arguments: { paneId: p, patterns: ["BUILD OK"], timeoutMs: 1_500 },
+        },
+        undefined,
+        { onprogress: () => void (resized ??= t.tmux("resize-window", "-t", p, "-x", "40")) },
+      );
+      const result = structured(await waiting as CallToolResult);
+      await resized;
+      assert.equal(result.transport, "polling");
+      assert.deepEqual([result.outcome, result.lines], ["timedOut", []]);
+    }
+  });
+});

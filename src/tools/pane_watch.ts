@@ -66,6 +66,8 @@ export interface PaneProbe {
   readonly cursorY: number;
   /** `pane_current_command`: the foreground process of the pane's terminal. */
   readonly command: string;
+  /** `pane_width`: rows reflow when it changes. */
+  readonly width: number;
 }
 
 const PROBE_FIELDS = [
@@ -77,6 +79,7 @@ const PROBE_FIELDS = [
   "#{cursor_x}",
   "#{cursor_y}",
   "#{pane_current_command}",
+  "#{pane_width}",
 ];
 
 const GONE: PaneProbe = {
@@ -88,6 +91,7 @@ const GONE: PaneProbe = {
   cursorX: 0,
   cursorY: 0,
   command: "",
+  width: 0,
 };
 
 /**
@@ -130,6 +134,7 @@ async function probeWith(
     cursorX: Number(r[5]) || 0,
     cursorY: Number(r[6]) || 0,
     command: r[7],
+    width: Number(r[8]) || 0,
   };
   if (result.code !== 0) return { probe, lines: [] };
   const text = decodeBytes(afterRecord(result.stdout, guard));
@@ -240,6 +245,8 @@ const POLL_MS = 100;
 const CHECK_MS = 500;
 /** How often, at most, a quiet watch reports a tick. */
 const TICK_MS = 1_000;
+/** How often, at most, a watch that reads rows reads them while output keeps coming. */
+const ROWS_MS = 20;
 
 /**
  * A watch on one pane's new output. Open it before doing what will produce the output
@@ -276,6 +283,19 @@ export class PaneWatch {
    */
   #baseline: string[] | null = null;
   #checkAt = 0;
+  /**
+   * Reports the pane's rows (what it shows), never the `%output` stream: output only wakes the
+   * watch, which then reads the rows from the start on. The stream is not the screen: a cursor
+   * move, a backspace or a one-character redraw make it say what no row shows, and a line
+   * longer than the decoder's limit is cut where the screen has it whole.
+   */
+  #rows = false;
+  /** Output came that the rows have not been read for yet (`#rows`). */
+  #dirty = false;
+  #readAt = 0;
+  #lastWidth = 0;
+  /** The width changed: the rows reflowed and are read again from the cursor on. */
+  #rebase = false;
   #reportCommands = false;
   #command = "";
 
@@ -289,10 +309,11 @@ export class PaneWatch {
   static async open(
     ctx: TmuxContext,
     pane: PaneRow,
-    options: { screen?: boolean; commands?: boolean } = {},
+    options: { screen?: boolean; commands?: boolean; rows?: boolean } = {},
   ): Promise<PaneWatch> {
     const watch = new PaneWatch(ctx, pane);
     watch.#reportCommands = options.commands ?? false;
+    watch.#rows = options.rows ?? false;
     try {
       await watch.#subscribe(watch.#sessions);
       const { probe, lines } = await probeWith(
@@ -312,7 +333,10 @@ export class PaneWatch {
       watch.#startAbs = probe.historySize + probe.cursorY;
       watch.#startX = probe.cursorX;
       watch.#lastHistory = probe.historySize;
-      if (watch.transport === "polling") await watch.#readBaseline(probe);
+      watch.#lastWidth = probe.width;
+      // Control watches too: a catch-up read after a lost feed, and a watch that reads rows,
+      // compare with it.
+      await watch.#readBaseline(probe);
       watch.#checkAt = performance.now() + (watch.transport === "control" ? CHECK_MS : POLL_MS);
       return watch;
     } catch (error) {
@@ -370,7 +394,7 @@ export class PaneWatch {
       if (signal.aborted) return { kind: "cancelled" };
       if (this.#queue.length > 0) {
         const lines = this.#drain();
-        if (lines.length > 0) return { kind: "lines", lines };
+        if (lines.length > 0 && !this.#rows) return { kind: "lines", lines };
       }
       if (this.#diedAfterLines) return await this.#died(this.#diedAfterLines);
       if (this.#lost) {
@@ -379,6 +403,13 @@ export class PaneWatch {
         if (event) return event;
       }
       let now = performance.now();
+      if (this.#dirty && this.transport === "control" && now >= this.#readAt) {
+        this.#dirty = false;
+        this.#readAt = now + ROWS_MS;
+        const event = await this.#poll();
+        if (event) return event;
+        now = performance.now();
+      }
       if (this.transport === "polling" && now >= this.#checkAt) {
         this.#checkAt = now + POLL_MS;
         const event = await this.#poll();
@@ -400,7 +431,8 @@ export class PaneWatch {
       now = performance.now();
       if (now >= deadline) return { kind: "timeout" };
       if (now >= tickAt) return { kind: "tick" };
-      await this.#sleep(Math.min(deadline, tickAt, this.#checkAt) - now, signal);
+      const readAt = this.#dirty ? this.#readAt : Infinity;
+      await this.#sleep(Math.min(deadline, tickAt, this.#checkAt, readAt) - now, signal);
     }
   }
 
@@ -414,6 +446,7 @@ export class PaneWatch {
     for (const batch of this.#queue.splice(0)) {
       if (batch.lost) this.#lost = true;
       if (batch.changed) this.#changed = true;
+      if (batch.output.length > 0) this.#dirty = this.#rows;
       for (const chunk of batch.output) lines.push(...this.#text.push(chunk));
     }
     // The partial line only when text was added to it: not for escape sequences alone.
@@ -442,8 +475,11 @@ export class PaneWatch {
   async #poll(): Promise<WatchEvent | null> {
     const { probe, lines } = await this.region();
     if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
+      // A watch that reads rows reports those changed since its last read (the others it has
+      // seen); the others, every row written since the start.
+      const last = this.#rows ? this.#lastRegion : [];
       this.#lastRegion = lines;
-      const written = this.#writtenRows(lines);
+      const written = this.#writtenRows(lines, last);
       if (written.length > 0) {
         if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
         return { kind: "lines", lines: written };
@@ -460,17 +496,25 @@ export class PaneWatch {
    * characters and combining marks tell apart). Without a baseline, every row, the start row
    * from the cursor's column on.
    */
-  #writtenRows(lines: readonly string[]): string[] {
+  #writtenRows(lines: readonly string[], last: readonly string[] = []): string[] {
     const base = this.#baseline;
-    if (base === null) return [lines[0].slice(this.#startX), ...lines.slice(1)];
+    if (base === null) {
+      const rows = [lines[0].slice(this.#startX), ...lines.slice(1)];
+      return this.#rows ? rows.filter((line, i) => line !== "" && lines[i] !== last[i]) : rows;
+    }
     const out: string[] = [];
     lines.forEach((line, i) => {
       const was = base[i];
-      if (line === was) return;
+      if (line === was || line === last[i]) return;
       if (i > 0 || was === undefined) out.push(line);
       else {
         let same = 0;
         while (same < was.length && same < line.length && was[same] === line[same]) same++;
+        // capture-pane drops a row's trailing blanks: those up to the start's cursor were
+        // there before (typing at a prompt "P> " is "x", not " x").
+        if (same === was.length) {
+          while (same < this.#startX && same < line.length && line[same] === " ") same++;
+        }
         out.push(line.slice(same));
       }
     });
@@ -507,6 +551,12 @@ export class PaneWatch {
       this.#startAbs = Math.max(0, this.#startAbs - (this.#lastHistory - now.historySize));
     }
     this.#lastHistory = now.historySize;
+    if (now.width !== this.#lastWidth) {
+      // The rows reflowed: the start's row number, and the baseline by row, no longer hold.
+      this.#lastWidth = now.width;
+      this.#rebase = true;
+    }
+    if (this.#rebase && margin === 0) return await this.#rebaseAt(now, ctx);
     const from = margin === "all"
       ? "-"
       : String(Math.max(0, this.#startAbs - margin) - now.historySize);
@@ -519,6 +569,30 @@ export class PaneWatch {
       "-S",
       from,
     ]);
+    return { probe, lines };
+  }
+
+  /**
+   * After a width change: the watch starts again at the cursor's row, what the rows show now
+   * its baseline (output between the last read and the change is not told from old text, so
+   * it is not reported). Read with the probe in one go; tried again at the next read when the
+   * pane moved its cursor between the two.
+   */
+  async #rebaseAt(
+    now: PaneProbe,
+    ctx: TmuxContext,
+  ): Promise<{ probe: PaneProbe; lines: string[] }> {
+    const { probe, lines } = await probeWith(ctx, this.paneId, [
+      ...["capture-pane", "-p", "-J", "-t", this.paneId, "-S", String(now.cursorY)],
+    ]);
+    const still = probe.exists && probe.historySize === now.historySize &&
+      probe.cursorX === now.cursorX && probe.cursorY === now.cursorY && probe.width === now.width;
+    if (!still) return { probe, lines: [] };
+    this.#rebase = false;
+    this.#startAbs = now.historySize + now.cursorY;
+    this.#startX = now.cursorX;
+    this.#baseline = lines;
+    this.#lastRegion = lines;
     return { probe, lines };
   }
 
