@@ -463,3 +463,32 @@ Deno.test("polling: a width change does not make old rows new output", async () 
     }
   });
 });
+
+Deno.test("a history trim (tmux drops 10% at its limit) does not make old rows new output", async () => {
+  await withServer(async (t, c) => {
+    await t.tmux("set-option", "-g", "history-limit", "50");
+    const p = (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "-t", "main")).trim();
+    await t.tmux("resize-window", "-t", p, "-x", "80", "-y", "10");
+    const tty = await quietPane(t, p);
+    // History full; "BUILD OK" on screen below the cursor, at the top row.
+    let fill = "";
+    for (let i = 0; i < 60; i++) fill += `fill ${i}\r\n`;
+    await tty.write(fill + "\x1b[9;1HBUILD OK\x1b[1;1H");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("BUILD OK"),
+      "BUILD OK on screen",
+    );
+    const waiting = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["BUILD OK", "END"],
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    // From the bottom row: lines scroll the screen, tmux trims the history.
+    let more = "\x1b[10;1H";
+    for (let i = 0; i < 5; i++) more += `more ${i}\r\n`;
+    await tty.write(more + "END\r\n");
+    const result = await waiting;
+    assert.deepEqual([result.outcome, result.matched?.pattern], ["matched", "END"]);
+  });
+});

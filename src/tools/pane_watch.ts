@@ -68,6 +68,8 @@ export interface PaneProbe {
   readonly command: string;
   /** `pane_width`: rows reflow when it changes. */
   readonly width: number;
+  /** `history_limit`: at it tmux drops the oldest tenth of the history. */
+  readonly historyLimit: number;
 }
 
 const PROBE_FIELDS = [
@@ -80,6 +82,7 @@ const PROBE_FIELDS = [
   "#{cursor_y}",
   "#{pane_current_command}",
   "#{pane_width}",
+  "#{history_limit}",
 ];
 
 const GONE: PaneProbe = {
@@ -92,6 +95,7 @@ const GONE: PaneProbe = {
   cursorY: 0,
   command: "",
   width: 0,
+  historyLimit: 0,
 };
 
 /**
@@ -135,6 +139,7 @@ async function probeWith(
     cursorY: Number(r[6]) || 0,
     command: r[7],
     width: Number(r[8]) || 0,
+    historyLimit: Number(r[9]) || 0,
   };
   if (result.code !== 0) return { probe, lines: [] };
   const text = decodeBytes(afterRecord(result.stdout, guard));
@@ -294,8 +299,13 @@ export class PaneWatch {
   #dirty = false;
   #readAt = 0;
   #lastWidth = 0;
-  /** The width changed: the rows reflowed and are read again from the cursor on. */
+  /**
+   * Rows can no longer be told apart by their number: the width changed (they reflowed) or
+   * tmux may have trimmed the history. The watch then reads them again (see #rebaseAt).
+   */
   #rebase = false;
+  /** The rows reflowed: the start row is lost, the watch starts again at the cursor's row. */
+  #reflowed = false;
   #reportCommands = false;
   #command = "";
 
@@ -473,8 +483,13 @@ export class PaneWatch {
 
   /** Reads everything written since the start by capturing the pane; reports death too. */
   async #poll(): Promise<WatchEvent | null> {
-    const { probe, lines } = await this.region();
-    if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
+    const { probe, lines, fresh } = await this.region();
+    if (fresh !== undefined) {
+      if (fresh.length > 0) {
+        if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
+        return { kind: "lines", lines: fresh };
+      }
+    } else if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
       // A watch that reads rows reports those changed since its last read (the others it has
       // seen); the others, every row written since the start.
       const last = this.#rows ? this.#lastRegion : [];
@@ -542,19 +557,29 @@ export class PaneWatch {
   async region(
     margin: number | "all" = 0,
     ctx: TmuxContext = this.#ctx,
-  ): Promise<{ probe: PaneProbe; lines: string[] }> {
+  ): Promise<{ probe: PaneProbe; lines: string[]; fresh?: string[] }> {
     const { probe: now } = await probeWith(ctx, this.paneId, []);
     if (!now.exists) return { probe: now, lines: [] };
-    if (now.historySize < this.#lastHistory) {
-      // History was trimmed (tmux drops 10% at the limit) or cleared: rows moved up by at
-      // least that much.
-      this.#startAbs = Math.max(0, this.#startAbs - (this.#lastHistory - now.historySize));
+    // At its limit tmux drops the oldest tenth of the history, then goes on adding rows: the
+    // size can come back to or above what it was, and rows moved up by an unknown number.
+    const trimZone = now.historyLimit - Math.max(1, Math.floor(now.historyLimit / 10));
+    if (
+      now.historySize < this.#lastHistory ||
+      (now.historySize !== this.#lastHistory && now.historySize >= trimZone)
+    ) {
+      // Rows moved up by at least the drop seen.
+      this.#startAbs = Math.max(
+        0,
+        this.#startAbs - Math.max(0, this.#lastHistory - now.historySize),
+      );
+      this.#rebase = true;
     }
     this.#lastHistory = now.historySize;
     if (now.width !== this.#lastWidth) {
       // The rows reflowed: the start's row number, and the baseline by row, no longer hold.
       this.#lastWidth = now.width;
       this.#rebase = true;
+      this.#reflowed = true;
     }
     if (this.#rebase && margin === 0) return await this.#rebaseAt(now, ctx);
     const from = margin === "all"
@@ -573,27 +598,41 @@ export class PaneWatch {
   }
 
   /**
-   * After a width change: the watch starts again at the cursor's row, what the rows show now
-   * its baseline (output between the last read and the change is not told from old text, so
-   * it is not reported). Read with the probe in one go; tried again at the next read when the
-   * pane moved its cursor between the two.
+   * Reads the rows again where their numbers no longer hold (a width change, a history trim):
+   * from the cursor's row after a width change, else from the start as estimated (never
+   * before it: tmux drops at least what the size fell by). Rows not seen in the last read or
+   * the baseline are new (a watch that reads rows; for the others any change is output);
+   * what the rows show then is the new baseline, kept once the pane did not move between the
+   * probe and this read (else read again next time).
    */
   async #rebaseAt(
     now: PaneProbe,
     ctx: TmuxContext,
-  ): Promise<{ probe: PaneProbe; lines: string[] }> {
+  ): Promise<{ probe: PaneProbe; lines: string[]; fresh: string[] }> {
+    const from = this.#reflowed ? now.cursorY : this.#startAbs - now.historySize;
     const { probe, lines } = await probeWith(ctx, this.paneId, [
-      ...["capture-pane", "-p", "-J", "-t", this.paneId, "-S", String(now.cursorY)],
+      ...["capture-pane", "-p", "-J", "-t", this.paneId, "-S", String(from)],
     ]);
+    const seen = new Set([...this.#lastRegion, ...(this.#baseline ?? [])]);
+    const changed = lines.join("\n") !== this.#lastRegion.join("\n");
+    const fresh = !changed
+      ? []
+      : this.#rows
+      ? lines.filter((line) => line !== "" && !seen.has(line))
+      : lines;
+    this.#lastRegion = lines;
     const still = probe.exists && probe.historySize === now.historySize &&
       probe.cursorX === now.cursorX && probe.cursorY === now.cursorY && probe.width === now.width;
-    if (!still) return { probe, lines: [] };
-    this.#rebase = false;
-    this.#startAbs = now.historySize + now.cursorY;
-    this.#startX = now.cursorX;
-    this.#baseline = lines;
-    this.#lastRegion = lines;
-    return { probe, lines };
+    if (still) {
+      this.#rebase = false;
+      if (this.#reflowed) {
+        this.#reflowed = false;
+        this.#startAbs = now.historySize + now.cursorY;
+        this.#startX = now.cursorX;
+      }
+      this.#baseline = lines;
+    }
+    return { probe, lines, fresh };
   }
 
   /** The last lines of the pane's screen; what the stream last showed when the pane is gone. */
