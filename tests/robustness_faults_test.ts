@@ -11,7 +11,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { shellsReady, sleep, tmuxClientsOf, unreadable } from "./helpers/robust.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, sh, testSocketName, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
@@ -152,6 +153,49 @@ Deno.test("robustness faults: the server killed during a capture, a search, a wa
         run_command: { paneId: again, command: "echo back", timeoutMs: 10_000 },
       }[tool] as Record<string, unknown>;
       await c.ok(tool, retry);
+    });
+  }
+});
+
+Deno.test("robustness faults: the server restarted on its socket during a wait and a run_command: nothing of the new one is reported", async () => {
+  for (const tool of ["wait_for_text", "run_command"]) {
+    await withServer(async (t, c) => {
+      const pane = t.ids.paneId;
+      await c.ok("list_panes");
+      const { pid, socketPath } = await t.facts();
+      // The new server is ready before the old one goes: its pane %0 prints the very text the
+      // wait looks for, and its socket takes the old one's path before the old server dies.
+      const other = await TestTmux.start("other", {
+        command: "sh -c 'while :; do echo MAGIC-OF-ANOTHER; sleep 0.1; done'",
+      });
+      try {
+        assert.equal(other.ids.paneId, pane, "both servers have a pane of the same id");
+        const otherFacts = await other.facts();
+        await waitFor(
+          async () => (await other.tmux("capture-pane", "-p", "-t", pane)).includes("MAGIC"),
+          "the other server's pane to print",
+        );
+        const args = tool === "wait_for_text"
+          ? { paneId: pane, patterns: ["MAGIC-OF-ANOTHER"], timeoutMs: 20_000 }
+          : { paneId: pane, command: "sleep 60", timeoutMs: 20_000 };
+        const { result: call, started } = callStarted(c, tool, args);
+        if (tool === "run_command") {
+          await waitFor(
+            async () =>
+              (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}"))
+                .trim() === "sleep",
+            "the command to run",
+          );
+        } else await started;
+        await Deno.rename(otherFacts.socketPath, socketPath);
+        Deno.kill(pid, "SIGKILL");
+        const result = await call;
+        const text = cleanError(result, /went away.*another one now answers/s, tool);
+        assert.match(text, new RegExp(`pid ${pid} then, ${otherFacts.pid} now`), text);
+        assert.doesNotMatch(text, /MAGIC/);
+      } finally {
+        await other.kill();
+      }
     });
   }
 });

@@ -70,6 +70,11 @@ export interface PaneProbe {
   readonly width: number;
   /** `history_limit`: at it tmux drops the oldest tenth of the history. */
   readonly historyLimit: number;
+  /**
+   * The tmux server's pid (0 when the pane was not found): a server restarted on the same
+   * socket gives pane ids out again from %0, so a pane of the same id there is another pane.
+   */
+  readonly serverPid: number;
 }
 
 const PROBE_FIELDS = [
@@ -83,6 +88,7 @@ const PROBE_FIELDS = [
   "#{pane_current_command}",
   "#{pane_width}",
   "#{history_limit}",
+  "#{pid}",
 ];
 
 const GONE: PaneProbe = {
@@ -96,13 +102,70 @@ const GONE: PaneProbe = {
   command: "",
   width: 0,
   historyLimit: 0,
+  serverPid: 0,
 };
+
+/** The failure of a watch whose tmux server is gone, or was replaced by another on its socket. */
+function serverGone(ctx: TmuxContext, paneId: string, was?: number, now?: number): ToolFailure {
+  return new ToolFailure(
+    was !== undefined && now !== undefined
+      ? `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched, and ` +
+        `another one now answers on that socket (it was restarted: pid ${was} then, ${now} ` +
+        `now); pane ${paneId} there is another pane, so nothing it shows is this wait's outcome.`
+      : `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched (it was ` +
+        "killed, crashed, or its last pane exited).",
+    "create_session starts a new one; list_servers shows the servers that are running.",
+  );
+}
 
 /**
  * Probes a pane and, in the same tmux invocation, runs `after` (a capture): one instant for
  * both. Goes over the control channel when it can.
+ *
+ * With `serverPid` (the server the pane was first seen on), a pane read from another server
+ * (one restarted on the same socket) throws the failure of a server gone, and so does a pane
+ * not found when the server that answers is another: the pane watched cannot be on it.
  */
 async function probeWith(
+  ctx: TmuxContext,
+  paneId: string,
+  after: readonly string[],
+  serverPid?: number,
+): Promise<{ probe: PaneProbe; lines: string[] }> {
+  const seen = await probeAny(ctx, paneId, after);
+  if (!serverPid) return seen;
+  if (seen.probe.exists) {
+    if (seen.probe.serverPid !== serverPid) {
+      throw serverGone(ctx, paneId, serverPid, seen.probe.serverPid);
+    }
+    return seen;
+  }
+  // Not found: on this server, or on another that answers on the socket now? (One more call,
+  // only once the pane is gone.) No server at all: the pane is gone with it.
+  const now = await serverPidNow(ctx);
+  if (now !== null && now !== serverPid) throw serverGone(ctx, paneId, serverPid, now);
+  return seen;
+}
+
+/** The pid of the tmux server answering on the socket now; null when none does. */
+async function serverPidNow(ctx: TmuxContext): Promise<number | null> {
+  const result = await execFast(ctx.runner, ctx.address, ["display-message", "-p", "#{pid}"], {
+    signal: ctx.signal,
+  });
+  const stderr = result.stderr.trim();
+  if (result.code !== 0) {
+    const kind = classifyStderr(stderr);
+    if (kind === "no-server") return null;
+    throw new TmuxError(kind, stderr.split("\n")[0] || "tmux failed", stderr);
+  }
+  const pid = Number(new TextDecoder().decode(result.stdout).trim());
+  if (!Number.isSafeInteger(pid) || pid <= 0) {
+    throw new TmuxError("failed", "tmux printed no server pid", stderr);
+  }
+  return pid;
+}
+
+async function probeAny(
   ctx: TmuxContext,
   paneId: string,
   after: readonly string[],
@@ -116,14 +179,8 @@ async function probeWith(
   if (result.code !== 0 && records.length === 0) {
     const kind = classifyStderr(stderr);
     if (kind === "no-target") return { probe: GONE, lines: [] };
-    if (kind === "no-server") {
-      // The whole server went, not just this pane: no outcome can be read from it.
-      throw new ToolFailure(
-        `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched (it was ` +
-          "killed, crashed, or its last pane exited).",
-        "create_session starts a new one; list_servers shows the servers that are running.",
-      );
-    }
+    // The whole server went, not just this pane: no outcome can be read from it.
+    if (kind === "no-server") throw serverGone(ctx, paneId);
     throw new TmuxError(kind, stderr.split("\n")[0] || "tmux failed", stderr);
   }
   const r = records[0] ?? [];
@@ -140,6 +197,7 @@ async function probeWith(
     command: r[7],
     width: Number(r[8]) || 0,
     historyLimit: Number(r[9]) || 0,
+    serverPid: Number(r[10]) || 0,
   };
   if (result.code !== 0) return { probe, lines: [] };
   const text = decodeBytes(afterRecord(result.stdout, guard));
@@ -171,7 +229,7 @@ export async function learnExitStatus(
       await execFast(ctx.runner, ctx.address, ["if-shell", "true", ""], { signal: ctx.signal })
         .catch(() => {});
     }
-    now = (await probeWith(ctx, paneId, [])).probe;
+    now = (await probeWith(ctx, paneId, [], probe.serverPid)).probe;
   }
   return now;
 }
@@ -199,7 +257,7 @@ export async function awaitFirstOutput(
   const until = performance.now() + maxMs;
   while (blank(latest) && performance.now() < until && !ctx.signal.aborted) {
     await new Promise((resolve) => setTimeout(resolve, 20));
-    latest = (await probeWith(ctx, paneId, [])).probe;
+    latest = (await probeWith(ctx, paneId, [], start.serverPid)).probe;
   }
   return latest;
 }
@@ -363,7 +421,7 @@ export class PaneWatch {
   async #readBaseline(start: PaneProbe): Promise<void> {
     const { probe, lines } = await probeWith(this.#ctx, this.paneId, [
       ...["capture-pane", "-p", "-J", "-t", this.paneId, "-S", String(start.cursorY)],
-    ]);
+    ], start.serverPid);
     const still = probe.exists && probe.historySize === start.historySize &&
       probe.cursorX === start.cursorX && probe.cursorY === start.cursorY;
     if (!still) return;
@@ -427,7 +485,7 @@ export class PaneWatch {
       } else if (this.transport === "control" && (this.#changed || now >= this.#checkAt)) {
         this.#changed = false;
         this.#checkAt = now + CHECK_MS;
-        const { probe } = await probeWith(this.#ctx, this.paneId, []);
+        const { probe } = await probeWith(this.#ctx, this.paneId, [], this.start.serverPid);
         if (paneEnded(this.start, probe)) {
           // Output the pane wrote before it ended may still be queued: report it first.
           if (this.#queue.length > 0) {
@@ -471,11 +529,16 @@ export class PaneWatch {
     const placements = await execFast(
       this.#ctx.runner,
       this.#ctx.address,
-      ["list-panes", "-a", "-F", "#{pane_id} #{session_id}"],
+      ["list-panes", "-a", "-F", "#{pid} #{pane_id} #{session_id}"],
       { signal: this.#ctx.signal },
     );
-    const sessions = new TextDecoder().decode(placements.stdout).split("\n")
-      .map((l) => l.split(" ")).filter(([p]) => p === this.paneId).map(([, s]) => s);
+    const rows = new TextDecoder().decode(placements.stdout).split("\n")
+      .map((l) => l.split(" ")).filter((r) => r.length === 3);
+    // The feed is lost when the server went: one answering now may be another, restarted on
+    // the same socket, whose pane of this id is another pane. Never subscribe to that.
+    const other = rows.find(([pid]) => Number(pid) !== this.start.serverPid);
+    if (other) throw serverGone(this.#ctx, this.paneId, this.start.serverPid, Number(other[0]));
+    const sessions = rows.filter(([, p]) => p === this.paneId).map(([, , s]) => s);
     if (sessions.length > 0) await this.#subscribe(sessions);
     else this.transport = "polling";
     return await this.#poll();
@@ -558,7 +621,7 @@ export class PaneWatch {
     margin: number | "all" = 0,
     ctx: TmuxContext = this.#ctx,
   ): Promise<{ probe: PaneProbe; lines: string[]; fresh?: string[] }> {
-    const { probe: now } = await probeWith(ctx, this.paneId, []);
+    const { probe: now } = await probeWith(ctx, this.paneId, [], this.start.serverPid);
     if (!now.exists) return { probe: now, lines: [] };
     // At its limit tmux drops the oldest tenth of the history, then goes on adding rows: the
     // size can come back to or above what it was, and rows moved up by an unknown number.
@@ -593,7 +656,7 @@ export class PaneWatch {
       this.paneId,
       "-S",
       from,
-    ]);
+    ], this.start.serverPid);
     return { probe, lines };
   }
 
@@ -612,7 +675,7 @@ export class PaneWatch {
     const from = this.#reflowed ? now.cursorY : this.#startAbs - now.historySize;
     const { probe, lines } = await probeWith(ctx, this.paneId, [
       ...["capture-pane", "-p", "-J", "-t", this.paneId, "-S", String(from)],
-    ]);
+    ], this.start.serverPid);
     const seen = new Set([...this.#lastRegion, ...(this.#baseline ?? [])]);
     const changed = lines.join("\n") !== this.#lastRegion.join("\n");
     const fresh = !changed
@@ -643,7 +706,7 @@ export class PaneWatch {
       "-J",
       "-t",
       this.paneId,
-    ]);
+    ], this.start.serverPid);
     if (probe.exists && lines.length > 0) return lines.slice(-maxLines);
     const recent = this.#text.recent();
     return (recent.length > 0 ? recent : this.#lastRegion).slice(-maxLines);
