@@ -382,3 +382,73 @@ Deno.test("robustness faults: tmux disappearing from PATH after start, then comi
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("robustness faults: a tmux server that does not allow this user is an error, not an empty server", async () => {
+  // tmux 3.3+ serves only its owner (and root) unless server-access allows more, and tells a
+  // user it refuses `access not allowed` with exit status 0. Run as root, this test makes a
+  // server reachable by anyone's filesystem rights and drives tmux-mcp's tmux as nobody.
+  const root = (await sh("id", ["-u"])).stdout.trim() === "0";
+  const setpriv = (await sh("sh", ["-c", "command -v setpriv"], { allowFail: true })).stdout.trim();
+  if (!root || setpriv === "") {
+    // deno-lint-ignore no-console
+    console.error("robustness faults: skipped: needs root and setpriv to run tmux as another user");
+    return;
+  }
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-access-" });
+  await Deno.chmod(dir, 0o755);
+  const path = `${dir}/${testSocketName()}`;
+  const wrapper = `${dir}/tmux-as-nobody`;
+  await Deno.writeTextFile(
+    wrapper,
+    `#!/bin/sh\nexec ${setpriv} --reuid=65534 --regid=65534 --clear-groups tmux "$@"\n`,
+  );
+  await Deno.chmod(wrapper, 0o755);
+  const asRoot = (...args: string[]) =>
+    sh("tmux", ["-u", "-S", path, "-f", "/dev/null", ...args], { allowFail: true });
+  let c: TestClient | undefined;
+  let pid = 0;
+  try {
+    pid = Number(
+      (await asRoot("new-session", "-d", "-s", "main", "-P", "-F", "#{pid}", "sh")).stdout,
+    );
+    await Deno.chmod(path, 0o777);
+    const tried = await sh(wrapper, ["-u", "-S", path, "list-sessions"], { allowFail: true });
+    if (!/^access not allowed/m.test(tried.stderr)) {
+      // deno-lint-ignore no-console
+      console.error(
+        `robustness faults: skipped: this tmux lets another user in (${
+          JSON.stringify(tried.stderr.trim())
+        })`,
+      );
+      return;
+    }
+    c = await connect({ socketPath: path, runner: new TmuxRunner({ binary: wrapper }) });
+    const refused = /does not allow this user \(its server-access setting/;
+    for (
+      const [tool, args] of [
+        ["get_server_info", {}],
+        ["list_sessions", {}],
+        ["list_panes", {}],
+        ["capture_pane", { paneId: "%0" }],
+        ["send_keys", { paneId: "%0", text: "echo hi", enter: true }],
+        ["wait_for_text", { paneId: "%0", patterns: ["x"], timeoutMs: 200 }],
+      ] as const
+    ) {
+      const text = cleanError(await c.call(tool, args), refused, tool);
+      assert.match(text, new RegExp(path.replaceAll(".", "\\.")), `${tool} names the socket`);
+    }
+    // And the server still holds what it held: nothing was done to it.
+    assert.equal((await asRoot("list-panes", "-a", "-F", "#{pane_id}")).stdout.trim(), "%0");
+  } finally {
+    await c?.close();
+    await asRoot("kill-server");
+    if (pid > 0) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch {
+        // gone with kill-server
+      }
+    }
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -80,6 +80,13 @@ function describeFailure(
             "shorter socket_name, or a shorter path (for the server this MCP server was " +
             "started for: its --socket or --socket-path, set where the MCP client starts it).";
         }
+        if (/^access not allowed/.test(error.message)) {
+          // tmux 3.3+ serves only its owner (and root) unless `server-access` allows more.
+          return `The tmux server on ${describeSocket(socket)} does not allow this user ` +
+            "(its server-access setting: by default only the server's owner and root may use " +
+            "it); nothing was done. Its owner can allow this user (tmux server-access -a " +
+            "USER), or run tmux-mcp as the server's owner.";
+        }
         return `tmux refused: ${error.message}`;
       case "unreachable":
         return `${error.message} Other hosts and this machine are unaffected; the next call ` +

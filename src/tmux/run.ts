@@ -145,6 +145,25 @@ const NO_TARGET_PATTERNS = [
   /^no current (target|session|window|pane|client)/m,
 ];
 
+/**
+ * tmux's answer to a user its server does not allow (3.3's `server-access`; by default only the
+ * server's owner and root): `access not allowed` on stderr, with exit status 0 and nothing done.
+ */
+const ACCESS_DENIED = /^access not allowed/m;
+
+/** Whether tmux's stderr says its server refused this user (see {@link ACCESS_DENIED}). */
+export function accessDenied(stderr: string): boolean {
+  return ACCESS_DENIED.test(stderr);
+}
+
+/**
+ * The status a tmux process's result stands for: its exit status, but a failure when tmux said
+ * its server refused this user, which tmux 3.3a reports with status 0.
+ */
+function statusOf(code: number, stderr: string): number {
+  return code === 0 && accessDenied(stderr) ? 1 : code;
+}
+
 /** Sorts a failed call's stderr into a {@link TmuxErrorKind}. Exported for tests. */
 export function classifyStderr(stderr: string): TmuxErrorKind {
   if (NO_SERVER_PATTERNS.some((p) => p.test(stderr))) return "no-server";
@@ -164,11 +183,12 @@ export function failureOf(
 /**
  * A call's stdout when its status is 0, else a {@link TmuxError} built from its stderr: the
  * judgement `run` applies, for callers that got their result another way (a control client).
+ * A server that refused this user is a failure whatever the status (tmux exits 0 then).
  */
 export function judgeResult(
   result: { code: number; stdout: Uint8Array; stderr: string },
 ): Uint8Array {
-  if (result.code === 0) return result.stdout;
+  if (statusOf(result.code, result.stderr) === 0) return result.stdout;
   throw failureOf(result);
 }
 
@@ -498,13 +518,12 @@ export class TmuxRunner {
         const after = new AfterMarker(this.#ssh!.marker);
         const stdout = after.push(output.stdout).slice();
         const stderr = this.#remoteStderr(address.host, output.code, after.found, output.stderr);
-        return { code: output.code, stdout, stderr };
+        return { code: statusOf(output.code, stderr), stdout, stderr };
       }
-      return {
-        code: output.code,
-        stdout: output.stdout,
-        stderr: new TextDecoder().decode(output.stderr),
-      };
+      const said = new TextDecoder().decode(output.stderr);
+      // A server that refused this user answered nothing, with status 0: every caller that
+      // reads the status must see a failure, or it would take the silence for an empty server.
+      return { code: statusOf(output.code, said), stdout: output.stdout, stderr: said };
     });
   }
 
@@ -565,7 +584,8 @@ export class TmuxRunner {
         signal.removeEventListener("abort", stop);
       }
       const status = await child.status;
-      return { code: status.code, stderr: await stderr };
+      const said = await stderr;
+      return { code: statusOf(status.code, said), stderr: said };
     });
   }
 

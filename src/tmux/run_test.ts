@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
-import { classifyStderr, TmuxError, TmuxRunner } from "./run.ts";
+import { classifyStderr, judgeResult, TmuxError, TmuxRunner } from "./run.ts";
 
 Deno.test("classifyStderr tells no server from no target from other failures", () => {
   assert.equal(classifyStderr("no server running on /tmp/tmux-0/x"), "no-server");
@@ -15,6 +15,42 @@ Deno.test("classifyStderr tells no server from no target from other failures", (
   assert.equal(classifyStderr("can't find pane: %99"), "no-target");
   assert.equal(classifyStderr("can't find session: nope"), "no-target");
   assert.equal(classifyStderr("unknown command: frobnicate"), "failed");
+});
+
+Deno.test("judgeResult: a server refusing this user fails, though tmux exits 0", () => {
+  // tmux 3.3a, asked by a user its server-access does not allow: this on stderr, status 0.
+  const refused = { code: 0, stdout: new Uint8Array(), stderr: "access not allowed\n" };
+  assert.throws(
+    () => judgeResult(refused),
+    (e: unknown) =>
+      e instanceof TmuxError && e.kind === "failed" && e.message === "access not allowed",
+  );
+  assert.equal(classifyStderr("access not allowed"), "failed");
+  const ok = { code: 0, stdout: new Uint8Array([0x61]), stderr: "" };
+  assert.deepEqual(judgeResult(ok), new Uint8Array([0x61]));
+});
+
+Deno.test("runner: a tmux that says `access not allowed` with status 0 is a failed call", async () => {
+  // What tmux 3.3a does for a user its server does not allow (see tests/robustness_faults_test.ts
+  // for the real thing, which needs root): nothing on stdout, that line on stderr, status 0.
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-access-" });
+  const fake = `${dir}/tmux`;
+  await Deno.writeTextFile(fake, "#!/bin/sh\necho 'access not allowed' >&2\nexit 0\n");
+  await Deno.chmod(fake, 0o755);
+  const runner = new TmuxRunner({ binary: fake });
+  try {
+    const result = await runner.exec({ socketName: "x" }, ["list-sessions"]);
+    assert.notEqual(result.code, 0);
+    await assert.rejects(
+      runner.run({ socketName: "x" }, ["list-sessions"]),
+      (e: unknown) => e instanceof TmuxError && e.kind === "failed",
+    );
+    const streamed = await runner.stream({ socketName: "x" }, ["capture-pane", "-p"], () => {});
+    assert.notEqual(streamed.code, 0);
+  } finally {
+    await runner.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("runner: real tmux errors are typed", async () => {

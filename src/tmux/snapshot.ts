@@ -783,6 +783,15 @@ async function readOnce(
     );
   }
   const { placedElsewhere, ...parsed } = parseSnapshot(result.stdout, guard);
+  // The server's own record comes first and never fails: without it, tmux answered nothing at
+  // all (a server refusing this user does that with status 0), which is no empty server.
+  if (parsed.server === null) {
+    throw new TmuxError(
+      "failed",
+      stderr.split("\n")[0] || "tmux printed no server state (status 0, nothing on stderr)",
+      stderr,
+    );
+  }
   return { snapshot: { ...parsed, scope }, placedElsewhere };
 }
 

@@ -22,6 +22,8 @@ import { TestTmux } from "./tmux.ts";
 /** What a test may set when connecting. */
 export interface ConnectOptions {
   readonly socketName?: string;
+  /** A socket path (tmux -S), instead of a name. */
+  readonly socketPath?: string;
   readonly toolsets?: readonly Toolset[];
   readonly callerEnv?: CallerEnv;
   readonly maxResultBytes?: number;
@@ -51,7 +53,9 @@ export interface TestClient {
 /** Connects a client to a new server built with `options`. */
 export async function connect(options: ConnectOptions = {}): Promise<TestClient> {
   const server = buildServer({
-    address: { socketName: options.socketName },
+    address: options.socketPath !== undefined
+      ? { socketPath: options.socketPath }
+      : { socketName: options.socketName },
     toolsets: options.toolsets ?? TOOLSETS,
     version: "test",
     maxResultBytes: options.maxResultBytes ?? MAX_RESULT_BYTES,
