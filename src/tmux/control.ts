@@ -7,6 +7,8 @@
  * What a control client must never do, and how it is kept from it:
  * - resize anything: it attaches with `-f ignore-size`, so tmux leaves it out of every size
  *   calculation;
+ * - cost anything for a pane that prints all the time when nothing waits on it: the client for
+ *   commands attaches with `no-output` too, and never carries a watch (see below);
  * - count as a person watching: tmux reports it with `client_control_mode` = 1, and identity.ts
  *   never counts such clients;
  * - detach anyone: it never passes `-d` or `-x`;
@@ -17,9 +19,12 @@
  *   the call fall back to starting a tmux process.
  *
  * tmux sends `%output` only for panes of the session a control client is attached to. So a
- * server gets one connection for commands (attached to any session), plus, while a wait needs
- * it, one attached to the session of the pane being watched — closed again shortly after its
- * last watcher leaves. A connection that drops (`detach-client -s`, its session killed, the
+ * server gets one connection for commands (attached to any session, with `no-output`), plus,
+ * while a wait needs it, one attached to the session of the pane being watched — closed again
+ * shortly after its last watcher leaves. The two are never the same client, even in one
+ * session: output is never turned off on a client at run time, because tmux 3.3a then drops
+ * its record of the output queued for that client but not the output itself, and every later
+ * answer waits behind it for ever (control_reset_offsets). A connection that drops (`detach-client -s`, its session killed, the
  * server restarted) is noticed: pending commands fail with {@link ControlUnavailable}, watchers
  * are told output may have been missed, and the next use connects again.
  *
@@ -279,6 +284,11 @@ class Connection {
   readonly listeners = new Set<Listener>();
   /** Set when we close it ourselves: its end is no loss to report. */
   closing = false;
+  /**
+   * Whether it was opened to carry watches (receiving `%output`); otherwise it carries
+   * commands and attached with `no-output`. Fixed for its life.
+   */
+  forWatches = false;
   /** Resolves once attached; rejects with {@link ControlUnavailable} if attaching failed. */
   readonly ready: Promise<void>;
   /** Resolves when the child is gone and the reader has stopped. */
@@ -574,7 +584,7 @@ export class ServerControl {
     listener: WatchListener,
   ): Promise<Watch> {
     let connection = [...this.#connections].find((c) =>
-      !c.closed && !c.leaving && sessionIds.includes(c.sessionId)
+      !c.closed && !c.leaving && c.forWatches && sessionIds.includes(c.sessionId)
     );
     if (!connection) {
       this.#requireAttaching();
@@ -585,7 +595,7 @@ export class ServerControl {
           "no session of this pane can take a control client (destroy-unattached is on)",
         );
       }
-      connection = await this.#open(target, standings);
+      connection = await this.#open(target, standings, true);
     }
     clearTimeout(connection.idleTimer);
     const watcher: Watcher = { paneId, listener, connection };
@@ -685,7 +695,8 @@ export class ServerControl {
   }
 
   async #acquirePrimary(): Promise<Connection> {
-    const open = [...this.#connections].find((c) => !c.closed && !c.leaving);
+    // Never one opened for watches: it receives every byte its session's panes print.
+    const open = [...this.#connections].find((c) => !c.closed && !c.leaving && !c.forWatches);
     if (open) {
       await open.ready;
       this.#primary = open;
@@ -703,7 +714,7 @@ export class ServerControl {
       this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
       throw new ControlUnavailable("no session a control client could attach to");
     }
-    this.#primary = await this.#open(target, standings);
+    this.#primary = await this.#open(target, standings, false);
     return this.#primary;
   }
 
@@ -726,14 +737,22 @@ export class ServerControl {
     return parseStandings(new TextDecoder().decode(result.stdout));
   }
 
-  /** Opens a connection to `sessionId`, whose last use `standings` gave (see recency.ts). */
-  #open(sessionId: string, standings: readonly SessionStanding[]): Promise<Connection> {
-    const opening = this.#opening.get(sessionId);
+  /**
+   * Opens a connection to `sessionId`, whose last use `standings` gave (see recency.ts): one
+   * to carry watches, or one for commands.
+   */
+  #open(
+    sessionId: string,
+    standings: readonly SessionStanding[],
+    forWatches: boolean,
+  ): Promise<Connection> {
+    const key = `${forWatches ? "w" : "c"}${sessionId}`;
+    const opening = this.#opening.get(key);
     if (opening) return opening;
     const before = standings.find((s) => s.id === sessionId)?.activity;
-    const promise = this.#inTurn(() => this.#connect(sessionId, before))
-      .finally(() => this.#opening.delete(sessionId));
-    this.#opening.set(sessionId, promise);
+    const promise = this.#inTurn(() => this.#connect(sessionId, before, forWatches))
+      .finally(() => this.#opening.delete(key));
+    this.#opening.set(key, promise);
     return promise;
   }
 
@@ -887,7 +906,11 @@ export class ServerControl {
     exited.then(() => this.#ending.delete(exited));
   }
 
-  async #connect(sessionId: string, before: number | undefined): Promise<Connection> {
+  async #connect(
+    sessionId: string,
+    before: number | undefined,
+    forWatches: boolean,
+  ): Promise<Connection> {
     if (this.#closed || this.#runner.closed) throw new ControlUnavailable("shutting down");
     this.#requireAttaching();
     if (this.connections >= MAX_CONNECTIONS) {
@@ -897,12 +920,13 @@ export class ServerControl {
     try {
       // -E: attaching would apply update-environment, putting this process's DISPLAY,
       // SSH_AUTH_SOCK and the like (or their absence) into the person's session.
+      // no-output (commands only): tmux sends it no pane's output at all.
       child = await this.#runner.spawnPersistent(this.#address, [
         "-C",
         "attach-session",
         "-E",
         "-f",
-        "ignore-size",
+        forWatches ? "ignore-size" : "ignore-size,no-output",
         "-t",
         sessionId,
       ]);
@@ -915,6 +939,7 @@ export class ServerControl {
       (c) => this.#recheck(c),
       (c, n) => this.#events(c, n),
     );
+    connection.forWatches = forWatches;
     this.#connections.add(connection);
     let timer: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;

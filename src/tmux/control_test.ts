@@ -341,6 +341,37 @@ Deno.test("the control client resizes nothing and is never counted as a person",
   }, { width: 123, height: 37 });
 });
 
+Deno.test("the control client for commands gets no pane's output: no-output, and never a watch", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
+    const flags = async () =>
+      (await t.tmux("list-clients", "-F", "#{client_control_mode} #{client_flags}")).trim();
+    await control.exec(["display-message", "-p", "x"]);
+    assert.match(await flags(), /^1 .*\bno-output\b/, "the command client gets no %output");
+    // A watch on a pane of its very session gets a client of its own, which gets output.
+    const seen = new TerminalText();
+    const got = Promise.withResolvers<void>();
+    const watch = await control.watch(t.ids.paneId, [t.ids.sessionId], (b) => {
+      for (const chunk of b.output) {
+        if (seen.push(chunk).some((l) => l.includes("printed-while-watched"))) got.resolve();
+      }
+    });
+    assert.equal(control.connections, 2, "a client of its own for the watch");
+    const both = (await flags()).split("\n").sort();
+    assert.equal(both.length, 2);
+    assert.match(both[0], /^1 (?!.*no-output).*ignore-size/, "the watching client gets output");
+    assert.match(both[1], /^1 .*\bno-output\b/, "the command client still gets none");
+    await t.tmux("send-keys", "-t", t.ids.paneId, "echo printed-while-watched", "Enter");
+    await got.promise;
+    watch.close();
+    // Commands still go to the client without output, never to the one that watched.
+    await control.exec(["display-message", "-p", "x"]);
+    assert.equal(control.watchers, 0);
+    assert.match(await flags(), /^1 .*\bno-output\b/m);
+  });
+});
+
 Deno.test("a dropped connection is noticed and the next command reconnects", async () => {
   await withServer(async (t, runner) => {
     const address = { socketName: t.socket };
@@ -473,6 +504,7 @@ Deno.test("hooks run after every command neither hold output back nor keep senti
     await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
     await got.promise;
     watch.close();
-    assert.equal(control.connections, 1, "never retired");
+    // One client for commands, one for the watch (whose own attach ran the hook too).
+    assert.equal(control.connections, 2, "never retired");
   });
 });
