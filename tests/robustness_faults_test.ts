@@ -11,7 +11,14 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { shellsReady, sleep, tmuxClientsOf, unreadable } from "./helpers/robust.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, sh, testSocketName, TestTmux, waitFor } from "./helpers/tmux.ts";
+import {
+  cleanEnv,
+  processesNaming,
+  sh,
+  testSocketName,
+  TestTmux,
+  waitFor,
+} from "./helpers/tmux.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
@@ -442,13 +449,20 @@ Deno.test("robustness faults: a tmux server that does not allow this user is an 
   } finally {
     await c?.close();
     await asRoot("kill-server");
-    if (pid > 0) {
+    // The server (its pid, and anything else naming its socket) is gone before the test ends.
+    const kill = (p: number) => {
       try {
-        Deno.kill(pid, "SIGKILL");
+        Deno.kill(p, "SIGKILL");
       } catch {
-        // gone with kill-server
+        // gone already
       }
-    }
+    };
+    if (pid > 0) kill(pid);
+    await waitFor(async () => {
+      const left = await processesNaming(path);
+      left.forEach((p) => kill(p.pid));
+      return left.length === 0;
+    }, "the server of another user's socket to be gone");
     await Deno.remove(dir, { recursive: true });
   }
 });
