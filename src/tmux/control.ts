@@ -14,6 +14,9 @@
  * - detach anyone: it never passes `-d` or `-x`;
  * - keep a `destroy-unattached` session alive after its person left: such sessions are never
  *   attached to (waits on their panes poll instead);
+ * - keep an `exit-unattached` server alive after its last person left: no client attaches
+ *   while nobody else is, and every client leaves when the last other one does (commands then
+ *   start tmux processes, which attach to nothing, and waits poll);
  * - run a second command hidden in a value: every argument is single-quoted for tmux's command
  *   parser (see {@link controlLine}); a value that cannot travel on one line (a newline) makes
  *   the call fall back to starting a tmux process.
@@ -48,6 +51,7 @@ import {
 } from "./control_protocol.ts";
 import { decodeBytes } from "./format.ts";
 import {
+  holdsOpen,
   parseStandings,
   type SessionStanding,
   sessionToJoin,
@@ -589,6 +593,7 @@ export class ServerControl {
     if (!connection) {
       this.#requireAttaching();
       const standings = await this.#standings();
+      this.#requireOthers(standings);
       const target = sessionToJoin(standings, sessionIds);
       if (!target) {
         throw new ControlUnavailable(
@@ -672,6 +677,11 @@ export class ServerControl {
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.allSettled([...this.#opening.values()]);
+    await this.#closeAll();
+  }
+
+  /** Closes every connection (their watchers and listeners are told they lost the feed). */
+  async #closeAll(): Promise<void> {
     // The last to leave puts the person's sessions back in the order it found them.
     const live = [...this.#connections].filter((c) => !c.closed);
     const last = live.find((c) => c === this.#primary) ?? live.at(-1);
@@ -709,6 +719,10 @@ export class ServerControl {
       throw new ControlUnavailable("no session a control client could attach to");
     }
     const standings = await this.#standings();
+    if (holdsOpen(standings, this.connections)) {
+      this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
+    }
+    this.#requireOthers(standings);
     const target = sessionToJoin(standings);
     if (target === undefined) {
       this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
@@ -716,6 +730,19 @@ export class ServerControl {
     }
     this.#primary = await this.#open(target, standings, false);
     return this.#primary;
+  }
+
+  /**
+   * Refuses to attach where our client would be what keeps the server alive: `exit-unattached`
+   * is on and nobody else is attached (see {@link holdsOpen}).
+   */
+  #requireOthers(standings: readonly SessionStanding[]): void {
+    if (holdsOpen(standings, this.connections)) {
+      throw new ControlUnavailable(
+        "exit-unattached is on and no other client is attached: a control client would keep " +
+          "the server alive",
+      );
+    }
   }
 
   /** Refuses while control clients are not tried (one did not attach in time). */
@@ -839,9 +866,33 @@ export class ServerControl {
     (async () => {
       do {
         this.#reviewAgain = false;
+        if (await this.#leaveIfLast()) continue;
         await this.#leaveIfReclaimed();
       } while (this.#reviewAgain && !this.#closed);
     })().finally(() => this.#reviewing = false);
+  }
+
+  /**
+   * After a client left or moved: when the server exits once no client is attached
+   * (`exit-unattached`) and every client still attached is ours, all of ours leave at once,
+   * watchers told they lost the feed (they poll from then on), so the server exits as it
+   * would without us. Returns whether they left.
+   */
+  async #leaveIfLast(): Promise<boolean> {
+    const connection = [...this.#connections].find((c) => !c.closed && c.clientName !== "");
+    if (!connection) return false;
+    try {
+      const seating = await this.#seating(connection);
+      if (seating === null || !seating.standings.some((s) => s.exitUnattached)) return false;
+      const ours = new Set([...this.#connections].map((c) => c.clientName));
+      if (seating.clients.some((c) => !ours.has(c.name))) return false;
+      this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
+      await this.#inTurn(() => this.#closeAll());
+      return true;
+    } catch {
+      // Lost meanwhile: gone anyway.
+      return false;
+    }
   }
 
   async #leaveIfReclaimed(): Promise<void> {

@@ -453,6 +453,61 @@ Deno.test("sessions with destroy-unattached are never attached to", async () => 
   });
 });
 
+Deno.test("exit-unattached: our control clients leave with the last person, and the server exits", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const { pid } = await t.facts();
+    const tty = await t.attach("main");
+    await t.tmux("set-option", "-g", "exit-unattached", "on");
+    const control = controlFor(runner, address);
+    await control.exec(["display-message", "-p", "x"]);
+    const lost = Promise.withResolvers<void>();
+    const watch = await control.watch(t.ids.paneId, [t.ids.sessionId], (b) => {
+      if (b.lost) lost.resolve();
+    });
+    assert.equal(control.connections, 2, "a client for commands and one for the watch");
+    await t.tmux("detach-client", "-t", tty);
+    const alive = () => {
+      try {
+        Deno.kill(pid, "SIGCONT");
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => !alive(), "the server to exit as it would without us");
+    await lost.promise;
+    watch.close();
+    assert.equal(control.connections, 0);
+    // Nothing to attach to: commands are spawned (and find no server).
+    const fast = await execFast(runner, address, ["display-message", "-p", "x"]);
+    assert.notEqual(fast.code, 0);
+  });
+});
+
+Deno.test("exit-unattached: another program's client counts as someone; ours leave after it", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const clients = async () =>
+      (await t.tmuxRaw("list-clients", "-F", "#{client_name}")).stdout.split("\n")
+        .filter((l) => l !== "").length;
+    const tty = await t.attach("main");
+    await t.tmux("set-option", "-g", "exit-unattached", "on");
+    const other = t.controlClient("main");
+    await waitFor(async () => await clients() === 2, "the other program's client");
+    await t.tmux("detach-client", "-t", tty);
+    await waitFor(async () => await clients() === 1, "the person to leave");
+    const control = controlFor(runner, address);
+    await control.exec(["display-message", "-p", "x"]);
+    assert.equal(control.connections, 1, "attached beside the other program's client");
+    await other.stdin.close();
+    await other.status;
+    // Ours would now be the last: it leaves, and the server exits.
+    await waitFor(async () => (await t.tmuxRaw("list-sessions")).code !== 0, "the server to exit");
+    assert.equal(control.connections, 0);
+  });
+});
+
 Deno.test("closing the runner ends every control client", async () => {
   const t = await TestTmux.start();
   const runner = new TmuxRunner();

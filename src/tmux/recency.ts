@@ -35,26 +35,42 @@ export interface SessionStanding {
   readonly clients: number;
   /** `destroy-unattached` on: it ends when its last client leaves, so we never join it. */
   readonly destroyUnattached: boolean;
+  /**
+   * The server's `exit-unattached` (the same on every row): on, the server exits once no
+   * client is attached, and a control client of ours must not be the one that keeps it.
+   */
+  readonly exitUnattached: boolean;
 }
 
 /** The list-sessions format {@link parseStandings} reads. */
 export const STANDING_FORMAT =
-  "#{session_id} #{session_activity} #{session_attached} #{destroy-unattached}";
+  "#{session_id} #{session_activity} #{session_attached} #{destroy-unattached} " +
+  "#{exit-unattached}";
 
 /** Reads list-sessions output in {@link STANDING_FORMAT}; lines that do not fit are skipped. */
 export function parseStandings(text: string): SessionStanding[] {
   const standings: SessionStanding[] = [];
   for (const line of text.split("\n")) {
-    const [id, activity, clients, destroy] = line.split(" ");
+    const [id, activity, clients, destroy, exit] = line.split(" ");
     if (!/^\$\d+$/.test(id ?? "") || !/^\d+$/.test(activity ?? "")) continue;
     standings.push({
       id,
       activity: Number(activity),
       clients: /^\d+$/.test(clients ?? "") ? Number(clients) : 0,
       destroyUnattached: destroy === "1" || destroy === "on",
+      exitUnattached: exit === "1" || exit === "on",
     });
   }
   return standings;
+}
+
+/**
+ * Whether a control client attaching (or staying) would keep the server alive on its own:
+ * `exit-unattached` is on and no client is attached but `ours` (the clients of this process).
+ */
+export function holdsOpen(standings: readonly SessionStanding[], ours: number): boolean {
+  if (!standings.some((s) => s.exitUnattached)) return false;
+  return standings.reduce((n, s) => n + s.clients, 0) <= ours;
 }
 
 /** A session's number, for stable tie-breaks (`$12` → 12). */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  holdsOpen,
   parseStandings,
   type SessionStanding,
   sessionToJoin,
@@ -13,8 +14,9 @@ function standing(
   activity: number,
   clients = 0,
   destroyUnattached = false,
+  exitUnattached = false,
 ): SessionStanding {
-  return { id, activity, clients, destroyUnattached };
+  return { id, activity, clients, destroyUnattached, exitUnattached };
 }
 
 Deno.test("parseStandings reads tmux's lines and skips what does not fit", () => {
@@ -22,6 +24,15 @@ Deno.test("parseStandings reads tmux's lines and skips what does not fit", () =>
     parseStandings("$0 100 1 off\n$3 90 0 on\n\nbogus line\n$4 x 0 off\n$5 80 0 1\n"),
     [standing("$0", 100, 1), standing("$3", 90, 0, true), standing("$5", 80, 0, true)],
   );
+  assert.deepEqual(parseStandings("$0 100 2 0 1\n"), [standing("$0", 100, 2, false, true)]);
+});
+
+Deno.test("holdsOpen: with exit-unattached, only clients other than ours keep the server", () => {
+  const on = (clients: number) => standing("$0", 1, clients, false, true);
+  assert.equal(holdsOpen([on(1)], 1), true, "ours alone");
+  assert.equal(holdsOpen([on(1), on(1)], 1), false, "someone else in another session");
+  assert.equal(holdsOpen([on(0)], 0), true, "nobody: ours would be the one");
+  assert.equal(holdsOpen([standing("$0", 1, 1)], 1), false, "exit-unattached off");
 });
 
 Deno.test("sessionToJoin: the least recently used, preferring sessions nobody is attached to", () => {
