@@ -146,6 +146,7 @@ export function servingRegistry(runner: TmuxRunner, options: ServerOptions): Too
 
 /** A registry of no tools yet, offering `options`' toolsets and `--tools`/`--deny-tools`. */
 export function emptyRegistry(runner: TmuxRunner, options: ServerOptions): ToolRegistry {
+  runner.home ??= options.address;
   return new ToolRegistry(runner, options, options.toolsets, {
     tools: options.tools,
     denyTools: options.denyTools,

@@ -21,6 +21,11 @@
  *   parser (see {@link controlLine}); a value that cannot travel on one line (a newline) makes
  *   the call fall back to starting a tmux process.
  *
+ * A server other than the one this process was started for (reached by a call's own socket)
+ * keeps its clients only while used: its command client leaves after {@link ControlLimits}
+ * `idleMs` without a call, and beyond `maxServers` such servers with a client, the least
+ * recently used lets its go; the server's record goes with its last client.
+ *
  * tmux sends `%output` only for panes of the session a control client is attached to. So a
  * server gets one connection for commands (attached to any session, with `no-output`), plus,
  * while a wait needs it, one attached to the session of the pane being watched — closed again
@@ -505,6 +510,41 @@ export const ATTACH_TIMEOUT_MS = 5_000;
 /** After a control client failed to attach in time, how long calls start tmux without trying. */
 const ATTACH_BACKOFF_MS = 30_000;
 
+/** How long a server other than the home one keeps its command client after its last use. */
+const SERVER_IDLE_MS = 45_000;
+/** How many servers other than the home one may keep control clients at once. */
+const MAX_SERVERS = 8;
+
+/** The bounds on control clients across servers (tests set shorter ones). */
+export interface ControlLimits {
+  /** After this long without a call, a server other than the home one lets its clients go. */
+  readonly idleMs: number;
+  /** At most this many servers other than the home one keep control clients. */
+  readonly maxServers: number;
+}
+
+const limitsByRunner = new WeakMap<TmuxRunner, ControlLimits>();
+
+/** Sets `runner`'s {@link ControlLimits} (for tests; the defaults suit a server process). */
+export function setControlLimits(runner: TmuxRunner, limits: Partial<ControlLimits>): void {
+  limitsByRunner.set(runner, { ...limitsOf(runner), ...limits });
+}
+
+function limitsOf(runner: TmuxRunner): ControlLimits {
+  return limitsByRunner.get(runner) ?? { idleMs: SERVER_IDLE_MS, maxServers: MAX_SERVERS };
+}
+
+/** What a {@link ServerControl} is told by, and tells, the set of servers it belongs to. */
+interface ServerHooks {
+  readonly report: (event: ControlEvent) => void;
+  /** A command client was opened: the set may now hold too many. */
+  readonly opened: () => void;
+  /** It let its clients go for good: the set forgets it (a later call makes a new one). */
+  readonly retired: (ending: Promise<void>) => void;
+  /** A retired predecessor's clients, still ending: none of ours starts before they are gone. */
+  readonly ending?: Promise<void>;
+}
+
 /** The sessions and clients of a tmux server, as a leaving or idle client reads them. */
 interface Seating {
   readonly standings: SessionStanding[];
@@ -542,16 +582,67 @@ export class ServerControl {
   /** What was last reported as down (the connection, or the server), until it is back. */
   #down: "lost" | "gone" | null = null;
   readonly #report: (event: ControlEvent) => void;
+  readonly #hooks: ServerHooks | null;
+  /** The server this process was started for: its clients never leave for being idle. */
+  readonly home: boolean;
+  /** When it was last used (`performance.now()`): a call, a watch or a listener. */
+  lastUsed = 0;
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** Connections are opened lazily, on first use. */
   constructor(
     runner: TmuxRunner,
     address: ServerAddress,
-    report: (event: ControlEvent) => void = () => {},
+    hooks: ServerHooks | null = null,
   ) {
     this.#runner = runner;
     this.#address = address;
-    this.#report = report;
+    this.#hooks = hooks;
+    this.#report = hooks?.report ?? (() => {});
+    if (hooks?.ending) this.#ending.add(hooks.ending);
+    this.home = runner.home !== null && addressKey(runner.home) === addressKey(address);
+  }
+
+  /** Notes a use; a server other than the home one then looks again once it may be idle. */
+  #use(): void {
+    this.lastUsed = performance.now();
+    if (this.home || this.#hooks === null || this.#idleTimer !== undefined) return;
+    this.#idleLater(limitsOf(this.#runner).idleMs);
+  }
+
+  #idleLater(ms: number): void {
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = undefined;
+      if (this.#closed) return;
+      const { idleMs } = limitsOf(this.#runner);
+      const quiet = performance.now() - this.lastUsed;
+      if (this.busy || quiet < idleMs) return this.#idleLater(Math.max(10, idleMs - quiet));
+      this.retire();
+    }, ms);
+    // Housekeeping only: it never keeps the process alive.
+    Deno.unrefTimer(this.#idleTimer as unknown as number);
+  }
+
+  /** Whether something still needs its clients: a watch, a listener, an answer, an attach. */
+  get busy(): boolean {
+    if (this.#acquiring !== null || this.#opening.size > 0 || this.#reviewing) return true;
+    return [...this.#connections].some((c) =>
+      !c.closed && (c.watchers.size > 0 || c.listeners.size > 0 || c.pending > 0)
+    );
+  }
+
+  /**
+   * Lets every client go for good (idle, or one server too many): the set forgets this
+   * record, and a later call makes a fresh one, whose first client waits until these are
+   * gone. A call that still holds this record meanwhile starts tmux instead.
+   */
+  retire(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+    const ending = this.#inTurn(() => this.#closeAll()).catch(() => {});
+    this.#hooks?.retired(ending);
   }
 
   /** Live control clients (for tests and diagnostics). */
@@ -573,6 +664,7 @@ export class ServerControl {
    */
   async exec(args: readonly string[], options: RunOptions = {}): Promise<ControlResult> {
     controlLine(args); // refuse what cannot travel before connecting at all
+    this.#use();
     const connection = await this.#primaryConnection();
     return await connection.exec(args, options);
   }
@@ -587,6 +679,8 @@ export class ServerControl {
     sessionIds: readonly string[],
     listener: WatchListener,
   ): Promise<Watch> {
+    if (this.#closed) throw new ControlUnavailable("shutting down");
+    this.#use();
     let connection = [...this.#connections].find((c) =>
       !c.closed && !c.leaving && c.forWatches && sessionIds.includes(c.sessionId)
     );
@@ -627,6 +721,7 @@ export class ServerControl {
     events: ServerEvents,
     formats: Readonly<Record<string, string>> = {},
   ): Promise<Listening> {
+    this.#use();
     const connection = await this.#primaryConnection();
     const listener: Listener = { events, names: new Map(), connection };
     for (const [key, format] of Object.entries(formats)) {
@@ -676,6 +771,8 @@ export class ServerControl {
   /** Closes every connection of this server. */
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
     await Promise.allSettled([...this.#opening.values()]);
     await this.#closeAll();
   }
@@ -697,6 +794,7 @@ export class ServerControl {
 
   async #primaryConnection(): Promise<Connection> {
     if (this.#primary && !this.#primary.closed) return this.#primary;
+    if (this.#closed) throw new ControlUnavailable("shutting down");
     // Concurrent first calls share one attempt: otherwise each would open a client of its own.
     if (!this.#acquiring) {
       this.#acquiring = this.#acquirePrimary().finally(() => this.#acquiring = null);
@@ -729,6 +827,7 @@ export class ServerControl {
       throw new ControlUnavailable("no session a control client could attach to");
     }
     this.#primary = await this.#open(target, standings, false);
+    this.#hooks?.opened();
     return this.#primary;
   }
 
@@ -1169,23 +1268,60 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
     runner.onClose(async () => {
       await Promise.allSettled([...map.values()].map((s) => s.close()));
       map.clear();
+      await Promise.allSettled(retiring.get(runner)?.values() ?? []);
     });
   }
+  const map = byAddress;
   const key = addressKey(address);
-  let control = byAddress.get(key);
+  let control = map.get(key);
   if (!control) {
-    control = new ServerControl(runner, address, (event) => {
-      for (const observer of [...observers.get(runner) ?? []]) {
-        try {
-          observer(event);
-        } catch {
-          // An observer's failure is its own.
+    let ending = retiring.get(runner);
+    if (!ending) retiring.set(runner, ending = new Map());
+    const endings = ending;
+    const made: ServerControl = new ServerControl(runner, address, {
+      report: (event) => {
+        for (const observer of [...observers.get(runner) ?? []]) {
+          try {
+            observer(event);
+          } catch {
+            // An observer's failure is its own.
+          }
         }
-      }
+      },
+      opened: () => boundServers(runner, map),
+      retired: (gone) => {
+        if (map.get(key) === made) map.delete(key);
+        endings.set(key, gone);
+        gone.then(() => {
+          if (endings.get(key) === gone) endings.delete(key);
+        });
+      },
+      ending: endings.get(key),
     });
-    byAddress.set(key, control);
+    control = made;
+    map.set(key, control);
   }
   return control;
+}
+
+/** Per runner, the clients of retired server records still ending, by address key. */
+const retiring = new WeakMap<TmuxRunner, Map<string, Promise<void>>>();
+
+/**
+ * Beyond {@link ControlLimits} `maxServers` servers other than the home one with control
+ * clients, the least recently used that nothing needs lets its clients go.
+ */
+function boundServers(runner: TmuxRunner, map: Map<string, ServerControl>): void {
+  const { maxServers } = limitsOf(runner);
+  const live = [...map.values()].filter((s) => !s.home && s.connections > 0)
+    .sort((a, b) => a.lastUsed - b.lastUsed);
+  let over = live.length - maxServers;
+  for (const server of live) {
+    if (over <= 0) break;
+    if (server.busy) continue;
+    server.retire();
+    over--;
+  }
 }
 
 /**

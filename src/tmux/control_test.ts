@@ -7,6 +7,7 @@ import {
   controlLine,
   ControlUnavailable,
   execFast,
+  setControlLimits,
   TerminalText,
   unescapeOutput,
 } from "./control.ts";
@@ -506,6 +507,44 @@ Deno.test("exit-unattached: another program's client counts as someone; ours lea
     await waitFor(async () => (await t.tmuxRaw("list-sessions")).code !== 0, "the server to exit");
     assert.equal(control.connections, 0);
   });
+});
+
+Deno.test("servers other than the home one: clients leave when idle, and beyond the cap", async () => {
+  const all = await Promise.all([0, 1, 2, 3].map(() => TestTmux.start()));
+  const [home, b, c, d] = all;
+  const runner = new TmuxRunner();
+  runner.home = { socketName: home.socket };
+  setControlLimits(runner, { idleMs: 400, maxServers: 2 });
+  const ours = async (t: TestTmux) =>
+    (await t.tmuxRaw("list-clients", "-F", "#{client_control_mode}")).stdout.split("\n")
+      .filter((l) => l === "1").length;
+  try {
+    const first = controlFor(runner, { socketName: b.socket });
+    for (const t of [home, b, c]) {
+      await controlFor(runner, { socketName: t.socket }).exec(["display-message", "-p", "x"]);
+    }
+    // A watch keeps c's clients however long it lasts.
+    const watch = await controlFor(runner, { socketName: c.socket })
+      .watch(c.ids.paneId, [c.ids.sessionId], () => {});
+    // A third server other than the home one: the least recently used (b) lets its client go.
+    await controlFor(runner, { socketName: d.socket }).exec(["display-message", "-p", "x"]);
+    await waitFor(async () => await ours(b) === 0, "b's client to leave (over the cap)");
+    assert.notEqual(controlFor(runner, { socketName: b.socket }), first, "b's record dropped");
+    // Idle: d's client leaves; c's stays while watched, then leaves; the home one stays.
+    await waitFor(async () => await ours(d) === 0, "d's client to leave when idle");
+    assert.equal(await ours(c), 2, "c's clients stay while a watch needs them");
+    watch.close();
+    await waitFor(async () => await ours(c) === 0, "c's clients to leave once idle", 10_000);
+    assert.equal(await ours(home), 1, "the home server's client stays");
+    // A retired server works as before: the next call opens a client again.
+    const again = await controlFor(runner, { socketName: d.socket }).exec(["list-sessions"]);
+    assert.equal(again.code, 0);
+    assert.equal(await ours(d), 1);
+  } finally {
+    await runner.close();
+    await Promise.all(all.map((t) => t.kill()));
+  }
+  assert.equal(runner.running, 0, "no tmux child left behind");
 });
 
 Deno.test("closing the runner ends every control client", async () => {

@@ -250,6 +250,12 @@ export class TmuxRunner {
   readonly #closing = new AbortController();
   readonly #closeHooks = new Set<() => Promise<void>>();
   readonly #ssh: SshHosts | null;
+  /**
+   * The server this process was started for (`--socket`, `--socket-path`, or tmux's default):
+   * its control client for commands stays for the life of the process (the fast path), where
+   * those of servers reached by a call's own socket leave when idle (control.ts). Null: none.
+   */
+  home: ServerAddress | null = null;
   /** Per server, the structural commands' turns (see {@link inStructureLane}). */
   readonly #lanes = new Map<string, Turns>();
   #running = 0;
