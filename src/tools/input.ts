@@ -28,7 +28,7 @@ import { randomHex } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
-import { OTHER_SHELLS, paneAtPrompt, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
+import { OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
 import {
   endMarker,
   isOver,
@@ -605,7 +605,8 @@ const FRESH_PROMPT_MS = 1_000;
  * empty its line).
  *
  * A program drawing the prompt (a command substitution in PS1) holds the terminal for a moment:
- * the shell is waited for, as long, before the check.
+ * a refusal for that is tried again for as long (the check travels with the key, so the common
+ * case costs one guarded step).
  */
 async function freshPrompt(
   ctx: TmuxContext,
@@ -614,24 +615,29 @@ async function freshPrompt(
   now: PaneProbe,
   force: boolean | undefined,
 ): Promise<void> {
-  const facts = { dead: false, pid: pane.pid, command: now.command };
-  const until = performance.now() + FRESH_PROMPT_MS;
-  while (
-    !await paneAtPrompt(ctx.runner, ctx.address, pane.id, facts, ctx.signal) &&
-    performance.now() < until
-  ) {
-    await sleep(20, ctx.signal);
-  }
-  const before = await probePane(ctx, pane.id);
   // Refused where tmux would copy the key to other panes (as the paste that follows is).
   const guard = { ...shellGuard(pane, pane.pid, now.command, force), paste: true };
-  await deliverInput(ctx, snapshot, pane, guard, [["send-keys", "-t", pane.id, "C-c"]]);
+  const notHolding = guard.shellRefusals?.[0];
+  const until = performance.now() + FRESH_PROMPT_MS;
+  let before: PaneProbe;
+  for (;;) {
+    before = await probePane(ctx, pane.id);
+    try {
+      // The check that the shell holds the terminal travels with the key; a refusal is tried
+      // again while the shell may still be drawing its prompt.
+      await deliverInput(ctx, snapshot, pane, guard, [["send-keys", "-t", pane.id, "C-c"]]);
+      break;
+    } catch (error) {
+      if (error !== notHolding || performance.now() >= until) throw error;
+      await sleep(20, ctx.signal);
+    }
+  }
   const row = (p: PaneProbe) => p.historySize + p.cursorY;
   const end = performance.now() + FRESH_PROMPT_MS;
   while (performance.now() < end) {
     const p = await probePane(ctx, pane.id);
     if (paneEnded(before, p) || row(p) !== row(before)) return;
-    await sleep(5, ctx.signal);
+    await sleep(2, ctx.signal);
   }
 }
 
