@@ -569,6 +569,41 @@ Deno.test("run_command: a shell waiting at a prompt without the markers is not r
   });
 });
 
+Deno.test("run_command: a command that began and waits in the shell itself (read) is still running", async () => {
+  await withServer(async (t, c) => {
+    const p =
+      (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile"))
+        .trim();
+    await waitFor(async () => (await currentCommand(t, p)) === "bash", "bash");
+    // The shell itself waits in `read`: as quiet as at its prompt, but the command runs.
+    const r = await c.ok<Run & { jobId: string }>("run_command", {
+      paneId: p,
+      command: "read x; echo got $x",
+      timeoutMs: 1_000,
+    });
+    assert.equal(r.timedOut, true);
+    assert.equal(r.stillRunning, true, JSON.stringify(r));
+    await t.tmux("send-keys", "-t", p, "-l", "answer");
+    await t.tmux("send-keys", "-t", p, "Enter");
+    const done = await c.ok<{ state: string; exitStatus: number; output: string }>(
+      "get_command_result",
+      { jobId: r.jobId, waitMs: 5_000 },
+    );
+    assert.deepEqual([done.state, done.exitStatus, done.output], [
+      "exited",
+      0,
+      "answer\ngot answer",
+    ]);
+    // A history that cannot grow (limit 0): once the cursor is on the bottom row, the new
+    // prompt shows as the rows scrolling (each call leaves several rows).
+    await t.tmux("set-option", "-p", "-t", p, "history-limit", "0");
+    for (let i = 0; i < 30; i++) {
+      const run = await c.ok<Run>("run_command", { paneId: p, command: `echo line-${i}` });
+      assert.equal(run.output, `line-${i}`);
+    }
+  });
+});
+
 Deno.test("run_command: output whose cursor moves above its start is never earlier output, and says so", async () => {
   await withServer(async (t, c) => {
     const p =

@@ -619,9 +619,27 @@ async function freshPrompt(
   const guard = { ...shellGuard(pane, pane.pid, now.command, force), paste: true };
   const notHolding = guard.shellRefusals?.[0];
   const until = performance.now() + FRESH_PROMPT_MS;
+  // The screen row above the cursor: where the cursor cannot move down (the bottom row, and a
+  // history that does not grow: history-limit 0, or full and trimmed), the new prompt shows as
+  // the rows scrolling instead. The terminal's own `^C` echo stays on the cursor's row.
+  const rowAbove = async (p: PaneProbe) =>
+    p.cursorY === 0 ? null : new TextDecoder().decode(
+      await ctx.run([
+        "capture-pane",
+        "-p",
+        "-t",
+        pane.id,
+        "-S",
+        String(p.cursorY - 1),
+        "-E",
+        String(p.cursorY - 1),
+      ]),
+    );
   let before: PaneProbe;
+  let above: string | null;
   for (;;) {
     before = await probePane(ctx, pane.id);
+    above = await rowAbove(before);
     try {
       // The check that the shell holds the terminal travels with the key; a refusal is tried
       // again while the shell may still be drawing its prompt.
@@ -637,6 +655,7 @@ async function freshPrompt(
   while (performance.now() < end) {
     const p = await probePane(ctx, pane.id);
     if (paneEnded(before, p) || row(p) !== row(before)) return;
+    if (above !== null && p.cursorY === before.cursorY && await rowAbove(p) !== above) return;
     await sleep(2, ctx.signal);
   }
 }
@@ -869,13 +888,12 @@ const runCommand = defineTool({
             endedMs: null,
             output: view.output,
           };
-        } else if (view.state === "lost") {
-          lost = marked.begun
-            ? "the shell is back at its prompt without the command's end marker (interrupted, " +
-              "or its line was cut)"
-            : "it never started: the shell waits at a prompt, quiet, and printed none of its " +
-              "markers (the line was dropped, or the shell holds it as unfinished: an open " +
-              "quote or a trailing backslash typed before, which C-c could not clear)";
+        } else if (view.state === "lost" && !marked.begun) {
+          // Begun, it may be the shell itself that waits (a `read` in the command), which looks
+          // the same as a shell quiet at its prompt: only a command that never began is lost.
+          lost = "it never started: the shell waits at a prompt, quiet, and printed none of its " +
+            "markers (the line was dropped, or the shell holds it as unfinished: an open " +
+            "quote or a trailing backslash typed before, which C-c could not clear)";
         }
       }
       const unfinished = died === null && marked.status === null;
