@@ -245,17 +245,12 @@ Deno.test("clear_pane clears the screen and the history, each on request", async
 Deno.test("a person who comes to a pane right after the check stops its kill or clear (one step in tmux)", async () => {
   await withTmux(async (t, c) => {
     // The person starts on another session; a hook takes them to the target the moment the
-    // guard has read (every guard's read ends listing the clients), once.
+    // guard has read, once.
     await t.tmux("new-session", "-d", "-s", "home", "sh");
     const tty = await t.attach("home");
     const arm = async (target: string) => {
       await t.tmux("switch-client", "-c", tty, "-t", "home");
-      await t.tmux(
-        "set-hook",
-        "-g",
-        "after-list-clients",
-        `switch-client -c ${tty} -t ${target} ; set-hook -gu after-list-clients`,
-      );
+      await t.onceAfterGuardRead(`switch-client -c ${tty} -t ${target}`);
     };
     const work = await newPane(t, "new-session", "-d", "-s", "work");
     await t.tmux("send-keys", "-t", work, "echo KEEP-THIS-SCREEN", "Enter");
@@ -284,14 +279,8 @@ Deno.test("a person who comes to a pane right after the check stops its kill or 
 
 Deno.test("a pane moved in after the check: the caller's own stops the kill, another is reported", async () => {
   await withTmux(async (t, c) => {
-    // Once, right after the guard's read (every guard's read ends listing the clients).
-    const once = (command: string) =>
-      t.tmux(
-        "set-hook",
-        "-g",
-        "after-list-clients",
-        `${command} ; set-hook -gu after-list-clients`,
-      );
+    // Once, right after the guard's read.
+    const once = (command: string) => t.onceAfterGuardRead(command);
     // The MCP server's own pane, in a window of two (so its window outlives the move).
     const facts = await t.facts();
     const own = (await t.tmux("new-session", "-d", "-s", "agent", "-P", "-F", "#{pane_id}"))

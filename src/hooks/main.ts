@@ -124,9 +124,12 @@ function commandAt(args: readonly string[]): number {
   return args.length;
 }
 
-/** Whether `args` ask for guard, however malformed: a guard that cannot run must block. */
+/**
+ * Whether `args` ask for guard, however malformed (the word anywhere, even where it might be an
+ * option's value): a guard that cannot run must block.
+ */
 function asksForGuard(args: readonly string[]): boolean {
-  return args[commandAt(args)] === "guard" || args.includes("guard");
+  return args.includes("guard");
 }
 
 function parseHookArgs(

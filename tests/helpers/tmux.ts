@@ -365,6 +365,21 @@ export class TestTmux {
     );
   }
 
+  /**
+   * Runs the tmux command `command` (no single quotes in it) once, right after the next read of
+   * a guard: every guard's read ends listing the clients in the snapshot's format (it names
+   * `client_termname`). Other list-clients (a control connection looking at who is attached
+   * when a client moves) leave it armed.
+   */
+  async onceAfterGuardRead(command: string): Promise<void> {
+    await this.tmux(
+      "set-hook",
+      "-g",
+      "after-list-clients",
+      `if-shell -F '#{m:*client_termname*,#{hook_arguments}}' '${command} ; set-hook -gu after-list-clients'`,
+    );
+  }
+
   /** Runs tmux on this server; returns stdout. */
   async tmux(...args: string[]): Promise<string> {
     return (await sh("tmux", ["-u", "-L", this.socket, "-f", "/dev/null", ...args])).stdout;
