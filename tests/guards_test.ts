@@ -325,12 +325,7 @@ Deno.test("synchronize-panes: a paste is refused (tmux copies its Enter, not the
 
       // Synchronized after the guard's read: tmux refuses the paste at that instant.
       await t.tmux("set-option", "-w", "-t", t.ids.windowId, "synchronize-panes", "off");
-      await t.tmux(
-        "set-hook",
-        "-g",
-        "after-list-clients",
-        `set-option -w -t ${t.ids.windowId} synchronize-panes on ; set-hook -gu after-list-clients`,
-      );
+      await t.onceAfterGuardRead(`set-option -w -t ${t.ids.windowId} synchronize-panes on`);
       assert.match(
         await c.fail("paste_text", { paneId: a, text: "echo LATE", enter: true }),
         new RegExp(`Pane ${a} is synchronized with ${b}`),
@@ -355,13 +350,7 @@ Deno.test("synchronize-panes: the caller's pane moved into the window after the 
     const c = await asCaller(t, own);
     try {
       // The read of a synchronized pane's window is the second: the pane moves in after it.
-      const join = `join-pane -d -s ${own} -t ${a} ; set-hook -gu after-list-clients`;
-      await t.tmux(
-        "set-hook",
-        "-g",
-        "after-list-clients",
-        `set-hook -g after-list-clients "${join}"`,
-      );
+      await t.onceAfterGuardRead(`join-pane -d -s ${own} -t ${a}`, 2);
       assert.match(
         await c.fail("send_keys", { paneId: a, text: "TYPED", enter: false }),
         new RegExp(`Pane ${own} \\(synchronized with ${a}.*the pane this MCP server runs in`),

@@ -192,15 +192,6 @@ Deno.test("the real process: the owner id is printed at start and owns its panes
   }
 });
 
-/** Runs `command` (a tmux command line) once, the `nth` time a guard's read lists the clients. */
-async function onceAfterRead(t: TestTmux, command: string, nth = 1): Promise<void> {
-  let hook = `${command} ; set-hook -gu after-list-clients`;
-  for (let i = 1; i < nth; i++) {
-    hook = `set-hook -g after-list-clients "${hook.replaceAll('"', '\\"')}"`;
-  }
-  await t.tmux("set-hook", "-g", "after-list-clients", hook);
-}
-
 Deno.test("own panes only: a pane moved in after the check stops the kill (tmux checks at the instant)", async () => {
   const t = await TestTmux.start();
   let c: TestClient | undefined;
@@ -217,7 +208,7 @@ Deno.test("own panes only: a pane moved in after the check stops the kill (tmux 
       session: t.ids.sessionId,
       command: "sleep 1000",
     });
-    await onceAfterRead(t, `join-pane -d -s ${theirs} -t ${made.paneId}`);
+    await t.onceAfterGuardRead(`join-pane -d -s ${theirs} -t ${made.paneId}`);
     assert.match(
       await c.fail("kill_window", { windowId: made.windowId }),
       new RegExp(`pane ${theirs} was not created by this server`),
@@ -232,7 +223,7 @@ Deno.test("own panes only: a pane moved in after the check stops the kill (tmux 
       name: "agent",
       command: "sleep 1000",
     });
-    await onceAfterRead(t, `move-window -d -s ${window} -t ${session.sessionId}:`);
+    await t.onceAfterGuardRead(`move-window -d -s ${window} -t ${session.sessionId}:`);
     assert.match(
       await c.fail("kill_session", { session: session.sessionId }),
       new RegExp(`pane ${theirs} was not created by this server`),
@@ -257,7 +248,7 @@ Deno.test("own panes only: a pane moved into a synchronized window after the che
     });
     await c.ok("set_synchronize_panes", { windowId: made.windowId, enabled: true });
     // The read of a synchronized pane's window is the second: the pane moves in after it.
-    await onceAfterRead(t, `join-pane -d -s ${theirs} -t ${made.paneId}`, 2);
+    await t.onceAfterGuardRead(`join-pane -d -s ${theirs} -t ${made.paneId}`, 2);
     assert.match(
       await c.fail("send_keys", { paneId: made.paneId, text: "TYPED", enter: false }),
       new RegExp(`pane ${theirs} was not created by this server`),

@@ -257,12 +257,7 @@ Deno.test("a pane moved into a person's window right after the check is not acte
       if (where !== hidden.windowId) {
         await t.tmux("swap-pane", "-d", "-s", moving, "-t", watchedNeighbour);
       }
-      await t.tmux(
-        "set-hook",
-        "-g",
-        "after-list-clients",
-        `swap-pane -d -s ${moving} -t ${watchedNeighbour} ; set-hook -gu after-list-clients`,
-      );
+      await t.onceAfterGuardRead(`swap-pane -d -s ${moving} -t ${watchedNeighbour}`);
     };
     for (
       const [tool, args] of [
