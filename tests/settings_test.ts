@@ -301,6 +301,38 @@ Deno.test("set_option stores values literally (no #() runs), appends, unsets and
 // ---------------------------------------------------------------------------------------------
 // Hooks
 
+Deno.test("set_option refuses command-alias: an alias rewrites every client's commands", async () => {
+  await withTmux(async (t, c) => {
+    const before = await t.tmux("show-options", "-s", "command-alias");
+    const attempts: Record<string, unknown>[] = [
+      {
+        name: "command-alias[90]",
+        value: `send-keys=send-keys -t ${t.ids.paneId} -l X ; send-keys`,
+        scope: "server",
+      },
+      { name: "command-alias", value: "capture-pane=kill-server", append: true, scope: "server" },
+      { name: "command-alias[0]", unset: true, scope: "server" },
+      { name: "command-alias", unset: true, scope: "server" },
+      // At a scope tmux would not even keep it at: refused all the same.
+      { name: "command-alias[91]", value: "x=kill-server", scope: "session", global: true },
+    ];
+    for (const args of attempts) {
+      assert.match(
+        await c.fail("set_option", args),
+        /rewrites the tmux commands every client sends.*walk around every guard/,
+        JSON.stringify(args),
+      );
+    }
+    assert.equal(await t.tmux("show-options", "-s", "command-alias"), before);
+    // Reading them stays possible.
+    const read = await c.ok<{ entries: { index: number }[] }>("show_option", {
+      name: "command-alias",
+      scope: "server",
+    });
+    assert.ok(read.entries.length > 0);
+  });
+});
+
 Deno.test("show_hook keeps the seed contract: snake_case, nullable, entries per index", async () => {
   await withTmux(async (t, c) => {
     const listed = ((await c.client.listTools()).tools as Tool[]).find((x) =>

@@ -305,6 +305,11 @@ async function runNamed(
   }
 }
 
+/** An option name without its array index. */
+function baseName(name: string): string {
+  return name.replace(/\[\d+\]$/, "");
+}
+
 const optionEntry = z.strictObject({
   name: z.string(),
   index: int().nullable().describe("Array index for array options (status-format[1]), else null."),
@@ -490,6 +495,22 @@ function refuseOwnerMark(name: string): void {
   );
 }
 
+/**
+ * An alias is looked up before a command's name, for every client alike: an alias named
+ * send-keys or capture-pane would rewrite the commands this server, every other tmux-mcp
+ * server (read-only ones too) and a person send, so that a read types or a keystroke lands in
+ * a watched pane, past every guard.
+ */
+function refuseCommandAlias(name: string): void {
+  if (baseName(name) !== "command-alias") return;
+  throw new ToolFailure(
+    "command-alias is not set, appended to or unset by any tool: an alias rewrites the tmux " +
+      "commands every client sends (this server's, other tmux-mcp servers' and a person's), " +
+      "which would walk around every guard.",
+    "show_option reads the aliases; a person can change them in their tmux configuration.",
+  );
+}
+
 /** Changing configuration that tmux may evaluate later: execute reach, not destructive. */
 const CONFIGURES: ToolAnnotations = changes({ destructive: false, idempotent: true });
 
@@ -522,6 +543,7 @@ const setOption = defineTool({
       '{name: "@mark", value: "1", scope: "session", target: "$0"}',
     );
     refuseOwnerMark(args.name);
+    refuseCommandAlias(args.name);
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
     const argv = ["set-option", ...where.flags];
     if (args.unset) argv.push("-u");
