@@ -333,6 +333,75 @@ Deno.test("set_option refuses command-alias: an alias rewrites every client's co
   });
 });
 
+Deno.test("set_option and show_option refuse a scope tmux keeps the option elsewhere", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ name: "status", scope: "pane", target: t.ids.paneId }, /status is a session option/],
+      [{ name: "status", scope: "window", target: t.ids.windowId }, /a session option/],
+      [{ name: "status", scope: "server" }, /session option.*not as a server option/],
+      [{ name: "escape-time", scope: "session", target: "main" }, /escape-time is a server/],
+      [{ name: "escape-time", scope: "window", global: true }, /a server option/],
+      [{ name: "remain-on-exit", scope: "server" }, /remain-on-exit is a window option/],
+      [{ name: "remain-on-exit", scope: "session", target: "main" }, /a window option/],
+      [{ name: "status-format[1]", scope: "window", global: true }, /a session option/],
+      // A window option tmux keeps per window only: -p would set the pane's whole window.
+      [{ name: "mode-keys", scope: "pane", target: t.ids.paneId }, /mode-keys is a window opt/],
+    ];
+    const values: Record<string, string> = {
+      status: "off",
+      "escape-time": "7",
+      "remain-on-exit": "on",
+      "status-format[1]": "x",
+      "mode-keys": "vi",
+    };
+    const dump = async () =>
+      [
+        await t.tmux("show-options", "-s"),
+        await t.tmux("show-options", "-g"),
+        await t.tmux("show-options", "-gw"),
+        ...await Promise.all(["main", "other"].map((s) => t.tmux("show-options", "-t", s))),
+        await t.tmux("show-options", "-w", "-t", t.ids.windowId),
+        await t.tmux("show-options", "-p", "-t", t.ids.paneId),
+      ].join("\n--\n");
+    const before = await dump();
+    for (const [args, refusal] of cases) {
+      const set = await c.fail("set_option", { ...args, value: values[args.name as string] });
+      assert.match(set, refusal, `set ${JSON.stringify(args)}: ${set}`);
+      assert.match(set, /Use scope/);
+      const show = await c.fail("show_option", args);
+      assert.match(show, refusal, `show ${JSON.stringify(args)}: ${show}`);
+    }
+    assert.equal(await dump(), before, "nothing was set anywhere");
+
+    // Where tmux keeps them, they go through; pane-capable window options per pane too; user
+    // options anywhere.
+    const ok: Record<string, unknown>[] = [
+      { name: "escape-time", value: "7", scope: "server" },
+      { name: "status", value: "off", scope: "session", target: "other" },
+      { name: "remain-on-exit", value: "on", scope: "pane", target: t.ids.paneId },
+      { name: "remain-on-exit", value: "on", scope: "window", target: t.ids.windowId },
+      { name: "mode-keys", value: "vi", scope: "pane", global: true },
+      { name: "@u", value: "1", scope: "server" },
+      { name: "@u", value: "2", scope: "pane", target: t.ids.paneId },
+    ];
+    for (const args of ok) {
+      const r = await c.ok<{ value: string; set: boolean }>("set_option", args);
+      assert.equal(r.value, args.value);
+      assert.equal(r.set, true);
+      const { value: _value, ...where } = args;
+      assert.equal((await c.ok<{ value: string }>("show_option", where)).value, args.value);
+    }
+    assert.equal(await t.tmux("show-options", "-sv", "escape-time"), "7\n");
+    assert.equal(await t.tmux("show-options", "-v", "-t", "other", "status"), "off\n");
+    assert.equal(await t.tmux("show-options", "-v", "-t", "main", "status"), "");
+    assert.equal(
+      await t.tmux("show-options", "-pv", "-t", t.ids.paneId, "remain-on-exit"),
+      "on\n",
+    );
+  });
+});
+
 Deno.test("show_hook keeps the seed contract: snake_case, nullable, entries per index", async () => {
   await withTmux(async (t, c) => {
     const listed = ((await c.client.listTools()).tools as Tool[]).find((x) =>

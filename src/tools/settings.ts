@@ -305,6 +305,96 @@ async function runNamed(
   }
 }
 
+/**
+ * The table tmux keeps an option in. tmux picks it from the name alone, whatever -s, -w or -p
+ * say: `set-option -s status off` sets the status of the session tmux takes as current,
+ * `set-option -t main escape-time 7` the server's, and `-p` on an option tmux keeps per window
+ * only sets the pane's whole window. "pane" is a window option tmux also keeps per pane.
+ */
+type OptionTable = "server" | "session" | "window" | "pane";
+
+/** The flags of `show-options` that list every option of a table (with its default). */
+const TABLE_FLAGS = { server: ["-s"], session: ["-g"], window: ["-g", "-w"] } as const;
+
+async function tableNames(ctx: TmuxContext, flags: readonly string[]): Promise<Set<string>> {
+  const out = decodeBytes(await ctx.read(["show-options", ...flags]));
+  return new Set(parseOptionLines(out).map((l) => l.name));
+}
+
+/**
+ * Where tmux keeps option `base`, from tmux's own lists: `show-options -s`, `-g` and `-gw`
+ * name every server, session and window option (the list of the scope asked is read first,
+ * the others only when it lacks the name); `show-options -A -p` on a pane names the window
+ * options tmux also keeps per pane. Null for a user option (`@name`), which lives wherever it
+ * is set. Refused when no list names it.
+ */
+async function optionTable(
+  ctx: TmuxContext,
+  base: string,
+  scope: Scope,
+  pane: string | null,
+): Promise<OptionTable | null> {
+  if (base.startsWith("@")) return null;
+  const asked = scope === "pane" ? "window" : scope;
+  const order = [asked, ...(["server", "session", "window"] as const).filter((t) => t !== asked)];
+  for (const table of order) {
+    if (!(await tableNames(ctx, TABLE_FLAGS[table])).has(base)) continue;
+    if (table !== "window" || pane === null) return table;
+    return (await tableNames(ctx, ["-A", "-p", "-t", pane])).has(base) ? "pane" : "window";
+  }
+  throw new ToolFailure(
+    `tmux has no option ${JSON.stringify(base)}.`,
+    "show_options lists the options of a scope (hooks: show_hooks and set_hook).",
+  );
+}
+
+/**
+ * Refuses a scope tmux would not keep option `base` at: tmux would read or write it in the
+ * table it belongs to (another session's, a whole window's, the server's) and the reply would
+ * name a place the option is not. `global` with scope pane means the global window options.
+ */
+function checkOptionScope(
+  base: string,
+  table: OptionTable | null,
+  scope: Scope,
+  global: boolean,
+  verb: "set" | "read",
+): void {
+  if (table === null || table === scope) return;
+  if (table === "pane" && scope === "window") return;
+  if (table === "window" && scope === "pane" && global) return;
+  const instead = table === "server"
+    ? "the server's one value"
+    : table === "session"
+    ? scope === "server"
+      ? "the session tmux takes as current"
+      : `the whole session of that ${scope}`
+    : scope === "pane"
+    ? "the pane's whole window"
+    : scope === "session"
+    ? "that session's current window"
+    : "the window tmux takes as current";
+  const kept = {
+    server: "a server option: tmux keeps one value for the whole server",
+    session: "a session option: tmux keeps it per session or globally",
+    window: "a window option: tmux keeps it per window or globally",
+    pane: "a window option: tmux keeps it per window, per pane or globally",
+  }[table];
+  throw new ToolFailure(
+    `${base} is ${kept}, not ${
+      scope === "server" ? "as a server option" : `per ${scope}`
+    }; tmux would have ${verb} ${instead} instead.`,
+    {
+      server: 'Use scope "server".',
+      session: 'Use scope "session" with a session as target, or global: true for every ' +
+        "session.",
+      window: 'Use scope "window" with target @N, or global: true for every window.',
+      pane: 'Use scope "window" (target @N) or "pane" (target %N), or global: true for every ' +
+        "window.",
+    }[table],
+  );
+}
+
 /** An option name without its array index. */
 function baseName(name: string): string {
   return name.replace(/\[\d+\]$/, "");
@@ -366,6 +456,11 @@ async function readOptions(
     )
   );
   return entries;
+}
+
+/** The pane a scope names (for {@link optionTable}), or null. */
+function paneOf(scope: Scope, where: ScopeFlags): string | null {
+  return scope === "pane" ? where.targetId : null;
 }
 
 /** One option read back: its entries, and the entry of a non-array option. */
@@ -440,6 +535,9 @@ const showOption = defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
+    const base = baseName(args.name);
+    const table = await optionTable(ctx, base, args.scope, paneOf(args.scope, where));
+    checkOptionScope(base, table, args.scope, args.global, "read");
     const { entries, scalar } = await readOne(ctx, where, args.name, args.includeInherited);
     return {
       data: {
@@ -545,6 +643,9 @@ const setOption = defineTool({
     refuseOwnerMark(args.name);
     refuseCommandAlias(args.name);
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
+    const base = baseName(args.name);
+    const table = await optionTable(ctx, base, args.scope, paneOf(args.scope, where));
+    checkOptionScope(base, table, args.scope, args.global, "set");
     const argv = ["set-option", ...where.flags];
     if (args.unset) argv.push("-u");
     if (args.append) argv.push("-a");
