@@ -301,6 +301,22 @@ Deno.test("set_option stores values literally (no #() runs), appends, unsets and
 // ---------------------------------------------------------------------------------------------
 // Hooks
 
+Deno.test("set_option keeps tricky values exactly in options tmux keeps per session", async () => {
+  await withTmux(async (t, c) => {
+    // Set through the view guard's one tmux step (nobody watches): quoted once more, intact.
+    for (const value of TRICKY) {
+      const r = await c.ok<{ value: string }>("set_option", {
+        name: "status-left",
+        value,
+        scope: "session",
+        target: "main",
+      });
+      assert.equal(r.value, value);
+      assert.equal(await t.tmux("show-options", "-v", "-t", "main", "status-left"), `${value}\n`);
+    }
+  });
+});
+
 Deno.test("set_option refuses command-alias: an alias rewrites every client's commands", async () => {
   await withTmux(async (t, c) => {
     const before = await t.tmux("show-options", "-s", "command-alias");

@@ -134,6 +134,100 @@ Deno.test("view changes on a person's screen are refused, naming the client and 
   });
 });
 
+Deno.test("set_option on what a person sees is refused like the manage tools", async () => {
+  await withTmux(async (t, c) => {
+    const watched = t.ids.paneId;
+    const hidden = await hiddenWindow(t);
+    await t.tmux("split-window", "-d", "-t", watched, "sh");
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    const tty = await t.attach("main");
+    const look = () =>
+      t.tmux(
+        "display-message",
+        "-p",
+        "-t",
+        watched,
+        "#{synchronize-panes} #{window_layout} #{status} #{pane-border-status}",
+      );
+    const before = await look();
+    const global = await t.tmux("show-options", "-g");
+    const globalWindow = await t.tmux("show-options", "-gw");
+    const refusals: Record<string, unknown>[] = [
+      { name: "synchronize-panes", value: "on", scope: "window", target: t.ids.windowId },
+      { name: "synchronize-panes", value: "on", scope: "pane", target: watched },
+      { name: "pane-border-status", value: "top", scope: "window", target: t.ids.windowId },
+      { name: "status", value: "off", scope: "session", target: "main" },
+      { name: "status", unset: true, scope: "session", target: "main" },
+      // Global options reach every session and window, the person's among them.
+      { name: "status", value: "off", scope: "session", global: true },
+      { name: "pane-border-status", value: "top", scope: "window", global: true },
+    ];
+    for (const args of refusals) {
+      const text = await c.fail("set_option", args);
+      assert.match(text, /would change what a person sees/, `${JSON.stringify(args)}: ${text}`);
+      assert.ok(text.includes(tty), `names the client: ${text}`);
+      assert.match(text, /--allow-attended-input/, `says what lifts it: ${text}`);
+    }
+    assert.equal(await look(), before);
+    assert.equal(await t.tmux("show-options", "-g"), global);
+    assert.equal(await t.tmux("show-options", "-gw"), globalWindow);
+
+    // What nobody sees is free; user options and server options change no view.
+    await c.ok("set_option", {
+      name: "synchronize-panes",
+      value: "on",
+      scope: "window",
+      target: hidden.windowId,
+    });
+    await c.ok("set_option", { name: "status", value: "off", scope: "session", target: "other" });
+    await c.ok("set_option", { name: "@mark", value: "1", scope: "pane", target: watched });
+    await c.ok("set_option", { name: "@mark", value: "1", scope: "session", global: true });
+    await c.ok("set_option", { name: "escape-time", value: "10", scope: "server" });
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", hidden.paneId, "#{synchronize-panes}")).trim(),
+      "1",
+    );
+  });
+});
+
+Deno.test("set_option on a person's view goes ahead with --allow-attended-input", async () => {
+  await withTmux(async (t, c) => {
+    await t.attach("main");
+    await c.ok("set_option", { name: "status", value: "off", scope: "session", target: "main" });
+    await c.ok("set_option", {
+      name: "pane-border-status",
+      value: "top",
+      scope: "window",
+      global: true,
+    });
+    assert.equal(await t.tmux("show-options", "-v", "-t", "main", "status"), "off\n");
+    assert.equal(await t.tmux("show-options", "-gwv", "pane-border-status"), "top\n");
+  }, { allowAttendedInput: true });
+});
+
+Deno.test("set_option on a window a person switched to right after the check is refused", async () => {
+  await withTmux(async (t, c) => {
+    const away = await hiddenWindow(t);
+    await t.tmux("select-window", "-t", away.windowId);
+    const tty = await t.attach("main");
+    assert.equal(await clientWindow(t, tty), away.windowId);
+    // A hook switches the person to the target window the moment anyone lists clients:
+    // right after the guard's read, before the option is set.
+    await t.tmux("set-hook", "-g", "after-list-clients", `select-window -t ${t.ids.windowId}`);
+    const text = await c.fail("set_option", {
+      name: "synchronize-panes",
+      value: "on",
+      scope: "window",
+      target: t.ids.windowId,
+    });
+    assert.ok(text.includes(tty), text);
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{synchronize-panes}")).trim(),
+      "0",
+    );
+  });
+});
+
 Deno.test("moving the last window out of a person's session is refused (it would end it)", async () => {
   await withTmux(async (t, c) => {
     // The person looks at another session; main keeps one window, not on anyone's screen...

@@ -489,6 +489,11 @@ export interface ViewScope {
   readonly panes?: readonly string[];
   /** Sessions that end if they have one window at that instant (their last one moves away). */
   readonly lastWindowOf?: readonly string[];
+  /**
+   * Set when the change reaches every session and window (a global option): any session of
+   * the server, where tmux checks that no person sees any window; "" for a server without one.
+   */
+  readonly everything?: string;
 }
 
 const VIEW_HINT = "Ask the person first, or work where nobody looks (create_window makes a " +
@@ -518,6 +523,14 @@ export function guardView(
         clientLabel(tree)
       } has choose-tree open, which previews panes from anywhere on the server.`,
       `Wait until they close it. ${VIEW_HINT}`,
+    );
+  }
+  const anyone = scope.everything !== undefined ? people[0] : undefined;
+  if (anyone) {
+    throw new ToolFailure(
+      `${what} would change what a person sees: it reaches every session and window, and ` +
+        `client ${clientLabel(anyone)} shows window ${anyone.windowId}.`,
+      VIEW_HINT,
     );
   }
   const paneWindows = (scope.windowsOf ?? []).flatMap((id) =>
@@ -582,6 +595,7 @@ function viewConditions(snapshot: Snapshot<PaneBrief>, scope: ViewScope): TmuxCo
       const nobody = sessionUnwatched(snapshot, s);
       return { target: s, format: `#{||:#{!=:#{session_windows},1},${nobody.format}}` };
     }),
+    ...(scope.everything ? [serverUnwatched(snapshot, scope.everything)] : []),
   ];
 }
 

@@ -16,6 +16,7 @@
  * @module
  */
 
+import { changeView, type ViewScope } from "../mcp/guards.ts";
 import { OWNER_OPTION, requireOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import { boundMetadata, cutString, fitEntries, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
@@ -41,7 +42,7 @@ import {
 } from "../mcp/schemas.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/run.ts";
-import { SERVER_ONLY, SESSIONS_ONLY } from "../tmux/snapshot.ts";
+import { SERVER_ONLY, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, envNameSchema, formatArg, literalArg, paneFields } from "./arguments.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -201,6 +202,8 @@ interface ScopeFlags {
   readonly label: string;
   /** The resolved target id, or null for global and server scopes. */
   readonly targetId: string | null;
+  /** The read that found the target (its clients say who watches it), when there is one. */
+  readonly snapshot?: Snapshot;
 }
 
 /**
@@ -249,16 +252,17 @@ async function scopeFlags(
   }
   switch (scope) {
     case "session": {
-      const s = ctx.session(await ctx.snapshot(SESSIONS_ONLY), target);
-      return { flags: ["-t", s.id], label: `session ${s.id}`, targetId: s.id };
+      const snapshot = await ctx.snapshot(SESSIONS_ONLY);
+      const s = ctx.session(snapshot, target);
+      return { flags: ["-t", s.id], label: `session ${s.id}`, targetId: s.id, snapshot };
     }
     case "window": {
-      const { window: w } = await ctx.windowAlone(target);
-      return { flags: ["-w", "-t", w.id], label: `window ${w.id}`, targetId: w.id };
+      const { snapshot, window: w } = await ctx.windowAlone(target);
+      return { flags: ["-w", "-t", w.id], label: `window ${w.id}`, targetId: w.id, snapshot };
     }
     case "pane": {
-      const { pane: p } = await ctx.paneSnapshot(target);
-      return { flags: ["-p", "-t", p.id], label: `pane ${p.id}`, targetId: p.id };
+      const { snapshot, pane: p } = await ctx.paneSnapshot(target);
+      return { flags: ["-p", "-t", p.id], label: `pane ${p.id}`, targetId: p.id, snapshot };
     }
   }
 }
@@ -609,6 +613,30 @@ function refuseCommandAlias(name: string): void {
   );
 }
 
+/**
+ * What a person would see change when a session or window option is set at `where`: that
+ * session, that window, the window of that pane, or (global options) every session and window.
+ */
+async function optionView(
+  ctx: TmuxContext,
+  where: ScopeFlags,
+  scope: Scope,
+): Promise<{ snapshot: Snapshot; scope: ViewScope }> {
+  if (where.snapshot === undefined || where.targetId === null) {
+    const snapshot = await ctx.snapshot(SESSIONS_ONLY);
+    return { snapshot, scope: { everything: snapshot.sessions[0]?.id ?? "" } };
+  }
+  const id = where.targetId;
+  return {
+    snapshot: where.snapshot,
+    scope: scope === "session"
+      ? { sessions: [id] }
+      : scope === "window"
+      ? { windows: [id] }
+      : { windowsOf: [id] },
+  };
+}
+
 /** Changing configuration that tmux may evaluate later: execute reach, not destructive. */
 const CONFIGURES: ToolAnnotations = changes({ destructive: false, idempotent: true });
 
@@ -650,8 +678,20 @@ const setOption = defineTool({
     if (args.unset) argv.push("-u");
     if (args.append) argv.push("-a");
     argv.push("--", args.name);
-    if (args.value !== undefined) argv.push(literalArg(args.value));
-    await runNamed(ctx, argv, "option", args.name);
+    if (args.value !== undefined) argv.push(args.value);
+    if (table === null || table === "server") {
+      await runNamed(ctx, argv.map(literalArg), "option", args.name);
+    } else {
+      // A session's or a window's option changes what its clients show (the status line, a
+      // layout with pane borders, where typed keys go): guarded like any view change.
+      const what = `${args.unset ? "Unsetting" : "Setting"} ${args.name} in ${where.label}`;
+      const { snapshot, scope } = await optionView(ctx, where, args.scope);
+      try {
+        await changeView(ctx, snapshot, scope, what, [argv]);
+      } catch (error) {
+        throw unknownName(error) ? noSuch("option", args.name, error) : error;
+      }
+    }
     const { entries, scalar } = await readOne(ctx, where, args.name, args.includeInherited);
     return {
       data: {

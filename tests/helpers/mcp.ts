@@ -35,6 +35,8 @@ export interface ConnectOptions {
   /** `--owner` and `--own-panes-only`. */
   readonly owner?: string;
   readonly ownPanesOnly?: boolean;
+  /** `--allow-attended-input`. */
+  readonly allowAttendedInput?: boolean;
 }
 
 /** A connected client and helpers. */
@@ -65,6 +67,7 @@ export async function connect(options: ConnectOptions = {}): Promise<TestClient>
     denyTools: options.denyTools,
     owner: options.owner,
     ownPanesOnly: options.ownPanesOnly,
+    allowAttendedInput: options.allowAttendedInput,
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: "tmux-mcp-tests", version: "1" });
