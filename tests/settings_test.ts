@@ -418,6 +418,39 @@ Deno.test("set_option and show_option refuse a scope tmux keeps the option elsew
   });
 });
 
+Deno.test("set_option and show_option say an array entry's own value", async () => {
+  await withTmux(async (t, c) => {
+    const result = await c.call("set_option", {
+      name: "status-format[3]",
+      value: "#[align=left]three",
+      scope: "session",
+      target: "main",
+    });
+    const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+    assert.notEqual(result.isError, true, text);
+    assert.match(text, /^status-format\[3\] = "#\[align=left\]three" in session \$\d+\./);
+    const shown = await c.call("show_option", {
+      name: "status-format[3]",
+      scope: "session",
+      target: "main",
+    });
+    const shownText = shown.content?.[0]?.type === "text" ? shown.content[0].text : "";
+    assert.match(shownText, /^status-format\[3\] = "#\[align=left\]three" \(session/);
+    assert.equal(
+      await t.tmux("show-options", "-v", "-t", "main", "status-format[3]"),
+      "#[align=left]three\n",
+    );
+    // An index nobody set is not set (tmux itself prints it as set to '').
+    const unset = await c.ok<{ set: boolean; entries: unknown[] }>("show_option", {
+      name: "status-format[7]",
+      scope: "session",
+      target: "main",
+    });
+    assert.equal(unset.set, false);
+    assert.deepEqual(unset.entries, []);
+  });
+});
+
 Deno.test("show_hook keeps the seed contract: snake_case, nullable, entries per index", async () => {
   await withTmux(async (t, c) => {
     const listed = ((await c.client.listTools()).tools as Tool[]).find((x) =>

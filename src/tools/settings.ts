@@ -462,6 +462,13 @@ async function readOptions(
   return entries;
 }
 
+/** The one entry an indexed name (`status-format[1]`) reads back, if it is set. */
+function indexedEntry(name: string, entries: readonly OptionEntry[]): OptionEntry | null {
+  const m = /\[(\d+)\]$/.exec(name);
+  if (!m) return null;
+  return entries.find((e) => e.index === Number(m[1])) ?? null;
+}
+
 /** The pane a scope names (for {@link optionTable}), or null. */
 function paneOf(scope: Scope, where: ScopeFlags): string | null {
   return scope === "pane" ? where.targetId : null;
@@ -474,7 +481,13 @@ async function readOne(
   name: string,
   includeInherited: boolean,
 ): Promise<{ entries: OptionEntry[]; scalar: OptionEntry | null }> {
-  const entries = await readOptions(ctx, where, name, includeInherited, maxOptionValueBytes(ctx));
+  const index = /\[(\d+)\]$/.exec(name);
+  // Asked for one index, tmux prints one it does not hold as set to '': the array is read
+  // whole and only that index kept, if it is there.
+  const entries = index === null
+    ? await readOptions(ctx, where, name, includeInherited, maxOptionValueBytes(ctx))
+    : (await readOptions(ctx, where, baseName(name), includeInherited, maxOptionValueBytes(ctx)))
+      .filter((e) => e.index === Number(index[1]));
   return { entries, scalar: entries.length === 1 && entries[0].index === null ? entries[0] : null };
 }
 
@@ -543,6 +556,7 @@ const showOption = defineTool({
     const table = await optionTable(ctx, base, args.scope, paneOf(args.scope, where));
     checkOptionScope(base, table, args.scope, args.global, "read");
     const { entries, scalar } = await readOne(ctx, where, args.name, args.includeInherited);
+    const one = scalar ?? indexedEntry(args.name, entries);
     return {
       data: {
         name: args.name,
@@ -554,9 +568,9 @@ const showOption = defineTool({
       },
       summary: entries.length === 0
         ? `${args.name} is not set in ${where.label}.`
-        : scalar
-        ? `${args.name} = ${shownValue(scalar.value)} (${where.label}${
-          scalar.inherited ? ", inherited" : ""
+        : one
+        ? `${args.name} = ${shownValue(one.value)} (${where.label}${
+          one.inherited ? ", inherited" : ""
         }).`
         : `${args.name}: ${entries.length} entries (${where.label}).`,
     };
@@ -693,6 +707,7 @@ const setOption = defineTool({
       }
     }
     const { entries, scalar } = await readOne(ctx, where, args.name, args.includeInherited);
+    const one = scalar ?? indexedEntry(args.name, entries);
     return {
       data: {
         name: args.name,
@@ -704,7 +719,7 @@ const setOption = defineTool({
       },
       summary: args.unset
         ? `Unset ${args.name} in ${where.label}.`
-        : `${args.name} = ${shownValue(scalar?.value ?? null)} in ${where.label}.`,
+        : `${args.name} = ${shownValue(one?.value ?? null)} in ${where.label}.`,
     };
   },
 });
