@@ -349,23 +349,28 @@ export interface PreToolUseDecision {
  *
  * A call reaches the server the MCP server reaches with it: its `socket_name` when it has one,
  * else `home`, the MCP server's own server (its `--socket`/`--socket-path` as the hook was
- * given them, or the agent's server). `agent` is null outside tmux: no pane is then its own.
+ * given them, or the agent's server). `home` is null when neither names one (outside tmux, no
+ * server given): tmux's choice here may not be the MCP server's, so the calls without a
+ * `socket_name` get no opinion, while those with one, and the unclear, are judged as ever.
+ * `agent` is null outside tmux: no pane is then its own.
  */
 export async function guard(
   runner: TmuxRunner,
   agent: AgentPane | null,
-  home: ServerAddress,
+  home: ServerAddress | null,
   toolName: string,
   toolInput: Record<string, unknown>,
   decision: "ask" | "deny",
 ): Promise<PreToolUseDecision | null> {
-  const calls = guardedCalls(toolName, toolInput);
+  const calls = guardedCalls(toolName, toolInput).filter((call) =>
+    home !== null || call.unclear !== undefined || call.socketName !== undefined
+  );
   if (calls.length === 0) return null;
   const views = new Map<string | undefined, ServerView>();
   for (const call of calls) {
     if (call.unclear || views.has(call.socketName)) continue;
     const address: ServerAddress = call.socketName === undefined
-      ? home
+      ? home!
       : { socketName: call.socketName };
     const snapshot = await takeSnapshot(runner, address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS }, {
       windows: false, // sessions name targets, panes are what is touched, clients who watches

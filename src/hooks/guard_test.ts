@@ -524,6 +524,42 @@ Deno.test("guard: --socket and TMUX_MCP_SOCKET* judge the MCP server's server, n
   });
 });
 
+Deno.test("guard outside tmux, no server given: judges the calls that name their socket_name", async () => {
+  await withServer(async (t, ids) => {
+    const tty = await t.attach(ids.otherWindow);
+    // The default wiring: no --socket, and the agent outside tmux (no TMUX, no TMUX_PANE).
+    const named = await guardRun(
+      {},
+      toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "x", socket_name: t.socket }),
+    );
+    const reason = seedDecision(named.stdout).permissionDecisionReason;
+    assert.ok(
+      reason.startsWith(`send_keys would type into pane ${ids.other}`) &&
+        reason.includes(`on socket "${t.socket}"`) && reason.includes(tty),
+      reason,
+    );
+    const inBatch = await guardRun(
+      {},
+      toolCall("mcp__tmux__call_tools_batch", {
+        socket_name: t.socket,
+        operations: [{ tool: "kill_window", arguments: { windowId: ids.otherWindow } }],
+      }),
+    );
+    assert.equal(seedDecision(inBatch.stdout).permissionDecision, "ask");
+    // A call naming no server goes where tmux's choice here may not be the MCP server's: no
+    // opinion, as before; one whose targets cannot be read is still asked about.
+    const unnamed = toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "x" });
+    assert.deepEqual(await guardRun({}, unnamed), { code: 0, stdout: "", stderr: [] });
+    const host = await guardRun(
+      {},
+      toolCall("mcp__tmux__kill_pane", { paneId: ids.other, host: "build-box" }),
+    );
+    assert.ok(
+      seedDecision(host.stdout).permissionDecisionReason.includes("whose panes this hook cannot"),
+    );
+  });
+});
+
 Deno.test("guard: a server named twice, or badly, blocks (exit 2) as the MCP server would not start", async () => {
   await withServer(async (_t, ids, env) => {
     const call = toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "ls" });

@@ -63,7 +63,7 @@ export function hookHelpText(): string {
 ${HOOK_USAGE}
 Each command but config reads one hook input (JSON, Claude Agent SDK / Claude Code hook
 types) from stdin and acts on the agent's own pane: TMUX_PANE on the server named by TMUX.
-Outside tmux (no TMUX_PANE) they do nothing and exit 0, except guard given a server.
+Outside tmux (no TMUX_PANE) they do nothing and exit 0, except guard (see below).
 
 Server (every command takes it, with the MCP server's rules; a flag wins over the variables):
   --socket NAME        env TMUX_MCP_SOCKET       The tmux server the MCP server was started
@@ -83,7 +83,8 @@ Commands:
               paste into, run in, respawn, kill, clear or pipe a pane a person is watching,
               or the agent's own pane, answers permissionDecision "ask" with the pane and
               who watches it; nothing otherwise. A call goes to its socket_name's server,
-              else to SERVER, else to the agent's (TMUX).
+              else to SERVER, else to the agent's (TMUX); one that names none of them
+              (outside tmux, no SERVER) gets no opinion.
       --deny    Answer "deny" instead of "ask".
   config      Prints the settings.json hooks block and the tmux lines wiring all of this.
       --server-name NAME  The name the MCP server is registered under (default ${DEFAULT_SERVER_NAME}).
@@ -277,9 +278,9 @@ async function runOnPane(
       const pane = agentPane(io.env);
       // The server a call without socket_name reaches: the MCP server's, as the flags or
       // variables name it, else tmux's own choice, which inside tmux is the agent's server.
-      const home = parsed.server ?? pane?.address;
-      // Outside tmux with no server named, tmux's choice here may not be the MCP server's.
-      if (home === undefined) return 0;
+      // Outside tmux with no server named, tmux's choice here may not be the MCP server's:
+      // guard then judges only the calls that name their server (socket_name).
+      const home = parsed.server ?? pane?.address ?? null;
       const decision = await guard(
         io.runner,
         pane,
