@@ -48,7 +48,7 @@ async function hookProcess(
   });
 }
 
-Deno.test("the hook's module graph holds src/hooks, src/tmux and diagnostics only", async () => {
+Deno.test("the hook's module graph holds src/hooks, src/tmux, diagnostics and the tools' facts only", async () => {
   const info = await sh(Deno.execPath(), ["info", "--json", `${root}src/hooks/main.ts`]);
   const modules: string[] = JSON.parse(info.stdout).modules.map((m: { specifier: string }) =>
     m.specifier
@@ -56,7 +56,12 @@ Deno.test("the hook's module graph holds src/hooks, src/tmux and diagnostics onl
   const local = modules.map((m) => m.replace(`file://${root}`, ""));
   assert.ok(local.includes("src/hooks/main.ts") && local.includes("src/tmux/run.ts"));
   for (const m of local) {
-    assert.ok(/^src\/(hooks|tmux)\/[a-z_]+\.ts$|^src\/diagnostics\.ts$/.test(m), m);
+    // front_desk.json: each tool's toolset (data, no code), which guard reads.
+    assert.ok(
+      /^src\/(hooks|tmux)\/[a-z_]+\.ts$|^src\/diagnostics\.ts$|^src\/mcp\/front_desk\.json$/
+        .test(m),
+      m,
+    );
     assert.ok(!m.endsWith("_test.ts") && m !== "src/hooks/testing.ts", m);
   }
 });

@@ -16,6 +16,8 @@ import type { AgentPane } from "./agent_pane.ts";
 import { isObject } from "./input.ts";
 import { HOOK_TMUX_TIMEOUT_MS, oneLine, where } from "./marks.ts";
 import { socketLabel } from "../tmux/socket_choice.ts";
+// Each tool's toolset, as `deno task tool-list` writes it from the registry (data, no code).
+import toolFacts from "../mcp/front_desk.json" with { type: "json" };
 
 /** What each guarded tool does to the panes it targets, as the reason words it. */
 const VERBS: Readonly<Record<string, string>> = {
@@ -39,6 +41,18 @@ export const GUARDED_TOOLS: readonly string[] = Object.keys(VERBS);
 /** The batch tool: each of its operations is judged as its own call. */
 export const BATCH_TOOL = "call_tools_batch";
 
+/**
+ * Whether a tool only reads tmux: the registry puts it in the `inspect` toolset ("read only").
+ * Any other tool, one the registry does not know included, may change what later calls reach.
+ */
+export function readsOnly(tool: string): boolean {
+  const toolsets: Readonly<Record<string, string>> = toolFacts.tools;
+  return Object.hasOwn(toolsets, tool) && toolsets[tool] === "inspect";
+}
+
+/** How many earlier operations a reason names before it says how many more. */
+const MAX_NAMED_CHANGES = 5;
+
 /** How deep batches may nest before the guard stops reading and asks. */
 const MAX_NESTING = 4;
 /** Longest reason written (the person reads it in a permission prompt). */
@@ -61,6 +75,12 @@ export interface GuardedCall {
   readonly targets: readonly Target[];
   /** Set when the call's targets cannot be read from its arguments: the guard then asks. */
   readonly unclear?: string;
+  /**
+   * Set for a batch operation after operations that may change tmux (rename, move, join,
+   * synchronize...): what it reaches when it runs is not what tmux shows now, so the guard asks
+   * instead of judging it by the snapshot. The tools of those operations, in order.
+   */
+  readonly after?: readonly string[];
 }
 
 /**
@@ -75,7 +95,7 @@ export function bareToolName(name: string): string {
 
 /** Reads a tool call into the guarded calls it makes; an empty list means no opinion. */
 export function guardedCalls(toolName: string, toolInput: Record<string, unknown>): GuardedCall[] {
-  return callsOf(bareToolName(toolName), toolInput, bareToolName(toolName), {}, 0);
+  return callsOf(bareToolName(toolName), toolInput, bareToolName(toolName), {}, 0, []);
 }
 
 /** What a guarded tool does (its verb), or undefined for a tool the guard lets pass. */
@@ -90,6 +110,23 @@ function callsOf(
   label: string,
   inherited: { readonly socket?: string; readonly host?: unknown },
   depth: number,
+  changes: string[],
+): GuardedCall[] {
+  const calls = readCall(tool, args, label, inherited, depth, changes);
+  // A batch runs its operations in order: an earlier one that changes tmux may rename the
+  // session this one names, move a pane into the window it kills, or synchronize the window it
+  // types into. Guarded tools are judged themselves; read-only ones change nothing.
+  if (tool !== BATCH_TOOL && verbOf(tool) === undefined && !readsOnly(tool)) changes.push(tool);
+  return calls;
+}
+
+function readCall(
+  tool: string,
+  args: Record<string, unknown>,
+  label: string,
+  inherited: { readonly socket?: string; readonly host?: unknown },
+  depth: number,
+  changes: string[],
 ): GuardedCall[] {
   const verb = verbOf(tool);
   if (tool !== BATCH_TOOL && verb === undefined) return [];
@@ -126,6 +163,9 @@ function callsOf(
       const opArgs = op.arguments ?? {};
       const opTool = bareToolName(op.tool);
       if (!isObject(opArgs)) {
+        if (opTool !== BATCH_TOOL && verbOf(opTool) === undefined && !readsOnly(opTool)) {
+          changes.push(opTool);
+        }
         return verbOf(opTool) === undefined && opTool !== BATCH_TOOL ? [] : [
           unclear(
             `${opLabel} (${opTool})`,
@@ -140,18 +180,22 @@ function callsOf(
         `${opLabel} (${opTool})`,
         { socket: socketName, host },
         depth + 1,
+        changes,
       );
     });
   }
   if (verb === undefined) return [];
-  if (tool === "kill_server") return [{ label, verb, socketName, targets: [{ kind: "server" }] }];
+  const after = changes.length > 0 ? { after: [...changes] } : {};
+  if (tool === "kill_server") {
+    return [{ label, verb, socketName, targets: [{ kind: "server" }], ...after }];
+  }
   const targets: Target[] = [];
   const problem = collectTargets(args, targets, 0);
   if (problem) return [unclear(label, verb, problem)];
   if (targets.length === 0) {
     return [unclear(label, verb, "it names no paneId, windowId or session")];
   }
-  return [{ label, verb, socketName, targets }];
+  return [{ label, verb, socketName, targets, ...after }];
 }
 
 function unclear(label: string, verb: string, why: string): GuardedCall {
@@ -226,6 +270,13 @@ export function judgeCalls(
       out.push(`${call.label}: cannot tell which panes it would ${call.verb} (${call.unclear})`);
       continue;
     }
+    if (call.after) {
+      out.push(
+        `earlier operations of this batch (${namedChanges(call.after)}) may change what ` +
+          `${call.label} would ${call.verb}: it cannot be judged by tmux as it is now`,
+      );
+      continue;
+    }
     const view = viewOf(call.socketName);
     const on = view.on;
     for (const target of call.targets) {
@@ -248,6 +299,13 @@ export function judgeCalls(
     }
   }
   return out;
+}
+
+/** `rename_session, join_pane`, or the first few and how many more. */
+function namedChanges(tools: readonly string[]): string {
+  const named = tools.slice(0, MAX_NAMED_CHANGES).map((t) => oneLine(t, 60)).join(", ");
+  const more = tools.length - MAX_NAMED_CHANGES;
+  return more > 0 ? `${named} and ${more} more` : named;
 }
 
 function targetName(target: Target): string {
@@ -368,7 +426,7 @@ export async function guard(
   if (calls.length === 0) return null;
   const views = new Map<string | undefined, ServerView>();
   for (const call of calls) {
-    if (call.unclear || views.has(call.socketName)) continue;
+    if (call.unclear || call.after || views.has(call.socketName)) continue;
     const address: ServerAddress = call.socketName === undefined
       ? home!
       : { socketName: call.socketName };

@@ -6,8 +6,10 @@ import {
   GUARDED_TOOLS,
   guardedCalls,
   MAX_REASON_CHARS,
+  readsOnly,
   reasonText,
 } from "./guard.ts";
+import prebuiltToolList from "../mcp/tool_list.json" with { type: "json" };
 import { runHook } from "./main.ts";
 import { agentEnv, memoryIo, recorded, restartServer, seedDecision, toolCall } from "./testing.ts";
 import { TmuxRunner } from "../tmux/run.ts";
@@ -357,6 +359,91 @@ Deno.test("guard: batches are judged per operation", async () => {
       reason,
     );
     assert.ok(!reason.includes("operation 2"), reason);
+  });
+});
+
+Deno.test("readsOnly: the inspect toolset, every tool of it read-only in the tool list", () => {
+  for (const tool of prebuiltToolList.tools) {
+    if (readsOnly(tool.name)) assert.equal(tool.annotations.readOnlyHint, true, tool.name);
+  }
+  for (const tool of ["list_panes", "capture_pane", "show_options", "get_command_result"]) {
+    assert.ok(readsOnly(tool), tool);
+  }
+  for (const tool of [...GUARDED_TOOLS, BATCH_TOOL, "rename_session", "join_pane", "nope"]) {
+    assert.ok(!readsOnly(tool), tool);
+  }
+  for (const name of ["constructor", "toString", "__proto__"]) assert.ok(!readsOnly(name), name);
+});
+
+Deno.test("guard: a batch operation after operations that change tmux is asked about", async () => {
+  await withServer(async (t, ids, env) => {
+    const batch = (operations: unknown[], args: string[] = []) =>
+      guardRun(env, toolCall("mcp__tmux__call_tools_batch", { operations }), args);
+    // Renames make "scratch" name the session a person watches by the time kill_session runs.
+    await t.tmux("new-session", "-d", "-s", "scratch", "sh");
+    await t.tmux("new-session", "-d", "-s", "watched", "sh");
+    await t.attach("watched");
+    const renamed = await batch([
+      { tool: "rename_session", arguments: { session: "scratch", name: "old" } },
+      { tool: "list_sessions", arguments: {} },
+      { tool: "mcp__tmux__rename_session", arguments: { session: "watched", name: "scratch" } },
+      { tool: "kill_session", arguments: { session: "scratch", force: true } },
+    ]);
+    assert.equal(renamed.code, 0);
+    const d = seedDecision(renamed.stdout);
+    assert.equal(d.permissionDecision, "ask");
+    assert.equal(
+      d.permissionDecisionReason,
+      "earlier operations of this batch (rename_session, rename_session) may change what " +
+        "call_tools_batch operation 4 (kill_session) would kill: it cannot be judged by tmux " +
+        "as it is now.",
+    );
+    const denied = await batch([
+      { tool: "rename_session", arguments: { session: "scratch", name: "old" } },
+      { tool: "kill_session", arguments: { session: "scratch" } },
+    ], ["--deny"]);
+    assert.equal(seedDecision(denied.stdout).permissionDecision, "deny");
+    // Synchronizing the agent's window first: typing into the neighbour reaches the agent.
+    const neighbour =
+      (await t.tmux("split-window", "-d", "-t", ids.agent, "-P", "-F", "#{pane_id}")).trim();
+    const synced = await batch([
+      { tool: "set_synchronize_panes", arguments: { windowId: "@0", on: true } },
+      { tool: "send_keys", arguments: { paneId: neighbour, text: "x", force: true } },
+    ]);
+    assert.ok(
+      seedDecision(synced.stdout).permissionDecisionReason.startsWith(
+        "earlier operations of this batch (set_synchronize_panes) may change what " +
+          "call_tools_batch operation 2 (send_keys) would type into",
+      ),
+      synced.stdout,
+    );
+    // Joining the agent's pane into the other window first, inside a nested batch.
+    const joined = await batch([
+      { tool: "join_pane", arguments: { paneId: ids.agent, targetPaneId: ids.other } },
+      {
+        tool: BATCH_TOOL,
+        arguments: {
+          operations: [{ tool: "kill_window", arguments: { windowId: ids.otherWindow } }],
+        },
+      },
+    ]);
+    assert.ok(
+      seedDecision(joined.stdout).permissionDecisionReason.includes(
+        "(join_pane) may change what call_tools_batch operation 1 (kill_window) would kill",
+      ),
+      joined.stdout,
+    );
+    // Read-only operations change nothing, guarded ones are judged themselves, and changes
+    // after an operation do not reach back: all judged by tmux as it is, as before.
+    const quiet = await batch([
+      { tool: "list_panes", arguments: {} },
+      { tool: "capture_pane", arguments: { paneId: ids.agent } },
+      { tool: "send_keys", arguments: { paneId: ids.other, text: "ls" } },
+      { tool: "kill_pane", arguments: { paneId: neighbour } },
+      { tool: "run_command", arguments: { paneId: ids.other, command: "ls" } },
+      { tool: "rename_session", arguments: { session: "old", name: "older" } },
+    ]);
+    assert.deepEqual(quiet, { code: 0, stdout: "", stderr: [] });
   });
 });
 

@@ -84,7 +84,10 @@ Commands:
               or the agent's own pane, answers permissionDecision "ask" with the pane and
               who watches it; nothing otherwise. A call goes to its socket_name's server,
               else to SERVER, else to the agent's (TMUX); one that names none of them
-              (outside tmux, no SERVER) gets no opinion.
+              (outside tmux, no SERVER) gets no opinion. In call_tools_batch, an operation
+              that would do any of that after operations that may change tmux (any tool
+              outside the inspect toolset, e.g. rename_session, join_pane) is asked about:
+              what it reaches when it runs is not what tmux shows now.
       --deny    Answer "deny" instead of "ask".
   config      Prints the settings.json hooks block and the tmux lines wiring all of this.
       --server-name NAME  The name the MCP server is registered under (default ${DEFAULT_SERVER_NAME}).
