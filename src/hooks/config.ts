@@ -66,6 +66,10 @@ const EVENT_COMMANDS: readonly (readonly [string, string])[] = [
   ["PermissionRequest", "attention"],
   ["UserPromptSubmit", "working"],
   ["PreToolUse", "working"],
+  // After a tool the person approved (PermissionRequest marked the window), the agent works
+  // on: without these, "needs you" would stay up while it does.
+  ["PostToolUse", "working"],
+  ["PostToolUseFailure", "working"],
   // Not SubagentStop: a subagent finishing does not end the agent's turn.
   ["Stop", "done"],
 ];

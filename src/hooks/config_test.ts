@@ -23,6 +23,8 @@ Deno.test("settings block: each event runs its command; guard only for the serve
     "PermissionRequest",
     "UserPromptSubmit",
     "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
     "Stop",
   ]);
   assert.deepEqual(commands("Notification"), [[null, ["tmux-mcp hook attention"]]]);
@@ -32,6 +34,8 @@ Deno.test("settings block: each event runs its command; guard only for the serve
     [null, ["tmux-mcp hook working"]],
     ["mcp__tmux__.*", ["tmux-mcp hook guard"]],
   ]);
+  assert.deepEqual(commands("PostToolUse"), [[null, ["tmux-mcp hook working"]]]);
+  assert.deepEqual(commands("PostToolUseFailure"), [[null, ["tmux-mcp hook working"]]]);
   assert.deepEqual(commands("Stop"), [[null, ["tmux-mcp hook done"]]]);
   for (const entries of Object.values(block.hooks)) {
     for (const e of entries) assert.ok(e.hooks.every((h) => h.type === "command"));
@@ -44,6 +48,38 @@ Deno.test("settings block: each event runs its command; guard only for the serve
   const matcher = new RegExp(`^(?:${guard.matcher})$`);
   assert.ok(matcher.test("mcp__my-tmux_2__send_keys"));
   assert.ok(!matcher.test("mcp__tmux__send_keys") && !matcher.test("Bash"));
+});
+
+Deno.test('the printed wiring lowers "needs you" once an approved tool runs, or fails', async () => {
+  const t = await TestTmux.start("main");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const block = settingsBlock("tmux", "tmux-mcp");
+    // What the agent runs for an event, as settings.json wires it (guard aside: no marks).
+    const fire = async (input: Record<string, unknown>) => {
+      const entries = block.hooks[input.hook_event_name as string] ?? [];
+      for (const { hooks } of entries) {
+        for (const { command } of hooks) {
+          const sub = command.replace(/^tmux-mcp hook /, "");
+          if (sub === "guard") continue;
+          const { io, out } = memoryIo(JSON.stringify(input), env);
+          assert.equal(await runHook([sub], io), 0, out.stderr.join());
+        }
+      }
+    };
+    const state = async () =>
+      (await t.tmuxRaw("show-options", "-wqv", "-t", t.ids.paneId, STATE_OPTION)).stdout.trim();
+    for (const after of ["PostToolUse", "PostToolUseFailure"]) {
+      await fire(recorded("PreToolUse", { tool_name: "Bash", tool_input: { command: "make" } }));
+      await fire(recorded("PermissionRequest"));
+      assert.equal(await state(), "needs-input");
+      // The person approved: the tool runs, then ends (or fails), and the agent works on.
+      await fire(recorded(after));
+      assert.equal(await state(), "working", after);
+    }
+  } finally {
+    await t.kill();
+  }
 });
 
 Deno.test("config text: --settings is pure JSON, --tmux a tmux file, default both", () => {
@@ -70,7 +106,7 @@ async function configCommands(
   const commands = Object.values(block.hooks).flatMap((entries) =>
     entries.flatMap((e) => e.hooks.map((h) => h.command))
   );
-  assert.equal(commands.length, 6);
+  assert.equal(commands.length, 8);
   return { commands, text: out.stdout };
 }
 

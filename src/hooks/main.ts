@@ -74,7 +74,8 @@ Commands:
   attention   For Notification, PermissionRequest: the agent needs the person. Sets the
               window options @agent-state=needs-input and @agent-message, and shows a short
               message on every attached client that is not already looking at the pane.
-  working     For UserPromptSubmit, PreToolUse: @agent-state=working, message cleared.
+  working     For UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure:
+              @agent-state=working, message cleared.
   done        For Stop (SubagentStop input is ignored: the agent's turn goes on):
               @agent-state=done; when nobody is looking at the
               pane, every attached client is told once.
