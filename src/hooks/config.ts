@@ -15,7 +15,7 @@
  */
 
 import type { ServerAddress } from "../tmux/run.ts";
-import { AGENTS_CHANNEL, MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
+import { AGENTS_CHANNEL, MESSAGE_OPTION, PANE_OPTION, STATE_OPTION } from "./marks.ts";
 import { socketFlagArgs, socketLabel } from "../tmux/socket_choice.ts";
 
 /** The name the MCP server is usually registered under (`claude mcp add tmux ...`). */
@@ -116,7 +116,7 @@ export function settingsBlock(
 export function tmuxLines(): string[] {
   const format = `${TMUX_DEFAULT_WINDOW_STATUS}${STATUS_MARKS}`;
   const unset = `set-option -wu ${STATE_OPTION} ; set-option -wu ${MESSAGE_OPTION}` +
-    ` ; wait-for -S ${AGENTS_CHANNEL}`;
+    ` ; set-option -wu ${PANE_OPTION} ; wait-for -S ${AGENTS_CHANNEL}`;
   return [
     "set-option -g focus-events on",
     `set-option -g window-status-format '${format}'`,

@@ -10,7 +10,7 @@ import {
   TMUX_DEFAULT_WINDOW_STATUS,
 } from "./config.ts";
 import { runHook } from "./main.ts";
-import { AGENTS_CHANNEL, MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
+import { AGENTS_CHANNEL, MESSAGE_OPTION, PANE_OPTION, STATE_OPTION } from "./marks.ts";
 import { agentEnv, memoryIo, recorded } from "./testing.ts";
 import { sh } from "../../tests/helpers/tmux.ts";
 
@@ -195,7 +195,7 @@ Deno.test("config's tmux lines load cleanly, and loading twice changes nothing",
     assert.deepEqual(
       first,
       CLEARING_HOOKS.map((hook) =>
-        `${hook}[${FOCUS_HOOK_INDEX}] if-shell -F "${PERSON_LOOKS}" "set-option -wu ${STATE_OPTION} ; set-option -wu ${MESSAGE_OPTION} ; wait-for -S ${AGENTS_CHANNEL}"\n`
+        `${hook}[${FOCUS_HOOK_INDEX}] if-shell -F "${PERSON_LOOKS}" "set-option -wu ${STATE_OPTION} ; set-option -wu ${MESSAGE_OPTION} ; set-option -wu ${PANE_OPTION} ; wait-for -S ${AGENTS_CHANNEL}"\n`
       ),
     );
     assert.equal(format, `${TMUX_DEFAULT_WINDOW_STATUS}${STATUS_MARKS}\n`);
@@ -274,7 +274,7 @@ Deno.test("looking at the agent's window clears its marks (pane-focus-in), no ot
     await mark(otherPane, "working", recorded("PreToolUse"));
     assert.equal(
       await marks(agentPane),
-      `${MESSAGE_OPTION} approve?\n${STATE_OPTION} needs-input\n`,
+      `${MESSAGE_OPTION} approve?\n${PANE_OPTION} "${agentPane}"\n${STATE_OPTION} needs-input\n`,
     );
 
     await t.tmux("select-window", "-t", agentWindow);
@@ -309,7 +309,8 @@ Deno.test("a control-mode client attaching (an MCP server's own) clears no mark;
     };
     await attention();
     const marks = () => t.tmux("show-options", "-w", "-t", t.ids.paneId);
-    const marked = `${MESSAGE_OPTION} approve?\n${STATE_OPTION} needs-input\n`;
+    const marked =
+      `${MESSAGE_OPTION} approve?\n${PANE_OPTION} "${t.ids.paneId}"\n${STATE_OPTION} needs-input\n`;
     assert.equal(await marks(), marked);
     // Runs right after the line under test, in the same list of the hook's commands.
     await t.tmux("set-hook", "-g", `pane-focus-in[${FOCUS_HOOK_INDEX + 1}]`, "set -g @seen 1");

@@ -72,14 +72,17 @@ Server (every command takes it, with the MCP server's rules; a flag wins over th
 
 Commands:
   attention   For Notification, PermissionRequest: the agent needs the person. Sets the
-              window options @agent-state=needs-input and @agent-message, and shows a short
-              message on every attached client that is not already looking at the pane.
+              window options @agent-state=needs-input, @agent-message and @agent-pane (the
+              agent's pane), and shows a short message on every attached client that is not
+              already looking at the pane.
   working     For UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure:
               @agent-state=working, message cleared.
   done        For Stop (SubagentStop input is ignored: the agent's turn goes on):
               @agent-state=done; when nobody is looking at the
               pane, every attached client is told once.
-  clear       Removes both marks (looking at the pane does too, with the config lines).
+  clear       Removes the marks (looking at the pane does too, with the config lines).
+              working, done and clear leave a needs-input that another pane's agent in the
+              window raised (@agent-pane): only that agent, or the person looking, lowers it.
   guard       For PreToolUse with matcher mcp__tmux__.*: when the call would type into,
               paste into, run in, respawn, kill, clear or pipe a pane a person is watching,
               or the agent's own pane, answers permissionDecision "ask" with the pane and

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { HOOK_COMMANDS, hookHelpText, runHook } from "./main.ts";
-import { MESSAGE_OPTION, STATE_OPTION } from "./marks.ts";
+import { MESSAGE_OPTION, PANE_OPTION, STATE_OPTION } from "./marks.ts";
 import { agentEnv, memoryIo, RECORDED, recorded, restartServer, toolCall } from "./testing.ts";
 
 async function run(
@@ -146,7 +146,8 @@ Deno.test("working, attention, done, clear mark the agent's window and only it",
       assert.deepEqual(await run([command], JSON.stringify(input), env), QUIET, command);
       assert.equal(await marks(), expected, `${command} ${input.hook_event_name}`);
     };
-    const needs = (m: string) => `${MESSAGE_OPTION} ${m}\n${STATE_OPTION} needs-input\n`;
+    const needs = (m: string) =>
+      `${MESSAGE_OPTION} ${m}\n${PANE_OPTION} "${t.ids.paneId}"\n${STATE_OPTION} needs-input\n`;
     const state = (s: string) => `${STATE_OPTION} ${s}\n`;
 
     await step(

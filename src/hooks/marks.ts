@@ -19,6 +19,11 @@ import type { HookInput } from "./input.ts";
 export const STATE_OPTION = "@agent-state";
 /** The window option holding what the agent wants from the person. */
 export const MESSAGE_OPTION = "@agent-message";
+/**
+ * The window option holding the pane whose agent raised `needs-input`: two agents may share a
+ * window, and one going on working must not lower the other's call for the person.
+ */
+export const PANE_OPTION = "@agent-pane";
 
 /**
  * The tmux wait channel signalled (`wait-for -S`) after every change of the marks: a changed
@@ -60,24 +65,41 @@ function markArgs(paneId: string, state: AgentState, message?: string): string[]
 }
 
 /**
+ * True (a tmux format, for the window of `paneId`) when this pane's agent may change the marks:
+ * unless another pane's agent asked for the person (`needs-input` raised by another pane). Only
+ * that agent, or the person looking (config's tmux lines), lowers it. A `needs-input` with no
+ * pane recorded (set by an older hook) is anybody's, as before.
+ */
+function mayLower(paneId: string): string {
+  return `#{||:#{!=:#{${STATE_OPTION}},needs-input},` +
+    `#{||:#{==:#{${PANE_OPTION}},${paneId}},#{==:#{${PANE_OPTION}},}}}`;
+}
+
+/**
  * `working`: one tmux call, because it runs before every tool call. It proves the server is
- * still the one `TMUX` named in that same call (see {@link onAgentServer}).
+ * still the one `TMUX` named in that same call (see {@link onAgentServer}). Another pane's
+ * `needs-input` in the window stays.
  */
 export async function markWorking(runner: TmuxRunner, pane: AgentPane): Promise<void> {
   await onAgentServer(runner, pane, [
     ["set-option", "-w", "-t", pane.paneId, STATE_OPTION, "working"],
     ["set-option", "-wu", "-t", pane.paneId, MESSAGE_OPTION],
+    ["set-option", "-wu", "-t", pane.paneId, PANE_OPTION],
     ["wait-for", "-S", AGENTS_CHANNEL],
-  ]);
+  ], mayLower(pane.paneId));
 }
 
-/** `clear`: both marks gone, as if the person had looked; on the agent's own server only. */
+/**
+ * `clear`: the marks gone, as if the person had looked; on the agent's own server only, and
+ * not another pane's `needs-input`.
+ */
 export async function clearMarks(runner: TmuxRunner, pane: AgentPane): Promise<void> {
   await onAgentServer(runner, pane, [
     ["set-option", "-wu", "-t", pane.paneId, STATE_OPTION],
     ["set-option", "-wu", "-t", pane.paneId, MESSAGE_OPTION],
+    ["set-option", "-wu", "-t", pane.paneId, PANE_OPTION],
     ["wait-for", "-S", AGENTS_CHANNEL],
-  ]);
+  ], mayLower(pane.paneId));
 }
 
 /** Words that read the same in tmux's command syntax as in an argument vector. */
@@ -92,23 +114,30 @@ const PLAIN_WORD = /^[%@A-Za-z0-9_-]+$/;
  *
  * `if-shell` takes its commands as tmux command text: only plain words (fixed option names and
  * values, the pane id agentPane checked) may go in, so nothing needs quoting.
+ *
+ * `when`, a format read in the pane's window, must hold too; when only it fails, nothing runs
+ * and nothing is said.
  */
 async function onAgentServer(
   runner: TmuxRunner,
   pane: AgentPane,
   commands: readonly (readonly string[])[],
+  when?: string,
 ): Promise<void> {
   for (const word of commands.flat()) {
     if (!PLAIN_WORD.test(word)) throw new Error(`not a plain tmux word: ${JSON.stringify(word)}`);
   }
+  const samePid = `#{==:#{pid},${pane.serverPid}}`;
   const out = await runner.run(pane.address, [
     "if-shell",
     "-F",
-    `#{==:#{pid},${pane.serverPid}}`,
+    // The pane's window, for `when`'s window options (a pane that is gone fails as no-target).
+    ...(when === undefined ? [samePid] : ["-t", pane.paneId, `#{&&:${samePid},${when}}`]),
     commands.map((c) => c.join(" ")).join(" ; "),
     "display-message -p '#{pid}'",
   ], { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
   const live = new TextDecoder().decode(out).trim();
+  if (when !== undefined && live === String(pane.serverPid)) return;
   if (live !== "") {
     throw new AgentPaneError(
       `TMUX names another tmux server (or a server since restarted): pid ${pane.serverPid}, ` +
@@ -133,6 +162,7 @@ export async function markAttention(
   const text = `Agent in ${where(row)} needs you: ${message}`;
   await runner.run(pane.address, [
     ...markArgs(pane.paneId, "needs-input", message),
+    ...[";", "set-option", "-w", "-t", pane.paneId, PANE_OPTION, pane.paneId],
     ...NUDGE_ARGS,
     ...displayArgs(pane.paneId, othersThan(snapshot, watchers), text),
   ], { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
@@ -146,8 +176,14 @@ export async function markDone(runner: TmuxRunner, pane: AgentPane): Promise<voi
   const { snapshot, row } = await locate(runner, pane);
   const watched = (attendedPanes(snapshot).get(pane.paneId) ?? []).length > 0;
   const text = `Agent in ${where(row)} is done.`;
+  // Not over another pane's needs-input (see mayLower): one tmux command reads and writes.
+  const lower = [
+    ["set-option", "-w", "-t", pane.paneId, STATE_OPTION, "done"],
+    ["set-option", "-wu", "-t", pane.paneId, MESSAGE_OPTION],
+    ["set-option", "-wu", "-t", pane.paneId, PANE_OPTION],
+  ].map((c) => c.join(" ")).join(" ; ");
   await runner.run(pane.address, [
-    ...markArgs(pane.paneId, "done"),
+    ...["if-shell", "-F", "-t", pane.paneId, mayLower(pane.paneId), lower],
     ...NUDGE_ARGS,
     ...(watched ? [] : displayArgs(pane.paneId, othersThan(snapshot, []), text)),
   ], { timeoutMs: HOOK_TMUX_TIMEOUT_MS });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { cleanEnv, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { runHook } from "./main.ts";
-import { AGENTS_CHANNEL, MESSAGE_OPTION, oneLine, STATE_OPTION } from "./marks.ts";
+import { AGENTS_CHANNEL, MESSAGE_OPTION, oneLine, PANE_OPTION, STATE_OPTION } from "./marks.ts";
 import { agentEnv, memoryIo, recorded } from "./testing.ts";
 
 Deno.test("oneLine flattens control characters and cuts visibly", () => {
@@ -61,6 +61,47 @@ async function hook(
 
 const show = (t: TestTmux, pane: string, option: string) =>
   t.tmuxRaw("show-options", "-wv", "-t", pane, option);
+
+Deno.test("two agents in one window: one working on never lowers the other's needs-input", async () => {
+  const t = await TestTmux.start("main");
+  try {
+    const facts = await t.facts();
+    const a = t.ids.paneId;
+    const b = (await t.tmux("split-window", "-d", "-t", a, "-P", "-F", "#{pane_id}", "sh")).trim();
+    const [envA, envB] = [agentEnv(facts, a), agentEnv(facts, b)];
+    const state = async () => (await show(t, a, STATE_OPTION)).stdout;
+    await hook("attention", recorded("PermissionRequest"), envA);
+    assert.equal(await state(), "needs-input\n");
+    assert.equal((await show(t, a, PANE_OPTION)).stdout, `${a}\n`);
+    // B's routine marks leave A's call for the person up, message and all.
+    for (
+      const [command, event] of [["working", "PreToolUse"], ["done", "Stop"], ["clear", "Stop"]]
+    ) {
+      await hook(command, recorded(event), envB);
+      assert.equal(await state(), "needs-input\n", `B's ${command}`);
+      assert.equal((await show(t, a, MESSAGE_OPTION)).stdout, "asks permission to use Bash\n");
+    }
+    // A itself goes on (the person answered): its working lowers it, and B's marks count again.
+    await hook("working", recorded("PostToolUse"), envA);
+    assert.equal(await state(), "working\n");
+    assert.equal((await show(t, a, PANE_OPTION)).stdout, "");
+    await hook("done", recorded("Stop"), envB);
+    assert.equal(await state(), "done\n");
+    // The latest call for the person is the one that counts; its own agent's done lowers it.
+    await hook("attention", recorded("Notification"), envA);
+    await hook("attention", recorded("PermissionRequest"), envB);
+    await hook("working", recorded("PreToolUse"), envA);
+    assert.equal(await state(), "needs-input\n");
+    await hook("done", recorded("Stop"), envB);
+    assert.equal(await state(), "done\n");
+    // A needs-input from before panes were recorded is anybody's, as it was.
+    await t.tmux("set-option", "-w", "-t", a, STATE_OPTION, "needs-input");
+    await hook("clear", recorded("Stop"), envB);
+    assert.equal(await state(), "");
+  } finally {
+    await t.kill();
+  }
+});
 
 Deno.test("every mark signals the agents' wait channel, so a watcher sees it at once", async () => {
   const t = await TestTmux.start();
