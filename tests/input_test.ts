@@ -513,6 +513,83 @@ Deno.test("run_command refuses panes that are not at a POSIX shell", async () =>
   });
 });
 
+/**
+ * Five run_command calls in a row in a bash pane started with `env` (its prompt's settings):
+ * each C-c run_command sends makes the shell draw its prompt again, running the program in it.
+ */
+async function fiveInARow(t: Server, c: TestClient, env: string): Promise<void> {
+  const pane = await t.showing(`env ${env} bash --norc --noprofile -i`, "p$");
+  for (let i = 0; i < 5; i++) {
+    const r = await c.ok<{ output: string; exitStatus: number }>("run_command", {
+      paneId: pane,
+      command: `echo "run ${i}"; false`,
+      timeoutMs: 10_000,
+    });
+    assert.equal(r.output, `run ${i}`);
+    assert.equal(r.exitStatus, 1);
+  }
+}
+
+Deno.test("run_command: a $(...) in PS1 that runs a program does not refuse the typing", async () => {
+  await withServer(async (t, c) => {
+    await fiveInARow(t, c, `'PS1=$(sleep 0.2)p$ '`);
+  });
+});
+
+Deno.test("run_command: a PROMPT_COMMAND that runs a program does not refuse the typing", async () => {
+  await withServer(async (t, c) => {
+    await fiveInARow(t, c, `'PROMPT_COMMAND=sleep 0.05' 'PS1=p$ '`);
+  });
+});
+
+Deno.test("run_command: a prompt command that does not end is named in the refusal", async () => {
+  await withServer(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-slow-prompt-" });
+    try {
+      // The prompt is quick until the file exists; then drawing it never ends.
+      const pane = await t.showing(
+        `env 'PROMPT_COMMAND=[ -e ${dir}/slow ] && sleep 600' 'PS1=p$ ' bash --norc --noprofile -i`,
+        "p$",
+      );
+      await Deno.writeTextFile(`${dir}/slow`, "");
+      const refusal = await c.fail("run_command", {
+        paneId: pane,
+        command: "echo never",
+        timeoutMs: 500,
+      });
+      assert.match(refusal, /a prompt command may still be running/, refusal);
+      assert.match(refusal, /Nothing was typed/);
+      assert.doesNotMatch(await t.tmux("capture-pane", "-p", "-t", pane), /never/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("run_command: a nested interactive shell is named, with exit as the way back", async () => {
+  await withServer(async (t, c) => {
+    const pane = await t.showing("env 'PS1=outer$ ' bash --norc --noprofile -i", "outer$");
+    await c.ok("send_keys", { paneId: pane, text: "PS1='inner$ ' bash --norc --noprofile -i" });
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", pane)).trimEnd().endsWith("inner$"),
+      "the inner prompt",
+    );
+    const refusal = await c.fail("run_command", { paneId: pane, command: "echo inside" });
+    assert.match(refusal, /a shell it started \(bash\) holds the terminal/, refusal);
+    assert.match(refusal, /nested interactive shell/);
+    assert.match(refusal, /"exit"/);
+    assert.match(refusal, /Nothing was typed/);
+    // Leaving it gives the pane's own shell back to run_command.
+    await c.ok("send_keys", { paneId: pane, text: "exit" });
+    const r = await c.ok<{ output: string }>("run_command", {
+      paneId: pane,
+      command: "echo outside",
+      timeoutMs: 10_000,
+    });
+    assert.equal(r.output, "outside");
+  });
+});
+
 Deno.test("run_command reports a pane whose shell exits while the command runs", async () => {
   await withServer(async (t, c) => {
     await t.tmux("set-option", "-g", "remain-on-exit", "on");

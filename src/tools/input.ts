@@ -28,7 +28,7 @@ import { randomHex } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
-import { OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
+import { isShellCommand, OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
 import {
   endMarker,
   isOver,
@@ -346,6 +346,13 @@ export function pastableText(text: string): string {
 }
 
 /**
+ * The refusal of a keystroke meant for a shell at its prompt because the shell did not hold its
+ * terminal at that instant: nothing was typed (the check travels with the keys), so the step may
+ * be tried again ({@link whileShellAway}).
+ */
+class ShellAway extends ToolFailure {}
+
+/**
  * The guard of a keystroke meant for a shell at its prompt: process `holds` must hold the
  * pane's terminal at that instant (foreground.ts), and tmux must still name `command`.
  */
@@ -360,7 +367,7 @@ function shellGuard(
     command,
     shellConditions: [{ target: pane.id, format: shellHoldsTerminal(holds), shell: true }],
     shellRefusals: [
-      new ToolFailure(
+      new ShellAway(
         `Pane ${pane.id}'s shell (pid ${holds}) is not what reads the keyboard: a program ` +
           "it started is in the foreground (perhaps one named like the shell, such as a " +
           "script waiting in read). Nothing was typed.",
@@ -583,6 +590,97 @@ async function textBelowCursor(ctx: TmuxContext, paneId: string): Promise<boolea
 const FRESH_PROMPT_MS = 1_000;
 
 /**
+ * How long a program the shell runs to draw its prompt (PROMPT_COMMAND, a `$(...)` in PS1 such
+ * as a git branch, zsh's precmd) may hold the terminal before run_command gives up typing: a
+ * git prompt in a large repository takes about a second.
+ */
+const PROMPT_PROGRAM_MS = 2_000;
+
+/**
+ * How long a shell (by name) in a process group of its own must hold the terminal before it is
+ * taken for a nested shell: longer than a child the shell forked takes to exec its program.
+ */
+const NESTED_SHELL_MS = 150;
+
+/**
+ * A `/bin/sh` command for `if-shell` that exits 0 when the terminal of process `pid` (a pane's
+ * own process, the leader of its session and group) is held by another process group: a
+ * program the shell started as a job (not one of its own group, such as a `$(...)` of its
+ * prompt). Linux: field tpgid of `/proc/PID/stat`, read after the command name's last `)` (see
+ * foreground.ts); elsewhere `ps`.
+ */
+function otherGroupHolds(pid: number): string {
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new RangeError(`not a pid: ${pid}`);
+  return `if [ -r /proc/${pid}/stat ]; then s=; ` +
+    `{ while IFS= read -r l || [ -n "$l" ]; do s="$s $l"; done; } < /proc/${pid}/stat ` +
+    `|| exit 1; while case $s in *")"*) true ;; *) false ;; esac; do s=\${s#*)}; done; ` +
+    `set -- $s; t=$6; else t=$(ps -o tpgid= -p ${pid}) || exit 1; set -- $t; t=$1; fi; ` +
+    `[ -n "$t" ] && [ "$t" -gt 0 ] 2>/dev/null && [ "$t" != ${pid} ]`;
+}
+
+/**
+ * The name of the shell that holds `pane`'s terminal in a process group of its own (tmux names
+ * a group's leader), or null: what a nested interactive shell (`bash` typed in bash, `su`,
+ * `nix-shell`) looks like, and a shell script run as a command too.
+ */
+async function foregroundShell(ctx: TmuxContext, pane: PaneRow): Promise<string | null> {
+  const yes = `tmux-mcp-nested-${randomHex(8)}:`;
+  const result = await execFast(ctx.runner, ctx.address, [
+    "if-shell",
+    "-t",
+    pane.id,
+    otherGroupHolds(pane.pid),
+    `display-message -p -t ${pane.id} "${yes}#{pane_current_command}"`,
+  ], { signal: ctx.signal });
+  if (result.code !== 0) return null;
+  const line = new TextDecoder().decode(result.stdout).split("\n").find((l) => l.startsWith(yes));
+  if (line === undefined) return null;
+  const name = shellName(line.slice(yes.length));
+  return POSIX_SHELLS.has(name) || OTHER_SHELLS.has(name) ? name : null;
+}
+
+/** The refusal for a nested shell `name` holding `pane`'s terminal. */
+function nestedShellRefusal(pane: PaneRow, name: string): ToolFailure {
+  return new ToolFailure(
+    `Pane ${pane.id}'s shell (pid ${pane.pid}) is not what reads the keyboard: a shell it ` +
+      `started (${name}) holds the terminal: a nested interactive shell (${name} run at the ` +
+      "prompt, su, nix-shell) or a shell script. run_command types only into the pane's own " +
+      "shell, and C-c does not end a nested shell. Nothing was typed.",
+    'A nested shell: end it with send_keys text "exit" to return to the pane\'s own shell, ' +
+      "or type into it with send_keys and wait_for_text; a script: wait for it or interrupt it " +
+      '(send_keys keys: ["C-c"]); or use another pane (split_window or create_window).',
+  );
+}
+
+/**
+ * Runs `attempt`, a step guarded by {@link shellGuard}, again every 20 ms while it is refused
+ * only because the pane's shell does not hold its terminal, until `until`: the check travels
+ * with the keys in the same tmux step, so a refused attempt typed nothing. The shell runs the
+ * programs that draw its prompt (PROMPT_COMMAND, a `$(...)` in PS1, zsh's precmd) with the
+ * terminal theirs for a moment, every time it draws one, and run_command's own C-c makes it
+ * draw one. `refused` is told of each refusal (it may throw a better one, as for a nested
+ * shell) and, when the time is up, gives the refusal thrown.
+ */
+async function whileShellAway<T>(
+  ctx: TmuxContext,
+  until: number,
+  attempt: () => Promise<T>,
+  refused: (away: ShellAway, last: boolean) => Promise<Error>,
+): Promise<T> {
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof ShellAway)) throw error;
+      const last = performance.now() >= until;
+      const failure = await refused(error, last);
+      if (last) throw failure;
+      await sleep(20, ctx.signal);
+    }
+  }
+}
+
+/**
  * Brings the pane's shell to a fresh prompt before run_command types: text left on the line,
  * a line the shell holds as unfinished (an unclosed quote, a trailing backslash, an open `for`:
  * its continuation prompt, PS2), and a line editor left in vi command mode would each take the
@@ -604,9 +702,11 @@ const FRESH_PROMPT_MS = 1_000;
  * SIGINT) has handled it or never will, and is typed into as it is (the paste's keys still
  * empty its line).
  *
- * A program drawing the prompt (a command substitution in PS1) holds the terminal for a moment:
- * a refusal for that is tried again for as long (the check travels with the key, so the common
- * case costs one guarded step).
+ * A program drawing the prompt (a command substitution in PS1, PROMPT_COMMAND) holds the
+ * terminal for a moment: a refusal for that is tried again, until `until` (the check travels
+ * with the key, so the common case costs one guarded step). A shell of another process group
+ * holding the terminal for {@link NESTED_SHELL_MS} is a nested shell: refused at once, as C-c
+ * would not end it.
  */
 async function freshPrompt(
   ctx: TmuxContext,
@@ -614,11 +714,10 @@ async function freshPrompt(
   pane: PaneRow,
   now: PaneProbe,
   force: boolean | undefined,
+  until: number,
 ): Promise<void> {
   // Refused where tmux would copy the key to other panes (as the paste that follows is).
   const guard = { ...shellGuard(pane, pane.pid, now.command, force), paste: true };
-  const notHolding = guard.shellRefusals?.[0];
-  const until = performance.now() + FRESH_PROMPT_MS;
   // The screen row above the cursor: where the cursor cannot move down (the bottom row, and a
   // history that does not grow: history-limit 0, or full and trimmed), the new prompt shows as
   // the rows scrolling instead. The terminal's own `^C` echo stays on the cursor's row.
@@ -635,21 +734,25 @@ async function freshPrompt(
         String(p.cursorY - 1),
       ]),
     );
-  let before: PaneProbe;
-  let above: string | null;
-  for (;;) {
+  let before!: PaneProbe;
+  let above: string | null = null;
+  let nestedSince: number | null = null;
+  await whileShellAway(ctx, until, async () => {
     before = await probePane(ctx, pane.id);
     above = await rowAbove(before);
-    try {
-      // The check that the shell holds the terminal travels with the key; a refusal is tried
-      // again while the shell may still be drawing its prompt.
-      await deliverInput(ctx, snapshot, pane, guard, [["send-keys", "-t", pane.id, "C-c"]]);
-      break;
-    } catch (error) {
-      if (error !== notHolding || performance.now() >= until) throw error;
-      await sleep(20, ctx.signal);
+    await deliverInput(ctx, snapshot, pane, guard, [["send-keys", "-t", pane.id, "C-c"]]);
+  }, async (away, last) => {
+    const nested = await foregroundShell(ctx, pane);
+    if (nested === null) {
+      nestedSince = null;
+      return away;
     }
-  }
+    nestedSince ??= performance.now();
+    if (last || performance.now() - nestedSince >= NESTED_SHELL_MS) {
+      throw nestedShellRefusal(pane, nested);
+    }
+    return away;
+  });
   const row = (p: PaneProbe) => p.historySize + p.cursorY;
   const end = performance.now() + FRESH_PROMPT_MS;
   while (performance.now() < end) {
@@ -693,6 +796,44 @@ function runsFor(runner: TmuxRunner): Map<string, RunState> {
     runs.set(runner, map);
   }
   return map;
+}
+
+/** When run_command last saw a command of its own end in a pane (performance.now()), by key. */
+const ends = new WeakMap<TmuxRunner, Map<string, number>>();
+
+function endsFor(runner: TmuxRunner): Map<string, number> {
+  let map = ends.get(runner);
+  if (!map) {
+    map = new Map();
+    ends.set(runner, map);
+  }
+  return map;
+}
+
+/**
+ * The pane as probed once the programs drawing its prompt have let go of it. Right after a
+ * command ends, its shell runs what draws the next prompt (PROMPT_COMMAND, zsh's precmd), and
+ * tmux names that program as the pane's (`sleep`, `git`): a run_command that follows at once
+ * would be refused as not typing into a shell. Within {@link PROMPT_PROGRAM_MS} of an end
+ * run_command saw in the pane, a pane whose program is not named like a shell is probed again
+ * until it is; any other pane is judged at once.
+ */
+async function afterPromptPrograms(
+  ctx: TmuxContext,
+  key: string,
+  paneId: string,
+  start: PaneProbe,
+  deadline: number,
+): Promise<PaneProbe> {
+  const ended = endsFor(ctx.runner).get(key);
+  if (ended === undefined || isShellCommand(start.command)) return start;
+  const until = Math.min(ended + PROMPT_PROGRAM_MS, deadline);
+  let latest = start;
+  while (!isShellCommand(latest.command) && latest.exists && performance.now() < until) {
+    await sleep(20, ctx.signal);
+    latest = await probePane(ctx, paneId);
+  }
+  return latest;
 }
 
 const runCommand = defineTool({
@@ -792,14 +933,16 @@ const runCommand = defineTool({
           "Wait for it to end, then try again.",
         );
       }
-      requirePosixShell(pane.id, watch.start.command);
+      const deadline = began + effective;
+      const settled = await afterPromptPrograms(ctx, key, pane.id, watch.start, deadline);
+      requirePosixShell(pane.id, settled.command);
       table.set(key, state);
       keep = true;
       // A pane created a moment ago may not have drawn its first prompt yet, and until a
       // program holds its terminal tmux names the command the pane was started with (or the
       // shell that is about to exec it): the program is judged only once it has drawn (read
       // with the watch open; tmux checks it again at the instant of typing).
-      const now = await awaitFirstOutput(ctx, pane.id, watch.start, Math.min(effective, 2_000));
+      const now = await awaitFirstOutput(ctx, pane.id, settled, Math.min(effective, 2_000));
       if (paneEnded(watch.start, now)) {
         throw new ToolFailure(
           `Pane ${pane.id} ended before anything was typed.`,
@@ -808,26 +951,46 @@ const runCommand = defineTool({
       }
       const shell = requirePosixShell(pane.id, now.command);
       const typed = typedCommand(args.command, nonce, shell);
-      await freshPrompt(ctx, snapshot, pane, now, args.force);
-      await pasteViaBuffer(ctx, snapshot, pane, typed, {
-        enter: true,
-        keepNewlines: true,
-        force: args.force,
-        // Whatever reached the line between the fresh prompt and now (a person's or another
-        // client's keys) is emptied by keys the line editor handles in order with the paste:
-        // End reaches the end of the line (bound in emacs, vi insert and vi command keymaps;
-        // C-e inserts a character in vi insert mode), C-u kills back to the start (in vi
-        // command mode the character under the cursor stays), A appends at the end (vi command
-        // mode: enters insert mode; anywhere else a letter), C-u kills again. A shell without
-        // line editing gets the End sequence as text and its terminal's line-kill (C-u) takes
-        // it, and the A, away.
-        before: [["send-keys", "-t", pane.id, "End", "C-u", "A", "C-u"]],
-        // The shell itself, not a program it started, must be reading the keyboard: a bash
-        // script blocked in `read` looks like "bash" too. And it is still the program judged.
-        holds: pane.pid,
-        command: now.command,
-      });
-      const deadline = began + effective;
+      const drawn = () => Math.min(performance.now() + PROMPT_PROGRAM_MS, deadline);
+      await freshPrompt(ctx, snapshot, pane, now, args.force, drawn());
+      // The C-c makes the shell draw its prompt again, running the programs that draw it: the
+      // typing waits for them, as the C-c did.
+      const waited = performance.now();
+      const type = () =>
+        pasteViaBuffer(ctx, snapshot, pane, typed, {
+          enter: true,
+          keepNewlines: true,
+          force: args.force,
+          // Whatever reached the line between the fresh prompt and now (a person's or another
+          // client's keys) is emptied by keys the line editor handles in order with the paste:
+          // End reaches the end of the line (bound in emacs, vi insert and vi command keymaps;
+          // C-e inserts a character in vi insert mode), C-u kills back to the start (in vi
+          // command mode the character under the cursor stays), A appends at the end (vi
+          // command mode: enters insert mode; anywhere else a letter), C-u kills again. A shell
+          // without line editing gets the End sequence as text and its terminal's line-kill
+          // (C-u) takes it, and the A, away.
+          before: [["send-keys", "-t", pane.id, "End", "C-u", "A", "C-u"]],
+          // The shell itself, not a program it started, must be reading the keyboard: a bash
+          // script blocked in `read` looks like "bash" too. And it is still the program judged.
+          holds: pane.pid,
+          command: now.command,
+        });
+      const stillDrawing = () =>
+        new ToolFailure(
+          `Pane ${pane.id}'s shell (pid ${pane.pid}) was given C-c for a fresh prompt, but a ` +
+            `program it started still held the terminal ${
+              Math.round(performance.now() - waited)
+            } ms later: a prompt command may still be running (PROMPT_COMMAND, a $(...) in ` +
+            "PS1, zsh's precmd), or one it started since. Nothing was typed.",
+          "Wait for the prompt (wait_for_idle with atPrompt) and try again, or make the " +
+            "prompt's commands quicker.",
+        );
+      await whileShellAway(
+        ctx,
+        drawn(),
+        type,
+        (away, last) => Promise.resolve(last ? stillDrawing() : away),
+      );
       const endToken = endMarker(nonce);
       let result: MarkedRead | null = null;
       let died: PaneProbe | null = null;
@@ -901,6 +1064,7 @@ const runCommand = defineTool({
       const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);
       if (stillRunning) state.attached = false;
       else table.delete(key);
+      if (marked.status !== null) endsFor(ctx.runner).set(key, performance.now());
       const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
       const output = keepTail(marked.output, budget);
       const exitStatus = marked.status ?? died?.deadStatus ?? null;
