@@ -250,6 +250,66 @@ Deno.test("an interrupted job is lost; a quiet job is running; a job waited on i
   });
 });
 
+/** A new window running bash (prompt `P> `), once it shows its prompt. */
+async function bashPane(t: TestTmux): Promise<string> {
+  return await t.showing("env PS1='P> ' bash --norc --noprofile", "P>");
+}
+
+Deno.test({
+  name: "a job that keeps the shell itself busy (wait for its & jobs) runs until it ends; " +
+    "the pane is refused meanwhile",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await withTmux(async (t, c) => {
+      const p = await bashPane(t);
+      const run = await c.ok<Run>("run_command", {
+        paneId: p,
+        command: "sleep 4 & sleep 4 & wait; echo both-done; (exit 4)",
+        timeoutMs: 500,
+      });
+      assert.equal(run.stillRunning, true, JSON.stringify(run));
+      // The shell holds its terminal in `wait`, quiet: it is not back at its prompt.
+      const mid = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 1_000 });
+      assert.equal(mid.state, "running", JSON.stringify(mid));
+      assert.ok(mid.waitedMs >= 900, `waited ${mid.waitedMs} ms`);
+      // Another run_command would press C-c into the wait: refused, nothing typed.
+      const refused = await c.fail("run_command", { paneId: p, command: "echo n''ext" });
+      assert.match(refused, /still running an earlier run_command/);
+      const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+      assert.deepEqual([done.state, done.exitStatus], ["exited", 4], JSON.stringify(done));
+      assert.match(done.output, /both-done$/);
+      assert.doesNotMatch(done.output, /next|\^C/);
+    });
+  },
+});
+
+Deno.test({
+  name: "run_command refuses a shell busy in wait that it did not start, and presses no C-c",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await withTmux(async (t, c) => {
+      const p = await bashPane(t);
+      await t.tmux("send-keys", "-t", p, "-l", "sleep 3 & wait; echo w''aited");
+      await t.tmux("send-keys", "-t", p, "Enter");
+      await waitFor(
+        async () => /^\[1\] \d+$/m.test(await t.tmux("capture-pane", "-p", "-t", p)),
+        "the job",
+      );
+      const refused = await c.fail("run_command", { paneId: p, command: "echo n''ext" });
+      assert.match(refused, /busy itself.*wait/);
+      await waitFor(
+        async () => /^waited$/m.test(await t.tmux("capture-pane", "-p", "-t", p)),
+        "the wait to end by itself",
+        10_000,
+      );
+      const screen = await t.tmux("capture-pane", "-p", "-t", p);
+      assert.doesNotMatch(screen, /\^C|next/, screen);
+      const next = await c.ok<Run>("run_command", { paneId: p, command: "echo n''ext" });
+      assert.equal(next.output, "next");
+    });
+  },
+});
+
 Deno.test("get_command_result refuses what is not a job of this server, clearly", async () => {
   await withTmux(async (t, c) => {
     const notId = await c.call("get_command_result", { jobId: "12; rm -rf /" });

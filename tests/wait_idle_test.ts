@@ -112,6 +112,44 @@ Deno.test("wait_for_idle without atPrompt: a quiet command counts as idle, and s
   });
 });
 
+Deno.test({
+  name:
+    "wait_for_idle atPrompt: a shell busy itself (in wait, in a loop of builtins) is not at its prompt",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await withServer(async (t, c) => {
+      const p = t.ids.paneId;
+      // The shell holds its terminal while it waits for its & jobs, and prints nothing.
+      await type(t, p, "sleep 3 & wait; echo w''aited");
+      await waitFor(async () => (await screen(t, p)).some((l) => /^\[1\] \d+$/.test(l)), "the job");
+      const during = await c.ok<Idle>("wait_for_idle", {
+        paneId: p,
+        atPrompt: true,
+        quietMs: 200,
+        timeoutMs: 800,
+      });
+      assert.equal(during.outcome, "timedOut", JSON.stringify(during));
+      assert.equal(during.atPrompt, false);
+      const after = await c.ok<Idle>("wait_for_idle", { paneId: p, atPrompt: true, quietMs: 200 });
+      assert.equal(after.outcome, "idle");
+      assert.equal(after.atPrompt, true);
+      assert.ok((await screen(t, p)).includes("waited"), "back only once wait returned");
+      // A loop of builtins runs the shell itself.
+      await type(t, p, "while :; do :; done");
+      await waitFor(
+        async () => (await screen(t, p)).at(-1) === "P> while :; do :; done",
+        "the loop typed",
+      );
+      assert.equal((await c.ok<Info>("get_pane_info", { paneId: p })).atPrompt, false);
+      await t.tmux("send-keys", "-t", p, "C-c");
+      await waitFor(
+        async () => (await c.ok<Info>("get_pane_info", { paneId: p })).atPrompt,
+        "the prompt back after C-c",
+      );
+    });
+  },
+});
+
 Deno.test("wait_for_idle: a pane that keeps printing times out", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

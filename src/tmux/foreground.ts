@@ -32,14 +32,15 @@
  * in its own name), so the cut is a loop. A stat file is read by the shell's own `read`, line
  * by line (a name may hold a newline, and the kernel prints it raw), so no process is started
  * for it: a `$(cat ...)` costs a fork and an exec, about 1 ms on every guarded act.
+ *
+ * `idle`: also that the shell is not busy itself ({@link shellIdle}): a shell in `wait` or in
+ * a loop of builtins holds its terminal, but is not at its prompt.
  */
-export function shellHoldsTerminal(pid: number): string {
-  if (!Number.isSafeInteger(pid) || pid <= 0) throw new RangeError(`not a pid: ${pid}`);
-  const p = `/proc/${pid}`;
-  // st FILE: s = the fields of a stat file after the command name.
-  const st = `st() { s=; { while IFS= read -r l || [ -n "$l" ]; do s="$s $l"; done; } < "$1" ` +
-    `|| return 1; while case $s in *")"*) true ;; *) false ;; esac; do s=\${s#*)}; done; }; `;
-  return `if [ -r ${p}/stat ]; then ${st}` +
+export function shellHoldsTerminal(pid: number, options: { idle?: boolean } = {}): string {
+  const p = procOf(pid);
+  // The shell itself busy (`idle`): it holds the terminal, but is not at its prompt.
+  const idle = options.idle ? `${BUSY(p)}bz && exit 1; ` : "";
+  return `if [ -r ${p}/stat ]; then ${ST}` +
     `st ${p}/stat 2>/dev/null || exit 1; set -- $s; [ -n "$3" ] && [ "$3" = "$6" ] || exit 1; ` +
     `g=$3; k=; if [ -r ${p}/task/${pid}/children ]; then ` +
     `read -r k < ${p}/task/${pid}/children || true; ` +
@@ -47,7 +48,38 @@ export function shellHoldsTerminal(pid: number): string {
     `for c in $k; do [ "$c" = ${pid} ] && continue; st /proc/$c/stat 2>/dev/null || continue; ` +
     `set -- $s; [ "$1" != Z ] && [ "$2" = ${pid} ] && [ "$3" = "$g" ] || continue; ` +
     `[ -e /proc/$c/fd/0 ] && ! [ /proc/$c/fd/0 -ef ${p}/fd/0 ] && continue; exit 1; done; ` +
-    `exit 0; else set -- $(ps -o pgid= -o tpgid= -p ${pid}) && [ $# -eq 2 ] && ` +
+    `${idle}exit 0; else set -- $(ps -o pgid= -o tpgid= -p ${pid}) && [ $# -eq 2 ] && ` +
     `[ "$1" = "$2" ] || exit 1; g=$1; ps -A -o ppid= -o pgid= | { while read -r a b; do ` +
     `[ "$a" = ${pid} ] && [ "$b" = "$g" ] && exit 1; done; exit 0; }; fi`;
 }
+
+/**
+ * A shell command that exits 0 unless process `pid` (a shell) is busy itself, not waiting for
+ * a line at its prompt: it runs (kernel state `R`: a loop of builtins), or it waits for a
+ * child (`wait` with `&` jobs, which leaves the terminal to the shell: bash and the kernel's
+ * `do_wait`, dash and zsh in `sigsuspend`). A shell drawing its prompt runs for a moment too,
+ * so it counts as busy only when three looks 20 ms apart all say so (the `sleep` is started
+ * only while it looks busy). A builtin that reads the keyboard (`read`) waits as a shell at
+ * its prompt does, and is not told apart. Linux only (`/proc`); elsewhere, or where the
+ * kernel hides the wait channel, a shell is never busy by this test.
+ */
+export function shellIdle(pid: number): string {
+  const p = procOf(pid);
+  return `if [ -r ${p}/stat ]; then ${ST}${BUSY(p)}bz && exit 1; fi; exit 0`;
+}
+
+function procOf(pid: number): string {
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new RangeError(`not a pid: ${pid}`);
+  return `/proc/${pid}`;
+}
+
+/** st FILE: s = the fields of a stat file after the command name. */
+const ST = `st() { s=; { while IFS= read -r l || [ -n "$l" ]; do s="$s $l"; done; } < "$1" ` +
+  `|| return 1; while case $s in *")"*) true ;; *) false ;; esac; do s=\${s#*)}; done; }; `;
+
+/** bz: returns 0 when the shell at `p` is busy in three looks (see {@link shellIdle}). */
+const BUSY = (p: string) =>
+  `bz() { n=0; while :; do st ${p}/stat 2>/dev/null || return 1; set -- $s; ` +
+  `if [ "$1" != R ]; then w=; read -r w 2>/dev/null < ${p}/wchan || :; case $w in ` +
+  `do_wait*|kernel_wait4*|*sigsuspend*) ;; *) return 1 ;; esac; fi; n=$((n+1)); ` +
+  `[ $n -ge 3 ] && return 0; sleep 0.02 2>/dev/null || :; done; }; `;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { sh as run, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
-import { shellHoldsTerminal } from "./foreground.ts";
+import { shellHoldsTerminal, shellIdle } from "./foreground.ts";
 
 async function sh(script: string): Promise<number> {
   const out = await new Deno.Command("/bin/sh", {
@@ -126,6 +126,45 @@ Deno.test({
       const bg = await paneRunning(t, "sleep 1000 </dev/null & read v");
       await childNamed(t, bg, "sleep");
       assert.equal(await holds(t, bg), true);
+    } finally {
+      await t.kill();
+    }
+  },
+});
+
+/** Asks tmux, as the prompt test does, whether pane `paneId`'s own process is idle. */
+async function idle(t: TestTmux, paneId: string): Promise<boolean> {
+  const pid = Number((await t.tmux("display-message", "-p", "-t", paneId, "#{pane_pid}")).trim());
+  const out = await t.tmux(
+    "if-shell",
+    "-t",
+    paneId,
+    shellIdle(pid),
+    "display-message -p yes",
+    "display-message -p no",
+  );
+  return out.trim() === "yes";
+}
+
+Deno.test({
+  name:
+    "shellIdle: a shell in wait or in a loop of builtins is busy; at its prompt or in read, not",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const t = await TestTmux.start();
+    try {
+      assert.equal(await idle(t, t.ids.paneId), true, "at its prompt");
+      const waits = await paneRunning(t, "sleep 1000 </dev/null & wait");
+      await childNamed(t, waits, "sleep");
+      assert.equal(await holds(t, waits), true, "it holds its terminal");
+      await waitFor(async () => !await idle(t, waits), "the shell in wait to look busy");
+      const loops = await paneRunning(t, "while :; do :; done");
+      await waitFor(async () => !await idle(t, loops), "the loop to look busy");
+      assert.equal(await idle(t, loops), false, "a loop of builtins stays busy");
+      const reads = await paneRunning(t, "sleep 1000 </dev/null & read v");
+      await childNamed(t, reads, "sleep");
+      assert.equal(await idle(t, reads), true, "read waits as a prompt does");
+      assert.equal(await sh(shellIdle(2 ** 30)), 0, "a process that is gone is not busy");
     } finally {
       await t.kill();
     }

@@ -10,9 +10,13 @@
  * the terminal; and from a program a shell without job control runs in its own group (`sh -c
  * 'vim notes; exec sh'`), a child of the shell in the foreground group reading the terminal.
  *
+ * A shell that holds its terminal but is busy itself is not at its prompt either: in `wait`
+ * for its `&` jobs, or running a loop of builtins (foreground.ts `shellIdle`; Linux only).
+ *
  * What it cannot tell: a pane whose own process IS such a script (started with it instead of
  * an interactive shell) looks at its prompt while it reads; and an interactive shell running
- * a builtin that reads the keyboard (`read` typed at the prompt) holds the terminal itself.
+ * a builtin that reads the keyboard (`read` typed at the prompt) holds the terminal itself,
+ * waiting as it does at its prompt.
  * Between Enter and the moment the shell hands the terminal to the command it starts (a few
  * milliseconds) the shell is still at its prompt.
  *
@@ -104,7 +108,7 @@ export async function paneAtPrompt(
     "if-shell",
     "-t",
     paneId,
-    shellHoldsTerminal(facts.pid),
+    shellHoldsTerminal(facts.pid, { idle: true }),
     `display-message -p ${yes}`,
   ], { signal });
   return result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);

@@ -27,7 +27,7 @@ import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
-import { shellHoldsTerminal } from "../tmux/foreground.ts";
+import { shellHoldsTerminal, shellIdle } from "../tmux/foreground.ts";
 import { isShellCommand, OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
 import {
   endMarker,
@@ -347,32 +347,43 @@ export function pastableText(text: string): string {
 
 /**
  * The refusal of a keystroke meant for a shell at its prompt because the shell did not hold its
- * terminal at that instant: nothing was typed (the check travels with the keys), so the step may
- * be tried again ({@link whileShellAway}).
+ * terminal at that instant, or was busy itself (in `wait`): nothing was typed (the check travels
+ * with the keys), so the step may be tried again ({@link whileShellAway}).
  */
 class ShellAway extends ToolFailure {}
 
 /**
  * The guard of a keystroke meant for a shell at its prompt: process `holds` must hold the
  * pane's terminal at that instant (foreground.ts), and tmux must still name `command`.
+ * `idle`: and the shell must not be busy itself (in `wait`, a loop of builtins: shellIdle).
  */
 function shellGuard(
   pane: PaneRow,
   holds: number,
   command: string | undefined,
   force: boolean | undefined,
+  idle = false,
 ): InputGuardOptions {
+  const hint = 'Wait for it to end (wait_for_text), interrupt it (send_keys keys: ["C-c"]), or ' +
+    "use another pane (split_window or create_window).";
   return {
     force,
     command,
-    shellConditions: [{ target: pane.id, format: shellHoldsTerminal(holds), shell: true }],
+    shellConditions: [
+      { target: pane.id, format: shellHoldsTerminal(holds), shell: true },
+      ...(idle ? [{ target: pane.id, format: shellIdle(holds), shell: true }] : []),
+    ],
     shellRefusals: [
       new ShellAway(
         `Pane ${pane.id}'s shell (pid ${holds}) is not what reads the keyboard: a program ` +
           "it started is in the foreground (perhaps one named like the shell, such as a " +
           "script waiting in read). Nothing was typed.",
-        'Wait for it to end (wait_for_text), interrupt it (send_keys keys: ["C-c"]), or use ' +
-          "another pane (split_window or create_window).",
+        hint,
+      ),
+      new ShellAway(
+        `Pane ${pane.id}'s shell (pid ${holds}) is busy itself, not at its prompt: it runs ` +
+          "a builtin such as wait (for its & jobs) or a loop. Nothing was typed.",
+        hint.replace("wait_for_text", "wait_for_idle with atPrompt"),
       ),
     ],
   };
@@ -717,7 +728,9 @@ async function freshPrompt(
   until: number,
 ): Promise<void> {
   // Refused where tmux would copy the key to other panes (as the paste that follows is).
-  const guard = { ...shellGuard(pane, pane.pid, now.command, force), paste: true };
+  // The shell itself busy (in `wait` for its & jobs): C-c would interrupt it, and the typing
+  // would be read by whatever it runs next.
+  const guard = { ...shellGuard(pane, pane.pid, now.command, force, true), paste: true };
   // The screen row above the cursor: where the cursor cannot move down (the bottom row, and a
   // history that does not grow: history-limit 0, or full and trimmed), the new prompt shows as
   // the rows scrolling instead. The terminal's own `^C` echo stays on the cursor's row.
