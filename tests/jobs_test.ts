@@ -310,6 +310,44 @@ Deno.test({
   },
 });
 
+Deno.test("a lost job's output stops where the next command was typed", async () => {
+  await withTmux(async (t, c) => {
+    const p = t.ids.paneId;
+    const run = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "echo o''ne; sleep 30",
+      timeoutMs: 300,
+    });
+    assert.equal(run.stillRunning, true);
+    await t.foreground(p, "sleep");
+    await t.tmux("send-keys", "-t", p, "C-c");
+    const lost = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 10_000 });
+    assert.equal(lost.state, "lost");
+    const next = await c.ok<Run>("run_command", { paneId: p, command: "echo n''ext" });
+    assert.equal(next.output, "next");
+    const again = await c.ok<Job>("get_command_result", { jobId: run.jobId });
+    assert.equal(again.state, "lost");
+    assert.match(again.output, /^one\b/);
+    assert.doesNotMatch(again.output, /next|__tmcp/, again.output);
+  });
+});
+
+Deno.test("a shell that exits in a remain-on-exit pane: output ends at its last row", async () => {
+  await withTmux(async (t, c) => {
+    const p = t.ids.paneId;
+    await t.tmux("set-option", "-p", "-t", p, "remain-on-exit", "on");
+    const run = await c.ok<Run & { outputComplete: boolean }>("run_command", {
+      paneId: p,
+      command: "echo b''ye; exit 5",
+      timeoutMs: 10_000,
+    });
+    assert.equal(run.paneDied, true);
+    assert.equal(run.exitStatus, 5);
+    assert.equal(run.output, "bye", JSON.stringify(run.output));
+    assert.equal(run.outputComplete, true);
+  });
+});
+
 Deno.test("get_command_result refuses what is not a job of this server, clearly", async () => {
   await withTmux(async (t, c) => {
     const notId = await c.call("get_command_result", { jobId: "12; rm -rf /" });

@@ -169,7 +169,22 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
       }
     }
   }
-  const body = lines.slice(from + 1, until);
+  // No end marker (the job was interrupted, or runs on): its output stops where another
+  // command's line was typed (the echo of its marker words, or its begin marker), so the next
+  // run_command's line and output are not taken for this job's.
+  let to = until;
+  if (endAt === -1) {
+    const other = new RegExp(
+      `__tmcp (?!${nonce})[0-9a-f]{20}(?![0-9a-f])|__tmcp_(?!${nonce})[0-9a-f]{20}_B$`,
+    );
+    for (let i = from + 1; i < until; i++) {
+      if (other.test(lines[i].trimEnd())) {
+        to = i;
+        break;
+      }
+    }
+  }
+  const body = lines.slice(from + 1, to);
   if (prefix !== "") body.push(prefix);
   return {
     begun: beginAt !== -1,
@@ -276,15 +291,32 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
   const abs = Math.max(0, known.abs - Math.max(0, known.history - probe.historySize));
   rememberPosition(key, abs, probe.historySize);
   const from = Math.max(0, abs - MARGIN_ROWS);
-  const near = findMarkers(
-    await captureFrom(ctx, ref.paneId, String(from - probe.historySize)),
-    ref.nonce,
-    abs - from,
-  );
+  // A dead pane's last rows are tmux's, not the shell's.
+  const read = async (start: string) => {
+    const rows = await captureFrom(ctx, ref.paneId, start);
+    return probe.dead ? withoutDeadLine(rows) : rows;
+  };
+  const near = findMarkers(await read(String(from - probe.historySize)), ref.nonce, abs - from);
   if (near.begun) return { probe, marked: near };
   // Not where it was expected: look through the whole history once.
-  const all = findMarkers(await captureFrom(ctx, ref.paneId, "-"), ref.nonce, abs);
+  const all = findMarkers(await read("-"), ref.nonce, abs);
   return { probe, marked: all.begun || all.status !== null ? all : near };
+}
+
+/**
+ * The rows of a dead pane without what tmux wrote when its process exited (remain-on-exit):
+ * it moves the cursor to the bottom row and prints `Pane is dead (status 5, TIME)` there (a
+ * fixed text in tmux 3.3; the default of `remain-on-exit-format` since 3.4, which may be set to
+ * another). Recognised only as the last row that is not blank; the blank rows the move left
+ * above it go with it (trailing blank rows are never output).
+ */
+export function withoutDeadLine(rows: readonly string[]): string[] {
+  let last = rows.length - 1;
+  while (last >= 0 && rows[last].trim() === "") last--;
+  if (last >= 0 && /^Pane is dead \((?:status|signal) [^,]*, .*\)$/.test(rows[last].trimEnd())) {
+    return rows.slice(0, last);
+  }
+  return [...rows];
 }
 
 /** Reads a job's state from its pane. */

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { typedCommand } from "./input.ts";
-import { findMarkers } from "./jobs.ts";
+import { findMarkers, withoutDeadLine } from "./jobs.ts";
 
 const SHELLS = ["/bin/sh", "/bin/dash", "/bin/bash", "/usr/bin/zsh", "/bin/zsh"].filter((path) => {
   try {
@@ -123,4 +123,38 @@ Deno.test("findMarkers reads the end time only when it is one", () => {
   assert.equal(end("3:a:b").endedMs, null);
   assert.equal(end("3:" + "9".repeat(30)).endedMs, null);
   assert.equal(end("x:1").status, null);
+});
+
+Deno.test("findMarkers: a job without its end stops where another command's line begins", () => {
+  const other = "fedcba9876543210fedc";
+  const rows = [
+    "$ printf ... __tmcp " + NONCE + "; command eval 'sleep 9'",
+    `__tmcp_${NONCE}_B`,
+    "one",
+    "^C",
+    `$ printf '%s_%s_B\\n' __tmcp ${other}; command eval 'echo next'; printf ...`,
+    `__tmcp_${other}_B`,
+    "next",
+    `__tmcp_${other}_E:0:1700000000`,
+    "$",
+  ];
+  assert.equal(findMarkers(rows, NONCE).output, "one\n^C");
+  // Its echo scrolled away: its begin marker alone still ends the output.
+  assert.equal(findMarkers(rows.filter((_, i) => i !== 4), NONCE).output, "one\n^C");
+  // The job's own output that merely mentions the marker prefix stays.
+  assert.equal(
+    findMarkers([`__tmcp_${NONCE}_B`, "__tmcp is a word"], NONCE).output,
+    "__tmcp is a word",
+  );
+});
+
+Deno.test("withoutDeadLine drops tmux's dead-pane line (the last row that is not blank) only", () => {
+  const dead = "Pane is dead (status 5, Wed Dec  2 12:16:08 2026)";
+  assert.deepEqual(withoutDeadLine(["bye", "", "", dead, ""]), ["bye", "", ""]);
+  assert.deepEqual(
+    withoutDeadLine(["x", "Pane is dead (signal 9, Wed Dec  2 12:16:08 2026)"]),
+    ["x"],
+  );
+  assert.deepEqual(withoutDeadLine(["bye", dead, "after"]), ["bye", dead, "after"]);
+  assert.deepEqual(withoutDeadLine(["Pane is dead"]), ["Pane is dead"]);
 });
