@@ -623,7 +623,8 @@ Deno.test("tmux fact: a wait-for that was abandoned swallows the next lone signa
 
 Deno.test("load_buffer stores text exactly; delete_buffer removes only this server's buffers", async () => {
   await withTmux(async (t, c) => {
-    const text = "-first line;\n#{pid} #(touch /nonexistent/x) 'q' \"d\" 🙂\n\tend;";
+    // One line (load_buffer refuses line breaks: tools17_buffers_test.ts), tab included.
+    const text = "-first part; #{pid} #(touch /nonexistent/x) 'q' \"d\" 🙂\tend;";
     const r = await c.ok<{ bufferName: string; bytes: number; replaced: boolean }>(
       "load_buffer",
       { text, name: "notes" },

@@ -269,3 +269,51 @@ Deno.test("the agent hook's guard asks before paste_buffer as before paste_text"
     { verb: "paste into", targets: [{ kind: "pane", id: "%4" }], unclear: undefined },
   );
 });
+
+Deno.test("load_buffer refuses line breaks and control characters: a person's plain paste then pastes their own copy", async () => {
+  await withTmux(async (t, c) => {
+    // The person copied this earlier; their prefix ] is a plain paste-buffer (no -b), which
+    // pastes the newest buffer (tmux 3.3a: named ones too, so a buffer loaded here).
+    await t.tmux("set-buffer", "PERSONS-OWN-COPY");
+    const bad: [string, RegExp][] = [
+      ["touch /tmp/planted\n", /newline \(0x0a\) at character 18/],
+      ["a\rb", /carriage return \(0x0d\) at character 1/],
+      ["a\r\nb", /carriage return \(0x0d\) at character 1/],
+      ["a\u2028b", /U\+2028 at character 1/],
+      ["a\u2029b", /U\+2029 at character 1/],
+      ["a\u0085b", /U\+0085 at character 1/],
+      ["safe\x1b[201~", /ESC \(0x1b\) at character 4/],
+      ["a\x03b", /C-c \(0x03\) at character 1/],
+      ["a\x7fb", /DEL \(0x7f\) at character 1/],
+      ["x\u009by", /U\+009B at character 1/],
+    ];
+    for (const [text, why] of bad) {
+      const refusal = await c.fail("load_buffer", { text, name: "plant" });
+      assert.match(refusal, why, JSON.stringify(text));
+      assert.match(refusal, /prefix \]/);
+      assert.match(refusal, /Nothing was stored/);
+      assert.match(refusal, /paste_text/);
+    }
+    assert.deepEqual((await bufferNames(t)).filter((n) => n.startsWith("tmux-mcp-")), []);
+    const rec = await recorder(t);
+    await t.tmux("paste-buffer", "-t", rec.paneId);
+    await waitFor(async () => (await rec.read()).length >= 16, "the person's paste");
+    assert.equal(await rec.read(), "PERSONS-OWN-COPY");
+  });
+});
+
+Deno.test("load_buffer takes one line of text (tabs too), and paste_buffer pastes it", async () => {
+  await withTmux(async (t, c) => {
+    const text = "echo 'one'\tline; #{pane_id} 🙂";
+    const r = await c.ok<{ bufferName: string; bytes: number }>("load_buffer", { text });
+    assert.equal(await t.tmux("show-buffer", "-b", r.bufferName), text);
+    const rec = await recorder(t);
+    await c.ok("paste_buffer", { bufferName: r.bufferName, paneId: rec.paneId });
+    await waitFor(async () => (await rec.read()).length >= text.length, "the paste");
+    assert.equal(await rec.read(), text);
+    // The loaded buffer stays (delete_buffer removes it); the pasted copy does not.
+    assert.deepEqual((await bufferNames(t)).filter((n) => n.startsWith("tmux-mcp-")), [
+      r.bufferName,
+    ]);
+  });
+});

@@ -9,7 +9,12 @@
  * A person's buffers (their copy history) are theirs: this server only ever deletes buffers
  * whose name starts with {@link BUFFER_PREFIX}, which it gave them itself, so it recognises
  * its own after a restart and never touches anyone else's. Named buffers do not count
- * against tmux's buffer-limit, so loading one never pushes the person's history out.
+ * against tmux's buffer-limit, so loading one never pushes the person's history out; but a
+ * plain paste-buffer (the person's prefix ], bound to `paste-buffer -p`) pastes the newest
+ * buffer of any kind (tmux 3.3), named ones included, so a buffer loaded or replaced here is
+ * what the person pastes next, instead of their own last copy, until they copy again. So
+ * load_buffer takes one line of text only (see {@link loadableText}): nothing the person
+ * pastes from it can end a line and run as a command, or act as a key.
  *
  * @module
  */
@@ -60,6 +65,53 @@ export async function bufferNames(ctx: TmuxContext): Promise<string[]> {
   return parseRecords(out, guard, 1).map(([name]) => name);
 }
 
+/**
+ * Characters that act as keys, not text, when they reach a program: C0 controls but tab and
+ * newline, DEL, and C1 controls. ESC is the dangerous one (`ESC[201~` ends a bracketed paste
+ * early and the rest would arrive as keys); none of them belongs in pasted text (paste_text's
+ * rule and paste_buffer's).
+ */
+// deno-lint-ignore no-control-regex
+export const KEY_CHARACTER = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+/** Names a character for a refusal: `ESC (0x1b)`, `C-c (0x03)`, `U+009B`. */
+export function nameCharacter(ch: string): string {
+  const code = ch.codePointAt(0) ?? 0;
+  const hex = `0x${code.toString(16).padStart(2, "0")}`;
+  if (code === 0x1b) return `ESC (${hex})`;
+  if (code === 0x0a) return `newline (${hex})`;
+  if (code === 0x0d) return `carriage return (${hex})`;
+  if (code === 0x7f) return `DEL (${hex})`;
+  if (code < 0x20) return `C-${String.fromCharCode(code + 0x60)} (${hex})`;
+  return `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/** Characters that end a line: newline, carriage return, NEL, line and paragraph separators. */
+const LINE_BREAK = /[\n\r\u0085\u2028\u2029]/;
+
+/** What load_buffer refuses: a line break, or a character paste_text refuses. */
+const UNLOADABLE = new RegExp(`${LINE_BREAK.source}|${KEY_CHARACTER.source}`);
+
+/**
+ * Refuses text load_buffer must not store: tmux pastes the newest buffer on a person's paste
+ * key, so what is loaded here is what a person pastes next, wherever their cursor is. One line
+ * of text only: no line break (a shell without bracketed paste runs the line), and no
+ * character paste_text refuses ({@link KEY_CHARACTER}: it would act as a key), tab excepted.
+ */
+export function loadableText(text: string): void {
+  const m = UNLOADABLE.exec(text);
+  if (m) {
+    throw new ToolFailure(
+      `text holds ${nameCharacter(m[0])} at character ${m.index}; a buffer here takes one ` +
+        "line without control characters: tmux pastes the newest buffer on a person's paste " +
+        "key (prefix ]), so a loaded buffer is what a person pastes next, and a line end there " +
+        "could run as a command. Nothing was stored.",
+      "To put lines into a pane, use paste_text (it types under the input guards); to press " +
+        "keys, send_keys with keys.",
+    );
+  }
+}
+
 const loadBuffer = defineTool({
   name: "load_buffer",
   title: "Load buffer",
@@ -82,6 +134,7 @@ const loadBuffer = defineTool({
         "Send valid text; nothing was stored.",
       );
     }
+    loadableText(args.text);
     const bytes = byteLength(args.text);
     if (bytes > MAX_BUFFER_BYTES) {
       throw new ToolFailure(
@@ -249,26 +302,6 @@ const listBuffers = defineTool({
 const MAX_PASTE_BYTES = 1_000_000;
 
 /**
- * Characters that act as keys, not text, when they reach a program: C0 controls but tab and
- * newline, DEL, and C1 controls. ESC is the dangerous one (`ESC[201~` ends a bracketed paste
- * early and the rest would arrive as keys); none of them belongs in pasted text (paste_text's
- * rule and paste_buffer's).
- */
-// deno-lint-ignore no-control-regex
-export const KEY_CHARACTER = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
-
-/** Names a character for a refusal: `ESC (0x1b)`, `C-c (0x03)`, `U+009B`. */
-export function nameCharacter(ch: string): string {
-  const code = ch.codePointAt(0) ?? 0;
-  const hex = `0x${code.toString(16).padStart(2, "0")}`;
-  if (code === 0x1b) return `ESC (${hex})`;
-  if (code === 0x0d) return `carriage return (${hex})`;
-  if (code === 0x7f) return `DEL (${hex})`;
-  if (code < 0x20) return `C-${String.fromCharCode(code + 0x60)} (${hex})`;
-  return `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
-}
-
-/**
  * A buffer's bytes as text that stays text inside a paste, or a refusal: exactly paste_text's
  * rule (tab and newline pass, CR LF is a newline, any other control character is refused with
  * its position), and bytes that are not UTF-8 are refused too, since the pane would receive
@@ -276,8 +309,8 @@ export function nameCharacter(ch: string): string {
  */
 function pastableBuffer(name: string, bytes: Uint8Array): string {
   const shown = JSON.stringify(name);
-  const fix = `Paste what you want with paste_text, or load_buffer a cleaned copy; show_buffer ` +
-    "shows the buffer.";
+  // Not "load_buffer a cleaned copy": load_buffer takes one line only (loadableText).
+  const fix = "Paste what you want with paste_text; show_buffer shows the buffer.";
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
