@@ -2,7 +2,8 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, RecordingRunner, TestTmux } from "./helpers/tmux.ts";
+import { cleanEnv, RecordingRunner, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { replyBound } from "../src/mcp/bounds.ts";
 
 type Pane = {
   id: string;
@@ -513,6 +514,152 @@ Deno.test("list_servers inside another tmux: TMUX's server is named by its path,
     await server.closeStdin();
   } finally {
     await server.kill();
+    await t.kill();
+  }
+});
+
+/** Bytes of a whole result as JSON on the wire (text block and structured content). */
+function wireBytes(result: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(result)).length;
+}
+
+Deno.test("discovery: a window linked into sessions with huge names stays within the bound, and counts what it cut", async () => {
+  const t = await TestTmux.start("work", { command: "cat" });
+  const mcp = await connect({ socketName: t.socket });
+  try {
+    // 32 more sessions, each named with 4 000 backslashes (tmux reports each doubled), all
+    // showing the first window: its placements are 33 names of 8 000-odd bytes.
+    for (let i = 0; i < 32; i++) {
+      const id = (await t.tmux(
+        "new-session",
+        "-d",
+        "-P",
+        "-F",
+        "#{session_id}",
+        "-s",
+        `${i}${"\\".repeat(4_000)}`,
+        "cat",
+      )).trim();
+      await t.tmux("link-window", "-s", t.ids.windowId, "-t", `${id}:9`);
+    }
+    const names = new Map(
+      (await t.tmux("list-sessions", "-F", "#{session_id} #{session_name}")).trim().split("\n")
+        .map((line) => [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)]),
+    );
+    assert.ok([...names.values()].some((n) => n.length > 8_000));
+    type Placed = {
+      placements: { sessionId: string; sessionName: string }[];
+      omittedPlacements: number;
+      metadataComplete: boolean;
+      omittedMetadataBytes: number;
+    };
+    /** The bytes cut from the names of the placements kept, as tmux reports the full names. */
+    const cutFrom = (data: Placed) => {
+      let cut = 0;
+      for (const p of data.placements) {
+        const full = names.get(p.sessionId)!;
+        assert.ok(full.startsWith(p.sessionName), "a name is cut at its end");
+        cut += full.length - p.sessionName.length;
+      }
+      return cut;
+    };
+    for (
+      const [tool, args] of [
+        ["get_window_info", { windowId: t.ids.windowId }],
+        ["get_pane_info", { paneId: t.ids.paneId }],
+        ["find_pane_by_position", { windowId: t.ids.windowId, position: "top-left" }],
+        ["snapshot_pane", { paneId: t.ids.paneId }],
+      ] as const
+    ) {
+      const result = await mcp.call(tool, args);
+      assert.ok(wireBytes(result) <= replyBound(), `${tool}: ${wireBytes(result)} bytes`);
+      const data = await mcp.ok<Placed>(tool, args);
+      assert.ok(data.placements.length > 0, tool);
+      assert.equal(data.placements.length + data.omittedPlacements, 33, tool);
+      assert.ok(data.omittedPlacements > 0, tool);
+      const cut = cutFrom(data);
+      assert.ok(cut > 0, `${tool}: the names kept are cut`);
+      assert.equal(data.omittedMetadataBytes, cut, `${tool}: omittedMetadataBytes`);
+      assert.equal(data.metadataComplete, false, tool);
+      const text = (result.content[0] as { text: string }).text;
+      assert.match(text.split("\n")[0], /placements? left out/, `${tool}: the summary says so`);
+    }
+    // The lists: an entry is no longer half a megabyte, and counts its cut names the same way
+    // (their texts are long enough to be cut: their structured content is checked here).
+    for (const tool of ["list_panes", "list_windows"] as const) {
+      const result = await mcp.call(tool);
+      assert.notEqual(result.isError, true, tool);
+      assert.ok(wireBytes(result) <= replyBound(), `${tool}: ${wireBytes(result)} bytes`);
+      const data = result.structuredContent as Record<string, (Placed & { id: string })[]>;
+      const entries = data[tool === "list_panes" ? "panes" : "windows"];
+      assert.ok(entries.length > 1, `${tool}: ${entries.length} entries`);
+      const first = entries.find((e) => e.id === t.ids.paneId || e.id === t.ids.windowId);
+      assert.ok(first && first.omittedPlacements > 0, `${tool}: the linked one is listed`);
+      for (const e of entries) {
+        assert.equal(e.omittedMetadataBytes, cutFrom(e), `${tool} ${e.id}`);
+        assert.equal(e.metadataComplete, false);
+      }
+    }
+  } finally {
+    await mcp.close();
+    await t.kill();
+  }
+});
+
+Deno.test("get_window_info fits its panes to the bound, and get_session_info counts the names it cut", async () => {
+  const t = await TestTmux.start("work", { width: 200, height: 100, command: "cat" });
+  // A small bound: eight panes whose commands are 6 000 bytes each as tmux reports them.
+  const mcp = await connect({ socketName: t.socket, maxResultBytes: 20_000 });
+  try {
+    const argv0 = "\\".repeat(3_000);
+    const run = `exec -a '${argv0}' sleep 1000`;
+    await t.tmux("respawn-pane", "-k", "-t", t.ids.paneId, "bash", "-c", run);
+    for (let i = 1; i < 8; i++) {
+      await t.tmux("split-window", "-t", t.ids.windowId, "bash", "-c", run);
+      await t.tmux("select-layout", "-t", t.ids.windowId, "tiled");
+    }
+    const commands = async () =>
+      (await t.tmux("list-panes", "-t", t.ids.windowId, "-F", "#{pane_current_command}"))
+        .trim().split("\n");
+    await waitFor(
+      async () => (await commands()).every((c) => c.length >= 3_000),
+      "every pane runs the long argv[0]",
+    );
+    const full = (await commands())[0];
+    await t.tmux("rename-window", "-t", t.ids.windowId, "w".repeat(5_000));
+
+    const result = await mcp.call("get_window_info", { windowId: t.ids.windowId });
+    assert.ok(wireBytes(result) <= replyBound(20_000), `${wireBytes(result)} bytes`);
+    const info = await mcp.ok<{
+      name: string;
+      panes: { command: string }[];
+      omittedPanes: number;
+      metadataComplete: boolean;
+      omittedMetadataBytes: number;
+    }>("get_window_info", { windowId: t.ids.windowId });
+    assert.ok(info.panes.length > 0 && info.panes.length < 8, `${info.panes.length} panes`);
+    assert.equal(info.panes.length + info.omittedPanes, 8);
+    // The window's name and every kept pane's command are cut, and all of it is counted.
+    const cut = 5_000 - info.name.length +
+      info.panes.reduce((n, p) => n + full.length - p.command.length, 0);
+    assert.ok(
+      info.panes.every((p) => full.startsWith(p.command) && p.command.length < full.length),
+    );
+    assert.equal(info.metadataComplete, false);
+    assert.equal(info.omittedMetadataBytes, cut);
+    const text = (result.content[0] as { text: string }).text;
+    assert.match(text.split("\n")[0], new RegExp(`${info.omittedPanes} more left out`));
+
+    const session = await mcp.ok<{
+      windows: { name: string }[];
+      metadataComplete: boolean;
+      omittedMetadataBytes: number;
+    }>("get_session_info", { session: t.ids.sessionId });
+    assert.equal(session.windows[0].name.length, 2_048);
+    assert.equal(session.metadataComplete, false);
+    assert.equal(session.omittedMetadataBytes, 5_000 - 2_048);
+  } finally {
+    await mcp.close();
     await t.kill();
   }
 });

@@ -103,6 +103,48 @@ export function boundMetadata<T extends Record<string, unknown>, K extends keyof
   return { ...(out as T), metadataComplete: omitted === 0, omittedMetadataBytes: omitted };
 }
 
+/** The same value with `omitted` more metadata bytes counted (cut from a nested field). */
+export function withOmittedMetadata<T extends { omittedMetadataBytes: number }>(
+  value: T,
+  omitted: number,
+): T & { metadataComplete: boolean } {
+  const total = value.omittedMetadataBytes + omitted;
+  return { ...value, metadataComplete: total === 0, omittedMetadataBytes: total };
+}
+
+/** Placements (sessions a window or pane is in) kept at most, in count and in bytes. */
+export const MAX_PLACEMENTS = 32;
+export const MAX_PLACEMENTS_BYTES = 8_192;
+
+/**
+ * A window's or pane's placements, each session name cut to {@link MAX_METADATA_BYTES}, the
+ * leading ones that fit {@link MAX_PLACEMENTS} and `maxBytes` kept: how many went
+ * (`omittedPlacements`) and the bytes cut from the kept names (`omittedMetadataBytes`, to add to
+ * the entry's own).
+ */
+export function fitPlacements<T extends { sessionName: string }>(
+  placements: readonly T[],
+  maxBytes: number = MAX_PLACEMENTS_BYTES,
+): { placements: T[]; omittedPlacements: number; omittedMetadataBytes: number } {
+  const cut = capList(placements, MAX_PLACEMENTS).kept.map((p) => {
+    const name = cutString(p.sessionName, MAX_METADATA_BYTES);
+    return { placement: { ...p, sessionName: name.text }, omitted: name.omittedBytes };
+  });
+  const { kept } = fitEntries(cut.map((c) => c.placement), maxBytes);
+  return {
+    placements: kept,
+    omittedPlacements: placements.length - kept.length,
+    omittedMetadataBytes: cut.slice(0, kept.length).reduce((n, c) => n + c.omitted, 0),
+  };
+}
+
+/** What was left out of a window's or pane's placements, for its summary. */
+export function placementsNote(omitted: number): string {
+  return omitted > 0
+    ? ` ${omitted} placement${omitted === 1 ? "" : "s"} left out to stay within the result bound.`
+    : "";
+}
+
 /**
  * Keeps the leading entries whose JSON fits in `maxBytes` (the rest of the result needs some
  * room too: pass what is left for the list). Returns the kept entries and how many went.

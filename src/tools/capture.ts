@@ -11,9 +11,17 @@
  */
 
 import { z } from "zod";
-import { boundMetadata, capList, jsonBytes, type TailCut, tailLines } from "../mcp/bounds.ts";
+import {
+  boundMetadata,
+  fitPlacements,
+  jsonBytes,
+  placementsNote,
+  type TailCut,
+  tailLines,
+  withOmittedMetadata,
+} from "../mcp/bounds.ts";
 import { sample, type TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { clip, ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, metadataBound, paneIdSchema, panePlacementSchema } from "../mcp/schemas.ts";
 import { clampRow } from "../tmux/capture.ts";
@@ -233,9 +241,6 @@ const capturePane = defineTool({
 // ---------------------------------------------------------------------------------------------
 // snapshot_pane
 
-/** Placements kept per pane. */
-const MAX_PLACEMENTS = 32;
-
 const snapshotOutput = {
   paneId: paneIdSchema,
   windowId: z.string(),
@@ -281,16 +286,19 @@ export async function snapshotPaneFrom(
   const p = ctx.pane(snapshot, args.paneId);
   const caller = ctx.caller(snapshot);
   const attended = ctx.attended(snapshot);
-  const placements = capList(
+  // Each session name cut, and as many placements as fit (the names cut count as metadata).
+  const placements = fitPlacements(
     p.placements.map(({ index, sessionId, sessionName }) => ({ index, sessionId, sessionName })),
-    MAX_PLACEMENTS,
   );
-  const meta = boundMetadata({
-    title: p.title,
-    command: p.command,
-    cwd: p.cwd,
-    windowName: p.windowName,
-  }, ["title", "command", "cwd", "windowName"]);
+  const meta = withOmittedMetadata(
+    boundMetadata({
+      title: p.title,
+      command: p.command,
+      cwd: p.cwd,
+      windowName: p.windowName,
+    }, ["title", "command", "cwd", "windowName"]),
+    placements.omittedMetadataBytes,
+  );
   const atPrompt = await paneAtPrompt(ctx.runner, ctx.address, p.id, p, ctx.signal);
   return await readContent(
     ctx,
@@ -301,8 +309,8 @@ export async function snapshotPaneFrom(
       paneId: p.id,
       windowId: p.windowId,
       ...meta,
-      placements: placements.kept,
-      omittedPlacements: placements.omitted,
+      placements: placements.placements,
+      omittedPlacements: placements.omittedPlacements,
       width: state.width,
       height: state.height,
       cursorX: state.cursorX,
@@ -351,11 +359,14 @@ const snapshotPane = defineTool({
     return {
       data,
       summary:
-        `Pane ${data.paneId} (${data.command || "no command"}, ${data.width}x${data.height}` +
+        `Pane ${data.paneId} (${
+          clip(data.command, 200) || "no command"
+        }, ${data.width}x${data.height}` +
         `, cursor ${data.cursorX},${data.cursorY}${
           flags.length ? `, ${flags.join(", ")}` : ""
         }): ` +
-        `${plural(data.returnedLines, "line")}.${cutNote(cut)}`,
+        `${plural(data.returnedLines, "line")}.${cutNote(cut)}` +
+        placementsNote(data.omittedPlacements),
     };
   },
 });

@@ -10,7 +10,16 @@
 import { learnExitStatus, probePane } from "./pane_watch.ts";
 import { ownerOf } from "../mcp/ownership.ts";
 import { z } from "zod";
-import { boundMetadata, capList, fitEntries } from "../mcp/bounds.ts";
+import {
+  boundMetadata,
+  capList,
+  fitEntries,
+  fitPlacements,
+  jsonBytes,
+  placementsNote,
+  withOmittedMetadata,
+} from "../mcp/bounds.ts";
+import { clip } from "../mcp/errors.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, socketNameField, type ToolRegistry } from "../mcp/registry.ts";
@@ -44,9 +53,6 @@ import {
   WINDOWS_ONLY,
 } from "../tmux/snapshot.ts";
 
-/** Placements kept per window or pane before the rest are counted as omitted. */
-const MAX_PLACEMENTS = 32;
-
 /** Room left for the envelope around a bounded list. */
 const ENVELOPE_BYTES = 512;
 
@@ -65,9 +71,21 @@ function omittedNote(omitted: number, rest = ""): string {
     : "";
 }
 
-function boundPlacements<T>(placements: readonly T[]) {
-  const { kept, omitted } = capList(placements, MAX_PLACEMENTS);
-  return { placements: kept, omittedPlacements: omitted, placementsComplete: omitted === 0 };
+/**
+ * A listed entry's placements, fitted (see fitPlacements), and the bytes cut from their session
+ * names (`cutNames`), which the entry adds to its own omittedMetadataBytes.
+ */
+function boundPlacements<T extends { sessionName: string }>(list: readonly T[]) {
+  const { placements, omittedPlacements, omittedMetadataBytes } = fitPlacements(list);
+  return {
+    placed: { placements, omittedPlacements, placementsComplete: omittedPlacements === 0 },
+    cutNames: omittedMetadataBytes,
+  };
+}
+
+/** A name for a summary: quoted, and short enough to leave room for what follows it. */
+function shortName(name: string): string {
+  return JSON.stringify(clip(name, 100));
 }
 
 /**
@@ -224,28 +242,30 @@ function paneEntries(ctx: TmuxContext, snapshot: Snapshot<PaneBrief>, panes: Pan
   // The pane this server runs in is listed only if it is in the window read.
   const caller = ctx.caller(snapshot);
   const attended = ctx.attended(snapshot);
-  return panes.map((p) =>
-    boundMetadata({
-      active: p.active,
-      command: p.command,
-      cwd: p.cwd,
-      dead: p.dead,
-      height: p.height,
-      id: p.id,
-      index: p.index,
-      isAttended: attended.has(p.id),
-      isCallerPane: p.id === caller.paneId,
-      ...boundPlacements(p.placements.map(({ index, sessionId, sessionName }) => ({
-        index,
-        sessionId,
-        sessionName,
-      }))),
-      title: p.title,
-      width: p.width,
-      windowId: p.windowId,
-      windowName: p.windowName,
-    }, ["command", "cwd", "title", "windowName"])
-  );
+  return panes.map((p) => {
+    const { placed, cutNames } = boundPlacements(
+      p.placements.map(({ index, sessionId, sessionName }) => ({ index, sessionId, sessionName })),
+    );
+    return withOmittedMetadata(
+      boundMetadata({
+        active: p.active,
+        command: p.command,
+        cwd: p.cwd,
+        dead: p.dead,
+        height: p.height,
+        id: p.id,
+        index: p.index,
+        isAttended: attended.has(p.id),
+        isCallerPane: p.id === caller.paneId,
+        ...placed,
+        title: p.title,
+        width: p.width,
+        windowId: p.windowId,
+        windowName: p.windowName,
+      }, ["command", "cwd", "title", "windowName"]),
+      cutNames,
+    );
+  });
 }
 
 /**
@@ -316,16 +336,20 @@ const listWindows = defineTool({
       const s = ctx.session(snapshot, args.session);
       windows = windows.filter((w) => w.placements.some((p) => p.sessionId === s.id));
     }
-    const entries = windows.map((w) =>
-      boundMetadata({
-        id: w.id,
-        layout: w.layout,
-        name: w.name,
-        panes: w.panes,
-        ...boundPlacements(w.placements),
-        zoomed: w.zoomed,
-      }, ["layout", "name"])
-    );
+    const entries = windows.map((w) => {
+      const { placed, cutNames } = boundPlacements(w.placements);
+      return withOmittedMetadata(
+        boundMetadata({
+          id: w.id,
+          layout: w.layout,
+          name: w.name,
+          panes: w.panes,
+          ...placed,
+          zoomed: w.zoomed,
+        }, ["layout", "name"]),
+        cutNames,
+      );
+    });
     const { kept, omitted } = fitEntries(entries, listBudget(ctx));
     return {
       data: { complete: omitted === 0, omittedEntries: omitted, windows: kept },
@@ -523,34 +547,42 @@ const getSessionInfo = defineTool({
       group: s.group === "" ? null : s.group,
       path: s.path,
     }, ["name", "group", "path"]);
-    const windowList = windows.map(({ w, p }) => ({
-      id: w.id,
-      index: p.index,
-      name: boundMetadata({ name: w.name }, ["name"]).name,
-      active: p.active,
-      panes: w.panes,
-      zoomed: w.zoomed,
-    }));
+    const windowList = windows.map(({ w, p }) =>
+      boundMetadata({
+        id: w.id,
+        index: p.index,
+        name: w.name,
+        active: p.active,
+        panes: w.panes,
+        zoomed: w.zoomed,
+      }, ["name"])
+    );
     const clients = snapshot.clients.filter((c) => c.sessionId === s.id).map((c) => ({
       name: c.name,
       tty: c.tty,
       controlMode: c.controlMode,
     }));
     const paneCount = windows.reduce((n, { w }) => n + w.panes, 0);
-    const { kept, omitted } = fitEntries(windowList, listBudget(ctx) / 2);
+    const fitted = fitEntries(windowList, listBudget(ctx) / 2);
+    // The names cut in the windows listed count with the session's own.
+    const kept = fitted.kept.map(({ metadataComplete: _, omittedMetadataBytes: __, ...w }) => w);
+    const cutNames = fitted.kept.reduce((n, w) => n + w.omittedMetadataBytes, 0);
+    const omitted = fitted.omitted;
     const shownClients = capList(clients, 64);
     return {
       data: {
-        ...bounded,
+        ...withOmittedMetadata(bounded, cutNames),
         panes: paneCount,
         windows: kept,
         omittedWindows: omitted,
         clients: shownClients.kept,
         omittedClients: shownClients.omitted,
       },
-      summary: `Session ${s.id} ${
-        JSON.stringify(s.name)
-      }: ${windowList.length} windows, ${paneCount} panes, ${clients.length} clients.`,
+      summary:
+        `Session ${s.id} ${
+          shortName(s.name)
+        }: ${windowList.length} windows, ${paneCount} panes, ${clients.length} clients.` +
+        omittedNote(omitted),
     };
   },
 });
@@ -587,6 +619,7 @@ const getWindowInfo = defineTool({
       command: z.string(),
       dead: z.boolean(),
     })),
+    omittedPanes: count().describe("Panes left out to stay within the result bound."),
     ...metadataBound,
   },
   annotations: READ_ONLY,
@@ -603,32 +636,47 @@ const getWindowInfo = defineTool({
       layout: w.layout,
       visibleLayout: w.visibleLayout,
     }, ["name", "layout", "visibleLayout"]);
-    const { placements, omittedPlacements } = boundPlacements(w.placements);
+    const { placements, omittedPlacements, omittedMetadataBytes: cutNames } = fitPlacements(
+      w.placements,
+    );
+    const rest = {
+      ...bounded,
+      width: w.width,
+      height: w.height,
+      zoomed: w.zoomed,
+      activePaneId: panes.find((p) => p.active)?.id ?? null,
+      isAttended: panes.some((p) => attended.has(p.id)),
+      placements,
+      omittedPlacements,
+    };
+    const entries = panes.map((p) =>
+      boundMetadata({
+        id: p.id,
+        index: p.index,
+        active: p.active,
+        width: p.width,
+        height: p.height,
+        left: p.left,
+        top: p.top,
+        command: p.command,
+        dead: p.dead,
+      }, ["command"])
+    );
+    // The panes that fit beside the rest; the commands cut in them count with the window's.
+    const fitted = fitEntries(entries, listBudget(ctx) - jsonBytes(rest));
+    const cutCommands = fitted.kept.reduce((n, p) => n + p.omittedMetadataBytes, 0);
     return {
       data: {
-        ...bounded,
-        width: w.width,
-        height: w.height,
-        zoomed: w.zoomed,
-        activePaneId: panes.find((p) => p.active)?.id ?? null,
-        isAttended: panes.some((p) => attended.has(p.id)),
-        placements,
-        omittedPlacements,
-        panes: panes.map((p) => ({
-          id: p.id,
-          index: p.index,
-          active: p.active,
-          width: p.width,
-          height: p.height,
-          left: p.left,
-          top: p.top,
-          command: boundMetadata({ command: p.command }, ["command"]).command,
-          dead: p.dead,
-        })),
+        ...withOmittedMetadata(rest, cutNames + cutCommands),
+        panes: fitted.kept.map(({ metadataComplete: _, omittedMetadataBytes: __, ...p }) => p),
+        omittedPanes: fitted.omitted,
       },
-      summary: `Window ${w.id} ${
-        JSON.stringify(w.name)
-      }: ${panes.length} panes, ${w.width}x${w.height}${w.zoomed ? ", zoomed" : ""}.`,
+      summary:
+        `Window ${w.id} ${shortName(w.name)}: ${panes.length} panes, ${w.width}x${w.height}${
+          w.zoomed ? ", zoomed" : ""
+        }.` +
+        omittedNote(fitted.omitted, "get_pane_info or list_panes (window) shows each pane.") +
+        placementsNote(omittedPlacements),
     };
   },
 });
@@ -695,13 +743,15 @@ async function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) 
     title: p.title,
     tty: p.tty,
   }, ["owner", "windowName", "command", "startCommand", "cwd", "title", "tty"]);
-  const { placements, omittedPlacements } = boundPlacements(p.placements);
+  const { placements, omittedPlacements, omittedMetadataBytes: cutNames } = fitPlacements(
+    p.placements,
+  );
   return {
     id: p.id,
     windowId: p.windowId,
     index: p.index,
     active: p.active,
-    ...bounded,
+    ...withOmittedMetadata(bounded, cutNames),
     owner: mark === "" ? null : bounded.owner,
     ownedByThisServer: mark !== "" && mark === ctx.config.owner,
     atPrompt: await paneAtPrompt(ctx.runner, ctx.address, p.id, p, ctx.signal),
@@ -751,13 +801,14 @@ const getPaneInfo = defineTool({
     const data = await paneDetailData(p, snapshot, ctx);
     return {
       data,
-      summary: `Pane ${p.id} in ${p.windowId}: ${
-        p.command || "(no command)"
-      } in ${p.cwd}, ${p.width}x${p.height}${p.dead ? ", dead" : ""}${
-        data.atPrompt ? ", at its prompt" : ""
-      }${data.isAttended ? ", watched by a person" : ""}${
-        data.isCallerPane ? ", this server's own pane" : ""
-      }.`,
+      summary:
+        `Pane ${p.id} in ${p.windowId}: ${clip(p.command, 200) || "(no command)"} in ${
+          clip(p.cwd, 300)
+        }, ${p.width}x${p.height}${p.dead ? ", dead" : ""}${
+          data.atPrompt ? ", at its prompt" : ""
+        }${data.isAttended ? ", watched by a person" : ""}${
+          data.isCallerPane ? ", this server's own pane" : ""
+        }.` + placementsNote(data.omittedPlacements),
     };
   },
 });
@@ -795,9 +846,11 @@ const findPaneByPosition = defineTool({
         "get_window_info shows each pane's geometry.",
       );
     }
+    const data = await paneDetailData(pane, snapshot, ctx);
     return {
-      data: await paneDetailData(pane, snapshot, ctx),
-      summary: `Pane ${pane.id} is at the ${args.position} of ${w.id}.`,
+      data,
+      summary: `Pane ${pane.id} is at the ${args.position} of ${w.id}.` +
+        placementsNote(data.omittedPlacements),
     };
   },
 });
