@@ -182,3 +182,26 @@ Deno.test("a long summary is cut, never inside a character, and the data stays w
   const short = (successResult({ data, summary: "Done." }).content[0] as { text: string }).text;
   assert.equal(short, "Done.\nnote: xxxxxxxxxx");
 });
+
+Deno.test("a result a tool failed to bound is never sent: an error names the tool instead", () => {
+  // Data that fills the bound is sent as it is.
+  const full = successResult({
+    data: { blob: "x".repeat(MAX_RESULT_BYTES - 100) },
+    summary: "Ok.",
+  });
+  assert.notEqual(full.isError, true);
+  assert.ok(new TextEncoder().encode(JSON.stringify(full)).length <= replyBound());
+  // A field left uncut (backslashes, doubled as JSON) is not.
+  const data = { names: Array.from({ length: 32 }, () => "\\".repeat(8_000)) };
+  const result = successResult(
+    { data, summary: "Window @1." },
+    MAX_RESULT_BYTES,
+    "get_window_info",
+  );
+  assert.equal(result.isError, true);
+  assert.equal(result.structuredContent, undefined);
+  const text = (result.content[0] as { text: string }).text;
+  assert.match(text, /^get_window_info built a result of \d+ bytes, past the \d+-byte bound/);
+  assert.match(text, /narrower target/);
+  assert.ok(new TextEncoder().encode(JSON.stringify(result)).length < 1_000);
+});

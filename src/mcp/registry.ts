@@ -31,7 +31,7 @@ import {
 import { auditCall } from "./audit.ts";
 import { clip, failureText, visible } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
-import { MAX_RESULT_BYTES, textBound } from "./bounds.ts";
+import { jsonBytes, MAX_RESULT_BYTES, replyBound, textBound } from "./bounds.ts";
 import { renderReply } from "./render.ts";
 import { MAX_SUMMARY_CHARS, toolMeta } from "./listing.ts";
 import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
@@ -483,6 +483,7 @@ export class ToolRegistry {
           ? reply
           : { ...reply, data: { host: ctx.host, ...reply.data as Record<string, unknown> } },
         this.#config.maxResultBytes,
+        tool.name,
       );
     } catch (error) {
       result = errorResult(failureText(error, ctx.address));
@@ -671,16 +672,31 @@ function logSender(ctx: ServerContext, config: ServerConfig): LogFn {
  * and should the rendering still overflow (escapes make a text up to 3.5 times its data's
  * size), the text is cut at a line and says so, keeping the result's own facts; nothing is cut
  * silently.
+ *
+ * Should a tool still bound its data wrongly (a field left uncut), the whole reply past
+ * {@link replyBound} is never sent: it becomes an error that says so, naming the tool.
  */
 export function successResult(
   reply: ToolReply<unknown>,
   maxResultBytes: number = MAX_RESULT_BYTES,
+  tool = "the tool",
 ): CallToolResult {
   const text = renderReply(shortSummary(reply.summary), reply.data, textBound(maxResultBytes));
-  return {
+  const result: CallToolResult = {
     content: [{ type: "text", text }],
     structuredContent: reply.data as Record<string, unknown>,
   };
+  const bytes = jsonBytes(result);
+  if (bytes > replyBound(maxResultBytes)) {
+    return errorResult(
+      `${tool} built a result of ${bytes} bytes, past the ${
+        replyBound(maxResultBytes)
+      }-byte bound on a reply, so it was not sent (a bug in tmux-mcp: some field was not cut; ` +
+        "please report it). Ask for less: a narrower target (one session, window or pane), " +
+        "fewer lines or entries.",
+    );
+  }
+  return result;
 }
 
 function shortSummary(summary: string): string {
