@@ -63,6 +63,19 @@ async function controlPids(socket: string): Promise<number[]> {
     .map((l) => Number(l.split(" ")[0]));
 }
 
+/**
+ * Waits until the control clients `dropped` (pids) have left after a `detach-client -s`. A client
+ * still attaching at the detach (a wait's own) is not detached by it: each one still there is
+ * detached by name (tmux names control clients client-PID).
+ */
+async function dropControl(t: TestTmux, dropped: number[]): Promise<void> {
+  await waitFor(async () => {
+    const staying = (await controlPids(t.socket)).filter((p) => dropped.includes(p));
+    for (const p of staying) await t.tmuxRaw("detach-client", "-t", `client-${p}`);
+    return staying.length === 0;
+  }, "the control client to leave");
+}
+
 function textOf(result: CallToolResult): string {
   return result.content?.[0]?.type === "text" ? result.content[0].text : "";
 }
@@ -318,10 +331,7 @@ Deno.test("robustness faults: the control connection dropped, idle or during a w
     await waitStarted;
     const dropped = await controlPids(t.socket);
     await t.tmux("detach-client", "-s", t.ids.sessionId);
-    await waitFor(
-      async () => (await controlPids(t.socket)).every((p) => !dropped.includes(p)),
-      "the control client to leave",
-    );
+    await dropControl(t, dropped);
     await t.tmux("send-keys", "-t", pane, "echo PRINTED-AFTER-THE-DROP", "Enter");
     const waited = await waiting;
     assert.notEqual(waited.isError, true, textOf(waited));
@@ -367,10 +377,7 @@ Deno.test("robustness faults: tmux disappearing from PATH after start, then comi
     // With the control connection gone too, a read says tmux is missing.
     const dropped = await controlPids(t.socket);
     await t.tmux("detach-client", "-s", t.ids.sessionId);
-    await waitFor(
-      async () => (await controlPids(t.socket)).every((p) => !dropped.includes(p)),
-      "the control client to leave",
-    );
+    await dropControl(t, dropped);
     const listed = await s.callTool("list_panes");
     cleanError(listed as CallToolResult, notInstalled, "list_panes without tmux or a connection");
 
