@@ -590,6 +590,28 @@ Deno.test("run_command: a nested interactive shell is named, with exit as the wa
   });
 });
 
+Deno.test("run_command right after send_keys waits for the shell to take the terminal back", async () => {
+  await withServer(async (t, c) => {
+    const pane = await t.showing("env 'PS1=ready$ ' bash --norc --noprofile -i", "ready$");
+    // What send_keys started holds the terminal for a moment (an `exit` of a nested shell, a
+    // short program): the run_command that follows at once waits for the shell.
+    await c.ok("send_keys", { paneId: pane, text: "sleep 0.4" });
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")).trim() ===
+          "sleep",
+      "sleep in the foreground",
+    );
+    const r = await c.ok<{ output: string; exitStatus: number }>("run_command", {
+      paneId: pane,
+      command: "echo after",
+      timeoutMs: 10_000,
+    });
+    assert.equal(r.output, "after");
+    assert.equal(r.exitStatus, 0);
+  });
+});
+
 Deno.test("run_command reports a pane whose shell exits while the command runs", async () => {
   await withServer(async (t, c) => {
     await t.tmux("set-option", "-g", "remain-on-exit", "on");

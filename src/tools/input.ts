@@ -212,6 +212,7 @@ async function sendOne(
   const reached = commands.length > 0
     ? await deliverInput(ctx, snapshot, pane, { force: op.force }, commands)
     : guardInput(ctx, snapshot, pane, { force: op.force }).map((p) => p.id);
+  if (commands.length > 0) typedInto(ctx, snapshot, reached);
   const shown = op.text === undefined ? null : cutString(op.text, echoBytes);
   return {
     paneId: pane.id,
@@ -474,6 +475,7 @@ const pasteText = defineTool({
       keepNewlines: false,
       force: args.force,
     });
+    typedInto(ctx, snapshot, reached);
     const bytes = byteLength(text);
     return {
       data: { paneId: pane.id, bytes, enter, reachedPanes: reached },
@@ -811,7 +813,11 @@ function runsFor(runner: TmuxRunner): Map<string, RunState> {
   return map;
 }
 
-/** When run_command last saw a command of its own end in a pane (performance.now()), by key. */
+/**
+ * When run_command last saw a command of its own end in a pane, or send_keys or paste_text last
+ * typed into it (performance.now()), by key: the moments after which the pane's shell may be
+ * drawing a prompt, or handing the terminal back.
+ */
 const ends = new WeakMap<TmuxRunner, Map<string, number>>();
 
 function endsFor(runner: TmuxRunner): Map<string, number> {
@@ -823,13 +829,21 @@ function endsFor(runner: TmuxRunner): Map<string, number> {
   return map;
 }
 
+/** Notes that input was typed into `paneIds` now (see {@link afterPromptPrograms}). */
+function typedInto(ctx: TmuxContext, snapshot: Snapshot, paneIds: readonly string[]): void {
+  const server = serverKey(ctx, snapshot);
+  for (const id of paneIds) endsFor(ctx.runner).set(`${server}${id}`, performance.now());
+}
+
 /**
  * The pane as probed once the programs drawing its prompt have let go of it. Right after a
  * command ends, its shell runs what draws the next prompt (PROMPT_COMMAND, zsh's precmd), and
  * tmux names that program as the pane's (`sleep`, `git`): a run_command that follows at once
- * would be refused as not typing into a shell. Within {@link PROMPT_PROGRAM_MS} of an end
- * run_command saw in the pane, a pane whose program is not named like a shell is probed again
- * until it is; any other pane is judged at once.
+ * would be refused as not typing into a shell. The same after input typed into the pane (an
+ * `exit` that ends a nested shell: until the outer shell takes the terminal back, its dead
+ * process group is the terminal's, and tmux names the pane's start command instead). Within
+ * {@link PROMPT_PROGRAM_MS} of either, a pane whose program is not named like a shell is probed
+ * again until it is; any other pane is judged at once.
  */
 async function afterPromptPrograms(
   ctx: TmuxContext,
