@@ -8,6 +8,9 @@ import assert from "node:assert/strict";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
+import { TmuxContext } from "../src/mcp/context.ts";
+import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
+import { deliverInput } from "../src/mcp/guards.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -307,6 +310,10 @@ Deno.test("paste_text: a long single line arrives whole when every command start
     assert.ok(new TextEncoder().encode(line).length > 20_000);
     await c.ok("paste_text", { paneId: rec.paneId, text: line });
     await received(rec, line);
+    // Text just short enough to be filled on the guarded line itself fits a tmux process too.
+    const lines = `${"x'y\"z\\ ;".repeat(80)}\n`.repeat(11);
+    await c.ok("paste_text", { paneId: rec.paneId, text: lines });
+    await received(rec, line + lines.replaceAll("\n", "\r"));
   }, { runner: new TmuxRunner({ control: false }) });
 });
 
@@ -315,6 +322,129 @@ Deno.test("paste_text brackets the paste when the program asked for it", async (
     const rec = await recorder(t, "\\033[?2004h");
     await c.ok("paste_text", { paneId: rec.paneId, text: "a\nb" });
     await received(rec, "\x1b[200~a\rb\x1b[201~");
+  });
+});
+
+// A person's paste (`prefix ]`: paste-buffer -p) takes the newest buffer of any kind in tmux
+// 3.3a, named ones too: the agent's transient buffer must never be the newest one while
+// another client's command can run, only within the one command line that fills, pastes and
+// deletes it.
+
+/** Hostile text for tmux's parser and for quoting: quotes, `;`, formats, `$`, tabs, emoji. */
+const HOSTILE = "it's \"q\" \\ \\\\ ;a; b ;\n#{pane_id} #(echo no) $HOME ~ {x} '\t'\n日本🙂 end;";
+
+/** What a person's paste of plain text into `rec` shows: newlines as carriage returns. */
+const asPasted = (text: string) => text.replaceAll("\n", "\r");
+
+/** The person's own buffer, and a recorder standing for the person's pane. */
+async function personPane(t: Server) {
+  await t.tmux("set-buffer", "-b", "mine", "PERSON");
+  return await recorder(t);
+}
+
+/** Asserts the person's pane received only their own buffer (at least once: the paste ran). */
+async function onlyPersonText(person: { read: () => Promise<Uint8Array> }): Promise<void> {
+  const got = await waitFor(async () => {
+    const text = new TextDecoder().decode(await person.read());
+    return text.length > 0 ? text : null;
+  }, "the person's paste");
+  assert.match(got, /^(PERSON)+$/, `the person's pane got ${JSON.stringify(got.slice(0, 300))}`);
+}
+
+Deno.test("paste_text: a person's paste during the fill never takes the agent's text", async () => {
+  await withServer(async (t, c) => {
+    const person = await personPane(t);
+    const rec = await recorder(t);
+    // The person presses `prefix ]` right after anything loads a buffer.
+    await t.tmux("set-hook", "-g", "after-load-buffer", `paste-buffer -t ${person.paneId}`);
+    const big = `${HOSTILE}\n`.repeat(100);
+    assert.ok(new TextEncoder().encode(big).length > 7_000);
+    let sent = "";
+    for (const text of [HOSTILE, "one\ntwo", big]) {
+      await c.ok("paste_text", { paneId: rec.paneId, text });
+      sent += asPasted(text);
+      await received(rec, sent);
+    }
+    // The hook does fire on a load: the person's own buffer arrives, nothing of the agent's.
+    await sh("sh", [
+      "-c",
+      `printf PERSON | tmux -L ${t.socket} -f /dev/null load-buffer -b mine -`,
+    ]);
+    await onlyPersonText(person);
+    assert.equal((await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim(), "mine");
+  });
+});
+
+Deno.test("paste_text refused by tmux at the instant: its copy is gone before anything else runs", async () => {
+  await withServer(async (t, c) => {
+    const person = await personPane(t);
+    const rec = await recorder(t);
+    // At every guard read the person pastes; at the first, the pane enters copy mode, so
+    // tmux refuses the paste and the tool reads again.
+    await t.tmux("set-option", "-g", "@first", "1");
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "after-list-clients",
+      "if-shell -F '#{m:*client_termname*,#{hook_arguments}}' {" +
+        ` paste-buffer -t ${person.paneId} ;` +
+        ` if-shell -F '#{@first}' { set-option -g @first 0 ; copy-mode -t ${rec.paneId} } }`,
+    );
+    // Too long for the guarded line, the copy is loaded before it: the refusal deletes it.
+    for (const text of ["ONE LINE", "multi\nline", `${"long; ".repeat(3_000)}\nend`]) {
+      await t.tmux("set-option", "-g", "@first", "1");
+      assert.match(
+        await c.fail("paste_text", { paneId: rec.paneId, text }),
+        /copy mode|in a mode|mode/i,
+      );
+      await t.tmux("send-keys", "-X", "-t", rec.paneId, "cancel");
+    }
+    await t.tmux("set-hook", "-gu", "after-list-clients");
+    await onlyPersonText(person);
+    assert.equal((await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim(), "mine");
+    assert.deepEqual(Array.from(await rec.read()), [], "nothing was pasted");
+  });
+});
+
+Deno.test("a paste behind a shell condition: the buffer is filled only after tmux's job ran", async () => {
+  // tmux runs another client's commands while an if-shell (without -F) waits for its job: the
+  // condition itself stands in for a person pressing `prefix ]` at that moment.
+  await withServer(async (t) => {
+    const person = await personPane(t);
+    const rec = await recorder(t);
+    const runner = new TmuxRunner();
+    const ctx = new TmuxContext(
+      runner,
+      { address: { socketName: t.socket }, callerEnv: {}, maxResultBytes: MAX_RESULT_BYTES },
+      undefined,
+      new AbortController().signal,
+      () => Promise.resolve(),
+    );
+    try {
+      const snapshot = await ctx.guardSnapshot(rec.paneId);
+      const pane = ctx.pane(snapshot, rec.paneId);
+      const name = "tmux-mcp-transient";
+      const reached = await deliverInput(
+        ctx,
+        snapshot,
+        pane,
+        {
+          paste: true,
+          shellConditions: [{
+            target: rec.paneId,
+            format: `tmux -L ${t.socket} -f /dev/null paste-buffer -t ${person.paneId}; true`,
+            shell: true,
+          }],
+        },
+        [["paste-buffer", "-b", name, "-d", "-t", rec.paneId]],
+        [["set-buffer", "-b", name, "--", HOSTILE]],
+      );
+      assert.deepEqual(reached, [rec.paneId]);
+      await received(rec, asPasted(HOSTILE));
+      await onlyPersonText(person);
+    } finally {
+      await runner.close();
+    }
   });
 });
 

@@ -395,9 +395,27 @@ export function inputCondition(
   return { target: pane.id, format: allOf(parts) };
 }
 
+/**
+ * One argument quoted for a command string that tmux parses (the commands of `if-shell`):
+ * single-quoted, where nothing is special, except that a newline goes as `"\n"` (a double-quoted
+ * escape tmux's parser turns back into a newline), so the line holds none: a newline would end
+ * a control-mode line.
+ */
+function quoteNested(arg: string): string {
+  return quoteArgument(arg).replaceAll("\n", `'"\\n"'`);
+}
+
 /** One command line of tmux's language from argv lists, each argument quoted. */
 function commandString(commands: readonly (readonly string[])[]): string {
-  return commands.map((c) => c.map(quoteArgument).join(" ")).join(" ; ");
+  return commands.map((c) => c.map(quoteNested).join(" ")).join(" ; ");
+}
+
+/**
+ * Bytes `command` takes inside the argument of a guarded step ({@link runIf}): what a prelude
+ * adds to the line a tmux process would be given, should the control channel be unavailable.
+ */
+export function nestedCommandBytes(command: readonly string[]): number {
+  return new TextEncoder().encode(commandString([command])).length;
 }
 
 /**
@@ -431,8 +449,14 @@ async function unconfirmed<T>(act: Promise<T>): Promise<T> {
  * check and the act. Conditions are checked in order (put a slow shell condition first: the
  * format conditions after it are then checked at the very instant of the act). Returns null
  * `failed: null` and the commands' output when they ran, else the index of the condition that
- * did not hold (nothing ran). `prelude` runs first on the same line, before any check (a
- * buffer filled for the act: one round trip less than sending it on its own).
+ * did not hold (nothing ran).
+ *
+ * `prelude` runs on the same line right before the last condition is checked: after every
+ * shell condition (whose job lets other clients' commands run while tmux waits for it), and
+ * before the last check, so not even a hook on a prelude command runs between that check and
+ * the act (a buffer filled for the act exists only from there to the act). `refused` runs in
+ * the refusal of each condition from index `refusedFrom` on, in the same step (a buffer that
+ * would otherwise outlive a refused act).
  * Runs at most once (never repeated after a lost connection).
  */
 export async function runIf(
@@ -440,19 +464,24 @@ export async function runIf(
   conditions: readonly TmuxCondition[],
   commands: readonly (readonly string[])[],
   prelude: readonly (readonly string[])[] = [],
-  options: { readonly spawn?: boolean } = {},
+  options: {
+    readonly spawn?: boolean;
+    readonly refused?: readonly (readonly string[])[];
+    readonly refusedFrom?: number;
+  } = {},
 ): Promise<{ failed: number | null; stdout: Uint8Array }> {
-  const first = prelude.length > 0 ? [...chainArgv(prelude), ";"] : [];
   // A kill runs in a tmux process of its own: its end may take the control client with it.
   const run = (args: readonly string[]) =>
     options.spawn
       ? ctx.runner.exec(ctx.address, args, { signal: ctx.signal })
       : unconfirmed(execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal }));
   if (conditions.length === 0) {
-    return { failed: null, stdout: judgeResult(await run([...first, ...chainArgv(commands)])) };
+    const all = [...prelude, ...commands];
+    return { failed: null, stdout: judgeResult(await run(chainArgv(all))) };
   }
   const nonce = randomHex(8);
   const marker = (i: number) => `tmux-mcp-refused-${nonce}-${i}`;
+  const refused = options.refused ?? [];
   const ifShell = (c: TmuxCondition, then: string, i: number) => [
     "if-shell",
     ...(c.shell ? [] : ["-F"]),
@@ -460,13 +489,20 @@ export async function runIf(
     c.target,
     c.format,
     then,
-    commandString([["display-message", "-p", marker(i)]]),
+    commandString([
+      ["display-message", "-p", marker(i)],
+      ...(i >= (options.refusedFrom ?? 0) ? refused : []),
+    ]),
   ];
+  const last = conditions.length - 1;
   let line = commandString(commands);
-  for (let i = conditions.length - 1; i > 0; i--) {
-    line = commandString([ifShell(conditions[i], line, i)]);
+  let args: string[] = [];
+  for (let i = last; i >= 0; i--) {
+    const step = ifShell(conditions[i], line, i);
+    const here = i === last ? [...prelude, step] : [step];
+    if (i === 0) args = chainArgv(here);
+    else line = commandString(here);
   }
-  const args = [...first, ...ifShell(conditions[0], line, 0)];
   const stdout = judgeResult(await run(args));
   const out = new TextDecoder().decode(stdout);
   const failed = conditions.findIndex((_, i) => out.includes(marker(i)));
@@ -654,11 +690,16 @@ function requireAlone(snapshot: Snapshot, pane: PaneRow): void {
 /**
  * Sends input into `pane`, checked twice: {@link guardInput} against the snapshot (refusals
  * that say why), then the same facts re-checked by tmux at the instant the input arrives
- * ({@link inputCondition}, {@link runIf}; `prelude` runs before the check, on the same line):
- * there, under `--own-panes-only`, that every pane the input may reach is this server's, and
- * unless `force` that none is the caller's, also a pane moved into a synchronized window since
- * the read. Returns the ids of the panes the input reached, as tmux listed them in that step:
- * the pane itself and those tmux copies keys to (for a paste: the pane alone).
+ * ({@link inputCondition}, {@link runIf}; `prelude` runs on the same line, after the shell
+ * conditions and right before tmux's last check): there, under `--own-panes-only`, that every
+ * pane the input may reach is this server's, and unless `force` that none is the caller's,
+ * also a pane moved into a synchronized window since the read. Returns the ids of the panes
+ * the input reached, as tmux listed them in that step: the pane itself and those tmux copies
+ * keys to (for a paste: the pane alone).
+ *
+ * `buffer`: the name of a transient paste buffer the commands paste and delete, filled by the
+ * prelude, or else by `load` before each attempt. A refusal in tmux deletes it in the same
+ * step, so it never outlives a refused attempt (a person's paste takes the newest buffer).
  */
 export async function deliverInput(
   ctx: TmuxContext,
@@ -667,6 +708,7 @@ export async function deliverInput(
   options: InputGuardOptions,
   commands: readonly (readonly string[])[],
   prelude: readonly (readonly string[])[] = [],
+  buffer?: { readonly name: string; readonly load?: () => Promise<unknown> },
 ): Promise<string[]> {
   let current = snapshot;
   let target = pane;
@@ -691,11 +733,17 @@ export async function deliverInput(
       const copied = `#{&&:#{!=:#{pane_id},${pane.id}},${keyCopyFormat(pane.id)}}`;
       parts.push(`#{==:#{?#{pane_synchronized},#{P:#{?${copied},X,}},},}`);
     }
+    await buffer?.load?.();
     const { failed, stdout } = await runIf(
       ctx,
       [...shells, { target: pane.id, format: allOf(parts) }],
       [["display-message", "-p", "-t", pane.id, reachedFormat], ...commands],
       prelude,
+      buffer === undefined ? {} : {
+        refused: [["delete-buffer", "-b", buffer.name]],
+        // Filled by the prelude, it exists from the last check on; loaded, from the first.
+        refusedFrom: buffer.load ? 0 : shells.length,
+      },
     );
     if (failed === null) {
       const out = new TextDecoder().decode(stdout);

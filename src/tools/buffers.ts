@@ -24,7 +24,12 @@ import { boundMetadata, byteLength, capList, fitEntries } from "../mcp/bounds.ts
 import type { TmuxContext } from "../mcp/context.ts";
 import { sample } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { deliverInput, guardInput } from "../mcp/guards.ts";
+import {
+  deliverInput,
+  guardInput,
+  type InputGuardOptions,
+  nestedCommandBytes,
+} from "../mcp/guards.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, listBound, metadataBound, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
@@ -36,7 +41,7 @@ import {
   recordFormat,
 } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/run.ts";
-import { SERVER_ONLY } from "../tmux/snapshot.ts";
+import { type PaneRow, SERVER_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, literalArg } from "./arguments.ts";
 
 /** The name prefix of every buffer this server creates, and the only ones it deletes. */
@@ -394,11 +399,77 @@ async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
 }
 
 /**
+ * Longest fill (quoted as it travels) sent on the guarded step's own command line: a tmux
+ * process refuses a command line over 16 KB (should the control channel be unavailable), and
+ * the guard's checks take a few KB more.
+ */
+const INLINE_FILL_BYTES = 10_240;
+
+/**
+ * Pastes `text` into `pane` through a transient buffer of this server's own (random name),
+ * after `before` (keys that prepare the pane), guarded by {@link deliverInput}: tmux re-checks
+ * at the instant of the paste that nobody watches the pane. A person's paste (`prefix ]`,
+ * paste-buffer -p) takes the newest buffer of any kind, named ones too: so the buffer is
+ * filled on the guarded step's own command line, after its shell conditions (tmux runs other
+ * clients' commands while it waits for their job) and right before its last check, and the
+ * paste deletes it: it exists only inside that one step, which nothing else interleaves with.
+ * A text too long for that line is loaded by a tmux process of its own just before the step
+ * (briefly the newest buffer: the one window left), and a refusal deletes it in the step.
+ * Either way a refused or failed paste leaves no buffer behind. Returns the panes reached.
+ */
+export async function pasteTransient(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  pane: PaneRow,
+  text: string,
+  options: {
+    readonly guard: InputGuardOptions;
+    /** `-p`: brackets the paste when the program asked for bracketed paste. */
+    readonly bracketed: boolean;
+    /** `-r`: newlines arrive as newlines (by default as carriage returns, as a person's). */
+    readonly keepNewlines?: boolean;
+    readonly enter?: boolean;
+    readonly before?: readonly (readonly string[])[];
+  },
+): Promise<string[]> {
+  const name = newBufferName();
+  const paste = ["paste-buffer", "-b", name, "-d"];
+  if (options.bracketed) paste.push("-p");
+  if (options.keepNewlines) paste.push("-r");
+  paste.push("-t", pane.id);
+  const commands = [...(options.before ?? []), paste];
+  if (options.enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
+  const fill = ["set-buffer", "-b", name, "--", text];
+  const inline = nestedCommandBytes(fill) <= INLINE_FILL_BYTES;
+  const load = () =>
+    ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-"], {
+      signal: ctx.signal,
+      stdin: new TextEncoder().encode(text),
+    });
+  try {
+    return await deliverInput(
+      ctx,
+      snapshot,
+      pane,
+      options.guard,
+      commands,
+      inline ? [fill] : [],
+      inline ? { name } : { name, load },
+    );
+  } catch (error) {
+    // Refused by tmux, the step deleted it (filled on that line, a shell condition's refusal
+    // left none): a retry loop on such refusals costs no round trip more.
+    if (!options.guard.shellRefusals?.includes(error as ToolFailure)) {
+      await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", name]).catch(() => {});
+    }
+    throw error;
+  }
+}
+
+/**
  * Pastes a copy of the checked text, not the buffer itself: the person (or a program in a
  * pane, through OSC 52) may change a buffer at any moment, and what is pasted must be what was
- * checked. The copy goes into a buffer of this server's own that the paste deletes, the paste
- * and tmux's re-check of the input guards are one command line ({@link deliverInput}), and a
- * refused or failed paste deletes the copy: exactly paste_text's path.
+ * checked. The copy goes through {@link pasteTransient}: exactly paste_text's path.
  */
 async function pasteBuffer(
   ctx: TmuxContext,
@@ -409,20 +480,10 @@ async function pasteBuffer(
   const snapshot = await ctx.guardSnapshot(paneId);
   const pane = ctx.pane(snapshot, paneId);
   guardInput(ctx, snapshot, pane, { force: options.force });
-  const copy = newBufferName();
-  const paste = ["paste-buffer", "-b", copy, "-d", ...(options.bracketed ? ["-p"] : [])];
-  try {
-    await ctx.runner.run(ctx.address, ["load-buffer", "-b", copy, "-"], {
-      signal: ctx.signal,
-      stdin: new TextEncoder().encode(text),
-    });
-    return await deliverInput(ctx, snapshot, pane, { force: options.force, paste: true }, [
-      [...paste, "-t", pane.id],
-    ]);
-  } catch (error) {
-    await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", copy]).catch(() => {});
-    throw error;
-  }
+  return await pasteTransient(ctx, snapshot, pane, text, {
+    guard: { force: options.force, paste: true },
+    bracketed: options.bracketed,
+  });
 }
 
 const pasteBufferTool = defineTool({

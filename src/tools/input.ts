@@ -19,7 +19,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { failureText, ToolFailure } from "../mcp/errors.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/guards.ts";
 import { requireOwned } from "../mcp/ownership.ts";
-import { KEY_CHARACTER, nameCharacter, newBufferName } from "./buffers.ts";
+import { KEY_CHARACTER, nameCharacter, pasteTransient } from "./buffers.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
@@ -62,11 +62,6 @@ const TYPES: ToolAnnotations = {
 
 /** Longest text `send_keys` types (it travels as one argument); longer goes by paste_text. */
 const MAX_TEXT_BYTES = 32_768;
-/**
- * Longest paste sent as an argument of the guarded command line: a tmux process refuses a
- * command line over 16 KB, and the guard's checks take a few more.
- */
-const ARGUMENT_PASTE_BYTES = 8_192;
 /** Longest text `paste_text` pastes. */
 const MAX_PASTE_CHARS = 1_000_000;
 /** Most key names in one call. */
@@ -391,10 +386,9 @@ function shellGuard(
 }
 
 /**
- * Pastes `text` into `pane` through a buffer of our own (random name) that the paste deletes,
- * after `before` (keys that prepare the pane): guarded by {@link deliverInput}, so tmux re-checks
- * at the instant of the paste that nobody watches the pane. A refused or failed paste removes
- * the buffer again: the person's buffer list never keeps it. Returns the panes reached.
+ * Pastes `text` into `pane` after `before` (keys that prepare the pane), through a transient
+ * buffer ({@link pasteTransient}), guarded as any input: tmux re-checks at the instant of the
+ * paste that nobody watches the pane. Returns the panes reached.
  */
 async function pasteViaBuffer(
   ctx: TmuxContext,
@@ -412,35 +406,16 @@ async function pasteViaBuffer(
     command?: string;
   },
 ): Promise<string[]> {
-  // A name of the buffer family's own, so delete_buffer and a restart recognise it as ours.
-  const name = newBufferName();
-  const paste = ["paste-buffer", "-b", name, "-d", "-p"];
-  if (options.keepNewlines) paste.push("-r");
-  paste.push("-t", pane.id);
-  const commands = [...(options.before ?? []), paste];
-  if (options.enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
   const guard: InputGuardOptions = options.holds === undefined
     ? { force: options.force, paste: true }
     : { ...shellGuard(pane, options.holds, options.command, options.force), paste: true };
-  try {
-    // The buffer is filled before the guarded step, so nothing (not even a hook on set-buffer)
-    // runs between tmux's check and the paste. One line travels as an argument on the
-    // guarded step's own line (short enough that the whole line stays within what a tmux
-    // process takes, should the control channel be unavailable); more goes through a tmux
-    // process's stdin first.
-    const oneLine = !text.includes("\n") && byteLength(text) <= ARGUMENT_PASTE_BYTES;
-    if (!oneLine) {
-      await ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-"], {
-        signal: ctx.signal,
-        stdin: new TextEncoder().encode(text),
-      });
-    }
-    const fill = oneLine ? [["set-buffer", "-b", name, "--", text]] : [];
-    return await deliverInput(ctx, snapshot, pane, guard, commands, fill);
-  } catch (error) {
-    await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", name]).catch(() => {});
-    throw error;
-  }
+  return await pasteTransient(ctx, snapshot, pane, text, {
+    guard,
+    bracketed: true,
+    keepNewlines: options.keepNewlines,
+    enter: options.enter,
+    before: options.before,
+  });
 }
 
 const pasteText = defineTool({
