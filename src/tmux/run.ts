@@ -104,6 +104,11 @@ export interface RunnerOptions {
   readonly control?: boolean;
   /** SSH destinations a {@link ServerAddress} may name (`--ssh`); without, `ssh` never runs. */
   readonly ssh?: SshOptions;
+  /**
+   * Most bytes a collected (not streamed) answer may hold, stdout (default
+   * {@link MAX_ANSWER_BYTES}); stderr may hold a sixteenth of it. For tests.
+   */
+  readonly maxAnswerBytes?: number;
 }
 
 /**
@@ -126,6 +131,15 @@ export interface PersistentChild {
 
 /** Bytes {@link TmuxRunner.stream} reads at a time. */
 const STREAM_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Most bytes a one-shot call collects from tmux's stdout before it gives up (kills the child,
+ * fails with "answer too large"): far above any answer tmux gives here (10 000 captured lines of
+ * a wide pane with every escape are tens of MB; paste buffers are read at up to 4 MB; deep
+ * history is streamed, see {@link TmuxRunner.stream}), yet a bound: a remote (or a broken) tmux
+ * that prints without end would otherwise fill memory until the timeout.
+ */
+export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
 
 /** Default per-call timeout: long enough for a loaded machine, short enough to never hang a tool. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -245,6 +259,7 @@ export class TmuxRunner {
   readonly control: boolean;
   readonly #timeoutMs: number;
   readonly #maxConcurrent: number;
+  readonly #maxAnswerBytes: number;
   /** Per server (addressKey), its processes' gate and the calls holding or awaiting it. */
   readonly #gates = new Map<string, { gate: Gate; users: number }>();
   readonly #closing = new AbortController();
@@ -265,6 +280,7 @@ export class TmuxRunner {
     this.binary = options.binary ?? "tmux";
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#maxConcurrent = options.maxConcurrent ?? 8;
+    this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.control = options.control ?? true;
     this.#ssh = options.ssh && options.ssh.destinations.length > 0
       ? new SshHosts(options.ssh, (args) => this.#spawnSsh(args))
@@ -512,24 +528,41 @@ export class TmuxRunner {
     options: RunOptions,
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
     return await this.#spawn(address, args, options, async (child, signal) => {
-      // Not child.output(): that waits for the end of both pipes, which a tmux client hands to
-      // its server; a stopped server holds them open long after the client was killed.
-      const [stdout, stderr, status] = await Promise.all([
-        readAll(child.stdout, signal),
-        readAll(child.stderr, signal),
-        child.status,
-      ]);
-      const output = { code: status.code, stdout, stderr };
-      if (address.host !== undefined) {
-        const after = new AfterMarker(this.#ssh!.marker);
-        const stdout = after.push(output.stdout).slice();
-        const stderr = this.#remoteStderr(address.host, output.code, after.found, output.stderr);
-        return { code: statusOf(output.code, stderr), stdout, stderr };
+      // Over SSH, the marker is looked for chunk by chunk as they come, and only what follows
+      // it is kept: no joined copy of the whole answer to search.
+      const after = address.host === undefined ? null : new AfterMarker(this.#ssh!.marker);
+      // Too large an answer stops both readers and the child (see MAX_ANSWER_BYTES).
+      const tooLarge = new AbortController();
+      const both = AbortSignal.any([signal, tooLarge.signal]);
+      const limit = this.#maxAnswerBytes;
+      let raw: [Uint8Array, Uint8Array, Deno.CommandStatus];
+      try {
+        // Not child.output(): that waits for the end of both pipes, which a tmux client hands
+        // to its server; a stopped server holds them open long after the client was killed.
+        raw = await Promise.all([
+          readAll(child.stdout, both, limit, "stdout", after ? (c) => after.push(c) : undefined),
+          readAll(child.stderr, both, Math.ceil(limit / 16), "stderr"),
+          child.status,
+        ]);
+      } catch (error) {
+        if (!(error instanceof AnswerTooLarge)) throw error;
+        tooLarge.abort();
+        try {
+          child.kill("SIGTERM");
+        } catch {
+          // Already exited.
+        }
+        throw tooLargeError(error, address);
       }
-      const said = new TextDecoder().decode(output.stderr);
+      const [stdout, rawStderr, status] = raw;
+      if (address.host !== undefined) {
+        const stderr = this.#remoteStderr(address.host, status.code, after!.found, rawStderr);
+        return { code: statusOf(status.code, stderr), stdout, stderr };
+      }
+      const said = new TextDecoder().decode(rawStderr);
       // A server that refused this user answered nothing, with status 0: every caller that
       // reads the status must see a failure, or it would take the silence for an empty server.
-      return { code: statusOf(output.code, said), stdout: output.stdout, stderr: said };
+      return { code: statusOf(status.code, said), stdout, stderr: said };
     });
   }
 
@@ -556,11 +589,22 @@ export class TmuxRunner {
       };
     }
     return await this.#spawn(address, args, options, async (child, signal) => {
-      const stderr = readAll(child.stderr, signal).then((raw) =>
-        after
-          ? child.status.then((s) => this.#remoteStderr(address.host!, s.code, after.found, raw))
-          : new TextDecoder().decode(raw)
-      );
+      const stderr = readAll(child.stderr, signal, Math.ceil(this.#maxAnswerBytes / 16), "stderr")
+        .then((raw) =>
+          after
+            ? child.status.then((s) => this.#remoteStderr(address.host!, s.code, after.found, raw))
+            : new TextDecoder().decode(raw)
+        ).catch((error: unknown) => {
+          if (!(error instanceof AnswerTooLarge)) throw error;
+          try {
+            child.kill("SIGTERM");
+          } catch {
+            // Already exited.
+          }
+          throw tooLargeError(error, address);
+        });
+      // Its failure is awaited below; until then it must not count as unhandled.
+      stderr.catch(() => {});
       // One buffer read into again and again: a fresh chunk per read would leave megabytes of
       // spent buffers for the garbage collector to notice.
       const reader = child.stdout.getReader({ mode: "byob" });
@@ -713,24 +757,55 @@ export class TmuxRunner {
   }
 }
 
+/** A pipe held more than a collecting read takes (see {@link MAX_ANSWER_BYTES}). */
+class AnswerTooLarge extends Error {
+  constructor(readonly limit: number, readonly what: string) {
+    super(`more than ${limit} bytes on ${what}`);
+  }
+}
+
+/** The error a call whose answer was too large fails with. */
+function tooLargeError(error: AnswerTooLarge, address: ServerAddress): TmuxError {
+  const where = address.host === undefined ? "" : ` on host ${JSON.stringify(address.host)}`;
+  return new TmuxError(
+    "failed",
+    `The answer of tmux${where} was too large (more than ${error.limit} bytes on its ` +
+      `${error.what}), so the call was stopped; a tmux that answers that much is not behaving ` +
+      "as tmux does.",
+  );
+}
+
 /**
  * All of a child's pipe, or what came before `signal` (the call's timeout, its cancellation,
- * the runner's close): then the read stops, whoever still holds the pipe's other end.
+ * the runner's close): then the read stops, whoever still holds the pipe's other end. Each
+ * chunk goes through `keep` first (what it returns is kept, e.g. what follows a marker);
+ * more than `limit` bytes kept throws {@link AnswerTooLarge}.
  */
 async function readAll(
   stream: ReadableStream<Uint8Array>,
   signal: AbortSignal,
+  limit = Infinity,
+  what = "stdout",
+  keep?: (chunk: Uint8Array) => Uint8Array,
 ): Promise<Uint8Array> {
   const reader = stream.getReader();
   const stop = () => reader.cancel().catch(() => {});
   signal.addEventListener("abort", stop, { once: true });
   if (signal.aborted) stop();
   const chunks: Uint8Array[] = [];
+  let total = 0;
   try {
     while (true) {
       const { done, value } = await reader.read();
       if (done) break;
-      chunks.push(value);
+      const kept = keep ? keep(value) : value;
+      if (kept.length === 0) continue;
+      total += kept.length;
+      if (total > limit) {
+        stop();
+        throw new AnswerTooLarge(limit, what);
+      }
+      chunks.push(kept);
     }
   } finally {
     signal.removeEventListener("abort", stop);

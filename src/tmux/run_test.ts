@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TestTmux } from "../../tests/helpers/tmux.ts";
+import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { classifyStderr, judgeResult, TmuxError, TmuxRunner } from "./run.ts";
 
 Deno.test("classifyStderr tells no server from no target from other failures", () => {
@@ -180,5 +180,31 @@ Deno.test("runner: a stopped tmux server costs its calls their timeout, and no o
     await runner.close();
     await stopped.kill();
     await healthy.kill();
+  }
+});
+
+Deno.test("runner: a tmux that prints without end is stopped at the answer bound, not the timeout", async () => {
+  // A broken (or hostile, remote) tmux: megabytes on stdout, then it holds its pipe open. A
+  // collecting read must stop at its bound, kill the child and say why, long before the
+  // timeout and without holding more than the bound.
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-huge-" });
+  const fake = `${dir}/tmux`;
+  await Deno.writeTextFile(
+    fake,
+    "#!/bin/sh\nhead -c 8388608 /dev/zero | tr '\\0' A\nexec sleep 30\n",
+  );
+  await Deno.chmod(fake, 0o755);
+  const runner = new TmuxRunner({ binary: fake, maxAnswerBytes: 1024 * 1024, timeoutMs: 8_000 });
+  try {
+    const t0 = performance.now();
+    await assert.rejects(
+      runner.run({ socketName: "x" }, ["list-panes"]),
+      (e: unknown) => e instanceof TmuxError && e.kind === "failed" && /too large/.test(e.message),
+    );
+    assert.ok(performance.now() - t0 < 5_000, "stopped at the bound, not at the timeout");
+    await waitFor(() => runner.running === 0, "the child killed");
+  } finally {
+    await runner.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
