@@ -262,7 +262,22 @@ export interface ProtocolOptions {
   readonly nonce?: () => string;
   /** Least time between two sentinels of the protocol's own (default 50 ms). */
   readonly sentinelGapMs?: number;
+  /** Longest line read before the stream counts as broken (default {@link MAX_LINE_BYTES}). */
+  readonly maxLineBytes?: number;
+  /** Largest answer held before the stream counts as broken (default {@link MAX_ANSWER_BYTES}). */
+  readonly maxAnswerBytes?: number;
 }
+
+/**
+ * Longest line tmux may send before the stream counts as broken (retired, a framing anomaly):
+ * tmux writes a pane's output in `%output` lines of at most a few KB each, notifications are
+ * short, and an answer's line is a row of a pane, at its longest a joined (`capture-pane -J`)
+ * line of a whole history, tens of MB for a huge history. An endless line is no tmux's.
+ */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** Largest answer held before the stream counts as broken; as run.ts's one-shot bound. */
+export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
 
 /** What the protocol needs from, and tells, the connection carrying it. */
 export interface ProtocolHandlers {
@@ -413,6 +428,10 @@ export class ControlProtocol {
   #out = new LineSink();
   /** The line the last chunks left open, in the parts it came in (joined once it ends). */
   #carry: Uint8Array[] = [];
+  /** Bytes in {@link #carry}. */
+  #carryBytes = 0;
+  readonly #maxLineBytes: number;
+  readonly #maxAnswerBytes: number;
   #block: Block | null = null;
   /** Blocks closed so far (the first is the attach). */
   #blocks = 0;
@@ -438,6 +457,8 @@ export class ControlProtocol {
     this.#handlers = handlers;
     this.#newNonce = options.nonce ?? newNonce;
     this.#sentinelGapMs = options.sentinelGapMs ?? 50;
+    this.#maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
+    this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   }
 
   /** Why the stream was found broken, or null while it holds. */
@@ -492,6 +513,7 @@ export class ControlProtocol {
       const nl = chunk.indexOf(0x0a);
       if (nl === -1) {
         this.#carry.push(chunk.slice());
+        this.#carryBytes += chunk.length;
         rest = new Uint8Array(0);
       } else {
         const line = joinBytes([...this.#carry, chunk.subarray(0, nl + 1)]);
@@ -500,6 +522,10 @@ export class ControlProtocol {
       }
     }
     if (rest.length > 0 && this.#broken === null) this.#carry = this.#open(this.#consume(rest));
+    if (this.#carryBytes > this.#maxLineBytes && this.#broken === null) {
+      // An endless line would grow without limit (see MAX_LINE_BYTES).
+      this.#anomaly(`a line longer than ${this.#maxLineBytes} bytes`);
+    }
     // What was verified before any anomaly is genuine: deliver it, then answer.
     if (!this.#ready.empty) {
       const ready = this.#ready;
@@ -512,6 +538,7 @@ export class ControlProtocol {
 
   /** What {@link ControlProtocol.#consume} left: the open line's first part, or none. */
   #open(left: Uint8Array): Uint8Array[] {
+    this.#carryBytes = left.length;
     return left.length > 0 ? [left] : [];
   }
 
@@ -528,6 +555,7 @@ export class ControlProtocol {
         if (end < start) break;
         block.sink.appendLines(buf.subarray(start, end + 1));
         start = end + 1;
+        this.#bound(block.sink);
         continue;
       }
       const i = buf.indexOf(0x0a, start);
@@ -543,7 +571,10 @@ export class ControlProtocol {
     if (block) {
       if (line[0] === 0x25 && (line[1] === 0x62 || line[1] === 0x65)) {
         this.#guardInBlock(line, block);
-      } else block.sink.append(line);
+      } else {
+        block.sink.append(line);
+        this.#bound(block.sink);
+      }
       return;
     }
     if (line[0] !== 0x25) return this.#anomaly("a line outside any answer that is no notification");
@@ -704,8 +735,17 @@ export class ControlProtocol {
     return out;
   }
 
+  /** An answer grown past the bound breaks the stream (see MAX_ANSWER_BYTES). */
+  #bound(sink: LineSink): void {
+    if (sink.length > this.#maxAnswerBytes) {
+      this.#anomaly(`an answer larger than ${this.#maxAnswerBytes} bytes`);
+    }
+  }
+
   #anomaly(reason: string): void {
     this.#broken = reason;
+    this.#carry = [];
+    this.#carryBytes = 0;
     this.#out = new LineSink();
     clearTimeout(this.#deferred);
     this.#deferred = undefined;

@@ -416,7 +416,9 @@ Deno.test("fuzz: framing shown innocently (older commands, odd lines) is output,
 });
 
 /** A protocol fed by hand, with predictable nonces (`tmux-mcp-n1`, `-n2`, ...). */
-function byHand(options: { sentinelGapMs?: number } = {}) {
+function byHand(
+  options: { sentinelGapMs?: number; maxLineBytes?: number; maxAnswerBytes?: number } = {},
+) {
   const written: string[] = [];
   const delivered: Notifications[] = [];
   const anomalies: string[] = [];
@@ -426,7 +428,12 @@ function byHand(options: { sentinelGapMs?: number } = {}) {
     deliver: (d) => delivered.push(d),
     refused: (reason) => anomalies.push(`refused: ${reason}`),
     anomaly: (reason) => anomalies.push(reason),
-  }, { nonce: () => `tmux-mcp-n${++n}`, sentinelGapMs: options.sentinelGapMs ?? 0 });
+  }, {
+    nonce: () => `tmux-mcp-n${++n}`,
+    sentinelGapMs: options.sentinelGapMs ?? 0,
+    maxLineBytes: options.maxLineBytes,
+    maxAnswerBytes: options.maxAnswerBytes,
+  });
   const feed = (...lines: string[]) =>
     protocol.push(encoder.encode(lines.map((l) => `${l}\n`).join("")));
   const output = () =>
@@ -599,4 +606,30 @@ Deno.test("a line that comes in many chunks without a line end arrives whole and
   assert.equal(out.length, 64 * 65_536 + 1);
   for (let i = 0; i < 64; i++) assert.equal(out[i * 65_536 + 100], 0x61 + (i % 26), `chunk ${i}`);
   assert.equal(out[out.length - 1], 0x0a);
+});
+
+Deno.test("an endless line, or an endless answer, breaks the stream instead of filling memory", () => {
+  // A line that never ends: past the bound the stream is broken (the connection is retired
+  // and its calls fall back), not held whole until memory runs out.
+  const h = byHand({ maxLineBytes: 1024 * 1024 });
+  h.send("'list-panes'");
+  const chunk = new Uint8Array(65_536).fill(0x41);
+  for (let i = 0; i < 15; i++) h.protocol.push(chunk);
+  assert.deepEqual(h.anomalies, [], "within the bound, still a line");
+  for (let i = 0; i < 2; i++) h.protocol.push(chunk);
+  assert.deepEqual(h.anomalies, ["a line longer than 1048576 bytes"]);
+  assert.equal(h.protocol.broken, "a line longer than 1048576 bytes");
+  // The same before any block, as a hostile `tmux -C` would send from its first byte.
+  const early = byHand({ maxLineBytes: 1024 * 1024 });
+  for (let i = 0; i < 17; i++) early.protocol.push(chunk);
+  assert.equal(early.protocol.broken, "a line longer than 1048576 bytes");
+
+  // An answer of endless short lines: broken past its own bound.
+  const a = byHand({ maxAnswerBytes: 1024 * 1024 });
+  a.send("'list-panes'");
+  a.feed("%begin 1 105 1");
+  const lines = new TextEncoder().encode("AAAAAAAAAAAAAAA\n".repeat(4096));
+  for (let i = 0; i < 17 && a.anomalies.length === 0; i++) a.protocol.push(lines);
+  assert.deepEqual(a.anomalies, ["an answer larger than 1048576 bytes"]);
+  assert.ok(a.answers[0] instanceof Error || a.answers.length === 0);
 });
