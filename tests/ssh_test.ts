@@ -381,6 +381,38 @@ Deno.test({
 });
 
 Deno.test({
+  name: "ssh: a start-up file that prints without a final newline leaves the host usable",
+  ignore: skip !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // A terminal title (`printf '\033]0;title\007'`) is common in rc files: the marker that
+    // follows it must still be found, by the connection, one-shot calls and control clients.
+    const sshd = started as Sshd;
+    await Deno.writeTextFile(sshd.noNewline, "");
+    try {
+      await withHosts(async (a, _b, c) => {
+        const on = { host: "h1", socket_name: a.socket };
+        const panes = await c.ok<{ panes: { id: string }[] }>("list_panes", on);
+        assert.deepEqual(panes.panes.map((x) => x.id), [a.ids.paneId]);
+        const info = await c.ok<{ host: string }>("get_server_info", on);
+        assert.equal(info.host, "h1");
+        const servers = await c.ok<{
+          servers: { host?: string; running: boolean; error: string | null }[];
+        }>("list_servers", { socketNames: [a.socket] });
+        const h1 = servers.servers.filter((s) => s.host === "h1");
+        assert.ok(h1.some((s) => s.running && s.error === null), JSON.stringify(servers));
+        // A failing remote call still reports tmux's own complaint, not the start-up text.
+        const missing = await c.fail("capture_pane", { ...on, paneId: "%999" });
+        assert.doesNotMatch(missing, /rc: |title/, missing);
+      });
+    } finally {
+      await Deno.remove(sshd.noNewline);
+    }
+  },
+});
+
+Deno.test({
   name: "ssh: sshd stops",
   ignore: skip !== null,
   async fn() {

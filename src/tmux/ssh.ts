@@ -64,11 +64,22 @@ export function shellWord(word: string): string {
 
 /**
  * The command line the remote shell runs: the marker on stdout and stderr, then tmux with
- * `args`, found on the command PATH or in the usual extra folders.
+ * `args`, found on the command PATH or in the usual extra folders. The marker comes after a
+ * newline of its own ({@link markerLine}).
  */
 export function remoteTmuxCommand(marker: string, binary: string, args: readonly string[]): string {
-  return `echo ${marker}; echo ${marker} >&2; exec env PATH="$PATH:${REMOTE_PATH_TAIL}" ` +
+  return `${markerLine(marker)}; ${markerLine(marker, " >&2")}; ` +
+    `exec env PATH="$PATH:${REMOTE_PATH_TAIL}" ` +
     [binary, ...args].map(shellWord).join(" ");
+}
+
+/**
+ * Prints the marker on a line of its own whatever came before: a start-up file that printed
+ * text without a final newline (a terminal title, `printf '\033]0;…\007'`, is common) would
+ * otherwise leave the marker in the middle of its line, never found.
+ */
+function markerLine(marker: string, redirect = ""): string {
+  return `echo${redirect}; echo ${marker}${redirect}`;
 }
 
 /**
@@ -319,7 +330,7 @@ export class SshHosts {
       host,
       // The session's only job is to say the connection is up; cat holds it open until our
       // end of its input closes.
-      `echo ${this.marker}; exec cat >/dev/null`,
+      `${markerLine(this.marker)}; exec cat >/dev/null`,
     ]);
     const master: Master = { child, alive: true, ready: Promise.resolve() };
     const stderr = new Response(child.stderr).text().catch(() => "");

@@ -47,7 +47,10 @@ Deno.test("shellWord: every value reaches the remote command as one literal word
 
 Deno.test("remoteTmuxCommand: marker first, then tmux with quoted words only", () => {
   const line = remoteTmuxCommand("tmux-mcp-abc", "tmux", ["-L", "x y", "display", "-p", "$(id)"]);
-  assert.ok(line.startsWith("echo tmux-mcp-abc; echo tmux-mcp-abc >&2; exec env PATH="), line);
+  assert.ok(
+    line.startsWith("echo; echo tmux-mcp-abc; echo >&2; echo tmux-mcp-abc >&2; exec env PATH="),
+    line,
+  );
   assert.ok(line.endsWith(`'tmux' '-L' 'x y' 'display' '-p' '$(id)'`), line);
 });
 

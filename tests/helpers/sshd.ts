@@ -19,6 +19,11 @@ export interface Sshd {
   readonly dir: string;
   /** The ssh client configuration naming every alias. */
   readonly config: string;
+  /**
+   * While this file exists, the remote start-up file ends its stdout and stderr without a
+   * newline (a terminal title).
+   */
+  readonly noNewline: string;
   /** The sshd process id. */
   readonly pid: number;
   /**
@@ -70,7 +75,9 @@ export async function startSshd(aliases: readonly string[]): Promise<Sshd | stri
   await Deno.copyFile(`${dir}/client_key.pub`, `${dir}/authorized_keys`);
   await Deno.writeTextFile(
     `${dir}/noisy_rc`,
-    "echo 'Welcome! %begin 1 1 0'; echo '%end 1 1 0'; echo '%exit' >&2; echo 'rc: hello' >&2\n",
+    "echo 'Welcome! %begin 1 1 0'; echo '%end 1 1 0'; echo '%exit' >&2; echo 'rc: hello' >&2\n" +
+      // While a test asks for it: a terminal title without a final newline, as rc files do.
+      `[ -f ${dir}/no_newline ] && printf '\\033]0;title\\007' && printf 'rc: ' >&2\n`,
   );
   for (let attempt = 0; attempt < 5; attempt++) {
     const result = await tryStart(dir, user, randomPort(), aliases);
@@ -154,6 +161,7 @@ async function tryStart(
     port,
     dir,
     config: `${dir}/ssh_config`,
+    noNewline: `${dir}/no_newline`,
     pid,
     sessions: async () => {
       const all = await descendants(pid);
