@@ -381,6 +381,58 @@ Deno.test({
 });
 
 Deno.test({
+  name: "ssh: a host that is this machine guards the caller's own pane as locally",
+  ignore: skip !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // This server runs in pane a (TMUX/TMUX_PANE say so), and h1 is an alias of this very
+    // machine: through it, pane a is still the caller's own, and must not be typed into.
+    const sshd = started as Sshd;
+    const a = await TestTmux.start("main", { command: "bash --norc --noprofile" });
+    const b = await TestTmux.start("other", { command: "bash --norc --noprofile" });
+    const tmuxEnv = (await a.tmux("display-message", "-p", "#{socket_path},#{pid},0")).trim();
+    const runner = new TmuxRunner({
+      ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 2 },
+    });
+    const c = await connect({
+      runner,
+      socketName: a.socket,
+      callerEnv: { tmux: tmuxEnv, tmuxPane: a.ids.paneId },
+    });
+    try {
+      const on = { host: "h1", socket_name: a.socket };
+      const panes = await c.ok<{ panes: { id: string; isCallerPane: boolean }[] }>(
+        "list_panes",
+        on,
+      );
+      assert.deepEqual(panes.panes.map((p) => [p.id, p.isCallerPane]), [[a.ids.paneId, true]]);
+      const refused = await c.fail("send_keys", { ...on, paneId: a.ids.paneId, text: "echo NOPE" });
+      assert.match(refused, /own pane|caller/i);
+      const screen = await a.tmux("capture-pane", "-p", "-t", a.ids.paneId);
+      assert.ok(!screen.includes("NOPE"), screen);
+      // Another server on that host is not the caller's: its pane with the same id is not.
+      const other = await c.ok<{ panes: { id: string; isCallerPane: boolean }[] }>(
+        "list_panes",
+        { host: "h1", socket_name: b.socket },
+      );
+      assert.deepEqual(other.panes.map((p) => p.isCallerPane), [false]);
+      await c.ok("send_keys", {
+        host: "h1",
+        socket_name: b.socket,
+        paneId: b.ids.paneId,
+        text: "echo",
+      });
+    } finally {
+      await c.close();
+      assert.equal(runner.running, 0, "no tmux or ssh child left behind");
+      await a.kill();
+      await b.kill();
+    }
+  },
+});
+
+Deno.test({
   name: "ssh: a start-up file that prints without a final newline leaves the host usable",
   ignore: skip !== null,
   sanitizeResources: false,

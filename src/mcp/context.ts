@@ -12,6 +12,7 @@ import {
   type CallerPane,
   callerPaneFormat,
   findCallerPane,
+  parseTmuxEnv,
 } from "../tmux/identity.ts";
 import { execFast, execOnce } from "../tmux/control.ts";
 import { judgeResult, type ServerAddress, type TmuxRunner } from "../tmux/run.ts";
@@ -270,11 +271,14 @@ export class TmuxContext {
   }
 
   /**
-   * The caller's pane on this server, per {@link findCallerPane}. On an SSH host there is none
-   * to find: this process runs here, and a pid or TMUX_PANE that matches there is a stranger's.
+   * The caller's pane on this server, per {@link findCallerPane}. On an SSH host, a pid or a
+   * parent process that matches there is a stranger's; but a host that is this very machine
+   * (an alias of it) serves the same tmux server, and then `TMUX_PANE` names the caller's pane
+   * there too.
    */
   caller(snapshot: Snapshot<PaneBrief>): CallerPane {
-    if (this.host !== undefined) {
+    const env = this.#callerEnvOn(snapshot);
+    if (env === null) {
       return {
         paneId: null,
         via: null,
@@ -283,16 +287,33 @@ export class TmuxContext {
         }.`,
       };
     }
-    return findCallerPane(snapshot, this.config.callerEnv);
+    return findCallerPane(snapshot, env);
   }
 
   /**
    * A tmux condition that holds for the caller's pane, for checks tmux makes at the instant of
-   * an act (see {@link callerPaneFormat}); null on an SSH host or when nothing names it.
+   * an act (see {@link callerPaneFormat}); null when nothing names it, as on an SSH host that
+   * is not this machine.
    */
   callerFormat(snapshot: Snapshot<PaneBrief>): string | null {
-    if (this.host !== undefined) return null;
-    return callerPaneFormat(snapshot, this.config.callerEnv);
+    const env = this.#callerEnvOn(snapshot);
+    return env === null ? null : callerPaneFormat(snapshot, env);
+  }
+
+  /**
+   * What names the caller on the server `snapshot` read: everything here; on an SSH host, only
+   * `TMUX`/`TMUX_PANE`, and only when that server's socket path and pid are the ones `TMUX`
+   * names (a host that reaches this machine's own tmux server, so the guard errs on the safe
+   * side); null otherwise. Costs nothing: the snapshot read the server's facts anyway.
+   */
+  #callerEnvOn(snapshot: Snapshot<PaneBrief>): CallerEnv | null {
+    const env = this.config.callerEnv;
+    if (this.host === undefined) return env;
+    const tmux = parseTmuxEnv(env.tmux);
+    const server = snapshot.server;
+    if (!tmux || !env.tmuxPane || !server) return null;
+    if (tmux.socketPath !== server.socketPath || tmux.pid !== server.pid) return null;
+    return { tmux: env.tmux, tmuxPane: env.tmuxPane };
   }
 
   /** Panes a person can see, with the clients showing each. */
