@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { AGENTS_CHANNEL } from "../src/hooks/marks.ts";
-import { controlFor } from "../src/tmux/control.ts";
+import { type ControlEvent, controlFor, observeControl } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { type Sshd, startSshd } from "./helpers/sshd.ts";
@@ -428,6 +428,50 @@ Deno.test({
       assert.equal(runner.running, 0, "no tmux or ssh child left behind");
       await a.kill();
       await b.kill();
+    }
+  },
+});
+
+Deno.test({
+  name: "ssh: a frozen connection is reported as the connection lost, not the server gone",
+  ignore: skip !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const sshd = started as Sshd;
+    const a = await TestTmux.start("main", { command: "bash --norc --noprofile" });
+    const runner = new TmuxRunner({
+      timeoutMs: 2_000,
+      ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 2 },
+    });
+    const events: ControlEvent[] = [];
+    const stop = observeControl(runner, (e) => events.push(e));
+    const c = await connect({ runner });
+    let frozen: number[] = [];
+    try {
+      const on = { host: "h1", socket_name: a.socket };
+      await c.ok("list_panes", on);
+      // The SSH connection freezes (sshd's sessions stopped): the call times out, its control
+      // connection is retired, and the check of the server gets no answer either.
+      frozen = await sshd.sessions();
+      assert.ok(frozen.length > 0);
+      for (const pid of frozen) Deno.kill(pid, "SIGSTOP");
+      const hub = controlFor(runner, { host: "h1", socketName: a.socket });
+      await assert.rejects(hub.exec(["list-panes"], { timeoutMs: 1_000 }), /did not answer/);
+      await waitFor(() => events.length > 0, "the control event", 15_000);
+      assert.equal(events[0].kind, "lost", JSON.stringify(events));
+      assert.match(events[0].message, /host "h1" does not answer/);
+    } finally {
+      for (const pid of frozen) {
+        try {
+          Deno.kill(pid, "SIGCONT");
+        } catch {
+          // Gone.
+        }
+      }
+      stop();
+      await c.close();
+      await a.kill();
     }
   },
 });

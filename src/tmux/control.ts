@@ -1184,24 +1184,37 @@ export class ServerControl {
 
   /**
    * A connection ended that we did not close: reported once until one connects again, as the
-   * server gone (nothing answers on its socket) or the connection lost.
+   * server gone (it answered that nothing runs on its socket) or the connection lost. A check
+   * that got no answer at all (an SSH connection frozen or dropped, a server that does not
+   * answer in time) proves nothing gone: that is the connection lost, said as such.
    */
   #lostOne(): void {
     if (this.#down !== null) return;
     this.#down = "lost";
+    const host = this.#address.host;
     this.#runner.exec(this.#address, ["display-message", "-p", "#{pid}"], { timeoutMs: 5_000 })
-      .then((r) => r.code === 0, () => false)
-      .then((running) => {
+      .then(
+        (r): "running" | "gone" | "silent" => r.code === 0 ? "running" : "gone",
+        (error: unknown) =>
+          error instanceof TmuxError && (error.kind === "unreachable" || error.kind === "timeout")
+            ? "silent"
+            : "gone",
+      )
+      .then((state) => {
         if (this.#down !== "lost") return;
-        if (!running) this.#down = "gone";
+        if (state === "gone") this.#down = "gone";
+        const message = state === "running"
+          ? "control connection lost; the next use connects again"
+          : state === "silent"
+          ? (host === undefined
+            ? "control connection lost; the tmux server does not answer (it may be stopped)"
+            : `control connection lost; host ${JSON.stringify(host)} does not answer over SSH ` +
+              "(the connection is down or frozen), so whether its tmux server runs is unknown")
+          : "the tmux server is gone";
         this.#report(
-          running
-            ? {
-              kind: "lost",
-              address: this.#address,
-              message: "control connection lost; the next use connects again",
-            }
-            : { kind: "gone", address: this.#address, message: "the tmux server is gone" },
+          state === "gone"
+            ? { kind: "gone", address: this.#address, message }
+            : { kind: "lost", address: this.#address, message },
         );
       });
   }
