@@ -666,7 +666,11 @@ export class ServerControl {
     controlLine(args); // refuse what cannot travel before connecting at all
     this.#use();
     const connection = await this.#primaryConnection();
-    return await connection.exec(args, options);
+    try {
+      return await connection.exec(args, options);
+    } catch (error) {
+      throw remoteTimeout(error, this.#address);
+    }
   }
 
   /**
@@ -1249,6 +1253,23 @@ export class ServerControl {
       }).catch(() => {});
     }, connection.leaving ? LEAVING_MS : LINGER_MS);
   }
+}
+
+/**
+ * A timeout on an SSH host, said as what it is: killing our ssh does not stop a command the
+ * host's tmux has not run yet (a stuck remote server keeps it), so it may still run there.
+ */
+export function remoteTimeout(error: unknown, address: ServerAddress): unknown {
+  if (!(error instanceof TmuxError) || error.kind !== "timeout" || address.host === undefined) {
+    return error;
+  }
+  return new TmuxError(
+    "timeout",
+    `${error.message.replace(/\.$/, "")} (host ${JSON.stringify(address.host)}: the command ` +
+      "may still run there later, once its tmux answers again).",
+    error.stderr,
+    error.stdout,
+  );
 }
 
 const servers = new WeakMap<TmuxRunner, Map<string, ServerControl>>();

@@ -718,7 +718,13 @@ export class TmuxRunner {
       }
       const checkAborted = () => {
         if (timer.aborted) {
-          throw new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms.`);
+          // Over SSH, only our ssh is killed: a stuck remote tmux keeps the command.
+          const there = address.host === undefined
+            ? ""
+            : ` (host ${
+              JSON.stringify(address.host)
+            }: the command may still run there later, once its tmux answers again)`;
+          throw new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms${there}.`);
         }
         if (options.signal?.aborted || this.#closing.signal.aborted) {
           throw new TmuxError("cancelled", "The call was cancelled.");
