@@ -209,5 +209,16 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
   // there is less reason to wait.
   await transport.settle(why === "signal" ? 150 : 450);
   await runner.close(250);
-  await served.close().catch(() => {});
+  // The SDK's close writes each listen stream's last answer first; the transport no longer
+  // waits for bytes a client does not read (and gives what it still writes half a second), and
+  // this bound is the backstop: the process ends whatever the client does.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    served.close().catch(() => {}),
+    new Promise((resolve) => timer = setTimeout(resolve, CLOSE_WAIT_MS)),
+  ]);
+  clearTimeout(timer);
 }
+
+/** Longest the SDK's close is waited for once the connection is over. */
+const CLOSE_WAIT_MS = 700;

@@ -10,8 +10,8 @@
 
 import assert from "node:assert/strict";
 import { newFigures, reportFigures, sleep } from "./helpers/robust.ts";
-import { type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
+import { MODERN_META, type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, sh, TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
@@ -409,6 +409,71 @@ Deno.test("a client that stops reading, or closes our stdout, cannot hold the pr
       assert.equal(status.code, 0, how);
       if (how === "closes stdout") await writer.close().catch(() => {});
       else await child.stdout.cancel();
+    }
+  } finally {
+    await t.kill();
+  }
+});
+
+/** Whether a thread of process `pid` is blocked writing to a full pipe (Linux's ps). */
+async function blockedOnPipe(pid: number): Promise<boolean> {
+  const r = await sh("ps", ["-L", "-o", "wchan:40=", "-p", String(pid)], { allowFail: true });
+  return /pipe_write/.test(r.stdout);
+}
+
+Deno.test("a 2026-07-28 client that stops reading with a listen stream on a busy pane cannot hold the process", async () => {
+  const t = await TestTmux.start("main", { command: "sh" });
+  try {
+    await t.tmux("send-keys", "-t", t.ids.paneId, "while :; do echo busy; done", "Enter");
+    for (const how of ["closes stdin", "SIGTERM"] as const) {
+      const { child, writer, line } = rawServer(t, `the MCP server (listen, ${how})`);
+      const meta = MODERN_META;
+      const uri = `tmux://pane/${t.ids.paneId.slice(1)}`;
+      for (let i = 0; i < 3; i++) {
+        await writer.write(line({
+          jsonrpc: "2.0",
+          id: `listen-${i}`,
+          method: "subscriptions/listen",
+          params: { notifications: { resourceSubscriptions: [uri] }, _meta: meta },
+        }));
+      }
+      // Read until the streams are acknowledged and updates flow, then stop reading.
+      const reader = child.stdout.getReader();
+      const decoder = new TextDecoder();
+      let seen = "";
+      while (!seen.includes("notifications/resources/updated")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += decoder.decode(value, { stream: true });
+      }
+      assert.match(seen, /notifications\/resources\/updated/);
+      // Answers of ~80 KB each: more than a pipe holds, behind the updates.
+      for (let i = 1; i <= 3; i++) {
+        await writer.write(
+          line({ jsonrpc: "2.0", id: i, method: "tools/list", params: { _meta: meta } }),
+        );
+      }
+      if (Deno.build.os === "linux") {
+        await waitFor(() => blockedOnPipe(child.pid), "the server blocked writing to its stdout");
+      }
+      const began = performance.now();
+      if (how === "closes stdin") await writer.close();
+      else child.kill("SIGTERM");
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const status = await Promise.race([
+        child.status,
+        new Promise<"still running">((resolve) =>
+          timer = setTimeout(() => resolve("still running"), 5_000)
+        ),
+      ]);
+      clearTimeout(timer);
+      const took = performance.now() - began;
+      if (status === "still running") child.kill("SIGKILL");
+      await child.status;
+      await writer.close().catch(() => {});
+      await reader.cancel().catch(() => {});
+      assert.notEqual(status, "still running", `${how}: the process did not end`);
+      assert.ok(took < 2_500, `${how}: ended after ${Math.round(took)} ms`);
     }
   } finally {
     await t.kill();

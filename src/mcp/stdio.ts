@@ -36,8 +36,27 @@ export const MAX_LINE_BYTES = 32 * 1024 * 1024;
  */
 const MAX_UNWRITTEN_BYTES = 8 * 1024 * 1024;
 
+/**
+ * Bytes read from stdin and held unprocessed while answers wait to be written (see
+ * {@link MAX_UNWRITTEN_BYTES}), beyond which stdin is not read either.
+ */
+const MAX_HELD_INPUT_BYTES = 8 * 1024 * 1024;
+
 /** How long a close waits for answers still being written (a client that stopped reading). */
 const CLOSE_WRITE_WAIT_MS = 500;
+
+/** Where the transport reads and writes: stdin and stdout unless a test hands in others. */
+export interface StdioStreams {
+  readonly input?: ReadableStream<Uint8Array>;
+  readonly output?: { write(bytes: Uint8Array): Promise<number> };
+}
+
+/** A message waiting its turn to be written. */
+interface Queued {
+  bytes: Uint8Array;
+  /** What it stands for, when a newer message of the same key may replace it (see keyOf). */
+  readonly key: string | null;
+}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -71,14 +90,40 @@ export class StdioTransport implements Transport {
   #unwritten = 0;
   /** Settled when {@link #unwritten} falls under the bound again. */
   #drained: PromiseWithResolvers<void> | null = null;
+  /** Messages queued and not being written yet that a newer one may replace, by key. */
+  readonly #replaceable = new Map<string, Queued>();
+  /**
+   * Input has ended or a close began: from then on no send waits for its bytes to be written
+   * (a client that stopped reading would hold the close, and the process, open).
+   */
+  #letGo = false;
+  /** What the sends of messages still queued wait on (settled when written, or let go). */
+  readonly #waiting = new Set<PromiseWithResolvers<void>>();
+  /** Chunks read from stdin while answers wait to be written, processed once they drain. */
+  #inbox: Uint8Array[] = [];
+  #inboxBytes = 0;
+  /** The line being gathered across chunks (see {@link #consume}). */
+  #pieces: Uint8Array[] = [];
+  #size = 0;
+  /** A line too long to read: its head and its last bytes, to find its id in; else null. */
+  #skipping: { head: Uint8Array; tail: Uint8Array } | null = null;
+  readonly #input: () => ReadableStream<Uint8Array>;
+  readonly #output: () => { write(bytes: Uint8Array): Promise<number> };
 
   /**
    * A transport that checks messages with `check`; without it, messages are held (or offered to
    * `intercept`) until {@link release} hands a check in.
    */
-  constructor(check?: MessageCheck, intercept?: Intercept) {
+  constructor(check?: MessageCheck, intercept?: Intercept, streams: StdioStreams = {}) {
     this.#check = check;
     this.#intercept = intercept;
+    this.#input = () => streams.input ?? Deno.stdin.readable;
+    this.#output = () => streams.output ?? Deno.stdout;
+  }
+
+  /** Bytes queued for stdout and not written yet. */
+  get unwrittenBytes(): number {
+    return this.#unwritten;
   }
 
   /**
@@ -87,9 +132,10 @@ export class StdioTransport implements Transport {
    */
   start(): Promise<void> {
     if (this.#reader) return Promise.resolve();
-    this.#reader = Deno.stdin.readable.getReader();
+    this.#reader = this.#input().getReader();
     this.#read().finally(() => {
       this.#inputEnded = true;
+      this.#letSendsGo();
       if (this.#check) this.#endOfInput();
       else this.onheldend?.();
     });
@@ -116,48 +162,88 @@ export class StdioTransport implements Transport {
     if (this.#inputEnded) this.#endOfInput();
   }
 
+  /**
+   * Reads stdin to its end. Answers the client has not read yet (over
+   * {@link MAX_UNWRITTEN_BYTES}) hold up processing its requests, not reading them: what comes
+   * meanwhile is held (up to {@link MAX_HELD_INPUT_BYTES}, past which reading waits too), so
+   * that a client that stopped reading and closed its end is seen to have gone. At the end of
+   * input what is held is processed (no more can come), then the end is reported.
+   */
   async #read(): Promise<void> {
     const reader = this.#reader!;
-    let pieces: Uint8Array[] = [];
-    let size = 0;
-    /** A line too long to read: its head and its last bytes, to find its id in; else null. */
-    let skipping: { head: Uint8Array; tail: Uint8Array } | null = null;
     try {
       while (true) {
-        // Answers the client has not read yet hold up reading more requests.
-        while (this.#unwritten > MAX_UNWRITTEN_BYTES && !this.#closed && !this.#outputGone) {
+        while (
+          this.#blocked() && this.#inboxBytes > MAX_HELD_INPUT_BYTES && !this.#closed &&
+          !this.#outputGone
+        ) {
           this.#drained ??= Promise.withResolvers<void>();
           await this.#drained.promise;
         }
         if (this.#closed || this.#outputGone) break;
         const { value, done } = await reader.read();
         if (done) break;
-        let chunk = value;
-        while (chunk.length > 0) {
-          const nl = chunk.indexOf(0x0a);
-          const part = nl === -1 ? chunk : chunk.subarray(0, nl);
-          if (skipping) skipping.tail = lastBytes(skipping.tail, part);
-          else if (size + part.length > MAX_LINE_BYTES) {
-            const head = (pieces[0] ?? part).slice(0, ID_WINDOW_BYTES);
-            skipping = { head, tail: lastBytes(pieces.at(-1) ?? new Uint8Array(0), part) };
-            pieces = [];
-            size = 0;
-          } else {
-            pieces.push(part);
-            size += part.length;
-          }
-          if (nl === -1) break;
-          if (skipping) this.#refuseLong(skipping.head, skipping.tail);
-          else this.#line(join(pieces, size));
-          pieces = [];
-          size = 0;
-          skipping = null;
-          chunk = chunk.subarray(nl + 1);
-        }
+        if (this.#blocked() || this.#inbox.length > 0) {
+          this.#inbox.push(value);
+          this.#inboxBytes += value.length;
+          this.#processHeld();
+        } else this.#consume(value);
       }
-      if (skipping) this.#refuseLong(skipping.head, skipping.tail);
+      if (this.#closed || this.#outputGone) return;
+      this.#processHeld(true);
+      if (this.#skipping) this.#refuseLong(this.#skipping.head, this.#skipping.tail);
+      this.#skipping = null;
     } catch (error) {
       if (!this.#closed) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /** Whether answers the client has not read hold up processing what it sends. */
+  #blocked(): boolean {
+    return this.#unwritten > MAX_UNWRITTEN_BYTES;
+  }
+
+  /** Processes the chunks held while answers waited, while they do not (all of them at `end`). */
+  #processHeld(end = false): void {
+    while (this.#inbox.length > 0 && (end || !this.#blocked()) && !this.#closed) {
+      const chunk = this.#inbox.shift()!;
+      this.#inboxBytes -= chunk.length;
+      try {
+        this.#consume(chunk);
+      } catch (error) {
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+  }
+
+  /** Splits a chunk of stdin into lines, each handled as it completes. */
+  #consume(value: Uint8Array): void {
+    let chunk = value;
+    while (chunk.length > 0) {
+      const nl = chunk.indexOf(0x0a);
+      const part = nl === -1 ? chunk : chunk.subarray(0, nl);
+      if (this.#skipping) this.#skipping.tail = lastBytes(this.#skipping.tail, part);
+      else if (this.#size + part.length > MAX_LINE_BYTES) {
+        const head = (this.#pieces[0] ?? part).slice(0, ID_WINDOW_BYTES);
+        this.#skipping = {
+          head,
+          tail: lastBytes(this.#pieces.at(-1) ?? new Uint8Array(0), part),
+        };
+        this.#pieces = [];
+        this.#size = 0;
+      } else {
+        this.#pieces.push(part);
+        this.#size += part.length;
+      }
+      if (nl === -1) break;
+      const skipping = this.#skipping;
+      const line = skipping ? null : join(this.#pieces, this.#size);
+      this.#pieces = [];
+      this.#size = 0;
+      this.#skipping = null;
+      if (skipping) this.#refuseLong(skipping.head, skipping.tail);
+      else this.#line(line!);
+      chunk = chunk.subarray(nl + 1);
     }
   }
 
@@ -291,14 +377,38 @@ export class StdioTransport implements Transport {
     return this.#write(message);
   }
 
+  /**
+   * Queues one message as one line; resolves once it is written, or at once when input has
+   * ended or a close began. A change notification (`notifications/resources/updated` of a
+   * stream and URI, `notifications/progress` of a token) still waiting its turn is replaced by
+   * a newer one of the same key rather than queued behind it: an update only says "read it
+   * again" and the latest progress says all the earlier one did, so a client that stopped
+   * reading holds at most one of each, however busy the pane.
+   */
   #write(message: unknown): Promise<void> {
     if (this.#outputGone) return Promise.resolve();
     const bytes = encoder.encode(`${JSON.stringify(message)}\n`);
+    const key = keyOf(message);
+    const waiting = key === null ? undefined : this.#replaceable.get(key);
+    if (waiting) {
+      this.#unwritten += bytes.length - waiting.bytes.length;
+      waiting.bytes = bytes;
+      // Sent as far as its sender is concerned: the one it replaced carries it.
+      return Promise.resolve();
+    }
+    const queued: Queued = { bytes, key };
+    if (key !== null) this.#replaceable.set(key, queued);
     this.#unwritten += bytes.length;
+    const sent = Promise.withResolvers<void>();
+    if (!this.#letGo) this.#waiting.add(sent);
     this.#writing = this.#writing.then(async () => {
+      // Its turn: from now on it is written as it is.
+      if (key !== null && this.#replaceable.get(key) === queued) this.#replaceable.delete(key);
       if (this.#closed || this.#outputGone) return;
+      const output = this.#output();
+      const out = queued.bytes;
       let written = 0;
-      while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
+      while (written < out.length) written += await output.write(out.subarray(written));
     }).catch((error) => {
       // The client closed its end of stdout: it is gone, as when it closes stdin.
       if (!this.#outputGone) {
@@ -307,13 +417,25 @@ export class StdioTransport implements Transport {
         this.#reader?.cancel().catch(() => {});
       }
     }).finally(() => {
-      this.#unwritten -= bytes.length;
-      if (this.#unwritten <= MAX_UNWRITTEN_BYTES && this.#drained) {
-        this.#drained.resolve();
-        this.#drained = null;
+      this.#unwritten -= queued.bytes.length;
+      this.#waiting.delete(sent);
+      sent.resolve();
+      if (!this.#blocked()) {
+        if (this.#drained) {
+          this.#drained.resolve();
+          this.#drained = null;
+        }
+        this.#processHeld();
       }
     });
-    return this.#writing;
+    return this.#letGo ? Promise.resolve() : sent.promise;
+  }
+
+  /** Every send resolves from now on without waiting for its bytes (see {@link #letGo}). */
+  #letSendsGo(): void {
+    this.#letGo = true;
+    for (const sent of this.#waiting) sent.resolve();
+    this.#waiting.clear();
   }
 
   /**
@@ -330,6 +452,7 @@ export class StdioTransport implements Transport {
    */
   async close(): Promise<void> {
     if (this.#closed) return;
+    this.#letSendsGo();
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       this.#writing,
@@ -346,6 +469,26 @@ export class StdioTransport implements Transport {
     this.#whenClosed.resolve();
     this.onclose?.();
   }
+}
+
+/**
+ * What a notification stands for when a newer one may replace it while it waits: a resource
+ * update of one stream (or, with no stream, of the connection) and URI, or a progress token's
+ * progress; null for anything else.
+ */
+function keyOf(message: unknown): string | null {
+  const m = message as { id?: unknown; method?: unknown; params?: Record<string, unknown> };
+  if (typeof m !== "object" || m === null || "id" in m) return null;
+  if (m.method === "notifications/resources/updated" && typeof m.params?.uri === "string") {
+    const meta = m.params._meta as Record<string, unknown> | undefined;
+    const stream = meta?.["io.modelcontextprotocol/subscriptionId"];
+    return `updated ${JSON.stringify(stream ?? null)} ${m.params.uri}`;
+  }
+  const token = m.params?.progressToken;
+  if (m.method === "notifications/progress" && token !== undefined) {
+    return `progress ${JSON.stringify(token)}`;
+  }
+  return null;
 }
 
 function join(pieces: Uint8Array[], size: number): Uint8Array {
