@@ -491,6 +491,45 @@ Deno.test("a listen stream hears nothing of its own before its acknowledgement",
   }
 });
 
+Deno.test("a listen stream cancelled before its acknowledgement is never watched", async () => {
+  await withServerProcess(async (t, server) => {
+    const uri = uriOf(t.ids.paneId);
+    // Control clients that follow a pane's output: the watches.
+    const watching = async () =>
+      (await t.tmux("list-clients", "-F", "#{client_flags}")).split("\n")
+        .filter((flags) => flags.trim() !== "" && !flags.includes("no-output")).length;
+    const listen = (id: string) =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method: "subscriptions/listen",
+        params: { notifications: { resourceSubscriptions: [uri] }, _meta: MODERN_META },
+      });
+    const cancel = (id: string) =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: id, _meta: MODERN_META },
+      });
+    const acknowledged = (id: string) =>
+      server.notifications.some((n) =>
+        n.method === "notifications/subscriptions/acknowledged" &&
+        (n.params?._meta as Record<string, unknown>)["io.modelcontextprotocol/subscriptionId"] ===
+          id
+      );
+    // Cancelled in the same read as the request, before the SDK acknowledges it.
+    await server.writeLine(`${listen("early")}\n${cancel("early")}`);
+    // A second stream on the same pane, acknowledged (so the first was handled), then cancelled:
+    // nothing is left to watch.
+    await server.writeLine(listen("later"));
+    await waitFor(() => acknowledged("later"), "the second acknowledgement");
+    assert.ok(await watching() >= 1, "the second stream is watched");
+    await server.writeLine(cancel("later"));
+    await waitFor(async () => await watching() === 0, "no watch left");
+    assert.equal((await server.closeStdin()).code, 0);
+  });
+});
+
 Deno.test("a URI that names nothing is refused (2025) or left out of the grant (2026), never watched", async () => {
   const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
   const { cmd, args } = startCommand();

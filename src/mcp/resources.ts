@@ -211,9 +211,29 @@ export class ResourceSubscriptions {
     // The stdio entry routes changes to a stream from its request on; what it routes before the
     // stream's acknowledgement is sent waits for it (the acknowledgement waits for the watch).
     const acknowledging = new Map<string | number, Promise<void>>();
+    // Listen requests read and not acknowledged (or refused) yet, by id: whether each was
+    // cancelled meanwhile, in arrival order. A cancellation that comes before the
+    // acknowledgement (both in one read) finds no stream to end; the stream is then never
+    // registered, so nothing is watched for it.
+    const unacknowledged = new Map<string | number, boolean[]>();
     const changed = () => this.#reconcile();
-    const ended = (id: unknown) => {
-      if ((typeof id === "string" || typeof id === "number") && streams.delete(id)) changed();
+    /** The stream `id` ended; `cancelled`: by the client, perhaps before its acknowledgement. */
+    const ended = (id: unknown, cancelled: boolean) => {
+      if (typeof id !== "string" && typeof id !== "number") return;
+      if (streams.delete(id)) changed();
+      else if (unacknowledged.has(id)) {
+        const waiting = unacknowledged.get(id)!;
+        if (cancelled) waiting[waiting.length - 1] = true;
+        // Answered without an acknowledgement: refused.
+        else answered(id);
+      }
+    };
+    /** Whether the listen request `id` acknowledged or answered now was cancelled first. */
+    const answered = (id: string | number): boolean => {
+      const waiting = unacknowledged.get(id);
+      const cancelled = waiting?.shift() ?? false;
+      if (waiting?.length === 0) unacknowledged.delete(id);
+      return cancelled;
     };
     const afterAck = (id: unknown, message: JSONRPCMessage, options?: TransportSendOptions) => {
       const ack = (typeof id === "string" || typeof id === "number")
@@ -240,6 +260,10 @@ export class ResourceSubscriptions {
           const asked = Array.isArray(granted?.resourceSubscriptions)
             ? granted.resourceSubscriptions.filter((u): u is string => typeof u === "string")
             : [];
+          if ((typeof id === "string" || typeof id === "number") && answered(id)) {
+            // Cancelled before its acknowledgement: the SDK has dropped it; nothing to watch.
+            return transport.send(message, options);
+          }
           if ((typeof id === "string" || typeof id === "number") && granted) {
             // A URI that names no resource (tmux://pane/abc) is left out of what is granted: the
             // stream stands for the others, and the acknowledgement says which.
@@ -263,7 +287,7 @@ export class ResourceSubscriptions {
           }
         } else if (m.method === undefined && m.id !== undefined) {
           // A stream's last answer (or an error) comes after its acknowledgement too.
-          ended(m.id);
+          ended(m.id, false);
           return afterAck(m.id, message, options);
         }
         if (m.method !== undefined) {
@@ -275,8 +299,16 @@ export class ResourceSubscriptions {
       setProtocolVersion: (version: string) => transport.setProtocolVersion?.(version),
     };
     transport.onmessage = (message, extra) => {
-      const m = message as { method?: string; params?: { requestId?: unknown } };
-      if (m.method === "notifications/cancelled") ended(m.params?.requestId);
+      const m = message as { id?: unknown; method?: string; params?: { requestId?: unknown } };
+      if (m.method === "notifications/cancelled") ended(m.params?.requestId, true);
+      else if (
+        m.method === "subscriptions/listen" &&
+        (typeof m.id === "string" || typeof m.id === "number")
+      ) {
+        const waiting = unacknowledged.get(m.id);
+        if (waiting) waiting.push(false);
+        else unacknowledged.set(m.id, [false]);
+      }
       observed.onmessage?.(message, extra);
     };
     transport.onerror = (error) => observed.onerror?.(error);
