@@ -491,6 +491,25 @@ Deno.test("a listen stream hears nothing of its own before its acknowledgement",
   }
 });
 
+Deno.test("reading a pane on a socket with no server names that socket, not the server's own", async () => {
+  const t = await TestTmux.start();
+  const c = await legacyClient(t.socket);
+  try {
+    const absent = `${t.socket}-absent`;
+    for (const pane of ["0", t.ids.paneId.slice(1)]) {
+      const uri = `tmux://pane/${pane}?socket=${absent}`;
+      const refused = await c.client.readResource({ uri })
+        .then(() => null, (error: Error) => error.message);
+      assert.ok(refused !== null, uri);
+      assert.match(refused, new RegExp(`No tmux server is running on socket "${absent}"`));
+      assert.doesNotMatch(refused, new RegExp(`"${t.socket}"`));
+    }
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
 Deno.test("a listen stream cancelled before its acknowledgement is never watched", async () => {
   await withServerProcess(async (t, server) => {
     const uri = uriOf(t.ids.paneId);

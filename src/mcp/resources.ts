@@ -600,10 +600,28 @@ async function readOrRefuse(
     // The URI comes back as the client sent it, when it is of a size a URI has.
     throw new ProtocolError(
       ProtocolErrorCode.InvalidParams,
-      failureText(error, ctx.address),
+      failureText(error, addressNamedBy(uri, ctx)),
       uri.length <= MAX_ECHO_CHARS ? { uri } : undefined,
     );
   }
+}
+
+/**
+ * The tmux server a resource URI names, for messages: its `?socket=` and `&host=` (as
+ * TmuxContext takes them: on a host without a socket, that host's default server), else the
+ * serving context's own.
+ */
+function addressNamedBy(uri: string, ctx: TmuxContext): TmuxContext["address"] {
+  let query: URLSearchParams;
+  try {
+    query = new URL(uri).searchParams;
+  } catch {
+    return ctx.address;
+  }
+  const socketName = query.get("socket") || undefined;
+  const host = query.get("host") ?? undefined;
+  if (host !== undefined) return { host, ...(socketName && { socketName }) };
+  return socketName ? { socketName } : ctx.address;
 }
 
 /** One resource on one SDK server. */
