@@ -384,6 +384,37 @@ Deno.test("get_command_result refuses what is not a job of this server, clearly"
   });
 });
 
+Deno.test("a job id that starts in the future is refused, not read as running for ever", async () => {
+  await withTmux(async (t, c) => {
+    const { pid } = await t.facts();
+    const [panePid] = (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_pid}"))
+      .trim().split(" ").map(Number);
+    const startingIn = (ms: number) =>
+      jobIdOf({
+        paneId: t.ids.paneId,
+        nonce: "0123456789abcdef0123",
+        panePid,
+        startMs: Date.now() + ms,
+        startAbs: 0,
+        serverPid: pid,
+      });
+    const forged = startingIn(365 * 24 * 3_600_000);
+    const text = await c.fail("get_command_result", { jobId: forged });
+    assert.match(
+      text,
+      /is not a job id run_command returned: its start time is \d+ min in the future/,
+    );
+    const uri = `tmux://job/${forged}`;
+    const read = await c.client.readResource({ uri }).catch((e: Error) => e);
+    assert.ok(read instanceof Error && /in the future/.test(read.message), String(read));
+    const subscribed = await c.client.subscribeResource({ uri }).catch((e: Error) => e);
+    assert.ok(subscribed instanceof Error && /in the future/.test(subscribed.message));
+    // A clock stepped back a little since run_command is not a forgery.
+    const skewed = await c.call("get_command_result", { jobId: startingIn(60_000) });
+    assert.notEqual(skewed.isError, true);
+  });
+});
+
 Deno.test("a job's output is bounded keeping its tail, and says so", async () => {
   const t = await TestTmux.start();
   let c: TestClient | undefined;

@@ -8,7 +8,30 @@
  */
 
 import type { TmuxContext } from "../mcp/context.ts";
+import { clip, ToolFailure } from "../mcp/errors.ts";
 import type { Feed, ResourceSpec } from "../mcp/resources.ts";
+
+/**
+ * How far in the future a job id's start time may be (this machine's clock stepped back since
+ * run_command), beyond which the id was not handed out by run_command: such a job would read
+ * as running for ever, and its watch poll for ever.
+ */
+export const MAX_START_SKEW_MS = 5 * 60_000;
+
+/**
+ * Throws a ToolFailure when `jobId`'s start time (its fourth part, base 36 ms since the epoch)
+ * is more than {@link MAX_START_SKEW_MS} in the future; an id of another shape is left to the
+ * job tools to refuse.
+ */
+export function refuseFutureJob(jobId: string, now = Date.now()): void {
+  const start = parseInt(jobId.split("-")[3] ?? "", 36);
+  if (!Number.isSafeInteger(start) || start <= now + MAX_START_SKEW_MS) return;
+  throw new ToolFailure(
+    `${JSON.stringify(clip(jobId))} is not a job id run_command returned: its start time is ` +
+      `${Math.round((start - now) / 60_000)} min in the future.`,
+    "Use the jobId run_command returned.",
+  );
+}
 
 /** Where a job runs: the tmux server by socket name (absent: the default), on an SSH host. */
 export interface JobPlace {
@@ -66,6 +89,11 @@ export function jobResource(serving: JobServing): ResourceSpec {
     mimeType: "application/json",
     uri: "tmux://job/{jobId}",
     tools: ["get_command_result"],
+    // A forged id whose job would run for ever is refused before any watch starts.
+    check: (uri) => {
+      const jobId = /^tmux:\/\/job\/([^/?#]+)/.exec(uri)?.[1];
+      if (jobId !== undefined) refuseFutureJob(jobId);
+    },
     list: () =>
       Promise.resolve(
         [...known].reverse().map(([jobId, place]) => ({

@@ -33,7 +33,7 @@ import { paneAtPrompt } from "../tmux/prompt.ts";
 import { judgeResult } from "../tmux/run.ts";
 import { keepTail, MAX_TIMEOUT_MS, type PaneProbe, PaneWatch, probePane } from "./wait.ts";
 import { learnExitStatus } from "./pane_watch.ts";
-import { type JobServing, placeOf, rememberJob } from "./job_resource.ts";
+import { type JobServing, placeOf, refuseFutureJob, rememberJob } from "./job_resource.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Ids
@@ -529,6 +529,7 @@ export async function jobOf(ctx: TmuxContext, jobId: string): Promise<JobRef> {
       "Use the jobId run_command returned.",
     );
   }
+  refuseFutureJob(jobId);
   // The server's pid is all it needs: no session, window or pane is read.
   const snapshot = await ctx.snapshot({ sessions: false, windows: false, panes: false });
   const pid = snapshot.server?.pid;
