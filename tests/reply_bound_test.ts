@@ -121,3 +121,47 @@ Deno.test("run_command output of quotes and backslashes stays within the bound, 
     await t.tmux("send-keys", "-t", t.ids.paneId, "C-c");
   });
 });
+
+Deno.test("one long line of quotes (minified JSON) is sent within the bound, and what it lacks is said", async () => {
+  await withTmux(async (t, c) => {
+    await t.prompt(t.ids.paneId);
+    const file = await Deno.makeTempFile();
+    try {
+      await Deno.writeTextFile(file, '"'.repeat(60_000));
+      await t.tmux("load-buffer", "-b", "quotes", file);
+    } finally {
+      await Deno.remove(file);
+    }
+    // tmux takes at most ~16 KB per command: build the value in parts.
+    for (let i = 0; i < 4; i++) await t.tmux("set-option", "-ags", "@quotes", '"'.repeat(5_000));
+    const calls = [
+      ["run_command", {
+        paneId: t.ids.paneId,
+        command: `printf '%s\\n' "$(head -c 40000 /dev/zero | tr '\\0' '"')"`,
+        timeoutMs: 30_000,
+      }],
+      ["show_buffer", { name: "quotes" }],
+      ["show_option", { name: "@quotes", scope: "server" }],
+      ["set_option", { name: "@quotes2", value: '"'.repeat(20_000), scope: "server" }],
+    ] as const;
+    for (const [tool, args] of calls) {
+      const result = await c.call(tool, args);
+      assert.notEqual(result.isError, true, `${tool}: ${JSON.stringify(result.content)}`);
+      assert.ok(wire(result) <= replyBound(), `${tool}: ${wire(result)} bytes on the wire`);
+      const text = (result.content as { text: string }[])[0].text;
+      assert.ok(wire(text) <= textBound() + 2, `${tool}: text ${wire(text)} bytes on the wire`);
+      const data = result.structuredContent as Record<string, unknown>;
+      // The structured content says what the tool cut from the value...
+      const cut = data.outputComplete === false || data.complete === false ||
+        data.metadataComplete === false ||
+        (data.entries as { metadataComplete: boolean }[] | undefined)?.[0]?.metadataComplete ===
+          false;
+      assert.ok(cut, `${tool}: the value was cut, and says so`);
+      // ... and the text carries every field, or says where it stopped and what it left out.
+      if (text.includes("\n[text cut here: ")) {
+        assert.match(text, /\n\[text cut here: .*\(\d+ characters\) left out/);
+      } else assert.deepEqual(parseRendered(text).data, data, tool);
+      assert.ok(text.includes('""""""""""'), `${tool}: the quotes are shown as they are`);
+    }
+  });
+});

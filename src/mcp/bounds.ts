@@ -83,6 +83,31 @@ export function cutString(text: string, maxBytes: number): { text: string; omitt
 }
 
 /**
+ * `text` cut so that it takes at most `maxJsonBytes` inside a JSON string (escapes counted: a
+ * quote takes two bytes there, a control character up to six), on a code point boundary;
+ * `omittedBytes` counts the UTF-8 bytes cut, as {@link cutString} does.
+ */
+export function cutJsonString(
+  text: string,
+  maxJsonBytes: number,
+): { text: string; omittedBytes: number } {
+  if (text.length * 6 <= maxJsonBytes || jsonStringBytes(text) <= maxJsonBytes) {
+    return { text, omittedBytes: 0 };
+  }
+  let lo = 0;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (jsonStringBytes(text.slice(0, mid)) <= maxJsonBytes) lo = mid;
+    else hi = mid - 1;
+  }
+  const unit = text.charCodeAt(lo - 1);
+  if (lo > 0 && unit >= 0xd800 && unit <= 0xdbff) lo--;
+  const kept = text.slice(0, lo);
+  return { text: kept, omittedBytes: byteLength(text) - byteLength(kept) };
+}
+
+/**
  * Cuts every listed string field of an object to {@link MAX_METADATA_BYTES} and reports the
  * total: `metadataComplete` and `omittedMetadataBytes`, as the seed contracts name them.
  */

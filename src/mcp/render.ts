@@ -12,7 +12,7 @@
  * @module
  */
 
-import { jsonStringBytes } from "./bounds.ts";
+import { jsonStringBytes, MAX_METADATA_BYTES } from "./bounds.ts";
 
 /**
  * A value written bare on a `key: value` line: no spaces at its ends, no quote, backslash,
@@ -59,9 +59,19 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A one-line string longer than this is a block too: longer than any name, title or path (see
+ * {@link MAX_METADATA_BYTES}), so only texts (a command's output on one line, a buffer or an
+ * option value of minified JSON) are. As a block it costs half of what a JSON string does on
+ * the wire (a quote is `\"` there, not `\\\"`), and a cut can keep its start (see
+ * {@link fitLines}).
+ */
+const BLOCK_FROM_CHARS = MAX_METADATA_BYTES;
+
 /** A string long or multi-line enough to be shown as a block rather than a value. */
 function isBlock(value: unknown): value is string {
-  return typeof value === "string" && value.includes("\n");
+  return typeof value === "string" &&
+    (value.length > BLOCK_FROM_CHARS || value.includes("\n"));
 }
 
 /** The text between fences: every line as it is; a fence longer than any backtick run in it. */
@@ -215,27 +225,60 @@ export function renderReply(summary: string, data: unknown, maxWireBytes = Infin
 /** Room kept for the cut's note. */
 const NOTE_ROOM = 200;
 
+/**
+ * A top-level `key: value` line longer than this on the wire is data, not a fact about the
+ * result (`complete: false`, `omittedEntries: 3`): a cut does not put it back (see
+ * {@link fitLines}), so that it cannot carry the text past its bound.
+ */
+const MAX_FACT_BYTES = 200;
+
 /** What a line costs on the wire inside the text's JSON string, with the `\n` after it. */
 function lineCost(line: string): number {
   return jsonStringBytes(line) + 2;
 }
 
 /**
- * `lines` joined, or, when that passes `max` bytes on the wire, cut at a line: a block open at
- * the cut is closed with its own fence (so the note that follows cannot be read as the block's
- * text, and nothing a pane printed can pose as the note), then the note says what was left
- * out, then come the result's top-level facts that fell after the cut (whether it is complete,
- * what it omitted), which a reader needs most. The structured content holds everything.
+ * The longest start of a block's line that takes at most `budget` bytes in a JSON string: not
+ * ending inside a surrogate pair, nor inside a `\xNN` escape or the run of backslashes before
+ * one (see {@link printable}), so the kept part reads as the line's own start.
  */
-function fitLines(lines: readonly string[], facts: ReadonlySet<number>, max: number): string {
+function startWithin(line: string, budget: number): string {
+  if (budget <= 0) return "";
+  let lo = 0;
+  let hi = line.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (jsonStringBytes(line.slice(0, mid)) <= budget) lo = mid;
+    else hi = mid - 1;
+  }
+  let end = lo;
+  const unit = line.charCodeAt(end - 1);
+  if (end > 0 && end < line.length && unit >= 0xd800 && unit <= 0xdbff) end--;
+  const kept = line.slice(0, end);
+  const run = /\\+(?:x[0-9a-f]?)?$/.exec(kept);
+  return run && /^\\+x[0-9a-f]{2}/.test(line.slice(run.index)) ? kept.slice(0, run.index) : kept;
+}
+
+/**
+ * `lines` joined, or, when that passes `max` bytes on the wire, cut: at a line, or, inside a
+ * block, within the line that does not fit whole (a command's output on one line keeps its
+ * start). A block open at the cut is closed with its own fence (so the note that follows cannot
+ * be read as the block's text, and nothing a pane printed can pose as the note), then the note
+ * says what was left out, then come the result's short top-level facts that fell after the cut
+ * (whether it is complete, what it omitted), which a reader needs most. The structured content
+ * holds everything.
+ */
+function fitLines(lines: readonly string[], allFacts: ReadonlySet<number>, max: number): string {
   const text = lines.join("\n");
   // A UTF-16 code unit takes at most six bytes inside a JSON string (`\u001f`).
   if (text.length * 6 + 2 <= max || jsonStringBytes(text) + 2 <= max) return text;
+  const facts = new Set([...allFacts].filter((i) => lineCost(lines[i]) <= MAX_FACT_BYTES));
   let factsAfter = 0;
   for (const i of facts) factsAfter += lineCost(lines[i]);
   let used = 2; // the quotes
   let fence: string | null = null;
   let kept = 0;
+  let partial = "";
   for (; kept < lines.length; kept++) {
     const line = lines[kept];
     let next: string | null = fence;
@@ -244,19 +287,30 @@ function fitLines(lines: readonly string[], facts: ReadonlySet<number>, max: num
     const cost = lineCost(line);
     const after = factsAfter - (facts.has(kept) ? cost : 0);
     const closing = next === null ? 0 : next.length + 2;
-    if (used + cost + closing + NOTE_ROOM + after > max) break;
+    const room = max - used - closing - NOTE_ROOM - after;
+    if (cost > room) {
+      // A line of a block (not its closing fence): its start, if any of it fits.
+      if (fence !== null && next !== null) partial = startWithin(line, room - 2);
+      break;
+    }
     used += cost;
     fence = next;
     factsAfter = after;
   }
   const out = lines.slice(0, kept);
+  if (partial !== "") out.push(partial);
   if (fence !== null) out.push(fence);
   const later = [...facts].filter((i) => i >= kept).sort((a, b) => a - b);
-  const omitted = lines.length - kept - later.length;
-  const chars = text.length - lines.slice(0, kept).join("\n").length;
+  // Neither the line kept in part nor the block's own closing fence (put back) is left out.
+  const omitted = lines.length - kept - later.length - (partial === "" ? 0 : 1) -
+    (fence === null ? 0 : 1);
+  const shown = lines.slice(0, kept).join("\n").length +
+    (partial === "" ? 0 : partial.length + 1) + (fence === null ? 0 : fence.length + 1);
+  const chars = text.length - shown;
   out.push(
-    `[text cut here: ${omitted} more line${omitted === 1 ? "" : "s"} (${chars} characters) ` +
-      `left out${later.length ? "; the result's own facts follow" : ""}; structuredContent ` +
+    `[text cut here: ${partial === "" ? "" : "the rest of that line and "}${omitted} more ` +
+      `line${omitted === 1 ? "" : "s"} (${chars} characters) left out` +
+      `${later.length ? "; the result's own facts follow" : ""}; structuredContent ` +
       "holds every field]",
   );
   for (const i of later) out.push(lines[i]);

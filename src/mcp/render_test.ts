@@ -36,6 +36,7 @@ const HOSTILE = [
   "\\\\x1b\\",
   "a\\\x07",
   "\\x4g\\xff\\\\",
+  '[{"id":1,"k":"v \\" w"}]'.repeat(120), // minified JSON, longer than any name: a block
 ];
 
 function randomData(seed: number): Record<string, unknown> {
@@ -211,4 +212,58 @@ Deno.test("renderReply: a list of names full of C1 characters stays within the b
   for (const line of text.split("\n").filter((l) => l.startsWith("- "))) {
     assert.match(line, /^- id=@\d+ name="(\\u0085){300}\d+" panes=\d+$/);
   }
+});
+
+Deno.test("renderReply: one long line of quotes over its bound keeps its start, says so, and fits", () => {
+  // Minified JSON, a JSON log line: quotes everywhere, each `\\\"` (four bytes) on the wire as a
+  // JSON string in the text, `\\"` (two) in a block.
+  const output = '{"a":"b"}'.repeat(6_000);
+  const data = { paneId: "%1", output, outputComplete: false, omittedBytes: 9, timedOut: false };
+  const max = 49_001;
+  const text = renderReply("Ran.", data, max);
+  assert.ok(jsonStringBytes(text) + 2 <= max, `${jsonStringBytes(text)} bytes on the wire`);
+  assert.ok(fencesClosed(text));
+  const lines = text.split("\n");
+  assert.deepEqual(lines.slice(0, 4), ["Ran.", "paneId: %1", "output:", "```"]);
+  assert.ok(output.startsWith(lines[4]) && lines[4].length > 20_000, "the line's start is kept");
+  assert.equal(lines[5], "```");
+  assert.match(
+    lines[6],
+    /^\[text cut here: the rest of that line and 0 more lines \(\d+ characters\) left out; the result's own facts follow/,
+  );
+  assert.deepEqual(lines.slice(7), ["outputComplete: false", "omittedBytes: 9", "timedOut: false"]);
+  // Within its bound it is a block of one line, and comes back exactly.
+  assert.deepEqual(parseRendered(renderReply("Ran.", data)).data, data);
+  // A cut never ends inside an escape it shows, nor between the halves of a character: the
+  // kept start reads, by the block's rules, as the start of the line.
+  for (
+    const [unit, max] of ["\x07", "\\x07", "🙂", "\\", "ab\\\\\x1b"].flatMap((u) =>
+      [0, 1, 2, 3, 4, 5, 6].map((d) => [u, 10_001 + d] as const)
+    )
+  ) {
+    const line = unit.repeat(8_000);
+    const shown = renderReply("s", { text: line, done: true }, max).split("\n")[3];
+    const read = shown.replace(
+      /(\\+)x([0-9a-f]{2})/g,
+      (_, run: string, h: string) =>
+        "\\".repeat(run.length >> 1) +
+        (run.length % 2 ? String.fromCharCode(parseInt(h, 16)) : `x${h}`),
+    );
+    assert.ok(read.length > 1_000 && line.startsWith(read), JSON.stringify(shown.slice(-12)));
+    assert.doesNotMatch(read, /[\ud800-\udbff]$/);
+  }
+});
+
+Deno.test("renderReply: long values after a cut are not put back: the text stays within its bound", () => {
+  // One-line values under the block length, each about 8 KB on the wire: data, not facts.
+  const data: Record<string, unknown> = { text: "line\n".repeat(10_000) };
+  for (let i = 0; i < 30; i++) data[`v${i}`] = '"'.repeat(2_000);
+  data.complete = false;
+  const max = 49_001;
+  const text = renderReply("s", data, max);
+  assert.ok(jsonStringBytes(text) + 2 <= max, `${jsonStringBytes(text)} bytes on the wire`);
+  assert.match(
+    text,
+    /\[text cut here: \d+ more lines \(\d+ characters\) left out; the result's own facts follow; structuredContent holds every field\]\ncomplete: false$/,
+  );
 });

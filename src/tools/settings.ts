@@ -19,7 +19,14 @@
 import { changeView, type ViewScope } from "../mcp/guards.ts";
 import { OWNER_OPTION, requireOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
-import { boundMetadata, cutString, fitEntries, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
+import {
+  boundMetadata,
+  cutJsonString,
+  cutString,
+  fitEntries,
+  MAX_METADATA_BYTES,
+  withOmittedMetadata,
+} from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import {
@@ -415,8 +422,9 @@ const optionEntry = z.strictObject({
 type OptionEntry = z.infer<typeof optionEntry>;
 
 /**
- * Longest single option value show_option and set_option return before cutting it: the value
- * travels twice in a result (`value` and its entry), so each copy gets under half the bound.
+ * Longest single option value show_option and set_option return before cutting it, in bytes
+ * of JSON (escapes counted): the value travels twice in a result (`value` and its entry), so
+ * each copy gets under half the bound.
  */
 function maxOptionValueBytes(ctx: TmuxContext): number {
   return Math.min(65_536, Math.floor((ctx.config.maxResultBytes - 4_096) / 2));
@@ -447,18 +455,19 @@ async function readOptions(
     if (unknownName(error) && name?.startsWith("@")) return [];
     throw unknownName(error) ? noSuch("option", name, error) : error;
   }
-  const entries = parseOptionLines(decodeBytes(out)).filter((l) => l.raw !== null).map((l) =>
-    boundMetadata(
-      {
-        name: l.name,
-        index: l.index,
-        value: unquoteOptionValue(l.raw!),
-        inherited: l.inherited,
-      },
-      ["value"],
-      maxValueBytes,
-    )
-  );
+  const entries = parseOptionLines(decodeBytes(out)).filter((l) => l.raw !== null).map((l) => {
+    // Cut by its size in JSON: a value of quotes or control characters takes two to six
+    // times its bytes there, and the reply's bound is on JSON.
+    const value = cutJsonString(unquoteOptionValue(l.raw!), maxValueBytes);
+    return withOmittedMetadata(
+      boundMetadata(
+        { name: l.name, index: l.index, value: value.text, inherited: l.inherited },
+        ["value"],
+        maxValueBytes,
+      ),
+      value.omittedBytes,
+    );
+  });
   return entries;
 }
 
