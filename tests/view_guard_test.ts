@@ -190,6 +190,88 @@ Deno.test("set_option on what a person sees is refused like the manage tools", a
   });
 });
 
+Deno.test("set_option on a background window's entry in a person's status line is refused", async () => {
+  await withTmux(async (t, c) => {
+    const hidden = await hiddenWindow(t);
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    const [alone, linked] = (await t.tmux(
+      "list-windows",
+      "-t",
+      "other",
+      "-F",
+      "#{window_id}",
+    )).trim().split("\n");
+    // A window of `other` also linked into main: listed in main's status line too.
+    const shared = (await t.tmux(
+      "new-window",
+      "-d",
+      "-t",
+      "other:",
+      "-P",
+      "-F",
+      "#{window_id}",
+      "sh",
+    )).trim();
+    await t.tmux("link-window", "-d", "-s", shared, "-t", "main:");
+    assert.equal(linked, undefined);
+    const tty = await t.attach("main");
+    assert.equal(await clientWindow(t, tty), t.ids.windowId, "the person looks at @0");
+    // What main's status line draws each window with (options, not their expansion: no
+    // clock, no name that automatic-rename changes meanwhile).
+    const entry = "#{window_id}=#{window-status-style}/#{window-status-format}/" +
+      "#{window-status-current-format}/#{automatic-rename-format}|";
+    const statusLine = () => t.tmux("display-message", "-p", "-t", "main:", `#{W:${entry}}`);
+    const before = await statusLine();
+    assert.equal(before.split("|").length, 4, before);
+    for (
+      const [name, value] of [
+        ["window-status-format", " AGENT WAS HERE "],
+        ["window-status-style", "bg=red,blink"],
+        ["window-status-current-format", "x"],
+        ["automatic-rename-format", "renamed"],
+      ]
+    ) {
+      for (const target of [hidden.windowId, shared]) {
+        const text = await c.fail("set_option", { name, value, scope: "window", target });
+        assert.match(text, /would change what a person sees: window @\d+ is listed in the status/);
+        assert.ok(text.includes(tty), `names the client: ${text}`);
+        assert.equal(await t.tmux("show-options", "-w", "-t", target), "", `${name} on ${target}`);
+      }
+    }
+    assert.equal(await statusLine(), before);
+    // The same on a window of a session nobody has attached is free.
+    await c.ok("set_option", {
+      name: "window-status-format",
+      value: " AGENT WAS HERE ",
+      scope: "window",
+      target: alone,
+    });
+    assert.equal(
+      await t.tmux("show-options", "-wv", "-t", alone, "window-status-format"),
+      " AGENT WAS HERE \n",
+    );
+  });
+});
+
+Deno.test("a status line entry is guarded by tmux at the act: a person who switched in meanwhile", async () => {
+  await withTmux(async (t, c) => {
+    const hidden = await hiddenWindow(t);
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    const tty = await t.attach("other");
+    // A hook brings the person to main the moment anyone lists clients: right after the
+    // guard's read, before the option is set.
+    await t.tmux("set-hook", "-g", "after-list-clients", `switch-client -c ${tty} -t main`);
+    const text = await c.fail("set_option", {
+      name: "window-status-format",
+      value: "x",
+      scope: "window",
+      target: hidden.windowId,
+    });
+    assert.ok(text.includes(tty), text);
+    assert.equal(await t.tmux("show-options", "-w", "-t", hidden.windowId), "");
+  });
+});
+
 Deno.test("set_option on a person's view goes ahead with --allow-attended-input", async () => {
   await withTmux(async (t, c) => {
     await t.attach("main");

@@ -354,6 +354,22 @@ export function serverUnwatched(snapshot: Snapshot<PaneBrief>, target: string): 
   };
 }
 
+/**
+ * While no person's client has attached a session the window `target` is in (through a link
+ * too), at that instant: each of them lists the window in its status line.
+ */
+export function windowListedUnwatched(
+  snapshot: Snapshot<PaneBrief>,
+  target: string,
+): TmuxCondition {
+  const people = `#{!=:${stripPrograms("session_attached_list", snapshot)},}`;
+  const holds = `#{W:#{?#{==:#{window_id},${target}},X,}}`;
+  return {
+    target,
+    format: allOf([`#{==:#{S:#{?${people},${holds},}},}`, noTree(snapshot)]),
+  };
+}
+
 /** While no person's client has the session `target` attached (it would see its changes). */
 export function sessionUnwatched(snapshot: Snapshot<PaneBrief>, target: string): TmuxCondition {
   return { target, format: allOf([peopleIn("session_attached_list", snapshot), noTree(snapshot)]) };
@@ -519,6 +535,11 @@ export interface ViewScope {
    * the act. tmux checks the window it is in then.
    */
   readonly windowsOf?: readonly string[];
+  /**
+   * Windows whose entry in the status line changes (its style, its format, its name): every
+   * session the window is in lists it, a person's among them.
+   */
+  readonly listedWindows?: readonly string[];
   /** Sessions whose current window changes, or that may end. */
   readonly sessions?: readonly string[];
   /** Panes whose own display changes (entering or leaving a mode). */
@@ -583,6 +604,17 @@ export function guardView(
       );
     }
   }
+  for (const w of scope.listedWindows ?? []) {
+    const sessions = snapshot.windows.find((x) => x.id === w)?.placements.map((p) => p.sessionId);
+    const c = people.find((c) => sessions?.includes(c.sessionId));
+    if (c) {
+      throw new ToolFailure(
+        `${what} would change what a person sees: window ${w} is listed in the status line of ` +
+          `session ${c.sessionId}, which client ${clientLabel(c)} is attached to.`,
+        VIEW_HINT,
+      );
+    }
+  }
   for (const s of scope.sessions ?? []) {
     const c = people.find((c) => c.sessionId === s);
     if (c) {
@@ -625,6 +657,7 @@ function viewConditions(snapshot: Snapshot<PaneBrief>, scope: ViewScope): TmuxCo
     ...(scope.windows ?? []).map((w) => windowUnwatched(snapshot, w)),
     // Expanded for the pane, the window formats are those of the window it is in then.
     ...(scope.windowsOf ?? []).map((p) => windowUnwatched(snapshot, p)),
+    ...(scope.listedWindows ?? []).map((w) => windowListedUnwatched(snapshot, w)),
     ...(scope.sessions ?? []).map((s) => sessionUnwatched(snapshot, s)),
     ...(scope.panes ?? []).map((p) => paneUnwatched(snapshot, p)),
     ...(scope.lastWindowOf ?? []).map((s) => {

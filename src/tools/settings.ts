@@ -637,13 +637,32 @@ function refuseCommandAlias(name: string): void {
 }
 
 /**
+ * Window options a status line shows for every window of its session, not only the current
+ * one: how its entry is drawn, and the name it shows (automatic-rename renames the window).
+ */
+const LISTED = new Set([
+  "window-status-activity-style",
+  "window-status-bell-style",
+  "window-status-current-format",
+  "window-status-current-style",
+  "window-status-format",
+  "window-status-last-style",
+  "window-status-separator",
+  "window-status-style",
+  "automatic-rename",
+  "automatic-rename-format",
+]);
+
+/**
  * What a person would see change when a session or window option is set at `where`: that
- * session, that window, the window of that pane, or (global options) every session and window.
+ * session, that window (and, for an option of its status line entry, every session it is
+ * in), the window of that pane, or (global options) every session and window.
  */
 async function optionView(
   ctx: TmuxContext,
   where: ScopeFlags,
   scope: Scope,
+  name: string,
 ): Promise<{ snapshot: Snapshot; scope: ViewScope }> {
   if (where.snapshot === undefined || where.targetId === null) {
     const snapshot = await ctx.snapshot(SESSIONS_ONLY);
@@ -655,7 +674,7 @@ async function optionView(
     scope: scope === "session"
       ? { sessions: [id] }
       : scope === "window"
-      ? { windows: [id] }
+      ? { windows: [id], ...(LISTED.has(name) ? { listedWindows: [id] } : {}) }
       : { windowsOf: [id] },
   };
 }
@@ -708,7 +727,7 @@ const setOption = defineTool({
       // A session's or a window's option changes what its clients show (the status line, a
       // layout with pane borders, where typed keys go): guarded like any view change.
       const what = `${args.unset ? "Unsetting" : "Setting"} ${args.name} in ${where.label}`;
-      const { snapshot, scope } = await optionView(ctx, where, args.scope);
+      const { snapshot, scope } = await optionView(ctx, where, args.scope, base);
       try {
         await changeView(ctx, snapshot, scope, what, [argv]);
       } catch (error) {
