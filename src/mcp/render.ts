@@ -86,10 +86,9 @@ function fenced(text: string): string[] {
 // deno-lint-ignore no-control-regex
 const ESCAPED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
-/** A run of backslashes before what reads as an escape: `xNN`, or a character to escape. */
-const BACKSLASHES_BEFORE_ESCAPE =
-  // deno-lint-ignore no-control-regex
-  /\\+(?=x[0-9a-f]{2}|[\u0000-\u0008\u000b-\u001f\u007f-\u009f])/g;
+/** What reads as an escape after a run of backslashes: `xNN`, or a character to escape. */
+// deno-lint-ignore no-control-regex
+const ESCAPE_AHEAD = /^(?:x[0-9a-f]{2}|[\u0000-\u0008\u000b-\u001f\u007f-\u009f])/;
 
 /**
  * Control characters (other than tab; C1 ones too) shown as `\xNN`, so no line of a block can
@@ -101,7 +100,13 @@ const BACKSLASHES_BEFORE_ESCAPE =
  * in code, `\xFF` in capitals) stays single.
  */
 function printable(line: string): string {
-  return line.replace(BACKSLASHES_BEFORE_ESCAPE, (run) => run + run).replace(
+  // Each run matched once, then what follows it looked at: a lookahead in the pattern would
+  // retry the run from each of its backslashes, quadratic in its length.
+  return line.replace(
+    /\\+/g,
+    (run, at: number) =>
+      ESCAPE_AHEAD.test(line.slice(at + run.length, at + run.length + 3)) ? run + run : run,
+  ).replace(
     ESCAPED,
     (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
   );
