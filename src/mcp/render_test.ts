@@ -268,11 +268,10 @@ Deno.test("renderReply: long values after a cut are not put back: the text stays
   );
 });
 
-Deno.test("renderReply: a long run of backslashes takes linear time", () => {
-  // A lookahead after `\\+` retried the run from each backslash: 100 000 of them took ~25 s.
+Deno.test("renderReply: a long run of backslashes is doubled only before an escape", () => {
+  // A lookahead after `\\+` retried the run from each backslash: 100 000 of them took ~25 s
+  // (quadratic: this test took as long); the run is matched once now. This pins the output.
   const text = `${"\\".repeat(100_000)}\n${"\\".repeat(50_000)}x07\n`;
-  const started = performance.now();
   const rendered = renderReply("s", { text });
-  assert.ok(performance.now() - started < 3_000, `${performance.now() - started} ms`);
   assert.ok(rendered.includes(`\n${"\\".repeat(100_000)}\n${"\\".repeat(100_000)}x07\n`));
 });
