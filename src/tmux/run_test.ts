@@ -196,12 +196,11 @@ Deno.test("runner: a tmux that prints without end is stopped at the answer bound
   await Deno.chmod(fake, 0o755);
   const runner = new TmuxRunner({ binary: fake, maxAnswerBytes: 1024 * 1024, timeoutMs: 8_000 });
   try {
-    const t0 = performance.now();
+    // A timeout would reject as kind "timeout"; "too large" is the bound's.
     await assert.rejects(
       runner.run({ socketName: "x" }, ["list-panes"]),
       (e: unknown) => e instanceof TmuxError && e.kind === "failed" && /too large/.test(e.message),
     );
-    assert.ok(performance.now() - t0 < 5_000, "stopped at the bound, not at the timeout");
     await waitFor(() => runner.running === 0, "the child killed");
   } finally {
     await runner.close();
