@@ -6,6 +6,7 @@
 
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
+import { typedCommand } from "../src/tools/input.ts";
 import { jobIdOf, parseJobId } from "../src/tools/jobs.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
@@ -330,6 +331,52 @@ Deno.test("a lost job's output stops where the next command was typed", async ()
     assert.match(again.output, /^one\b/);
     assert.doesNotMatch(again.output, /next|__tmcp/, again.output);
   });
+});
+
+Deno.test("a job's own output that shows run_command's lines is kept in full, running and lost", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // What `history`, a history file or a note may show: typed lines and marker words.
+    const other = "fedcba9876543210fedc";
+    const typed = typedCommand("echo first", other, "sh");
+    const shown = [
+      `    2  ${typed}`,
+      "    3  history",
+      typed,
+      `__tmcp ${other} is a word`,
+      `__tmcp_${other}_B`,
+    ];
+    await Deno.writeTextFile(`${dir}/history`, shown.join("\n") + "\n");
+    await withTmux(async (t, c) => {
+      const p = t.ids.paneId;
+      const run = await c.ok<Run>("run_command", {
+        paneId: p,
+        command: `echo ST''ART; cat ${dir}/history; echo E''ND; sleep 30`,
+        background: true,
+      });
+      await t.foreground(p, "sleep");
+      const whole = ["START", ...shown, "END"].join("\n");
+      const running = await c.ok<Job>("get_command_result", { jobId: run.jobId });
+      assert.equal(running.state, "running");
+      assert.equal(running.output, whole);
+      assert.equal(running.outputComplete, true);
+      await t.tmux("send-keys", "-t", p, "C-c");
+      const lost = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 10_000 });
+      assert.equal(lost.state, "lost");
+      assert.ok(lost.output.startsWith(`${whole}\n^C`), lost.output);
+      assert.equal(lost.outputComplete, true);
+      // The next command's line ends the lost job's output: cut there, and said so.
+      const next = await c.ok<Run>("run_command", { paneId: p, command: "echo n''ext" });
+      assert.equal(next.output, "next");
+      const after = await c.ok<Job>("get_command_result", { jobId: run.jobId });
+      assert.ok(after.output.startsWith(`${whole}\n^C`), after.output);
+      assert.doesNotMatch(after.output, /next|command eval 'echo n/, after.output);
+      assert.equal(after.outputComplete, false);
+      assert.match(after.lostReason ?? "", /later run_command/);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("a shell that exits in a remain-on-exit pane: output ends at its last row", async () => {

@@ -120,6 +120,49 @@ export interface Marked {
   readonly endedMs: number | null;
   /** What it printed between the markers (all of it after the begin marker, if no end). */
   readonly output: string;
+  /**
+   * Without an end marker: the output up to the line of a later run_command, when the pane
+   * shows one (see {@link typedLineAt}); a job that is over ended before it.
+   */
+  readonly beforeNext?: string;
+}
+
+/** One unit of a typed command (`printfUnits` in input.ts): a plain byte or `\0ooo`. */
+const UNITS = String.raw`(?:[A-Za-z0-9 ,._+:@%/=-]|\\0[0-7]{3})*`;
+/** The shell variable a long or decoded command is held in (`VARIABLE` in input.ts). */
+const HELD = "__tmux_mcp_cmd";
+
+/**
+ * The line run_command types (`typedCommand` in input.ts), whole, as the shell echoes it after
+ * its prompt: the nonce in group 1. Only this exact shape counts, not any line holding the
+ * marker words (a job's own output may show them: `history`, a history file, a capture).
+ */
+const TYPED_LINE = (() => {
+  const word = `(?:'${UNITS}'|"\\$${HELD}")`;
+  const evaluate = "(?:command eval|eval)";
+  const run = `(?:${evaluate} ${word}|printf -v ${HELD} %b ${word}; ${evaluate} "\\$${HELD}"|` +
+    `${evaluate} "\\$\\(printf %b ${word}\\)")`;
+  const begin = String.raw`printf '%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
+  const end = String.raw`printf '%s_%s_E:%s:%s\\n' __tmcp \1 "\$\?" ` +
+    String.raw`"\$\{EPOCHSECONDS:-\$\(date \+%s 2>/dev/null\)\}"`;
+  return new RegExp(`^.* ${begin}; ${run}; ${end}(?:; unset ${HELD})?$`);
+})();
+/** The lines that build a long command up before its typed line (`typedCommand`). */
+const HELD_LINE = new RegExp(`^.* ${HELD}=(?:''|"\\$${HELD}"'${UNITS}')$`);
+
+/**
+ * Whether row `i` is the line of another run_command (not `nonce`'s), typed and run: its exact
+ * typed line, and its begin marker on the next row (a shell without line editing may have put
+ * its prompts before it). Returns the row its typed lines start at (a long command's first
+ * line), else -1.
+ */
+function typedLineAt(lines: readonly string[], i: number, nonce: string): number {
+  const m = TYPED_LINE.exec(lines[i].trimEnd());
+  if (!m || m[1] === nonce || i + 1 >= lines.length) return -1;
+  if (!lines[i + 1].trimEnd().endsWith(beginMarker(m[1]))) return -1;
+  let first = i;
+  while (first > 0 && HELD_LINE.test(lines[first - 1].trimEnd())) first--;
+  return first;
 }
 
 /**
@@ -169,28 +212,23 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
       }
     }
   }
-  // No end marker (the job was interrupted, or runs on): its output stops where another
-  // command's line was typed (the echo of its marker words, or its begin marker), so the next
-  // run_command's line and output are not taken for this job's.
-  let to = until;
-  if (endAt === -1) {
-    const other = new RegExp(
-      `__tmcp (?!${nonce})[0-9a-f]{20}(?![0-9a-f])|__tmcp_(?!${nonce})[0-9a-f]{20}_B$`,
-    );
-    for (let i = from + 1; i < until; i++) {
-      if (other.test(lines[i].trimEnd())) {
-        to = i;
-        break;
-      }
-    }
+  // No end marker: a job that is over (lost) ended before the next run_command's line, when
+  // the pane shows one; the output up to it is kept aside for the reader that knows it is over
+  // (a job that runs holds the pane: no run_command is typed into it meanwhile).
+  let next = -1;
+  if (endAt === -1 && beginAt !== -1) {
+    for (let i = from + 1; i < until && next === -1; i++) next = typedLineAt(lines, i, nonce);
   }
-  const body = lines.slice(from + 1, to);
+  const body = lines.slice(from + 1, until);
   if (prefix !== "") body.push(prefix);
   return {
     begun: beginAt !== -1,
     status,
     endedMs,
     output: beginAt === -1 && endAt === -1 ? "" : trimTrailingBlank(body).join("\n"),
+    ...(next === -1 ? {} : {
+      beforeNext: trimTrailingBlank(lines.slice(from + 1, Math.max(from + 1, next))).join("\n"),
+    }),
   };
 }
 
@@ -358,7 +396,7 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
   const sofar = { ...base, output: marked.output, complete, durationMs: elapsed };
   if (probe.dead) {
     const known = await learnExitStatus(ctx, ref.paneId, probe);
-    return {
+    return overBeforeNext({
       ...sofar,
       probe: known,
       state: "lost",
@@ -366,7 +404,7 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
       lostReason: `the pane's process exited${
         known.deadStatus !== null ? ` (status ${known.deadStatus})` : ""
       } before the command's end`,
-    };
+    }, marked);
   }
   if (!marked.begun && elapsed < NEVER_STARTED_MS) return { ...sofar, state: "running" };
   // No end marker. A program the shell started holds the terminal: it runs. The shell itself
@@ -380,7 +418,7 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
   ) {
     return { ...sofar, state: "running" };
   }
-  return {
+  return overBeforeNext({
     ...sofar,
     state: "lost",
     lostReason: marked.begun
@@ -388,6 +426,22 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
         "e.g. by C-c, or its line was cut)"
       : "its begin marker is not in the pane's history (cleared, or scrolled past the " +
         "history limit) and the shell is at its prompt",
+  }, marked);
+}
+
+/**
+ * A lost job's view with its output ending where a later run_command's line was typed, when the
+ * pane shows one: what follows is that command's. Marked incomplete, with the reason, since
+ * nothing but the line's shape says where this job's output ended.
+ */
+function overBeforeNext(view: JobView, marked: Marked): JobView {
+  if (marked.beforeNext === undefined) return view;
+  return {
+    ...view,
+    output: marked.beforeNext,
+    complete: false,
+    lostReason: `${view.lostReason}; its output is taken up to the line a later run_command ` +
+      "typed in the pane (what follows is that command's), so it may be cut short",
   };
 }
 

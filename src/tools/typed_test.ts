@@ -125,27 +125,62 @@ Deno.test("findMarkers reads the end time only when it is one", () => {
   assert.equal(end("x:1").status, null);
 });
 
-Deno.test("findMarkers: a job without its end stops where another command's line begins", () => {
+Deno.test("findMarkers: a job without its end ends before another run_command's typed line", () => {
   const other = "fedcba9876543210fedc";
-  const rows = [
+  const before = [
     "$ printf ... __tmcp " + NONCE + "; command eval 'sleep 9'",
     `__tmcp_${NONCE}_B`,
     "one",
     "^C",
-    `$ printf '%s_%s_B\\n' __tmcp ${other}; command eval 'echo next'; printf ...`,
+  ];
+  const ran = (typed: string) => [
+    ...typed.split("\n").map((line) => `$ ${line}`),
     `__tmcp_${other}_B`,
     "next",
     `__tmcp_${other}_E:0:1700000000`,
     "$",
   ];
-  assert.equal(findMarkers(rows, NONCE).output, "one\n^C");
-  // Its echo scrolled away: its begin marker alone still ends the output.
-  assert.equal(findMarkers(rows.filter((_, i) => i !== 4), NONCE).output, "one\n^C");
-  // The job's own output that merely mentions the marker prefix stays.
-  assert.equal(
-    findMarkers([`__tmcp_${NONCE}_B`, "__tmcp is a word"], NONCE).output,
-    "__tmcp is a word",
-  );
+  // Every shape typedCommand types: plain, decoded (bash, other shells), long (several lines).
+  for (
+    const [command, shell] of [
+      ["echo next", "sh"],
+      ["echo next", "zsh"],
+      ["echo 'next'", "bash"],
+      ["echo 'next'", "sh"],
+      ["echo " + "x".repeat(3_500), "bash"],
+      ["echo " + "x".repeat(3_500), "sh"],
+    ]
+  ) {
+    const rows = [...before, ...ran(typedCommand(command, other, shell))];
+    const marked = findMarkers(rows, NONCE);
+    assert.equal(marked.beforeNext, "one\n^C", `${shell}: ${command.slice(0, 20)}`);
+    assert.match(marked.output, /next/, "the whole output stays for a job that runs");
+  }
+  // A shell without line editing: its prompts on the begin marker's row.
+  const dash = [...before, ` ${typedCommand("echo next", other)}`, `$ $ __tmcp_${other}_B`, "next"];
+  assert.equal(findMarkers(dash, NONCE).beforeNext, "one\n^C");
+  // What merely holds the marker words is the job's own output: `history`, a history file, a
+  // typed line whose next row is not its begin marker, a begin marker without its line.
+  const typed = typedCommand("echo first", other, "bash");
+  const own = [
+    "START",
+    `    2  ${typed}`,
+    `    3  ${typed}`,
+    "    4  history",
+    typed,
+    "ls",
+    `__tmcp_${other}_B`,
+    `echo __tmcp ${other} is a word`,
+    `$ printf '%s_%s_B\\n' __tmcp ${other}; command eval 'echo next'; printf ...`,
+    `__tmcp_${other}_B`,
+    "END",
+  ];
+  const kept = findMarkers([`__tmcp_${NONCE}_B`, ...own], NONCE);
+  assert.equal(kept.output, own.join("\n"));
+  assert.equal(kept.beforeNext, undefined);
+  // The job's own end marker: nothing is cut.
+  const ended = [...before, ...ran(typedCommand("echo next", other)), `__tmcp_${NONCE}_E:0:1`];
+  assert.equal(findMarkers(ended, NONCE).beforeNext, undefined);
 });
 
 Deno.test("withoutDeadLine drops tmux's dead-pane line (the last row that is not blank) only", () => {
