@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { connect, type TestClient } from "./helpers/mcp.ts";
-import { sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { RecordingRunner, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { TmuxContext } from "../src/mcp/context.ts";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
@@ -1007,4 +1007,21 @@ Deno.test("send_keys: text too long for a tmux process says so, and nothing is t
     await c.ok("send_keys", { paneId: rec.paneId, text: "after", enter: false });
     await received(rec, "after");
   }, { runner: new TmuxRunner({ control: false }) });
+});
+
+Deno.test("run_command's C-c for a fresh prompt asks tmux for one shell test, not two", async () => {
+  const runner = new RecordingRunner({ control: false });
+  await withServer(async (t, c) => {
+    const r = await c.ok<{ output: string }>("run_command", {
+      paneId: t.ids.paneId,
+      command: "echo o''ne",
+    });
+    assert.equal(r.output, "one");
+    // Whether the shell holds its terminal and is not busy itself: one /bin/sh for both.
+    const step = runner.started.find((a) => a.some((w) => /\bC-c\b/.test(w)));
+    assert.ok(step !== undefined, "the guarded C-c");
+    // Each shell test opens with a look at the shell's stat file (foreground.ts).
+    const shells = step.join(" ").match(/if \[ -r \/proc\/\d+\/stat \]/g) ?? [];
+    assert.equal(shells.length, 1, step.join(" "));
+  }, { runner });
 });

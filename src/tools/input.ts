@@ -27,7 +27,7 @@ import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
-import { shellHoldsTerminal, shellIdle } from "../tmux/foreground.ts";
+import { shellHoldsTerminal } from "../tmux/foreground.ts";
 import { isShellCommand, OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
 import {
   endMarker,
@@ -349,9 +349,21 @@ export function pastableText(text: string): string {
 class ShellAway extends ToolFailure {}
 
 /**
+ * The refusal of a guard that tested both at once (see {@link shellGuard}): the shell did not
+ * hold its terminal, or was busy itself. Which one, a second look tells ({@link whichAway}).
+ */
+class AwayOrBusy extends ShellAway {
+  constructor(readonly away: ShellAway, readonly busy: ShellAway) {
+    super(away.message, away.hint);
+  }
+}
+
+/**
  * The guard of a keystroke meant for a shell at its prompt: process `holds` must hold the
  * pane's terminal at that instant (foreground.ts), and tmux must still name `command`.
  * `idle`: and the shell must not be busy itself (in `wait`, a loop of builtins: shellIdle).
+ * Both are one shell condition (one `/bin/sh` for tmux to start on every guarded key); its
+ * refusal is an {@link AwayOrBusy}, told apart only when it is given ({@link whichAway}).
  */
 function shellGuard(
   pane: PaneRow,
@@ -362,27 +374,48 @@ function shellGuard(
 ): InputGuardOptions {
   const hint = 'Wait for it to end (wait_for_text), interrupt it (send_keys keys: ["C-c"]), or ' +
     "use another pane (split_window or create_window).";
+  const away = new ShellAway(
+    `Pane ${pane.id}'s shell (pid ${holds}) is not what reads the keyboard: a program ` +
+      "it started is in the foreground (perhaps one named like the shell, such as a " +
+      "script waiting in read). Nothing was typed.",
+    hint,
+  );
+  const busy = new ShellAway(
+    `Pane ${pane.id}'s shell (pid ${holds}) is busy itself, not at its prompt: it runs ` +
+      "a builtin such as wait (for its & jobs) or a loop. Nothing was typed.",
+    hint.replace("wait_for_text", "wait_for_idle with atPrompt"),
+  );
   return {
     force,
     command,
     shellConditions: [
-      { target: pane.id, format: shellHoldsTerminal(holds), shell: true },
-      ...(idle ? [{ target: pane.id, format: shellIdle(holds), shell: true }] : []),
+      { target: pane.id, format: shellHoldsTerminal(holds, { idle }), shell: true },
     ],
-    shellRefusals: [
-      new ShellAway(
-        `Pane ${pane.id}'s shell (pid ${holds}) is not what reads the keyboard: a program ` +
-          "it started is in the foreground (perhaps one named like the shell, such as a " +
-          "script waiting in read). Nothing was typed.",
-        hint,
-      ),
-      new ShellAway(
-        `Pane ${pane.id}'s shell (pid ${holds}) is busy itself, not at its prompt: it runs ` +
-          "a builtin such as wait (for its & jobs) or a loop. Nothing was typed.",
-        hint.replace("wait_for_text", "wait_for_idle with atPrompt"),
-      ),
-    ],
+    shellRefusals: [idle ? new AwayOrBusy(away, busy) : away],
   };
+}
+
+/**
+ * The refusal that applies of an {@link AwayOrBusy} (any other as it is): the shell `holds`
+ * holds its terminal now, so it was busy itself; else a program it started holds it.
+ */
+async function whichAway(
+  ctx: TmuxContext,
+  paneId: string,
+  holds: number,
+  refusal: ShellAway,
+): Promise<ShellAway> {
+  if (!(refusal instanceof AwayOrBusy)) return refusal;
+  const yes = `tmux-mcp-holds-${randomHex(8)}`;
+  const result = await execFast(ctx.runner, ctx.address, [
+    "if-shell",
+    "-t",
+    paneId,
+    shellHoldsTerminal(holds),
+    `display-message -p ${yes}`,
+  ], { signal: ctx.signal });
+  const held = result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);
+  return held ? refusal.busy : refusal.away;
 }
 
 /**
@@ -735,7 +768,7 @@ async function freshPrompt(
     const nested = await foregroundShell(ctx, pane);
     if (nested === null) {
       nestedSince = null;
-      return away;
+      return last ? await whichAway(ctx, pane.id, pane.pid, away) : away;
     }
     nestedSince ??= performance.now();
     if (last || performance.now() - nestedSince >= NESTED_SHELL_MS) {
