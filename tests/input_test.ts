@@ -11,6 +11,7 @@ import { TmuxRunner } from "../src/tmux/run.ts";
 import { TmuxContext } from "../src/mcp/context.ts";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import { deliverInput } from "../src/mcp/guards.ts";
+import { parseWindowName } from "../src/tools/input.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -723,22 +724,69 @@ Deno.test("run_command: a nested interactive shell is named, with exit as the wa
 Deno.test("run_command right after send_keys waits for the shell to take the terminal back", async () => {
   await withServer(async (t, c) => {
     const pane = await t.showing("env 'PS1=ready$ ' bash --norc --noprofile -i", "ready$");
-    // What send_keys started holds the terminal for a moment (an `exit` of a nested shell, a
-    // short program): the run_command that follows at once waits for the shell.
-    await c.ok("send_keys", { paneId: pane, text: "sleep 0.4" });
-    await waitFor(
-      async () =>
-        (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")).trim() ===
-          "sleep",
-      "sleep in the foreground",
-    );
-    const r = await c.ok<{ output: string; exitStatus: number }>("run_command", {
+    const named = async () =>
+      (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")).trim();
+    // An `exit` of a nested shell: until the pane's shell takes the terminal back, its
+    // foreground group is a dead one, and tmux names the pane's start command (`env`).
+    await c.ok("send_keys", { paneId: pane, text: "bash --norc --noprofile" });
+    await waitFor(async () => (await named()) === "bash", "the nested shell");
+    await c.ok("send_keys", { paneId: pane, text: "exit" });
+    const r = await c.ok<{ output: string }>("run_command", {
       paneId: pane,
       command: "echo after",
       timeoutMs: 10_000,
     });
     assert.equal(r.output, "after");
-    assert.equal(r.exitStatus, 0);
+    // The same, held long enough to be seen: a job whose group leader is gone.
+    await c.ok("send_keys", { paneId: pane, text: "sleep 0 | sleep 0.5" });
+    await waitFor(async () => (await named()) === "env", "the dead group named as the start");
+    const again = await c.ok<{ output: string; exitStatus: number }>("run_command", {
+      paneId: pane,
+      command: "echo again",
+      timeoutMs: 10_000,
+    });
+    assert.equal(again.output, "again");
+    assert.equal(again.exitStatus, 0);
+  });
+});
+
+Deno.test("parseWindowName names a start command as tmux does", () => {
+  for (
+    const [line, name] of [
+      [`"env 'PS1=ready$ ' bash --norc --noprofile -i"`, "env"],
+      [`/usr/bin/env "A=b c" bash`, "env"],
+      ["exec -bash", "bash"],
+      ["  /bin/sh -c 'x'", "sh"],
+      ["python3", "python3"],
+    ]
+  ) assert.equal(parseWindowName(line), name, line);
+});
+
+Deno.test("run_command right after send_keys started a program refuses at once", async () => {
+  await withServer(async (t, c) => {
+    const pane = await t.showing("env 'PS1=ready$ ' bash --norc --noprofile -i", "ready$");
+    // Once cat runs, and while the shell still runs a loop (0.3 s) before it: then tmux names
+    // the shell, whose C-c is refused (busy) until cat takes the terminal.
+    const loop = "e=$((${EPOCHREALTIME/./}+300000)); " +
+      "while [ ${EPOCHREALTIME/./} -lt $e ]; do :; done; cat";
+    for (const text of ["cat", loop]) {
+      await c.ok("send_keys", { paneId: pane, text });
+      if (text === "cat") await t.foreground(pane, "cat");
+      const began = performance.now();
+      const refusal = await c.fail("run_command", { paneId: pane, command: "echo n''o" });
+      const took = performance.now() - began;
+      assert.match(refusal, /"cat"|not what reads the keyboard/);
+      // Not the 2 s a prompt program is given after run_command's own end.
+      assert.ok(took < 1_500, `refused after ${Math.round(took)} ms: ${refusal}`);
+      await t.foreground(pane, "cat");
+      await c.ok("send_keys", { paneId: pane, keys: ["C-d"] });
+      await waitFor(
+        async () =>
+          (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}"))
+            .trim() === "bash",
+        "cat to end",
+      );
+    }
   });
 });
 

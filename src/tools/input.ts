@@ -727,7 +727,8 @@ async function whileShellAway<T>(
  * terminal for a moment: a refusal for that is tried again, until `until` (the check travels
  * with the key, so the common case costs one guarded step). A shell of another process group
  * holding the terminal for {@link NESTED_SHELL_MS} is a nested shell: refused at once, as C-c
- * would not end it.
+ * would not end it; so is a program that input typed just before started (`byInput`, see
+ * {@link typedProgram}).
  */
 async function freshPrompt(
   ctx: TmuxContext,
@@ -736,6 +737,7 @@ async function freshPrompt(
   now: PaneProbe,
   force: boolean | undefined,
   until: number,
+  byInput: (command: string) => Promise<boolean> = () => Promise.resolve(false),
 ): Promise<void> {
   // Refused where tmux would copy the key to other panes (as the paste that follows is).
   // The shell itself busy (in `wait` for its & jobs): C-c would interrupt it, and the typing
@@ -768,6 +770,10 @@ async function freshPrompt(
     const nested = await foregroundShell(ctx, pane);
     if (nested === null) {
       nestedSince = null;
+      // Nothing was typed: what holds the terminal is no prompt this C-c made the shell draw.
+      // A program that input typed before started is refused at once.
+      const p = await probePane(ctx, pane.id);
+      if (p.exists && await byInput(p.command)) requirePosixShell(pane.id, p.command);
       return last ? await whichAway(ctx, pane.id, pane.pid, away) : away;
     }
     nestedSince ??= performance.now();
@@ -823,12 +829,12 @@ function runsFor(runner: TmuxRunner): Map<string, RunState> {
 
 /**
  * When run_command last saw a command of its own end in a pane, or send_keys or paste_text last
- * typed into it (performance.now()), by key: the moments after which the pane's shell may be
- * drawing a prompt, or handing the terminal back.
+ * typed into it (performance.now(); `typed` for the latter), by key: the moments after which the
+ * pane's shell may be drawing a prompt, or handing the terminal back.
  */
-const ends = new WeakMap<TmuxRunner, Map<string, number>>();
+const ends = new WeakMap<TmuxRunner, Map<string, { at: number; typed: boolean }>>();
 
-function endsFor(runner: TmuxRunner): Map<string, number> {
+function endsFor(runner: TmuxRunner): Map<string, { at: number; typed: boolean }> {
   let map = ends.get(runner);
   if (!map) {
     map = new Map();
@@ -840,7 +846,69 @@ function endsFor(runner: TmuxRunner): Map<string, number> {
 /** Notes that input was typed into `paneIds` now (see {@link afterPromptPrograms}). */
 function typedInto(ctx: TmuxContext, snapshot: Snapshot, paneIds: readonly string[]): void {
   const server = serverKey(ctx, snapshot);
-  for (const id of paneIds) endsFor(ctx.runner).set(`${server}${id}`, performance.now());
+  for (const id of paneIds) {
+    endsFor(ctx.runner).set(`${server}${id}`, { at: performance.now(), typed: true });
+  }
+}
+
+/**
+ * The name tmux gives a command line (names.c `parse_window_name`): its first word without
+ * an `exec `, leading dashes or a directory; a leading `"` (tmux's quoting of a start command
+ * that holds spaces) and anything from the next `"` on are dropped.
+ */
+export function parseWindowName(line: string): string {
+  let name = line.startsWith('"') ? line.slice(1) : line;
+  const quote = name.indexOf('"');
+  if (quote !== -1) name = name.slice(0, quote);
+  if (name.startsWith("exec ")) name = name.slice(5);
+  name = name.replace(/^[ -]+/, "");
+  const space = name.indexOf(" ");
+  if (space !== -1) name = name.slice(0, space);
+  name = name.replace(/(?<=.)[^\x21-\x7e]+$/, "");
+  if (name.startsWith("/")) name = name.replace(/\/+$/, "").split("/").pop() || "/";
+  return name;
+}
+
+/**
+ * The name tmux gives pane `paneId` while its terminal's foreground process group is a dead one:
+ * its start command's ({@link parseWindowName}); null when it was started without one (tmux
+ * names its shell then, which is judged as any shell).
+ */
+async function deadGroupName(ctx: TmuxContext, paneId: string): Promise<string | null> {
+  const result = await execFast(ctx.runner, ctx.address, [
+    "display-message",
+    "-p",
+    "-t",
+    paneId,
+    "#{pane_start_command}",
+  ], { signal: ctx.signal });
+  if (result.code !== 0) return null;
+  const line = new TextDecoder().decode(result.stdout).replace(/\n$/, "");
+  return line.trim() === "" ? null : parseWindowName(line);
+}
+
+/**
+ * Whether pane `paneId`, named `command`, runs a program that send_keys or paste_text started:
+ * input was typed into it last, within {@link PROMPT_PROGRAM_MS}, and tmux names a program that
+ * is not a shell, nor the pane's start command. That name is what tmux gives while the
+ * terminal's foreground group is a dead one ({@link deadGroupName}): after an `exit` that ends
+ * a nested shell (or the last process of a job whose group leader is gone), until the pane's
+ * shell takes the terminal back. Such a program is refused at once (`cat`, `vi`): waiting
+ * would not make it a shell.
+ */
+function typedProgram(
+  ctx: TmuxContext,
+  key: string,
+  paneId: string,
+): (command: string) => Promise<boolean> {
+  const ended = endsFor(ctx.runner).get(key);
+  let dead: Promise<string | null> | undefined;
+  return async (command) => {
+    if (ended === undefined || !ended.typed || isShellCommand(command)) return false;
+    if (performance.now() >= ended.at + PROMPT_PROGRAM_MS) return false;
+    dead ??= deadGroupName(ctx, paneId);
+    return command !== await dead;
+  };
 }
 
 /**
@@ -851,7 +919,8 @@ function typedInto(ctx: TmuxContext, snapshot: Snapshot, paneIds: readonly strin
  * `exit` that ends a nested shell: until the outer shell takes the terminal back, its dead
  * process group is the terminal's, and tmux names the pane's start command instead). Within
  * {@link PROMPT_PROGRAM_MS} of either, a pane whose program is not named like a shell is probed
- * again until it is; any other pane is judged at once.
+ * again until it is, except a program typed input started ({@link typedProgram}); any other
+ * pane is judged at once.
  */
 async function afterPromptPrograms(
   ctx: TmuxContext,
@@ -859,12 +928,16 @@ async function afterPromptPrograms(
   paneId: string,
   start: PaneProbe,
   deadline: number,
+  typed: (command: string) => Promise<boolean>,
 ): Promise<PaneProbe> {
   const ended = endsFor(ctx.runner).get(key);
   if (ended === undefined || isShellCommand(start.command)) return start;
-  const until = Math.min(ended + PROMPT_PROGRAM_MS, deadline);
+  const until = Math.min(ended.at + PROMPT_PROGRAM_MS, deadline);
   let latest = start;
-  while (!isShellCommand(latest.command) && latest.exists && performance.now() < until) {
+  while (
+    !isShellCommand(latest.command) && latest.exists && performance.now() < until &&
+    !await typed(latest.command)
+  ) {
     await sleep(20, ctx.signal);
     latest = await probePane(ctx, paneId);
   }
@@ -969,7 +1042,8 @@ const runCommand = defineTool({
         );
       }
       const deadline = began + effective;
-      const settled = await afterPromptPrograms(ctx, key, pane.id, watch.start, deadline);
+      const byInput = typedProgram(ctx, key, pane.id);
+      const settled = await afterPromptPrograms(ctx, key, pane.id, watch.start, deadline, byInput);
       requirePosixShell(pane.id, settled.command);
       table.set(key, state);
       keep = true;
@@ -987,7 +1061,7 @@ const runCommand = defineTool({
       const shell = requirePosixShell(pane.id, now.command);
       const typed = typedCommand(args.command, nonce, shell);
       const drawn = () => Math.min(performance.now() + PROMPT_PROGRAM_MS, deadline);
-      await freshPrompt(ctx, snapshot, pane, now, args.force, drawn());
+      await freshPrompt(ctx, snapshot, pane, now, args.force, drawn(), byInput);
       // The C-c makes the shell draw its prompt again, running the programs that draw it: the
       // typing waits for them, as the C-c did.
       const waited = performance.now();
@@ -1099,7 +1173,9 @@ const runCommand = defineTool({
       const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);
       if (stillRunning) state.attached = false;
       else table.delete(key);
-      if (marked.status !== null) endsFor(ctx.runner).set(key, performance.now());
+      if (marked.status !== null) {
+        endsFor(ctx.runner).set(key, { at: performance.now(), typed: false });
+      }
       const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
       const output = keepTail(marked.output, budget);
       const exitStatus = marked.status ?? died?.deadStatus ?? null;
