@@ -165,3 +165,32 @@ Deno.test("one long line of quotes (minified JSON) is sent within the bound, and
     }
   });
 });
+
+Deno.test("show_option of an array whose entries together pass the bound keeps the ones that fit", async () => {
+  await withTmux(async (t, c) => {
+    // Six entries of 15 000 characters: each within the cut of one value, together past the bound.
+    for (let i = 2; i < 8; i++) {
+      await t.tmux("set-option", "-g", `status-format[${i}]`, String(i).repeat(15_000));
+    }
+    const shown = await c.call("show_option", {
+      name: "status-format",
+      scope: "session",
+      global: true,
+    });
+    const text = (shown.content as { text: string }[])[0].text;
+    assert.notEqual(shown.isError, true, text.slice(0, 300));
+    assert.ok(wire(shown) <= replyBound(), `show_option: ${wire(shown)} bytes`);
+    const data = shown.structuredContent as {
+      set: boolean;
+      complete: boolean;
+      omittedEntries: number;
+      entries: { name: string }[];
+    };
+    assert.equal(data.set, true);
+    assert.equal(data.complete, false);
+    // tmux's own entries 0 and 1 and the six set here: every one is kept or counted.
+    assert.equal(data.entries.length + data.omittedEntries, 8);
+    assert.ok(data.omittedEntries >= 1);
+    assert.match(text, /left out/);
+  });
+});

@@ -24,6 +24,7 @@ import {
   cutJsonString,
   cutString,
   fitEntries,
+  jsonBytes,
   MAX_METADATA_BYTES,
   withOmittedMetadata,
 } from "../mcp/bounds.ts";
@@ -556,6 +557,7 @@ const showOption = defineTool({
     targetId: z.string().nullable(),
     set: z.boolean(),
     value: z.string().nullable().describe("The value of a non-array option, else null."),
+    ...listBound,
     entries: z.array(optionEntry),
   },
   annotations: READ_ONLY,
@@ -566,6 +568,14 @@ const showOption = defineTool({
     checkOptionScope(base, table, args.scope, args.global, "read");
     const { entries, scalar } = await readOne(ctx, where, args.name, args.includeInherited);
     const one = scalar ?? indexedEntry(args.name, entries);
+    // Each value is cut on its own; an array's entries together are fitted like a list.
+    const { kept, omitted } = fitEntries(
+      entries,
+      ctx.config.maxResultBytes - 512 - (scalar ? jsonBytes(scalar.value) : 0),
+    );
+    const left = omitted
+      ? ` ${omitted} more entries left out to stay within the result bound.`
+      : "";
     return {
       data: {
         name: args.name,
@@ -573,7 +583,9 @@ const showOption = defineTool({
         targetId: where.targetId,
         set: entries.length > 0,
         value: scalar ? scalar.value : null,
-        entries,
+        complete: omitted === 0,
+        omittedEntries: omitted,
+        entries: kept,
       },
       summary: entries.length === 0
         ? `${args.name} is not set in ${where.label}.`
@@ -581,7 +593,7 @@ const showOption = defineTool({
         ? `${args.name} = ${shownValue(one.value)} (${where.label}${
           one.inherited ? ", inherited" : ""
         }).`
-        : `${args.name}: ${entries.length} entries (${where.label}).`,
+        : `${args.name}: ${entries.length} entries (${where.label}).${left}`,
     };
   },
 });
