@@ -87,6 +87,18 @@ Deno.test("kill_pane removes the pane, then its window, then its session, then t
   });
 });
 
+Deno.test("kill_pane of the last pane: serverStopped says whether tmux stays (exit-empty off)", async () => {
+  await withTmux(async (t, c) => {
+    // tmux exits a moment after its last session goes, unless exit-empty is off: then it
+    // stays, and the answer must say so (the wait for an exit ends).
+    await t.tmux("set-option", "-s", "exit-empty", "off");
+    const last = await c.ok<Removed>("kill_pane", { paneId: t.ids.paneId });
+    assert.equal(last.serverStopped, false);
+    assert.equal(last.removed.sessions.length, 1);
+    assert.notEqual((await t.tmux("display-message", "-p", "#{pid}")).trim(), "");
+  });
+});
+
 Deno.test("kill_window removes a linked window from every session; kill_session spares linked windows", async () => {
   await withTmux(async (t, c) => {
     await t.tmux("new-session", "-d", "-s", "solo");

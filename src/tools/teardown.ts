@@ -62,6 +62,28 @@ const removedOutput = {
   ...listBound,
 };
 
+/** How long a server left with no session may take to exit before it is taken to stay. */
+const SERVER_EXIT_MS = 1_000;
+
+/**
+ * The server as a kill left it. tmux exits once its last session is gone (exit-empty, on by
+ * default), but a moment after the command that killed it answered: a server still answering
+ * with no session is read again until it has gone or stays (exit-empty off), so
+ * `serverStopped` is not false for a server on its way out.
+ */
+async function afterKill(ctx: TmuxContext, before: Snapshot): Promise<Snapshot> {
+  let after = await ctx.snapshot(NO_PROCESS_INFO);
+  const until = performance.now() + SERVER_EXIT_MS;
+  while (
+    before.running && after.running && after.sessions.length === 0 &&
+    performance.now() < until && !ctx.signal.aborted
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    after = await ctx.snapshot(NO_PROCESS_INFO);
+  }
+  return after;
+}
+
 /** What a kill could reach; everything else that changes meanwhile is someone else's doing. */
 interface Reach {
   readonly panes: ReadonlySet<string>;
@@ -179,7 +201,7 @@ async function killAndReport(
     },
   });
   const took = reachOfListing(stdout, guard, scope) ?? reach;
-  const after = await ctx.snapshot(NO_PROCESS_INFO);
+  const after = await afterKill(ctx, before);
   const gone = (ids: ReadonlySet<string>, now: readonly { id: string }[]) => {
     const still = new Set(now.map((r) => r.id));
     return [...ids].filter((id) => !still.has(id));
