@@ -49,7 +49,7 @@ import {
   sessionRefSchema,
 } from "../mcp/schemas.ts";
 import { decodeBytes } from "../tmux/format.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import { SERVER_ONLY, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, envNameSchema, formatArg, literalArg, paneFields } from "./arguments.ts";
 
@@ -328,6 +328,21 @@ type OptionTable = "server" | "session" | "window" | "pane";
 /** The flags of `show-options` that list every option of a table (with its default). */
 const TABLE_FLAGS = { server: ["-s"], session: ["-g"], window: ["-g", "-w"] } as const;
 
+/** Where tmux keeps each built-in option, by server and name (see {@link optionTable}). */
+const knownTables = new WeakMap<TmuxRunner, Map<string, OptionTable>>();
+
+/** Enough for every built-in option of a few servers; past it the map starts again. */
+const MAX_KNOWN_TABLES = 2_048;
+
+function tablesFor(runner: TmuxRunner): Map<string, OptionTable> {
+  let map = knownTables.get(runner);
+  if (!map) {
+    map = new Map();
+    knownTables.set(runner, map);
+  }
+  return map;
+}
+
 async function tableNames(ctx: TmuxContext, flags: readonly string[]): Promise<Set<string>> {
   const out = decodeBytes(await ctx.read(["show-options", ...flags]));
   return new Set(parseOptionLines(out).map((l) => l.name));
@@ -347,12 +362,24 @@ async function optionTable(
   pane: string | null,
 ): Promise<OptionTable | null> {
   if (base.startsWith("@")) return null;
+  // A built-in option's table is tmux's (it comes with the tmux that runs): found once per
+  // server and name. A name no list holds is looked for afresh each time.
+  const known = tablesFor(ctx.runner);
+  const key = `${ctx.socketLabel}\0${base}\0${pane === null ? "" : "pane"}`;
+  const found = known.get(key);
+  if (found !== undefined) return found;
   const asked = scope === "pane" ? "window" : scope;
   const order = [asked, ...(["server", "session", "window"] as const).filter((t) => t !== asked)];
   for (const table of order) {
     if (!(await tableNames(ctx, TABLE_FLAGS[table])).has(base)) continue;
-    if (table !== "window" || pane === null) return table;
-    return (await tableNames(ctx, ["-A", "-p", "-t", pane])).has(base) ? "pane" : "window";
+    const kept = table !== "window" || pane === null
+      ? table
+      : (await tableNames(ctx, ["-A", "-p", "-t", pane])).has(base)
+      ? "pane"
+      : "window";
+    if (known.size >= MAX_KNOWN_TABLES) known.clear();
+    known.set(key, kept);
+    return kept;
   }
   throw new ToolFailure(
     `tmux has no option ${JSON.stringify(base)}.`,
