@@ -172,6 +172,44 @@ Deno.test("a pane a person is watching is refused; only --allow-attended-input l
   });
 });
 
+Deno.test("a person on tmux -CC (iTerm2) sees every window of their session: all refused; a program's control client is no person", async () => {
+  await withServer(async (t) => {
+    // Their session: the window they are on, and one in the background (an iTerm2 tab too).
+    const current = t.ids.paneId;
+    const background = await newPane(t);
+    await t.tmux("new-session", "-d", "-s", "elsewhere", "sh");
+    const free = (await t.tmux("display-message", "-p", "-t", "elsewhere", "#{pane_id}")).trim();
+    // A program's control client (over pipes, no terminal) on the other session.
+    t.controlClient("elsewhere");
+    const tty = await t.attach("main", { control: true });
+    await waitFor(
+      async () =>
+        (await t.tmux("list-clients", "-F", "#{client_tty}|#{client_control_mode}"))
+          .split("\n").filter((l) => l.startsWith("|1")).length === 1,
+      "the program's control client",
+    );
+    const c = await connect({ socketName: t.socket });
+    try {
+      const listed = await c.ok<{ panes: { id: string; isAttended: boolean }[] }>("list_panes", {});
+      const attended = listed.panes.filter((p) => p.isAttended).map((p) => p.id).toSorted();
+      assert.deepEqual(attended, [current, background].toSorted());
+      for (const pane of [current, background]) {
+        for (const tool of TOOLS) {
+          const refusal = await attempt(c.call, tool, pane, true);
+          assert.ok(refusal, `${tool} must refuse ${pane}, on the screen of a -CC client`);
+          assert.match(refusal, /being watched by a person/);
+          assert.ok(refusal.includes(tty), refusal);
+        }
+        assert.ok(!(await screen(t, pane)).includes("GUARDED"), "nothing reached the pane");
+      }
+      // The session nobody but programs attached (this server's own clients among them).
+      for (const tool of TOOLS) assert.equal(await attempt(c.call, tool, free), null, tool);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
 Deno.test("a dead pane is refused, and force does not lift it", async () => {
   await withServer(async (t) => {
     await t.tmux("set-option", "-g", "remain-on-exit", "on");

@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { TOOLSETS } from "../src/mcp/toolsets.ts";
 import { withTmux } from "./helpers/mcp.ts";
 import { type TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -457,4 +458,90 @@ Deno.test("a pane moved into a person's window right after the check is not acte
       assert.equal(await view(), before, `${tool} left the person's window as it was`);
     }
   });
+});
+
+Deno.test("a person on tmux -CC (iTerm2) sees every window of their session: no view change or kill there", async () => {
+  await withTmux(async (t, c) => {
+    // iTerm2 shows each window of the session it attached as a tab: the background one too.
+    const hidden = await hiddenWindow(t);
+    const neighbour =
+      (await t.tmux("split-window", "-d", "-t", hidden.paneId, "-P", "-F", "#{pane_id}", "sh"))
+        .trim();
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    const elsewhere = (await t.tmux("display-message", "-p", "-t", "other", "#{window_id}")).trim();
+    const tty = await t.attach("main", { control: true });
+    const layout = await t.tmux("display-message", "-p", "-t", hidden.paneId, "#{window_layout}");
+    const refusals: [string, Record<string, unknown>][] = [
+      ["select_window", { windowId: hidden.windowId }],
+      ["select_pane", { paneId: neighbour }],
+      ["resize_pane", { paneId: neighbour, zoom: true }],
+      ["select_layout", { windowId: hidden.windowId, layout: "even-vertical" }],
+      ["enter_copy_mode", { paneId: neighbour }],
+      ["split_window", { paneId: hidden.paneId }],
+      ["kill_pane", { paneId: neighbour }],
+      ["kill_window", { windowId: hidden.windowId }],
+      ["kill_session", { session: "main" }],
+    ];
+    for (const [tool, args] of refusals) {
+      const text = await c.fail(tool, args);
+      assert.ok(text.includes(tty), `${tool} names the client: ${text}`);
+    }
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", "main", "#{window_id}")).trim(),
+      t.ids.windowId,
+    );
+    assert.equal(
+      await t.tmux("display-message", "-p", "-t", hidden.paneId, "#{window_layout}"),
+      layout,
+    );
+    assert.equal(
+      (await t.tmux("list-panes", "-t", hidden.windowId, "-F", "#{pane_id}")).trim().split("\n")
+        .length,
+      2,
+    );
+    // Another session's windows are nobody's: this server's own control clients see nothing.
+    await c.ok("select_layout", { windowId: elsewhere, layout: "tiled" });
+    await c.ok("kill_window", { windowId: elsewhere });
+  }, { toolsets: TOOLSETS });
+});
+
+Deno.test("a person on tmux -CC who attaches right after the check stops the act (one step in tmux)", async () => {
+  await withTmux(async (t, c) => {
+    const hidden = await hiddenWindow(t);
+    await t.tmux("new-session", "-d", "-s", "home", "sh");
+    const tty = await t.attach("home", { control: true });
+    // A hook takes their client to main the moment the guard has read: main's background
+    // window becomes one of their tabs.
+    const arm = async () => {
+      await t.tmux("switch-client", "-c", tty, "-t", "home");
+      await t.onceAfterGuardRead(`switch-client -c ${tty} -t main`);
+    };
+    for (
+      const [tool, args] of [
+        ["send_keys", { paneId: hidden.paneId, text: "echo SNEAKED" }],
+        ["select_layout", { windowId: hidden.windowId, layout: "even-vertical" }],
+        ["kill_window", { windowId: hidden.windowId }],
+        ["kill_pane", { paneId: hidden.paneId }],
+        ["clear_pane", { paneId: hidden.paneId }],
+      ] as const
+    ) {
+      await arm();
+      const text = await c.fail(tool, args);
+      assert.match(
+        text,
+        /watched by a person|what a person sees|came to show it/,
+        `${tool}: ${text}`,
+      );
+    }
+    assert.ok(!(await screen(t, hidden.paneId)).includes("SNEAKED"), "no keystroke landed");
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", hidden.paneId, "#{window_id}")).trim(),
+      hidden.windowId,
+      "the window is still there",
+    );
+    await t.tmux("set-hook", "-gu", "after-list-clients");
+    // Back on their own session, main's background window is free again.
+    await t.tmux("switch-client", "-c", tty, "-t", "home");
+    await c.ok("send_keys", { paneId: hidden.paneId, text: "echo FREE" });
+  }, { toolsets: TOOLSETS });
 });

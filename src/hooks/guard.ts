@@ -9,7 +9,7 @@
  * @module
  */
 
-import { attendedPanes, findCallerPane, inputCohort } from "../tmux/identity.ts";
+import { attendedPanes, clientLabel, findCallerPane, inputCohort } from "../tmux/identity.ts";
 import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
 import { type ClientRow, type PaneRow, type Snapshot, takeSnapshot } from "../tmux/snapshot.ts";
 import type { AgentPane } from "./agent_pane.ts";
@@ -369,7 +369,7 @@ function paneFact(pane: PaneRow, view: ServerView): string | null {
   const parts: string[] = [];
   if (own) parts.push("the agent's own pane");
   if (watchers.length > 0) {
-    const ttys = watchers.map((c) => oneLine(c.tty || c.name, 80));
+    const ttys = watchers.map((c) => oneLine(clientLabel(c), 120));
     parts.push(
       `which a person is watching (client${ttys.length > 1 ? "s" : ""} ${ttys.join(", ")})`,
     );

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TestTmux } from "../../tests/helpers/tmux.ts";
+import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import {
   bareToolName,
   BATCH_TOOL,
@@ -241,6 +241,33 @@ Deno.test("guard: a pane a person watches is asked about, naming pane and client
     );
     assert.equal(seedDecision(denied.stdout).permissionDecision, "deny");
 
+    const window = await guardRun(env, toolCall("kill_window", { windowId: ids.otherWindow }));
+    assert.ok(
+      seedDecision(window.stdout).permissionDecisionReason.includes(
+        `kill window ${ids.otherWindow}, including pane ${ids.other}`,
+      ),
+    );
+  });
+});
+
+Deno.test("guard: a person on tmux -CC (iTerm2) watches every window of their session", async () => {
+  await withServer(async (t, ids, env) => {
+    const session = (await t.tmux("display-message", "-p", "-t", ids.agent, "#{session_id}"))
+      .trim();
+    // A program's control client (no terminal) is nobody: the background pane passes.
+    t.controlClient(session);
+    await waitFor(
+      async () =>
+        (await t.tmux("list-clients", "-F", "#{client_tty}|#{client_control_mode}")) === "|1\n",
+      "the program's control client",
+    );
+    const call = toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "ls" });
+    assert.deepEqual(await guardRun(env, call), { code: 0, stdout: "", stderr: [] });
+    // Attached on a terminal, their client shows the agent's window; the other is a tab.
+    const tty = await t.attach(session, { control: true });
+    const reason = seedDecision((await guardRun(env, call)).stdout).permissionDecisionReason;
+    assert.ok(reason.startsWith(`send_keys would type into pane ${ids.other}`), reason);
+    assert.ok(reason.includes(`client ${tty} (tmux -CC`), reason);
     const window = await guardRun(env, toolCall("kill_window", { windowId: ids.otherWindow }));
     assert.ok(
       seedDecision(window.stdout).permissionDecisionReason.includes(

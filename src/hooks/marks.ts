@@ -206,7 +206,10 @@ async function locate(
   return { snapshot, row };
 }
 
-/** People's clients (control-mode clients are programs) other than `watchers`. */
+/**
+ * The clients a message can be shown on (those not in control mode: a control client, a
+ * person's iTerm2 too, has no status line to show it in), other than `watchers`.
+ */
 function othersThan(snapshot: Snapshot, watchers: readonly ClientRow[]): ClientRow[] {
   const skip = new Set(watchers.map((c) => c.name));
   return snapshot.clients.filter((c) => !c.controlMode && !skip.has(c.name));

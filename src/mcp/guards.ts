@@ -10,9 +10,17 @@
 
 import { execOnce, quoteArgument } from "../tmux/control.ts";
 import { chainArgv, randomHex } from "../tmux/format.ts";
-import { inputCohort, keyCopies, keyCopyFormat, TREE_MODE } from "../tmux/identity.ts";
+import {
+  clientLabel,
+  inputCohort,
+  isPerson,
+  keyCopies,
+  keyCopyFormat,
+  showsWholeSession,
+  TREE_MODE,
+} from "../tmux/identity.ts";
 import { judgeResult, TmuxError } from "../tmux/run.ts";
-import type { PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
+import type { ClientRow, PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
 import { notOwnedFormat, requireOwned } from "./ownership.ts";
@@ -40,7 +48,7 @@ export interface InputGuardOptions {
 
 function watchers(ctx: TmuxContext, snapshot: Snapshot, paneId: string): string {
   const clients = ctx.attended(snapshot).get(paneId) ?? [];
-  return clients.map((c) => c.tty || c.name).join(", ");
+  return clients.map(clientLabel).join(", ");
 }
 
 /**
@@ -289,95 +297,136 @@ function namePattern(name: string): string {
 }
 
 /**
- * A tmux client list (`window_active_clients_list`, `session_attached_list`) with the
- * programs taken out: what is left is empty exactly when no person is in it. Control clients
- * are known from the snapshot; one that attached since then still counts as a person (the
- * safe side: the act is refused and retried against a fresh snapshot).
+ * A client name in tmux's client lists that names no terminal: tmux names a client by its
+ * terminal's path, and one without a terminal `client-<pid>`. Only a control client attaches
+ * without one, and such a client is a program's (see identity.ts `isPerson`): this server's own
+ * clients among them, also those that attach after any snapshot.
  */
-function stripPrograms(list: string, snapshot: Snapshot<PaneBrief>): string {
-  const programs = snapshot.clients.filter((c) => c.controlMode && c.name !== "")
-    .map((c) => namePattern(c.name));
-  return `#{s/(${[...programs, ","].join("|")})//:${list}}`;
+const PROGRAM_NAME = "client-[0-9]+";
+
+/**
+ * A tmux client list (`window_active_clients_list`, `session_attached_list`) with the
+ * programs taken out: what is left is empty exactly when no person is in it.
+ */
+function stripPrograms(list: string): string {
+  return `#{s/(${PROGRAM_NAME}|,)//:${list}}`;
+}
+
+/**
+ * A client list with the programs and the people who see one window at a time taken out (the
+ * latter known from the snapshot): what is left is a person whose client shows every window
+ * of its session (`tmux -CC`, iTerm2), or a client that attached since the snapshot, counted as
+ * one (the safe side: the act is refused and, where it is retried, judged by a fresh read).
+ */
+function stripAllButWholeSession(list: string, snapshot: Snapshot<PaneBrief>): string {
+  const oneWindow = snapshot.clients.filter((c) => !showsWholeSession(c) && c.name !== "")
+    .map((c) => namePattern(c.name))
+    // Longest first: /dev/pts/3 taken out of /dev/pts/31 would leave a "1" (no person) behind.
+    .sort((a, b) => b.length - a.length);
+  return `#{s/(${[PROGRAM_NAME, ...oneWindow, ","].join("|")})//:${list}}`;
+}
+
+/**
+ * 1 while no session that a client showing its whole session (see
+ * {@link stripAllButWholeSession}) has attached holds the window `target` (`@N`), or the window
+ * of the pane `target` (`%N`) wherever it is at that instant. Any other target: while no such
+ * client is attached anywhere (the safe side).
+ */
+function noWholeSessionShows(snapshot: Snapshot<PaneBrief>, target: string): string {
+  const holds = /^%\d+$/.test(target)
+    ? `#{W:#{P:#{?#{==:#{pane_id},${target}},X,}}}`
+    : /^@\d+$/.test(target)
+    ? `#{W:#{?#{==:#{window_id},${target}},X,}}`
+    : "X";
+  const whole = `#{!=:${stripAllButWholeSession("session_attached_list", snapshot)},}`;
+  return `#{==:#{S:#{?${whole},${holds},}},}`;
 }
 
 /** 1 when the client list `list` holds no person (see {@link stripPrograms}). */
-function peopleIn(list: string, snapshot: Snapshot<PaneBrief>): string {
-  return `#{==:${stripPrograms(list, snapshot)},}`;
+function peopleIn(list: string): string {
+  return `#{==:${stripPrograms(list)},}`;
 }
 
 /**
  * True while no person's choose-tree is open anywhere on the server (it previews any pane):
  * no session with a person attached shows a pane in tree-mode in its current window.
  */
-function noTree(snapshot: Snapshot<PaneBrief>): string {
-  const people = `#{!=:${stripPrograms("session_attached_list", snapshot)},}`;
+function noTree(): string {
+  const people = `#{!=:${stripPrograms("session_attached_list")},}`;
   const tree = `#{W:,#{P:,#{?#{==:#{pane_mode},${TREE_MODE}},T,}}}`;
   return `#{==:#{S:#{?${people},${tree},}},}`;
 }
 
-/** While no person's client shows the window `target` is in. */
+/**
+ * While no person's client shows the window `target` is (`@N`, or the pane `%N` is in): as
+ * its current window, or as one of every window of a session it shows whole (tmux -CC).
+ */
 export function windowUnwatched(snapshot: Snapshot<PaneBrief>, target: string): TmuxCondition {
   return {
     target,
-    format: allOf([peopleIn("window_active_clients_list", snapshot), noTree(snapshot)]),
-  };
-}
-
-/** A window's part of a loop over windows: `X` while a person's client shows it. */
-function shownToPeople(snapshot: Snapshot<PaneBrief>): string {
-  return `#{?#{!=:${stripPrograms("window_active_clients_list", snapshot)},},X,}`;
-}
-
-/**
- * While no person has the session `target` attached or sees any window of it (through another
- * session too, for a linked window): what its kill would take from them.
- */
-export function sessionWindowsUnwatched(
-  snapshot: Snapshot<PaneBrief>,
-  target: string,
-): TmuxCondition {
-  return {
-    target,
     format: allOf([
-      peopleIn("session_attached_list", snapshot),
-      `#{==:#{W:${shownToPeople(snapshot)}},}`,
-      noTree(snapshot),
+      peopleIn("window_active_clients_list"),
+      noWholeSessionShows(snapshot, target),
+      noTree(),
     ]),
   };
 }
 
-/** While no person sees any window of the server (`target`: any session of it). */
-export function serverUnwatched(snapshot: Snapshot<PaneBrief>, target: string): TmuxCondition {
+/** A window's part of a loop over windows: `X` while a person's client shows it. */
+function shownToPeople(): string {
+  return `#{?#{!=:${stripPrograms("window_active_clients_list")},},X,}`;
+}
+
+/**
+ * While no person has the session `target` attached or sees any window of it as their current
+ * one (through another session too, for a linked window): what its kill would take from them.
+ * A person who shows another session whole (tmux -CC) keeps a window linked there: not checked.
+ */
+export function sessionWindowsUnwatched(target: string): TmuxCondition {
   return {
     target,
-    format: allOf([`#{==:#{S:#{W:${shownToPeople(snapshot)}}},}`, noTree(snapshot)]),
+    format: allOf([
+      peopleIn("session_attached_list"),
+      `#{==:#{W:${shownToPeople()}},}`,
+      noTree(),
+    ]),
+  };
+}
+
+/**
+ * While no person sees any window of the server (`target`: any session of it): every client
+ * attached has a current window, a client showing its whole session too.
+ */
+export function serverUnwatched(target: string): TmuxCondition {
+  return {
+    target,
+    format: allOf([`#{==:#{S:#{W:${shownToPeople()}}},}`, noTree()]),
   };
 }
 
 /**
  * While no person's client has attached a session the window `target` is in (through a link
- * too), at that instant: each of them lists the window in its status line.
+ * too), at that instant: each of them lists the window in its status line (or, shown whole,
+ * as a tab).
  */
-export function windowListedUnwatched(
-  snapshot: Snapshot<PaneBrief>,
-  target: string,
-): TmuxCondition {
-  const people = `#{!=:${stripPrograms("session_attached_list", snapshot)},}`;
+export function windowListedUnwatched(target: string): TmuxCondition {
+  const people = `#{!=:${stripPrograms("session_attached_list")},}`;
   const holds = `#{W:#{?#{==:#{window_id},${target}},X,}}`;
   return {
     target,
-    format: allOf([`#{==:#{S:#{?${people},${holds},}},}`, noTree(snapshot)]),
+    format: allOf([`#{==:#{S:#{?${people},${holds},}},}`, noTree()]),
   };
 }
 
 /** While no person's client has the session `target` attached (it would see its changes). */
-export function sessionUnwatched(snapshot: Snapshot<PaneBrief>, target: string): TmuxCondition {
-  return { target, format: allOf([peopleIn("session_attached_list", snapshot), noTree(snapshot)]) };
+export function sessionUnwatched(target: string): TmuxCondition {
+  return { target, format: allOf([peopleIn("session_attached_list"), noTree()]) };
 }
 
 /**
  * While no person can see the pane `paneId`: its window shown nowhere, or zoomed onto another
- * pane with synchronize-panes off (with it on, keys reach the pane everyone sees).
+ * pane with synchronize-panes off (with it on, keys reach the pane everyone sees); and no
+ * session shown whole (tmux -CC) holds it, zoomed or not.
  */
 export function paneUnwatched(snapshot: Snapshot<PaneBrief>, paneId: string): TmuxCondition {
   const hidden = "#{&&:#{window_zoomed_flag},#{&&:#{!=:#{pane_active},1}," +
@@ -385,8 +434,9 @@ export function paneUnwatched(snapshot: Snapshot<PaneBrief>, paneId: string): Tm
   return {
     target: paneId,
     format: allOf([
-      `#{||:${peopleIn("window_active_clients_list", snapshot)},${hidden}}`,
-      noTree(snapshot),
+      `#{||:${peopleIn("window_active_clients_list")},${hidden}}`,
+      noWholeSessionShows(snapshot, paneId),
+      noTree(),
     ]),
   };
 }
@@ -556,8 +606,22 @@ export interface ViewScope {
 const VIEW_HINT = "Ask the person first, or work where nobody looks (create_window makes a " +
   "window in the background); tmux-mcp started with --allow-attended-input lifts this.";
 
-function clientLabel(c: { tty: string; name: string }): string {
-  return c.tty || c.name;
+/**
+ * The sessions the window `windowId` is in, as far as the snapshot read it (from the window's
+ * row or its panes' rows, whichever it holds).
+ */
+function sessionsOfWindow(snapshot: Snapshot<PaneBrief>, windowId: string): Set<string> {
+  const placements = [
+    ...snapshot.windows.filter((w) => w.id === windowId),
+    ...snapshot.panes.filter((p) => p.windowId === windowId),
+  ].flatMap((x) => x.placements);
+  return new Set(placements.map((at) => at.sessionId));
+}
+
+/** Whether a person's client `c` shows the window `windowId`. */
+function showsWindow(snapshot: Snapshot<PaneBrief>, c: ClientRow, windowId: string): boolean {
+  return c.windowId === windowId ||
+    (showsWholeSession(c) && sessionsOfWindow(snapshot, windowId).has(c.sessionId));
 }
 
 /**
@@ -572,7 +636,7 @@ export function guardView(
   what: string,
 ): void {
   if (ctx.config.allowAttendedInput) return;
-  const people = snapshot.clients.filter((c) => !c.controlMode && c.windowId);
+  const people = snapshot.clients.filter((c) => isPerson(c) && c.windowId);
   const tree = people.find((c) => c.paneMode === TREE_MODE);
   if (tree) {
     throw new ToolFailure(
@@ -594,7 +658,7 @@ export function guardView(
     snapshot.panes.filter((p) => p.id === id).map((p) => p.windowId)
   );
   for (const w of [...(scope.windows ?? []), ...paneWindows]) {
-    const c = people.find((c) => c.windowId === w);
+    const c = people.find((c) => showsWindow(snapshot, c, w));
     if (c) {
       throw new ToolFailure(
         `${what} would change what a person sees: window ${w} is on the screen of client ${
@@ -657,14 +721,14 @@ function viewConditions(snapshot: Snapshot<PaneBrief>, scope: ViewScope): TmuxCo
     ...(scope.windows ?? []).map((w) => windowUnwatched(snapshot, w)),
     // Expanded for the pane, the window formats are those of the window it is in then.
     ...(scope.windowsOf ?? []).map((p) => windowUnwatched(snapshot, p)),
-    ...(scope.listedWindows ?? []).map((w) => windowListedUnwatched(snapshot, w)),
-    ...(scope.sessions ?? []).map((s) => sessionUnwatched(snapshot, s)),
+    ...(scope.listedWindows ?? []).map((w) => windowListedUnwatched(w)),
+    ...(scope.sessions ?? []).map((s) => sessionUnwatched(s)),
     ...(scope.panes ?? []).map((p) => paneUnwatched(snapshot, p)),
     ...(scope.lastWindowOf ?? []).map((s) => {
-      const nobody = sessionUnwatched(snapshot, s);
+      const nobody = sessionUnwatched(s);
       return { target: s, format: `#{||:#{!=:#{session_windows},1},${nobody.format}}` };
     }),
-    ...(scope.everything ? [serverUnwatched(snapshot, scope.everything)] : []),
+    ...(scope.everything ? [serverUnwatched(scope.everything)] : []),
   ];
 }
 

@@ -155,11 +155,42 @@ export function keyCopies(snapshot: Snapshot, pane: PaneRow): PaneRow[] {
 }
 
 /**
- * The panes a person can see right now, each with the clients showing it: for every attached
- * client not in control mode (control clients are programs), the panes of its current window,
- * or only the active pane when that window is zoomed. A client showing choose-tree (tree-mode)
- * previews panes from anywhere on the server as the person moves through the tree, so while
- * it is open every pane counts as watched by it.
+ * Whether a client is a person's. A client not in control mode draws on a terminal; a control
+ * client is a program's (this server's own among them: they talk to tmux over pipes), except
+ * one that runs on a terminal: iTerm2's tmux integration (`tmux -CC attach` typed in a
+ * terminal) draws what it reads there for the person at that terminal. tmux knows a client's
+ * terminal as `client_tty` (empty over pipes, and over SSH without a terminal).
+ */
+export function isPerson(client: ClientRow): boolean {
+  return !client.controlMode || client.tty !== "";
+}
+
+/**
+ * Whether a person's client shows every window of its session at once: a control client on a
+ * terminal (iTerm2 opens each window of the session it attached as a tab or window of its own).
+ */
+export function showsWholeSession(client: ClientRow): boolean {
+  return client.controlMode && client.tty !== "";
+}
+
+/**
+ * How a refusal names a person's client: its terminal, and for one that shows every window of
+ * its session (see {@link showsWholeSession}) that it does.
+ */
+export function clientLabel(client: ClientRow): string {
+  const name = client.tty || client.name;
+  return showsWholeSession(client)
+    ? `${name} (tmux -CC: it shows every window of session ${client.sessionId})`
+    : name;
+}
+
+/**
+ * The panes a person can see right now, each with the clients showing it: for every client
+ * of a person ({@link isPerson}), the panes of its current window, or only the active pane when
+ * that window is zoomed; for one that shows its whole session (iTerm2), every pane of every
+ * window of that session. A client showing choose-tree (tree-mode) previews panes from
+ * anywhere on the server as the person moves through the tree, so while it is open every pane
+ * counts as watched by it.
  */
 export function attendedPanes(snapshot: Snapshot<PaneBrief>): Map<string, ClientRow[]> {
   const byWindow = new Map<string, PaneBrief[]>();
@@ -170,9 +201,11 @@ export function attendedPanes(snapshot: Snapshot<PaneBrief>): Map<string, Client
   }
   const seen = new Map<string, ClientRow[]>();
   for (const client of snapshot.clients) {
-    if (client.controlMode || !client.windowId) continue;
+    if (!isPerson(client) || !client.windowId) continue;
     const panes = client.paneMode === TREE_MODE
       ? snapshot.panes
+      : showsWholeSession(client)
+      ? snapshot.panes.filter((p) => p.placements.some((at) => at.sessionId === client.sessionId))
       : client.zoomed
       ? (byWindow.get(client.windowId) ?? []).filter((p) => p.id === client.paneId)
       : byWindow.get(client.windowId) ?? [];

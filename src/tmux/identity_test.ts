@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { attendedPanes, findCallerPane, parseTmuxEnv } from "./identity.ts";
+import { attendedPanes, findCallerPane, isPerson, parseTmuxEnv } from "./identity.ts";
 import { type ClientRow, FULL_SCOPE, type PaneRow, type Snapshot } from "./snapshot.ts";
 
 Deno.test("parseTmuxEnv takes the last two fields as numbers, so paths may hold commas", () => {
@@ -13,8 +13,9 @@ Deno.test("parseTmuxEnv takes the last two fields as numbers, so paths may hold 
   assert.equal(parseTmuxEnv(",1,2"), null);
 });
 
-function pane(id: string, windowId: string, pid: number): PaneRow {
-  return { id, windowId, pid } as unknown as PaneRow;
+function pane(id: string, windowId: string, pid: number, sessions = ["$0"]): PaneRow {
+  const placements = sessions.map((sessionId) => ({ sessionId }));
+  return { id, windowId, pid, placements } as unknown as PaneRow;
 }
 
 function client(windowId: string, paneId: string, extra: Partial<ClientRow> = {}): ClientRow {
@@ -69,7 +70,8 @@ Deno.test("attended: every pane of a person's window, only the active one when z
   const s = snap(panes, [
     client("@1", "%1"),
     client("@2", "%3", { zoomed: true }),
-    client("@3", "%4", { controlMode: true }),
+    // A program's control client: no terminal.
+    client("@3", "%4", { controlMode: true, tty: "", name: "client-77" }),
   ]);
   const seen = attendedPanes(s);
   assert.deepEqual([...seen.keys()].sort(), ["%1", "%2", "%3"]);
@@ -86,7 +88,35 @@ Deno.test("attended: a person's choose-tree previews any pane, so every pane cou
   assert.deepEqual([...seen.keys()].sort(), ["%1", "%2", "%3"]);
   assert.equal(seen.get("%3")?.[0].tty, "/dev/pts/4");
   // A program's client in tree-mode is no person; copy-mode previews nothing else.
-  assert.deepEqual([...attendedPanes(snap(panes, [{ ...tree, controlMode: true }])).keys()], []);
+  const program = { ...tree, controlMode: true, tty: "", name: "client-77" };
+  assert.deepEqual([...attendedPanes(snap(panes, [program])).keys()], []);
   const copy = client("@1", "%1", { paneMode: "copy-mode" });
   assert.deepEqual([...attendedPanes(snap(panes, [copy])).keys()], ["%1"]);
+});
+
+Deno.test("attended: a control client on a terminal (tmux -CC, iTerm2) shows its whole session", () => {
+  // Session $1: @1 (two panes, zoomed onto %1) and @2; session $2: @3; @4 is linked into both.
+  const panes = [
+    pane("%1", "@1", 1, ["$1"]),
+    pane("%2", "@1", 2, ["$1"]),
+    pane("%3", "@2", 3, ["$1"]),
+    pane("%4", "@3", 4, ["$2"]),
+    pane("%5", "@4", 5, ["$2", "$1"]),
+  ];
+  const iterm = client("@1", "%1", {
+    controlMode: true,
+    zoomed: true,
+    tty: "/dev/pts/5",
+    name: "/dev/pts/5",
+    sessionId: "$1",
+  });
+  assert.equal(isPerson(iterm), true);
+  const seen = attendedPanes(snap(panes, [iterm]));
+  assert.deepEqual([...seen.keys()].sort(), ["%1", "%2", "%3", "%5"]);
+  assert.equal(seen.get("%3")?.[0].tty, "/dev/pts/5");
+  // Over pipes (this server's own clients, any program's): no terminal, no person.
+  const program = { ...iterm, tty: "", name: "client-4242" };
+  assert.equal(isPerson(program), false);
+  assert.deepEqual([...attendedPanes(snap(panes, [program])).keys()], []);
+  assert.equal(isPerson(client("@1", "%1")), true);
 });

@@ -337,7 +337,7 @@ const killSession = defineTool({
       {
         what: `Killing session ${session.id}`,
         label,
-        unwatched: sessionWindowsUnwatched(before, session.id),
+        unwatched: sessionWindowsUnwatched(session.id),
         force: args.force,
       },
     );
@@ -372,7 +372,7 @@ const killServer = defineTool({
       {
         what: `Killing the tmux server on ${ctx.socketLabel}`,
         label,
-        unwatched: serverUnwatched(before, anySession),
+        unwatched: serverUnwatched(anySession),
         // A server without sessions shows nothing to anyone.
         force: args.force || before.sessions.length === 0,
       },

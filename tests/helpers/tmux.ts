@@ -404,12 +404,13 @@ export class TestTmux {
 
   /**
    * Attaches a real client through a pseudo-terminal (`script`), as a person would, and waits
-   * until tmux lists it. Returns the client's tty.
+   * until tmux lists it. Returns the client's tty. `control`: attach as iTerm2's tmux
+   * integration does (`tmux -CC attach` in a terminal): a control-mode client with a tty.
    */
-  async attach(target: string): Promise<string> {
+  async attach(target: string, options: { control?: boolean } = {}): Promise<string> {
     const before = new Set(await this.clientTtys());
     const child = new Deno.Command("script", {
-      args: scriptArgs(this.socket, ["attach", "-t", target]),
+      args: scriptArgs(this.socket, [...options.control ? ["-CC"] : [], "attach", "-t", target]),
       env: cleanEnv({ TERM: "xterm" }),
       clearEnv: true,
       stdin: "piped",
