@@ -287,28 +287,63 @@ Deno.test("synchronize-panes: a guarded pane anywhere in the cohort refuses the 
     } finally {
       await c.close();
     }
+  });
+});
 
-    // A dead pane in the cohort: force does not help.
-    const w = (await t.tmux("new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "sh"))
-      .trim().split(" ");
-    const deadOne =
-      (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", w[1], "exit 1"))
-        .trim();
+Deno.test("synchronize-panes: tmux copies no key to a dead sibling or one in a mode, so neither blocks the input", async () => {
+  await withServer(async (t) => {
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    const [windowId, live] = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sh",
+    )).trim().split(" ");
+    const split = async (command: string) =>
+      (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", live, command)).trim();
+    const dead = await split("exit 1");
+    const inMode = await split("sh");
     await waitFor(
       async () =>
-        (await t.tmux("display-message", "-p", "-t", deadOne, "#{pane_dead}")).trim() === "1",
+        (await t.tmux("display-message", "-p", "-t", dead, "#{pane_dead}")).trim() === "1",
       "the pane to die",
     );
-    await t.tmux("set-option", "-w", "-t", w[0], "synchronize-panes", "on");
-    const c2 = await connect({ socketName: t.socket });
+    await t.tmux("copy-mode", "-t", inMode);
+    await t.tmux("set-option", "-w", "-t", windowId, "synchronize-panes", "on");
+    const c = await connect({ socketName: t.socket });
     try {
-      for (const tool of ["send_keys", "paste_text"] as const) {
-        const refusal = await attempt(c2.call, tool, w[1], true);
+      // "q" would end copy mode, were it copied there.
+      const sent = await c.ok<{ reachedPanes: string[] }>("send_keys", {
+        paneId: live,
+        text: "echo quiet",
+      });
+      assert.deepEqual(sent.reachedPanes, [live]);
+      const pasted = await c.ok<{ reachedPanes: string[] }>("paste_text", {
+        paneId: live,
+        text: "echo PASTED",
+        enter: true,
+      });
+      assert.deepEqual(pasted.reachedPanes, [live]);
+      await waitFor(async () => (await screen(t, live)).includes("PASTED"), "the paste");
+      assert.equal(
+        (await t.tmux("display-message", "-p", "-t", inMode, "#{pane_in_mode}")).trim(),
+        "1",
+        "the pane in copy mode got no key",
+      );
+      await t.tmux("send-keys", "-t", inMode, "-X", "cancel");
+      assert.ok(!(await screen(t, inMode)).includes("quiet"));
+      // The panes themselves are still refused, force or not.
+      for (const [pane, why] of [[dead, /is dead/], [inMode, null]] as const) {
+        if (why === null) await t.tmux("copy-mode", "-t", pane);
+        const refusal = await attempt(c.call, "send_keys", pane, true);
         assert.ok(refusal);
-        assert.match(refusal, new RegExp(`Pane ${deadOne} \\(synchronized with ${w[1]}.*is dead`));
+        assert.match(refusal, why ?? /is in copy-mode/);
+        assert.ok(refusal.startsWith(`Pane ${pane} is`), refusal);
       }
     } finally {
-      await c2.close();
+      await c.close();
     }
   });
 });

@@ -52,9 +52,10 @@ function watchers(ctx: TmuxContext, snapshot: Snapshot, paneId: string): string 
 }
 
 /**
- * Refuses input (typing, pasting, running, respawning) into `pane` — and, when its window
- * has synchronize-panes on, into any pane of that cohort — unless every guard passes.
- * Returns the panes the input will reach.
+ * Refuses input (typing, pasting, running, respawning) into `pane` unless every guard passes.
+ * When its window has synchronize-panes on, the caller's own pane and watched panes are
+ * refused anywhere in that cohort; a dead sibling or one in a mode is not, since tmux copies
+ * no key to either (see identity.ts `keyCopyFormat`). Returns the panes the input may reach.
  */
 export function guardInput(
   ctx: TmuxContext,
@@ -86,6 +87,8 @@ export function guardInput(
         "Ask the person, use another pane (create_window or split_window), or start tmux-mcp with --allow-attended-input.",
       );
     }
+    // Only what tmux gives the keys to: the pane itself, or a sibling alive and in no mode.
+    if (p.id !== pane.id) continue;
     if (p.dead && !options.allowDead) {
       throw new ToolFailure(
         `${via(p)} is dead: its process exited${
