@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
 import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 
 /** A marker file a `#(touch ...)` would create if tmux ever ran it. */
 async function marker(): Promise<{ path: string; never: () => Promise<void> }> {
@@ -144,6 +145,131 @@ Deno.test("create_session starts a server where none runs", async () => {
   } finally {
     await c.close();
     await t.kill();
+  }
+});
+
+/** A runner whose tmux starts a server with the configuration file `path` (a person's). */
+class ConfigRunner extends TmuxRunner {
+  readonly #path: string;
+  constructor(path: string) {
+    // Every command a tmux process of its own, so the one that starts the server has the file.
+    super({ control: false });
+    this.#path = path;
+  }
+  override exec(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions = {},
+  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    return super.exec(address, ["-f", this.#path, ...args], options);
+  }
+}
+
+/** A fresh server's socket and a client whose tmux starts it with `config` as its tmux.conf. */
+async function withConfig(
+  config: string,
+  fn: (t: TestTmux, c: Awaited<ReturnType<typeof connect>>) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-conf-" });
+  const path = `${dir}/tmux.conf`;
+  await Deno.writeTextFile(path, config);
+  const t = new TestTmux();
+  const c = await connect({ socketName: t.socket, runner: new ConfigRunner(path) });
+  try {
+    await fn(t, c);
+  } finally {
+    await c.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const windowSizes = async (t: TestTmux): Promise<string> =>
+  await t.tmux("list-windows", "-a", "-F", "#{window_id} #{window_width}x#{window_height}");
+
+// tmux 3.3 to 3.6 crash, taking every session along, when a window or session is made while
+// the global window-size is manual (tmux/tmux#4849).
+Deno.test("create_window and create_session under a global window-size manual keep the server", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-session", "-d", "-s", "precious", "-x", "120", "-y", "40");
+    await t.tmux("new-session", "-d", "-s", "victim");
+    // Set after the sessions are made: tmux itself crashes making one from here on.
+    await t.tmux("set-option", "-gw", "window-size", "manual");
+    await t.tmux("resize-window", "-t", t.ids.windowId, "-x", "90", "-y", "20");
+    const before = await windowSizes(t);
+    const made: string[] = [];
+    for (const select of [false, true]) {
+      const w = await c.ok<{ windowId: string }>("create_window", { session: "main", select });
+      made.push(w.windowId);
+    }
+    const s = await c.ok<{ windowId: string }>("create_session", {
+      name: "agent",
+      width: 100,
+      height: 30,
+    });
+    made.push(s.windowId);
+    assert.deepEqual(await sessionNames(t), ["agent", "main", "precious", "victim"]);
+    assert.equal(await fmt(t, s.windowId, "#{window_width}x#{window_height}"), "100x30");
+    // The option as the person set it: global, manual; nothing set on the new windows.
+    assert.equal((await t.tmux("show-options", "-gwv", "window-size")).trim(), "manual");
+    for (const id of made) {
+      assert.equal(await t.tmux("show-options", "-wqv", "-t", id, "window-size"), "", id);
+    }
+    // The windows there were kept their sizes.
+    const after = (await windowSizes(t)).split("\n").filter((l) => !made.includes(l.split(" ")[0]));
+    assert.deepEqual(after.join("\n"), before);
+
+    // A creation tmux refuses half way still sets the option back (here the session goes
+    // right after the options were read).
+    await t.tmux("set-hook", "-g", "after-show-options", "kill-session -t victim");
+    assert.match(await c.fail("create_window", { session: "victim" }), /can.t find session/);
+    await t.tmux("set-hook", "-gu", "after-show-options");
+    assert.deepEqual(await sessionNames(t), ["agent", "main", "precious"]);
+    assert.equal((await t.tmux("show-options", "-gwv", "window-size")).trim(), "manual");
+  });
+});
+
+Deno.test("create_session starts a server whose configuration sets window-size manual", async () => {
+  await withConfig("set -g window-size manual\n", async (t, c) => {
+    const s = await c.ok<{ sessionId: string }>("create_session", { name: "fresh" });
+    assert.deepEqual(await sessionNames(t), ["fresh"]);
+    assert.equal((await t.tmux("show-options", "-gwv", "window-size")).trim(), "manual");
+    await c.ok("create_window", { session: s.sessionId });
+    assert.equal((await t.tmux("show-options", "-gwv", "window-size")).trim(), "manual");
+    assert.deepEqual(await sessionNames(t), ["fresh"]);
+  });
+  // And one that does not: the value the configuration leaves stays.
+  await withConfig("set -g window-size largest\n", async (t, c) => {
+    await c.ok("create_session", { name: "fresh" });
+    assert.equal((await t.tmux("show-options", "-gwv", "window-size")).trim(), "largest");
+  });
+  // Either way the arguments reach tmux exactly, though tmux parses them once more.
+  for (const size of ["manual", "latest"]) {
+    await withConfig(`set -g window-size ${size}\n`, async (t, c) => {
+      const m = await marker();
+      const name = `we#{pid} "q" 'é' #(touch ${m.path}) ;`;
+      const windowName = `-w'"#(touch ${m.path});`;
+      const r = await c.ok<{ sessionId: string; windowId: string; paneId: string }>(
+        "create_session",
+        {
+          name,
+          windowName,
+          environment: { A: "1;", B: "#{pid}", D: "line1\nline2", E: "'\"" },
+          command: "printf '%s|' \"$B\" \"$E\"; echo 'x;y'; sleep 60",
+        },
+      );
+      assert.equal(await fmt(t, r.sessionId, "#{session_name}"), name, size);
+      assert.equal(await fmt(t, r.windowId, "#{window_name}"), windowName, size);
+      const env = await t.tmux("show-environment", "-t", r.sessionId);
+      for (const line of ["A=1;", "B=#{pid}", "D=line1\nline2", `E='"`]) {
+        assert.ok(env.includes(`${line}\n`), `${line} in ${env}`);
+      }
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", r.paneId)).includes(`#{pid}|'"|x;y`),
+        "the command's output",
+      );
+      await m.never();
+    });
   }
 });
 
@@ -562,9 +688,6 @@ Deno.test("set_synchronize_panes, enter_copy_mode and exit_copy_mode report the 
     assert.match(await c.fail("enter_copy_mode", { paneId: "%31" }), /No pane %31/);
   });
 });
-
-// ---------------------------------------------------------------------------------------------
-// wait_for_channel / signal_channel
 
 Deno.test("wait_for_channel ends on a signal, remembers an early one, and clamps its timeout", async () => {
   await withTmux(async (t, c) => {

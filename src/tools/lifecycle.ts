@@ -14,7 +14,8 @@ import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changeView, deliverInput, guardInput, type ViewScope } from "../mcp/guards.ts";
-import { argvCommands } from "../tmux/control.ts";
+import { argvCommands, quoteArgument } from "../tmux/control.ts";
+import { TmuxError } from "../tmux/run.ts";
 import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
@@ -27,7 +28,7 @@ import {
   sessionRefSchema,
   windowIdSchema,
 } from "../mcp/schemas.ts";
-import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import { chainArgv, decodeBytes, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import {
   changes,
   checkName,
@@ -73,10 +74,80 @@ function environmentArgs(environment: Record<string, string> | undefined): strin
   ]);
 }
 
+// ---------------------------------------------------------------------------------------------
+// What the person's configuration makes of a new window or session
+
+/**
+ * The global options that decide whether a new window or session can be made safely: the
+ * global `window-size` (see {@link sizeSafe}). Null when no server runs: it has no options
+ * yet, and the configuration it starts with decides.
+ */
+async function creationOptions(
+  ctx: TmuxContext,
+): Promise<{ windowSize: string } | null> {
+  let out: string;
+  try {
+    out = decodeBytes(
+      await ctx.read(["show-options", "-gqw", "window-size"]),
+    );
+  } catch (error) {
+    if (error instanceof TmuxError && error.kind === "no-server") return null;
+    throw error;
+  }
+  const value = (name: string) =>
+    out.split("\n").find((l) => l.startsWith(`${name} `))?.slice(name.length + 1).trim() ?? "";
+  return { windowSize: value("window-size") };
+}
+
+const WINDOW_SIZE_LATEST = ["set-option", "-gw", "window-size", "latest"];
+const WINDOW_SIZE_MANUAL = ["set-option", "-gw", "window-size", "manual"];
+
+/**
+ * Commands as one command string for tmux to parse (an `if-shell` branch): each argument
+ * single-quoted, a newline travelling as `"\n"` so the line holds none.
+ */
+function nested(commands: readonly (readonly string[])[]): string {
+  return commands.map((c) => c.map((a) => quoteArgument(a).replaceAll("\n", `'"\\n"'`)).join(" "))
+    .join(" ; ");
+}
+
+/**
+ * `commands` (which create a window or session) made safe from a tmux crash: tmux 3.3a (and
+ * every release up to 3.6a at least) kills its whole server, every session on it, when a window
+ * or session is created while the global `window-size` is `manual`: it reads the size of the
+ * window it has not made yet (tmux/tmux#4849, where tmux's development line makes it a
+ * 10000x10000 window instead). So for every version, the creation runs with the global value `latest` for that instant, and
+ * `manual` is set back in the same step, so no command of anyone else's and no resize falls in
+ * between: the windows there are keep their size, and the new one is sized as `latest` sizes
+ * it. The creation runs inside an `if-shell` of its own, so that its failure still lets the
+ * value be set back. `windowSize` is the global value read just before, or null when no server
+ * runs yet: then tmux reads it in the same step, once the configuration has been loaded.
+ */
+function sizeSafe(
+  commands: readonly (readonly string[])[],
+  windowSize: string | null,
+): (readonly string[])[] {
+  const around = [
+    WINDOW_SIZE_LATEST,
+    ["if-shell", "-F", "1", nested(commands)],
+    WINDOW_SIZE_MANUAL,
+  ];
+  if (windowSize === null) {
+    return [
+      ["start-server"],
+      ["if-shell", "-F", "#{==:#{window-size},manual}", nested(around), nested(commands)],
+    ];
+  }
+  return windowSize === "manual" ? around : [...commands];
+}
+
 /**
  * Runs a creating command with `-P -F` and returns the fields it printed for the new thing.
  * With `view`, the creation changes what a person could see (a new current window, a split
- * of a shown window): it is guarded like any view change ({@link changeView}).
+ * of a shown window): it is guarded like any view change ({@link changeView}). With
+ * `windowSize` (the global `window-size`, or null for a server not yet started), it makes a
+ * new window or session, which the person's configuration may turn into a crash
+ * ({@link sizeSafe}).
  */
 async function created(
   ctx: TmuxContext,
@@ -84,17 +155,19 @@ async function created(
   fields: readonly string[],
   tail: string[],
   view?: { snapshot: Snapshot; scope: ViewScope; what: string },
+  windowSize?: string | null,
 ): Promise<string[]> {
   const guard = newGuard();
   // The new pane's id comes last, for its owner mark (ownership.ts).
   const all = [...fields, "#{pane_id}"];
-  const argv = [...args, "-P", "-F", recordFormat(guard, all), ...tail];
+  const one = argvCommands([...args, "-P", "-F", recordFormat(guard, all), ...tail]);
+  const commands = windowSize === undefined ? one : sizeSafe(one, windowSize);
   // Spawned, not sent over the control connection: without -c tmux starts a new session or
   // window in the directory of the client that asks, and a control client is attached to a
   // session, whose directory tmux would take instead of this server's.
   const out = view
-    ? await changeView(ctx, view.snapshot, view.scope, view.what, argvCommands(argv))
-    : await ctx.spawn(argv);
+    ? await changeView(ctx, view.snapshot, view.scope, view.what, commands)
+    : await ctx.spawn(chainArgv(commands));
   const [record] = parseRecords(out, guard, all.length);
   if (!record) throw new ToolFailure("tmux created nothing and printed no ids.");
   await markOwned(ctx, [record[fields.length]]);
@@ -145,6 +218,7 @@ const createSession = defineTool({
         "Choose another name, or use create_window to add a window to it.",
       );
     }
+    const options = snapshot.running ? await creationOptions(ctx) : null;
     const argv = ["new-session", "-d"];
     if (args.name !== undefined) argv.push("-s", formatArg(args.name));
     if (args.windowName !== undefined) argv.push("-n", formatArg(args.windowName));
@@ -152,12 +226,19 @@ const createSession = defineTool({
     if (args.width !== undefined) argv.push("-x", String(args.width));
     if (args.height !== undefined) argv.push("-y", String(args.height));
     argv.push(...environmentArgs(args.environment));
-    const [sessionId, windowId, paneId, name] = await created(ctx, argv, [
-      "#{session_id}",
-      "#{window_id}",
-      "#{pane_id}",
-      "#{session_name}",
-    ], commandTail(args.command));
+    const [sessionId, windowId, paneId, name] = await created(
+      ctx,
+      argv,
+      [
+        "#{session_id}",
+        "#{window_id}",
+        "#{pane_id}",
+        "#{session_name}",
+      ],
+      commandTail(args.command),
+      undefined,
+      options?.windowSize ?? null,
+    );
     const { cwd, notes } = await startedIn(ctx, paneId, args.startDirectory);
     if (args.name !== undefined && name !== args.name) {
       notes.push(`tmux stored the session name as ${JSON.stringify(name)}.`);
@@ -208,6 +289,7 @@ const createWindow = defineTool({
     // its session's, a tmux process's is this server's).
     const directory = args.startDirectory ??
       (session.path.startsWith("/") ? session.path : undefined);
+    const options = await creationOptions(ctx);
     const argv = ["new-window", "-t", `${session.id}:`];
     if (!args.select) argv.push("-d");
     if (args.name !== undefined) argv.push("-n", formatArg(args.name));
@@ -221,6 +303,7 @@ const createWindow = defineTool({
       args.select
         ? { snapshot, scope: { sessions: [session.id] }, what: "Creating a selected window" }
         : undefined,
+      options?.windowSize ?? "",
     );
     const { cwd, notes } = await startedIn(ctx, paneId, directory);
     return {
