@@ -273,6 +273,33 @@ Deno.test("create_session starts a server whose configuration sets window-size m
   }
 });
 
+Deno.test("create_session is refused where destroy-unattached would end it at once", async () => {
+  await withTmux(async (t, c) => {
+    await t.attach("main");
+    await t.tmux("set-option", "-g", "destroy-unattached", "on");
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-du-" });
+    try {
+      const error = await c.fail("create_session", {
+        name: "work",
+        command: `touch ${dir}/ran; sleep 60`,
+      });
+      assert.match(error, /destroy-unattached is on.*Nothing was started/s);
+      assert.match(error, /create_window/);
+      assert.deepEqual(await sessionNames(t), ["main"]);
+      assert.equal(await Deno.stat(`${dir}/ran`).then(() => true, () => false), false);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+  // A server this call starts reads the option from its configuration, after the fact.
+  await withConfig("set -g destroy-unattached on\n", async (_t, c) => {
+    assert.match(
+      await c.fail("create_session", { name: "work" }),
+      /destroy-unattached is on: tmux ended the new session \$\d+ at once/,
+    );
+  });
+});
+
 Deno.test("create_window adds a window without taking the focus unless select", async () => {
   await withTmux(async (t, c) => {
     const m = await marker();

@@ -78,17 +78,21 @@ function environmentArgs(environment: Record<string, string> | undefined): strin
 // What the person's configuration makes of a new window or session
 
 /**
- * The global options that decide whether a new window or session can be made safely: the
- * global `window-size` (see {@link sizeSafe}). Null when no server runs: it has no options
- * yet, and the configuration it starts with decides.
+ * The global options that decide whether a new window or session can be made safely, read in
+ * one step: the global `window-size` (see {@link sizeSafe}) and `destroy-unattached` (a new
+ * detached session would end at once). Null when no server runs: it has no options yet, and
+ * the configuration it starts with decides.
  */
 async function creationOptions(
   ctx: TmuxContext,
-): Promise<{ windowSize: string } | null> {
+): Promise<{ windowSize: string; destroyUnattached: string } | null> {
   let out: string;
   try {
     out = decodeBytes(
-      await ctx.read(["show-options", "-gqw", "window-size"]),
+      await ctx.read(chainArgv([
+        ["show-options", "-gqw", "window-size"],
+        ["show-options", "-gq", "destroy-unattached"],
+      ])),
     );
   } catch (error) {
     if (error instanceof TmuxError && error.kind === "no-server") return null;
@@ -96,7 +100,7 @@ async function creationOptions(
   }
   const value = (name: string) =>
     out.split("\n").find((l) => l.startsWith(`${name} `))?.slice(name.length + 1).trim() ?? "";
-  return { windowSize: value("window-size") };
+  return { windowSize: value("window-size"), destroyUnattached: value("destroy-unattached") };
 }
 
 const WINDOW_SIZE_LATEST = ["set-option", "-gw", "window-size", "latest"];
@@ -182,6 +186,33 @@ function commandTail(command: string | undefined): string[] {
 // ---------------------------------------------------------------------------------------------
 // create_session
 
+const DESTROY_UNATTACHED_HINT = "Add a window to a session that stays with create_window " +
+  "instead. destroy-unattached is the person's choice (their tmux configuration): ask them " +
+  "before it is turned off.";
+
+/**
+ * Whether tmux would end a new detached session at once, given the global destroy-unattached
+ * (tmux 3.4 adds keep-last, which spares the only session, and keep-group, which spares a
+ * grouped one: a new session is in no group).
+ */
+function endsDetached(destroyUnattached: string, sessions: number): boolean {
+  if (destroyUnattached === "" || destroyUnattached === "off") return false;
+  return destroyUnattached !== "keep-last" || sessions > 0;
+}
+
+/** Whether session `sessionId` (an id) still exists. */
+async function sessionExists(ctx: TmuxContext, sessionId: string): Promise<boolean> {
+  try {
+    await ctx.read(["has-session", "-t", sessionId]);
+    return true;
+  } catch (error) {
+    if (error instanceof TmuxError && (error.kind === "no-target" || error.kind === "no-server")) {
+      return false;
+    }
+    throw error;
+  }
+}
+
 const createSession = defineTool({
   name: "create_session",
   title: "Create session",
@@ -219,6 +250,14 @@ const createSession = defineTool({
       );
     }
     const options = snapshot.running ? await creationOptions(ctx) : null;
+    if (options && endsDetached(options.destroyUnattached, snapshot.sessions.length)) {
+      throw new ToolFailure(
+        `destroy-unattached is ${options.destroyUnattached} (${ctx.socketLabel}): tmux ends a ` +
+          "session as soon as no client is attached to it, and create_session makes a detached " +
+          "one, so it would end at once. Nothing was started.",
+        DESTROY_UNATTACHED_HINT,
+      );
+    }
     const argv = ["new-session", "-d"];
     if (args.name !== undefined) argv.push("-s", formatArg(args.name));
     if (args.windowName !== undefined) argv.push("-n", formatArg(args.windowName));
@@ -226,7 +265,7 @@ const createSession = defineTool({
     if (args.width !== undefined) argv.push("-x", String(args.width));
     if (args.height !== undefined) argv.push("-y", String(args.height));
     argv.push(...environmentArgs(args.environment));
-    const [sessionId, windowId, paneId, name] = await created(
+    const [sessionId, windowId, paneId, name, destroyUnattached] = await created(
       ctx,
       argv,
       [
@@ -234,12 +273,25 @@ const createSession = defineTool({
         "#{window_id}",
         "#{pane_id}",
         "#{session_name}",
+        "#{destroy-unattached}",
       ],
       commandTail(args.command),
       undefined,
       options?.windowSize ?? null,
     );
     const { cwd, notes } = await startedIn(ctx, paneId, args.startDirectory);
+    // A server started by this call has read its configuration only now; and another client
+    // may have turned the option on since it was read. tmux ends such a session right after
+    // the step that made it.
+    if (
+      !["", "0", "off"].includes(destroyUnattached) && !(await sessionExists(ctx, sessionId))
+    ) {
+      throw new ToolFailure(
+        `destroy-unattached is on: tmux ended the new session ${sessionId} at once, because no ` +
+          "client is attached to it (create_session makes a detached one), and its process with it.",
+        DESTROY_UNATTACHED_HINT,
+      );
+    }
     if (args.name !== undefined && name !== args.name) {
       notes.push(`tmux stored the session name as ${JSON.stringify(name)}.`);
     }
