@@ -127,8 +127,11 @@ Deno.test("create_session reports where tmux really started, and a process gone 
       const gone = await c.ok<{ notes: string[]; sessionId: string }>("create_session", {
         command: "true",
       });
-      if (/already gone/.test(gone.notes.join(" "))) noted++;
-      else assert.deepEqual(gone.notes, []);
+      if (/already gone/.test(gone.notes.join(" "))) {
+        noted++;
+        // Which shell ran it: the person's default-shell, not necessarily /bin/sh.
+        assert.match(gone.notes[1], /^tmux ran the command as "\/.+" -c \(its default-shell/);
+      } else assert.deepEqual(gone.notes, []);
     }
     assert.ok(noted > 0, "a process that exits at once is reported gone");
   });

@@ -178,6 +178,21 @@ async function created(
   return record.slice(0, fields.length);
 }
 
+/**
+ * With the note that a pane is gone at once, for a `command`: which shell ran it. tmux runs a
+ * command with its default-shell's `-c` (the person's fish, say), not `/bin/sh`, and a command
+ * written for another shell may fail at once in it.
+ */
+function noteShell(
+  notes: string[],
+  paneId: string,
+  command: string | undefined,
+  shell: string,
+): void {
+  if (command === undefined || !notes.includes(GONE(paneId))) return;
+  notes.push(`tmux ran the command as ${JSON.stringify(shell)} -c (its default-shell option).`);
+}
+
 /** The trailing shell command argument, behind `--` so a leading `-` is no flag. */
 function commandTail(command: string | undefined): string[] {
   return command === undefined ? [] : ["--", literalArg(command)];
@@ -265,7 +280,7 @@ const createSession = defineTool({
     if (args.width !== undefined) argv.push("-x", String(args.width));
     if (args.height !== undefined) argv.push("-y", String(args.height));
     argv.push(...environmentArgs(args.environment));
-    const [sessionId, windowId, paneId, name, destroyUnattached] = await created(
+    const [sessionId, windowId, paneId, name, destroyUnattached, shell] = await created(
       ctx,
       argv,
       [
@@ -274,12 +289,14 @@ const createSession = defineTool({
         "#{pane_id}",
         "#{session_name}",
         "#{destroy-unattached}",
+        "#{default-shell}",
       ],
       commandTail(args.command),
       undefined,
       options?.windowSize ?? null,
     );
     const { cwd, notes } = await startedIn(ctx, paneId, args.startDirectory);
+    noteShell(notes, paneId, args.command, shell);
     // A server started by this call has read its configuration only now; and another client
     // may have turned the option on since it was read. tmux ends such a session right after
     // the step that made it.
@@ -347,10 +364,10 @@ const createWindow = defineTool({
     if (args.name !== undefined) argv.push("-n", formatArg(args.name));
     if (directory !== undefined) argv.push("-c", formatArg(directory));
     argv.push(...environmentArgs(args.environment));
-    const [windowId, paneId, index, name] = await created(
+    const [windowId, paneId, index, name, shell] = await created(
       ctx,
       argv,
-      ["#{window_id}", "#{pane_id}", "#{window_index}", "#{window_name}"],
+      ["#{window_id}", "#{pane_id}", "#{window_index}", "#{window_name}", "#{default-shell}"],
       commandTail(args.command),
       args.select
         ? { snapshot, scope: { sessions: [session.id] }, what: "Creating a selected window" }
@@ -358,6 +375,7 @@ const createWindow = defineTool({
       options?.windowSize ?? "",
     );
     const { cwd, notes } = await startedIn(ctx, paneId, directory);
+    noteShell(notes, paneId, args.command, shell);
     return {
       data: {
         windowId,
@@ -414,15 +432,16 @@ const splitWindow = defineTool({
     if (args.size !== undefined) argv.push("-l", String(args.size));
     if (directory !== undefined) argv.push("-c", formatArg(directory));
     argv.push(...environmentArgs(args.environment));
-    const [paneId, windowId, width, height] = await created(
+    const [paneId, windowId, width, height, shell] = await created(
       ctx,
       argv,
-      ["#{pane_id}", "#{window_id}", "#{pane_width}", "#{pane_height}"],
+      ["#{pane_id}", "#{window_id}", "#{pane_width}", "#{pane_height}", "#{default-shell}"],
       commandTail(args.command),
       // A new pane reshapes its window: whoever shows that window would see it.
       { snapshot, scope: { windowsOf: [source.id] }, what: `Splitting ${source.id}` },
     );
     const { cwd, notes } = await startedIn(ctx, paneId, directory);
+    noteShell(notes, paneId, args.command, shell);
     return {
       data: {
         paneId,
