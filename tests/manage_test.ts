@@ -719,6 +719,36 @@ Deno.test("set_synchronize_panes, enter_copy_mode and exit_copy_mode report the 
   });
 });
 
+Deno.test("set_synchronize_panes holds for every pane, also one with a value of its own", async () => {
+  await withTmux(async (t, c) => {
+    const w = t.ids.windowId;
+    const b = (await t.tmux("split-window", "-d", "-t", t.ids.paneId, "-P", "-F", "#{pane_id}"))
+      .trim();
+    const d = (await t.tmux("split-window", "-d", "-t", t.ids.paneId, "-P", "-F", "#{pane_id}"))
+      .trim();
+    const synced = async () =>
+      (await t.tmux("list-panes", "-t", w, "-F", "#{pane_synchronized}")).split("\n")
+        .filter((l) => l !== "");
+    // Panes that copy keys whatever the window says, and one that never would.
+    await t.tmux("set-option", "-p", "-t", t.ids.paneId, "synchronize-panes", "on");
+    await t.tmux("set-option", "-p", "-t", b, "synchronize-panes", "on");
+    await t.tmux("set-option", "-p", "-t", d, "synchronize-panes", "off");
+    const off = await c.ok("set_synchronize_panes", { windowId: w, enabled: false });
+    assert.deepEqual(off, { windowId: w, synchronized: false });
+    assert.deepEqual(await synced(), ["0", "0", "0"]);
+    await t.tmux("set-option", "-p", "-t", d, "synchronize-panes", "off");
+    const on = await c.ok("set_synchronize_panes", { windowId: w, enabled: true });
+    assert.deepEqual(on, { windowId: w, synchronized: true });
+    assert.deepEqual(await synced(), ["1", "1", "1"]);
+    // Only what differed was unset: the window's value decides for all of them now.
+    assert.equal(await t.tmux("show-options", "-pqv", "-t", b, "synchronize-panes"), "");
+    assert.equal(await t.tmux("show-options", "-pqv", "-t", d, "synchronize-panes"), "");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// wait_for_channel / signal_channel
+
 Deno.test("wait_for_channel ends on a signal, remembers an early one, and clamps its timeout", async () => {
   await withTmux(async (t, c) => {
     await c.ok("signal_channel", { channel: "early" });

@@ -650,16 +650,38 @@ const setSynchronizePanes = defineTool({
   async run(args, ctx) {
     // On a window a person is looking at, their keystrokes would reach every pane of it (the
     // agent's too), or stop reaching the panes they meant: their view, their call.
-    const { snapshot, window } = await ctx.windowAlone(args.windowId);
+    const snapshot = await ctx.windowSnapshot(args.windowId);
+    const window = ctx.window(snapshot, args.windowId);
     const state = args.enabled ? "on" : "off";
+    // A pane's own synchronize-panes (a pane option since tmux 3.2) wins over its window's: set
+    // the other way, it would go on copying keys (or not) whatever the window says. Where a
+    // pane differs, its own value is unset in the same step, so the window's holds for it.
+    // -q: a pane closed meanwhile is no failure (nor does it stop the others).
+    const differing = windowPanes(snapshot, window.id).filter((p) =>
+      p.synchronized !== args.enabled
+    );
     await changeView(
       ctx,
       snapshot,
       { windows: [window.id] },
       `Turning synchronize-panes ${state} for window ${window.id}`,
-      [["set-option", "-w", "-t", window.id, "synchronize-panes", state]],
+      [
+        ["set-option", "-w", "-t", window.id, "synchronize-panes", state],
+        ...differing.map((p) => ["set-option", "-q", "-p", "-u", "-t", p.id, "synchronize-panes"]),
+      ],
     );
     const panes = windowPanes(await ctx.windowSnapshot(window.id), window.id);
+    const stray = panes.filter((p) => p.synchronized !== args.enabled).map((p) => p.id);
+    if (stray.length > 0) {
+      // A pane that moved in since the read, with a value of its own.
+      throw new ToolFailure(
+        `synchronize-panes is ${state} for window ${window.id}, but pane ${stray.join(", ")} ` +
+          `${stray.length === 1 ? "is" : "are"} still ${
+            args.enabled ? "not synchronized" : "synchronized"
+          } by a value of its own.`,
+        "Call set_synchronize_panes again: it unsets such values.",
+      );
+    }
     const synchronized = panes.length > 0 && panes.every((p) => p.synchronized);
     return {
       data: { windowId: window.id, synchronized },
