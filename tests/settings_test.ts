@@ -418,6 +418,65 @@ Deno.test("set_option and show_option refuse a scope tmux keeps the option elsew
   });
 });
 
+Deno.test("set_option says when tmux applies an option only to what is made from now on", async () => {
+  await withTmux(async (t, c) => {
+    const summary = async (args: Record<string, unknown>) => {
+      const r = await c.call("set_option", args);
+      const text = r.content?.[0]?.type === "text" ? r.content[0].text : "";
+      assert.notEqual(r.isError, true, text);
+      return text.split("\n")[0];
+    };
+    const limit = (pane: string) =>
+      t.tmux("display-message", "-p", "-t", pane, "#{history_limit}").then((s) => s.trim());
+    await t.tmux("split-window", "-d", "-t", t.ids.paneId, "sh");
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    assert.match(
+      await summary({ name: "history-limit", value: "100", scope: "session", target: "main" }),
+      /^history-limit = "100" in session \$\d+\. tmux applies history-limit only to panes created from now on; the 2 panes already in session \$\d+ keep what they had\.$/,
+    );
+    // As said: the session's existing panes keep 2000, a pane made since gets 100.
+    assert.equal(await limit(t.ids.paneId), "2000");
+    const made = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main"))
+      .trim();
+    assert.equal(await limit(made), "100");
+    assert.match(
+      await summary({ name: "history-limit", scope: "session", global: true, value: "50" }),
+      /only to panes created from now on; the 4 panes already on this server keep what they had\.$/,
+    );
+    assert.match(
+      await summary({ name: "default-terminal", value: "xterm", scope: "server" }),
+      /only to panes created or respawned from now on; the 4 panes already on this server/,
+    );
+    assert.match(
+      await summary({ name: "base-index", value: "3", scope: "session", target: "other" }),
+      /only to windows created from now on; the window already in session \$\d+ keeps what it had\.$/,
+    );
+    assert.equal(
+      (await t.tmux("list-windows", "-t", "other", "-F", "#{window_index}")).trim(),
+      "0",
+    );
+    // Options tmux applies to what exists say nothing of the kind.
+    for (
+      const args of [
+        { name: "remain-on-exit", value: "on", scope: "window", target: t.ids.windowId },
+        { name: "escape-time", value: "5", scope: "server" },
+      ]
+    ) {
+      assert.doesNotMatch(await summary(args), /from now on/);
+    }
+    // A client's terminal description is read when it attaches.
+    assert.match(
+      await summary({ name: "terminal-features", value: "xterm*:sync", scope: "server" }),
+      /only to clients that attach from now on\.$/,
+    );
+    await t.attach("other");
+    assert.match(
+      await summary({ name: "terminal-overrides", value: "xterm*:Smulx=x", scope: "server" }),
+      /only to clients that attach from now on; the client already attached keeps what it had\.$/,
+    );
+  });
+});
+
 Deno.test("set_option and show_option say an array entry's own value", async () => {
   await withTmux(async (t, c) => {
     const result = await c.call("set_option", {

@@ -718,6 +718,51 @@ async function optionView(
   };
 }
 
+/**
+ * Options tmux reads only when it makes something, so a change reaches what is made from now
+ * on while what exists keeps what it was made with (each measured on tmux 3.3a): a pane's
+ * history limit is fixed when the pane is created (a respawn keeps it), the TERM its program
+ * gets when the program starts, a window's index when the window is created, and a client's
+ * terminal description when the client attaches. `made` says to what the change applies.
+ */
+const FOR_NEW: Readonly<Record<string, { kind: "pane" | "window" | "client"; made: string }>> = {
+  "history-limit": { kind: "pane", made: "panes created" },
+  "default-terminal": { kind: "pane", made: "panes created or respawned" },
+  "base-index": { kind: "window", made: "windows created" },
+  "terminal-features": { kind: "client", made: "clients that attach" },
+  "terminal-overrides": { kind: "client", made: "clients that attach" },
+};
+
+/**
+ * For an option in {@link FOR_NEW}: says that the change applies to what is made from now on,
+ * and how many existing panes, windows or (a person's) clients in its reach keep what they had.
+ */
+async function forNewNote(ctx: TmuxContext, name: string, where: ScopeFlags): Promise<string> {
+  const applies = FOR_NEW[name];
+  if (applies === undefined) return "";
+  const { kind, made } = applies;
+  const within = where.targetId === null ? ["-a"] : ["-t", where.targetId];
+  const argv = kind === "client"
+    ? ["list-clients", "-F", "#{client_control_mode}"]
+    : kind === "window"
+    ? ["list-windows", ...within, "-F", "0"]
+    : ["list-panes", ...(where.targetId === null ? [] : ["-s"]), ...within, "-F", "0"];
+  // Only the count is lost if this read fails: the note stays true without it.
+  const listed = await ctx.read(argv).catch(() => new Uint8Array());
+  const n = new TextDecoder().decode(listed).split("\n").filter((l) => l === "0").length;
+  const there = kind === "client"
+    ? "attached"
+    : where.targetId === null
+    ? "on this server"
+    : `in ${where.label}`;
+  const existing = n === 0
+    ? ""
+    : n === 1
+    ? `; the ${kind} already ${there} keeps what it had`
+    : `; the ${n} ${kind}s already ${there} keep what they had`;
+  return ` tmux applies ${name} only to ${made} from now on${existing}.`;
+}
+
 /** Changing configuration that tmux may evaluate later: execute reach, not destructive. */
 const CONFIGURES: ToolAnnotations = changes({ destructive: false, idempotent: true });
 
@@ -784,9 +829,10 @@ const setOption = defineTool({
         value: scalar ? scalar.value : null,
         entries,
       },
-      summary: args.unset
+      summary: (args.unset
         ? `Unset ${args.name} in ${where.label}.`
-        : `${args.name} = ${shownValue(one?.value ?? null)} in ${where.label}.`,
+        : `${args.name} = ${shownValue(one?.value ?? null)} in ${where.label}.`) +
+        await forNewNote(ctx, base, where),
     };
   },
 });
