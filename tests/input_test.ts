@@ -205,6 +205,31 @@ Deno.test("key names: unknown ones are refused with a hint and nothing is sent",
   });
 });
 
+Deno.test("key names tmux would type as text, drop or strip are refused, saying what to send", async () => {
+  await withServer(async (t, c) => {
+    const rec = await recorder(t);
+    const none = await c.fail("send_keys", { paneId: rec.paneId, text: "typed", keys: ["none"] });
+    assert.match(none, /"none" is a mouse or pseudo key/);
+    const shifted = await c.fail("send_keys", { paneId: rec.paneId, keys: ["C-S-a", "S-a"] });
+    assert.match(
+      shifted,
+      /"C-S-a" cannot reach a program as that key: tmux would type the text C-S-a \(a terminal's standard keys have no code for it\); send the key "C-a" instead; "S-a" .*send "A" in text instead\. Nothing was sent\./,
+    );
+    assert.match(shifted, /only to a program that turned on extended keys/);
+    assert.match(await c.fail("send_keys", { paneId: rec.paneId, keys: ["C-1"] }), /send nothing/);
+    const stripped = await c.fail("send_keys", { paneId: rec.paneId, keys: ["C-日"] });
+    assert.match(stripped, /tmux would send 日 without Control; send "日" in text instead/);
+    assert.doesNotMatch(stripped, /extended keys/);
+    await c.ok("send_keys", {
+      paneId: rec.paneId,
+      keys: ["C-a", "S-Up"],
+      text: "END",
+      enter: false,
+    });
+    await received(rec, "END\x01\x1b[1;2A");
+  });
+});
+
 Deno.test("send_keys refuses bad input before touching tmux", async () => {
   await withServer(async (t, c) => {
     assert.match(await c.fail("send_keys", { paneId: t.ids.paneId }), /Nothing to send/);

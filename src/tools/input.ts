@@ -22,7 +22,7 @@ import { requireOwned } from "../mcp/ownership.ts";
 import { KEY_CHARACTER, nameCharacter, pasteTransient } from "./buffers.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
-import { MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
+import { describeKeyRefusals, MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts";
 import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
@@ -166,30 +166,8 @@ async function sendOne(
       ctx.signal,
     );
     if (refused.length > 0) {
-      const invalid = refused.filter((r) => r.reason === "invalid").map((r) => r.key);
-      const unsendable = refused.filter((r) => r.reason === "unsendable").map((r) => r.key);
-      const parts = [];
-      if (invalid.length > 0) {
-        parts.push(
-          `${invalid.length > 1 ? "Key names" : "Key name"} ${
-            invalid.map((k) => JSON.stringify(k)).join(", ")
-          } ${invalid.length > 1 ? "are" : "is"} not known to tmux (tmux would have typed ${
-            invalid.length > 1 ? "them" : "it"
-          } as text)`,
-        );
-      }
-      if (unsendable.length > 0) {
-        parts.push(
-          `${unsendable.map((k) => JSON.stringify(k)).join(", ")} ${
-            unsendable.length > 1 ? "are mouse or pseudo keys" : "is a mouse or pseudo key"
-          } that a program cannot be sent`,
-        );
-      }
-      throw new ToolFailure(
-        `${parts.join("; ")}. Nothing was sent.`,
-        "Key names look like C-c, Enter, Escape, Tab, BSpace, Space, Up, PageDown, F5, M-x, " +
-          "C-M-Left; to type characters, put them in text.",
-      );
+      const { message, hint } = describeKeyRefusals(refused);
+      throw new ToolFailure(message, hint);
     }
   }
   const commands: string[][] = [];
