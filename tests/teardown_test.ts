@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
-import { TestTmux } from "./helpers/tmux.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
 import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
 
 interface Removed {
@@ -142,6 +142,35 @@ Deno.test("kill_window removes a linked window from every session; kill_session 
       await c.fail("kill_session", { session: "mai" }),
       /No session "mai"/,
       "exact names",
+    );
+  });
+});
+
+Deno.test("kill_session under detach-on-destroy off leaves no client of ours in the person's session", async () => {
+  await withTmux(async (t, c) => {
+    const seats = async () =>
+      (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_name}")).trim()
+        .split("\n");
+    await t.tmux("set-option", "-g", "detach-on-destroy", "off");
+    await t.tmux("new-session", "-d", "-s", "spare");
+    const person = await t.attach("main");
+    // Our client for calls joins "spare", where nobody is; the wait follows the pane from a
+    // client in "agent". Killing "agent", tmux moves that one into the person's session.
+    const agent = await c.ok<{ paneId: string }>("create_session", { name: "agent" });
+    await c.ok("wait_for_text", { paneId: agent.paneId, patterns: ["unseen"], timeoutMs: 200 });
+    assert.deepEqual((await seats()).sort(), ["0 main", "1 agent", "1 spare"]);
+    await c.ok("kill_session", { session: "agent" });
+    await waitFor(
+      async () => !(await seats()).includes("1 main"),
+      "our clients to leave the person's session",
+    );
+    // A script in the person's pane switches "the current client": the person's own moves.
+    await t.tmux("send-keys", "-t", t.ids.paneId, "tmux switch-client -t spare", "Enter");
+    await waitFor(
+      async () =>
+        (await t.tmux("list-clients", "-F", "#{client_tty} #{session_name}"))
+          .includes(`${person} spare`),
+      "the person's client to switch",
     );
   });
 });

@@ -12,6 +12,8 @@
  * - count as a person watching: tmux reports it with `client_control_mode` = 1, and identity.ts
  *   never counts such clients;
  * - detach anyone: it never passes `-d` or `-x`;
+ * - stay in a session tmux moved it to (its own killed under `detach-on-destroy off`): it
+ *   leaves, rather than sit beside a person as the newest client of their session;
  * - keep a `destroy-unattached` session alive after its person left: such sessions are never
  *   attached to (waits on their panes poll instead);
  * - keep an `exit-unattached` server alive after its last person left: no client attaches
@@ -286,6 +288,11 @@ class Connection {
   clientName = "";
   /** Set when it is to leave as soon as its work is done: nothing new is given to it. */
   leaving = false;
+  /**
+   * Set when tmux moved it to a session after its attach, unasked (its own was killed under
+   * `detach-on-destroy off`, or another client switched it): it then leaves.
+   */
+  moved = false;
   /** True once it can no longer be used. */
   closed = false;
   readonly watchers = new Set<Watcher>();
@@ -385,6 +392,7 @@ class Connection {
   #deliver(notifications: Notifications): void {
     const { output, changed, sessionId } = notifications;
     if (sessionId !== null) {
+      if (!this.#handshake && sessionId !== this.sessionId && !this.leaving) this.moved = true;
       this.sessionId = sessionId;
       if (this.#handshake) {
         this.#handshake = false;
@@ -942,6 +950,8 @@ export class ServerControl {
       }
       const target = sessionToRestore(standings, others, this.#touches);
       if (target === null) return;
+      // Our own move, on its way out: not one tmux made (#leaveMoved).
+      connection.leaving = true;
       // -E: as when attaching, this process's environment stays out of the session.
       await this.#runner.inStructureLane(
         this.#address,
@@ -1169,7 +1179,9 @@ export class ServerControl {
    * are told they lost the feed, so they reattach where the pane now is.
    */
   #recheck(connection: Connection): void {
-    if (connection.watchers.size === 0 || connection.closed) return;
+    if (connection.closed) return;
+    if (connection.moved && !connection.leaving) return this.#leaveMoved(connection);
+    if (connection.watchers.size === 0) return;
     connection.exec(
       ["list-panes", "-s", "-t", connection.sessionId, "-F", "#{pane_id}"],
       { timeoutMs: 5_000 },
@@ -1184,6 +1196,30 @@ export class ServerControl {
     }).catch(() => {
       // The connection went away meanwhile; #forget told the watchers.
     });
+  }
+
+  /**
+   * tmux moved `connection` into a session it did not choose: with `detach-on-destroy off`,
+   * killing its session sends its clients to the most recently used other one, typically where
+   * a person works. There our client would be the newest of the session, the one tmux hands a
+   * target-less `switch-client` or `display-message` run from the person's pane (recency.ts),
+   * and the rule that keeps a client beside a person applies only where it joined to follow a
+   * pane. So it leaves, a moment after its last answer: its watchers are told they lost the
+   * feed (they attach again where their pane is), its listeners when it has gone, and the next
+   * call opens a client where nobody is, when there is such a session.
+   */
+  #leaveMoved(connection: Connection): void {
+    connection.leaving = true;
+    if (this.#primary === connection) this.#primary = null;
+    for (const watcher of [...connection.watchers]) {
+      connection.watchers.delete(watcher);
+      try {
+        watcher.listener({ output: [], changed: true, lost: true });
+      } catch {
+        // The watcher's own business.
+      }
+    }
+    this.#maybeLinger(connection);
   }
 
   /**
@@ -1236,10 +1272,11 @@ export class ServerControl {
       if (!idle()) return;
       // Answers still on their way: look again later.
       if (connection.pending > 0) return this.#maybeLinger(connection);
-      // Someone else is attached to its session (a person, say): leaving changes nothing for a
-      // plain attach, and staying keeps our client older than their next key, where a new one
-      // for the next wait would be newer (tmux gives client-less commands to the newest client
-      // of the session; see recency.ts). It leaves once they have.
+      // Someone else is attached to the session it joined (a person, say): leaving changes
+      // nothing for a plain attach, and staying keeps our client older than their next key,
+      // where a new one for the next wait would be newer (tmux gives client-less commands to
+      // the newest client of the session; see recency.ts). It leaves once they have. A client
+      // tmux moved there is leaving already (#leaveMoved).
       if (!connection.leaving && await this.#sessionShared(connection)) {
         if (idle()) this.#maybeLinger(connection);
         return;

@@ -509,6 +509,55 @@ Deno.test("exit-unattached: another program's client counts as someone; ours lea
   });
 });
 
+Deno.test("detach-on-destroy off: clients tmux moves into a person's session leave it", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const seats = async () =>
+      (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_name}")).trim()
+        .split("\n").sort();
+    await t.tmux("set-option", "-g", "detach-on-destroy", "off");
+    const person = await t.attach("main");
+    const [agentId, agentPane] = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "agent",
+      "-P",
+      "-F",
+      "#{session_id} #{pane_id}",
+    )).trim().split(" ");
+    // Both clients join "agent", the one session nobody is attached to, after the person came.
+    const control = controlFor(runner, address);
+    await control.exec(["display-message", "-p", "x"]);
+    const lost = Promise.withResolvers<void>();
+    const watch = await control.watch(agentPane, [agentId], (b) => {
+      if (b.lost) lost.resolve();
+    });
+    assert.deepEqual(await seats(), ["0 main", "1 agent", "1 agent"]);
+    // Its session killed, tmux moves every client of it into the person's session.
+    await t.tmux("kill-session", "-t", "agent");
+    await lost.promise;
+    watch.close();
+    await waitFor(
+      async () => !(await seats()).includes("1 main"),
+      "our clients to leave the session tmux moved them into",
+    );
+    assert.equal(control.connections, 0);
+    // The person, from their pane, switches "the current client" (no -c): theirs moves.
+    await t.tmux("new-session", "-d", "-s", "spare");
+    await t.tmux("send-keys", "-t", t.ids.paneId, "tmux switch-client -t spare", "Enter");
+    await waitFor(
+      async () =>
+        (await t.tmux("list-clients", "-F", "#{client_tty} #{session_name}"))
+          .includes(`${person} spare`),
+      "the person's own client to switch",
+    );
+    // The next call attaches again, where nobody is.
+    await control.exec(["display-message", "-p", "x"]);
+    assert.deepEqual(await seats(), ["0 spare", "1 main"]);
+  });
+});
+
 Deno.test("servers other than the home one: clients leave when idle, and beyond the cap", async () => {
   const all = await Promise.all([0, 1, 2, 3].map(() => TestTmux.start()));
   const [home, b, c, d] = all;
