@@ -17,8 +17,9 @@
  * - keep a `destroy-unattached` session alive after its person left: such sessions are never
  *   attached to (waits on their panes poll instead);
  * - keep an `exit-unattached` server alive after its last person left: no client attaches
- *   while nobody else is, and every client leaves when the last other one does (commands then
- *   start tmux processes, which attach to nothing, and waits poll);
+ *   while nobody else is, and every client leaves when the last other one does, or when the
+ *   option is turned on while nobody else is attached (each client subscribes to its value;
+ *   commands then start tmux processes, which attach to nothing, and waits poll);
  * - run a second command hidden in a value: every argument is single-quoted for tmux's command
  *   parser (see {@link controlLine}); a value that cannot travel on one line (a newline) makes
  *   the call fall back to starting a tmux process.
@@ -499,6 +500,13 @@ class Connection {
 // ---------------------------------------------------------------------------------------------
 // Per server
 
+/**
+ * The format subscription every control client carries so that it hears `exit-unattached`
+ * turned on: tmux sends no notification when an option changes, but it reports a
+ * subscription's new value within a second.
+ */
+const EXIT_UNATTACHED_SUBSCRIPTION = "tmux-mcp-exit-unattached";
+
 /** How long a watch-only connection stays after its last watcher left. */
 const LINGER_MS = 5_000;
 /** How long a connection that is to leave waits after its last use (answers in flight). */
@@ -759,7 +767,9 @@ export class ServerControl {
 
   /** Hands a connection's server-wide notifications to the listeners they concern. */
   #events(connection: Connection, { topology, clients, subscriptions }: Notifications): void {
-    if (clients) this.#reviewPlacement();
+    if (clients || subscriptions.get(EXIT_UNATTACHED_SUBSCRIPTION) === "1") {
+      this.#reviewPlacement();
+    }
     const call = (f: () => void) => {
       try {
         f();
@@ -912,11 +922,23 @@ export class ServerControl {
   /**
    * Learns the new client's name and what its attach did to its session's last use. Without
    * an answer nothing is recorded (the session is then never moved back on top for it).
+   *
+   * In the same round trip, the client subscribes to `exit-unattached`: turned on while only
+   * our clients are attached, tmux would exit at once without us, so ours must leave then
+   * (#leaveIfLast), not only when a client detaches; and tmux tells no option's change.
    */
   async #noteAttach(connection: Connection, before: number | undefined): Promise<void> {
     try {
       const result = await connection.exec(
-        ["display-message", "-p", "#{client_name}\t#{session_id}\t#{session_activity}"],
+        [
+          "display-message",
+          "-p",
+          "#{client_name}\t#{session_id}\t#{session_activity}",
+          ";",
+          "refresh-client",
+          "-B",
+          `${EXIT_UNATTACHED_SUBSCRIPTION}::#{exit-unattached}`,
+        ],
         { timeoutMs: 5_000 },
       );
       const [name, sessionId, activity] = new TextDecoder().decode(result.stdout).trim()
@@ -986,10 +1008,10 @@ export class ServerControl {
   }
 
   /**
-   * After a client left or moved: when the server exits once no client is attached
-   * (`exit-unattached`) and every client still attached is ours, all of ours leave at once,
-   * watchers told they lost the feed (they poll from then on), so the server exits as it
-   * would without us. Returns whether they left.
+   * After a client left or moved, or `exit-unattached` was turned on: when the server exits
+   * once no client is attached (`exit-unattached`) and every client still attached is ours,
+   * all of ours leave at once, watchers told they lost the feed (they poll from then on), so
+   * the server exits as it would without us. Returns whether they left.
    */
   async #leaveIfLast(): Promise<boolean> {
     const connection = [...this.#connections].find((c) => !c.closed && c.clientName !== "");
