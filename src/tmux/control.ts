@@ -24,6 +24,13 @@
  *   parser (see {@link controlLine}); a value that cannot travel on one line (a newline) makes
  *   the call fall back to starting a tmux process.
  *
+ * What it cannot avoid (tmux 3.3a): attaching (or being moved) focuses the client, so the
+ * active pane of its session's current window, when no client focused it yet, is sent a
+ * focus-in (`ESC [ I`, to a program that asked for focus reports, whatever `focus-events`
+ * says) and runs `pane-focus-in` hooks; no focus-out follows when it leaves. No client flag
+ * turns focus off, and a control client cannot send the focus-out key (`send-keys -K` came in
+ * tmux 3.4).
+ *
  * A server other than the one this process was started for (reached by a call's own socket)
  * keeps its clients only while used: its command client leaves after {@link ControlLimits}
  * `idleMs` without a call, and beyond `maxServers` such servers with a client, the least
