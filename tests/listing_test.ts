@@ -183,6 +183,25 @@ Deno.test("a long summary is cut, never inside a character, and the data stays w
   assert.equal(short, "Done.\nnote: xxxxxxxxxx");
 });
 
+Deno.test("a summary is one visible line, also when cut, and never cut inside an escape", () => {
+  const data = { note: "x" };
+  // deno-lint-ignore no-control-regex
+  const unsafe = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+  const hostile = "a\nb\rc\u0085d\u2028e\u2029f\tg\x1b[2Jh\u009bi\u202ej";
+  for (const summary of [hostile, hostile.repeat(500), `${"a".repeat(995)}\u2028b`]) {
+    const text = (successResult({ data, summary }).content[0] as { text: string }).text;
+    const [first, ...rest] = text.split("\n");
+    assert.doesNotMatch(first, unsafe);
+    assert.deepEqual(rest, ["note: x"]);
+    assert.ok(first.length <= MAX_SUMMARY_CHARS, `${first.length} characters`);
+    assert.doesNotMatch(first, /\\(?:u[0-9a-f]{0,3})?…$/, "an escape cut in half");
+  }
+  const first = (successResult({ data, summary: `${"a".repeat(995)}\u2028b` }).content[0] as {
+    text: string;
+  }).text.split("\n")[0];
+  assert.equal(first, `${"a".repeat(995)}…`);
+});
+
 Deno.test("a result a tool failed to bound is never sent: an error names the tool instead", () => {
   // Data that fills the bound is sent as it is.
   const full = successResult({

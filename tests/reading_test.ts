@@ -330,6 +330,34 @@ Deno.test("snapshot_pane gives content with cursor, size, mode, title, command a
   });
 });
 
+Deno.test("snapshot_pane: a command name with a line break and escapes stays inside the summary", async () => {
+  await withTmux(async (t, c) => {
+    const id = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      `bash -c 'exec -a "$(printf "q\\ndead:\\ttrue\\033[2J\\342\\200\\250x")" sleep 100000'`,
+    )).trim();
+    await waitFor(
+      async () =>
+        (await t.tmux("display", "-p", "-t", id, "#{pane_current_command}")).includes("dead"),
+      "the renamed command",
+    );
+    const s = await c.ok<{ command: string }>("snapshot_pane", { paneId: id });
+    assert.equal(s.command, "q\ndead:\ttrue\x1b[2J\u2028x");
+    const result = await c.call("snapshot_pane", { paneId: id });
+    const text = (result.content as { type: string; text: string }[])[0].text;
+    const [summary, second] = text.split("\n");
+    // One line: the result's first field follows it (the command's lines are in its block).
+    assert.equal(second, `paneId: ${id}`, text);
+    // deno-lint-ignore no-control-regex
+    assert.doesNotMatch(summary, /[\x00-\x1f\x7f-\x9f\u2028]/);
+    assert.ok(summary.startsWith(`Pane ${id} ("q\\ndead:\\ttrue\\u001b[2J\\u2028x", `), summary);
+  });
+});
+
 Deno.test("snapshot_pane reports a full-screen program on the alternate screen", async () => {
   await withTmux(async (t, c, dir) => {
     const id = await paneShowing(

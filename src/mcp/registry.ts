@@ -32,7 +32,7 @@ import { auditCall } from "./audit.ts";
 import { clip, failureText, visible } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
 import { jsonBytes, MAX_RESULT_BYTES, replyBound, textBound } from "./bounds.ts";
-import { renderReply } from "./render.ts";
+import { renderReply, summaryLine } from "./render.ts";
 import { MAX_SUMMARY_CHARS, toolMeta } from "./listing.ts";
 import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
 import { checkedString } from "./schemas.ts";
@@ -700,7 +700,7 @@ export function successResult(
 }
 
 function shortSummary(summary: string): string {
-  return clip(summary, MAX_SUMMARY_CHARS);
+  return summaryLine(summary, MAX_SUMMARY_CHARS);
 }
 
 /** A failure: one text block, `isError`, no structured content, no raw control characters. */

@@ -16,28 +16,83 @@ import { jsonStringBytes, MAX_METADATA_BYTES } from "./bounds.ts";
 
 /**
  * A value written bare on a `key: value` line: no spaces at its ends, no quote, backslash,
- * control character or line separator anywhere (anything else is a JSON string).
+ * control character, line separator or bidirectional control anywhere (anything else is a
+ * JSON string).
  */
 const BARE =
   // deno-lint-ignore no-control-regex
-  /^[^\s"\\\u0000-\u001f\u007f-\u009f\u2028\u2029](?:[^"\\\u0000-\u001f\u007f-\u009f\u2028\u2029]*[^\s"\\\u0000-\u001f\u007f-\u009f\u2028\u2029])?$/;
+  /^[^\s"\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069](?:[^"\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]*[^\s"\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069])?$/;
 
 /** A value inside an entry line also may not hold spaces or `=` (they separate fields). */
-// deno-lint-ignore no-control-regex
-const BARE_FIELD = /^[^\s"=\\\u0000-\u001f\u007f-\u009f\u2028\u2029]+$/;
+const BARE_FIELD =
+  // deno-lint-ignore no-control-regex
+  /^[^\s"=\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+$/;
 
 /** Words a bare string could be mistaken for: a number, true/false/null, inline JSON. */
 const AMBIGUOUS = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)$|^[[{]/i;
 
 /**
- * JSON, with the characters JSON leaves raw but a reader may not (C1 controls, which some
- * terminals obey; U+2028 and U+2029, which some readers take as line breaks) escaped too.
+ * What JSON leaves raw but a reader may not take as it is: C1 controls, which some terminals
+ * obey (U+0085 among them, a line break to some readers); U+2028 and U+2029, which some readers
+ * take as line breaks; and the bidirectional controls, which make text read in another order
+ * than it is (a name ending `\u202etxt.exe` shows as `exe.txt`).
  */
+const JSON_LEAVES_RAW = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** A character as a JSON escape: `\uXXXX`. */
+function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/** JSON, with the characters JSON leaves raw but a reader may not (see JSON_LEAVES_RAW) escaped. */
 function json(value: unknown): string {
-  return (JSON.stringify(value) ?? "null").replace(
-    /[\u0080-\u009f\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return (JSON.stringify(value) ?? "null").replace(JSON_LEAVES_RAW, unicodeEscape);
+}
+
+/**
+ * What a summary line never holds as it is: line breaks of every kind (`\n`, `\r`, U+0085,
+ * U+2028, U+2029), every other C0 and C1 control and DEL (ESC drives a terminal; a tab can pose
+ * as a field's `key:\tvalue`), and the bidirectional controls.
+ */
+const NOT_IN_LINE =
+  // deno-lint-ignore no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** A character as JSON writes it in a string: `\n`, `\r`, `\t`, else `\uXXXX`. */
+function lineEscape(c: string): string {
+  return c === "\n" ? "\\n" : c === "\r" ? "\\r" : c === "\t" ? "\\t" : unicodeEscape(c);
+}
+
+/** The start of `text` in at most `max` code units, not ending inside a surrogate pair. */
+function startOf(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
+/**
+ * A summary as one visible line, whatever a tool put in it (a pane's command, cwd or title,
+ * quoted or not): every character of NOT_IN_LINE is shown as JSON writes it, so a value a tool
+ * quoted with `JSON.stringify` reads back exactly and no value can start a line that poses as
+ * a field of the result, drive a terminal or read in another order. Longer than `max`
+ * characters, it is cut to `max` with `…`, never inside an escape or a character. Applying it
+ * twice changes nothing.
+ */
+export function summaryLine(summary: string, max = Infinity): string {
+  const line = summary.replace(NOT_IN_LINE, lineEscape);
+  if (line.length <= max) return line;
+  const room = max - 1;
+  let out = "";
+  let at = 0;
+  for (const m of summary.matchAll(NOT_IN_LINE)) {
+    const plain = summary.slice(at, m.index);
+    if (out.length + plain.length > room) return `${out}${startOf(plain, room - out.length)}…`;
+    const escaped = lineEscape(m[0]);
+    if (out.length + plain.length + escaped.length > room) return `${out}${plain}…`;
+    out += plain + escaped;
+    at = m.index + 1;
+  }
+  return `${out}${startOf(summary.slice(at), room - out.length)}…`;
 }
 
 function scalar(value: unknown, pattern: RegExp): string {
@@ -212,7 +267,8 @@ function splitBlocks(
 }
 
 /**
- * The text block of a successful result: the one-line summary, then the data. Every fact of
+ * The text block of a successful result: the summary, as one visible line (see
+ * {@link summaryLine}), then the data. Every fact of
  * `data` is in it; a value is bare only when nothing could be misread (no spaces at its ends,
  * no quotes, no control characters, not a number or `true` that is really a string). The text
  * takes at most `maxWireBytes` as a JSON string on the wire (escapes counted: a `\xNN` in a
@@ -220,8 +276,9 @@ function splitBlocks(
  * structured content together stay within the reply's bound; see {@link fitLines} for a cut.
  */
 export function renderReply(summary: string, data: unknown, maxWireBytes = Infinity): string {
-  if (!isPlainObject(data)) return fitLines([summary, json(data)], new Set(), maxWireBytes);
-  const lines = [summary];
+  const first = summaryLine(summary);
+  if (!isPlainObject(data)) return fitLines([first, json(data)], new Set(), maxWireBytes);
+  const lines = [first];
   const facts = new Set<number>();
   renderInto(lines, data, "", facts);
   return fitLines(lines, facts, maxWireBytes);

@@ -275,3 +275,29 @@ Deno.test("renderReply: a long run of backslashes is doubled only before an esca
   const rendered = renderReply("s", { text });
   assert.ok(rendered.includes(`\n${"\\".repeat(100_000)}\n${"\\".repeat(100_000)}x07\n`));
 });
+
+/** What no summary line holds raw: line breaks of every kind, controls, bidirectional marks. */
+const NOT_IN_SUMMARY =
+  // deno-lint-ignore no-control-regex
+  /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+Deno.test("renderReply: a summary is one visible line, whatever a pane's value put in it", () => {
+  const hostile = "x\nomittedEntries: 0\r\npaneId: %99\u0085a\u2028b\u2029c\tdead:\ttrue\x1b[2J" +
+    "\x07\u009b2J\u202egnp.exe\u2066\u200f\x7f";
+  const text = renderReply(`Pane %1 in ${hostile}, 80x24.`, { paneId: "%1" });
+  const [first, ...rest] = text.split("\n");
+  assert.doesNotMatch(first, NOT_IN_SUMMARY);
+  assert.deepEqual(rest, ["paneId: %1"], "no line of the summary's own poses as a field");
+  // Each character is shown as JSON writes it, so a quoted value reads back as JSON.
+  const quoted = renderReply(`Pane %1 in ${JSON.stringify(hostile)}.`, {}).split("\n")[0];
+  assert.equal(JSON.parse(quoted.slice("Pane %1 in ".length, -1)), hostile);
+  assert.equal(renderReply('Plain: 日本語🙂 \\x07 "q".', {}), 'Plain: 日本語🙂 \\x07 "q".');
+});
+
+Deno.test("renderReply: a field value's bidirectional controls are shown, not obeyed", () => {
+  const data = { title: "abc\u202etxt.exe", list: ["\u2066x\u2069"], rows: [{ name: "\u200fy" }] };
+  const text = renderReply("s", data);
+  assert.doesNotMatch(text, /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+  assert.match(text, /^title: "abc\\u202etxt\.exe"$/m);
+  assert.deepEqual(parseRendered(text).data, data);
+});

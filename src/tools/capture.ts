@@ -360,7 +360,7 @@ const snapshotPane = defineTool({
       data,
       summary:
         `Pane ${data.paneId} (${
-          clip(data.command, 200) || "no command"
+          data.command ? JSON.stringify(clip(data.command, 200)) : "no command"
         }, ${data.width}x${data.height}` +
         `, cursor ${data.cursorX},${data.cursorY}${
           flags.length ? `, ${flags.join(", ")}` : ""

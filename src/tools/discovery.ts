@@ -802,9 +802,9 @@ const getPaneInfo = defineTool({
     return {
       data,
       summary:
-        `Pane ${p.id} in ${p.windowId}: ${clip(p.command, 200) || "(no command)"} in ${
-          clip(p.cwd, 300)
-        }, ${p.width}x${p.height}${p.dead ? ", dead" : ""}${
+        `Pane ${p.id} in ${p.windowId}: ${
+          p.command ? JSON.stringify(clip(p.command, 200)) : "(no command)"
+        } in ${JSON.stringify(clip(p.cwd, 300))}, ${p.width}x${p.height}${p.dead ? ", dead" : ""}${
           data.atPrompt ? ", at its prompt" : ""
         }${data.isAttended ? ", watched by a person" : ""}${
           data.isCallerPane ? ", this server's own pane" : ""

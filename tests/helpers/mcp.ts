@@ -39,6 +39,14 @@ export interface ConnectOptions {
   readonly allowAttendedInput?: boolean;
 }
 
+/**
+ * What a summary line never holds raw, whatever a pane put in the values it names: line breaks
+ * of any kind, controls, bidirectional controls.
+ */
+const NOT_IN_SUMMARY =
+  // deno-lint-ignore no-control-regex
+  /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
 /** A connected client and helpers. */
 export interface TestClient {
   readonly client: Client;
@@ -90,11 +98,13 @@ export async function connect(options: ConnectOptions = {}): Promise<TestClient>
       assert.ok(tool, `no tool ${name}`);
       const parsed = tool.outputSchema.safeParse(result.structuredContent);
       assert.ok(parsed.success, `${name} result does not match its schema: ${parsed.error}`);
+      const rendered = parseRendered(text);
       assert.deepEqual(
-        parseRendered(text).data,
+        rendered.data,
         result.structuredContent,
         "the text carries every field of the structured content",
       );
+      assert.doesNotMatch(rendered.summary, NOT_IN_SUMMARY, "the summary is one visible line");
       return result.structuredContent as T;
     },
     async fail(name: string, args: Record<string, unknown> = {}) {
