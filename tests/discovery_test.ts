@@ -565,6 +565,40 @@ Deno.test("get_pane_info: a cwd that holds lines of fields adds no line to the t
   }
 });
 
+Deno.test("get_pane_info: a folder named with a byte that is not UTF-8 never reads as one named with text", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "tmux-mcp-discovery-" }));
+  await withTmux(async (t, c) => {
+    // One folder ends in the byte 0xFF, the other in the four characters \xFF.
+    const out = await new Deno.Command("sh", {
+      args: [
+        "-c",
+        `mkdir "$1/p$(printf '\\377')" "$1/p\\xFF" && ` +
+        `tmux -L "$2" -f /dev/null new-window -d -P -F '#{pane_id}' -c "$1/p$(printf '\\377')" sh`,
+        "sh",
+        base,
+        t.socket,
+      ],
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const byte = new TextDecoder().decode(out.stdout).trim();
+    const text =
+      (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "-c", `${base}/p\\xFF`, "sh"))
+        .trim();
+    for (const pane of [byte, text]) {
+      await waitFor(
+        async () =>
+          (await t.tmux("display", "-p", "-t", pane, "#{pane_current_path}")).includes("/p"),
+        "the shell in its folder",
+      );
+    }
+    const a = await c.ok<{ cwd: string }>("get_pane_info", { paneId: byte });
+    const b = await c.ok<{ cwd: string }>("get_pane_info", { paneId: text });
+    assert.equal(a.cwd, `${base}/p\uFFFD`);
+    assert.equal(b.cwd, `${base}/p\\xFF`);
+  });
+  await Deno.remove(base, { recursive: true });
+});
+
 /** Bytes of a whole result as JSON on the wire (text block and structured content). */
 function wireBytes(result: unknown): number {
   return new TextEncoder().encode(JSON.stringify(result)).length;

@@ -393,6 +393,82 @@ Deno.test("split_window places the new pane, sizes it, and starts in the source'
   });
 });
 
+/** The bytes of a pane's current path, as tmux has them (no decoding). */
+async function pathBytes(t: TestTmux, paneId: string): Promise<number[]> {
+  const out = await new Deno.Command("tmux", {
+    args: [
+      "-L",
+      t.socket,
+      "-f",
+      "/dev/null",
+      "display-message",
+      "-p",
+      "-t",
+      paneId,
+      "#{pane_current_path}",
+    ],
+    stdout: "piped",
+  }).output();
+  return [...out.stdout.subarray(0, out.stdout.length - 1)];
+}
+
+Deno.test("a folder whose name is not UTF-8: new panes start in it, never in a look-alike, and it cannot be named", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "tmux-mcp-bytes-" }));
+  // The folder named with the byte 0xFF, and look-alikes named with what it reads as (U+FFFD)
+  // and with what it once read as (the text \xFF).
+  const sh = async (script: string, ...args: string[]) => {
+    const out = await new Deno.Command("sh", { args: ["-c", script, "sh", base, ...args] })
+      .output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    return new TextDecoder().decode(out.stdout).trim();
+  };
+  const BYTE = `"$1/p$(printf '\\377')"`;
+  const FFFD = `"$1/p$(printf '\\357\\277\\275')"`;
+  await sh(`mkdir ${BYTE} "$1/p\\xFF" ${FFFD}`);
+  try {
+    await withTmux(async (t, c) => {
+      // A window of the first session there (the session's own folder is elsewhere), and a
+      // session whose folder it is.
+      const pane = await sh(
+        `tmux -L "$2" -f /dev/null new-window -d -P -F '#{pane_id}' -t main: -c ${BYTE} sh`,
+        t.socket,
+      );
+      await sh(`tmux -L "$2" -f /dev/null new-session -d -s bytes -c ${BYTE} sh`, t.socket);
+      const folder = [...new TextEncoder().encode(`${base}/p`), 0xff];
+      await waitFor(async () => (await pathBytes(t, pane)).join() === folder.join(), "the shell");
+      const info = await c.ok<{ cwd: string }>("get_pane_info", { paneId: pane });
+      assert.equal(info.cwd, `${base}/p\uFFFD`);
+      const split = await c.ok<{ paneId: string; notes: string[] }>("split_window", {
+        paneId: pane,
+      });
+      await waitFor(
+        async () => (await pathBytes(t, split.paneId)).join() === folder.join(),
+        "split",
+      );
+      assert.deepEqual(split.notes, []);
+      const win = await c.ok<{ paneId: string; notes: string[] }>("create_window", {
+        session: "bytes",
+      });
+      await waitFor(async () => (await pathBytes(t, win.paneId)).join() === folder.join(), "win");
+      assert.deepEqual(win.notes, []);
+      // What the folder reads as names it only approximately: never taken as a directory.
+      for (
+        const [tool, args] of [
+          ["create_session", {}],
+          ["create_window", { session: "bytes" }],
+          ["split_window", { paneId: pane }],
+          ["respawn_pane", { paneId: pane, kill: true }],
+        ] as const
+      ) {
+        const text = await c.fail(tool, { ...args, startDirectory: info.cwd });
+        assert.match(text, /U\+FFFD/, `${tool}: ${text}`);
+      }
+    });
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
 Deno.test("respawn_pane restarts dead panes, needs kill for live ones, and keeps the guards", async () => {
   await withTmux(async (t, c) => {
     const { paneId } = t.ids;

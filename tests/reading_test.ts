@@ -1115,7 +1115,7 @@ Deno.test("show_buffer returns a buffer's bytes exactly, by name or the newest",
       await Deno.remove(file);
     }
     const r = await c.ok<Content & { name: string; size: number }>("show_buffer", { name });
-    assert.equal(r.text, "tab\there\nline 2 日本\n\\xFFA");
+    assert.equal(r.text, "tab\there\nline 2 日本\n\uFFFDA");
     assert.equal(r.size, byteLength("tab\there\nline 2 日本\n") + 2);
     assert.equal(r.name, name);
     const semi = await c.ok<Content & { name: string }>("show_buffer", { name: "semi;x;" });

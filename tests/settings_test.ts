@@ -50,9 +50,9 @@ Deno.test("unquoteOptionValue undoes tmux's quoting forms", () => {
   assert.equal(unquoteOptionValue("\\~tilde"), "~tilde");
   assert.equal(unquoteOptionValue("\\#"), "#");
   assert.equal(unquoteOptionValue("ctl\\001\\177"), "ctl\u0001\u007f");
-  // Octal escapes are bytes: a split UTF-8 character comes back whole, a bad byte visible.
+  // Octal escapes are bytes: a split UTF-8 character comes back whole, a bad byte as U+FFFD.
   assert.equal(unquoteOptionValue("\\303\\274"), "ü");
-  assert.equal(unquoteOptionValue("\\377"), "\\xFF");
+  assert.equal(unquoteOptionValue("\\377"), "\uFFFD");
 });
 
 Deno.test("parseOptionLines splits names, indexes, inheritance marks and values", () => {
@@ -79,7 +79,7 @@ Deno.test("parseShellEnvironment reads show-environment -s exactly and refuses a
   assert.deepEqual(
     parseShellEnvironment(new Uint8Array([0x42, 0x3d, 0x22, 0xff, 0x22, ...enc("; export B;\n")])),
     [
-      { name: "B", value: "\\xFF" },
+      { name: "B", value: "\uFFFD" },
     ],
   );
   assert.throws(() => parseShellEnvironment(enc("A=1\n")), /expected/);

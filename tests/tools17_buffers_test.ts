@@ -83,7 +83,7 @@ Deno.test("previewOf: tmux's sample, control characters spelled out, cut on a un
     complete: true,
   });
   // tmux cut at 200 bytes inside an emoji and added "...": both go.
-  const cut = "🙂".repeat(49) + "\\xF0\\x9F" + "...";
+  const cut = "🙂".repeat(49) + "\uFFFD" + "...";
   const p = previewOf(cut);
   assert.equal(p.complete, false);
   assert.equal(p.preview, "🙂".repeat(PREVIEW_CHARS / 2));

@@ -4,12 +4,13 @@
  * Values can hold any bytes: `pane_current_path` and `pane_current_command` come straight from
  * the system, tabs and newlines included, and `#{q:...}` does not escape them. So records are
  * framed with a random guard chosen per call — no value can forge a separator it cannot
- * predict — and decoded byte-exactly, invalid UTF-8 shown as `\xNN` rather than dropped.
+ * predict — and decoded exactly, what is not UTF-8 shown as U+FFFD rather than dropped.
  *
  * @module
  */
 
 const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lenientDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** Random bytes drawn from the system's generator a few kilobytes at a time, used once each. */
 const pool = new Uint8Array(4096);
@@ -96,45 +97,18 @@ function decodeLatin1Bytes(s: string): string {
 }
 
 /**
- * Decodes UTF-8 exactly; each byte that is not part of a valid sequence becomes the visible
- * text `\xNN` instead of vanishing into U+FFFD.
+ * Decodes UTF-8 exactly; what is not UTF-8 becomes U+FFFD, as every UTF-8 decoder shows it
+ * (one for each maximal invalid run, the WHATWG rule). Not a spelled-out `\xNN`: that is also
+ * text a name can really hold, so the byte 0xFF and the four characters `\xFF` read alike, and
+ * the name read back would name the other thing. A name holding U+FFFD names its thing only
+ * approximately: tools never give one back to tmux as a path (see {@link UNDECODABLE}).
  */
 export function decodeBytes(bytes: Uint8Array): string {
-  try {
-    return strictDecoder.decode(bytes);
-  } catch {
-    // Fall through to the byte-by-byte path only when the fast path found a bad byte.
-  }
-  let out = "";
-  let i = 0;
-  while (i < bytes.length) {
-    const len = sequenceLength(bytes, i);
-    if (len === 0) {
-      out += `\\x${bytes[i].toString(16).toUpperCase().padStart(2, "0")}`;
-      i++;
-    } else {
-      out += strictDecoder.decode(bytes.subarray(i, i + len));
-      i += len;
-    }
-  }
-  return out;
+  return lenientDecoder.decode(bytes);
 }
 
-/** Length of the valid UTF-8 sequence starting at `i`, or 0 when the byte there starts none. */
-function sequenceLength(b: Uint8Array, i: number): number {
-  const c = b[i];
-  if (c < 0x80) return 1;
-  const cont = (k: number, lo = 0x80, hi = 0xbf) =>
-    i + k < b.length && b[i + k] >= lo && b[i + k] <= hi;
-  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
-  if (c === 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;
-  if ((c >= 0xe1 && c <= 0xec) || c === 0xee || c === 0xef) return cont(1) && cont(2) ? 3 : 0;
-  if (c === 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;
-  if (c === 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
-  if (c >= 0xf1 && c <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
-  if (c === 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
-  return 0;
-}
+/** What a byte that is not UTF-8 reads as (see {@link decodeBytes}). */
+export const UNDECODABLE = "\uFFFD";
 
 /**
  * Makes client text inert inside an argument tmux expands as a format (`rename-window`,

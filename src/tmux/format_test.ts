@@ -11,15 +11,20 @@ import {
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
-Deno.test("decodeBytes keeps valid UTF-8 exactly and shows invalid bytes as \\xNN", () => {
+Deno.test("decodeBytes keeps valid UTF-8 exactly and shows invalid bytes as U+FFFD", () => {
   assert.equal(decodeBytes(enc("日本🙂 e\u0301")), "日本🙂 e\u0301");
-  assert.equal(decodeBytes(new Uint8Array([0x61, 0xff, 0x62])), "a\\xFFb");
-  // A truncated sequence: each byte shown, the following valid text kept.
-  assert.equal(decodeBytes(new Uint8Array([0xe6, 0x97, 0x41])), "\\xE6\\x97A");
-  // Overlong encoding and surrogates are invalid UTF-8.
-  assert.equal(decodeBytes(new Uint8Array([0xc0, 0xaf])), "\\xC0\\xAF");
-  assert.equal(decodeBytes(new Uint8Array([0xed, 0xa0, 0x80])), "\\xED\\xA0\\x80");
-  assert.equal(decodeBytes(new Uint8Array([0xf0, 0x9f, 0x99, 0x82, 0x80])), "🙂\\x80");
+  assert.equal(decodeBytes(new Uint8Array([0x61, 0xff, 0x62])), "a\uFFFDb");
+  // The byte and the text `\xFF` (which the byte once read as) read apart.
+  assert.notEqual(decodeBytes(new Uint8Array([0x70, 0xff])), decodeBytes(enc("p\\xFF")));
+  assert.equal(decodeBytes(enc("p\\xFF")), "p\\xFF");
+  // A truncated sequence: one U+FFFD, as every UTF-8 decoder shows it; the valid text kept.
+  assert.equal(decodeBytes(new Uint8Array([0xe6, 0x97, 0x41])), "\uFFFDA");
+  // Overlong encoding and surrogates are invalid UTF-8: each byte replaced.
+  assert.equal(decodeBytes(new Uint8Array([0xc0, 0xaf])), "\uFFFD\uFFFD");
+  assert.equal(decodeBytes(new Uint8Array([0xed, 0xa0, 0x80])), "\uFFFD\uFFFD\uFFFD");
+  assert.equal(decodeBytes(new Uint8Array([0xf0, 0x9f, 0x99, 0x82, 0x80])), "🙂\uFFFD");
+  // A byte order mark is text, kept.
+  assert.equal(decodeBytes(new Uint8Array([0xef, 0xbb, 0xbf, 0x41])), "\uFEFFA");
 });
 
 Deno.test("parseRecords splits on the guard only, so tabs and newlines in values survive", () => {
@@ -40,7 +45,7 @@ Deno.test("parseRecords decodes each field exactly whether or not the output is 
   const head = enc(`${g}R${g}F日本🙂${g}Fx`);
   const tail = enc(`y${g}E\n`);
   const invalid = new Uint8Array([...head, 0xff, ...tail]);
-  assert.deepEqual(parseRecords(invalid, g, 2), [["日本🙂", "x\\xFFy"]]);
+  assert.deepEqual(parseRecords(invalid, g, 2), [["日本🙂", "x\uFFFDy"]]);
 });
 
 Deno.test("recordFormat has no # of its own, so it is inert in a tmux format", () => {

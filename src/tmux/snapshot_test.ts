@@ -114,7 +114,7 @@ Deno.test("snapshot: window names keep tmux's own escaping and invalid UTF-8 is 
       `mkdir "${base}/x$(printf '\\377')y" && cd "${base}/x$(printf '\\377')y"`,
     );
     await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
-    const expected = `${base}/x\\xFFy`;
+    const expected = `${base}/x\uFFFDy`;
     let cwd = "";
     for (let i = 0; i < 100 && cwd !== expected; i++) {
       await new Promise((r) => setTimeout(r, 30));

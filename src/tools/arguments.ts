@@ -22,6 +22,7 @@ import {
   newGuard,
   parseRecords,
   recordFormat,
+  UNDECODABLE,
 } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/run.ts";
 
@@ -128,6 +129,30 @@ export const nameSchema = checkedString(1024, 0);
  * pane really started.
  */
 export const startDirectorySchema = checkedString(4096).regex(/^\//, "an absolute path");
+
+/**
+ * Refuses a start directory holding U+FFFD: what a name with bytes that are not UTF-8 reads as
+ * (see decodeBytes), so it names such a folder only approximately, and a folder really named
+ * with U+FFFD would be another one (one made to be landed in).
+ */
+export function checkStartDirectory(directory: string | undefined): void {
+  if (directory === undefined || !directory.includes(UNDECODABLE)) return;
+  throw new ToolFailure(
+    "startDirectory holds U+FFFD, which stands for bytes that are not UTF-8 in a name tmux-mcp " +
+      "read: it cannot name that folder exactly, and a folder really named with U+FFFD is " +
+      "another one.",
+    "Leave startDirectory out (create_window starts in the session's folder, split_window in " +
+      "the source pane's, byte for byte), or cd there in the command.",
+  );
+}
+
+/**
+ * The `-c` of a new pane in a folder tmux reported (`read`, decoded): the path itself, or, when
+ * decoding lost bytes of it (U+FFFD), `format`, which tmux expands to the folder's own bytes.
+ */
+export function reportedDirectoryArg(read: string, format: string): string {
+  return read.includes(UNDECODABLE) ? format : formatArg(read);
+}
 
 /** A shell command for a new process; tmux runs it with its default-shell `-c`. */
 export const commandSchema = checkedString(16_384);

@@ -208,17 +208,20 @@ export const PREVIEW_CHARS = 80;
 const SAMPLE_WIDTH = 200;
 
 /**
- * One unit of tmux's escaped sample (vis(3) with VIS_CSTYLE|VIS_OCTAL|VIS_TAB|VIS_NL, which
- * never writes `\x`): a byte that was no UTF-8 (`\xNN`, as parseRecords shows it), a
+ * One unit of tmux's escaped sample (vis(3) with VIS_CSTYLE|VIS_OCTAL|VIS_TAB|VIS_NL): a
  * backslash escape (`\\`, `\n`, `\033`) or one character. A cut never splits a unit.
  */
-const SAMPLE_UNIT = /\\x[0-9A-F]{2}|\\(?:[0-7]{1,3}|[\s\S])|[\s\S]/gu;
+const SAMPLE_UNIT = /\\(?:[0-7]{1,3}|[\s\S])|[\s\S]/gu;
 
 /** Control characters tmux's escaping lets through (it keeps valid UTF-8, C1 controls too). */
 // deno-lint-ignore no-control-regex
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/gu;
 
-const RAW_BYTE = /^\\x[0-9A-F]{2}$/;
+/**
+ * What the bytes of a character tmux's cut split read as (see decodeBytes). Nowhere else in a
+ * sample: tmux escapes every byte that is not UTF-8 as octal.
+ */
+const SPLIT_CHARACTER = "\uFFFD";
 
 /**
  * A buffer's preview from tmux's `#{buffer_sample}` (read without copying the buffer): the
@@ -227,13 +230,15 @@ const RAW_BYTE = /^\\x[0-9A-F]{2}$/;
  */
 export function previewOf(sample: string): { preview: string; complete: boolean } {
   const units = sample.match(SAMPLE_UNIT) ?? [];
-  const raw = units.reduce((n, u) => n + (RAW_BYTE.test(u) ? 1 : byteLength(u)), 0);
+  // A split character's U+FFFD counts 3 bytes for its 1 to 3: only a sample tmux cut (past
+  // SAMPLE_WIDTH bytes with its "...") holds one, so counted so it is still past.
+  const raw = units.reduce((n, u) => n + byteLength(u), 0);
   // tmux cuts its escaped text at SAMPLE_WIDTH bytes, perhaps inside a character or an
   // escape, and appends "..." when the buffer went on: drop the dots and whatever was cut.
   const cutByTmux = raw > SAMPLE_WIDTH;
   if (cutByTmux) {
     units.splice(-3);
-    while (units.length > 0 && RAW_BYTE.test(units[units.length - 1])) units.pop();
+    while (units.length > 0 && units[units.length - 1] === SPLIT_CHARACTER) units.pop();
     units.pop();
   }
   const escaped = units.map((u) =>

@@ -32,6 +32,7 @@ import { chainArgv, decodeBytes, newGuard, parseRecords, recordFormat } from "..
 import {
   changes,
   checkName,
+  checkStartDirectory,
   commandSchema,
   envNameSchema,
   formatArg,
@@ -40,6 +41,7 @@ import {
   nameSchema,
   notesField,
   paneFields,
+  reportedDirectoryArg,
   startDirectorySchema,
   startedIn,
 } from "./arguments.ts";
@@ -256,6 +258,7 @@ const createSession = defineTool({
   async run(args, ctx) {
     if (args.name !== undefined) checkName("session name", args.name);
     if (args.windowName !== undefined) checkName("window name", args.windowName);
+    checkStartDirectory(args.startDirectory);
     const snapshot = await ctx.snapshot(SESSIONS_ONLY);
     const clash = args.name !== undefined && snapshot.sessions.find((s) => s.name === args.name);
     if (clash) {
@@ -351,6 +354,7 @@ const createWindow = defineTool({
   annotations: CREATES,
   async run(args, ctx) {
     if (args.name !== undefined) checkName("window name", args.name);
+    checkStartDirectory(args.startDirectory);
     const snapshot = await ctx.snapshot(SESSIONS_ONLY);
     const session = ctx.session(snapshot, args.session);
     // By default in the session's directory, as tmux starts a person's new window; left to
@@ -362,7 +366,11 @@ const createWindow = defineTool({
     const argv = ["new-window", "-t", `${session.id}:`];
     if (!args.select) argv.push("-d");
     if (args.name !== undefined) argv.push("-n", formatArg(args.name));
-    if (directory !== undefined) argv.push("-c", formatArg(directory));
+    if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
+    // The session's folder as tmux has it, byte for byte (its name may not be UTF-8).
+    else if (directory !== undefined) {
+      argv.push("-c", reportedDirectoryArg(directory, "#{session_path}"));
+    }
     argv.push(...environmentArgs(args.environment));
     const [windowId, paneId, index, name, shell] = await created(
       ctx,
@@ -423,6 +431,7 @@ const splitWindow = defineTool({
   },
   annotations: CREATES,
   async run(args, ctx) {
+    checkStartDirectory(args.startDirectory);
     const { snapshot, pane: source } = await ctx.paneSnapshot(args.paneId);
     const directory = args.startDirectory ?? (source.cwd.startsWith("/") ? source.cwd : undefined);
     const argv = ["split-window", "-t", source.id];
@@ -430,7 +439,18 @@ const splitWindow = defineTool({
     if (args.direction === "above" || args.direction === "left") argv.push("-b");
     if (!args.select) argv.push("-d");
     if (args.size !== undefined) argv.push("-l", String(args.size));
-    if (directory !== undefined) argv.push("-c", formatArg(directory));
+    if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
+    else if (directory !== undefined) {
+      // The source pane's folder as tmux has it, byte for byte (its name may not be UTF-8):
+      // tmux expands -c in the session's context, not the pane's, so the pane is looked up.
+      argv.push(
+        "-c",
+        reportedDirectoryArg(
+          directory,
+          `#{W:#{P:#{?#{==:#{pane_id},${source.id}},#{pane_current_path},}}}`,
+        ),
+      );
+    }
     argv.push(...environmentArgs(args.environment));
     const [paneId, windowId, width, height, shell] = await created(
       ctx,
@@ -484,6 +504,7 @@ const respawnPane = defineTool({
   },
   annotations: changes({ destructive: true, idempotent: false }),
   async run(args, ctx) {
+    checkStartDirectory(args.startDirectory);
     const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
     const guard = { force: args.force, allowDead: true };
