@@ -184,9 +184,11 @@ function checkText(registry: ToolRegistry, name: string, text: string): WrittenC
     assert.ok(tool, `${toolName}, named by ${name}, is on offer`);
     const parsed = tool.inputSchema.safeParse(args);
     if (!parsed.success) {
+      // A placeholder stands for a string only: one where a number goes ("<lineNumber minus
+      // 20>") shows a model a string, which it would send as one, and the tool refuses.
       const real = parsed.error.issues.filter((issue) =>
-        issue.code === "unrecognized_keys" || issue.path.length !== 1 ||
-        !isPlaceholder(args[issue.path[0] as string])
+        issue.code === "unrecognized_keys" || issue.code === "invalid_type" ||
+        issue.path.length !== 1 || !isPlaceholder(args[issue.path[0] as string])
       );
       assert.deepEqual(real, [], `${name}: ${toolName} ${JSON.stringify(args)}`);
     }
@@ -392,6 +394,31 @@ for (const flavor of CLIENTS) {
     }
   });
 }
+
+Deno.test("prompts: find_error shows capture_pane's start and end as numbers, and they read the lines around a match", async () => {
+  const tmux = await TestTmux.start("s");
+  const setup = setUp(tmux.socket);
+  const client = await legacyClient(setup);
+  try {
+    const text = await client.get("find_error", {});
+    const read = checkText(setup.registry, "find_error", text).find((c) =>
+      c.tool === "capture_pane"
+    );
+    assert.ok(read, text);
+    assert.equal(typeof read.args.start, "number", JSON.stringify(read.args));
+    assert.equal(typeof read.args.end, "number", JSON.stringify(read.args));
+    // Filled in as a model would (the pane id only), the call is one capture_pane takes.
+    const result = await setup.registry.call(
+      setup.registry.get("capture_pane")!,
+      { ...read.args, paneId: tmux.ids.paneId },
+      { signal: new AbortController().signal, progress: () => Promise.resolve() },
+    );
+    assert.notEqual(result.isError, true, JSON.stringify(result.content));
+  } finally {
+    await client.close();
+    await tmux.kill();
+  }
+});
 
 Deno.test("prompts: find_error's own search finds an error in a pane, and only there", async () => {
   const tmux = await TestTmux.start("s");

@@ -169,13 +169,12 @@ const findError: PromptSpec = {
       DATA_NOTE,
       "",
       `1. Call ${call("search_panes", search)}.`,
+      // start and end as numbers, shown worked out: a placeholder in quotes is a string to a
+      // model, which capture_pane refuses.
       "2. For each pane with matches (at most 5 panes; its last match first), read the lines " +
-      `around it: ${
-        call("capture_pane", {
-          paneId: "<paneId>",
-          start: "<lineNumber minus 20>",
-          end: "<lineNumber plus 5>",
-        })
+      "around it, from its lineNumber minus 20 to its lineNumber plus 5, as numbers; for a " +
+      `match at lineNumber -100: ${
+        call("capture_pane", { paneId: "<paneId>", start: -120, end: -95 })
       }.`,
       "3. Per pane, tell me: paneId, its session and window (placements), the error line, " +
       "what led to it, and a likely cause. No matches: say so, with panesSearched.",
