@@ -227,6 +227,51 @@ Deno.test("capture_pane reads line ranges into scrollback and reports clamping",
   });
 });
 
+Deno.test("capture_pane of rows wholly above the oldest line or below the screen returns none, and says why", async () => {
+  await withTmux(async (t, c, dir) => {
+    type Summed = Capture & { height: number };
+    const read = async (paneId: string, args: Record<string, number>) => {
+      const data = await c.ok<Summed>("capture_pane", { paneId, ...args });
+      const result = await c.call("capture_pane", { paneId, ...args });
+      const summary = (result.content as { text: string }[])[0].text.split("\n")[0];
+      return { data, summary };
+    };
+    const none = (data: Summed, start: number, end: number) => {
+      assert.deepEqual(
+        [data.text, data.returnedLines, data.totalLines, data.firstLineNumber, data.complete],
+        ["", 0, 0, null, true],
+      );
+      assert.deepEqual([data.start, data.end, data.rangeClamped], [start, end, false]);
+    };
+    // No history: the 50 rows above the screen do not exist; the screen's top row is not them.
+    const fresh = await paneShowing(t, dir, "TOP-OF-SCREEN\nEND", "END");
+    await t.tmux("clear-history", "-t", fresh);
+    const above = await read(fresh, { start: -50, end: -1 });
+    none(above.data, -50, -1);
+    assert.equal(above.data.historySize, 0);
+    assert.match(above.summary, /no lines.*above.*0 history lines/, above.summary);
+    // Below the screen: nothing either, with or without an end.
+    none((await read(fresh, { start: 30, end: 40 })).data, 30, 40);
+    const below = await read(fresh, { start: 24 });
+    none(below.data, 24, 24);
+    assert.match(below.summary, /no lines.*below.*24 rows/, below.summary);
+    // With history: a range above it is empty; one reaching into it is clamped as before.
+    const full = await paneShowing(t, dir, lines(1, 100).join("\n"), "L100");
+    const older = await read(full, { start: -200, end: -77 });
+    none(older.data, -200, -77);
+    assert.match(older.summary, /76 history lines/);
+    const reaching = await read(full, { start: -200, end: -76 });
+    assert.deepEqual([reaching.data.text, reaching.data.start, reaching.data.rangeClamped], [
+      "L1",
+      -76,
+      true,
+    ]);
+    // A full-screen program's screen has no history of its own.
+    const alt = await paneShowing(t, dir, "\x1b[?1049hALT-SCREEN\n", "ALT-SCREEN");
+    none((await read(alt, { start: -50, end: -1 })).data, -50, -1);
+  });
+});
+
 Deno.test("capture_pane keeps colour escapes only when asked", async () => {
   await withTmux(async (t, c, dir) => {
     const id = await paneShowing(t, dir, "\x1b[31mred\x1b[0m plain \x1b[1mbold\x1b[0m\nEND", "END");

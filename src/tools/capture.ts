@@ -175,6 +175,21 @@ async function readContent<E extends Record<string, unknown>>(
   return { capture, cut, data };
 }
 
+/**
+ * The rows asked for, when none of them is in the pane: all above its oldest history line, or
+ * all below its screen. Null when the range holds a row of the pane.
+ */
+function outsideRows(
+  args: { start?: number; end?: number },
+  pane: { historySize: number; height: number },
+): { start: number; end: number } | null {
+  if (args.start === undefined) return null;
+  const end = args.end ?? args.start;
+  if (args.end !== undefined && args.end < -pane.historySize) return { start: args.start, end };
+  if (args.start > pane.height - 1) return { start: args.start, end };
+  return null;
+}
+
 const capturePane = defineTool({
   name: "capture_pane",
   title: "Capture pane",
@@ -226,6 +241,31 @@ const capturePane = defineTool({
         height: state.height,
       }),
     );
+    const outside = outsideRows(args, data);
+    if (outside !== null) {
+      // tmux clamps such a range to the nearest row, which is not one the caller asked for.
+      const { start, end } = outside;
+      const none = {
+        ...data,
+        ...EMPTY_TAIL,
+        start,
+        end,
+        rangeClamped: false,
+        totalLines: 0,
+        complete: true,
+        firstLineNumber: null,
+      };
+      return {
+        data: none,
+        summary: `Pane ${args.paneId}: no lines: rows ${start}..${end} are ${
+          start < 0
+            ? `above its oldest line (it has ${plural(data.historySize, "history line")}${
+              data.historySize > 0 ? `, rows ${-data.historySize}..-1` : ""
+            })`
+            : `below its screen (${plural(data.height, "row")}, 0..${data.height - 1})`
+        }.`,
+      };
+    }
     return {
       data,
       summary:
