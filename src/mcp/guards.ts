@@ -859,9 +859,14 @@ export async function deliverInput(
     current = await ctx.guardSnapshot(pane.id);
     target = ctx.pane(current, pane.id);
   }
+  // run_command also asks tmux that the shell holds the terminal: a program another caller
+  // started may have taken it.
+  const program = options.command === undefined
+    ? ""
+    : `, a program other than ${JSON.stringify(options.command)} came to the foreground`;
   throw new ToolFailure(
     `Nothing was sent to ${pane.id}: at that instant a person's client came to show it, it ` +
-      "died or entered a mode, or a pane moved into its synchronized window.",
+      `died or entered a mode${program}, or a pane moved into its synchronized window.`,
     "Look again with get_pane_info; ask the person, or use a pane nobody watches.",
   );
 }
