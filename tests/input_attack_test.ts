@@ -18,7 +18,7 @@ type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: s
  * own may be slow or print text, and the test is about bash, not about them.
  */
 async function shellPane(t: TestTmux, shell = "sh"): Promise<string> {
-  const command = shell === "bash" ? "bash --norc --noprofile" : shell;
+  const command = shell === "bash" ? "bash --norc --noprofile" : shell === "zsh" ? "zsh -f" : shell;
   const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", command)).trim();
   await waitFor(
     async () =>
@@ -282,6 +282,67 @@ Deno.test("run_command judges a new pane's program only once it runs (not the sh
       assert.ok(!(await t.tmux("capture-pane", "-p", "-t", pane)).includes("typed-into-fish"));
     } finally {
       await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+/** The POSIX shells installed here that run_command is tried with. */
+const MARKER_SHELLS = ["sh", "bash", "zsh"].filter((name) =>
+  ["/bin", "/usr/bin"].some((dir) => {
+    try {
+      return Deno.statSync(`${dir}/${name}`).isFile;
+    } catch {
+      return false;
+    }
+  })
+);
+
+Deno.test("run_command: a program cannot edit the markers on screen into an end (the splice)", async () => {
+  type Run = { exitStatus: number | null; stillRunning: boolean; jobId?: string };
+  type Job = { state: string; exitStatus: number | null; lostReason: string | null };
+  // The command's first output row is right below its begin marker `__tmcp_NONCE_B`: one row
+  // up, column 28 is where `_B` starts. Writing `_E:0...` there turns the begin marker into
+  // the shape of an end marker, the nonce included, without knowing it.
+  const splices = ["_E:0", "_E:0::", "_E:0:0:1700000000", "_E:0:1:1700000000"];
+  await withTmux(async (t, c) => {
+    for (const shell of MARKER_SHELLS) {
+      const pane = await shellPane(t, shell);
+      for (const [i, splice] of splices.entries()) {
+        const command = `printf '\\033[1A\\033[28G${splice}\\n'; sleep 100`;
+        const label = `${shell}: ${splice}`;
+        const background = i % 2 === 1;
+        const run = await c.ok<Run>("run_command", {
+          paneId: pane,
+          command,
+          timeoutMs: 1_000,
+          background,
+        });
+        assert.equal(run.exitStatus, null, label);
+        assert.equal(run.stillRunning, true, label);
+        await t.foreground(pane, "sleep");
+        const shown = await t.tmux("capture-pane", "-p", "-t", pane);
+        assert.match(shown, new RegExp(`__tmcp_[0-9a-f]{20}${splice}`), `${label}: the splice`);
+        const job = await c.ok<Job>("get_command_result", { jobId: run.jobId! });
+        assert.equal(job.state, "running", `${label}: ${JSON.stringify(job)}`);
+        assert.match(
+          await c.fail("run_command", { paneId: pane, command: "echo typed" }),
+          /still running an earlier run_command/,
+          label,
+        );
+        await t.tmux("send-keys", "-t", pane, "C-c");
+        const over = await c.ok<Job>("get_command_result", { jobId: run.jobId!, waitMs: 10_000 });
+        assert.equal(over.state, "lost", `${label}: ${JSON.stringify(over)}`);
+        assert.equal(over.exitStatus, null, label);
+        assert.match(over.lostReason ?? "", /fails its check/, label);
+      }
+      // The pane works as before: a real end is read.
+      const after = await c.ok<Run & { output: string }>("run_command", {
+        paneId: pane,
+        command: "echo fine; (exit 3)",
+        timeoutMs: 10_000,
+      });
+      assert.equal(after.exitStatus, 3, shell);
+      assert.equal(after.output, "fine", shell);
     }
   });
 });

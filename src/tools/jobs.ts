@@ -9,7 +9,9 @@
  * server's pid. The outcome lives in the pane itself: the command is wrapped so that the shell
  * prints a begin marker before it and an end marker with its exit status (and the time) after
  * it; the markers are printed from separate `printf` words, so the echo of the typed line never
- * contains them.
+ * contains them. The end marker also carries a check the shell computes as the command ends
+ * (see {@link endCheck}): what a program writes to the terminal can rearrange the text on
+ * screen, the nonce included, but never produce it.
  *
  * A job is:
  * - `exited` once its end marker is in the pane (with the exit status and duration);
@@ -90,22 +92,48 @@ export function beginMarker(nonce: string): string {
   return `__tmcp_${nonce}_B`;
 }
 
-/** The start of the end marker's text (status and time follow). */
+/** The start of the end marker's text (status, check and time follow). */
 export function endMarker(nonce: string): string {
   return `__tmcp_${nonce}_E:`;
 }
 
 /**
+ * The two numbers the typed line carries for the end marker's check, taken from the nonce
+ * (so a later process knows them from the job id): 22 bits each, so that the check stays
+ * within the 32-bit arithmetic of the smallest shells (mksh) for any status a shell reports
+ * (at most 255; ksh93's 256 + a signal).
+ */
+function checkTerms(nonce: string): [number, number] {
+  return [parseInt(nonce.slice(0, 6), 16) >>> 2, parseInt(nonce.slice(6, 12), 16) >>> 2];
+}
+
+/**
+ * The check the end marker carries with exit status `status`: `(a ^ b) * (status + 1)`, which
+ * the shell computes when the command has ended. The typed line shows `a` and `b`, never their
+ * product; a program writing to the terminal cannot read the screen, so it cannot write this
+ * value, and editing what is on screen (cursor moves, inserting or deleting characters) only
+ * rearranges text that is there. A forged end marker (e.g. the begin marker's `_B` overwritten
+ * with `_E:0`) and a status changed after the end both fail it.
+ */
+export function endCheck(nonce: string, status: number): string {
+  const [a, b] = checkTerms(nonce);
+  return String((a ^ b) * (status + 1));
+}
+
+/**
  * The shell words that print the markers (see `typedCommand` in input.ts). The end marker
- * carries `$?` (expanded first, so it is the command's status) and the time in seconds, so a
- * later process can tell how long the command ran: bash 5 and zsh with zsh/datetime keep it in
- * `EPOCHSECONDS`, which saves starting `date` (a fork and an exec, over 1 ms, in every command).
- * A value that is not a time (someone's own variable of that name) only loses the end time.
+ * carries `$?` (expanded first, so it is the command's status; expanding words does not change
+ * it), its check ({@link endCheck}) and the time in seconds, so a later process can tell how
+ * long the command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHSECONDS`, which saves
+ * starting `date` (a fork and an exec, over 1 ms, in every command). A value that is not a time
+ * (someone's own variable of that name) only loses the end time. The numbers are written
+ * without leading zeros (an octal number in some shells).
  */
 export function markerWords(nonce: string): { begin: string; end: string } {
+  const [a, b] = checkTerms(nonce);
   return {
     begin: `printf '%s_%s_B\\n' __tmcp ${nonce}`,
-    end: `printf '%s_%s_E:%s:%s\\n' __tmcp ${nonce} "$?" ` +
+    end: `printf '%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" "$(( (${a} ^ ${b}) * ($? + 1) ))" ` +
       `"\${EPOCHSECONDS:-$(date +%s 2>/dev/null)}"`,
   };
 }
@@ -125,6 +153,8 @@ export interface Marked {
    * shows one (see {@link typedLineAt}); a job that is over ended before it.
    */
   readonly beforeNext?: string;
+  /** No end marker, but a row shaped like it that fails its check (made or changed on screen). */
+  readonly falseEnd?: boolean;
 }
 
 /** One unit of a typed command (`printfUnits` in input.ts): a plain byte or `\0ooo`. */
@@ -143,7 +173,8 @@ const TYPED_LINE = (() => {
   const run = `(?:${evaluate} ${word}|printf -v ${HELD} %b ${word}; ${evaluate} "\\$${HELD}"|` +
     `${evaluate} "\\$\\(printf %b ${word}\\)")`;
   const begin = String.raw`printf '%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
-  const end = String.raw`printf '%s_%s_E:%s:%s\\n' __tmcp \1 "\$\?" ` +
+  const end = String.raw`printf '%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
+    String.raw`"\$\(\( \(\d{1,7} \^ \d{1,7}\) \* \(\$\? \+ 1\) \)\)" ` +
     String.raw`"\$\{EPOCHSECONDS:-\$\(date \+%s 2>/dev/null\)\}"`;
   return new RegExp(`^.* ${begin}; ${run}; ${end}(?:; unset ${HELD})?$`);
 })();
@@ -172,20 +203,27 @@ function typedLineAt(lines: readonly string[], i: number, nonce: string): number
  */
 export function findMarkers(lines: readonly string[], nonce: string, start = 0): Marked {
   const begin = beginMarker(nonce);
-  const endRe = new RegExp(`^(.*)__tmcp_${nonce}_E:(\\d+)(?::(.*))?$`);
+  const token = endMarker(nonce);
+  const endRe = new RegExp(`^(.*)${token}(\\d{1,5}):(\\d{1,12})(?::(.*))?$`);
   let endAt = -1;
   let status: number | null = null;
   let endedMs: number | null = null;
   let prefix = "";
+  let falseEnd = false;
   for (let i = lines.length - 1; i >= 0; i--) {
+    if (!lines[i].includes(token)) continue;
     const m = endRe.exec(lines[i].trimEnd());
-    if (m) {
-      endAt = i;
-      status = Number(m[2]);
-      endedMs = m[3] && /^\d{1,15}$/.test(m[3]) ? Number(m[3]) * 1000 : null;
-      prefix = m[1];
-      break;
+    // Only the shell prints the check: a row that has the end marker's shape without it was
+    // made on screen (by a program's cursor moves over the begin marker), or changed since.
+    if (!m || m[3] !== endCheck(nonce, Number(m[2]))) {
+      falseEnd = true;
+      continue;
     }
+    endAt = i;
+    status = Number(m[2]);
+    endedMs = m[4] && /^\d{1,15}$/.test(m[4]) ? Number(m[4]) * 1000 : null;
+    prefix = m[1];
+    break;
   }
   const until = endAt === -1 ? lines.length : endAt;
   let beginAt = -1;
@@ -226,6 +264,7 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
     status,
     endedMs,
     output: beginAt === -1 && endAt === -1 ? "" : trimTrailingBlank(body).join("\n"),
+    ...(status === null && falseEnd ? { falseEnd } : {}),
     ...(next === -1 ? {} : {
       beforeNext: trimTrailingBlank(lines.slice(from + 1, Math.max(from + 1, next))).join("\n"),
     }),
@@ -421,7 +460,11 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
   return overBeforeNext({
     ...sofar,
     state: "lost",
-    lostReason: marked.begun
+    lostReason: marked.falseEnd
+      ? "the shell is back at its prompt, and the only row shaped like the command's end " +
+        "marker fails its check: it was written or changed on screen by a program, not " +
+        "printed by the shell as the command ended, so no exit status can be read from it"
+      : marked.begun
       ? "the shell is back at its prompt without the command's end marker (interrupted, " +
         "e.g. by C-c, or its line was cut)"
       : "its begin marker is not in the pane's history (cleared, or scrolled past the " +

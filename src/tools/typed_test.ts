@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { typedCommand } from "./input.ts";
-import { findMarkers, withoutDeadLine } from "./jobs.ts";
+import { endCheck, findMarkers, withoutDeadLine } from "./jobs.ts";
 
 const SHELLS = ["/bin/sh", "/bin/dash", "/bin/bash", "/usr/bin/zsh", "/bin/zsh"].filter((path) => {
   try {
@@ -108,21 +108,60 @@ Deno.test("typedCommand starts no process of its own where the shell needs none"
   assert.match(typedCommand("true", NONCE, "sh"), /\$\{EPOCHSECONDS:-\$\(date \+%s/);
 });
 
+/** The end marker row the shell prints for `nonce` with `status`, then `tail`. */
+function endRow(nonce: string, status: number, tail: string): string {
+  return `__tmcp_${nonce}_E:${status}:${endCheck(nonce, status)}${tail}`;
+}
+
 Deno.test("findMarkers reads the end time only when it is one", () => {
   const begin = `__tmcp_${NONCE}_B`;
-  const end = (tail: string) => findMarkers([begin, "out", `__tmcp_${NONCE}_E:${tail}`], NONCE);
-  assert.deepEqual(end("3:1700000000"), {
+  const end = (tail: string) => findMarkers([begin, "out", endRow(NONCE, 3, tail)], NONCE);
+  assert.deepEqual(end(":1700000000"), {
     begun: true,
     status: 3,
     endedMs: 1_700_000_000_000,
     output: "out",
   });
-  assert.equal(end("3").endedMs, null);
-  assert.equal(end("3:").endedMs, null);
-  assert.equal(end("3:a:b").status, 3);
-  assert.equal(end("3:a:b").endedMs, null);
-  assert.equal(end("3:" + "9".repeat(30)).endedMs, null);
-  assert.equal(end("x:1").status, null);
+  assert.equal(end("").endedMs, null);
+  assert.equal(end(":").endedMs, null);
+  assert.equal(end(":a:b").status, 3);
+  assert.equal(end(":a:b").endedMs, null);
+  assert.equal(end(":" + "9".repeat(30)).endedMs, null);
+  assert.equal(findMarkers([begin, `__tmcp_${NONCE}_E:x:1`], NONCE).status, null);
+});
+
+Deno.test("findMarkers: an end marker without its check is no end, whatever else it holds", () => {
+  const begin = `__tmcp_${NONCE}_B`;
+  const real = endRow(NONCE, 1, ":1700000000");
+  const check = endCheck(NONCE, 1);
+  for (
+    const row of [
+      // The begin marker's `_B` overwritten: the nonce without knowing it.
+      `__tmcp_${NONCE}_E:0`,
+      `__tmcp_${NONCE}_E:0::`,
+      `__tmcp_${NONCE}_E:0:0:1700000000`,
+      // The real end with a digit of its status changed afterwards.
+      real.replace("_E:1:", "_E:0:"),
+      real.replace("_E:1:", "_E:11:"),
+      // Its check moved to another status, or changed.
+      `__tmcp_${NONCE}_E:0:${check}:1700000000`,
+      real.replace(`:${check}:`, `:${check}1:`),
+      // Another job's check.
+      endRow("a1b2c3d4e5f60718293a", 0, ":1").replace("a1b2c3d4e5f60718293a", NONCE),
+    ]
+  ) {
+    const marked = findMarkers([begin, "out", row], NONCE);
+    assert.equal(marked.status, null, row);
+    assert.equal(marked.falseEnd, true, row);
+    assert.equal(marked.output, `out\n${row}`, row);
+  }
+  // A false end below the real one changes nothing.
+  const both = findMarkers([begin, "out", real, `__tmcp_${NONCE}_E:0`], NONCE);
+  assert.equal(both.status, 1);
+  assert.equal(both.falseEnd, undefined);
+  // Every status a shell reports has its own check.
+  const checks = new Set(Array.from({ length: 400 }, (_, s) => endCheck(NONCE, s)));
+  assert.equal(checks.size, 400);
 });
 
 Deno.test("findMarkers: a job without its end ends before another run_command's typed line", () => {
@@ -137,7 +176,7 @@ Deno.test("findMarkers: a job without its end ends before another run_command's 
     ...typed.split("\n").map((line) => `$ ${line}`),
     `__tmcp_${other}_B`,
     "next",
-    `__tmcp_${other}_E:0:1700000000`,
+    endRow(other, 0, ":1700000000"),
     "$",
   ];
   // Every shape typedCommand types: plain, decoded (bash, other shells), long (several lines).
@@ -179,7 +218,7 @@ Deno.test("findMarkers: a job without its end ends before another run_command's 
   assert.equal(kept.output, own.join("\n"));
   assert.equal(kept.beforeNext, undefined);
   // The job's own end marker: nothing is cut.
-  const ended = [...before, ...ran(typedCommand("echo next", other)), `__tmcp_${NONCE}_E:0:1`];
+  const ended = [...before, ...ran(typedCommand("echo next", other)), endRow(NONCE, 0, ":1")];
   assert.equal(findMarkers(ended, NONCE).beforeNext, undefined);
 });
 
