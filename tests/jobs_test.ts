@@ -175,6 +175,73 @@ Deno.test("a job survives a restart of the server process", async () => {
   }
 });
 
+Deno.test("a job read as ended reads the same every time, whatever later changes its end marker", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-end-" });
+  const t = await TestTmux.start();
+  const c = await connect({ socketName: t.socket });
+  try {
+    const p = t.ids.paneId;
+    // A child the command leaves behind writes to the terminal once told to: over the status
+    // digit of the end marker (one row up from the prompt, column 31), then over the whole row.
+    const child = (go: string, write: string) =>
+      `(while [ ! -e ${dir}/${go} ]; do sleep 0.05; done; printf '\\0337\\033[1A${write}\\0338')` +
+      " >/dev/tty 2>&1 &";
+    const run = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: `${child("digit", "\\033[31G0")} ${child("row", "\\033[2K")} echo o''ut; false`,
+      background: true,
+    });
+    const first = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 10_000 });
+    assert.equal(first.state, "exited");
+    assert.equal(first.exitStatus, 1);
+    assert.equal(first.output, "out");
+    const same = (job: Job, label: string) => {
+      for (const field of ["state", "exitStatus", "output", "outputComplete", "durationMs"]) {
+        assert.deepEqual(
+          job[field as keyof Job],
+          first[field as keyof Job],
+          `${label}: ${field}: ${JSON.stringify(job)}`,
+        );
+      }
+    };
+
+    await Deno.writeTextFile(`${dir}/digit`, "");
+    await waitFor(async () => /_E:0:/.test(await t.tmux("capture-pane", "-p", "-t", p)), "0");
+    same(await c.ok<Job>("get_command_result", { jobId: run.jobId }), "status rewritten");
+    // A process that never read the job sees the rewritten marker fail its check: lost, said
+    // why, never the status written over it.
+    const { cmd, args } = startCommand();
+    const fresh = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+    try {
+      await fresh.initialize();
+      const other = (await fresh.callTool("get_command_result", {
+        jobId: run.jobId,
+        waitMs: 10_000,
+      })).structuredContent as Job;
+      assert.equal(other.state, "lost", JSON.stringify(other));
+      assert.equal(other.exitStatus, null);
+      assert.match(other.lostReason!, /fails its check/);
+    } finally {
+      await fresh.closeStdin();
+    }
+
+    await Deno.writeTextFile(`${dir}/row`, "");
+    await waitFor(
+      async () => !/__tmcp_\w+_E:/.test(await t.tmux("capture-pane", "-p", "-t", p)),
+      "the end marker erased",
+    );
+    same(await c.ok<Job>("get_command_result", { jobId: run.jobId }), "row erased");
+    // The pane gone (another window keeps the server): still the same.
+    await t.tmux("new-window", "-d");
+    await t.tmux("kill-pane", "-t", p);
+    same(await c.ok<Job>("get_command_result", { jobId: run.jobId }), "pane killed");
+  } finally {
+    await c.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a job whose pane is killed, respawned or dies is lost, with the reason", async () => {
   await withTmux(async (t, c) => {
     const started = async (paneId: string) => {

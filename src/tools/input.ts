@@ -1137,6 +1137,7 @@ const runCommand = defineTool({
             status: view.exitStatus,
             endedMs: null,
             output: view.output,
+            ...(view.cutBytes ? { cutBytes: view.cutBytes } : {}),
           };
         } else if (view.state === "lost" && !marked.begun) {
           // Begun, it may be the shell itself that waits (a `read` in the command), which looks
@@ -1156,6 +1157,7 @@ const runCommand = defineTool({
       }
       const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
       const output = keepTail(marked.output, budget);
+      const omittedBytes = output.omittedBytes + (marked.cutBytes ?? 0);
       const exitStatus = marked.status ?? died?.deadStatus ?? null;
       // The pane gone (or respawned) before any marker was read: whatever it printed is gone.
       const unread = !marked.begun && marked.status === null &&
@@ -1169,8 +1171,8 @@ const runCommand = defineTool({
         output: output.text,
         // Neither marker found in a pane still there: nothing printed yet, nothing lost.
         outputComplete: (marked.begun || (marked.status === null && marked.output === "")) &&
-          !unread && !overwritten && output.omittedBytes === 0,
-        omittedBytes: output.omittedBytes,
+          !unread && !overwritten && omittedBytes === 0,
+        omittedBytes,
         timedOut,
         stillRunning,
         paneDied: died !== null || (unfinished && lost === null && !stillRunning),

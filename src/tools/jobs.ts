@@ -11,7 +11,9 @@
  * it; the markers are printed from separate `printf` words, so the echo of the typed line never
  * contains them. The end marker also carries a check the shell computes as the command ends
  * (see {@link endCheck}): what a program writes to the terminal can rearrange the text on
- * screen, the nonce included, but never produce it.
+ * screen, the nonce included, but never produce it. A job read as ended is also kept in memory
+ * as first read, so that it reads the same every time in this process, whatever later changes
+ * the pane.
  *
  * A job is:
  * - `exited` once its end marker is in the pane (with the exit status and duration);
@@ -29,6 +31,7 @@ import { TmuxContext } from "../mcp/context.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, socketNameField, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
+import { byteLength } from "../mcp/bounds.ts";
 import { execFast } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
@@ -155,6 +158,8 @@ export interface Marked {
   readonly beforeNext?: string;
   /** No end marker, but a row shaped like it that fails its check (made or changed on screen). */
   readonly falseEnd?: boolean;
+  /** UTF-8 bytes cut from the start of `output` when it was kept (see `keepFinished`). */
+  readonly cutBytes?: number;
 }
 
 /** One unit of a typed command (`printfUnits` in input.ts): a plain byte or `\0ooo`. */
@@ -293,6 +298,8 @@ export interface JobView {
   readonly durationMs: number;
   /** The pane as last seen. */
   readonly probe: PaneProbe;
+  /** UTF-8 bytes of output cut before `output` (see {@link Marked.cutBytes}). */
+  readonly cutBytes?: number;
 }
 
 /** Rows before the start a read includes, in case the screen scrolled meanwhile. */
@@ -358,6 +365,51 @@ export interface MarkedRead {
 export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedRead> {
   const key = `${ctx.socketLabel}#${jobIdOf(ref)}`;
   const probe = await probePane(ctx, ref.paneId);
+  const kept = finished.get(key);
+  if (kept) return { probe, marked: kept };
+  const found = await readMarkedNow(ctx, ref, key, probe);
+  if (found.marked.status !== null) keepFinished(key, found.marked);
+  return found;
+}
+
+/**
+ * The end of every job this process has read as ended, as it first read it: what is in the
+ * pane may change since (a program the command left running can write over its end marker, or
+ * erase it), and a job that is over reads the same every time. The output is kept up to
+ * {@link MAX_KEPT_CHARS} (its tail; more than any reply holds), and the bytes cut counted.
+ */
+const finished = new Map<string, Marked>();
+const MAX_FINISHED = 100;
+const MAX_KEPT_CHARS = 100_000;
+
+function keepFinished(key: string, marked: Marked): void {
+  let output = marked.output;
+  let cutBytes = marked.cutBytes ?? 0;
+  if (output.length > MAX_KEPT_CHARS) {
+    let at = output.length - MAX_KEPT_CHARS;
+    // Not between the halves of a surrogate pair.
+    const c = output.charCodeAt(at);
+    if (c >= 0xdc00 && c <= 0xdfff) at++;
+    cutBytes += byteLength(output.slice(0, at));
+    output = output.slice(at);
+  }
+  finished.delete(key);
+  finished.set(key, {
+    ...marked,
+    output,
+    // Without a time in the marker, the end is when it was first seen.
+    endedMs: marked.endedMs ?? Date.now(),
+    ...(cutBytes > 0 ? { cutBytes } : {}),
+  });
+  if (finished.size > MAX_FINISHED) finished.delete(finished.keys().next().value!);
+}
+
+async function readMarkedNow(
+  ctx: TmuxContext,
+  ref: JobRef,
+  key: string,
+  probe: PaneProbe,
+): Promise<MarkedRead> {
   const none: Marked = { begun: false, status: null, endedMs: null, output: "" };
   if (!probe.exists || probe.pid !== ref.panePid) {
     positions.delete(key);
@@ -401,6 +453,23 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
   const { probe, marked } = await readMarked(ctx, ref);
   const base = { probe, output: "", complete: false, exitStatus: null, lostReason: null };
   const elapsed = Math.max(0, Date.now() - ref.startMs);
+  const complete = marked.begun;
+  // Read as ended once: ended, whatever became of the pane since.
+  if (marked.status !== null) {
+    const ended = marked.endedMs !== null && marked.endedMs >= ref.startMs - 1_000
+      ? Math.max(0, marked.endedMs - ref.startMs)
+      : elapsed;
+    return {
+      probe,
+      state: "exited",
+      exitStatus: marked.status,
+      lostReason: null,
+      output: marked.output,
+      complete,
+      durationMs: ended,
+      ...(marked.cutBytes ? { cutBytes: marked.cutBytes } : {}),
+    };
+  }
   if (!probe.exists) {
     return {
       ...base,
@@ -415,21 +484,6 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
       state: "lost",
       lostReason: `pane ${ref.paneId} was respawned: it runs another process now`,
       durationMs: elapsed,
-    };
-  }
-  const complete = marked.begun;
-  if (marked.status !== null) {
-    const ended = marked.endedMs !== null && marked.endedMs >= ref.startMs - 1_000
-      ? Math.max(0, marked.endedMs - ref.startMs)
-      : elapsed;
-    return {
-      probe,
-      state: "exited",
-      exitStatus: marked.status,
-      lostReason: null,
-      output: marked.output,
-      complete,
-      durationMs: ended,
     };
   }
   const sofar = { ...base, output: marked.output, complete, durationMs: elapsed };
@@ -595,8 +649,8 @@ export function jobReport(
     exitStatus: view.exitStatus,
     lostReason: view.lostReason,
     output: output.text,
-    outputComplete: view.complete && output.omittedBytes === 0,
-    omittedBytes: output.omittedBytes,
+    outputComplete: view.complete && output.omittedBytes === 0 && !view.cutBytes,
+    omittedBytes: output.omittedBytes + (view.cutBytes ?? 0),
     durationMs: Math.round(view.durationMs),
   };
 }
