@@ -1000,6 +1000,55 @@ Deno.test("run_command finds its output when tmux trims the history meanwhile", 
   });
 });
 
+Deno.test("run_command: a command that clears the screen and history returns what it printed since, and says so", async () => {
+  await withServer(async (t, c) => {
+    const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    await c.ok("run_command", { paneId: p, command: "echo before" });
+    // What `clear` sends where the terminal can empty its history: home, erase the screen,
+    // erase the history. The begin marker and the typed line go with them.
+    for (const clear of ["printf '\\033[H\\033[2J\\033[3J'", "clear"]) {
+      const result = await c.call("run_command", {
+        paneId: p,
+        command: `echo gone; ${clear}; echo TESTS PASSED: 12; echo FAILED: 3`,
+      });
+      const run = result.structuredContent as Run;
+      const text = (result.content as { text: string }[])[0].text;
+      assert.equal(run.exitStatus, 0, clear);
+      assert.equal(run.output, "TESTS PASSED: 12\nFAILED: 3", `${clear}: ${text}`);
+      assert.equal(run.outputComplete, false, clear);
+      assert.match(text, /cleared the screen and the pane's history/, clear);
+      // Read again as a job: the same.
+      const next = await c.ok<Run>("run_command", { paneId: p, command: "echo after" });
+      assert.equal(next.output, "after");
+    }
+  });
+});
+
+Deno.test("run_command: output longer than the pane's history says its start left, and how to keep it", async () => {
+  await withServer(async (t, c) => {
+    await t.tmux("set-option", "-g", "history-limit", "1000");
+    const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    const result = await c.call("run_command", {
+      paneId: p,
+      command: "seq -f 'CC obj/file%g.o' 1 5000; false",
+    });
+    const run = result.structuredContent as Run;
+    const text = (result.content as { text: string }[])[0].text;
+    assert.equal(run.exitStatus, 1);
+    assert.equal(run.outputComplete, false);
+    assert.equal(run.omittedBytes, 0, "all the pane holds fits the reply");
+    assert.ok(run.output.endsWith("CC obj/file5000.o"));
+    assert.match(text, /scrolled out of the pane's history \(history-limit 1000 lines\)/, text);
+    assert.match(text, /2>&1 \| tee FILE/);
+    assert.match(text, /set_option history-limit/);
+    // A command whose output fits says nothing of it.
+    const small = await c.call("run_command", { paneId: p, command: "seq 1 3" });
+    assert.doesNotMatch((small.content as { text: string }[])[0].text, /history-limit/);
+  });
+});
+
 Deno.test("run_command: a cancelled call leaves its command running and the pane busy", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

@@ -1137,6 +1137,7 @@ const runCommand = defineTool({
             status: view.exitStatus,
             endedMs: null,
             output: view.output,
+            ...(view.startNote ? { startNote: view.startNote } : {}),
             ...(view.cutBytes ? { cutBytes: view.cutBytes } : {}),
           };
         } else if (view.state === "lost" && !marked.begun) {
@@ -1192,7 +1193,9 @@ const runCommand = defineTool({
         ? `${pane.id}: started in the background as job ${jobId}; the pane is busy until it ends.`
         : timedOut
         ? `${pane.id}: still running after ${effective} ms as job ${jobId}; the pane is busy until it ends.`
-        : `${pane.id}: exited with status ${marked.status}.`;
+        : `${pane.id}: exited with status ${marked.status}.${
+          marked.startNote ? ` ${marked.startNote}` : ""
+        }`;
       return { data, summary };
     } catch (error) {
       if (keep && error instanceof TmuxError && error.kind === "cancelled") {

@@ -156,10 +156,17 @@ export interface Marked {
    * shows one (see {@link typedLineAt}); a job that is over ended before it.
    */
   readonly beforeNext?: string;
+  /**
+   * Ended, with neither its begin marker nor the echo of its line above the end: its start
+   * left the pane (cleared with the history, or pushed out by the history limit).
+   */
+  readonly startGone?: boolean;
   /** No end marker, but a row shaped like it that fails its check (made or changed on screen). */
   readonly falseEnd?: boolean;
   /** UTF-8 bytes cut from the start of `output` when it was kept (see `keepFinished`). */
   readonly cutBytes?: number;
+  /** With `startGone`, once ended: why, and how to keep a long output whole (one sentence). */
+  readonly startNote?: string;
 }
 
 /** One unit of a typed command (`printfUnits` in input.ts): a plain byte or `\0ooo`. */
@@ -245,13 +252,27 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
   // `__tmcp NONCE`, which only the echo holds), never at earlier output; without that either,
   // at `from`, the row the job started at.
   let from = beginAt;
+  let startGone = false;
   if (beginAt === -1) {
     const echo = `__tmcp ${nonce}`;
     from = Math.min(until, Math.max(0, start)) - 1;
-    for (let i = until - 1; i >= 0; i--) {
-      if (lines[i].includes(echo)) {
-        from = i;
-        break;
+    let echoAt = -1;
+    for (let i = until - 1; i >= 0 && echoAt === -1; i--) {
+      if (lines[i].includes(echo)) echoAt = i;
+    }
+    if (echoAt !== -1) from = echoAt;
+    else if (endAt !== -1) {
+      // Ended, and nothing of its start above the end. Its start below the end: the cursor
+      // went up over it, and what is above is earlier output. Nowhere: the start left the
+      // pane (the command cleared the screen and the history, as `clear` does, or its output
+      // pushed the start out of the history). Then an end above the row the job started at
+      // says the rows moved up: cleared, and what is above the end is what it printed since.
+      const below = lines.slice(endAt + 1).some((l) =>
+        l.includes(echo) || l.trimEnd().endsWith(begin)
+      );
+      if (!below) {
+        startGone = true;
+        if (endAt < start) from = -1;
       }
     }
   }
@@ -269,6 +290,7 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
     status,
     endedMs,
     output: beginAt === -1 && endAt === -1 ? "" : trimTrailingBlank(body).join("\n"),
+    ...(startGone ? { startGone } : {}),
     ...(status === null && falseEnd ? { falseEnd } : {}),
     ...(next === -1 ? {} : {
       beforeNext: trimTrailingBlank(lines.slice(from + 1, Math.max(from + 1, next))).join("\n"),
@@ -298,6 +320,8 @@ export interface JobView {
   readonly durationMs: number;
   /** The pane as last seen. */
   readonly probe: PaneProbe;
+  /** Ended, with its start gone from the pane: why (see {@link Marked.startNote}). */
+  readonly startNote?: string;
   /** UTF-8 bytes of output cut before `output` (see {@link Marked.cutBytes}). */
   readonly cutBytes?: number;
 }
@@ -368,8 +392,30 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
   const kept = finished.get(key);
   if (kept) return { probe, marked: kept };
   const found = await readMarkedNow(ctx, ref, key, probe);
-  if (found.marked.status !== null) keepFinished(key, found.marked);
-  return found;
+  if (found.marked.status === null) return found;
+  const marked = found.marked.startGone
+    ? { ...found.marked, startNote: startGoneNote(found.probe) }
+    : found.marked;
+  keepFinished(key, marked);
+  return { probe, marked };
+}
+
+/**
+ * Why a command that ended has no start in its pane, and how to keep a long output whole. At
+ * its history limit tmux drops the oldest tenth of the history at once: a history that is
+ * within that of the limit lost its start there; one well below it was cleared (`clear` sends
+ * the sequence that empties the history too).
+ */
+function startGoneNote(probe: PaneProbe): string {
+  const limit = probe.historyLimit;
+  const atLimit = limit > 0 && probe.historySize >= limit - Math.max(1, Math.floor(limit / 10)) - 1;
+  return atLimit
+    ? `Its start scrolled out of the pane's history (history-limit ${limit} lines): output ` +
+      "begins at the oldest line the pane still holds. To keep a long output whole, run it " +
+      "as `CMD 2>&1 | tee FILE` and read FILE, or raise history-limit for new panes " +
+      "(set_option history-limit)."
+    : "It cleared the screen and the pane's history (as `clear` does): output is what the " +
+      "pane still holds of it, and what it printed before clearing is gone.";
 }
 
 /**
@@ -467,6 +513,7 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
       output: marked.output,
       complete,
       durationMs: ended,
+      ...(marked.startNote ? { startNote: marked.startNote } : {}),
       ...(marked.cutBytes ? { cutBytes: marked.cutBytes } : {}),
     };
   }
@@ -661,7 +708,7 @@ export function jobSummary(ref: JobRef, view: JobView): string {
     case "exited":
       return `${ref.paneId}: the job exited with status ${view.exitStatus} after ${
         Math.round(view.durationMs / 100) / 10
-      } s.`;
+      } s.${view.startNote ? ` ${view.startNote}` : ""}`;
     case "lost":
       return `${ref.paneId}: the job is lost: ${view.lostReason}.`;
     default:

@@ -164,6 +164,29 @@ Deno.test("findMarkers: an end marker without its check is no end, whatever else
   assert.equal(checks.size, 400);
 });
 
+Deno.test("findMarkers: a start that left the pane takes the rows above the end, and says so", () => {
+  const typedRow = `$ ${typedCommand("clear; echo after", NONCE)}`;
+  const end = endRow(NONCE, 0, ":1700000000");
+  // `clear`: the screen and the history went, the rows moved up above where the job started.
+  const cleared = findMarkers(["PASSED: 12", "FAILED: 3", end, "$"], NONCE, 5);
+  assert.equal(cleared.status, 0);
+  assert.equal(cleared.begun, false);
+  assert.equal(cleared.startGone, true);
+  assert.equal(cleared.output, "PASSED: 12\nFAILED: 3");
+  // The start pushed out of the history: the rows from where the job started.
+  const pushed = findMarkers(["earlier", "x1", "x2", "x3", end], NONCE, 2);
+  assert.equal(pushed.startGone, true);
+  assert.equal(pushed.output, "x2\nx3");
+  // The cursor went up over its start: what is above the end is earlier output.
+  const over = findMarkers(["earlier", end, typedRow, "one"], NONCE, 2);
+  assert.equal(over.output, "");
+  assert.equal(over.status, 0);
+  // Its line still there: the output starts below it.
+  const echoed = findMarkers(["earlier", typedRow, "one", end], NONCE, 9);
+  assert.equal(echoed.startGone, undefined);
+  assert.equal(echoed.output, "one");
+});
+
 Deno.test("findMarkers: a job without its end ends before another run_command's typed line", () => {
   const other = "fedcba9876543210fedc";
   const before = [
