@@ -609,6 +609,7 @@ Deno.test("run_command: a command outliving its timeout keeps the pane busy unti
       const refused = await c.fail("run_command", { paneId: p, command: "true" });
       assert.match(refused, /still running an earlier run_command/);
       assert.match(refused, /C-c/);
+      assert.match(refused, /if C-c does not end it, respawn_pane with kill: true/);
       if (ending === "interrupted") {
         // send_keys is not blocked by a busy pane: the model may answer a prompt or interrupt.
         await c.ok("send_keys", { paneId: p, keys: ["C-c"] });

@@ -983,7 +983,8 @@ const runCommand = defineTool({
           JSON.stringify(cutString(prior.command, 80).text)
         }, started ${since} s ago, job ${jobIdOf(prior.ref)}).`,
         "Wait for it to end (get_command_result with waitMs) or interrupt it (send_keys keys: " +
-          '["C-c"]), then run_command again.',
+          '["C-c"]), then run_command again; if C-c does not end it, respawn_pane with kill: ' +
+          "true kills what runs in the pane and starts its command afresh.",
       );
       if (prior.attached) throw refusal;
       prior.attached = true;
