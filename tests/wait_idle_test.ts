@@ -175,6 +175,28 @@ Deno.test("wait_for_idle: a pane that keeps printing times out", async () => {
   });
 });
 
+Deno.test("the tails of wait_for_idle and wait_for_text keep no row's trailing blanks", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    // Rows padded with written blanks, as a full-screen program clears them (vim's `~` rows),
+    // and the prompt's own blank after "P>".
+    await type(t, p, "printf '%-70s\\n%-70s\\n' pad''ded be''low");
+    await waitFor(async () => (await screen(t, p)).includes("below"), "the padded rows");
+    const idle = await c.ok<Idle>("wait_for_idle", { paneId: p, quietMs: 200, timeoutMs: 5_000 });
+    const text = await c.ok<{ tail: string }>("wait_for_text", {
+      paneId: p,
+      patterns: ["never"],
+      timeoutMs: 200,
+    });
+    for (const tail of [idle.tail, text.tail]) {
+      assert.match(tail, /^padded$/m);
+      assert.match(tail, /^below$/m);
+      assert.match(tail, /^P>$/m);
+      assert.ok(!/ $/m.test(tail), `trailing blanks kept: ${JSON.stringify(tail)}`);
+    }
+  });
+});
+
 Deno.test("wait_for_idle honours quietMs: it returns no earlier than quietMs after the last output", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

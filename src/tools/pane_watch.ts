@@ -272,6 +272,13 @@ function afterRecord(stdout: Uint8Array, guard: string): Uint8Array {
   return new Uint8Array();
 }
 
+/** A row without the blanks at its end. */
+function trimEnd(line: string): string {
+  let end = line.length;
+  while (end > 0 && line.charCodeAt(end - 1) === 0x20) end--;
+  return end === line.length ? line : line.slice(0, end);
+}
+
 function trimTrailingBlank(lines: string[]): string[] {
   let end = lines.length;
   while (end > 0 && lines[end - 1].trim() === "") end--;
@@ -698,7 +705,11 @@ export class PaneWatch {
     return { probe, lines, fresh };
   }
 
-  /** The last lines of the pane's screen; what the stream last showed when the pane is gone. */
+  /**
+   * The last lines of the pane's screen; what the stream last showed when the pane is gone.
+   * Each without its trailing blanks: `-J` keeps the blanks a program wrote (a full-screen
+   * program clears its rows with them), which would otherwise be most of a tail.
+   */
   async tail(maxLines: number): Promise<string[]> {
     const { probe, lines } = await probeWith(this.#ctx, this.paneId, [
       "capture-pane",
@@ -707,9 +718,9 @@ export class PaneWatch {
       "-t",
       this.paneId,
     ], this.start.serverPid);
-    if (probe.exists && lines.length > 0) return lines.slice(-maxLines);
-    const recent = this.#text.recent();
-    return (recent.length > 0 ? recent : this.#lastRegion).slice(-maxLines);
+    const recent = probe.exists && lines.length > 0 ? lines : this.#text.recent();
+    return trimTrailingBlank((recent.length > 0 ? recent : this.#lastRegion).map(trimEnd))
+      .slice(-maxLines);
   }
 
   #sleep(ms: number, signal: AbortSignal): Promise<void> {
