@@ -409,6 +409,128 @@ Deno.test("control: wait_for_text matches what the rows show, not the byte strea
   });
 });
 
+Deno.test("a row redrawn in place (\\r) counts from where it changed, matched and told whole", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const tty = await quietPane(t, p);
+    const shows = (text: string) =>
+      waitFor(async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes(text), text);
+    await tty.write("progress 5%");
+    await shows("progress 5%");
+    // The row the cursor is on redrawn from its start: the pattern spans old and new cells.
+    const bar = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["progress 50%"],
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await tty.write("\rprogress 10%");
+    await tty.write("\rprogress 50%");
+    const matched = await bar;
+    assert.deepEqual([matched.outcome, matched.lines, matched.alreadyOnScreen], [
+      "matched",
+      ["progress 50%"],
+      false,
+    ]);
+
+    // Without patterns the redrawn row comes back whole, not cut at the start's cursor.
+    const any = c.ok<Wait>("wait_for_text", { paneId: p, timeoutMs: 10_000 });
+    await subscribed(t, c);
+    await tty.write("\rprogress 60%");
+    assert.deepEqual(await any.then((r) => [r.outcome, r.lines]), ["output", ["progress 60%"]]);
+    await shows("progress 60%");
+
+    // Old text alone never matches: "progress" was on the row before, only "70%" is new. A
+    // regular expression reaching from the old cells into the new ones does match.
+    const old = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["progress", "70%"],
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await tty.write("\rprogress 70%");
+    assert.deepEqual((await old).matched, { pattern: "70%", index: 1 });
+    await shows("progress 70%");
+    const regex = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["^progress", "o.r"],
+      stop: ["progress \\d+%$"],
+      regex: true,
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await tty.write("\rprogress 80%");
+    const reached = await regex;
+    assert.deepEqual([reached.outcome, reached.stoppedBy?.index, reached.lines], [
+      "stopped",
+      0,
+      ["progress 80%"],
+    ]);
+  });
+});
+
+Deno.test("a row redrawn back to what it showed at the start counts: it was drawn again", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    // "progress 50%" at the start; on "go", 5% and 50% in turn, five times a second.
+    await t.tmux(
+      "respawn-pane",
+      "-k",
+      "-t",
+      p,
+      "printf '\\rprogress 50%%'; tmux wait-for go; while :; do printf '\\rprogress 5%% '; " +
+        "sleep 0.2; printf '\\rprogress 50%%'; sleep 0.2; done",
+    );
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("progress 50%"),
+      "the bar at 50%",
+    );
+    const waiting = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["progress 50%"],
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await t.tmux("wait-for", "-S", "go");
+    const result = await waiting;
+    assert.deepEqual([result.outcome, result.lines, result.alreadyOnScreen], [
+      "matched",
+      ["progress 50%"],
+      true,
+    ]);
+  });
+});
+
+Deno.test("polling: a row redrawn in place (\\r) is matched and told whole", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const tty = await quietPane(t, p);
+    await tty.write("Downloading... 12%");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("12%"),
+      "the progress line",
+    );
+    await t.attach("main");
+    await t.tmux("set-option", "-t", "main", "destroy-unattached", "on");
+    let drawn: Promise<void> | null = null;
+    const waiting = c.client.callTool(
+      {
+        name: "wait_for_text",
+        arguments: { paneId: p, patterns: ["Download complete"], timeoutMs: 10_000 },
+      },
+      undefined,
+      { onprogress: () => void (drawn ??= tty.write("\rDownload complete  ")) },
+    );
+    const result = structured(await waiting as CallToolResult);
+    await drawn;
+    assert.deepEqual([result.transport, result.outcome, result.lines], [
+      "polling",
+      "matched",
+      ["Download complete"],
+    ]);
+  });
+});
+
 Deno.test("control feed lost mid-wait: text on screen below the cursor before the wait is not new", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

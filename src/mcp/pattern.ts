@@ -35,6 +35,11 @@ export const MAX_REGEX_PROGRAM = 10_000;
 export interface LineRegex {
   /** Whether the pattern matches somewhere in `line` (one row of text, no newline). */
   test(line: string): boolean;
+  /**
+   * Where the match of the pattern in `line` that ends last ends (a UTF-16 index); -1 when it
+   * matches nowhere. One pass, as linear as {@link LineRegex.test}.
+   */
+  lastEnd(line: string): number;
   /** Instructions of its program: about what one character of text costs to match. */
   readonly cost: number;
 }
@@ -79,7 +84,18 @@ export function compileRegex(source: string, matchCase: boolean, what: string): 
   }
   const cost = re.programSize();
   if (cost > MAX_REGEX_PROGRAM) throw tooLarge(what, cost);
-  return { test: (line) => re.test(line), cost };
+  // Anything, then the pattern, anchored at the start and longest: its end is the last end of
+  // any match (compiled when first asked for).
+  let last: RE2JS | null = null;
+  const lastEnd = (line: string): number => {
+    last ??= RE2JS.compile(
+      `^${ANYTHING}*(?:${translated.text})`,
+      RE2JS.LONGEST_MATCH | (matchCase ? 0 : RE2JS.CASE_INSENSITIVE),
+    );
+    const m = last.matcher(line);
+    return m.find() ? m.end() : -1;
+  };
+  return { test: (line) => re.test(line), lastEnd, cost };
 }
 
 function tooLarge(what: string, size: number): ToolFailure {
@@ -171,7 +187,8 @@ function translate(source: string, what: string, keepDots: boolean): Translated 
       if (source[i + 1] === "Q") {
         const close = source.indexOf("\\E", i + 2);
         const end = close === -1 ? source.length : close + 2;
-        text += source.slice(i, end);
+        // Closed when it runs to the end, so that the pattern can be wrapped (lastEnd).
+        text += source.slice(i, end) + (close === -1 ? "\\E" : "");
         atom(end - i);
         i = end;
         continue;

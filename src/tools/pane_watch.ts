@@ -272,6 +272,40 @@ function afterRecord(stdout: Uint8Array, guard: string): Uint8Array {
   return new Uint8Array();
 }
 
+/** Index of the first UTF-16 unit where two texts differ (the shorter one's length if none). */
+function firstDifference(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/**
+ * Zero-width code points (combining marks, zero-width spaces and joiners, variation
+ * selectors): they share the cell of the character before them.
+ */
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200f\u2060\ufe00-\ufe0f]$/u;
+/** East Asian wide and emoji ranges: two cells each, as tmux draws them. */
+const WIDE =
+  /^[\u1100-\u115f\u231a\u231b\u2329\u232a\u23e9-\u23ec\u23f0\u23f3\u25fd\u25fe\u2614\u2615\u2648-\u2653\u267f\u2693\u26a1\u26aa\u26ab\u26bd\u26be\u26c4\u26c5\u26ce\u26d4\u26ea\u26f2\u26f3\u26f5\u26fa\u26fd\u2705\u270a\u270b\u2728\u274c\u274e\u2753-\u2755\u2757\u2795-\u2797\u27b0\u27bf\u2b1b\u2b1c\u2b50\u2b55\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{18cff}\u{1b000}-\u{1b2ff}\u{1f004}\u{1f0cf}\u{1f18e}\u{1f191}-\u{1f19a}\u{1f200}-\u{1f251}\u{1f300}-\u{1f64f}\u{1f680}-\u{1f6ff}\u{1f7e0}-\u{1f7eb}\u{1f90c}-\u{1f9ff}\u{1fa70}-\u{1faff}\u{20000}-\u{3fffd}]$/u;
+
+/**
+ * The index in `text` (a row) of the cell at `column`: wide characters take two cells,
+ * combining marks none. Past the row's end, the blanks after it are counted on.
+ */
+export function columnIndex(text: string, column: number): number {
+  let i = 0;
+  let at = 0;
+  while (i < text.length) {
+    const cp = text.codePointAt(i) as number;
+    const ch = String.fromCodePoint(cp);
+    const width = ZERO_WIDTH.test(ch) ? 0 : WIDE.test(ch) ? 2 : 1;
+    if (at + width > column) return i;
+    at += width;
+    i += ch.length;
+  }
+  return i + Math.max(0, column - at);
+}
+
 /** A row without the blanks at its end. */
 function trimEnd(line: string): string {
   let end = line.length;
@@ -293,10 +327,35 @@ export function paneEnded(start: PaneProbe, now: PaneProbe): boolean {
 // ---------------------------------------------------------------------------------------------
 // Watching a pane
 
+/**
+ * A row a watch that reads rows reports as written: whole, with where the part written since
+ * the watch began starts.
+ */
+export interface WrittenRow {
+  /** The row as it reads now (without its trailing blanks). */
+  readonly text: string;
+  /**
+   * Where the written part starts (a UTF-16 index into `text`): the first character that
+   * differs from the row as it stood at the start or at the watch's last read, whichever is
+   * earlier (blanks before the start's cursor that were blank then do not count). Text that
+   * ends at or before it was on the row already: a match counts only if it ends after it.
+   */
+  readonly from: number;
+  /**
+   * What to report: on the start row, what was written from the start's cursor on (a prompt
+   * is not output); the whole row when the row was rewritten before that cursor, and every
+   * other row whole.
+   */
+  readonly shown: string;
+}
+
 /** What a watch reports when asked for the next thing that happened. */
 export type WatchEvent =
-  /** New output: lines written since the last event (the unfinished last line included). */
-  | { readonly kind: "lines"; readonly lines: string[] }
+  /**
+   * New output: lines written since the last event (the unfinished last line included). A
+   * watch that reads rows also gives each as a {@link WrittenRow}, in the same order.
+   */
+  | { readonly kind: "lines"; readonly lines: string[]; readonly rows?: readonly WrittenRow[] }
   /** Nothing new for a while: a moment to send progress. */
   | { readonly kind: "tick" }
   /** The pane's process exited (or the pane is gone, or was respawned). */
@@ -345,6 +404,8 @@ export class PaneWatch {
   #startX = 0;
   #lastHistory = 0;
   #lastRegion: string[] = [];
+  /** Whether {@link PaneWatch.#lastRegion} is a read of the rows (the baseline or a later one). */
+  #lastKnown = false;
   /**
    * A polling watch: the rows from the start on as they stood at the start, so that what was
    * on screen then (below the cursor, or after it on its row) is not taken for new output;
@@ -434,6 +495,7 @@ export class PaneWatch {
     if (!still) return;
     this.#baseline = lines;
     this.#lastRegion = lines;
+    this.#lastKnown = true;
   }
 
   async #subscribe(sessions: readonly string[]): Promise<void> {
@@ -557,14 +619,26 @@ export class PaneWatch {
     if (fresh !== undefined) {
       if (fresh.length > 0) {
         if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
-        return { kind: "lines", lines: fresh };
+        // Rows not seen before: whole.
+        const rows = this.#rows
+          ? fresh.map((line) => ({ text: trimEnd(line), from: 0, shown: trimEnd(line) }))
+          : undefined;
+        return { kind: "lines", lines: rows ? rows.map((r) => r.shown) : fresh, rows };
+      }
+    } else if (this.#rows) {
+      if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
+        const rows = this.#changedRows(lines, this.#lastKnown ? this.#lastRegion : null);
+        this.#lastRegion = lines;
+        this.#lastKnown = true;
+        if (rows.length > 0) {
+          if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
+          return { kind: "lines", lines: rows.map((r) => r.shown), rows };
+        }
       }
     } else if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
-      // A watch that reads rows reports those changed since its last read (the others it has
-      // seen); the others, every row written since the start.
-      const last = this.#rows ? this.#lastRegion : [];
+      // Every row written since the start.
       this.#lastRegion = lines;
-      const written = this.#writtenRows(lines, last);
+      const written = this.#writtenRows(lines);
       if (written.length > 0) {
         if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
         return { kind: "lines", lines: written };
@@ -576,21 +650,60 @@ export class PaneWatch {
   }
 
   /**
+   * For a watch that reads rows: of the rows from the start on, those changed since the last
+   * read (`last`; null when there was none), each whole with where its written part starts
+   * (see {@link WrittenRow}). A row redrawn in place (a progress bar's `\r`) is one row, in its
+   * latest form, and counts even when it is back to what it showed at the start: it changed
+   * in between.
+   */
+  #changedRows(lines: readonly string[], last: readonly string[] | null): WrittenRow[] {
+    const base = this.#baseline;
+    const out: WrittenRow[] = [];
+    lines.forEach((line, i) => {
+      const text = trimEnd(line);
+      if (text === "") return;
+      const before = last === null ? null : trimEnd(last[i] ?? "");
+      if (text === before) return;
+      const sinceLast = before === null ? Infinity : firstDifference(before, text);
+      let from: number;
+      let cursor = 0;
+      if (base === null) {
+        // What the row held at the start is not known: the start row from the cursor's column
+        // (its cells before it taken as they were), every other row whole.
+        cursor = i === 0 ? columnIndex(text, this.#startX) : 0;
+        from = Math.min(cursor, sinceLast);
+      } else {
+        const was = trimEnd(base[i] ?? "");
+        from = Math.min(firstDifference(was, text), sinceLast);
+        if (i === 0) {
+          cursor = columnIndex(was, this.#startX);
+          // Blanks up to the start's cursor that were blank then were there before (typing at
+          // a prompt "P> " is "x", not " x").
+          while (from < cursor && text[from] === " " && (was[from] ?? " ") === " ") from++;
+        }
+      }
+      if (from >= text.length) return;
+      // The start row rewritten before the start's cursor (a `\r` redraw) is told whole; text
+      // written from that cursor on is told from where it begins.
+      const shown = i === 0 && from >= cursor ? text.slice(from) : text;
+      out.push({ text, from, shown });
+    });
+    return out;
+  }
+
+  /**
    * Of the rows from the start on, those written since the start: each that differs from the
    * baseline (the start row from where it first differs: characters, not columns, which wide
    * characters and combining marks tell apart). Without a baseline, every row, the start row
    * from the cursor's column on.
    */
-  #writtenRows(lines: readonly string[], last: readonly string[] = []): string[] {
+  #writtenRows(lines: readonly string[]): string[] {
     const base = this.#baseline;
-    if (base === null) {
-      const rows = [lines[0].slice(this.#startX), ...lines.slice(1)];
-      return this.#rows ? rows.filter((line, i) => line !== "" && lines[i] !== last[i]) : rows;
-    }
+    if (base === null) return [lines[0].slice(this.#startX), ...lines.slice(1)];
     const out: string[] = [];
     lines.forEach((line, i) => {
       const was = base[i];
-      if (line === was || line === last[i]) return;
+      if (line === was) return;
       if (i > 0 || was === undefined) out.push(line);
       else {
         let same = 0;
@@ -691,6 +804,7 @@ export class PaneWatch {
       ? lines.filter((line) => line !== "" && !seen.has(line))
       : lines;
     this.#lastRegion = lines;
+    this.#lastKnown = true;
     const still = probe.exists && probe.historySize === now.historySize &&
       probe.cursorX === now.cursorX && probe.cursorY === now.cursorY && probe.width === now.width;
     if (still) {

@@ -14,7 +14,7 @@ import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/run.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
-import { clampTimeout, PaneWatch, probePane, timeoutField } from "./pane_watch.ts";
+import { clampTimeout, PaneWatch, probePane, timeoutField, type WrittenRow } from "./pane_watch.ts";
 
 // What the other tool families (input, jobs, layout) take from here, kept where they find it.
 export {
@@ -29,6 +29,7 @@ export {
   probePane,
   timeoutField,
   type WatchEvent,
+  type WrittenRow,
 } from "./pane_watch.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -39,6 +40,11 @@ interface Pattern {
   readonly text: string;
   readonly index: number;
   readonly test: (line: string) => boolean;
+  /**
+   * Whether a match in `line` ends after `from`: takes in at least one character from there
+   * on (text before `from` alone, old text, never matches).
+   */
+  readonly reaches: (line: string, from: number) => boolean;
   /** What a character of text costs it, for pacing (see MatchPacer). */
   readonly cost: number;
 }
@@ -61,11 +67,40 @@ async function compile(
   return patterns.map((text, index): Pattern => {
     if (regex) {
       const re = compileRegex(text, matchCase, `${what}[${index}]`);
-      return { text, index, test: (line) => re.test(line), cost: re.cost };
+      return {
+        text,
+        index,
+        test: (line) => re.test(line),
+        reaches: (line, from) => from <= 0 ? re.test(line) : re.lastEnd(line) > from,
+        cost: re.cost,
+      };
     }
-    const re = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), matchCase ? "u" : "iu");
-    return { text, index, test: (line) => re.test(line), cost: 1 };
+    const source = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const re = new RegExp(source, matchCase ? "u" : "iu");
+    const all = new RegExp(source, matchCase ? "gu" : "giu");
+    return {
+      text,
+      index,
+      test: (line) => re.test(line),
+      reaches: (line, from) => from <= 0 ? re.test(line) : literalReaches(all, text, line, from),
+      cost: 1,
+    };
   });
+}
+
+/**
+ * Whether the literal `all` (global) matches in `line` ending after `from`: only a match that
+ * starts within the literal's length before it can, so few are tried.
+ */
+function literalReaches(all: RegExp, text: string, line: string, from: number): boolean {
+  all.lastIndex = Math.max(0, from - text.length);
+  while (true) {
+    const m = all.exec(line);
+    if (m === null) return false;
+    if (m.index + m[0].length > from) return true;
+    // On past the match's first character (a whole code point: never inside a pair).
+    all.lastIndex = m.index + ((line.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1);
+  }
 }
 
 /** The patterns `lines` show, in order of the patterns. */
@@ -96,6 +131,37 @@ async function scan(patterns: readonly Pattern[], lines: readonly string[], pace
   for (const line of lines) {
     const pattern = patterns.find((p) => p.test(line));
     const pause = pacer.step(line.length, cost);
+    if (pause) await pause;
+    if (!pattern) continue;
+    first ??= { pattern, line };
+    matching.push(line);
+  }
+  return first ? { ...first, matching } : null;
+}
+
+/**
+ * The first row (in order) any pattern reaches into the written part of (see
+ * {@link WrittenRow}), with the pattern, and every such row: what it shows as written, or the
+ * whole row when the match lies outside that (a pattern spanning the prompt).
+ */
+async function scanRows(
+  patterns: readonly Pattern[],
+  rows: readonly WrittenRow[],
+  pacer: MatchPacer,
+) {
+  const cost = patterns.reduce((sum, p) => sum + p.cost, 0);
+  let first: { pattern: Pattern; line: string } | null = null;
+  const matching: string[] = [];
+  for (const row of rows) {
+    const cut = row.shown !== row.text;
+    let line = row.shown;
+    const pattern = patterns.find((p) => {
+      if (cut && p.test(row.shown)) return true;
+      if (!p.reaches(row.text, row.from)) return false;
+      if (cut) line = row.text;
+      return true;
+    });
+    const pause = pacer.step(row.text.length * (cut ? 2 : 1), cost);
     if (pause) await pause;
     if (!pattern) continue;
     first ??= { pattern, line };
@@ -233,14 +299,16 @@ const waitForText = defineTool({
           const event = await watch.next(deadline);
           switch (event.kind) {
             case "lines": {
-              const stop = await scan(stops, event.lines, pacer);
+              const look = (list: readonly Pattern[]) =>
+                event.rows ? scanRows(list, event.rows, pacer) : scan(list, event.lines, pacer);
+              const stop = await look(stops);
               if (stop) {
                 outcome = "stopped";
                 stoppedBy = { pattern: stop.pattern.text, index: stop.pattern.index };
                 hitLines = stop.matching;
                 break loop;
               }
-              const hit = await scan(patterns, event.lines, pacer);
+              const hit = await look(patterns);
               if (hit) {
                 outcome = "matched";
                 matched = { pattern: hit.pattern.text, index: hit.pattern.index };

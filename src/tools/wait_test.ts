@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { byteLength, jsonStringBytes } from "../mcp/bounds.ts";
+import { compileRegex, loadRegexEngine } from "../mcp/pattern.ts";
+import { columnIndex } from "./pane_watch.ts";
 import { keepTail } from "./wait.ts";
 
 const HOSTILE = [
@@ -36,4 +38,30 @@ Deno.test("keepTail keeps the most of the end that fits as JSON on the wire, onc
       }
     }
   }
+});
+
+Deno.test("columnIndex counts cells: wide characters two, combining marks none, blanks past the end", () => {
+  assert.equal(columnIndex("P> ", 3), 3);
+  assert.equal(columnIndex("P>", 3), 3);
+  assert.equal(columnIndex("e\u0301e\u0301e\u0301 line", 3), 6);
+  assert.equal(columnIndex("日本 x", 4), 2);
+  assert.equal(columnIndex("🙂x", 2), 2);
+  assert.equal(columnIndex("", 0), 0);
+});
+
+Deno.test("a regex's lastEnd is the end of the match that ends last, whatever the pattern", async () => {
+  await loadRegexEngine();
+  const end = (pattern: string, line: string, matchCase = false) =>
+    compileRegex(pattern, matchCase, "p").lastEnd(line);
+  assert.equal(end("o", "hello wOrld"), 8);
+  assert.equal(end("o", "hello wOrld", true), 5);
+  assert.equal(end("\\d+%", "a 5% b 70%"), 10);
+  assert.equal(end("^progress", "progress 50%"), 8);
+  assert.equal(end("x|y", "none"), -1);
+  assert.equal(end("o", "🙂o🙂o🙂"), 6);
+  // Alternatives and a group of its own, an unclosed \Q: wrapped as one pattern.
+  assert.equal(end("a|b", "ab--"), 2);
+  assert.equal(end("(?i)A", "xa"), 2);
+  assert.equal(end("\\Qa)b", "a)b."), 3);
+  assert.equal(end("\\Qa\\", "a\\z"), 2);
 });
