@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { controlFor } from "../src/tmux/control.ts";
+import { decodeCursor, encodeCursor, rowHash } from "../src/tmux/since_cursor.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -528,6 +529,162 @@ Deno.test("polling: a row redrawn in place (\\r) is matched and told whole", asy
       "matched",
       ["Download complete"],
     ]);
+  });
+});
+
+/** The first line of a result's text: its summary. */
+function summaryOf(result: CallToolResult): string {
+  const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+  return text.split("\n")[0];
+}
+
+Deno.test("since: a capture_since cursor taken before typing counts what the pane answered before the call", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const onScreen = (text: string) =>
+      waitFor(async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes(text), text);
+    // The documented order: a cursor, then typing, then the wait. The program answers before
+    // the wait is called (as a quick command or a REPL does).
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    await c.ok("send_keys", { paneId: p, text: "printf 'REA%sDY\\n' ''" });
+    await onScreen("READY\n");
+    const late = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["READY"],
+      timeoutMs: 300,
+    });
+    assert.equal(late.outcome, "timedOut", "without since only output after the call counts");
+    const since = await c.call("wait_for_text", {
+      paneId: p,
+      patterns: ["READY"],
+      since: cursor,
+      timeoutMs: 10_000,
+    });
+    const found = structured(since);
+    assert.deepEqual([found.outcome, found.lines, found.alreadyOnScreen], [
+      "matched",
+      ["READY"],
+      true,
+    ]);
+    assert.match(summaryOf(since), /written before the call, after the cursor/);
+    // Without patterns: every line since the cursor, the prompt it was typed at left out.
+    const any = await c.ok<Wait>("wait_for_text", { paneId: p, since: cursor, timeoutMs: 10_000 });
+    assert.equal(any.outcome, "output");
+    assert.deepEqual(any.lines.slice(0, 2), ["printf 'REA%sDY\\n' ''", "READY"]);
+
+    // A cursor taken after the answer: nothing since it, and the wait goes on to new output.
+    const after = (await c.ok<{ cursor: string }>("capture_since", { paneId: p })).cursor;
+    const quiet = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["READY"],
+      since: after,
+      timeoutMs: 300,
+    });
+    assert.deepEqual([quiet.outcome, quiet.alreadyOnScreen], ["timedOut", true]);
+    const next = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["AGAIN"],
+      since: after,
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await type(t, p, "printf 'AG%sAIN\\n' ''");
+    assert.deepEqual((await next).lines, ["AGAIN"]);
+  });
+});
+
+Deno.test("since: old text never counts, and a cursor this process did not seal is refused", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const prompt = (await t.tmux("capture-pane", "-p", "-t", p)).trim();
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    // Typed at the prompt without Enter: the row reads "<prompt> echo hi"; the prompt was
+    // there before the cursor, "echo hi" is new.
+    await t.tmux("send-keys", "-t", p, "-l", "echo hi");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("echo hi"),
+      "the typed text",
+    );
+    const typed = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: [prompt, "echo"],
+      since: cursor,
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual([typed.matched, typed.lines], [{ pattern: "echo", index: 1 }, ["echo hi"]]);
+    await t.tmux("send-keys", "-t", p, "C-u");
+
+    // Forged: well formed (the checksum is no secret) but not sealed here, or sealed for
+    // another body; from another pane. Each refused before anything is watched.
+    const [head, payload, check, seal] = cursor.split(".");
+    const rows = decodeCursor(cursor);
+    const unsealed = encodeCursor({ ...rows, rows: rowHash("nothing like it") });
+    const other = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    const otherCursor = (await c.ok<{ cursor: string }>("capture_since", { paneId: other })).cursor;
+    const resealed = `${unsealed}.${seal}`;
+    for (
+      const [forged, why] of [
+        [unsealed, /not sealed by this server process/],
+        [resealed, /not sealed by this server process/],
+        [`${head}.${payload}.${check}.${"A".repeat(22)}`, /not sealed by this server process/],
+        [`${head}.${payload}.${check}.${seal}x`, /malformed/],
+        [otherCursor, new RegExp(`taken on pane ${other}, not`)],
+      ] as const
+    ) {
+      const text = await c.fail("wait_for_text", {
+        paneId: p,
+        patterns: ["x"],
+        since: forged,
+      });
+      assert.match(text, why);
+      assert.match(text, /capture_since/);
+      assert.equal(hub(t, c).watchers, 0);
+    }
+  });
+});
+
+Deno.test("since: a cursor whose place is lost (history cleared) makes nothing from before count", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    await type(t, p, "seq 1 100");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("\n100\n"),
+      "seq's output",
+    );
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    await type(t, p, "printf 'REA%sDY\\n' ''");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("READY\n"),
+      "READY",
+    );
+    await t.tmux("clear-history", "-t", p);
+    const result = await c.call("wait_for_text", {
+      paneId: p,
+      patterns: ["READY"],
+      since: cursor,
+      timeoutMs: 300,
+    });
+    assert.equal(structured(result).outcome, "timedOut");
+    assert.match(summaryOf(result), /since ignored: the history was cleared/);
+  });
+});
+
+Deno.test("since: a full-screen program started after the cursor drew all it shows since", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    await type(t, p, "printf '\\033[?1049hFULL%sSCREEN' ''; exec cat");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("FULLSCREEN"),
+      "the full-screen program",
+    );
+    const result = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["fullscreen"],
+      since: cursor,
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual([result.outcome, result.lines], ["matched", ["FULLSCREEN"]]);
   });
 });
 

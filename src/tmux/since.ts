@@ -37,7 +37,11 @@ import {
   encodeCursor,
   HASH_CHARS,
   hashValue,
+  openSealed,
+  parseHash,
+  prefixWithHash,
   rowHash,
+  sealCursor,
   type SinceCursor,
 } from "./since_cursor.ts";
 import {
@@ -333,7 +337,8 @@ const PLANNED_READS = 4;
  * reads what the comparison needs (usually one tmux invocation: the rows that prove the
  * position and the last `want` rows, the rows between counted), checks it is the same process
  * on the same server and compares. Throws {@link CursorError} for a cursor that cannot be
- * used, and the runner's `TmuxError` (kind `no-target`) when the pane does not exist.
+ * used, and the runner's `TmuxError` (kind `no-target`) when the pane does not exist. The
+ * cursor it returns is sealed by this process (see {@link writtenSince}).
  */
 export async function captureSince(
   runner: TmuxRunner,
@@ -342,6 +347,113 @@ export async function captureSince(
   cursorText: string | undefined,
   want: number,
   options: RunOptions = {},
+): Promise<SinceCapture> {
+  const capture = await compareWithCursor(runner, address, paneId, cursorText, want, options);
+  return { ...capture, cursor: await sealCursor(capture.cursor) };
+}
+
+/** A row written since a cursor was taken (see {@link writtenSince}). */
+export interface SinceRow {
+  /** The row as it reads now. */
+  readonly text: string;
+  /** Where the part written since the cursor starts: text before it was the row then. */
+  readonly from: number;
+  /** What to report: from `from` on when the row then began this one, else the whole row. */
+  readonly shown: string;
+}
+
+/** What a pane wrote since a sealed cursor, as {@link writtenSince} finds it. */
+export interface WrittenSince {
+  readonly rows: SinceRow[];
+  /**
+   * Why what was written since could not be told from what was there before (the rows are
+   * then none), or null.
+   */
+  readonly lost: string | null;
+  /** Rows written since that were counted, not read (more than `want`). */
+  readonly skippedRows: number;
+}
+
+/**
+ * Checks a cursor capture_since handed out on this pane, from this process (sealed), before any
+ * tmux call: a forged cursor must not decide what counts as written since.
+ */
+export async function openSinceCursor(cursorText: string, paneId: string): Promise<SinceCursor> {
+  const cursor = await openSealed(cursorText);
+  if (cursor.paneId !== paneId) {
+    throw new CursorError(`The cursor was taken on pane ${cursor.paneId}, not ${paneId}.`);
+  }
+  return cursor;
+}
+
+/**
+ * The rows a pane wrote or rewrote since a cursor this process sealed, for a wait that counts
+ * output from an earlier point than its own start. Unchanged rows are not written; a row that
+ * still begins with what it read then (a prompt typed after) is written from there on, blanks
+ * after it skipped; any other row changed since is written whole (a cursor keeps no text, so
+ * which of its characters were rewritten cannot be told). Where the cursor's position cannot
+ * be proved (history cleared or trimmed, width changed), or a full-screen program redrew the
+ * screen it already showed then, nothing is told: `lost` says why.
+ */
+export async function writtenSince(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  cursorText: string,
+  want: number,
+  options: RunOptions = {},
+): Promise<WrittenSince> {
+  const cursor = await openSinceCursor(cursorText, paneId);
+  const since = await compareWithCursor(runner, address, paneId, cursorText, want, options);
+  const none = (lost: string | null): WrittenSince => ({ rows: [], lost, skippedRows: 0 });
+  if (since.alternateScreen) {
+    if (since.rows.length === 0) return none(null);
+    if (cursor.altHash !== null) {
+      return none("a full-screen program redrew the screen it showed then");
+    }
+    // The program took the screen after the cursor: all it shows was drawn since.
+    const rows = since.rows.filter((text) => text !== "").map((text) => ({
+      text,
+      from: 0,
+      shown: text,
+    }));
+    return { rows, lost: null, skippedRows: 0 };
+  }
+  if (since.missedReason === "history-cleared") return none("the history was cleared");
+  if (since.missedReason === "history-trimmed") return none("the history was trimmed at its limit");
+  if (since.resized || since.missed) return none("the pane's width changed");
+  const unchanged = new Set(since.unchangedRows);
+  const first = since.state.historySize + (since.firstRow ?? 0) + since.skippedRows;
+  const remembered = cursor.rows.length / HASH_CHARS;
+  const rows: SinceRow[] = [];
+  since.rows.forEach((text, j) => {
+    if (text === "" || unchanged.has(since.skippedRows + j)) return;
+    const k = first + j + since.trimmedRows - cursor.base;
+    let from = 0;
+    if (k >= 0 && k < remembered) {
+      const kept = prefixWithHash(
+        text,
+        parseHash(cursor.rows.slice(k * HASH_CHARS, (k + 1) * HASH_CHARS)),
+      );
+      if (kept > 0) {
+        from = kept;
+        while (text[from] === " ") from++;
+      }
+    }
+    if (from >= text.length) return;
+    rows.push({ text, from, shown: from > 0 ? text.slice(from) : text });
+  });
+  return { rows, lost: null, skippedRows: since.skippedRows };
+}
+
+/** {@link captureSince} without sealing the cursor it makes. */
+async function compareWithCursor(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  cursorText: string | undefined,
+  want: number,
+  options: RunOptions,
 ): Promise<SinceCapture> {
   const cursor = cursorText === undefined ? null : decodeCursor(cursorText);
   if (cursor && cursor.paneId !== paneId) {

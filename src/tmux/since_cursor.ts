@@ -35,9 +35,31 @@ export function hashValue(text: string): number {
     h1 = Math.imul(h1 ^ c, 2654435761);
     h2 = Math.imul(h2 ^ c, 1597334677);
   }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (h1 >>> 0) * 0x10000 + (h2 & 0xffff);
+  return finish(h1, h2);
+}
+
+function finish(h1: number, h2: number): number {
+  const f1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  const f2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(f1 ^ (f1 >>> 13), 3266489909);
+  return (f1 >>> 0) * 0x10000 + (f2 & 0xffff);
+}
+
+/**
+ * The length of the longest start of `text` whose {@link hashValue} is `hash`: where a row
+ * that read `t` (hashed) when a cursor was taken and reads `text` now still begins with `t`,
+ * that is `t`'s length. -1 when no start of it is `t`. One pass.
+ */
+export function prefixWithHash(text: string, hash: number): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  let found = finish(h1, h2) === hash ? 0 : -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+    if (finish(h1, h2) === hash) found = i + 1;
+  }
+  return found;
 }
 
 /** The 8-character text of a {@link hashValue}. */
@@ -119,12 +141,70 @@ export function encodeCursor(c: SinceCursor): string {
   return `${CURSOR_PREFIX}${base64url(new TextEncoder().encode(body))}.${rowHash(body)}`;
 }
 
-/** Decodes a cursor; throws {@link CursorError} for anything this module did not make. */
+/** Characters of a cursor's seal (16 bytes of HMAC-SHA-256, base64url). */
+const SEAL_CHARS = 22;
+
+/**
+ * The key this process seals cursors with: random, made on first use, never leaves the process.
+ * The checksum of a cursor is no secret, so anyone can make a well-formed one; only this
+ * process can seal one.
+ */
+let sealKey: Promise<CryptoKey> | null = null;
+
+async function seal(body: string): Promise<string> {
+  sealKey ??= crypto.subtle.importKey(
+    "raw",
+    crypto.getRandomValues(new Uint8Array(32)),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = await crypto.subtle.sign("HMAC", await sealKey, new TextEncoder().encode(body));
+  return base64url(new Uint8Array(mac).subarray(0, 16));
+}
+
+/** A cursor's text with this process's seal after it (capture_since hands out sealed ones). */
+export async function sealCursor(text: string): Promise<string> {
+  return `${text}.${await seal(text)}`;
+}
+
+/**
+ * Decodes a cursor that this process sealed: for what a forged cursor must not decide (which
+ * text counts as written since). Throws {@link CursorError} for any other.
+ */
+export async function openSealed(text: string): Promise<SinceCursor> {
+  const cursor = decodeCursor(text);
+  const at = text.lastIndexOf(".");
+  const body = text.slice(0, at);
+  const mark = text.slice(at + 1);
+  if (body.split(".").length !== 3 || !equalText(mark, await seal(body))) {
+    throw new CursorError(
+      "The cursor was not sealed by this server process: it was altered or made elsewhere, " +
+        "or the server restarted since it was taken.",
+    );
+  }
+  return cursor;
+}
+
+/** Whether two short texts are equal, in time that does not tell where they differ. */
+function equalText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
+ * Decodes a cursor, sealed or not (capture_since reads either: what it answers for a forged
+ * one is garbage in, garbage out); throws {@link CursorError} for anything this module did
+ * not make.
+ */
 export function decodeCursor(text: string): SinceCursor {
   const bad = new CursorError("The cursor is malformed: it is not one capture_since returned.");
   if (!text.startsWith(CURSOR_PREFIX)) throw bad;
-  const [payload, check, ...rest] = text.slice(CURSOR_PREFIX.length).split(".");
+  const [payload, check, mark, ...rest] = text.slice(CURSOR_PREFIX.length).split(".");
   if (rest.length > 0 || !payload || !check) throw bad;
+  if (mark !== undefined && !new RegExp(`^[A-Za-z0-9_-]{${SEAL_CHARS}}$`).test(mark)) throw bad;
   let body: string;
   let v: unknown;
   try {

@@ -6,8 +6,12 @@ import {
   CursorError,
   decodeCursor,
   encodeCursor,
+  hashValue,
   MAX_REMEMBERED_ROWS,
+  openSealed,
+  prefixWithHash,
   rowHash,
+  sealCursor,
   type SinceCursor,
 } from "./since_cursor.ts";
 import {
@@ -63,6 +67,42 @@ Deno.test("cursors round-trip, and anything else is refused as malformed", () =>
     () => decodeCursor(encodeCursor({ ...most, rows: most.rows + rowHash("y") })),
     CursorError,
   );
+});
+
+Deno.test("a sealed cursor opens only as this process sealed it; capture_since reads it either way", async () => {
+  const cursor: SinceCursor = {
+    serverPid: 1,
+    paneId: "%2",
+    panePid: 3,
+    width: 80,
+    historyLimit: 2000,
+    historySize: 0,
+    base: 0,
+    cursorRow: 1,
+    rows: rowHash("$"),
+    altHash: null,
+  };
+  const text = encodeCursor(cursor);
+  const sealed = await sealCursor(text);
+  assert.deepEqual(await openSealed(sealed), cursor);
+  assert.deepEqual(decodeCursor(sealed), cursor);
+  const seal = sealed.slice(text.length + 1);
+  assert.match(seal, /^[A-Za-z0-9_-]{22}$/);
+  const other = encodeCursor({ ...cursor, rows: rowHash("#") });
+  for (const bad of [text, `${other}.${seal}`, `${text}.${"A".repeat(22)}`]) {
+    await assert.rejects(() => openSealed(bad), CursorError, bad);
+  }
+  assert.throws(() => decodeCursor(`${text}.${seal}x`), CursorError);
+  assert.throws(() => decodeCursor(`${text}.${seal}.${seal}`), CursorError);
+});
+
+Deno.test("prefixWithHash finds where a row still begins with what it read then, in one pass", () => {
+  assert.equal(prefixWithHash("$ echo hi", hashValue("$")), 1);
+  assert.equal(prefixWithHash("$ echo hi", hashValue("$ echo hi")), 9);
+  assert.equal(prefixWithHash("$ echo hi", hashValue("")), 0);
+  assert.equal(prefixWithHash("progress 50%", hashValue("progress 5%")), -1);
+  assert.equal(prefixWithHash("", hashValue("x")), -1);
+  assert.equal(prefixWithHash("日本🙂 x", hashValue("日本🙂")), 4);
 });
 
 const STATE: PaneState = {

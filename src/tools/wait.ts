@@ -9,10 +9,12 @@
 import { z } from "zod";
 import { byteLength, cutString, jsonStringBytes } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
 import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/run.ts";
+import { CursorError, openSinceCursor, writtenSince } from "../tmux/since.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import { clampTimeout, PaneWatch, probePane, timeoutField, type WrittenRow } from "./pane_watch.ts";
 
@@ -234,16 +236,18 @@ const waitForText = defineTool({
   name: "wait_for_text",
   title: "Wait for text in a pane",
   toolset: "inspect",
-  description:
-    "Block until a pane prints one of patterns in NEW output, a stop pattern, exits, or " +
-    "times out. Literal, case-insensitive, per line, unless regex (RE2)/matchCase. No " +
-    "patterns: any new text. Start it, then send_keys.",
+  description: "Block until a pane prints one of patterns, a stop pattern, exits, or times out. " +
+    "Literal, case-insensitive, per line, unless regex (RE2)/matchCase. No patterns: any " +
+    "text. Only NEW output: since the call, or since: a capture_since cursor taken before " +
+    "send_keys.",
   input: {
     paneId: paneIdSchema,
     patterns: patternList().min(1).optional(),
     regex: z.boolean().optional(),
     matchCase: z.boolean().optional(),
     stop: patternList().optional(),
+    // A sealed cursor is at most about 110 000 characters (10 008 remembered rows).
+    since: z.string().max(200_000).optional(),
     timeoutMs: timeoutField,
   },
   output: {
@@ -280,17 +284,58 @@ const waitForText = defineTool({
     const { pane } = await ctx.paneSnapshot(args.paneId);
     const began = performance.now();
     const deadline = began + effective;
+    // A cursor that cannot be used is refused before anything is watched.
+    if (args.since !== undefined) await sinceCursor(args.since, pane.id);
     const watch = await PaneWatch.open(ctx, pane, { screen: true, rows: true });
     type Outcome = "matched" | "output" | "stopped" | "timedOut" | "paneDied";
     let outcome: Outcome = "timedOut";
-    let matched: { pattern: string; index: number } | null = null;
-    let stoppedBy: { pattern: string; index: number } | null = null;
+    type Hit = { pattern: string; index: number } | null;
+    // Set by `ends` (a closure: typed so that the checker does not take them for null).
+    let matched = null as Hit;
+    let stoppedBy = null as Hit;
     let hitLines: string[] = [];
     let exitStatus: number | null = null;
     let onScreen: Pattern[] = [];
+    const notes: string[] = [];
+    /** Whether new output ends the wait: a stop pattern, a pattern, or any (no patterns). */
+    const ends = async (lines: string[], rows?: readonly WrittenRow[]): Promise<boolean> => {
+      const look = (list: readonly Pattern[]) =>
+        rows ? scanRows(list, rows, pacer) : scan(list, lines, pacer);
+      const stop = await look(stops);
+      if (stop) {
+        outcome = "stopped";
+        stoppedBy = { pattern: stop.pattern.text, index: stop.pattern.index };
+        hitLines = stop.matching;
+        return true;
+      }
+      const hit = await look(patterns);
+      if (hit) {
+        outcome = "matched";
+        matched = { pattern: hit.pattern.text, index: hit.pattern.index };
+        hitLines = hit.matching;
+        return true;
+      }
+      if (anyOutput && lines.length > 0) {
+        outcome = "output";
+        hitLines = lines;
+        return true;
+      }
+      return false;
+    };
     try {
       onScreen = await patternsIn(patterns, watch.screen, pacer);
-      if (watch.start.dead) {
+      // What the pane wrote between the cursor and the watch's start, read once the watch is
+      // open (what comes meanwhile is seen twice, never missed).
+      const before = args.since === undefined
+        ? null
+        : await writtenBefore(ctx, pane.id, args.since);
+      if (before?.lost) notes.push(`since ignored: ${before.lost}`);
+      if (before && before.skippedRows > 0) {
+        notes.push(`the first ${before.skippedRows} lines written since the cursor not matched`);
+      }
+      if (before && await ends(before.rows.map((r) => r.shown), before.rows)) {
+        notes.push("written before the call, after the cursor");
+      } else if (watch.start.dead) {
         outcome = "paneDied";
         exitStatus = watch.start.deadStatus;
       } else {
@@ -299,27 +344,7 @@ const waitForText = defineTool({
           const event = await watch.next(deadline);
           switch (event.kind) {
             case "lines": {
-              const look = (list: readonly Pattern[]) =>
-                event.rows ? scanRows(list, event.rows, pacer) : scan(list, event.lines, pacer);
-              const stop = await look(stops);
-              if (stop) {
-                outcome = "stopped";
-                stoppedBy = { pattern: stop.pattern.text, index: stop.pattern.index };
-                hitLines = stop.matching;
-                break loop;
-              }
-              const hit = await look(patterns);
-              if (hit) {
-                outcome = "matched";
-                matched = { pattern: hit.pattern.text, index: hit.pattern.index };
-                hitLines = hit.matching;
-                break loop;
-              }
-              if (anyOutput) {
-                outcome = "output";
-                hitLines = event.lines;
-                break loop;
-              }
+              if (await ends(event.lines, event.rows)) break loop;
               break;
             }
             case "tick": {
@@ -374,14 +399,44 @@ const waitForText = defineTool({
       timedOut: `timed out after ${effective} ms`,
       paneDied: `pane died${exitStatus !== null ? ` (status ${exitStatus})` : ""}`,
     }[outcome];
+    if (clamped) notes.unshift(`timeout clamped to ${effective} ms`);
     return {
       data,
-      summary: `${pane.id}: ${what}${clamped ? ` (timeout clamped to ${effective} ms)` : ""}${
+      summary: `${pane.id}: ${what}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}${
         onScreen.length > 0 ? "; a pattern was already on screen before the wait" : ""
       }.`,
     };
   },
 });
+
+/** Rows of output written since a `since` cursor that the wait reads at most (the last ones). */
+const SINCE_ROWS = 10_000;
+
+/** What to do about a `since` cursor that cannot be used. */
+const SINCE_HINT = "Take a cursor with capture_since on this pane (before typing) and pass it as " +
+  "since, or wait without since.";
+
+/** Checks a `since` cursor: this process sealed it, on this pane. */
+async function sinceCursor(text: string, paneId: string): Promise<void> {
+  try {
+    await openSinceCursor(text, paneId);
+  } catch (error) {
+    if (error instanceof CursorError) throw new ToolFailure(error.message, SINCE_HINT);
+    throw error;
+  }
+}
+
+/** The rows the pane wrote since a `since` cursor (see {@link writtenSince}). */
+async function writtenBefore(ctx: TmuxContext, paneId: string, text: string) {
+  try {
+    return await writtenSince(ctx.runner, ctx.address, paneId, text, SINCE_ROWS, {
+      signal: ctx.signal,
+    });
+  } catch (error) {
+    if (error instanceof CursorError) throw new ToolFailure(error.message, SINCE_HINT);
+    throw error;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // wait_for_idle
@@ -415,8 +470,8 @@ const waitForIdle = defineTool({
   title: "Wait for a pane to go quiet",
   toolset: "inspect",
   description:
-    "Block until a pane prints nothing for quietMs (atPrompt: and its shell is back at its " +
-    "prompt), exits, or times out. For work no text marks the end of.",
+    "Block until a pane is quiet for quietMs (atPrompt: and back at its shell prompt), " +
+    "exits, or times out. For work no text marks the end of.",
   input: {
     paneId: paneIdSchema,
     quietMs: int().optional().describe(
