@@ -189,6 +189,19 @@ Deno.test("e2e: get_server_info names the server TMUX names as such, and counts 
     };
     assert.equal(sessions.sessions[0].attachedClients, info.clients);
     assert.equal(sessions.sessions[0].controlClients, info.controlClients);
+    // A person on tmux -CC (iTerm2) is in control mode, on a terminal: a person, not a program.
+    await t.attach("main", { control: true });
+    const withCC = (await server.callTool("get_server_info")).structuredContent as ServerInfo;
+    assert.equal(withCC.clients, 2, "the -CC person counts among the people");
+    assert.equal(withCC.controlClients, info.controlClients, "and not among the programs");
+    const clients = await server.callTool("list_clients");
+    const text = (clients.content as { type: string; text: string }[])[0].text;
+    assert.match(text, /^\d+ clients \(2 of them people\)\./);
+    const after = (await server.callTool("list_sessions")).structuredContent as {
+      sessions: { attachedClients: number; controlClients: number; watched: boolean }[];
+    };
+    assert.equal(after.sessions[0].attachedClients, 2);
+    assert.equal(after.sessions[0].controlClients, info.controlClients);
     assert.match(server.stderr, /, the server this process runs in \(TMUX: .*\), toolsets /);
   } finally {
     await server.kill();

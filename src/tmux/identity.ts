@@ -161,7 +161,7 @@ export function keyCopies(snapshot: Snapshot, pane: PaneRow): PaneRow[] {
  * terminal) draws what it reads there for the person at that terminal. tmux knows a client's
  * terminal as `client_tty` (empty over pipes, and over SSH without a terminal).
  */
-export function isPerson(client: ClientRow): boolean {
+export function isPerson(client: Pick<ClientRow, "controlMode" | "tty">): boolean {
   return !client.controlMode || client.tty !== "";
 }
 

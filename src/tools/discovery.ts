@@ -36,7 +36,7 @@ import {
   windowIdSchema,
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
-import { parseTmuxEnv } from "../tmux/identity.ts";
+import { isPerson, parseTmuxEnv } from "../tmux/identity.ts";
 import { describeServer } from "../tmux/which_server.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
@@ -370,12 +370,12 @@ const sessionEntry = z.strictObject({
   name: z.string(),
   windows: count().describe("How many windows the session has."),
   attachedClients: count().describe(
-    "People attached to it: clients not in control mode (tmux's own count includes programs).",
+    "People attached to it: clients on a terminal, tmux -CC too (tmux's own count includes programs).",
   ),
   controlClients: count().describe(
-    "Control-mode clients attached (programs, this server's own connection among them).",
+    "Programs attached in control mode without a terminal (this server's own connection among them).",
   ),
-  watched: z.boolean().describe("Whether a person (a client not in control mode) is attached."),
+  watched: z.boolean().describe("Whether a person (a client on a terminal) is attached."),
   created: z.string().describe("When it was created (ISO 8601, UTC)."),
   lastAttached: z.string().nullable().describe("When a client last attached, or null."),
   group: z.string().nullable().describe("Its session group, or null."),
@@ -396,16 +396,17 @@ const listSessions = defineTool({
   annotations: READ_ONLY,
   async run(_args, ctx) {
     const snapshot = await ctx.snapshot(SESSIONS_ONLY);
-    const attached = (id: string, control: boolean) =>
-      snapshot.clients.filter((c) => c.sessionId === id && c.controlMode === control).length;
+    // People: clients on a terminal (tmux -CC too); programs: control clients without one.
+    const attached = (id: string, person: boolean) =>
+      snapshot.clients.filter((c) => c.sessionId === id && isPerson(c) === person).length;
     const entries = snapshot.sessions.map((s) =>
       boundMetadata({
         id: s.id,
         name: s.name,
         windows: s.windows,
-        attachedClients: attached(s.id, false),
-        controlClients: attached(s.id, true),
-        watched: attached(s.id, false) > 0,
+        attachedClients: attached(s.id, true),
+        controlClients: attached(s.id, false),
+        watched: attached(s.id, true) > 0,
         created: isoTime(s.created),
         lastAttached: s.lastAttached > 0 ? isoTime(s.lastAttached) : null,
         group: s.group === "" ? null : s.group,
@@ -467,8 +468,9 @@ const getServerInfo = defineTool({
     const caller = ctx.caller(snapshot);
     // Without -L/-S tmux reaches the server TMUX names, not the default socket: say which.
     const socket = describeServer(ctx.address, ctx.config.callerEnv.tmux);
-    // A control-mode client is a program (this server's own connection is one), not a person.
-    const controlClients = snapshot.clients.filter((c) => c.controlMode).length;
+    // A control-mode client without a terminal is a program (this server's own connection is
+    // one), not a person; tmux -CC in a terminal is a person.
+    const controlClients = snapshot.clients.filter((c) => !isPerson(c)).length;
     const data = {
       running: snapshot.running,
       socket,
@@ -490,7 +492,7 @@ const getServerInfo = defineTool({
       summary: snapshot.running
         ? `tmux ${data.version} (pid ${data.pid}), ${socket}${
           data.socketPath && !socket.includes(data.socketPath) ? ` at ${data.socketPath}` : ""
-        }: ${data.sessions} sessions, ${data.windows} windows, ${data.panes} panes, ${data.clients} clients (people), ${controlClients} in control mode (programs).`
+        }: ${data.sessions} sessions, ${data.windows} windows, ${data.panes} panes, ${data.clients} clients (people), ${controlClients} programs in control mode.`
         : `No tmux server is running on ${socket}.`,
     };
   },
@@ -862,7 +864,9 @@ const clientEntry = z.strictObject({
   name: z.string(),
   tty: z.string(),
   pid: int(),
-  controlMode: z.boolean().describe("A control-mode client is a program, not a person."),
+  controlMode: z.boolean().describe(
+    "In control mode: a program, unless on a terminal (tmux -CC, a person).",
+  ),
   readonly: z.boolean(),
   width: count(),
   height: count(),
@@ -903,7 +907,7 @@ const listClients = defineTool({
       zoomed: c.zoomed,
     }));
     const { kept, omitted } = fitEntries(entries, listBudget(ctx));
-    const people = kept.filter((c) => !c.controlMode).length;
+    const people = kept.filter(isPerson).length;
     return {
       data: { complete: omitted === 0, omittedEntries: omitted, clients: kept },
       summary: `${kept.length} client${kept.length === 1 ? "" : "s"} (${people} of them people).` +
