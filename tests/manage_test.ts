@@ -572,6 +572,207 @@ Deno.test("set_pane_title stores the title exactly and refuses what tmux would d
 });
 
 // ---------------------------------------------------------------------------------------------
+// Names with characters tmux cannot print
+
+/**
+ * Characters tmux 3.3a cannot print, whatever the C library's Unicode version: line and
+ * paragraph separators, noncharacters, code points unassigned for good. tmux octal-escapes
+ * them in session and window names and ignores a title holding them.
+ */
+const UNPRINTABLE = [
+  "x\u2028y",
+  "x\u2029y",
+  "x\u0378y",
+  "x\uFFFEy",
+  "x\u{1FFFF}y",
+  "x\u{10FFFF}y",
+  "x\u{E0080}y",
+];
+
+/** What a naming tool could change: every session, window and title, and where panes are. */
+const namingState = async (t: TestTmux): Promise<string> =>
+  await t.tmux(
+    "list-panes",
+    "-a",
+    "-F",
+    "#{session_id}=#{session_name} #{window_id}=#{window_name} #{pane_id}=#{pane_title}",
+  );
+
+Deno.test("names with characters tmux cannot print are refused before anything changes", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("split-window", "-d", "-t", t.ids.paneId, "sh");
+    const second = (await t.tmux("list-panes", "-t", t.ids.windowId, "-F", "#{pane_id}"))
+      .split("\n")[1];
+    await t.tmux("select-pane", "-t", t.ids.paneId, "-T", "before");
+    // Named, so automatic-rename does not change it meanwhile.
+    await t.tmux("rename-window", "-t", t.ids.windowId, "orig");
+    const before = await namingState(t);
+    for (const name of UNPRINTABLE) {
+      const calls: [string, Record<string, unknown>][] = [
+        ["rename_session", { session: "main", name }],
+        ["rename_window", { windowId: t.ids.windowId, name }],
+        ["create_session", { name }],
+        ["create_session", { windowName: name }],
+        ["create_window", { session: "main", name }],
+        ["break_pane", { paneId: second, name }],
+        ["set_pane_title", { paneId: t.ids.paneId, title: name }],
+      ];
+      for (const [tool, args] of calls) {
+        const why = await c.fail(tool, args);
+        assert.match(why, /cannot print/, `${tool} ${JSON.stringify(args)}: ${why}`);
+        const code = name.codePointAt(1)!.toString(16).toUpperCase().padStart(4, "0");
+        assert.ok(why.includes(`U+${code}`), why);
+        assert.match(why, /nothing was changed/, why);
+      }
+      assert.equal(await namingState(t), before, `nothing changed for ${JSON.stringify(name)}`);
+    }
+    // Said with the form tmux would store.
+    assert.ok(
+      (await c.fail("rename_window", { windowId: t.ids.windowId, name: "x\u2028y" }))
+        .includes("\\342\\200\\250"),
+    );
+  });
+});
+
+Deno.test("create_session with no server running refuses such a name without starting one", async () => {
+  const t = new TestTmux();
+  const c = await connect({ socketName: t.socket });
+  try {
+    assert.match(await c.fail("create_session", { name: "x\u2028y" }), /cannot print/);
+    assert.match(await c.fail("create_session", { windowName: "x\uFFFEy" }), /cannot print/);
+    assert.equal((await t.tmuxRaw("list-sessions")).code, 1, "no server was started");
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
+Deno.test("names tmux prints keep working: emoji, CJK, marks, joiners, private use", async () => {
+  await withTmux(async (t, c) => {
+    const second = (await t.tmux(
+      "split-window",
+      "-d",
+      "-t",
+      t.ids.paneId,
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "sh",
+    )).trim();
+    const names = [
+      // A family (ZWJ sequence), emoji and text presentation, CJK, a combining accent.
+      "\u{1F468}\u200D\u{1F469}\u200D\u{1F467} \u2764\uFE0F \u2764\uFE0E 中文名 e\u0301",
+      // Zero-width and format characters, bidi marks and isolates, soft hyphen, BOM.
+      "a\u200Bb\u200Dc \uFEFF \u00AD \u200E\u200F \u061C \u2066x\u2069 \u202Ey\u202C",
+      // A lone combining mark first; private use (BMP and plane 15).
+      "\u0301\uE000\u{F0000}\u{10FFFD}",
+    ];
+    for (const name of names) {
+      const s = await c.ok<{ name: string }>("rename_session", { session: t.ids.sessionId, name });
+      assert.equal(s.name, name);
+      assert.equal(await fmt(t, t.ids.sessionId, "#{session_name}"), name);
+      const w = await c.ok<{ name: string }>("rename_window", { windowId: t.ids.windowId, name });
+      assert.equal(w.name, name);
+      assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), name);
+      const p = await c.ok<{ title: string }>("set_pane_title", {
+        paneId: t.ids.paneId,
+        title: name,
+      });
+      assert.equal(p.title, name);
+      assert.equal(await fmt(t, t.ids.paneId, "#{pane_title}"), name);
+      const n = await c.ok<{ windowId: string; name: string }>("create_window", {
+        session: t.ids.sessionId,
+        name,
+      });
+      assert.equal(await fmt(t, n.windowId, "#{window_name}"), name);
+      await t.tmux("kill-window", "-t", n.windowId);
+    }
+    const b = await c.ok<{ windowId: string; name: string; notes: string[] }>("break_pane", {
+      paneId: second,
+      name: names[0],
+    });
+    assert.deepEqual(b.notes, []);
+    assert.equal(await fmt(t, b.windowId, "#{window_name}"), names[0]);
+    const s = await c.ok<{ sessionId: string; notes: string[] }>("create_session", {
+      name: names[1],
+      windowName: names[2],
+    });
+    assert.deepEqual(s.notes, []);
+    assert.equal(await fmt(t, s.sessionId, "#{session_name}"), names[1]);
+    assert.equal(await fmt(t, s.sessionId, "#{window_name}"), names[2]);
+  });
+});
+
+Deno.test("whether a newer character prints is this tmux's to say, and the tools agree", async () => {
+  await withTmux(async (t, c) => {
+    // Assigned in Unicode 15 or 16: printable or not depending on the C library's tables.
+    const candidates = ["\u{1FAE8}", "\u{1FA89}", "\u{31350}", "\u2FFC", "\u{1CC00}", "\u{1F6DC}"];
+    for (const ch of candidates) {
+      const name = `n${ch}n`;
+      await t.tmux("rename-window", "-t", t.ids.windowId, "--", name);
+      const escaped = (await fmt(t, t.ids.windowId, "#{window_name}")) !== name;
+      await t.tmux("rename-window", "-t", t.ids.windowId, "--", "orig");
+      const r = await c.call("rename_window", { windowId: t.ids.windowId, name });
+      assert.equal(r.isError === true, escaped, `${JSON.stringify(name)}: ${JSON.stringify(r)}`);
+      assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), escaped ? "orig" : name);
+      await t.tmux("rename-window", "-t", t.ids.windowId, "--", "orig");
+    }
+  });
+});
+
+/**
+ * A runner whose probe for unprintable characters sees nothing: what a tmux that prints
+ * differently from what it stores would look like, so a rename goes through and is stored
+ * otherwise.
+ */
+class BlindProbeRunner extends TmuxRunner {
+  constructor() {
+    super({ control: false });
+  }
+  override exec(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions = {},
+  ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    const last = args.at(-1) ?? "";
+    const probe = /^#\{=\d+:(#\{l:.*\})\}$/s.exec(last);
+    if (args[0] === "display-message" && probe) {
+      return super.exec(address, [...args.slice(0, -1), probe[1]], options);
+    }
+    return super.exec(address, args, options);
+  }
+}
+
+Deno.test("a rename tmux stored otherwise is renamed back, and says so", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("rename-window", "-t", t.ids.windowId, "orig");
+    const s = await c.fail("rename_session", { session: "main", name: "x\u2028y" });
+    assert.match(s, /stored the session name as "x\\\\342\\\\200\\\\250y"/, s);
+    assert.match(s, /renamed back to "main"/, s);
+    assert.equal(await fmt(t, t.ids.sessionId, "#{session_name}"), "main");
+    const w = await c.fail("rename_window", { windowId: t.ids.windowId, name: "x\u0378y" });
+    assert.match(w, /stored the window name as "x\\\\315\\\\270y"/, w);
+    assert.match(w, /renamed back to "orig"/, w);
+    assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), "orig");
+    // A previous name no rename can give (new-window -n stores it as it is): said as it is.
+    const odd = (await t.tmux(
+      "new-window",
+      "-d",
+      "-t",
+      "main:",
+      "-n",
+      "a\u2028b",
+      "-P",
+      "-F",
+      "#{window_id}",
+      "sh",
+    )).trim();
+    const o = await c.fail("rename_window", { windowId: odd, name: "x\u0378y" });
+    assert.match(o, /Renaming it back to "a\u2028b" stored "a\\\\342\\\\200\\\\250b"/, o);
+  }, { runner: new BlindProbeRunner() });
+});
+
+// ---------------------------------------------------------------------------------------------
 // select_window / select_pane / select_layout
 
 Deno.test("select_window and select_pane change what is current; linked windows need a session", async () => {
@@ -944,5 +1145,41 @@ Deno.test("tmux facts behind checkName: what tmux rewrites, drops and keeps", as
     const empty = await t.tmuxRaw("load-buffer", "-b", "empty", "-");
     assert.equal(empty.code, 0);
     assert.equal((await t.tmux("list-buffers", "-F", "#{buffer_name}")).trim(), "");
+  });
+});
+
+Deno.test("tmux facts behind checkNames: characters tmux cannot print", async () => {
+  await withTmux(async (t) => {
+    const sep = "x\u2028y";
+    const octal = "x\\342\\200\\250y";
+    // rename-session, rename-window, new-session -s and break-pane -n store it octal-escaped.
+    await t.tmux("rename-session", "-t", t.ids.sessionId, "--", sep);
+    assert.equal(await fmt(t, t.ids.sessionId, "#{session_name}"), octal);
+    await t.tmux("rename-session", "-t", t.ids.sessionId, "main");
+    await t.tmux("rename-window", "-t", t.ids.windowId, "--", sep);
+    assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), octal);
+    const made =
+      (await t.tmux("new-session", "-d", "-s", sep, "-n", sep, "-P", "-F", "#{session_id}"))
+        .trim();
+    assert.equal(await fmt(t, made, "#{session_name}"), octal);
+    // new-session -n and new-window -n store it as it is.
+    assert.equal(await fmt(t, made, "#{window_name}"), sep);
+    const pane = (await t.tmux("split-window", "-d", "-t", made, "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    const broken =
+      (await t.tmux("break-pane", "-d", "-s", pane, "-n", sep, "-P", "-F", "#{window_id}"))
+        .trim();
+    assert.equal(await fmt(t, broken, "#{window_name}"), octal);
+    // A title holding it is dropped.
+    await t.tmux("select-pane", "-t", t.ids.paneId, "-T", "kept");
+    await t.tmux("select-pane", "-t", t.ids.paneId, "-T", sep);
+    assert.equal(await fmt(t, t.ids.paneId, "#{pane_title}"), "kept");
+    // How the tools ask without changing anything: #{=N:} drops exactly what tmux cannot
+    // print, and #{l:} keeps text that is not ASCII from being read as a format.
+    const probe = "[\u2028\u00e9\u0378\u{1F642}\u0301\uE000\uFFFE\u4E2D]";
+    assert.equal(
+      (await t.tmux("display-message", "-p", "--", `#{=65536:#{l:${probe}}}`)).replace(/\n$/, ""),
+      "[\u00e9\u{1F642}\u0301\uE000\u4E2D]",
+    );
   });
 });

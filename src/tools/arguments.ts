@@ -4,9 +4,10 @@
  * reads of what tmux did.
  *
  * tmux rewrites some names silently (a session name's `.` and `:` become `_`, a backslash is
- * doubled, a tab becomes the two characters `\t`) and drops a pane title holding a control
- * character with exit status 0. Refusing such text before tmux sees it is the only way the
- * caller learns why; reading the stored value back afterwards proves nothing else changed it.
+ * doubled, a tab becomes the two characters `\t`, a character it cannot print is octal-escaped)
+ * and drops a pane title holding a control character with exit status 0. Refusing such text
+ * before tmux sees it is the only way the caller learns why; reading the stored value back
+ * afterwards proves nothing else changed it.
  *
  * @module
  */
@@ -50,16 +51,25 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** What kind of name, for the rules and the messages. */
 export type NameKind = "session name" | "window name" | "pane title";
 
+/** The refusal of a name, with the hint every such refusal shares. */
+function refuseName(
+  kind: NameKind,
+  name: string,
+  why: string,
+  hint = "Choose a name without it; nothing was changed.",
+): never {
+  throw new ToolFailure(`The ${kind} ${JSON.stringify(name)} ${why}.`, hint);
+}
+
 /**
  * Refuses a name tmux would store differently from what was asked, saying why: session names
  * lose `.` and `:`; session and window names double a backslash, spell control characters out
- * and escape `$a` when renamed; `#[` becomes `##[`; a title with a control character is dropped. Text that is not well-formed Unicode (a
- * lone surrogate) could not reach tmux intact either.
+ * and escape `$a` when renamed; `#[` becomes `##[`; a title with a control character is
+ * dropped. Text that is not well-formed Unicode (a lone surrogate) could not reach tmux intact
+ * either. What only tmux can tell (which characters it can print) is {@link checkNames}'s.
  */
 export function checkName(kind: NameKind, name: string): void {
-  const refuse = (why: string, hint = "Choose a name without it; nothing was changed.") => {
-    throw new ToolFailure(`The ${kind} ${JSON.stringify(name)} ${why}.`, hint);
-  };
+  const refuse = (why: string, hint?: string) => refuseName(kind, name, why, hint);
   if (name === "") refuse("is empty", "Give one at least a character long; nothing was changed.");
   if (!name.isWellFormed()) refuse("is not well-formed Unicode (a lone surrogate)");
   if (CONTROL.test(name)) {
@@ -92,13 +102,118 @@ export function checkName(kind: NameKind, name: string): void {
 }
 
 /**
+ * Refuses names tmux would not store as given, before anything changes: {@link checkName}'s
+ * rules for each, then one question to the tmux server about the characters beyond ASCII.
+ *
+ * tmux octal-escapes, in session and window names, every character its C library gives no
+ * width (`wcwidth() < 0`: with glibc, code points unassigned in its Unicode tables,
+ * noncharacters, U+2028 and U+2029), and ignores a pane title holding one. Which characters
+ * those are depends on the C library's Unicode version (an emoji of Unicode 15 is unassigned
+ * to glibc 2.36) and on how tmux was built, so the server is asked: `#{=N:...}` (trim to a
+ * width) runs each character through the same test and drops the ones that fail. The text
+ * goes in `#{l:...}` (literal) and holds only characters beyond ASCII, none of which a format
+ * can read as syntax. With no server to ask (create_session starting one), the characters
+ * unassigned to this process's Unicode tables, and the two separators, stand for them.
+ * new-window -n alone stores such a character as it is: refused there too, so that a name
+ * that can be given can also be given again.
+ */
+export async function checkNames(
+  ctx: TmuxContext,
+  names: ReadonlyArray<readonly [NameKind, string | undefined]>,
+): Promise<void> {
+  const given = names.filter((n): n is readonly [NameKind, string] => n[1] !== undefined);
+  for (const [kind, name] of given) checkName(kind, name);
+  const beyond = [
+    ...new Set(given.flatMap(([, name]) => [...name].filter((ch) => ch.codePointAt(0)! > 0x7f))),
+  ];
+  if (beyond.length === 0) return;
+  const unprintable = await unprintableOf(ctx, beyond);
+  for (const [kind, name] of given) {
+    const ch = [...name].find((c) => unprintable.has(c));
+    if (ch === undefined) continue;
+    const code = `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+    const octal = [...new TextEncoder().encode(ch)].map((b) => `\\${b.toString(8)}`).join("");
+    refuseName(
+      kind,
+      name,
+      `holds ${code}, a character tmux cannot print (its C library gives it no width: ` +
+        "unassigned in its Unicode tables, a noncharacter, or a line or paragraph separator), " +
+        (kind === "pane title"
+          ? "and tmux silently ignores a title holding one"
+          : `which tmux would store octal-escaped, as ${octal}`),
+    );
+  }
+}
+
+/** Wide enough for any name's characters at two columns each, and the two brackets. */
+const PROBE_WIDTH = 65_536;
+
+/** What stands for tmux's answer when no server runs (see {@link checkNames}). */
+const NO_WIDTH = /[\p{Cn}\p{Zl}\p{Zp}]/u;
+
+/** Which of these characters (none ASCII) the tmux server cannot print. */
+async function unprintableOf(ctx: TmuxContext, chars: readonly string[]): Promise<Set<string>> {
+  const guess = () => new Set(chars.filter((ch) => NO_WIDTH.test(ch)));
+  let out: string;
+  try {
+    out = new TextDecoder().decode(
+      await ctx.read([
+        "display-message",
+        "-p",
+        "--",
+        `#{=${PROBE_WIDTH}:#{l:[${chars.join("")}]}}`,
+      ]),
+    ).replace(/\n$/, "");
+  } catch (error) {
+    if (error instanceof TmuxError && error.kind === "no-server") return guess();
+    throw error;
+  }
+  // A tmux without these modifiers answers something else: guess rather than refuse all.
+  if (!out.startsWith("[") || !out.endsWith("]")) return guess();
+  const kept = new Set(out.slice(1, -1));
+  return new Set(chars.filter((ch) => !kept.has(ch)));
+}
+
+/**
  * Refuses when tmux stored something other than what was asked (read back after a change):
- * the check that a rewrite slipped past {@link checkName} is never silent.
+ * the check that a rewrite slipped past {@link checkNames} is never silent.
  */
 export function requireStored(what: string, stored: string, asked: string, retry: string): void {
   if (stored === asked) return;
   throw new ToolFailure(
     `tmux stored the ${what} as ${JSON.stringify(stored)}, not ${JSON.stringify(asked)}.`,
+    retry,
+  );
+}
+
+/**
+ * {@link requireStored} for a rename: when tmux stored something other than what was asked,
+ * renames back to the previous name the same way first, so that the failure leaves nothing
+ * changed, and says whether it did. `rename` renames and returns what tmux then holds.
+ */
+export async function requireRenamed(
+  what: NameKind,
+  stored: string,
+  asked: string,
+  previous: string,
+  rename: (name: string) => Promise<string>,
+  retry: string,
+): Promise<void> {
+  if (stored === asked) return;
+  let back: string;
+  try {
+    const now = await rename(previous);
+    back = now === previous
+      ? `It was renamed back to ${JSON.stringify(previous)}: nothing was changed.`
+      : `Renaming it back to ${JSON.stringify(previous)} stored ${JSON.stringify(now)}: ` +
+        "tmux cannot store that name as it is either.";
+  } catch (error) {
+    back = `Renaming it back to ${JSON.stringify(previous)} failed: ${
+      error instanceof Error ? error.message : String(error)
+    }.`;
+  }
+  throw new ToolFailure(
+    `tmux stored the ${what} as ${JSON.stringify(stored)}, not ${JSON.stringify(asked)}. ${back}`,
     retry,
   );
 }

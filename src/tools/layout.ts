@@ -38,10 +38,11 @@ import {
 } from "../tmux/snapshot.ts";
 import {
   changes,
-  checkName,
+  checkNames,
   formatArg,
   nameSchema,
   notesField,
+  requireRenamed,
   requireStored,
 } from "./arguments.ts";
 import { sizeSchema } from "./lifecycle.ts";
@@ -105,7 +106,7 @@ const renameSession = defineTool({
   output: { sessionId: sessionIdSchema, name: z.string(), previousName: z.string() },
   annotations: ARRANGES,
   async run(args, ctx) {
-    checkName("session name", args.name);
+    await checkNames(ctx, [["session name", args.name]]);
     const snapshot = await ctx.snapshot(SESSIONS_ONLY);
     const session = ctx.session(snapshot, args.session);
     const clash = snapshot.sessions.find((s) => s.name === args.name && s.id !== session.id);
@@ -115,12 +116,17 @@ const renameSession = defineTool({
         "Choose another name (list_sessions lists the names in use).",
       );
     }
-    await ctx.run(["rename-session", "-t", session.id, "--", formatArg(args.name)]);
-    const after = ctx.session(await ctx.snapshot(SESSIONS_ONLY), session.id);
-    requireStored(
+    const rename = async (name: string) => {
+      await ctx.run(["rename-session", "-t", session.id, "--", formatArg(name)]);
+      return ctx.session(await ctx.snapshot(SESSIONS_ONLY), session.id);
+    };
+    const after = await rename(args.name);
+    await requireRenamed(
       "session name",
       after.name,
       args.name,
+      session.name,
+      async (name) => (await rename(name)).name,
       "rename_session again with a plainer name.",
     );
     return {
@@ -146,11 +152,21 @@ const renameWindow = defineTool({
   },
   annotations: ARRANGES,
   async run(args, ctx) {
-    checkName("window name", args.name);
+    await checkNames(ctx, [["window name", args.name]]);
     const { window } = await ctx.windowAlone(args.windowId);
-    await ctx.run(["rename-window", "-t", window.id, "--", formatArg(args.name)]);
-    const { window: after } = await ctx.windowAlone(window.id);
-    requireStored("window name", after.name, args.name, "rename_window again with a plainer name.");
+    const rename = async (name: string) => {
+      await ctx.run(["rename-window", "-t", window.id, "--", formatArg(name)]);
+      return (await ctx.windowAlone(window.id)).window;
+    };
+    const after = await rename(args.name);
+    await requireRenamed(
+      "window name",
+      after.name,
+      args.name,
+      window.name,
+      async (name) => (await rename(name)).name,
+      "rename_window again with a plainer name.",
+    );
     return {
       data: { windowId: window.id, name: after.name, previousName: window.name },
       summary: `Window ${window.id} is now named ${JSON.stringify(after.name)}.`,
@@ -619,7 +635,7 @@ const setPaneTitle = defineTool({
   output: { paneId: paneIdSchema, title: z.string() },
   annotations: ARRANGES,
   async run(args, ctx) {
-    checkName("pane title", args.title);
+    await checkNames(ctx, [["pane title", args.title]]);
     const { pane } = await ctx.paneSnapshot(args.paneId);
     await ctx.run(["select-pane", "-t", pane.id, "-T", formatArg(args.title)]);
     const { pane: now } = await ctx.paneSnapshot(pane.id);

@@ -31,7 +31,7 @@ import {
 import { chainArgv, decodeBytes, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import {
   changes,
-  checkName,
+  checkNames,
   checkStartDirectory,
   commandSchema,
   envNameSchema,
@@ -256,9 +256,8 @@ const createSession = defineTool({
   },
   annotations: CREATES,
   async run(args, ctx) {
-    if (args.name !== undefined) checkName("session name", args.name);
-    if (args.windowName !== undefined) checkName("window name", args.windowName);
     checkStartDirectory(args.startDirectory);
+    await checkNames(ctx, [["session name", args.name], ["window name", args.windowName]]);
     const snapshot = await ctx.snapshot(SESSIONS_ONLY);
     const clash = args.name !== undefined && snapshot.sessions.find((s) => s.name === args.name);
     if (clash) {
@@ -353,8 +352,8 @@ const createWindow = defineTool({
   },
   annotations: CREATES,
   async run(args, ctx) {
-    if (args.name !== undefined) checkName("window name", args.name);
     checkStartDirectory(args.startDirectory);
+    await checkNames(ctx, [["window name", args.name]]);
     const snapshot = await ctx.snapshot(SESSIONS_ONLY);
     const session = ctx.session(snapshot, args.session);
     // By default in the session's directory, as tmux starts a person's new window; left to

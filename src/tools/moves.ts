@@ -20,7 +20,7 @@ import { flag, int, paneIdSchema, sessionIdSchema, windowIdSchema } from "../mcp
 import { argvCommands } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { NO_PROCESS_INFO, type Snapshot } from "../tmux/snapshot.ts";
-import { changes, checkName, literalArg, nameSchema, notesField } from "./arguments.ts";
+import { changes, checkNames, literalArg, nameSchema, notesField } from "./arguments.ts";
 import { sizeSchema } from "./lifecycle.ts";
 
 /** Rearranges; may end a window (and a session) whose last pane leaves; a repeat differs. */
@@ -135,7 +135,7 @@ const breakPane = defineTool({
   },
   annotations: changes({ destructive: false, idempotent: false }),
   async run(args, ctx) {
-    if (args.name !== undefined) checkName("window name", args.name);
+    await checkNames(ctx, [["window name", args.name]]);
     const snapshot = await ctx.snapshot(NO_PROCESS_INFO);
     const pane = ctx.pane(snapshot, args.paneId);
     const from = ctx.window(snapshot, pane.windowId);
