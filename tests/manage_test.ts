@@ -687,6 +687,17 @@ Deno.test("names tmux prints keep working: emoji, CJK, marks, joiners, private u
       assert.equal(await fmt(t, n.windowId, "#{window_name}"), name);
       await t.tmux("kill-window", "-t", n.windowId);
     }
+    // The longest name, every character a different wide one: one question, answered whole.
+    const long = Array.from({ length: 1024 }, (_, i) => String.fromCodePoint(0x4E00 + i)).join("");
+    await c.ok("rename_window", { windowId: t.ids.windowId, name: long });
+    assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), long);
+    assert.match(
+      await c.fail("rename_window", {
+        windowId: t.ids.windowId,
+        name: long.slice(0, -1) + "\u0378",
+      }),
+      /U\+0378/,
+    );
     const b = await c.ok<{ windowId: string; name: string; notes: string[] }>("break_pane", {
       paneId: second,
       name: names[0],
