@@ -541,6 +541,76 @@ Deno.test("capture_since: history cleared since the cursor gives missed: true", 
   });
 });
 
+Deno.test("capture_since: after a clear, screen lines the cursor had seen are not returned again", async () => {
+  await withTmux(async (t, c) => {
+    const id = t.ids.paneId;
+    await type(t, id, "seq 1 40", "\n40\n");
+    const before = await c.ok<Since>("capture_since", { paneId: id });
+    // clear-history drops the history and leaves the screen where it was.
+    await t.tmux("clear-history", "-t", id);
+    await type(t, id, "echo after-clear", "\nafter-clear\n");
+    const after = await c.ok<Since>("capture_since", { paneId: id, cursor: before.cursor });
+    // History was lost: still said, though nothing the cursor had not seen went with it.
+    assert.deepEqual([after.missed, after.missedReason], [true, "history-cleared"]);
+    const got = after.text.split("\n");
+    assert.ok(!/^\d+$/m.test(after.text), `old rows repeated: ${JSON.stringify(after.text)}`);
+    assert.match(got[0], /echo after-clear$/);
+    assert.equal(got[1], "after-clear");
+    const notes = after.notes.join(" ");
+    assert.doesNotMatch(notes, /may begin with lines/);
+    // What was left out is said, with how to read it: never hidden silently.
+    assert.match(notes, /23 lines at the top of the pane still read as at the cursor/);
+    assert.match(notes, /capture_pane with start -2 and end 20 reads them/);
+    const next = await c.ok<Since>("capture_since", { paneId: id, cursor: after.cursor });
+    assert.deepEqual([next.text, next.missed], ["", false]);
+
+    // A cursor deep in history, much output after the clear: the cursor's lines are still
+    // found at the top, and the new lines after them are counted, not read.
+    await type(t, id, "seq 1 1000", "\n1000\n");
+    const again = await c.ok<Since>("capture_since", { paneId: id });
+    await t.tmux("clear-history", "-t", id);
+    await type(t, id, "seq 1001 2500", "\n2500\n");
+    const much = await c.ok<Since>("capture_since", {
+      paneId: id,
+      cursor: again.cursor,
+      maxLines: 5,
+    });
+    assert.deepEqual([much.missed, much.missedReason], [true, "history-cleared"]);
+    assert.deepEqual(much.text.split("\n").slice(0, 4), lines(2497, 2500, ""));
+    assert.equal(much.droppedLines, 1 + 1500 + 1 - 5, "the command line and 1001..2496");
+    assert.match(much.notes.join(" "), /still read as at the cursor/);
+  });
+});
+
+Deno.test("capture_since: after a clear, lines that cannot be placed come back, said to maybe repeat", async () => {
+  await withTmux(async (t, c) => {
+    const id = t.ids.paneId;
+    await type(t, id, "seq 1 40", "\n40\n");
+    const before = await c.ok<Since>("capture_since", { paneId: id });
+    // Output scrolled the screen before the clear: the cursor's lines no longer sit where a
+    // clear alone would leave them, so where they end cannot be told.
+    await type(t, id, "seq 101 103", "\n103\n");
+    await t.tmux("clear-history", "-t", id);
+    const after = await c.ok<Since>("capture_since", { paneId: id, cursor: before.cursor });
+    assert.deepEqual([after.missed, after.missedReason], [true, "history-cleared"]);
+    assert.ok(after.text.includes("\n40\n"), "everything the pane holds");
+    assert.ok(after.text.includes("\n103\n"));
+    assert.match(after.notes.join(" "), /may begin with lines an earlier capture_since returned/);
+
+    // Lines reading like the cursor's, printed after the clear but not at the top where the
+    // clear left the screen, prove nothing: all comes back, said to maybe repeat.
+    const id2 = (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await t.prompt(id2);
+    await type(t, id2, "seq 1 40", "\n40\n");
+    const start = await c.ok<Since>("capture_since", { paneId: id2 });
+    await type(t, id2, "printf '\\033[H\\033[2J\\033[3Jx\\n'; seq 18 39", "\nx\n18\n");
+    await t.tmux("clear-history", "-t", id2);
+    const forged = await c.ok<Since>("capture_since", { paneId: id2, cursor: start.cursor });
+    assert.deepEqual(forged.text.split("\n").slice(0, 3), ["x", "18", "19"]);
+    assert.match(forged.notes.join(" "), /may begin with lines/);
+  });
+});
+
 Deno.test("capture_since: output cleared away after a cursor taken on an empty history is missed", async () => {
   await withTmux(async (t, c) => {
     const historySize = async (id: string) =>

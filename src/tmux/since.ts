@@ -148,8 +148,8 @@ function tailRows(want: number): number {
 /**
  * Reads what a comparison needs in ONE tmux invocation over the control connection: the rows
  * around each place the remembered rows may be, the last rows (the screen and `want` more),
- * and the bytes of the rows between, counted by tmux; with `fromTop`, the rows above the first
- * stretch counted too (an answer that missed lines holds everything the pane still holds).
+ * and the bytes of the rows between, counted by tmux; with `fromTop`, the first rows too and
+ * the rows above the first stretch counted (an answer that missed lines starts at the top).
  * Positions are planned from `guess`; what the read actually covers is judged after, against
  * the state it read.
  */
@@ -166,10 +166,13 @@ async function readStretches(
 ): Promise<{ state: PaneState; grid: NormalGrid; covered: boolean; screen: string[] }> {
   const hs = guess.historySize;
   const tailFirst = Math.max(0, hs - tailRows(want));
+  // From the top: the first rows too, where a clear leaves the cursor's screen rows.
+  const top: [number, number][] = fromTop ? [[0, cursor.rows.length / HASH_CHARS]] : [];
   // Spans reaching below the screen are clamped by tmux and merged with the last one after.
   const spans = mergeRanges([
     ...neededRanges(cursor, { historySize: hs, historyLimit: cursor.historyLimit })
       .map(([a, b]): [number, number] => [Math.max(0, a - slack.up), b + slack.down])
+      .concat(top)
       .filter(([a]) => a < tailFirst),
     [tailFirst, Number.MAX_SAFE_INTEGER],
   ]);
@@ -466,6 +469,8 @@ async function compareWithCursor(
     missedReason: null,
     skippedRows: 0,
     skippedBytes: 0,
+    mayRepeat: false,
+    unchangedAbove: 0,
   };
   if (!cursor) {
     const capture = await captureRows(
@@ -553,7 +558,8 @@ async function compareWithCursor(
       if (error instanceof RowNotRead) continue;
       throw error;
     }
-    // Everything tmux still holds is newer than what was lost: count it all.
+    // Lost: the answer starts at the top of what tmux holds, where a clear leaves the screen
+    // the cursor saw (compareSince looks for it there). Read from the top.
     if (result.missed && read.grid.first > 0) {
       fromTop = true;
       continue;

@@ -329,6 +329,16 @@ export interface SinceResult extends SinceRows {
   readonly resized: boolean;
   /** Rows tmux trimmed off the top of history since the cursor, when known. */
   readonly trimmedRows: number;
+  /**
+   * Whether `rows` may begin with rows an earlier answer returned: lines were missed and the
+   * cursor's rows could not be found again, so all the pane holds comes back.
+   */
+  readonly mayRepeat: boolean;
+  /**
+   * After a clear: rows at the top of the grid that still read as the cursor's screen rows did,
+   * where the clear left them, and are left out of `rows` as unchanged; 0 otherwise.
+   */
+  readonly unchangedAbove: number;
 }
 
 /** Rows tmux drops from the top of history at once when it is full. */
@@ -429,13 +439,14 @@ function nearestMatch(grid: NormalGrid, anchor: readonly number[], near: number)
 export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult {
   const hashes = splitHashes(cursor.rows);
   const { settled, strong } = anchorCounts(cursor, hashes.length);
-  const none = { unchangedRows: [], trimmedRows: 0 };
+  const none = { unchangedRows: [], trimmedRows: 0, mayRepeat: false, unchangedAbove: 0 };
   const missed = (reason: MissedReason): SinceResult => ({
     ...grid.rowsFrom(grid.first),
     ...none,
     missed: true,
     missedReason: reason,
     resized: reason === "resized",
+    mayRepeat: true,
   });
 
   if (grid.width !== cursor.width) {
@@ -473,7 +484,9 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
   // was written after the cursor may be gone too. (A program rewriting rows above the cursor
   // on an empty history is told `missed` too: the position cannot be proved then.)
   const anchorCount = strong > 0 ? strong : settled;
+  // Remembered row k is now at `cursor.base + k - shift`; rows before `kept` are gone.
   let shift: number | null = null;
+  let cleared = false;
   if (anchorCount === 0) {
     if (possible) return missed("history-trimmed");
     shift = 0;
@@ -483,12 +496,19 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
     for (let j = 0; j <= maxJ && shift === null; j++) {
       if (matchesAt(grid, cursor.base - j * step, anchor)) shift = j * step;
     }
-    if (shift === null) return missed(possible ? "history-trimmed" : "history-cleared");
+    if (shift === null) {
+      if (possible || !clearLeftScreen(cursor, grid, hashes, strong, settled)) {
+        return missed(possible ? "history-trimmed" : "history-cleared");
+      }
+      shift = cursor.historySize;
+      cleared = true;
+    }
   }
+  const kept = Math.max(0, shift - cursor.base);
 
   // Rows after the remembered ones are new; before that, the first one that differs.
   let firstChanged = cursor.base + hashes.length - shift;
-  for (let k = 0; k < hashes.length; k++) {
+  for (let k = kept; k < hashes.length; k++) {
     if (grid.hashAt(cursor.base + k - shift) !== hashes[k]) {
       firstChanged = cursor.base + k - shift;
       break;
@@ -505,9 +525,41 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
   return {
     ...found,
     unchangedRows,
-    trimmedRows: shift,
-    missed: false,
-    missedReason: null,
+    // A clear moved every row by the history it dropped: no trim.
+    trimmedRows: cleared ? 0 : shift,
+    // History was lost all the same: what the pane wrote before the clear may have gone with it.
+    missed: cleared,
+    missedReason: cleared ? "history-cleared" : null,
     resized: false,
+    mayRepeat: false,
+    unchangedAbove: cleared ? Math.min(firstChanged, grid.lastWritten + 1) - grid.first : 0,
   };
+}
+
+/**
+ * Whether the grid begins with the cursor's screen rows above its cursor, all of them, unchanged:
+ * where clear-history (or ESC[3J) leaves the screen when nothing scrolled between the cursor and
+ * the clear. Only there: rows that read the same elsewhere prove nothing (a pane prints what it
+ * likes), and the rows a scroll would have left are too few to tell from new output that
+ * repeats old. Blank rows prove nothing either. Rows that read and sit as they did are taken to
+ * be those rows: the answer says so, and how many it left out.
+ */
+function clearLeftScreen(
+  cursor: SinceCursor,
+  grid: NormalGrid,
+  hashes: readonly number[],
+  strong: number,
+  settled: number,
+): boolean {
+  // The top is where tmux's rows begin now; a grid that did not read it cannot tell.
+  if (grid.first !== 0 || strong === 0 || settled <= strong) return false;
+  if (cursor.historySize !== cursor.base + strong) return false;
+  const blank = hashValue("");
+  let written = false;
+  for (let k = strong; k < settled; k++) {
+    const h = grid.hashAt(k - strong);
+    if (h !== hashes[k]) return false;
+    if (h !== blank) written = true;
+  }
+  return written;
 }

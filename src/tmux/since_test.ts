@@ -173,7 +173,11 @@ Deno.test("compareSince: rows moved up by whole trims are found, a loss is repor
   assert.deepEqual(found.rows, numbered(101, 105));
 
   const gone = compareSince(cursor, grid(numbered(500, 599)));
-  assert.deepEqual([gone.missed, gone.missedReason], [true, "history-trimmed"]);
+  assert.deepEqual([gone.missed, gone.missedReason, gone.mayRepeat], [
+    true,
+    "history-trimmed",
+    true,
+  ]);
   assert.equal(gone.rows.length, 100, "everything the pane still holds");
 
   // Far below the limit, trims are impossible: a missing anchor means a clear.
@@ -199,6 +203,51 @@ Deno.test("compareSince: with no history at the cursor, its settled screen rows 
     "history-cleared",
     ["line 35", "line 36", "$"],
   ]);
+});
+
+Deno.test("compareSince: after a clear, the cursor's screen rows where the clear left them are not new", () => {
+  const height = { height: 6 };
+  // 25 history rows, then "line 26".."line 30" and the prompt on the screen.
+  const cursor = cursorFor(grid([...numbered(1, 30), "$"], height), STATE, null);
+  assert.equal(cursor.historySize, 25);
+  // clear-history: the screen stays, its top now the top of what tmux holds; then output.
+  const cleared = compareSince(cursor, grid([...numbered(26, 30), "$ echo hi", "hi", "$"], height));
+  assert.deepEqual(
+    [cleared.missed, cleared.missedReason, cleared.rows, cleared.mayRepeat, cleared.unchangedAbove],
+    [true, "history-cleared", ["$ echo hi", "hi", "$"], false, 5],
+  );
+  assert.deepEqual([cleared.firstRow, cleared.trimmedRows, cleared.unchangedRows], [3, 0, []]);
+  // Nothing since the clear: nothing new.
+  const quiet = compareSince(cursor, grid([...numbered(26, 30), "$"], height));
+  assert.deepEqual([quiet.missed, quiet.rows, quiet.unchangedAbove], [true, [], 6]);
+
+  // Anything else cannot be placed: all the pane holds comes back, said to maybe repeat.
+  const lost = (rows: string[]) => {
+    const answer = compareSince(cursor, grid(rows, height));
+    assert.deepEqual(
+      [answer.missed, answer.missedReason, answer.rows, answer.mayRepeat, answer.unchangedAbove],
+      [true, "history-cleared", rows, true, 0],
+      JSON.stringify(rows),
+    );
+  };
+  // Output scrolled the screen before the clear: its first rows went with the history.
+  lost([...numbered(28, 30), "$ echo hi", "hi", "$"]);
+  // Rows reading like the cursor's, but not at the top where a clear leaves the screen.
+  lost(["x", ...numbered(26, 30), "$"]);
+  // One of them rewritten.
+  lost([...numbered(26, 29), "line 30!", "$"]);
+  // Blank rows prove nothing.
+  const blanks = cursorFor(
+    grid([...numbered(1, 30), ...Array(5).fill(""), "$"], height),
+    STATE,
+    null,
+  );
+  const blank = compareSince(blanks, grid([...Array(5).fill(""), "$ x"], height));
+  assert.deepEqual([blank.rows, blank.mayRepeat], [[...Array(5).fill(""), "$ x"], true]);
+
+  // Found in place (more output, or trims), nothing may repeat.
+  const found = compareSince(cursor, grid([...numbered(1, 30), "$ ls", "a"], height));
+  assert.deepEqual([found.missed, found.mayRepeat, found.unchangedAbove], [false, false, 0]);
 });
 
 Deno.test("compareSince: a forged cursor's billion trims are not tried; a deep one is missed", () => {

@@ -485,17 +485,32 @@ const captureSinceTool = defineTool({
     const step = Math.max(1, Math.floor(state.historyLimit / 10));
     if (since.missedReason === "history-cleared") {
       notes.push(
-        "The pane's history was cleared since the cursor (clear-history, or a program clearing scrollback): lines written before the clear and not yet read are gone. text holds all the pane holds now.",
+        "The pane's history was cleared since the cursor (clear-history, or a program clearing scrollback): lines written before the clear and not yet read are gone.",
       );
     } else if (since.missedReason === "history-trimmed") {
       notes.push(
-        `The history reached its limit (${state.historyLimit} lines; tmux then drops the oldest ${step} at once) and the lines the cursor pointed at were dropped: lines written since may have scrolled away unread. text holds all the pane still holds.`,
+        `The history reached its limit (${state.historyLimit} lines; tmux then drops the oldest ${step} at once) and the lines the cursor pointed at were dropped: lines written since may have scrolled away unread.`,
       );
     } else if (since.missedReason === "resized") {
       notes.push(
-        "The pane's width changed and tmux reflowed its lines; the cursor's position could not be found again. text holds all the pane holds.",
+        "The pane's width changed and tmux reflowed its lines; the cursor's position could not be found again.",
       );
-    } else if (since.resized) {
+    }
+    if (since.mayRepeat) {
+      notes.push(
+        "text holds all the pane holds now, and may begin with lines an earlier capture_since returned.",
+      );
+    } else if (since.unchangedAbove > 0) {
+      const top = -state.historySize;
+      notes.push(
+        `${
+          plural(since.unchangedAbove, "line")
+        } at the top of the pane still read as at the cursor, where the clear left them, and are left out as unchanged: capture_pane with start ${top} and end ${
+          top + since.unchangedAbove - 1
+        } reads them.`,
+      );
+    }
+    if (since.resized && !since.missed) {
       notes.push(
         "The pane's width changed (tmux reflowed its lines): text holds every line after the cursor's position, rewritten or not; lines above it that the reflow rewrapped, read before, come back too.",
       );
