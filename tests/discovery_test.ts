@@ -188,6 +188,27 @@ Deno.test("discovery: missing targets are errors with hints; no server means emp
   }
 });
 
+Deno.test("discovery: an error naming sessions breaks no line and reorders no text", async () => {
+  const t = await TestTmux.start("work");
+  const mcp = await connect({ socketName: t.socket, toolsets: ["inspect"] });
+  try {
+    // tmux keeps a bidirectional control in a session name as it is (it escapes U+2028 itself):
+    // "\u202etxt_exe" reads as "exe_txt".
+    await t.tmux("new-session", "-d", "-s", "evil\u202etxt_exe");
+    const names = await t.tmux("list-sessions", "-F", "#{session_name}");
+    assert.ok(names.includes("evil\u202etxt_exe"), JSON.stringify(names));
+    // The name asked for is echoed too: a line separator, a next line and an isolate.
+    const asked = "nope\u2028fake: line\u2066\u0085";
+    const message = await mcp.fail("list_panes", { session: asked });
+    assert.match(message, /No session "nope\\u2028fake: line\\u2066\\x85" on /);
+    assert.ok(message.includes('"evil\\u202etxt_exe"'), message);
+    assert.doesNotMatch(message, /[\u0085\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+  } finally {
+    await mcp.close();
+    await t.kill();
+  }
+});
+
 Deno.test("discovery: the caller's pane is marked only when TMUX names this very server", async () => {
   const t = await TestTmux.start();
   const other = await TestTmux.start();

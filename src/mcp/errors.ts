@@ -6,6 +6,7 @@
  */
 
 import { TmuxError } from "../tmux/run.ts";
+import { escapeSeparatorsAndBidi } from "./render.ts";
 
 /** A refusal or failure a tool reports to its caller as an `isError` result. */
 export class ToolFailure extends Error {
@@ -99,15 +100,18 @@ function describeFailure(
 
 /**
  * Control characters (an escape sequence in a name tmux echoes back, a NUL in a field name;
- * C1 ones too, such as U+009B, which some terminals take as ESC [) shown as `\xNN`, so an
- * error text can never drive the terminal it is printed on. Tabs and newlines stay.
+ * C1 ones too, such as U+009B, which some terminals take as ESC [, and U+0085, a line break to
+ * some readers) shown as `\xNN`, so an error text can never drive the terminal it is printed
+ * on; and, as summaries and values show them, U+2028, U+2029 and the bidirectional controls
+ * as `\uXXXX`, so a session name, a title or a path it names can neither break its line nor
+ * make it read in another order. Tabs and newlines stay.
  */
 export function visible(text: string): string {
-  return text.replace(
+  return escapeSeparatorsAndBidi(text.replace(
     // deno-lint-ignore no-control-regex
     /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
     (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`,
-  );
+  ));
 }
 
 /** Longest piece of a client's string (a name, a URI, an id) a message echoes, in characters. */

@@ -15,33 +15,53 @@
 import { jsonStringBytes, MAX_METADATA_BYTES } from "./bounds.ts";
 
 /**
+ * What no text a reader gets holds as it is, beyond the C0 and C1 controls: U+2028 and U+2029,
+ * which some readers take as line breaks, and the bidirectional controls, which make text read
+ * in another order than it is (a name ending `\u202etxt.exe` shows as `exe.txt`). As the
+ * inside of a character class.
+ */
+const SEPARATORS_AND_BIDI = String.raw`\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069`;
+
+/** The C0 controls, DEL and the C1 controls, as the inside of a character class. */
+const CONTROLS = String.raw`\u0000-\u001f\u007f-\u009f`;
+
+/** Never in a bare value: a quote, a backslash, a control, a line separator, a bidi control. */
+const NEVER_BARE = String.raw`"\\` + CONTROLS + SEPARATORS_AND_BIDI;
+
+/**
  * A value written bare on a `key: value` line: no spaces at its ends, no quote, backslash,
  * control character, line separator or bidirectional control anywhere (anything else is a
  * JSON string).
  */
-const BARE =
-  // deno-lint-ignore no-control-regex
-  /^[^\s"\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069](?:[^"\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]*[^\s"\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069])?$/;
+const BARE = new RegExp(String.raw`^[^\s${NEVER_BARE}](?:[^${NEVER_BARE}]*[^\s${NEVER_BARE}])?$`);
 
 /** A value inside an entry line also may not hold spaces or `=` (they separate fields). */
-const BARE_FIELD =
-  // deno-lint-ignore no-control-regex
-  /^[^\s"=\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+$/;
+const BARE_FIELD = new RegExp(String.raw`^[^\s=${NEVER_BARE}]+$`);
 
 /** Words a bare string could be mistaken for: a number, true/false/null, inline JSON. */
 const AMBIGUOUS = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)$|^[[{]/i;
 
 /**
  * What JSON leaves raw but a reader may not take as it is: C1 controls, which some terminals
- * obey (U+0085 among them, a line break to some readers); U+2028 and U+2029, which some readers
- * take as line breaks; and the bidirectional controls, which make text read in another order
- * than it is (a name ending `\u202etxt.exe` shows as `exe.txt`).
+ * obey (U+0085 among them, a line break to some readers), and SEPARATORS_AND_BIDI.
  */
-const JSON_LEAVES_RAW = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const JSON_LEAVES_RAW = new RegExp(String.raw`[\u0080-\u009f${SEPARATORS_AND_BIDI}]`, "g");
+
+/** One of SEPARATORS_AND_BIDI. */
+const SEPARATOR_OR_BIDI = new RegExp(`[${SEPARATORS_AND_BIDI}]`, "g");
 
 /** A character as a JSON escape: `\uXXXX`. */
 function unicodeEscape(c: string): string {
   return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * `text` with U+2028, U+2029 and the bidirectional controls shown as JSON writes them
+ * (`\u2028`), as summaries and values show them: for a text that shows the C0 and C1 controls
+ * its own way (an error text, see errors.ts) but must not break a line or read out of order.
+ */
+export function escapeSeparatorsAndBidi(text: string): string {
+  return text.replace(SEPARATOR_OR_BIDI, unicodeEscape);
 }
 
 /** JSON, with the characters JSON leaves raw but a reader may not (see JSON_LEAVES_RAW) escaped. */
@@ -54,9 +74,7 @@ function json(value: unknown): string {
  * U+2028, U+2029), every other C0 and C1 control and DEL (ESC drives a terminal; a tab can pose
  * as a field's `key:\tvalue`), and the bidirectional controls.
  */
-const NOT_IN_LINE =
-  // deno-lint-ignore no-control-regex
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NOT_IN_LINE = new RegExp(`[${CONTROLS}${SEPARATORS_AND_BIDI}]`, "g");
 
 /** A character as JSON writes it in a string: `\n`, `\r`, `\t`, else `\uXXXX`. */
 function lineEscape(c: string): string {
