@@ -18,7 +18,8 @@ import {
 } from "../src/tmux/capture.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 import { decodeCursor } from "../src/tmux/since_cursor.ts";
-import { compareSince, normalGrid } from "../src/tmux/since_grid.ts";
+import { compareSince } from "../src/tmux/since_compare.ts";
+import { normalGrid } from "../src/tmux/since_grid.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 

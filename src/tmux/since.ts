@@ -3,7 +3,7 @@
  * cursor.
  *
  * A cursor (since_cursor.ts) remembers where the pane stood and a hash of each row it saw;
- * since_grid.ts finds them again and says what changed.
+ * since_compare.ts finds them again on a grid (since_grid.ts) and says what changed.
  *
  * Reading is bounded by the answer: only the rows that can prove the position (a few per
  * place tmux's trimming may have moved them to) and the last rows the caller keeps are read;
@@ -47,17 +47,19 @@ import {
 import {
   compareSince,
   cursorFor,
+  lastTrimTried,
+  type SinceResult,
+  trimsPossible,
+  trimStep,
+} from "./since_compare.ts";
+import {
   type GridFacts,
   HashGrid,
-  lastTrimTried,
   type NormalGrid,
   normalGrid,
   RowNotRead,
-  type SinceResult,
   type Stretch,
   StretchGrid,
-  trimsPossible,
-  trimStep,
 } from "./since_grid.ts";
 
 export { CursorError } from "./since_cursor.ts";

@@ -14,13 +14,8 @@ import {
   sealCursor,
   type SinceCursor,
 } from "./since_cursor.ts";
-import {
-  compareSince,
-  cursorFor,
-  denseGrid,
-  MAX_TRIMS_TRIED,
-  type NormalGrid,
-} from "./since_grid.ts";
+import { compareSince, cursorFor, MAX_TRIMS_TRIED } from "./since_compare.ts";
+import { denseGrid, type NormalGrid } from "./since_grid.ts";
 
 Deno.test("cursors round-trip, and anything else is refused as malformed", () => {
   const cursor: SinceCursor = {
