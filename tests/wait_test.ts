@@ -771,3 +771,17 @@ Deno.test("a history trim (tmux drops 10% at its limit) does not make old rows n
     assert.deepEqual([result.outcome, result.matched?.pattern], ["matched", "END"]);
   });
 });
+
+Deno.test("a prompt's trailing blank is matched: a pattern may end in the blank the shell wrote", async () => {
+  for (const [patterns, regex] of [[["myprompt\\$ $"], true], [["myprompt$ "], false]] as const) {
+    await withServer(async (t, c) => {
+      const p = await t.showing("env PS1='myprompt$ ' sh", "myprompt$");
+      const waiting = c.ok<Wait>("wait_for_text", { paneId: p, patterns: [...patterns], regex });
+      await subscribed(t, c);
+      await type(t, p, "true");
+      const result = await waiting;
+      assert.equal(result.outcome, "matched", `${patterns[0]} (regex ${regex})`);
+      assert.deepEqual(result.lines, ["myprompt$"], "shown without its trailing blank");
+    });
+  }
+});

@@ -335,6 +335,11 @@ export interface WrittenRow {
   /** The row as it reads now (without its trailing blanks). */
   readonly text: string;
   /**
+   * The row with the blanks a program wrote at its end (a prompt's `$ `), where known: what
+   * patterns are matched against. `text` is its start.
+   */
+  readonly line?: string;
+  /**
    * Where the written part starts (a UTF-16 index into `text`): the first character that
    * differs from the row as it stood at the start or at the watch's last read, whichever is
    * earlier (blanks before the start's cursor that were blank then do not count). Text that
@@ -621,7 +626,7 @@ export class PaneWatch {
         if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
         // Rows not seen before: whole.
         const rows = this.#rows
-          ? fresh.map((line) => ({ text: trimEnd(line), from: 0, shown: trimEnd(line) }))
+          ? fresh.map((line) => ({ text: trimEnd(line), line, from: 0, shown: trimEnd(line) }))
           : undefined;
         return { kind: "lines", lines: rows ? rows.map((r) => r.shown) : fresh, rows };
       }
@@ -686,7 +691,7 @@ export class PaneWatch {
       // The start row rewritten before the start's cursor (a `\r` redraw) is told whole; text
       // written from that cursor on is told from where it begins.
       const shown = i === 0 && from >= cursor ? text.slice(from) : text;
-      out.push({ text, from, shown });
+      out.push({ text, line, from, shown });
     });
     return out;
   }

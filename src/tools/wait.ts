@@ -157,9 +157,11 @@ async function scanRows(
   for (const row of rows) {
     const cut = row.shown !== row.text;
     let line = row.shown;
+    // Matched with the blanks a program wrote at the row's end: a prompt's "$ " is there.
+    const whole = row.line ?? row.text;
     const pattern = patterns.find((p) => {
-      if (cut && p.test(row.shown)) return true;
-      if (!p.reaches(row.text, row.from)) return false;
+      if (cut && p.test(whole.slice(row.text.length - row.shown.length))) return true;
+      if (!p.reaches(whole, row.from)) return false;
       if (cut) line = row.text;
       return true;
     });
