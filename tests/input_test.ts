@@ -1148,3 +1148,78 @@ Deno.test("run_command's C-c for a fresh prompt asks tmux for one shell test, no
     assert.equal(shells.length, 1, step.join(" "));
   }, { runner });
 });
+
+// ---------------------------------------------------------------------------------------------
+// One run_command at a time in a pane, whoever calls
+
+function textOf(r: { content?: unknown }): string {
+  return (r.content as { text: string }[] | undefined)?.[0]?.text ?? "";
+}
+
+/** Begin markers in the pane's whole history: each run_command line that began. */
+async function begun(t: TestTmux, paneId: string): Promise<number> {
+  const rows = await t.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", paneId);
+  return (rows.match(/__tmcp_[0-9a-f]{20}_B$/gm) ?? []).length;
+}
+
+/**
+ * Two run_command calls into one pane at once, from `a` and `b` (one server twice, or two),
+ * each a `read` that waits for an answer only the test gives. Whichever call takes the pane
+ * holds it until answered, so the first reply is the other's refusal, naming the pane's
+ * command as `named` says; then the answer goes in, and the call that holds the pane reads
+ * exactly it, never the other's typed line.
+ */
+async function runTogether(
+  t: TestTmux,
+  paneId: string,
+  a: { call: (name: string, args: Record<string, unknown>) => Promise<{ content?: unknown }> },
+  b: typeof a,
+  round: number,
+  named: (winner: string) => RegExp,
+): Promise<void> {
+  const before = await begun(t, paneId);
+  const command = (who: string) => `read -r ans; echo "${who}${round} got [$ans]"`;
+  const calls = [a, b].map((c, i) =>
+    c.call("run_command", { paneId, command: command("AB"[i]), timeoutMs: 60_000 })
+      .then((r) => ({
+        r: r as { content?: unknown; isError?: boolean } & Record<string, unknown>,
+        i,
+      }))
+  );
+  const first = await Promise.race(calls);
+  const winner = "AB"[1 - first.i];
+  assert.equal(
+    first.r.isError,
+    true,
+    `round ${round}: ${"AB"[first.i]} was answered while ${winner} held the pane: ${
+      textOf(first.r)
+    }`,
+  );
+  assert.match(textOf(first.r), named(winner), `round ${round}: ${textOf(first.r)}`);
+  await waitFor(async () => (await begun(t, paneId)) > before, `round ${round}: ${winner} began`);
+  await t.tmux("send-keys", "-t", paneId, "-l", `ok${round}`);
+  await t.tmux("send-keys", "-t", paneId, "Enter");
+  const won = (await calls[1 - first.i]).r;
+  assert.notEqual(won.isError, true, textOf(won));
+  const run = won.structuredContent as Run;
+  assert.deepEqual(
+    [run.exitStatus, run.output],
+    [0, `ok${round}\n${winner}${round} got [ok${round}]`],
+    `round ${round}: ${JSON.stringify(run)}`,
+  );
+}
+
+Deno.test("run_command: two calls into one pane at once from one server: one runs, one is refused", async () => {
+  await withServer(async (t, c) => {
+    for (let round = 0; round < 8; round++) {
+      await runTogether(
+        t,
+        t.ids.paneId,
+        c,
+        c,
+        round,
+        (winner) => new RegExp(`still running an earlier run_command .*${winner}${round} got`),
+      );
+    }
+  });
+});

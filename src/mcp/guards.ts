@@ -487,6 +487,9 @@ export function nestedCommandBytes(command: readonly string[]): number {
   return new TextEncoder().encode(commandString([command])).length;
 }
 
+/** The failure of an act tmux was sent but did not confirm: it may still happen. */
+export class Unconfirmed extends ToolFailure {}
+
 /**
  * An act tmux was sent but did not confirm (it timed out, the call was cancelled, or the
  * connection dropped after sending) may still happen: a stopped or busy tmux server runs what
@@ -500,7 +503,7 @@ async function unconfirmed<T>(act: Promise<T>): Promise<T> {
       error instanceof TmuxError && error.kind !== "no-server" && error.kind !== "no-target" &&
       error.kind !== "not-installed"
     ) {
-      throw new ToolFailure(
+      throw new Unconfirmed(
         `tmux did not confirm it (${error.message.replace(/\.$/, "")}), but it was sent: ` +
           "it may still happen if tmux is only slow or stopped.",
         "Look before trying again (capture_pane, get_pane_info): a retry could do it twice.",

@@ -17,7 +17,7 @@ import { z } from "zod";
 import { byteLength, cutString } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { failureText, ToolFailure } from "../mcp/errors.ts";
-import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/guards.ts";
+import { deliverInput, guardInput, type InputGuardOptions, Unconfirmed } from "../mcp/guards.ts";
 import { requireOwned } from "../mcp/ownership.ts";
 import { KEY_CHARACTER, nameCharacter, pasteTransient } from "./buffers.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
@@ -788,10 +788,28 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /** A command started by run_command, as long as it may still be running. */
 interface RunState {
-  readonly ref: JobRef;
+  /** Its job, once the call has read where the pane is (null until then: nothing typed yet). */
+  ref: JobRef | null;
   readonly command: string;
+  /** When the call started (ms since the epoch). */
+  readonly since: number;
   /** A call is waiting on it right now (or checking it): nobody else may start one. */
   attached: boolean;
+}
+
+const BUSY_HINT = "Wait for it to end (get_command_result with waitMs) or interrupt it " +
+  '(send_keys keys: ["C-c"]), then run_command again; if C-c does not end it, respawn_pane ' +
+  "with kill: true kills what runs in the pane and starts its command afresh.";
+
+/** The refusal of a pane this process runs a command in (`run`). */
+function busyRefusal(paneId: string, run: RunState): ToolFailure {
+  const since = Math.round((Date.now() - (run.ref?.startMs ?? run.since)) / 1000);
+  return new ToolFailure(
+    `Pane ${paneId} is still running an earlier run_command (${
+      JSON.stringify(cutString(run.command, 80).text)
+    }, started ${since} s ago, ${run.ref ? `job ${jobIdOf(run.ref)}` : "being typed"}).`,
+    BUSY_HINT,
+  );
 }
 
 const runs = new WeakMap<TmuxRunner, Map<string, RunState>>();
@@ -977,55 +995,47 @@ const runCommand = defineTool({
     const key = `${serverKey(ctx, snapshot)}${pane.id}`;
     const prior = table.get(key);
     if (prior) {
-      const since = Math.round((Date.now() - prior.ref.startMs) / 1000);
-      const refusal = new ToolFailure(
-        `Pane ${pane.id} is still running an earlier run_command (${
-          JSON.stringify(cutString(prior.command, 80).text)
-        }, started ${since} s ago, job ${jobIdOf(prior.ref)}).`,
-        "Wait for it to end (get_command_result with waitMs) or interrupt it (send_keys keys: " +
-          '["C-c"]), then run_command again; if C-c does not end it, respawn_pane with kill: ' +
-          "true kills what runs in the pane and starts its command afresh.",
-      );
-      if (prior.attached) throw refusal;
+      if (prior.attached || prior.ref === null) throw busyRefusal(pane.id, prior);
+      const ref = prior.ref;
       prior.attached = true;
       let over: boolean;
       try {
-        over = isOver(await readJob(ctx, prior.ref));
+        over = isOver(await readJob(ctx, ref));
       } finally {
         prior.attached = false;
       }
-      if (!over) throw refusal;
+      if (!over) throw busyRefusal(pane.id, prior);
       if (table.get(key) === prior) table.delete(key);
-      if (table.has(key)) throw refusal;
+      const next = table.get(key);
+      if (next) throw busyRefusal(pane.id, next);
     }
+    // Taken before anything is awaited: a second call into this pane from this process finds
+    // it busy, whichever reaches this point first (the other is refused, naming this one).
+    const state: RunState = { ref: null, command: args.command, attached: true, since: Date.now() };
+    table.set(key, state);
     const nonce = randomHex(10);
     const began = performance.now();
-    const watch = await PaneWatch.open(ctx, pane);
-    const ref: JobRef = {
-      paneId: pane.id,
-      nonce,
-      panePid: watch.start.pid,
-      startMs: Date.now(),
-      startAbs: watch.start.historySize + watch.start.cursorY,
-      serverPid: snapshot.server?.pid ?? 0,
-    };
-    const jobId = jobIdOf(ref);
-    rememberJob(jobId, placeOf(ctx));
-    const state: RunState = { ref, command: args.command, attached: true };
-    let keep = false;
+    let watch: PaneWatch | null = null;
+    /** Whether the step that types the command's line was tried, and went through. */
+    let typing = false;
+    let sent = false;
     try {
-      if (table.has(key)) {
-        throw new ToolFailure(
-          `Pane ${pane.id} is already running another run_command.`,
-          "Wait for it to end, then try again.",
-        );
-      }
+      watch = await PaneWatch.open(ctx, pane);
+      const ref: JobRef = {
+        paneId: pane.id,
+        nonce,
+        panePid: watch.start.pid,
+        startMs: Date.now(),
+        startAbs: watch.start.historySize + watch.start.cursorY,
+        serverPid: snapshot.server?.pid ?? 0,
+      };
+      const jobId = jobIdOf(ref);
+      state.ref = ref;
+      rememberJob(jobId, placeOf(ctx));
       const deadline = began + effective;
       const byInput = typedProgram(ctx, key, pane.id);
       const settled = await afterPromptPrograms(ctx, key, pane.id, watch.start, deadline, byInput);
       requirePosixShell(pane.id, settled.command);
-      table.set(key, state);
-      keep = true;
       // A pane created a moment ago may not have drawn its first prompt yet, and until a
       // program holds its terminal tmux names the command the pane was started with (or the
       // shell that is about to exec it): the program is judged only once it has drawn (read
@@ -1073,12 +1083,14 @@ const runCommand = defineTool({
           "Wait for the prompt (wait_for_idle with atPrompt) and try again, or make the " +
             "prompt's commands quicker.",
         );
+      typing = true;
       await whileShellAway(
         ctx,
         drawn(),
         type,
         (away, last) => Promise.resolve(last ? stillDrawing() : away),
       );
+      sent = true;
       const endToken = endMarker(nonce);
       let result: MarkedRead | null = null;
       let died: PaneProbe | null = null;
@@ -1199,15 +1211,15 @@ const runCommand = defineTool({
         }`;
       return { data, summary };
     } catch (error) {
-      if (keep && error instanceof TmuxError && error.kind === "cancelled") {
-        // It may have been typed: the pane counts as busy until the command is seen to end.
-        state.attached = false;
-      } else if (table.get(key) === state) {
-        table.delete(key);
-      }
+      // Typed, or perhaps (tmux did not confirm the step, or the call was cancelled in it): the
+      // pane counts as busy until the command is seen to end. Refused: nothing was typed.
+      const maybeTyped = sent ||
+        (typing && !(error instanceof ToolFailure && !(error instanceof Unconfirmed)));
+      if (maybeTyped) state.attached = false;
+      else if (table.get(key) === state) table.delete(key);
       throw error;
     } finally {
-      watch.close();
+      watch?.close();
     }
   },
 });
