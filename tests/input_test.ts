@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { connect, type TestClient } from "./helpers/mcp.ts";
-import { RecordingRunner, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, RecordingRunner, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { TmuxContext } from "../src/mcp/context.ts";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
@@ -1162,6 +1163,11 @@ async function begun(t: TestTmux, paneId: string): Promise<number> {
   return (rows.match(/__tmcp_[0-9a-f]{20}_B$/gm) ?? []).length;
 }
 
+/** The pane's run mark, "" when none. */
+async function runMark(t: TestTmux, paneId: string): Promise<string> {
+  return (await t.tmux("display-message", "-p", "-t", paneId, "#{@tmux-mcp-run}")).trim();
+}
+
 /**
  * Two run_command calls into one pane at once, from `a` and `b` (one server twice, or two),
  * each a `read` that waits for an answer only the test gives. Whichever call takes the pane
@@ -1220,6 +1226,144 @@ Deno.test("run_command: two calls into one pane at once from one server: one run
         round,
         (winner) => new RegExp(`still running an earlier run_command .*${winner}${round} got`),
       );
+    }
+  });
+});
+
+Deno.test("run_command: two servers into one pane at once: one runs, one is refused", async () => {
+  await withServer(async (t, c) => {
+    const other = await connect({ socketName: t.socket });
+    try {
+      for (let round = 0; round < 8; round++) {
+        await runTogether(
+          t,
+          t.ids.paneId,
+          c,
+          other,
+          round,
+          () => /another run_command|earlier run_command/,
+        );
+      }
+      assert.equal(await runMark(t, t.ids.paneId), "", "no mark left once the commands ended");
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+Deno.test("run_command: another server waits in read in the pane: refused, nothing typed into the read", async () => {
+  await withServer(async (t, c) => {
+    const other = await connect({ socketName: t.socket });
+    try {
+      const p = t.ids.paneId;
+      const before = await begun(t, p);
+      const waiting = other.ok<Run>("run_command", {
+        paneId: p,
+        command: 'read -r l; echo "got [$l]"',
+        timeoutMs: 60_000,
+      });
+      await waitFor(async () => (await begun(t, p)) > before, "the read to begin");
+      const refused = await c.fail("run_command", { paneId: p, command: "echo B-ran" });
+      assert.match(refused, /another run_command/);
+      assert.match(refused, /job \d+-[0-9a-f]{20}-/);
+      assert.match(refused, /get_command_result/);
+      await t.tmux("send-keys", "-t", p, "-l", "answer");
+      await t.tmux("send-keys", "-t", p, "Enter");
+      const done = await waiting;
+      assert.deepEqual([done.exitStatus, done.output], [0, "answer\ngot [answer]"]);
+      const next = await c.ok<Run>("run_command", { paneId: p, command: "echo B-ran" });
+      assert.equal(next.output, "B-ran");
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+Deno.test("run_command: a server killed while its command ran leaves the pane free once it is over", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const { cmd, args } = startCommand();
+    for (const ending of ["answered", "abandoned"]) {
+      const a = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+      try {
+        await a.initialize();
+        const before = await begun(t, p);
+        // It would wait 8 s on the command: its mark says so.
+        a.callTool("run_command", {
+          paneId: p,
+          command: 'read -r l; echo "got [$l]"',
+          timeoutMs: 8_000,
+        }).catch(() => {});
+        await waitFor(async () => (await begun(t, p)) > before, "the read to begin");
+        assert.match(await runMark(t, p), /^\d+-[0-9a-f]{20}-/);
+      } finally {
+        await a.kill();
+      }
+      if (ending === "answered") {
+        // Its end marker is on screen: the mark of a server that is gone is stale at once.
+        await t.tmux("send-keys", "-t", p, "-l", "yes");
+        await t.tmux("send-keys", "-t", p, "Enter");
+        await waitFor(
+          async () => /^got \[yes\]$/m.test(await t.tmux("capture-pane", "-p", "-t", p)),
+          "the command to end",
+        );
+        const next = await c.ok<Run>("run_command", { paneId: p, command: "echo after-end" });
+        assert.equal(next.output, "after-end");
+      } else {
+        // Nobody will answer, and once the 8 s are over nobody waits on it: free then.
+        const next = await waitFor(
+          async () => {
+            const r = await c.call("run_command", { paneId: p, command: "echo after-lease" });
+            if (r.isError) assert.match(textOf(r), /another run_command/);
+            return r.isError ? null : r.structuredContent as Run;
+          },
+          "the pane to be free",
+          60_000,
+        );
+        assert.equal(next.output, "after-lease");
+      }
+      assert.equal(await runMark(t, p), "");
+    }
+  });
+});
+
+Deno.test("run_command: a mark that is not a job of this pane does not keep it busy", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    for (const mark of ["hello #{pane_id} , }", "12-nothing", `0-${"a".repeat(20)}-1-1-1-1`]) {
+      await t.tmux("set-option", "-p", "-t", p, "@tmux-mcp-run", mark);
+      const r = await c.ok<Run>("run_command", { paneId: p, command: "echo free" });
+      assert.equal(r.output, "free", mark);
+      assert.equal(await runMark(t, p), "", mark);
+    }
+  });
+});
+
+Deno.test("run_command in the background keeps the pane marked while it runs, for every server", async () => {
+  await withServer(async (t, c) => {
+    const other = await connect({ socketName: t.socket });
+    try {
+      const p = t.ids.paneId;
+      const bg = await c.ok<Run & { jobId: string }>("run_command", {
+        paneId: p,
+        command: "sleep 30",
+        background: true,
+      });
+      assert.equal(await runMark(t, p), bg.jobId);
+      const refused = await other.fail("run_command", { paneId: p, command: "echo no" });
+      assert.match(refused, new RegExp(`another run_command .*job ${bg.jobId}`));
+      await t.foreground(p, "sleep");
+      await t.tmux("send-keys", "-t", p, "C-c");
+      const lost = await other.ok<{ state: string }>("get_command_result", {
+        jobId: bg.jobId,
+        waitMs: 20_000,
+      });
+      assert.equal(lost.state, "lost");
+      assert.equal(await runMark(t, p), "", "the reader of a job that is over clears its mark");
+      const next = await other.ok<Run>("run_command", { paneId: p, command: "echo yes" });
+      assert.equal(next.output, "yes");
+    } finally {
+      await other.close();
     }
   });
 });

@@ -44,6 +44,15 @@ export interface InputGuardOptions {
    * other panes (synchronize-panes), since it does not copy the paste alike.
    */
   readonly paste?: boolean;
+  /**
+   * A claim on the pane the input needs (run_command's run mark): a format tmux checks with the
+   * pane's other facts at the instant of the input, and, when that check fails, the refusal to
+   * throw if it is the claim that does not hold (null: it holds, the failure was another's).
+   */
+  readonly claim?: {
+    readonly format: string;
+    readonly refusal: () => Promise<ToolFailure | null>;
+  };
 }
 
 function watchers(ctx: TmuxContext, snapshot: Snapshot, paneId: string): string {
@@ -836,6 +845,7 @@ export async function deliverInput(
       const copied = `#{&&:#{!=:#{pane_id},${pane.id}},${keyCopyFormat(pane.id)}}`;
       parts.push(`#{==:#{?#{pane_synchronized},#{P:#{?${copied},X,}},},}`);
     }
+    if (options.claim) parts.push(options.claim.format);
     await buffer?.load?.();
     const { failed, stdout } = await runIf(
       ctx,
@@ -858,6 +868,9 @@ export async function deliverInput(
     if (failed < shells.length) {
       throw options.shellRefusals?.[failed] ?? new ToolFailure(`Nothing was sent to ${pane.id}.`);
     }
+    // Another caller's claim is no fact a fresh read changes: said at once.
+    const taken = await options.claim?.refusal();
+    if (taken) throw taken;
     // Read again: the guards above say what changed (whose pane moved in, who watches).
     current = await ctx.guardSnapshot(pane.id);
     target = ctx.pane(current, pane.id);

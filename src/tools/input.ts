@@ -37,14 +37,27 @@ import {
   type JobRef,
   type MarkedRead,
   markerWords,
+  parseJobId,
   readJob,
   readMarked,
 } from "./jobs.ts";
-import { placeOf, rememberJob } from "./job_resource.ts";
+import { MAX_START_SKEW_MS, placeOf, rememberJob } from "./job_resource.ts";
+import {
+  markFree,
+  markFreeFormat,
+  markHeldFormat,
+  markValue,
+  parseMark,
+  readMark,
+  setMarkCommand,
+  swapMark,
+  waitedOn,
+} from "./run_mark.ts";
 import {
   awaitFirstOutput,
   clampTimeout,
   keepTail,
+  MAX_TIMEOUT_MS,
   paneEnded,
   type PaneProbe,
   PaneWatch,
@@ -415,11 +428,17 @@ async function pasteViaBuffer(
     holds?: number;
     /** What tmux must name the pane's program at the instant of the paste. */
     command?: string;
+    /** A claim on the pane the paste needs (see InputGuardOptions). */
+    claim?: InputGuardOptions["claim"];
   },
 ): Promise<string[]> {
   const guard: InputGuardOptions = options.holds === undefined
-    ? { force: options.force, paste: true }
-    : { ...shellGuard(pane, options.holds, options.command, options.force), paste: true };
+    ? { force: options.force, paste: true, claim: options.claim }
+    : {
+      ...shellGuard(pane, options.holds, options.command, options.force),
+      paste: true,
+      claim: options.claim,
+    };
   return await pasteTransient(ctx, snapshot, pane, text, {
     guard,
     bracketed: true,
@@ -715,12 +734,17 @@ async function freshPrompt(
   now: PaneProbe,
   force: boolean | undefined,
   until: number,
-  byInput: (command: string) => Promise<boolean> = () => Promise.resolve(false),
+  byInput: (command: string) => Promise<boolean>,
+  mark: { readonly set: string[]; readonly claim: NonNullable<InputGuardOptions["claim"]> },
 ): Promise<void> {
   // Refused where tmux would copy the key to other panes (as the paste that follows is).
   // The shell itself busy (in `wait` for its & jobs): C-c would interrupt it, and the typing
-  // would be read by whatever it runs next.
-  const guard = { ...shellGuard(pane, pane.pid, now.command, force, true), paste: true };
+  // would be read by whatever it runs next. The run mark is taken in the same step.
+  const guard = {
+    ...shellGuard(pane, pane.pid, now.command, force, true),
+    paste: true,
+    claim: mark.claim,
+  };
   // The screen row above the cursor: where the cursor cannot move down (the bottom row, and a
   // history that does not grow: history-limit 0, or full and trimmed), the new prompt shows as
   // the rows scrolling instead. The terminal's own `^C` echo stays on the cursor's row.
@@ -743,8 +767,13 @@ async function freshPrompt(
   await whileShellAway(ctx, until, async () => {
     before = await probePane(ctx, pane.id);
     above = await rowAbove(before);
-    await deliverInput(ctx, snapshot, pane, guard, [["send-keys", "-t", pane.id, "C-c"]]);
+    await deliverInput(ctx, snapshot, pane, guard, [mark.set, ["send-keys", "-t", pane.id, "C-c"]]);
   }, async (away, last) => {
+    // Refused all along: perhaps another run_command's command holds the terminal.
+    if (last) {
+      const taken = await mark.claim.refusal();
+      if (taken) throw taken;
+    }
     const nested = await foregroundShell(ctx, pane);
     if (nested === null) {
       nestedSince = null;
@@ -809,6 +838,56 @@ function busyRefusal(paneId: string, run: RunState): ToolFailure {
       JSON.stringify(cutString(run.command, 80).text)
     }, started ${since} s ago, ${run.ref ? `job ${jobIdOf(run.ref)}` : "being typed"}).`,
     BUSY_HINT,
+  );
+}
+
+/**
+ * The refusal of pane `paneId` whose run mark `value` names a command another run_command typed
+ * (in another process, or in this one before a restart) that is not over; null when the mark is
+ * stale: no mark of a job in this pane on this server (pid `serverPid`), the job `over` (found
+ * over just now), or a job that is over (jobs.ts `readJob`). A job read as lost only because the
+ * shell waits quiet as at its prompt (a `read` in the command looks the same) is not over while
+ * the call that runs it still waits on it.
+ */
+async function markRefusal(
+  ctx: TmuxContext,
+  paneId: string,
+  serverPid: number | undefined,
+  value: string,
+  over: string | null,
+): Promise<ToolFailure | null> {
+  const mark = value === "" ? null : parseMark(value);
+  const ref = mark === null ? null : parseJobId(mark.jobId);
+  if (mark === null || ref === null || mark.jobId === over || ref.paneId !== paneId) return null;
+  if (ref.serverPid !== serverPid || ref.startMs > Date.now() + MAX_START_SKEW_MS) return null;
+  const view = await readJob(ctx, ref);
+  const gone = !view.probe.exists || view.probe.dead || view.probe.pid !== ref.panePid;
+  const waiting = waitedOn(mark, MAX_TIMEOUT_MS);
+  if (view.state !== "running" && !(view.state === "lost" && waiting && !gone)) return null;
+  const since = Math.round(Math.max(0, Date.now() - ref.startMs) / 1000);
+  const more = waiting ? Math.ceil((mark.waitedOnUntil! - Date.now()) / 1000) : 0;
+  return new ToolFailure(
+    `Pane ${paneId} is busy with a command another run_command typed (job ${mark.jobId}, ` +
+      `started ${since} s ago${
+        waiting ? `; the call that runs it waits on it ${more} s more` : ""
+      }): a command typed now would be read by it, or interrupt it. Nothing was typed.`,
+    `Wait for it to end (get_command_result with jobId ${mark.jobId} and waitMs) or ` +
+      'interrupt it (send_keys keys: ["C-c"]), then run_command again; if C-c does not end ' +
+      "it, respawn_pane with kill: true kills what runs in the pane and starts its command " +
+      "afresh.",
+  );
+}
+
+/** The refusal of a pane another run_command took at the instant (its mark now `value`). */
+function takenRefusal(paneId: string, value: string): ToolFailure {
+  const jobId = parseMark(value)?.jobId;
+  return new ToolFailure(
+    `Pane ${paneId} was taken by another run_command at that instant${
+      jobId ? ` (job ${jobId})` : ""
+    }. Nothing was typed.`,
+    jobId
+      ? `get_command_result with jobId ${jobId} and waitMs waits for it to end; then run_command again.`
+      : "Try again.",
   );
 }
 
@@ -994,6 +1073,8 @@ const runCommand = defineTool({
     const table = runsFor(ctx.runner);
     const key = `${serverKey(ctx, snapshot)}${pane.id}`;
     const prior = table.get(key);
+    /** A job of this process's found over just now: its mark, if still there, is stale. */
+    let overJob: string | null = null;
     if (prior) {
       if (prior.attached || prior.ref === null) throw busyRefusal(pane.id, prior);
       const ref = prior.ref;
@@ -1008,6 +1089,7 @@ const runCommand = defineTool({
       if (table.get(key) === prior) table.delete(key);
       const next = table.get(key);
       if (next) throw busyRefusal(pane.id, next);
+      overJob = jobIdOf(ref);
     }
     // Taken before anything is awaited: a second call into this pane from this process finds
     // it busy, whichever reaches this point first (the other is refused, naming this one).
@@ -1016,6 +1098,8 @@ const runCommand = defineTool({
     const nonce = randomHex(10);
     const began = performance.now();
     let watch: PaneWatch | null = null;
+    /** The run mark this call put on the pane (see run_mark.ts), once it has. */
+    let mine: string | null = null;
     /** Whether the step that types the command's line was tried, and went through. */
     let typing = false;
     let sent = false;
@@ -1032,6 +1116,11 @@ const runCommand = defineTool({
       const jobId = jobIdOf(ref);
       state.ref = ref;
       rememberJob(jobId, placeOf(ctx));
+      // Another process's run_command in the pane (or this process's before a restart).
+      const seen = await readMark(ctx, pane.id);
+      const serverPid = snapshot.server?.pid;
+      const busy = await markRefusal(ctx, pane.id, serverPid, seen, overJob);
+      if (busy) throw busy;
       const deadline = began + effective;
       const byInput = typedProgram(ctx, key, pane.id);
       const settled = await afterPromptPrograms(ctx, key, pane.id, watch.start, deadline, byInput);
@@ -1050,7 +1139,23 @@ const runCommand = defineTool({
       const shell = requirePosixShell(pane.id, now.command);
       const typed = typedCommand(args.command, nonce, shell);
       const drawn = () => Math.min(performance.now() + PROMPT_PROGRAM_MS, deadline);
-      await freshPrompt(ctx, snapshot, pane, now, args.force, drawn(), byInput);
+      // The mark goes on with the C-c, on condition that it is still as judged above: of the
+      // calls that judged the pane free at once, one presses C-c and types, the others are
+      // refused. It says until when this call waits on the command.
+      const claimed = markValue(jobId, Date.now() + Math.max(0, deadline - performance.now()));
+      mine = claimed;
+      await freshPrompt(ctx, snapshot, pane, now, args.force, drawn(), byInput, {
+        set: setMarkCommand(pane.id, claimed),
+        claim: {
+          format: markFreeFormat(seen),
+          refusal: async () => {
+            const value = await readMark(ctx, pane.id);
+            if (markFree(seen, value)) return null;
+            return await markRefusal(ctx, pane.id, serverPid, value, null) ??
+              takenRefusal(pane.id, value);
+          },
+        },
+      });
       // The C-c makes the shell draw its prompt again, running the programs that draw it: the
       // typing waits for them, as the C-c did.
       const waited = performance.now();
@@ -1072,6 +1177,14 @@ const runCommand = defineTool({
           // script blocked in `read` looks like "bash" too. And it is still the program judged.
           holds: pane.pid,
           command: now.command,
+          // And the pane is still this call's: nobody judged its mark stale meanwhile.
+          claim: {
+            format: markHeldFormat(claimed),
+            refusal: async () => {
+              const value = await readMark(ctx, pane.id);
+              return value === claimed ? null : takenRefusal(pane.id, value);
+            },
+          },
         });
       const stillDrawing = () =>
         new ToolFailure(
@@ -1166,6 +1279,8 @@ const runCommand = defineTool({
       const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);
       if (stillRunning) state.attached = false;
       else table.delete(key);
+      // Still running: the mark stays, without a call waiting on it; else it is given back.
+      await swapMark(ctx, pane.id, claimed, stillRunning ? jobId : null);
       if (marked.status !== null) {
         endsFor(ctx.runner).set(key, { at: performance.now(), typed: false });
       }
@@ -1217,6 +1332,9 @@ const runCommand = defineTool({
         (typing && !(error instanceof ToolFailure && !(error instanceof Unconfirmed)));
       if (maybeTyped) state.attached = false;
       else if (table.get(key) === state) table.delete(key);
+      if (mine !== null) {
+        await swapMark(ctx, pane.id, mine, maybeTyped && state.ref ? jobIdOf(state.ref) : null);
+      }
       throw error;
     } finally {
       watch?.close();

@@ -39,6 +39,7 @@ import { judgeResult } from "../tmux/run.ts";
 import { keepTail, MAX_TIMEOUT_MS, type PaneProbe, PaneWatch, probePane } from "./wait.ts";
 import { learnExitStatus } from "./pane_watch.ts";
 import { type JobServing, placeOf, refuseFutureJob, rememberJob } from "./job_resource.ts";
+import { releaseMark } from "./run_mark.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Ids
@@ -589,6 +590,16 @@ function overBeforeNext(view: JobView, marked: Marked): JobView {
   };
 }
 
+/**
+ * Whether a job is over by what nothing else explains: its end marker was read, or its pane is
+ * gone, dead or respawned. (Lost at a quiet prompt, it may be the shell itself waiting in a
+ * `read` of the command, for a call that still waits on it: see run_mark.ts.)
+ */
+function endSeen(ref: JobRef, view: JobView): boolean {
+  const p = view.probe;
+  return view.state === "exited" || !p.exists || p.dead || p.pid !== ref.panePid;
+}
+
 /** A job that is over (exited or lost) reads the same every time. */
 export function isOver(view: JobView): boolean {
   return view.state !== "running";
@@ -780,6 +791,7 @@ const getCommandResult = defineTool({
       waitClamped: waitMs !== wanted,
     };
     if (view.state === "lost") ctx.log("warning", `job in ${ref.paneId} lost: ${view.lostReason}`);
+    if (isOver(view)) await releaseMark(ctx, ref.paneId, jobIdOf(ref), endSeen(ref, view));
     return { data, summary: jobSummary(ref, view) };
   },
 });
