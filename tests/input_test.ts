@@ -12,7 +12,7 @@ import { TmuxRunner } from "../src/tmux/run.ts";
 import { TmuxContext } from "../src/mcp/context.ts";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import { deliverInput } from "../src/mcp/guards.ts";
-import { parseWindowName } from "../src/tools/input.ts";
+import { parseWindowName, typedCommand } from "../src/tools/input.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -1365,5 +1365,35 @@ Deno.test("run_command in the background keeps the pane marked while it runs, fo
     } finally {
       await other.close();
     }
+  });
+});
+
+Deno.test("run_command: a reply without an end stops where another run_command's line began", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    // The pane's rows stay once its shell exits.
+    await t.tmux("set-option", "-p", "-t", p, "remain-on-exit", "on");
+    const before = await begun(t, p);
+    const waiting = c.ok<Run>("run_command", {
+      paneId: p,
+      command: "echo mi''ne; read -r x",
+      timeoutMs: 60_000,
+    });
+    await waitFor(
+      async () => /^mine$/m.test(await t.tmux("capture-pane", "-p", "-t", p)),
+      "the command to wait in read",
+    );
+    assert.equal(await begun(t, p), before + 1);
+    // Its line interrupted, and another run_command's line typed by hand (a run_command never
+    // types into a pane whose command a call waits on): that command ends the shell.
+    await t.tmux("send-keys", "-t", p, "C-c");
+    const line = typedCommand("echo the''irs; exit", "0123456789abcdef0123", "sh");
+    await t.tmux("send-keys", "-t", p, "-l", line);
+    await t.tmux("send-keys", "-t", p, "Enter");
+    const r = await waiting;
+    assert.equal(r.paneDied, true, JSON.stringify(r));
+    assert.equal(r.outputComplete, false, JSON.stringify(r));
+    assert.match(r.output, /^mine\b/);
+    assert.doesNotMatch(r.output, /theirs|__tmcp/, r.output);
   });
 });

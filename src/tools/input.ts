@@ -1284,8 +1284,11 @@ const runCommand = defineTool({
       if (marked.status !== null) {
         endsFor(ctx.runner).set(key, { at: performance.now(), typed: false });
       }
+      // Unfinished, and another run_command's line typed and begun after it (by hand, or once
+      // this job was judged over): what follows that line is the other command's.
+      const cutAtNext = marked.status === null && marked.beforeNext !== undefined;
       const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
-      const output = keepTail(marked.output, budget);
+      const output = keepTail(cutAtNext ? marked.beforeNext! : marked.output, budget);
       const omittedBytes = output.omittedBytes + (marked.cutBytes ?? 0);
       const exitStatus = marked.status ?? died?.deadStatus ?? null;
       // The pane gone (or respawned) before any marker was read: whatever it printed is gone.
@@ -1300,7 +1303,7 @@ const runCommand = defineTool({
         output: output.text,
         // Neither marker found in a pane still there: nothing printed yet, nothing lost.
         outputComplete: (marked.begun || (marked.status === null && marked.output === "")) &&
-          !unread && !overwritten && omittedBytes === 0,
+          !unread && !overwritten && !cutAtNext && omittedBytes === 0,
         omittedBytes,
         timedOut,
         stillRunning,
