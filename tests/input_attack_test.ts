@@ -346,3 +346,29 @@ Deno.test("run_command: a program cannot edit the markers on screen into an end 
     }
   });
 });
+
+Deno.test({
+  name: "run_command in zsh with force_float: the check printed as a float still ends the command",
+  ignore: !MARKER_SHELLS.includes("zsh"),
+}, async () => {
+  await withTmux(async (t, c) => {
+    const pane = await shellPane(t, "zsh");
+    await t.tmux("send-keys", "-t", pane, "-l", "setopt force_float");
+    await t.tmux("send-keys", "-t", pane, "Enter");
+    await waitFor(
+      async () =>
+        (await c.ok<{ output: string }>("run_command", { paneId: pane, command: "echo $((1))" }))
+          .output === "1.",
+      "force_float on",
+    );
+    type Run = { exitStatus: number | null; output: string; timedOut: boolean };
+    const run = await c.ok<Run>("run_command", {
+      paneId: pane,
+      command: "echo hello; (exit 3)",
+      timeoutMs: 10_000,
+    });
+    assert.equal(run.timedOut, false, run.output);
+    assert.equal(run.exitStatus, 3);
+    assert.equal(run.output, "hello");
+  });
+});

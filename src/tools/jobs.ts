@@ -217,7 +217,8 @@ function typedLineAt(lines: readonly string[], i: number, nonce: string): number
 export function findMarkers(lines: readonly string[], nonce: string, start = 0): Marked {
   const begin = beginMarker(nonce);
   const token = endMarker(nonce);
-  const endRe = new RegExp(`^(.*)${token}(\\d{1,5}):(\\d{1,12})(?::(.*))?$`);
+  // zsh with `setopt force_float` prints arithmetic as a float: the check as "2134552.".
+  const endRe = new RegExp(`^(.*)${token}(\\d{1,5}):(\\d{1,12})(?:\\.0*)?(?::(.*))?$`);
   let endAt = -1;
   let status: number | null = null;
   let endedMs: number | null = null;

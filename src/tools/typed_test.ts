@@ -255,3 +255,26 @@ Deno.test("withoutDeadLine drops tmux's dead-pane line (the last row that is not
   assert.deepEqual(withoutDeadLine(["bye", dead, "after"]), ["bye", dead, "after"]);
   assert.deepEqual(withoutDeadLine(["Pane is dead"]), ["Pane is dead"]);
 });
+
+Deno.test("findMarkers: a check a shell printed as a float (zsh's force_float) is the check", () => {
+  const check = endCheck(NONCE, 3);
+  for (const printed of [`${check}.`, `${check}.0`]) {
+    const marked = findMarkers(
+      [`__tmcp_${NONCE}_B`, "hello", `__tmcp_${NONCE}_E:3:${printed}:1700000000`],
+      NONCE,
+    );
+    assert.equal(marked.status, 3, printed);
+    assert.equal(marked.output, "hello");
+  }
+  // A fraction is no way around the check: its integer part must still be it.
+  const wrong = findMarkers(
+    [`__tmcp_${NONCE}_B`, "x", `__tmcp_${NONCE}_E:0:${check}.:1700000000`],
+    NONCE,
+  );
+  assert.equal(wrong.status, null);
+  assert.equal(
+    findMarkers([`__tmcp_${NONCE}_E:3:${check}.5:1`], NONCE).status,
+    null,
+    "not an integer: no shell printed it",
+  );
+});
