@@ -1023,10 +1023,9 @@ const runCommand = defineTool({
   name: "run_command",
   title: "Run a shell command in a pane",
   toolset: "execute",
-  description:
-    "Run a shell command in a pane's POSIX shell; returns output (tail) and exit status. " +
+  description: "Run a command in a pane's POSIX shell; returns output (tail), exit status. " +
     "Not done at timeout, or background: a jobId for get_command_result; the pane is " +
-    "refused until it ends. Interactive programs: send_keys + wait_for_text.",
+    "busy until it ends. Interactive programs: capture_since, send_keys, wait_for_text since.",
   input: {
     paneId: paneIdSchema,
     command: z.string().min(1).max(MAX_COMMAND_CHARS),
