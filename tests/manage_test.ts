@@ -779,7 +779,8 @@ Deno.test("a rename tmux stored otherwise is renamed back, and says so", async (
       "sh",
     )).trim();
     const o = await c.fail("rename_window", { windowId: odd, name: "x\u0378y" });
-    assert.match(o, /Renaming it back to "a\u2028b" stored "a\\\\342\\\\200\\\\250b"/, o);
+    // The error shows the line separator escaped (error texts never carry one raw).
+    assert.match(o, /Renaming it back to "a\\u2028b" stored "a\\\\342\\\\200\\\\250b"/, o);
   }, { runner: new BlindProbeRunner() });
 });
 
