@@ -784,4 +784,14 @@ Deno.test("a prompt's trailing blank is matched: a pattern may end in the blank 
       assert.deepEqual(result.lines, ["myprompt$"], "shown without its trailing blank");
     });
   }
+  // And a pattern anchored at the end still matches a row the program padded with blanks.
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const waiting = c.ok<Wait>("wait_for_text", { paneId: p, patterns: ["^DONE$"], regex: true });
+    await subscribed(t, c);
+    await type(t, p, "printf 'DO%sNE   \\n' ''");
+    const result = await waiting;
+    assert.equal(result.outcome, "matched");
+    assert.deepEqual(result.lines, ["DONE"]);
+  });
 });

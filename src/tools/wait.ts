@@ -157,15 +157,20 @@ async function scanRows(
   for (const row of rows) {
     const cut = row.shown !== row.text;
     let line = row.shown;
-    // Matched with the blanks a program wrote at the row's end: a prompt's "$ " is there.
-    const whole = row.line ?? row.text;
-    const pattern = patterns.find((p) => {
-      if (cut && p.test(whole.slice(row.text.length - row.shown.length))) return true;
-      if (!p.reaches(whole, row.from)) return false;
-      if (cut) line = row.text;
-      return true;
-    });
-    const pause = pacer.step(row.text.length * (cut ? 2 : 1), cost);
+    // Matched as the screen reads (`DONE$` on a padded row) and, where the program wrote blanks
+    // at the row's end, with them too (a prompt's "$ ").
+    const forms = row.line === undefined || row.line === row.text
+      ? [row.text]
+      : [row.text, row.line];
+    const pattern = patterns.find((p) =>
+      forms.some((whole) => {
+        if (cut && p.test(whole.slice(row.text.length - row.shown.length))) return true;
+        if (!p.reaches(whole, row.from)) return false;
+        if (cut) line = row.text;
+        return true;
+      })
+    );
+    const pause = pacer.step(row.text.length * (cut ? 2 : 1) * forms.length, cost);
     if (pause) await pause;
     if (!pattern) continue;
     first ??= { pattern, line };
