@@ -643,6 +643,29 @@ Deno.test("since: old text never counts, and a cursor this process did not seal 
   });
 });
 
+Deno.test("since: capture_since under a full-screen program never seals a cursor it did not seal", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    const forged = encodeCursor({ ...decodeCursor(cursor), rows: rowHash("nothing like it") });
+    await type(t, p, "printf '\\033[?1049hFU%sLL' ''; read x");
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", p, "#{alternate_on}")).trim() === "1",
+      "the full-screen program",
+    );
+    // The cursor it hands back keeps the given one's main-screen part: sealed only for its own.
+    const own = await c.ok<{ cursor: string }>("capture_since", { paneId: p, cursor });
+    assert.equal(own.cursor.split(".").length, 4, "its own cursor comes back sealed");
+    const back = await c.ok<{ cursor: string }>("capture_since", { paneId: p, cursor: forged });
+    assert.equal(back.cursor.split(".").length, 3, "a forged one comes back unsealed");
+    assert.match(
+      await c.fail("wait_for_text", { paneId: p, patterns: ["x"], since: back.cursor }),
+      /not sealed by this server process/,
+    );
+  });
+});
+
 Deno.test("since: a cursor whose place is lost (history cleared) makes nothing from before count", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

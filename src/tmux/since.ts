@@ -354,6 +354,10 @@ export async function captureSince(
   options: RunOptions = {},
 ): Promise<SinceCapture> {
   const capture = await compareWithCursor(runner, address, paneId, cursorText, want, options);
+  // Under a full-screen program the cursor keeps the given one's main-screen part: sealed only
+  // if this process sealed that one, so a forged cursor never comes back vouched for.
+  const keepsGiven = cursorText !== undefined && capture.alternateScreen && !capture.fresh;
+  if (keepsGiven && !(await openSealed(cursorText).then(() => true, () => false))) return capture;
   return { ...capture, cursor: await sealCursor(capture.cursor) };
 }
 
