@@ -68,8 +68,11 @@ function markIs(value: string): string {
   return `#{==:#{${RUN_OPTION}},${value}}`;
 }
 
-/** 1 while the mark holds a character no mark of this module's holds. */
-const FOREIGN = `#{!=:#{s/[0-9a-z.-]//:${RUN_OPTION}},}`;
+/**
+ * 1 while the mark holds a character no mark of this module's holds, or is longer than any
+ * (such a value is never put into a format, so it could not be judged stale otherwise).
+ */
+const FOREIGN = `#{||:#{!=:#{s/[0-9a-z.-]//:${RUN_OPTION}},},#{e|>:#{n:${RUN_OPTION}},200}}`;
 
 /**
  * A format (expanded for the pane) that holds while the mark may be taken by a call that read
@@ -84,7 +87,8 @@ export function markFreeFormat(seen: string): string {
 
 /** Whether a mark now `value` passes {@link markFreeFormat} for `seen` (as tmux would judge). */
 export function markFree(seen: string, value: string): boolean {
-  return value === "" || !/^[0-9a-z.-]*$/.test(value) || (value === seen && PLAIN.test(seen));
+  return value === "" || !/^[0-9a-z.-]*$/.test(value) || value.length > 200 ||
+    (value === seen && PLAIN.test(seen));
 }
 
 /** A format (expanded for the pane) that holds while the mark is `value`. */

@@ -42,6 +42,8 @@ Deno.test("tmux judges a run mark free exactly as markFree says, whatever the pa
       "a,b}c",
       "two\nlines",
       "UPPER",
+      // Plain characters, but longer than any mark: never one of this module's.
+      "a".repeat(201),
     ];
     for (const value of values) {
       if (value === "") await t.tmux("set-option", "-p", "-u", "-t", p, RUN_OPTION);
@@ -51,6 +53,7 @@ Deno.test("tmux judges a run mark free exactly as markFree says, whatever the pa
         const got = (await t.tmux("display-message", "-p", "-t", p, format)).trim();
         assert.equal(got === "1", markFree(seen, value), `${JSON.stringify(value)} seen ${seen}`);
       }
+      if (value.length > 200) assert.equal(markFree("", value), true, "a long value is stale");
       const held = (await t.tmux("display-message", "-p", "-t", p, markHeldFormat(JOB))).trim();
       assert.equal(held === "1", value === JOB, JSON.stringify(value));
     }
