@@ -1352,6 +1352,22 @@ Deno.test("run_command in the background keeps the pane marked while it runs, fo
       assert.equal(await runMark(t, p), bg.jobId);
       const refused = await other.fail("run_command", { paneId: p, command: "echo no" });
       assert.match(refused, new RegExp(`another run_command .*job ${bg.jobId}`));
+      // No tool clears or forges the mark, at the pane or at a scope that shows through it.
+      for (
+        const [scope, where] of [
+          ["pane", { target: p }],
+          ["server", {}],
+          ["session", { global: true }],
+        ] as const
+      ) {
+        for (const change of [{ unset: true }, { value: "" }, { value: "0-x" }]) {
+          assert.match(
+            await other.fail("set_option", { name: "@tmux-mcp-run", scope, ...where, ...change }),
+            /marks a pane busy with a run_command's command/,
+          );
+        }
+      }
+      assert.equal(await runMark(t, p), bg.jobId);
       await t.foreground(p, "sleep");
       await t.tmux("send-keys", "-t", p, "C-c");
       const lost = await other.ok<{ state: string }>("get_command_result", {

@@ -18,6 +18,7 @@
 
 import { changeView, type ViewScope } from "../mcp/guards.ts";
 import { OWNER_OPTION, requireOwned } from "../mcp/ownership.ts";
+import { RUN_OPTION } from "./run_mark.ts";
 import { z } from "zod";
 import {
   boundMetadata,
@@ -649,14 +650,25 @@ function checkSetOrUnset(
  * session or global level, where every pane below inherits it, for everyone's at once), and
  * `--own-panes-only` would fence nothing.
  */
-function refuseOwnerMark(name: string): void {
-  if (name.replace(/\[\d+\]$/, "") !== OWNER_OPTION) return;
-  throw new ToolFailure(
-    `${OWNER_OPTION} is the mark a tmux-mcp server puts on the panes it creates; no tool sets ` +
-      "or unsets it.",
-    "Create the panes to work in (create_window, split_window, create_session): they carry " +
-      "this server's mark.",
-  );
+function refuseMarks(name: string): void {
+  const base = name.replace(/\[\d+\]$/, "");
+  if (base === OWNER_OPTION) {
+    throw new ToolFailure(
+      `${OWNER_OPTION} is the mark a tmux-mcp server puts on the panes it creates; no tool sets ` +
+        "or unsets it.",
+      "Create the panes to work in (create_window, split_window, create_session): they carry " +
+        "this server's mark.",
+    );
+  }
+  // Cleared or forged (at any scope: a server's value shows through every pane's), it would
+  // let a run_command type into another's command, or keep every pane busy.
+  if (base === RUN_OPTION) {
+    throw new ToolFailure(
+      `${RUN_OPTION} marks a pane busy with a run_command's command, for every tmux-mcp server; ` +
+        "no tool sets or unsets it.",
+      "get_command_result says when the command has ended; the mark goes with it.",
+    );
+  }
 }
 
 /**
@@ -794,7 +806,7 @@ const setOption = defineTool({
       args,
       '{name: "@mark", value: "1", scope: "session", target: "$0"}',
     );
-    refuseOwnerMark(args.name);
+    refuseMarks(args.name);
     refuseCommandAlias(args.name);
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
     const base = baseName(args.name);
