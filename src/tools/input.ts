@@ -31,6 +31,7 @@ import { shellHoldsTerminal } from "../tmux/foreground.ts";
 import { isShellCommand, OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
 import {
   endMarker,
+  endSeen,
   isOver,
   jobIdOf,
   jobIdSchema,
@@ -826,9 +827,13 @@ interface RunState {
   attached: boolean;
 }
 
-const BUSY_HINT = "Wait for it to end (get_command_result with waitMs) or interrupt it " +
-  '(send_keys keys: ["C-c"]), then run_command again; if C-c does not end it, respawn_pane ' +
-  "with kill: true kills what runs in the pane and starts its command afresh.";
+/** What lifts a busy pane's refusal (naming the job when there is one to wait for). */
+function busyHint(jobId?: string): string {
+  return `Wait for it to end (get_command_result with ${jobId ? `jobId ${jobId} and ` : ""}` +
+    'waitMs) or interrupt it (send_keys keys: ["C-c"]), then run_command again; if C-c does ' +
+    "not end it, respawn_pane with kill: true kills what runs in the pane and starts its " +
+    "command afresh.";
+}
 
 /** The refusal of a pane this process runs a command in (`run`). */
 function busyRefusal(paneId: string, run: RunState): ToolFailure {
@@ -837,7 +842,7 @@ function busyRefusal(paneId: string, run: RunState): ToolFailure {
     `Pane ${paneId} is still running an earlier run_command (${
       JSON.stringify(cutString(run.command, 80).text)
     }, started ${since} s ago, ${run.ref ? `job ${jobIdOf(run.ref)}` : "being typed"}).`,
-    BUSY_HINT,
+    busyHint(),
   );
 }
 
@@ -861,9 +866,8 @@ async function markRefusal(
   if (mark === null || ref === null || mark.jobId === over || ref.paneId !== paneId) return null;
   if (ref.serverPid !== serverPid || ref.startMs > Date.now() + MAX_START_SKEW_MS) return null;
   const view = await readJob(ctx, ref);
-  const gone = !view.probe.exists || view.probe.dead || view.probe.pid !== ref.panePid;
   const waiting = waitedOn(mark, MAX_TIMEOUT_MS);
-  if (view.state !== "running" && !(view.state === "lost" && waiting && !gone)) return null;
+  if (isOver(view) && (endSeen(ref, view) || !waiting)) return null;
   const since = Math.round(Math.max(0, Date.now() - ref.startMs) / 1000);
   const more = waiting ? Math.ceil((mark.waitedOnUntil! - Date.now()) / 1000) : 0;
   return new ToolFailure(
@@ -871,10 +875,7 @@ async function markRefusal(
       `started ${since} s ago${
         waiting ? `; the call that runs it waits on it ${more} s more` : ""
       }): a command typed now would be read by it, or interrupt it. Nothing was typed.`,
-    `Wait for it to end (get_command_result with jobId ${mark.jobId} and waitMs) or ` +
-      'interrupt it (send_keys keys: ["C-c"]), then run_command again; if C-c does not end ' +
-      "it, respawn_pane with kill: true kills what runs in the pane and starts its command " +
-      "afresh.",
+    busyHint(mark.jobId),
   );
 }
 

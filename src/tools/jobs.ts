@@ -596,7 +596,7 @@ function overBeforeNext(view: JobView, marked: Marked): JobView {
  * gone, dead or respawned. (Lost at a quiet prompt, it may be the shell itself waiting in a
  * `read` of the command, for a call that still waits on it: see run_mark.ts.)
  */
-function endSeen(ref: JobRef, view: JobView): boolean {
+export function endSeen(ref: JobRef, view: JobView): boolean {
   const p = view.probe;
   return view.state === "exited" || !p.exists || p.dead || p.pid !== ref.panePid;
 }
