@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { typedCommand } from "./input.ts";
-import { endCheck, findMarkers, withoutDeadLine } from "./jobs.ts";
+import { endCheck, findMarkers, markerWords, withoutDeadLine } from "./jobs.ts";
 
 const SHELLS = ["/bin/sh", "/bin/dash", "/bin/bash", "/usr/bin/zsh", "/bin/zsh"].filter((path) => {
   try {
@@ -276,5 +276,16 @@ Deno.test("findMarkers: a check a shell printed as a float (zsh's force_float) i
     findMarkers([`__tmcp_${NONCE}_E:3:${check}.5:1`], NONCE).status,
     null,
     "not an integer: no shell printed it",
+  );
+});
+
+Deno.test("endCheck: a nonce whose two terms would be equal still checks the status", () => {
+  const nonce = "000003000002ddeeff00"; // both terms 0 before they are made to differ
+  const checks = new Set(Array.from({ length: 256 }, (_, status) => endCheck(nonce, status)));
+  assert.equal(checks.size, 256, "a check of its own for every status");
+  assert.match(
+    markerWords(nonce).end,
+    /\(0 \^ 1\) \* \(\$\? \+ 1\)/,
+    "the shell computes the same",
   );
 });
