@@ -39,6 +39,7 @@ import {
   newGuard,
   parseRecords,
   recordFormat,
+  UNDECODABLE,
 } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/run.ts";
 import { type PaneRow, SERVER_ONLY, type Snapshot } from "../tmux/snapshot.ts";
@@ -218,12 +219,6 @@ const SAMPLE_UNIT = /\\(?:[0-7]{1,3}|[\s\S])|[\s\S]/gu;
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/gu;
 
 /**
- * What the bytes of a character tmux's cut split read as (see decodeBytes). Nowhere else in a
- * sample: tmux escapes every byte that is not UTF-8 as octal.
- */
-const SPLIT_CHARACTER = "\uFFFD";
-
-/**
  * A buffer's preview from tmux's `#{buffer_sample}` (read without copying the buffer): the
  * start of its text with every control character as an octal escape and a backslash doubled,
  * at most {@link PREVIEW_CHARS} characters; `complete` when it shows the whole buffer.
@@ -238,7 +233,8 @@ export function previewOf(sample: string): { preview: string; complete: boolean 
   const cutByTmux = raw > SAMPLE_WIDTH;
   if (cutByTmux) {
     units.splice(-3);
-    while (units.length > 0 && units[units.length - 1] === SPLIT_CHARACTER) units.pop();
+    // A character the cut split reads as UNDECODABLE (tmux escapes other bad bytes as octal).
+    while (units.length > 0 && units[units.length - 1] === UNDECODABLE) units.pop();
     units.pop();
   }
   const escaped = units.map((u) =>

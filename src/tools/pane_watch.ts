@@ -24,6 +24,7 @@ import {
   type Watch,
   type WatchBatch,
 } from "../tmux/control.ts";
+import { trimRow } from "../tmux/capture.ts";
 import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { classifyStderr, TmuxError } from "../tmux/run.ts";
 import type { PaneRow } from "../tmux/snapshot.ts";
@@ -304,13 +305,6 @@ export function columnIndex(text: string, column: number): number {
     i += ch.length;
   }
   return i + Math.max(0, column - at);
-}
-
-/** A row without the blanks at its end. */
-function trimEnd(line: string): string {
-  let end = line.length;
-  while (end > 0 && line.charCodeAt(end - 1) === 0x20) end--;
-  return end === line.length ? line : line.slice(0, end);
 }
 
 function trimTrailingBlank(lines: string[]): string[] {
@@ -626,7 +620,7 @@ export class PaneWatch {
         if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
         // Rows not seen before: whole.
         const rows = this.#rows
-          ? fresh.map((line) => ({ text: trimEnd(line), line, from: 0, shown: trimEnd(line) }))
+          ? fresh.map((line) => ({ text: trimRow(line), line, from: 0, shown: trimRow(line) }))
           : undefined;
         return { kind: "lines", lines: rows ? rows.map((r) => r.shown) : fresh, rows };
       }
@@ -665,9 +659,9 @@ export class PaneWatch {
     const base = this.#baseline;
     const out: WrittenRow[] = [];
     lines.forEach((line, i) => {
-      const text = trimEnd(line);
+      const text = trimRow(line);
       if (text === "") return;
-      const before = last === null ? null : trimEnd(last[i] ?? "");
+      const before = last === null ? null : trimRow(last[i] ?? "");
       if (text === before) return;
       const sinceLast = before === null ? Infinity : firstDifference(before, text);
       let from: number;
@@ -678,7 +672,7 @@ export class PaneWatch {
         cursor = i === 0 ? columnIndex(text, this.#startX) : 0;
         from = Math.min(cursor, sinceLast);
       } else {
-        const was = trimEnd(base[i] ?? "");
+        const was = trimRow(base[i] ?? "");
         from = Math.min(firstDifference(was, text), sinceLast);
         if (i === 0) {
           cursor = columnIndex(was, this.#startX);
@@ -838,7 +832,7 @@ export class PaneWatch {
       this.paneId,
     ], this.start.serverPid);
     const recent = probe.exists && lines.length > 0 ? lines : this.#text.recent();
-    return trimTrailingBlank((recent.length > 0 ? recent : this.#lastRegion).map(trimEnd))
+    return trimTrailingBlank((recent.length > 0 ? recent : this.#lastRegion).map(trimRow))
       .slice(-maxLines);
   }
 
