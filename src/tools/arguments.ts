@@ -187,19 +187,20 @@ export function requireStored(what: string, stored: string, asked: string, retry
 }
 
 /**
- * {@link requireStored} for a rename: when tmux stored something other than what was asked,
- * renames back to the previous name the same way first, so that the failure leaves nothing
- * changed, and says whether it did. `rename` renames and returns what tmux then holds.
+ * Renames to `asked` with `rename` (which renames and returns what tmux then holds) and returns
+ * the name stored. {@link requireStored} for a rename: when tmux stored something other than
+ * what was asked, renames back to the previous name the same way first, so that the failure
+ * leaves nothing changed, and says whether it did.
  */
-export async function requireRenamed(
+export async function renameChecked(
   what: NameKind,
-  stored: string,
   asked: string,
   previous: string,
   rename: (name: string) => Promise<string>,
   retry: string,
-): Promise<void> {
-  if (stored === asked) return;
+): Promise<string> {
+  const stored = await rename(asked);
+  if (stored === asked) return stored;
   let back: string;
   try {
     const now = await rename(previous);

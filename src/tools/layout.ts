@@ -42,7 +42,7 @@ import {
   formatArg,
   nameSchema,
   notesField,
-  requireRenamed,
+  renameChecked,
   requireStored,
 } from "./arguments.ts";
 import { sizeSchema } from "./lifecycle.ts";
@@ -116,22 +116,19 @@ const renameSession = defineTool({
         "Choose another name (list_sessions lists the names in use).",
       );
     }
-    const rename = async (name: string) => {
-      await ctx.run(["rename-session", "-t", session.id, "--", formatArg(name)]);
-      return ctx.session(await ctx.snapshot(SESSIONS_ONLY), session.id);
-    };
-    const after = await rename(args.name);
-    await requireRenamed(
+    const name = await renameChecked(
       "session name",
-      after.name,
       args.name,
       session.name,
-      async (name) => (await rename(name)).name,
+      async (name) => {
+        await ctx.run(["rename-session", "-t", session.id, "--", formatArg(name)]);
+        return ctx.session(await ctx.snapshot(SESSIONS_ONLY), session.id).name;
+      },
       "rename_session again with a plainer name.",
     );
     return {
-      data: { sessionId: session.id, name: after.name, previousName: session.name },
-      summary: `Session ${session.id} is now named ${JSON.stringify(after.name)}.`,
+      data: { sessionId: session.id, name, previousName: session.name },
+      summary: `Session ${session.id} is now named ${JSON.stringify(name)}.`,
     };
   },
 });
@@ -154,22 +151,19 @@ const renameWindow = defineTool({
   async run(args, ctx) {
     await checkNames(ctx, [["window name", args.name]]);
     const { window } = await ctx.windowAlone(args.windowId);
-    const rename = async (name: string) => {
-      await ctx.run(["rename-window", "-t", window.id, "--", formatArg(name)]);
-      return (await ctx.windowAlone(window.id)).window;
-    };
-    const after = await rename(args.name);
-    await requireRenamed(
+    const name = await renameChecked(
       "window name",
-      after.name,
       args.name,
       window.name,
-      async (name) => (await rename(name)).name,
+      async (name) => {
+        await ctx.run(["rename-window", "-t", window.id, "--", formatArg(name)]);
+        return (await ctx.windowAlone(window.id)).window.name;
+      },
       "rename_window again with a plainer name.",
     );
     return {
-      data: { windowId: window.id, name: after.name, previousName: window.name },
-      summary: `Window ${window.id} is now named ${JSON.stringify(after.name)}.`,
+      data: { windowId: window.id, name, previousName: window.name },
+      summary: `Window ${window.id} is now named ${JSON.stringify(name)}.`,
     };
   },
 });
