@@ -505,7 +505,7 @@ Deno.test("a person on tmux -CC (iTerm2) sees every window of their session: no 
   }, { toolsets: TOOLSETS });
 });
 
-Deno.test("a person on tmux -CC who attaches right after the check stops the act (one step in tmux)", async () => {
+Deno.test("a person on tmux -CC who switches into the session right after the check stops the act (one step in tmux)", async () => {
   await withTmux(async (t, c) => {
     const hidden = await hiddenWindow(t);
     await t.tmux("new-session", "-d", "-s", "home", "sh");

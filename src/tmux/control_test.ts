@@ -464,68 +464,64 @@ Deno.test("sessions with destroy-unattached are never attached to", async () => 
   });
 });
 
+/**
+ * This runner's two control clients on `t` (one for commands, one watching the first pane);
+ * `gone()` waits until tmux's exit-unattached has ended the server and both have left.
+ */
+async function ourTwoClients(
+  t: TestTmux & { ids: { sessionId: string; paneId: string } },
+  runner: TmuxRunner,
+  pid: number,
+) {
+  const control = controlFor(runner, { socketName: t.socket });
+  await control.exec(["display-message", "-p", "x"]);
+  const lost = Promise.withResolvers<void>();
+  const watch = await control.watch(t.ids.paneId, [t.ids.sessionId], (b) => {
+    if (b.lost) lost.resolve();
+  });
+  assert.equal(control.connections, 2, "a client for commands and one for the watch");
+  return {
+    async gone() {
+      await waitFor(() => !alive(pid), "the server to exit as it would without us");
+      await lost.promise;
+      watch.close();
+      assert.equal(control.connections, 0);
+    },
+  };
+}
+
 Deno.test("exit-unattached: our control clients leave with the last person, and the server exits", async () => {
   await withServer(async (t, runner) => {
-    const address = { socketName: t.socket };
     const { pid } = await t.facts();
     const tty = await t.attach("main");
     await t.tmux("set-option", "-g", "exit-unattached", "on");
-    const control = controlFor(runner, address);
-    await control.exec(["display-message", "-p", "x"]);
-    const lost = Promise.withResolvers<void>();
-    const watch = await control.watch(t.ids.paneId, [t.ids.sessionId], (b) => {
-      if (b.lost) lost.resolve();
-    });
-    assert.equal(control.connections, 2, "a client for commands and one for the watch");
+    const ours = await ourTwoClients(t, runner, pid);
     await t.tmux("detach-client", "-t", tty);
-    await waitFor(() => !alive(pid), "the server to exit as it would without us");
-    await lost.promise;
-    watch.close();
-    assert.equal(control.connections, 0);
+    await ours.gone();
     // Nothing to attach to: commands are spawned (and find no server).
-    const fast = await execFast(runner, address, ["display-message", "-p", "x"]);
+    const fast = await execFast(runner, { socketName: t.socket }, ["display-message", "-p", "x"]);
     assert.notEqual(fast.code, 0);
   });
 });
 
 Deno.test("exit-unattached turned on after ours attached: they leave with the last person", async () => {
   await withServer(async (t, runner) => {
-    const address = { socketName: t.socket };
     const { pid } = await t.facts();
     const tty = await t.attach("main");
-    const control = controlFor(runner, address);
-    await control.exec(["display-message", "-p", "x"]);
-    const lost = Promise.withResolvers<void>();
-    const watch = await control.watch(t.ids.paneId, [t.ids.sessionId], (b) => {
-      if (b.lost) lost.resolve();
-    });
-    assert.equal(control.connections, 2);
+    const ours = await ourTwoClients(t, runner, pid);
     await t.tmux("set-option", "-g", "exit-unattached", "on");
     await t.tmux("detach-client", "-t", tty);
-    await waitFor(() => !alive(pid), "the server to exit as it would without us");
-    await lost.promise;
-    watch.close();
-    assert.equal(control.connections, 0);
+    await ours.gone();
   });
 });
 
 Deno.test("exit-unattached turned on while only ours are attached: they leave, and the server exits", async () => {
   await withServer(async (t, runner) => {
-    const address = { socketName: t.socket };
     const { pid } = await t.facts();
-    const control = controlFor(runner, address);
-    await control.exec(["display-message", "-p", "x"]);
-    const lost = Promise.withResolvers<void>();
-    const watch = await control.watch(t.ids.paneId, [t.ids.sessionId], (b) => {
-      if (b.lost) lost.resolve();
-    });
-    assert.equal(control.connections, 2);
+    const ours = await ourTwoClients(t, runner, pid);
     // Without us tmux would exit at once: no client is attached.
     await t.tmux("set-option", "-g", "exit-unattached", "on");
-    await waitFor(() => !alive(pid), "the server to exit as it would without us");
-    await lost.promise;
-    watch.close();
-    assert.equal(control.connections, 0);
+    await ours.gone();
   });
 });
 
