@@ -800,7 +800,7 @@ export class PaneWatch {
     const fresh = !changed
       ? []
       : this.#rows
-      ? lines.filter((line) => line !== "" && !seen.has(line))
+      ? lines.filter((line) => trimRow(line) !== "" && !seen.has(line))
       : lines;
     this.#lastRegion = lines;
     this.#lastKnown = true;
