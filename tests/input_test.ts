@@ -764,16 +764,28 @@ Deno.test("run_command right after send_keys waits for the shell to take the ter
       timeoutMs: 10_000,
     });
     assert.equal(r.output, "after");
-    // The same, held long enough to be seen: a job whose group leader is gone.
-    await c.ok("send_keys", { paneId: pane, text: "sleep 0 | sleep 0.5" });
-    await waitFor(async () => (await named()) === "env", "the dead group named as the start");
-    const again = await c.ok<{ output: string; exitStatus: number }>("run_command", {
-      paneId: pane,
-      command: "echo again",
-      timeoutMs: 10_000,
-    });
-    assert.equal(again.output, "again");
-    assert.equal(again.exitStatus, 0);
+    // The same, held until run_command is on its way: a job whose group leader is gone, its
+    // last process ending only when the test lets it (a loaded machine sees the state at once).
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-dead-group-" });
+    try {
+      const go = `${dir}/go`;
+      await c.ok("send_keys", {
+        paneId: pane,
+        text: `sleep 0 | while [ ! -e '${go}' ]; do sleep 0.02; done`,
+      });
+      await waitFor(async () => (await named()) === "env", "the dead group named as the start");
+      const called = c.ok<{ output: string; exitStatus: number }>("run_command", {
+        paneId: pane,
+        command: "echo again",
+        timeoutMs: 10_000,
+      });
+      await Deno.writeTextFile(go, "");
+      const again = await called;
+      assert.equal(again.output, "again");
+      assert.equal(again.exitStatus, 0);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
   });
 });
 

@@ -320,7 +320,7 @@ Deno.test("tmux://agents is updated after `tmux-mcp hook attention`", async () =
       allowFail: true,
     });
     assert.equal(hook.code, 0, hook.stderr);
-    await waitFor(() => c.of("tmux://agents") > 0, "the agents' update", 5_000);
+    await waitFor(() => c.of("tmux://agents") > 0, "the agents' update");
     const agents = JSON.parse(textOf(await c.client.readResource({ uri: "tmux://agents" })));
     assert.equal(agents.agents.length, 1);
     assert.equal(agents.agents[0].windowId, t.ids.windowId);

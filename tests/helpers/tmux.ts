@@ -98,11 +98,15 @@ function scriptArgs(socket: string, args: readonly string[]): string[] {
 /** Outputs of commands {@link sh} gave up on, read to the end once their server is gone. */
 const stranded: Promise<unknown>[] = [];
 
-/** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
+/**
+ * Polls `check` until it returns a truthy value or `timeoutMs` passes. The default is generous:
+ * a check that holds returns at once, and a loaded machine (test files run side by side) may
+ * take seconds to get there.
+ */
 export async function waitFor<T>(
   check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
   what: string,
-  timeoutMs = 5_000,
+  timeoutMs = 20_000,
 ): Promise<T> {
   const until = Date.now() + timeoutMs;
   while (true) {
