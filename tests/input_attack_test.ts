@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { withTmux } from "./helpers/mcp.ts";
+import { connect, withTmux } from "./helpers/mcp.ts";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import { TOOLSETS } from "../src/mcp/toolsets.ts";
 import { buildServer } from "../src/server.ts";
@@ -371,5 +371,81 @@ Deno.test({
     assert.equal(run.timedOut, false, run.output);
     assert.equal(run.exitStatus, 3);
     assert.equal(run.output, "hello");
+  });
+});
+
+/** What run_command answers, as far as these tests read it. */
+interface RunReply {
+  exitStatus: number | null;
+  output: string;
+  timedOut: boolean;
+  stillRunning: boolean;
+  paneDied: boolean;
+  jobId?: string;
+}
+
+/** The shells with a line editor at their prompt that run_command is tried with. */
+const EDITOR_SHELLS = MARKER_SHELLS.filter((name) => name === "bash" || name === "zsh");
+
+Deno.test("run_command tells at once that a person's C-c ended the command, and frees the pane for everyone", async () => {
+  await withTmux(async (t, c) => {
+    for (const shell of EDITOR_SHELLS) {
+      const pane = await shellPane(t, shell);
+      const call = c.call("run_command", { paneId: pane, command: "sleep 50", timeoutMs: 45_000 });
+      await waitFor(
+        async () =>
+          (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}"))
+            .trim() === "sleep",
+        "the command to run",
+      );
+      // The person at the keyboard stops it.
+      await t.tmux("send-keys", "-t", pane, "C-c");
+      const result = await call;
+      const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+      const r = result.structuredContent as unknown as RunReply;
+      assert.equal(r.timedOut, false, `${shell}: ${text}`);
+      assert.equal(r.stillRunning, false, shell);
+      assert.equal(r.paneDied, false, shell);
+      assert.equal(r.exitStatus, null, shell);
+      assert.match(text, /no exit status.*interrupted.*The pane is free/, `${shell}: ${text}`);
+      // Another tmux-mcp process on the same tmux server finds the pane free: the mark that
+      // said a call waited on the command went with the call.
+      const other = await connect({ socketName: t.socket });
+      try {
+        const next = await other.ok<RunReply>("run_command", {
+          paneId: pane,
+          command: "echo next",
+        });
+        assert.equal(next.output, "next", shell);
+        assert.equal(next.exitStatus, 0, shell);
+      } finally {
+        await other.close();
+      }
+    }
+  });
+});
+
+Deno.test("run_command still waits on a command whose shell reads a line itself (`read`, not a prompt)", async () => {
+  await withTmux(async (t, c) => {
+    for (const shell of EDITOR_SHELLS) {
+      const pane = await shellPane(t, shell);
+      const r = await c.ok<RunReply>("run_command", {
+        paneId: pane,
+        command: "read answer; echo got-$answer",
+        timeoutMs: 2_500,
+      });
+      assert.equal(r.timedOut, true, shell);
+      assert.equal(r.stillRunning, true, shell);
+      assert.ok(r.jobId, shell);
+      // It was waiting all along: the line it reads ends it.
+      await t.tmux("send-keys", "-t", pane, "-l", "yes");
+      await t.tmux("send-keys", "-t", pane, "Enter");
+      const done = await c.ok<{ exitStatus: number | null; output: string }>(
+        "get_command_result",
+        { jobId: r.jobId, waitMs: 20_000 },
+      );
+      assert.equal(done.exitStatus, 0, shell);
+      assert.match(done.output, /got-yes/, shell);
+    }
   });
 });

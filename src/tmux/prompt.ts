@@ -113,3 +113,33 @@ export async function paneAtPrompt(
   ], { signal });
   return result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);
 }
+
+/**
+ * Whether pane `paneId`'s terminal reads keys one by one (canonical mode off): a line editor
+ * reads it, as at an interactive shell's prompt (bash's readline, zsh's ZLE, the editors of
+ * mksh and busybox sh). A shell's own `read` builtin, and a shell without a line editor even at
+ * its prompt (dash, `bash --noediting`), read lines in canonical mode instead. So a shell that
+ * holds its terminal and reads it this way waits at its prompt, not in a `read` of a command
+ * (except `read -e` and zsh's `vared`, which use the line editor). False when it cannot be
+ * told.
+ *
+ * Asked as `stty -a` on the pane's terminal, run by tmux's `if-shell` (the terminal's path is
+ * tmux's own `#{pane_tty}`, never text of ours): reading a terminal's settings changes nothing.
+ */
+export async function lineEditorReads(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  if (!/^%\d+$/.test(paneId)) return false;
+  const yes = `tmux-mcp-editor-${randomHex(8)}`;
+  const result = await execFast(runner, address, [
+    "if-shell",
+    "-t",
+    paneId,
+    `stty -a < '#{pane_tty}' 2>/dev/null | grep -qE -- '(^|[[:space:]])-icanon([[:space:]]|;|$)'`,
+    `display-message -p ${yes}`,
+  ], { signal });
+  return result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);
+}

@@ -28,7 +28,13 @@ import { randomHex } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
-import { isShellCommand, OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
+import {
+  isShellCommand,
+  lineEditorReads,
+  OTHER_SHELLS,
+  POSIX_SHELLS,
+  shellName,
+} from "../tmux/prompt.ts";
 import {
   endMarker,
   endSeen,
@@ -36,6 +42,7 @@ import {
   jobIdOf,
   jobIdSchema,
   type JobRef,
+  type JobView,
   type MarkedRead,
   markerWords,
   parseJobId,
@@ -1020,6 +1027,22 @@ async function afterPromptPrograms(
   return latest;
 }
 
+/**
+ * The job's view once it is over though its end marker never came: the end read after all, or
+ * the pane's shell quiet at a prompt its line editor reads ({@link lineEditorReads}): a
+ * person's C-c, or an `exec` in the command, ended it. Null while it may run: a program the
+ * shell started holds the terminal (one probe tells, nothing more is read), or the shell waits
+ * in a `read` of the command (canonical mode).
+ */
+async function overWithoutEnd(ctx: TmuxContext, ref: JobRef): Promise<JobView | null> {
+  const probe = await probePane(ctx, ref.paneId);
+  if (!probe.exists || probe.dead || !isShellCommand(probe.command)) return null;
+  const view = await readJob(ctx, ref);
+  if (view.state === "exited") return view;
+  if (view.state !== "lost" || !view.complete) return null;
+  return await lineEditorReads(ctx.runner, ctx.address, ref.paneId, ctx.signal) ? view : null;
+}
+
 const runCommand = defineTool({
   name: "run_command",
   title: "Run a shell command in a pane",
@@ -1207,6 +1230,8 @@ const runCommand = defineTool({
       const endToken = endMarker(nonce);
       let result: MarkedRead | null = null;
       let died: PaneProbe | null = null;
+      /** Over without its end marker, by the job reader and the line editor (see below). */
+      let interrupted: JobView | null = null;
       if (!args.background) {
         await ctx.progress(0, effective, `Running in ${pane.id}`);
         loop: while (true) {
@@ -1228,6 +1253,10 @@ const runCommand = defineTool({
                 effective,
                 `Running in ${pane.id}: ${Math.round(ran / 1000)} s`,
               );
+              // Quiet for a while: a person's C-c (or an `exec` in the command) may have put
+              // the shell back at its prompt without the end marker.
+              interrupted = await overWithoutEnd(ctx, ref);
+              if (interrupted) break loop;
               break;
             }
             case "died":
@@ -1256,7 +1285,10 @@ const runCommand = defineTool({
         died === null && marked.status === null && !args.background &&
         !paneEnded(watch.start, result.probe)
       ) {
-        const view = await readJob(ctx, ref);
+        // Read in the wait already when it ended there (its reader waits a moment to judge).
+        const fromWait = interrupted;
+        const view = fromWait ?? await readJob(ctx, ref);
+        interrupted = null;
         if (view.state === "exited") {
           marked = {
             begun: view.complete,
@@ -1267,15 +1299,21 @@ const runCommand = defineTool({
             ...(view.cutBytes ? { cutBytes: view.cutBytes } : {}),
           };
         } else if (view.state === "lost" && !marked.begun) {
-          // Begun, it may be the shell itself that waits (a `read` in the command), which looks
-          // the same as a shell quiet at its prompt: only a command that never began is lost.
           lost = "it never started: the shell waits at a prompt, quiet, and printed none of its " +
             "markers (the line was dropped, or the shell holds it as unfinished: an open " +
             "quote or a trailing backslash typed before, which C-c could not clear)";
+        } else if (
+          view.state === "lost" &&
+          (fromWait !== null || await lineEditorReads(ctx.runner, ctx.address, pane.id, ctx.signal))
+        ) {
+          // Begun, the shell quiet at a prompt could be the shell itself waiting in a `read` of
+          // the command; not while its line editor reads the keys: it is back at its prompt.
+          interrupted = view;
+          lost = view.lostReason ?? "the shell is back at its prompt without the end marker";
         }
-      }
+      } else interrupted = null;
       const unfinished = died === null && marked.status === null;
-      const timedOut = unfinished && !args.background;
+      const timedOut = unfinished && !args.background && interrupted === null;
       const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);
       if (stillRunning) state.attached = false;
       else table.delete(key);
@@ -1314,7 +1352,9 @@ const runCommand = defineTool({
         durationMs: Math.round(performance.now() - began),
         transport: watch.transport,
       };
-      const summary = lost !== null
+      const summary = interrupted !== null && lost !== null
+        ? `${pane.id}: over after ${data.durationMs} ms, no exit status: ${lost}. The pane is free.`
+        : lost !== null
         ? `${pane.id}: not running after ${effective} ms: ${lost}. The pane is free.`
         : data.paneDied
         ? `${pane.id}: the pane's shell exited while the command ran${
