@@ -40,6 +40,12 @@ export interface LineRegex {
    * matches nowhere. One pass, as linear as {@link LineRegex.test}.
    */
   lastEnd(line: string): number;
+  /**
+   * The match that starts first at or after `start` (a UTF-16 index at a code point's start),
+   * the longest of those that start there, as [start, end); null when none does. `^`, `\b` and
+   * the like still see the text before `start`. One pass from `start` at most.
+   */
+  firstFrom(line: string, start: number): readonly [number, number] | null;
   /** Instructions of its program: about what one character of text costs to match. */
   readonly cost: number;
 }
@@ -95,7 +101,19 @@ export function compileRegex(source: string, matchCase: boolean, what: string): 
     const m = last.matcher(line);
     return m.find() ? m.end() : -1;
   };
-  return { test: (line) => re.test(line), lastEnd, cost };
+  // Leftmost, then longest (compiled when first asked for); one matcher per line, for the
+  // successive starts a caller tries on it.
+  let longest: RE2JS | null = null;
+  let on: { line: string; matcher: ReturnType<RE2JS["matcher"]> } | null = null;
+  const firstFrom = (line: string, start: number): readonly [number, number] | null => {
+    longest ??= RE2JS.compile(
+      translated.text,
+      RE2JS.LONGEST_MATCH | (matchCase ? 0 : RE2JS.CASE_INSENSITIVE),
+    );
+    if (on?.line !== line) on = { line, matcher: longest.matcher(line) };
+    return on.matcher.find(start) ? [on.matcher.start(), on.matcher.end()] : null;
+  };
+  return { test: (line) => re.test(line), lastEnd, firstFrom, cost };
 }
 
 function tooLarge(what: string, size: number): ToolFailure {

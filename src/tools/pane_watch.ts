@@ -280,6 +280,34 @@ function firstDifference(a: string, b: string): number {
   return i;
 }
 
+/** Whether `text` has a surrogate pair that `i` falls inside (between its two halves). */
+function insidePair(text: string, i: number): boolean {
+  const low = text.charCodeAt(i);
+  const high = text.charCodeAt(i - 1);
+  return low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff;
+}
+
+/**
+ * What of `now` differs from `was`, as UTF-16 indices on code point boundaries: from the first
+ * character that differs to just past the last one. The common start is left out first, then
+ * the common end of what is left, as a diff finds it ("abc" then "abcabc" is [3, 6), not
+ * nothing). Null when `now` is `was` or `was` cut short: nothing was written. A span with
+ * `from` equal to `to` is text taken out there.
+ */
+export function changedSpan(was: string, now: string): { from: number; to: number } | null {
+  let from = firstDifference(was, now);
+  if (from >= now.length) return null;
+  let same = 0;
+  while (
+    same < was.length - from && same < now.length - from &&
+    was.charCodeAt(was.length - 1 - same) === now.charCodeAt(now.length - 1 - same)
+  ) same++;
+  let to = now.length - same;
+  if (insidePair(now, from)) from--;
+  if (insidePair(now, to)) to++;
+  return { from, to };
+}
+
 /**
  * Zero-width code points (combining marks, zero-width spaces and joiners, variation
  * selectors): they share the cell of the character before them.
@@ -337,9 +365,17 @@ export interface WrittenRow {
    * Where the written part starts (a UTF-16 index into `text`): the first character that
    * differs from the row as it stood at the start or at the watch's last read, whichever is
    * earlier (blanks before the start's cursor that were blank then do not count). Text that
-   * ends at or before it was on the row already: a match counts only if it ends after it.
+   * ends at or before it was on the row already.
    */
   readonly from: number;
+  /**
+   * Where the written part ends (just past its last character; at least `from`): the row's
+   * end, unless its end was there already, the same at the start and at the last read (a
+   * spinner or a counter drawn again before the rest of the row). Text from it on was on the
+   * row already. Absent: the row's end (with the blanks of `line` after it). A match counts
+   * only if it takes in some of [from, to): starts before `to` and ends after `from`.
+   */
+  readonly to?: number;
   /**
    * What to report: on the start row, what was written from the start's cursor on (a prompt
    * is not output); the whole row when the row was rewritten before that cursor, and every
@@ -663,29 +699,37 @@ export class PaneWatch {
       if (text === "") return;
       const before = last === null ? null : trimRow(last[i] ?? "");
       if (text === before) return;
-      const sinceLast = before === null ? Infinity : firstDifference(before, text);
-      let from: number;
+      // What differs from the row at the last read and from the row at the start: written
+      // since the start is what either tells.
+      const sinceLast = before === null ? null : changedSpan(before, text);
+      let sinceStart: { from: number; to: number } | null;
       let cursor = 0;
+      let was: string | null = null;
       if (base === null) {
         // What the row held at the start is not known: the start row from the cursor's column
         // (its cells before it taken as they were), every other row whole.
         cursor = i === 0 ? columnIndex(text, this.#startX) : 0;
-        from = Math.min(cursor, sinceLast);
+        sinceStart = cursor < text.length ? { from: cursor, to: text.length } : null;
       } else {
-        const was = trimRow(base[i] ?? "");
-        from = Math.min(firstDifference(was, text), sinceLast);
-        if (i === 0) {
-          cursor = columnIndex(was, this.#startX);
-          // Blanks up to the start's cursor that were blank then were there before (typing at
-          // a prompt "P> " is "x", not " x").
-          while (from < cursor && text[from] === " " && (was[from] ?? " ") === " ") from++;
-        }
+        was = trimRow(base[i] ?? "");
+        sinceStart = changedSpan(was, text);
+        if (i === 0) cursor = columnIndex(was, this.#startX);
+      }
+      const spans = [sinceStart, sinceLast].filter((s) => s !== null);
+      if (spans.length === 0) return;
+      let from = Math.min(...spans.map((s) => s.from));
+      let to = Math.max(...spans.map((s) => s.to));
+      if (was !== null && i === 0) {
+        // Blanks up to the start's cursor that were blank then were there before (typing at a
+        // prompt "P> " is "x", not " x").
+        while (from < cursor && text[from] === " " && (was[from] ?? " ") === " ") from++;
+        to = Math.max(to, from);
       }
       if (from >= text.length) return;
       // The start row rewritten before the start's cursor (a `\r` redraw) is told whole; text
       // written from that cursor on is told from where it begins.
       const shown = i === 0 && from >= cursor ? text.slice(from) : text;
-      out.push({ text, line, from, shown });
+      out.push({ text, line, from, to, shown });
     });
     return out;
   }
