@@ -470,6 +470,119 @@ Deno.test("a row redrawn in place (\\r) counts from where it changed, matched an
   });
 });
 
+Deno.test("a row redrawn in place: text it held before, on either side of the change, is not new", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const tty = await quietPane(t, p);
+    const shows = (text: string) =>
+      waitFor(async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes(text), text);
+    // A spinner in the first column: only that column is drawn again, "building foo" stays.
+    // Whether the wait reads the redrawn row alone or with the next one, the row comes first:
+    // the wait ends on MARK only if the row does not match.
+    await tty.write("| building foo");
+    await shows("| building foo");
+    const spinner = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["building foo", "MARK"],
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await tty.write("\r- building foo");
+    await tty.write("\r\nMARK\r\n");
+    const marked = await spinner;
+    assert.deepEqual([marked.outcome, marked.matched?.pattern, marked.lines], [
+      "matched",
+      "MARK",
+      ["MARK"],
+    ]);
+
+    // A counter in the middle of a row: "done" was there, "build 52%" takes in the new digit.
+    await tty.write("build 50% done");
+    await shows("build 50% done");
+    const counter = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["done", "build", "build 52%"],
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await tty.write("\rbuild 52% done");
+    const counted = await counter;
+    assert.deepEqual([counted.outcome, counted.matched, counted.lines], [
+      "matched",
+      { pattern: "build 52%", index: 2 },
+      ["build 52% done"],
+    ]);
+    await shows("build 52% done");
+
+    // The same for regular expressions: before the change, after it, and across it.
+    const regex = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["^bu\\w+", "d.ne$", "\\bdone", "\\d+% d"],
+      regex: true,
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await tty.write("\rbuild 53% done");
+    const reached = await regex;
+    assert.deepEqual([reached.outcome, reached.matched, reached.lines], [
+      "matched",
+      { pattern: "\\d+% d", index: 3 },
+      ["build 53% done"],
+    ]);
+    await shows("build 53% done");
+
+    // A spinner drawn again: a regular expression over the old text after it does not match,
+    // one that takes in the spinner does.
+    await tty.write("\r\n/ linking bar");
+    await shows("/ linking bar");
+    const again = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["link\\w+ bar$", "^\\W \\w+"],
+      regex: true,
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await tty.write("\r\\ linking bar");
+    const spun = await again;
+    assert.deepEqual([spun.outcome, spun.matched?.index, spun.lines], ["matched", 1, [
+      "\\ linking bar",
+    ]]);
+  });
+});
+
+Deno.test("polling: a spinner drawn again before old text does not make it new", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const tty = await quietPane(t, p);
+    await tty.write("| building foo");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("| building foo"),
+      "the spinner",
+    );
+    await t.attach("main");
+    await t.tmux("set-option", "-t", "main", "destroy-unattached", "on");
+    let drawn: Promise<void> | null = null;
+    const waiting = c.client.callTool(
+      {
+        name: "wait_for_text",
+        arguments: { paneId: p, patterns: ["building foo", "MARK"], timeoutMs: 10_000 },
+      },
+      undefined,
+      {
+        onprogress: () =>
+          void (drawn ??= tty.write("\r- building foo").then(() => tty.write("\r\nMARK\r\n"))),
+      },
+    );
+    const result = structured(await waiting as CallToolResult);
+    await drawn;
+    assert.deepEqual([result.transport, result.outcome, result.matched?.pattern], [
+      "polling",
+      "matched",
+      "MARK",
+    ]);
+  });
+});
+
 Deno.test("a row redrawn back to what it showed at the start counts: it was drawn again", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

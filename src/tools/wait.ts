@@ -10,7 +10,7 @@ import { z } from "zod";
 import { byteLength, cutString, jsonStringBytes } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
+import { compileRegex, type LineRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/run.ts";
@@ -38,15 +38,19 @@ export {
 // Patterns
 
 /** A compiled pattern and where it came from. */
-interface Pattern {
+export interface Pattern {
   readonly text: string;
   readonly index: number;
   readonly test: (line: string) => boolean;
   /**
-   * Whether a match in `line` ends after `from`: takes in at least one character from there
-   * on (text before `from` alone, old text, never matches).
+   * Whether a match in `line` takes in some of its written part [from, to) (UTF-16 indices):
+   * starts before `to` and ends after `from`. Text before `from` or from `to` on alone, old
+   * text, never matches. A part that begins at the line's start, or runs to its end, is open
+   * there: an empty match counts anywhere after `from` and before `to`, the line's ends
+   * included when the part reaches them. Work past one pass over `line` is added to
+   * `work.units` (characters times the pattern's cost), for pacing.
    */
-  readonly reaches: (line: string, from: number) => boolean;
+  readonly reaches: (line: string, from: number, to: number, work: { units: number }) => boolean;
   /** What a character of text costs it, for pacing (see MatchPacer). */
   readonly cost: number;
 }
@@ -59,7 +63,7 @@ const MAX_PATTERN_LENGTH = 1_000;
  * before); a regex is RE2 (see ../mcp/pattern.ts), refused up front when it is invalid, too
  * large, or uses lookaround or backreferences.
  */
-async function compile(
+export async function compilePatterns(
   patterns: readonly string[],
   regex: boolean,
   matchCase: boolean,
@@ -73,7 +77,7 @@ async function compile(
         text,
         index,
         test: (line) => re.test(line),
-        reaches: (line, from) => from <= 0 ? re.test(line) : re.lastEnd(line) > from,
+        reaches: (line, from, to, work) => regexReaches(re, line, from, to, work),
         cost: re.cost,
       };
     }
@@ -84,25 +88,109 @@ async function compile(
       text,
       index,
       test: (line) => re.test(line),
-      reaches: (line, from) => from <= 0 ? re.test(line) : literalReaches(all, text, line, from),
+      reaches: (line, from, to) =>
+        from <= 0 && to >= line.length ? re.test(line) : literalReaches(all, text, line, from, to),
       cost: 1,
     };
   });
 }
 
 /**
- * Whether the literal `all` (global) matches in `line` ending after `from`: only a match that
- * starts within the literal's length before it can, so few are tried.
+ * Whether the literal `all` (global) matches in `line` starting before `to` and ending after
+ * `from`: only a match that starts within the literal's length before `from` can, so few are
+ * tried, and matches come in order of their start, so the first from `to` on ends the search.
  */
-function literalReaches(all: RegExp, text: string, line: string, from: number): boolean {
+function literalReaches(
+  all: RegExp,
+  text: string,
+  line: string,
+  from: number,
+  to: number,
+): boolean {
   all.lastIndex = Math.max(0, from - text.length);
   while (true) {
     const m = all.exec(line);
-    if (m === null) return false;
+    if (m === null || m.index >= to) return false;
     if (m.index + m[0].length > from) return true;
-    // On past the match's first character (a whole code point: never inside a pair).
-    all.lastIndex = m.index + ((line.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1);
+    all.lastIndex = nextCodePoint(line, m.index);
   }
+}
+
+/** The index of the code point after the one at `i` (never inside a pair). */
+function nextCodePoint(line: string, i: number): number {
+  return i + ((line.codePointAt(i) ?? 0) > 0xffff ? 2 : 1);
+}
+
+/**
+ * Passes over a line (charged by where each search starts) that deciding whether a regex
+ * takes in a written part with an unchanged end may cost, with {@link EXACT_WORK} at least.
+ */
+const EXACT_PASSES = 8;
+/** Work (characters times the program's cost) always allowed for that, on short lines. */
+const EXACT_WORK = 1 << 22;
+
+/**
+ * {@link Pattern.reaches} for a regex. When the written part runs to the line's end (output
+ * appended, a row written whole: the usual case) one pass decides: the match that ends last
+ * ends after `from`. Otherwise the matches that start first, and are longest there, are looked
+ * at: one that starts in the part counts; one that starts before it counts when it ends after
+ * `from`, tried start by start (a later start can reach further). Those searches are charged
+ * the rest of the line each; past {@link EXACT_PASSES} passes' worth (a pathological pattern
+ * on a long row, a match at nearly every character before the part) the one-pass answer
+ * stands, which takes a match ending after `from` for one that reaches into the part.
+ */
+function regexReaches(
+  re: LineRegex,
+  line: string,
+  from: number,
+  to: number,
+  work: { units: number },
+): boolean {
+  if (to >= line.length) return from <= 0 ? re.test(line) : re.lastEnd(line) > from;
+  const n = line.length;
+  // On code point boundaries: a search never starts inside a pair.
+  from = Math.max(0, from);
+  if (from > 0 && from < n && isInsidePair(line, from)) from--;
+  if (to > 0 && isInsidePair(line, to)) to++;
+  let spent = 0;
+  const first = (start: number) => {
+    spent += n - start + 32;
+    return re.firstFrom(line, start);
+  };
+  try {
+    // The part begins the line: the first match starts in it, or none does.
+    if (from === 0) return (first(0)?.[0] ?? n) < to;
+    spent += n + 32;
+    if (re.lastEnd(line) <= from) return false;
+    // A match that starts in the part; none from `from` on at all: the one that ends after it
+    // starts before it.
+    let hit = first(from);
+    if (hit === null) return true;
+    if (hit[0] === from && hit[1] === from) {
+      // Empty at `from` (before the part's first character): whatever starts after it.
+      hit = first(nextCodePoint(line, from));
+      if (hit === null) return true;
+    }
+    if (hit[0] < to) return true;
+    // A match that starts before the part and runs into it.
+    const budget = Math.max(EXACT_PASSES * (n + 32), EXACT_WORK / re.cost);
+    for (let start = 0; spent <= budget;) {
+      const m = first(start);
+      if (m === null || m[0] >= from) return false;
+      if (m[1] > from) return true;
+      start = nextCodePoint(line, m[0]);
+    }
+    return true;
+  } finally {
+    work.units += spent * re.cost;
+  }
+}
+
+/** Whether `i` falls between the two halves of a surrogate pair in `line`. */
+function isInsidePair(line: string, i: number): boolean {
+  const low = line.charCodeAt(i);
+  const high = line.charCodeAt(i - 1);
+  return low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff;
 }
 
 /** The patterns `lines` show, in order of the patterns. */
@@ -156,21 +244,28 @@ async function scanRows(
   const matching: string[] = [];
   for (const row of rows) {
     const cut = row.shown !== row.text;
+    const skip = row.text.length - row.shown.length;
     let line = row.shown;
     // Matched as the screen reads (`DONE$` on a padded row) and, where the program wrote blanks
-    // at the row's end, with them too (a prompt's "$ ").
+    // at the row's end, with them too (a prompt's "$ "): those blanks belong to the written
+    // part when it runs to the row's end, else they were there (after the unchanged end).
     const forms = row.line === undefined || row.line === row.text
       ? [row.text]
       : [row.text, row.line];
+    const written = row.to ?? row.text.length;
+    const work = { units: 0 };
     const pattern = patterns.find((p) =>
       forms.some((whole) => {
-        if (cut && p.test(whole.slice(row.text.length - row.shown.length))) return true;
-        if (!p.reaches(whole, row.from)) return false;
+        const to = written >= row.text.length ? whole.length : written;
+        if (cut && p.reaches(whole.slice(skip), 0, to - skip, work)) return true;
+        if (!p.reaches(whole, row.from, to, work)) return false;
         if (cut) line = row.text;
         return true;
       })
     );
-    const pause = pacer.step(row.text.length * (cut ? 2 : 1) * forms.length, cost);
+    let pause = pacer.step(row.text.length * (cut ? 2 : 1) * forms.length, cost);
+    if (pause) await pause;
+    pause = work.units > 0 ? pacer.step(work.units, 1) : null;
     if (pause) await pause;
     if (!pattern) continue;
     first ??= { pattern, line };
@@ -285,8 +380,13 @@ const waitForText = defineTool({
     const { effective, clamped } = clampTimeout(args.timeoutMs);
     const matchCase = args.matchCase ?? false;
     const anyOutput = args.patterns === undefined;
-    const patterns = await compile(args.patterns ?? [], args.regex ?? false, matchCase, "patterns");
-    const stops = await compile(args.stop ?? [], args.regex ?? false, matchCase, "stop");
+    const patterns = await compilePatterns(
+      args.patterns ?? [],
+      args.regex ?? false,
+      matchCase,
+      "patterns",
+    );
+    const stops = await compilePatterns(args.stop ?? [], args.regex ?? false, matchCase, "stop");
     const pacer = new MatchPacer(ctx.signal);
     const { pane } = await ctx.paneSnapshot(args.paneId);
     const began = performance.now();

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { byteLength, jsonStringBytes } from "../mcp/bounds.ts";
 import { compileRegex, loadRegexEngine } from "../mcp/pattern.ts";
-import { columnIndex } from "./pane_watch.ts";
-import { keepTail } from "./wait.ts";
+import { changedSpan, columnIndex } from "./pane_watch.ts";
+import { compilePatterns, keepTail } from "./wait.ts";
 
 const HOSTILE = [
   "plain ascii output\n",
@@ -64,4 +64,135 @@ Deno.test("a regex's lastEnd is the end of the match that ends last, whatever th
   assert.equal(end("(?i)A", "xa"), 2);
   assert.equal(end("\\Qa)b", "a)b."), 3);
   assert.equal(end("\\Qa\\", "a\\z"), 2);
+});
+
+Deno.test("changedSpan: the common start, then the common end of what is left, left out", () => {
+  assert.deepEqual(changedSpan("| building foo", "- building foo"), { from: 0, to: 1 });
+  assert.deepEqual(changedSpan("50% done", "51% done"), { from: 1, to: 2 });
+  assert.deepEqual(changedSpan("progress 5%", "progress 50%"), { from: 10, to: 11 });
+  // The end is looked for only after the start: "abc" again is written, not nothing.
+  assert.deepEqual(changedSpan("abc", "abcabc"), { from: 3, to: 6 });
+  assert.deepEqual(changedSpan("P>", "P> ls"), { from: 2, to: 5 });
+  assert.deepEqual(changedSpan("", "new"), { from: 0, to: 3 });
+  // Taken out in the middle: an empty span there. The same, or cut short: nothing written.
+  assert.deepEqual(changedSpan("abXcd", "abcd"), { from: 2, to: 2 });
+  assert.equal(changedSpan("same", "same"), null);
+  assert.equal(changedSpan("longer", "long"), null);
+  // Never between the halves of a pair: the same high half (🙂 then 🙃), the same low half.
+  assert.deepEqual(changedSpan("\u{1F642} x", "\u{1F643} x"), { from: 0, to: 2 });
+  assert.deepEqual(changedSpan("a\u{10242}b", "a\u{1F642}b"), { from: 1, to: 3 });
+});
+
+/** Whether some match of `source` (JavaScript) in `line` starts before `hi` and ends after `lo`. */
+function bruteReaches(source: string, line: string, from: number, to: number): boolean {
+  const n = line.length;
+  const lo = from <= 0 ? -1 : from;
+  const hi = to >= n ? n + 1 : to;
+  for (let s = 0; s <= n; s++) {
+    for (let e = s; e <= n; e++) {
+      if (e <= lo || s >= hi) continue;
+      // The match [s, e) exactly, with the whole line around it (for ^, $ and \b).
+      if (new RegExp(`^[\\s\\S]{${s}}(?:${source})(?=[\\s\\S]{${n - e}}$)`).test(line)) return true;
+    }
+  }
+  return false;
+}
+
+Deno.test("reaches: a match counts when it takes in some of [from, to), regex or literal", async () => {
+  const sources = [
+    "a",
+    "ab",
+    "ba",
+    "a b",
+    "a+",
+    "b*",
+    "a?",
+    "a|ab|aba",
+    "(ab)+",
+    "a.b",
+    "[ab]{2}",
+    ".*b",
+    "b.*",
+    "^a",
+    "b$",
+    "^",
+    "$",
+    "\\ba",
+    "a\\b",
+    "\\B",
+    "(a|ab)( |b a)?",
+  ];
+  const regexes = await compilePatterns(sources, true, true, "p");
+  const literals = await compilePatterns(["a", "ab", "a b", "aa", "bab"], false, true, "p");
+  let seed = 7;
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  for (let round = 0; round < 400; round++) {
+    const line = Array.from({ length: next(13) }, () => "ab "[next(3)]).join("");
+    const from = next(line.length + 1);
+    const to = from + next(line.length - from + 1);
+    for (const p of [...regexes, ...literals]) {
+      const source = regexes.includes(p) ? p.text : p.text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      const work = { units: 0 };
+      assert.equal(
+        p.reaches(line, from, to, work),
+        bruteReaches(source, line, from, to),
+        `${JSON.stringify(p.text)} in ${JSON.stringify(line)} [${from}, ${to})`,
+      );
+    }
+  }
+});
+
+Deno.test("reaches: old text on either side of a spinner or a counter never counts", async () => {
+  const [literal] = await compilePatterns(["building foo"], false, false, "p");
+  const regexes = await compilePatterns(
+    ["b\\w+ foo$", "^\\W b", "\\d+% d", "done"],
+    true,
+    false,
+    "p",
+  );
+  const work = { units: 0 };
+  assert.equal(literal.reaches("- building foo", 0, 1, work), false);
+  assert.equal(literal.reaches("- building foo", 0, 14, work), true);
+  assert.equal(literal.reaches("x building foo", 0, 3, work), true);
+  const [tail, head, across, done] = regexes;
+  assert.equal(tail.reaches("- building foo", 0, 1, work), false);
+  assert.equal(head.reaches("- building foo", 0, 1, work), true);
+  assert.equal(across.reaches("51% done", 1, 2, work), true);
+  assert.equal(done.reaches("51% done", 1, 2, work), false);
+  // A match before the part, and another after it, with none across: not taken in.
+  assert.equal(done.reaches("done 51% done", 6, 7, work), false);
+  assert.equal(across.reaches("9% done 51% done", 9, 10, work), true);
+  // Pairs: indices inside one are taken as the whole character.
+  const [o, smileO, oSmile] = await compilePatterns(
+    ["o", "\u{1F642}o", "o\u{1F642}"],
+    true,
+    true,
+    "p",
+  );
+  const pairs = "\u{1F642}o\u{1F642}o\u{1F642}";
+  for (const [from, to] of [[3, 5], [4, 4], [4, 5], [3, 4]]) {
+    assert.equal(o.reaches(pairs, from, to, work), false, `o [${from}, ${to})`);
+    assert.equal(smileO.reaches(pairs, from, to, work), true, `🙂o [${from}, ${to})`);
+    assert.equal(oSmile.reaches(pairs, from, to, work), true, `o🙂 [${from}, ${to})`);
+  }
+});
+
+Deno.test("reaches: a regex decides within a bounded number of passes over the row", async () => {
+  // Hundreds of old matches before the part, one after it: decided exactly.
+  const [ab] = await compilePatterns(["ab"], true, true, "p");
+  const row = "ab ".repeat(500) + "X ab";
+  let work = { units: 0 };
+  assert.equal(ab.reaches(row, 1500, 1501, work), false);
+  assert.ok(work.units > 0, "the searches are charged");
+  // A pattern whose every search runs to the row's end, at every start before the part: past
+  // a few passes' worth, the one-pass answer (a match ends after the part's start) stands.
+  const [slow] = await compilePatterns(["a[^z]*z|a"], true, true, "p");
+  const long = "a".repeat(3_000) + "Xa";
+  work = { units: 0 };
+  assert.equal(slow.reaches(long, 3_000, 3_001, work), true);
+  const pass = (long.length + 32) * slow.cost;
+  assert.ok(work.units <= Math.max(8 * pass, 1 << 22) + 2 * pass, `${work.units}`);
 });
