@@ -19,7 +19,7 @@
  * @module
  */
 
-import type { RE2JS } from "re2js";
+import type { Matcher, RE2JS } from "re2js";
 import { TmuxError } from "../tmux/run.ts";
 import { ToolFailure } from "./errors.ts";
 
@@ -104,7 +104,7 @@ export function compileRegex(source: string, matchCase: boolean, what: string): 
   // Leftmost, then longest (compiled when first asked for); one matcher per line, for the
   // successive starts a caller tries on it.
   let longest: RE2JS | null = null;
-  let on: { line: string; matcher: ReturnType<RE2JS["matcher"]> } | null = null;
+  let on: { line: string; matcher: Matcher } | null = null;
   const firstFrom = (line: string, start: number): readonly [number, number] | null => {
     longest ??= RE2JS.compile(
       translated.text,

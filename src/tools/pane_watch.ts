@@ -280,8 +280,8 @@ function firstDifference(a: string, b: string): number {
   return i;
 }
 
-/** Whether `text` has a surrogate pair that `i` falls inside (between its two halves). */
-function insidePair(text: string, i: number): boolean {
+/** Whether `i` falls inside a surrogate pair of `text` (between its two halves). */
+export function insidePair(text: string, i: number): boolean {
   const low = text.charCodeAt(i);
   const high = text.charCodeAt(i - 1);
   return low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff;

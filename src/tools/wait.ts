@@ -16,7 +16,14 @@ import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/run.ts";
 import { CursorError, openSinceCursor, writtenSince } from "../tmux/since.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
-import { clampTimeout, PaneWatch, probePane, timeoutField, type WrittenRow } from "./pane_watch.ts";
+import {
+  clampTimeout,
+  insidePair,
+  PaneWatch,
+  probePane,
+  timeoutField,
+  type WrittenRow,
+} from "./pane_watch.ts";
 
 // What the other tool families (input, jobs, layout) take from here, kept where they find it.
 export {
@@ -149,9 +156,8 @@ function regexReaches(
   if (to >= line.length) return from <= 0 ? re.test(line) : re.lastEnd(line) > from;
   const n = line.length;
   // On code point boundaries: a search never starts inside a pair.
-  from = Math.max(0, from);
-  if (from > 0 && from < n && isInsidePair(line, from)) from--;
-  if (to > 0 && isInsidePair(line, to)) to++;
+  if (insidePair(line, from)) from--;
+  if (insidePair(line, to)) to++;
   let spent = 0;
   const first = (start: number) => {
     spent += n - start + 32;
@@ -184,13 +190,6 @@ function regexReaches(
   } finally {
     work.units += spent * re.cost;
   }
-}
-
-/** Whether `i` falls between the two halves of a surrogate pair in `line`. */
-function isInsidePair(line: string, i: number): boolean {
-  const low = line.charCodeAt(i);
-  const high = line.charCodeAt(i - 1);
-  return low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff;
 }
 
 /** The patterns `lines` show, in order of the patterns. */
