@@ -531,6 +531,24 @@ Deno.test("a row redrawn in place: text it held before, on either side of the ch
     ]);
     await shows("build 53% done");
 
+    // The cursor back at the row's start when the wait begins: the row is written over from
+    // there, and only the digit differs.
+    await tty.write("\r\nbuild 60% done\r");
+    await shows("build 60% done");
+    const over = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["done", "61%"],
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await tty.write("build 61% done");
+    const overwritten = await over;
+    assert.deepEqual([overwritten.outcome, overwritten.matched?.index, overwritten.lines], [
+      "matched",
+      1,
+      ["build 61% done"],
+    ]);
+
     // A spinner drawn again: a regular expression over the old text after it does not match,
     // one that takes in the spinner does.
     await tty.write("\r\n/ linking bar");
