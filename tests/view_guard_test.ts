@@ -409,6 +409,98 @@ Deno.test("a person's choose-tree previews every pane: input and view changes wa
   });
 });
 
+/** Waits until `paneId` shows the mode `mode` (`tree-mode`, `client-mode`), or none (""). */
+async function modeIs(t: Server, paneId: string, mode: string): Promise<void> {
+  await waitFor(
+    async () =>
+      (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_mode}")).trim() === mode,
+    mode || "no mode",
+  );
+}
+
+/**
+ * The person's window with two panes, the one they work in (`beside`) active; and a pane of
+ * another session, which nobody has on screen.
+ */
+async function deskAndFar(t: Server): Promise<{ beside: string; far: string }> {
+  const beside =
+    (await t.tmux("split-window", "-d", "-h", "-t", t.ids.paneId, "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+  const far = (await t.tmux("new-session", "-d", "-s", "far", "-P", "-F", "#{pane_id}", "sh"))
+    .trim();
+  await shellReady(t, beside);
+  await shellReady(t, far);
+  return { beside, far };
+}
+
+Deno.test("a person's choose-tree left open beside the pane they work in still previews every pane", async () => {
+  await withTmux(async (t, c) => {
+    const { beside, far } = await deskAndFar(t);
+    const tty = await t.attach("main");
+    // prefix s (choose-tree, zoomed) in the pane they are in, then prefix o: over to the
+    // other pane to type, the tree still open beside it (and the window unzoomed).
+    await t.tmux("choose-tree", "-Zs", "-t", t.ids.paneId);
+    await modeIs(t, t.ids.paneId, "tree-mode");
+    await t.tmux("select-pane", "-t", beside);
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_active} #{pane_mode}"))
+        .trim(),
+      "0 tree-mode",
+    );
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", beside, "#{window_zoomed_flag}")).trim(),
+      "0",
+    );
+    const listed = await c.ok<{ panes: { id: string; isAttended: boolean }[] }>("list_panes", {
+      session: "far",
+    });
+    assert.equal(listed.panes.find((p) => p.id === far)?.isAttended, true);
+    const text = await c.fail("send_keys", { paneId: far, text: "echo PREVIEWED" });
+    assert.match(text, /being watched by a person/);
+    assert.ok(text.includes(tty), text);
+    assert.match(await c.fail("select_pane", { paneId: far }), /choose-tree/);
+    assert.match(await c.fail("kill_pane", { paneId: far }), /a person is watching/);
+    assert.ok(!(await screen(t, far)).includes("PREVIEWED"));
+    // Once they leave it, the far pane is free again.
+    await t.tmux("send-keys", "-t", t.ids.paneId, "q");
+    await modeIs(t, t.ids.paneId, "");
+    await c.ok("send_keys", { paneId: far, text: "echo FREE" });
+  }, { toolsets: TOOLSETS });
+});
+
+Deno.test("a person's choose-client previews another client's screen, a program's too: every pane counts", async () => {
+  await withTmux(async (t, c) => {
+    // A program (a monitor, or this server's own connection) attached to "work".
+    const work = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await shellReady(t, work);
+    const program = t.controlClient("work", ["-f", "ignore-size,no-output"]);
+    try {
+      await waitFor(
+        async () => (await t.tmux("list-clients", "-F", "#{client_control_mode}")).includes("1"),
+        "the program's client",
+      );
+      const tty = await t.attach("main");
+      // prefix D: the person's own terminal sorts first; one step down is a program's client,
+      // whose screen (its session's window) the preview then shows.
+      await t.tmux("choose-client", "-Z", "-t", t.ids.paneId);
+      await modeIs(t, t.ids.paneId, "client-mode");
+      await t.tmux("send-keys", "-t", t.ids.paneId, "j");
+      const listed = await c.ok<{ panes: { id: string; isAttended: boolean }[] }>("list_panes", {
+        session: "work",
+      });
+      assert.equal(listed.panes.find((p) => p.id === work)?.isAttended, true);
+      const text = await c.fail("send_keys", { paneId: work, text: "echo PREVIEWED" });
+      assert.ok(text.includes(tty), text);
+      assert.match(await c.fail("select_pane", { paneId: work }), /choose-client/);
+      assert.ok(!(await screen(t, work)).includes("PREVIEWED"));
+    } finally {
+      await program.stdin.close().catch(() => {});
+      await program.status;
+    }
+  });
+});
+
 Deno.test("a pane moved into a person's window right after the check is not acted on there", async () => {
   await withTmux(async (t, c) => {
     // The person watches the first window (two panes); another window nobody sees holds %3.
@@ -544,4 +636,51 @@ Deno.test("a person on tmux -CC who switches into the session right after the ch
     await t.tmux("switch-client", "-c", tty, "-t", "home");
     await c.ok("send_keys", { paneId: hidden.paneId, text: "echo FREE" });
   }, { toolsets: TOOLSETS });
+});
+
+Deno.test("a person on tmux -CC with choose-tree open in any window of their session: every pane counts", async () => {
+  await withTmux(async (t, c) => {
+    // iTerm2 shows main's background window as a tab; a tree is open there (another client's
+    // doing, or the person's from a terminal), and a pane of another session nobody shows.
+    const tab = await hiddenWindow(t);
+    const far = (await t.tmux("new-session", "-d", "-s", "far", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await shellReady(t, far);
+    const tty = await t.attach("main", { control: true });
+    // Without a tree, the far pane is nobody's.
+    await c.ok("send_keys", { paneId: far, text: "true" });
+    for (const [choose, mode] of [["choose-tree", "tree-mode"], ["choose-client", "client-mode"]]) {
+      await t.tmux(choose, "-t", tab.paneId);
+      await modeIs(t, tab.paneId, mode);
+      const listed = await c.ok<{ panes: { id: string; isAttended: boolean }[] }>("list_panes", {
+        session: "far",
+      });
+      assert.equal(listed.panes.find((p) => p.id === far)?.isAttended, true, choose);
+      const text = await c.fail("send_keys", { paneId: far, text: "echo PREVIEWED" });
+      assert.ok(text.includes(tty), `${choose}: ${text}`);
+      assert.match(await c.fail("select_pane", { paneId: far }), new RegExp(choose));
+      await t.tmux("send-keys", "-t", tab.paneId, "q");
+      await modeIs(t, tab.paneId, "");
+    }
+    assert.ok(!(await screen(t, far)).includes("PREVIEWED"));
+  }, { toolsets: TOOLSETS });
+});
+
+Deno.test("a choose-tree left open in a background window of a person's session previews nothing", async () => {
+  await withTmux(async (t, c) => {
+    const tab = await hiddenWindow(t);
+    const far = (await t.tmux("new-session", "-d", "-s", "far", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await shellReady(t, far);
+    // The person sees one window at a time: main's current one, not the tree's.
+    await t.attach("main");
+    await t.tmux("choose-tree", "-t", tab.paneId);
+    await modeIs(t, tab.paneId, "tree-mode");
+    const listed = await c.ok<{ panes: { id: string; isAttended: boolean }[] }>("list_panes", {
+      session: "far",
+    });
+    assert.equal(listed.panes.find((p) => p.id === far)?.isAttended, false);
+    await c.ok("send_keys", { paneId: far, text: "echo FREE" });
+    await c.ok("select_layout", { windowId: tab.windowId, layout: "tiled" });
+  });
 });

@@ -277,6 +277,37 @@ Deno.test("guard: a person on tmux -CC (iTerm2) watches every window of their se
   });
 });
 
+Deno.test("guard: a person's choose-tree or choose-client, left open beside the pane they work in, previews every pane", async () => {
+  await withServer(async (t, ids, env) => {
+    // The person's own session: two panes, the tree opened in one, the other active.
+    const left = (await t.tmux("new-session", "-d", "-s", "desk", "-P", "-F", "#{pane_id}"))
+      .trim();
+    const right = (await t.tmux("split-window", "-d", "-h", "-t", left, "-P", "-F", "#{pane_id}"))
+      .trim();
+    const tty = await t.attach("desk");
+    const call = toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "ls" });
+    assert.deepEqual(await guardRun(env, call), { code: 0, stdout: "", stderr: [] });
+    for (const [choose, mode] of [["choose-tree", "tree-mode"], ["choose-client", "client-mode"]]) {
+      await t.tmux(choose, "-Z", "-t", left);
+      await t.tmux("select-pane", "-t", right);
+      assert.equal(
+        (await t.tmux("display-message", "-p", "-t", left, "#{pane_active} #{pane_mode}")).trim(),
+        `0 ${mode}`,
+      );
+      const reason = seedDecision((await guardRun(env, call)).stdout).permissionDecisionReason;
+      assert.ok(reason.startsWith(`send_keys would type into pane ${ids.other}`), reason);
+      assert.ok(reason.includes(`client ${tty}`), reason);
+      await t.tmux("send-keys", "-t", left, "q");
+      await waitFor(
+        async () =>
+          (await t.tmux("display-message", "-p", "-t", left, "#{pane_in_mode}")).trim() === "0",
+        `${choose} closed`,
+      );
+    }
+    assert.deepEqual(await guardRun(env, call), { code: 0, stdout: "", stderr: [] });
+  });
+});
+
 Deno.test("guard: the agent's own pane is asked about, also inside session and server kills", async () => {
   await withServer(async (t, ids, env) => {
     const own = await guardRun(

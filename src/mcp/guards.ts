@@ -17,7 +17,6 @@ import {
   keyCopies,
   keyCopyFormat,
   showsWholeSession,
-  TREE_MODE,
 } from "../tmux/identity.ts";
 import { judgeResult, TmuxError } from "../tmux/run.ts";
 import type { ClientRow, PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
@@ -365,7 +364,7 @@ function peopleIn(list: string): string {
  */
 function noTree(): string {
   const people = `#{!=:${stripPrograms("session_attached_list")},}`;
-  const tree = `#{W:,#{P:,#{?#{==:#{pane_mode},${TREE_MODE}},T,}}}`;
+  const tree = `#{W:,#{P:,#{?#{==:#{pane_mode},tree-mode},T,}}}`;
   return `#{==:#{S:#{?${people},${tree},}},}`;
 }
 
@@ -652,12 +651,12 @@ export function guardView(
 ): void {
   if (ctx.config.allowAttendedInput) return;
   const people = snapshot.clients.filter((c) => isPerson(c) && c.windowId);
-  const tree = people.find((c) => c.paneMode === TREE_MODE);
-  if (tree) {
+  const previewing = people.find((c) => c.previewing);
+  if (previewing) {
     throw new ToolFailure(
       `${what} would change what a person sees: client ${
-        clientLabel(tree)
-      } has choose-tree open, which previews panes from anywhere on the server.`,
+        clientLabel(previewing)
+      } has choose-tree or choose-client open, which previews panes from anywhere on the server.`,
       `Wait until they close it. ${VIEW_HINT}`,
     );
   }

@@ -10,8 +10,13 @@
 
 import type { ClientRow, PaneBrief, PaneRow, Snapshot } from "./snapshot.ts";
 
-/** The mode of choose-tree (and find-window): it previews other panes. */
-export const TREE_MODE = "tree-mode";
+/**
+ * A tmux condition (format) that holds for a pane in a mode that previews other panes:
+ * choose-tree and find-window (`tree-mode`: any pane of the server, as the person moves through
+ * the tree) and choose-client (`client-mode`: the screen of the client selected, a program's
+ * control client too, which may show any session). Fixed text: nothing of anyone's reaches it.
+ */
+export const PREVIEWS = "#{||:#{==:#{pane_mode},tree-mode},#{==:#{pane_mode},client-mode}}";
 
 /** What the process was told about its place in tmux, read once at start. */
 export interface CallerEnv {
@@ -188,9 +193,11 @@ export function clientLabel(client: ClientRow): string {
  * The panes a person can see right now, each with the clients showing it: for every client
  * of a person ({@link isPerson}), the panes of its current window, or only the active pane when
  * that window is zoomed; for one that shows its whole session (iTerm2), every pane of every
- * window of that session. A client showing choose-tree (tree-mode) previews panes from
- * anywhere on the server as the person moves through the tree, so while it is open every pane
- * counts as watched by it.
+ * window of that session. A client that shows a pane previewing others (choose-tree,
+ * choose-client: see {@link PREVIEWS} and `ClientRow.previewing`) — the active pane or any
+ * other of its window, any of its session's for one shown whole — shows panes from anywhere on
+ * the server as the person moves through the list, so while it is open every pane counts as
+ * watched by it.
  */
 export function attendedPanes(snapshot: Snapshot<PaneBrief>): Map<string, ClientRow[]> {
   const byWindow = new Map<string, PaneBrief[]>();
@@ -202,7 +209,7 @@ export function attendedPanes(snapshot: Snapshot<PaneBrief>): Map<string, Client
   const seen = new Map<string, ClientRow[]>();
   for (const client of snapshot.clients) {
     if (!isPerson(client) || !client.windowId) continue;
-    const panes = client.paneMode === TREE_MODE
+    const panes = client.previewing
       ? snapshot.panes
       : showsWholeSession(client)
       ? snapshot.panes.filter((p) => p.placements.some((at) => at.sessionId === client.sessionId))

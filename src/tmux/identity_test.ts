@@ -24,6 +24,7 @@ function client(windowId: string, paneId: string, extra: Partial<ClientRow> = {}
     paneId,
     controlMode: false,
     zoomed: false,
+    previewing: false,
     tty: "/dev/pts/9",
     name: "c",
     ...extra,
@@ -81,16 +82,19 @@ Deno.test("attended: every pane of a person's window, only the active one when z
   assert.deepEqual([...attendedPanes(zoomed).keys()], ["%6"]);
 });
 
-Deno.test("attended: a person's choose-tree previews any pane, so every pane counts", () => {
+Deno.test("attended: a person's choose-tree or choose-client previews any pane, so every pane counts", () => {
   const panes = [pane("%1", "@1", 1), pane("%2", "@2", 2), pane("%3", "@3", 3)];
-  const tree = client("@1", "%1", { paneMode: "tree-mode", tty: "/dev/pts/4" });
+  // The tree may be open beside the active pane (whose own mode is then none), or zoomed.
+  const tree = client("@1", "%1", { previewing: true, paneMode: "", tty: "/dev/pts/4" });
   const seen = attendedPanes(snap(panes, [tree]));
   assert.deepEqual([...seen.keys()].sort(), ["%1", "%2", "%3"]);
   assert.equal(seen.get("%3")?.[0].tty, "/dev/pts/4");
-  // A program's client in tree-mode is no person; copy-mode previews nothing else.
+  const zoomed = { ...tree, zoomed: true };
+  assert.deepEqual([...attendedPanes(snap(panes, [zoomed])).keys()].sort(), ["%1", "%2", "%3"]);
+  // A program's client is no person, previewing or not; copy-mode previews nothing else.
   const program = { ...tree, controlMode: true, tty: "", name: "client-77" };
   assert.deepEqual([...attendedPanes(snap(panes, [program])).keys()], []);
-  const copy = client("@1", "%1", { paneMode: "copy-mode" });
+  const copy = client("@1", "%1", { paneMode: "copy-mode", previewing: false });
   assert.deepEqual([...attendedPanes(snap(panes, [copy])).keys()], ["%1"]);
 });
 

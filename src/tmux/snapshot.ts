@@ -7,6 +7,7 @@
  */
 
 import { execFast } from "./control.ts";
+import { PREVIEWS } from "./identity.ts";
 import { chainArgv, flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
 import {
   classifyStderr,
@@ -127,11 +128,16 @@ export interface ClientRow {
   /** The active pane of that window. */
   readonly paneId: string;
   readonly zoomed: boolean;
-  /**
-   * The mode of the client's active pane ("" for none). `tree-mode` (choose-tree) previews
-   * other panes of the server: the person sees those too.
-   */
+  /** The mode of the client's active pane ("" for none). */
   readonly paneMode: string;
+  /**
+   * Whether a pane the client shows is in a mode that previews other panes (choose-tree,
+   * choose-client: see identity.ts `PREVIEWS`): any pane of its window, the active one or not (a
+   * person who opened the tree and moved to the pane beside it still sees it); for a control
+   * client on a terminal (tmux -CC, which shows every window of its session), any pane of its
+   * session.
+   */
+  readonly previewing: boolean;
   readonly activity: number;
 }
 
@@ -308,6 +314,17 @@ const PANE = {
   placementCount: "#{window_linked_sessions}",
 } as const;
 
+/**
+ * For a client: 1 when a pane it shows previews others ({@link ClientRow.previewing}), else 0.
+ * A loop over panes with one branch takes every pane (`#{P:,x}` would take the active one only);
+ * in list-clients the loops run over the client's current window and its session's windows.
+ */
+const PREVIEWING = (() => {
+  const mark = `#{?${PREVIEWS},1,}`;
+  const wholeSession = "#{&&:#{client_control_mode},#{!=:#{client_tty},}}";
+  return `#{?#{?${wholeSession},#{W:#{P:${mark}}},#{P:${mark}}},1,0}`;
+})();
+
 const CLIENT: Spec<Record<keyof ClientRow, 0>> = {
   name: "#{client_name}",
   tty: "#{client_tty}",
@@ -323,6 +340,7 @@ const CLIENT: Spec<Record<keyof ClientRow, 0>> = {
   paneId: "#{pane_id}",
   zoomed: "#{window_zoomed_flag}",
   paneMode: "#{pane_mode}",
+  previewing: PREVIEWING,
   activity: "#{client_activity}",
 };
 
@@ -536,6 +554,7 @@ const CLIENT_LAYOUT = layout(CLIENT, [
   "windowId",
   "paneId",
   "zoomed",
+  "previewing",
   "activity",
 ]);
 
@@ -1053,6 +1072,7 @@ function clientRow(r: Raw<typeof CLIENT>): ClientRow {
     paneId: r.paneId,
     zoomed: flag(r.zoomed),
     paneMode: r.paneMode,
+    previewing: flag(r.previewing),
     activity: int(r.activity),
   };
 }

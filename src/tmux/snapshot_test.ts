@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TestTmux } from "../../tests/helpers/tmux.ts";
+import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
 import {
   type PaneBrief,
@@ -567,6 +567,60 @@ Deno.test("snapshot: reads agree with each pane read alone while windows are lin
     const full = await takeSnapshot(runner, addr);
     assert.ok(full.panes.some((p) => p.placements.length > 1), context());
     assert.ok(full.panes.length > 10, context());
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("snapshot: a client previews when a pane it shows is in choose-tree or choose-client, active or not", async () => {
+  const t = await TestTmux.start("desk");
+  const runner = new TmuxRunner();
+  try {
+    const addr = { socketName: t.socket };
+    const left = t.ids.paneId;
+    const right = (await t.tmux("split-window", "-d", "-h", "-t", left, "-P", "-F", "#{pane_id}"))
+      .trim();
+    const tab = (await t.tmux("new-window", "-d", "-t", "desk:", "-P", "-F", "#{pane_id}")).trim();
+    const person = await t.attach("desk");
+    const client = async () => {
+      const snapshot = await takeSnapshot(runner, addr, {}, { panes: false });
+      const row = snapshot.clients.find((c) => c.tty === person);
+      assert.ok(row, "the person's client");
+      return { previewing: row.previewing, paneMode: row.paneMode, paneId: row.paneId };
+    };
+    const mode = async (pane: string, want: string) =>
+      await waitFor(
+        async () =>
+          (await t.tmux("display-message", "-p", "-t", pane, "#{pane_mode}")).trim() === want,
+        `${want || "no mode"} in ${pane}`,
+      );
+    assert.deepEqual(await client(), { previewing: false, paneMode: "", paneId: left });
+    for (const [choose, name] of [["choose-tree", "tree-mode"], ["choose-client", "client-mode"]]) {
+      await t.tmux(choose, "-t", left);
+      await mode(left, name);
+      assert.deepEqual(await client(), { previewing: true, paneMode: name, paneId: left });
+      // The person moves to the pane beside it: the active pane's mode is none, the tree shows.
+      await t.tmux("select-pane", "-t", right);
+      assert.deepEqual(await client(), { previewing: true, paneMode: "", paneId: right });
+      await t.tmux("send-keys", "-t", left, "q");
+      await mode(left, "");
+      await t.tmux("select-pane", "-t", left);
+    }
+    // In a window the person does not show: not on their screen.
+    await t.tmux("choose-tree", "-t", tab);
+    await mode(tab, "tree-mode");
+    assert.deepEqual(await client(), { previewing: false, paneMode: "", paneId: left });
+    // A person on tmux -CC shows every window of their session: the tree's among them.
+    const iterm = await t.attach("desk", { control: true });
+    const snapshot = await takeSnapshot(runner, addr, {}, { panes: false });
+    // The runner's own control client (no terminal) is left out: a program's.
+    const rows = snapshot.clients.filter((c) => c.tty !== "").map((c) => [
+      c.tty,
+      c.controlMode,
+      c.previewing,
+    ]);
+    assert.deepEqual(rows.sort(), [[iterm, true, true], [person, false, false]].sort());
   } finally {
     await runner.close();
     await t.kill();
