@@ -501,6 +501,43 @@ Deno.test("a person's choose-client previews another client's screen, a program'
   });
 });
 
+Deno.test("a choose-tree or choose-client opened beside the active pane right after the check stops the act", async () => {
+  await withTmux(async (t, c) => {
+    const { beside, far } = await deskAndFar(t);
+    const farWindow = (await t.tmux("display-message", "-p", "-t", far, "#{window_id}")).trim();
+    await t.tmux("select-pane", "-t", beside);
+    await t.attach("main");
+    for (const [choose, mode] of [["choose-tree", "tree-mode"], ["choose-client", "client-mode"]]) {
+      for (
+        const [tool, args] of [
+          ["send_keys", { paneId: far, text: "echo SNEAKED" }],
+          ["select_layout", { windowId: farWindow, layout: "even-vertical" }],
+          ["kill_pane", { paneId: far }],
+        ] as const
+      ) {
+        // Another client opens it in the pane beside the one the person works in, the moment
+        // the guard has read: the snapshot saw no preview, tmux at the act does.
+        await t.onceAfterGuardRead(`${choose} -t ${t.ids.paneId}`);
+        const text = await c.fail(tool, args);
+        assert.match(
+          text,
+          /watched by a person|what a person sees|came to show it/,
+          `${choose}, ${tool}: ${text}`,
+        );
+        await modeIs(t, t.ids.paneId, mode);
+        await t.tmux("send-keys", "-t", t.ids.paneId, "q");
+        await modeIs(t, t.ids.paneId, "");
+      }
+    }
+    assert.ok(!(await screen(t, far)).includes("SNEAKED"), "no keystroke landed");
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", far, "#{pane_id}")).trim(),
+      far,
+      "the pane lives",
+    );
+  }, { toolsets: TOOLSETS });
+});
+
 Deno.test("a pane moved into a person's window right after the check is not acted on there", async () => {
   await withTmux(async (t, c) => {
     // The person watches the first window (two panes); another window nobody sees holds %3.
@@ -663,6 +700,13 @@ Deno.test("a person on tmux -CC with choose-tree open in any window of their ses
       await modeIs(t, tab.paneId, "");
     }
     assert.ok(!(await screen(t, far)).includes("PREVIEWED"));
+    // Opened there right after the check: tmux finds it at the act.
+    await t.onceAfterGuardRead(`choose-tree -t ${tab.paneId}`);
+    assert.match(
+      await c.fail("send_keys", { paneId: far, text: "echo SNEAKED" }),
+      /watched by a person|came to show it/,
+    );
+    assert.ok(!(await screen(t, far)).includes("SNEAKED"), "no keystroke landed");
   }, { toolsets: TOOLSETS });
 });
 

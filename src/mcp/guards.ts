@@ -16,6 +16,7 @@ import {
   isPerson,
   keyCopies,
   keyCopyFormat,
+  PREVIEWS,
   showsWholeSession,
 } from "../tmux/identity.ts";
 import { judgeResult, TmuxError } from "../tmux/run.ts";
@@ -359,13 +360,18 @@ function peopleIn(list: string): string {
 }
 
 /**
- * True while no person's choose-tree is open anywhere on the server (it previews any pane):
- * no session with a person attached shows a pane in tree-mode in its current window.
+ * True while no person has a pane that previews others on screen (choose-tree, choose-client:
+ * see identity.ts `PREVIEWS`; they show any pane of the server): no session with a person
+ * attached has such a pane in its current window — any pane of it, active or not — nor, for a
+ * session a person shows whole (tmux -CC, see {@link stripAllButWholeSession}), in any window.
  */
-function noTree(): string {
+function noPreview(snapshot: Snapshot<PaneBrief>): string {
   const people = `#{!=:${stripPrograms("session_attached_list")},}`;
-  const tree = `#{W:,#{P:,#{?#{==:#{pane_mode},tree-mode},T,}}}`;
-  return `#{==:#{S:#{?${people},${tree},}},}`;
+  const whole = `#{!=:${stripAllButWholeSession("session_attached_list", snapshot)},}`;
+  // One branch: every pane of the window (`#{P:,x}` would test the active one alone).
+  const previews = `#{P:#{?${PREVIEWS},T,}}`;
+  const shown = `#{?${whole},#{W:${previews}},#{?${people},#{W:,${previews}},}}`;
+  return `#{==:#{S:${shown}},}`;
 }
 
 /**
@@ -378,7 +384,7 @@ export function windowUnwatched(snapshot: Snapshot<PaneBrief>, target: string): 
     format: allOf([
       peopleIn("window_active_clients_list"),
       noWholeSessionShows(snapshot, target),
-      noTree(),
+      noPreview(snapshot),
     ]),
   };
 }
@@ -393,13 +399,16 @@ function shownToPeople(): string {
  * one (through another session too, for a linked window): what its kill would take from them.
  * A person who shows another session whole (tmux -CC) keeps a window linked there: not checked.
  */
-export function sessionWindowsUnwatched(target: string): TmuxCondition {
+export function sessionWindowsUnwatched(
+  snapshot: Snapshot<PaneBrief>,
+  target: string,
+): TmuxCondition {
   return {
     target,
     format: allOf([
       peopleIn("session_attached_list"),
       `#{==:#{W:${shownToPeople()}},}`,
-      noTree(),
+      noPreview(snapshot),
     ]),
   };
 }
@@ -408,10 +417,13 @@ export function sessionWindowsUnwatched(target: string): TmuxCondition {
  * While no person sees any window of the server (`target`: any session of it): every client
  * attached has a current window, a client showing its whole session too.
  */
-export function serverUnwatched(target: string): TmuxCondition {
+export function serverUnwatched(
+  snapshot: Snapshot<PaneBrief>,
+  target: string,
+): TmuxCondition {
   return {
     target,
-    format: allOf([`#{==:#{S:#{W:${shownToPeople()}}},}`, noTree()]),
+    format: allOf([`#{==:#{S:#{W:${shownToPeople()}}},}`, noPreview(snapshot)]),
   };
 }
 
@@ -420,18 +432,24 @@ export function serverUnwatched(target: string): TmuxCondition {
  * too), at that instant: each of them lists the window in its status line (or, shown whole,
  * as a tab).
  */
-export function windowListedUnwatched(target: string): TmuxCondition {
+export function windowListedUnwatched(
+  snapshot: Snapshot<PaneBrief>,
+  target: string,
+): TmuxCondition {
   const people = `#{!=:${stripPrograms("session_attached_list")},}`;
   const holds = `#{W:#{?#{==:#{window_id},${target}},X,}}`;
   return {
     target,
-    format: allOf([`#{==:#{S:#{?${people},${holds},}},}`, noTree()]),
+    format: allOf([`#{==:#{S:#{?${people},${holds},}},}`, noPreview(snapshot)]),
   };
 }
 
 /** While no person's client has the session `target` attached (it would see its changes). */
-export function sessionUnwatched(target: string): TmuxCondition {
-  return { target, format: allOf([peopleIn("session_attached_list"), noTree()]) };
+export function sessionUnwatched(
+  snapshot: Snapshot<PaneBrief>,
+  target: string,
+): TmuxCondition {
+  return { target, format: allOf([peopleIn("session_attached_list"), noPreview(snapshot)]) };
 }
 
 /**
@@ -447,7 +465,7 @@ export function paneUnwatched(snapshot: Snapshot<PaneBrief>, paneId: string): Tm
     format: allOf([
       `#{||:${peopleIn("window_active_clients_list")},${hidden}}`,
       noWholeSessionShows(snapshot, paneId),
-      noTree(),
+      noPreview(snapshot),
     ]),
   };
 }
@@ -735,14 +753,14 @@ function viewConditions(snapshot: Snapshot<PaneBrief>, scope: ViewScope): TmuxCo
     ...(scope.windows ?? []).map((w) => windowUnwatched(snapshot, w)),
     // Expanded for the pane, the window formats are those of the window it is in then.
     ...(scope.windowsOf ?? []).map((p) => windowUnwatched(snapshot, p)),
-    ...(scope.listedWindows ?? []).map((w) => windowListedUnwatched(w)),
-    ...(scope.sessions ?? []).map((s) => sessionUnwatched(s)),
+    ...(scope.listedWindows ?? []).map((w) => windowListedUnwatched(snapshot, w)),
+    ...(scope.sessions ?? []).map((s) => sessionUnwatched(snapshot, s)),
     ...(scope.panes ?? []).map((p) => paneUnwatched(snapshot, p)),
     ...(scope.lastWindowOf ?? []).map((s) => {
-      const nobody = sessionUnwatched(s);
+      const nobody = sessionUnwatched(snapshot, s);
       return { target: s, format: `#{||:#{!=:#{session_windows},1},${nobody.format}}` };
     }),
-    ...(scope.everything ? [serverUnwatched(scope.everything)] : []),
+    ...(scope.everything ? [serverUnwatched(snapshot, scope.everything)] : []),
   ];
 }
 

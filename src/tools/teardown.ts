@@ -337,7 +337,7 @@ const killSession = defineTool({
       {
         what: `Killing session ${session.id}`,
         label,
-        unwatched: sessionWindowsUnwatched(session.id),
+        unwatched: sessionWindowsUnwatched(before, session.id),
         force: args.force,
       },
     );
@@ -372,7 +372,7 @@ const killServer = defineTool({
       {
         what: `Killing the tmux server on ${ctx.socketLabel}`,
         label,
-        unwatched: serverUnwatched(anySession),
+        unwatched: serverUnwatched(before, anySession),
         // A server without sessions shows nothing to anyone.
         force: args.force || before.sessions.length === 0,
       },
