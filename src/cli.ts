@@ -48,7 +48,7 @@ export interface ServeOptions {
   readonly socketName?: string;
   readonly socketPath?: string;
   readonly toolsets: readonly Toolset[];
-  /** Let input tools type into panes a person is watching. */
+  /** Let tools type into, and change the view of, panes a person is watching. */
   readonly allowAttendedInput: boolean;
   /** Only these tools exist (on top of the toolsets); absent: every tool of the toolsets. */
   readonly tools?: readonly string[];
@@ -159,6 +159,8 @@ ${USAGE}
 
 Speaks the Model Context Protocol over stdin/stdout; configure it as a stdio "command" in an
 MCP client. Diagnostics go to stderr. The process ends when the client closes stdin.
+When a client says only "connection closed", run its command line by hand with < /dev/null:
+the last stderr line says what is wrong.
 
 Options (a flag wins over its environment variable):
   --socket NAME             tmux server by socket name, as tmux -L NAME.
@@ -172,13 +174,16 @@ Options (a flag wins over its environment variable):
 ${toolsets}
   --read-only               Same as --toolsets inspect.
   --tools LIST              Comma-separated tool names: of the toolsets' tools, only these
-                            exist (listed and callable). env TMUX_MCP_TOOLS.
+                            exist (listed and callable; call_tools_batch only if named).
+                            env TMUX_MCP_TOOLS.
   --deny-tools LIST         Comma-separated tool names that do not exist, whatever else is
                             selected (not even through call_tools_batch).
                             env TMUX_MCP_DENY_TOOLS. An unknown name stops the server with
                             the list of valid ones.
-  --allow-attended-input    Let input tools type into panes a person is watching (refused by
-                            default). env TMUX_MCP_ALLOW_ATTENDED_INPUT=1.
+  --allow-attended-input    Let tools act where a person is watching (refused by default):
+                            type into their panes, and change what they see (switch
+                            windows, select panes, split, resize, zoom, layout, options).
+                            env TMUX_MCP_ALLOW_ATTENDED_INPUT=1.
   --own-panes-only          Type, paste, run, respawn, kill, clear and pipe only in panes
                             this server created (create_session, create_window,
                             split_window mark them with the pane option @tmux-mcp-owner);

@@ -54,8 +54,8 @@ export interface ServerOptions extends ServerConfig {
  * the stdio entry may build one per connection era and throw one away; it holds no tmux child,
  * and what the registry keeps for it (its resource subscriptions) goes when it closes.
  *
- * To a 2026-07-28 client it says the tool list never changes (`listChanged: false`), so no
- * client listens for a change that cannot come; a 2025 client is told what it always was.
+ * It says the tool list never changes (`listChanged: false`), under every protocol: the flags
+ * fix it at start, so no client should listen for a change that cannot come.
  */
 export function mcpServerFor(
   registry: ToolRegistry,
@@ -68,7 +68,7 @@ export function mcpServerFor(
       // Logging for the protocols that have it: 2026-07-28 deprecates it (a message outside a
       // request has no channel there), and stderr carries every line anyway.
       capabilities: {
-        tools: era === "modern" ? { listChanged: false } : {},
+        tools: { listChanged: false },
         ...(era === "legacy" ? { logging: {} } : {}),
       },
       instructions: INSTRUCTIONS,

@@ -194,3 +194,34 @@ Deno.test("show_option of an array whose entries together pass the bound keeps t
     assert.match(text, /left out/);
   });
 });
+
+/** The `_meta` a tool is listed with. */
+async function listedMeta(
+  c: { client: { listTools(): Promise<{ tools: { name: string; _meta?: unknown }[] }> } },
+  name: string,
+): Promise<Record<string, unknown>> {
+  const { tools } = await c.client.listTools();
+  return (tools.find((tool) => tool.name === name)?._meta ?? {}) as Record<string, unknown>;
+}
+
+Deno.test("tools whose answers fill the bound say so to clients (maxResultSizeChars): a job's output, many buffers", async () => {
+  await withTmux(async (t, c) => {
+    const started = await c.ok<{ jobId: string }>("run_command", {
+      paneId: t.ids.paneId,
+      command: "i=0; while [ $i -lt 1500 ]; do printf '%0190d\\n' $i; i=$((i+1)); done",
+      background: true,
+    });
+    const job = await c.call("get_command_result", { jobId: started.jobId, waitMs: 60_000 });
+    assert.equal((job.structuredContent as { state: string }).state, "exited");
+    const chars = (job.content as { text: string }[])[0].text.length;
+    assert.ok(chars > 40_000, `the answer is near the bound (${chars} characters)`);
+    assert.ok("anthropic/maxResultSizeChars" in await listedMeta(c, "get_command_result"));
+
+    for (let i = 0; i < 400; i++) {
+      await t.tmux("set-buffer", "-b", `b${i}`, `${i}`.padEnd(100, "x"));
+    }
+    const buffers = await c.call("list_buffers");
+    assert.equal((buffers.structuredContent as { complete: boolean }).complete, false);
+    assert.ok("anthropic/maxResultSizeChars" in await listedMeta(c, "list_buffers"));
+  });
+});

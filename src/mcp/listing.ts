@@ -35,6 +35,7 @@ export const LARGE_RESULTS: ReadonlySet<string> = new Set([
   "list_panes",
   "list_clients",
   "get_session_info",
+  "get_window_info",
   "capture_pane",
   "snapshot_pane",
   "capture_since",
@@ -42,12 +43,15 @@ export const LARGE_RESULTS: ReadonlySet<string> = new Set([
   "search_panes",
   "wait_for_text",
   "run_command",
+  "get_command_result",
+  "list_buffers",
   "show_hooks",
   "show_hook",
   "show_options",
   "show_option",
   "show_environment",
   "set_option",
+  "display_message",
   "call_tools_batch",
 ]);
 

@@ -28,7 +28,7 @@ export const DEFAULT_TOOLSETS: readonly Toolset[] = ["inspect", "manage", "execu
 export const TOOLSET_MEANING: Record<Toolset, string> = {
   inspect: "read only: list, read, search, wait",
   manage: "arrange: rename, select, resize, layout, titles, copy mode, buffers",
-  execute: "start processes, type into panes, run commands, change options and hooks",
+  execute: "start processes, type, run commands, options and hooks (which can run a shell)",
   teardown: "kill panes, windows, sessions and servers; clear history",
 };
 
