@@ -423,6 +423,14 @@ async function fillLargeServer(t: TestTmux & { ids: { sessionId: string } }): Pr
   const sleeper = (await t.tmux("display-message", "-p", "-t", "=s0:0.0", "#{pane_id}")).trim();
   await t.foreground(sleeper, "sleep");
   await t.tmux("kill-session", "-t", t.ids.sessionId);
+  // Every pane past its `exec` (named sh until then, cat after): listings a moment apart would
+  // otherwise differ, and so would how many entries fit in a reply.
+  await waitFor(
+    async () =>
+      (await t.tmux("list-panes", "-a", "-F", "#{pane_current_command}")).trim().split("\n")
+        .every((command) => command === "cat" || command === "sleep"),
+    "every pane's program",
+  );
   return sleeper;
 }
 
