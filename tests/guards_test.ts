@@ -258,6 +258,120 @@ Deno.test("a pane in copy mode is refused, and force does not lift it", async ()
   });
 });
 
+/**
+ * Turns input back on in `paneId` and proves keys reach it again (a line typed by tmux itself
+ * shows): whatever a refused call would have typed had arrived by then.
+ */
+async function inputBackOn(t: Server, paneId: string): Promise<string> {
+  await t.tmux("select-pane", "-e", "-t", paneId);
+  await t.tmux("send-keys", "-t", paneId, "-l", "echo BACK-ON");
+  await t.tmux("send-keys", "-t", paneId, "Enter");
+  await waitFor(async () => /^BACK-ON$/m.test(await screen(t, paneId)), "keys in " + paneId);
+  return await screen(t, paneId);
+}
+
+Deno.test("a pane with its input turned off (select-pane -d) is refused, and force does not lift it", async () => {
+  await withServer(async (t) => {
+    const p = await newPane(t);
+    await t.prompt(p);
+    await t.tmux("select-pane", "-d", "-t", p);
+    const c = await connect({ socketName: t.socket });
+    try {
+      for (const tool of TOOLS) {
+        for (const force of [undefined, true]) {
+          const refusal = await attempt(c.call, tool, p, force);
+          assert.ok(refusal, `${tool} (force ${force}) must refuse a pane whose input is off`);
+          assert.match(refusal, new RegExp(`Pane ${p} has input turned off \\(select-pane -d\\)`));
+          assert.match(refusal, /select-pane -e/);
+        }
+      }
+      const { bufferName } = await c.ok<{ bufferName: string }>("load_buffer", {
+        text: "echo GUARDED",
+      });
+      assert.match(await c.fail("paste_buffer", { paneId: p, bufferName }), /input turned off/);
+      const info = await c.ok<{ inputOff: boolean }>("get_pane_info", { paneId: p });
+      assert.equal(info.inputOff, true);
+      assert.doesNotMatch(await inputBackOn(t, p), /GUARDED/, "nothing reached the pane");
+      assert.equal(await attempt(c.call, "send_keys", p), null, "free once input is on");
+      assert.equal(
+        (await c.ok<{ inputOff: boolean }>("get_pane_info", { paneId: p })).inputOff,
+        false,
+      );
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+Deno.test("a pane whose input is turned off right after the guard's read: tmux refuses at that instant, saying why", async () => {
+  await withServer(async (t) => {
+    const p = await newPane(t);
+    await t.prompt(p);
+    const c = await connect({ socketName: t.socket });
+    try {
+      for (const tool of ["send_keys", "paste_text", "run_command"] as const) {
+        await t.onceAfterGuardRead(`select-pane -d -t ${p}`);
+        const refusal = await attempt(c.call, tool, p);
+        assert.ok(refusal, `${tool} into a pane whose input went off was refused`);
+        assert.match(refusal, /input turned off/, refusal);
+        assert.equal(
+          (await t.tmux("display-message", "-p", "-t", p, "#{pane_input_off}")).trim(),
+          "1",
+          "the input did go off",
+        );
+        assert.doesNotMatch(await inputBackOn(t, p), /GUARDED/, `${tool}: nothing arrived`);
+      }
+    } finally {
+      await t.tmux("set-hook", "-gu", "after-list-clients").catch(() => {});
+      await c.close();
+    }
+  });
+});
+
+Deno.test("synchronize-panes: a pane with its input off is refused itself, and as a sibling gets no keys", async () => {
+  await withServer(async (t) => {
+    const [windowId, a] = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sh",
+    )).trim().split(" ");
+    const b = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", a, "sh")).trim();
+    await t.prompt(a);
+    await t.prompt(b);
+    await t.tmux("set-option", "-w", "-t", windowId, "synchronize-panes", "on");
+    await t.tmux("select-pane", "-d", "-t", a);
+    const c = await connect({ socketName: t.socket });
+    try {
+      // tmux stops at a: it copies nothing to b either.
+      const refusal = await attempt(c.call, "send_keys", a);
+      assert.ok(refusal);
+      assert.ok(refusal.startsWith(`Pane ${a} has input turned off`), refusal);
+      // Typed into b, tmux copies no key to a.
+      const sent = await c.ok<{ reachedPanes: string[] }>("send_keys", {
+        paneId: b,
+        text: "echo SYNCED",
+      });
+      assert.deepEqual(sent.reachedPanes, [b]);
+      await waitFor(async () => /^SYNCED$/m.test(await screen(t, b)), "the text in b");
+      // Nor a paste's Enter: a paste into b is no paste into a synchronized cohort.
+      const pasted = await c.ok<{ reachedPanes: string[] }>("paste_text", {
+        paneId: b,
+        text: "echo PASTED",
+        enter: true,
+      });
+      assert.deepEqual(pasted.reachedPanes, [b]);
+      await waitFor(async () => /^PASTED$/m.test(await screen(t, b)), "the paste in b");
+      const after = await inputBackOn(t, a);
+      assert.doesNotMatch(after, /GUARDED|SYNCED|PASTED/, "a received nothing");
+    } finally {
+      await c.close();
+    }
+  });
+});
+
 Deno.test("synchronize-panes: a guarded pane anywhere in the cohort refuses the input", async () => {
   await withServer(async (t) => {
     await t.tmux("set-option", "-g", "remain-on-exit", "on");

@@ -1,9 +1,9 @@
 /**
  * Guards: tmux facts turned into refusals before any keystroke, process or kill reaches a
  * pane. The person at the keyboard comes first: a tool never types into the pane the agent
- * itself runs in, a pane a person is watching, a dead pane, or a pane in copy mode (or any
- * other mode), and never kills what a person is watching or the agent's own pane. Each
- * refusal says why and what would lift it.
+ * itself runs in, a pane a person is watching, a dead pane, a pane in copy mode (or any
+ * other mode), or a pane whose input is turned off, and never kills what a person is watching
+ * or the agent's own pane. Each refusal says why and what would lift it.
  *
  * @module
  */
@@ -33,6 +33,11 @@ export interface InputGuardOptions {
   readonly allowDead?: boolean;
   /** Skip the mode refusal (leaving copy mode is the point). */
   readonly allowMode?: boolean;
+  /**
+   * Skip the input-off refusal: for an act that types nothing (respawning starts a process,
+   * which no `select-pane -d` stops).
+   */
+  readonly allowInputOff?: boolean;
   /** What tmux must name the pane's program (`pane_current_command`) at the instant. */
   readonly command?: string;
   /** System facts tmux checks first (see {@link TmuxCondition.shell}). */
@@ -63,8 +68,9 @@ function watchers(ctx: TmuxContext, snapshot: Snapshot, paneId: string): string 
 /**
  * Refuses input (typing, pasting, running, respawning) into `pane` unless every guard passes.
  * When its window has synchronize-panes on, the caller's own pane and watched panes are
- * refused anywhere in that cohort; a dead sibling or one in a mode is not, since tmux copies
- * no key to either (see identity.ts `keyCopyFormat`). Returns the panes the input may reach.
+ * refused anywhere in that cohort; a dead sibling, one in a mode or one with input off is not,
+ * since tmux copies no key to any of them (see identity.ts `keyCopyFormat`). Returns the panes
+ * the input may reach.
  */
 export function guardInput(
   ctx: TmuxContext,
@@ -110,6 +116,15 @@ export function guardInput(
       throw new ToolFailure(
         `${via(p)} is in ${p.mode || "a mode"}; keys would drive the mode, not the program.`,
         "exit_copy_mode leaves it; or wait for the person to leave it.",
+      );
+    }
+    // tmux drops every key and paste sent there without a word, and copies none to its
+    // synchronized siblings either: it stops at this pane.
+    if (p.inputOff && !options.allowInputOff) {
+      throw new ToolFailure(
+        `${via(p)} has input turned off (select-pane -d): nothing typed or pasted would arrive.`,
+        "`select-pane -e` turns it back on (someone chose to turn it off: ask the person " +
+          "first), or use another pane (create_window or split_window).",
       );
     }
   }
@@ -472,7 +487,8 @@ export function paneUnwatched(snapshot: Snapshot<PaneBrief>, paneId: string): Tm
 
 /**
  * What tmux re-checks at the instant input reaches `pane`: nobody watches it (unless
- * `--allow-attended-input`), it is alive and in no mode (unless the caller lifts those).
+ * `--allow-attended-input`), it is alive, in no mode and takes input (unless the caller lifts
+ * those).
  */
 export function inputCondition(
   ctx: TmuxContext,
@@ -484,6 +500,7 @@ export function inputCondition(
   if (!ctx.config.allowAttendedInput) parts.push(paneUnwatched(snapshot, pane.id).format);
   if (!options.allowDead) parts.push("#{!=:#{pane_dead},1}");
   if (!options.allowMode) parts.push("#{!=:#{pane_in_mode},1}");
+  if (!options.allowInputOff) parts.push("#{!=:#{pane_input_off},1}");
   if (options.command !== undefined) {
     parts.push(`#{==:#{pane_current_command},${options.command.replace(/[#,}]/g, "#$&")}}`);
   }
@@ -899,7 +916,8 @@ export async function deliverInput(
     : `, a program other than ${JSON.stringify(options.command)} came to the foreground`;
   throw new ToolFailure(
     `Nothing was sent to ${pane.id}: at that instant a person's client came to show it, it ` +
-      `died or entered a mode${program}, or a pane moved into its synchronized window.`,
+      `died, entered a mode or had its input turned off${program}, or a pane moved into its ` +
+      "synchronized window.",
     "Look again with get_pane_info; ask the person, or use a pane nobody watches.",
   );
 }

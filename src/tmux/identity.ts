@@ -149,13 +149,13 @@ export function keyCopyFormat(paneId: string): string {
 
 /**
  * The other panes of the snapshot that keys typed into `pane` would be copied to (see
- * {@link keyCopyFormat}; input-off is not read, so this may name one tmux skips).
+ * {@link keyCopyFormat}).
  */
 export function keyCopies(snapshot: Snapshot, pane: PaneRow): PaneRow[] {
   if (!pane.synchronized) return [];
   return snapshot.panes.filter((p) =>
     p.windowId === pane.windowId && p.id !== pane.id && p.synchronized && !p.inMode &&
-    !p.dead && (!p.windowZoomed || p.active)
+    !p.dead && !p.inputOff && (!p.windowZoomed || p.active)
   );
 }
 

@@ -95,6 +95,11 @@ export interface PaneRow {
   readonly inMode: boolean;
   /** The mode's name (`copy-mode`, `view-mode`, `tree-mode`...), or "". */
   readonly mode: string;
+  /**
+   * Input turned off (`select-pane -d`, a person's choice): tmux drops every key and paste
+   * sent to the pane, and copies none from a synchronized sibling to it.
+   */
+  readonly inputOff: boolean;
   readonly alternateScreen: boolean;
   readonly cursorX: number;
   readonly cursorY: number;
@@ -297,6 +302,7 @@ const PANE = {
   tty: "#{pane_tty}",
   inMode: "#{pane_in_mode}",
   mode: "#{pane_mode}",
+  inputOff: "#{pane_input_off}",
   alternateScreen: "#{alternate_on}",
   cursorX: "#{cursor_x}",
   cursorY: "#{cursor_y}",
@@ -429,6 +435,7 @@ const PANE_PACKED: readonly (keyof typeof PANE)[] = [
   "atBottom",
   "pid",
   "inMode",
+  "inputOff",
   "alternateScreen",
   "cursorX",
   "cursorY",
@@ -1015,6 +1022,7 @@ function paneOwnFullRow(
     tty: r.tty,
     inMode: flag(r.inMode),
     mode: r.mode,
+    inputOff: flag(r.inputOff),
     alternateScreen: flag(r.alternateScreen),
     cursorX: int(r.cursorX),
     cursorY: int(r.cursorY),

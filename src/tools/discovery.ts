@@ -717,6 +717,7 @@ const paneDetail = {
   deadStatus: int().nullable().describe("Exit status of a dead pane's process."),
   inMode: z.boolean().describe("Whether the pane is in copy mode or another mode."),
   mode: z.string().describe("The mode's name (copy-mode, view-mode...), or empty."),
+  inputOff: z.boolean(),
   alternateScreen: z.boolean().describe("A full-screen program (vim, less) has the screen."),
   cursorX: count(),
   cursorY: count(),
@@ -774,6 +775,7 @@ async function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) 
       : p.deadStatus,
     inMode: p.inMode,
     mode: p.mode,
+    inputOff: p.inputOff,
     alternateScreen: p.alternateScreen,
     cursorX: p.cursorX,
     cursorY: p.cursorY,
@@ -808,9 +810,10 @@ const getPaneInfo = defineTool({
           p.command ? JSON.stringify(clip(p.command, 200)) : "(no command)"
         } in ${JSON.stringify(clip(p.cwd, 300))}, ${p.width}x${p.height}${p.dead ? ", dead" : ""}${
           data.atPrompt ? ", at its prompt" : ""
-        }${data.isAttended ? ", watched by a person" : ""}${
-          data.isCallerPane ? ", this server's own pane" : ""
-        }.` + placementsNote(data.omittedPlacements),
+        }${p.inputOff ? ", input turned off (select-pane -d): nothing typed arrives" : ""}${
+          data.isAttended ? ", watched by a person" : ""
+        }${data.isCallerPane ? ", this server's own pane" : ""}.` +
+        placementsNote(data.omittedPlacements),
     };
   },
 });

@@ -506,7 +506,7 @@ const respawnPane = defineTool({
     checkStartDirectory(args.startDirectory);
     const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
-    const guard = { force: args.force, allowDead: true };
+    const guard = { force: args.force, allowDead: true, allowInputOff: true };
     guardInput(ctx, snapshot, pane, guard);
     if (!pane.dead && !args.kill) {
       throw new ToolFailure(
