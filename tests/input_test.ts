@@ -1063,6 +1063,41 @@ Deno.test("run_command: output longer than the pane's history says its start lef
   });
 });
 
+Deno.test("run_command: output whose start scrolled off a screen that keeps no history says so, not that it cleared it", async () => {
+  await withServer(async (t, c) => {
+    const shell = async () => {
+      const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+      await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+      return p;
+    };
+    // A shell left on the alternate screen (a full-screen program that died without leaving
+    // it, or `tput smcup`): that screen keeps no history.
+    const alternate = await shell();
+    await t.tmux("send-keys", "-t", alternate, "printf '\\033[?1049h'", "Enter");
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", alternate, "#{alternate_on}")).trim() ===
+          "1",
+      "the alternate screen",
+    );
+    // A pane made with history-limit 0 keeps none either.
+    await t.tmux("set-option", "-g", "history-limit", "0");
+    const none = await shell();
+    for (const [p, why] of [[alternate, /alternate screen/], [none, /history-limit 0/]] as const) {
+      const result = await c.call("run_command", { paneId: p, command: "seq 1 100" });
+      const run = result.structuredContent as Run;
+      const text = (result.content as { text: string }[])[0].text;
+      assert.equal(run.exitStatus, 0, text);
+      assert.equal(run.outputComplete, false, text);
+      assert.ok(run.output.endsWith("99\n100"), text);
+      assert.doesNotMatch(text, /cleared the screen and the pane's history/, text);
+      assert.match(text, /scrolled off a screen that keeps no history/, text);
+      assert.match(text, why, text);
+      assert.match(text, /2>&1 \| tee FILE/, text);
+    }
+  });
+});
+
 Deno.test("run_command: a cancelled call leaves its command running and the pane busy", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

@@ -406,19 +406,33 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
 }
 
 /**
- * Why a command that ended has no start in its pane, and how to keep a long output whole. At
- * its history limit tmux drops the oldest tenth of the history at once: a history that is
- * within that of the limit lost its start there; one well below it was cleared (`clear` sends
- * the sequence that empties the history too).
+ * Why a command that ended has no start in its pane, and how to keep a long output whole. A
+ * screen that keeps no history — the alternate screen (a full-screen program that ended
+ * without leaving it, or `tput smcup`), or a pane made with history-limit 0 — loses every row
+ * that scrolls off its top: there a long output alone explains it (a clear cannot be told
+ * apart). At its history limit tmux drops the oldest tenth of the history at once: a history
+ * that is within that of the limit lost its start there; one well below it was cleared
+ * (`clear` sends the sequence that empties the history too).
  */
 function startGoneNote(probe: PaneProbe): string {
   const limit = probe.historyLimit;
+  const keep = "To keep a long output whole, run it as `CMD 2>&1 | tee FILE` and read FILE";
+  if (probe.alternateScreen || limit === 0) {
+    const why = probe.alternateScreen
+      ? "the pane is on the alternate screen (a full-screen program that ended without " +
+        "leaving it, or `tput smcup`)"
+      : "the pane was made with history-limit 0";
+    const fix = probe.alternateScreen
+      ? "or leave the alternate screen first (`tput rmcup`)."
+      : "or raise history-limit for new panes (set_option history-limit).";
+    return `Its start scrolled off a screen that keeps no history (or the command erased it): ` +
+      `${why}, so output begins at the oldest line still shown. ${keep}, ${fix}`;
+  }
   const atLimit = limit > 0 && probe.historySize >= limit - Math.max(1, Math.floor(limit / 10)) - 1;
   return atLimit
     ? `Its start scrolled out of the pane's history (history-limit ${limit} lines): output ` +
-      "begins at the oldest line the pane still holds. To keep a long output whole, run it " +
-      "as `CMD 2>&1 | tee FILE` and read FILE, or raise history-limit for new panes " +
-      "(set_option history-limit)."
+      `begins at the oldest line the pane still holds. ${keep}, or raise history-limit for ` +
+      "new panes (set_option history-limit)."
     : "It cleared the screen and the pane's history (as `clear` does): output is what the " +
       "pane still holds of it, and what it printed before clearing is gone.";
 }

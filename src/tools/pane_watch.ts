@@ -71,6 +71,8 @@ export interface PaneProbe {
   readonly width: number;
   /** `history_limit`: at it tmux drops the oldest tenth of the history. */
   readonly historyLimit: number;
+  /** `alternate_on`: the screen shown keeps no history (what scrolls off it is gone). */
+  readonly alternateScreen: boolean;
   /**
    * The tmux server's pid (0 when the pane was not found): a server restarted on the same
    * socket gives pane ids out again from %0, so a pane of the same id there is another pane.
@@ -90,6 +92,7 @@ const PROBE_FIELDS = [
   "#{pane_width}",
   "#{history_limit}",
   "#{pid}",
+  "#{alternate_on}",
 ];
 
 const GONE: PaneProbe = {
@@ -103,6 +106,7 @@ const GONE: PaneProbe = {
   command: "",
   width: 0,
   historyLimit: 0,
+  alternateScreen: false,
   serverPid: 0,
 };
 
@@ -199,6 +203,7 @@ async function probeAny(
     width: Number(r[8]) || 0,
     historyLimit: Number(r[9]) || 0,
     serverPid: Number(r[10]) || 0,
+    alternateScreen: flag(r[11]),
   };
   if (result.code !== 0) return { probe, lines: [] };
   const text = decodeBytes(afterRecord(result.stdout, guard));
