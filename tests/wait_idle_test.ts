@@ -90,6 +90,24 @@ Deno.test("wait_for_idle atPrompt: returns once the prompt is back after sleep 1
   });
 });
 
+Deno.test("wait_for_idle atPrompt: a prompt whose pane has its input turned off says nothing typed arrives", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    await t.tmux("select-pane", "-d", "-t", p);
+    const result = await c.call("wait_for_idle", { paneId: p, atPrompt: true, quietMs: 100 });
+    const idle = result.structuredContent as Idle;
+    const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+    assert.equal(idle.outcome, "idle");
+    // The shell holds its terminal: that stays true.
+    assert.equal(idle.atPrompt, true);
+    assert.match(text.split("\n")[0], /at its prompt \(its input is turned off/, text);
+    await t.tmux("select-pane", "-e", "-t", p);
+    const on = await c.call("wait_for_idle", { paneId: p, atPrompt: true, quietMs: 100 });
+    const onText = on.content?.[0]?.type === "text" ? on.content[0].text : "";
+    assert.doesNotMatch(onText, /input is turned off/, onText);
+  });
+});
+
 Deno.test("wait_for_idle without atPrompt: a quiet command counts as idle, and says it is not at its prompt", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

@@ -73,6 +73,8 @@ export interface PaneProbe {
   readonly historyLimit: number;
   /** `alternate_on`: the screen shown keeps no history (what scrolls off it is gone). */
   readonly alternateScreen: boolean;
+  /** `pane_input_off` (`select-pane -d`): tmux drops every key and paste sent to the pane. */
+  readonly inputOff: boolean;
   /**
    * The tmux server's pid (0 when the pane was not found): a server restarted on the same
    * socket gives pane ids out again from %0, so a pane of the same id there is another pane.
@@ -93,6 +95,7 @@ const PROBE_FIELDS = [
   "#{history_limit}",
   "#{pid}",
   "#{alternate_on}",
+  "#{pane_input_off}",
 ];
 
 const GONE: PaneProbe = {
@@ -107,6 +110,7 @@ const GONE: PaneProbe = {
   width: 0,
   historyLimit: 0,
   alternateScreen: false,
+  inputOff: false,
   serverPid: 0,
 };
 
@@ -204,6 +208,7 @@ async function probeAny(
     historyLimit: Number(r[9]) || 0,
     serverPid: Number(r[10]) || 0,
     alternateScreen: flag(r[11]),
+    inputOff: flag(r[12]),
   };
   if (result.code !== 0) return { probe, lines: [] };
   const text = decodeBytes(afterRecord(result.stdout, guard));

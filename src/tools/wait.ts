@@ -561,11 +561,18 @@ export function clampQuiet(requested: number | undefined): { effective: number; 
   return { effective, clamped: effective !== requested };
 }
 
-/** Whether the pane is at its shell's prompt now: read its state, then ask the kernel. */
-async function atPromptNow(ctx: TmuxContext, paneId: string): Promise<boolean> {
+/**
+ * Whether the pane is at its shell's prompt now: read its state, then ask the kernel. Also
+ * whether its input is turned off: a prompt nothing typed reaches is worth saying so.
+ */
+async function atPromptNow(
+  ctx: TmuxContext,
+  paneId: string,
+): Promise<{ atPrompt: boolean; inputOff: boolean }> {
   const probe = await probePane(ctx, paneId);
-  if (!probe.exists) return false;
-  return await paneAtPrompt(ctx.runner, ctx.address, paneId, probe, ctx.signal);
+  if (!probe.exists) return { atPrompt: false, inputOff: false };
+  const atPrompt = await paneAtPrompt(ctx.runner, ctx.address, paneId, probe, ctx.signal);
+  return { atPrompt, inputOff: probe.inputOff };
 }
 
 /** How often, at most, a wait for idle sends progress while output keeps coming. */
@@ -618,6 +625,7 @@ const waitForIdle = defineTool({
     let outcome: "idle" | "timedOut" | "paneDied" = "timedOut";
     let exitStatus: number | null = null;
     let atPrompt = false;
+    let inputOff = false;
     let lastOutput = began;
     let ended = began;
     try {
@@ -638,9 +646,9 @@ const waitForIdle = defineTool({
             }
             if (recheck) {
               recheck = false;
-              if (await atPromptNow(ctx, pane.id)) {
+              ({ atPrompt, inputOff } = await atPromptNow(ctx, pane.id));
+              if (atPrompt) {
                 outcome = "idle";
-                atPrompt = true;
                 break;
               }
             }
@@ -682,7 +690,7 @@ const waitForIdle = defineTool({
       }
       ended = performance.now();
       if (outcome === "timedOut" || (outcome === "idle" && !wantPrompt)) {
-        atPrompt = await atPromptNow(ctx, pane.id);
+        ({ atPrompt, inputOff } = await atPromptNow(ctx, pane.id));
       }
     } finally {
       watch.close();
@@ -705,7 +713,11 @@ const waitForIdle = defineTool({
       transport: watch.transport,
     };
     const what = {
-      idle: `quiet for ${data.quietForMs} ms${atPrompt ? ", at its prompt" : ""}`,
+      idle: `quiet for ${data.quietForMs} ms${atPrompt ? ", at its prompt" : ""}${
+        atPrompt && inputOff
+          ? " (its input is turned off, select-pane -d: nothing typed arrives)"
+          : ""
+      }`,
       timedOut: `timed out after ${effective} ms (quiet for ${data.quietForMs} ms${
         wantPrompt && !atPrompt ? ", not at its prompt" : ""
       })`,
