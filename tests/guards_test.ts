@@ -297,6 +297,14 @@ Deno.test("a pane with its input turned off (select-pane -d) is refused, and for
         (await c.ok<{ inputOff: boolean }>("get_pane_info", { paneId: p })).inputOff,
         false,
       );
+      // Respawning types nothing: input off does not stop it (and stays off after it).
+      await t.tmux("select-pane", "-d", "-t", p);
+      const respawned = await c.ok<{ dead: boolean }>("respawn_pane", { paneId: p, kill: true });
+      assert.equal(respawned.dead, false);
+      assert.equal(
+        (await c.ok<{ inputOff: boolean }>("get_pane_info", { paneId: p })).inputOff,
+        true,
+      );
     } finally {
       await c.close();
     }
