@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
-import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { HookGate, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 
 /** A marker file a `#(touch ...)` would create if tmux ever ran it. */
@@ -274,6 +274,100 @@ Deno.test("create_session starts a server whose configuration sets window-size m
       );
       await m.never();
     });
+  }
+});
+
+/** The global window-size, as the person set it. */
+const globalWindowSize = async (t: TestTmux): Promise<string> =>
+  (await t.tmux("show-options", "-gwv", "window-size")).trim();
+
+/** The person's window-size manual, and a hook of theirs held at `gate` after `event`. */
+async function manualWithSlowHook(t: TestTmux, event: string, gate: HookGate): Promise<void> {
+  await t.tmux("set-option", "-gw", "window-size", "manual");
+  await t.tmux("set-hook", "-g", event, gate.command);
+}
+
+// tmux runs the rest of a command line only while its client lives: a creation's step cut short
+// after it lent `latest` out would leave it for good.
+Deno.test("create_window cancelled while the person's hook holds its step still gives window-size back", async () => {
+  const gate = await HookGate.make();
+  try {
+    await withTmux(async (t, c) => {
+      await manualWithSlowHook(t, "after-new-window", gate);
+      const abort = new AbortController();
+      const call = c.client.callTool(
+        { name: "create_window", arguments: { session: "main" } },
+        undefined,
+        { signal: abort.signal },
+      );
+      await waitFor(() => gate.began(), "the hook to hold the step");
+      abort.abort();
+      await assert.rejects(call);
+      assert.equal(await globalWindowSize(t), "latest", "still lent out while the hook runs");
+      await gate.open();
+      // The step was left to run: its line ends with the value given back.
+      await waitFor(async () => await globalWindowSize(t) === "manual", "window-size manual");
+      assert.equal((await t.tmux("list-windows", "-t", "main")).trim().split("\n").length, 2);
+    });
+  } finally {
+    await gate.remove();
+  }
+});
+
+Deno.test("create_window whose step outlasts its timeout gives window-size back, the global value only", async () => {
+  const gate = await HookGate.make();
+  const t = await TestTmux.start();
+  // Every tmux process gets a short timeout: the person's hook outlasts it.
+  const c = await connect({ socketName: t.socket, runner: new TmuxRunner({ timeoutMs: 1_500 }) });
+  try {
+    await manualWithSlowHook(t, "after-new-window", gate);
+    // The session's current window has a value of its own: the global one is what is checked.
+    await t.tmux("set-option", "-w", "-t", t.ids.windowId, "window-size", "smallest");
+    await c.fail("create_window", { session: "main" });
+    // Given back while the hook still holds the dead step's line (whose rest tmux drops).
+    assert.equal(await gate.began(), true);
+    assert.equal(await globalWindowSize(t), "manual");
+    assert.equal(
+      await t.tmux("show-options", "-wv", "-t", t.ids.windowId, "window-size"),
+      "smallest\n",
+    );
+  } finally {
+    await gate.open();
+    await c.close();
+    await t.kill();
+    await gate.remove();
+  }
+});
+
+Deno.test("a create_window that reads the latest another one lent out still makes its window safely", async () => {
+  const gate = await HookGate.make();
+  try {
+    await withTmux(async (t, c) => {
+      await manualWithSlowHook(t, "after-new-window", gate);
+      const first = c.ok<{ windowId: string }>("create_window", { session: "main" });
+      await waitFor(() => gate.began(), "the hook to hold the first step");
+      // Told when the second call has read the options (window-size and destroy-unattached).
+      await t.tmux(
+        "set-hook",
+        "-g",
+        "after-show-options",
+        "if-shell -F '#{m:*destroy-unattached*,#{hook_arguments}}' 'set-option -g @second-read 1'",
+      );
+      const second = c.ok<{ windowId: string }>("create_window", { session: "main" });
+      await waitFor(
+        async () => (await t.tmux("show-options", "-gqv", "@second-read")).trim() === "1",
+        "the second call to read latest",
+      );
+      await gate.open();
+      // Made plainly (it read latest), the second window would have crashed tmux once the
+      // first step had given manual back.
+      const made = await Promise.all([first, second]);
+      assert.deepEqual(await sessionNames(t), ["main"]);
+      assert.equal(await globalWindowSize(t), "manual");
+      for (const w of made) assert.match(await fmt(t, w.windowId, "#{window_id}"), /^@\d+$/);
+    });
+  } finally {
+    await gate.remove();
   }
 });
 

@@ -13,6 +13,7 @@ import { shellsReady, sleep, tmuxClientsOf, unreadable } from "./helpers/robust.
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import {
   cleanEnv,
+  HookGate,
   processesNaming,
   sh,
   testSocketName,
@@ -354,6 +355,59 @@ Deno.test("robustness faults: the control connection dropped, idle or during a w
     await noStrayChildren(t.socket);
   });
 });
+
+/** How the process is made to end in the middle of a call. */
+type Ending = "SIGTERM" | "stdin EOF";
+
+/** Ends the stdio server `s` the way `how` says, and waits until it has exited. */
+async function endProcess(s: StdioServer, how: Ending): Promise<void> {
+  if (how === "SIGTERM") s.child.kill("SIGTERM");
+  else await s.closeStdin();
+  await s.child.status;
+}
+
+// A creation lends the person's global window-size manual out as latest for one command line,
+// which tmux drops the rest of once its client is gone (lifecycle.ts, window_size.ts).
+for (
+  const [tool, input, event, how, meanwhile] of [
+    ["create_window", { session: "main" }, "after-new-window", "SIGTERM", null],
+    // Guarded as a view change, its step goes over the control connection.
+    ["create_window", { session: "main", select: true }, "after-new-window", "SIGTERM", null],
+    ["create_session", { name: "agent" }, "after-new-session", "stdin EOF", null],
+    // A value the person chose meanwhile is theirs: it stays.
+    ["create_window", { session: "main" }, "after-new-window", "stdin EOF", "largest"],
+  ] as const
+) {
+  const after = meanwhile ? `stays the person's ${meanwhile}` : "is manual again";
+  Deno.test(
+    `robustness faults: the process ended (${how}) while a person's hook holds ${tool}${
+      JSON.stringify(input)
+    }'s step: window-size ${after}`,
+    async () => {
+      const t = await TestTmux.start();
+      const gate = await HookGate.make();
+      const { cmd, args } = startCommand();
+      const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+      try {
+        await s.initialize();
+        await t.tmux("set-option", "-gw", "window-size", "manual");
+        await t.tmux("set-hook", "-g", event, gate.command);
+        s.callTool(tool, input).catch(() => {});
+        await waitFor(() => gate.began(), "the hook to hold the step");
+        if (meanwhile) await t.tmux("set-option", "-gw", "window-size", meanwhile);
+        await endProcess(s, how);
+        // Given back by the process on its way out, while the hook still holds the dead line.
+        const now = (await t.tmux("show-options", "-gwv", "window-size")).trim();
+        assert.equal(now, meanwhile ?? "manual");
+      } finally {
+        await gate.open();
+        await s.kill();
+        await t.kill();
+        await gate.remove();
+      }
+    },
+  );
+}
 
 Deno.test("robustness faults: tmux disappearing from PATH after start, then coming back", async () => {
   const t = await TestTmux.start();

@@ -148,6 +148,25 @@ export class TmuxContext {
     this.log = log;
   }
 
+  /**
+   * This call's access to the same server, stopped by `signal` instead of the call's
+   * cancellation: for a step that must not be cut short once tmux has begun its command line
+   * (tmux drops the rest of a killed client's line, which would leave a change half made).
+   */
+  withSignal(signal: AbortSignal): TmuxContext {
+    // The address as the call resolved it: the configured one, or its own socket (and host).
+    const own = this.host !== undefined || this.address !== this.config.address;
+    return new TmuxContext(
+      this.runner,
+      this.config,
+      own ? this.address.socketName : undefined,
+      signal,
+      this.progress,
+      this.log,
+      this.host,
+    );
+  }
+
   /** Human name of the socket, for messages. */
   get socketLabel(): string {
     return describeSocket(this.address);

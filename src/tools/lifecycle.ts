@@ -14,7 +14,7 @@ import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changeView, deliverInput, guardInput, type ViewScope } from "../mcp/guards.ts";
-import { argvCommands, quoteArgument } from "../tmux/control.ts";
+import { argvCommands } from "../tmux/control.ts";
 import { TmuxError } from "../tmux/run.ts";
 import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
@@ -45,6 +45,7 @@ import {
   startDirectorySchema,
   startedIn,
 } from "./arguments.ts";
+import { createSizeSafe, personsWindowSize, sizeSafe } from "./window_size.ts";
 
 /** Starting something new changes the server but destroys nothing, and repeats make more. */
 const CREATES: ToolAnnotations = changes({ destructive: false, idempotent: false });
@@ -102,49 +103,10 @@ async function creationOptions(
   }
   const value = (name: string) =>
     out.split("\n").find((l) => l.startsWith(`${name} `))?.slice(name.length + 1).trim() ?? "";
-  return { windowSize: value("window-size"), destroyUnattached: value("destroy-unattached") };
-}
-
-const WINDOW_SIZE_LATEST = ["set-option", "-gw", "window-size", "latest"];
-const WINDOW_SIZE_MANUAL = ["set-option", "-gw", "window-size", "manual"];
-
-/**
- * Commands as one command string for tmux to parse (an `if-shell` branch): each argument
- * single-quoted, a newline travelling as `"\n"` so the line holds none.
- */
-function nested(commands: readonly (readonly string[])[]): string {
-  return commands.map((c) => c.map((a) => quoteArgument(a).replaceAll("\n", `'"\\n"'`)).join(" "))
-    .join(" ; ");
-}
-
-/**
- * `commands` (which create a window or session) made safe from a tmux crash: tmux 3.3a (and
- * every release up to 3.6a at least) kills its whole server, every session on it, when a window
- * or session is created while the global `window-size` is `manual`: it reads the size of the
- * window it has not made yet (tmux/tmux#4849, where tmux's development line makes it a
- * 10000x10000 window instead). So for every version, the creation runs with the global value `latest` for that instant, and
- * `manual` is set back in the same step, so no command of anyone else's and no resize falls in
- * between: the windows there are keep their size, and the new one is sized as `latest` sizes
- * it. The creation runs inside an `if-shell` of its own, so that its failure still lets the
- * value be set back. `windowSize` is the global value read just before, or null when no server
- * runs yet: then tmux reads it in the same step, once the configuration has been loaded.
- */
-function sizeSafe(
-  commands: readonly (readonly string[])[],
-  windowSize: string | null,
-): (readonly string[])[] {
-  const around = [
-    WINDOW_SIZE_LATEST,
-    ["if-shell", "-F", "1", nested(commands)],
-    WINDOW_SIZE_MANUAL,
-  ];
-  if (windowSize === null) {
-    return [
-      ["start-server"],
-      ["if-shell", "-F", "#{==:#{window-size},manual}", nested(around), nested(commands)],
-    ];
-  }
-  return windowSize === "manual" ? around : [...commands];
+  return {
+    windowSize: personsWindowSize(ctx, value("window-size")),
+    destroyUnattached: value("destroy-unattached"),
+  };
 }
 
 /**
@@ -153,7 +115,8 @@ function sizeSafe(
  * of a shown window): it is guarded like any view change ({@link changeView}). With
  * `windowSize` (the global `window-size`, or null for a server not yet started), it makes a
  * new window or session, which the person's configuration may turn into a crash
- * ({@link sizeSafe}).
+ * ({@link sizeSafe}); a step that lends their value out then runs to its end whatever the
+ * call's cancellation, and the value is given back if it did not answer ({@link createSizeSafe}).
  */
 async function created(
   ctx: TmuxContext,
@@ -171,9 +134,14 @@ async function created(
   // Spawned, not sent over the control connection: without -c tmux starts a new session or
   // window in the directory of the client that asks, and a control client is attached to a
   // session, whose directory tmux would take instead of this server's.
-  const out = view
-    ? await changeView(ctx, view.snapshot, view.scope, view.what, commands)
-    : await ctx.spawn(chainArgv(commands));
+  const out = await createSizeSafe(
+    ctx,
+    windowSize,
+    (step) =>
+      view
+        ? changeView(step, view.snapshot, view.scope, view.what, commands)
+        : step.spawn(chainArgv(commands)),
+  );
   const [record] = parseRecords(out, guard, all.length);
   if (!record) throw new ToolFailure("tmux created nothing and printed no ids.");
   await markOwned(ctx, [record[fields.length]]);

@@ -117,6 +117,53 @@ export async function waitFor<T>(
   }
 }
 
+/**
+ * A gate a tmux hook's job waits at, so that a test holds a command line at a chosen step (a
+ * slow plugin script, made deterministic): tmux runs the rest of the line that fired the hook
+ * only once the job is over. Only the hook's first run waits; later ones pass through.
+ */
+export class HookGate {
+  readonly #dir: string;
+
+  private constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  /** A new gate, closed. {@link remove} it when done. */
+  static async make(): Promise<HookGate> {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-gate-" });
+    // A script of its own: tmux runs a hook's run-shell in the default-shell (fish, say). It
+    // also ends once the gate is removed, so that a failed test leaves no job waiting.
+    await Deno.writeTextFile(
+      `${dir}/gate.sh`,
+      'd=$(dirname "$0")\ntest -e "$d/began" && exit 0\ntouch "$d/began"\n' +
+        'while test -d "$d" && ! test -e "$d/open"; do sleep 0.02; done\n',
+    );
+    return new HookGate(dir);
+  }
+
+  /** The hook's command: `set-hook -g after-... <command>`. */
+  get command(): string {
+    return `run-shell 'sh ${this.#dir}/gate.sh'`;
+  }
+
+  /** Whether the hook's job has begun waiting (or has been through). */
+  async began(): Promise<boolean> {
+    return await Deno.stat(`${this.#dir}/began`).then(() => true, () => false);
+  }
+
+  /** Lets the job end, and every later run pass. */
+  async open(): Promise<void> {
+    await Deno.writeTextFile(`${this.#dir}/began`, "");
+    await Deno.writeTextFile(`${this.#dir}/open`, "");
+  }
+
+  /** Opens the gate for good and removes its files. */
+  async remove(): Promise<void> {
+    await Deno.remove(this.#dir, { recursive: true }).catch(() => {});
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // What a test module leaves behind
 
