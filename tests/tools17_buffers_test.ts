@@ -1,14 +1,16 @@
 /**
  * list_buffers and paste_buffer (issue 17) on real tmux: a buffer's content is hostile input,
  * so its preview spells out every control character and stays short, and a paste pastes a
- * checked copy of it as text (never as keys) under paste_text's guards, or nothing at all.
+ * checked copy of it as text (never as keys) under paste_text's guards, or nothing at all. The
+ * transient buffer such a paste goes through never outlives it, whatever ends the process.
  */
 
 import assert from "node:assert/strict";
 import { guardedCalls } from "../src/hooks/guard.ts";
 import { PREVIEW_CHARS, previewOf } from "../src/tools/buffers.ts";
 import { withTmux } from "./helpers/mcp.ts";
-import { type TestTmux, waitFor } from "./helpers/tmux.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -317,3 +319,33 @@ Deno.test("load_buffer takes one line of text (tabs too), and paste_buffer paste
     ]);
   });
 });
+
+// A text too long for the guarded step's own line is loaded just before it, by a tmux process
+// of its own (buffers.ts, pasteTransient): the process may end in between.
+for (const how of ["SIGTERM", "stdin EOF"] as const) {
+  Deno.test(`a long paste_text whose process ends (${how}) between its load and its paste leaves no buffer of ours`, async () => {
+    const t = await TestTmux.start();
+    const gate = await HookGate.make();
+    const { cmd, args } = startCommand();
+    const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+    try {
+      await s.initialize();
+      // A slow moment right after the load (a person's hook), which the test holds.
+      await t.tmux("set-hook", "-g", "after-load-buffer", gate.command);
+      const text = "echo agent-text ".repeat(1_300); // about 20 KB: loaded, not on the line
+      s.callTool("paste_text", { paneId: t.ids.paneId, text }).catch(() => {});
+      await waitFor(() => gate.began(), "the load to be held");
+      assert.equal((await bufferNames(t)).filter((n) => n.startsWith("tmux-mcp-")).length, 1);
+      if (how === "SIGTERM") s.child.kill("SIGTERM");
+      else await s.closeStdin();
+      await s.child.status;
+      // Deleted by the process on its way out: the person's prefix ] pastes nothing of ours.
+      assert.deepEqual((await bufferNames(t)).filter((n) => n.startsWith("tmux-mcp-")), []);
+    } finally {
+      await gate.open();
+      await s.kill();
+      await t.kill();
+      await gate.remove();
+    }
+  });
+}

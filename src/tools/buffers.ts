@@ -41,6 +41,7 @@ import {
   recordFormat,
   UNDECODABLE,
 } from "../tmux/format.ts";
+import { leave } from "../tmux/leftovers.ts";
 import { TmuxError } from "../tmux/run.ts";
 import { type PaneRow, SERVER_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, literalArg } from "./arguments.ts";
@@ -416,7 +417,8 @@ const INLINE_FILL_BYTES = 10_240;
  * paste deletes it: it exists only inside that one step, which nothing else interleaves with.
  * A text too long for that line is loaded by a tmux process of its own just before the step
  * (briefly the newest buffer: the one window left), and a refusal deletes it in the step.
- * Either way a refused or failed paste leaves no buffer behind. Returns the panes reached.
+ * Either way a refused or failed paste leaves no buffer behind, nor does a process that ends
+ * between the load and the step (its close deletes the buffer). Returns the panes reached.
  */
 export async function pasteTransient(
   ctx: TmuxContext,
@@ -442,13 +444,21 @@ export async function pasteTransient(
   if (options.enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
   const fill = ["set-buffer", "-b", name, "--", text];
   const inline = nestedCommandBytes(fill) <= INLINE_FILL_BYTES;
+  // Loaded ahead of the step, it is this server's to delete until the step has: also when the
+  // process ends in between (leftovers.ts), or the person's next paste would be this text.
+  const loaded = inline ? null : leave(ctx.runner, ctx.address, {
+    key: `buffer ${name}`,
+    undo: (run) => run(["delete-buffer", "-b", name]).then(() => {}),
+  });
   const load = () =>
-    ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-"], {
-      signal: ctx.signal,
-      stdin: new TextEncoder().encode(text),
-    });
+    loaded!.step((closing) =>
+      ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-"], {
+        signal: AbortSignal.any([ctx.signal, closing]),
+        stdin: new TextEncoder().encode(text),
+      })
+    );
   try {
-    return await deliverInput(
+    const reached = await deliverInput(
       ctx,
       snapshot,
       pane,
@@ -457,12 +467,14 @@ export async function pasteTransient(
       inline ? [fill] : [],
       inline ? { name } : { name, load },
     );
+    loaded?.clear();
+    return reached;
   } catch (error) {
     // Refused by tmux, the step deleted it (filled on that line, a shell condition's refusal
     // left none): a retry loop on such refusals costs no round trip more.
-    if (!options.guard.shellRefusals?.includes(error as ToolFailure)) {
-      await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", name]).catch(() => {});
-    }
+    if (options.guard.shellRefusals?.includes(error as ToolFailure)) loaded?.clear();
+    else if (loaded) await loaded.undo();
+    else await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", name]).catch(() => {});
     throw error;
   }
 }
