@@ -1185,6 +1185,60 @@ Deno.test("tmux fact: a wait-for that was abandoned swallows the next lone signa
   });
 });
 
+/** A tool's summary line, and its structured content. */
+async function summaryOf(
+  c: Awaited<ReturnType<typeof connect>>,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ summary: string; data: Record<string, unknown> }> {
+  const r = await c.call(name, args);
+  const text = r.content?.[0]?.type === "text" ? r.content[0].text : "";
+  assert.notEqual(r.isError, true, text);
+  return { summary: text.split("\n")[0], data: r.structuredContent as Record<string, unknown> };
+}
+
+// tmux cannot withdraw a wait: a cancelled one stays, dead, and takes the next lone signal.
+Deno.test("after a cancelled wait_for_channel, signal_channel and the next wait that times out say a dead wait may have taken the signal", async () => {
+  await withTmux(async (t, c) => {
+    const waiter = async () =>
+      (await processesNaming(t.socket)).some((p) => / wait-for (-- )?ghost$/.test(p.args));
+    const abort = new AbortController();
+    const call = c.client.callTool(
+      { name: "wait_for_channel", arguments: { channel: "ghost", timeoutMs: 60_000 } },
+      undefined,
+      { signal: abort.signal },
+    );
+    await waitFor(waiter, "the waiter");
+    abort.abort();
+    await assert.rejects(call);
+    await waitFor(async () => !(await waiter()), "the waiter's tmux process gone");
+
+    const signalled = await summaryOf(c, "signal_channel", { channel: "ghost" });
+    assert.deepEqual(signalled.data, { channel: "ghost", signalled: true });
+    assert.match(
+      signalled.summary,
+      /abandoned \(timed out or cancelled\) may have taken this signal/,
+    );
+    assert.match(signalled.summary, /tmux cannot withdraw a wait/);
+    const next = await summaryOf(c, "wait_for_channel", { channel: "ghost", timeoutMs: 300 });
+    assert.equal(next.data.outcome, "timedOut", "tmux gave the signal to the dead wait");
+    assert.match(next.summary, /An earlier wait on it that this server abandoned may have taken/);
+
+    // A wait that is signalled is woken with every dead one: nothing more is said after it.
+    await waitFor(async () => !(await waiter()), "the timed-out waiter's tmux process gone");
+    const waiting = summaryOf(c, "wait_for_channel", { channel: "ghost", timeoutMs: 20_000 });
+    await waitFor(waiter, "the live waiter");
+    await t.tmux("wait-for", "-S", "ghost");
+    assert.equal((await waiting).data.outcome, "signalled");
+    assert.equal(
+      (await summaryOf(c, "signal_channel", { channel: "ghost" })).summary,
+      "Signalled channel ghost.",
+    );
+    const kept = await summaryOf(c, "wait_for_channel", { channel: "ghost", timeoutMs: 5_000 });
+    assert.equal(kept.data.outcome, "signalled");
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // load_buffer / delete_buffer
 

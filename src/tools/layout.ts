@@ -1,7 +1,7 @@
 /**
  * Arranging: renaming, selecting, resizing, zooming, swapping and moving; pane titles,
- * synchronized input, copy mode, and tmux's wait-for channels. Toolset manage: nothing here
- * starts a process or types into one.
+ * synchronized input, copy mode, and tmux's wait-for channels (channels.ts). Toolset manage:
+ * nothing here starts a process or types into one.
  *
  * Every tool answers with the state tmux ended in, read back from tmux after the change —
  * not the state that was asked for. Zoom is a state, never a toggle: `zoom: true` means
@@ -27,10 +27,8 @@ import {
   windowIdSchema,
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
-import { TmuxError } from "../tmux/run.ts";
 import {
   type PaneRow,
-  SERVER_ONLY,
   type SessionRow,
   SESSIONS_ONLY,
   type Snapshot,
@@ -45,8 +43,8 @@ import {
   renameChecked,
   requireStored,
 } from "./arguments.ts";
+import { signalChannel, waitForChannel } from "./channels.ts";
 import { sizeSchema } from "./lifecycle.ts";
-import { clampTimeout, timeoutField } from "./wait.ts";
 
 /** Changes the arrangement, destroys nothing; the same call again changes nothing more. */
 const ARRANGES: ToolAnnotations = changes({ destructive: false, idempotent: true });
@@ -765,95 +763,6 @@ const exitCopyMode = defineTool({
       summary: pane.inMode
         ? `Pane ${pane.id} left ${pane.mode}${now.inMode ? ` but is in ${now.mode}` : ""}.`
         : `Pane ${pane.id} was in no mode.`,
-    };
-  },
-});
-
-// ---------------------------------------------------------------------------------------------
-// wait_for_channel / signal_channel
-
-/**
- * A blocked `tmux wait-for` holds one of the runner's few process slots for its whole wait;
- * more than this many at once would starve every other tool call.
- */
-const MAX_CHANNEL_WAITS = 2;
-const channelWaits = new WeakMap<object, number>();
-
-const channelSchema = z.string().regex(
-  /^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]{0,127}$/,
-  "a channel name: letters, digits and _ . : @ + = - (up to 128)",
-);
-
-const PROGRESS_EVERY_MS = 5_000;
-
-const waitForChannel = defineTool({
-  name: "wait_for_channel",
-  title: "Wait for channel",
-  toolset: "manage",
-  description: "Block until a tmux wait-for channel is signalled. A timed-out wait eats the next " +
-    "signal.",
-  input: {
-    channel: channelSchema,
-    timeoutMs: timeoutField,
-  },
-  output: {
-    channel: z.string(),
-    outcome: z.enum(["signalled", "timedOut"]),
-    effectiveTimeoutMs: count(),
-    waitedMs: count(),
-  },
-  annotations: ARRANGES_AGAIN,
-  async run(args, ctx) {
-    const effective = clampTimeout(args.timeoutMs).effective;
-    const running = channelWaits.get(ctx.runner) ?? 0;
-    if (running >= MAX_CHANNEL_WAITS) {
-      throw new ToolFailure(
-        `${running} channel waits are already running; each holds a tmux process for its whole wait.`,
-        "Wait for one to end, or signal_channel the channel they wait on.",
-      );
-    }
-    channelWaits.set(ctx.runner, running + 1);
-    const started = Date.now();
-    const ticker = setInterval(() => {
-      ctx.progress(Date.now() - started, effective, `waiting on channel ${args.channel}`);
-    }, PROGRESS_EVERY_MS);
-    try {
-      await ctx.progress(0, effective, `waiting on channel ${args.channel}`);
-      let outcome: "signalled" | "timedOut" = "signalled";
-      try {
-        await ctx.spawn(["wait-for", "--", args.channel], effective);
-      } catch (error) {
-        if (!(error instanceof TmuxError && error.kind === "timeout")) throw error;
-        outcome = "timedOut";
-      }
-      const waitedMs = Date.now() - started;
-      return {
-        data: { channel: args.channel, outcome, effectiveTimeoutMs: effective, waitedMs },
-        summary: outcome === "signalled"
-          ? `Channel ${args.channel} was signalled.`
-          : `No signal on ${args.channel} within ${effective} ms. tmux keeps this abandoned wait: the next signal sent while nobody else waits goes to it, not to a later wait.`,
-      };
-    } finally {
-      clearInterval(ticker);
-      channelWaits.set(ctx.runner, (channelWaits.get(ctx.runner) ?? 1) - 1);
-    }
-  },
-});
-
-const signalChannel = defineTool({
-  name: "signal_channel",
-  title: "Signal channel",
-  toolset: "manage",
-  description: "Signal a tmux wait-for channel (kept if none waits).",
-  input: { channel: channelSchema },
-  output: { channel: z.string(), signalled: z.boolean() },
-  annotations: ARRANGES_AGAIN,
-  async run(args, ctx) {
-    ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
-    await ctx.run(["wait-for", "-S", "--", args.channel]);
-    return {
-      data: { channel: args.channel, signalled: true },
-      summary: `Signalled channel ${args.channel}.`,
     };
   },
 });
