@@ -449,3 +449,32 @@ Deno.test("run_command still waits on a command whose shell reads a line itself 
     }
   });
 });
+
+Deno.test("run_command still waits on a command whose shell reads one key (`read -n 1`, zsh's `read -k`)", async () => {
+  await withTmux(async (t, c) => {
+    for (const shell of EDITOR_SHELLS) {
+      const pane = await shellPane(t, shell);
+      // "Press a key to go on": the shell reads one key, canonical mode off as at its prompt,
+      // but with the terminal's echo on, unlike a line editor.
+      const read = shell === "zsh" ? "read -k 1 x" : "read -n 1 x";
+      const call = await c.call("run_command", {
+        paneId: pane,
+        command: `printf 'go on? '; ${read}; echo; echo got=$x`,
+        timeoutMs: 4_000,
+      });
+      const text = call.content?.[0]?.type === "text" ? call.content[0].text : "";
+      const r = call.structuredContent as unknown as RunReply;
+      assert.doesNotMatch(text, /interrupted|The pane is free/, `${shell}: ${text}`);
+      assert.equal(r.stillRunning, true, `${shell}: ${text}`);
+      // It waited for its key all along: given one, it ends, with its status.
+      await t.tmux("send-keys", "-t", pane, "-l", "y");
+      const job = await c.ok<{ state: string; exitStatus: number | null; output: string }>(
+        "get_command_result",
+        { jobId: r.jobId!, waitMs: 10_000 },
+      );
+      assert.equal(job.state, "exited", `${shell}: ${JSON.stringify(job)}`);
+      assert.equal(job.exitStatus, 0, shell);
+      assert.match(job.output, /got=y$/, shell);
+    }
+  });
+});

@@ -115,13 +115,15 @@ export async function paneAtPrompt(
 }
 
 /**
- * Whether pane `paneId`'s terminal reads keys one by one (canonical mode off): a line editor
- * reads it, as at an interactive shell's prompt (bash's readline, zsh's ZLE, the editors of
- * mksh and busybox sh). A shell's own `read` builtin, and a shell without a line editor even at
- * its prompt (dash, `bash --noediting`), read lines in canonical mode instead. So a shell that
- * holds its terminal and reads it this way waits at its prompt, not in a `read` of a command
- * (except `read -e` and zsh's `vared`, which use the line editor). False when it cannot be
- * told.
+ * Whether pane `paneId`'s terminal reads keys one by one without the terminal's echo
+ * (canonical mode and echo both off): a line editor reads it, as at an interactive shell's
+ * prompt (bash's readline, zsh's ZLE, the editors of ksh93, mksh, yash and busybox sh, each
+ * measured). A shell's own `read` builtin reads lines in canonical mode, and a one-key read
+ * (`read -n 1`, zsh's `read -k`) keeps the echo; a shell without a line editor even at its
+ * prompt (dash, `bash --noediting`) reads lines in canonical mode too. So a shell that holds
+ * its terminal and reads it this way waits at its prompt, not in a `read` of a command (except
+ * `read -e`, zsh's `vared` and a silent one-key `read -s -n 1`, which read the same way). False
+ * when it cannot be told.
  *
  * Asked as `stty -a` on the pane's terminal, run by tmux's `if-shell` (the terminal's path is
  * tmux's own `#{pane_tty}`, never text of ours): reading a terminal's settings changes nothing.
@@ -138,7 +140,8 @@ export async function lineEditorReads(
     "if-shell",
     "-t",
     paneId,
-    `stty -a < '#{pane_tty}' 2>/dev/null | grep -qE -- '(^|[[:space:]])-icanon([[:space:]]|;|$)'`,
+    `stty -a < '#{pane_tty}' 2>/dev/null | tr -s ' ;\\011' '\\n' | grep -cxE -- '-(icanon|echo)' | ` +
+    "grep -qx 2",
     `display-message -p ${yes}`,
   ], { signal });
   return result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);
