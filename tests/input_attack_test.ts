@@ -478,3 +478,41 @@ Deno.test("run_command still waits on a command whose shell reads one key (`read
     }
   });
 });
+
+Deno.test({
+  name: "run_command in busybox sh runs a long command as given, never words of its arguments",
+  ignore: !["/bin", "/usr/bin"].some((dir) => {
+    try {
+      return Deno.statSync(`${dir}/busybox`).isFile;
+    } catch {
+      return false;
+    }
+  }),
+  fn: async () => {
+    await withTmux(async (t, c) => {
+      const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-busybox-" });
+      try {
+        const pane =
+          (await t.tmux("new-window", "-d", "-c", dir, "-P", "-F", "#{pane_id}", "busybox sh"))
+            .trim();
+        await waitFor(
+          async () =>
+            (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}"))
+                .trim() === "busybox" &&
+            (await t.tmux("capture-pane", "-p", "-t", pane)).trim() !== "",
+          "the busybox prompt",
+        );
+        // Long enough to be built up a line at a time; busybox's line editor keeps about 1 023
+        // bytes of a line, and a piece cut before its closing quote would run the echo's text.
+        const mark = `${dir}/ran`;
+        const command = `echo ${"x".repeat(995)}${` touch ${mark}`.repeat(60)} ${"y".repeat(1500)}`;
+        const r = await c.ok<RunReply>("run_command", { paneId: pane, command, timeoutMs: 10_000 });
+        assert.equal(await exists(mark), false, "text of the echo's argument ran as a command");
+        assert.equal(r.exitStatus, 0, JSON.stringify(r).slice(0, 300));
+        assert.equal(r.output, command.slice("echo ".length));
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
+  },
+});

@@ -536,8 +536,13 @@ function printfUnits(command: string): string[] {
   return units;
 }
 
-/** Longest line typed at once (a shell without line editing reads at most 4095 bytes). */
-const MAX_TYPED_LINE = 3_000;
+/**
+ * Longest line typed at once: busybox sh's line editor keeps about 1 023 bytes of a line and
+ * drops the rest without a word (a shell without line editing reads at most 4 095).
+ */
+const MAX_TYPED_LINE = 960;
+/** Longest piece of a long command a line holds (with its assignment: under MAX_TYPED_LINE). */
+const MAX_PIECE = 900;
 
 /**
  * What is typed at the prompt. The markers are printed by printf from two separate words, so
@@ -573,7 +578,7 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
   const lines = [` ${VARIABLE}=''`];
   let chunk = "";
   for (const unit of units) {
-    if (chunk.length + unit.length > 1_000) {
+    if (chunk.length + unit.length > MAX_PIECE) {
       lines.push(` ${VARIABLE}="$${VARIABLE}"'${chunk}'`);
       chunk = "";
     }

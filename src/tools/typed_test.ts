@@ -108,6 +108,21 @@ Deno.test("typedCommand starts no process of its own where the shell needs none"
   assert.match(typedCommand("true", NONCE, "sh"), /\$\{EPOCHSECONDS:-\$\(date \+%s/);
 });
 
+Deno.test("typedCommand types no line a line editor would cut (busybox keeps about 1 023 bytes)", () => {
+  for (const shell of ["sh", "bash", "zsh"]) {
+    for (const size of [100, 900, 958, 1_500, 3_000, 20_000]) {
+      for (
+        const command of ["x".repeat(size), "é".repeat(size / 2), `echo '${"a".repeat(size)}'`]
+      ) {
+        for (const line of typedCommand(command, NONCE, shell).split("\n")) {
+          const bytes = new TextEncoder().encode(line).length;
+          assert.ok(bytes <= 960, `${shell}, ${size}: a line of ${bytes} bytes`);
+        }
+      }
+    }
+  }
+});
+
 /** The end marker row the shell prints for `nonce` with `status`, then `tail`. */
 function endRow(nonce: string, status: number, tail: string): string {
   return `__tmcp_${nonce}_E:${status}:${endCheck(nonce, status)}${tail}`;
