@@ -1263,7 +1263,7 @@ Deno.test("load_buffer stores text exactly; delete_buffer removes only this serv
     await t.tmux("set-buffer", "-b", "persons", "their clipboard");
     assert.match(
       await c.fail("delete_buffer", { bufferName: "persons" }),
-      /not made by this server/,
+      /not made by tmux-mcp/,
     );
     assert.match(await c.fail("delete_buffer", { bufferName: "tmux-mcp-none" }), /No buffer/);
     assert.deepEqual(await c.ok("delete_buffer", { bufferName: "tmux-mcp-notes" }), {

@@ -176,7 +176,7 @@ const deleteBuffer = defineTool({
       throw new ToolFailure(
         `Buffer ${
           JSON.stringify(args.bufferName)
-        } was not made by this server (its buffers start with "${BUFFER_PREFIX}"); other buffers belong to the person.`,
+        } was not made by tmux-mcp (its buffers start with "${BUFFER_PREFIX}"); other buffers belong to the person.`,
         "Only buffers from load_buffer can be deleted here.",
       );
     }
