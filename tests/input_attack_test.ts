@@ -516,3 +516,20 @@ Deno.test({
     });
   },
 });
+
+Deno.test("run_command: an alias of the person's shell named like a word it types never reports a command that did not run", async () => {
+  await withTmux(async (t, c) => {
+    for (const shell of MARKER_SHELLS) {
+      const pane = await shellPane(t, shell);
+      // Words the typed line uses, aliased to print instead of run.
+      const aliases = shell === "zsh"
+        ? "alias eval='echo NO' printf='echo NO'"
+        : "alias command=echo printf='echo NO'";
+      const defined = await c.ok<RunReply>("run_command", { paneId: pane, command: aliases });
+      assert.equal(defined.exitStatus, 0, shell);
+      const r = await c.ok<RunReply>("run_command", { paneId: pane, command: "(exit 3)" });
+      assert.equal(r.exitStatus, 3, `${shell}: ${JSON.stringify(r)}`);
+      assert.equal(r.output, "", shell);
+    }
+  });
+});

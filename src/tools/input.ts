@@ -559,7 +559,9 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
   // shell, end marker included; `command eval` keeps the line going (POSIX: command strips a
   // special builtin's power to abort). zsh's `command` runs only external programs, and zsh's
   // eval does not abort the line: plain eval there.
-  const evaluate = shell === "zsh" ? "eval" : "command eval";
+  // Words typed quoted (`\eval`) are never taken for an alias of the person's shell (an alias
+  // `command=echo` would print the command and report status 0).
+  const evaluate = shell === "zsh" ? "\\eval" : "\\command eval";
   const markers = markerWords(nonce);
   const payload = units.join("");
   const plain = payload.length === units.length;
@@ -569,8 +571,8 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
     plain
       ? `${evaluate} ${word}`
       : bash
-      ? `printf -v ${VARIABLE} %b ${word}; ${evaluate} "$${VARIABLE}"`
-      : `${evaluate} "$(printf %b ${word})"`;
+      ? `\\printf -v ${VARIABLE} %b ${word}; ${evaluate} "$${VARIABLE}"`
+      : `${evaluate} "$(\\printf %b ${word})"`;
   const tail = bash && !plain ? `; unset ${VARIABLE}` : "";
   const line = ` ${markers.begin}; ${run(`'${payload}'`)}; ${markers.end}${tail}`;
   if (line.length + 2 <= MAX_TYPED_LINE) return line;

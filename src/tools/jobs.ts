@@ -139,8 +139,8 @@ export function endCheck(nonce: string, status: number): string {
 export function markerWords(nonce: string): { begin: string; end: string } {
   const [a, b] = checkTerms(nonce);
   return {
-    begin: `printf '%s_%s_B\\n' __tmcp ${nonce}`,
-    end: `printf '%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" "$(( (${a} ^ ${b}) * ($? + 1) ))" ` +
+    begin: `\\printf '%s_%s_B\\n' __tmcp ${nonce}`,
+    end: `\\printf '%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" "$(( (${a} ^ ${b}) * ($? + 1) ))" ` +
       `"\${EPOCHSECONDS:-$(date +%s 2>/dev/null)}"`,
   };
 }
@@ -185,11 +185,13 @@ const HELD = "__tmux_mcp_cmd";
  */
 const TYPED_LINE = (() => {
   const word = `(?:'${UNITS}'|"\\$${HELD}")`;
-  const evaluate = "(?:command eval|eval)";
-  const run = `(?:${evaluate} ${word}|printf -v ${HELD} %b ${word}; ${evaluate} "\\$${HELD}"|` +
-    `${evaluate} "\\$\\(printf %b ${word}\\)")`;
-  const begin = String.raw`printf '%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
-  const end = String.raw`printf '%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
+  // Each word a shell could take for an alias is typed quoted (`\printf`): older lines were not.
+  const q = String.raw`\\?`;
+  const evaluate = `(?:${q}command eval|${q}eval)`;
+  const run = `(?:${evaluate} ${word}|${q}printf -v ${HELD} %b ${word}; ${evaluate} "\\$${HELD}"|` +
+    `${evaluate} "\\$\\(${q}printf %b ${word}\\)")`;
+  const begin = String.raw`${q}printf '%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
+  const end = String.raw`${q}printf '%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
     String.raw`"\$\(\( \(\d{1,7} \^ \d{1,7}\) \* \(\$\? \+ 1\) \)\)" ` +
     String.raw`"\$\{EPOCHSECONDS:-\$\(date \+%s 2>/dev/null\)\}"`;
   return new RegExp(`^.* ${begin}; ${run}; ${end}(?:; unset ${HELD})?$`);

@@ -103,7 +103,7 @@ Deno.test("typedCommand starts no process of its own where the shell needs none"
   // Anything else: bash decodes into a variable, others in a command substitution.
   assert.match(typedCommand("ls | wc -l", NONCE, "bash"), /printf -v __tmux_mcp_cmd %b '/);
   assert.doesNotMatch(typedCommand("ls | wc -l", NONCE, "bash"), /\$\(printf/);
-  assert.match(typedCommand("ls | wc -l", NONCE, "sh"), /"\$\(printf %b '/);
+  assert.match(typedCommand("ls | wc -l", NONCE, "sh"), /"\$\(\\printf %b '/);
   // The end time: bash's own clock first, `date` only where there is none.
   assert.match(typedCommand("true", NONCE, "sh"), /\$\{EPOCHSECONDS:-\$\(date \+%s/);
 });
