@@ -628,6 +628,13 @@ Deno.test("rename_session and rename_window store tricky names exactly; no #() r
     assert.equal(w.name, name);
     assert.equal(await fmt(t, t.ids.windowId, "#{window_name}"), name);
     assert.equal(await fmt(t, t.ids.windowId, "#{automatic-rename}"), "0");
+    // The reply says so: the name no longer follows the window's program.
+    const said = await c.call("rename_window", { windowId: t.ids.windowId, name: "said" });
+    assert.match(
+      said.content?.[0]?.type === "text" ? said.content[0].text : "",
+      /automatic-rename is off now/,
+    );
+    await c.ok("rename_window", { windowId: t.ids.windowId, name });
 
     await t.tmux("new-session", "-d", "-s", "other");
     assert.match(

@@ -161,7 +161,10 @@ const renameWindow = defineTool({
     );
     return {
       data: { windowId: window.id, name, previousName: window.name },
-      summary: `Window ${window.id} is now named ${JSON.stringify(name)}.`,
+      // tmux's rename-window turns the window's automatic-rename off: the name no longer
+      // follows its program, which a person who relied on that would otherwise not learn.
+      summary: `Window ${window.id} is now named ${JSON.stringify(name)}; tmux keeps that name ` +
+        "(its automatic-rename is off now).",
     };
   },
 });
