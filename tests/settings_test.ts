@@ -845,8 +845,133 @@ Deno.test("pipe_pane copies output to a file with any name, stops, and pipes to 
         /absolute/,
       );
       assert.match(await c.fail("pipe_pane", { paneId: "%88", stop: true }), /No pane %88/);
+      // A path checked (by a shell tmux runs) before it is piped to, with a newline in it and
+      // a final `;`, both of which tmux's command line treats specially.
+      await c.ok("pipe_pane", { paneId: t.ids.paneId, stop: true });
+      const odd = `${dir}/new\nline #{pane_id};`;
+      await c.ok("pipe_pane", { paneId: t.ids.paneId, path: odd });
+      await t.tmux("send-keys", "-t", t.ids.paneId, "-l", "echo odd-$((6*7))");
+      await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
+      await waitFor(
+        async () => (await Deno.readTextFile(odd).catch(() => "")).includes("odd-42"),
+        "output in the file with the odd name",
+      );
     } finally {
       await t.tmux("pipe-pane", "-t", t.ids.paneId);
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+/** Reads `#{pane_pipe}` of `paneId` straight from tmux. */
+async function pipeOpen(t: { tmux(...args: string[]): Promise<string> }, paneId: string) {
+  return (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_pipe}")).trim() === "1";
+}
+
+Deno.test("pipe_pane refuses a path it cannot append to, saying why, and pipes nothing", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-pipe-" });
+    try {
+      // `cat >>` would fail at once and write nothing, while tmux keeps the pipe open until
+      // the pane next prints: a reply read right after would say it is piped.
+      const missing = `${dir}/no-such-folder/pane.log`;
+      const refused = await c.fail("pipe_pane", { paneId: t.ids.paneId, path: missing });
+      assert.ok(refused.includes(missing), refused);
+      assert.match(refused, /no-such-folder.* does not exist/, refused);
+      assert.equal(await pipeOpen(t, t.ids.paneId), false, "no pipe was started");
+      assert.equal(await Deno.stat(`${dir}/no-such-folder`).catch(() => null), null);
+      assert.match(
+        await c.fail("pipe_pane", { paneId: t.ids.paneId, path: dir }),
+        /is a folder/,
+      );
+      assert.equal(await pipeOpen(t, t.ids.paneId), false, "no pipe was started");
+      // A FIFO is not opened by the check (that would wait for a reader): its reader gets
+      // the output once it opens it.
+      const fifo = `${dir}/fifo`;
+      await new Deno.Command("mkfifo", { args: [fifo] }).output();
+      const piped = await c.ok<{ piped: boolean }>("pipe_pane", {
+        paneId: t.ids.paneId,
+        path: fifo,
+      });
+      assert.equal(piped.piped, true);
+      const reader = await Deno.open(fifo, { read: true });
+      try {
+        await t.tmux("send-keys", "-t", t.ids.paneId, "-l", "echo fifo-$((6*7))");
+        await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
+        let seen = "";
+        const buf = new Uint8Array(4096);
+        while (!seen.includes("fifo-42")) {
+          const n = await reader.read(buf);
+          if (n === null) break;
+          seen += new TextDecoder().decode(buf.subarray(0, n));
+        }
+        assert.match(seen, /fifo-42/);
+        await c.ok("pipe_pane", { paneId: t.ids.paneId, stop: true });
+      } finally {
+        reader.close();
+      }
+    } finally {
+      await t.tmux("pipe-pane", "-t", t.ids.paneId);
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("pipe_pane does not replace a pipe a person opened on the pane; stop ends it", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-pipe-" });
+    const pane = t.ids.paneId;
+    try {
+      // The person logs the pane they work in (as tmux-logging does), and is watching it.
+      const theirs = `${dir}/their-session.log`;
+      await t.tmux("pipe-pane", "-t", pane, `cat >> '${theirs}'`);
+      await t.attach("main");
+      const mine = `${dir}/agent.log`;
+      for (const args of [{ path: mine }, { command: `cat > '${mine}'` }]) {
+        const refused = await c.fail("pipe_pane", { paneId: pane, ...args });
+        assert.match(refused, /already piped/, refused);
+        assert.match(refused, /stop: true/, refused);
+      }
+      await t.tmux("send-keys", "-t", pane, "-l", "echo after-$((6*7))");
+      await t.tmux("send-keys", "-t", pane, "Enter");
+      await waitFor(
+        async () => (await Deno.readTextFile(theirs).catch(() => "")).includes("after-42"),
+        "the person's log still receiving the pane's output",
+      );
+      assert.equal(await Deno.stat(mine).catch(() => null), null, "no file of the agent's");
+      // When that is really wanted: stop, then pipe.
+      const stopped = await c.ok<{ piped: boolean }>("pipe_pane", { paneId: pane, stop: true });
+      assert.equal(stopped.piped, false);
+      assert.equal(
+        (await c.ok<{ piped: boolean }>("pipe_pane", { paneId: pane, path: mine })).piped,
+        true,
+      );
+    } finally {
+      await t.tmux("pipe-pane", "-t", pane);
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("pipe_pane: a pipe opened between its read and its act is not replaced", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-pipe-" });
+    const pane = t.ids.paneId;
+    try {
+      const theirs = `${dir}/their-session.log`;
+      // Right after the tool's read (which sees no pipe), a person opens one.
+      await t.onceAfterGuardRead(`pipe-pane -t ${pane} 'cat >> ${theirs}'`);
+      const refused = await c.fail("pipe_pane", { paneId: pane, path: `${dir}/agent.log` });
+      assert.match(refused, /already piped/, refused);
+      await t.tmux("send-keys", "-t", pane, "-l", "echo after-$((6*7))");
+      await t.tmux("send-keys", "-t", pane, "Enter");
+      await waitFor(
+        async () => (await Deno.readTextFile(theirs).catch(() => "")).includes("after-42"),
+        "the person's log still receiving the pane's output",
+      );
+    } finally {
+      await t.tmux("set-hook", "-gu", "after-list-clients").catch(() => "");
+      await t.tmux("pipe-pane", "-t", pane);
       await Deno.remove(dir, { recursive: true });
     }
   });

@@ -302,7 +302,9 @@ export interface TmuxCondition {
   readonly format: string;
   /**
    * When true, `format` is instead a `/bin/sh` command that tmux runs (if-shell without -F),
-   * going ahead when it exits 0: for facts only the system knows. Built only from numbers.
+   * going ahead when it exits 0: for facts only the system knows. Built only from numbers,
+   * or from a client's text quoted as one shell word with `#` doubled (tmux expands the
+   * command as a format first).
    */
   readonly shell?: boolean;
 }

@@ -16,7 +16,7 @@
  * @module
  */
 
-import { changeView, type ViewScope } from "../mcp/guards.ts";
+import { changeView, runIf, type TmuxCondition, type ViewScope } from "../mcp/guards.ts";
 import { OWNER_OPTION, requireOwned } from "../mcp/ownership.ts";
 import { RUN_OPTION } from "./run_mark.ts";
 import { z } from "zod";
@@ -49,10 +49,11 @@ import {
   sessionIdSchema,
   sessionRefSchema,
 } from "../mcp/schemas.ts";
-import { decodeBytes } from "../tmux/format.ts";
+import { execFast } from "../tmux/control.ts";
+import { decodeBytes, escapeFormat, randomHex } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import { SERVER_ONLY, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
-import { changes, envNameSchema, formatArg, literalArg, paneFields } from "./arguments.ts";
+import { changes, envNameSchema, literalArg, paneFields } from "./arguments.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Reading tmux's quoting back
@@ -1241,6 +1242,63 @@ export function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
+/**
+ * Holds in tmux at the instant of the act: the pane has no pipe open. tmux's `pipe-pane`
+ * closes the pane's pipe before it opens one (with `-o` too, which then opens none), and the
+ * open pipe may be a person's log of the pane: it is never replaced unasked.
+ */
+const NO_PIPE = "#{!=:#{pane_pipe},1}";
+
+/**
+ * A `/bin/sh` command (for `if-shell`) that exits 0 when `path` can be opened for appending,
+ * as `cat >>` opens it: a `cat` that cannot open its file ends at once, yet tmux shows the
+ * pipe open until the pane next prints, so the pipe's own state says nothing. Opening creates
+ * a missing file, as `cat >>` would a moment later. A FIFO is not opened (that waits for a
+ * reader, and tmux's answer with it): write permission is asked instead. tmux expands the
+ * command as a format first: `#` is doubled so it stays text.
+ */
+function appendable(path: string): string {
+  const p = shellQuote(path);
+  return escapeFormat(`if [ -p ${p} ]; then [ -w ${p} ]; else : >> ${p}; fi`);
+}
+
+/** Whether the `/bin/sh` command `test` exits 0, run by tmux (on the tmux server's machine). */
+async function shellTest(ctx: TmuxContext, paneId: string, test: string): Promise<boolean> {
+  const yes = `tmux-mcp-yes-${randomHex(8)}`;
+  const result = await execFast(ctx.runner, ctx.address, [
+    "if-shell",
+    "-t",
+    paneId,
+    escapeFormat(test),
+    `display-message -p ${yes}`,
+  ], { signal: ctx.signal });
+  return result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);
+}
+
+/** The refusal of a path `cat >>` cannot open, saying why (asked on the tmux server's machine). */
+async function unappendable(ctx: TmuxContext, paneId: string, path: string): Promise<never> {
+  const folder = path.slice(0, path.lastIndexOf("/")) || "/";
+  const why = await shellTest(ctx, paneId, `[ -d ${shellQuote(path)} ]`)
+    ? "it is a folder"
+    : await shellTest(ctx, paneId, `[ -d ${shellQuote(folder)} ]`)
+    ? "it cannot be opened for appending (no permission to write it or its folder)"
+    : `its folder ${JSON.stringify(folder)} does not exist`;
+  throw new ToolFailure(
+    `Cannot pipe pane ${paneId}'s output to ${JSON.stringify(path)}: ${why}. Nothing was piped.`,
+    "Give a path in a folder that exists and may be written, on the machine tmux runs on.",
+  );
+}
+
+/** The refusal of a second pipe: opening one would close the pane's pipe, perhaps a person's. */
+function alreadyPiped(paneId: string, when = ""): ToolFailure {
+  return new ToolFailure(
+    `Pane ${paneId}'s output is already piped${when} (perhaps a person's log of it); a new ` +
+      "pipe would close that one. Nothing was changed.",
+    `If replacing it is really wanted, pipe_pane {paneId: "${paneId}", stop: true} ends it ` +
+      "first.",
+  );
+}
+
 const pipePane = defineTool({
   name: "pipe_pane",
   title: "Pipe pane output",
@@ -1272,9 +1330,23 @@ const pipePane = defineTool({
     const { pane } = await ctx.paneSnapshot(args.paneId);
     await requireOwned(ctx, [pane], `Piping pane ${pane.id}`);
     const shell = args.path !== undefined ? `cat >> ${shellQuote(args.path)}` : args.command;
-    // tmux expands pipe-pane's command as a format: `#` is doubled so it stays text.
-    if (shell !== undefined) await ctx.run(["pipe-pane", "-t", pane.id, "--", formatArg(shell)]);
-    else if (pane.piped) await ctx.run(["pipe-pane", "-t", pane.id]);
+    if (shell !== undefined) {
+      if (pane.piped) throw alreadyPiped(pane.id);
+      // The path is checked first (a shell job, during which tmux runs other clients'
+      // commands), then, at the very instant of the act, that no pipe was opened meanwhile.
+      const conditions: TmuxCondition[] = [{ target: pane.id, format: NO_PIPE }];
+      if (args.path !== undefined) {
+        conditions.unshift({ target: pane.id, format: appendable(args.path), shell: true });
+      }
+      // tmux expands pipe-pane's command as a format: `#` is doubled so it stays text.
+      const { failed } = await runIf(ctx, conditions, [
+        ["pipe-pane", "-t", pane.id, "--", escapeFormat(shell)],
+      ]);
+      if (failed === conditions.length - 1) {
+        throw alreadyPiped(pane.id, " (opened at that instant)");
+      }
+      if (failed !== null && args.path !== undefined) await unappendable(ctx, pane.id, args.path);
+    } else if (pane.piped) await ctx.run(["pipe-pane", "-t", pane.id]);
     const now = await paneFields(ctx, pane.id, ["#{pane_pipe}"]);
     if (now === null) {
       throw new ToolFailure(`Pane ${pane.id} went away meanwhile.`, "list_panes lists the panes.");
