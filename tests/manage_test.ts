@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
 import { HookGate, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { layoutStringProblem } from "../src/tmux/layout_string.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 
 /** A marker file a `#(touch ...)` would create if tmux ever ran it. */
@@ -949,6 +950,108 @@ Deno.test("select_layout applies presets and restores a layout string", async ()
       /tmux refused/,
     );
     assert.equal(await fmt(t, t.ids.windowId, "#{window_layout}"), original);
+  });
+});
+
+/** tmux's layout checksum (layout-custom.c), so a made-up layout string passes tmux's own check. */
+function withChecksum(body: string): string {
+  let csum = 0;
+  for (const byte of new TextEncoder().encode(body)) {
+    csum = ((csum >> 1) + ((csum & 1) << 15)) & 0xffff;
+    csum = (csum + byte) & 0xffff;
+  }
+  return `${csum.toString(16).padStart(4, "0")},${body}`;
+}
+
+Deno.test("select_layout refuses layout strings that would take down or bloat the tmux server", async () => {
+  await withTmux(async (t, c) => {
+    // A person works in "main" (its first window); the agent arranges a window nobody looks at.
+    const tty = await t.attach("main");
+    const [windowId, paneId] = (await t.tmux(
+      "new-window",
+      "-d",
+      "-t",
+      "main:",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+    )).trim().split(" ");
+    await t.tmux("split-window", "-h", "-d", "-t", paneId);
+    const before = await fmt(t, windowId, "#{window_layout}");
+    const bodies = [
+      // 4294967295 + 1 + 80 wraps to 80 in tmux's u_int sum: its own check passes, the server dies.
+      "80x24,0,0{4294967295x24,0,0,1,80x24,40,0,2}",
+      // Wraps too, and is applied: a 4294967000-column pane, gigabytes once someone looks.
+      "80x24,0,0{4294967000x24,0,0,1,375x24,40,0,2}",
+      // Three cells for two panes: tmux drops the last, the only child of its split, and dies.
+      "80x24,0,0{40x24,0,0,1,19x24,41,0,2,19x24,61,0[19x24,61,0,3]}",
+      // Within bounds, but the two cells do not fill the window.
+      "80x24,0,0{40x24,0,0,1,30x24,41,0,2}",
+      "80x24,0,0{40x24,0,0,1,0x24,41,0,2,38x24,42,0,3}",
+      "80x24,0,0{40x24,0,0,1,39x24,40,0,2}",
+      "10001x24,0,0,1",
+    ];
+    for (const body of bodies) {
+      const layout = withChecksum(body);
+      const r = await c.call("select_layout", { windowId, layout });
+      const alive = (await t.tmuxRaw("display-message", "-p", "#{pid}")).code === 0;
+      assert.ok(alive, `select_layout ${layout} ended the tmux server: ${JSON.stringify(r)}`);
+      assert.equal(r.isError, true, `select_layout accepted ${layout}: ${JSON.stringify(r)}`);
+      assert.match(JSON.stringify(r.content), /list_windows/, "the refusal says what passes");
+      assert.equal(await fmt(t, windowId, "#{window_layout}"), before);
+    }
+    assert.ok((await t.clientTtys()).includes(tty), "the person is still attached");
+  });
+});
+
+Deno.test("select_layout takes back every layout tmux prints, whatever its shape", async () => {
+  await withTmux(async (t, c) => {
+    const newWindow = async (): Promise<[string, string]> =>
+      (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id} #{pane_id}"))
+        .trim().split(" ") as [string, string];
+    const split = async (pane: string, ...flags: string[]): Promise<string> =>
+      (await t.tmux("split-window", "-d", ...flags, "-t", pane, "-P", "-F", "#{pane_id}")).trim();
+    const shapes: string[] = [];
+    // One pane.
+    shapes.push((await newWindow())[0]);
+    // Tiled, five panes; main-vertical, four.
+    for (const [preset, panes] of [["tiled", 5], ["main-vertical", 4]] as const) {
+      const [w, p] = await newWindow();
+      for (let i = 1; i < panes; i++) await split(p);
+      await t.tmux("select-layout", "-t", w, preset);
+      shapes.push(w);
+    }
+    // Nested both ways, three deep, with a full-width split and an uneven resize.
+    {
+      const [w, p] = await newWindow();
+      const right = await split(p, "-h");
+      const below = await split(right, "-v");
+      await split(below, "-h");
+      await split(p, "-v", "-f");
+      await t.tmux("resize-pane", "-t", right, "-L", "7");
+      shapes.push(w);
+    }
+    // Zoomed: window_layout is the layout beneath the zoom.
+    {
+      const [w, p] = await newWindow();
+      await split(await split(p, "-h"), "-v");
+      await t.tmux("resize-pane", "-Z", "-t", p);
+      shapes.push(w);
+    }
+    // As large as tmux lets a window be, and as small.
+    for (const [x, y] of [["10000", "30"], ["2", "3"]]) {
+      const [w, p] = await newWindow();
+      await split(p, "-h");
+      await t.tmux("resize-window", "-t", w, "-x", x, "-y", y);
+      shapes.push(w);
+    }
+    for (const w of shapes) {
+      const layout = await fmt(t, w, "#{window_layout}");
+      const visible = await fmt(t, w, "#{window_visible_layout}");
+      assert.equal(layoutStringProblem(visible), undefined, `${visible} (visible layout of ${w})`);
+      const r = await c.ok<{ layout: string }>("select_layout", { windowId: w, layout });
+      assert.equal(r.layout, layout);
+    }
   });
 });
 

@@ -27,6 +27,7 @@ import {
   windowIdSchema,
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
+import { layoutStringProblem } from "../tmux/layout_string.ts";
 import {
   type PaneRow,
   type SessionRow,
@@ -255,8 +256,30 @@ const PRESET_LAYOUTS = [
   "tiled",
 ] as const;
 
-/** A layout string as tmux prints it in `window_layout`: checksum, then the cell tree. */
-const LAYOUT_STRING = /^[0-9a-f]{4},\d+x\d+,\d+,\d+[0-9x,{}[\]]*$/;
+/** Names a preset or starts like a layout string (a checksum, then a width). */
+const LAYOUT_START = /^[0-9a-fA-F]{4},\d/;
+
+/**
+ * Refuses what is no preset and no layout string tmux could have printed: tmux trusts the
+ * cells of a layout string, and some it did not print crash the server (layout_string.ts).
+ */
+function checkLayout(layout: string): void {
+  if ((PRESET_LAYOUTS as readonly string[]).includes(layout)) return;
+  const hint = `Presets: ${PRESET_LAYOUTS.join(", ")}; list_windows shows layout strings.`;
+  if (!LAYOUT_START.test(layout)) {
+    throw new ToolFailure(
+      `${JSON.stringify(layout)} is neither a preset layout nor a tmux layout string.`,
+      hint,
+    );
+  }
+  const problem = layoutStringProblem(layout);
+  if (problem !== undefined) {
+    throw new ToolFailure(
+      `That layout string is not one tmux prints (${problem}); tmux could crash on it.`,
+      hint,
+    );
+  }
+}
 
 const selectLayout = defineTool({
   name: "select_layout",
@@ -276,13 +299,7 @@ const selectLayout = defineTool({
   },
   annotations: ARRANGES,
   async run(args, ctx) {
-    const preset = (PRESET_LAYOUTS as readonly string[]).includes(args.layout);
-    if (!preset && !LAYOUT_STRING.test(args.layout)) {
-      throw new ToolFailure(
-        `${JSON.stringify(args.layout)} is neither a preset layout nor a tmux layout string.`,
-        `Presets: ${PRESET_LAYOUTS.join(", ")}; list_windows shows layout strings.`,
-      );
-    }
+    checkLayout(args.layout);
     const { snapshot, window } = await ctx.windowAlone(args.windowId);
     await changeView(ctx, snapshot, { windows: [window.id] }, `Rearranging window ${window.id}`, [
       ["select-layout", "-t", window.id, "--", args.layout],
