@@ -8,7 +8,8 @@ import denoJson from "../deno.json" with { type: "json" };
 import { MAX_INPUT_BYTES } from "../src/hooks/input.ts";
 import { MESSAGE_OPTION, STATE_OPTION } from "../src/hooks/marks.ts";
 import { agentEnv, RECORDED, recorded, seedDecision, toolCall } from "../src/hooks/testing.ts";
-import { cleanEnv, sh, TestTmux } from "./helpers/tmux.ts";
+import { connect } from "./helpers/mcp.ts";
+import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 
@@ -239,5 +240,61 @@ Deno.test("spawned: guard judges the server config's --socket names, and TMUX_MC
   } finally {
     await b.kill();
     await a.kill();
+  }
+});
+
+Deno.test("spawned: guard asks about a batch whose kill unzooms a person's window before it types into a pane there", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    // The person's session: one window, three panes, the first zoomed (the others hidden).
+    const shown = (await t.tmux("new-session", "-d", "-s", "person", "-P", "-F", "#{pane_id}"))
+      .trim();
+    const split = async () =>
+      (await t.tmux("split-window", "-d", "-t", shown, "-P", "-F", "#{pane_id}", "sh")).trim();
+    const hidden1 = await split();
+    const hidden2 = await split();
+    await t.tmux("resize-pane", "-Z", "-t", shown);
+    const tty = await t.attach("person");
+    const operations = [
+      { tool: "kill_pane", arguments: { paneId: hidden1, force: true } },
+      {
+        tool: "send_keys",
+        arguments: { paneId: hidden2, text: "echo typed-by-agent", force: true },
+      },
+    ];
+    const decision = await hookProcess(
+      ["guard"],
+      toolCall("mcp__tmux__call_tools_batch", { operations }),
+      env,
+    );
+    assert.equal(decision.code, 0, decision.stderr);
+    assert.equal(seedDecision(decision.stdout).permissionDecision, "ask", decision.stdout);
+
+    // Why: where the person let the server type where they watch (--allow-attended-input, so
+    // the hook is the only one asking), the first operation unzooms their window and the second
+    // types into a pane now on their screen.
+    const c = await connect({ socketName: t.socket, allowAttendedInput: true });
+    try {
+      await c.ok("call_tools_batch", { operations });
+    } finally {
+      await c.close();
+    }
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", shown, "#{window_zoomed_flag}")).trim(),
+      "0",
+    );
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", hidden2)).includes("typed-by-agent"),
+      "the typed text in the pane the person now sees",
+    );
+    const now = await hookProcess(
+      ["guard"],
+      toolCall("mcp__tmux__send_keys", { paneId: hidden2, text: "x" }),
+      env,
+    );
+    assert.ok(seedDecision(now.stdout).permissionDecisionReason.includes(tty), now.stdout);
+  } finally {
+    await t.kill();
   }
 });

@@ -76,9 +76,10 @@ export interface GuardedCall {
   /** Set when the call's targets cannot be read from its arguments: the guard then asks. */
   readonly unclear?: string;
   /**
-   * Set for a batch operation after operations that may change tmux (rename, move, join,
-   * synchronize...): what it reaches when it runs is not what tmux shows now, so the guard asks
-   * instead of judging it by the snapshot. The tools of those operations, in order.
+   * Set for a batch operation after operations that may change tmux (any tool but a read-only
+   * one: rename, join, synchronize, kill, type...): what it reaches when it runs is not what
+   * tmux shows now, so the guard asks instead of judging it by the snapshot. The tools of those
+   * operations, in order.
    */
   readonly after?: readonly string[];
 }
@@ -113,11 +114,20 @@ function callsOf(
   changes: string[],
 ): GuardedCall[] {
   const calls = readCall(tool, args, label, inherited, depth, changes);
-  // A batch runs its operations in order: an earlier one that changes tmux may rename the
-  // session this one names, move a pane into the window it kills, or synchronize the window it
-  // types into. Guarded tools are judged themselves; read-only ones change nothing.
-  if (tool !== BATCH_TOOL && verbOf(tool) === undefined && !readsOnly(tool)) changes.push(tool);
+  noteChange(tool, changes);
   return calls;
+}
+
+/**
+ * Records `tool` among the changes later operations of the batch come after. A batch runs its
+ * operations in order: an earlier one may rename the session a later one names, move a pane
+ * into the window it kills, or synchronize the window it types into. Guarded tools change
+ * tmux too: killing a pane of a zoomed window unzooms it, putting its hidden panes on a
+ * person's screen, and typing or running a command in a shell nobody watches can run `tmux`
+ * itself. Only read-only tools change nothing; a nested batch counts by its own operations.
+ */
+function noteChange(tool: string, changes: string[]): void {
+  if (tool !== BATCH_TOOL && !readsOnly(tool)) changes.push(tool);
 }
 
 function readCall(
@@ -163,9 +173,7 @@ function readCall(
       const opArgs = op.arguments ?? {};
       const opTool = bareToolName(op.tool);
       if (!isObject(opArgs)) {
-        if (opTool !== BATCH_TOOL && verbOf(opTool) === undefined && !readsOnly(opTool)) {
-          changes.push(opTool);
-        }
+        noteChange(opTool, changes);
         return verbOf(opTool) === undefined && opTool !== BATCH_TOOL ? [] : [
           unclear(
             `${opLabel} (${opTool})`,
