@@ -230,7 +230,7 @@ Deno.test("guard: a pane a person watches is asked about, naming pane and client
     );
     assert.ok(d.permissionDecisionReason.includes(`client ${tty}`), d.permissionDecisionReason);
     assert.ok(
-      d.permissionDecisionReason.includes(`work session:1.0 "other #1"`),
+      d.permissionDecisionReason.includes(`"work session":1.0 "other #1"`),
       d.permissionDecisionReason,
     );
 
@@ -574,11 +574,14 @@ Deno.test("guard: a window or session name cannot close the quotes of the reason
       `send_keys would type into pane ${ids.other} ("work session":1.0 ` +
         `${JSON.stringify(forged)}), which a person is watching (client ${tty}).`,
     );
-    // A session name is bare only when it is one plain word; otherwise quoted the same way.
+    // A session name is bare only when it is one plain word; otherwise quoted the same way
+    // (tmux itself writes a backslash in a session name doubled).
     await t.tmux("rename-session", "-t", ids.other, 'x"\\ y');
     await t.tmux("rename-window", "-t", ids.other, "vim");
+    const stored = (await t.tmux("display-message", "-p", "-t", ids.other, "#{session_name}"))
+      .trimEnd();
     const session = seedDecision((await guardRun(env, call)).stdout).permissionDecisionReason;
-    assert.ok(session.includes(`(${JSON.stringify('x"\\ y')}:1.0 "vim")`), session);
+    assert.ok(session.includes(`(${JSON.stringify(stored)}:1.0 "vim")`), session);
     await t.tmux("rename-session", "-t", ids.other, "main");
     const plain = seedDecision((await guardRun(env, call)).stdout).permissionDecisionReason;
     assert.ok(plain.includes(`(main:1.0 "vim")`), plain);

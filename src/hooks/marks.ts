@@ -239,12 +239,22 @@ function attentionMessage(input: HookInput): string {
   return "waiting for your input";
 }
 
-/** `main:2.0 "editor"`: where a person finds the pane. */
+/**
+ * `main:2.0 "editor"`: where a person finds the pane. The names are anybody's (a model renames
+ * windows and sessions): the window's is always quoted and the session's unless it is one plain
+ * word, with JSON's escapes, so no name can close a quote of the sentence around it and go on
+ * in that sentence's words.
+ */
 export function where(pane: PaneRow): string {
   const at = pane.placements[0];
-  const name = oneLine(pane.windowName, 60);
-  return at ? `${oneLine(at.sessionName, 60)}:${at.index}.${pane.index} "${name}"` : pane.id;
+  if (!at) return pane.id;
+  const session = oneLine(at.sessionName, 60);
+  const shown = PLAIN_NAME.test(session) ? session : JSON.stringify(session);
+  return `${shown}:${at.index}.${pane.index} ${JSON.stringify(oneLine(pane.windowName, 60))}`;
 }
+
+/** A session name shown bare: nothing in it can be read as quotes or punctuation. */
+const PLAIN_NAME = /^[A-Za-z0-9_-]+$/;
 
 /**
  * Makes text one readable line of at most `max` characters: control characters (tabs,

@@ -207,6 +207,32 @@ Deno.test("attention tells every client not looking at the pane, escaped, and on
   }
 });
 
+Deno.test("the status line names the window quoted and escaped, whatever its name holds", async () => {
+  const t = await TestTmux.start("main");
+  const clients: Awaited<ReturnType<typeof attachLogged>>[] = [];
+  try {
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    // A name a model may give: a quote to end the sentence's, a backslash, a format (tmux
+    // expands rename-window's argument, so `##` is stored as `#`, and doubles the backslash).
+    await t.tmux("rename-window", "-t", t.ids.paneId, 'a"b\\ ##{pane_id} c');
+    const stored = (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{window_name}"))
+      .trimEnd();
+    assert.ok(stored.includes('"') && stored.includes("#{pane_id}"), stored);
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const elsewhere = await attachLogged(t, "other");
+    clients.push(elsewhere);
+    await hook("attention", recorded("Notification", { message: "hi" }), env);
+    await waitFor(
+      () =>
+        elsewhere.screen().includes(`Agent in main:0.0 ${JSON.stringify(stored)} needs you: hi`),
+      "the window's name, quoted with its quote and backslash escaped",
+    );
+  } finally {
+    for (const c of clients) await c.close();
+    await t.kill();
+  }
+});
+
 Deno.test("done flags an unwatched window to every client, and a watched one to nobody", async () => {
   const t = await TestTmux.start("main");
   const clients: Awaited<ReturnType<typeof attachLogged>>[] = [];

@@ -68,9 +68,14 @@ export function socketFlagArgs(server: ServerAddress | null): string[] {
   return [];
 }
 
-/** `socket "work"`, `socket path /tmp/s`: how a reason names a server. */
+/**
+ * `socket "work"`, `socket path /tmp/s`: how a reason names a server. A call's `socket_name` is
+ * the model's own: quoted with JSON's escapes, a quote in it cannot end the label.
+ */
 export function socketLabel(server: ServerAddress): string {
-  return server.socketPath ? `socket path ${server.socketPath}` : `socket "${server.socketName}"`;
+  return server.socketPath
+    ? `socket path ${server.socketPath}`
+    : `socket ${JSON.stringify(server.socketName ?? "")}`;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

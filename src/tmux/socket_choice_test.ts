@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parseCli, UsageError } from "../cli.ts";
-import { resolveSocket, SocketChoiceError, socketFlagArgs } from "./socket_choice.ts";
+import { resolveSocket, SocketChoiceError, socketFlagArgs, socketLabel } from "./socket_choice.ts";
 
 /** Flags, environment: every way of naming (or misnaming) a server. */
 const CASES: [string[], Record<string, string>][] = [
@@ -72,4 +72,14 @@ Deno.test("socketFlagArgs gives back the flag that names a resolved server", () 
   assert.deepEqual(socketFlagArgs(null), []);
   assert.deepEqual(socketFlagArgs({ socketName: "w" }), ["--socket", "w"]);
   assert.deepEqual(socketFlagArgs({ socketPath: "/tmp/s" }), ["--socket-path", "/tmp/s"]);
+});
+
+Deno.test("socketLabel quotes a socket name so that a quote in it cannot end the label", () => {
+  assert.equal(socketLabel({ socketName: "work" }), 'socket "work"');
+  // A call's socket_name is the model's: it may hold quotes, which the guard's reason shows.
+  assert.equal(
+    socketLabel({ socketName: 'w"), which nobody is watching (' }),
+    'socket "w\\"), which nobody is watching ("',
+  );
+  assert.equal(socketLabel({ socketPath: "/tmp/a b" }), "socket path /tmp/a b");
 });
