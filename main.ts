@@ -23,7 +23,10 @@ function readEnv(name: string): string | undefined {
 async function main(argv: string[]): Promise<number> {
   // parseCli answers `hook` by this first word too; checking it before loading cli.ts spares
   // every hook call loading the command line's parser, help text and toolset tables.
-  if (argv[0] === "hook") return await runHook(argv.slice(1));
+  if (argv[0] === "hook") {
+    dropSsh();
+    return await runHook(argv.slice(1));
+  }
   const cli = await import("./src/cli.ts");
   const { ENV_VARIABLES, helpText, parseCli, USAGE, UsageError } = cli;
   let command;
@@ -34,6 +37,7 @@ async function main(argv: string[]): Promise<number> {
     warn(`tmux-mcp: ${error.message}\n${USAGE}`);
     return 2;
   }
+  if (command.kind !== "serve" || !command.options.ssh) dropSsh();
   switch (command.kind) {
     case "help":
       await writeStdout(helpText(VERSION));
@@ -116,6 +120,16 @@ function runHint(
     }`;
   }
   return `Start it with the flags a release binary bakes in: ${start}`;
+}
+
+/**
+ * Gives up running ssh, for a start that will not reach an SSH host (no `--ssh`, or a hook):
+ * the baked `--allow-run=tmux,ssh` grants ssh to every start, and an ssh Deno lets run can run
+ * anything (`-o ProxyCommand=...`). Revoking only narrows a grant: under a wider one
+ * (`--allow-run` for every program) it changes nothing.
+ */
+function dropSsh(): void {
+  Deno.permissions.revokeSync({ name: "run", command: "ssh" });
 }
 
 /** `tmux-mcp hook ...`: src/hooks/ only, never the server. */

@@ -130,3 +130,33 @@ Deno.test("a hook that may not read TMUX* says so and, as guard, blocks instead 
     );
   }
 });
+
+Deno.test("under the baked flags, ssh may run only in a server given --ssh hosts", async () => {
+  const { cmd, args } = startCommand();
+  const probe = new URL("./fixtures/ssh_permission_probe.ts", import.meta.url).pathname;
+  const main = args.findIndex((a) => a.endsWith("main.ts"));
+  /** What the program, started as the start task starts it, kept of ssh when it exited. */
+  const sshState = async (
+    words: string[],
+    env: Record<string, string> = {},
+    stdin = "",
+  ): Promise<string> => {
+    const r = await sh(
+      cmd,
+      [...args.slice(0, main), `--preload=${probe}`, ...args.slice(main), ...words],
+      { env: cleanEnv(env), stdin, allowFail: true },
+    );
+    const state = r.stderr.match(/^ssh-permission: (\w+)$/m);
+    assert.ok(state, `${words.join(" ")}: ${r.stderr}`);
+    return state[1];
+  };
+  // With hosts the server keeps ssh (it exits at once: stdin is closed).
+  assert.equal(await sshState(["--ssh", "build-box"]), "granted");
+  assert.equal(await sshState([], { TMUX_MCP_SSH: "build-box" }), "granted");
+  // Without, and in every hook, which never runs ssh, the runtime refuses it.
+  assert.notEqual(await sshState([]), "granted");
+  assert.notEqual(await sshState(["--version"]), "granted");
+  for (const hook of [["hook", "guard"], ["hook", "working"], ["hook", "--help"]]) {
+    assert.notEqual(await sshState(hook, {}, "{}"), "granted", hook.join(" "));
+  }
+});
