@@ -62,8 +62,29 @@ const AGENTS_FORMAT = "#{S:#{W:#{window_id}=#{n:@agent-state}.#{n:@agent-message
 /** What a feed watches on a server. */
 export type FeedKind = "topology" | "agents";
 
+/**
+ * How long to wait before each next try of something lost: {@link FIRST_RETRY_MS}, then twice
+ * as long each time, up to {@link MAX_RETRY_MS}, so that a tmux server that stalls is soon
+ * tried again and one that is not there costs a tmux process only every 30 s.
+ */
+export class Backoff {
+  #ms = FIRST_RETRY_MS;
+
+  /** The wait before this try; the one after it is twice as long. */
+  next(): number {
+    const ms = this.#ms;
+    this.#ms = Math.min(MAX_RETRY_MS, ms * 2);
+    return ms;
+  }
+
+  /** It works again: the next loss is tried again soon. */
+  reset(): void {
+    this.#ms = FIRST_RETRY_MS;
+  }
+}
+
 /** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
@@ -116,7 +137,7 @@ class ServerFeed {
   readonly #listeners = new Set<() => void>();
   #listening: Listening | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #retryMs = FIRST_RETRY_MS;
+  readonly #backoff = new Backoff();
   #value: string | null = null;
   /** Ends the current waiting on the agents' channel (its `tmux wait-for`, its pause). */
   #waiting: AbortController | null = null;
@@ -185,7 +206,7 @@ class ServerFeed {
     }, formats).then(async (listening) => {
       if (generation !== this.#generation) return listening.close();
       this.#listening = listening;
-      this.#retryMs = FIRST_RETRY_MS;
+      this.#backoff.reset();
       if (this.#kind === "agents") {
         // Where the marks stand now, rather than after tmux's first one-second check: a
         // change from here on is told.
@@ -229,8 +250,7 @@ class ServerFeed {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       if (generation === this.#generation && this.#listeners.size > 0) this.#start();
-    }, this.#retryMs);
-    this.#retryMs = Math.min(MAX_RETRY_MS, this.#retryMs * 2);
+    }, this.#backoff.next());
   }
 
   /**
@@ -246,7 +266,7 @@ class ServerFeed {
     this.#waiting = stop;
     const current = () =>
       !stop.signal.aborted && generation === this.#generation && !this.#runner.closed;
-    let retryMs = FIRST_RETRY_MS;
+    const backoff = new Backoff();
     while (current()) {
       let status: Deno.CommandStatus | null = null;
       try {
@@ -268,12 +288,11 @@ class ServerFeed {
       }
       if (!current()) return;
       if (status?.success) {
-        retryMs = FIRST_RETRY_MS;
+        backoff.reset();
         await this.#readMarks(generation);
         await pause(NUDGE_GAP_MS, stop.signal);
       } else {
-        await pause(retryMs, stop.signal);
-        retryMs = Math.min(MAX_RETRY_MS, retryMs * 2);
+        await pause(backoff.next(), stop.signal);
       }
     }
   }
@@ -293,7 +312,7 @@ class ServerFeed {
     this.#listening = null;
     this.#value = null;
     this.#wasLost = false;
-    this.#retryMs = FIRST_RETRY_MS;
+    this.#backoff.reset();
   }
 }
 
@@ -310,7 +329,7 @@ export function watchPane(
   let stopped = false;
   let watch: Watch | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let retryMs = FIRST_RETRY_MS;
+  const backoff = new Backoff();
   let lastScreen: string | null = null;
   /** Whether the last look found no such pane: told once, when it went, not at every look. */
   let absent = false;
@@ -324,8 +343,7 @@ export function watchPane(
     }, ms);
   };
   const retry = () => {
-    later(start, retryMs);
-    retryMs = Math.min(MAX_RETRY_MS, retryMs * 2);
+    later(start, backoff.next());
   };
   /** Without a control connection for it: compare its screen once a second. */
   const poll = async () => {
@@ -379,7 +397,7 @@ export function watchPane(
       });
       if (stopped) return opened.close();
       watch = opened;
-      retryMs = FIRST_RETRY_MS;
+      backoff.reset();
       lastScreen = null;
     } catch {
       if (!stopped) await poll();
