@@ -667,3 +667,70 @@ Deno.test("a job on another tmux server is listed and read with its socket", asy
     }
   });
 });
+
+Deno.test("a job subscription still hears the end after its tmux server stalled past a timeout", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
+  try {
+    await withTmux(async (t, c) => {
+      const updates: string[] = [];
+      c.client.setNotificationHandler(
+        ResourceUpdatedNotificationSchema,
+        (n: { params: { uri: string } }) => {
+          updates.push(n.params.uri);
+        },
+      );
+      const run = await c.ok<Run>("run_command", {
+        paneId: t.ids.paneId,
+        command: `while [ ! -e ${dir}/go ]; do sleep 0.1; done; echo job-done`,
+        background: true,
+      });
+      const uri = `tmux://job/${run.jobId}`;
+      await c.client.subscribeResource({ uri });
+      const { pid } = await t.facts();
+      // tmux stops answering (a person's hook running a slow synchronous run-shell, a loaded
+      // machine) until the watch's read has timed out: the watch says so, once.
+      Deno.kill(pid, "SIGSTOP");
+      try {
+        await waitFor(() => updates.length > 0, "the watch to tell of its failed read", 60_000);
+      } finally {
+        Deno.kill(pid, "SIGCONT");
+      }
+      const told = updates.length;
+      const during = JSON.parse(
+        (await c.client.readResource({ uri })).contents[0].text as string,
+      ) as Job;
+      assert.equal(during.state, "running", "the job still runs after the stall");
+      await Deno.writeTextFile(`${dir}/go`, "");
+      const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+      assert.equal(done.state, "exited");
+      // The watch tried again once tmux answered: the end is told.
+      await waitFor(() => updates.length > told, "the subscriber to be told the job ended");
+      assert.deepEqual(updates, updates.map(() => uri));
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a job subscription is told when the job's tmux server is gone", async () => {
+  await withTmux(async (t, c) => {
+    const updates: string[] = [];
+    c.client.setNotificationHandler(
+      ResourceUpdatedNotificationSchema,
+      (n: { params: { uri: string } }) => {
+        updates.push(n.params.uri);
+      },
+    );
+    const run = await c.ok<Run>("run_command", {
+      paneId: t.ids.paneId,
+      command: "sleep 60",
+      background: true,
+    });
+    const uri = `tmux://job/${run.jobId}`;
+    await c.client.subscribeResource({ uri });
+    await t.tmux("kill-server").catch(() => "");
+    await waitFor(() => updates.includes(uri), "the subscriber to be told the server went");
+    const read = await c.client.readResource({ uri }).catch((e: Error) => e);
+    assert.ok(read instanceof Error && /ended with its server/.test(read.message), String(read));
+  });
+});

@@ -40,6 +40,7 @@ import { keepTail, MAX_TIMEOUT_MS, type PaneProbe, PaneWatch, probePane } from "
 import { learnExitStatus } from "./pane_watch.ts";
 import { type JobServing, placeOf, refuseFutureJob, rememberJob } from "./job_resource.ts";
 import { releaseMark } from "./run_mark.ts";
+import { Backoff, MAX_RETRY_MS, pause } from "./live.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Ids
@@ -749,6 +750,13 @@ export function jobSummary(ref: JobRef, view: JobView): string {
   }
 }
 
+/** The pid of the tmux server on the context's socket; undefined when none runs there. */
+async function serverPidOf(ctx: TmuxContext): Promise<number | undefined> {
+  // The server's pid is all it needs: no session, window or pane is read.
+  const snapshot = await ctx.snapshot({ sessions: false, windows: false, panes: false });
+  return snapshot.server?.pid;
+}
+
 /** The job an id names on this call's tmux server, or a failure saying why not. */
 export async function jobOf(ctx: TmuxContext, jobId: string): Promise<JobRef> {
   const ref = parseJobId(jobId);
@@ -759,9 +767,7 @@ export async function jobOf(ctx: TmuxContext, jobId: string): Promise<JobRef> {
     );
   }
   refuseFutureJob(jobId);
-  // The server's pid is all it needs: no session, window or pane is read.
-  const snapshot = await ctx.snapshot({ sessions: false, windows: false, panes: false });
-  const pid = snapshot.server?.pid;
+  const pid = await serverPidOf(ctx);
   if (pid !== undefined && pid !== ref.serverPid) {
     throw new ToolFailure(
       `Job ${jobId} was started on another tmux server (pid ${ref.serverPid}; ` +
@@ -885,26 +891,54 @@ export const JOB_SERVING: JobServing = {
   },
   watch: (uri, ctx, changed) => {
     const stop = new AbortController();
-    const watchOnce = async () => {
+    const follow = async () => {
       const { jobId, ...place } = parseJobUri(uri);
-      const on = jobContext(ctx, place, stop.signal);
       const ref = parseJobId(jobId);
       if (!ref) return;
+      const on = jobContext(ctx, place, stop.signal);
+      const backoff = new Backoff();
+      /** Whether the last try failed: the subscriber is told once when they start failing. */
+      let failing = false;
       while (!stop.signal.aborted) {
-        const view = await waitForJob(on, ref, performance.now() + WATCH_SPAN_MS, {
-          progress: false,
-        });
-        if (isOver(view)) {
-          if (view.state === "lost") {
-            ctx.log("warning", `job in ${ref.paneId} lost: ${view.lostReason}`);
+        const began = performance.now();
+        try {
+          const view = await waitForJob(on, ref, performance.now() + WATCH_SPAN_MS, {
+            progress: false,
+          });
+          failing = false;
+          backoff.reset();
+          if (isOver(view)) {
+            if (view.state === "lost") {
+              ctx.log("warning", `job in ${ref.paneId} lost: ${view.lostReason}`);
+            }
+            changed();
+            return;
           }
-          changed();
-          return;
+        } catch {
+          // Cancelled, or tmux did not answer in time (a person's slow hook, a loaded machine),
+          // or its server went: a watch that gave up here would never tell the job's end.
+          if (stop.signal.aborted) return;
+          // A try that ran a good while before it failed starts a new run of failures.
+          if (performance.now() - began >= MAX_RETRY_MS) {
+            failing = false;
+            backoff.reset();
+          }
+          // Something may have changed unseen: a reader says what (or why it cannot).
+          const told = !failing;
+          if (!failing) changed();
+          failing = true;
+          // A job whose server is gone or was replaced ended with it: nothing more to watch.
+          const pid = await serverPidOf(on).catch(() => null);
+          if (pid !== null && pid !== ref.serverPid) {
+            if (!told) changed();
+            return;
+          }
+          await pause(backoff.next(), stop.signal);
         }
       }
     };
-    watchOnce().catch(() => {
-      // Stopped (the watch was cancelled) or the server went away: a reader will say which.
+    follow().catch(() => {
+      // The URI names no job (a reader says why): nothing to watch.
       if (!stop.signal.aborted) changed();
     });
     // Ready at once: the first look reads the job as it is, and tells if it is already over.
