@@ -3,11 +3,15 @@
  * tools outside the selection never run, stop/continue, and the response kept within bound.
  */
 
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
-import { TestTmux } from "./helpers/tmux.ts";
-import { jsonBytes } from "../src/mcp/bounds.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { jsonBytes, MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import type { Toolset } from "../src/mcp/toolsets.ts";
+import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
 
 interface Batch {
   results: {
@@ -184,3 +188,78 @@ Deno.test("a response over the bound cuts row results with a note, never breaks"
     }
   });
 });
+
+/** Whether a control client that receives pane output is attached: a wait's own watch. */
+async function waitWatching(t: TestTmux): Promise<boolean> {
+  const flags = await t.tmux("list-clients", "-F", "#{client_flags}");
+  return flags.split("\n").some((f) => f.includes("control-mode") && !f.includes("no-output"));
+}
+
+for (const protocol of ["2025-11-25", "2026-07-28"] as const) {
+  Deno.test(`a cancelled batch sends no progress once it has the cancellation (${protocol})`, async () => {
+    const t = await TestTmux.start();
+    const options: ServerOptions = {
+      address: { socketName: t.socket },
+      toolsets: ["inspect"],
+      version: "test",
+      maxResultBytes: MAX_RESULT_BYTES,
+      callerEnv: {},
+      runner: new TmuxRunner(),
+    };
+    const registry = buildRegistry(options.runner!, options);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    // The pair delivers each message as it is sent: what the server sends after the client's
+    // cancellation, it sends after it had it.
+    let cancelled = false;
+    const late: string[] = [];
+    const toClient = serverSide.send.bind(serverSide);
+    serverSide.send = (message, sendOptions) => {
+      if (cancelled && "method" in message && message.method === "notifications/progress") {
+        late.push(JSON.stringify(message));
+      }
+      return toClient(message, sendOptions);
+    };
+    const toServer = clientSide.send.bind(clientSide);
+    clientSide.send = (message, sendOptions) => {
+      if ("method" in message && message.method === "notifications/cancelled") cancelled = true;
+      return toServer(message, sendOptions);
+    };
+    const served = serveStdio(({ era }) => mcpServerFor(registry, options, era), {
+      transport: serverSide,
+    });
+    const client = new Client(
+      { name: "tmux-mcp-tests", version: "2" },
+      { versionNegotiation: { mode: protocol === "2025-11-25" ? "legacy" : { pin: protocol } } },
+    );
+    try {
+      await client.connect(clientSide);
+      assert.equal(client.getNegotiatedProtocolVersion(), protocol);
+      const abort = new AbortController();
+      const call = client.callTool({
+        name: "call_tools_batch",
+        arguments: {
+          operations: [
+            {
+              tool: "wait_for_text",
+              arguments: { paneId: t.ids.paneId, patterns: ["NEVER-PRINTED"], timeoutMs: 60_000 },
+            },
+            { tool: "list_panes", arguments: {} },
+          ],
+          onError: "continue",
+        },
+      }, { signal: abort.signal, onprogress: () => {} });
+      const outcome = call.then(() => "answered", () => "rejected");
+      await waitFor(() => waitWatching(t), "the first row's wait to start");
+      abort.abort("the person gave up");
+      assert.equal(await outcome, "rejected");
+      // The batch has wound down (its row ended with the cancellation) and sent what it would.
+      await registry.settle(30_000);
+      assert.deepEqual(late, [], "progress for a request the server knew was cancelled");
+    } finally {
+      await client.close();
+      await served.close();
+      await options.runner!.close();
+      await t.kill();
+    }
+  });
+}

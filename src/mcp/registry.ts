@@ -633,12 +633,16 @@ function rejectMalformedCalls(
 
 /**
  * Progress for one call, when its request asked for it (`_meta.progressToken`, in either
- * protocol version), sent as a notification related to that request.
+ * protocol version), sent as a notification related to that request, and only while the
+ * request is in progress: once it is cancelled (or its task is), the client has forgotten the
+ * token, and a tool winding down (a batch closing its row) sends nothing more.
  */
 function progressSender(ctx: ServerContext): ProgressFn {
   const token = ctx.mcpReq._meta?.progressToken;
   if (token === undefined) return () => Promise.resolve();
+  const signal = ctx.mcpReq.signal;
   return async (progress, total, message) => {
+    if (signal.aborted) return;
     try {
       await ctx.mcpReq.notify({
         method: "notifications/progress",
