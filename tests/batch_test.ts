@@ -263,3 +263,41 @@ for (const protocol of ["2025-11-25", "2026-07-28"] as const) {
     }
   });
 }
+
+Deno.test("a row's progress is the batch's, scaled into the row's share, always increasing", async () => {
+  await withTmux(async (t, c) => {
+    await t.prompt(t.ids.paneId);
+    const seen: { progress: number; total?: number; message?: string }[] = [];
+    const call = c.client.callTool(
+      {
+        name: "call_tools_batch",
+        arguments: {
+          operations: [
+            { tool: "list_panes", arguments: {} },
+            {
+              tool: "wait_for_text",
+              arguments: { paneId: t.ids.paneId, patterns: ["ROW-DONE"], timeoutMs: 60_000 },
+            },
+          ],
+        },
+      },
+      undefined,
+      { onprogress: (p: { progress: number; total?: number; message?: string }) => seen.push(p) },
+    );
+    // The waiting row reports before it ends, within its share (the second of two).
+    const during = await waitFor(
+      () => seen.find((p) => p.message?.startsWith("wait_for_text: ") && p.progress < 2),
+      "the waiting row's progress",
+    );
+    assert.ok(during.progress > 1, JSON.stringify(seen));
+    await t.tmux("send-keys", "-t", t.ids.paneId, "-l", "echo ROW-DONE");
+    await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
+    const result = await call;
+    assert.notEqual(result.isError, true, JSON.stringify(result.content));
+    assert.deepEqual(seen.at(-1), { progress: 2, total: 2, message: "wait_for_text: ok" });
+    assert.ok(seen.every((p) => p.total === 2), JSON.stringify(seen));
+    for (let i = 1; i < seen.length; i++) {
+      assert.ok(seen[i].progress > seen[i - 1].progress, `not increasing: ${JSON.stringify(seen)}`);
+    }
+  });
+});

@@ -72,6 +72,18 @@ function batchTool(registry: ToolRegistry) {
       const rows: Row[] = [];
       let stoppedAt: number | null = null;
       const total = args.operations.length;
+      /**
+       * The batch's progress: one unit per row, a row's own progress scaled into its unit, so a
+       * batch of long waits reports while its rows wait. The protocol wants each value greater
+       * than the last: one that is not (a row's start, where the row before it ended) is left
+       * out.
+       */
+      let reported = -1;
+      const progress = async (value: number, message: string) => {
+        if (!(value > reported)) return;
+        reported = value;
+        await ctx.progress(value, total, message);
+      };
       const socketName = (args as { socket_name?: string }).socket_name;
       for (const [index, op] of args.operations.entries()) {
         if (ctx.signal.aborted) break;
@@ -96,7 +108,12 @@ function batchTool(registry: ToolRegistry) {
           if (ctx.host !== undefined && !("host" in rowArgs)) rowArgs.host = ctx.host;
           const result = await registry.call(tool, rowArgs, {
             signal: ctx.signal,
-            progress: () => Promise.resolve(),
+            // Short of the row's end, which the batch reports with the row's outcome.
+            progress: (done, of, message) =>
+              progress(
+                index + (of && of > 0 ? Math.min(Math.max(done / of, 0), 0.99) : 0),
+                message ? `${op.tool}: ${message}` : op.tool,
+              ),
             log: ctx.log,
           });
           row = result.isError ? failedRow(index, op.tool, errorText(result.content)) : {
@@ -109,7 +126,7 @@ function batchTool(registry: ToolRegistry) {
           };
         }
         rows.push(row);
-        await ctx.progress(index + 1, total, `${op.tool}: ${row.success ? "ok" : "failed"}`);
+        await progress(index + 1, `${op.tool}: ${row.success ? "ok" : "failed"}`);
         if (!row.success && args.onError === "stop") {
           stoppedAt = index;
           break;
