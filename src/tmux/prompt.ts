@@ -101,8 +101,25 @@ export async function paneAtPrompt(
   facts: PromptFacts,
   signal?: AbortSignal,
 ): Promise<boolean> {
-  if (facts.dead || !isShellCommand(facts.command)) return false;
-  if (!Number.isSafeInteger(facts.pid) || facts.pid <= 0) return false;
+  return await atPromptThen(runner, address, paneId, facts, [], signal) !== null;
+}
+
+/**
+ * The output of tmux command `then` (argv), run in the same step right after the test of
+ * {@link paneAtPrompt} passed; null when pane `paneId` is not at its prompt (`then` runs either
+ * way, its output is dropped). What `then` reads of the pane is what it showed once its shell
+ * held the terminal: nothing the shell printed before it got there is missing.
+ */
+export async function atPromptThen(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  facts: PromptFacts,
+  then: readonly string[],
+  signal?: AbortSignal,
+): Promise<Uint8Array | null> {
+  if (facts.dead || !isShellCommand(facts.command)) return null;
+  if (!Number.isSafeInteger(facts.pid) || facts.pid <= 0) return null;
   const yes = `tmux-mcp-prompt-${randomHex(8)}`;
   const result = await execFast(runner, address, [
     "if-shell",
@@ -110,8 +127,14 @@ export async function paneAtPrompt(
     paneId,
     shellHoldsTerminal(facts.pid, { idle: true }),
     `display-message -p ${yes}`,
+    ...(then.length > 0 ? [";", ...then] : []),
   ], { signal });
-  return result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);
+  // The answer comes first: what `then` prints (the pane's text, say) never stands for it.
+  const head = new TextEncoder().encode(`${yes}\n`);
+  const out = result.stdout;
+  if (result.code !== 0 || out.length < head.length) return null;
+  for (let i = 0; i < head.length; i++) if (out[i] !== head[i]) return null;
+  return out.subarray(head.length);
 }
 
 /**
