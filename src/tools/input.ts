@@ -38,6 +38,7 @@ import {
 import {
   endMarker,
   endSeen,
+  HELD_NOTE,
   isOver,
   jobIdOf,
   jobIdSchema,
@@ -48,6 +49,7 @@ import {
   parseJobId,
   readJob,
   readMarked,
+  recheckBy,
 } from "./jobs.ts";
 import { MAX_START_SKEW_MS, placeOf, rememberJob } from "./job_resource.ts";
 import {
@@ -1239,18 +1241,23 @@ const runCommand = defineTool({
       let died: PaneProbe | null = null;
       /** Over without its end marker, by the job reader and the line editor (see below). */
       let interrupted: JobView | null = null;
+      /** When an end marker that does not count yet was first read (see recheckBy). */
+      let heldSince: number | null = null;
+      const ended = async () => {
+        const c = await readMarked(ctx, ref);
+        if (c.marked.held) heldSince ??= performance.now();
+        return c.marked.status !== null ? c : null;
+      };
       if (!args.background) {
         await ctx.progress(0, effective, `Running in ${pane.id}`);
         loop: while (true) {
-          const event = await watch.next(deadline);
+          const by = recheckBy(heldSince, deadline);
+          const event = await watch.next(by);
           switch (event.kind) {
             case "lines":
-              if (event.lines.some((l) => l.includes(endToken))) {
-                const c = await readMarked(ctx, ref);
-                if (c.marked.status !== null) {
-                  result = c;
-                  break loop;
-                }
+              if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
+                result = await ended();
+                if (result) break loop;
               }
               break;
             case "tick": {
@@ -1270,6 +1277,12 @@ const runCommand = defineTool({
               died = event.probe;
               break loop;
             case "timeout":
+              // Only the end marker's moment to read again is up.
+              if (by < deadline && performance.now() < deadline) {
+                result = await ended();
+                if (result) break loop;
+                break;
+              }
               break loop;
             case "cancelled":
               // The command keeps running in the pane: the pane stays busy until it ends.
@@ -1370,7 +1383,8 @@ const runCommand = defineTool({
         : args.background && stillRunning
         ? `${pane.id}: started in the background as job ${jobId}; the pane is busy until it ends.`
         : timedOut
-        ? `${pane.id}: still running after ${effective} ms as job ${jobId}; the pane is busy until it ends.`
+        ? `${pane.id}: still running after ${effective} ms as job ${jobId}; the pane is busy until ` +
+          `it ends.${result.marked.held ? HELD_NOTE : ""}`
         : `${pane.id}: exited with status ${marked.status}.${
           marked.startNote ? ` ${marked.startNote}` : ""
         }`;

@@ -10,15 +10,18 @@
  * prints a begin marker before it and an end marker with its exit status (and the time) after
  * it; the markers are printed from separate `printf` words, so the echo of the typed line never
  * contains them. The end marker also carries a check the shell computes as the command ends
- * (see {@link endCheck}): what a program writes to the terminal can rearrange the text on
- * screen, the nonce included, but never produce it. A job read as ended is also kept in memory
- * as first read, so that it reads the same every time in this process, whatever later changes
- * the pane.
+ * (see {@link endCheck}): cursor moves and edits of what is on screen cannot make it. A program
+ * that reads the screen (`tmux capture-pane`) can print it, so an end marker counts only once
+ * the pane's shell holds its terminal again (see `endThatCounts`). A job read as ended is also
+ * kept in memory as first read, so that it reads the same every time in this process, whatever
+ * later changes the pane.
  *
  * A job is:
- * - `exited` once its end marker is in the pane (with the exit status and duration);
- * - `running` while no end marker is there and the shell does not hold its terminal (a program
- *   it started is in the foreground), or it was typed a moment ago;
+ * - `exited` once its end marker is in the pane and the shell holds its terminal again, or the
+ *   pane died after it (with the exit status and duration);
+ * - `running` while the shell does not hold its terminal (a program it started is in the
+ *   foreground), with no end marker or one that does not count yet, or it was typed a moment
+ *   ago;
  * - `lost` when the outcome can never be read: the pane was killed or respawned, its process
  *   exited, or the shell is back at its prompt without an end marker (interrupted, or the
  *   marker left the history).
@@ -34,7 +37,7 @@ import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { byteLength } from "../mcp/bounds.ts";
 import { execFast } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
-import { paneAtPrompt } from "../tmux/prompt.ts";
+import { atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
 import { judgeResult } from "../tmux/run.ts";
 import { keepTail, MAX_TIMEOUT_MS, type PaneProbe, PaneWatch, probePane } from "./wait.ts";
 import { learnExitStatus } from "./pane_watch.ts";
@@ -118,10 +121,11 @@ function checkTerms(nonce: string): [number, number] {
 /**
  * The check the end marker carries with exit status `status`: `(a ^ b) * (status + 1)`, which
  * the shell computes when the command has ended. The typed line shows `a` and `b`, never their
- * product; a program writing to the terminal cannot read the screen, so it cannot write this
- * value, and editing what is on screen (cursor moves, inserting or deleting characters) only
- * rearranges text that is there. A forged end marker (e.g. the begin marker's `_B` overwritten
- * with `_E:0`) and a status changed after the end both fail it.
+ * product: editing what is on screen (cursor moves, inserting or deleting characters) only
+ * rearranges text that is there, so an end marker made that way (e.g. the begin marker's `_B`
+ * overwritten with `_E:0`) and a status changed after the end both fail it. A program that
+ * reads the screen can compute it: that end is refused while the program holds the terminal
+ * (`endThatCounts`), not by the check.
  */
 export function endCheck(nonce: string, status: number): string {
   const [a, b] = checkTerms(nonce);
@@ -168,6 +172,11 @@ export interface Marked {
   readonly startGone?: boolean;
   /** No end marker, but a row shaped like it that fails its check (made or changed on screen). */
   readonly falseEnd?: boolean;
+  /**
+   * An end marker with its check is there, but it does not count yet: the pane's shell does
+   * not hold its terminal (see {@link readMarked}). `status` stays null meanwhile.
+   */
+  readonly held?: boolean;
   /** UTF-8 bytes cut from the start of `output` when it was kept (see `keepFinished`). */
   readonly cutBytes?: number;
   /** With `startGone`, once ended: why, and how to keep a long output whole (one sentence). */
@@ -332,6 +341,8 @@ export interface JobView {
   readonly startNote?: string;
   /** UTF-8 bytes of output cut before `output` (see {@link Marked.cutBytes}). */
   readonly cutBytes?: number;
+  /** Running, with an end marker in the pane that does not count yet ({@link Marked.held}). */
+  readonly held?: boolean;
 }
 
 /** Rows before the start a read includes, in case the screen scrolled meanwhile. */
@@ -401,11 +412,45 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
   if (kept) return { probe, marked: kept };
   const found = await readMarkedNow(ctx, ref, key, probe);
   if (found.marked.status === null) return found;
-  const marked = found.marked.startGone
-    ? { ...found.marked, startNote: startGoneNote(found.probe) }
-    : found.marked;
+  const ended = await endThatCounts(ctx, ref, found);
+  if (ended === null) {
+    return { probe, marked: { ...found.marked, status: null, endedMs: null, held: true } };
+  }
+  const marked = ended.startGone ? { ...ended, startNote: startGoneNote(found.probe) } : ended;
   keepFinished(key, marked);
   return { probe, marked };
+}
+
+/**
+ * The end a read found, once it counts: the pane's shell holds its terminal again, or the pane
+ * is dead. Null while a program holds it: the check shows that the end marker has the shape
+ * only the shell prints, but a program the command runs can read its own screen (every pane
+ * has TMUX set, so `tmux capture-pane` works there), take the nonce and the check's terms from
+ * the typed line and print a correct end marker, then run on. Or the shell is still running
+ * what draws its next prompt (PROMPT_COMMAND, a `$(...)` in PS1, zsh's precmd): the caller
+ * reads again. The pane is read again in the same tmux step as that test, so the end is the
+ * lowest one the shell had printed by then (a forged one above it does not stand for it).
+ * One tmux call, made only once an end marker is found.
+ */
+async function endThatCounts(
+  ctx: TmuxContext,
+  ref: JobRef,
+  found: FoundRead,
+): Promise<Marked | null> {
+  // Dead: nothing of the command runs in it. (A pane gone or respawned shows no marker.)
+  if (found.probe.dead) return found.marked;
+  // From a few rows higher: the prompt drawn since may have scrolled the rows up.
+  const whole = found.from === "-";
+  const rows = await atPromptThen(ctx.runner, ctx.address, ref.paneId, found.probe, [
+    ...["capture-pane", "-p", "-J", "-t", ref.paneId],
+    ...["-S", whole ? "-" : String(Number(found.from) - MARGIN_ROWS)],
+  ], ctx.signal);
+  if (rows === null) return null;
+  const lines = decodeBytes(rows).split("\n");
+  const again = findMarkers(lines, ref.nonce, found.startRow + (whole ? 0 : MARGIN_ROWS));
+  // Not there again (erased since, or its start scrolled further than the margin): the end
+  // first read, which the shell held its terminal after.
+  return again.status !== null && (again.begun || !found.marked.begun) ? again : found.marked;
 }
 
 /**
@@ -472,16 +517,24 @@ function keepFinished(key: string, marked: Marked): void {
   if (finished.size > MAX_FINISHED) finished.delete(finished.keys().next().value!);
 }
 
+/** A read of a job's markers, and what it read: to read the same rows again. */
+interface FoundRead extends MarkedRead {
+  /** The `capture-pane -S` it read from ("-": the whole history). */
+  readonly from: string;
+  /** The row the job started at, among the rows read (see {@link findMarkers}). */
+  readonly startRow: number;
+}
+
 async function readMarkedNow(
   ctx: TmuxContext,
   ref: JobRef,
   key: string,
   probe: PaneProbe,
-): Promise<MarkedRead> {
+): Promise<FoundRead> {
   const none: Marked = { begun: false, status: null, endedMs: null, output: "" };
   if (!probe.exists || probe.pid !== ref.panePid) {
     positions.delete(key);
-    return { probe, marked: none };
+    return { probe, marked: none, from: "-", startRow: 0 };
   }
   const known = positions.get(key) ?? { abs: ref.startAbs, history: probe.historySize };
   // History trimmed (10% at the limit) or cleared since: rows moved up by at least that much.
@@ -493,11 +546,14 @@ async function readMarkedNow(
     const rows = await captureFrom(ctx, ref.paneId, start);
     return probe.dead ? withoutDeadLine(rows) : rows;
   };
-  const near = findMarkers(await read(String(from - probe.historySize)), ref.nonce, abs - from);
-  if (near.begun) return { probe, marked: near };
+  const start = String(from - probe.historySize);
+  const near = findMarkers(await read(start), ref.nonce, abs - from);
+  if (near.begun) return { probe, marked: near, from: start, startRow: abs - from };
   // Not where it was expected: look through the whole history once.
   const all = findMarkers(await read("-"), ref.nonce, abs);
-  return { probe, marked: all.begun || all.status !== null ? all : near };
+  return all.begun || all.status !== null
+    ? { probe, marked: all, from: "-", startRow: abs }
+    : { probe, marked: near, from: start, startRow: abs - from };
 }
 
 /**
@@ -568,6 +624,8 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
       } before the command's end`,
     }, marked);
   }
+  // Its end marker is there, but a program holds the terminal (see endThatCounts): it runs.
+  if (marked.held) return { ...sofar, state: "running", held: true };
   if (!marked.begun && elapsed < NEVER_STARTED_MS) return { ...sofar, state: "running" };
   // No end marker. A program the shell started holds the terminal: it runs. The shell itself
   // waiting at its prompt, with the pane quiet: the command is over without its end marker.
@@ -627,6 +685,29 @@ export function isOver(view: JobView): boolean {
 }
 
 /**
+ * How often an end marker that does not count yet ({@link Marked.held}) is read again while
+ * waiting, and for how long after it was first seen: the programs that draw the next prompt
+ * hold the terminal for a moment after a command ends (a git prompt in a large repository,
+ * about a second). Past that, a quiet pane is read again at each tick, and at each new end
+ * marker.
+ */
+const HELD_RECHECK_MS = 50;
+const HELD_WINDOW_MS = 3_000;
+
+/** The watch deadline while an end marker seen at `heldSince` may yet count soon. */
+export function recheckBy(heldSince: number | null, deadline: number): number {
+  const now = performance.now();
+  return heldSince !== null && now < heldSince + HELD_WINDOW_MS
+    ? Math.min(deadline, now + HELD_RECHECK_MS)
+    : deadline;
+}
+
+/** What a reply adds about an end marker that does not count yet ({@link Marked.held}). */
+export const HELD_NOTE = " Its end marker is in the pane, but a program holds the terminal: " +
+  "one the command left running (which may have printed the marker itself), or one started " +
+  "in the pane since.";
+
+/**
  * Waits (event-driven where control mode is available) until the job is over or `deadline`
  * (a `performance.now()` time) passes, sending progress. Returns the last view.
  */
@@ -645,27 +726,32 @@ export async function waitForJob(
   const began = options.began ?? performance.now();
   const total = Math.max(1, Math.round(deadline - began));
   const endToken = endMarker(ref.nonce);
+  /** When an end marker that does not count yet was first read (see {@link recheckBy}). */
+  let heldSince: number | null = null;
+  const read = async () => {
+    view = await readJob(ctx, ref);
+    if (view.held) heldSince ??= performance.now();
+    return view;
+  };
   try {
     // Anything written between the first read and the watch's start.
-    view = await readJob(ctx, ref);
-    if (isOver(view)) return view;
+    if (isOver(await read())) return view;
     if (options.progress !== false) {
       await ctx.progress(0, total, `Waiting for the job in ${ref.paneId}`);
     }
     while (true) {
-      const event = await watch.next(deadline);
+      const by = recheckBy(heldSince, deadline);
+      const event = await watch.next(by);
       switch (event.kind) {
         case "lines":
-          if (event.lines.some((l) => l.includes(endToken))) {
-            view = await readJob(ctx, ref);
-            if (isOver(view)) return view;
+          if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
+            if (isOver(await read())) return view;
           }
           break;
         case "tick": {
           // No end marker in the output: the command may have been interrupted (the shell
           // prints its prompt, nothing more), or it runs on quietly.
-          view = await readJob(ctx, ref);
-          if (isOver(view)) return view;
+          if (isOver(await read())) return view;
           if (options.progress !== false) {
             const waited = Math.round(performance.now() - began);
             await ctx.progress(
@@ -676,8 +762,14 @@ export async function waitForJob(
           }
           break;
         }
-        case "died":
         case "timeout":
+          // Only the end marker's moment to read again is up.
+          if (by < deadline && performance.now() < deadline) {
+            if (isOver(await read())) return view;
+            break;
+          }
+          return await readJob(ctx, ref);
+        case "died":
           return await readJob(ctx, ref);
         case "cancelled":
           throw new ToolFailure("The call was cancelled; the job keeps running.");
@@ -746,7 +838,7 @@ export function jobSummary(ref: JobRef, view: JobView): string {
     default:
       return `${ref.paneId}: the job is still running (${
         Math.round(view.durationMs / 1000)
-      } s so far).`;
+      } s so far).${view.held ? HELD_NOTE : ""}`;
   }
 }
 

@@ -1,0 +1,229 @@
+/**
+ * A command's end marker, as a program the command runs can forge it: every pane has TMUX set,
+ * so the program can read its own screen (`tmux capture-pane`), take the nonce and the check's
+ * terms from the typed line, and print an end marker with the right check while it keeps
+ * running. Its end counts only once the pane's shell holds its terminal again. And the other
+ * side of that: in every shell run_command is tried with, a command that really ended is read
+ * as ended, also while the programs that draw the next prompt still run.
+ */
+
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import assert from "node:assert/strict";
+import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
+import { type TestTmux, waitFor } from "./helpers/tmux.ts";
+
+/** What run_command answers, as far as these tests read it. */
+interface RunReply {
+  exitStatus: number | null;
+  output: string;
+  timedOut: boolean;
+  stillRunning: boolean;
+  jobId?: string;
+}
+
+/** What get_command_result answers, as far as these tests read it. */
+interface JobReply {
+  state: string;
+  exitStatus: number | null;
+  lostReason: string | null;
+  output: string;
+}
+
+function installed(name: string): boolean {
+  return ["/bin", "/usr/bin"].some((dir) => {
+    try {
+      return Deno.statSync(`${dir}/${name}`).isFile;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * The POSIX shells installed here: how a pane starts each (bash and zsh without start-up
+ * files: this machine's own may be slow or print text) and the name tmux gives it.
+ */
+const SHELLS: { start: string; name: string }[] = [
+  { start: "sh", name: "sh" },
+  { start: "bash --norc --noprofile", name: "bash" },
+  { start: "zsh -f", name: "zsh" },
+  { start: "mksh", name: "mksh" },
+  { start: "ksh", name: "ksh" },
+  { start: "yash --norcfile", name: "yash" },
+  { start: "posh", name: "posh" },
+  { start: "busybox sh", name: "busybox" },
+].filter((s) => installed(s.start.split(" ")[0]));
+
+/** A new window running `start`, once tmux names it `name` and it has drawn. */
+async function shellPane(t: TestTmux, start: string, name: string): Promise<string> {
+  const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", start)).trim();
+  await waitFor(
+    async () =>
+      (await t.tmux("display-message", "-p", "-t", id, "#{pane_current_command}")).trim() ===
+        name && (await t.tmux("capture-pane", "-p", "-t", id)).trim() !== "",
+    `the ${name} prompt`,
+  );
+  return id;
+}
+
+/**
+ * The hostile program: reads its pane (with `-J`, so the typed line is whole), takes the nonce
+ * from the begin marker and the check's two terms from the typed line, prints an end marker
+ * with status 0 and the right check, then runs on until file `$1` exists, and exits 5.
+ */
+const FORGER = String.raw`
+go=$1
+screen=$(tmux capture-pane -p -J -S - -t "$TMUX_PANE")
+nonce=$(printf '%s\n' "$screen" | sed -n 's/^.*__tmcp_\([0-9a-f]\{20\}\)_B$/\1/p' | tail -n 1)
+set -- $(printf '%s\n' "$screen" | sed -n 's/.*(( (\([0-9]*\) ^ \([0-9]*\)) \* .*/\1 \2/p' | tail -n 1)
+printf '__tmcp_%s_E:0:%s:%s\n' "$nonce" "$(( ($1 ^ $2) * 1 ))" "$(date +%s)"
+while [ ! -e "$go" ]; do sleep 0.1; done
+exit 5
+`;
+
+/** The forged end marker: status 0, a check, a time. */
+const FORGED = /__tmcp_[0-9a-f]{20}_E:0:\d+:\d+/;
+
+Deno.test("a program that prints its own end marker (read off the screen) is not taken as ended while it runs", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-forge-" });
+  await Deno.writeTextFile(`${dir}/forge.sh`, FORGER);
+  try {
+    await withTmux(async (t, c) => {
+      const other = await connect({ socketName: t.socket });
+      try {
+        await forgeIn(t, c, other, dir);
+      } finally {
+        await other.close();
+      }
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** The forger run by run_command in each shell, read by `c` and refused by `other`. */
+async function forgeIn(t: TestTmux, c: TestClient, other: TestClient, dir: string): Promise<void> {
+  const updates: string[] = [];
+  c.client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n: { params: { uri: string } }) => {
+      updates.push(n.params.uri);
+    },
+  );
+  for (const [i, shell] of SHELLS.entries()) {
+    const label = shell.name;
+    const pane = await shellPane(t, shell.start, shell.name);
+    // Wide enough that the typed line is one row, as the forger reads it.
+    await t.tmux("resize-window", "-t", pane, "-x", "400");
+    const go = `${dir}/go-${i}`;
+    // Waited on (even) or in the background (odd): both read the end the same way.
+    const run = await c.ok<RunReply>("run_command", {
+      paneId: pane,
+      command: `sh ${dir}/forge.sh ${go}`,
+      timeoutMs: 3_000,
+      background: i % 2 === 1,
+    });
+    // A subscriber to the job hears of its end only when it ends.
+    const uri = `tmux://job/${run.jobId}`;
+    await c.client.subscribeResource({ uri });
+    await waitFor(
+      async () => FORGED.test(await t.tmux("capture-pane", "-p", "-J", "-t", pane)),
+      `${label}: the forged end marker on screen`,
+    );
+    assert.equal(run.exitStatus, null, `${label}: ${JSON.stringify(run)}`);
+    assert.equal(run.stillRunning, true, label);
+    const job = await c.ok<JobReply>("get_command_result", { jobId: run.jobId!, waitMs: 500 });
+    assert.equal(job.state, "running", `${label}: ${JSON.stringify(job)}`);
+    assert.equal(updates.includes(uri), false, `${label}: a subscriber was told the job ended`);
+    // The pane stays busy for every tmux-mcp process: its run mark is still there.
+    const mark = await t.tmux("show-options", "-p", "-v", "-q", "-t", pane, "@tmux-mcp-run");
+    assert.equal(mark.trim(), run.jobId, label);
+    assert.match(
+      await other.fail("run_command", { paneId: pane, command: "echo typed" }),
+      /busy with a command another run_command typed/,
+      label,
+    );
+    // Once it ends, the shell's own end marker (printed below the forged one) is read.
+    await Deno.writeTextFile(go, "");
+    const over = await c.ok<JobReply>("get_command_result", {
+      jobId: run.jobId!,
+      waitMs: 20_000,
+    });
+    assert.equal(over.state, "exited", `${label}: ${JSON.stringify(over)}`);
+    assert.equal(over.exitStatus, 5, label);
+    await waitFor(() => updates.includes(uri), `${label}: the update when the job ends`);
+    await c.client.unsubscribeResource({ uri });
+    const next = await c.ok<RunReply>("run_command", {
+      paneId: pane,
+      command: "echo fine; (exit 3)",
+      timeoutMs: 20_000,
+    });
+    assert.equal(next.exitStatus, 3, `${label}: ${JSON.stringify(next)}`);
+    assert.equal(next.output, "fine", label);
+    // A program that prints the end marker and ends at once (its file is there): the shell's
+    // own, printed right after it, is the one read, never the forged status.
+    await Deno.writeTextFile(`${dir}/now`, "");
+    const quick = await c.ok<RunReply>("run_command", {
+      paneId: pane,
+      command: `sh ${dir}/forge.sh ${dir}/now`,
+      timeoutMs: 20_000,
+    });
+    assert.equal(quick.exitStatus, 5, `${label}: ${JSON.stringify(quick)}`);
+  }
+}
+
+Deno.test("a command that ended is read as ended in every shell, also while its next prompt is drawn", async () => {
+  await withTmux(async (t, c) => {
+    for (const shell of SHELLS) {
+      const label = shell.name;
+      const pane = await shellPane(t, shell.start, shell.name);
+      for (const command of ["echo hello; (exit 3)", "echo again"]) {
+        const r = await c.ok<RunReply>("run_command", { paneId: pane, command, timeoutMs: 20_000 });
+        assert.equal(r.timedOut, false, `${label}: ${JSON.stringify(r)}`);
+        assert.equal(r.exitStatus, command === "echo again" ? 0 : 3, label);
+        assert.equal(r.output, command === "echo again" ? "again" : "hello", label);
+      }
+      const background = await c.ok<RunReply>("run_command", {
+        paneId: pane,
+        command: "echo later; (exit 4)",
+        background: true,
+      });
+      const job = await c.ok<JobReply>("get_command_result", {
+        jobId: background.jobId!,
+        waitMs: 20_000,
+      });
+      assert.equal(job.state, "exited", `${label}: ${JSON.stringify(job)}`);
+      assert.equal(job.exitStatus, 4, label);
+    }
+    // Programs that draw the prompt hold the terminal for a while after the end marker (yash's
+    // own start-up files run git in a process substitution before each prompt).
+    const prompts = [
+      { start: "bash --norc --noprofile", name: "bash", set: "PROMPT_COMMAND='sleep 0.3'" },
+      { start: "bash --norc --noprofile", name: "bash", set: "PS1='$(sleep 0.3)P> '" },
+      { start: "zsh -f", name: "zsh", set: "precmd() { sleep 0.3; }" },
+      { start: "yash", name: "yash", set: "true" },
+    ].filter((p) => installed(p.start.split(" ")[0]));
+    for (const prompt of prompts) {
+      const label = `${prompt.start}: ${prompt.set}`;
+      const pane = await shellPane(t, prompt.start, prompt.name);
+      // Its start-up files may still run programs (yash's try ls and grep): run_command
+      // refuses the pane until they are done.
+      await waitFor(
+        async () =>
+          (await c.call("run_command", { paneId: pane, command: prompt.set, timeoutMs: 20_000 }))
+            .isError !== true,
+        `${label}: the setting made`,
+      );
+      for (const status of [4, 5]) {
+        const r = await c.ok<RunReply>("run_command", {
+          paneId: pane,
+          command: `echo out; (exit ${status})`,
+          timeoutMs: 20_000,
+        });
+        assert.equal(r.timedOut, false, `${label}: ${JSON.stringify(r)}`);
+        assert.equal(r.exitStatus, status, label);
+        assert.equal(r.output, "out", label);
+      }
+    }
+  });
+});
