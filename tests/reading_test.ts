@@ -76,6 +76,37 @@ async function paneShowing(
   return id;
 }
 
+/**
+ * A new background window whose pane shows what `write` feeds it, through a FIFO: `write`
+ * returns once tmux has parsed the bytes (a title set after them has arrived).
+ */
+async function fedPane(
+  t: TestTmux,
+  dir: string,
+): Promise<{ id: string; write: (bytes: string) => Promise<void> }> {
+  const fifo = `${dir}/${crypto.randomUUID()}`;
+  const id = (await t.tmux(
+    "new-window",
+    "-d",
+    "-P",
+    "-F",
+    "#{pane_id}",
+    `mkfifo '${fifo}'; while :; do cat '${fifo}'; done`,
+  )).trim();
+  await waitFor(() => Deno.stat(fifo).then(() => true, () => false), "the fifo");
+  let k = 0;
+  const write = async (bytes: string) => {
+    const mark = `fed-${k++}`;
+    await Deno.writeTextFile(fifo, `${bytes}\x1b]2;${mark}\x07`);
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", id, "#{pane_title}")).trim() === mark,
+      `tmux parsed ${mark}`,
+    );
+  };
+  return { id, write };
+}
+
 /** Types a command into a shell pane and waits until `until` appears on its screen. */
 /**
  * Types `command` and Enter, then waits until the screen shows `until`. An `until` that ends a
@@ -120,6 +151,7 @@ interface Since {
   missed: boolean;
   missedReason: string | null;
   firstLineNumber: number | null;
+  unchangedLines: number;
   alternateScreen: boolean;
   trimmedLines: number;
   droppedLines: number;
@@ -647,6 +679,72 @@ Deno.test("capture_since: output cleared away after a cursor taken on an empty h
       assert.deepEqual([after.missed, after.missedReason], [true, "history-cleared"], clear);
       assert.ok(after.text.includes("\n60\n"), "what the pane holds now is returned");
     }
+  });
+});
+
+Deno.test("capture_since: lines a scroll region moved under a fixed header or above a status line come back once", async () => {
+  await withTmux(async (t, c, dir) => {
+    const history = async (id: string) =>
+      Number(await t.tmux("display-message", "-p", "-t", id, "#{history_size}"));
+    const numbered = (prefix: string, n: number) =>
+      Array.from({ length: n }, (_, i) => `${prefix}${i}\r\n`).join("");
+    // Three header rows and a scroll region below them (tmux moves the region's top row into
+    // history and keeps the header on the screen), then a status line below a region at the
+    // top, then no region at all: in each, only the eight new lines are new.
+    const cases = [
+      {
+        draw: "\x1b[2J\x1b[HHEADER-ALPHA\r\nHEADER-BETA\r\nHEADER-GAMMA\x1b[4;24r\x1b[4;1H",
+        text: lines(0, 7, "NEW-"),
+        unchanged: 0,
+      },
+      {
+        draw: "\x1b[2J\x1b[24;1HSTATUS-LINE\x1b[1;23r\x1b[1;1H",
+        // The status line sits below the new lines (and the cursor's row), unchanged.
+        text: [...lines(0, 7, "NEW-"), "", "STATUS-LINE"],
+        unchanged: 1,
+      },
+      { draw: "\x1b[2J\x1b[H", text: [...lines(0, 7, "NEW-")], unchanged: 0 },
+    ];
+    for (const { draw, text, unchanged } of cases) {
+      const { id, write } = await fedPane(t, dir);
+      await write(draw + numbered("r", 40));
+      const start = await c.ok<Since>("capture_since", { paneId: id });
+      const before = await history(id);
+      assert.ok(before > 0, "the region's rows went into history");
+      await write(numbered("NEW-", 8));
+      assert.equal(await history(id), before + 8);
+      const after = await c.ok<Since>("capture_since", { paneId: id, cursor: start.cursor });
+      assert.deepEqual(
+        [after.text.split("\n"), after.unchangedLines, after.missed, after.notes],
+        [
+          text,
+          unchanged,
+          false,
+          unchanged ? ["1 line in text were already there, unchanged."] : [],
+        ],
+        draw,
+      );
+      // The lines read before the cursor are where capture_pane says.
+      const first = await c.ok<Capture>("capture_pane", {
+        paneId: id,
+        start: after.firstLineNumber!,
+        end: after.firstLineNumber!,
+      });
+      assert.equal(first.text, "NEW-0");
+      const next = await c.ok<Since>("capture_since", { paneId: id, cursor: after.cursor });
+      assert.deepEqual([next.text, next.missed], ["", false]);
+    }
+
+    // A header that changed while the region scrolled (a clock) cannot be told from a program
+    // redrawing: the lines come back, said to maybe repeat.
+    const { id, write } = await fedPane(t, dir);
+    await write("\x1b[2J\x1b[Hclock 1\r\nHEADER\x1b[3;24r\x1b[3;1H" + numbered("r", 40));
+    const start = await c.ok<Since>("capture_since", { paneId: id });
+    await write("\x1b7\x1b[1;1Hclock 2\x1b8" + numbered("NEW-", 8));
+    const after = await c.ok<Since>("capture_since", { paneId: id, cursor: start.cursor });
+    assert.equal(after.missed, false);
+    assert.match(after.text, /^clock 2$/m);
+    assert.match(after.notes.join(" "), /may begin with lines an earlier capture_since returned/);
   });
 });
 

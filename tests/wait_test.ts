@@ -823,6 +823,43 @@ Deno.test("since: a cursor whose place is lost (history cleared) makes nothing f
   });
 });
 
+Deno.test("since: under a scroll region, a header read before the cursor never counts", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    // A fixed header over a scroll region, as a program with a status header draws; the
+    // shell's output then scrolls the region, and tmux keeps the header on the screen.
+    await type(
+      t,
+      p,
+      "printf '\\033[2J\\033[HHEADER-AL%sPHA\\r\\nBETA\\r\\nGAMMA\\033[4;24r\\033[4;1H' ''; seq 1 40",
+    );
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("\n40\n"),
+      "seq's output",
+    );
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    await type(t, p, "printf 'NE%sW\\n' ''");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("\nNEW\n"),
+      "NEW",
+    );
+    const header = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["HEADER-ALPHA", "^40$"],
+      since: cursor,
+      timeoutMs: 300,
+    });
+    assert.equal(header.outcome, "timedOut", JSON.stringify(header.lines));
+    const found = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["NEW"],
+      since: cursor,
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual([found.outcome, found.lines], ["matched", ["NEW"]]);
+  });
+});
+
 Deno.test("since: a full-screen program started after the cursor drew all it shows since", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

@@ -431,6 +431,8 @@ export async function writtenSince(
   if (since.missedReason === "history-cleared") return none("the history was cleared");
   if (since.missedReason === "history-trimmed") return none("the history was trimmed at its limit");
   if (since.resized || since.missed) return none("the pane's width changed");
+  // Old rows moved where they could not be followed: they would count as written since.
+  if (since.mayRepeat) return none("the lines it saw moved in a way that could not be followed");
   const unchanged = new Set(since.unchangedRows);
   const first = since.state.historySize + (since.firstRow ?? 0) + since.skippedRows;
   const remembered = cursor.rows.length / HASH_CHARS;
@@ -439,7 +441,8 @@ export async function writtenSince(
     if (text === "" || unchanged.has(since.skippedRows + j)) return;
     const k = first + j + since.trimmedRows - cursor.base;
     let from = 0;
-    if (k >= 0 && k < remembered) {
+    // Under a scroll region a row's place says nothing of what read there before.
+    if (k >= 0 && k < remembered && !since.regionMoved) {
       const kept = prefixWithHash(
         text,
         parseHash(cursor.rows.slice(k * HASH_CHARS, (k + 1) * HASH_CHARS)),
@@ -477,6 +480,7 @@ async function compareWithCursor(
     skippedBytes: 0,
     mayRepeat: false,
     unchangedAbove: 0,
+    regionMoved: false,
   };
   if (!cursor) {
     const capture = await captureRows(

@@ -5,7 +5,8 @@
  * history) and a hash of each row it saw: history rows cannot change, so finding them again —
  * where they were, or moved up by whole trims (tmux drops a tenth of `history-limit` at once)
  * — proves where the pane stands; when they cannot be found the answer says what may have
- * been missed. See {@link compareSince}.
+ * been missed. Rows a scroll region moved are followed in since_region.ts. See
+ * {@link compareSince}.
  *
  * @module
  */
@@ -20,6 +21,7 @@ import {
   type SinceCursor,
 } from "./since_cursor.ts";
 import type { NormalGrid, SinceRows } from "./since_grid.ts";
+import { followRegion, type Placement, rowsStayed } from "./since_region.ts";
 
 /**
  * A fresh cursor's remembered rows: the last few history rows (they can no longer change, so
@@ -69,9 +71,16 @@ export interface SinceResult extends SinceRows {
   readonly trimmedRows: number;
   /**
    * Whether `rows` may begin with rows an earlier answer returned: lines were missed and the
-   * cursor's rows could not be found again, so all the pane holds comes back.
+   * cursor's rows could not be found again, so all the pane holds comes back; or, with nothing
+   * missed, rows the cursor saw moved on the screen in a way that could not be followed (see
+   * {@link rowsStayed}), so some that come back may be old ones moved.
    */
   readonly mayRepeat: boolean;
+  /**
+   * Whether a scroll region moved the cursor's rows (see {@link followRegion}): a row's place
+   * no longer says which row read there before, so a row that came back is new whole.
+   */
+  readonly regionMoved: boolean;
   /**
    * After a clear: rows at the top of the grid that still read as the cursor's screen rows did,
    * where the clear left them, and are left out of `rows` as unchanged; 0 otherwise.
@@ -171,13 +180,20 @@ function nearestMatch(grid: NormalGrid, anchor: readonly number[], near: number)
  * say: history rows are immutable, so the remembered rows above the cursor's history size must
  * be found again — where they were, or moved up by whole trims — or the answer says `missed`.
  * Rows from the first one that changed to the last written one come back; a row rewritten in
- * place (a progress bar) is one row, in its latest form. Throws {@link RowNotRead} when the
- * grid lacks a row it needs.
+ * place (a progress bar) is one row, in its latest form. Under a scroll region, rows the region
+ * moved and its header or status line are found where tmux put them, and only the rest comes
+ * back; where a move cannot be followed, the answer says rows may repeat. Throws {@link RowNotRead} when the grid lacks a row it needs.
  */
 export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult {
   const hashes = splitHashes(cursor.rows);
   const { settled, strong } = anchorCounts(cursor, hashes.length);
-  const none = { unchangedRows: [], trimmedRows: 0, mayRepeat: false, unchangedAbove: 0 };
+  const none = {
+    unchangedRows: [],
+    trimmedRows: 0,
+    mayRepeat: false,
+    unchangedAbove: 0,
+    regionMoved: false,
+  };
   const missed = (reason: MissedReason): SinceResult => ({
     ...grid.rowsFrom(grid.first),
     ...none,
@@ -216,11 +232,32 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
 
   const possible = trimsPossible(grid.historySize, grid.historyLimit);
   const step = trimStep(grid.historyLimit);
+  // The cursor's screen rows, from its top row on (none for a forged cursor whose rows end above).
+  const screen = hashes.slice(Math.max(0, cursor.historySize - cursor.base));
+  const cursorY = cursor.cursorRow - cursor.historySize;
+  // Rows a scroll region moved: found where it put them, only the rest comes back.
+  const regionAnswer = (placed: Placement, trimmed: number): SinceResult => {
+    const found = grid.rowsFrom(placed.firstChanged);
+    const total = found.skippedRows + found.rows.length;
+    return {
+      ...found,
+      ...none,
+      unchangedRows: placed.unchanged.map((at) => at - placed.firstChanged).filter((i) =>
+        i < total
+      ),
+      trimmedRows: trimmed,
+      missed: false,
+      missedReason: null,
+      resized: false,
+      regionMoved: true,
+    };
+  };
   // History rows cannot change. When history held none, the settled screen rows (above the
   // cursor row) stand in: more output pushes them into history where they were, so only a
-  // clear (clear-history, ESC[3J, or a scroll region losing rows) moves them, and then what
-  // was written after the cursor may be gone too. (A program rewriting rows above the cursor
-  // on an empty history is told `missed` too: the position cannot be proved then.)
+  // clear (clear-history, ESC[3J) moves them all, and then what was written after the cursor
+  // may be gone too. A scroll region moves them too, but leaves its header where it was. (A
+  // program rewriting rows above the cursor on an empty history is told `missed` too: the
+  // position cannot be proved then.)
   const anchorCount = strong > 0 ? strong : settled;
   // Remembered row k is now at `cursor.base + k - shift`; rows before `kept` are gone.
   let shift: number | null = null;
@@ -234,6 +271,10 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
     for (let j = 0; j <= maxJ && shift === null; j++) {
       if (matchesAt(grid, cursor.base - j * step, anchor)) shift = j * step;
     }
+    if (shift === null && !possible && strong === 0) {
+      const placed = followRegion(grid, screen, cursor.historySize, cursorY);
+      if (placed) return regionAnswer(placed, 0);
+    }
     if (shift === null) {
       if (possible || !clearLeftScreen(cursor, grid, hashes, strong, settled)) {
         return missed(possible ? "history-trimmed" : "history-cleared");
@@ -245,12 +286,22 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
   const kept = Math.max(0, shift - cursor.base);
 
   // Rows after the remembered ones are new; before that, the first one that differs.
-  let firstChanged = cursor.base + hashes.length - shift;
+  const rememberedEnd = cursor.base + hashes.length - shift;
+  let firstChanged = rememberedEnd;
   for (let k = kept; k < hashes.length; k++) {
     if (grid.hashAt(cursor.base + k - shift) !== hashes[k]) {
       firstChanged = cursor.base + k - shift;
       break;
     }
+  }
+  // A remembered row reads otherwise where it was, and history grew: a scroll region may have
+  // moved the rows rather than anything rewriting them.
+  let mayRepeat = false;
+  const top = cursor.historySize - shift;
+  if (!cleared && firstChanged < rememberedEnd && grid.historySize > top) {
+    const placed = followRegion(grid, screen, top, cursorY);
+    if (placed) return regionAnswer(placed, shift);
+    mayRepeat = rowsStayed(grid, screen, top, cursorY);
   }
   const found = grid.rowsFrom(firstChanged);
   const unchangedRows: number[] = [];
@@ -262,6 +313,7 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
   }
   return {
     ...found,
+    ...none,
     unchangedRows,
     // A clear moved every row by the history it dropped: no trim.
     trimmedRows: cleared ? 0 : shift,
@@ -269,7 +321,7 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
     missed: cleared,
     missedReason: cleared ? "history-cleared" : null,
     resized: false,
-    mayRepeat: false,
+    mayRepeat,
     unchangedAbove: cleared ? Math.min(firstChanged, grid.lastWritten + 1) - grid.first : 0,
   };
 }

@@ -302,3 +302,176 @@ Deno.test("compareSince: a width change is reported as resized, found again or m
   const lost = compareSince(cursor, grid(["other"], { width: 60 }));
   assert.deepEqual([lost.resized, lost.missed, lost.missedReason], [true, true, "resized"]);
 });
+
+/**
+ * A grid as tmux leaves it after a scroll region of rows `upper`..`lower` of a `height`-row
+ * screen scrolled `lines` lines through it, each scroll moving the region's top row into
+ * history (grid_scroll_history_region): the rows outside the region stay on the screen.
+ */
+function regionGrid(
+  history: string[],
+  screen: string[],
+  upper: number,
+  lower: number,
+  lines: string[],
+): NormalGrid {
+  const hist = [...history];
+  const rows = [...screen];
+  for (const line of lines) {
+    hist.push(rows[upper]);
+    rows.splice(upper, 1);
+    rows.splice(lower, 0, "");
+    rows[lower - 1] = line;
+  }
+  // The cursor sits on the region's blank bottom row, as after a line and its newline.
+  return denseGrid({
+    historySize: hist.length,
+    historyLimit: 1000,
+    width: 80,
+    first: 0,
+    cursorRow: hist.length + lower,
+  }, [...hist, ...rows]);
+}
+
+/** `lines` printed, each then a newline, into a region of rows `upper`..`lower`. */
+function scrolled(
+  header: string[],
+  footer: string[],
+  height: number,
+  lines: string[],
+): { grid: NormalGrid; more: (extra: string[]) => NormalGrid } {
+  const upper = header.length;
+  const lower = height - 1 - footer.length;
+  const blank = Array(height).fill("");
+  header.forEach((h, i) => blank[i] = h);
+  footer.forEach((f, i) => blank[lower + 1 + i] = f);
+  // Lines fill the region from its top, then scroll it; the cursor ends on a blank row.
+  const fits = lower - upper;
+  const first = lines.slice(0, fits);
+  first.forEach((l, i) => blank[upper + i] = l);
+  const build = (rest: string[]) => regionGrid([], blank, upper, lower, rest);
+  return {
+    grid: build(lines.slice(fits)),
+    more: (extra) => build([...lines.slice(fits), ...extra]),
+  };
+}
+
+Deno.test("compareSince: rows a scroll region moved under a header are found, only new ones come back", () => {
+  const header = ["HEADER-ALPHA", "HEADER-BETA", "HEADER-GAMMA"];
+  const { grid: before, more } = scrolled(header, [], 24, numbered(0, 39));
+  assert.equal(before.historySize, 20);
+  const cursor = cursorFor(before, STATE, null);
+  const after = more(numbered(100, 107));
+  const answer = compareSince(cursor, after);
+  assert.deepEqual(
+    [answer.rows, answer.unchangedRows, answer.missed, answer.mayRepeat, answer.regionMoved],
+    [numbered(100, 107), [], false, false, true],
+  );
+  assert.equal(answer.firstRow, after.historySize + 3 + 12 - after.historySize);
+  // More lines than the region holds: the rows it held went into history in order, and the
+  // new ones after them; the header is still not new.
+  const many = compareSince(cursor, more(numbered(100, 149)));
+  assert.deepEqual([many.rows.slice(0, 2), many.rows.slice(-2), many.missed], [
+    numbered(100, 101),
+    numbered(148, 149),
+    false,
+  ]);
+  // The header sits on the screen between new lines that went into history and those still
+  // in the region: it comes back among them, counted unchanged.
+  const at = many.rows.indexOf("HEADER-ALPHA");
+  assert.deepEqual([at, many.unchangedRows], [30, [30, 31, 32]]);
+  assert.ok(!many.rows.includes("line 39"));
+  // A cursor taken before anything scrolled (no history): found the same way.
+  const early = scrolled(header, [], 24, numbered(0, 9));
+  assert.equal(early.grid.historySize, 0);
+  const fromEmpty = compareSince(cursorFor(early.grid, STATE, null), early.more(numbered(10, 49)));
+  assert.deepEqual([fromEmpty.rows.filter((r) => !r.startsWith("HEADER")), fromEmpty.missed], [
+    numbered(10, 49),
+    false,
+  ]);
+  assert.deepEqual(fromEmpty.unchangedRows, [20, 21, 22]);
+  // Nothing scrolled since: nothing new.
+  assert.deepEqual(compareSince(cursor, before).rows, []);
+  // History at its limit: tmux trimmed rows off its top too; everything moved up as far.
+  const trimmedRows = [...after.rowsFrom(0).rows.slice(2), ""];
+  const trimmed = compareSince(
+    cursor,
+    denseGrid({
+      historySize: after.historySize - 2,
+      historyLimit: 28,
+      width: 80,
+      first: 0,
+      cursorRow: after.cursorRow! - 2,
+    }, trimmedRows),
+  );
+  assert.deepEqual([trimmed.rows, trimmed.trimmedRows, trimmed.missed], [
+    numbered(100, 107),
+    2,
+    false,
+  ]);
+});
+
+Deno.test("compareSince: a status line below a scroll region stays, counted unchanged", () => {
+  const { grid: before, more } = scrolled([], ["STATUS"], 24, numbered(0, 39));
+  const cursor = cursorFor(before, STATE, null);
+  const answer = compareSince(cursor, more(numbered(100, 107)));
+  assert.deepEqual([answer.rows, answer.unchangedRows, answer.missed], [
+    [...numbered(100, 107), "", "STATUS"],
+    [9],
+    false,
+  ]);
+  // Both at once.
+  const both = scrolled(["TOP"], ["BOTTOM"], 24, numbered(0, 39));
+  const bothAnswer = compareSince(cursorFor(both.grid, STATE, null), both.more(numbered(100, 104)));
+  assert.deepEqual([bothAnswer.rows, bothAnswer.unchangedRows], [
+    [...numbered(100, 104), "", "BOTTOM"],
+    [6],
+  ]);
+});
+
+Deno.test("compareSince: a region that cannot be followed comes back whole, said to maybe repeat", () => {
+  const header = ["12:00:00 clock", "HEADER-BETA"];
+  const { grid: before, more } = scrolled(header, [], 24, numbered(0, 39));
+  const cursor = cursorFor(before, STATE, null);
+  // The clock ticked: the header no longer reads as it did, the rows are not placed.
+  const after = more(numbered(100, 107));
+  const rows = after.rowsFrom(0).rows;
+  rows[after.historySize] = "12:00:01 clock";
+  const ticked = denseGrid({
+    historySize: after.historySize,
+    historyLimit: 1000,
+    width: 80,
+    first: 0,
+    cursorRow: after.cursorRow,
+  }, rows);
+  const answer = compareSince(cursor, ticked);
+  assert.deepEqual([answer.missed, answer.mayRepeat, answer.regionMoved], [false, true, false]);
+  assert.ok(answer.rows.includes("line 20"), "old rows come back, said to maybe repeat");
+
+  // Plain output with a row above the cursor rewritten is no region: nothing said to repeat.
+  const plain = cursorFor(grid([...numbered(1, 20), "50%", "$"]), STATE, null);
+  const redrawn = compareSince(plain, grid([...numbered(1, 20), "100%", "$ ls", "a", "$"]));
+  assert.deepEqual([redrawn.rows, redrawn.mayRepeat, redrawn.regionMoved], [
+    ["100%", "$ ls", "a", "$"],
+    false,
+    false,
+  ]);
+});
+
+Deno.test("compareSince: following a scroll region over a forged cursor of repeated rows stays bounded", () => {
+  // Every row reads alike: the header and status line look as tall as the screen, and every
+  // place tried costs a pass over as many rows as a cursor may hold.
+  const rows = 10_000;
+  const all = [...Array(rows).fill("y"), "x"];
+  const now = grid([...all, ...Array(rows).fill("y")], { height: rows });
+  const forged: SinceCursor = {
+    ...cursorFor(grid(["y"]), STATE, null),
+    historySize: rows,
+    base: rows - ANCHOR_ROWS,
+    cursorRow: 2 * rows,
+    rows: rowHash("y").repeat(ANCHOR_ROWS + rows),
+  };
+  const began = performance.now();
+  compareSince(forged, now);
+  assert.ok(performance.now() - began < 1_000, `${performance.now() - began} ms`);
+});

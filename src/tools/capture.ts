@@ -496,7 +496,11 @@ const captureSinceTool = defineTool({
         "The pane's width changed and tmux reflowed its lines; the cursor's position could not be found again.",
       );
     }
-    if (since.mayRepeat) {
+    if (since.mayRepeat && !since.missed) {
+      notes.push(
+        "Lines the cursor saw moved on the screen in a way that could not be followed (a scroll region whose header or status line changed, or a program redrawing them): text may begin with lines an earlier capture_since returned, and hold more of them further on.",
+      );
+    } else if (since.mayRepeat) {
       notes.push(
         "text holds all the pane holds now, and may begin with lines an earlier capture_since returned.",
       );
