@@ -748,6 +748,39 @@ Deno.test("capture_since: lines a scroll region moved under a fixed header or ab
   });
 });
 
+Deno.test("capture_since: rows a program erased and rewrote on a pane with no history come back rewritten, not as a clear", async () => {
+  await withTmux(async (t, c, dir) => {
+    const { id, write } = await fedPane(t, dir);
+    await write(lines(0, 4, "keep").map((l) => `${l}\r\n`).join(""));
+    const start = await c.ok<Since>("capture_since", { paneId: id });
+    // Up three rows, erase to the end of the screen, write: what a line editor or a progress
+    // display does. No history existed, none was cleared.
+    await write("\x1b[3A\x1b[Jnew\r\n");
+    assert.equal(await t.tmux("display-message", "-p", "-t", id, "#{history_size}"), "0\n");
+    const after = await c.ok<Since>("capture_since", { paneId: id, cursor: start.cursor });
+    assert.deepEqual([after.text, after.missed, after.missedReason, after.notes], [
+      "new",
+      false,
+      null,
+      [],
+    ]);
+    assert.equal(after.firstLineNumber, 2);
+
+    // Rewritten from the top row: that is what a clear leaves too, and which it was cannot be
+    // told. Said so, not asserted.
+    const top = await fedPane(t, dir);
+    await top.write(lines(0, 4, "keep").map((l) => `${l}\r\n`).join(""));
+    const before = await c.ok<Since>("capture_since", { paneId: top.id });
+    await top.write("\x1b[Hother\x1b[K");
+    const redrawn = await c.ok<Since>("capture_since", { paneId: top.id, cursor: before.cursor });
+    assert.deepEqual([redrawn.missed, redrawn.missedReason], [true, "history-cleared"]);
+    assert.match(
+      redrawn.notes[0],
+      /history held none then: the history was cleared .* or a program rewrote the screen from its top/,
+    );
+  });
+});
+
 Deno.test("capture_since: tmux trimming history is followed, and a trim past the cursor is reported", async () => {
   await withTmux(async (t, c) => {
     // history-limit applies to panes created after it is set (TMUX-NOTES).

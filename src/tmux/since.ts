@@ -428,7 +428,13 @@ export async function writtenSince(
     }));
     return { rows, lost: null, skippedRows: 0 };
   }
-  if (since.missedReason === "history-cleared") return none("the history was cleared");
+  if (since.missedReason === "history-cleared") {
+    return none(
+      since.clearUnproven
+        ? "the lines it saw were cleared, or rewritten from the top of the screen"
+        : "the history was cleared",
+    );
+  }
   if (since.missedReason === "history-trimmed") return none("the history was trimmed at its limit");
   if (since.resized || since.missed) return none("the pane's width changed");
   // Old rows moved where they could not be followed: they would count as written since.
@@ -480,6 +486,7 @@ async function compareWithCursor(
     skippedBytes: 0,
     mayRepeat: false,
     unchangedAbove: 0,
+    clearUnproven: false,
     regionMoved: false,
   };
   if (!cursor) {

@@ -77,6 +77,12 @@ export interface SinceResult extends SinceRows {
    */
   readonly mayRepeat: boolean;
   /**
+   * Whether a `history-cleared` answer rests on screen rows alone: the history held none at the
+   * cursor, and its rows are gone from where they were. A program rewriting the screen from its
+   * top row leaves the same trace as a clear, so which it was cannot be told.
+   */
+  readonly clearUnproven: boolean;
+  /**
    * Whether a scroll region moved the cursor's rows (see {@link followRegion}): a row's place
    * no longer says which row read there before, so a row that came back is new whole.
    */
@@ -182,7 +188,9 @@ function nearestMatch(grid: NormalGrid, anchor: readonly number[], near: number)
  * Rows from the first one that changed to the last written one come back; a row rewritten in
  * place (a progress bar) is one row, in its latest form. Under a scroll region, rows the region
  * moved and its header or status line are found where tmux put them, and only the rest comes
- * back; where a move cannot be followed, the answer says rows may repeat. Throws {@link RowNotRead} when the grid lacks a row it needs.
+ * back; where a move cannot be followed, the answer says rows may repeat. On a cursor taken
+ * with no history, rows rewritten above the cursor under rows still in place are rewritten, not
+ * a clear. Throws {@link RowNotRead} when the grid lacks a row it needs.
  */
 export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult {
   const hashes = splitHashes(cursor.rows);
@@ -192,6 +200,7 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
     trimmedRows: 0,
     mayRepeat: false,
     unchangedAbove: 0,
+    clearUnproven: false,
     regionMoved: false,
   };
   const missed = (reason: MissedReason): SinceResult => ({
@@ -255,9 +264,8 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
   // History rows cannot change. When history held none, the settled screen rows (above the
   // cursor row) stand in: more output pushes them into history where they were, so only a
   // clear (clear-history, ESC[3J) moves them all, and then what was written after the cursor
-  // may be gone too. A scroll region moves them too, but leaves its header where it was. (A
-  // program rewriting rows above the cursor on an empty history is told `missed` too: the
-  // position cannot be proved then.)
+  // may be gone too. A scroll region moves them too, but leaves its header where it was; and
+  // a program rewriting rows above the cursor leaves the rows above those in place.
   const anchorCount = strong > 0 ? strong : settled;
   // Remembered row k is now at `cursor.base + k - shift`; rows before `kept` are gone.
   let shift: number | null = null;
@@ -272,12 +280,16 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
       if (matchesAt(grid, cursor.base - j * step, anchor)) shift = j * step;
     }
     if (shift === null && !possible && strong === 0) {
-      const placed = followRegion(grid, screen, cursor.historySize, cursorY);
-      if (placed) return regionAnswer(placed, 0);
+      if (keptInPlace(grid, hashes, cursor.base, settled)) shift = 0;
+      else {
+        const placed = followRegion(grid, screen, cursor.historySize, cursorY);
+        if (placed) return regionAnswer(placed, 0);
+      }
     }
     if (shift === null) {
       if (possible || !clearLeftScreen(cursor, grid, hashes, strong, settled)) {
-        return missed(possible ? "history-trimmed" : "history-cleared");
+        const reason = possible ? "history-trimmed" : "history-cleared";
+        return { ...missed(reason), clearUnproven: reason === "history-cleared" && strong === 0 };
       }
       shift = cursor.historySize;
       cleared = true;
@@ -324,6 +336,26 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
     mayRepeat,
     unchangedAbove: cleared ? Math.min(firstChanged, grid.lastWritten + 1) - grid.first : 0,
   };
+}
+
+/**
+ * Whether the cursor's settled screen rows (a cursor taken on an empty history) begin where
+ * they were, as they read, one at least not blank: then only the rows after them were
+ * rewritten (a program moved up and redrew them), nothing was cleared — a clear would have
+ * left later rows at the top. Rows after the first that differs come back.
+ */
+function keptInPlace(
+  grid: NormalGrid,
+  hashes: readonly number[],
+  base: number,
+  settled: number,
+): boolean {
+  const blank = hashValue("");
+  let written = false;
+  for (let k = 0; k < settled && grid.hashAt(base + k) === hashes[k]; k++) {
+    if (hashes[k] !== blank) written = true;
+  }
+  return written;
 }
 
 /**

@@ -458,6 +458,36 @@ Deno.test("compareSince: a region that cannot be followed comes back whole, said
   ]);
 });
 
+Deno.test("compareSince: rows rewritten above the cursor on an empty history are rewritten, not a clear", () => {
+  const cursor = cursorFor(
+    grid(["keep0", "keep1", "keep2", "keep3", "keep4", ""], { height: 8 }),
+    STATE,
+    null,
+  );
+  assert.equal(cursor.historySize, 0);
+  const redrawn = compareSince(cursor, grid(["keep0", "keep1", "new", ""], { height: 8 }));
+  assert.deepEqual([redrawn.missed, redrawn.missedReason, redrawn.rows, redrawn.firstRow], [
+    false,
+    null,
+    ["new"],
+    2,
+  ]);
+  // Rewritten from the top: a clear or a redraw, which cannot be told; said so.
+  const fromTop = compareSince(cursor, grid(["other", "rows"], { height: 8 }));
+  assert.deepEqual([fromTop.missed, fromTop.missedReason, fromTop.clearUnproven], [
+    true,
+    "history-cleared",
+    true,
+  ]);
+  // Blank rows in place prove nothing.
+  const blanks = cursorFor(grid(["", "", "x", "$"], { height: 8 }), STATE, null);
+  const gone = compareSince(blanks, grid(["", "", "y", "$"], { height: 8 }));
+  assert.deepEqual([gone.missed, gone.clearUnproven], [true, true]);
+  // A clear of history rows is proved: nothing hedged.
+  const deep = cursorFor(grid(numbered(1, 30)), STATE, null);
+  assert.equal(compareSince(deep, grid(["fresh"])).clearUnproven, false);
+});
+
 Deno.test("compareSince: following a scroll region over a forged cursor of repeated rows stays bounded", () => {
   // Every row reads alike: the header and status line look as tall as the screen, and every
   // place tried costs a pass over as many rows as a cursor may hold.

@@ -483,7 +483,11 @@ const captureSinceTool = defineTool({
     const { state } = since;
     const notes: string[] = [];
     const step = Math.max(1, Math.floor(state.historyLimit / 10));
-    if (since.missedReason === "history-cleared") {
+    if (since.missedReason === "history-cleared" && since.clearUnproven) {
+      notes.push(
+        "The lines the cursor saw are gone from where they were, and the history held none then: the history was cleared (clear-history, or a program clearing scrollback), or a program rewrote the screen from its top. Which cannot be told; lines written since and not yet read may be gone.",
+      );
+    } else if (since.missedReason === "history-cleared") {
       notes.push(
         "The pane's history was cleared since the cursor (clear-history, or a program clearing scrollback): lines written before the clear and not yet read are gone.",
       );
