@@ -418,6 +418,37 @@ Deno.test("set_option and show_option refuse a scope tmux keeps the option elsew
   });
 });
 
+Deno.test("a user option named '@z\\nstatus-left' does not pass status-left off as a server option", async () => {
+  await withTmux(async (t, c) => {
+    await t.attach("main");
+    // tmux takes a newline in a user option's name and prints the name raw: `show-options -s`
+    // then has a line `status-left x` of its own. Any program in any pane can do this.
+    await t.tmux("set-option", "-s", "@z\nstatus-left", "x");
+    const refused = await c.fail("set_option", {
+      name: "status-left",
+      value: "PWNED",
+      scope: "server",
+    });
+    assert.match(refused, /status-left is a session option/);
+    assert.equal(
+      await t.tmux("show-options", "-t", "main", "-q", "--", "status-left"),
+      "",
+      "the watched session's status line was not changed",
+    );
+    // Nor is a wrong table remembered: after a read at the wrong scope, the right one is taken.
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    await t.tmux("set-option", "-s", "@z\nstatus-right", "x");
+    await c.fail("show_option", { name: "status-right", scope: "server" });
+    await c.ok("set_option", {
+      name: "status-right",
+      value: "ok",
+      scope: "session",
+      target: "other",
+    });
+    assert.equal(await t.tmux("show-options", "-t", "other", "-v", "--", "status-right"), "ok\n");
+  });
+});
+
 Deno.test("set_option says when tmux applies an option only to what is made from now on", async () => {
   await withTmux(async (t, c) => {
     const summary = async (args: Record<string, unknown>) => {

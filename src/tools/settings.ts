@@ -327,9 +327,6 @@ async function runNamed(
  */
 type OptionTable = "server" | "session" | "window" | "pane";
 
-/** The flags of `show-options` that list every option of a table (with its default). */
-const TABLE_FLAGS = { server: ["-s"], session: ["-g"], window: ["-g", "-w"] } as const;
-
 /** Where tmux keeps each built-in option, by server and name (see {@link optionTable}). */
 const knownTables = new WeakMap<TmuxRunner, Map<string, OptionTable>>();
 
@@ -345,48 +342,48 @@ function tablesFor(runner: TmuxRunner): Map<string, OptionTable> {
   return map;
 }
 
-async function tableNames(ctx: TmuxContext, flags: readonly string[]): Promise<Set<string>> {
-  const out = decodeBytes(await ctx.read(["show-options", ...flags]));
-  return new Set(parseOptionLines(out).map((l) => l.name));
-}
+/**
+ * A pane target no pane can match (a pane id is `%` and digits): tmux finds no target, and
+ * says which kind it lacked.
+ */
+const NO_PANE = "%none";
 
 /**
- * Where tmux keeps option `base`, from tmux's own lists: `show-options -s`, `-g` and `-gw`
- * name every server, session and window option (the list of the scope asked is read first,
- * the others only when it lacks the name); `show-options -A -p` on a pane names the window
- * options tmux also keeps per pane. Null for a user option (`@name`), which lives wherever it
- * is set. Refused when no list names it.
+ * Where tmux keeps option `base`, asked of tmux for that one name: `show-options -p -t %none
+ * NAME` prints a server option (its table needs no target), and for any other says what its
+ * table needed and did not find: "no such session", "no such window", or (a window option tmux
+ * also keeps per pane, -p given) "no such pane". tmux's lists (`show-options -s`, `-g`,
+ * `-gw`) cannot answer this: a user option's name may hold a newline, which they print raw,
+ * so a pane can plant a line that reads as any built-in option of any table. Null for a user
+ * option (`@name`), which lives wherever it is set. Refused when tmux has no such option.
  */
-async function optionTable(
-  ctx: TmuxContext,
-  base: string,
-  scope: Scope,
-  pane: string | null,
-): Promise<OptionTable | null> {
+async function optionTable(ctx: TmuxContext, base: string): Promise<OptionTable | null> {
   if (base.startsWith("@")) return null;
-  // A built-in option's table is tmux's (it comes with the tmux that runs): found once per
-  // server and name. A name no list holds is looked for afresh each time.
+  // A built-in option's table is tmux's (it comes with the tmux that runs): asked once per
+  // server and name. A name tmux does not know is asked afresh each time.
   const known = tablesFor(ctx.runner);
-  const key = `${ctx.socketLabel}\0${base}\0${pane === null ? "" : "pane"}`;
-  const found = known.get(key);
-  if (found !== undefined) return found;
-  const asked = scope === "pane" ? "window" : scope;
-  const order = [asked, ...(["server", "session", "window"] as const).filter((t) => t !== asked)];
-  for (const table of order) {
-    if (!(await tableNames(ctx, TABLE_FLAGS[table])).has(base)) continue;
-    const kept = table !== "window" || pane === null
-      ? table
-      : (await tableNames(ctx, ["-A", "-p", "-t", pane])).has(base)
-      ? "pane"
-      : "window";
-    if (known.size >= MAX_KNOWN_TABLES) known.clear();
-    known.set(key, kept);
-    return kept;
+  const key = `${ctx.socketLabel}\0${base}`;
+  let table = known.get(key);
+  if (table !== undefined) return table;
+  try {
+    await ctx.read(["show-options", "-p", "-t", NO_PANE, "--", base]);
+    table = "server";
+  } catch (error) {
+    if (unknownName(error)) {
+      throw new ToolFailure(
+        `tmux has no option ${JSON.stringify(base)}.`,
+        "show_options lists the options of a scope (hooks: show_hooks and set_hook).",
+      );
+    }
+    const lacked = error instanceof TmuxError
+      ? /^no such (session|window|pane): /.exec(error.message)?.[1]
+      : undefined;
+    if (lacked === undefined) throw error;
+    table = lacked as OptionTable;
   }
-  throw new ToolFailure(
-    `tmux has no option ${JSON.stringify(base)}.`,
-    "show_options lists the options of a scope (hooks: show_hooks and set_hook).",
-  );
+  if (known.size >= MAX_KNOWN_TABLES) known.clear();
+  known.set(key, table);
+  return table;
 }
 
 /**
@@ -508,11 +505,6 @@ function indexedEntry(name: string, entries: readonly OptionEntry[]): OptionEntr
   return entries.find((e) => e.index === Number(m[1])) ?? null;
 }
 
-/** The pane a scope names (for {@link optionTable}), or null. */
-function paneOf(scope: Scope, where: ScopeFlags): string | null {
-  return scope === "pane" ? where.targetId : null;
-}
-
 /** One option read back: its entries, and the entry of a non-array option. */
 async function readOne(
   ctx: TmuxContext,
@@ -593,7 +585,7 @@ const showOption = defineTool({
   async run(args, ctx) {
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
     const base = baseName(args.name);
-    const table = await optionTable(ctx, base, args.scope, paneOf(args.scope, where));
+    const table = await optionTable(ctx, base);
     checkOptionScope(base, table, args.scope, args.global, "read");
     const { entries, scalar } = await readOne(ctx, where, args.name, args.includeInherited);
     const one = scalar ?? indexedEntry(args.name, entries);
@@ -811,7 +803,7 @@ const setOption = defineTool({
     refuseCommandAlias(args.name);
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
     const base = baseName(args.name);
-    const table = await optionTable(ctx, base, args.scope, paneOf(args.scope, where));
+    const table = await optionTable(ctx, base);
     checkOptionScope(base, table, args.scope, args.global, "set");
     const argv = ["set-option", ...where.flags];
     if (args.unset) argv.push("-u");
