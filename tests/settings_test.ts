@@ -8,12 +8,8 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
 import { withTmux } from "./helpers/mcp.ts";
 import { waitFor } from "./helpers/tmux.ts";
-import {
-  parseOptionLines,
-  parseShellEnvironment,
-  shellQuote,
-  unquoteOptionValue,
-} from "../src/tools/settings.ts";
+import { parseOptionLines, unquoteOptionValue } from "../src/tools/option_lines.ts";
+import { parseShellEnvironment, shellQuote } from "../src/tools/settings.ts";
 
 /** Values that have broken option and environment round trips somewhere. */
 const TRICKY = [
@@ -446,6 +442,48 @@ Deno.test("a user option named '@z\\nstatus-left' does not pass status-left off 
       target: "other",
     });
     assert.equal(await t.tmux("show-options", "-t", "other", "-v", "--", "status-right"), "ok\n");
+  });
+});
+
+Deno.test("show_options lists no option a user option's name forged, and that name whole", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("set-option", "-t", "main", "@n\nstatus", "off");
+    await t.tmux("set-option", "-t", "main", "@m x\n@k", "v");
+    await t.tmux("set-option", "-t", "main", "@j\nfoo bar", "a b");
+    await t.tmux("set-option", "-t", "main", "@plain", "1");
+    await t.tmux("set-option", "-t", "main", "status-right", "r");
+    assert.equal(await t.tmux("show-options", "-t", "main", "-q", "--", "status"), "");
+    for (const includeInherited of [false, true]) {
+      const listed = await c.ok<{ options: { name: string; value: string }[] }>("show_options", {
+        scope: "session",
+        target: "main",
+        includeInherited,
+      });
+      const named = (name: string) => listed.options.filter((o) => o.name === name);
+      assert.deepEqual(
+        named("status").map((o) => o.value),
+        includeInherited ? ["on"] : [],
+        "session main has no status of its own, yet show_options says it is set to off",
+      );
+      assert.deepEqual(named("@n\nstatus").map((o) => o.value), ["off"]);
+      assert.deepEqual(named("@m x\n@k").map((o) => o.value), ["v"]);
+      assert.deepEqual(named("@j\nfoo bar").map((o) => o.value), ["a b"]);
+      assert.deepEqual(named("@plain").map((o) => o.value), ["1"]);
+      assert.deepEqual(named("status-right").map((o) => o.value), ["r"]);
+      assert.deepEqual(named("@m"), []);
+      assert.deepEqual(named("@k"), []);
+    }
+    // A name tmux would take too many questions to confirm: the listing stops short, says so,
+    // and still shows no line of it as an option.
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    await t.tmux("set-option", "-t", "other", `@q${"\nx x x x x x x x".repeat(10)}\nstatus`, "off");
+    const short = await c.call("show_options", { scope: "session", target: "other" });
+    const text = short.content?.[0]?.type === "text" ? short.content[0].text : "";
+    assert.notEqual(short.isError, true, text);
+    const data = short.structuredContent as { complete: boolean; options: { name: string }[] };
+    assert.equal(data.complete, false);
+    assert.deepEqual(data.options.filter((o) => o.name === "status"), []);
+    assert.match(text, /12 more lines of tmux's listing left out/);
   });
 });
 

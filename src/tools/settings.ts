@@ -54,100 +54,10 @@ import { decodeBytes, escapeFormat, randomHex } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import { SERVER_ONLY, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, envNameSchema, literalArg, paneFields } from "./arguments.ts";
+import { parseOptionLines, readOptionListing, unquoteOptionValue } from "./option_lines.ts";
 
 // ---------------------------------------------------------------------------------------------
-// Reading tmux's quoting back
-
-/**
- * Undoes the quoting `show-options` applies to a string value (tmux's `args_escape`): `''`
- * for empty, `"..."` or `'...'` around text with spaces or special characters, a single
- * escaped character (`\#`), and C-style / octal escapes inside (`\n`, `\t`, `\\`, `\"`,
- * `\$`, `\001`). Octal escapes are bytes; the bytes are decoded as UTF-8 at the end.
- */
-export function unquoteOptionValue(raw: string): string {
-  if (raw === "''") return "";
-  const quoted = raw.length >= 2 &&
-    ((raw.startsWith('"') && raw.endsWith('"')) || (raw.startsWith("'") && raw.endsWith("'")));
-  return unescapeC(quoted ? raw.slice(1, -1) : raw);
-}
-
-const C_ESCAPES: Record<string, number> = {
-  n: 0x0a,
-  t: 0x09,
-  r: 0x0d,
-  b: 0x08,
-  a: 0x07,
-  v: 0x0b,
-  f: 0x0c,
-  s: 0x20,
-  e: 0x1b,
-  E: 0x1b,
-};
-
-const encoder = new TextEncoder();
-
-function unescapeC(text: string): string {
-  const bytes: number[] = [];
-  const push = (s: string) => bytes.push(...encoder.encode(s));
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i];
-    if (c !== "\\" || i + 1 >= text.length) {
-      const cp = text.codePointAt(i)!;
-      const ch = String.fromCodePoint(cp);
-      push(ch);
-      i += ch.length;
-      continue;
-    }
-    const next = text[i + 1];
-    if (/[0-7]/.test(next)) {
-      let digits = "";
-      let j = i + 1;
-      while (j < text.length && digits.length < 3 && /[0-7]/.test(text[j])) digits += text[j++];
-      bytes.push(parseInt(digits, 8) & 0xff);
-      i = j;
-    } else if (next in C_ESCAPES) {
-      bytes.push(C_ESCAPES[next]);
-      i += 2;
-    } else {
-      const cp = text.codePointAt(i + 1)!;
-      const ch = String.fromCodePoint(cp);
-      push(ch);
-      i += 1 + ch.length;
-    }
-  }
-  return decodeBytes(new Uint8Array(bytes));
-}
-
-/** One line of `show-options` / `show-hooks` output, split into its parts. */
-export interface OptionLine {
-  readonly name: string;
-  readonly index: number | null;
-  /** Whether `-A` marked it inherited (`name*`). */
-  readonly inherited: boolean;
-  /** The value as printed (still quoted), or null when the line has none. */
-  readonly raw: string | null;
-}
-
-/** Splits `name[3]* value` lines. Names hold no spaces; the value is the rest of the line. */
-export function parseOptionLines(text: string): OptionLine[] {
-  const lines: OptionLine[] = [];
-  for (const line of text.split("\n")) {
-    if (line === "") continue;
-    const space = line.indexOf(" ");
-    const head = space === -1 ? line : line.slice(0, space);
-    const raw = space === -1 ? null : line.slice(space + 1);
-    const m = /^(.+?)(?:\[(\d+)\])?(\*)?$/.exec(head);
-    if (!m) continue;
-    lines.push({
-      name: m[1],
-      index: m[2] === undefined ? null : Number(m[2]),
-      inherited: m[3] === "*",
-      raw,
-    });
-  }
-  return lines;
-}
+// Reading tmux's environment back
 
 /** One variable of a tmux environment. */
 export interface EnvVariable {
@@ -464,25 +374,31 @@ function shownValue(value: string | null): string {
   return `${JSON.stringify(cut.text)}${cut.omittedBytes > 0 ? "…" : ""}`;
 }
 
+/**
+ * Options at `where`: the one named, or (no name) every one tmux vouches for, with the number
+ * of lines of its listing it would not vouch for (see {@link readOptionListing}).
+ */
 async function readOptions(
   ctx: TmuxContext,
   where: ScopeFlags,
   name: string | undefined,
   inherited: boolean,
   maxValueBytes: number,
-): Promise<OptionEntry[]> {
+): Promise<{ entries: OptionEntry[]; unvouched: number }> {
   const argv = ["show-options", ...where.flags];
   if (inherited) argv.push("-A");
-  if (name !== undefined) argv.push("--", name);
   let out: Uint8Array;
   try {
-    out = await ctx.read(argv);
+    out = await ctx.read(name === undefined ? argv : [...argv, "--", name]);
   } catch (error) {
     // tmux says "invalid option" for an unset user option and an unknown name alike.
-    if (unknownName(error) && name?.startsWith("@")) return [];
+    if (unknownName(error) && name?.startsWith("@")) return { entries: [], unvouched: 0 };
     throw unknownName(error) ? noSuch("option", name, error) : error;
   }
-  const entries = parseOptionLines(decodeBytes(out)).filter((l) => l.raw !== null).map((l) => {
+  const { lines, unvouched } = name === undefined
+    ? await readOptionListing((more) => ctx.read(more), argv, decodeBytes(out))
+    : { lines: parseOptionLines(decodeBytes(out)), unvouched: 0 };
+  const entries = lines.filter((l) => l.raw !== null).map((l) => {
     // Cut by its size in JSON: a value of quotes or control characters takes two to six
     // times its bytes there, and the reply's bound is on JSON.
     const value = cutJsonString(unquoteOptionValue(l.raw!), maxValueBytes);
@@ -495,7 +411,7 @@ async function readOptions(
       value.omittedBytes,
     );
   });
-  return entries;
+  return { entries, unvouched };
 }
 
 /** The one entry an indexed name (`status-format[1]`) reads back, if it is set. */
@@ -515,10 +431,16 @@ async function readOne(
   const index = /\[(\d+)\]$/.exec(name);
   // Asked for one index, tmux prints one it does not hold as set to '': the array is read
   // whole and only that index kept, if it is there.
+  const read = await readOptions(
+    ctx,
+    where,
+    index === null ? name : baseName(name),
+    includeInherited,
+    maxOptionValueBytes(ctx),
+  );
   const entries = index === null
-    ? await readOptions(ctx, where, name, includeInherited, maxOptionValueBytes(ctx))
-    : (await readOptions(ctx, where, baseName(name), includeInherited, maxOptionValueBytes(ctx)))
-      .filter((e) => e.index === Number(index[1]));
+    ? read.entries
+    : read.entries.filter((e) => e.index === Number(index[1]));
   return { entries, scalar: entries.length === 1 && entries[0].index === null ? entries[0] : null };
 }
 
@@ -544,7 +466,7 @@ const showOptions = defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
-    const entries = await readOptions(
+    const { entries, unvouched } = await readOptions(
       ctx,
       where,
       undefined,
@@ -556,12 +478,17 @@ const showOptions = defineTool({
       data: {
         scope: args.scope,
         targetId: where.targetId,
-        complete: omitted === 0,
+        complete: omitted === 0 && unvouched === 0,
         omittedEntries: omitted,
         options: kept,
       },
       summary: `${kept.length} ${where.label}.` +
-        (omitted ? ` ${omitted} more left out to stay within the result bound.` : ""),
+        (omitted ? ` ${omitted} more left out to stay within the result bound.` : "") +
+        (unvouched
+          ? ` ${unvouched} more line${unvouched === 1 ? "" : "s"} of tmux's listing left out: ` +
+            "a user option's name holds a newline there, and tmux would not confirm which " +
+            "option they belong to; show_option reads one option by name."
+          : ""),
     };
   },
 });
