@@ -546,6 +546,42 @@ Deno.test("set_option says when tmux applies an option only to what is made from
   });
 });
 
+Deno.test("set_option on an array option without an index says it replaced the array", async () => {
+  await withTmux(async (t, c) => {
+    const before = await t.tmux("show-options", "-s", "--", "terminal-features");
+    assert.ok(before.split("\n").filter((l) => l !== "").length > 1, "tmux has several entries");
+    const result = await c.call("set_option", {
+      name: "terminal-features",
+      value: "foo*:RGB",
+      scope: "server",
+    });
+    const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+    assert.notEqual(result.isError, true, text);
+    assert.match(
+      text.split("\n")[0],
+      /^terminal-features: 1 entry \(\[0\] "foo\*:RGB"\) in server options; set without an index, it replaced the whole array\./,
+    );
+    const summary = async (args: Record<string, unknown>) => {
+      const r = await c.call("set_option", { scope: "server", ...args });
+      const text = r.content?.[0]?.type === "text" ? r.content[0].text : "";
+      assert.notEqual(r.isError, true, text);
+      return text.split("\n")[0];
+    };
+    assert.match(
+      await summary({ name: "terminal-features", value: "a:RGB,b:RGB,c:RGB,d:RGB", append: true }),
+      /^terminal-features: 5 entries \(the last 3: \[2\] "b:RGB", \[3\] "c:RGB", \[4\] "d:RGB"\) in server options\./,
+    );
+    assert.match(
+      await summary({ name: "terminal-features", value: "" }),
+      /^terminal-features has no entries in server options; set without an index, it replaced/,
+    );
+    assert.equal(
+      await t.tmux("show-options", "-s", "--", "terminal-features"),
+      "terminal-features\n",
+    );
+  });
+});
+
 Deno.test("set_option and show_option say an array entry's own value", async () => {
   await withTmux(async (t, c) => {
     const result = await c.call("set_option", {

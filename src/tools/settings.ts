@@ -368,10 +368,37 @@ function maxOptionValueBytes(ctx: TmuxContext): number {
 }
 
 /** A value as a summary shows it: its start, quoted; the result holds the rest. */
-function shownValue(value: string | null): string {
-  if (value === null) return "null";
-  const cut = cutString(value, 200);
+function shownValue(value: string, bytes = 200): string {
+  const cut = cutString(value, bytes);
   return `${JSON.stringify(cut.text)}${cut.omittedBytes > 0 ? "…" : ""}`;
+}
+
+/** Most entries of an array a set_option summary shows; its result holds them all. */
+const SHOWN_ENTRIES = 3;
+
+/**
+ * What set_option says it stored. Given no index, tmux replaces an array option
+ * (terminal-features, status-format...) whole, the value split at the array's separator into
+ * its entries, and `append` adds entries at its end: the summary says what the array holds.
+ */
+function storedSummary(
+  name: string,
+  append: boolean,
+  entries: readonly OptionEntry[],
+  one: OptionEntry | null,
+  label: string,
+): string {
+  if (one) return `${name} = ${shownValue(one.value)} in ${label}.`;
+  if (/\[\d+\]$/.test(name)) return `${name} is not set in ${label}.`;
+  const shown = append ? entries.slice(-SHOWN_ENTRIES) : entries.slice(0, SHOWN_ENTRIES);
+  const listed =
+    (shown.length < entries.length ? `the ${append ? "last" : "first"} ${shown.length}: ` : "") +
+    shown.map((e) => `[${e.index}] ${shownValue(e.value, 80)}`).join(", ");
+  return (entries.length === 0
+    ? `${name} has no entries in ${label}`
+    : `${name}: ${entries.length} entr${entries.length === 1 ? "y" : "ies"} (${listed}) in ` +
+      label) +
+    (append ? "." : "; set without an index, it replaced the whole array.");
 }
 
 /**
@@ -763,7 +790,7 @@ const setOption = defineTool({
       },
       summary: (args.unset
         ? `Unset ${args.name} in ${where.label}.`
-        : `${args.name} = ${shownValue(one?.value ?? null)} in ${where.label}.`) +
+        : storedSummary(args.name, args.append, entries, one, where.label)) +
         await forNewNote(ctx, base, where),
     };
   },
