@@ -452,13 +452,19 @@ Deno.test("show_options lists no option a user option's name forged, and that na
     await t.tmux("set-option", "-t", "main", "@j\nfoo bar", "a b");
     await t.tmux("set-option", "-t", "main", "@plain", "1");
     await t.tmux("set-option", "-t", "main", "status-right", "r");
+    // More user options than the questions a listing may ask beyond one for each.
+    await t.tmux(
+      ...Array.from({ length: 80 }, (_, i) => [";", "set-option", "-t", "main", `@u${i}`, "x"])
+        .flat().slice(1),
+    );
     assert.equal(await t.tmux("show-options", "-t", "main", "-q", "--", "status"), "");
     for (const includeInherited of [false, true]) {
-      const listed = await c.ok<{ options: { name: string; value: string }[] }>("show_options", {
-        scope: "session",
-        target: "main",
-        includeInherited,
-      });
+      const listed = await c.ok<{ complete: boolean; options: { name: string; value: string }[] }>(
+        "show_options",
+        { scope: "session", target: "main", includeInherited },
+      );
+      assert.equal(listed.complete, true);
+      assert.equal(listed.options.filter((o) => /^@u\d+$/.test(o.name)).length, 80);
       const named = (name: string) => listed.options.filter((o) => o.name === name);
       assert.deepEqual(
         named("status").map((o) => o.value),

@@ -114,8 +114,8 @@ export interface OptionListing {
   readonly unvouched: number;
 }
 
-/** Most questions one listing asks tmux to tell its user options apart. */
-const MAX_ASKED = 64;
+/** Most questions one listing asks tmux past one for each of its user options. */
+const MAX_EXTRA_ASKED = 64;
 
 /**
  * The options a `show-options` listing holds, each one tmux vouches for: `argv` listed them
@@ -127,8 +127,9 @@ const MAX_ASKED = 64;
  * the lines from an `@` on, read as the shortest name that tmux answers with exactly those
  * lines. That reading is the right one: a shorter name tmux also knew would begin the right
  * one, so tmux sorted it earlier and it was taken there, and a name is taken only once. Where
- * no name fits (a race with a change, or past {@link MAX_ASKED} questions), the rest of the
- * listing is left out and counted: past that point no line can be told from a name's part.
+ * no name fits (a race with a change, or past {@link MAX_EXTRA_ASKED} questions more than the
+ * listing has user options), the rest of the listing is left out and counted: past that point
+ * no line can be told from a name's part.
  */
 export async function readOptionListing(
   read: (argv: string[]) => Promise<Uint8Array>,
@@ -137,13 +138,26 @@ export async function readOptionListing(
 ): Promise<OptionListing> {
   const rows = text.split("\n");
   if (rows.at(-1) === "") rows.pop();
+  const starts = rows.filter((row) => row.startsWith("@"));
   // With no user option every line is an option's own.
-  if (!rows.some((row) => row.startsWith("@"))) {
-    return { lines: parseOptionLines(text), unvouched: 0 };
-  }
+  if (starts.length === 0) return { lines: parseOptionLines(text), unvouched: 0 };
+  const answers = new Map<string, Promise<string>>();
+  const ask = (name: string): Promise<string> | null => {
+    let answer = answers.get(name);
+    if (answer === undefined) {
+      if (answers.size >= starts.length + MAX_EXTRA_ASKED) return null;
+      answer = read([...argv, "-q", "--", literalArg(name)]).then(decodeBytes);
+      // Asked ahead, an answer may fail before it is awaited (or never be): whoever awaits
+      // it still hears the failure.
+      answer.catch(() => {});
+      answers.set(name, answer);
+    }
+    return answer;
+  };
+  // Most names hold no space or newline: each is asked for at once, all together.
+  for (const row of starts) if (row.includes(" ")) ask(row.slice(0, row.indexOf(" ")));
   const lines: OptionLine[] = [];
   const taken = new Set<string>();
-  let asked = 0;
   let at = 0;
   /** The user option printed from row `at` on, and its number of rows; null if none fits. */
   const userOption = async (): Promise<{ line: OptionLine; rows: number } | null> => {
@@ -153,9 +167,9 @@ export async function readOptionListing(
       for (let space = row.indexOf(" "); space !== -1; space = row.indexOf(" ", space + 1)) {
         const name = before + row.slice(0, space);
         if (taken.has(name)) continue;
-        if (++asked > MAX_ASKED) return null;
-        const answer = decodeBytes(await read([...argv, "-q", "--", literalArg(name)]));
-        if (answer !== `${before}${row}\n`) continue;
+        const answer = ask(name);
+        if (answer === null) return null;
+        if (await answer !== `${before}${row}\n`) continue;
         const line = { name, index: null, inherited: false, raw: row.slice(space + 1) };
         return { line, rows: last - at + 1 };
       }
