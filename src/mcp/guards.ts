@@ -50,9 +50,10 @@ export interface InputGuardOptions {
    */
   readonly paste?: boolean;
   /**
-   * A claim on the pane the input needs (run_command's run mark): a format tmux checks with the
-   * pane's other facts at the instant of the input, and, when that check fails, the refusal to
-   * throw if it is the claim that does not hold (null: it holds, the failure was another's).
+   * A claim on the pane the input needs (run_command's run mark; respawn_pane's keeping a
+   * person's zoom): a format tmux checks with the pane's other facts at the instant of the
+   * input, and, when that check fails, the refusal to throw if it is the claim that does not
+   * hold (null: it holds, the failure was another's).
    */
   readonly claim?: {
     readonly format: string;
@@ -169,7 +170,8 @@ export async function guardDestroy(
 /**
  * Refuses, unless `force`, to kill a pane of a zoomed window a person is looking at: tmux
  * unzooms a window when any of its panes goes, the hidden ones too, so the person's screen
- * would change under them (guardDestroy has already refused the pane they see).
+ * would change under them (guardDestroy has already refused the pane they see). `hint` says
+ * what lifts it, for an act whose `force` means something else.
  */
 export function guardUnzoom(
   ctx: TmuxContext,
@@ -177,6 +179,7 @@ export function guardUnzoom(
   pane: PaneRow,
   what: string,
   force: boolean | undefined,
+  hint = "Ask the person first; pass force: true only when they agreed.",
 ): void {
   if (force || !pane.windowZoomed) return;
   const attended = ctx.attended(snapshot);
@@ -188,7 +191,7 @@ export function guardUnzoom(
     `${what} would unzoom window ${pane.windowId}, which client ${
       watchers(ctx, snapshot, shown.id)
     } shows zoomed on ${shown.id}.`,
-    "Ask the person first; pass force: true only when they agreed.",
+    hint,
   );
 }
 

@@ -13,7 +13,15 @@ import { markOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { changeView, deliverInput, guardInput, type ViewScope } from "../mcp/guards.ts";
+import {
+  changeView,
+  deliverInput,
+  guardInput,
+  guardUnzoom,
+  type InputGuardOptions,
+  type ViewScope,
+  windowUnwatched,
+} from "../mcp/guards.ts";
 import { argvCommands } from "../tmux/control.ts";
 import { TmuxError } from "../tmux/run.ts";
 import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
@@ -447,6 +455,69 @@ const splitWindow = defineTool({
 // ---------------------------------------------------------------------------------------------
 // respawn_pane
 
+const KEEP_ZOOM_HINT = "Ask the person, or use a pane nobody watches (create_window); tmux-mcp " +
+  "started with --allow-attended-input lifts this.";
+
+/**
+ * Refuses to respawn a pane a person's zoom hides (on another pane of its window), as kill_pane
+ * refuses to kill it ({@link guardUnzoom}): whether the new process outlives the step is not
+ * known before it, and one that ends at once takes its pane with it unless remain-on-exit is on
+ * (off, or `failed` and it succeeded), and tmux unzooms a window when any of its panes goes.
+ * With kill or without: a dead pane's remain-on-exit may have changed since it died. What lifts
+ * it is the permission typing where a person watches needs (`--allow-attended-input`); `force`
+ * lifts only the caller's own pane.
+ */
+async function guardKeepsZoom(ctx: TmuxContext, paneId: string): Promise<void> {
+  if (ctx.config.allowAttendedInput) return;
+  const now = await paneFields(ctx, paneId, [
+    "#{window_id}",
+    "#{window_zoomed_flag}",
+    "#{pane_active}",
+    "#{remain-on-exit}",
+  ]);
+  if (now === null) return;
+  const [windowId, zoomed, active, remain] = now;
+  if (zoomed !== "1" || active === "1" || remain === "on") return;
+  const snapshot = await ctx.snapshot({
+    sessions: false,
+    windows: false,
+    windowId,
+    processInfo: false,
+  });
+  const pane = snapshot.panes.find((p) => p.id === paneId);
+  if (!pane) return;
+  // One of tmux's own words for the option (on, off, failed): no text of anyone's.
+  const what = `Respawning ${paneId}, should its new process end at once (remain-on-exit is ` +
+    `${remain}),`;
+  guardUnzoom(ctx, snapshot, pane, what, false, KEEP_ZOOM_HINT);
+}
+
+/**
+ * {@link guardKeepsZoom} as tmux checks it at the instant of the respawn, with the pane's other
+ * facts: kill_pane's check (no person shows the pane's window), unless remain-on-exit is on
+ * then. A person who shows the window unzoomed sees the pane itself, which the input guards
+ * refuse already.
+ */
+function keepsZoom(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  paneId: string,
+): InputGuardOptions["claim"] {
+  if (ctx.config.allowAttendedInput) return undefined;
+  return {
+    format: `#{||:#{==:#{remain-on-exit},on},${windowUnwatched(snapshot, paneId).format}}`,
+    refusal: async () => {
+      try {
+        await guardKeepsZoom(ctx, paneId);
+      } catch (error) {
+        if (error instanceof ToolFailure) return error;
+        throw error;
+      }
+      return null;
+    },
+  };
+}
+
 const respawnPane = defineTool({
   name: "respawn_pane",
   title: "Respawn pane",
@@ -474,7 +545,12 @@ const respawnPane = defineTool({
     checkStartDirectory(args.startDirectory);
     const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
-    const guard = { force: args.force, allowDead: true, allowInputOff: true };
+    const guard = {
+      force: args.force,
+      allowDead: true,
+      allowInputOff: true,
+      claim: keepsZoom(ctx, snapshot, pane.id),
+    };
     guardInput(ctx, snapshot, pane, guard);
     if (!pane.dead && !args.kill) {
       throw new ToolFailure(
@@ -482,6 +558,7 @@ const respawnPane = defineTool({
         "Pass kill: true to kill it and start again, or send_keys to talk to it.",
       );
     }
+    if (pane.windowZoomed && !pane.active) await guardKeepsZoom(ctx, pane.id);
     const argv = ["respawn-pane", "-t", pane.id];
     if (args.kill) argv.push("-k");
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));

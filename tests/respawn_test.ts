@@ -1,0 +1,74 @@
+/**
+ * respawn_pane where its new process may end at once and take the pane with it (remain-on-exit
+ * not on): a person's zoom on another pane of its window is kept, as kill_pane keeps it, and the
+ * reply names what went with the pane, as kill_pane's does. Real tmux on private sockets.
+ */
+
+import assert from "node:assert/strict";
+import { withTmux } from "./helpers/mcp.ts";
+import type { TestTmux } from "./helpers/tmux.ts";
+
+/** The pane a creating command (`args`) makes, running `command` if given. */
+const newPane = async (t: TestTmux, args: string[], command?: string): Promise<string> =>
+  (await t.tmux(...args, "-P", "-F", "#{pane_id}", ...command ? [command] : [])).trim();
+
+const fmt = async (t: TestTmux, target: string, format: string): Promise<string> =>
+  (await t.tmux("display-message", "-p", "-t", target, format)).replace(/\n$/, "");
+
+const panes = async (t: TestTmux): Promise<string[]> =>
+  (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).trim().split("\n");
+
+Deno.test("respawn_pane of a pane a person's zoom hides is refused where its new process could take the pane (it would unzoom)", async () => {
+  await withTmux(async (t, c) => {
+    const shown = await newPane(t, ["new-session", "-d", "-s", "zoomed"]);
+    const hidden = await newPane(t, ["split-window", "-d", "-t", shown], "sleep 1000");
+    await t.tmux("resize-pane", "-Z", "-t", shown);
+    const zoomed = () => fmt(t, shown, "#{window_zoomed_flag}");
+    const tty = await t.attach("zoomed");
+    assert.equal(await zoomed(), "1");
+    assert.match(await c.fail("kill_pane", { paneId: hidden }), /would unzoom/);
+
+    // A command that ends at once, remain-on-exit off: the pane would go, and the zoom with it.
+    const text = await c.fail("respawn_pane", { paneId: hidden, kill: true, command: "true" });
+    assert.match(text, /would unzoom window @\d+, which client .* shows zoomed on %\d+/);
+    assert.ok(text.includes(tty), text);
+    assert.match(text, /remain-on-exit is off/);
+    assert.equal(await zoomed(), "1", "the person's zoom stays");
+    assert.equal(await fmt(t, hidden, "#{pane_current_command}"), "sleep");
+
+    // remain-on-exit on keeps the pane whatever its process does: the zoom is safe.
+    await t.tmux("set-option", "-p", "-t", hidden, "remain-on-exit", "on");
+    await c.ok("respawn_pane", { paneId: hidden, kill: true, command: "exit 3" });
+    assert.equal(await fmt(t, hidden, "#{pane_dead}"), "1");
+    assert.equal(await zoomed(), "1");
+
+    // A dead pane, respawned without kill: remain-on-exit failed lets a success take the pane.
+    await t.tmux("set-option", "-p", "-t", hidden, "remain-on-exit", "failed");
+    assert.match(await c.fail("respawn_pane", { paneId: hidden, command: "true" }), /unzoom/);
+    assert.equal(await zoomed(), "1");
+    assert.ok((await panes(t)).includes(hidden));
+    await t.tmux("set-option", "-p", "-t", hidden, "remain-on-exit", "on");
+    await c.ok("respawn_pane", { paneId: hidden, command: "sleep 1000" });
+    assert.equal(await zoomed(), "1");
+  });
+});
+
+Deno.test("respawn_pane: a person's zoom that comes right after the check is kept (tmux checks at the act)", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-session", "-d", "-s", "home", "sh");
+    const tty = await t.attach("home");
+    const shown = await newPane(t, ["new-session", "-d", "-s", "zoomed"]);
+    const hidden = await newPane(t, ["split-window", "-d", "-t", shown], "sleep 1000");
+    // Nobody looks at the read: the window unzoomed, the person elsewhere. Then they come to
+    // it and zoom onto the other pane, before the respawn.
+    await t.onceAfterGuardRead(`resize-pane -Z -t ${shown} ; switch-client -c ${tty} -t zoomed`);
+    try {
+      const text = await c.fail("respawn_pane", { paneId: hidden, kill: true, command: "true" });
+      assert.match(text, /would unzoom window @\d+, which client .* shows zoomed on %\d+/);
+      assert.equal(await fmt(t, shown, "#{window_zoomed_flag}"), "1", "the zoom stays");
+      assert.equal(await fmt(t, hidden, "#{pane_current_command}"), "sleep");
+    } finally {
+      await t.tmux("set-hook", "-gu", "after-list-clients");
+    }
+  });
+});
