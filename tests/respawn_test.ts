@@ -18,6 +18,21 @@ const fmt = async (t: TestTmux, target: string, format: string): Promise<string>
 const panes = async (t: TestTmux): Promise<string[]> =>
   (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).trim().split("\n");
 
+/**
+ * A hook of the person's after every `list-panes` that holds the step until the shell test
+ * `done` passes (at most ten seconds): reads made after it see what `done` waits for. Returns
+ * the folder of its script, to remove.
+ */
+async function holdListingUntil(t: TestTmux, done: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-respawn-" });
+  await Deno.writeTextFile(
+    `${dir}/hold.sh`,
+    `i=0\nwhile [ $i -lt 500 ]; do\n  ${done} && exit 0\n  sleep 0.02; i=$((i+1))\ndone\n`,
+  );
+  await t.tmux("set-hook", "-g", "after-list-panes", `run-shell 'sh ${dir}/hold.sh'`);
+  return dir;
+}
+
 Deno.test("respawn_pane of a pane a person's zoom hides is refused where its new process could take the pane (it would unzoom)", async () => {
   await withTmux(async (t, c) => {
     const shown = await newPane(t, ["new-session", "-d", "-s", "zoomed"]);
@@ -72,3 +87,45 @@ Deno.test("respawn_pane: a person's zoom that comes right after the check is kep
     }
   });
 });
+
+for (const last of [false, true]) {
+  Deno.test(
+    `respawn_pane whose new process ends at once names the window and session that went with the pane${
+      last ? ", and the server" : ""
+    }`,
+    async () => {
+      await withTmux(async (t, c) => {
+        const pane = await newPane(t, ["new-session", "-d", "-s", "solo"], "sleep 1000");
+        if (last) await t.tmux("kill-session", "-t", "=main");
+        const [windowId, sessionId] = (await fmt(t, pane, "#{window_id} #{session_id}")).split(" ");
+        await t.foreground(pane, "sleep");
+        // Listings once the pane runs sleep no more (respawned) wait until its session is gone:
+        // the reply is built after the new process ended and took the pane with it.
+        const dir = await holdListingUntil(
+          t,
+          `{ [ "$(tmux -L ${t.socket} display-message -p -t ${pane} '#{pane_current_command}')" = sleep ] || ! tmux -L ${t.socket} has-session -t =solo 2>/dev/null; }`,
+        );
+        try {
+          const r = await c.ok<{ gone: boolean; notes: string[] }>("respawn_pane", {
+            paneId: pane,
+            kill: true,
+            command: "true",
+          });
+          const sessions = await t.tmux("list-sessions", "-F", "#{session_name}").catch(() => "");
+          assert.ok(!sessions.includes("solo"));
+          assert.equal(r.gone, true);
+          const said = r.notes.join(" ");
+          assert.ok(said.includes(windowId), `the window that went is not named: ${said}`);
+          assert.ok(
+            said.includes(`${sessionId} "solo"`),
+            `the session that ended is not named: ${said}`,
+          );
+          assert.equal(/server exited/.test(said), last, said);
+        } finally {
+          await t.tmux("set-hook", "-gu", "after-list-panes").catch(() => {});
+          await Deno.remove(dir, { recursive: true });
+        }
+      });
+    },
+  );
+}

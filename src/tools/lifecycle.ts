@@ -12,7 +12,7 @@
 import { markOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { clip, ToolFailure } from "../mcp/errors.ts";
 import {
   changeView,
   deliverInput,
@@ -24,7 +24,7 @@ import {
 } from "../mcp/guards.ts";
 import { argvCommands } from "../tmux/control.ts";
 import { TmuxError } from "../tmux/run.ts";
-import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
+import { type PaneRow, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
   checkedString,
@@ -49,11 +49,13 @@ import {
   nameSchema,
   notesField,
   paneFields,
+  plural,
   reportedDirectoryArg,
   startDirectorySchema,
   startedIn,
 } from "./arguments.ts";
 import { createSizeSafe, personsWindowSize, sizeSafe } from "./window_size.ts";
+import { reachOfPane, removedFrom } from "./teardown.ts";
 
 /** Starting something new changes the server but destroys nothing, and repeats make more. */
 const CREATES: ToolAnnotations = changes({ destructive: false, idempotent: false });
@@ -455,6 +457,34 @@ const splitWindow = defineTool({
 // ---------------------------------------------------------------------------------------------
 // respawn_pane
 
+/** Sessions a note names by name; a window linked into a large group can end many. */
+const MAX_NAMED_SESSIONS = 5;
+
+/**
+ * What went with a pane its new process took at once, as kill_pane would list it: its window
+ * (it was the last pane there), the sessions that window was the last of, the server (its last
+ * session). Null when only the pane went.
+ */
+async function wentWithPane(
+  ctx: TmuxContext,
+  before: Snapshot,
+  pane: PaneRow,
+): Promise<string | null> {
+  const { removed, serverStopped, counts } = await removedFrom(ctx, before, reachOfPane(pane));
+  const named = removed.sessions.slice(0, MAX_NAMED_SESSIONS);
+  const things = [
+    ...removed.windows.map((id) => `window ${id}`),
+    ...named.map((s) => `session ${s.id} ${JSON.stringify(clip(s.name, 100))}`),
+    ...counts.sessions > named.length
+      ? [plural(counts.sessions - named.length, "more session")]
+      : [],
+  ];
+  if (things.length === 0) return null;
+  return `With it went ${things.join(", ")}${
+    serverStopped ? "; the tmux server exited (no session left)" : ""
+  }.`;
+}
+
 const KEEP_ZOOM_HINT = "Ask the person, or use a pane nobody watches (create_window); tmux-mcp " +
   "started with --allow-attended-input lifts this.";
 
@@ -577,9 +607,11 @@ const respawnPane = defineTool({
       ["#{pane_pid}", "#{pane_current_command}", "#{pane_dead}"],
     );
     if (now === null) {
+      const went = await wentWithPane(ctx, snapshot, pane);
+      if (went !== null) notes.push(went);
       return {
         data: { paneId: pane.id, gone: true, pid: null, command: "", dead: true, cwd, notes },
-        summary: GONE(pane.id),
+        summary: went === null ? GONE(pane.id) : `${GONE(pane.id)} ${went}`,
       };
     }
     const [pid, command, dead] = now;

@@ -85,7 +85,7 @@ async function afterKill(ctx: TmuxContext, before: Snapshot): Promise<Snapshot> 
 }
 
 /** What a kill could reach; everything else that changes meanwhile is someone else's doing. */
-interface Reach {
+export interface Reach {
   readonly panes: ReadonlySet<string>;
   readonly windows: ReadonlySet<string>;
   readonly sessions: ReadonlySet<string>;
@@ -102,6 +102,19 @@ function reachOfWindows(snapshot: Snapshot, windowIds: Iterable<string>): Reach 
     ),
   );
   return { panes, windows, sessions, names: sessionNames(snapshot) };
+}
+
+/**
+ * What the end of one pane could take: the pane, its window (if it was the last pane there) and
+ * the sessions that window is in (those it was the last window of), by the pane's placements.
+ */
+export function reachOfPane(pane: PaneRow): Reach {
+  return {
+    panes: new Set([pane.id]),
+    windows: new Set([pane.windowId]),
+    sessions: new Set(pane.placements.map((p) => p.sessionId)),
+    names: new Map(pane.placements.map((p) => [p.sessionId, p.sessionName])),
+  };
 }
 
 function sessionNames(snapshot: Snapshot): Map<string, string> {
@@ -201,6 +214,45 @@ async function killAndReport(
     },
   });
   const took = reachOfListing(stdout, guard, scope) ?? reach;
+  const { removed, serverStopped, omitted, counts } = await removedFrom(
+    ctx,
+    before,
+    took,
+    reach.names,
+  );
+  return {
+    data: { removed, serverStopped, complete: omitted === 0, omittedEntries: omitted },
+    summary:
+      `Removed ${plural(counts.panes, "pane")}, ${plural(counts.windows, "window")}, ${
+        plural(counts.sessions, "session")
+      }${
+        removed.sessions.length
+          ? ` (${removed.sessions.map((s) => `${s.id} ${JSON.stringify(s.name)}`).join(", ")})`
+          : ""
+      }${serverStopped ? "; the tmux server exited" : ""}.` +
+      (omitted ? ` ${omitted} ids left out of the lists to stay within the result bound.` : ""),
+  };
+}
+
+/**
+ * What of `took` (what an act reached: a kill, or a process that ended and took its pane) is
+ * gone from a read after it, each list bounded, and whether the server exited with its last
+ * session. Only what the act reached counts: what else went meanwhile is someone else's doing.
+ * A session is named as `took` has it, else as `names` has it.
+ */
+export async function removedFrom(
+  ctx: TmuxContext,
+  before: Snapshot,
+  took: Reach,
+  names: ReadonlyMap<string, string> = took.names,
+): Promise<{
+  removed: z.infer<typeof removedSchema>;
+  serverStopped: boolean;
+  /** Ids left out of the lists. */
+  omitted: number;
+  /** How many of each went, those left out included. */
+  counts: { panes: number; windows: number; sessions: number };
+}> {
   const after = await afterKill(ctx, before);
   const gone = (ids: ReadonlySet<string>, now: readonly { id: string }[]) => {
     const still = new Set(now.map((r) => r.id));
@@ -211,33 +263,19 @@ async function killAndReport(
   const sessions = capList(
     gone(took.sessions, after.sessions).map((id) => ({
       id,
-      name: took.names.get(id) ?? reach.names.get(id) ?? "",
+      name: took.names.get(id) ?? names.get(id) ?? "",
     })),
     MAX_REMOVED_IDS,
   );
-  const omitted = panes.omitted + windows.omitted + sessions.omitted;
-  const counts = {
-    panes: panes.kept.length + panes.omitted,
-    windows: windows.kept.length + windows.omitted,
-    sessions: sessions.kept.length + sessions.omitted,
-  };
-  const serverStopped = before.running && !after.running;
   return {
-    data: {
-      removed: { panes: panes.kept, windows: windows.kept, sessions: sessions.kept },
-      serverStopped,
-      complete: omitted === 0,
-      omittedEntries: omitted,
+    removed: { panes: panes.kept, windows: windows.kept, sessions: sessions.kept },
+    serverStopped: before.running && !after.running,
+    omitted: panes.omitted + windows.omitted + sessions.omitted,
+    counts: {
+      panes: panes.kept.length + panes.omitted,
+      windows: windows.kept.length + windows.omitted,
+      sessions: sessions.kept.length + sessions.omitted,
     },
-    summary:
-      `Removed ${plural(counts.panes, "pane")}, ${plural(counts.windows, "window")}, ${
-        plural(counts.sessions, "session")
-      }${
-        sessions.kept.length
-          ? ` (${sessions.kept.map((s) => `${s.id} ${JSON.stringify(s.name)}`).join(", ")})`
-          : ""
-      }${serverStopped ? "; the tmux server exited" : ""}.` +
-      (omitted ? ` ${omitted} ids left out of the lists to stay within the result bound.` : ""),
   };
 }
 
@@ -260,15 +298,10 @@ const killPane = defineTool({
     const pane = ctx.pane(before, args.paneId);
     await guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
     guardUnzoom(ctx, before, pane, `Killing pane ${pane.id}`, args.force);
-    const reach = reachOfWindows(before, [pane.windowId]);
     return await killAndReport(
       ctx,
       before,
-      {
-        ...reach,
-        panes: new Set([pane.id]),
-        windows: new Set([pane.windowId]),
-      },
+      reachOfPane(pane),
       { kind: "pane", target: pane.id },
       ["kill-pane", "-t", pane.id],
       {
