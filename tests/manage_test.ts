@@ -372,6 +372,86 @@ Deno.test("a create_window that reads the latest another one lent out still make
   }
 });
 
+/** Every pane of the server. */
+const allPanes = async (t: TestTmux): Promise<string[]> =>
+  (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).split("\n").filter((l) => l !== "");
+
+/** The creations, each with the after-hook of the person's that holds its step. */
+const CREATIONS = [
+  ["create_window", { session: "main", command: "sleep 1000" }, "after-new-window"],
+  // Guarded as a view change: the step is checked and made on one command line.
+  ["create_window", { session: "main", select: true }, "after-new-window"],
+  ["split_window", { command: "sleep 1000" }, "after-split-window"],
+  ["create_session", { name: "agent" }, "after-new-session"],
+] as const;
+
+// tmux made the pane and started its process before the person's hook ran; the owner mark,
+// set after the step, must be set all the same, or under --own-panes-only its maker could
+// never touch it again.
+for (const [tool, input, event] of CREATIONS) {
+  Deno.test(`${tool}${JSON.stringify(input)} cancelled while a person's hook holds its step still marks what it made as its own`, async () => {
+    const gate = await HookGate.make();
+    const t = await TestTmux.start();
+    const c = await connect({ socketName: t.socket, owner: "agent1", ownPanesOnly: true });
+    try {
+      const before = await allPanes(t);
+      await t.tmux("set-hook", "-g", event, gate.command);
+      const abort = new AbortController();
+      const args = tool === "split_window" ? { ...input, paneId: t.ids.paneId } : input;
+      const call = c.client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: abort.signal,
+      });
+      await waitFor(() => gate.began(), "the person's hook to hold the step");
+      abort.abort();
+      await assert.rejects(call);
+      const [made] = (await allPanes(t)).filter((p) => !before.includes(p));
+      assert.ok(made, "tmux made the pane before the hook ran");
+      await gate.open();
+      await waitFor(
+        async () => (await fmt(t, made, "#{@tmux-mcp-owner}")) === "agent1",
+        `the owner mark on ${made}`,
+      );
+      await c.ok("kill_pane", { paneId: made });
+    } finally {
+      await gate.open();
+      await c.close();
+      await t.kill();
+      await gate.remove();
+    }
+  });
+}
+
+// The same step outliving its timeout: the reply must say what was made (a retry would start
+// the command a second time), and it is marked as this server's all the same.
+Deno.test("a creation whose step outlasts its timeout says what tmux made, marked as its own", async () => {
+  for (const [tool, input, event] of CREATIONS) {
+    const gate = await HookGate.make();
+    const t = await TestTmux.start();
+    const c = await connect({
+      socketName: t.socket,
+      owner: "agent1",
+      runner: new TmuxRunner({ timeoutMs: 1_500 }),
+    });
+    try {
+      const before = await allPanes(t);
+      await t.tmux("set-hook", "-g", event, gate.command);
+      const args = tool === "split_window" ? { ...input, paneId: t.ids.paneId } : input;
+      const text = await c.fail(tool, args);
+      const [made] = (await allPanes(t)).filter((p) => !before.includes(p));
+      assert.ok(made, `${tool}: tmux made the pane`);
+      assert.match(text, new RegExp(`tmux made .*${made}`), `${tool}: ${text}`);
+      assert.match(text, /marked as this server's/, `${tool}: ${text}`);
+      assert.doesNotMatch(text, /try again/i, `${tool}: ${text}`);
+      assert.equal(await fmt(t, made, "#{@tmux-mcp-owner}"), "agent1", tool);
+    } finally {
+      await gate.open();
+      await c.close();
+      await t.kill();
+      await gate.remove();
+    }
+  }
+});
+
 Deno.test("create_session is refused where destroy-unattached would end it at once", async () => {
   await withTmux(async (t, c) => {
     await t.attach("main");

@@ -371,7 +371,7 @@ async function endProcess(s: StdioServer, how: Ending): Promise<void> {
 for (
   const [tool, input, event, how, meanwhile] of [
     ["create_window", { session: "main" }, "after-new-window", "SIGTERM", null],
-    // Guarded as a view change, its step goes over the control connection.
+    // Guarded as a view change, its step runs inside the guard's if-shell.
     ["create_window", { session: "main", select: true }, "after-new-window", "SIGTERM", null],
     ["create_session", { name: "agent" }, "after-new-session", "stdin EOF", null],
     // A value the person chose meanwhile is theirs: it stays.

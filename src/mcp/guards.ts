@@ -19,7 +19,7 @@ import {
   PREVIEWS,
   showsWholeSession,
 } from "../tmux/identity.ts";
-import { judgeResult, TmuxError } from "../tmux/run.ts";
+import { judgeResult, type RunOptions, TmuxError } from "../tmux/run.ts";
 import type { ClientRow, PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
@@ -576,7 +576,8 @@ async function unconfirmed<T>(act: Promise<T>): Promise<T> {
  * before the last check, so not even a hook on a prelude command runs between that check and
  * the act (a buffer filled for the act exists only from there to the act). `refused` runs in
  * the refusal of each condition from index `refusedFrom` on, in the same step (a buffer that
- * would otherwise outlive a refused act).
+ * would otherwise outlive a refused act). `spawn` runs the line in a tmux process of its own,
+ * with the call's signal, or with these options.
  * Runs at most once (never repeated after a lost connection).
  */
 export async function runIf(
@@ -585,7 +586,7 @@ export async function runIf(
   commands: readonly (readonly string[])[],
   prelude: readonly (readonly string[])[] = [],
   options: {
-    readonly spawn?: boolean;
+    readonly spawn?: boolean | RunOptions;
     readonly refused?: readonly (readonly string[])[];
     readonly refusedFrom?: number;
   } = {},
@@ -593,7 +594,11 @@ export async function runIf(
   // A kill runs in a tmux process of its own: its end may take the control client with it.
   const run = (args: readonly string[]) =>
     options.spawn
-      ? ctx.runner.exec(ctx.address, args, { signal: ctx.signal })
+      ? ctx.runner.exec(
+        ctx.address,
+        args,
+        options.spawn === true ? { signal: ctx.signal } : options.spawn,
+      )
       : unconfirmed(execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal }));
   if (conditions.length === 0) {
     const all = [...prelude, ...commands];
@@ -790,7 +795,8 @@ function viewConditions(snapshot: Snapshot<PaneBrief>, scope: ViewScope): TmuxCo
  * Makes a change a person could see, checked twice: against the snapshot (a refusal that
  * names the client), then by tmux at the instant of the change ({@link runIf}). When tmux
  * refuses, a fresh snapshot explains why; if it shows nobody (a program's client attached
- * meanwhile), the change is tried once more.
+ * meanwhile), the change is tried once more. `spawn`: the step runs in a tmux process of its
+ * own, with these options (a creation's, which must not be cut short once begun).
  */
 export async function changeView(
   ctx: TmuxContext,
@@ -798,12 +804,13 @@ export async function changeView(
   scope: ViewScope,
   what: string,
   commands: readonly (readonly string[])[],
+  spawn?: RunOptions,
 ): Promise<Uint8Array> {
   let current = snapshot;
   for (let attempt = 0; attempt < 2; attempt++) {
     guardView(ctx, current, scope, what);
     const conditions = ctx.config.allowAttendedInput ? [] : viewConditions(current, scope);
-    const { failed, stdout } = await runIf(ctx, conditions, commands);
+    const { failed, stdout } = await runIf(ctx, conditions, commands, [], { spawn });
     if (failed === null) return stdout;
     // Read again what was read before: the refusal names the client from it.
     current = await ctx.snapshot(current.scope);

@@ -108,14 +108,15 @@ export async function requireOwned(
 }
 
 /**
- * Marks panes this server just created as its own. Best effort: a pane that is already gone
- * needs no mark, and a mark that failed leaves the pane unowned (the safe side).
+ * Marks panes this server just created as its own; returns whether tmux set every mark. Best
+ * effort: a pane that is already gone needs no mark, and a mark that failed leaves the pane
+ * unowned (the safe side).
  */
-export async function markOwned(ctx: TmuxContext, paneIds: readonly string[]): Promise<void> {
+export async function markOwned(ctx: TmuxContext, paneIds: readonly string[]): Promise<boolean> {
   const owner = ctx.config.owner;
-  if (!owner || paneIds.length === 0) return;
+  if (!owner || paneIds.length === 0) return false;
   // An owner id is letters, digits, `.`, `_` and `-` (OWNER_ID): nothing tmux reads as syntax.
   const args = chainArgv(paneIds.map((id) => ["set-option", "-p", "-t", id, OWNER_OPTION, owner]));
   // Not cancelled with the call: a pane that was made is marked.
-  await execOnce(ctx.runner, ctx.address, args).catch(() => {});
+  return await execOnce(ctx.runner, ctx.address, args).then((r) => r.code === 0, () => false);
 }

@@ -77,6 +77,14 @@ export interface RunOptions {
   readonly timeoutMs?: number;
   /** Kill the child when this aborts. */
   readonly signal?: AbortSignal;
+  /**
+   * Stops the call while it waits to start (its turn, the structure lane, an SSH connection),
+   * but not tmux once it has the command line: for a step that must not be cut short by the
+   * call's cancellation (tmux drops the rest of a line whose client is gone, and what the line
+   * already made would go unreported). The timeout, {@link signal} and the runner's close still
+   * stop it.
+   */
+  readonly untilStarted?: AbortSignal;
   /** Bytes to write to tmux's stdin (default: none, stdin is /dev/null). */
   readonly stdin?: Uint8Array;
   /**
@@ -516,7 +524,7 @@ export class TmuxRunner {
       return await this.inStructureLane(
         address,
         () => this.#execNow(address, args, options),
-        options.signal,
+        waitSignal(options),
       );
     }
     return await this.#execNow(address, args, options);
@@ -649,7 +657,8 @@ export class TmuxRunner {
     options: RunOptions,
     consume: (child: Deno.ChildProcess, signal: AbortSignal) => Promise<R>,
   ): Promise<R> {
-    if (options.signal?.aborted) throw new TmuxError("cancelled", "The call was cancelled.");
+    const waiting = waitSignal(options);
+    if (waiting?.aborted) throw new TmuxError("cancelled", "The call was cancelled.");
     if (this.#closing.signal.aborted) {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }
@@ -659,12 +668,12 @@ export class TmuxRunner {
         this.#closing.signal,
         AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs),
       ];
-      if (options.signal) waits.push(options.signal);
+      if (waiting) waits.push(waiting);
       await this.#reach(address, AbortSignal.any(waits));
     }
     const leave = await this.#turn(addressKey(address));
     // Aborted while waiting for a turn: an already-aborted signal would not kill a new child.
-    if (this.#closing.signal.aborted || options.signal?.aborted) {
+    if (this.#closing.signal.aborted || waiting?.aborted) {
       leave();
       throw new TmuxError("cancelled", "The call was cancelled.");
     }
@@ -716,7 +725,9 @@ export class TmuxRunner {
           // tmux exited before reading all of its input; its status says what happened.
         }
       }
-      const checkAborted = () => {
+      // `stdout`: what tmux printed before the kill, for a caller that must know how far a
+      // command line got (a creation's -P line names what it made before a hook held it).
+      const checkAborted = (stdout?: Uint8Array) => {
         if (timer.aborted) {
           // Over SSH, only our ssh is killed: a stuck remote tmux keeps the command.
           const there = address.host === undefined
@@ -724,10 +735,15 @@ export class TmuxRunner {
             : ` (host ${
               JSON.stringify(address.host)
             }: the command may still run there later, once its tmux answers again)`;
-          throw new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms${there}.`);
+          throw new TmuxError(
+            "timeout",
+            `tmux did not answer within ${timeoutMs} ms${there}.`,
+            "",
+            stdout,
+          );
         }
         if (options.signal?.aborted || this.#closing.signal.aborted) {
-          throw new TmuxError("cancelled", "The call was cancelled.");
+          throw new TmuxError("cancelled", "The call was cancelled.", "", stdout);
         }
       };
       let result: R;
@@ -738,7 +754,7 @@ export class TmuxRunner {
         checkAborted();
         throw error;
       }
-      checkAborted();
+      checkAborted(stdoutOf(result));
       return result;
     } finally {
       gone();
@@ -761,6 +777,18 @@ export class TmuxRunner {
       if (--held.users === 0 && this.#gates.get(key) === held) this.#gates.delete(key);
     };
   }
+}
+
+/** What stops a call while it waits to start: its signal, and {@link RunOptions.untilStarted}. */
+function waitSignal(options: RunOptions): AbortSignal | undefined {
+  const { signal, untilStarted } = options;
+  return signal && untilStarted ? AbortSignal.any([signal, untilStarted]) : signal ?? untilStarted;
+}
+
+/** The stdout of a collected answer ({@link TmuxRunner.exec}'s), if `result` is one. */
+function stdoutOf(result: unknown): Uint8Array | undefined {
+  if (typeof result !== "object" || result === null || !("stdout" in result)) return undefined;
+  return result.stdout instanceof Uint8Array ? result.stdout : undefined;
 }
 
 /** A pipe held more than a collecting read takes (see {@link MAX_ANSWER_BYTES}). */

@@ -119,17 +119,33 @@ async function creationOptions(
   };
 }
 
+/** What a creation makes, for its messages, and the tool that lists such things. */
+type Made = "session" | "window" | "pane";
+const LISTED_BY: Record<Made, string> = {
+  session: "list_sessions",
+  window: "list_windows",
+  pane: "list_panes",
+};
+
 /**
- * Runs a creating command with `-P -F` and returns the fields it printed for the new thing.
- * With `view`, the creation changes what a person could see (a new current window, a split
- * of a shown window): it is guarded like any view change ({@link changeView}). With
- * `windowSize` (the global `window-size`, or null for a server not yet started), it makes a
- * new window or session, which the person's configuration may turn into a crash
- * ({@link sizeSafe}); a step that lends their value out then runs to its end whatever the
- * call's cancellation, and the value is given back if it did not answer ({@link createSizeSafe}).
+ * Runs a creating command with `-P -F` and returns the fields it printed for the new thing
+ * (`made`), marked as this server's. With `view`, the creation changes what a person could see
+ * (a new current window, a split of a shown window): it is guarded like any view change
+ * ({@link changeView}). With `windowSize` (the global `window-size`, or null for a server not
+ * yet started), it makes a new window or session, which the person's configuration may turn
+ * into a crash ({@link sizeSafe}); the value lent out is given back if the step did not answer
+ * ({@link createSizeSafe}).
+ *
+ * Once tmux has the command line, the call's cancellation no longer stops it: tmux makes the
+ * pane and starts its process first, then runs a person's after-hooks (a plugin's slow
+ * `run-shell`), and a step cut short there would leave a pane running that nobody was told of
+ * and no owner mark set (under `--own-panes-only`, one its maker could never touch). A step
+ * that outlives its timeout is killed, but tmux printed the new ids before the hooks ran: what
+ * it made is marked all the same, and the failure names it, so that nobody creates it twice.
  */
 async function created(
   ctx: TmuxContext,
+  made: Made,
   args: string[],
   fields: readonly string[],
   tail: string[],
@@ -143,19 +159,60 @@ async function created(
   const commands = windowSize === undefined ? one : sizeSafe(one, windowSize);
   // Spawned, not sent over the control connection: without -c tmux starts a new session or
   // window in the directory of the client that asks, and a control client is attached to a
-  // session, whose directory tmux would take instead of this server's.
-  const out = await createSizeSafe(
-    ctx,
-    windowSize,
-    (step) =>
-      view
-        ? changeView(step, view.snapshot, view.scope, view.what, commands)
-        : step.spawn(chainArgv(commands)),
-  );
+  // session, whose directory tmux would take instead of this server's; and a tmux process of
+  // its own prints the new ids even when the step is killed afterwards.
+  let out: Uint8Array;
+  try {
+    out = await createSizeSafe(ctx, windowSize, (stop) => {
+      const run = { signal: stop, untilStarted: ctx.signal };
+      return view
+        ? changeView(ctx, view.snapshot, view.scope, view.what, commands, run)
+        : ctx.runner.run(ctx.address, chainArgv(commands), run);
+    });
+  } catch (error) {
+    if (!(error instanceof TmuxError) || !["timeout", "cancelled"].includes(error.kind)) {
+      throw error;
+    }
+    const [record] = parseRecords(error.stdout, guard, all.length);
+    // Cancelled with no ids printed: stopped before tmux had the line, or at the process's end.
+    if (!record && error.kind === "cancelled") throw error;
+    if (!record) {
+      throw new ToolFailure(
+        `tmux may have made the ${made} (${error.message.replace(/\.$/, "")}; it printed no ` +
+          "ids before that).",
+        `Look with ${LISTED_BY[made]} before trying again: a retry could start its process twice.`,
+      );
+    }
+    const marked = await markOwned(ctx, [record[fields.length]]);
+    throw new ToolFailure(
+      `tmux made the ${made} (${idsOf(fields, record)}) and started its process, but its step ` +
+        `did not end (${error.message.replace(/\.$/, "")}): a hook of the person's after it ` +
+        `may still be running.${marked ? " It is marked as this server's." : ""}`,
+      `Do not make it again (its process would start twice): ${LISTED_BY[made]} shows it.`,
+    );
+  }
   const [record] = parseRecords(out, guard, all.length);
   if (!record) throw new ToolFailure("tmux created nothing and printed no ids.");
-  await markOwned(ctx, [record[fields.length]]);
+  const marked = await markOwned(ctx, [record[fields.length]]);
+  if (ctx.signal?.aborted) {
+    // Nobody reads the reply to a cancelled call; the log may be read.
+    const message = `The call was cancelled after tmux had made the ${made} (${
+      idsOf(fields, record)
+    })${marked ? ", which is marked as this server's" : ""}.`;
+    ctx.log("warning", message);
+    throw new ToolFailure(message, `${LISTED_BY[made]} shows it.`);
+  }
   return record.slice(0, fields.length);
+}
+
+/** The ids among a creation's printed fields, named: "window @3, pane %5". */
+function idsOf(fields: readonly string[], record: readonly string[]): string {
+  const names: Record<string, string> = {
+    "#{session_id}": "session",
+    "#{window_id}": "window",
+    "#{pane_id}": "pane",
+  };
+  return fields.flatMap((f, i) => names[f] ? [`${names[f]} ${record[i]}`] : []).join(", ");
 }
 
 /**
@@ -262,6 +319,7 @@ const createSession = defineTool({
     argv.push(...environmentArgs(args.environment));
     const [sessionId, windowId, paneId, name, destroyUnattached, shell] = await created(
       ctx,
+      "session",
       argv,
       [
         "#{session_id}",
@@ -351,6 +409,7 @@ const createWindow = defineTool({
     argv.push(...environmentArgs(args.environment));
     const [windowId, paneId, index, name, shell] = await created(
       ctx,
+      "window",
       argv,
       ["#{window_id}", "#{pane_id}", "#{window_index}", "#{window_name}", "#{default-shell}"],
       commandTail(args.command),
@@ -431,6 +490,7 @@ const splitWindow = defineTool({
     argv.push(...environmentArgs(args.environment));
     const [paneId, windowId, width, height, shell] = await created(
       ctx,
+      "pane",
       argv,
       ["#{pane_id}", "#{window_id}", "#{pane_width}", "#{pane_height}", "#{default-shell}"],
       commandTail(args.command),

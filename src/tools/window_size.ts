@@ -90,9 +90,11 @@ export function sizeSafe(
 }
 
 /**
- * Runs `step`, the creation {@link sizeSafe} made of the global `windowSize`: where that lends
- * `latest` out, through a context that the call's cancellation does not stop (only its timeout
- * and the process's end), and with the value given back if the step did not answer.
+ * Runs `step`, the creation {@link sizeSafe} made of the global `windowSize`, and gives the
+ * value back if the step did not answer where that lends `latest` out. `step` is given what
+ * must stop its tmux process besides its timeout: where the value is lent, the runner's close,
+ * which stops the step before giving the value back at the end (the call's cancellation does
+ * not stop a creation once begun, lent or not: lifecycle.ts).
  *
  * A server this step starts (`windowSize` null) lends the value only if its configuration set
  * `manual`, which nothing tells afterwards: a step cut short there is not undone, since the
@@ -101,15 +103,15 @@ export function sizeSafe(
 export async function createSizeSafe<T>(
   ctx: TmuxContext,
   windowSize: string | null | undefined,
-  step: (ctx: TmuxContext) => Promise<T>,
+  step: (stop: AbortSignal | undefined) => Promise<T>,
 ): Promise<T> {
-  if (windowSize !== "manual") return await step(ctx);
+  if (windowSize !== "manual") return await step(undefined);
   // Structural steps go one at a time: given back in the same lane (LENT), the value never
   // changes in the middle of another creation's line.
   const lent = leave(ctx.runner, ctx.address, LENT);
   let result: T;
   try {
-    result = await lent.step((signal) => step(ctx.withSignal(signal)));
+    result = await lent.step(step);
   } catch (error) {
     // Given back conditionally: a refusal or failure that tmux answered finished the line, and
     // the value is `manual` already.
