@@ -452,6 +452,88 @@ Deno.test("a creation whose step outlasts its timeout says what tmux made, marke
   }
 });
 
+/**
+ * A hook of the person's on `event` that holds the creating step until some pane of the server
+ * is dead: the reply is then built on a pane whose process has exited (a command that fails at
+ * once, made deterministic).
+ */
+async function holdUntilAPaneIsDead(t: TestTmux, event: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-dead-" });
+  await Deno.writeTextFile(
+    `${dir}/hold.sh`,
+    `while ! tmux -L ${t.socket} list-panes -a -F '#{pane_dead}' | grep -q 1; do\n` +
+      `  test -d ${dir} || exit 0\n  sleep 0.02\ndone\n`,
+  );
+  await t.tmux("set-hook", "-g", event, `run-shell 'sh ${dir}/hold.sh'`);
+  return dir;
+}
+
+// A pane kept dead by remain-on-exit has no current path: no note may blame the folder.
+Deno.test("a creation whose command exits at once under remain-on-exit says so, with its status", async () => {
+  for (const [tool, input, event] of CREATIONS) {
+    if (!("command" in input)) continue;
+    await withTmux(async (t, c) => {
+      await t.tmux("set-option", "-g", "remain-on-exit", "on");
+      const dir = await holdUntilAPaneIsDead(t, event);
+      try {
+        const args = { ...input, command: "exit 3", startDirectory: "/" };
+        const r = await c.ok<{ paneId: string; cwd: string; notes: string[] }>(
+          tool,
+          tool === "split_window" ? { ...args, paneId: t.ids.paneId } : args,
+        );
+        assert.equal(await fmt(t, r.paneId, "#{pane_dead} #{pane_dead_status}"), "1 3");
+        const said = r.notes.join(" ");
+        assert.doesNotMatch(said, /cannot enter the directory/, `${tool}: ${said}`);
+        assert.match(said, /already exited \(status 3\)/, `${tool}: ${said}`);
+        assert.match(said, /tmux ran the command as "\/.+" -c/, `${tool}: ${said}`);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
+  }
+  await withTmux(async (t, c) => {
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    // A shell whose $$ is its own pid.
+    await t.tmux("set-option", "-g", "default-shell", "/bin/sh");
+    const dir = await holdUntilAPaneIsDead(t, "after-new-session");
+    try {
+      const r = await c.ok<{ notes: string[] }>("create_session", { command: "kill -9 $$" });
+      assert.match(r.notes.join(" "), /already exited \(signal 9\)/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("create_window, split_window and create_session report what tmux holds after the person's hooks", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("set-hook", "-g", "after-new-window", "rename-window renamed");
+    const w = await c.ok<{ windowId: string; paneId: string; name: string; notes: string[] }>(
+      "create_window",
+      {
+        session: "main",
+        name: "mine",
+      },
+    );
+    assert.equal(w.name, "renamed");
+    assert.equal(await fmt(t, w.windowId, "#{window_name}"), "renamed");
+    assert.match(w.notes.join(" "), /"renamed" now, not "mine"/);
+    await t.tmux("set-hook", "-g", "after-split-window", "select-layout even-horizontal");
+    const p = await c.ok<{ paneId: string; width: number; height: number }>("split_window", {
+      paneId: w.paneId,
+      direction: "below",
+    });
+    assert.equal(`${p.width}x${p.height}`, await fmt(t, p.paneId, "#{pane_width}x#{pane_height}"));
+    await t.tmux("set-hook", "-g", "after-new-session", "rename-session renamed");
+    const s = await c.ok<{ sessionId: string; name: string; notes: string[] }>("create_session", {
+      name: "ours",
+    });
+    assert.equal(s.name, "renamed");
+    assert.equal(await fmt(t, s.sessionId, "#{session_name}"), "renamed");
+    assert.match(s.notes.join(" "), /"renamed" now, not "ours"/);
+  });
+});
+
 Deno.test("create_session is refused where destroy-unattached would end it at once", async () => {
   await withTmux(async (t, c) => {
     await t.attach("main");

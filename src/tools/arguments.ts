@@ -305,28 +305,63 @@ export async function paneFields(
   return mine ? mine.slice(1) : null;
 }
 
+/** What {@link startedIn} found of a new pane. */
+export interface Started {
+  /** Where its process is ("" when it has ended). */
+  readonly cwd: string;
+  /** Where that differs from what was asked, and why. */
+  readonly notes: string[];
+  /** Whether its process has ended already (the pane gone, or kept dead by remain-on-exit). */
+  readonly ended: boolean;
+  /** The values of the extra fields asked for, read with the rest; null when the pane is gone. */
+  readonly fields: string[] | null;
+}
+
 /**
  * Where a new pane's process really is. tmux enters the start directory in the child after
  * fork and falls back to home or `/` silently when it cannot: compare, and say so. Read twice
- * at most, because the very first read can come before the child's chdir.
+ * at most, because the very first read can come before the child's chdir. A process that has
+ * ended already has no folder to compare: that is what is said, with its exit status.
+ *
+ * `fields` are read in the same step: what tmux holds after the creating step, where the
+ * values it printed (`-P`) came before a person's after-hooks ran (a rename, a new layout).
  */
 export async function startedIn(
   ctx: TmuxContext,
   paneId: string,
   requested: string | undefined,
-): Promise<{ cwd: string; notes: string[] }> {
-  const read = async () => (await paneFields(ctx, paneId, ["#{pane_current_path}"]))?.[0];
-  let cwd = await read();
-  if (cwd === undefined) return { cwd: "", notes: [GONE(paneId)] };
-  if (requested === undefined || sameDirectory(cwd, requested)) return { cwd, notes: [] };
+  fields: readonly string[] = [],
+): Promise<Started> {
+  const look = async (): Promise<Started> => {
+    const row = await paneFields(ctx, paneId, [
+      "#{pane_current_path}",
+      "#{pane_dead}",
+      "#{pane_dead_status}",
+      "#{pane_dead_signal}",
+      ...fields,
+    ]);
+    if (row === null) return { cwd: "", notes: [GONE(paneId)], ended: true, fields: null };
+    const [cwd, dead, status, signal, ...rest] = row;
+    if (dead !== "1") return { cwd, notes: [], ended: false, fields: rest };
+    const how = status !== "" ? ` (status ${status})` : signal !== "" ? ` (signal ${signal})` : "";
+    return {
+      cwd: "",
+      notes: [
+        `Pane ${paneId}'s process already exited${how}; remain-on-exit keeps the pane, dead.`,
+      ],
+      ended: true,
+      fields: rest,
+    };
+  };
+  let now = await look();
+  if (now.ended || requested === undefined || sameDirectory(now.cwd, requested)) return now;
   await new Promise((resolve) => setTimeout(resolve, 100));
-  cwd = await read();
-  if (cwd === undefined) return { cwd: "", notes: [GONE(paneId)] };
-  if (sameDirectory(cwd, requested)) return { cwd, notes: [] };
+  now = await look();
+  if (now.ended || sameDirectory(now.cwd, requested)) return now;
   return {
-    cwd,
+    ...now,
     notes: [
-      `The pane's process is in ${JSON.stringify(cwd)}, not ${
+      `The pane's process is in ${JSON.stringify(now.cwd)}, not ${
         JSON.stringify(requested)
       }: tmux starts elsewhere when it cannot enter the directory (missing, or not permitted), or the command changed directory.`,
     ],

@@ -216,18 +216,31 @@ function idsOf(fields: readonly string[], record: readonly string[]): string {
 }
 
 /**
- * With the note that a pane is gone at once, for a `command`: which shell ran it. tmux runs a
- * command with its default-shell's `-c` (the person's fish, say), not `/bin/sh`, and a command
- * written for another shell may fail at once in it.
+ * With the note that a pane's process ended at once, for a `command`: which shell ran it. tmux
+ * runs a command with its default-shell's `-c` (the person's fish, say), not `/bin/sh`, and a
+ * command written for another shell may fail at once in it.
  */
 function noteShell(
-  notes: string[],
-  paneId: string,
+  started: { readonly notes: string[]; readonly ended: boolean },
   command: string | undefined,
   shell: string,
 ): void {
-  if (command === undefined || !notes.includes(GONE(paneId))) return;
-  notes.push(`tmux ran the command as ${JSON.stringify(shell)} -c (its default-shell option).`);
+  if (command === undefined || !started.ended) return;
+  started.notes.push(
+    `tmux ran the command as ${JSON.stringify(shell)} -c (its default-shell option).`,
+  );
+}
+
+/**
+ * The note for a name tmux no longer holds once the creating step is over: renamed right
+ * after it was made (a person's after-hook), where the reply gives the name it holds now.
+ */
+function noteRenamed(notes: string[], what: string, before: string, now: string): void {
+  if (now === before) return;
+  notes.push(
+    `The ${what} is named ${JSON.stringify(now)} now, not ${JSON.stringify(before)}: it was ` +
+      "renamed right after it was made (a hook in the person's tmux configuration, say).",
+  );
 }
 
 /** The trailing shell command argument, behind `--` so a leading `-` is no flag. */
@@ -317,7 +330,7 @@ const createSession = defineTool({
     if (args.width !== undefined) argv.push("-x", String(args.width));
     if (args.height !== undefined) argv.push("-y", String(args.height));
     argv.push(...environmentArgs(args.environment));
-    const [sessionId, windowId, paneId, name, destroyUnattached, shell] = await created(
+    const [sessionId, windowId, paneId, stored, destroyUnattached, shell] = await created(
       ctx,
       "session",
       argv,
@@ -333,8 +346,9 @@ const createSession = defineTool({
       undefined,
       options?.windowSize ?? null,
     );
-    const { cwd, notes } = await startedIn(ctx, paneId, args.startDirectory);
-    noteShell(notes, paneId, args.command, shell);
+    const started = await startedIn(ctx, paneId, args.startDirectory, ["#{session_name}"]);
+    const { cwd, notes } = started;
+    noteShell(started, args.command, shell);
     // A server started by this call has read its configuration only now; and another client
     // may have turned the option on since it was read. tmux ends such a session right after
     // the step that made it.
@@ -347,9 +361,11 @@ const createSession = defineTool({
         DESTROY_UNATTACHED_HINT,
       );
     }
-    if (args.name !== undefined && name !== args.name) {
-      notes.push(`tmux stored the session name as ${JSON.stringify(name)}.`);
+    if (args.name !== undefined && stored !== args.name) {
+      notes.push(`tmux stored the session name as ${JSON.stringify(stored)}.`);
     }
+    const name = started.fields?.[0] ?? stored;
+    noteRenamed(notes, "session", stored, name);
     return {
       data: { sessionId, name, windowId, paneId, cwd, notes },
       summary: `Created session ${sessionId} ${
@@ -407,7 +423,7 @@ const createWindow = defineTool({
       argv.push("-c", reportedDirectoryArg(directory, "#{session_path}"));
     }
     argv.push(...environmentArgs(args.environment));
-    const [windowId, paneId, index, name, shell] = await created(
+    const [windowId, paneId, printedIndex, printedName, shell] = await created(
       ctx,
       "window",
       argv,
@@ -418,8 +434,11 @@ const createWindow = defineTool({
         : undefined,
       options?.windowSize ?? "",
     );
-    const { cwd, notes } = await startedIn(ctx, paneId, directory);
-    noteShell(notes, paneId, args.command, shell);
+    const started = await startedIn(ctx, paneId, directory, ["#{window_index}", "#{window_name}"]);
+    const { cwd, notes } = started;
+    noteShell(started, args.command, shell);
+    const [index, name] = started.fields ?? [printedIndex, printedName];
+    if (args.name !== undefined) noteRenamed(notes, "window", args.name, name);
     return {
       data: {
         windowId,
@@ -488,7 +507,7 @@ const splitWindow = defineTool({
       );
     }
     argv.push(...environmentArgs(args.environment));
-    const [paneId, windowId, width, height, shell] = await created(
+    const [paneId, windowId, printedWidth, printedHeight, shell] = await created(
       ctx,
       "pane",
       argv,
@@ -497,8 +516,10 @@ const splitWindow = defineTool({
       // A new pane reshapes its window: whoever shows that window would see it.
       { snapshot, scope: { windowsOf: [source.id] }, what: `Splitting ${source.id}` },
     );
-    const { cwd, notes } = await startedIn(ctx, paneId, directory);
-    noteShell(notes, paneId, args.command, shell);
+    const started = await startedIn(ctx, paneId, directory, ["#{pane_width}", "#{pane_height}"]);
+    const { cwd, notes } = started;
+    noteShell(started, args.command, shell);
+    const [width, height] = started.fields ?? [printedWidth, printedHeight];
     return {
       data: {
         paneId,
