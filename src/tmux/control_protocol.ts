@@ -19,8 +19,12 @@
  *   point, is forged. Other framing is just output: a pane showing a `tmux -C` session of this
  *   server (older numbers) or of another (any numbers; a later one closes nothing here, and
  *   retiring the connection for it would retire it at every read of that pane).
- * - Outside a block tmux sends only notifications, each starting with `%`: an `%end` or
- *   `%error` there, or a line not starting with `%`, means the reader is out of step.
+ * - Outside a block tmux sends notifications, each starting with `%`, and what a hook run for
+ *   this client prints (`display-message -p` in a `client-attached` or `pane-focus-in` hook:
+ *   tmux 3.3a writes it bare, outside any block). A line not starting with `%` is dropped
+ *   there, neither delivered nor taken as data; an `%end` or `%error` there means the reader is
+ *   out of step. Dropping opens no way around the rule below: after a forged end the rest of
+ *   the real answer is dropped, and the real end still follows it.
  * - A forged end of block X is always followed, before any later block, by the real end of X,
  *   which under these rules can only be read as an anomaly. Every call ends with a sentinel
  *   (`display-message -p <random nonce>`) no pane can predict: so nothing read since a block
@@ -577,7 +581,9 @@ export class ControlProtocol {
       }
       return;
     }
-    if (line[0] !== 0x25) return this.#anomaly("a line outside any answer that is no notification");
+    // A hook's output (see the module documentation): nobody's, and no sign of lost footing,
+    // which only an end or error outside a block shows.
+    if (line[0] !== 0x25) return;
     if (startsWith(line, "%output ")) {
       const space = line.indexOf(0x20, 8);
       if (space === -1) return;

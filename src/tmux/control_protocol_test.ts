@@ -4,7 +4,8 @@
  * tests/framing_test.ts): `%begin/%end/%error <time> <number> <flags>` around each command's
  * raw output, numbers growing server-wide with gaps (other clients' commands), flags 1 for the
  * client's own commands and 0 for hooks run with it, blocks never interleaved, notifications
- * only between blocks and always escaped. Into the raw output it injects what a pane can show:
+ * only between blocks and always escaped, and what a hook run for the client prints bare
+ * between blocks. Into the raw output it injects what a pane can show:
  * guards with the right and wrong words, `%output` for other panes, fake sentinels.
  */
 
@@ -60,9 +61,12 @@ class ModelTmux {
     this.#hostile = hostile;
     this.#number += r.int(100);
     this.#attachNumber = this.#number + 1;
-    // The attach itself (flags 0, no output a pane chose), then the session the client is in.
+    // The attach itself (flags 0, no output a pane chose), then the session the client is in,
+    // hooks run for the attach printing around it.
     this.#block([], 0, true, false);
+    this.#hookPrints();
     this.#notify("%session-changed $0 main");
+    this.#hookPrints();
     this.sessions.push("$0");
   }
 
@@ -100,6 +104,7 @@ class ModelTmux {
       }
       // Hooks run with this client after a command (after-* hooks): flags 0.
       if (this.#r.chance(0.1)) this.#block(this.#content(), 0);
+      this.#hookPrints();
       // A failing command skips the rest of its line.
       if (!ok) break;
     }
@@ -125,8 +130,23 @@ class ModelTmux {
       );
     } else if (roll < 9) {
       this.#notify(`%client-session-changed /dev/pts/${r.int(9)} $1 s1`);
-    } else {
+    } else if (r.chance(0.5)) {
       this.#block(this.#content(), 0);
+    } else {
+      this.#hookPrints(1);
+    }
+  }
+
+  /**
+   * What a hook run for this client prints, bare between blocks (tmux 3.3a): any text, a
+   * value a pane chose among it, but no line starting with `%` (that would be a notification).
+   */
+  #hookPrints(chance = 0.1): void {
+    const r = this.#r;
+    if (!r.chance(chance)) return;
+    for (let i = 1 + r.int(3); i > 0; i--) {
+      const line = r.chance(0.2) ? "" : this.#bytes().replaceAll("\n", " ");
+      this.#send(line.startsWith("%") ? `>${line}` : line);
     }
   }
 
@@ -471,12 +491,78 @@ Deno.test("the same block begun again after a forged end is an anomaly", () => {
   assert.equal(h.output().length, 0);
 });
 
-Deno.test("end and error outside any answer, and plain lines there, are anomalies", () => {
-  for (const stray of ["%end 1 105 1", "%error 1 2 3", "row", ""]) {
+Deno.test("end and error outside any answer are anomalies", () => {
+  for (const stray of ["%end 1 105 1", "%error 1 2 3"]) {
     const h = byHand();
     h.feed("%output %1 a", stray, "%output %1 b");
     assert.equal(h.anomalies.length, 1, JSON.stringify(stray));
     assert.deepEqual(h.output(), ["%1:a"], "what came before was verified already");
+  }
+});
+
+Deno.test("a plain line outside any answer (a hook's output) is dropped, not an anomaly", () => {
+  // tmux 3.3a writes what a hook run for this client prints (client-attached, pane-focus-in)
+  // as bare lines between blocks.
+  for (const stray of ["hello", "", "row %end 1 105 1", "tmux-mcp-n2"]) {
+    const h = byHand();
+    const before = h.delivered.length;
+    h.feed("%output %1 a", stray, "%output %1 b");
+    assert.deepEqual(h.anomalies, [], JSON.stringify(stray));
+    assert.deepEqual(h.output(), ["%1:ab"], "only the notifications, in one delivery");
+    assert.equal(h.delivered.length, before + 1);
+    // The connection carries on: the next call is answered exactly.
+    h.send("'x'");
+    h.feed("%begin 1 105 1", "out", "%end 1 105 1", stray, "%begin 1 106 1", "tmux-mcp-n2");
+    h.feed("%end 1 106 1");
+    const [answer] = h.answers as ControlResult[];
+    assert.equal(text(answer.stdout), "out\n");
+  }
+});
+
+Deno.test("hooks printing around the attach do not hold up its handshake", () => {
+  const written: string[] = [];
+  const delivered: Notifications[] = [];
+  const anomalies: string[] = [];
+  let n = 0;
+  const protocol = new ControlProtocol({
+    write: (t) => written.push(t),
+    deliver: (d) => delivered.push(d),
+    refused: (reason) => anomalies.push(`refused: ${reason}`),
+    anomaly: (reason) => anomalies.push(reason),
+  }, { nonce: () => `tmux-mcp-n${++n}`, sentinelGapMs: 0 });
+  const feed = (...lines: string[]) =>
+    protocol.push(encoder.encode(lines.map((l) => `${l}\n`).join("")));
+  // As tmux 3.3a sends it with pane-focus-in, client-session-changed and client-attached hooks
+  // that each run `display-message -p`.
+  feed("%begin 1 279 0", "%end 1 279 0", "pane-focus-in-hook", "%session-changed $0 main");
+  feed("client-session-changed-hook", "client-attached-hook");
+  assert.deepEqual(written, ["display-message -p tmux-mcp-n1\n"]);
+  feed("%begin 1 280 1", "tmux-mcp-n1", "%end 1 280 1");
+  assert.deepEqual(anomalies, []);
+  assert.deepEqual(delivered.map((d) => d.sessionId).filter((s) => s !== null), ["$0"]);
+});
+
+Deno.test("after a forged end, the rest of the answer is dropped and its real end still breaks the stream", () => {
+  // Dropping plain lines between blocks opens no way around the real end: whatever a pane
+  // makes tmux print after a forged end, tmux's own end of that block follows before any
+  // later block, and read outside a block (or inside one begun since) it is an anomaly.
+  const cases: string[][] = [
+    ["row 2", "%output %1 FORGED", "%session-changed $6 evil", "row 3"],
+    // A nonce is 96 random bits: no pane can answer a sentinel (here they are predictable).
+    ["row 2", "%begin 1 106 1", "tmux-mcp-guess", "%end 1 106 1", "row 3"],
+    ["row 2", "%begin 1 200 0", "row 3"],
+    ["", "tmux-mcp-guess", "%layout-change @1 x y z", "%output %1 FORGED"],
+  ];
+  for (const after of cases) {
+    const h = byHand();
+    h.send("'capture-pane'");
+    h.feed("%begin 1 105 1", "row 1", "%end 1 105 1", ...after, "%end 1 105 1");
+    assert.equal(h.anomalies.length, 1, JSON.stringify(after));
+    assert.match(h.anomalies[0], /"%end 1 105 1" (outside any answer|inside block)/);
+    h.feed("%begin 1 107 1", "tmux-mcp-n2", "%end 1 107 1", "%output %1 real");
+    assert.equal(h.answers.length, 0, "nothing settled");
+    assert.equal(h.output().length, 0, "nothing delivered");
+    assert.deepEqual(h.delivered.flatMap((d) => d.sessionId ?? []), ["$0"], "only the attach's");
   }
 });
 
