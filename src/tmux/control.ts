@@ -330,6 +330,8 @@ class Connection {
   #handshake = true;
   /** Set once the connection is given up: its calls failed, its watchers told. */
   #gone = false;
+  /** Why it was retired (its stream broke the framing, a command hung), or null. */
+  #retired: string | null = null;
   #stderr = "";
 
   constructor(
@@ -433,6 +435,7 @@ class Connection {
    */
   retire(reason: string): void {
     if (this.#gone) return;
+    this.#retired = reason;
     warn(
       `tmux-mcp: retired a control connection to tmux (${reason}); the next call opens a fresh one`,
     );
@@ -456,6 +459,11 @@ class Connection {
     this.#protocol.fail(new ControlUnavailable(message, { sent: true }));
     this.#writer.close().catch(() => {});
     this.#onLost(this);
+  }
+
+  /** Why it was retired (see {@link retire}), or null: a connection lost otherwise is not. */
+  get retired(): string | null {
+    return this.#retired;
   }
 
   /** Commands sent and not yet answered. */
@@ -530,7 +538,11 @@ const ENDING_WAIT_MS = 1_000;
  * hold up the control clients queued behind this one, nor the calls waiting for them.
  */
 export const ATTACH_TIMEOUT_MS = 5_000;
-/** After a control client failed to attach in time, how long calls start tmux without trying. */
+/**
+ * After a control client failed to attach (not in time, or its stream broke the framing or a
+ * command hung before its handshake ended), how long calls start tmux without trying: what
+ * broke it (a tmux that does not answer, a hook printing framing) is likely to break the next.
+ */
 const ATTACH_BACKOFF_MS = 30_000;
 
 /** How long a server other than the home one keeps its command client after its last use. */
@@ -599,7 +611,7 @@ export class ServerControl {
   readonly #touches = new Map<string, Touch>();
   #closed = false;
   #noSessionUntil = 0;
-  /** Until when no control client is tried, after one did not attach in time. */
+  /** Until when no control client is tried, after one failed to attach (see ATTACH_BACKOFF_MS). */
   #attachFailedUntil = 0;
   #subscriptionSeq = 0;
   /** What was last reported as down (the connection, or the server), until it is back. */
@@ -873,10 +885,12 @@ export class ServerControl {
     }
   }
 
-  /** Refuses while control clients are not tried (one did not attach in time). */
+  /** Refuses while control clients are not tried (one failed to attach lately). */
   #requireAttaching(): void {
     if (performance.now() < this.#attachFailedUntil) {
-      throw new ControlUnavailable("a control client did not attach in time lately");
+      throw new ControlUnavailable(
+        "a control client failed to attach lately (it did not attach in time, or broke)",
+      );
     }
   }
 
@@ -1154,7 +1168,9 @@ export class ServerControl {
         }),
       ]);
     } catch (error) {
-      if (timedOut) this.#attachFailedUntil = performance.now() + ATTACH_BACKOFF_MS;
+      if (timedOut || connection.retired !== null) {
+        this.#attachFailedUntil = performance.now() + ATTACH_BACKOFF_MS;
+      }
       await connection.close();
       this.#connections.delete(connection);
       throw error;
@@ -1166,6 +1182,13 @@ export class ServerControl {
       throw new ControlUnavailable("shutting down");
     }
     await this.#noteAttach(connection, before);
+    if (connection.retired !== null) {
+      // Broken before its handshake ended (it is gone already): as if it never attached.
+      this.#attachFailedUntil = performance.now() + ATTACH_BACKOFF_MS;
+      throw new ControlUnavailable(
+        `the control client broke as it attached: ${connection.retired}`,
+      );
+    }
     if (this.#down !== null) {
       const was = this.#down;
       this.#down = null;

@@ -692,3 +692,45 @@ Deno.test("hooks run after every command neither hold output back nor keep senti
     assert.equal(control.connections, 2, "never retired");
   });
 });
+
+Deno.test("hooks printing as a control client attaches leave it attached and answering", async () => {
+  await withServer(async (t, runner) => {
+    // tmux 3.3a writes what these print bare, outside any answer, around the attach.
+    for (const hook of ["client-attached", "client-session-changed", "pane-focus-in"]) {
+      await t.tmux("set-hook", "-g", hook, `display-message -p '${hook} says hi'`);
+    }
+    await t.tmux("set-option", "-g", "focus-events", "on");
+    const control = controlFor(runner, { socketName: t.socket });
+    for (let i = 0; i < 3; i++) {
+      const result = await control.exec(["display-message", "-p", `x${i}`]);
+      assert.equal(text(result.stdout), `x${i}\n`);
+    }
+    assert.equal(control.connections, 1);
+  });
+});
+
+Deno.test("a control client whose attach breaks the framing is not tried again on every call", async () => {
+  await withServer(async (t, runner) => {
+    // A hook printing what reads as the end of an answer (strftime makes `%%` one `%`): the
+    // stream is out of step before the handshake ends, and the client is retired.
+    await t.tmux("set-option", "-g", "@attaches", "0");
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "client-attached",
+      "display-message -p '%%end 1 2 3' ; set-option -gF @attaches '#{e|+:#{@attaches},1}'",
+    );
+    const address = { socketName: t.socket };
+    for (let i = 0; i < 4; i++) {
+      // Each call is answered all the same, by a tmux process of its own.
+      const result = await execFast(runner, address, ["display-message", "-p", `x${i}`]);
+      assert.equal(text(result.stdout), `x${i}\n`);
+    }
+    const attaches = Number((await t.tmux("show-options", "-gv", "@attaches")).trim());
+    assert.equal(attaches, 1, `4 calls tried ${attaches} control clients`);
+    await assert.rejects(
+      () => controlFor(runner, address).exec(["display-message", "-p", "x"]),
+      ControlUnavailable,
+    );
+  });
+});
