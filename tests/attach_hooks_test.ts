@@ -38,3 +38,114 @@ Deno.test("a person's client-attached hook that prints does not make every call 
     await t.kill();
   }
 });
+
+Deno.test("a person's client-attached run-shell hook does not leave the pane about to be typed into in view-mode", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    await t.tmux("set-hook", "-g", "client-attached", "run-shell 'echo welcome back'");
+    c = await connect({ socketName: t.socket });
+    const result = await c.call("send_keys", { paneId: t.ids.paneId, keys: ["Enter"] });
+    const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+    const mode = (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_mode}")).trim();
+    assert.notEqual(result.isError, true, `nobody touched the pane, yet: ${text} (mode ${mode})`);
+    assert.equal(mode, "", "our attach's hook left no mode behind");
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});
+
+/** The mode `paneId` shows now ("" for none). */
+async function modeOf(t: TestTmux, paneId: string): Promise<string> {
+  return (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_mode}")).trim();
+}
+
+const GREETING = "run-shell 'echo welcome back'";
+
+Deno.test("a person's own view-mode, there before tmux-mcp attached or entered after, is never left by it", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    const pane = t.ids.paneId;
+    await t.tmux("set-hook", "-g", "client-attached", GREETING);
+    // The person ran a command whose output tmux shows in view-mode on their pane.
+    await t.tmux("run-shell", "-t", pane, "echo mine");
+    assert.equal(await modeOf(t, pane), "view-mode");
+    c = await connect({ socketName: t.socket });
+    await c.ok("list_panes"); // attaches: the hook's output joins the person's view-mode
+    assert.equal(await modeOf(t, pane), "view-mode", "theirs before the attach");
+    await t.tmux("send-keys", "-X", "-t", pane, "cancel");
+    await t.tmux("run-shell", "-t", pane, "echo mine again");
+    await c.ok("list_panes");
+    assert.equal(await modeOf(t, pane), "view-mode", "theirs after the attach");
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});
+
+Deno.test("a hook's view-mode over a person's copy mode is left, and their copy mode stays", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    const pane = t.ids.paneId;
+    await t.tmux("set-hook", "-g", "client-attached", GREETING);
+    await t.tmux("copy-mode", "-t", pane);
+    c = await connect({ socketName: t.socket });
+    await c.ok("list_panes");
+    assert.equal(await modeOf(t, pane), "copy-mode");
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", pane, "#{pane_in_mode}")).trim(),
+      "1",
+      "one mode: the person's",
+    );
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});
+
+Deno.test("a watch joining the session a person works in leaves no hook's view-mode on their screen", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    const work = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await t.prompt(work);
+    await t.attach("work");
+    // Set once the person is in: their own attach greeted them, ours must not.
+    await t.tmux("set-hook", "-g", "client-attached", GREETING);
+    c = await connect({ socketName: t.socket });
+    const waited = await c.ok<{ outcome: string; transport: string }>("wait_for_text", {
+      paneId: work,
+      patterns: ["never printed"],
+      timeoutMs: 300,
+    });
+    assert.deepEqual([waited.outcome, waited.transport], ["timedOut", "control"]);
+    assert.equal(await modeOf(t, work), "", "the person's pane shows their shell");
+    assert.equal(await modeOf(t, t.ids.paneId), "", "nor the session our first client joined");
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});
+
+Deno.test("the refusal of a pane in view-mode says a hook may have put it there, tmux-mcp's attach too", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket });
+    await c.ok("list_panes");
+    // A hook's run-shell that took longer than the attach waits for shows up like this.
+    await t.tmux("run-shell", "-t", t.ids.paneId, "echo late greeting");
+    const refusal = await c.fail("send_keys", { paneId: t.ids.paneId, keys: ["Enter"] });
+    assert.match(refusal, /is in view-mode/);
+    assert.match(refusal, /hook/);
+    assert.match(refusal, /tmux-mcp/);
+    assert.match(refusal, /exit_copy_mode/);
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});

@@ -61,6 +61,18 @@ export interface InputGuardOptions {
   };
 }
 
+/** The mode tmux shows a command's output in, over the pane (run-shell, display-message -p). */
+const VIEW_MODE = "view-mode";
+
+/**
+ * What lifts a pane's view-mode, and where it may come from: nobody may have chosen it. A
+ * person's hook that runs a shell command as a client attaches puts its output there, for
+ * tmux-mcp's own client too when the output comes later than its attach waits for.
+ */
+const VIEW_MODE_LIFT = "It shows a command's output, perhaps from a tmux hook " +
+  "(client-attached, pane-focus-in) that ran when a client attached, tmux-mcp's own included: " +
+  "exit_copy_mode leaves it; or wait for the person to leave it.";
+
 function watchers(ctx: TmuxContext, snapshot: Snapshot, paneId: string): string {
   const clients = ctx.attended(snapshot).get(paneId) ?? [];
   return clients.map(clientLabel).join(", ");
@@ -116,7 +128,9 @@ export function guardInput(
     if (p.inMode && !options.allowMode) {
       throw new ToolFailure(
         `${via(p)} is in ${p.mode || "a mode"}; keys would drive the mode, not the program.`,
-        "exit_copy_mode leaves it; or wait for the person to leave it.",
+        p.mode === VIEW_MODE
+          ? VIEW_MODE_LIFT
+          : "exit_copy_mode leaves it; or wait for the person to leave it.",
       );
     }
     // tmux drops every key and paste sent there without a word, and copies none to its

@@ -22,14 +22,21 @@
  *   commands then start tmux processes, which attach to nothing, and waits poll);
  * - run a second command hidden in a value: every argument is single-quoted for tmux's command
  *   parser (see {@link controlLine}); a value that cannot travel on one line (a newline) makes
- *   the call fall back to starting a tmux process.
+ *   the call fall back to starting a tmux process;
+ * - leave a hook's output over a pane: a person's `client-attached`, `client-session-changed`
+ *   and `pane-focus-in` hooks run for it too, and tmux shows a hook's `run-shell` output in
+ *   view-mode on its session's active pane, often a pane a person looks at. Its handshake
+ *   waits (briefly) for tmux's jobs to end and leaves each view-mode they brought
+ *   (#leaveHookModes). What such a hook prints with `display-message -p` comes to the client
+ *   itself, outside any answer, and is dropped.
  *
  * What it cannot avoid (tmux 3.3a): attaching (or being moved) focuses the client, so the
  * active pane of its session's current window, when no client focused it yet, is sent a
  * focus-in (`ESC [ I`, to a program that asked for focus reports, whatever `focus-events`
  * says) and runs `pane-focus-in` hooks; no focus-out follows when it leaves. No client flag
  * turns focus off, and a control client cannot send the focus-out key (`send-keys -K` came in
- * tmux 3.4).
+ * tmux 3.4). Nor can it keep a person's hooks from running as it attaches (a sound, a line in a
+ * log), once per client.
  *
  * A server other than the one this process was started for (reached by a call's own socket)
  * keeps its clients only while used: its command client leaves after {@link ControlLimits}
@@ -313,6 +320,11 @@ class Connection {
    * commands and attached with `no-output`. Fixed for its life.
    */
   forWatches = false;
+  /**
+   * Panes tmux said entered or left a mode since the client began to attach, collected while
+   * its handshake looks for modes a person's hooks put there as it attached; null after.
+   */
+  modeChanges: Set<string> | null = new Set();
   /** Resolves once attached; rejects with {@link ControlUnavailable} if attaching failed. */
   readonly ready: Promise<void>;
   /** Resolves when the child is gone and the reader has stopped. */
@@ -401,6 +413,11 @@ class Connection {
   /** Takes the session tmux names and hands verified output to the watchers of its panes. */
   #deliver(notifications: Notifications): void {
     const { output, changed, sessionId } = notifications;
+    if (this.modeChanges) {
+      for (const paneId of notifications.modes) {
+        this.modeChanges.add(paneId);
+      }
+    }
     if (sessionId !== null) {
       if (!this.#handshake && sessionId !== this.sessionId && !this.leaving) this.moved = true;
       this.sessionId = sessionId;
@@ -545,17 +562,27 @@ export const ATTACH_TIMEOUT_MS = 5_000;
  */
 const ATTACH_BACKOFF_MS = 30_000;
 
+/**
+ * Longest a new control client's handshake waits for tmux's jobs (a hook's `run-shell`) to end
+ * before it looks for modes they put on panes (see ServerControl's #leaveHookModes).
+ */
+const HOOK_JOBS_WAIT_MS = 1_000;
+/** How often it asks tmux meanwhile. */
+const HOOK_JOBS_POLL_MS = 20;
+
 /** How long a server other than the home one keeps its command client after its last use. */
 const SERVER_IDLE_MS = 45_000;
 /** How many servers other than the home one may keep control clients at once. */
 const MAX_SERVERS = 8;
 
-/** The bounds on control clients across servers (tests set shorter ones). */
+/** The bounds on control clients across servers (tests set other ones). */
 export interface ControlLimits {
   /** After this long without a call, a server other than the home one lets its clients go. */
   readonly idleMs: number;
   /** At most this many servers other than the home one keep control clients. */
   readonly maxServers: number;
+  /** Longest a new client's handshake waits for tmux's jobs (see {@link HOOK_JOBS_WAIT_MS}). */
+  readonly hookJobsWaitMs: number;
 }
 
 const limitsByRunner = new WeakMap<TmuxRunner, ControlLimits>();
@@ -566,7 +593,8 @@ export function setControlLimits(runner: TmuxRunner, limits: Partial<ControlLimi
 }
 
 function limitsOf(runner: TmuxRunner): ControlLimits {
-  return limitsByRunner.get(runner) ?? { idleMs: SERVER_IDLE_MS, maxServers: MAX_SERVERS };
+  return limitsByRunner.get(runner) ??
+    { idleMs: SERVER_IDLE_MS, maxServers: MAX_SERVERS, hookJobsWaitMs: HOOK_JOBS_WAIT_MS };
 }
 
 /** What a {@link ServerControl} is told by, and tells, the set of servers it belongs to. */
@@ -946,9 +974,14 @@ export class ServerControl {
    *
    * In the same round trip, the client subscribes to `exit-unattached`: turned on while only
    * our clients are attached, tmux would exit at once without us, so ours must leave then
-   * (#leaveIfLast), not only when a client detaches; and tmux tells no option's change.
+   * (#leaveIfLast), not only when a client detaches; and tmux tells no option's change. And it
+   * lists tmux's running jobs, returned for {@link ServerControl.#leaveHookModes} (null when
+   * unknown).
    */
-  async #noteAttach(connection: Connection, before: number | undefined): Promise<void> {
+  async #noteAttach(
+    connection: Connection,
+    before: number | undefined,
+  ): Promise<Set<string> | null> {
     try {
       const result = await connection.exec(
         [
@@ -959,17 +992,80 @@ export class ServerControl {
           "refresh-client",
           "-B",
           `${EXIT_UNATTACHED_SUBSCRIPTION}::#{exit-unattached}`,
+          ";",
+          "show-messages",
+          "-J",
         ],
         { timeoutMs: 5_000 },
       );
-      const [name, sessionId, activity] = new TextDecoder().decode(result.stdout).trim()
+      const ends = result.ends ?? [];
+      const jobs = ends.length === 3 && ends.every((end) => end >= 0)
+        ? jobPids(result.stdout.subarray(ends[1], ends[2]))
+        : null;
+      const [name, sessionId, activity] = new TextDecoder().decode(result.stdout).split("\n")[0]
         .split("\t");
-      if (result.code !== 0 || !/^\d+$/.test(activity ?? "")) return;
+      if (result.code !== 0 || !/^\d+$/.test(activity ?? "")) return jobs;
       connection.clientName = name;
-      if (before === undefined || sessionId !== connection.sessionId) return;
+      if (before === undefined || sessionId !== connection.sessionId) return jobs;
       this.#touches.set(sessionId, touched(this.#touches.get(sessionId), before, +activity));
+      return jobs;
     } catch {
       // Lost meanwhile: whoever uses it next finds out.
+      return null;
+    }
+  }
+
+  /**
+   * Takes back what a person's hooks did to the panes of the session `connection` joined, as
+   * it attached. `client-attached`, `client-session-changed` and `pane-focus-in` hooks run for
+   * our client too, and tmux 3.3a shows a hook's `run-shell` output in view-mode on the
+   * session's active pane: "welcome back", meant for a person attaching, would cover what a
+   * person there is looking at, and every input tool would refuse the pane (a pane in a mode).
+   *
+   * tmux lists a job until it has ended and its output is placed, and tells every control
+   * client of a pane's change of mode before it runs the next command of theirs: so once the
+   * jobs running just after the attach are over (waited for {@link HOOK_JOBS_WAIT_MS} at most),
+   * every mode a hook of the attach put on a pane is among {@link Connection.modeChanges}
+   * (`listed`: the jobs #noteAttach saw running, or null to ask). Of
+   * those, a pane of the joined session in view-mode now is left, in one step in tmux that
+   * checks the mode (`send-keys -X cancel` leaves the topmost mode only: a copy mode of the
+   * person's beneath stays). A pane already in view-mode before the attach, the person's, is
+   * never touched: output added to it changes no mode. Best effort: never throws.
+   */
+  async #leaveHookModes(connection: Connection, listed: Set<string> | null): Promise<void> {
+    const options = { timeoutMs: 2_000 };
+    try {
+      const until = performance.now() + limitsOf(this.#runner).hookJobsWaitMs;
+      const jobs = async () =>
+        jobPids((await connection.exec(["show-messages", "-J"], options)).stdout);
+      let running = listed ?? await jobs();
+      while (running.size > 0 && performance.now() < until && !this.#closed) {
+        await new Promise((resolve) => setTimeout(resolve, HOOK_JOBS_POLL_MS));
+        const now = await jobs();
+        running = new Set([...running].filter((pid) => now.has(pid)));
+      }
+      const changed = [...connection.modeChanges ?? []].filter((id) => /^%\d+$/.test(id));
+      if (changed.length === 0 || connection.closed) return;
+      const panes = await connection.exec(
+        ["list-panes", "-s", "-t", connection.sessionId, "-F", "#{pane_id}"],
+        options,
+      );
+      if (panes.code !== 0) return;
+      const here = new Set(new TextDecoder().decode(panes.stdout).split("\n"));
+      for (const paneId of changed.filter((id) => here.has(id))) {
+        await connection.exec([
+          "if-shell",
+          "-F",
+          "-t",
+          paneId,
+          "#{==:#{pane_mode},view-mode}",
+          `send-keys -X -t ${paneId} cancel`,
+        ], options);
+      }
+    } catch {
+      // Lost meanwhile: whoever uses it next finds out.
+    } finally {
+      connection.modeChanges = null;
     }
   }
 
@@ -1181,7 +1277,7 @@ export class ServerControl {
       await connection.close();
       throw new ControlUnavailable("shutting down");
     }
-    await this.#noteAttach(connection, before);
+    await this.#leaveHookModes(connection, await this.#noteAttach(connection, before));
     if (connection.retired !== null) {
       // Broken before its handshake ended (it is gone already): as if it never attached.
       this.#attachFailedUntil = performance.now() + ATTACH_BACKOFF_MS;
@@ -1342,6 +1438,19 @@ export class ServerControl {
       }).catch(() => {});
     }, connection.leaving ? LEAVING_MS : LINGER_MS);
   }
+}
+
+/**
+ * The pids of the jobs `show-messages -J` lists (`Job 3: <command> [fd=9, pid=123, status=0]`):
+ * the command is the person's, any text, so only the bracket that ends a line counts.
+ */
+function jobPids(stdout: Uint8Array): Set<string> {
+  const pids = new Set<string>();
+  for (const line of new TextDecoder().decode(stdout).split("\n")) {
+    const m = /\[fd=-?\d+, pid=(\d+), status=-?\d+\]$/.exec(line);
+    if (m) pids.add(m[1]);
+  }
+  return pids;
 }
 
 /**

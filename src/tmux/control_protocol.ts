@@ -258,6 +258,12 @@ export interface Notifications {
    * of each: held until verified like output, since a value is what a format made of data.
    */
   readonly subscriptions: Map<string, string>;
+  /**
+   * Panes that entered or left a mode (`%pane-mode-changed`), in order. The change itself goes
+   * out at once (`changed`); which pane it names is acted on (a mode a hook put there as our
+   * client attached is left again), so it is held until verified like output.
+   */
+  readonly modes: Set<string>;
 }
 
 /** Knobs of {@link ControlProtocol}, for tests. */
@@ -318,10 +324,11 @@ class Gathered {
   topology = false;
   clients = false;
   subscriptions = new Map<string, string>();
+  modes = new Set<string>();
 
   get empty(): boolean {
     return this.output.size === 0 && !this.changed && this.sessionId === null &&
-      !this.topology && !this.clients && this.subscriptions.size === 0;
+      !this.topology && !this.clients && this.subscriptions.size === 0 && this.modes.size === 0;
   }
 
   addOutput(paneId: string, data: Uint8Array): void {
@@ -342,6 +349,7 @@ class Gathered {
     this.clients ||= later.clients;
     if (later.sessionId !== null) this.sessionId = later.sessionId;
     for (const [name, value] of later.subscriptions) this.subscriptions.set(name, value);
+    for (const paneId of later.modes) this.modes.add(paneId);
   }
 }
 
@@ -597,6 +605,7 @@ export class ControlProtocol {
     }
     const word = ascii(line.subarray(0, 40)).split(" ")[0];
     if (word === "%session-changed") this.#gather().sessionId = ascii(line).split(" ")[1] ?? "";
+    if (word === "%pane-mode-changed") this.#gather().modes.add(ascii(line).split(" ")[1] ?? "");
     if (word === "%subscription-changed") {
       const m = SUBSCRIPTION.exec(new TextDecoder().decode(line.subarray(0, 65_536)));
       if (m) this.#gather().subscriptions.set(m[1], m[2]);

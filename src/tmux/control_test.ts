@@ -734,3 +734,70 @@ Deno.test("a control client whose attach breaks the framing is not tried again o
     );
   });
 });
+
+/**
+ * A hook job held at a gate: `command` is the hook's `run-shell`, which marks `began`, waits
+ * until `open()` (or until the gate is removed), then prints. Its own script, since tmux runs
+ * run-shell in the default-shell, whatever that is.
+ */
+async function heldJob(): Promise<
+  {
+    command: string;
+    began: () => Promise<boolean>;
+    open: () => Promise<void>;
+    remove(): Promise<void>;
+  }
+> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-gate-" });
+  await Deno.writeTextFile(
+    `${dir}/job.sh`,
+    'd=$(dirname "$0")\ntouch "$d/began"\n' +
+      'while test -d "$d" && ! test -e "$d/open"; do sleep 0.02; done\necho late greeting\n',
+  );
+  return {
+    command: `run-shell 'sh ${dir}/job.sh'`,
+    began: () => Deno.stat(`${dir}/began`).then(() => true, () => false),
+    open: () => Deno.writeTextFile(`${dir}/open`, ""),
+    remove: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
+  };
+}
+
+Deno.test("the view-mode a slow hook's run-shell puts on the joined session's pane is left before the first call", async () => {
+  const job = await heldJob();
+  try {
+    await withServer(async (t, runner) => {
+      // However long the job takes, within the (here generous) wait.
+      setControlLimits(runner, { hookJobsWaitMs: 60_000 });
+      await t.tmux("set-hook", "-g", "client-attached", job.command);
+      const control = controlFor(runner, { socketName: t.socket });
+      const call = control.exec(["display-message", "-p", "-t", t.ids.paneId, "#{pane_mode}."]);
+      await waitFor(job.began, "the hook's job");
+      await job.open();
+      assert.equal(text((await call).stdout), ".\n", "the first call finds the pane in no mode");
+      assert.equal(
+        await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_mode}."),
+        ".\n",
+      );
+    });
+  } finally {
+    await job.remove();
+  }
+});
+
+Deno.test("a hook's job that does not end holds up no attach", async () => {
+  const job = await heldJob();
+  try {
+    await withServer(async (t, runner) => {
+      setControlLimits(runner, { hookJobsWaitMs: 200 });
+      await t.tmux("set-hook", "-g", "client-attached", job.command);
+      const control = controlFor(runner, { socketName: t.socket });
+      const result = await control.exec(["display-message", "-p", "answered"]);
+      assert.equal(text(result.stdout), "answered\n");
+      assert.ok(await job.began());
+      assert.equal(control.connections, 1);
+      await job.remove();
+    });
+  } finally {
+    await job.remove();
+  }
+});
