@@ -258,6 +258,39 @@ Deno.test("a pane in copy mode is refused, and force does not lift it", async ()
   });
 });
 
+Deno.test("a pane in two modes at once (a command's output over copy mode) is refused too", async () => {
+  await withServer(async (t) => {
+    const p = await newPane(t);
+    await t.prompt(p);
+    const c = await connect({ socketName: t.socket });
+    const modes = async () =>
+      (await t.tmux("display-message", "-p", "-t", p, "#{pane_in_mode} #{pane_mode}")).trim();
+    try {
+      // tmux stacks view-mode (run-shell's output) on the copy mode: pane_in_mode counts 2.
+      await t.tmux("copy-mode", "-t", p);
+      await t.tmux("run-shell", "-t", p, "echo over copy mode");
+      assert.equal(await modes(), "2 view-mode");
+      for (const tool of TOOLS) {
+        const refusal = await attempt(c.call, tool, p);
+        assert.ok(refusal, `${tool} must refuse a pane in two modes`);
+        assert.match(refusal, /is in view-mode/);
+      }
+      assert.equal(await modes(), "2 view-mode", "no key drove either mode");
+      // The same at the instant of the act, as tmux checks it.
+      await t.tmux("send-keys", "-t", p, "-X", "cancel");
+      await t.tmux("send-keys", "-t", p, "-X", "cancel");
+      await t.onceAfterGuardRead(`copy-mode -t ${p} ; run-shell -t ${p} 'echo again'`);
+      const refusal = await attempt(c.call, "send_keys", p);
+      assert.ok(refusal, "tmux refused at the instant of the act");
+      assert.equal(await modes(), "2 view-mode", "no key drove either mode");
+      assert.doesNotMatch(await screen(t, p), /GUARDED/);
+    } finally {
+      await t.tmux("set-hook", "-gu", "after-list-clients").catch(() => {});
+      await c.close();
+    }
+  });
+});
+
 /**
  * Turns input back on in `paneId` and proves keys reach it again (a line typed by tmux itself
  * shows): whatever a refused call would have typed had arrived by then.

@@ -518,7 +518,8 @@ export function inputCondition(
   const parts: string[] = [];
   if (!ctx.config.allowAttendedInput) parts.push(paneUnwatched(snapshot, pane.id).format);
   if (!options.allowDead) parts.push("#{!=:#{pane_dead},1}");
-  if (!options.allowMode) parts.push("#{!=:#{pane_in_mode},1}");
+  // A count of modes, stacked (view-mode over copy mode is 2): only 0 is none.
+  if (!options.allowMode) parts.push("#{==:#{pane_in_mode},0}");
   if (!options.allowInputOff) parts.push("#{!=:#{pane_input_off},1}");
   if (options.command !== undefined) {
     parts.push(`#{==:#{pane_current_command},${options.command.replace(/[#,}]/g, "#$&")}}`);

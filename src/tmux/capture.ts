@@ -88,7 +88,7 @@ function parseState(values: string[]): PaneState {
     cursorX: int(r.cursorX),
     cursorY: int(r.cursorY),
     alternateScreen: flag(r.alternateScreen),
-    inMode: flag(r.inMode),
+    inMode: int(r.inMode) > 0,
     mode: r.mode,
     scrollPosition: r.scrollPosition === "" ? null : int(r.scrollPosition),
     dead: flag(r.dead),

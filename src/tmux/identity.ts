@@ -141,7 +141,7 @@ export function callerPaneFormat(snapshot: Snapshot<PaneBrief>, env: CallerEnv):
  */
 export function keyCopyFormat(paneId: string): string {
   if (!/^%\d+$/.test(paneId)) throw new RangeError(`not a pane id: ${paneId}`);
-  const copied = "#{&&:#{pane_synchronized},#{&&:#{!=:#{pane_in_mode},1}," +
+  const copied = "#{&&:#{pane_synchronized},#{&&:#{==:#{pane_in_mode},0}," +
     "#{&&:#{!=:#{pane_dead},1},#{&&:#{!=:#{pane_input_off},1}," +
     "#{||:#{!=:#{window_zoomed_flag},1},#{pane_active}}}}}}";
   return `#{||:#{==:#{pane_id},${paneId}},${copied}}`;

@@ -92,6 +92,10 @@ export interface PaneRow {
   readonly atBottom: boolean;
   readonly pid: number;
   readonly tty: string;
+  /**
+   * In any mode: `pane_in_mode` counts them, and tmux stacks one on another (a command's
+   * output in view-mode over copy mode makes 2).
+   */
   readonly inMode: boolean;
   /** The mode's name (`copy-mode`, `view-mode`, `tree-mode`...), or "". */
   readonly mode: string;
@@ -1020,7 +1024,7 @@ function paneOwnFullRow(
     atTop: flag(r.atTop),
     atBottom: flag(r.atBottom),
     tty: r.tty,
-    inMode: flag(r.inMode),
+    inMode: int(r.inMode) > 0,
     mode: r.mode,
     inputOff: flag(r.inputOff),
     alternateScreen: flag(r.alternateScreen),
