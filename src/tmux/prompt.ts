@@ -23,9 +23,8 @@
  * @module
  */
 
-import { execFast } from "./control.ts";
 import { shellHoldsTerminal } from "./foreground.ts";
-import { randomHex } from "./format.ts";
+import { ifShellThen, shellSays } from "./if_shell.ts";
 import type { ServerAddress, TmuxRunner } from "./run.ts";
 
 /** Shells whose grammar run_command's wrapper (printf, eval, `$?`) relies on. */
@@ -120,21 +119,8 @@ export async function atPromptThen(
 ): Promise<Uint8Array | null> {
   if (facts.dead || !isShellCommand(facts.command)) return null;
   if (!Number.isSafeInteger(facts.pid) || facts.pid <= 0) return null;
-  const yes = `tmux-mcp-prompt-${randomHex(8)}`;
-  const result = await execFast(runner, address, [
-    "if-shell",
-    "-t",
-    paneId,
-    shellHoldsTerminal(facts.pid, { idle: true }),
-    `display-message -p ${yes}`,
-    ...(then.length > 0 ? [";", ...then] : []),
-  ], { signal });
-  // The answer comes first: what `then` prints (the pane's text, say) never stands for it.
-  const head = new TextEncoder().encode(`${yes}\n`);
-  const out = result.stdout;
-  if (result.code !== 0 || out.length < head.length) return null;
-  for (let i = 0; i < head.length; i++) if (out[i] !== head[i]) return null;
-  return out.subarray(head.length);
+  const test = shellHoldsTerminal(facts.pid, { idle: true });
+  return await ifShellThen(runner, address, paneId, test, then, signal);
 }
 
 /**
@@ -158,14 +144,12 @@ export async function lineEditorReads(
   signal?: AbortSignal,
 ): Promise<boolean> {
   if (!/^%\d+$/.test(paneId)) return false;
-  const yes = `tmux-mcp-editor-${randomHex(8)}`;
-  const result = await execFast(runner, address, [
-    "if-shell",
-    "-t",
+  return await shellSays(
+    runner,
+    address,
     paneId,
     `stty -a < '#{pane_tty}' 2>/dev/null | tr -s ' ;\\011' '\\n' | grep -cxE -- '-(icanon|echo)' | ` +
-    "grep -qx 2",
-    `display-message -p ${yes}`,
-  ], { signal });
-  return result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);
+      "grep -qx 2",
+    signal,
+  );
 }

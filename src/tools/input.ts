@@ -28,6 +28,7 @@ import { randomHex } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
+import { shellSays } from "../tmux/if_shell.ts";
 import {
   isShellCommand,
   lineEditorReads,
@@ -407,15 +408,13 @@ async function whichAway(
   refusal: ShellAway,
 ): Promise<ShellAway> {
   if (!(refusal instanceof AwayOrBusy)) return refusal;
-  const yes = `tmux-mcp-holds-${randomHex(8)}`;
-  const result = await execFast(ctx.runner, ctx.address, [
-    "if-shell",
-    "-t",
+  const held = await shellSays(
+    ctx.runner,
+    ctx.address,
     paneId,
     shellHoldsTerminal(holds),
-    `display-message -p ${yes}`,
-  ], { signal: ctx.signal });
-  const held = result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);
+    ctx.signal,
+  );
   return held ? refusal.busy : refusal.away;
 }
 

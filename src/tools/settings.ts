@@ -49,8 +49,8 @@ import {
   sessionIdSchema,
   sessionRefSchema,
 } from "../mcp/schemas.ts";
-import { execFast } from "../tmux/control.ts";
-import { decodeBytes, escapeFormat, randomHex } from "../tmux/format.ts";
+import { shellSays } from "../tmux/if_shell.ts";
+import { decodeBytes, escapeFormat } from "../tmux/format.ts";
 import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import { SERVER_ONLY, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, envNameSchema, literalArg, paneFields } from "./arguments.ts";
@@ -1209,16 +1209,8 @@ function appendable(path: string): string {
 }
 
 /** Whether the `/bin/sh` command `test` exits 0, run by tmux (on the tmux server's machine). */
-async function shellTest(ctx: TmuxContext, paneId: string, test: string): Promise<boolean> {
-  const yes = `tmux-mcp-yes-${randomHex(8)}`;
-  const result = await execFast(ctx.runner, ctx.address, [
-    "if-shell",
-    "-t",
-    paneId,
-    escapeFormat(test),
-    `display-message -p ${yes}`,
-  ], { signal: ctx.signal });
-  return result.code === 0 && new TextDecoder().decode(result.stdout).includes(yes);
+function shellTest(ctx: TmuxContext, paneId: string, test: string): Promise<boolean> {
+  return shellSays(ctx.runner, ctx.address, paneId, escapeFormat(test), ctx.signal);
 }
 
 /** The refusal of a path `cat >>` cannot open, saying why (asked on the tmux server's machine). */
