@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { withTmux } from "./helpers/mcp.ts";
 import { waitFor } from "./helpers/tmux.ts";
 import { parseOptionLines, unquoteOptionValue } from "../src/tools/option_lines.ts";
-import { parseShellEnvironment, shellQuote } from "../src/tools/settings.ts";
+import { parseShellEnvironment } from "../src/tools/environment_read.ts";
+import { shellQuote } from "../src/tools/pipe_checks.ts";
 
 /** Values that have broken option and environment round trips somewhere. */
 const TRICKY = [

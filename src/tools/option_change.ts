@@ -1,0 +1,151 @@
+/**
+ * What setting an option may change and whom it reaches: the options no tool sets (the
+ * owner and run marks, command aliases), what a person would see change (guarded as a view
+ * change), and the options tmux applies only to what is made from now on.
+ *
+ * @module
+ */
+
+import type { ViewScope } from "../mcp/guards.ts";
+import { OWNER_OPTION } from "../mcp/ownership.ts";
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
+import { baseName } from "./option_table.ts";
+import { RUN_OPTION } from "./run_mark.ts";
+import type { Scope, ScopeFlags } from "./setting_scope.ts";
+
+/**
+ * The owner mark says which server created a pane; only that server writes it, when it
+ * creates the pane. Written by a tool, a pane would pass for another's (and set at a window,
+ * session or global level, where every pane below inherits it, for everyone's at once), and
+ * `--own-panes-only` would fence nothing.
+ */
+export function refuseMarks(name: string): void {
+  const base = name.replace(/\[\d+\]$/, "");
+  if (base === OWNER_OPTION) {
+    throw new ToolFailure(
+      `${OWNER_OPTION} is the mark a tmux-mcp server puts on the panes it creates; no tool sets ` +
+        "or unsets it.",
+      "Create the panes to work in (create_window, split_window, create_session): they carry " +
+        "this server's mark.",
+    );
+  }
+  // Cleared or forged (at any scope: a server's value shows through every pane's), it would
+  // let a run_command type into another's command, or keep every pane busy.
+  if (base === RUN_OPTION) {
+    throw new ToolFailure(
+      `${RUN_OPTION} marks a pane busy with a run_command's command, for every tmux-mcp server; ` +
+        "no tool sets or unsets it.",
+      "get_command_result says when the command has ended; the mark goes with it.",
+    );
+  }
+}
+
+/**
+ * An alias is looked up before a command's name, for every client alike: an alias named
+ * send-keys or capture-pane would rewrite the commands this server, every other tmux-mcp
+ * server (read-only ones too) and a person send, so that a read types or a keystroke lands in
+ * a watched pane, past every guard.
+ */
+export function refuseCommandAlias(name: string): void {
+  if (baseName(name) !== "command-alias") return;
+  throw new ToolFailure(
+    "command-alias is not set, appended to or unset by any tool: an alias rewrites the tmux " +
+      "commands every client sends (this server's, other tmux-mcp servers' and a person's), " +
+      "which would walk around every guard.",
+    "show_option reads the aliases; a person can change them in their tmux configuration.",
+  );
+}
+
+/**
+ * Window options a status line shows for every window of its session, not only the current
+ * one: how its entry is drawn, and the name it shows (automatic-rename renames the window).
+ */
+const LISTED = new Set([
+  "window-status-activity-style",
+  "window-status-bell-style",
+  "window-status-current-format",
+  "window-status-current-style",
+  "window-status-format",
+  "window-status-last-style",
+  "window-status-separator",
+  "window-status-style",
+  "automatic-rename",
+  "automatic-rename-format",
+]);
+
+/**
+ * What a person would see change when a session or window option is set at `where`: that
+ * session, that window (and, for an option of its status line entry, every session it is
+ * in), the window of that pane, or (global options) every session and window.
+ */
+export async function optionView(
+  ctx: TmuxContext,
+  where: ScopeFlags,
+  scope: Scope,
+  name: string,
+): Promise<{ snapshot: Snapshot; scope: ViewScope }> {
+  if (where.snapshot === undefined || where.targetId === null) {
+    const snapshot = await ctx.snapshot(SESSIONS_ONLY);
+    return { snapshot, scope: { everything: snapshot.sessions[0]?.id ?? "" } };
+  }
+  const id = where.targetId;
+  return {
+    snapshot: where.snapshot,
+    scope: scope === "session"
+      ? { sessions: [id] }
+      : scope === "window"
+      ? { windows: [id], ...(LISTED.has(name) ? { listedWindows: [id] } : {}) }
+      : { windowsOf: [id] },
+  };
+}
+
+/**
+ * Options tmux reads only when it makes something, so a change reaches what is made from now
+ * on while what exists keeps what it was made with (each measured on tmux 3.3a): a pane's
+ * history limit is fixed when the pane is created (a respawn keeps it), the TERM its program
+ * gets when the program starts, a window's index when the window is created, and a client's
+ * terminal description when the client attaches. `made` says to what the change applies.
+ */
+const FOR_NEW: Readonly<Record<string, { kind: "pane" | "window" | "client"; made: string }>> = {
+  "history-limit": { kind: "pane", made: "panes created" },
+  "default-terminal": { kind: "pane", made: "panes created or respawned" },
+  "base-index": { kind: "window", made: "windows created" },
+  "terminal-features": { kind: "client", made: "clients that attach" },
+  "terminal-overrides": { kind: "client", made: "clients that attach" },
+};
+
+/**
+ * For an option in {@link FOR_NEW}: says that the change applies to what is made from now on,
+ * and how many existing panes, windows or (a person's) clients in its reach keep what they had.
+ */
+export async function forNewNote(
+  ctx: TmuxContext,
+  name: string,
+  where: ScopeFlags,
+): Promise<string> {
+  const applies = FOR_NEW[name];
+  if (applies === undefined) return "";
+  const { kind, made } = applies;
+  const within = where.targetId === null ? ["-a"] : ["-t", where.targetId];
+  const argv = kind === "client"
+    ? ["list-clients", "-F", "#{client_control_mode}"]
+    : kind === "window"
+    ? ["list-windows", ...within, "-F", "0"]
+    : ["list-panes", ...(where.targetId === null ? [] : ["-s"]), ...within, "-F", "0"];
+  // Only the count is lost if this read fails: the note stays true without it.
+  const listed = await ctx.read(argv).catch(() => new Uint8Array());
+  const n = new TextDecoder().decode(listed).split("\n").filter((l) => l === "0").length;
+  const there = kind === "client"
+    ? "attached"
+    : where.targetId === null
+    ? "on this server"
+    : `in ${where.label}`;
+  const existing = n === 0
+    ? ""
+    : n === 1
+    ? `; the ${kind} already ${there} keeps what it had`
+    : `; the ${n} ${kind}s already ${there} keep what they had`;
+  return ` tmux applies ${name} only to ${made} from now on${existing}.`;
+}
