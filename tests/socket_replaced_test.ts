@@ -1,0 +1,137 @@
+/**
+ * A socket replaced under a running server: tmux-mcp holds a control connection to server A;
+ * A's socket file goes (a tmp cleaner, an `rm`) while A runs on, and the person starts tmux
+ * again, getting server B on the same path, with a session whose first pane is `%0` too.
+ * From then on the control connection reaches A and every tmux process started reaches B.
+ * Nothing read from one may be acted on in the other, nothing said about "the server" may
+ * describe the one nobody can reach by name any more, and the next call works with B.
+ */
+
+import assert from "node:assert/strict";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux } from "./helpers/tmux.ts";
+
+type Started = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/** What the tests know of both servers. */
+interface Servers {
+  /** Server A: the one our control connection reaches, no longer on the socket. */
+  readonly old: { readonly pid: number; readonly socketPath: string };
+  /** Server B: the one on the socket now, with its session `work` and its pane. */
+  readonly now: { readonly pid: number; readonly paneId: string };
+}
+
+/** Runs tmux on server A through the path its socket was moved to. */
+async function onOld(servers: Servers, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("tmux", {
+    args: ["-S", servers.old.socketPath, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout);
+}
+
+async function withReplacedSocket(
+  fn: (t: Started, c: TestClient, servers: Servers) => Promise<void>,
+): Promise<void> {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  let moved = "";
+  try {
+    c = await connect({ socketName: t.socket });
+    await c.ok("list_panes"); // the control connection to A is open
+    const { socketPath, pid } = await t.facts();
+    moved = `${socketPath}.old`;
+    await Deno.rename(socketPath, moved);
+    const paneId = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    const now = await t.facts();
+    assert.notEqual(now.pid, pid);
+    await fn(t, c, { old: { pid, socketPath: moved }, now: { pid: now.pid, paneId } });
+  } finally {
+    await c?.close();
+    await t.kill();
+    if (moved) await Deno.remove(moved).catch(() => {});
+  }
+}
+
+/** The panes a server holds, as `session:pane` lines. */
+const PANES = ["list-panes", "-a", "-F", "#{session_name}:#{pane_id}"];
+
+/** The sessions list_panes reports. */
+async function sessionsListed(c: TestClient): Promise<string[]> {
+  const { panes } = await c.ok<{ panes: { placements: { sessionName: string }[] }[] }>(
+    "list_panes",
+  );
+  return [...new Set(panes.flatMap((p) => p.placements.map((at) => at.sessionName)))].sort();
+}
+
+const CHANGED = /tmux server on .* changed since it was read \(pid (\d+) then, (\d+) now\)/;
+
+Deno.test("socket replaced: kill_pane kills nothing of the new server, says why, and the next call sees it", async () => {
+  await withReplacedSocket(async (t, c, servers) => {
+    assert.equal(servers.now.paneId, "%0", "both servers have a pane %0");
+    const text = await c.fail("kill_pane", { paneId: "%0" });
+    const [, then, now] = CHANGED.exec(text) ?? [];
+    assert.ok(then, text);
+    assert.deepEqual([Number(then), Number(now)], [servers.old.pid, servers.now.pid], text);
+    assert.match(text, /nothing was done/i);
+    assert.equal((await t.tmux(...PANES)).trim(), "work:%0", "the person's new pane lives");
+    assert.equal((await onOld(servers, ...PANES)).trim(), "main:%0", "and so does the old one");
+    // The connection to the old server was let go: what is read now is the server on the socket.
+    assert.deepEqual(await sessionsListed(c), ["work"]);
+  });
+});
+
+Deno.test("socket replaced: create_window creates nothing where it did not look", async () => {
+  await withReplacedSocket(async (t, c, servers) => {
+    const windows = ["list-windows", "-a", "-F", "#{session_name}:#{window_id}"];
+    const before = [await t.tmux(...windows), await onOld(servers, ...windows)];
+    // The listing (over the old connection) shows session `main`: a window is asked for there.
+    const text = await c.fail("create_window", { session: "main" });
+    assert.match(text, CHANGED);
+    assert.deepEqual([await t.tmux(...windows), await onOld(servers, ...windows)], before);
+    // Called again, it looks at the server on the socket, which has no session `main`.
+    assert.match(await c.fail("create_window", { session: "main" }), /No session "main"/);
+  });
+});
+
+Deno.test("socket replaced: get_server_info describes the server on the socket", async () => {
+  await withReplacedSocket(async (_t, c, servers) => {
+    const info = await c.ok<{ pid: number; sessions: number }>("get_server_info");
+    assert.equal(info.pid, servers.now.pid);
+    assert.equal(info.sessions, 1);
+    assert.deepEqual(await sessionsListed(c), ["work"]);
+  });
+});
+
+Deno.test("socket replaced: list_servers lets the connection to the old server go", async () => {
+  await withReplacedSocket(async (_t, c, servers) => {
+    const { servers: found } = await c.ok<{ servers: { pid: number; roles: string[] }[] }>(
+      "list_servers",
+    );
+    assert.equal(found.find((s) => s.roles.includes("configured"))?.pid, servers.now.pid);
+    assert.deepEqual(await sessionsListed(c), ["work"]);
+  });
+});
+
+Deno.test("socket replaced, no server started again: get_server_info says none runs there", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  let moved = "";
+  try {
+    c = await connect({ socketName: t.socket });
+    await c.ok("list_panes");
+    const { socketPath } = await t.facts();
+    moved = `${socketPath}.old`;
+    await Deno.rename(socketPath, moved);
+    const info = await c.ok<{ running: boolean }>("get_server_info");
+    assert.equal(info.running, false);
+  } finally {
+    await c?.close();
+    await t.kill();
+    if (moved) await Deno.remove(moved).catch(() => {});
+  }
+});
