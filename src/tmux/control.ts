@@ -86,6 +86,7 @@ import { changesStructure } from "./structure.ts";
 import { Turns } from "./turns.ts";
 import {
   addressKey,
+  classifyStderr,
   type PersistentChild,
   type RunOptions,
   type ServerAddress,
@@ -325,6 +326,11 @@ class Connection {
    * its handshake looks for modes a person's hooks put there as it attached; null after.
    */
   modeChanges: Set<string> | null = new Set();
+  /**
+   * The pid of the tmux server it is attached to, asked over itself the first time it is
+   * needed (see {@link ServerControl.onSocket}); null when it did not say.
+   */
+  serverPid: Promise<number | null> | null = null;
   /** Resolves once attached; rejects with {@link ControlUnavailable} if attaching failed. */
   readonly ready: Promise<void>;
   /** Resolves when the child is gone and the reader has stopped. */
@@ -706,6 +712,32 @@ export class ServerControl {
     this.#idleTimer = undefined;
     const ending = this.#inTurn(() => this.#closeAll()).catch(() => {});
     this.#hooks?.retired(ending);
+  }
+
+  /**
+   * Told that tmux processes started for this address now reach the server with `pid`: lets
+   * every client go when one of them is attached to another server. That happens when the
+   * socket file was removed (a tmp cleaner, an `rm`) and a new server started on its path while
+   * the old one runs on: nothing started by name reaches the old server any more, so what our
+   * clients read of it and what a spawned command changes would be two servers' doing. Each
+   * client is asked its server's pid once, over itself. Returns the pid the clients were
+   * attached to when they were let go, else null (the next call attaches to the server there).
+   */
+  async onSocket(pid: number): Promise<number | null> {
+    const live = [...this.#connections].filter((c) => !c.closed);
+    for (const c of live) c.serverPid ??= pidOf(c);
+    const pids = await Promise.all(live.map((c) => c.serverPid));
+    const other = pids.find((p) => p !== null && p !== pid) ?? null;
+    if (other === null || this.#closed) return null;
+    const { host, socketPath, socketName } = this.#address;
+    const socket = JSON.stringify(socketPath ?? socketName ?? "default") +
+      (host === undefined ? "" : ` on host ${JSON.stringify(host)}`);
+    warn(
+      `tmux-mcp: the tmux server on socket ${socket} is now pid ${pid}; let go of the control ` +
+        `clients attached to pid ${other}, which runs on without its socket`,
+    );
+    this.retire();
+    return other;
   }
 
   /** Live control clients (for tests and diagnostics). */
@@ -1440,6 +1472,19 @@ export class ServerControl {
   }
 }
 
+/** The pid of the server `connection` is attached to, asked over it; null if it did not say. */
+async function pidOf(connection: Connection): Promise<number | null> {
+  try {
+    const result = await connection.exec(["display-message", "-p", "#{pid}"], {
+      timeoutMs: 5_000,
+    });
+    const pid = Number(new TextDecoder().decode(result.stdout).trim());
+    return result.code === 0 && Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The pids of the jobs `show-messages -J` lists (`Job 3: <command> [fd=9, pid=123, status=0]`):
  * the command is the person's, any text, so only the bracket that ends a line counts.
@@ -1534,6 +1579,46 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
     map.set(key, control);
   }
   return control;
+}
+
+/**
+ * A tmux process started for `address` found the server with `pid` on its socket: control
+ * clients attached to another server are let go ({@link ServerControl.onSocket}). Returns the
+ * pid they were attached to when they were, else null. Makes no record where there is none.
+ */
+export async function noteSocketServer(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  pid: number,
+): Promise<number | null> {
+  return await servers.get(runner)?.get(addressKey(address))?.onSocket(pid) ?? null;
+}
+
+/**
+ * The pid of the server on `address`'s socket now, asked by a tmux process of its own, which
+ * reaches whatever server the socket's path leads to (the control clients may be attached to
+ * one that lost its socket file); null when none answers there. Control clients attached to
+ * another server are let go ({@link noteSocketServer}). Costs a process start (a few
+ * milliseconds): for reports on the server itself, never for every call.
+ */
+export async function socketServerPid(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  options: RunOptions = {},
+): Promise<number | null> {
+  const result = await runner.exec(address, ["display-message", "-p", "#{pid}"], options);
+  const stderr = result.stderr.trim();
+  if (result.code !== 0) {
+    const kind = classifyStderr(stderr);
+    if (kind === "no-server") return null;
+    throw new TmuxError(kind, stderr.split("\n")[0] || "tmux failed", stderr);
+  }
+  const pid = Number(new TextDecoder().decode(result.stdout).trim());
+  if (!Number.isSafeInteger(pid) || pid <= 0) {
+    throw new TmuxError("failed", "tmux printed no server pid", stderr);
+  }
+  await noteSocketServer(runner, address, pid);
+  return pid;
 }
 
 /** Per runner, the clients of retired server records still ending, by address key. */

@@ -7,7 +7,9 @@ import {
   controlLine,
   ControlUnavailable,
   execFast,
+  noteSocketServer,
   setControlLimits,
+  socketServerPid,
   TerminalText,
   unescapeOutput,
 } from "./control.ts";
@@ -400,6 +402,33 @@ Deno.test("a dropped connection is noticed and the next command reconnects", asy
     const again = await control.exec(["display-message", "-p", "-t", t.ids.paneId, "#{pane_id}"]);
     assert.equal(text(again.stdout), `${t.ids.paneId}\n`);
     assert.equal(control.connections, 1);
+  });
+});
+
+Deno.test("a socket replaced under its server: asking the socket lets the old server's clients go", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const pidOver = async () =>
+      Number(text((await execFast(runner, address, ["display-message", "-p", "#{pid}"])).stdout));
+    const old = await t.facts();
+    assert.equal(await pidOver(), old.pid);
+    assert.equal(controlFor(runner, address).connections, 1);
+    // Nothing changed: asking costs the control clients nothing.
+    assert.equal(await socketServerPid(runner, address), old.pid);
+    assert.equal(controlFor(runner, address).connections, 1);
+    const moved = `${old.socketPath}.old`;
+    await Deno.rename(old.socketPath, moved);
+    try {
+      await t.tmux("new-session", "-d", "-s", "work", "sh");
+      const now = await t.facts();
+      // Over the control client, the old server still answers, as if nothing happened.
+      assert.equal(await pidOver(), old.pid);
+      assert.equal(await noteSocketServer(runner, address, old.pid), null);
+      assert.equal(await socketServerPid(runner, address), now.pid);
+      assert.equal(await pidOver(), now.pid, "the next call attaches to the server there");
+    } finally {
+      await Deno.remove(moved).catch(() => {});
+    }
   });
 });
 
