@@ -35,11 +35,14 @@ async function onOld(servers: Servers, ...args: string[]): Promise<string> {
 
 async function withReplacedSocket(
   fn: (t: Started, c: TestClient, servers: Servers) => Promise<void>,
+  /** What the person set on server A before it lost its socket. */
+  configure: string[] = [],
 ): Promise<void> {
   const t = await TestTmux.start();
   let c: TestClient | undefined;
   let moved = "";
   try {
+    if (configure.length > 0) await t.tmux(...configure);
     c = await connect({ socketName: t.socket });
     await c.ok("list_panes"); // the control connection to A is open
     const { socketPath, pid } = await t.facts();
@@ -68,7 +71,7 @@ async function sessionsListed(c: TestClient): Promise<string[]> {
   return [...new Set(panes.flatMap((p) => p.placements.map((at) => at.sessionName)))].sort();
 }
 
-const CHANGED = /tmux server on .* changed since it was read \(pid (\d+) then, (\d+) now\)/;
+const CHANGED = /tmux server on .* changed since it was read \(pid (\d+) then, (\d+) now/;
 
 Deno.test("socket replaced: kill_pane kills nothing of the new server, says why, and the next call sees it", async () => {
   await withReplacedSocket(async (t, c, servers) => {
@@ -96,6 +99,32 @@ Deno.test("socket replaced: create_window creates nothing where it did not look"
     // Called again, it looks at the server on the socket, which has no session `main`.
     assert.match(await c.fail("create_window", { session: "main" }), /No session "main"/);
   });
+});
+
+Deno.test("socket replaced: a refused create_window leaves the new server's window-size as it is", async () => {
+  // Under window-size manual a creation lends `latest` out for its step, and gives `manual`
+  // back should the step not answer: never to a server it did not lend it from.
+  await withReplacedSocket(async (t, c, servers) => {
+    assert.match(await c.fail("create_window", { session: "main" }), CHANGED);
+    assert.equal((await t.tmux("show-options", "-gwv", "window-size")).trim(), "latest");
+    assert.equal((await onOld(servers, "show-options", "-gwv", "window-size")).trim(), "manual");
+  }, ["set-option", "-gw", "window-size", "manual"]);
+});
+
+Deno.test("socket replaced: buffers are loaded only where the call looked", async () => {
+  const buffers = ["list-buffers", "-F", "#{buffer_name}"];
+  const calls: [string, Record<string, unknown>][] = [
+    ["load_buffer", { text: "for the old server" }],
+    // A paste too long to travel inline is loaded into a buffer ahead of its guarded step.
+    ["paste_text", { paneId: "%0", text: "x".repeat(20_000) }],
+  ];
+  for (const [tool, args] of calls) {
+    await withReplacedSocket(async (t, c, servers) => {
+      assert.match(await c.fail(tool, args), CHANGED);
+      assert.equal((await t.tmux(...buffers)).trim(), "", `${tool}: none on the socket's server`);
+      assert.equal((await onOld(servers, ...buffers)).trim(), "", `${tool}: none on the old one`);
+    });
+  }
 });
 
 Deno.test("socket replaced: get_server_info describes the server on the socket", async () => {

@@ -121,6 +121,8 @@ export class TmuxContext {
   readonly log: LogFn;
   /** The SSH destination the call names (`host`), or undefined for this machine. */
   readonly host: string | undefined;
+  /** What this call's reads found, shared with its {@link withSignal} copies. */
+  #reads: { serverPid: number | null } = { serverPid: null };
 
   /**
    * A context for one call. On a `host`, the server is that host's default one, or the call's
@@ -156,7 +158,7 @@ export class TmuxContext {
   withSignal(signal: AbortSignal): TmuxContext {
     // The address as the call resolved it: the configured one, or its own socket (and host).
     const own = this.host !== undefined || this.address !== this.config.address;
-    return new TmuxContext(
+    const copy = new TmuxContext(
       this.runner,
       this.config,
       own ? this.address.socketName : undefined,
@@ -165,6 +167,25 @@ export class TmuxContext {
       this.log,
       this.host,
     );
+    copy.#reads = this.#reads;
+    return copy;
+  }
+
+  /**
+   * The pid of the tmux server this call's last snapshot read (null before one found a
+   * server): what the call decides, it decides about that server. Reads go over the control
+   * connection and some acts start a tmux process of their own, and the two reach different
+   * servers once the socket file was replaced while the old server ran on; so every guarded
+   * act has tmux check this pid in its own step (runIf, guards.ts).
+   */
+  get serverPid(): number | null {
+    return this.#reads.serverPid;
+  }
+
+  /** Notes the server a snapshot read, for {@link serverPid}. */
+  #read<T extends { readonly server: { readonly pid: number } | null }>(snapshot: T): T {
+    this.#reads.serverPid = snapshot.server?.pid ?? null;
+    return snapshot;
   }
 
   /** Human name of the socket, for messages. */
@@ -204,13 +225,17 @@ export class TmuxContext {
   }
 
   /** One atomic read of the server: all of it, or what `scope` names. */
-  snapshot(scope?: SnapshotScope): Promise<Snapshot> {
-    return takeSnapshot(this.runner, this.address, { signal: this.signal }, scope);
+  async snapshot(scope?: SnapshotScope): Promise<Snapshot> {
+    return this.#read(
+      await takeSnapshot(this.runner, this.address, { signal: this.signal }, scope),
+    );
   }
 
   /** The same read with only each pane's {@link PaneBrief} fields: for listings. */
-  briefSnapshot(scope?: Omit<SnapshotScope, "brief">): Promise<Snapshot<PaneBrief>> {
-    return takeBriefSnapshot(this.runner, this.address, { signal: this.signal }, scope);
+  async briefSnapshot(scope?: Omit<SnapshotScope, "brief">): Promise<Snapshot<PaneBrief>> {
+    return this.#read(
+      await takeBriefSnapshot(this.runner, this.address, { signal: this.signal }, scope),
+    );
   }
 
   /**

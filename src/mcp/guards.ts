@@ -8,7 +8,7 @@
  * @module
  */
 
-import { execOnce, quoteArgument } from "../tmux/control.ts";
+import { execOnce, noteSocketServer, quoteArgument, socketServerPid } from "../tmux/control.ts";
 import { chainArgv, randomHex } from "../tmux/format.ts";
 import {
   clientLabel,
@@ -554,6 +554,12 @@ export function nestedCommandBytes(command: readonly string[]): number {
 export class Unconfirmed extends ToolFailure {}
 
 /**
+ * The refusal of a step that reached another tmux server than the call read ({@link runIf}):
+ * tmux answered it, and nothing of it ran, on either server.
+ */
+export class ServerChanged extends ToolFailure {}
+
+/**
  * An act tmux was sent but did not confirm (it timed out, the call was cancelled, or the
  * connection dropped after sending) may still happen: a stopped or busy tmux server runs what
  * it was sent once it resumes. Say so, so that nobody retries into typing it twice.
@@ -594,6 +600,10 @@ async function unconfirmed<T>(act: Promise<T>): Promise<T> {
  * would otherwise outlive a refused act). `spawn` runs the line in a tmux process of its own,
  * with the call's signal, or with these options.
  * Runs at most once (never repeated after a lost connection).
+ *
+ * When the call has read the server ({@link TmuxContext.serverPid}), tmux also checks in that
+ * step that it is the same server, even with no condition: a step that reaches another one
+ * (its socket replaced since the read) does nothing and throws a refusal saying so.
  */
 export async function runIf(
   ctx: TmuxContext,
@@ -615,12 +625,14 @@ export async function runIf(
         options.spawn === true ? { signal: ctx.signal } : options.spawn,
       )
       : unconfirmed(execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal }));
-  if (conditions.length === 0) {
+  const pid = ctx.serverPid;
+  if (conditions.length === 0 && pid === null) {
     const all = [...prelude, ...commands];
     return { failed: null, stdout: judgeResult(await run(chainArgv(all))) };
   }
+  const checked = sameServer(conditions, pid);
   const nonce = randomHex(8);
-  const marker = (i: number) => `tmux-mcp-refused-${nonce}-${i}`;
+  const marker = (i: number) => `tmux-mcp-refused-${nonce}-${i}:`;
   const refused = options.refused ?? [];
   const ifShell = (c: TmuxCondition, then: string, i: number) => [
     "if-shell",
@@ -630,23 +642,72 @@ export async function runIf(
     c.format,
     then,
     commandString([
-      ["display-message", "-p", marker(i)],
+      // Which server refused: one other than the call read is no refusal of the condition.
+      ["display-message", "-p", `${marker(i)}#{pid}`],
       ...(i >= (options.refusedFrom ?? 0) ? refused : []),
     ]),
   ];
-  const last = conditions.length - 1;
+  const last = checked.length - 1;
   let line = commandString(commands);
   let args: string[] = [];
   for (let i = last; i >= 0; i--) {
-    const step = ifShell(conditions[i], line, i);
+    const step = ifShell(checked[i], line, i);
     const here = i === last ? [...prelude, step] : [step];
     if (i === 0) args = chainArgv(here);
     else line = commandString(here);
   }
   const stdout = judgeResult(await run(args));
   const out = new TextDecoder().decode(stdout);
-  const failed = conditions.findIndex((_, i) => out.includes(marker(i)));
-  return { failed: failed === -1 ? null : failed, stdout };
+  const failed = checked.findIndex((_, i) => out.includes(marker(i)));
+  if (failed === -1) return { failed: null, stdout };
+  const at = out.indexOf(marker(failed)) + marker(failed).length;
+  const by = Number(/^\d*/.exec(out.slice(at))![0]);
+  if (pid !== null && by !== pid) throw await serverChanged(ctx, pid, by, Boolean(options.spawn));
+  return { failed, stdout };
+}
+
+/**
+ * `conditions` with tmux's check that the server acting is the one with `pid` (the server the
+ * call read, {@link TmuxContext.serverPid}): folded into the last format condition, so the
+ * act's command line grows by a few bytes and nests no deeper, or, when the last is a shell
+ * condition or there is none, as a condition of its own after them. Unchanged without a pid.
+ */
+function sameServer(conditions: readonly TmuxCondition[], pid: number | null): TmuxCondition[] {
+  if (pid === null) return [...conditions];
+  const same = `#{==:#{pid},${pid}}`;
+  const last = conditions.at(-1);
+  if (last === undefined || last.shell) {
+    return [...conditions, { target: last?.target ?? "", format: same }];
+  }
+  return [...conditions.slice(0, -1), { ...last, format: `#{&&:${same},${last.format}}` }];
+}
+
+/**
+ * The refusal of an act that reached another tmux server than the call read: the socket file
+ * was replaced while the server read runs on (the control connection reaches that one, a tmux
+ * process started by name the new one). The control connection to a server no longer on the
+ * socket is let go, so the next call reads, and acts on, the server there. `spawned`: the act
+ * ran in a tmux process of its own, which reached the server on the socket (`now`); otherwise
+ * the socket is asked which server it leads to.
+ */
+async function serverChanged(
+  ctx: TmuxContext,
+  was: number,
+  now: number,
+  spawned: boolean,
+): Promise<ServerChanged> {
+  try {
+    if (spawned) await noteSocketServer(ctx.runner, ctx.address, now);
+    else await socketServerPid(ctx.runner, ctx.address, { signal: ctx.signal });
+  } catch {
+    // The refusal stands; the next call finds out where the socket leads.
+  }
+  return new ServerChanged(
+    `The tmux server on ${ctx.socketLabel} changed since it was read (pid ${was} then, ${now} ` +
+      "now: its socket was replaced while the old server ran on); nothing was done.",
+    "Call again: it reads the server on the socket now, where the ids read before may name " +
+      "other panes, windows and sessions (list_panes shows what is there).",
+  );
 }
 
 /** What a person would notice of a change: the windows, sessions and panes it shows. */

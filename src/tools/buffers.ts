@@ -29,6 +29,7 @@ import {
   guardInput,
   type InputGuardOptions,
   nestedCommandBytes,
+  runIf,
 } from "../mcp/guards.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, listBound, metadataBound, paneIdSchema } from "../mcp/schemas.ts";
@@ -152,9 +153,10 @@ const loadBuffer = defineTool({
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
     const bufferName = args.name !== undefined ? BUFFER_PREFIX + args.name : newBufferName();
     const replaced = (await bufferNames(ctx)).includes(bufferName);
-    await ctx.runner.run(ctx.address, ["load-buffer", "-b", bufferName, "-"], {
-      stdin: new TextEncoder().encode(args.text),
-      signal: ctx.signal,
+    // A tmux process of its own (tmux reads the text from its stdin), so loaded only on the
+    // server just read: the control connection may reach one that lost its socket file.
+    await runIf(ctx, [], [["load-buffer", "-b", bufferName, "-"]], [], {
+      spawn: { signal: ctx.signal, stdin: new TextEncoder().encode(args.text) },
     });
     return {
       data: { bufferName, bytes, replaced },
@@ -450,11 +452,14 @@ export async function pasteTransient(
     key: `buffer ${name}`,
     undo: (run) => run(["delete-buffer", "-b", name]).then(() => {}),
   });
+  // Loaded only on the server the guards read, which a tmux process of its own may not reach.
   const load = () =>
     loaded!.step((closing) =>
-      ctx.runner.run(ctx.address, ["load-buffer", "-b", name, "-"], {
-        signal: AbortSignal.any([ctx.signal, closing]),
-        stdin: new TextEncoder().encode(text),
+      runIf(ctx, [], [["load-buffer", "-b", name, "-"]], [], {
+        spawn: {
+          signal: AbortSignal.any([ctx.signal, closing]),
+          stdin: new TextEncoder().encode(text),
+        },
       })
     );
   try {

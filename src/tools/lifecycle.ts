@@ -19,6 +19,7 @@ import {
   guardInput,
   guardUnzoom,
   type InputGuardOptions,
+  runIf,
   type ViewScope,
   windowUnwatched,
 } from "../mcp/guards.ts";
@@ -160,14 +161,15 @@ async function created(
   // Spawned, not sent over the control connection: without -c tmux starts a new session or
   // window in the directory of the client that asks, and a control client is attached to a
   // session, whose directory tmux would take instead of this server's; and a tmux process of
-  // its own prints the new ids even when the step is killed afterwards.
+  // its own prints the new ids even when the step is killed afterwards. Made only on the
+  // server the call read (runIf), which a tmux process of its own may not reach.
   let out: Uint8Array;
   try {
-    out = await createSizeSafe(ctx, windowSize, (stop) => {
+    out = await createSizeSafe(ctx, windowSize, async (stop) => {
       const run = { signal: stop, untilStarted: ctx.signal };
       return view
-        ? changeView(ctx, view.snapshot, view.scope, view.what, commands, run)
-        : ctx.runner.run(ctx.address, chainArgv(commands), run);
+        ? await changeView(ctx, view.snapshot, view.scope, view.what, commands, run)
+        : (await runIf(ctx, [], commands, [], { spawn: run })).stdout;
     });
   } catch (error) {
     if (!(error instanceof TmuxError) || !["timeout", "cancelled"].includes(error.kind)) {

@@ -18,6 +18,7 @@
  */
 
 import type { TmuxContext } from "../mcp/context.ts";
+import { ServerChanged } from "../mcp/guards.ts";
 import { quoteArgument } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { isLeft, leave, type LeftoverSpec } from "../tmux/leftovers.ts";
@@ -114,8 +115,10 @@ export async function createSizeSafe<T>(
     result = await lent.step(step);
   } catch (error) {
     // Given back conditionally: a refusal or failure that tmux answered finished the line, and
-    // the value is `manual` already.
-    await lent.undo();
+    // the value is `manual` already. A step that reached another server than the call read
+    // lent nothing, and the undo would reach that server, whose `latest` is its own.
+    if (error instanceof ServerChanged) lent.clear();
+    else await lent.undo();
     throw error;
   }
   lent.clear();
