@@ -38,12 +38,14 @@ import {
 } from "../mcp/schemas.ts";
 import { isPerson, parseTmuxEnv } from "../tmux/identity.ts";
 import { describeServer } from "../tmux/which_server.ts";
+import { noteSocketServer, socketServerPid } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import { addressKey, type ServerAddress, TmuxError, type TmuxRunner } from "../tmux/run.ts";
 import {
   type ClientRow,
   NO_PANES,
+  NO_SERVER,
   type PaneBrief,
   type PaneRow,
   SERVER_ONLY,
@@ -426,6 +428,29 @@ const listSessions = defineTool({
   },
 });
 
+/**
+ * The read get_server_info reports: every pane counts (and may be the caller's), what runs in
+ * them does not. Read over the control connection, it may describe a server whose socket file
+ * is gone, another server started on its path or none: the socket is asked which server it
+ * leads to (a tmux process of its own, a few milliseconds), and when that is another, the
+ * server there is read, or, with none there, none is running.
+ */
+async function serverOnSocket(ctx: TmuxContext): Promise<Snapshot<PaneBrief>> {
+  const snapshot = await ctx.briefSnapshot({ processInfo: false });
+  if (!ctx.runner.control) return snapshot;
+  let pid: number | null;
+  try {
+    // Lets go of control clients attached to another server than the one there.
+    pid = await socketServerPid(ctx.runner, ctx.address, { signal: ctx.signal });
+  } catch (error) {
+    // No answer about the socket: the read stands.
+    if (error instanceof TmuxError && error.kind !== "cancelled") return snapshot;
+    throw error;
+  }
+  if (pid === (snapshot.server?.pid ?? null)) return snapshot;
+  return pid === null ? NO_SERVER : await ctx.briefSnapshot({ processInfo: false });
+}
+
 function isoTime(seconds: number): string {
   return new Date(seconds * 1000).toISOString();
 }
@@ -463,8 +488,7 @@ const getServerInfo = defineTool({
   },
   annotations: READ_ONLY,
   async run(_args, ctx) {
-    // Every pane counts (and may be the caller's); what runs in them does not.
-    const snapshot = await ctx.briefSnapshot({ processInfo: false });
+    const snapshot = await serverOnSocket(ctx);
     const caller = ctx.caller(snapshot);
     // Without -L/-S tmux reaches the server TMUX names, not the default socket: say which.
     const socket = describeServer(ctx.address, ctx.config.callerEnv.tmux);
@@ -1032,6 +1056,13 @@ const listServers = defineTool({
       }
     }
     const probed = await Promise.all(candidates.map((c) => probe(ctx, c.address)));
+    // Each probe reached the server its socket leads to now: control clients attached to
+    // another (one that lost its socket file) are let go, so calls reach the same one.
+    await Promise.all(
+      probed.map((entry, i) =>
+        entry.pid === null ? null : noteSocketServer(ctx.runner, candidates[i].address, entry.pid)
+      ),
+    );
     const servers: ServerEntry[] = [];
     probed.forEach((entry, i) => {
       const role = candidates[i].role;
