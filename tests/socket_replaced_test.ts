@@ -71,7 +71,7 @@ async function sessionsListed(c: TestClient): Promise<string[]> {
   return [...new Set(panes.flatMap((p) => p.placements.map((at) => at.sessionName)))].sort();
 }
 
-const CHANGED = /tmux server on .* changed since it was read \(pid (\d+) then, (\d+) now/;
+const CHANGED = /tmux server on .* changed since this call read it \(pid (\d+) then, (\d+) now\)/;
 
 Deno.test("socket replaced: kill_pane kills nothing of the new server, says why, and the next call sees it", async () => {
   await withReplacedSocket(async (t, c, servers) => {

@@ -703,10 +703,10 @@ async function serverChanged(
     // The refusal stands; the next call finds out where the socket leads.
   }
   return new ServerChanged(
-    `The tmux server on ${ctx.socketLabel} changed since it was read (pid ${was} then, ${now} ` +
-      "now: its socket was replaced while the old server ran on); nothing was done.",
-    "Call again: it reads the server on the socket now, where the ids read before may name " +
-      "other panes, windows and sessions (list_panes shows what is there).",
+    `The tmux server on ${ctx.socketLabel} changed since this call read it (pid ${was} then, ` +
+      `${now} now); nothing was done.`,
+    "Call again: it reads the server there now, where the ids read before may name other " +
+      "panes, windows and sessions (list_panes shows what is there).",
   );
 }
 
