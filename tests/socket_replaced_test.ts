@@ -127,6 +127,20 @@ Deno.test("socket replaced: buffers are loaded only where the call looked", asyn
   }
 });
 
+Deno.test("socket replaced: a command that cannot travel over the control connection runs only where the call looked", async () => {
+  // A value holding a newline cannot be a control-mode line: the command starts tmux instead.
+  await withReplacedSocket(async (t, c, servers) => {
+    const args = { scope: "window", target: "@0", name: "@note", value: "two\nlines" };
+    assert.match(await c.fail("set_option", args), CHANGED);
+    const note = ["show-options", "-wqv", "-t", "@0", "@note"];
+    assert.equal((await t.tmux(...note)).trim(), "", "not set on the server on the socket");
+    assert.equal((await onOld(servers, ...note)).trim(), "", "nor on the old one");
+    // Called again, it reads and sets the server on the socket.
+    await c.ok("set_option", args);
+    assert.equal(await t.tmux(...note), "two\nlines\n");
+  });
+});
+
 Deno.test("socket replaced: get_server_info describes the server on the socket", async () => {
   await withReplacedSocket(async (_t, c, servers) => {
     const info = await c.ok<{ pid: number; sessions: number }>("get_server_info");

@@ -14,7 +14,7 @@ import {
   findCallerPane,
   parseTmuxEnv,
 } from "../tmux/identity.ts";
-import { execFast, execOnce } from "../tmux/control.ts";
+import { execFast, execOnce, type ViaOptions } from "../tmux/control.ts";
 import { judgeResult, type ServerAddress, type TmuxRunner } from "../tmux/run.ts";
 import {
   type ClientRow,
@@ -197,12 +197,11 @@ export class TmuxContext {
    * Runs a tmux command on this call's server with the call's cancellation: over the control
    * connection when there is one (well under a millisecond, against a few for starting tmux),
    * never twice (a command lost on its way is a failure, not repeated). Targets must be
-   * explicit: the command's client is the control client.
+   * explicit: the command's client is the control client. Should it start tmux instead, it
+   * runs only on the server the call read ({@link serverPid}).
    */
   async run(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
-    return judgeResult(
-      await execOnce(this.runner, this.address, args, { signal: this.signal, timeoutMs }),
-    );
+    return judgeResult(await execOnce(this.runner, this.address, args, this.#via(timeoutMs)));
   }
 
   /**
@@ -210,9 +209,12 @@ export class TmuxContext {
    * run again in a tmux process of its own.
    */
   async read(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
-    return judgeResult(
-      await execFast(this.runner, this.address, args, { signal: this.signal, timeoutMs }),
-    );
+    return judgeResult(await execFast(this.runner, this.address, args, this.#via(timeoutMs)));
+  }
+
+  /** Options for a command that may travel over the control connection. */
+  #via(timeoutMs: number | undefined): ViaOptions {
+    return { signal: this.signal, timeoutMs, serverPid: this.serverPid };
   }
 
   /**

@@ -64,14 +64,16 @@
 
 import { warn } from "../diagnostics.ts";
 import {
+  argvCommands,
   controlLine,
   ControlProtocol,
   type ControlResult,
   ControlUnavailable,
   type Notifications,
   type PendingCall,
+  quoteArgument,
 } from "./control_protocol.ts";
-import { decodeBytes } from "./format.ts";
+import { decodeBytes, randomHex } from "./format.ts";
 import {
   holdsOpen,
   parseStandings,
@@ -1641,6 +1643,17 @@ function boundServers(runner: TmuxRunner, map: Map<string, ServerControl>): void
   }
 }
 
+/** {@link RunOptions} for a command that travels over the control channel when it can. */
+export interface ViaOptions extends RunOptions {
+  /**
+   * The pid of the server the caller read (null: none read). Should the command start tmux
+   * instead, it runs only if that is the server there: a tmux process goes wherever the
+   * socket's path leads, which after the socket file was replaced is another server than the
+   * control clients reach.
+   */
+  readonly serverPid?: number | null;
+}
+
 /**
  * Runs a command that must not run twice (typing, pasting) over the control channel when it
  * can carry it, else by starting tmux. If the connection is lost after the command was sent,
@@ -1650,7 +1663,7 @@ export function execOnce(
   runner: TmuxRunner,
   address: ServerAddress,
   args: readonly string[],
-  options: RunOptions = {},
+  options: ViaOptions = {},
 ): Promise<ControlResult> {
   return execVia(runner, address, args, options, false);
 }
@@ -1664,7 +1677,7 @@ export function execFast(
   runner: TmuxRunner,
   address: ServerAddress,
   args: readonly string[],
-  options: RunOptions = {},
+  options: ViaOptions = {},
 ): Promise<ControlResult> {
   return execVia(runner, address, args, options, true);
 }
@@ -1693,7 +1706,7 @@ async function execVia(
   runner: TmuxRunner,
   address: ServerAddress,
   args: readonly string[],
-  options: RunOptions,
+  options: ViaOptions,
   mayRepeat: boolean,
 ): Promise<ControlResult> {
   // One at a time with every other structural command (structure.ts): answered, over the
@@ -1718,5 +1731,46 @@ async function execVia(
       }
     }
   }
-  return await runner.exec(address, args, options);
+  const pid = options.serverPid ?? null;
+  return pid === null
+    ? await runner.exec(address, args, options)
+    : await execOnServer(runner, address, args, options, pid);
+}
+
+/**
+ * Starts tmux for `args`, run only if the server there is the one with `pid`, checked by
+ * tmux in the same step (`if-shell -F`). Another server there (the socket replaced since the
+ * caller read it) runs nothing: control clients attached to another server than that one are
+ * let go ({@link noteSocketServer}) and the call fails, saying so.
+ */
+async function execOnServer(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  args: readonly string[],
+  options: RunOptions,
+  pid: number,
+): Promise<ControlResult> {
+  const marker = `tmux-mcp-other-server-${randomHex(8)}:`;
+  // As an if-shell branch: each argument quoted, a newline travelling as "\n".
+  const nested = argvCommands(args)
+    .map((c) => c.map((a) => quoteArgument(a).replaceAll("\n", `'"\\n"'`)).join(" "))
+    .join(" ; ");
+  const result = await runner.exec(address, [
+    "if-shell",
+    "-F",
+    `#{==:#{pid},${pid}}`,
+    nested,
+    `display-message -p '${marker}#{pid}'`,
+  ], options);
+  const out = new TextDecoder().decode(result.stdout);
+  const at = out.indexOf(marker);
+  if (at === -1) return result;
+  const now = Number(/^\d*/.exec(out.slice(at + marker.length))![0]);
+  await noteSocketServer(runner, address, now).catch(() => {});
+  throw new TmuxError(
+    "failed",
+    `The tmux server on this socket changed since this call read it (pid ${pid} then, ${now} ` +
+      "now); nothing was done. Call again: it reads the server there now, where the ids read " +
+      "before may name other panes, windows and sessions.",
+  );
 }
