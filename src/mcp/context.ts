@@ -19,18 +19,20 @@ import { judgeResult, type ServerAddress, type TmuxRunner } from "../tmux/run.ts
 import {
   type ClientRow,
   type PaneBrief,
-  type PanePlace,
-  type PaneProcess,
   type PaneRow,
   type SessionRow,
   type Snapshot,
   type SnapshotScope,
   takeBriefSnapshot,
-  takePanePlaces,
-  takeProcessInfo,
   takeSnapshot,
   type WindowRow,
 } from "../tmux/snapshot.ts";
+import {
+  type PanePlace,
+  type PaneProcess,
+  takePanePlaces,
+  takeProcessInfo,
+} from "../tmux/pane_reads.ts";
 import { warn } from "../diagnostics.ts";
 import { describeSocket, ToolFailure } from "./errors.ts";
 

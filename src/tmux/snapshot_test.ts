@@ -1,16 +1,9 @@
 import assert from "node:assert/strict";
 import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
-import {
-  type PaneBrief,
-  type PaneRow,
-  parseSnapshot,
-  takeBriefSnapshot,
-  takePanePlaces,
-  takeProcessInfo,
-  takeSnapshot,
-} from "./snapshot.ts";
-import { escapeFormat, escapeTrailingSemicolon, newGuard } from "./format.ts";
+import { type PaneBrief, type PaneRow, takeBriefSnapshot, takeSnapshot } from "./snapshot.ts";
+import { takePanePlaces, takeProcessInfo } from "./pane_reads.ts";
+import { escapeFormat, escapeTrailingSemicolon } from "./format.ts";
 import { prng } from "../../tests/helpers/prng.ts";
 
 /**
@@ -208,41 +201,6 @@ async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
-
-Deno.test("snapshot: packed id/number fields are checked, never guessed", () => {
-  const guard = newGuard();
-  const record = (kind: string, fields: string[]) =>
-    `${guard}R${[kind, ...fields].map((f) => `${guard}F${f}`).join("")}${guard}E\n`;
-  const bytes = (s: string) => new TextEncoder().encode(s);
-  // A server record: socket path and version framed on their own, the pid packed.
-  const good = record("V", ["/tmp/sock", "3.3a", "123"]);
-  assert.equal(parseSnapshot(bytes(good), guard).server?.pid, 123);
-  for (const packed of ["12 3", "abc", "1;2", "#{pid}"]) {
-    assert.throws(
-      () => parseSnapshot(bytes(record("V", ["/tmp/sock", "3.3a", packed])), guard),
-      /unexpected packed tmux values/,
-      packed,
-    );
-  }
-  // A pane's own row takes its places from its window's rows; a window tmux did not list
-  // cannot be guessed.
-  const place = record("N", ["editor", "work", "@4 $2 3 1 1"]);
-  const pane = record("b", ["vim", "/tmp", "title", "%7 @4 0 1 0 80 24 99"]);
-  const [read] = parseSnapshot(bytes(place + pane), guard).panes;
-  assert.deepEqual(
-    [read.windowName, read.placements],
-    ["editor", [{ sessionId: "$2", sessionName: "work", index: 3, active: true }]],
-  );
-  // A window also in another session (one session's read): the read is made again with all.
-  assert.equal(parseSnapshot(bytes(place + pane), guard).placedElsewhere, false);
-  const shared = record("N", ["editor", "work", "@4 $2 3 1 2"]);
-  assert.equal(parseSnapshot(bytes(shared + pane), guard).placedElsewhere, true);
-  assert.throws(
-    () =>
-      parseSnapshot(bytes(place + record("b", ["vim", "/", "", "%7 @5 0 1 0 80 24 99"])), guard),
-    /pane %7 of an unlisted window/,
-  );
-});
 
 /**
  * A new window in /tmp whose pane runs sleep, once sleep holds the terminal: until it does,

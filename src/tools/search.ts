@@ -20,7 +20,8 @@ import { count, int, paneIdSchema, panePlacementSchema, sessionRefSchema } from 
 import { isBlankRow } from "../tmux/capture.ts";
 import { batchRows, chainPanes, readPanes, type RowBatch } from "../tmux/capture_many.ts";
 import { TmuxError } from "../tmux/run.ts";
-import { type PanePlace, type Placement, SESSIONS_ONLY } from "../tmux/snapshot.ts";
+import { type Placement, SESSIONS_ONLY } from "../tmux/snapshot.ts";
+import type { PanePlace } from "../tmux/pane_reads.ts";
 
 /** tmux invocations running at once for one search (the runner also bounds all of them). */
 export const SEARCH_CONCURRENCY = 8;
