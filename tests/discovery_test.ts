@@ -408,11 +408,12 @@ async function fillLargeServer(t: TestTmux & { ids: { sessionId: string } }): Pr
   const create: string[][] = [];
   for (let s = 0; s < 8; s++) {
     const first = s === 0 ? "cd /tmp && exec sleep 100000" : "exec cat";
-    create.push(["new-session", "-d", "-s", `s${s}`, "-x", "200", "-y", "50", first]);
+    // In /tmp, not the checkout: how many entries fit a reply must not hang on where it is.
+    create.push(["new-session", "-d", "-c", "/tmp", "-s", `s${s}`, "-x", "200", "-y", "50", first]);
     for (let w = 0; w < 10; w++) {
-      if (w > 0) create.push(["new-window", "-d", "-t", `=s${s}`, "exec cat"]);
+      if (w > 0) create.push(["new-window", "-d", "-c", "/tmp", "-t", `=s${s}`, "exec cat"]);
       for (let p = 1; p < 4; p++) {
-        create.push(["split-window", "-d", "-t", `=s${s}:${w}`, "exec cat"]);
+        create.push(["split-window", "-d", "-c", "/tmp", "-t", `=s${s}:${w}`, "exec cat"]);
         create.push(["select-layout", "-t", `=s${s}:${w}`, "tiled"]);
       }
     }
