@@ -7,7 +7,7 @@
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
 import { typedCommand } from "../src/tools/input.ts";
-import { jobIdOf, parseJobId } from "../src/tools/jobs.ts";
+import { jobIdOf, parseJobId } from "../src/tools/job_id.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";

@@ -36,22 +36,18 @@ import {
   POSIX_SHELLS,
   shellName,
 } from "../tmux/prompt.ts";
+import { jobIdOf, jobIdSchema, type JobRef, parseJobId } from "./job_id.ts";
+import { endMarker, markerWords } from "./job_markers.ts";
 import {
-  endMarker,
   endSeen,
   HELD_NOTE,
   isOver,
-  jobIdOf,
-  jobIdSchema,
-  type JobRef,
   type JobView,
   type MarkedRead,
-  markerWords,
-  parseJobId,
   readJob,
   readMarked,
-  recheckBy,
-} from "./jobs.ts";
+} from "./job_state.ts";
+import { recheckBy } from "./job_wait.ts";
 import { MAX_START_SKEW_MS, placeOf, rememberJob } from "./job_resource.ts";
 import {
   markFree,

@@ -5,15 +5,15 @@
  * (when the shell itself holds its terminal, as it does in `read` or between the commands of a
  * line) and type its own line into it.
  *
- * The mark holds the job id (which says where to read the job: jobs.ts) and, while a call waits
+ * The mark holds the job id (which says where to read the job: job_id.ts) and, while a call waits
  * on the job, the time that call stops waiting: `JOBID` or `JOBID.DEADLINE` (ms since the epoch,
  * base 36). It is taken in the same tmux step as run_command's C-c, on condition that the pane
  * has none (or still the stale one the caller judged), checked again in the step that types,
  * and given back when the command is seen to end. Nothing else keeps it: a mark whose job is
- * over (jobs.ts reads its end marker, or the pane was respawned or died, or the shell is back at
- * its prompt and no call waits on it any longer) is stale, and the next run_command replaces
- * it. So a process killed mid-run never leaves a pane busy for longer than its command runs,
- * or than its call would have waited.
+ * over (job_state.ts reads its end marker, or the pane was respawned or died, or the shell is
+ * back at its prompt and no call waits on it any longer) is stale, and the next run_command
+ * replaces it. So a process killed mid-run never leaves a pane busy for longer than its command
+ * runs, or than its call would have waited.
  *
  * What the mark holds is read from tmux, so it is hostile input like any pane text: only a value
  * of the mark's own shape is ever put into a format, and any other value is simply replaced.

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { typedCommand } from "./input.ts";
-import { endCheck, findMarkers, markerWords, withoutDeadLine } from "./jobs.ts";
+import { endCheck, findMarkers, markerWords } from "./job_markers.ts";
+import { withoutDeadLine } from "./job_state.ts";
 
 const SHELLS = ["/bin/sh", "/bin/dash", "/bin/bash", "/usr/bin/zsh", "/bin/zsh"].filter((path) => {
   try {

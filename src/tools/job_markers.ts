@@ -1,0 +1,233 @@
+/**
+ * A job's markers: the shell words run_command types around a command, which print a begin
+ * marker before it and an end marker (exit status, check, time) after it, and finding them, and
+ * what the command printed between them, in rows read from its pane. Text only: no tmux call.
+ *
+ * @module
+ */
+
+/** The begin marker's text (a line ends with it). */
+export function beginMarker(nonce: string): string {
+  return `__tmcp_${nonce}_B`;
+}
+
+/** The start of the end marker's text (status, check and time follow). */
+export function endMarker(nonce: string): string {
+  return `__tmcp_${nonce}_E:`;
+}
+
+/**
+ * The two numbers the typed line carries for the end marker's check, taken from the nonce
+ * (so a later process knows them from the job id): 22 bits each, so that the check stays
+ * within the 32-bit arithmetic of the smallest shells (mksh) for any status a shell reports
+ * (at most 255; ksh93's 256 + a signal).
+ */
+function checkTerms(nonce: string): [number, number] {
+  const a = parseInt(nonce.slice(0, 6), 16) >>> 2;
+  const b = parseInt(nonce.slice(6, 12), 16) >>> 2;
+  // Equal terms would make the check 0 whatever the status (one nonce in four million).
+  return [a, b === a ? b ^ 1 : b];
+}
+
+/**
+ * The check the end marker carries with exit status `status`: `(a ^ b) * (status + 1)`, which
+ * the shell computes when the command has ended. The typed line shows `a` and `b`, never their
+ * product: editing what is on screen (cursor moves, inserting or deleting characters) only
+ * rearranges text that is there, so an end marker made that way (e.g. the begin marker's `_B`
+ * overwritten with `_E:0`) and a status changed after the end both fail it. A program that
+ * reads the screen can compute it: that end is refused while the program holds the terminal
+ * (`endThatCounts` in job_state.ts), not by the check.
+ */
+export function endCheck(nonce: string, status: number): string {
+  const [a, b] = checkTerms(nonce);
+  return String((a ^ b) * (status + 1));
+}
+
+/**
+ * The shell words that print the markers (see `typedCommand` in input.ts). The end marker
+ * carries `$?` (expanded first, so it is the command's status; expanding words does not change
+ * it), its check ({@link endCheck}) and the time in seconds, so a later process can tell how
+ * long the command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHSECONDS`, which saves
+ * starting `date` (a fork and an exec, over 1 ms, in every command). A value that is not a time
+ * (someone's own variable of that name) only loses the end time. The numbers are written
+ * without leading zeros (an octal number in some shells).
+ */
+export function markerWords(nonce: string): { begin: string; end: string } {
+  const [a, b] = checkTerms(nonce);
+  return {
+    begin: `\\printf '%s_%s_B\\n' __tmcp ${nonce}`,
+    end: `\\printf '%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" "$(( (${a} ^ ${b}) * ($? + 1) ))" ` +
+      `"\${EPOCHSECONDS:-$(date +%s 2>/dev/null)}"`,
+  };
+}
+
+/** What the markers in a stretch of the pane tell. */
+export interface Marked {
+  /** Whether the begin marker is there (the command started, and its output is all here). */
+  readonly begun: boolean;
+  /** The exit status from the end marker, else null. */
+  readonly status: number | null;
+  /** When the command ended (ms since the epoch, the pane's clock), when it said so. */
+  readonly endedMs: number | null;
+  /** What it printed between the markers (all of it after the begin marker, if no end). */
+  readonly output: string;
+  /**
+   * Without an end marker: the output up to the line of a later run_command, when the pane
+   * shows one (see {@link typedLineAt}); a job that is over ended before it.
+   */
+  readonly beforeNext?: string;
+  /**
+   * Ended, with neither its begin marker nor the echo of its line above the end: its start
+   * left the pane (cleared with the history, or pushed out by the history limit).
+   */
+  readonly startGone?: boolean;
+  /** No end marker, but a row shaped like it that fails its check (made or changed on screen). */
+  readonly falseEnd?: boolean;
+  /**
+   * An end marker with its check is there, but it does not count yet: the pane's shell does
+   * not hold its terminal (see `readMarked` in job_state.ts). `status` stays null meanwhile.
+   */
+  readonly held?: boolean;
+  /** UTF-8 bytes cut from the start of `output` when it was kept (`keepFinished`, job_state.ts). */
+  readonly cutBytes?: number;
+  /** With `startGone`, once ended: why, and how to keep a long output whole (one sentence). */
+  readonly startNote?: string;
+}
+
+/** One unit of a typed command (`printfUnits` in input.ts): a plain byte or `\0ooo`. */
+const UNITS = String.raw`(?:[A-Za-z0-9 ,._+:@%/=-]|\\0[0-7]{3})*`;
+/** The shell variable a long or decoded command is held in (`VARIABLE` in input.ts). */
+const HELD = "__tmux_mcp_cmd";
+
+/**
+ * The line run_command types (`typedCommand` in input.ts), whole, as the shell echoes it after
+ * its prompt: the nonce in group 1. Only this exact shape counts, not any line holding the
+ * marker words (a job's own output may show them: `history`, a history file, a capture).
+ */
+const TYPED_LINE = (() => {
+  const word = `(?:'${UNITS}'|"\\$${HELD}")`;
+  // Each word a shell could take for an alias is typed quoted (`\printf`): older lines were not.
+  const q = String.raw`\\?`;
+  const evaluate = `(?:${q}command eval|${q}eval)`;
+  const run = `(?:${evaluate} ${word}|${q}printf -v ${HELD} %b ${word}; ${evaluate} "\\$${HELD}"|` +
+    `${evaluate} "\\$\\(${q}printf %b ${word}\\)")`;
+  const begin = String.raw`${q}printf '%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
+  const end = String.raw`${q}printf '%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
+    String.raw`"\$\(\( \(\d{1,7} \^ \d{1,7}\) \* \(\$\? \+ 1\) \)\)" ` +
+    String.raw`"\$\{EPOCHSECONDS:-\$\(date \+%s 2>/dev/null\)\}"`;
+  return new RegExp(`^.* ${begin}; ${run}; ${end}(?:; unset ${HELD})?$`);
+})();
+/** The lines that build a long command up before its typed line (`typedCommand`). */
+const HELD_LINE = new RegExp(`^.* ${HELD}=(?:''|"\\$${HELD}"'${UNITS}')$`);
+
+/**
+ * Whether row `i` is the line of another run_command (not `nonce`'s), typed and run: its exact
+ * typed line, and its begin marker on the next row (a shell without line editing may have put
+ * its prompts before it). Returns the row its typed lines start at (a long command's first
+ * line), else -1.
+ */
+function typedLineAt(lines: readonly string[], i: number, nonce: string): number {
+  const m = TYPED_LINE.exec(lines[i].trimEnd());
+  if (!m || m[1] === nonce || i + 1 >= lines.length) return -1;
+  if (!lines[i + 1].trimEnd().endsWith(beginMarker(m[1]))) return -1;
+  let first = i;
+  while (first > 0 && HELD_LINE.test(lines[first - 1].trimEnd())) first--;
+  return first;
+}
+
+/**
+ * Finds a command's markers in `lines` and cuts out what lies between them. `start`: the index
+ * of the row the job started at, where its output is taken from when no marker or echo of its
+ * line says where it begins.
+ */
+export function findMarkers(lines: readonly string[], nonce: string, start = 0): Marked {
+  const begin = beginMarker(nonce);
+  const token = endMarker(nonce);
+  // zsh with `setopt force_float` prints arithmetic as a float: the check as "2134552.".
+  const endRe = new RegExp(`^(.*)${token}(\\d{1,5}):(\\d{1,12})(?:\\.0*)?(?::(.*))?$`);
+  let endAt = -1;
+  let status: number | null = null;
+  let endedMs: number | null = null;
+  let prefix = "";
+  let falseEnd = false;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (!lines[i].includes(token)) continue;
+    const m = endRe.exec(lines[i].trimEnd());
+    // Only the shell prints the check: a row that has the end marker's shape without it was
+    // made on screen (by a program's cursor moves over the begin marker), or changed since.
+    if (!m || m[3] !== endCheck(nonce, Number(m[2]))) {
+      falseEnd = true;
+      continue;
+    }
+    endAt = i;
+    status = Number(m[2]);
+    endedMs = m[4] && /^\d{1,15}$/.test(m[4]) ? Number(m[4]) * 1000 : null;
+    prefix = m[1];
+    break;
+  }
+  const until = endAt === -1 ? lines.length : endAt;
+  let beginAt = -1;
+  for (let i = until - 1; i >= 0; i--) {
+    // A shell without line editing may have printed prompts for the lines before it on the
+    // same row ("# # __tmcp_..._B"): the marker ends the line.
+    if (lines[i].trimEnd().endsWith(begin)) {
+      beginAt = i;
+      break;
+    }
+  }
+  // No begin marker (the command's output moved the cursor over it, or cleared the screen):
+  // what it printed starts after the echo of the typed line (the marker words with a space,
+  // `__tmcp NONCE`, which only the echo holds), never at earlier output; without that either,
+  // at `from`, the row the job started at.
+  let from = beginAt;
+  let startGone = false;
+  if (beginAt === -1) {
+    const echo = `__tmcp ${nonce}`;
+    from = Math.min(until, Math.max(0, start)) - 1;
+    let echoAt = -1;
+    for (let i = until - 1; i >= 0 && echoAt === -1; i--) {
+      if (lines[i].includes(echo)) echoAt = i;
+    }
+    if (echoAt !== -1) from = echoAt;
+    else if (endAt !== -1) {
+      // Ended, and nothing of its start above the end. Its start below the end: the cursor
+      // went up over it, and what is above is earlier output. Nowhere: the start left the
+      // pane (the command cleared the screen and the history, as `clear` does, or its output
+      // pushed the start out of the history). Then an end above the row the job started at
+      // says the rows moved up: cleared, and what is above the end is what it printed since.
+      const below = lines.slice(endAt + 1).some((l) =>
+        l.includes(echo) || l.trimEnd().endsWith(begin)
+      );
+      if (!below) {
+        startGone = true;
+        if (endAt < start) from = -1;
+      }
+    }
+  }
+  // No end marker: a job that is over (lost) ended before the next run_command's line, when
+  // the pane shows one; the output up to it is kept aside for the reader that knows it is over
+  // (a job that runs holds the pane: no run_command is typed into it meanwhile).
+  let next = -1;
+  if (endAt === -1 && beginAt !== -1) {
+    for (let i = from + 1; i < until && next === -1; i++) next = typedLineAt(lines, i, nonce);
+  }
+  const body = lines.slice(from + 1, until);
+  if (prefix !== "") body.push(prefix);
+  return {
+    begun: beginAt !== -1,
+    status,
+    endedMs,
+    output: beginAt === -1 && endAt === -1 ? "" : trimTrailingBlank(body).join("\n"),
+    ...(startGone ? { startGone } : {}),
+    ...(status === null && falseEnd ? { falseEnd } : {}),
+    ...(next === -1 ? {} : {
+      beforeNext: trimTrailingBlank(lines.slice(from + 1, Math.max(from + 1, next))).join("\n"),
+    }),
+  };
+}
+
+function trimTrailingBlank(lines: string[]): string[] {
+  let end = lines.length;
+  while (end > 0 && lines[end - 1].trim() === "") end--;
+  return lines.slice(0, end);
+}

@@ -1,0 +1,383 @@
+/**
+ * Reading a job's state (running, exited, lost) from its pane: where its start is now, its
+ * markers there, whether an end marker counts yet (the shell holds its terminal again), the end
+ * of a job read as ended kept as first read, and why a job is lost.
+ *
+ * @module
+ */
+
+import type { TmuxContext } from "../mcp/context.ts";
+import { byteLength } from "../mcp/bounds.ts";
+import { execFast } from "../tmux/control.ts";
+import { decodeBytes } from "../tmux/format.ts";
+import { atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
+import { judgeResult } from "../tmux/run.ts";
+import { type PaneProbe, probePane } from "./wait.ts";
+import { learnExitStatus } from "./pane_watch.ts";
+import { jobIdOf, type JobRef } from "./job_id.ts";
+import { findMarkers, type Marked } from "./job_markers.ts";
+
+/** A job's state now. */
+export interface JobView {
+  readonly state: "running" | "exited" | "lost";
+  readonly exitStatus: number | null;
+  /** Why it is lost, else null. */
+  readonly lostReason: string | null;
+  /** What it printed since it started (all of it; callers bound it). */
+  readonly output: string;
+  /** False when its start left the pane's history: earlier output is gone. */
+  readonly complete: boolean;
+  readonly durationMs: number;
+  /** The pane as last seen. */
+  readonly probe: PaneProbe;
+  /** Ended, with its start gone from the pane: why (see {@link Marked.startNote}). */
+  readonly startNote?: string;
+  /** UTF-8 bytes of output cut before `output` (see {@link Marked.cutBytes}). */
+  readonly cutBytes?: number;
+  /** Running, with an end marker in the pane that does not count yet ({@link Marked.held}). */
+  readonly held?: boolean;
+}
+
+/** Rows before the start a read includes, in case the screen scrolled meanwhile. */
+const MARGIN_ROWS = 50;
+/** A job whose begin marker has not appeared this long after it was typed never started. */
+export const NEVER_STARTED_MS = 2_000;
+
+/**
+ * Where each job's start is now, as this process last saw it: tmux trims 10% of a full
+ * history at once, moving every row up; a job read again starts from the corrected place.
+ */
+const positions = new Map<string, { abs: number; history: number }>();
+const MAX_POSITIONS = 1_000;
+
+function rememberPosition(key: string, abs: number, history: number): void {
+  positions.delete(key);
+  positions.set(key, { abs, history });
+  if (positions.size > MAX_POSITIONS) positions.delete(positions.keys().next().value!);
+}
+
+/** The pane's rows from `from` (a capture-pane start: a line number or "-") to its end. */
+async function captureFrom(ctx: TmuxContext, paneId: string, from: string): Promise<string[]> {
+  const stdout = judgeResult(
+    await execFast(ctx.runner, ctx.address, [
+      "capture-pane",
+      "-p",
+      "-J",
+      "-t",
+      paneId,
+      "-S",
+      from,
+    ], { signal: ctx.signal }),
+  );
+  return decodeBytes(stdout).split("\n");
+}
+
+/**
+ * Whether the pane's shell is at its prompt (prompt.ts). A shell running a loop of builtins
+ * holds its terminal too: the caller also requires the pane to stay quiet for a moment.
+ */
+function atPrompt(ctx: TmuxContext, paneId: string, probe: PaneProbe): Promise<boolean> {
+  return paneAtPrompt(ctx.runner, ctx.address, paneId, probe, ctx.signal);
+}
+
+/** A probe's cursor position, to tell whether the pane printed between two looks. */
+function cursorOf(p: PaneProbe): string {
+  return `${p.historySize}:${p.cursorX}:${p.cursorY}`;
+}
+
+/** How long to look for a pane that stays quiet before judging the shell to be back. */
+const SETTLE_MS = 300;
+
+/** The pane now and what the job's markers in it tell. */
+export interface MarkedRead {
+  readonly probe: PaneProbe;
+  readonly marked: Marked;
+}
+
+/**
+ * Reads the pane from a little before the job's start (the whole history when the start is not
+ * there) and finds the job's markers. An empty read when the pane is gone or was respawned.
+ */
+export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedRead> {
+  const key = `${ctx.socketLabel}#${jobIdOf(ref)}`;
+  const probe = await probePane(ctx, ref.paneId);
+  const kept = finished.get(key);
+  if (kept) return { probe, marked: kept };
+  const found = await readMarkedNow(ctx, ref, key, probe);
+  if (found.marked.status === null) return found;
+  const ended = await endThatCounts(ctx, ref, found);
+  if (ended === null) {
+    return { probe, marked: { ...found.marked, status: null, endedMs: null, held: true } };
+  }
+  const marked = ended.startGone ? { ...ended, startNote: startGoneNote(found.probe) } : ended;
+  keepFinished(key, marked);
+  return { probe, marked };
+}
+
+/**
+ * The end a read found, once it counts: the pane's shell holds its terminal again, or the pane
+ * is dead. Null while a program holds it: the check shows that the end marker has the shape
+ * only the shell prints, but a program the command runs can read its own screen (every pane
+ * has TMUX set, so `tmux capture-pane` works there), take the nonce and the check's terms from
+ * the typed line and print a correct end marker, then run on. Or the shell is still running
+ * what draws its next prompt (PROMPT_COMMAND, a `$(...)` in PS1, zsh's precmd): the caller
+ * reads again. The pane is read again in the same tmux step as that test, so the end is the
+ * lowest one the shell had printed by then (a forged one above it does not stand for it).
+ * One tmux call, made only once an end marker is found.
+ */
+async function endThatCounts(
+  ctx: TmuxContext,
+  ref: JobRef,
+  found: FoundRead,
+): Promise<Marked | null> {
+  // Dead: nothing of the command runs in it. (A pane gone or respawned shows no marker.)
+  if (found.probe.dead) return found.marked;
+  // From a few rows higher: the prompt drawn since may have scrolled the rows up.
+  const whole = found.from === "-";
+  const rows = await atPromptThen(ctx.runner, ctx.address, ref.paneId, found.probe, [
+    ...["capture-pane", "-p", "-J", "-t", ref.paneId],
+    ...["-S", whole ? "-" : String(Number(found.from) - MARGIN_ROWS)],
+  ], ctx.signal);
+  if (rows === null) return null;
+  const lines = decodeBytes(rows).split("\n");
+  const again = findMarkers(lines, ref.nonce, found.startRow + (whole ? 0 : MARGIN_ROWS));
+  // Not there again (erased since, or its start scrolled further than the margin): the end
+  // first read, which the shell held its terminal after.
+  return again.status !== null && (again.begun || !found.marked.begun) ? again : found.marked;
+}
+
+/**
+ * Why a command that ended has no start in its pane, and how to keep a long output whole. A
+ * screen that keeps no history — the alternate screen (a full-screen program that ended
+ * without leaving it, or `tput smcup`), or a pane made with history-limit 0 — loses every row
+ * that scrolls off its top: there a long output alone explains it (a clear cannot be told
+ * apart). At its history limit tmux drops the oldest tenth of the history at once: a history
+ * that is within that of the limit lost its start there; one well below it was cleared
+ * (`clear` sends the sequence that empties the history too).
+ */
+function startGoneNote(probe: PaneProbe): string {
+  const limit = probe.historyLimit;
+  const keep = "To keep a long output whole, run it as `CMD 2>&1 | tee FILE` and read FILE";
+  if (probe.alternateScreen || limit === 0) {
+    const why = probe.alternateScreen
+      ? "the pane is on the alternate screen (a full-screen program that ended without " +
+        "leaving it, or `tput smcup`)"
+      : "the pane was made with history-limit 0";
+    const fix = probe.alternateScreen
+      ? "or leave the alternate screen first (`tput rmcup`)."
+      : "or raise history-limit for new panes (set_option history-limit).";
+    return `Its start scrolled off a screen that keeps no history (or the command erased it): ` +
+      `${why}, so output begins at the oldest line still shown. ${keep}, ${fix}`;
+  }
+  const atLimit = limit > 0 && probe.historySize >= limit - Math.max(1, Math.floor(limit / 10)) - 1;
+  return atLimit
+    ? `Its start scrolled out of the pane's history (history-limit ${limit} lines): output ` +
+      `begins at the oldest line the pane still holds. ${keep}, or raise history-limit for ` +
+      "new panes (set_option history-limit)."
+    : "It cleared the screen and the pane's history (as `clear` does): output is what the " +
+      "pane still holds of it, and what it printed before clearing is gone.";
+}
+
+/**
+ * The end of every job this process has read as ended, as it first read it: what is in the
+ * pane may change since (a program the command left running can write over its end marker, or
+ * erase it), and a job that is over reads the same every time. The output is kept up to
+ * {@link MAX_KEPT_CHARS} (its tail; more than any reply holds), and the bytes cut counted.
+ */
+const finished = new Map<string, Marked>();
+const MAX_FINISHED = 100;
+const MAX_KEPT_CHARS = 100_000;
+
+function keepFinished(key: string, marked: Marked): void {
+  let output = marked.output;
+  let cutBytes = marked.cutBytes ?? 0;
+  if (output.length > MAX_KEPT_CHARS) {
+    let at = output.length - MAX_KEPT_CHARS;
+    // Not between the halves of a surrogate pair.
+    const c = output.charCodeAt(at);
+    if (c >= 0xdc00 && c <= 0xdfff) at++;
+    cutBytes += byteLength(output.slice(0, at));
+    output = output.slice(at);
+  }
+  finished.delete(key);
+  finished.set(key, {
+    ...marked,
+    output,
+    // Without a time in the marker, the end is when it was first seen.
+    endedMs: marked.endedMs ?? Date.now(),
+    ...(cutBytes > 0 ? { cutBytes } : {}),
+  });
+  if (finished.size > MAX_FINISHED) finished.delete(finished.keys().next().value!);
+}
+
+/** A read of a job's markers, and what it read: to read the same rows again. */
+interface FoundRead extends MarkedRead {
+  /** The `capture-pane -S` it read from ("-": the whole history). */
+  readonly from: string;
+  /** The row the job started at, among the rows read (see {@link findMarkers}). */
+  readonly startRow: number;
+}
+
+async function readMarkedNow(
+  ctx: TmuxContext,
+  ref: JobRef,
+  key: string,
+  probe: PaneProbe,
+): Promise<FoundRead> {
+  const none: Marked = { begun: false, status: null, endedMs: null, output: "" };
+  if (!probe.exists || probe.pid !== ref.panePid) {
+    positions.delete(key);
+    return { probe, marked: none, from: "-", startRow: 0 };
+  }
+  const known = positions.get(key) ?? { abs: ref.startAbs, history: probe.historySize };
+  // History trimmed (10% at the limit) or cleared since: rows moved up by at least that much.
+  const abs = Math.max(0, known.abs - Math.max(0, known.history - probe.historySize));
+  rememberPosition(key, abs, probe.historySize);
+  const from = Math.max(0, abs - MARGIN_ROWS);
+  // A dead pane's last rows are tmux's, not the shell's.
+  const read = async (start: string) => {
+    const rows = await captureFrom(ctx, ref.paneId, start);
+    return probe.dead ? withoutDeadLine(rows) : rows;
+  };
+  const start = String(from - probe.historySize);
+  const near = findMarkers(await read(start), ref.nonce, abs - from);
+  if (near.begun) return { probe, marked: near, from: start, startRow: abs - from };
+  // Not where it was expected: look through the whole history once.
+  const all = findMarkers(await read("-"), ref.nonce, abs);
+  return all.begun || all.status !== null
+    ? { probe, marked: all, from: "-", startRow: abs }
+    : { probe, marked: near, from: start, startRow: abs - from };
+}
+
+/**
+ * The rows of a dead pane without what tmux wrote when its process exited (remain-on-exit):
+ * it moves the cursor to the bottom row and prints `Pane is dead (status 5, TIME)` there (a
+ * fixed text in tmux 3.3; the default of `remain-on-exit-format` since 3.4, which may be set to
+ * another). Recognised only as the last row that is not blank; the blank rows the move left
+ * above it go with it (trailing blank rows are never output).
+ */
+export function withoutDeadLine(rows: readonly string[]): string[] {
+  let last = rows.length - 1;
+  while (last >= 0 && rows[last].trim() === "") last--;
+  if (last >= 0 && /^Pane is dead \((?:status|signal) [^,]*, .*\)$/.test(rows[last].trimEnd())) {
+    return rows.slice(0, last);
+  }
+  return [...rows];
+}
+
+/** Reads a job's state from its pane. */
+export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
+  const { probe, marked } = await readMarked(ctx, ref);
+  const base = { probe, output: "", complete: false, exitStatus: null, lostReason: null };
+  const elapsed = Math.max(0, Date.now() - ref.startMs);
+  const complete = marked.begun;
+  // Read as ended once: ended, whatever became of the pane since.
+  if (marked.status !== null) {
+    const ended = marked.endedMs !== null && marked.endedMs >= ref.startMs - 1_000
+      ? Math.max(0, marked.endedMs - ref.startMs)
+      : elapsed;
+    return {
+      probe,
+      state: "exited",
+      exitStatus: marked.status,
+      lostReason: null,
+      output: marked.output,
+      complete,
+      durationMs: ended,
+      ...(marked.startNote ? { startNote: marked.startNote } : {}),
+      ...(marked.cutBytes ? { cutBytes: marked.cutBytes } : {}),
+    };
+  }
+  if (!probe.exists) {
+    return {
+      ...base,
+      state: "lost",
+      lostReason: `pane ${ref.paneId} no longer exists (it was killed, or its session ended)`,
+      durationMs: elapsed,
+    };
+  }
+  if (probe.pid !== ref.panePid) {
+    return {
+      ...base,
+      state: "lost",
+      lostReason: `pane ${ref.paneId} was respawned: it runs another process now`,
+      durationMs: elapsed,
+    };
+  }
+  const sofar = { ...base, output: marked.output, complete, durationMs: elapsed };
+  if (probe.dead) {
+    const known = await learnExitStatus(ctx, ref.paneId, probe);
+    return overBeforeNext({
+      ...sofar,
+      probe: known,
+      state: "lost",
+      exitStatus: null,
+      lostReason: `the pane's process exited${
+        known.deadStatus !== null ? ` (status ${known.deadStatus})` : ""
+      } before the command's end`,
+    }, marked);
+  }
+  // Its end marker is there, but a program holds the terminal (see endThatCounts): it runs.
+  if (marked.held) return { ...sofar, state: "running", held: true };
+  if (!marked.begun && elapsed < NEVER_STARTED_MS) return { ...sofar, state: "running" };
+  // No end marker. A program the shell started holds the terminal: it runs. The shell itself
+  // waiting at its prompt, with the pane quiet: the command is over without its end marker.
+  if (!await atPrompt(ctx, ref.paneId, probe)) return { ...sofar, state: "running" };
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const again = await probePane(ctx, ref.paneId);
+  if (
+    again.pid !== probe.pid || cursorOf(again) !== cursorOf(probe) ||
+    !await atPrompt(ctx, ref.paneId, again)
+  ) {
+    return { ...sofar, state: "running" };
+  }
+  return overBeforeNext({
+    ...sofar,
+    state: "lost",
+    lostReason: marked.falseEnd
+      ? "the shell is back at its prompt, and the only row shaped like the command's end " +
+        "marker fails its check: it was written or changed on screen by a program, not " +
+        "printed by the shell as the command ended, so no exit status can be read from it"
+      : marked.begun
+      ? "the shell is back at its prompt without the command's end marker (interrupted, " +
+        "e.g. by C-c, or its line was cut)"
+      : "its begin marker is not in the pane's history (cleared, or scrolled past the " +
+        "history limit) and the shell is at its prompt",
+  }, marked);
+}
+
+/**
+ * A lost job's view with its output ending where a later run_command's line was typed, when the
+ * pane shows one: what follows is that command's. Marked incomplete, with the reason, since
+ * nothing but the line's shape says where this job's output ended.
+ */
+function overBeforeNext(view: JobView, marked: Marked): JobView {
+  if (marked.beforeNext === undefined) return view;
+  return {
+    ...view,
+    output: marked.beforeNext,
+    complete: false,
+    lostReason: `${view.lostReason}; its output is taken up to the line a later run_command ` +
+      "typed in the pane (what follows is that command's), so it may be cut short",
+  };
+}
+
+/**
+ * Whether a job is over by what nothing else explains: its end marker was read, or its pane is
+ * gone, dead or respawned. (Lost at a quiet prompt, it may be the shell itself waiting in a
+ * `read` of the command, for a call that still waits on it: see run_mark.ts.)
+ */
+export function endSeen(ref: JobRef, view: JobView): boolean {
+  const p = view.probe;
+  return view.state === "exited" || !p.exists || p.dead || p.pid !== ref.panePid;
+}
+
+/** A job that is over (exited or lost) reads the same every time. */
+export function isOver(view: JobView): boolean {
+  return view.state !== "running";
+}
+
+/** What a reply adds about an end marker that does not count yet ({@link Marked.held}). */
+export const HELD_NOTE = " Its end marker is in the pane, but a program holds the terminal: " +
+  "one the command left running (which may have printed the marker itself), or one started " +
+  "in the pane since.";

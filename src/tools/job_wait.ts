@@ -1,0 +1,104 @@
+/**
+ * Waiting for a job to end: on the pane's output as it comes (control mode) or at each tick,
+ * reading an end marker that does not count yet again for a moment after it appears.
+ *
+ * @module
+ */
+
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { PaneWatch } from "./wait.ts";
+import type { JobRef } from "./job_id.ts";
+import { endMarker } from "./job_markers.ts";
+import { isOver, type JobView, readJob } from "./job_state.ts";
+
+/**
+ * How often an end marker that does not count yet (`Marked.held`, job_markers.ts) is read
+ * again while waiting, and for how long after it was first seen: the programs that draw the
+ * next prompt hold the terminal for a moment after a command ends (a git prompt in a large
+ * repository, about a second). Past that, a quiet pane is read again at each tick, and at each
+ * new end marker.
+ */
+const HELD_RECHECK_MS = 50;
+const HELD_WINDOW_MS = 3_000;
+
+/** The watch deadline while an end marker seen at `heldSince` may yet count soon. */
+export function recheckBy(heldSince: number | null, deadline: number): number {
+  const now = performance.now();
+  return heldSince !== null && now < heldSince + HELD_WINDOW_MS
+    ? Math.min(deadline, now + HELD_RECHECK_MS)
+    : deadline;
+}
+
+/**
+ * Waits (event-driven where control mode is available) until the job is over or `deadline`
+ * (a `performance.now()` time) passes, sending progress. Returns the last view.
+ */
+export async function waitForJob(
+  ctx: TmuxContext,
+  ref: JobRef,
+  deadline: number,
+  options: { began?: number; progress?: boolean } = {},
+): Promise<JobView> {
+  let view = await readJob(ctx, ref);
+  if (isOver(view) || performance.now() >= deadline) return view;
+  const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: ref.paneId });
+  const pane = snapshot.panes.find((p) => p.id === ref.paneId);
+  if (!pane) return await readJob(ctx, ref);
+  const watch = await PaneWatch.open(ctx, pane);
+  const began = options.began ?? performance.now();
+  const total = Math.max(1, Math.round(deadline - began));
+  const endToken = endMarker(ref.nonce);
+  /** When an end marker that does not count yet was first read (see {@link recheckBy}). */
+  let heldSince: number | null = null;
+  const read = async () => {
+    view = await readJob(ctx, ref);
+    if (view.held) heldSince ??= performance.now();
+    return view;
+  };
+  try {
+    // Anything written between the first read and the watch's start.
+    if (isOver(await read())) return view;
+    if (options.progress !== false) {
+      await ctx.progress(0, total, `Waiting for the job in ${ref.paneId}`);
+    }
+    while (true) {
+      const by = recheckBy(heldSince, deadline);
+      const event = await watch.next(by);
+      switch (event.kind) {
+        case "lines":
+          if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
+            if (isOver(await read())) return view;
+          }
+          break;
+        case "tick": {
+          // No end marker in the output: the command may have been interrupted (the shell
+          // prints its prompt, nothing more), or it runs on quietly.
+          if (isOver(await read())) return view;
+          if (options.progress !== false) {
+            const waited = Math.round(performance.now() - began);
+            await ctx.progress(
+              Math.min(waited, total),
+              total,
+              `Job in ${ref.paneId}: running for ${Math.round(view.durationMs / 1000)} s`,
+            );
+          }
+          break;
+        }
+        case "timeout":
+          // Only the end marker's moment to read again is up.
+          if (by < deadline && performance.now() < deadline) {
+            if (isOver(await read())) return view;
+            break;
+          }
+          return await readJob(ctx, ref);
+        case "died":
+          return await readJob(ctx, ref);
+        case "cancelled":
+          throw new ToolFailure("The call was cancelled; the job keeps running.");
+      }
+    }
+  } finally {
+    watch.close();
+  }
+}
