@@ -12,7 +12,8 @@ import { TmuxRunner } from "../src/tmux/run.ts";
 import { TmuxContext } from "../src/mcp/context.ts";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import { deliverInput } from "../src/mcp/guards.ts";
-import { parseWindowName, typedCommand } from "../src/tools/input.ts";
+import { parseWindowName } from "../src/tools/prompt_programs.ts";
+import { typedCommand } from "../src/tools/typed.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 

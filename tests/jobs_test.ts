@@ -6,7 +6,7 @@
 
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
-import { typedCommand } from "../src/tools/input.ts";
+import { typedCommand } from "../src/tools/typed.ts";
 import { jobIdOf, parseJobId } from "../src/tools/job_id.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";

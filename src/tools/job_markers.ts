@@ -44,7 +44,7 @@ export function endCheck(nonce: string, status: number): string {
 }
 
 /**
- * The shell words that print the markers (see `typedCommand` in input.ts). The end marker
+ * The shell words that print the markers (see `typedCommand` in typed.ts). The end marker
  * carries `$?` (expanded first, so it is the command's status; expanding words does not change
  * it), its check ({@link endCheck}) and the time in seconds, so a later process can tell how
  * long the command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHSECONDS`, which saves
@@ -94,13 +94,13 @@ export interface Marked {
   readonly startNote?: string;
 }
 
-/** One unit of a typed command (`printfUnits` in input.ts): a plain byte or `\0ooo`. */
+/** One unit of a typed command (`printfUnits` in typed.ts): a plain byte or `\0ooo`. */
 const UNITS = String.raw`(?:[A-Za-z0-9 ,._+:@%/=-]|\\0[0-7]{3})*`;
-/** The shell variable a long or decoded command is held in (`VARIABLE` in input.ts). */
+/** The shell variable a long or decoded command is held in (`VARIABLE` in typed.ts). */
 const HELD = "__tmux_mcp_cmd";
 
 /**
- * The line run_command types (`typedCommand` in input.ts), whole, as the shell echoes it after
+ * The line run_command types (`typedCommand` in typed.ts), whole, as the shell echoes it after
  * its prompt: the nonce in group 1. Only this exact shape counts, not any line holding the
  * marker words (a job's own output may show them: `history`, a history file, a capture).
  */

@@ -4,7 +4,7 @@
  * tmux in tests/input_test.ts.
  */
 import assert from "node:assert/strict";
-import { typedCommand } from "./input.ts";
+import { typedCommand } from "./typed.ts";
 import { endCheck, findMarkers, markerWords } from "./job_markers.ts";
 import { withoutDeadLine } from "./job_state.ts";
 

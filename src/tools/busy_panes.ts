@@ -1,0 +1,109 @@
+/**
+ * Which run_command a pane is busy with, and the refusals that say so: this process's own table
+ * of the commands it started (taken before anything is awaited, so a second call into the pane
+ * is refused), and a pane whose run mark (run_mark.ts) names another process's command that is
+ * not over.
+ *
+ * @module
+ */
+
+import type { TmuxContext } from "../mcp/context.ts";
+import { cutString } from "../mcp/bounds.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import type { TmuxRunner } from "../tmux/run.ts";
+import { jobIdOf, type JobRef, parseJobId } from "./job_id.ts";
+import { endSeen, isOver, readJob } from "./job_state.ts";
+import { MAX_START_SKEW_MS } from "./job_resource.ts";
+import { MAX_TIMEOUT_MS } from "./pane_watch.ts";
+import { parseMark, waitedOn } from "./run_mark.ts";
+
+/** A command started by run_command, as long as it may still be running. */
+export interface RunState {
+  /** Its job, once the call has read where the pane is (null until then: nothing typed yet). */
+  ref: JobRef | null;
+  readonly command: string;
+  /** When the call started (ms since the epoch). */
+  readonly since: number;
+  /** A call is waiting on it right now (or checking it): nobody else may start one. */
+  attached: boolean;
+}
+
+/** What lifts a busy pane's refusal (naming the job when there is one to wait for). */
+function busyHint(jobId?: string): string {
+  return `Wait for it to end (get_command_result with ${jobId ? `jobId ${jobId} and ` : ""}` +
+    'waitMs) or interrupt it (send_keys keys: ["C-c"]), then run_command again; if C-c does ' +
+    "not end it, respawn_pane with kill: true kills what runs in the pane and starts its " +
+    "command afresh.";
+}
+
+/** The refusal of a pane this process runs a command in (`run`). */
+export function busyRefusal(paneId: string, run: RunState): ToolFailure {
+  const since = Math.round((Date.now() - (run.ref?.startMs ?? run.since)) / 1000);
+  return new ToolFailure(
+    `Pane ${paneId} is still running an earlier run_command (${
+      JSON.stringify(cutString(run.command, 80).text)
+    }, started ${since} s ago, ${run.ref ? `job ${jobIdOf(run.ref)}` : "being typed"}).`,
+    busyHint(),
+  );
+}
+
+/**
+ * The refusal of pane `paneId` whose run mark `value` names a command another run_command typed
+ * (in another process, or in this one before a restart) that is not over; null when the mark is
+ * stale: no mark of a job in this pane on this server (pid `serverPid`), the job `over` (found
+ * over just now), or a job that is over (jobs.ts `readJob`). A job read as lost only because the
+ * shell waits quiet as at its prompt (a `read` in the command looks the same) is not over while
+ * the call that runs it still waits on it.
+ */
+export async function markRefusal(
+  ctx: TmuxContext,
+  paneId: string,
+  serverPid: number | undefined,
+  value: string,
+  over: string | null,
+): Promise<ToolFailure | null> {
+  const mark = value === "" ? null : parseMark(value);
+  const ref = mark === null ? null : parseJobId(mark.jobId);
+  if (mark === null || ref === null || mark.jobId === over || ref.paneId !== paneId) return null;
+  if (ref.serverPid !== serverPid || ref.startMs > Date.now() + MAX_START_SKEW_MS) return null;
+  const view = await readJob(ctx, ref);
+  const waiting = waitedOn(mark, MAX_TIMEOUT_MS);
+  if (isOver(view) && (endSeen(ref, view) || !waiting)) return null;
+  const since = Math.round(Math.max(0, Date.now() - ref.startMs) / 1000);
+  const more = waiting ? Math.ceil((mark.waitedOnUntil! - Date.now()) / 1000) : 0;
+  return new ToolFailure(
+    `Pane ${paneId} is busy with a command another run_command typed (job ${mark.jobId}, ` +
+      `started ${since} s ago${
+        waiting ? `; the call that runs it waits on it ${more} s more` : ""
+      }): a command typed now would be read by it, or interrupt it. Nothing was typed.`,
+    busyHint(mark.jobId),
+  );
+}
+
+/** The refusal of a pane another run_command took at the instant (its mark now `value`). */
+export function takenRefusal(paneId: string, value: string): ToolFailure {
+  const jobId = parseMark(value)?.jobId;
+  return new ToolFailure(
+    `Pane ${paneId} was taken by another run_command at that instant${
+      jobId ? ` (job ${jobId})` : ""
+    }. Nothing was typed.`,
+    jobId
+      ? `get_command_result with jobId ${jobId} and waitMs waits for it to end; then run_command again.`
+      : "Try again.",
+  );
+}
+
+const runs = new WeakMap<TmuxRunner, Map<string, RunState>>();
+
+/**
+ * The commands this process's run_command started that may still run, by server and pane (the
+ * key run_command makes), kept per `runner`: one table every call shares, made on first use.
+ */
+export function runsFor(runner: TmuxRunner): Map<string, RunState> {
+  let map = runs.get(runner);
+  if (!map) {
+    map = new Map();
+    runs.set(runner, map);
+  }
+  return map;
+}

@@ -1,0 +1,463 @@
+/**
+ * run_command: type a command into a pane's POSIX shell, wrapped in markers, and wait for its
+ * end marker, its pane's death or the timeout; a command not done by then (or started in the
+ * background) is a job get_command_result reads later (jobs.ts). Its parts are one import
+ * below: which panes are busy (busy_panes.ts), the prompt programs waited out
+ * (prompt_programs.ts), the fresh prompt (fresh_prompt.ts), the line typed (typed.ts).
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { guardInput, Unconfirmed } from "../mcp/guards.ts";
+import { requireOwned } from "../mcp/ownership.ts";
+import { defineTool } from "../mcp/registry.ts";
+import { count, int, paneIdSchema } from "../mcp/schemas.ts";
+import { execFast } from "../tmux/control.ts";
+import { randomHex } from "../tmux/format.ts";
+import { isShellCommand, lineEditorReads } from "../tmux/prompt.ts";
+import { TmuxError } from "../tmux/run.ts";
+import { jobIdOf, jobIdSchema, type JobRef } from "./job_id.ts";
+import { endMarker } from "./job_markers.ts";
+import {
+  HELD_NOTE,
+  isOver,
+  type JobView,
+  type MarkedRead,
+  readJob,
+  readMarked,
+} from "./job_state.ts";
+import { recheckBy } from "./job_wait.ts";
+import { placeOf, rememberJob } from "./job_resource.ts";
+import {
+  markFree,
+  markFreeFormat,
+  markHeldFormat,
+  markValue,
+  readMark,
+  setMarkCommand,
+  swapMark,
+} from "./run_mark.ts";
+import { keepTail } from "./wait.ts";
+import {
+  awaitFirstOutput,
+  clampTimeout,
+  paneEnded,
+  type PaneProbe,
+  PaneWatch,
+  probePane,
+  timeoutField,
+} from "./pane_watch.ts";
+import { busyRefusal, markRefusal, runsFor, type RunState, takenRefusal } from "./busy_panes.ts";
+import { freshPrompt, requirePosixShell } from "./fresh_prompt.ts";
+import {
+  afterPromptPrograms,
+  endsFor,
+  PROMPT_PROGRAM_MS,
+  serverKey,
+  typedProgram,
+} from "./prompt_programs.ts";
+import { whileShellAway } from "./shell_guard.ts";
+import { typedCommand } from "./typed.ts";
+import { checkDeliverable, forceField, pasteViaBuffer, TYPES } from "./typing.ts";
+
+/** Longest command `run_command` runs. */
+const MAX_COMMAND_CHARS = 65_536;
+
+/**
+ * Whether the pane shows text on a row below its cursor. Right after a command's end marker
+ * and the prompt, the rows below are blank, unless the command moved the cursor up over its
+ * own output (which the marker and the prompt then partly overwrote).
+ */
+async function textBelowCursor(ctx: TmuxContext, paneId: string): Promise<boolean> {
+  const result = await execFast(ctx.runner, ctx.address, [
+    "display-message",
+    "-p",
+    "-t",
+    paneId,
+    "#{cursor_y}",
+    ";",
+    "capture-pane",
+    "-p",
+    "-t",
+    paneId,
+  ], { signal: ctx.signal });
+  if (result.code !== 0) return false;
+  const [first, ...rows] = new TextDecoder().decode(result.stdout).split("\n");
+  const y = Number(first);
+  if (!Number.isSafeInteger(y)) return false;
+  return rows.slice(y + 1).some((row) => row.trim() !== "");
+}
+
+/**
+ * The job's view once it is over though its end marker never came: the end read after all, or
+ * the pane's shell quiet at a prompt its line editor reads ({@link lineEditorReads}): a
+ * person's C-c, or an `exec` in the command, ended it. Null while it may run: a program the
+ * shell started holds the terminal (one probe tells, nothing more is read), or the shell waits
+ * in a `read` of the command (canonical mode).
+ */
+async function overWithoutEnd(ctx: TmuxContext, ref: JobRef): Promise<JobView | null> {
+  const probe = await probePane(ctx, ref.paneId);
+  if (!probe.exists || probe.dead || !isShellCommand(probe.command)) return null;
+  const view = await readJob(ctx, ref);
+  if (view.state === "exited") return view;
+  if (view.state !== "lost" || !view.complete) return null;
+  return await lineEditorReads(ctx.runner, ctx.address, ref.paneId, ctx.signal) ? view : null;
+}
+
+/** The run_command tool (registered with the input tools: input.ts). */
+export const runCommand = defineTool({
+  name: "run_command",
+  title: "Run a shell command in a pane",
+  toolset: "execute",
+  description: "Run a command in a pane's POSIX shell; returns output (tail), exit status. " +
+    "Not done at timeout, or background: a jobId for get_command_result; the pane is " +
+    "busy until it ends. Interactive programs: capture_since, send_keys, wait_for_text since.",
+  input: {
+    paneId: paneIdSchema,
+    command: z.string().min(1).max(MAX_COMMAND_CHARS),
+    timeoutMs: timeoutField,
+    background: z.boolean().optional().describe("Return once typed, with a jobId"),
+    force: forceField,
+  },
+  output: {
+    paneId: paneIdSchema,
+    exitStatus: int().nullable().describe(
+      "The command's exit status (the shell's, if the pane died); null while it runs.",
+    ),
+    output: z.string().describe("What it printed, between its start and end markers (tail kept)."),
+    outputComplete: z.boolean().describe(
+      "False when output was cut to the result bound or its start left the pane's history.",
+    ),
+    omittedBytes: count().describe("Bytes of output cut from the start to fit the bound."),
+    timedOut: z.boolean(),
+    stillRunning: z.boolean().describe("It did not finish and the pane is still busy with it."),
+    paneDied: z.boolean().describe("The pane's shell exited while the command ran."),
+    jobId: jobIdSchema.optional().describe(
+      "When it had not finished: get_command_result reads it later.",
+    ),
+    effectiveTimeoutMs: int(),
+    timeoutClamped: z.boolean(),
+    durationMs: count(),
+    transport: z.enum(["control", "polling"]),
+  },
+  annotations: TYPES,
+  async run(args, ctx) {
+    const { effective, clamped } = clampTimeout(args.timeoutMs);
+    checkDeliverable("The command", args.command, "Nothing was run.");
+    const snapshot = await ctx.guardSnapshot(args.paneId);
+    const pane = ctx.pane(snapshot, args.paneId);
+    const cohort = guardInput(ctx, snapshot, pane, { force: args.force });
+    await requireOwned(ctx, cohort, `Running a command in ${pane.id}`);
+    if (cohort.length > 1) {
+      throw new ToolFailure(
+        `Pane ${pane.id} is in window ${pane.windowId} with synchronize-panes on: the command ` +
+          `would run in ${cohort.map((p) => p.id).join(", ")} at once.`,
+        "Turn synchronize-panes off for that window first, or use send_keys.",
+      );
+    }
+    const table = runsFor(ctx.runner);
+    const key = `${serverKey(ctx, snapshot)}${pane.id}`;
+    const prior = table.get(key);
+    /** A job of this process's found over just now: its mark, if still there, is stale. */
+    let overJob: string | null = null;
+    if (prior) {
+      if (prior.attached || prior.ref === null) throw busyRefusal(pane.id, prior);
+      const ref = prior.ref;
+      prior.attached = true;
+      let over: boolean;
+      try {
+        over = isOver(await readJob(ctx, ref));
+      } finally {
+        prior.attached = false;
+      }
+      if (!over) throw busyRefusal(pane.id, prior);
+      if (table.get(key) === prior) table.delete(key);
+      const next = table.get(key);
+      if (next) throw busyRefusal(pane.id, next);
+      overJob = jobIdOf(ref);
+    }
+    // Taken before anything is awaited: a second call into this pane from this process finds
+    // it busy, whichever reaches this point first (the other is refused, naming this one).
+    const state: RunState = { ref: null, command: args.command, attached: true, since: Date.now() };
+    table.set(key, state);
+    const nonce = randomHex(10);
+    const began = performance.now();
+    let watch: PaneWatch | null = null;
+    /** The run mark this call put on the pane (see run_mark.ts), once it has. */
+    let mine: string | null = null;
+    /** Whether the step that types the command's line was tried, and went through. */
+    let typing = false;
+    let sent = false;
+    try {
+      watch = await PaneWatch.open(ctx, pane);
+      const ref: JobRef = {
+        paneId: pane.id,
+        nonce,
+        panePid: watch.start.pid,
+        startMs: Date.now(),
+        startAbs: watch.start.historySize + watch.start.cursorY,
+        serverPid: snapshot.server?.pid ?? 0,
+      };
+      const jobId = jobIdOf(ref);
+      state.ref = ref;
+      rememberJob(jobId, placeOf(ctx));
+      // Another process's run_command in the pane (or this process's before a restart).
+      const seen = await readMark(ctx, pane.id);
+      const serverPid = snapshot.server?.pid;
+      const busy = await markRefusal(ctx, pane.id, serverPid, seen, overJob);
+      if (busy) throw busy;
+      const deadline = began + effective;
+      const byInput = typedProgram(ctx, key, pane.id);
+      const settled = await afterPromptPrograms(ctx, key, pane.id, watch.start, deadline, byInput);
+      requirePosixShell(pane.id, settled.command);
+      // A pane created a moment ago may not have drawn its first prompt yet, and until a
+      // program holds its terminal tmux names the command the pane was started with (or the
+      // shell that is about to exec it): the program is judged only once it has drawn (read
+      // with the watch open; tmux checks it again at the instant of typing).
+      const now = await awaitFirstOutput(ctx, pane.id, settled, Math.min(effective, 2_000));
+      if (paneEnded(watch.start, now)) {
+        throw new ToolFailure(
+          `Pane ${pane.id} ended before anything was typed.`,
+          "list_panes shows what is left.",
+        );
+      }
+      const shell = requirePosixShell(pane.id, now.command);
+      const typed = typedCommand(args.command, nonce, shell);
+      const drawn = () => Math.min(performance.now() + PROMPT_PROGRAM_MS, deadline);
+      // The mark goes on with the C-c, on condition that it is still as judged above: of the
+      // calls that judged the pane free at once, one presses C-c and types, the others are
+      // refused. It says until when this call waits on the command.
+      const claimed = markValue(jobId, Date.now() + Math.max(0, deadline - performance.now()));
+      mine = claimed;
+      await freshPrompt(ctx, snapshot, pane, now, args.force, drawn(), byInput, {
+        set: setMarkCommand(pane.id, claimed),
+        claim: {
+          format: markFreeFormat(seen),
+          refusal: async () => {
+            const value = await readMark(ctx, pane.id);
+            if (markFree(seen, value)) return null;
+            return await markRefusal(ctx, pane.id, serverPid, value, null) ??
+              takenRefusal(pane.id, value);
+          },
+        },
+      });
+      // The C-c makes the shell draw its prompt again, running the programs that draw it: the
+      // typing waits for them, as the C-c did.
+      const waited = performance.now();
+      const type = () =>
+        pasteViaBuffer(ctx, snapshot, pane, typed, {
+          enter: true,
+          keepNewlines: true,
+          force: args.force,
+          // Whatever reached the line between the fresh prompt and now (a person's or another
+          // client's keys) is emptied by keys the line editor handles in order with the paste:
+          // End reaches the end of the line (bound in emacs, vi insert and vi command keymaps;
+          // C-e inserts a character in vi insert mode), C-u kills back to the start (in vi
+          // command mode the character under the cursor stays), A appends at the end (vi
+          // command mode: enters insert mode; anywhere else a letter), C-u kills again. A shell
+          // without line editing gets the End sequence as text and its terminal's line-kill
+          // (C-u) takes it, and the A, away.
+          before: [["send-keys", "-t", pane.id, "End", "C-u", "A", "C-u"]],
+          // The shell itself, not a program it started, must be reading the keyboard: a bash
+          // script blocked in `read` looks like "bash" too. And it is still the program judged.
+          holds: pane.pid,
+          command: now.command,
+          // And the pane is still this call's: nobody judged its mark stale meanwhile.
+          claim: {
+            format: markHeldFormat(claimed),
+            refusal: async () => {
+              const value = await readMark(ctx, pane.id);
+              return value === claimed ? null : takenRefusal(pane.id, value);
+            },
+          },
+        });
+      const stillDrawing = () =>
+        new ToolFailure(
+          `Pane ${pane.id}'s shell (pid ${pane.pid}) was given C-c for a fresh prompt, but a ` +
+            `program it started still held the terminal ${
+              Math.round(performance.now() - waited)
+            } ms later: a prompt command may still be running (PROMPT_COMMAND, a $(...) in ` +
+            "PS1, zsh's precmd), or one it started since. Nothing was typed.",
+          "Wait for the prompt (wait_for_idle with atPrompt) and try again, or make the " +
+            "prompt's commands quicker.",
+        );
+      typing = true;
+      await whileShellAway(
+        ctx,
+        drawn(),
+        type,
+        (away, last) => Promise.resolve(last ? stillDrawing() : away),
+      );
+      sent = true;
+      const endToken = endMarker(nonce);
+      let result: MarkedRead | null = null;
+      let died: PaneProbe | null = null;
+      /** Over without its end marker, by the job reader and the line editor (see below). */
+      let interrupted: JobView | null = null;
+      /** When an end marker that does not count yet was first read (see recheckBy). */
+      let heldSince: number | null = null;
+      const ended = async () => {
+        const c = await readMarked(ctx, ref);
+        if (c.marked.held) heldSince ??= performance.now();
+        return c.marked.status !== null ? c : null;
+      };
+      if (!args.background) {
+        await ctx.progress(0, effective, `Running in ${pane.id}`);
+        loop: while (true) {
+          const by = recheckBy(heldSince, deadline);
+          const event = await watch.next(by);
+          switch (event.kind) {
+            case "lines":
+              if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
+                result = await ended();
+                if (result) break loop;
+              }
+              break;
+            case "tick": {
+              const ran = Math.round(performance.now() - began);
+              await ctx.progress(
+                ran,
+                effective,
+                `Running in ${pane.id}: ${Math.round(ran / 1000)} s`,
+              );
+              // Quiet for a while: a person's C-c (or an `exec` in the command) may have put
+              // the shell back at its prompt without the end marker.
+              interrupted = await overWithoutEnd(ctx, ref);
+              if (interrupted) break loop;
+              break;
+            }
+            case "died":
+              died = event.probe;
+              break loop;
+            case "timeout":
+              // Only the end marker's moment to read again is up.
+              if (by < deadline && performance.now() < deadline) {
+                result = await ended();
+                if (result) break loop;
+                break;
+              }
+              break loop;
+            case "cancelled":
+              // The command keeps running in the pane: the pane stays busy until it ends.
+              state.attached = false;
+              throw new TmuxError(
+                "cancelled",
+                `The call was cancelled; the command keeps running (job ${jobId}).`,
+              );
+          }
+        }
+      }
+      watch.close();
+      result ??= await readMarked(ctx, ref);
+      let { marked } = result;
+      // No end marker and the pane alive: a program the shell started holds the terminal (it
+      // runs), or the shell waits at a prompt, quiet, without it (the line was dropped, or
+      // the shell holds it as unfinished): the job reader's verdict, which waits a moment.
+      let lost: string | null = null;
+      if (
+        died === null && marked.status === null && !args.background &&
+        !paneEnded(watch.start, result.probe)
+      ) {
+        // Read in the wait already when it ended there (its reader waits a moment to judge).
+        const fromWait = interrupted;
+        const view = fromWait ?? await readJob(ctx, ref);
+        interrupted = null;
+        if (view.state === "exited") {
+          marked = {
+            begun: view.complete,
+            status: view.exitStatus,
+            endedMs: null,
+            output: view.output,
+            ...(view.startNote ? { startNote: view.startNote } : {}),
+            ...(view.cutBytes ? { cutBytes: view.cutBytes } : {}),
+          };
+        } else if (view.state === "lost" && !marked.begun) {
+          lost = "it never started: the shell waits at a prompt, quiet, and printed none of its " +
+            "markers (the line was dropped, or the shell holds it as unfinished: an open " +
+            "quote or a trailing backslash typed before, which C-c could not clear)";
+        } else if (
+          view.state === "lost" &&
+          (fromWait !== null || await lineEditorReads(ctx.runner, ctx.address, pane.id, ctx.signal))
+        ) {
+          // Begun, the shell quiet at a prompt could be the shell itself waiting in a `read` of
+          // the command; not while its line editor reads the keys: it is back at its prompt.
+          interrupted = view;
+          lost = view.lostReason ?? "the shell is back at its prompt without the end marker";
+        }
+      } else interrupted = null;
+      const unfinished = died === null && marked.status === null;
+      const timedOut = unfinished && !args.background && interrupted === null;
+      const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);
+      if (stillRunning) state.attached = false;
+      else table.delete(key);
+      // Still running: the mark stays, without a call waiting on it; else it is given back.
+      await swapMark(ctx, pane.id, claimed, stillRunning ? jobId : null);
+      if (marked.status !== null) {
+        endsFor(ctx.runner).set(key, { at: performance.now(), typed: false });
+      }
+      // Unfinished, and another run_command's line typed and begun after it (by hand, or once
+      // this job was judged over): what follows that line is the other command's.
+      const cutAtNext = marked.status === null && marked.beforeNext !== undefined;
+      const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
+      const output = keepTail(cutAtNext ? marked.beforeNext! : marked.output, budget);
+      const omittedBytes = output.omittedBytes + (marked.cutBytes ?? 0);
+      const exitStatus = marked.status ?? died?.deadStatus ?? null;
+      // The pane gone (or respawned) before any marker was read: whatever it printed is gone.
+      const unread = !marked.begun && marked.status === null &&
+        (!result.probe.exists || result.probe.pid !== ref.panePid);
+      // Text below the cursor once the end marker is out: the command moved the cursor up and
+      // the marker (and the prompt) went over some of its output.
+      const overwritten = marked.status !== null && await textBelowCursor(ctx, pane.id);
+      const data = {
+        paneId: pane.id,
+        exitStatus,
+        output: output.text,
+        // Neither marker found in a pane still there: nothing printed yet, nothing lost.
+        outputComplete: (marked.begun || (marked.status === null && marked.output === "")) &&
+          !unread && !overwritten && !cutAtNext && omittedBytes === 0,
+        omittedBytes,
+        timedOut,
+        stillRunning,
+        paneDied: died !== null || (unfinished && lost === null && !stillRunning),
+        ...(stillRunning || args.background || lost !== null ? { jobId } : {}),
+        effectiveTimeoutMs: effective,
+        timeoutClamped: clamped,
+        durationMs: Math.round(performance.now() - began),
+        transport: watch.transport,
+      };
+      const summary = interrupted !== null && lost !== null
+        ? `${pane.id}: over after ${data.durationMs} ms, no exit status: ${lost}. The pane is free.`
+        : lost !== null
+        ? `${pane.id}: not running after ${effective} ms: ${lost}. The pane is free.`
+        : data.paneDied
+        ? `${pane.id}: the pane's shell exited while the command ran${
+          exitStatus !== null ? ` (status ${exitStatus})` : ""
+        }.`
+        : args.background && stillRunning
+        ? `${pane.id}: started in the background as job ${jobId}; the pane is busy until it ends.`
+        : timedOut
+        ? `${pane.id}: still running after ${effective} ms as job ${jobId}; the pane is busy until ` +
+          `it ends.${result.marked.held ? HELD_NOTE : ""}`
+        : `${pane.id}: exited with status ${marked.status}.${
+          marked.startNote ? ` ${marked.startNote}` : ""
+        }`;
+      return { data, summary };
+    } catch (error) {
+      // Typed, or perhaps (tmux did not confirm the step, or the call was cancelled in it): the
+      // pane counts as busy until the command is seen to end. Refused: nothing was typed.
+      const maybeTyped = sent ||
+        (typing && !(error instanceof ToolFailure && !(error instanceof Unconfirmed)));
+      if (maybeTyped) state.attached = false;
+      else if (table.get(key) === state) table.delete(key);
+      if (mine !== null) {
+        await swapMark(ctx, pane.id, mine, maybeTyped && state.ref ? jobIdOf(state.ref) : null);
+      }
+      throw error;
+    } finally {
+      watch?.close();
+    }
+  },
+});

@@ -1,0 +1,85 @@
+/**
+ * The line run_command types at a shell's prompt: the command turned into `printf %b` units, so
+ * the typed line holds none of the command's own quotes, `!`, `$` or newlines, wrapped in the
+ * words that print its begin and end markers (job_markers.ts reads them back), and built up in a shell
+ * variable a line at a time when it is too long for one line editor's line.
+ *
+ * @module
+ */
+
+import { markerWords } from "./job_markers.ts";
+
+/** Bytes that travel as themselves in the typed command; everything else as `\0ooo`. */
+const PLAIN = /^[A-Za-z0-9 ,._+:@%/=-]$/;
+
+/**
+ * The command as `printf %b` units: plain ASCII as itself, every other byte as an octal
+ * escape. The typed line then holds no quote, `!` (bash history expansion), `#`, `$`,
+ * backtick, tab (completion) or newline of the command's own, whatever the command is.
+ */
+function printfUnits(command: string): string[] {
+  const units: string[] = [];
+  for (const byte of new TextEncoder().encode(command)) {
+    const ch = String.fromCharCode(byte);
+    units.push(byte < 0x80 && PLAIN.test(ch) ? ch : `\\0${byte.toString(8).padStart(3, "0")}`);
+  }
+  return units;
+}
+
+/**
+ * Longest line typed at once: busybox sh's line editor keeps about 1 023 bytes of a line and
+ * drops the rest without a word (a shell without line editing reads at most 4 095).
+ */
+const MAX_TYPED_LINE = 960;
+/** Longest piece of a long command a line holds (with its assignment: under MAX_TYPED_LINE). */
+const MAX_PIECE = 900;
+
+/**
+ * What is typed at the prompt. The markers are printed by printf from two separate words, so
+ * the echo of this very line never contains them; only running it does. A leading space keeps
+ * it out of history in bash (HISTCONTROL=ignorespace/ignoreboth) and zsh (HIST_IGNORE_SPACE).
+ *
+ * The line starts no process the command does not: a command of plain bytes only is typed as
+ * itself; otherwise bash decodes it with `printf -v` into a variable (removed after the end
+ * marker), and other shells by `$(printf %b ...)`, whose subshell POSIX offers no way around.
+ */
+export function typedCommand(command: string, nonce: string, shell = "sh"): string {
+  const units = printfUnits(command);
+  // A syntax error inside a plain eval aborts the whole typed line in an interactive POSIX
+  // shell, end marker included; `command eval` keeps the line going (POSIX: command strips a
+  // special builtin's power to abort). zsh's `command` runs only external programs, and zsh's
+  // eval does not abort the line: plain eval there.
+  // Words typed quoted (`\eval`) are never taken for an alias of the person's shell (an alias
+  // `command=echo` would print the command and report status 0).
+  const evaluate = shell === "zsh" ? "\\eval" : "\\command eval";
+  const markers = markerWords(nonce);
+  const payload = units.join("");
+  const plain = payload.length === units.length;
+  const bash = shell === "bash";
+  /** The words that run the command, given its units as one shell word. */
+  const run = (word: string) =>
+    plain
+      ? `${evaluate} ${word}`
+      : bash
+      ? `\\printf -v ${VARIABLE} %b ${word}; ${evaluate} "$${VARIABLE}"`
+      : `${evaluate} "$(\\printf %b ${word})"`;
+  const tail = bash && !plain ? `; unset ${VARIABLE}` : "";
+  const line = ` ${markers.begin}; ${run(`'${payload}'`)}; ${markers.end}${tail}`;
+  if (line.length + 2 <= MAX_TYPED_LINE) return line;
+  // Too long for one line: build it up in a variable, a line at a time.
+  const lines = [` ${VARIABLE}=''`];
+  let chunk = "";
+  for (const unit of units) {
+    if (chunk.length + unit.length > MAX_PIECE) {
+      lines.push(` ${VARIABLE}="$${VARIABLE}"'${chunk}'`);
+      chunk = "";
+    }
+    chunk += unit;
+  }
+  if (chunk !== "") lines.push(` ${VARIABLE}="$${VARIABLE}"'${chunk}'`);
+  lines.push(` ${markers.begin}; ${run(`"$${VARIABLE}"`)}; ${markers.end}; unset ${VARIABLE}`);
+  return lines.join("\n");
+}
+
+/** The shell variable a long or (in bash) decoded command is held in while it runs. */
+const VARIABLE = "__tmux_mcp_cmd";
