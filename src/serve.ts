@@ -80,8 +80,27 @@ export function mcpServerFor(
     },
   );
   withoutPrototypes(mcp);
+  if (era === "legacy") infoUntilAsked(mcp);
   registry.attach(mcp, { prebuiltToolList: options.prebuiltToolList, era });
   return mcp;
+}
+
+/**
+ * A 2025 client that never sent `logging/setLevel` gets log messages from `info` up, not
+ * `debug`: debug lines carry a call's whole arguments (text typed, commands run, values of
+ * environment variables), and most clients never set a level but may keep what they are sent
+ * in a log file. The SDK filters only by a level the client set, and sends everything
+ * otherwise; MCP leaves the choice to the server until the client sets one. The SDK looks up
+ * the level of a connection without a session id (stdio) under `undefined`, and
+ * `logging/setLevel` replaces it there. (A 2026-07-28 server declares no logging; were it to,
+ * the SDK takes the level from each request's `_meta` and sends nothing to one that gives none.)
+ */
+function infoUntilAsked(mcp: McpServer): void {
+  const levels = (mcp.server as unknown as { _loggingLevels?: unknown })._loggingLevels;
+  if (!(levels instanceof Map)) {
+    throw new Error("the MCP SDK keeps no _loggingLevels: the default log level cannot be set");
+  }
+  levels.set(undefined, "info");
 }
 
 /**

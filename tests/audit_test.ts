@@ -9,7 +9,7 @@ import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/type
 import assert from "node:assert/strict";
 import { auditReason, targetsOf } from "../src/mcp/audit.ts";
 import { withTmux } from "./helpers/mcp.ts";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 Deno.test("targets: ids from the arguments and the result, names quoted and cut", () => {
@@ -99,6 +99,75 @@ Deno.test("--audit writes one line per change on stderr; without it, none", asyn
       assert.deepEqual(lines, audit ? [`tmux-mcp: audit: send_keys ${t.ids.paneId}: ok`] : []);
       assert.ok(!s.stderr.includes("SECRET"), s.stderr);
       if (audit) assert.match(s.stderr, /audit on stderr/);
+    }
+  } finally {
+    await t.kill();
+  }
+});
+
+/** The log messages `server` was sent so far. */
+function logMessages(server: StdioServer) {
+  return server.notifications
+    .filter((n) => n.method === "notifications/message")
+    .map((n) => n.params as { level: string; logger?: string; data: unknown });
+}
+
+Deno.test("a client that never set a log level is not sent typed text and secrets at debug", async () => {
+  const t = await TestTmux.start("main");
+  const { cmd, args } = startCommand();
+  try {
+    for (const protocolVersion of ["2025-06-18", "2025-11-25"]) {
+      const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+      try {
+        await server.request("initialize", {
+          protocolVersion,
+          capabilities: {},
+          clientInfo: { name: "a client that never calls logging/setLevel", version: "1" },
+        });
+        await server.notify("notifications/initialized");
+        await server.callTool("set_environment", { name: "API_TOKEN", value: "sk-SECRET-VALUE" });
+        await server.callTool("send_keys", { paneId: t.ids.paneId, text: "PW=SECRET-TYPED" });
+        await server.callTool("list_panes", {}); // answered after both audits were sent
+        // The audit's info lines come (the README's trail); its debug lines must not, unasked.
+        assert.ok(logMessages(server).some((m) => m.logger === "audit" && m.level === "info"));
+        const leaked = logMessages(server).filter((m) => String(m.data).includes("SECRET"));
+        assert.deepEqual(
+          leaked,
+          [],
+          `${protocolVersion}: arguments sent to a client that never asked`,
+        );
+        // Asked for debug, the client gets the arguments.
+        assert.deepEqual((await server.request("logging/setLevel", { level: "debug" })).result, {});
+        await server.callTool("send_keys", { paneId: t.ids.paneId, text: "PW=SECRET-ASKED" });
+        await server.callTool("list_panes", {});
+        assert.ok(
+          logMessages(server).some((m) => m.level === "debug" && String(m.data).includes("ASKED")),
+          `${protocolVersion}: debug asked for and not sent`,
+        );
+        assert.equal((await server.closeStdin()).code, 0);
+      } finally {
+        await server.kill();
+      }
+    }
+    // 2026-07-28 carries the level in each request's _meta: without debug there, no arguments.
+    const server = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+    try {
+      for (const level of [undefined, "info", "warning"]) {
+        const _meta = level === undefined
+          ? MODERN_META
+          : { ...MODERN_META, "io.modelcontextprotocol/logLevel": level };
+        const answer = await server.request("tools/call", {
+          name: "send_keys",
+          arguments: { paneId: t.ids.paneId, text: "PW=SECRET-MODERN" },
+          _meta,
+        });
+        assert.equal(answer.result?.isError, undefined, JSON.stringify(answer));
+      }
+      const leaked = logMessages(server).filter((m) => String(m.data).includes("SECRET"));
+      assert.deepEqual(leaked, [], "2026-07-28: arguments sent without debug asked for");
+      assert.equal((await server.closeStdin()).code, 0);
+    } finally {
+      await server.kill();
     }
   } finally {
     await t.kill();

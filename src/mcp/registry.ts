@@ -655,9 +655,9 @@ function progressSender(ctx: ServerContext): ProgressFn {
 }
 
 /**
- * A call's log: every message to stderr, and through the SDK to a client that asked for log
- * messages at that level (on 2025-11-25 by `logging/setLevel`, on 2026-07-28 by the request's
- * `_meta`), which the SDK sends only when the server declares logging.
+ * A call's log: every message to stderr, and through the SDK to a 2025 client at or above the
+ * level it set by `logging/setLevel` (`info` until it sets one: see serve.ts). The SDK sends
+ * them only when the server declares logging, which it does not under 2026-07-28.
  */
 function logSender(ctx: ServerContext, config: ServerConfig): LogFn {
   const stderr = stderrLog(config.diagnostics);

@@ -183,9 +183,10 @@ export class ResourceSubscriptions {
 
   /**
    * What an operator wants to know (a control connection lost, a tmux server gone): one line
-   * to stderr, and a `notifications/message` to each 2025-11-25 client at or below the level
-   * it set (`logging/setLevel`). A 2026-07-28 connection has no channel for a message outside
-   * a request: stderr has it. Never pass typed text or command lines above `debug`.
+   * to stderr, and a `notifications/message` to each 2025-11-25 client at or above the level
+   * it set (`logging/setLevel`; `info` until it sets one). A 2026-07-28 connection has no
+   * channel for a message outside a request: stderr has it. Never pass typed text or command
+   * lines above `debug`.
    */
   log(level: LogLevel, message: string): void {
     this.#log(level, message);
