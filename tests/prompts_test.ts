@@ -395,6 +395,97 @@ for (const flavor of CLIENTS) {
   });
 }
 
+for (const flavor of CLIENTS) {
+  Deno.test(`prompts under ${flavor.label}: workspace never runs a fragment of the command the person gave`, async () => {
+    const tmux = await TestTmux.start("s");
+    const client = await flavor.connect(setUp(tmux.socket));
+    /** The windows a workspace text makes and the commands it runs, or the refusal. */
+    type Plan = { windows: unknown[]; runs: unknown[] } | { refused: string };
+    const plan = async (windows: string): Promise<Plan> => {
+      try {
+        const calls = writtenCalls(await client.get("workspace", { directory: "/tmp/p", windows }));
+        return {
+          windows: calls.filter((c) => c.tool.startsWith("create_"))
+            .map((c) => c.args.windowName ?? c.args.name),
+          runs: calls.filter((c) => c.tool === "run_command").map((c) => c.args.command),
+        };
+      } catch (error) {
+        assert.match((error as Error).message, /-32602|Invalid arguments/);
+        return { refused: (error as Error).message };
+      }
+    };
+    try {
+      // The shell's own ';' inside one command: refused (saying how to write it) or run whole,
+      // never one window running a fragment and the rest made into windows.
+      for (
+        const [window, command] of [
+          ["test", "cd sub; make check"],
+          ["test", "cd sub; make"],
+          ["test", "make; make CFLAGS=-O2 install"],
+          ["watch", "for f in *.c; do cc -c $f; done"],
+          // split inside quotes, or after a shell's '\'
+          ["say", 'echo "a;b=c"'],
+          ["clean", "find . -name '*.o' -exec rm {} \\;"],
+          ["clean", "find . -exec rm {} \\; -print"],
+        ]
+      ) {
+        const got = await plan(`${window}=${command}`);
+        if ("refused" in got) {
+          assert.match(got.refused, /windows: .*';;'/, `${command}: says how to write a ';'`);
+        } else assert.deepEqual(got, { windows: [window], runs: [command] }, command);
+      }
+      // Every ';' inside a command is written ';;': a case's ';;' as ';;;;', a quoted one, and
+      // the one after find's '\'.
+      assert.deepEqual(
+        await plan("edit; watch=for f in *.c;; do cc -c $f;; done; test=cd sub;; make check"),
+        {
+          windows: ["edit", "watch", "test"],
+          runs: ["for f in *.c; do cc -c $f; done", "cd sub; make check"],
+        },
+      );
+      assert.deepEqual(
+        await plan(
+          "sel=case $x in a) echo a;;;; *) echo b;;;; esac; say=echo \"a;;b=c\" 'it''s' $'\\''; " +
+            "clean=find . -name '*.o' -exec rm {} \\;;",
+        ),
+        {
+          windows: ["sel", "say", "clean"],
+          runs: [
+            "case $x in a) echo a;; *) echo b;; esac",
+            "echo \"a;b=c\" 'it''s' $'\\''",
+            "find . -name '*.o' -exec rm {} \\;",
+          ],
+        },
+      );
+      // What could be read more than one way is refused, with the way to write it.
+      for (
+        const [windows, why] of [
+          // a name after a command: the command's next part, or a window of its own?
+          ["test=make; shell", /windows: .*without a command first/],
+          // a command typed where a name goes
+          ["make test", /windows: .*no spaces/],
+          ["a=x; make CC=clang", /windows: .*no spaces/],
+          // ';;' where windows are separated: a name holds no ';'
+          ["edit;;shell", /windows: .*';'/],
+        ] as const
+      ) {
+        const got = await plan(windows);
+        assert.ok("refused" in got, `${windows} is refused: ${JSON.stringify(got)}`);
+        assert.match(got.refused, why);
+        assert.ok(!got.refused.includes(windows), "the refusal does not echo the argument");
+      }
+      // What was right before still is.
+      assert.deepEqual(await plan("edit; shell ;test=deno task test;"), {
+        windows: ["edit", "shell", "test"],
+        runs: ["deno task test"],
+      });
+    } finally {
+      await client.close();
+      await tmux.kill();
+    }
+  });
+}
+
 Deno.test("prompts: find_error shows capture_pane's start and end as numbers, and they read the lines around a match", async () => {
   const tmux = await TestTmux.start("s");
   const setup = setUp(tmux.socket);

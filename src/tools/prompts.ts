@@ -192,30 +192,84 @@ interface WindowPlan {
   readonly command?: string;
 }
 
-/** The windows of a `windows` argument (`name` or `name=command`, separated by ';'). */
+/**
+ * Whether a shell command leaves a quote (`'`, `"`, `` ` ``, `$'`) or a trailing `\` open: what
+ * a command cut at a `;` it quoted or escaped looks like, and what a shell would wait on.
+ */
+function leftOpen(command: string): boolean {
+  let open = "";
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i];
+    if (open === "'") {
+      if (c === "'") open = "";
+    } else if (c === "\\") {
+      if (++i === command.length) return true;
+    } else if (open === "") {
+      if (c === "'" && command[i - 1] === "$") open = "$'";
+      else if (c === "'" || c === '"' || c === "`") open = c;
+    } else if (c === open.at(-1)) {
+      open = "";
+    }
+  }
+  return open !== "";
+}
+
+/**
+ * The windows of a `windows` argument: `name` or `name=command`, separated by ';'.
+ *
+ * A command is the shell's, and ';' is its separator too, so every `;` inside a command is
+ * written `;;` (read left to right: a `case`'s `;;` is `;;;;`, find's `\;` is `\;;`), the one
+ * way a person can give a loop or `cd sub; make` whole. What reads as one command cut into
+ * windows is refused, saying how to write it, never run: a window without a command after one
+ * with a command (`test=cd sub; make`), a window name holding whitespace (`make check` is a
+ * command where a name goes), a command leaving a quote or a `\` open (`echo "a;b"`, find's
+ * `\;`). A `CC=clang make` after a command is still a window named `CC`: no rule tells it apart.
+ */
 export function parseWindows(text: string | undefined): WindowPlan[] {
   if (text === undefined) return [{ name: "edit" }, { name: "shell" }];
-  const plans = text.split(";").map((part) => part.trim()).filter((p) => p !== "");
+  const plans = (text.match(/(?:[^;]|;;)+/g) ?? [])
+    .map((part) => part.replaceAll(";;", ";").trim())
+    .filter((p) => p !== "");
   const refuse = (why: string): never => {
     throw new RangeError(why);
   };
   if (plans.length === 0) refuse("no window named");
   if (plans.length > MAX_WINDOWS) refuse(`at most ${MAX_WINDOWS} windows`);
   const seen = new Set<string>();
+  let commandBefore = false;
   return plans.map((plan) => {
     const at = plan.indexOf("=");
     const name = (at < 0 ? plan : plan.slice(0, at)).trim();
-    const command = at < 0 ? undefined : plan.slice(at + 1).trim();
-    if (!/^[^.:\\]{1,64}$/.test(name) || CONTROL.test(name)) {
-      refuse("each window needs a name of 1 to 64 characters without '.', ':' or '\\'");
+    const command = at < 0 ? "" : plan.slice(at + 1).trim();
+    if (command === "" && commandBefore) {
+      refuse(
+        "name the windows without a command first, then name=command; write each ';' " +
+          "inside a command as ';;'",
+      );
+    }
+    if (leftOpen(command)) {
+      refuse(
+        "a command leaves a quote or a '\\' open: write each ';' inside a command as ';;'",
+      );
+    }
+    if (/\s/.test(name)) {
+      refuse(
+        "a window name has no spaces: write name=command, and each ';' inside a command " +
+          "as ';;'",
+      );
+    }
+    if (!/^[^.:;\\]{1,64}$/.test(name) || CONTROL.test(name)) {
+      refuse("each window needs a name of 1 to 64 characters without '.', ':', ';' or '\\'");
     }
     if (seen.has(name)) refuse(`the window name ${json(name)} comes twice`);
     seen.add(name);
-    return command === undefined || command === "" ? { name } : { name, command };
+    if (command === "") return { name };
+    commandBefore = true;
+    return { name, command };
   });
 }
 
-/** `name` or `name=command`, separated by ';': checked as a whole, as parseWindows reads it. */
+/** The `windows` argument, checked as parseWindows reads it. */
 const WINDOWS = plain(4_000).superRefine((text, issues) => {
   try {
     parseWindows(text);
@@ -262,7 +316,8 @@ const workspace: PromptSpec = {
     },
     {
       name: "windows",
-      description: "Windows as name or name=command, separated by ';' (default: edit;shell).",
+      description: "Windows: names, then name=command, separated by ';'; a ';' in a command " +
+        "is ';;' (default: edit;shell).",
       schema: WINDOWS,
     },
   ],
