@@ -553,12 +553,27 @@ Deno.test("a listen stream cancelled before its acknowledgement is never watched
 Deno.test("a URI that names nothing is refused (2025) or left out of the grant (2026), never watched", async () => {
   const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
   const { cmd, args } = startCommand();
-  const bad = ["tmux://pane/abc", "tmux://pane/3?socket=a%2Fb", "tmux://server?host=nowhere"];
+  // A job id of the right shape, started now.
+  const job = ["0", "0".repeat(20), "1", Date.now().toString(36), "1", "1"].join("-");
+  // Whatever its kind, each names no pane, host, job or socket: a read refuses it, and so must a
+  // subscription (each would count toward the 512 resources and 16 servers, and be told nothing).
+  const bad = [
+    "tmux://pane/abc",
+    "tmux://pane/3?socket=a%2Fb",
+    "tmux://server?host=nowhere",
+    `${uriOf(t.ids.paneId)}?host=nowhere`,
+    "tmux://job/abc",
+    `tmux://job/${job}?socket=a&socket=b`,
+    `tmux://job/${job}?socket=a%2Fb`,
+    `tmux://job/${job}?host=nowhere`,
+  ];
   const legacy = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
   const modern = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
   try {
     await legacy.initialize();
     for (const uri of bad) {
+      const read = await legacy.request("resources/read", { uri });
+      assert.equal(read.error?.code, -32602, `read ${uri}: ${JSON.stringify(read)}`);
       const refused = await legacy.request("resources/subscribe", { uri });
       assert.equal(refused.error?.code, -32602, `${uri}: ${JSON.stringify(refused)}`);
     }

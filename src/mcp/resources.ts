@@ -57,9 +57,11 @@ export interface ResourceSpec {
   readonly watch?: (uri: string, ctx: TmuxContext, changed: () => void) => Feed;
   /**
    * Throws (a ToolFailure saying why) when `uri`, though it fits the template, names nothing
-   * this resource could be (`tmux://pane/abc`): such a URI is refused before any watch starts.
+   * this resource could be on this server (`tmux://pane/abc`, a host not given to `--ssh`):
+   * such a URI is refused before any watch starts. The same test as a read's, so that what a
+   * read refuses is never subscribed to (held, counted toward the limits, and told nothing).
    */
-  readonly check?: (uri: string) => void;
+  readonly check?: (uri: string, ctx: TmuxContext) => void;
   /**
    * Starts calling `changed` whenever the resources this template lists (see `list`) may
    * have come or gone; returns what stops it. Run while a client may hold the list: one that
@@ -385,7 +387,7 @@ export class ResourceSubscriptions {
       return `No resource ${clip(uri)}: resources/list and resources/templates/list show them.`;
     }
     try {
-      spec.check?.(uri);
+      if (this.#contextFor) spec.check?.(uri, this.#contextFor(new AbortController().signal));
     } catch (error) {
       return failureText(error, {});
     }

@@ -9,7 +9,10 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
+import { socketNameField } from "../mcp/registry.ts";
 import type { Feed, ResourceSpec } from "../mcp/resources.ts";
+import { type JobRef, parseJobId } from "./job_id.ts";
+import { refuseUnknownHost } from "./resources.ts";
 
 /**
  * How far in the future a job id's start time may be (this machine's clock stepped back since
@@ -37,6 +40,63 @@ export function refuseFutureJob(jobId: string, now = Date.now()): void {
 export interface JobPlace {
   readonly socketName?: string;
   readonly host?: string;
+}
+
+/** What a `tmux://job/...` URI names: a job, and where it runs. */
+export interface JobTarget extends JobPlace {
+  readonly jobId: string;
+  readonly ref: JobRef;
+}
+
+/**
+ * The job, socket and host a `tmux://job/...` URI names, or a ToolFailure saying why it names
+ * none here: not a job id, one no run_command handed out (see {@link refuseFutureJob}), a
+ * socket query that is no socket name (or two), a host not given to `--ssh`. A read and a
+ * subscription both ask this, so what a read refuses is never subscribed to.
+ */
+export function parseJobUri(uri: string, ctx: TmuxContext): JobTarget {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    throw new ToolFailure(`${clip(uri)} is not a URI.`);
+  }
+  const m = /^\/([^/]+)$/.exec(url.pathname);
+  const params = [...url.searchParams.keys()];
+  if (url.protocol !== "tmux:" || url.host !== "job" || !m || url.hash !== "") {
+    throw new ToolFailure(
+      `No resource ${clip(uri)}.`,
+      "tmux://job/{jobId} takes a run_command jobId.",
+    );
+  }
+  if (
+    params.some((p) => p !== "socket" && p !== "host") || new Set(params).size < params.length
+  ) {
+    throw new ToolFailure(
+      `${clip(uri)}: the only query a job resource takes is ?socket=NAME, and host=HOST (--ssh).`,
+    );
+  }
+  const socket = url.searchParams.get("socket") ?? undefined;
+  if (socket !== undefined && (socket === "" || !socketNameField.safeParse(socket).success)) {
+    throw new ToolFailure(`${clip(uri)}: socket must be a tmux socket name.`);
+  }
+  const jobId = m[1];
+  const ref = parseJobId(jobId);
+  if (!ref) {
+    throw new ToolFailure(
+      `${JSON.stringify(clip(jobId))} is not a job id.`,
+      "Use the jobId run_command returned.",
+    );
+  }
+  refuseFutureJob(jobId);
+  const host = url.searchParams.get("host") ?? undefined;
+  refuseUnknownHost(host, ctx);
+  return {
+    jobId,
+    ref,
+    ...(socket !== undefined && { socketName: socket }),
+    ...(host !== undefined && { host }),
+  };
 }
 
 /**
@@ -89,11 +149,9 @@ export function jobResource(serving: JobServing): ResourceSpec {
     mimeType: "application/json",
     uri: "tmux://job/{jobId}",
     tools: ["get_command_result"],
-    // A forged id whose job would run for ever is refused before any watch starts.
-    check: (uri) => {
-      const jobId = /^tmux:\/\/job\/([^/?#]+)/.exec(uri)?.[1];
-      if (jobId !== undefined) refuseFutureJob(jobId);
-    },
+    // What names no job here (a forged id whose job would run for ever, too) is refused before
+    // any watch starts.
+    check: (uri, ctx) => void parseJobUri(uri, ctx),
     list: () =>
       Promise.resolve(
         [...known].reverse().map(([jobId, place]) => ({

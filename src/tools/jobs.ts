@@ -36,10 +36,16 @@
 import { z } from "zod";
 import { TmuxContext } from "../mcp/context.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
-import { defineTool, READ_ONLY, socketNameField, type ToolRegistry } from "../mcp/registry.ts";
+import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { keepTail, MAX_TIMEOUT_MS } from "./wait.ts";
-import { type JobServing, placeOf, refuseFutureJob, rememberJob } from "./job_resource.ts";
+import {
+  type JobServing,
+  parseJobUri,
+  placeOf,
+  refuseFutureJob,
+  rememberJob,
+} from "./job_resource.ts";
 import { releaseMark } from "./run_mark.ts";
 import { Backoff, MAX_RETRY_MS, pause } from "./live.ts";
 import { jobIdOf, jobIdSchema, type JobRef, parseJobId } from "./job_id.ts";
@@ -183,38 +189,6 @@ const getCommandResult = defineTool({
 // ---------------------------------------------------------------------------------------------
 // The job resource
 
-/** The job id, socket and host a `tmux://job/...` URI names. */
-function parseJobUri(uri: string): { jobId: string; socketName?: string; host?: string } {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    throw new ToolFailure(`${clip(uri)} is not a URI.`);
-  }
-  const m = /^\/([^/]+)$/.exec(url.pathname);
-  const params = [...url.searchParams.keys()];
-  if (url.protocol !== "tmux:" || url.host !== "job" || !m || url.hash !== "") {
-    throw new ToolFailure(
-      `No resource ${clip(uri)}.`,
-      "tmux://job/{jobId} takes a run_command jobId.",
-    );
-  }
-  if (
-    params.some((p) => p !== "socket" && p !== "host") || new Set(params).size < params.length
-  ) {
-    throw new ToolFailure(
-      `${clip(uri)}: the only query a job resource takes is ?socket=NAME, and host=HOST (--ssh).`,
-    );
-  }
-  const socket = url.searchParams.get("socket") ?? undefined;
-  if (socket !== undefined && (socket === "" || !socketNameField.safeParse(socket).success)) {
-    throw new ToolFailure(`${clip(uri)}: socket must be a tmux socket name.`);
-  }
-  // A host not given with --ssh is refused when the job is read (as for every call).
-  const host = url.searchParams.get("host") ?? undefined;
-  return { jobId: m[1], socketName: socket, host };
-}
-
 /** The context of the socket (and host) a job URI names. */
 function jobContext(
   ctx: TmuxContext,
@@ -238,8 +212,9 @@ const WATCH_SPAN_MS = 10 * 60_000;
 /** How a job is read and watched as a resource (declared in job_resource.ts). */
 export const JOB_SERVING: JobServing = {
   read: async (uri, _variables, ctx) => {
-    const { jobId, ...place } = parseJobUri(uri);
-    const on = place.socketName || place.host ? jobContext(ctx, place, ctx.signal) : ctx;
+    const job = parseJobUri(uri, ctx);
+    const { jobId } = job;
+    const on = job.socketName || job.host ? jobContext(ctx, job, ctx.signal) : ctx;
     const ref = await jobOf(on, jobId);
     const view = await readJob(on, ref);
     rememberJob(jobId, placeOf(on));
@@ -250,10 +225,9 @@ export const JOB_SERVING: JobServing = {
   watch: (uri, ctx, changed) => {
     const stop = new AbortController();
     const follow = async () => {
-      const { jobId, ...place } = parseJobUri(uri);
-      const ref = parseJobId(jobId);
-      if (!ref) return;
-      const on = jobContext(ctx, place, stop.signal);
+      const job = parseJobUri(uri, ctx);
+      const { ref } = job;
+      const on = jobContext(ctx, job, stop.signal);
       const backoff = new Backoff();
       /** Whether the last try failed: the subscriber is told once when they start failing. */
       let failing = false;

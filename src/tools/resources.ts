@@ -87,14 +87,24 @@ export function parseTarget(uri: string): Target {
   return { kind: kind as "server" | "agents", socketName, ...(host !== undefined && { host }) };
 }
 
-/** The context of a resource's server: the one its URI names, else the server's own. */
+/**
+ * Throws a ToolFailure when a resource URI's `?host=` is not one given to `--ssh`: the URI names
+ * nothing here, whatever its kind (the job resource's too).
+ */
+export function refuseUnknownHost(host: string | undefined, ctx: TmuxContext): void {
+  if (host === undefined || ctx.runner.hosts.includes(host)) return;
+  throw new ToolFailure(
+    `No SSH host ${JSON.stringify(host)}: ?host= takes one given to --ssh.`,
+    `Hosts: ${ctx.runner.hosts.map((h) => JSON.stringify(h)).join(", ") || "none"}.`,
+  );
+}
+
+/**
+ * The context of a resource's server: the one its URI names, else the server's own. Throws
+ * when it names none (an unknown host): reads, watches and subscriptions all test that here.
+ */
 function contextOn(ctx: TmuxContext, target: Target): TmuxContext {
-  if (target.host !== undefined && !ctx.runner.hosts.includes(target.host)) {
-    throw new ToolFailure(
-      `No SSH host ${JSON.stringify(target.host)}: ?host= takes one given to --ssh.`,
-      `Hosts: ${ctx.runner.hosts.map((h) => JSON.stringify(h)).join(", ") || "none"}.`,
-    );
-  }
+  refuseUnknownHost(target.host, ctx);
   if (!target.socketName && target.host === undefined) return ctx;
   return new Context(
     ctx.runner,
@@ -323,7 +333,7 @@ function serverSpec(name: string, uri: string): ResourceSpec {
       const on = contextOn(ctx, parseTarget(at));
       return watchServer(on.runner, on.address, "topology", changed);
     },
-    check: (at) => void parseTarget(at),
+    check: (at, ctx) => void contextOn(ctx, parseTarget(at)),
   };
 }
 
@@ -350,7 +360,7 @@ function agentsSpec(name: string, uri: string): ResourceSpec {
         },
       };
     },
-    check: (at) => void parseTarget(at),
+    check: (at, ctx) => void contextOn(ctx, parseTarget(at)),
   };
 }
 
@@ -392,7 +402,7 @@ const PANE_SPEC: ResourceSpec = {
     const on = contextOn(ctx, target);
     return watchPane(on.runner, on.address, target.paneId!, changed);
   },
-  check: (at) => void parseTarget(at),
+  check: (at, ctx) => void contextOn(ctx, parseTarget(at)),
   watchList: (ctx, changed) => {
     // The panes there are, told only when that set changes (not on every layout change).
     let known: string | null = null;
