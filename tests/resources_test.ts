@@ -258,3 +258,47 @@ Deno.test("a server/discover probe followed by initialize leaves one connection,
   }
   assert.equal(registry.subscriptions.connections, 0);
 });
+
+Deno.test("a subscription whose watch cannot start is tried once while wanted, not at every change", async () => {
+  const { registry, options, lines } = setUp();
+  let tries = 0;
+  registry.addResource({
+    name: "test-unwatchable",
+    title: "A resource that cannot be watched",
+    description: "Its watch throws.",
+    mimeType: "text/plain",
+    uri: "test://unwatchable/{name}",
+    tools: [],
+    read: () => Promise.resolve("text"),
+    watch: () => {
+      tries++;
+      throw new Error("no such thing to watch");
+    },
+  });
+  const server = mcpServerFor(registry, options, "legacy");
+  const client = new V1Client({ name: "tmux-mcp-tests", version: "1" });
+  const [clientSide, serverSide] = V1InMemoryTransport.createLinkedPair();
+  try {
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    await client.subscribeResource({ uri: "test://unwatchable/a" });
+    // Every subscribe and unsubscribe of another URI looks again at what is watched.
+    for (let i = 0; i < 20; i++) {
+      await client.subscribeResource({ uri: "test://pane/1" });
+      await client.unsubscribeResource({ uri: "test://pane/1" });
+    }
+    const warned = () => lines.filter((l) => l.includes("cannot watch test://unwatchable/a"));
+    assert.equal(tries, 1, "tried again at every change");
+    assert.equal(warned().length, 1, lines.join("\n"));
+    // Nobody wants it, then somebody does again: a new subscription tries once more.
+    await client.unsubscribeResource({ uri: "test://unwatchable/a" });
+    await client.subscribeResource({ uri: "test://unwatchable/a" });
+    assert.equal(tries, 2);
+    assert.equal(warned().length, 2);
+    assert.deepEqual(registry.subscriptions.watched, []);
+  } finally {
+    await client.close();
+    await server.close();
+    await options.runner!.close();
+  }
+});

@@ -158,6 +158,13 @@ export class ResourceSubscriptions {
   #contextFor: ((signal: AbortSignal) => TmuxContext) | null = null;
   /** Watches running, by URI. */
   readonly #watches = new Map<string, Feed>();
+  /**
+   * URIs whose watch would not start (it threw: the URI names nothing to watch), kept while
+   * somebody still wants them: each change of what is wanted would otherwise try, and warn,
+   * again. Forgotten once nobody does, so a later subscription tries afresh. A watch that
+   * started and then loses its server is not here: its feed tries again itself (Backoff).
+   */
+  readonly #unwatchable = new Set<string>();
   /** List watches running, by resource name. */
   readonly #listWatches = new Map<string, () => void>();
   readonly #pending = new Map<string, Pending>();
@@ -452,10 +459,11 @@ export class ResourceSubscriptions {
       this.#cancel(uri);
       feed.stop();
     }
+    for (const uri of this.#unwatchable) if (!wanted.has(uri)) this.#unwatchable.delete(uri);
     const contextFor = this.#contextFor;
     if (!contextFor) return;
     for (const uri of wanted) {
-      if (this.#watches.has(uri)) continue;
+      if (this.#watches.has(uri) || this.#unwatchable.has(uri)) continue;
       const spec = this.#resources.find((s) => s.watch && matches(s, uri));
       if (!spec?.watch) continue;
       // Taken, should watch() call back at once.
@@ -467,8 +475,9 @@ export class ResourceSubscriptions {
         });
       } catch (error) {
         // Refused before a subscription is taken (#refusal); should one slip through, it is
-        // watched by nobody rather than failing every other watch here.
+        // watched by nobody rather than failing every other watch here, and said once.
         this.#watches.delete(uri);
+        this.#unwatchable.add(uri);
         this.#log("warning", `cannot watch ${uri}: ${failureText(error, {})}`);
         continue;
       }
