@@ -329,8 +329,9 @@ class Connection {
    */
   modeChanges: Set<string> | null = new Set();
   /**
-   * The pid of the tmux server it is attached to, asked over itself the first time it is
-   * needed (see {@link ServerControl.onSocket}); null when it did not say.
+   * The pid of the tmux server it is attached to: noted as it attached, else asked over itself
+   * the first time it is needed (see {@link ServerControl.onSocket} and
+   * {@link ServerControl.exec}); null when it did not say.
    */
   serverPid: Promise<number | null> | null = null;
   /** Resolves once attached; rejects with {@link ControlUnavailable} if attaching failed. */
@@ -758,11 +759,23 @@ export class ServerControl {
    * Runs a command over the control channel. Same result shape as `TmuxRunner.exec`; throws
    * {@link ControlUnavailable} when the channel cannot carry it, so the caller can spawn.
    * Commands run with the control client as their client: always pass explicit targets.
+   *
+   * With `serverPid` (the server the caller read), a client attached to another server does
+   * not carry it either: one that attached after the read went through the socket, which may
+   * lead to a new server since (its file replaced while the old server runs on). The caller's
+   * tmux process then checks the server there ({@link execSpawned}).
    */
-  async exec(args: readonly string[], options: RunOptions = {}): Promise<ControlResult> {
+  async exec(args: readonly string[], options: ViaOptions = {}): Promise<ControlResult> {
     controlLine(args); // refuse what cannot travel before connecting at all
     this.#use();
     const connection = await this.#primaryConnection();
+    const want = options.serverPid ?? null;
+    if (want !== null) {
+      const pid = await (connection.serverPid ??= pidOf(connection));
+      if (pid !== null && pid !== want) {
+        throw new ControlUnavailable(`its client is attached to server pid ${pid}, not ${want}`);
+      }
+    }
     try {
       return await connection.exec(args, options);
     } catch (error) {
@@ -1021,7 +1034,7 @@ export class ServerControl {
         [
           "display-message",
           "-p",
-          "#{client_name}\t#{session_id}\t#{session_activity}",
+          "#{client_name}\t#{session_id}\t#{session_activity}\t#{pid}",
           ";",
           "refresh-client",
           "-B",
@@ -1036,8 +1049,12 @@ export class ServerControl {
       const jobs = ends.length === 3 && ends.every((end) => end >= 0)
         ? jobPids(result.stdout.subarray(ends[1], ends[2]))
         : null;
-      const [name, sessionId, activity] = new TextDecoder().decode(result.stdout).split("\n")[0]
-        .split("\t");
+      const [name, sessionId, activity, pid] = new TextDecoder().decode(result.stdout)
+        .split("\n")[0].split("\t");
+      // The server it attached to, for commands meant for one server (ServerControl.exec).
+      if (result.code === 0 && /^[1-9]\d*$/.test(pid ?? "")) {
+        connection.serverPid ??= Promise.resolve(Number(pid));
+      }
       if (result.code !== 0 || !/^\d+$/.test(activity ?? "")) return jobs;
       connection.clientName = name;
       if (before === undefined || sessionId !== connection.sessionId) return jobs;
@@ -1731,6 +1748,20 @@ async function execVia(
       }
     }
   }
+  return await execSpawned(runner, address, args, options);
+}
+
+/**
+ * Runs `args` in a tmux process of its own; with `serverPid`, only if the server the socket
+ * leads to is that one ({@link execOnServer}): a tmux process goes wherever the socket's path
+ * leads, which after the socket file was replaced is another server than the caller read.
+ */
+export async function execSpawned(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  args: readonly string[],
+  options: ViaOptions = {},
+): Promise<ControlResult> {
   const pid = options.serverPid ?? null;
   return pid === null
     ? await runner.exec(address, args, options)

@@ -7,6 +7,7 @@ import {
   controlLine,
   ControlUnavailable,
   execFast,
+  execOnce,
   noteSocketServer,
   setControlLimits,
   socketServerPid,
@@ -426,6 +427,42 @@ Deno.test("a socket replaced under its server: asking the socket lets the old se
       assert.equal(await noteSocketServer(runner, address, old.pid), null);
       assert.equal(await socketServerPid(runner, address), now.pid);
       assert.equal(await pidOver(), now.pid, "the next call attaches to the server there");
+    } finally {
+      await Deno.remove(moved).catch(() => {});
+    }
+  });
+});
+
+Deno.test("a socket replaced under its server: a command for the server read goes over no client of another", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const old = await t.facts();
+    const names = ["list-sessions", "-F", "#{session_name}"];
+    assert.equal(text((await execFast(runner, address, names)).stdout), "main\n");
+    const moved = `${old.socketPath}.old`;
+    await Deno.rename(old.socketPath, moved);
+    try {
+      await t.tmux("new-session", "-d", "-s", "work", "sh");
+      const now = await t.facts();
+      // The client on the old server goes (idle, or dropped) after a call read that server: the
+      // call's next command attaches a new one through the socket, to the new server.
+      controlFor(runner, address).retire();
+      const changed = new RegExp(
+        `changed since this call read it \\(pid ${old.pid} then, ${now.pid} now\\)`,
+      );
+      const rename = ["rename-session", "-t", "$0", "renamed"];
+      await assert.rejects(
+        () => execOnce(runner, address, rename, { serverPid: old.pid }),
+        changed,
+      );
+      await assert.rejects(() => execFast(runner, address, names, { serverPid: old.pid }), changed);
+      assert.equal(await t.tmux(...names), "work\n", "nothing ran on the server on the socket");
+      const onOld = await new Deno.Command("tmux", { args: ["-S", moved, ...names] }).output();
+      assert.equal(text(onOld.stdout), "main\n", "nor on the one read");
+      // For the server it reaches, it runs over the control client.
+      await execOnce(runner, address, rename, { serverPid: now.pid });
+      assert.equal(await t.tmux(...names), "renamed\n");
+      assert.equal(controlFor(runner, address).connections, 1);
     } finally {
       await Deno.remove(moved).catch(() => {});
     }
