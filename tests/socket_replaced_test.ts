@@ -35,14 +35,14 @@ async function onOld(servers: Servers, ...args: string[]): Promise<string> {
 
 async function withReplacedSocket(
   fn: (t: Started, c: TestClient, servers: Servers) => Promise<void>,
-  /** What the person set on server A before it lost its socket. */
-  configure: string[] = [],
+  /** What the person did on server A before it lost its socket (tmux commands). */
+  configure: string[][] = [],
 ): Promise<void> {
   const t = await TestTmux.start();
   let c: TestClient | undefined;
   let moved = "";
   try {
-    if (configure.length > 0) await t.tmux(...configure);
+    for (const args of configure) await t.tmux(...args);
     c = await connect({ socketName: t.socket });
     await c.ok("list_panes"); // the control connection to A is open
     const { socketPath, pid } = await t.facts();
@@ -108,7 +108,7 @@ Deno.test("socket replaced: a refused create_window leaves the new server's wind
     assert.match(await c.fail("create_window", { session: "main" }), CHANGED);
     assert.equal((await t.tmux("show-options", "-gwv", "window-size")).trim(), "latest");
     assert.equal((await onOld(servers, "show-options", "-gwv", "window-size")).trim(), "manual");
-  }, ["set-option", "-gw", "window-size", "manual"]);
+  }, [["set-option", "-gw", "window-size", "manual"]]);
 });
 
 Deno.test("socket replaced: buffers are loaded only where the call looked", async () => {
@@ -139,6 +139,40 @@ Deno.test("socket replaced: a command that cannot travel over the control connec
     await c.ok("set_option", args);
     assert.equal(await t.tmux(...note), "two\nlines\n");
   });
+});
+
+/** Asserts a refusal names the server the call read, then the one on the socket. */
+function assertChanged(text: string, servers: Servers): void {
+  const [, then, now] = CHANGED.exec(text) ?? [];
+  assert.ok(then, text);
+  assert.deepEqual([Number(then), Number(now)], [servers.old.pid, servers.now.pid], text);
+}
+
+Deno.test("socket replaced: show_buffer shows the buffer it listed, not the new server's namesake", async () => {
+  await withReplacedSocket(async (t, c, servers) => {
+    // The person copies something on the new server: tmux names it buffer0 there too.
+    await t.tmux("set-buffer", "new server text");
+    const text = await c.fail("show_buffer", { name: "buffer0" });
+    assertChanged(text, servers);
+    assert.doesNotMatch(text, /new server text/);
+    // Called again, it lists and reads the buffers of the server on the socket.
+    const shown = await c.ok<{ text: string; size: number }>("show_buffer", { name: "buffer0" });
+    assert.deepEqual([shown.text, shown.size], ["new server text", 15]);
+  }, [["set-buffer", "old server's text"]]);
+});
+
+Deno.test("socket replaced: paste_buffer pastes no buffer of a server it did not list", async () => {
+  await withReplacedSocket(async (t, c, servers) => {
+    await t.tmux("set-buffer", "echo new-server-text");
+    const text = await c.fail("paste_buffer", { bufferName: "buffer0", paneId: "%0" });
+    assertChanged(text, servers);
+    // Refused before anything was pasted: neither server's %0 shows a buffer.
+    const screens = [
+      await onOld(servers, "capture-pane", "-p", "-t", "%0"),
+      await t.tmux("capture-pane", "-p", "-t", servers.now.paneId),
+    ];
+    for (const screen of screens) assert.doesNotMatch(screen, /server-text/, screen);
+  }, [["set-buffer", "echo old-server-text"]]);
 });
 
 Deno.test("socket replaced: get_server_info describes the server on the socket", async () => {

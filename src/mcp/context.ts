@@ -14,7 +14,7 @@ import {
   findCallerPane,
   parseTmuxEnv,
 } from "../tmux/identity.ts";
-import { execFast, execOnce, type ViaOptions } from "../tmux/control.ts";
+import { execFast, execOnce, execSpawned, type ViaOptions } from "../tmux/control.ts";
 import { judgeResult, type ServerAddress, type TmuxRunner } from "../tmux/run.ts";
 import {
   type ClientRow,
@@ -222,10 +222,18 @@ export class TmuxContext {
   /**
    * Runs a tmux command in a tmux process of its own: for a command that blocks its client
    * (`wait-for`, which would hold up every command behind it on a shared connection), and for
-   * kills, whose end may take the control client with it before tmux answers.
+   * one whose output a control client would get escaped (`show-buffer`). It runs only on the
+   * server with `serverPid` (by default the one the call read, {@link serverPid}): a tmux
+   * process reaches whatever server the socket leads to now, not the one the call read over
+   * the control connection, once the socket file was replaced.
    */
-  spawn(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
-    return this.runner.run(this.address, args, { signal: this.signal, timeoutMs });
+  async spawn(
+    args: readonly string[],
+    timeoutMs?: number,
+    serverPid: number | null = this.serverPid,
+  ): Promise<Uint8Array> {
+    const options = { signal: this.signal, timeoutMs, serverPid };
+    return judgeResult(await execSpawned(this.runner, this.address, args, options));
   }
 
   /** One atomic read of the server: all of it, or what `scope` names. */

@@ -346,19 +346,26 @@ function pastableBuffer(name: string, bytes: Uint8Array): string {
 }
 
 /**
- * A listed buffer's bytes; a refusal naming the buffers there are (`names`) when it was deleted
- * between the listing and this read.
+ * A listed buffer's bytes, read on the server that listed it (pid `serverPid`); a refusal
+ * naming the buffers there are (`names`) when it was deleted between the listing and this read.
  */
 export async function readBufferBytes(
   ctx: TmuxContext,
   name: string,
   names: () => string,
+  serverPid: number,
 ): Promise<Uint8Array> {
   try {
     // A tmux process of its own prints the bytes exactly; to a control client tmux writes them
     // escaped (a tab as `\t`, a NUL byte as `\0`, alike with those characters in the buffer)
-    // and adds a final newline.
-    return await ctx.spawn(["show-buffer", "-b", escapeTrailingSemicolon(name)]);
+    // and adds a final newline. But it reaches the server the socket leads to now, which after
+    // the socket file was replaced is not the one the listing (over the control connection)
+    // read, and may hold a buffer of the same name: it reads only on the one that listed it.
+    return await ctx.spawn(
+      ["show-buffer", "-b", escapeTrailingSemicolon(name)],
+      undefined,
+      serverPid,
+    );
   } catch (error) {
     if (!(error instanceof TmuxError) || !/^no buffer/.test(error.message)) throw error;
     throw new ToolFailure(
@@ -375,10 +382,10 @@ async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
     await ctx.read([
       "list-buffers",
       "-F",
-      recordFormat(guard, ["#{buffer_name}", "#{buffer_size}"]),
+      recordFormat(guard, ["#{buffer_name}", "#{buffer_size}", "#{pid}"]),
     ]),
     guard,
-    2,
+    3,
   );
   const names = () =>
     `Buffers: ${sample(listed.map(([n]) => JSON.stringify(n)))} — list_buffers lists them.`;
@@ -396,7 +403,7 @@ async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
       "Paste it in parts with paste_text.",
     );
   if (int(entry[1]) > MAX_PASTE_BYTES) throw tooBig(int(entry[1]));
-  const bytes = await readBufferBytes(ctx, name, names);
+  const bytes = await readBufferBytes(ctx, name, names, int(entry[2]));
   // Replaced by a larger one between the two reads.
   if (bytes.length > MAX_PASTE_BYTES) throw tooBig(bytes.length);
   return bytes;

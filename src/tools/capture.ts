@@ -616,10 +616,15 @@ const showBuffer = defineTool({
       await ctx.read([
         "list-buffers",
         "-F",
-        recordFormat(guard, ["#{buffer_name}", "#{buffer_size}", "#{buffer_created}"]),
+        recordFormat(guard, [
+          "#{buffer_name}",
+          "#{buffer_size}",
+          "#{buffer_created}",
+          "#{pid}",
+        ]),
       ]),
       guard,
-      3,
+      4,
     );
     const names = () => `Buffers: ${sample(listed.map(([n]) => JSON.stringify(n)))}.`;
     if (listed.length === 0) {
@@ -637,8 +642,8 @@ const showBuffer = defineTool({
         names(),
       );
     }
-    const [name, size, created] = entry;
-    const bytes = await readBufferBytes(ctx, name, names);
+    const [name, size, created, pid] = entry;
+    const bytes = await readBufferBytes(ctx, name, names, intValue(pid));
     const lines = decodeBytes(bytes).split("\n");
     const shell = {
       name,
