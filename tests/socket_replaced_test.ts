@@ -148,6 +148,18 @@ function assertChanged(text: string, servers: Servers): void {
   assert.deepEqual([Number(then), Number(now)], [servers.old.pid, servers.now.pid], text);
 }
 
+Deno.test("socket replaced: display_message expands a format only on the server the call read", async () => {
+  // A line break cannot travel over the control connection: the expansion starts tmux, which
+  // reaches the new server (where a `#(...)` would run too), though %0 was looked up on the old.
+  await withReplacedSocket(async (_t, c, servers) => {
+    const args = { target: "%0", format: "#{pid}\n#{session_name}" };
+    assertChanged(await c.fail("display_message", args), servers);
+    // Called again, it looks %0 up on the server on the socket and expands it there.
+    const { text } = await c.ok<{ text: string }>("display_message", args);
+    assert.equal(text, `${servers.now.pid}\nwork`);
+  });
+});
+
 Deno.test("socket replaced: show_buffer shows the buffer it listed, not the new server's namesake", async () => {
   await withReplacedSocket(async (t, c, servers) => {
     // The person copies something on the new server: tmux names it buffer0 there too.

@@ -117,6 +117,8 @@ export async function markOwned(ctx: TmuxContext, paneIds: readonly string[]): P
   if (!owner || paneIds.length === 0) return false;
   // An owner id is letters, digits, `.`, `_` and `-` (OWNER_ID): nothing tmux reads as syntax.
   const args = chainArgv(paneIds.map((id) => ["set-option", "-p", "-t", id, OWNER_OPTION, owner]));
-  // Not cancelled with the call: a pane that was made is marked.
-  return await execOnce(ctx.runner, ctx.address, args).then((r) => r.code === 0, () => false);
+  // Not cancelled with the call: a pane that was made is marked, on the server it was made on
+  // (the one the call read), never a namesake on a server that took the socket since.
+  return await execOnce(ctx.runner, ctx.address, args, { serverPid: ctx.serverPid })
+    .then((r) => r.code === 0, () => false);
 }

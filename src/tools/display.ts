@@ -83,7 +83,7 @@ const displayMessage = defineTool({
         args.target,
         "--",
         escapeTrailingSemicolon(args.format),
-      ], { signal: ctx.signal }),
+      ], { signal: ctx.signal, serverPid: ctx.serverPid }),
     ));
     const head = `${guard}R${guard}F`;
     const end = out.indexOf(`${guard}E\n`);
