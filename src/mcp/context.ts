@@ -16,6 +16,7 @@ import {
 } from "../tmux/identity.ts";
 import { execFast, execOnce, execSpawned, type ViaOptions } from "../tmux/control.ts";
 import { judgeResult, type ServerAddress, type TmuxRunner } from "../tmux/run.ts";
+import type { ServerIdentity } from "../tmux/server_identity.ts";
 import {
   type ClientRow,
   type PaneBrief,
@@ -124,7 +125,10 @@ export class TmuxContext {
   /** The SSH destination the call names (`host`), or undefined for this machine. */
   readonly host: string | undefined;
   /** What this call's reads found, shared with its {@link withSignal} copies. */
-  #reads: { serverPid: number | null } = { serverPid: null };
+  #reads: { serverPid: number | null; serverStart: number | null } = {
+    serverPid: null,
+    serverStart: null,
+  };
 
   /**
    * A context for one call. On a `host`, the server is that host's default one, or the call's
@@ -184,9 +188,27 @@ export class TmuxContext {
     return this.#reads.serverPid;
   }
 
-  /** Notes the server a snapshot read, for {@link serverPid}. */
-  #read<T extends { readonly server: { readonly pid: number } | null }>(snapshot: T): T {
+  /**
+   * When the server of {@link serverPid} started (tmux's `#{start_time}`, seconds; null before
+   * a snapshot found a server): with the pid, which server the call read. A server restarted
+   * in a pid namespace of its own (a container) has the same pid as the one before it.
+   */
+  get serverStart(): number | null {
+    return this.#reads.serverStart;
+  }
+
+  /** The server this call's last snapshot read ({@link serverPid}, {@link serverStart}). */
+  get server(): ServerIdentity | null {
+    const { serverPid, serverStart } = this.#reads;
+    return serverPid === null || serverStart === null
+      ? null
+      : { pid: serverPid, startTime: serverStart };
+  }
+
+  /** Notes the server a snapshot read, for {@link serverPid} and {@link serverStart}. */
+  #read<T extends { readonly server: ServerIdentity | null }>(snapshot: T): T {
     this.#reads.serverPid = snapshot.server?.pid ?? null;
+    this.#reads.serverStart = snapshot.server?.startTime ?? null;
     return snapshot;
   }
 
@@ -200,7 +222,7 @@ export class TmuxContext {
    * connection when there is one (well under a millisecond, against a few for starting tmux),
    * never twice (a command lost on its way is a failure, not repeated). Targets must be
    * explicit: the command's client is the control client. Should it start tmux instead, it
-   * runs only on the server the call read ({@link serverPid}).
+   * runs only on the server the call read ({@link server}).
    */
   async run(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
     return judgeResult(await execOnce(this.runner, this.address, args, this.#via(timeoutMs)));
@@ -216,7 +238,12 @@ export class TmuxContext {
 
   /** Options for a command that may travel over the control connection. */
   #via(timeoutMs: number | undefined): ViaOptions {
-    return { signal: this.signal, timeoutMs, serverPid: this.serverPid };
+    return {
+      signal: this.signal,
+      timeoutMs,
+      serverPid: this.serverPid,
+      serverStart: this.serverStart,
+    };
   }
 
   /**

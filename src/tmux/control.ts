@@ -84,6 +84,7 @@ import {
   type Touch,
   touched,
 } from "./recency.ts";
+import { onServerFormat } from "./server_identity.ts";
 import { changesStructure } from "./structure.ts";
 import { Turns } from "./turns.ts";
 import {
@@ -1669,6 +1670,11 @@ export interface ViaOptions extends RunOptions {
    * control clients reach.
    */
   readonly serverPid?: number | null;
+  /**
+   * When that server started (`#{start_time}`), checked with its pid when given: a server
+   * restarted in a pid namespace of its own (a container) has the same pid again.
+   */
+  readonly serverStart?: number | null;
 }
 
 /**
@@ -1765,14 +1771,15 @@ export async function execSpawned(
   const pid = options.serverPid ?? null;
   return pid === null
     ? await runner.exec(address, args, options)
-    : await execOnServer(runner, address, args, options, pid);
+    : await execOnServer(runner, address, args, options, pid, options.serverStart ?? null);
 }
 
 /**
- * Starts tmux for `args`, run only if the server there is the one with `pid`, checked by
- * tmux in the same step (`if-shell -F`). Another server there (the socket replaced since the
- * caller read it) runs nothing: control clients attached to another server than that one are
- * let go ({@link noteSocketServer}) and the call fails, saying so.
+ * Starts tmux for `args`, run only if the server there is the one with `pid` (and start time
+ * `start`, when known), checked by tmux in the same step (`if-shell -F`). Another server there
+ * (the socket replaced since the caller read it, or the server restarted) runs nothing:
+ * control clients attached to another server than that one are let go
+ * ({@link noteSocketServer}) and the call fails, saying so.
  */
 async function execOnServer(
   runner: TmuxRunner,
@@ -1780,6 +1787,7 @@ async function execOnServer(
   args: readonly string[],
   options: RunOptions,
   pid: number,
+  start: number | null,
 ): Promise<ControlResult> {
   const marker = `tmux-mcp-other-server-${randomHex(8)}:`;
   // As an if-shell branch: each argument quoted, a newline travelling as "\n".
@@ -1789,7 +1797,7 @@ async function execOnServer(
   const result = await runner.exec(address, [
     "if-shell",
     "-F",
-    `#{==:#{pid},${pid}}`,
+    start === null ? `#{==:#{pid},${pid}}` : onServerFormat({ pid, startTime: start }),
     nested,
     `display-message -p '${marker}#{pid}'`,
   ], options);
@@ -1800,8 +1808,9 @@ async function execOnServer(
   await noteSocketServer(runner, address, now).catch(() => {});
   throw new TmuxError(
     "failed",
-    `The tmux server on this socket changed since this call read it (pid ${pid} then, ${now} ` +
-      "now); nothing was done. Call again: it reads the server there now, where the ids read " +
+    `The tmux server on this socket changed since this call read it (${
+      now === pid ? `restarted with the same pid, ${pid}` : `pid ${pid} then, ${now} now`
+    }); nothing was done. Call again: it reads the server there now, where the ids read ` +
       "before may name other panes, windows and sessions.",
   );
 }

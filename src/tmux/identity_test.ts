@@ -34,7 +34,7 @@ function client(windowId: string, paneId: string, extra: Partial<ClientRow> = {}
 function snap(panes: PaneRow[], clients: ClientRow[] = []): Snapshot {
   return {
     running: true,
-    server: { socketPath: "/tmp/tmux-0/x", pid: 50, version: "3.3a" },
+    server: { socketPath: "/tmp/tmux-0/x", pid: 50, startTime: 1_796_000_000, version: "3.3a" },
     sessions: [],
     windows: [],
     panes,

@@ -17,14 +17,14 @@ import {
   TmuxError,
   type TmuxRunner,
 } from "./run.ts";
+import type { ServerIdentity } from "./server_identity.ts";
 import { snapshotArgs } from "./snapshot_format.ts";
 import { parseSnapshot } from "./snapshot_parse.ts";
 
-/** Facts about the server process itself. */
-export interface ServerFacts {
+/** Facts about the server process itself: which server it is (server_identity.ts), and more. */
+export interface ServerFacts extends ServerIdentity {
   /** The resolved socket path, comparable with the first part of `TMUX`. */
   readonly socketPath: string;
-  readonly pid: number;
   readonly version: string;
 }
 

@@ -13,9 +13,10 @@ import type { ClientRow, SessionRow, SnapshotScope } from "./snapshot.ts";
 
 type Spec<T> = { readonly [K in keyof T]: string };
 
-const SERVER: Spec<{ socketPath: 0; pid: 0; version: 0 }> = {
+const SERVER: Spec<{ socketPath: 0; pid: 0; startTime: 0; version: 0 }> = {
   socketPath: "#{socket_path}",
   pid: "#{pid}",
+  startTime: "#{start_time}",
   version: "#{version}",
 };
 
@@ -170,8 +171,8 @@ function layout<S extends Record<string, string>>(
   };
 }
 
-/** The server's record: socket path and version framed, the pid packed. */
-export const SERVER_LAYOUT = layout(SERVER, ["pid"]);
+/** The server's record: socket path and version framed, the pid and start time packed. */
+export const SERVER_LAYOUT = layout(SERVER, ["pid", "startTime"]);
 /** A session's record: name, group and path framed, the numbers packed. */
 export const SESSION_LAYOUT = layout(SESSION, [
   "id",

@@ -86,7 +86,12 @@ export function parseSnapshot(
     switch (kind) {
       case "V": {
         const r = SERVER_LAYOUT.read(values);
-        server = { socketPath: r.socketPath, pid: int(r.pid), version: r.version };
+        server = {
+          socketPath: r.socketPath,
+          pid: int(r.pid),
+          startTime: int(r.startTime),
+          version: r.version,
+        };
         break;
       }
       case "S":
