@@ -43,6 +43,7 @@ Deno.test("job ids: every part survives the round trip; anything else is not an 
     startMs: 1_796_000_000_123,
     startAbs: 200_000,
     serverPid: 77,
+    serverStart: 1_796_000_000,
   };
   const id = jobIdOf(ref);
   assert.match(id, /^[0-9a-z-]+$/, "safe in a URI");
@@ -54,10 +55,12 @@ Deno.test("job ids: every part survives the round trip; anything else is not an 
       `${id}-1`,
       id.replace("-", "_"),
       id.toUpperCase(),
-      "%12-0123456789abcdef0123-1-1-1-1",
-      "12-0123456789abcdef012-1-1-1-1",
-      "12-0123456789abcdef0123-1-1-1-zzzzzzzzz",
-      "12-0123456789abcdef0123-1-1-1-1\n",
+      "%12-0123456789abcdef0123-1-1-1-1-1",
+      "12-0123456789abcdef012-1-1-1-1-1",
+      "12-0123456789abcdef0123-1-1-1-zzzzzzzzz-1",
+      "12-0123456789abcdef0123-1-1-1-1-1\n",
+      // The form before the server's start time was part of an id: no server it names is known.
+      "12-0123456789abcdef0123-1-1-1-1",
     ]
   ) {
     assert.equal(parseJobId(bad), null, JSON.stringify(bad));
@@ -468,7 +471,7 @@ Deno.test("get_command_result refuses what is not a job of this server, clearly"
     assert.equal(notId.isError, true);
     const clamped = await c.call("get_command_result", { jobId: "1", waitMs: -1 });
     assert.equal(clamped.isError, true);
-    const { pid } = await t.facts();
+    const { pid, startTime } = await t.facts();
     const foreign = jobIdOf({
       paneId: t.ids.paneId,
       nonce: "0123456789abcdef0123",
@@ -476,10 +479,25 @@ Deno.test("get_command_result refuses what is not a job of this server, clearly"
       startMs: Date.now(),
       startAbs: 0,
       serverPid: pid + 1,
+      serverStart: startTime,
     });
     const text = await c.fail("get_command_result", { jobId: foreign });
     assert.match(text, /another tmux server/);
     assert.match(text, /socket_name/);
+    // A server of the same pid that ran before (a container's tmux, restarted) is another.
+    const before = jobIdOf({
+      paneId: t.ids.paneId,
+      nonce: "0123456789abcdef0123",
+      panePid: 1,
+      startMs: (startTime - 60) * 1000,
+      startAbs: 0,
+      serverPid: pid,
+      serverStart: startTime - 60,
+    });
+    assert.match(
+      await c.fail("get_command_result", { jobId: before }),
+      /another tmux server, since ended: the server on .* was restarted with the same pid/,
+    );
     // On the right server, a job that was never typed there: the pane was not respawned, but
     // no marker of it ever appears and the shell is at its prompt.
     const [panePid] = (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_pid}"))
@@ -491,6 +509,7 @@ Deno.test("get_command_result refuses what is not a job of this server, clearly"
       startMs: Date.now() - 60_000,
       startAbs: 0,
       serverPid: pid,
+      serverStart: startTime,
     });
     const job = await c.ok<Job>("get_command_result", { jobId: never });
     assert.equal(job.state, "lost");
@@ -500,7 +519,7 @@ Deno.test("get_command_result refuses what is not a job of this server, clearly"
 
 Deno.test("a job id that starts in the future is refused, not read as running for ever", async () => {
   await withTmux(async (t, c) => {
-    const { pid } = await t.facts();
+    const { pid, startTime } = await t.facts();
     const [panePid] = (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_pid}"))
       .trim().split(" ").map(Number);
     const startingIn = (ms: number) =>
@@ -511,6 +530,7 @@ Deno.test("a job id that starts in the future is refused, not read as running fo
         startMs: Date.now() + ms,
         startAbs: 0,
         serverPid: pid,
+        serverStart: startTime,
       });
     const forged = startingIn(365 * 24 * 3_600_000);
     const text = await c.fail("get_command_result", { jobId: forged });

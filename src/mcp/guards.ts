@@ -20,6 +20,14 @@ import {
   showsWholeSession,
 } from "../tmux/identity.ts";
 import { judgeResult, type RunOptions, TmuxError } from "../tmux/run.ts";
+import {
+  onServerFormat,
+  parseServerIdentity,
+  sameServer,
+  SERVER_IDENTITY_FORMAT,
+  type ServerIdentity,
+  serversText,
+} from "../tmux/server_identity.ts";
 import type { ClientRow, PaneBrief, PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
@@ -601,9 +609,10 @@ async function unconfirmed<T>(act: Promise<T>): Promise<T> {
  * with the call's signal, or with these options.
  * Runs at most once (never repeated after a lost connection).
  *
- * When the call has read the server ({@link TmuxContext.serverPid}), tmux also checks in that
+ * When the call has read the server ({@link TmuxContext.server}), tmux also checks in that
  * step that it is the same server, even with no condition: a step that reaches another one
- * (its socket replaced since the read) does nothing and throws a refusal saying so.
+ * (its socket replaced since the read, or the server restarted, perhaps with the same pid in a
+ * container) does nothing and throws a refusal saying so.
  */
 export async function runIf(
   ctx: TmuxContext,
@@ -625,12 +634,12 @@ export async function runIf(
         options.spawn === true ? { signal: ctx.signal } : options.spawn,
       )
       : unconfirmed(execOnce(ctx.runner, ctx.address, args, { signal: ctx.signal }));
-  const pid = ctx.serverPid;
-  if (conditions.length === 0 && pid === null) {
+  const server = ctx.server;
+  if (conditions.length === 0 && server === null) {
     const all = [...prelude, ...commands];
     return { failed: null, stdout: judgeResult(await run(chainArgv(all))) };
   }
-  const checked = sameServer(conditions, pid);
+  const checked = onSameServer(conditions, server);
   const nonce = randomHex(8);
   const marker = (i: number) => `tmux-mcp-refused-${nonce}-${i}:`;
   const refused = options.refused ?? [];
@@ -643,7 +652,7 @@ export async function runIf(
     then,
     commandString([
       // Which server refused: one other than the call read is no refusal of the condition.
-      ["display-message", "-p", `${marker(i)}#{pid}`],
+      ["display-message", "-p", `${marker(i)}${SERVER_IDENTITY_FORMAT}`],
       ...(i >= (options.refusedFrom ?? 0) ? refused : []),
     ]),
   ];
@@ -661,20 +670,25 @@ export async function runIf(
   const failed = checked.findIndex((_, i) => out.includes(marker(i)));
   if (failed === -1) return { failed: null, stdout };
   const at = out.indexOf(marker(failed)) + marker(failed).length;
-  const by = Number(/^\d*/.exec(out.slice(at))![0]);
-  if (pid !== null && by !== pid) throw await serverChanged(ctx, pid, by, Boolean(options.spawn));
+  const by = parseServerIdentity(/^[^\n]*/.exec(out.slice(at))![0]);
+  if (server !== null && (by === null || !sameServer(by, server))) {
+    throw await serverChanged(ctx, server, by, Boolean(options.spawn));
+  }
   return { failed, stdout };
 }
 
 /**
- * `conditions` with tmux's check that the server acting is the one with `pid` (the server the
- * call read, {@link TmuxContext.serverPid}): folded into the last format condition, so the
- * act's command line grows by a few bytes and nests no deeper, or, when the last is a shell
- * condition or there is none, as a condition of its own after them. Unchanged without a pid.
+ * `conditions` with tmux's check that the server acting is `server` (the one the call read,
+ * {@link TmuxContext.server}): folded into the last format condition, so the act's command
+ * line grows by a few bytes and nests no deeper, or, when the last is a shell condition or
+ * there is none, as a condition of its own after them. Unchanged without a server.
  */
-function sameServer(conditions: readonly TmuxCondition[], pid: number | null): TmuxCondition[] {
-  if (pid === null) return [...conditions];
-  const same = `#{==:#{pid},${pid}}`;
+function onSameServer(
+  conditions: readonly TmuxCondition[],
+  server: ServerIdentity | null,
+): TmuxCondition[] {
+  if (server === null) return [...conditions];
+  const same = onServerFormat(server);
   const last = conditions.at(-1);
   if (last === undefined || last.shell) {
     return [...conditions, { target: last?.target ?? "", format: same }];
@@ -692,19 +706,20 @@ function sameServer(conditions: readonly TmuxCondition[], pid: number | null): T
  */
 async function serverChanged(
   ctx: TmuxContext,
-  was: number,
-  now: number,
+  was: ServerIdentity,
+  now: ServerIdentity | null,
   spawned: boolean,
 ): Promise<ServerChanged> {
   try {
-    if (spawned) await noteSocketServer(ctx.runner, ctx.address, now);
+    if (spawned && now !== null) await noteSocketServer(ctx.runner, ctx.address, now.pid);
     else await socketServerPid(ctx.runner, ctx.address, { signal: ctx.signal });
   } catch {
     // The refusal stands; the next call finds out where the socket leads.
   }
   return new ServerChanged(
-    `The tmux server on ${ctx.socketLabel} changed since this call read it (pid ${was} then, ` +
-      `${now} now); nothing was done.`,
+    `The tmux server on ${ctx.socketLabel} changed since this call read it (${
+      serversText(was, now)
+    }); nothing was done.`,
     "Call again: it reads the server there now, where the ids read before may name other " +
       "panes, windows and sessions (list_panes shows what is there).",
   );

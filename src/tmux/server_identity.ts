@@ -35,10 +35,17 @@ export function onServerFormat(id: ServerIdentity): string {
 }
 
 /**
- * The server for a message: its pid, and when it started where that tells it from `other`
- * (a server since restarted with the same pid).
+ * The servers `then` and `now` (null: one that did not say which) for a message on a server
+ * that changed: their pids, and when each started where the pid is the same.
  */
-export function identityText(id: ServerIdentity, other?: ServerIdentity): string {
-  if (other === undefined || other.pid !== id.pid) return `pid ${id.pid}`;
-  return `pid ${id.pid} started ${new Date(id.startTime * 1000).toISOString()}`;
+export function serversText(then: ServerIdentity, now: ServerIdentity | null): string {
+  if (now === null) return `pid ${then.pid} then, another now`;
+  if (now.pid !== then.pid) return `pid ${then.pid} then, ${now.pid} now`;
+  return `pid ${then.pid} then and now, started ${isoSeconds(then.startTime)} then and ` +
+    `${isoSeconds(now.startTime)} now`;
+}
+
+/** A start time (seconds since the epoch) as ISO 8601. */
+function isoSeconds(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
 }

@@ -11,6 +11,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { cutString } from "../mcp/bounds.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
+import { sameServer, type ServerIdentity } from "../tmux/server_identity.ts";
 import { jobIdOf, type JobRef, parseJobId } from "./job_id.ts";
 import { endSeen, isOver, readJob } from "./job_state.ts";
 import { MAX_START_SKEW_MS } from "./job_resource.ts";
@@ -50,7 +51,7 @@ export function busyRefusal(paneId: string, run: RunState): ToolFailure {
 /**
  * The refusal of pane `paneId` whose run mark `value` names a command another run_command typed
  * (in another process, or in this one before a restart) that is not over; null when the mark is
- * stale: no mark of a job in this pane on this server (pid `serverPid`), the job `over` (found
+ * stale: no mark of a job in this pane on this server (`server`), the job `over` (found
  * over just now), or a job that is over (jobs.ts `readJob`). A job read as lost only because the
  * shell waits quiet as at its prompt (a `read` in the command looks the same) is not over while
  * the call that runs it still waits on it.
@@ -58,14 +59,17 @@ export function busyRefusal(paneId: string, run: RunState): ToolFailure {
 export async function markRefusal(
   ctx: TmuxContext,
   paneId: string,
-  serverPid: number | undefined,
+  server: ServerIdentity | null,
   value: string,
   over: string | null,
 ): Promise<ToolFailure | null> {
   const mark = value === "" ? null : parseMark(value);
   const ref = mark === null ? null : parseJobId(mark.jobId);
   if (mark === null || ref === null || mark.jobId === over || ref.paneId !== paneId) return null;
-  if (ref.serverPid !== serverPid || ref.startMs > Date.now() + MAX_START_SKEW_MS) return null;
+  const own = { pid: ref.serverPid, startTime: ref.serverStart };
+  if (server === null || !sameServer(server, own) || ref.startMs > Date.now() + MAX_START_SKEW_MS) {
+    return null;
+  }
   const view = await readJob(ctx, ref);
   const waiting = waitedOn(mark, MAX_TIMEOUT_MS);
   if (isOver(view) && (endSeen(ref, view) || !waiting)) return null;

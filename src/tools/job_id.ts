@@ -19,15 +19,28 @@ export interface JobRef {
   readonly startMs: number;
   /** Where the pane's cursor was then, counted from the top of its history. */
   readonly startAbs: number;
-  /** The tmux server it runs on. */
+  /** The tmux server it runs on: its pid... */
   readonly serverPid: number;
+  /**
+   * ...and when it started (`#{start_time}`, seconds): a server restarted in a pid namespace of
+   * its own (a container) has the same pid again, and panes of the same ids and pids.
+   */
+  readonly serverStart: number;
 }
 
+/** A job id, precisely: each part in its own range (see {@link jobIdOf}). */
 const JOB_ID =
-  /^(\d{1,9})-([0-9a-f]{20})-([0-9a-z]{1,8})-([0-9a-z]{1,10})-([0-9a-z]{1,8})-([0-9a-z]{1,8})$/;
+  /^(\d{1,9})-([0-9a-f]{20})-([0-9a-z]{1,8})-([0-9a-z]{1,10})-([0-9a-z]{1,8})-([0-9a-z]{1,8})-([0-9a-z]{1,8})$/;
 
-/** A job id argument. */
-export const jobIdSchema = z.string().regex(JOB_ID, "a jobId as run_command returned it");
+/**
+ * A job id argument: its shape, short as a model reads it on every turn; {@link parseJobId}
+ * checks each part. An id of the form before the server's start time was part of it (one
+ * part less) names no server this one can tell, and is refused.
+ */
+export const jobIdSchema = z.string().regex(
+  /^\d{1,9}-[0-9a-f]{20}(-[0-9a-z]{1,10}){5}$/,
+  "a jobId as run_command returned it",
+);
 
 /** The id of a job: every part a number or hex digits, safe in a URI. */
 export function jobIdOf(ref: JobRef): string {
@@ -38,6 +51,7 @@ export function jobIdOf(ref: JobRef): string {
     ref.startMs.toString(36),
     ref.startAbs.toString(36),
     ref.serverPid.toString(36),
+    ref.serverStart.toString(36),
   ].join("-");
 }
 
@@ -45,8 +59,16 @@ export function jobIdOf(ref: JobRef): string {
 export function parseJobId(id: string): JobRef | null {
   const m = JOB_ID.exec(id);
   if (!m) return null;
-  const numbers = [m[3], m[4], m[5], m[6]].map((s) => parseInt(s, 36));
+  const numbers = [m[3], m[4], m[5], m[6], m[7]].map((s) => parseInt(s, 36));
   if (numbers.some((n) => !Number.isSafeInteger(n))) return null;
-  const [panePid, startMs, startAbs, serverPid] = numbers;
-  return { paneId: `%${Number(m[1])}`, nonce: m[2], panePid, startMs, startAbs, serverPid };
+  const [panePid, startMs, startAbs, serverPid, serverStart] = numbers;
+  return {
+    paneId: `%${Number(m[1])}`,
+    nonce: m[2],
+    panePid,
+    startMs,
+    startAbs,
+    serverPid,
+    serverStart,
+  };
 }

@@ -51,6 +51,8 @@ import { Backoff, MAX_RETRY_MS, pause } from "./live.ts";
 import { jobIdOf, jobIdSchema, type JobRef, parseJobId } from "./job_id.ts";
 import { endSeen, HELD_NOTE, isOver, type JobView, readJob } from "./job_state.ts";
 import { waitForJob } from "./job_wait.ts";
+import { SERVER_ONLY } from "../tmux/snapshot.ts";
+import { sameServer, type ServerIdentity, serversText } from "../tmux/server_identity.ts";
 
 // ---------------------------------------------------------------------------------------------
 // get_command_result
@@ -114,11 +116,16 @@ export function jobSummary(ref: JobRef, view: JobView): string {
   }
 }
 
-/** The pid of the tmux server on the context's socket; undefined when none runs there. */
-async function serverPidOf(ctx: TmuxContext): Promise<number | undefined> {
-  // The server's pid is all it needs: no session, window or pane is read.
-  const snapshot = await ctx.snapshot({ sessions: false, windows: false, panes: false });
-  return snapshot.server?.pid;
+/** The tmux server on the context's socket; undefined when none runs there. */
+async function serverOf(ctx: TmuxContext): Promise<ServerIdentity | undefined> {
+  // Which server it is, is all it needs: no session, window or pane is read.
+  const snapshot = await ctx.snapshot(SERVER_ONLY);
+  return snapshot.server ?? undefined;
+}
+
+/** The server job `ref` was started on. */
+function serverOfJob(ref: JobRef): ServerIdentity {
+  return { pid: ref.serverPid, startTime: ref.serverStart };
 }
 
 /** The job an id names on this call's tmux server, or a failure saying why not. */
@@ -131,15 +138,19 @@ export async function jobOf(ctx: TmuxContext, jobId: string): Promise<JobRef> {
     );
   }
   refuseFutureJob(jobId);
-  const pid = await serverPidOf(ctx);
-  if (pid !== undefined && pid !== ref.serverPid) {
+  const server = await serverOf(ctx);
+  const own = serverOfJob(ref);
+  if (server !== undefined && !sameServer(server, own)) {
     throw new ToolFailure(
-      `Job ${jobId} was started on another tmux server (pid ${ref.serverPid}; ` +
-        `${ctx.socketLabel} is pid ${pid}).`,
+      server.pid === own.pid
+        ? `Job ${jobId} was started on another tmux server, since ended: the server on ` +
+          `${ctx.socketLabel} was restarted with the same pid (${serversText(own, server)}).`
+        : `Job ${jobId} was started on another tmux server (pid ${ref.serverPid}; ` +
+          `${ctx.socketLabel} is pid ${server.pid}).`,
       "Pass the socket_name the job was started with; if that server has ended, so has the job.",
     );
   }
-  if (pid === undefined) {
+  if (server === undefined) {
     throw new ToolFailure(
       `No tmux server is running on ${ctx.socketLabel}: job ${jobId} ended with its server.`,
       "Pass the socket_name the job was started with.",
@@ -234,6 +245,13 @@ export const JOB_SERVING: JobServing = {
       while (!stop.signal.aborted) {
         const began = performance.now();
         try {
+          // Read on another server (its successor on the socket, perhaps with the same pid and
+          // pane ids), the job's pane would be another pane: the job ended with its server.
+          const server = await serverOf(on);
+          if (!server || !sameServer(server, serverOfJob(ref))) {
+            changed();
+            return;
+          }
           const view = await waitForJob(on, ref, performance.now() + WATCH_SPAN_MS, {
             progress: false,
           });
@@ -260,8 +278,8 @@ export const JOB_SERVING: JobServing = {
           if (!failing) changed();
           failing = true;
           // A job whose server is gone or was replaced ended with it: nothing more to watch.
-          const pid = await serverPidOf(on).catch(() => null);
-          if (pid !== null && pid !== ref.serverPid) {
+          const server = await serverOf(on).catch(() => null);
+          if (server !== null && !(server && sameServer(server, serverOfJob(ref)))) {
             if (!told) changed();
             return;
           }

@@ -23,9 +23,12 @@ import { sleep } from "./shell_guard.ts";
  */
 export const PROMPT_PROGRAM_MS = 2_000;
 
-/** Names this server's lifetime for per-server caches: socket plus server pid. */
+/**
+ * Names this server's lifetime for per-server caches: socket, server pid and start time (a
+ * server restarted in a pid namespace of its own, a container, has the same pid again).
+ */
 export function serverKey(ctx: TmuxContext, snapshot: Snapshot): string {
-  return `${ctx.socketLabel}#${snapshot.server?.pid ?? 0}`;
+  return `${ctx.socketLabel}#${snapshot.server?.pid ?? 0}.${snapshot.server?.startTime ?? 0}`;
 }
 
 /**

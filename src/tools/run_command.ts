@@ -200,14 +200,15 @@ export const runCommand = defineTool({
         startMs: Date.now(),
         startAbs: watch.start.historySize + watch.start.cursorY,
         serverPid: snapshot.server?.pid ?? 0,
+        serverStart: snapshot.server?.startTime ?? 0,
       };
       const jobId = jobIdOf(ref);
       state.ref = ref;
       rememberJob(jobId, placeOf(ctx));
       // Another process's run_command in the pane (or this process's before a restart).
       const seen = await readMark(ctx, pane.id);
-      const serverPid = snapshot.server?.pid;
-      const busy = await markRefusal(ctx, pane.id, serverPid, seen, overJob);
+      const server = snapshot.server;
+      const busy = await markRefusal(ctx, pane.id, server, seen, overJob);
       if (busy) throw busy;
       const deadline = began + effective;
       const byInput = typedProgram(ctx, key, pane.id);
@@ -239,7 +240,7 @@ export const runCommand = defineTool({
           refusal: async () => {
             const value = await readMark(ctx, pane.id);
             if (markFree(seen, value)) return null;
-            return await markRefusal(ctx, pane.id, serverPid, value, null) ??
+            return await markRefusal(ctx, pane.id, server, value, null) ??
               takenRefusal(pane.id, value);
           },
         },

@@ -445,12 +445,18 @@ export class TestTmux {
     return sh("tmux", ["-u", "-L", this.socket, "-f", "/dev/null", ...args], { allowFail: true });
   }
 
-  /** The resolved socket path and server pid, as TMUX would carry them. */
-  async facts(): Promise<{ socketPath: string; pid: number }> {
-    const [socketPath, pid] = (await this.tmux("display-message", "-p", "#{socket_path}\t#{pid}"))
-      .trim().split("\t");
+  /**
+   * The resolved socket path and server pid, as TMUX would carry them, and when the server
+   * started (`#{start_time}`: with the pid, which server it is).
+   */
+  async facts(): Promise<{ socketPath: string; pid: number; startTime: number }> {
+    const [socketPath, pid, startTime] = (await this.tmux(
+      "display-message",
+      "-p",
+      "#{socket_path}\t#{pid}\t#{start_time}",
+    )).trim().split("\t");
     this.#pids.add(Number(pid));
-    return { socketPath, pid: Number(pid) };
+    return { socketPath, pid: Number(pid), startTime: Number(startTime) };
   }
 
   /**
