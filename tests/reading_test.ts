@@ -889,6 +889,13 @@ Deno.test("capture_since: respawned or killed pane, and foreign or malformed cur
     } finally {
       await elsewhere.kill();
     }
+    // A server of the same pid that ran before (a container's tmux, restarted) is another.
+    const cursor = decodeCursor(start.cursor);
+    const earlier = encodeCursor({ ...cursor, serverStart: cursor.serverStart - 60 });
+    assert.match(
+      await c.fail("capture_since", { paneId: id, cursor: earlier }),
+      /another tmux server \(or one since restarted\): pid \d+ then and now, started .* then and .* now/,
+    );
 
     await t.tmux("respawn-pane", "-k", "-t", id, "sh");
     const respawned = await c.fail("capture_since", { paneId: id, cursor: start.cursor });

@@ -12,7 +12,7 @@
 
 import assert from "node:assert/strict";
 import { connect, type TestClient } from "./helpers/mcp.ts";
-import { TestTmux, testSocketName, waitFor } from "./helpers/tmux.ts";
+import { testSocketName, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** Why a server cannot be started in a pid namespace of its own here; null when it can. */
 async function namespaceUnavailable(): Promise<string | null> {
@@ -32,7 +32,9 @@ async function namespaceUnavailable(): Promise<string | null> {
   }
 }
 
-const skip = Deno.build.os === "linux" ? await namespaceUnavailable() : "pid namespaces are Linux's";
+const skip = Deno.build.os === "linux"
+  ? await namespaceUnavailable()
+  : "pid namespaces are Linux's";
 // deno-lint-ignore no-console
 if (skip) console.error(`server_identity_test: same-pid restarts skipped: ${skip}`);
 

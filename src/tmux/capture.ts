@@ -37,6 +37,11 @@ export interface PaneState {
   readonly panePid: number;
   /** The tmux server's pid; a restarted server reuses pane ids for other panes. */
   readonly serverPid: number;
+  /**
+   * When the tmux server started (`#{start_time}`, seconds): one restarted in a pid namespace
+   * of its own (a container) has the same pid again, and panes of the same ids and pids.
+   */
+  readonly serverStart: number;
   readonly width: number;
   readonly height: number;
   /** Lines held in history above the visible screen. */
@@ -57,6 +62,7 @@ const STATE = {
   paneId: "#{pane_id}",
   panePid: "#{pane_pid}",
   serverPid: "#{pid}",
+  serverStart: "#{start_time}",
   width: "#{pane_width}",
   height: "#{pane_height}",
   historySize: "#{history_size}",
@@ -81,6 +87,7 @@ function parseState(values: string[]): PaneState {
     paneId: r.paneId,
     panePid: int(r.panePid),
     serverPid: int(r.serverPid),
+    serverStart: int(r.serverStart),
     width: int(r.width),
     height: int(r.height),
     historySize: int(r.historySize),

@@ -30,6 +30,7 @@ import {
 import { LineSplitter } from "./chain.ts";
 import { decodeBytes } from "./format.ts";
 import { type RunOptions, type ServerAddress, TmuxError, type TmuxRunner } from "./run.ts";
+import { sameServer, serversText } from "./server_identity.ts";
 import {
   ANCHOR_ROWS,
   CursorError,
@@ -83,9 +84,15 @@ function screenRows(rows: readonly string[], top: number): string[] {
 }
 
 function checkIdentity(cursor: SinceCursor, state: PaneState): void {
-  if (cursor.serverPid !== state.serverPid) {
+  const then = { pid: cursor.serverPid, startTime: cursor.serverStart };
+  const now = { pid: state.serverPid, startTime: state.serverStart };
+  if (!sameServer(then, now)) {
     throw new CursorError(
-      `The cursor comes from another tmux server (or one since restarted): server pid ${cursor.serverPid}, this one is ${state.serverPid}.`,
+      `The cursor comes from another tmux server (or one since restarted): ${
+        then.pid === now.pid
+          ? serversText(then, now)
+          : `server pid ${then.pid}, this one is ${now.pid}`
+      }.`,
     );
   }
   if (cursor.panePid !== state.panePid) {

@@ -40,6 +40,7 @@ export function cursorFor(
   for (let abs = base; abs <= end; abs++) rows += hashText(grid.hashAt(abs) ?? blank);
   return {
     serverPid: state.serverPid,
+    serverStart: state.serverStart,
     paneId: state.paneId,
     panePid: state.panePid,
     width: grid.width,

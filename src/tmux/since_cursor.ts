@@ -96,6 +96,8 @@ function fromBase64url(text: string): Uint8Array {
  */
 export interface SinceCursor {
   readonly serverPid: number;
+  /** When that server started (`#{start_time}`): the pid alone may be a successor's. */
+  readonly serverStart: number;
   readonly paneId: string;
   readonly panePid: number;
   /** Width when taken: a different width means tmux reflowed the rows. */
@@ -113,7 +115,8 @@ export interface SinceCursor {
   readonly altHash: string | null;
 }
 
-const CURSOR_PREFIX = "tmc1.";
+/** What a cursor starts with; `tmc1.` was the form before the server's start time was in it. */
+const CURSOR_PREFIX = "tmc2.";
 
 /** Why a cursor cannot be used. */
 export class CursorError extends Error {
@@ -128,6 +131,7 @@ export class CursorError extends Error {
 export function encodeCursor(c: SinceCursor): string {
   const body = JSON.stringify([
     c.serverPid,
+    c.serverStart,
     c.paneId,
     c.panePid,
     c.width,
@@ -213,11 +217,23 @@ export function decodeCursor(text: string): SinceCursor {
   } catch {
     throw bad;
   }
-  if (rowHash(body) !== check || !Array.isArray(v) || v.length !== 10) throw bad;
-  const [serverPid, paneId, panePid, width, historyLimit, historySize, base, cursorRow, rows, alt] =
-    v;
+  if (rowHash(body) !== check || !Array.isArray(v) || v.length !== 11) throw bad;
+  const [
+    serverPid,
+    serverStart,
+    paneId,
+    panePid,
+    width,
+    historyLimit,
+    historySize,
+    base,
+    cursorRow,
+    rows,
+    alt,
+  ] = v;
   const nat = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
-  const ok = nat(serverPid) && typeof paneId === "string" && /^%\d+$/.test(paneId) &&
+  const ok = nat(serverPid) && nat(serverStart) && typeof paneId === "string" &&
+    /^%\d+$/.test(paneId) &&
     nat(panePid) && nat(width) && nat(historyLimit) && nat(historySize) && nat(base) &&
     nat(cursorRow) && typeof rows === "string" && rows.length % HASH_CHARS === 0 &&
     rows.length <= MAX_REMEMBERED_ROWS * HASH_CHARS && /^[A-Za-z0-9_-]*$/.test(rows) &&
@@ -225,6 +241,7 @@ export function decodeCursor(text: string): SinceCursor {
   if (!ok) throw bad;
   return {
     serverPid,
+    serverStart,
     paneId,
     panePid,
     width,

@@ -20,6 +20,7 @@ import { denseGrid, type NormalGrid } from "./since_grid.ts";
 Deno.test("cursors round-trip, and anything else is refused as malformed", () => {
   const cursor: SinceCursor = {
     serverPid: 123,
+    serverStart: 1_796_000_000,
     paneId: "%7",
     panePid: 456,
     width: 80,
@@ -51,9 +52,14 @@ Deno.test("cursors round-trip, and anything else is refused as malformed", () =>
     assert.throws(() => decodeCursor(bad), CursorError, bad);
   }
   // A well-formed payload with the wrong shape is refused too.
-  const body = JSON.stringify([1, "not a pane", 2, 3, 4, 5, 6, 7, "", null]);
-  const b64 = btoa(body).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-  assert.throws(() => decodeCursor(`tmc1.${b64}.${rowHash(body)}`), CursorError);
+  const b64 = (body: string) =>
+    btoa(body).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  const body = JSON.stringify([1, 2, "not a pane", 2, 3, 4, 5, 6, 7, "", null]);
+  assert.throws(() => decodeCursor(`tmc2.${b64(body)}.${rowHash(body)}`), CursorError);
+  // So is a cursor of the form before the server's start time was in it: which server it
+  // comes from cannot be told from one restarted since with the same pid.
+  const before = JSON.stringify([1, "%2", 2, 3, 4, 5, 6, 7, "", null]);
+  assert.throws(() => decodeCursor(`tmc1.${b64(before)}.${rowHash(before)}`), CursorError);
   // No cursor remembers more rows than the anchor and the tallest pane tmux allows: a forged
   // one with more (the checksum is public) is refused before any row is compared.
   const most = { ...cursor, rows: rowHash("y").repeat(MAX_REMEMBERED_ROWS) };
@@ -67,6 +73,7 @@ Deno.test("cursors round-trip, and anything else is refused as malformed", () =>
 Deno.test("a sealed cursor opens only as this process sealed it; capture_since reads it either way", async () => {
   const cursor: SinceCursor = {
     serverPid: 1,
+    serverStart: 1_796_000_000,
     paneId: "%2",
     panePid: 3,
     width: 80,
@@ -104,6 +111,7 @@ const STATE: PaneState = {
   paneId: "%1",
   panePid: 10,
   serverPid: 20,
+  serverStart: 1_796_000_000,
   width: 80,
   height: 4,
   historySize: 0,

@@ -8,7 +8,9 @@
  * instead of being kept for the next one. tmux has no way to withdraw a wait, and a signal sent
  * to clear it would also release anyone else's wait on the channel. So this server remembers,
  * per tmux server, the channels whose waits it abandoned, and says so where it matters: in
- * signal_channel's answer, and in a later wait on the channel that times out.
+ * signal_channel's answer, and in a later wait on the channel that times out. A tmux server
+ * that ended took its waits with it: what is remembered of it says nothing of the server that
+ * answers on its socket since (see `channelKey`).
  *
  * @module
  */
@@ -43,7 +45,7 @@ interface Abandoned {
 
 /** At most this many channels are remembered per runner; the oldest is forgotten first. */
 const MAX_REMEMBERED = 256;
-/** Per runner, per tmux server and channel (key: address and channel name). */
+/** Per runner, per tmux server and channel (key: see `channelKey`). */
 const abandoned = new WeakMap<object, Map<string, Abandoned>>();
 
 function abandonedOn(ctx: TmuxContext): Map<string, Abandoned> {
@@ -52,8 +54,12 @@ function abandonedOn(ctx: TmuxContext): Map<string, Abandoned> {
   return map;
 }
 
+/**
+ * The key of `channel` on the server the call read (its address, pid and start time: a server
+ * restarted on the socket, with the same pid too in a container, is another server).
+ */
 function channelKey(ctx: TmuxContext, channel: string): string {
-  return `${addressKey(ctx.address)}\n${channel}`;
+  return `${addressKey(ctx.address)}\n${ctx.serverPid ?? ""}.${ctx.serverStart ?? ""}\n${channel}`;
 }
 
 /** Sets what is known of `channel`; a channel with nothing left to say is forgotten. */
@@ -102,6 +108,8 @@ export const waitForChannel = defineTool({
   annotations: SIGNALS,
   async run(args, ctx) {
     const effective = clampTimeout(args.timeoutMs).effective;
+    // Which server the wait is on: what is remembered of its channels is that server's.
+    ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
     const running = channelWaits.get(ctx.runner) ?? 0;
     if (running >= MAX_CHANNEL_WAITS) {
       throw new ToolFailure(

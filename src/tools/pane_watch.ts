@@ -28,6 +28,13 @@ import { trimRow } from "../tmux/capture.ts";
 import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { classifyStderr, TmuxError } from "../tmux/run.ts";
 import type { PaneRow } from "../tmux/snapshot.ts";
+import {
+  parseServerIdentity,
+  sameServer,
+  SERVER_IDENTITY_FORMAT,
+  type ServerIdentity,
+  serversText,
+} from "../tmux/server_identity.ts";
 // ---------------------------------------------------------------------------------------------
 // Timeouts
 
@@ -80,7 +87,15 @@ export interface PaneProbe {
    * socket gives pane ids out again from %0, so a pane of the same id there is another pane.
    */
   readonly serverPid: number;
+  /**
+   * When that server started (`#{start_time}`): a server restarted in a pid namespace of its
+   * own (a container) has the same pid again, and panes of the same ids and pids.
+   */
+  readonly serverStart: number;
 }
+
+/** The server a probe found the pane on. */
+type ProbedServer = Pick<PaneProbe, "serverPid" | "serverStart">;
 
 const PROBE_FIELDS = [
   "#{pane_id}",
@@ -96,6 +111,7 @@ const PROBE_FIELDS = [
   "#{pid}",
   "#{alternate_on}",
   "#{pane_input_off}",
+  "#{start_time}",
 ];
 
 const GONE: PaneProbe = {
@@ -112,15 +128,21 @@ const GONE: PaneProbe = {
   alternateScreen: false,
   inputOff: false,
   serverPid: 0,
+  serverStart: 0,
 };
 
 /** The failure of a watch whose tmux server is gone, or was replaced by another on its socket. */
-function serverGone(ctx: TmuxContext, paneId: string, was?: number, now?: number): ToolFailure {
+function serverGone(
+  ctx: TmuxContext,
+  paneId: string,
+  was?: ServerIdentity,
+  now?: ServerIdentity,
+): ToolFailure {
   return new ToolFailure(
     was !== undefined && now !== undefined
       ? `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched, and ` +
-        `another one now answers on that socket (it was restarted: pid ${was} then, ${now} ` +
-        `now); pane ${paneId} there is another pane, so nothing it shows is this wait's outcome.`
+        `another one now answers on that socket (it was restarted: ${serversText(was, now)}); ` +
+        `pane ${paneId} there is another pane, so nothing it shows is this wait's outcome.`
       : `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched (it was ` +
         "killed, crashed, or its last pane exited).",
     "create_session starts a new one; list_servers shows the servers that are running.",
@@ -131,7 +153,7 @@ function serverGone(ctx: TmuxContext, paneId: string, was?: number, now?: number
  * Probes a pane and, in the same tmux invocation, runs `after` (a capture): one instant for
  * both. Goes over the control channel when it can.
  *
- * With `serverPid` (the server the pane was first seen on), a pane read from another server
+ * With `on` (the probe that first found the pane: its server), a pane read from another server
  * (one restarted on the same socket) throws the failure of a server gone, and so does a pane
  * not found when the server that answers is another: the pane watched cannot be on it.
  */
@@ -139,26 +161,34 @@ async function probeWith(
   ctx: TmuxContext,
   paneId: string,
   after: readonly string[],
-  serverPid?: number,
+  on?: ProbedServer,
 ): Promise<{ probe: PaneProbe; lines: string[] }> {
   const seen = await probeAny(ctx, paneId, after);
-  if (!serverPid) return seen;
+  if (!on?.serverPid) return seen;
+  const server = serverOf(on);
   if (seen.probe.exists) {
-    if (seen.probe.serverPid !== serverPid) {
-      throw serverGone(ctx, paneId, serverPid, seen.probe.serverPid);
-    }
+    const found = serverOf(seen.probe);
+    if (!sameServer(found, server)) throw serverGone(ctx, paneId, server, found);
     return seen;
   }
   // Not found: on this server, or on another that answers on the socket now? (One more call,
   // only once the pane is gone.) No server at all: the pane is gone with it.
-  const now = await serverPidNow(ctx);
-  if (now !== null && now !== serverPid) throw serverGone(ctx, paneId, serverPid, now);
+  const now = await serverNow(ctx);
+  if (now !== null && !sameServer(now, server)) throw serverGone(ctx, paneId, server, now);
   return seen;
 }
 
-/** The pid of the tmux server answering on the socket now; null when none does. */
-async function serverPidNow(ctx: TmuxContext): Promise<number | null> {
-  const result = await execFast(ctx.runner, ctx.address, ["display-message", "-p", "#{pid}"], {
+function serverOf(probe: ProbedServer): ServerIdentity {
+  return { pid: probe.serverPid, startTime: probe.serverStart };
+}
+
+/** The tmux server answering on the socket now; null when none does. */
+async function serverNow(ctx: TmuxContext): Promise<ServerIdentity | null> {
+  const result = await execFast(ctx.runner, ctx.address, [
+    "display-message",
+    "-p",
+    SERVER_IDENTITY_FORMAT,
+  ], {
     signal: ctx.signal,
   });
   const stderr = result.stderr.trim();
@@ -167,11 +197,11 @@ async function serverPidNow(ctx: TmuxContext): Promise<number | null> {
     if (kind === "no-server") return null;
     throw new TmuxError(kind, stderr.split("\n")[0] || "tmux failed", stderr);
   }
-  const pid = Number(new TextDecoder().decode(result.stdout).trim());
-  if (!Number.isSafeInteger(pid) || pid <= 0) {
+  const server = parseServerIdentity(new TextDecoder().decode(result.stdout).trim());
+  if (server === null || server.pid <= 0) {
     throw new TmuxError("failed", "tmux printed no server pid", stderr);
   }
-  return pid;
+  return server;
 }
 
 async function probeAny(
@@ -209,6 +239,7 @@ async function probeAny(
     serverPid: Number(r[10]) || 0,
     alternateScreen: flag(r[11]),
     inputOff: flag(r[12]),
+    serverStart: Number(r[13]) || 0,
   };
   if (result.code !== 0) return { probe, lines: [] };
   const text = decodeBytes(afterRecord(result.stdout, guard));
@@ -240,7 +271,7 @@ export async function learnExitStatus(
       await execFast(ctx.runner, ctx.address, ["if-shell", "true", ""], { signal: ctx.signal })
         .catch(() => {});
     }
-    now = (await probeWith(ctx, paneId, [], probe.serverPid)).probe;
+    now = (await probeWith(ctx, paneId, [], probe)).probe;
   }
   return now;
 }
@@ -268,7 +299,7 @@ export async function awaitFirstOutput(
   const until = performance.now() + maxMs;
   while (blank(latest) && performance.now() < until && !ctx.signal.aborted) {
     await new Promise((resolve) => setTimeout(resolve, 20));
-    latest = (await probeWith(ctx, paneId, [], start.serverPid)).probe;
+    latest = (await probeWith(ctx, paneId, [], start)).probe;
   }
   return latest;
 }
@@ -534,7 +565,7 @@ export class PaneWatch {
   async #readBaseline(start: PaneProbe): Promise<void> {
     const { probe, lines } = await probeWith(this.#ctx, this.paneId, [
       ...["capture-pane", "-p", "-J", "-t", this.paneId, "-S", String(start.cursorY)],
-    ], start.serverPid);
+    ], start);
     const still = probe.exists && probe.historySize === start.historySize &&
       probe.cursorX === start.cursorX && probe.cursorY === start.cursorY;
     if (!still) return;
@@ -599,7 +630,7 @@ export class PaneWatch {
       } else if (this.transport === "control" && (this.#changed || now >= this.#checkAt)) {
         this.#changed = false;
         this.#checkAt = now + CHECK_MS;
-        const { probe } = await probeWith(this.#ctx, this.paneId, [], this.start.serverPid);
+        const { probe } = await probeWith(this.#ctx, this.paneId, [], this.start);
         if (paneEnded(this.start, probe)) {
           // Output the pane wrote before it ended may still be queued: report it first.
           if (this.#queue.length > 0) {
@@ -643,16 +674,19 @@ export class PaneWatch {
     const placements = await execFast(
       this.#ctx.runner,
       this.#ctx.address,
-      ["list-panes", "-a", "-F", "#{pid} #{pane_id} #{session_id}"],
+      ["list-panes", "-a", "-F", `${SERVER_IDENTITY_FORMAT} #{pane_id} #{session_id}`],
       { signal: this.#ctx.signal },
     );
     const rows = new TextDecoder().decode(placements.stdout).split("\n")
-      .map((l) => l.split(" ")).filter((r) => r.length === 3);
+      .map((l) => l.split(" ")).filter((r) => r.length === 4);
     // The feed is lost when the server went: one answering now may be another, restarted on
-    // the same socket, whose pane of this id is another pane. Never subscribe to that.
-    const other = rows.find(([pid]) => Number(pid) !== this.start.serverPid);
-    if (other) throw serverGone(this.#ctx, this.paneId, this.start.serverPid, Number(other[0]));
-    const sessions = rows.filter(([, p]) => p === this.paneId).map(([, , s]) => s);
+    // the same socket (with the same pid too, in a container), whose pane of this id is
+    // another pane. Never subscribe to that.
+    const was = serverOf(this.start);
+    const other = rows.map(([pid, start]) => ({ pid: Number(pid), startTime: Number(start) }))
+      .find((server) => !sameServer(server, was));
+    if (other) throw serverGone(this.#ctx, this.paneId, was, other);
+    const sessions = rows.filter(([, , p]) => p === this.paneId).map(([, , , s]) => s);
     if (sessions.length > 0) await this.#subscribe(sessions);
     else this.transport = "polling";
     return await this.#poll();
@@ -794,7 +828,7 @@ export class PaneWatch {
     margin: number | "all" = 0,
     ctx: TmuxContext = this.#ctx,
   ): Promise<{ probe: PaneProbe; lines: string[]; fresh?: string[] }> {
-    const { probe: now } = await probeWith(ctx, this.paneId, [], this.start.serverPid);
+    const { probe: now } = await probeWith(ctx, this.paneId, [], this.start);
     if (!now.exists) return { probe: now, lines: [] };
     // At its limit tmux drops the oldest tenth of the history, then goes on adding rows: the
     // size can come back to or above what it was, and rows moved up by an unknown number.
@@ -829,7 +863,7 @@ export class PaneWatch {
       this.paneId,
       "-S",
       from,
-    ], this.start.serverPid);
+    ], this.start);
     return { probe, lines };
   }
 
@@ -848,7 +882,7 @@ export class PaneWatch {
     const from = this.#reflowed ? now.cursorY : this.#startAbs - now.historySize;
     const { probe, lines } = await probeWith(ctx, this.paneId, [
       ...["capture-pane", "-p", "-J", "-t", this.paneId, "-S", String(from)],
-    ], this.start.serverPid);
+    ], this.start);
     const seen = new Set([...this.#lastRegion, ...(this.#baseline ?? [])]);
     const changed = lines.join("\n") !== this.#lastRegion.join("\n");
     const fresh = !changed
@@ -884,7 +918,7 @@ export class PaneWatch {
       "-J",
       "-t",
       this.paneId,
-    ], this.start.serverPid);
+    ], this.start);
     const recent = probe.exists && lines.length > 0 ? lines : this.#text.recent();
     return trimTrailingBlank((recent.length > 0 ? recent : this.#lastRegion).map(trimRow))
       .slice(-maxLines);
