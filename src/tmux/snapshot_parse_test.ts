@@ -7,10 +7,11 @@ Deno.test("snapshot: packed id/number fields are checked, never guessed", () => 
   const record = (kind: string, fields: string[]) =>
     `${guard}R${[kind, ...fields].map((f) => `${guard}F${f}`).join("")}${guard}E\n`;
   const bytes = (s: string) => new TextEncoder().encode(s);
-  // A server record: socket path and version framed on their own, the pid packed.
-  const good = record("V", ["/tmp/sock", "3.3a", "123"]);
-  assert.equal(parseSnapshot(bytes(good), guard).server?.pid, 123);
-  for (const packed of ["12 3", "abc", "1;2", "#{pid}"]) {
+  // A server record: socket path and version framed on their own, the pid and start packed.
+  const good = record("V", ["/tmp/sock", "3.3a", "123 1796000000"]);
+  const server = parseSnapshot(bytes(good), guard).server;
+  assert.deepEqual([server?.pid, server?.startTime], [123, 1796000000]);
+  for (const packed of ["123", "12 3 4", "abc 1", "1;2 3", "#{pid} #{start_time}"]) {
     assert.throws(
       () => parseSnapshot(bytes(record("V", ["/tmp/sock", "3.3a", packed])), guard),
       /unexpected packed tmux values/,
