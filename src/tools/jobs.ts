@@ -6,13 +6,14 @@
  * in its pane: the pane, the command's markers (a random nonce), the pid of the pane's process
  * when it was typed (a respawned pane has another), where the pane's cursor was (so reading
  * starts near the beginning, not at the top of a long history), when it started, and the tmux
- * server's pid. The outcome lives in the pane itself: the command is wrapped so that the shell
- * prints a begin marker before it and an end marker with its exit status (and the time) after
- * it; the markers are printed from separate `printf` words, so the echo of the typed line never
- * contains them. The end marker also carries a check the shell computes as the command ends
- * (see `endCheck` in job_markers.ts): cursor moves and edits of what is on screen cannot make
- * it. A program that reads the screen (`tmux capture-pane`) can print it, so an end marker
- * counts only once the pane's shell holds its terminal again (see `endThatCounts` in
+ * server's pid and start time (a server restarted in a container has the same pid again, and
+ * panes of the same ids and pids). The outcome lives in the pane itself: the command is wrapped
+ * so that the shell prints a begin marker before it and an end marker with its exit status (and
+ * the time) after it; the markers are printed from separate `printf` words, so the echo of the
+ * typed line never contains them. The end marker also carries a check the shell computes as the
+ * command ends (see `endCheck` in job_markers.ts): cursor moves and edits of what is on screen
+ * cannot make it. A program that reads the screen (`tmux capture-pane`) can print it, so an
+ * end marker counts only once the pane's shell holds its terminal again (see `endThatCounts` in
  * job_state.ts). A job read as ended is also kept in memory as first read, so that it reads the
  * same every time in this process, whatever later changes the pane.
  *
