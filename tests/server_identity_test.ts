@@ -25,7 +25,7 @@ async function namespaceUnavailable(): Promise<string | null> {
     }).output();
     if (probe.code === 0) return null;
     const why = new TextDecoder().decode(probe.stderr).trim().split("\n")[0];
-    return `unshare -pf --mount-proc fails here (it needs root): ${why}`;
+    return `unshare -pf --mount-proc fails here (it needs root, with CAP_SYS_ADMIN): ${why}`;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return "no unshare on PATH (util-linux)";
     throw error;
@@ -91,7 +91,12 @@ async function upInNamespace(name: string, after = 0): Promise<Contained> {
     if (r.code !== 0) return null;
     const screen = await tmuxOn(name, "capture-pane", "-p", "-t", "%0");
     return screen.out.trim() !== "" ? r.out.trim().split(" ") : null;
-  }, "a server in its own pid namespace");
+  }, "a server in its own pid namespace").catch(async (error) => {
+    // Its init ends once no server answers there.
+    await tmuxOn(name, "kill-server");
+    await child.status;
+    throw error;
+  });
   const [pid, startTime, ...path] = facts;
   return { child, pid: Number(pid), startTime: Number(startTime), socketPath: path.join(" ") };
 }
