@@ -1299,6 +1299,56 @@ Deno.test("resize_window sets the size and reports zoom of a one-pane window as 
   });
 });
 
+Deno.test("windows stay within a million cells: resize_window, create_session, select_layout", async () => {
+  await withTmux(async (t, c) => {
+    const { windowId, paneId } = t.ids;
+    // tmux 3.3a redraws every cell of a pane in copy mode at each resize: at 10000x10000 that
+    // held every session for seconds, per call. Each tool refuses such a size before tmux sees it.
+    const cells = /10000x10000 window is 100000000 cells.*at most 1000000/;
+    assert.match(
+      await c.fail("resize_window", { windowId, width: 10_000, height: 10_000 }),
+      cells,
+    );
+    assert.equal(await fmt(t, windowId, "#{window_width}x#{window_height}"), "80x24");
+    const wide = await c.ok<{ width: number; height: number }>("resize_window", {
+      windowId,
+      width: 10_000,
+      height: 100,
+    });
+    assert.deepEqual([wide.width, wide.height], [10_000, 100]);
+    // One side given: the other is the window's own.
+    assert.match(
+      await c.fail("resize_window", { windowId, height: 101 }),
+      /10000x101 window is 1010000 cells/,
+    );
+    assert.equal(await fmt(t, windowId, "#{window_width}x#{window_height}"), "10000x100");
+    await c.ok("resize_window", { windowId, width: 1_000, height: 1_000 });
+    await c.ok("enter_copy_mode", { paneId });
+    assert.match(
+      await c.fail("resize_window", { windowId, width: 9_999, height: 9_999 }),
+      /9999x9999 window/,
+    );
+    assert.match(
+      await c.fail("create_session", { name: "huge", width: 10_000, height: 10_000 }),
+      cells,
+    );
+    // The missing side is what tmux would take: the default-size (80x24 here).
+    await c.ok("create_session", { name: "wide", width: 10_000 });
+    assert.equal(await fmt(t, "wide", "#{window_width}x#{window_height}"), "10000x24");
+    assert.deepEqual(await sessionNames(t), ["main", "wide"]);
+    // A layout string sets its window's size: a huge one is refused like any other.
+    const body = "10000x10000,0,0,1";
+    let sum = 0;
+    for (const ch of body) sum = (((sum >> 1) + ((sum & 1) << 15)) + ch.charCodeAt(0)) & 0xffff;
+    const layout = `${sum.toString(16).padStart(4, "0")},${body}`;
+    assert.match(
+      await c.fail("select_layout", { windowId, layout }),
+      /100000000 cells/,
+    );
+    assert.equal(await fmt(t, windowId, "#{window_width}x#{window_height}"), "1000x1000");
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // swap_pane / move_window
 

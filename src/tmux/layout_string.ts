@@ -15,11 +15,16 @@
  * turned), offsets that follow from the sizes, and at least two children to a split. The
  * checksum is left to tmux, which verifies it before reading anything else.
  *
+ * tmux gives the window the size of the outermost cell, whatever size it had: that cell is
+ * held to the area every tool holds a window to (window_cells.ts).
+ *
  * @module
  */
 
+import { WINDOW_MAXIMUM_SIDE, windowCellsProblem } from "./window_cells.ts";
+
 /** tmux's largest window (WINDOW_MAXIMUM): no cell of a window is larger or lies further out. */
-export const LAYOUT_MAXIMUM = 10_000;
+export const LAYOUT_MAXIMUM = WINDOW_MAXIMUM_SIDE;
 
 /** How deep splits may nest. */
 const MAX_DEPTH = 1_000;
@@ -51,6 +56,8 @@ class Reader {
     if (root.x !== 0 || root.y !== 0) {
       throw new Refusal(`the outermost cell is at ${root.x},${root.y}, not 0,0`);
     }
+    const cells = windowCellsProblem(root.sx, root.sy);
+    if (cells !== undefined) throw new Refusal(cells);
   }
 
   /** `WxH,X,Y` then a pane id, a `{...}` row, a `[...]` column, or nothing (an old leaf). */

@@ -50,6 +50,17 @@ Deno.test("layoutStringProblem refuses cells tmux would add up wrongly or drop u
   }
 });
 
+Deno.test("layoutStringProblem refuses a window of more cells than tmux redraws in time", () => {
+  // select-layout gives the window the size of the outermost cell, whatever size it had.
+  assert.equal(layoutStringProblem("abcd,10000x100,0,0,1"), undefined);
+  assert.equal(layoutStringProblem("abcd,1000x1000,0,0,1"), undefined);
+  assert.match(
+    layoutStringProblem("abcd,10000x10000,0,0{5000x10000,0,0,1,4999x10000,5001,0,2}") ?? "",
+    /10000x10000 window is 100000000 cells.*at most 1000000/,
+  );
+  assert.match(layoutStringProblem("abcd,10000x101,0,0,1") ?? "", /1010000 cells/);
+});
+
 Deno.test("layoutStringProblem reads deep nesting, and refuses deeper still", () => {
   // A 1-wide pane beside the rest of the window, again and again: 1 000 splits in a row is
   // far more than the 8 192 characters select_layout takes can hold.

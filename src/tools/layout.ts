@@ -46,6 +46,7 @@ import {
 } from "./arguments.ts";
 import { signalChannel, waitForChannel } from "./channels.ts";
 import { sizeSchema } from "./lifecycle.ts";
+import { checkWindowCells } from "./tmux_limits.ts";
 
 /** Changes the arrangement, destroys nothing; the same call again changes nothing more. */
 const ARRANGES: ToolAnnotations = changes({ destructive: false, idempotent: true });
@@ -272,6 +273,11 @@ function checkLayout(layout: string): void {
       hint,
     );
   }
+  // tmux gives the window the outermost cell's size, whatever size it had.
+  const root = /^[0-9a-fA-F]{4},(\d{1,5})x(\d{1,5}),/.exec(layout);
+  if (root !== null) {
+    checkWindowCells(Number(root[1]), Number(root[2]), "That layout string");
+  }
   const problem = layoutStringProblem(layout);
   if (problem !== undefined) {
     throw new ToolFailure(
@@ -483,6 +489,11 @@ const resizeWindow = defineTool({
     }
     const { snapshot, window } = await ctx.windowAlone(args.windowId);
     if (args.width !== undefined || args.height !== undefined) {
+      checkWindowCells(
+        args.width ?? window.width,
+        args.height ?? window.height,
+        `Resizing window ${window.id}`,
+      );
       const argv = ["resize-window", "-t", window.id];
       if (args.width !== undefined) argv.push("-x", String(args.width));
       if (args.height !== undefined) argv.push("-y", String(args.height));

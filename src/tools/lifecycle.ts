@@ -56,6 +56,7 @@ import {
   startedIn,
 } from "./arguments.ts";
 import { createSizeSafe, personsWindowSize, sizeSafe } from "./window_size.ts";
+import { checkWindowCells } from "./tmux_limits.ts";
 import { reachOfPane, removedFrom } from "./teardown.ts";
 
 /** Starting something new changes the server but destroys nothing, and repeats make more. */
@@ -93,19 +94,21 @@ function environmentArgs(environment: Record<string, string> | undefined): strin
 
 /**
  * The global options that decide whether a new window or session can be made safely, read in
- * one step: the global `window-size` (see {@link sizeSafe}) and `destroy-unattached` (a new
- * detached session would end at once). Null when no server runs: it has no options yet, and
- * the configuration it starts with decides.
+ * one step: the global `window-size` (see {@link sizeSafe}), `destroy-unattached` (a new
+ * detached session would end at once) and `default-size` (the side of a new session that is
+ * not given). Null when no server runs: it has no options yet, and the configuration it starts
+ * with decides.
  */
 async function creationOptions(
   ctx: TmuxContext,
-): Promise<{ windowSize: string; destroyUnattached: string } | null> {
+): Promise<{ windowSize: string; destroyUnattached: string; defaultSize: string } | null> {
   let out: string;
   try {
     out = decodeBytes(
       await ctx.read(chainArgv([
         ["show-options", "-gqw", "window-size"],
         ["show-options", "-gq", "destroy-unattached"],
+        ["show-options", "-gq", "default-size"],
       ])),
     );
   } catch (error) {
@@ -117,7 +120,27 @@ async function creationOptions(
   return {
     windowSize: personsWindowSize(ctx, value("window-size")),
     destroyUnattached: value("destroy-unattached"),
+    defaultSize: value("default-size"),
   };
+}
+
+/**
+ * Refuses a session of more cells than tmux redraws in time (window_cells.ts). A side not
+ * given is the global `default-size`'s, as tmux takes it (80x24 on a server not running yet,
+ * unless its configuration says otherwise).
+ */
+function checkSessionSize(
+  width: number | undefined,
+  height: number | undefined,
+  defaultSize: string | undefined,
+): void {
+  if (width === undefined && height === undefined) return;
+  const given = /^(\d+)x(\d+)$/.exec(defaultSize ?? "");
+  checkWindowCells(
+    width ?? (given ? Number(given[1]) : 80),
+    height ?? (given ? Number(given[2]) : 24),
+    "Creating that session",
+  );
 }
 
 /** What a creation makes, for its messages, and the tool that lists such things. */
@@ -325,6 +348,7 @@ const createSession = defineTool({
         DESTROY_UNATTACHED_HINT,
       );
     }
+    checkSessionSize(args.width, args.height, options?.defaultSize);
     const argv = ["new-session", "-d"];
     if (args.name !== undefined) argv.push("-s", formatArg(args.name));
     if (args.windowName !== undefined) argv.push("-n", formatArg(args.windowName));
