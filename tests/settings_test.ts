@@ -295,6 +295,115 @@ Deno.test("set_option stores values literally (no #() runs), appends, unsets and
   });
 });
 
+Deno.test("set_option refuses a value whose format numbers tmux 3.3a would crash or freeze on", async () => {
+  await withTmux(async (t, c) => {
+    const pid = await t.tmux("display-message", "-p", "#{pid}");
+    // A window whose program prints now and then: tmux expands its automatic-rename-format on
+    // its own (no client needed) and would exit on this one.
+    const windowId = (await t.tmux(
+      "new-window",
+      "-d",
+      "-t",
+      "main:",
+      "-P",
+      "-F",
+      "#{window_id}",
+      "while sleep 1; do echo tick; done",
+    )).trim();
+    const before = await t.tmux("show-options", "-wv", "-t", windowId, "automatic-rename-format");
+    const text = await c.fail("set_option", {
+      name: "automatic-rename-format",
+      value: "#{p-2147483648:x}",
+      scope: "window",
+      target: windowId,
+    });
+    assert.match(text, /pad width of -2147483648/);
+    assert.match(text, /tmux 3\.3a/);
+    assert.match(text, /nothing was changed/i);
+    assert.equal(
+      await t.tmux("show-options", "-wv", "-t", windowId, "automatic-rename-format"),
+      before,
+    );
+    // Any option may be read as a format (#{E:@x} expands a user option): all are checked.
+    assert.match(
+      await c.fail("set_option", {
+        name: "@x",
+        value: "#{e|/|f|99999:1,3}",
+        scope: "server",
+      }),
+      /precision of 99999/,
+    );
+    // Appended to what is there, the value would make such a format: refused too.
+    await c.ok("set_option", { name: "@half", value: "before #{p", scope: "server" });
+    assert.match(
+      await c.fail("set_option", {
+        name: "@half",
+        value: "-2147483648:x}",
+        append: true,
+        scope: "server",
+      }),
+      /pad width of -2147483648/,
+    );
+    assert.equal(await t.tmux("show-options", "-sv", "@half"), "before #{p\n");
+    // A window this large would hold every session while tmux redraws it.
+    assert.match(
+      await c.fail("set_option", {
+        name: "default-size",
+        value: "10000x10000",
+        scope: "session",
+        global: true,
+      }),
+      /100000000 cells/,
+    );
+    // What people write keeps working.
+    for (const value of ["#{=20:pane_title}", "#{p10:window_name}", "#{e|+:1,2}", "#{p-5:#W}"]) {
+      const r = await c.ok<{ value: string }>("set_option", {
+        name: "automatic-rename-format",
+        value,
+        scope: "window",
+        target: windowId,
+      });
+      assert.equal(r.value, value);
+    }
+    // tmux's own status line, set back as it is (it trims to #{status-left-length}).
+    const line = (await t.tmux("show-options", "-gv", "status-format[0]")).replace(/\n$/, "");
+    assert.match(line, /#\{T;=\/#\{status-left-length\}:status-left\}/);
+    await c.ok("set_option", {
+      name: "status-format[0]",
+      value: line,
+      scope: "session",
+      global: true,
+    });
+    const size = await c.ok<{ value: string }>("set_option", {
+      name: "default-size",
+      value: "200x50",
+      scope: "session",
+      global: true,
+    });
+    assert.equal(size.value, "200x50");
+    assert.equal(await t.tmux("display-message", "-p", "#{pid}"), pid, "the server is the same");
+  });
+});
+
+Deno.test("set_hook refuses a command whose format numbers tmux 3.3a would crash on", async () => {
+  await withTmux(async (t, c) => {
+    const text = await c.fail("set_hook", {
+      name: "after-rename-window",
+      command: "display-message '#{p-2147483648:x}'",
+    });
+    assert.match(text, /pad width of -2147483648/);
+    // tmux prints a hook with no entries as its bare name.
+    assert.equal(
+      (await t.tmux("show-hooks", "-g", "after-rename-window")).trim(),
+      "after-rename-window",
+    );
+    await c.ok("set_hook", {
+      name: "after-rename-window",
+      command: "set-option -g @w '#{p10:window_name}'",
+    });
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // Hooks
 

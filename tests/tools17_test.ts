@@ -141,6 +141,48 @@ Deno.test("display_message runs #(...) (execute only); inspect never lists it", 
   }
 });
 
+Deno.test("display_message refuses a width, pad or precision tmux 3.3a would crash or freeze on", async () => {
+  await withTmux(async (t, c) => {
+    const pid = await t.tmux("display-message", "-p", "#{pid}");
+    const refused: [string, RegExp][] = [
+      // tmux 3.3a negates the pad width (-2^31 stays negative), pads to 2^31 cells, and exits.
+      ["#{p-2147483648:x}", /#\{p-2147483648:.*pad width of -2147483648/],
+      // A precision of 2^31-1 keeps it busy for minutes, then it exits.
+      ["#{e|+|f|2147483647:1,1}", /#\{e\|\+\|f\|2147483647:.*precision of 2147483647/],
+      // A pad of 2^31-1 holds every session for half a minute, per call.
+      ["#{p2147483647:x}", /pad width of 2147483647/],
+      // Behind other modifiers, in an argument, a branch, a wrapped argument.
+      ["#{b;q;p99999:pane_id}", /pad width of 99999/],
+      ["#{?pane_id,#{p|-20000|:x},}", /pad width of -20000/],
+      ["#{s/a/#{p999999:x}/:pane_id}", /pad width of 999999/],
+      // A number tmux would only learn by expanding something: refused, it cannot be checked.
+      ["#{p|#{pane_pid}|:x}", /pad width of #\{pane_pid\}.*a plain number/],
+    ];
+    for (const [format, why] of refused) {
+      const text = await c.fail("display_message", { format, target: t.ids.paneId });
+      assert.match(text, why, format);
+      assert.match(text, /tmux 3\.3a/, format);
+    }
+    assert.equal(await t.tmux("display-message", "-p", "#{pid}"), pid, "the server is the same");
+    // What people write keeps working.
+    const kept: [string, string][] = [
+      ["#{=3:pane_id}", t.ids.paneId.slice(0, 3)],
+      ["#{p5:window_active}|", "1    |"],
+      ["#{p-5:window_active}|", "    1|"],
+      ["#{=/-2/...:session_name}", "...in"],
+      // A trim only ever shortens: tmux 3.3a takes any width there.
+      ["#{=-2147483648:session_name}", "main"],
+      ["#{e|+:1,2}", "3"],
+      ["#{e|*|f|2:1.5,2}", "3.00"],
+      ["p9999999:x ;p-99999999", "p9999999:x ;p-99999999"],
+    ];
+    for (const [format, want] of kept) {
+      const r = await c.ok<{ text: string }>("display_message", { format, target: t.ids.paneId });
+      assert.equal(r.text, want, format);
+    }
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // environment
 

@@ -3,7 +3,8 @@
  * execute, never inspect: a format may hold `#(...)`, which tmux runs through the shell, and
  * `#{E:...}` or `#{T:...}` expand what an option or a pane's title holds as a format in turn,
  * so no check of the text could make it read-only. Every read-only tool expands only formats
- * of this server's own; this is the one tool that hands tmux a client's format.
+ * of this server's own; this is the one tool that hands tmux a client's format. What tmux
+ * 3.3a cannot expand and survive (a pad of -2^31) is refused first (tmux_limits.ts).
  *
  * @module
  */
@@ -19,6 +20,7 @@ import { decodeBytes, escapeTrailingSemicolon, newGuard, recordFormat } from "..
 import { judgeResult } from "../tmux/run.ts";
 import { SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import { changes } from "./arguments.ts";
+import { checkFormatNumbers } from "./tmux_limits.ts";
 
 /** A pane, window or session id: the context the format is expanded in. */
 const targetSchema = z.string().regex(/^[%@$]\d+$/, "a pane, window or session id (%3, @2, $0)");
@@ -64,6 +66,7 @@ const displayMessage = defineTool({
   },
   annotations: changes({ destructive: false, idempotent: false }),
   async run(args, ctx) {
+    checkFormatNumbers(args.format, "That format", "Nothing was expanded.");
     await requireTarget(ctx, args.target);
     const guard = newGuard();
     // The check that the target still resolves and the expansion are one command line: tmux

@@ -7,6 +7,7 @@
  */
 
 import type { ViewScope } from "../mcp/guards.ts";
+import { decodeBytes } from "../tmux/format.ts";
 import { OWNER_OPTION } from "../mcp/ownership.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
@@ -14,6 +15,7 @@ import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { baseName } from "./option_table.ts";
 import { RUN_OPTION } from "./run_mark.ts";
 import type { Scope, ScopeFlags } from "./setting_scope.ts";
+import { checkFormatNumbers, checkWindowCells } from "./tmux_limits.ts";
 
 /**
  * The owner mark says which server created a pane; only that server writes it, when it
@@ -39,6 +41,39 @@ export function refuseMarks(name: string): void {
         "no tool sets or unsets it.",
       "get_command_result says when the command has ended; the mark goes with it.",
     );
+  }
+}
+
+/** What every refusal of a value says besides its reason. */
+const UNCHANGED = "Nothing was changed.";
+
+/**
+ * Refuses a value tmux 3.3a would crash or freeze on. Any option's value may be expanded as a
+ * format: the format options when tmux draws or renames (a window's automatic-rename-format
+ * on its own timer, with no client attached), any other wherever `#{E:...}` names it; so every
+ * value is checked, and an appended one together with what it is appended to (at that scope,
+ * as tmux appends; a style option's with the comma tmux puts between). A `default-size` is
+ * the size of every window made from then on, and is held to the area every tool holds a
+ * window to.
+ */
+export async function checkOptionValue(
+  ctx: TmuxContext,
+  where: ScopeFlags,
+  name: string,
+  value: string,
+  append: boolean,
+): Promise<void> {
+  checkFormatNumbers(value, `${name}'s value`, UNCHANGED);
+  if (append) {
+    const read = await ctx.read(["show-options", ...where.flags, "-qv", "--", name]);
+    const current = decodeBytes(read).replace(/\n$/, "");
+    for (const joined of [`${current}${value}`, `${current},${value}`]) {
+      checkFormatNumbers(joined, `${name}'s value with this appended`, UNCHANGED);
+    }
+  }
+  const size = baseName(name) === "default-size" ? /^(\d{1,5})x(\d{1,5})$/.exec(value) : null;
+  if (size !== null) {
+    checkWindowCells(Number(size[1]), Number(size[2]), `A default-size of ${value}`);
   }
 }
 

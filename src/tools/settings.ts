@@ -54,7 +54,13 @@ import {
   hookTree,
   inferHookScope,
 } from "./hook_tree.ts";
-import { forNewNote, optionView, refuseCommandAlias, refuseMarks } from "./option_change.ts";
+import {
+  checkOptionValue,
+  forNewNote,
+  optionView,
+  refuseCommandAlias,
+  refuseMarks,
+} from "./option_change.ts";
 import {
   indexedEntry,
   optionEntry,
@@ -66,6 +72,7 @@ import {
 import { baseName, checkOptionScope, optionTable } from "./option_table.ts";
 import { alreadyPiped, appendable, NO_PIPE, shellQuote, unappendable } from "./pipe_checks.ts";
 import { noSuch, runNamed, scopeFlags, scopeSchema, unknownName } from "./setting_scope.ts";
+import { checkFormatNumbers } from "./tmux_limits.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -233,6 +240,9 @@ const setOption = defineTool({
     const base = baseName(args.name);
     const table = await optionTable(ctx, base);
     checkOptionScope(base, table, args.scope, args.global, "set");
+    if (args.value !== undefined) {
+      await checkOptionValue(ctx, where, args.name, args.value, args.append);
+    }
     const argv = ["set-option", ...where.flags];
     if (args.unset) argv.push("-u");
     if (args.append) argv.push("-a");
@@ -374,6 +384,12 @@ const setHook = defineTool({
       args,
       '{name: "pane-exited", command: "display-message gone"}',
     );
+    // A hook's command may hand tmux a format (display-message, set-option -F, if-shell -F):
+    // one spelled out in it is checked like display_message's. This is no fence (a hook can
+    // run any command, kill-server too), only no way to crash tmux by a slip.
+    if (args.command !== undefined) {
+      checkFormatNumbers(args.command, "That hook command", "Nothing was changed.");
+    }
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
     checkHookScope(base, await hookTree(ctx, base), args.scope);
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "hooks");
