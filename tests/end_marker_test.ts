@@ -4,7 +4,8 @@
  * terms from the typed line, and print an end marker with the right check while it keeps
  * running. Its end counts only once the pane's shell holds its terminal again. And the other
  * side of that: in every shell run_command is tried with, a command that really ended is read
- * as ended, also while the programs that draw the next prompt still run.
+ * as ended, also while the programs that draw the next prompt still run, or when its output
+ * stopped inside an escape sequence; and its last line stays its own when it ends in `\r`.
  */
 
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -16,6 +17,7 @@ import { type TestTmux, waitFor } from "./helpers/tmux.ts";
 interface RunReply {
   exitStatus: number | null;
   output: string;
+  outputComplete: boolean;
   timedOut: boolean;
   stillRunning: boolean;
   jobId?: string;
@@ -27,6 +29,7 @@ interface JobReply {
   exitStatus: number | null;
   lostReason: string | null;
   output: string;
+  outputComplete: boolean;
 }
 
 function installed(name: string): boolean {
@@ -223,6 +226,129 @@ Deno.test("a command that ended is read as ended in every shell, also while its 
         assert.equal(r.timedOut, false, `${label}: ${JSON.stringify(r)}`);
         assert.equal(r.exitStatus, status, label);
         assert.equal(r.output, "out", label);
+      }
+    }
+  });
+});
+
+/**
+ * Output that stops inside an escape sequence (`head -c` through a coloured log, `cat` of a
+ * binary file, a program killed in the middle of a colour code) leaves the terminal inside it,
+ * and the end marker the shell prints next starts with `__tmcp`: after a lone ESC, `ESC _`
+ * starts an APC string that swallows the marker, the prompt and everything up to the next ESC;
+ * after `ESC [ 3` the `_` ends the sequence and eats the marker's first character; an
+ * unfinished OSC, DCS or APC string swallows all that follows until it ends.
+ */
+const CUT_SHORT: readonly { what: string; command: string }[] = [
+  { what: "a lone ESC", command: String.raw`printf 'part\033'` },
+  { what: "a colour code cut short", command: String.raw`printf 'part\033[3'` },
+  { what: "an OSC 8 link cut short", command: String.raw`printf 'part\033]8;;http://x'` },
+  { what: "a sixel image (DCS) cut short", command: String.raw`printf 'part\033Pq#0;2;0;0;0'` },
+  { what: "an APC string cut short", command: String.raw`printf 'part\033_x'` },
+];
+
+Deno.test("a command whose output stops inside an escape sequence is read as ended in every shell", async () => {
+  await withTmux(async (t, c) => {
+    for (const shell of SHELLS) {
+      const pane = await shellPane(t, shell.start, shell.name);
+      for (const { what, command } of CUT_SHORT) {
+        const label = `${shell.name}, ${what}`;
+        const r = await c.ok<RunReply>("run_command", {
+          paneId: pane,
+          command,
+          timeoutMs: 10_000,
+        });
+        assert.equal(r.timedOut, false, `${label}: ${JSON.stringify(r)}`);
+        assert.equal(r.exitStatus, 0, label);
+        assert.equal(r.output, "part", label);
+        assert.equal(r.outputComplete, true, label);
+        // get_command_result reads a job the same way.
+        const background = await c.ok<RunReply>("run_command", {
+          paneId: pane,
+          command,
+          background: true,
+        });
+        const job = await c.ok<JobReply>("get_command_result", {
+          jobId: background.jobId!,
+          waitMs: 10_000,
+        });
+        assert.equal(job.state, "exited", `${label}: ${JSON.stringify(job)}`);
+        assert.equal(job.exitStatus, 0, label);
+        assert.equal(job.output, "part", label);
+        // The next command reads as usual.
+        const next = await c.ok<RunReply>("run_command", {
+          paneId: pane,
+          command: "echo after",
+          timeoutMs: 10_000,
+        });
+        assert.equal(next.output, "after", `${label}: ${JSON.stringify(next)}`);
+      }
+    }
+  });
+});
+
+Deno.test("a command's last line that ends in a carriage return stays its output in every shell", async () => {
+  await withTmux(async (t, c) => {
+    for (const shell of SHELLS) {
+      const pane = await shellPane(t, shell.start, shell.name);
+      // A progress bar redrawn with `\r` that leaves the cursor at its row's start when done:
+      // the end marker used to be printed over it, and the output came back empty.
+      const cases = [
+        {
+          command: String.raw`printf '▏▎▍ 10%%\r▌▋▊▉█ 100%% done\r'`,
+          output: "▌▋▊▉█ 100% done",
+        },
+        { command: String.raw`printf 'one\ntwo\r'`, output: "one\ntwo" },
+        // And output as it always came back: without a last newline, with blank lines, none.
+        { command: "printf abc", output: "abc" },
+        { command: String.raw`printf 'a\n\nb\n\n'`, output: "a\n\nb" },
+        { command: "echo hello", output: "hello" },
+        { command: "true", output: "" },
+      ];
+      for (const { command, output } of cases) {
+        const label = `${shell.name}: ${command}`;
+        const r = await c.ok<RunReply>("run_command", {
+          paneId: pane,
+          command,
+          timeoutMs: 10_000,
+        });
+        assert.equal(r.exitStatus, 0, `${label}: ${JSON.stringify(r)}`);
+        assert.equal(r.output, output, label);
+        assert.equal(r.outputComplete, true, label);
+      }
+      const background = await c.ok<RunReply>("run_command", {
+        paneId: pane,
+        command: cases[0].command,
+        background: true,
+      });
+      const job = await c.ok<JobReply>("get_command_result", {
+        jobId: background.jobId!,
+        waitMs: 10_000,
+      });
+      assert.equal(job.state, "exited", `${shell.name}: ${JSON.stringify(job)}`);
+      assert.equal(job.output, cases[0].output, shell.name);
+      assert.equal(job.outputComplete, true, shell.name);
+    }
+  });
+});
+
+Deno.test("a command typed after output that left the terminal inside a string reads its own output", async () => {
+  await withTmux(async (t, c) => {
+    for (const shell of SHELLS) {
+      const pane = await shellPane(t, shell.start, shell.name);
+      for (const { what, command } of CUT_SHORT) {
+        const label = `${shell.name}, ${what}`;
+        // Typed by hand, not by run_command: nothing ends the sequence before the prompt.
+        await t.tmux("send-keys", "-t", pane, "-l", command);
+        await t.tmux("send-keys", "-t", pane, "Enter");
+        const r = await c.ok<RunReply>("run_command", {
+          paneId: pane,
+          command: "echo fine",
+          timeoutMs: 10_000,
+        });
+        assert.equal(r.exitStatus, 0, `${label}: ${JSON.stringify(r)}`);
+        assert.equal(r.output, "fine", `${label}: ${JSON.stringify(r)}`);
+        assert.equal(r.outputComplete, true, label);
       }
     }
   });

@@ -43,6 +43,11 @@ export function endCheck(nonce: string, status: number): string {
   return String((a ^ b) * (status + 1));
 }
 
+/** ST (`ESC \`) as a printf format writes it: octal, then an escaped backslash. */
+const ST = String.raw`\033\\`;
+/** Insert two blank lines at the cursor's row (CSI 2 L), as a printf format writes it. */
+const IL = String.raw`\033[2L`;
+
 /**
  * The shell words that print the markers (see `typedCommand` in typed.ts). The end marker
  * carries `$?` (expanded first, so it is the command's status; expanding words does not change
@@ -51,13 +56,34 @@ export function endCheck(nonce: string, status: number): string {
  * starting `date` (a fork and an exec, over 1 ms, in every command). A value that is not a time
  * (someone's own variable of that name) only loses the end time. The numbers are written
  * without leading zeros (an octal number in some shells).
+ *
+ * Each marker starts with ST (`ESC \`, which the terminal takes and never shows): output that
+ * stopped inside an escape sequence (`head -c` through a coloured log, `cat` of a binary file,
+ * a program killed in the middle of a colour code) leaves the terminal inside it, and without
+ * the ST the marker's `_` would end a cut `ESC [ 3`, or start an APC string after a lone ESC
+ * that swallows the marker and the prompt, or the marker would go into an unfinished OSC, DCS
+ * or APC string. ST ends every one of them (CAN would not end a DCS string in tmux). The begin
+ * marker's is for a command typed by hand before (send_keys): what it left unfinished takes
+ * the prompt and the echo of the typed line, would take the begin marker too, and the job's
+ * output would then start at rows above its own.
+ *
+ * The end marker goes on a row of its own, below the cursor: output whose last line ends in
+ * `\r` (a progress bar) leaves the cursor at the start of that line, and the marker written
+ * there took its place. The blank line this adds after output that ended with a newline is no
+ * output ({@link findMarkers} drops trailing blank lines, as it always has), and output without
+ * a final newline comes back the same (its last line is its own row now, not the start of the
+ * marker's). Two blank lines are inserted there first (IL): when the command left the cursor
+ * above some of its output, that output moves down below the marker and the next prompt
+ * instead of being written over by them, and what is below the cursor tells that the output
+ * is not whole (`textBelowCursor` in run_command.ts). Where nothing is below, they change
+ * nothing.
  */
 export function markerWords(nonce: string): { begin: string; end: string } {
   const [a, b] = checkTerms(nonce);
   return {
-    begin: `\\printf '%s_%s_B\\n' __tmcp ${nonce}`,
-    end: `\\printf '%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" "$(( (${a} ^ ${b}) * ($? + 1) ))" ` +
-      `"\${EPOCHSECONDS:-$(date +%s 2>/dev/null)}"`,
+    begin: `\\printf '${ST}%s_%s_B\\n' __tmcp ${nonce}`,
+    end: `\\printf '${ST}\\n${IL}%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" ` +
+      `"$(( (${a} ^ ${b}) * ($? + 1) ))" "\${EPOCHSECONDS:-$(date +%s 2>/dev/null)}"`,
   };
 }
 
@@ -111,8 +137,10 @@ const TYPED_LINE = (() => {
   const evaluate = `(?:${q}command eval|${q}eval)`;
   const run = `(?:${evaluate} ${word}|${q}printf -v ${HELD} %b ${word}; ${evaluate} "\\$${HELD}"|` +
     `${evaluate} "\\$\\(${q}printf %b ${word}\\)")`;
-  const begin = String.raw`${q}printf '%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
-  const end = String.raw`${q}printf '%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
+  // Lines typed before the markers started with ST (and the end marker with a new line).
+  const st = String.raw`\\033\\\\`;
+  const begin = String.raw`${q}printf '(?:${st})?%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
+  const end = String.raw`${q}printf '(?:${st}\\n\\033\[2L)?%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
     String.raw`"\$\(\( \(\d{1,7} \^ \d{1,7}\) \* \(\$\? \+ 1\) \)\)" ` +
     String.raw`"\$\{EPOCHSECONDS:-\$\(date \+%s 2>/dev/null\)\}"`;
   return new RegExp(`^.* ${begin}; ${run}; ${end}(?:; unset ${HELD})?$`);

@@ -32,7 +32,12 @@ async function runLine(
     stdout: "piped",
     stderr: "piped",
   }).output();
-  return new TextDecoder().decode(out.stdout).split("\n");
+  return shown(new TextDecoder().decode(out.stdout)).split("\n");
+}
+
+/** What a terminal shows of `text`: the escape sequences the markers start with are its own. */
+function shown(text: string): string {
+  return text.replaceAll("\x1b\\", "").replaceAll("\x1b[2L", "");
 }
 
 function nameOf(shell: string): string {
@@ -229,10 +234,18 @@ Deno.test("findMarkers: a job without its end ends before another run_command's 
       ["echo " + "x".repeat(3_500), "sh"],
     ]
   ) {
-    const rows = [...before, ...ran(typedCommand(command, other, shell))];
-    const marked = findMarkers(rows, NONCE);
-    assert.equal(marked.beforeNext, "one\n^C", `${shell}: ${command.slice(0, 20)}`);
-    assert.match(marked.output, /next/, "the whole output stays for a job that runs");
+    const typed = typedCommand(command, other, shell);
+    // And as lines were typed before the markers started with escape sequences.
+    const older = typed.replaceAll(String.raw`\033\\\n\033[2L`, "").replaceAll(
+      String.raw`\033\\`,
+      "",
+    );
+    assert.notEqual(older, typed);
+    for (const line of [typed, older]) {
+      const marked = findMarkers([...before, ...ran(line)], NONCE);
+      assert.equal(marked.beforeNext, "one\n^C", `${shell}: ${line.slice(0, 60)}`);
+      assert.match(marked.output, /next/, "the whole output stays for a job that runs");
+    }
   }
   // A shell without line editing: its prompts on the begin marker's row.
   const dash = [...before, ` ${typedCommand("echo next", other)}`, `$ $ __tmcp_${other}_B`, "next"];
