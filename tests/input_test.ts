@@ -946,6 +946,33 @@ Deno.test("run_command: output whose cursor moves above its start is never earli
   });
 });
 
+Deno.test("run_command: rows below the cursor at the end move down, not under the end marker", async () => {
+  await withServer(async (t, c) => {
+    const p =
+      (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile"))
+        .trim();
+    await waitFor(async () => (await currentCommand(t, p)) === "bash", "bash");
+    // Room below: the rows are kept on screen, below the prompt.
+    await t.tmux("resize-window", "-t", p, "-y", "200");
+    // Two rows up from the end of its output: the end marker and the prompt went over them.
+    const two = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "printf 'a\\nb\\nc\\nd\\n\\033[2A'",
+    });
+    assert.equal(two.exitStatus, 0);
+    assert.equal(two.output, "a\nb\nc", JSON.stringify(two));
+    assert.equal(two.outputComplete, false, JSON.stringify(two));
+    assert.match(await t.tmux("capture-pane", "-p", "-t", p), /^d$/m);
+    // Back to the start of its last line: the end marker went over that line.
+    const one = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "printf 'a\\nb\\nc\\nd\\n\\033[A'",
+    });
+    assert.equal(one.output, "a\nb\nc\nd", JSON.stringify(one));
+    assert.equal(one.outputComplete, true, JSON.stringify(one));
+  });
+});
+
 Deno.test("run_command bounds a large output, keeping its tail", async () => {
   await withServer(async (t, c) => {
     await t.tmux("set-option", "-g", "history-limit", "5000");

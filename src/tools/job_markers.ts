@@ -73,10 +73,11 @@ const IL = String.raw`\033[2L`;
  * output ({@link findMarkers} drops trailing blank lines, as it always has), and output without
  * a final newline comes back the same (its last line is its own row now, not the start of the
  * marker's). Two blank lines are inserted there first (IL): when the command left the cursor
- * above some of its output, that output moves down below the marker and the next prompt
- * instead of being written over by them, and what is below the cursor tells that the output
- * is not whole (`textBelowCursor` in run_command.ts). Where nothing is below, they change
- * nothing.
+ * above some of its output, the rows below move down past the marker and the next prompt
+ * instead of being written over by them, and, where the screen has room for them, what is
+ * below the cursor tells that the output is not whole (`textBelowCursor` in run_command.ts);
+ * at the screen's bottom the last two go off it, as two rows were written over before. Where
+ * nothing is below, they change nothing.
  */
 export function markerWords(nonce: string): { begin: string; end: string } {
   const [a, b] = checkTerms(nonce);

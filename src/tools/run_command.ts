@@ -69,7 +69,8 @@ const MAX_COMMAND_CHARS = 65_536;
 /**
  * Whether the pane shows text on a row below its cursor. Right after a command's end marker
  * and the prompt, the rows below are blank, unless the command moved the cursor up over its
- * own output (which the marker and the prompt then partly overwrote).
+ * own output (the rows below the cursor moved down past the marker and the prompt: see
+ * `markerWords` in job_markers.ts).
  */
 async function textBelowCursor(ctx: TmuxContext, paneId: string): Promise<boolean> {
   const result = await execFast(ctx.runner, ctx.address, [
@@ -409,8 +410,8 @@ export const runCommand = defineTool({
       // The pane gone (or respawned) before any marker was read: whatever it printed is gone.
       const unread = !marked.begun && marked.status === null &&
         (!result.probe.exists || result.probe.pid !== ref.panePid);
-      // Text below the cursor once the end marker is out: the command moved the cursor up and
-      // the marker (and the prompt) went over some of its output.
+      // Text below the cursor once the end marker is out: the command moved the cursor up, and
+      // some of its output is below the marker (or went under it).
       const overwritten = marked.status !== null && await textBelowCursor(ctx, pane.id);
       const data = {
         paneId: pane.id,
