@@ -378,3 +378,143 @@ Deno.test("a pane moved in after the check: the caller's own stops the kill, ano
     assert.ok(!(await ids(t, "panes")).includes(other));
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// A window linked twice into a session that holds nothing else (tmux/tmux#5243)
+
+/** The pid of the server on the test socket, or null when nothing answers there. */
+async function serverPid(t: TestTmux): Promise<number | null> {
+  const r = await t.tmuxRaw("display-message", "-p", "-t", "keep", "#{pid}");
+  return r.code === 0 ? Number(r.stdout.trim()) : null;
+}
+
+/**
+ * A person's session "keep" beside a session "scratch" whose only window is linked into it
+ * twice (index 0 and 1), as a person's `link-window` leaves it; and the server's pid.
+ */
+async function linkedTwice(
+  t: TestTmux,
+): Promise<{ windowId: string; paneId: string; sessionId: string; pid: number }> {
+  await t.tmux("new-session", "-d", "-s", "keep", "sleep 1000");
+  const [windowId, paneId, sessionId] = (await t.tmux(
+    "new-session",
+    "-d",
+    "-s",
+    "scratch",
+    "-P",
+    "-F",
+    "#{window_id} #{pane_id} #{session_id}",
+    "sleep 1000",
+  )).trim().split(" ");
+  await t.tmux("link-window", "-d", "-s", windowId, "-t", "scratch:1");
+  return { windowId, paneId, sessionId, pid: (await serverPid(t))! };
+}
+
+for (const tool of ["kill_window", "kill_pane"] as const) {
+  Deno.test(`${tool} of a window linked twice into its only session keeps tmux alive and reports what went`, async () => {
+    await withTmux(async (t, c) => {
+      const { windowId, paneId, sessionId, pid } = await linkedTwice(t);
+      // Any read: this server's control client is attached from here on (the crash needs one).
+      await c.ok("list_panes", {});
+      const r = await c.ok<Removed>(
+        tool,
+        tool === "kill_window" ? { windowId } : { paneId },
+      );
+      assert.equal(await serverPid(t), pid, `${tool} took the tmux server down`);
+      assert.deepEqual(r.removed, {
+        panes: [paneId],
+        windows: [windowId],
+        sessions: [{ id: sessionId, name: "scratch" }],
+      });
+      assert.equal(r.serverStopped, false);
+      assert.ok((await ids(t, "sessions")).length === 2, "main and keep are still there");
+    }, { toolsets: ["inspect", "manage", "teardown"] });
+  });
+}
+
+Deno.test("kill_window of a window linked twice into a session and once elsewhere takes it from both", async () => {
+  await withTmux(async (t, c) => {
+    const { windowId, paneId, sessionId, pid } = await linkedTwice(t);
+    // Also in main, beside main's own window: main lives on.
+    await t.tmux("link-window", "-d", "-s", windowId, "-t", "main:4");
+    // The person went to the second link and back: tmux's last-window stack holds it, and
+    // tmux, ending the first link (the current one), would make it current.
+    await t.tmux("select-window", "-t", "scratch:1");
+    await t.tmux("select-window", "-t", "scratch:0");
+    await c.ok("list_panes", {});
+    const r = await c.ok<Removed>("kill_window", { windowId });
+    assert.equal(await serverPid(t), pid);
+    assert.deepEqual(r.removed, {
+      panes: [paneId],
+      windows: [windowId],
+      sessions: [{ id: sessionId, name: "scratch" }],
+    });
+    const keepWindow = (await t.tmux("display-message", "-p", "-t", "keep", "#{window_id}"))
+      .trim();
+    assert.deepEqual(
+      (await ids(t, "windows")).toSorted(),
+      [t.ids.windowId, keepWindow].toSorted(),
+    );
+  }, { toolsets: ["inspect", "manage", "teardown"] });
+});
+
+Deno.test("kill_window in a session group linked twice: done when its sessions show one link, refused when they differ", async () => {
+  await withTmux(async (t, c) => {
+    const { windowId, paneId, pid } = await linkedTwice(t);
+    await t.tmux("new-session", "-d", "-t", "scratch", "-s", "twin");
+    await t.tmux("select-window", "-t", "twin:1");
+    await c.ok("list_panes", {});
+    // Any one step that ends the window changes one of the two sessions' current window.
+    assert.match(
+      await c.fail("kill_window", { windowId }),
+      /was not done: tmux 3\.3a crashes.*show different links of it/,
+    );
+    assert.ok((await ids(t, "panes")).includes(paneId), "nothing was killed");
+    assert.equal(
+      await t.tmux("list-windows", "-t", "scratch", "-F", "#{window_index}"),
+      "0\n1\n",
+      "nothing was unlinked",
+    );
+    await t.tmux("select-window", "-t", "twin:0");
+    const r = await c.ok<Removed>("kill_pane", { paneId });
+    assert.equal(await serverPid(t), pid);
+    assert.deepEqual(r.removed.windows, [windowId]);
+    assert.deepEqual(r.removed.sessions.map((s) => s.name).toSorted(), ["scratch", "twin"]);
+  }, { toolsets: ["inspect", "manage", "teardown"] });
+});
+
+Deno.test("a second link made between the read and the kill stops it (tmux checks at the act)", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-session", "-d", "-s", "keep", "sleep 1000");
+    const pid = (await serverPid(t))!;
+    const [windowId, paneId] = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "solo",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sleep 1000",
+    )).trim().split(" ");
+    await c.ok("list_panes", {});
+    for (
+      const [tool, args] of [["kill_window", { windowId }], ["kill_pane", { paneId }]] as const
+    ) {
+      await t.onceAfterGuardRead(`link-window -d -s ${windowId} -t solo:1`);
+      assert.match(
+        await c.fail(tool, args),
+        new RegExp(`was not done: window ${windowId}'s links or panes changed`),
+        tool,
+      );
+      assert.equal(await serverPid(t), pid, `${tool} took the tmux server down`);
+      assert.ok((await ids(t, "panes")).includes(paneId), `${tool}: nothing was killed`);
+      await t.tmux("unlink-window", "-t", "solo:1");
+    }
+    // Called again, it reads the links as they are and goes ahead.
+    await t.tmux("link-window", "-d", "-s", windowId, "-t", "solo:1");
+    const r = await c.ok<Removed>("kill_pane", { paneId });
+    assert.deepEqual(r.removed.windows, [windowId]);
+    assert.equal(await serverPid(t), pid);
+  }, { toolsets: ["inspect", "manage", "teardown"] });
+});

@@ -247,7 +247,7 @@ function noPaneIn(kind: DestroyScope["kind"], test: string): string {
  * (`unwatched`). A pane moved in after the guard's read (join_pane, move_window are manage
  * tools) or a person's client that came to show it stops the act. When tmux refuses a pane,
  * `recheck` (a fresh read through the guards) may say which in its own words. Kills run in a
- * process of their own (`spawn`).
+ * process of their own (`spawn`). `checks` are checked first, force or not.
  */
 export async function destroyUnwatched(
   ctx: TmuxContext,
@@ -260,9 +260,13 @@ export async function destroyUnwatched(
     readonly force?: boolean;
     readonly spawn?: boolean;
     readonly recheck?: () => Promise<unknown>;
+    /** Facts tmux checks first, force or not (see {@link ActCheck}). */
+    readonly checks?: readonly ActCheck[];
   } = {},
 ): Promise<Uint8Array> {
-  const checks: { kind: "owner" | "caller" | "watched"; condition: TmuxCondition }[] = [];
+  const acts = options.checks ?? [];
+  const checks: { kind: "owner" | "caller" | "watched" | number; condition: TmuxCondition }[] = acts
+    .map((c, i) => ({ kind: i, condition: c.condition }));
   const owner = ctx.config.ownPanesOnly ? ctx.config.owner : undefined;
   // A server without sessions holds no pane (and has no target to expand a loop for).
   const panes = scope.target !== "";
@@ -289,6 +293,7 @@ export async function destroyUnwatched(
   );
   if (failed === null) return stdout;
   const kind = checks[failed].kind;
+  if (typeof kind === "number") throw acts[kind].refusal;
   // A fresh read names the pane and whose it is; a watcher is named below as it was found.
   if (kind !== "watched") await options.recheck?.();
   switch (kind) {
@@ -315,6 +320,16 @@ export async function destroyUnwatched(
 
 // ---------------------------------------------------------------------------------------------
 // The check and the act as one step in tmux's command queue
+
+/**
+ * A fact other than who watches that tmux checks at the instant of an act (that it cannot
+ * crash tmux: src/mcp/lone_links.ts), with the refusal when it does not hold. No `force` or
+ * permission lifts it.
+ */
+export interface ActCheck {
+  readonly condition: TmuxCondition;
+  readonly refusal: ToolFailure;
+}
 
 /**
  * A condition tmux evaluates at the instant of an act, in the context of `target`: a format
@@ -887,7 +902,8 @@ function viewConditions(snapshot: Snapshot<PaneBrief>, scope: ViewScope): TmuxCo
  * names the client), then by tmux at the instant of the change ({@link runIf}). When tmux
  * refuses, a fresh snapshot explains why; if it shows nobody (a program's client attached
  * meanwhile), the change is tried once more. `spawn`: the step runs in a tmux process of its
- * own, with these options (a creation's, which must not be cut short once begun).
+ * own, with these options (a creation's, which must not be cut short once begun). `checks`:
+ * other facts tmux checks in the same step, first; one that fails is refused at once.
  */
 export async function changeView(
   ctx: TmuxContext,
@@ -896,13 +912,18 @@ export async function changeView(
   what: string,
   commands: readonly (readonly string[])[],
   spawn?: RunOptions,
+  checks: readonly ActCheck[] = [],
 ): Promise<Uint8Array> {
   let current = snapshot;
   for (let attempt = 0; attempt < 2; attempt++) {
     guardView(ctx, current, scope, what);
-    const conditions = ctx.config.allowAttendedInput ? [] : viewConditions(current, scope);
+    const conditions = [
+      ...checks.map((c) => c.condition),
+      ...ctx.config.allowAttendedInput ? [] : viewConditions(current, scope),
+    ];
     const { failed, stdout } = await runIf(ctx, conditions, commands, [], { spawn });
     if (failed === null) return stdout;
+    if (failed < checks.length) throw checks[failed].refusal;
     // Read again what was read before: the refusal names the client from it.
     current = await ctx.snapshot(current.scope);
   }

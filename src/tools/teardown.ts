@@ -16,6 +16,7 @@
 import { z } from "zod";
 import { capList } from "../mcp/bounds.ts";
 import {
+  type ActCheck,
   type DestroyScope,
   destroyUnwatched,
   guardDestroy,
@@ -37,7 +38,14 @@ import {
 } from "../mcp/schemas.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
-import { NO_PROCESS_INFO, type PaneRow, type Snapshot } from "../tmux/snapshot.ts";
+import { NO_PROCESS_INFO, type PaneRow, type Placement, type Snapshot } from "../tmux/snapshot.ts";
+import {
+  endingFormat,
+  linksChanged,
+  loneLinks,
+  paneEndingFormat,
+  unlinkExtras,
+} from "../mcp/lone_links.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changes, paneFields, plural } from "./arguments.ts";
 
@@ -198,16 +206,20 @@ async function killAndReport(
     readonly label: string;
     readonly unwatched: TmuxCondition;
     readonly force?: boolean;
+    /** What keeps a window's end from crashing tmux ({@link endingSafely}). */
+    readonly ending?: Ending;
   },
 ) {
   const guard = newGuard();
   const listed = scope.target === "" ? [] : [listingOf(scope, guard)];
   const stdout = await destroyUnwatched(ctx, before, scope, kill.unwatched, kill.what, [
     ...listed,
+    ...kill.ending?.unlinks ?? [],
     argv,
   ], {
     force: kill.force,
     spawn: true,
+    checks: kill.ending ? [kill.ending.check] : [],
     recheck: async () => {
       const now = await ctx.snapshot(NO_PROCESS_INFO);
       await guardDestroy(ctx, now, panesIn(now, scope), kill.label, kill.force);
@@ -279,6 +291,37 @@ export async function removedFrom(
   };
 }
 
+/** The unlinks that go first in a kill's step, and what tmux checks for them at the act. */
+interface Ending {
+  readonly unlinks: string[][];
+  readonly check: ActCheck;
+}
+
+/**
+ * What keeps the end of window `windowId` (linked at `placements`) from taking tmux 3.3a down
+ * (src/mcp/lone_links.ts): each session that holds it twice or more and nothing else is left
+ * one link, its current one, in the kill's own step, checked by tmux at the act as read. `pane`:
+ * the kill is of that pane, and the window ends only if it is its last (`last`, as read).
+ */
+function endingSafely(
+  before: Snapshot,
+  windowId: string,
+  placements: readonly Placement[],
+  what: string,
+  pane?: { readonly id: string; readonly last: boolean },
+): Ending {
+  const planned = pane && !pane.last ? [] : loneLinks(before, placements);
+  return {
+    unlinks: unlinkExtras(planned, what),
+    check: {
+      condition: pane
+        ? { target: pane.id, format: paneEndingFormat(windowId, planned) }
+        : { target: windowId, format: endingFormat(windowId, planned) },
+      refusal: linksChanged(what, windowId),
+    },
+  };
+}
+
 /** Kills remove things for good; the same id killed again finds nothing more to remove. */
 const KILLS: ToolAnnotations = changes({ destructive: true, idempotent: true });
 
@@ -298,6 +341,12 @@ const killPane = defineTool({
     const pane = ctx.pane(before, args.paneId);
     await guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
     guardUnzoom(ctx, before, pane, `Killing pane ${pane.id}`, args.force);
+    const what = `Killing pane ${pane.id}`;
+    const last = !before.panes.some((p) => p.windowId === pane.windowId && p.id !== pane.id);
+    const ending = endingSafely(before, pane.windowId, pane.placements, what, {
+      id: pane.id,
+      last,
+    });
     return await killAndReport(
       ctx,
       before,
@@ -305,11 +354,12 @@ const killPane = defineTool({
       { kind: "pane", target: pane.id },
       ["kill-pane", "-t", pane.id],
       {
-        what: `Killing pane ${pane.id}`,
+        what,
         label: `Pane ${pane.id}`,
         // Named by the pane: the window it is in at the kill.
         unwatched: windowUnwatched(before, pane.id),
         force: args.force,
+        ending,
       },
     );
   },
@@ -332,11 +382,13 @@ const killWindow = defineTool({
     const panes = before.panes.filter((p) => reach.panes.has(p.id));
     await guardDestroy(ctx, before, panes, `Window ${window.id}`, args.force);
     const scope = { kind: "window", target: window.id } as const;
+    const what = `Killing window ${window.id}`;
     return await killAndReport(ctx, before, reach, scope, ["kill-window", "-t", window.id], {
-      what: `Killing window ${window.id}`,
+      what,
       label: `Window ${window.id}`,
       unwatched: windowUnwatched(before, window.id),
       force: args.force,
+      ending: endingSafely(before, window.id, window.placements, what),
     });
   },
 });
