@@ -1369,13 +1369,27 @@ Deno.test("swap_pane trades places; move_window moves placements and reports end
     const w2 = (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id}")).trim();
     await t.tmux("link-window", "-d", "-s", w2, "-t", "dest:5");
     assert.match(await c.fail("move_window", { windowId: w2, session: "dest" }), /linked into 2/);
+    // Into a session that holds it already, tmux would link it there twice: refused.
+    assert.match(
+      await c.fail("move_window", { windowId: w2, session: "dest", index: 7, fromSession: "main" }),
+      /would link it into session \$\d+ "dest" a second time: the window is there already \(index 5\)/,
+    );
     const moved = await c.ok<{ placements: { sessionName: string; index: number }[] }>(
       "move_window",
-      { windowId: w2, session: "dest", index: 7, fromSession: "main" },
+      { windowId: w2, session: "dest", index: 7, fromSession: "dest" },
     );
     assert.deepEqual(
       moved.placements.map((p) => `${p.sessionName}:${p.index}`).sort(),
-      ["dest:5", "dest:7"],
+      ["dest:7", "main:1"],
+    );
+    await t.tmux("new-session", "-d", "-s", "third");
+    const away = await c.ok<{ placements: { sessionName: string; index: number }[] }>(
+      "move_window",
+      { windowId: w2, session: "third", fromSession: "main" },
+    );
+    assert.deepEqual(
+      away.placements.map((p) => `${p.sessionName}:${p.index}`).sort(),
+      ["dest:7", "third:1"],
     );
     assert.match(
       await c.fail("move_window", { windowId: t.ids.windowId, session: "dest", index: 7 }),
@@ -1388,7 +1402,94 @@ Deno.test("swap_pane trades places; move_window moves placements and reports end
       session: "dest",
     });
     assert.deepEqual(last.removedSessions, [t.ids.sessionId]);
-    assert.deepEqual(await sessionNames(t), ["dest"]);
+    assert.deepEqual(await sessionNames(t), ["dest", "third"]);
+  });
+});
+
+Deno.test("join_pane of the last pane of a window linked twice into its only session keeps tmux alive", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-session", "-d", "-s", "keep", "sleep 1000");
+    const pid = await fmt(t, "keep", "#{pid}");
+    const [windowId, paneId, sessionId] = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "scratch",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id} #{session_id}",
+      "sleep 1000",
+    )).trim().split(" ");
+    // What a person's `link-window` (or a plugin that mirrors a window) leaves.
+    await t.tmux("link-window", "-d", "-s", windowId, "-t", "scratch:1");
+    await c.ok("list_panes", {});
+    const r = await c.ok<{ windowId: string; removedWindow: boolean; removedSessions: string[] }>(
+      "join_pane",
+      { paneId, targetPaneId: t.ids.paneId },
+    );
+    assert.equal(await fmt(t, "keep", "#{pid}"), pid, "join_pane took the tmux server down");
+    assert.equal(r.windowId, t.ids.windowId);
+    assert.equal(r.removedWindow, true);
+    assert.deepEqual(r.removedSessions, [sessionId]);
+    assert.deepEqual(await sessionNames(t), ["keep", "main"]);
+
+    // A second link made between the read and the move stops it.
+    const [w2, p2] = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "solo",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sleep 1000",
+    )).trim().split(" ");
+    await t.onceAfterGuardRead(`link-window -d -s ${w2} -t solo:1`);
+    assert.match(
+      await c.fail("join_pane", { paneId: p2, targetPaneId: t.ids.paneId }),
+      new RegExp(`was not done: window ${w2}'s links or panes changed`),
+    );
+    assert.equal(await fmt(t, "keep", "#{pid}"), pid, "join_pane took the tmux server down");
+    assert.equal(await fmt(t, p2, "#{window_id}"), w2, "the pane did not move");
+  });
+});
+
+Deno.test("move_window never links a window into a session twice, also one linked there after the read", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-session", "-d", "-s", "keep", "sleep 1000");
+    const pid = await fmt(t, "keep", "#{pid}");
+    // A window in "a" and "b", the only window of "b": moved from "a" into "b", tmux would
+    // leave "b" holding it twice and nothing else, and its end would crash tmux 3.3a.
+    const windowId = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "a",
+      "-P",
+      "-F",
+      "#{window_id}",
+      "sleep 1000",
+    )).trim();
+    await t.tmux("new-session", "-d", "-s", "b");
+    await t.tmux("link-window", "-d", "-s", windowId, "-t", "b:1");
+    await t.tmux("kill-window", "-t", "b:0");
+    assert.match(
+      await c.fail("move_window", { windowId, session: "b", fromSession: "a" }),
+      /a second time/,
+    );
+    const links = () => t.tmux("list-windows", "-a", "-F", "#{session_name}:#{window_index}");
+    assert.equal(await links(), "a:0\nb:1\nkeep:0\nmain:0\n", "nothing moved");
+
+    // Linked into the destination between the read and the move: tmux refuses it there.
+    const other = (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id}"))
+      .trim();
+    await t.onceAfterGuardRead(`link-window -d -s ${other} -t b:5`);
+    assert.match(
+      await c.fail("move_window", { windowId: other, session: "b" }),
+      new RegExp(`Moving window ${other} would link it into session \\$\\d+ "b" a second time`),
+    );
+    assert.equal(await links(), "a:0\nb:1\nb:5\nkeep:0\nmain:0\nmain:1\n", "nothing moved");
+    assert.equal(await fmt(t, "keep", "#{pid}"), pid);
   });
 });
 

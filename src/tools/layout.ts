@@ -14,6 +14,7 @@ import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changeView, guardView } from "../mcp/guards.ts";
+import { holdsNoLink, secondLink } from "../mcp/lone_links.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
   checkedString,
@@ -607,11 +608,18 @@ const moveWindow = defineTool({
     const { snapshot, window } = await ctx.windowAlone(args.windowId, { sessions: true });
     const from = placementIn(ctx, snapshot, window, args.fromSession, "which placement moves");
     const to = ctx.session(snapshot, args.session);
+    const what = `Moving window ${window.id}`;
+    // tmux links a window moved into a session that holds it already a second time there: a
+    // layout whose end crashes tmux 3.3a (lone_links.ts). Checked again by tmux at the move.
+    const there = from.id === to.id
+      ? undefined
+      : window.placements.find((p) => p.sessionId === to.id);
+    if (there) throw secondLink(what, window.id, to, there.index);
     await changeView(
       ctx,
       snapshot,
       { windows: [window.id], lastWindowOf: from.id === to.id ? [] : [from.id] },
-      `Moving window ${window.id}`,
+      what,
       [[
         "move-window",
         "-d",
@@ -620,6 +628,11 @@ const moveWindow = defineTool({
         "-t",
         `${to.id}:${args.index ?? ""}`,
       ]],
+      undefined,
+      from.id === to.id ? [] : [{
+        condition: { target: to.id, format: holdsNoLink(window.id) },
+        refusal: secondLink(what, window.id, to, null),
+      }],
     );
     const { snapshot: after, window: now } = await ctx.windowAlone(window.id, { sessions: true });
     const removedSessions = from.id !== to.id && !after.sessions.some((s) => s.id === from.id)

@@ -15,6 +15,7 @@
 import { z } from "zod";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changeView } from "../mcp/guards.ts";
+import { linksChanged, loneLinks, paneEndingFormat, unlinkExtras } from "../mcp/lone_links.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import { flag, int, paneIdSchema, sessionIdSchema, windowIdSchema } from "../mcp/schemas.ts";
 import { argvCommands } from "../tmux/control.ts";
@@ -73,6 +74,12 @@ const joinPane = defineTool({
     argv.push(args.direction === "left" || args.direction === "right" ? "-h" : "-v");
     if (args.direction === "above" || args.direction === "left") argv.push("-b");
     if (args.size !== undefined) argv.push("-l", String(args.size));
+    const what = `Moving pane ${pane.id} into window ${target.windowId}`;
+    const last = panesOf(snapshot, from.id) === 1;
+    // A window it leaves empty ends: where that window is linked twice into a session holding
+    // nothing else, that session is first left one link, or tmux 3.3a crashes (lone_links.ts).
+    const planned = last ? loneLinks(snapshot, from.placements) : [];
+    const unlinks = unlinkExtras(planned, what);
     // Both windows change shape; a window that loses its last pane ends, and with it any
     // session it was the last window of (whoever shows it is refused by the windows check).
     await changeView(
@@ -80,18 +87,22 @@ const joinPane = defineTool({
       snapshot,
       {
         windowsOf: [pane.id, target.id],
-        lastWindowOf: panesOf(snapshot, from.id) === 1
-          ? from.placements.map((p) => p.sessionId)
-          : [],
+        lastWindowOf: last ? from.placements.map((p) => p.sessionId) : [],
       },
-      `Moving pane ${pane.id} into window ${target.windowId}`,
-      [argv],
+      what,
+      [...unlinks, argv],
+      undefined,
+      [{
+        condition: { target: pane.id, format: paneEndingFormat(from.id, planned) },
+        refusal: linksChanged(what, from.id),
+      }],
     );
     const after = await ctx.snapshot(NO_PROCESS_INFO);
     const now = ctx.pane(after, pane.id);
     const removedWindow = !after.windows.some((w) => w.id === from.id);
+    // Each session once: a window may be linked into one several times.
     const removedSessions = removedWindow
-      ? from.placements.map((p) => p.sessionId).filter((id) =>
+      ? [...new Set(from.placements.map((p) => p.sessionId))].filter((id) =>
         !after.sessions.some((s) => s.id === id)
       )
       : [];
