@@ -129,3 +129,58 @@ for (const last of [false, true]) {
     },
   );
 }
+
+Deno.test("respawn_pane into the last pane of a window linked twice into its only session is refused: its end would crash tmux", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-session", "-d", "-s", "keep", "sleep 1000");
+    const pid = await fmt(t, "keep", "#{pid}");
+    const [windowId, paneId] = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "scratch",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sleep 1000",
+    )).trim().split(" ");
+    await t.tmux("link-window", "-d", "-s", windowId, "-t", "scratch:1");
+    await c.ok("list_panes", {});
+    // A command that ends at once: the pane, the window and the session end in one step.
+    assert.match(
+      await c.fail("respawn_pane", { paneId, kill: true, command: "true" }),
+      new RegExp(`Respawning ${paneId} was not done: .*last pane of window ${windowId}`),
+    );
+    assert.equal(await fmt(t, "keep", "#{pid}"), pid, "respawn_pane took the tmux server down");
+    assert.ok((await panes(t)).includes(paneId), "nothing was respawned");
+
+    // remain-on-exit keeps the pane (and with it the window): nothing ends.
+    await t.tmux("set-option", "-w", "-t", windowId, "remain-on-exit", "on");
+    const r = await c.ok<{ gone: boolean }>("respawn_pane", {
+      paneId,
+      kill: true,
+      command: "true",
+    });
+    assert.equal(r.gone, false);
+    assert.equal(await fmt(t, "keep", "#{pid}"), pid);
+    await t.tmux("set-option", "-wu", "-t", windowId, "remain-on-exit");
+
+    // Linked twice between the read and the respawn: tmux refuses it at the act.
+    const [w2, p2] = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "solo",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sleep 1000",
+    )).trim().split(" ");
+    await t.onceAfterGuardRead(`link-window -d -s ${w2} -t solo:1`);
+    assert.match(
+      await c.fail("respawn_pane", { paneId: p2, kill: true, command: "true" }),
+      new RegExp(`Respawning ${p2} was not done: .*last pane of window ${w2}`),
+    );
+    assert.equal(await fmt(t, "keep", "#{pid}"), pid, "respawn_pane took the tmux server down");
+  });
+});

@@ -23,6 +23,7 @@ import {
   type ViewScope,
   windowUnwatched,
 } from "../mcp/guards.ts";
+import { respawnFormat, respawnRefusal } from "../mcp/lone_links.ts";
 import { argvCommands } from "../tmux/control.ts";
 import { TmuxError } from "../tmux/run.ts";
 import { type PaneRow, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
@@ -655,6 +656,24 @@ function keepsZoom(
   };
 }
 
+/**
+ * `zoom` (the claim of {@link keepsZoom}) with the check that the new process's end cannot take
+ * tmux 3.3a down: a pane whose end ends a window linked twice into a session that holds nothing
+ * else does (src/mcp/lone_links.ts). Unlike the zoom, no permission lifts it.
+ */
+function endsSafely(
+  ctx: TmuxContext,
+  pane: PaneRow,
+  zoom: InputGuardOptions["claim"],
+): NonNullable<InputGuardOptions["claim"]> {
+  const safe = respawnFormat(pane.windowId);
+  return {
+    format: zoom ? `#{&&:${safe},${zoom.format}}` : safe,
+    refusal: async () =>
+      await respawnRefusal(ctx, pane.id, pane.windowId) ?? await zoom?.refusal() ?? null,
+  };
+}
+
 const respawnPane = defineTool({
   name: "respawn_pane",
   title: "Respawn pane",
@@ -686,7 +705,7 @@ const respawnPane = defineTool({
       force: args.force,
       allowDead: true,
       allowInputOff: true,
-      claim: keepsZoom(ctx, snapshot, pane.id),
+      claim: endsSafely(ctx, pane, keepsZoom(ctx, snapshot, pane.id)),
     };
     guardInput(ctx, snapshot, pane, guard);
     if (!pane.dead && !args.kill) {
@@ -696,6 +715,12 @@ const respawnPane = defineTool({
       );
     }
     if (pane.windowZoomed && !pane.active) await guardKeepsZoom(ctx, pane.id);
+    // Only a window linked twice into one session can be such a window: asked of tmux then.
+    const sessions = pane.placements.map((p) => p.sessionId);
+    if (new Set(sessions).size < sessions.length) {
+      const refusal = await respawnRefusal(ctx, pane.id, pane.windowId);
+      if (refusal) throw refusal;
+    }
     const argv = ["respawn-pane", "-t", pane.id];
     if (args.kill) argv.push("-k");
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));

@@ -8,7 +8,9 @@
  * session — so the answer is what of the panes, windows and sessions tmux listed in the kill's
  * own step (a pane moved in after the guards' read included) is gone from a read after it.
  * Under `--own-panes-only`, and for the caller's own pane unless `force`, tmux also checks at
- * that instant every pane the kill takes, not only the ones read before.
+ * that instant every pane the kill takes, not only the ones read before. A kill that ends a
+ * window linked twice into a session holding nothing else first leaves that session one link in
+ * the same step, or tmux 3.3a crashes (src/mcp/lone_links.ts).
  *
  * @module
  */
