@@ -167,12 +167,11 @@ export function linksChanged(what: string, windowId: string): ToolFailure {
 }
 
 /**
- * The refusal of an act that would link `windowId` into `sessionId` a second time (`index`:
- * where it is there already).
+ * The refusal of an act (`what`, naming the window) that would link a window into `session` a
+ * second time (`index`: where it is there already, as read).
  */
 export function secondLink(
   what: string,
-  windowId: string,
   session: { readonly id: string; readonly name: string },
   index: number | null,
 ): ToolFailure {

@@ -614,7 +614,7 @@ const moveWindow = defineTool({
     const there = from.id === to.id
       ? undefined
       : window.placements.find((p) => p.sessionId === to.id);
-    if (there) throw secondLink(what, window.id, to, there.index);
+    if (there) throw secondLink(what, to, there.index);
     await changeView(
       ctx,
       snapshot,
@@ -631,7 +631,7 @@ const moveWindow = defineTool({
       undefined,
       from.id === to.id ? [] : [{
         condition: { target: to.id, format: holdsNoLink(window.id) },
-        refusal: secondLink(what, window.id, to, null),
+        refusal: secondLink(what, to, null),
       }],
     );
     const { snapshot: after, window: now } = await ctx.windowAlone(window.id, { sessions: true });
