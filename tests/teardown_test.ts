@@ -518,3 +518,18 @@ Deno.test("a second link made between the read and the kill stops it (tmux check
     assert.equal(await serverPid(t), pid);
   }, { toolsets: ["inspect", "manage", "teardown"] });
 });
+
+Deno.test("kill_pane of a pane that is not its window's last leaves a window linked twice as it is", async () => {
+  await withTmux(async (t, c) => {
+    const { windowId, pid } = await linkedTwice(t);
+    const other = await newPane(t, "split-window", "-d", "-t", windowId);
+    const r = await c.ok<Removed>("kill_pane", { paneId: other });
+    assert.deepEqual(r.removed, { panes: [other], windows: [], sessions: [] });
+    assert.equal(await serverPid(t), pid);
+    assert.equal(
+      await t.tmux("list-windows", "-t", "scratch", "-F", "#{window_index} #{window_id}"),
+      `0 ${windowId}\n1 ${windowId}\n`,
+      "both links are still there",
+    );
+  }, { toolsets: ["inspect", "manage", "teardown"] });
+});

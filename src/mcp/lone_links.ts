@@ -144,16 +144,16 @@ export function endingFormat(windowId: string, planned: readonly LoneLinks[]): s
 }
 
 /**
- * {@link endingFormat} for an act on the pane it is expanded for, which ends `windowId` if
- * that pane is its last: the pane still in that window, and, with `planned` sessions, still its
- * last pane (else the unlinks would be more than the act ends).
+ * {@link endingFormat} for an act on the pane it is expanded for, which ends its window if it
+ * is that window's last pane: with `planned` sessions, the pane still the last of `windowId`
+ * (else the unlinks would be more than the act ends); without, either not the last pane of
+ * its window, or the last of `windowId` (a pane moved since the read into a window of its own
+ * is refused: the format names no other window).
  */
 export function paneEndingFormat(windowId: string, planned: readonly LoneLinks[]): string {
-  const safe = endingFormat(windowId, planned);
-  const ends = planned.length > 0
-    ? `#{&&:#{==:#{window_panes},1},${safe}}`
-    : `#{||:#{!=:#{window_panes},1},${safe}}`;
-  return `#{&&:#{==:#{window_id},${windowId}},${ends}}`;
+  const last = `#{&&:#{==:#{window_id},${windowId}},#{==:#{window_panes},1}}`;
+  const safe = `#{&&:${last},${endingFormat(windowId, planned)}}`;
+  return planned.length > 0 ? safe : `#{||:#{!=:#{window_panes},1},${safe}}`;
 }
 
 /** The refusal of an act whose {@link endingFormat} did not hold at that instant. */
@@ -214,12 +214,11 @@ export function respawnCrash(
 /**
  * 1 while a respawn into the pane a format is expanded for (in `windowId`) cannot take tmux
  * down when its process ends: remain-on-exit keeps the pane, or it is not its window's last
- * pane, or no session holds that window twice or more and nothing else. Also 0 when the pane
- * is in another window by then (read again).
+ * pane, or no session holds that window twice or more and nothing else (the
+ * {@link paneEndingFormat} of an act that plans no unlinks).
  */
 export function respawnFormat(windowId: string): string {
-  return `#{&&:#{==:#{window_id},${windowId}},#{||:#{==:#{remain-on-exit},on},` +
-    `#{||:#{!=:#{window_panes},1},${endingFormat(windowId, [])}}}}`;
+  return `#{||:#{==:#{remain-on-exit},on},${paneEndingFormat(windowId, [])}}`;
 }
 
 /**
