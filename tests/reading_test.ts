@@ -1044,6 +1044,27 @@ Deno.test("search_panes: literal by default, regex on request, case rules, lineN
   });
 });
 
+// Lowercasing is not case folding: a capital sigma ending a pattern lowercases to the final
+// form (ς), the same letter inside a word to σ. A literal search folds case as a regex (and
+// wait_for_text) does.
+Deno.test("search_panes: a literal ending in a capital sigma finds it inside a longer word", async () => {
+  await withTmux(async (t, c, dir) => {
+    const id = await paneShowing(t, dir, "ΠΡΟΣΟΧΗ: ο δίσκος γέμισε\nΣΣ final ς\nEND", "END");
+    const find = (args: Record<string, unknown>) => c.ok<Search>("search_panes", args);
+    const regex = await find({ pattern: "ΠΡΟΣ", regex: true });
+    assert.equal(regex.totalMatches, 1, "the regex search finds it");
+    const literal = await find({ pattern: "ΠΡΟΣ" });
+    assert.deepEqual(literal.matches.map((m) => [m.paneId, m.text]), [[
+      id,
+      "ΠΡΟΣΟΧΗ: ο δίσκος γέμισε",
+    ]]);
+    assert.equal((await find({ pattern: "προσοχη" })).totalMatches, 1, "σ and Σ are one letter");
+    assert.equal((await find({ pattern: "ΔΊΣΚΟΣ" })).totalMatches, 1, "ς and Σ are one letter");
+    assert.equal((await find({ pattern: "ΠΡΟΣ", matchCase: true })).totalMatches, 1);
+    assert.equal((await find({ pattern: "προς", matchCase: true })).totalMatches, 0);
+  });
+});
+
 Deno.test("search_panes: a #(...) pattern finds that text and never runs", async () => {
   await withTmux(async (t, c, dir) => {
     const marker = `${dir}/marker`;

@@ -64,9 +64,10 @@ export interface TextMatcher {
  * read. Synchronous, so a literal search never waits for the regex engine: with `regex`, call
  * {@link loadRegexEngine} first ({@link buildMatcher} does both).
  *
- * A literal is found with `indexOf` over the pane's whole text (lowercased once when case does
- * not matter), so a search through 200 000 rows of history does not make a string per row; a
- * regex is tested row by row, since `^`, `$` and classes like `\s` are about one row.
+ * A literal is found over the pane's whole text at once (with `indexOf`, or an escaped RegExp
+ * that folds case when case does not matter), so a search through 200 000 rows of history does
+ * not make a string per row; a regex is tested row by row, since `^`, `$` and classes like `\s`
+ * are about one row.
  */
 export function lineMatcher(pattern: string, regex: boolean, matchCase: boolean): TextMatcher {
   if (!regex) return literalMatcher(pattern, matchCase);
@@ -103,34 +104,40 @@ export async function buildMatcher(
 }
 
 function literalMatcher(pattern: string, matchCase: boolean): TextMatcher {
-  const needle = matchCase ? pattern : pattern.toLowerCase();
+  // Case-insensitive, a literal is found as wait_for_text finds one: an escaped RegExp with
+  // `iu`, which folds case (Σ, σ and ς are one letter; lowercasing keeps the final ς apart)
+  // and keeps every index of the text (lowercasing changes the length of a few characters,
+  // İ). It is also faster than lowercasing a long history to search it with indexOf.
+  const folded = matchCase
+    ? null
+    : new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "giu");
+  const find = (text: string, from: number): number => {
+    if (folded === null) return text.indexOf(pattern, from);
+    folded.lastIndex = from;
+    // A place in the match (its last character), enough to tell its row: no match array.
+    return folded.test(text) ? Math.max(from, folded.lastIndex - 1) : -1;
+  };
   return {
     matchesBlank: false,
     // deno-lint-ignore require-await
     async match(text, last, max) {
       // A row holds no newline, so a pattern with one matches no row.
-      if (needle.includes("\n")) return { found: 0, kept: [] };
-      const hay = matchCase ? text : text.toLowerCase();
-      // Lowercasing keeps every newline; only a few characters (İ) change length, and then
-      // the row's text is taken by row number instead of by offset.
-      let split: string[] | null = null;
-      const rowText = (row: number, start: number, end: number) =>
-        hay.length === text.length ? text.slice(start, end) : (split ??= text.split("\n"))[row];
+      if (pattern.includes("\n")) return { found: 0, kept: [] };
       const spans: [number, number, number][] = [];
       let found = 0;
       let row = 0;
       let rowStart = 0;
       let from = 0;
-      for (let at = hay.indexOf(needle, from); at !== -1; at = hay.indexOf(needle, from)) {
-        let newline = hay.indexOf("\n", rowStart);
+      for (let at = find(text, from); at !== -1; at = find(text, from)) {
+        let newline = text.indexOf("\n", rowStart);
         while (newline !== -1 && newline < at) {
           row++;
           rowStart = newline + 1;
-          newline = hay.indexOf("\n", rowStart);
+          newline = text.indexOf("\n", rowStart);
         }
         if (row > last) break;
         found++;
-        spans.push([row, rowStart, newline === -1 ? hay.length : newline]);
+        spans.push([row, rowStart, newline === -1 ? text.length : newline]);
         if (spans.length > max) spans.shift();
         if (newline === -1) break;
         row++;
@@ -138,7 +145,7 @@ function literalMatcher(pattern: string, matchCase: boolean): TextMatcher {
       }
       return {
         found,
-        kept: spans.map(([r, start, end]) => ({ row: r, text: rowText(r, start, end) })),
+        kept: spans.map(([r, start, end]) => ({ row: r, text: text.slice(start, end) })),
       };
     },
   };

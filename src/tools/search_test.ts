@@ -6,7 +6,10 @@ import { lineMatcher } from "./search.ts";
 
 await loadRegexEngine();
 
-/** The plain definition: each row on its own, lowercased unless case matters. */
+/**
+ * The plain definition: each row on its own, case folded unless case matters, as
+ * wait_for_text folds a literal (an escaped RegExp with `iu`).
+ */
 function naive(text: string, pattern: string, matchCase: boolean, last: number, max: number) {
   const rows = text.split("\n");
   const kept: { row: number; text: string }[] = [];
@@ -14,7 +17,7 @@ function naive(text: string, pattern: string, matchCase: boolean, last: number, 
   for (let i = 0; i <= last && i < rows.length; i++) {
     const hit = matchCase
       ? rows[i].includes(pattern)
-      : rows[i].toLowerCase().includes(pattern.toLowerCase());
+      : new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "iu").test(rows[i]);
     if (!hit) continue;
     found++;
     kept.push({ row: i, text: rows[i] });
@@ -38,6 +41,10 @@ Deno.test("a literal is found over the whole text exactly as row by row", async 
     "é",
     "É",
     "🙂",
+    "Σ",
+    "σ",
+    "ς",
+    "ΟΣ",
     "#{",
     ";",
     "\t",
@@ -47,7 +54,10 @@ Deno.test("a literal is found over the whole text exactly as row by row", async 
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
     return seed % n;
   };
-  const patterns = ["ab", "AB", "b", "İ", "i", "É", "🙂", "a\nb", " ", "ab ab", "x\t"];
+  const patterns = [
+    ...["ab", "AB", "b", "İ", "i", "É", "🙂", "a\nb", " ", "ab ab", "x\t"],
+    ...["Σ", "ς", "ΟΣ", "ος", "(", "#{", ""],
+  ];
   for (let round = 0; round < 400; round++) {
     const text = Array.from({ length: next(40) }, () => pieces[next(pieces.length)]).join("");
     const rowCount = text.split("\n").length;
@@ -85,6 +95,22 @@ Deno.test("a literal counts a row once, numbers rows from 0, keeps the last matc
     found: 0,
     kept: [],
   });
+});
+
+Deno.test("a literal folds case as wait_for_text does: Σ, σ and ς are one letter, İ only itself", async () => {
+  const rows = async (pattern: string, text: string, matchCase = false) =>
+    (await lineMatcher(pattern, false, matchCase).match(text, 100, 100)).kept.map((k) => k.row);
+  // Lowercasing makes a capital sigma that ends the pattern final (ς), the one in a word σ.
+  assert.deepEqual(await rows("ΠΡΟΣ", "ΠΡΟΣΟΧΗ: ο δίσκος\nπρος\nπροσ"), [0, 1, 2]);
+  assert.deepEqual(await rows("ΔΊΣΚΟΣ", "ο δίσκος γέμισε"), [0]);
+  assert.deepEqual(await rows("ΠΡΟΣ", "ΠΡΟΣΟΧΗ\nπρος", true), [0]);
+  assert.deepEqual(await rows("İ", "İ\ni\nI\ni̇"), [0]);
+  assert.deepEqual(await rows("i", "İ x\ni\nI\nı"), [1, 2]);
+  // Text after a character whose lowercase is longer (İ) is still told by its own row.
+  assert.deepEqual(
+    (await lineMatcher("needle", false, false).match("İİİ\nİ NEEDLE", 1, 5)).kept,
+    [{ row: 1, text: "İ NEEDLE" }],
+  );
 });
 
 Deno.test("a regex is about one row: ^, $ and \\s never reach across rows", async () => {
