@@ -162,8 +162,9 @@ async function probeWith(
   paneId: string,
   after: readonly string[],
   on?: ProbedServer,
-): Promise<{ probe: PaneProbe; lines: string[] }> {
-  const seen = await probeAny(ctx, paneId, after);
+  guard: string = newGuard(),
+): Promise<Probed> {
+  const seen = await probeAny(ctx, paneId, after, guard);
   if (!on?.serverPid) return seen;
   const server = serverOf(on);
   if (seen.probe.exists) {
@@ -204,12 +205,23 @@ async function serverNow(ctx: TmuxContext): Promise<ServerIdentity | null> {
   return server;
 }
 
+/** What {@link probeAny} read. */
+interface Probed {
+  readonly probe: PaneProbe;
+  /** What the commands chained after the probe printed, as lines, trailing blank ones dropped. */
+  readonly lines: string[];
+  /** The same whole ("" when tmux failed). */
+  readonly text: string;
+  /** Records those commands printed with the probe's guard (a second probe), as probes. */
+  readonly later: PaneProbe[];
+}
+
 async function probeAny(
   ctx: TmuxContext,
   paneId: string,
   after: readonly string[],
-): Promise<{ probe: PaneProbe; lines: string[] }> {
-  const guard = newGuard();
+  guard: string,
+): Promise<Probed> {
   const args = ["display-message", "-p", "-t", paneId, recordFormat(guard, PROBE_FIELDS)];
   if (after.length > 0) args.push(";", ...after);
   const result = await execFast(ctx.runner, ctx.address, args, { signal: ctx.signal });
@@ -217,15 +229,24 @@ async function probeAny(
   const stderr = result.stderr.trim();
   if (result.code !== 0 && records.length === 0) {
     const kind = classifyStderr(stderr);
-    if (kind === "no-target") return { probe: GONE, lines: [] };
+    if (kind === "no-target") return { probe: GONE, lines: [], text: "", later: [] };
     // The whole server went, not just this pane: no outcome can be read from it.
     if (kind === "no-server") throw serverGone(ctx, paneId);
     throw new TmuxError(kind, stderr.split("\n")[0] || "tmux failed", stderr);
   }
-  const r = records[0] ?? [];
-  if (!r[0]) return { probe: GONE, lines: [] };
+  const probe = toProbe(records[0] ?? []);
+  if (!probe.exists) return { probe, lines: [], text: "", later: [] };
+  if (result.code !== 0) return { probe, lines: [], text: "", later: [] };
+  const text = decodeBytes(afterRecord(result.stdout, guard));
+  const later = records.slice(1).map(toProbe);
+  return { probe, lines: trimTrailingBlank(text.split("\n")), text, later };
+}
+
+/** A probe from its record's fields ({@link PROBE_FIELDS}); {@link GONE} without a pane id. */
+function toProbe(r: readonly string[]): PaneProbe {
+  if (!r[0]) return GONE;
   const dead = flag(r[1]);
-  const probe: PaneProbe = {
+  return {
     exists: true,
     dead,
     deadStatus: dead && r[2] !== "" ? Number(r[2]) : null,
@@ -241,9 +262,6 @@ async function probeAny(
     inputOff: flag(r[12]),
     serverStart: Number(r[13]) || 0,
   };
-  if (result.code !== 0) return { probe, lines: [] };
-  const text = decodeBytes(afterRecord(result.stdout, guard));
-  return { probe, lines: trimTrailingBlank(text.split("\n")) };
 }
 
 /**
@@ -350,30 +368,134 @@ export function changedSpan(was: string, now: string): { from: number; to: numbe
 }
 
 /**
- * Zero-width code points (combining marks, zero-width spaces and joiners, variation
- * selectors): they share the cell of the character before them.
+ * Widths tmux gives characters, by server (its address and pid), learnt from it: the width of a
+ * character is the build's to say. A tmux built with utf8proc takes it from there, one built
+ * without (tmux 3.3a on most Linux systems) from the C library's wcwidth, and they disagree on
+ * tens of thousands of characters: glibc draws many emoji one column wide (🛠 U+1F6E0, East
+ * Asian Width "neutral"), and the vowels and finals of decomposed Hangul (NFD, as macOS names
+ * files) in no column of their own. A table kept here would put a column inside the wrong
+ * character on some build.
  */
-const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200f\u2060\ufe00-\ufe0f]$/u;
-/** East Asian wide and emoji ranges: two cells each, as tmux draws them. */
-const WIDE =
-  /^[\u1100-\u115f\u231a\u231b\u2329\u232a\u23e9-\u23ec\u23f0\u23f3\u25fd\u25fe\u2614\u2615\u2648-\u2653\u267f\u2693\u26a1\u26aa\u26ab\u26bd\u26be\u26c4\u26c5\u26ce\u26d4\u26ea\u26f2\u26f3\u26f5\u26fa\u26fd\u2705\u270a\u270b\u2728\u274c\u274e\u2753-\u2755\u2757\u2795-\u2797\u27b0\u27bf\u2b1b\u2b1c\u2b50\u2b55\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{18cff}\u{1b000}-\u{1b2ff}\u{1f004}\u{1f0cf}\u{1f18e}\u{1f191}-\u{1f19a}\u{1f200}-\u{1f251}\u{1f300}-\u{1f64f}\u{1f680}-\u{1f6ff}\u{1f7e0}-\u{1f7eb}\u{1f90c}-\u{1f9ff}\u{1fa70}-\u{1faff}\u{20000}-\u{3fffd}]$/u;
+const WIDTHS = new Map<string, Map<string, number>>();
+/** Servers whose widths are kept (the least recently asked is forgotten first). */
+const WIDTH_SERVERS = 8;
+/** Characters whose width is kept per server (beyond it the map starts again). */
+const WIDTHS_KEPT = 4_096;
+/** Characters asked about in one tmux call (its command line stays well under tmux's limit). */
+const WIDTHS_PER_CALL = 200;
 
 /**
- * The index in `text` (a row) of the cell at `column`: wide characters take two cells,
- * combining marks none. Past the row's end, the blanks after it are counted on.
+ * The index in `row` (a row as tmux captured it) of the cell at `column`, with each character
+ * as wide as the tmux server at `ctx` draws it (zero-width ones share the cell before them);
+ * past the row's end the blanks after it are counted on. ASCII needs no call; other characters
+ * are asked about once per server (see {@link WIDTHS}). Where tmux cannot say (the server went
+ * meanwhile), a character counts one column.
  */
-export function columnIndex(text: string, column: number): number {
+export async function cellIndex(
+  ctx: TmuxContext,
+  serverPid: number,
+  row: string,
+  column: number,
+): Promise<number> {
+  let known: Map<string, number> | null = null;
+  let failed = false;
   let i = 0;
   let at = 0;
-  while (i < text.length) {
-    const cp = text.codePointAt(i) as number;
-    const ch = String.fromCodePoint(cp);
-    const width = ZERO_WIDTH.test(ch) ? 0 : WIDE.test(ch) ? 2 : 1;
+  while (i < row.length) {
+    const cp = row.codePointAt(i) as number;
+    const size = cp > 0xffff ? 2 : 1;
+    let width = 1;
+    if (cp >= 0x80) {
+      known ??= serverWidths(ctx, serverPid);
+      const ch = row.slice(i, i + size);
+      if (!failed && !known.has(ch)) failed = !await learnWidths(ctx, known, row, i);
+      width = known.get(ch) ?? 1;
+    }
     if (at + width > column) return i;
     at += width;
-    i += ch.length;
+    i += size;
   }
   return i + Math.max(0, column - at);
+}
+
+/** The widths known for the server at `ctx` of pid `serverPid` (a new map the first time). */
+function serverWidths(ctx: TmuxContext, serverPid: number): Map<string, number> {
+  const a = ctx.address;
+  const key = JSON.stringify([a.host ?? "", a.socketPath ?? "", a.socketName ?? "", serverPid]);
+  let known = WIDTHS.get(key);
+  if (known) WIDTHS.delete(key);
+  else known = new Map();
+  WIDTHS.set(key, known);
+  while (WIDTHS.size > WIDTH_SERVERS) WIDTHS.delete(WIDTHS.keys().next().value as string);
+  return known;
+}
+
+/**
+ * Asks tmux the widths of the characters of `row` from `from` on that `known` lacks (up to
+ * {@link WIDTHS_PER_CALL}): `#{w:}` of each as a literal, which tmux measures with the same
+ * function it draws with. Only characters outside ASCII are sent, none of them special in a
+ * format. False, learning nothing, when tmux fails or answers otherwise than asked.
+ */
+async function learnWidths(
+  ctx: TmuxContext,
+  known: Map<string, number>,
+  row: string,
+  from: number,
+): Promise<boolean> {
+  const ask = new Set<string>();
+  for (const ch of row.slice(from)) {
+    if (ch.codePointAt(0) as number < 0x80 || known.has(ch)) continue;
+    ask.add(ch);
+    if (ask.size >= WIDTHS_PER_CALL) break;
+  }
+  const chars = [...ask];
+  const format = chars.map((ch) => `#{w:#{l:${ch}}}`).join(",");
+  const result = await execFast(ctx.runner, ctx.address, ["display-message", "-p", format], {
+    signal: ctx.signal,
+  }).catch(() => null);
+  const widths = result?.code === 0
+    ? new TextDecoder().decode(result.stdout).trim().split(",")
+    : [];
+  if (widths.length !== chars.length || !widths.every((w) => /^\d+$/.test(w))) return false;
+  if (known.size + chars.length > WIDTHS_KEPT) known.clear();
+  chars.forEach((ch, k) => known.set(ch, Number(widths[k])));
+  return true;
+}
+
+/** The lines of a capture's output (each ends in a newline; a last wrapped row may not). */
+function screenLines(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  return lines;
+}
+
+/**
+ * The lines `capture-pane -J -S y` gives (the rows from screen row `y` on, wrapped rows
+ * joined), made from two reads of the screen at one instant: `joined` with -J, `raw` row by
+ * row with -N. Both keep a row's trailing blanks, so each joined line is the raw rows it was
+ * made of, one after the other: each takes the fewest rows that make it. Null when that does
+ * not account for every row, or a line that is not blank would begin with a blank row (a
+ * wrapped line whose rows were erased after it wrapped): the rows could be grouped otherwise.
+ */
+export function rowsFrom(
+  joined: readonly string[],
+  raw: readonly string[],
+  y: number,
+): string[] | null {
+  let r = 0;
+  let found: string[] | null = null;
+  for (let j = 0; j < joined.length; j++) {
+    const line = joined[j];
+    const first = r;
+    if (r >= raw.length || (raw[r] === "" && line !== "")) return null;
+    let made = raw[r++];
+    while (made.length < line.length && r < raw.length) made += raw[r++];
+    if (made !== line) return null;
+    if (found === null && y >= first && y < r) {
+      found = [raw.slice(y, r).join(""), ...joined.slice(j + 1)];
+    }
+  }
+  return r === raw.length ? found : null;
 }
 
 function trimTrailingBlank(lines: string[]): string[] {
@@ -483,10 +605,11 @@ export class PaneWatch {
   /** Whether {@link PaneWatch.#lastRegion} is a read of the rows (the baseline or a later one). */
   #lastKnown = false;
   /**
-   * A polling watch: the rows from the start on as they stood at the start, so that what was
-   * on screen then (below the cursor, or after it on its row) is not taken for new output;
-   * null when the pane wrote between the start and this read (the start row is then cut at
-   * the cursor's column, as before).
+   * The rows from the start on as they stood at the start (read in the same tmux call as the
+   * start's probe), so that what was on screen then (below the cursor, or after it on its row)
+   * is not taken for new output; null when the pane wrote while that call ran (a hook ran in
+   * it) or since: the start row is then cut at the cursor, its cells before it taken as they
+   * were.
    */
   #baseline: string[] | null = null;
   #checkAt = 0;
@@ -528,10 +651,21 @@ export class PaneWatch {
     watch.#rows = options.rows ?? false;
     try {
       await watch.#subscribe(watch.#sessions);
-      const { probe, lines } = await probeWith(
+      // One tmux call, one instant: the probe, the screen with wrapped rows joined and row by
+      // row, and a second probe that tells whether it was one instant (a hook run after the
+      // probe lets the pane write in between).
+      const guard = newGuard();
+      const { probe, text, later } = await probeWith(
         ctx,
         pane.id,
-        options.screen ? ["capture-pane", "-p", "-J", "-t", pane.id] : [],
+        [
+          ...["capture-pane", "-p", "-J", "-t", pane.id, ";"],
+          ...["display-message", "-p", `${guard}S`, ";"],
+          ...["capture-pane", "-p", "-N", "-t", pane.id, ";"],
+          ...["display-message", "-p", "-t", pane.id, recordFormat(guard, PROBE_FIELDS)],
+        ],
+        undefined,
+        guard,
       );
       if (!probe.exists) {
         throw new ToolFailure(
@@ -539,16 +673,30 @@ export class PaneWatch {
           "list_panes lists the panes that exist.",
         );
       }
+      const split = text.indexOf(`${guard}S\n`);
+      const joined = split === -1 ? "" : text.slice(0, split);
+      const rest = split === -1 ? "" : text.slice(split + guard.length + 2);
+      const raw = rest.slice(0, Math.max(0, rest.indexOf(`${guard}R`)));
       watch.start = probe;
       watch.#command = probe.command;
-      watch.screen = lines;
+      watch.screen = options.screen ? trimTrailingBlank(joined.split("\n")) : [];
       watch.#startAbs = probe.historySize + probe.cursorY;
       watch.#startX = probe.cursorX;
       watch.#lastHistory = probe.historySize;
       watch.#lastWidth = probe.width;
       // Control watches too: a catch-up read after a lost feed, and a watch that reads rows,
       // compare with it.
-      await watch.#readBaseline(probe);
+      const after = later[0];
+      const still = after !== undefined && after.exists &&
+        after.historySize === probe.historySize && after.width === probe.width &&
+        after.cursorX === probe.cursorX && after.cursorY === probe.cursorY;
+      const rows = still && split !== -1
+        ? rowsFrom(screenLines(joined), screenLines(raw), probe.cursorY)
+        : null;
+      if (rows) watch.#keepBaseline(trimTrailingBlank(rows));
+      // The pane wrote in between: no baseline (the start row is cut at the cursor). Rows that
+      // did not add up: read from the start's row, kept if the pane has not moved since.
+      else if (still) await watch.#readBaseline(probe);
       watch.#checkAt = performance.now() + (watch.transport === "control" ? CHECK_MS : POLL_MS);
       return watch;
     } catch (error) {
@@ -558,9 +706,9 @@ export class PaneWatch {
   }
 
   /**
-   * Reads the rows from the start on, for a polling watch ({@link PaneWatch.#baseline}); kept
-   * only when the pane's cursor is where the start's read left it, so nothing written since can
-   * pass for what was there before.
+   * Reads the rows from the start on ({@link PaneWatch.#baseline}); kept only when the pane's
+   * cursor is where the start's read left it, so nothing written since can pass for what was
+   * there before.
    */
   async #readBaseline(start: PaneProbe): Promise<void> {
     const { probe, lines } = await probeWith(this.#ctx, this.paneId, [
@@ -568,7 +716,10 @@ export class PaneWatch {
     ], start);
     const still = probe.exists && probe.historySize === start.historySize &&
       probe.cursorX === start.cursorX && probe.cursorY === start.cursorY;
-    if (!still) return;
+    if (still) this.#keepBaseline(lines);
+  }
+
+  #keepBaseline(lines: string[]): void {
     this.#baseline = lines;
     this.#lastRegion = lines;
     this.#lastKnown = true;
@@ -706,7 +857,8 @@ export class PaneWatch {
       }
     } else if (this.#rows) {
       if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
-        const rows = this.#changedRows(lines, this.#lastKnown ? this.#lastRegion : null);
+        const cursor = await this.#cursorIn(lines);
+        const rows = this.#changedRows(lines, this.#lastKnown ? this.#lastRegion : null, cursor);
         this.#lastRegion = lines;
         this.#lastKnown = true;
         if (rows.length > 0) {
@@ -717,7 +869,7 @@ export class PaneWatch {
     } else if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
       // Every row written since the start.
       this.#lastRegion = lines;
-      const written = this.#writtenRows(lines);
+      const written = this.#writtenRows(lines, await this.#cursorIn(lines));
       if (written.length > 0) {
         if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
         return { kind: "lines", lines: written };
@@ -729,13 +881,28 @@ export class PaneWatch {
   }
 
   /**
+   * Where the start's cursor is on the start row, as an index into the row as it stood at the
+   * start (the baseline's), or as it reads now (`lines`) when that is not known: its cells
+   * before the cursor are taken as they were. Columns are tmux's (see {@link cellIndex}).
+   */
+  async #cursorIn(lines: readonly string[]): Promise<number> {
+    const row = this.#baseline === null ? lines[0] : this.#baseline[0];
+    return await cellIndex(this.#ctx, this.start.serverPid, row ?? "", this.#startX);
+  }
+
+  /**
    * For a watch that reads rows: of the rows from the start on, those changed since the last
    * read (`last`; null when there was none), each whole with where its written part starts
    * (see {@link WrittenRow}). A row redrawn in place (a progress bar's `\r`) is one row, in its
    * latest form, and counts even when it is back to what it showed at the start: it changed
-   * in between.
+   * in between. `startCursor` is where the start's cursor is on the start row
+   * ({@link PaneWatch.#cursorIn}).
    */
-  #changedRows(lines: readonly string[], last: readonly string[] | null): WrittenRow[] {
+  #changedRows(
+    lines: readonly string[],
+    last: readonly string[] | null,
+    startCursor: number,
+  ): WrittenRow[] {
     const base = this.#baseline;
     const out: WrittenRow[] = [];
     lines.forEach((line, i) => {
@@ -752,12 +919,12 @@ export class PaneWatch {
       if (base === null) {
         // What the row held at the start is not known: the start row from the cursor's column
         // (its cells before it taken as they were), every other row whole.
-        cursor = i === 0 ? columnIndex(text, this.#startX) : 0;
+        cursor = i === 0 ? startCursor : 0;
         sinceStart = cursor < text.length ? { from: cursor, to: text.length } : null;
       } else {
         was = trimRow(base[i] ?? "");
         sinceStart = changedSpan(was, text);
-        if (i === 0) cursor = columnIndex(was, this.#startX);
+        if (i === 0) cursor = startCursor;
       }
       const spans = [sinceStart, sinceLast].filter((s) => s !== null);
       if (spans.length === 0) return;
@@ -782,11 +949,11 @@ export class PaneWatch {
    * Of the rows from the start on, those written since the start: each that differs from the
    * baseline (the start row from where it first differs: characters, not columns, which wide
    * characters and combining marks tell apart). Without a baseline, every row, the start row
-   * from the cursor's column on.
+   * from the start's cursor on (`startCursor`, see {@link PaneWatch.#cursorIn}).
    */
-  #writtenRows(lines: readonly string[]): string[] {
+  #writtenRows(lines: readonly string[], startCursor: number): string[] {
     const base = this.#baseline;
-    if (base === null) return [lines[0].slice(this.#startX), ...lines.slice(1)];
+    if (base === null) return [lines[0].slice(startCursor), ...lines.slice(1)];
     const out: string[] = [];
     lines.forEach((line, i) => {
       const was = base[i];
@@ -798,7 +965,7 @@ export class PaneWatch {
         // capture-pane drops a row's trailing blanks: those up to the start's cursor were
         // there before (typing at a prompt "P> " is "x", not " x").
         if (same === was.length) {
-          while (same < this.#startX && same < line.length && line[same] === " ") same++;
+          while (same < startCursor && same < line.length && line[same] === " ") same++;
         }
         out.push(line.slice(same));
       }

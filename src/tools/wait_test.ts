@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { byteLength, jsonStringBytes } from "../mcp/bounds.ts";
 import { compileRegex, loadRegexEngine } from "../mcp/pattern.ts";
-import { changedSpan, columnIndex } from "./pane_watch.ts";
+import { changedSpan, rowsFrom } from "./pane_watch.ts";
 import { compilePatterns, keepTail } from "./wait.ts";
 
 const HOSTILE = [
@@ -40,13 +40,27 @@ Deno.test("keepTail keeps the most of the end that fits as JSON on the wire, onc
   }
 });
 
-Deno.test("columnIndex counts cells: wide characters two, combining marks none, blanks past the end", () => {
-  assert.equal(columnIndex("P> ", 3), 3);
-  assert.equal(columnIndex("P>", 3), 3);
-  assert.equal(columnIndex("e\u0301e\u0301e\u0301 line", 3), 6);
-  assert.equal(columnIndex("日本 x", 4), 2);
-  assert.equal(columnIndex("🙂x", 2), 2);
-  assert.equal(columnIndex("", 0), 0);
+Deno.test("rowsFrom makes capture-pane -J -S y out of the screen read joined and row by row", () => {
+  // No wrapped rows: the rows from y on.
+  assert.deepEqual(rowsFrom(["a", "b", "c"], ["a", "b", "c"], 1), ["b", "c"]);
+  assert.deepEqual(rowsFrom(["a", "", ""], ["a", "", ""], 2), [""]);
+  // A line wrapped over three rows (four columns): from its first row whole, from a later
+  // row that row and the rest of the line.
+  const joined = ["$ ", "abcdefghij", "P> "];
+  const raw = ["$ ", "abcd", "efgh", "ij", "P> "];
+  assert.deepEqual(rowsFrom(joined, raw, 1), ["abcdefghij", "P> "]);
+  assert.deepEqual(rowsFrom(joined, raw, 2), ["efghij", "P> "]);
+  assert.deepEqual(rowsFrom(joined, raw, 3), ["ij", "P> "]);
+  assert.deepEqual(rowsFrom(joined, raw, 4), ["P> "]);
+  // Wide characters and combining marks: characters, not columns.
+  assert.deepEqual(rowsFrom(["日本語x", "é"], ["日本", "語x", "é"], 1), ["語x", "é"]);
+  // Rows that could be grouped otherwise (a wrapped line's next row erased after it wrapped):
+  // not guessed.
+  assert.equal(rowsFrom(["abcd", "x"], ["abcd", "", "x"], 2), null);
+  assert.equal(rowsFrom(["abcd", ""], ["abcd", "", ""], 2), null);
+  // Reads that do not add up (tmux changed how it captures): not guessed either.
+  assert.equal(rowsFrom(["ab", "c"], ["a", "c"], 1), null);
+  assert.equal(rowsFrom(["a"], ["a", "b"], 0), null);
 });
 
 Deno.test("a regex's lastEnd is the end of the match that ends last, whatever the pattern", async () => {
