@@ -407,6 +407,19 @@ Deno.test("set_hook refuses a command whose format numbers tmux 3.3a would crash
 // ---------------------------------------------------------------------------------------------
 // Hooks
 
+Deno.test("set_option stores a long multi-line value", async () => {
+  await withTmux(async (t, c) => {
+    // 1 500 lines of "abcdef": 10 500 bytes. A newline keeps it off the control connection, and
+    // each check wrapped around the act quotes every newline as six bytes.
+    const value = Array(1_500).fill("abcdef").join("\n");
+    await c.ok("set_option", { scope: "window", target: t.ids.windowId, name: "@note", value });
+    assert.equal(
+      await t.tmux("show-options", "-wv", "-t", t.ids.windowId, "@note"),
+      value + "\n",
+    );
+  });
+});
+
 Deno.test("set_option keeps tricky values exactly in options tmux keeps per session", async () => {
   await withTmux(async (t, c) => {
     // Set through the view guard's one tmux step (nobody watches): quoted once more, intact.

@@ -115,6 +115,16 @@ export function quoteArgument(arg: string): string {
 }
 
 /**
+ * One argument quoted for a command string tmux parses (an `if-shell` branch, a file it reads):
+ * single-quoted ({@link quoteArgument}), except that a newline goes as `"\n"` (a double-quoted
+ * escape tmux's parser turns back into a newline), so the string holds none: a newline would
+ * end a control line, or a file's line.
+ */
+export function quoteNested(arg: string): string {
+  return quoteArgument(arg).replaceAll("\n", `'"\\n"'`);
+}
+
+/**
  * The control-mode line for an argv, or {@link ControlUnavailable} when it cannot be one: a
  * newline ends a control line, and a command name must be a plain word (a quoted `NAME=value`
  * in command position would be an environment assignment to tmux's parser).

@@ -17,6 +17,7 @@ import {
   streamAfterMarker,
 } from "./ssh.ts";
 import { joinBytes } from "./chain.ts";
+import { asCommandFile, fileComplaints } from "./command_file.ts";
 import { changesStructure } from "./structure.ts";
 import { Turns } from "./turns.ts";
 
@@ -513,7 +514,9 @@ export class TmuxRunner {
 
   /**
    * Runs tmux and returns status, stdout and stderr without judging the status: for callers
-   * that must read a partial result (a command chain that failed half way).
+   * that must read a partial result (a command chain that failed half way). A command line too
+   * long for tmux's arguments goes to it as a file on its stdin, unless the call's own
+   * {@link RunOptions.stdin} takes that (command_file.ts).
    */
   async exec(
     address: ServerAddress,
@@ -535,7 +538,12 @@ export class TmuxRunner {
     args: readonly string[],
     options: RunOptions,
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
-    return await this.#spawn(address, args, options, async (child, signal) => {
+    // A line too long for tmux's arguments goes as a file on its stdin (command_file.ts).
+    const file = asCommandFile(args, options.stdin);
+    const said = (stderr: string) => file ? fileComplaints(stderr) : stderr;
+    const argv = file?.args ?? args;
+    const spawnOptions = file ? { ...options, stdin: file.stdin } : options;
+    return await this.#spawn(address, argv, spawnOptions, async (child, signal) => {
       // Over SSH, the marker is looked for chunk by chunk as they come, and only what follows
       // it is kept: no joined copy of the whole answer to search.
       const after = address.host === undefined ? null : new AfterMarker(this.#ssh!.marker);
@@ -564,13 +572,15 @@ export class TmuxRunner {
       }
       const [stdout, rawStderr, status] = raw;
       if (address.host !== undefined) {
-        const stderr = this.#remoteStderr(address.host, status.code, after!.found, rawStderr);
+        const stderr = said(
+          this.#remoteStderr(address.host, status.code, after!.found, rawStderr),
+        );
         return { code: statusOf(status.code, stderr), stdout, stderr };
       }
-      const said = new TextDecoder().decode(rawStderr);
+      const stderr = said(new TextDecoder().decode(rawStderr));
       // A server that refused this user answered nothing, with status 0: every caller that
       // reads the status must see a failure, or it would take the silence for an empty server.
-      return { code: statusOf(status.code, said), stdout, stderr: said };
+      return { code: statusOf(status.code, stderr), stdout, stderr };
     });
   }
 
@@ -596,13 +606,17 @@ export class TmuxRunner {
         return rest.length > 0 ? inner(rest) : undefined;
       };
     }
-    return await this.#spawn(address, args, options, async (child, signal) => {
+    const file = asCommandFile(args, options.stdin);
+    const fromFile = (stderr: string) => file ? fileComplaints(stderr) : stderr;
+    const argv = file?.args ?? args;
+    const spawnOptions = file ? { ...options, stdin: file.stdin } : options;
+    return await this.#spawn(address, argv, spawnOptions, async (child, signal) => {
       const stderr = readAll(child.stderr, signal, Math.ceil(this.#maxAnswerBytes / 16), "stderr")
         .then((raw) =>
           after
             ? child.status.then((s) => this.#remoteStderr(address.host!, s.code, after.found, raw))
             : new TextDecoder().decode(raw)
-        ).catch((error: unknown) => {
+        ).then(fromFile).catch((error: unknown) => {
           if (!(error instanceof AnswerTooLarge)) throw error;
           try {
             child.kill("SIGTERM");
