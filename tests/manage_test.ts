@@ -152,6 +152,95 @@ Deno.test("create_session starts a server where none runs", async () => {
   }
 });
 
+// A creation is checked by tmux in its own step (the server the call read, window-size manual):
+// each check wraps it in one more `if-shell`, which quotes it once more. A single quote grows to
+// four bytes a layer, a newline to six: past a tmux process's 16 KB the line goes on its stdin.
+
+/** A shell command of `words` single-quoted words that prints how many it was given. */
+function quotedCommand(words: number): string {
+  return `set -- ${Array(words).fill("'x'").join(" ")}; echo "got $# words"; sleep 100`;
+}
+
+/** Waits until pane `paneId` shows `text`. */
+async function shows(t: TestTmux, paneId: string, text: string): Promise<void> {
+  await waitFor(
+    async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).includes(text),
+    JSON.stringify(text),
+  );
+}
+
+Deno.test("create_window takes a command with many single quotes", async () => {
+  await withTmux(async (t, c) => {
+    // 2 000 words: 8 000 bytes, 4 000 single quotes; well inside commandSchema's 16 384.
+    const made = await c.ok<{ windowId: string; paneId: string }>("create_window", {
+      session: "main",
+      command: quotedCommand(2_000),
+    });
+    assert.match(made.windowId, /^@\d+$/);
+    assert.match(await t.tmux("list-windows", "-F", "#{window_id}"), new RegExp(made.windowId));
+    await shows(t, made.paneId, "got 2000 words");
+  });
+});
+
+Deno.test("create_session takes a command with many single quotes", async () => {
+  await withTmux(async (t, c) => {
+    const made = await c.ok<{ sessionId: string; paneId: string }>("create_session", {
+      name: "quoted",
+      command: quotedCommand(2_000),
+    });
+    assert.match(made.sessionId, /^\$\d+$/);
+    assert.deepEqual(await sessionNames(t), ["main", "quoted"]);
+    await shows(t, made.paneId, "got 2000 words");
+  });
+});
+
+Deno.test("create_session starts a server for a command with many single quotes", async () => {
+  // No server read: tmux reads window-size in the step itself, quoting the creation twice.
+  const t = new TestTmux();
+  const c = await connect({ socketName: t.socket });
+  try {
+    const made = await c.ok<{ paneId: string }>("create_session", {
+      name: "fresh",
+      command: quotedCommand(4_000),
+    });
+    assert.deepEqual(await sessionNames(t), ["fresh"]);
+    await shows(t, made.paneId, "got 4000 words");
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
+Deno.test("create_window under window-size manual takes a multi-line command", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("set-option", "-gw", "window-size", "manual");
+    // 500 lines of `: 'xxxxxx'`: about 5 500 bytes.
+    const command = Array(500).fill(": 'xxxxxx'").join("\n") + "\necho all lines ran; sleep 100";
+    const made = await c.ok<{ windowId: string; paneId: string }>("create_window", {
+      session: "main",
+      command,
+    });
+    assert.match(made.windowId, /^@\d+$/);
+    assert.equal((await t.tmux("show-options", "-gwv", "window-size")).trim(), "manual");
+    await shows(t, made.paneId, "all lines ran");
+  });
+});
+
+// create_session is what starts a server: its failure must not send the model to itself.
+Deno.test("create_session whose server ends between its read and its act says so", async () => {
+  await withTmux(async (t, c) => {
+    // Right after create_session has read the server's options.
+    await t.tmux("set-hook", "-g", "after-show-options", "kill-server");
+    const refusal = await c.fail("create_session", { name: "late" });
+    assert.match(refusal, /\(pid \d+\), which this call read, ended during the call/);
+    assert.doesNotMatch(refusal, /create_session starts one/);
+    assert.equal((await t.tmuxRaw("list-sessions")).code, 1, "no server was started");
+    // Called again, it starts one.
+    await c.ok("create_session", { name: "late" });
+    assert.deepEqual(await sessionNames(t), ["late"]);
+  });
+});
+
 /** A runner whose tmux starts a server with the configuration file `path` (a person's). */
 class ConfigRunner extends TmuxRunner {
   readonly #path: string;

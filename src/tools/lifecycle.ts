@@ -304,6 +304,32 @@ async function sessionExists(ctx: TmuxContext, sessionId: string): Promise<boole
   }
 }
 
+/**
+ * The failure of a creation whose server was gone when its step came (tmux's `no-server`). One
+ * the call read ended (or lost its socket) since: the step runs only on that server (runIf), so
+ * none was started in its place, and the sessions the model knew of went with it. Said plainly,
+ * not as "no server is running, create_session starts one": create_session is what starts one,
+ * and a retry does.
+ */
+function serverEnded(ctx: TmuxContext, error: TmuxError): ToolFailure {
+  const said = error.message.replace(/\.$/, "");
+  const read = ctx.server;
+  if (read === null) {
+    return new ToolFailure(
+      `The tmux server on ${ctx.socketLabel} ended as this call started it (tmux: ${said}); ` +
+        "no session was made.",
+      "list_servers shows whether one runs there now; a configuration that ends it would end " +
+        "the next one too.",
+    );
+  }
+  return new ToolFailure(
+    `The tmux server on ${ctx.socketLabel} (pid ${read.pid}), which this call read, ended ` +
+      `during the call or lost its socket (tmux: ${said}); no session was made, and the ` +
+      "sessions, windows and panes it held are gone or out of reach.",
+    "Call create_session again: it starts a new server there.",
+  );
+}
+
 const createSession = defineTool({
   name: "create_session",
   title: "Create session",
@@ -372,7 +398,11 @@ const createSession = defineTool({
       commandTail(args.command),
       undefined,
       options?.windowSize ?? null,
-    );
+    ).catch((error: unknown) => {
+      throw error instanceof TmuxError && error.kind === "no-server"
+        ? serverEnded(ctx, error)
+        : error;
+    });
     const started = await startedIn(ctx, paneId, args.startDirectory, ["#{session_name}"]);
     const { cwd, notes } = started;
     noteShell(started, args.command, shell);
