@@ -78,10 +78,20 @@ export function asCommandFile(
 }
 
 /**
- * tmux's complaints about a file it read, as they would read for the same commands given as
- * arguments: a complaint of its parser names the file and line (`-:1: unknown command: x`),
- * which a complaint about arguments does not.
+ * The answer of a tmux process given a command file ({@link asCommandFile}), as the same
+ * commands given as arguments answer. A command that fails complains on stderr either way, in
+ * the same words; but a line tmux's parser refuses (an unknown command or flag) runs nothing
+ * either way, and for a file tmux prints the complaint on stdout, naming the file and line
+ * (`-:1: unknown command: x`), where for arguments it prints it on stderr, bare.
  */
-export function fileComplaints(stderr: string): string {
-  return stderr.replace(/^-:\d+: /gm, "");
+export function argvAnswer<T extends { code: number; stdout: Uint8Array; stderr: string }>(
+  result: T,
+): T {
+  if (result.code === 0 || result.stderr.trim() !== "") return result;
+  const out = new TextDecoder().decode(result.stdout);
+  if (!PARSE_COMPLAINT.test(out)) return result;
+  return { ...result, stdout: new Uint8Array(), stderr: out.replace(/^-:\d+: /gm, "") };
 }
+
+/** How tmux's parser begins a complaint about the file on stdin: its name `-` and the line. */
+const PARSE_COMPLAINT = /^-:\d+: /;

@@ -17,7 +17,7 @@ import {
   streamAfterMarker,
 } from "./ssh.ts";
 import { joinBytes } from "./chain.ts";
-import { asCommandFile, fileComplaints } from "./command_file.ts";
+import { argvAnswer, asCommandFile } from "./command_file.ts";
 import { changesStructure } from "./structure.ts";
 import { Turns } from "./turns.ts";
 
@@ -516,7 +516,8 @@ export class TmuxRunner {
    * Runs tmux and returns status, stdout and stderr without judging the status: for callers
    * that must read a partial result (a command chain that failed half way). A command line too
    * long for tmux's arguments goes to it as a file on its stdin, unless the call's own
-   * {@link RunOptions.stdin} takes that (command_file.ts).
+   * {@link RunOptions.stdin} takes that (command_file.ts); {@link stream}'s reads are built to
+   * fit (capture_many.ts).
    */
   async exec(
     address: ServerAddress,
@@ -540,7 +541,8 @@ export class TmuxRunner {
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
     // A line too long for tmux's arguments goes as a file on its stdin (command_file.ts).
     const file = asCommandFile(args, options.stdin);
-    const said = (stderr: string) => file ? fileComplaints(stderr) : stderr;
+    const answer = (result: { code: number; stdout: Uint8Array; stderr: string }) =>
+      file ? argvAnswer(result) : result;
     const argv = file?.args ?? args;
     const spawnOptions = file ? { ...options, stdin: file.stdin } : options;
     return await this.#spawn(address, argv, spawnOptions, async (child, signal) => {
@@ -572,15 +574,13 @@ export class TmuxRunner {
       }
       const [stdout, rawStderr, status] = raw;
       if (address.host !== undefined) {
-        const stderr = said(
-          this.#remoteStderr(address.host, status.code, after!.found, rawStderr),
-        );
-        return { code: statusOf(status.code, stderr), stdout, stderr };
+        const stderr = this.#remoteStderr(address.host, status.code, after!.found, rawStderr);
+        return answer({ code: statusOf(status.code, stderr), stdout, stderr });
       }
-      const stderr = said(new TextDecoder().decode(rawStderr));
+      const said = new TextDecoder().decode(rawStderr);
       // A server that refused this user answered nothing, with status 0: every caller that
       // reads the status must see a failure, or it would take the silence for an empty server.
-      return { code: statusOf(status.code, stderr), stdout, stderr };
+      return answer({ code: statusOf(status.code, said), stdout, stderr: said });
     });
   }
 
@@ -606,17 +606,13 @@ export class TmuxRunner {
         return rest.length > 0 ? inner(rest) : undefined;
       };
     }
-    const file = asCommandFile(args, options.stdin);
-    const fromFile = (stderr: string) => file ? fileComplaints(stderr) : stderr;
-    const argv = file?.args ?? args;
-    const spawnOptions = file ? { ...options, stdin: file.stdin } : options;
-    return await this.#spawn(address, argv, spawnOptions, async (child, signal) => {
+    return await this.#spawn(address, args, options, async (child, signal) => {
       const stderr = readAll(child.stderr, signal, Math.ceil(this.#maxAnswerBytes / 16), "stderr")
         .then((raw) =>
           after
             ? child.status.then((s) => this.#remoteStderr(address.host!, s.code, after.found, raw))
             : new TextDecoder().decode(raw)
-        ).then(fromFile).catch((error: unknown) => {
+        ).catch((error: unknown) => {
           if (!(error instanceof AnswerTooLarge)) throw error;
           try {
             child.kill("SIGTERM");
