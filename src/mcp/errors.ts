@@ -65,14 +65,16 @@ function describeFailure(
         return "The call was cancelled before tmux finished.";
       case "failed":
         // A tmux process sends its whole command line in one message of at most 16 KB and
-        // refuses a longer one before anything runs (the control connection has no such
-        // limit, but was unavailable for this call, or an argument held a newline, which a
-        // control line cannot carry).
+        // refuses a longer one before anything runs. One past that goes on its stdin instead
+        // (command_file.ts): this is a tmux that takes less, or a step whose stdin was taken.
+        // Each check tmux makes in the act's own step quotes the act once more.
         if (/^command too long/.test(error.message)) {
-          return "tmux refused: command too long. A tmux process takes a command line of at " +
-            "most 16 KB, and this call could not use the control connection (which takes " +
-            "more: it was unavailable, or an argument held a newline); nothing was done. " +
-            "Send less at once (paste_text takes long text whole).";
+          return "tmux refused: command too long; nothing was done. A tmux process takes " +
+            "about 16 KB of arguments, counted after quoting: each check tmux makes in the " +
+            "same step (that the server is the one read, that nobody watches the pane) " +
+            "quotes the command once more, a single quote growing by 3 bytes and a newline " +
+            "by 5 each time. Send less at once, or fewer quotes and lines (paste_text takes " +
+            "long text whole).";
         }
         if (/^error connecting to .*\(File name too long\)$/.test(error.message)) {
           // A Unix socket's path has room for about 100 bytes (104 on macOS, 108 on Linux).

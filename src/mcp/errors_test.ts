@@ -28,3 +28,10 @@ Deno.test("failureText: a name tmux or the client holds cannot break the error's
   );
   assert.equal(refused, "tmux refused: can't find session: x\\u2029\\u2067y");
 });
+
+Deno.test("failureText: command too long says what grows a command, and blames no connection", () => {
+  const text = failureText(new TmuxError("failed", "command too long"), { socketName: "s" });
+  assert.match(text, /^tmux refused: command too long; nothing was done\./);
+  assert.match(text, /a single quote growing by 3 bytes and a newline by 5/);
+  assert.doesNotMatch(text, /control connection/);
+});
