@@ -8,7 +8,7 @@
  * @module
  */
 
-import { execOnce, noteSocketServer, quoteArgument, socketServerPid } from "../tmux/control.ts";
+import { execOnce, noteSocketServer, quoteNested, socketServerPid } from "../tmux/control.ts";
 import { chainArgv, randomHex } from "../tmux/format.ts";
 import {
   clientLabel,
@@ -548,16 +548,6 @@ export function inputCondition(
     parts.push(`#{==:#{pane_current_command},${options.command.replace(/[#,}]/g, "#$&")}}`);
   }
   return { target: pane.id, format: allOf(parts) };
-}
-
-/**
- * One argument quoted for a command string that tmux parses (the commands of `if-shell`):
- * single-quoted, where nothing is special, except that a newline goes as `"\n"` (a double-quoted
- * escape tmux's parser turns back into a newline), so the line holds none: a newline would end
- * a control-mode line.
- */
-function quoteNested(arg: string): string {
-  return quoteArgument(arg).replaceAll("\n", `'"\\n"'`);
 }
 
 /** One command line of tmux's language from argv lists, each argument quoted. */

@@ -71,7 +71,7 @@ import {
   ControlUnavailable,
   type Notifications,
   type PendingCall,
-  quoteArgument,
+  quoteNested,
 } from "./control_protocol.ts";
 import { decodeBytes, randomHex } from "./format.ts";
 import {
@@ -103,6 +103,7 @@ export {
   type ControlResult,
   ControlUnavailable,
   quoteArgument,
+  quoteNested,
   unescapeOutput,
 } from "./control_protocol.ts";
 
@@ -1791,9 +1792,7 @@ async function execOnServer(
 ): Promise<ControlResult> {
   const marker = `tmux-mcp-other-server-${randomHex(8)}:`;
   // As an if-shell branch: each argument quoted, a newline travelling as "\n".
-  const nested = argvCommands(args)
-    .map((c) => c.map((a) => quoteArgument(a).replaceAll("\n", `'"\\n"'`)).join(" "))
-    .join(" ; ");
+  const nested = argvCommands(args).map((c) => c.map(quoteNested).join(" ")).join(" ; ");
   const result = await runner.exec(address, [
     "if-shell",
     "-F",

@@ -19,7 +19,7 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { ServerChanged } from "../mcp/guards.ts";
-import { quoteArgument } from "../tmux/control.ts";
+import { quoteNested } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { isLeft, leave, type LeftoverSpec } from "../tmux/leftovers.ts";
 
@@ -59,8 +59,7 @@ export function personsWindowSize(ctx: TmuxContext, read: string): string {
  * single-quoted, a newline travelling as `"\n"` so the line holds none.
  */
 function nested(commands: readonly (readonly string[])[]): string {
-  return commands.map((c) => c.map((a) => quoteArgument(a).replaceAll("\n", `'"\\n"'`)).join(" "))
-    .join(" ; ");
+  return commands.map((c) => c.map(quoteNested).join(" ")).join(" ; ");
 }
 
 /**
