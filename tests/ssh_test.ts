@@ -517,6 +517,35 @@ Deno.test({
 });
 
 Deno.test({
+  name: "ssh: a command line past a tmux process's arguments reaches the remote tmux on its stdin",
+  ignore: skip !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withHosts(async (a, _b, c) => {
+      // 2 000 single-quoted words: each check of the creation's step quotes them once more.
+      const command = `set -- ${Array(2_000).fill("'x'").join(" ")}; echo "got $# words"`;
+      const made = await c.ok<{ windowId: string; paneId: string; host: string }>(
+        "create_window",
+        { host: "h1", socket_name: a.socket, session: "main", command: `${command}; sleep 100` },
+      );
+      assert.equal(made.host, "h1");
+      await waitFor(
+        async () => (await a.tmux("capture-pane", "-p", "-t", made.paneId)).includes("got 2000"),
+        "the remote command's output",
+      );
+      // What the remote tmux's parser refuses reads as for arguments, after the marker.
+      const runner = c.server.runner;
+      const refused = await runner.exec({ host: "h1", socketName: a.socket }, [
+        "frobnicate",
+        "y".repeat(20_000),
+      ]);
+      assert.deepEqual([refused.code, refused.stderr], [1, "unknown command: frobnicate\n"]);
+    });
+  },
+});
+
+Deno.test({
   name: "ssh: sshd stops",
   ignore: skip !== null,
   async fn() {
