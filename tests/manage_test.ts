@@ -1645,6 +1645,15 @@ Deno.test("set_synchronize_panes holds for every pane, also one with a value of 
 // ---------------------------------------------------------------------------------------------
 // wait_for_channel / signal_channel
 
+/**
+ * Whether a tmux client's arguments `args` wait on `channel`: bare, or as the branch of the
+ * `if-shell` that runs it only on the server the call read (execOnServer).
+ */
+function waitsOn(args: string, channel: string): boolean {
+  return args.endsWith(` wait-for -- ${channel}`) || args.endsWith(` wait-for ${channel}`) ||
+    args.includes(` 'wait-for' '--' '${channel}' `);
+}
+
 Deno.test("wait_for_channel ends on a signal, remembers an early one, and clamps its timeout", async () => {
   await withTmux(async (t, c) => {
     await c.ok("signal_channel", { channel: "early" });
@@ -1660,8 +1669,7 @@ Deno.test("wait_for_channel ends on a signal, remembers an early one, and clamps
     });
     // Signal from outside, as a script would, once tmux has the waiter (its tmux client).
     await waitFor(
-      async () =>
-        (await processesNaming(t.socket)).some((p) => / wait-for (-- )?build\.done$/.test(p.args)),
+      async () => (await processesNaming(t.socket)).some((p) => waitsOn(p.args, "build.done")),
       "the waiter",
     );
     await t.tmux("wait-for", "-S", "build.done");
@@ -1713,7 +1721,7 @@ async function summaryOf(
 Deno.test("after a cancelled wait_for_channel, signal_channel and the next wait that times out say a dead wait may have taken the signal", async () => {
   await withTmux(async (t, c) => {
     const waiter = async () =>
-      (await processesNaming(t.socket)).some((p) => / wait-for (-- )?ghost$/.test(p.args));
+      (await processesNaming(t.socket)).some((p) => waitsOn(p.args, "ghost"));
     const abort = new AbortController();
     const call = c.client.callTool(
       { name: "wait_for_channel", arguments: { channel: "ghost", timeoutMs: 60_000 } },
