@@ -317,15 +317,15 @@ function serverEnded(ctx: TmuxContext, error: TmuxError): ToolFailure {
   if (read === null) {
     return new ToolFailure(
       `The tmux server on ${ctx.socketLabel} ended as this call started it (tmux: ${said}); ` +
-        "no session was made.",
+        "no session was made (or it went with the server).",
       "list_servers shows whether one runs there now; a configuration that ends it would end " +
         "the next one too.",
     );
   }
   return new ToolFailure(
     `The tmux server on ${ctx.socketLabel} (pid ${read.pid}), which this call read, ended ` +
-      `during the call or lost its socket (tmux: ${said}); no session was made, and the ` +
-      "sessions, windows and panes it held are gone or out of reach.",
+      `during the call or lost its socket (tmux: ${said}); no session was made (or it went ` +
+      "with the server), and the sessions, windows and panes it held are gone or out of reach.",
     "Call create_session again: it starts a new server there.",
   );
 }
