@@ -341,6 +341,13 @@ Deno.test("a command typed after output that left the terminal inside a string r
         // Typed by hand, not by run_command: nothing ends the sequence before the prompt.
         await t.tmux("send-keys", "-t", pane, "-l", command);
         await t.tmux("send-keys", "-t", pane, "Enter");
+        // The shell's again once an external printf has ended (a builtin never shows).
+        await waitFor(
+          async () =>
+            (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}"))
+              .trim() !== "printf",
+          `${label}: printf ended`,
+        );
         const r = await c.ok<RunReply>("run_command", {
           paneId: pane,
           command: "echo fine",
