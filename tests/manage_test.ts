@@ -1438,6 +1438,44 @@ Deno.test("windows stay within a million cells: resize_window, create_session, s
   });
 });
 
+Deno.test("a window a person made larger than the cap may still be made smaller", async () => {
+  await withTmux(async (t, c) => {
+    const { windowId, paneId } = t.ids;
+    // A person's window, made large by hand (tmux takes up to 10000 a side).
+    await t.tmux("set-option", "-w", "-t", windowId, "window-size", "manual");
+    await t.tmux("resize-window", "-t", windowId, "-x", "2000", "-y", "1000");
+    // Narrower: fewer cells than before, so less for tmux to redraw.
+    const narrower = await c.ok<{ width: number; height: number }>("resize_window", {
+      windowId,
+      width: 1_200,
+    });
+    assert.deepEqual([narrower.width, narrower.height], [1_200, 1_000]);
+    assert.equal(await fmt(t, windowId, "#{window_width}x#{window_height}"), "1200x1000");
+    // As large as it is passes; larger than it is, and over the cap, does not.
+    await c.ok("resize_window", { windowId, width: 1_200, height: 1_000 });
+    assert.match(
+      await c.fail("resize_window", { windowId, height: 1_001 }),
+      /1200x1001 window is 1201200 cells, more than the 1200000 it has now \(1200x1000\)/,
+    );
+    assert.equal(await fmt(t, windowId, "#{window_width}x#{window_height}"), "1200x1000");
+    // tmux resizes the window to a layout string's outer cell (then back to the size it keeps
+    // for the window): the same rule holds.
+    const cell = (w: number, h: number) => withChecksum(`${w}x${h},0,0,${paneId.slice(1)}`);
+    await c.ok("select_layout", { windowId, layout: cell(1_100, 1_000) });
+    assert.match(
+      await c.fail("select_layout", { windowId, layout: cell(1_300, 1_000) }),
+      /1300x1000 window is 1300000 cells, more than the 1200000 it has now/,
+    );
+    assert.equal(await fmt(t, windowId, "#{window_width}x#{window_height}"), "1200x1000");
+    // Once within the cap, it is held to the cap again.
+    await c.ok("resize_window", { windowId, width: 1_000, height: 1_000 });
+    assert.match(
+      await c.fail("resize_window", { windowId, width: 1_001 }),
+      /1001x1000 window is 1001000 cells; .*at most 1000000 cells \(1000x1000, 10000x100\)\./,
+    );
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // swap_pane / move_window
 

@@ -16,12 +16,13 @@
  * checksum is left to tmux, which verifies it before reading anything else.
  *
  * tmux gives the window the size of the outermost cell, whatever size it had: that cell is
- * held to the area every tool holds a window to (window_cells.ts).
+ * held to the area every tool holds a window to (window_cells.ts), or for a window already
+ * larger, to no more cells than it has.
  *
  * @module
  */
 
-import { WINDOW_MAXIMUM_SIDE, windowCellsProblem } from "./window_cells.ts";
+import { WINDOW_MAXIMUM_SIDE, windowCellsProblem, type WindowSize } from "./window_cells.ts";
 
 /** tmux's largest window (WINDOW_MAXIMUM): no cell of a window is larger or lies further out. */
 export const LAYOUT_MAXIMUM = WINDOW_MAXIMUM_SIDE;
@@ -47,7 +48,7 @@ class Refusal extends Error {}
 class Reader {
   #at = 5;
 
-  constructor(private readonly text: string) {}
+  constructor(private readonly text: string, private readonly current?: WindowSize) {}
 
   /** The whole tree after the checksum: one cell, the root, at 0,0, and nothing after it. */
   root(): void {
@@ -56,7 +57,7 @@ class Reader {
     if (root.x !== 0 || root.y !== 0) {
       throw new Refusal(`the outermost cell is at ${root.x},${root.y}, not 0,0`);
     }
-    const cells = windowCellsProblem(root.sx, root.sy);
+    const cells = windowCellsProblem(root.sx, root.sy, this.current);
     if (cells !== undefined) throw new Refusal(cells);
   }
 
@@ -151,12 +152,14 @@ class Reader {
 
 /**
  * Why a layout string may not reach tmux, or undefined when it may: one that does not read as
- * a layout string at all, or whose cell tree is not one tmux itself would print.
+ * a layout string at all, or whose cell tree is not one tmux itself would print. `current` is
+ * the size of the window it is for, when known: a window already over the cap of cells may
+ * take a layout no larger than itself (window_cells.ts).
  */
-export function layoutStringProblem(layout: string): string | undefined {
+export function layoutStringProblem(layout: string, current?: WindowSize): string | undefined {
   if (!/^[0-9a-fA-F]{4},/.test(layout)) return "it does not start with a checksum (4 hex digits)";
   try {
-    new Reader(layout).root();
+    new Reader(layout, current).root();
     return undefined;
   } catch (error) {
     if (error instanceof Refusal) return error.message;

@@ -61,6 +61,23 @@ Deno.test("layoutStringProblem refuses a window of more cells than tmux redraws 
   assert.match(layoutStringProblem("abcd,10000x101,0,0,1") ?? "", /1010000 cells/);
 });
 
+Deno.test("layoutStringProblem lets a window already over the cap keep or lose cells", () => {
+  // A person's 2000x1000 window: a layout no larger than it passes, a larger one does not.
+  const current = { width: 2_000, height: 1_000 };
+  assert.equal(layoutStringProblem("abcd,2000x1000,0,0,1", current), undefined);
+  assert.equal(layoutStringProblem("abcd,1200x1000,0,0,1", current), undefined);
+  assert.equal(layoutStringProblem("abcd,1000x2000,0,0,1", current), undefined);
+  assert.match(
+    layoutStringProblem("abcd,2001x1000,0,0,1", current) ?? "",
+    /2001x1000 window is 2001000 cells, more than the 2000000 it has now \(2000x1000\)/,
+  );
+  // A window within the cap is held to the cap, whatever its size.
+  assert.match(
+    layoutStringProblem("abcd,1001x1000,0,0,1", { width: 80, height: 24 }) ?? "",
+    /1001000 cells; .*at most 1000000 cells \(1000x1000, 10000x100\)$/,
+  );
+});
+
 Deno.test("layoutStringProblem reads deep nesting, and refuses deeper still", () => {
   // A 1-wide pane beside the rest of the window, again and again: 1 000 splits in a row is
   // far more than the 8 192 characters select_layout takes can hold.

@@ -29,6 +29,7 @@ import {
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
 import { layoutStringProblem } from "../tmux/layout_string.ts";
+import type { WindowSize } from "../tmux/window_cells.ts";
 import {
   type PaneRow,
   type SessionRow,
@@ -265,7 +266,7 @@ const LAYOUT_START = /^[0-9a-fA-F]{4},\d/;
  * Refuses what is no preset and no layout string tmux could have printed: tmux trusts the
  * cells of a layout string, and some it did not print crash the server (layout_string.ts).
  */
-function checkLayout(layout: string): void {
+function checkLayout(layout: string, current: WindowSize): void {
   if ((PRESET_LAYOUTS as readonly string[]).includes(layout)) return;
   const hint = `Presets: ${PRESET_LAYOUTS.join(", ")}; list_windows shows layout strings.`;
   if (!LAYOUT_START.test(layout)) {
@@ -274,12 +275,14 @@ function checkLayout(layout: string): void {
       hint,
     );
   }
-  // tmux gives the window the outermost cell's size, whatever size it had.
+  // tmux resizes the window to the outermost cell's size, whatever size it had (and then back
+  // to the size its window-size keeps): held to the cap, or to the window's own cells for a
+  // window already larger.
   const root = /^[0-9a-fA-F]{4},(\d{1,5})x(\d{1,5}),/.exec(layout);
   if (root !== null) {
-    checkWindowCells(Number(root[1]), Number(root[2]), "That layout string");
+    checkWindowCells(Number(root[1]), Number(root[2]), "That layout string", current);
   }
-  const problem = layoutStringProblem(layout);
+  const problem = layoutStringProblem(layout, current);
   if (problem !== undefined) {
     throw new ToolFailure(
       `That layout string is not one tmux prints (${problem}); tmux could crash on it.`,
@@ -306,8 +309,8 @@ const selectLayout = defineTool({
   },
   annotations: ARRANGES,
   async run(args, ctx) {
-    checkLayout(args.layout);
     const { snapshot, window } = await ctx.windowAlone(args.windowId);
+    checkLayout(args.layout, window);
     await changeView(ctx, snapshot, { windows: [window.id] }, `Rearranging window ${window.id}`, [
       ["select-layout", "-t", window.id, "--", args.layout],
     ]);
@@ -494,6 +497,7 @@ const resizeWindow = defineTool({
         args.width ?? window.width,
         args.height ?? window.height,
         `Resizing window ${window.id}`,
+        window,
       );
       const argv = ["resize-window", "-t", window.id];
       if (args.width !== undefined) argv.push("-x", String(args.width));

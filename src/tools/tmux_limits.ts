@@ -9,7 +9,7 @@
 
 import { ToolFailure } from "../mcp/errors.ts";
 import { formatNumberProblem } from "../tmux/format_numbers.ts";
-import { windowCellsProblem } from "../tmux/window_cells.ts";
+import { windowCellsProblem, type WindowSize } from "../tmux/window_cells.ts";
 
 /**
  * Refuses `text`, which tmux may expand as a format (now or whenever it draws or renames),
@@ -26,9 +26,18 @@ export function checkFormatNumbers(text: string, what: string, untouched: string
   );
 }
 
-/** Refuses to make a window of `width` x `height` when it has more cells than tmux redraws in time. */
-export function checkWindowCells(width: number, height: number, what: string): void {
-  const problem = windowCellsProblem(width, height);
+/**
+ * Refuses to make a window of `width` x `height` when it has more cells than tmux redraws in
+ * time; `current` is the window's size when an existing window is resized, which may always
+ * be made smaller (a person's window may be larger than the cap).
+ */
+export function checkWindowCells(
+  width: number,
+  height: number,
+  what: string,
+  current?: WindowSize,
+): void {
+  const problem = windowCellsProblem(width, height, current);
   if (problem === undefined) return;
   throw new ToolFailure(
     `${what} is refused: ${problem}.`,
