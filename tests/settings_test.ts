@@ -385,6 +385,66 @@ Deno.test("set_option refuses a value whose format numbers tmux 3.3a would crash
   });
 });
 
+Deno.test("set_option keeps a status line that pads to the client's width (a real config)", async () => {
+  await withTmux(async (t, c) => {
+    // From a person's .tmux.conf: a rule across the whole status line, as wide as the client.
+    const rule = "#[bg=black,fg=colour240]#{p-#{client_width}:─}";
+    await c.ok("set_option", {
+      name: "status-format[0]",
+      value: rule,
+      scope: "session",
+      global: true,
+    });
+    assert.equal(await t.tmux("show-options", "-gv", "status-format[0]"), `${rule}\n`);
+    // tmux's own sizes, signed or not, in a wrapped argument, as a precision.
+    for (
+      const value of [
+        "#{p#{status-left-length}:session_name}",
+        "#{p|+#{window_width}|:x}",
+        "#{e|/|f|#{pane_height}:1,3}",
+      ]
+    ) {
+      const r = await c.ok<{ value: string }>("set_option", { name: "@v", value, scope: "server" });
+      assert.equal(r.value, value);
+    }
+    // tmux-sidebar's gap, as wide as the sidebar: a user option, which anyone may set to
+    // -2147483648 after the check, so the refusal says what to write instead.
+    await c.ok("set_option", { name: "@tmux_sidebar_width", value: "40", scope: "server" });
+    const gap = "#{?#{m:*tmux-sidebar*,#{P:#{pane_title}\\|}},#{p-#{@tmux_sidebar_width}:x}┃,}";
+    const before = await t.tmux("show-options", "-gv", "status-left");
+    const text = await c.fail("set_option", {
+      name: "status-left",
+      value: gap,
+      scope: "session",
+      global: true,
+    });
+    assert.match(text, /pad width of -#\{@tmux_sidebar_width\}/);
+    assert.match(
+      text,
+      /use a literal from -10000 to 10000 or, signed or not, one of #\{client_width\}/,
+    );
+    assert.equal(await t.tmux("show-options", "-gv", "status-left"), before);
+    await c.ok("set_option", {
+      name: "status-left",
+      value: gap.replace("#{@tmux_sidebar_width}", "40"),
+      scope: "session",
+      global: true,
+    });
+    // Stored, a doubled "#" is text to one expansion only: #{E:...} in a branch of another
+    // expands a user option twice (measured: "##{p5:x#}" pads then).
+    assert.match(
+      await c.fail("set_option", { name: "@x", value: "##{p99999:x#}", scope: "server" }),
+      /pad width of 99999.*may expand a stored value more than once/,
+    );
+    // And asked of display_message: tmux pads to the pane's width.
+    const shown = await c.ok<{ text: string }>("display_message", {
+      format: "[#{p-#{pane_width}:x}]",
+      target: t.ids.paneId,
+    });
+    assert.equal(shown.text, `[${" ".repeat(80)}]`);
+  });
+});
+
 Deno.test("set_hook refuses a command whose format numbers tmux 3.3a would crash on", async () => {
   await withTmux(async (t, c) => {
     const text = await c.fail("set_hook", {
@@ -401,6 +461,19 @@ Deno.test("set_hook refuses a command whose format numbers tmux 3.3a would crash
       name: "after-rename-window",
       command: "set-option -g @w '#{p10:window_name}'",
     });
+    await c.ok("set_hook", {
+      name: "after-rename-window",
+      command: "set-option -g @w '#{p-#{client_width}:─}'",
+    });
+    // tmux parses a hook's command line before any format is expanded: with X set to "#" in
+    // its environment, "$X##{p5:x}" pads (measured). Every "#{" counts there.
+    assert.match(
+      await c.fail("set_hook", {
+        name: "after-rename-window",
+        command: 'display-message "$X##{p99999:x}"',
+      }),
+      /pad width of 99999.*may expand a stored value more than once/,
+    );
   });
 });
 

@@ -157,6 +157,10 @@ Deno.test("display_message refuses a width, pad or precision tmux 3.3a would cra
       ["#{s/a/#{p999999:x}/:pane_id}", /pad width of 999999/],
       // A number tmux would only learn by expanding something: refused, it cannot be checked.
       ["#{p|#{pane_pid}|:x}", /pad width of #\{pane_pid\}.*a plain number/],
+      ["#{p-#{@w}:x}", /use a literal from -10000 to 10000 or, signed or not, one of/],
+      // After an odd run of "#" the last opens a block; E: expands what it makes again.
+      ["###{p99999:x}", /pad width of 99999/],
+      ["#{E:?pane_id,##{p99999:x#},}", /pad width of 99999.*reads this part again/],
     ];
     for (const [format, why] of refused) {
       const text = await c.fail("display_message", { format, target: t.ids.paneId });
@@ -175,6 +179,10 @@ Deno.test("display_message refuses a width, pad or precision tmux 3.3a would cra
       ["#{e|+:1,2}", "3"],
       ["#{e|*|f|2:1.5,2}", "3.00"],
       ["p9999999:x ;p-99999999", "p9999999:x ;p-99999999"],
+      // Pads to tmux's own sizes; "##" is an escaped "#", so the rest is text.
+      ["#{p-#{pane_width}:x}|", `${" ".repeat(80)}|`],
+      ["[##{p-2147483648:x}]", "[#{p-2147483648:x}]"],
+      ["####{p99999:x}", "##{p99999:x}"],
     ];
     for (const [format, want] of kept) {
       const r = await c.ok<{ text: string }>("display_message", { format, target: t.ids.paneId });

@@ -15,19 +15,63 @@
  *
  * So a pad width or precision must be a plain number from -{@link FORMAT_NUMBER_MAXIMUM} to
  * {@link FORMAT_NUMBER_MAXIMUM}: every width a screen has, and far more precision than a
- * double holds. One that tmux would learn only by expanding something (`#{p#{@w}:x}`) is
- * refused as well, since no check here could tell what it becomes.
+ * double holds; or, signed or not, one of the sizes tmux itself keeps small
+ * ({@link BOUNDED_SIZES}: `#{p-#{client_width}:─}` draws a rule as wide as the client). Any
+ * other number tmux would learn only by expanding something (`#{p#{@w}:x}`) is refused: a
+ * user option may be set to -2^31 at any time after the check.
  *
  * The modifiers are read the way tmux 3.3a reads them (`format_build_modifiers` and
- * `format_skip` in format.c): after every `#{`, whether or not tmux would take the text after
- * it as modifiers, and inside arguments and branches alike, so that a reading that differs
- * from tmux's refuses more, never less.
+ * `format_skip` in format.c), inside arguments and branches alike, so that a reading that
+ * differs from tmux's refuses more, never less. Which `#{` open a block depends on how often
+ * tmux expands the text ({@link FormatUse}): each expansion turns `##` into `#`, so after an
+ * even run of `#` a `{` is text to that expansion (`##{p99999:x}` shows as `#{p99999:x}`),
+ * after an odd run (`###{`) it opens a block; but the text a `#{E:...}` or `#{T:...}` makes is
+ * expanded again, and so is what a `#(...)` command hands to a `tmux` it runs, so there and in
+ * stored text every `#{` counts.
  *
  * @module
  */
 
 /** The largest pad width or precision a format may ask of tmux. */
 export const FORMAT_NUMBER_MAXIMUM = 10_000;
+
+/**
+ * The format variables and options a pad width or precision may be, alone in its argument and
+ * signed or not (`p-#{client_width}`): tmux 3.3a keeps each within 65535 however it is set,
+ * and pads of ±65535 cells are as quick as any (measured). Only tmux's own names: a user
+ * option (`@name`) may be set to any number after the check, by anyone.
+ */
+export const BOUNDED_SIZES: readonly string[] = [
+  // A terminal's columns and rows, 16 bits from the kernel (TIOCGWINSZ); a control client's,
+  // which refresh-client -C holds to 10000 a side.
+  "client_width",
+  "client_height",
+  // tmux clamps every size it gives a window to 10000 a side (WINDOW_MAXIMUM), and
+  // resize-window refuses more.
+  "window_width",
+  "window_height",
+  // A pane lies within its window.
+  "pane_width",
+  "pane_height",
+  // Options tmux takes from 0 to 32767 only ("value is too large").
+  "status-left-length",
+  "status-right-length",
+];
+
+/** A pad width or precision that is one bounded size, signed or not, as tmux would read it. */
+const BOUNDED = new RegExp(`^[ \\t]*[+-]?#\\{(?:${BOUNDED_SIZES.join("|")})\\}$`);
+
+/**
+ * How often tmux may expand a text, which decides what an escaped `#{` is.
+ *
+ * - `"expanded once"`: tmux expands it once and the result goes no further
+ *   (`display-message -p`): after an even run of `#`, `{` is text.
+ * - `"stored"`: an option's value or a hook's command, read later by whatever reads it, any
+ *   number of times: `#{E:@x}` inside the branch of another `#{E:...}` expands the value
+ *   twice, and a hook's command line is parsed first (`$X##{p5:x}` with X set to `#` pads;
+ *   both measured on tmux 3.3a). Every `#{` counts.
+ */
+export type FormatUse = "expanded once" | "stored";
 
 /** Modifiers tmux 3.3a takes alone (no arguments), followed by `:` or `;`. */
 const BARE = "labcdnwETSWP<>";
@@ -51,6 +95,18 @@ const MAX_STEPS = 10_000_000;
 const PLAIN = /^[ \t]*[+-]?\d+$/;
 
 class TooIntricate extends Error {}
+
+/** A block as {@link Reader.block} reads it. */
+interface Block {
+  readonly modifiers: { modifier: string; args: string[] }[];
+  /** Where the block ends: its closing brace, or the end of the text. */
+  readonly end: number;
+  /**
+   * Whether every `#{` in it counts, escaped or not: tmux expands what an `E` or `T` modifier
+   * makes once more, and splits arguments wrapped in `#` where it may cut a run of `#`.
+   */
+  readonly everyBrace: boolean;
+}
 
 /** `ispunct` of the C locale, as tmux asks it about the character after a modifier. */
 function isPunct(char: string | undefined): boolean {
@@ -103,21 +159,24 @@ class Reader {
   }
 
   /**
-   * The modifiers with arguments of the block that opens at `start` (its `#{`), in order. The
-   * block ends at its closing brace, as tmux finds it; one that never closes is read to the
-   * end of the text (tmux leaves it as text, but appended to, or expanded again, it may close).
+   * The block that opens at `start` (its `#{`): its modifiers with arguments, in order; where
+   * it ends, at its closing brace as tmux finds it (one that never closes is read to the end
+   * of the text: tmux leaves it as text, but appended to, or expanded again, it may close);
+   * and whether every `#{` inside it counts ({@link Block}).
    */
-  modifiers(start: number): { modifier: string; args: string[] }[] {
+  block(start: number): Block {
     const close = this.skip(start, "}", this.text.length);
     const limit = close === -1 ? this.text.length : close;
     const char = (i: number) => this.#at(i, limit);
     const found: { modifier: string; args: string[] }[] = [];
+    let everyBrace = false;
     let at = start + 2;
     while (at < limit && char(at) !== ":") {
       if (++this.#steps > MAX_STEPS) throw new TooIntricate();
       if (char(at) === ";") at++;
       const c = char(at);
       if (c !== undefined && BARE.includes(c) && isEnd(char(at + 1))) {
+        if (c === "E" || c === "T") everyBrace = true;
         at++;
         continue;
       }
@@ -143,6 +202,7 @@ class Reader {
       // Arguments between a character of the caller's choice (p|5|, s/a/b/), the last one
       // also ended by ":" or ";" (e|+|f|2:).
       const wrap = char(at + 1) as string;
+      if (wrap === "#") everyBrace = true;
       const ends = `${wrap};:`;
       at++;
       do {
@@ -158,7 +218,21 @@ class Reader {
       } while (!isEnd(char(at)));
       found.push({ modifier: c, args });
     }
-    return found;
+    return { modifiers: found, end: limit, everyBrace };
+  }
+
+  /**
+   * Where the shell command of a `#(` at `start` ends, as tmux finds it (counting parentheses,
+   * no escapes), or the end of the text when it never does.
+   */
+  jobEnd(start: number): number {
+    let depth = 1;
+    for (let i = start + 2; i < this.text.length; i++) {
+      if (++this.#steps > MAX_STEPS) throw new TooIntricate();
+      if (this.text[i] === "(") depth++;
+      if (this.text[i] === ")" && --depth === 0) return i;
+    }
+    return this.text.length;
   }
 }
 
@@ -175,32 +249,77 @@ function shownNumber(arg: string): string {
   return arg.length > 40 ? `${arg.slice(0, 40)}...` : arg;
 }
 
+/** How many `#` there are in a row ending at `at`. */
+function hashesBefore(text: string, at: number): number {
+  let n = 0;
+  while (at - n >= 0 && text[at - n] === "#") n++;
+  return n;
+}
+
+/** What a refusal adds when the `#{` it names is escaped for one expansion only. */
+function escapedNote(use: FormatUse): string {
+  return use === "stored"
+    ? " (doubling the # keeps it text for one expansion only, and tmux may expand a stored " +
+      "value more than once)"
+    : " (doubling the # keeps it text for one expansion only, and tmux reads this part " +
+      "again: inside E:, T:, #(...) or arguments wrapped in #)";
+}
+
+/** Why one pad width or precision may not reach tmux, or undefined when it may. */
+function numberProblem(where: string, what: string, arg: string): string | undefined {
+  if (BOUNDED.test(arg)) return undefined;
+  if (!PLAIN.test(arg)) {
+    return `${where} asks for ${what} of ${shownNumber(arg)}, not a plain number nor a size ` +
+      "tmux bounds itself: tmux 3.3a would expand it first and crashes or freezes on a large " +
+      "result (a user option may be set to any number later), so use a literal from " +
+      `-${FORMAT_NUMBER_MAXIMUM} to ${FORMAT_NUMBER_MAXIMUM} or, signed or not, one of ` +
+      BOUNDED_SIZES.map((name) => `#{${name}}`).join(", ");
+  }
+  const value = Number(arg.trim());
+  if (Math.abs(value) > FORMAT_NUMBER_MAXIMUM) {
+    return `${where} asks for ${what} of ${shownNumber(arg.trim())}; tmux 3.3a ` +
+      "crashes or freezes on such a number (it builds a string that long, and a pad of " +
+      `-2147483648 ends the server), so it must be from -${FORMAT_NUMBER_MAXIMUM} to ` +
+      `${FORMAT_NUMBER_MAXIMUM}`;
+  }
+  return undefined;
+}
+
 /**
  * Why `text`, read by tmux as a format, may not reach tmux 3.3a, or undefined when it may: a
- * pad width or precision that is not a plain number within ±{@link FORMAT_NUMBER_MAXIMUM}.
+ * pad width or precision that is neither a plain number within ±{@link FORMAT_NUMBER_MAXIMUM}
+ * nor one of the {@link BOUNDED_SIZES}. `use` says how often tmux may expand the text, which
+ * decides whether `##{` is text ({@link FormatUse}); by default, any number of times.
  */
-export function formatNumberProblem(text: string): string | undefined {
+export function formatNumberProblem(
+  text: string,
+  use: FormatUse = "stored",
+): string | undefined {
   if (!text.includes("#{")) return undefined;
   const reader = new Reader(text);
+  // Up to where every "#{" counts, escaped or not: the inside of what tmux expands again.
+  let everyBraceUntil = use === "stored" ? text.length : 0;
   try {
-    for (let start = text.indexOf("#{"); start !== -1; start = text.indexOf("#{", start + 1)) {
-      for (const { modifier, args } of reader.modifiers(start)) {
+    for (let start = text.indexOf("#"); start !== -1; start = text.indexOf("#", start + 1)) {
+      const opens = text[start + 1];
+      if (opens !== "{" && opens !== "(") continue;
+      const escaped = hashesBefore(text, start) % 2 === 0;
+      // After an even run of "#", each expansion so far turned "##" into "#": text to tmux.
+      if (escaped && start >= everyBraceUntil) continue;
+      if (opens === "(") {
+        // A command's text may call tmux, which expands what it is given once more. One
+        // inside such a part ends within it, as tmux reads that part alone.
+        if (start >= everyBraceUntil) everyBraceUntil = reader.jobEnd(start);
+        continue;
+      }
+      const block = reader.block(start);
+      if (block.everyBrace) everyBraceUntil = Math.max(everyBraceUntil, block.end);
+      for (const { modifier, args } of block.modifiers) {
         const number = NUMBERS[modifier];
         const arg = number === undefined ? undefined : args[number.index];
         if (number === undefined || arg === undefined || arg === "") continue;
-        const where = shown(text, start);
-        if (!PLAIN.test(arg)) {
-          return `${where} asks for ${number.what} of ${shownNumber(arg)}, not a plain number: ` +
-            "tmux 3.3a would expand it first and crashes or freezes on a large result, so it " +
-            `must be a plain number from -${FORMAT_NUMBER_MAXIMUM} to ${FORMAT_NUMBER_MAXIMUM}`;
-        }
-        const value = Number(arg.trim());
-        if (Math.abs(value) > FORMAT_NUMBER_MAXIMUM) {
-          return `${where} asks for ${number.what} of ${shownNumber(arg.trim())}; tmux 3.3a ` +
-            "crashes or freezes on such a number (it builds a string that long, and a pad of " +
-            `-2147483648 ends the server), so it must be from -${FORMAT_NUMBER_MAXIMUM} to ` +
-            `${FORMAT_NUMBER_MAXIMUM}`;
-        }
+        const problem = numberProblem(shown(text, start), number.what, arg);
+        if (problem !== undefined) return escaped ? `${problem}${escapedNote(use)}` : problem;
       }
     }
   } catch (error) {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FORMAT_NUMBER_MAXIMUM, formatNumberProblem } from "./format_numbers.ts";
+import { BOUNDED_SIZES, FORMAT_NUMBER_MAXIMUM, formatNumberProblem } from "./format_numbers.ts";
 
 Deno.test("formatNumberProblem passes formats people write", () => {
   for (
@@ -40,9 +40,22 @@ Deno.test("formatNumberProblem passes formats people write", () => {
       "#{pane_index}:#{pane_title};#{e|+:1,2}",
       "#{",
       "}#{{{",
+      // Pads to a size tmux bounds itself: a rule as wide as the client (a person's config).
+      "#[bg=black,fg=colour240]#{p-#{client_width}:─}",
+      "#{=3;p-#{pane_width}:x}",
+      "#{p|#{window_width}|:x}",
+      "#{p|+#{window_height}|:x}",
+      "#{p -#{client_height}:x}",
+      "#{e|+|f|#{pane_height}:1,3}",
+      "#{T;p-#{status-left-length}:status-left}#{p#{status-right-length}:x}",
+      "#{?client_width,#{p-#{client_width}:#{?pane_active,─,═}},}",
     ]
   ) {
     assert.equal(formatNumberProblem(format), undefined, format);
+    assert.equal(formatNumberProblem(format, "expanded once"), undefined, format);
+  }
+  for (const name of BOUNDED_SIZES) {
+    assert.equal(formatNumberProblem(`#{p-#{${name}}:x}`), undefined, name);
   }
 });
 
@@ -77,7 +90,96 @@ Deno.test("formatNumberProblem refuses numbers tmux 3.3a crashes or freezes on",
   ];
   for (const [format, reason] of cases) {
     assert.match(formatNumberProblem(format) ?? "(passed)", reason, JSON.stringify(format));
+    // Read as a format tmux expands once, only "##{" is text: every other stays refused.
+    if (format.startsWith("##")) continue;
+    assert.match(
+      formatNumberProblem(format, "expanded once") ?? "(passed)",
+      reason,
+      JSON.stringify(format),
+    );
   }
+});
+
+Deno.test("formatNumberProblem takes tmux's own sizes for a pad, never a user option's", () => {
+  const cases: [string, RegExp][] = [
+    // tmux-sidebar's gap: the option may be set to -2147483648 after the check.
+    [
+      "#{p-#{@tmux_sidebar_width}:x}",
+      /pad width of -#\{@tmux_sidebar_width\}, not a plain number nor a size tmux bounds itself/,
+    ],
+    ["#{p|#{@w}|:x}", /use a literal from -10000 to 10000 or/],
+    ["#{p-#{@w}:x}", /one of #\{client_width\}, #\{client_height\}, .*#\{status-right-length\}$/],
+    // Sizes tmux does not bound, or more than one size, or one it would first change.
+    ["#{p-#{history_limit}:x}", /not a plain number/],
+    ["#{p-#{alternate_saved_x}:x}", /not a plain number/],
+    ["#{p-#{client_width}#{client_width}:x}", /not a plain number/],
+    ["#{p--#{client_width}:x}", /not a plain number/],
+    ["#{p-#{=3:client_width}:x}", /not a plain number/],
+    ["#{p-#{client_width}0:x}", /not a plain number/],
+    ["#{p-#{client_widths}:x}", /not a plain number/],
+    ["#{e|+|f|#{@p}:1,1}", /precision of #\{@p\}, not a plain number/],
+  ];
+  for (const [format, reason] of cases) {
+    for (const use of ["stored", "expanded once"] as const) {
+      assert.match(formatNumberProblem(format, use) ?? "(passed)", reason, format);
+    }
+  }
+});
+
+Deno.test("formatNumberProblem reads '##' as tmux does in a format tmux expands once", () => {
+  // Each expansion turns "##" into "#": after an even run, "{" is text (measured on tmux 3.3a:
+  // "##{p5:x}" shows as "#{p5:x}", "###{p5:x}" as "#" and five spaces).
+  for (
+    const format of [
+      "##{p99999:x}",
+      "####{p-2147483648:x}",
+      "a ##{p99999:x} b #{p5:x}",
+      "#{?pane_active,##{p99999:x},}",
+      "#{=5:##{p99999:x}}",
+      "##(echo ##{p99999:x})",
+      "##{E:##{p99999:x#}}",
+    ]
+  ) {
+    assert.equal(formatNumberProblem(format, "expanded once"), undefined, format);
+    // Stored, as an option's value or a hook's command, it may be expanded again.
+    assert.match(
+      formatNumberProblem(format) ?? "(passed)",
+      /pad width of .*tmux may expand a stored value more than once\)$/,
+      format,
+    );
+  }
+  const refused: [string, RegExp][] = [
+    // An odd run: the last "#" opens the block.
+    ["###{p99999:x}", /^#\{p99999: asks for a pad width of 99999; tmux 3\.3a/],
+    ["#####{p-2147483648:x}", /pad width of -2147483648/],
+    ["a###{p99999:x}", /pad width of 99999/],
+    // E: and T: expand what they make once more: there "##{" opens a block (measured:
+    // "#{E:?session_name,##{p5:x#},}" pads).
+    ["#{E:?pane_active,##{p99999:x#},}", /pad width of 99999/],
+    ["#{T:##{p99999:x#}}", /pad width of 99999/],
+    ["#{E:?pane_active,#{E:?pane_active,####{p99999:x###},},}", /pad width of 99999/],
+    ["#{S:#{E:?session_name,##{p99999:x#},}}", /pad width of 99999/],
+    // A command may run tmux, which expands what it is given.
+    ["#(tmux display -p '##{p99999:x#}')", /pad width of 99999/],
+    ["#(echo (##{p99999:x}))", /pad width of 99999/],
+    // Arguments wrapped in "#" (tmux may cut a run of "#" there).
+    ["#{s#a#####{p99999:x}#:y}", /pad width of 99999/],
+  ];
+  for (const [format, reason] of refused) {
+    assert.match(formatNumberProblem(format, "expanded once") ?? "(passed)", reason, format);
+    assert.match(formatNumberProblem(format) ?? "(passed)", reason, format);
+  }
+  assert.match(
+    formatNumberProblem("#{E:?pane_active,##{p99999:x#},}", "expanded once") ?? "",
+    /doubling the # keeps it text for one expansion only, and tmux reads this part again/,
+  );
+  // An odd run is no escape: the refusal says nothing of doubling.
+  assert.doesNotMatch(formatNumberProblem("###{p99999:x}", "expanded once") ?? "", /doubling/);
+  // Past the end of a part tmux reads again, "##{" is text once more.
+  assert.equal(
+    formatNumberProblem("#{E:pane_title} ##{p99999:x} #(date) ##{p99999:x}", "expanded once"),
+    undefined,
+  );
 });
 
 Deno.test("formatNumberProblem reads a long, nested format in bounded time", () => {
@@ -85,4 +187,13 @@ Deno.test("formatNumberProblem reads a long, nested format in bounded time", () 
   const open = "#{p1".repeat(16_000);
   assert.match(formatNumberProblem(open) ?? "", /nest too deeply/);
   assert.equal(formatNumberProblem("#{p1:x}".repeat(9_000)), undefined);
+  for (const use of ["stored", "expanded once"] as const) {
+    assert.match(formatNumberProblem(open, use) ?? "", /nest too deeply/);
+    assert.equal(formatNumberProblem(`${"#(".repeat(9_000)}#{p1:x}`, use), undefined);
+    assert.equal(formatNumberProblem("#(x)#{E:#{p1:x}}".repeat(5_000), use), undefined);
+    assert.equal(
+      formatNumberProblem(`${"#(".repeat(5_000)}${")".repeat(5_000)}#{p1:x}`, use),
+      undefined,
+    );
+  }
 });

@@ -66,7 +66,8 @@ const displayMessage = defineTool({
   },
   annotations: changes({ destructive: false, idempotent: false }),
   async run(args, ctx) {
-    checkFormatNumbers(args.format, "That format", "Nothing was expanded.");
+    // Expanded once, and the expansion comes back here: "##{" is text to tmux.
+    checkFormatNumbers(args.format, "That format", "Nothing was expanded.", "expanded once");
     await requireTarget(ctx, args.target);
     const guard = newGuard();
     // The check that the target still resolves and the expansion are one command line: tmux

@@ -8,17 +8,23 @@
  */
 
 import { ToolFailure } from "../mcp/errors.ts";
-import { formatNumberProblem } from "../tmux/format_numbers.ts";
+import { formatNumberProblem, type FormatUse } from "../tmux/format_numbers.ts";
 import { windowCellsProblem, type WindowSize } from "../tmux/window_cells.ts";
 
 /**
  * Refuses `text`, which tmux may expand as a format (now or whenever it draws or renames),
  * when it asks for a pad width or precision tmux 3.3a would crash or freeze on. `what` names
  * the text in the message ("That format", "status-left's value"), `untouched` says what was
- * left as it was ("Nothing was changed.").
+ * left as it was ("Nothing was changed."); `use` says whether tmux expands it only once
+ * (`##{` is text then) or may expand it again later (a stored value, the default).
  */
-export function checkFormatNumbers(text: string, what: string, untouched: string): void {
-  const problem = formatNumberProblem(text);
+export function checkFormatNumbers(
+  text: string,
+  what: string,
+  untouched: string,
+  use: FormatUse = "stored",
+): void {
+  const problem = formatNumberProblem(text, use);
   if (problem === undefined) return;
   throw new ToolFailure(
     `${what} is refused: ${problem}.`,
