@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import { TmuxContext } from "../src/mcp/context.ts";
-import { cellIndex, rowsFrom } from "../src/tools/pane_watch.ts";
+import { cellIndex, rowsFrom, widthOf } from "../src/tools/pane_watch.ts";
 import { controlFor } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { decodeCursor, encodeCursor, rowHash } from "../src/tmux/since_cursor.ts";
@@ -1115,6 +1115,31 @@ Deno.test("cellIndex puts a column where tmux's cursor is, whatever the characte
     } finally {
       await runner.close();
     }
+  });
+});
+
+Deno.test("a character tmux cannot measure is never given to #{w:} (tmux 3.3a loops for ever there)", async () => {
+  await withServer(async (t) => {
+    // U+0378 is reserved for good; U+1FAE8 is unassigned in older C libraries. tmux drops both
+    // from a pane, and its #{w:} of either never returns: the whole server stops.
+    const cases: [string, RegExp][] = [
+      ["\u0378", /^(-|\d)$/],
+      ["\u{1FAE8}", /^(-|\d)$/],
+      ["漢", /^2$/],
+      ["é", /^1$/],
+    ];
+    for (const [ch, expected] of cases) {
+      const answer = await new Deno.Command("tmux", {
+        args: ["-L", t.socket, "display-message", "-p", widthOf(ch)],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        signal: AbortSignal.timeout(10_000),
+      }).output();
+      assert.equal(answer.success, true, `tmux answered for U+${ch.codePointAt(0)!.toString(16)}`);
+      assert.match(new TextDecoder().decode(answer.stdout).trim(), expected);
+    }
+    assert.equal((await t.tmux("display-message", "-p", "ok")).trim(), "ok");
   });
 });
 

@@ -449,17 +449,29 @@ async function learnWidths(
     if (ask.size >= WIDTHS_PER_CALL) break;
   }
   const chars = [...ask];
-  const format = chars.map((ch) => `#{w:#{l:${ch}}}`).join(",");
+  const format = chars.map(widthOf).join(",");
   const result = await execFast(ctx.runner, ctx.address, ["display-message", "-p", format], {
     signal: ctx.signal,
   }).catch(() => null);
   const widths = result?.code === 0
     ? new TextDecoder().decode(result.stdout).trim().split(",")
     : [];
-  if (widths.length !== chars.length || !widths.every((w) => /^\d+$/.test(w))) return false;
+  if (widths.length !== chars.length || !widths.every((w) => /^(\d+|-)$/.test(w))) return false;
   if (known.size + chars.length > WIDTHS_KEPT) known.clear();
-  chars.forEach((ch, k) => known.set(ch, Number(widths[k])));
+  // "-": a character tmux cannot measure, which it never puts in a cell (it drops it).
+  chars.forEach((ch, k) => known.set(ch, widths[k] === "-" ? 0 : Number(widths[k])));
   return true;
+}
+
+/**
+ * The format that prints the width of `ch` (one character outside ASCII), or "-" when tmux
+ * cannot measure it. tmux 3.3a's `#{w:}` loops for ever on a character its C library gives no
+ * width (a code point unassigned in its tables): the whole server stops. Trimming (`#{=3:}`)
+ * drops such a character instead, so `x` followed by it trims to `x` alone, and only a
+ * character that survives the trim is measured (tmux expands only the branch it picks).
+ */
+export function widthOf(ch: string): string {
+  return `#{?#{==:#{=3:#{l:x${ch}}},x},-,#{w:#{l:${ch}}}}`;
 }
 
 /** The lines of a capture's output (each ends in a newline; a last wrapped row may not). */
