@@ -11,7 +11,7 @@ import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { TmuxContext } from "../src/mcp/context.ts";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
-import { deliverInput } from "../src/mcp/guards.ts";
+import { deliverInput } from "../src/mcp/input_guard.ts";
 import { parseWindowName } from "../src/tools/prompt_programs.ts";
 import { typedCommand } from "../src/tools/typed.ts";
 

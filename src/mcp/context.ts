@@ -182,7 +182,7 @@ export class TmuxContext {
    * server): what the call decides, it decides about that server. Reads go over the control
    * connection and some acts start a tmux process of their own, and the two reach different
    * servers once the socket file was replaced while the old server ran on; so every guarded
-   * act has tmux check this pid in its own step (runIf, guards.ts).
+   * act has tmux check this pid in its own step (runIf, act_step.ts).
    */
   get serverPid(): number | null {
     return this.#reads.serverPid;

@@ -24,13 +24,8 @@ import { boundMetadata, byteLength, capList, fitEntries } from "../mcp/bounds.ts
 import type { TmuxContext } from "../mcp/context.ts";
 import { sample } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import {
-  deliverInput,
-  guardInput,
-  type InputGuardOptions,
-  nestedCommandBytes,
-  runIf,
-} from "../mcp/guards.ts";
+import { nestedCommandBytes, runIf } from "../mcp/act_step.ts";
+import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, listBound, metadataBound, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";

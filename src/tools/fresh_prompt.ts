@@ -9,7 +9,7 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { deliverInput, type InputGuardOptions } from "../mcp/guards.ts";
+import { deliverInput, type InputGuardOptions } from "../mcp/input_guard.ts";
 import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
 import { OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";

@@ -1,7 +1,7 @@
 /**
  * Input: typing into panes, pasting, and running shell commands. Toolset execute.
  *
- * Every tool here passes the input guards first (guards.ts): never the caller's own pane
+ * Every tool here passes the input guards first (input_guard.ts): never the caller's own pane
  * (unless `force`), never a pane a person is watching (unless the server was started with
  * `--allow-attended-input`), never a dead pane or one in copy mode (or any mode), and never a
  * synchronized window where any pane of the cohort is guarded.
@@ -19,7 +19,7 @@ import { z } from "zod";
 import { byteLength, cutString } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { failureText, ToolFailure } from "../mcp/errors.ts";
-import { deliverInput, guardInput } from "../mcp/guards.ts";
+import { deliverInput, guardInput } from "../mcp/input_guard.ts";
 import { KEY_CHARACTER, nameCharacter } from "./buffers.ts";
 import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";

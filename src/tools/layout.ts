@@ -13,7 +13,7 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { changeView, guardView } from "../mcp/guards.ts";
+import { changeView, guardView } from "../mcp/view_guard.ts";
 import { holdsNoLink, secondLink } from "../mcp/lone_links.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {

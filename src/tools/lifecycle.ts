@@ -13,16 +13,11 @@ import { markOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
-import {
-  changeView,
-  deliverInput,
-  guardInput,
-  guardUnzoom,
-  type InputGuardOptions,
-  runIf,
-  type ViewScope,
-  windowUnwatched,
-} from "../mcp/guards.ts";
+import { runIf } from "../mcp/act_step.ts";
+import { guardUnzoom } from "../mcp/destroy_guard.ts";
+import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
+import { windowUnwatched } from "../mcp/unwatched.ts";
+import { changeView, type ViewScope } from "../mcp/view_guard.ts";
 import { respawnFormat, respawnRefusal } from "../mcp/lone_links.ts";
 import { argvCommands } from "../tmux/control.ts";
 import { TmuxError } from "../tmux/run.ts";

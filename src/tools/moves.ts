@@ -14,7 +14,7 @@
 
 import { z } from "zod";
 import { ToolFailure } from "../mcp/errors.ts";
-import { changeView } from "../mcp/guards.ts";
+import { changeView } from "../mcp/view_guard.ts";
 import { linksChanged, loneLinks, paneEndingFormat, unlinkExtras } from "../mcp/lone_links.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import { flag, int, paneIdSchema, sessionIdSchema, windowIdSchema } from "../mcp/schemas.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { ViewScope } from "../mcp/guards.ts";
+import type { ViewScope } from "../mcp/view_guard.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { OWNER_OPTION } from "../mcp/ownership.ts";
 import type { TmuxContext } from "../mcp/context.ts";

@@ -11,7 +11,8 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { guardInput, Unconfirmed } from "../mcp/guards.ts";
+import { Unconfirmed } from "../mcp/act_step.ts";
+import { guardInput } from "../mcp/input_guard.ts";
 import { requireOwned } from "../mcp/ownership.ts";
 import { defineTool } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";

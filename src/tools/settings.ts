@@ -21,7 +21,8 @@
  * @module
  */
 
-import { changeView, runIf, type TmuxCondition } from "../mcp/guards.ts";
+import { runIf, type TmuxCondition } from "../mcp/act_step.ts";
+import { changeView } from "../mcp/view_guard.ts";
 import { requireOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import { fitEntries, jsonBytes, MAX_METADATA_BYTES } from "../mcp/bounds.ts";

@@ -9,7 +9,7 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import type { InputGuardOptions } from "../mcp/guards.ts";
+import type { InputGuardOptions } from "../mcp/input_guard.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
 import { shellSays } from "../tmux/if_shell.ts";
 import { TmuxError } from "../tmux/run.ts";

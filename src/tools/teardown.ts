@@ -3,7 +3,7 @@
  * teardown, off unless selected.
  *
  * Each tool refuses what contains the pane this server runs in or a pane a person is watching
- * unless `force` (src/mcp/guards.ts), and reports exactly what went: tmux cascades — a
+ * unless `force` (src/mcp/destroy_guard.ts), and reports exactly what went: tmux cascades — a
  * window goes with its last pane, a session with its last window, the server with its last
  * session — so the answer is what of the panes, windows and sessions tmux listed in the kill's
  * own step (a pane moved in after the guards' read included) is gone from a read after it.
@@ -17,18 +17,19 @@
 
 import { z } from "zod";
 import { capList } from "../mcp/bounds.ts";
+import type { ActCheck, TmuxCondition } from "../mcp/act_step.ts";
 import {
-  type ActCheck,
   type DestroyScope,
   destroyUnwatched,
   guardDestroy,
   guardUnzoom,
+} from "../mcp/destroy_guard.ts";
+import {
   paneUnwatched,
   serverUnwatched,
   sessionWindowsUnwatched,
-  type TmuxCondition,
   windowUnwatched,
-} from "../mcp/guards.ts";
+} from "../mcp/unwatched.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
   count,

@@ -10,7 +10,7 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import type { InputGuardOptions } from "../mcp/guards.ts";
+import type { InputGuardOptions } from "../mcp/input_guard.ts";
 import type { ToolAnnotations } from "../mcp/registry.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { pasteTransient } from "./buffers.ts";

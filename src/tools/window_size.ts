@@ -18,7 +18,7 @@
  */
 
 import type { TmuxContext } from "../mcp/context.ts";
-import { ServerChanged } from "../mcp/guards.ts";
+import { ServerChanged } from "../mcp/act_step.ts";
 import { quoteNested } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { isLeft, leave, type LeftoverSpec } from "../tmux/leftovers.ts";

@@ -1,0 +1,279 @@
+/**
+ * Input guards: the refusals before any keystroke, paste or process reaches a pane. A tool
+ * never types into the pane the agent itself runs in, a pane a person is watching, a dead pane,
+ * a pane in copy mode (or any other mode), or a pane whose input is turned off; and
+ * {@link deliverInput} has tmux check the same facts again at the instant the input arrives.
+ * Each refusal says why and what would lift it.
+ *
+ * @module
+ */
+
+import { randomHex } from "../tmux/format.ts";
+import { clientLabel, inputCohort, keyCopies, keyCopyFormat } from "../tmux/identity.ts";
+import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
+import { allOf, runIf, type TmuxCondition } from "./act_step.ts";
+import type { TmuxContext } from "./context.ts";
+import { ToolFailure } from "./errors.ts";
+import { notOwnedFormat, requireOwned } from "./ownership.ts";
+import { paneUnwatched } from "./unwatched.ts";
+
+/** What a caller may lift. */
+export interface InputGuardOptions {
+  /** Lifts only the refusal of the caller's own pane. */
+  readonly force?: boolean;
+  /** Skip the dead-pane refusal (respawning a dead pane is the point). */
+  readonly allowDead?: boolean;
+  /** Skip the mode refusal (leaving copy mode is the point). */
+  readonly allowMode?: boolean;
+  /**
+   * Skip the input-off refusal: for an act that types nothing (respawning starts a process,
+   * which no `select-pane -d` stops).
+   */
+  readonly allowInputOff?: boolean;
+  /** What tmux must name the pane's program (`pane_current_command`) at the instant. */
+  readonly command?: string;
+  /** System facts tmux checks first (see {@link TmuxCondition.shell}). */
+  readonly shellConditions?: readonly TmuxCondition[];
+  /** The refusal for each of {@link shellConditions} when it does not hold. */
+  readonly shellRefusals?: readonly ToolFailure[];
+  /**
+   * The input is a paste (with any keys around it): refused where tmux would copy keys to
+   * other panes (synchronize-panes), since it does not copy the paste alike.
+   */
+  readonly paste?: boolean;
+  /**
+   * A claim on the pane the input needs (run_command's run mark; respawn_pane's keeping a
+   * person's zoom): a format tmux checks with the pane's other facts at the instant of the
+   * input, and, when that check fails, the refusal to throw if it is the claim that does not
+   * hold (null: it holds, the failure was another's).
+   */
+  readonly claim?: {
+    readonly format: string;
+    readonly refusal: () => Promise<ToolFailure | null>;
+  };
+}
+
+/** The mode tmux shows a command's output in, over the pane (run-shell, display-message -p). */
+const VIEW_MODE = "view-mode";
+
+/**
+ * What lifts a pane's view-mode, and where it may come from: nobody may have chosen it. A
+ * person's hook that runs a shell command as a client attaches puts its output there, for
+ * tmux-mcp's own client too when the output comes later than its attach waits for.
+ */
+const VIEW_MODE_LIFT = "It shows a command's output, perhaps from a tmux hook " +
+  "(client-attached, pane-focus-in) that ran when a client attached, tmux-mcp's own included: " +
+  "exit_copy_mode leaves it; or wait for the person to leave it.";
+
+/**
+ * The clients of people watching `paneId`, as a refusal names them (the input and destroy
+ * guards alike).
+ */
+export function watchers(ctx: TmuxContext, snapshot: Snapshot, paneId: string): string {
+  const clients = ctx.attended(snapshot).get(paneId) ?? [];
+  return clients.map(clientLabel).join(", ");
+}
+
+/**
+ * Refuses input (typing, pasting, running, respawning) into `pane` unless every guard passes.
+ * When its window has synchronize-panes on, the caller's own pane and watched panes are
+ * refused anywhere in that cohort; a dead sibling, one in a mode or one with input off is not,
+ * since tmux copies no key to any of them (see identity.ts `keyCopyFormat`). Returns the panes
+ * the input may reach.
+ */
+export function guardInput(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  pane: PaneRow,
+  options: InputGuardOptions = {},
+): PaneRow[] {
+  const cohort = inputCohort(snapshot, pane);
+  const caller = ctx.caller(snapshot);
+  const attended = ctx.attended(snapshot);
+  const via = (p: PaneRow) =>
+    p.id === pane.id
+      ? `Pane ${p.id}`
+      : `Pane ${p.id} (synchronized with ${pane.id} in ${pane.windowId})`;
+  for (const p of cohort) {
+    if (p.id === caller.paneId && !options.force) {
+      throw new ToolFailure(
+        `${
+          via(p)
+        } is the pane this MCP server runs in; typing there would feed the agent its own input.`,
+        "Pass force: true only if you really mean to type into your own pane.",
+      );
+    }
+    if (attended.has(p.id) && !ctx.config.allowAttendedInput) {
+      throw new ToolFailure(
+        `${via(p)} is being watched by a person (client ${
+          watchers(ctx, snapshot, p.id)
+        }); input there would interfere with them.`,
+        "Ask the person, use another pane (create_window or split_window), or start tmux-mcp with --allow-attended-input.",
+      );
+    }
+    // Only what tmux gives the keys to: the pane itself, or a sibling alive and in no mode.
+    if (p.id !== pane.id) continue;
+    if (p.dead && !options.allowDead) {
+      throw new ToolFailure(
+        `${via(p)} is dead: its process exited${
+          p.deadStatus !== null ? ` with status ${p.deadStatus}` : ""
+        }.`,
+        "respawn_pane restarts it; capture_pane still reads what it left.",
+      );
+    }
+    if (p.inMode && !options.allowMode) {
+      throw new ToolFailure(
+        `${via(p)} is in ${p.mode || "a mode"}; keys would drive the mode, not the program.`,
+        p.mode === VIEW_MODE
+          ? VIEW_MODE_LIFT
+          : "exit_copy_mode leaves it; or wait for the person to leave it.",
+      );
+    }
+    // tmux drops every key and paste sent there without a word, and copies none to its
+    // synchronized siblings either: it stops at this pane.
+    if (p.inputOff && !options.allowInputOff) {
+      throw new ToolFailure(
+        `${via(p)} has input turned off (select-pane -d): nothing typed or pasted would arrive.`,
+        "`select-pane -e` turns it back on (someone chose to turn it off: ask the person " +
+          "first), or use another pane (create_window or split_window).",
+      );
+    }
+  }
+  return cohort;
+}
+
+/**
+ * What tmux re-checks at the instant input reaches `pane`: nobody watches it (unless
+ * `--allow-attended-input`), it is alive, in no mode and takes input (unless the caller lifts
+ * those).
+ */
+export function inputCondition(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  pane: PaneRow,
+  options: InputGuardOptions = {},
+): TmuxCondition {
+  const parts: string[] = [];
+  if (!ctx.config.allowAttendedInput) parts.push(paneUnwatched(snapshot, pane.id).format);
+  if (!options.allowDead) parts.push("#{!=:#{pane_dead},1}");
+  // A count of modes, stacked (view-mode over copy mode is 2): only 0 is none.
+  if (!options.allowMode) parts.push("#{==:#{pane_in_mode},0}");
+  if (!options.allowInputOff) parts.push("#{!=:#{pane_input_off},1}");
+  if (options.command !== undefined) {
+    parts.push(`#{==:#{pane_current_command},${options.command.replace(/[#,}]/g, "#$&")}}`);
+  }
+  return { target: pane.id, format: allOf(parts) };
+}
+
+/**
+ * Expanded for the pane input goes to: 1 while no pane the input may reach passes the
+ * condition `test` (with synchronize-panes on for it, every pane of its window: broader than
+ * the panes tmux copies keys to, the safe side).
+ */
+function noneReached(test: string): string {
+  const mark = `#{?${test},X,}`;
+  return `#{==:#{?#{pane_synchronized},#{P:${mark}},${mark}},}`;
+}
+
+/** Refuses a paste into `pane` when tmux would copy its keys to other panes. */
+function requireAlone(snapshot: Snapshot, pane: PaneRow): void {
+  const others = keyCopies(snapshot, pane);
+  if (others.length === 0) return;
+  throw new ToolFailure(
+    `Pane ${pane.id} is synchronized with ${others.map((p) => p.id).join(", ")} ` +
+      `(synchronize-panes in ${pane.windowId}): tmux copies what is typed there to them, but ` +
+      `not a paste, which would arrive in ${pane.id} alone (and an Enter after it in all of ` +
+      "them). Nothing was pasted.",
+    "Turn synchronize-panes off for that window (set_synchronize_panes), or type with " +
+      "send_keys, which reaches them all.",
+  );
+}
+
+/**
+ * Sends input into `pane`, checked twice: {@link guardInput} against the snapshot (refusals
+ * that say why), then the same facts re-checked by tmux at the instant the input arrives
+ * ({@link inputCondition}, {@link runIf}; `prelude` runs on the same line, after the shell
+ * conditions and right before tmux's last check): there, under `--own-panes-only`, that every
+ * pane the input may reach is this server's, and unless `force` that none is the caller's,
+ * also a pane moved into a synchronized window since the read. Returns the ids of the panes
+ * the input reached, as tmux listed them in that step: the pane itself and those tmux copies
+ * keys to (for a paste: the pane alone).
+ *
+ * `buffer`: the name of a transient paste buffer the commands paste and delete, filled by the
+ * prelude, or else by `load` before each attempt. A refusal in tmux deletes it in the same
+ * step, so it never outlives a refused attempt (a person's paste takes the newest buffer).
+ */
+export async function deliverInput(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  pane: PaneRow,
+  options: InputGuardOptions,
+  commands: readonly (readonly string[])[],
+  prelude: readonly (readonly string[])[] = [],
+  buffer?: { readonly name: string; readonly load?: () => Promise<unknown> },
+): Promise<string[]> {
+  let current = snapshot;
+  let target = pane;
+  const what = `Input into ${pane.id}`;
+  const marker = `tmux-mcp-reached-${randomHex(8)}:`;
+  const reachedFormat = `${marker}#{?#{pane_synchronized},#{P:#{?${
+    keyCopyFormat(pane.id)
+  },#{pane_id} ,}},${pane.id}}`;
+  const owner = ctx.config.ownPanesOnly ? ctx.config.owner : undefined;
+  const shells = options.shellConditions ?? [];
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const cohort = guardInput(ctx, current, target, options);
+    if (options.paste) requireAlone(current, target);
+    await requireOwned(ctx, cohort, what);
+    // One condition after the shell's (each more would quote the keys once more): tmux checks
+    // the pane, and every pane the input may reach for owner marks and the caller's pane.
+    const parts = [inputCondition(ctx, current, target, options).format];
+    if (owner) parts.push(noneReached(notOwnedFormat(owner)));
+    const caller = options.force ? null : ctx.callerFormat(current);
+    if (caller !== null) parts.push(noneReached(caller));
+    if (options.paste) {
+      const copied = `#{&&:#{!=:#{pane_id},${pane.id}},${keyCopyFormat(pane.id)}}`;
+      parts.push(`#{==:#{?#{pane_synchronized},#{P:#{?${copied},X,}},},}`);
+    }
+    if (options.claim) parts.push(options.claim.format);
+    await buffer?.load?.();
+    const { failed, stdout } = await runIf(
+      ctx,
+      [...shells, { target: pane.id, format: allOf(parts) }],
+      [["display-message", "-p", "-t", pane.id, reachedFormat], ...commands],
+      prelude,
+      buffer === undefined ? {} : {
+        refused: [["delete-buffer", "-b", buffer.name]],
+        // Filled by the prelude, it exists from the last check on; loaded, from the first.
+        refusedFrom: buffer.load ? 0 : shells.length,
+      },
+    );
+    if (failed === null) {
+      const out = new TextDecoder().decode(stdout);
+      const line = out.split("\n").find((l) => l.startsWith(marker));
+      return line === undefined
+        ? cohort.map((p) => p.id)
+        : [...line.slice(marker.length).matchAll(/%\d+/g)].map((m) => m[0]);
+    }
+    if (failed < shells.length) {
+      throw options.shellRefusals?.[failed] ?? new ToolFailure(`Nothing was sent to ${pane.id}.`);
+    }
+    // Another caller's claim is no fact a fresh read changes: said at once.
+    const taken = await options.claim?.refusal();
+    if (taken) throw taken;
+    // Read again: the guards above say what changed (whose pane moved in, who watches).
+    current = await ctx.guardSnapshot(pane.id);
+    target = ctx.pane(current, pane.id);
+  }
+  // run_command also asks tmux that the shell holds the terminal: a program another caller
+  // started may have taken it.
+  const program = options.command === undefined
+    ? ""
+    : `, a program other than ${JSON.stringify(options.command)} came to the foreground`;
+  throw new ToolFailure(
+    `Nothing was sent to ${pane.id}: at that instant a person's client came to show it, it ` +
+      `died, entered a mode or had its input turned off${program}, or a pane moved into its ` +
+      "synchronized window.",
+    "Look again with get_pane_info; ask the person, or use a pane nobody watches.",
+  );
+}
