@@ -8,13 +8,9 @@
 
 import assert from "node:assert/strict";
 import { captureRows } from "../src/tmux/capture.ts";
-import {
-  controlFor,
-  ControlUnavailable,
-  execFast,
-  TerminalText,
-  type WatchBatch,
-} from "../src/tmux/control.ts";
+import { controlFor, ControlUnavailable, execFast } from "../src/tmux/control.ts";
+import type { WatchBatch } from "../src/tmux/control_connection.ts";
+import { TerminalText } from "../src/tmux/terminal_text.ts";
 import { TmuxError, TmuxRunner } from "../src/tmux/run.ts";
 import { connect } from "./helpers/mcp.ts";
 import { startForger } from "./helpers/forge.ts";

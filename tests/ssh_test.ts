@@ -13,7 +13,8 @@
 import assert from "node:assert/strict";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { AGENTS_CHANNEL } from "../src/hooks/marks.ts";
-import { type ControlEvent, controlFor, observeControl } from "../src/tmux/control.ts";
+import { controlFor, observeControl } from "../src/tmux/control.ts";
+import type { ControlEvent } from "../src/tmux/control_server.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { type Sshd, startSshd } from "./helpers/sshd.ts";

@@ -2,22 +2,21 @@ import assert from "node:assert/strict";
 import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import {
   argvCommands,
-  ATTACH_TIMEOUT_MS,
   controlFor,
   controlLine,
   ControlUnavailable,
   execFast,
   execOnce,
   noteSocketServer,
-  setControlLimits,
   socketServerPid,
-  TerminalText,
   unescapeOutput,
 } from "./control.ts";
+import { ATTACH_TIMEOUT_MS, setControlLimits } from "./control_server.ts";
 import { escapeTrailingSemicolon } from "./format.ts";
 import { attendedPanes } from "./identity.ts";
 import { type PersistentChild, type ServerAddress, TmuxRunner } from "./run.ts";
 import { takeSnapshot } from "./snapshot.ts";
+import { TerminalText } from "./terminal_text.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -44,20 +43,6 @@ Deno.test("unescapeOutput decodes tmux's octal escapes and keeps raw bytes", () 
   assert.equal(text(unescapeOutput(bytes("a\\015\\012b\\134c"))), "a\r\nb\\c");
   assert.equal(text(unescapeOutput(bytes("日本\\033[1m"))), "日本\x1b[1m");
   assert.equal(text(unescapeOutput(bytes("end\\01"))), "end\\01");
-});
-
-Deno.test("TerminalText strips escapes and rebuilds lines across arbitrary chunks", () => {
-  const t = new TerminalText();
-  const stream =
-    "\x1b[32mDO\x1b[0mNE\r\n\x1b]0;title\x07pro 50%\rpro 90%\r\n日本🙂 tab\tx\x1b(Bok\n" +
-    "\x1bP1$r\x1b\\after";
-  const all = bytes(stream);
-  const lines: string[] = [];
-  // One byte at a time: every escape, CR LF and UTF-8 sequence is split somewhere.
-  for (let i = 0; i < all.length; i++) lines.push(...t.push(all.subarray(i, i + 1)));
-  assert.deepEqual(lines, ["DONE", "pro 50%", "pro 90%", "日本🙂 tab\txok"]);
-  assert.equal(t.partial, "after");
-  assert.deepEqual(t.recent().slice(-2), ["日本🙂 tab\txok", "after"]);
 });
 
 /** Whether the process `pid` (a tmux server) still runs. */

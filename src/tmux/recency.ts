@@ -20,7 +20,7 @@
  * A client that must join a person's session (to follow a pane's output there) cannot keep out
  * of tmux's other choice by recency: commands that need a client and name none go to the
  * session's most recently active client, and tmux counts a client's activity from its creation
- * and the person's keys. So such a client stays while anyone else is attached there (control.ts):
+ * and the person's keys. So such a client stays while anyone else is attached there (control_server.ts):
  * after the person's next key it is never the newest again, where a fresh one per wait would be.
  *
  * @module

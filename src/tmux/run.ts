@@ -277,7 +277,7 @@ export class TmuxRunner {
   /**
    * The server this process was started for (`--socket`, `--socket-path`, or tmux's default):
    * its control client for commands stays for the life of the process (the fast path), where
-   * those of servers reached by a call's own socket leave when idle (control.ts). Null: none.
+   * those of servers reached by a call's own socket leave when idle (control_server.ts). Null: none.
    */
   home: ServerAddress | null = null;
   /** Per server, the structural commands' turns (see {@link inStructureLane}). */

@@ -27,7 +27,8 @@
 import { AGENTS_CHANNEL } from "../hooks/marks.ts";
 import type { Feed } from "../mcp/resources.ts";
 import { captureRows } from "../tmux/capture.ts";
-import { controlFor, execFast, type Listening, type Watch } from "../tmux/control.ts";
+import { controlFor, execFast } from "../tmux/control.ts";
+import type { Listening, Watch } from "../tmux/control_connection.ts";
 import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
 import { takeBriefSnapshot } from "../tmux/snapshot.ts";
 

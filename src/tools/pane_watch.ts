@@ -16,14 +16,9 @@
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { int } from "../mcp/schemas.ts";
-import {
-  controlFor,
-  ControlUnavailable,
-  execFast,
-  TerminalText,
-  type Watch,
-  type WatchBatch,
-} from "../tmux/control.ts";
+import { controlFor, ControlUnavailable, execFast } from "../tmux/control.ts";
+import type { Watch, WatchBatch } from "../tmux/control_connection.ts";
+import { TerminalText } from "../tmux/terminal_text.ts";
 import { trimRow } from "../tmux/capture.ts";
 import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { classifyStderr, TmuxError } from "../tmux/run.ts";

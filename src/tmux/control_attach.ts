@@ -1,0 +1,146 @@
+/**
+ * A new control client's handshake, once tmux has attached it: what it learns of its server
+ * (its client name, the server's pid, what its attach did to its session's last use), the
+ * `exit-unattached` subscription every client carries, and taking back the view-modes a
+ * person's hooks put on panes as it attached. control_server.ts runs it for each client.
+ *
+ * @module
+ */
+
+import type { Connection } from "./control_connection.ts";
+import { type Touch, touched } from "./recency.ts";
+
+/**
+ * The format subscription every control client carries so that it hears `exit-unattached`
+ * turned on: tmux sends no notification when an option changes, but it reports a
+ * subscription's new value within a second.
+ */
+export const EXIT_UNATTACHED_SUBSCRIPTION = "tmux-mcp-exit-unattached";
+
+/** How often {@link leaveHookModes} asks tmux whether the jobs it waits for have ended. */
+const HOOK_JOBS_POLL_MS = 20;
+
+/**
+ * Learns the new client's name and what its attach did to its session's last use (into
+ * `touches`, its server's). Without an answer nothing is recorded (the session is then never
+ * moved back on top for it).
+ *
+ * In the same round trip, the client subscribes to `exit-unattached`: turned on while only
+ * our clients are attached, tmux would exit at once without us, so ours must leave then
+ * (ServerControl's #leaveIfLast), not only when a client detaches; and tmux tells no option's
+ * change. And it lists tmux's running jobs, returned for {@link leaveHookModes} (null when
+ * unknown).
+ */
+export async function noteAttach(
+  connection: Connection,
+  before: number | undefined,
+  touches: Map<string, Touch>,
+): Promise<Set<string> | null> {
+  try {
+    const result = await connection.exec(
+      [
+        "display-message",
+        "-p",
+        "#{client_name}\t#{session_id}\t#{session_activity}\t#{pid}",
+        ";",
+        "refresh-client",
+        "-B",
+        `${EXIT_UNATTACHED_SUBSCRIPTION}::#{exit-unattached}`,
+        ";",
+        "show-messages",
+        "-J",
+      ],
+      { timeoutMs: 5_000 },
+    );
+    const ends = result.ends ?? [];
+    const jobs = ends.length === 3 && ends.every((end) => end >= 0)
+      ? jobPids(result.stdout.subarray(ends[1], ends[2]))
+      : null;
+    const [name, sessionId, activity, pid] = new TextDecoder().decode(result.stdout)
+      .split("\n")[0].split("\t");
+    // The server it attached to, for commands meant for one server (ServerControl.exec).
+    if (result.code === 0 && /^[1-9]\d*$/.test(pid ?? "")) {
+      connection.serverPid ??= Promise.resolve(Number(pid));
+    }
+    if (result.code !== 0 || !/^\d+$/.test(activity ?? "")) return jobs;
+    connection.clientName = name;
+    if (before === undefined || sessionId !== connection.sessionId) return jobs;
+    touches.set(sessionId, touched(touches.get(sessionId), before, +activity));
+    return jobs;
+  } catch {
+    // Lost meanwhile: whoever uses it next finds out.
+    return null;
+  }
+}
+
+/**
+ * Takes back what a person's hooks did to the panes of the session `connection` joined, as
+ * it attached. `client-attached`, `client-session-changed` and `pane-focus-in` hooks run for
+ * our client too, and tmux 3.3a shows a hook's `run-shell` output in view-mode on the
+ * session's active pane: "welcome back", meant for a person attaching, would cover what a
+ * person there is looking at, and every input tool would refuse the pane (a pane in a mode).
+ *
+ * tmux lists a job until it has ended and its output is placed, and tells every control
+ * client of a pane's change of mode before it runs the next command of theirs: so once the
+ * jobs running just after the attach are over (waited for `waitMs` at most, and no longer once
+ * `closed()`), every mode a hook of the attach put on a pane is among
+ * {@link Connection.modeChanges} (`listed`: the jobs {@link noteAttach} saw running, or null
+ * to ask). Of those, a pane of the joined session in view-mode now is left, in one step in
+ * tmux that checks the mode (`send-keys -X cancel` leaves the topmost mode only: a copy mode
+ * of the person's beneath stays). A pane already in view-mode before the attach, the person's, is
+ * never touched: output added to it changes no mode. Best effort: never throws.
+ */
+export async function leaveHookModes(
+  connection: Connection,
+  listed: Set<string> | null,
+  waitMs: number,
+  closed: () => boolean,
+): Promise<void> {
+  const options = { timeoutMs: 2_000 };
+  try {
+    const until = performance.now() + waitMs;
+    const jobs = async () =>
+      jobPids((await connection.exec(["show-messages", "-J"], options)).stdout);
+    let running = listed ?? await jobs();
+    while (running.size > 0 && performance.now() < until && !closed()) {
+      await new Promise((resolve) => setTimeout(resolve, HOOK_JOBS_POLL_MS));
+      const now = await jobs();
+      running = new Set([...running].filter((pid) => now.has(pid)));
+    }
+    const changed = [...connection.modeChanges ?? []].filter((id) => /^%\d+$/.test(id));
+    if (changed.length === 0 || connection.closed) return;
+    const panes = await connection.exec(
+      ["list-panes", "-s", "-t", connection.sessionId, "-F", "#{pane_id}"],
+      options,
+    );
+    if (panes.code !== 0) return;
+    const here = new Set(new TextDecoder().decode(panes.stdout).split("\n"));
+    for (const paneId of changed.filter((id) => here.has(id))) {
+      await connection.exec([
+        "if-shell",
+        "-F",
+        "-t",
+        paneId,
+        "#{==:#{pane_mode},view-mode}",
+        `send-keys -X -t ${paneId} cancel`,
+      ], options);
+    }
+  } catch {
+    // Lost meanwhile: whoever uses it next finds out.
+  } finally {
+    connection.modeChanges = null;
+  }
+}
+
+/**
+ * The pids of the jobs `show-messages -J` lists (`Job 3: <command> [fd=9, pid=123, status=0]`):
+ * the command is the person's, any text, so only the bracket that ends a line counts.
+ */
+function jobPids(stdout: Uint8Array): Set<string> {
+  const pids = new Set<string>();
+  for (const line of new TextDecoder().decode(stdout).split("\n")) {
+    const m = /\[fd=-?\d+, pid=(\d+), status=-?\d+\]$/.exec(line);
+    if (m) pids.add(m[1]);
+  }
+  return pids;
+}

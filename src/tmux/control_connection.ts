@@ -1,0 +1,334 @@
+/**
+ * One control connection: a `tmux -C attach` child, the protocol spoken over it
+ * (control_protocol.ts), and the pane watches and server listeners it carries. Which
+ * connections a server has, and when they come and go, is control_server.ts's business.
+ *
+ * @module
+ */
+
+import { warn } from "../diagnostics.ts";
+import {
+  controlLine,
+  ControlProtocol,
+  type ControlResult,
+  ControlUnavailable,
+  type Notifications,
+  type PendingCall,
+} from "./control_protocol.ts";
+import { type PersistentChild, type RunOptions, TmuxError } from "./run.ts";
+
+/** What a watcher of one pane is told, once per chunk tmux sent. */
+export interface WatchBatch {
+  /** Bytes the pane wrote, decoded from `%output`, in order. */
+  readonly output: Uint8Array[];
+  /** Windows, panes or sessions changed: the pane may have died, moved or gone. */
+  readonly changed: boolean;
+  /** The connection is gone: output may have been missed and this watch has ended. */
+  readonly lost: boolean;
+}
+
+/** Receives a pane's batches. */
+export type WatchListener = (batch: WatchBatch) => void;
+
+/** A live watch on one pane; close it when done. */
+export interface Watch {
+  /** The session the carrying connection is attached to. */
+  readonly sessionId: string;
+  /** Stops delivery. */
+  close(): void;
+}
+
+/** A pane's watch as the connection carrying it holds it. */
+export interface Watcher {
+  readonly paneId: string;
+  readonly listener: WatchListener;
+  connection: Connection;
+}
+
+/**
+ * What a listener on a whole tmux server hears (see {@link ServerControl.listen}): every
+ * callback is a hint to look again, never data to trust.
+ */
+export interface ServerEvents {
+  /** Sessions, windows or panes came, went, moved or were renamed. */
+  topology?(): void;
+  /** One of the listener's format subscriptions changed: its key and new value. */
+  subscription?(key: string, value: string): void;
+  /** The connection carrying the listener is gone: it has ended; listen again to resume. */
+  lost?(reason: string): void;
+}
+
+/** A live server listener; close it when done. */
+export interface Listening {
+  /** Stops delivery and drops its format subscriptions. */
+  close(): void;
+}
+
+/** A server listener as its connection holds it, with its format subscriptions. */
+export interface Listener {
+  readonly events: ServerEvents;
+  /** tmux's subscription name → the listener's key. */
+  readonly names: Map<string, string>;
+  readonly connection: Connection;
+}
+
+const encoder = new TextEncoder();
+
+/** How long a retired client may take to leave by itself before it is told to stop. */
+const RETIRE_GRACE_MS = 2_000;
+
+/** Bytes a connection reads from tmux at a time. */
+const READ_CHUNK_BYTES = 64 * 1024;
+
+/** One `tmux -C attach` child and the protocol spoken over it. */
+export class Connection {
+  /** The session it is attached to (tmux may move it: `%session-changed`). */
+  sessionId = "";
+  /** tmux's name for its client (`client_name`), once attached. */
+  clientName = "";
+  /** Set when it is to leave as soon as its work is done: nothing new is given to it. */
+  leaving = false;
+  /**
+   * Set when tmux moved it to a session after its attach, unasked (its own was killed under
+   * `detach-on-destroy off`, or another client switched it): it then leaves.
+   */
+  moved = false;
+  /** True once it can no longer be used. */
+  closed = false;
+  readonly watchers = new Set<Watcher>();
+  /** Listeners on the whole server whose format subscriptions live on this client. */
+  readonly listeners = new Set<Listener>();
+  /** Set when we close it ourselves: its end is no loss to report. */
+  closing = false;
+  /**
+   * Whether it was opened to carry watches (receiving `%output`); otherwise it carries
+   * commands and attached with `no-output`. Fixed for its life.
+   */
+  forWatches = false;
+  /**
+   * Panes tmux said entered or left a mode since the client began to attach, collected while
+   * its handshake looks for modes a person's hooks put there as it attached; null after.
+   */
+  modeChanges: Set<string> | null = new Set();
+  /**
+   * The pid of the tmux server it is attached to: noted as it attached, else asked over itself
+   * the first time it is needed (see {@link ServerControl.onSocket} and
+   * {@link ServerControl.exec}); null when it did not say.
+   */
+  serverPid: Promise<number | null> | null = null;
+  /** Resolves once attached; rejects with {@link ControlUnavailable} if attaching failed. */
+  readonly ready: Promise<void>;
+  /** Resolves when the child is gone and the reader has stopped. */
+  readonly done: Promise<void>;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
+
+  readonly #child: PersistentChild;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #protocol: ControlProtocol;
+  readonly #onLost: (c: Connection) => void;
+  readonly #onChanged: (c: Connection) => void;
+  readonly #onEvents: (c: Connection, n: Notifications) => void;
+  #readyResolve!: () => void;
+  #readyReject!: (e: Error) => void;
+  #handshake = true;
+  /** Set once the connection is given up: its calls failed, its watchers told. */
+  #gone = false;
+  /** Why it was retired (its stream broke the framing, a command hung), or null. */
+  #retired: string | null = null;
+  #stderr = "";
+
+  constructor(
+    child: PersistentChild,
+    onLost: (c: Connection) => void,
+    onChanged: (c: Connection) => void,
+    onEvents: (c: Connection, n: Notifications) => void = () => {},
+  ) {
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    this.#onLost = onLost;
+    this.#onChanged = onChanged;
+    this.#onEvents = onEvents;
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.#readyResolve = resolve;
+      this.#readyReject = reject;
+    });
+    this.ready.catch(() => {});
+    this.#protocol = new ControlProtocol({
+      write: (text) => this.#writer.write(encoder.encode(text)).catch(() => {}),
+      deliver: (notifications) => this.#deliver(notifications),
+      refused: (reason) => {
+        if (!this.#handshake) return;
+        this.#handshake = false;
+        this.#readyReject(new ControlUnavailable(reason || "tmux refused to attach"));
+      },
+      anomaly: (reason) => this.retire(`its answers broke control-mode framing: ${reason}`),
+    });
+    // Reading starts once the connection is built: a stream that fails at once reports the
+    // loss to a ServerControl that then finds `done` in place.
+    const reading = Promise.resolve().then(() => this.#read());
+    this.done = Promise.all([reading, this.#drainStderr(), child.status]).then(() => {});
+  }
+
+  async #drainStderr(): Promise<void> {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of this.#child.stderr) {
+        this.#stderr = (this.#stderr + decoder.decode(chunk, { stream: true })).slice(-2_000);
+      }
+    } catch {
+      // The child went away; nothing more to read.
+    }
+  }
+
+  async #read(): Promise<void> {
+    try {
+      // Into one buffer, again and again: the protocol copies what it keeps, and a fresh
+      // buffer per read would leave megabytes of spent ones behind every large answer.
+      const reader = this.#child.stdout.getReader({ mode: "byob" });
+      let buffer = new ArrayBuffer(READ_CHUNK_BYTES);
+      while (true) {
+        const { done, value } = await reader.read(new Uint8Array(buffer));
+        if (done || !value) break;
+        // Retired: what follows is read and dropped, never left unread. Closing our end of
+        // the pipe would kill the client by SIGPIPE while tmux writes to it, and tmux 3.3a's
+        // server crashes when a control client dies with output pending for it.
+        if (!this.#gone) this.#protocol.push(value);
+        buffer = value.buffer as ArrayBuffer;
+      }
+    } catch {
+      // A read error is a dropped connection, handled below.
+    }
+    this.#lost("the control connection was lost");
+  }
+
+  /** Takes the session tmux names and hands verified output to the watchers of its panes. */
+  #deliver(notifications: Notifications): void {
+    const { output, changed, sessionId } = notifications;
+    if (this.modeChanges) {
+      for (const paneId of notifications.modes) {
+        this.modeChanges.add(paneId);
+      }
+    }
+    if (sessionId !== null) {
+      if (!this.#handshake && sessionId !== this.sessionId && !this.leaving) this.moved = true;
+      this.sessionId = sessionId;
+      if (this.#handshake) {
+        this.#handshake = false;
+        this.#readyResolve();
+      }
+    }
+    if (
+      notifications.topology || notifications.clients || notifications.subscriptions.size > 0
+    ) {
+      this.#onEvents(this, notifications);
+    }
+    if (output.size === 0 && !changed) return;
+    if (changed) this.#onChanged(this);
+    for (const watcher of [...this.watchers]) {
+      const mine = output.get(watcher.paneId);
+      if (!mine && !changed) continue;
+      try {
+        watcher.listener({ output: mine ?? [], changed, lost: false });
+      } catch {
+        // A listener's failure is its own; the connection carries on.
+      }
+    }
+  }
+
+  /**
+   * Gives the connection up at once, because its stream can no longer be trusted (framing a
+   * pane forged, a command that never answered): the child is killed without waiting for it to
+   * drain, pending calls fail as possibly run, watchers are told they lost the feed (so waits
+   * re-read the pane rather than trust anything held), and the next use opens a fresh one.
+   */
+  retire(reason: string): void {
+    if (this.#gone) return;
+    this.#retired = reason;
+    warn(
+      `tmux-mcp: retired a control connection to tmux (${reason}); the next call opens a fresh one`,
+    );
+    this.#lost(`the control connection was retired: ${reason}`);
+    // Its input is closed (#lost): tmux ends the client the way it expects. Only a client that
+    // lingers is told to stop (SIGTERM, which tmux survives; never SIGKILL), and its output is
+    // drained meanwhile.
+    const linger = setTimeout(() => this.#child.kill(), RETIRE_GRACE_MS);
+    this.done.finally(() => clearTimeout(linger));
+  }
+
+  #lost(message: string): void {
+    if (this.#gone) return;
+    this.#gone = true;
+    this.closed = true;
+    if (this.#handshake) {
+      this.#handshake = false;
+      const reason = this.#stderr.trim().split("\n")[0];
+      this.#readyReject(new ControlUnavailable(reason || message));
+    }
+    this.#protocol.fail(new ControlUnavailable(message, { sent: true }));
+    this.#writer.close().catch(() => {});
+    this.#onLost(this);
+  }
+
+  /** Why it was retired (see {@link retire}), or null: a connection lost otherwise is not. */
+  get retired(): string | null {
+    return this.#retired;
+  }
+
+  /** Commands sent and not yet answered. */
+  get pending(): number {
+    return this.#protocol.pending;
+  }
+
+  /** Sends one command line and collects its answer. */
+  async exec(args: readonly string[], options: RunOptions): Promise<ControlResult> {
+    const line = controlLine(args);
+    await this.ready;
+    if (this.closed) throw new ControlUnavailable("the control connection was lost");
+    const { promise, resolve } = Promise.withResolvers<ControlResult | Error>();
+    const call: PendingCall = this.#protocol.send(line, resolve);
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    const onAbort = () => call.settle?.(new TmuxError("cancelled", "The call was cancelled."));
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(() => {
+      call.settle?.(new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms.`));
+      call.settle = null;
+      // Whatever held it up holds up every call behind it too.
+      this.retire(`a command did not answer within ${timeoutMs} ms`);
+    }, timeoutMs);
+    if (options.signal?.aborted) onAbort();
+    try {
+      const result = await promise;
+      if (result instanceof Error) throw result;
+      return result;
+    } finally {
+      // A cancelled call's answer, if it still comes, is verified like any other and dropped.
+      call.settle = null;
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** Ends the client: stdin closed (tmux then exits by itself), killed if it lingers. */
+  async close(): Promise<void> {
+    this.closing = true;
+    this.closed = true;
+    clearTimeout(this.idleTimer);
+    const killTimer = setTimeout(() => this.#child.kill(), 500);
+    await this.#writer.close().catch(() => {});
+    await this.done;
+    clearTimeout(killTimer);
+  }
+}
+
+/** The pid of the server `connection` is attached to, asked over it; null if it did not say. */
+export async function pidOf(connection: Connection): Promise<number | null> {
+  try {
+    const result = await connection.exec(["display-message", "-p", "#{pid}"], {
+      timeoutMs: 5_000,
+    });
+    const pid = Number(new TextDecoder().decode(result.stdout).trim());
+    return result.code === 0 && Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
