@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
-import { HookGate, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { HookGate, linkedTwice, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { layoutStringProblem } from "../src/tmux/layout_string.ts";
 import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
 
@@ -1535,20 +1535,8 @@ Deno.test("swap_pane trades places; move_window moves placements and reports end
 
 Deno.test("join_pane of the last pane of a window linked twice into its only session keeps tmux alive", async () => {
   await withTmux(async (t, c) => {
-    await t.tmux("new-session", "-d", "-s", "keep", "sleep 1000");
+    const { paneId, sessionId } = await linkedTwice(t);
     const pid = await fmt(t, "keep", "#{pid}");
-    const [windowId, paneId, sessionId] = (await t.tmux(
-      "new-session",
-      "-d",
-      "-s",
-      "scratch",
-      "-P",
-      "-F",
-      "#{window_id} #{pane_id} #{session_id}",
-      "sleep 1000",
-    )).trim().split(" ");
-    // What a person's `link-window` (or a plugin that mirrors a window) leaves.
-    await t.tmux("link-window", "-d", "-s", windowId, "-t", "scratch:1");
     await c.ok("list_panes", {});
     const r = await c.ok<{ windowId: string; removedWindow: boolean; removedSessions: string[] }>(
       "join_pane",

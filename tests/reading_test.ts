@@ -4,8 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { byteLength, MAX_RESULT_BYTES, tailLines } from "../src/mcp/bounds.ts";
-import { TmuxContext } from "../src/mcp/context.ts";
+import { byteLength, tailLines } from "../src/mcp/bounds.ts";
 import { ToolFailure } from "../src/mcp/errors.ts";
 import { snapshotPaneFrom } from "../src/tools/capture.ts";
 import {
@@ -23,7 +22,7 @@ import {
   MAX_REMEMBERED_ROWS,
   rowHash,
 } from "../src/tmux/since_cursor.ts";
-import { connect, type ConnectOptions, type TestClient } from "./helpers/mcp.ts";
+import { connect, type ConnectOptions, type TestClient, testContext } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
@@ -1228,17 +1227,6 @@ Deno.test("search_panes: the byte bound drops matches and says so", async () => 
     assert.equal(r.cappedPanes[0].returned, r.matches.length);
   }, { maxResultBytes: 2500 });
 });
-
-/** A context for calling a tool family's exported helpers directly. */
-function testContext(runner: TmuxRunner, socketName: string): TmuxContext {
-  return new TmuxContext(
-    runner,
-    { address: { socketName }, callerEnv: {}, maxResultBytes: MAX_RESULT_BYTES },
-    undefined,
-    new AbortController().signal,
-    () => Promise.resolve(),
-  );
-}
 
 Deno.test("search_panes: a pane that closes between listing and capture is reported as skipped", async () => {
   await withTmux(async (t, _c, dir) => {

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { withTmux } from "./helpers/mcp.ts";
-import type { TestTmux } from "./helpers/tmux.ts";
+import { linkedTwice, type TestTmux } from "./helpers/tmux.ts";
 
 /** The pane a creating command (`args`) makes, running `command` if given. */
 const newPane = async (t: TestTmux, args: string[], command?: string): Promise<string> =>
@@ -132,19 +132,8 @@ for (const last of [false, true]) {
 
 Deno.test("respawn_pane into the last pane of a window linked twice into its only session is refused: its end would crash tmux", async () => {
   await withTmux(async (t, c) => {
-    await t.tmux("new-session", "-d", "-s", "keep", "sleep 1000");
+    const { windowId, paneId } = await linkedTwice(t);
     const pid = await fmt(t, "keep", "#{pid}");
-    const [windowId, paneId] = (await t.tmux(
-      "new-session",
-      "-d",
-      "-s",
-      "scratch",
-      "-P",
-      "-F",
-      "#{window_id} #{pane_id}",
-      "sleep 1000",
-    )).trim().split(" ");
-    await t.tmux("link-window", "-d", "-s", windowId, "-t", "scratch:1");
     await c.ok("list_panes", {});
     // A command that ends at once: the pane, the window and the session end in one step.
     assert.match(

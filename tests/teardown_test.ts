@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { linkedTwice, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
 
 interface Removed {
@@ -388,32 +388,17 @@ async function serverPid(t: TestTmux): Promise<number | null> {
   return r.code === 0 ? Number(r.stdout.trim()) : null;
 }
 
-/**
- * A person's session "keep" beside a session "scratch" whose only window is linked into it
- * twice (index 0 and 1), as a person's `link-window` leaves it; and the server's pid.
- */
-async function linkedTwice(
+/** {@link linkedTwice}, and the server's pid. */
+async function linkedTwiceAt(
   t: TestTmux,
 ): Promise<{ windowId: string; paneId: string; sessionId: string; pid: number }> {
-  await t.tmux("new-session", "-d", "-s", "keep", "sleep 1000");
-  const [windowId, paneId, sessionId] = (await t.tmux(
-    "new-session",
-    "-d",
-    "-s",
-    "scratch",
-    "-P",
-    "-F",
-    "#{window_id} #{pane_id} #{session_id}",
-    "sleep 1000",
-  )).trim().split(" ");
-  await t.tmux("link-window", "-d", "-s", windowId, "-t", "scratch:1");
-  return { windowId, paneId, sessionId, pid: (await serverPid(t))! };
+  return { ...await linkedTwice(t), pid: (await serverPid(t))! };
 }
 
 for (const tool of ["kill_window", "kill_pane"] as const) {
   Deno.test(`${tool} of a window linked twice into its only session keeps tmux alive and reports what went`, async () => {
     await withTmux(async (t, c) => {
-      const { windowId, paneId, sessionId, pid } = await linkedTwice(t);
+      const { windowId, paneId, sessionId, pid } = await linkedTwiceAt(t);
       // Any read: this server's control client is attached from here on (the crash needs one).
       await c.ok("list_panes", {});
       const r = await c.ok<Removed>(
@@ -434,7 +419,7 @@ for (const tool of ["kill_window", "kill_pane"] as const) {
 
 Deno.test("kill_window of a window linked twice into a session and once elsewhere takes it from both", async () => {
   await withTmux(async (t, c) => {
-    const { windowId, paneId, sessionId, pid } = await linkedTwice(t);
+    const { windowId, paneId, sessionId, pid } = await linkedTwiceAt(t);
     // Also in main, beside main's own window: main lives on.
     await t.tmux("link-window", "-d", "-s", windowId, "-t", "main:4");
     // The person went to the second link and back: tmux's last-window stack holds it, and
@@ -460,7 +445,7 @@ Deno.test("kill_window of a window linked twice into a session and once elsewher
 
 Deno.test("kill_window in a session group linked twice: done when its sessions show one link, refused when they differ", async () => {
   await withTmux(async (t, c) => {
-    const { windowId, paneId, pid } = await linkedTwice(t);
+    const { windowId, paneId, pid } = await linkedTwiceAt(t);
     await t.tmux("new-session", "-d", "-t", "scratch", "-s", "twin");
     await t.tmux("select-window", "-t", "twin:1");
     await c.ok("list_panes", {});
@@ -521,7 +506,7 @@ Deno.test("a second link made between the read and the kill stops it (tmux check
 
 Deno.test("kill_pane of a pane that is not its window's last leaves a window linked twice as it is", async () => {
   await withTmux(async (t, c) => {
-    const { windowId, pid } = await linkedTwice(t);
+    const { windowId, pid } = await linkedTwiceAt(t);
     const other = await newPane(t, "split-window", "-d", "-t", windowId);
     const r = await c.ok<Removed>("kill_pane", { paneId: other });
     assert.deepEqual(r.removed, { panes: [other], windows: [], sessions: [] });

@@ -10,13 +10,11 @@
 
 import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
-import { TmuxContext } from "../src/mcp/context.ts";
 import { cellIndex, rowsFrom, widthOf } from "../src/tools/pane_watch.ts";
 import { controlFor } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { decodeCursor, encodeCursor, rowHash } from "../src/tmux/since_cursor.ts";
-import { connect, type TestClient } from "./helpers/mcp.ts";
+import { connect, type TestClient, testContext } from "./helpers/mcp.ts";
 import { HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
@@ -1059,17 +1057,6 @@ Deno.test("text typed at a prompt with emoji tmux draws one column wide is told 
     assert.deepEqual(r.lines, ["GO"]);
   });
 });
-
-/** A context for calling the watch's helpers directly. */
-function testContext(runner: TmuxRunner, socketName: string): TmuxContext {
-  return new TmuxContext(
-    runner,
-    { address: { socketName }, callerEnv: {}, maxResultBytes: MAX_RESULT_BYTES },
-    undefined,
-    new AbortController().signal,
-    () => Promise.resolve(),
-  );
-}
 
 Deno.test("cellIndex puts a column where tmux's cursor is, whatever the characters", async () => {
   await withServer(async (t) => {

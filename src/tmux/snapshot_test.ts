@@ -144,7 +144,16 @@ Deno.test("snapshot: a linked window is listed once, with every placement", asyn
     assert.equal(pane.length, 1);
     assert.equal(pane[0].placements.length, 2);
     // One window's panes: only theirs, each with every placement; a pane of both scopes too.
-    await t.tmux("split-window", "-d", "-t", t.ids.windowId);
+    const split =
+      (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", t.ids.windowId))
+        .trim();
+    // Past its exec (tmux's own name until then): two reads a moment apart must agree.
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", split, "#{pane_current_command}")).trim() !==
+          "tmux",
+      "the new pane's shell",
+    );
     const brief = await takeBriefSnapshot(runner, { socketName: t.socket });
     const scoped = await takeBriefSnapshot(runner, { socketName: t.socket }, {}, {
       windowId: t.ids.windowId,

@@ -15,6 +15,7 @@ import type { Toolset } from "../../src/mcp/toolsets.ts";
 import { buildServer, type BuiltServer } from "../../src/server.ts";
 import type { CallerEnv } from "../../src/tmux/identity.ts";
 import type { TmuxRunner } from "../../src/tmux/run.ts";
+import { TmuxContext } from "../../src/mcp/context.ts";
 import { TOOLSETS } from "../../src/mcp/toolsets.ts";
 import { parseRendered } from "./rendered.ts";
 import { TestTmux } from "./tmux.ts";
@@ -141,4 +142,15 @@ export async function withTmux(
     await c?.close();
     await t.kill();
   }
+}
+
+/** A context on the server `socketName`, for calling a tool family's exported helpers directly. */
+export function testContext(runner: TmuxRunner, socketName: string): TmuxContext {
+  return new TmuxContext(
+    runner,
+    { address: { socketName }, callerEnv: {}, maxResultBytes: MAX_RESULT_BYTES },
+    undefined,
+    new AbortController().signal,
+    () => Promise.resolve(),
+  );
 }

@@ -328,6 +328,29 @@ export class RecordingRunner extends TmuxRunner {
   }
 }
 
+/**
+ * A person's session "keep" beside a session "scratch" whose only window is linked into it
+ * twice (index 0 and 1), as a person's `link-window` (or a plugin that mirrors a window) leaves
+ * it: the layout in which tmux 3.3a crashes when that window ends with a control client attached.
+ */
+export async function linkedTwice(
+  t: TestTmux,
+): Promise<{ windowId: string; paneId: string; sessionId: string }> {
+  await t.tmux("new-session", "-d", "-s", "keep", "sleep 1000");
+  const [windowId, paneId, sessionId] = (await t.tmux(
+    "new-session",
+    "-d",
+    "-s",
+    "scratch",
+    "-P",
+    "-F",
+    "#{window_id} #{pane_id} #{session_id}",
+    "sleep 1000",
+  )).trim().split(" ");
+  await t.tmux("link-window", "-d", "-s", windowId, "-t", "scratch:1");
+  return { windowId, paneId, sessionId };
+}
+
 export class TestTmux {
   /** The socket name (tmux -L). */
   readonly socket: string;
