@@ -271,6 +271,8 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
   const runner = new TmuxRunner();
   try {
     const addr = { socketName: t.socket };
+    // Names stay as made: tmux's rename timer would change one between two reads.
+    await t.tmux("set-option", "-gw", "automatic-rename", "off");
     await placeOddly(t);
     await sleepingPane(t, "-n", "tab\there 🙂");
     const full = await takeSnapshot(runner, addr);
