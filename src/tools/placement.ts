@@ -1,0 +1,254 @@
+/**
+ * Where windows and panes sit, and which is current: select_window, select_pane, swap_pane and
+ * move_window (registered with the arranging tools, layout.ts). Each changes what a person may
+ * be looking at, so each is a view change ({@link changeView}), refused while watched.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { changeView } from "../mcp/view_guard.ts";
+import { holdsNoLink, secondLink } from "../mcp/lone_links.ts";
+import { defineTool } from "../mcp/registry.ts";
+import {
+  int,
+  paneIdSchema,
+  sessionIdSchema,
+  sessionRefSchema,
+  windowIdArg,
+  windowIdSchema,
+  windowPlacementSchema,
+} from "../mcp/schemas.ts";
+import type { SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
+import { ARRANGES, ARRANGES_AGAIN } from "./arranging.ts";
+
+/** The session a window is placed in, when that choice matters and may be ambiguous. */
+function placementIn(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  window: WindowRow,
+  sessionRef: string | undefined,
+  what: string,
+): SessionRow {
+  if (sessionRef === undefined) {
+    if (window.placements.length > 1) {
+      throw new ToolFailure(
+        `Window ${window.id} is linked into ${window.placements.length} sessions (${
+          window.placements.map((p) => `${p.sessionId} ${JSON.stringify(p.sessionName)}`).join(
+            ", ",
+          )
+        }), so ${what} is ambiguous.`,
+        "Pass the session it should act in (list_windows shows the placements).",
+      );
+    }
+    return ctx.session(snapshot, window.placements[0].sessionId);
+  }
+  const session = ctx.session(snapshot, sessionRef);
+  if (!window.placements.some((p) => p.sessionId === session.id)) {
+    throw new ToolFailure(
+      `Window ${window.id} is not in session ${session.id} ${JSON.stringify(session.name)}.`,
+      `It is in ${
+        window.placements.map((p) => `${p.sessionId} ${JSON.stringify(p.sessionName)}`).join(", ")
+      }.`,
+    );
+  }
+  return session;
+}
+
+/** select_window. */
+export const selectWindow = defineTool({
+  name: "select_window",
+  title: "Select window",
+  toolset: "manage",
+  description: "Make a window its session's current one. Refused while a person is attached.",
+  input: {
+    windowId: windowIdArg,
+    session: sessionRefSchema.optional(),
+  },
+  output: {
+    windowId: windowIdSchema,
+    sessionId: sessionIdSchema,
+    index: int(),
+    active: z.boolean().describe("Whether it is the session's current window now."),
+  },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    const { snapshot, window } = await ctx.windowAlone(args.windowId, { sessions: true });
+    const session = placementIn(ctx, snapshot, window, args.session, "selecting it");
+    await changeView(ctx, snapshot, { sessions: [session.id] }, `Selecting window ${window.id}`, [
+      ["select-window", "-t", `${session.id}:${window.id}`],
+    ]);
+    const { window: now } = await ctx.windowAlone(window.id);
+    const after = now.placements.find((p) => p.sessionId === session.id);
+    if (!after) throw new ToolFailure(`Window ${window.id} left ${session.id} meanwhile.`);
+    return {
+      data: {
+        windowId: window.id,
+        sessionId: session.id,
+        index: after.index,
+        active: after.active,
+      },
+      summary: `Window ${window.id} is ${
+        after.active ? "now" : "not"
+      } the current window of ${session.id}.`,
+    };
+  },
+});
+
+/** select_pane. */
+export const selectPane = defineTool({
+  name: "select_pane",
+  title: "Select pane",
+  toolset: "manage",
+  description: "Make a pane its window's active one. Refused if watched.",
+  input: { paneId: paneIdSchema },
+  output: {
+    paneId: paneIdSchema,
+    windowId: windowIdSchema,
+    active: z.boolean(),
+    windowZoomed: z.boolean(),
+  },
+  annotations: ARRANGES,
+  async run(args, ctx) {
+    const { snapshot, pane } = await ctx.paneSnapshot(args.paneId);
+    await changeView(ctx, snapshot, { windowsOf: [pane.id] }, `Selecting pane ${pane.id}`, [
+      ["select-pane", "-t", pane.id],
+    ]);
+    const { pane: now } = await ctx.paneSnapshot(pane.id);
+    return {
+      data: {
+        paneId: pane.id,
+        windowId: now.windowId,
+        active: now.active,
+        windowZoomed: now.windowZoomed,
+      },
+      summary: `Pane ${pane.id} is ${
+        now.active ? "now" : "not"
+      } the active pane of ${now.windowId}.`,
+    };
+  },
+});
+
+const paneSpot = z.strictObject({
+  paneId: paneIdSchema,
+  windowId: windowIdSchema,
+  index: int().describe("The pane's index in its window."),
+});
+
+/** swap_pane. */
+export const swapPane = defineTool({
+  name: "swap_pane",
+  title: "Swap panes",
+  toolset: "manage",
+  description: "Swap two panes' places. Refused if watched.",
+  input: {
+    paneId: paneIdSchema,
+    targetPaneId: paneIdSchema,
+  },
+  output: { panes: z.array(paneSpot) },
+  annotations: ARRANGES_AGAIN,
+  async run(args, ctx) {
+    if (args.paneId === args.targetPaneId) {
+      throw new ToolFailure(
+        "A pane cannot swap with itself.",
+        "Pass two different pane ids.",
+      );
+    }
+    const snapshot = await ctx.paneList();
+    const a = ctx.pane(snapshot, args.paneId);
+    const b = ctx.pane(snapshot, args.targetPaneId);
+    await changeView(
+      ctx,
+      snapshot,
+      { windowsOf: [a.id, b.id] },
+      `Swapping ${a.id} and ${b.id}`,
+      [["swap-pane", "-d", "-s", a.id, "-t", b.id]],
+    );
+    const after = await ctx.paneList();
+    const panes = [a.id, b.id].map((id) => {
+      const p = ctx.pane(after, id);
+      return { paneId: p.id, windowId: p.windowId, index: p.index };
+    });
+    return {
+      data: { panes },
+      summary: panes.map((p) => `${p.paneId} is pane ${p.index} of ${p.windowId}`).join("; ") +
+        ".",
+    };
+  },
+});
+
+/** move_window. */
+export const moveWindow = defineTool({
+  name: "move_window",
+  title: "Move window",
+  toolset: "manage",
+  description:
+    "Move a window to session (at index); fromSession if linked in several. Refused if " +
+    "watched.",
+  input: {
+    windowId: windowIdArg,
+    session: sessionRefSchema,
+    index: int().min(0).max(100_000).optional(),
+    fromSession: sessionRefSchema.optional(),
+  },
+  output: {
+    windowId: windowIdSchema,
+    placements: z.array(windowPlacementSchema).describe("Where the window is linked now."),
+    removedSessions: z.array(sessionIdSchema).describe(
+      "Sessions that ended because their last window moved away.",
+    ),
+  },
+  annotations: { ...ARRANGES_AGAIN, destructiveHint: true },
+  async run(args, ctx) {
+    const { snapshot, window } = await ctx.windowAlone(args.windowId, { sessions: true });
+    const from = placementIn(ctx, snapshot, window, args.fromSession, "which placement moves");
+    const to = ctx.session(snapshot, args.session);
+    const what = `Moving window ${window.id}`;
+    // tmux links a window moved into a session that holds it already a second time there: a
+    // layout whose end crashes tmux 3.3a (lone_links.ts). Checked again by tmux at the move.
+    const there = from.id === to.id
+      ? undefined
+      : window.placements.find((p) => p.sessionId === to.id);
+    if (there) throw secondLink(what, to, there.index);
+    await changeView(
+      ctx,
+      snapshot,
+      { windows: [window.id], lastWindowOf: from.id === to.id ? [] : [from.id] },
+      what,
+      [[
+        "move-window",
+        "-d",
+        "-s",
+        `${from.id}:${window.id}`,
+        "-t",
+        `${to.id}:${args.index ?? ""}`,
+      ]],
+      undefined,
+      from.id === to.id ? [] : [{
+        condition: { target: to.id, format: holdsNoLink(window.id) },
+        refusal: secondLink(what, to, null),
+      }],
+    );
+    const { snapshot: after, window: now } = await ctx.windowAlone(window.id, { sessions: true });
+    const removedSessions = from.id !== to.id && !after.sessions.some((s) => s.id === from.id)
+      ? [from.id]
+      : [];
+    return {
+      data: {
+        windowId: window.id,
+        placements: now.placements.map(({ index, sessionId, sessionName, active }) => ({
+          index,
+          sessionId,
+          sessionName,
+          active,
+        })),
+        removedSessions,
+      },
+      summary: `Window ${window.id} is now at ${
+        now.placements.map((p) => `${p.sessionId}:${p.index}`).join(", ")
+      }.` + (removedSessions.length ? ` Session ${from.id} ended with its last window.` : ""),
+    };
+  },
+});
