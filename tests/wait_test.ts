@@ -10,7 +10,8 @@
 
 import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { cellIndex, rowsFrom, widthOf } from "../src/tools/pane_watch.ts";
+import { cellIndex, widthOf } from "../src/tools/cell_width.ts";
+import { rowsFrom } from "../src/tools/captured_rows.ts";
 import { controlFor } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { decodeCursor, encodeCursor, rowHash } from "../src/tmux/since_cursor.ts";

@@ -15,7 +15,7 @@ import { sameServer, type ServerIdentity } from "../tmux/server_identity.ts";
 import { jobIdOf, type JobRef, parseJobId } from "./job_id.ts";
 import { endSeen, isOver, readJob } from "./job_state.ts";
 import { MAX_START_SKEW_MS } from "./job_resource.ts";
-import { MAX_TIMEOUT_MS } from "./pane_watch.ts";
+import { MAX_TIMEOUT_MS } from "./wait_timeouts.ts";
 import { parseMark, waitedOn } from "./run_mark.ts";
 
 /** A command started by run_command, as long as it may still be running. */

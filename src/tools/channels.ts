@@ -23,7 +23,7 @@ import { count } from "../mcp/schemas.ts";
 import { addressKey, TmuxError } from "../tmux/run.ts";
 import { SERVER_ONLY } from "../tmux/snapshot.ts";
 import { changes } from "./arguments.ts";
-import { clampTimeout, timeoutField } from "./wait.ts";
+import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
 
 /** Changes nothing a person sees; a repeat waits or signals again. */
 const SIGNALS: ToolAnnotations = changes({ destructive: false, idempotent: false });

@@ -14,7 +14,7 @@ import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
 import { OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
-import { paneEnded, type PaneProbe, probePane } from "./pane_watch.ts";
+import { paneEnded, type PaneProbe, probePane } from "./pane_probe.ts";
 import { shellGuard, sleep, whichAway, whileShellAway } from "./shell_guard.ts";
 
 /**

@@ -12,8 +12,7 @@ import { execFast } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
 import { judgeResult } from "../tmux/run.ts";
-import { type PaneProbe, probePane } from "./wait.ts";
-import { learnExitStatus } from "./pane_watch.ts";
+import { learnExitStatus, type PaneProbe, probePane } from "./pane_probe.ts";
 import { jobIdOf, type JobRef } from "./job_id.ts";
 import { findMarkers, type Marked } from "./job_markers.ts";
 

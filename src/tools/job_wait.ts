@@ -7,7 +7,7 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { PaneWatch } from "./wait.ts";
+import { PaneWatch } from "./pane_watch.ts";
 import type { JobRef } from "./job_id.ts";
 import { endMarker } from "./job_markers.ts";
 import { isOver, type JobView, readJob } from "./job_state.ts";

@@ -39,7 +39,8 @@ import { TmuxContext } from "../mcp/context.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
-import { keepTail, MAX_TIMEOUT_MS } from "./wait.ts";
+import { keepTail } from "./wait.ts";
+import { MAX_TIMEOUT_MS } from "./wait_timeouts.ts";
 import {
   type JobServing,
   parseJobUri,

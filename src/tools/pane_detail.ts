@@ -28,7 +28,7 @@ import {
 } from "../mcp/schemas.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
-import { learnExitStatus, probePane } from "./pane_watch.ts";
+import { learnExitStatus, probePane } from "./pane_probe.ts";
 
 // ---------------------------------------------------------------------------------------------
 // get_pane_info

@@ -13,7 +13,7 @@ import { execFast } from "../tmux/control.ts";
 import { isShellCommand } from "../tmux/prompt.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
-import { type PaneProbe, probePane } from "./pane_watch.ts";
+import { type PaneProbe, probePane } from "./pane_probe.ts";
 import { sleep } from "./shell_guard.ts";
 
 /**

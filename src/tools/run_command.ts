@@ -42,15 +42,9 @@ import {
   swapMark,
 } from "./run_mark.ts";
 import { keepTail } from "./wait.ts";
-import {
-  awaitFirstOutput,
-  clampTimeout,
-  paneEnded,
-  type PaneProbe,
-  PaneWatch,
-  probePane,
-  timeoutField,
-} from "./pane_watch.ts";
+import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
+import { PaneWatch } from "./pane_watch.ts";
+import { awaitFirstOutput, paneEnded, type PaneProbe, probePane } from "./pane_probe.ts";
 import { busyRefusal, markRefusal, runsFor, type RunState, takenRefusal } from "./busy_panes.ts";
 import { freshPrompt, requirePosixShell } from "./fresh_prompt.ts";
 import {

@@ -16,30 +16,10 @@ import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/run.ts";
 import { CursorError, openSinceCursor, writtenSince } from "../tmux/since.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
-import {
-  clampTimeout,
-  insidePair,
-  PaneWatch,
-  probePane,
-  timeoutField,
-  type WrittenRow,
-} from "./pane_watch.ts";
-
-// What the other tool families (input, jobs, layout) take from here, kept where they find it.
-export {
-  awaitFirstOutput,
-  clampTimeout,
-  DEFAULT_TIMEOUT_MS,
-  MAX_TIMEOUT_MS,
-  MIN_TIMEOUT_MS,
-  paneEnded,
-  type PaneProbe,
-  PaneWatch,
-  probePane,
-  timeoutField,
-  type WatchEvent,
-  type WrittenRow,
-} from "./pane_watch.ts";
+import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
+import { PaneWatch } from "./pane_watch.ts";
+import { probePane } from "./pane_probe.ts";
+import { insidePair, type WrittenRow } from "./captured_rows.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Patterns

@@ -1,0 +1,212 @@
+/**
+ * What of a pane's rows is new, worked out on the text `capture-pane` gives with no tmux call:
+ * a capture's lines, the lines of `-J` rebuilt from a read row by row, blank lines at the end
+ * dropped, what of a row changed between two reads (on code point boundaries), and which rows
+ * a watch reports as written since it began. The pane watch reads the rows and keeps the
+ * baseline; these compare them, apart so that they are tested on plain strings.
+ *
+ * @module
+ */
+
+import { trimRow } from "../tmux/capture.ts";
+
+/** The lines of a capture's output (each ends in a newline; a last wrapped row may not). */
+export function screenLines(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  return lines;
+}
+
+/**
+ * The lines `capture-pane -J -S y` gives (the rows from screen row `y` on, wrapped rows
+ * joined), made from two reads of the screen at one instant: `joined` with -J, `raw` row by
+ * row with -N. Both keep a row's trailing blanks, so each joined line is the raw rows it was
+ * made of, one after the other: each takes the fewest rows that make it. Null when that does
+ * not account for every row, or a line that is not blank would begin with a blank row (a
+ * wrapped line whose rows were erased after it wrapped): the rows could be grouped otherwise.
+ */
+export function rowsFrom(
+  joined: readonly string[],
+  raw: readonly string[],
+  y: number,
+): string[] | null {
+  let r = 0;
+  let found: string[] | null = null;
+  for (let j = 0; j < joined.length; j++) {
+    const line = joined[j];
+    const first = r;
+    if (r >= raw.length || (raw[r] === "" && line !== "")) return null;
+    let made = raw[r++];
+    while (made.length < line.length && r < raw.length) made += raw[r++];
+    if (made !== line) return null;
+    if (found === null && y >= first && y < r) {
+      found = [raw.slice(y, r).join(""), ...joined.slice(j + 1)];
+    }
+  }
+  return r === raw.length ? found : null;
+}
+
+/** The lines without the blank ones at their end (a capture pads the screen with them). */
+export function trimTrailingBlank(lines: string[]): string[] {
+  let end = lines.length;
+  while (end > 0 && lines[end - 1].trim() === "") end--;
+  return lines.slice(0, end);
+}
+
+/** Index of the first UTF-16 unit where two texts differ (the shorter one's length if none). */
+function firstDifference(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/** Whether `i` falls inside a surrogate pair of `text` (between its two halves). */
+export function insidePair(text: string, i: number): boolean {
+  const low = text.charCodeAt(i);
+  const high = text.charCodeAt(i - 1);
+  return low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff;
+}
+
+/**
+ * What of `now` differs from `was`, as UTF-16 indices on code point boundaries: from the first
+ * character that differs to just past the last one. The common start is left out first, then
+ * the common end of what is left, as a diff finds it ("abc" then "abcabc" is [3, 6), not
+ * nothing). Null when `now` is `was` or `was` cut short: nothing was written. A span with
+ * `from` equal to `to` is text taken out there.
+ */
+export function changedSpan(was: string, now: string): { from: number; to: number } | null {
+  let from = firstDifference(was, now);
+  if (from >= now.length) return null;
+  let same = 0;
+  while (
+    same < was.length - from && same < now.length - from &&
+    was.charCodeAt(was.length - 1 - same) === now.charCodeAt(now.length - 1 - same)
+  ) same++;
+  let to = now.length - same;
+  if (insidePair(now, from)) from--;
+  if (insidePair(now, to)) to++;
+  return { from, to };
+}
+
+/**
+ * A row a watch that reads rows reports as written: whole, with where the part written since
+ * the watch began starts.
+ */
+export interface WrittenRow {
+  /** The row as it reads now (without its trailing blanks). */
+  readonly text: string;
+  /**
+   * The row with the blanks a program wrote at its end (a prompt's `$ `), where known: what
+   * patterns are matched against. `text` is its start.
+   */
+  readonly line?: string;
+  /**
+   * Where the written part starts (a UTF-16 index into `text`): the first character that
+   * differs from the row as it stood at the start or at the watch's last read, whichever is
+   * earlier (blanks before the start's cursor that were blank then do not count). Text that
+   * ends at or before it was on the row already.
+   */
+  readonly from: number;
+  /**
+   * Where the written part ends (just past its last character; at least `from`): the row's
+   * end, unless its end was there already, the same at the start and at the last read (a
+   * spinner or a counter drawn again before the rest of the row). Text from it on was on the
+   * row already. Absent: the row's end (with the blanks of `line` after it). A match counts
+   * only if it takes in some of [from, to): starts before `to` and ends after `from`.
+   */
+  readonly to?: number;
+  /**
+   * What to report: on the start row, what was written from the start's cursor on (a prompt
+   * is not output); the whole row when the row was rewritten before that cursor, and every
+   * other row whole.
+   */
+  readonly shown: string;
+}
+
+/**
+ * For a watch that reads rows: of the rows from the start on, those changed since the last
+ * read (`last`; null when there was none), each whole with where its written part starts
+ * (see {@link WrittenRow}). A row redrawn in place (a progress bar's `\r`) is one row, in its
+ * latest form, and counts even when it is back to what it showed at the start: it changed
+ * in between. `startCursor` is where the start's cursor is on the start row (the watch's
+ * `#cursorIn`); `base` the rows as they stood at the start (the watch's baseline; null when
+ * not known).
+ */
+export function changedRows(
+  base: readonly string[] | null,
+  lines: readonly string[],
+  last: readonly string[] | null,
+  startCursor: number,
+): WrittenRow[] {
+  const out: WrittenRow[] = [];
+  lines.forEach((line, i) => {
+    const text = trimRow(line);
+    if (text === "") return;
+    const before = last === null ? null : trimRow(last[i] ?? "");
+    if (text === before) return;
+    // What differs from the row at the last read and from the row at the start: written
+    // since the start is what either tells.
+    const sinceLast = before === null ? null : changedSpan(before, text);
+    let sinceStart: { from: number; to: number } | null;
+    let cursor = 0;
+    let was: string | null = null;
+    if (base === null) {
+      // What the row held at the start is not known: the start row from the cursor's column
+      // (its cells before it taken as they were), every other row whole.
+      cursor = i === 0 ? startCursor : 0;
+      sinceStart = cursor < text.length ? { from: cursor, to: text.length } : null;
+    } else {
+      was = trimRow(base[i] ?? "");
+      sinceStart = changedSpan(was, text);
+      if (i === 0) cursor = startCursor;
+    }
+    const spans = [sinceStart, sinceLast].filter((s) => s !== null);
+    if (spans.length === 0) return;
+    let from = Math.min(...spans.map((s) => s.from));
+    let to = Math.max(...spans.map((s) => s.to));
+    if (was !== null && i === 0) {
+      // Blanks up to the start's cursor that were blank then were there before (typing at a
+      // prompt "P> " is "x", not " x").
+      while (from < cursor && text[from] === " " && (was[from] ?? " ") === " ") from++;
+      to = Math.max(to, from);
+    }
+    if (from >= text.length) return;
+    // The start row rewritten before the start's cursor (a `\r` redraw) is told whole; text
+    // written from that cursor on is told from where it begins.
+    const shown = i === 0 && from >= cursor ? text.slice(from) : text;
+    out.push({ text, line, from, to, shown });
+  });
+  return out;
+}
+
+/**
+ * Of the rows from the start on, those written since the start: each that differs from the
+ * baseline (the start row from where it first differs: characters, not columns, which wide
+ * characters and combining marks tell apart). Without a baseline, every row, the start row
+ * from the start's cursor on (`startCursor`, see the watch's `#cursorIn`). `base` is the
+ * baseline: the rows as they stood at the start, null when not known.
+ */
+export function writtenRows(
+  base: readonly string[] | null,
+  lines: readonly string[],
+  startCursor: number,
+): string[] {
+  if (base === null) return [lines[0].slice(startCursor), ...lines.slice(1)];
+  const out: string[] = [];
+  lines.forEach((line, i) => {
+    const was = base[i];
+    if (line === was) return;
+    if (i > 0 || was === undefined) out.push(line);
+    else {
+      let same = 0;
+      while (same < was.length && same < line.length && was[same] === line[same]) same++;
+      // capture-pane drops a row's trailing blanks: those up to the start's cursor were
+      // there before (typing at a prompt "P> " is "x", not " x").
+      if (same === was.length) {
+        while (same < startCursor && same < line.length && line[same] === " ") same++;
+      }
+      out.push(line.slice(same));
+    }
+  });
+  return out;
+}

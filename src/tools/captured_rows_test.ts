@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { changedSpan, rowsFrom } from "./captured_rows.ts";
+
+Deno.test("rowsFrom makes capture-pane -J -S y out of the screen read joined and row by row", () => {
+  // No wrapped rows: the rows from y on.
+  assert.deepEqual(rowsFrom(["a", "b", "c"], ["a", "b", "c"], 1), ["b", "c"]);
+  assert.deepEqual(rowsFrom(["a", "", ""], ["a", "", ""], 2), [""]);
+  // A line wrapped over three rows (four columns): from its first row whole, from a later
+  // row that row and the rest of the line.
+  const joined = ["$ ", "abcdefghij", "P> "];
+  const raw = ["$ ", "abcd", "efgh", "ij", "P> "];
+  assert.deepEqual(rowsFrom(joined, raw, 1), ["abcdefghij", "P> "]);
+  assert.deepEqual(rowsFrom(joined, raw, 2), ["efghij", "P> "]);
+  assert.deepEqual(rowsFrom(joined, raw, 3), ["ij", "P> "]);
+  assert.deepEqual(rowsFrom(joined, raw, 4), ["P> "]);
+  // Wide characters and combining marks: characters, not columns.
+  assert.deepEqual(rowsFrom(["日本語x", "é"], ["日本", "語x", "é"], 1), ["語x", "é"]);
+  // Rows that could be grouped otherwise (a wrapped line's next row erased after it wrapped):
+  // not guessed.
+  assert.equal(rowsFrom(["abcd", "x"], ["abcd", "", "x"], 2), null);
+  assert.equal(rowsFrom(["abcd", ""], ["abcd", "", ""], 2), null);
+  // Reads that do not add up (tmux changed how it captures): not guessed either.
+  assert.equal(rowsFrom(["ab", "c"], ["a", "c"], 1), null);
+  assert.equal(rowsFrom(["a"], ["a", "b"], 0), null);
+});
+
+Deno.test("changedSpan: the common start, then the common end of what is left, left out", () => {
+  assert.deepEqual(changedSpan("| building foo", "- building foo"), { from: 0, to: 1 });
+  assert.deepEqual(changedSpan("50% done", "51% done"), { from: 1, to: 2 });
+  assert.deepEqual(changedSpan("progress 5%", "progress 50%"), { from: 10, to: 11 });
+  // The end is looked for only after the start: "abc" again is written, not nothing.
+  assert.deepEqual(changedSpan("abc", "abcabc"), { from: 3, to: 6 });
+  assert.deepEqual(changedSpan("P>", "P> ls"), { from: 2, to: 5 });
+  assert.deepEqual(changedSpan("", "new"), { from: 0, to: 3 });
+  // Taken out in the middle: an empty span there. The same, or cut short: nothing written.
+  assert.deepEqual(changedSpan("abXcd", "abcd"), { from: 2, to: 2 });
+  assert.equal(changedSpan("same", "same"), null);
+  assert.equal(changedSpan("longer", "long"), null);
+  // Never between the halves of a pair: the same high half (🙂 then 🙃), the same low half.
+  assert.deepEqual(changedSpan("\u{1F642} x", "\u{1F643} x"), { from: 0, to: 2 });
+  assert.deepEqual(changedSpan("a\u{10242}b", "a\u{1F642}b"), { from: 1, to: 3 });
+});

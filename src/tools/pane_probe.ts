@@ -1,0 +1,303 @@
+/**
+ * Probing a pane: one tmux call that reads what a watch needs of it (its process, whether it is
+ * dead and with what status, its cursor, history and width, the server it is on), with commands
+ * chained after it read at the same instant. A pane gone is told apart from its server gone or
+ * replaced by another on the same socket. Also what probes alone tell: whether the watched
+ * process ended, its exit status once tmux learns it, a new pane's first output.
+ *
+ * @module
+ */
+
+import type { TmuxContext } from "../mcp/context.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { execFast } from "../tmux/control.ts";
+import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import { classifyStderr, TmuxError } from "../tmux/run.ts";
+import {
+  parseServerIdentity,
+  sameServer,
+  SERVER_IDENTITY_FORMAT,
+  type ServerIdentity,
+  serversText,
+} from "../tmux/server_identity.ts";
+import { trimTrailingBlank } from "./captured_rows.ts";
+
+/** What one look at a pane tells. */
+export interface PaneProbe {
+  /** False when the pane no longer exists. */
+  readonly exists: boolean;
+  readonly dead: boolean;
+  readonly deadStatus: number | null;
+  readonly pid: number;
+  readonly historySize: number;
+  readonly cursorX: number;
+  readonly cursorY: number;
+  /** `pane_current_command`: the foreground process of the pane's terminal. */
+  readonly command: string;
+  /** `pane_width`: rows reflow when it changes. */
+  readonly width: number;
+  /** `history_limit`: at it tmux drops the oldest tenth of the history. */
+  readonly historyLimit: number;
+  /** `alternate_on`: the screen shown keeps no history (what scrolls off it is gone). */
+  readonly alternateScreen: boolean;
+  /** `pane_input_off` (`select-pane -d`): tmux drops every key and paste sent to the pane. */
+  readonly inputOff: boolean;
+  /**
+   * The tmux server's pid (0 when the pane was not found): a server restarted on the same
+   * socket gives pane ids out again from %0, so a pane of the same id there is another pane.
+   */
+  readonly serverPid: number;
+  /**
+   * When that server started (`#{start_time}`): a server restarted in a pid namespace of its
+   * own (a container) has the same pid again, and panes of the same ids and pids.
+   */
+  readonly serverStart: number;
+}
+
+/** The server a probe found the pane on. */
+type ProbedServer = Pick<PaneProbe, "serverPid" | "serverStart">;
+
+/** The fields of one probe, in the order {@link toProbe} reads them. */
+export const PROBE_FIELDS = [
+  "#{pane_id}",
+  "#{pane_dead}",
+  "#{pane_dead_status}",
+  "#{pane_pid}",
+  "#{history_size}",
+  "#{cursor_x}",
+  "#{cursor_y}",
+  "#{pane_current_command}",
+  "#{pane_width}",
+  "#{history_limit}",
+  "#{pid}",
+  "#{alternate_on}",
+  "#{pane_input_off}",
+  "#{start_time}",
+];
+
+/** The probe of a pane that is not there. */
+export const GONE: PaneProbe = {
+  exists: false,
+  dead: true,
+  deadStatus: null,
+  pid: 0,
+  historySize: 0,
+  cursorX: 0,
+  cursorY: 0,
+  command: "",
+  width: 0,
+  historyLimit: 0,
+  alternateScreen: false,
+  inputOff: false,
+  serverPid: 0,
+  serverStart: 0,
+};
+
+/** The failure of a watch whose tmux server is gone, or was replaced by another on its socket. */
+export function serverGone(
+  ctx: TmuxContext,
+  paneId: string,
+  was?: ServerIdentity,
+  now?: ServerIdentity,
+): ToolFailure {
+  return new ToolFailure(
+    was !== undefined && now !== undefined
+      ? `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched, and ` +
+        `another one now answers on that socket (it was restarted: ${serversText(was, now)}); ` +
+        `pane ${paneId} there is another pane, so nothing it shows is this wait's outcome.`
+      : `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched (it was ` +
+        "killed, crashed, or its last pane exited).",
+    "create_session starts a new one; list_servers shows the servers that are running.",
+  );
+}
+
+/**
+ * Probes a pane and, in the same tmux invocation, runs `after` (a capture): one instant for
+ * both. Goes over the control channel when it can.
+ *
+ * With `on` (the probe that first found the pane: its server), a pane read from another server
+ * (one restarted on the same socket) throws the failure of a server gone, and so does a pane
+ * not found when the server that answers is another: the pane watched cannot be on it.
+ */
+export async function probeWith(
+  ctx: TmuxContext,
+  paneId: string,
+  after: readonly string[],
+  on?: ProbedServer,
+  guard: string = newGuard(),
+): Promise<Probed> {
+  const seen = await probeAny(ctx, paneId, after, guard);
+  if (!on?.serverPid) return seen;
+  const server = serverOf(on);
+  if (seen.probe.exists) {
+    const found = serverOf(seen.probe);
+    if (!sameServer(found, server)) throw serverGone(ctx, paneId, server, found);
+    return seen;
+  }
+  // Not found: on this server, or on another that answers on the socket now? (One more call,
+  // only once the pane is gone.) No server at all: the pane is gone with it.
+  const now = await serverNow(ctx);
+  if (now !== null && !sameServer(now, server)) throw serverGone(ctx, paneId, server, now);
+  return seen;
+}
+
+/** The identity of the server a probe found the pane on, to compare with another. */
+export function serverOf(probe: ProbedServer): ServerIdentity {
+  return { pid: probe.serverPid, startTime: probe.serverStart };
+}
+
+/** The tmux server answering on the socket now; null when none does. */
+async function serverNow(ctx: TmuxContext): Promise<ServerIdentity | null> {
+  const result = await execFast(ctx.runner, ctx.address, [
+    "display-message",
+    "-p",
+    SERVER_IDENTITY_FORMAT,
+  ], {
+    signal: ctx.signal,
+  });
+  const stderr = result.stderr.trim();
+  if (result.code !== 0) {
+    const kind = classifyStderr(stderr);
+    if (kind === "no-server") return null;
+    throw new TmuxError(kind, stderr.split("\n")[0] || "tmux failed", stderr);
+  }
+  const server = parseServerIdentity(new TextDecoder().decode(result.stdout).trim());
+  if (server === null || server.pid <= 0) {
+    throw new TmuxError("failed", "tmux printed no server pid", stderr);
+  }
+  return server;
+}
+
+/** What {@link probeAny} read. */
+interface Probed {
+  readonly probe: PaneProbe;
+  /** What the commands chained after the probe printed, as lines, trailing blank ones dropped. */
+  readonly lines: string[];
+  /** The same whole ("" when tmux failed). */
+  readonly text: string;
+  /** Records those commands printed with the probe's guard (a second probe), as probes. */
+  readonly later: PaneProbe[];
+}
+
+async function probeAny(
+  ctx: TmuxContext,
+  paneId: string,
+  after: readonly string[],
+  guard: string,
+): Promise<Probed> {
+  const args = ["display-message", "-p", "-t", paneId, recordFormat(guard, PROBE_FIELDS)];
+  if (after.length > 0) args.push(";", ...after);
+  const result = await execFast(ctx.runner, ctx.address, args, { signal: ctx.signal });
+  const records = parseRecords(result.stdout, guard, PROBE_FIELDS.length);
+  const stderr = result.stderr.trim();
+  if (result.code !== 0 && records.length === 0) {
+    const kind = classifyStderr(stderr);
+    if (kind === "no-target") return { probe: GONE, lines: [], text: "", later: [] };
+    // The whole server went, not just this pane: no outcome can be read from it.
+    if (kind === "no-server") throw serverGone(ctx, paneId);
+    throw new TmuxError(kind, stderr.split("\n")[0] || "tmux failed", stderr);
+  }
+  const probe = toProbe(records[0] ?? []);
+  if (!probe.exists) return { probe, lines: [], text: "", later: [] };
+  if (result.code !== 0) return { probe, lines: [], text: "", later: [] };
+  const text = decodeBytes(afterRecord(result.stdout, guard));
+  const later = records.slice(1).map(toProbe);
+  return { probe, lines: trimTrailingBlank(text.split("\n")), text, later };
+}
+
+/** A probe from its record's fields ({@link PROBE_FIELDS}); {@link GONE} without a pane id. */
+function toProbe(r: readonly string[]): PaneProbe {
+  if (!r[0]) return GONE;
+  const dead = flag(r[1]);
+  return {
+    exists: true,
+    dead,
+    deadStatus: dead && r[2] !== "" ? Number(r[2]) : null,
+    pid: Number(r[3]) || 0,
+    historySize: Number(r[4]) || 0,
+    cursorX: Number(r[5]) || 0,
+    cursorY: Number(r[6]) || 0,
+    command: r[7],
+    width: Number(r[8]) || 0,
+    historyLimit: Number(r[9]) || 0,
+    serverPid: Number(r[10]) || 0,
+    alternateScreen: flag(r[11]),
+    inputOff: flag(r[12]),
+    serverStart: Number(r[13]) || 0,
+  };
+}
+
+/** How long a dead pane's exit status is waited for (tmux learns it when it reaps the process). */
+const DEAD_STATUS_WAIT_MS = 2_000;
+/**
+ * A dead pane's probe with its exit status, when tmux can learn it. tmux marks a pane dead when
+ * its terminal closes and learns the status when it reaps the process on SIGCHLD — and tmux
+ * 3.3a sometimes misses that signal: the process stays a zombie, and the pane's status (and
+ * `pane_dead_time`) stays empty until some other child of the server exits (seen 3 in 8 on
+ * `exit 3` in a remain-on-exit pane). So when the status is slow to come, tmux is given a child
+ * that exits at once (`if-shell true`, a `/bin/sh` that tmux itself runs and reaps), whose
+ * SIGCHLD makes it reap every exited child, the pane's process too. Waits at most
+ * {@link DEAD_STATUS_WAIT_MS}; a pane that is gone or alive is returned as it is.
+ */
+export async function learnExitStatus(
+  ctx: TmuxContext,
+  paneId: string,
+  probe: PaneProbe,
+): Promise<PaneProbe> {
+  let now = probe;
+  const until = performance.now() + DEAD_STATUS_WAIT_MS;
+  let nudgeAt = performance.now() + 50;
+  while (now.exists && now.dead && now.deadStatus === null && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    if (performance.now() >= nudgeAt) {
+      nudgeAt = performance.now() + 250;
+      await execFast(ctx.runner, ctx.address, ["if-shell", "true", ""], { signal: ctx.signal })
+        .catch(() => {});
+    }
+    now = (await probeWith(ctx, paneId, [], probe)).probe;
+  }
+  return now;
+}
+
+/** The pane's state now, as {@link PaneWatch} sees it: its process, command and cursor. */
+export async function probePane(ctx: TmuxContext, paneId: string): Promise<PaneProbe> {
+  return (await probeWith(ctx, paneId, [])).probe;
+}
+
+/**
+ * Waits (bounded) until a pane that has written nothing yet writes something: a shell that
+ * has not drawn its first prompt may not have set up its line editor, and bash drops what is
+ * typed before then. Returns at once for a pane that has output already. Resolves to the
+ * latest probe of the pane: `start` itself when there was no need to wait.
+ */
+export async function awaitFirstOutput(
+  ctx: TmuxContext,
+  paneId: string,
+  start: PaneProbe,
+  maxMs: number,
+): Promise<PaneProbe> {
+  const blank = (p: PaneProbe) =>
+    p.exists && p.historySize === 0 && p.cursorX === 0 && p.cursorY === 0;
+  let latest = start;
+  const until = performance.now() + maxMs;
+  while (blank(latest) && performance.now() < until && !ctx.signal.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    latest = (await probeWith(ctx, paneId, [], start)).probe;
+  }
+  return latest;
+}
+
+/** The bytes after the framed record (and its newline): the chained command's output. */
+function afterRecord(stdout: Uint8Array, guard: string): Uint8Array {
+  const end = new TextEncoder().encode(`${guard}E\n`);
+  outer: for (let i = 0; i + end.length <= stdout.length; i++) {
+    for (let j = 0; j < end.length; j++) if (stdout[i + j] !== end[j]) continue outer;
+    return stdout.subarray(i + end.length);
+  }
+  return new Uint8Array();
+}
+
+/** Whether a probe shows the process that was watched is gone (exited, pane gone, respawned). */
+export function paneEnded(start: PaneProbe, now: PaneProbe): boolean {
+  return !now.exists || now.dead || now.pid !== start.pid;
+}
