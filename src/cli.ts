@@ -14,7 +14,7 @@ import {
   TOOLSETS,
 } from "./mcp/toolsets.ts";
 import { OWNER_ID } from "./mcp/owner_id.ts";
-import type { ServerAddress } from "./tmux/run.ts";
+import type { ServerAddress } from "./tmux/server_address.ts";
 import { resolveSocket, SocketChoiceError } from "./tmux/socket_choice.ts";
 
 /** The server's flags (the hook's are its own: src/hooks/main.ts). */

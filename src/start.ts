@@ -11,7 +11,8 @@ import { serveStdio } from "./serve.ts";
 import { MAX_RESULT_BYTES } from "./mcp/bounds.ts";
 import { newOwnerId } from "./mcp/ownership.ts";
 import { ToolSelectionError } from "./mcp/registry.ts";
-import { TmuxError, TmuxRunner } from "./tmux/run.ts";
+import { TmuxRunner } from "./tmux/run.ts";
+import { TmuxError } from "./tmux/tmux_error.ts";
 import { describeServer } from "./tmux/which_server.ts";
 
 /**

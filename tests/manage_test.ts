@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
 import { HookGate, linkedTwice, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { layoutStringProblem } from "../src/tmux/layout_string.ts";
-import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
+import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
+import type { ServerAddress } from "../src/tmux/server_address.ts";
 
 /** A marker file a `#(touch ...)` would create if tmux ever ran it. */
 async function marker(): Promise<{ path: string; never: () => Promise<void> }> {

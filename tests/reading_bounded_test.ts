@@ -16,7 +16,8 @@ import {
   lastWrittenIndex,
   trimRow,
 } from "../src/tmux/capture.ts";
-import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
+import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
+import type { ServerAddress } from "../src/tmux/server_address.ts";
 import { decodeCursor } from "../src/tmux/since_cursor.ts";
 import { compareSince } from "../src/tmux/since_compare.ts";
 import { normalGrid } from "../src/tmux/since_grid.ts";

@@ -14,7 +14,8 @@ import {
   searchInPanes,
 } from "../src/tools/search.ts";
 import { BULK_HISTORY_ROWS, chainBytes, CONTROL_CHAIN_BYTES } from "../src/tmux/capture_many.ts";
-import { type RunOptions, type ServerAddress, TmuxRunner } from "../src/tmux/run.ts";
+import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
+import type { ServerAddress } from "../src/tmux/server_address.ts";
 import { takeSnapshot } from "../src/tmux/snapshot.ts";
 import {
   decodeCursor,

@@ -7,7 +7,7 @@
  */
 
 import { parseTmuxEnv } from "../tmux/identity.ts";
-import type { ServerAddress } from "../tmux/run.ts";
+import type { ServerAddress } from "../tmux/server_address.ts";
 
 /** The agent's pane and the server it lives on. */
 export interface AgentPane {

@@ -14,7 +14,7 @@
  * @module
  */
 
-import type { ServerAddress } from "../tmux/run.ts";
+import type { ServerAddress } from "../tmux/server_address.ts";
 import { AGENTS_CHANNEL, MESSAGE_OPTION, PANE_OPTION, STATE_OPTION } from "./marks.ts";
 import { socketFlagArgs, socketLabel } from "../tmux/socket_choice.ts";
 

@@ -10,7 +10,8 @@
  */
 
 import { attendedPanes, clientLabel, findCallerPane, inputCohort } from "../tmux/identity.ts";
-import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
+import type { TmuxRunner } from "../tmux/run.ts";
+import type { ServerAddress } from "../tmux/server_address.ts";
 import { type ClientRow, type PaneRow, type Snapshot, takeSnapshot } from "../tmux/snapshot.ts";
 import type { AgentPane } from "./agent_pane.ts";
 import { isObject } from "./input.ts";

@@ -14,7 +14,8 @@
  */
 
 import { warn } from "../diagnostics.ts";
-import { TmuxError, TmuxRunner } from "../tmux/run.ts";
+import { TmuxRunner } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { agentPane, AgentPaneError } from "./agent_pane.ts";
 import {
   type ConfigPart,
@@ -27,7 +28,7 @@ import { guard, guardedCalls } from "./guard.ts";
 import { HookInputError, JsonEnd, MAX_INPUT_BYTES, parseHookInput } from "./input.ts";
 import { clearMarks, markAttention, markDone, markWorking } from "./marks.ts";
 import { resolveSocket, SocketChoiceError, type SocketFlags } from "../tmux/socket_choice.ts";
-import type { ServerAddress } from "../tmux/run.ts";
+import type { ServerAddress } from "../tmux/server_address.ts";
 
 /** What a hook reads and writes; tests pass their own to run without spawning. */
 export interface HookIo {

@@ -10,7 +10,8 @@
 
 import { execOnce, noteSocketServer, quoteNested, socketServerPid } from "../tmux/control.ts";
 import { chainArgv, randomHex } from "../tmux/format.ts";
-import { judgeResult, type RunOptions, TmuxError } from "../tmux/run.ts";
+import type { RunOptions } from "../tmux/run.ts";
+import { judgeResult, TmuxError } from "../tmux/tmux_error.ts";
 import {
   onServerFormat,
   parseServerIdentity,

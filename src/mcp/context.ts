@@ -15,7 +15,9 @@ import {
   parseTmuxEnv,
 } from "../tmux/identity.ts";
 import { execFast, execOnce, execSpawned, type ViaOptions } from "../tmux/control.ts";
-import { judgeResult, type ServerAddress, type TmuxRunner } from "../tmux/run.ts";
+import type { TmuxRunner } from "../tmux/run.ts";
+import { judgeResult } from "../tmux/tmux_error.ts";
+import type { ServerAddress } from "../tmux/server_address.ts";
 import type { ServerIdentity } from "../tmux/server_identity.ts";
 import {
   type ClientRow,

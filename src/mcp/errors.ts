@@ -5,7 +5,7 @@
  * @module
  */
 
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { escapeSeparatorsAndBidi } from "./render.ts";
 
 /** A refusal or failure a tool reports to its caller as an `isError` result. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { failureText, ToolFailure, visible } from "./errors.ts";
 
 Deno.test("visible: controls as \\xNN, line separators and bidirectional controls as \\uXXXX", () => {

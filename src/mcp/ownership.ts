@@ -17,7 +17,7 @@
 
 import { execFast, execOnce } from "../tmux/control.ts";
 import { chainArgv, newGuard, parseRecords, randomHex, recordFormat } from "../tmux/format.ts";
-import { judgeResult } from "../tmux/run.ts";
+import { judgeResult } from "../tmux/tmux_error.ts";
 import type { TmuxContext } from "./context.ts";
 import { OWNER_ID } from "./owner_id.ts";
 import { ToolFailure } from "./errors.ts";

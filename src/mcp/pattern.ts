@@ -20,7 +20,7 @@
  */
 
 import type { Matcher, RE2JS } from "re2js";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { ToolFailure } from "./errors.ts";
 
 /**

@@ -22,13 +22,9 @@
 import { type ChainEvent, ChainReader, joinBytes } from "./chain.ts";
 import { execFast } from "./control.ts";
 import { decodeBytes, flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
-import {
-  judgeResult,
-  type RunOptions,
-  type ServerAddress,
-  TmuxError,
-  type TmuxRunner,
-} from "./run.ts";
+import type { RunOptions, TmuxRunner } from "./run.ts";
+import { judgeResult, TmuxError } from "./tmux_error.ts";
+import type { ServerAddress } from "./server_address.ts";
 
 /** A pane's state at the instant of a capture. */
 export interface PaneState {

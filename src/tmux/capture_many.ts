@@ -15,13 +15,9 @@ import { captureRange, rowArg, trimRow } from "./capture.ts";
 import { type ChainEvent, ChainReader, LineSplitter } from "./chain.ts";
 import { execFast, execOverControl } from "./control.ts";
 import { chainArgv, decodeBytes, int, newGuard, recordFormat } from "./format.ts";
-import {
-  failureOf,
-  type RunOptions,
-  type ServerAddress,
-  TmuxError,
-  type TmuxRunner,
-} from "./run.ts";
+import type { RunOptions, TmuxRunner } from "./run.ts";
+import { failureOf, TmuxError } from "./tmux_error.ts";
+import type { ServerAddress } from "./server_address.ts";
 
 /** Some of one pane's rows, trimmed the way tmux trims them. */
 export interface RowBatch {

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { RecordingRunner, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { trimRow } from "./capture.ts";
 import { batchRows, chainPanes, readPanes, type RowBatch } from "./capture_many.ts";
-import { TmuxError, TmuxRunner } from "./run.ts";
+import { TmuxRunner } from "./run.ts";
+import { TmuxError } from "./tmux_error.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 

@@ -26,7 +26,8 @@ import {
   trimRow,
   utf8Length,
 } from "./capture.ts";
-import type { RunOptions, ServerAddress, TmuxRunner } from "./run.ts";
+import type { RunOptions, TmuxRunner } from "./run.ts";
+import type { ServerAddress } from "./server_address.ts";
 
 /**
  * Counts lines as they stream by (`\n`-terminated, split anywhere) and their bytes with

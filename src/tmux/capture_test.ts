@@ -11,7 +11,8 @@ import {
   stripEscapes,
   trimRow,
 } from "./capture.ts";
-import { TmuxError, TmuxRunner } from "./run.ts";
+import { TmuxRunner } from "./run.ts";
+import { TmuxError } from "./tmux_error.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Pure pieces

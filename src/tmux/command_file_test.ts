@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { argvAnswer, argvBytes, asCommandFile, MAX_ARGV_BYTES } from "./command_file.ts";
-import { TmuxError, TmuxRunner } from "./run.ts";
+import { TmuxRunner } from "./run.ts";
+import { TmuxError } from "./tmux_error.ts";
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 

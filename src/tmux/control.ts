@@ -18,14 +18,9 @@ import { type ControlEvent, limitsOf, ServerControl } from "./control_server.ts"
 import { randomHex } from "./format.ts";
 import { onServerFormat } from "./server_identity.ts";
 import { changesStructure } from "./structure.ts";
-import {
-  addressKey,
-  classifyStderr,
-  type RunOptions,
-  type ServerAddress,
-  TmuxError,
-  type TmuxRunner,
-} from "./run.ts";
+import type { RunOptions, TmuxRunner } from "./run.ts";
+import { classifyStderr, TmuxError } from "./tmux_error.ts";
+import { addressKey, type ServerAddress } from "./server_address.ts";
 
 export {
   argvCommands,

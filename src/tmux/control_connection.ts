@@ -15,7 +15,8 @@ import {
   type Notifications,
   type PendingCall,
 } from "./control_protocol.ts";
-import { type PersistentChild, type RunOptions, TmuxError } from "./run.ts";
+import type { PersistentChild, RunOptions } from "./run.ts";
+import { TmuxError } from "./tmux_error.ts";
 
 /** What a watcher of one pane is told, once per chunk tmux sent. */
 export interface WatchBatch {

@@ -296,7 +296,7 @@ export interface ProtocolOptions {
  */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
-/** Largest answer held before the stream counts as broken; as run.ts's one-shot bound. */
+/** Largest answer held before the stream counts as broken; as pipe_read.ts's one-shot bound. */
 export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
 
 /** What the protocol needs from, and tells, the connection carrying it. */

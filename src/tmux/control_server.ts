@@ -91,13 +91,9 @@ import {
   type Touch,
 } from "./recency.ts";
 import { Turns } from "./turns.ts";
-import {
-  addressKey,
-  type PersistentChild,
-  type ServerAddress,
-  TmuxError,
-  type TmuxRunner,
-} from "./run.ts";
+import type { PersistentChild, TmuxRunner } from "./run.ts";
+import { TmuxError } from "./tmux_error.ts";
+import { addressKey, type ServerAddress } from "./server_address.ts";
 
 /** What an operator may want to know about a tmux server's control channel. */
 export interface ControlEvent {

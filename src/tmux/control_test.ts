@@ -14,7 +14,8 @@ import {
 import { ATTACH_TIMEOUT_MS, setControlLimits } from "./control_server.ts";
 import { escapeTrailingSemicolon } from "./format.ts";
 import { attendedPanes } from "./identity.ts";
-import { type PersistentChild, type ServerAddress, TmuxRunner } from "./run.ts";
+import { type PersistentChild, TmuxRunner } from "./run.ts";
+import type { ServerAddress } from "./server_address.ts";
 import { takeSnapshot } from "./snapshot.ts";
 import { TerminalText } from "./terminal_text.ts";
 

@@ -10,7 +10,8 @@
 
 import { execFast } from "./control.ts";
 import { randomHex } from "./format.ts";
-import type { ServerAddress, TmuxRunner } from "./run.ts";
+import type { TmuxRunner } from "./run.ts";
+import type { ServerAddress } from "./server_address.ts";
 
 /**
  * The output of tmux command `then` (argv; none: an empty answer), run in the same step right

@@ -21,7 +21,9 @@
 
 import { execFast } from "./control.ts";
 import { escapeTrailingSemicolon } from "./format.ts";
-import { classifyStderr, type ServerAddress, TmuxError, type TmuxRunner } from "./run.ts";
+import type { TmuxRunner } from "./run.ts";
+import { classifyStderr, TmuxError } from "./tmux_error.ts";
+import type { ServerAddress } from "./server_address.ts";
 
 /** Why a key name is refused. */
 export interface KeyRefusal {

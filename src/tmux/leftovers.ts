@@ -15,7 +15,9 @@
  * @module
  */
 
-import { addressKey, type ServerAddress, TmuxError, type TmuxRunner } from "./run.ts";
+import type { TmuxRunner } from "./run.ts";
+import { TmuxError } from "./tmux_error.ts";
+import { addressKey, type ServerAddress } from "./server_address.ts";
 
 /** At most this many undos that tmux did not answer are kept for the runner's close. */
 const MAX_KEPT = 64;

@@ -8,7 +8,9 @@
 
 import { execFast } from "./control.ts";
 import { chainArgv, int, newGuard, parseRecords, recordFormat } from "./format.ts";
-import { failureOf, type RunOptions, type ServerAddress, type TmuxRunner } from "./run.ts";
+import type { RunOptions, TmuxRunner } from "./run.ts";
+import { failureOf } from "./tmux_error.ts";
+import type { ServerAddress } from "./server_address.ts";
 import type { Placement } from "./snapshot.ts";
 import { PANE, PANE_PLACE_LAYOUT, WINDOW_PLACE_LAYOUT } from "./snapshot_format.ts";
 import { addWindowPlace, placesOf, type WindowPlaces } from "./snapshot_parse.ts";

@@ -25,7 +25,8 @@
 
 import { shellHoldsTerminal } from "./foreground.ts";
 import { ifShellThen, shellSays } from "./if_shell.ts";
-import type { ServerAddress, TmuxRunner } from "./run.ts";
+import type { TmuxRunner } from "./run.ts";
+import type { ServerAddress } from "./server_address.ts";
 
 /** Shells whose grammar run_command's wrapper (printf, eval, `$?`) relies on. */
 export const POSIX_SHELLS: ReadonlySet<string> = new Set([

@@ -6,6 +6,9 @@
  * AbortSignal that kill the child, a bound on how many tmux processes run at once, and typed
  * errors that tell a missing server from a missing target from any other failure.
  *
+ * One import below: which server a call reaches (server_address.ts), what its failure is and
+ * how a result is judged (tmux_error.ts), and the bounded read of a child's pipe (pipe_read.ts).
+ *
  * @module
  */
 
@@ -14,63 +17,15 @@ import {
   SshHosts,
   type SshOptions,
   SshUnreachable,
+  stderrAfterMarker,
   streamAfterMarker,
 } from "./ssh.ts";
-import { joinBytes } from "./chain.ts";
 import { argvAnswer, asCommandFile } from "./command_file.ts";
 import { changesStructure } from "./structure.ts";
 import { Turns } from "./turns.ts";
-
-/** Which tmux server to talk to: tmux's own `-L` name or `-S` path, or tmux's default. */
-export interface ServerAddress {
-  /** An SSH destination configured with `--ssh` (absent: this machine). See ssh.ts. */
-  readonly host?: string;
-  /** A socket name (tmux `-L`), resolved by tmux inside its socket folder. */
-  readonly socketName?: string;
-  /** A socket path (tmux `-S`). Wins over `socketName` when both are given. */
-  readonly socketPath?: string;
-}
-
-/** Why a tmux call failed, as far as a caller needs to tell cases apart. */
-export type TmuxErrorKind =
-  /** No server listens on the socket (no socket file, a stale one, or the server died). */
-  | "no-server"
-  /** The server answered but the session, window, pane or client named does not exist. */
-  | "no-target"
-  /** The tmux executable could not be started (not on PATH, or not permitted). */
-  | "not-installed"
-  /** The call took longer than its timeout and was killed. */
-  | "timeout"
-  /** The caller cancelled the call and it was killed. */
-  | "cancelled"
-  /** tmux ran and reported some other error. */
-  | "failed"
-  /** The SSH host did not answer, refused us, or dropped the connection (see ssh.ts). */
-  | "unreachable";
-
-/** A failed tmux call. `message` is tmux's own first line of complaint, or ours. */
-export class TmuxError extends Error {
-  /** What kind of failure this is. */
-  readonly kind: TmuxErrorKind;
-  /** tmux's stderr, trimmed (empty when tmux never ran). */
-  readonly stderr: string;
-  /** The stdout tmux wrote before failing; a command chain may have half succeeded. */
-  readonly stdout: Uint8Array;
-
-  /** Builds an error; `stderr` and `stdout` default to empty. */
-  constructor(
-    kind: TmuxErrorKind,
-    message: string,
-    stderr = "",
-    stdout: Uint8Array = new Uint8Array(),
-  ) {
-    super(message);
-    this.name = "TmuxError";
-    this.kind = kind;
-    this.stderr = stderr;
-    this.stdout = stdout;
-  }
-}
+import { judgeResult, notInstalled, statusOf, TmuxError } from "./tmux_error.ts";
+import { addressArgs, addressKey, type ServerAddress } from "./server_address.ts";
+import { AnswerTooLarge, MAX_ANSWER_BYTES, readAll, tooLargeError } from "./pipe_read.ts";
 
 /** Options for one tmux invocation. */
 export interface RunOptions {
@@ -141,79 +96,8 @@ export interface PersistentChild {
 /** Bytes {@link TmuxRunner.stream} reads at a time. */
 const STREAM_CHUNK_BYTES = 64 * 1024;
 
-/**
- * Most bytes a one-shot call collects from tmux's stdout before it gives up (kills the child,
- * fails with "answer too large"): far above any answer tmux gives here (10 000 captured lines of
- * a wide pane with every escape are tens of MB; paste buffers are read at up to 4 MB; deep
- * history is streamed, see {@link TmuxRunner.stream}), yet a bound: a remote (or a broken) tmux
- * that prints without end would otherwise fill memory until the timeout.
- */
-export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
-
 /** Default per-call timeout: long enough for a loaded machine, short enough to never hang a tool. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
-
-const NO_SERVER_PATTERNS = [
-  /^no server running on /m,
-  /^error connecting to .*\((No such file or directory|Connection refused)\)/m,
-  /^server exited unexpectedly/m,
-  /^lost server/m,
-];
-const NO_TARGET_PATTERNS = [
-  /^can't find (session|window|pane|client)/m,
-  /^no such (session|window|pane|client)/m,
-  /^session not found/m,
-  /^window not found/m,
-  /^pane not found/m,
-  /^no current (target|session|window|pane|client)/m,
-];
-
-/**
- * tmux's answer to a user its server does not allow (3.3's `server-access`; by default only the
- * server's owner and root): `access not allowed` on stderr, with exit status 0 and nothing done.
- */
-const ACCESS_DENIED = /^access not allowed/m;
-
-/** Whether tmux's stderr says its server refused this user (see {@link ACCESS_DENIED}). */
-export function accessDenied(stderr: string): boolean {
-  return ACCESS_DENIED.test(stderr);
-}
-
-/**
- * The status a tmux process's result stands for: its exit status, but a failure when tmux said
- * its server refused this user, which tmux 3.3a reports with status 0.
- */
-function statusOf(code: number, stderr: string): number {
-  return code === 0 && accessDenied(stderr) ? 1 : code;
-}
-
-/** Sorts a failed call's stderr into a {@link TmuxErrorKind}. Exported for tests. */
-export function classifyStderr(stderr: string): TmuxErrorKind {
-  if (NO_SERVER_PATTERNS.some((p) => p.test(stderr))) return "no-server";
-  if (NO_TARGET_PATTERNS.some((p) => p.test(stderr))) return "no-target";
-  return "failed";
-}
-
-/** The {@link TmuxError} a failed call's stderr describes (its first line, its kind). */
-export function failureOf(
-  result: { code: number; stdout?: Uint8Array; stderr: string },
-): TmuxError {
-  const stderr = result.stderr.trim();
-  const first = stderr.split("\n")[0] || `tmux exited with status ${result.code}`;
-  return new TmuxError(classifyStderr(stderr), first, stderr, result.stdout);
-}
-
-/**
- * A call's stdout when its status is 0, else a {@link TmuxError} built from its stderr: the
- * judgement `run` applies, for callers that got their result another way (a control client).
- * A server that refused this user is a failure whatever the status (tmux exits 0 then).
- */
-export function judgeResult(
-  result: { code: number; stdout: Uint8Array; stderr: string },
-): Uint8Array {
-  if (statusOf(result.code, result.stderr) === 0) return result.stdout;
-  throw failureOf(result);
-}
 
 /** tmux's own exit status 127 from `env`: the remote host has no tmux on the PATH we give. */
 const REMOTE_NOT_FOUND = /^env: .*tmux.*(No such file|not found)/m;
@@ -240,21 +124,6 @@ class Gate {
     if (next) next();
     else this.#free++;
   }
-}
-
-/** One key per tmux server an address reaches (with the host it is on). */
-export function addressKey(address: ServerAddress): string {
-  const on = address.host === undefined ? "" : `@${address.host}\n`;
-  if (address.socketPath) return `${on}S:${address.socketPath}`;
-  if (address.socketName) return `${on}L:${address.socketName}`;
-  return `${on}default`;
-}
-
-/** Global flags for an address, always starting with `-u` (see TMUX-NOTES: locale). */
-export function addressArgs(address: ServerAddress): string[] {
-  if (address.socketPath) return ["-u", "-S", address.socketPath];
-  if (address.socketName) return ["-u", "-L", address.socketName];
-  return ["-u"];
 }
 
 /**
@@ -799,96 +668,4 @@ function waitSignal(options: RunOptions): AbortSignal | undefined {
 function stdoutOf(result: unknown): Uint8Array | undefined {
   if (typeof result !== "object" || result === null || !("stdout" in result)) return undefined;
   return result.stdout instanceof Uint8Array ? result.stdout : undefined;
-}
-
-/** A pipe held more than a collecting read takes (see {@link MAX_ANSWER_BYTES}). */
-class AnswerTooLarge extends Error {
-  constructor(readonly limit: number, readonly what: string) {
-    super(`more than ${limit} bytes on ${what}`);
-  }
-}
-
-/** The error a call whose answer was too large fails with. */
-function tooLargeError(error: AnswerTooLarge, address: ServerAddress): TmuxError {
-  const where = address.host === undefined ? "" : ` on host ${JSON.stringify(address.host)}`;
-  return new TmuxError(
-    "failed",
-    `The answer of tmux${where} was too large (more than ${error.limit} bytes on its ` +
-      `${error.what}), so the call was stopped; a tmux that answers that much is not behaving ` +
-      "as tmux does.",
-  );
-}
-
-/**
- * All of a child's pipe, or what came before `signal` (the call's timeout, its cancellation,
- * the runner's close): then the read stops, whoever still holds the pipe's other end. Each
- * chunk goes through `keep` first (what it returns is kept, e.g. what follows a marker);
- * more than `limit` bytes kept throws {@link AnswerTooLarge}.
- */
-async function readAll(
-  stream: ReadableStream<Uint8Array>,
-  signal: AbortSignal,
-  limit = Infinity,
-  what = "stdout",
-  keep?: (chunk: Uint8Array) => Uint8Array,
-): Promise<Uint8Array> {
-  const reader = stream.getReader();
-  const stop = () => reader.cancel().catch(() => {});
-  signal.addEventListener("abort", stop, { once: true });
-  if (signal.aborted) stop();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const kept = keep ? keep(value) : value;
-      if (kept.length === 0) continue;
-      total += kept.length;
-      if (total > limit) {
-        stop();
-        throw new AnswerTooLarge(limit, what);
-      }
-      chunks.push(kept);
-    }
-  } finally {
-    signal.removeEventListener("abort", stop);
-  }
-  return chunks.length === 0 ? new Uint8Array() : joinBytes(chunks);
-}
-
-/** Passes on what follows the marker; a stream without it (ssh's own error) whole. */
-function stderrAfterMarker(marker: string): TransformStream<Uint8Array, Uint8Array> {
-  const after = new AfterMarker(marker);
-  return new TransformStream({
-    transform(chunk, controller) {
-      const rest = after.push(chunk);
-      if (rest.length > 0) controller.enqueue(rest.slice());
-    },
-    flush(controller) {
-      if (!after.found && after.held.length > 0) controller.enqueue(after.held);
-    },
-  });
-}
-
-function notInstalled(binary: string, error: unknown): TmuxError {
-  if (binary === "ssh" && error instanceof Deno.errors.NotFound) {
-    return new TmuxError("unreachable", "ssh (OpenSSH) is not installed or not on PATH.");
-  }
-  if (error instanceof Deno.errors.NotFound) {
-    return new TmuxError(
-      "not-installed",
-      `tmux is not installed or not on PATH (looked for "${binary}").`,
-    );
-  }
-  if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
-    return new TmuxError(
-      "not-installed",
-      `Not permitted to run "${binary}": the process needs --allow-run=${binary}.`,
-    );
-  }
-  return new TmuxError(
-    "not-installed",
-    `Could not start "${binary}": ${error instanceof Error ? error.message : String(error)}`,
-  );
 }

@@ -1,34 +1,7 @@
 import assert from "node:assert/strict";
 import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
-import { classifyStderr, judgeResult, TmuxError, TmuxRunner } from "./run.ts";
-
-Deno.test("classifyStderr tells no server from no target from other failures", () => {
-  assert.equal(classifyStderr("no server running on /tmp/tmux-0/x"), "no-server");
-  assert.equal(
-    classifyStderr("error connecting to /tmp/tmux-0/x (No such file or directory)"),
-    "no-server",
-  );
-  assert.equal(
-    classifyStderr("error connecting to /tmp/tmux-0/x (Connection refused)"),
-    "no-server",
-  );
-  assert.equal(classifyStderr("can't find pane: %99"), "no-target");
-  assert.equal(classifyStderr("can't find session: nope"), "no-target");
-  assert.equal(classifyStderr("unknown command: frobnicate"), "failed");
-});
-
-Deno.test("judgeResult: a server refusing this user fails, though tmux exits 0", () => {
-  // tmux 3.3a, asked by a user its server-access does not allow: this on stderr, status 0.
-  const refused = { code: 0, stdout: new Uint8Array(), stderr: "access not allowed\n" };
-  assert.throws(
-    () => judgeResult(refused),
-    (e: unknown) =>
-      e instanceof TmuxError && e.kind === "failed" && e.message === "access not allowed",
-  );
-  assert.equal(classifyStderr("access not allowed"), "failed");
-  const ok = { code: 0, stdout: new Uint8Array([0x61]), stderr: "" };
-  assert.deepEqual(judgeResult(ok), new Uint8Array([0x61]));
-});
+import { TmuxRunner } from "./run.ts";
+import { TmuxError } from "./tmux_error.ts";
 
 Deno.test("runner: a tmux that says `access not allowed` with status 0 is a failed call", async () => {
   // What tmux 3.3a does for a user its server does not allow (see tests/robustness_faults_test.ts

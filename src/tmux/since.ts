@@ -29,7 +29,9 @@ import {
 } from "./capture.ts";
 import { LineSplitter } from "./chain.ts";
 import { decodeBytes } from "./format.ts";
-import { type RunOptions, type ServerAddress, TmuxError, type TmuxRunner } from "./run.ts";
+import type { RunOptions, TmuxRunner } from "./run.ts";
+import { TmuxError } from "./tmux_error.ts";
+import type { ServerAddress } from "./server_address.ts";
 import { sameServer, serversText } from "./server_identity.ts";
 import {
   ANCHOR_ROWS,

@@ -10,13 +10,9 @@
 
 import { execFast } from "./control.ts";
 import { newGuard } from "./format.ts";
-import {
-  classifyStderr,
-  type RunOptions,
-  type ServerAddress,
-  TmuxError,
-  type TmuxRunner,
-} from "./run.ts";
+import type { RunOptions, TmuxRunner } from "./run.ts";
+import { classifyStderr, TmuxError } from "./tmux_error.ts";
+import type { ServerAddress } from "./server_address.ts";
 import type { ServerIdentity } from "./server_identity.ts";
 import { snapshotArgs } from "./snapshot_format.ts";
 import { parseSnapshot } from "./snapshot_parse.ts";

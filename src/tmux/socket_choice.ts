@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { ServerAddress } from "./run.ts";
+import type { ServerAddress } from "./server_address.ts";
 
 /** The socket flags as given on the hook's command line (undefined: not given). */
 export interface SocketFlags {

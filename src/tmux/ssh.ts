@@ -167,6 +167,20 @@ export function streamAfterMarker(
   });
 }
 
+/** Passes on what follows the marker; a stream without it (ssh's own error) whole. */
+export function stderrAfterMarker(marker: string): TransformStream<Uint8Array, Uint8Array> {
+  const after = new AfterMarker(marker);
+  return new TransformStream({
+    transform(chunk, controller) {
+      const rest = after.push(chunk);
+      if (rest.length > 0) controller.enqueue(rest.slice());
+    },
+    flush(controller) {
+      if (!after.found && after.held.length > 0) controller.enqueue(after.held);
+    },
+  });
+}
+
 /** Starts `ssh` with these arguments, all three streams piped (run.ts provides it). */
 export type SshSpawn = (args: readonly string[]) => Deno.ChildProcess;
 

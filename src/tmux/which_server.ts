@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ServerAddress } from "./run.ts";
+import type { ServerAddress } from "./server_address.ts";
 
 /**
  * Names the server `address` reaches for messages and `get_server_info`; `tmuxEnv` is the

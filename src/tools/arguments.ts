@@ -25,7 +25,7 @@ import {
   recordFormat,
   UNDECODABLE,
 } from "../tmux/format.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 
 /**
  * A client string as a tmux argument that tmux does not expand as a format: only a final `;`

@@ -38,7 +38,7 @@ import {
   UNDECODABLE,
 } from "../tmux/format.ts";
 import { leave } from "../tmux/leftovers.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { type PaneRow, SERVER_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, literalArg } from "./arguments.ts";
 

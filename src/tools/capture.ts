@@ -36,7 +36,7 @@ import {
 } from "../tmux/format.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import { readBufferBytes } from "./buffers.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
 
 /** Lines a reading tool returns unless asked for more: a screenful or a few, not a log. */

@@ -17,7 +17,7 @@ import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count } from "../mcp/schemas.ts";
 import { execOnce } from "../tmux/control.ts";
 import { decodeBytes, escapeTrailingSemicolon, newGuard, recordFormat } from "../tmux/format.ts";
-import { judgeResult } from "../tmux/run.ts";
+import { judgeResult } from "../tmux/tmux_error.ts";
 import { SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import { changes } from "./arguments.ts";
 import { checkFormatNumbers } from "./tmux_limits.ts";

@@ -11,7 +11,7 @@ import { byteLength } from "../mcp/bounds.ts";
 import { execFast } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
-import { judgeResult } from "../tmux/run.ts";
+import { judgeResult } from "../tmux/tmux_error.ts";
 import { learnExitStatus, type PaneProbe, probePane } from "./pane_probe.ts";
 import { jobIdOf, type JobRef } from "./job_id.ts";
 import { findMarkers, type Marked } from "./job_markers.ts";

@@ -20,7 +20,7 @@ import { windowUnwatched } from "../mcp/unwatched.ts";
 import { changeView, type ViewScope } from "../mcp/view_guard.ts";
 import { respawnFormat, respawnRefusal } from "../mcp/lone_links.ts";
 import { argvCommands } from "../tmux/control.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { type PaneRow, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {

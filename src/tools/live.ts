@@ -29,7 +29,8 @@ import type { Feed } from "../mcp/resources.ts";
 import { captureRows } from "../tmux/capture.ts";
 import { controlFor, execFast } from "../tmux/control.ts";
 import type { Listening, Watch } from "../tmux/control_connection.ts";
-import type { ServerAddress, TmuxRunner } from "../tmux/run.ts";
+import type { TmuxRunner } from "../tmux/run.ts";
+import type { ServerAddress } from "../tmux/server_address.ts";
 import { takeBriefSnapshot } from "../tmux/snapshot.ts";
 
 /**

@@ -8,7 +8,8 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { TmuxError, type TmuxRunner } from "../tmux/run.ts";
+import type { TmuxRunner } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { type Scope, unknownName } from "./setting_scope.ts";
 
 /**

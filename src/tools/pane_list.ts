@@ -20,7 +20,8 @@ import {
   sessionRefSchema,
   windowIdSchema,
 } from "../mcp/schemas.ts";
-import { addressKey, type TmuxRunner } from "../tmux/run.ts";
+import type { TmuxRunner } from "../tmux/run.ts";
+import { addressKey } from "../tmux/server_address.ts";
 import { type PaneBrief, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { boundPlacements, listBudget, noServerNote, omittedNote } from "./list_reply.ts";
 

@@ -12,7 +12,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { execFast } from "../tmux/control.ts";
 import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
-import { classifyStderr, TmuxError } from "../tmux/run.ts";
+import { classifyStderr, TmuxError } from "../tmux/tmux_error.ts";
 import {
   parseServerIdentity,
   sameServer,

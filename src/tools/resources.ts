@@ -24,7 +24,7 @@ import type { ResourceSpec } from "../mcp/resources.ts";
 import { captureRows } from "../tmux/capture.ts";
 import { execFast, observeControl } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import type { PaneBrief, Snapshot } from "../tmux/snapshot.ts";
 import { watchPane, watchServer } from "./live.ts";
 

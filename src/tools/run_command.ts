@@ -19,7 +19,7 @@ import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
 import { isShellCommand, lineEditorReads } from "../tmux/prompt.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { jobIdOf, jobIdSchema, type JobRef } from "./job_id.ts";
 import { endMarker } from "./job_markers.ts";
 import {

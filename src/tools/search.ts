@@ -19,7 +19,7 @@ import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { count, int, paneIdSchema, panePlacementSchema, sessionRefSchema } from "../mcp/schemas.ts";
 import { isBlankRow } from "../tmux/capture.ts";
 import { batchRows, chainPanes, readPanes, type RowBatch } from "../tmux/capture_many.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { type Placement, SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import type { PanePlace } from "../tmux/pane_reads.ts";
 

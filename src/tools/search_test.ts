@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { lineMatcher } from "./search.ts";
 
 await loadRegexEngine();

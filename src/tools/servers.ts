@@ -13,7 +13,8 @@ import { count, int } from "../mcp/schemas.ts";
 import { noteSocketServer, socketServerPid } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { isPerson, parseTmuxEnv } from "../tmux/identity.ts";
-import { type ServerAddress, TmuxError } from "../tmux/run.ts";
+import type { ServerAddress } from "../tmux/server_address.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { NO_SERVER, type PaneBrief, type Snapshot } from "../tmux/snapshot.ts";
 import { describeServer } from "../tmux/which_server.ts";
 

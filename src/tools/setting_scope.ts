@@ -10,7 +10,7 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 
 const SCOPES = ["server", "session", "window", "pane"] as const;

@@ -12,7 +12,7 @@ import { ToolFailure } from "../mcp/errors.ts";
 import type { InputGuardOptions } from "../mcp/input_guard.ts";
 import { shellHoldsTerminal } from "../tmux/foreground.ts";
 import { shellSays } from "../tmux/if_shell.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import type { PaneRow } from "../tmux/snapshot.ts";
 
 /**

@@ -13,7 +13,7 @@ import { ToolFailure } from "../mcp/errors.ts";
 import { compileRegex, type LineRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
-import { TmuxError } from "../tmux/run.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { CursorError, openSinceCursor, writtenSince } from "../tmux/since.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";

@@ -13,7 +13,8 @@
  * @module
  */
 
-import { type RunOptions, type ServerAddress, TmuxRunner } from "../../src/tmux/run.ts";
+import { type RunOptions, TmuxRunner } from "../../src/tmux/run.ts";
+import type { ServerAddress } from "../../src/tmux/server_address.ts";
 
 /** The environment every tmux a test starts gets: the caller's, minus anything tmux-ish. */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {

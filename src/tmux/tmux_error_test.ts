@@ -1,0 +1,30 @@
+import assert from "node:assert/strict";
+import { classifyStderr, judgeResult, TmuxError } from "./tmux_error.ts";
+
+Deno.test("classifyStderr tells no server from no target from other failures", () => {
+  assert.equal(classifyStderr("no server running on /tmp/tmux-0/x"), "no-server");
+  assert.equal(
+    classifyStderr("error connecting to /tmp/tmux-0/x (No such file or directory)"),
+    "no-server",
+  );
+  assert.equal(
+    classifyStderr("error connecting to /tmp/tmux-0/x (Connection refused)"),
+    "no-server",
+  );
+  assert.equal(classifyStderr("can't find pane: %99"), "no-target");
+  assert.equal(classifyStderr("can't find session: nope"), "no-target");
+  assert.equal(classifyStderr("unknown command: frobnicate"), "failed");
+});
+
+Deno.test("judgeResult: a server refusing this user fails, though tmux exits 0", () => {
+  // tmux 3.3a, asked by a user its server-access does not allow: this on stderr, status 0.
+  const refused = { code: 0, stdout: new Uint8Array(), stderr: "access not allowed\n" };
+  assert.throws(
+    () => judgeResult(refused),
+    (e: unknown) =>
+      e instanceof TmuxError && e.kind === "failed" && e.message === "access not allowed",
+  );
+  assert.equal(classifyStderr("access not allowed"), "failed");
+  const ok = { code: 0, stdout: new Uint8Array([0x61]), stderr: "" };
+  assert.deepEqual(judgeResult(ok), new Uint8Array([0x61]));
+});
