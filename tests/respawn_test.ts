@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { withTmux } from "./helpers/mcp.ts";
-import { linkedTwice, type TestTmux } from "./helpers/tmux.ts";
+import { linkedTwice, type TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** The pane a creating command (`args`) makes, running `command` if given. */
 const newPane = async (t: TestTmux, args: string[], command?: string): Promise<string> =>
@@ -152,6 +152,13 @@ Deno.test("respawn_pane into the last pane of a window linked twice into its onl
     });
     assert.equal(r.gone, false);
     assert.equal(await fmt(t, "keep", "#{pid}"), pid);
+    // Unset only once tmux has seen `true` end: an end it learns later, with remain-on-exit off,
+    // would take the pane, and tmux 3.3a with it.
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_dead}")).trim() === "1",
+      "the respawned command to end",
+    );
     await t.tmux("set-option", "-wu", "-t", windowId, "remain-on-exit");
 
     // Linked twice between the read and the respawn: tmux refuses it at the act.
