@@ -277,7 +277,10 @@ export class TmuxRunner {
 
   /**
    * Kills every tmux child still running and refuses new calls: a server shutting down must
-   * leave no tmux process behind. Resolves once the children are gone (or after `waitMs`).
+   * leave no tmux process behind. The close hooks (a control connection's goodbye, a leftover's
+   * undo: two tmux processes of its own) get up to `waitMs` first — what they give back is a
+   * person's setting, worth the wait on a loaded machine — then the children get up to `waitMs`
+   * to be gone.
    */
   async close(waitMs = 1_000): Promise<void> {
     // Long-lived users (control connections) first get the chance to end their children
@@ -288,7 +291,7 @@ export class TmuxRunner {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
         Promise.allSettled(hooks.map((hook) => hook())),
-        new Promise((resolve) => timer = setTimeout(resolve, Math.max(0, waitMs / 2))),
+        new Promise((resolve) => timer = setTimeout(resolve, Math.max(0, waitMs))),
       ]);
       clearTimeout(timer);
     }
