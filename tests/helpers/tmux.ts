@@ -153,6 +153,11 @@ export class HookGate {
     return await Deno.stat(`${this.#dir}/began`).then(() => true, () => false);
   }
 
+  /** A shell command that does what {@link open} does: for a script that tmux runs. */
+  get opener(): string {
+    return `touch '${this.#dir}/began' '${this.#dir}/open'`;
+  }
+
   /** Lets the job end, and every later run pass. */
   async open(): Promise<void> {
     await Deno.writeTextFile(`${this.#dir}/began`, "");
