@@ -170,9 +170,3 @@ export function leave(runner: TmuxRunner, address: ServerAddress, spec: Leftover
   owner.live.add(leftover);
   return leftover;
 }
-
-/** Whether something with `key` on `address` is still this runner's to take away. */
-export function isLeft(runner: TmuxRunner, address: ServerAddress, key: string): boolean {
-  const full = leftoverKey(address, key);
-  return [...byRunner.get(runner)?.live ?? []].some((l) => l.key === full);
-}

@@ -51,7 +51,7 @@ import {
   startDirectorySchema,
   startedIn,
 } from "./arguments.ts";
-import { createSizeSafe, personsWindowSize, sizeSafe } from "./window_size.ts";
+import { createSizeSafe, personsWindowSize, sizeSafe, WINDOW_OPTIONS_READ } from "./window_size.ts";
 import { checkWindowCells } from "./tmux_limits.ts";
 import { reachOfPane, removedFrom } from "./teardown.ts";
 
@@ -90,7 +90,8 @@ function environmentArgs(environment: Record<string, string> | undefined): strin
 
 /**
  * The global options that decide whether a new window or session can be made safely, read in
- * one step: the global `window-size` (see {@link sizeSafe}), `destroy-unattached` (a new
+ * one step: the global `window-size` with the mark of a lend (see {@link sizeSafe}),
+ * `destroy-unattached` (a new
  * detached session would end at once) and `default-size` (the side of a new session that is
  * not given). Null when no server runs: it has no options yet, and the configuration it starts
  * with decides.
@@ -102,7 +103,7 @@ async function creationOptions(
   try {
     out = decodeBytes(
       await ctx.read(chainArgv([
-        ["show-options", "-gqw", "window-size"],
+        WINDOW_OPTIONS_READ,
         ["show-options", "-gq", "destroy-unattached"],
         ["show-options", "-gq", "default-size"],
       ])),
@@ -114,7 +115,7 @@ async function creationOptions(
   const value = (name: string) =>
     out.split("\n").find((l) => l.startsWith(`${name} `))?.slice(name.length + 1).trim() ?? "";
   return {
-    windowSize: personsWindowSize(ctx, value("window-size")),
+    windowSize: personsWindowSize(out),
     destroyUnattached: value("destroy-unattached"),
     defaultSize: value("default-size"),
   };
@@ -176,7 +177,7 @@ async function created(
   // The new pane's id comes last, for its owner mark (ownership.ts).
   const all = [...fields, "#{pane_id}"];
   const one = argvCommands([...args, "-P", "-F", recordFormat(guard, all), ...tail]);
-  const commands = windowSize === undefined ? one : sizeSafe(one, windowSize);
+  const commands = windowSize === undefined ? one : sizeSafe(ctx.runner, one, windowSize);
   // Spawned, not sent over the control connection: without -c tmux starts a new session or
   // window in the directory of the client that asks, and a control client is attached to a
   // session, whose directory tmux would take instead of this server's; and a tmux process of
