@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { guardedCalls } from "../src/hooks/guard.ts";
 import { PREVIEW_CHARS, previewOf } from "../src/tools/buffers.ts";
 import { withTmux } from "./helpers/mcp.ts";
@@ -349,3 +350,82 @@ for (const how of ["SIGTERM", "stdin EOF"] as const) {
     }
   });
 }
+
+// ---------------------------------------------------------------------------------------------
+// The bound on tmux-mcp's buffers: named buffers escape tmux's buffer-limit and nothing removes
+// them, so without one a loop of load_buffer calls (4 MiB each) piles up in the tmux server.
+
+const ours = async (t: Server) =>
+  (await bufferNames(t)).filter((n) => n.startsWith("tmux-mcp-")).sort();
+
+Deno.test("load_buffer keeps at most 16 buffers of tmux-mcp's: a new one past them is refused, a replacement is not", async () => {
+  await withTmux(async (t, c) => {
+    // The person's own buffers are theirs, and never count.
+    for (let i = 0; i < 20; i++) await t.tmux("set-buffer", `person's copy ${i}`);
+    const loaded: string[] = [];
+    for (let i = 0; i < 15; i++) {
+      loaded.push(
+        (await c.ok<{ bufferName: string }>("load_buffer", { text: `b${i}` })).bufferName,
+      );
+    }
+    loaded.push(
+      (await c.ok<{ bufferName: string }>("load_buffer", { text: "n", name: "notes" }))
+        .bufferName,
+    );
+    for (const args of [{ text: "one more" }, { text: "one more", name: "other" }]) {
+      const refusal = await c.fail("load_buffer", args);
+      assert.match(refusal, /16 buffers/);
+      assert.match(refusal, /Nothing was stored/);
+      assert.match(refusal, /delete_buffer/);
+      assert.match(refusal, /list_buffers/);
+    }
+    assert.deepEqual(await ours(t), loaded.sort());
+    // Replacing one by name adds no buffer.
+    const again = await c.ok<{ replaced: boolean }>("load_buffer", { text: "n2", name: "notes" });
+    assert.equal(again.replaced, true);
+    assert.equal(await t.tmux("show-buffer", "-b", "tmux-mcp-notes"), "n2");
+    // A paste goes through a transient buffer of ours: the bound never stops it.
+    const text = "echo agent-text ".repeat(1_300); // about 20 KB: loaded, not on the line
+    await c.ok("paste_text", { paneId: t.ids.paneId, text });
+    await c.ok("paste_text", { paneId: t.ids.paneId, text: "echo short" });
+    assert.deepEqual(await ours(t), loaded.sort());
+    // Deleting one makes room for one.
+    await c.ok("delete_buffer", { bufferName: loaded[0] });
+    await c.ok("load_buffer", { text: "x", name: "other" });
+    assert.equal((await ours(t)).length, 16);
+    assert.equal((await bufferNames(t)).length, 36);
+  });
+});
+
+Deno.test("load_buffer: calls at once cannot pass the bound of 16 buffers", async () => {
+  await withTmux(async (t, c) => {
+    const results = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => c.call("load_buffer", { text: `at once ${i}` })),
+    );
+    assert.equal(results.filter((r: CallToolResult) => r.isError !== true).length, 16);
+    assert.equal((await ours(t)).length, 16);
+  }, { toolsets: ["inspect", "manage"] });
+});
+
+Deno.test("load_buffer keeps tmux-mcp's buffers to 16 MiB in all; a replacement may not raise them past it", async () => {
+  await withTmux(async (t, c) => {
+    const MiB = 1024 * 1024;
+    for (const name of ["a", "b", "c"]) {
+      await c.ok("load_buffer", { text: name.repeat(4 * MiB), name });
+    }
+    await c.ok("load_buffer", { text: "d", name: "d" });
+    await c.ok("load_buffer", { text: "e", name: "e" });
+    // 12 MiB + 2 bytes: d grows to fill 16 MiB exactly.
+    await c.ok("load_buffer", { text: "d".repeat(4 * MiB - 1), name: "d" });
+    const refusal = await c.fail("load_buffer", { text: "ee", name: "e" });
+    assert.match(refusal, /16 MiB/);
+    assert.match(refusal, /delete_buffer/);
+    assert.match(await c.fail("load_buffer", { text: "f" }), /16 MiB/);
+    assert.equal(await t.tmux("show-buffer", "-b", "tmux-mcp-e"), "e");
+    // A replacement that lowers the total, or keeps it, is taken.
+    await c.ok("load_buffer", { text: "D", name: "d" });
+    await c.ok("load_buffer", { text: "A".repeat(4 * MiB), name: "a" });
+    await c.ok("load_buffer", { text: "f" });
+    assert.equal((await ours(t)).length, 6);
+  });
+});

@@ -8,8 +8,9 @@
  *
  * A person's buffers (their copy history) are theirs: this server only ever deletes buffers
  * whose name starts with {@link BUFFER_PREFIX}, which it gave them itself, so it recognises
- * its own after a restart and never touches anyone else's. Named buffers do not count
- * against tmux's buffer-limit, so loading one never pushes the person's history out; but a
+ * its own after a restart and never touches anyone else's (own_buffers.ts). Named buffers do
+ * not count against tmux's buffer-limit, so loading one never pushes the person's history out,
+ * and nothing drops them: load_buffer keeps tmux-mcp's within a bound ({@link roomFor}); but a
  * plain paste-buffer (the person's prefix ], bound to `paste-buffer -p`) pastes the newest
  * buffer of any kind (tmux 3.3), named ones included, so a buffer loaded or replaced here is
  * what the person pastes next, instead of their own last copy, until they copy again. So
@@ -41,12 +42,14 @@ import { leave } from "../tmux/leftovers.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { type PaneRow, SERVER_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, literalArg } from "./arguments.ts";
-
-/** The name prefix of every buffer this server creates, and the only ones it deletes. */
-export const BUFFER_PREFIX = "tmux-mcp-";
-
-/** The largest text load_buffer takes, in UTF-8 bytes. */
-export const MAX_BUFFER_BYTES = 4 * 1024 * 1024;
+import {
+  BUFFER_PREFIX,
+  inBufferTurn,
+  MAX_BUFFER_BYTES,
+  newBufferName,
+  ownBuffers,
+  roomFor,
+} from "./own_buffers.ts";
 
 const suffixSchema = z.string().regex(
   /^[A-Za-z0-9_.-]{1,64}$/,
@@ -54,19 +57,6 @@ const suffixSchema = z.string().regex(
 );
 
 const bufferNameSchema = checkedString(256);
-
-/** A fresh buffer name of ours. */
-export function newBufferName(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(6));
-  return BUFFER_PREFIX + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-/** Names of the buffers on the server (every buffer, ours and the person's). */
-export async function bufferNames(ctx: TmuxContext): Promise<string[]> {
-  const guard = newGuard();
-  const out = await ctx.read(["list-buffers", "-F", recordFormat(guard, ["#{buffer_name}"])]);
-  return parseRecords(out, guard, 1).map(([name]) => name);
-}
 
 /**
  * Characters that act as keys, not text, when they reach a program: C0 controls but tab and
@@ -147,11 +137,16 @@ const loadBuffer = defineTool({
     }
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
     const bufferName = args.name !== undefined ? BUFFER_PREFIX + args.name : newBufferName();
-    const replaced = (await bufferNames(ctx)).includes(bufferName);
-    // A tmux process of its own (tmux reads the text from its stdin), so loaded only on the
-    // server just read: the control connection may reach one that lost its socket file.
-    await runIf(ctx, [], [["load-buffer", "-b", bufferName, "-"]], [], {
-      spawn: { signal: ctx.signal, stdin: new TextEncoder().encode(args.text) },
+    // Counted and loaded in one turn per tmux server, so that calls at once cannot each find
+    // room for one buffer and all load.
+    const replaced = await inBufferTurn(ctx, async () => {
+      const replacing = roomFor(ctx, await ownBuffers(ctx), bufferName, bytes);
+      // A tmux process of its own (tmux reads the text from its stdin), so loaded only on the
+      // server just read: the control connection may reach one that lost its socket file.
+      await runIf(ctx, [], [["load-buffer", "-b", bufferName, "-"]], [], {
+        spawn: { signal: ctx.signal, stdin: new TextEncoder().encode(args.text) },
+      });
+      return replacing;
     });
     return {
       data: { bufferName, bytes, replaced },
@@ -178,7 +173,7 @@ const deleteBuffer = defineTool({
       );
     }
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
-    const ours = (await bufferNames(ctx)).filter((n) => n.startsWith(BUFFER_PREFIX));
+    const ours = [...(await ownBuffers(ctx)).keys()];
     if (!ours.includes(args.bufferName)) {
       throw new ToolFailure(
         `No buffer ${JSON.stringify(args.bufferName)} on ${ctx.socketLabel}.`,
