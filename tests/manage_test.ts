@@ -1769,7 +1769,10 @@ Deno.test("after a cancelled wait_for_channel, signal_channel and the next wait 
     assert.match(signalled.summary, /tmux cannot withdraw a wait/);
     const next = await summaryOf(c, "wait_for_channel", { channel: "ghost", timeoutMs: 300 });
     assert.equal(next.data.outcome, "timedOut", "tmux gave the signal to the dead wait");
-    assert.match(next.summary, /An earlier wait on it that this server abandoned may have taken/);
+    assert.match(
+      next.summary,
+      /An earlier wait on it that a tmux-mcp server abandoned may have taken/,
+    );
 
     // A wait that is signalled is woken with every dead one: nothing more is said after it.
     await waitFor(async () => !(await waiter()), "the timed-out waiter's tmux process gone");

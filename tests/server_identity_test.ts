@@ -216,7 +216,7 @@ Deno.test("signal_channel does not blame a wait abandoned on a server that has s
     assert.doesNotMatch(textOf(signalled), /abandoned .* may have taken this signal/);
     // A wait that times out on the new server says nothing of the old server's either.
     const later = await c.call("wait_for_channel", { channel: "ready", timeoutMs: 100 });
-    assert.doesNotMatch(textOf(later), /An earlier wait on it that this server abandoned/);
+    assert.doesNotMatch(textOf(later), /An earlier wait on it that a tmux-mcp server abandoned/);
   } finally {
     await c?.close();
     await t.kill();

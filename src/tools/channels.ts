@@ -2,28 +2,29 @@
  * tmux's wait-for channels: wait_for_channel and signal_channel (registered with the arranging
  * tools, layout.ts).
  *
- * tmux keeps a wait it was told of until a signal wakes it, also once its client is gone: a
- * wait this server abandoned (timed out, or cancelled by the client) stays in the channel's
- * list of waiters, and the next signal sent while nobody else waits wakes that dead wait
- * instead of being kept for the next one. tmux has no way to withdraw a wait, and a signal sent
- * to clear it would also release anyone else's wait on the channel. So this server remembers,
- * per tmux server, the channels whose waits it abandoned, and says so where it matters: in
- * signal_channel's answer, and in a later wait on the channel that times out. A tmux server
- * that ended took its waits with it: what is remembered of it says nothing of the server that
- * answers on its socket since (see `channelKey`).
+ * tmux 3.3a loses signals in two ways it never reports: a wait abandoned (timed out, or
+ * cancelled by the client) stays in the channel's list of waiters and takes the next signal,
+ * and a second signal with nobody waiting drops the first. tmux-mcp marks what it did that may
+ * lead to either in tmux itself (channel_marks.ts), so that every tmux-mcp process on the
+ * server warns of it alike: in signal_channel's answer, and in a later wait that times out.
  *
  * @module
  */
 
 import { z } from "zod";
-import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, type ToolAnnotations } from "../mcp/registry.ts";
 import { count } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { addressKey } from "../tmux/server_address.ts";
 import { SERVER_ONLY } from "../tmux/snapshot.ts";
 import { changes } from "./arguments.ts";
+import {
+  type ChannelMark,
+  clearWoken,
+  markAbandoned,
+  readChannelMark,
+  signalMarked,
+} from "./channel_marks.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
 
 /** Changes nothing a person sees; a repeat waits or signals again. */
@@ -36,50 +37,6 @@ const SIGNALS: ToolAnnotations = changes({ destructive: false, idempotent: false
 const MAX_CHANNEL_WAITS = 2;
 const channelWaits = new WeakMap<object, number>();
 
-/** What this server knows of a channel's abandoned waits (see the module's comment). */
-interface Abandoned {
-  /** A wait of ours may still be in tmux's list of waiters, dead. */
-  waiting: boolean;
-  /** A signal of ours may have gone to such a wait, since the last wait of ours began. */
-  taken: boolean;
-}
-
-/** At most this many channels are remembered per runner; the oldest is forgotten first. */
-const MAX_REMEMBERED = 256;
-/** Per runner, per tmux server and channel (key: see `channelKey`). */
-const abandoned = new WeakMap<object, Map<string, Abandoned>>();
-
-function abandonedOn(ctx: TmuxContext): Map<string, Abandoned> {
-  let map = abandoned.get(ctx.runner);
-  if (!map) abandoned.set(ctx.runner, map = new Map());
-  return map;
-}
-
-/**
- * The key of `channel` on the server the call read (its address, pid and start time: a server
- * restarted on the socket, with the same pid too in a container, is another server).
- */
-function channelKey(ctx: TmuxContext, channel: string): string {
-  return `${addressKey(ctx.address)}\n${ctx.serverPid ?? ""}.${ctx.serverStart ?? ""}\n${channel}`;
-}
-
-/** Sets what is known of `channel`; a channel with nothing left to say is forgotten. */
-function remember(ctx: TmuxContext, channel: string, state: Abandoned): void {
-  const map = abandonedOn(ctx);
-  const key = channelKey(ctx, channel);
-  map.delete(key);
-  if (!state.waiting && !state.taken) return;
-  map.set(key, state);
-  for (const oldest of map.keys()) {
-    if (map.size <= MAX_REMEMBERED) break;
-    map.delete(oldest);
-  }
-}
-
-function recall(ctx: TmuxContext, channel: string): Abandoned {
-  return abandonedOn(ctx).get(channelKey(ctx, channel)) ?? { waiting: false, taken: false };
-}
-
 const CANNOT_WITHDRAW = "tmux cannot withdraw a wait";
 
 const channelSchema = z.string().regex(
@@ -88,6 +45,25 @@ const channelSchema = z.string().regex(
 );
 
 const PROGRESS_EVERY_MS = 5_000;
+
+/** What a wait that timed out adds, from the channel's mark as it began. */
+function missed(before: ChannelMark | null): string {
+  switch (before?.state) {
+    case "waiting":
+    case "taken":
+      return ` An earlier wait on it that a tmux-mcp server abandoned may have taken a signal sent before this one began (${CANNOT_WITHDRAW}).`;
+    case "lost":
+      return " Its last two signals (signal_channel) may have cancelled each other out: tmux drops a kept signal when a second comes with nobody waiting.";
+    default:
+      return "";
+  }
+}
+
+/** How long ago `at` (ms since the epoch) was, roughly: "12 s", "5 min", "3 h". */
+function ago(at: number): string {
+  const s = Math.max(0, Math.round((Date.now() - at) / 1000));
+  return s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3600)} h`;
+}
 
 /** wait_for_channel. */
 export const waitForChannel = defineTool({
@@ -109,7 +85,7 @@ export const waitForChannel = defineTool({
   annotations: SIGNALS,
   async run(args, ctx) {
     const effective = clampTimeout(args.timeoutMs).effective;
-    // Which server the wait is on: what is remembered of its channels is that server's.
+    // Which server the wait is on: the wait and the marks' steps go to that one only.
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
     const running = channelWaits.get(ctx.runner) ?? 0;
     if (running >= MAX_CHANNEL_WAITS) {
@@ -123,9 +99,12 @@ export const waitForChannel = defineTool({
     const ticker = setInterval(() => {
       ctx.progress(Date.now() - started, effective, `waiting on channel ${args.channel}`);
     }, PROGRESS_EVERY_MS);
-    // What was known before this wait: a signal taken since then would have woken this one.
-    const before = recall(ctx, args.channel);
+    // A process that ends while it waits leaves the wait in tmux: marked before its tmux
+    // client is killed, as the process closes.
+    const unhook = ctx.runner.onClose(() => markAbandoned(ctx, args.channel));
     try {
+      // What was marked before this wait: a signal taken since then would have woken this one.
+      const before = await readChannelMark(ctx, args.channel);
       await ctx.progress(0, effective, `waiting on channel ${args.channel}`);
       let outcome: "signalled" | "timedOut" = "signalled";
       try {
@@ -133,24 +112,24 @@ export const waitForChannel = defineTool({
       } catch (error) {
         if (error instanceof TmuxError && ["timeout", "cancelled"].includes(error.kind)) {
           // Its tmux client is gone, its wait stays.
-          remember(ctx, args.channel, { waiting: true, taken: false });
+          await markAbandoned(ctx, args.channel);
         }
         if (!(error instanceof TmuxError && error.kind === "timeout")) throw error;
         outcome = "timedOut";
       }
-      // A signal wakes every wait on the channel, the dead ones too: none of ours is left.
-      if (outcome === "signalled") remember(ctx, args.channel, { waiting: false, taken: false });
+      // A signal wakes every wait on the channel, the dead ones too.
+      if (outcome === "signalled") await clearWoken(ctx, args.channel, before);
       const waitedMs = Date.now() - started;
-      const earlier = before.waiting || before.taken
-        ? ` An earlier wait on it that this server abandoned may have taken a signal sent before this one began (${CANNOT_WITHDRAW}).`
-        : "";
       return {
         data: { channel: args.channel, outcome, effectiveTimeoutMs: effective, waitedMs },
         summary: outcome === "signalled"
           ? `Channel ${args.channel} was signalled.`
-          : `No signal on ${args.channel} within ${effective} ms. tmux keeps this abandoned wait: the next signal sent while nobody else waits goes to it, not to a later wait.${earlier}`,
+          : `No signal on ${args.channel} within ${effective} ms. tmux keeps this abandoned wait: the next signal sent while nobody else waits goes to it, not to a later wait.${
+            missed(before)
+          }`,
       };
     } finally {
+      unhook();
       clearInterval(ticker);
       channelWaits.set(ctx.runner, (channelWaits.get(ctx.runner) ?? 1) - 1);
     }
@@ -162,22 +141,24 @@ export const signalChannel = defineTool({
   name: "signal_channel",
   title: "Signal channel",
   toolset: "manage",
-  description: "Signal a tmux wait-for channel (kept if none waits).",
+  description:
+    "Signal a tmux wait-for channel (kept if none waits; a second signal then cancels it).",
   input: { channel: channelSchema },
   output: { channel: z.string(), signalled: z.boolean() },
   annotations: SIGNALS,
   async run(args, ctx) {
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
-    await ctx.run(["wait-for", "-S", "--", args.channel]);
-    // The signal woke every wait on the channel: a dead one of ours is gone now, and this
-    // signal may have been what it took.
-    const { waiting } = recall(ctx, args.channel);
-    remember(ctx, args.channel, { waiting: false, taken: waiting });
+    const was = await signalMarked(ctx, args.channel);
+    const signalled = `Signalled channel ${args.channel}.`;
     return {
       data: { channel: args.channel, signalled: true },
-      summary: waiting
-        ? `Signalled channel ${args.channel}. A wait on it that this server abandoned (timed out or cancelled) may have taken this signal, so a later wait_for_channel may not see it: ${CANNOT_WITHDRAW}.`
-        : `Signalled channel ${args.channel}.`,
+      summary: was?.state === "waiting"
+        ? `${signalled} A wait on it that a tmux-mcp server abandoned (timed out or cancelled) may have taken this signal, so a later wait_for_channel may not see it: ${CANNOT_WITHDRAW}.`
+        : was?.state === "kept"
+        ? `${signalled} signal_channel signalled it ${
+          ago(was.at)
+        } ago too: unless a wait took that signal, tmux dropped both (two signals with nobody waiting cancel out) and a third would be kept.`
+        : signalled,
     };
   },
 });

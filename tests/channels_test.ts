@@ -1,0 +1,224 @@
+/**
+ * tmux's wait-for channels as several tmux-mcp processes share them (each MCP client starts one
+ * of its own, all on one tmux server), and what tmux 3.3a does with a channel that neither a
+ * signal_channel reply nor a wait_for_channel answer may hide: a wait whose client went away
+ * takes the next signal, and a second signal with nobody waiting drops the first.
+ */
+
+import assert from "node:assert/strict";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { MAX_CHANNEL_MARKS } from "../src/tools/channel_marks.ts";
+
+/** A real tmux-mcp process on `t`, initialized. */
+async function agent(t: TestTmux): Promise<StdioServer> {
+  const { cmd, args } = startCommand();
+  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  await s.initialize();
+  return s;
+}
+
+/** A tool call's first line of text, over stdio; it must succeed. */
+async function summaryOver(
+  s: StdioServer,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ summary: string; data: Record<string, unknown> }> {
+  const r = await s.callTool(name, args);
+  const text = (r.content as { text: string }[])[0].text;
+  assert.notEqual(r.isError, true, `${name}: ${text}`);
+  return { summary: text.split("\n")[0], data: r.structuredContent as Record<string, unknown> };
+}
+
+/** A tool call's first line of text, in process; it must succeed. */
+async function summaryOf(
+  c: TestClient,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ summary: string; data: Record<string, unknown> }> {
+  const r = await c.call(name, args);
+  const text = r.content?.[0]?.type === "text" ? r.content[0].text : "";
+  assert.notEqual(r.isError, true, text);
+  return { summary: text.split("\n")[0], data: r.structuredContent as Record<string, unknown> };
+}
+
+/** Whether a tmux client waits on `channel` (bare, or in the if-shell that checks the server). */
+async function waitsOn(t: TestTmux, channel: string): Promise<boolean> {
+  return (await processesNaming(t.socket)).some((p) =>
+    p.args.endsWith(` wait-for -- ${channel}`) ||
+    p.args.includes(` 'wait-for' '--' '${channel}' `)
+  );
+}
+
+/** Two clients, each with a runner of its own (as two processes are), on one tmux server. */
+async function withTwo(fn: (t: TestTmux, a: TestClient, b: TestClient) => Promise<void>) {
+  const t = await TestTmux.start();
+  let a: TestClient | undefined;
+  let b: TestClient | undefined;
+  try {
+    a = await connect({ socketName: t.socket });
+    b = await connect({ socketName: t.socket });
+    await fn(t, a, b);
+  } finally {
+    await a?.close();
+    await b?.close();
+    await t.kill();
+  }
+}
+
+const TAKEN = /abandoned \(timed out or cancelled\) may have taken this signal/;
+
+Deno.test("twoproc: signal_channel after another process abandoned a wait on the channel says the signal may be lost", async () => {
+  const t = await TestTmux.start();
+  const a = await agent(t);
+  const b = await agent(t);
+  try {
+    const waited = await summaryOver(a, "wait_for_channel", {
+      channel: "build-done",
+      timeoutMs: 1,
+    });
+    assert.equal(waited.data.outcome, "timedOut");
+    const signalled = await summaryOver(b, "signal_channel", { channel: "build-done" });
+    assert.match(signalled.summary, TAKEN);
+    // tmux gave B's signal to A's dead wait: B's own wait does not see it, and says why.
+    const after = await summaryOver(b, "wait_for_channel", {
+      channel: "build-done",
+      timeoutMs: 1,
+    });
+    assert.equal(after.data.outcome, "timedOut", "the signal went to the abandoned wait");
+    assert.match(after.summary, /An earlier wait on it that a tmux-mcp server abandoned may have/);
+  } finally {
+    await a.closeStdin();
+    await b.closeStdin();
+    await t.kill();
+  }
+});
+
+Deno.test("twoproc: a process that ends while it waits on a channel leaves word of the wait it abandons", async () => {
+  const t = await TestTmux.start();
+  const a = await agent(t);
+  let b: TestClient | undefined;
+  try {
+    b = await connect({ socketName: t.socket });
+    // Never answered: the process ends first.
+    a.callTool("wait_for_channel", { channel: "deploy", timeoutMs: 60_000 }).catch(() => {});
+    await waitFor(() => waitsOn(t, "deploy"), "the waiter");
+    await a.closeStdin();
+    await waitFor(async () => !(await waitsOn(t, "deploy")), "the waiter's tmux process gone");
+    assert.match((await summaryOf(b, "signal_channel", { channel: "deploy" })).summary, TAKEN);
+  } finally {
+    await a.kill();
+    await b?.close();
+    await t.kill();
+  }
+});
+
+Deno.test("twoproc: a channel name of any allowed characters is marked under a name of its own", async () => {
+  await withTwo(async (t, a, b) => {
+    const odd = "_a:b@c+d=e-f.g";
+    assert.equal(
+      (await a.ok("wait_for_channel", { channel: odd, timeoutMs: 1 })).outcome,
+      "timedOut",
+    );
+    // A neighbour's name is not taken for it.
+    const near = await summaryOf(b, "signal_channel", { channel: "_a:b@c+d=e-f" });
+    assert.equal(near.summary, "Signalled channel _a:b@c+d=e-f.");
+    assert.match((await summaryOf(b, "signal_channel", { channel: odd })).summary, TAKEN);
+    const marks = (await t.tmux("show-options", "-s")).split("\n")
+      .filter((l) => l.startsWith("@tmux-mcp-channel-"));
+    for (const line of marks) assert.match(line, /^@tmux-mcp-channel-[0-9a-f]+ [0-9a-z.]+$/);
+  });
+});
+
+Deno.test("twoproc: a signal another process's wait took is not counted again", async () => {
+  await withTwo(async (t, a, b) => {
+    const waiting = summaryOf(a, "wait_for_channel", { channel: "go", timeoutMs: 20_000 });
+    await waitFor(() => waitsOn(t, "go"), "the waiter");
+    assert.equal(
+      (await summaryOf(b, "signal_channel", { channel: "go" })).summary,
+      "Signalled channel go.",
+    );
+    assert.equal((await waiting).data.outcome, "signalled");
+    // Nobody waits now: this one is kept, and nothing was there to cancel it.
+    assert.equal(
+      (await summaryOf(b, "signal_channel", { channel: "go" })).summary,
+      "Signalled channel go.",
+    );
+    assert.equal(
+      (await summaryOf(a, "wait_for_channel", { channel: "go", timeoutMs: 5_000 })).data.outcome,
+      "signalled",
+    );
+    // Taken by a wait: the next signal is kept again.
+    assert.equal(
+      (await summaryOf(a, "signal_channel", { channel: "go" })).summary,
+      "Signalled channel go.",
+    );
+    assert.equal(
+      (await summaryOf(b, "wait_for_channel", { channel: "go", timeoutMs: 5_000 })).data.outcome,
+      "signalled",
+    );
+  });
+});
+
+// If tmux ever keeps a count, or stops dropping the first signal, this fails and the tools'
+// descriptions must change.
+Deno.test("tmux fact: a second signal with nobody waiting drops the first; a third is kept", async () => {
+  await withTwo(async (t, a) => {
+    await t.tmux("wait-for", "-S", "pair");
+    await t.tmux("wait-for", "-S", "pair");
+    assert.equal(
+      (await a.ok("wait_for_channel", { channel: "pair", timeoutMs: 100 })).outcome,
+      "timedOut",
+    );
+    for (let i = 0; i < 3; i++) await t.tmux("wait-for", "-S", "three");
+    assert.equal(
+      (await a.ok("wait_for_channel", { channel: "three", timeoutMs: 5_000 })).outcome,
+      "signalled",
+    );
+  });
+});
+
+Deno.test("twoproc: a second signal_channel with nobody waiting says the two may cancel out, and so does a wait that then times out", async () => {
+  await withTwo(async (_t, a, b) => {
+    assert.equal(
+      (await summaryOf(a, "signal_channel", { channel: "twice" })).summary,
+      "Signalled channel twice.",
+    );
+    const second = await summaryOf(b, "signal_channel", { channel: "twice" });
+    assert.match(second.summary, /signalled it \d+ s ago too/);
+    assert.match(second.summary, /two signals with nobody waiting cancel out/);
+    const waited = await summaryOf(a, "wait_for_channel", { channel: "twice", timeoutMs: 100 });
+    assert.equal(waited.data.outcome, "timedOut");
+    assert.match(waited.summary, /may have cancelled each other out/);
+
+    // A third signal is kept: it says nothing, and a wait returns at once.
+    await summaryOf(a, "signal_channel", { channel: "thrice" });
+    await summaryOf(b, "signal_channel", { channel: "thrice" });
+    assert.equal(
+      (await summaryOf(a, "signal_channel", { channel: "thrice" })).summary,
+      "Signalled channel thrice.",
+    );
+    assert.equal(
+      (await summaryOf(b, "wait_for_channel", { channel: "thrice", timeoutMs: 5_000 })).data
+        .outcome,
+      "signalled",
+    );
+  });
+});
+
+Deno.test("twoproc: the marks in tmux stay bounded, and a dead wait's mark outlasts those of signals", async () => {
+  await withTwo(async (t, a, b) => {
+    assert.equal(
+      (await a.ok("wait_for_channel", { channel: "held", timeoutMs: 1 })).outcome,
+      "timedOut",
+    );
+    for (let i = 0; i < MAX_CHANNEL_MARKS + 10; i++) {
+      await (i % 2 ? a : b).ok("signal_channel", { channel: `c${i}` });
+    }
+    const marks = (await t.tmux("show-options", "-s")).split("\n")
+      .filter((l) => l.startsWith("@tmux-mcp-channel-"));
+    assert.ok(marks.length <= MAX_CHANNEL_MARKS, `${marks.length} marks`);
+    assert.match((await summaryOf(b, "signal_channel", { channel: "held" })).summary, TAKEN);
+  });
+});
