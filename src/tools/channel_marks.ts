@@ -4,7 +4,7 @@
  * tmux-mcp process on the server answers the same: another MCP client's process, on the same
  * tmux server, abandons waits and sends signals too.
  *
- * Two ways of tmux 3.3a's lose a signal without a word:
+ * tmux 3.3a loses a signal without a word in two ways:
  * - A wait whose client went away (a wait_for_channel that timed out or was cancelled, or whose
  *   process ended) stays in the channel's list of waiters, dead, and the next signal wakes it
  *   instead of being kept for a later wait. tmux has no way to withdraw a wait, and a signal
@@ -12,12 +12,12 @@
  * - A signal with nobody waiting is kept, but a second one with nobody waiting drops it: tmux
  *   keeps a flag, not a count, and the second signal clears the flag with the channel.
  *
- * A mark holds one of these states, the time it was set and a nonce
- * (`STATE.TIME.NONCE`):
+ * A mark holds one of these states, the time it was set (ms since the epoch, base 36) and a
+ * nonce, as `STATE.TIME.NONCE`:
  * - `waiting`: a wait of a tmux-mcp process may be in the list, dead;
  * - `taken`: a signal came while one was, and may have gone to it;
- * - `kept`: the last signal came with (as far as tmux-mcp knows) nobody waiting, and no wait
- *   of a tmux-mcp process has taken it since;
+ * - `kept`: the last signal may have been kept (a signal cannot tell whether anyone waited),
+ *   and no wait of a tmux-mcp process has taken it since;
  * - `lost`: a second signal came on a kept one: tmux may have dropped both.
  * Each signal moves the mark on in the same tmux step as the signal itself (`set-option -F`
  * reads the mark as it is then); a wait that is woken clears it in one step too, if nothing
