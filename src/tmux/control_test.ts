@@ -107,8 +107,9 @@ class HandshakeCheckingRunner extends TmuxRunner {
   override async spawnPersistent(
     address: ServerAddress,
     args: readonly string[],
+    env?: Readonly<Record<string, string>>,
   ): Promise<PersistentChild> {
-    if (args[0] !== "-C") return await super.spawnPersistent(address, args);
+    if (args[0] !== "-C") return await super.spawnPersistent(address, args, env);
     const others = this.#alive++;
     this.started++;
     const listed = await this.exec(address, ["list-clients", "-F", "#{client_control_mode}"]);
@@ -117,7 +118,7 @@ class HandshakeCheckingRunner extends TmuxRunner {
     if (attached !== others) {
       this.overlaps.push(`${others} other control clients alive, ${attached} attached`);
     }
-    const child = await super.spawnPersistent(address, args);
+    const child = await super.spawnPersistent(address, args, env);
     child.status.finally(() => this.#alive--);
     return child;
   }

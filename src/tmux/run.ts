@@ -215,7 +215,11 @@ export class TmuxRunner {
   }
 
   /** The program and argv that run tmux with `args` at `address`, here or over SSH. */
-  #command(address: ServerAddress, args: readonly string[]): [string, string[]] {
+  #command(
+    address: ServerAddress,
+    args: readonly string[],
+    env: Readonly<Record<string, string>> = {},
+  ): [string, string[]] {
     const tmuxArgs = [...addressArgs(address), ...args];
     if (address.host === undefined) return [this.binary, tmuxArgs];
     if (!this.#ssh?.has(address.host)) {
@@ -224,7 +228,7 @@ export class TmuxRunner {
         `Host ${JSON.stringify(address.host)} is not one this server was started with (--ssh).`,
       );
     }
-    return ["ssh", this.#ssh.argv(address.host, this.binary, tmuxArgs)];
+    return ["ssh", this.#ssh.argv(address.host, this.binary, tmuxArgs, env)];
   }
 
   /**
@@ -322,11 +326,13 @@ export class TmuxRunner {
    * Starts a long-lived `tmux <address flags> <args>` (a control-mode client) with all three
    * streams piped. It does not take a slot of the concurrency bound (it would hold it for
    * ever) but counts in {@link running}, and the runner's close kills it. On an SSH host it
-   * starts once the host's connection is up, as a one-shot call does.
+   * starts once the host's connection is up, as a one-shot call does. `env`: variables set for
+   * tmux on top of this process's (on an SSH host, on top of what its shell gives a command).
    */
   async spawnPersistent(
     address: ServerAddress,
     args: readonly string[],
+    env: Readonly<Record<string, string>> = {},
   ): Promise<PersistentChild> {
     if (address.host !== undefined) {
       await this.#reach(
@@ -338,10 +344,12 @@ export class TmuxRunner {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }
     let child: Deno.ChildProcess;
-    const [program, argv] = this.#command(address, args);
+    const [program, argv] = this.#command(address, args, env);
     try {
       child = new Deno.Command(program, {
         args: argv,
+        // Over SSH, `env` is the remote tmux's: set in the command line (see ssh.ts).
+        ...address.host === undefined ? { env: { ...env } } : {},
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",

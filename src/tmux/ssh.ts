@@ -64,12 +64,22 @@ export function shellWord(word: string): string {
 
 /**
  * The command line the remote shell runs: the marker on stdout and stderr, then tmux with
- * `args`, found on the command PATH or in the usual extra folders. The marker comes after a
- * newline of its own ({@link markerLine}).
+ * `args`, found on the command PATH or in the usual extra folders, with `env` set on top of
+ * what the shell gives a command. The marker comes after a newline of its own
+ * ({@link markerLine}).
  */
-export function remoteTmuxCommand(marker: string, binary: string, args: readonly string[]): string {
+export function remoteTmuxCommand(
+  marker: string,
+  binary: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): string {
+  const vars = Object.entries(env).map(([name, value]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new RangeError(`not a variable: ${name}`);
+    return `${shellWord(`${name}=${value}`)} `;
+  });
   return `${markerLine(marker)}; ${markerLine(marker, " >&2")}; ` +
-    `exec env PATH="$PATH:${REMOTE_PATH_TAIL}" ` +
+    `exec env PATH="$PATH:${REMOTE_PATH_TAIL}" ${vars.join("")}` +
     [binary, ...args].map(shellWord).join(" ");
 }
 
@@ -266,15 +276,23 @@ export class SshHosts {
     return args;
   }
 
-  /** The argv of an ssh that runs tmux with `tmuxArgs` on `host`, over its master. */
-  argv(host: string, binary: string, tmuxArgs: readonly string[]): string[] {
+  /**
+   * The argv of an ssh that runs tmux with `tmuxArgs` on `host`, over its master, with `env`
+   * set for tmux there (see {@link remoteTmuxCommand}).
+   */
+  argv(
+    host: string,
+    binary: string,
+    tmuxArgs: readonly string[],
+    env: Readonly<Record<string, string>> = {},
+  ): string[] {
     return [
       ...this.#common(host),
       "-o",
       "ControlMaster=no",
       "--",
       host,
-      remoteTmuxCommand(this.marker, binary, tmuxArgs),
+      remoteTmuxCommand(this.marker, binary, tmuxArgs, env),
     ];
   }
 

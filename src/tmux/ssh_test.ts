@@ -52,6 +52,10 @@ Deno.test("remoteTmuxCommand: marker first, then tmux with quoted words only", (
     line,
   );
   assert.ok(line.endsWith(`'tmux' '-L' 'x y' 'display' '-p' '$(id)'`), line);
+  // Variables for tmux come as quoted words of env, never as shell text.
+  const marked = remoteTmuxCommand("m", "tmux", ["-C"], { TERM: "tmux-mcp", X: "$(id)'" });
+  assert.ok(marked.endsWith(` 'TERM=tmux-mcp' 'X=$(id)'\\''' 'tmux' '-C'`), marked);
+  assert.throws(() => remoteTmuxCommand("m", "tmux", [], { "A;B": "x" }), RangeError);
 });
 
 Deno.test("AfterMarker: only what follows the marker line, across chunk boundaries", () => {
