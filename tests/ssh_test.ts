@@ -15,6 +15,7 @@ import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { AGENTS_CHANNEL } from "../src/hooks/marks.ts";
 import { controlFor, observeControl } from "../src/tmux/control.ts";
 import type { ControlEvent } from "../src/tmux/control_server.ts";
+import { OWN_KIND_FORMAT } from "../src/tmux/identity.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { type Sshd, startSshd } from "./helpers/sshd.ts";
@@ -151,6 +152,11 @@ Deno.test({
         "the wait to watch the remote pane",
         15_000,
       );
+      // Its control clients there (one for commands, one watching; the local call above has
+      // one too) carry tmux-mcp's mark, so that a tmux-mcp on that host knows them
+      // (identity.ts isOwnKind).
+      const kinds = (await a.tmux("list-clients", "-F", OWN_KIND_FORMAT)).trim().split("\n");
+      assert.ok(kinds.length >= 2 && kinds.every((k) => k === "1"), kinds.join(" "));
       await a.tmux("send-keys", "-t", p, "-l", "printf 'remote-%s\\n' ready");
       await a.tmux("send-keys", "-t", p, "Enter");
       const waited = await waiting;

@@ -20,6 +20,12 @@
  *   while nobody else is, and every client leaves when the last other one does, or when the
  *   option is turned on while nobody else is attached (each client subscribes to its value;
  *   commands then start tmux processes, which attach to nothing, and waits poll);
+ * - take another tmux-mcp process's clients for "somebody else" (two MCP clients, each with
+ *   its own tmux-mcp, on one server): each would then keep the other attached for ever, here
+ *   and beside a person who left. Every client starts with `TERM` set to identity.ts's
+ *   `OWN_TERM`, which tmux shows as `client_termname`, and a control client without a terminal
+ *   so named is tmux-mcp's (`isOwnKind`): the rules here treat it as one of ours. A person's
+ *   client, on a terminal whatever its name, and another program's still count as somebody;
  * - run a second command hidden in a value: every argument is single-quoted for tmux's command
  *   parser (see {@link controlLine}); a value that cannot travel on one line (a newline) makes
  *   the call fall back to starting a tmux process;
@@ -83,13 +89,17 @@ import {
 import type { ViaOptions } from "./control.ts";
 import {
   holdsOpen,
+  parseSeats,
   parseStandings,
+  type Seat,
+  SEAT_FORMAT,
   type SessionStanding,
   sessionToJoin,
   sessionToRestore,
   STANDING_FORMAT,
   type Touch,
 } from "./recency.ts";
+import { OWN_TERM } from "./identity.ts";
 import { Turns } from "./turns.ts";
 import type { PersistentChild, TmuxRunner } from "./run.ts";
 import { TmuxError } from "./tmux_error.ts";
@@ -172,10 +182,10 @@ interface ServerHooks {
   readonly ending?: Promise<void>;
 }
 
-/** The sessions and clients of a tmux server, as a leaving or idle client reads them. */
+/** A tmux server's sessions and clients, as a leaving, idle or attaching client reads them. */
 interface Seating {
   readonly standings: SessionStanding[];
-  readonly clients: readonly { readonly sessionId: string; readonly name: string }[];
+  readonly clients: readonly Seat[];
 }
 
 /** The control connections of one tmux server. */
@@ -355,8 +365,9 @@ export class ServerControl {
     );
     if (!connection) {
       this.#requireAttaching();
-      const standings = await this.#standings();
-      this.#requireOthers(standings);
+      const seating = await this.#seatingToAttach();
+      this.#requireOthers(seating);
+      const { standings } = seating;
       const target = sessionToJoin(standings, sessionIds);
       if (!target) {
         throw new ControlUnavailable(
@@ -487,11 +498,12 @@ export class ServerControl {
     if (performance.now() < this.#noSessionUntil) {
       throw new ControlUnavailable("no session a control client could attach to");
     }
-    const standings = await this.#standings();
-    if (holdsOpen(standings, this.connections)) {
+    const seating = await this.#seatingToAttach();
+    if (holdsOpen(seating.standings, seating.clients)) {
       this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
     }
-    this.#requireOthers(standings);
+    this.#requireOthers(seating);
+    const { standings } = seating;
     const target = sessionToJoin(standings);
     if (target === undefined) {
       this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
@@ -504,13 +516,13 @@ export class ServerControl {
 
   /**
    * Refuses to attach where our client would be what keeps the server alive: `exit-unattached`
-   * is on and nobody else is attached (see {@link holdsOpen}).
+   * is on and nobody but tmux-mcp is attached (see {@link holdsOpen}).
    */
-  #requireOthers(standings: readonly SessionStanding[]): void {
-    if (holdsOpen(standings, this.connections)) {
+  #requireOthers({ standings, clients }: Seating): void {
+    if (holdsOpen(standings, clients)) {
       throw new ControlUnavailable(
-        "exit-unattached is on and no other client is attached: a control client would keep " +
-          "the server alive",
+        "exit-unattached is on and no client but tmux-mcp's is attached: a control client " +
+          "would keep the server alive",
       );
     }
   }
@@ -524,16 +536,24 @@ export class ServerControl {
     }
   }
 
-  /** Every session with its last use, clients and destroy-unattached (see recency.ts). */
-  async #standings(): Promise<SessionStanding[]> {
+  /**
+   * Every session with its last use, clients and destroy-unattached (see recency.ts), and every
+   * client's session and kind: read by one tmux process, before a client of ours attaches.
+   */
+  async #seatingToAttach(): Promise<Seating> {
     if (this.#closed || this.#runner.closed) throw new ControlUnavailable("shutting down");
     const result = await this.#runner.exec(this.#address, [
       "list-sessions",
       "-F",
       STANDING_FORMAT,
+      ";",
+      "list-clients",
+      "-F",
+      SEAT_FORMAT,
     ]);
-    if (result.code !== 0) return [];
-    return parseStandings(new TextDecoder().decode(result.stdout));
+    if (result.code !== 0) return { standings: [], clients: [] };
+    const text = new TextDecoder().decode(result.stdout);
+    return { standings: parseStandings(text), clients: parseSeats(text) };
   }
 
   /**
@@ -604,11 +624,11 @@ export class ServerControl {
 
   /**
    * Looks again where the primary client sits, after another client attached, detached or
-   * moved: once someone has used its session since our client joined it and nobody else is
-   * attached there any more (a person worked there, then left), a plain `tmux attach` should
-   * find that session free. The client then leaves it, a moment after its last answer; the next
-   * call opens a new one elsewhere (see recency.ts). A client carrying format subscriptions
-   * stays.
+   * moved: once someone has used its session since our client joined it and nobody but
+   * tmux-mcp is attached there any more (a person worked there, then left), a plain `tmux
+   * attach` should find that session free. The client then leaves it, a moment after its last
+   * answer; the next call opens a new one elsewhere (see recency.ts). A client carrying format
+   * subscriptions stays.
    */
   #reviewPlacement(): void {
     if (this.#reviewing) {
@@ -627,9 +647,10 @@ export class ServerControl {
 
   /**
    * After a client left or moved, or `exit-unattached` was turned on: when the server exits
-   * once no client is attached (`exit-unattached`) and every client still attached is ours,
-   * all of ours leave at once, watchers told they lost the feed (they poll from then on), so
-   * the server exits as it would without us. Returns whether they left.
+   * once no client is attached (`exit-unattached`) and every client still attached is
+   * tmux-mcp's (ours, or another tmux-mcp process's, which does the same), all of ours leave
+   * at once, watchers told they lost the feed (they poll from then on), so the server exits as
+   * it would without tmux-mcp. Returns whether they left.
    */
   async #leaveIfLast(): Promise<boolean> {
     const connection = [...this.#connections].find((c) => !c.closed && c.clientName !== "");
@@ -637,8 +658,7 @@ export class ServerControl {
     try {
       const seating = await this.#seating(connection);
       if (seating === null || !seating.standings.some((s) => s.exitUnattached)) return false;
-      const ours = new Set([...this.#connections].map((c) => c.clientName));
-      if (seating.clients.some((c) => !ours.has(c.name))) return false;
+      if (seating.clients.some((c) => this.#someone(c))) return false;
       this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
       await this.#inTurn(() => this.#closeAll());
       return true;
@@ -670,7 +690,7 @@ export class ServerControl {
     }
   }
 
-  /** Whether a client not of this process is attached to `connection`'s session. */
+  /** Whether someone not tmux-mcp (see {@link #someone}) is attached to `connection`'s session. */
   async #sessionShared(connection: Connection): Promise<boolean> {
     try {
       const seating = await this.#seating(connection);
@@ -685,22 +705,29 @@ export class ServerControl {
     const options = { timeoutMs: 2_000 };
     const [sessions, clients] = await Promise.all([
       connection.exec(["list-sessions", "-F", STANDING_FORMAT], options),
-      connection.exec(["list-clients", "-F", "#{session_id}\t#{client_name}"], options),
+      connection.exec(["list-clients", "-F", SEAT_FORMAT], options),
     ]);
     if (sessions.code !== 0 || clients.code !== 0) return null;
     return {
       standings: parseStandings(new TextDecoder().decode(sessions.stdout)),
-      clients: new TextDecoder().decode(clients.stdout).split("\n")
-        .map((line) => line.split("\t"))
-        .filter((fields) => fields.length === 2)
-        .map(([sessionId, name]) => ({ sessionId, name })),
+      clients: parseSeats(new TextDecoder().decode(clients.stdout)),
     };
   }
 
-  /** Whether a client not of this process is attached to session `sessionId`. */
+  /**
+   * Whether `client` is someone the rules that keep our clients out of the way wait for: a
+   * person, or another program. Not a client of this process, nor one of another tmux-mcp
+   * process (see identity.ts `isOwnKind`): that one follows the same rules, and waiting for
+   * each other, two processes would keep each other attached for ever.
+   */
+  #someone(client: Seat): boolean {
+    if (client.ownKind) return false;
+    return ![...this.#connections].some((c) => c.clientName === client.name);
+  }
+
+  /** Whether someone not tmux-mcp (see {@link #someone}) is attached to session `sessionId`. */
   #othersIn(sessionId: string, clients: Seating["clients"]): boolean {
-    const ours = new Set([...this.#connections].map((c) => c.clientName));
-    return clients.some((c) => c.sessionId === sessionId && !ours.has(c.name));
+    return clients.some((c) => c.sessionId === sessionId && this.#someone(c));
   }
 
   /** Remembers a connection's client as ending until it has exited. */
@@ -725,6 +752,7 @@ export class ServerControl {
       // -E: attaching would apply update-environment, putting this process's DISPLAY,
       // SSH_AUTH_SOCK and the like (or their absence) into the person's session.
       // no-output (commands only): tmux sends it no pane's output at all.
+      // TERM: the mark by which another tmux-mcp process knows this client (identity.ts).
       child = await this.#runner.spawnPersistent(this.#address, [
         "-C",
         "attach-session",
@@ -733,7 +761,7 @@ export class ServerControl {
         forWatches ? "ignore-size" : "ignore-size,no-output",
         "-t",
         sessionId,
-      ]);
+      ], { TERM: OWN_TERM });
     } catch (error) {
       throw new ControlUnavailable(error instanceof Error ? error.message : String(error));
     }
@@ -926,11 +954,11 @@ export class ServerControl {
       if (!idle()) return;
       // Answers still on their way: look again later.
       if (connection.pending > 0) return this.#maybeLinger(connection);
-      // Someone else is attached to the session it joined (a person, say): leaving changes
-      // nothing for a plain attach, and staying keeps our client older than their next key,
-      // where a new one for the next wait would be newer (tmux gives client-less commands to
-      // the newest client of the session; see recency.ts). It leaves once they have. A client
-      // tmux moved there is leaving already (#leaveMoved).
+      // Someone not tmux-mcp is attached to the session it joined (a person, say): leaving
+      // changes nothing for a plain attach, and staying keeps our client older than their next
+      // key, where a new one for the next wait would be newer (tmux gives client-less commands
+      // to the newest client of the session; see recency.ts). It leaves once they have. A
+      // client tmux moved there is leaving already (#leaveMoved).
       if (!connection.leaving && await this.#sessionShared(connection)) {
         if (idle()) this.#maybeLinger(connection);
         return;

@@ -171,6 +171,33 @@ export function isPerson(client: Pick<ClientRow, "controlMode" | "tty">): boolea
 }
 
 /**
+ * The terminal name (`TERM`, which tmux shows as `client_termname`) every control client of
+ * tmux-mcp gives tmux, so that one tmux-mcp process knows another's clients. Two MCP clients
+ * (an editor and a terminal agent) each start tmux-mcp on the same tmux server, and the rules
+ * that keep a control client out of a person's way ("leave once nobody else is here") must
+ * not take the other process's clients for someone: each would keep the other attached for
+ * ever.
+ */
+export const OWN_TERM = "tmux-mcp";
+
+/**
+ * Whether a client is tmux-mcp's, this process's or another's: a control client without a
+ * terminal that named its terminal {@link OWN_TERM}. A client on a terminal is never one, even
+ * one whose terminal is named so: it is a person's (see {@link isPerson}). Another program's
+ * control client (its own `TERM`) is not one either, and counts as someone.
+ */
+export function isOwnKind(client: Pick<ClientRow, "controlMode" | "tty" | "termName">): boolean {
+  return client.controlMode && client.tty === "" && client.termName === OWN_TERM;
+}
+
+/**
+ * {@link isOwnKind} as a tmux format for list-clients: `1` or `0`, so nothing a client chose
+ * (its terminal name) reaches the output.
+ */
+export const OWN_KIND_FORMAT = "#{?#{&&:#{client_control_mode},#{&&:#{==:#{client_tty},}," +
+  `#{==:#{client_termname},${OWN_TERM}}}},1,0}`;
+
+/**
  * Whether a person's client shows every window of its session at once: a control client on a
  * terminal (iTerm2 opens each window of the session it attached as a tab or window of its own).
  */

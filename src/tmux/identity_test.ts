@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { attendedPanes, findCallerPane, isPerson, parseTmuxEnv } from "./identity.ts";
+import {
+  attendedPanes,
+  findCallerPane,
+  isOwnKind,
+  isPerson,
+  OWN_TERM,
+  parseTmuxEnv,
+} from "./identity.ts";
 import { type ClientRow, FULL_SCOPE, type PaneRow, type Snapshot } from "./snapshot.ts";
 
 Deno.test("parseTmuxEnv takes the last two fields as numbers, so paths may hold commas", () => {
@@ -123,4 +130,19 @@ Deno.test("attended: a control client on a terminal (tmux -CC, iTerm2) shows its
   assert.equal(isPerson(program), false);
   assert.deepEqual([...attendedPanes(snap(panes, [program])).keys()], []);
   assert.equal(isPerson(client("@1", "%1")), true);
+});
+
+Deno.test("isOwnKind: tmux-mcp's control clients over pipes, never a terminal's nor another program's", () => {
+  const ours = client("@1", "%1", { controlMode: true, tty: "", termName: OWN_TERM });
+  assert.equal(isOwnKind(ours), true);
+  assert.equal(isPerson(ours), false);
+  // A person whose terminal is named so, plain or on tmux -CC: a person still.
+  for (const controlMode of [false, true]) {
+    const person = { ...ours, controlMode, tty: "/dev/pts/4" };
+    assert.equal(isOwnKind(person), false);
+    assert.equal(isPerson(person), true);
+  }
+  // Another program's control client: someone, though not a person.
+  assert.equal(isOwnKind({ ...ours, termName: "xterm" }), false);
+  assert.equal(isOwnKind({ ...ours, controlMode: false }), false);
 });

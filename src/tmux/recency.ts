@@ -20,11 +20,14 @@
  * A client that must join a person's session (to follow a pane's output there) cannot keep out
  * of tmux's other choice by recency: commands that need a client and name none go to the
  * session's most recently active client, and tmux counts a client's activity from its creation
- * and the person's keys. So such a client stays while anyone else is attached there (control_server.ts):
- * after the person's next key it is never the newest again, where a fresh one per wait would be.
+ * and the person's keys. So such a client stays while anyone but tmux-mcp is attached there
+ * (control_server.ts): after the person's next key it is never the newest again, where a fresh
+ * one per wait would be.
  *
  * @module
  */
+
+import { OWN_KIND_FORMAT } from "./identity.ts";
 
 /** A session as tmux ranks it for a target-less attach or command. */
 export interface SessionStanding {
@@ -64,13 +67,47 @@ export function parseStandings(text: string): SessionStanding[] {
   return standings;
 }
 
+/** A client attached to a session, as a leaving or attaching control client reads it. */
+export interface Seat {
+  readonly sessionId: string;
+  /** `client_name`: its terminal, or `client-<pid>` without one. */
+  readonly name: string;
+  /** Whether it is tmux-mcp's, this process's or another's (see identity.ts `isOwnKind`). */
+  readonly ownKind: boolean;
+}
+
+/**
+ * The list-clients format {@link parseSeats} reads: tab-separated, so that no line of it reads
+ * as a line of {@link STANDING_FORMAT} (space-separated, and no field of it holds a tab), and
+ * the two can come back from one tmux invocation. Nothing a client chose reaches it: its name
+ * is its terminal's path or `client-<pid>`, and its kind is `1` or `0`.
+ */
+export const SEAT_FORMAT = `#{session_id}\t${OWN_KIND_FORMAT}\t#{client_name}`;
+
+/** Reads list-clients output in {@link SEAT_FORMAT}; lines that do not fit are skipped. */
+export function parseSeats(text: string): Seat[] {
+  return text.split("\n").map((line) => line.split("\t"))
+    .filter(([id, kind, name]) =>
+      /^\$\d+$/.test(id ?? "") && (kind === "0" || kind === "1") && name !== undefined
+    )
+    .map(([sessionId, kind, ...name]) => ({
+      sessionId,
+      name: name.join("\t"),
+      ownKind: kind === "1",
+    }));
+}
+
 /**
  * Whether a control client attaching (or staying) would keep the server alive on its own:
- * `exit-unattached` is on and no client is attached but `ours` (the clients of this process).
+ * `exit-unattached` is on and every client attached is tmux-mcp's, this process's or another
+ * tmux-mcp process's (two MCP clients on one server): without tmux-mcp, nobody would be.
  */
-export function holdsOpen(standings: readonly SessionStanding[], ours: number): boolean {
+export function holdsOpen(
+  standings: readonly SessionStanding[],
+  seats: readonly Seat[],
+): boolean {
   if (!standings.some((s) => s.exitUnattached)) return false;
-  return standings.reduce((n, s) => n + s.clients, 0) <= ours;
+  return seats.every((s) => s.ownKind);
 }
 
 /** A session's number, for stable tie-breaks (`$12` → 12). */

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import {
   holdsOpen,
+  parseSeats,
   parseStandings,
+  type Seat,
   type SessionStanding,
   sessionToJoin,
   sessionToRestore,
@@ -27,12 +29,24 @@ Deno.test("parseStandings reads tmux's lines and skips what does not fit", () =>
   assert.deepEqual(parseStandings("$0 100 2 0 1\n"), [standing("$0", 100, 2, false, true)]);
 });
 
-Deno.test("holdsOpen: with exit-unattached, only clients other than ours keep the server", () => {
-  const on = (clients: number) => standing("$0", 1, clients, false, true);
-  assert.equal(holdsOpen([on(1)], 1), true, "ours alone");
-  assert.equal(holdsOpen([on(1), on(1)], 1), false, "someone else in another session");
-  assert.equal(holdsOpen([on(0)], 0), true, "nobody: ours would be the one");
-  assert.equal(holdsOpen([standing("$0", 1, 1)], 1), false, "exit-unattached off");
+Deno.test("holdsOpen: with exit-unattached, only clients other than tmux-mcp's keep the server", () => {
+  const on = [standing("$0", 1, 1, false, true), standing("$1", 1, 0, false, true)];
+  const seat = (sessionId: string, ownKind: boolean) =>
+    ({ sessionId, name: `client-${sessionId.slice(1)}`, ownKind }) satisfies Seat;
+  assert.equal(holdsOpen(on, [seat("$0", true)]), true, "tmux-mcp's alone (ours or another's)");
+  assert.equal(holdsOpen(on, [seat("$0", true), seat("$1", true)]), true, "two processes'");
+  assert.equal(holdsOpen(on, [seat("$0", true), seat("$1", false)]), false, "someone else");
+  assert.equal(holdsOpen(on, []), true, "nobody: ours would be the one");
+  assert.equal(holdsOpen([standing("$0", 1, 1)], [seat("$0", true)]), false, "option off");
+});
+
+Deno.test("parseSeats reads list-clients lines in SEAT_FORMAT and skips list-sessions ones", () => {
+  const text = "$0 100 1 0 1\n$0\t1\tclient-12\n$1\t0\t/dev/pts/3\n$2\tx\tbad\n\n";
+  assert.deepEqual(parseSeats(text), [
+    { sessionId: "$0", name: "client-12", ownKind: true },
+    { sessionId: "$1", name: "/dev/pts/3", ownKind: false },
+  ]);
+  assert.deepEqual(parseStandings(text), [standing("$0", 100, 1, false, true)]);
 });
 
 Deno.test("sessionToJoin: the least recently used, preferring sessions nobody is attached to", () => {

@@ -492,12 +492,16 @@ export class TestTmux {
    * Attaches a real client through a pseudo-terminal (`script`), as a person would, and waits
    * until tmux lists it. Returns the client's tty. `control`: attach as iTerm2's tmux
    * integration does (`tmux -CC attach` in a terminal): a control-mode client with a tty.
+   * `env`: more of the terminal's environment (`TERM` is xterm unless it says otherwise).
    */
-  async attach(target: string, options: { control?: boolean } = {}): Promise<string> {
+  async attach(
+    target: string,
+    options: { control?: boolean; env?: Record<string, string> } = {},
+  ): Promise<string> {
     const before = new Set(await this.clientTtys());
     const child = new Deno.Command("script", {
       args: scriptArgs(this.socket, [...options.control ? ["-CC"] : [], "attach", "-t", target]),
-      env: cleanEnv({ TERM: "xterm" }),
+      env: cleanEnv({ TERM: "xterm", ...options.env }),
       clearEnv: true,
       stdin: "piped",
       stdout: "null",
