@@ -1283,3 +1283,32 @@ Deno.test("pipe_pane: a pipe opened between its read and its act is not replaced
     }
   });
 });
+
+Deno.test("set_option refuses every @tmux-mcp- option: the marks tmux-mcp servers leave for one another", async () => {
+  await withTmux(async (t, c) => {
+    // A forged lend mark would make the next creation take a person's `latest` for a lent one
+    // and set their window-size to manual; a forged channel mark would make signal_channel's
+    // warnings lie; a name tmux-mcp gives a mark later is reserved now.
+    const attempts: Record<string, unknown>[] = [
+      { name: "@tmux-mcp-lent", value: "x", scope: "window", global: true },
+      { name: "@tmux-mcp-lent", unset: true, scope: "window", global: true },
+      { name: "@tmux-mcp-channel-6275696c64", value: "waiting 1 x", scope: "server" },
+      { name: "@tmux-mcp-anything", value: "1", scope: "session", target: t.ids.sessionId },
+      { name: "@tmux-mcp-future[3]", value: "1", scope: "pane", target: t.ids.paneId },
+    ];
+    for (const args of attempts) {
+      assert.match(
+        await c.fail("set_option", args),
+        /names tmux-mcp keeps for the marks its servers leave for one another/,
+        JSON.stringify(args),
+      );
+    }
+    assert.equal(await t.tmux("show-options", "-gwv", "@tmux-mcp-lent").catch(() => ""), "");
+    assert.equal(
+      await t.tmux("show-options", "-s", "@tmux-mcp-channel-6275696c64").catch(() => ""),
+      "",
+    );
+    // Another user option is the caller's to set.
+    await c.ok("set_option", { name: "@tmux-mcpx", value: "1", scope: "server" });
+  });
+});

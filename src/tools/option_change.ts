@@ -42,7 +42,21 @@ export function refuseMarks(name: string): void {
       "get_command_result says when the command has ended; the mark goes with it.",
     );
   }
+  // The rest of the namespace holds the marks tmux-mcp servers leave for one another (a lend of
+  // window-size, channel notes) and any it names later: forged, a creation would take a
+  // person's `latest` for a lent one and set their window-size to manual, or signal_channel's
+  // warnings would lie.
+  if (base.startsWith(RESERVED_PREFIX)) {
+    throw new ToolFailure(
+      `${base} is among the names tmux-mcp keeps for the marks its servers leave for one ` +
+        `another (${RESERVED_PREFIX}*); no tool sets or unsets them.`,
+      "Choose another name for a user option of your own.",
+    );
+  }
 }
+
+/** User options tmux-mcp's servers keep for their marks. */
+const RESERVED_PREFIX = "@tmux-mcp-";
 
 /** What every refusal of a value says besides its reason. */
 const UNCHANGED = "Nothing was changed.";
