@@ -241,7 +241,13 @@ export class PaneWatch {
     this.#wake?.();
   }
 
-  /** Waits for the next event, at most until `deadline` (a `performance.now()` time). */
+  /**
+   * Waits for the next event, at most until `deadline` (a `performance.now()` time). Output
+   * already received is reported even at the deadline; nothing that asks tmux starts after
+   * it. A read that found a change returns at once: the deadline is checked again at the next
+   * call, before anything else asks tmux, so a pane that changes faster than it is read cannot
+   * keep a wait past its deadline.
+   */
   async next(deadline: number): Promise<WatchEvent> {
     const signal = this.#ctx.signal;
     const tickAt = performance.now() + TICK_MS;
@@ -252,22 +258,24 @@ export class PaneWatch {
         if (lines.length > 0 && !this.#rows) return { kind: "lines", lines };
       }
       if (this.#diedAfterLines) return await this.#died(this.#diedAfterLines);
+      let now = performance.now();
+      if (now >= deadline) return { kind: "timeout" };
       if (this.#lost) {
         this.#lost = false;
         const event = await this.#recover();
         if (event) return event;
+        now = performance.now();
       }
-      let now = performance.now();
       if (this.#dirty && this.transport === "control" && now >= this.#readAt) {
         this.#dirty = false;
-        this.#readAt = now + ROWS_MS;
         const event = await this.#poll();
+        this.#readAt = this.#rest(now, ROWS_MS);
         if (event) return event;
         now = performance.now();
       }
       if (this.transport === "polling" && now >= this.#checkAt) {
-        this.#checkAt = now + POLL_MS;
         const event = await this.#poll();
+        this.#checkAt = this.#rest(now, POLL_MS);
         if (event) return event;
       } else if (this.transport === "control" && (this.#changed || now >= this.#checkAt)) {
         this.#changed = false;
@@ -289,6 +297,16 @@ export class PaneWatch {
       const readAt = this.#dirty ? this.#readAt : Infinity;
       await this.#sleep(Math.min(deadline, tickAt, this.#checkAt, readAt) - now, signal);
     }
+  }
+
+  /**
+   * When the next read may start, after one that started at `began`: `interval` after it,
+   * and never sooner than the read took after its end. A read that takes longer than the
+   * interval (a loaded tmux, a long capture) leaves tmux as long again for everything else.
+   */
+  #rest(began: number, interval: number): number {
+    const ended = performance.now();
+    return ended + Math.max(interval - (ended - began), ended - began);
   }
 
   /** The death event, with the exit status once tmux knows it (see {@link learnExitStatus}). */
