@@ -36,6 +36,8 @@ export interface PaneProbe {
   readonly command: string;
   /** `pane_width`: rows reflow when it changes. */
   readonly width: number;
+  /** `pane_height`: the screen's rows (the last row is `historySize + height - 1`). */
+  readonly height: number;
   /** `history_limit`: at it tmux drops the oldest tenth of the history. */
   readonly historyLimit: number;
   /** `alternate_on`: the screen shown keeps no history (what scrolls off it is gone). */
@@ -73,6 +75,7 @@ export const PROBE_FIELDS = [
   "#{alternate_on}",
   "#{pane_input_off}",
   "#{start_time}",
+  "#{pane_height}",
 ];
 
 /** The probe of a pane that is not there. */
@@ -86,6 +89,7 @@ export const GONE: PaneProbe = {
   cursorY: 0,
   command: "",
   width: 0,
+  height: 0,
   historyLimit: 0,
   alternateScreen: false,
   inputOff: false,
@@ -219,6 +223,7 @@ function toProbe(r: readonly string[]): PaneProbe {
     cursorY: Number(r[6]) || 0,
     command: r[7],
     width: Number(r[8]) || 0,
+    height: Number(r[14]) || 0,
     historyLimit: Number(r[9]) || 0,
     serverPid: Number(r[10]) || 0,
     alternateScreen: flag(r[11]),
