@@ -46,6 +46,31 @@ export function rowsFrom(
   return r === raw.length ? found : null;
 }
 
+/**
+ * Where a row falls among the lines of a `capture-pane -J` read, from the rows before it read
+ * row by row (`before`, with -N, from the same first row at the same instant): the index of
+ * the line it is on, and how much of that line the rows before it hold (0 when it starts the
+ * line). The lines from that row on are what `capture-pane -J` from that row gives. Null as
+ * {@link rowsFrom} is: the rows do not add up to the lines, or could be grouped otherwise.
+ */
+export function lineAt(
+  joined: readonly string[],
+  before: readonly string[],
+): { index: number; offset: number } | null {
+  let r = 0;
+  for (let j = 0; j < joined.length; j++) {
+    if (r === before.length) return { index: j, offset: 0 };
+    const line = joined[j];
+    if (before[r] === "" && line !== "") return null;
+    let made = before[r++];
+    while (made.length < line.length && r < before.length) made += before[r++];
+    if (made === line) continue;
+    // The rows end inside this line: they hold its start.
+    return r === before.length && line.startsWith(made) ? { index: j, offset: made.length } : null;
+  }
+  return null;
+}
+
 /** The lines without the blank ones at their end (a capture pads the screen with them). */
 export function trimTrailingBlank(lines: string[]): string[] {
   let end = lines.length;
@@ -130,19 +155,23 @@ export interface WrittenRow {
  * latest form, and counts even when it is back to what it showed at the start: it changed
  * in between. `startCursor` is where the start's cursor is on the start row (the watch's
  * `#cursorIn`); `base` the rows as they stood at the start (the watch's baseline; null when
- * not known).
+ * not known). `lines` may be the rows from the `first`-th on (a watch reads again only the
+ * rows that may have changed): `base` is still from the start row on, `last` the same rows as
+ * `lines`.
  */
 export function changedRows(
   base: readonly string[] | null,
   lines: readonly string[],
   last: readonly string[] | null,
   startCursor: number,
+  first = 0,
 ): WrittenRow[] {
   const out: WrittenRow[] = [];
-  lines.forEach((line, i) => {
+  lines.forEach((line, j) => {
+    const i = first + j;
     const text = trimRow(line);
     if (text === "") return;
-    const before = last === null ? null : trimRow(last[i] ?? "");
+    const before = last === null ? null : trimRow(last[j] ?? "");
     if (text === before) return;
     // What differs from the row at the last read and from the row at the start: written
     // since the start is what either tells.
@@ -184,16 +213,22 @@ export function changedRows(
  * baseline (the start row from where it first differs: characters, not columns, which wide
  * characters and combining marks tell apart). Without a baseline, every row, the start row
  * from the start's cursor on (`startCursor`, see the watch's `#cursorIn`). `base` is the
- * baseline: the rows as they stood at the start, null when not known.
+ * baseline: the rows as they stood at the start, null when not known. `lines` may be the rows
+ * from the `first`-th on, as in {@link changedRows}.
  */
 export function writtenRows(
   base: readonly string[] | null,
   lines: readonly string[],
   startCursor: number,
+  first = 0,
 ): string[] {
-  if (base === null) return [lines[0].slice(startCursor), ...lines.slice(1)];
+  if (lines.length === 0) return [];
+  if (base === null) {
+    return first === 0 ? [lines[0].slice(startCursor), ...lines.slice(1)] : [...lines];
+  }
   const out: string[] = [];
-  lines.forEach((line, i) => {
+  lines.forEach((line, j) => {
+    const i = first + j;
     const was = base[i];
     if (line === was) return;
     if (i > 0 || was === undefined) out.push(line);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { changedSpan, rowsFrom } from "./captured_rows.ts";
+import { changedSpan, lineAt, rowsFrom } from "./captured_rows.ts";
 
 Deno.test("rowsFrom makes capture-pane -J -S y out of the screen read joined and row by row", () => {
   // No wrapped rows: the rows from y on.
@@ -22,6 +22,30 @@ Deno.test("rowsFrom makes capture-pane -J -S y out of the screen read joined and
   // Reads that do not add up (tmux changed how it captures): not guessed either.
   assert.equal(rowsFrom(["ab", "c"], ["a", "c"], 1), null);
   assert.equal(rowsFrom(["a"], ["a", "b"], 0), null);
+});
+
+Deno.test("lineAt finds a row among joined lines from the rows above it alone", () => {
+  // A line wrapped over three rows (four columns), as in rowsFrom's case.
+  const joined = ["$ ", "abcdefghij", "P> "];
+  const raw = ["$ ", "abcd", "efgh", "ij", "P> "];
+  for (let y = 0; y <= 4; y++) {
+    const at = lineAt(joined, raw.slice(0, y));
+    assert.ok(at !== null, `row ${y}`);
+    // The lines from the row on are what rowsFrom (and capture-pane -J -S y) gives.
+    assert.deepEqual(
+      [joined[at.index].slice(at.offset), ...joined.slice(at.index + 1)],
+      rowsFrom(joined, raw, y),
+      `row ${y}`,
+    );
+  }
+  assert.deepEqual(lineAt(joined, raw.slice(0, 2)), { index: 1, offset: 4 });
+  assert.deepEqual(lineAt(joined, raw.slice(0, 4)), { index: 2, offset: 0 });
+  // Wide characters: characters, not columns.
+  assert.deepEqual(lineAt(["日本語x", "é"], ["日本"]), { index: 0, offset: 2 });
+  // Rows that do not add up, or a blank row where a line that is not blank would begin.
+  assert.equal(lineAt(["ab", "c"], ["a", "c"]), null);
+  assert.equal(lineAt(["abcd", "x"], ["abcd", ""]), null);
+  assert.equal(lineAt(["a"], ["a", "b"]), null);
 });
 
 Deno.test("changedSpan: the common start, then the common end of what is left, left out", () => {
