@@ -1,15 +1,24 @@
 /**
- * A wait is bounded by its timeout: wait_for_text on a pane that printed a long log and keeps
- * redrawing a progress line (a build) ends at its timeout.
+ * A wait is bounded by its timeout and by what the pane writes: wait_for_text on a pane that
+ * printed a long log and keeps redrawing a progress line (a build) ends at its timeout, and
+ * reads about the rows the pane wrote, not all of them again at every read.
  *
  * Counts, never times: an `after-capture-pane` hook counts the captures tmux runs (any
- * client) and keeps the arguments of each.
+ * client) and keeps the arguments of each, from which the rows tmux was asked to print follow.
+ * And what a read that reads only what may have changed tells is what reading everything from
+ * the start row tells, pane state by pane state.
  */
 
 import assert from "node:assert/strict";
+import { changedRows, type WrittenRow } from "../src/tools/captured_rows.ts";
+import { cellIndex } from "../src/tools/cell_width.ts";
+import { probePane } from "../src/tools/pane_probe.ts";
+import { READ_ROWS, type RowsRead, WatchedRows } from "../src/tools/watch_rows.ts";
 import { controlFor } from "../src/tmux/control.ts";
-import { connect, type TestClient } from "./helpers/mcp.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
+import { connect, type TestClient, testContext } from "./helpers/mcp.ts";
+import { prng } from "./helpers/prng.ts";
+import { HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -44,6 +53,19 @@ async function captures(t: Server): Promise<number> {
   return Number((await t.tmux("show-options", "-gv", "@caps")).trim());
 }
 
+/** Rows tmux was asked to print by the captures counted so far (from -S to the screen's end). */
+async function rowsAsked(t: Server): Promise<number> {
+  const args = (await t.tmux("show-options", "-gv", "@capargs")).trim().split("|");
+  let rows = 0;
+  for (const a of args) {
+    if (a.trim() === "") continue;
+    const m = / -S (-?\d+)/.exec(a);
+    const from = m ? Number(m[1]) : 0;
+    rows += Math.max(0, HEIGHT - from);
+  }
+  return rows;
+}
+
 /**
  * A pane (history-limit 50 000) that waits for Enter, then prints `lines` rows of a log and
  * then redraws one progress line every `spinEvery` seconds: a build.
@@ -74,8 +96,9 @@ Deno.test("wait_for_text ends at its timeout on a pane that printed a log and ke
     const pane = await buildPane(t, 40_000, "0.01");
     await countCaptures(t);
     const timeoutMs = 3_000;
-    // Reads are at least 20 ms apart while a wait runs (each one or two captures): a wait
-    // that ends at its 3 s timeout captures the pane at most about 300 times.
+    // Reads are at least 20 ms apart while a wait runs (one capture each while the pane does
+    // not scroll, a few while it does): a wait that ends at its 3 s timeout captures the pane
+    // at most about 300 times.
     const bound = 2 * (timeoutMs / 20) + 10;
     let ended = false;
     const wait = c.call("wait_for_text", {
@@ -100,4 +123,219 @@ Deno.test("wait_for_text ends at its timeout on a pane that printed a log and ke
         `${data.waitedMs} ms, until the pane was respawned (outcome ${data.outcome})`,
     );
   });
+});
+
+Deno.test("wait_for_text reads about what the pane wrote, not all of it again at every read", async () => {
+  await withServer(async (t, c) => {
+    const lines = 20_000;
+    // A slower progress line, so that the wait does end at its timeout.
+    const pane = await buildPane(t, lines, "0.3");
+    await countCaptures(t);
+    const wait = c.call("wait_for_text", {
+      paneId: pane,
+      patterns: ["NEVER-PRINTED"],
+      timeoutMs: 4_000,
+    });
+    await subscribed(t, c);
+    await t.tmux("send-keys", "-t", pane, "Enter");
+    const result = await wait;
+    const n = await captures(t);
+    const asked = await rowsAsked(t);
+    // What a wait needs: the rows written (once) and a screenful per capture.
+    const needed = lines + HEIGHT * n;
+    assert.ok(
+      asked <= 3 * needed,
+      `one wait_for_text (${
+        (result.structuredContent as { outcome: string }).outcome
+      }) made tmux print ${asked} rows in ${n} captures for a pane that wrote ${lines} rows ` +
+        `(${needed} rows would cover every write plus a screen per capture)`,
+    );
+  });
+});
+
+/** A pane that shows what is written to it and nothing else (its terminal raw, no echo). */
+async function quietPane(t: Server, p: string): Promise<{ write(s: string): Promise<void> }> {
+  await t.tmux("respawn-pane", "-k", "-t", p, "stty raw -echo; exec cat");
+  await t.foreground(p, "cat");
+  let step = 0;
+  return {
+    // Each write ends by setting the pane's title, which no row shows: once tmux has it, it
+    // has drawn everything before it.
+    async write(s: string) {
+      const title = `step ${++step}`;
+      const bytes = new TextEncoder().encode(`${s}\x1b]2;${title}\x07`);
+      const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0"));
+      for (let i = 0; i < hex.length; i += 4_000) {
+        await t.tmux("send-keys", "-t", p, "-H", ...hex.slice(i, i + 4_000));
+      }
+      await waitFor(
+        async () =>
+          (await t.tmux("display-message", "-p", "-t", p, "#{pane_title}")).trim() === title,
+        `${title} drawn`,
+      );
+    },
+  };
+}
+
+/** Something a program writes: lines, a long wrapped one, a redraw, a cursor move, a clear... */
+function writing(rand: ReturnType<typeof prng>, n: number): string {
+  const word = () => rand.pick(["build", "ok", "日本語", "é", "🛠", "x".repeat(rand.int(70))]);
+  switch (rand.int(9)) {
+    case 0:
+    case 1:
+      return Array.from({ length: 1 + rand.int(25) }, (_, i) => `line ${n}.${i} ${word()}\r\n`)
+        .join("");
+    case 2:
+      return `${"w".repeat(20 + rand.int(120))} ${n}\r\n`;
+    case 3:
+      return `\rprogress ${n} ${word()}`;
+    case 4:
+      return `\x1b[${1 + rand.int(5)}A\rEDIT ${n}\x1b[${1 + rand.int(5)}B\r\n`;
+    case 5:
+      return "\r\n".repeat(1 + rand.int(4));
+    case 6:
+      return rand.chance(0.5) ? "\x1b[2K\r" : `\x1b[H\x1b[2J top ${n}\r\n`;
+    case 7:
+      return `${word()} ${word()} `;
+    default:
+      return `\x1b[${1 + rand.int(8)};${1 + rand.int(30)}H${word()}\x1b[8;1H\r\n`;
+  }
+}
+
+/**
+ * A watch's rows on a quiet pane (30 x 8), and the reference they are checked against: every
+ * row from the start row on, read whole at each step and compared with the last read, as a
+ * watch read them before it read only what may have changed.
+ */
+async function withWatched(
+  setup: string,
+  fn: (t: Server, w: Watched) => Promise<void>,
+  options: { skips?: boolean } = {},
+): Promise<void> {
+  const t = await TestTmux.start("main", { width: 30, height: 8 });
+  const runner = new TmuxRunner();
+  const ctx = testContext(runner, t.socket);
+  try {
+    // Far from the history's limit (a pane takes it when it is made): no trims.
+    await t.tmux("set-option", "-g", "history-limit", "100000");
+    const p = (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "-t", "main")).trim();
+    const tty = await quietPane(t, p);
+    await tty.write(setup);
+    const start = await probePane(ctx, p);
+    const watched = new WatchedRows(ctx, p, start, true);
+    await watched.readBaseline();
+    const all = async () => {
+      const history = Number(await t.tmux("display-message", "-p", "-t", p, "#{history_size}"));
+      const from = start.historySize + start.cursorY - history;
+      const out = await t.tmux("capture-pane", "-p", "-J", "-t", p, "-S", String(from));
+      const lines = out.split("\n");
+      while (lines.length > 0 && lines[lines.length - 1].trim() === "") lines.pop();
+      return lines;
+    };
+    const base = await all();
+    let last = base;
+    const cursor = await cellIndex(ctx, start.serverPid, base[0] ?? "", start.cursorX);
+    await fn(t, {
+      watched,
+      write: tty.write,
+      async check(read: RowsRead, what: string) {
+        const lines = await all();
+        let told: WrittenRow[] = [];
+        if (lines.length > 0 && lines.join("\n") !== last.join("\n")) {
+          told = changedRows(base, lines, last, cursor);
+          last = lines;
+        }
+        assert.deepEqual(read.rows ?? [], told, what);
+      },
+    });
+    if (!options.skips) assert.equal(watched.skippedRows, 0);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+}
+
+interface Watched {
+  readonly watched: WatchedRows;
+  write(s: string): Promise<void>;
+  /** Checks what a read told against the reference, read now. */
+  check(read: RowsRead, what: string): Promise<void>;
+}
+
+Deno.test("a read of only the rows that may have changed tells what a read of all of them does", async () => {
+  for (const seed of [1, 2, 3]) {
+    // Text on the screen below the cursor at the start: never new.
+    await withWatched("before\r\nold 1\r\nold 2 BELOW\x1b[2;1H", async (_t, w) => {
+      const rand = prng(seed);
+      for (let n = 0; n < 60; n++) {
+        const what = writing(rand, n);
+        await w.write(what);
+        await w.check(await w.watched.read(), `seed ${seed}, step ${n}: ${JSON.stringify(what)}`);
+      }
+    });
+  }
+});
+
+Deno.test("a read planned before the pane scrolled reads from further up, and tells the same rows", async () => {
+  // The start row continues a wrapped line: the first read cuts that line where it begins.
+  await withWatched(`${"z".repeat(45)}\r\nbelow\x1b[A`, async (t, w) => {
+    // Captures of the rows above the anchor row by row (-N, to the anchor: -E).
+    await t.tmux("set-option", "-g", "@above", "0");
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "after-capture-pane",
+      "if-shell -F '#{m:*-N*-E*,#{hook_arguments}}' { set -gF @above '#{e|+:#{@above},1}' }",
+    );
+    const above = async () => Number((await t.tmux("show-options", "-gv", "@above")).trim());
+    const steps: [string, string][] = [
+      ["held", Array.from({ length: 20 }, (_, i) => `held ${i}\r\n`).join("")],
+      // The next anchor on a blank line: the rows above it alone cannot place it (a wrapped
+      // line's next row erased reads the same).
+      ["more", "more\r\n".repeat(12) + "\r\n".repeat(10)],
+      ["blank", Array.from({ length: 15 }, (_, i) => `blank ${i} ${"w".repeat(40)}\r\n`).join("")],
+    ];
+    for (const [name, text] of steps) {
+      const before = await above();
+      const gate = await HookGate.make();
+      try {
+        // The read is held after its probe while the pane scrolls, then reads.
+        await t.tmux(
+          "set-hook",
+          "-g",
+          "after-display-message",
+          "if-shell -F '#{m:*pane_width*history_limit*alternate_on*,#{hook_arguments}}' " +
+            `{ ${gate.command} }`,
+        );
+        const reading = w.watched.read();
+        await waitFor(() => gate.began(), `the ${name} read to be held after its probe`);
+        await w.write(text);
+        await gate.open();
+        await w.check(await reading, name);
+        await t.tmux("set-hook", "-gu", "after-display-message");
+      } finally {
+        await gate.remove();
+      }
+      assert.ok(await above() > before, `${name}: the rows above the anchor were read`);
+    }
+  });
+});
+
+Deno.test("of more rows than a read takes written between two reads, the last ones are read and the others counted", async () => {
+  await withWatched("", async (_t, w) => {
+    const total = READ_ROWS + 2_000;
+    await w.write(Array.from({ length: total }, (_, i) => `row ${i}\r\n`).join(""));
+    const read = await w.watched.read();
+    const shown = (read.rows ?? []).map((r) => r.shown);
+    assert.ok(shown.length <= READ_ROWS, `${shown.length} rows read`);
+    assert.equal(shown.at(-1), `row ${total - 1}`);
+    assert.ok(!shown.includes("row 0"));
+    // Every row written is read or counted (the screen's first rows, blank at the start, are
+    // neither).
+    const skipped = w.watched.skippedRows;
+    assert.ok(skipped > 0 && skipped + shown.length >= total - 8, `${skipped} + ${shown.length}`);
+    // And the next read goes on from there.
+    await w.write("after\r\n");
+    assert.deepEqual((await w.watched.read()).rows?.map((r) => r.shown), ["after"]);
+  }, { skips: true });
 });

@@ -7,7 +7,8 @@
  * writes — so a wait wakes within milliseconds of the text appearing. Where control mode is
  * unavailable (no session a control client may attach to, too many clients) it polls the
  * pane's content instead and says so (`transport: "polling"`). Either way only output written
- * after the call began counts; what was already on the screen is reported separately.
+ * after the call began counts; what was already on the screen is reported separately. What of
+ * the pane's rows is read, and what of them is new, is watch_rows.ts's.
  *
  * @module
  */
@@ -31,15 +32,8 @@ import {
   serverGone,
   serverOf,
 } from "./pane_probe.ts";
-import {
-  changedRows,
-  rowsFrom,
-  screenLines,
-  trimTrailingBlank,
-  type WrittenRow,
-  writtenRows,
-} from "./captured_rows.ts";
-import { cellIndex } from "./cell_width.ts";
+import { rowsFrom, screenLines, trimTrailingBlank, type WrittenRow } from "./captured_rows.ts";
+import { WatchedRows } from "./watch_rows.ts";
 
 /** What a watch reports when asked for the next thing that happened. */
 export type WatchEvent =
@@ -89,20 +83,8 @@ export class PaneWatch {
   #changed = false;
   #lost = false;
   #diedAfterLines: PaneProbe | null = null;
-  #startAbs = 0;
-  #startX = 0;
-  #lastHistory = 0;
-  #lastRegion: string[] = [];
-  /** Whether {@link PaneWatch.#lastRegion} is a read of the rows (the baseline or a later one). */
-  #lastKnown = false;
-  /**
-   * The rows from the start on as they stood at the start (read in the same tmux call as the
-   * start's probe), so that what was on screen then (below the cursor, or after it on its row)
-   * is not taken for new output; null when the pane wrote while that call ran (a hook ran in
-   * it) or since: the start row is then cut at the cursor, its cells before it taken as they
-   * were.
-   */
-  #baseline: string[] | null = null;
+  /** The pane's rows from the start row on, as the watch last read them. */
+  #read: WatchedRows | null = null;
   #checkAt = 0;
   /**
    * Reports the pane's rows (what it shows), never the `%output` stream: output only wakes the
@@ -114,14 +96,6 @@ export class PaneWatch {
   /** Output came that the rows have not been read for yet (`#rows`). */
   #dirty = false;
   #readAt = 0;
-  #lastWidth = 0;
-  /**
-   * Rows can no longer be told apart by their number: the width changed (they reflowed) or
-   * tmux may have trimmed the history. The watch then reads them again (see #rebaseAt).
-   */
-  #rebase = false;
-  /** The rows reflowed: the start row is lost, the watch starts again at the cursor's row. */
-  #reflowed = false;
   #reportCommands = false;
   #command = "";
 
@@ -171,10 +145,8 @@ export class PaneWatch {
       watch.start = probe;
       watch.#command = probe.command;
       watch.screen = options.screen ? trimTrailingBlank(joined.split("\n")) : [];
-      watch.#startAbs = probe.historySize + probe.cursorY;
-      watch.#startX = probe.cursorX;
-      watch.#lastHistory = probe.historySize;
-      watch.#lastWidth = probe.width;
+      const read = new WatchedRows(ctx, pane.id, probe, watch.#rows);
+      watch.#read = read;
       // Control watches too: a catch-up read after a lost feed, and a watch that reads rows,
       // compare with it.
       const after = later[0];
@@ -184,36 +156,16 @@ export class PaneWatch {
       const rows = still && split !== -1
         ? rowsFrom(screenLines(joined), screenLines(raw), probe.cursorY)
         : null;
-      if (rows) watch.#keepBaseline(trimTrailingBlank(rows));
+      if (rows) read.keepBaseline(trimTrailingBlank(rows));
       // The pane wrote in between: no baseline (the start row is cut at the cursor). Rows that
       // did not add up: read from the start's row, kept if the pane has not moved since.
-      else if (still) await watch.#readBaseline(probe);
+      else if (still) await read.readBaseline();
       watch.#checkAt = performance.now() + (watch.transport === "control" ? CHECK_MS : POLL_MS);
       return watch;
     } catch (error) {
       watch.close();
       throw error;
     }
-  }
-
-  /**
-   * Reads the rows from the start on ({@link PaneWatch.#baseline}); kept only when the pane's
-   * cursor is where the start's read left it, so nothing written since can pass for what was
-   * there before.
-   */
-  async #readBaseline(start: PaneProbe): Promise<void> {
-    const { probe, lines } = await probeWith(this.#ctx, this.paneId, [
-      ...["capture-pane", "-p", "-J", "-t", this.paneId, "-S", String(start.cursorY)],
-    ], start);
-    const still = probe.exists && probe.historySize === start.historySize &&
-      probe.cursorX === start.cursorX && probe.cursorY === start.cursorY;
-    if (still) this.#keepBaseline(lines);
-  }
-
-  #keepBaseline(lines: string[]): void {
-    this.#baseline = lines;
-    this.#lastRegion = lines;
-    this.#lastKnown = true;
   }
 
   async #subscribe(sessions: readonly string[]): Promise<void> {
@@ -352,56 +304,26 @@ export class PaneWatch {
     return await this.#poll();
   }
 
-  /** Reads everything written since the start by capturing the pane; reports death too. */
+  /**
+   * Reads what the pane wrote since the last read by capturing the rows that may have changed
+   * (see watch_rows.ts); reports death too.
+   */
   async #poll(): Promise<WatchEvent | null> {
-    const { probe, lines, fresh } = await this.region();
-    if (fresh !== undefined) {
-      if (fresh.length > 0) {
-        if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
-        // Rows not seen before: whole.
-        const rows = this.#rows
-          ? fresh.map((line) => ({ text: trimRow(line), line, from: 0, shown: trimRow(line) }))
-          : undefined;
-        return { kind: "lines", lines: rows ? rows.map((r) => r.shown) : fresh, rows };
-      }
-    } else if (this.#rows) {
-      if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
-        const cursor = await this.#cursorIn(lines);
-        const rows = changedRows(
-          this.#baseline,
-          lines,
-          this.#lastKnown ? this.#lastRegion : null,
-          cursor,
-        );
-        this.#lastRegion = lines;
-        this.#lastKnown = true;
-        if (rows.length > 0) {
-          if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
-          return { kind: "lines", lines: rows.map((r) => r.shown), rows };
-        }
-      }
-    } else if (lines.length > 0 && lines.join("\n") !== this.#lastRegion.join("\n")) {
-      // Every row written since the start.
-      this.#lastRegion = lines;
-      const written = writtenRows(this.#baseline, lines, await this.#cursorIn(lines));
-      if (written.length > 0) {
-        if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
-        return { kind: "lines", lines: written };
-      }
+    const { probe, lines, rows, again } = await this.#read!.read();
+    // No read could be made (the pane kept scrolling under it): the output is still unread.
+    if (again && this.#rows && this.transport === "control") this.#dirty = true;
+    if (lines.length > 0) {
+      if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
+      return { kind: "lines", lines, rows };
     }
     if (paneEnded(this.start, probe)) return await this.#died(probe);
     if (this.#commandChanged(probe)) return { kind: "command", probe };
     return null;
   }
 
-  /**
-   * Where the start's cursor is on the start row, as an index into the row as it stood at the
-   * start (the baseline's), or as it reads now (`lines`) when that is not known: its cells
-   * before the cursor are taken as they were. Columns are tmux's (see {@link cellIndex}).
-   */
-  async #cursorIn(lines: readonly string[]): Promise<number> {
-    const row = this.#baseline === null ? lines[0] : this.#baseline[0];
-    return await cellIndex(this.#ctx, this.start.serverPid, row ?? "", this.#startX);
+  /** Rows written during the watch that were never read: more than a read takes came at once. */
+  get skippedRows(): number {
+    return this.#read?.skippedRows ?? 0;
   }
 
   /**
@@ -413,95 +335,6 @@ export class PaneWatch {
     if (!this.#reportCommands || !probe.exists || probe.command === this.#command) return false;
     this.#command = probe.command;
     return true;
-  }
-
-  /**
-   * The pane's content from the row its cursor was on at the start to its end, wrapped lines
-   * joined, rows whole. `margin` rows before the start are included, for callers that look
-   * for their own marker;
-   * `margin: "all"` reads the whole history (where the start is no longer known exactly).
-   * `ctx` is the call reading it (a later call may read what an earlier one watched).
-   */
-  async region(
-    margin: number | "all" = 0,
-    ctx: TmuxContext = this.#ctx,
-  ): Promise<{ probe: PaneProbe; lines: string[]; fresh?: string[] }> {
-    const { probe: now } = await probeWith(ctx, this.paneId, [], this.start);
-    if (!now.exists) return { probe: now, lines: [] };
-    // At its limit tmux drops the oldest tenth of the history, then goes on adding rows: the
-    // size can come back to or above what it was, and rows moved up by an unknown number.
-    const trimZone = now.historyLimit - Math.max(1, Math.floor(now.historyLimit / 10));
-    if (
-      now.historySize < this.#lastHistory ||
-      (now.historySize !== this.#lastHistory && now.historySize >= trimZone)
-    ) {
-      // Rows moved up by at least the drop seen.
-      this.#startAbs = Math.max(
-        0,
-        this.#startAbs - Math.max(0, this.#lastHistory - now.historySize),
-      );
-      this.#rebase = true;
-    }
-    this.#lastHistory = now.historySize;
-    if (now.width !== this.#lastWidth) {
-      // The rows reflowed: the start's row number, and the baseline by row, no longer hold.
-      this.#lastWidth = now.width;
-      this.#rebase = true;
-      this.#reflowed = true;
-    }
-    if (this.#rebase && margin === 0) return await this.#rebaseAt(now, ctx);
-    const from = margin === "all"
-      ? "-"
-      : String(Math.max(0, this.#startAbs - margin) - now.historySize);
-    const { probe, lines } = await probeWith(ctx, this.paneId, [
-      "capture-pane",
-      "-p",
-      "-J",
-      "-t",
-      this.paneId,
-      "-S",
-      from,
-    ], this.start);
-    return { probe, lines };
-  }
-
-  /**
-   * Reads the rows again where their numbers no longer hold (a width change, a history trim):
-   * from the cursor's row after a width change, else from the start as estimated (never
-   * before it: tmux drops at least what the size fell by). Rows not seen in the last read or
-   * the baseline are new (a watch that reads rows; for the others any change is output);
-   * what the rows show then is the new baseline, kept once the pane did not move between the
-   * probe and this read (else read again next time).
-   */
-  async #rebaseAt(
-    now: PaneProbe,
-    ctx: TmuxContext,
-  ): Promise<{ probe: PaneProbe; lines: string[]; fresh: string[] }> {
-    const from = this.#reflowed ? now.cursorY : this.#startAbs - now.historySize;
-    const { probe, lines } = await probeWith(ctx, this.paneId, [
-      ...["capture-pane", "-p", "-J", "-t", this.paneId, "-S", String(from)],
-    ], this.start);
-    const seen = new Set([...this.#lastRegion, ...(this.#baseline ?? [])]);
-    const changed = lines.join("\n") !== this.#lastRegion.join("\n");
-    const fresh = !changed
-      ? []
-      : this.#rows
-      ? lines.filter((line) => trimRow(line) !== "" && !seen.has(line))
-      : lines;
-    this.#lastRegion = lines;
-    this.#lastKnown = true;
-    const still = probe.exists && probe.historySize === now.historySize &&
-      probe.cursorX === now.cursorX && probe.cursorY === now.cursorY && probe.width === now.width;
-    if (still) {
-      this.#rebase = false;
-      if (this.#reflowed) {
-        this.#reflowed = false;
-        this.#startAbs = now.historySize + now.cursorY;
-        this.#startX = now.cursorX;
-      }
-      this.#baseline = lines;
-    }
-    return { probe, lines, fresh };
   }
 
   /**
@@ -518,7 +351,8 @@ export class PaneWatch {
       this.paneId,
     ], this.start);
     const recent = probe.exists && lines.length > 0 ? lines : this.#text.recent();
-    return trimTrailingBlank((recent.length > 0 ? recent : this.#lastRegion).map(trimRow))
+    const last = this.#read?.last ?? [];
+    return trimTrailingBlank((recent.length > 0 ? recent : last).map(trimRow))
       .slice(-maxLines);
   }
 

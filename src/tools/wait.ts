@@ -457,6 +457,12 @@ const waitForText = defineTool({
     } finally {
       watch.close();
     }
+    if (watch.skippedRows > 0) {
+      notes.push(
+        `${watch.skippedRows} rows written during the wait not matched (more than a read takes ` +
+          "came at once; the last ones were)",
+      );
+    }
     const waitedMs = Math.round(performance.now() - began);
     const budget = Math.max(1_000, Math.floor(ctx.config.maxResultBytes / 4));
     const tail = keepTail((await watch.tail(40)).join("\n"), budget);

@@ -1,0 +1,426 @@
+/**
+ * The rows a pane watch reads (pane_watch.ts): the pane's content from the row its cursor was
+ * on at the start to the end of the screen, wrapped lines joined, and which of it is new since
+ * the last read.
+ *
+ * A read captures only what may have changed since the last one. Rows in the history never
+ * change (until tmux trims it, it is cleared, or the width changes: then everything is read
+ * again, and rows not seen before are new), so the lines that had scrolled whole into the
+ * history at a read are kept, and the next read starts at the first line that had not: about
+ * the screen, plus what the pane wrote meanwhile. Without that a wait on a pane that printed a
+ * long log read all of it again at every read, and a read took longer than the pane took to
+ * change a row. A read captures at most {@link READ_ROWS} rows: of more written between two
+ * reads, the last ones are read and the others counted ({@link WatchedRows.skippedRows}).
+ *
+ * @module
+ */
+
+import type { TmuxContext } from "../mcp/context.ts";
+import { clampRow, rowArg, trimRow } from "../tmux/capture.ts";
+import { newGuard } from "../tmux/format.ts";
+import { type PaneProbe, probeWith } from "./pane_probe.ts";
+import {
+  changedRows,
+  lineAt,
+  rowsFrom,
+  screenLines,
+  trimTrailingBlank,
+  type WrittenRow,
+  writtenRows,
+} from "./captured_rows.ts";
+import { cellIndex } from "./cell_width.ts";
+
+/**
+ * Rows one read captures at most (as many as a `since` cursor's rows a wait reads): more
+ * written between two reads are counted, not read, the last ones read.
+ */
+export const READ_ROWS = 10_000;
+
+/**
+ * Reads tried before giving up for this time: a pane that scrolls between the probe a read is
+ * planned on and the read itself moves the rows read (each try reads further up).
+ */
+const READ_TRIES = 3;
+
+/**
+ * The outputs of a tmux call's captures, told apart by `guard` and each one's mark printed
+ * before it (the first, unmarked, is ""); null when a mark is missing.
+ */
+function splitMarked(
+  text: string,
+  guard: string,
+  marks: readonly string[],
+): Map<string, string> | null {
+  const out = new Map<string, string>();
+  let name = "";
+  let at = 0;
+  for (const mark of marks) {
+    const line = `${guard}${mark}\n`;
+    const i = text.indexOf(line, at);
+    if (i === -1) return null;
+    out.set(name, text.slice(at, i));
+    name = mark;
+    at = i + line.length;
+  }
+  out.set(name, text.slice(at));
+  return out;
+}
+
+/** What one read found. */
+export interface RowsRead {
+  /** The pane as the read found it. */
+  readonly probe: PaneProbe;
+  /** The rows written since the last read (none: nothing new). */
+  readonly lines: string[];
+  /** For a watch that reads rows: each of `lines` as a {@link WrittenRow}. */
+  readonly rows?: WrittenRow[];
+  /** The read could not be made this time (the pane kept moving): read again soon. */
+  readonly again?: boolean;
+}
+
+/** A capture of the rows from a line on: its lines and where the next read may start. */
+interface Part {
+  readonly probe: PaneProbe;
+  /** Index of the first line of `lines` in the region (the lines before it did not change). */
+  readonly at: number;
+  /** The lines from there to the end, blank ones at the end dropped. */
+  readonly lines: string[];
+  /** The first line (its index in `lines`, and its row) that was not yet whole in the history. */
+  readonly next: { readonly index: number; readonly row: number } | null;
+}
+
+/**
+ * The rows of one pane a watch reads, from the start row on, and what it last read of them.
+ * Rows are numbered from the top of the history (see capture.ts), which holds until tmux
+ * trims the history, it is cleared, or the width changes (the rows reflow).
+ */
+export class WatchedRows {
+  /** Rows written during the watch that were never read (more than {@link READ_ROWS} at once). */
+  skippedRows = 0;
+
+  readonly #ctx: TmuxContext;
+  readonly #paneId: string;
+  readonly #start: PaneProbe;
+  /** Reports rows ({@link WrittenRow}, whole, with their written part), not lines. */
+  readonly #rows: boolean;
+  #startAbs: number;
+  #startX: number;
+  #lastHistory: number;
+  #lastWidth: number;
+  /**
+   * The region (lines from the start row on) as last read; a read replaces the lines from the
+   * anchor on in place.
+   */
+  #lastRegion: string[] = [];
+  /** Whether `#lastRegion` is a read of the rows (the baseline or a later one). */
+  #lastKnown = false;
+  /**
+   * The rows from the start on as they stood at the start (read in the same tmux call as the
+   * start's probe), so that what was on screen then (below the cursor, or after it on its row)
+   * is not taken for new output; null when the pane wrote while that call ran (a hook ran in
+   * it) or since: the start row is then cut at the cursor, its cells before it taken as they
+   * were.
+   */
+  #baseline: string[] | null = null;
+  /**
+   * Rows can no longer be told apart by their number: the width changed (they reflowed) or
+   * tmux may have trimmed the history. The watch then reads them again (see #rebaseAt).
+   */
+  #rebase = false;
+  /** The rows reflowed: the start row is lost, the watch starts again at the cursor's row. */
+  #reflowed = false;
+  /**
+   * Where the next read starts: line `#anchorIndex` of the region starts at row `#anchorRow`,
+   * and every line before it was whole in the history at a read (it cannot have changed).
+   */
+  #anchorRow: number;
+  #anchorIndex = 0;
+  /** The last row of the screen at the last read: rows after it were written since. */
+  #lastBottom: number;
+  /** Rows read above the anchor, for a pane that scrolled between a read's probe and its read. */
+  #slack = 0;
+
+  constructor(ctx: TmuxContext, paneId: string, start: PaneProbe, rows: boolean) {
+    this.#ctx = ctx;
+    this.#paneId = paneId;
+    this.#start = start;
+    this.#rows = rows;
+    this.#startAbs = start.historySize + start.cursorY;
+    this.#startX = start.cursorX;
+    this.#lastHistory = start.historySize;
+    this.#lastWidth = start.width;
+    this.#anchorRow = this.#startAbs;
+    this.#lastBottom = start.historySize + start.height - 1;
+  }
+
+  /** The region as last read (what a pane gone showed last). */
+  get last(): readonly string[] {
+    return this.#lastRegion;
+  }
+
+  /** Keeps the rows from the start on as they stood at the start. */
+  keepBaseline(lines: string[]): void {
+    this.#baseline = lines;
+    // A copy: a read replaces the last read's lines in place.
+    this.#lastRegion = [...lines];
+    this.#lastKnown = true;
+  }
+
+  /**
+   * Reads the rows from the start on ({@link WatchedRows.#baseline}); kept only when the pane's
+   * cursor is where the start's read left it, so nothing written since can pass for what was
+   * there before.
+   */
+  async readBaseline(): Promise<void> {
+    const start = this.#start;
+    const { probe, lines } = await probeWith(this.#ctx, this.#paneId, [
+      ...["capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(start.cursorY)],
+    ], start);
+    const still = probe.exists && probe.historySize === start.historySize &&
+      probe.cursorX === start.cursorX && probe.cursorY === start.cursorY;
+    if (still) this.keepBaseline(lines);
+  }
+
+  /** Reads the rows that may have changed since the last read; what was written since. */
+  async read(): Promise<RowsRead> {
+    const { probe: now } = await probeWith(this.#ctx, this.#paneId, [], this.#start);
+    if (!now.exists) return { probe: now, lines: [] };
+    this.#moved(now);
+    const part = this.#rebase ? null : await this.#readPart(now);
+    if (part === null || "fresh" in part) {
+      const { probe, fresh } = part ?? await this.#rebaseAt(now);
+      // Rows not seen before: whole.
+      const rows = this.#rows
+        ? fresh.map((line) => ({ text: trimRow(line), line, from: 0, shown: trimRow(line) }))
+        : undefined;
+      return { probe, lines: rows ? rows.map((r) => r.shown) : fresh, rows };
+    }
+    if ("again" in part) return { probe: part.probe, lines: [], again: true };
+    const { probe, at, lines } = part;
+    const old = this.#lastRegion;
+    // Nothing at all from the start on (a cleared screen): the last read is kept.
+    if (at + lines.length === 0) return { probe, lines: [] };
+    // The lines before `at` are the same for good: only the rest is compared, and replaced.
+    const was = old.slice(at);
+    const same = was.length === lines.length && lines.every((l, j) => l === was[j]);
+    old.length = at;
+    for (const line of lines) old.push(line);
+    if (part.next !== null && part.next.index > 0) {
+      // Lines before this one are whole in the history: read from it next time.
+      this.#anchorIndex = at + part.next.index;
+      this.#anchorRow = part.next.row;
+      while (old.length < this.#anchorIndex) old.push("");
+    }
+    if (same) return { probe, lines: [] };
+    // The start's cursor matters only on the start row.
+    const cursor = at === 0 ? await this.#cursorIn(lines[0]) : 0;
+    const last = this.#lastKnown ? was : null;
+    this.#lastKnown = true;
+    if (this.#rows) {
+      const rows = changedRows(this.#baseline, lines, last, cursor, at);
+      return { probe, lines: rows.map((r) => r.shown), rows };
+    }
+    // Every row written since the start, of those read again.
+    return { probe, lines: writtenRows(this.#baseline, lines, cursor, at) };
+  }
+
+  /**
+   * Notes what a probe says of the rows' numbers: the history shrank (cleared, trimmed, or
+   * rows taken back onto a taller screen) or may have been trimmed, or the width changed.
+   */
+  #moved(now: PaneProbe): void {
+    // At its limit tmux drops the oldest tenth of the history, then goes on adding rows: the
+    // size can come back to or above what it was, and rows moved up by an unknown number.
+    const trimZone = now.historyLimit - Math.max(1, Math.floor(now.historyLimit / 10));
+    if (
+      now.historySize < this.#lastHistory ||
+      (now.historySize !== this.#lastHistory && now.historySize >= trimZone)
+    ) {
+      // Rows moved up by at least the drop seen.
+      const drop = Math.max(0, this.#lastHistory - now.historySize);
+      this.#startAbs = Math.max(0, this.#startAbs - drop);
+      this.#lastBottom -= drop;
+      this.#rebase = true;
+    }
+    this.#lastHistory = now.historySize;
+    if (now.width !== this.#lastWidth) {
+      // The rows reflowed: the start's row number, and the baseline by row, no longer hold.
+      this.#lastWidth = now.width;
+      this.#rebase = true;
+      this.#reflowed = true;
+    }
+  }
+
+  /**
+   * Reads the lines from the anchor on (see {@link WatchedRows.#anchorRow}) in one tmux call,
+   * at one instant with a probe that says where tmux began. Planned on `now`: a pane that
+   * scrolls before the read moves its rows up, so one seen scrolling is read from a little
+   * further up, with the rows above the anchor read row by row too (-N), which say where it
+   * falls among the lines (see {@link lineAt}); one that scrolled further is read again.
+   * Where the anchor may move on, the call also reads whether the screen's top row begins a
+   * line (the row above it and it, joined, are one line or two) and the screen's lines: the
+   * read's last lines from there on. Past {@link READ_ROWS} rows from the anchor, only rows
+   * written since the last read are read (a whole screen of them at least, else everything is
+   * read again, as after a trim). A result with `fresh` is such a read again; with `again`,
+   * no read could be made.
+   */
+  async #readPart(
+    now: PaneProbe,
+  ): Promise<Part | { probe: PaneProbe; fresh: string[] } | { probe: PaneProbe; again: true }> {
+    let plan = now;
+    /**
+     * Read row by row to the end (see rowsFrom), not only above the anchor: those rows alone
+     * could be grouped otherwise (the anchor's row is blank, see below).
+     */
+    let whole = false;
+    for (let attempt = 0; attempt < READ_TRIES; attempt++) {
+      const end = plan.historySize + plan.height;
+      let top = this.#anchorRow - this.#slack;
+      const skip = end - this.#anchorRow > READ_ROWS;
+      if (skip) {
+        // Rows before the last read's screen were read; if some of them are still on the
+        // screen they may have changed, and no line number says where they are: read again.
+        if (end - (this.#lastBottom + 1) < plan.height) {
+          this.#rebase = true;
+          return await this.#rebaseAt(plan);
+        }
+        top = Math.max(end - READ_ROWS, this.#lastBottom + 1);
+      }
+      const cut = !skip && top < this.#anchorRow;
+      const advance = skip || this.#anchorRow < plan.historySize;
+      const rel = rowArg(top - plan.historySize);
+      const guard = newGuard();
+      const marks: string[] = [];
+      const after = ["capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(rel)];
+      const then = (mark: string, ...capture: string[]) => {
+        marks.push(mark);
+        after.push(";", "display-message", "-p", guard + mark);
+        after.push(";", "capture-pane", "-p", "-t", this.#paneId, ...capture);
+      };
+      if (cut) {
+        const below = whole ? [] : ["-E", String(rowArg(this.#anchorRow - plan.historySize))];
+        then("N", "-N", "-S", String(rel), ...below);
+      }
+      if (advance) {
+        then("W", "-J", "-S", "-1", "-E", "0");
+        then("S", "-J", "-S", "0");
+      }
+      const { probe, text } = await probeWith(this.#ctx, this.#paneId, after, this.#start);
+      if (!probe.exists) return { probe, again: true };
+      this.#moved(probe);
+      if (this.#rebase) return await this.#rebaseAt(probe);
+      const moved = probe.historySize - plan.historySize;
+      plan = probe;
+      this.#slack = moved > 0 ? Math.min(READ_ROWS, moved + (moved >> 1) + 16) : 0;
+      const out = splitMarked(text, guard, marks);
+      if (out === null) continue;
+      const joined = screenLines(out.get("")!);
+      // Where tmux began, now that the pane's state at the read is known.
+      const first = probe.historySize + clampRow(rel, probe.historySize, probe.height);
+      if (skip) {
+        // Every row read was written since the last read: the region starts again there,
+        // nothing before it known.
+        this.skippedRows += Math.max(0, first - (this.#lastBottom + 1));
+        this.#startAbs = first;
+        this.#startX = 0;
+        this.#baseline = [];
+        this.#lastRegion = [];
+        this.#lastKnown = true;
+        this.#anchorRow = first;
+        this.#anchorIndex = 0;
+      }
+      // The anchor's row in the read; below 0 the pane scrolled past it before the read.
+      const y = this.#anchorRow - first;
+      if (y < 0) continue;
+      /** The line of `joined` the anchor's row is on. */
+      let j = 0;
+      let lines = joined;
+      if (y > 0) {
+        const raw = screenLines(out.get("N") ?? "");
+        if (whole) {
+          if (raw.length !== probe.historySize + probe.height - first) continue;
+          const found = rowsFrom(joined, raw, y);
+          if (found === null) continue;
+          lines = found;
+          j = joined.length - found.length;
+        } else {
+          const at = raw.length > y ? lineAt(joined, raw.slice(0, y)) : null;
+          // A blank row where a line ends may still belong to it (a wrapped line whose next
+          // row was erased), and the rows above alone cannot tell: read them all.
+          if (at === null || (at.offset === 0 && at.index > 0 && raw[y] === "")) {
+            whole = true;
+            continue;
+          }
+          j = at.index;
+          lines = [joined[j].slice(at.offset), ...joined.slice(j + 1)];
+        }
+      }
+      let next: Part["next"] = null;
+      if (advance && this.#anchorRow < probe.historySize) {
+        // The screen's top row begins a line: the read's lines from it on are the screen's.
+        const index = joined.length - screenLines(out.get("S") ?? "").length - j;
+        if (screenLines(out.get("W") ?? "").length === 2 && index > 0) {
+          next = { index, row: probe.historySize };
+        }
+      }
+      this.#lastBottom = probe.historySize + probe.height - 1;
+      return { probe, at: this.#anchorIndex, lines: trimTrailingBlank(lines), next };
+    }
+    return { probe: plan, again: true };
+  }
+
+  /**
+   * Reads the rows again where their numbers no longer hold (a width change, a history trim):
+   * from the cursor's row after a width change, else from the start as estimated (never
+   * before it: tmux drops at least what the size fell by), at most {@link READ_ROWS} rows. Rows
+   * not seen in the last read or the baseline are new (a watch that reads rows; for the others
+   * any change is output); what the rows show then is the new baseline, kept once the pane did
+   * not move between the probe and this read (else read again next time).
+   */
+  async #rebaseAt(now: PaneProbe): Promise<{ probe: PaneProbe; fresh: string[] }> {
+    const start = this.#reflowed ? now.historySize + now.cursorY : this.#startAbs;
+    const top = Math.max(start, now.historySize + now.height - READ_ROWS);
+    const { probe, lines } = await probeWith(this.#ctx, this.#paneId, [
+      ...["capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(top - now.historySize)],
+    ], this.#start);
+    const seen = new Set([...this.#lastRegion, ...(this.#baseline ?? [])]);
+    const changed = lines.join("\n") !== this.#lastRegion.join("\n");
+    const fresh = !changed
+      ? []
+      : this.#rows
+      ? lines.filter((line) => trimRow(line) !== "" && !seen.has(line))
+      : lines;
+    this.#lastRegion = [...lines];
+    this.#lastKnown = true;
+    const still = probe.exists && probe.historySize === now.historySize &&
+      probe.cursorX === now.cursorX && probe.cursorY === now.cursorY && probe.width === now.width;
+    if (still) {
+      this.#rebase = false;
+      if (this.#reflowed) {
+        this.#reflowed = false;
+        this.#startX = now.cursorX;
+      }
+      if (top > start) {
+        // Rows written since the last read that this read left out.
+        this.skippedRows += Math.max(0, top - Math.max(start, this.#lastBottom + 1));
+        this.#startX = 0;
+      }
+      this.#startAbs = top;
+      this.#baseline = lines;
+      this.#anchorRow = top;
+      this.#anchorIndex = 0;
+      this.#lastBottom = now.historySize + now.height - 1;
+    }
+    return { probe, fresh };
+  }
+
+  /**
+   * Where the start's cursor is on the start row, as an index into the row as it stood at the
+   * start (the baseline's), or as it reads now (`row`) when that is not known: its cells
+   * before it are taken as they were. Columns are tmux's (see {@link cellIndex}).
+   */
+  async #cursorIn(row: string | undefined): Promise<number> {
+    const at = this.#baseline === null ? row : this.#baseline[0];
+    return await cellIndex(this.#ctx, this.#start.serverPid, at ?? "", this.#startX);
+  }
+}
