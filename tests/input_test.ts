@@ -414,7 +414,7 @@ Deno.test("paste_text refused by tmux at the instant: its copy is gone before an
       "set-hook",
       "-g",
       "after-list-clients",
-      "if-shell -F '#{m:*client_termname*,#{hook_arguments}}' {" +
+      "if-shell -F '#{m:*client_readonly*,#{hook_arguments}}' {" +
         ` paste-buffer -t ${person.paneId} ;` +
         ` if-shell -F '#{@first}' { set-option -g @first 0 ; copy-mode -t ${rec.paneId} } }`,
     );

@@ -448,8 +448,8 @@ export class TestTmux {
   /**
    * Runs the tmux command `command` (no braces in it) once, right after the `nth` read of a
    * guard: every guard's read ends listing the clients in the snapshot's format (it names
-   * `client_termname`). Other list-clients (a control connection looking at who is attached
-   * when a client moves) neither count nor disarm it.
+   * `client_readonly`, which no other read asks for). Other list-clients (a control connection
+   * looking at who is attached when a client moves) neither count nor disarm it.
    */
   async onceAfterGuardRead(command: string, nth = 1): Promise<void> {
     await this.tmux("set-option", "-g", "@once-left", String(nth));
@@ -457,7 +457,7 @@ export class TestTmux {
       "set-hook",
       "-g",
       "after-list-clients",
-      "if-shell -F '#{m:*client_termname*,#{hook_arguments}}' {" +
+      "if-shell -F '#{m:*client_readonly*,#{hook_arguments}}' {" +
         " if-shell -F '#{==:#{@once-left},1}'" +
         ` { ${command} ; set-hook -gu after-list-clients }` +
         " { set-option -gF @once-left '#{e|-:#{@once-left},1}' } }",
