@@ -161,8 +161,15 @@ export function keyEncoding(name: string): KeyEncoding {
   };
 }
 
+/** tmux's verdicts on key names, per runner and server (its lifetime), least recently used first. */
 const caches = new WeakMap<TmuxRunner, Map<string, Map<string, boolean>>>();
+/** Names whose verdict is kept per server (beyond it the oldest is forgotten). */
 const MAX_CACHED = 1_024;
+/**
+ * Servers whose verdicts are kept: a process that runs for months may be handed many servers
+ * (each restart is another), and the least recently asked is forgotten first.
+ */
+const CACHED_SERVERS = 8;
 
 function cacheFor(runner: TmuxRunner, serverKey: string): Map<string, boolean> {
   let byServer = caches.get(runner);
@@ -171,10 +178,10 @@ function cacheFor(runner: TmuxRunner, serverKey: string): Map<string, boolean> {
     caches.set(runner, byServer);
   }
   let cache = byServer.get(serverKey);
-  if (!cache) {
-    cache = new Map();
-    byServer.set(serverKey, cache);
-  }
+  if (cache) byServer.delete(serverKey);
+  else cache = new Map();
+  byServer.set(serverKey, cache);
+  while (byServer.size > CACHED_SERVERS) byServer.delete(byServer.keys().next().value as string);
   return cache;
 }
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { RecordingRunner, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { escapeTrailingSemicolon } from "./format.ts";
 import { describeKeyRefusals, keyEncoding, type KeyRefusal, refusedKeys } from "./keys.ts";
 import { TmuxRunner } from "./run.ts";
@@ -184,6 +184,26 @@ Deno.test("with extended-keys always, keys only extended keys carry pass; others
     assert.equal(got.get("C-1"), "\x1b[49;5u");
     assert.equal(got.get("C-é"), "é");
   });
+});
+
+Deno.test("verdicts are kept for the 8 servers asked most recently: a long run meets many", async () => {
+  const t = await TestTmux.start();
+  // Every question a tmux process of its own, so that each is counted.
+  const runner = new RecordingRunner({ control: false });
+  try {
+    const asked = () => runner.started.filter((argv) => argv.includes("list-keys")).length;
+    const ask = (server: number) =>
+      refusedKeys(runner, { socketName: t.socket }, `server ${server}`, ["C-a"]);
+    for (let server = 0; server <= 8; server++) assert.deepEqual(await ask(server), []);
+    assert.equal(asked(), 9, "asked once per server");
+    await ask(8);
+    assert.equal(asked(), 9, "the latest server's verdict is kept");
+    await ask(0);
+    assert.equal(asked(), 10, "the least recently asked of nine servers was forgotten");
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
 });
 
 Deno.test("keyEncoding: what tmux sends instead, and what to send", () => {
