@@ -133,7 +133,7 @@ export const listPanes = defineTool({
         processInfo,
       });
     let snapshot = await read(!large);
-    if (whole) sizes.set(server, snapshot.panes.length);
+    if (whole) noteListing(sizes, server, snapshot.panes.length);
     let panes = scopePanes(ctx, snapshot, args.session, args.window);
     // Panes not read with their process: left out whatever room remains.
     let unread = 0;
@@ -166,8 +166,25 @@ export const listPanes = defineTool({
 /** Panes on a server beyond which a whole listing cannot hold every one. */
 const LARGE_LISTING = 300;
 
-/** The number of panes each server had at its last whole listing, per runner. */
+/** Large servers kept in {@link listingSizes} (the least recently listed is forgotten first). */
+const LARGE_SERVERS = 8;
+
+/**
+ * The number of panes each server had at its last whole listing, per runner: only of those
+ * over {@link LARGE_LISTING} (any other lists as one never listed), least recently listed first.
+ */
 const listingSizes = new WeakMap<TmuxRunner, Map<string, number>>();
+
+/**
+ * Notes that the server `server` had `panes` panes at a whole listing. A process that runs for
+ * months may be asked about many sockets, most of them small or with no server at all.
+ */
+function noteListing(sizes: Map<string, number>, server: string, panes: number): void {
+  sizes.delete(server);
+  if (panes <= LARGE_LISTING) return;
+  sizes.set(server, panes);
+  while (sizes.size > LARGE_SERVERS) sizes.delete(sizes.keys().next().value as string);
+}
 
 function lastSizes(ctx: TmuxContext): Map<string, number> {
   let sizes = listingSizes.get(ctx.runner);
