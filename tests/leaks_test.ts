@@ -6,9 +6,31 @@
  */
 
 import assert from "node:assert/strict";
+import { endsFor } from "../src/tools/prompt_programs.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
-import { connect } from "./helpers/mcp.ts";
-import { testSocketName, TestTmux } from "./helpers/tmux.ts";
+import { connect, withTmux } from "./helpers/mcp.ts";
+import { testSocketName, TestTmux, waitFor } from "./helpers/tmux.ts";
+
+Deno.test("send_keys: the moments noted after typing into panes since gone are forgotten once over", async () => {
+  const runner = new TmuxRunner();
+  await withTmux(async (t, c) => {
+    for (let i = 0; i < 12; i++) {
+      const made = await c.ok<{ paneId: string }>("split_window", {
+        paneId: t.ids.paneId,
+        command: "sh",
+      });
+      await t.prompt(made.paneId);
+      await c.ok("send_keys", { paneId: made.paneId, text: `echo ${i}` });
+      await c.ok("kill_pane", { paneId: made.paneId });
+    }
+    const ends = endsFor(runner);
+    // Typing goes on in the one pane left: the moments of the others pass, and go.
+    await waitFor(async () => {
+      await c.ok("send_keys", { paneId: t.ids.paneId, text: "true" });
+      return ends.size === 1;
+    }, `one moment kept (${ends.size} now)`);
+  }, { runner });
+});
 
 Deno.test("list_panes keeps nothing of sockets with no server, nor of small servers", async () => {
   const runner = new TmuxRunner();

@@ -12,6 +12,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { execFast } from "../tmux/control.ts";
 import { isShellCommand } from "../tmux/prompt.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
+import type { ServerIdentity } from "../tmux/server_identity.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
 import { type PaneProbe, probePane } from "./pane_probe.ts";
 import { sleep } from "./shell_guard.ts";
@@ -28,13 +29,22 @@ export const PROMPT_PROGRAM_MS = 2_000;
  * server restarted in a pid namespace of its own, a container, has the same pid again).
  */
 export function serverKey(ctx: TmuxContext, snapshot: Snapshot): string {
-  return `${ctx.socketLabel}#${snapshot.server?.pid ?? 0}.${snapshot.server?.startTime ?? 0}`;
+  return keyOfServer(ctx, snapshot.server);
+}
+
+/** {@link serverKey} of the server `server` on the socket `ctx` reaches (none: 0). */
+export function keyOfServer(
+  ctx: TmuxContext,
+  server: ServerIdentity | null | undefined,
+): string {
+  return `${ctx.socketLabel}#${server?.pid ?? 0}.${server?.startTime ?? 0}`;
 }
 
 /**
  * When run_command last saw a command of its own end in a pane, or send_keys or paste_text last
  * typed into it (performance.now(); `typed` for the latter), by key: the moments after which the
- * pane's shell may be drawing a prompt, or handing the terminal back.
+ * pane's shell may be drawing a prompt, or handing the terminal back. Oldest first; one older
+ * than {@link PROMPT_PROGRAM_MS} counts for nothing, and is forgotten at the next one noted.
  */
 const ends = new WeakMap<TmuxRunner, Map<string, { at: number; typed: boolean }>>();
 
@@ -48,12 +58,25 @@ export function endsFor(runner: TmuxRunner): Map<string, { at: number; typed: bo
   return map;
 }
 
+/**
+ * Notes the moment now for pane `key` (see `ends`; `typed`: input was typed into it), and
+ * forgets those over: a server that runs for months sees many panes come and go.
+ */
+export function noteMoment(runner: TmuxRunner, key: string, typed: boolean): void {
+  const map = endsFor(runner);
+  const at = performance.now();
+  map.delete(key);
+  map.set(key, { at, typed });
+  for (const [k, ended] of map) {
+    if (ended.at + PROMPT_PROGRAM_MS > at) break;
+    map.delete(k);
+  }
+}
+
 /** Notes that input was typed into `paneIds` now (see {@link afterPromptPrograms}). */
 export function typedInto(ctx: TmuxContext, snapshot: Snapshot, paneIds: readonly string[]): void {
   const server = serverKey(ctx, snapshot);
-  for (const id of paneIds) {
-    endsFor(ctx.runner).set(`${server}${id}`, { at: performance.now(), typed: true });
-  }
+  for (const id of paneIds) noteMoment(ctx.runner, `${server}${id}`, true);
 }
 
 /**

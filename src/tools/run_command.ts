@@ -49,7 +49,7 @@ import { busyRefusal, markRefusal, runsFor, type RunState, takenRefusal } from "
 import { freshPrompt, requirePosixShell } from "./fresh_prompt.ts";
 import {
   afterPromptPrograms,
-  endsFor,
+  noteMoment,
   PROMPT_PROGRAM_MS,
   serverKey,
   typedProgram,
@@ -392,9 +392,7 @@ export const runCommand = defineTool({
       else table.delete(key);
       // Still running: the mark stays, without a call waiting on it; else it is given back.
       await swapMark(ctx, pane.id, claimed, stillRunning ? jobId : null);
-      if (marked.status !== null) {
-        endsFor(ctx.runner).set(key, { at: performance.now(), typed: false });
-      }
+      if (marked.status !== null) noteMoment(ctx.runner, key, false);
       // Unfinished, and another run_command's line typed and begun after it (by hand, or once
       // this job was judged over): what follows that line is the other command's.
       const cutAtNext = marked.status === null && marked.beforeNext !== undefined;
