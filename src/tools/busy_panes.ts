@@ -15,6 +15,8 @@ import { sameServer, type ServerIdentity } from "../tmux/server_identity.ts";
 import { jobIdOf, type JobRef, parseJobId } from "./job_id.ts";
 import { endSeen, isOver, readJob } from "./job_state.ts";
 import { MAX_START_SKEW_MS } from "./job_resource.ts";
+import { probePane, serverOf } from "./pane_probe.ts";
+import { keyOfServer } from "./prompt_programs.ts";
 import { MAX_TIMEOUT_MS } from "./wait_timeouts.ts";
 import { parseMark, waitedOn } from "./run_mark.ts";
 
@@ -22,6 +24,7 @@ import { parseMark, waitedOn } from "./run_mark.ts";
 export interface RunState {
   /** Its job, once the call has read where the pane is (null until then: nothing typed yet). */
   ref: JobRef | null;
+  /** The start of the command, as a refusal shows it ({@link shownCommand}). */
   readonly command: string;
   /** When the call started (ms since the epoch). */
   readonly since: number;
@@ -37,12 +40,24 @@ function busyHint(jobId?: string): string {
     "command afresh.";
 }
 
+/** UTF-8 bytes of a command a busy pane's refusal shows. */
+const SHOWN_BYTES = 80;
+
+/**
+ * The start of `command` that a busy pane's refusal shows, as a string of its own: a run is
+ * kept as long as its command may run, and a command may be 64 KiB. A slice would not do: V8
+ * keeps the whole string alive behind a slice of it.
+ */
+export function shownCommand(command: string): string {
+  return [...cutString(command, SHOWN_BYTES).text].join("");
+}
+
 /** The refusal of a pane this process runs a command in (`run`). */
 export function busyRefusal(paneId: string, run: RunState): ToolFailure {
   const since = Math.round((Date.now() - (run.ref?.startMs ?? run.since)) / 1000);
   return new ToolFailure(
     `Pane ${paneId} is still running an earlier run_command (${
-      JSON.stringify(cutString(run.command, 80).text)
+      JSON.stringify(cutString(run.command, SHOWN_BYTES).text)
     }, started ${since} s ago, ${run.ref ? `job ${jobIdOf(run.ref)}` : "being typed"}).`,
     busyHint(),
   );
@@ -100,6 +115,12 @@ export function takenRefusal(paneId: string, value: string): ToolFailure {
 const runs = new WeakMap<TmuxRunner, Map<string, RunState>>();
 
 /**
+ * Runs kept per runner: beyond it the oldest that no call waits on is forgotten. The pane's run
+ * mark (run_mark.ts) still keeps it from a second command while its command runs.
+ */
+export const MAX_RUNS = 256;
+
+/**
  * The commands this process's run_command started that may still run, by server and pane (the
  * key run_command makes), kept per `runner`: one table every call shares, made on first use.
  */
@@ -110,4 +131,53 @@ export function runsFor(runner: TmuxRunner): Map<string, RunState> {
     runs.set(runner, map);
   }
   return map;
+}
+
+/** The key run_command makes of the pane job `ref` runs in: its server's lifetime, then it. */
+function jobKey(ctx: TmuxContext, ref: JobRef): string {
+  return `${keyOfServer(ctx, { pid: ref.serverPid, startTime: ref.serverStart })}${ref.paneId}`;
+}
+
+/**
+ * Takes pane `key` in `table` for `state` (the newest), forgetting the oldest runs beyond
+ * {@link MAX_RUNS} that no call waits on.
+ */
+export function takeRun(table: Map<string, RunState>, key: string, state: RunState): void {
+  table.delete(key);
+  table.set(key, state);
+  for (const [k, run] of table) {
+    if (table.size <= MAX_RUNS) break;
+    if (!run.attached) table.delete(k);
+  }
+}
+
+/**
+ * Forgets job `ref`'s run, read over just now (get_command_result, the job resource), unless a
+ * call waits on it: a run_command into its pane would find it over too.
+ */
+export function forgetOverRun(ctx: TmuxContext, ref: JobRef): void {
+  const table = runsFor(ctx.runner);
+  const key = jobKey(ctx, ref);
+  const run = table.get(key);
+  if (run?.ref && !run.attached && jobIdOf(run.ref) === jobIdOf(ref)) table.delete(key);
+}
+
+/**
+ * Forgets the runs on the socket `ctx` reaches (but pane `except`'s) whose pane is gone, dead
+ * or respawned, or was on a server since replaced: no run_command can reach their pane again.
+ * One probe per such run, none when there is none; a probe that fails forgets nothing.
+ */
+export async function forgetEndedRuns(ctx: TmuxContext, except: string): Promise<void> {
+  const table = runsFor(ctx.runner);
+  const candidates = [...table].filter(([key, run]) =>
+    key !== except && !run.attached && run.ref !== null && key === jobKey(ctx, run.ref)
+  );
+  await Promise.all(candidates.map(async ([key, run]) => {
+    const ref = run.ref!;
+    const probe = await probePane(ctx, ref.paneId).catch(() => null);
+    if (probe === null || table.get(key) !== run || run.attached) return;
+    const own = { pid: ref.serverPid, startTime: ref.serverStart };
+    const ended = !probe.exists || probe.dead || probe.pid !== ref.panePid;
+    if (ended || !sameServer(serverOf(probe), own)) table.delete(key);
+  }));
 }

@@ -49,6 +49,7 @@ import {
   rememberJob,
 } from "./job_resource.ts";
 import { releaseMark } from "./run_mark.ts";
+import { forgetOverRun } from "./busy_panes.ts";
 import { Backoff, MAX_RETRY_MS, pause } from "./live.ts";
 import { jobIdOf, jobIdSchema, type JobRef, parseJobId } from "./job_id.ts";
 import { endSeen, HELD_NOTE, isOver, type JobView, readJob } from "./job_state.ts";
@@ -194,7 +195,10 @@ const getCommandResult = defineTool({
       waitClamped: waitMs !== wanted,
     };
     if (view.state === "lost") ctx.log("warning", `job in ${ref.paneId} lost: ${view.lostReason}`);
-    if (isOver(view)) await releaseMark(ctx, ref.paneId, jobIdOf(ref), endSeen(ref, view));
+    if (isOver(view)) {
+      await releaseMark(ctx, ref.paneId, jobIdOf(ref), endSeen(ref, view));
+      forgetOverRun(ctx, ref);
+    }
     return { data, summary: jobSummary(ref, view) };
   },
 });
@@ -231,6 +235,7 @@ export const JOB_SERVING: JobServing = {
     const ref = await jobOf(on, jobId);
     const view = await readJob(on, ref);
     rememberJob(jobId, placeOf(on));
+    if (isOver(view)) forgetOverRun(on, ref);
     const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
     // The text is JSON, and travels as a JSON string: the output's escapes are escaped twice.
     return JSON.stringify(jobReport(jobId, ref, view, budget, true));
@@ -260,6 +265,7 @@ export const JOB_SERVING: JobServing = {
           failing = false;
           backoff.reset();
           if (isOver(view)) {
+            forgetOverRun(on, ref);
             if (view.state === "lost") {
               ctx.log("warning", `job in ${ref.paneId} lost: ${view.lostReason}`);
             }

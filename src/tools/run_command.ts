@@ -45,7 +45,16 @@ import { keepTail } from "./wait.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import { awaitFirstOutput, paneEnded, type PaneProbe, probePane } from "./pane_probe.ts";
-import { busyRefusal, markRefusal, runsFor, type RunState, takenRefusal } from "./busy_panes.ts";
+import {
+  busyRefusal,
+  forgetEndedRuns,
+  markRefusal,
+  runsFor,
+  type RunState,
+  shownCommand,
+  takenRefusal,
+  takeRun,
+} from "./busy_panes.ts";
 import { freshPrompt, requirePosixShell } from "./fresh_prompt.ts";
 import {
   afterPromptPrograms,
@@ -177,8 +186,13 @@ export const runCommand = defineTool({
     }
     // Taken before anything is awaited: a second call into this pane from this process finds
     // it busy, whichever reaches this point first (the other is refused, naming this one).
-    const state: RunState = { ref: null, command: args.command, attached: true, since: Date.now() };
-    table.set(key, state);
+    const state: RunState = {
+      ref: null,
+      command: shownCommand(args.command),
+      attached: true,
+      since: Date.now(),
+    };
+    takeRun(table, key, state);
     const nonce = randomHex(10);
     const began = performance.now();
     let watch: PaneWatch | null = null;
@@ -188,6 +202,8 @@ export const runCommand = defineTool({
     let typing = false;
     let sent = false;
     try {
+      // Runs of panes gone since (killed, respawned, their server replaced) are forgotten.
+      await forgetEndedRuns(ctx, key);
       watch = await PaneWatch.open(ctx, pane);
       const ref: JobRef = {
         paneId: pane.id,
