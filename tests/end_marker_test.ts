@@ -87,6 +87,9 @@ exit 5
 /** The forged end marker: status 0, a check, a time. */
 const FORGED = /__tmcp_[0-9a-f]{20}_E:0:\d+:\d+/;
 
+/** The shell's own end marker for the forger's status, 5. */
+const REAL_END = /__tmcp_[0-9a-f]{20}_E:5:\d+/;
+
 Deno.test("a program that prints its own end marker (read off the screen) is not taken as ended while it runs", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-forge-" });
   await Deno.writeTextFile(`${dir}/forge.sh`, FORGER);
@@ -146,8 +149,14 @@ async function forgeIn(t: TestTmux, c: TestClient, other: TestClient, dir: strin
       /busy with a command another run_command typed/,
       label,
     );
-    // Once it ends, the shell's own end marker (printed below the forged one) is read.
+    // Once it ends, the shell's own end marker (printed below the forged one) is read. Read
+    // once the shell has printed it: in the moment between the program's end and that print
+    // the shell holds its terminal with only the forged marker shown (left, ROBUSTNESS.md).
     await Deno.writeTextFile(go, "");
+    await waitFor(
+      async () => REAL_END.test(await t.tmux("capture-pane", "-p", "-J", "-t", pane)),
+      `${label}: the shell's own end marker on screen`,
+    );
     const over = await c.ok<JobReply>("get_command_result", {
       jobId: run.jobId!,
       waitMs: 20_000,
