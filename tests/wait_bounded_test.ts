@@ -347,3 +347,88 @@ Deno.test("of more rows than a read takes written between two reads, the last on
     assert.deepEqual((await w.watched.read()).rows?.map((r) => r.shown), ["after"]);
   }, { skips: true });
 });
+
+/**
+ * 50 short lines, a line two rows long at width 30 ("xxx…NOT-" fills its first row, "DONE"
+ * begins the second), then 9 998 rows: with the cursor's blank row below them, the row
+ * {@link READ_ROWS} from the end is the long line's second one.
+ */
+const CUT_BURST = "HEAD\r\n".repeat(50) + "x".repeat(26) + "NOT-DONE\r\n" +
+  Array.from({ length: READ_ROWS - 2 }, (_, i) => `row ${i}\r\n`).join("");
+
+Deno.test("a read cut at 10 000 rows inside a wrapped line tells no line's end as a line", async () => {
+  await withWatched("$ ", async (t, w) => {
+    await w.write(CUT_BURST);
+    const shown = ((await w.watched.read()).rows ?? []).map((r) => r.shown);
+    const p = (await t.tmux("display-message", "-p", "#{pane_id}")).trim();
+    const whole = (await t.tmux("capture-pane", "-p", "-J", "-t", p, "-S", "-")).split("\n");
+    assert.deepEqual(shown.filter((l) => !whole.includes(l)), [], "ends of lines told as lines");
+    // Every row written is read or counted, the long line's two rows counted (the 8 rows of
+    // the screen at the start, read then, are neither).
+    const skipped = w.watched.skippedRows;
+    assert.equal(shown[0], "row 0");
+    assert.equal(
+      skipped + shown.length,
+      50 + 2 + READ_ROWS - 2 - 8,
+      `${skipped} + ${shown.length}`,
+    );
+    await w.write("after\r\n");
+    assert.deepEqual((await w.watched.read()).rows?.map((r) => r.shown), ["after"]);
+  }, { skips: true });
+});
+
+Deno.test('a burst past 10 000 rows cut inside a wrapped line: ^DONE is not matched on a line "…NOT-DONE"', async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-cut-" });
+  const t = await TestTmux.start("main", { width: 30, height: 8 });
+  const c = await connect({ socketName: t.socket });
+  try {
+    await Deno.writeTextFile(`${dir}/burst`, CUT_BURST + "\x1b]2;burst drawn\x07");
+    await t.tmux("set-option", "-g", "history-limit", "100000");
+    const pane = (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "-t", "main")).trim();
+    const title = async () =>
+      (await t.tmux("display-message", "-p", "-t", pane, "#{pane_title}")).trim();
+    // The pane prints the burst at a key press, then shows what is written to it.
+    await t.tmux(
+      ...["respawn-pane", "-k", "-t", pane],
+      `stty raw -echo; printf '$ \\033]2;armed\\007'; head -c 1 >/dev/null; ` +
+        `cat '${dir}/burst'; exec cat`,
+    );
+    await waitFor(async () => await title() === "armed", "the pane to wait for a key");
+    const waiting = c.ok<{ outcome: string; matched: { pattern: string } | null }>(
+      "wait_for_text",
+      { paneId: pane, patterns: ["^DONE", "^END"], regex: true, timeoutMs: 30_000 },
+    );
+    await waitFor(
+      () => controlFor(c.server.runner, { socketName: t.socket }).watchers >= 1,
+      "the wait to subscribe",
+    );
+    const gate = await HookGate.make();
+    try {
+      // The wait's next probe is held while the whole burst is drawn: its next read comes
+      // after it, past 10 000 rows.
+      await t.tmux(
+        "set-hook",
+        "-g",
+        "after-display-message",
+        "if-shell -F '#{m:*pane_width*history_limit*alternate_on*,#{hook_arguments}}' " +
+          `{ ${gate.command} }`,
+      );
+      await t.tmux("send-keys", "-t", pane, "x");
+      await waitFor(() => gate.began(), "the wait's probe to be held");
+      await waitFor(async () => await title() === "burst drawn", "the burst drawn");
+      await gate.open();
+      await t.tmux("set-hook", "-gu", "after-display-message");
+    } finally {
+      await gate.remove();
+    }
+    await t.foreground(pane, "cat");
+    await t.tmux("send-keys", "-t", pane, "-l", "END");
+    const r = await waiting;
+    assert.deepEqual([r.outcome, r.matched?.pattern], ["matched", "^END"], JSON.stringify(r));
+  } finally {
+    await c.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+  assert.equal(c.server.runner.running, 0, "no tmux child left behind");
+});

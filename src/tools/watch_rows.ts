@@ -66,6 +66,42 @@ function splitMarked(
   return out;
 }
 
+/**
+ * The rows of a read's first line when the read began inside it (a wrapped line begun above
+ * its first row), so that the line's end is not told as a line: 0 when the first row begins
+ * a line, null when the rows cannot tell. `joined` is the read (-J), `pair` the row above its
+ * first and that row joined (-J: one line when the row above wraps into it), `raw` the read
+ * row by row (-N). A line that runs to the read's end is kept (0): only its end can be read.
+ */
+function partialRows(
+  joined: readonly string[],
+  pair: string,
+  raw: readonly string[],
+): number | null {
+  if (screenLines(pair).length !== 1) return 0;
+  const line = joined[0];
+  if (line === undefined || raw.length === 0) return null;
+  let r = 0;
+  let made = raw[r++];
+  while (made.length < line.length && r < raw.length) made += raw[r++];
+  if (made !== line) return null;
+  return r < raw.length ? r : 0;
+}
+
+/**
+ * The captures {@link partialRows} reads, after a capture from screen row `rel` (marks "P" and
+ * "R").
+ */
+function partialCaptures(paneId: string, guard: string, rel: number): string[] {
+  return [
+    ...[";", "display-message", "-p", guard + "P"],
+    ...[";", "capture-pane", "-p", "-J", "-t", paneId, "-S", String(rowArg(rel - 1))],
+    ...["-E", String(rel)],
+    ...[";", "display-message", "-p", guard + "R"],
+    ...[";", "capture-pane", "-p", "-N", "-t", paneId, "-S", String(rel)],
+  ];
+}
+
 /** What one read found. */
 export interface RowsRead {
   /** The pane as the read found it. */
@@ -305,6 +341,11 @@ export class WatchedRows {
         then("W", "-J", "-S", "-1", "-E", "0");
         then("S", "-J", "-S", "0");
       }
+      if (skip) {
+        // The read may begin inside a wrapped line: whether it does, and its rows.
+        marks.push("P", "R");
+        after.push(...partialCaptures(this.#paneId, guard, rel));
+      }
       const { probe, text } = await probeWith(this.#ctx, this.#paneId, after, this.#start);
       if (!probe.exists) return { probe, again: true };
       this.#moved(probe);
@@ -314,10 +355,20 @@ export class WatchedRows {
       this.#slack = moved > 0 ? Math.min(READ_ROWS, moved + (moved >> 1) + 16) : 0;
       const out = splitMarked(text, guard, marks);
       if (out === null) continue;
-      const joined = screenLines(out.get("")!);
+      let joined = screenLines(out.get("")!);
       // Where tmux began, now that the pane's state at the read is known.
-      const first = probe.historySize + clampRow(rel, probe.historySize, probe.height);
+      let first = probe.historySize + clampRow(rel, probe.historySize, probe.height);
       if (skip) {
+        // A line begun above the read is not read: its end alone would be told as a line (and
+        // match what the line does not begin with). Its rows are counted with the others.
+        const partial = first > 0
+          ? partialRows(joined, out.get("P")!, screenLines(out.get("R")!))
+          : 0;
+        if (partial === null) continue;
+        if (partial > 0) {
+          joined = joined.slice(1);
+          first += partial;
+        }
         // Every row read was written since the last read: the region starts again there,
         // nothing before it known.
         this.skippedRows += Math.max(0, first - (this.#lastBottom + 1));
@@ -379,10 +430,28 @@ export class WatchedRows {
    */
   async #rebaseAt(now: PaneProbe): Promise<{ probe: PaneProbe; fresh: string[] }> {
     const start = this.#reflowed ? now.historySize + now.cursorY : this.#startAbs;
-    const top = Math.max(start, now.historySize + now.height - READ_ROWS);
-    const { probe, lines } = await probeWith(this.#ctx, this.#paneId, [
-      ...["capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(top - now.historySize)],
+    let top = Math.max(start, now.historySize + now.height - READ_ROWS);
+    const rel = rowArg(top - now.historySize);
+    // Cut short at the rows a read takes, the read may begin inside a wrapped line.
+    const cut = top > start && top > 0;
+    const guard = newGuard();
+    const { probe, text } = await probeWith(this.#ctx, this.#paneId, [
+      ...["capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(rel)],
+      ...(cut ? partialCaptures(this.#paneId, guard, rel) : []),
     ], this.#start);
+    const out = splitMarked(text, guard, cut ? ["P", "R"] : []);
+    let lines = trimTrailingBlank(screenLines(out?.get("") ?? ""));
+    // A line begun above the read is left out (see partialRows), its rows counted as skipped.
+    const partial = out === null
+      ? null
+      : cut
+      ? partialRows(lines, out.get("P")!, screenLines(out.get("R")!))
+      : 0;
+    if (partial === null) return { probe, fresh: [] };
+    if (partial > 0) {
+      lines = lines.slice(1);
+      top += partial;
+    }
     const seen = new Set([...this.#lastRegion, ...(this.#baseline ?? [])]);
     const changed = lines.join("\n") !== this.#lastRegion.join("\n");
     const fresh = !changed
