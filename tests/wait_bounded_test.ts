@@ -432,3 +432,48 @@ Deno.test('a burst past 10 000 rows cut inside a wrapped line: ^DONE is not matc
   }
   assert.equal(c.server.runner.running, 0, "no tmux child left behind");
 });
+
+Deno.test("a pane made taller: a line the watch already read, printed again, is found", async () => {
+  await withWatched(
+    Array.from({ length: 30 }, (_, i) => `row ${i}\r\n`).join("") + "$ ",
+    async (t, w) => {
+      await w.write("\r\nok\r\n");
+      assert.ok((await w.watched.read()).rows?.some((r) => r.shown === "ok"));
+      // Rows come back from the history onto the taller screen: none is new.
+      await t.tmux("resize-window", "-t", "main:1", "-y", "14");
+      await w.write("ok\r\n");
+      assert.deepEqual((await w.watched.read()).rows?.map((r) => r.shown), ["ok"]);
+    },
+  );
+});
+
+Deno.test("closing the pane below (the pane grows taller) makes no old line above a wait's start new", async () => {
+  const t = await TestTmux.start("main", { width: 30, height: 8 });
+  const c = await connect({ socketName: t.socket });
+  try {
+    await t.tmux("set-option", "-g", "history-limit", "100000");
+    const pane = (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "-t", "main")).trim();
+    const tty = await quietPane(t as Server, pane);
+    await tty.write(Array.from({ length: 30 }, (_, i) => `OLDMATCH ${i}\r\n`).join("") + "$ ");
+    const below = (await t.tmux(
+      ...["split-window", "-d", "-v", "-l", "3", "-t", pane, "-P", "-F", "#{pane_id}"],
+      "sleep 1000",
+    )).trim();
+    const waiting = c.ok<{ outcome: string; matched: { pattern: string } | null }>(
+      "wait_for_text",
+      { paneId: pane, patterns: ["OLDMATCH", "END"], timeoutMs: 30_000 },
+    );
+    await waitFor(
+      () => controlFor(c.server.runner, { socketName: t.socket }).watchers >= 1,
+      "the wait to subscribe",
+    );
+    await t.tmux("kill-pane", "-t", below);
+    await tty.write("END");
+    const r = await waiting;
+    assert.deepEqual([r.outcome, r.matched?.pattern], ["matched", "END"], JSON.stringify(r));
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+  assert.equal(c.server.runner.running, 0, "no tmux child left behind");
+});

@@ -143,6 +143,7 @@ export class WatchedRows {
   #startX: number;
   #lastHistory: number;
   #lastWidth: number;
+  #lastHeight: number;
   /**
    * The region (lines from the start row on) as last read; a read replaces the lines from the
    * anchor on in place.
@@ -185,6 +186,7 @@ export class WatchedRows {
     this.#startX = start.cursorX;
     this.#lastHistory = start.historySize;
     this.#lastWidth = start.width;
+    this.#lastHeight = start.height;
     this.#anchorRow = this.#startAbs;
     this.#lastBottom = start.historySize + start.height - 1;
   }
@@ -261,19 +263,25 @@ export class WatchedRows {
   }
 
   /**
-   * Notes what a probe says of the rows' numbers: the history shrank (cleared, trimmed, or
-   * rows taken back onto a taller screen) or may have been trimmed, or the width changed.
+   * Notes what a probe says of the rows' numbers: the history shrank (cleared, or trimmed) or
+   * may have been trimmed, or the width changed. Rows taken back from the history onto a
+   * taller screen (the pane below closed, the window made taller) keep their numbers: the
+   * history shrinks by at most what the height grew, and nothing is read again (else lines
+   * above the start would pass for new, and a line printed again for one already read).
    */
   #moved(now: PaneProbe): void {
+    const drop = Math.max(0, this.#lastHistory - now.historySize);
+    const taller = drop > 0 && now.width === this.#lastWidth &&
+      drop <= now.height - this.#lastHeight;
+    this.#lastHeight = now.height;
     // At its limit tmux drops the oldest tenth of the history, then goes on adding rows: the
     // size can come back to or above what it was, and rows moved up by an unknown number.
     const trimZone = now.historyLimit - Math.max(1, Math.floor(now.historyLimit / 10));
     if (
-      now.historySize < this.#lastHistory ||
+      (drop > 0 && !taller) ||
       (now.historySize !== this.#lastHistory && now.historySize >= trimZone)
     ) {
       // Rows moved up by at least the drop seen.
-      const drop = Math.max(0, this.#lastHistory - now.historySize);
       this.#startAbs = Math.max(0, this.#startAbs - drop);
       this.#lastBottom -= drop;
       this.#rebase = true;
