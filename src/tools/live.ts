@@ -29,7 +29,7 @@ import type { Feed } from "../mcp/resources.ts";
 import { captureRows } from "../tmux/capture.ts";
 import { controlFor, execFast } from "../tmux/control.ts";
 import type { Listening, Watch } from "../tmux/control_connection.ts";
-import type { PersistentChild, TmuxRunner } from "../tmux/run.ts";
+import type { TmuxRunner } from "../tmux/run.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
 import { takeBriefSnapshot } from "../tmux/snapshot.ts";
 
@@ -211,8 +211,9 @@ class ServerFeed {
       this.#backoff.reset();
       if (this.#kind === "agents") {
         // Where the marks stand now, rather than after tmux's first one-second check: a
-        // change from here on is told (read once the first wait is in place).
-        await new Promise<void>((read) => this.#waitForSignals(generation, read));
+        // change from here on is told.
+        await this.#readMarks(generation);
+        this.#waitForSignals(generation);
       }
       if (this.#wasLost) {
         // Back after a loss: whatever happened meanwhile went unseen.
@@ -257,60 +258,44 @@ class ServerFeed {
   /**
    * While this generation of the feed lives: waits on the agents' channel, and on each signal
    * reads the marks (the same format tmux's subscription shows, so the two agree) and waits
-   * again, at most once per {@link NUDGE_GAP_MS}. The next wait is started before the read:
-   * tmux 3.3a keeps one signal sent while nobody waits, but a second one then drops both, so a
-   * change signalled after the read always finds a wait (or the one kept signal) there. A wait
-   * that fails (an SSH session refused, a server going) is tried again later and later, up to
-   * {@link MAX_RETRY_MS} apart, until it works or the feed restarts or stops; meanwhile the
-   * subscription still sees a change within its second. `firstRead` is called once the marks
-   * were first read (or the feed ended before).
+   * again, at most once per {@link NUDGE_GAP_MS}. A wait that fails (an SSH session refused, a
+   * server going) is tried again later and later, up to {@link MAX_RETRY_MS} apart,
+   * until it works or the feed restarts or stops; meanwhile the subscription still sees a
+   * change within its second.
    */
-  async #waitForSignals(generation: number, firstRead: () => void): Promise<void> {
+  async #waitForSignals(generation: number): Promise<void> {
     const stop = new AbortController();
     this.#waiting = stop;
     const current = () =>
       !stop.signal.aborted && generation === this.#generation && !this.#runner.closed;
     const backoff = new Backoff();
-    let read = true;
-    try {
-      while (current()) {
-        let child: PersistentChild | null = null;
-        try {
-          child = await this.#runner.spawnPersistent(this.#address, [
-            "wait-for",
-            AGENTS_CHANNEL,
-          ]);
-        } catch {
-          // Not started: tried again below, after the read.
-        }
-        const kill = () => child?.kill();
+    while (current()) {
+      let status: Deno.CommandStatus | null = null;
+      try {
+        const child = await this.#runner.spawnPersistent(this.#address, [
+          "wait-for",
+          AGENTS_CHANNEL,
+        ]);
+        const kill = () => child.kill();
         // Stopped while it started: a signal already aborted calls no listener.
         if (stop.signal.aborted) kill();
         else stop.signal.addEventListener("abort", kill, { once: true });
-        if (read) {
-          read = false;
-          await this.#readMarks(generation);
-          firstRead();
-        }
-        let status: Deno.CommandStatus | null = null;
-        if (child) {
-          child.stdin.close().catch(() => {});
-          child.stdout.cancel().catch(() => {});
-          child.stderr.cancel().catch(() => {});
-          status = await child.status.catch(() => null);
-        }
+        child.stdin.close().catch(() => {});
+        child.stdout.cancel().catch(() => {});
+        child.stderr.cancel().catch(() => {});
+        status = await child.status;
         stop.signal.removeEventListener("abort", kill);
-        if (!current()) return;
-        if (status?.success) {
-          backoff.reset();
-          read = true;
-          await pause(NUDGE_GAP_MS, stop.signal);
-        } else {
-          await pause(backoff.next(), stop.signal);
-        }
+      } catch {
+        // Not started: tried again below.
       }
-    } finally {
-      firstRead();
+      if (!current()) return;
+      if (status?.success) {
+        backoff.reset();
+        await this.#readMarks(generation);
+        await pause(NUDGE_GAP_MS, stop.signal);
+      } else {
+        await pause(backoff.next(), stop.signal);
+      }
     }
   }
 
