@@ -152,12 +152,14 @@ Deno.test("respawn_pane into the last pane of a window linked twice into its onl
     });
     assert.equal(r.gone, false);
     assert.equal(await fmt(t, "keep", "#{pid}"), pid);
-    // Unset only once tmux has seen `true` end: an end it learns later, with remain-on-exit off,
-    // would take the pane, and tmux 3.3a with it.
+    // Unset only once tmux has the exit status of `true` (#{pane_dead_status}; a pane reads
+    // dead at its pty's end, before its status is collected): an end tmux handles later, with
+    // remain-on-exit off, would take the pane, and tmux 3.3a with it.
     await waitFor(
       async () =>
-        (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_dead}")).trim() === "1",
-      "the respawned command to end",
+        (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_dead_status}")).trim() ===
+          "0",
+      "the respawned command's exit status",
     );
     await t.tmux("set-option", "-wu", "-t", windowId, "remain-on-exit");
 
