@@ -454,6 +454,8 @@ Deno.test("front desk, process: a refused selection is answered by nobody", asyn
     const status = await s.child.status;
     assert.equal(status.code, 2);
     assert.equal(s.notifications.length, 0);
+    // The process may end before its last stderr bytes are read here.
+    await s.stderrEnded;
     assert.match(s.stderr, /no tool is named "no_such_tool"/);
   } finally {
     await s.kill();

@@ -45,6 +45,8 @@ export class StdioServer {
   readonly #pending = new Map<number | string, (m: RpcMessage) => void>();
   readonly notifications: RpcMessage[] = [];
   stderr = "";
+  /** Settles once the process's stderr has ended and {@link stderr} holds all of it. */
+  readonly stderrEnded: Promise<void>;
   #nextId = 1;
   readonly #reading: Promise<void>;
 
@@ -62,7 +64,7 @@ export class StdioServer {
     trackChild(this.child, `the MCP server process ${cmd} ${args.join(" ")}`.slice(0, 300));
     this.#writer = this.child.stdin.getWriter();
     this.#reading = this.#read();
-    this.#readStderr(this.child.stderr);
+    this.stderrEnded = this.#readStderr(this.child.stderr).catch(() => {});
   }
 
   async #readStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
@@ -133,6 +135,8 @@ export class StdioServer {
     await this.#writer.close().catch(() => {});
     const status = await this.child.status;
     await this.#reading.catch(() => {});
+    // Whatever it wrote to stderr is all in `stderr` once this returns.
+    await this.stderrEnded;
     return status;
   }
 
