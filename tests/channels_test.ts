@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { connect, type TestClient } from "./helpers/mcp.ts";
+import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { MAX_CHANNEL_MARKS } from "../src/tools/channel_marks.ts";
@@ -28,18 +28,6 @@ async function summaryOver(
   const r = await s.callTool(name, args);
   const text = (r.content as { text: string }[])[0].text;
   assert.notEqual(r.isError, true, `${name}: ${text}`);
-  return { summary: text.split("\n")[0], data: r.structuredContent as Record<string, unknown> };
-}
-
-/** A tool call's first line of text, in process; it must succeed. */
-async function summaryOf(
-  c: TestClient,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ summary: string; data: Record<string, unknown> }> {
-  const r = await c.call(name, args);
-  const text = r.content?.[0]?.type === "text" ? r.content[0].text : "";
-  assert.notEqual(r.isError, true, text);
   return { summary: text.split("\n")[0], data: r.structuredContent as Record<string, unknown> };
 }
 

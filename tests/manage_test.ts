@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { connect, withTmux } from "./helpers/mcp.ts";
+import { connect, summaryOf, withTmux } from "./helpers/mcp.ts";
 import { HookGate, linkedTwice, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { layoutStringProblem } from "../src/tmux/layout_string.ts";
 import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
@@ -1731,18 +1731,6 @@ Deno.test("tmux fact: a wait-for that was abandoned swallows the next lone signa
     assert.equal(after.outcome, "timedOut");
   });
 });
-
-/** A tool's summary line, and its structured content. */
-async function summaryOf(
-  c: Awaited<ReturnType<typeof connect>>,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ summary: string; data: Record<string, unknown> }> {
-  const r = await c.call(name, args);
-  const text = r.content?.[0]?.type === "text" ? r.content[0].text : "";
-  assert.notEqual(r.isError, true, text);
-  return { summary: text.split("\n")[0], data: r.structuredContent as Record<string, unknown> };
-}
 
 // tmux cannot withdraw a wait: a cancelled one stays, dead, and takes the next lone signal.
 Deno.test("after a cancelled wait_for_channel, signal_channel and the next wait that times out say a dead wait may have taken the signal", async () => {

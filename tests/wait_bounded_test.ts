@@ -16,7 +16,7 @@ import { probePane } from "../src/tools/pane_probe.ts";
 import { READ_ROWS, type RowsRead, WatchedRows } from "../src/tools/watch_rows.ts";
 import { controlFor } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
-import { connect, type TestClient, testContext } from "./helpers/mcp.ts";
+import { connect, type TestClient, testContext, withTmux } from "./helpers/mcp.ts";
 import { prng } from "./helpers/prng.ts";
 import { HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -25,16 +25,8 @@ type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: s
 /** The pane's height: every test here uses it. */
 const HEIGHT = 50;
 
-async function withServer(fn: (t: Server, c: TestClient) => Promise<void>): Promise<void> {
-  const t = await TestTmux.start("main", { width: 200, height: HEIGHT });
-  const c = await connect({ socketName: t.socket });
-  try {
-    await fn(t, c);
-  } finally {
-    await c.close();
-    await t.kill();
-  }
-  assert.equal(c.server.runner.running, 0, "no tmux child left behind");
+function withServer(fn: (t: Server, c: TestClient) => Promise<void>): Promise<void> {
+  return withTmux(fn, {}, { width: 200, height: HEIGHT, noChildLeft: true });
 }
 
 /** Counts every capture-pane tmux runs from now on, and keeps the arguments of each. */
@@ -160,6 +152,17 @@ Deno.test("wait_for_text reads about what the pane wrote, not all of it again at
     );
   });
 });
+
+/** Holds each pane probe of a read (its display-message) at `gate` until it opens. */
+async function holdAfterProbe(t: Server, gate: HookGate): Promise<void> {
+  await t.tmux(
+    "set-hook",
+    "-g",
+    "after-display-message",
+    "if-shell -F '#{m:*pane_width*history_limit*alternate_on*,#{hook_arguments}}' " +
+      `{ ${gate.command} }`,
+  );
+}
 
 /** A pane that shows what is written to it and nothing else (its terminal raw, no echo). */
 async function quietPane(t: Server, p: string): Promise<{ write(s: string): Promise<void> }> {
@@ -308,13 +311,7 @@ Deno.test("a read planned before the pane scrolled reads from further up, and te
       const gate = await HookGate.make();
       try {
         // The read is held after its probe while the pane scrolls, then reads.
-        await t.tmux(
-          "set-hook",
-          "-g",
-          "after-display-message",
-          "if-shell -F '#{m:*pane_width*history_limit*alternate_on*,#{hook_arguments}}' " +
-            `{ ${gate.command} }`,
-        );
+        await holdAfterProbe(t, gate);
         const reading = w.watched.read();
         await waitFor(() => gate.began(), `the ${name} read to be held after its probe`);
         await w.write(text);
@@ -398,21 +395,12 @@ Deno.test('a burst past 10 000 rows cut inside a wrapped line: ^DONE is not matc
       "wait_for_text",
       { paneId: pane, patterns: ["^DONE", "^END"], regex: true, timeoutMs: 30_000 },
     );
-    await waitFor(
-      () => controlFor(c.server.runner, { socketName: t.socket }).watchers >= 1,
-      "the wait to subscribe",
-    );
+    await subscribed(t, c);
     const gate = await HookGate.make();
     try {
       // The wait's next probe is held while the whole burst is drawn: its next read comes
       // after it, past 10 000 rows.
-      await t.tmux(
-        "set-hook",
-        "-g",
-        "after-display-message",
-        "if-shell -F '#{m:*pane_width*history_limit*alternate_on*,#{hook_arguments}}' " +
-          `{ ${gate.command} }`,
-      );
+      await holdAfterProbe(t, gate);
       await t.tmux("send-keys", "-t", pane, "x");
       await waitFor(() => gate.began(), "the wait's probe to be held");
       await waitFor(async () => await title() === "burst drawn", "the burst drawn");

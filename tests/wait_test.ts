@@ -15,7 +15,7 @@ import { rowsFrom } from "../src/tools/captured_rows.ts";
 import { controlFor } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { decodeCursor, encodeCursor, rowHash } from "../src/tmux/since_cursor.ts";
-import { connect, type TestClient, testContext } from "./helpers/mcp.ts";
+import { type TestClient, testContext, withTmux } from "./helpers/mcp.ts";
 import { HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
@@ -34,16 +34,8 @@ type Wait = {
   transport: string;
 };
 
-async function withServer(fn: (t: Server, c: TestClient) => Promise<void>): Promise<void> {
-  const t = await TestTmux.start();
-  const c = await connect({ socketName: t.socket });
-  try {
-    await fn(t, c);
-  } finally {
-    await c.close();
-    await t.kill();
-  }
-  assert.equal(c.server.runner.running, 0, "no tmux child left behind");
+function withServer(fn: (t: Server, c: TestClient) => Promise<void>): Promise<void> {
+  return withTmux(fn, {}, { noChildLeft: true });
 }
 
 function hub(t: Server, c: TestClient) {

@@ -132,8 +132,9 @@ export type StartedTmux = Awaited<ReturnType<typeof TestTmux.start>>;
 export async function withTmux(
   fn: (t: StartedTmux, c: TestClient) => Promise<void>,
   options: Omit<ConnectOptions, "socketName"> = {},
+  server: { width?: number; height?: number; noChildLeft?: boolean } = {},
 ): Promise<void> {
-  const t = await TestTmux.start();
+  const t = await TestTmux.start("main", { width: server.width, height: server.height });
   let c: TestClient | undefined;
   try {
     c = await connect({ ...options, socketName: t.socket });
@@ -142,6 +143,19 @@ export async function withTmux(
     await c?.close();
     await t.kill();
   }
+  if (server.noChildLeft) assert.equal(c?.server.runner.running, 0, "no tmux child left behind");
+}
+
+/** A tool call's summary line and its structured content; the call must succeed. */
+export async function summaryOf(
+  c: TestClient,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ summary: string; data: Record<string, unknown> }> {
+  const r = await c.call(name, args);
+  const text = r.content?.[0]?.type === "text" ? r.content[0].text : "";
+  assert.notEqual(r.isError, true, text);
+  return { summary: text.split("\n")[0], data: r.structuredContent as Record<string, unknown> };
 }
 
 /** A context on the server `socketName`, for calling a tool family's exported helpers directly. */
