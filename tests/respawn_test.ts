@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { withTmux } from "./helpers/mcp.ts";
-import { linkedTwice, type TestTmux, waitFor } from "./helpers/tmux.ts";
+import { linkedTwice, type TestTmux } from "./helpers/tmux.ts";
 
 /** The pane a creating command (`args`) makes, running `command` if given. */
 const newPane = async (t: TestTmux, args: string[], command?: string): Promise<string> =>
@@ -152,16 +152,9 @@ Deno.test("respawn_pane into the last pane of a window linked twice into its onl
     });
     assert.equal(r.gone, false);
     assert.equal(await fmt(t, "keep", "#{pid}"), pid);
-    // Unset only once tmux has the exit status of `true` (#{pane_dead_status}; a pane reads
-    // dead at its pty's end, before its status is collected): an end tmux handles later, with
-    // remain-on-exit off, would take the pane, and tmux 3.3a with it.
-    await waitFor(
-      async () =>
-        (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_dead_status}")).trim() ===
-          "0",
-      "the respawned command's exit status",
-    );
-    await t.tmux("set-option", "-wu", "-t", windowId, "remain-on-exit");
+    // remain-on-exit stays on for this window to the end: tmux 3.3a may collect the exit status
+    // of `true` late (once seen not within 20 s), and a status collected with remain-on-exit off
+    // would take the pane, the window, and tmux with it. The next window has its own option.
 
     // Linked twice between the read and the respawn: tmux refuses it at the act.
     const [w2, p2] = (await t.tmux(
