@@ -10,17 +10,12 @@
  */
 
 import assert from "node:assert/strict";
-import { changedRows, type WrittenRow } from "../src/tools/captured_rows.ts";
-import { cellIndex } from "../src/tools/cell_width.ts";
-import { probePane } from "../src/tools/pane_probe.ts";
-import { READ_ROWS, type RowsRead, WatchedRows } from "../src/tools/watch_rows.ts";
+import { READ_ROWS } from "../src/tools/watch_rows.ts";
 import { controlFor } from "../src/tmux/control.ts";
-import { TmuxRunner } from "../src/tmux/run.ts";
-import { connect, type TestClient, testContext, withTmux } from "./helpers/mcp.ts";
+import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { prng } from "./helpers/prng.ts";
 import { HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
-
-type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
+import { quietPane, type Server, withWatched } from "./helpers/watched.ts";
 
 /** The pane's height: every test here uses it. */
 const HEIGHT = 50;
@@ -164,30 +159,6 @@ async function holdAfterProbe(t: Server, gate: HookGate): Promise<void> {
   );
 }
 
-/** A pane that shows what is written to it and nothing else (its terminal raw, no echo). */
-async function quietPane(t: Server, p: string): Promise<{ write(s: string): Promise<void> }> {
-  await t.tmux("respawn-pane", "-k", "-t", p, "stty raw -echo; exec cat");
-  await t.foreground(p, "cat");
-  let step = 0;
-  return {
-    // Each write ends by setting the pane's title, which no row shows: once tmux has it, it
-    // has drawn everything before it.
-    async write(s: string) {
-      const title = `step ${++step}`;
-      const bytes = new TextEncoder().encode(`${s}\x1b]2;${title}\x07`);
-      const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0"));
-      for (let i = 0; i < hex.length; i += 4_000) {
-        await t.tmux("send-keys", "-t", p, "-H", ...hex.slice(i, i + 4_000));
-      }
-      await waitFor(
-        async () =>
-          (await t.tmux("display-message", "-p", "-t", p, "#{pane_title}")).trim() === title,
-        `${title} drawn`,
-      );
-    },
-  };
-}
-
 /** Something a program writes: lines, a long wrapped one, a redraw, a cursor move, a clear... */
 function writing(rand: ReturnType<typeof prng>, n: number): string {
   const word = () => rand.pick(["build", "ok", "日本語", "é", "🛠", "x".repeat(rand.int(70))]);
@@ -211,66 +182,6 @@ function writing(rand: ReturnType<typeof prng>, n: number): string {
     default:
       return `\x1b[${1 + rand.int(8)};${1 + rand.int(30)}H${word()}\x1b[8;1H\r\n`;
   }
-}
-
-/**
- * A watch's rows on a quiet pane (30 x 8), and the reference they are checked against: every
- * row from the start row on, read whole at each step and compared with the last read, as a
- * watch read them before it read only what may have changed.
- */
-async function withWatched(
-  setup: string,
-  fn: (t: Server, w: Watched) => Promise<void>,
-  options: { skips?: boolean } = {},
-): Promise<void> {
-  const t = await TestTmux.start("main", { width: 30, height: 8 });
-  const runner = new TmuxRunner();
-  const ctx = testContext(runner, t.socket);
-  try {
-    // Far from the history's limit (a pane takes it when it is made): no trims.
-    await t.tmux("set-option", "-g", "history-limit", "100000");
-    const p = (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "-t", "main")).trim();
-    const tty = await quietPane(t, p);
-    await tty.write(setup);
-    const start = await probePane(ctx, p);
-    const watched = new WatchedRows(ctx, p, start, true);
-    await watched.readBaseline();
-    const all = async () => {
-      const history = Number(await t.tmux("display-message", "-p", "-t", p, "#{history_size}"));
-      const from = start.historySize + start.cursorY - history;
-      const out = await t.tmux("capture-pane", "-p", "-J", "-t", p, "-S", String(from));
-      const lines = out.split("\n");
-      while (lines.length > 0 && lines[lines.length - 1].trim() === "") lines.pop();
-      return lines;
-    };
-    const base = await all();
-    let last = base;
-    const cursor = await cellIndex(ctx, start.serverPid, base[0] ?? "", start.cursorX);
-    await fn(t, {
-      watched,
-      write: tty.write,
-      async check(read: RowsRead, what: string) {
-        const lines = await all();
-        let told: WrittenRow[] = [];
-        if (lines.length > 0 && lines.join("\n") !== last.join("\n")) {
-          told = changedRows(base, lines, last, cursor);
-          last = lines;
-        }
-        assert.deepEqual(read.rows ?? [], told, what);
-      },
-    });
-    if (!options.skips) assert.equal(watched.skippedRows, 0);
-  } finally {
-    await runner.close();
-    await t.kill();
-  }
-}
-
-interface Watched {
-  readonly watched: WatchedRows;
-  write(s: string): Promise<void>;
-  /** Checks what a read told against the reference, read now. */
-  check(read: RowsRead, what: string): Promise<void>;
 }
 
 Deno.test("a read of only the rows that may have changed tells what a read of all of them does", async () => {

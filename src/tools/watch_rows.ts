@@ -462,10 +462,14 @@ export class WatchedRows {
     }
     const seen = new Set([...this.#lastRegion, ...(this.#baseline ?? [])]);
     const changed = lines.join("\n") !== this.#lastRegion.join("\n");
+    // After a reflow the first line is read from the cursor's row: the end of a line that may
+    // have begun above it, cut elsewhere than any read before, and written before the cursor
+    // got there. It is where the watch starts again, not output.
+    const from = this.#reflowed ? 1 : 0;
     const fresh = !changed
       ? []
       : this.#rows
-      ? lines.filter((line) => trimRow(line) !== "" && !seen.has(line))
+      ? lines.slice(from).filter((line) => trimRow(line) !== "" && !seen.has(line))
       : lines;
     this.#lastRegion = [...lines];
     this.#lastKnown = true;
