@@ -3,7 +3,7 @@
  * formats every field of every pane it lists (and looks up each one's process), so at a few
  * hundred panes a whole read is most of a call. And the commands a tool sends travel over the
  * control connection, not in a tmux process started for each (a few milliseconds apiece), except
- * what must not: a blocking wait, a kill, a creation (see `created` in lifecycle.ts).
+ * what must not: a blocking wait, a kill, a creation (see `created` in creating.ts).
  */
 
 import assert from "node:assert/strict";

@@ -367,7 +367,7 @@ async function endProcess(s: StdioServer, how: Ending): Promise<void> {
 }
 
 // A creation lends the person's global window-size manual out as latest for one command line,
-// which tmux drops the rest of once its client is gone (lifecycle.ts, window_size.ts).
+// which tmux drops the rest of once its client is gone (creating.ts, window_size.ts).
 for (
   const [tool, input, event, how, meanwhile] of [
     ["create_window", { session: "main" }, "after-new-window", "SIGTERM", null],

@@ -6,25 +6,20 @@
  * so a person watching a session does not see their view switch under them. Every tool
  * returns the new ids from tmux itself (`-P -F`), and where the process really started.
  *
+ * Registered here with create_session, create_window and split_window: respawn_pane and its
+ * guards in respawn.ts; the creating step and the new process's arguments, which all four
+ * share, in creating.ts.
+ *
  * @module
  */
 
-import { markOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
-import { clip, ToolFailure } from "../mcp/errors.ts";
-import { runIf } from "../mcp/act_step.ts";
-import { guardUnzoom } from "../mcp/destroy_guard.ts";
-import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
-import { windowUnwatched } from "../mcp/unwatched.ts";
-import { changeView, type ViewScope } from "../mcp/view_guard.ts";
-import { respawnFormat, respawnRefusal } from "../mcp/lone_links.ts";
-import { argvCommands } from "../tmux/control.ts";
+import { ToolFailure } from "../mcp/errors.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { type PaneRow, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
+import { SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
 import {
-  checkedString,
   count,
   flag,
   int,
@@ -33,27 +28,30 @@ import {
   sessionRefSchema,
   windowIdSchema,
 } from "../mcp/schemas.ts";
-import { chainArgv, decodeBytes, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
+import { chainArgv, decodeBytes } from "../tmux/format.ts";
 import {
   changes,
   checkNames,
   checkStartDirectory,
   commandSchema,
-  envNameSchema,
   formatArg,
-  GONE,
-  literalArg,
   nameSchema,
   notesField,
-  paneFields,
-  plural,
   reportedDirectoryArg,
   startDirectorySchema,
   startedIn,
 } from "./arguments.ts";
-import { createSizeSafe, personsWindowSize, sizeSafe, WINDOW_OPTIONS_READ } from "./window_size.ts";
+import { personsWindowSize, WINDOW_OPTIONS_READ } from "./window_size.ts";
 import { checkWindowCells } from "./tmux_limits.ts";
-import { reachOfPane, removedFrom } from "./teardown.ts";
+import {
+  commandTail,
+  created,
+  environmentArgs,
+  environmentSchema,
+  noteRenamed,
+  noteShell,
+} from "./creating.ts";
+import { respawnPane } from "./respawn.ts";
 
 /** Starting something new changes the server but destroys nothing, and repeats make more. */
 const CREATES: ToolAnnotations = changes({ destructive: false, idempotent: false });
@@ -64,33 +62,12 @@ export const sizeSchema = z.union([
   z.string().regex(/^[1-9]\d?%$/, "a percentage from 1% to 99%"),
 ]);
 
-/**
- * Environment variables for the new process (`-e NAME=VALUE`): tmux takes each as it is, never
- * as a format, so a value holding `#(...)` stays text.
- */
-const environmentSchema = z.record(
-  // Checked on every call, not listed: a model knows what a variable name looks like.
-  z.string().refine((name) => envNameSchema.safeParse(name).success, {
-    message:
-      "an environment variable name (letters, digits, underscore; not starting with a digit)",
-  }),
-  checkedString(65_536, 0),
-).optional();
-
-/** The `-e` arguments for {@link environmentSchema}. */
-function environmentArgs(environment: Record<string, string> | undefined): string[] {
-  return Object.entries(environment ?? {}).flatMap(([key, value]) => [
-    "-e",
-    literalArg(`${key}=${value}`),
-  ]);
-}
-
 // ---------------------------------------------------------------------------------------------
 // What the person's configuration makes of a new window or session
 
 /**
  * The global options that decide whether a new window or session can be made safely, read in
- * one step: the global `window-size` with the mark of a lend (see {@link sizeSafe}),
+ * one step: the global `window-size` with the mark of a lend (see sizeSafe, window_size.ts),
  * `destroy-unattached` (a new
  * detached session would end at once) and `default-size` (the side of a new session that is
  * not given). Null when no server runs: it has no options yet, and the configuration it starts
@@ -138,136 +115,6 @@ function checkSessionSize(
     height ?? (given ? Number(given[2]) : 24),
     "Creating that session",
   );
-}
-
-/** What a creation makes, for its messages, and the tool that lists such things. */
-type Made = "session" | "window" | "pane";
-const LISTED_BY: Record<Made, string> = {
-  session: "list_sessions",
-  window: "list_windows",
-  pane: "list_panes",
-};
-
-/**
- * Runs a creating command with `-P -F` and returns the fields it printed for the new thing
- * (`made`), marked as this server's. With `view`, the creation changes what a person could see
- * (a new current window, a split of a shown window): it is guarded like any view change
- * ({@link changeView}). With `windowSize` (the global `window-size`, or null for a server not
- * yet started), it makes a new window or session, which the person's configuration may turn
- * into a crash ({@link sizeSafe}); the value lent out is given back if the step did not answer
- * ({@link createSizeSafe}).
- *
- * Once tmux has the command line, the call's cancellation no longer stops it: tmux makes the
- * pane and starts its process first, then runs a person's after-hooks (a plugin's slow
- * `run-shell`), and a step cut short there would leave a pane running that nobody was told of
- * and no owner mark set (under `--own-panes-only`, one its maker could never touch). A step
- * that outlives its timeout is killed, but tmux printed the new ids before the hooks ran: what
- * it made is marked all the same, and the failure names it, so that nobody creates it twice.
- */
-async function created(
-  ctx: TmuxContext,
-  made: Made,
-  args: string[],
-  fields: readonly string[],
-  tail: string[],
-  view?: { snapshot: Snapshot; scope: ViewScope; what: string },
-  windowSize?: string | null,
-): Promise<string[]> {
-  const guard = newGuard();
-  // The new pane's id comes last, for its owner mark (ownership.ts).
-  const all = [...fields, "#{pane_id}"];
-  const one = argvCommands([...args, "-P", "-F", recordFormat(guard, all), ...tail]);
-  const commands = windowSize === undefined ? one : sizeSafe(ctx.runner, one, windowSize);
-  // Spawned, not sent over the control connection: without -c tmux starts a new session or
-  // window in the directory of the client that asks, and a control client is attached to a
-  // session, whose directory tmux would take instead of this server's; and a tmux process of
-  // its own prints the new ids even when the step is killed afterwards. Made only on the
-  // server the call read (runIf), which a tmux process of its own may not reach.
-  let out: Uint8Array;
-  try {
-    out = await createSizeSafe(ctx, windowSize, async (stop) => {
-      const run = { signal: stop, untilStarted: ctx.signal };
-      return view
-        ? await changeView(ctx, view.snapshot, view.scope, view.what, commands, run)
-        : (await runIf(ctx, [], commands, [], { spawn: run })).stdout;
-    });
-  } catch (error) {
-    if (!(error instanceof TmuxError) || !["timeout", "cancelled"].includes(error.kind)) {
-      throw error;
-    }
-    const [record] = parseRecords(error.stdout, guard, all.length);
-    // Cancelled with no ids printed: stopped before tmux had the line, or at the process's end.
-    if (!record && error.kind === "cancelled") throw error;
-    if (!record) {
-      throw new ToolFailure(
-        `tmux may have made the ${made} (${error.message.replace(/\.$/, "")}; it printed no ` +
-          "ids before that).",
-        `Look with ${LISTED_BY[made]} before trying again: a retry could start its process twice.`,
-      );
-    }
-    const marked = await markOwned(ctx, [record[fields.length]]);
-    throw new ToolFailure(
-      `tmux made the ${made} (${idsOf(fields, record)}) and started its process, but its step ` +
-        `did not end (${error.message.replace(/\.$/, "")}): a hook of the person's after it ` +
-        `may still be running.${marked ? " It is marked as this server's." : ""}`,
-      `Do not make it again (its process would start twice): ${LISTED_BY[made]} shows it.`,
-    );
-  }
-  const [record] = parseRecords(out, guard, all.length);
-  if (!record) throw new ToolFailure("tmux created nothing and printed no ids.");
-  const marked = await markOwned(ctx, [record[fields.length]]);
-  if (ctx.signal?.aborted) {
-    // Nobody reads the reply to a cancelled call; the log may be read.
-    const message = `The call was cancelled after tmux had made the ${made} (${
-      idsOf(fields, record)
-    })${marked ? ", which is marked as this server's" : ""}.`;
-    ctx.log("warning", message);
-    throw new ToolFailure(message, `${LISTED_BY[made]} shows it.`);
-  }
-  return record.slice(0, fields.length);
-}
-
-/** The ids among a creation's printed fields, named: "window @3, pane %5". */
-function idsOf(fields: readonly string[], record: readonly string[]): string {
-  const names: Record<string, string> = {
-    "#{session_id}": "session",
-    "#{window_id}": "window",
-    "#{pane_id}": "pane",
-  };
-  return fields.flatMap((f, i) => names[f] ? [`${names[f]} ${record[i]}`] : []).join(", ");
-}
-
-/**
- * With the note that a pane's process ended at once, for a `command`: which shell ran it. tmux
- * runs a command with its default-shell's `-c` (the person's fish, say), not `/bin/sh`, and a
- * command written for another shell may fail at once in it.
- */
-function noteShell(
-  started: { readonly notes: string[]; readonly ended: boolean },
-  command: string | undefined,
-  shell: string,
-): void {
-  if (command === undefined || !started.ended) return;
-  started.notes.push(
-    `tmux ran the command as ${JSON.stringify(shell)} -c (its default-shell option).`,
-  );
-}
-
-/**
- * The note for a name tmux no longer holds once the creating step is over: renamed right
- * after it was made (a person's after-hook), where the reply gives the name it holds now.
- */
-function noteRenamed(notes: string[], what: string, before: string, now: string): void {
-  if (now === before) return;
-  notes.push(
-    `The ${what} is named ${JSON.stringify(now)} now, not ${JSON.stringify(before)}: it was ` +
-      "renamed right after it was made (a hook in the person's tmux configuration, say).",
-  );
-}
-
-/** The trailing shell command argument, behind `--` so a leading `-` is no flag. */
-function commandTail(command: string | undefined): string[] {
-  return command === undefined ? [] : ["--", literalArg(command)];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -584,208 +431,6 @@ const splitWindow = defineTool({
         notes,
       },
       summary: `Split ${source.id}: new pane ${paneId} ${args.direction} it, ${width}x${height}.`,
-    };
-  },
-});
-
-// ---------------------------------------------------------------------------------------------
-// respawn_pane
-
-/** Sessions a note names by name; a window linked into a large group can end many. */
-const MAX_NAMED_SESSIONS = 5;
-
-/**
- * What went with a pane its new process took at once, as kill_pane would list it: its window
- * (it was the last pane there), the sessions that window was the last of, the server (its last
- * session). Null when only the pane went.
- */
-async function wentWithPane(
-  ctx: TmuxContext,
-  before: Snapshot,
-  pane: PaneRow,
-): Promise<string | null> {
-  const { removed, serverStopped, counts } = await removedFrom(ctx, before, reachOfPane(pane));
-  const named = removed.sessions.slice(0, MAX_NAMED_SESSIONS);
-  const things = [
-    ...removed.windows.map((id) => `window ${id}`),
-    ...named.map((s) => `session ${s.id} ${JSON.stringify(clip(s.name, 100))}`),
-    ...counts.sessions > named.length
-      ? [plural(counts.sessions - named.length, "more session")]
-      : [],
-  ];
-  if (things.length === 0) return null;
-  return `With it went ${things.join(", ")}${
-    serverStopped ? "; the tmux server exited (no session left)" : ""
-  }.`;
-}
-
-const KEEP_ZOOM_HINT = "Ask the person, or use a pane nobody watches (create_window); tmux-mcp " +
-  "started with --allow-attended-input lifts this.";
-
-/**
- * Refuses to respawn a pane a person's zoom hides (on another pane of its window), as kill_pane
- * refuses to kill it ({@link guardUnzoom}): whether the new process outlives the step is not
- * known before it, and one that ends at once takes its pane with it unless remain-on-exit is on
- * (off, or `failed` and it succeeded), and tmux unzooms a window when any of its panes goes.
- * With kill or without: a dead pane's remain-on-exit may have changed since it died. What lifts
- * it is the permission typing where a person watches needs (`--allow-attended-input`); `force`
- * lifts only the caller's own pane.
- */
-async function guardKeepsZoom(ctx: TmuxContext, paneId: string): Promise<void> {
-  if (ctx.config.allowAttendedInput) return;
-  const now = await paneFields(ctx, paneId, [
-    "#{window_id}",
-    "#{window_zoomed_flag}",
-    "#{pane_active}",
-    "#{remain-on-exit}",
-  ]);
-  if (now === null) return;
-  const [windowId, zoomed, active, remain] = now;
-  if (zoomed !== "1" || active === "1" || remain === "on") return;
-  const snapshot = await ctx.snapshot({
-    sessions: false,
-    windows: false,
-    windowId,
-    processInfo: false,
-  });
-  const pane = snapshot.panes.find((p) => p.id === paneId);
-  if (!pane) return;
-  // One of tmux's own words for the option (on, off, failed): no text of anyone's.
-  const what = `Respawning ${paneId}, should its new process end at once (remain-on-exit is ` +
-    `${remain}),`;
-  guardUnzoom(ctx, snapshot, pane, what, false, KEEP_ZOOM_HINT);
-}
-
-/**
- * {@link guardKeepsZoom} as tmux checks it at the instant of the respawn, with the pane's other
- * facts: kill_pane's check (no person shows the pane's window), unless remain-on-exit is on
- * then. A person who shows the window unzoomed sees the pane itself, which the input guards
- * refuse already.
- */
-function keepsZoom(
-  ctx: TmuxContext,
-  snapshot: Snapshot,
-  paneId: string,
-): InputGuardOptions["claim"] {
-  if (ctx.config.allowAttendedInput) return undefined;
-  return {
-    format: `#{||:#{==:#{remain-on-exit},on},${windowUnwatched(snapshot, paneId).format}}`,
-    refusal: async () => {
-      try {
-        await guardKeepsZoom(ctx, paneId);
-      } catch (error) {
-        if (error instanceof ToolFailure) return error;
-        throw error;
-      }
-      return null;
-    },
-  };
-}
-
-/**
- * `zoom` (the claim of {@link keepsZoom}) with the check that the new process's end cannot take
- * tmux 3.3a down: a pane whose end ends a window linked twice into a session that holds nothing
- * else does (src/mcp/lone_links.ts). Unlike the zoom, no permission lifts it.
- */
-function endsSafely(
-  ctx: TmuxContext,
-  pane: PaneRow,
-  zoom: InputGuardOptions["claim"],
-): NonNullable<InputGuardOptions["claim"]> {
-  const safe = respawnFormat(pane.windowId);
-  return {
-    format: zoom ? `#{&&:${safe},${zoom.format}}` : safe,
-    refusal: async () =>
-      await respawnRefusal(ctx, pane.id, pane.windowId) ?? await zoom?.refusal() ?? null,
-  };
-}
-
-const respawnPane = defineTool({
-  name: "respawn_pane",
-  title: "Respawn pane",
-  toolset: "execute",
-  description: "Restart a pane's process (a live one only with kill). Guarded as send_keys.",
-  input: {
-    paneId: paneIdSchema,
-    command: commandSchema.optional(),
-    startDirectory: startDirectorySchema.optional(),
-    environment: environmentSchema,
-    kill: flag(),
-    force: flag(),
-  },
-  output: {
-    paneId: paneIdSchema,
-    gone: z.boolean().describe("The new process exited at once and took the pane with it."),
-    pid: int().nullable().describe("Process id of the new process (null when gone)."),
-    command: z.string().describe("What tmux reports running in the pane now."),
-    dead: z.boolean().describe("Whether the new process already exited."),
-    cwd: z.string(),
-    notes: notesField,
-  },
-  annotations: changes({ destructive: true, idempotent: false }),
-  async run(args, ctx) {
-    checkStartDirectory(args.startDirectory);
-    const snapshot = await ctx.guardSnapshot(args.paneId);
-    const pane = ctx.pane(snapshot, args.paneId);
-    const guard = {
-      force: args.force,
-      allowDead: true,
-      allowInputOff: true,
-      claim: endsSafely(ctx, pane, keepsZoom(ctx, snapshot, pane.id)),
-    };
-    guardInput(ctx, snapshot, pane, guard);
-    if (!pane.dead && !args.kill) {
-      throw new ToolFailure(
-        `Pane ${pane.id} is still running ${JSON.stringify(pane.command)} (pid ${pane.pid}).`,
-        "Pass kill: true to kill it and start again, or send_keys to talk to it.",
-      );
-    }
-    if (pane.windowZoomed && !pane.active) await guardKeepsZoom(ctx, pane.id);
-    // Only a window linked twice into one session can be such a window: asked of tmux then.
-    const sessions = pane.placements.map((p) => p.sessionId);
-    if (new Set(sessions).size < sessions.length) {
-      const refusal = await respawnRefusal(ctx, pane.id, pane.windowId);
-      if (refusal) throw refusal;
-    }
-    const argv = ["respawn-pane", "-t", pane.id];
-    if (args.kill) argv.push("-k");
-    if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
-    argv.push(...environmentArgs(args.environment));
-    await deliverInput(
-      ctx,
-      snapshot,
-      pane,
-      guard,
-      argvCommands([...argv, ...commandTail(args.command)]),
-    );
-    const { cwd, notes } = await startedIn(ctx, pane.id, args.startDirectory);
-    const now = await paneFields(
-      ctx,
-      pane.id,
-      ["#{pane_pid}", "#{pane_current_command}", "#{pane_dead}"],
-    );
-    if (now === null) {
-      const went = await wentWithPane(ctx, snapshot, pane);
-      if (went !== null) notes.push(went);
-      return {
-        data: { paneId: pane.id, gone: true, pid: null, command: "", dead: true, cwd, notes },
-        summary: went === null ? GONE(pane.id) : `${GONE(pane.id)} ${went}`,
-      };
-    }
-    const [pid, command, dead] = now;
-    return {
-      data: {
-        paneId: pane.id,
-        gone: false,
-        pid: Number(pid),
-        command,
-        dead: dead === "1",
-        cwd,
-        notes,
-      },
-      summary: `Respawned ${pane.id}: pid ${pid} running ${JSON.stringify(command)}${
-        dead === "1" ? " (already exited)" : ""
-      }.`,
     };
   },
 });

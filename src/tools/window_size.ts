@@ -163,7 +163,7 @@ export function sizeSafe(
  * value back if the step did not answer where that lends `latest` out. `step` is given what
  * must stop its tmux process besides its timeout: where the value is lent, the runner's close,
  * which stops the step before giving the value back at the end (the call's cancellation does
- * not stop a creation once begun, lent or not: lifecycle.ts).
+ * not stop a creation once begun, lent or not: creating.ts).
  *
  * A server this step starts (`windowSize` null) lends the value only if its configuration set
  * `manual`, which nothing tells beforehand: its step is left to run as any other creation's,

@@ -1,0 +1,233 @@
+/**
+ * respawn_pane: restarting a pane's process, guarded as typing into it is (send_keys), and
+ * refused where the new process's end at once could unzoom a person's window or take tmux 3.3a
+ * down (src/mcp/lone_links.ts). Registered in lifecycle.ts.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import type { TmuxContext } from "../mcp/context.ts";
+import { clip, ToolFailure } from "../mcp/errors.ts";
+import { guardUnzoom } from "../mcp/destroy_guard.ts";
+import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
+import { windowUnwatched } from "../mcp/unwatched.ts";
+import { respawnFormat, respawnRefusal } from "../mcp/lone_links.ts";
+import { argvCommands } from "../tmux/control.ts";
+import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
+import { defineTool } from "../mcp/registry.ts";
+import { flag, int, paneIdSchema } from "../mcp/schemas.ts";
+import {
+  changes,
+  checkStartDirectory,
+  commandSchema,
+  formatArg,
+  GONE,
+  notesField,
+  paneFields,
+  plural,
+  startDirectorySchema,
+  startedIn,
+} from "./arguments.ts";
+import { reachOfPane, removedFrom } from "./teardown.ts";
+import { commandTail, environmentArgs, environmentSchema } from "./creating.ts";
+
+/** Sessions a note names by name; a window linked into a large group can end many. */
+const MAX_NAMED_SESSIONS = 5;
+
+/**
+ * What went with a pane its new process took at once, as kill_pane would list it: its window
+ * (it was the last pane there), the sessions that window was the last of, the server (its last
+ * session). Null when only the pane went.
+ */
+async function wentWithPane(
+  ctx: TmuxContext,
+  before: Snapshot,
+  pane: PaneRow,
+): Promise<string | null> {
+  const { removed, serverStopped, counts } = await removedFrom(ctx, before, reachOfPane(pane));
+  const named = removed.sessions.slice(0, MAX_NAMED_SESSIONS);
+  const things = [
+    ...removed.windows.map((id) => `window ${id}`),
+    ...named.map((s) => `session ${s.id} ${JSON.stringify(clip(s.name, 100))}`),
+    ...counts.sessions > named.length
+      ? [plural(counts.sessions - named.length, "more session")]
+      : [],
+  ];
+  if (things.length === 0) return null;
+  return `With it went ${things.join(", ")}${
+    serverStopped ? "; the tmux server exited (no session left)" : ""
+  }.`;
+}
+
+const KEEP_ZOOM_HINT = "Ask the person, or use a pane nobody watches (create_window); tmux-mcp " +
+  "started with --allow-attended-input lifts this.";
+
+/**
+ * Refuses to respawn a pane a person's zoom hides (on another pane of its window), as kill_pane
+ * refuses to kill it ({@link guardUnzoom}): whether the new process outlives the step is not
+ * known before it, and one that ends at once takes its pane with it unless remain-on-exit is on
+ * (off, or `failed` and it succeeded), and tmux unzooms a window when any of its panes goes.
+ * With kill or without: a dead pane's remain-on-exit may have changed since it died. What lifts
+ * it is the permission typing where a person watches needs (`--allow-attended-input`); `force`
+ * lifts only the caller's own pane.
+ */
+async function guardKeepsZoom(ctx: TmuxContext, paneId: string): Promise<void> {
+  if (ctx.config.allowAttendedInput) return;
+  const now = await paneFields(ctx, paneId, [
+    "#{window_id}",
+    "#{window_zoomed_flag}",
+    "#{pane_active}",
+    "#{remain-on-exit}",
+  ]);
+  if (now === null) return;
+  const [windowId, zoomed, active, remain] = now;
+  if (zoomed !== "1" || active === "1" || remain === "on") return;
+  const snapshot = await ctx.snapshot({
+    sessions: false,
+    windows: false,
+    windowId,
+    processInfo: false,
+  });
+  const pane = snapshot.panes.find((p) => p.id === paneId);
+  if (!pane) return;
+  // One of tmux's own words for the option (on, off, failed): no text of anyone's.
+  const what = `Respawning ${paneId}, should its new process end at once (remain-on-exit is ` +
+    `${remain}),`;
+  guardUnzoom(ctx, snapshot, pane, what, false, KEEP_ZOOM_HINT);
+}
+
+/**
+ * {@link guardKeepsZoom} as tmux checks it at the instant of the respawn, with the pane's other
+ * facts: kill_pane's check (no person shows the pane's window), unless remain-on-exit is on
+ * then. A person who shows the window unzoomed sees the pane itself, which the input guards
+ * refuse already.
+ */
+function keepsZoom(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  paneId: string,
+): InputGuardOptions["claim"] {
+  if (ctx.config.allowAttendedInput) return undefined;
+  return {
+    format: `#{||:#{==:#{remain-on-exit},on},${windowUnwatched(snapshot, paneId).format}}`,
+    refusal: async () => {
+      try {
+        await guardKeepsZoom(ctx, paneId);
+      } catch (error) {
+        if (error instanceof ToolFailure) return error;
+        throw error;
+      }
+      return null;
+    },
+  };
+}
+
+/**
+ * `zoom` (the claim of {@link keepsZoom}) with the check that the new process's end cannot take
+ * tmux 3.3a down: a pane whose end ends a window linked twice into a session that holds nothing
+ * else does (src/mcp/lone_links.ts). Unlike the zoom, no permission lifts it.
+ */
+function endsSafely(
+  ctx: TmuxContext,
+  pane: PaneRow,
+  zoom: InputGuardOptions["claim"],
+): NonNullable<InputGuardOptions["claim"]> {
+  const safe = respawnFormat(pane.windowId);
+  return {
+    format: zoom ? `#{&&:${safe},${zoom.format}}` : safe,
+    refusal: async () =>
+      await respawnRefusal(ctx, pane.id, pane.windowId) ?? await zoom?.refusal() ?? null,
+  };
+}
+
+/** respawn_pane. */
+export const respawnPane = defineTool({
+  name: "respawn_pane",
+  title: "Respawn pane",
+  toolset: "execute",
+  description: "Restart a pane's process (a live one only with kill). Guarded as send_keys.",
+  input: {
+    paneId: paneIdSchema,
+    command: commandSchema.optional(),
+    startDirectory: startDirectorySchema.optional(),
+    environment: environmentSchema,
+    kill: flag(),
+    force: flag(),
+  },
+  output: {
+    paneId: paneIdSchema,
+    gone: z.boolean().describe("The new process exited at once and took the pane with it."),
+    pid: int().nullable().describe("Process id of the new process (null when gone)."),
+    command: z.string().describe("What tmux reports running in the pane now."),
+    dead: z.boolean().describe("Whether the new process already exited."),
+    cwd: z.string(),
+    notes: notesField,
+  },
+  annotations: changes({ destructive: true, idempotent: false }),
+  async run(args, ctx) {
+    checkStartDirectory(args.startDirectory);
+    const snapshot = await ctx.guardSnapshot(args.paneId);
+    const pane = ctx.pane(snapshot, args.paneId);
+    const guard = {
+      force: args.force,
+      allowDead: true,
+      allowInputOff: true,
+      claim: endsSafely(ctx, pane, keepsZoom(ctx, snapshot, pane.id)),
+    };
+    guardInput(ctx, snapshot, pane, guard);
+    if (!pane.dead && !args.kill) {
+      throw new ToolFailure(
+        `Pane ${pane.id} is still running ${JSON.stringify(pane.command)} (pid ${pane.pid}).`,
+        "Pass kill: true to kill it and start again, or send_keys to talk to it.",
+      );
+    }
+    if (pane.windowZoomed && !pane.active) await guardKeepsZoom(ctx, pane.id);
+    // Only a window linked twice into one session can be such a window: asked of tmux then.
+    const sessions = pane.placements.map((p) => p.sessionId);
+    if (new Set(sessions).size < sessions.length) {
+      const refusal = await respawnRefusal(ctx, pane.id, pane.windowId);
+      if (refusal) throw refusal;
+    }
+    const argv = ["respawn-pane", "-t", pane.id];
+    if (args.kill) argv.push("-k");
+    if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
+    argv.push(...environmentArgs(args.environment));
+    await deliverInput(
+      ctx,
+      snapshot,
+      pane,
+      guard,
+      argvCommands([...argv, ...commandTail(args.command)]),
+    );
+    const { cwd, notes } = await startedIn(ctx, pane.id, args.startDirectory);
+    const now = await paneFields(
+      ctx,
+      pane.id,
+      ["#{pane_pid}", "#{pane_current_command}", "#{pane_dead}"],
+    );
+    if (now === null) {
+      const went = await wentWithPane(ctx, snapshot, pane);
+      if (went !== null) notes.push(went);
+      return {
+        data: { paneId: pane.id, gone: true, pid: null, command: "", dead: true, cwd, notes },
+        summary: went === null ? GONE(pane.id) : `${GONE(pane.id)} ${went}`,
+      };
+    }
+    const [pid, command, dead] = now;
+    return {
+      data: {
+        paneId: pane.id,
+        gone: false,
+        pid: Number(pid),
+        command,
+        dead: dead === "1",
+        cwd,
+        notes,
+      },
+      summary: `Respawned ${pane.id}: pid ${pid} running ${JSON.stringify(command)}${
+        dead === "1" ? " (already exited)" : ""
+      }.`,
+    };
+  },
+});
