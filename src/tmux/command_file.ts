@@ -19,7 +19,7 @@
  * @module
  */
 
-import { argvCommands, quoteNested } from "./control_protocol.ts";
+import { argvCommands, quoteNested } from "./command_line.ts";
 
 /**
  * Most bytes of arguments (each with its NUL, as tmux counts them) a tmux process is given:

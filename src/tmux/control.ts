@@ -3,17 +3,14 @@
  * (one set per runner, bounded across servers), the pid bookkeeping that lets go of clients
  * attached to a server that lost its socket, and commands run over the control channel when
  * it can carry them, else by starting tmux. The clients themselves live in control_server.ts,
- * one connection in control_connection.ts, the line protocol in control_protocol.ts.
+ * one connection in control_connection.ts, the line protocol in control_protocol.ts (its
+ * notifications in control_notifications.ts), the command lines sent in command_line.ts.
  *
  * @module
  */
 
-import {
-  argvCommands,
-  type ControlResult,
-  ControlUnavailable,
-  quoteNested,
-} from "./control_protocol.ts";
+import { argvCommands, quoteNested } from "./command_line.ts";
+import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
 import { type ControlEvent, limitsOf, ServerControl } from "./control_server.ts";
 import { randomHex } from "./format.ts";
 import { onServerFormat } from "./server_identity.ts";
@@ -22,15 +19,9 @@ import type { RunOptions, TmuxRunner } from "./run.ts";
 import { classifyStderr, TmuxError } from "./tmux_error.ts";
 import { addressKey, type ServerAddress } from "./server_address.ts";
 
-export {
-  argvCommands,
-  controlLine,
-  type ControlResult,
-  ControlUnavailable,
-  quoteArgument,
-  quoteNested,
-  unescapeOutput,
-} from "./control_protocol.ts";
+export { argvCommands, controlLine, quoteArgument, quoteNested } from "./command_line.ts";
+export { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
+export { unescapeOutput } from "./control_notifications.ts";
 
 const servers = new WeakMap<TmuxRunner, Map<string, ServerControl>>();
 const observers = new WeakMap<TmuxRunner, Set<(event: ControlEvent) => void>>();

@@ -7,14 +7,14 @@
  */
 
 import { warn } from "../diagnostics.ts";
+import { controlLine } from "./command_line.ts";
 import {
-  controlLine,
   ControlProtocol,
   type ControlResult,
   ControlUnavailable,
-  type Notifications,
   type PendingCall,
 } from "./control_protocol.ts";
+import type { Notifications } from "./control_notifications.ts";
 import type { PersistentChild, RunOptions } from "./run.ts";
 import { TmuxError } from "./tmux_error.ts";
 

@@ -1,6 +1,6 @@
 /**
- * Control mode's line protocol, both ways, apart from any process: argv turned into one command
- * line for tmux, and the bytes tmux answers turned into verified answers and notifications.
+ * Control mode's line protocol, apart from any process: the bytes tmux answers turned into
+ * verified answers and notifications (the command lines sent are made in command_line.ts).
  *
  * tmux frames a command's output as `%begin <time> <number> <flags>`, the output unescaped, then
  * `%end` or `%error` with the same three words. Everything else it sends is a notification on a
@@ -40,7 +40,16 @@
  */
 
 import { joinBytes } from "./chain.ts";
+import {
+  Gathered,
+  type Notifications,
+  STRUCTURAL,
+  SUBSCRIPTION,
+  TOPOLOGY,
+  unescapeOutput,
+} from "./control_notifications.ts";
 import { randomHex } from "./format.ts";
+import { LineSink } from "./line_sink.ts";
 
 /**
  * The control channel cannot carry this call (no session to attach to, the connection
@@ -77,151 +86,7 @@ export interface ControlResult {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Commands as one line of tmux's command language
-
-/**
- * Splits an argv the way tmux itself does when given arguments (`cmd_parse_from_arguments`):
- * an argument ending in `;` ends a command (the `;` dropped), unless it ends in `\;`, which
- * stands for a literal final `;`. So a control line built from the result means exactly what
- * the same argv means to a spawned tmux.
- */
-export function argvCommands(args: readonly string[]): string[][] {
-  const commands: string[][] = [];
-  let current: string[] = [];
-  for (const arg of args) {
-    let value = arg;
-    let end = false;
-    if (value.endsWith(";")) {
-      value = value.slice(0, -1);
-      if (value.endsWith("\\")) value = `${value.slice(0, -1)};`;
-      else end = true;
-    }
-    if (!end || value !== "") current.push(value);
-    if (end) {
-      commands.push(current);
-      current = [];
-    }
-  }
-  if (current.length > 0) commands.push(current);
-  return commands.filter((c) => c.length > 0);
-}
-
-/**
- * Quotes one argument for tmux's command parser: inside single quotes nothing is special
- * (`;`, `#`, `$`, `~`, `{`, `}`, `\`, `%`), and a single quote travels as `'\''`.
- */
-export function quoteArgument(arg: string): string {
-  return `'${arg.replaceAll("'", "'\\''")}'`;
-}
-
-/**
- * One argument quoted for a command string tmux parses (an `if-shell` branch, a file it reads):
- * single-quoted ({@link quoteArgument}), except that a newline goes as `"\n"` (a double-quoted
- * escape tmux's parser turns back into a newline), so the string holds none: a newline would
- * end a control line, or a file's line.
- */
-export function quoteNested(arg: string): string {
-  return quoteArgument(arg).replaceAll("\n", `'"\\n"'`);
-}
-
-/**
- * The control-mode line for an argv, or {@link ControlUnavailable} when it cannot be one: a
- * newline ends a control line, and a command name must be a plain word (a quoted `NAME=value`
- * in command position would be an environment assignment to tmux's parser).
- */
-export function controlLine(args: readonly string[]): string {
-  const commands = argvCommands(args);
-  if (commands.length === 0) throw new ControlUnavailable("no command to send");
-  for (const command of commands) {
-    if (!/^[a-z][a-z-]*$/.test(command[0])) {
-      throw new ControlUnavailable(`"${command[0]}" is not a tmux command name`);
-    }
-    if (command.some((a) => a.includes("\n"))) {
-      throw new ControlUnavailable("an argument holds a newline, which ends a control line");
-    }
-  }
-  return commands.map((c) => c.map(quoteArgument).join(" ")).join(" ; ");
-}
-
-// ---------------------------------------------------------------------------------------------
-// %output decoding
-
-/** Decodes the octal escapes (`\ooo`) tmux puts in `%output` for control bytes and `\`. */
-export function unescapeOutput(data: Uint8Array): Uint8Array {
-  if (!data.includes(0x5c)) return data.slice();
-  const out = new Uint8Array(data.length);
-  let n = 0;
-  for (let i = 0; i < data.length; i++) {
-    const b = data[i];
-    if (
-      b === 0x5c && i + 3 < data.length && isOctal(data[i + 1]) && isOctal(data[i + 2]) &&
-      isOctal(data[i + 3])
-    ) {
-      out[n++] = ((data[i + 1] - 48) << 6) | ((data[i + 2] - 48) << 3) | (data[i + 3] - 48);
-      i += 3;
-    } else {
-      out[n++] = b;
-    }
-  }
-  return out.slice(0, n);
-}
-
-function isOctal(b: number | undefined): boolean {
-  return b !== undefined && b >= 0x30 && b <= 0x37;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Answers and notifications
-
-/**
- * Lines of command output, each followed by a newline, in one growing buffer. A capture of
- * 100 panes with their history is 200 000 lines: one small copy per line would make as many
- * buffers (and garbage), so lines are appended into this instead.
- */
-class LineSink {
-  #buf = new Uint8Array(1024);
-  /** Bytes held. */
-  length = 0;
-
-  /** Appends one line (without its newline). */
-  append(line: Uint8Array): void {
-    this.#reserve(line.length + 1);
-    this.#buf.set(line, this.length);
-    this.length += line.length;
-    this.#buf[this.length++] = 0x0a;
-  }
-
-  /** Appends whole lines, each already ending with a newline. */
-  appendLines(bytes: Uint8Array): void {
-    this.#reserve(bytes.length);
-    this.#buf.set(bytes, this.length);
-    this.length += bytes.length;
-  }
-
-  /** The bytes from `from` to the end (a view, valid until the next append). */
-  view(from = 0): Uint8Array {
-    return this.#buf.subarray(from, this.length);
-  }
-
-  /** Bytes it can hold before it grows. */
-  get capacity(): number {
-    return this.#buf.length;
-  }
-
-  /** Makes room for `more` bytes, doubling so that appends cost amortised constant time. */
-  #reserve(more: number): void {
-    const need = this.length + more;
-    if (need <= this.#buf.length) return;
-    const grown = new Uint8Array(Math.max(need, this.#buf.length * 2));
-    grown.set(this.#buf.subarray(0, this.length));
-    this.#buf = grown;
-  }
-
-  /** Drops everything from byte `at`. */
-  truncate(at: number): void {
-    this.length = at;
-  }
-}
 
 /**
  * One command line sent and not yet answered. The protocol settles it once its sentinel is
@@ -244,37 +109,6 @@ interface Call extends PendingCall {
 
 /** Past this, the answer sink is let go once its answer was handed over, not kept for the next. */
 const KEEP_SINK_BYTES = 1024 * 1024;
-
-/** Notifications whose framing is verified, in the order tmux sent them. */
-export interface Notifications {
-  /** Bytes each pane wrote (`%output`, decoded), by pane id, in order. */
-  readonly output: Map<string, Uint8Array[]>;
-  /** Windows, panes or sessions changed: a watched pane may have died, moved or gone. */
-  readonly changed: boolean;
-  /** The session tmux last said the client is attached to (`%session-changed`), if it did. */
-  readonly sessionId: string | null;
-  /**
-   * Sessions, windows or panes came, went, moved or were renamed (every notification of
-   * {@link TOPOLOGY}): like `changed`, only "look again", so it is not held either.
-   */
-  readonly topology: boolean;
-  /**
-   * Another client attached, detached or changed sessions (`%client-session-changed`,
-   * `%client-detached`): only "look again", so it is not held either.
-   */
-  readonly clients: boolean;
-  /**
-   * Values of this client's format subscriptions (`%subscription-changed`), by name, the last
-   * of each: held until verified like output, since a value is what a format made of data.
-   */
-  readonly subscriptions: Map<string, string>;
-  /**
-   * Panes that entered or left a mode (`%pane-mode-changed`), in order. The change itself goes
-   * out at once (`changed`); which pane it names is acted on (a mode a hook put there as our
-   * client attached is left again), so it is held until verified like output.
-   */
-  readonly modes: Set<string>;
-}
 
 /** Knobs of {@link ControlProtocol}, for tests. */
 export interface ProtocolOptions {
@@ -325,71 +159,6 @@ interface Block {
   /** The sink's length when the block began. */
   readonly start: number;
 }
-
-/** Notifications gathered while reading, not yet delivered. */
-class Gathered {
-  output = new Map<string, Uint8Array[]>();
-  changed = false;
-  sessionId: string | null = null;
-  topology = false;
-  clients = false;
-  subscriptions = new Map<string, string>();
-  modes = new Set<string>();
-
-  get empty(): boolean {
-    return this.output.size === 0 && !this.changed && this.sessionId === null &&
-      !this.topology && !this.clients && this.subscriptions.size === 0 && this.modes.size === 0;
-  }
-
-  addOutput(paneId: string, data: Uint8Array): void {
-    const list = this.output.get(paneId);
-    if (list) list.push(data);
-    else this.output.set(paneId, [data]);
-  }
-
-  /** Appends what `later` gathered after this. */
-  absorb(later: Gathered): void {
-    for (const [paneId, chunks] of later.output) {
-      const list = this.output.get(paneId);
-      if (list) list.push(...chunks);
-      else this.output.set(paneId, chunks);
-    }
-    this.changed ||= later.changed;
-    this.topology ||= later.topology;
-    this.clients ||= later.clients;
-    if (later.sessionId !== null) this.sessionId = later.sessionId;
-    for (const [name, value] of later.subscriptions) this.subscriptions.set(name, value);
-    for (const paneId of later.modes) this.modes.add(paneId);
-  }
-}
-
-const STRUCTURAL = new Set([
-  "%layout-change",
-  "%window-add",
-  "%window-close",
-  "%unlinked-window-add",
-  "%unlinked-window-close",
-  "%window-pane-changed",
-  "%session-window-changed",
-  "%sessions-changed",
-  "%session-changed",
-  "%pane-mode-changed",
-]);
-
-/** What changes the shape or the names of the server: windows, panes, sessions. */
-const TOPOLOGY = new Set([
-  ...STRUCTURAL,
-  "%window-renamed",
-  "%unlinked-window-renamed",
-  "%session-renamed",
-]);
-
-/**
- * `%subscription-changed NAME $S @W I %P ... : VALUE`: tmux writes the value raw (a newline in
- * it would end the line), so a subscription's format must only ever yield safe characters
- * (ids, numbers); the name is ours, a plain word.
- */
-const SUBSCRIPTION = /^%subscription-changed ([A-Za-z0-9_-]+) \S+ \S+ \S+ \S+ : (.*)$/s;
 
 const BEGIN = /^%begin (\d+) (\d+) (\d+)$/;
 /** Any line shaped like a guard; its number is the second word. */
@@ -494,9 +263,9 @@ export class ControlProtocol {
   }
 
   /**
-   * Sends a command line (already quoted, see {@link controlLine}) followed by its sentinel on
-   * a line of its own: a failing command skips the rest of its own line only, so the sentinel
-   * always answers, and everything before it is this call's.
+   * Sends a command line (already quoted, see `controlLine` in command_line.ts) followed by its
+   * sentinel on a line of its own: a failing command skips the rest of its own line only, so the
+   * sentinel always answers, and everything before it is this call's.
    */
   send(line: string, settle: (result: ControlResult | Error) => void): PendingCall {
     // Its sentinel verifies whatever a deferred one of the protocol's own was to.

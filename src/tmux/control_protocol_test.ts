@@ -10,12 +10,8 @@
  */
 
 import assert from "node:assert/strict";
-import {
-  ControlProtocol,
-  type ControlResult,
-  type Notifications,
-  type PendingCall,
-} from "./control_protocol.ts";
+import { ControlProtocol, type ControlResult, type PendingCall } from "./control_protocol.ts";
+import type { Notifications } from "./control_notifications.ts";
 import { prng, type Rand } from "../../tests/helpers/prng.ts";
 
 const encoder = new TextEncoder();

@@ -69,12 +69,9 @@
  */
 
 import { warn } from "../diagnostics.ts";
-import {
-  controlLine,
-  type ControlResult,
-  ControlUnavailable,
-  type Notifications,
-} from "./control_protocol.ts";
+import { controlLine } from "./command_line.ts";
+import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
+import type { Notifications } from "./control_notifications.ts";
 import { EXIT_UNATTACHED_SUBSCRIPTION, leaveHookModes, noteAttach } from "./control_attach.ts";
 import {
   Connection,

@@ -1,0 +1,56 @@
+/**
+ * A growing buffer of lines, for command output read over a control connection: lines are
+ * appended into one buffer that doubles as it fills, instead of one small copy per line.
+ *
+ * @module
+ */
+
+/**
+ * Lines of command output, each followed by a newline, in one growing buffer. A capture of
+ * 100 panes with their history is 200 000 lines: one small copy per line would make as many
+ * buffers (and garbage), so lines are appended into this instead.
+ */
+export class LineSink {
+  #buf = new Uint8Array(1024);
+  /** Bytes held. */
+  length = 0;
+
+  /** Appends one line (without its newline). */
+  append(line: Uint8Array): void {
+    this.#reserve(line.length + 1);
+    this.#buf.set(line, this.length);
+    this.length += line.length;
+    this.#buf[this.length++] = 0x0a;
+  }
+
+  /** Appends whole lines, each already ending with a newline. */
+  appendLines(bytes: Uint8Array): void {
+    this.#reserve(bytes.length);
+    this.#buf.set(bytes, this.length);
+    this.length += bytes.length;
+  }
+
+  /** The bytes from `from` to the end (a view, valid until the next append). */
+  view(from = 0): Uint8Array {
+    return this.#buf.subarray(from, this.length);
+  }
+
+  /** Bytes it can hold before it grows. */
+  get capacity(): number {
+    return this.#buf.length;
+  }
+
+  /** Makes room for `more` bytes, doubling so that appends cost amortised constant time. */
+  #reserve(more: number): void {
+    const need = this.length + more;
+    if (need <= this.#buf.length) return;
+    const grown = new Uint8Array(Math.max(need, this.#buf.length * 2));
+    grown.set(this.#buf.subarray(0, this.length));
+    this.#buf = grown;
+  }
+
+  /** Drops everything from byte `at`. */
+  truncate(at: number): void {
+    this.length = at;
+  }
+}
