@@ -152,9 +152,10 @@ Deno.test("respawn_pane into the last pane of a window linked twice into its onl
     });
     assert.equal(r.gone, false);
     assert.equal(await fmt(t, "keep", "#{pid}"), pid);
-    // remain-on-exit stays on for this window to the end: tmux 3.3a may collect the exit status
-    // of `true` late (once seen not within 20 s), and a status collected with remain-on-exit off
-    // would take the pane, the window, and tmux with it. The next window has its own option.
+    // remain-on-exit stays on for this window to the end: tmux 3.3a can miss the SIGCHLD of
+    // `true` and collect its status only when another child of the server exits (seen: not
+    // within 20 s), and a status collected with remain-on-exit off would take the pane, the
+    // window, and tmux with it. The next window has its own option.
 
     // Linked twice between the read and the respawn: tmux refuses it at the act.
     const [w2, p2] = (await t.tmux(
