@@ -465,6 +465,54 @@ Deno.test("a row redrawn in place (\\r) counts from where it changed, matched an
   });
 });
 
+Deno.test("a row changed at both ends in one write: the unchanged text between is not new", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const tty = await quietPane(t, p);
+    const shows = (text: string) =>
+      waitFor(async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes(text), text);
+    // A step counter at the start and a percentage at the end, redrawn together: "compiling
+    // main.c" between them was there. The wait ends on MARK only if the row does not match.
+    await tty.write("[1/9] compiling main.c 10%");
+    await shows("[1/9] compiling main.c 10%");
+    const both = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["compiling main.c", "MARK"],
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await tty.write("\r[2/9] compiling main.c 20%");
+    await tty.write("\r\nMARK\r\n");
+    const marked = await both;
+    assert.deepEqual([marked.outcome, marked.matched?.pattern, marked.lines], [
+      "matched",
+      "MARK",
+      ["MARK"],
+    ]);
+
+    // A pattern that takes in either changed end matches, a regular expression too.
+    await tty.write("[3/9] compiling util.c 30%");
+    await shows("[3/9] compiling util.c 30%");
+    for (const [patterns, regex, index] of [
+      [["util.c", "c 40%"], false, 1],
+      [["^\\S+ compiling", "util"], true, 0],
+    ] as const) {
+      const waiting = c.ok<Wait>("wait_for_text", {
+        paneId: p,
+        patterns: [...patterns],
+        regex,
+        timeoutMs: 10_000,
+      });
+      await subscribed(t, c);
+      const step = index === 1 ? "[4/9] compiling util.c 40%" : "[5/9] compiling util.c 50%";
+      await tty.write(`\r${step}`);
+      const r = await waiting;
+      assert.deepEqual([r.outcome, r.matched?.index, r.lines], ["matched", index, [step]]);
+      await shows(step);
+    }
+  });
+});
+
 Deno.test("a row redrawn in place: text it held before, on either side of the change, is not new", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

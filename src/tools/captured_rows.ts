@@ -114,6 +114,48 @@ export function changedSpan(was: string, now: string): { from: number; to: numbe
 }
 
 /**
+ * What of `now` differs from `was`, as spans ({@link changedSpan}'s): one, unless the two are
+ * as long as each other (a row drawn again over itself: a step counter at its start and a
+ * percentage at its end), where each stretch that differs is a span of its own and the text
+ * between them, the same in both, is in none. Empty when nothing was written.
+ */
+export function changedSpans(was: string, now: string): { from: number; to: number }[] {
+  if (was.length !== now.length) {
+    const span = changedSpan(was, now);
+    return span === null ? [] : [span];
+  }
+  const spans: { from: number; to: number }[] = [];
+  let i = 0;
+  while (i < now.length) {
+    if (was.charCodeAt(i) === now.charCodeAt(i)) {
+      i++;
+      continue;
+    }
+    let from = i;
+    while (i < now.length && was.charCodeAt(i) !== now.charCodeAt(i)) i++;
+    let to = i;
+    if (insidePair(now, from)) from--;
+    if (insidePair(now, to)) to++;
+    const last = spans.at(-1);
+    if (last !== undefined && from <= last.to) last.to = to;
+    else spans.push({ from, to });
+    i = to;
+  }
+  return spans;
+}
+
+/** Spans in order of their start, those that touch or overlap made one. */
+function mergeSpans(spans: { from: number; to: number }[]): { from: number; to: number }[] {
+  const out: { from: number; to: number }[] = [];
+  for (const span of [...spans].sort((a, b) => a.from - b.from)) {
+    const last = out.at(-1);
+    if (last !== undefined && span.from <= last.to) last.to = Math.max(last.to, span.to);
+    else out.push({ ...span });
+  }
+  return out;
+}
+
+/**
  * A row a watch that reads rows reports as written: whole, with where the part written since
  * the watch began starts.
  */
@@ -140,6 +182,12 @@ export interface WrittenRow {
    * only if it takes in some of [from, to): starts before `to` and ends after `from`.
    */
   readonly to?: number;
+  /**
+   * The written part in pieces, where text the same at the start and at the last read lies
+   * inside [from, to) (a row changed at both ends at once: see {@link changedSpans}): a match
+   * counts only if it takes in some of one piece. Absent: [from, to) is one piece.
+   */
+  readonly parts?: readonly { readonly from: number; readonly to: number }[];
   /**
    * What to report: on the start row, what was written from the start's cursor on (a prompt
    * is not output); the whole row when the row was rewritten before that cursor, and every
@@ -175,35 +223,44 @@ export function changedRows(
     if (text === before) return;
     // What differs from the row at the last read and from the row at the start: written
     // since the start is what either tells.
-    const sinceLast = before === null ? null : changedSpan(before, text);
-    let sinceStart: { from: number; to: number } | null;
+    const sinceLast = before === null ? [] : changedSpans(before, text);
+    let sinceStart: { from: number; to: number }[];
     let cursor = 0;
     let was: string | null = null;
     if (base === null) {
       // What the row held at the start is not known: the start row from the cursor's column
       // (its cells before it taken as they were), every other row whole.
       cursor = i === 0 ? startCursor : 0;
-      sinceStart = cursor < text.length ? { from: cursor, to: text.length } : null;
+      sinceStart = cursor < text.length ? [{ from: cursor, to: text.length }] : [];
     } else {
       was = trimRow(base[i] ?? "");
-      sinceStart = changedSpan(was, text);
+      sinceStart = changedSpans(was, text);
       if (i === 0) cursor = startCursor;
     }
-    const spans = [sinceStart, sinceLast].filter((s) => s !== null);
+    // Written since the start is what either tells.
+    let spans = mergeSpans([...sinceStart, ...sinceLast]);
     if (spans.length === 0) return;
-    let from = Math.min(...spans.map((s) => s.from));
-    let to = Math.max(...spans.map((s) => s.to));
+    let from = spans[0].from;
+    let to = spans[spans.length - 1].to;
     if (was !== null && i === 0) {
       // Blanks up to the start's cursor that were blank then were there before (typing at a
       // prompt "P> " is "x", not " x").
       while (from < cursor && text[from] === " " && (was[from] ?? " ") === " ") from++;
       to = Math.max(to, from);
+      spans = spans.filter((s) => s.to > from).map((s) => ({
+        from: Math.max(s.from, from),
+        to: s.to,
+      }));
     }
     if (from >= text.length) return;
     // The start row rewritten before the start's cursor (a `\r` redraw) is told whole; text
     // written from that cursor on is told from where it begins.
     const shown = i === 0 && from >= cursor ? text.slice(from) : text;
-    out.push({ text, line, from, to, shown });
+    out.push(
+      spans.length > 1
+        ? { text, line, from, to, parts: spans, shown }
+        : { text, line, from, to, shown },
+    );
   });
   return out;
 }

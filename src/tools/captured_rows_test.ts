@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { changedSpan, lineAt, rowsFrom } from "./captured_rows.ts";
+import { changedRows, changedSpan, changedSpans, lineAt, rowsFrom } from "./captured_rows.ts";
 
 Deno.test("rowsFrom makes capture-pane -J -S y out of the screen read joined and row by row", () => {
   // No wrapped rows: the rows from y on.
@@ -63,4 +63,39 @@ Deno.test("changedSpan: the common start, then the common end of what is left, l
   // Never between the halves of a pair: the same high half (🙂 then 🙃), the same low half.
   assert.deepEqual(changedSpan("\u{1F642} x", "\u{1F643} x"), { from: 0, to: 2 });
   assert.deepEqual(changedSpan("a\u{10242}b", "a\u{1F642}b"), { from: 1, to: 3 });
+});
+
+Deno.test("changedSpans: a row drawn over itself is changed only where it differs", () => {
+  // Both ends at once: the text between, the same in both, is in no span.
+  assert.deepEqual(changedSpans("[1/9] cc main.c 10%", "[2/9] cc main.c 20%"), [
+    { from: 1, to: 2 },
+    { from: 16, to: 17 },
+  ]);
+  // Stretches next to each other are one; a pair is never cut (the same high half).
+  assert.deepEqual(changedSpans("ab", "xy"), [{ from: 0, to: 2 }]);
+  assert.deepEqual(changedSpans("\u{1F642} x \u{1F642}", "\u{1F643} x \u{1F643}"), [
+    { from: 0, to: 2 },
+    { from: 5, to: 7 },
+  ]);
+  assert.deepEqual(changedSpans("same", "same"), []);
+  // Of other lengths: one span, as changedSpan.
+  assert.deepEqual(changedSpans("progress 5%", "progress 50%"), [{ from: 10, to: 11 }]);
+  assert.deepEqual(changedSpans("longer", "long"), []);
+});
+
+Deno.test("changedRows: a row changed at both ends has its written part in pieces", () => {
+  const [row] = changedRows(["$ ", "[1/9] cc 10%"], ["$ ", "[2/9] cc 20%"], null, 2);
+  assert.deepEqual([row.from, row.to, row.parts], [1, 10, [{ from: 1, to: 2 }, {
+    from: 9,
+    to: 10,
+  }]]);
+  // Changed since the start in one place and since the last read in another: both count.
+  const [again] = changedRows(["$ ", "[1/9] cc 10%"], ["$ ", "[1/9] cc 30%"], [
+    "$ ",
+    "[2/9] cc 10%",
+  ], 2);
+  assert.deepEqual(again.parts, [{ from: 1, to: 2 }, { from: 9, to: 10 }]);
+  // One stretch: no pieces.
+  const [one] = changedRows(["$ ", "build 50% done"], ["$ ", "build 51% done"], null, 2);
+  assert.deepEqual([one.from, one.to, one.parts], [7, 8, undefined]);
 });

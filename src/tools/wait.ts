@@ -231,18 +231,25 @@ async function scanRows(
     const forms = row.line === undefined || row.line === row.text
       ? [row.text]
       : [row.text, row.line];
-    const written = row.to ?? row.text.length;
+    // Each piece of the written part (one, unless old text lies inside it: see WrittenRow).
+    const parts = row.parts ?? [{ from: row.from, to: row.to ?? row.text.length }];
     const work = { units: 0 };
     const pattern = patterns.find((p) =>
-      forms.some((whole) => {
-        const to = written >= row.text.length ? whole.length : written;
-        if (cut && p.reaches(whole.slice(skip), 0, to - skip, work)) return true;
-        if (!p.reaches(whole, row.from, to, work)) return false;
-        if (cut) line = row.text;
-        return true;
-      })
+      forms.some((whole) =>
+        parts.some((part) => {
+          const to = part.to >= row.text.length ? whole.length : part.to;
+          const shownFrom = Math.max(0, part.from - skip);
+          if (cut && p.reaches(whole.slice(skip), shownFrom, to - skip, work)) return true;
+          if (!p.reaches(whole, part.from, to, work)) return false;
+          if (cut) line = row.text;
+          return true;
+        })
+      )
     );
-    let pause = pacer.step(row.text.length * (cut ? 2 : 1) * forms.length, cost);
+    let pause = pacer.step(
+      row.text.length * (cut ? 2 : 1) * forms.length * parts.length,
+      cost,
+    );
     if (pause) await pause;
     pause = work.units > 0 ? pacer.step(work.units, 1) : null;
     if (pause) await pause;
