@@ -16,7 +16,7 @@ import {
 } from "../src/mcp/listing.ts";
 import { portabilityProblems } from "../src/mcp/portable_schema.ts";
 import { TASK_EXECUTION, TASK_TOOLS } from "../src/mcp/tasks.ts";
-import { successResult } from "../src/mcp/registry.ts";
+import { successResult } from "../src/mcp/tool_result.ts";
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
 import { MAX_RESULT_BYTES, replyBound } from "../src/mcp/bounds.ts";
 import { connect } from "./helpers/mcp.ts";

@@ -14,7 +14,8 @@ import { InMemoryTransport as V1InMemoryTransport } from "@modelcontextprotocol/
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
-import { defineTool, READ_ONLY, type ToolRegistry } from "../src/mcp/registry.ts";
+import type { ToolRegistry } from "../src/mcp/registry.ts";
+import { defineTool, READ_ONLY } from "../src/mcp/tool_spec.ts";
 import type { ResourceSpec } from "../src/mcp/resources.ts";
 import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";

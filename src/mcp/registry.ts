@@ -1,8 +1,11 @@
 /**
- * The tool registry: how a tool family declares a tool, and the one place that hands tools to
- * the MCP SDK. The SDK's types stay behind this module and its neighbours (tool_list.ts,
- * resources.ts, stdio.ts) and server.ts: moving from the SDK's v1 line
- * (`@modelcontextprotocol/sdk`) to its v2 line (`@modelcontextprotocol/server`) changed no tool.
+ * The tool registry: which declared tools are on offer (toolsets, `--tools`, `--deny-tools`),
+ * how each call is validated and run, and the one place that hands tools to the MCP SDK. A
+ * family declares its tools with tool_spec.ts; what a call answers is tool_result.ts's; what a
+ * call brings through the SDK is sdk_calls.ts's. The SDK's types stay behind this module and
+ * its neighbours (tool_list.ts, sdk_calls.ts, tool_result.ts, resources.ts, stdio.ts) and
+ * server.ts: moving from the SDK's v1 line (`@modelcontextprotocol/sdk`) to its v2 line
+ * (`@modelcontextprotocol/server`) changed no tool.
  *
  * Every tool gets: an optional `socket_name`; strict input validation (unknown fields are an
  * error, not silently dropped); an output schema its structured content is checked against;
@@ -12,13 +15,7 @@
  * @module
  */
 
-import {
-  type CallToolResult,
-  type McpServer,
-  ProtocolError,
-  ProtocolErrorCode,
-  type ServerContext,
-} from "@modelcontextprotocol/server";
+import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { TmuxRunner } from "../tmux/run.ts";
 import {
@@ -29,106 +26,17 @@ import {
   TmuxContext,
 } from "./context.ts";
 import { auditCall } from "./audit.ts";
-import { clip, failureText, visible } from "./errors.ts";
+import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
-import { jsonBytes, MAX_RESULT_BYTES, replyBound, textBound } from "./bounds.ts";
-import { renderReply, summaryLine } from "./render.ts";
-import { MAX_SUMMARY_CHARS, toolMeta } from "./listing.ts";
+import { MAX_RESULT_BYTES } from "./bounds.ts";
+import { toolMeta } from "./listing.ts";
 import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
-import { checkedString } from "./schemas.ts";
 import { attachPrompts, type PromptSpec } from "./prompts.ts";
-import { TASK_EXECUTION, TASK_TOOLS, type TaskCalls, ToolTasks } from "./tasks.ts";
-import { type Handler, prebuiltByName, rememberToolList, sdkHandler } from "./tool_list.ts";
-
-/** Honest hints about what a tool does (MCP tool annotations). */
-export interface ToolAnnotations {
-  readonly readOnlyHint: boolean;
-  readonly destructiveHint: boolean;
-  readonly idempotentHint: boolean;
-  readonly openWorldHint: boolean;
-}
-
-/** Annotations of a tool that only reads. */
-export const READ_ONLY: ToolAnnotations = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
-
-/** What a tool returns on success: the structured data and a one-line summary for people. */
-export interface ToolReply<T> {
-  readonly data: T;
-  readonly summary: string;
-}
-
-/**
- * The `socket_name` every tool accepts (tmux -L; default: the server this one was started
- * for). It is repeated in every tool a model is shown, so it spends no words there: the
- * server's instructions say what it is, once.
- */
-export const socketNameField = checkedString(256).regex(
-  // deno-lint-ignore no-control-regex
-  /^[^/\x00-\x1f\x7f]+$/,
-  "a socket name: no '/', no control characters",
-).optional();
-
-/** A tool as a family file declares it. */
-export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodRawShape> {
-  readonly name: string;
-  readonly title: string;
-  readonly toolset: ToolToolset;
-  readonly description: string;
-  readonly input: I;
-  readonly output: O;
-  readonly annotations: ToolAnnotations;
-  readonly run: (
-    args: z.infer<z.ZodObject<I>>,
-    ctx: TmuxContext,
-  ) => Promise<ToolReply<z.infer<z.ZodObject<O>>>>;
-}
-
-/** A declared tool with its types erased, as the registry stores it. */
-export interface AnyTool {
-  readonly name: string;
-  readonly title: string;
-  readonly toolset: ToolToolset;
-  readonly description: string;
-  readonly inputSchema: z.ZodObject;
-  readonly outputSchema: z.ZodObject;
-  readonly annotations: ToolAnnotations;
-  readonly run: (args: Record<string, unknown>, ctx: TmuxContext) => Promise<ToolReply<unknown>>;
-}
-
-/**
- * A tool offered before its family is loaded: what listing and selecting it take (from the
- * list built with the source), and what loads its family, which then registers the tool for
- * real (see {@link ToolRegistry.declareLazy}).
- */
-export interface LazyTool {
-  readonly name: string;
-  readonly title: string;
-  readonly toolset: ToolToolset;
-  readonly description: string;
-  readonly annotations: ToolAnnotations;
-  readonly load: () => Promise<void>;
-}
-
-/** Declares a tool, keeping its argument and result types for the family file's own code. */
-export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
-  spec: ToolSpec<I, O>,
-): AnyTool {
-  return {
-    name: spec.name,
-    title: spec.title,
-    toolset: spec.toolset,
-    description: spec.description,
-    inputSchema: z.strictObject({ ...spec.input, socket_name: socketNameField }),
-    outputSchema: z.strictObject(spec.output),
-    annotations: spec.annotations,
-    run: spec.run as AnyTool["run"],
-  };
-}
+import { TASK_EXECUTION, TASK_TOOLS, ToolTasks } from "./tasks.ts";
+import { prebuiltByName, rememberToolList } from "./tool_list.ts";
+import type { AnyTool, LazyTool } from "./tool_spec.ts";
+import { describeIssues, errorResult, successResult } from "./tool_result.ts";
+import { logSender, progressSender, rejectMalformedCalls } from "./sdk_calls.ts";
 
 /** Which tools of the selected toolsets exist: `--tools` and `--deny-tools`. */
 export interface ToolSelection {
@@ -576,168 +484,4 @@ export class ToolRegistry {
     );
     attachPrompts(server, this.prompts, (signal) => this.contextFor(signal));
   }
-}
-
-/**
- * A `tools/call` whose params are not `{name, arguments?: object}` is the client's mistake:
- * answer it as invalid params (-32602) in one sentence. The SDK's request parsing would answer
- * with its schema error, a raw dump of zod's issues.
- *
- * A call of a tool that is not on offer (not selected, or never existed) is answered as a tool
- * error a model reads, in the words the SDK's v1 line used, as it always was: the v2 line
- * answers it with a protocol error instead, which a client may hide from the model.
- *
- * A well-formed call goes to `calls`, which runs it as an MCP task or plainly (tasks.ts).
- */
-function rejectMalformedCalls(
-  server: McpServer,
-  offered: (name: string) => boolean,
-  era: Era,
-  calls: TaskCalls,
-): void {
-  const needs =
-    "tools/call needs params {name: a tool name, arguments: an object of named fields}.";
-  // To a 2025 client in the SDK's v1 words, which put the code before every message.
-  const malformed = era === "legacy" ? `MCP error -32602: ${needs}` : needs;
-  const original = sdkHandler(server, "tools/call");
-  const handlers = (server.server as unknown as { _requestHandlers: Map<string, Handler> })
-    ._requestHandlers;
-  const isObject = (v: unknown): v is Record<string, unknown> =>
-    typeof v === "object" && v !== null && !Array.isArray(v);
-  handlers.set("tools/call", (request, extra) => {
-    const params = isObject(request) ? request.params : undefined;
-    if (
-      !isObject(params) || typeof params.name !== "string" ||
-      (params.arguments !== undefined && params.arguments !== null &&
-        !isObject(params.arguments))
-    ) {
-      return Promise.reject(
-        new ProtocolError(ProtocolErrorCode.InvalidParams, malformed),
-      );
-    }
-    if (!offered(params.name)) {
-      return Promise.resolve(errorResult(
-        `MCP error -32602: Tool ${clip(params.name, 100)} not found. No tool ` +
-          "of that name is on offer here (its toolset may not be selected, or --tools / " +
-          "--deny-tools left it out); tools/list shows what is.",
-      ));
-    }
-    if (params.arguments === null) {
-      // No arguments, as the SDK's v1 line read it; the v2 line's parsing refuses null.
-      const { arguments: _, ...rest } = params;
-      return calls.call({ ...request as Record<string, unknown>, params: rest }, extra, original);
-    }
-    return calls.call(request as Record<string, unknown>, extra, original);
-  });
-}
-
-/**
- * Progress for one call, when its request asked for it (`_meta.progressToken`, in either
- * protocol version), sent as a notification related to that request, and only while the
- * request is in progress: once it is cancelled (or its task is), the client has forgotten the
- * token, and a tool winding down (a batch closing its row) sends nothing more.
- */
-function progressSender(ctx: ServerContext): ProgressFn {
-  const token = ctx.mcpReq._meta?.progressToken;
-  if (token === undefined) return () => Promise.resolve();
-  const signal = ctx.mcpReq.signal;
-  return async (progress, total, message) => {
-    if (signal.aborted) return;
-    try {
-      await ctx.mcpReq.notify({
-        method: "notifications/progress",
-        params: { progressToken: token, progress, total, message },
-      });
-    } catch {
-      // A client that went away cannot be told; the call itself decides what to do.
-    }
-  };
-}
-
-/**
- * A call's log: every message to stderr, and through the SDK to a 2025 client at or above the
- * level it set by `logging/setLevel` (`info` until it sets one: see serve.ts). The SDK sends
- * them only when the server declares logging, which it does not under 2026-07-28.
- */
-function logSender(ctx: ServerContext, config: ServerConfig): LogFn {
-  const stderr = stderrLog(config.diagnostics);
-  return (level, message, options) => {
-    stderr(level, message, options);
-    ctx.mcpReq.log(level, message, options?.logger ?? "tmux-mcp").catch(() => {
-      // A client that went away cannot be told; stderr has it.
-    });
-  };
-}
-
-/**
- * A success: structured content for programs, and the same facts as text for a model — the
- * one-line summary (cut to {@link MAX_SUMMARY_CHARS}), then the data rendered to read (see
- * render.ts). The text never passes {@link textBound} bytes on the wire: a tool bounds its data,
- * and should the rendering still overflow (escapes make a text up to 3.5 times its data's
- * size), the text is cut at a line and says so, keeping the result's own facts; nothing is cut
- * silently.
- *
- * Should a tool still bound its data wrongly (a field left uncut), the whole reply past
- * {@link replyBound} is never sent: it becomes an error that says so, naming the tool.
- */
-export function successResult(
-  reply: ToolReply<unknown>,
-  maxResultBytes: number = MAX_RESULT_BYTES,
-  tool = "the tool",
-): CallToolResult {
-  const text = renderReply(shortSummary(reply.summary), reply.data, textBound(maxResultBytes));
-  const result: CallToolResult = {
-    content: [{ type: "text", text }],
-    structuredContent: reply.data as Record<string, unknown>,
-  };
-  const bytes = jsonBytes(result);
-  if (bytes > replyBound(maxResultBytes)) {
-    return errorResult(
-      `${tool} built a result of ${bytes} bytes, past the ${
-        replyBound(maxResultBytes)
-      }-byte bound on a reply, so it was not sent (a bug in tmux-mcp: some field was not cut; ` +
-        "please report it). Ask for less: a narrower target (one session, window or pane), " +
-        "fewer lines or entries.",
-    );
-  }
-  return result;
-}
-
-function shortSummary(summary: string): string {
-  return summaryLine(summary, MAX_SUMMARY_CHARS);
-}
-
-/** A failure: one text block, `isError`, no structured content, no raw control characters. */
-export function errorResult(text: string): CallToolResult {
-  return { content: [{ type: "text", text: visible(text) }], isError: true };
-}
-
-/**
- * A field name or key for a message: quoted when it is not a plain identifier, cut when long
- * (it is the caller's, of any length).
- */
-function fieldName(key: PropertyKey): string {
-  const text = clip(String(key), 100);
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(text) ? text : JSON.stringify(text);
-}
-
-/** Zod issues as one readable sentence. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues.slice(0, 5).map((issue) => {
-    const path = issue.path.length ? issue.path.map(fieldName).join(".") : "arguments";
-    if (issue.code === "unrecognized_keys") {
-      const keys = issue.keys.slice(0, 5).map(fieldName).join(", ");
-      return `unknown field${issue.keys.length > 1 ? "s" : ""} ${keys}` +
-        (issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : "");
-    }
-    if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) {
-      return `${path} is required (${issue.expected})`;
-    }
-    if (issue.code === "invalid_type" && issue.path.length === 0) {
-      return `arguments must be an object of named fields (${
-        issue.message.replace(/^Invalid input: /, "")
-      })`;
-    }
-    return `${path}: ${issue.message.replace(/^Invalid input: /, "")}`;
-  }).join("; ") + (error.issues.length > 5 ? `; and ${error.issues.length - 5} more` : "");
 }

@@ -15,7 +15,7 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import type { ToolAnnotations } from "../mcp/registry.ts";
+import type { ToolAnnotations } from "../mcp/tool_spec.ts";
 import { checkedString } from "../mcp/schemas.ts";
 import {
   escapeFormat,

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ToolAnnotations } from "../mcp/registry.ts";
+import type { ToolAnnotations } from "../mcp/tool_spec.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { changes } from "./arguments.ts";
 

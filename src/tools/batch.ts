@@ -10,7 +10,8 @@
 import { z } from "zod";
 import { cutString, jsonBytes } from "../mcp/bounds.ts";
 import { visible } from "../mcp/errors.ts";
-import { defineTool, type ToolRegistry } from "../mcp/registry.ts";
+import type { ToolRegistry } from "../mcp/registry.ts";
+import { defineTool } from "../mcp/tool_spec.ts";
 import { checkedString, count, int } from "../mcp/schemas.ts";
 import { ALWAYS_ON } from "../mcp/toolsets.ts";
 import { changes } from "./arguments.ts";

@@ -27,7 +27,8 @@ import { sample } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { nestedCommandBytes, runIf } from "../mcp/act_step.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
-import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import type { ToolRegistry } from "../mcp/registry.ts";
+import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { checkedString, count, listBound, metadataBound, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
 import {

@@ -22,7 +22,8 @@ import {
 } from "../mcp/bounds.ts";
 import { sample, type TmuxContext } from "../mcp/context.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
-import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import type { ToolRegistry } from "../mcp/registry.ts";
+import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { count, int, metadataBound, paneIdSchema, panePlacementSchema } from "../mcp/schemas.ts";
 import { clampRow } from "../tmux/capture.ts";
 import { captureTail, type LineTail } from "../tmux/capture_tail.ts";

@@ -13,7 +13,7 @@
 
 import { z } from "zod";
 import { ToolFailure } from "../mcp/errors.ts";
-import { defineTool, type ToolAnnotations } from "../mcp/registry.ts";
+import { defineTool, type ToolAnnotations } from "../mcp/tool_spec.ts";
 import { count } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { SERVER_ONLY } from "../tmux/snapshot.ts";

@@ -21,7 +21,8 @@ import {
   withOmittedMetadata,
 } from "../mcp/bounds.ts";
 import { clip } from "../mcp/errors.ts";
-import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import type { ToolRegistry } from "../mcp/registry.ts";
+import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import {
   count,
   int,

@@ -37,7 +37,8 @@
 import { z } from "zod";
 import { TmuxContext } from "../mcp/context.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
-import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
+import type { ToolRegistry } from "../mcp/registry.ts";
+import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { keepTail } from "./wait.ts";
 import { MAX_TIMEOUT_MS } from "./wait_timeouts.ts";

@@ -18,7 +18,8 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { SESSIONS_ONLY } from "../tmux/snapshot.ts";
-import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
+import type { ToolRegistry } from "../mcp/registry.ts";
+import { defineTool, type ToolAnnotations } from "../mcp/tool_spec.ts";
 import {
   count,
   flag,

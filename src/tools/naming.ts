@@ -8,7 +8,7 @@
 
 import { z } from "zod";
 import { ToolFailure } from "../mcp/errors.ts";
-import { defineTool } from "../mcp/registry.ts";
+import { defineTool } from "../mcp/tool_spec.ts";
 import {
   paneIdSchema,
   sessionIdSchema,

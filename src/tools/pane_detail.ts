@@ -16,7 +16,7 @@ import {
 import type { TmuxContext } from "../mcp/context.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
 import { ownerOf } from "../mcp/ownership.ts";
-import { defineTool, READ_ONLY } from "../mcp/registry.ts";
+import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import {
   count,
   int,

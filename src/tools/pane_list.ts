@@ -10,7 +10,7 @@ import { z } from "zod";
 import { boundMetadata, fitEntries, withOmittedMetadata } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { defineTool, READ_ONLY } from "../mcp/registry.ts";
+import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import {
   count,
   int,

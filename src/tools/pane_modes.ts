@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changeView } from "../mcp/view_guard.ts";
-import { defineTool } from "../mcp/registry.ts";
+import { defineTool } from "../mcp/tool_spec.ts";
 import { flag, paneIdSchema, windowIdArg, windowIdSchema } from "../mcp/schemas.ts";
 import { ARRANGES, windowPanes } from "./arranging.ts";
 

@@ -11,7 +11,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changeView } from "../mcp/view_guard.ts";
 import { holdsNoLink, secondLink } from "../mcp/lone_links.ts";
-import { defineTool } from "../mcp/registry.ts";
+import { defineTool } from "../mcp/tool_spec.ts";
 import {
   int,
   paneIdSchema,

@@ -19,7 +19,8 @@
 import { type TmuxContext, TmuxContext as Context } from "../mcp/context.ts";
 import { clip, describeSocket, ToolFailure, visible } from "../mcp/errors.ts";
 import { cutString, fitEntries, jsonBytes, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
-import { socketNameField, type ToolRegistry } from "../mcp/registry.ts";
+import type { ToolRegistry } from "../mcp/registry.ts";
+import { socketNameField } from "../mcp/tool_spec.ts";
 import type { ResourceSpec } from "../mcp/resources.ts";
 import { captureRows } from "../tmux/capture.ts";
 import { execFast, observeControl } from "../tmux/control.ts";

@@ -15,7 +15,7 @@ import { windowUnwatched } from "../mcp/unwatched.ts";
 import { respawnFormat, respawnRefusal } from "../mcp/lone_links.ts";
 import { argvCommands } from "../tmux/control.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
-import { defineTool } from "../mcp/registry.ts";
+import { defineTool } from "../mcp/tool_spec.ts";
 import { flag, int, paneIdSchema } from "../mcp/schemas.ts";
 import {
   changes,

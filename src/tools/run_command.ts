@@ -14,7 +14,7 @@ import { ToolFailure } from "../mcp/errors.ts";
 import { Unconfirmed } from "../mcp/act_step.ts";
 import { guardInput } from "../mcp/input_guard.ts";
 import { requireOwned } from "../mcp/ownership.ts";
-import { defineTool } from "../mcp/registry.ts";
+import { defineTool } from "../mcp/tool_spec.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";

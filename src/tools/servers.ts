@@ -8,7 +8,7 @@
 
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
-import { defineTool, READ_ONLY, socketNameField } from "../mcp/registry.ts";
+import { defineTool, READ_ONLY, socketNameField } from "../mcp/tool_spec.ts";
 import { count, int } from "../mcp/schemas.ts";
 import { noteSocketServer, socketServerPid } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";

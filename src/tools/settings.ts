@@ -27,14 +27,14 @@ import { requireOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import { fitEntries, jsonBytes, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
 import { ToolFailure } from "../mcp/errors.ts";
+import type { ToolRegistry } from "../mcp/registry.ts";
 import {
   type AnyTool,
   defineTool,
   READ_ONLY,
   socketNameField,
   type ToolAnnotations,
-  type ToolRegistry,
-} from "../mcp/registry.ts";
+} from "../mcp/tool_spec.ts";
 import {
   checkedString,
   flag,

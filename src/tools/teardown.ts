@@ -30,7 +30,8 @@ import {
   sessionWindowsUnwatched,
   windowUnwatched,
 } from "../mcp/unwatched.ts";
-import { defineTool, type ToolAnnotations, type ToolRegistry } from "../mcp/registry.ts";
+import type { ToolRegistry } from "../mcp/registry.ts";
+import { defineTool, type ToolAnnotations } from "../mcp/tool_spec.ts";
 import {
   count,
   listBound,

@@ -11,7 +11,7 @@ import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import type { InputGuardOptions } from "../mcp/input_guard.ts";
-import type { ToolAnnotations } from "../mcp/registry.ts";
+import type { ToolAnnotations } from "../mcp/tool_spec.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { pasteTransient } from "./buffers.ts";
 import { shellGuard } from "./shell_guard.ts";

@@ -1,0 +1,88 @@
+/**
+ * What a call answers: a success as structured content with the same facts as text (bounded,
+ * never cut silently), a failure as one `isError` text block with a reason and a hint, never a
+ * stack trace, and zod's issues with a call's arguments as one readable sentence.
+ *
+ * @module
+ */
+
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { z } from "zod";
+import { clip, visible } from "./errors.ts";
+import { jsonBytes, MAX_RESULT_BYTES, replyBound, textBound } from "./bounds.ts";
+import { renderReply, summaryLine } from "./render.ts";
+import { MAX_SUMMARY_CHARS } from "./listing.ts";
+import type { ToolReply } from "./tool_spec.ts";
+
+/**
+ * A success: structured content for programs, and the same facts as text for a model — the
+ * one-line summary (cut to {@link MAX_SUMMARY_CHARS}), then the data rendered to read (see
+ * render.ts). The text never passes {@link textBound} bytes on the wire: a tool bounds its data,
+ * and should the rendering still overflow (escapes make a text up to 3.5 times its data's
+ * size), the text is cut at a line and says so, keeping the result's own facts; nothing is cut
+ * silently.
+ *
+ * Should a tool still bound its data wrongly (a field left uncut), the whole reply past
+ * {@link replyBound} is never sent: it becomes an error that says so, naming the tool.
+ */
+export function successResult(
+  reply: ToolReply<unknown>,
+  maxResultBytes: number = MAX_RESULT_BYTES,
+  tool = "the tool",
+): CallToolResult {
+  const text = renderReply(shortSummary(reply.summary), reply.data, textBound(maxResultBytes));
+  const result: CallToolResult = {
+    content: [{ type: "text", text }],
+    structuredContent: reply.data as Record<string, unknown>,
+  };
+  const bytes = jsonBytes(result);
+  if (bytes > replyBound(maxResultBytes)) {
+    return errorResult(
+      `${tool} built a result of ${bytes} bytes, past the ${
+        replyBound(maxResultBytes)
+      }-byte bound on a reply, so it was not sent (a bug in tmux-mcp: some field was not cut; ` +
+        "please report it). Ask for less: a narrower target (one session, window or pane), " +
+        "fewer lines or entries.",
+    );
+  }
+  return result;
+}
+
+function shortSummary(summary: string): string {
+  return summaryLine(summary, MAX_SUMMARY_CHARS);
+}
+
+/** A failure: one text block, `isError`, no structured content, no raw control characters. */
+export function errorResult(text: string): CallToolResult {
+  return { content: [{ type: "text", text: visible(text) }], isError: true };
+}
+
+/**
+ * A field name or key for a message: quoted when it is not a plain identifier, cut when long
+ * (it is the caller's, of any length).
+ */
+function fieldName(key: PropertyKey): string {
+  const text = clip(String(key), 100);
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(text) ? text : JSON.stringify(text);
+}
+
+/** Zod issues as one readable sentence. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.slice(0, 5).map((issue) => {
+    const path = issue.path.length ? issue.path.map(fieldName).join(".") : "arguments";
+    if (issue.code === "unrecognized_keys") {
+      const keys = issue.keys.slice(0, 5).map(fieldName).join(", ");
+      return `unknown field${issue.keys.length > 1 ? "s" : ""} ${keys}` +
+        (issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : "");
+    }
+    if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) {
+      return `${path} is required (${issue.expected})`;
+    }
+    if (issue.code === "invalid_type" && issue.path.length === 0) {
+      return `arguments must be an object of named fields (${
+        issue.message.replace(/^Invalid input: /, "")
+      })`;
+    }
+    return `${path}: ${issue.message.replace(/^Invalid input: /, "")}`;
+  }).join("; ") + (error.issues.length > 5 ? `; and ${error.issues.length - 5} more` : "");
+}
