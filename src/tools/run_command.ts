@@ -41,7 +41,7 @@ import {
   setMarkCommand,
   swapMark,
 } from "./run_mark.ts";
-import { keepTail } from "./wait.ts";
+import { keepTail } from "./text_tail.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import { awaitFirstOutput, paneEnded, type PaneProbe, probePane } from "./pane_probe.ts";

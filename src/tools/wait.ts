@@ -1,18 +1,17 @@
 /**
  * Waiting on panes (toolset inspect): `wait_for_text` for text in new output, `wait_for_idle`
  * for a pane gone quiet (and back at its shell's prompt). Both watch the pane through
- * pane_watch.ts, event-driven where control mode is available.
+ * pane_watch.ts, event-driven where control mode is available; the patterns are matched by
+ * wait_patterns.ts and the results kept within bounds by text_tail.ts.
  *
  * @module
  */
 
 import { z } from "zod";
-import { byteLength, cutString, jsonStringBytes } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { compileRegex, type LineRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
-import type { ToolRegistry } from "../mcp/registry.ts";
-import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
+import { MatchPacer } from "../mcp/pattern.ts";
+import { defineTool, READ_ONLY, type ToolRegistry } from "../mcp/registry.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { CursorError, openSinceCursor, writtenSince } from "../tmux/since.ts";
@@ -20,299 +19,15 @@ import { paneAtPrompt } from "../tmux/prompt.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import { probePane } from "./pane_probe.ts";
-import { insidePair, type WrittenRow } from "./captured_rows.ts";
-
-// ---------------------------------------------------------------------------------------------
-// Patterns
-
-/** A compiled pattern and where it came from. */
-export interface Pattern {
-  readonly text: string;
-  readonly index: number;
-  readonly test: (line: string) => boolean;
-  /**
-   * Whether a match in `line` takes in some of its written part [from, to) (UTF-16 indices):
-   * starts before `to` and ends after `from`. Text before `from` or from `to` on alone, old
-   * text, never matches. A part that begins at the line's start, or runs to its end, is open
-   * there: an empty match counts anywhere after `from` and before `to`, the line's ends
-   * included when the part reaches them. Work past one pass over `line` is added to
-   * `work.units` (characters times the pattern's cost), for pacing.
-   */
-  readonly reaches: (line: string, from: number, to: number, work: { units: number }) => boolean;
-  /** What a character of text costs it, for pacing (see MatchPacer). */
-  readonly cost: number;
-}
-
-const MAX_PATTERNS = 16;
-const MAX_PATTERN_LENGTH = 1_000;
-
-/**
- * Compiles the patterns: a literal is an escaped JavaScript RegExp (linear, and as fast as
- * before); a regex is RE2 (see ../mcp/pattern.ts), refused up front when it is invalid, too
- * large, or uses lookaround or backreferences.
- */
-export async function compilePatterns(
-  patterns: readonly string[],
-  regex: boolean,
-  matchCase: boolean,
-  what: string,
-): Promise<Pattern[]> {
-  if (regex && patterns.length > 0) await loadRegexEngine();
-  return patterns.map((text, index): Pattern => {
-    if (regex) {
-      const re = compileRegex(text, matchCase, `${what}[${index}]`);
-      return {
-        text,
-        index,
-        test: (line) => re.test(line),
-        reaches: (line, from, to, work) => regexReaches(re, line, from, to, work),
-        cost: re.cost,
-      };
-    }
-    const source = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const re = new RegExp(source, matchCase ? "u" : "iu");
-    const all = new RegExp(source, matchCase ? "gu" : "giu");
-    return {
-      text,
-      index,
-      test: (line) => re.test(line),
-      reaches: (line, from, to) =>
-        from <= 0 && to >= line.length ? re.test(line) : literalReaches(all, text, line, from, to),
-      cost: 1,
-    };
-  });
-}
-
-/**
- * Whether the literal `all` (global) matches in `line` starting before `to` and ending after
- * `from`: only a match that starts within the literal's length before `from` can, so few are
- * tried, and matches come in order of their start, so the first from `to` on ends the search.
- */
-function literalReaches(
-  all: RegExp,
-  text: string,
-  line: string,
-  from: number,
-  to: number,
-): boolean {
-  all.lastIndex = Math.max(0, from - text.length);
-  while (true) {
-    const m = all.exec(line);
-    if (m === null || m.index >= to) return false;
-    if (m.index + m[0].length > from) return true;
-    all.lastIndex = nextCodePoint(line, m.index);
-  }
-}
-
-/** The index of the code point after the one at `i` (never inside a pair). */
-function nextCodePoint(line: string, i: number): number {
-  return i + ((line.codePointAt(i) ?? 0) > 0xffff ? 2 : 1);
-}
-
-/**
- * Passes over a line (charged by where each search starts) that deciding whether a regex
- * takes in a written part with an unchanged end may cost, with {@link EXACT_WORK} at least.
- */
-const EXACT_PASSES = 8;
-/** Work (characters times the program's cost) always allowed for that, on short lines. */
-const EXACT_WORK = 1 << 22;
-
-/**
- * {@link Pattern.reaches} for a regex. When the written part runs to the line's end (output
- * appended, a row written whole: the usual case) one pass decides: the match that ends last
- * ends after `from`. Otherwise the matches that start first, and are longest there, are looked
- * at: one that starts in the part counts; one that starts before it counts when it ends after
- * `from`, tried start by start (a later start can reach further). Those searches are charged
- * the rest of the line each; past {@link EXACT_PASSES} passes' worth (a pathological pattern
- * on a long row, a match at nearly every character before the part) the one-pass answer
- * stands, which takes a match ending after `from` for one that reaches into the part.
- */
-function regexReaches(
-  re: LineRegex,
-  line: string,
-  from: number,
-  to: number,
-  work: { units: number },
-): boolean {
-  if (to >= line.length) return from <= 0 ? re.test(line) : re.lastEnd(line) > from;
-  const n = line.length;
-  // On code point boundaries: a search never starts inside a pair.
-  if (insidePair(line, from)) from--;
-  if (insidePair(line, to)) to++;
-  let spent = 0;
-  const first = (start: number) => {
-    spent += n - start + 32;
-    return re.firstFrom(line, start);
-  };
-  try {
-    // The part begins the line: the first match starts in it, or none does.
-    if (from === 0) return (first(0)?.[0] ?? n) < to;
-    spent += n + 32;
-    if (re.lastEnd(line) <= from) return false;
-    // A match that starts in the part; none from `from` on at all: the one that ends after it
-    // starts before it.
-    let hit = first(from);
-    if (hit === null) return true;
-    if (hit[0] === from && hit[1] === from) {
-      // Empty at `from` (before the part's first character): whatever starts after it.
-      hit = first(nextCodePoint(line, from));
-      if (hit === null) return true;
-    }
-    if (hit[0] < to) return true;
-    // A match that starts before the part and runs into it.
-    const budget = Math.max(EXACT_PASSES * (n + 32), EXACT_WORK / re.cost);
-    for (let start = 0; spent <= budget;) {
-      const m = first(start);
-      if (m === null || m[0] >= from) return false;
-      if (m[1] > from) return true;
-      start = nextCodePoint(line, m[0]);
-    }
-    return true;
-  } finally {
-    work.units += spent * re.cost;
-  }
-}
-
-/** The patterns `lines` show, in order of the patterns. */
-async function patternsIn(
-  patterns: readonly Pattern[],
-  lines: readonly string[],
-  pacer: MatchPacer,
-): Promise<Pattern[]> {
-  const seen: Pattern[] = [];
-  for (const p of patterns) {
-    for (const line of lines) {
-      const hit = p.test(line);
-      const pause = pacer.step(line.length, p.cost);
-      if (pause) await pause;
-      if (!hit) continue;
-      seen.push(p);
-      break;
-    }
-  }
-  return seen;
-}
-
-/** The first line (in order) any pattern matches, with the pattern, and every matching line. */
-async function scan(patterns: readonly Pattern[], lines: readonly string[], pacer: MatchPacer) {
-  const cost = patterns.reduce((sum, p) => sum + p.cost, 0);
-  let first: { pattern: Pattern; line: string } | null = null;
-  const matching: string[] = [];
-  for (const line of lines) {
-    const pattern = patterns.find((p) => p.test(line));
-    const pause = pacer.step(line.length, cost);
-    if (pause) await pause;
-    if (!pattern) continue;
-    first ??= { pattern, line };
-    matching.push(line);
-  }
-  return first ? { ...first, matching } : null;
-}
-
-/**
- * The first row (in order) any pattern reaches into the written part of (see
- * {@link WrittenRow}), with the pattern, and every such row: what it shows as written, or the
- * whole row when the match lies outside that (a pattern spanning the prompt).
- */
-async function scanRows(
-  patterns: readonly Pattern[],
-  rows: readonly WrittenRow[],
-  pacer: MatchPacer,
-) {
-  const cost = patterns.reduce((sum, p) => sum + p.cost, 0);
-  let first: { pattern: Pattern; line: string } | null = null;
-  const matching: string[] = [];
-  for (const row of rows) {
-    const cut = row.shown !== row.text;
-    const skip = row.text.length - row.shown.length;
-    let line = row.shown;
-    // Matched as the screen reads (`DONE$` on a padded row) and, where the program wrote blanks
-    // at the row's end, with them too (a prompt's "$ "): those blanks belong to the written
-    // part when it runs to the row's end, else they were there (after the unchanged end).
-    const forms = row.line === undefined || row.line === row.text
-      ? [row.text]
-      : [row.text, row.line];
-    // Each piece of the written part (one, unless old text lies inside it: see WrittenRow).
-    const parts = row.parts ?? [{ from: row.from, to: row.to ?? row.text.length }];
-    const work = { units: 0 };
-    const pattern = patterns.find((p) =>
-      forms.some((whole) =>
-        parts.some((part) => {
-          const to = part.to >= row.text.length ? whole.length : part.to;
-          const shownFrom = Math.max(0, part.from - skip);
-          if (cut && p.reaches(whole.slice(skip), shownFrom, to - skip, work)) return true;
-          if (!p.reaches(whole, part.from, to, work)) return false;
-          if (cut) line = row.text;
-          return true;
-        })
-      )
-    );
-    let pause = pacer.step(
-      row.text.length * (cut ? 2 : 1) * forms.length * parts.length,
-      cost,
-    );
-    if (pause) await pause;
-    pause = work.units > 0 ? pacer.step(work.units, 1) : null;
-    if (pause) await pause;
-    if (!pattern) continue;
-    first ??= { pattern, line };
-    matching.push(line);
-  }
-  return first ? { ...first, matching } : null;
-}
-
-/**
- * Keeps the end of a text within `maxBytes` as a JSON string on the wire (escapes counted: a
- * quote or backslash takes two bytes there, a control character up to six); reports the UTF-8
- * bytes of the text it cut. `twice`: the text goes inside JSON that itself travels as a JSON
- * string (a resource's text), so its escapes are escaped again (a quote takes four bytes).
- */
-export function keepTail(
-  text: string,
-  maxBytes: number,
-  twice = false,
-): { text: string; omittedBytes: number } {
-  if (text.length * 7 <= maxBytes || (!twice && jsonStringBytes(text) <= maxBytes)) {
-    return { text, omittedBytes: 0 };
-  }
-  let used = 0;
-  let start = text.length;
-  while (start > 0) {
-    const c = text.charCodeAt(start - 1);
-    const pair = c >= 0xdc00 && c <= 0xdfff && start > 1 &&
-      text.charCodeAt(start - 2) >= 0xd800 && text.charCodeAt(start - 2) <= 0xdbff;
-    const cost = pair ? 4 : jsonCharBytes(c, twice);
-    if (used + cost > maxBytes) break;
-    used += cost;
-    start -= pair ? 2 : 1;
-  }
-  return { text: text.slice(start), omittedBytes: byteLength(text.slice(0, start)) };
-}
-
-/** Bytes one UTF-16 code unit (not half of a pair) takes inside a JSON string (or two). */
-function jsonCharBytes(c: number, twice: boolean): number {
-  // `"` and `\` escape to two characters, both escaped again the second time.
-  if (c === 0x22 || c === 0x5c) return twice ? 4 : 2;
-  if (c < 0x20) {
-    const short = c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d;
-    return short ? (twice ? 3 : 2) : (twice ? 7 : 6);
-  }
-  if (c < 0x80) return 1;
-  if (c < 0x800) return 2;
-  if (c >= 0xd800 && c <= 0xdfff) return twice ? 7 : 6; // a lone surrogate, escaped
-  return 3;
-}
-
-/** At most `max` lines, each cut to `maxBytes`. */
-function boundLines(lines: readonly string[], max: number, maxBytes: number) {
-  return {
-    lines: lines.slice(0, max).map((l) => cutString(l, maxBytes).text),
-    omittedLines: Math.max(0, lines.length - max),
-  };
-}
+import type { WrittenRow } from "./captured_rows.ts";
+import { compilePatterns, type Pattern, patternsIn, scan, scanRows } from "./wait_patterns.ts";
+import { boundLines, keepTail } from "./text_tail.ts";
 
 // ---------------------------------------------------------------------------------------------
 // wait_for_text
+
+const MAX_PATTERNS = 16;
+const MAX_PATTERN_LENGTH = 1_000;
 
 const patternList = () => z.array(checkedString(MAX_PATTERN_LENGTH)).max(MAX_PATTERNS);
 
