@@ -493,10 +493,12 @@ Deno.test("a row changed at both ends in one write: the unchanged text between i
     // A pattern that takes in either changed end matches, a regular expression too.
     await tty.write("[3/9] compiling util.c 30%");
     await shows("[3/9] compiling util.c 30%");
-    for (const [patterns, regex, index] of [
-      [["util.c", "c 40%"], false, 1],
-      [["^\\S+ compiling", "util"], true, 0],
-    ] as const) {
+    for (
+      const [patterns, regex, index] of [
+        [["util.c", "c 40%"], false, 1],
+        [["^\\S+ compiling", "util"], true, 0],
+      ] as const
+    ) {
       const waiting = c.ok<Wait>("wait_for_text", {
         paneId: p,
         patterns: [...patterns],
