@@ -544,7 +544,7 @@ Deno.test("a listen stream cancelled before its acknowledgement is never watched
     await waitFor(() => acknowledged("later"), "the second acknowledgement");
     assert.ok(await watching() >= 1, "the second stream is watched");
     await server.writeLine(cancel("later"));
-    // A watch's client leaves 5 s after its last watcher (control_server.ts LINGER_MS).
+    // A watch's client leaves 5 s after its last watcher (control_limits.ts LINGER_MS).
     await waitFor(async () => await watching() === 0, "no watch left", 15_000);
     assert.equal((await server.closeStdin()).code, 0);
   });

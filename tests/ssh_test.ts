@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { AGENTS_CHANNEL } from "../src/hooks/marks.ts";
 import { controlFor, observeControl } from "../src/tmux/control.ts";
-import type { ControlEvent } from "../src/tmux/control_server.ts";
+import type { ControlEvent } from "../src/tmux/control_events.ts";
 import { OWN_KIND_FORMAT } from "../src/tmux/identity.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";

@@ -2,16 +2,20 @@
  * Control mode's entry points: the {@link ServerControl} of each tmux server a runner reaches
  * (one set per runner, bounded across servers), the pid bookkeeping that lets go of clients
  * attached to a server that lost its socket, and commands run over the control channel when
- * it can carry them, else by starting tmux. The clients themselves live in control_server.ts,
- * one connection in control_connection.ts, the line protocol in control_protocol.ts (its
- * notifications in control_notifications.ts), the command lines sent in command_line.ts.
+ * it can carry them, else by starting tmux. The clients themselves live in control_server.ts
+ * (their bounds in control_limits.ts, who sits where in control_seating.ts, what an operator
+ * is told in control_events.ts), one connection in control_connection.ts, the line protocol
+ * in control_protocol.ts (its notifications in control_notifications.ts), the command lines
+ * sent in command_line.ts.
  *
  * @module
  */
 
 import { argvCommands, quoteNested } from "./command_line.ts";
 import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
-import { type ControlEvent, limitsOf, ServerControl } from "./control_server.ts";
+import type { ControlEvent } from "./control_events.ts";
+import { limitsOf } from "./control_limits.ts";
+import { ServerControl } from "./control_server.ts";
 import { randomHex } from "./format.ts";
 import { onServerFormat } from "./server_identity.ts";
 import { changesStructure } from "./structure.ts";

@@ -45,9 +45,9 @@
  * log), once per client.
  *
  * A server other than the one this process was started for (reached by a call's own socket)
- * keeps its clients only while used: its command client leaves after {@link ControlLimits}
- * `idleMs` without a call, and beyond `maxServers` such servers with a client, the least
- * recently used lets its go; the server's record goes with its last client.
+ * keeps its clients only while used: its command client leaves after control_limits.ts's
+ * {@link ControlLimits} `idleMs` without a call, and beyond `maxServers` such servers with a
+ * client, the least recently used lets its go; the server's record goes with its last client.
  *
  * tmux sends `%output` only for panes of the session a control client is attached to. So a
  * server gets one connection for commands (attached to any session, with `no-output`), plus,
@@ -84,89 +84,32 @@ import {
   type WatchListener,
 } from "./control_connection.ts";
 import type { ViaOptions } from "./control.ts";
+import { backEvent, type ControlEvent, lostEvent } from "./control_events.ts";
 import {
-  holdsOpen,
-  parseSeats,
-  parseStandings,
-  type Seat,
-  SEAT_FORMAT,
-  type SessionStanding,
-  sessionToJoin,
-  sessionToRestore,
-  STANDING_FORMAT,
-  type Touch,
-} from "./recency.ts";
+  ATTACH_BACKOFF_MS,
+  ATTACH_TIMEOUT_MS,
+  ENDING_WAIT_MS,
+  LEAVING_MS,
+  limitsOf,
+  LINGER_MS,
+  MAX_CONNECTIONS,
+  NO_SESSION_BACKOFF_MS,
+} from "./control_limits.ts";
+import {
+  isSomeone,
+  othersIn,
+  readSeating,
+  requireOthers,
+  restoreRecency,
+  seatingToAttach,
+  sessionShared,
+} from "./control_seating.ts";
+import { holdsOpen, type SessionStanding, sessionToJoin, type Touch } from "./recency.ts";
 import { OWN_TERM } from "./identity.ts";
 import { Turns } from "./turns.ts";
 import type { PersistentChild, TmuxRunner } from "./run.ts";
 import { TmuxError } from "./tmux_error.ts";
 import { addressKey, type ServerAddress } from "./server_address.ts";
-
-/** What an operator may want to know about a tmux server's control channel. */
-export interface ControlEvent {
-  /** `lost`/`regained`: the control connection; `gone`/`back`: the tmux server itself. */
-  readonly kind: "lost" | "regained" | "gone" | "back";
-  readonly address: ServerAddress;
-  /** One sentence, without anything a pane wrote. */
-  readonly message: string;
-}
-
-/** How long a watch-only connection stays after its last watcher left. */
-const LINGER_MS = 5_000;
-/** How long a connection that is to leave waits after its last use (answers in flight). */
-const LEAVING_MS = 500;
-/** How long to spawn instead of retrying after finding no session to attach to. */
-const NO_SESSION_BACKOFF_MS = 1_000;
-/** At most this many control clients per server; beyond, waits poll. */
-const MAX_CONNECTIONS = 8;
-/** Longest a new control client waits for an ending one to be gone (it is killed by then). */
-const ENDING_WAIT_MS = 1_000;
-/**
- * Longest a control client may take to attach (a few milliseconds normally). Past it, the
- * client is given up and the caller starts tmux instead: a tmux that never answers must not
- * hold up the control clients queued behind this one, nor the calls waiting for them.
- */
-export const ATTACH_TIMEOUT_MS = 5_000;
-/**
- * After a control client failed to attach (not in time, or its stream broke the framing or a
- * command hung before its handshake ended), how long calls start tmux without trying: what
- * broke it (a tmux that does not answer, a hook printing framing) is likely to break the next.
- */
-const ATTACH_BACKOFF_MS = 30_000;
-
-/**
- * Longest a new control client's handshake waits for tmux's jobs (a hook's `run-shell`) to end
- * before it looks for modes they put on panes (see control_attach.ts's leaveHookModes).
- */
-const HOOK_JOBS_WAIT_MS = 1_000;
-
-/** How long a server other than the home one keeps its command client after its last use. */
-const SERVER_IDLE_MS = 45_000;
-/** How many servers other than the home one may keep control clients at once. */
-const MAX_SERVERS = 8;
-
-/** The bounds on control clients across servers (tests set other ones). */
-export interface ControlLimits {
-  /** After this long without a call, a server other than the home one lets its clients go. */
-  readonly idleMs: number;
-  /** At most this many servers other than the home one keep control clients. */
-  readonly maxServers: number;
-  /** Longest a new client's handshake waits for tmux's jobs (see {@link HOOK_JOBS_WAIT_MS}). */
-  readonly hookJobsWaitMs: number;
-}
-
-const limitsByRunner = new WeakMap<TmuxRunner, ControlLimits>();
-
-/** Sets `runner`'s {@link ControlLimits} (for tests; the defaults suit a server process). */
-export function setControlLimits(runner: TmuxRunner, limits: Partial<ControlLimits>): void {
-  limitsByRunner.set(runner, { ...limitsOf(runner), ...limits });
-}
-
-/** `runner`'s {@link ControlLimits}: the ones tests set, else the defaults. */
-export function limitsOf(runner: TmuxRunner): ControlLimits {
-  return limitsByRunner.get(runner) ??
-    { idleMs: SERVER_IDLE_MS, maxServers: MAX_SERVERS, hookJobsWaitMs: HOOK_JOBS_WAIT_MS };
-}
 
 /** What a {@link ServerControl} is told by, and tells, the set of servers it belongs to. */
 interface ServerHooks {
@@ -177,12 +120,6 @@ interface ServerHooks {
   readonly retired: (ending: Promise<void>) => void;
   /** A retired predecessor's clients, still ending: none of ours starts before they are gone. */
   readonly ending?: Promise<void>;
-}
-
-/** A tmux server's sessions and clients, as a leaving, idle or attaching client reads them. */
-interface Seating {
-  readonly standings: SessionStanding[];
-  readonly clients: readonly Seat[];
 }
 
 /** The control connections of one tmux server. */
@@ -362,8 +299,8 @@ export class ServerControl {
     );
     if (!connection) {
       this.#requireAttaching();
-      const seating = await this.#seatingToAttach();
-      this.#requireOthers(seating);
+      const seating = await seatingToAttach(this.#runner, this.#address, this.#closed);
+      requireOthers(seating);
       const { standings } = seating;
       const target = sessionToJoin(standings, sessionIds);
       if (!target) {
@@ -463,7 +400,7 @@ export class ServerControl {
     const last = live.find((c) => c === this.#primary) ?? live.at(-1);
     await Promise.allSettled(live.filter((c) => c !== last).map((c) => c.close()));
     if (last) {
-      await this.#restoreRecency(last);
+      await restoreRecency(this.#runner, this.#address, last, this.#touches);
       await last.close();
     }
     await Promise.allSettled([...this.#connections].map((c) => c.close()));
@@ -495,11 +432,11 @@ export class ServerControl {
     if (performance.now() < this.#noSessionUntil) {
       throw new ControlUnavailable("no session a control client could attach to");
     }
-    const seating = await this.#seatingToAttach();
+    const seating = await seatingToAttach(this.#runner, this.#address, this.#closed);
     if (holdsOpen(seating.standings, seating.clients)) {
       this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
     }
-    this.#requireOthers(seating);
+    requireOthers(seating);
     const { standings } = seating;
     const target = sessionToJoin(standings);
     if (target === undefined) {
@@ -511,19 +448,6 @@ export class ServerControl {
     return this.#primary;
   }
 
-  /**
-   * Refuses to attach where our client would be what keeps the server alive: `exit-unattached`
-   * is on and nobody but tmux-mcp is attached (see {@link holdsOpen}).
-   */
-  #requireOthers({ standings, clients }: Seating): void {
-    if (holdsOpen(standings, clients)) {
-      throw new ControlUnavailable(
-        "exit-unattached is on and no client but tmux-mcp's is attached: a control client " +
-          "would keep the server alive",
-      );
-    }
-  }
-
   /** Refuses while control clients are not tried (one failed to attach lately). */
   #requireAttaching(): void {
     if (performance.now() < this.#attachFailedUntil) {
@@ -531,26 +455,6 @@ export class ServerControl {
         "a control client failed to attach lately (it did not attach in time, or broke)",
       );
     }
-  }
-
-  /**
-   * Every session with its last use, clients and destroy-unattached (see recency.ts), and every
-   * client's session and kind: read by one tmux process, before a client of ours attaches.
-   */
-  async #seatingToAttach(): Promise<Seating> {
-    if (this.#closed || this.#runner.closed) throw new ControlUnavailable("shutting down");
-    const result = await this.#runner.exec(this.#address, [
-      "list-sessions",
-      "-F",
-      STANDING_FORMAT,
-      ";",
-      "list-clients",
-      "-F",
-      SEAT_FORMAT,
-    ]);
-    if (result.code !== 0) return { standings: [], clients: [] };
-    const text = new TextDecoder().decode(result.stdout);
-    return { standings: parseStandings(text), clients: parseSeats(text) };
   }
 
   /**
@@ -588,38 +492,6 @@ export class ServerControl {
   }
 
   /**
-   * Before `connection` leaves: if a session our clients used now stands where a person's
-   * plain `tmux attach` would pick it, though another was more recently used before we came,
-   * the client moves to that one for a moment (see recency.ts). Best effort: never throws.
-   */
-  async #restoreRecency(connection: Connection): Promise<void> {
-    if (this.#touches.size === 0 || connection.closed || connection.clientName === "") return;
-    try {
-      const seating = await this.#seating(connection);
-      if (seating === null) return;
-      const { standings, clients } = seating;
-      for (const id of this.#touches.keys()) {
-        if (!standings.some((s) => s.id === id)) this.#touches.delete(id);
-      }
-      const others = new Map<string, number>();
-      for (const { sessionId, name } of clients) {
-        if (name !== connection.clientName) others.set(sessionId, (others.get(sessionId) ?? 0) + 1);
-      }
-      const target = sessionToRestore(standings, others, this.#touches);
-      if (target === null) return;
-      // Our own move, on its way out: not one tmux made (#leaveMoved).
-      connection.leaving = true;
-      // -E: as when attaching, this process's environment stays out of the session.
-      await this.#runner.inStructureLane(
-        this.#address,
-        () => connection.exec(["switch-client", "-E", "-t", target], { timeoutMs: 2_000 }),
-      );
-    } catch {
-      // The connection or the server went away: nothing left to put back.
-    }
-  }
-
-  /**
    * Looks again where the primary client sits, after another client attached, detached or
    * moved: once someone has used its session since our client joined it and nobody but
    * tmux-mcp is attached there any more (a person worked there, then left), a plain `tmux
@@ -653,9 +525,9 @@ export class ServerControl {
     const connection = [...this.#connections].find((c) => !c.closed && c.clientName !== "");
     if (!connection) return false;
     try {
-      const seating = await this.#seating(connection);
+      const seating = await readSeating(connection);
       if (seating === null || !seating.standings.some((s) => s.exitUnattached)) return false;
-      if (seating.clients.some((c) => this.#someone(c))) return false;
+      if (seating.clients.some((c) => isSomeone(c, this.#connections))) return false;
       this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
       await this.#inTurn(() => this.#closeAll());
       return true;
@@ -671,60 +543,20 @@ export class ServerControl {
     const touch = this.#touches.get(connection.sessionId);
     if (!touch) return;
     try {
-      const seating = await this.#seating(connection);
+      const seating = await readSeating(connection);
       if (seating === null || this.#primary !== connection) return;
       const here = seating.standings.find((s) => s.id === connection.sessionId);
       if (!here || here.activity <= touch.bumped) return;
       // Only where a new client can go that nobody is attached to: elsewhere it would be back.
       const free = (s: SessionStanding) => s.clients === 0 && !s.destroyUnattached;
       if (!seating.standings.some((s) => s.id !== here.id && free(s))) return;
-      if (this.#othersIn(here.id, seating.clients)) return;
+      if (othersIn(here.id, seating.clients, this.#connections)) return;
       connection.leaving = true;
       this.#primary = null;
       this.#maybeLinger(connection);
     } catch {
       // Lost meanwhile: it is gone anyway.
     }
-  }
-
-  /** Whether someone not tmux-mcp (see {@link #someone}) is attached to `connection`'s session. */
-  async #sessionShared(connection: Connection): Promise<boolean> {
-    try {
-      const seating = await this.#seating(connection);
-      return seating !== null && this.#othersIn(connection.sessionId, seating.clients);
-    } catch {
-      return false;
-    }
-  }
-
-  /** Every session's standing and every client's session, read over `connection`. */
-  async #seating(connection: Connection): Promise<Seating | null> {
-    const options = { timeoutMs: 2_000 };
-    const [sessions, clients] = await Promise.all([
-      connection.exec(["list-sessions", "-F", STANDING_FORMAT], options),
-      connection.exec(["list-clients", "-F", SEAT_FORMAT], options),
-    ]);
-    if (sessions.code !== 0 || clients.code !== 0) return null;
-    return {
-      standings: parseStandings(new TextDecoder().decode(sessions.stdout)),
-      clients: parseSeats(new TextDecoder().decode(clients.stdout)),
-    };
-  }
-
-  /**
-   * Whether `client` is someone the rules that keep our clients out of the way wait for: a
-   * person, or another program. Not a client of this process, nor one of another tmux-mcp
-   * process (see identity.ts `isOwnKind`): that one follows the same rules, and waiting for
-   * each other, two processes would keep each other attached for ever.
-   */
-  #someone(client: Seat): boolean {
-    if (client.ownKind) return false;
-    return ![...this.#connections].some((c) => c.clientName === client.name);
-  }
-
-  /** Whether someone not tmux-mcp (see {@link #someone}) is attached to session `sessionId`. */
-  #othersIn(sessionId: string, clients: Seating["clients"]): boolean {
-    return clients.some((c) => c.sessionId === sessionId && this.#someone(c));
   }
 
   /** Remembers a connection's client as ending until it has exited. */
@@ -819,11 +651,7 @@ export class ServerControl {
     if (this.#down !== null) {
       const was = this.#down;
       this.#down = null;
-      this.#report(
-        was === "gone"
-          ? { kind: "back", address: this.#address, message: "the tmux server is back" }
-          : { kind: "regained", address: this.#address, message: "control connection regained" },
-      );
+      this.#report(backEvent(was, this.#address));
     }
     return connection;
   }
@@ -903,39 +731,16 @@ export class ServerControl {
 
   /**
    * A connection ended that we did not close: reported once until one connects again, as the
-   * server gone (it answered that nothing runs on its socket) or the connection lost. A check
-   * that got no answer at all (an SSH connection frozen or dropped, a server that does not
-   * answer in time) proves nothing gone: that is the connection lost, said as such.
+   * server gone or the connection lost (control_events.ts's lostEvent tells which).
    */
   #lostOne(): void {
     if (this.#down !== null) return;
     this.#down = "lost";
-    const host = this.#address.host;
-    this.#runner.exec(this.#address, ["display-message", "-p", "#{pid}"], { timeoutMs: 5_000 })
-      .then(
-        (r): "running" | "gone" | "silent" => r.code === 0 ? "running" : "gone",
-        (error: unknown) =>
-          error instanceof TmuxError && (error.kind === "unreachable" || error.kind === "timeout")
-            ? "silent"
-            : "gone",
-      )
-      .then((state) => {
-        if (this.#down !== "lost") return;
-        if (state === "gone") this.#down = "gone";
-        const message = state === "running"
-          ? "control connection lost; the next use connects again"
-          : state === "silent"
-          ? (host === undefined
-            ? "control connection lost; the tmux server does not answer (it may be stopped)"
-            : `control connection lost; host ${JSON.stringify(host)} does not answer over SSH ` +
-              "(the connection is down or frozen), so whether its tmux server runs is unknown")
-          : "the tmux server is gone";
-        this.#report(
-          state === "gone"
-            ? { kind: "gone", address: this.#address, message }
-            : { kind: "lost", address: this.#address, message },
-        );
-      });
+    lostEvent(this.#runner, this.#address).then((event) => {
+      if (this.#down !== "lost") return;
+      if (event.kind === "gone") this.#down = "gone";
+      this.#report(event);
+    });
   }
 
   /**
@@ -956,14 +761,14 @@ export class ServerControl {
       // key, where a new one for the next wait would be newer (tmux gives client-less commands
       // to the newest client of the session; see recency.ts). It leaves once they have. A
       // client tmux moved there is leaving already (#leaveMoved).
-      if (!connection.leaving && await this.#sessionShared(connection)) {
+      if (!connection.leaving && await sessionShared(connection, this.#connections)) {
         if (idle()) this.#maybeLinger(connection);
         return;
       }
       if (!idle()) return;
       this.#connections.delete(connection);
       this.#inTurn(async () => {
-        await this.#restoreRecency(connection);
+        await restoreRecency(this.#runner, this.#address, connection, this.#touches);
         this.#end(connection);
         await connection.close();
       }).catch(() => {});

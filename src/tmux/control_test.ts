@@ -11,7 +11,7 @@ import {
   socketServerPid,
   unescapeOutput,
 } from "./control.ts";
-import { ATTACH_TIMEOUT_MS, setControlLimits } from "./control_server.ts";
+import { ATTACH_TIMEOUT_MS, setControlLimits } from "./control_limits.ts";
 import { escapeTrailingSemicolon } from "./format.ts";
 import { attendedPanes } from "./identity.ts";
 import { type PersistentChild, TmuxRunner } from "./run.ts";
