@@ -21,6 +21,7 @@ import {
   streamAfterMarker,
 } from "./ssh.ts";
 import { argvAnswer, asCommandFile } from "./command_file.ts";
+import { spawnChild } from "./guarded_env.ts";
 import { changesStructure } from "./structure.ts";
 import { Turns } from "./turns.ts";
 import { judgeResult, notInstalled, statusOf, TmuxError } from "./tmux_error.ts";
@@ -175,13 +176,13 @@ export class TmuxRunner {
     if (this.#closing.signal.aborted) {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }
-    const child = new Deno.Command("ssh", {
+    const child = spawnChild("ssh", {
       args: [...args],
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
       signal: this.#closing.signal,
-    }).spawn();
+    });
     this.#running++;
     child.status.finally(() => this.#running--);
     return child;
@@ -346,7 +347,7 @@ export class TmuxRunner {
     let child: Deno.ChildProcess;
     const [program, argv] = this.#command(address, args, env);
     try {
-      child = new Deno.Command(program, {
+      child = spawnChild(program, {
         args: argv,
         // Over SSH, `env` is the remote tmux's: set in the command line (see ssh.ts).
         ...address.host === undefined ? { env: { ...env } } : {},
@@ -354,7 +355,7 @@ export class TmuxRunner {
         stdout: "piped",
         stderr: "piped",
         signal: this.#closing.signal,
-      }).spawn();
+      });
     } catch (error) {
       throw notInstalled(program, error);
     }
@@ -587,13 +588,13 @@ export class TmuxRunner {
       let child: Deno.ChildProcess;
       const [program, argv] = this.#command(address, args);
       try {
-        child = new Deno.Command(program, {
+        child = spawnChild(program, {
           args: argv,
           stdin: options.stdin ? "piped" : "null",
           stdout: "piped",
           stderr: "piped",
           signal,
-        }).spawn();
+        });
       } catch (error) {
         throw notInstalled(program, error);
       }
