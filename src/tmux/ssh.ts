@@ -134,6 +134,14 @@ export class AfterMarker {
   }
 }
 
+/** `bytes` random bytes, as hex digits. */
+function randomHex(bytes: number): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+}
+
 function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
   outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
     for (let j = 0; j < needle.length; j++) {
@@ -209,6 +217,8 @@ export class SshHosts {
   readonly destinations: readonly string[];
   /** The marker remote commands print before tmux runs. */
   readonly marker: string;
+  /** Names this process's sockets in `~/.ssh`: short, for a socket path's limit. */
+  readonly #socketName: string;
   readonly #options: SshOptions;
   readonly #spawn: SshSpawn;
   readonly #masters = new Map<string, Master>();
@@ -226,8 +236,8 @@ export class SshHosts {
     this.destinations = [...options.destinations];
     this.#spawn = spawn;
     options.destinations.forEach((d, i) => this.#index.set(d, i));
-    const bytes = crypto.getRandomValues(new Uint8Array(16));
-    this.marker = `tmux-mcp-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+    this.marker = `tmux-mcp-${randomHex(16)}`;
+    this.#socketName = `tmux-mcp-${randomHex(5)}`;
   }
 
   /** Whether `host` was configured (exactly as given). */
@@ -243,6 +253,11 @@ export class SshHosts {
    * without asking whose it is, and a name in a shared folder can be taken first by another
    * user (it shows in every ssh's argv), who would then be handed every command and its input.
    * Without a `~/.ssh` the master cannot make its socket: each call then connects on its own.
+   *
+   * A Unix socket's path holds at most 107 bytes (103 on macOS), and the master first binds its
+   * socket at the ControlPath plus a dot and 16 random characters: in `~/.ssh` the name is
+   * short (10 hex digits, unique enough in the user's own folder) so that a home of up to 62
+   * bytes fits (58 on macOS).
    */
   #controlPath(host: string): string {
     if (this.#folder === null) {
@@ -251,7 +266,7 @@ export class SshHosts {
         Deno.chmodSync(this.#folder, 0o700);
         this.#madeFolder = true;
       } catch {
-        this.#folder = `%d/.ssh/${this.marker}`;
+        this.#folder = `%d/.ssh/${this.#socketName}`;
       }
     }
     const n = this.#index.get(host) ?? 0;
