@@ -121,6 +121,20 @@ Deno.test({
 });
 
 Deno.test({
+  name: "ssh home: a home path too long for any socket: each call connects on its own, and says so",
+  ignore: skip !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // 100 bytes: no socket name in ~/.ssh fits a Unix socket's path.
+    const { result, paneId, stderr } = await listOverSshWithHome(100);
+    assert.notEqual(result.isError, true, result.content?.[0]?.text);
+    assert.deepEqual(result.structuredContent?.panes.map((p) => p.id), [paneId]);
+    assert.match(stderr, /too long.*connects on its own/s, stderr);
+  },
+});
+
+Deno.test({
   name: "ssh home: sshd stops",
   ignore: skip !== null,
   async fn() {

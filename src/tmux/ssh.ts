@@ -206,6 +206,8 @@ interface Master {
   readonly child: Deno.ChildProcess;
   readonly ready: Promise<void>;
   alive: boolean;
+  /** Started without a socket (ControlPath=none): its failures are never the socket's. */
+  readonly direct: boolean;
 }
 
 /**
@@ -257,7 +259,8 @@ export class SshHosts {
    * A Unix socket's path holds at most 107 bytes (103 on macOS), and the master first binds its
    * socket at the ControlPath plus a dot and 16 random characters: in `~/.ssh` the name is
    * short (10 hex digits, unique enough in the user's own folder) so that a home of up to 62
-   * bytes fits (58 on macOS).
+   * bytes fits (58 on macOS). Homes longer still, and a temporary folder as long, cannot hold
+   * the socket: each call then connects on its own too ({@link SshHosts.#noSocketFolder}).
    */
   #controlPath(host: string): string {
     if (this.#folder === null) {
@@ -335,28 +338,38 @@ export class SshHosts {
         signal.removeEventListener("abort", onAbort);
       }
     } catch (error) {
-      if (!this.#noSocketFolder(error)) throw error;
+      if (!this.#noSocketFolder(error, master)) throw error;
       return await this.ensure(host, signal);
     }
   }
 
   /**
-   * Whether `error` says ssh could not make its connection socket (no `~/.ssh`): then, once,
+   * Whether `error`, from `master`, says ssh could not make its connection socket: no `~/.ssh`
+   * to make it in, or a path too long for a Unix socket (a long home folder). Then, once,
    * multiplexing is given up for this process (every ssh connects on its own, which works, only
-   * slower) and said so.
+   * slower) and said so; a master of another host started before that and failing the same way
+   * is started again without a socket, never reported as the host not answering.
    */
-  #noSocketFolder(error: unknown): boolean {
-    if (this.#direct || this.#madeFolder) return false;
-    if (!(error instanceof SshUnreachable) || !/unix_listener: cannot bind/.test(error.message)) {
-      return false;
-    }
+  #noSocketFolder(error: unknown, master: Master): boolean {
+    if (master.direct || !(error instanceof SshUnreachable)) return false;
+    const tooLong = /unix_listener: path .* too long for Unix domain socket/.test(error.message);
+    // A folder of our own is there and ours: ssh can bind in it unless the path is too long.
+    const noFolder = !this.#madeFolder && /unix_listener: cannot bind/.test(error.message);
+    if (!tooLong && !noFolder) return false;
+    this.#failed.delete(error.host);
+    if (this.#direct) return true;
     this.#direct = true;
+    // Masters that failed are not alive, and are started again; one of another host whose
+    // shorter path did fit stays until close() ends it, though calls no longer use it.
     this.#failed.clear();
-    this.#masters.clear();
     warn(
-      "tmux-mcp: ssh cannot keep its connection sockets in ~/.ssh (there is none, or it is not " +
-        "yours): each call to an SSH host connects on its own. Create it (mkdir -m 700 ~/.ssh) " +
-        "for one connection per host.",
+      tooLong
+        ? `tmux-mcp: ssh's connection socket path is too long for a Unix socket (the ${
+          this.#madeFolder ? "temporary" : "home"
+        } folder's path is long): each call to an SSH host connects on its own.`
+        : "tmux-mcp: ssh cannot keep its connection sockets in ~/.ssh (there is none, or it is " +
+          "not yours): each call to an SSH host connects on its own. Create it " +
+          "(mkdir -m 700 ~/.ssh) for one connection per host.",
     );
     return true;
   }
@@ -379,7 +392,7 @@ export class SshHosts {
       // end of its input closes.
       `${markerLine(this.marker)}; exec cat >/dev/null`,
     ]);
-    const master: Master = { child, alive: true, ready: Promise.resolve() };
+    const master: Master = { child, alive: true, ready: Promise.resolve(), direct: this.#direct };
     const stderr = new Response(child.stderr).text().catch(() => "");
     const timeoutMs = ((this.#options.connectTimeoutS ?? 5) + 5) * 1_000;
     const ready = (async () => {

@@ -142,3 +142,54 @@ Deno.test("SshHosts: without write permission the control socket goes to ~/.ssh,
     await Deno.remove(script);
   }
 });
+
+Deno.test("SshHosts: a socket path too long for ssh: every ssh connects on its own", async () => {
+  // Host a's path fits, b's and c's do not (as at 10 hosts, where "-h10" is a byte longer).
+  const spawned: string[][] = [];
+  const children: Deno.ChildProcess[] = [];
+  let exited = 0;
+  const hosts: SshHosts = new SshHosts(
+    { destinations: ["a", "b", "c"] },
+    (args) => {
+      spawned.push([...args]);
+      const host = args[args.indexOf("--") + 1];
+      const tooLong = host !== "a" && args.includes("ControlMaster=yes");
+      const child = new Deno.Command("sh", {
+        args: tooLong
+          ? [
+            "-c",
+            `echo 'unix_listener: path "/home/someone/.ssh/x-h1.AbCdEfGh12345678" too long ` +
+            `for Unix domain socket' >&2; exit 255`,
+          ]
+          : ["-c", 'echo; echo "$0"; exec cat >/dev/null', hosts.marker],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      children.push(child);
+      child.status.then(() => exited++);
+      return child;
+    },
+  );
+  await hosts.ensure("a");
+  assert.ok(!hosts.argv("a", "tmux", []).includes("ControlPath=none"), "a has its socket");
+  // Two hosts at once: the one that fails second is started again too, not reported down.
+  await Promise.all([hosts.ensure("b"), hosts.ensure("c")]);
+  await hosts.ensure("b");
+  for (const host of ["a", "b", "c"]) {
+    assert.ok(hosts.argv(host, "tmux", []).includes("ControlPath=none"), host);
+  }
+  const masters = spawned.map((args) => [
+    args[args.indexOf("--") + 1],
+    args.find((x) => x.startsWith("ControlMaster="))!,
+  ]);
+  assert.deepEqual(masters.sort(), [
+    ["a", "ControlMaster=yes"],
+    ["b", "ControlMaster=no"],
+    ["b", "ControlMaster=yes"],
+    ["c", "ControlMaster=no"],
+    ["c", "ControlMaster=yes"],
+  ]);
+  await hosts.close();
+  assert.equal(exited, children.length, "every master ended, a's too");
+});
