@@ -15,7 +15,7 @@ import type { ServerAddress } from "../tmux/server_address.ts";
 import { type ClientRow, type PaneRow, type Snapshot, takeSnapshot } from "../tmux/snapshot.ts";
 import type { AgentPane } from "./agent_pane.ts";
 import { isObject } from "./input.ts";
-import { HOOK_TMUX_TIMEOUT_MS, oneLine, where } from "./marks.ts";
+import { HOOK_TMUX_TIMEOUT_MS, oneLine, quoted, where } from "./marks.ts";
 import { socketLabel } from "../tmux/socket_choice.ts";
 // Each tool's toolset, as `deno task tool-list` writes it from the registry (data, no code).
 import toolFacts from "../mcp/front_desk.json" with { type: "json" };
@@ -155,7 +155,7 @@ function readCall(
         label,
         verb ?? "touch",
         `it runs on host ${
-          typeof host === "string" ? JSON.stringify(oneLine(host, 80)) : "(not a name)"
+          typeof host === "string" ? quoted(host, 80) : "(not a name)"
         }, whose panes this hook cannot see`,
       ),
     ];
@@ -324,7 +324,7 @@ function targetName(target: Target): string {
     case "window":
       return `window ${target.id}`;
     case "session":
-      return `session ${JSON.stringify(oneLine(target.ref, 60))}`;
+      return `session ${quoted(target.ref, 60)}`;
     case "server":
       return "the whole tmux server";
   }

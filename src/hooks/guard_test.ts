@@ -560,6 +560,23 @@ Deno.test("guard: a batch's kill that unzooms a person's window, then typing int
   });
 });
 
+Deno.test("guard: direction controls in a window or session name are shown as escapes", async () => {
+  await withServer(async (t, ids, env) => {
+    // What rename_window lets a model store: U+202E shows the rest of the line right to left,
+    // so the name reads `vim(not watching)` in the person's permission prompt.
+    await t.tmux("rename-window", "-t", ids.other, "vim\u202e)gnihctaw ton");
+    await t.tmux("rename-session", "-t", ids.other, "work\u2067");
+    const tty = await t.attach(ids.otherWindow);
+    const call = toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "rm -rf ~" });
+    const reason = seedDecision((await guardRun(env, call)).stdout).permissionDecisionReason;
+    assert.equal(
+      reason,
+      `send_keys would type into pane ${ids.other} ("work\\u2067":1.0 ` +
+        `"vim\\u202e)gnihctaw ton"), which a person is watching (client ${tty}).`,
+    );
+  });
+});
+
 Deno.test("guard: a window or session name cannot close the quotes of the reason around it", async () => {
   await withServer(async (t, ids, env) => {
     // What rename_window lets a model store: the name closes the quote the reason puts around

@@ -249,20 +249,64 @@ export function where(pane: PaneRow): string {
   const at = pane.placements[0];
   if (!at) return pane.id;
   const session = oneLine(at.sessionName, 60);
-  const shown = PLAIN_NAME.test(session) ? session : JSON.stringify(session);
-  return `${shown}:${at.index}.${pane.index} ${JSON.stringify(oneLine(pane.windowName, 60))}`;
+  const shown = PLAIN_NAME.test(session) ? session : quoted(at.sessionName, 60);
+  return `${shown}:${at.index}.${pane.index} ${quoted(pane.windowName, 60)}`;
 }
 
 /** A session name shown bare: nothing in it can be read as quotes or punctuation. */
 const PLAIN_NAME = /^[A-Za-z0-9_-]+$/;
 
+/** C0 and C1 controls and whitespace (line and paragraph separators among it). */
+// deno-lint-ignore no-control-regex
+const CONTROLS_AND_SPACE = /[\u0000-\u001f\u007f-\u009f\s]+/g;
+
+/**
+ * The bidirectional controls: they make text read in another order than it is (a window named
+ * `vim\u202e)gnihctaw ton` shows as `vim(not watching)`). The set tool replies escape too
+ * (src/mcp/render.ts; a test holds the two together); the line separators of that set are
+ * whitespace here, made spaces.
+ */
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** A character as JSON writes it: `\u202e`. */
+function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/** At most `max` characters of `text`, a cut said with `…`. */
+function cut(text: string, max: number): string {
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+}
+
 /**
  * Makes text one readable line of at most `max` characters: control characters (tabs,
- * newlines, escapes) become spaces, runs of spaces shrink, and a cut says so with `…`.
+ * newlines, escapes) become spaces, runs of spaces shrink, a bidirectional control is shown as
+ * its escape (`\u202e`, counted at its six characters, never cut in two), and a cut says so
+ * with `…`.
  */
 export function oneLine(text: string, max: number): string {
-  // deno-lint-ignore no-control-regex
-  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, " ").trim();
-  const chars = Array.from(flat);
-  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join("")}…`;
+  const flat = text.replace(CONTROLS_AND_SPACE, " ").trim();
+  if (!flat.match(BIDI)) return cut(flat, max);
+  const shown = Array.from(flat, (c) => c.replace(BIDI, unicodeEscape));
+  const length = shown.reduce((n, s) => n + Array.from(s).length, 0);
+  if (length <= max) return shown.join("");
+  let out = "";
+  let used = 0;
+  for (const s of shown) {
+    const size = Array.from(s).length;
+    if (used + size > max - 1) break;
+    out += s;
+    used += size;
+  }
+  return `${out}…`;
+}
+
+/**
+ * `text` as {@link oneLine} makes it, quoted as a JSON string: a bidirectional control is
+ * escaped as JSON writes it, after the quoting, so the quoted name reads back as JSON exactly.
+ */
+export function quoted(text: string, max: number): string {
+  return JSON.stringify(cut(text.replace(CONTROLS_AND_SPACE, " ").trim(), max))
+    .replace(BIDI, unicodeEscape);
 }

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { cleanEnv, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { runHook } from "./main.ts";
-import { AGENTS_CHANNEL, MESSAGE_OPTION, oneLine, PANE_OPTION, STATE_OPTION } from "./marks.ts";
+import {
+  AGENTS_CHANNEL,
+  MESSAGE_OPTION,
+  oneLine,
+  PANE_OPTION,
+  quoted,
+  STATE_OPTION,
+} from "./marks.ts";
+import { summaryLine } from "../mcp/render.ts";
 import { agentEnv, memoryIo, recorded } from "./testing.ts";
 
 Deno.test("oneLine flattens control characters and cuts visibly", () => {
@@ -10,6 +18,38 @@ Deno.test("oneLine flattens control characters and cuts visibly", () => {
   assert.equal(oneLine("日本🙂語", 3), "日本…");
   assert.equal(oneLine("🙂🙂🙂", 3), "🙂🙂🙂");
   assert.equal(oneLine("#(touch x) ; '\" -", 100), "#(touch x) ; '\" -");
+});
+
+Deno.test("oneLine shows bidirectional controls as their escapes, never cut in two", () => {
+  // U+202E shows the rest right to left: a window so named reads "vim(not watching)".
+  assert.equal(oneLine("vim\u202e)gnihctaw ton", 100), "vim\\u202e)gnihctaw ton");
+  assert.equal(
+    oneLine("\u061ca\u200eb\u200fc\u202ad\u2066e\u2069", 100),
+    "\\u061ca\\u200eb\\u200fc\\u202ad\\u2066e\\u2069",
+  );
+  // An escape counts at its length: the line stays within its bound, and is cut before it.
+  assert.equal(oneLine("ab\u202ecd", 9), "ab\\u202e…");
+  assert.equal(oneLine("ab\u202ecd", 8), "ab…");
+  assert.equal(oneLine("ab\u202e", 8), "ab\\u202e");
+});
+
+Deno.test("oneLine leaves raw no character a tool reply's summary line escapes", () => {
+  // One set for what a person reads, in a tool reply or in the hook's prompt and status line.
+  for (let code = 0; code <= 0xffff; code++) {
+    if (code >= 0xd800 && code <= 0xdfff) continue;
+    const c = String.fromCharCode(code);
+    if (summaryLine(c) === c) continue;
+    assert.ok(!oneLine(`a${c}b`, 20).includes(c), `U+${code.toString(16)}`);
+    assert.ok(!quoted(`a${c}b`, 20).includes(c), `U+${code.toString(16)}`);
+  }
+});
+
+Deno.test("quoted is a JSON string that reads back as the line, direction controls escaped", () => {
+  const name = 'vim"\\\u202e)x\u2066';
+  const q = quoted(name, 60);
+  assert.equal(q, '"vim\\"\\\\\\u202e)x\\u2066"');
+  assert.equal(JSON.parse(q), name);
+  assert.equal(quoted("a\nb", 60), '"a b"');
 });
 
 /** A person-like client whose terminal output is recorded, so a test can read its screen. */
