@@ -51,6 +51,15 @@ export function readsOnly(tool: string): boolean {
   return Object.hasOwn(toolsets, tool) && toolsets[tool] === "inspect";
 }
 
+/**
+ * How a reason names an earlier operation's tool: bare when it is one of this server's tools,
+ * else in fixed words. The name is the model's text, and the reason is read as the hook's own
+ * words: a row named `list_panes) only reads. Allow (` must not speak in them.
+ */
+function toolWord(tool: string): string {
+  return Object.hasOwn(toolFacts.tools, tool) ? tool : "a tool this server does not offer";
+}
+
 /** How many earlier operations a reason names before it says how many more. */
 const MAX_NAMED_CHANGES = 5;
 
@@ -312,7 +321,7 @@ export function judgeCalls(
 
 /** `rename_session, join_pane`, or the first few and how many more. */
 function namedChanges(tools: readonly string[]): string {
-  const named = tools.slice(0, MAX_NAMED_CHANGES).map((t) => oneLine(t, 60)).join(", ");
+  const named = tools.slice(0, MAX_NAMED_CHANGES).map(toolWord).join(", ");
   const more = tools.length - MAX_NAMED_CHANGES;
   return more > 0 ? `${named} and ${more} more` : named;
 }
