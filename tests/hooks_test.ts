@@ -298,3 +298,55 @@ Deno.test("spawned: guard asks about a batch whose kill unzooms a person's windo
     await t.kill();
   }
 });
+
+Deno.test("spawned: guard asks about a forced kill a batch makes after a wait, though nobody watches yet", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const target =
+      (await t.tmux("new-session", "-d", "-s", "person", "-P", "-F", "#{pane_id}", "sh"))
+        .trim();
+    await t.prompt(target);
+    const operations = [
+      {
+        tool: "wait_for_text",
+        arguments: { paneId: target, patterns: ["build-done"], timeoutMs: 60_000 },
+      },
+      { tool: "kill_pane", arguments: { paneId: target, force: true } },
+    ];
+    const decision = await hookProcess(
+      ["guard"],
+      toolCall("mcp__tmux__call_tools_batch", { operations }),
+      env,
+    );
+    assert.equal(decision.code, 0, decision.stderr);
+    assert.equal(seedDecision(decision.stdout).permissionDecision, "ask", decision.stdout);
+
+    // Why: a wait holds the batch (up to 120 s a row), and the person comes to look at the
+    // pane meanwhile; the kill, forced, then takes the pane on their screen.
+    const c = await connect({
+      socketName: t.socket,
+      callerEnv: { tmux: env.TMUX, tmuxPane: env.TMUX_PANE },
+    });
+    try {
+      const batch = c.call("call_tools_batch", { operations });
+      await t.attach("person");
+      // Printed again and again until the pane goes, whenever the wait began to look.
+      await t.tmux(
+        "send-keys",
+        "-t",
+        target,
+        "while :; do printf 'build-%s\\n' done; sleep 0.2; done",
+        "Enter",
+      );
+      const r = await batch;
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+    } finally {
+      await c.close();
+    }
+    const panes = (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).split("\n");
+    assert.ok(!panes.includes(target), "the pane the person came to watch was killed");
+  } finally {
+    await t.kill();
+  }
+});

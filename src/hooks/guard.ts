@@ -52,6 +52,16 @@ export function readsOnly(tool: string): boolean {
 }
 
 /**
+ * Whether a row of a read-only tool holds the batch before the next row runs: `wait_for_text`
+ * and `wait_for_idle` always, `get_command_result` when given a `waitMs` (up to 120 s each).
+ * Meanwhile a person may come to look at the pane a later row kills or types into.
+ */
+function waits(tool: string, args: Record<string, unknown>): boolean {
+  if (tool === "wait_for_text" || tool === "wait_for_idle") return true;
+  return tool === "get_command_result" && args.waitMs !== undefined && args.waitMs !== 0;
+}
+
+/**
  * How a reason names an earlier operation's tool: bare when it is one of this server's tools,
  * else in fixed words. The name is the model's text, and the reason is read as the hook's own
  * words: a row named `list_panes) only reads. Allow (` must not speak in them.
@@ -87,11 +97,18 @@ export interface GuardedCall {
   readonly unclear?: string;
   /**
    * Set for a batch operation after operations that may change tmux (any tool but a read-only
-   * one: rename, join, synchronize, kill, type...): what it reaches when it runs is not what
-   * tmux shows now, so the guard asks instead of judging it by the snapshot. The tools of those
+   * one: rename, join, synchronize, kill, type...) or that wait: what it reaches when it runs is
+   * not what tmux shows now, so the guard asks instead of judging it by the snapshot. Those
    * operations, in order.
    */
-  readonly after?: readonly string[];
+  readonly after?: readonly EarlierOperation[];
+}
+
+/** An earlier operation of a batch that a later one runs after. */
+export interface EarlierOperation {
+  readonly tool: string;
+  /** A read-only tool that waits (see {@link waits}): it changes nothing, but time passes. */
+  readonly waits: boolean;
 }
 
 /**
@@ -121,10 +138,10 @@ function callsOf(
   label: string,
   inherited: { readonly socket?: string; readonly host?: unknown },
   depth: number,
-  changes: string[],
+  changes: EarlierOperation[],
 ): GuardedCall[] {
   const calls = readCall(tool, args, label, inherited, depth, changes);
-  noteChange(tool, changes);
+  noteChange(tool, args, changes);
   return calls;
 }
 
@@ -135,9 +152,17 @@ function callsOf(
  * tmux too: killing a pane of a zoomed window unzooms it, putting its hidden panes on a
  * person's screen, and typing or running a command in a shell nobody watches can run `tmux`
  * itself. Only read-only tools change nothing; a nested batch counts by its own operations.
+ * A read-only row that waits counts too: who watches a pane when the wait ends (up to 120 s
+ * later) is not who watches it now.
  */
-function noteChange(tool: string, changes: string[]): void {
-  if (tool !== BATCH_TOOL && !readsOnly(tool)) changes.push(tool);
+function noteChange(
+  tool: string,
+  args: Record<string, unknown>,
+  changes: EarlierOperation[],
+): void {
+  if (tool === BATCH_TOOL) return;
+  if (!readsOnly(tool)) changes.push({ tool, waits: false });
+  else if (waits(tool, args)) changes.push({ tool, waits: true });
 }
 
 function readCall(
@@ -146,7 +171,7 @@ function readCall(
   label: string,
   inherited: { readonly socket?: string; readonly host?: unknown },
   depth: number,
-  changes: string[],
+  changes: EarlierOperation[],
 ): GuardedCall[] {
   const verb = verbOf(tool);
   if (tool !== BATCH_TOOL && verb === undefined) return [];
@@ -183,7 +208,7 @@ function readCall(
       const opArgs = op.arguments ?? {};
       const opTool = bareToolName(op.tool);
       if (!isObject(opArgs)) {
-        noteChange(opTool, changes);
+        noteChange(opTool, {}, changes);
         return verbOf(opTool) === undefined && opTool !== BATCH_TOOL ? [] : [
           unclear(
             `${opLabel} (${opTool})`,
@@ -289,10 +314,7 @@ export function judgeCalls(
       continue;
     }
     if (call.after) {
-      out.push(
-        `earlier operations of this batch (${namedChanges(call.after)}) may change what ` +
-          `${call.label} would ${call.verb}: it cannot be judged by tmux as it is now`,
-      );
+      out.push(`earlier operations of this batch (${namedChanges(call.after)}) ${afterWhy(call)}`);
       continue;
     }
     const view = viewOf(call.socketName);
@@ -319,10 +341,27 @@ export function judgeCalls(
   return out;
 }
 
+/**
+ * Why earlier operations keep a call from being judged now: they may change tmux, or they
+ * wait (time passes, and a person may come to look), or both.
+ */
+function afterWhy(call: GuardedCall): string {
+  const after = call.after ?? [];
+  const change = after.some((op) => !op.waits);
+  const wait = after.some((op) => op.waits);
+  const now = "cannot be judged by tmux as it is now";
+  if (!change) {
+    return `wait, and time passes before ${call.label} runs: who watches what it would ` +
+      `${call.verb} then ${now}`;
+  }
+  return `may change what ${call.label} would ${call.verb}` +
+    `${wait ? ", and time passes before it runs" : ""}: it ${now}`;
+}
+
 /** `rename_session, join_pane`, or the first few and how many more. */
-function namedChanges(tools: readonly string[]): string {
-  const named = tools.slice(0, MAX_NAMED_CHANGES).map(toolWord).join(", ");
-  const more = tools.length - MAX_NAMED_CHANGES;
+function namedChanges(operations: readonly EarlierOperation[]): string {
+  const named = operations.slice(0, MAX_NAMED_CHANGES).map((op) => toolWord(op.tool)).join(", ");
+  const more = operations.length - MAX_NAMED_CHANGES;
   return more > 0 ? `${named} and ${more} more` : named;
 }
 

@@ -560,6 +560,52 @@ Deno.test("guard: a batch's kill that unzooms a person's window, then typing int
   });
 });
 
+Deno.test("guard: a batch waits, and a person may come to look before the operation after it runs", async () => {
+  await withServer(async (_t, ids, env) => {
+    const batch = (operations: unknown[]) =>
+      guardRun(env, toolCall("mcp__tmux__call_tools_batch", { operations }));
+    const kill = { tool: "kill_pane", arguments: { paneId: ids.other, force: true } };
+    // Nobody watches the pane now: the kill alone, or after a read that answers at once, passes.
+    for (
+      const first of [
+        { tool: "capture_pane", arguments: { paneId: ids.other } },
+        { tool: "get_command_result", arguments: { jobId: "j1" } },
+        { tool: "get_command_result", arguments: { jobId: "j1", waitMs: 0 } },
+      ]
+    ) {
+      assert.deepEqual(await batch([first, kill]), { code: 0, stdout: "", stderr: [] });
+    }
+    // Each of these holds the batch up to 120 s: who watches the pane then is not who does now.
+    for (
+      const first of [
+        { tool: "wait_for_text", arguments: { paneId: ids.other, patterns: ["done"] } },
+        { tool: "wait_for_idle", arguments: { paneId: ids.other } },
+        { tool: "get_command_result", arguments: { jobId: "j1", waitMs: 120_000 } },
+      ]
+    ) {
+      const r = await batch([first, kill]);
+      assert.equal(
+        seedDecision(r.stdout).permissionDecisionReason,
+        `earlier operations of this batch (${first.tool}) wait, and time passes before ` +
+          "call_tools_batch operation 2 (kill_pane) runs: who watches what it would kill then " +
+          "cannot be judged by tmux as it is now.",
+        first.tool,
+      );
+    }
+    const both = await batch([
+      { tool: "rename_window", arguments: { windowId: ids.otherWindow, name: "w" } },
+      { tool: "wait_for_idle", arguments: { paneId: ids.other } },
+      kill,
+    ]);
+    assert.equal(
+      seedDecision(both.stdout).permissionDecisionReason,
+      "earlier operations of this batch (rename_window, wait_for_idle) may change what " +
+        "call_tools_batch operation 3 (kill_pane) would kill, and time passes before it runs: " +
+        "it cannot be judged by tmux as it is now.",
+    );
+  });
+});
+
 Deno.test("guard: a batch row's tool name is written only when it is one of the server's tools", async () => {
   await withServer(async (_t, ids, env) => {
     // The name is the model's text, and the reason reads as the hook's own words. A row naming
