@@ -325,6 +325,12 @@ export function judgeCalls(
         const fact = paneFact(pane, view);
         return fact ? [fact] : [];
       });
+      if (target.kind === "pane" && call.verb === VERBS.kill_pane) {
+        for (const pane of touched) {
+          const fact = unzoomFact(pane, view);
+          if (fact) out.push(`${call.label} would ${call.verb} pane ${pane.id}${on}, ${fact}`);
+        }
+      }
       if (facts.length === 0) continue;
       out.push(
         target.kind !== "pane"
@@ -432,6 +438,24 @@ function paneFact(pane: PaneRow, view: ServerView): string | null {
     );
   }
   return `${pane.id} (${where(pane)}), ${parts.join(", ")}`;
+}
+
+/**
+ * `which unzooms window @2, which client /dev/pts/4 shows zoomed on pane %3 (...)`, or
+ * null: tmux unzooms a window when any of its panes goes, a hidden one too, and the pane a
+ * person had zoomed is no longer all they see. The server refuses that kill unless `force`
+ * (kill_pane's guardUnzoom, "ask the person first"): asking the person is this hook's part.
+ */
+function unzoomFact(pane: PaneRow, view: ServerView): string | null {
+  if (!pane.windowZoomed) return null;
+  const shown = view.snapshot.panes.find((p) =>
+    p.windowId === pane.windowId && p.id !== pane.id && view.attended.has(p.id)
+  );
+  if (!shown) return null;
+  const ttys = (view.attended.get(shown.id) ?? []).map((c) => oneLine(clientLabel(c), 120));
+  const many = ttys.length > 1;
+  return `which unzooms window ${pane.windowId}, which client${many ? "s" : ""} ` +
+    `${ttys.join(", ")} show${many ? "" : "s"} zoomed on pane ${shown.id} (${where(shown)})`;
 }
 
 /** Joins concerns into one reason, bounded, saying how many it left out. */

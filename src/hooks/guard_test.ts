@@ -515,28 +515,48 @@ Deno.test("guard: a batch operation after operations that change tmux is asked a
 Deno.test("guard: a batch's kill that unzooms a person's window, then typing into a pane it uncovers, is asked about", async () => {
   await withServer(async (t, ids, env) => {
     // The person's session: one window, three panes, the first zoomed (the others hidden).
-    const shown = (await t.tmux("new-session", "-d", "-s", "person", "-P", "-F", "#{pane_id}"))
-      .trim();
+    const person = ["new-session", "-d", "-s", "person", "-n", "edit", "-P", "-F", "#{pane_id}"];
+    const shown = (await t.tmux(...person)).trim();
     const split = async () =>
       (await t.tmux("split-window", "-d", "-t", shown, "-P", "-F", "#{pane_id}", "sh")).trim();
     const hidden1 = await split();
     const hidden2 = await split();
     await t.tmux("resize-pane", "-Z", "-t", shown);
-    await t.attach("person");
+    const tty = await t.attach("person");
     const batch = (operations: unknown[]) =>
       guardRun(env, toolCall("mcp__tmux__call_tools_batch", { operations }));
     const kill = { tool: "kill_pane", arguments: { paneId: hidden1, force: true } };
     const type = { tool: "send_keys", arguments: { paneId: hidden2, text: "x", force: true } };
-    // Each alone touches a pane nobody sees.
-    for (const op of [kill, type]) {
-      assert.deepEqual(await batch([op]), { code: 0, stdout: "", stderr: [] }, op.tool);
+    // Typing alone touches a pane nobody sees.
+    assert.deepEqual(await batch([type]), { code: 0, stdout: "", stderr: [] });
+    // The kill alone touches a pane nobody sees too, but killing a pane of a zoomed window
+    // unzooms it: the person's screen changes under them. The server refuses that kill without
+    // force ("ask the person first"), so the hook asks, with force or without.
+    const window = (await t.tmux("display-message", "-p", "-t", shown, "#{window_id}")).trim();
+    const unzooms = (label: string) =>
+      `${label} would kill pane ${hidden1}, which unzooms window ${window}, which client ` +
+      `${tty} shows zoomed on pane ${shown} (person:0.0 "edit")`;
+    const alone = await batch([kill]);
+    assert.equal(
+      seedDecision(alone.stdout).permissionDecisionReason,
+      `${unzooms("call_tools_batch operation 1 (kill_pane)")}.`,
+    );
+    for (const force of [true, false]) {
+      const direct = await guardRun(
+        env,
+        toolCall("mcp__tmux__kill_pane", { paneId: hidden1, force }),
+      );
+      assert.equal(
+        seedDecision(direct.stdout).permissionDecisionReason,
+        `${unzooms("kill_pane")}.`,
+      );
     }
-    // Killing a pane of a zoomed window unzooms it: the typing that follows lands on the
-    // person's screen.
+    // The typing that follows lands on the person's screen.
     const killed = await batch([kill, type]);
     assert.equal(
       seedDecision(killed.stdout).permissionDecisionReason,
-      "earlier operations of this batch (kill_pane) may change what call_tools_batch " +
+      `${unzooms("call_tools_batch operation 1 (kill_pane)")}; ` +
+        "earlier operations of this batch (kill_pane) may change what call_tools_batch " +
         "operation 2 (send_keys) would type into: it cannot be judged by tmux as it is now.",
     );
     // A shell nobody watches can run tmux itself (swap-pane, select-window...) before the
