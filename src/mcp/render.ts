@@ -248,16 +248,7 @@ function renderInto(
         const shared = sharedFields(value);
         const sharedKeys = new Set(Object.keys(shared));
         if (sharedKeys.size) lines.push(`${indent}* every entry: ${fieldPairs(shared)}`);
-        for (const entry of value) {
-          if (isPlainObject(entry) && Object.values(entry).some(isBlock)) {
-            // An entry with a long text (a batch row's output): fields, then the block.
-            const { blocks, rest } = splitBlocks(entry);
-            lines.push(`${indent}${entryLine(rest, sharedKeys)}`);
-            for (const [k, v] of blocks) lines.push(`${indent}  ${keyText(k)}:`, ...fenced(v));
-          } else {
-            lines.push(`${indent}${entryLine(entry, sharedKeys)}`);
-          }
-        }
+        for (const entry of value) lines.push(...entryLines(entry, indent, sharedKeys));
       }
     } else if (isPlainObject(value)) {
       if (indent.length >= 4) lines.push(`${indent}${keyText(key)}: ${json(value)}`);
@@ -270,6 +261,29 @@ function renderInto(
       lines.push(`${indent}${keyText(key)}: ${scalar(value, BARE)}`);
     }
   }
+}
+
+/** One list entry's lines: its fields but the shared ones, then its long texts as blocks. */
+function entryLines(entry: unknown, indent: string, shared?: ReadonlySet<string>): string[] {
+  if (!isPlainObject(entry) || !Object.values(entry).some(isBlock)) {
+    return [`${indent}${entryLine(entry, shared)}`];
+  }
+  // An entry with a long text (a batch row's output or error): fields, then the block.
+  const { blocks, rest } = splitBlocks(entry);
+  const lines = [`${indent}${entryLine(rest, shared)}`];
+  for (const [k, v] of blocks) lines.push(`${indent}  ${keyText(k)}:`, ...fenced(v));
+  return lines;
+}
+
+/**
+ * What one entry of a top-level list takes in the text block on the wire: its lines inside the
+ * text's JSON string, escapes and line breaks counted, every field written. A tool that keeps
+ * the entries whose costs fit its bound knows the text holds them all, uncut. (The text writes
+ * the fields every entry shares once instead, on a line of their own: a few bytes either way,
+ * within the room a tool keeps for its envelope.)
+ */
+export function entryWireBytes(entry: unknown): number {
+  return entryLines(entry, "").reduce((n, line) => n + lineCost(line), 0);
 }
 
 function splitBlocks(
