@@ -7,6 +7,7 @@ import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
+import { parseRendered } from "./helpers/rendered.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 import { jsonBytes, MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import type { Toolset } from "../src/mcp/toolsets.ts";
@@ -183,6 +184,104 @@ Deno.test("a response over the bound cuts row results with a note, never breaks"
       assert.ok(dropped.length > 0);
       assert.ok(dropped.every((x) => x.omittedResultBytes > 0));
       assert.match(String(cut.note), /left out/);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+/** A batch row's error, cut to fit: what was kept, and how many bytes it says were cut. */
+function errorCut(error: string | null): { kept: string; cutBytes: number } {
+  const m = /^([\s\S]*)… \((\d+) bytes cut\)$/.exec(String(error));
+  return m ? { kept: m[1], cutBytes: Number(m[2]) } : { kept: String(error), cutBytes: 0 };
+}
+
+Deno.test("rows failing with long errors keep the batch a success, showing the row that typed", async () => {
+  await withTmux(async (t, c) => {
+    // Each failing row's error echoes its 4 000 quotes, which JSON doubles: a direct call of it
+    // is well within the bound, sixteen of them are not.
+    const bad = { tool: "rename_session", arguments: { session: '"'.repeat(4000), name: "x" } };
+    const alone = await c.fail("rename_session", bad.arguments);
+    assert.ok(alone.length < 10_000);
+    const r = await c.call("call_tools_batch", {
+      onError: "continue",
+      operations: [
+        {
+          tool: "send_keys",
+          arguments: { paneId: t.ids.paneId, text: "echo typed-once", enter: true },
+        },
+        ...Array.from({ length: 15 }, () => bad),
+      ],
+    });
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", t.ids.paneId)).includes("typed-once\n"),
+      "the first row's command ran",
+    );
+    const text = r.content?.[0]?.type === "text" ? r.content[0].text : "";
+    assert.notEqual(r.isError, true, `the batch that typed reads as failed: ${text.slice(0, 200)}`);
+    // The same call's reply, checked as a client reads it (schema, and the text carrying every
+    // field), without typing again.
+    const parsed = c.server.registry.get("call_tools_batch")!.outputSchema.safeParse(
+      r.structuredContent,
+    );
+    assert.ok(parsed.success, String(parsed.error));
+    assert.deepEqual(parseRendered(text).data, r.structuredContent, "the text holds every row");
+    const batch = r.structuredContent as unknown as Batch;
+    assert.ok(jsonBytes(batch) <= MAX_RESULT_BYTES, `${jsonBytes(batch)} bytes`);
+    assert.deepEqual(batch.results.map((x) => x.success), [true, ...Array(15).fill(false)]);
+    assert.equal(batch.results[0].tool, "send_keys");
+    assert.notEqual(batch.results[0].result, null, "the row that typed keeps its result");
+    assert.deepEqual([batch.succeeded, batch.failed, batch.notRun], [1, 15, 0]);
+    const direct = alone.slice(0, 60);
+    for (const row of batch.results.slice(1)) {
+      const { kept, cutBytes } = errorCut(row.error);
+      assert.ok(kept.startsWith(direct), `a row's error starts as the direct call's: ${kept}`);
+      assert.ok(cutBytes > 0, "each says how much of it was cut");
+    }
+    assert.match(String(batch.note), /error/);
+  });
+});
+
+Deno.test("many rows, successes and failures mixed, each short, all reported within a small bound", async () => {
+  await withTmux(async (t, c) => {
+    for (let i = 0; i < 3; i++) await t.tmux("split-window", "-d", "-t", "main:", "-l", "1");
+    const bound = 12_000;
+    // Each error (about 2 KB in JSON, twice that in the text, where its quotes are escaped
+    // twice) is within its own cap; with the successes' results the rows are far past the bound.
+    const failing = { session: '"'.repeat(400), name: "x" };
+    const alone = await c.fail("rename_session", failing);
+    const operations = Array.from(
+      { length: 16 },
+      (_, i) =>
+        i % 2 === 0
+          ? { tool: "list_panes", arguments: {} }
+          : { tool: "rename_session", arguments: failing },
+    );
+    const small = await connect({ socketName: t.socket, maxResultBytes: bound });
+    try {
+      const r = await small.ok<Batch>("call_tools_batch", { onError: "continue", operations });
+      assert.ok(jsonBytes(r) <= bound, `${jsonBytes(r)} bytes`);
+      assert.equal(r.results.length, 16, "every row is reported");
+      assert.deepEqual(r.results.map((x) => x.success), operations.map((_, i) => i % 2 === 0));
+      assert.deepEqual([r.succeeded, r.failed, r.stoppedAt, r.notRun], [8, 8, null, 0]);
+      // Results go before the rest of the errors, the leading ones first.
+      const withResult = r.results.filter((x) => x.success).map((x) => x.result !== null);
+      const firstLeftOut = withResult.indexOf(false);
+      assert.ok(firstLeftOut > 0, `the leading rows keep their results: ${withResult}`);
+      assert.ok(withResult.slice(firstLeftOut).every((x) => !x), `in order: ${withResult}`);
+      for (const row of r.results.filter((x) => !x.success)) {
+        const { kept, cutBytes } = errorCut(row.error);
+        assert.ok(kept.length > 0, "every failed row says why, at least in part");
+        assert.ok(alone.startsWith(kept), `a cut error is the start of the whole: ${kept}`);
+        assert.equal(
+          new TextEncoder().encode(kept).length + cutBytes,
+          new TextEncoder().encode(alone).length,
+          "what was kept and what it says was cut make the whole error",
+        );
+      }
+      assert.ok(r.results.some((x) => errorCut(x.error).cutBytes > 0), "some errors were cut");
+      assert.match(String(r.note), /error/);
+      assert.equal(r.complete, false);
     } finally {
       await small.close();
     }

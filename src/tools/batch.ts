@@ -8,8 +8,9 @@
  */
 
 import { z } from "zod";
-import { cutString, jsonBytes } from "../mcp/bounds.ts";
+import { byteLength, cutString, jsonBytes } from "../mcp/bounds.ts";
 import { visible } from "../mcp/errors.ts";
+import { entryWireBytes } from "../mcp/render.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
 import { checkedString, count, int } from "../mcp/schemas.ts";
@@ -24,6 +25,12 @@ const ENVELOPE_BYTES = 1_024;
 
 /** Longest error text kept per row. */
 const MAX_ERROR_BYTES = 4_096;
+
+/**
+ * What each failed row's error may take in the reply however much the rows before it took
+ * (less only when the bound leaves less for every row): the start of why it failed.
+ */
+const ERROR_HEAD_BYTES = 512;
 
 const BATCH_NAME = "call_tools_batch";
 
@@ -137,6 +144,18 @@ function batchTool(registry: ToolRegistry) {
       const succeeded = rows.filter((r) => r.success).length;
       const failed = rows.length - succeeded;
       const notRun = total - rows.length;
+      const notes = [
+        bounded.cut
+          ? `the results of ${bounded.cut} row${
+            bounded.cut === 1 ? "" : "s"
+          } were left out (${bounded.bytes} bytes)`
+          : "",
+        bounded.errorsCut
+          ? `the errors of ${bounded.errorsCut} row${
+            bounded.errorsCut === 1 ? "" : "s"
+          } were shortened (each says how many bytes it lost)`
+          : "",
+      ].filter((n) => n !== "").join(" and ");
       return {
         data: {
           results: bounded.rows,
@@ -145,29 +164,30 @@ function batchTool(registry: ToolRegistry) {
           succeeded,
           failed,
           complete: bounded.cut === 0,
-          note: bounded.cut === 0
+          note: notes === ""
             ? null
-            : `The results of ${bounded.cut} row${
-              bounded.cut === 1 ? "" : "s"
-            } were left out (${bounded.bytes} bytes) to keep the response within ${ctx.config.maxResultBytes} bytes; call those tools alone to see them.`,
+            : `${notes[0].toUpperCase()}${
+              notes.slice(1)
+            } to keep the response within ${ctx.config.maxResultBytes} bytes; call those tools alone to see them whole.`,
         },
         summary: `${succeeded} of ${total} operations succeeded` +
           (failed ? `, ${failed} failed` : "") +
           (stoppedAt !== null ? `; stopped at operation ${stoppedAt}` : "") +
           (notRun ? `; ${notRun} not run` : "") + "." +
-          (bounded.cut ? ` ${bounded.cut} results cut to fit the bound.` : ""),
+          (bounded.cut ? ` ${bounded.cut} results cut to fit the bound.` : "") +
+          (bounded.errorsCut ? ` ${bounded.errorsCut} errors shortened to fit the bound.` : ""),
       };
     },
   });
 }
 
+/** A failed row, its error whole (as the tool would say it): {@link boundRows} cuts it. */
 function failedRow(index: number, tool: string, error: string): Row {
-  const cut = cutString(visible(error), MAX_ERROR_BYTES);
   return {
     index,
     tool,
     success: false,
-    error: cut.omittedBytes ? `${cut.text}… (${cut.omittedBytes} bytes cut)` : cut.text,
+    error: visible(error),
     result: null,
     omittedResultBytes: 0,
   };
@@ -182,29 +202,101 @@ function errorText(content: unknown): string {
 }
 
 /**
- * Keeps rows' results in order while they fit `maxBytes`; a row whose result does not fit
- * keeps its index, tool, success and error, and counts the bytes of the result it lost.
+ * What a row takes in the reply: as compact JSON in the structured content (with its comma),
+ * and as lines of the text block, whichever is more. Both carry every row, so rows whose costs
+ * fit one budget fit in both (see replyBound), and the text is never cut short of a row.
  */
-function boundRows(rows: Row[], maxBytes: number): { rows: Row[]; cut: number; bytes: number } {
-  let used = 2;
-  let cut = 0;
-  let bytes = 0;
-  const out = rows.map((row) => {
-    const size = jsonBytes(row) + 1;
-    if (used + size <= maxBytes) {
-      used += size;
-      return row;
-    }
-    const lost = row.result === null ? 0 : jsonBytes(row.result);
-    const slim = { ...row, result: null, omittedResultBytes: lost };
-    used += jsonBytes(slim) + 1;
-    if (lost > 0) {
-      cut++;
-      bytes += lost;
-    }
-    return slim;
-  });
-  return { rows: out, cut, bytes };
+function rowCost(row: Row): number {
+  return Math.max(jsonBytes(row) + 1, entryWireBytes(row));
+}
+
+/** `row` with the first `keep` UTF-16 units of `whole` as its error, saying how many bytes went. */
+function withErrorStart(row: Row, whole: string, keep: number): Row {
+  const last = whole.charCodeAt(keep - 1);
+  const kept = whole.slice(0, keep > 0 && last >= 0xd800 && last <= 0xdbff ? keep - 1 : keep);
+  const omitted = byteLength(whole) - byteLength(kept);
+  return { ...row, error: omitted ? `${kept}… (${omitted} bytes cut)` : kept };
+}
+
+/**
+ * How many UTF-16 units of `whole`, from `least` to `most`, `row` keeps as its error for its
+ * cost to be within `maxCost`: the most found, `least` when not even one more fits.
+ */
+function errorKeep(row: Row, whole: string, least: number, most: number, maxCost: number): number {
+  let lo = least;
+  let hi = most;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (rowCost(withErrorStart(row, whole, mid)) <= maxCost) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** What {@link boundRows} kept, and what it left out. */
+interface Bounded {
+  readonly rows: Row[];
+  /** Rows whose result was left out, and its bytes. */
+  readonly cut: number;
+  readonly bytes: number;
+  /** Rows whose error was shortened to fit (shorter than {@link MAX_ERROR_BYTES} cuts any). */
+  readonly errorsCut: number;
+}
+
+/**
+ * Keeps every row within `maxBytes` of each of the reply's two forms (see {@link rowCost}): its
+ * index, tool and success always, so the model knows what ran, what succeeded and what failed,
+ * and the start of each failed row's error — {@link ERROR_HEAD_BYTES} of it, or an equal share
+ * of what the bound leaves when that is less. What room is left goes first to the succeeded
+ * rows' results, in order (the data the model called for: a result that does not fit is left
+ * out whole, its bytes counted), then to the rest of the errors, in order, up to
+ * {@link MAX_ERROR_BYTES} each (an error cut says how many bytes it lost).
+ */
+function boundRows(rows: Row[], maxBytes: number): Bounded {
+  const wholeErrors = rows.map((row) => row.error ?? "");
+  const capped = wholeErrors.map((e) => cutString(e, MAX_ERROR_BYTES).text.length);
+  const bare = rows.map((row, i) =>
+    row.success
+      ? {
+        ...row,
+        result: null,
+        omittedResultBytes: row.result === null ? 0 : jsonBytes(row.result),
+      }
+      : withErrorStart(row, wholeErrors[i], 0)
+  );
+  const failed = rows.filter((row) => !row.success).length;
+  let spare = maxBytes - 2 - bare.reduce((n, row) => n + rowCost(row), 0);
+  const head = Math.max(0, Math.min(ERROR_HEAD_BYTES, Math.floor(spare / Math.max(failed, 1))));
+  const keep = bare.map((row, i) =>
+    row.success ? 0 : errorKeep(row, wholeErrors[i], 0, capped[i], rowCost(row) + head)
+  );
+  const out = bare.map((row, i) =>
+    row.success ? row : withErrorStart(row, wholeErrors[i], keep[i])
+  );
+  spare = maxBytes - 2 - out.reduce((n, row) => n + rowCost(row), 0);
+  for (const [i, row] of rows.entries()) {
+    if (!row.success) continue;
+    const more = rowCost(row) - rowCost(out[i]);
+    if (more > spare) continue;
+    out[i] = row;
+    spare -= more;
+  }
+  let errorsCut = 0;
+  for (const [i, row] of rows.entries()) {
+    if (row.success) continue;
+    const least = rowCost(out[i]);
+    const kept = errorKeep(row, wholeErrors[i], keep[i], capped[i], least + Math.max(spare, 0));
+    out[i] = withErrorStart(row, wholeErrors[i], kept);
+    if (kept < capped[i]) errorsCut++;
+    spare -= rowCost(out[i]) - least;
+  }
+  const left = out.filter((row) => row.omittedResultBytes > 0);
+  return {
+    rows: out,
+    cut: left.length,
+    bytes: left.reduce((n, row) => n + row.omittedResultBytes, 0),
+    errorsCut,
+  };
 }
 
 /** Registers call_tools_batch (in every toolset selection). */
