@@ -259,8 +259,17 @@ class TaskStore implements TaskCalls {
         ),
       );
     }
+    // A request cancelled before its answer is sent is not answered (the SDK drops the
+    // answer), so its client never learns of the task: then no task is made, or the one made
+    // stops (nothing typed if it had not begun). Once the answer is sent the SDK aborts the
+    // request's signal no more, but for the connection's end, which cancels every task anyway.
+    const signal = (ctx as Ctx).mcpReq.signal;
+    if (signal.aborted) return Promise.reject(cancelledEarly());
     const task = this.#create(ttl.data.ttl);
     if (!task) return Promise.reject(tooMany());
+    signal.addEventListener("abort", () => {
+      if (task.status === "working") this.#stop(task, "Cancelled: its request was cancelled.");
+    }, { once: true });
     const { task: _, ...plain } = params;
     this.#run(task, { ...request, params: plain }, ctx as Ctx, original, () => true);
     return Promise.resolve({ task: legacyView(task) });
@@ -280,6 +289,8 @@ class TaskStore implements TaskCalls {
     // Until the handle is given, the request is the task: cancelling it cancels the work.
     const follow = () => task.controller.abort(ctx.mcpReq.signal.reason);
     ctx.mcpReq.signal.addEventListener("abort", follow, { once: true });
+    // A signal aborted already fires no more "abort" events.
+    if (ctx.mcpReq.signal.aborted) follow();
     let handed = false;
     this.#run(task, request, ctx, original, () => !handed);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -362,9 +373,19 @@ class TaskStore implements TaskCalls {
       mcpReq: { ...ctx.mcpReq, signal: task.controller.signal, notify },
     };
     Promise.resolve()
-      .then(() => original(request, taskCtx))
+      .then(() => {
+        // The request was cancelled before its work began, so before its answer was sent: no
+        // client knows the task. Nothing is typed or waited for.
+        if (ctx.mcpReq.signal.aborted && task.status === "working") {
+          this.#stop(task, "Cancelled: its request was cancelled.");
+        }
+        return task.status === "working" ? original(request, taskCtx) : null;
+      })
       .then(
-        (result) => this.#settle(task, { result: result as Record<string, unknown> }),
+        (result) =>
+          result === null
+            ? undefined
+            : this.#settle(task, { result: result as Record<string, unknown> }),
         (error) => this.#settle(task, { error: rpcError(error) }),
       );
   }
@@ -495,6 +516,14 @@ function declaresTasks(ctx: Ctx): boolean {
     | undefined;
   const declared = capabilities?.extensions?.[TASKS_EXTENSION];
   return typeof declared === "object" && declared !== null;
+}
+
+/** What a request cancelled before it began is answered with; the SDK sends no answer to it. */
+function cancelledEarly(): ProtocolError {
+  return new ProtocolError(
+    ProtocolErrorCode.InvalidRequest,
+    "The request was cancelled before it began: nothing was run.",
+  );
 }
 
 function tooMany(): ProtocolError {
