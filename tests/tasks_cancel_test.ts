@@ -132,4 +132,57 @@ for (const era of ["2025-11-25", "2026-07-28"] as const) {
       }
     });
   }
+
+  Deno.test(`tasks, ${era}: a run_command task cancelled after its command was typed says it runs on, and names its job`, async () => {
+    const t = await TestTmux.start();
+    const server = await session(t.socket, era);
+    try {
+      const created = await server.request("tools/call", {
+        name: "run_command",
+        arguments: { paneId: t.ids.paneId, command: "sleep 60", timeoutMs: 90_000 },
+        ...(era === "2025-11-25" ? { task: {} } : {}),
+        ...envelope(era),
+      });
+      assert.equal(created.error, undefined, JSON.stringify(created.error));
+      const taskId = era === "2025-11-25"
+        ? (created.result!.task as { taskId: string }).taskId
+        : created.result!.taskId as string;
+      // The command is typed and running once its begin marker shows; its job id is in the
+      // pane's run mark (the job id, then a dot and the call's own token).
+      const jobId = await waitFor(async () => {
+        const mark = (await t.tmux("show-options", "-pqv", "-t", t.ids.paneId, "@tmux-mcp-run"))
+          .trim();
+        return mark !== "" && /_B\n/.test(await screen(t))
+          ? mark.replace(/\.[0-9a-z]+$/, "")
+          : null;
+      }, "the command typed and begun");
+      const cancel = await server.request("tasks/cancel", { taskId, ...envelope(era) });
+      assert.equal(cancel.error, undefined, JSON.stringify(cancel.error));
+      if (era === "2025-11-25") {
+        // tasks/result, asked at once, waits for the cancelled call to wind down and says
+        // what it left running.
+        const result = await server.request("tasks/result", { taskId });
+        assert.match(result.error?.message ?? "", new RegExp(`keeps running \\(job ${jobId}\\)`));
+      }
+      // The pane is still busy with the job: the command was not stopped.
+      const busy = await server.request("tools/call", {
+        name: "run_command",
+        arguments: { paneId: t.ids.paneId, command: "echo NEXT" },
+        ...envelope(era),
+      });
+      assert.match(JSON.stringify(busy), new RegExp(`still running .*job ${jobId}`));
+      // The task stays cancelled, and once its call has wound down it says that the command
+      // keeps running, as which job.
+      const told = await waitFor(async () => {
+        const got = await server.request("tasks/get", { taskId, ...envelope(era) });
+        const task = got.result as { status: string; statusMessage?: string };
+        assert.equal(task.status, "cancelled");
+        return task.statusMessage?.includes(jobId) ? task : null;
+      }, `the cancelled task to name job ${jobId}`);
+      assert.match(told.statusMessage!, /keeps running/);
+    } finally {
+      await server.kill();
+      await t.kill();
+    }
+  });
 }

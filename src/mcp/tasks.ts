@@ -88,6 +88,11 @@ interface TaskRecord {
   readonly controller: AbortController;
   /** Resolves once the task is terminal (or forgotten). */
   readonly ended: PromiseWithResolvers<void>;
+  /**
+   * Resolves once the call behind the task has returned (or never will run): a task cancelled
+   * is terminal at once, while its call still winds down and may say what it left running.
+   */
+  readonly wound: PromiseWithResolvers<void>;
   readonly timer: ReturnType<typeof setTimeout>;
 }
 
@@ -339,6 +344,7 @@ class TaskStore implements TaskCalls {
       ttlMs,
       controller: new AbortController(),
       ended: Promise.withResolvers<void>(),
+      wound: Promise.withResolvers<void>(),
       timer,
     };
     this.#tasks.set(taskId, task);
@@ -384,14 +390,19 @@ class TaskStore implements TaskCalls {
       .then(
         (result) =>
           result === null
-            ? undefined
+            ? task.wound.resolve()
             : this.#settle(task, { result: result as Record<string, unknown> }),
         (error) => this.#settle(task, { error: rpcError(error) }),
       );
   }
 
   #settle(task: TaskRecord, outcome: Outcome): void {
-    if (task.status !== "working") return; // cancelled meanwhile: it stays cancelled
+    task.wound.resolve();
+    if (task.status === "cancelled") {
+      this.#lateWord(task, outcome);
+      return;
+    }
+    if (task.status !== "working") return;
     task.outcome = outcome;
     if ("error" in outcome) {
       task.status = "failed";
@@ -405,6 +416,23 @@ class TaskStore implements TaskCalls {
       task.statusMessage = undefined;
     }
     this.#changed(task);
+  }
+
+  /**
+   * A cancelled task stays cancelled, as both protocol versions require, but the call behind
+   * it may have started what a cancel does not stop: run_command's command, once typed, keeps
+   * running in the pane, and the call's answer says so and names the job. That answer becomes
+   * the task's status message (what tasks/get shows, and what 2025-11-25's tasks/result
+   * answers), so the model learns which job still holds the pane rather than taking it for
+   * stopped (get_command_result's answer says its job runs on alike). Any other late answer
+   * changes nothing.
+   */
+  #lateWord(task: TaskRecord, outcome: Outcome): void {
+    if (!("result" in outcome) || outcome.result.isError !== true) return;
+    const text = firstText(outcome.result);
+    if (!/\bkeeps running\b/.test(text)) return;
+    task.statusMessage = short(text);
+    task.lastUpdatedAt = Date.now();
   }
 
   #changed(task: TaskRecord): void {
@@ -455,14 +483,19 @@ class TaskStore implements TaskCalls {
     this.#changed(task);
   }
 
-  /** 2025-11-25 `tasks/result`: waits for the end, then answers what the call would have. */
+  /**
+   * 2025-11-25 `tasks/result`: waits for the end, then answers what the call would have. A
+   * cancelled task's answer waits for its call to wind down too (a moment, once aborted), so
+   * that it says what the call left running (see {@link TaskStore.#lateWord}).
+   */
   async #result(taskId: string, ctx: Ctx): Promise<unknown> {
     const task = this.#find(taskId);
-    if (task.status === "working") {
+    if (task.status === "working" || task.status === "cancelled") {
       const gaveUp = Promise.withResolvers<void>();
       const onAbort = () => gaveUp.resolve();
       ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
       await Promise.race([task.ended.promise, gaveUp.promise]);
+      if (task.status === "cancelled") await Promise.race([task.wound.promise, gaveUp.promise]);
       ctx.mcpReq.signal.removeEventListener("abort", onAbort);
     }
     const outcome = task.outcome;
@@ -494,6 +527,7 @@ class TaskStore implements TaskCalls {
     clearTimeout(task.timer);
     this.#tasks.delete(task.taskId);
     task.ended.resolve();
+    task.wound.resolve();
   }
 
   cancelAll(reason: string): void {

@@ -19,7 +19,6 @@ import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
 import { isShellCommand, lineEditorReads } from "../tmux/prompt.ts";
-import { TmuxError } from "../tmux/tmux_error.ts";
 import { jobIdOf, jobIdSchema, type JobRef } from "./job_id.ts";
 import { endMarker } from "./job_markers.ts";
 import {
@@ -354,11 +353,14 @@ export const runCommand = defineTool({
               }
               break loop;
             case "cancelled":
-              // The command keeps running in the pane: the pane stays busy until it ends.
+              // The command keeps running in the pane: the pane stays busy until it ends. A
+              // failure the model reads (a cancelled TmuxError reads as "cancelled before tmux
+              // finished"): a cancelled task shows it, job id and all (tasks.ts).
               state.attached = false;
-              throw new TmuxError(
-                "cancelled",
+              throw new ToolFailure(
                 `The call was cancelled; the command keeps running (job ${jobId}).`,
+                `get_command_result with jobId ${jobId} reads it and waits for its end; ` +
+                  'send_keys keys: ["C-c"] interrupts it.',
               );
           }
         }
