@@ -82,6 +82,30 @@ export function cutString(text: string, maxBytes: number): { text: string; omitt
   };
 }
 
+/** The first `units` UTF-16 code units of `text`, one fewer where that would split a surrogate pair. */
+export function startUnits(text: string, units: number): string {
+  if (units >= text.length) return text;
+  if (units <= 0) return "";
+  const last = text.charCodeAt(units - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? units - 1 : units);
+}
+
+/**
+ * The largest `n` from `least` to `most` for which `fits(n)` holds, `least` when none above it
+ * does: for a cut whose cost grows with what it keeps (`fits` true up to some `n`, then false),
+ * found in a logarithmic number of measurements.
+ */
+export function mostThatFits(least: number, most: number, fits: (n: number) => boolean): number {
+  let lo = least;
+  let hi = most;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 /**
  * `text` cut so that it takes at most `maxJsonBytes` inside a JSON string (escapes counted: a
  * quote takes two bytes there, a control character up to six), on a code point boundary;

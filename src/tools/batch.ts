@@ -8,7 +8,7 @@
  */
 
 import { z } from "zod";
-import { byteLength, cutString, jsonBytes } from "../mcp/bounds.ts";
+import { byteLength, cutString, jsonBytes, mostThatFits, startUnits } from "../mcp/bounds.ts";
 import { visible } from "../mcp/errors.ts";
 import { entryWireBytes } from "../mcp/render.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
@@ -212,8 +212,7 @@ function rowCost(row: Row): number {
 
 /** `row` with the first `keep` UTF-16 units of `whole` as its error, saying how many bytes went. */
 function withErrorStart(row: Row, whole: string, keep: number): Row {
-  const last = whole.charCodeAt(keep - 1);
-  const kept = whole.slice(0, keep > 0 && last >= 0xd800 && last <= 0xdbff ? keep - 1 : keep);
+  const kept = startUnits(whole, keep);
   const omitted = byteLength(whole) - byteLength(kept);
   return { ...row, error: omitted ? `${kept}… (${omitted} bytes cut)` : kept };
 }
@@ -223,14 +222,7 @@ function withErrorStart(row: Row, whole: string, keep: number): Row {
  * cost to be within `maxCost`: the most found, `least` when not even one more fits.
  */
 function errorKeep(row: Row, whole: string, least: number, most: number, maxCost: number): number {
-  let lo = least;
-  let hi = most;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (rowCost(withErrorStart(row, whole, mid)) <= maxCost) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
+  return mostThatFits(least, most, (n) => rowCost(withErrorStart(row, whole, n)) <= maxCost);
 }
 
 /** What {@link boundRows} kept, and what it left out. */
