@@ -28,6 +28,7 @@ import { describeKeyRefusals, MAX_KEY_NAME, refusedKeys } from "../tmux/keys.ts"
 import type { Snapshot } from "../tmux/snapshot.ts";
 import { serverKey, typedInto } from "./prompt_programs.ts";
 import { runCommand } from "./run_command.ts";
+import { type BatchRow, boundBatchRows, type BoundRows } from "./send_batch_rows.ts";
 import { checkDeliverable, forceField, pasteViaBuffer, TYPES } from "./typing.ts";
 
 /** Longest text `send_keys` types (it travels as one argument); longer goes by paste_text. */
@@ -177,8 +178,32 @@ const batchRow = z.strictObject({
     "skipped: not attempted because an earlier row failed and onError is stop.",
   ),
   error: z.string().nullable(),
-  sent: sentSchema.nullable(),
+  sent: sentSchema.nullable().describe("null when not sent, or when left out (see note)."),
 });
+
+/** Room kept for the envelope (stoppedAt, counts, note) around the rows. */
+const BATCH_ENVELOPE_BYTES = 1_024;
+
+/** What the bound made the batch leave out, as a sentence, or null when nothing. */
+function batchNote(bounded: BoundRows, maxResultBytes: number): string | null {
+  const rows = (n: number) => `${n} row${n === 1 ? "" : "s"}`;
+  const parts = [
+    bounded.echoesLeftOut
+      ? `the echoes of ${rows(bounded.echoesLeftOut)} were left out (sent is null; they were typed)`
+      : "",
+    bounded.textsCut
+      ? `the echoed text of ${rows(bounded.textsCut)} was shortened (textOmittedBytes counts it)`
+      : "",
+    bounded.errorsCut
+      ? `the errors of ${rows(bounded.errorsCut)} were shortened (each says how many bytes it lost)`
+      : "",
+  ].filter((p) => p !== "");
+  if (parts.length === 0) return null;
+  const said = parts.join("; ");
+  return `${said[0].toUpperCase()}${
+    said.slice(1)
+  }, to keep the response within ${maxResultBytes} bytes.`;
+}
 
 const sendKeysBatch = defineTool({
   name: "send_keys_batch",
@@ -196,15 +221,13 @@ const sendKeysBatch = defineTool({
     sent: count(),
     failed: count(),
     skipped: count(),
+    note: z.string().nullable().describe("What was left out to fit the bound, if anything."),
   },
   annotations: TYPES,
   async run(args, ctx) {
     const onError = args.onError ?? "stop";
-    // Each row echoes what it typed, or why it failed: all of them within the result bound.
-    const perRow = Math.floor((ctx.config.maxResultBytes - 1_024) / args.operations.length) - 400;
-    const echoBytes = Math.max(64, Math.min(4_096, perRow));
-    const errorChars = Math.max(200, Math.min(2_000, perRow));
-    const results: z.infer<typeof batchRow>[] = [];
+    // Each row keeps its whole echo and error here; boundBatchRows fits them to the bound.
+    const results: BatchRow[] = [];
     let stoppedAt: number | null = null;
     for (const [index, op] of args.operations.entries()) {
       if (stoppedAt !== null || ctx.signal.aborted) {
@@ -212,27 +235,29 @@ const sendKeysBatch = defineTool({
         continue;
       }
       try {
-        const sent = await sendOne(ctx, await ctx.guardSnapshot(op.paneId), op, echoBytes);
+        const sent = await sendOne(ctx, await ctx.guardSnapshot(op.paneId), op, MAX_TEXT_BYTES);
         results.push({ index, paneId: op.paneId, status: "sent", error: null, sent });
       } catch (error) {
-        const text = cutString(failureText(error, ctx.address), errorChars).text;
+        const text = failureText(error, ctx.address);
         results.push({ index, paneId: op.paneId, status: "failed", error: text, sent: null });
         if (onError === "stop") stoppedAt = index;
       }
     }
+    const bounded = boundBatchRows(results, ctx.config.maxResultBytes - BATCH_ENVELOPE_BYTES);
     const tally = (s: string) => results.filter((r) => r.status === s).length;
     const data = {
-      results,
+      results: bounded.rows,
       stoppedAt,
       sent: tally("sent"),
       failed: tally("failed"),
       skipped: tally("skipped"),
+      note: batchNote(bounded, ctx.config.maxResultBytes),
     };
     return {
       data,
       summary: `Batch: ${data.sent} sent, ${data.failed} failed, ${data.skipped} skipped${
         stoppedAt !== null ? ` (stopped at row ${stoppedAt})` : ""
-      }.`,
+      }.${data.note === null ? "" : " Some echoes or errors were cut to fit the bound."}`,
     };
   },
 });
