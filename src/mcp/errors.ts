@@ -5,6 +5,7 @@
  * @module
  */
 
+import { RETRY_WILL_NOT_HELP } from "../tmux/ssh.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { escapeSeparatorsAndBidi } from "./render.ts";
 
@@ -92,6 +93,10 @@ function describeFailure(
         }
         return `tmux refused: ${error.message}`;
       case "unreachable":
+        // A refusal connecting again cannot change (a host key) says what to do instead.
+        if (error.message.includes(RETRY_WILL_NOT_HELP)) {
+          return `${error.message} Other hosts and this machine are unaffected.`;
+        }
         return `${error.message} Other hosts and this machine are unaffected; the next call ` +
           "to this host connects again (list_servers shows which hosts answer).";
     }

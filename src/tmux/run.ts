@@ -14,6 +14,8 @@
 
 import {
   AfterMarker,
+  SSH_ENV,
+  sshComplaint,
   SshHosts,
   type SshOptions,
   SshUnreachable,
@@ -178,6 +180,7 @@ export class TmuxRunner {
     }
     const child = spawnChild("ssh", {
       args: [...args],
+      env: { ...SSH_ENV },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
@@ -215,21 +218,25 @@ export class TmuxRunner {
     }
   }
 
-  /** The program and argv that run tmux with `args` at `address`, here or over SSH. */
+  /**
+   * The program, argv and environment (on top of this process's) that run tmux with `args` at
+   * `address`, here or over SSH: `env` is tmux's, given to it here and set in the remote
+   * command line there; an ssh gets {@link SSH_ENV}, so that it never asks on a terminal.
+   */
   #command(
     address: ServerAddress,
     args: readonly string[],
     env: Readonly<Record<string, string>> = {},
-  ): [string, string[]] {
+  ): [string, string[], Record<string, string>] {
     const tmuxArgs = [...addressArgs(address), ...args];
-    if (address.host === undefined) return [this.binary, tmuxArgs];
+    if (address.host === undefined) return [this.binary, tmuxArgs, { ...env }];
     if (!this.#ssh?.has(address.host)) {
       throw new TmuxError(
         "failed",
         `Host ${JSON.stringify(address.host)} is not one this server was started with (--ssh).`,
       );
     }
-    return ["ssh", this.#ssh.argv(address.host, this.binary, tmuxArgs, env)];
+    return ["ssh", this.#ssh.argv(address.host, this.binary, tmuxArgs, env), { ...SSH_ENV }];
   }
 
   /**
@@ -240,7 +247,7 @@ export class TmuxRunner {
   #remoteStderr(host: string, code: number, stdoutFound: boolean, raw: Uint8Array): string {
     const after = new AfterMarker(this.#ssh!.marker);
     const rest = new TextDecoder().decode(after.push(raw));
-    const said = new TextDecoder().decode(raw).trim().split("\n").filter((l) => l.trim())[0];
+    const said = sshComplaint(new TextDecoder().decode(raw));
     if (!stdoutFound || !after.found) {
       throw new TmuxError(
         "unreachable",
@@ -345,12 +352,11 @@ export class TmuxRunner {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }
     let child: Deno.ChildProcess;
-    const [program, argv] = this.#command(address, args, env);
+    const [program, argv, childEnv] = this.#command(address, args, env);
     try {
       child = spawnChild(program, {
         args: argv,
-        // Over SSH, `env` is the remote tmux's: set in the command line (see ssh.ts).
-        ...address.host === undefined ? { env: { ...env } } : {},
+        env: childEnv,
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",
@@ -586,10 +592,12 @@ export class TmuxRunner {
     };
     try {
       let child: Deno.ChildProcess;
-      const [program, argv] = this.#command(address, args);
+      const [program, argv, childEnv] = this.#command(address, args);
       try {
         child = spawnChild(program, {
           args: argv,
+          // Nothing for tmux here: its environment is this process's, as given.
+          ...address.host === undefined ? {} : { env: childEnv },
           stdin: options.stdin ? "piped" : "null",
           stdout: "piped",
           stderr: "piped",

@@ -38,13 +38,83 @@ export interface SshOptions {
 export class SshUnreachable extends Error {
   /** The destination, as configured. */
   readonly host: string;
+  /** What ssh wrote on stderr, as far as it was kept (empty when the reason is ours). */
+  readonly said: string;
 
-  /** `reason` is ssh's own first line of complaint, or ours. */
-  constructor(host: string, reason: string) {
-    super(`Host ${JSON.stringify(host)} did not answer over SSH: ${reason}`);
+  /**
+   * `reason` is ssh's own first line of complaint, or ours. `lasting`: `reason` is a refusal
+   * that connecting again cannot change, said with what to do instead ({@link hostKeyRefusal}).
+   */
+  constructor(host: string, reason: string, said = "", lasting = false) {
+    super(
+      lasting
+        ? `ssh refused to connect to host ${JSON.stringify(host)}: ${reason}`
+        : `Host ${JSON.stringify(host)} did not answer over SSH: ${reason}`,
+    );
     this.name = "SshUnreachable";
     this.host = host;
+    this.said = said;
   }
+}
+
+/**
+ * Ends the message of a refusal that connecting again cannot change (a host key): the reply
+ * then does not say that the next call connects again (mcp/errors.ts).
+ */
+export const RETRY_WILL_NOT_HELP = "Retrying will not help";
+
+/**
+ * The environment every ssh this process starts gets on top of its own: ssh then asks for a
+ * passphrase, a password or a host key's acceptance only through the askpass program, and
+ * this one can never exist (nothing can be under /dev/null, which is no folder), so every such
+ * question is answered "no" at once. `BatchMode=yes` alone does not do it: OpenSSH does not
+ * hand it to the ssh a `ProxyJump` starts, which then asks on /dev/tty. This process's
+ * children share the controlling terminal of the MCP client that started it, so that question
+ * would appear in the middle of the person's terminal and take the keystrokes they meant for
+ * the client. A child ssh inherits the environment, however it is started.
+ */
+export const SSH_ENV: Readonly<Record<string, string>> = {
+  SSH_ASKPASS_REQUIRE: "force",
+  SSH_ASKPASS: "/dev/null/tmux-mcp-asks-nobody",
+};
+
+/**
+ * The line of `said` (ssh's stderr) that says what went wrong: lines are cut at `\r` (ssh
+ * ends some with `\r\n`), and lines that never say why are passed over: the banner rows of `@`
+ * around a warning, ssh's note that the askpass program of {@link SSH_ENV} is missing, and a
+ * ProxyJump's ssh (which has not our LogLevel=ERROR) saying it added a host key.
+ */
+export function sshComplaint(said: string): string | undefined {
+  return said.split("\n").map((line) => line.replace(/\r/g, "").trim()).find((line) =>
+    line !== "" && !/^@+$/.test(line) && !line.startsWith("ssh_askpass:") &&
+    !line.startsWith("Warning: Permanently added")
+  );
+}
+
+/**
+ * What to say when `said` (ssh's stderr) is a refusal of the host's key, or null. A key that
+ * changed is a reinstalled host or a machine in the middle; a key not known yet cannot be
+ * accepted without a question (see {@link SSH_ENV}). Either way every retry fails the same,
+ * and the choice is the person's, made with ssh itself.
+ */
+export function hostKeyRefusal(said: string): string | null {
+  if (/REMOTE HOST IDENTIFICATION HAS CHANGED/.test(said)) {
+    // The name ssh keeps the key under (`[host]:port` for another port), for ssh-keygen -R;
+    // only name characters, so that nothing else in the text can become a suggested command.
+    const name = /Host key for ([\w.:[\]-]+) has changed/.exec(said)?.[1] ?? "HOST";
+    return "the host's key is not the one known_hosts holds (ssh: REMOTE HOST IDENTIFICATION " +
+      `HAS CHANGED; Host key verification failed). ${RETRY_WILL_NOT_HELP}: check the host's ` +
+      "key with whoever runs it; only if the change is expected (the host was reinstalled), " +
+      `remove the old key (ssh-keygen -R '${name}') and connect once with ssh to accept the ` +
+      "new one.";
+  }
+  if (/Host key verification failed/.test(said)) {
+    return "ssh could not verify the host's key, or that of a host on the way to it " +
+      "(ProxyJump): it is not in known_hosts, and ssh started here asks no questions " +
+      `(Host key verification failed). ${RETRY_WILL_NOT_HELP}: connect once with ssh ` +
+      "yourself, check the key it shows, and accept it.";
+  }
+  return null;
 }
 
 /** After a failed connection, calls fail at once for this long instead of each waiting. */
@@ -197,6 +267,31 @@ export function stderrAfterMarker(marker: string): TransformStream<Uint8Array, U
       if (!after.found && after.held.length > 0) controller.enqueue(after.held);
     },
   });
+}
+
+/** Most of a master's stderr kept: room for ssh's complaint, its `@` banner included. */
+const MASTER_STDERR_BYTES = 8_192;
+
+/**
+ * The first `limit` bytes of `stream`, as text, once it ends. What follows is read and dropped
+ * as it comes: a master's stderr carries the remote session's too for the connection's whole
+ * life, and a host whose start-up file keeps writing there would otherwise grow this process
+ * without bound (or, unread, block the master on a full pipe).
+ */
+async function firstBytes(stream: ReadableStream<Uint8Array>, limit: number): Promise<string> {
+  const kept = new Uint8Array(limit);
+  let length = 0;
+  try {
+    for await (const chunk of stream) {
+      if (length >= limit) continue;
+      const part = chunk.subarray(0, limit - length);
+      kept.set(part, length);
+      length += part.length;
+    }
+  } catch {
+    // Gone: what was kept is all there is.
+  }
+  return new TextDecoder().decode(kept.subarray(0, length));
 }
 
 /** Starts `ssh` with these arguments, all three streams piped (run.ts provides it). */
@@ -352,9 +447,14 @@ export class SshHosts {
    */
   #noSocketFolder(error: unknown, master: Master): boolean {
     if (master.direct || !(error instanceof SshUnreachable)) return false;
-    const tooLong = /unix_listener: path .* too long for Unix domain socket/.test(error.message);
+    // ssh's words for a path too long: the ControlPath itself (a master with ControlMaster=auto
+    // first tries to connect to it) or the temporary name it binds first.
+    const tooLong = /unix_listener: path .* too long for Unix domain socket|ControlPath too long/
+      .test(
+        error.said,
+      );
     // A folder of our own is there and ours: ssh can bind in it unless the path is too long.
-    const noFolder = !this.#madeFolder && /unix_listener: cannot bind/.test(error.message);
+    const noFolder = !this.#madeFolder && /unix_listener: cannot bind/.test(error.said);
     if (!tooLong && !noFolder) return false;
     this.#failed.delete(error.host);
     if (this.#direct) return true;
@@ -374,12 +474,22 @@ export class SshHosts {
     return true;
   }
 
+  /**
+   * Starts `host`'s master. `ControlMaster=auto`, not `yes`: a master killed outright (SIGKILL,
+   * the OOM killer) leaves its socket file behind, and with `yes` the next master finds the name
+   * taken and runs without a socket, so every later call would connect on its own for the life
+   * of this process, silently (LogLevel=ERROR). With `auto` ssh first connects to the socket: a
+   * dead one it removes and then binds the name itself. A live one it would use as a master,
+   * which is safe only because no one else can put a socket there: the folder is this
+   * process's own (mode 0700) or the user's `~/.ssh` ({@link SshHosts.#controlPath}), and every
+   * ssh of a call connects to that same path anyway.
+   */
   #start(host: string): Master {
     const child = this.#spawn([
       ...this.#common(host),
       "-o",
       // Without sockets it is a plain connection, still telling that the host answers.
-      this.#direct ? "ControlMaster=no" : "ControlMaster=yes",
+      this.#direct ? "ControlMaster=no" : "ControlMaster=auto",
       "-o",
       "ControlPersist=no",
       "-o",
@@ -393,7 +503,7 @@ export class SshHosts {
       `${markerLine(this.marker)}; exec cat >/dev/null`,
     ]);
     const master: Master = { child, alive: true, ready: Promise.resolve(), direct: this.#direct };
-    const stderr = new Response(child.stderr).text().catch(() => "");
+    const stderr = firstBytes(child.stderr, MASTER_STDERR_BYTES);
     const timeoutMs = ((this.#options.connectTimeoutS ?? 5) + 5) * 1_000;
     const ready = (async () => {
       const after = new AfterMarker(this.marker);
@@ -415,9 +525,11 @@ export class SshHosts {
           }
           if (next.done) {
             const status = await child.status;
-            const why = (await stderr).trim().split("\n").filter((l) => l.trim())[0] ??
-              `ssh exited with status ${status.code}`;
-            throw new SshUnreachable(host, why);
+            const said = await stderr;
+            const refusal = hostKeyRefusal(said);
+            if (refusal) throw new SshUnreachable(host, refusal, said, true);
+            const why = sshComplaint(said) ?? `ssh exited with status ${status.code}`;
+            throw new SshUnreachable(host, why, said);
           }
           after.push(next.value);
         }
