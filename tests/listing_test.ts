@@ -16,9 +16,10 @@ import {
 } from "../src/mcp/listing.ts";
 import { portabilityProblems } from "../src/mcp/portable_schema.ts";
 import { TASK_EXECUTION, TASK_TOOLS } from "../src/mcp/tasks.ts";
-import { successResult } from "../src/mcp/tool_result.ts";
+import { errorResult, successResult } from "../src/mcp/tool_result.ts";
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
-import { MAX_RESULT_BYTES, replyBound } from "../src/mcp/bounds.ts";
+import { jsonStringBytes, MAX_RESULT_BYTES, replyBound } from "../src/mcp/bounds.ts";
+import { MAX_FAILURE_BYTES } from "../src/mcp/errors.ts";
 import { connect } from "./helpers/mcp.ts";
 import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { parseRendered } from "./helpers/rendered.ts";
@@ -241,4 +242,18 @@ Deno.test("a result a tool failed to bound is never sent: an error names the too
   assert.match(text, /^get_window_info built a result of \d+ bytes, past the \d+-byte bound/);
   assert.match(text, /narrower target/);
   assert.ok(new TextEncoder().encode(JSON.stringify(result)).length < 1_000);
+});
+
+Deno.test("an error is cut within its bound too, and says how much it left out", () => {
+  // A reason of any length (a tool's load failure, a refusal echoing a value) and controls shown
+  // as four characters each: far past any bound on a text as it is.
+  const result = errorResult(`Refused: ${"\x01é".repeat(100_000)}`);
+  assert.equal(result.isError, true);
+  const text = (result.content[0] as { text: string }).text;
+  assert.ok(jsonStringBytes(text) <= MAX_FAILURE_BYTES, `${jsonStringBytes(text)} bytes`);
+  assert.match(text, /^Refused: (?:\\x01é)*(?:\\x01)?… \(\d+ bytes cut\)$/);
+  assert.ok(new TextEncoder().encode(JSON.stringify(result)).length < 10_000);
+  // A short one is sent whole.
+  const short = errorResult("No pane %9. list_panes lists them.");
+  assert.equal((short.content[0] as { text: string }).text, "No pane %9. list_panes lists them.");
 });

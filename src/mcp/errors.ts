@@ -7,6 +7,7 @@
 
 import { RETRY_WILL_NOT_HELP } from "../tmux/ssh.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
+import { byteLength, jsonStringBytes } from "./bounds.ts";
 import { escapeSeparatorsAndBidi } from "./render.ts";
 
 /** A refusal or failure a tool reports to its caller as an `isError` result. */
@@ -34,22 +35,21 @@ export function describeSocket(
 
 /**
  * Turns anything thrown inside a tool into the text of an `isError` result (or of a batch
- * row's error), control characters shown (see {@link visible}).
+ * row's error), control characters shown and its length bounded (see {@link shownFailure}).
  */
 export function failureText(
   error: unknown,
   socket: { socketName?: string; socketPath?: string; host?: string },
 ): string {
-  return visible(describeFailure(error, socket));
+  return error instanceof ToolFailure
+    ? shownFailure(error.message, error.hint)
+    : shownFailure(describeFailure(error, socket));
 }
 
 function describeFailure(
   error: unknown,
   socket: { socketName?: string; socketPath?: string; host?: string },
 ): string {
-  if (error instanceof ToolFailure) {
-    return error.hint ? `${error.message} ${error.hint}` : error.message;
-  }
   if (error instanceof TmuxError) {
     switch (error.kind) {
       case "no-server":
@@ -121,6 +121,52 @@ export function visible(text: string): string {
   ));
 }
 
+/**
+ * Most bytes an error text takes as a JSON string on the wire (escapes counted). An error says
+ * why and what to call next in a sentence or two; what it echoes (tmux quotes a refused value
+ * whole, a refusal names sessions) must not make it long: this keeps it far within the
+ * 50 000 characters a success's text may take (see bounds.ts), in a client's view and in a
+ * batch's reply alike.
+ */
+export const MAX_FAILURE_BYTES = 8_192;
+
+/** Room for the note on what an error lost: `… (N bytes cut)`. */
+const CUT_NOTE_BYTES = 32;
+
+/**
+ * An error text as it is sent: {@link visible}, and within `maxBytes` as a JSON string. A
+ * longer one keeps the start of `message`, cut between characters of the text as given (never
+ * inside an escape `visible` writes, nor a surrogate pair), says how many bytes of it went, then
+ * keeps `hint` whole: the call to make next. A hint that would take more than half the room is
+ * cut with the message. Applied again, it changes nothing.
+ */
+export function shownFailure(
+  message: string,
+  hint = "",
+  maxBytes: number = MAX_FAILURE_BYTES,
+): string {
+  const whole = visible(hint ? `${message} ${hint}` : message);
+  if (jsonStringBytes(whole) <= maxBytes) return whole;
+  const after = hint ? ` ${visible(hint)}` : "";
+  if (jsonStringBytes(after) > maxBytes / 2) {
+    return shownFailure(`${message} ${hint}`, "", maxBytes);
+  }
+  const room = maxBytes - jsonStringBytes(after) - CUT_NOTE_BYTES;
+  // `visible` writes each character on its own, so the start of the text shows as the start of
+  // what it shows; a character takes a byte or more, so no longer start fits.
+  let lo = 0;
+  let hi = Math.min(message.length, room);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (jsonStringBytes(visible(message.slice(0, mid))) <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  const last = message.charCodeAt(lo - 1);
+  if (lo > 0 && last >= 0xd800 && last <= 0xdbff) lo--;
+  const kept = visible(message.slice(0, lo));
+  return `${kept}… (${byteLength(visible(message)) - byteLength(kept)} bytes cut)${after}`;
+}
+
 /** Longest piece of a client's string (a name, a URI, an id) a message echoes, in characters. */
 export const MAX_ECHO_CHARS = 200;
 
@@ -135,4 +181,15 @@ export function clip(text: string, max: number = MAX_ECHO_CHARS): string {
   const last = text.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--;
   return `${text.slice(0, end)}…`;
+}
+
+/** Longest session name a message lists, in characters: enough to tell one from another. */
+const LISTED_NAME_CHARS = 64;
+
+/**
+ * A session as a message names it among others: `$1 "name"`, its name cut when long. A
+ * session's name is anyone's choice, of any length; a list of them must not make a refusal long.
+ */
+export function sessionLabel(id: string, name: string): string {
+  return `${id} ${JSON.stringify(clip(name, LISTED_NAME_CHARS))}`;
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { failureText, ToolFailure, visible } from "./errors.ts";
+import { jsonStringBytes } from "./bounds.ts";
+import { failureText, MAX_FAILURE_BYTES, ToolFailure, visible } from "./errors.ts";
 
 Deno.test("visible: controls as \\xNN, line separators and bidirectional controls as \\uXXXX", () => {
   // Tabs and newlines stay: an error text may hold lines of its own.
@@ -34,4 +35,51 @@ Deno.test("failureText: command too long says what grows a command, and blames n
   assert.match(text, /^tmux refused: command too long; nothing was done\./);
   assert.match(text, /a single quote growing by 3 bytes and a newline by 5/);
   assert.doesNotMatch(text, /control connection/);
+});
+
+/** An error text cut to fit: what it kept, and how many bytes it says went. */
+function cutOf(text: string): { kept: string; cutBytes: number } {
+  const m = /^([\s\S]*)… \((\d+) bytes cut\)/.exec(text);
+  assert.ok(m, `the text says what it cut: ${text.slice(-100)}`);
+  return { kept: m[1], cutBytes: Number(m[2]) };
+}
+
+Deno.test("failureText: a long error is cut within its bound, never inside an escape or a character", () => {
+  const socket = { socketName: "s" };
+  const bytes = (text: string) => new TextEncoder().encode(text).length;
+  // tmux echoes a refused value whole: each control character is four characters shown.
+  const values: [string, RegExp][] = [
+    ["\x01".repeat(60_000), /^(?:\\x01)*$/],
+    ["🙂".repeat(30_000), /^(?:🙂)*$/],
+    ['"\\'.repeat(40_000), /^["\\]*$/],
+  ];
+  for (const [value, shown] of values) {
+    const whole = visible(`tmux refused: bad value: ${value}`);
+    const text = failureText(new TmuxError("failed", `bad value: ${value}`), socket);
+    assert.ok(jsonStringBytes(text) <= MAX_FAILURE_BYTES, `${jsonStringBytes(text)} bytes`);
+    assert.ok(text.endsWith(" bytes cut)"), text.slice(-40));
+    const { kept, cutBytes } = cutOf(text);
+    assert.ok(whole.startsWith(kept), "the start is kept as it is");
+    assert.ok(kept.isWellFormed(), "no half of a surrogate pair");
+    assert.match(kept.slice("tmux refused: bad value: ".length), shown);
+    assert.equal(bytes(kept) + cutBytes, bytes(whole), "kept and cut make the whole");
+    assert.ok(jsonStringBytes(kept) > MAX_FAILURE_BYTES - 64, "it keeps what fits");
+  }
+  // A refusal keeps its hint, the call to make next, after what it cut of its reason.
+  const refused = failureText(
+    new ToolFailure(
+      `No session "${"\x1b".repeat(20_000)}".`,
+      "list_sessions lists them.",
+    ),
+    socket,
+  );
+  assert.ok(jsonStringBytes(refused) <= MAX_FAILURE_BYTES);
+  assert.match(
+    refused,
+    /^No session "(?:\\x1B)+… \(\d+ bytes cut\) list_sessions lists them\.$/,
+  );
+  // Short ones are as they were, and the same text is not cut twice.
+  assert.equal(failureText(new ToolFailure("No pane %9.", "Hint."), socket), "No pane %9. Hint.");
+  const once = failureText(new TmuxError("failed", "\x01".repeat(60_000)), socket);
+  assert.equal(failureText(new ToolFailure(once), socket), once);
 });
