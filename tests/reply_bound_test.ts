@@ -4,7 +4,8 @@
  */
 
 import assert from "node:assert/strict";
-import { replyBound, textBound } from "../src/mcp/bounds.ts";
+import { jsonStringBytes, replyBound, textBound } from "../src/mcp/bounds.ts";
+import { MAX_FAILURE_BYTES } from "../src/mcp/errors.ts";
 import { withTmux } from "./helpers/mcp.ts";
 import { parseRendered } from "./helpers/rendered.ts";
 import { waitFor } from "./helpers/tmux.ts";
@@ -223,5 +224,77 @@ Deno.test("tools whose answers fill the bound say so to clients (maxResultSizeCh
     const buffers = await c.call("list_buffers");
     assert.equal((buffers.structuredContent as { complete: boolean }).complete, false);
     assert.ok("anthropic/maxResultSizeChars" in await listedMeta(c, "list_buffers"));
+  });
+});
+
+/** A result's text block. */
+function textOf(result: { content?: unknown }): string {
+  const content = result.content as { type: string; text: string }[] | undefined;
+  return content?.[0]?.type === "text" ? content[0].text : "";
+}
+
+Deno.test("a refusal listing where a window is linked names a few sessions, each cut, within the bound", async () => {
+  await withTmux(async (t, c) => {
+    const w = (await t.tmux("new-window", "-d", "-P", "-F", "#{window_id}", "sleep 1000")).trim();
+    const other = (await t.tmux(
+      "new-session",
+      "-d",
+      "-P",
+      "-F",
+      "#{session_id}",
+      "-s",
+      "other",
+      "sleep 1000",
+    )).trim();
+    for (let i = 0; i < 6; i++) {
+      // tmux stores each backslash of a session name twice.
+      const sid = (await t.tmux(
+        "new-session",
+        "-d",
+        "-P",
+        "-F",
+        "#{session_id}",
+        "-s",
+        `${"\\".repeat(15_000)}${i}`,
+        "sleep 1000",
+      )).trim();
+      await t.tmux("link-window", "-d", "-s", w, "-t", `${sid}:7`);
+    }
+    const refusals = [
+      // Which of its seven sessions to act in: ambiguous.
+      ["select_window", { windowId: w }, /is linked into 7 sessions \(.* and 2 more\), so/],
+      // Not in the session named: the hint says where it is.
+      [
+        "move_window",
+        { windowId: w, session: "main", fromSession: other },
+        /It is in .* and 2 more\./,
+      ],
+      ["list_panes", { session: other, window: w }, /It is in .* and 2 more\./],
+    ] as const;
+    for (const [tool, args, said] of refusals) {
+      const result = await c.call(tool, args);
+      assert.equal(result.isError, true, tool);
+      const text = textOf(result);
+      assert.match(text, said);
+      assert.ok(text.length < 2_000, `${tool}'s refusal: ${text.length} characters`);
+      assert.doesNotMatch(text, /bytes cut/, `${tool}: the names are cut, not the refusal`);
+    }
+  });
+});
+
+Deno.test("set_option's refusal of a long value stays within the bound, cut and saying so", async () => {
+  await withTmux(async (_t, c) => {
+    // 60 000 characters, within the schema's 65 536: tmux echoes the value in its refusal, and
+    // every control character is shown as four (`\x01`).
+    const result = await c.call("set_option", {
+      name: "mouse",
+      scope: "session",
+      global: true,
+      value: "\x01".repeat(60_000),
+    });
+    assert.equal(result.isError, true);
+    const text = textOf(result);
+    assert.match(text, /^tmux refused: bad value: (?:\\x01)+… \(\d+ bytes cut\)$/);
+    assert.ok(jsonStringBytes(text) <= MAX_FAILURE_BYTES, `${jsonStringBytes(text)} bytes`);
   });
 });

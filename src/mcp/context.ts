@@ -37,7 +37,7 @@ import {
   takeProcessInfo,
 } from "../tmux/pane_reads.ts";
 import { warn } from "../diagnostics.ts";
-import { describeSocket, ToolFailure } from "./errors.ts";
+import { describeSocket, sample, sessionLabel, ToolFailure } from "./errors.ts";
 
 /** The server-wide settings a tool may need. */
 export interface ServerConfig {
@@ -427,7 +427,7 @@ export class TmuxContext {
     throw new ToolFailure(
       `No session ${JSON.stringify(ref)} on ${this.socketLabel}.`,
       `Sessions: ${
-        sample(snapshot.sessions.map((s) => `${s.id} ${JSON.stringify(s.name)}`))
+        sample(snapshot.sessions.map((s) => sessionLabel(s.id, s.name)))
       } — list_sessions lists them all.`,
     );
   }
@@ -471,10 +471,3 @@ function unread(read: boolean, what: string): void {
 
 const PANE_ID = /^%\d+$/;
 const WINDOW_ID = /^@\d+$/;
-
-/** The first few items of a list for a hint, with a count of the rest. */
-export function sample(items: readonly string[], max = 12): string {
-  if (items.length === 0) return "none";
-  const head = items.slice(0, max).join(", ");
-  return items.length > max ? `${head} and ${items.length - max} more` : head;
-}

@@ -183,6 +183,13 @@ export function clip(text: string, max: number = MAX_ECHO_CHARS): string {
   return `${text.slice(0, end)}…`;
 }
 
+/** The first few items of a list for a hint, with a count of the rest. */
+export function sample(items: readonly string[], max = 12): string {
+  if (items.length === 0) return "none";
+  const head = items.slice(0, max).join(", ");
+  return items.length > max ? `${head} and ${items.length - max} more` : head;
+}
+
 /** Longest session name a message lists, in characters: enough to tell one from another. */
 const LISTED_NAME_CHARS = 64;
 
@@ -192,4 +199,14 @@ const LISTED_NAME_CHARS = 64;
  */
 export function sessionLabel(id: string, name: string): string {
   return `${id} ${JSON.stringify(clip(name, LISTED_NAME_CHARS))}`;
+}
+
+/**
+ * Sessions (a window's placements, say) as a message lists them: the first five, each name cut,
+ * and how many more. A window may be linked into any number of sessions.
+ */
+export function sessionList(
+  sessions: readonly { readonly sessionId: string; readonly sessionName: string }[],
+): string {
+  return sample(sessions.map((s) => sessionLabel(s.sessionId, s.sessionName)), 5);
 }

@@ -24,7 +24,7 @@
 import { TmuxError } from "../tmux/tmux_error.ts";
 import type { PaneBrief, Placement, Snapshot } from "../tmux/snapshot.ts";
 import type { TmuxContext } from "./context.ts";
-import { ToolFailure } from "./errors.ts";
+import { sessionLabel, sessionList, ToolFailure } from "./errors.ts";
 
 /** A session holding nothing but links of one window, two of them or more. */
 export interface LoneLinks {
@@ -63,11 +63,6 @@ export function loneLinks(
   return found;
 }
 
-/** `$1 "name"`, for messages. */
-function label(s: LoneLinks): string {
-  return `${s.sessionId} ${JSON.stringify(s.sessionName)}`;
-}
-
 const CRASH = "tmux 3.3a crashes (every session lost) when a window linked more than once " +
   "into a session that holds nothing else ends while a control client is attached " +
   "(tmux/tmux#5243)";
@@ -90,7 +85,7 @@ export function unlinkExtras(sessions: readonly LoneLinks[], what: string): stri
     if (first.current === null || members.some((m) => m.current !== first.current)) {
       throw new ToolFailure(
         `${what} was not done: ${CRASH}. Its window is linked more than once into ` +
-          `${members.map(label).join(", ")}, which hold nothing else` +
+          `${sessionList(members)}, which hold nothing else` +
           (members.length > 1 ? " and show different links of it" : "") +
           "; no step ends it there without that crash.",
         `Ask the person to unlink the extra links first (tmux unlink-window -t ${first.sessionId}:${
@@ -176,7 +171,7 @@ export function secondLink(
   index: number | null,
 ): ToolFailure {
   return new ToolFailure(
-    `${what} would link it into session ${session.id} ${JSON.stringify(session.name)} a second ` +
+    `${what} would link it into session ${sessionLabel(session.id, session.name)} a second ` +
       `time: the window is there already${
         index === null ? "" : ` (index ${index})`
       }, and ${CRASH}.`,
@@ -203,7 +198,7 @@ export function respawnCrash(
   const [first] = sessions;
   return new ToolFailure(
     `Respawning ${paneId} was not done: ${paneId} is the last pane of window ${windowId}, ` +
-      `linked more than once into ${sessions.map(label).join(", ")}, which hold nothing else, ` +
+      `linked more than once into ${sessionList(sessions)}, which hold nothing else, ` +
       `and remain-on-exit is not on there; when the new process ends, ${CRASH}.`,
     `Ask the person to unlink the extra link (tmux unlink-window -t ${first.sessionId}:${
       first.indexes.at(-1)

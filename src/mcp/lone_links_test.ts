@@ -65,3 +65,28 @@ Deno.test("unlinkExtras refuses a group whose sessions show different links", ()
   );
   assert.deepEqual(unlinkExtras([], "Killing window @1"), []);
 });
+
+Deno.test("a refusal names a few of the sessions, each name cut, and counts the rest", () => {
+  // Eight sessions of one group, named with 5 000 backslashes each, showing different links.
+  const ids = Array.from({ length: 8 }, (_, i) => `$${i + 1}`);
+  const named = (id: string) => `${"\\".repeat(5_000)}${id}`;
+  const snap = snapshot(ids.map((id) => ({ ...session(id, 2, "g"), name: named(id) })));
+  const found = loneLinks(
+    snap,
+    ids.flatMap((id, i) => [
+      { ...at(id, 0, i === 0), sessionName: named(id) },
+      { ...at(id, 1, i !== 0), sessionName: named(id) },
+    ]),
+  );
+  assert.equal(found.length, 8);
+  assert.throws(
+    () => unlinkExtras(found, "Killing window @1"),
+    (e: unknown) => {
+      const text = e instanceof ToolFailure ? `${e.message} ${e.hint}` : "";
+      assert.ok(text.length < 2_000, `${text.length} characters`);
+      assert.match(text, /\$1 "\\\\[^"]*…", \$2 /);
+      assert.match(text, / and 3 more, which hold nothing else/);
+      return true;
+    },
+  );
+});

@@ -23,8 +23,7 @@
 import { z } from "zod";
 import { boundMetadata, byteLength, capList, fitEntries } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import { sample } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { sample, ToolFailure } from "../mcp/errors.ts";
 import { nestedCommandBytes, runIf } from "../mcp/act_step.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";

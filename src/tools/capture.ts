@@ -20,8 +20,8 @@ import {
   tailLines,
   withOmittedMetadata,
 } from "../mcp/bounds.ts";
-import { sample, type TmuxContext } from "../mcp/context.ts";
-import { clip, ToolFailure } from "../mcp/errors.ts";
+import type { TmuxContext } from "../mcp/context.ts";
+import { clip, sample, ToolFailure } from "../mcp/errors.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { count, int, metadataBound, paneIdSchema, panePlacementSchema } from "../mcp/schemas.ts";

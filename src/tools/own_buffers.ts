@@ -15,8 +15,7 @@
  */
 
 import type { TmuxContext } from "../mcp/context.ts";
-import { sample } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { sample, ToolFailure } from "../mcp/errors.ts";
 import { int, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import { addressKey } from "../tmux/server_address.ts";

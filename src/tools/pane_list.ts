@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { boundMetadata, fitEntries, withOmittedMetadata } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { clip, sessionList, ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import {
   count,
@@ -52,10 +52,8 @@ function scopePanes<P extends PaneBrief>(
     const w = ctx.window(snapshot, window);
     if (session !== undefined && !panes.some((p) => p.windowId === w.id)) {
       throw new ToolFailure(
-        `Window ${w.id} is not in session ${JSON.stringify(session)}.`,
-        `It is in ${
-          w.placements.map((p) => `${p.sessionId} ${JSON.stringify(p.sessionName)}`).join(", ")
-        }.`,
+        `Window ${w.id} is not in session ${JSON.stringify(clip(session))}.`,
+        `It is in ${sessionList(w.placements)}.`,
       );
     }
     panes = panes.filter((p) => p.windowId === w.id);

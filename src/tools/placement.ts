@@ -8,7 +8,7 @@
 
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { sessionLabel, sessionList, ToolFailure } from "../mcp/errors.ts";
 import { changeView } from "../mcp/view_guard.ts";
 import { holdsNoLink, secondLink } from "../mcp/lone_links.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
@@ -36,9 +36,7 @@ function placementIn(
     if (window.placements.length > 1) {
       throw new ToolFailure(
         `Window ${window.id} is linked into ${window.placements.length} sessions (${
-          window.placements.map((p) => `${p.sessionId} ${JSON.stringify(p.sessionName)}`).join(
-            ", ",
-          )
+          sessionList(window.placements)
         }), so ${what} is ambiguous.`,
         "Pass the session it should act in (list_windows shows the placements).",
       );
@@ -48,10 +46,8 @@ function placementIn(
   const session = ctx.session(snapshot, sessionRef);
   if (!window.placements.some((p) => p.sessionId === session.id)) {
     throw new ToolFailure(
-      `Window ${window.id} is not in session ${session.id} ${JSON.stringify(session.name)}.`,
-      `It is in ${
-        window.placements.map((p) => `${p.sessionId} ${JSON.stringify(p.sessionName)}`).join(", ")
-      }.`,
+      `Window ${window.id} is not in session ${sessionLabel(session.id, session.name)}.`,
+      `It is in ${sessionList(window.placements)}.`,
     );
   }
   return session;

@@ -50,7 +50,7 @@ import {
   paneEndingFormat,
   unlinkExtras,
 } from "../mcp/lone_links.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { sessionLabel, ToolFailure } from "../mcp/errors.ts";
 import { changes, paneFields, plural } from "./arguments.ts";
 
 /** Ids kept per list in `removed`; a server-wide kill can remove thousands. */
@@ -415,7 +415,7 @@ const killSession = defineTool({
     );
     const reach = reachOfWindows(before, windows.map((w) => w.id));
     const panes = before.panes.filter((p) => reach.panes.has(p.id));
-    const label = `Session ${session.id} ${JSON.stringify(session.name)}`;
+    const label = `Session ${sessionLabel(session.id, session.name)}`;
     await guardDestroy(ctx, before, panes, label, args.force);
     return await killAndReport(
       ctx,
