@@ -4,9 +4,9 @@
  */
 
 import assert from "node:assert/strict";
-import { jsonStringBytes, replyBound, textBound } from "../src/mcp/bounds.ts";
+import { jsonStringBytes, MAX_RESULT_BYTES, replyBound, textBound } from "../src/mcp/bounds.ts";
 import { MAX_FAILURE_BYTES } from "../src/mcp/errors.ts";
-import { withTmux } from "./helpers/mcp.ts";
+import { connect, withTmux } from "./helpers/mcp.ts";
 import { parseRendered } from "./helpers/rendered.ts";
 import { waitFor } from "./helpers/tmux.ts";
 
@@ -232,6 +232,90 @@ function textOf(result: { content?: unknown }): string {
   const content = result.content as { type: string; text: string }[] | undefined;
   return content?.[0]?.type === "text" ? content[0].text : "";
 }
+
+Deno.test("get_pane_info and find_pane_by_position of a pane whose names, path and mark cost escapes stay within the bound", async () => {
+  // A folder of control characters (a line break among them), the owner mark (any program in a
+  // pane can set it) of control characters, a window name, argv[0] and start command of
+  // backslashes, a title of quotes, the window linked into three sessions: each is 2 048 bytes
+  // or more as UTF-8, and up to six times that as JSON.
+  const root = await Deno.makeTempDir({ prefix: "tmux-mcp-bound-" });
+  try {
+    let dir = root;
+    for (let i = 0; i < 10; i++) {
+      dir = `${dir}/${i === 0 ? "\n" : ""}${"\x01".repeat(250)}`;
+      await Deno.mkdir(dir);
+    }
+    await withTmux(async (t, c) => {
+      const command = `exec -a '${"\\".repeat(2100)}x' sleep 1000 #${"\\".repeat(1200)}`;
+      const pane = (await t.tmux(
+        "new-window",
+        "-d",
+        "-c",
+        dir,
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "bash",
+        "-c",
+        command,
+      )).trim();
+      await waitFor(
+        async () =>
+          (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}"))
+            .length > 2048,
+        "argv[0] in place",
+      );
+      await t.tmux("rename-window", "-t", pane, "\\".repeat(2100));
+      for (let i = 0; i < 3; i++) {
+        const sid = (await t.tmux(
+          "new-session",
+          "-d",
+          "-P",
+          "-F",
+          "#{session_id}",
+          "-s",
+          `${"\\".repeat(990)}${i}`,
+          "sleep 1000",
+        )).trim();
+        await t.tmux("link-window", "-d", "-s", pane, "-t", `${sid}:7`);
+      }
+      await t.tmux("select-pane", "-t", pane, "-T", '"'.repeat(2100));
+      await t.tmux("set-option", "-p", "-t", pane, "@tmux-mcp-owner", "\x01".repeat(2100));
+      const windowId = (await t.tmux("display-message", "-p", "-t", pane, "#{window_id}")).trim();
+      // The default bound, and a small one the whole object must fit as well.
+      const small = await connect({ socketName: t.socket, maxResultBytes: 12_000 });
+      try {
+        for (const [client, bound] of [[c, MAX_RESULT_BYTES], [small, 12_000]] as const) {
+          for (
+            const [tool, args] of [
+              ["get_pane_info", { paneId: pane }],
+              ["find_pane_by_position", { windowId, position: "top-left" }],
+            ] as const
+          ) {
+            const result = await client.call(tool, args);
+            assert.notEqual(result.isError, true, `${tool}: ${textOf(result)}`);
+            assert.ok(wire(result) <= replyBound(bound), `${tool}: ${wire(result)} bytes`);
+            const data = result.structuredContent as {
+              metadataComplete: boolean;
+              omittedMetadataBytes: number;
+              cwd: string;
+              owner: string;
+            };
+            assert.ok(wire(data) <= bound, `${tool}: structured content ${wire(data)} bytes`);
+            assert.equal(data.metadataComplete, false);
+            assert.ok(data.omittedMetadataBytes > 0);
+            assert.ok(dir.startsWith(data.cwd), `${tool}: the folder is cut at its end`);
+            assert.match(data.owner, /^\x01+$/);
+          }
+        }
+      } finally {
+        await small.close();
+      }
+    });
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
 
 Deno.test("a refusal listing where a window is linked names a few sessions, each cut, within the bound", async () => {
   await withTmux(async (t, c) => {

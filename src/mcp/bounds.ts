@@ -31,7 +31,11 @@ export function replyBound(maxResultBytes: number = MAX_RESULT_BYTES): number {
   return 2 * maxResultBytes + TEXT_OVERHEAD_CHARS + 1_000;
 }
 
-/** Longest name, title, path or command kept in a metadata field, in UTF-8 bytes. */
+/**
+ * Longest name, title, path or command kept in a metadata field, in bytes of JSON (escapes
+ * counted: a quote or backslash takes two bytes there, a control character six), as the bound on
+ * a reply counts it.
+ */
 export const MAX_METADATA_BYTES = 2_048;
 
 const encoder = new TextEncoder();
@@ -132,8 +136,11 @@ export function cutJsonString(
 }
 
 /**
- * Cuts every listed string field of an object to {@link MAX_METADATA_BYTES} and reports the
- * total: `metadataComplete` and `omittedMetadataBytes`, as the seed contracts name them.
+ * Cuts every listed string field of an object to `maxBytes` ({@link MAX_METADATA_BYTES}) of
+ * JSON, escapes counted ({@link cutJsonString}: a field of control characters cut to as many
+ * UTF-8 bytes would take six times that in the reply), and reports the total:
+ * `metadataComplete` and `omittedMetadataBytes` (UTF-8 bytes cut), as the seed contracts name
+ * them.
  */
 export function boundMetadata<T extends Record<string, unknown>, K extends keyof T & string>(
   value: T,
@@ -145,7 +152,7 @@ export function boundMetadata<T extends Record<string, unknown>, K extends keyof
   for (const key of keys) {
     const field = value[key];
     if (typeof field !== "string") continue;
-    const cut = cutString(field, maxBytes);
+    const cut = cutJsonString(field, maxBytes);
     out[key] = cut.text;
     omitted += cut.omittedBytes;
   }
@@ -166,8 +173,8 @@ export const MAX_PLACEMENTS = 32;
 export const MAX_PLACEMENTS_BYTES = 8_192;
 
 /**
- * A window's or pane's placements, each session name cut to {@link MAX_METADATA_BYTES}, the
- * leading ones that fit {@link MAX_PLACEMENTS} and `maxBytes` kept: how many went
+ * A window's or pane's placements, each session name cut to {@link MAX_METADATA_BYTES} of JSON,
+ * the leading ones that fit {@link MAX_PLACEMENTS} and `maxBytes` kept: how many went
  * (`omittedPlacements`) and the bytes cut from the kept names (`omittedMetadataBytes`, to add to
  * the entry's own).
  */
@@ -176,7 +183,7 @@ export function fitPlacements<T extends { sessionName: string }>(
   maxBytes: number = MAX_PLACEMENTS_BYTES,
 ): { placements: T[]; omittedPlacements: number; omittedMetadataBytes: number } {
   const cut = capList(placements, MAX_PLACEMENTS).kept.map((p) => {
-    const name = cutString(p.sessionName, MAX_METADATA_BYTES);
+    const name = cutJsonString(p.sessionName, MAX_METADATA_BYTES);
     return { placement: { ...p, sessionName: name.text }, omitted: name.omittedBytes };
   });
   const { kept } = fitEntries(cut.map((c) => c.placement), maxBytes);

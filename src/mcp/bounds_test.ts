@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { boundCompletions, byteLength, cutString } from "./bounds.ts";
+import {
+  boundCompletions,
+  boundMetadata,
+  byteLength,
+  cutString,
+  fitPlacements,
+  jsonStringBytes,
+  MAX_METADATA_BYTES,
+} from "./bounds.ts";
 
 const pieces = [
   "a",
@@ -65,4 +73,36 @@ Deno.test("boundCompletions: whole values only, at most 100, within 16 KB", () =
   assert.ok(JSON.stringify(kept).length <= 16_384);
   assert.deepEqual(kept, long.slice(0, kept.length), "leading values, whole");
   assert.deepEqual(boundCompletions(["x".repeat(5_000), "ok"]), ["ok"], "an overlong one left out");
+});
+
+Deno.test("boundMetadata cuts each field by what it takes as JSON, and counts the UTF-8 bytes cut", () => {
+  // Each of these takes 2 048 bytes or less as UTF-8, and two to six times that as JSON.
+  const fields = {
+    cwd: `/${"\x01".repeat(2_000)}`,
+    title: '"'.repeat(2_100),
+    name: "\\".repeat(2_100),
+    emoji: "🙂".repeat(600),
+    plain: "x".repeat(100),
+  };
+  const bounded = boundMetadata({ id: 1, ...fields }, ["cwd", "title", "name", "emoji", "plain"]);
+  let cut = 0;
+  for (const key of ["cwd", "title", "name", "emoji", "plain"] as const) {
+    const kept = bounded[key];
+    assert.ok(jsonStringBytes(kept) <= MAX_METADATA_BYTES, `${key}: ${jsonStringBytes(kept)}`);
+    assert.ok(fields[key].startsWith(kept), `${key} is cut at its end`);
+    assert.ok(kept.isWellFormed(), `${key}: no half of a surrogate pair`);
+    cut += byteLength(fields[key]) - byteLength(kept);
+  }
+  assert.equal(bounded.plain, fields.plain);
+  assert.equal(bounded.id, 1);
+  assert.equal(bounded.metadataComplete, false);
+  assert.equal(bounded.omittedMetadataBytes, cut);
+  // A session name in placements likewise.
+  const placed = fitPlacements(
+    ["\x01", '"', "\\"].map((c, i) => ({ sessionId: `$${i}`, sessionName: c.repeat(2_100) })),
+  );
+  assert.equal(placed.placements.length, 3);
+  for (const p of placed.placements) {
+    assert.ok(jsonStringBytes(p.sessionName) <= MAX_METADATA_BYTES, p.sessionId);
+  }
 });

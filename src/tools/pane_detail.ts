@@ -10,6 +10,8 @@ import { z } from "zod";
 import {
   boundMetadata,
   fitPlacements,
+  MAX_METADATA_BYTES,
+  MAX_PLACEMENTS_BYTES,
   placementsNote,
   withOmittedMetadata,
 } from "../mcp/bounds.ts";
@@ -80,21 +82,50 @@ const paneDetail = {
   ...metadataBound,
 };
 
+/** The pane's text fields, each cut as metadata. */
+const TEXT_FIELDS = [
+  "owner",
+  "windowName",
+  "command",
+  "startCommand",
+  "cwd",
+  "title",
+  "tty",
+] as const;
+
+/**
+ * Room for the pane's detail beside its text fields and placements (numbers, flags, ids, the
+ * clients watching it): the text fields take at most half the result bound, the placements a
+ * quarter, so the whole object fits the bound whatever a pane (or the program in it) names.
+ */
+function detailBudget(maxResultBytes: number): { field: number; placements: number } {
+  return {
+    field: Math.min(MAX_METADATA_BYTES, Math.floor(maxResultBytes / 2 / TEXT_FIELDS.length)),
+    placements: Math.min(MAX_PLACEMENTS_BYTES, Math.floor(maxResultBytes / 4)),
+  };
+}
+
 async function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) {
   const caller = ctx.caller(snapshot);
   const watchers = ctx.attended(snapshot).get(p.id) ?? [];
   const mark = await ownerOf(ctx, p.id);
-  const bounded = boundMetadata({
-    owner: mark,
-    windowName: p.windowName,
-    command: p.command,
-    startCommand: p.startCommand,
-    cwd: p.cwd,
-    title: p.title,
-    tty: p.tty,
-  }, ["owner", "windowName", "command", "startCommand", "cwd", "title", "tty"]);
+  const budget = detailBudget(ctx.config.maxResultBytes);
+  const bounded = boundMetadata(
+    {
+      owner: mark,
+      windowName: p.windowName,
+      command: p.command,
+      startCommand: p.startCommand,
+      cwd: p.cwd,
+      title: p.title,
+      tty: p.tty,
+    },
+    TEXT_FIELDS,
+    budget.field,
+  );
   const { placements, omittedPlacements, omittedMetadataBytes: cutNames } = fitPlacements(
     p.placements,
+    budget.placements,
   );
   return {
     id: p.id,
