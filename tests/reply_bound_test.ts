@@ -305,7 +305,10 @@ Deno.test("get_pane_info and find_pane_by_position of a pane whose names, path a
             assert.equal(data.metadataComplete, false);
             assert.ok(data.omittedMetadataBytes > 0);
             assert.ok(dir.startsWith(data.cwd), `${tool}: the folder is cut at its end`);
-            assert.match(data.owner, /^\x01+$/);
+            assert.ok(
+              data.owner.length > 0 && "\x01".repeat(2100).startsWith(data.owner),
+              `${tool}: the mark is cut at its end`,
+            );
           }
         }
       } finally {

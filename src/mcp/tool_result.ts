@@ -8,7 +8,7 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { clip, MAX_FAILURE_BYTES, shownFailure } from "./errors.ts";
+import { clip, shownFailure } from "./errors.ts";
 import { jsonBytes, MAX_RESULT_BYTES, replyBound, textBound } from "./bounds.ts";
 import { renderReply, summaryLine } from "./render.ts";
 import { MAX_SUMMARY_CHARS } from "./listing.ts";
@@ -54,7 +54,7 @@ function shortSummary(summary: string): string {
 
 /**
  * A failure: one text block, `isError`, no structured content, no raw control characters, and
- * within {@link MAX_FAILURE_BYTES} (cut, saying so: see {@link shownFailure}).
+ * a few KB at most (cut, saying so: see {@link shownFailure}).
  */
 export function errorResult(text: string): CallToolResult {
   return { content: [{ type: "text", text: shownFailure(text) }], isError: true };
