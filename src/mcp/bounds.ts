@@ -122,17 +122,29 @@ export function cutJsonString(
   if (text.length * 6 <= maxJsonBytes || jsonStringBytes(text) <= maxJsonBytes) {
     return { text, omittedBytes: 0 };
   }
+  // Measured at code point boundaries: half a pair alone is escaped (six bytes), more than the
+  // whole pair (four), and a search over a measure that shrinks as it grows misses the end.
   let lo = 0;
   let hi = text.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (jsonStringBytes(text.slice(0, mid)) <= maxJsonBytes) lo = mid;
+    if (jsonStringBytes(text.slice(0, codePointEnd(text, mid))) <= maxJsonBytes) lo = mid;
     else hi = mid - 1;
   }
-  const unit = text.charCodeAt(lo - 1);
-  if (lo > 0 && unit >= 0xd800 && unit <= 0xdbff) lo--;
-  const kept = text.slice(0, lo);
+  const kept = text.slice(0, codePointEnd(text, lo));
   return { text: kept, omittedBytes: byteLength(text) - byteLength(kept) };
+}
+
+/**
+ * `end`, or one before it when a surrogate pair begins there: where a start of `text` of about
+ * `end` UTF-16 units can end without splitting a character.
+ */
+export function codePointEnd(text: string, end: number): number {
+  const unit = text.charCodeAt(end - 1);
+  const after = text.charCodeAt(end);
+  return end > 0 && unit >= 0xd800 && unit <= 0xdbff && after >= 0xdc00 && after <= 0xdfff
+    ? end - 1
+    : end;
 }
 
 /**

@@ -3,6 +3,7 @@ import {
   boundCompletions,
   boundMetadata,
   byteLength,
+  cutJsonString,
   cutString,
   fitPlacements,
   jsonStringBytes,
@@ -63,6 +64,26 @@ Deno.test("cutString keeps whole characters within the bound and counts the rest
   }
 });
 
+Deno.test("cutJsonString keeps the longest start that fits as JSON, whole characters only", () => {
+  const next = rng(13);
+  const pieces2 = [...pieces, '"', "\\", "\x01", "🙂🙂🙂"];
+  for (let i = 0; i < 2000; i++) {
+    const text = Array.from({ length: next() % 40 }, () => pieces2[next() % pieces2.length])
+      .join("");
+    const max = next() % 60;
+    const cut = cutJsonString(text, max);
+    assert.ok(text.startsWith(cut.text), JSON.stringify({ text, max }));
+    assert.ok(jsonStringBytes(cut.text) <= max, JSON.stringify({ text, max }));
+    assert.equal(byteLength(cut.text) + cut.omittedBytes, byteLength(text));
+    if (cut.text === text) continue;
+    // The next character (both halves of a pair) would not have fit.
+    const rest = text.slice(cut.text.length);
+    const nextChar = String.fromCodePoint(rest.codePointAt(0)!);
+    const more = rest.startsWith(nextChar) ? nextChar : rest[0];
+    assert.ok(jsonStringBytes(cut.text + more) > max, JSON.stringify({ text, max, cut }));
+  }
+});
+
 Deno.test("boundCompletions: whole values only, at most 100, within 16 KB", () => {
   assert.deepEqual(boundCompletions(["a", "b"]), ["a", "b"]);
   const many = Array.from({ length: 500 }, (_, i) => `v${i}`);
@@ -94,6 +115,7 @@ Deno.test("boundMetadata cuts each field by what it takes as JSON, and counts th
     cut += byteLength(fields[key]) - byteLength(kept);
   }
   assert.equal(bounded.plain, fields.plain);
+  assert.equal(bounded.emoji, "🙂".repeat(512), "as many whole characters as fit");
   assert.equal(bounded.id, 1);
   assert.equal(bounded.metadataComplete, false);
   assert.equal(bounded.omittedMetadataBytes, cut);

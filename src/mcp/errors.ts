@@ -7,7 +7,7 @@
 
 import { RETRY_WILL_NOT_HELP } from "../tmux/ssh.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { byteLength, jsonStringBytes } from "./bounds.ts";
+import { byteLength, codePointEnd, jsonStringBytes } from "./bounds.ts";
 import { escapeSeparatorsAndBidi } from "./render.ts";
 
 /** A refusal or failure a tool reports to its caller as an `isError` result. */
@@ -158,12 +158,10 @@ export function shownFailure(
   let hi = Math.min(message.length, room);
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (jsonStringBytes(visible(message.slice(0, mid))) <= room) lo = mid;
+    if (jsonStringBytes(visible(message.slice(0, codePointEnd(message, mid)))) <= room) lo = mid;
     else hi = mid - 1;
   }
-  const last = message.charCodeAt(lo - 1);
-  if (lo > 0 && last >= 0xd800 && last <= 0xdbff) lo--;
-  const kept = visible(message.slice(0, lo));
+  const kept = visible(message.slice(0, codePointEnd(message, lo)));
   return `${kept}… (${byteLength(visible(message)) - byteLength(kept)} bytes cut)${after}`;
 }
 
