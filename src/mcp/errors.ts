@@ -122,13 +122,13 @@ export function visible(text: string): string {
 }
 
 /**
- * Most bytes an error text takes as a JSON string on the wire (escapes counted). An error says
- * why and what to call next in a sentence or two; what it echoes (tmux quotes a refused value
- * whole, a refusal names sessions) must not make it long: this keeps it far within the
- * 50 000 characters a success's text may take (see bounds.ts), in a client's view and in a
- * batch's reply alike.
+ * Most bytes an error text takes as a JSON string on the wire (escapes counted), so as many
+ * characters at most. An error says why and what to call next in a sentence or two; what it
+ * echoes (tmux quotes a refused value whole, a refusal names sessions) must not make it long:
+ * this keeps it far within the 50 000 characters a success's text may take (see bounds.ts), and
+ * under the 8 000 characters the robustness suite allows an error.
  */
-export const MAX_FAILURE_BYTES = 8_192;
+export const MAX_FAILURE_BYTES = 6_000;
 
 /** Room for the note on what an error lost: `… (N bytes cut)`. */
 const CUT_NOTE_BYTES = 32;
