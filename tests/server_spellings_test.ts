@@ -44,6 +44,22 @@ Deno.test("calls that name the configured socket path by its socket name share i
   }
 });
 
+Deno.test("a resource whose ?socket= names the configured socket path shares its one control client", async () => {
+  const t = await TestTmux.start();
+  const path = (await t.tmux("display-message", "-p", "#{socket_path}")).trim();
+  const c = await connect({ socketPath: path });
+  try {
+    await Promise.all([
+      c.ok("list_panes", {}),
+      c.client.readResource({ uri: `tmux://server?socket=${t.socket}` }),
+    ]);
+    assert.equal(await controlClients((...a) => t.tmux(...a)), 1);
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
 Deno.test("a socket path in another folder is not the socket name it ends with", async () => {
   const t = await TestTmux.start();
   const dir = await Deno.makeTempDir({ prefix: SOCKET_PREFIX });

@@ -18,6 +18,7 @@ import { execFast, execOnce, execSpawned, type ViaOptions } from "../tmux/contro
 import type { TmuxRunner } from "../tmux/run.ts";
 import { judgeResult } from "../tmux/tmux_error.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
+import { learnFolderFor, namesSameSocket } from "../tmux/same_socket.ts";
 import type { ServerIdentity } from "../tmux/server_identity.ts";
 import {
   type ClientRow,
@@ -110,6 +111,21 @@ export function stderrLog(write: (line: string) => void = warn): LogFn {
   };
 }
 
+/**
+ * Settles once a context for `socketName` can tell whether it reaches the configured server
+ * (tmux asked, once per process, where `-L` names lead; only for a name that may), or when
+ * `signal` aborts.
+ */
+export async function learnSocket(
+  runner: TmuxRunner,
+  config: ServerConfig,
+  socketName: string | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (socketName === undefined) return;
+  await learnFolderFor(runner, config.address, config.callerEnv.tmux, socketName, signal);
+}
+
 /** Per-call access to tmux. */
 export class TmuxContext {
   /** The runner that starts tmux. */
@@ -134,7 +150,10 @@ export class TmuxContext {
 
   /**
    * A context for one call. On a `host`, the server is that host's default one, or the call's
-   * `socket_name` there; the configured socket (`--socket`) is this machine's.
+   * `socket_name` there; the configured socket (`--socket`) is this machine's. A
+   * `socket_name` that reaches the configured server by another spelling gets the configured
+   * address, so that its calls share that server's control client and turns (same_socket.ts;
+   * a registry awaits {@link learnSocket} first).
    */
   constructor(
     runner: TmuxRunner,
@@ -148,9 +167,8 @@ export class TmuxContext {
     this.runner = runner;
     this.config = config;
     this.host = host;
-    this.address = host !== undefined
-      ? { host, ...(socketName && { socketName }) }
-      : socketName
+    this.address = host !== undefined ? { host, ...(socketName && { socketName }) } : socketName &&
+        !namesSameSocket(runner, config.address, config.callerEnv.tmux, socketName)
       ? { socketName }
       : config.address;
     this.signal = signal;

@@ -19,6 +19,7 @@ import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprot
 import { z } from "zod";
 import type { TmuxRunner } from "../tmux/run.ts";
 import {
+  learnSocket,
   type LogFn,
   type ProgressFn,
   type ServerConfig,
@@ -372,6 +373,9 @@ export class ToolRegistry {
     }
     const args = parsed.data as Record<string, unknown>;
     const socketName = args.socket_name as string | undefined;
+    if (args.host === undefined) {
+      await learnSocket(this.#runner, this.#config, socketName, extras.signal);
+    }
     const ctx = new TmuxContext(
       this.#runner,
       this.#config,

@@ -24,7 +24,7 @@ import {
   UriTemplate,
 } from "@modelcontextprotocol/server";
 import { boundCompletions, fitEntries } from "./bounds.ts";
-import { type LogLevel, stderrLog, type TmuxContext } from "./context.ts";
+import { learnSocket, type LogLevel, stderrLog, type TmuxContext } from "./context.ts";
 import { clip, failureText, MAX_ECHO_CHARS } from "./errors.ts";
 
 /** A resource as a family file declares it. */
@@ -606,6 +606,11 @@ async function readOrRefuse(
   ctx: TmuxContext,
 ): Promise<string> {
   try {
+    // A ?socket= that may name this server's own socket by its path: told apart first.
+    const named = addressNamedBy(uri, ctx);
+    if (named !== ctx.address && named.host === undefined) {
+      await learnSocket(ctx.runner, ctx.config, named.socketName, ctx.signal);
+    }
     return await spec.read(uri, variables, ctx);
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
