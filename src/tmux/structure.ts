@@ -13,6 +13,12 @@
  * ({@link TmuxRunner.inStructureLane}): each has been answered, and with it that pass has
  * ended, before the next is sent.
  *
+ * An answer does not always mean the notice went out with it: tmux keeps the notices it owes
+ * control clients in its global command queue, where a person's hook (a status-line plugin's
+ * `run-shell` on `session-window-changed`) may hold them for as long as its command runs. A
+ * command that may end a session therefore also waits for the notices this process's own
+ * control client is still owed (owed_notices.ts).
+ *
  * @module
  */
 
@@ -56,24 +62,49 @@ const STRUCTURAL = [
   "unlinkw",
 ];
 
-const NAMES = new Set(STRUCTURAL);
-
 /**
- * A command name inside a command string (the commands of `if-shell`, `run-shell -C`...): at
- * the start, or after a space, `;` or `{`, and followed by a space, `;`, `}` or the end.
+ * Those of {@link STRUCTURAL} that may end a session: its last pane or window killed or moved
+ * away, or the session or server itself killed.
  */
-const IN_TEXT = new RegExp(
-  `(?:^|[\\s;{'"])(?:${STRUCTURAL.join("|")})(?=[\\s;}'"]|$)`,
-);
+const ENDING = [
+  "break-pane",
+  "breakp",
+  "join-pane",
+  "joinp",
+  "kill-pane",
+  "killp",
+  "kill-server",
+  "kill-session",
+  "kill-window",
+  "killw",
+  "move-pane",
+  "movep",
+  "move-window",
+  "movew",
+  "unlink-window",
+  "unlinkw",
+];
+
+/** Whether an argv names one of `names`, as a word of its own or inside a command string. */
+function namer(names: readonly string[]): (args: readonly string[]) => boolean {
+  const set = new Set(names);
+  // A command name inside a command string (the commands of `if-shell`, `run-shell -C`...):
+  // at the start, or after a space, `;` or `{`, and followed by a space, `;`, `}` or the end.
+  const inText = new RegExp(`(?:^|[\\s;{'"])(?:${names.join("|")})(?=[\\s;}'"]|$)`);
+  return (args) => {
+    for (const arg of args) {
+      if (set.has(arg)) return true;
+      if (arg.length > 4 && inText.test(arg)) return true;
+    }
+    return false;
+  };
+}
 
 /**
  * Whether a tmux argv (a command, a `;`-separated chain, or commands nested in another's
  * arguments) may change a session's current window or end a pane, window or session.
  */
-export function changesStructure(args: readonly string[]): boolean {
-  for (const arg of args) {
-    if (NAMES.has(arg)) return true;
-    if (arg.length > 4 && IN_TEXT.test(arg)) return true;
-  }
-  return false;
-}
+export const changesStructure: (args: readonly string[]) => boolean = namer(STRUCTURAL);
+
+/** Whether a tmux argv, read as {@link changesStructure} reads it, may end a session. */
+export const mayEndSession: (args: readonly string[]) => boolean = namer(ENDING);

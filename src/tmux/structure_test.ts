@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { execOnce } from "./control.ts";
 import { TmuxRunner } from "./run.ts";
-import { changesStructure } from "./structure.ts";
+import { changesStructure, mayEndSession } from "./structure.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
@@ -20,6 +20,28 @@ async function withRunner(
     await t.kill();
   }
 }
+
+Deno.test("mayEndSession finds the commands that may end a session, not those that only switch", () => {
+  for (
+    const args of [
+      ["kill-session", "-t", "$2"],
+      ["kill-pane", "-t", "%1"],
+      ["kill-server"],
+      ["move-window", "-d", "-s", "$1:@2", "-t", "$3:"],
+      ["break-pane", "-s", "%1", "-t", "$1:"],
+      ["if-shell", "-F", "1", "{ display-message x ; killw -t @4 }"],
+    ]
+  ) assert.equal(mayEndSession(args), true, args.join(" "));
+  for (
+    const args of [
+      ["select-window", "-t", "$1:@2"],
+      ["new-window", "-t", "$1:", "-P"],
+      ["switch-client", "-t", "$1:@2"],
+      ["send-keys", "-t", "%1", "-l", "kill-sessions-now"],
+      ["list-sessions", "-F", "#{session_id} #{window_id}"],
+    ]
+  ) assert.equal(mayEndSession(args), false, args.join(" "));
+});
 
 Deno.test("changesStructure finds window changes and ends, in chains and nested commands", () => {
   for (
