@@ -117,6 +117,13 @@ export class Connection {
    * {@link ServerControl.exec}); null when it did not say.
    */
   serverPid: Promise<number | null> | null = null;
+  /**
+   * How many `%session-window-changed` notices tmux wrote to it since it attached, by session
+   * id: the notices tmux still owes it are counted against these (owed_notices.ts).
+   */
+  readonly windowNotices = new Map<string, number>();
+  /** Called once notices were counted, and once it is lost (owed_notices.ts). */
+  readonly noticeListeners = new Set<() => void>();
   /** Resolves once attached; rejects with {@link ControlUnavailable} if attaching failed. */
   readonly ready: Promise<void>;
   /** Resolves when the child is gone and the reader has stopped. */
@@ -218,6 +225,12 @@ export class Connection {
         this.#readyResolve();
       }
     }
+    if (notifications.windowChanges.size > 0) {
+      for (const [id, count] of notifications.windowChanges) {
+        this.windowNotices.set(id, (this.windowNotices.get(id) ?? 0) + count);
+      }
+      this.#noticed();
+    }
     if (
       notifications.topology || notifications.clients || notifications.subscriptions.size > 0
     ) {
@@ -268,11 +281,27 @@ export class Connection {
     this.#protocol.fail(new ControlUnavailable(message, { sent: true }));
     this.#writer.close().catch(() => {});
     this.#onLost(this);
+    this.#noticed();
+  }
+
+  #noticed(): void {
+    for (const listener of [...this.noticeListeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
   }
 
   /** Why it was retired (see {@link retire}), or null: a connection lost otherwise is not. */
   get retired(): string | null {
     return this.#retired;
+  }
+
+  /** Whether tmux has attached it and it is still in use. */
+  get attached(): boolean {
+    return !this.#handshake && !this.closed;
   }
 
   /** Commands sent and not yet answered. */

@@ -35,6 +35,12 @@ export interface Notifications {
    * client attached is left again), so it is held until verified like output.
    */
   readonly modes: Set<string>;
+  /**
+   * How many `%session-window-changed` notices named each session, by session id: what tmux
+   * still owes a control client is counted against them (owed_notices.ts), so they are held
+   * until verified like output.
+   */
+  readonly windowChanges: Map<string, number>;
 }
 
 /** Notifications gathered while reading, not yet delivered. */
@@ -46,10 +52,17 @@ export class Gathered {
   clients = false;
   subscriptions = new Map<string, string>();
   modes = new Set<string>();
+  windowChanges = new Map<string, number>();
 
   get empty(): boolean {
     return this.output.size === 0 && !this.changed && this.sessionId === null &&
-      !this.topology && !this.clients && this.subscriptions.size === 0 && this.modes.size === 0;
+      !this.topology && !this.clients && this.subscriptions.size === 0 &&
+      this.modes.size === 0 && this.windowChanges.size === 0;
+  }
+
+  /** Counts a `%session-window-changed` naming `sessionId`. */
+  addWindowChange(sessionId: string, count = 1): void {
+    this.windowChanges.set(sessionId, (this.windowChanges.get(sessionId) ?? 0) + count);
   }
 
   addOutput(paneId: string, data: Uint8Array): void {
@@ -71,6 +84,7 @@ export class Gathered {
     if (later.sessionId !== null) this.sessionId = later.sessionId;
     for (const [name, value] of later.subscriptions) this.subscriptions.set(name, value);
     for (const paneId of later.modes) this.modes.add(paneId);
+    for (const [id, count] of later.windowChanges) this.addWindowChange(id, count);
   }
 }
 

@@ -385,6 +385,9 @@ export class ControlProtocol {
     const word = ascii(line.subarray(0, 40)).split(" ")[0];
     if (word === "%session-changed") this.#gather().sessionId = ascii(line).split(" ")[1] ?? "";
     if (word === "%pane-mode-changed") this.#gather().modes.add(ascii(line).split(" ")[1] ?? "");
+    if (word === "%session-window-changed") {
+      this.#gather().addWindowChange(ascii(line.subarray(0, 80)).split(" ")[1] ?? "");
+    }
     if (word === "%subscription-changed") {
       const m = SUBSCRIPTION.exec(new TextDecoder().decode(line.subarray(0, 65_536)));
       if (m) this.#gather().subscriptions.set(m[1], m[2]);
