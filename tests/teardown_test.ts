@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
-import { linkedTwice, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { HookGate, linkedTwice, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
 
 interface Removed {
@@ -517,4 +517,52 @@ Deno.test("kill_pane of a pane that is not its window's last leaves a window lin
       "both links are still there",
     );
   }, { toolsets: ["inspect", "manage", "teardown"] });
+});
+
+// ---------------------------------------------------------------------------------------------
+// A notice tmux still owes this server's control client (tmux/tmux#5243)
+
+// A person's (or a status-line plugin's) hook on session-window-changed that runs a shell
+// command holds tmux's global command queue, where tmux also keeps the notices it owes control
+// clients. select_window is answered, but its %session-window-changed is still owed; had
+// kill_session ended that session meanwhile, tmux 3.3a would write it for a session with no
+// current window and die, with every session of the person. Only a control client is written
+// to, and this server's is attached: the kill waits for the notice, and is refused while the
+// hook goes on.
+Deno.test("select_window then kill_session while a person's session-window-changed hook runs keep tmux alive", async () => {
+  const gate = await HookGate.make();
+  try {
+    await withTmux(async (t, c) => {
+      await t.tmux("new-session", "-d", "-s", "v");
+      const second = (await t.tmux("new-window", "-d", "-t", "=v:", "-P", "-F", "#{window_id}"))
+        .trim();
+      const first = (await t.tmux("display-message", "-p", "-t", "=v:0", "#{window_id}")).trim();
+      const pid = (await serverPid(t))!;
+      // The person's hook: a shell command, then a count of its runs.
+      await t.tmux(
+        "set-hook",
+        "-g",
+        "session-window-changed",
+        `${gate.command} ; set-option -ga @changes x`,
+      );
+      await c.ok("list_panes", {});
+      await c.ok("select_window", { windowId: second });
+      await waitFor(() => gate.began(), "the person's hook to run");
+      await c.ok("select_window", { windowId: first });
+      // The notice of the second change is still owed while the hook runs: refused.
+      assert.match(await c.fail("kill_session", { session: "v" }), /tmux\/tmux#5243/);
+      await gate.open();
+      // Both changes told (the hook ran twice), or the server gone.
+      await waitFor(async () => {
+        const r = await t.tmuxRaw("show-options", "-gqv", "@changes");
+        return r.code !== 0 || r.stdout.trim() === "xx";
+      }, "the person's hook to run for both changes");
+      assert.equal(await serverPid(t), pid, "the tmux server died");
+      // Told: the kill goes through.
+      await c.ok<Removed>("kill_session", { session: "v" });
+      assert.equal(await serverPid(t), pid, "the tmux server died");
+    });
+  } finally {
+    await gate.remove();
+  }
 });

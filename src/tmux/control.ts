@@ -54,6 +54,11 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
     const map = new Map<string, ServerControl>();
     byAddress = map;
     servers.set(runner, map);
+    // Structural commands, however they travel, count what tmux owes these clients.
+    runner.structureGuard = (address, args, send, signal) => {
+      const control = map.get(addressKey(address));
+      return control ? control.structural(args, send, signal) : send();
+    };
     runner.onClose(async () => {
       await Promise.allSettled([...map.values()].map((s) => s.close()));
       map.clear();
@@ -235,7 +240,13 @@ async function execVia(
   }
   if (!runner.closed && runner.control) {
     try {
-      return await controlFor(runner, address).exec(args, options);
+      const control = controlFor(runner, address);
+      return await runner.aroundStructure(
+        address,
+        args,
+        () => control.exec(args, options),
+        options.signal,
+      );
     } catch (error) {
       if (!(error instanceof ControlUnavailable)) throw error;
       if (error.sent && !mayRepeat) {

@@ -72,6 +72,7 @@ import { warn } from "../diagnostics.ts";
 import { controlLine } from "./command_line.ts";
 import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
 import type { Notifications } from "./control_notifications.ts";
+import { OwedNotices } from "./owed_notices.ts";
 import { EXIT_UNATTACHED_SUBSCRIPTION, leaveHookModes, noteAttach } from "./control_attach.ts";
 import {
   Connection,
@@ -159,6 +160,8 @@ export class ServerControl {
   /** When it was last used (`performance.now()`): a call, a watch or a listener. */
   lastUsed = 0;
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The notices tmux still owes our clients (owed_notices.ts). */
+  readonly #owed = new OwedNotices();
 
   /** Connections are opened lazily, on first use. */
   constructor(
@@ -280,6 +283,21 @@ export class ServerControl {
     } catch (error) {
       throw remoteTimeout(error, this.#address);
     }
+  }
+
+  /**
+   * Runs `send`, a structural command (`args`) bound for this server however it travels,
+   * with the notices tmux owes our clients counted around it (owed_notices.ts): one that may
+   * end a session first waits for those still owed, or is refused. Attaches no client.
+   */
+  async structural<T>(
+    args: readonly string[],
+    send: () => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const live = [...this.#connections].filter((c) => c.attached);
+    const witness = live.find((c) => c === this.#primary) ?? live[0] ?? null;
+    return await this.#owed.around(witness, args, send, signal);
   }
 
   /**

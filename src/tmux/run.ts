@@ -53,6 +53,17 @@ export interface RunOptions {
   readonly inStructureLane?: boolean;
 }
 
+/**
+ * Runs `send`, a structural command (`args`) for the server at `address`, with what that needs
+ * around it ({@link TmuxRunner.structureGuard}).
+ */
+export type StructureGuard = <T>(
+  address: ServerAddress,
+  args: readonly string[],
+  send: () => Promise<T>,
+  signal?: AbortSignal,
+) => Promise<T>;
+
 /** What the runner needs to know once, at construction. */
 export interface RunnerOptions {
   /** The tmux executable: a name looked up on PATH, or an absolute path. */
@@ -154,6 +165,11 @@ export class TmuxRunner {
   home: ServerAddress | null = null;
   /** Per server, the structural commands' turns (see {@link inStructureLane}). */
   readonly #lanes = new Map<string, Turns>();
+  /**
+   * Runs around every structural command, however it travels: set by control.ts, which counts
+   * the notices tmux still owes this process's control clients (owed_notices.ts). Null: none.
+   */
+  structureGuard: StructureGuard | null = null;
   #running = 0;
 
   /** Builds a runner; nothing is started until {@link run}. */
@@ -216,6 +232,21 @@ export class TmuxRunner {
     } finally {
       if (lane.idle) this.#lanes.delete(key);
     }
+  }
+
+  /**
+   * Runs `send`, which sends `args` to the server at `address`, through the
+   * {@link structureGuard} when `args` may change structure; `send` alone otherwise.
+   */
+  async aroundStructure<T>(
+    address: ServerAddress,
+    args: readonly string[],
+    send: () => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const guard = this.structureGuard;
+    if (guard === null || !changesStructure(args)) return await send();
+    return await guard(address, args, send, signal);
   }
 
   /**
@@ -411,14 +442,17 @@ export class TmuxRunner {
     args: readonly string[],
     options: RunOptions = {},
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
-    if (!options.inStructureLane && changesStructure(args)) {
-      return await this.inStructureLane(
+    const send = () =>
+      this.aroundStructure(
         address,
+        args,
         () => this.#execNow(address, args, options),
         waitSignal(options),
       );
+    if (!options.inStructureLane && changesStructure(args)) {
+      return await this.inStructureLane(address, send, waitSignal(options));
     }
-    return await this.#execNow(address, args, options);
+    return await send();
   }
 
   async #execNow(
