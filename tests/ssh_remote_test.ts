@@ -232,10 +232,16 @@ Deno.test({
   },
 });
 
-/** This process's master ssh for a host: its pid and ControlPath (from its argv). */
-async function masters(): Promise<{ pid: number; controlPath: string }[]> {
+/**
+ * The master ssh processes this process started with `config` (from their argv): pid and
+ * ControlPath. Test files run side by side in one process, each with an sshd and a config of
+ * its own: the config tells this file's masters from the others'.
+ */
+async function masters(config: string): Promise<{ pid: number; controlPath: string }[]> {
   const { stdout } = await sh("ps", ["-o", "pid=,args=", "--ppid", String(Deno.pid)]);
-  return stdout.split("\n").filter((l) => /\bssh\b.*ControlMaster=(yes|auto)/.test(l)).map((l) => ({
+  return stdout.split("\n").filter((l) =>
+    /\bssh\b.*ControlMaster=(yes|auto)/.test(l) && l.includes(`-F ${config} `)
+  ).map((l) => ({
     pid: Number(l.trim().split(/\s+/)[0]),
     controlPath: /ControlPath=(\S+)/.exec(l)![1],
   }));
@@ -261,14 +267,14 @@ Deno.test({
     const on = { host: "h1", socketName: t.socket };
     try {
       await runner.run(on, ["list-sessions"]);
-      const [first] = await masters();
+      const [first] = await masters(sshd.config);
       assert.ok(first, "a master ssh");
       Deno.kill(first.pid, "SIGKILL");
       // The next calls start a new master, once the old one is known dead.
       await waitFor(async () => {
         try {
           await runner.run(on, ["list-sessions"]);
-          return (await masters()).some((m) => m.pid !== first.pid);
+          return (await masters(sshd.config)).some((m) => m.pid !== first.pid);
         } catch {
           return false;
         }
