@@ -144,6 +144,38 @@ export function changedSpans(was: string, now: string): { from: number; to: numb
   return spans;
 }
 
+/**
+ * Where text written past what was known of a line begins in `now`, the same line read again
+ * from the cursor's row after a width change (the rows reflowed, so `now` may begin anywhere in
+ * the line, before or after where `known`, the line as the last read had it, begins): a UTF-16
+ * index into `now` without its trailing blanks, or null when `now` holds nothing past `known`.
+ * `now` ends as `known` did: nothing was written. `now` holds `known`: what follows it was. Else
+ * `now` begins with an end of `known` (the longest): what follows that was. Else none of it was
+ * known: all of it (its end, written past the cursor's row).
+ */
+export function writtenPast(known: string, now: string): number | null {
+  const k = trimRow(known);
+  const t = trimRow(now);
+  if (t === "" || k.endsWith(t)) return null;
+  let from: number;
+  const at = k === "" ? -1 : t.lastIndexOf(k);
+  if (at !== -1) from = at + k.length;
+  else {
+    // The longest end of `k` that `t` begins with (prefix function of t + "\0" + k).
+    const joined = `${t}\u0000${k}`;
+    const fail = new Array<number>(joined.length).fill(0);
+    for (let i = 1; i < joined.length; i++) {
+      let j = fail[i - 1];
+      while (j > 0 && joined[i] !== joined[j]) j = fail[j - 1];
+      if (joined[i] === joined[j]) j++;
+      fail[i] = j;
+    }
+    from = Math.min(fail[joined.length - 1], t.length);
+  }
+  if (insidePair(t, from)) from--;
+  return from < t.length ? from : null;
+}
+
 /** Spans in order of their start, those that touch or overlap made one. */
 function mergeSpans(spans: { from: number; to: number }[]): { from: number; to: number }[] {
   const out: { from: number; to: number }[] = [];

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { changedRows, changedSpan, changedSpans, lineAt, rowsFrom } from "./captured_rows.ts";
+import {
+  changedRows,
+  changedSpan,
+  changedSpans,
+  lineAt,
+  rowsFrom,
+  writtenPast,
+} from "./captured_rows.ts";
 
 Deno.test("rowsFrom makes capture-pane -J -S y out of the screen read joined and row by row", () => {
   // No wrapped rows: the rows from y on.
@@ -98,4 +105,20 @@ Deno.test("changedRows: a row changed at both ends has its written part in piece
   // One stretch: no pieces.
   const [one] = changedRows(["$ ", "build 50% done"], ["$ ", "build 51% done"], null, 2);
   assert.deepEqual([one.from, one.to, one.parts], [7, 8, undefined]);
+});
+
+Deno.test("writtenPast: what a line read again after a reflow holds past what was known", () => {
+  // Read from the cursor's row: the line's old end (narrower), or the line whole (wider).
+  assert.equal(writtenPast("aaaa OLD-TAIL", "-TAIL"), null);
+  assert.equal(writtenPast("aaaa OLD-TAIL", "$ aaaaaaaa OLD-TAIL"), null);
+  // Written since: what follows the known text, or the known text's end.
+  assert.equal(writtenPast("$ ", "$ Continue? [y/N] "), 1);
+  assert.equal(writtenPast("aaaa OLD-TAIL", "$ aaaaaaaa OLD-TAIL NEW"), 19);
+  assert.equal(writtenPast("aaaa OLD-TAIL", "TAIL NEW"), 4);
+  // Nothing of it known: all of it.
+  assert.equal(writtenPast("$ ls", "Password: "), 0);
+  assert.equal(writtenPast("", "new"), 0);
+  assert.equal(writtenPast("x", "   "), null);
+  // Never between the halves of a pair.
+  assert.equal(writtenPast("a\u{1F642}", "\u{1F642}b"), 2);
 });

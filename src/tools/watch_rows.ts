@@ -25,6 +25,7 @@ import {
   rowsFrom,
   screenLines,
   trimTrailingBlank,
+  writtenPast,
   type WrittenRow,
   writtenRows,
 } from "./captured_rows.ts";
@@ -102,6 +103,30 @@ function partialCaptures(paneId: string, guard: string, rel: number): string[] {
   ];
 }
 
+/**
+ * Rows above the cursor's a read after a reflow looks through for where the cursor's line
+ * begins: a line longer than that (at the new width) is compared from there.
+ */
+const LINE_ROWS = 200;
+
+/**
+ * The line the cursor's row is on, whole, from a read of `above` rows above it on (`joined`,
+ * -J) and of those rows alone row by row (`raw`, -N): null when the rows do not tell (see
+ * {@link lineAt}), or the line began above the read.
+ */
+function cursorLine(
+  joined: readonly string[],
+  raw: readonly string[],
+  above: number,
+): string | null {
+  if (raw.length !== above) return null;
+  const at = lineAt(joined, raw);
+  if (at === null) return null;
+  // A line the read begins inside of is not whole.
+  if (at.index === 0 && at.offset > 0 && above === LINE_ROWS) return null;
+  return joined[at.index] ?? null;
+}
+
 /** What one read found. */
 export interface RowsRead {
   /** The pane as the read found it. */
@@ -112,6 +137,16 @@ export interface RowsRead {
   readonly rows?: WrittenRow[];
   /** The read could not be made this time (the pane kept moving): read again soon. */
   readonly again?: boolean;
+}
+
+/**
+ * A read of the rows again where their numbers no longer held: the lines not seen before, and
+ * after a reflow the cursor's line with what it holds past what was known of it.
+ */
+interface Rebased {
+  readonly probe: PaneProbe;
+  readonly fresh: string[];
+  readonly first?: WrittenRow | null;
 }
 
 /** A capture of the rows from a line on: its lines and where the next read may start. */
@@ -226,10 +261,13 @@ export class WatchedRows {
     this.#moved(now);
     const part = this.#rebase ? null : await this.#readPart(now);
     if (part === null || "fresh" in part) {
-      const { probe, fresh } = part ?? await this.#rebaseAt(now);
-      // Rows not seen before: whole.
+      const { probe, fresh, first } = part ?? await this.#rebaseAt(now);
+      // Rows not seen before: whole (the cursor's line after a reflow: what is past the known).
       const rows = this.#rows
-        ? fresh.map((line) => ({ text: trimRow(line), line, from: 0, shown: trimRow(line) }))
+        ? [
+          ...first ? [first] : [],
+          ...fresh.map((line) => ({ text: trimRow(line), line, from: 0, shown: trimRow(line) })),
+        ]
         : undefined;
       return { probe, lines: rows ? rows.map((r) => r.shown) : fresh, rows };
     }
@@ -310,7 +348,7 @@ export class WatchedRows {
    */
   async #readPart(
     now: PaneProbe,
-  ): Promise<Part | { probe: PaneProbe; fresh: string[] } | { probe: PaneProbe; again: true }> {
+  ): Promise<Part | Rebased | { probe: PaneProbe; again: true }> {
     let plan = now;
     /**
      * Read row by row to the end (see rowsFrom), not only above the anchor: those rows alone
@@ -436,18 +474,33 @@ export class WatchedRows {
    * any change is output); what the rows show then is the new baseline, kept once the pane did
    * not move between the probe and this read (else read again next time).
    */
-  async #rebaseAt(now: PaneProbe): Promise<{ probe: PaneProbe; fresh: string[] }> {
+  async #rebaseAt(now: PaneProbe): Promise<Rebased> {
     const start = this.#reflowed ? now.historySize + now.cursorY : this.#startAbs;
     let top = Math.max(start, now.historySize + now.height - READ_ROWS);
     const rel = rowArg(top - now.historySize);
     // Cut short at the rows a read takes, the read may begin inside a wrapped line.
     const cut = top > start && top > 0;
     const guard = newGuard();
+    // After a reflow, the rows above the cursor's too (joined, and row by row up to it): the
+    // cursor's line whole, wherever it begins (see #cursorLine).
+    const above = this.#reflowed && this.#rows && !cut ? Math.min(start, LINE_ROWS) : 0;
+    const lineCaptures = above === 0 ? [] : [
+      ...[";", "display-message", "-p", guard + "L"],
+      ...[";", "capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(rel - above)],
+      ...[";", "display-message", "-p", guard + "M"],
+      ...[";", "capture-pane", "-p", "-t", this.#paneId, "-N", "-S", String(rel - above)],
+      ...["-E", String(rel - 1)],
+    ];
     const { probe, text } = await probeWith(this.#ctx, this.#paneId, [
       ...["capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(rel)],
       ...(cut ? partialCaptures(this.#paneId, guard, rel) : []),
+      ...lineCaptures,
     ], this.#start);
-    const out = splitMarked(text, guard, cut ? ["P", "R"] : []);
+    const out = splitMarked(
+      text,
+      guard,
+      [...cut ? ["P", "R"] : [], ...above > 0 ? ["L", "M"] : []],
+    );
     let lines = trimTrailingBlank(screenLines(out?.get("") ?? ""));
     // A line begun above the read is left out (see partialRows), its rows counted as skipped.
     const partial = out === null
@@ -463,9 +516,25 @@ export class WatchedRows {
     const seen = new Set([...this.#lastRegion, ...(this.#baseline ?? [])]);
     const changed = lines.join("\n") !== this.#lastRegion.join("\n");
     // After a reflow the first line is read from the cursor's row: the end of a line that may
-    // have begun above it, cut elsewhere than any read before, and written before the cursor
-    // got there. It is where the watch starts again, not output.
+    // have begun above it, cut elsewhere than any read before. Only what it holds past the
+    // line the cursor was on at the last read (the last one read) is output: a prompt written
+    // since, not the line's old end.
     const from = this.#reflowed ? 1 : 0;
+    let first: WrittenRow | null = null;
+    if (changed && this.#rows && this.#reflowed && lines.length > 0 && !seen.has(lines[0])) {
+      const known = trimTrailingBlank(this.#lastRegion).at(-1) ?? "";
+      const whole = above > 0 && out !== null
+        ? cursorLine(screenLines(out.get("L") ?? ""), screenLines(out.get("M") ?? ""), above)
+        : null;
+      const line = whole ?? lines[0];
+      let at = writtenPast(known, line);
+      const text = trimRow(line);
+      // Blanks the written part begins with were there (the prompt's "$ " read as "$").
+      while (at !== null && text[at] === " ") at++;
+      if (at !== null && at < text.length) {
+        first = { text, line, from: at, shown: text.slice(at) };
+      }
+    }
     const fresh = !changed
       ? []
       : this.#rows
@@ -492,7 +561,7 @@ export class WatchedRows {
       this.#anchorIndex = 0;
       this.#lastBottom = now.historySize + now.height - 1;
     }
-    return { probe, fresh };
+    return { probe, fresh, first };
   }
 
   /**
