@@ -566,3 +566,29 @@ Deno.test("select_window then kill_session while a person's session-window-chang
     await gate.remove();
   }
 });
+
+// tmux 3.3a also changes a session's current window without telling its control clients
+// (swap-window, new-window -k): here a person's hook that keeps new windows first, run inside
+// create_window. The notice counted as owed never comes; the kill is refused once (the hook
+// cannot be told from a slow one), saying the next call goes ahead, and it does.
+Deno.test("a current-window change tmux never tells of refuses one kill, not every later one", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-session", "-d", "-s", "v", "sleep 1000");
+    await t.tmux("new-window", "-d", "-t", "=v:", "sleep 1000");
+    await t.tmux("set-hook", "-g", "after-new-window", "swap-window -s :0 -t :1");
+    await c.ok("list_panes", {});
+    const before = (await t.tmux("display-message", "-p", "-t", "=v:", "#{window_id}")).trim();
+    const made = await c.ok<{ windowId: string }>("create_window", { session: "v" });
+    const after = (await t.tmux("display-message", "-p", "-t", "=v:", "#{window_id}")).trim();
+    assert.notEqual(after, before, "the hook changed v's current window");
+    await t.tmux("set-hook", "-gu", "after-new-window");
+    const refused = await c.call("kill_window", { windowId: made.windowId });
+    if (refused.isError) {
+      const text = refused.content?.[0]?.type === "text" ? refused.content[0].text : "";
+      assert.match(text, /Calling again goes ahead/, text);
+      assert.doesNotMatch(text, /^tmux refused/, text);
+      await c.ok("kill_window", { windowId: made.windowId });
+    }
+    assert.ok(!(await t.tmux("list-windows", "-a", "-F", "#{window_id}")).includes(made.windowId));
+  }, { toolsets: ["inspect", "manage", "execute", "teardown"] });
+});

@@ -6,6 +6,7 @@
  */
 
 import { RETRY_WILL_NOT_HELP } from "../tmux/ssh.ts";
+import { OWED_NOTICE_REFUSAL } from "../tmux/owed_notices.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { byteLength, codePointEnd, jsonStringBytes } from "./bounds.ts";
 import { escapeSeparatorsAndBidi } from "./render.ts";
@@ -91,6 +92,8 @@ function describeFailure(
             "it); nothing was done. Its owner can allow this user (tmux server-access -a " +
             "USER), or run tmux-mcp as the server's owner.";
         }
+        // Ours, not tmux's: said as it is.
+        if (error.message.startsWith(OWED_NOTICE_REFUSAL)) return error.message;
         return `tmux refused: ${error.message}`;
       case "unreachable":
         // A refusal connecting again cannot change (a host key) says what to do instead.

@@ -35,6 +35,9 @@ export const OWED_WAIT_MS = 3_000;
 /** The format read around a structural command: each session and its current window. */
 const CURRENT_WINDOWS = ["list-sessions", "-F", "#{session_id} #{window_id}"];
 
+/** How a refusal for owed notices begins (errors.ts shows it as it is, not as tmux's). */
+export const OWED_NOTICE_REFUSAL = "tmux has not yet told its control clients that";
+
 /** A session's notice owed to a connection: written once it has counted `target` of them. */
 interface Owed {
   readonly connection: Connection;
@@ -95,13 +98,18 @@ export class OwedNotices {
       if (signal?.aborted) throw new TmuxError("cancelled", "The call was cancelled.");
       const left = until - performance.now();
       if (left <= 0) {
+        // Refused once, then forgotten: tmux 3.3a also changes a current window without any
+        // notice (swap-window, new-window -k run by a hook inside our command), and a debt
+        // nothing pays would refuse every later kill on the server for good.
+        for (const sessionId of owed) this.#owed.delete(sessionId);
         throw new TmuxError(
           "failed",
-          `tmux has not yet told its control clients that the current window of ${
-            owed.join(", ")
-          } changed: a hook's command (a status-line plugin's, say) is holding its command ` +
-            "queue. Ending a session before it has would crash tmux 3.3a and every session " +
-            "on it (tmux/tmux#5243); nothing was done. Try again once the hook has finished.",
+          `${OWED_NOTICE_REFUSAL} the current window of ${owed.join(", ")} changed: a ` +
+            "hook's command (a status-line plugin's, say) may be holding its command queue, " +
+            "and ending a session before it has would crash tmux 3.3a and every session on it " +
+            "(tmux/tmux#5243); nothing was done. Calling again goes ahead: wait until no hook " +
+            "command of the person's is running (or none was: tmux changes a window without " +
+            "telling when a window is swapped).",
         );
       }
       await this.#change(left, signal);
