@@ -385,3 +385,23 @@ Deno.test("set_option's refusal of a long value stays within the bound, cut and 
     assert.ok(jsonStringBytes(text) <= MAX_FAILURE_BYTES, `${jsonStringBytes(text)} bytes`);
   });
 });
+
+Deno.test("a refusal listing a person's long buffer names keeps its hint whole and splits no escape", async () => {
+  await withTmux(async (t, c) => {
+    for (let i = 0; i < 12; i++) {
+      await t.tmux("set-buffer", "-b", `${"\x1b".repeat(400)}${i}`, "x");
+    }
+    for (
+      const [tool, args] of [
+        ["paste_buffer", { bufferName: "tmux-mcp-nope", paneId: t.ids.paneId }],
+        ["show_buffer", { name: "tmux-mcp-nope" }],
+      ] as const
+    ) {
+      const text = await c.fail(tool, args);
+      assert.ok(jsonStringBytes(text) <= MAX_FAILURE_BYTES, `${tool}: ${text.length}`);
+      assert.match(text, /list_buffers lists them|Buffers: /, `${tool}: ${text.slice(-300)}`);
+      assert.match(text, / and \d+ more/, `${tool}: ${text.slice(-300)}`);
+      assert.doesNotMatch(text, /\\(?:u[0-9a-fA-F]{0,3})?…/, `${tool}: ${text.slice(-300)}`);
+    }
+  }, { toolsets: ["inspect", "manage", "execute", "teardown"] });
+});

@@ -164,8 +164,23 @@ export function shownFailure(
     if (jsonStringBytes(visible(message.slice(0, codePointEnd(message, mid)))) <= room) lo = mid;
     else hi = mid - 1;
   }
-  const kept = visible(message.slice(0, codePointEnd(message, lo)));
+  const kept = visible(message.slice(0, escapeEnd(message, codePointEnd(message, lo))));
   return `${kept}… (${byteLength(visible(message)) - byteLength(kept)} bytes cut)${after}`;
+}
+
+/**
+ * `end`, moved back before an escape a message already holds that a cut there would split: a
+ * JSON string's `\uXXXX` or `\\` (names are written with JSON.stringify), so what is kept
+ * still reads as what it was.
+ */
+function escapeEnd(text: string, end: number): number {
+  const open = /\\u[0-9a-fA-F]{0,3}$|\\$/.exec(text.slice(Math.max(0, end - 6), end));
+  if (open === null) return end;
+  const at = end - open[0].length;
+  // The backslash is an escape's only when an even number of backslashes come before it.
+  let before = 0;
+  while (at - before - 1 >= 0 && text[at - before - 1] === "\\") before++;
+  return before % 2 === 0 ? at : end;
 }
 
 /** Longest piece of a client's string (a name, a URI, an id) a message echoes, in characters. */
@@ -182,6 +197,15 @@ export function clip(text: string, max: number = MAX_ECHO_CHARS): string {
   const last = text.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--;
   return `${text.slice(0, end)}…`;
+}
+
+/**
+ * Names (buffers, ...) as a hint lists them: at most `max`, each cut to
+ * {@link LISTED_NAME_CHARS} characters and written as a JSON string, with a count of the rest.
+ * A person's names can be long: listed whole, they pushed a refusal's hint past its bound.
+ */
+export function nameList(names: readonly string[], max = 6): string {
+  return sample(names.map((name) => JSON.stringify(clip(name, LISTED_NAME_CHARS))), max);
 }
 
 /** The first few items of a list for a hint, with a count of the rest. */

@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { jsonStringBytes } from "./bounds.ts";
-import { failureText, MAX_FAILURE_BYTES, ToolFailure, visible } from "./errors.ts";
+import {
+  failureText,
+  MAX_FAILURE_BYTES,
+  nameList,
+  shownFailure,
+  ToolFailure,
+  visible,
+} from "./errors.ts";
 
 Deno.test("visible: controls as \\xNN, line separators and bidirectional controls as \\uXXXX", () => {
   // Tabs and newlines stay: an error text may hold lines of its own.
@@ -82,4 +89,27 @@ Deno.test("failureText: a long error is cut within its bound, never inside an es
   assert.equal(failureText(new ToolFailure("No pane %9.", "Hint."), socket), "No pane %9. Hint.");
   const once = failureText(new TmuxError("failed", "\x01".repeat(60_000)), socket);
   assert.equal(failureText(new ToolFailure(once), socket), once);
+});
+
+Deno.test("shownFailure: a cut never splits an escape the message holds (JSON-quoted names)", () => {
+  for (const name of ["\x1b".repeat(3000), "\\".repeat(3000), "a\\u1234".repeat(800)]) {
+    for (let shift = 0; shift < 8; shift++) {
+      const message = `${"x".repeat(shift)}No buffer ${JSON.stringify(name)} here.`;
+      const shown = shownFailure(message, "list_buffers lists them.");
+      assert.ok(jsonStringBytes(shown) <= MAX_FAILURE_BYTES);
+      assert.match(shown, /list_buffers lists them\.$/);
+      const kept = shown.slice(0, shown.indexOf("… ("));
+      // What is kept is the message's start, ending on no half escape.
+      assert.ok(message.startsWith(kept), `shift ${shift}`);
+      assert.doesNotMatch(kept, /(^|[^\\])(\\\\)*\\(u[0-9a-fA-F]{0,3})?$/, `shift ${shift}`);
+    }
+  }
+});
+
+Deno.test("nameList: at most six names, each cut, quoted, and a count of the rest", () => {
+  const names = Array.from({ length: 9 }, (_, i) => `${"b".repeat(100)}${i}`);
+  const listed = nameList(names);
+  assert.match(listed, / and 3 more$/);
+  assert.ok(listed.length < 6 * 70 + 20, listed);
+  assert.equal(nameList(['a"b']), '"a\\"b"');
 });

@@ -23,7 +23,7 @@
 import { z } from "zod";
 import { boundMetadata, byteLength, capList, fitEntries } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import { sample, ToolFailure } from "../mcp/errors.ts";
+import { nameList, ToolFailure } from "../mcp/errors.ts";
 import { nestedCommandBytes, runIf } from "../mcp/act_step.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
@@ -177,7 +177,7 @@ const deleteBuffer = defineTool({
     if (!ours.includes(args.bufferName)) {
       throw new ToolFailure(
         `No buffer ${JSON.stringify(args.bufferName)} on ${ctx.socketLabel}.`,
-        `This server's buffers there: ${sample(ours)}.`,
+        `This server's buffers there: ${nameList(ours)}.`,
       );
     }
     // A final ';' would end the command there: `tmux-mcp-x;` deleted `tmux-mcp-x`.
@@ -377,8 +377,7 @@ async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
     guard,
     3,
   );
-  const names = () =>
-    `Buffers: ${sample(listed.map(([n]) => JSON.stringify(n)))} — list_buffers lists them.`;
+  const names = () => `Buffers: ${nameList(listed.map(([n]) => n))} — list_buffers lists them.`;
   const entry = listed.find(([n]) => n === name);
   if (!entry) {
     throw new ToolFailure(

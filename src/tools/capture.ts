@@ -21,7 +21,7 @@ import {
   withOmittedMetadata,
 } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import { clip, sample, ToolFailure } from "../mcp/errors.ts";
+import { clip, nameList, sample, ToolFailure } from "../mcp/errors.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { count, int, metadataBound, paneIdSchema, panePlacementSchema } from "../mcp/schemas.ts";
@@ -627,7 +627,7 @@ const showBuffer = defineTool({
       guard,
       4,
     );
-    const names = () => `Buffers: ${sample(listed.map(([n]) => JSON.stringify(n)))}.`;
+    const names = () => `Buffers: ${nameList(listed.map(([n]) => n))}.`;
     if (listed.length === 0) {
       throw new ToolFailure(
         `There are no paste buffers on ${ctx.socketLabel}.`,

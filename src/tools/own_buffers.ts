@@ -15,7 +15,7 @@
  */
 
 import type { TmuxContext } from "../mcp/context.ts";
-import { sample, ToolFailure } from "../mcp/errors.ts";
+import { nameList, ToolFailure } from "../mcp/errors.ts";
 import { int, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import { addressKey } from "../tmux/server_address.ts";
@@ -102,7 +102,7 @@ export function roomFor(
       `${MAX_OWN_BYTES / 1024 / 1024} MiB in all): they stay in tmux until deleted. Nothing ` +
       "was stored.",
     `delete_buffer removes one no longer needed (${
-      sample([...own.keys()].map((n) => JSON.stringify(n)), 6)
+      nameList([...own.keys()])
     }; list_buffers lists them), or load_buffer with the name of one replaces it.`,
   );
 }
