@@ -8,7 +8,7 @@
 import { RETRY_WILL_NOT_HELP } from "../tmux/ssh.ts";
 import { OWED_NOTICE_REFUSAL } from "../tmux/owed_notices.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { byteLength, codePointEnd, jsonStringBytes } from "./bounds.ts";
+import { byteLength, codePointEnd, jsonStringBytes, startUnits } from "./bounds.ts";
 import { escapeSeparatorsAndBidi } from "./render.ts";
 
 /** A refusal or failure a tool reports to its caller as an `isError` result. */
@@ -169,12 +169,25 @@ export function shownFailure(
 }
 
 /**
+ * The first `keep` UTF-16 units of an error text as shown (`whole`, from {@link failureText}),
+ * never half a character or half an escape, saying how many bytes went when any did: a batch
+ * row's error cut to share the reply's bound.
+ */
+export function errorStart(whole: string, keep: number): string {
+  const kept = whole.slice(0, escapeEnd(whole, startUnits(whole, keep).length));
+  const omitted = byteLength(whole) - byteLength(kept);
+  return omitted ? `${kept}… (${omitted} bytes cut)` : kept;
+}
+
+/**
  * `end`, moved back before an escape a message already holds that a cut there would split: a
- * JSON string's `\uXXXX` or `\\` (names are written with JSON.stringify), so what is kept
- * still reads as what it was.
+ * JSON string's `\uXXXX` or `\\` (names are written with JSON.stringify), or a `\xNN` that
+ * {@link visible} wrote, so what is kept still reads as what it was.
  */
 function escapeEnd(text: string, end: number): number {
-  const open = /\\u[0-9a-fA-F]{0,3}$|\\$/.exec(text.slice(Math.max(0, end - 6), end));
+  const open = /\\u[0-9a-fA-F]{0,3}$|\\x[0-9a-fA-F]?$|\\$/.exec(
+    text.slice(Math.max(0, end - 6), end),
+  );
   if (open === null) return end;
   const at = end - open[0].length;
   // The backslash is an escape's only when an even number of backslashes come before it.

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { jsonStringBytes } from "./bounds.ts";
 import {
+  errorStart,
   failureText,
   MAX_FAILURE_BYTES,
   nameList,
@@ -112,4 +113,16 @@ Deno.test("nameList: at most six names, each cut, quoted, and a count of the res
   assert.match(listed, / and 3 more$/);
   assert.ok(listed.length < 6 * 70 + 20, listed);
   assert.equal(nameList(['a"b']), '"a\\"b"');
+});
+
+Deno.test("errorStart: a batch row's error cut ends on no half escape and says what went", () => {
+  const whole = `No buffer "${"\\u001b".repeat(50)}" (a\\x1bb \\x01).`;
+  for (let keep = 0; keep < 60; keep++) {
+    const cut = errorStart(whole, keep);
+    const kept = cut.replace(/… \(\d+ bytes cut\)$/, "");
+    assert.ok(whole.startsWith(kept), `keep ${keep}`);
+    assert.doesNotMatch(kept, /\\(u[0-9a-fA-F]{0,3}|x[0-9a-fA-F]?)?$/, `keep ${keep}: ${kept}`);
+    if (kept !== whole) assert.match(cut, /… \(\d+ bytes cut\)$/);
+  }
+  assert.equal(errorStart("short", 100), "short");
 });

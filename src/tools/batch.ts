@@ -8,8 +8,8 @@
  */
 
 import { z } from "zod";
-import { byteLength, cutString, jsonBytes, mostThatFits, startUnits } from "../mcp/bounds.ts";
-import { visible } from "../mcp/errors.ts";
+import { cutString, jsonBytes, mostThatFits } from "../mcp/bounds.ts";
+import { errorStart, visible } from "../mcp/errors.ts";
 import { entryWireBytes } from "../mcp/render.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
@@ -212,9 +212,7 @@ function rowCost(row: Row): number {
 
 /** `row` with the first `keep` UTF-16 units of `whole` as its error, saying how many bytes went. */
 function withErrorStart(row: Row, whole: string, keep: number): Row {
-  const kept = startUnits(whole, keep);
-  const omitted = byteLength(whole) - byteLength(kept);
-  return { ...row, error: omitted ? `${kept}… (${omitted} bytes cut)` : kept };
+  return { ...row, error: errorStart(whole, keep) };
 }
 
 /**

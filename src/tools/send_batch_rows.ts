@@ -11,6 +11,7 @@
  */
 
 import { byteLength, cutString, jsonBytes, mostThatFits, startUnits } from "../mcp/bounds.ts";
+import { errorStart } from "../mcp/errors.ts";
 import { entryWireBytes } from "../mcp/render.ts";
 
 /** Longest start of its typed text a row echoes, as send_keys echoes its own. */
@@ -63,13 +64,6 @@ export interface BoundRows {
  */
 function rowCost(row: BatchRow): number {
   return Math.max(jsonBytes(row) + 1, entryWireBytes(row));
-}
-
-/** The first `keep` units of `whole`, saying how many bytes went when any did. */
-function errorStart(whole: string, keep: number): string {
-  const kept = startUnits(whole, keep);
-  const omitted = byteLength(whole) - byteLength(kept);
-  return omitted ? `${kept}… (${omitted} bytes cut)` : kept;
 }
 
 /**
