@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { connect, type TestClient } from "./helpers/mcp.ts";
+import { recorder, removeRecorders } from "./helpers/recorder.ts";
 import { cleanEnv, RecordingRunner, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
@@ -28,43 +29,9 @@ async function withServer(
   } finally {
     await c.close();
     await t.kill();
-    for (const file of recorderFiles.splice(0)) await Deno.remove(file).catch(() => {});
+    await removeRecorders();
   }
   assert.equal(c.server.runner.running, 0, "no tmux child left behind");
-}
-
-/** Files recorders wrote, removed when their test ends. */
-const recorderFiles: string[] = [];
-
-/**
- * A pane whose terminal is raw and whose every received byte lands in a file. `setup` is
- * printed to the terminal first (e.g. a mode request such as bracketed paste).
- */
-async function recorder(
-  t: Server,
-  setup = "",
-): Promise<{ paneId: string; read: () => Promise<Uint8Array> }> {
-  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-recorder-" });
-  recorderFiles.push(file);
-  const paneId = (await t.tmux(
-    "new-window",
-    "-d",
-    "-P",
-    "-F",
-    "#{pane_id}",
-    `stty raw -echo; printf '${setup}ready'; exec cat > '${file}'`,
-  )).trim();
-  await waitFor(
-    async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).includes("ready"),
-    "the recorder to start",
-  );
-  await waitFor(
-    async () =>
-      (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}"))
-        .trim() === "cat",
-    "cat to run",
-  );
-  return { paneId, read: () => Deno.readFile(file) };
 }
 
 const bytes = (s: string) => Array.from(new TextEncoder().encode(s));

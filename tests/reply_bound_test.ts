@@ -8,7 +8,7 @@ import { jsonStringBytes, MAX_RESULT_BYTES, replyBound, textBound } from "../src
 import { MAX_FAILURE_BYTES } from "../src/mcp/errors.ts";
 import { connect, withTmux } from "./helpers/mcp.ts";
 import { parseRendered } from "./helpers/rendered.ts";
-import { waitFor } from "./helpers/tmux.ts";
+import { type TestTmux, waitFor } from "./helpers/tmux.ts";
 
 function wire(result: unknown): number {
   return new TextEncoder().encode(JSON.stringify(result)).length;
@@ -233,6 +233,21 @@ function textOf(result: { content?: unknown }): string {
   return content?.[0]?.type === "text" ? content[0].text : "";
 }
 
+/** A new detached session named `name` running `sleep`: its id. */
+async function sleepingSession(t: TestTmux, name: string): Promise<string> {
+  const id = await t.tmux(
+    "new-session",
+    "-d",
+    "-P",
+    "-F",
+    "#{session_id}",
+    "-s",
+    name,
+    "sleep 1000",
+  );
+  return id.trim();
+}
+
 Deno.test("get_pane_info and find_pane_by_position of a pane whose names, path and mark cost escapes stay within the bound", async () => {
   // A folder of control characters (a line break among them), the owner mark (any program in a
   // pane can set it) of control characters, a window name, argv[0] and start command of
@@ -267,16 +282,7 @@ Deno.test("get_pane_info and find_pane_by_position of a pane whose names, path a
       );
       await t.tmux("rename-window", "-t", pane, "\\".repeat(2100));
       for (let i = 0; i < 3; i++) {
-        const sid = (await t.tmux(
-          "new-session",
-          "-d",
-          "-P",
-          "-F",
-          "#{session_id}",
-          "-s",
-          `${"\\".repeat(990)}${i}`,
-          "sleep 1000",
-        )).trim();
+        const sid = await sleepingSession(t, `${"\\".repeat(990)}${i}`);
         await t.tmux("link-window", "-d", "-s", pane, "-t", `${sid}:7`);
       }
       await t.tmux("select-pane", "-t", pane, "-T", '"'.repeat(2100));
@@ -323,28 +329,10 @@ Deno.test("get_pane_info and find_pane_by_position of a pane whose names, path a
 Deno.test("a refusal listing where a window is linked names a few sessions, each cut, within the bound", async () => {
   await withTmux(async (t, c) => {
     const w = (await t.tmux("new-window", "-d", "-P", "-F", "#{window_id}", "sleep 1000")).trim();
-    const other = (await t.tmux(
-      "new-session",
-      "-d",
-      "-P",
-      "-F",
-      "#{session_id}",
-      "-s",
-      "other",
-      "sleep 1000",
-    )).trim();
+    const other = await sleepingSession(t, "other");
     for (let i = 0; i < 6; i++) {
       // tmux stores each backslash of a session name twice.
-      const sid = (await t.tmux(
-        "new-session",
-        "-d",
-        "-P",
-        "-F",
-        "#{session_id}",
-        "-s",
-        `${"\\".repeat(15_000)}${i}`,
-        "sleep 1000",
-      )).trim();
+      const sid = await sleepingSession(t, `${"\\".repeat(15_000)}${i}`);
       await t.tmux("link-window", "-d", "-s", w, "-t", `${sid}:7`);
     }
     const refusals = [

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { jsonBytes, MAX_RESULT_BYTES, replyBound } from "../src/mcp/bounds.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { parseRendered } from "./helpers/rendered.ts";
+import { recorder, removeRecorders } from "./helpers/recorder.ts";
 import { waitFor } from "./helpers/tmux.ts";
 import type { StartedTmux } from "./helpers/mcp.ts";
 
@@ -40,36 +41,10 @@ function wire(result: unknown): number {
   return encoder.encode(JSON.stringify(result)).length;
 }
 
-/** Files the sinks write, removed when their test ends. */
-const sinkFiles: string[] = [];
-
-/** A pane whose raw terminal writes every byte it receives into a file. */
+/** A recorder pane (helpers/recorder.ts), read as text. */
 async function sink(t: StartedTmux): Promise<{ paneId: string; read: () => Promise<string> }> {
-  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-sink-" });
-  sinkFiles.push(file);
-  const paneId = (await t.tmux(
-    "new-window",
-    "-d",
-    "-P",
-    "-F",
-    "#{pane_id}",
-    `stty raw -echo; printf ready; exec cat > '${file}'`,
-  )).trim();
-  await waitFor(
-    async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).includes("ready"),
-    "the sink to start",
-  );
-  await waitFor(
-    async () =>
-      (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}"))
-        .trim() === "cat",
-    "cat to run",
-  );
-  return { paneId, read: () => Deno.readTextFile(file) };
-}
-
-async function removeSinks(): Promise<void> {
-  for (const file of sinkFiles.splice(0)) await Deno.remove(file).catch(() => {});
+  const { paneId, read } = await recorder(t);
+  return { paneId, read: async () => new TextDecoder().decode(await read()) };
 }
 
 /**
@@ -135,7 +110,7 @@ Deno.test("64 rows of 600 quotes each are all typed, and the reply says so withi
       );
       assert.match(String(r.note), /shortened/);
     } finally {
-      await removeSinks();
+      await removeRecorders();
     }
   });
 });
@@ -159,7 +134,7 @@ Deno.test("64 rows of control characters (\\u00XX on the wire) stay within the b
       for (const row of r.results) assertEcho(row, typed);
       assert.ok(r.results.some((row) => row.sent!.textOmittedBytes > 0), "echoes were cut");
     } finally {
-      await removeSinks();
+      await removeRecorders();
     }
   });
 });
@@ -207,7 +182,7 @@ Deno.test("a small bound keeps every row's index, pane and status: sent, failed,
       assert.match(String(stopped.results[3].error), /%999999|pane/);
     } finally {
       await small.close();
-      await removeSinks();
+      await removeRecorders();
     }
   });
 });

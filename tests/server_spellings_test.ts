@@ -9,7 +9,7 @@
  */
 
 import assert from "node:assert/strict";
-import { connect } from "./helpers/mcp.ts";
+import { connect, type StartedTmux, type TestClient } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, sh, SOCKET_PREFIX, TestTmux } from "./helpers/tmux.ts";
 
@@ -26,38 +26,41 @@ function panesOf(result: Record<string, unknown>): string[] {
   return panes.map((p) => p.id);
 }
 
-Deno.test("calls that name the configured socket path by its socket name share its one control client", async () => {
+/**
+ * Makes `calls` at once through a client started for a fresh server by its socket path;
+ * the control clients that server then has.
+ */
+async function clientsAfter(
+  calls: (t: StartedTmux, c: TestClient) => Promise<unknown>[],
+): Promise<number> {
   const t = await TestTmux.start();
   const path = (await t.tmux("display-message", "-p", "#{socket_path}")).trim();
   const c = await connect({ socketPath: path });
   try {
-    await Promise.all([
-      c.ok("list_panes", {}),
-      c.ok("list_panes", { socket_name: t.socket }),
-      c.ok("get_pane_info", { paneId: t.ids.paneId }),
-      c.ok("get_pane_info", { paneId: t.ids.paneId, socket_name: t.socket }),
-    ]);
-    assert.equal(await controlClients((...a) => t.tmux(...a)), 1);
+    await Promise.all(calls(t, c));
+    return await controlClients((...a) => t.tmux(...a));
   } finally {
     await c.close();
     await t.kill();
   }
+}
+
+Deno.test("calls that name the configured socket path by its socket name share its one control client", async () => {
+  const clients = await clientsAfter((t, c) => [
+    c.ok("list_panes", {}),
+    c.ok("list_panes", { socket_name: t.socket }),
+    c.ok("get_pane_info", { paneId: t.ids.paneId }),
+    c.ok("get_pane_info", { paneId: t.ids.paneId, socket_name: t.socket }),
+  ]);
+  assert.equal(clients, 1);
 });
 
 Deno.test("a resource whose ?socket= names the configured socket path shares its one control client", async () => {
-  const t = await TestTmux.start();
-  const path = (await t.tmux("display-message", "-p", "#{socket_path}")).trim();
-  const c = await connect({ socketPath: path });
-  try {
-    await Promise.all([
-      c.ok("list_panes", {}),
-      c.client.readResource({ uri: `tmux://server?socket=${t.socket}` }),
-    ]);
-    assert.equal(await controlClients((...a) => t.tmux(...a)), 1);
-  } finally {
-    await c.close();
-    await t.kill();
-  }
+  const clients = await clientsAfter((t, c) => [
+    c.ok("list_panes", {}),
+    c.client.readResource({ uri: `tmux://server?socket=${t.socket}` }),
+  ]);
+  assert.equal(clients, 1);
 });
 
 Deno.test("a socket path in another folder is not the socket name it ends with", async () => {

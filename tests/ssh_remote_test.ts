@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { type Sshd, startSshd } from "./helpers/sshd.ts";
+import { hostEntry, type Sshd, startSshd } from "./helpers/sshd.ts";
 import { connect } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
@@ -52,39 +52,18 @@ Deno.test({
       await Deno.readTextFile(`${dir}/enc_key.pub`),
       { append: true },
     );
-    const user = (await sh("id", ["-un"])).stdout.trim();
-    const common = [
-      "  HostName 127.0.0.1",
-      `  Port ${sshd.port}`,
-      `  User ${user}`,
-      "  IdentitiesOnly yes",
-      `  UserKnownHostsFile ${dir}/known_hosts`,
-      "  StrictHostKeyChecking accept-new",
-    ];
     await Deno.writeTextFile(
       sshd.config,
       [
-        "Host bastion",
-        ...common,
-        `  IdentityFile ${dir}/enc_key`,
-        "Host behind",
-        ...common,
-        `  IdentityFile ${dir}/client_key`,
-        "  ProxyJump bastion",
+        hostEntry(sshd, "bastion", { IdentityFile: `${dir}/enc_key` }),
+        hostEntry(sshd, "behind", { ProxyJump: "bastion" }),
         // A bastion not yet in known_hosts (StrictHostKeyChecking at its default, ask).
-        "Host bastion2",
-        "  HostName 127.0.0.1",
-        `  Port ${sshd.port}`,
-        `  User ${user}`,
-        "  IdentitiesOnly yes",
-        `  IdentityFile ${dir}/client_key`,
-        `  UserKnownHostsFile ${dir}/known_hosts_bastion2`,
-        "Host behind2",
-        ...common,
-        `  IdentityFile ${dir}/client_key`,
-        "  ProxyJump bastion2",
-        "",
-      ].join("\n"),
+        hostEntry(sshd, "bastion2", {
+          UserKnownHostsFile: `${dir}/known_hosts_bastion2`,
+          StrictHostKeyChecking: null,
+        }),
+        hostEntry(sshd, "behind2", { ProxyJump: "bastion2" }),
+      ].join(""),
       { append: true },
     );
     const t = await TestTmux.start();
@@ -197,19 +176,12 @@ Deno.test({
       `${dir}/known_hosts_changed`,
       `[127.0.0.1]:${sshd.port} ${impostor[0]} ${impostor[1]}\n`,
     );
-    const user = (await sh("id", ["-un"])).stdout.trim();
     await Deno.writeTextFile(
       sshd.config,
-      [
-        "Host rekeyed",
-        "  HostName 127.0.0.1",
-        `  Port ${sshd.port}`,
-        `  User ${user}`,
-        `  IdentityFile ${dir}/client_key`,
-        "  IdentitiesOnly yes",
-        `  UserKnownHostsFile ${dir}/known_hosts_changed`,
-        "",
-      ].join("\n"),
+      hostEntry(sshd, "rekeyed", {
+        UserKnownHostsFile: `${dir}/known_hosts_changed`,
+        StrictHostKeyChecking: null,
+      }),
       { append: true },
     );
     const t = await TestTmux.start();

@@ -196,6 +196,12 @@ function escapeEnd(text: string, end: number): number {
   return before % 2 === 0 ? at : end;
 }
 
+/**
+ * What a cancelled call's failure says when the work it started goes on without it (a command
+ * typed into a pane): a cancelled task keeps that failure as its status message (tasks.ts).
+ */
+export const KEEPS_RUNNING = "keeps running";
+
 /** Longest piece of a client's string (a name, a URI, an id) a message echoes, in characters. */
 export const MAX_ECHO_CHARS = 200;
 

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { jsonStringBytes, MAX_METADATA_BYTES } from "./bounds.ts";
+import { jsonBytes, jsonStringBytes, MAX_METADATA_BYTES } from "./bounds.ts";
 
 /**
  * What no text a reader gets holds as it is, beyond the C0 and C1 controls: U+2028 and U+2029,
@@ -284,6 +284,15 @@ function entryLines(entry: unknown, indent: string, shared?: ReadonlySet<string>
  */
 export function entryWireBytes(entry: unknown): number {
   return entryLines(entry, "").reduce((n, line) => n + lineCost(line), 0);
+}
+
+/**
+ * What one entry of a top-level list takes in a reply: as compact JSON in the structured
+ * content (with its comma) and in the text block ({@link entryWireBytes}), whichever is more.
+ * Entries whose costs fit one budget fit in both forms, and the text is never cut short of one.
+ */
+export function entryReplyBytes(entry: unknown): number {
+  return Math.max(jsonBytes(entry) + 1, entryWireBytes(entry));
 }
 
 function splitBlocks(

@@ -34,7 +34,7 @@ import {
   RELATED_TASK_META_KEY,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { clip } from "./errors.ts";
+import { clip, KEEPS_RUNNING } from "./errors.ts";
 import type { Era } from "./resources.ts";
 import { type Handler, sdkHandler } from "./tool_list.ts";
 
@@ -430,7 +430,7 @@ class TaskStore implements TaskCalls {
   #lateWord(task: TaskRecord, outcome: Outcome): void {
     if (!("result" in outcome) || outcome.result.isError !== true) return;
     const text = firstText(outcome.result);
-    if (!/\bkeeps running\b/.test(text)) return;
+    if (!text.includes(KEEPS_RUNNING)) return;
     task.statusMessage = short(text);
     task.lastUpdatedAt = Date.now();
   }

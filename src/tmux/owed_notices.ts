@@ -15,8 +15,9 @@
  * after it, over a control connection of ours: a session whose current window changed is owed
  * one more notice than that connection had been written for it when the command was sent,
  * and tmux writes one to every control client for each change. A command that may end a
- * session waits, a bounded time, until no such notice is owed, and is refused if one still
- * is. A change the person makes, or one a command undoes within itself, is not counted.
+ * session waits, a bounded time, until no such notice is owed, and is refused once if one
+ * still is (then forgotten: tmux also changes a window without any notice). A change the
+ * person makes, or one a command undoes within itself, is not counted.
  *
  * @module
  */
@@ -91,7 +92,10 @@ export class OwedNotices {
     return [...this.#owed.keys()];
   }
 
-  /** Waits until no notice is owed; throws once {@link OWED_WAIT_MS} passed, or on `signal`. */
+  /**
+   * Waits until no notice is owed; throws (forgetting those still owed) once
+   * {@link OWED_WAIT_MS} passed, or on `signal`.
+   */
   async #settled(signal?: AbortSignal): Promise<void> {
     const until = performance.now() + OWED_WAIT_MS;
     for (let owed = this.#pending(); owed.length > 0; owed = this.#pending()) {

@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { cutString, jsonBytes, mostThatFits } from "../mcp/bounds.ts";
 import { errorStart, visible } from "../mcp/errors.ts";
-import { entryWireBytes } from "../mcp/render.ts";
+import { entryReplyBytes } from "../mcp/render.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
 import { checkedString, count, int } from "../mcp/schemas.ts";
@@ -201,15 +201,6 @@ function errorText(content: unknown): string {
   return "The tool failed without saying why.";
 }
 
-/**
- * What a row takes in the reply: as compact JSON in the structured content (with its comma),
- * and as lines of the text block, whichever is more. Both carry every row, so rows whose costs
- * fit one budget fit in both (see replyBound), and the text is never cut short of a row.
- */
-function rowCost(row: Row): number {
-  return Math.max(jsonBytes(row) + 1, entryWireBytes(row));
-}
-
 /** `row` with the first `keep` UTF-16 units of `whole` as its error, saying how many bytes went. */
 function withErrorStart(row: Row, whole: string, keep: number): Row {
   return { ...row, error: errorStart(whole, keep) };
@@ -220,7 +211,11 @@ function withErrorStart(row: Row, whole: string, keep: number): Row {
  * cost to be within `maxCost`: the most found, `least` when not even one more fits.
  */
 function errorKeep(row: Row, whole: string, least: number, most: number, maxCost: number): number {
-  return mostThatFits(least, most, (n) => rowCost(withErrorStart(row, whole, n)) <= maxCost);
+  return mostThatFits(
+    least,
+    most,
+    (n) => entryReplyBytes(withErrorStart(row, whole, n)) <= maxCost,
+  );
 }
 
 /** What {@link boundRows} kept, and what it left out. */
@@ -234,7 +229,7 @@ interface Bounded {
 }
 
 /**
- * Keeps every row within `maxBytes` of each of the reply's two forms (see {@link rowCost}): its
+ * Keeps every row within `maxBytes` of each of the reply's two forms (see {@link entryReplyBytes}): its
  * index, tool and success always, so the model knows what ran, what succeeded and what failed,
  * and the start of each failed row's error — {@link ERROR_HEAD_BYTES} of it, or an equal share
  * of what the bound leaves when that is less. What room is left goes first to the succeeded
@@ -255,18 +250,18 @@ function boundRows(rows: Row[], maxBytes: number): Bounded {
       : withErrorStart(row, wholeErrors[i], 0)
   );
   const failed = rows.filter((row) => !row.success).length;
-  let spare = maxBytes - 2 - bare.reduce((n, row) => n + rowCost(row), 0);
+  let spare = maxBytes - 2 - bare.reduce((n, row) => n + entryReplyBytes(row), 0);
   const head = Math.max(0, Math.min(ERROR_HEAD_BYTES, Math.floor(spare / Math.max(failed, 1))));
   const keep = bare.map((row, i) =>
-    row.success ? 0 : errorKeep(row, wholeErrors[i], 0, capped[i], rowCost(row) + head)
+    row.success ? 0 : errorKeep(row, wholeErrors[i], 0, capped[i], entryReplyBytes(row) + head)
   );
   const out = bare.map((row, i) =>
     row.success ? row : withErrorStart(row, wholeErrors[i], keep[i])
   );
-  spare = maxBytes - 2 - out.reduce((n, row) => n + rowCost(row), 0);
+  spare = maxBytes - 2 - out.reduce((n, row) => n + entryReplyBytes(row), 0);
   for (const [i, row] of rows.entries()) {
     if (!row.success) continue;
-    const more = rowCost(row) - rowCost(out[i]);
+    const more = entryReplyBytes(row) - entryReplyBytes(out[i]);
     if (more > spare) continue;
     out[i] = row;
     spare -= more;
@@ -274,11 +269,11 @@ function boundRows(rows: Row[], maxBytes: number): Bounded {
   let errorsCut = 0;
   for (const [i, row] of rows.entries()) {
     if (row.success) continue;
-    const least = rowCost(out[i]);
+    const least = entryReplyBytes(out[i]);
     const kept = errorKeep(row, wholeErrors[i], keep[i], capped[i], least + Math.max(spare, 0));
     out[i] = withErrorStart(row, wholeErrors[i], kept);
     if (kept < capped[i]) errorsCut++;
-    spare -= rowCost(out[i]) - least;
+    spare -= entryReplyBytes(out[i]) - least;
   }
   const left = out.filter((row) => row.omittedResultBytes > 0);
   return {

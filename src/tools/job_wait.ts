@@ -6,7 +6,7 @@
  */
 
 import type { TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { KEEPS_RUNNING, ToolFailure } from "../mcp/errors.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import type { JobRef } from "./job_id.ts";
 import { endMarker } from "./job_markers.ts";
@@ -95,7 +95,7 @@ export async function waitForJob(
         case "died":
           return await readJob(ctx, ref);
         case "cancelled":
-          throw new ToolFailure("The call was cancelled; the job keeps running.");
+          throw new ToolFailure(`The call was cancelled; the job ${KEEPS_RUNNING}.`);
       }
     }
   } finally {

@@ -10,7 +10,7 @@
 
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { KEEPS_RUNNING, ToolFailure } from "../mcp/errors.ts";
 import { Unconfirmed } from "../mcp/act_step.ts";
 import { guardInput } from "../mcp/input_guard.ts";
 import { requireOwned } from "../mcp/ownership.ts";
@@ -358,7 +358,7 @@ export const runCommand = defineTool({
               // finished"): a cancelled task shows it, job id and all (tasks.ts).
               state.attached = false;
               throw new ToolFailure(
-                `The call was cancelled; the command keeps running (job ${jobId}).`,
+                `The call was cancelled; the command ${KEEPS_RUNNING} (job ${jobId}).`,
                 `get_command_result with jobId ${jobId} reads it and waits for its end; ` +
                   'send_keys keys: ["C-c"] interrupts it.',
               );

@@ -10,9 +10,9 @@
  * @module
  */
 
-import { byteLength, cutString, jsonBytes, mostThatFits, startUnits } from "../mcp/bounds.ts";
+import { byteLength, cutString, mostThatFits, startUnits } from "../mcp/bounds.ts";
 import { errorStart } from "../mcp/errors.ts";
-import { entryWireBytes } from "../mcp/render.ts";
+import { entryReplyBytes } from "../mcp/render.ts";
 
 /** Longest start of its typed text a row echoes, as send_keys echoes its own. */
 const MAX_ECHO_BYTES = 4_096;
@@ -58,16 +58,7 @@ export interface BoundRows {
 }
 
 /**
- * What a row takes in the reply: as compact JSON in the structured content (with its comma),
- * and as lines of the text block, whichever is more. Both carry every row, so rows whose costs
- * fit one budget fit in both, and the text is never cut short of a row.
- */
-function rowCost(row: BatchRow): number {
-  return Math.max(jsonBytes(row) + 1, entryWireBytes(row));
-}
-
-/**
- * Keeps every row within `maxBytes` (see {@link rowCost}): its index, pane and status always,
+ * Keeps every row within `maxBytes` (see {@link entryReplyBytes}): its index, pane and status always,
  * so the model knows what was typed, what failed and what never ran. What room is left goes,
  * in this order, to the start of each failed row's error ({@link ERROR_HEAD_BYTES}, or an equal
  * share of the room when that is less); to each sent row's echo (keys, Enter, panes reached),
@@ -100,7 +91,7 @@ export function boundBatchRows(rows: readonly BatchRow[], maxBytes: number): Bou
     };
   };
   const cost = (i: number, error = errorKeep[i], text = textKeep[i]) =>
-    rowCost(form(i, error, text));
+    entryReplyBytes(form(i, error, text));
 
   let spare = maxBytes - 2 - rows.reduce((n, _, i) => n + cost(i), 0);
   /** Gives row `i` the most of its error or text (from what it keeps to `cap`) that `extra` more bytes hold. */

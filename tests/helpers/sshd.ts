@@ -17,6 +17,8 @@ import { sh } from "./tmux.ts";
 export interface Sshd {
   readonly port: number;
   readonly dir: string;
+  /** The user sshd lets in: this one. */
+  readonly user: string;
   /** The ssh client configuration naming every alias. */
   readonly config: string;
   /**
@@ -36,6 +38,30 @@ export interface Sshd {
 }
 
 const SSHD = "/usr/sbin/sshd";
+
+/**
+ * A `Host` entry of an ssh client configuration that reaches `sshd` as `alias`: the client key,
+ * the test's known_hosts, new host keys accepted. `settings` replace those (null leaves one
+ * out: StrictHostKeyChecking at ssh's own default) or add to them (a ProxyJump).
+ */
+export function hostEntry(
+  sshd: Pick<Sshd, "port" | "dir" | "user">,
+  alias: string,
+  settings: Record<string, string | null> = {},
+): string {
+  const all: Record<string, string | null> = {
+    HostName: "127.0.0.1",
+    Port: String(sshd.port),
+    User: sshd.user,
+    IdentityFile: `${sshd.dir}/client_key`,
+    IdentitiesOnly: "yes",
+    UserKnownHostsFile: `${sshd.dir}/known_hosts`,
+    StrictHostKeyChecking: "accept-new",
+    ...settings,
+  };
+  const lines = Object.entries(all).filter(([, value]) => value !== null);
+  return [`Host ${alias}`, ...lines.map(([key, value]) => `  ${key} ${value}`), ""].join("\n");
+}
 
 /** A port to try (tests run without --allow-net: sshd says whether it could bind it). */
 function randomPort(): number {
@@ -120,19 +146,7 @@ async function tryStart(
       "",
     ].join("\n"),
   );
-  const hosts = aliases.map((alias) =>
-    [
-      `Host ${alias}`,
-      "  HostName 127.0.0.1",
-      `  Port ${port}`,
-      `  User ${user}`,
-      `  IdentityFile ${dir}/client_key`,
-      "  IdentitiesOnly yes",
-      `  UserKnownHostsFile ${dir}/known_hosts`,
-      "  StrictHostKeyChecking accept-new",
-      "",
-    ].join("\n")
-  );
+  const hosts = aliases.map((alias) => hostEntry({ port, dir, user }, alias));
   await Deno.writeTextFile(`${dir}/ssh_config`, hosts.join(""));
   // -D: stays in the foreground as the process we started; -e: its log to stderr.
   const child = new Deno.Command(SSHD, {
@@ -160,6 +174,7 @@ async function tryStart(
   return {
     port,
     dir,
+    user,
     config: `${dir}/ssh_config`,
     noNewline: `${dir}/no_newline`,
     pid,
