@@ -204,6 +204,43 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "ssh remote: a host that forges ssh's host-key refusal cannot name another host's key to remove",
+  ignore: skip !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // The master's stderr carries the remote start-up file's too: a hostile host can print
+    // ssh's banner naming another host, then end the session before the marker. Suggesting
+    // `ssh-keygen -R` for that other host would open it to a machine in the middle.
+    const sshd = started as Sshd;
+    const t = await TestTmux.start();
+    const runner = new TmuxRunner({
+      ssh: { destinations: ["h2"], configFile: sshd.config, connectTimeoutS: 5 },
+    });
+    const c = await connect({ runner });
+    try {
+      await withRemoteRc(
+        sshd,
+        "echo '@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@' >&2\n" +
+          "echo '@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @' >&2\n" +
+          "echo 'Host key for bank.example.com has changed and you have requested strict " +
+          "checking.' >&2\n" +
+          "echo 'Host key verification failed.' >&2\n" +
+          "exit 255\n",
+        async () => {
+          const said = await c.fail("list_panes", { host: "h2", socket_name: t.socket });
+          assert.doesNotMatch(said, /bank\.example\.com/, said);
+        },
+      );
+    } finally {
+      await c.close();
+      await t.kill();
+    }
+  },
+});
+
 /**
  * The master ssh processes this process started with `config` (from their argv): pid and
  * ControlPath. Test files run side by side in one process, each with an sshd and a config of

@@ -97,15 +97,21 @@ export function sshComplaint(said: string): string | undefined {
  * accepted without a question (see {@link SSH_ENV}). Either way every retry fails the same,
  * and the choice is the person's, made with ssh itself.
  */
-export function hostKeyRefusal(said: string): string | null {
+export function hostKeyRefusal(said: string, known?: string | null): string | null {
   if (/REMOTE HOST IDENTIFICATION HAS CHANGED/.test(said)) {
     // The name ssh keeps the key under (`[host]:port` for another port), for ssh-keygen -R;
     // only name characters, so that nothing else in the text can become a suggested command.
-    const name = /Host key for ([\w.:[\]-]+) has changed/.exec(said)?.[1] ?? "HOST";
+    // A host's start-up file can write this text too (its stderr comes the same way): given
+    // `known`, the name the host's key is kept under, no other name is suggested.
+    const named = /Host key for ([\w.:[\]-]+) has changed/.exec(said)?.[1];
+    const trusted = known === undefined || named === undefined ? named ?? known : known;
+    const name = trusted === null
+      ? "with the host's name as known_hosts holds it"
+      : `'${trusted ?? "HOST"}'`;
     return "the host's key is not the one known_hosts holds (ssh: REMOTE HOST IDENTIFICATION " +
       `HAS CHANGED; Host key verification failed). ${RETRY_WILL_NOT_HELP}: check the host's ` +
       "key with whoever runs it; only if the change is expected (the host was reinstalled), " +
-      `remove the old key (ssh-keygen -R '${name}') and connect once with ssh to accept the ` +
+      `remove the old key (ssh-keygen -R ${name}) and connect once with ssh to accept the ` +
       "new one.";
   }
   if (/Host key verification failed/.test(said)) {
@@ -390,6 +396,34 @@ export class SshHosts {
   }
 
   /**
+   * The name ssh keeps `host`'s key under in known_hosts (its HostKeyAlias, else its host name,
+   * as `[name]:port` off port 22), as `ssh -G` works it out from the configuration without
+   * connecting; null when it cannot be told.
+   */
+  async #keyName(host: string): Promise<string | null> {
+    try {
+      const child = this.#spawn([
+        ...this.#options.configFile ? ["-F", this.#options.configFile] : [],
+        "-G",
+        "--",
+        host,
+      ]);
+      child.stdin.close().catch(() => {});
+      child.stderr.cancel().catch(() => {});
+      const [out] = await Promise.all([new Response(child.stdout).text(), child.status]);
+      const get = (key: string) => new RegExp(`^${key} (\\S+)$`, "m").exec(out)?.[1];
+      const alias = get("hostkeyalias");
+      if (alias !== undefined && alias !== "none") return alias;
+      const name = get("hostname");
+      const port = get("port");
+      if (name === undefined) return null;
+      return port === undefined || port === "22" ? name : `[${name}]:${port}`;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
    * The argv of an ssh that runs tmux with `tmuxArgs` on `host`, over its master, with `env`
    * set for tmux there (see {@link remoteTmuxCommand}).
    */
@@ -526,7 +560,10 @@ export class SshHosts {
           if (next.done) {
             const status = await child.status;
             const said = await stderr;
-            const refusal = hostKeyRefusal(said);
+            const refusal = hostKeyRefusal(
+              said,
+              /HOST IDENTIFICATION HAS CHANGED/.test(said) ? await this.#keyName(host) : undefined,
+            );
             if (refusal) throw new SshUnreachable(host, refusal, said, true);
             const why = sshComplaint(said) ?? `ssh exited with status ${status.code}`;
             throw new SshUnreachable(host, why, said);
