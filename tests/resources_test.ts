@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import type { ToolRegistry } from "../src/mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../src/mcp/tool_spec.ts";
-import type { ResourceSpec } from "../src/mcp/resources.ts";
+import type { ResourceSpec } from "../src/mcp/resource_spec.ts";
 import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { waitFor } from "./helpers/tmux.ts";

@@ -3,9 +3,9 @@
  * how each call is validated and run, and the one place that hands tools to the MCP SDK. A
  * family declares its tools with tool_spec.ts; what a call answers is tool_result.ts's; what a
  * call brings through the SDK is sdk_calls.ts's. The SDK's types stay behind this module and
- * its neighbours (tool_list.ts, sdk_calls.ts, tool_result.ts, resources.ts, stdio.ts) and
- * server.ts: moving from the SDK's v1 line (`@modelcontextprotocol/sdk`) to its v2 line
- * (`@modelcontextprotocol/server`) changed no tool.
+ * its neighbours (tool_list.ts, sdk_calls.ts, tool_result.ts, resource_spec.ts, resources.ts,
+ * stdio.ts) and server.ts: moving from the SDK's v1 line (`@modelcontextprotocol/sdk`) to its
+ * v2 line (`@modelcontextprotocol/server`) changed no tool.
  *
  * Every tool gets: an optional `socket_name`; strict input validation (unknown fields are an
  * error, not silently dropped); an output schema its structured content is checked against;
@@ -31,7 +31,8 @@ import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
 import { MAX_RESULT_BYTES } from "./bounds.ts";
 import { toolMeta } from "./listing.ts";
-import { type Era, type ResourceSpec, ResourceSubscriptions } from "./resources.ts";
+import type { ResourceSpec } from "./resource_spec.ts";
+import { type Era, ResourceSubscriptions } from "./resources.ts";
 import { attachPrompts, type PromptSpec } from "./prompts.ts";
 import { TASK_EXECUTION, TASK_TOOLS, ToolTasks } from "./tasks.ts";
 import { prebuiltByName, rememberToolList } from "./tool_list.ts";

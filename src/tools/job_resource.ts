@@ -10,7 +10,7 @@
 import type { TmuxContext } from "../mcp/context.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
 import { socketNameField } from "../mcp/tool_spec.ts";
-import type { Feed, ResourceSpec } from "../mcp/resources.ts";
+import type { Feed, ResourceSpec } from "../mcp/resource_spec.ts";
 import { type JobRef, parseJobId } from "./job_id.ts";
 import { refuseUnknownHost } from "./resources.ts";
 

@@ -25,7 +25,7 @@
  */
 
 import { AGENTS_CHANNEL } from "../hooks/marks.ts";
-import type { Feed } from "../mcp/resources.ts";
+import type { Feed } from "../mcp/resource_spec.ts";
 import { captureRows } from "../tmux/capture.ts";
 import { controlFor, execFast } from "../tmux/control.ts";
 import type { Listening, Watch } from "../tmux/control_connection.ts";

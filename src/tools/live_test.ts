@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { RecordingRunner, sh, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { AGENTS_CHANNEL, STATE_OPTION } from "../hooks/marks.ts";
 import { TmuxRunner } from "../tmux/run.ts";
-import type { Feed } from "../mcp/resources.ts";
+import type { Feed } from "../mcp/resource_spec.ts";
 import { watchPane, watchServer } from "./live.ts";
 
 /** The `tmux wait-for` processes of `socket` (the feed's waiters). */

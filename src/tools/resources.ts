@@ -21,7 +21,7 @@ import { clip, describeSocket, ToolFailure, visible } from "../mcp/errors.ts";
 import { cutString, fitEntries, jsonBytes, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { socketNameField } from "../mcp/tool_spec.ts";
-import type { ResourceSpec } from "../mcp/resources.ts";
+import type { ResourceSpec } from "../mcp/resource_spec.ts";
 import { captureRows } from "../tmux/capture.ts";
 import { execFast, observeControl } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
