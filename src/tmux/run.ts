@@ -7,28 +7,23 @@
  * errors that tell a missing server from a missing target from any other failure.
  *
  * One import below: which server a call reaches (server_address.ts), what its failure is and
- * how a result is judged (tmux_error.ts), and the bounded read of a child's pipe (pipe_read.ts).
+ * how a result is judged (tmux_error.ts), each server's waiting lines (server_turns.ts), what a
+ * call on an SSH host needs beyond a local one (remote_call.ts), and the reading of a child's
+ * answer (child_answer.ts) under the bounded read of its pipes (pipe_read.ts).
  *
  * @module
  */
 
-import {
-  AfterMarker,
-  SSH_ENV,
-  sshComplaint,
-  SshHosts,
-  type SshOptions,
-  SshUnreachable,
-  stderrAfterMarker,
-  streamAfterMarker,
-} from "./ssh.ts";
+import { SSH_ENV, SshHosts, type SshOptions, stderrAfterMarker, streamAfterMarker } from "./ssh.ts";
 import { argvAnswer, asCommandFile } from "./command_file.ts";
 import { spawnChild } from "./guarded_env.ts";
 import { changesStructure } from "./structure.ts";
-import { Turns } from "./turns.ts";
-import { judgeResult, notInstalled, statusOf, TmuxError } from "./tmux_error.ts";
-import { addressArgs, addressKey, type ServerAddress } from "./server_address.ts";
-import { AnswerTooLarge, MAX_ANSWER_BYTES, readAll, tooLargeError } from "./pipe_read.ts";
+import { judgeResult, notInstalled, TmuxError } from "./tmux_error.ts";
+import { addressKey, type ServerAddress } from "./server_address.ts";
+import { MAX_ANSWER_BYTES } from "./pipe_read.ts";
+import { ServerGates, StructureLanes } from "./server_turns.ts";
+import { reachHost, tmuxCommand } from "./remote_call.ts";
+import { collectAnswer, streamAnswer } from "./child_answer.ts";
 
 /** Options for one tmux invocation. */
 export interface RunOptions {
@@ -107,38 +102,8 @@ export interface PersistentChild {
   kill(): void;
 }
 
-/** Bytes {@link TmuxRunner.stream} reads at a time. */
-const STREAM_CHUNK_BYTES = 64 * 1024;
-
 /** Default per-call timeout: long enough for a loaded machine, short enough to never hang a tool. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
-
-/** tmux's own exit status 127 from `env`: the remote host has no tmux on the PATH we give. */
-const REMOTE_NOT_FOUND = /^env: .*tmux.*(No such file|not found)/m;
-
-/** A counting semaphore, so a search over 400 panes does not start 400 processes at once. */
-class Gate {
-  #free: number;
-  #waiting: (() => void)[] = [];
-
-  constructor(size: number) {
-    this.#free = size;
-  }
-
-  async acquire(): Promise<void> {
-    if (this.#free > 0) {
-      this.#free--;
-      return;
-    }
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
-  }
-
-  release(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#free++;
-  }
-}
 
 /**
  * Starts tmux processes on behalf of everything above it. One instance per server process;
@@ -150,10 +115,9 @@ export class TmuxRunner {
   /** Whether commands may travel over control-mode connections (see {@link RunnerOptions}). */
   readonly control: boolean;
   readonly #timeoutMs: number;
-  readonly #maxConcurrent: number;
   readonly #maxAnswerBytes: number;
-  /** Per server (addressKey), its processes' gate and the calls holding or awaiting it. */
-  readonly #gates = new Map<string, { gate: Gate; users: number }>();
+  /** Per server, its processes' gate (see {@link RunnerOptions.maxConcurrent}). */
+  readonly #gates: ServerGates;
   readonly #closing = new AbortController();
   readonly #closeHooks = new Set<() => Promise<void>>();
   readonly #ssh: SshHosts | null;
@@ -164,7 +128,7 @@ export class TmuxRunner {
    */
   home: ServerAddress | null = null;
   /** Per server, the structural commands' turns (see {@link inStructureLane}). */
-  readonly #lanes = new Map<string, Turns>();
+  readonly #lanes = new StructureLanes();
   /**
    * Runs around every structural command, however it travels: set by control.ts, which counts
    * the notices tmux still owes this process's control clients (owed_notices.ts). Null: none.
@@ -176,7 +140,7 @@ export class TmuxRunner {
   constructor(options: RunnerOptions = {}) {
     this.binary = options.binary ?? "tmux";
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#maxConcurrent = options.maxConcurrent ?? 8;
+    this.#gates = new ServerGates(options.maxConcurrent ?? 8);
     this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.control = options.control ?? true;
     this.#ssh = options.ssh && options.ssh.destinations.length > 0
@@ -220,18 +184,7 @@ export class TmuxRunner {
     fn: () => Promise<T>,
     signal?: AbortSignal,
   ): Promise<T> {
-    const key = addressKey(address);
-    let lane = this.#lanes.get(key);
-    if (!lane) this.#lanes.set(key, lane = new Turns());
-    try {
-      return await lane.take(
-        fn,
-        signal,
-        () => new TmuxError("cancelled", "The call was cancelled."),
-      );
-    } finally {
-      if (lane.idle) this.#lanes.delete(key);
-    }
+    return await this.#lanes.take(address, fn, signal);
   }
 
   /**
@@ -247,70 +200,6 @@ export class TmuxRunner {
     const guard = this.structureGuard;
     if (guard === null || !changesStructure(args)) return await send();
     return await guard(address, args, send, signal);
-  }
-
-  /**
-   * The program, argv and environment (on top of this process's) that run tmux with `args` at
-   * `address`, here or over SSH: `env` is tmux's, given to it here and set in the remote
-   * command line there; an ssh gets {@link SSH_ENV}, so that it never asks on a terminal.
-   */
-  #command(
-    address: ServerAddress,
-    args: readonly string[],
-    env: Readonly<Record<string, string>> = {},
-  ): [string, string[], Record<string, string>] {
-    const tmuxArgs = [...addressArgs(address), ...args];
-    if (address.host === undefined) return [this.binary, tmuxArgs, { ...env }];
-    if (!this.#ssh?.has(address.host)) {
-      throw new TmuxError(
-        "failed",
-        `Host ${JSON.stringify(address.host)} is not one this server was started with (--ssh).`,
-      );
-    }
-    return ["ssh", this.#ssh.argv(address.host, this.binary, tmuxArgs, env), { ...SSH_ENV }];
-  }
-
-  /**
-   * A remote call's stderr after the marker, or the reason it never reached tmux: the remote
-   * shell did not run the command (no marker), the connection dropped during it (ssh's 255),
-   * or the host has no tmux.
-   */
-  #remoteStderr(host: string, code: number, stdoutFound: boolean, raw: Uint8Array): string {
-    const after = new AfterMarker(this.#ssh!.marker);
-    const rest = new TextDecoder().decode(after.push(raw));
-    const said = sshComplaint(new TextDecoder().decode(raw));
-    if (!stdoutFound || !after.found) {
-      throw new TmuxError(
-        "unreachable",
-        `Host ${JSON.stringify(host)}: tmux did not run there (${said ?? `ssh status ${code}`}).`,
-      );
-    }
-    if (code === 255) {
-      throw new TmuxError(
-        "unreachable",
-        `Host ${JSON.stringify(host)}: the SSH connection was lost during the call; ` +
-          "it may or may not have run.",
-      );
-    }
-    if (code === 127 && REMOTE_NOT_FOUND.test(rest)) {
-      throw new TmuxError(
-        "not-installed",
-        `tmux is not installed on host ${JSON.stringify(host)} (looked on the PATH ssh gives ` +
-          "a command, and in /usr/local/bin, /opt/homebrew/bin, /opt/local/bin, /snap/bin).",
-      );
-    }
-    return rest;
-  }
-
-  /** Brings `host`'s connection up (no-op for this machine). */
-  async #reach(address: ServerAddress, signal: AbortSignal): Promise<void> {
-    if (address.host === undefined || !this.#ssh?.has(address.host)) return;
-    try {
-      await this.#ssh.ensure(address.host, signal);
-    } catch (error) {
-      if (error instanceof SshUnreachable) throw new TmuxError("unreachable", error.message);
-      throw error;
-    }
   }
 
   /** How many tmux children are alive right now. */
@@ -374,7 +263,8 @@ export class TmuxRunner {
     env: Readonly<Record<string, string>> = {},
   ): Promise<PersistentChild> {
     if (address.host !== undefined) {
-      await this.#reach(
+      await reachHost(
+        this.#ssh,
         address,
         AbortSignal.any([this.#closing.signal, AbortSignal.timeout(this.#timeoutMs)]),
       );
@@ -383,7 +273,7 @@ export class TmuxRunner {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }
     let child: Deno.ChildProcess;
-    const [program, argv, childEnv] = this.#command(address, args, env);
+    const [program, argv, childEnv] = tmuxCommand(this.binary, this.#ssh, address, args, env);
     try {
       child = spawnChild(program, {
         args: argv,
@@ -466,43 +356,21 @@ export class TmuxRunner {
       file ? argvAnswer(result) : result;
     const argv = file?.args ?? args;
     const spawnOptions = file ? { ...options, stdin: file.stdin } : options;
-    return await this.#spawn(address, argv, spawnOptions, async (child, signal) => {
-      // Over SSH, the marker is looked for chunk by chunk as they come, and only what follows
-      // it is kept: no joined copy of the whole answer to search.
-      const after = address.host === undefined ? null : new AfterMarker(this.#ssh!.marker);
-      // Too large an answer stops both readers and the child (see MAX_ANSWER_BYTES).
-      const tooLarge = new AbortController();
-      const both = AbortSignal.any([signal, tooLarge.signal]);
-      const limit = this.#maxAnswerBytes;
-      let raw: [Uint8Array, Uint8Array, Deno.CommandStatus];
-      try {
-        // Not child.output(): that waits for the end of both pipes, which a tmux client hands
-        // to its server; a stopped server holds them open long after the client was killed.
-        raw = await Promise.all([
-          readAll(child.stdout, both, limit, "stdout", after ? (c) => after.push(c) : undefined),
-          readAll(child.stderr, both, Math.ceil(limit / 16), "stderr"),
-          child.status,
-        ]);
-      } catch (error) {
-        if (!(error instanceof AnswerTooLarge)) throw error;
-        tooLarge.abort();
-        try {
-          child.kill("SIGTERM");
-        } catch {
-          // Already exited.
-        }
-        throw tooLargeError(error, address);
-      }
-      const [stdout, rawStderr, status] = raw;
-      if (address.host !== undefined) {
-        const stderr = this.#remoteStderr(address.host, status.code, after!.found, rawStderr);
-        return answer({ code: statusOf(status.code, stderr), stdout, stderr });
-      }
-      const said = new TextDecoder().decode(rawStderr);
-      // A server that refused this user answered nothing, with status 0: every caller that
-      // reads the status must see a failure, or it would take the silence for an empty server.
-      return answer({ code: statusOf(status.code, said), stdout, stderr: said });
-    });
+    return await this.#spawn(
+      address,
+      argv,
+      spawnOptions,
+      async (child, signal) =>
+        answer(
+          await collectAnswer(
+            child,
+            signal,
+            address,
+            this.#maxAnswerBytes,
+            address.host === undefined ? undefined : this.#ssh!.marker,
+          ),
+        ),
+    );
   }
 
   /**
@@ -519,63 +387,13 @@ export class TmuxRunner {
     sink: (chunk: Uint8Array) => void | Promise<void>,
     options: RunOptions = {},
   ): Promise<{ code: number; stderr: string }> {
-    const after = address.host === undefined ? null : new AfterMarker(this.#ssh!.marker);
-    if (after) {
-      const inner = sink;
-      sink = (chunk) => {
-        const rest = after.push(chunk);
-        return rest.length > 0 ? inner(rest) : undefined;
-      };
-    }
-    return await this.#spawn(address, args, options, async (child, signal) => {
-      const stderr = readAll(child.stderr, signal, Math.ceil(this.#maxAnswerBytes / 16), "stderr")
-        .then((raw) =>
-          after
-            ? child.status.then((s) => this.#remoteStderr(address.host!, s.code, after.found, raw))
-            : new TextDecoder().decode(raw)
-        ).catch((error: unknown) => {
-          if (!(error instanceof AnswerTooLarge)) throw error;
-          try {
-            child.kill("SIGTERM");
-          } catch {
-            // Already exited.
-          }
-          throw tooLargeError(error, address);
-        });
-      // Its failure is awaited below; until then it must not count as unhandled.
-      stderr.catch(() => {});
-      // One buffer read into again and again: a fresh chunk per read would leave megabytes of
-      // spent buffers for the garbage collector to notice.
-      const reader = child.stdout.getReader({ mode: "byob" });
-      let buffer = new ArrayBuffer(STREAM_CHUNK_BYTES);
-      // Killed at the timeout, tmux's client may leave its pipe open in a stopped server: stop
-      // reading then, as readAll does.
-      const stop = () => reader.cancel().catch(() => {});
-      signal.addEventListener("abort", stop, { once: true });
-      if (signal.aborted) stop();
-      try {
-        while (true) {
-          const { done, value } = await reader.read(new Uint8Array(buffer));
-          if (done || !value) break;
-          await sink(value);
-          buffer = value.buffer as ArrayBuffer;
-        }
-      } catch (error) {
-        try {
-          child.kill("SIGTERM");
-        } catch {
-          // Already exited.
-        }
-        await reader.cancel().catch(() => {});
-        await Promise.allSettled([child.status, stderr]);
-        throw error;
-      } finally {
-        signal.removeEventListener("abort", stop);
-      }
-      const status = await child.status;
-      const said = await stderr;
-      return { code: statusOf(status.code, said), stderr: said };
-    });
+    const marker = address.host === undefined ? undefined : this.#ssh!.marker;
+    return await this.#spawn(
+      address,
+      args,
+      options,
+      (child, signal) => streamAnswer(child, signal, sink, address, this.#maxAnswerBytes, marker),
+    );
   }
 
   /**
@@ -600,9 +418,9 @@ export class TmuxRunner {
         AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs),
       ];
       if (waiting) waits.push(waiting);
-      await this.#reach(address, AbortSignal.any(waits));
+      await reachHost(this.#ssh, address, AbortSignal.any(waits));
     }
-    const leave = await this.#turn(addressKey(address));
+    const leave = await this.#gates.turn(addressKey(address));
     // Aborted while waiting for a turn: an already-aborted signal would not kill a new child.
     if (this.#closing.signal.aborted || waiting?.aborted) {
       leave();
@@ -626,7 +444,7 @@ export class TmuxRunner {
     };
     try {
       let child: Deno.ChildProcess;
-      const [program, argv, childEnv] = this.#command(address, args);
+      const [program, argv, childEnv] = tmuxCommand(this.binary, this.#ssh, address, args);
       try {
         child = spawnChild(program, {
           args: argv,
@@ -693,22 +511,6 @@ export class TmuxRunner {
       gone();
       leave();
     }
-  }
-
-  /** Waits for a turn to run a process for server `key`; returns what ends the turn. */
-  async #turn(key: string): Promise<() => void> {
-    let entry = this.#gates.get(key);
-    if (!entry) {
-      entry = { gate: new Gate(this.#maxConcurrent), users: 0 };
-      this.#gates.set(key, entry);
-    }
-    const held = entry;
-    held.users++;
-    await held.gate.acquire();
-    return () => {
-      held.gate.release();
-      if (--held.users === 0 && this.#gates.get(key) === held) this.#gates.delete(key);
-    };
   }
 }
 
