@@ -387,7 +387,8 @@ export class TmuxRunner {
     sink: (chunk: Uint8Array) => void | Promise<void>,
     options: RunOptions = {},
   ): Promise<{ code: number; stderr: string }> {
-    const marker = address.host === undefined ? undefined : this.#ssh!.marker;
+    // No hosts at all: #spawn refuses the host as exec does (remote_call.ts).
+    const marker = address.host === undefined ? undefined : this.#ssh?.marker;
     return await this.#spawn(
       address,
       args,

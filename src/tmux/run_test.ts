@@ -180,3 +180,17 @@ Deno.test("runner: a tmux that prints without end is stopped at the answer bound
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("runner: a host named to a runner without --ssh hosts is refused alike by every kind of call", async () => {
+  const runner = new TmuxRunner();
+  const address = { socketName: "x", host: "elsewhere" };
+  const refused = (e: unknown) =>
+    e instanceof TmuxError && e.kind === "failed" &&
+    /not one this server was started with/.test(e.message);
+  try {
+    await assert.rejects(runner.exec(address, ["list-sessions"]), refused);
+    await assert.rejects(runner.stream(address, ["list-sessions"], () => {}), refused);
+  } finally {
+    await runner.close();
+  }
+});
