@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { byteLength, tailLines } from "../src/mcp/bounds.ts";
 import { ToolFailure } from "../src/mcp/errors.ts";
-import { snapshotPaneFrom } from "../src/tools/capture.ts";
+import { snapshotPaneFrom } from "../src/tools/snapshot_pane.ts";
 import {
   lineMatcher,
   MAX_SCROLLBACK_LINES,

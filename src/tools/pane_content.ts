@@ -1,0 +1,113 @@
+/**
+ * Reading a pane's rows for a tool: the refusal that names the panes that exist when the pane
+ * asked for is gone (withPane), and a captured range bounded by lines and bytes with exact
+ * counts and row numbers (readContent, shared by capture_pane and snapshot_pane).
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { type TailCut, tailLines } from "../mcp/bounds.ts";
+import type { TmuxContext } from "../mcp/context.ts";
+import { sample, ToolFailure } from "../mcp/errors.ts";
+import { count, int } from "../mcp/schemas.ts";
+import { captureTail, type LineTail } from "../tmux/capture_tail.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
+import { EMPTY_TAIL, textBound, textBudget } from "./reading_bounds.ts";
+
+/**
+ * Runs `read` and turns tmux's "can't find pane" into a refusal naming the panes that exist:
+ * the pane never existed, or it went away after it was listed.
+ */
+export async function withPane<T>(
+  ctx: TmuxContext,
+  paneId: string,
+  read: () => Promise<T>,
+  goneMessage?: string,
+): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!(error instanceof TmuxError) || error.kind !== "no-target") throw error;
+    const snapshot = await ctx.paneList();
+    ctx.requireRunning(snapshot);
+    if (snapshot.panes.some((p) => p.id === paneId)) throw error;
+    throw new ToolFailure(
+      goneMessage ?? `No pane ${paneId} on ${ctx.socketLabel} (it does not exist, or just closed).`,
+      `Panes: ${sample(snapshot.panes.map((p) => p.id))} — list_panes lists them all.`,
+    );
+  }
+}
+
+/** Fields a pane's bounded content reports besides its text: the range's lines and rows. */
+export const contentOutput = {
+  ...textBound,
+  totalLines: count().describe(
+    "Lines in the range (joined lines with joinWrapped); blank rows below the last written line do not count.",
+  ),
+  complete: z.boolean().describe("Whether text holds every line of the range."),
+  firstLineNumber: int().nullable().describe(
+    "Row number (0 = top of the screen, negative = history) of the first line in text; pass it as start to capture_pane. Null when text is empty.",
+  ),
+};
+
+/** What readContent returns as data: the envelope, the cut text and the range's counts. */
+export type Content<E> = E & TailCut & {
+  totalLines: number;
+  complete: boolean;
+  firstLineNumber: number | null;
+};
+
+/**
+ * Captures and bounds content; `envelope` builds the rest of the result around it. Only the
+ * last `maxLines` lines are read; the lines above them are counted, so every count stays
+ * exact.
+ */
+export async function readContent<E extends Record<string, unknown>>(
+  ctx: TmuxContext,
+  paneId: string,
+  spec: { start?: number; end?: number; joinWrapped?: boolean; escapes?: boolean },
+  maxLines: number,
+  envelope: (capture: LineTail) => E,
+  goneMessage?: string,
+): Promise<{ capture: LineTail; cut: TailCut; data: Content<E> }> {
+  const capture = await withPane(
+    ctx,
+    paneId,
+    () =>
+      captureTail(
+        ctx.runner,
+        ctx.address,
+        paneId,
+        {
+          start: spec.start,
+          end: spec.end,
+          escapes: spec.escapes,
+          joined: spec.joinWrapped,
+        },
+        maxLines,
+        { signal: ctx.signal },
+      ),
+    goneMessage,
+  );
+  const { lines, rowOf } = capture;
+  const before = { lines: capture.skippedLines, bytes: capture.skippedBytes };
+  const totalLines = before.lines + lines.length;
+  const rest = envelope(capture);
+  const shell = {
+    ...rest,
+    ...EMPTY_TAIL,
+    totalLines,
+    complete: true,
+    firstLineNumber: 0,
+  };
+  const cut = tailLines(lines, maxLines, textBudget(ctx, shell), before);
+  const data = {
+    ...rest,
+    ...cut,
+    totalLines,
+    complete: cut.droppedLines === 0 && cut.omittedBytes === 0,
+    firstLineNumber: cut.returnedLines > 0 && rowOf ? rowOf(cut.droppedLines) : null,
+  };
+  return { capture, cut, data };
+}

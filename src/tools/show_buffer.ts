@@ -1,0 +1,94 @@
+/**
+ * show_buffer: a paste buffer's text (by default the newest), bounded as the pane readers'
+ * text is. Registered in capture.ts; the other buffer tools are in buffers.ts.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { tailLines } from "../mcp/bounds.ts";
+import { nameList, ToolFailure } from "../mcp/errors.ts";
+import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
+import { count } from "../mcp/schemas.ts";
+import {
+  decodeBytes,
+  int as intValue,
+  newGuard,
+  parseRecords,
+  recordFormat,
+} from "../tmux/format.ts";
+import { readBufferBytes } from "./buffers.ts";
+import { cutNote, EMPTY_TAIL, textBound, textBudget } from "./reading_bounds.ts";
+
+/** show_buffer. */
+export const showBuffer = defineTool({
+  name: "show_buffer",
+  title: "Show paste buffer",
+  toolset: "inspect",
+  description: "A paste buffer's text (default: the newest).",
+  input: {
+    name: z.string().min(1).max(4096).optional(),
+  },
+  output: {
+    name: z.string(),
+    size: count().describe("The buffer's size in bytes, as tmux counts it."),
+    created: z.string().describe("When it was created (ISO 8601, UTC)."),
+    ...textBound,
+    totalLines: count(),
+    complete: z.boolean(),
+  },
+  annotations: READ_ONLY,
+  async run(args, ctx) {
+    const guard = newGuard();
+    const listed = parseRecords(
+      await ctx.read([
+        "list-buffers",
+        "-F",
+        recordFormat(guard, [
+          "#{buffer_name}",
+          "#{buffer_size}",
+          "#{buffer_created}",
+          "#{pid}",
+        ]),
+      ]),
+      guard,
+      4,
+    );
+    const names = () => `Buffers: ${nameList(listed.map(([n]) => n))}.`;
+    if (listed.length === 0) {
+      throw new ToolFailure(
+        `There are no paste buffers on ${ctx.socketLabel}.`,
+        "Copy mode or load_buffer creates one.",
+      );
+    }
+    // tmux's own default (show-buffer without -b) skips named buffers; the newest of any kind
+    // is what a person means by "the last buffer", and list-buffers lists newest first.
+    const entry = args.name === undefined ? listed[0] : listed.find(([n]) => n === args.name);
+    if (!entry) {
+      throw new ToolFailure(
+        `No paste buffer ${JSON.stringify(args.name)} on ${ctx.socketLabel}.`,
+        names(),
+      );
+    }
+    const [name, size, created, pid] = entry;
+    const bytes = await readBufferBytes(ctx, name, names, intValue(pid));
+    const lines = decodeBytes(bytes).split("\n");
+    const shell = {
+      name,
+      size: intValue(size),
+      created: new Date(intValue(created) * 1000).toISOString(),
+      ...EMPTY_TAIL,
+      totalLines: lines.length,
+      complete: true,
+    };
+    const cut = tailLines(lines, Number.MAX_SAFE_INTEGER, textBudget(ctx, shell));
+    return {
+      data: {
+        ...shell,
+        ...cut,
+        complete: cut.droppedLines === 0 && cut.omittedBytes === 0,
+      },
+      summary: `Buffer ${JSON.stringify(name)}: ${shell.size} bytes.${cutNote(cut)}`,
+    };
+  },
+});
