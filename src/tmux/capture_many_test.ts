@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { RecordingRunner, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { trimRow } from "./capture.ts";
-import { batchRows, chainPanes, readPanes, type RowBatch } from "./capture_many.ts";
+import { chainPanes, readPanes } from "./capture_many.ts";
+import { batchRows, type RowBatch } from "./capture_many_batch.ts";
 import { TmuxRunner } from "./run.ts";
 import { TmuxError } from "./tmux_error.ts";
 

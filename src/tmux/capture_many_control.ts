@@ -1,0 +1,127 @@
+/**
+ * Reading a chain of captures over the control connection, where tmux frames each command's
+ * answer on its own and the whole answer is held at once: each pane's rows in one batch.
+ * capture_many.ts sends a chain this way when what it may print is small enough.
+ *
+ * @module
+ */
+
+import { captureRange, rowArg } from "./capture.ts";
+import { execOverControl } from "./control.ts";
+import { chainArgv, decodeBytes, int } from "./format.ts";
+import type { RunOptions, TmuxRunner } from "./run.ts";
+import type { TmuxError } from "./tmux_error.ts";
+import type { ServerAddress } from "./server_address.ts";
+import { chainFailure, type RowBatch, trimLines } from "./capture_many_batch.ts";
+
+/**
+ * Over the control connection, where tmux frames each command's answer on its own
+ * ({@link ControlResult.ends}): one `capture-pane` per pane, for history behind a
+ * `display-message` of the pane's history size and height in the same chain (tmux runs a chain
+ * in one pass, so both describe the same moment). A screen's rows are numbered from 0 at its
+ * top and need nothing more. Null when the connection cannot carry the chain (then it is read
+ * {@link readFramed}); else, per pane from the first, null once read, and for the pane tmux
+ * stopped at, why (the rest were not read). Each pane's rows go to `take` in one batch.
+ */
+export async function readOverControl(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneIds: readonly string[],
+  historyRows: number,
+  take: (batch: RowBatch) => void | Promise<void>,
+  options: RunOptions,
+  begin: ((paneId: string) => void | Promise<void>) | undefined,
+  how: { joined: boolean; wrapped: Set<string> },
+): Promise<(TmuxError | null)[] | null> {
+  const history = historyRows > 0;
+  // Read joined, the rows a pane has tell whether a line spans several.
+  const described = history || how.joined;
+  const span = { start: history ? -historyRows : undefined };
+  const args = chainArgv(paneIds.flatMap((id) => [
+    ...(described ? [["display-message", "-p", "-t", id, "#{history_size} #{pane_height}"]] : []),
+    [
+      "capture-pane",
+      "-p",
+      ...(how.joined ? ["-J"] : []),
+      "-t",
+      id,
+      ...(history ? ["-S", String(rowArg(-historyRows))] : []),
+    ],
+  ]));
+  const result = await execOverControl(runner, address, args, options);
+  if (result?.ends === undefined) return null;
+  const { stdout, ends } = result;
+  const per = described ? 2 : 1;
+  const failed = ends.at(-1) === -1;
+  if (ends.length > per * paneIds.length || (!failed && ends.length !== per * paneIds.length)) {
+    throw new Error(`tmux answered ${ends.length} commands for ${paneIds.length} panes`);
+  }
+  const results: (TmuxError | null)[] = [];
+  let from = 0;
+  /** The next command's output, or null where tmux refused it. */
+  const next = (k: number): Uint8Array | null => {
+    const end = ends[k];
+    if (end === -1) return null;
+    const bytes = stdout.subarray(from, end);
+    from = end;
+    return bytes;
+  };
+  for (let i = 0; per * i < ends.length; i++) {
+    const paneId = paneIds[i];
+    let top = 0;
+    let expected: number | null = null;
+    if (described) {
+      const state = next(per * i);
+      if (state === null) {
+        results.push(chainFailure(result));
+        break;
+      }
+      const text = decodeBytes(state);
+      const m = /^(\d+) (\d+)\n$/.exec(text);
+      // A pane that closed is described with empty values; its capture then fails.
+      if (!m && text !== " \n") throw new Error(`unexpected state of ${paneId} from tmux`);
+      if (m) {
+        const range = captureRange(span, { historySize: int(m[1]), height: int(m[2]) });
+        top = range.top;
+        expected = range.bottom - range.top + 1;
+      }
+    }
+    const bytes = next(per * i + per - 1);
+    if (bytes === null) {
+      results.push(chainFailure(result));
+      break;
+    }
+    if (described && expected === null) {
+      throw new Error(`tmux printed rows of ${paneId} it did not describe`);
+    }
+    // Every row tmux prints ends with a newline (counted byte by byte: for a whole pane's
+    // rows in one view, twice as fast as a call of indexOf per row).
+    let count = 0;
+    for (let at = 0; at < bytes.length; at++) if (bytes[at] === 0x0a) count++;
+    const whole = bytes.length === 0 || bytes[bytes.length - 1] === 0x0a;
+    if (how.joined && (!whole || count !== expected)) {
+      // A line spans several rows: read again on its own (see readPanes).
+      how.wrapped.add(paneId);
+      await begin?.(paneId);
+      results.push(null);
+      continue;
+    }
+    if (!whole) {
+      throw new Error(`tmux ended ${paneId}'s rows in the middle of one`);
+    }
+    if (expected !== null && count !== expected) {
+      throw new Error(`tmux printed ${count} rows of ${paneId}, not ${expected}`);
+    }
+    await begin?.(paneId);
+    const text = count === 0 ? "" : decodeBytes(bytes.subarray(0, bytes.length - 1));
+    await take({
+      paneId,
+      first: top,
+      count,
+      text: how.joined ? trimLines(text) : text,
+      last: true,
+    });
+    results.push(null);
+  }
+  return results;
+}
