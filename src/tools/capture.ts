@@ -20,13 +20,8 @@ import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { clampRow } from "../tmux/capture.ts";
-import {
-  cutNote,
-  DEFAULT_MAX_LINES,
-  EMPTY_TAIL,
-  maxLinesSchema,
-  plural,
-} from "./reading_bounds.ts";
+import { cutNote, DEFAULT_MAX_LINES, EMPTY_TAIL, maxLinesSchema } from "./reading_bounds.ts";
+import { plural } from "./arguments.ts";
 import { contentOutput, readContent } from "./pane_content.ts";
 import { snapshotPane } from "./snapshot_pane.ts";
 import { captureSinceTool } from "./capture_since.ts";

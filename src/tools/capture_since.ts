@@ -17,10 +17,10 @@ import {
   DEFAULT_MAX_LINES,
   EMPTY_TAIL,
   maxLinesSchema,
-  plural,
   textBound,
   textBudget,
 } from "./reading_bounds.ts";
+import { plural } from "./arguments.ts";
 import { withPane } from "./pane_content.ts";
 
 /** Room for notes capture_since adds once it knows what the bound left out. */

@@ -11,6 +11,7 @@ import { z } from "zod";
 import { jsonBytes, type TailCut, tailLines } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { count } from "../mcp/schemas.ts";
+import { plural } from "./arguments.ts";
 
 /** Lines a reading tool returns unless asked for more: a screenful or a few, not a log. */
 export const DEFAULT_MAX_LINES = 200;
@@ -43,11 +44,6 @@ export function textBudget(ctx: TmuxContext, envelope: unknown): number {
 
 /** A cut of no lines: the text fields of a result's envelope, measured before the text is cut. */
 export const EMPTY_TAIL: TailCut = tailLines([], 0, 0);
-
-/** `n word`, with an s unless n is 1: the counts in summaries and notes. */
-export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
 
 /** The summary's note of the earlier lines a cut left out; empty when it left none. */
 export function cutNote(cut: TailCut): string {

@@ -19,7 +19,8 @@ import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { count, int, metadataBound, paneIdSchema, panePlacementSchema } from "../mcp/schemas.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
-import { cutNote, DEFAULT_MAX_LINES, maxLinesSchema, plural } from "./reading_bounds.ts";
+import { cutNote, DEFAULT_MAX_LINES, maxLinesSchema } from "./reading_bounds.ts";
+import { plural } from "./arguments.ts";
 import { contentOutput, readContent } from "./pane_content.ts";
 
 const snapshotOutput = {
