@@ -40,6 +40,13 @@ export interface PaneProbe {
   readonly height: number;
   /** `history_limit`: at it tmux drops the oldest tenth of the history. */
   readonly historyLimit: number;
+  /**
+   * `scroll_region_upper` and `scroll_region_lower`: the screen rows a scroll moves (a program
+   * that keeps a header or a status line sets them). tmux moves the region's top row into the
+   * history and leaves the rows outside it where they are on the screen.
+   */
+  readonly regionUpper: number;
+  readonly regionLower: number;
   /** `alternate_on`: the screen shown keeps no history (what scrolls off it is gone). */
   readonly alternateScreen: boolean;
   /** `pane_input_off` (`select-pane -d`): tmux drops every key and paste sent to the pane. */
@@ -76,6 +83,8 @@ export const PROBE_FIELDS = [
   "#{pane_input_off}",
   "#{start_time}",
   "#{pane_height}",
+  "#{scroll_region_upper}",
+  "#{scroll_region_lower}",
 ];
 
 /** The probe of a pane that is not there. */
@@ -90,6 +99,8 @@ export const GONE: PaneProbe = {
   command: "",
   width: 0,
   height: 0,
+  regionUpper: 0,
+  regionLower: 0,
   historyLimit: 0,
   alternateScreen: false,
   inputOff: false,
@@ -224,6 +235,8 @@ function toProbe(r: readonly string[]): PaneProbe {
     command: r[7],
     width: Number(r[8]) || 0,
     height: Number(r[14]) || 0,
+    regionUpper: Number(r[15]) || 0,
+    regionLower: Number(r[16]) || 0,
     historyLimit: Number(r[9]) || 0,
     serverPid: Number(r[10]) || 0,
     alternateScreen: flag(r[11]),

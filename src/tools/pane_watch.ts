@@ -153,13 +153,16 @@ export class PaneWatch {
       const still = after !== undefined && after.exists &&
         after.historySize === probe.historySize && after.width === probe.width &&
         after.cursorX === probe.cursorX && after.cursorY === probe.cursorY;
-      const rows = still && split !== -1
+      if (split !== -1) read.keepScreen(trimTrailingBlank(screenLines(joined)));
+      // Under a scroll region below a header or above a status line, the rows from the start
+      // on are not the screen's from its row on: read apart (the fixed rows too, moved or not).
+      const rows = still && split !== -1 && !read.regionRows
         ? rowsFrom(screenLines(joined), screenLines(raw), probe.cursorY)
         : null;
       if (rows) read.keepBaseline(trimTrailingBlank(rows));
       // The pane wrote in between: no baseline (the start row is cut at the cursor). Rows that
       // did not add up: read from the start's row, kept if the pane has not moved since.
-      else if (still) await read.readBaseline();
+      else if (still || read.regionRows) await read.readBaseline();
       watch.#checkAt = performance.now() + (watch.transport === "control" ? CHECK_MS : POLL_MS);
       return watch;
     } catch (error) {

@@ -16,7 +16,7 @@
  */
 
 import type { TmuxContext } from "../mcp/context.ts";
-import { clampRow, rowArg, trimRow } from "../tmux/capture.ts";
+import { rowArg, trimRow } from "../tmux/capture.ts";
 import { newGuard } from "../tmux/format.ts";
 import { type PaneProbe, probeWith } from "./pane_probe.ts";
 import {
@@ -30,6 +30,18 @@ import {
   writtenRows,
 } from "./captured_rows.ts";
 import { cellIndex } from "./cell_width.ts";
+import {
+  cursorAt,
+  fixedCaptures,
+  fixedMarks,
+  hasFixedRows,
+  sameSpan,
+  type Span,
+  spanCapture,
+  spanEnd,
+  spanOf,
+  spanRow,
+} from "./watch_span.ts";
 
 /**
  * Rows one read captures at most (as many as a `since` cursor's rows a wait reads): more
@@ -90,17 +102,21 @@ function partialRows(
 }
 
 /**
- * The captures {@link partialRows} reads, after a capture from screen row `rel` (marks "P" and
- * "R").
+ * The captures {@link partialRows} reads, after a capture from row `rel` of the span `s`
+ * (marks "P" and "R").
  */
-function partialCaptures(paneId: string, guard: string, rel: number): string[] {
+function partialCaptures(paneId: string, guard: string, rel: number, s: Span): string[] {
   return [
     ...[";", "display-message", "-p", guard + "P"],
-    ...[";", "capture-pane", "-p", "-J", "-t", paneId, "-S", String(rowArg(rel - 1))],
-    ...["-E", String(rel)],
+    ...[";", ...spanCapture(paneId, ["-J"], rel - 1, rel, s)],
     ...[";", "display-message", "-p", guard + "R"],
-    ...[";", "capture-pane", "-p", "-N", "-t", paneId, "-S", String(rel)],
+    ...[";", ...spanCapture(paneId, ["-N"], rel, null, s)],
   ];
+}
+
+/** The fixed rows a read printed (see {@link fixedCaptures}), those above the span first. */
+function fixedLines(out: Map<string, string>): string[] {
+  return [...screenLines(out.get("H") ?? ""), ...screenLines(out.get("F") ?? "")];
 }
 
 /**
@@ -125,6 +141,11 @@ function cursorLine(
   // A line the read begins inside of is not whole.
   if (at.index === 0 && at.offset > 0 && above === LINE_ROWS) return null;
   return joined[at.index] ?? null;
+}
+
+/** A row told whole: none of it was seen before. */
+function wholeRow(line: string): WrittenRow {
+  return { text: trimRow(line), line, from: 0, shown: trimRow(line) };
 }
 
 /** What one read found. */
@@ -158,12 +179,16 @@ interface Part {
   readonly lines: string[];
   /** The first line (its index in `lines`, and its row) that was not yet whole in the history. */
   readonly next: { readonly index: number; readonly row: number } | null;
+  /** The fixed rows (see watch_span.ts) as read; null when the span is the whole screen. */
+  readonly fixed: string[] | null;
 }
 
 /**
  * The rows of one pane a watch reads, from the start row on, and what it last read of them.
  * Rows are numbered from the top of the history (see capture.ts), which holds until tmux
- * trims the history, it is cleared, or the width changes (the rows reflow).
+ * trims the history, it is cleared, or the width changes (the rows reflow). Under a scroll
+ * region below a header or above a status line, the history and the region's rows are
+ * numbered, and the rows outside it compared by their place on the screen (watch_span.ts).
  */
 export class WatchedRows {
   /** Rows written during the watch that were never read (more than {@link READ_ROWS} at once). */
@@ -176,6 +201,22 @@ export class WatchedRows {
   readonly #rows: boolean;
   #startAbs: number;
   #startX: number;
+  /** The rows numbered after the history (the whole screen, or a scroll region's). */
+  #span: Span;
+  /**
+   * The rows outside the span (a header, a status line) as last read, and as they stood when
+   * first read: null while the span is the whole screen (or before they were read).
+   */
+  #lastFixed: string[] | null = null;
+  #baseFixed: string[] | null = null;
+  /** The screen's lines at the start: a read that compares by content above the start knows them. */
+  #screen: string[] = [];
+  /**
+   * The span changed (a program set a scroll region, or gave the whole screen back): the rows
+   * after the history are numbered otherwise, and the next read (see #rebaseAt) reads them all
+   * and compares them by content.
+   */
+  #wide = false;
   #lastHistory: number;
   #lastWidth: number;
   #lastHeight: number;
@@ -217,13 +258,29 @@ export class WatchedRows {
     this.#paneId = paneId;
     this.#start = start;
     this.#rows = rows;
-    this.#startAbs = start.historySize + start.cursorY;
-    this.#startX = start.cursorX;
+    this.#span = spanOf(start);
+    const cursor = cursorAt(start, this.#span);
+    this.#startAbs = cursor.row;
+    this.#startX = cursor.x;
     this.#lastHistory = start.historySize;
     this.#lastWidth = start.width;
     this.#lastHeight = start.height;
     this.#anchorRow = this.#startAbs;
-    this.#lastBottom = start.historySize + start.height - 1;
+    this.#lastBottom = spanEnd(start, this.#span) - 1;
+  }
+
+  /**
+   * Whether rows lie outside the span at the start (a scroll region below a header or above a
+   * status line): the screen's rows from the start's on are then not the rows from its row on,
+   * and the baseline is read with {@link WatchedRows.readBaseline}.
+   */
+  get regionRows(): boolean {
+    return hasFixedRows(this.#span);
+  }
+
+  /** Keeps the screen's lines at the start (see #screen). */
+  keepScreen(lines: string[]): void {
+    this.#screen = lines;
   }
 
   /** The region as last read (what a pane gone showed last). */
@@ -246,12 +303,19 @@ export class WatchedRows {
    */
   async readBaseline(): Promise<void> {
     const start = this.#start;
-    const { probe, lines } = await probeWith(this.#ctx, this.#paneId, [
-      ...["capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(start.cursorY)],
+    const s = this.#span;
+    const guard = newGuard();
+    const { probe, text } = await probeWith(this.#ctx, this.#paneId, [
+      ...spanCapture(this.#paneId, ["-J"], this.#startAbs - start.historySize, null, s),
+      ...fixedCaptures(this.#paneId, guard, s),
     ], start);
-    const still = probe.exists && probe.historySize === start.historySize &&
-      probe.cursorX === start.cursorX && probe.cursorY === start.cursorY;
-    if (still) this.keepBaseline(lines);
+    const out = splitMarked(text, guard, fixedMarks(s));
+    if (!probe.exists || out === null) return;
+    // The fixed rows as they read now are taken as they were (what changed between is missed).
+    if (hasFixedRows(s)) this.#lastFixed = this.#baseFixed = fixedLines(out);
+    const still = probe.historySize === start.historySize && probe.cursorX === start.cursorX &&
+      probe.cursorY === start.cursorY && sameSpan(spanOf(probe), s);
+    if (still) this.keepBaseline(trimTrailingBlank(screenLines(out.get("")!)));
   }
 
   /** Reads the rows that may have changed since the last read; what was written since. */
@@ -266,12 +330,39 @@ export class WatchedRows {
       const rows = this.#rows
         ? [
           ...first ? [first] : [],
-          ...fresh.map((line) => ({ text: trimRow(line), line, from: 0, shown: trimRow(line) })),
+          ...fresh.map(wholeRow),
         ]
         : undefined;
       return { probe, lines: rows ? rows.map((r) => r.shown) : fresh, rows };
     }
     if ("again" in part) return { probe: part.probe, lines: [], again: true };
+    const fixed = part.fixed === null ? [] : this.#fixedChanged(part.fixed);
+    const spanRead = await this.#spanChanged(part);
+    if (fixed.length === 0) return spanRead;
+    // The fixed rows changed (a header drawn again): told before the span's rows.
+    const rows = [...fixed, ...spanRead.rows ?? spanRead.lines.map(wholeRow)];
+    return {
+      probe: part.probe,
+      lines: rows.map((r) => r.shown),
+      rows: this.#rows ? rows : undefined,
+    };
+  }
+
+  /** What of the fixed rows changed since the last read (see watch_span.ts), whole. */
+  #fixedChanged(now: string[]): WrittenRow[] {
+    const last = this.#lastFixed;
+    this.#lastFixed = now;
+    // Not read before (the span changed meanwhile: the read that does tells them).
+    if (last === null) {
+      this.#baseFixed = now;
+      return [];
+    }
+    // Numbered from 1: the start row's rules (its cursor, its part shown) are not theirs.
+    return changedRows(this.#baseFixed && ["", ...this.#baseFixed], now, last, 0, 1);
+  }
+
+  /** What of the span's rows a read tells (see {@link WatchedRows.read}). */
+  async #spanChanged(part: Part): Promise<RowsRead> {
     const { probe, at, lines } = part;
     const old = this.#lastRegion;
     // Nothing at all from the start on (a cleared screen): the last read is kept.
@@ -331,6 +422,13 @@ export class WatchedRows {
       this.#rebase = true;
       this.#reflowed = true;
     }
+    const span = spanOf(now);
+    if (!sameSpan(span, this.#span)) {
+      // The rows after the history are numbered otherwise from now on.
+      this.#rebase = true;
+      this.#wide = true;
+    }
+    this.#span = span;
   }
 
   /**
@@ -356,7 +454,9 @@ export class WatchedRows {
      */
     let whole = false;
     for (let attempt = 0; attempt < READ_TRIES; attempt++) {
-      const end = plan.historySize + plan.height;
+      // Planned on the span `plan` saw; a read that saw another is read again (see #moved).
+      const s = this.#span;
+      const end = spanEnd(plan, s);
       let top = this.#anchorRow - this.#slack;
       const skip = end - this.#anchorRow > READ_ROWS;
       if (skip) {
@@ -373,25 +473,27 @@ export class WatchedRows {
       const rel = rowArg(top - plan.historySize);
       const guard = newGuard();
       const marks: string[] = [];
-      const after = ["capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(rel)];
-      const then = (mark: string, ...capture: string[]) => {
+      const after = spanCapture(this.#paneId, ["-J"], rel, null, s);
+      const then = (mark: string, flags: string, from: number, to: number | null) => {
         marks.push(mark);
         after.push(";", "display-message", "-p", guard + mark);
-        after.push(";", "capture-pane", "-p", "-t", this.#paneId, ...capture);
+        after.push(";", ...spanCapture(this.#paneId, [flags], from, to, s));
       };
-      if (cut) {
-        const below = whole ? [] : ["-E", String(rowArg(this.#anchorRow - plan.historySize))];
-        then("N", "-N", "-S", String(rel), ...below);
-      }
+      if (cut) then("N", "-N", rel, whole ? null : rowArg(this.#anchorRow - plan.historySize));
       if (advance) {
-        then("W", "-J", "-S", "-1", "-E", "0");
-        then("S", "-J", "-S", "0");
+        // Whether the history's last row wraps (into the screen's first: joined, one line).
+        marks.push("W");
+        after.push(";", "display-message", "-p", guard + "W");
+        after.push(";", "capture-pane", "-p", "-J", "-t", this.#paneId, "-S", "-1", "-E", "0");
+        then("S", "-J", 0, null);
       }
       if (skip) {
         // The read may begin inside a wrapped line: whether it does, and its rows.
         marks.push("P", "R");
-        after.push(...partialCaptures(this.#paneId, guard, rel));
+        after.push(...partialCaptures(this.#paneId, guard, rel, s));
       }
+      after.push(...fixedCaptures(this.#paneId, guard, s));
+      marks.push(...fixedMarks(s));
       const { probe, text } = await probeWith(this.#ctx, this.#paneId, after, this.#start);
       if (!probe.exists) return { probe, again: true };
       this.#moved(probe);
@@ -403,7 +505,9 @@ export class WatchedRows {
       if (out === null) continue;
       let joined = screenLines(out.get("")!);
       // Where tmux began, now that the pane's state at the read is known.
-      let first = probe.historySize + clampRow(rel, probe.historySize, probe.height);
+      // The span the read saw: numbered as `s` (else #moved rebased), its height may differ.
+      const sr = this.#span;
+      let first = spanRow(rel, probe, sr);
       if (skip) {
         // A line begun above the read is not read: its end alone would be told as a line (and
         // match what the line does not begin with). Its rows are counted with the others.
@@ -435,7 +539,7 @@ export class WatchedRows {
       if (y > 0) {
         const raw = screenLines(out.get("N") ?? "");
         if (whole) {
-          if (raw.length !== probe.historySize + probe.height - first) continue;
+          if (raw.length !== spanEnd(probe, sr) - first) continue;
           const found = rowsFrom(joined, raw, y);
           if (found === null) continue;
           lines = found;
@@ -460,8 +564,9 @@ export class WatchedRows {
           next = { index, row: probe.historySize };
         }
       }
-      this.#lastBottom = probe.historySize + probe.height - 1;
-      return { probe, at: this.#anchorIndex, lines: trimTrailingBlank(lines), next };
+      this.#lastBottom = spanEnd(probe, sr) - 1;
+      const fixed = hasFixedRows(sr) ? fixedLines(out) : null;
+      return { probe, at: this.#anchorIndex, lines: trimTrailingBlank(lines), next, fixed };
     }
     return { probe: plan, again: true };
   }
@@ -475,8 +580,16 @@ export class WatchedRows {
    * not move between the probe and this read (else read again next time).
    */
   async #rebaseAt(now: PaneProbe): Promise<Rebased> {
-    const start = this.#reflowed ? now.historySize + now.cursorY : this.#startAbs;
-    let top = Math.max(start, now.historySize + now.height - READ_ROWS);
+    const s = this.#span;
+    const cursor = cursorAt(now, s);
+    // After the span changed, from its first row at least: its rows are numbered otherwise.
+    const wide = this.#wide && !this.#reflowed;
+    const start = this.#reflowed
+      ? cursor.row
+      : wide
+      ? Math.min(this.#startAbs, now.historySize)
+      : this.#startAbs;
+    let top = Math.max(start, spanEnd(now, s) - READ_ROWS);
     const rel = rowArg(top - now.historySize);
     // Cut short at the rows a read takes, the read may begin inside a wrapped line.
     const cut = top > start && top > 0;
@@ -486,20 +599,20 @@ export class WatchedRows {
     const above = this.#reflowed && this.#rows && !cut ? Math.min(start, LINE_ROWS) : 0;
     const lineCaptures = above === 0 ? [] : [
       ...[";", "display-message", "-p", guard + "L"],
-      ...[";", "capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(rel - above)],
+      ...[";", ...spanCapture(this.#paneId, ["-J"], rel - above, null, s)],
       ...[";", "display-message", "-p", guard + "M"],
-      ...[";", "capture-pane", "-p", "-t", this.#paneId, "-N", "-S", String(rel - above)],
-      ...["-E", String(rel - 1)],
+      ...[";", ...spanCapture(this.#paneId, ["-N"], rel - above, rel - 1, s)],
     ];
     const { probe, text } = await probeWith(this.#ctx, this.#paneId, [
-      ...["capture-pane", "-p", "-J", "-t", this.#paneId, "-S", String(rel)],
-      ...(cut ? partialCaptures(this.#paneId, guard, rel) : []),
+      ...spanCapture(this.#paneId, ["-J"], rel, null, s),
+      ...(cut ? partialCaptures(this.#paneId, guard, rel, s) : []),
       ...lineCaptures,
+      ...fixedCaptures(this.#paneId, guard, s),
     ], this.#start);
     const out = splitMarked(
       text,
       guard,
-      [...cut ? ["P", "R"] : [], ...above > 0 ? ["L", "M"] : []],
+      [...cut ? ["P", "R"] : [], ...above > 0 ? ["L", "M"] : [], ...fixedMarks(s)],
     );
     let lines = trimTrailingBlank(screenLines(out?.get("") ?? ""));
     // A line begun above the read is left out (see partialRows), its rows counted as skipped.
@@ -513,7 +626,15 @@ export class WatchedRows {
       lines = lines.slice(1);
       top += partial;
     }
-    const seen = new Set([...this.#lastRegion, ...(this.#baseline ?? [])]);
+    const fixed = out !== null && hasFixedRows(s) ? fixedLines(out) : null;
+    // Read from above the start: what the screen showed then was there before.
+    const seen = new Set([
+      ...this.#lastRegion,
+      ...(this.#baseline ?? []),
+      ...(this.#lastFixed ?? []),
+      ...(this.#baseFixed ?? []),
+      ...top < this.#startAbs ? this.#screen : [],
+    ]);
     const changed = lines.join("\n") !== this.#lastRegion.join("\n");
     // After a reflow the first line is read from the cursor's row: the end of a line that may
     // have begun above it, cut elsewhere than any read before. Only what it holds past the
@@ -535,20 +656,27 @@ export class WatchedRows {
         first = { text, line, from: at, shown: text.slice(at) };
       }
     }
-    const fresh = !changed
-      ? []
-      : this.#rows
-      ? lines.slice(from).filter((line) => trimRow(line) !== "" && !seen.has(line))
-      : lines;
+    const unseen = (line: string) => trimRow(line) !== "" && !seen.has(line);
+    const fresh = [
+      // Fixed rows not seen before: a header drawn since, or rows left outside a region set.
+      ...(fixed ?? []).filter((line, i) => line !== this.#lastFixed?.[i] && unseen(line)),
+      ...!changed ? [] : this.#rows ? lines.slice(from).filter(unseen) : lines,
+    ];
+    this.#lastFixed = this.#baseFixed = fixed;
     this.#lastRegion = [...lines];
     this.#lastKnown = true;
     const still = probe.exists && probe.historySize === now.historySize &&
-      probe.cursorX === now.cursorX && probe.cursorY === now.cursorY && probe.width === now.width;
+      probe.cursorX === now.cursorX && probe.cursorY === now.cursorY &&
+      probe.width === now.width && sameSpan(spanOf(probe), s);
     if (still) {
       this.#rebase = false;
+      if (wide) {
+        this.#wide = false;
+        this.#startX = top === cursor.row ? cursor.x : 0;
+      }
       if (this.#reflowed) {
         this.#reflowed = false;
-        this.#startX = now.cursorX;
+        this.#startX = cursor.x;
       }
       if (top > start) {
         // Rows written since the last read that this read left out.
@@ -559,7 +687,7 @@ export class WatchedRows {
       this.#baseline = lines;
       this.#anchorRow = top;
       this.#anchorIndex = 0;
-      this.#lastBottom = now.historySize + now.height - 1;
+      this.#lastBottom = spanEnd(now, s) - 1;
     }
     return { probe, fresh, first };
   }

@@ -66,6 +66,9 @@ export async function withWatched(
     await tty.write(setup);
     const start = await probePane(ctx, p);
     const watched = new WatchedRows(ctx, p, start, true);
+    const screen = (await t.tmux("capture-pane", "-p", "-J", "-t", p)).split("\n");
+    while (screen.length > 0 && screen[screen.length - 1].trim() === "") screen.pop();
+    watched.keepScreen(screen);
     await watched.readBaseline();
     const all = async () => {
       const history = Number(await t.tmux("display-message", "-p", "-t", p, "#{history_size}"));

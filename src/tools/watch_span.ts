@@ -1,0 +1,128 @@
+/**
+ * Which of a pane's rows a watch numbers (watch_rows.ts), and the captures that read them.
+ *
+ * A watch numbers rows from the top of the history: output scrolls the screen's top row into
+ * the history, and every row keeps its number. Under a scroll region that is not the whole
+ * screen (a program that keeps a header or a status line: `ESC[3;24r`) that no longer holds.
+ * tmux moves the region's top row to the end of the history (grid_scroll_history_region),
+ * above the rows over the region, and leaves the rows outside the region where they are on
+ * the screen: counted from the top of the history, a header moves down by a row at each
+ * scroll (and its old number then holds a line the region wrote), and a row scrolled into the
+ * history lands above rows the watch had read after it. So under such a region a watch numbers
+ * the history, then the region's rows only: those keep their numbers as the history grows, as
+ * a whole screen's do. The rows outside the region (its fixed rows) are compared by their place
+ * on the screen. The alternate screen keeps no history: there no row moves, whatever the region.
+ *
+ * @module
+ */
+
+import { clampRow, rowArg } from "../tmux/capture.ts";
+import type { PaneProbe } from "./pane_probe.ts";
+
+/** The screen rows a watch numbers after the history: a scroll region's, or the whole screen. */
+export interface Span {
+  /** The region's first screen row. */
+  readonly upper: number;
+  /** Its last. */
+  readonly lower: number;
+  /** The screen's rows. */
+  readonly height: number;
+}
+
+/** The rows a watch numbers on the pane a probe saw. */
+export function spanOf(p: PaneProbe): Span {
+  const region = !p.alternateScreen && p.regionLower < p.height && p.regionUpper < p.regionLower &&
+    (p.regionUpper > 0 || p.regionLower < p.height - 1);
+  return region
+    ? { upper: p.regionUpper, lower: p.regionLower, height: p.height }
+    : { upper: 0, lower: p.height - 1, height: p.height };
+}
+
+/** Whether rows lie outside the span (a header or a status line stays on the screen). */
+export function hasFixedRows(s: Span): boolean {
+  return s.upper > 0 || s.lower < s.height - 1;
+}
+
+/**
+ * Whether two spans number the rows alike. The whole screen does whatever its height (rows
+ * taken back from the history onto a taller screen keep their numbers).
+ */
+export function sameSpan(a: Span, b: Span): boolean {
+  if (!hasFixedRows(a) && !hasFixedRows(b)) return true;
+  return a.upper === b.upper && a.lower === b.lower && a.height === b.height;
+}
+
+/** The number just past the last row the watch numbers: the history, then the span's rows. */
+export function spanEnd(p: PaneProbe, s: Span): number {
+  return p.historySize + s.lower - s.upper + 1;
+}
+
+/**
+ * The number of the cursor's row, and its column; outside the span (in a header or a status
+ * line), the span's first row from its start: what the program writes there is the fixed rows'.
+ */
+export function cursorAt(p: PaneProbe, s: Span): { row: number; x: number } {
+  const y = p.cursorY;
+  return y >= s.upper && y <= s.lower
+    ? { row: p.historySize + y - s.upper, x: p.cursorX }
+    : { row: p.historySize, x: 0 };
+}
+
+/**
+ * The row a capture from `rel` begins at, by the watch's numbers: rows from `rel` on, counted
+ * from the span's first (negative: the history), as tmux clamps them.
+ */
+export function spanRow(rel: number, p: PaneProbe, s: Span): number {
+  const n = rowArg(rel);
+  return n < 0
+    ? p.historySize + clampRow(n, p.historySize, p.height)
+    : p.historySize + Math.min(n, s.lower - s.upper);
+}
+
+/**
+ * The tmux commands (`;` between them) that print the rows `from` to `to` (null: to the span's
+ * end) as one capture from the first to the last would, were the rows the watch numbers one
+ * after the other on the screen: counted from the span's first row, negative in the history.
+ * Under a region below fixed rows, two captures, the history's and the region's: their output
+ * joined is the one capture's (with -J a history row that wraps ends without its newline, so
+ * the region's row that goes on with it follows on the same line). Else one, the capture the
+ * watch always made.
+ */
+export function spanCapture(
+  paneId: string,
+  flags: readonly string[],
+  from: number,
+  to: number | null,
+  s: Span,
+): string[] {
+  const capture = (a: number, b: number | null) => [
+    ...["capture-pane", "-p", ...flags, "-t", paneId, "-S", String(rowArg(a))],
+    ...b === null ? [] : ["-E", String(rowArg(b))],
+  ];
+  const last = to ?? s.lower - s.upper;
+  if (s.upper === 0) return capture(from, to === null && s.lower === s.height - 1 ? null : last);
+  if (from >= 0) return capture(from + s.upper, last + s.upper);
+  if (last < 0) return capture(from, last);
+  return [...capture(from, -1), ";", ...capture(s.upper, last + s.upper)];
+}
+
+/**
+ * The commands that print the fixed rows (see {@link hasFixedRows}), those above the span
+ * after mark "H" and those below it after mark "F" (with `guard`): none for the whole screen.
+ */
+export function fixedCaptures(paneId: string, guard: string, s: Span): string[] {
+  const out: string[] = [];
+  const rows = (mark: string, a: number, b: number) =>
+    out.push(
+      ...[";", "display-message", "-p", guard + mark],
+      ...[";", "capture-pane", "-p", "-J", "-t", paneId, "-S", String(a), "-E", String(b)],
+    );
+  if (s.upper > 0) rows("H", 0, s.upper - 1);
+  if (s.lower < s.height - 1) rows("F", s.lower + 1, s.height - 1);
+  return out;
+}
+
+/** The marks {@link fixedCaptures} prints, in order. */
+export function fixedMarks(s: Span): string[] {
+  return [...s.upper > 0 ? ["H"] : [], ...s.lower < s.height - 1 ? ["F"] : []];
+}

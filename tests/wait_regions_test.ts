@@ -1,0 +1,84 @@
+/**
+ * A watch's rows where their numbers do not follow the output: a scroll region below a fixed
+ * header (tmux moves the region's top row into the history, above the header), a history of
+ * no rows (what scrolls off the top is gone, and the history size says nothing), and a history
+ * cleared or trimmed back to the size it had. What the pane showed before is never told as
+ * written, and what it wrote is told.
+ */
+
+import assert from "node:assert/strict";
+import { type Watched, withWatched } from "./helpers/watched.ts";
+
+/** What reads of the watch tell, in order, until one tells nothing. */
+async function shown(w: Watched): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const read = await w.watched.read();
+    if (read.again) continue;
+    const rows = (read.rows ?? []).map((r) => r.shown);
+    if (rows.length === 0) break;
+    out.push(...rows);
+  }
+  return out;
+}
+
+/** `line 1` to `line n`, each ended by CR LF. */
+function numbered(from: number, to: number): string {
+  let s = "";
+  for (let i = from; i <= to; i++) s += `line ${i}\r\n`;
+  return s;
+}
+
+/** The lines `line from` to `line to`. */
+function expected(from: number, to: number): string[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
+}
+
+// The pane is 30 x 8: a header of two rows, then a scroll region of rows 3 to 8.
+const HEADER = "HEAD-ONE\r\nHEAD-TWO\r\n\x1b[3;8r";
+
+Deno.test("under a scroll region below a header, the header is never told and every line is", async () => {
+  // The cursor at the region's last row, and at its first.
+  for (const at of ["\x1b[8;1H", "\x1b[3;1H"]) {
+    await withWatched(HEADER + at, async (_t, w) => {
+      await w.write(numbered(1, 3));
+      const first = await shown(w);
+      await w.write(numbered(4, 15));
+      const all = [...first, ...await shown(w)];
+      assert.ok(!all.some((s) => s.includes("HEAD")), JSON.stringify(all));
+      assert.deepEqual(all, expected(1, 15), JSON.stringify(at));
+    });
+  }
+});
+
+Deno.test("under a scroll region, a burst longer than the screen between two reads is told whole", async () => {
+  await withWatched(HEADER + "\x1b[8;1H", async (_t, w) => {
+    await w.write(numbered(1, 30));
+    assert.deepEqual(await shown(w), expected(1, 30));
+  });
+});
+
+Deno.test("under a scroll region above a status line, the status line is never told", async () => {
+  // Rows 1 to 6 scroll; rows 7 and 8 hold a status line.
+  const setup = "\x1b[7;1HSTATUS-LINE\x1b[1;6r\x1b[6;1H";
+  await withWatched(setup, async (_t, w) => {
+    await w.write(numbered(1, 4));
+    const first = await shown(w);
+    await w.write(numbered(5, 12));
+    const all = [...first, ...await shown(w)];
+    assert.deepEqual(all, expected(1, 12));
+  });
+});
+
+Deno.test("a header changed under a scroll region is told; the region given back, only what is written next is", async () => {
+  await withWatched(HEADER + "\x1b[8;1H", async (_t, w) => {
+    await w.write(numbered(1, 9));
+    assert.deepEqual(await shown(w), expected(1, 9));
+    // The program draws its header again, changed, and goes back to the region.
+    await w.write("\x1b7\x1b[1;1HHEAD-NEW\x1b[K\x1b8");
+    assert.deepEqual(await shown(w), ["HEAD-NEW"]);
+    // It ends: the whole screen scrolls again, and it prints its last line.
+    await w.write("\x1b[r\x1b[8;1H\r\nDONE\r\n");
+    assert.deepEqual(await shown(w), ["DONE"]);
+  });
+});
