@@ -7,7 +7,10 @@
  */
 
 import assert from "node:assert/strict";
-import { type Watched, withWatched } from "./helpers/watched.ts";
+import { controlFor } from "../src/tmux/control.ts";
+import { withTmux } from "./helpers/mcp.ts";
+import { waitFor } from "./helpers/tmux.ts";
+import { quietPane, type Server, type Watched, withWatched } from "./helpers/watched.ts";
 
 /** What reads of the watch tell, in order, until one tells nothing. */
 async function shown(w: Watched): Promise<string[]> {
@@ -47,6 +50,7 @@ Deno.test("under a scroll region below a header, the header is never told and ev
       const all = [...first, ...await shown(w)];
       assert.ok(!all.some((s) => s.includes("HEAD")), JSON.stringify(all));
       assert.deepEqual(all, expected(1, 15), JSON.stringify(at));
+      assert.equal(w.watched.movedUnseen, null, "rows that moved were followed");
     });
   }
 });
@@ -81,4 +85,90 @@ Deno.test("a header changed under a scroll region is told; the region given back
     await w.write("\x1b[r\x1b[8;1H\r\nDONE\r\n");
     assert.deepEqual(await shown(w), ["DONE"]);
   });
+});
+
+Deno.test("wait_for_text under a scroll region: a header that moved is not matched, a line scrolled into the history is", async () => {
+  await withTmux(
+    async (t: Server, c) => {
+      const p = t.ids.paneId;
+      const tty = await quietPane(t, p);
+      // A 24-row screen: the region is rows 3 to 24.
+    await tty.write("HEAD-ONE\r\nHEAD-TWO\r\n\x1b[3;24r\x1b[24;1H");
+      const waiting = c.ok<{ outcome: string; lines: string[] }>("wait_for_text", {
+        paneId: p,
+        patterns: ["HEAD", "line 2$"],
+        regex: true,
+      });
+      const hub = controlFor(c.server.runner, { socketName: t.socket });
+      await waitFor(() => hub.watchers >= 1, "the wait to subscribe");
+      // Line 2 is in the history, above the header, before any read can see it.
+      await tty.write(numbered(1, 40));
+      const result = await waiting;
+      assert.equal(result.outcome, "matched");
+      assert.deepEqual(result.lines, ["line 2"]);
+    },
+    {},
+    { noChildLeft: true },
+  );
+});
+
+/**
+ * Not closed yet (the three tests below fail): where the rows moved by a number the history
+ * size does not tell, a read would have to find the rows it read before by their text, and
+ * rows above the start that were in the history then (never read) would pass for new. What a
+ * wait says meanwhile is pinned by the test after them.
+ */
+/** Set to run the tests of what is not closed yet. */
+const OPEN = !Deno.env.get("TMUX_MCP_OPEN_GAPS");
+
+Deno.test("a pane with a history of fewer than 20 rows, full: the watch says rows may have moved unread", async () => {
+  await withWatched(numbered(101, 107), async (_t, w) => {
+    await w.write("line 1\r\n");
+    await shown(w);
+    assert.equal(w.watched.movedUnseen, 0);
+  }, { historyLimit: 0, skips: true });
+});
+
+Deno.test({
+  name: "with history-limit 0, a line printed on the bottom row is told after it scrolled off it",
+  ignore: OPEN,
+  fn: async () => {
+    // Seven lines: the cursor on the screen's last row.
+    await withWatched(numbered(101, 107), async (_t, w) => {
+      await w.write("line 1\r\n");
+      assert.deepEqual(await shown(w), ["line 1"]);
+      await w.write(numbered(2, 4));
+      assert.deepEqual(await shown(w), expected(2, 4));
+      // More than the screen at once: those still on it are told.
+      await w.write(numbered(5, 20));
+      assert.deepEqual(await shown(w), expected(13, 20));
+    }, { historyLimit: 0, skips: true });
+  },
+});
+
+Deno.test({
+  name: "ESC[3J and more output than the history held, between two reads: the output is told",
+  ignore: OPEN,
+  fn: async () => {
+    // Three rows of history, the cursor on the last row.
+    await withWatched(numbered(101, 110), async (_t, w) => {
+      await w.write("line 1\r\n");
+      assert.deepEqual(await shown(w), ["line 1"]);
+      await w.write("\x1b[3J" + numbered(2, 7));
+      assert.deepEqual(await shown(w), expected(2, 7));
+    }, { skips: true });
+  },
+});
+
+Deno.test({
+  name: "at a history limit under 20, a burst that brings the history back to its size is told",
+  ignore: OPEN,
+  fn: async () => {
+    await withWatched(numbered(101, 130), async (_t, w) => {
+      await w.write("line 1\r\n");
+      assert.deepEqual(await shown(w), ["line 1"]);
+      await w.write(numbered(2, 5));
+      assert.deepEqual(await shown(w), expected(2, 5));
+    }, { historyLimit: 10, skips: true });
+  },
 });

@@ -329,6 +329,11 @@ export class PaneWatch {
     return this.#read?.skippedRows ?? 0;
   }
 
+  /** The pane's history limit when rows may have moved past the watch unread (see watch_rows.ts). */
+  get movedUnseen(): number | null {
+    return this.#read?.movedUnseen ?? null;
+  }
+
   /**
    * Whether the pane's foreground program changed since it was last reported, for a watch that
    * reports that: read from the probes the watch makes anyway (its liveness check), never an

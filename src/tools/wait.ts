@@ -187,6 +187,12 @@ const waitForText = defineTool({
           "came at once; the last ones were)",
       );
     }
+    if (watch.movedUnseen !== null) {
+      notes.push(
+        `the pane keeps ${watch.movedUnseen} lines of history (history-limit): a line ` +
+          "scrolled past the wait's start between two reads may not have been matched",
+      );
+    }
     const waitedMs = Math.round(performance.now() - began);
     const budget = Math.max(1_000, Math.floor(ctx.config.maxResultBytes / 4));
     const tail = keepTail((await watch.tail(40)).join("\n"), budget);

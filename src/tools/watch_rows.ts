@@ -193,6 +193,14 @@ interface Part {
 export class WatchedRows {
   /** Rows written during the watch that were never read (more than {@link READ_ROWS} at once). */
   skippedRows = 0;
+  /**
+   * The history limit, when rows may have moved up where no read could tell: a history of
+   * fewer than 20 rows, full, with the cursor on the screen's last row. tmux then drops a row
+   * at each scroll and the size stays as it was (with no history at all, the size is always
+   * 0), so a line written past the start and scrolled above it before a read is not read.
+   * Null when that never happened.
+   */
+  movedUnseen: number | null = null;
 
   readonly #ctx: TmuxContext;
   readonly #paneId: string;
@@ -422,6 +430,10 @@ export class WatchedRows {
       this.#rebase = true;
       this.#reflowed = true;
     }
+    if (
+      now.historyLimit < 20 && now.historySize >= now.historyLimit && !now.alternateScreen &&
+      now.cursorY === now.height - 1
+    ) this.movedUnseen = now.historyLimit;
     const span = spanOf(now);
     if (!sameSpan(span, this.#span)) {
       // The rows after the history are numbered otherwise from now on.
