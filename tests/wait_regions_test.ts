@@ -93,7 +93,7 @@ Deno.test("wait_for_text under a scroll region: a header that moved is not match
       const p = t.ids.paneId;
       const tty = await quietPane(t, p);
       // A 24-row screen: the region is rows 3 to 24.
-    await tty.write("HEAD-ONE\r\nHEAD-TWO\r\n\x1b[3;24r\x1b[24;1H");
+      await tty.write("HEAD-ONE\r\nHEAD-TWO\r\n\x1b[3;24r\x1b[24;1H");
       const waiting = c.ok<{ outcome: string; lines: string[] }>("wait_for_text", {
         paneId: p,
         patterns: ["HEAD", "line 2$"],
