@@ -188,8 +188,9 @@ async function fullRegistry(runner: TmuxRunner, options: ServerOptions): Promise
 }
 
 /**
- * Serves over stdio until the client closes stdin (or the process is told to stop), then
- * answers what is nearly done, kills any tmux child still running and resolves.
+ * Serves over stdio until the client closes stdin (or the process is told to stop: one of
+ * {@link STOP_SIGNALS}), then answers what is nearly done, gives back what calls changed in
+ * tmux for a moment, kills any tmux child still running and resolves.
  *
  * The SDK's stdio entry reads the connection's first message and serves the protocol it
  * speaks: a 2026-07-28 request (its version in `_meta`, no handshake) or `server/discover`
@@ -207,7 +208,7 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
   const closed = Promise.withResolvers<"input" | "signal">();
   transport.oninputend = () => closed.resolve("input");
   transport.closed.then(() => closed.resolve("input"));
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  for (const signal of STOP_SIGNALS) {
     try {
       Deno.addSignalListener(signal, () => closed.resolve("signal"));
     } catch {
@@ -239,6 +240,16 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
   ]);
   clearTimeout(timer);
 }
+
+/**
+ * The signals that end the process the way a closed stdin does, giving back what calls under
+ * way changed in tmux (leftovers.ts) and ending every tmux child: SIGINT and SIGTERM, a client
+ * or a person stopping it; SIGHUP, the terminal the MCP client runs in closed (its process
+ * group is hung up); SIGQUIT, a person's `C-\`. Left to the default action, any of them ends
+ * the process on the spot: a person's window-size left lent out, a buffer of ours their next
+ * `prefix ]` pastes, a pane refused as busy, `wait-for` children running on.
+ */
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
 
 /** Longest the SDK's close is waited for once the connection is over. */
 const CLOSE_WAIT_MS = 700;

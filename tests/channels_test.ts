@@ -83,24 +83,35 @@ Deno.test("twoproc: signal_channel after another process abandoned a wait on the
   }
 });
 
-Deno.test("twoproc: a process that ends while it waits on a channel leaves word of the wait it abandons", async () => {
-  const t = await TestTmux.start();
-  const a = await agent(t);
-  let b: TestClient | undefined;
-  try {
-    b = await connect({ socketName: t.socket });
-    // Never answered: the process ends first.
-    a.callTool("wait_for_channel", { channel: "deploy", timeoutMs: 60_000 }).catch(() => {});
-    await waitFor(() => waitsOn(t, "deploy"), "the waiter");
-    await a.closeStdin();
-    await waitFor(async () => !(await waitsOn(t, "deploy")), "the waiter's tmux process gone");
-    assert.match((await summaryOf(b, "signal_channel", { channel: "deploy" })).summary, TAKEN);
-  } finally {
-    await a.kill();
-    await b?.close();
-    await t.kill();
-  }
-});
+// However the process ends, it ends its tmux children (the waits' and its control clients)
+// on its way out, and leaves word of the waits it abandons. SIGHUP is what it gets when the
+// terminal its MCP client runs in is closed; SIGQUIT, a person's C-\.
+for (const how of ["stdin EOF", "SIGTERM", "SIGHUP", "SIGQUIT"] as const) {
+  Deno.test(`twoproc: a process that ends (${how}) while it waits on a channel leaves no tmux child and word of the wait it abandons`, async () => {
+    const t = await TestTmux.start();
+    const a = await agent(t);
+    let b: TestClient | undefined;
+    try {
+      await a.callTool("list_panes");
+      // Never answered: the process ends first.
+      a.callTool("wait_for_channel", { channel: "deploy", timeoutMs: 60_000 }).catch(() => {});
+      await waitFor(() => waitsOn(t, "deploy"), "the waiter");
+      if (how === "stdin EOF") await a.closeStdin();
+      else a.child.kill(how);
+      await a.child.status;
+      const left = (await processesNaming(t.socket)).filter((p) =>
+        p.args.includes("wait-for") || / -C/.test(p.args)
+      );
+      assert.deepEqual(left.map((p) => p.args), [], "tmux children left after the process");
+      b = await connect({ socketName: t.socket });
+      assert.match((await summaryOf(b, "signal_channel", { channel: "deploy" })).summary, TAKEN);
+    } finally {
+      await a.kill();
+      await b?.close();
+      await t.kill();
+    }
+  });
+}
 
 Deno.test("twoproc: a channel name of any allowed characters is marked under a name of its own", async () => {
   await withTwo(async (t, a, b) => {

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { connect } from "./helpers/mcp.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** Where a person's `tmux attach` with no target lands now (a real client on a terminal). */
 async function landing(t: TestTmux): Promise<string> {
@@ -100,6 +101,31 @@ Deno.test("control clients leave a person's plain `tmux attach` where it lands",
     assert.equal(await landing(t), "$1", "once tmux-mcp is gone");
   });
 });
+
+// The control client's goodbye puts the person's sessions back in the order it found them,
+// also when the process is hung up (the terminal its MCP client runs in closed) rather than
+// told to stop.
+for (const how of ["stdin EOF", "SIGHUP"] as const) {
+  Deno.test(`after the process ends (${how}), a person's plain \`tmux attach\` lands where it did`, async () => {
+    await withSessions(async (t) => {
+      const { cmd, args } = startCommand();
+      const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+      try {
+        await s.initialize();
+        await nextSecond(t);
+        await s.callTool("list_panes");
+        await waitFor(async () => (await controls(t)).length > 0, "our control client");
+        if (how === "SIGHUP") s.child.kill("SIGHUP");
+        else await s.closeStdin();
+        await s.child.status;
+        await waitFor(async () => (await controls(t)).length === 0, "our control client gone");
+        assert.equal(await landing(t), "$1");
+      } finally {
+        await s.kill();
+      }
+    });
+  });
+}
 
 Deno.test("a control client that watched a pane leaves the person's sessions as it found them", async () => {
   await withSessions(async (t, panes) => {

@@ -356,13 +356,16 @@ Deno.test("robustness faults: the control connection dropped, idle or during a w
   });
 });
 
-/** How the process is made to end in the middle of a call. */
-type Ending = "SIGTERM" | "stdin EOF";
+/**
+ * How the process is made to end in the middle of a call: SIGHUP is what it gets when the
+ * terminal its MCP client runs in is closed (the client's process group is hung up).
+ */
+type Ending = "SIGTERM" | "SIGHUP" | "stdin EOF";
 
 /** Ends the stdio server `s` the way `how` says, and waits until it has exited. */
 async function endProcess(s: StdioServer, how: Ending): Promise<void> {
-  if (how === "SIGTERM") s.child.kill("SIGTERM");
-  else await s.closeStdin();
+  if (how === "stdin EOF") await s.closeStdin();
+  else s.child.kill(how);
   await s.child.status;
 }
 
@@ -371,6 +374,7 @@ async function endProcess(s: StdioServer, how: Ending): Promise<void> {
 for (
   const [tool, input, event, how, meanwhile] of [
     ["create_window", { session: "main" }, "after-new-window", "SIGTERM", null],
+    ["create_window", { session: "main" }, "after-new-window", "SIGHUP", null],
     // Guarded as a view change, its step runs inside the guard's if-shell.
     ["create_window", { session: "main", select: true }, "after-new-window", "SIGTERM", null],
     ["create_session", { name: "agent" }, "after-new-session", "stdin EOF", null],

@@ -322,8 +322,9 @@ Deno.test("load_buffer takes one line of text (tabs too), and paste_buffer paste
 });
 
 // A text too long for the guarded step's own line is loaded just before it, by a tmux process
-// of its own (buffers.ts, pasteTransient): the process may end in between.
-for (const how of ["SIGTERM", "stdin EOF"] as const) {
+// of its own (buffers.ts, pasteTransient): the process may end in between. SIGHUP is what it
+// gets when the terminal its MCP client runs in is closed.
+for (const how of ["SIGTERM", "SIGHUP", "stdin EOF"] as const) {
   Deno.test(`a long paste_text whose process ends (${how}) between its load and its paste leaves no buffer of ours`, async () => {
     const t = await TestTmux.start();
     const gate = await HookGate.make();
@@ -337,8 +338,8 @@ for (const how of ["SIGTERM", "stdin EOF"] as const) {
       s.callTool("paste_text", { paneId: t.ids.paneId, text }).catch(() => {});
       await waitFor(() => gate.began(), "the load to be held");
       assert.equal((await bufferNames(t)).filter((n) => n.startsWith("tmux-mcp-")).length, 1);
-      if (how === "SIGTERM") s.child.kill("SIGTERM");
-      else await s.closeStdin();
+      if (how === "stdin EOF") await s.closeStdin();
+      else s.child.kill(how);
       await s.child.status;
       // Deleted by the process on its way out: the person's prefix ] pastes nothing of ours.
       assert.deepEqual((await bufferNames(t)).filter((n) => n.startsWith("tmux-mcp-")), []);
