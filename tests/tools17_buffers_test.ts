@@ -352,6 +352,46 @@ for (const how of ["SIGTERM", "SIGHUP", "stdin EOF"] as const) {
   });
 }
 
+// A short text fills its transient buffer on the guarded step's own command line (buffers.ts,
+// pasteTransient): a person's slow after-set-buffer hook holds that line after the fill,
+// before the paste that deletes it, and the call may end there.
+for (const how of ["SIGTERM", "stdin EOF", "cancelled"] as const) {
+  Deno.test(`a short paste_text held after its fill by a person's hook, the call ended (${how}): no buffer of ours is left`, async () => {
+    const t = await TestTmux.start();
+    const gate = await HookGate.make();
+    const { cmd, args } = startCommand();
+    const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+    try {
+      await s.initialize(); // request 1
+      // Warm the control connection so that the step goes over it, as it usually does.
+      await s.callTool("list_panes"); // request 2
+      await t.tmux("set-hook", "-g", "after-set-buffer", gate.command);
+      s.callTool("paste_text", { paneId: t.ids.paneId, text: "echo agent-one\necho agent-two" })
+        .catch(() => {}); // request 3
+      await waitFor(() => gate.began(), "the fill to be held");
+      if (how === "SIGTERM") s.child.kill("SIGTERM");
+      else if (how === "stdin EOF") await s.closeStdin();
+      else {
+        await s.notify("notifications/cancelled", { requestId: 3, reason: "test" });
+        // The person's next look at tmux comes after the call is over for the client.
+        await s.callTool("list_panes");
+        await s.closeStdin();
+      }
+      await s.child.status;
+      assert.deepEqual(
+        (await bufferNames(t)).filter((n) => n.startsWith("tmux-mcp-")),
+        [],
+        "a buffer of ours left for the person's prefix ]",
+      );
+    } finally {
+      await gate.open();
+      await s.kill();
+      await t.kill();
+      await gate.remove();
+    }
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // The bound on tmux-mcp's buffers: named buffers escape tmux's buffer-limit and nothing removes
 // them, so without one a loop of load_buffer calls (4 MiB each) piles up in the tmux server.

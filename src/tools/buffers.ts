@@ -29,7 +29,6 @@ import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_g
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { checkedString, count, listBound, metadataBound, paneIdSchema } from "../mcp/schemas.ts";
-import { execFast } from "../tmux/control.ts";
 import {
   escapeTrailingSemicolon,
   int,
@@ -416,7 +415,8 @@ const INLINE_FILL_BYTES = 10_240;
  * A text too long for that line is loaded by a tmux process of its own just before the step
  * (briefly the newest buffer: the one window left), and a refusal deletes it in the step.
  * Either way a refused or failed paste leaves no buffer behind, nor does a process that ends
- * between the load and the step (its close deletes the buffer). Returns the panes reached.
+ * before the step has answered (its close deletes the buffer): between the load and the step,
+ * or while a person's hook holds the step's line after the fill. Returns the panes reached.
  */
 export async function pasteTransient(
   ctx: TmuxContext,
@@ -442,40 +442,42 @@ export async function pasteTransient(
   if (options.enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
   const fill = ["set-buffer", "-b", name, "--", text];
   const inline = nestedCommandBytes(fill) <= INLINE_FILL_BYTES;
-  // Loaded ahead of the step, it is this server's to delete until the step has: also when the
-  // process ends in between (leftovers.ts), or the person's next paste would be this text.
-  const loaded = inline ? null : leave(ctx.runner, ctx.address, {
+  // From its fill until the step that pastes it has answered, it is this server's to delete:
+  // also when the process ends in between (leftovers.ts), or the person's next paste would be
+  // this text. Filled on the step's own line, it lasts as long as a person's hook after the
+  // fill (after-set-buffer) holds that line, which the end of the process cuts short.
+  const left = leave(ctx.runner, ctx.address, {
     key: `buffer ${name}`,
     undo: (run) => run(["delete-buffer", "-b", name]).then(() => {}),
   });
-  // Loaded only on the server the guards read, which a tmux process of its own may not reach.
-  const load = () =>
-    loaded!.step((closing) =>
-      runIf(ctx, [], [["load-buffer", "-b", name, "-"]], [], {
-        spawn: {
-          signal: AbortSignal.any([ctx.signal, closing]),
-          stdin: new TextEncoder().encode(text),
-        },
-      })
-    );
   try {
-    const reached = await deliverInput(
-      ctx,
-      snapshot,
-      pane,
-      options.guard,
-      commands,
-      inline ? [fill] : [],
-      inline ? { name } : { name, load },
-    );
-    loaded?.clear();
+    const reached = await left.step((closing) => {
+      // The process's end stops the step as the call's cancellation does: a tmux process of
+      // its own is killed (tmux drops the rest of its line), and the close deletes the buffer.
+      const step = ctx.withSignal(AbortSignal.any([ctx.signal, closing]));
+      // Loaded only on the server the guards read, which a tmux process of its own may not
+      // reach.
+      const load = () =>
+        runIf(step, [], [["load-buffer", "-b", name, "-"]], [], {
+          spawn: { signal: step.signal, stdin: new TextEncoder().encode(text) },
+        });
+      return deliverInput(
+        step,
+        snapshot,
+        pane,
+        options.guard,
+        commands,
+        inline ? [fill] : [],
+        inline ? { name } : { name, load },
+      );
+    });
+    left.clear();
     return reached;
   } catch (error) {
     // Refused by tmux, the step deleted it (filled on that line, a shell condition's refusal
     // left none): a retry loop on such refusals costs no round trip more.
-    if (options.guard.shellRefusals?.includes(error as ToolFailure)) loaded?.clear();
-    else if (loaded) await loaded.undo();
-    else await execFast(ctx.runner, ctx.address, ["delete-buffer", "-b", name]).catch(() => {});
+    if (options.guard.shellRefusals?.includes(error as ToolFailure)) left.clear();
+    else await left.undo();
     throw error;
   }
 }
