@@ -10,7 +10,8 @@ import { typedCommand } from "../src/tools/typed.ts";
 import { jobIdOf, parseJobId } from "../src/tools/job_id.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { parseMark, RUN_OPTION } from "../src/tools/run_mark.ts";
 
 type Run = {
   exitStatus: number | null;
@@ -174,6 +175,127 @@ Deno.test("a job survives a restart of the server process", async () => {
       await second.closeStdin();
     }
   } finally {
+    await t.kill();
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// run_command's run mark (run_mark.ts) goes on with its C-c, saying until when the call waits on
+// the command. A process that ends mid-call gives it back on its way out: a pane it typed
+// nothing into is free for the next tmux-mcp at once, and one it typed into stays busy while
+// the command runs, with no call waiting on it.
+
+/** The run mark of `paneId` ("" when none). */
+async function runMark(t: TestTmux, paneId: string): Promise<string> {
+  return (await t.tmux("display-message", "-p", "-t", paneId, `#{${RUN_OPTION}}`)).trim();
+}
+
+/** Ends the stdio server `s` the way `how` says, and waits until it has exited. */
+async function endProcess(s: StdioServer, how: "SIGTERM" | "stdin EOF"): Promise<void> {
+  if (how === "SIGTERM") s.child.kill("SIGTERM");
+  else await s.closeStdin();
+  await s.child.status;
+}
+
+for (const how of ["SIGTERM", "stdin EOF"] as const) {
+  Deno.test(`run_command's process ended (${how}) after its C-c, before typing: the next tmux-mcp may run a command there`, async () => {
+    const t = await TestTmux.start();
+    const gate = await HookGate.make();
+    const { cmd, args } = startCommand();
+    const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+    let s2: StdioServer | undefined;
+    try {
+      await s.initialize();
+      await s.callTool("list_panes");
+      // A person's hook after send-keys (a plugin's run-shell) holds the C-c step's line.
+      await t.tmux("set-hook", "-g", "after-send-keys", gate.command);
+      s.callTool("run_command", { paneId: t.ids.paneId, command: "echo first", timeoutMs: 120_000 })
+        .catch(() => {});
+      await waitFor(() => gate.began(), "the C-c step to be held");
+      await endProcess(s, how);
+      assert.equal(await runMark(t, t.ids.paneId), "", "the mark of a call that typed nothing");
+      await gate.open();
+      await t.tmux("set-hook", "-gu", "after-send-keys");
+      const shown = await t.tmux("capture-pane", "-p", "-t", t.ids.paneId);
+      assert.doesNotMatch(shown, /first/, "nothing of the first command was typed");
+      s2 = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+      await s2.initialize();
+      const r = await s2.callTool("run_command", {
+        paneId: t.ids.paneId,
+        command: "echo second",
+        timeoutMs: 10_000,
+      });
+      assert.notEqual(r.isError, true, JSON.stringify(r.content).slice(0, 600));
+    } finally {
+      await gate.open();
+      await s.kill();
+      await s2?.kill();
+      await t.kill();
+      await gate.remove();
+    }
+  });
+}
+
+Deno.test("run_command's process ended while a person's hook holds its typing after the paste: the mark names the job, no call waiting", async () => {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const { cmd, args } = startCommand();
+  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    await s.initialize();
+    await s.callTool("list_panes");
+    // Held after the paste, before its Enter: the command may be typed, so the pane is busy
+    // until it is seen to end (here: never begun, it reads as over within moments).
+    await t.tmux("set-hook", "-g", "after-paste-buffer", gate.command);
+    s.callTool("run_command", { paneId: t.ids.paneId, command: "echo first", timeoutMs: 120_000 })
+      .catch(() => {});
+    await waitFor(() => gate.began(), "the typing step to be held");
+    await endProcess(s, "SIGTERM");
+    const mark = parseMark(await runMark(t, t.ids.paneId));
+    assert.ok(mark, "the mark stays");
+    assert.equal(mark.waitedOnUntil, null, "no call waits on the job any more");
+    const ours = (await t.tmux("list-buffers", "-F", "#{buffer_name}")).split("\n")
+      .filter((n) => n.startsWith("tmux-mcp-"));
+    assert.deepEqual(ours, [], "the transient paste buffer");
+  } finally {
+    await gate.open();
+    await s.kill();
+    await t.kill();
+    await gate.remove();
+  }
+});
+
+Deno.test("run_command's process ended while its command runs: the next tmux-mcp finds the pane busy, with no call waiting on it", async () => {
+  const t = await TestTmux.start();
+  const { cmd, args } = startCommand();
+  const start = () => new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  const s = start();
+  let s2: StdioServer | undefined;
+  try {
+    await s.initialize();
+    s.callTool("run_command", { paneId: t.ids.paneId, command: "sleep 30", timeoutMs: 120_000 })
+      .catch(() => {});
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_current_command}"))
+          .trim() === "sleep",
+      "the command to run",
+    );
+    await endProcess(s, "SIGTERM");
+    const mark = parseMark(await runMark(t, t.ids.paneId));
+    assert.ok(mark, "the mark stays while the command runs");
+    assert.equal(mark.waitedOnUntil, null, "no call waits on the job any more");
+    s2 = start();
+    await s2.initialize();
+    const r = await s2.callTool("run_command", { paneId: t.ids.paneId, command: "echo no" });
+    const text = (r.content as { text: string }[])[0].text;
+    assert.equal(r.isError, true, text);
+    assert.match(text, /busy with a command another run_command typed/);
+    assert.doesNotMatch(text, /waits on it/);
+  } finally {
+    await t.tmux("send-keys", "-t", t.ids.paneId, "C-c").catch(() => {});
+    await s.kill();
+    await s2?.kill();
     await t.kill();
   }
 });

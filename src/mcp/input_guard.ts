@@ -45,11 +45,14 @@ export interface InputGuardOptions {
    * A claim on the pane the input needs (run_command's run mark; respawn_pane's keeping a
    * person's zoom): a format tmux checks with the pane's other facts at the instant of the
    * input, and, when that check fails, the refusal to throw if it is the claim that does not
-   * hold (null: it holds, the failure was another's).
+   * hold (null: it holds, the failure was another's). `take`: the command that takes the
+   * claim, run first once the check holds, so that no command a person's hook could hold the
+   * line after comes between the check and it.
    */
   readonly claim?: {
     readonly format: string;
     readonly refusal: () => Promise<ToolFailure | null>;
+    readonly take?: readonly string[];
   };
 }
 
@@ -240,7 +243,11 @@ export async function deliverInput(
     const { failed, stdout } = await runIf(
       ctx,
       [...shells, { target: pane.id, format: allOf(parts) }],
-      [["display-message", "-p", "-t", pane.id, reachedFormat], ...commands],
+      [
+        ...(options.claim?.take ? [options.claim.take] : []),
+        ["display-message", "-p", "-t", pane.id, reachedFormat],
+        ...commands,
+      ],
       prelude,
       buffer === undefined ? {} : {
         refused: [["delete-buffer", "-b", buffer.name]],

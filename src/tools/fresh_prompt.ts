@@ -136,15 +136,15 @@ export async function freshPrompt(
   force: boolean | undefined,
   until: number,
   byInput: (command: string) => Promise<boolean>,
-  mark: { readonly set: string[]; readonly claim: NonNullable<InputGuardOptions["claim"]> },
+  claim: NonNullable<InputGuardOptions["claim"]>,
 ): Promise<void> {
   // Refused where tmux would copy the key to other panes (as the paste that follows is).
   // The shell itself busy (in `wait` for its & jobs): C-c would interrupt it, and the typing
-  // would be read by whatever it runs next. The run mark is taken in the same step.
+  // would be read by whatever it runs next. The run mark is taken in the same step (`claim`).
   const guard = {
     ...shellGuard(pane, pane.pid, now.command, force, true),
     paste: true,
-    claim: mark.claim,
+    claim,
   };
   // The screen row above the cursor: where the cursor cannot move down (the bottom row, and a
   // history that does not grow: history-limit 0, or full and trimmed), the new prompt shows as
@@ -168,11 +168,11 @@ export async function freshPrompt(
   await whileShellAway(ctx, until, async () => {
     before = await probePane(ctx, pane.id);
     above = await rowAbove(before);
-    await deliverInput(ctx, snapshot, pane, guard, [mark.set, ["send-keys", "-t", pane.id, "C-c"]]);
+    await deliverInput(ctx, snapshot, pane, guard, [["send-keys", "-t", pane.id, "C-c"]]);
   }, async (away, last) => {
     // Refused all along: perhaps another run_command's command holds the terminal.
     if (last) {
-      const taken = await mark.claim.refusal();
+      const taken = await claim.refusal();
       if (taken) throw taken;
     }
     const nested = await foregroundShell(ctx, pane);

@@ -18,6 +18,7 @@ import { defineTool } from "../mcp/tool_spec.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
+import { leave, type Leftover } from "../tmux/leftovers.ts";
 import { isShellCommand, lineEditorReads } from "../tmux/prompt.ts";
 import { jobIdOf, jobIdSchema, type JobRef } from "./job_id.ts";
 import { endMarker } from "./job_markers.ts";
@@ -35,10 +36,12 @@ import {
   markFree,
   markFreeFormat,
   markHeldFormat,
+  markLeftover,
   markValue,
   readMark,
   setMarkCommand,
   swapMark,
+  typedMark,
 } from "./run_mark.ts";
 import { keepTail } from "./text_tail.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
@@ -195,8 +198,11 @@ export const runCommand = defineTool({
     const nonce = randomHex(10);
     const began = performance.now();
     let watch: PaneWatch | null = null;
-    /** The run mark this call put on the pane (see run_mark.ts), once it has. */
-    let mine: string | null = null;
+    /**
+     * The run mark this call puts on the pane (see run_mark.ts), from just before its C-c step
+     * until the call gives it back: taken away by the process's close should that end first.
+     */
+    let left: Leftover | null = null;
     /** Whether the step that types the command's line was tried, and went through. */
     let typing = false;
     let sent = false;
@@ -241,21 +247,35 @@ export const runCommand = defineTool({
       const drawn = () => Math.min(performance.now() + PROMPT_PROGRAM_MS, deadline);
       // The mark goes on with the C-c, on condition that it is still as judged above: of the
       // calls that judged the pane free at once, one presses C-c and types, the others are
-      // refused. It says until when this call waits on the command.
+      // refused. It says until when this call waits on the command. The step that types
+      // changes it (typedMark, run_mark.ts), so that tmux tells whether anything was typed.
       const claimed = markValue(jobId, Date.now() + Math.max(0, deadline - performance.now()));
-      mine = claimed;
-      await freshPrompt(ctx, snapshot, pane, now, args.force, drawn(), byInput, {
-        set: setMarkCommand(pane.id, claimed),
-        claim: {
-          format: markFreeFormat(seen),
-          refusal: async () => {
-            const value = await readMark(ctx, pane.id);
-            if (markFree(seen, value)) return null;
-            return await markRefusal(ctx, pane.id, server, value, null) ??
-              takenRefusal(pane.id, value);
+      const typedValue = typedMark(claimed);
+      left = leave(ctx.runner, ctx.address, markLeftover(pane.id, jobId, claimed, typedValue));
+      // The process's end stops the step as the call's cancellation does before the mark is
+      // given back: should a tmux process of its own carry the step, it is killed, and tmux
+      // drops the rest of its line.
+      await left.step((closing) =>
+        freshPrompt(
+          ctx.withSignal(AbortSignal.any([ctx.signal, closing])),
+          snapshot,
+          pane,
+          now,
+          args.force,
+          drawn(),
+          byInput,
+          {
+            format: markFreeFormat(seen),
+            take: setMarkCommand(pane.id, claimed),
+            refusal: async () => {
+              const value = await readMark(ctx, pane.id);
+              if (markFree(seen, value)) return null;
+              return await markRefusal(ctx, pane.id, server, value, null) ??
+                takenRefusal(pane.id, value);
+            },
           },
-        },
-      });
+        )
+      );
       // The C-c makes the shell draw its prompt again, running the programs that draw it: the
       // typing waits for them, as the C-c did.
       const waited = performance.now();
@@ -277,9 +297,11 @@ export const runCommand = defineTool({
           // script blocked in `read` looks like "bash" too. And it is still the program judged.
           holds: pane.pid,
           command: now.command,
-          // And the pane is still this call's: nobody judged its mark stale meanwhile.
+          // And the pane is still this call's: nobody judged its mark stale meanwhile. The mark
+          // then reads typed, before any key: from there on the command may be typed.
           claim: {
             format: markHeldFormat(claimed),
+            take: setMarkCommand(pane.id, typedValue),
             refusal: async () => {
               const value = await readMark(ctx, pane.id);
               return value === claimed ? null : takenRefusal(pane.id, value);
@@ -409,7 +431,8 @@ export const runCommand = defineTool({
       if (stillRunning) state.attached = false;
       else table.delete(key);
       // Still running: the mark stays, without a call waiting on it; else it is given back.
-      await swapMark(ctx, pane.id, claimed, stillRunning ? jobId : null);
+      await swapMark(ctx, pane.id, typedValue, stillRunning ? jobId : null);
+      left.clear();
       if (marked.status !== null) noteMoment(ctx.runner, key, false);
       // Unfinished, and another run_command's line typed and begun after it (by hand, or once
       // this job was judged over): what follows that line is the other command's.
@@ -465,9 +488,9 @@ export const runCommand = defineTool({
         (typing && !(error instanceof ToolFailure && !(error instanceof Unconfirmed)));
       if (maybeTyped) state.attached = false;
       else if (table.get(key) === state) table.delete(key);
-      if (mine !== null) {
-        await swapMark(ctx, pane.id, mine, maybeTyped && state.ref ? jobIdOf(state.ref) : null);
-      }
+      // tmux tells from the mark whether the typing step began: then the mark stays, with no
+      // call waiting on it; else it goes. A typing step tmux has yet to run then types nothing.
+      await left?.undo();
       throw error;
     } finally {
       watch?.close();

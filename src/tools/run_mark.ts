@@ -13,7 +13,10 @@
  * over (job_state.ts reads its end marker, or the pane was respawned or died, or the shell is
  * back at its prompt and no call waits on it any longer) is stale, and the next run_command
  * replaces it. So a process killed mid-run never leaves a pane busy for longer than its command
- * runs, or than its call would have waited.
+ * runs, or than its call would have waited. A process that ends otherwise (told to stop, its
+ * client gone) gives the mark back on its way out ({@link markLeftover}): a pane it typed nothing
+ * into is free at once, and one it typed into is busy while the command runs, not while a call
+ * that is gone would have waited.
  *
  * What the mark holds is read from tmux, so it is hostile input like any pane text: only a value
  * of the mark's own shape is ever put into a format, and any other value is simply replaced.
@@ -23,6 +26,8 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { execFast } from "../tmux/control.ts";
+import { chainArgv } from "../tmux/format.ts";
+import type { LeftoverSpec } from "../tmux/leftovers.ts";
 
 /** The pane user option that holds the mark. */
 export const RUN_OPTION = "@tmux-mcp-run";
@@ -162,4 +167,54 @@ export async function releaseMark(
     mine,
     `set-option -p -u -t ${paneId} ${RUN_OPTION}`,
   ]).catch(() => {});
+}
+
+/**
+ * The mark the step that types run_command's line puts on in place of `claimed` (the mark its
+ * C-c step put on): the same job, its call waiting one millisecond longer. Only so that tmux
+ * tells, in a step of its own, a mark whose command may have been typed from one whose typing
+ * never began ({@link markLeftover}).
+ */
+export function typedMark(claimed: string): string {
+  const mark = parseMark(claimed);
+  if (mark === null || mark.waitedOnUntil === null) {
+    throw new RangeError(`not a waited-on mark: ${claimed}`);
+  }
+  return markValue(mark.jobId, mark.waitedOnUntil + 1);
+}
+
+/**
+ * What run_command leaves on pane `paneId` until it has given its mark back (leftovers.ts): the
+ * call, or the process, may end in between. `claimed` (the C-c step's mark: nothing typed) is
+ * removed, and `typed` ({@link typedMark}: the command may have been typed) becomes job `jobId`'s
+ * mark with no call waiting on it: the pane stays busy while the command runs, and is free once
+ * it is over. A mark that is neither is another call's, and stays. Each is checked by tmux in the
+ * step that changes it, so a typing step still on its way finds the mark no longer its claim,
+ * and types nothing.
+ */
+export function markLeftover(
+  paneId: string,
+  jobId: string,
+  claimed: string,
+  typed: string,
+): LeftoverSpec {
+  if (!/^%\d+$/.test(paneId)) throw new RangeError(`not a pane id: ${paneId}`);
+  const ifMark = (value: string, then: string) => [
+    "if-shell",
+    "-F",
+    "-t",
+    paneId,
+    markIs(value),
+    then,
+  ];
+  return {
+    key: `run mark ${paneId} ${jobId}`,
+    async undo(run) {
+      // A pane gone takes its mark with it: tmux's refusal of the target is no failure here.
+      await run(chainArgv([
+        ifMark(claimed, `set-option -p -u -t ${paneId} ${RUN_OPTION}`),
+        ifMark(typed, setMarkCommand(paneId, jobId).join(" ")),
+      ]));
+    },
+  };
 }

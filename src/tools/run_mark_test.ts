@@ -4,9 +4,11 @@ import {
   markFree,
   markFreeFormat,
   markHeldFormat,
+  markLeftover,
   markValue,
   parseMark,
   RUN_OPTION,
+  typedMark,
   waitedOn,
 } from "./run_mark.ts";
 
@@ -57,6 +59,51 @@ Deno.test("tmux judges a run mark free exactly as markFree says, whatever the pa
       const held = (await t.tmux("display-message", "-p", "-t", p, markHeldFormat(JOB))).trim();
       assert.equal(held === "1", value === JOB, JSON.stringify(value));
     }
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("a typed mark is the claimed one's job, waited on a millisecond longer, and never the same", () => {
+  const claimed = markValue(JOB, 1_750_000_000_123);
+  assert.deepEqual(parseMark(typedMark(claimed)), { jobId: JOB, waitedOnUntil: 1_750_000_000_124 });
+  assert.notEqual(typedMark(claimed), claimed);
+  assert.throws(() => typedMark(JOB), RangeError);
+});
+
+Deno.test("a run mark's undo: the claim goes, a typed mark names its job with no call waiting, any other stays", async () => {
+  const t = await TestTmux.start();
+  try {
+    const p = t.ids.paneId;
+    const claimed = markValue(JOB, 1_750_000_000_123);
+    const typed = typedMark(claimed);
+    const spec = markLeftover(p, JOB, claimed, typed);
+    const undo = () =>
+      spec.undo(async (args) => {
+        const r = await t.tmuxRaw(...args);
+        return { code: r.code, stdout: new TextEncoder().encode(r.stdout), stderr: r.stderr };
+      });
+    const other = markValue("3-0123456789abcdef0123-2ls-mx6cvhh1-0-999", 1_750_000_000_123);
+    for (
+      const [value, after] of [
+        [claimed, ""],
+        [typed, JOB],
+        [JOB, JOB],
+        [other, other],
+        ["", ""],
+      ]
+    ) {
+      if (value === "") await t.tmux("set-option", "-p", "-u", "-t", p, RUN_OPTION);
+      else await t.tmux("set-option", "-p", "-t", p, RUN_OPTION, value);
+      await undo();
+      const now = (await t.tmux("display-message", "-p", "-t", p, `#{${RUN_OPTION}}`)).trim();
+      assert.equal(now, after, `after ${JSON.stringify(value)}`);
+    }
+    // A pane gone: nothing to give back, and no failure.
+    await t.tmux("set-option", "-p", "-t", p, RUN_OPTION, claimed);
+    await t.tmux("split-window", "-d", "-t", p);
+    await t.tmux("kill-pane", "-t", p);
+    await undo();
   } finally {
     await t.kill();
   }
