@@ -10,7 +10,7 @@
  */
 
 import assert from "node:assert/strict";
-import { READ_ROWS } from "../src/tools/watch_rows.ts";
+import { READ_ROWS } from "../src/tools/watch_span.ts";
 import { controlFor } from "../src/tmux/control.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { prng } from "./helpers/prng.ts";

@@ -12,12 +12,17 @@
  * change a row. A read captures at most {@link READ_ROWS} rows: of more written between two
  * reads, the last ones are read and the others counted ({@link WatchedRows.skippedRows}).
  *
+ * Here: what a watch knows of the rows, and the read that compares them by their numbers. The
+ * read again by content where the numbers no longer hold is watch_reread.ts's; the several
+ * captures one tmux call makes, told apart by marks, are marked_captures.ts's.
+ *
  * @module
  */
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { rowArg, trimRow } from "../tmux/capture.ts";
 import { newGuard } from "../tmux/format.ts";
+import { fixedLines, partialCaptures, partialRows, splitMarked } from "./marked_captures.ts";
 import { type PaneProbe, probeWith } from "./pane_probe.ts";
 import {
   changedRows,
@@ -25,7 +30,6 @@ import {
   rowsFrom,
   screenLines,
   trimTrailingBlank,
-  writtenPast,
   type WrittenRow,
   writtenRows,
 } from "./captured_rows.ts";
@@ -35,6 +39,7 @@ import {
   fixedCaptures,
   fixedMarks,
   hasFixedRows,
+  READ_ROWS,
   sameSpan,
   type Span,
   spanCapture,
@@ -42,106 +47,13 @@ import {
   spanOf,
   spanRow,
 } from "./watch_span.ts";
-
-/**
- * Rows one read captures at most (as many as a `since` cursor's rows a wait reads): more
- * written between two reads are counted, not read, the last ones read.
- */
-export const READ_ROWS = 10_000;
+import { readAgain } from "./watch_reread.ts";
 
 /**
  * Reads tried before giving up for this time: a pane that scrolls between the probe a read is
  * planned on and the read itself moves the rows read (each try reads further up).
  */
 const READ_TRIES = 3;
-
-/**
- * The outputs of a tmux call's captures, told apart by `guard` and each one's mark printed
- * before it (the first, unmarked, is ""); null when a mark is missing.
- */
-function splitMarked(
-  text: string,
-  guard: string,
-  marks: readonly string[],
-): Map<string, string> | null {
-  const out = new Map<string, string>();
-  let name = "";
-  let at = 0;
-  for (const mark of marks) {
-    const line = `${guard}${mark}\n`;
-    const i = text.indexOf(line, at);
-    if (i === -1) return null;
-    out.set(name, text.slice(at, i));
-    name = mark;
-    at = i + line.length;
-  }
-  out.set(name, text.slice(at));
-  return out;
-}
-
-/**
- * The rows of a read's first line when the read began inside it (a wrapped line begun above
- * its first row), so that the line's end is not told as a line: 0 when the first row begins
- * a line, null when the rows cannot tell. `joined` is the read (-J), `pair` the row above its
- * first and that row joined (-J: one line when the row above wraps into it), `raw` the read
- * row by row (-N). A line that runs to the read's end is kept (0): only its end can be read.
- */
-function partialRows(
-  joined: readonly string[],
-  pair: string,
-  raw: readonly string[],
-): number | null {
-  if (screenLines(pair).length !== 1) return 0;
-  const line = joined[0];
-  if (line === undefined || raw.length === 0) return null;
-  let r = 0;
-  let made = raw[r++];
-  while (made.length < line.length && r < raw.length) made += raw[r++];
-  if (made !== line) return null;
-  return r < raw.length ? r : 0;
-}
-
-/**
- * The captures {@link partialRows} reads, after a capture from row `rel` of the span `s`
- * (marks "P" and "R").
- */
-function partialCaptures(paneId: string, guard: string, rel: number, s: Span): string[] {
-  return [
-    ...[";", "display-message", "-p", guard + "P"],
-    ...[";", ...spanCapture(paneId, ["-J"], rel - 1, rel, s)],
-    ...[";", "display-message", "-p", guard + "R"],
-    ...[";", ...spanCapture(paneId, ["-N"], rel, null, s)],
-  ];
-}
-
-/** The fixed rows a read printed (see {@link fixedCaptures}), those above the span first. */
-function fixedLines(out: Map<string, string>): string[] {
-  return [...screenLines(out.get("H") ?? ""), ...screenLines(out.get("F") ?? "")];
-}
-
-/**
- * Rows above the cursor's a read after a reflow looks through for where the cursor's line
- * begins: a line longer than that (at the new width) is compared from there.
- */
-const LINE_ROWS = 200;
-
-/**
- * The line the cursor's row is on, whole, from a read of `above` rows above it on (`joined`,
- * -J) and of those rows alone row by row (`raw`, -N): null when the rows do not tell (see
- * {@link lineAt}), or the line began above the read.
- */
-function cursorLine(
-  joined: readonly string[],
-  raw: readonly string[],
-  above: number,
-): string | null {
-  if (raw.length !== above) return null;
-  const at = lineAt(joined, raw);
-  if (at === null) return null;
-  // A line the read begins inside of is not whole.
-  if (at.index === 0 && at.offset > 0 && above === LINE_ROWS) return null;
-  return joined[at.index] ?? null;
-}
 
 /** A row told whole: none of it was seen before. */
 function wholeRow(line: string): WrittenRow {
@@ -584,96 +496,32 @@ export class WatchedRows {
   }
 
   /**
-   * Reads the rows again where their numbers no longer hold (a width change, a history trim):
-   * from the cursor's row after a width change, else from the start as estimated (never
-   * before it: tmux drops at least what the size fell by), at most {@link READ_ROWS} rows. Rows
-   * not seen in the last read or the baseline are new (a watch that reads rows; for the others
-   * any change is output); what the rows show then is the new baseline, kept once the pane did
-   * not move between the probe and this read (else read again next time).
+   * Reads the rows again where their numbers no longer hold (see {@link readAgain}): what the
+   * rows show then is the new baseline, kept once the pane did not move between the probe and
+   * this read (else read again next time).
    */
   async #rebaseAt(now: PaneProbe): Promise<Rebased> {
     const s = this.#span;
-    const cursor = cursorAt(now, s);
-    // After the span changed, from its first row at least: its rows are numbered otherwise.
-    const wide = this.#wide && !this.#reflowed;
-    const start = this.#reflowed
-      ? cursor.row
-      : wide
-      ? Math.min(this.#startAbs, now.historySize)
-      : this.#startAbs;
-    let top = Math.max(start, spanEnd(now, s) - READ_ROWS);
-    const rel = rowArg(top - now.historySize);
-    // Cut short at the rows a read takes, the read may begin inside a wrapped line.
-    const cut = top > start && top > 0;
-    const guard = newGuard();
-    // After a reflow, the rows above the cursor's too (joined, and row by row up to it): the
-    // cursor's line whole, wherever it begins (see #cursorLine).
-    const above = this.#reflowed && this.#rows && !cut ? Math.min(start, LINE_ROWS) : 0;
-    const lineCaptures = above === 0 ? [] : [
-      ...[";", "display-message", "-p", guard + "L"],
-      ...[";", ...spanCapture(this.#paneId, ["-J"], rel - above, null, s)],
-      ...[";", "display-message", "-p", guard + "M"],
-      ...[";", ...spanCapture(this.#paneId, ["-N"], rel - above, rel - 1, s)],
-    ];
-    const { probe, text } = await probeWith(this.#ctx, this.#paneId, [
-      ...spanCapture(this.#paneId, ["-J"], rel, null, s),
-      ...(cut ? partialCaptures(this.#paneId, guard, rel, s) : []),
-      ...lineCaptures,
-      ...fixedCaptures(this.#paneId, guard, s),
-    ], this.#start);
-    const out = splitMarked(
-      text,
-      guard,
-      [...cut ? ["P", "R"] : [], ...above > 0 ? ["L", "M"] : [], ...fixedMarks(s)],
+    const { probe, fresh, first, read } = await readAgain(
+      this.#ctx,
+      this.#paneId,
+      this.#start,
+      now,
+      {
+        span: s,
+        wide: this.#wide,
+        reflowed: this.#reflowed,
+        rows: this.#rows,
+        startAbs: this.#startAbs,
+        lastRegion: this.#lastRegion,
+        baseline: this.#baseline,
+        lastFixed: this.#lastFixed,
+        baseFixed: this.#baseFixed,
+        screen: this.#screen,
+      },
     );
-    let lines = trimTrailingBlank(screenLines(out?.get("") ?? ""));
-    // A line begun above the read is left out (see partialRows), its rows counted as skipped.
-    const partial = out === null
-      ? null
-      : cut
-      ? partialRows(lines, out.get("P")!, screenLines(out.get("R")!))
-      : 0;
-    if (partial === null) return { probe, fresh: [] };
-    if (partial > 0) {
-      lines = lines.slice(1);
-      top += partial;
-    }
-    const fixed = out !== null && hasFixedRows(s) ? fixedLines(out) : null;
-    // Read from above the start: what the screen showed then was there before.
-    const seen = new Set([
-      ...this.#lastRegion,
-      ...(this.#baseline ?? []),
-      ...(this.#lastFixed ?? []),
-      ...(this.#baseFixed ?? []),
-      ...top < this.#startAbs ? this.#screen : [],
-    ]);
-    const changed = lines.join("\n") !== this.#lastRegion.join("\n");
-    // After a reflow the first line is read from the cursor's row: the end of a line that may
-    // have begun above it, cut elsewhere than any read before. Only what it holds past the
-    // line the cursor was on at the last read (the last one read) is output: a prompt written
-    // since, not the line's old end.
-    const from = this.#reflowed ? 1 : 0;
-    let first: WrittenRow | null = null;
-    if (changed && this.#rows && this.#reflowed && lines.length > 0 && !seen.has(lines[0])) {
-      const known = trimTrailingBlank(this.#lastRegion).at(-1) ?? "";
-      const whole = above > 0 && out !== null
-        ? cursorLine(screenLines(out.get("L") ?? ""), screenLines(out.get("M") ?? ""), above)
-        : null;
-      const line = whole ?? lines[0];
-      let at = writtenPast(known, line);
-      const text = trimRow(line);
-      // Blanks the written part begins with were there (the prompt's "$ " read as "$").
-      while (at !== null && text[at] === " ") at++;
-      if (at !== null && at < text.length) {
-        first = { text, line, from: at, shown: text.slice(at) };
-      }
-    }
-    const unseen = (line: string) => trimRow(line) !== "" && !seen.has(line);
-    const fresh = [
-      // Fixed rows not seen before: a header drawn since, or rows left outside a region set.
-      ...(fixed ?? []).filter((line, i) => line !== this.#lastFixed?.[i] && unseen(line)),
-      ...!changed ? [] : this.#rows ? lines.slice(from).filter(unseen) : lines,
-    ];
+    if (read === null) return { probe, fresh };
+    const { lines, fixed, top, start, cursor, wide } = read;
     this.#lastFixed = this.#baseFixed = fixed;
     this.#lastRegion = [...lines];
     this.#lastKnown = true;

@@ -1,5 +1,6 @@
 /**
- * Which of a pane's rows a watch numbers (watch_rows.ts), and the captures that read them.
+ * Which of a pane's rows a watch numbers (watch_rows.ts, watch_reread.ts), how many of them
+ * one read captures at most, and the captures that read them.
  *
  * A watch numbers rows from the top of the history: output scrolls the screen's top row into
  * the history, and every row keeps its number. Under a scroll region that is not the whole
@@ -18,6 +19,12 @@
 
 import { clampRow, rowArg } from "../tmux/capture.ts";
 import type { PaneProbe } from "./pane_probe.ts";
+
+/**
+ * Rows one read captures at most (as many as a `since` cursor's rows a wait reads): more
+ * written between two reads are counted, not read, the last ones read.
+ */
+export const READ_ROWS = 10_000;
 
 /** The screen rows a watch numbers after the history: a scroll region's, or the whole screen. */
 export interface Span {

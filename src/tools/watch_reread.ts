@@ -1,0 +1,206 @@
+/**
+ * A pane watch's read of its rows by content, made where their numbers no longer hold (the
+ * width changed and they reflowed, tmux trimmed or cleared the history, a scroll region was set
+ * or given back): the rows are read again from the start (from the cursor's row after a
+ * reflow), and those not seen before are new. What the read finds becomes what the watch knows
+ * (watch_rows.ts keeps it); apart because it compares text, where the incremental read compares
+ * rows by their numbers.
+ *
+ * @module
+ */
+
+import type { TmuxContext } from "../mcp/context.ts";
+import { rowArg, trimRow } from "../tmux/capture.ts";
+import { newGuard } from "../tmux/format.ts";
+import {
+  lineAt,
+  screenLines,
+  trimTrailingBlank,
+  writtenPast,
+  type WrittenRow,
+} from "./captured_rows.ts";
+import { fixedLines, partialCaptures, partialRows, splitMarked } from "./marked_captures.ts";
+import { type PaneProbe, probeWith } from "./pane_probe.ts";
+import {
+  cursorAt,
+  fixedCaptures,
+  fixedMarks,
+  hasFixedRows,
+  READ_ROWS,
+  type Span,
+  spanCapture,
+  spanEnd,
+} from "./watch_span.ts";
+
+/**
+ * Rows above the cursor's a read after a reflow looks through for where the cursor's line
+ * begins: a line longer than that (at the new width) is compared from there.
+ */
+const LINE_ROWS = 200;
+
+/**
+ * The line the cursor's row is on, whole, from a read of `above` rows above it on (`joined`,
+ * -J) and of those rows alone row by row (`raw`, -N): null when the rows do not tell (see
+ * {@link lineAt}), or the line began above the read.
+ */
+function cursorLine(
+  joined: readonly string[],
+  raw: readonly string[],
+  above: number,
+): string | null {
+  if (raw.length !== above) return null;
+  const at = lineAt(joined, raw);
+  if (at === null) return null;
+  // A line the read begins inside of is not whole.
+  if (at.index === 0 && at.offset > 0 && above === LINE_ROWS) return null;
+  return joined[at.index] ?? null;
+}
+
+/** What a watch knew of its rows before it reads them again (its fields, see WatchedRows). */
+export interface KnownRows {
+  /** The rows numbered after the history. */
+  readonly span: Span;
+  /** The span changed since the rows were last numbered. */
+  readonly wide: boolean;
+  /** The rows reflowed: the start row is lost. */
+  readonly reflowed: boolean;
+  /** The watch reports rows ({@link WrittenRow}), not lines. */
+  readonly rows: boolean;
+  /** The start row's number. */
+  readonly startAbs: number;
+  /** The region (lines from the start row on) as last read. */
+  readonly lastRegion: string[];
+  /** The rows from the start on as they stood at the start (null: not known). */
+  readonly baseline: readonly string[] | null;
+  /** The fixed rows as last read, and as first read (null: none, or not read). */
+  readonly lastFixed: readonly string[] | null;
+  readonly baseFixed: readonly string[] | null;
+  /** The screen's lines at the start. */
+  readonly screen: readonly string[];
+}
+
+/** What a read again found, for the watch to know from now on (if the pane kept still). */
+export interface ReadAgain {
+  readonly probe: PaneProbe;
+  /** The lines not seen before. */
+  readonly fresh: string[];
+  /** After a reflow, the cursor's line with what it holds past what was known of it. */
+  readonly first?: WrittenRow | null;
+  /**
+   * What the read found, and where it was planned: null when it could not tell where its
+   * first line begins (or a mark is missing), and nothing it read is to be kept.
+   */
+  readonly read: {
+    /** The region's lines from `top` on, blank ones at the end dropped. */
+    readonly lines: string[];
+    /** The fixed rows as read; null when the span is the whole screen. */
+    readonly fixed: string[] | null;
+    /** The row the lines begin at (the start, or later when the read was cut short). */
+    readonly top: number;
+    /** The row the read was to begin at. */
+    readonly start: number;
+    /** The cursor's row and column when planned (see {@link cursorAt}). */
+    readonly cursor: { row: number; x: number };
+    /** The read follows a change of the span (and no reflow). */
+    readonly wide: boolean;
+  } | null;
+}
+
+/**
+ * Reads the rows again where their numbers no longer hold (a width change, a history trim):
+ * from the cursor's row after a width change, else from the start as estimated (never
+ * before it: tmux drops at least what the size fell by), at most {@link READ_ROWS} rows. Rows
+ * not seen in the last read or the baseline are new (a watch that reads rows; for the others
+ * any change is output). `begun` is the probe the watch started on.
+ */
+export async function readAgain(
+  ctx: TmuxContext,
+  paneId: string,
+  begun: PaneProbe,
+  now: PaneProbe,
+  watch: KnownRows,
+): Promise<ReadAgain> {
+  const s = watch.span;
+  const cursor = cursorAt(now, s);
+  // After the span changed, from its first row at least: its rows are numbered otherwise.
+  const wide = watch.wide && !watch.reflowed;
+  const start = watch.reflowed
+    ? cursor.row
+    : wide
+    ? Math.min(watch.startAbs, now.historySize)
+    : watch.startAbs;
+  let top = Math.max(start, spanEnd(now, s) - READ_ROWS);
+  const rel = rowArg(top - now.historySize);
+  // Cut short at the rows a read takes, the read may begin inside a wrapped line.
+  const cut = top > start && top > 0;
+  const guard = newGuard();
+  // After a reflow, the rows above the cursor's too (joined, and row by row up to it): the
+  // cursor's line whole, wherever it begins (see cursorLine).
+  const above = watch.reflowed && watch.rows && !cut ? Math.min(start, LINE_ROWS) : 0;
+  const lineCaptures = above === 0 ? [] : [
+    ...[";", "display-message", "-p", guard + "L"],
+    ...[";", ...spanCapture(paneId, ["-J"], rel - above, null, s)],
+    ...[";", "display-message", "-p", guard + "M"],
+    ...[";", ...spanCapture(paneId, ["-N"], rel - above, rel - 1, s)],
+  ];
+  const { probe, text } = await probeWith(ctx, paneId, [
+    ...spanCapture(paneId, ["-J"], rel, null, s),
+    ...(cut ? partialCaptures(paneId, guard, rel, s) : []),
+    ...lineCaptures,
+    ...fixedCaptures(paneId, guard, s),
+  ], begun);
+  const out = splitMarked(
+    text,
+    guard,
+    [...cut ? ["P", "R"] : [], ...above > 0 ? ["L", "M"] : [], ...fixedMarks(s)],
+  );
+  let lines = trimTrailingBlank(screenLines(out?.get("") ?? ""));
+  // A line begun above the read is left out (see partialRows), its rows counted as skipped.
+  const partial = out === null
+    ? null
+    : cut
+    ? partialRows(lines, out.get("P")!, screenLines(out.get("R")!))
+    : 0;
+  if (partial === null) return { probe, fresh: [], read: null };
+  if (partial > 0) {
+    lines = lines.slice(1);
+    top += partial;
+  }
+  const fixed = out !== null && hasFixedRows(s) ? fixedLines(out) : null;
+  // Read from above the start: what the screen showed then was there before.
+  const seen = new Set([
+    ...watch.lastRegion,
+    ...(watch.baseline ?? []),
+    ...(watch.lastFixed ?? []),
+    ...(watch.baseFixed ?? []),
+    ...top < watch.startAbs ? watch.screen : [],
+  ]);
+  const changed = lines.join("\n") !== watch.lastRegion.join("\n");
+  // After a reflow the first line is read from the cursor's row: the end of a line that may
+  // have begun above it, cut elsewhere than any read before. Only what it holds past the
+  // line the cursor was on at the last read (the last one read) is output: a prompt written
+  // since, not the line's old end.
+  const from = watch.reflowed ? 1 : 0;
+  let first: WrittenRow | null = null;
+  if (changed && watch.rows && watch.reflowed && lines.length > 0 && !seen.has(lines[0])) {
+    const known = trimTrailingBlank(watch.lastRegion).at(-1) ?? "";
+    const whole = above > 0 && out !== null
+      ? cursorLine(screenLines(out.get("L") ?? ""), screenLines(out.get("M") ?? ""), above)
+      : null;
+    const line = whole ?? lines[0];
+    let at = writtenPast(known, line);
+    const text = trimRow(line);
+    // Blanks the written part begins with were there (the prompt's "$ " read as "$").
+    while (at !== null && text[at] === " ") at++;
+    if (at !== null && at < text.length) {
+      first = { text, line, from: at, shown: text.slice(at) };
+    }
+  }
+  const unseen = (line: string) => trimRow(line) !== "" && !seen.has(line);
+  const fresh = [
+    // Fixed rows not seen before: a header drawn since, or rows left outside a region set.
+    ...(fixed ?? []).filter((line, i) => line !== watch.lastFixed?.[i] && unseen(line)),
+    ...!changed ? [] : watch.rows ? lines.slice(from).filter(unseen) : lines,
+  ];
+  return { probe, fresh, first, read: { lines, fixed, top, start, cursor, wide } };
+}
