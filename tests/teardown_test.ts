@@ -283,6 +283,86 @@ Deno.test("clear_pane clears the screen and the history, each on request", async
   });
 });
 
+Deno.test("clear_pane of the screen alone clears it for good: its lines do not move into the scrollback", async () => {
+  await withTmux(async (t, c) => {
+    // tmux 3.3 scrolls a cleared screen into the history (scroll-on-clear, on by default):
+    // capture_pane, search_panes and a person scrolling up would still read it.
+    const p = await t.showing("sh -c 'echo SECRET-ON-SCREEN; exec sh'", "SECRET-ON-SCREEN");
+    const own = (pane: string) => t.tmux("show-options", "-pqv", "-t", pane, "scroll-on-clear");
+    // A person looks at another session, scrolled back in copy mode: clearing touches none of it.
+    await t.tmux("new-session", "-d", "-s", "home", "sh -c 'seq 1 100; exec sh'");
+    const tty = await t.attach("home");
+    await t.tmux("copy-mode", "-t", "home:");
+    await t.tmux("send-keys", "-X", "-t", "home:", "-N", "5", "scroll-up");
+    const view = async () =>
+      (await t.tmux(
+        "list-clients",
+        "-F",
+        "#{client_tty} #{session_name} #{window_id} #{pane_id} #{pane_in_mode} " +
+          "#{scroll_position} #{client_width}x#{client_height}",
+      )).split("\n").find((l) => l.startsWith(`${tty} `));
+    const seen = await view();
+    assert.match(seen ?? "", / home @\d+ %\d+ 1 5 /);
+
+    const cleared = await c.ok<{ clearedScreen: boolean; historySize: number }>("clear_pane", {
+      paneId: p,
+      screen: true,
+      history: false,
+    });
+    assert.equal(cleared.clearedScreen, true);
+    assert.equal(cleared.historySize, 0, "nothing moved into the history");
+    const all = await c.ok<{ text: string }>("capture_pane", { paneId: p, start: -2000, end: 23 });
+    assert.doesNotMatch(all.text, /SECRET-ON-SCREEN/, "the cleared screen's text is gone");
+    assert.equal(await own(p), "", "the pane is left without a value of its own, as it was");
+    assert.equal((await t.tmux("show-options", "-gwv", "scroll-on-clear")).trim(), "on");
+    assert.equal(await view(), seen, "the person's view is as it was");
+
+    // A pane's own value, on, is put back as it was; the history it already had stays.
+    await t.tmux("set-option", "-p", "-t", p, "scroll-on-clear", "on");
+    await t.tmux("send-keys", "-t", p, "-l", "seq 1 60; echo AGAIN-$((1+1))");
+    await t.tmux("send-keys", "-t", p, "Enter");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("AGAIN-2"),
+      "the second screen",
+    );
+    const history = Number(
+      (await t.tmux("display-message", "-p", "-t", p, "#{history_size}")).trim(),
+    );
+    assert.ok(history > 0);
+    const again = await c.ok<{ historySize: number }>("clear_pane", { paneId: p, history: false });
+    assert.equal(again.historySize, history, "the history is as long as before the clear");
+    assert.doesNotMatch(
+      await t.tmux("capture-pane", "-p", "-S", "-", "-E", "-", "-t", p),
+      /AGAIN-2/,
+    );
+    assert.equal((await own(p)).trim(), "on");
+    assert.equal(await view(), seen, "the person's view is as it was");
+  }, { toolsets: ["inspect", "manage", "execute", "teardown"] });
+});
+
+Deno.test("clear_pane of the screen alone keeps a pane's scroll-on-clear set between its read and its act", async () => {
+  await withTmux(async (t, c) => {
+    const p = await t.showing("sh -c 'echo SECRET-ON-SCREEN; exec sh'", "SECRET-ON-SCREEN");
+    // Someone gives the pane a value of its own right after clear_pane read it (none then).
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "after-show-options",
+      `set-option -p -t ${p} scroll-on-clear on ; set-hook -gu after-show-options`,
+    );
+    await c.ok("clear_pane", { paneId: p, history: false });
+    assert.equal(
+      (await t.tmux("show-options", "-pqv", "-t", p, "scroll-on-clear")).trim(),
+      "on",
+      "the value it held at the clear stays",
+    );
+    assert.doesNotMatch(
+      await t.tmux("capture-pane", "-p", "-S", "-", "-E", "-", "-t", p),
+      /SECRET-ON-SCREEN/,
+    );
+  }, { toolsets: ["inspect", "manage", "execute", "teardown"] });
+});
+
 Deno.test("a person who comes to a pane right after the check stops its kill or clear (one step in tmux)", async () => {
   await withTmux(async (t, c) => {
     // The person starts on another session; a hook takes them to the target the moment the

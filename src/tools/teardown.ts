@@ -1,6 +1,7 @@
 /**
- * Teardown: killing panes, windows, sessions and servers, and clearing a pane. Toolset
- * teardown, off unless selected.
+ * Teardown: killing panes, windows, sessions and servers, and clearing a pane (its screen
+ * alone without the lines going into its history: screen_clear.ts). Toolset teardown, off
+ * unless selected.
  *
  * Each tool refuses what contains the pane this server runs in or a pane a person is watching
  * unless `force` (src/mcp/destroy_guard.ts), and reports exactly what went: tmux cascades — a
@@ -52,6 +53,7 @@ import {
 } from "../mcp/lone_links.ts";
 import { sessionLabel, ToolFailure } from "../mcp/errors.ts";
 import { changes, paneFields, plural } from "./arguments.ts";
+import { restoredAsAtAct, screenClearing, scrollOnClear } from "./screen_clear.ts";
 
 /** Ids kept per list in `removed`; a server-wide kill can remove thousands. */
 const MAX_REMOVED_IDS = 1_000;
@@ -498,10 +500,14 @@ const clearPane = defineTool({
     }
     const { snapshot: before, pane } = await ctx.paneSnapshot(args.paneId);
     await guardDestroy(ctx, before, [pane], `Pane ${pane.id}`, args.force);
+    // The screen alone: its lines must not go into the history that is kept. With the history,
+    // they are cleared with it, in the same step.
+    const screenOnly = args.screen && !args.history ? await scrollOnClear(ctx, pane.id) : null;
     const commands: string[][] = [];
-    if (args.screen) commands.push(["send-keys", "-R", "-t", pane.id]);
+    if (screenOnly) commands.push(...screenClearing(pane.id, screenOnly));
+    else if (args.screen) commands.push(["send-keys", "-R", "-t", pane.id]);
     if (args.history) commands.push(["clear-history", "-t", pane.id]);
-    await destroyUnwatched(
+    const out = await destroyUnwatched(
       ctx,
       before,
       { kind: "pane", target: pane.id },
@@ -516,6 +522,7 @@ const clearPane = defineTool({
         },
       },
     );
+    if (screenOnly) await restoredAsAtAct(ctx, pane.id, screenOnly, out);
     const now = await paneFields(ctx, pane.id, ["#{history_size}"]);
     if (now === null) {
       throw new ToolFailure(`Pane ${pane.id} went away meanwhile.`, "list_panes lists the panes.");
