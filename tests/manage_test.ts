@@ -139,6 +139,55 @@ Deno.test("create_session reports where tmux really started, and a process gone 
   });
 });
 
+Deno.test("a creation whose pane ends at once names what went with it, and its summary says so", async () => {
+  await withTmux(async (t, c) => {
+    const list = async (what: "sessions" | "windows") =>
+      what === "sessions"
+        ? (await t.tmux("list-sessions", "-F", "#{session_id}")).split("\n")
+        : (await t.tmux("list-windows", "-a", "-F", "#{window_id}")).split("\n");
+    // The new pane ends before the reply is made (as a command that exits at once does,
+    // without the race): a person's hook kills it. tmux ends its window and session with it.
+    await t.tmux("set-hook", "-g", "after-new-session", "kill-pane");
+    const s = await summaryOf(c, "create_session", { name: "gone", command: "sh" });
+    const session = s.data as { sessionId: string; windowId: string; notes: string[] };
+    assert.ok(!(await list("sessions")).includes(session.sessionId), "the session is gone");
+    assert.match(
+      session.notes.join(" "),
+      new RegExp(
+        `already gone.* With it went window ${session.windowId}, session \\${session.sessionId} "gone"\\.$`,
+      ),
+    );
+    assert.match(
+      s.summary,
+      /^Created session \$\d+ "gone" with window @\d+ and pane %\d+, but pane %\d+ is already gone: .* With it went window @\d+, session/,
+    );
+
+    await t.tmux("set-hook", "-gu", "after-new-session");
+    await t.tmux("set-hook", "-g", "after-new-window", "kill-pane");
+    const w = await summaryOf(c, "create_window", { session: "main", command: "sh" });
+    const window = w.data as { windowId: string; notes: string[] };
+    assert.ok(!(await list("windows")).includes(window.windowId), "the window is gone");
+    assert.match(window.notes.join(" "), new RegExp(`With it went window ${window.windowId}\\.$`));
+    assert.match(w.summary, /^Created window @\d+ \(index \d+ of \$\d+\) with pane %\d+, but pane/);
+
+    // A split's window keeps its other pane: only the pane went, and that is what is said.
+    await t.tmux("set-hook", "-gu", "after-new-window");
+    await t.tmux("set-hook", "-g", "after-split-window", "kill-pane");
+    const p = await summaryOf(c, "split_window", { paneId: t.ids.paneId, command: "sh" });
+    const split = p.data as { paneId: string; notes: string[] };
+    assert.match(split.notes.join(" "), /already gone/);
+    assert.doesNotMatch(split.notes.join(" "), /With it went/);
+    assert.match(p.summary, /, but pane %\d+ is already gone/);
+
+    // The last session's pane: the server exits with it.
+    await t.tmux("set-hook", "-gu", "after-split-window");
+    await t.tmux("set-hook", "-g", "after-new-session", "kill-session -t main ; kill-pane");
+    const last = await summaryOf(c, "create_session", { command: "sh" });
+    assert.match(last.summary, /; the tmux server exited \(no session left\)\.$/);
+    assert.notEqual((await t.tmuxRaw("list-sessions")).code, 0, "no server answers");
+  });
+});
+
 Deno.test("create_session starts a server where none runs", async () => {
   const t = new TestTmux();
   const c = await connect({ socketName: t.socket });

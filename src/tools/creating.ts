@@ -10,7 +10,6 @@
 import { markOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
 import { runIf } from "../mcp/act_step.ts";
 import { changeView, type ViewScope } from "../mcp/view_guard.ts";
 import { argvCommands } from "../tmux/control.ts";
@@ -18,7 +17,9 @@ import { TmuxError } from "../tmux/tmux_error.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
 import { checkedString } from "../mcp/schemas.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
-import { envNameSchema, literalArg } from "./arguments.ts";
+import { clip, ToolFailure } from "../mcp/errors.ts";
+import { envNameSchema, literalArg, plural, type Started } from "./arguments.ts";
+import { type Reach, removedFrom } from "./teardown.ts";
 import { createSizeSafe, sizeSafe } from "./window_size.ts";
 
 /**
@@ -170,4 +171,67 @@ export function noteRenamed(notes: string[], what: string, before: string, now: 
 /** The trailing shell command argument, behind `--` so a leading `-` is no flag. */
 export function commandTail(command: string | undefined): string[] {
   return command === undefined ? [] : ["--", literalArg(command)];
+}
+
+/** Sessions a note names by name; a window linked into a large group can end many. */
+const MAX_NAMED_SESSIONS = 5;
+
+/**
+ * What went with a pane whose process took it at once (a new one, or one respawned), as
+ * kill_pane would list it: its window (it was the last pane there), the sessions that window
+ * was the last of, the server (its last session). `reach` is what the pane's end could take,
+ * `before` whether a server ran then. Null when only the pane went.
+ */
+export async function wentWithPane(
+  ctx: TmuxContext,
+  before: { readonly running: boolean },
+  reach: Reach,
+): Promise<string | null> {
+  const { removed, serverStopped, counts } = await removedFrom(ctx, before, reach);
+  const named = removed.sessions.slice(0, MAX_NAMED_SESSIONS);
+  const things = [
+    ...removed.windows.map((id) => `window ${id}`),
+    ...named.map((s) => `session ${s.id} ${JSON.stringify(clip(s.name, 100))}`),
+    ...counts.sessions > named.length
+      ? [plural(counts.sessions - named.length, "more session")]
+      : [],
+  ];
+  if (things.length === 0) return null;
+  return `With it went ${things.join(", ")}${
+    serverStopped ? "; the tmux server exited (no session left)" : ""
+  }.`;
+}
+
+/**
+ * The summary of a creation (`made`: "Created window @3 ... with pane %5"). When the new pane's
+ * process has ended already it says so, first thing after, and what went with a pane it took
+ * (`went`): the ids it names may be gone, and the reply must not read as a plain success.
+ */
+export function madeSummary(made: string, started: Started, went: string | null): string {
+  if (!started.ended) return `${made}.`;
+  const why = started.notes[0] ?? "its process has already ended.";
+  return `${made}, but ${why[0].toLowerCase()}${why.slice(1)}${went === null ? "" : ` ${went}`}`;
+}
+
+/**
+ * {@link wentWithPane} for a new pane (`paneId` in window `windowId`, placed in `sessions`, by
+ * id and name) that startedIn found gone, its note added to the started notes; null
+ * otherwise.
+ */
+export async function wentWithNew(
+  ctx: TmuxContext,
+  started: Started,
+  ids: { readonly paneId: string; readonly windowId: string },
+  sessions: ReadonlyMap<string, string>,
+): Promise<string | null> {
+  if (started.fields !== null) return null;
+  // The creating step ran on a server: what ended since, the server too, counts.
+  const went = await wentWithPane(ctx, { running: true }, {
+    panes: new Set([ids.paneId]),
+    windows: new Set([ids.windowId]),
+    sessions: new Set(sessions.keys()),
+    names: sessions,
+  });
+  if (went !== null) started.notes.push(went);
+  return went;
 }

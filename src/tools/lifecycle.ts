@@ -49,8 +49,10 @@ import {
   created,
   environmentArgs,
   environmentSchema,
+  madeSummary,
   noteRenamed,
   noteShell,
+  wentWithNew,
 } from "./creating.ts";
 import { respawnPane } from "./respawn.ts";
 
@@ -267,11 +269,21 @@ const createSession = defineTool({
     }
     const name = started.fields?.[0] ?? stored;
     noteRenamed(notes, "session", stored, name);
+    const went = await wentWithNew(
+      ctx,
+      started,
+      { paneId, windowId },
+      new Map([[sessionId, name]]),
+    );
     return {
       data: { sessionId, name, windowId, paneId, cwd, notes },
-      summary: `Created session ${sessionId} ${
-        JSON.stringify(name)
-      } with window ${windowId} and pane ${paneId}.`,
+      summary: madeSummary(
+        `Created session ${sessionId} ${
+          JSON.stringify(name)
+        } with window ${windowId} and pane ${paneId}`,
+        started,
+        went,
+      ),
     };
   },
 });
@@ -340,6 +352,12 @@ const createWindow = defineTool({
     noteShell(started, args.command, shell);
     const [index, name] = started.fields ?? [printedIndex, printedName];
     if (args.name !== undefined) noteRenamed(notes, "window", args.name, name);
+    const went = await wentWithNew(
+      ctx,
+      started,
+      { paneId, windowId },
+      new Map([[session.id, session.name]]),
+    );
     return {
       data: {
         windowId,
@@ -350,7 +368,11 @@ const createWindow = defineTool({
         cwd,
         notes,
       },
-      summary: `Created window ${windowId} (index ${index} of ${session.id}) with pane ${paneId}.`,
+      summary: madeSummary(
+        `Created window ${windowId} (index ${index} of ${session.id}) with pane ${paneId}`,
+        started,
+        went,
+      ),
     };
   },
 });
@@ -421,6 +443,12 @@ const splitWindow = defineTool({
     const { cwd, notes } = started;
     noteShell(started, args.command, shell);
     const [width, height] = started.fields ?? [printedWidth, printedHeight];
+    const went = await wentWithNew(
+      ctx,
+      started,
+      { paneId, windowId },
+      new Map(source.placements.map((p) => [p.sessionId, p.sessionName])),
+    );
     return {
       data: {
         paneId,
@@ -431,7 +459,11 @@ const splitWindow = defineTool({
         cwd,
         notes,
       },
-      summary: `Split ${source.id}: new pane ${paneId} ${args.direction} it, ${width}x${height}.`,
+      summary: madeSummary(
+        `Split ${source.id}: new pane ${paneId} ${args.direction} it, ${width}x${height}`,
+        started,
+        went,
+      ),
     };
   },
 });

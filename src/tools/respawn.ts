@@ -8,7 +8,7 @@
 
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
-import { clip, ToolFailure } from "../mcp/errors.ts";
+import { ToolFailure } from "../mcp/errors.ts";
 import { guardUnzoom } from "../mcp/destroy_guard.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
 import { windowUnwatched } from "../mcp/unwatched.ts";
@@ -25,40 +25,11 @@ import {
   GONE,
   notesField,
   paneFields,
-  plural,
   startDirectorySchema,
   startedIn,
 } from "./arguments.ts";
-import { reachOfPane, removedFrom } from "./teardown.ts";
-import { commandTail, environmentArgs, environmentSchema } from "./creating.ts";
-
-/** Sessions a note names by name; a window linked into a large group can end many. */
-const MAX_NAMED_SESSIONS = 5;
-
-/**
- * What went with a pane its new process took at once, as kill_pane would list it: its window
- * (it was the last pane there), the sessions that window was the last of, the server (its last
- * session). Null when only the pane went.
- */
-async function wentWithPane(
-  ctx: TmuxContext,
-  before: Snapshot,
-  pane: PaneRow,
-): Promise<string | null> {
-  const { removed, serverStopped, counts } = await removedFrom(ctx, before, reachOfPane(pane));
-  const named = removed.sessions.slice(0, MAX_NAMED_SESSIONS);
-  const things = [
-    ...removed.windows.map((id) => `window ${id}`),
-    ...named.map((s) => `session ${s.id} ${JSON.stringify(clip(s.name, 100))}`),
-    ...counts.sessions > named.length
-      ? [plural(counts.sessions - named.length, "more session")]
-      : [],
-  ];
-  if (things.length === 0) return null;
-  return `With it went ${things.join(", ")}${
-    serverStopped ? "; the tmux server exited (no session left)" : ""
-  }.`;
-}
+import { reachOfPane } from "./teardown.ts";
+import { commandTail, environmentArgs, environmentSchema, wentWithPane } from "./creating.ts";
 
 const KEEP_ZOOM_HINT = "Ask the person, or use a pane nobody watches (create_window); tmux-mcp " +
   "started with --allow-attended-input lifts this.";
@@ -207,7 +178,7 @@ export const respawnPane = defineTool({
       ["#{pane_pid}", "#{pane_current_command}", "#{pane_dead}"],
     );
     if (now === null) {
-      const went = await wentWithPane(ctx, snapshot, pane);
+      const went = await wentWithPane(ctx, snapshot, reachOfPane(pane));
       if (went !== null) notes.push(went);
       return {
         data: { paneId: pane.id, gone: true, pid: null, command: "", dead: true, cwd, notes },

@@ -85,7 +85,10 @@ const SERVER_EXIT_MS = 1_000;
  * with no session is read again until it has gone or stays (exit-empty off), so
  * `serverStopped` is not false for a server on its way out.
  */
-async function afterKill(ctx: TmuxContext, before: Snapshot): Promise<Snapshot> {
+async function afterKill(
+  ctx: TmuxContext,
+  before: { readonly running: boolean },
+): Promise<Snapshot> {
   let after = await ctx.snapshot(NO_PROCESS_INFO);
   const until = performance.now() + SERVER_EXIT_MS;
   while (
@@ -256,11 +259,12 @@ async function killAndReport(
  * What of `took` (what an act reached: a kill, or a process that ended and took its pane) is
  * gone from a read after it, each list bounded, and whether the server exited with its last
  * session. Only what the act reached counts: what else went meanwhile is someone else's doing.
- * A session is named as `took` has it, else as `names` has it.
+ * A session is named as `took` has it, else as `names` has it. `before`: whether a server ran
+ * before the act (the server stopped only if one did).
  */
 export async function removedFrom(
   ctx: TmuxContext,
-  before: Snapshot,
+  before: { readonly running: boolean },
   took: Reach,
   names: ReadonlyMap<string, string> = took.names,
 ): Promise<{
