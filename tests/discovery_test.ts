@@ -717,6 +717,23 @@ Deno.test("discovery: a window linked into sessions with huge names stays within
   }
 });
 
+Deno.test("get_session_info counts each pane of the session once when a window is linked into it twice", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("new-window", "-d", "sh");
+    await t.tmux("link-window", "-d", "-s", t.ids.windowId, "-t", "main:5");
+    const real = new Set(
+      (await t.tmux("list-panes", "-s", "-t", "main", "-F", "#{pane_id}")).trim().split("\n"),
+    );
+    assert.equal(real.size, 2, "the session holds two panes");
+    const r = await c.call("get_session_info", { session: "main" });
+    const info = r.structuredContent as { panes: number; windows: { id: string }[] };
+    assert.equal(info.panes, real.size, "panes counts the session's panes, not its links");
+    assert.equal(info.windows.length, 3, "each link is listed, at its index");
+    const summary = (r.content as { text: string }[])[0].text.split("\n")[0];
+    assert.match(summary, /: 2 windows at 3 indexes, 2 panes, /);
+  });
+});
+
 Deno.test("get_window_info fits its panes to the bound, and get_session_info counts the names it cut", async () => {
   const t = await TestTmux.start("work", { width: 200, height: 100, command: "cat" });
   // A small bound: eight panes whose commands are 6 000 bytes each as tmux reports them.

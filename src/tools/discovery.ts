@@ -256,7 +256,11 @@ const getSessionInfo = defineTool({
       tty: c.tty,
       controlMode: c.controlMode,
     }));
-    const paneCount = windows.reduce((n, { w }) => n + w.panes, 0);
+    // A window linked into the session at two indexes is listed at each, but its panes are
+    // the session's once.
+    const distinct = [...new Map(windows.map(({ w }) => [w.id, w])).values()];
+    const paneCount = distinct.reduce((n, w) => n + w.panes, 0);
+    const links = windowList.length > distinct.length ? ` at ${windowList.length} indexes` : "";
     const fitted = fitEntries(windowList, listBudget(ctx) / 2);
     // The names cut in the windows listed count with the session's own.
     const kept = fitted.kept.map(({ metadataComplete: _, omittedMetadataBytes: __, ...w }) => w);
@@ -275,7 +279,7 @@ const getSessionInfo = defineTool({
       summary:
         `Session ${s.id} ${
           shortName(s.name)
-        }: ${windowList.length} windows, ${paneCount} panes, ${clients.length} clients.` +
+        }: ${distinct.length} windows${links}, ${paneCount} panes, ${clients.length} clients.` +
         omittedNote(omitted),
     };
   },
