@@ -717,6 +717,39 @@ Deno.test("discovery: a window linked into sessions with huge names stays within
   }
 });
 
+Deno.test("a session named like an id ($5) is found by its name when no session has that id", async () => {
+  await withTmux(async (t, c) => {
+    // tmux makes such a session (this server refuses to name one so), and a `$5` it reads as
+    // the id alone; the server looks it up by name when no session has that id.
+    const pane = (await t.tmux("new-session", "-d", "-s", "$5", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await t.prompt(pane);
+    const id = (await t.tmux("display-message", "-p", "-t", pane, "#{session_id}")).trim();
+    assert.notEqual(id, "$5");
+    const info = await c.ok<{ id: string; name: string }>("get_session_info", { session: "$5" });
+    assert.deepEqual([info.id, info.name], [id, "$5"]);
+    const panes = await c.ok<{ panes: { id: string }[] }>("list_panes", { session: "$5" });
+    assert.deepEqual(panes.panes.map((p) => p.id), [pane]);
+    const windows = await c.ok<{ windows: unknown[] }>("list_windows", { session: "$5" });
+    assert.equal(windows.windows.length, 1);
+    await t.tmux("send-keys", "-t", pane, "-l", "echo FOUND-$((2+3))");
+    await t.tmux("send-keys", "-t", pane, "Enter");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("FOUND-5"),
+      "the echo",
+    );
+    const found = await c.ok<{ matches: { paneId: string }[] }>("search_panes", {
+      pattern: "FOUND-5",
+      session: "$5",
+    });
+    assert.deepEqual(found.matches.map((m) => m.paneId), [pane]);
+    // An id comes first, as in tmux; and a ref that names nothing is refused as before.
+    const main = await c.ok<{ name: string }>("get_session_info", { session: t.ids.sessionId });
+    assert.equal(main.name, "main");
+    assert.match(await c.fail("get_session_info", { session: "$99" }), /No session "\$99"/);
+  });
+});
+
 Deno.test("get_session_info counts each pane of the session once when a window is linked into it twice", async () => {
   await withTmux(async (t, c) => {
     await t.tmux("new-window", "-d", "sh");

@@ -434,13 +434,18 @@ export class TmuxContext {
     }
   }
 
-  /** A session by id (`$N`) or exact name (never tmux's prefix match). */
+  /**
+   * A session by id (`$N`) or exact name (never tmux's prefix match). An id comes first, as in
+   * tmux; a name that looks like one (tmux takes `new-session -s '$5'`, which this server
+   * refuses to make) names its session when no session has that id, so that the refusal never
+   * lists the very session it says is missing.
+   */
   session(snapshot: Snapshot<PaneBrief>, ref: string): SessionRow {
     this.requireRunning(snapshot);
     unread(snapshot.scope.sessions, "a session");
-    const found = /^\$\d+$/.test(ref)
-      ? snapshot.sessions.find((s) => s.id === ref)
-      : snapshot.sessions.find((s) => s.name === ref);
+    const found =
+      (SESSION_ID.test(ref) ? snapshot.sessions.find((s) => s.id === ref) : undefined) ??
+        snapshot.sessions.find((s) => s.name === ref);
     if (found) return found;
     throw new ToolFailure(
       `No session ${JSON.stringify(ref)} on ${this.socketLabel}.`,
@@ -487,5 +492,6 @@ function unread(read: boolean, what: string): void {
   if (!read) throw new Error(`internal: looked up ${what} in a snapshot that did not read it`);
 }
 
+const SESSION_ID = /^\$\d+$/;
 const PANE_ID = /^%\d+$/;
 const WINDOW_ID = /^@\d+$/;

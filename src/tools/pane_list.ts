@@ -27,7 +27,8 @@ import { boundPlacements, listBudget, noServerNote, omittedNote } from "./list_r
 
 /**
  * The id of a session named by id or name, refused when there is none (no server: ""). An id
- * is taken as it is: a read of its panes finds it missing (and refuses) as well.
+ * is taken as it is: a read of its panes that finds no such session reads them all, and the
+ * reference is then looked up there, as a name too (a session named `$5`).
  */
 async function sessionIdOf(ctx: TmuxContext, ref: string): Promise<string> {
   if (/^\$\d+$/.test(ref)) return ref;

@@ -342,7 +342,8 @@ const searchPanes = defineTool({
       const named = /^\$\d+$/.test(ref)
         ? (pl: Placement) => pl.sessionId === ref
         : (pl: Placement) => pl.sessionName === ref;
-      // Not among them: refused in the words of every tool (or, created since, searched).
+      // Not among them: refused in the words of every tool (or, created since or named like
+      // an id, searched).
       const sessionId = panes.flatMap((p) => p.placements).find(named)?.sessionId ??
         ctx.session(await ctx.snapshot(SESSIONS_ONLY), ref).id;
       panes = panes.filter((p) => p.placements.some((pl) => pl.sessionId === sessionId));
