@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { connect, withTmux } from "./helpers/mcp.ts";
+import { connect, summaryOf, withTmux } from "./helpers/mcp.ts";
 import { HookGate, linkedTwice, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
 
@@ -281,6 +281,25 @@ Deno.test("clear_pane clears the screen and the history, each on request", async
     );
     assert.match(await c.fail("clear_pane", { paneId: "%404" }), /No pane %404/);
   });
+});
+
+Deno.test("clear_pane while a full-screen program runs says the screen saved under it is not cleared", async () => {
+  await withTmux(async (t, c) => {
+    // tmux clears the alternate screen the program draws on; the shell's screen saved under it
+    // comes back when the program leaves, and capture-pane -a still reads it.
+    const p = await t.showing(
+      "sh -c 'echo SAVED-UNDER; printf \"\\033[?1049h\"; echo ON-ALT; exec sleep 100000'",
+      "ON-ALT",
+    );
+    const cleared = await summaryOf(c, "clear_pane", { paneId: p });
+    assert.equal(cleared.data.clearedScreen, true);
+    assert.match(cleared.summary, /full-screen program/);
+    assert.match(cleared.summary, /saved under it is not cleared/);
+    // What the summary says is what tmux did.
+    assert.match(await t.tmux("capture-pane", "-p", "-a", "-t", p), /SAVED-UNDER/);
+    const plain = await summaryOf(c, "clear_pane", { paneId: t.ids.paneId });
+    assert.doesNotMatch(plain.summary, /full-screen/);
+  }, { toolsets: ["inspect", "manage", "execute", "teardown"] });
 });
 
 Deno.test("clear_pane of the screen alone clears it for good: its lines do not move into the scrollback", async () => {

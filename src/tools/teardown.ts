@@ -527,10 +527,16 @@ const clearPane = defineTool({
       },
     );
     if (screenOnly) await restoredAsAtAct(ctx, pane.id, screenOnly, out);
-    const now = await paneFields(ctx, pane.id, ["#{history_size}"]);
+    const now = await paneFields(ctx, pane.id, ["#{history_size}", "#{alternate_on}"]);
     if (now === null) {
       throw new ToolFailure(`Pane ${pane.id} went away meanwhile.`, "list_panes lists the panes.");
     }
+    // tmux clears the alternate screen a full-screen program draws on; the screen saved under
+    // it (`capture-pane -a` reads it) is not cleared and comes back when the program leaves.
+    const saved = args.screen && now[1] === "1"
+      ? " A full-screen program has the pane: the screen saved under it is not cleared and " +
+        "comes back when the program exits."
+      : "";
     return {
       data: {
         paneId: pane.id,
@@ -542,7 +548,7 @@ const clearPane = defineTool({
         [args.screen ? "the screen" : "", args.history ? "the history" : ""].filter(Boolean).join(
           " and ",
         )
-      } of ${pane.id}.`,
+      } of ${pane.id}.${saved}`,
     };
   },
 });
