@@ -1229,6 +1229,57 @@ Deno.test("search_panes: the byte bound drops matches and says so", async () => 
   }, { maxResultBytes: 2500 });
 });
 
+Deno.test("search_panes: long session names are cut, and every match still fits", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("send-keys", "-t", t.ids.paneId, "-l", "echo need''le");
+    await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
+    // Four sessions whose names sort before the first one (12 000 characters each, as any
+    // program in a pane can name its session), each with a pane showing the word as well: each
+    // match carries its pane's placements, and the names whole left room for three matches.
+    const shown: string[] = [t.ids.paneId];
+    for (let i = 0; i < 4; i++) {
+      const name = `!${i}${"n".repeat(12_000)}`;
+      shown.push(
+        (await t.tmux(
+          "new-session",
+          "-d",
+          "-P",
+          "-F",
+          "#{pane_id}",
+          "-s",
+          name,
+          "echo needle; exec cat",
+        )).trim(),
+      );
+    }
+    for (const paneId of shown) {
+      await waitFor(
+        async () => /^needle$/m.test(await t.tmux("capture-pane", "-p", "-t", paneId)),
+        `needle in ${paneId}`,
+      );
+    }
+    type Placed = Match & { omittedPlacements: number; omittedMetadataBytes: number };
+    const found = await c.ok<Search & { matches: Placed[] }>("search_panes", {
+      pattern: "needle",
+      matchCase: true,
+    });
+    assert.equal(found.totalMatches, 5);
+    assert.deepEqual(found.matches.map((m) => m.paneId).sort(), [...shown].sort());
+    assert.equal(found.complete, true);
+    for (const m of found.matches) {
+      assert.equal(m.placements.length, 1);
+      assert.equal(m.omittedPlacements, 0);
+      const name = m.placements[0].sessionName;
+      if (m.paneId === t.ids.paneId) assert.equal(m.omittedMetadataBytes, 0);
+      else {
+        // Cut to 2 048 bytes of JSON as every name is, and the bytes cut counted.
+        assert.equal(name.length, 2_048);
+        assert.equal(m.omittedMetadataBytes, 12_002 - 2_048);
+      }
+    }
+  });
+});
+
 Deno.test("search_panes: a pane that closes between listing and capture is reported as skipped", async () => {
   await withTmux(async (t, _c, dir) => {
     const gone = await paneShowing(t, dir, "needle here\nEND", "END");

@@ -186,15 +186,16 @@ export const MAX_PLACEMENTS_BYTES = 8_192;
 
 /**
  * A window's or pane's placements, each session name cut to {@link MAX_METADATA_BYTES} of JSON,
- * the leading ones that fit {@link MAX_PLACEMENTS} and `maxBytes` kept: how many went
- * (`omittedPlacements`) and the bytes cut from the kept names (`omittedMetadataBytes`, to add to
- * the entry's own).
+ * the leading ones that fit `maxCount` ({@link MAX_PLACEMENTS}) and `maxBytes` kept: how many
+ * went (`omittedPlacements`) and the bytes cut from the kept names (`omittedMetadataBytes`, to
+ * add to the entry's own).
  */
 export function fitPlacements<T extends { sessionName: string }>(
   placements: readonly T[],
   maxBytes: number = MAX_PLACEMENTS_BYTES,
+  maxCount: number = MAX_PLACEMENTS,
 ): { placements: T[]; omittedPlacements: number; omittedMetadataBytes: number } {
-  const cut = capList(placements, MAX_PLACEMENTS).kept.map((p) => {
+  const cut = capList(placements, maxCount).kept.map((p) => {
     const name = cutJsonString(p.sessionName, MAX_METADATA_BYTES);
     return { placement: { ...p, sessionName: name.text }, omitted: name.omittedBytes };
   });

@@ -12,12 +12,19 @@
  */
 
 import { z } from "zod";
-import { capList, cutString, fitEntries, jsonBytes } from "../mcp/bounds.ts";
+import { capList, cutString, fitEntries, fitPlacements, jsonBytes } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
-import { count, int, paneIdSchema, panePlacementSchema, sessionRefSchema } from "../mcp/schemas.ts";
+import {
+  count,
+  int,
+  metadataBound,
+  paneIdSchema,
+  panePlacementSchema,
+  sessionRefSchema,
+} from "../mcp/schemas.ts";
 import { isBlankRow } from "../tmux/capture.ts";
 import { chainPanes, readPanes } from "../tmux/capture_many.ts";
 import { batchRows, type RowBatch } from "../tmux/capture_many_batch.ts";
@@ -36,6 +43,13 @@ const MAX_LINE_BYTES = 2_048;
 
 /** Placements kept per match. */
 const MAX_PLACEMENTS = 8;
+
+/**
+ * What one match's placements take at most, as JSON: two session names of the longest kept
+ * (2 048 bytes each). Every match carries its pane's placements again, so this is paid once per
+ * match: a few matches with long names must not fill the result alone.
+ */
+const PLACEMENTS_BYTES = 4_608;
 
 /** Entries kept in the lists of capped and skipped panes. */
 const MAX_PANE_NOTES = 50;
@@ -288,6 +302,7 @@ const matchEntry = z.strictObject({
   windowId: z.string(),
   placements: z.array(panePlacementSchema).describe("Sessions and window indexes showing it."),
   omittedPlacements: count(),
+  omittedMetadataBytes: metadataBound.omittedMetadataBytes,
   lineNumber: int().describe(
     "tmux's line number: 0 = top of the screen, negative = history; pass it to capture_pane as start.",
   ),
@@ -361,20 +376,23 @@ const searchPanes = defineTool({
     for (const r of results) {
       for (const m of r.matches) {
         if (entries.length >= maxMatches) break;
-        const placements = capList(
+        // Names cut as every tool cuts them: whole, a long one took the room of many matches.
+        const placed = fitPlacements(
           r.pane.placements.map(({ index, sessionId, sessionName }) => ({
             index,
             sessionId,
             sessionName,
           })),
+          PLACEMENTS_BYTES,
           MAX_PLACEMENTS,
         );
         const line = cutString(m.text, MAX_LINE_BYTES);
         entries.push({
           paneId: r.pane.id,
           windowId: r.pane.windowId,
-          placements: placements.kept,
-          omittedPlacements: placements.omitted,
+          placements: placed.placements,
+          omittedPlacements: placed.omittedPlacements,
+          omittedMetadataBytes: placed.omittedMetadataBytes,
           lineNumber: m.lineNumber,
           text: line.text,
           omittedBytes: line.omittedBytes,
