@@ -4,7 +4,9 @@
  * server process over stdio, started with the `start` task's flags, against panes that show
  * long runs of matching text: the search answers at once, a request sent meanwhile is
  * answered, and SIGTERM or end of input during a long wait_for_text end the process within a
- * second. Cancelling a wait stops it.
+ * second. Cancelling a wait stops it. Nor can one long line: a line of hundreds of thousands
+ * of characters, joined from its rows, with a pattern of the largest cost allowed, is matched
+ * in pieces the server answers between, and a wait on it keeps its timeout.
  */
 
 import assert from "node:assert/strict";
@@ -321,3 +323,162 @@ Deno.test("cancelling a big regex search ends it on the server within a second",
     await t.kill();
   }
 });
+
+/**
+ * A shell command that prints one line of `length` characters, with no newline: `abab...`, or
+ * (`varied`) random letters a to c with a rare d, whose runs between two d's RE2's automaton
+ * cannot keep states enough for (it falls back to its slowest way of matching).
+ */
+const longLineCommand = (length: number, varied = false) =>
+  varied
+    ? `awk 'BEGIN { srand(1); for (i = 0; i < ${length}; i++) ` +
+      `printf "%c", rand() < 0.001 ? 100 : 97 + int(rand() * 3) }'`
+    : `head -c ${length} /dev/zero | tr '\\0' a | sed 's/aa/ab/g'`;
+
+/**
+ * A pane (in a window of its own) whose history holds one line of `length` characters
+ * ({@link longLineCommand}), which the server joins from its rows into one line.
+ */
+async function longLine(t: Started, length: number, varied = false): Promise<string> {
+  await t.tmux("set-option", "-g", "history-limit", "60000");
+  const paneId = (await t.tmux(
+    "new-window",
+    "-d",
+    "-P",
+    "-F",
+    "#{pane_id}",
+    `${longLineCommand(length, varied)}; exec cat`,
+  )).trim();
+  const width = Number(await t.tmux("display-message", "-p", "-t", paneId, "#{pane_width}"));
+  await waitFor(
+    async () =>
+      Number(await t.tmux("display-message", "-p", "-t", paneId, "#{history_size}")) >=
+        Math.floor(length / width) - 60,
+    "the long line in the history",
+  );
+  return paneId;
+}
+
+/**
+ * Within the allowed program (about 2 700 steps a character), and linear: but 8 s over one line
+ * of 100 000 characters `abab...`, which used to go to the engine in one piece.
+ */
+const HEAVY = "(?:[a-c][a-d]){1,900}[0-9]";
+
+/** Sends `list_sessions` one after another while `going()` holds, each answered within bounds. */
+async function answersBeside(
+  s: StdioServer,
+  what: string,
+  going: (answered: number) => boolean,
+): Promise<void> {
+  for (let answered = 0; going(answered); answered++) {
+    const listed = await answerWithin(
+      s,
+      s.request("tools/call", { name: "list_sessions", arguments: {} }),
+      ANSWER_WITHIN_MS,
+    );
+    assert.ok(typeof listed === "object", `list_sessions beside ${what} (${answered}): ${listed}`);
+  }
+}
+
+/** Starts a regex search with `pattern` through the history; resolves once its panes are read. */
+async function startLongSearch(s: StdioServer, token: string, pattern: string): Promise<void> {
+  await s.writeLine(JSON.stringify({
+    jsonrpc: "2.0",
+    id: token,
+    method: "tools/call",
+    params: {
+      name: "search_panes",
+      arguments: { pattern, regex: true, scrollbackLines: 5_000 },
+      _meta: { progressToken: token },
+    },
+  }));
+  // The progress of a pane comes after its capture, before its rows are matched.
+  await waitFor(
+    () =>
+      s.notifications.some((m) =>
+        m.method === "notifications/progress" && m.params?.progressToken === token &&
+        m.params?.progress === m.params?.total
+      ),
+    "the search to read its panes",
+    ANSWER_WITHIN_MS,
+  );
+}
+
+Deno.test("a regex search over one long wrapped line leaves the server answering", async () => {
+  await withServer(async (t, s) => {
+    await longLine(t, 300_000);
+    await startLongSearch(s, "long", HEAVY);
+    // Requests sent one after another for as long as the search runs: each is answered.
+    const answer = () => s.notifications.find((m) => m.id === "long");
+    await answersBeside(s, "the search", () => answer() === undefined);
+    // Matched in pieces, each a bounded call to the engine; the reply says what that means.
+    const result = answer()?.result;
+    const data = result?.structuredContent as { totalMatches: number } | undefined;
+    assert.equal(data?.totalMatches, 0, JSON.stringify(result).slice(0, 1_000));
+    const text = (result?.content as { text: string }[])[0].text;
+    assert.match(text, /1 long line was matched in pieces overlapping by \d+ characters/);
+  });
+});
+
+Deno.test("a regex search inside one long line ends within a second when cancelled", async () => {
+  await withServer(async (t, s) => {
+    await longLine(t, 1_000_000, true);
+    await startLongSearch(s, "varied", HEAVY);
+    await answersBeside(s, "the search", (answered) => answered < 3);
+    assert.equal(s.notifications.some((m) => m.id === "varied"), false, "the search still runs");
+    await s.notify("notifications/cancelled", { requestId: "varied", reason: "gave up" });
+    await answersBeside(s, "the cancelled search", (answered) => answered < 1);
+    const began = performance.now();
+    const status = await s.closeStdin();
+    const took = performance.now() - began;
+    assert.ok(took < EXIT_WITHIN_MS, `end of input after a cancel: ${Math.round(took)} ms`);
+    assert.equal(status.code, 0);
+    assert.equal(s.notifications.some((m) => m.id === "varied"), false, "no answer once cancelled");
+  });
+});
+
+for (const varied of [false, true]) {
+  const line = varied ? "a varied long line" : "one long line";
+  Deno.test(`a regex wait over ${line} keeps its timeout, and the server answers meanwhile`, async () => {
+    await withServer(async (t, s) => {
+      // The line comes while the wait watches, once a key is pressed.
+      const paneId = (await t.tmux(
+        "new-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        `read go; ${longLineCommand(varied ? 1_000_000 : 300_000, varied)}; exec cat`,
+      )).trim();
+      const token = `wait-${varied}`;
+      await s.writeLine(JSON.stringify({
+        jsonrpc: "2.0",
+        id: token,
+        method: "tools/call",
+        params: {
+          name: "wait_for_text",
+          arguments: { paneId, patterns: [HEAVY], regex: true, timeoutMs: 2_000 },
+          _meta: { progressToken: token },
+        },
+      }));
+      await waitFor(
+        () =>
+          s.notifications.some((m) =>
+            m.method === "notifications/progress" && m.params?.progressToken === token
+          ),
+        "the wait to begin",
+        ANSWER_WITHIN_MS,
+      );
+      await t.tmux("send-keys", "-t", paneId, "Enter");
+      const answer = () => s.notifications.find((m) => m.id === token);
+      await answersBeside(s, "the wait", (answered) => answered < 3 || answer() === undefined);
+      const result = answer()?.result;
+      const data = result?.structuredContent as { outcome: string } | undefined;
+      assert.equal(data?.outcome, "timedOut", JSON.stringify(result).slice(0, 1_000));
+      // The varied line takes the engine its slowest way: the timeout cut the matching short.
+      const text = (result?.content as { text: string }[])[0].text;
+      if (varied) assert.match(text, /still being matched when the time ran out/);
+    });
+  });
+}

@@ -14,7 +14,7 @@
 import { z } from "zod";
 import { capList, cutString, fitEntries, fitPlacements, jsonBytes } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
+import { compileRegex, loadRegexEngine, MatchPacer, testPieces } from "../mcp/pattern.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import {
@@ -66,7 +66,9 @@ export interface TextMatches {
 export interface TextMatcher {
   /**
    * Matches rows 0..`last` of `text`, keeping the last `max`. A long match gives the event
-   * loop turns through `pacer` (and stops, throwing, when its call is cancelled).
+   * loop turns through `pacer` (and stops, throwing, when its call is cancelled), which also
+   * counts the long rows matched in pieces where a match longer than their overlap could
+   * have been missed.
    */
   match(text: string, last: number, max: number, pacer?: MatchPacer): Promise<TextMatches>;
   /** Whether a blank row can match (then rows below the last written one must be cut off). */
@@ -90,19 +92,25 @@ export function lineMatcher(pattern: string, regex: boolean, matchCase: boolean)
   const re = compileRegex(pattern, matchCase, "The pattern");
   return {
     matchesBlank: re.test(""),
-    async match(text, last, max, pacer) {
+    async match(text, last, max, pacer = new MatchPacer()) {
       const rows = text.split("\n");
       const kept: { row: number; text: string }[] = [];
       let found = 0;
       for (let i = 0; i <= last && i < rows.length; i++) {
         const row = rows[i];
-        if (re.test(row)) {
+        // A row one call can match is matched at once (the usual case: no await); a longer
+        // one, a wrapped line joined from its rows, in pieces with turns between them.
+        let hit: boolean;
+        if (row.length <= re.piece) {
+          hit = re.test(row);
+          const pause = pacer.step(row.length, re.cost);
+          if (pause) await pause;
+        } else hit = await testPieces(re, row, pacer);
+        if (hit) {
           found++;
           kept.push({ row: i, text: row });
           if (kept.length > max) kept.shift();
         }
-        const pause = pacer?.step(row.length, re.cost);
-        if (pause) await pause;
       }
       return { found, kept };
     },
@@ -243,11 +251,17 @@ async function matchBatch(
 export async function searchInPanes(
   ctx: TmuxContext,
   panes: readonly PanePlace[],
-  options: { matcher: TextMatcher; scrollbackLines: number; maxMatchesPerPane: number },
+  options: {
+    matcher: TextMatcher;
+    scrollbackLines: number;
+    maxMatchesPerPane: number;
+    /** The call's pacer (on the call's signal), for what it noted of long rows. */
+    pacer?: MatchPacer;
+  },
 ): Promise<PaneSearch[]> {
   const byId = new Map(panes.map((p) => [p.id, p]));
   const chains = chainPanes(panes.map((p) => p.id), options.scrollbackLines);
-  const pacer = new MatchPacer(ctx.signal);
+  const pacer = options.pacer ?? new MatchPacer(ctx.signal);
   let done = 0;
   const searched = await mapPool(chains, SEARCH_CONCURRENCY, async (chain) => {
     const found = new Map(chain.map((id): [string, Found] => [id, { found: 0, matches: [] }]));
@@ -364,10 +378,12 @@ const searchPanes = defineTool({
       panes = panes.filter((p) => p.placements.some((pl) => pl.sessionId === sessionId));
     }
     const maxPerPane = args.maxMatchesPerPane ?? 5;
+    const pacer = new MatchPacer(ctx.signal);
     const results = await searchInPanes(ctx, panes, {
       matcher,
       scrollbackLines: args.scrollbackLines ?? 0,
       maxMatchesPerPane: maxPerPane,
+      pacer,
     });
 
     const maxMatches = args.maxMatches ?? 100;
@@ -434,6 +450,8 @@ const searchPanes = defineTool({
       MAX_PANE_NOTES,
     );
     const omittedMatches = totalMatches - kept.length;
+    // Rows too long for one call, matched in pieces, where a longer match could lie unseen.
+    const pieced = pacer.piecedNote(true);
     const data = {
       ...base,
       matches: kept,
@@ -449,7 +467,8 @@ const searchPanes = defineTool({
         (omittedMatches > 0 ? ` ${omittedMatches} more left out (see cappedPanes).` : "") +
         (results.length > data.panesSearched
           ? ` ${results.length - data.panesSearched} panes skipped (see skippedPanes).`
-          : ""),
+          : "") +
+        (pieced ? ` ${pieced}.` : ""),
     };
   },
 });

@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
+import {
+  CALL_WORK,
+  compileRegex,
+  loadRegexEngine,
+  MatchDeadline,
+  MatchPacer,
+  MAX_REGEX_PROGRAM,
+  testPieces,
+} from "../mcp/pattern.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { lineMatcher } from "./search.ts";
@@ -386,4 +394,76 @@ Deno.test("a long match gives the event loop turns, and stops there when cancell
   while (pause === null) pause = pacer.step(10_000, 1_000);
   controller.abort();
   await assert.rejects(pause, (e) => e instanceof TmuxError && e.kind === "cancelled");
+});
+
+Deno.test("a pacer stops the matching at its deadline, at its next turn", async () => {
+  const pacer = new MatchPacer(undefined, performance.now());
+  let pause: Promise<void> | null = null;
+  while (pause === null) pause = pacer.step(10_000, 1_000);
+  await assert.rejects(pause, MatchDeadline);
+});
+
+Deno.test("a long row is matched in pieces, each one bounded call, finding what the whole row has", async () => {
+  // Pieces of 8 characters overlapping by 4 (the least call work), around pairs and folded case:
+  // a pattern whose matches fit the overlap is found exactly as in the whole row.
+  const fitting = [
+    "\u{1F642}a",
+    "A\u{1F642}",
+    "\\ba",
+    "a$",
+    "^\u{1F642}",
+    "[^a]",
+    "\\s\\S",
+    ".\u{1F642}",
+  ];
+  const units = ["a", "A", "\u{1F642}", " ", "b"];
+  let seed = 5;
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  for (const matchCase of [false, true]) {
+    const patterns = fitting.map((p) => compileRegex(p, matchCase, "p", 1));
+    for (let round = 0; round < 300; round++) {
+      const row = Array.from({ length: next(30) }, () => units[next(units.length)]).join("");
+      for (const re of patterns) {
+        assert.ok(re.fits && re.piece === 8, `${re.piece}`);
+        const pacer = new MatchPacer();
+        assert.equal(await testPieces(re, row, pacer), re.test(row), JSON.stringify(row));
+        assert.equal(pacer.piecedLines, 0);
+      }
+    }
+  }
+  // A match longer than the overlap may lie across two pieces: then that is counted.
+  const long = compileRegex("a.*b", true, "p", 1);
+  assert.equal(long.fits, false);
+  const pacer = new MatchPacer();
+  assert.equal(await testPieces(long, `a${"x".repeat(40)}b`, pacer), false);
+  assert.equal(pacer.piecedLines, 1);
+  assert.match(pacer.piecedNote(true), /^1 long line was matched in pieces overlapping by 4/);
+  // At the real call work the largest program still gets a couple of hundred characters a call.
+  const largest = compileRegex("[ab]{1,1000}[ab]{1,1000}[ab]{1,1000}x", true, "p");
+  assert.ok(largest.cost <= MAX_REGEX_PROGRAM && largest.piece >= 200, `${largest.piece}`);
+  assert.ok(largest.piece * (largest.cost + 32) <= CALL_WORK);
+  assert.equal(largest.fits, false);
+  // Bounded patterns of ordinary cost fit their overlap: no piece misses them.
+  for (const bounded of ["fail(ed|ure)", "\\d{3}-\\d{4}", "\\bpanic\\b", "\\w{1,500}\\d"]) {
+    assert.ok(compileRegex(bounded, false, "p").fits, bounded);
+  }
+  for (const unbounded of ["error\\d+", "a.*b", "x{2,}", "(ab)*"]) {
+    assert.equal(compileRegex(unbounded, false, "p").fits, false, unbounded);
+  }
+});
+
+Deno.test("a search over a row longer than one call says what its pieces could have missed", async () => {
+  const row = `a${"x".repeat(200_000)}b`;
+  const pacer = new MatchPacer();
+  const found = await lineMatcher("a.*b", true, false).match(`short\n${row}\nab`, 2, 5, pacer);
+  // The short row "ab" matches; the long one's match is longer than any overlap.
+  assert.deepEqual(found.kept.map((k) => k.row), [2]);
+  assert.equal(pacer.piecedLines, 1);
+  // A match within a piece of the long row is found there.
+  const near = await lineMatcher("x{3}b", true, false).match(row, 0, 5, pacer);
+  assert.equal(near.found, 1);
+  assert.equal(pacer.piecedLines, 1);
 });

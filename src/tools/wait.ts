@@ -10,7 +10,7 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { MatchPacer } from "../mcp/pattern.ts";
+import { MatchDeadline, MatchPacer } from "../mcp/pattern.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
@@ -90,10 +90,11 @@ const waitForText = defineTool({
       "patterns",
     );
     const stops = await compilePatterns(args.stop ?? [], args.regex ?? false, matchCase, "stop");
-    const pacer = new MatchPacer(ctx.signal);
     const { pane } = await ctx.paneSnapshot(args.paneId);
     const began = performance.now();
     const deadline = began + effective;
+    // Matching stops at the deadline too: a costly pattern on a long line takes a while.
+    const pacer = new MatchPacer(ctx.signal, deadline);
     // A cursor that cannot be used is refused before anything is watched.
     if (args.since !== undefined) await sinceCursor(args.since, pane.id);
     const watch = await PaneWatch.open(ctx, pane, { screen: true, rows: true });
@@ -178,9 +179,15 @@ const waitForText = defineTool({
           }
         }
       }
+    } catch (error) {
+      if (!(error instanceof MatchDeadline)) throw error;
+      outcome = "timedOut";
+      notes.push("the newest output was still being matched when the time ran out");
     } finally {
       watch.close();
     }
+    const pieced = pacer.piecedNote(false);
+    if (pieced) notes.push(pieced);
     if (watch.skippedRows > 0) {
       notes.push(
         `${watch.skippedRows} rows written during the wait not matched (more than a read takes ` +

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { compileRegex, loadRegexEngine } from "../mcp/pattern.ts";
+import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
 import { compilePatterns } from "./wait_patterns.ts";
 
 Deno.test("a regex's lastEnd is the end of the match that ends last, whatever the pattern", async () => {
@@ -71,12 +71,47 @@ Deno.test("reaches: a match counts when it takes in some of [from, to), regex or
     const to = from + next(line.length - from + 1);
     for (const p of [...regexes, ...literals]) {
       const source = regexes.includes(p) ? p.text : p.text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      const work = { units: 0 };
       assert.equal(
-        p.reaches(line, from, to, work),
+        await p.reaches(line, from, to, new MatchPacer()),
         bruteReaches(source, line, from, to),
         `${JSON.stringify(p.text)} in ${JSON.stringify(line)} [${from}, ${to})`,
       );
+    }
+  }
+});
+
+Deno.test("reaches in pieces: a match no longer than their overlap is found as on the whole line", async () => {
+  // Pieces of 8 characters overlapping by 4 (the least call work); the patterns that match 2
+  // characters at most fit the overlap, the others may lie across two pieces.
+  const sources = ["a", "ab", "ba", "a?", "[ab]{2}", "^a", "b$", "^", "$", "\\ba", "a\\b", "\\B"];
+  const longer = ["a b", "a+", "b*", ".*b", "b.*", "(ab)+", "a|ab|aba", "(a|ab)( |b a)?"];
+  const fitting = await compilePatterns(sources, true, true, "p", 1);
+  const others = await compilePatterns(longer, true, true, "p", 1);
+  assert.ok(fitting.every((p) => p.cost > 0));
+  let seed = 11;
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  for (let round = 0; round < 300; round++) {
+    const line = Array.from({ length: next(40) }, () => "ab "[next(3)]).join("");
+    const from = next(line.length + 1);
+    const to = from + next(line.length - from + 1);
+    for (const p of [...fitting, ...others]) {
+      const pacer = new MatchPacer();
+      const found = await p.reaches(line, from, to, pacer);
+      const truth = bruteReaches(p.text, line, from, to);
+      const what = `${JSON.stringify(p.text)} in ${JSON.stringify(line)} [${from}, ${to})`;
+      if (fitting.includes(p)) assert.equal(found, truth, what);
+      else if (found) assert.ok(truth, `${what}: found, and none there`);
+      else if (truth) assert.ok(pacer.piecedLines > 0, `${what}: missed, and not said`);
+      // Whatever a pattern finds, any match at all in the line is found as well.
+      const pacer2 = new MatchPacer();
+      const any = await p.test(line, pacer2);
+      const anyTruth = bruteReaches(p.text, line, 0, line.length);
+      if (fitting.includes(p)) assert.equal(any, anyTruth, `${what}: test`);
+      else if (any) assert.ok(anyTruth, `${what}: test found none there`);
+      else if (anyTruth) assert.ok(pacer2.piecedLines > 0, `${what}: test missed, and not said`);
     }
   }
 });
@@ -89,18 +124,18 @@ Deno.test("reaches: old text on either side of a spinner or a counter never coun
     false,
     "p",
   );
-  const work = { units: 0 };
-  assert.equal(literal.reaches("- building foo", 0, 1, work), false);
-  assert.equal(literal.reaches("- building foo", 0, 14, work), true);
-  assert.equal(literal.reaches("x building foo", 0, 3, work), true);
+  const work = new MatchPacer();
+  assert.equal(await literal.reaches("- building foo", 0, 1, work), false);
+  assert.equal(await literal.reaches("- building foo", 0, 14, work), true);
+  assert.equal(await literal.reaches("x building foo", 0, 3, work), true);
   const [tail, head, across, done] = regexes;
-  assert.equal(tail.reaches("- building foo", 0, 1, work), false);
-  assert.equal(head.reaches("- building foo", 0, 1, work), true);
-  assert.equal(across.reaches("51% done", 1, 2, work), true);
-  assert.equal(done.reaches("51% done", 1, 2, work), false);
+  assert.equal(await tail.reaches("- building foo", 0, 1, work), false);
+  assert.equal(await head.reaches("- building foo", 0, 1, work), true);
+  assert.equal(await across.reaches("51% done", 1, 2, work), true);
+  assert.equal(await done.reaches("51% done", 1, 2, work), false);
   // A match before the part, and another after it, with none across: not taken in.
-  assert.equal(done.reaches("done 51% done", 6, 7, work), false);
-  assert.equal(across.reaches("9% done 51% done", 9, 10, work), true);
+  assert.equal(await done.reaches("done 51% done", 6, 7, work), false);
+  assert.equal(await across.reaches("9% done 51% done", 9, 10, work), true);
   // Pairs: indices inside one are taken as the whole character.
   const [o, smileO, oSmile] = await compilePatterns(
     ["o", "\u{1F642}o", "o\u{1F642}"],
@@ -110,9 +145,9 @@ Deno.test("reaches: old text on either side of a spinner or a counter never coun
   );
   const pairs = "\u{1F642}o\u{1F642}o\u{1F642}";
   for (const [from, to] of [[3, 5], [4, 4], [4, 5], [3, 4]]) {
-    assert.equal(o.reaches(pairs, from, to, work), false, `o [${from}, ${to})`);
-    assert.equal(smileO.reaches(pairs, from, to, work), true, `🙂o [${from}, ${to})`);
-    assert.equal(oSmile.reaches(pairs, from, to, work), true, `o🙂 [${from}, ${to})`);
+    assert.equal(await o.reaches(pairs, from, to, work), false, `o [${from}, ${to})`);
+    assert.equal(await smileO.reaches(pairs, from, to, work), true, `🙂o [${from}, ${to})`);
+    assert.equal(await oSmile.reaches(pairs, from, to, work), true, `o🙂 [${from}, ${to})`);
   }
 });
 
@@ -120,15 +155,24 @@ Deno.test("reaches: a regex decides within a bounded number of passes over the r
   // Hundreds of old matches before the part, one after it: decided exactly.
   const [ab] = await compilePatterns(["ab"], true, true, "p");
   const row = "ab ".repeat(500) + "X ab";
-  let work = { units: 0 };
-  assert.equal(ab.reaches(row, 1500, 1501, work), false);
+  let work = new CountingPacer();
+  assert.equal(await ab.reaches(row, 1500, 1501, work), false);
   assert.ok(work.units > 0, "the searches are charged");
   // A pattern whose every search runs to the row's end, at every start before the part: past
   // a few passes' worth, the one-pass answer (a match ends after the part's start) stands.
   const [slow] = await compilePatterns(["a[^z]*z|a"], true, true, "p");
   const long = "a".repeat(3_000) + "Xa";
-  work = { units: 0 };
-  assert.equal(slow.reaches(long, 3_000, 3_001, work), true);
+  work = new CountingPacer();
+  assert.equal(await slow.reaches(long, 3_000, 3_001, work), true);
   const pass = (long.length + 32) * slow.cost;
   assert.ok(work.units <= Math.max(8 * pass, 1 << 22) + 2 * pass, `${work.units}`);
 });
+
+/** A pacer that sums the work it was told of (characters and 32 more, times the cost). */
+class CountingPacer extends MatchPacer {
+  units = 0;
+  override step(chars: number, cost: number): Promise<void> | null {
+    this.units += (chars + 32) * cost;
+    return super.step(chars, cost);
+  }
+}
