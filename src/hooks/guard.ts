@@ -12,7 +12,13 @@
 import { attendedPanes, clientLabel, findCallerPane, inputCohort } from "../tmux/identity.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
-import { type ClientRow, type PaneRow, type Snapshot, takeSnapshot } from "../tmux/snapshot.ts";
+import {
+  type ClientRow,
+  findSession,
+  type PaneRow,
+  type Snapshot,
+  takeSnapshot,
+} from "../tmux/snapshot.ts";
 import type { AgentPane } from "./agent_pane.ts";
 import { isObject } from "./input.ts";
 import { HOOK_TMUX_TIMEOUT_MS, oneLine, quoted, where } from "./marks.ts";
@@ -405,9 +411,9 @@ function touchedPanes(snapshot: Snapshot, target: Target, input: boolean): PaneR
     case "window":
       return snapshot.panes.filter((p) => p.windowId === target.id);
     case "session": {
-      const session = /^\$\d+$/.test(target.ref)
-        ? snapshot.sessions.find((s) => s.id === target.ref)
-        : snapshot.sessions.find((s) => s.name === target.ref);
+      // Looked up as the server does: a session named like an id ($7) by its name when no
+      // session has that id.
+      const session = findSession(snapshot.sessions, target.ref);
       if (!session) return [];
       // A window also linked into another session survives there (kill_session says so), but
       // a person attached to this session loses what they see: their client is detached.

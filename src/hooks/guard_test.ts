@@ -374,6 +374,33 @@ Deno.test("guard: the agent's own pane is asked about, also inside session and s
   });
 });
 
+Deno.test("guard: a session named like an id ($7) is found by its name when no session has that id", async () => {
+  await withServer(async (t, ids, env) => {
+    // tmux makes such a session, and the server takes "$7" for it when no session has that id
+    // (an id comes first, as in tmux): the guard judges the session the server would kill.
+    const person = (await t.tmux("new-session", "-d", "-s", "$7", "-P", "-F", "#{session_id}"))
+      .trim();
+    assert.notEqual(person, "$7");
+    const tty = await t.attach(person);
+    for (const session of [person, "$7"]) {
+      const r = await guardRun(
+        env,
+        toolCall("mcp__tmux__kill_session", { session, force: true }),
+      );
+      assert.notEqual(r.stdout, "", `${session}: the guard said nothing`);
+      const reason = seedDecision(r.stdout).permissionDecisionReason;
+      assert.ok(reason.includes(tty), `${session}: ${r.stdout}`);
+    }
+    // A session that has the id is the one it names, though another is named so.
+    const agents = (await t.tmux("display-message", "-p", "-t", ids.agent, "#{session_id}"))
+      .trim();
+    await t.tmux("rename-session", "-t", person, agents);
+    const byId = await guardRun(env, toolCall("mcp__tmux__kill_session", { session: agents }));
+    const reason = seedDecision(byId.stdout).permissionDecisionReason;
+    assert.ok(reason.includes(`including pane ${ids.agent}`) && !reason.includes(tty), reason);
+  });
+});
+
 Deno.test("guard: unknown tools, missing targets and harmless calls pass untouched", async () => {
   await withServer(async (_t, ids, env) => {
     for (

@@ -22,6 +22,7 @@ import { learnFolderFor, namesSameSocket } from "../tmux/same_socket.ts";
 import type { ServerIdentity } from "../tmux/server_identity.ts";
 import {
   type ClientRow,
+  findSession,
   type PaneBrief,
   type PaneRow,
   type SessionRow,
@@ -443,9 +444,7 @@ export class TmuxContext {
   session(snapshot: Snapshot<PaneBrief>, ref: string): SessionRow {
     this.requireRunning(snapshot);
     unread(snapshot.scope.sessions, "a session");
-    const found =
-      (SESSION_ID.test(ref) ? snapshot.sessions.find((s) => s.id === ref) : undefined) ??
-        snapshot.sessions.find((s) => s.name === ref);
+    const found = findSession(snapshot.sessions, ref);
     if (found) return found;
     throw new ToolFailure(
       `No session ${JSON.stringify(ref)} on ${this.socketLabel}.`,
@@ -492,6 +491,5 @@ function unread(read: boolean, what: string): void {
   if (!read) throw new Error(`internal: looked up ${what} in a snapshot that did not read it`);
 }
 
-const SESSION_ID = /^\$\d+$/;
 const PANE_ID = /^%\d+$/;
 const WINDOW_ID = /^@\d+$/;

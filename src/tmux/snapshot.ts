@@ -40,6 +40,21 @@ export interface SessionRow {
   readonly path: string;
 }
 
+/**
+ * The session `ref` names among `sessions`: by id (`$N`) or exact name (never tmux's prefix
+ * match). An id comes first, as in tmux; a name that looks like one (tmux takes
+ * `new-session -s '$5'`) names its session when no session has that id. The server's tools and
+ * the agent hook's guard look sessions up here alike, so that the guard judges the session the
+ * server acts on.
+ */
+export function findSession<S extends { readonly id: string; readonly name: string }>(
+  sessions: readonly S[],
+  ref: string,
+): S | undefined {
+  return (/^\$\d+$/.test(ref) ? sessions.find((s) => s.id === ref) : undefined) ??
+    sessions.find((s) => s.name === ref);
+}
+
 /** One place a window is linked: a session and the window's index there. */
 export interface Placement {
   readonly sessionId: string;

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
-import { type PaneBrief, type PaneRow, takeBriefSnapshot, takeSnapshot } from "./snapshot.ts";
+import {
+  findSession,
+  type PaneBrief,
+  type PaneRow,
+  takeBriefSnapshot,
+  takeSnapshot,
+} from "./snapshot.ts";
 import { takePanePlaces, takeProcessInfo } from "./pane_reads.ts";
 import { escapeFormat, escapeTrailingSemicolon } from "./format.ts";
 import { prng } from "../../tests/helpers/prng.ts";
@@ -594,4 +600,17 @@ Deno.test("snapshot: a client previews when a pane it shows is in choose-tree or
     await runner.close();
     await t.kill();
   }
+});
+
+Deno.test("findSession: an id first, as in tmux; then an exact name, one like an id ($7) too", () => {
+  const sessions = [
+    { id: "$1", name: "$2" },
+    { id: "$2", name: "work" },
+    { id: "$3", name: "$7" },
+  ];
+  assert.equal(findSession(sessions, "$2")?.id, "$2");
+  assert.equal(findSession(sessions, "$7")?.id, "$3");
+  assert.equal(findSession(sessions, "work")?.id, "$2");
+  assert.equal(findSession(sessions, "wor"), undefined);
+  assert.equal(findSession(sessions, "$9"), undefined);
 });

@@ -29,7 +29,7 @@ import { isBlankRow } from "../tmux/capture.ts";
 import { chainPanes, readPanes } from "../tmux/capture_many.ts";
 import { batchRows, type RowBatch } from "../tmux/capture_many_batch.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { type Placement, SESSIONS_ONLY } from "../tmux/snapshot.ts";
+import { findSession, SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import type { PanePlace } from "../tmux/pane_reads.ts";
 
 /** tmux invocations running at once for one search (the runner also bounds all of them). */
@@ -368,12 +368,10 @@ const searchPanes = defineTool({
     let panes = listed.panes;
     if (args.session !== undefined) {
       const ref = args.session;
-      const named = /^\$\d+$/.test(ref)
-        ? (pl: Placement) => pl.sessionId === ref
-        : (pl: Placement) => pl.sessionName === ref;
-      // Not among them: refused in the words of every tool (or, created since or named like
-      // an id, searched).
-      const sessionId = panes.flatMap((p) => p.placements).find(named)?.sessionId ??
+      const sessions = panes.flatMap((p) => p.placements)
+        .map((pl) => ({ id: pl.sessionId, name: pl.sessionName }));
+      // Not among them: refused in the words of every tool (or, created since, searched).
+      const sessionId = findSession(sessions, ref)?.id ??
         ctx.session(await ctx.snapshot(SESSIONS_ONLY), ref).id;
       panes = panes.filter((p) => p.placements.some((pl) => pl.sessionId === sessionId));
     }
