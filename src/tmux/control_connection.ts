@@ -317,7 +317,11 @@ export class Connection {
     const { promise, resolve } = Promise.withResolvers<ControlResult | Error>();
     const call: PendingCall = this.#protocol.send(line, resolve);
     const timeoutMs = options.timeoutMs ?? 10_000;
-    const onAbort = () => call.settle?.(new TmuxError("cancelled", "The call was cancelled."));
+    let cancelled = false;
+    const onAbort = () => {
+      cancelled = true;
+      resolve(new TmuxError("cancelled", "The call was cancelled."));
+    };
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const timer = setTimeout(() => {
       call.settle?.(new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms.`));
@@ -331,10 +335,17 @@ export class Connection {
       if (result instanceof Error) throw result;
       return result;
     } finally {
-      // A cancelled call's answer, if it still comes, is verified like any other and dropped.
-      call.settle = null;
-      clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
+      if (cancelled && call.settle !== null) {
+        // tmux keeps a cancelled call's line, and every call sent after it waits behind it (a
+        // person's hook holding it, say). Its answer, if it still comes, is verified like any
+        // other and dropped; if it does not come in time, the connection is given up as it
+        // would have been had nobody cancelled, and the calls behind it go elsewhere.
+        call.settle = () => clearTimeout(timer);
+      } else {
+        call.settle = null;
+        clearTimeout(timer);
+      }
     }
   }
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { HookGate, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import {
   argvCommands,
   controlFor,
@@ -391,6 +391,39 @@ Deno.test("a dropped connection is noticed and the next command reconnects", asy
     assert.equal(text(again.stdout), `${t.ids.paneId}\n`);
     assert.equal(control.connections, 1);
   });
+});
+
+Deno.test("a cancelled command whose line a hook holds still gives the connection up at its deadline", async () => {
+  const gate = await HookGate.make();
+  try {
+    await withServer(async (t, runner) => {
+      const address = { socketName: t.socket };
+      const control = controlFor(runner, address);
+      await control.exec(["display-message", "-p", "warm"]);
+      // A person's slow hook holds the line; the call stops waiting, tmux keeps the line.
+      await t.tmux("set-hook", "-g", "after-set-option", gate.command);
+      const stop = new AbortController();
+      const held = control.exec(["set-option", "-g", "@held", "1"], {
+        signal: stop.signal,
+        timeoutMs: 1_000,
+      });
+      await waitFor(() => gate.began(), "the line to be held");
+      stop.abort();
+      await assert.rejects(held, /cancelled/);
+      // The next command queues behind that line. It is not left to time out on its own: the
+      // held line's deadline gives the connection up, and the command fails as possibly run
+      // (a read is then run again by a tmux process of its own: execFast).
+      await assert.rejects(
+        control.exec(["display-message", "-p", "next"], { timeoutMs: 5_000 }),
+        ControlUnavailable,
+      );
+      const again = await control.exec(["display-message", "-p", "again"]);
+      assert.equal(text(again.stdout), "again\n");
+    });
+  } finally {
+    await gate.open();
+    await gate.remove();
+  }
 });
 
 Deno.test("a socket replaced under its server: asking the socket lets the old server's clients go", async () => {
