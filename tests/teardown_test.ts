@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { connect, summaryOf, withTmux } from "./helpers/mcp.ts";
-import { HookGate, linkedTwice, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, HookGate, linkedTwice, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
 
 interface Removed {
@@ -381,6 +382,61 @@ Deno.test("clear_pane of the screen alone keeps a pane's scroll-on-clear set bet
     );
   }, { toolsets: ["inspect", "manage", "execute", "teardown"] });
 });
+
+// The clear of the screen alone turns the pane's scroll-on-clear off on its step's own line
+// and puts the pane's own value back on it (screen_clear.ts): a person's slow after-set-option
+// hook holds that line after the turn-off, and the call may end there.
+for (
+  const [how, before] of [["SIGTERM", ""], ["stdin EOF", "on"], ["cancelled", ""]] as const
+) {
+  Deno.test(`clear_pane of the screen alone, held after scroll-on-clear off by a person's hook, the call ended (${how}): the pane's own value is put back`, async () => {
+    const t = await TestTmux.start();
+    const gate = await HookGate.make();
+    const { cmd, args } = startCommand();
+    const s = new StdioServer(cmd, [
+      ...args,
+      "--socket",
+      t.socket,
+      "--toolsets",
+      "inspect,manage,execute,teardown",
+    ], cleanEnv());
+    try {
+      const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+      const own = async () =>
+        (await t.tmux("show-options", "-pqv", "-t", p, "scroll-on-clear")).trim();
+      if (before !== "") await t.tmux("set-option", "-p", "-t", p, "scroll-on-clear", before);
+      await s.initialize(); // request 1
+      // Warm the control connection so that the step goes over it, as it usually does.
+      await s.callTool("list_panes"); // request 2
+      await t.tmux("set-hook", "-g", "after-set-option", gate.command);
+      s.callTool("clear_pane", { paneId: p, screen: true, history: false }).catch(() => {}); // 3
+      await waitFor(() => gate.began(), "the clear's step to be held");
+      assert.equal(await own(), "off", "held after the turn-off");
+      if (how === "SIGTERM") s.child.kill("SIGTERM");
+      else if (how === "stdin EOF") await s.closeStdin();
+      else {
+        await s.notify("notifications/cancelled", { requestId: 3, reason: "test" });
+        // Put back by the call itself, while the person's hook still holds the line.
+        await waitFor(async () => await own() === before, "the cancelled call's undo");
+        // The next call waits behind that line until its deadline gives the control client
+        // up, and then is answered (a read is run again), not refused with a timeout.
+        const listed = await s.callTool("list_panes"); // 4
+        assert.notEqual(listed.isError, true, JSON.stringify(listed));
+        await s.closeStdin();
+      }
+      await s.child.status;
+      assert.equal(await own(), before, "the pane's own scroll-on-clear, the process gone");
+      await gate.open();
+      await t.tmux("set-hook", "-gu", "after-set-option");
+      assert.equal(await own(), before, "the pane's own scroll-on-clear, the hook let go");
+    } finally {
+      await gate.open();
+      await s.kill();
+      await t.kill();
+      await gate.remove();
+    }
+  });
+}
 
 Deno.test("a person who comes to a pane right after the check stops its kill or clear (one step in tmux)", async () => {
   await withTmux(async (t, c) => {

@@ -6,9 +6,11 @@
  * @module
  */
 
+import { Unconfirmed } from "../mcp/act_step.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { chainArgv, decodeBytes } from "../tmux/format.ts";
+import { leave, type LeftoverSpec } from "../tmux/leftovers.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 
 /** A pane's scroll-on-clear as read before a clear of its screen alone. */
@@ -72,10 +74,69 @@ function restoring(paneId: string, own: string | null): string[] {
 }
 
 /**
+ * What the step of {@link screenClearing} leaves on pane `paneId` until it has answered
+ * (leftovers.ts): its scroll-on-clear off. A person's hook on set-option (a plugin's slow
+ * `run-shell`) holds the step's line right after the turn-off, and the call may be cancelled or
+ * its process end there: tmux then drops the rest of the line of a client that is gone, and the
+ * pane would keep `off` for good. The undo gives the pane its own value as read (none: unset),
+ * only while the pane's value is still off: one that someone set since stays theirs.
+ */
+export function scrollOnClearLeftover(paneId: string, read: ScrollOnClear): LeftoverSpec {
+  if (!/^%\d+$/.test(paneId)) throw new RangeError(`not a pane id: ${paneId}`);
+  return {
+    key: `scroll-on-clear ${paneId}`,
+    async undo(run) {
+      // A pane gone takes its option with it: tmux's refusal of the target is no failure here.
+      await run([
+        "if-shell",
+        "-F",
+        "-t",
+        paneId,
+        "#{==:#{scroll-on-clear},0}",
+        restoring(paneId, read.own).join(" "),
+      ]);
+    },
+  };
+}
+
+/**
+ * Runs `step`, the act whose line holds {@link screenClearing}'s commands (given the call's
+ * access, stopped by its cancellation or by the process's end), and puts back the pane's own
+ * scroll-on-clear {@link restoredAsAtAct}. From the turn-off until the step has answered, the
+ * value is this process's to put back ({@link scrollOnClearLeftover}): also when the call is
+ * cancelled, or the process ends, while a person's hook holds that line. Returns the step's
+ * output.
+ */
+export async function clearScreenAlone(
+  ctx: TmuxContext,
+  paneId: string,
+  read: ScrollOnClear,
+  step: (ctx: TmuxContext) => Promise<Uint8Array>,
+): Promise<Uint8Array> {
+  if (!read.on) return await step(ctx);
+  const left = leave(ctx.runner, ctx.address, scrollOnClearLeftover(paneId, read));
+  try {
+    // The process's end stops the step as the call's cancellation does: a tmux process of its
+    // own is killed (tmux drops the rest of its line), and the close puts the value back.
+    const out = await left.step((closing) =>
+      step(ctx.withSignal(AbortSignal.any([ctx.signal, closing])))
+    );
+    await restoredAsAtAct(ctx, paneId, read, out);
+    left.clear();
+    return out;
+  } catch (error) {
+    // Refused by tmux at the act (or another server reached), nothing of the line ran.
+    if (error instanceof ToolFailure && !(error instanceof Unconfirmed)) left.clear();
+    else await left.undo();
+    throw error;
+  }
+}
+
+/**
  * Puts back the pane's own scroll-on-clear as it was at the act (printed first in its step),
  * should someone have changed it between the read and the act: the step put back what was read.
  */
-export async function restoredAsAtAct(
+async function restoredAsAtAct(
   ctx: TmuxContext,
   paneId: string,
   read: ScrollOnClear,

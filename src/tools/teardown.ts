@@ -53,7 +53,7 @@ import {
 } from "../mcp/lone_links.ts";
 import { sessionLabel, ToolFailure } from "../mcp/errors.ts";
 import { changes, paneFields, plural } from "./arguments.ts";
-import { restoredAsAtAct, screenClearing, scrollOnClear } from "./screen_clear.ts";
+import { clearScreenAlone, screenClearing, scrollOnClear } from "./screen_clear.ts";
 
 /** Ids kept per list in `removed`; a server-wide kill can remove thousands. */
 const MAX_REMOVED_IDS = 1_000;
@@ -511,22 +511,24 @@ const clearPane = defineTool({
     if (screenOnly) commands.push(...screenClearing(pane.id, screenOnly));
     else if (args.screen) commands.push(["send-keys", "-R", "-t", pane.id]);
     if (args.history) commands.push(["clear-history", "-t", pane.id]);
-    const out = await destroyUnwatched(
-      ctx,
-      before,
-      { kind: "pane", target: pane.id },
-      paneUnwatched(before, pane.id),
-      `Clearing ${pane.id}`,
-      commands,
-      {
-        force: args.force,
-        recheck: async () => {
-          const now = await ctx.paneSnapshot(pane.id);
-          await guardDestroy(ctx, now.snapshot, [now.pane], `Pane ${pane.id}`, args.force);
+    const act = (step: TmuxContext) =>
+      destroyUnwatched(
+        step,
+        before,
+        { kind: "pane", target: pane.id },
+        paneUnwatched(before, pane.id),
+        `Clearing ${pane.id}`,
+        commands,
+        {
+          force: args.force,
+          recheck: async () => {
+            const now = await ctx.paneSnapshot(pane.id);
+            await guardDestroy(ctx, now.snapshot, [now.pane], `Pane ${pane.id}`, args.force);
+          },
         },
-      },
-    );
-    if (screenOnly) await restoredAsAtAct(ctx, pane.id, screenOnly, out);
+      );
+    if (screenOnly) await clearScreenAlone(ctx, pane.id, screenOnly, act);
+    else await act(ctx);
     const now = await paneFields(ctx, pane.id, ["#{history_size}", "#{alternate_on}"]);
     if (now === null) {
       throw new ToolFailure(`Pane ${pane.id} went away meanwhile.`, "list_panes lists the panes.");
