@@ -281,6 +281,14 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
     await t.tmux("set-option", "-gw", "automatic-rename", "off");
     await placeOddly(t);
     await sleepingPane(t, "-n", "tab\there 🙂");
+    // Every pane past its exec and in its directory: a pane just made can show tmux's own name
+    // or no directory for a moment, and the reads below are a moment apart.
+    await waitFor(
+      async () =>
+        (await t.tmux("list-panes", "-a", "-F", "#{pane_current_command}\t#{pane_current_path}"))
+          .trim().split("\n").every((l) => !l.startsWith("tmux\t") && !l.endsWith("\t")),
+      "every pane's program and directory",
+    );
     const full = await takeSnapshot(runner, addr);
     // A read of every pane takes where each window sits from the windows' rows; a read of one
     // pane has it on the pane's own row: both say the same (a shell may still be drawing its
