@@ -8,8 +8,11 @@
 
 import assert from "node:assert/strict";
 import { controlFor } from "../src/tmux/control.ts";
-import { withTmux } from "./helpers/mcp.ts";
-import { waitFor } from "./helpers/tmux.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
+import { probePane } from "../src/tools/pane_probe.ts";
+import { WatchedRows } from "../src/tools/watch_rows.ts";
+import { testContext, withTmux } from "./helpers/mcp.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
 import { quietPane, type Server, type Watched, withWatched } from "./helpers/watched.ts";
 
 /** What reads of the watch tell, in order, until one tells nothing. */
@@ -110,6 +113,78 @@ Deno.test("wait_for_text under a scroll region: a header that moved is not match
     {},
     { noChildLeft: true },
   );
+});
+
+Deno.test("a region set, scrolled and given back between two reads: the header on screen before is not told", async () => {
+  // The header is plain text before the watch; the cursor on row 3.
+  await withWatched("HEAD-ONE\r\nHEAD-TWO\r\n", async (_t, w) => {
+    await w.write("\x1b[3;8r\x1b[8;1H" + numbered(1, 12) + "\x1b[r\x1b[8;1H");
+    const all = await shown(w);
+    assert.ok(!all.some((s) => s.includes("HEAD")), JSON.stringify(all));
+    assert.deepEqual(all, expected(1, 12));
+  });
+});
+
+Deno.test("wait_for_text: a region set, scrolled and given back in one burst does not match what was above it before", async () => {
+  await withTmux(
+    async (t: Server, c) => {
+      const p = t.ids.paneId;
+      const tty = await quietPane(t, p);
+      // Before the wait: an old verdict at the top of the screen, the cursor below it.
+      await tty.write("BUILD FAILED\r\nold\r\n");
+      const waiting = c.ok<{ outcome: string; lines: string[] }>("wait_for_text", {
+        paneId: p,
+        patterns: ["BUILD FAILED", "DONE"],
+      });
+      const hub = controlFor(c.server.runner, { socketName: t.socket });
+      await waitFor(() => hub.watchers >= 1, "the wait to subscribe");
+      // A program keeps rows 1 and 2 (a region below them), prints, and gives the screen back.
+      await tty.write("\x1b[3;24r\x1b[24;1H" + numbered(1, 40) + "\x1b[r\x1b[24;1H");
+      await tty.write("DONE\r\n");
+      const result = await waiting;
+      assert.deepEqual(result.lines, ["DONE"], JSON.stringify(result));
+    },
+    {},
+    { noChildLeft: true },
+  );
+});
+
+Deno.test("under a region with the cursor on the status line below it, a tick before the baseline's read does not make the region's old rows new", async () => {
+  const t = await TestTmux.start("main", { width: 30, height: 8 });
+  const runner = new TmuxRunner();
+  const ctx = testContext(runner, t.socket);
+  try {
+    const p = (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "-t", "main")).trim();
+    const tty = await quietPane(t, p);
+    // Old output in rows 1 to 6 (a scroll region), a status line on row 7, the cursor there.
+    await tty.write("ERROR old 1\r\nold 2\r\nold 3\r\n\x1b[1;6r\x1b[7;1Htick 1");
+    const start = await probePane(ctx, p);
+    const w = new WatchedRows(ctx, p, start, true);
+    const screen = (await t.tmux("capture-pane", "-p", "-J", "-t", p)).split("\n");
+    w.keepScreen(screen.filter((l) => l.trim() !== ""));
+    // The status line ticks (the cursor moves) between the start's tmux call and the baseline's.
+    await tty.write("\x1b[7;1Htick 10");
+    await w.readBaseline();
+    const told: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await w.read();
+      if (r.again) continue;
+      told.push(...(r.rows ?? []).map((x) => x.shown));
+    }
+    assert.ok(!told.some((s) => s.includes("old")), JSON.stringify(told));
+    // What the region prints next is told.
+    await tty.write("\x1b[6;1H\r\nnew 1\r\nnew 2\x1b[7;1H");
+    const next: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await w.read();
+      if (r.again) continue;
+      next.push(...(r.rows ?? []).map((x) => x.shown));
+    }
+    assert.deepEqual(next, ["new 1", "new 2"]);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
 });
 
 /**
