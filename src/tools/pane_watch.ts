@@ -159,8 +159,10 @@ export class PaneWatch {
       const rows = still && split !== -1 && !read.regionRows
         ? rowsFrom(screenLines(joined), screenLines(raw), probe.cursorY)
         : null;
-      if (rows) read.keepBaseline(trimTrailingBlank(rows));
-      // The pane wrote in between: no baseline (the start row is cut at the cursor). Rows that
+      // With the screen's rows above the start row: read again at each read (watch_above.ts).
+      if (rows) {
+        read.keepBaseline(trimTrailingBlank(rows), screenLines(raw).slice(0, probe.cursorY));
+      } // The pane wrote in between: no baseline (the start row is cut at the cursor). Rows that
       // did not add up: read from the start's row, kept if the pane has not moved since.
       else if (still || read.regionRows) await read.readBaseline();
       watch.#checkAt = performance.now() + (watch.transport === "control" ? CHECK_MS : POLL_MS);

@@ -66,6 +66,12 @@ export interface KnownRows {
   readonly reflowed: boolean;
   /** The watch reports rows ({@link WrittenRow}), not lines. */
   readonly rows: boolean;
+  /**
+   * The screen's rows above the start did not move as their numbers say (see watch_above.ts):
+   * the screen's first row at the last read, where the rows that may have moved begin (those
+   * in the history then stayed). Null when they moved as said.
+   */
+  readonly shifted: number | null;
   /** The start row's number. */
   readonly startAbs: number;
   /** The region (lines from the start row on) as last read. */
@@ -108,10 +114,11 @@ export interface ReadAgain {
 
 /**
  * Reads the rows again where their numbers no longer hold (a width change, a history trim):
- * from the cursor's row after a width change, else from the start as estimated (never
- * before it: tmux drops at least what the size fell by), at most {@link READ_ROWS} rows. Rows
- * not seen in the last read or the baseline are new (a watch that reads rows; for the others
- * any change is output). `begun` is the probe the watch started on.
+ * from the cursor's row after a width change, from the screen's first row at the last read
+ * when the rows above the start moved unseen, else from the start as estimated (never before
+ * it: tmux drops at least what the size fell by), at most {@link READ_ROWS} rows. Rows not
+ * seen in the last read or the baseline are new (a watch that reads rows; for the others any
+ * change is output). `begun` is the probe the watch started on.
  */
 export async function readAgain(
   ctx: TmuxContext,
@@ -126,6 +133,8 @@ export async function readAgain(
   const wide = watch.wide && !watch.reflowed;
   const start = watch.reflowed
     ? cursor.row
+    : watch.shifted !== null
+    ? Math.min(watch.startAbs, watch.shifted)
     : wide
     ? Math.min(watch.startAbs, now.historySize)
     : watch.startAbs;
@@ -167,13 +176,13 @@ export async function readAgain(
     top += partial;
   }
   const fixed = out !== null && hasFixedRows(s) ? fixedLines(out) : null;
-  // Read from above the start: what the screen showed then was there before.
+  // Read from above the start, or rows moved unseen: what the screen showed then was there.
   const seen = new Set([
     ...watch.lastRegion,
     ...(watch.baseline ?? []),
     ...(watch.lastFixed ?? []),
     ...(watch.baseFixed ?? []),
-    ...top < watch.startAbs ? watch.screen : [],
+    ...top < watch.startAbs || watch.shifted !== null ? watch.screen : [],
   ]);
   const changed = lines.join("\n") !== watch.lastRegion.join("\n");
   // After a reflow the first line is read from the cursor's row: the end of a line that may
@@ -200,7 +209,12 @@ export async function readAgain(
   const fresh = [
     // Fixed rows not seen before: a header drawn since, or rows left outside a region set.
     ...(fixed ?? []).filter((line, i) => line !== watch.lastFixed?.[i] && unseen(line)),
-    ...!changed ? [] : watch.rows ? lines.slice(from).filter(unseen) : lines,
+    // Rows that moved unseen may be old rows anywhere: told only when not seen, whatever the watch.
+    ...!changed
+      ? []
+      : watch.rows || watch.shifted !== null
+      ? lines.slice(from).filter(unseen)
+      : lines,
   ];
   return { probe, fresh, first, read: { lines, fixed, top, start, cursor, wide } };
 }

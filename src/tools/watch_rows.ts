@@ -22,12 +22,16 @@
 import type { TmuxContext } from "../mcp/context.ts";
 import { rowArg, trimRow } from "../tmux/capture.ts";
 import { newGuard } from "../tmux/format.ts";
-import { fixedLines, partialCaptures, partialRows, splitMarked } from "./marked_captures.ts";
+import {
+  fixedLines,
+  fromAnchor,
+  partialRows,
+  readCaptures,
+  splitMarked,
+} from "./marked_captures.ts";
 import { type PaneProbe, probeWith } from "./pane_probe.ts";
 import {
   changedRows,
-  lineAt,
-  rowsFrom,
   screenLines,
   trimTrailingBlank,
   type WrittenRow,
@@ -39,6 +43,7 @@ import {
   fixedCaptures,
   fixedMarks,
   hasFixedRows,
+  numbersSince,
   READ_ROWS,
   sameSpan,
   type Span,
@@ -48,6 +53,7 @@ import {
   spanRow,
 } from "./watch_span.ts";
 import { readAgain } from "./watch_reread.ts";
+import { ABOVE_MARK, RowsAbove, startAbove } from "./watch_above.ts";
 
 /**
  * Reads tried before giving up for this time: a pane that scrolls between the probe a read is
@@ -172,6 +178,15 @@ export class WatchedRows {
   #lastBottom: number;
   /** Rows read above the anchor, for a pane that scrolled between a read's probe and its read. */
   #slack = 0;
+  /** The history's size at the last read: the number of the screen's first row then. */
+  #lastTop: number;
+  /** The screen's rows above the start, read again at each read (see watch_above.ts). */
+  readonly #above = new RowsAbove();
+  /**
+   * Those rows did not move as their numbers say: the next read again by content (see
+   * #rebaseAt) begins at the screen's first row at the last read, the start's screen seen.
+   */
+  #shifted = false;
 
   constructor(ctx: TmuxContext, paneId: string, start: PaneProbe, rows: boolean) {
     this.#ctx = ctx;
@@ -187,6 +202,7 @@ export class WatchedRows {
     this.#lastHeight = start.height;
     this.#anchorRow = this.#startAbs;
     this.#lastBottom = spanEnd(start, this.#span) - 1;
+    this.#lastTop = start.historySize;
   }
 
   /**
@@ -208,8 +224,12 @@ export class WatchedRows {
     return this.#lastRegion;
   }
 
-  /** Keeps the rows from the start on as they stood at the start. */
-  keepBaseline(lines: string[]): void {
+  /**
+   * Keeps the rows from the start on as they stood at the start, and the screen's rows above
+   * the start row (`above`, row by row, read at the same instant; see watch_above.ts).
+   */
+  keepBaseline(lines: string[], above: readonly string[] = []): void {
+    if (above.length > 0) this.#above.keep(this.#startAbs - above.length, above);
     this.#baseline = lines;
     // A copy: a read replaces the last read's lines in place.
     this.#lastRegion = [...lines];
@@ -225,17 +245,23 @@ export class WatchedRows {
     const start = this.#start;
     const s = this.#span;
     const guard = newGuard();
+    // The span's rows above the start row, on the screen (see watch_above.ts).
+    const above = this.#startAbs - start.historySize;
+    const marks = [...fixedMarks(s), ...above > 0 ? [ABOVE_MARK] : []];
     const { probe, text } = await probeWith(this.#ctx, this.#paneId, [
-      ...spanCapture(this.#paneId, ["-J"], this.#startAbs - start.historySize, null, s),
+      ...spanCapture(this.#paneId, ["-J"], above, null, s),
       ...fixedCaptures(this.#paneId, guard, s),
+      ...startAbove(this.#paneId, guard, above, s),
     ], start);
-    const out = splitMarked(text, guard, fixedMarks(s));
+    const out = splitMarked(text, guard, marks);
     if (!probe.exists || out === null) return;
     // The fixed rows as they read now are taken as they were (what changed between is missed).
     if (hasFixedRows(s)) this.#lastFixed = this.#baseFixed = fixedLines(out);
     const still = probe.historySize === start.historySize && probe.cursorX === start.cursorX &&
       probe.cursorY === start.cursorY && sameSpan(spanOf(probe), s);
-    if (still) this.keepBaseline(trimTrailingBlank(screenLines(out.get("")!)));
+    const rows = screenLines(out.get(ABOVE_MARK) ?? "");
+    const lines = trimTrailingBlank(screenLines(out.get("")!));
+    if (still) this.keepBaseline(lines, rows.length === above ? rows : []);
   }
 
   /** Reads the rows that may have changed since the last read; what was written since. */
@@ -311,48 +337,25 @@ export class WatchedRows {
     return { probe, lines: writtenRows(this.#baseline, lines, cursor, at) };
   }
 
-  /**
-   * Notes what a probe says of the rows' numbers: the history shrank (cleared, or trimmed) or
-   * may have been trimmed, or the width changed. Rows taken back from the history onto a
-   * taller screen (the pane below closed, the window made taller) keep their numbers: the
-   * history shrinks by at most what the height grew, and nothing is read again (else lines
-   * above the start would pass for new, and a line printed again for one already read).
-   */
+  /** Notes what a probe says of the rows' numbers (see {@link numbersSince}). */
   #moved(now: PaneProbe): void {
-    const drop = Math.max(0, this.#lastHistory - now.historySize);
-    const taller = drop > 0 && now.width === this.#lastWidth &&
-      drop <= now.height - this.#lastHeight;
-    this.#lastHeight = now.height;
-    // At its limit tmux drops the oldest tenth of the history, then goes on adding rows: the
-    // size can come back to or above what it was, and rows moved up by an unknown number.
-    const trimZone = now.historyLimit - Math.max(1, Math.floor(now.historyLimit / 10));
-    if (
-      (drop > 0 && !taller) ||
-      (now.historySize !== this.#lastHistory && now.historySize >= trimZone)
-    ) {
+    const last = { historySize: this.#lastHistory, width: this.#lastWidth, span: this.#span };
+    const seen = numbersSince({ ...last, height: this.#lastHeight }, now);
+    if (seen.drop !== null) {
       // Rows moved up by at least the drop seen.
-      this.#startAbs = Math.max(0, this.#startAbs - drop);
-      this.#lastBottom -= drop;
+      this.#startAbs = Math.max(0, this.#startAbs - seen.drop);
+      this.#lastBottom -= seen.drop;
       this.#rebase = true;
     }
+    // The rows reflowed: the start's row number, and the baseline by row, no longer hold.
+    if (seen.reflowed) this.#rebase = this.#reflowed = true;
+    // The rows after the history are numbered otherwise from now on.
+    if (seen.wide) this.#rebase = this.#wide = true;
+    if (seen.unseen !== null) this.movedUnseen = seen.unseen;
     this.#lastHistory = now.historySize;
-    if (now.width !== this.#lastWidth) {
-      // The rows reflowed: the start's row number, and the baseline by row, no longer hold.
-      this.#lastWidth = now.width;
-      this.#rebase = true;
-      this.#reflowed = true;
-    }
-    if (
-      now.historyLimit < 20 && now.historySize >= now.historyLimit && !now.alternateScreen &&
-      now.cursorY === now.height - 1
-    ) this.movedUnseen = now.historyLimit;
-    const span = spanOf(now);
-    if (!sameSpan(span, this.#span)) {
-      // The rows after the history are numbered otherwise from now on.
-      this.#rebase = true;
-      this.#wide = true;
-    }
-    this.#span = span;
+    this.#lastWidth = now.width;
+    this.#lastHeight = now.height;
+    this.#span = spanOf(now);
   }
 
   /**
@@ -396,28 +399,15 @@ export class WatchedRows {
       const advance = skip || this.#anchorRow < plan.historySize;
       const rel = rowArg(top - plan.historySize);
       const guard = newGuard();
-      const marks: string[] = [];
-      const after = spanCapture(this.#paneId, ["-J"], rel, null, s);
-      const then = (mark: string, flags: string, from: number, to: number | null) => {
-        marks.push(mark);
-        after.push(";", "display-message", "-p", guard + mark);
-        after.push(";", ...spanCapture(this.#paneId, [flags], from, to, s));
-      };
-      if (cut) then("N", "-N", rel, whole ? null : rowArg(this.#anchorRow - plan.historySize));
-      if (advance) {
-        // Whether the history's last row wraps (into the screen's first: joined, one line).
-        marks.push("W");
-        after.push(";", "display-message", "-p", guard + "W");
-        after.push(";", "capture-pane", "-p", "-J", "-t", this.#paneId, "-S", "-1", "-E", "0");
-        then("S", "-J", 0, null);
-      }
-      if (skip) {
-        // The read may begin inside a wrapped line: whether it does, and its rows.
-        marks.push("P", "R");
-        after.push(...partialCaptures(this.#paneId, guard, rel, s));
-      }
-      after.push(...fixedCaptures(this.#paneId, guard, s));
-      marks.push(...fixedMarks(s));
+      const { after, marks } = readCaptures(this.#paneId, guard, s, {
+        rel,
+        rowsTo: !cut ? undefined : whole ? null : rowArg(this.#anchorRow - plan.historySize),
+        advance,
+        skip,
+      });
+      const above = this.#above.captures(this.#paneId, guard, plan, s, this.#slack);
+      after.push(...above);
+      if (above.length > 0) marks.push(ABOVE_MARK);
       const { probe, text } = await probeWith(this.#ctx, this.#paneId, after, this.#start);
       if (!probe.exists) return { probe, again: true };
       this.#moved(probe);
@@ -427,6 +417,13 @@ export class WatchedRows {
       this.#slack = moved > 0 ? Math.min(READ_ROWS, moved + (moved >> 1) + 16) : 0;
       const out = splitMarked(text, guard, marks);
       if (out === null) continue;
+      // The rows above the start did not move as their numbers say: read again by content.
+      const shifted = this.#above.moved(out.get(ABOVE_MARK), probe, this.#span, this.#lastTop);
+      if (shifted === null) continue;
+      if (shifted) {
+        this.#rebase = this.#shifted = true;
+        return await this.#rebaseAt(probe);
+      }
       let joined = screenLines(out.get("")!);
       // Where tmux began, now that the pane's state at the read is known.
       // The span the read saw: numbered as `s` (else #moved rebased), its height may differ.
@@ -453,42 +450,28 @@ export class WatchedRows {
         this.#lastKnown = true;
         this.#anchorRow = first;
         this.#anchorIndex = 0;
+        this.#above.clear();
       }
       // The anchor's row in the read; below 0 the pane scrolled past it before the read.
       const y = this.#anchorRow - first;
       if (y < 0) continue;
+      const from = fromAnchor(joined, out.get("N"), y, whole ? spanEnd(probe, sr) - first : null);
+      if (from === "whole") whole = true;
+      if (from === null || from === "whole") continue;
       /** The line of `joined` the anchor's row is on. */
-      let j = 0;
-      let lines = joined;
-      if (y > 0) {
-        const raw = screenLines(out.get("N") ?? "");
-        if (whole) {
-          if (raw.length !== spanEnd(probe, sr) - first) continue;
-          const found = rowsFrom(joined, raw, y);
-          if (found === null) continue;
-          lines = found;
-          j = joined.length - found.length;
-        } else {
-          const at = raw.length > y ? lineAt(joined, raw.slice(0, y)) : null;
-          // A blank row where a line ends may still belong to it (a wrapped line whose next
-          // row was erased), and the rows above alone cannot tell: read them all.
-          if (at === null || (at.offset === 0 && at.index > 0 && raw[y] === "")) {
-            whole = true;
-            continue;
-          }
-          j = at.index;
-          lines = [joined[j].slice(at.offset), ...joined.slice(j + 1)];
-        }
-      }
+      const { lines, j } = from;
       let next: Part["next"] = null;
       if (advance && this.#anchorRow < probe.historySize) {
         // The screen's top row begins a line: the read's lines from it on are the screen's.
         const index = joined.length - screenLines(out.get("S") ?? "").length - j;
         if (screenLines(out.get("W") ?? "").length === 2 && index > 0) {
           next = { index, row: probe.historySize };
+          // The read goes on from the screen's first row: none above it is on the screen.
+          this.#above.clear();
         }
       }
       this.#lastBottom = spanEnd(probe, sr) - 1;
+      this.#lastTop = probe.historySize;
       const fixed = hasFixedRows(sr) ? fixedLines(out) : null;
       return { probe, at: this.#anchorIndex, lines: trimTrailingBlank(lines), next, fixed };
     }
@@ -512,6 +495,7 @@ export class WatchedRows {
         wide: this.#wide,
         reflowed: this.#reflowed,
         rows: this.#rows,
+        shifted: this.#shifted ? this.#lastTop : null,
         startAbs: this.#startAbs,
         lastRegion: this.#lastRegion,
         baseline: this.#baseline,
@@ -530,6 +514,9 @@ export class WatchedRows {
       probe.width === now.width && sameSpan(spanOf(probe), s);
     if (still) {
       this.#rebase = false;
+      // Read from the start or above it: the rows above it on the screen are not followed.
+      this.#shifted = false;
+      this.#above.clear();
       if (wide) {
         this.#wide = false;
         this.#startX = top === cursor.row ? cursor.x : 0;
@@ -548,6 +535,7 @@ export class WatchedRows {
       this.#anchorRow = top;
       this.#anchorIndex = 0;
       this.#lastBottom = spanEnd(now, s) - 1;
+      this.#lastTop = now.historySize;
     }
     return { probe, fresh, first };
   }

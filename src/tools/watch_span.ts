@@ -59,6 +59,54 @@ export function sameSpan(a: Span, b: Span): boolean {
   return a.upper === b.upper && a.lower === b.lower && a.height === b.height;
 }
 
+/** What a watch knew of a pane at its last read: whether rows kept their numbers since. */
+export interface Numbered {
+  readonly historySize: number;
+  readonly width: number;
+  readonly height: number;
+  /** The rows numbered after the history. */
+  readonly span: Span;
+}
+
+/** What a probe says of the rows' numbers since the last read (see {@link numbersSince}). */
+export interface NumbersSince {
+  /** The rows moved up by at least this (or may have: tmux trimmed); null: they kept them. */
+  readonly drop: number | null;
+  /** The width changed: the rows reflowed. */
+  readonly reflowed: boolean;
+  /** The span changed: the rows after the history are numbered otherwise. */
+  readonly wide: boolean;
+  /**
+   * The history limit, when rows may have moved up where the size cannot tell (see
+   * WatchedRows.movedUnseen); null when not.
+   */
+  readonly unseen: number | null;
+}
+
+/**
+ * What a probe says of the rows' numbers: the history shrank (cleared, or trimmed) or may
+ * have been trimmed, the width changed, or the span. Rows taken back from the history onto a
+ * taller screen (the pane below closed, the window made taller) keep their numbers: the
+ * history shrinks by at most what the height grew, and nothing is read again (else lines
+ * above the start would pass for new, and a line printed again for one already read).
+ */
+export function numbersSince(last: Numbered, now: PaneProbe): NumbersSince {
+  const fell = Math.max(0, last.historySize - now.historySize);
+  const taller = fell > 0 && now.width === last.width && fell <= now.height - last.height;
+  // At its limit tmux drops the oldest tenth of the history, then goes on adding rows: the
+  // size can come back to or above what it was, and rows moved up by an unknown number.
+  const trimZone = now.historyLimit - Math.max(1, Math.floor(now.historyLimit / 10));
+  const trimmed = now.historySize !== last.historySize && now.historySize >= trimZone;
+  const unseen = now.historyLimit < 20 && now.historySize >= now.historyLimit &&
+    !now.alternateScreen && now.cursorY === now.height - 1;
+  return {
+    drop: (fell > 0 && !taller) || trimmed ? fell : null,
+    reflowed: now.width !== last.width,
+    wide: !sameSpan(spanOf(now), last.span),
+    unseen: unseen ? now.historyLimit : null,
+  };
+}
+
 /** The number just past the last row the watch numbers: the history, then the span's rows. */
 export function spanEnd(p: PaneProbe, s: Span): number {
   return p.historySize + s.lower - s.upper + 1;
