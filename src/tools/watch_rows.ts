@@ -329,12 +329,21 @@ export class WatchedRows {
     const cursor = at === 0 ? await this.#cursorIn(lines[0]) : 0;
     const last = this.#lastKnown ? was : null;
     this.#lastKnown = true;
+    // Under a region, rows not known at the start (the pane moved before they were read) are
+    // compared by text with the start's screen: they hold the region's old lines, not the
+    // start row's blanks (a line that reads like one of those is missed then).
+    const known = last === null && this.#baseline === null && hasFixedRows(spanOf(this.#start))
+      ? new Set(this.#screen.map(trimRow))
+      : null;
+    const fresh = (text: string) => known === null || !known.has(trimRow(text));
     if (this.#rows) {
-      const rows = changedRows(this.#baseline, lines, last, cursor, at);
+      const rows = changedRows(this.#baseline, lines, last, cursor, at).filter((r) =>
+        fresh(r.text)
+      );
       return { probe, lines: rows.map((r) => r.shown), rows };
     }
     // Every row written since the start, of those read again.
-    return { probe, lines: writtenRows(this.#baseline, lines, cursor, at) };
+    return { probe, lines: writtenRows(this.#baseline, lines, cursor, at).filter(fresh) };
   }
 
   /** Notes what a probe says of the rows' numbers (see {@link numbersSince}). */
