@@ -187,11 +187,23 @@ Deno.test("under a region with the cursor on the status line below it, a tick be
   }
 });
 
+Deno.test("ESC[3J and more output than the history held, between two reads, the start row on the screen: the output is told", async () => {
+  // Three rows of history, the cursor on the last row. The rows above the start are on the
+  // screen: once the history has grown they are not where their numbers put them.
+  await withWatched(numbered(101, 110), async (_t, w) => {
+    await w.write("line 1\r\n");
+    assert.deepEqual(await shown(w), ["line 1"]);
+    await w.write("\x1b[3J" + numbered(2, 7));
+    assert.deepEqual(await shown(w), expected(2, 7));
+  }, { skips: true });
+});
+
 /**
- * Not closed yet (the three tests below fail): where the rows moved by a number the history
- * size does not tell, a read would have to find the rows it read before by their text, and
- * rows above the start that were in the history then (never read) would pass for new. What a
- * wait says meanwhile is pinned by the test after them.
+ * Not closed yet (the two tests after the next fail): where the rows moved and the history did
+ * not grow (none at all, or one full under 20 rows), the rows above the start are not read
+ * again, and the rows from the start on would have to be found by their text; rows above the
+ * start that were in the history then (never read) would pass for new. What a wait says
+ * meanwhile is pinned by the next test.
  */
 /** Set to run the tests of what is not closed yet. */
 const OPEN = !Deno.env.get("TMUX_MCP_OPEN_GAPS");
@@ -218,20 +230,6 @@ Deno.test({
       await w.write(numbered(5, 20));
       assert.deepEqual(await shown(w), expected(13, 20));
     }, { historyLimit: 0, skips: true });
-  },
-});
-
-Deno.test({
-  name: "ESC[3J and more output than the history held, between two reads: the output is told",
-  ignore: OPEN,
-  fn: async () => {
-    // Three rows of history, the cursor on the last row.
-    await withWatched(numbered(101, 110), async (_t, w) => {
-      await w.write("line 1\r\n");
-      assert.deepEqual(await shown(w), ["line 1"]);
-      await w.write("\x1b[3J" + numbered(2, 7));
-      assert.deepEqual(await shown(w), expected(2, 7));
-    }, { skips: true });
   },
 });
 
