@@ -13,8 +13,9 @@
  * reads, the last ones are read and the others counted ({@link WatchedRows.skippedRows}).
  *
  * Here: what a watch knows of the rows, and the read that compares them by their numbers. The
- * read again by content where the numbers no longer hold is watch_reread.ts's; the several
- * captures one tmux call makes, told apart by marks, are marked_captures.ts's.
+ * read again by content where the numbers no longer hold is watch_reread.ts's; the check that
+ * they still hold (the screen's rows above the start) is watch_above.ts's; the several captures
+ * one tmux call makes, told apart by marks, are marked_captures.ts's.
  *
  * @module
  */
