@@ -212,8 +212,9 @@ Deno.test("live resources under 2025-11-25: read, list, complete, subscribe, coa
     await new Promise((r) => setTimeout(r, 2_000));
     const burst = c.updates.filter((u) => u.uri === uriOf(pane)).slice(burstStart);
     assert.ok(burst.length >= 3, `${burst.length} updates while the pane printed`);
-    const gaps = burst.slice(1).map((u, i) => u.at - burst[i].at);
-    assert.ok(Math.min(...gaps) >= 200, `updates ${gaps.map(Math.round).join(", ")} ms apart`);
+    // About 150 changes in those 2 s; one update a 250 ms at most is 9. Counted, not timed: a
+    // busy machine may deliver two updates closer than they were sent.
+    assert.ok(burst.length <= 12, `${burst.length} updates in 2 s: not coalesced`);
 
     // A pane printing control-mode framing confuses nothing: reads and updates go on.
     await waitFor(
