@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { READ_ROWS } from "../src/tools/watch_span.ts";
 import { controlFor } from "../src/tmux/control.ts";
-import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
+import { connect, summaryOf, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { prng } from "./helpers/prng.ts";
 import { HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { quietPane, type Server, withWatched } from "./helpers/watched.ts";
@@ -377,4 +377,30 @@ Deno.test("closing the pane below (the pane grows taller) makes no old line abov
     await t.kill();
   }
   assert.equal(c.server.runner.running, 0, "no tmux child left behind");
+});
+
+Deno.test("wait_for_text does not say a match could have been missed for a long line on the screen before it", async () => {
+  await withTmux(
+    async (t: Server, c) => {
+      const p = t.ids.paneId;
+      const tty = await quietPane(t, p);
+      // Before the wait: one long wrapped line on the screen (old output), matched in pieces
+      // by the check of what was on the screen.
+      await tty.write("x".repeat(1000) + "\r\n");
+      const waiting = summaryOf(c, "wait_for_text", {
+        paneId: p,
+        patterns: ["(?:[a-c][a-d]){1,900}[0-9]", "DONE"],
+        regex: true,
+      });
+      const hub = controlFor(c.server.runner, { socketName: t.socket });
+      await waitFor(() => hub.watchers >= 1, "the wait to subscribe");
+      await tty.write("DONE\r\n");
+      const { summary, data } = await waiting;
+      assert.equal(data.outcome, "matched");
+      // The only new line is 4 characters: nothing written during the wait was matched in pieces.
+      assert.ok(!summary.includes("could have been missed"), summary);
+    },
+    {},
+    { noChildLeft: true },
+  );
 });

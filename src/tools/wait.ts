@@ -134,7 +134,9 @@ const waitForText = defineTool({
       return false;
     };
     try {
-      onScreen = await patternsIn(patterns, watch.screen, pacer);
+      // Its own pacer: a long line on the screen before the wait, matched in pieces, is no
+      // output the note about lines that could have been missed speaks of.
+      onScreen = await patternsIn(patterns, watch.screen, new MatchPacer(ctx.signal, deadline));
       // What the pane wrote between the cursor and the watch's start, read once the watch is
       // open (what comes meanwhile is seen twice, never missed).
       const before = args.since === undefined
