@@ -28,10 +28,10 @@ async function shown(w: Watched): Promise<string[]> {
   return out;
 }
 
-/** `line 1` to `line n`, each ended by CR LF. */
-function numbered(from: number, to: number): string {
+/** `line 1` to `line n` (or another word than `line`), each ended by CR LF. */
+function numbered(from: number, to: number, what = "line"): string {
   let s = "";
-  for (let i = from; i <= to; i++) s += `line ${i}\r\n`;
+  for (let i = from; i <= to; i++) s += `${what} ${i}\r\n`;
   return s;
 }
 
@@ -196,6 +196,66 @@ Deno.test("ESC[3J and more output than the history held, between two reads, the 
     await w.write("\x1b[3J" + numbered(2, 7));
     assert.deepEqual(await shown(w), expected(2, 7));
   }, { skips: true });
+});
+
+// Before the watch: an old verdict scrolled into the history (3 rows of it), the cursor on
+// the last row.
+const TALLER = "OLD-VERDICT\r\n" + numbered(1, 9, "pad");
+
+for (
+  const [name, burst] of [
+    // A program that keeps a status line at the bottom (apt's progress) sets its region.
+    ["a scroll region set", "\x1b[1;15r\x1b[11;1Hline 1\r\n"],
+    // A program redraws a row above the start (a progress bar) and goes on printing.
+    ["a row above the start redrawn", "\x1b7\x1b[6;1Hpad 5 redrawn\x1b8" + numbered(1, 8)],
+  ]
+) {
+  Deno.test(`a pane made taller, then ${name}: the rows taken back from the history are not told`, async () => {
+    await withWatched(TALLER, async (t, w) => {
+      const p = (await t.tmux("display-message", "-p", "-t", "main:1", "#{pane_id}")).trim();
+      const history = async () =>
+        Number(await t.tmux("display-message", "-p", "-t", p, "#{history_size}"));
+      assert.equal(await history(), 3);
+      // The pane is made taller: tmux takes its 3 history rows back onto the screen.
+      await t.tmux("resize-window", "-t", p, "-y", "16");
+      assert.equal(await history(), 0);
+      assert.deepEqual(await shown(w), []);
+      await w.write(burst);
+      const all = await shown(w);
+      assert.ok(!all.some((s) => s.includes("OLD-VERDICT")), JSON.stringify(all));
+      assert.ok(all.includes("line 1"), JSON.stringify(all));
+    });
+  });
+}
+
+Deno.test("wait_for_text, the pane zoomed during the wait and a status-line program starting: an old verdict in the history is not matched", async () => {
+  await withTmux(
+    async (t: Server, c) => {
+      const p = t.ids.paneId;
+      const tty = await quietPane(t, p);
+      // Before the wait: an old verdict, then more output; a split pushes it into the history.
+      await tty.write("BUILD FAILED\r\n" + numbered(1, 15, "old"));
+      await t.tmux("split-window", "-v", "-d", "-t", p);
+      const history = Number(await t.tmux("display-message", "-p", "-t", p, "#{history_size}"));
+      assert.ok(history > 0, "the verdict is in the history");
+      const waiting = c.ok<{ outcome: string; lines: string[] }>("wait_for_text", {
+        paneId: p,
+        patterns: ["BUILD FAILED", "DONE"],
+      });
+      const hub = controlFor(c.server.runner, { socketName: t.socket });
+      await waitFor(() => hub.watchers >= 1, "the wait to subscribe");
+      // The pane is zoomed: tmux takes its history rows back onto the taller screen.
+      await t.tmux("resize-pane", "-Z", "-t", p);
+      // A program keeps a status line on the last row (apt's progress bar: the cursor saved and
+      // put back around each move), prints, ends.
+      await tty.write("\x1b7\x1b[1;23r\x1b8Setting up foo\r\n\x1b7\x1b[24;1HProgress: 50%\x1b8");
+      await tty.write("\x1b7\x1b[r\x1b[24;1H\x1b[K\x1b8DONE\r\n");
+      const result = await waiting;
+      assert.deepEqual(result.lines, ["DONE"], JSON.stringify(result));
+    },
+    {},
+    { noChildLeft: true },
+  );
 });
 
 /**

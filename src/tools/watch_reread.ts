@@ -27,6 +27,7 @@ import {
   fixedMarks,
   hasFixedRows,
   READ_ROWS,
+  renumber,
   type Span,
   spanCapture,
   spanEnd,
@@ -74,6 +75,14 @@ export interface KnownRows {
   readonly shifted: number | null;
   /** The start row's number. */
   readonly startAbs: number;
+  /**
+   * The first row of the screen at the start (the history's size then, lowered as the start
+   * row's is when rows move up), and the span that numbers it: the rows above it were in the
+   * history then, and never read. A taller screen takes them back onto its top (their numbers
+   * hold, see numbersSince), where a read from the screen's top would find them: none is read
+   * again.
+   */
+  readonly floor: { readonly row: number; readonly span: Span };
   /** The region (lines from the start row on) as last read. */
   readonly lastRegion: string[];
   /** The rows from the start on as they stood at the start (null: not known). */
@@ -109,6 +118,11 @@ export interface ReadAgain {
     readonly cursor: { row: number; x: number };
     /** The read follows a change of the span (and no reflow). */
     readonly wide: boolean;
+    /**
+     * The floor's row (see {@link KnownRows.floor}) as the span numbers rows now: the watch's
+     * from now on (after a reflow, where rows are numbered otherwise, the start row's at most).
+     */
+    readonly floor: number;
   } | null;
 }
 
@@ -116,7 +130,9 @@ export interface ReadAgain {
  * Reads the rows again where their numbers no longer hold (a width change, a history trim):
  * from the cursor's row after a width change, from the screen's first row at the last read
  * when the rows above the start moved unseen, else from the start as estimated (never before
- * it: tmux drops at least what the size fell by), at most {@link READ_ROWS} rows. Rows not
+ * it: tmux drops at least what the size fell by), at most {@link READ_ROWS} rows; never from
+ * above the start's screen (rows taken back from the history onto a taller screen, see
+ * {@link KnownRows.floor}), its fixed rows among them not told either. Rows not
  * seen in the last read or the baseline are new (a watch that reads rows; for the others any
  * change is output). `begun` is the probe the watch started on.
  */
@@ -131,13 +147,18 @@ export async function readAgain(
   const cursor = cursorAt(now, s);
   // After the span changed, from its first row at least: its rows are numbered otherwise.
   const wide = watch.wide && !watch.reflowed;
-  const start = watch.reflowed
-    ? cursor.row
-    : watch.shifted !== null
-    ? Math.min(watch.startAbs, watch.shifted)
-    : wide
-    ? Math.min(watch.startAbs, now.historySize)
-    : watch.startAbs;
+  const floor = renumber(watch.floor.row, watch.floor.span, s, now.historySize);
+  // The screen's top rows a taller screen took back from the history (counted on the whole
+  // screen: a region the start's screen was under kept its header, see lastFixed).
+  const back = watch.floor.span.upper > 0 ? 0 : Math.max(0, watch.floor.row - now.historySize);
+  const start = watch.reflowed ? cursor.row : Math.max(
+    floor,
+    watch.shifted !== null
+      ? Math.min(watch.startAbs, watch.shifted)
+      : wide
+      ? Math.min(watch.startAbs, now.historySize)
+      : watch.startAbs,
+  );
   let top = Math.max(start, spanEnd(now, s) - READ_ROWS);
   const rel = rowArg(top - now.historySize);
   // Cut short at the rows a read takes, the read may begin inside a wrapped line.
@@ -207,8 +228,11 @@ export async function readAgain(
   }
   const unseen = (line: string) => trimRow(line) !== "" && !seen.has(line);
   const fresh = [
-    // Fixed rows not seen before: a header drawn since, or rows left outside a region set.
-    ...(fixed ?? []).filter((line, i) => line !== watch.lastFixed?.[i] && unseen(line)),
+    // Fixed rows not seen before: a header drawn since, or rows left outside a region set;
+    // not a header's rows taken back from the history.
+    ...(fixed ?? []).filter((line, i) =>
+      line !== watch.lastFixed?.[i] && unseen(line) && (i >= s.upper || i >= back)
+    ),
     // Rows that moved unseen may be old rows anywhere: told only when not seen, whatever the watch.
     ...!changed
       ? []
@@ -216,5 +240,5 @@ export async function readAgain(
       ? lines.slice(from).filter(unseen)
       : lines,
   ];
-  return { probe, fresh, first, read: { lines, fixed, top, start, cursor, wide } };
+  return { probe, fresh, first, read: { lines, fixed, top, start, cursor, wide, floor } };
 }

@@ -53,7 +53,7 @@ import {
   spanOf,
   spanRow,
 } from "./watch_span.ts";
-import { readAgain } from "./watch_reread.ts";
+import { type KnownRows, type ReadAgain, readAgain } from "./watch_reread.ts";
 import { ABOVE_MARK, RowsAbove, startAbove } from "./watch_above.ts";
 
 /**
@@ -79,15 +79,8 @@ export interface RowsRead {
   readonly again?: boolean;
 }
 
-/**
- * A read of the rows again where their numbers no longer held: the lines not seen before, and
- * after a reflow the cursor's line with what it holds past what was known of it.
- */
-interface Rebased {
-  readonly probe: PaneProbe;
-  readonly fresh: string[];
-  readonly first?: WrittenRow | null;
-}
+/** A read of the rows again where their numbers no longer held (see {@link ReadAgain}). */
+type Rebased = Omit<ReadAgain, "read">;
 
 /** A capture of the rows from a line on: its lines and where the next read may start. */
 interface Part {
@@ -128,6 +121,8 @@ export class WatchedRows {
   readonly #rows: boolean;
   #startAbs: number;
   #startX: number;
+  /** The start's screen's first row (see KnownRows.floor), lowered as `#startAbs` is. */
+  #floor: KnownRows["floor"];
   /** The rows numbered after the history (the whole screen, or a scroll region's). */
   #span: Span;
   /**
@@ -198,6 +193,7 @@ export class WatchedRows {
     const cursor = cursorAt(start, this.#span);
     this.#startAbs = cursor.row;
     this.#startX = cursor.x;
+    this.#floor = { row: start.historySize, span: this.#span };
     this.#lastHistory = start.historySize;
     this.#lastWidth = start.width;
     this.#lastHeight = start.height;
@@ -354,6 +350,7 @@ export class WatchedRows {
     if (seen.drop !== null) {
       // Rows moved up by at least the drop seen.
       this.#startAbs = Math.max(0, this.#startAbs - seen.drop);
+      this.#floor = { ...this.#floor, row: Math.max(0, this.#floor.row - seen.drop) };
       this.#lastBottom -= seen.drop;
       this.#rebase = true;
     }
@@ -507,6 +504,7 @@ export class WatchedRows {
         rows: this.#rows,
         shifted: this.#shifted ? this.#lastTop : null,
         startAbs: this.#startAbs,
+        floor: this.#floor,
         lastRegion: this.#lastRegion,
         baseline: this.#baseline,
         lastFixed: this.#lastFixed,
@@ -515,7 +513,7 @@ export class WatchedRows {
       },
     );
     if (read === null) return { probe, fresh };
-    const { lines, fixed, top, start, cursor, wide } = read;
+    const { lines, fixed, top, start, cursor, wide, floor } = read;
     this.#lastFixed = this.#baseFixed = fixed;
     this.#lastRegion = [...lines];
     this.#lastKnown = true;
@@ -541,6 +539,7 @@ export class WatchedRows {
         this.#startX = 0;
       }
       this.#startAbs = top;
+      this.#floor = { row: Math.min(floor, top), span: s };
       this.#baseline = lines;
       this.#anchorRow = top;
       this.#anchorIndex = 0;

@@ -107,6 +107,16 @@ export function numbersSince(last: Numbered, now: PaneProbe): NumbersSince {
   };
 }
 
+/**
+ * The number span `to` gives the row span `from` numbered `row`, on a pane whose history holds
+ * `historySize` rows: a row of the history keeps its number, one on the screen is found by its
+ * place there (one above `to`'s rows, in its header, gives the first of them).
+ */
+export function renumber(row: number, from: Span, to: Span, historySize: number): number {
+  if (row < historySize) return row;
+  return historySize + Math.max(0, from.upper + row - historySize - to.upper);
+}
+
 /** The number just past the last row the watch numbers: the history, then the span's rows. */
 export function spanEnd(p: PaneProbe, s: Span): number {
   return p.historySize + s.lower - s.upper + 1;
