@@ -206,6 +206,8 @@ for (
   const [name, burst] of [
     // A program that keeps a status line at the bottom (apt's progress) sets its region.
     ["a scroll region set", "\x1b[1;15r\x1b[11;1Hline 1\r\n"],
+    // One below a header: the rows taken back that it keeps at the top are no output either.
+    ["a scroll region below a header set", "\x1b[3;15r\x1b[11;1Hline 1\r\n"],
     // A program redraws a row above the start (a progress bar) and goes on printing.
     ["a row above the start redrawn", "\x1b7\x1b[6;1Hpad 5 redrawn\x1b8" + numbered(1, 8)],
   ]
