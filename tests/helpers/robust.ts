@@ -111,9 +111,11 @@ export class MarkerBox {
     this.dir = dir;
   }
 
-  /** A new, empty marker folder, unique to this run. */
-  static async create(): Promise<MarkerBox> {
-    return new MarkerBox(await Deno.makeTempDir({ prefix: "tmux-mcp-robust-markers-" }));
+  /** A new, empty marker folder, unique to this run; inside `parent` when given. */
+  static async create(parent?: string): Promise<MarkerBox> {
+    return new MarkerBox(
+      await Deno.makeTempDir({ dir: parent, prefix: "tmux-mcp-robust-markers-" }),
+    );
   }
 
   /** A marker path; `label` says which input carries it. */

@@ -50,13 +50,17 @@ export class StdioServer {
   #nextId = 1;
   readonly #reading: Promise<void>;
 
-  /** Starts `cmd args` with `env` as its whole environment. */
-  constructor(cmd: string, args: string[], env: Record<string, string>) {
+  /**
+   * Starts `cmd args` with `env` as its whole environment, in the checkout unless `cwd` says
+   * otherwise (started elsewhere, the `start` task's command needs `--config`: see
+   * `fromSourceArgs` in src/cli.ts).
+   */
+  constructor(cmd: string, args: string[], env: Record<string, string>, cwd: string = ROOT) {
     this.child = new Deno.Command(cmd, {
       args,
       env,
       clearEnv: true,
-      cwd: ROOT,
+      cwd,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
@@ -98,10 +102,24 @@ export class StdioServer {
 
   /** Sends a request and waits for its answer. */
   request(method: string, params: Record<string, unknown> = {}): Promise<RpcMessage> {
+    return this.send(method, params).answer;
+  }
+
+  /**
+   * Sends a request; its id (for `notifications/cancelled`) and its answer, which fails if the
+   * request could not be written (the process gone).
+   */
+  send(
+    method: string,
+    params: Record<string, unknown> = {},
+  ): { id: number; answer: Promise<RpcMessage> } {
     const id = this.#nextId++;
-    const answer = new Promise<RpcMessage>((resolve) => this.#pending.set(id, resolve));
-    this.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
-    return answer;
+    const written = this.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    const answer = new Promise<RpcMessage>((resolve, reject) => {
+      this.#pending.set(id, resolve);
+      written.catch(reject);
+    });
+    return { id, answer };
   }
 
   /** Sends a notification. */

@@ -38,12 +38,15 @@ export async function sh(
      * SIGTERM waits for its server's goodbye, which a stopped server never sends.
      */
     timeoutMs?: number;
+    /** The folder it runs in (the caller's when not given). */
+    cwd?: string;
   } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = new Deno.Command(cmd, {
     args,
     env: options.env ?? cleanEnv(),
     clearEnv: true,
+    cwd: options.cwd,
     stdin: options.stdin !== undefined ? "piped" : "null",
     stdout: "piped",
     stderr: "piped",
@@ -357,18 +360,31 @@ export async function linkedTwice(
   return { windowId, paneId, sessionId };
 }
 
+/**
+ * Where a {@link TestTmux}'s processes run: a folder (the server's working directory, and every
+ * pane's unless a command names another) and more environment (`HOME`, `SHELL`). A server whose
+ * panes run arbitrary command lines is started inside a scratch folder, so that whatever those
+ * write lands there and not in the checkout.
+ */
+export interface TmuxHome {
+  readonly cwd?: string;
+  readonly env?: Record<string, string>;
+}
+
 export class TestTmux {
   /** The socket name (tmux -L). */
   readonly socket: string;
+  readonly #home: TmuxHome;
   #attached: Deno.ChildProcess[] = [];
   /** The socket file, once known: tmux leaves it behind when its server exits. */
   #socketPath = "";
   /** Pids of servers seen on this socket: killed by pid when the socket cannot reach them. */
   readonly #pids = new Set<number>();
 
-  /** A new, not yet started, private server. */
-  constructor() {
+  /** A new, not yet started, private server; `home`: where it runs (the caller's folder). */
+  constructor(home: TmuxHome = {}) {
     this.socket = testSocketName();
+    this.#home = home;
   }
 
   /**
@@ -466,12 +482,19 @@ export class TestTmux {
 
   /** Runs tmux on this server; returns stdout. */
   async tmux(...args: string[]): Promise<string> {
-    return (await sh("tmux", ["-u", "-L", this.socket, "-f", "/dev/null", ...args])).stdout;
+    return (await sh("tmux", ["-u", "-L", this.socket, "-f", "/dev/null", ...args], {
+      env: cleanEnv(this.#home.env),
+      cwd: this.#home.cwd,
+    })).stdout;
   }
 
   /** Runs tmux on this server without throwing. */
   tmuxRaw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return sh("tmux", ["-u", "-L", this.socket, "-f", "/dev/null", ...args], { allowFail: true });
+    return sh("tmux", ["-u", "-L", this.socket, "-f", "/dev/null", ...args], {
+      allowFail: true,
+      env: cleanEnv(this.#home.env),
+      cwd: this.#home.cwd,
+    });
   }
 
   /**
@@ -501,8 +524,9 @@ export class TestTmux {
     const before = new Set(await this.clientTtys());
     const child = new Deno.Command("script", {
       args: scriptArgs(this.socket, [...options.control ? ["-CC"] : [], "attach", "-t", target]),
-      env: cleanEnv({ TERM: "xterm", ...options.env }),
+      env: cleanEnv({ TERM: "xterm", ...this.#home.env, ...options.env }),
       clearEnv: true,
+      cwd: this.#home.cwd,
       stdin: "piped",
       stdout: "null",
       stderr: "null",
