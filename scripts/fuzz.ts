@@ -1,0 +1,180 @@
+/**
+ * `deno task fuzz`: random calls of every tool through the real server process, against a
+ * private tmux server with a person attached, checking after each call what must hold whatever
+ * a client sends (tests/helpers/fuzz_run.ts lists it). Hand-written tests cover the cases
+ * someone thought of; this finds the argument no one did, and prints it.
+ *
+ * A run is reproducible from its seed (printed first) as far as tmux's own timing allows. It
+ * writes only inside a temporary folder it makes and removes, and ends only the tmux servers
+ * it started. Exits 1 when any invariant broke, after printing each broken one with its calls
+ * and the command that replays them in a fresh world.
+ *
+ * Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
+ *        [--max-wait MS] [--replay JSON] [--verbose] [--help]
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { FLAVOURS } from "../tests/helpers/fuzz_world.ts";
+import { fuzz, FUZZ_TOOLS, type FuzzCall, replayCommand } from "../tests/helpers/fuzz_run.ts";
+import { leftovers } from "../tests/helpers/tmux.ts";
+
+const HELP = `deno task fuzz — property-based fuzz of every tool through the real server process
+
+Builds a private tmux server (a dead pane, a pane in copy mode, linked and grouped windows,
+odd names) with a person attached on a pseudo-terminal, starts the server process as an agent
+in one of its panes with every toolset, and calls random tools with random arguments their
+input schemas accept, biased to edge values (ids that exist, are guarded or never existed,
+quotes, formats, escape sequences, bounds). After each call (or group) it checks: an answer
+and no JSON-RPC error; a readable error text; a result that matches the output schema; the
+tmux server alive; the person's view and the agent's pane unchanged; no #(...) job run; a
+ping answered. A refusal is a fine answer. Allowed, by design: what force lets a call
+destroy, a #(...) a call asked for (display_message, a format option, a hook, a command);
+noted, not counted: what a hook may have done, and a hidden pane of the person's window
+ending when typed to. After a hook is set, and every 150 calls, the world is built anew.
+
+Options:
+  --seed N         the generator's seed (default: random; printed, so a run can be repeated)
+  --calls N        calls to make (default 500)
+  --concurrency N  calls sent together before any answer (default 1)
+  --tools LIST     only these tools, comma-separated (call_tools_batch still nests any)
+  --flavour N      the person's view in every world, 0-${FLAVOURS - 1} (default: by the seed)
+                   0 a zoomed pane of two, 1 a linked window in copy mode seen through a
+                   grouped session, 2 a synchronized window whose active pane is dead
+  --max-wait MS    give every wait a timeout of at most MS (default: any, or the tool's own)
+  --replay JSON    instead of random calls, these groups of calls in a fresh world:
+                   [[{"tool":"kill_pane","arguments":{"paneId":"%3"}}], ...] (a break that
+                   needed the calls before it may not come back: run the seed again)
+  --verbose        print every call and note as it happens (stderr)
+  --help           this text
+
+Prints the seed, then one line of figures; on a broken invariant, what broke, the calls, and
+the command that replays them, and exits 1 (2 on a usage error). Writes only in a temporary
+folder it removes, and ends only the tmux servers it started, also when interrupted.
+`;
+
+function out(line = ""): void {
+  Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
+}
+
+function err(line: string): void {
+  Deno.stderr.writeSync(new TextEncoder().encode(`${line}\n`));
+}
+
+function usage(problem: string): never {
+  err(`fuzz: ${problem} (deno task fuzz --help)`);
+  Deno.exit(2);
+}
+
+function whole(name: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < min) usage(`--${name} takes a whole number from ${min}`);
+  return n;
+}
+
+let parsed;
+try {
+  parsed = parseArgs({
+    args: Deno.args,
+    options: {
+      seed: { type: "string" },
+      calls: { type: "string", default: "500" },
+      concurrency: { type: "string", default: "1" },
+      tools: { type: "string" },
+      flavour: { type: "string" },
+      "max-wait": { type: "string" },
+      replay: { type: "string" },
+      verbose: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  });
+} catch (error) {
+  usage((error as Error).message);
+}
+const { values } = parsed;
+if (values.help) {
+  out(HELP);
+  Deno.exit(0);
+}
+const seed = whole("seed", values.seed, 0) ?? crypto.getRandomValues(new Uint32Array(1))[0];
+const calls = whole("calls", values.calls, 1)!;
+const concurrency = whole("concurrency", values.concurrency, 1)!;
+const flavour = whole("flavour", values.flavour, 0);
+if (flavour !== undefined && flavour >= FLAVOURS) usage(`--flavour is 0 to ${FLAVOURS - 1}`);
+const maxWaitMs = whole("max-wait", values["max-wait"], 0);
+const tools = values.tools?.split(",").map((t) => t.trim()).filter((t) => t) ?? [];
+const known = new Set(FUZZ_TOOLS.map((t) => t.name));
+const unknown = tools.filter((t) => !known.has(t));
+if (unknown.length) usage(`no tool ${unknown.join(", ")}; tools: ${[...known].join(", ")}`);
+let replay: FuzzCall[][] | undefined;
+if (values.replay !== undefined) {
+  try {
+    replay = JSON.parse(values.replay);
+  } catch (error) {
+    usage(`--replay is not JSON: ${(error as Error).message}`);
+  }
+  const ok = Array.isArray(replay) &&
+    replay.every((g) =>
+      Array.isArray(g) &&
+      g.every((c) => typeof c?.tool === "string" && typeof c.arguments === "object")
+    );
+  if (!ok) usage('--replay takes [[{"tool": NAME, "arguments": {...}}, ...], ...]');
+}
+
+const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-fuzz-" });
+out(
+  replay
+    ? `fuzz: replaying ${replay.length} group(s)`
+    : `fuzz: seed ${seed}, ${calls} calls, concurrency ${concurrency}` +
+      (tools.length ? `, tools ${tools.join(",")}` : ""),
+);
+const started = Date.now();
+/** Removes the folder and ends whatever of this run's sockets still runs. */
+async function cleanUp(): Promise<void> {
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  const left = await leftovers();
+  if (left.length) err(`fuzz: ended what the run left: ${left.join("; ")}`);
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, async () => {
+    err(`fuzz: ${signal}: cleaning up`);
+    await cleanUp();
+    Deno.exit(130);
+  });
+}
+let status = 0;
+try {
+  const result = await fuzz({
+    seed,
+    calls,
+    concurrency,
+    dir,
+    tools,
+    flavour,
+    maxWaitMs,
+    replay,
+    onEvent: values.verbose ? err : (line) => {
+      if (line.startsWith("BROKEN")) err(line);
+    },
+  });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  for (const b of result.broken) {
+    out("");
+    out(`BROKEN: ${b.invariant} (call ${b.at}, flavour ${b.flavour})`);
+    out(`  seen: ${b.detail}`);
+    for (const c of b.calls) out(`  call: ${c.tool} ${JSON.stringify(c.arguments)}`);
+    out(`  replay: ${replayCommand(b, maxWaitMs)}`);
+  }
+  if (result.broken.length) out("");
+  out(
+    `fuzz: ${replay ? "replay" : `seed ${seed}`}: ${result.calls} calls, ${result.held} held, ` +
+      `${result.broken.length} broken, ${result.skipped} skipped (schema), ` +
+      `${result.notes} noted, ${result.worlds} worlds, ${seconds} s`,
+  );
+  if (result.broken.length) status = 1;
+} finally {
+  await cleanUp();
+}
+Deno.exit(status);

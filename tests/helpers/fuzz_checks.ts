@@ -1,0 +1,122 @@
+/**
+ * What the fuzz (scripts/fuzz.ts) holds each call to, beyond a well-formed reply: which
+ * changes a call may make by design, and which text is no readable error.
+ *
+ * The person's view may change only by a call that says it may (`force` on a tool that
+ * destroys, kill_server); the agent's own pane likewise (`force` lifts its guard); a `#(...)`
+ * job runs only where a call asked for one. What acts later and on its own is noted, not
+ * counted, since the tool did what it was asked: a hook (it may do anything on any later
+ * call), and a program that ends when typed to (a hidden pane of the person's window going
+ * changes their layout).
+ *
+ * @module
+ */
+
+import type { FuzzCall, Json } from "./fuzz_args.ts";
+import { unreadable } from "./robust.ts";
+
+/** The operations of a call_tools_batch call, as calls. */
+function operations(call: FuzzCall): FuzzCall[] {
+  const ops = (call.arguments.operations ?? []) as Json[];
+  return ops.map((o) => ({ tool: String(o.tool), arguments: (o.arguments ?? {}) as Json }));
+}
+
+const FORCED_DESTROY = new Set(["kill_pane", "kill_window", "kill_session", "clear_pane"]);
+
+/** Whether `call` may change what a person sees: it destroys by force. */
+export function mayChangePersonView(call: FuzzCall): boolean {
+  if (call.tool === "kill_server") return true;
+  if (FORCED_DESTROY.has(call.tool) && call.arguments.force === true) return true;
+  if (call.tool === "call_tools_batch") return operations(call).some(mayChangePersonView);
+  return false;
+}
+
+/** Whether `call` may type into (or end) the agent's own pane: `force` lifts that guard. */
+export function mayTouchAgentPane(call: FuzzCall): boolean {
+  if (call.tool === "kill_server" || call.arguments.force === true) return true;
+  if (call.tool === "call_tools_batch") return operations(call).some(mayTouchAgentPane);
+  if (call.tool === "send_keys_batch") {
+    return ((call.arguments.operations ?? []) as Json[]).some((o) => o.force === true);
+  }
+  return false;
+}
+
+/** Tools that put keys into a pane. */
+const TYPING = new Set([
+  "send_keys",
+  "paste_text",
+  "run_command",
+  "send_keys_batch",
+  "paste_buffer",
+]);
+
+/**
+ * Whether `call` types into a pane: what the program there does with the keys is its own
+ * doing (a shell that runs `exit`, `cat` ending at C-d).
+ */
+export function types(call: FuzzCall): boolean {
+  if (TYPING.has(call.tool)) return true;
+  if (call.tool === "call_tools_batch") return operations(call).some(types);
+  return false;
+}
+
+/** Tools that hand tmux a command line or a format to run or draw, as their arguments say. */
+const CARRIES_JOBS = [
+  "set_option",
+  "create_session",
+  "create_window",
+  "split_window",
+  "respawn_pane",
+  "pipe_pane",
+];
+
+/**
+ * Whether `call` asks for a `#(...)` job to run, now or later: a hook, a format expanded on
+ * request (display_message), a command tmux expands (pipe_pane's), or a format option, a
+ * command or an environment that carries one.
+ */
+export function runsJobs(call: FuzzCall): boolean {
+  if (call.tool === "set_hook" || call.tool === "display_message") return true;
+  if (call.tool === "pipe_pane" && call.arguments.command !== undefined) return true;
+  if (CARRIES_JOBS.includes(call.tool) && JSON.stringify(call.arguments).includes("#(")) {
+    return true;
+  }
+  if (call.tool === "call_tools_batch") return operations(call).some(runsJobs);
+  return false;
+}
+
+/**
+ * Whether a successful `call` may have ended the tmux server: kill_server does, and tmux exits
+ * once the last session is gone, which killing a session, a window or a pane may bring about.
+ */
+export function mayEndServer(call: FuzzCall, succeeded: boolean): boolean {
+  if (call.tool === "kill_server") return true;
+  return succeeded &&
+    ["kill_session", "kill_window", "kill_pane", "call_tools_batch"].includes(call.tool);
+}
+
+/** Whether `call` set a hook (one that may act on any later call). */
+export function setsHook(call: FuzzCall): boolean {
+  if (call.tool === "set_hook") return call.arguments.unset !== true;
+  if (call.tool === "call_tools_batch") return operations(call).some(setsHook);
+  return false;
+}
+
+/**
+ * Why an error's text is no readable reason, or null when it is: the robustness corpus's
+ * judgement (no stack, no `undefined`, no raw control characters, not endless), and no text
+ * that admits a bug or an internal error. A text that quotes an argument holding the word
+ * "undefined" may say it.
+ */
+export function badErrorText(text: string, args: Json): string | null {
+  if (text.trim().length < 8) return "no reason given";
+  if (/a bug in tmux-mcp/.test(text)) return "it says a bug in tmux-mcp";
+  if (/Internal error/i.test(text)) return "an internal error";
+  const quotesUndefined = JSON.stringify(args).includes("undefined");
+  return unreadable(quotesUndefined ? text.replaceAll("undefined", "") : text);
+}
+
+/** Whether a successful result's text admits a bug. */
+export function admitsBug(text: string): boolean {
+  return /a bug in tmux-mcp|Internal error/.test(text);
+}

@@ -1,0 +1,421 @@
+/**
+ * A property-based fuzz of the whole tool surface (`deno task fuzz`, tests/fuzz_test.ts): calls
+ * with random arguments that the input schemas accept (tests/helpers/fuzz_args.ts), made
+ * through the real server process over stdio, against a private tmux server with a person
+ * attached (tests/helpers/fuzz_world.ts), one call at a time or several at once.
+ *
+ * A refusal is a fine answer; what must hold after every call (or group of calls sent
+ * together) is what a client and the person rely on whatever they are sent:
+ *
+ * - an answer comes (within 150 s; while one is slow, a ping is still answered), and it is no
+ *   JSON-RPC error;
+ * - an error's text is a readable reason, and carries no structured content; a result
+ *   matches the tool's output schema and admits no bug;
+ * - the tmux server is alive, unless the call killed it (or what it held last);
+ * - what the person sees and the agent's own pane are as they were, unless the call was
+ *   allowed to change them (see tests/helpers/fuzz_checks.ts);
+ * - no `#(...)` job that an argument carried ran (a marker file), unless the call asked for a
+ *   command, hook or format option to run;
+ * - the server answers a ping afterwards.
+ *
+ * The world is rebuilt when its server or its person is gone, after a hook was set (it may act
+ * on any later call), and every 150 calls. Everything is written inside one folder given by
+ * the caller; the tmux servers ended are those the run started (its own socket names).
+ *
+ * @module
+ */
+
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
+import denoJson from "../../deno.json" with { type: "json" };
+import toolList from "../../src/mcp/tool_list.json" with { type: "json" };
+import { fromSourceArgs, shellLine } from "../../src/cli.ts";
+import { ArgumentMaker, type FuzzCall, type FuzzTool, type Json } from "./fuzz_args.ts";
+import {
+  admitsBug,
+  badErrorText,
+  mayChangePersonView,
+  mayEndServer,
+  mayTouchAgentPane,
+  runsJobs,
+  setsHook,
+  types,
+} from "./fuzz_checks.ts";
+import {
+  agentView,
+  buildWorld,
+  FLAVOURS,
+  type FuzzWorld,
+  personView,
+  present,
+  serverPid,
+  worldEnv,
+} from "./fuzz_world.ts";
+import { prng, type Rand } from "./prng.ts";
+import { MarkerBox } from "./robust.ts";
+import { type RpcMessage, StdioServer } from "./stdio.ts";
+import { cleanEnv, TestTmux } from "./tmux.ts";
+
+export type { FuzzCall } from "./fuzz_args.ts";
+
+/** Every tool, as the server lists them with every toolset selected. */
+export const FUZZ_TOOLS: readonly FuzzTool[] = toolList.tools as unknown as FuzzTool[];
+
+/** What to run. */
+export interface FuzzOptions {
+  readonly seed: number;
+  /** How many calls to make (those whose random arguments the schema refuses are skipped). */
+  readonly calls: number;
+  /** Calls sent together, before any answer (1: one at a time). */
+  readonly concurrency: number;
+  /** A folder the run may write in, and nowhere else; it is the caller's to remove. */
+  readonly dir: string;
+  /** The tools to call (call_tools_batch's operations use them all); all when empty. */
+  readonly tools?: readonly string[];
+  /** The person's view (0 to FLAVOURS - 1) in every world; by the seed when undefined. */
+  readonly flavour?: number;
+  /** See {@link ArgumentSources.maxWaitMs}. */
+  readonly maxWaitMs?: number;
+  /** Instead of random calls, these groups, in order, in one world. */
+  readonly replay?: readonly (readonly FuzzCall[])[];
+  /** Told of each group's outcome, and of notes (a change a command may have made). */
+  readonly onEvent?: (line: string) => void;
+}
+
+/** An invariant that did not hold. */
+export interface Broken {
+  readonly invariant: string;
+  /** The call's number in the run (the group's first). */
+  readonly at: number;
+  /** The calls sent together (one at concurrency 1): the reproduction. */
+  readonly calls: readonly FuzzCall[];
+  /** The world's flavour, which a reproduction needs too. */
+  readonly flavour: number;
+  /** What was seen, cut to a few hundred characters. */
+  readonly detail: string;
+}
+
+/** The figures of a run. */
+export interface FuzzResult {
+  /** Calls sent. */
+  readonly calls: number;
+  /** Calls after which every invariant held. */
+  readonly held: number;
+  /** Calls not sent: their random arguments failed the input schema. */
+  readonly skipped: number;
+  /** Changes a command, hook or format may have made: not counted. */
+  readonly notes: number;
+  /** Worlds built. */
+  readonly worlds: number;
+  readonly broken: readonly Broken[];
+}
+
+/**
+ * The command line that replays `broken`'s calls in a fresh world of its flavour (`maxWaitMs`:
+ * the run's, which the calls' arguments were made under).
+ */
+export function replayCommand(broken: Broken, maxWaitMs?: number): string {
+  return shellLine([
+    "deno",
+    "task",
+    "fuzz",
+    "--flavour",
+    String(broken.flavour),
+    ...maxWaitMs === undefined ? [] : ["--max-wait", String(maxWaitMs)],
+    "--replay",
+    JSON.stringify([broken.calls]),
+  ]);
+}
+
+/** A reply waited this long counts as slow: is the server still answering anything? */
+const SLOW_MS = 8_000;
+/** A ping during a slow call, and after every call, answered within this. */
+const PING_MS = 15_000;
+/** No call may go unanswered longer (each tool bounds its own work far below). */
+const HANG_MS = 150_000;
+/** A new world after this many calls, so that what calls pile up stays in bounds. */
+const WORLD_CALLS = 150;
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+function within<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<"timeout">((res) => timer = setTimeout(() => res("timeout"), ms)),
+  ]).catch(() => "timeout" as const);
+}
+
+function cut(value: unknown, n = 600): string {
+  const s = typeof value === "string" ? value : JSON.stringify(value);
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+}
+
+/** Where two views differ: the first lines that do, each side (the rest is the same). */
+function difference(before: string, after: string): string {
+  const a = before.split("\n"), b = after.split("\n");
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const show = (lines: string[]) => JSON.stringify(lines.slice(i, i + 3).join("\n"));
+  return `from line ${i + 1} (${a[0]}): before ${show(a)}, after ${show(b)}`;
+}
+
+function textOf(result: Json): string {
+  return ((result.content ?? []) as Json[]).map((c) => String(c.text ?? "")).join("\n");
+}
+
+/** Deno's cache, which the server process finds there whatever its `HOME`. */
+let denoDir: Promise<string> | undefined;
+
+async function findDenoDir(): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return JSON.parse(new TextDecoder().decode(out.stdout)).denoDir;
+}
+
+/** The server process, started in `dir` with every toolset, as the agent in `agentPane`. */
+async function startServer(world: FuzzWorld, dir: string): Promise<StdioServer> {
+  const env = cleanEnv({
+    ...worldEnv(dir),
+    DENO_DIR: await (denoDir ??= findDenoDir()),
+    TMUX: `${world.socketPath},${world.pid},${world.agentSession.slice(1)}`,
+    TMUX_PANE: world.agentPane,
+  });
+  // Started outside the checkout (a random line may write files where tmux starts it), the
+  // start task's command names the checkout's config.
+  return new StdioServer(
+    Deno.execPath(),
+    [
+      ...fromSourceArgs(denoJson.tasks.start, ROOT),
+      "--socket",
+      world.t.socket,
+      "--toolsets",
+      "inspect,manage,execute,teardown",
+    ],
+    env,
+    dir,
+  );
+}
+
+/** Runs the fuzz; never throws for an invariant, only when the world cannot be built. */
+export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
+  const rand: Rand = prng(options.seed);
+  const only = new Set(options.tools ?? []);
+  const pickable = FUZZ_TOOLS.filter((t) => only.size === 0 || only.has(t.name));
+  const ajv = new AjvJsonSchemaValidator();
+  const bare = (s: Json) => {
+    const { $schema: _, ...rest } = s;
+    return rest;
+  };
+  const input = new Map(FUZZ_TOOLS.map((t) => [t.name, ajv.getValidator(bare(t.inputSchema))]));
+  const output = new Map(
+    FUZZ_TOOLS.filter((t) => t.outputSchema).map((t) => [
+      t.name,
+      ajv.getValidator(bare(t.outputSchema!)),
+    ]),
+  );
+  const markers = await MarkerBox.create(options.dir);
+  // A socket name of this run nothing listens on: a tool may start a server there.
+  const spare = new TestTmux();
+  const maker = new ArgumentMaker({
+    rand,
+    tools: FUZZ_TOOLS,
+    dir: options.dir,
+    markers,
+    spareSocket: spare.socket,
+    maxWaitMs: options.maxWaitMs,
+  });
+  const say = options.onEvent ?? (() => {});
+  const broken: Broken[] = [];
+  /** The call each marker label names. */
+  const carriers = new Map<string, FuzzCall>();
+  const seenMarkers = new Set<string>();
+  let calls = 0, held = 0, skipped = 0, notes = 0, worlds = 0, made = 0;
+
+  let world: FuzzWorld | undefined;
+  let server: StdioServer | undefined;
+  const dispose = async () => {
+    await server?.kill();
+    await world?.t.kill();
+    await spare.kill();
+    server = world = undefined;
+  };
+  const rebuild = async () => {
+    await dispose();
+    const flavour = options.flavour ?? rand.int(FLAVOURS);
+    world = await buildWorld(flavour, options.dir);
+    worlds++;
+    server = await startServer(world, options.dir);
+    const opened = await within(server.initialize(), 60_000);
+    if (opened === "timeout") throw new Error("the server process did not answer initialize");
+    maker.useWorld(world);
+    maker.observe(await present(world));
+    say(`world ${worlds}: flavour ${flavour}, socket ${world.t.socket}`);
+  };
+
+  try {
+    await rebuild();
+    let sinceWorld = 0;
+    let replayed = 0;
+    while (options.replay ? replayed < options.replay.length : calls < options.calls) {
+      const w = world!, s = server!;
+      // The group: generated (arguments the schema refuses are not sent), or replayed.
+      let group: FuzzCall[];
+      if (options.replay) {
+        group = [...options.replay[replayed++]];
+      } else {
+        group = [];
+        if (skipped > 20 * options.calls + 100) {
+          throw new Error("the arguments made for these tools keep failing their input schemas");
+        }
+        const want = Math.min(options.concurrency, options.calls - calls);
+        for (let k = 0; k < want; k++) {
+          const tools = options.concurrency > 1
+            ? pickable.filter((t) => t.name !== "kill_server")
+            : pickable;
+          const tool = rand.pick(tools);
+          const label = `argument set ${made++}`;
+          let args = maker.argumentsFor(tool, label);
+          if (!input.get(tool.name)!(args).valid) {
+            skipped++;
+            continue;
+          }
+          // Mostly a refusal to look at: a forced kill_server ends the world.
+          if (tool.name === "kill_server" && !rand.chance(0.2)) args = { ...args, force: false };
+          const call = { tool: tool.name, arguments: args };
+          carriers.set(label, call);
+          group.push(call);
+        }
+        if (group.length === 0) continue;
+      }
+      const at = calls;
+      calls += group.length;
+      sinceWorld += group.length;
+      const brokenBefore = broken.length;
+      const fail = (invariant: string, detail: unknown, which: FuzzCall[] = group) => {
+        broken.push({ invariant, at, calls: which, flavour: w.flavour, detail: cut(detail) });
+        say(`BROKEN ${invariant} at call ${at}: ${cut(which, 300)}: ${cut(detail, 300)}`);
+      };
+      const note = (what: string) => {
+        notes++;
+        say(`note at call ${at}: ${what}`);
+      };
+
+      const personBefore = await personView(w);
+      const agentBefore = await agentView(w);
+      const pidBefore = await serverPid(w);
+      const sent = group.map((c) => s.send("tools/call", { name: c.tool, arguments: c.arguments }));
+      const all = Promise.all(sent.map((x) => x.answer));
+      let replies = await within(all, SLOW_MS);
+      if (replies === "timeout") {
+        if ((await within(s.request("ping"), PING_MS)) === "timeout") {
+          fail("blocked: no ping answered while a call was slow", "");
+        }
+        replies = await within(all, HANG_MS);
+        if (replies === "timeout") {
+          fail("no answer", `none within ${HANG_MS} ms`);
+          for (const x of sent) {
+            await s.notify("notifications/cancelled", { requestId: x.id }).catch(() => {});
+          }
+        }
+      }
+      const succeeded = group.map(() => false);
+      const outcomes = group.map(() => "no answer");
+      if (replies !== "timeout") {
+        replies.forEach((reply: RpcMessage, k: number) => {
+          const call = group[k];
+          if (reply.error) return fail("a JSON-RPC error", reply.error, [call]);
+          const result = reply.result as Json;
+          const text = textOf(result);
+          outcomes[k] = `${result.isError ? "refused" : "done"}: ${cut(text.split("\n")[0], 160)}`;
+          if (result.isError) {
+            const why = badErrorText(text, call.arguments);
+            if (why) fail(`an unreadable error (${why})`, text, [call]);
+            if (result.structuredContent !== undefined) {
+              fail("structured content on an error", result.structuredContent, [call]);
+            }
+            return;
+          }
+          succeeded[k] = true;
+          maker.learn(result.structuredContent as Json | undefined);
+          const valid = output.get(call.tool);
+          const checked = valid?.(result.structuredContent);
+          if (checked && !checked.valid) {
+            fail("a result outside the output schema", {
+              why: checked.errorMessage,
+              structuredContent: result.structuredContent,
+            }, [call]);
+          }
+          if (admitsBug(text)) fail("a result that admits a bug", text, [call]);
+        });
+      }
+
+      // A hook set may act on any later call (and on the others of its group).
+      const hooked = group.some((c, k) => setsHook(c) && (succeeded[k] || replies === "timeout"));
+      const pidAfter = await serverPid(w);
+      if (pidBefore && pidAfter !== pidBefore) {
+        if (group.some((c, k) => mayEndServer(c, succeeded[k]))) {
+          say(`the tmux server ended with call ${at}, as it may`);
+        } else if (hooked) note("the tmux server ended; a hook set may have done it");
+        else fail("the tmux server ended", { pidBefore, pidAfter, replies: cut(replies, 400) });
+      }
+      const personAfter = pidAfter ? await personView(w) : null;
+      if (
+        pidAfter && personBefore !== null && personAfter?.text !== personBefore.text &&
+        !group.some(mayChangePersonView)
+      ) {
+        const ended = personAfter
+          ? personBefore.windowPanes.filter((p) => !personAfter.windowPanes.includes(p))
+          : [];
+        if (hooked) note("the person's view changed; a hook set may have done it");
+        else if (ended.length && group.some(types)) {
+          note(
+            `the person's view changed: ${ended.join(", ")} of their window ended when typed to`,
+          );
+        } else {
+          fail(
+            "the person's view changed",
+            personAfter ? difference(personBefore.text, personAfter.text) : "the person is gone",
+          );
+        }
+      }
+      if (pidAfter) {
+        const agentAfter = await agentView(w);
+        if (agentAfter !== agentBefore && !group.some(mayTouchAgentPane)) {
+          if (hooked) note("the agent's pane changed; a hook set may have done it");
+          else fail("the agent's own pane changed", difference(agentBefore, agentAfter));
+        }
+      }
+      for (const hit of await markers.hits()) {
+        if (seenMarkers.has(hit)) continue;
+        seenMarkers.add(hit);
+        const carrier = carriers.get(/\((.*)\)$/.exec(hit)?.[1] ?? "");
+        if (hooked || group.some(runsJobs) || (carrier && runsJobs(carrier))) {
+          say(`marker ${hit} appeared, as a call asked`);
+        } else fail("a #(...) job ran", { marker: hit, carrier }, carrier ? [carrier] : group);
+      }
+      const ping = await within(s.request("ping"), PING_MS);
+      if (ping === "timeout") fail("no ping answered after the call", "");
+
+      if (broken.length === brokenBefore) held += group.length;
+      const verdict = broken.length === brokenBefore ? "held" : "BROKE";
+      group.forEach((c, k) =>
+        say(`${verdict} #${at + k} ${c.tool} ${cut(c.arguments, 200)} -> ${outcomes[k]}`)
+      );
+      const gone = !pidAfter || personAfter === null || ping === "timeout";
+      const more = options.replay ? replayed < options.replay.length : calls < options.calls;
+      if (more && (gone || hooked || (!options.replay && sinceWorld >= WORLD_CALLS))) {
+        await rebuild();
+        sinceWorld = 0;
+      } else {
+        maker.observe(await present(w));
+      }
+    }
+  } finally {
+    await dispose();
+    await markers.remove();
+  }
+  return { calls, held, skipped, notes, worlds, broken };
+}

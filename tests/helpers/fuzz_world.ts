@@ -1,0 +1,262 @@
+/**
+ * The tmux server the fuzz (scripts/fuzz.ts) calls tools against, and what it watches there.
+ *
+ * The server holds the shapes the guards must get right, all at once: a pane the MCP server
+ * runs in (the agent's), a dead pane kept by remain-on-exit, a pane in copy mode, a zoomed
+ * window, a window linked into two sessions, a grouped session, names with spaces, quotes and
+ * non-ASCII letters, paste buffers with awkward names. A person is attached on a real
+ * pseudo-terminal, in one of three flavours of what they look at (each a layout in which a
+ * guard once missed): a zoomed pane of two; a window linked into another session and viewed
+ * through a grouped session, its active pane in copy mode; a synchronized window whose active
+ * pane is dead, seen through a window of a grouped session.
+ *
+ * Everything runs inside the folder it is given: the server's working directory, every pane's
+ * (unless a tool names another), `HOME`, and `/bin/sh` as the default shell, so that a random
+ * command line typed into a pane writes nowhere else.
+ *
+ * @module
+ */
+
+import { TestTmux, waitFor } from "./tmux.ts";
+
+/** How many flavours of the person's view {@link buildWorld} knows. */
+export const FLAVOURS = 3;
+
+/** The server and the ids of what it holds. */
+export interface FuzzWorld {
+  readonly t: TestTmux;
+  /** Which of the {@link FLAVOURS} the person's view is. */
+  readonly flavour: number;
+  /** The server's pid and socket file, as `TMUX` carries them to the MCP server. */
+  readonly pid: string;
+  readonly socketPath: string;
+  /** The person's client, and what it shows when the world is built. */
+  readonly personTty: string;
+  readonly personSession: string;
+  readonly personWindow: string;
+  /** The panes of the person's window (whose content must not change). */
+  readonly personPanes: readonly string[];
+  /** The pane the MCP server says it runs in (`TMUX_PANE`), and its session. */
+  readonly agentPane: string;
+  readonly agentSession: string;
+  readonly deadPane: string;
+  readonly copyPane: string;
+  /** A window linked into two sessions (and zoomed, with nobody looking at it). */
+  readonly linkedWindow: string;
+}
+
+/**
+ * What every process of a world running in `dir` gets besides the caller's environment: a home
+ * of its own, a plain shell. A server a tool starts on another socket inherits it from the
+ * server process, which therefore gets it too.
+ */
+export function worldEnv(dir: string): Record<string, string> {
+  return { HOME: dir, SHELL: "/bin/sh" };
+}
+
+/** Builds a new world on a new private server, running in `dir`. */
+export async function buildWorld(flavour: number, dir: string): Promise<FuzzWorld> {
+  const t = new TestTmux({ cwd: dir, env: worldEnv(dir) });
+  try {
+    return await populate(t, flavour);
+  } catch (error) {
+    await t.kill();
+    throw error;
+  }
+}
+
+async function populate(t: TestTmux, flavour: number): Promise<FuzzWorld> {
+  const fmt = "#{pane_id} #{window_id} #{session_id}";
+  // -P -F go before the command a pane runs, which ends the flags.
+  const ids = async (command: string, ...args: string[]) =>
+    (await t.tmux(command, "-P", "-F", fmt, ...args)).trim().split(" ");
+  // Dead, and saying so: tmux 3.3a may miss the exited process's SIGCHLD until another child
+  // of the server exits (then it learns the status and writes "Pane is dead" into the pane,
+  // in the middle of the run): it is given one.
+  const paneDies = (paneId: string) =>
+    waitFor(async () => {
+      const [dead, status] = (await t.tmux(
+        "display-message",
+        "-p",
+        "-t",
+        paneId,
+        "#{pane_dead} #{pane_dead_status}",
+      )).trim().split(" ");
+      if (dead === "1" && status) {
+        return (await t.tmux("capture-pane", "-p", "-t", paneId)).includes("Pane is dead");
+      }
+      await t.tmux("if-shell", "true", "");
+      return false;
+    }, `${paneId} dead, with its status`);
+
+  const [mainPane] = await ids("new-session", "-d", "-s", "main", "-x", "80", "-y", "24", "sh");
+  await t.prompt(mainPane);
+  const [p1, pw] = await ids("new-session", "-d", "-s", "person", "-x", "80", "-y", "24", "cat");
+  const [p2] = await ids("split-window", "-d", "-t", p1, "cat");
+  await t.tmux("new-window", "-d", "-t", "person:", "-n", "bg", "sh");
+  const [w0p, w0] = await ids("new-session", "-d", "-s", "work", "-x", "100", "-y", "30", "sh");
+  await t.tmux("split-window", "-d", "-t", w0p, "sh");
+  await t.tmux("split-window", "-d", "-h", "-t", w0p, "sh");
+  await t.tmux("resize-pane", "-Z", "-t", w0p);
+  const [dead] = await ids("new-window", "-d", "-t", "work:", "-n", "dead", "read x; exit 3");
+  await t.tmux("set-option", "-w", "-t", dead, "remain-on-exit", "on");
+  await t.tmux("send-keys", "-t", dead, "Enter");
+  await paneDies(dead);
+  const [copy] = await ids("new-window", "-d", "-t", "work:", "-n", "copy me", "sh");
+  await t.prompt(copy);
+  await t.tmux("send-keys", "-t", copy, "seq 1 200", "Enter");
+  await waitFor(
+    async () => (await t.tmux("capture-pane", "-p", "-t", copy)).includes("200"),
+    "seq",
+  );
+  await t.tmux("copy-mode", "-t", copy);
+  const [agent, , agentSession] = await ids(
+    "new-window",
+    "-d",
+    "-t",
+    "work:",
+    "-n",
+    "agent",
+    "cat",
+  );
+  await t.tmux("link-window", "-d", "-s", w0, "-t", "main:5");
+  await t.tmux("new-session", "-d", "-t", "work", "-s", "grp");
+  await t.tmux("new-session", "-d", "-s", "sp ace 'q' ü", "sh");
+  await t.tmux("set-buffer", "-b", "buf one", "hello");
+  await t.tmux("set-buffer", "-b", "b;2", "echo x");
+
+  let personPanes = [p1, p2];
+  let personTarget = "person";
+  if (flavour === 0) {
+    await t.tmux("resize-pane", "-Z", "-t", p1);
+  } else if (flavour === 1) {
+    await t.tmux("new-session", "-d", "-t", "person", "-s", "pgrp");
+    await t.tmux("link-window", "-d", "-s", pw, "-t", "main:7");
+    await t.tmux("send-keys", "-t", p1, "-l", "hello person");
+    await t.tmux("copy-mode", "-t", p1);
+  } else {
+    const [q1, qw] = await ids(
+      "new-window",
+      "-d",
+      "-t",
+      "work:",
+      "-n",
+      "shared w",
+      "read x; exit 4",
+    );
+    await t.tmux("set-option", "-w", "-t", q1, "remain-on-exit", "on");
+    const [q2] = await ids("split-window", "-d", "-t", q1, "cat");
+    await t.tmux("send-keys", "-t", q1, "Enter");
+    await paneDies(q1);
+    await t.tmux("set-option", "-w", "-t", qw, "synchronize-panes", "on");
+    await t.tmux("select-window", "-t", `grp:${qw}`);
+    personPanes = [q1, q2];
+    personTarget = "grp";
+  }
+  const personTty = await t.attach(personTarget);
+  const [pid, socketPath] = (await t.tmux("display-message", "-p", "#{pid}\t#{socket_path}"))
+    .trim().split("\t");
+  const client = (await t.tmux("list-clients", "-F", "#{client_tty} #{session_id} #{window_id}"))
+    .split("\n").find((l) => l.startsWith(`${personTty} `))!.split(" ");
+  return {
+    t,
+    flavour,
+    pid,
+    socketPath,
+    personTty,
+    personSession: client[1],
+    personWindow: client[2],
+    personPanes,
+    agentPane: agent,
+    agentSession,
+    deadPane: dead,
+    copyPane: copy,
+    linkedWindow: w0,
+  };
+}
+
+/** What the person sees, and the panes of the window they look at. */
+export interface PersonView {
+  /**
+   * Text that changes when what they see does: their client's session, window, active pane,
+   * zoom, layout and mode, and each visible pane's size, state and screen.
+   */
+  readonly text: string;
+  /** Every pane of that window, seen or hidden by a zoom. */
+  readonly windowPanes: readonly string[];
+}
+
+/** What the person sees; null when they are gone (their client, or the whole server). */
+export async function personView(w: FuzzWorld): Promise<PersonView | null> {
+  const clients = await w.t.tmuxRaw(
+    "list-clients",
+    "-F",
+    "#{client_tty}\t#{session_id}\t#{window_id}\t#{pane_id}\t#{window_zoomed_flag}\t" +
+      "#{window_layout}\t#{pane_in_mode}\t#{window_width}x#{window_height}",
+  );
+  if (clients.code !== 0) return null;
+  const line = clients.stdout.split("\n").find((l) => l.startsWith(`${w.personTty}\t`));
+  if (!line) return null;
+  const [, , window, pane, zoomed] = line.split("\t");
+  const windowPanes = (await w.t.tmuxRaw("list-panes", "-t", window, "-F", "#{pane_id}")).stdout
+    .split("\n").filter((l) => l);
+  let text = line;
+  for (const p of zoomed === "1" ? [pane] : windowPanes) {
+    const screen = await w.t.tmuxRaw("capture-pane", "-p", "-t", p);
+    const state = await w.t.tmuxRaw(
+      "display-message",
+      "-p",
+      "-t",
+      p,
+      "#{pane_width}x#{pane_height} #{pane_dead} #{pane_in_mode}",
+    );
+    text += `\n--${p} ${state.stdout.trim()}\n${screen.stdout}`;
+  }
+  return { text, windowPanes };
+}
+
+/**
+ * The text of the agent's own pane, without trailing blanks: a resize or a move (which a tool
+ * may do) changes only those; a keystroke changes the text.
+ */
+export async function agentView(w: FuzzWorld): Promise<string> {
+  return (await w.t.tmuxRaw("capture-pane", "-p", "-t", w.agentPane)).stdout.split("\n")
+    .map((l) => l.trimEnd()).join("\n").trimEnd();
+}
+
+/** The tmux server's pid, or null when nothing answers on the socket. */
+export async function serverPid(w: FuzzWorld): Promise<string | null> {
+  const r = await w.t.tmuxRaw("display-message", "-p", "#{pid}");
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+/** The ids and names that exist now: where the arguments' ids are drawn from. */
+export interface Present {
+  panes: string[];
+  windows: string[];
+  sessions: string[];
+  names: string[];
+  buffers: string[];
+}
+
+/** What {@link Present} lists, read from tmux. */
+export async function present(w: FuzzWorld): Promise<Present> {
+  const res = await w.t.tmuxRaw(
+    "list-panes",
+    "-a",
+    "-F",
+    "#{pane_id}\t#{window_id}\t#{session_id}\t#{session_name}",
+  );
+  const rows = res.code === 0
+    ? res.stdout.split("\n").filter((l) => l).map((l) => l.split("\t"))
+    : [];
+  const column = (i: number) => [...new Set(rows.map((row) => row[i]))];
+  const buffers = await w.t.tmuxRaw("list-buffers", "-F", "#{buffer_name}");
+  return {
+    panes: column(0),
+    windows: column(1),
+    sessions: column(2),
+    names: column(3),
+    buffers: buffers.code === 0 ? buffers.stdout.split("\n").filter((l) => l) : [],
+  };
+}
