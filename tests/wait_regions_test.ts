@@ -307,3 +307,103 @@ Deno.test({
     }, { historyLimit: 10, skips: true });
   },
 });
+
+// Rows a taller screen took back from the history (old: an old verdict among them), then a
+// program's region, or a reflow: none of them is told, and what was written is.
+type Step = string | string[]; // a string is written ("read": the watch reads); an array resizes
+const grown: [string, Step[]][] = [
+  ["taller and wider at once, then a region", [
+    ["-y", "16", "-x", "40"],
+    "read",
+    "\x1b[1;15r\x1b[11;1Hline 1\r\n",
+  ]],
+  ["taller, then a region below a header set and reset", [
+    ["-y", "16"],
+    "read",
+    "\x1b[3;16r\x1b[16;1H" + numbered(1, 20) + "\x1b[r\x1b[16;1H",
+  ]],
+  ["taller, then a region below a header set and reset, unread between", [
+    ["-y", "16"],
+    "\x1b[3;16r\x1b[16;1H" + numbered(1, 20) + "\x1b[r\x1b[16;1H",
+  ]],
+  ["taller, then a short region below a header set and reset", [
+    ["-y", "16"],
+    "read",
+    "\x1b[3;16r\x1b[16;1H" + numbered(1, 3) + "\x1b[r\x1b[16;1H",
+  ]],
+  ["taller then wider, then a region", [
+    ["-y", "16"],
+    "read",
+    ["-x", "40"],
+    "read",
+    "\x1b[1;15r\x1b[11;1Hline 1\r\n",
+  ]],
+  ["taller and wider at once, then lines", [["-y", "16", "-x", "40"], "read", numbered(1, 3)]],
+  ["wider, then a region", [["-x", "40"], "read", "\x1b[1;7r\x1b[7;1H" + numbered(1, 3)]],
+  ["taller, shorter, taller, then a region", [
+    ["-y", "16"],
+    "read",
+    ["-y", "6"],
+    "read",
+    ["-y", "16"],
+    "read",
+    "\x1b[1;15r\x1b[11;1Hline 1\r\n",
+  ]],
+];
+for (const [name, steps] of grown) {
+  Deno.test(`a screen made ${name}: no row taken back from the history is told`, async () => {
+    await withWatched(TALLER, async (t, w) => {
+      const p = (await t.tmux("display-message", "-p", "-t", "main:1", "#{pane_id}")).trim();
+      const all: string[] = [];
+      for (const s of steps) {
+        if (Array.isArray(s)) await t.tmux("resize-window", "-t", p, ...s);
+        else if (s === "read") all.push(...await shown(w));
+        else await w.write(s);
+      }
+      all.push(...await shown(w));
+      assert.ok(!all.some((s) => /OLD|pad [0-9]$/.test(s)), JSON.stringify(all));
+      assert.ok(all.includes("line 1"), "miss " + JSON.stringify(all));
+    }, { skips: true });
+  });
+}
+
+for (
+  const [name, resize, burst] of [
+    // A person maximises their terminal (wider and taller at once); then apt sets its region.
+    [
+      "made taller and wider at once, then a status-line program",
+      ["-x", "100", "-y", "40"],
+      "\x1b7\x1b[1;39r\x1b8Setting up foo\r\n\x1b7\x1b[40;1HProgress: 50%\x1b8\x1b7\x1b[r\x1b[40;1H\x1b[K\x1b8DONE\r\n",
+    ],
+    // Made taller, then a program keeps a two-row header, prints, gives the screen back.
+    [
+      "made taller, then a region below a header set and reset",
+      ["-y", "40"],
+      "\x1b[3;40r\x1b[40;1H" + numbered(1, 60) + "\x1b[r\x1b[40;1HDONE\r\n",
+    ],
+  ] as const
+) {
+  Deno.test(`wait_for_text: the window ${name}: an old verdict in the history is not matched`, async () => {
+    await withTmux(
+      async (t: Server, c) => {
+        const p = t.ids.paneId;
+        const tty = await quietPane(t, p);
+        // Before the wait: an old verdict, scrolled into the history (16 rows of it).
+        await tty.write("BUILD FAILED\r\n" + numbered(1, 38, "old"));
+        const waiting = c.ok<{ outcome: string; lines: string[] }>("wait_for_text", {
+          paneId: p,
+          patterns: ["BUILD FAILED", "DONE"],
+        });
+        const hub = controlFor(c.server.runner, { socketName: t.socket });
+        await waitFor(() => hub.watchers >= 1, "the wait to subscribe");
+        await t.tmux("resize-window", "-t", p, ...resize);
+        if (name.includes("wider")) await tty.write("Reading package lists\r\n");
+        await tty.write(burst);
+        const result = await waiting;
+        assert.deepEqual(result.lines, ["DONE"], JSON.stringify(result));
+      },
+      {},
+      { noChildLeft: true },
+    );
+  });
+}

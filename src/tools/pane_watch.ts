@@ -53,6 +53,11 @@ export type WatchEvent =
 
 /** How often a polling watch reads the pane. */
 const POLL_MS = 100;
+/**
+ * The history's last rows a watch keeps at its start as old (see WatchedRows.keepHistory): a
+ * taller screen takes back up to as many as it grew by (a terminal maximised).
+ */
+const HISTORY_KEPT = 200;
 /** How often an event-driven watch checks the pane is still alive (tmux sends no event). */
 const CHECK_MS = 500;
 /** How often, at most, a quiet watch reports a tick. */
@@ -127,6 +132,8 @@ export class PaneWatch {
           ...["capture-pane", "-p", "-J", "-t", pane.id, ";"],
           ...["display-message", "-p", `${guard}S`, ";"],
           ...["capture-pane", "-p", "-N", "-t", pane.id, ";"],
+          ...["display-message", "-p", `${guard}P`, ";"],
+          ...["capture-pane", "-p", "-J", "-t", pane.id, "-S", `-${HISTORY_KEPT}`, "-E", "-1", ";"],
           ...["display-message", "-p", "-t", pane.id, recordFormat(guard, PROBE_FIELDS)],
         ],
         undefined,
@@ -141,7 +148,11 @@ export class PaneWatch {
       const split = text.indexOf(`${guard}S\n`);
       const joined = split === -1 ? "" : text.slice(0, split);
       const rest = split === -1 ? "" : text.slice(split + guard.length + 2);
-      const raw = rest.slice(0, Math.max(0, rest.indexOf(`${guard}R`)));
+      const history = rest.indexOf(`${guard}P\n`);
+      const raw = rest.slice(0, Math.max(0, history));
+      const old = history === -1
+        ? ""
+        : rest.slice(history + guard.length + 2, Math.max(0, rest.indexOf(`${guard}R`)));
       watch.start = probe;
       watch.#command = probe.command;
       watch.screen = options.screen ? trimTrailingBlank(joined.split("\n")) : [];
@@ -154,6 +165,7 @@ export class PaneWatch {
         after.historySize === probe.historySize && after.width === probe.width &&
         after.cursorX === probe.cursorX && after.cursorY === probe.cursorY;
       if (split !== -1) read.keepScreen(trimTrailingBlank(screenLines(joined)));
+      if (history !== -1 && probe.historySize > 0) read.keepHistory(screenLines(old));
       // Under a scroll region below a header or above a status line, the rows from the start
       // on are not the screen's from its row on: read apart (the fixed rows too, moved or not).
       const rows = still && split !== -1 && !read.regionRows

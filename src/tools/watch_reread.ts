@@ -92,6 +92,8 @@ export interface KnownRows {
   readonly baseFixed: readonly string[] | null;
   /** The screen's lines at the start. */
   readonly screen: readonly string[];
+  /** Lines a taller screen took back from the history (old, never told). */
+  readonly pulled: readonly string[];
 }
 
 /** What a read again found, for the watch to know from now on (if the pane kept still). */
@@ -203,6 +205,7 @@ export async function readAgain(
     ...(watch.baseline ?? []),
     ...(watch.lastFixed ?? []),
     ...(watch.baseFixed ?? []),
+    ...watch.pulled,
     ...top < watch.startAbs || watch.shifted !== null ? watch.screen : [],
   ]);
   const changed = lines.join("\n") !== watch.lastRegion.join("\n");

@@ -134,6 +134,13 @@ export class WatchedRows {
   /** The screen's lines at the start: a read that compares by content above the start knows them. */
   #screen: string[] = [];
   /**
+   * The history's last rows at the start, which a taller screen takes back onto its top (see
+   * numbersSince): old, never told by a read by content. A program's header can keep them on the screen while its
+   * region scrolls the rows around them into the history, where their numbers put them below
+   * the start (a wait matched an old verdict there).
+   */
+  #pulled: string[] = [];
+  /**
    * The span changed (a program set a scroll region, or gave the whole screen back): the rows
    * after the history are numbered otherwise, and the next read (see #rebaseAt) reads them all
    * and compares them by content.
@@ -214,6 +221,14 @@ export class WatchedRows {
   /** Keeps the screen's lines at the start (see #screen). */
   keepScreen(lines: string[]): void {
     this.#screen = lines;
+  }
+
+  /**
+   * Keeps the history's last rows at the start (see #pulled): a taller screen takes them back
+   * onto its top, maybe before any read sees it (the history grown past its old size again).
+   */
+  keepHistory(lines: string[]): void {
+    this.#pulled.push(...lines.filter((l) => trimRow(l) !== ""));
   }
 
   /** The region as last read (what a pane gone showed last). */
@@ -510,6 +525,7 @@ export class WatchedRows {
         lastFixed: this.#lastFixed,
         baseFixed: this.#baseFixed,
         screen: this.#screen,
+        pulled: this.#pulled,
       },
     );
     if (read === null) return { probe, fresh };

@@ -69,6 +69,11 @@ export async function withWatched(
     const screen = (await t.tmux("capture-pane", "-p", "-J", "-t", p)).split("\n");
     while (screen.length > 0 && screen[screen.length - 1].trim() === "") screen.pop();
     watched.keepScreen(screen);
+    // As a wait keeps them: the history's last rows, old (a taller screen takes them back).
+    if (start.historySize > 0) {
+      const old = await t.tmux("capture-pane", "-p", "-J", "-t", p, "-S", "-200", "-E", "-1");
+      watched.keepHistory(old.split("\n"));
+    }
     await watched.readBaseline();
     const all = async () => {
       const history = Number(await t.tmux("display-message", "-p", "-t", p, "#{history_size}"));
