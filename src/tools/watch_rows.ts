@@ -365,7 +365,11 @@ export class WatchedRows {
     if (seen.drop !== null) {
       // Rows moved up by at least the drop seen.
       this.#startAbs = Math.max(0, this.#startAbs - seen.drop);
-      this.#floor = { ...this.#floor, row: Math.max(0, this.#floor.row - seen.drop) };
+      // Not by a fall that came with a width change: the rows reflowed, and the history can
+      // shrink by rows a taller screen took back (a terminal maximised) that were never read.
+      if (!seen.reflowed) {
+        this.#floor = { ...this.#floor, row: Math.max(0, this.#floor.row - seen.drop) };
+      }
       this.#lastBottom -= seen.drop;
       this.#rebase = true;
     }

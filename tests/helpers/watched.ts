@@ -47,12 +47,13 @@ export async function quietPane(
 /**
  * A watch's rows on a quiet pane (30 x 8), and the reference they are checked against: every
  * row from the start row on, read whole at each step and compared with the last read, as a
- * watch read them before it read only what may have changed.
+ * watch read them before it read only what may have changed. With `history: false` the
+ * history's last rows are not kept as old (see WatchedRows.keepHistory).
  */
 export async function withWatched(
   setup: string,
   fn: (t: Server, w: Watched) => Promise<void>,
-  options: { skips?: boolean; historyLimit?: number } = {},
+  options: { skips?: boolean; historyLimit?: number; history?: boolean } = {},
 ): Promise<void> {
   const t = await TestTmux.start("main", { width: 30, height: 8 });
   const runner = new TmuxRunner();
@@ -70,7 +71,7 @@ export async function withWatched(
     while (screen.length > 0 && screen[screen.length - 1].trim() === "") screen.pop();
     watched.keepScreen(screen);
     // As a wait keeps them: the history's last rows, old (a taller screen takes them back).
-    if (start.historySize > 0) {
+    if (start.historySize > 0 && options.history !== false) {
       const old = await t.tmux("capture-pane", "-p", "-J", "-t", p, "-S", "-200", "-E", "-1");
       watched.keepHistory(old.split("\n"));
     }
