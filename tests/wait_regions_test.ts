@@ -349,9 +349,13 @@ const grown: [string, Step[]][] = [
     "read",
     "\x1b[1;15r\x1b[11;1Hline 1\r\n",
   ]],
+  // Lines written after the width change and before the next read (above the cursor's row).
+  ["taller and wider at once, then lines unread", [["-y", "16", "-x", "40"], numbered(1, 3)]],
+  ["wider, then lines unread", [["-x", "40"], numbered(1, 3)]],
+  ["narrower, then lines unread", [["-x", "20"], numbered(1, 3)]],
 ];
 for (const [name, steps] of grown) {
-  Deno.test(`a screen made ${name}: no row taken back from the history is told`, async () => {
+  Deno.test(`a screen made ${name}: no row taken back from the history is told, and what was written is`, async () => {
     await withWatched(TALLER, async (t, w) => {
       const p = (await t.tmux("display-message", "-p", "-t", "main:1", "#{pane_id}")).trim();
       const all: string[] = [];
@@ -418,4 +422,47 @@ Deno.test("a screen made taller and wider at once, then a region: a read by cont
     assert.ok(!all.some((s) => /OLD|pad [0-9]$/.test(s)), JSON.stringify(all));
     assert.ok(all.includes("line 1"), "miss " + JSON.stringify(all));
   }, { skips: true, history: false });
+});
+
+for (
+  const [name, resize] of [["wider", ["-x", "100"]], ["taller and wider at once", [
+    "-x",
+    "100",
+    "-y",
+    "40",
+  ]]]
+) {
+  Deno.test(`wait_for_text: the window made ${name}, then a line printed: it is matched`, async () => {
+    await withTmux(
+      async (t: Server, c) => {
+        const p = t.ids.paneId;
+        const tty = await quietPane(t, p);
+        await tty.write(numbered(1, 38, "old"));
+        const waiting = c.ok<{ outcome: string; lines: string[] }>("wait_for_text", {
+          paneId: p,
+          patterns: ["DONE"],
+          timeoutMs: 10_000,
+        });
+        const hub = controlFor(c.server.runner, { socketName: t.socket });
+        await waitFor(() => hub.watchers >= 1, "the wait to subscribe");
+        await t.tmux("resize-window", "-t", p, ...resize);
+        await tty.write("DONE\r\n");
+        const result = await waiting;
+        assert.deepEqual(result.lines, ["DONE"], JSON.stringify(result));
+      },
+      {},
+      { noChildLeft: true },
+    );
+  });
+}
+
+Deno.test("a screen made wider, then lines unread after a prompt: an old copy of the prompt above does not make old lines new", async () => {
+  // The last line read is the prompt; an old copy of it sits above an old verdict.
+  await withWatched("$\r\nOLD-VERDICT\r\n$ ", async (t, w) => {
+    const p = (await t.tmux("display-message", "-p", "-t", "main:1", "#{pane_id}")).trim();
+    await t.tmux("resize-window", "-t", p, "-x", "40");
+    await w.write("make\r\nline 1\r\n$ ");
+    const all = await shown(w);
+    assert.ok(!all.some((s) => /OLD/.test(s)), JSON.stringify(all));
+  }, { skips: true });
 });

@@ -54,7 +54,7 @@ export type WatchEvent =
 /** How often a polling watch reads the pane. */
 const POLL_MS = 100;
 /**
- * The history's last rows a watch keeps at its start as old (see WatchedRows.keepHistory): a
+ * The history's last rows a watch keeps at its start as old (see WatchedRows.keepScreen): a
  * taller screen takes back up to as many as it grew by (a terminal maximised).
  */
 const HISTORY_KEPT = 200;
@@ -164,8 +164,9 @@ export class PaneWatch {
       const still = after !== undefined && after.exists &&
         after.historySize === probe.historySize && after.width === probe.width &&
         after.cursorX === probe.cursorX && after.cursorY === probe.cursorY;
-      if (split !== -1) read.keepScreen(trimTrailingBlank(screenLines(joined)));
-      if (history !== -1 && probe.historySize > 0) read.keepHistory(screenLines(old));
+      // With the history's last rows (none when it holds none: -E -1 is then the screen's first).
+      const kept = history !== -1 && probe.historySize > 0 ? screenLines(old) : [];
+      if (split !== -1) read.keepScreen(trimTrailingBlank(screenLines(joined)), kept);
       // Under a scroll region below a header or above a status line, the rows from the start
       // on are not the screen's from its row on: read apart (the fixed rows too, moved or not).
       const rows = still && split !== -1 && !read.regionRows

@@ -57,6 +57,27 @@ function cursorLine(
   return joined[at.index] ?? null;
 }
 
+/**
+ * The lines between the last one a watch read (`known`) and the cursor's, from the same reads
+ * as {@link cursorLine}: written after the width change and before the read that follows it.
+ * `known` is looked for from the cursor's line up; none when it is not found (the read begins
+ * at the cursor's row, as ever), or is the cursor's line itself.
+ */
+function linesAfter(
+  joined: readonly string[],
+  raw: readonly string[],
+  above: number,
+  known: string,
+): string[] {
+  if (raw.length !== above || trimRow(known) === "") return [];
+  const at = lineAt(joined, raw);
+  if (at === null) return [];
+  for (let k = at.index - 1; k >= 0; k--) {
+    if (trimRow(joined[k]) === trimRow(known)) return joined.slice(k + 1, at.index);
+  }
+  return [];
+}
+
 /** What a watch knew of its rows before it reads them again (its fields, see WatchedRows). */
 export interface KnownRows {
   /** The rows numbered after the history. */
@@ -101,8 +122,11 @@ export interface ReadAgain {
   readonly probe: PaneProbe;
   /** The lines not seen before. */
   readonly fresh: string[];
-  /** After a reflow, the cursor's line with what it holds past what was known of it. */
-  readonly first?: WrittenRow | null;
+  /**
+   * After a reflow, the lines written between the last read's last one and the cursor's, whole,
+   * then the cursor's line with what it holds past what was known of it.
+   */
+  readonly first?: WrittenRow[];
   /**
    * What the read found, and where it was planned: null when it could not tell where its
    * first line begins (or a mark is missing), and nothing it read is to be kept.
@@ -215,6 +239,21 @@ export async function readAgain(
   // since, not the line's old end.
   const from = watch.reflowed ? 1 : 0;
   let first: WrittenRow | null = null;
+  // Written after the width change and before this read, above the cursor's row: told only when
+  // none of them was seen or on the start's screen (else the last read's last line may have been
+  // found at an old copy of it, above old lines: none is told).
+  const between = above > 0 && out !== null
+    ? linesAfter(
+      screenLines(out.get("L") ?? ""),
+      screenLines(out.get("M") ?? ""),
+      above,
+      // Nothing from the start on yet: the start's screen ends above the start row.
+      trimTrailingBlank(watch.lastRegion).at(-1) ?? watch.screen.at(-1) ?? "",
+    ).filter((line) => trimRow(line) !== "")
+    : [];
+  const earlier = between.every((line) => !seen.has(line) && !watch.screen.includes(line))
+    ? between
+    : [];
   if (changed && watch.rows && watch.reflowed && lines.length > 0 && !seen.has(lines[0])) {
     const known = trimTrailingBlank(watch.lastRegion).at(-1) ?? "";
     const whole = above > 0 && out !== null
@@ -243,5 +282,9 @@ export async function readAgain(
       ? lines.slice(from).filter(unseen)
       : lines,
   ];
-  return { probe, fresh, first, read: { lines, fixed, top, start, cursor, wide, floor } };
+  const firsts = [
+    ...earlier.map((line) => ({ text: trimRow(line), line, from: 0, shown: trimRow(line) })),
+    ...first ? [first] : [],
+  ];
+  return { probe, fresh, first: firsts, read: { lines, fixed, top, start, cursor, wide, floor } };
 }

@@ -133,12 +133,7 @@ export class WatchedRows {
   #baseFixed: string[] | null = null;
   /** The screen's lines at the start: a read that compares by content above the start knows them. */
   #screen: string[] = [];
-  /**
-   * The history's last rows at the start, which a taller screen takes back onto its top (see
-   * numbersSince): old, never told by a read by content. A program's header can keep them on the screen while its
-   * region scrolls the rows around them into the history, where their numbers put them below
-   * the start (a wait matched an old verdict there).
-   */
+  /** The history's last lines at the start (see keepScreen): old, never told by content. */
   #pulled: string[] = [];
   /**
    * The span changed (a program set a scroll region, or gave the whole screen back): the rows
@@ -218,17 +213,15 @@ export class WatchedRows {
     return hasFixedRows(this.#span);
   }
 
-  /** Keeps the screen's lines at the start (see #screen). */
-  keepScreen(lines: string[]): void {
-    this.#screen = lines;
-  }
-
   /**
-   * Keeps the history's last rows at the start (see #pulled): a taller screen takes them back
-   * onto its top, maybe before any read sees it (the history grown past its old size again).
+   * Keeps the screen's lines at the start (see #screen), and the history's last ones: a taller
+   * screen takes those back onto its top, where a program's header can keep them while its
+   * region scrolls the rows around them into the history, and their numbers put them below the
+   * start (a wait matched an old verdict there).
    */
-  keepHistory(lines: string[]): void {
-    this.#pulled.push(...lines.filter((l) => trimRow(l) !== ""));
+  keepScreen(lines: string[], history: readonly string[] = []): void {
+    this.#screen = lines;
+    this.#pulled = history.filter((l) => trimRow(l) !== "");
   }
 
   /** The region as last read (what a pane gone showed last). */
@@ -284,13 +277,8 @@ export class WatchedRows {
     const part = this.#rebase ? null : await this.#readPart(now);
     if (part === null || "fresh" in part) {
       const { probe, fresh, first } = part ?? await this.#rebaseAt(now);
-      // Rows not seen before: whole (the cursor's line after a reflow: what is past the known).
-      const rows = this.#rows
-        ? [
-          ...first ? [first] : [],
-          ...fresh.map(wholeRow),
-        ]
-        : undefined;
+      // Rows not seen before: whole (after a reflow, the cursor's line: what is past the known).
+      const rows = this.#rows ? [...first ?? [], ...fresh.map(wholeRow)] : undefined;
       return { probe, lines: rows ? rows.map((r) => r.shown) : fresh, rows };
     }
     if ("again" in part) return { probe: part.probe, lines: [], again: true };
@@ -365,11 +353,7 @@ export class WatchedRows {
     if (seen.drop !== null) {
       // Rows moved up by at least the drop seen.
       this.#startAbs = Math.max(0, this.#startAbs - seen.drop);
-      // Not by a fall that came with a width change: the rows reflowed, and the history can
-      // shrink by rows a taller screen took back (a terminal maximised) that were never read.
-      if (!seen.reflowed) {
-        this.#floor = { ...this.#floor, row: Math.max(0, this.#floor.row - seen.drop) };
-      }
+      this.#floor = { ...this.#floor, row: Math.max(0, this.#floor.row - seen.floorDrop) };
       this.#lastBottom -= seen.drop;
       this.#rebase = true;
     }

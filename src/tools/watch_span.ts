@@ -72,6 +72,12 @@ export interface Numbered {
 export interface NumbersSince {
   /** The rows moved up by at least this (or may have: tmux trimmed); null: they kept them. */
   readonly drop: number | null;
+  /**
+   * How far the start's screen's first row moved up: the drop, but none that came with a width
+   * change (the rows reflowed, and the history shrank by rows a taller screen took back, a
+   * terminal maximised: never read, they are not to be read again).
+   */
+  readonly floorDrop: number;
   /** The width changed: the rows reflowed. */
   readonly reflowed: boolean;
   /** The span changed: the rows after the history are numbered otherwise. */
@@ -101,6 +107,7 @@ export function numbersSince(last: Numbered, now: PaneProbe): NumbersSince {
     !now.alternateScreen && now.cursorY === now.height - 1;
   return {
     drop: (fell > 0 && !taller) || trimmed ? fell : null,
+    floorDrop: ((fell > 0 && !taller) || trimmed) && now.width === last.width ? fell : 0,
     reflowed: now.width !== last.width,
     wide: !sameSpan(spanOf(now), last.span),
     unseen: unseen ? now.historyLimit : null,

@@ -48,7 +48,7 @@ export async function quietPane(
  * A watch's rows on a quiet pane (30 x 8), and the reference they are checked against: every
  * row from the start row on, read whole at each step and compared with the last read, as a
  * watch read them before it read only what may have changed. With `history: false` the
- * history's last rows are not kept as old (see WatchedRows.keepHistory).
+ * history's last rows are not kept as old (see WatchedRows.keepScreen).
  */
 export async function withWatched(
   setup: string,
@@ -69,12 +69,11 @@ export async function withWatched(
     const watched = new WatchedRows(ctx, p, start, true);
     const screen = (await t.tmux("capture-pane", "-p", "-J", "-t", p)).split("\n");
     while (screen.length > 0 && screen[screen.length - 1].trim() === "") screen.pop();
-    watched.keepScreen(screen);
     // As a wait keeps them: the history's last rows, old (a taller screen takes them back).
-    if (start.historySize > 0 && options.history !== false) {
-      const old = await t.tmux("capture-pane", "-p", "-J", "-t", p, "-S", "-200", "-E", "-1");
-      watched.keepHistory(old.split("\n"));
-    }
+    const old = start.historySize > 0 && options.history !== false
+      ? await t.tmux("capture-pane", "-p", "-J", "-t", p, "-S", "-200", "-E", "-1")
+      : "";
+    watched.keepScreen(screen, old.split("\n"));
     await watched.readBaseline();
     const all = async () => {
       const history = Number(await t.tmux("display-message", "-p", "-t", p, "#{history_size}"));
