@@ -54,8 +54,9 @@ export type WatchEvent =
 /** How often a polling watch reads the pane. */
 const POLL_MS = 100;
 /**
- * The history's last rows a watch keeps at its start as old (see WatchedRows.keepScreen): a
- * taller screen takes back up to as many as it grew by (a terminal maximised).
+ * The history's last rows a watch that reads rows keeps at its start as old (see
+ * WatchedRows.keepScreen): a taller screen takes back as many as it grew by (a terminal
+ * maximised), these at most.
  */
 const HISTORY_KEPT = 200;
 /** How often an event-driven watch checks the pane is still alive (tmux sends no event). */
@@ -125,6 +126,10 @@ export class PaneWatch {
       // row, and a second probe that tells whether it was one instant (a hook run after the
       // probe lets the pane write in between).
       const guard = newGuard();
+      const kept = [
+        ...["capture-pane", "-p", "-J", "-t", pane.id],
+        ...["-S", `-${HISTORY_KEPT}`, "-E", "-1", ";"],
+      ];
       const { probe, text, later } = await probeWith(
         ctx,
         pane.id,
@@ -132,8 +137,8 @@ export class PaneWatch {
           ...["capture-pane", "-p", "-J", "-t", pane.id, ";"],
           ...["display-message", "-p", `${guard}S`, ";"],
           ...["capture-pane", "-p", "-N", "-t", pane.id, ";"],
-          ...["display-message", "-p", `${guard}P`, ";"],
-          ...["capture-pane", "-p", "-J", "-t", pane.id, "-S", `-${HISTORY_KEPT}`, "-E", "-1", ";"],
+          // A watch that reads rows: the history's last rows too (see HISTORY_KEPT).
+          ...watch.#rows ? [...["display-message", "-p", `${guard}P`, ";"], ...kept] : [],
           ...["display-message", "-p", "-t", pane.id, recordFormat(guard, PROBE_FIELDS)],
         ],
         undefined,
@@ -148,11 +153,10 @@ export class PaneWatch {
       const split = text.indexOf(`${guard}S\n`);
       const joined = split === -1 ? "" : text.slice(0, split);
       const rest = split === -1 ? "" : text.slice(split + guard.length + 2);
+      const end = Math.max(0, rest.indexOf(`${guard}R`));
       const history = rest.indexOf(`${guard}P\n`);
-      const raw = rest.slice(0, Math.max(0, history));
-      const old = history === -1
-        ? ""
-        : rest.slice(history + guard.length + 2, Math.max(0, rest.indexOf(`${guard}R`)));
+      const raw = rest.slice(0, history === -1 ? end : history);
+      const old = history === -1 ? "" : rest.slice(history + guard.length + 2, end);
       watch.start = probe;
       watch.#command = probe.command;
       watch.screen = options.screen ? trimTrailingBlank(joined.split("\n")) : [];
@@ -165,8 +169,8 @@ export class PaneWatch {
         after.historySize === probe.historySize && after.width === probe.width &&
         after.cursorX === probe.cursorX && after.cursorY === probe.cursorY;
       // With the history's last rows (none when it holds none: -E -1 is then the screen's first).
-      const kept = history !== -1 && probe.historySize > 0 ? screenLines(old) : [];
-      if (split !== -1) read.keepScreen(trimTrailingBlank(screenLines(joined)), kept);
+      const last = history !== -1 && probe.historySize > 0 ? screenLines(old) : [];
+      if (split !== -1) read.keepScreen(trimTrailingBlank(screenLines(joined)), last);
       // Under a scroll region below a header or above a status line, the rows from the start
       // on are not the screen's from its row on: read apart (the fixed rows too, moved or not).
       const rows = still && split !== -1 && !read.regionRows
