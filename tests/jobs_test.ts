@@ -190,13 +190,6 @@ async function runMark(t: TestTmux, paneId: string): Promise<string> {
   return (await t.tmux("display-message", "-p", "-t", paneId, `#{${RUN_OPTION}}`)).trim();
 }
 
-/** Ends the stdio server `s` the way `how` says, and waits until it has exited. */
-async function endProcess(s: StdioServer, how: "SIGTERM" | "stdin EOF"): Promise<void> {
-  if (how === "SIGTERM") s.child.kill("SIGTERM");
-  else await s.closeStdin();
-  await s.child.status;
-}
-
 for (const how of ["SIGTERM", "stdin EOF"] as const) {
   Deno.test(`run_command's process ended (${how}) after its C-c, before typing: the next tmux-mcp may run a command there`, async () => {
     const t = await TestTmux.start();
@@ -212,7 +205,7 @@ for (const how of ["SIGTERM", "stdin EOF"] as const) {
       s.callTool("run_command", { paneId: t.ids.paneId, command: "echo first", timeoutMs: 120_000 })
         .catch(() => {});
       await waitFor(() => gate.began(), "the C-c step to be held");
-      await endProcess(s, how);
+      await s.end(how);
       assert.equal(await runMark(t, t.ids.paneId), "", "the mark of a call that typed nothing");
       await gate.open();
       await t.tmux("set-hook", "-gu", "after-send-keys");
@@ -250,7 +243,7 @@ Deno.test("run_command's process ended while a person's hook holds its typing af
     s.callTool("run_command", { paneId: t.ids.paneId, command: "echo first", timeoutMs: 120_000 })
       .catch(() => {});
     await waitFor(() => gate.began(), "the typing step to be held");
-    await endProcess(s, "SIGTERM");
+    await s.end("SIGTERM");
     const mark = parseMark(await runMark(t, t.ids.paneId));
     assert.ok(mark, "the mark stays");
     assert.equal(mark.waitedOnUntil, null, "no call waits on the job any more");
@@ -281,7 +274,7 @@ Deno.test("run_command's process ended while its command runs: the next tmux-mcp
           .trim() === "sleep",
       "the command to run",
     );
-    await endProcess(s, "SIGTERM");
+    await s.end("SIGTERM");
     const mark = parseMark(await runMark(t, t.ids.paneId));
     assert.ok(mark, "the mark stays while the command runs");
     assert.equal(mark.waitedOnUntil, null, "no call waits on the job any more");

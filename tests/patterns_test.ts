@@ -259,29 +259,41 @@ async function deepHistory(t: Started): Promise<string> {
   return paneId;
 }
 
-/** Starts a regex search through {@link deepHistory}; resolves once it is matching. */
-async function startBigSearch(s: StdioServer, token: string): Promise<void> {
+/**
+ * Starts a regex search of `scrollbackLines` rows per pane; resolves once it is matching (the
+ * progress of a pane comes after its capture, before its rows are matched).
+ */
+async function startSearch(
+  s: StdioServer,
+  token: string,
+  pattern: string,
+  scrollbackLines: number,
+): Promise<void> {
   await s.writeLine(JSON.stringify({
     jsonrpc: "2.0",
     id: token,
     method: "tools/call",
     params: {
       name: "search_panes",
-      // About 1 800 steps a character: tens of seconds over 3 MB of rows, in linear time.
-      arguments: { pattern: "(.{0,100}a){9}", regex: true, scrollbackLines: 60_000 },
+      arguments: { pattern, regex: true, scrollbackLines },
       _meta: { progressToken: token },
     },
   }));
-  // The progress of a pane comes after its capture, before its rows are matched.
   await waitFor(
     () =>
       s.notifications.some((m) =>
         m.method === "notifications/progress" && m.params?.progressToken === token &&
         m.params?.progress === m.params?.total
       ),
-    "the search to capture its panes",
+    "the search to read its panes",
     ANSWER_WITHIN_MS,
   );
+}
+
+/** Starts a regex search through {@link deepHistory}; resolves once it is matching. */
+function startBigSearch(s: StdioServer, token: string): Promise<void> {
+  // About 1 800 steps a character: tens of seconds over 3 MB of rows, in linear time.
+  return startSearch(s, token, "(.{0,100}a){9}", 60_000);
 }
 
 for (const how of ["cancellation", "SIGTERM", "end of input"] as const) {
@@ -381,34 +393,10 @@ async function answersBeside(
   }
 }
 
-/** Starts a regex search with `pattern` through the history; resolves once its panes are read. */
-async function startLongSearch(s: StdioServer, token: string, pattern: string): Promise<void> {
-  await s.writeLine(JSON.stringify({
-    jsonrpc: "2.0",
-    id: token,
-    method: "tools/call",
-    params: {
-      name: "search_panes",
-      arguments: { pattern, regex: true, scrollbackLines: 5_000 },
-      _meta: { progressToken: token },
-    },
-  }));
-  // The progress of a pane comes after its capture, before its rows are matched.
-  await waitFor(
-    () =>
-      s.notifications.some((m) =>
-        m.method === "notifications/progress" && m.params?.progressToken === token &&
-        m.params?.progress === m.params?.total
-      ),
-    "the search to read its panes",
-    ANSWER_WITHIN_MS,
-  );
-}
-
 Deno.test("a regex search over one long wrapped line leaves the server answering", async () => {
   await withServer(async (t, s) => {
     await longLine(t, 300_000);
-    await startLongSearch(s, "long", HEAVY);
+    await startSearch(s, "long", HEAVY, 5_000);
     // Requests sent one after another for as long as the search runs: each is answered.
     const answer = () => s.notifications.find((m) => m.id === "long");
     await answersBeside(s, "the search", () => answer() === undefined);
@@ -424,7 +412,7 @@ Deno.test("a regex search over one long wrapped line leaves the server answering
 Deno.test("a regex search inside one long line ends within a second when cancelled", async () => {
   await withServer(async (t, s) => {
     await longLine(t, 1_000_000, true);
-    await startLongSearch(s, "varied", HEAVY);
+    await startSearch(s, "varied", HEAVY, 5_000);
     await answersBeside(s, "the search", (answered) => answered < 3);
     assert.equal(s.notifications.some((m) => m.id === "varied"), false, "the search still runs");
     await s.notify("notifications/cancelled", { requestId: "varied", reason: "gave up" });

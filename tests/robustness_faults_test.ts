@@ -362,13 +362,6 @@ Deno.test("robustness faults: the control connection dropped, idle or during a w
  */
 type Ending = "SIGTERM" | "SIGHUP" | "stdin EOF";
 
-/** Ends the stdio server `s` the way `how` says, and waits until it has exited. */
-async function endProcess(s: StdioServer, how: Ending): Promise<void> {
-  if (how === "stdin EOF") await s.closeStdin();
-  else s.child.kill(how);
-  await s.child.status;
-}
-
 // A creation lends the person's global window-size manual out as latest for one command line,
 // which tmux drops the rest of once its client is gone (creating.ts, window_size.ts).
 for (
@@ -399,7 +392,7 @@ for (
         s.callTool(tool, input).catch(() => {});
         await waitFor(() => gate.began(), "the hook to hold the step");
         if (meanwhile) await t.tmux("set-option", "-gw", "window-size", meanwhile);
-        await endProcess(s, how);
+        await s.end(how);
         // Given back by the process on its way out, while the hook still holds the dead line.
         const now = (await t.tmux("show-options", "-gwv", "window-size")).trim();
         assert.equal(now, meanwhile ?? "manual");

@@ -158,6 +158,16 @@ export class StdioServer {
     return status;
   }
 
+  /**
+   * Ends the process the way a client or a person would (stdin closed, or a signal: SIGHUP is
+   * what it gets when the terminal its client runs in is closed) and waits until it has exited.
+   */
+  async end(how: "stdin EOF" | "SIGTERM" | "SIGINT" | "SIGHUP" | "SIGQUIT"): Promise<void> {
+    if (how === "stdin EOF") await this.closeStdin();
+    else this.child.kill(how);
+    await this.child.status;
+  }
+
   /** Kills the process if it still runs. */
   async kill(): Promise<void> {
     try {
