@@ -1,0 +1,122 @@
+/**
+ * How wait_for_text ends other than by a match, against real tmux on private sockets: a pane
+ * that dies (or a session's last pane, its control client detached), timeouts clamped into
+ * their range, the request cancelled, and the progress notifications sent while it waits.
+ */
+
+import assert from "node:assert/strict";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { waitFor } from "./helpers/tmux.ts";
+import { hub, structured, subscribed, type, type Wait, withServer } from "./helpers/wait_text.ts";
+
+Deno.test("a pane that dies while waited on ends the wait as paneDied", async () => {
+  await withServer(async (t, c) => {
+    /** Starts a shell pane, waits on it, makes it exit with `status`; returns the result. */
+    const dieWhileWaited = async (status: number): Promise<Wait & { paneId: string }> => {
+      const paneId = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+      const waiting = c.ok<Wait>("wait_for_text", { paneId, patterns: ["never"] });
+      await subscribed(t, c);
+      await type(t, paneId, `exit ${status}`);
+      return { ...(await waiting), paneId };
+    };
+    // remain-on-exit: the pane stays, dead, with its status.
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    const kept = await dieWhileWaited(7);
+    assert.equal(kept.outcome, "paneDied");
+    // tmux 3.3a sometimes never learns a dead pane's exit status: null then, never wrong.
+    assert.ok(kept.exitStatus === 7 || kept.exitStatus === null, `${kept.exitStatus}`);
+
+    // Already dead at the start: said at once.
+    assert.equal(
+      (await c.ok<Wait>("wait_for_text", { paneId: kept.paneId, patterns: ["x"] })).outcome,
+      "paneDied",
+    );
+
+    // Without remain-on-exit the pane (and its window) goes away entirely.
+    await t.tmux("set-option", "-g", "remain-on-exit", "off");
+    const gone = await dieWhileWaited(0);
+    assert.equal(gone.outcome, "paneDied");
+    assert.equal(gone.exitStatus, null);
+  });
+});
+
+Deno.test("the last pane of a session dying (the control client detached) is paneDied", async () => {
+  await withServer(async (t, c) => {
+    const [, lone] = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "lone one",
+      "-P",
+      "-F",
+      "#{session_id} #{pane_id}",
+      "sh",
+    )).trim().split(" ");
+    const waiting = c.ok<Wait>("wait_for_text", { paneId: lone, patterns: ["never"] });
+    await subscribed(t, c);
+    await type(t, lone, "exit");
+    assert.equal((await waiting).outcome, "paneDied");
+  });
+});
+
+Deno.test("timeouts are clamped into [100 ms, 120 s] and reported", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const low = await c.ok<Wait>("wait_for_text", { paneId: p, patterns: ["x"], timeoutMs: 1 });
+    assert.equal(low.outcome, "timedOut");
+    assert.equal(low.effectiveTimeoutMs, 100);
+    assert.equal(low.timeoutClamped, true);
+    const high = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["HIGH"],
+      timeoutMs: 9_999_999,
+    });
+    await subscribed(t, c);
+    await type(t, p, "printf 'HI%s\\n' GH");
+    const result = await high;
+    assert.equal(result.effectiveTimeoutMs, 120_000);
+    assert.equal(result.timeoutClamped, true);
+    assert.equal(result.outcome, "matched");
+  });
+});
+
+Deno.test("cancelling the request stops the wait at once", async () => {
+  await withServer(async (t, c) => {
+    const abort = new AbortController();
+    const call = c.client.callTool(
+      {
+        name: "wait_for_text",
+        arguments: { paneId: t.ids.paneId, patterns: ["never"], timeoutMs: 60_000 },
+      },
+      undefined,
+      { signal: abort.signal },
+    );
+    call.catch(() => {});
+    await subscribed(t, c);
+    abort.abort();
+    await assert.rejects(call);
+    // The watch is gone long before its 60 s timeout.
+    await waitFor(() => hub(t, c).watchers === 0, "the wait to stop", 3_000);
+    await c.server.registry.settle(3_000);
+  });
+});
+
+Deno.test("progress notifications are sent while waiting", async () => {
+  await withServer(async (t, c) => {
+    const progress: { progress: number; total?: number }[] = [];
+    const result = structured(
+      await c.client.callTool(
+        {
+          name: "wait_for_text",
+          arguments: { paneId: t.ids.paneId, patterns: ["never"], timeoutMs: 1_500 },
+        },
+        undefined,
+        { onprogress: (p: { progress: number; total?: number }) => progress.push(p) },
+      ) as CallToolResult,
+    );
+    assert.equal(result.outcome, "timedOut");
+    assert.ok(progress.length >= 1, "at least the first progress notification");
+    assert.equal(progress[0].total, 1_500);
+    assert.ok(progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress));
+  });
+});

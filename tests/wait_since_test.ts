@@ -1,0 +1,228 @@
+/**
+ * wait_for_text with a `since` cursor from capture_since, against real tmux on private sockets:
+ * what the pane wrote after the cursor counts even when written before the call, old text never
+ * does (a prompt, a header above a scroll region), a cursor whose place is lost makes nothing
+ * from before count, and a cursor this server process did not seal is refused.
+ */
+
+import assert from "node:assert/strict";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { decodeCursor, encodeCursor, rowHash } from "../src/tmux/since_cursor.ts";
+import { waitFor } from "./helpers/tmux.ts";
+import { hub, structured, subscribed, type, type Wait, withServer } from "./helpers/wait_text.ts";
+
+/** The first line of a result's text: its summary. */
+function summaryOf(result: CallToolResult): string {
+  const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+  return text.split("\n")[0];
+}
+
+Deno.test("since: a capture_since cursor taken before typing counts what the pane answered before the call", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const onScreen = (text: string) =>
+      waitFor(async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes(text), text);
+    // The documented order: a cursor, then typing, then the wait. The program answers before
+    // the wait is called (as a quick command or a REPL does).
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    await c.ok("send_keys", { paneId: p, text: "printf 'REA%sDY\\n' ''" });
+    await onScreen("READY\n");
+    const late = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["READY"],
+      timeoutMs: 300,
+    });
+    assert.equal(late.outcome, "timedOut", "without since only output after the call counts");
+    const since = await c.call("wait_for_text", {
+      paneId: p,
+      patterns: ["READY"],
+      since: cursor,
+      timeoutMs: 10_000,
+    });
+    const found = structured(since);
+    assert.deepEqual([found.outcome, found.lines, found.alreadyOnScreen], [
+      "matched",
+      ["READY"],
+      true,
+    ]);
+    assert.match(summaryOf(since), /written before the call, after the cursor/);
+    // Without patterns: every line since the cursor, the prompt it was typed at left out.
+    const any = await c.ok<Wait>("wait_for_text", { paneId: p, since: cursor, timeoutMs: 10_000 });
+    assert.equal(any.outcome, "output");
+    assert.deepEqual(any.lines.slice(0, 2), ["printf 'REA%sDY\\n' ''", "READY"]);
+
+    // A cursor taken after the answer: nothing since it, and the wait goes on to new output.
+    const after = (await c.ok<{ cursor: string }>("capture_since", { paneId: p })).cursor;
+    const quiet = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["READY"],
+      since: after,
+      timeoutMs: 300,
+    });
+    assert.deepEqual([quiet.outcome, quiet.alreadyOnScreen], ["timedOut", true]);
+    const next = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["AGAIN"],
+      since: after,
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await type(t, p, "printf 'AG%sAIN\\n' ''");
+    assert.deepEqual((await next).lines, ["AGAIN"]);
+  });
+});
+
+Deno.test("since: old text never counts, and a cursor this process did not seal is refused", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const prompt = (await t.tmux("capture-pane", "-p", "-t", p)).trim();
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    // Typed at the prompt without Enter: the row reads "<prompt> echo hi"; the prompt was
+    // there before the cursor, "echo hi" is new.
+    await t.tmux("send-keys", "-t", p, "-l", "echo hi");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("echo hi"),
+      "the typed text",
+    );
+    const typed = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: [prompt, "echo"],
+      since: cursor,
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual([typed.matched, typed.lines], [{ pattern: "echo", index: 1 }, ["echo hi"]]);
+    await t.tmux("send-keys", "-t", p, "C-u");
+
+    // Forged: well formed (the checksum is no secret) but not sealed here, or sealed for
+    // another body; from another pane. Each refused before anything is watched.
+    const [head, payload, check, seal] = cursor.split(".");
+    const rows = decodeCursor(cursor);
+    const unsealed = encodeCursor({ ...rows, rows: rowHash("nothing like it") });
+    const other = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    const otherCursor = (await c.ok<{ cursor: string }>("capture_since", { paneId: other })).cursor;
+    const resealed = `${unsealed}.${seal}`;
+    for (
+      const [forged, why] of [
+        [unsealed, /not sealed by this server process/],
+        [resealed, /not sealed by this server process/],
+        [`${head}.${payload}.${check}.${"A".repeat(22)}`, /not sealed by this server process/],
+        [`${head}.${payload}.${check}.${seal}x`, /malformed/],
+        [otherCursor, new RegExp(`taken on pane ${other}, not`)],
+      ] as const
+    ) {
+      const text = await c.fail("wait_for_text", {
+        paneId: p,
+        patterns: ["x"],
+        since: forged,
+      });
+      assert.match(text, why);
+      assert.match(text, /capture_since/);
+      assert.equal(hub(t, c).watchers, 0);
+    }
+  });
+});
+
+Deno.test("since: capture_since under a full-screen program never seals a cursor it did not seal", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    const forged = encodeCursor({ ...decodeCursor(cursor), rows: rowHash("nothing like it") });
+    await type(t, p, "printf '\\033[?1049hFU%sLL' ''; read x");
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", p, "#{alternate_on}")).trim() === "1",
+      "the full-screen program",
+    );
+    // The cursor it hands back keeps the given one's main-screen part: sealed only for its own.
+    const own = await c.ok<{ cursor: string }>("capture_since", { paneId: p, cursor });
+    assert.equal(own.cursor.split(".").length, 4, "its own cursor comes back sealed");
+    const back = await c.ok<{ cursor: string }>("capture_since", { paneId: p, cursor: forged });
+    assert.equal(back.cursor.split(".").length, 3, "a forged one comes back unsealed");
+    assert.match(
+      await c.fail("wait_for_text", { paneId: p, patterns: ["x"], since: back.cursor }),
+      /not sealed by this server process/,
+    );
+  });
+});
+
+Deno.test("since: a cursor whose place is lost (history cleared) makes nothing from before count", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    await type(t, p, "seq 1 100");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("\n100\n"),
+      "seq's output",
+    );
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    await type(t, p, "printf 'REA%sDY\\n' ''");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("READY\n"),
+      "READY",
+    );
+    await t.tmux("clear-history", "-t", p);
+    const result = await c.call("wait_for_text", {
+      paneId: p,
+      patterns: ["READY"],
+      since: cursor,
+      timeoutMs: 300,
+    });
+    assert.equal(structured(result).outcome, "timedOut");
+    assert.match(summaryOf(result), /since ignored: the history was cleared/);
+  });
+});
+
+Deno.test("since: under a scroll region, a header read before the cursor never counts", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    // A fixed header over a scroll region, as a program with a status header draws; the
+    // shell's output then scrolls the region, and tmux keeps the header on the screen.
+    await type(
+      t,
+      p,
+      "printf '\\033[2J\\033[HHEADER-AL%sPHA\\r\\nBETA\\r\\nGAMMA\\033[4;24r\\033[4;1H' ''; seq 1 40",
+    );
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("\n40\n"),
+      "seq's output",
+    );
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    await type(t, p, "printf 'NE%sW\\n' ''");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("\nNEW\n"),
+      "NEW",
+    );
+    const header = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["HEADER-ALPHA", "^40$"],
+      since: cursor,
+      timeoutMs: 300,
+    });
+    assert.equal(header.outcome, "timedOut", JSON.stringify(header.lines));
+    const found = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["NEW"],
+      since: cursor,
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual([found.outcome, found.lines], ["matched", ["NEW"]]);
+  });
+});
+
+Deno.test("since: a full-screen program started after the cursor drew all it shows since", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    await type(t, p, "printf '\\033[?1049hFULL%sSCREEN' ''; exec cat");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("FULLSCREEN"),
+      "the full-screen program",
+    );
+    const result = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["fullscreen"],
+      since: cursor,
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual([result.outcome, result.lines], ["matched", ["FULLSCREEN"]]);
+  });
+});
