@@ -178,6 +178,15 @@ export class TmuxContext {
   }
 
   /**
+   * This call's access, stopped by its cancellation or by `closing` (a give-back's signal,
+   * leftovers.ts: the process's end stops the step as the call's cancellation does, so that a
+   * tmux process of its own is killed and tmux drops the rest of its line).
+   */
+  orClosing(closing: AbortSignal): TmuxContext {
+    return this.withSignal(AbortSignal.any([this.signal, closing]));
+  }
+
+  /**
    * This call's access to the same server, stopped by `signal` instead of the call's
    * cancellation: for a step that must not be cut short once tmux has begun its command line
    * (tmux drops the rest of a killed client's line, which would leave a change half made).

@@ -23,47 +23,7 @@
  */
 
 /**
- * tmux commands (and their aliases) that may change a session's current window or end a
- * pane, window or session. Conservative: a word in a command's text that names one costs only
- * the wait for the ones before it.
- */
-const STRUCTURAL = [
-  "break-pane",
-  "breakp",
-  "join-pane",
-  "joinp",
-  "kill-pane",
-  "killp",
-  "kill-server",
-  "kill-session",
-  "kill-window",
-  "killw",
-  "last-window",
-  "last",
-  "link-window",
-  "linkw",
-  "move-pane",
-  "movep",
-  "move-window",
-  "movew",
-  "new-window",
-  "neww",
-  "next-window",
-  "next",
-  "previous-window",
-  "prev",
-  "select-window",
-  "selectw",
-  "swap-window",
-  "swapw",
-  "switch-client",
-  "switchc",
-  "unlink-window",
-  "unlinkw",
-];
-
-/**
- * Those of {@link STRUCTURAL} that may end a session: its last pane or window killed or moved
+ * Commands (and aliases) that may end a session: its last pane or window killed or moved
  * away, or the session or server itself killed.
  */
 const ENDING = [
@@ -83,6 +43,31 @@ const ENDING = [
   "movew",
   "unlink-window",
   "unlinkw",
+];
+
+/**
+ * tmux commands (and their aliases) that may change a session's current window or end a
+ * pane, window or session. Conservative: a word in a command's text that names one costs only
+ * the wait for the ones before it.
+ */
+const STRUCTURAL = [
+  ...ENDING,
+  "last-window",
+  "last",
+  "link-window",
+  "linkw",
+  "new-window",
+  "neww",
+  "next-window",
+  "next",
+  "previous-window",
+  "prev",
+  "select-window",
+  "selectw",
+  "swap-window",
+  "swapw",
+  "switch-client",
+  "switchc",
 ];
 
 /** Whether an argv names one of `names`, as a word of its own or inside a command string. */

@@ -454,7 +454,7 @@ export async function pasteTransient(
     const reached = await left.step((closing) => {
       // The process's end stops the step as the call's cancellation does: a tmux process of
       // its own is killed (tmux drops the rest of its line), and the close deletes the buffer.
-      const step = ctx.withSignal(AbortSignal.any([ctx.signal, closing]));
+      const step = ctx.orClosing(closing);
       // Loaded only on the server the guards read, which a tmux process of its own may not
       // reach.
       const load = () =>

@@ -257,7 +257,7 @@ export const runCommand = defineTool({
       // drops the rest of its line.
       await left.step((closing) =>
         freshPrompt(
-          ctx.withSignal(AbortSignal.any([ctx.signal, closing])),
+          ctx.orClosing(closing),
           snapshot,
           pane,
           now,

@@ -118,9 +118,7 @@ export async function clearScreenAlone(
   try {
     // The process's end stops the step as the call's cancellation does: a tmux process of its
     // own is killed (tmux drops the rest of its line), and the close puts the value back.
-    const out = await left.step((closing) =>
-      step(ctx.withSignal(AbortSignal.any([ctx.signal, closing])))
-    );
+    const out = await left.step((closing) => step(ctx.orClosing(closing)));
     await restoredAsAtAct(ctx, paneId, read, out);
     left.clear();
     return out;
