@@ -5,7 +5,7 @@
  * @module
  */
 
-import { RETRY_WILL_NOT_HELP } from "../tmux/ssh.ts";
+import { RETRY_WILL_NOT_HELP } from "../tmux/ssh_unreachable.ts";
 import { OWED_NOTICE_REFUSAL } from "../tmux/owed_notices.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { byteLength, codePointEnd, jsonStringBytes, startUnits } from "./bounds.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { AfterMarker } from "./ssh.ts";
+import { AfterMarker } from "./ssh_wire.ts";
 import { statusOf } from "./tmux_error.ts";
 import type { ServerAddress } from "./server_address.ts";
 import { AnswerTooLarge, readAll, tooLargeError } from "./pipe_read.ts";

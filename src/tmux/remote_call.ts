@@ -8,7 +8,9 @@
  * @module
  */
 
-import { AfterMarker, SSH_ENV, sshComplaint, type SshHosts, SshUnreachable } from "./ssh.ts";
+import { SSH_ENV, type SshHosts } from "./ssh.ts";
+import { sshComplaint, SshUnreachable } from "./ssh_unreachable.ts";
+import { AfterMarker } from "./ssh_wire.ts";
 import { TmuxError } from "./tmux_error.ts";
 import { addressArgs, type ServerAddress } from "./server_address.ts";
 
@@ -40,7 +42,7 @@ export function tmuxCommand(
 }
 
 /**
- * A remote call's stderr after the `marker` (ssh.ts), or the reason it never reached tmux: the
+ * A remote call's stderr after the `marker` (ssh_wire.ts), or the reason it never reached tmux: the
  * remote shell did not run the command (no marker), the connection dropped during it (ssh's
  * 255), or the host has no tmux.
  */

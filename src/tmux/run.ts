@@ -14,7 +14,8 @@
  * @module
  */
 
-import { SSH_ENV, SshHosts, type SshOptions, stderrAfterMarker, streamAfterMarker } from "./ssh.ts";
+import { SSH_ENV, SshHosts, type SshOptions } from "./ssh.ts";
+import { stderrAfterMarker, streamAfterMarker } from "./ssh_wire.ts";
 import { argvAnswer, asCommandFile } from "./command_file.ts";
 import { spawnChild } from "./guarded_env.ts";
 import { changesStructure } from "./structure.ts";
@@ -291,7 +292,7 @@ export class TmuxRunner {
     const marker = address.host === undefined ? null : this.#ssh!.marker;
     return {
       stdin: child.stdin,
-      // Over SSH, only what follows the marker is tmux's (see ssh.ts).
+      // Over SSH, only what follows the marker is tmux's (see ssh_wire.ts).
       stdout: marker ? streamAfterMarker(child.stdout, marker) : child.stdout,
       stderr: marker ? child.stderr.pipeThrough(stderrAfterMarker(marker)) : child.stderr,
       status,

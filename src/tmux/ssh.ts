@@ -13,9 +13,10 @@
  * What crosses the wire is fixed here: `ssh` options come only from this module and the
  * operator's `--ssh-config`, never from a tool argument; the remote command is always tmux,
  * each argument single-quoted for the remote shell so that no value can become a shell word
- * ({@link shellWord}). The remote shell may run start-up files that print text: every remote
+ * (ssh_wire.ts). The remote shell may run start-up files that print text: every remote
  * command first prints a marker this process chose, on stdout and on stderr, and only what
- * follows the marker is read as tmux's ({@link AfterMarker}).
+ * follows the marker is read as tmux's ({@link AfterMarker}). What ssh says when a host cannot
+ * be had is read in ssh_unreachable.ts.
  *
  * run.ts is still the only place that starts processes: it hands this module a spawn function.
  *
@@ -23,6 +24,8 @@
  */
 
 import { warn } from "../diagnostics.ts";
+import { hostKeyRefusal, sshComplaint, SshUnreachable } from "./ssh_unreachable.ts";
+import { AfterMarker, markerLine, remoteTmuxCommand } from "./ssh_wire.ts";
 
 /** What `--ssh` and `--ssh-config` configured. */
 export interface SshOptions {
@@ -33,35 +36,6 @@ export interface SshOptions {
   /** How long a first connection may take, in seconds (default 5). */
   readonly connectTimeoutS?: number;
 }
-
-/** A host that does not answer over SSH (or refused us); other hosts are unaffected. */
-export class SshUnreachable extends Error {
-  /** The destination, as configured. */
-  readonly host: string;
-  /** What ssh wrote on stderr, as far as it was kept (empty when the reason is ours). */
-  readonly said: string;
-
-  /**
-   * `reason` is ssh's own first line of complaint, or ours. `lasting`: `reason` is a refusal
-   * that connecting again cannot change, said with what to do instead ({@link hostKeyRefusal}).
-   */
-  constructor(host: string, reason: string, said = "", lasting = false) {
-    super(
-      lasting
-        ? `ssh refused to connect to host ${JSON.stringify(host)}: ${reason}`
-        : `Host ${JSON.stringify(host)} did not answer over SSH: ${reason}`,
-    );
-    this.name = "SshUnreachable";
-    this.host = host;
-    this.said = said;
-  }
-}
-
-/**
- * Ends the message of a refusal that connecting again cannot change (a host key): the reply
- * then does not say that the next call connects again (mcp/errors.ts).
- */
-export const RETRY_WILL_NOT_HELP = "Retrying will not help";
 
 /**
  * The environment every ssh this process starts gets on top of its own: ssh then asks for a
@@ -78,137 +52,8 @@ export const SSH_ENV: Readonly<Record<string, string>> = {
   SSH_ASKPASS: "/dev/null/tmux-mcp-asks-nobody",
 };
 
-/**
- * The line of `said` (ssh's stderr) that says what went wrong: lines are cut at `\r` (ssh
- * ends some with `\r\n`), and lines that never say why are passed over: the banner rows of `@`
- * around a warning, ssh's note that the askpass program of {@link SSH_ENV} is missing, and a
- * ProxyJump's ssh (which has not our LogLevel=ERROR) saying it added a host key.
- */
-export function sshComplaint(said: string): string | undefined {
-  return said.split("\n").map((line) => line.replace(/\r/g, "").trim()).find((line) =>
-    line !== "" && !/^@+$/.test(line) && !line.startsWith("ssh_askpass:") &&
-    !line.startsWith("Warning: Permanently added")
-  );
-}
-
-/**
- * What to say when `said` (ssh's stderr) is a refusal of the host's key, or null. A key that
- * changed is a reinstalled host or a machine in the middle; a key not known yet cannot be
- * accepted without a question (see {@link SSH_ENV}). Either way every retry fails the same,
- * and the choice is the person's, made with ssh itself.
- */
-export function hostKeyRefusal(said: string, known?: string | null): string | null {
-  if (/REMOTE HOST IDENTIFICATION HAS CHANGED/.test(said)) {
-    // The name ssh keeps the key under (`[host]:port` for another port), for ssh-keygen -R;
-    // only name characters, so that nothing else in the text can become a suggested command.
-    // A host's start-up file can write this text too (its stderr comes the same way): given
-    // `known`, the name the host's key is kept under, no other name is suggested.
-    const named = /Host key for ([\w.:[\]-]+) has changed/.exec(said)?.[1];
-    const trusted = known === undefined || named === undefined ? named ?? known : known;
-    const name = trusted === null
-      ? "with the host's name as known_hosts holds it"
-      : `'${trusted ?? "HOST"}'`;
-    return "the host's key is not the one known_hosts holds (ssh: REMOTE HOST IDENTIFICATION " +
-      `HAS CHANGED; Host key verification failed). ${RETRY_WILL_NOT_HELP}: check the host's ` +
-      "key with whoever runs it; only if the change is expected (the host was reinstalled), " +
-      `remove the old key (ssh-keygen -R ${name}) and connect once with ssh to accept the ` +
-      "new one.";
-  }
-  if (/Host key verification failed/.test(said)) {
-    return "ssh could not verify the host's key, or that of a host on the way to it " +
-      "(ProxyJump): it is not in known_hosts, and ssh started here asks no questions " +
-      `(Host key verification failed). ${RETRY_WILL_NOT_HELP}: connect once with ssh ` +
-      "yourself, check the key it shows, and accept it.";
-  }
-  return null;
-}
-
 /** After a failed connection, calls fail at once for this long instead of each waiting. */
 export const RETRY_AFTER_MS = 3_000;
-
-/** Extra folders searched for tmux on the remote host, after the PATH ssh gives a command. */
-const REMOTE_PATH_TAIL = "/usr/local/bin:/opt/homebrew/bin:/opt/local/bin:/snap/bin";
-
-/**
- * One word for the remote shell: single-quoted, with `'` and `\` written outside the quotes
- * as `\'` and `\\`, which means the same to sh, bash, dash, ksh, zsh and fish (fish would read
- * a backslash inside single quotes as an escape).
- */
-export function shellWord(word: string): string {
-  return `'${word.replace(/['\\]/g, (c) => `'\\${c}'`)}'`;
-}
-
-/**
- * The command line the remote shell runs: the marker on stdout and stderr, then tmux with
- * `args`, found on the command PATH or in the usual extra folders, with `env` set on top of
- * what the shell gives a command. The marker comes after a newline of its own
- * ({@link markerLine}).
- */
-export function remoteTmuxCommand(
-  marker: string,
-  binary: string,
-  args: readonly string[],
-  env: Readonly<Record<string, string>> = {},
-): string {
-  const vars = Object.entries(env).map(([name, value]) => {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new RangeError(`not a variable: ${name}`);
-    return `${shellWord(`${name}=${value}`)} `;
-  });
-  return `${markerLine(marker)}; ${markerLine(marker, " >&2")}; ` +
-    `exec env PATH="$PATH:${REMOTE_PATH_TAIL}" ${vars.join("")}` +
-    [binary, ...args].map(shellWord).join(" ");
-}
-
-/**
- * Prints the marker on a line of its own whatever came before: a start-up file that printed
- * text without a final newline (a terminal title, `printf '\033]0;…\007'`, is common) would
- * otherwise leave the marker in the middle of its line, never found.
- */
-function markerLine(marker: string, redirect = ""): string {
-  return `echo${redirect}; echo ${marker}${redirect}`;
-}
-
-/**
- * Finds the marker line in a stream and passes on only what follows it: what came before is
- * the remote shell's (start-up files), never tmux's. Holds at most 64 KiB while looking.
- */
-export class AfterMarker {
-  readonly #marker: Uint8Array;
-  /** What was read so far, after a newline standing for the start of the stream. */
-  #held = new Uint8Array([0x0a]);
-  #found = false;
-
-  /** Looks for `marker` on a line of its own. */
-  constructor(marker: string) {
-    this.#marker = new TextEncoder().encode(`\n${marker}\n`);
-  }
-
-  /** Whether the marker has been seen. */
-  get found(): boolean {
-    return this.#found;
-  }
-
-  /** What was held back while the marker was not yet seen (for an error message). */
-  get held(): Uint8Array {
-    return this.#found ? this.#held : this.#held.subarray(1);
-  }
-
-  /** Feeds a chunk; returns the part of it that follows the marker (empty before it). */
-  push(chunk: Uint8Array): Uint8Array {
-    if (this.#found) return chunk;
-    const joined = new Uint8Array(this.#held.length + chunk.length);
-    joined.set(this.#held);
-    joined.set(chunk, this.#held.length);
-    const at = indexOf(joined, this.#marker);
-    if (at >= 0) {
-      this.#found = true;
-      this.#held = new Uint8Array(0);
-      return joined.subarray(at + this.#marker.length);
-    }
-    this.#held = joined.length > 65_536 ? joined.slice(joined.length - 65_536) : joined;
-    return new Uint8Array(0);
-  }
-}
 
 /** `bytes` random bytes, as hex digits. */
 function randomHex(bytes: number): string {
@@ -216,63 +61,6 @@ function randomHex(bytes: number): string {
     crypto.getRandomValues(new Uint8Array(bytes)),
     (b) => b.toString(16).padStart(2, "0"),
   ).join("");
-}
-
-function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
-  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
-    for (let j = 0; j < needle.length; j++) {
-      if (haystack[i + j] !== needle[j]) continue outer;
-    }
-    return i;
-  }
-  return -1;
-}
-
-/**
- * A byte stream of what follows the marker in `source` (readable with a BYOB reader, as the
- * control connection reads).
- */
-export function streamAfterMarker(
-  source: ReadableStream<Uint8Array>,
-  marker: string,
-): ReadableStream<Uint8Array> {
-  const after = new AfterMarker(marker);
-  const reader = source.getReader();
-  return new ReadableStream({
-    type: "bytes",
-    async pull(controller) {
-      while (true) {
-        const { done, value } = await reader.read();
-        if (done || !value) {
-          controller.close();
-          controller.byobRequest?.respond(0);
-          return;
-        }
-        const rest = after.push(value);
-        if (rest.length > 0) {
-          controller.enqueue(rest.slice());
-          return;
-        }
-      }
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  });
-}
-
-/** Passes on what follows the marker; a stream without it (ssh's own error) whole. */
-export function stderrAfterMarker(marker: string): TransformStream<Uint8Array, Uint8Array> {
-  const after = new AfterMarker(marker);
-  return new TransformStream({
-    transform(chunk, controller) {
-      const rest = after.push(chunk);
-      if (rest.length > 0) controller.enqueue(rest.slice());
-    },
-    flush(controller) {
-      if (!after.found && after.held.length > 0) controller.enqueue(after.held);
-    },
-  });
 }
 
 /** Most of a master's stderr kept: room for ssh's complaint, its `@` banner included. */
