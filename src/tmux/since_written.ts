@@ -1,0 +1,122 @@
+/**
+ * What a pane wrote since a cursor capture_since handed out, row by row, for wait_for_text's
+ * `since`: a wait that counts output from an earlier point than its own start. Only a cursor
+ * this process sealed is taken, so that a forged one cannot decide what counts as written.
+ *
+ * @module
+ */
+
+import type { RunOptions, TmuxRunner } from "./run.ts";
+import type { ServerAddress } from "./server_address.ts";
+import { compareWithCursor } from "./since.ts";
+import {
+  CursorError,
+  HASH_CHARS,
+  openSealed,
+  parseHash,
+  prefixWithHash,
+  type SinceCursor,
+} from "./since_cursor.ts";
+
+/** A row written since a cursor was taken (see {@link writtenSince}). */
+export interface SinceRow {
+  /** The row as it reads now. */
+  readonly text: string;
+  /** Where the part written since the cursor starts: text before it was the row then. */
+  readonly from: number;
+  /** What to report: from `from` on when the row then began this one, else the whole row. */
+  readonly shown: string;
+}
+
+/** What a pane wrote since a sealed cursor, as {@link writtenSince} finds it. */
+export interface WrittenSince {
+  readonly rows: SinceRow[];
+  /**
+   * Why what was written since could not be told from what was there before (the rows are
+   * then none), or null.
+   */
+  readonly lost: string | null;
+  /** Rows written since that were counted, not read (more than `want`). */
+  readonly skippedRows: number;
+}
+
+/**
+ * Checks a cursor capture_since handed out on this pane, from this process (sealed), before any
+ * tmux call: a forged cursor must not decide what counts as written since.
+ */
+export async function openSinceCursor(cursorText: string, paneId: string): Promise<SinceCursor> {
+  const cursor = await openSealed(cursorText);
+  if (cursor.paneId !== paneId) {
+    throw new CursorError(`The cursor was taken on pane ${cursor.paneId}, not ${paneId}.`);
+  }
+  return cursor;
+}
+
+/**
+ * The rows a pane wrote or rewrote since a cursor this process sealed, for a wait that counts
+ * output from an earlier point than its own start. Unchanged rows are not written; a row that
+ * still begins with what it read then (a prompt typed after) is written from there on, blanks
+ * after it skipped; any other row changed since is written whole (a cursor keeps no text, so
+ * which of its characters were rewritten cannot be told). Where the cursor's position cannot
+ * be proved (history cleared or trimmed, width changed), or a full-screen program redrew the
+ * screen it already showed then, nothing is told: `lost` says why.
+ */
+export async function writtenSince(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  cursorText: string,
+  want: number,
+  options: RunOptions = {},
+): Promise<WrittenSince> {
+  const cursor = await openSinceCursor(cursorText, paneId);
+  const since = await compareWithCursor(runner, address, paneId, cursorText, want, options);
+  const none = (lost: string | null): WrittenSince => ({ rows: [], lost, skippedRows: 0 });
+  if (since.alternateScreen) {
+    if (since.rows.length === 0) return none(null);
+    if (cursor.altHash !== null) {
+      return none("a full-screen program redrew the screen it showed then");
+    }
+    // The program took the screen after the cursor: all it shows was drawn since.
+    const rows = since.rows.filter((text) => text !== "").map((text) => ({
+      text,
+      from: 0,
+      shown: text,
+    }));
+    return { rows, lost: null, skippedRows: 0 };
+  }
+  if (since.missedReason === "history-cleared") {
+    return none(
+      since.clearUnproven
+        ? "the lines it saw were cleared, or rewritten from the top of the screen"
+        : "the history was cleared",
+    );
+  }
+  if (since.missedReason === "history-trimmed") return none("the history was trimmed at its limit");
+  if (since.resized || since.missed) return none("the pane's width changed");
+  // Old rows moved where they could not be followed: they would count as written since.
+  if (since.mayRepeat) return none("the lines it saw moved in a way that could not be followed");
+  const unchanged = new Set(since.unchangedRows);
+  const first = since.state.historySize + (since.firstRow ?? 0) + since.skippedRows;
+  const remembered = cursor.rows.length / HASH_CHARS;
+  const rows: SinceRow[] = [];
+  since.rows.forEach((text, j) => {
+    if (text === "" || unchanged.has(since.skippedRows + j)) return;
+    const k = first + j + since.trimmedRows - cursor.base;
+    let from = 0;
+    // Under a scroll region a row's place says nothing of what read there before.
+    if (k >= 0 && k < remembered && !since.regionMoved) {
+      const kept = prefixWithHash(
+        text,
+        parseHash(cursor.rows.slice(k * HASH_CHARS, (k + 1) * HASH_CHARS)),
+      );
+      if (kept > 0) {
+        from = kept;
+        while (text[from] === " ") from++;
+      }
+    }
+    if (from >= text.length) return;
+    rows.push({ text, from, shown: from > 0 ? text.slice(from) : text });
+  });
+  return { rows, lost: null, skippedRows: since.skippedRows };
+}
