@@ -11,6 +11,7 @@
  */
 
 import assert from "node:assert/strict";
+import { fixtureTest } from "./helpers/skippable.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { testSocketName, TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -37,6 +38,7 @@ const skip = Deno.build.os === "linux"
   : "pid namespaces are Linux's";
 // deno-lint-ignore no-console
 if (skip) console.error(`server_identity_test: same-pid restarts skipped: ${skip}`);
+const samePidTest = fixtureTest(skip);
 
 async function tmuxOn(name: string, ...args: string[]): Promise<{ code: number; out: string }> {
   const r = await new Deno.Command("tmux", {
@@ -136,10 +138,9 @@ function textOf(result: { content?: unknown }): string {
   return content?.[0]?.type === "text" ? content[0].text ?? "" : "";
 }
 
-Deno.test({
-  name: "a capture_since cursor of a server that ended is refused on its same-pid successor",
-  ignore: skip !== null,
-  async fn() {
+samePidTest(
+  "a capture_since cursor of a server that ended is refused on its same-pid successor",
+  async () => {
     await withContainedServer(async (name, c, restart) => {
       const shows = (text: string) =>
         waitFor(
@@ -158,12 +159,11 @@ Deno.test({
       assert.doesNotMatch(text, /second-server-line/);
     });
   },
-});
+);
 
-Deno.test({
-  name: "a job of a server that ended is not reported running in its same-pid successor's pane",
-  ignore: skip !== null,
-  async fn() {
+samePidTest(
+  "a job of a server that ended is not reported running in its same-pid successor's pane",
+  async () => {
     await withContainedServer(async (name, c, restart) => {
       const sleeping = (what: string) =>
         waitFor(
@@ -191,7 +191,7 @@ Deno.test({
       assert.doesNotMatch(textOf(again), /busy with a command another run_command typed/);
     });
   },
-});
+);
 
 Deno.test("signal_channel does not blame a wait abandoned on a server that has since ended", async () => {
   const t = await TestTmux.start();

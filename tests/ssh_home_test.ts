@@ -16,6 +16,7 @@
  */
 
 import assert from "node:assert/strict";
+import { fixtureTest } from "./helpers/skippable.ts";
 import { type Sshd, startSshd } from "./helpers/sshd.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, sh, TestTmux } from "./helpers/tmux.ts";
@@ -36,6 +37,8 @@ const started = namespace === null ? await startSshd(["h1"]) : namespace;
 const skip = typeof started === "string" ? started : null;
 // deno-lint-ignore no-console
 if (skip) console.error(`ssh_home_test: skipped: ${skip}`);
+const sshTest = fixtureTest(skip, { sanitize: false });
+const stopTest = fixtureTest(skip);
 
 /** Where this Deno keeps its cache (by default under the home folder). */
 async function denoDir(): Promise<string> {
@@ -104,40 +107,27 @@ async function listOverSshWithHome(length: number): Promise<Outcome> {
   }
 }
 
-Deno.test({
-  name: "ssh home: homes of 42 and 62 bytes keep one connection per host in ~/.ssh",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    // 62: the longest whose socket path (with ssh's 17 characters) fits Linux's 107 bytes.
-    for (const length of [42, 62]) {
-      const { result, paneId, stderr } = await listOverSshWithHome(length);
-      assert.notEqual(result.isError, true, `${length}: ${result.content?.[0]?.text}`);
-      assert.deepEqual(result.structuredContent?.panes.map((p) => p.id), [paneId]);
-      assert.doesNotMatch(stderr, /connects on its own/, `${length}: ${stderr}`);
-    }
-  },
+sshTest("ssh home: homes of 42 and 62 bytes keep one connection per host in ~/.ssh", async () => {
+  // 62: the longest whose socket path (with ssh's 17 characters) fits Linux's 107 bytes.
+  for (const length of [42, 62]) {
+    const { result, paneId, stderr } = await listOverSshWithHome(length);
+    assert.notEqual(result.isError, true, `${length}: ${result.content?.[0]?.text}`);
+    assert.deepEqual(result.structuredContent?.panes.map((p) => p.id), [paneId]);
+    assert.doesNotMatch(stderr, /connects on its own/, `${length}: ${stderr}`);
+  }
 });
 
-Deno.test({
-  name: "ssh home: a home path too long for any socket: each call connects on its own, and says so",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
+sshTest(
+  "ssh home: a home path too long for any socket: each call connects on its own, and says so",
+  async () => {
     // 100 bytes: no socket name in ~/.ssh fits a Unix socket's path.
     const { result, paneId, stderr } = await listOverSshWithHome(100);
     assert.notEqual(result.isError, true, result.content?.[0]?.text);
     assert.deepEqual(result.structuredContent?.panes.map((p) => p.id), [paneId]);
     assert.match(stderr, /too long.*connects on its own/s, stderr);
   },
-});
+);
 
-Deno.test({
-  name: "ssh home: sshd stops",
-  ignore: skip !== null,
-  async fn() {
-    await (started as Sshd).stop();
-  },
+stopTest("ssh home: sshd stops", async () => {
+  await (started as Sshd).stop();
 });

@@ -8,6 +8,7 @@
  */
 
 import assert from "node:assert/strict";
+import { fixtureTest } from "./helpers/skippable.ts";
 import { hostEntry, type Sshd, startSshd } from "./helpers/sshd.ts";
 import { connect } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
@@ -18,6 +19,8 @@ const started = await startSshd(["h1", "h2"]);
 const skip = typeof started === "string" ? started : null;
 // deno-lint-ignore no-console
 if (skip) console.error(`ssh_remote_test: skipped: ${skip}`);
+const sshTest = fixtureTest(skip, { sanitize: false });
+const stopTest = fixtureTest(skip);
 
 /**
  * The real server process (the start task's flags) with a controlling terminal, as it has when
@@ -35,12 +38,9 @@ function serverOnTerminal(extra: string[], ttyLog: string): StdioServer {
   );
 }
 
-Deno.test({
-  name: "ssh remote: a ProxyJump prompt (passphrase, host key) never reaches the person's terminal",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
+sshTest(
+  "ssh remote: a ProxyJump prompt (passphrase, host key) never reaches the person's terminal",
+  async () => {
     // The operator reaches the host through a bastion (ProxyJump) whose key has a passphrase
     // and is not in an agent. BatchMode=yes is on tmux-mcp's ssh, but OpenSSH does not pass it
     // to the jump's own ssh, which asks on /dev/tty: the terminal the person types into.
@@ -98,7 +98,7 @@ Deno.test({
       await t.kill();
     }
   },
-});
+);
 
 /** Replaces the remote start-up file (BASH_ENV of every remote command) for the test's length. */
 async function withRemoteRc(sshd: Sshd, rc: string, fn: () => Promise<void>): Promise<void> {
@@ -112,105 +112,89 @@ async function withRemoteRc(sshd: Sshd, rc: string, fn: () => Promise<void>): Pr
   }
 }
 
-Deno.test({
-  name: "ssh remote: a host's start-up file flooding the master's stderr is not kept",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    // A hostile (or broken) host: for the master's own session only (the one that holds the
-    // connection), its start-up file leaves a process writing to stderr. One-shot answers are
-    // capped (256 MiB, a sixteenth for stderr), control lines too (64 MiB); the master's stderr
-    // lasts as long as the connection, and only its start is worth keeping.
-    const sshd = started as Sshd;
-    const done = `${sshd.dir}/flood_done`;
-    const t = await TestTmux.start();
-    const runner = new TmuxRunner({
-      ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 },
-    });
-    await withRemoteRc(
-      sshd,
-      'case "$BASH_EXECUTION_STRING" in *"exec cat >/dev/null"*)\n' +
-        `  ( head -c 1500000000 /dev/zero >&2; touch ${done} ) & ;;\n` +
-        "esac\n",
-      async () => {
-        try {
-          const before = Deno.memoryUsage().rss;
-          await runner.run({ host: "h1", socketName: t.socket }, ["list-sessions"]);
-          // The remote writer ends once what it wrote has left the host: all of it but what
-          // the channel's window and the pipes hold (a few MB) has reached this process.
-          await waitFor(
-            async () => await Deno.stat(done).then(() => true, () => false),
-            "the remote writer to finish",
-            60_000,
-          );
-          // And is still connected: a call goes over the same master.
-          await runner.run({ host: "h1", socketName: t.socket }, ["list-sessions"]);
-          const grown = Deno.memoryUsage().rss - before;
-          assert.ok(
-            grown < 400 * 1024 * 1024,
-            `this process grew by ${Math.round(grown / 1024 / 1024)} MB holding a host's stderr`,
-          );
-        } finally {
-          await runner.close();
-          await t.kill();
-        }
-      },
-    );
-  },
+sshTest("ssh remote: a host's start-up file flooding the master's stderr is not kept", async () => {
+  // A hostile (or broken) host: for the master's own session only (the one that holds the
+  // connection), its start-up file leaves a process writing to stderr. One-shot answers are
+  // capped (256 MiB, a sixteenth for stderr), control lines too (64 MiB); the master's stderr
+  // lasts as long as the connection, and only its start is worth keeping.
+  const sshd = started as Sshd;
+  const done = `${sshd.dir}/flood_done`;
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner({
+    ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 },
+  });
+  await withRemoteRc(
+    sshd,
+    'case "$BASH_EXECUTION_STRING" in *"exec cat >/dev/null"*)\n' +
+      `  ( head -c 1500000000 /dev/zero >&2; touch ${done} ) & ;;\n` +
+      "esac\n",
+    async () => {
+      try {
+        const before = Deno.memoryUsage().rss;
+        await runner.run({ host: "h1", socketName: t.socket }, ["list-sessions"]);
+        // The remote writer ends once what it wrote has left the host: all of it but what
+        // the channel's window and the pipes hold (a few MB) has reached this process.
+        await waitFor(
+          async () => await Deno.stat(done).then(() => true, () => false),
+          "the remote writer to finish",
+          60_000,
+        );
+        // And is still connected: a call goes over the same master.
+        await runner.run({ host: "h1", socketName: t.socket }, ["list-sessions"]);
+        const grown = Deno.memoryUsage().rss - before;
+        assert.ok(
+          grown < 400 * 1024 * 1024,
+          `this process grew by ${Math.round(grown / 1024 / 1024)} MB holding a host's stderr`,
+        );
+      } finally {
+        await runner.close();
+        await t.kill();
+      }
+    },
+  );
 });
 
-Deno.test({
-  name: "ssh remote: a changed host key is said as such, not as a row of @",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    // The host's key is not the one known_hosts holds (a reinstalled host, or a machine in the
-    // middle): ssh refuses, and its first line of complaint is a banner of `@`.
-    const sshd = started as Sshd;
-    const dir = sshd.dir;
-    await sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", `${dir}/impostor_key`]);
-    const impostor = (await Deno.readTextFile(`${dir}/impostor_key.pub`)).split(" ");
-    await Deno.writeTextFile(
-      `${dir}/known_hosts_changed`,
-      `[127.0.0.1]:${sshd.port} ${impostor[0]} ${impostor[1]}\n`,
-    );
-    await Deno.writeTextFile(
-      sshd.config,
-      hostEntry(sshd, "rekeyed", {
-        UserKnownHostsFile: `${dir}/known_hosts_changed`,
-        StrictHostKeyChecking: null,
-      }),
-      { append: true },
-    );
-    const t = await TestTmux.start();
-    const runner = new TmuxRunner({
-      ssh: { destinations: ["rekeyed"], configFile: sshd.config, connectTimeoutS: 5 },
-    });
-    const c = await connect({ runner });
-    try {
-      const said = await c.fail("list_panes", { host: "rekeyed", socket_name: t.socket });
-      assert.match(said, /HOST IDENTIFICATION HAS CHANGED/, said);
-      assert.doesNotMatch(said, /@@|\r|\\x0D/, said);
-      // Connecting again cannot help; what can is said.
-      assert.doesNotMatch(said, /connects again/, said);
-      assert.match(said, /Retrying will not help: check the host's key/, said);
-      assert.match(said, /ssh-keygen -R '\[127\.0\.0\.1\]:\d+'/, said);
-    } finally {
-      await c.close();
-      await t.kill();
-    }
-  },
+sshTest("ssh remote: a changed host key is said as such, not as a row of @", async () => {
+  // The host's key is not the one known_hosts holds (a reinstalled host, or a machine in the
+  // middle): ssh refuses, and its first line of complaint is a banner of `@`.
+  const sshd = started as Sshd;
+  const dir = sshd.dir;
+  await sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", `${dir}/impostor_key`]);
+  const impostor = (await Deno.readTextFile(`${dir}/impostor_key.pub`)).split(" ");
+  await Deno.writeTextFile(
+    `${dir}/known_hosts_changed`,
+    `[127.0.0.1]:${sshd.port} ${impostor[0]} ${impostor[1]}\n`,
+  );
+  await Deno.writeTextFile(
+    sshd.config,
+    hostEntry(sshd, "rekeyed", {
+      UserKnownHostsFile: `${dir}/known_hosts_changed`,
+      StrictHostKeyChecking: null,
+    }),
+    { append: true },
+  );
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner({
+    ssh: { destinations: ["rekeyed"], configFile: sshd.config, connectTimeoutS: 5 },
+  });
+  const c = await connect({ runner });
+  try {
+    const said = await c.fail("list_panes", { host: "rekeyed", socket_name: t.socket });
+    assert.match(said, /HOST IDENTIFICATION HAS CHANGED/, said);
+    assert.doesNotMatch(said, /@@|\r|\\x0D/, said);
+    // Connecting again cannot help; what can is said.
+    assert.doesNotMatch(said, /connects again/, said);
+    assert.match(said, /Retrying will not help: check the host's key/, said);
+    assert.match(said, /ssh-keygen -R '\[127\.0\.0\.1\]:\d+'/, said);
+  } finally {
+    await c.close();
+    await t.kill();
+  }
 });
 
-Deno.test({
-  name:
-    "ssh remote: a host that forges ssh's host-key refusal cannot name another host's key to remove",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
+sshTest(
+  "ssh remote: a host that forges ssh's host-key refusal cannot name another host's key to remove",
+  async () => {
     // The master's stderr carries the remote start-up file's too: a hostile host can print
     // ssh's banner naming another host, then end the session before the marker. Suggesting
     // `ssh-keygen -R` for that other host would open it to a machine in the middle.
@@ -239,7 +223,7 @@ Deno.test({
       await t.kill();
     }
   },
-});
+);
 
 /**
  * The master ssh processes this process started with `config` (from their argv): pid and
@@ -256,12 +240,9 @@ async function masters(config: string): Promise<{ pid: number; controlPath: stri
   }));
 }
 
-Deno.test({
-  name: "ssh remote: a master killed outright is replaced by one that multiplexes again",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
+sshTest(
+  "ssh remote: a master killed outright is replaced by one that multiplexes again",
+  async () => {
     // The master ssh is SIGKILLed (the OOM killer, a person's `kill -9`): its socket file
     // stays. A next master that took the name as taken would run without multiplexing
     // ("already exists, disabling multiplexing", unseen under LogLevel=ERROR), and every later
@@ -307,12 +288,8 @@ Deno.test({
       await t.kill();
     }
   },
-});
+);
 
-Deno.test({
-  name: "ssh remote: sshd stops",
-  ignore: skip !== null,
-  async fn() {
-    await (started as Sshd).stop();
-  },
+stopTest("ssh remote: sshd stops", async () => {
+  await (started as Sshd).stop();
 });

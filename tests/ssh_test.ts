@@ -18,6 +18,7 @@ import type { ControlEvent } from "../src/tmux/control_events.ts";
 import { OWN_KIND_FORMAT } from "../src/tmux/identity.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
+import { fixtureTest } from "./helpers/skippable.ts";
 import { type Sshd, startSshd } from "./helpers/sshd.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
@@ -28,6 +29,8 @@ const started = await startSshd(["h1", "h2"]);
 const skip = typeof started === "string" ? started : null;
 // deno-lint-ignore no-console
 if (skip) console.error(`ssh_test: skipped: ${skip}`);
+const sshTest = fixtureTest(skip, { sanitize: false });
+const stopTest = fixtureTest(skip);
 
 /** Adds a `dead` alias: port 1, where nothing listens. */
 async function withDeadHost(sshd: Sshd): Promise<void> {
@@ -78,114 +81,105 @@ async function prompt(t: TestTmux, paneId: string): Promise<void> {
   );
 }
 
-Deno.test({
-  name: "ssh: list, capture, send, run_command and wait_for_text on a remote tmux",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await withDeadHost(started as Sshd);
-    await withHosts(async (a, _b, c) => {
-      const on = { host: "h1", socket_name: a.socket };
-      const p = a.ids.paneId;
-      await prompt(a, p);
+sshTest("ssh: list, capture, send, run_command and wait_for_text on a remote tmux", async () => {
+  await withDeadHost(started as Sshd);
+  await withHosts(async (a, _b, c) => {
+    const on = { host: "h1", socket_name: a.socket };
+    const p = a.ids.paneId;
+    await prompt(a, p);
 
-      // Listing: the seed shape, plus which host the ids belong to.
-      const panes = await c.ok<{ host: string; panes: { id: string }[] }>("list_panes", on);
-      assert.equal(panes.host, "h1");
-      assert.deepEqual(panes.panes.map((x) => x.id), [p]);
-      const info = await c.ok<{ host: string }>("get_server_info", on);
-      assert.equal(info.host, "h1");
-      // Without host: this machine, and no host field at all.
-      const local = await c.ok("list_panes", { socket_name: a.socket });
-      assert.equal("host" in local, false);
+    // Listing: the seed shape, plus which host the ids belong to.
+    const panes = await c.ok<{ host: string; panes: { id: string }[] }>("list_panes", on);
+    assert.equal(panes.host, "h1");
+    assert.deepEqual(panes.panes.map((x) => x.id), [p]);
+    const info = await c.ok<{ host: string }>("get_server_info", on);
+    assert.equal(info.host, "h1");
+    // Without host: this machine, and no host field at all.
+    const local = await c.ok("list_panes", { socket_name: a.socket });
+    assert.equal("host" in local, false);
 
-      // Typing and reading back.
-      await c.ok("send_keys", { ...on, paneId: p, text: "echo typed-over-ssh" });
-      await waitFor(async () => {
-        const cap = await c.ok<{ text: string; host: string }>("capture_pane", {
-          ...on,
-          paneId: p,
-        });
-        assert.equal(cap.host, "h1");
-        return cap.text.split("\n").includes("typed-over-ssh");
-      }, "the typed line on the remote screen");
-
-      // run_command: output and exit status through the remote pane.
-      const ran = await c.ok<{ exitStatus: number; output: string; host: string }>(
-        "run_command",
-        { ...on, paneId: p, command: "printf 'a%sb\\n' -; false", timeoutMs: 15_000 },
-      );
-      assert.equal(ran.host, "h1");
-      assert.equal(ran.exitStatus, 1);
-      assert.match(ran.output, /a-b/);
-
-      // A background job there is listed with its host and read as a resource.
-      const job = await c.ok<{ jobId: string }>("run_command", {
+    // Typing and reading back.
+    await c.ok("send_keys", { ...on, paneId: p, text: "echo typed-over-ssh" });
+    await waitFor(async () => {
+      const cap = await c.ok<{ text: string; host: string }>("capture_pane", {
         ...on,
         paneId: p,
-        command: "echo job-over-ssh",
-        background: true,
       });
-      const jobUri = `tmux://job/${job.jobId}?socket=${a.socket}&host=h1`;
-      const resources = await c.client.listResources();
-      assert.ok(resources.resources.some((r: { uri: string }) => r.uri === jobUri), jobUri);
-      await waitFor(
-        async () => {
-          const read = await c.client.readResource({ uri: jobUri });
-          return (JSON.parse(read.contents[0].text as string) as { state: string }).state ===
-            "exited";
-        },
-        "the remote job read as a resource",
-        15_000,
-      );
+      assert.equal(cap.host, "h1");
+      return cap.text.split("\n").includes("typed-over-ssh");
+    }, "the typed line on the remote screen");
 
-      // wait_for_text: event-driven over the remote control client.
-      const waiting = c.ok<{ outcome: string; lines: string[] }>("wait_for_text", {
-        ...on,
-        paneId: p,
-        patterns: ["remote-ready"],
-        timeoutMs: 20_000,
-      });
-      await waitFor(
-        () => controlFor(c.server.runner, { host: "h1", socketName: a.socket }).watchers > 0,
-        "the wait to watch the remote pane",
-        15_000,
-      );
-      // Its control clients there (one for commands, one watching; the local call above has
-      // one too) carry tmux-mcp's mark, so that a tmux-mcp on that host knows them
-      // (identity.ts isOwnKind).
-      const kinds = (await a.tmux("list-clients", "-F", OWN_KIND_FORMAT)).trim().split("\n");
-      assert.ok(kinds.length >= 2 && kinds.every((k) => k === "1"), kinds.join(" "));
-      await a.tmux("send-keys", "-t", p, "-l", "printf 'remote-%s\\n' ready");
-      await a.tmux("send-keys", "-t", p, "Enter");
-      const waited = await waiting;
-      assert.equal(waited.outcome, "matched");
+    // run_command: output and exit status through the remote pane.
+    const ran = await c.ok<{ exitStatus: number; output: string; host: string }>(
+      "run_command",
+      { ...on, paneId: p, command: "printf 'a%sb\\n' -; false", timeoutMs: 15_000 },
+    );
+    assert.equal(ran.host, "h1");
+    assert.equal(ran.exitStatus, 1);
+    assert.match(ran.output, /a-b/);
 
-      // list_servers: every host, the dead one with its reason.
-      const servers = await c.ok<{
-        servers: { host?: string; running: boolean; error: string | null; roles: string[] }[];
-      }>("list_servers", { socketNames: [a.socket] });
-      const h1 = servers.servers.filter((s) => s.host === "h1");
-      assert.ok(h1.some((s) => s.running), JSON.stringify(servers));
-      const dead = servers.servers.find((s) => s.host === "dead");
-      assert.ok(dead && !dead.running && dead.error, JSON.stringify(dead));
-
-      // A dead host fails its calls clearly and leaves the others working.
-      const failed = await c.fail("list_panes", { host: "dead" });
-      assert.match(failed, /Host "dead" did not answer over SSH/);
-      assert.match(failed, /unaffected/);
-      await c.ok("list_panes", on);
+    // A background job there is listed with its host and read as a resource.
+    const job = await c.ok<{ jobId: string }>("run_command", {
+      ...on,
+      paneId: p,
+      command: "echo job-over-ssh",
+      background: true,
     });
-  },
+    const jobUri = `tmux://job/${job.jobId}?socket=${a.socket}&host=h1`;
+    const resources = await c.client.listResources();
+    assert.ok(resources.resources.some((r: { uri: string }) => r.uri === jobUri), jobUri);
+    await waitFor(
+      async () => {
+        const read = await c.client.readResource({ uri: jobUri });
+        return (JSON.parse(read.contents[0].text as string) as { state: string }).state ===
+          "exited";
+      },
+      "the remote job read as a resource",
+      15_000,
+    );
+
+    // wait_for_text: event-driven over the remote control client.
+    const waiting = c.ok<{ outcome: string; lines: string[] }>("wait_for_text", {
+      ...on,
+      paneId: p,
+      patterns: ["remote-ready"],
+      timeoutMs: 20_000,
+    });
+    await waitFor(
+      () => controlFor(c.server.runner, { host: "h1", socketName: a.socket }).watchers > 0,
+      "the wait to watch the remote pane",
+      15_000,
+    );
+    // Its control clients there (one for commands, one watching; the local call above has
+    // one too) carry tmux-mcp's mark, so that a tmux-mcp on that host knows them
+    // (identity.ts isOwnKind).
+    const kinds = (await a.tmux("list-clients", "-F", OWN_KIND_FORMAT)).trim().split("\n");
+    assert.ok(kinds.length >= 2 && kinds.every((k) => k === "1"), kinds.join(" "));
+    await a.tmux("send-keys", "-t", p, "-l", "printf 'remote-%s\\n' ready");
+    await a.tmux("send-keys", "-t", p, "Enter");
+    const waited = await waiting;
+    assert.equal(waited.outcome, "matched");
+
+    // list_servers: every host, the dead one with its reason.
+    const servers = await c.ok<{
+      servers: { host?: string; running: boolean; error: string | null; roles: string[] }[];
+    }>("list_servers", { socketNames: [a.socket] });
+    const h1 = servers.servers.filter((s) => s.host === "h1");
+    assert.ok(h1.some((s) => s.running), JSON.stringify(servers));
+    const dead = servers.servers.find((s) => s.host === "dead");
+    assert.ok(dead && !dead.running && dead.error, JSON.stringify(dead));
+
+    // A dead host fails its calls clearly and leaves the others working.
+    const failed = await c.fail("list_panes", { host: "dead" });
+    assert.match(failed, /Host "dead" did not answer over SSH/);
+    assert.match(failed, /unaffected/);
+    await c.ok("list_panes", on);
+  });
 });
 
-Deno.test({
-  name: "ssh: unknown hosts refused, watched remote panes refused, batch across two hosts",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
+sshTest(
+  "ssh: unknown hosts refused, watched remote panes refused, batch across two hosts",
+  async () => {
     await withHosts(async (a, b, c) => {
       // An unconfigured host is refused with the list, before anything runs.
       const unknown = await c.fail("list_panes", { host: "elsewhere" });
@@ -222,14 +216,11 @@ Deno.test({
       assert.ok(!screen.includes("NOPE"), screen);
     });
   },
-});
+);
 
-Deno.test({
-  name: "ssh: a resource subscription, and the connection killed mid-call then recovered",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
+sshTest(
+  "ssh: a resource subscription, and the connection killed mid-call then recovered",
+  async () => {
     await withHosts(async (a, _b, c, sshd) => {
       const p = a.ids.paneId;
       await prompt(a, p);
@@ -284,14 +275,11 @@ Deno.test({
       await c.ok("send_keys", { host: "h1", socket_name: a.socket, paneId: p, text: "echo back" });
     });
   },
-});
+);
 
-Deno.test({
-  name: "ssh: tmux://agents on a host is told of a mark at once, and leaves no waiter behind",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
+sshTest(
+  "ssh: tmux://agents on a host is told of a mark at once, and leaves no waiter behind",
+  async () => {
     await withHosts(async (a, _b, c) => {
       const uri = `tmux://agents?socket=${a.socket}&host=h1`;
       const updates = await subscribe(c, uri);
@@ -318,7 +306,7 @@ Deno.test({
       );
     });
   },
-});
+);
 
 /** The `tmux wait-for tmux-mcp-agents` processes of `socket`, wherever they were started. */
 async function agentWaiters(socket: string): Promise<string[]> {
@@ -347,104 +335,89 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "ssh: the real process under the baked flags (no file access) reaches a host",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    const sshd = started as Sshd;
-    const t = await TestTmux.start();
-    const { cmd, args } = startCommand();
-    const server = new StdioServer(
-      cmd,
-      [...args, "--ssh", "h1", "--ssh", "h2", "--ssh-config", sshd.config],
-      cleanEnv(),
+sshTest("ssh: the real process under the baked flags (no file access) reaches a host", async () => {
+  const sshd = started as Sshd;
+  const t = await TestTmux.start();
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(
+    cmd,
+    [...args, "--ssh", "h1", "--ssh", "h2", "--ssh-config", sshd.config],
+    cleanEnv(),
+  );
+  try {
+    await server.initialize();
+    const listed = await server.request("tools/list");
+    const tools = listed.result?.tools as { name: string; inputSchema: unknown }[];
+    const schema = tools.find((x) => x.name === "list_panes")?.inputSchema as {
+      properties: { host?: { enum?: string[] } };
+    };
+    assert.deepEqual(schema.properties.host?.enum, ["h1", "h2"], "the hosts, in the schema");
+    const r = await server.callTool("list_panes", { host: "h2", socket_name: t.socket }) as {
+      isError?: boolean;
+      structuredContent?: { host: string; panes: { id: string }[] };
+      content?: { text: string }[];
+    };
+    assert.notEqual(r.isError, true, r.content?.[0]?.text);
+    assert.equal(r.structuredContent?.host, "h2");
+    assert.deepEqual(r.structuredContent?.panes.map((p) => p.id), [t.ids.paneId]);
+    assert.match(server.stderr, /ssh hosts h1,h2/);
+    await server.closeStdin();
+    assert.equal((await server.child.status).code, 0);
+  } finally {
+    await server.kill();
+    await t.kill();
+  }
+});
+
+sshTest("ssh: a host that is this machine guards the caller's own pane as locally", async () => {
+  // This server runs in pane a (TMUX/TMUX_PANE say so), and h1 is an alias of this very
+  // machine: through it, pane a is still the caller's own, and must not be typed into.
+  const sshd = started as Sshd;
+  const a = await TestTmux.start("main", { command: "bash --norc --noprofile" });
+  const b = await TestTmux.start("other", { command: "bash --norc --noprofile" });
+  const tmuxEnv = (await a.tmux("display-message", "-p", "#{socket_path},#{pid},0")).trim();
+  const runner = new TmuxRunner({
+    ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 2 },
+  });
+  const c = await connect({
+    runner,
+    socketName: a.socket,
+    callerEnv: { tmux: tmuxEnv, tmuxPane: a.ids.paneId },
+  });
+  try {
+    const on = { host: "h1", socket_name: a.socket };
+    const panes = await c.ok<{ panes: { id: string; isCallerPane: boolean }[] }>(
+      "list_panes",
+      on,
     );
-    try {
-      await server.initialize();
-      const listed = await server.request("tools/list");
-      const tools = listed.result?.tools as { name: string; inputSchema: unknown }[];
-      const schema = tools.find((x) => x.name === "list_panes")?.inputSchema as {
-        properties: { host?: { enum?: string[] } };
-      };
-      assert.deepEqual(schema.properties.host?.enum, ["h1", "h2"], "the hosts, in the schema");
-      const r = await server.callTool("list_panes", { host: "h2", socket_name: t.socket }) as {
-        isError?: boolean;
-        structuredContent?: { host: string; panes: { id: string }[] };
-        content?: { text: string }[];
-      };
-      assert.notEqual(r.isError, true, r.content?.[0]?.text);
-      assert.equal(r.structuredContent?.host, "h2");
-      assert.deepEqual(r.structuredContent?.panes.map((p) => p.id), [t.ids.paneId]);
-      assert.match(server.stderr, /ssh hosts h1,h2/);
-      await server.closeStdin();
-      assert.equal((await server.child.status).code, 0);
-    } finally {
-      await server.kill();
-      await t.kill();
-    }
-  },
+    assert.deepEqual(panes.panes.map((p) => [p.id, p.isCallerPane]), [[a.ids.paneId, true]]);
+    const refused = await c.fail("send_keys", { ...on, paneId: a.ids.paneId, text: "echo NOPE" });
+    assert.match(refused, /own pane|caller/i);
+    const screen = await a.tmux("capture-pane", "-p", "-t", a.ids.paneId);
+    assert.ok(!screen.includes("NOPE"), screen);
+    // Another server on that host is not the caller's: its pane with the same id is not.
+    const other = await c.ok<{ panes: { id: string; isCallerPane: boolean }[] }>(
+      "list_panes",
+      { host: "h1", socket_name: b.socket },
+    );
+    assert.deepEqual(other.panes.map((p) => p.isCallerPane), [false]);
+    await c.ok("send_keys", {
+      host: "h1",
+      socket_name: b.socket,
+      paneId: b.ids.paneId,
+      text: "echo",
+    });
+  } finally {
+    await c.close();
+    assert.equal(runner.running, 0, "no tmux or ssh child left behind");
+    await a.kill();
+    await b.kill();
+  }
 });
 
-Deno.test({
-  name: "ssh: a host that is this machine guards the caller's own pane as locally",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    // This server runs in pane a (TMUX/TMUX_PANE say so), and h1 is an alias of this very
-    // machine: through it, pane a is still the caller's own, and must not be typed into.
-    const sshd = started as Sshd;
-    const a = await TestTmux.start("main", { command: "bash --norc --noprofile" });
-    const b = await TestTmux.start("other", { command: "bash --norc --noprofile" });
-    const tmuxEnv = (await a.tmux("display-message", "-p", "#{socket_path},#{pid},0")).trim();
-    const runner = new TmuxRunner({
-      ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 2 },
-    });
-    const c = await connect({
-      runner,
-      socketName: a.socket,
-      callerEnv: { tmux: tmuxEnv, tmuxPane: a.ids.paneId },
-    });
-    try {
-      const on = { host: "h1", socket_name: a.socket };
-      const panes = await c.ok<{ panes: { id: string; isCallerPane: boolean }[] }>(
-        "list_panes",
-        on,
-      );
-      assert.deepEqual(panes.panes.map((p) => [p.id, p.isCallerPane]), [[a.ids.paneId, true]]);
-      const refused = await c.fail("send_keys", { ...on, paneId: a.ids.paneId, text: "echo NOPE" });
-      assert.match(refused, /own pane|caller/i);
-      const screen = await a.tmux("capture-pane", "-p", "-t", a.ids.paneId);
-      assert.ok(!screen.includes("NOPE"), screen);
-      // Another server on that host is not the caller's: its pane with the same id is not.
-      const other = await c.ok<{ panes: { id: string; isCallerPane: boolean }[] }>(
-        "list_panes",
-        { host: "h1", socket_name: b.socket },
-      );
-      assert.deepEqual(other.panes.map((p) => p.isCallerPane), [false]);
-      await c.ok("send_keys", {
-        host: "h1",
-        socket_name: b.socket,
-        paneId: b.ids.paneId,
-        text: "echo",
-      });
-    } finally {
-      await c.close();
-      assert.equal(runner.running, 0, "no tmux or ssh child left behind");
-      await a.kill();
-      await b.kill();
-    }
-  },
-});
-
-Deno.test({
-  name: "ssh: a frozen connection: the connection lost, not the server gone; timeouts say why",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
+sshTest(
+  "ssh: a frozen connection: the connection lost, not the server gone; timeouts say why",
+  async () => {
     const sshd = started as Sshd;
     const a = await TestTmux.start("main", { command: "bash --norc --noprofile" });
     const runner = new TmuxRunner({
@@ -489,14 +462,11 @@ Deno.test({
       await a.kill();
     }
   },
-});
+);
 
-Deno.test({
-  name: "ssh: a start-up file that prints without a final newline leaves the host usable",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
+sshTest(
+  "ssh: a start-up file that prints without a final newline leaves the host usable",
+  async () => {
     // A terminal title (`printf '\033]0;title\007'`) is common in rc files: the marker that
     // follows it must still be found, by the connection, one-shot calls and control clients.
     const sshd = started as Sshd;
@@ -521,14 +491,11 @@ Deno.test({
       await Deno.remove(sshd.noNewline);
     }
   },
-});
+);
 
-Deno.test({
-  name: "ssh: a command line past a tmux process's arguments reaches the remote tmux on its stdin",
-  ignore: skip !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
+sshTest(
+  "ssh: a command line past a tmux process's arguments reaches the remote tmux on its stdin",
+  async () => {
     await withHosts(async (a, _b, c) => {
       // 2 000 single-quoted words: each check of the creation's step quotes them once more.
       const command = `set -- ${Array(2_000).fill("'x'").join(" ")}; echo "got $# words"`;
@@ -550,12 +517,8 @@ Deno.test({
       assert.deepEqual([refused.code, refused.stderr], [1, "unknown command: frobnicate\n"]);
     });
   },
-});
+);
 
-Deno.test({
-  name: "ssh: sshd stops",
-  ignore: skip !== null,
-  async fn() {
-    await (started as Sshd).stop();
-  },
+stopTest("ssh: sshd stops", async () => {
+  await (started as Sshd).stop();
 });
