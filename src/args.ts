@@ -31,8 +31,10 @@ export class ArgsError extends Error {
 /**
  * Parses `args` against `options`. Refuses an unknown option, a string option without its value
  * (or with one that looks like another option: `--name=-x` passes one that starts with a dash),
- * a value given to a flag, and any argument that is not an option. A string option given twice
- * keeps the last value unless it is `multiple`.
+ * a value given to a flag, and any argument that is not an option. A string option given twice is
+ * refused unless it is `multiple`: command lines are often put together from several places (a
+ * wrapper, a client's `args`), and keeping only the last value would drop an earlier restriction
+ * (`--deny-tools a --deny-tools b`) without a word.
  */
 export function parseOptions<const O extends Readonly<Record<string, OptionSpec>>>(
   args: readonly string[],
@@ -85,6 +87,9 @@ export function parseOptions<const O extends Readonly<Record<string, OptionSpec>
       const before = values[name];
       values[name] = [...(Array.isArray(before) ? before : []), value];
     } else {
+      if (Object.hasOwn(values, name)) {
+        throw new ArgsError(`Option '--${name}' is given twice; give it once`);
+      }
       values[name] = value;
     }
   }

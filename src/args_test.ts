@@ -14,9 +14,8 @@ Deno.test("parseOptions: values, flags, repeats, short flags", () => {
     socket: "a b",
     audit: true,
   });
-  assert.deepEqual(parseOptions(["--socket=x=y", "--socket", "last"], OPTIONS), {
-    socket: "last",
-  });
+  assert.deepEqual(parseOptions(["--socket=x=y"], OPTIONS), { socket: "x=y" });
+  assert.deepEqual(parseOptions(["--audit", "--audit"], OPTIONS), { audit: true });
   assert.deepEqual(parseOptions(["--socket="], OPTIONS), { socket: "" });
   assert.deepEqual(parseOptions(["--socket=-dash"], OPTIONS), { socket: "-dash" });
   assert.deepEqual(parseOptions(["--ssh", "a", "--ssh=b"], OPTIONS), { ssh: ["a", "b"] });
@@ -33,6 +32,8 @@ Deno.test("parseOptions: refusals name the culprit", () => {
     [["--socket", "--audit"], /'--socket <value>' argument is ambiguous.*'--socket=--audit'/],
     [["--audit=yes"], /'--audit' does not take an argument/],
     [["extra"], /Unexpected argument 'extra'/],
+    [["--socket", "a", "--socket=b"], /Option '--socket' is given twice; give it once/],
+    [["--socket=", "--socket", "a"], /Option '--socket' is given twice/],
     [["--"], /Unexpected argument '--'/],
     [["-"], /Unexpected argument '-'/],
     [["-hh"], /Unexpected argument '-hh'/],

@@ -108,6 +108,7 @@ export const ENV_VARIABLES: readonly string[] = [
   "TMUX_MCP_SOCKET",
   "TMUX_MCP_SOCKET_PATH",
   "TMUX_MCP_TOOLSETS",
+  "TMUX_MCP_READ_ONLY",
   "TMUX_MCP_ALLOW_ATTENDED_INPUT",
   "TMUX_MCP_TOOLS",
   "TMUX_MCP_DENY_TOOLS",
@@ -172,7 +173,7 @@ Options (a flag wins over its environment variable):
                             neither listed nor callable. env TMUX_MCP_TOOLSETS.
                             Default: ${DEFAULT_TOOLSETS.join(",")}.
 ${toolsets}
-  --read-only               Same as --toolsets inspect.
+  --read-only               Same as --toolsets inspect. env TMUX_MCP_READ_ONLY=1.
   --tools LIST              Comma-separated tool names: of the toolsets' tools, only these
                             exist (listed and callable; call_tools_batch only if named).
                             env TMUX_MCP_TOOLS.
@@ -209,7 +210,7 @@ Agent hooks: tmux-mcp hook attention|working|done|clear|guard|config marks the a
 window when it needs the person or is done, and asks before a tmux tool call touches a pane
 a person watches. tmux-mcp hook config prints the wiring; tmux-mcp hook --help says more.
 
-Environment read: TMUX_MCP_SOCKET, TMUX_MCP_SOCKET_PATH, TMUX_MCP_TOOLSETS,
+Environment read: TMUX_MCP_SOCKET, TMUX_MCP_SOCKET_PATH, TMUX_MCP_TOOLSETS, TMUX_MCP_READ_ONLY,
 TMUX_MCP_TOOLS, TMUX_MCP_DENY_TOOLS, TMUX_MCP_ALLOW_ATTENDED_INPUT, TMUX_MCP_AUDIT, TMUX_MCP_SSH,
 TMUX_MCP_OWNER, TMUX_MCP_OWN_PANES_ONLY, and TMUX and
 TMUX_PANE (to recognise the pane this server runs in). Nothing else.
@@ -246,13 +247,22 @@ export function parseCli(
   if (v.toolsets !== undefined && v["read-only"]) {
     throw flagError("--toolsets and --read-only both choose toolsets; give one.");
   }
+  // TMUX_MCP_READ_ONLY is a restriction: nothing that widens the toolsets wins over it quietly.
+  const readOnlyEnv = !v["read-only"] && envSwitch(env, "TMUX_MCP_READ_ONLY");
+  if (readOnlyEnv && (v.toolsets !== undefined || nonEmpty(env("TMUX_MCP_TOOLSETS")))) {
+    const other = v.toolsets !== undefined ? "--toolsets" : "TMUX_MCP_TOOLSETS";
+    throw envError(
+      "TMUX_MCP_READ_ONLY",
+      `TMUX_MCP_READ_ONLY and ${other} both choose toolsets; give one.`,
+    );
+  }
   let toolsets: readonly Toolset[] = DEFAULT_TOOLSETS;
   let toolsetsFrom = v.toolsets !== undefined || nonEmpty(env("TMUX_MCP_TOOLSETS")) === undefined
     ? "--toolsets"
     : "TMUX_MCP_TOOLSETS";
-  if (v["read-only"]) {
+  if (v["read-only"] || readOnlyEnv) {
     toolsets = ["inspect"];
-    toolsetsFrom = "--read-only";
+    toolsetsFrom = v["read-only"] ? "--read-only" : "TMUX_MCP_READ_ONLY";
   } else {
     const source = v.toolsets !== undefined ? "--toolsets" : "TMUX_MCP_TOOLSETS";
     const text = v.toolsets ?? nonEmpty(env("TMUX_MCP_TOOLSETS"));

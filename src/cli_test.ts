@@ -72,6 +72,26 @@ Deno.test("--read-only means inspect only; attended input from flag or env", () 
   assert.ok(allow.kind === "serve" && allow.options.allowAttendedInput);
   const flag = parseCli(["--allow-attended-input"], noEnv);
   assert.ok(flag.kind === "serve" && flag.options.allowAttendedInput);
+  // --read-only has its variable like every other switch: set in a client's "env", it holds.
+  const roEnv = parseCli([], envOf({ TMUX_MCP_READ_ONLY: "1" }));
+  assert.ok(roEnv.kind === "serve" && roEnv.options.toolsets.join() === "inspect");
+  assert.ok(
+    roEnv.kind === "serve" && roEnv.options.selectionFrom?.toolsets === "TMUX_MCP_READ_ONLY",
+  );
+  const off = parseCli([], envOf({ TMUX_MCP_READ_ONLY: "0" }));
+  assert.ok(off.kind === "serve" && off.options.toolsets.join() === "inspect,manage,execute");
+  const both = parseCli(["--read-only"], envOf({ TMUX_MCP_READ_ONLY: "1" }));
+  assert.ok(both.kind === "serve" && both.options.toolsets.join() === "inspect");
+});
+
+Deno.test("a flag given twice is refused: a later one never drops an earlier restriction", () => {
+  for (const flag of ["--deny-tools", "--toolsets", "--tools", "--owner", "--socket"]) {
+    const value = flag === "--toolsets" ? "inspect" : flag === "--owner" ? "a" : "list_panes";
+    assert.throws(
+      () => parseCli([flag, value, `${flag}=${value}`], noEnv),
+      new RegExp(`Option '${flag}' is given twice; give it once\\. tmux-mcp --help`),
+    );
+  }
 });
 
 Deno.test("bad flags and values are usage errors naming the culprit", () => {
@@ -87,6 +107,9 @@ Deno.test("bad flags and values are usage errors naming the culprit", () => {
     [[], { TMUX_MCP_TOOLSETS: "all" }, /TMUX_MCP_TOOLSETS: unknown toolset "all"/],
     [[], { TMUX_MCP_SOCKET: "a", TMUX_MCP_SOCKET_PATH: "/b" }, /both set/],
     [[], { TMUX_MCP_ALLOW_ATTENDED_INPUT: "yes" }, /TMUX_MCP_ALLOW_ATTENDED_INPUT/],
+    [[], { TMUX_MCP_READ_ONLY: "yes" }, /TMUX_MCP_READ_ONLY: "yes" is not 1 or 0/],
+    [["--toolsets", "execute"], { TMUX_MCP_READ_ONLY: "1" }, /TMUX_MCP_READ_ONLY and --toolsets/],
+    [[], { TMUX_MCP_READ_ONLY: "1", TMUX_MCP_TOOLSETS: "execute" }, /and TMUX_MCP_TOOLSETS/],
   ];
   for (const [argv, env, pattern] of cases) {
     assert.throws(() => parseCli(argv, envOf(env)), (e: unknown) => {

@@ -173,12 +173,19 @@ function parseHookArgs(
     if (v === undefined) throw new HookUsageError(`${flag} needs a value.`);
     return v;
   };
+  // A flag with a value given twice is refused: keeping the last would let a later --socket move
+  // the guard to another server without a word.
+  const seen = new Set<string>();
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     const eq = arg.indexOf("=");
     const [flag, inline] = arg.startsWith("--") && eq > 0
       ? [arg.slice(0, eq), arg.slice(eq + 1)]
       : [arg, undefined];
+    if (seen.has(flag) && VALUE_FLAGS.has(flag)) {
+      throw new HookUsageError(`${flag} is given twice; give it once.`);
+    }
+    seen.add(flag);
     if (command === "guard" && flag === "--deny" && inline === undefined) deny = true;
     else if (flag === "--socket") socket = { ...socket, socket: inline ?? value(i++, flag) };
     else if (flag === "--socket-path") {

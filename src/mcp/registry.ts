@@ -245,8 +245,8 @@ export class ToolRegistry {
     if (outside.length > 0) {
       const needs = outside.map((n) => `${n} (${this.#declared.get(n)})`).join(", ");
       const toolsetsFrom = from.toolsets ?? "--toolsets";
-      const toolsets = toolsetsFrom === "--read-only"
-        ? "--toolsets in place of --read-only"
+      const toolsets = toolsetsFrom === "--read-only" || toolsetsFrom === "TMUX_MCP_READ_ONLY"
+        ? `--toolsets in place of ${toolsetsFrom}`
         : toolsetsFrom;
       throw new ToolSelectionError(
         `${toolsFrom} names tools of toolsets that are not selected: ${needs}. Add their ` +
