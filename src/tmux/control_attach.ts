@@ -1,14 +1,19 @@
 /**
- * A new control client's handshake, once tmux has attached it: what it learns of its server
- * (its client name, the server's pid, what its attach did to its session's last use), the
- * `exit-unattached` subscription every client carries, and taking back the view-modes a
- * person's hooks put on panes as it attached. control_server.ts runs it for each client.
+ * A new control client's attach: the `tmux -C attach-session` it is started as, and its
+ * handshake once tmux has attached it: what it learns of its server (its client name, the
+ * server's pid, what its attach did to its session's last use), the `exit-unattached`
+ * subscription every client carries, and taking back the view-modes a person's hooks put on
+ * panes as it attached. control_server.ts runs it for each client.
  *
  * @module
  */
 
+import { ControlUnavailable } from "./control_protocol.ts";
 import type { Connection } from "./control_connection.ts";
+import { OWN_TERM } from "./identity.ts";
 import { type Touch, touched } from "./recency.ts";
+import type { PersistentChild, TmuxRunner } from "./run.ts";
+import type { ServerAddress } from "./server_address.ts";
 
 /**
  * The format subscription every control client carries so that it hears `exit-unattached`
@@ -16,6 +21,39 @@ import { type Touch, touched } from "./recency.ts";
  * subscription's new value within a second.
  */
 export const EXIT_UNATTACHED_SUBSCRIPTION = "tmux-mcp-exit-unattached";
+
+/**
+ * Starts a control client attaching to `sessionId`: one to carry watches (`forWatches`,
+ * receiving its session's `%output`), or one for commands. The flags keep it out of a
+ * person's way (see control_server.ts). Throws {@link ControlUnavailable} when tmux cannot
+ * be started.
+ */
+export async function spawnClient(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  sessionId: string,
+  forWatches: boolean,
+): Promise<PersistentChild> {
+  let child: PersistentChild;
+  try {
+    // -E: attaching would apply update-environment, putting this process's DISPLAY,
+    // SSH_AUTH_SOCK and the like (or their absence) into the person's session.
+    // no-output (commands only): tmux sends it no pane's output at all.
+    // TERM: the mark by which another tmux-mcp process knows this client (identity.ts).
+    child = await runner.spawnPersistent(address, [
+      "-C",
+      "attach-session",
+      "-E",
+      "-f",
+      forWatches ? "ignore-size" : "ignore-size,no-output",
+      "-t",
+      sessionId,
+    ], { TERM: OWN_TERM });
+  } catch (error) {
+    throw new ControlUnavailable(error instanceof Error ? error.message : String(error));
+  }
+  return child;
+}
 
 /** How often {@link leaveHookModes} asks tmux whether the jobs it waits for have ended. */
 const HOOK_JOBS_POLL_MS = 20;

@@ -65,6 +65,10 @@
  * killed at once, its pending commands failed as possibly run, its watchers told, and one line
  * written to stderr.
  *
+ * How a client is started and its handshake are control_attach.ts's, the turns in which
+ * clients start and end control_turns.ts's, and the watches and listeners they carry
+ * control_feeds.ts's.
+ *
  * @module
  */
 
@@ -73,23 +77,33 @@ import { controlLine } from "./command_line.ts";
 import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
 import type { Notifications } from "./control_notifications.ts";
 import { OwedNotices } from "./owed_notices.ts";
-import { EXIT_UNATTACHED_SUBSCRIPTION, leaveHookModes, noteAttach } from "./control_attach.ts";
+import {
+  EXIT_UNATTACHED_SUBSCRIPTION,
+  leaveHookModes,
+  noteAttach,
+  spawnClient,
+} from "./control_attach.ts";
 import {
   Connection,
-  type Listener,
   type Listening,
   pidOf,
   type ServerEvents,
   type Watch,
-  type Watcher,
   type WatchListener,
 } from "./control_connection.ts";
+import {
+  addListener,
+  addWatcher,
+  loseListeners,
+  loseMovedPanes,
+  loseWatchers,
+  tellListeners,
+} from "./control_feeds.ts";
 import type { ViaOptions } from "./control.ts";
 import { backEvent, type ControlEvent, lostEvent } from "./control_events.ts";
 import {
   ATTACH_BACKOFF_MS,
   ATTACH_TIMEOUT_MS,
-  ENDING_WAIT_MS,
   LEAVING_MS,
   limitsOf,
   LINGER_MS,
@@ -106,10 +120,9 @@ import {
   sessionShared,
 } from "./control_seating.ts";
 import { holdsOpen, type SessionStanding, sessionToJoin, type Touch } from "./recency.ts";
-import { OWN_TERM } from "./identity.ts";
-import { Turns } from "./turns.ts";
-import type { PersistentChild, TmuxRunner } from "./run.ts";
-import { TmuxError } from "./tmux_error.ts";
+import { ClientTurns } from "./control_turns.ts";
+import type { TmuxRunner } from "./run.ts";
+import { remoteTimeout } from "./remote_call.ts";
 import { addressKey, type ServerAddress } from "./server_address.ts";
 
 /** What a {@link ServerControl} is told by, and tells, the set of servers it belongs to. */
@@ -129,17 +142,8 @@ export class ServerControl {
   readonly #address: ServerAddress;
   readonly #connections = new Set<Connection>();
   readonly #opening = new Map<string, Promise<Connection>>();
-  /**
-   * Control clients start and end one at a time. tmux 3.3a marks a client as a control client
-   * at the first message of its handshake but sets up its control state only at the last: a
-   * notification sent to every control client in between (another client attaching, detaching,
-   * a window renamed) dereferences that missing state and the whole tmux server dies with it
-   * (tmux/tmux#4980; 8 control clients attaching at once crashed it within 150 rounds here).
-   * Starting ours in turn, each once the last has attached or ended, keeps them from doing
-   * that to one another.
-   */
-  readonly #turns = new Turns();
-  readonly #ending = new Set<Promise<void>>();
+  /** Its clients start and end one at a time (control_turns.ts). */
+  readonly #turns: ClientTurns;
   #primary: Connection | null = null;
   #acquiring: Promise<Connection> | null = null;
   #reviewing = false;
@@ -173,7 +177,7 @@ export class ServerControl {
     this.#address = address;
     this.#hooks = hooks;
     this.#report = hooks?.report ?? (() => {});
-    if (hooks?.ending) this.#ending.add(hooks.ending);
+    this.#turns = new ClientTurns(hooks?.ending);
     this.home = runner.home !== null && addressKey(runner.home) === addressKey(address);
   }
 
@@ -215,7 +219,7 @@ export class ServerControl {
     this.#closed = true;
     clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
-    const ending = this.#inTurn(() => this.#closeAll()).catch(() => {});
+    const ending = this.#turns.inTurn(() => this.#closeAll()).catch(() => {});
     this.#hooks?.retired(ending);
   }
 
@@ -329,16 +333,7 @@ export class ServerControl {
       connection = await this.#open(target, standings, true);
     }
     clearTimeout(connection.idleTimer);
-    const watcher: Watcher = { paneId, listener, connection };
-    connection.watchers.add(watcher);
-    return {
-      sessionId: connection.sessionId,
-      close: () => {
-        const c = watcher.connection;
-        if (!c.watchers.delete(watcher)) return;
-        this.#maybeLinger(c);
-      },
-    };
+    return addWatcher(connection, paneId, listener, (c) => this.#maybeLinger(c));
   }
 
   /**
@@ -355,51 +350,21 @@ export class ServerControl {
   ): Promise<Listening> {
     this.#use();
     const connection = await this.#primaryConnection();
-    const listener: Listener = { events, names: new Map(), connection };
-    for (const [key, format] of Object.entries(formats)) {
-      const name = `tmux-mcp-${++this.#subscriptionSeq}`;
-      const result = await connection.exec(["refresh-client", "-B", `${name}::${format}`], {
-        timeoutMs: 5_000,
-      });
-      if (result.code !== 0) {
-        throw new ControlUnavailable(`tmux refused a format subscription: ${result.stderr.trim()}`);
-      }
-      listener.names.set(name, key);
-    }
-    connection.listeners.add(listener);
-    return {
-      close: () => {
-        if (!connection.listeners.delete(listener) || connection.closed) return;
-        for (const name of listener.names.keys()) {
-          connection.exec(["refresh-client", "-B", name], { timeoutMs: 5_000 }).catch(() => {});
-        }
-      },
-    };
+    return await addListener(
+      connection,
+      events,
+      formats,
+      () => `tmux-mcp-${++this.#subscriptionSeq}`,
+    );
   }
 
   /** Hands a connection's server-wide notifications to the listeners they concern. */
-  #events(connection: Connection, { topology, clients, subscriptions }: Notifications): void {
+  #events(connection: Connection, notifications: Notifications): void {
+    const { clients, subscriptions } = notifications;
     if (clients || subscriptions.get(EXIT_UNATTACHED_SUBSCRIPTION) === "1") {
       this.#reviewPlacement();
     }
-    const call = (f: () => void) => {
-      try {
-        f();
-      } catch {
-        // A listener's failure is its own.
-      }
-    };
-    if (topology) {
-      for (const c of this.#connections) {
-        for (const l of [...c.listeners]) call(() => l.events.topology?.());
-      }
-    }
-    for (const [name, value] of subscriptions) {
-      for (const l of [...connection.listeners]) {
-        const key = l.names.get(name);
-        if (key !== undefined) call(() => l.events.subscription?.(key, value));
-      }
-    }
+    tellListeners(this.#connections, connection, notifications);
   }
 
   /** Closes every connection of this server. */
@@ -488,25 +453,10 @@ export class ServerControl {
     const opening = this.#opening.get(key);
     if (opening) return opening;
     const before = standings.find((s) => s.id === sessionId)?.activity;
-    const promise = this.#inTurn(() => this.#connect(sessionId, before, forWatches))
+    const promise = this.#turns.inTurn(() => this.#connect(sessionId, before, forWatches))
       .finally(() => this.#opening.delete(key));
     this.#opening.set(key, promise);
     return promise;
-  }
-
-  /** Runs `step` (a control client starting or ending) once every earlier one is over. */
-  #inTurn<T>(step: () => Promise<T>): Promise<T> {
-    return this.#turns.take(async () => {
-      if (this.#ending.size > 0) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
-          Promise.allSettled(this.#ending),
-          new Promise((r) => timer = setTimeout(r, ENDING_WAIT_MS)),
-        ]);
-        clearTimeout(timer);
-      }
-      return await step();
-    });
   }
 
   /**
@@ -547,7 +497,7 @@ export class ServerControl {
       if (seating === null || !seating.standings.some((s) => s.exitUnattached)) return false;
       if (seating.clients.some((c) => isSomeone(c, this.#connections))) return false;
       this.#noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
-      await this.#inTurn(() => this.#closeAll());
+      await this.#turns.inTurn(() => this.#closeAll());
       return true;
     } catch {
       // Lost meanwhile: gone anyway.
@@ -577,13 +527,6 @@ export class ServerControl {
     }
   }
 
-  /** Remembers a connection's client as ending until it has exited. */
-  #end(connection: Connection): void {
-    const exited = connection.done.catch(() => {});
-    this.#ending.add(exited);
-    exited.then(() => this.#ending.delete(exited));
-  }
-
   async #connect(
     sessionId: string,
     before: number | undefined,
@@ -594,24 +537,7 @@ export class ServerControl {
     if (this.connections >= MAX_CONNECTIONS) {
       throw new ControlUnavailable(`already ${MAX_CONNECTIONS} control clients on this server`);
     }
-    let child: PersistentChild;
-    try {
-      // -E: attaching would apply update-environment, putting this process's DISPLAY,
-      // SSH_AUTH_SOCK and the like (or their absence) into the person's session.
-      // no-output (commands only): tmux sends it no pane's output at all.
-      // TERM: the mark by which another tmux-mcp process knows this client (identity.ts).
-      child = await this.#runner.spawnPersistent(this.#address, [
-        "-C",
-        "attach-session",
-        "-E",
-        "-f",
-        forWatches ? "ignore-size" : "ignore-size,no-output",
-        "-t",
-        sessionId,
-      ], { TERM: OWN_TERM });
-    } catch (error) {
-      throw new ControlUnavailable(error instanceof Error ? error.message : String(error));
-    }
+    const child = await spawnClient(this.#runner, this.#address, sessionId, forWatches);
     const connection = new Connection(
       child,
       (c) => this.#forget(c),
@@ -675,27 +601,13 @@ export class ServerControl {
   }
 
   #forget(connection: Connection): void {
-    this.#end(connection);
+    this.#turns.end(connection);
     this.#connections.delete(connection);
     if (this.#primary === connection) this.#primary = null;
     clearTimeout(connection.idleTimer);
     if (!connection.closing && !this.#closed && !this.#runner.closed) this.#lostOne();
-    for (const listener of [...connection.listeners]) {
-      connection.listeners.delete(listener);
-      try {
-        listener.events.lost?.("the control connection was lost");
-      } catch {
-        // The listener's own business.
-      }
-    }
-    for (const watcher of [...connection.watchers]) {
-      connection.watchers.delete(watcher);
-      try {
-        watcher.listener({ output: [], changed: true, lost: true });
-      } catch {
-        // The watcher's own business.
-      }
-    }
+    loseListeners(connection);
+    loseWatchers(connection);
   }
 
   /**
@@ -707,16 +619,7 @@ export class ServerControl {
     if (connection.closed) return;
     if (connection.moved && !connection.leaving) return this.#leaveMoved(connection);
     if (connection.watchers.size === 0) return;
-    connection.exec(
-      ["list-panes", "-s", "-t", connection.sessionId, "-F", "#{pane_id}"],
-      { timeoutMs: 5_000 },
-    ).then((result) => {
-      const present = new Set(new TextDecoder().decode(result.stdout).split("\n"));
-      for (const watcher of [...connection.watchers]) {
-        if (result.code === 0 && present.has(watcher.paneId)) continue;
-        connection.watchers.delete(watcher);
-        watcher.listener({ output: [], changed: true, lost: true });
-      }
+    loseMovedPanes(connection).then(() => {
       this.#maybeLinger(connection);
     }).catch(() => {
       // The connection went away meanwhile; #forget told the watchers.
@@ -736,14 +639,7 @@ export class ServerControl {
   #leaveMoved(connection: Connection): void {
     connection.leaving = true;
     if (this.#primary === connection) this.#primary = null;
-    for (const watcher of [...connection.watchers]) {
-      connection.watchers.delete(watcher);
-      try {
-        watcher.listener({ output: [], changed: true, lost: true });
-      } catch {
-        // The watcher's own business.
-      }
-    }
+    loseWatchers(connection);
     this.#maybeLinger(connection);
   }
 
@@ -785,28 +681,11 @@ export class ServerControl {
       }
       if (!idle()) return;
       this.#connections.delete(connection);
-      this.#inTurn(async () => {
+      this.#turns.inTurn(async () => {
         await restoreRecency(this.#runner, this.#address, connection, this.#touches);
-        this.#end(connection);
+        this.#turns.end(connection);
         await connection.close();
       }).catch(() => {});
     }, connection.leaving ? LEAVING_MS : LINGER_MS);
   }
-}
-
-/**
- * A timeout on an SSH host, said as what it is: killing our ssh does not stop a command the
- * host's tmux has not run yet (a stuck remote server keeps it), so it may still run there.
- */
-export function remoteTimeout(error: unknown, address: ServerAddress): unknown {
-  if (!(error instanceof TmuxError) || error.kind !== "timeout" || address.host === undefined) {
-    return error;
-  }
-  return new TmuxError(
-    "timeout",
-    `${error.message.replace(/\.$/, "")} (host ${JSON.stringify(address.host)}: the command ` +
-      "may still run there later, once its tmux answers again).",
-    error.stderr,
-    error.stdout,
-  );
 }

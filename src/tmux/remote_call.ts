@@ -96,3 +96,20 @@ export async function reachHost(
     throw error;
   }
 }
+
+/**
+ * A timeout on an SSH host, said as what it is: killing our ssh does not stop a command the
+ * host's tmux has not run yet (a stuck remote server keeps it), so it may still run there.
+ */
+export function remoteTimeout(error: unknown, address: ServerAddress): unknown {
+  if (!(error instanceof TmuxError) || error.kind !== "timeout" || address.host === undefined) {
+    return error;
+  }
+  return new TmuxError(
+    "timeout",
+    `${error.message.replace(/\.$/, "")} (host ${JSON.stringify(address.host)}: the command ` +
+      "may still run there later, once its tmux answers again).",
+    error.stderr,
+    error.stdout,
+  );
+}

@@ -1,6 +1,6 @@
 /**
  * Steps taken one at a time, in the order they asked: the control clients of one tmux server
- * starting and ending (control_server.ts), the commands that change a session's structure
+ * starting and ending (control_turns.ts), the commands that change a session's structure
  * (structure.ts).
  *
  * @module
