@@ -14,7 +14,8 @@
 import { z } from "zod";
 import { capList, cutString, fitEntries, fitPlacements, jsonBytes } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import { compileRegex, loadRegexEngine, MatchPacer, testPieces } from "../mcp/pattern.ts";
+import { compileRegex, loadRegexEngine } from "../mcp/pattern.ts";
+import { MatchPacer, testPieces } from "../mcp/pattern_pacer.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import {

@@ -1,13 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  CALL_WORK,
-  compileRegex,
-  loadRegexEngine,
-  MatchDeadline,
-  MatchPacer,
-  MAX_REGEX_PROGRAM,
-  testPieces,
-} from "../mcp/pattern.ts";
+import { CALL_WORK, compileRegex, loadRegexEngine, MAX_REGEX_PROGRAM } from "../mcp/pattern.ts";
+import { MatchDeadline, MatchPacer, testPieces } from "../mcp/pattern_pacer.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { lineMatcher } from "./search.ts";

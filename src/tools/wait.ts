@@ -10,7 +10,7 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { MatchDeadline, MatchPacer } from "../mcp/pattern.ts";
+import { MatchDeadline, MatchPacer } from "../mcp/pattern_pacer.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";

@@ -9,14 +9,8 @@
  * @module
  */
 
-import {
-  compileRegex,
-  type LinePiece,
-  type LineRegex,
-  loadRegexEngine,
-  MatchPacer,
-  testPieces,
-} from "../mcp/pattern.ts";
+import { compileRegex, type LinePiece, type LineRegex, loadRegexEngine } from "../mcp/pattern.ts";
+import { MatchPacer, testPieces } from "../mcp/pattern_pacer.ts";
 import { insidePair, type WrittenRow } from "./captured_rows.ts";
 
 /** A compiled pattern and where it came from. */

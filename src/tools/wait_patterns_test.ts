@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { compileRegex, loadRegexEngine, MatchPacer } from "../mcp/pattern.ts";
+import { compileRegex, loadRegexEngine } from "../mcp/pattern.ts";
+import { MatchPacer } from "../mcp/pattern_pacer.ts";
 import { compilePatterns } from "./wait_patterns.ts";
 
 Deno.test("a regex's lastEnd is the end of the match that ends last, whatever the pattern", async () => {
