@@ -153,6 +153,7 @@ Deno.test("set_option on what a person sees is refused like the manage tools", a
     const before = await look();
     const global = await t.tmux("show-options", "-g");
     const globalWindow = await t.tmux("show-options", "-gw");
+    const server = await t.tmux("show-options", "-s");
     const refusals: Record<string, unknown>[] = [
       { name: "synchronize-panes", value: "on", scope: "window", target: t.ids.windowId },
       { name: "synchronize-panes", value: "on", scope: "pane", target: watched },
@@ -162,6 +163,8 @@ Deno.test("set_option on what a person sees is refused like the manage tools", a
       // Global options reach every session and window, the person's among them.
       { name: "status", value: "off", scope: "session", global: true },
       { name: "pane-border-status", value: "top", scope: "window", global: true },
+      // So do most server options: escape-time decides what the person's Escape key sends.
+      { name: "escape-time", value: "10", scope: "server" },
     ];
     for (const args of refusals) {
       const text = await c.fail("set_option", args);
@@ -172,8 +175,10 @@ Deno.test("set_option on what a person sees is refused like the manage tools", a
     assert.equal(await look(), before);
     assert.equal(await t.tmux("show-options", "-g"), global);
     assert.equal(await t.tmux("show-options", "-gw"), globalWindow);
+    assert.equal(await t.tmux("show-options", "-s"), server);
 
-    // What nobody sees is free; user options and server options change no view.
+    // What nobody sees is free; user options (but the agent marks) and the server options
+    // that reach no client change no view.
     await c.ok("set_option", {
       name: "synchronize-panes",
       value: "on",
@@ -183,7 +188,7 @@ Deno.test("set_option on what a person sees is refused like the manage tools", a
     await c.ok("set_option", { name: "status", value: "off", scope: "session", target: "other" });
     await c.ok("set_option", { name: "@mark", value: "1", scope: "pane", target: watched });
     await c.ok("set_option", { name: "@mark", value: "1", scope: "session", global: true });
-    await c.ok("set_option", { name: "escape-time", value: "10", scope: "server" });
+    await c.ok("set_option", { name: "buffer-limit", value: "10", scope: "server" });
     assert.equal(
       (await t.tmux("display-message", "-p", "-t", hidden.paneId, "#{synchronize-panes}")).trim(),
       "1",

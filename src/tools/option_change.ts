@@ -108,6 +108,34 @@ export function refuseCommandAlias(name: string): void {
 }
 
 /**
+ * The server options that reach no client's screen, keys or terminal (tmux 3.3a): how many
+ * paste buffers and messages are kept, the command prompt's history (a file read only when the
+ * server starts), and whether the server exits once no session is left (then nobody is
+ * attached). Every other server option reaches every client at once: what their keys send
+ * (`backspace`, `user-keys`, `extended-keys`, `escape-time`, `focus-events`), what their
+ * terminal is told (`terminal-overrides` and `terminal-features` at the next attach,
+ * `set-clipboard`), what runs when a person copies or edits (`copy-command`, `editor`), whether
+ * their sessions outlive a detach (`exit-unattached`), what their new panes are
+ * (`default-terminal`): set like a global option, guarded like one.
+ */
+const UNSEEN_SERVER_OPTIONS: ReadonlySet<string> = new Set([
+  "buffer-limit",
+  "message-limit",
+  "prompt-history-limit",
+  "history-file",
+  "exit-empty",
+]);
+
+/**
+ * Whether setting option `base` (kept in `table`, null for a user option) changes nothing a
+ * person's client shows or sends, so it needs no view guard: a user option, which tmux draws
+ * only where a format names it, and the server options in {@link UNSEEN_SERVER_OPTIONS}.
+ */
+export function reachesNoView(table: string | null, base: string): boolean {
+  return table === null || (table === "server" && UNSEEN_SERVER_OPTIONS.has(base));
+}
+
+/**
  * Window options a status line shows for every window of its session, not only the current
  * one: how its entry is drawn, and the name it shows (automatic-rename renames the window).
  */
@@ -125,9 +153,9 @@ const LISTED = new Set([
 ]);
 
 /**
- * What a person would see change when a session or window option is set at `where`: that
- * session, that window (and, for an option of its status line entry, every session it is
- * in), the window of that pane, or (global options) every session and window.
+ * What a person would see change when an option is set at `where`: that session, that window
+ * (and, for an option of its status line entry, every session it is in), the window of that
+ * pane, or (global and server options) every session and window.
  */
 export async function optionView(
   ctx: TmuxContext,

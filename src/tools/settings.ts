@@ -59,6 +59,7 @@ import {
   checkOptionValue,
   forNewNote,
   optionView,
+  reachesNoView,
   refuseCommandAlias,
   refuseMarks,
 } from "./option_change.ts";
@@ -249,11 +250,12 @@ const setOption = defineTool({
     if (args.append) argv.push("-a");
     argv.push("--", args.name);
     if (args.value !== undefined) argv.push(args.value);
-    if (table === null || table === "server") {
+    if (reachesNoView(table, base)) {
       await runNamed(ctx, argv.map(literalArg), "option", args.name);
     } else {
       // A session's or a window's option changes what its clients show (the status line, a
-      // layout with pane borders, where typed keys go): guarded like any view change.
+      // layout with pane borders, where typed keys go), a server option what every client
+      // sends and is sent: guarded like any view change.
       const what = `${args.unset ? "Unsetting" : "Setting"} ${args.name} in ${where.label}`;
       const { snapshot, scope } = await optionView(ctx, where, args.scope, base);
       try {

@@ -1,0 +1,151 @@
+/**
+ * What a model could make reach a person's own terminal (the client attached on a
+ * pseudo-terminal) through the tools, beyond the pane it drives: the server options that decide
+ * what the person's keys send and what their terminal is told, the agent marks drawn in their
+ * status line, and a name that tmux writes raw into an 8-bit terminal's title.
+ */
+
+import assert from "node:assert/strict";
+import { withTmux } from "./helpers/mcp.ts";
+import { type TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
+
+/**
+ * Attaches a person's client through `script`, keeping every byte its terminal receives in a
+ * file; `env` is the terminal's (its locale decides whether tmux writes UTF-8 to it: unlike
+ * {@link TestTmux.attach}, no `-u`).
+ */
+async function attachRecorded(
+  t: TestTmux,
+  target: string,
+  env: Record<string, string>,
+): Promise<{
+  tty: string;
+  received: () => Promise<Uint8Array>;
+  type: (keys: string) => Promise<void>;
+  done: () => Promise<void>;
+}> {
+  const dir = await Deno.makeTempDir({ prefix: "person-terminal-" });
+  const file = `${dir}/typescript`;
+  const before = new Set(await t.clientTtys());
+  const child = new Deno.Command("script", {
+    args: ["-qfc", `tmux -L ${t.socket} attach -t ${target}`, file],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", TERM: "xterm", ...env },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  trackChild(child, `a recorded client of ${t.socket}`);
+  const tty = await waitFor(
+    async () => (await t.clientTtys()).find((x) => !before.has(x)),
+    "the recorded client",
+  );
+  const keyboard = child.stdin.getWriter();
+  return {
+    tty,
+    received: () => Deno.readFile(file),
+    type: (keys) => keyboard.write(new TextEncoder().encode(keys)),
+    done: async () => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // gone with its server
+      }
+      await child.status;
+      await keyboard.close().catch(() => {});
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server options
+
+Deno.test("set_option cannot turn a person's Backspace into Enter in the pane they watch", async () => {
+  await withTmux(async (t, c) => {
+    const person = await attachRecorded(t, "main", { LANG: "C.UTF-8" });
+    try {
+      // The person is typing a command in the pane they look at, not done yet.
+      await person.type("echo typed-by-$((6*7)) ; : rm -rf ./build-typo");
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", t.ids.paneId)).includes("typo"),
+        "the half-typed line",
+      );
+      const r = await c.call("set_option", { name: "backspace", value: "Enter", scope: "server" });
+      const text = r.content?.[0]?.type === "text" ? r.content[0].text : "";
+      assert.equal(r.isError, true, `set_option backspace=Enter went through: ${text}`);
+      assert.match(text, /would change what a person sees/, text);
+      assert.ok(text.includes(person.tty), `names the client: ${text}`);
+      assert.equal((await t.tmux("show-options", "-sv", "backspace")).trim(), "C-?");
+      // Their Backspace still deletes a character, and the half-typed line has not run.
+      await person.type("\x7f");
+      await waitFor(
+        async () => /typ\s*$/m.test(await t.tmux("capture-pane", "-p", "-t", t.ids.paneId)),
+        "the shell's answer to Backspace",
+      );
+      assert.doesNotMatch(await t.tmux("capture-pane", "-p", "-t", t.ids.paneId), /typed-by-42/);
+    } finally {
+      await person.done();
+    }
+  });
+});
+
+Deno.test("server options that reach a person's keys or terminal are refused while a person is attached", async () => {
+  await withTmux(async (t, c) => {
+    const tty = await t.attach("main");
+    const server = () => t.tmux("show-options", "-s");
+    const before = await server();
+    const refusals: Record<string, unknown>[] = [
+      // What the person's keys send to the pane they type in.
+      { name: "backspace", value: "Enter" },
+      { name: "user-keys[0]", value: "\\e[5;30012~" },
+      { name: "extended-keys", value: "always" },
+      { name: "escape-time", value: "10" },
+      { name: "escape-time", unset: true },
+      { name: "focus-events", value: "on" },
+      // What their terminal is told (arbitrary bytes, the clipboard), from now on or at the
+      // next attach.
+      { name: "terminal-overrides", value: "xterm*:Ms=\\E]52;c;%p2%s\\7", append: true },
+      { name: "terminal-features", value: "xterm*:clipboard" },
+      { name: "set-clipboard", value: "on" },
+      // What runs when they copy or edit, and whether their sessions outlive a detach.
+      { name: "copy-command", value: "sh -c 'echo copied > /tmp/x'" },
+      { name: "editor", value: "sh" },
+      { name: "exit-unattached", value: "on" },
+      { name: "default-terminal", value: "dumb" },
+    ];
+    for (const args of refusals) {
+      const text = await c.fail("set_option", { ...args, scope: "server" });
+      assert.match(text, /would change what a person sees/, `${JSON.stringify(args)}: ${text}`);
+      assert.ok(text.includes(tty), `names the client: ${text}`);
+      assert.match(text, /--allow-attended-input/, `says what lifts it: ${text}`);
+    }
+    assert.equal(await server(), before);
+    // Server options that reach no client's screen, keys or terminal go through.
+    for (
+      const [name, value] of [
+        ["buffer-limit", "20"],
+        ["message-limit", "100"],
+        ["prompt-history-limit", "10"],
+        ["history-file", "/dev/null"],
+        ["exit-empty", "off"],
+      ]
+    ) {
+      await c.ok("set_option", { name, value, scope: "server" });
+      assert.equal((await t.tmux("show-options", "-sv", "--", name)).trim(), value);
+    }
+    // With nobody attached, the person's options are free again.
+    await t.tmux("detach-client", "-t", tty);
+    await waitFor(async () => (await t.clientTtys()).length === 0, "the person gone");
+    await c.ok("set_option", { name: "escape-time", value: "10", scope: "server" });
+    assert.equal((await t.tmux("show-options", "-sv", "escape-time")).trim(), "10");
+  });
+});
+
+Deno.test("set_option on a person's keys goes ahead with --allow-attended-input", async () => {
+  await withTmux(async (t, c) => {
+    await t.attach("main");
+    await c.ok("set_option", { name: "escape-time", value: "10", scope: "server" });
+    assert.equal((await t.tmux("show-options", "-sv", "escape-time")).trim(), "10");
+  }, { allowAttendedInput: true });
+});
