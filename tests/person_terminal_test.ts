@@ -6,8 +6,33 @@
  */
 
 import assert from "node:assert/strict";
+import { tmuxLines } from "../src/hooks/config.ts";
 import { withTmux } from "./helpers/mcp.ts";
 import { type TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
+
+/** Sources the tmux lines `tmux-mcp hook config --tmux` tells a person to add. */
+async function recommendedConfig(t: TestTmux): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "person-terminal-" });
+  try {
+    const file = `${dir}/tmux.conf`;
+    await Deno.writeTextFile(file, tmuxLines().join("\n") + "\n");
+    await t.tmux("source-file", file);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** A detached window running sh in session main; its window id. */
+async function background(t: TestTmux): Promise<string> {
+  return (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id}", "sh"))
+    .trim();
+}
+
+/** What the person's status line shows for window `windowId` (its entry, expanded). */
+async function entry(t: TestTmux, windowId: string): Promise<string> {
+  return (await t.tmux("display-message", "-p", "-t", windowId, "#{E:window-status-format}"))
+    .trim();
+}
 
 /**
  * Attaches a person's client through `script`, keeping every byte its terminal receives in a
@@ -148,4 +173,71 @@ Deno.test("set_option on a person's keys goes ahead with --allow-attended-input"
     await c.ok("set_option", { name: "escape-time", value: "10", scope: "server" });
     assert.equal((await t.tmux("show-options", "-sv", "escape-time")).trim(), "10");
   }, { allowAttendedInput: true });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The agent marks
+
+Deno.test("set_option cannot erase another agent's 'needs you' from a person's status line", async () => {
+  await withTmux(async (t, c) => {
+    await recommendedConfig(t);
+    const other = await background(t);
+    // Another agent's hook (`tmux-mcp hook attention`) marked its window: the person's status
+    // line shows "needs you" beside it.
+    await t.tmux("set-option", "-w", "-t", other, "@agent-state", "needs-input");
+    const tty = await t.attach("main");
+    await waitFor(async () => (await t.clientTtys()).includes(tty), "the person");
+    assert.match(await entry(t, other), /needs you/);
+    const text = await c.fail("set_option", {
+      name: "@agent-state",
+      unset: true,
+      scope: "window",
+      target: other,
+    });
+    assert.match(text, /@agent-state/, text);
+    assert.match(await entry(t, other), /needs you/, "the person still sees that it needs them");
+  });
+});
+
+Deno.test("set_option cannot forge 'needs you' on every window a person sees", async () => {
+  await withTmux(async (t, c) => {
+    await recommendedConfig(t);
+    const other = await background(t);
+    await t.attach("main");
+    assert.doesNotMatch(await entry(t, other), /needs you/);
+    const text = await c.fail("set_option", {
+      name: "@agent-state",
+      value: "needs-input",
+      scope: "window",
+      global: true,
+    });
+    assert.match(text, /tmux-mcp hook/, text);
+    assert.doesNotMatch(await entry(t, t.ids.windowId), /needs you/);
+    assert.equal(await t.tmux("show-options", "-gqw", "--", "@agent-state"), "");
+  });
+});
+
+Deno.test("the agent marks are the hook's at every scope, watched or not; other user options stay free", async () => {
+  await withTmux(async (t, c) => {
+    const other = await background(t);
+    const pane = (await t.tmux("display-message", "-p", "-t", other, "#{pane_id}")).trim();
+    const places: Record<string, unknown>[] = [
+      { scope: "window", target: other },
+      { scope: "pane", target: pane },
+      { scope: "session", target: "main" },
+      { scope: "window", global: true },
+      { scope: "server" },
+    ];
+    for (const name of ["@agent-state", "@agent-message", "@agent-pane", "@agent-state[1]"]) {
+      for (const where of places) {
+        for (const change of [{ value: "needs-input" }, { unset: true }]) {
+          const text = await c.fail("set_option", { name, ...where, ...change });
+          assert.match(text, /marks? .*tmux-mcp hook/, `${name} ${JSON.stringify(where)}: ${text}`);
+        }
+      }
+    }
+    assert.equal(await t.tmux("show-options", "-w", "-t", other), "");
+    await c.ok("set_option", { name: "@agent-states", value: "1", scope: "window", target: other });
+    await c.ok("set_option", { name: "@my-agent-state", value: "1", scope: "server" });
+  });
 });

@@ -1,7 +1,7 @@
 /**
  * What setting an option may change and whom it reaches: the options no tool sets (the
- * owner and run marks, command aliases), what a person would see change (guarded as a view
- * change), and the options tmux applies only to what is made from now on.
+ * owner and run marks, the agent marks, command aliases), what a person would see change
+ * (guarded as a view change), and the options tmux applies only to what is made from now on.
  *
  * @module
  */
@@ -9,6 +9,7 @@
 import type { ViewScope } from "../mcp/view_guard.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { OWNER_OPTION } from "../mcp/ownership.ts";
+import { MESSAGE_OPTION, PANE_OPTION, STATE_OPTION } from "../hooks/marks.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
@@ -18,6 +19,8 @@ import type { Scope, ScopeFlags } from "./setting_scope.ts";
 import { checkFormatNumbers, checkWindowCells } from "./tmux_limits.ts";
 
 /**
+ * Refuses the marks no tool writes, at any scope.
+ *
  * The owner mark says which server created a pane; only that server writes it, when it
  * creates the pane. Written by a tool, a pane would pass for another's (and set at a window,
  * session or global level, where every pane below inherits it, for everyone's at once), and
@@ -42,6 +45,19 @@ export function refuseMarks(name: string): void {
       "get_command_result says when the command has ended; the mark goes with it.",
     );
   }
+  // The agent marks are written by `tmux-mcp hook` on its own agent's window only, and read by
+  // the status line its config draws, tmux://agents and check_agents: cleared, a person no
+  // longer sees that another agent needs them; forged (globally: on every window), they see
+  // "needs you" where nothing waits.
+  if (AGENT_MARKS.includes(base)) {
+    throw new ToolFailure(
+      `${base} is among the marks \`tmux-mcp hook\` puts on an agent's window (${
+        AGENT_MARKS.join(", ")
+      }) for a person's status line; no tool sets or unsets them.`,
+      "The hook marks the window of the agent it runs for; a person clears a mark by looking " +
+        "at that window.",
+    );
+  }
   // The rest of the namespace holds the marks tmux-mcp servers leave for one another (a lend of
   // window-size, channel notes) and any it names later: forged, a creation would take a
   // person's `latest` for a lent one and set their window-size to manual, or signal_channel's
@@ -54,6 +70,9 @@ export function refuseMarks(name: string): void {
     );
   }
 }
+
+/** The window options `tmux-mcp hook` marks an agent's window with. */
+const AGENT_MARKS: readonly string[] = [STATE_OPTION, MESSAGE_OPTION, PANE_OPTION];
 
 /** User options tmux-mcp's servers keep for their marks. */
 const RESERVED_PREFIX = "@tmux-mcp-";
@@ -129,7 +148,8 @@ const UNSEEN_SERVER_OPTIONS: ReadonlySet<string> = new Set([
 /**
  * Whether setting option `base` (kept in `table`, null for a user option) changes nothing a
  * person's client shows or sends, so it needs no view guard: a user option, which tmux draws
- * only where a format names it, and the server options in {@link UNSEEN_SERVER_OPTIONS}.
+ * only where a format names it (the agent marks that the hook's status line draws are
+ * {@link refuseMarks}'), and the server options in {@link UNSEEN_SERVER_OPTIONS}.
  */
 export function reachesNoView(table: string | null, base: string): boolean {
   return table === null || (table === "server" && UNSEEN_SERVER_OPTIONS.has(base));
