@@ -1149,10 +1149,11 @@ class BlindProbeRunner extends TmuxRunner {
     args: readonly string[],
     options: RunOptions = {},
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
-    const last = args.at(-1) ?? "";
-    const probe = /^#\{=\d+:(#\{l:.*\})\}$/s.exec(last);
-    if (args[0] === "display-message" && probe) {
-      return super.exec(address, [...args.slice(0, -1), probe[1]], options);
+    // The probe is display-message's format (more commands may follow it, after a `;`).
+    const at = args[0] === "display-message" ? args.indexOf("--") + 1 : 0;
+    const probe = at > 0 ? /^#\{=\d+:(#\{l:.*\})\}$/s.exec(args[at] ?? "") : null;
+    if (probe) {
+      return super.exec(address, args.with(at, probe[1]), options);
     }
     return super.exec(address, args, options);
   }

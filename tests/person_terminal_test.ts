@@ -83,6 +83,9 @@ async function attachRecorded(
   };
 }
 
+/** A terminal in a legacy 8-bit locale: tmux takes it for one without UTF-8. */
+const EIGHT_BIT = { LANG: "C", LC_ALL: "C" };
+
 // ---------------------------------------------------------------------------------------------
 // Server options
 
@@ -239,5 +242,75 @@ Deno.test("the agent marks are the hook's at every scope, watched or not; other 
     assert.equal(await t.tmux("show-options", "-w", "-t", other), "");
     await c.ok("set_option", { name: "@agent-states", value: "1", scope: "window", target: other });
     await c.ok("set_option", { name: "@my-agent-state", value: "1", scope: "server" });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Names in an 8-bit terminal's title
+
+Deno.test("rename_window puts no C1 control byte (CSI, OSC, ST) on a person's 8-bit terminal", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("set-option", "-g", "set-titles", "on");
+    // A terminal in a legacy 8-bit locale (xterm under ISO-8859-1): tmux writes it no UTF-8
+    // in the status line (`_` instead), but the terminal title goes out as the bytes stored.
+    const person = await attachRecorded(t, "main", EIGHT_BIT);
+    try {
+      // U+011C is C4 9C (9C: ST, ends the title), U+00DB is C3 9B (9B: CSI): to an 8-bit
+      // terminal this name closes the title and sends CSI 2 J (erase the screen) and
+      // CSI ?1000h (mouse reporting on).
+      const name = "\u011c\u00db2J\u00db?1000h\u011c";
+      const text = await c.fail("rename_window", { windowId: t.ids.windowId, name });
+      assert.ok(text.includes(person.tty), `names the client: ${text}`);
+      assert.match(text, /UTF-8/, text);
+      assert.notEqual(
+        (await t.tmux("display-message", "-p", "-t", t.ids.windowId, "#{window_name}")).trim(),
+        name,
+      );
+      // What the terminal got so far (its first screen, its title) holds no C1 byte.
+      const got = await person.received();
+      assert.equal(got.filter((b) => b >= 0x80 && b <= 0x9f).length, 0);
+    } finally {
+      await person.done();
+    }
+  });
+});
+
+Deno.test("names beyond ASCII wait while a person's terminal without UTF-8 shows titles; ASCII and UTF-8 terminals do not", async () => {
+  await withTmux(async (t, c) => {
+    const person = await attachRecorded(t, "main", EIGHT_BIT);
+    try {
+      const name = "caf\u00e9";
+      // set-titles off (tmux's default): no title goes out, the name is free.
+      await c.ok("rename_window", { windowId: t.ids.windowId, name });
+      await t.tmux("set-option", "-t", "main", "set-titles", "on");
+      const calls: [string, Record<string, unknown>][] = [
+        ["rename_window", { windowId: t.ids.windowId, name: "cr\u00e8me" }],
+        ["rename_session", { session: "main", name: "cr\u00e8me" }],
+        ["set_pane_title", { paneId: t.ids.paneId, title: "cr\u00e8me" }],
+        ["create_window", { session: "main", name: "cr\u00e8me" }],
+        ["create_session", { name: "cr\u00e8me" }],
+      ];
+      for (const [tool, args] of calls) {
+        const text = await c.fail(tool, args);
+        assert.match(text, /beyond ASCII.*UTF-8/, `${tool}: ${text}`);
+        assert.ok(text.includes(person.tty), `${tool} names the client: ${text}`);
+      }
+      assert.equal(
+        (await t.tmux("list-windows", "-a", "-F", "#{window_name}")).includes("cr\u00e8me"),
+        false,
+      );
+      // ASCII names are as free as ever.
+      await c.ok("rename_window", { windowId: t.ids.windowId, name: "plain" });
+      await c.ok("set_pane_title", { paneId: t.ids.paneId, title: "plain" });
+    } finally {
+      await person.done();
+    }
+    // A person whose terminal takes UTF-8 gets the title in UTF-8: nothing to refuse.
+    const utf8 = await attachRecorded(t, "main", { LANG: "C.UTF-8" });
+    try {
+      await c.ok("rename_window", { windowId: t.ids.windowId, name: "cr\u00e8me" });
+    } finally {
+      await utf8.done();
+    }
   });
 });

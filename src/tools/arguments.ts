@@ -116,6 +116,9 @@ export function checkName(kind: NameKind, name: string): void {
  * unassigned to this process's Unicode tables, and the two separators, stand for them.
  * new-window -n alone stores such a character as it is: refused there too, so that a name
  * that can be given can also be given again.
+ *
+ * The same question asks whether a person's terminal would get the name raw in its title
+ * ({@link EIGHT_BIT_TITLE}): then any name beyond ASCII is refused.
  */
 export async function checkNames(
   ctx: TmuxContext,
@@ -127,7 +130,7 @@ export async function checkNames(
     ...new Set(given.flatMap(([, name]) => [...name].filter((ch) => ch.codePointAt(0)! > 0x7f))),
   ];
   if (beyond.length === 0) return;
-  const unprintable = await unprintableOf(ctx, beyond);
+  const { unprintable, eightBit } = await askTmux(ctx, beyond);
   for (const [kind, name] of given) {
     const ch = [...name].find((c) => unprintable.has(c));
     if (ch === undefined) continue;
@@ -143,7 +146,31 @@ export async function checkNames(
           : `which tmux would store octal-escaped, as ${octal}`),
     );
   }
+  if (eightBit.length > 0) {
+    const [kind, name] = given.find(([, name]) => [...name].some((c) => beyond.includes(c)))!;
+    refuseName(
+      kind,
+      name,
+      `holds characters beyond ASCII, and the terminal of client ${eightBit[0]} takes no ` +
+        "UTF-8 while its session has set-titles on: tmux would write the name's bytes raw " +
+        "into that terminal's title, where bytes 0x80 to 0x9F are control codes (CSI, OSC, ST)",
+      "Choose an ASCII name; nothing was changed. set-titles off, or a UTF-8 locale in the " +
+        "person's terminal, lifts this.",
+    );
+  }
 }
+
+/**
+ * A person's client whose terminal takes no UTF-8 and whose session has set-titles on: its
+ * tty, else nothing. tmux 3.3a writes a title to such a terminal as the bytes stored (the
+ * status line gets `_` for each character beyond ASCII), and to a terminal that reads 8-bit
+ * controls a byte of UTF-8 from 0x80 to 0x9F is a C1 control: U+011C is C4 9C, and 9C is ST,
+ * which ends the title; U+00DB is C3 9B, and 9B is CSI. A name shows in the title of a client
+ * whose session holds it (tmux's `set-titles-string` names the session, the current window
+ * and its active pane's title), now or once that client goes there: any such client on the
+ * server counts. A control client gets no title.
+ */
+const EIGHT_BIT_TITLE = "#{?client_control_mode,,#{?client_utf8,,#{?set-titles,#{client_tty},}}}";
 
 /** Wide enough for any name's characters at two columns each, and the two brackets. */
 const PROBE_WIDTH = 65_536;
@@ -151,27 +178,43 @@ const PROBE_WIDTH = 65_536;
 /** What stands for tmux's answer when no server runs (see {@link checkNames}). */
 const NO_WIDTH = /[\p{Cn}\p{Zl}\p{Zp}]/u;
 
-/** Which of these characters (none ASCII) the tmux server cannot print. */
-async function unprintableOf(ctx: TmuxContext, chars: readonly string[]): Promise<Set<string>> {
+/**
+ * One question to the tmux server about these characters (none ASCII): which of them it
+ * cannot print, and which person's clients would get them raw in a title
+ * ({@link EIGHT_BIT_TITLE}: their ttys).
+ */
+async function askTmux(
+  ctx: TmuxContext,
+  chars: readonly string[],
+): Promise<{ unprintable: Set<string>; eightBit: string[] }> {
   const guess = () => new Set(chars.filter((ch) => NO_WIDTH.test(ch)));
-  let out: string;
+  let lines: string[];
   try {
-    out = new TextDecoder().decode(
+    lines = new TextDecoder().decode(
       await ctx.read([
         "display-message",
         "-p",
         "--",
         `#{=${PROBE_WIDTH}:#{l:[${chars.join("")}]}}`,
+        ";",
+        "list-clients",
+        "-F",
+        EIGHT_BIT_TITLE,
       ]),
-    ).replace(/\n$/, "");
+    ).split("\n");
   } catch (error) {
-    if (error instanceof TmuxError && error.kind === "no-server") return guess();
+    // No server: nobody is attached either.
+    if (error instanceof TmuxError && error.kind === "no-server") {
+      return { unprintable: guess(), eightBit: [] };
+    }
     throw error;
   }
+  const [out, ...clients] = lines;
+  const eightBit = clients.filter((tty) => tty !== "");
   // A tmux without these modifiers answers something else: guess rather than refuse all.
-  if (!out.startsWith("[") || !out.endsWith("]")) return guess();
+  if (!out.startsWith("[") || !out.endsWith("]")) return { unprintable: guess(), eightBit };
   const kept = new Set(out.slice(1, -1));
-  return new Set(chars.filter((ch) => !kept.has(ch)));
+  return { unprintable: new Set(chars.filter((ch) => !kept.has(ch))), eightBit };
 }
 
 /**
