@@ -18,7 +18,7 @@ import { MAX_START_SKEW_MS } from "./job_resource.ts";
 import { probePane, serverOf } from "./pane_probe.ts";
 import { keyOfServer } from "./prompt_programs.ts";
 import { MAX_TIMEOUT_MS } from "./wait_timeouts.ts";
-import { parseMark, waitedOn } from "./run_mark.ts";
+import { CLAIM_MS, claimHolds, parseMark, type RunMark, waitedOn } from "./run_mark.ts";
 
 /** A command started by run_command, as long as it may still be running. */
 export interface RunState {
@@ -65,11 +65,12 @@ export function busyRefusal(paneId: string, run: RunState): ToolFailure {
 
 /**
  * The refusal of pane `paneId` whose run mark `value` names a command another run_command typed
- * (in another process, or in this one before a restart) that is not over; null when the mark is
- * stale: no mark of a job in this pane on this server (`server`), the job `over` (found
- * over just now), or a job that is over (jobs.ts `readJob`). A job read as lost only because the
- * shell waits quiet as at its prompt (a `read` in the command looks the same) is not over while
- * the call that runs it still waits on it.
+ * (in another process, or in this one before a restart) that is not over, or is about to type;
+ * null when the mark is stale: no mark of a job in this pane on this server (`server`), the job
+ * `over` (found over just now), a claim that has lapsed (its call typed nothing, and types
+ * nothing once the mark is taken: run_mark.ts), or a job that is over (jobs.ts `readJob`). A job
+ * read as lost only because the shell waits quiet as at its prompt (a `read` in the command
+ * looks the same) is not over while the call that runs it still waits on it.
  */
 export async function markRefusal(
   ctx: TmuxContext,
@@ -85,6 +86,7 @@ export async function markRefusal(
   if (server === null || !sameServer(server, own) || ref.startMs > Date.now() + MAX_START_SKEW_MS) {
     return null;
   }
+  if (mark.claimedUntil !== null) return claimHolds(mark) ? claimRefusal(paneId, mark) : null;
   const view = await readJob(ctx, ref);
   const waiting = waitedOn(mark, MAX_TIMEOUT_MS);
   if (isOver(view) && (endSeen(ref, view) || !waiting)) return null;
@@ -99,6 +101,21 @@ export async function markRefusal(
   );
 }
 
+/**
+ * The refusal of a pane another run_command has claimed (`mark`, whose claim holds): it pressed
+ * C-c there and has yet to type. C-c lifts nothing here; the claim's own end does, typed or not.
+ */
+function claimRefusal(paneId: string, mark: RunMark): ToolFailure {
+  const more = Math.max(1, Math.ceil((mark.claimedUntil! - Date.now()) / 1000));
+  return new ToolFailure(
+    `Pane ${paneId} is being taken by another run_command (job ${mark.jobId}): it cleared the ` +
+      `shell's line and types its command within ${more} s, or its claim on the pane lapses ` +
+      "then. Nothing was typed.",
+    `get_command_result with jobId ${mark.jobId} and waitMs waits for its command to end, or ` +
+      "says it was never typed; then run_command again.",
+  );
+}
+
 /** The refusal of a pane another run_command took at the instant (its mark now `value`). */
 export function takenRefusal(paneId: string, value: string): ToolFailure {
   const jobId = parseMark(value)?.jobId;
@@ -109,6 +126,21 @@ export function takenRefusal(paneId: string, value: string): ToolFailure {
     jobId
       ? `get_command_result with jobId ${jobId} and waitMs waits for it to end; then run_command again.`
       : "Try again.",
+  );
+}
+
+/**
+ * The refusal of a call whose claim on pane `paneId` lapsed before it typed, and was ended there
+ * by a reader of its job (job_state.ts), who then read it as never typed.
+ */
+export function lapsedRefusal(paneId: string): ToolFailure {
+  return new ToolFailure(
+    `Pane ${paneId} was not typed into: this call took more than ${
+      CLAIM_MS / 1000
+    } s from its C-c to typing, its claim on the pane lapsed, and a reader of its job ended ` +
+      "the claim. Nothing was typed.",
+    "run_command again; should it keep lapsing, wait for the pane's prompt first " +
+      "(wait_for_idle with atPrompt).",
   );
 }
 

@@ -33,15 +33,17 @@ import {
 import { recheckBy } from "./job_wait.ts";
 import { placeOf, rememberJob } from "./job_resource.ts";
 import {
+  CLAIM_MS,
+  claimValue,
   markFree,
   markFreeFormat,
   markHeldFormat,
   markLeftover,
   markValue,
+  parseMark,
   readMark,
   setMarkCommand,
   swapMark,
-  typedMark,
 } from "./run_mark.ts";
 import { keepTail } from "./text_tail.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
@@ -50,6 +52,7 @@ import { awaitFirstOutput, paneEnded, type PaneProbe, probePane } from "./pane_p
 import {
   busyRefusal,
   forgetEndedRuns,
+  lapsedRefusal,
   markRefusal,
   runsFor,
   type RunState,
@@ -247,10 +250,15 @@ export const runCommand = defineTool({
       const drawn = () => Math.min(performance.now() + PROMPT_PROGRAM_MS, deadline);
       // The mark goes on with the C-c, on condition that it is still as judged above: of the
       // calls that judged the pane free at once, one presses C-c and types, the others are
-      // refused. It says until when this call waits on the command. The step that types
-      // changes it (typedMark, run_mark.ts), so that tmux tells whether anything was typed.
-      const claimed = markValue(jobId, Date.now() + Math.max(0, deadline - performance.now()));
-      const typedValue = typedMark(claimed);
+      // refused. It is a claim, which lapses shortly (CLAIM_MS, run_mark.ts): should this
+      // process die before typing, the pane is free again within seconds. The step that types
+      // replaces it with the mark that says until when this call waits on the command, so
+      // that tmux tells whether anything was typed.
+      const claimed = claimValue(jobId, Date.now() + CLAIM_MS);
+      const typedValue = markValue(
+        jobId,
+        Date.now() + Math.max(0, deadline - performance.now()),
+      );
       left = leave(ctx.runner, ctx.address, markLeftover(pane.id, jobId, claimed, typedValue));
       // The process's end stops the step as the call's cancellation does before the mark is
       // given back: should a tmux process of its own carry the step, it is killed, and tmux
@@ -297,14 +305,19 @@ export const runCommand = defineTool({
           // script blocked in `read` looks like "bash" too. And it is still the program judged.
           holds: pane.pid,
           command: now.command,
-          // And the pane is still this call's: nobody judged its mark stale meanwhile. The mark
-          // then reads typed, before any key: from there on the command may be typed.
+          // And the pane is still this call's: nobody judged its mark stale (or its claim
+          // lapsed) meanwhile. The mark then reads typed, before any key: from there on the
+          // command may be typed.
           claim: {
             format: markHeldFormat(claimed),
             take: setMarkCommand(pane.id, typedValue),
             refusal: async () => {
               const value = await readMark(ctx, pane.id);
-              return value === claimed ? null : takenRefusal(pane.id, value);
+              if (value === claimed) return null;
+              // Its own job's claim, ended: a reader judged it lapsed (job_state.ts).
+              return parseMark(value)?.jobId === jobId
+                ? lapsedRefusal(pane.id)
+                : takenRefusal(pane.id, value);
             },
           },
         });

@@ -6,17 +6,31 @@
  * line) and type its own line into it.
  *
  * The mark holds the job id (which says where to read the job: job_id.ts) and, while a call waits
- * on the job, the time that call stops waiting: `JOBID` or `JOBID.DEADLINE` (ms since the epoch,
- * base 36). It is taken in the same tmux step as run_command's C-c, on condition that the pane
- * has none (or still the stale one the caller judged), checked again in the step that types,
- * and given back when the command is seen to end. Nothing else keeps it: a mark whose job is
- * over (job_state.ts reads its end marker, or the pane was respawned or died, or the shell is
- * back at its prompt and no call waits on it any longer) is stale, and the next run_command
- * replaces it. So a process killed mid-run never leaves a pane busy for longer than its command
- * runs, or than its call would have waited. A process that ends otherwise (told to stop, its
- * client gone) gives the mark back on its way out ({@link markLeftover}): a pane it typed nothing
- * into is free at once, and one it typed into is busy while the command runs, not while a call
- * that is gone would have waited.
+ * on the job, the time that call stops waiting (ms since the epoch, base 36), in one of three
+ * shapes:
+ *
+ * - `JOBID.cUNTIL`, the claim: taken in the same tmux step as run_command's C-c, on condition
+ *   that the pane has no mark (or still the stale one the caller judged). Nothing is typed yet.
+ *   UNTIL is a moment shortly ahead ({@link CLAIM_MS}): the call types by then, or its claim
+ *   lapses and the pane is free for the next run_command, with no job to read (a process killed
+ *   between its C-c and its typing leaves the pane for seconds, not for as long as its call
+ *   would have waited). Nothing depends on that moment being right: the step that types checks
+ *   in tmux that the mark is still its claim, so a call whose claim was taken types nothing.
+ *   (An earlier version of tmux-mcp reads a claim as a deadline too far ahead to believe, and
+ *   judges the pane by the job, as it does a mark no call waits on.)
+ * - `JOBID.DEADLINE`, typed: put on by the step that types, in place of the claim; DEADLINE is
+ *   the moment the call stops waiting on the command. (An earlier version of tmux-mcp also
+ *   claimed with this shape, its call's own deadline: read alike, as it always was.)
+ * - `JOBID`: typed, and no call waits on it any more.
+ *
+ * The mark is given back when the command is seen to end. Nothing else keeps it: a mark whose
+ * job is over (job_state.ts reads its end marker, or the pane was respawned or died, or the
+ * shell is back at its prompt and no call waits on it any longer) is stale, and the next
+ * run_command replaces it, as it does a claim that has lapsed. So a process killed mid-run never
+ * leaves a pane busy for longer than its command runs, or than its call would have waited. A
+ * process that ends otherwise (told to stop, its client gone) gives the mark back on its way
+ * out ({@link markLeftover}): a pane it typed nothing into is free at once, and one it typed
+ * into is busy while the command runs, not while a call that is gone would have waited.
  *
  * What the mark holds is read from tmux, so it is hostile input like any pane text: only a value
  * of the mark's own shape is ever put into a format, and any other value is simply replaced.
@@ -39,22 +53,51 @@ const PLAIN = /^[0-9a-z.-]{1,200}$/;
 export interface RunMark {
   /** The job the pane is busy with. */
   readonly jobId: string;
-  /** Until when a call waits on it (ms since the epoch), or null: none does. */
+  /** Until when a call waits on it (ms since the epoch), or null: none does, or a claim. */
   readonly waitedOnUntil: number | null;
+  /**
+   * A claim (nothing typed yet): until when its call may type (ms since the epoch); else null.
+   */
+  readonly claimedUntil: number | null;
 }
 
-/** The value of a mark. */
+/**
+ * How long a claim lasts: longer than run_command takes from its C-c step to its typing step.
+ * That is the C-c step, tried again while the programs drawing the prompt hold the terminal
+ * (PROMPT_PROGRAM_MS, 2 s), the wait for the fresh prompt (1 s) and the typing step, tried again
+ * likewise (2 s), and as much again for slow tmux steps.
+ */
+export const CLAIM_MS = 10_000;
+
+/** How far a mark's time may be ahead of this clock's and still be believed: clocks differ. */
+const SKEW_MS = 60_000;
+
+/** The value of a typed mark (see the module's doc). */
 export function markValue(jobId: string, waitedOnUntil: number | null = null): string {
   return waitedOnUntil === null ? jobId : `${jobId}.${Math.round(waitedOnUntil).toString(36)}`;
 }
 
-/** A mark's parts; null for a value of another shape (no mark of this module's). */
+/** The value of a claim on the pane for job `jobId`, lasting until `until` (ms since the epoch). */
+export function claimValue(jobId: string, until: number): string {
+  return `${jobId}.c${Math.round(until).toString(36)}`;
+}
+
+/**
+ * A mark's parts; null for a value of another shape (no mark of this module's). A time read as
+ * base 36 starts with a letter past `c` for any date from 2003 to 2059, so a claim's `c` is
+ * never the start of a deadline.
+ */
 export function parseMark(value: string): RunMark | null {
-  const m = /^([0-9a-z-]{1,120})(?:\.([0-9a-z]{1,10}))?$/.exec(value);
+  const m = /^([0-9a-z-]{1,120})(?:\.(c?)([0-9a-z]{1,10}))?$/.exec(value);
   if (!m) return null;
-  const until = m[2] === undefined ? null : parseInt(m[2], 36);
-  if (until !== null && !Number.isSafeInteger(until)) return null;
-  return { jobId: m[1], waitedOnUntil: until };
+  const time = m[3] === undefined ? null : parseInt(m[3], 36);
+  if (time !== null && !Number.isSafeInteger(time)) return null;
+  const claim = m[2] === "c";
+  return {
+    jobId: m[1],
+    waitedOnUntil: claim ? null : time,
+    claimedUntil: claim ? time : null,
+  };
 }
 
 /**
@@ -64,7 +107,18 @@ export function parseMark(value: string): RunMark | null {
  */
 export function waitedOn(mark: RunMark, longestWaitMs: number, now = Date.now()): boolean {
   const until = mark.waitedOnUntil;
-  return until !== null && now < until && until <= now + longestWaitMs + 60_000;
+  return until !== null && now < until && until <= now + longestWaitMs + SKEW_MS;
+}
+
+/**
+ * Whether a claim still holds: its call may yet type. A lapsed claim leaves the pane free (its
+ * call typed nothing, and now types nothing, once the mark is taken from it); so does one
+ * further ahead than any claim lasts (plus a minute for clocks that differ), which is not
+ * believed.
+ */
+export function claimHolds(mark: RunMark, now = Date.now()): boolean {
+  const until = mark.claimedUntil;
+  return until !== null && now < until && until <= now + CLAIM_MS + SKEW_MS;
 }
 
 /** `#{@tmux-mcp-run}` compared with a plain value (or "": no mark), as a format. */
@@ -170,27 +224,13 @@ export async function releaseMark(
 }
 
 /**
- * The mark the step that types run_command's line puts on in place of `claimed` (the mark its
- * C-c step put on): the same job, its call waiting one millisecond longer. Only so that tmux
- * tells, in a step of its own, a mark whose command may have been typed from one whose typing
- * never began ({@link markLeftover}).
- */
-export function typedMark(claimed: string): string {
-  const mark = parseMark(claimed);
-  if (mark === null || mark.waitedOnUntil === null) {
-    throw new RangeError(`not a waited-on mark: ${claimed}`);
-  }
-  return markValue(mark.jobId, mark.waitedOnUntil + 1);
-}
-
-/**
  * What run_command leaves on pane `paneId` until it has given its mark back (leftovers.ts): the
  * call, or the process, may end in between. `claimed` (the C-c step's mark: nothing typed) is
- * removed, and `typed` ({@link typedMark}: the command may have been typed) becomes job `jobId`'s
- * mark with no call waiting on it: the pane stays busy while the command runs, and is free once
- * it is over. A mark that is neither is another call's, and stays. Each is checked by tmux in the
- * step that changes it, so a typing step still on its way finds the mark no longer its claim,
- * and types nothing.
+ * removed, and `typed` (the typing step's mark: the command may have been typed) becomes job
+ * `jobId`'s mark with no call waiting on it: the pane stays busy while the command runs, and is
+ * free once it is over. A mark that is neither is another call's, and stays. Each is checked by
+ * tmux in the step that changes it, so a typing step still on its way finds the mark no longer
+ * its claim, and types nothing.
  */
 export function markLeftover(
   paneId: string,
