@@ -15,6 +15,7 @@ import { judgeResult } from "../tmux/tmux_error.ts";
 import { learnExitStatus, type PaneProbe, probePane } from "./pane_probe.ts";
 import { jobIdOf, type JobRef } from "./job_id.ts";
 import { findMarkers, type Marked } from "./job_markers.ts";
+import { claimHolds, claimValue, parseMark, readMark, swapMark } from "./run_mark.ts";
 
 /** A job's state now. */
 export interface JobView {
@@ -35,6 +36,11 @@ export interface JobView {
   readonly cutBytes?: number;
   /** Running, with an end marker in the pane that does not count yet ({@link Marked.held}). */
   readonly held?: boolean;
+  /**
+   * Running, not typed yet: until when the run_command that claimed the pane for it may type it
+   * (ms since the epoch; see run_mark.ts).
+   */
+  readonly claimedUntil?: number;
 }
 
 /** Rows before the start a read includes, in case the screen scrolled meanwhile. */
@@ -264,6 +270,32 @@ export function withoutDeadLine(rows: readonly string[]): string[] {
   return [...rows];
 }
 
+/** Why a job whose claim lapsed before its command was typed is lost. */
+const NEVER_TYPED = "it was never typed: the run_command that took the pane for it (with a " +
+  "C-c) had not typed it when its claim on the pane lapsed (its process was killed, say, or " +
+  "was too slow); the pane is free";
+
+/**
+ * The claim job `ref`'s run_command holds on its pane (run_mark.ts), if that is the pane's mark:
+ * until when, and whether it still holds. A claim that has lapsed is ended in tmux (made one
+ * that lapsed at the epoch, in one step on condition that it is still the mark): its call then
+ * types nothing, should it yet try, and the job reads as never typed in every process until
+ * another run_command takes the pane.
+ */
+async function underClaim(
+  ctx: TmuxContext,
+  ref: JobRef,
+): Promise<{ until: number; holds: boolean } | null> {
+  const value = await readMark(ctx, ref.paneId);
+  const mark = parseMark(value);
+  if (mark === null || mark.claimedUntil === null || mark.jobId !== jobIdOf(ref)) return null;
+  const holds = claimHolds(mark);
+  if (!holds && mark.claimedUntil !== 0) {
+    await swapMark(ctx, ref.paneId, value, claimValue(mark.jobId, 0));
+  }
+  return { until: mark.claimedUntil, holds };
+}
+
 /** Reads a job's state from its pane. */
 export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
   const { probe, marked } = await readMarked(ctx, ref);
@@ -315,6 +347,16 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
         known.deadStatus !== null ? ` (status ${known.deadStatus})` : ""
       } before the command's end`,
     }, marked);
+  }
+  // Not begun, the pane still under the claim its run_command took for it: being typed while
+  // the claim holds; never typed once it has lapsed.
+  if (!marked.begun) {
+    const claimed = await underClaim(ctx, ref);
+    if (claimed !== null) {
+      return claimed.holds
+        ? { ...sofar, state: "running", claimedUntil: claimed.until }
+        : { ...sofar, state: "lost", lostReason: NEVER_TYPED };
+    }
   }
   // Its end marker is there, but a program holds the terminal (see endThatCounts): it runs.
   if (marked.held) return { ...sofar, state: "running", held: true };

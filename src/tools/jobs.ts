@@ -114,6 +114,12 @@ export function jobSummary(ref: JobRef, view: JobView): string {
     case "lost":
       return `${ref.paneId}: the job is lost: ${view.lostReason}.`;
     default:
+      if (view.claimedUntil !== undefined) {
+        return `${ref.paneId}: the job is not typed yet: the run_command that runs it took the ` +
+          `pane and types it within ${
+            Math.max(1, Math.ceil((view.claimedUntil - Date.now()) / 1000))
+          } s, or never.`;
+      }
       return `${ref.paneId}: the job is still running (${
         Math.round(view.durationMs / 1000)
       } s so far).${view.held ? HELD_NOTE : ""}`;
