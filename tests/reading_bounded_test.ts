@@ -18,7 +18,7 @@ import {
 } from "../src/tmux/capture.ts";
 import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
 import type { ServerAddress } from "../src/tmux/server_address.ts";
-import { decodeCursor } from "../src/tmux/since_cursor.ts";
+import { CURSORS } from "../src/tmux/since_cursor.ts";
 import { compareSince } from "../src/tmux/since_compare.ts";
 import { normalGrid } from "../src/tmux/since_grid.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
@@ -281,7 +281,7 @@ async function sinceReference(t: Started, paneId: string, cursor: string, maxLin
       start: "history",
       saved: true,
     });
-    const r = compareSince(decodeCursor(cursor), normalGrid(capture));
+    const r = compareSince(await CURSORS.open(cursor), normalGrid(capture));
     assert.equal(r.skippedRows, 0);
     const cut = tailLines(r.rows, maxLines, 1_000_000);
     return {

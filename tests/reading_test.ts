@@ -17,12 +17,7 @@ import { BULK_HISTORY_ROWS, chainBytes, CONTROL_CHAIN_BYTES } from "../src/tmux/
 import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
 import type { ServerAddress } from "../src/tmux/server_address.ts";
 import { takeSnapshot } from "../src/tmux/snapshot.ts";
-import {
-  decodeCursor,
-  encodeCursor,
-  MAX_REMEMBERED_ROWS,
-  rowHash,
-} from "../src/tmux/since_cursor.ts";
+import { CURSORS, CursorStore, MAX_REMEMBERED_ROWS, rowHash } from "../src/tmux/since_cursor.ts";
 import { connect, type ConnectOptions, type TestClient, testContext } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -855,24 +850,31 @@ Deno.test("capture_since: respawned or killed pane, and foreign or malformed cur
     const start = await c.ok<Since>("capture_since", { paneId: id });
 
     assert.match(await c.fail("capture_since", { paneId: id, cursor: "garbage" }), /malformed/);
-    const [head, payload, check] = start.cursor.split(".");
-    const flipped = payload.slice(0, 10) + (payload[10] === "A" ? "B" : "A") + payload.slice(11);
+    const [head, serial, seal] = start.cursor.split(".");
+    const flipped = seal.slice(0, 10) + (seal[10] === "A" ? "B" : "A") + seal.slice(11);
     const tampered = await c.fail("capture_since", {
       paneId: id,
-      cursor: `${head}.${flipped}.${check}`,
+      cursor: `${head}.${serial}.${flipped}`,
     });
-    assert.match(tampered, /malformed.*without a cursor/);
+    assert.match(tampered, /not sealed by this server process.*without a cursor/);
+    // Another process's cursor (or this server's before a restart): the same rows, sealed with
+    // another key.
+    const foreign = await new CursorStore().issue(await CURSORS.open(start.cursor));
+    assert.match(
+      await c.fail("capture_since", { paneId: id, cursor: foreign }),
+      /not sealed by this server process.*without a cursor/,
+    );
 
-    // A cursor forged to look well formed (the checksum is no secret) with a history limit of 0
-    // and a base of 10⁹ asked the reader to plan a billion places (the server ran out of
-    // memory); what it says of such a cursor is garbage in, garbage out, but it answers.
-    const forged = encodeCursor({
-      ...decodeCursor(start.cursor),
+    // What no pane leaves a cursor remembering (a history limit of 0 and a base of 10⁹, which
+    // once had the reader plan a billion places and the server run out of memory) cannot come
+    // from a client any more; kept here as the reader's own bound. It answers.
+    const odd = await CURSORS.issue({
+      ...await CURSORS.open(start.cursor),
       historyLimit: 0,
       historySize: 1_000_000_000,
       base: 1_000_000_000,
     });
-    await c.ok<Since>("capture_since", { paneId: id, cursor: forged });
+    await c.ok<Since>("capture_since", { paneId: id, cursor: odd });
     await c.ok("list_panes");
 
     const wrongPane = await c.fail("capture_since", { paneId: other, cursor: start.cursor });
@@ -890,8 +892,8 @@ Deno.test("capture_since: respawned or killed pane, and foreign or malformed cur
       await elsewhere.kill();
     }
     // A server of the same pid that ran before (a container's tmux, restarted) is another.
-    const cursor = decodeCursor(start.cursor);
-    const earlier = encodeCursor({ ...cursor, serverStart: cursor.serverStart - 60 });
+    const cursor = await CURSORS.open(start.cursor);
+    const earlier = await CURSORS.issue({ ...cursor, serverStart: cursor.serverStart - 60 });
     assert.match(
       await c.fail("capture_since", { paneId: id, cursor: earlier }),
       /another tmux server \(or one since restarted\): pid \d+ then and now, started .* then and .* now/,
@@ -910,11 +912,13 @@ Deno.test("capture_since: respawned or killed pane, and foreign or malformed cur
   });
 });
 
-Deno.test("capture_since: a forged cursor of one repeated row is refused or answered at once", async () => {
+Deno.test("capture_since: a cursor of the most rows, all one repeated row, after a width change answers at once", async () => {
   await withTmux(async (t, c) => {
-    // The checksum is no secret: a cursor naming the pane's real server and process, another
-    // width (the reflow search) and tens of thousands of rows equal to one the pane repeats
-    // had every row of the pane compared with every remembered row, the server deaf meanwhile.
+    // Once forged (its checksum was no secret, and the cursor travelled whole): a cursor naming
+    // the pane's real server and process, another width (the reflow search) and tens of
+    // thousands of rows equal to one the pane repeats had every row of the pane compared with
+    // every remembered row, the server deaf meanwhile. No client can make one now; the
+    // comparison's bound is kept for the tallest pane's cursor.
     const id = (await t.tmux(
       "new-window",
       "-P",
@@ -927,25 +931,17 @@ Deno.test("capture_since: a forged cursor of one repeated row is refused or answ
         Number(await t.tmux("display-message", "-p", "-t", id, "#{history_size}")) >= 1900,
       "history full of y",
     );
-    const real = decodeCursor((await c.ok<Since>("capture_since", { paneId: id })).cursor);
-    const forged = (rows: number) =>
-      encodeCursor({
+    const real = await CURSORS.open((await c.ok<Since>("capture_since", { paneId: id })).cursor);
+    const most = await c.ok<Since>("capture_since", {
+      paneId: id,
+      cursor: await CURSORS.issue({
         ...real,
         width: real.width + 1,
         base: 0,
-        historySize: rows,
-        cursorRow: rows,
-        rows: rowHash("y").repeat(rows),
-      });
-    // More rows than any pane shows: not a cursor capture_since made.
-    const tooMany = await c.fail("capture_since", {
-      paneId: id,
-      cursor: forged(MAX_REMEMBERED_ROWS + 1),
-    });
-    assert.match(tooMany, /malformed/);
-    const most = await c.ok<Since>("capture_since", {
-      paneId: id,
-      cursor: forged(MAX_REMEMBERED_ROWS),
+        historySize: MAX_REMEMBERED_ROWS,
+        cursorRow: MAX_REMEMBERED_ROWS,
+        rows: rowHash("y").repeat(MAX_REMEMBERED_ROWS),
+      }),
     });
     assert.equal(most.resized, true);
     await c.ok("list_panes");

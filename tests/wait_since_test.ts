@@ -2,12 +2,12 @@
  * wait_for_text with a `since` cursor from capture_since, against real tmux on private sockets:
  * what the pane wrote after the cursor counts even when written before the call, old text never
  * does (a prompt, a header above a scroll region), a cursor whose place is lost makes nothing
- * from before count, and a cursor this server process did not seal is refused.
+ * from before count, and a cursor this server process did not hand out is refused.
  */
 
 import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { decodeCursor, encodeCursor, rowHash } from "../src/tmux/since_cursor.ts";
+import { CursorStore, openCursor } from "../src/tmux/since_cursor.ts";
 import { waitFor } from "./helpers/tmux.ts";
 import { hub, structured, subscribed, type, type Wait, withServer } from "./helpers/wait_text.ts";
 
@@ -93,20 +93,20 @@ Deno.test("since: old text never counts, and a cursor this process did not seal 
     assert.deepEqual([typed.matched, typed.lines], [{ pattern: "echo", index: 1 }, ["echo hi"]]);
     await t.tmux("send-keys", "-t", p, "C-u");
 
-    // Forged: well formed (the checksum is no secret) but not sealed here, or sealed for
-    // another body; from another pane. Each refused before anything is watched.
-    const [head, payload, check, seal] = cursor.split(".");
-    const rows = decodeCursor(cursor);
-    const unsealed = encodeCursor({ ...rows, rows: rowHash("nothing like it") });
+    // Forged: well formed but not sealed here (another process's, an altered seal, another
+    // serial number with this seal); malformed; from another pane. Each refused before
+    // anything is watched.
+    const [head, serial, seal] = cursor.split(".");
+    const foreign = await new CursorStore().issue(await openCursor(cursor, p));
     const other = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
     const otherCursor = (await c.ok<{ cursor: string }>("capture_since", { paneId: other })).cursor;
-    const resealed = `${unsealed}.${seal}`;
+    const next = (parseInt(serial, 36) + 1).toString(36);
     for (
       const [forged, why] of [
-        [unsealed, /not sealed by this server process/],
-        [resealed, /not sealed by this server process/],
-        [`${head}.${payload}.${check}.${"A".repeat(22)}`, /not sealed by this server process/],
-        [`${head}.${payload}.${check}.${seal}x`, /malformed/],
+        [foreign, /not sealed by this server process/],
+        [`${head}.${next}.${seal}`, /not sealed by this server process/],
+        [`${head}.${serial}.${"A".repeat(16)}`, /not sealed by this server process/],
+        [`${cursor}x`, /malformed/],
         [otherCursor, new RegExp(`taken on pane ${other}, not`)],
       ] as const
     ) {
@@ -122,26 +122,37 @@ Deno.test("since: old text never counts, and a cursor this process did not seal 
   });
 });
 
-Deno.test("since: capture_since under a full-screen program never seals a cursor it did not seal", async () => {
+Deno.test("since: under a full-screen program capture_since takes only its own cursors, and keeps one while nothing changes", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;
     const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
-    const forged = encodeCursor({ ...decodeCursor(cursor), rows: rowHash("nothing like it") });
+    // What another process handed out: the same rows, not this process's cursor.
+    const foreign = await new CursorStore().issue(await openCursor(cursor, p));
     await type(t, p, "printf '\\033[?1049hFU%sLL' ''; read x");
     await waitFor(
       async () =>
         (await t.tmux("display-message", "-p", "-t", p, "#{alternate_on}")).trim() === "1",
       "the full-screen program",
     );
-    // The cursor it hands back keeps the given one's main-screen part: sealed only for its own.
-    const own = await c.ok<{ cursor: string }>("capture_since", { paneId: p, cursor });
-    assert.equal(own.cursor.split(".").length, 4, "its own cursor comes back sealed");
-    const back = await c.ok<{ cursor: string }>("capture_since", { paneId: p, cursor: forged });
-    assert.equal(back.cursor.split(".").length, 3, "a forged one comes back unsealed");
     assert.match(
-      await c.fail("wait_for_text", { paneId: p, patterns: ["x"], since: back.cursor }),
+      await c.fail("capture_since", { paneId: p, cursor: foreign }),
       /not sealed by this server process/,
     );
+    type Since = { cursor: string; text: string; alternateScreen: boolean };
+    const own = await c.ok<Since>("capture_since", { paneId: p, cursor });
+    assert.equal(own.alternateScreen, true);
+    assert.match(own.text, /FULL/);
+    assert.notEqual(own.cursor, cursor, "it remembers the full-screen program's screen");
+    // Nothing changed: the same cursor comes back, and no other is kept.
+    const again = await c.ok<Since>("capture_since", { paneId: p, cursor: own.cursor });
+    assert.deepEqual([again.cursor, again.text], [own.cursor, ""]);
+    const waited = await c.call("wait_for_text", {
+      paneId: p,
+      patterns: ["x"],
+      since: again.cursor,
+      timeoutMs: 100,
+    });
+    assert.equal(structured(waited).outcome, "timedOut");
   });
 });
 

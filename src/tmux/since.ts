@@ -2,11 +2,11 @@
  * capture_since: what a pane wrote or rewrote since an earlier read, found again from an opaque
  * cursor.
  *
- * A cursor (since_cursor.ts) remembers where the pane stood and a hash of each row it saw;
- * since_compare.ts finds them again on a grid (since_grid.ts) and says what changed. Here: the
- * cursor checked, reads (since_read.ts) tried until one covers what the comparison needs, and
- * the new cursor sealed. since_written.ts tells a wait, from the same comparison, which rows
- * were written since.
+ * A cursor (since_cursor.ts) remembers where the pane stood and a hash of each row it saw, and
+ * travels as a short id of what this process keeps; since_compare.ts finds the rows again on a
+ * grid (since_grid.ts) and says what changed. Here: the cursor checked, reads (since_read.ts)
+ * tried until one covers what the comparison needs, and the new cursor kept. since_written.ts
+ * tells a wait, from the same comparison, which rows were written since.
  *
  * @module
  */
@@ -19,11 +19,10 @@ import { sameServer, serversText } from "./server_identity.ts";
 import {
   ANCHOR_ROWS,
   CursorError,
-  decodeCursor,
-  encodeCursor,
-  openSealed,
+  CURSORS,
+  openCursor,
   rowHash,
-  sealCursor,
+  sameCursor,
   type SinceCursor,
 } from "./since_cursor.ts";
 import { compareSince, cursorFor, type SinceResult, trimsPossible } from "./since_compare.ts";
@@ -32,14 +31,20 @@ import { type Guess, readStretches, screenRows, type Slack, streamGrid } from ".
 
 export { CursorError } from "./since_cursor.ts";
 
-/** A capture_since answer before any MCP bound is applied. */
-export interface SinceCapture extends SinceResult {
+/** What changed since a cursor (or the screen, without one), and what the next one remembers. */
+export interface SinceComparison extends SinceResult {
   /** The pane's state at the capture. */
   readonly state: PaneState;
   /** Whether `rows` is the alternate screen (a full-screen program) rather than new lines. */
   readonly alternateScreen: boolean;
   /** Whether there was no cursor: `rows` is the current screen. */
   readonly fresh: boolean;
+  /** What the next cursor remembers. */
+  readonly next: SinceCursor;
+}
+
+/** A capture_since answer before any MCP bound is applied. */
+export interface SinceCapture extends SinceComparison {
   /** The cursor to pass next time. */
   readonly cursor: string;
 }
@@ -67,12 +72,12 @@ function checkIdentity(cursor: SinceCursor, state: PaneState): void {
 const PLANNED_READS = 4;
 
 /**
- * Everything capture_since does against tmux: validates the cursor (before any tmux call),
- * reads what the comparison needs (usually one tmux invocation: the rows that prove the
- * position and the last `want` rows, the rows between counted), checks it is the same process
- * on the same server and compares. Throws {@link CursorError} for a cursor that cannot be
- * used, and the runner's `TmuxError` (kind `no-target`) when the pane does not exist. The
- * cursor it returns is sealed by this process (see since_written.ts).
+ * Everything capture_since does against tmux: checks the cursor (before any tmux call), reads
+ * what the comparison needs (usually one tmux invocation: the rows that prove the position and
+ * the last `want` rows, the rows between counted), checks it is the same process on the same
+ * server and compares. Throws {@link CursorError} for a cursor that cannot be used, and the
+ * runner's `TmuxError` (kind `no-target`) when the pane does not exist. The cursor it returns
+ * is the one it was given when nothing it remembers changed, else a new one.
  */
 export async function captureSince(
   runner: TmuxRunner,
@@ -82,30 +87,24 @@ export async function captureSince(
   want: number,
   options: RunOptions = {},
 ): Promise<SinceCapture> {
-  const capture = await compareWithCursor(runner, address, paneId, cursorText, want, options);
-  // Under a full-screen program the cursor keeps the given one's main-screen part: sealed only
-  // if this process sealed that one, so a forged cursor never comes back vouched for.
-  const keepsGiven = cursorText !== undefined && capture.alternateScreen && !capture.fresh;
-  if (keepsGiven && !(await openSealed(cursorText).then(() => true, () => false))) return capture;
-  return { ...capture, cursor: await sealCursor(capture.cursor) };
+  const cursor = cursorText === undefined ? null : await openCursor(cursorText, paneId);
+  const capture = await compareWithCursor(runner, address, paneId, cursor, want, options);
+  const same = cursorText !== undefined && cursor !== null && sameCursor(cursor, capture.next);
+  return { ...capture, cursor: same ? cursorText : await CURSORS.issue(capture.next) };
 }
 
 /**
- * {@link captureSince} without sealing the cursor it makes: writtenSince (since_written.ts)
- * compares with it and hands no cursor out.
+ * {@link captureSince} from what a cursor remembers, keeping no new cursor: writtenSince
+ * (since_written.ts) compares with it and hands no cursor out.
  */
 export async function compareWithCursor(
   runner: TmuxRunner,
   address: ServerAddress,
   paneId: string,
-  cursorText: string | undefined,
+  cursor: SinceCursor | null,
   want: number,
   options: RunOptions,
-): Promise<SinceCapture> {
-  const cursor = cursorText === undefined ? null : decodeCursor(cursorText);
-  if (cursor && cursor.paneId !== paneId) {
-    throw new CursorError(`The cursor was taken on pane ${cursor.paneId}, not ${paneId}.`);
-  }
+): Promise<SinceComparison> {
   const quiet = {
     unchangedRows: [],
     trimmedRows: 0,
@@ -137,13 +136,13 @@ export async function compareWithCursor(
       state,
       alternateScreen: state.alternateScreen,
       fresh: true,
-      cursor: encodeCursor(cursorFor(normalGrid(capture), state, altHash)),
+      next: cursorFor(normalGrid(capture), state, altHash),
     };
   }
   // A full-screen program has the screen: what it shows now, and the main screen's part of
   // the cursor kept as it was (what the shell wrote before comes back once it gives the screen
   // back).
-  const alternate = (state: PaneState, rows: string[]): SinceCapture => {
+  const alternate = (state: PaneState, rows: string[]): SinceComparison => {
     const altHash = rowHash(rows.join("\n"));
     const changed = cursor.altHash !== altHash;
     return {
@@ -154,15 +153,15 @@ export async function compareWithCursor(
       state,
       alternateScreen: true,
       fresh: false,
-      cursor: encodeCursor({ ...cursor, altHash }),
+      next: { ...cursor, altHash },
     };
   };
-  const answer = (result: SinceResult, state: PaneState, grid: NormalGrid): SinceCapture => ({
+  const answer = (result: SinceResult, state: PaneState, grid: NormalGrid): SinceComparison => ({
     ...result,
     state,
     alternateScreen: false,
     fresh: false,
-    cursor: encodeCursor(cursorFor(grid, state, null)),
+    next: cursorFor(grid, state, null),
   });
 
   // Where tmux may have trimmed, the remembered rows' row numbers follow the history size

@@ -104,8 +104,8 @@ export function trimStep(limit: number): number {
  * Whole trims a comparison tries at most. A cursor's rows sit within the history it was taken
  * from, about the history limit: about ten trims reach back to its top. More come only from a
  * limit lowered since (rows that far back are then not tried, and the answer says `missed`),
- * or a forged cursor, whose history limit of 0 and base of 10⁹ would otherwise have a billion
- * places tried before tmux is asked anything.
+ * or a forged cursor (when a cursor travelled whole), whose history limit of 0 and base of 10⁹
+ * would otherwise have a billion places tried before tmux is asked anything.
  */
 export const MAX_TRIMS_TRIED = 64;
 

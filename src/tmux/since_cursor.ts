@@ -1,6 +1,6 @@
 /**
  * capture_since's cursors: what one remembers of a pane (absolute positions and a hash of each
- * row, never the text), and the opaque text it travels as.
+ * row, never the text), kept in this process, and the short sealed id it travels as.
  *
  * @module
  */
@@ -12,8 +12,8 @@ export const ANCHOR_ROWS = 8;
 export const MAX_PANE_ROWS = 10_000;
 
 /**
- * Rows a cursor remembers at most: the anchor and every screen row (see `cursorFor`). A cursor
- * holding more was not made here.
+ * Rows a cursor remembers at most: the anchor and every screen row (see `cursorFor`). The
+ * store keeps none with more.
  */
 export const MAX_REMEMBERED_ROWS = ANCHOR_ROWS + MAX_PANE_ROWS;
 
@@ -115,9 +115,6 @@ export interface SinceCursor {
   readonly altHash: string | null;
 }
 
-/** What a cursor starts with; `tmc1.` was the form before the server's start time was in it. */
-const CURSOR_PREFIX = "tmc2.";
-
 /** Why a cursor cannot be used. */
 export class CursorError extends Error {
   /** A cursor error with its reason. */
@@ -127,67 +124,136 @@ export class CursorError extends Error {
   }
 }
 
-/** Encodes a cursor as opaque text: `tmc1.` + base64url(JSON) + `.` + checksum. */
-export function encodeCursor(c: SinceCursor): string {
-  const body = JSON.stringify([
-    c.serverPid,
-    c.serverStart,
-    c.paneId,
-    c.panePid,
-    c.width,
-    c.historyLimit,
-    c.historySize,
-    c.base,
-    c.cursorRow,
-    c.rows,
-    c.altHash,
-  ]);
-  return `${CURSOR_PREFIX}${base64url(new TextEncoder().encode(body))}.${rowHash(body)}`;
-}
-
-/** Characters of a cursor's seal (16 bytes of HMAC-SHA-256, base64url). */
-const SEAL_CHARS = 22;
-
 /**
- * The key this process seals cursors with: random, made on first use, never leaves the process.
- * The checksum of a cursor is no secret, so anyone can make a well-formed one; only this
- * process can seal one.
+ * Whether two cursors remember the same: an unchanged poll hands back the cursor it was given
+ * rather than a new one that says the same.
  */
-let sealKey: Promise<CryptoKey> | null = null;
-
-async function seal(body: string): Promise<string> {
-  sealKey ??= crypto.subtle.importKey(
-    "raw",
-    crypto.getRandomValues(new Uint8Array(32)),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = await crypto.subtle.sign("HMAC", await sealKey, new TextEncoder().encode(body));
-  return base64url(new Uint8Array(mac).subarray(0, 16));
-}
-
-/** A cursor's text with this process's seal after it (capture_since hands out sealed ones). */
-export async function sealCursor(text: string): Promise<string> {
-  return `${text}.${await seal(text)}`;
+export function sameCursor(a: SinceCursor, b: SinceCursor): boolean {
+  return a.serverPid === b.serverPid && a.serverStart === b.serverStart &&
+    a.paneId === b.paneId && a.panePid === b.panePid && a.width === b.width &&
+    a.historyLimit === b.historyLimit && a.historySize === b.historySize && a.base === b.base &&
+    a.cursorRow === b.cursorRow && a.rows === b.rows && a.altHash === b.altHash;
 }
 
 /**
- * Decodes a cursor that this process sealed: for what a forged cursor must not decide (which
- * text counts as written since). Throws {@link CursorError} for any other.
+ * Cursors kept at most. An agent polling a few panes in turn passes back a few, and an unchanged
+ * poll keeps its cursor (no new one); one handed out and never passed back stays usable until
+ * this many others were handed out or passed back since. About 1 KB each for a 50-row pane.
  */
-export async function openSealed(text: string): Promise<SinceCursor> {
-  const cursor = decodeCursor(text);
-  const at = text.lastIndexOf(".");
-  const body = text.slice(0, at);
-  const mark = text.slice(at + 1);
-  if (body.split(".").length !== 3 || !equalText(mark, await seal(body))) {
-    throw new CursorError(
-      "The cursor was not sealed by this server process: it was altered or made elsewhere, " +
-        "or the server restarted since it was taken.",
-    );
+export const MAX_CURSORS = 1_000;
+
+/**
+ * Remembered rows kept at most, over all cursors: 8 bytes of hash each, 4 MB, so that the store
+ * holds under 5 MB whatever a client does. A cursor of a 50-row pane remembers 58 rows, so the
+ * count bound comes first; this one holds where panes are thousands of rows high (a cursor
+ * remembers at most {@link MAX_REMEMBERED_ROWS}: 49 such are kept).
+ */
+export const MAX_KEPT_ROWS = 500_000;
+
+/** What a cursor's text starts with (`tmc1.` and `tmc2.` carried the whole cursor). */
+const CURSOR_PREFIX = "tmc3.";
+
+/** Characters of a cursor's seal: 96 bits of HMAC-SHA-256, base64url. */
+const SEAL_CHARS = 16;
+
+/** A cursor's text: the prefix, its serial number in base 36, and the seal of both. */
+const CURSOR_TEXT = new RegExp(
+  `^(${CURSOR_PREFIX.replace(".", "\\.")}[0-9a-z]{1,11})\\.([A-Za-z0-9_-]{${SEAL_CHARS}})$`,
+);
+
+/**
+ * Where capture_since keeps what its cursors remember, so that a cursor travels as a short id
+ * (about 24 characters, whatever the pane's height) rather than as a hash of every row it saw:
+ * a model reads it in every reply and copies it into the next call.
+ *
+ * An id is a serial number sealed with a key made at random when the store is, which never
+ * leaves the process: an id that was altered, guessed, or handed out by another process (or
+ * this server before a restart) is refused as not sealed here, before the store is looked at.
+ * A sealed id whose cursor was dropped (least recently used, beyond {@link MAX_CURSORS}
+ * cursors or {@link MAX_KEPT_ROWS} rows) is refused as expired. A cursor may be passed back
+ * more than once, as an earlier point to read from: what it remembers never changes. Which
+ * pane and server it belongs to is in what it remembers, and checked by the callers.
+ */
+export class CursorStore {
+  readonly #maxCursors: number;
+  readonly #maxRows: number;
+  /** By the id without its seal, least recently used first (a Map keeps insertion order). */
+  readonly #kept = new Map<string, SinceCursor>();
+  #rows = 0;
+  #serial = 0;
+  #key: Promise<CryptoKey> | null = null;
+
+  /** A store keeping at most `maxCursors` cursors and `maxRows` remembered rows. */
+  constructor(maxCursors: number = MAX_CURSORS, maxRows: number = MAX_KEPT_ROWS) {
+    this.#maxCursors = maxCursors;
+    this.#maxRows = maxRows;
   }
-  return cursor;
+
+  /** Cursors kept now. */
+  get size(): number {
+    return this.#kept.size;
+  }
+
+  /** Keeps a cursor; returns the id that stands for it. */
+  async issue(cursor: SinceCursor): Promise<string> {
+    const rows = cursor.rows.length / HASH_CHARS;
+    if (rows > MAX_REMEMBERED_ROWS) throw new Error(`a cursor of ${rows} rows`);
+    const head = `${CURSOR_PREFIX}${(++this.#serial).toString(36)}`;
+    const text = `${head}.${await this.#seal(head)}`;
+    this.#kept.set(head, cursor);
+    this.#rows += rows;
+    for (const [old, kept] of this.#kept) {
+      const within = this.#kept.size <= this.#maxCursors && this.#rows <= this.#maxRows;
+      if (within || old === head) break;
+      this.#drop(old, kept);
+    }
+    return text;
+  }
+
+  /**
+   * What the cursor `text` remembers, if this store handed it out and still keeps it (it is
+   * then the most recently used). Throws {@link CursorError} saying why not.
+   */
+  async open(text: string): Promise<SinceCursor> {
+    const parts = CURSOR_TEXT.exec(text);
+    if (!parts) {
+      throw new CursorError("The cursor is malformed: it is not one capture_since returned.");
+    }
+    const [, head, mark] = parts;
+    if (!equalText(mark, await this.#seal(head))) {
+      throw new CursorError(
+        "The cursor was not sealed by this server process: it was altered or made elsewhere, " +
+          "or the server restarted since it was taken.",
+      );
+    }
+    const cursor = this.#kept.get(head);
+    if (!cursor) {
+      throw new CursorError(
+        `The cursor expired: this server process keeps the ${this.#maxCursors} cursors handed out ` +
+          "or passed back last, and this one is older.",
+      );
+    }
+    this.#kept.delete(head);
+    this.#kept.set(head, cursor);
+    return cursor;
+  }
+
+  #drop(head: string, cursor: SinceCursor): void {
+    this.#kept.delete(head);
+    this.#rows -= cursor.rows.length / HASH_CHARS;
+  }
+
+  async #seal(head: string): Promise<string> {
+    this.#key ??= crypto.subtle.importKey(
+      "raw",
+      crypto.getRandomValues(new Uint8Array(32)),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const mac = await crypto.subtle.sign("HMAC", await this.#key, new TextEncoder().encode(head));
+    return base64url(new Uint8Array(mac).subarray(0, SEAL_CHARS * 6 / 8));
+  }
 }
 
 /** Whether two short texts are equal, in time that does not tell where they differ. */
@@ -198,58 +264,18 @@ function equalText(a: string, b: string): boolean {
   return diff === 0;
 }
 
+/** The cursors of this process: capture_since hands them out, it and wait_for_text take them. */
+export const CURSORS: CursorStore = new CursorStore();
+
 /**
- * Decodes a cursor, sealed or not (capture_since reads either: what it answers for a forged
- * one is garbage in, garbage out); throws {@link CursorError} for anything this module did
- * not make.
+ * What a cursor this process handed out remembers, checked to be one taken on `paneId` (a
+ * cursor of another pane would compare rows that were never the same). Throws
+ * {@link CursorError} for any other, before any tmux call.
  */
-export function decodeCursor(text: string): SinceCursor {
-  const bad = new CursorError("The cursor is malformed: it is not one capture_since returned.");
-  if (!text.startsWith(CURSOR_PREFIX)) throw bad;
-  const [payload, check, mark, ...rest] = text.slice(CURSOR_PREFIX.length).split(".");
-  if (rest.length > 0 || !payload || !check) throw bad;
-  if (mark !== undefined && !new RegExp(`^[A-Za-z0-9_-]{${SEAL_CHARS}}$`).test(mark)) throw bad;
-  let body: string;
-  let v: unknown;
-  try {
-    body = new TextDecoder("utf-8", { fatal: true }).decode(fromBase64url(payload));
-    v = JSON.parse(body);
-  } catch {
-    throw bad;
+export async function openCursor(text: string, paneId: string): Promise<SinceCursor> {
+  const cursor = await CURSORS.open(text);
+  if (cursor.paneId !== paneId) {
+    throw new CursorError(`The cursor was taken on pane ${cursor.paneId}, not ${paneId}.`);
   }
-  if (rowHash(body) !== check || !Array.isArray(v) || v.length !== 11) throw bad;
-  const [
-    serverPid,
-    serverStart,
-    paneId,
-    panePid,
-    width,
-    historyLimit,
-    historySize,
-    base,
-    cursorRow,
-    rows,
-    alt,
-  ] = v;
-  const nat = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
-  const ok = nat(serverPid) && nat(serverStart) && typeof paneId === "string" &&
-    /^%\d+$/.test(paneId) &&
-    nat(panePid) && nat(width) && nat(historyLimit) && nat(historySize) && nat(base) &&
-    nat(cursorRow) && typeof rows === "string" && rows.length % HASH_CHARS === 0 &&
-    rows.length <= MAX_REMEMBERED_ROWS * HASH_CHARS && /^[A-Za-z0-9_-]*$/.test(rows) &&
-    (alt === null || typeof alt === "string");
-  if (!ok) throw bad;
-  return {
-    serverPid,
-    serverStart,
-    paneId,
-    panePid,
-    width,
-    historyLimit,
-    historySize,
-    base,
-    cursorRow,
-    rows,
-    altHash: alt,
-  };
+  return cursor;
 }

@@ -1,7 +1,8 @@
 /**
  * What a pane wrote since a cursor capture_since handed out, row by row, for wait_for_text's
  * `since`: a wait that counts output from an earlier point than its own start. Only a cursor
- * this process sealed is taken, so that a forged one cannot decide what counts as written.
+ * this process handed out is taken (see since_cursor.ts), so that a forged one cannot decide
+ * what counts as written.
  *
  * @module
  */
@@ -9,14 +10,7 @@
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
 import { compareWithCursor } from "./since.ts";
-import {
-  CursorError,
-  HASH_CHARS,
-  openSealed,
-  parseHash,
-  prefixWithHash,
-  type SinceCursor,
-} from "./since_cursor.ts";
+import { HASH_CHARS, parseHash, prefixWithHash, type SinceCursor } from "./since_cursor.ts";
 
 /** A row written since a cursor was taken (see {@link writtenSince}). */
 export interface SinceRow {
@@ -28,7 +22,7 @@ export interface SinceRow {
   readonly shown: string;
 }
 
-/** What a pane wrote since a sealed cursor, as {@link writtenSince} finds it. */
+/** What a pane wrote since a cursor, as {@link writtenSince} finds it. */
 export interface WrittenSince {
   readonly rows: SinceRow[];
   /**
@@ -41,20 +35,9 @@ export interface WrittenSince {
 }
 
 /**
- * Checks a cursor capture_since handed out on this pane, from this process (sealed), before any
- * tmux call: a forged cursor must not decide what counts as written since.
- */
-export async function openSinceCursor(cursorText: string, paneId: string): Promise<SinceCursor> {
-  const cursor = await openSealed(cursorText);
-  if (cursor.paneId !== paneId) {
-    throw new CursorError(`The cursor was taken on pane ${cursor.paneId}, not ${paneId}.`);
-  }
-  return cursor;
-}
-
-/**
- * The rows a pane wrote or rewrote since a cursor this process sealed, for a wait that counts
- * output from an earlier point than its own start. Unchanged rows are not written; a row that
+ * The rows a pane wrote or rewrote since a cursor (opened with `openCursor` before the wait
+ * began, not looked up again), for a wait that counts output from an earlier point than its own
+ * start. Unchanged rows are not written; a row that
  * still begins with what it read then (a prompt typed after) is written from there on, blanks
  * after it skipped; any other row changed since is written whole (a cursor keeps no text, so
  * which of its characters were rewritten cannot be told). Where the cursor's position cannot
@@ -65,12 +48,11 @@ export async function writtenSince(
   runner: TmuxRunner,
   address: ServerAddress,
   paneId: string,
-  cursorText: string,
+  cursor: SinceCursor,
   want: number,
   options: RunOptions = {},
 ): Promise<WrittenSince> {
-  const cursor = await openSinceCursor(cursorText, paneId);
-  const since = await compareWithCursor(runner, address, paneId, cursorText, want, options);
+  const since = await compareWithCursor(runner, address, paneId, cursor, want, options);
   const none = (lost: string | null): WrittenSince => ({ rows: [], lost, skippedRows: 0 });
   if (since.alternateScreen) {
     if (since.rows.length === 0) return none(null);

@@ -15,8 +15,8 @@ import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { CursorError } from "../tmux/since.ts";
-import { openSinceCursor, writtenSince } from "../tmux/since_written.ts";
+import { CursorError, openCursor, type SinceCursor } from "../tmux/since_cursor.ts";
+import { writtenSince } from "../tmux/since_written.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
@@ -52,7 +52,8 @@ const waitForText = defineTool({
     regex: z.boolean().optional(),
     matchCase: z.boolean().optional(),
     stop: patternList().optional(),
-    // A sealed cursor is at most about 110 000 characters (10 008 remembered rows).
+    // Far longer than a cursor (about 24 characters): one of an earlier version (up to 110 000)
+    // is refused saying what to do, not by the schema.
     since: z.string().max(200_000).optional(),
     timeoutMs: timeoutField,
   },
@@ -97,7 +98,7 @@ const waitForText = defineTool({
     // Matching stops at the deadline too: a costly pattern on a long line takes a while.
     const pacer = new MatchPacer(ctx.signal, deadline);
     // A cursor that cannot be used is refused before anything is watched.
-    if (args.since !== undefined) await sinceCursor(args.since, pane.id);
+    const since = args.since === undefined ? null : await sinceCursor(args.since, pane.id);
     const watch = await PaneWatch.open(ctx, pane, { screen: true, rows: true });
     type Outcome = "matched" | "output" | "stopped" | "timedOut" | "paneDied";
     let outcome: Outcome = "timedOut";
@@ -140,9 +141,7 @@ const waitForText = defineTool({
       onScreen = await patternsIn(patterns, watch.screen, new MatchPacer(ctx.signal, deadline));
       // What the pane wrote between the cursor and the watch's start, read once the watch is
       // open (what comes meanwhile is seen twice, never missed).
-      const before = args.since === undefined
-        ? null
-        : await writtenBefore(ctx, pane.id, args.since);
+      const before = since === null ? null : await writtenBefore(ctx, pane.id, since);
       if (before?.lost) notes.push(`since ignored: ${before.lost}`);
       if (before && before.skippedRows > 0) {
         notes.push(`the first ${before.skippedRows} lines written since the cursor not matched`);
@@ -248,10 +247,10 @@ const SINCE_ROWS = 10_000;
 const SINCE_HINT = "Take a cursor with capture_since on this pane (before typing) and pass it as " +
   "since, or wait without since.";
 
-/** Checks a `since` cursor: this process sealed it, on this pane. */
-async function sinceCursor(text: string, paneId: string): Promise<void> {
+/** What a `since` cursor remembers: this process handed it out, on this pane. */
+async function sinceCursor(text: string, paneId: string): Promise<SinceCursor> {
   try {
-    await openSinceCursor(text, paneId);
+    return await openCursor(text, paneId);
   } catch (error) {
     if (error instanceof CursorError) throw new ToolFailure(error.message, SINCE_HINT);
     throw error;
@@ -259,9 +258,9 @@ async function sinceCursor(text: string, paneId: string): Promise<void> {
 }
 
 /** The rows the pane wrote since a `since` cursor (see {@link writtenSince}). */
-async function writtenBefore(ctx: TmuxContext, paneId: string, text: string) {
+async function writtenBefore(ctx: TmuxContext, paneId: string, cursor: SinceCursor) {
   try {
-    return await writtenSince(ctx.runner, ctx.address, paneId, text, SINCE_ROWS, {
+    return await writtenSince(ctx.runner, ctx.address, paneId, cursor, SINCE_ROWS, {
       signal: ctx.signal,
     });
   } catch (error) {
