@@ -36,8 +36,11 @@ export function cursorFor(
   const base = Math.max(grid.first, Math.min(cursorRow, grid.historySize) - ANCHOR_ROWS);
   const end = Math.max(grid.lastWritten, cursorRow - 1);
   const blank = hashValue("");
-  let rows = "";
-  for (let abs = base; abs <= end; abs++) rows += hashText(grid.hashAt(abs) ?? blank);
+  const hashes: string[] = [];
+  for (let abs = base; abs <= end; abs++) hashes.push(hashText(grid.hashAt(abs) ?? blank));
+  // Joined, the rows are one flat string: built by `+=`, a chain of thousands of pieces, each
+  // costing more than the 8 characters it holds, kept for as long as the cursor is.
+  const rows = hashes.join("");
   return {
     serverPid: state.serverPid,
     serverStart: state.serverStart,
