@@ -55,6 +55,14 @@ export function quoteNested(arg: string): string {
 }
 
 /**
+ * Commands as one command string for tmux to parse (an `if-shell` branch): each argument
+ * {@link quoteNested}, so the string holds no newline.
+ */
+export function nestedCommands(commands: readonly (readonly string[])[]): string {
+  return commands.map((c) => c.map(quoteNested).join(" ")).join(" ; ");
+}
+
+/**
  * The control-mode line for an argv, or {@link ControlUnavailable} when it cannot be one: a
  * newline ends a control line, and a command name must be a plain word (a quoted `NAME=value`
  * in command position would be an environment assignment to tmux's parser).

@@ -28,7 +28,7 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { ServerChanged } from "../mcp/act_step.ts";
-import { quoteNested } from "../tmux/control.ts";
+import { nestedCommands as nested } from "../tmux/command_line.ts";
 import { chainArgv, decodeBytes, randomHex } from "../tmux/format.ts";
 import { leave, type LeftoverSpec } from "../tmux/leftovers.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
@@ -117,14 +117,6 @@ function lent(runner: TmuxRunner): LeftoverSpec {
       if (commands.length > 0) await run(chainArgv(commands));
     },
   };
-}
-
-/**
- * Commands as one command string for tmux to parse (an `if-shell` branch): each argument
- * single-quoted, a newline travelling as `"\n"` so the line holds none.
- */
-function nested(commands: readonly (readonly string[])[]): string {
-  return commands.map((c) => c.map(quoteNested).join(" ")).join(" ; ");
 }
 
 /**
