@@ -17,6 +17,7 @@
 
 import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { giveBackOnFirstCall } from "../tmux/left_behind.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import {
   learnSocket,
@@ -389,6 +390,10 @@ export class ToolRegistry {
     this.#inFlight++;
     let result: CallToolResult;
     try {
+      // What a tmux-mcp process killed outright left on this server (a person's scroll-on-clear
+      // turned off, a buffer their prefix ] would paste) goes before this process's first call
+      // there acts or reads.
+      await giveBackOnFirstCall(ctx.runner, ctx.address, ctx.signal);
       const reply = await tool.run(args, ctx);
       // A result from another machine says which: %3 there is not %3 here.
       result = successResult(

@@ -21,6 +21,7 @@
 
 import { type ChainEvent, ChainReader, joinBytes } from "./chain.ts";
 import { execFast } from "./control.ts";
+import { TRANSIENT_BUFFER_PREFIX } from "./left_behind.ts";
 import { decodeBytes, flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import { judgeResult, TmuxError } from "./tmux_error.ts";
@@ -340,8 +341,12 @@ function spanArgs(span: RowSpan): string[] {
   return args;
 }
 
-/** Counting buffers' names: the rest is random per call (see {@link ChainPart}). */
-const COUNT_BUFFER_PREFIX = "tmux-mcp-count-";
+/**
+ * Counting buffers' names: the rest is random per call (see {@link ChainPart}). Transient ones
+ * (left_behind.ts): never counted as tmux-mcp's own, and deleted as left behind should a
+ * person's hook hold the line past the capture while the process is killed.
+ */
+const COUNT_BUFFER_PREFIX = TRANSIENT_BUFFER_PREFIX;
 
 function chainArgs(paneId: string, guard: string, parts: readonly ChainPart[]): string[] {
   // The guard is a control byte and hex digits: the hex makes the buffer's name unguessable,

@@ -17,6 +17,11 @@
  * load_buffer takes one line of text only (see {@link loadableText}): nothing the person
  * pastes from it can end a line and run as a command, or act as a key.
  *
+ * A paste goes through a transient buffer of its own, which lives for one step (see
+ * {@link pasteTransient}): not listed, not counted, and deleted by the next buffer call (or
+ * the next tmux-mcp process) should its process be killed before the step deleted it
+ * (left_behind.ts).
+ *
  * @module
  */
 
@@ -37,17 +42,20 @@ import {
   recordFormat,
   UNDECODABLE,
 } from "../tmux/format.ts";
+import { isTransientBuffer, ownClientName, transientBufferName } from "../tmux/left_behind.ts";
 import { leave } from "../tmux/leftovers.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { type PaneRow, SERVER_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, literalArg } from "./arguments.ts";
 import {
   BUFFER_PREFIX,
+  giveBackBuffers,
   inBufferTurn,
   MAX_BUFFER_BYTES,
   newBufferName,
   ownBuffers,
   roomFor,
+  TRANSIENT_NAME,
 } from "./own_buffers.ts";
 
 const suffixSchema = z.string().regex(
@@ -127,6 +135,13 @@ const loadBuffer = defineTool({
       );
     }
     loadableText(args.text);
+    if (args.name?.startsWith(TRANSIENT_NAME)) {
+      throw new ToolFailure(
+        `name may not start with "${TRANSIENT_NAME}": tmux-mcp names the buffers of its ` +
+          "pastes so, and deletes them. Nothing was stored.",
+        "Pick another name.",
+      );
+    }
     const bytes = byteLength(args.text);
     if (bytes > MAX_BUFFER_BYTES) {
       throw new ToolFailure(
@@ -139,6 +154,7 @@ const loadBuffer = defineTool({
     // Counted and loaded in one turn per tmux server, so that calls at once cannot each find
     // room for one buffer and all load.
     const replaced = await inBufferTurn(ctx, async () => {
+      await giveBackBuffers(ctx);
       const replacing = roomFor(ctx, await ownBuffers(ctx), bufferName, bytes);
       // A tmux process of its own (tmux reads the text from its stdin), so loaded only on the
       // server just read: the control connection may reach one that lost its socket file.
@@ -172,6 +188,7 @@ const deleteBuffer = defineTool({
       );
     }
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
+    await giveBackBuffers(ctx);
     const ours = [...(await ownBuffers(ctx)).keys()];
     if (!ours.includes(args.bufferName)) {
       throw new ToolFailure(
@@ -264,13 +281,15 @@ const listBuffers = defineTool({
   output: { ...listBound, buffers: z.array(bufferEntry) },
   annotations: READ_ONLY,
   async run(_args, ctx) {
+    await giveBackBuffers(ctx);
     const guard = newGuard();
     const fields = ["#{buffer_name}", "#{buffer_size}", "#{buffer_created}", "#{buffer_sample}"];
+    // A paste's transient buffer is another call's for one step, and no buffer to act on.
     const rows = parseRecords(
       await ctx.read(["list-buffers", "-F", recordFormat(guard, fields)]),
       guard,
       fields.length,
-    );
+    ).filter(([name]) => !isTransientBuffer(name));
     const capped = capList(rows, MAX_LISTED);
     const entries = capped.kept.map(([name, size, created, sampleText]) => {
       const { preview, complete } = previewOf(sampleText);
@@ -366,6 +385,7 @@ export async function readBufferBytes(
 
 /** A buffer's size and bytes, or a refusal naming the buffers there are. */
 async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
+  await giveBackBuffers(ctx);
   const guard = newGuard();
   const listed = parseRecords(
     await ctx.read([
@@ -376,7 +396,10 @@ async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
     guard,
     3,
   );
-  const names = () => `Buffers: ${nameList(listed.map(([n]) => n))} — list_buffers lists them.`;
+  const names = () =>
+    `Buffers: ${
+      nameList(listed.flatMap(([n]) => isTransientBuffer(n) ? [] : [n]))
+    } — list_buffers lists them.`;
   const entry = listed.find(([n]) => n === name);
   if (!entry) {
     throw new ToolFailure(
@@ -416,7 +439,10 @@ const INLINE_FILL_BYTES = 10_240;
  * (briefly the newest buffer: the one window left), and a refusal deletes it in the step.
  * Either way a refused or failed paste leaves no buffer behind, nor does a process that ends
  * before the step has answered (its close deletes the buffer): between the load and the step,
- * or while a person's hook holds the step's line after the fill. Returns the panes reached.
+ * or while a person's hook holds the step's line after the fill. A process killed outright
+ * between the load and the step deletes nothing: the loaded buffer's name says whose it is
+ * (this process's control client, left_behind.ts), and the next tmux-mcp process there
+ * deletes it once that client is gone. Returns the panes reached.
  */
 export async function pasteTransient(
   ctx: TmuxContext,
@@ -433,7 +459,15 @@ export async function pasteTransient(
     readonly before?: readonly (readonly string[])[];
   },
 ): Promise<string[]> {
-  const name = newBufferName();
+  const inline = nestedCommandBytes(["set-buffer", "-b", transientBufferName(null), "--", text]) <=
+    INLINE_FILL_BYTES;
+  // Loaded before the step, it names its owner: this process's control client, which tmux
+  // drops once the process is killed (one round trip more, next to a tmux process started for
+  // the load). Filled on the step's line, it is the line's, which tmux has run on after its
+  // client was gone; one left anyway goes by its age.
+  const name = transientBufferName(
+    inline ? null : await ownClientName(ctx.runner, ctx.address, ctx.signal),
+  );
   const paste = ["paste-buffer", "-b", name, "-d"];
   if (options.bracketed) paste.push("-p");
   if (options.keepNewlines) paste.push("-r");
@@ -441,7 +475,6 @@ export async function pasteTransient(
   const commands = [...(options.before ?? []), paste];
   if (options.enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
   const fill = ["set-buffer", "-b", name, "--", text];
-  const inline = nestedCommandBytes(fill) <= INLINE_FILL_BYTES;
   // From its fill until the step that pastes it has answered, it is this server's to delete:
   // also when the process ends in between (leftovers.ts), or the person's next paste would be
   // this text. Filled on the step's own line, it lasts as long as a person's hook after the

@@ -4,7 +4,10 @@
  *
  * Every buffer this server makes is named {@link BUFFER_PREFIX} and something (a caller's
  * `name`, or random hex), so it recognises its own, and those of other tmux-mcp processes on
- * the same tmux server, after a restart. tmux's buffer-limit drops only automatic buffers
+ * the same tmux server, after a restart. Those it makes for one step only are named
+ * {@link TRANSIENT_BUFFER_PREFIX} (left_behind.ts): not its own in this sense, never counted
+ * here, and taken away by whichever tmux-mcp process meets one its maker left behind
+ * ({@link giveBackBuffers}). tmux's buffer-limit drops only automatic buffers
  * (a person's copies), never named ones, and tmux-mcp deletes a buffer only when asked
  * (delete_buffer): without a bound, a loop of load_buffer calls of 4 MiB each piles up in the
  * tmux server without end, in the person's choose-buffer list, and the newest is what their
@@ -19,6 +22,7 @@ import { nameList, ToolFailure } from "../mcp/errors.ts";
 import { int, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import { addressKey } from "../tmux/server_address.ts";
+import { giveBackLeft, isTransientBuffer, TRANSIENT_BUFFER_PREFIX } from "../tmux/left_behind.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { Turns } from "../tmux/turns.ts";
 
@@ -42,6 +46,21 @@ export const MAX_OWN_BUFFERS = 16;
  */
 export const MAX_OWN_BYTES = 16 * 1024 * 1024;
 
+/**
+ * The name prefix load_buffer refuses in a `name`: with {@link BUFFER_PREFIX} before it, the
+ * buffer would be taken for a transient one, and deleted as left behind.
+ */
+export const TRANSIENT_NAME = TRANSIENT_BUFFER_PREFIX.slice(BUFFER_PREFIX.length);
+
+/**
+ * Deletes the transient buffers that processes gone left behind (left_behind.ts): before a
+ * buffer tool reads or counts the buffers there, so that none of them is the newest buffer a
+ * person's `prefix ]` pastes any longer. Never throws.
+ */
+export async function giveBackBuffers(ctx: TmuxContext): Promise<void> {
+  await giveBackLeft((a) => ctx.read(a), (a) => ctx.run(a), { panes: null, buffers: true });
+}
+
 /** A fresh buffer name of ours. */
 export function newBufferName(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(6));
@@ -50,8 +69,8 @@ export function newBufferName(): string {
 
 /**
  * The buffers on the server whose name starts with {@link BUFFER_PREFIX}, newest first, with
- * their sizes in bytes: load_buffer's (named by a caller or not), another tmux-mcp process's,
- * and a paste's transient buffer while it exists.
+ * their sizes in bytes: load_buffer's (named by a caller or not) and another tmux-mcp
+ * process's; not a transient one (a paste's, while it exists).
  */
 export async function ownBuffers(ctx: TmuxContext): Promise<Map<string, number>> {
   const guard = newGuard();
@@ -62,7 +81,7 @@ export async function ownBuffers(ctx: TmuxContext): Promise<Map<string, number>>
   ]);
   const own = new Map<string, number>();
   for (const [name, size] of parseRecords(out, guard, 2)) {
-    if (name.startsWith(BUFFER_PREFIX)) own.set(name, int(size));
+    if (name.startsWith(BUFFER_PREFIX) && !isTransientBuffer(name)) own.set(name, int(size));
   }
   return own;
 }
@@ -74,8 +93,9 @@ export async function ownBuffers(ctx: TmuxContext): Promise<Map<string, number>>
  * from before the bound worse). Returns whether `name` exists (it is replaced), or throws the
  * refusal naming the calls that make room.
  *
- * Transient buffers (a paste's, which it deletes in its own step) count while they exist: they
- * hold bytes in tmux too. The bound stops only load_buffer, never a paste.
+ * Transient buffers (a paste's, which it deletes in its own step) do not count: one exists for
+ * a step, and one left behind is deleted first. The bound stops only load_buffer, never a
+ * paste.
  */
 export function roomFor(
   ctx: TmuxContext,

@@ -17,7 +17,9 @@ import {
   parseRecords,
   recordFormat,
 } from "../tmux/format.ts";
+import { isTransientBuffer } from "../tmux/left_behind.ts";
 import { readBufferBytes } from "./buffers.ts";
+import { giveBackBuffers } from "./own_buffers.ts";
 import { cutNote, EMPTY_TAIL, textBound, textBudget } from "./reading_bounds.ts";
 
 /** show_buffer. */
@@ -39,6 +41,7 @@ export const showBuffer = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
+    await giveBackBuffers(ctx);
     const guard = newGuard();
     const listed = parseRecords(
       await ctx.read([
@@ -54,8 +57,10 @@ export const showBuffer = defineTool({
       guard,
       4,
     );
-    const names = () => `Buffers: ${nameList(listed.map(([n]) => n))}.`;
-    if (listed.length === 0) {
+    // A paste's transient buffer is another call's for one step: never "the newest" here.
+    const offered = listed.filter(([n]) => !isTransientBuffer(n));
+    const names = () => `Buffers: ${nameList(offered.map(([n]) => n))}.`;
+    if (listed.length === 0 || (offered.length === 0 && args.name === undefined)) {
       throw new ToolFailure(
         `There are no paste buffers on ${ctx.socketLabel}.`,
         "Copy mode or load_buffer creates one.",
@@ -63,7 +68,7 @@ export const showBuffer = defineTool({
     }
     // tmux's own default (show-buffer without -b) skips named buffers; the newest of any kind
     // is what a person means by "the last buffer", and list-buffers lists newest first.
-    const entry = args.name === undefined ? listed[0] : listed.find(([n]) => n === args.name);
+    const entry = args.name === undefined ? offered[0] : listed.find(([n]) => n === args.name);
     if (!entry) {
       throw new ToolFailure(
         `No paste buffer ${JSON.stringify(args.name)} on ${ctx.socketLabel}.`,

@@ -1,0 +1,232 @@
+/**
+ * What a tmux-mcp process killed outright (SIGKILL: no handler runs) leaves in the person's
+ * tmux server in the middle of a call, and the next tmux-mcp process on that server taking it
+ * away (src/tmux/left_behind.ts): a paste's transient buffer, which a person's `prefix ]` would
+ * paste. What a live process has in hand stays its own.
+ *
+ * Every moment is reached deterministically: a person's hook holds the call's tmux line at a
+ * chosen command (HookGate), or the test waits until tmux shows the call's state.
+ */
+
+import assert from "node:assert/strict";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, HookGate, processesNaming, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+
+type Server = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/** A real tmux-mcp process on `t`, initialized. */
+async function agent(t: TestTmux, extra: string[] = []): Promise<StdioServer> {
+  const { cmd, args } = startCommand();
+  const s = new StdioServer(cmd, [...args, "--socket", t.socket, ...extra], cleanEnv());
+  await s.initialize();
+  return s;
+}
+
+/** The pids of the tmux clients attached to `t` that `s` started (its control clients). */
+async function clientsOf(t: TestTmux, s: StdioServer): Promise<string[]> {
+  const children = (await sh("ps", ["-o", "pid=", "--ppid", String(s.child.pid)], {
+    allowFail: true,
+  })).stdout.split("\n").map((l) => l.trim()).filter(Boolean);
+  return (await t.tmux("list-clients", "-F", "#{client_pid}")).split("\n")
+    .filter((pid) => children.includes(pid));
+}
+
+/** Kills `s` outright and waits for it, and for its control clients to be gone from tmux. */
+async function kill9(t: TestTmux, s: StdioServer): Promise<void> {
+  const clients = await clientsOf(t, s);
+  assert.ok(clients.length > 0, "the process had a control client");
+  s.child.kill("SIGKILL");
+  await s.child.status;
+  await waitFor(
+    async () =>
+      !(await t.tmux("list-clients", "-F", "#{client_pid}")).split("\n")
+        .some((pid) => clients.includes(pid)),
+    "the killed process's control clients to be gone",
+  );
+}
+
+/** A call's text and structured content, over stdio. */
+async function call(
+  s: StdioServer,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<{ isError: boolean; text: string; data: Record<string, unknown> }> {
+  const r = await s.callTool(name, args);
+  return {
+    isError: r.isError === true,
+    text: (r.content as { text: string }[])[0].text,
+    data: (r.structuredContent ?? {}) as Record<string, unknown>,
+  };
+}
+
+async function ourBuffers(t: TestTmux): Promise<string[]> {
+  return (await t.tmux("list-buffers", "-F", "#{buffer_name}")).split("\n")
+    .filter((n) => n.startsWith("tmux-mcp-"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A paste's transient buffer
+
+/** About 20 KB of commands: loaded by a tmux process of its own, not filled on the step's line. */
+const LONG = "echo agent-text\n".repeat(1_300);
+
+/** Holds `s`'s long paste right after its load (a person's hook); the call's answer to come. */
+async function heldLongPaste(
+  t: Server,
+  gate: HookGate,
+  s: StdioServer,
+): Promise<{ pasted: Promise<Record<string, unknown>> }> {
+  await t.tmux("set-hook", "-g", "after-load-buffer", gate.command);
+  const pasted = s.callTool("paste_text", { paneId: t.ids.paneId, text: LONG });
+  pasted.catch(() => {});
+  await waitFor(() => gate.began(), "the load to be held");
+  assert.equal((await ourBuffers(t)).length, 1, "the paste's buffer, loaded");
+  // In an object: an async function's promise would wait for the call's.
+  return { pasted };
+}
+
+Deno.test("left behind: a long paste_text SIGKILLed between its load and its paste leaves no buffer once the next process has made its first call", async () => {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const a = await agent(t);
+  let b: StdioServer | undefined;
+  try {
+    await heldLongPaste(t, gate, a);
+    await kill9(t, a);
+    await gate.open();
+    await t.tmux("set-hook", "-gu", "after-load-buffer");
+    await waitFor(
+      async () => !(await processesNaming(t.socket)).some((p) => p.args.includes("load-buffer")),
+      "the orphaned load to end",
+    );
+    b = await agent(t);
+    const listed = await call(b, "list_panes");
+    assert.equal(listed.isError, false, listed.text);
+    assert.deepEqual(
+      await ourBuffers(t),
+      [],
+      "the agent's 20 KB of commands stay the newest buffer: the person's prefix ] pastes it",
+    );
+  } finally {
+    await gate.open();
+    await a.kill();
+    await b?.kill();
+    await t.kill();
+    await gate.remove();
+  }
+});
+
+Deno.test("left behind: a process already running deletes a killed one's transient buffer at its next buffer call, and lists it never", async () => {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const b = await agent(t);
+  const a = await agent(t);
+  try {
+    assert.equal((await call(b, "list_panes")).isError, false);
+    await heldLongPaste(t, gate, a);
+    // Its maker alive, the buffer is its maker's: not listed, not deleted.
+    const whileAlive = await call(b, "list_buffers");
+    assert.deepEqual(whileAlive.data.buffers, [], whileAlive.text);
+    assert.equal((await ourBuffers(t)).length, 1, "a live paste's buffer stays");
+    await kill9(t, a);
+    await gate.open();
+    await t.tmux("set-hook", "-gu", "after-load-buffer");
+    await waitFor(
+      async () => !(await processesNaming(t.socket)).some((p) => p.args.includes("load-buffer")),
+      "the orphaned load to end",
+    );
+    const listed = await call(b, "list_buffers");
+    assert.deepEqual(listed.data.buffers, [], listed.text);
+    assert.deepEqual(await ourBuffers(t), [], "the killed process's buffer");
+  } finally {
+    await gate.open();
+    await a.kill();
+    await b.kill();
+    await t.kill();
+    await gate.remove();
+  }
+});
+
+Deno.test("left behind: a long paste held after its load, its process alive, ends as a paste while another process calls", async () => {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const a = await agent(t);
+  const b = await agent(t);
+  try {
+    const { pasted } = await heldLongPaste(t, gate, a);
+    // The other process's first call (which looks for what processes gone left) and a buffer
+    // call: the live paste's buffer is left alone.
+    assert.equal((await call(b, "list_panes")).isError, false);
+    assert.equal((await call(b, "list_buffers")).isError, false);
+    await gate.open();
+    const result = await pasted;
+    assert.notEqual(result.isError, true, JSON.stringify(result));
+    assert.deepEqual(await ourBuffers(t), [], "the paste deleted its buffer");
+  } finally {
+    await gate.open();
+    await a.kill();
+    await b.kill();
+    await t.kill();
+    await gate.remove();
+  }
+});
+
+Deno.test("left behind: a short paste_text SIGKILLed while a person's hook holds its line after the fill leaves no buffer for the person's prefix ]", async () => {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const a = await agent(t);
+  let b: StdioServer | undefined;
+  try {
+    await call(a, "list_panes"); // the control connection warm: the step goes over it
+    await t.tmux("set-hook", "-g", "after-set-buffer", gate.command);
+    a.callTool("paste_text", { paneId: t.ids.paneId, text: "echo agent-one\necho agent-two" })
+      .catch(() => {});
+    await waitFor(() => gate.began(), "the fill to be held");
+    await kill9(t, a);
+    await gate.open();
+    await t.tmux("set-hook", "-gu", "after-set-buffer");
+    await t.tmux("display-message", "-p", "");
+    b = await agent(t);
+    await call(b, "list_buffers");
+    assert.deepEqual(await ourBuffers(t), [], "the agent's lines stay for the person's prefix ]");
+  } finally {
+    await gate.open();
+    await a.kill();
+    await b?.kill();
+    await t.kill();
+    await gate.remove();
+  }
+});
+
+Deno.test("left behind: a transient buffer is neither listed, nor shown as the newest, nor counted against load_buffer's 16, and load_buffer makes none", async () => {
+  const t = await TestTmux.start();
+  const b = await agent(t);
+  try {
+    await t.tmux("set-buffer", "-b", "mine", "PERSON");
+    // Another process's paste, in the middle of its step (no owner named: judged by its age).
+    await t.tmux("set-buffer", "-b", "tmux-mcp-transient-0123456789ab", "echo other-agent");
+    const listed = await call(b, "list_buffers");
+    assert.deepEqual(
+      (listed.data.buffers as { name: string }[]).map((x) => x.name),
+      ["mine"],
+      listed.text,
+    );
+    const shown = await call(b, "show_buffer");
+    assert.equal(shown.data.name, "mine", shown.text);
+    for (let i = 0; i < 16; i++) {
+      const loaded = await call(b, "load_buffer", { text: `b${i}` });
+      assert.equal(loaded.isError, false, `load ${i}: ${loaded.text}`);
+    }
+    const refused = await call(b, "load_buffer", { text: "x", name: "transient-0123456789ab" });
+    assert.equal(refused.isError, true);
+    assert.match(refused.text, /transient-/);
+    assert.equal(
+      await t.tmux("show-buffer", "-b", "tmux-mcp-transient-0123456789ab"),
+      "echo other-agent",
+      "not replaced",
+    );
+  } finally {
+    await b.kill();
+    await t.kill();
+  }
+});
