@@ -2,7 +2,8 @@
  * What a tmux-mcp process killed outright (SIGKILL: no handler runs) leaves in the person's
  * tmux server in the middle of a call, and the next tmux-mcp process on that server taking it
  * away (src/tmux/left_behind.ts): a paste's transient buffer, which a person's `prefix ]` would
- * paste. What a live process has in hand stays its own.
+ * paste, and clear_pane's scroll-on-clear turned off. What a live process has in hand stays
+ * its own.
  *
  * Every moment is reached deterministically: a person's hook holds the call's tmux line at a
  * chosen command (HookGate), or the test waits until tmux shows the call's state.
@@ -13,6 +14,8 @@ import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, HookGate, processesNaming, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = Awaited<ReturnType<typeof TestTmux.start>>;
+
+const TEARDOWN = ["--toolsets", "inspect,manage,execute,teardown"];
 
 /** A real tmux-mcp process on `t`, initialized. */
 async function agent(t: TestTmux, extra: string[] = []): Promise<StdioServer> {
@@ -228,5 +231,142 @@ Deno.test("left behind: a transient buffer is neither listed, nor shown as the n
   } finally {
     await b.kill();
     await t.kill();
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// clear_pane's scroll-on-clear turned off, held by a person's after-set-option hook
+
+const MARK = "@tmux-mcp-scroll-on-clear";
+
+/**
+ * A pane running `sh` whose own scroll-on-clear is `before` ("" for none), and readers of its
+ * own value and mark.
+ */
+async function clearedPane(t: Server, before: string) {
+  const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+  if (before !== "") await t.tmux("set-option", "-p", "-t", p, "scroll-on-clear", before);
+  return {
+    p,
+    own: async () => (await t.tmux("show-options", "-pqv", "-t", p, "scroll-on-clear")).trim(),
+    mark: async () => (await t.tmux("show-options", "-pqv", "-t", p, MARK)).trim(),
+  };
+}
+
+/**
+ * Holds `s`'s clear of the screen of `p` alone after the turn-off: a person's hook on every
+ * set-option, which waits (once) when it finds the pane's value off.
+ */
+async function heldClear(
+  t: Server,
+  gate: HookGate,
+  s: StdioServer,
+  p: string,
+): Promise<{ cleared: Promise<Record<string, unknown>> }> {
+  await call(s, "list_panes"); // the control connection warm, as usual
+  await t.tmux(
+    "set-hook",
+    "-g",
+    "after-set-option",
+    `if-shell -F -t ${p} '#{==:#{scroll-on-clear},0}' "${gate.command}"`,
+  );
+  const cleared = s.callTool("clear_pane", { paneId: p, screen: true, history: false });
+  cleared.catch(() => {});
+  await waitFor(() => gate.began(), "the clear's step to be held");
+  return { cleared };
+}
+
+for (const before of ["", "on"]) {
+  Deno.test(`left behind: clear_pane SIGKILLed while a person's hook holds its step after scroll-on-clear off: the pane's own value (${before || "none"}) comes back at the next process's first call`, async () => {
+    const t = await TestTmux.start();
+    const gate = await HookGate.make();
+    const a = await agent(t, TEARDOWN);
+    let b: StdioServer | undefined;
+    try {
+      const { p, own, mark } = await clearedPane(t, before);
+      await heldClear(t, gate, a, p);
+      assert.equal(await own(), "off", "held after the turn-off");
+      await kill9(t, a);
+      await gate.open();
+      await t.tmux("set-hook", "-gu", "after-set-option");
+      // Whatever tmux does with the rest of the line, it is done once a later command answers.
+      await t.tmux("display-message", "-p", "");
+      b = await agent(t, ["--toolsets", "inspect"]);
+      const listed = await call(b, "list_panes");
+      assert.equal(listed.isError, false, listed.text);
+      assert.equal(await own(), before, "the pane kept scroll-on-clear off, which nobody set");
+      assert.equal(await mark(), "", "the mark is gone");
+    } finally {
+      await gate.open();
+      await a.kill();
+      await b?.kill();
+      await t.kill();
+      await gate.remove();
+    }
+  });
+}
+
+Deno.test("left behind: after a clear_pane SIGKILLed with scroll-on-clear off, a running process's clear_pane there keeps the pane's own value", async () => {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const b = await agent(t, TEARDOWN);
+  const a = await agent(t, TEARDOWN);
+  try {
+    const { p, own, mark } = await clearedPane(t, "");
+    assert.equal((await call(b, "list_panes")).isError, false);
+    await heldClear(t, gate, a, p);
+    await kill9(t, a);
+    await gate.open();
+    await t.tmux("set-hook", "-gu", "after-set-option");
+    await t.tmux("display-message", "-p", "");
+    assert.equal(await own(), "off", "left off by the killed process's line");
+    await t.tmux("send-keys", "-t", p, "-l", "echo SCREEN-$((6*7))");
+    await t.tmux("send-keys", "-t", p, "Enter");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("SCREEN-42"),
+      "the screen",
+    );
+    const cleared = await call(b, "clear_pane", { paneId: p, screen: true, history: false });
+    assert.equal(cleared.isError, false, cleared.text);
+    assert.equal(await own(), "", "the pane's own value is none, as before the killed clear");
+    assert.equal(await mark(), "");
+    assert.equal(cleared.data.historySize, 0, "nothing moved into the history");
+    // A screen cleared now goes into the history, as the person's own setting says.
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", p, "#{scroll-on-clear}")).trim(),
+      "1",
+    );
+  } finally {
+    await gate.open();
+    await a.kill();
+    await b.kill();
+    await t.kill();
+    await gate.remove();
+  }
+});
+
+Deno.test("left behind: a clear_pane held after scroll-on-clear off, its process alive, keeps its step while another process calls", async () => {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const a = await agent(t, TEARDOWN);
+  const b = await agent(t, TEARDOWN);
+  try {
+    const { p, own, mark } = await clearedPane(t, "on");
+    const { cleared } = await heldClear(t, gate, a, p);
+    assert.notEqual(await mark(), "", "marked while off");
+    assert.equal((await call(b, "list_panes")).isError, false);
+    assert.equal(await own(), "off", "a live clear's turn-off is its own to put back");
+    assert.notEqual(await mark(), "");
+    await gate.open();
+    const result = await cleared;
+    assert.notEqual(result.isError, true, JSON.stringify(result));
+    assert.equal(await own(), "on");
+    assert.equal(await mark(), "", "unmarked by its own line");
+  } finally {
+    await gate.open();
+    await a.kill();
+    await b.kill();
+    await t.kill();
+    await gate.remove();
   }
 });

@@ -385,7 +385,9 @@ Deno.test("clear_pane of the screen alone keeps a pane's scroll-on-clear set bet
 
 // The clear of the screen alone turns the pane's scroll-on-clear off on its step's own line
 // and puts the pane's own value back on it (screen_clear.ts): a person's slow after-set-option
-// hook holds that line after the turn-off, and the call may end there.
+// hook holds that line after the turn-off, and the call may end there. (The hook runs after
+// every set-option of the line; it waits once the pane's value is off, after the mark that
+// goes before the turn-off.)
 for (
   const [how, before] of [["SIGTERM", ""], ["stdin EOF", "on"], ["cancelled", ""]] as const
 ) {
@@ -408,7 +410,12 @@ for (
       await s.initialize(); // request 1
       // Warm the control connection so that the step goes over it, as it usually does.
       await s.callTool("list_panes"); // request 2
-      await t.tmux("set-hook", "-g", "after-set-option", gate.command);
+      await t.tmux(
+        "set-hook",
+        "-g",
+        "after-set-option",
+        `if-shell -F -t ${p} '#{==:#{scroll-on-clear},0}' "${gate.command}"`,
+      );
       s.callTool("clear_pane", { paneId: p, screen: true, history: false }).catch(() => {}); // 3
       await waitFor(() => gate.began(), "the clear's step to be held");
       assert.equal(await own(), "off", "held after the turn-off");
@@ -429,6 +436,11 @@ for (
       await gate.open();
       await t.tmux("set-hook", "-gu", "after-set-option");
       assert.equal(await own(), before, "the pane's own scroll-on-clear, the hook let go");
+      assert.equal(
+        (await t.tmux("show-options", "-pqv", "-t", p, "@tmux-mcp-scroll-on-clear")).trim(),
+        "",
+        "the step's mark, taken away with it",
+      );
     } finally {
       await gate.open();
       await s.kill();

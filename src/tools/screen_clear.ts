@@ -10,6 +10,14 @@ import { Unconfirmed } from "../mcp/act_step.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { chainArgv, decodeBytes } from "../tmux/format.ts";
+import {
+  giveBackLeft,
+  givingScrollBack,
+  markingScroll,
+  ownClientName,
+  restoringScroll as restoring,
+  scrollMark,
+} from "../tmux/left_behind.ts";
 import { leave, type LeftoverSpec } from "../tmux/leftovers.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 
@@ -19,6 +27,13 @@ export interface ScrollOnClear {
   readonly on: boolean;
   /** The pane's own value ("on", "off"), null when it takes its window's or the global one. */
   readonly own: string | null;
+  /**
+   * The mark the step sets on the pane while its value is off (left_behind.ts): the own value
+   * and this process's control client, so that a later process gives the value back should
+   * this one be killed in between. Null when it is not turned off, or no control client
+   * of this process's is there to name (then only this process gives it back).
+   */
+  readonly mark: string | null;
 }
 
 /**
@@ -29,6 +44,8 @@ export interface ScrollOnClear {
  * cleared stays.
  */
 export async function scrollOnClear(ctx: TmuxContext, paneId: string): Promise<ScrollOnClear> {
+  // A value that a killed process's clear left off is the pane's own again before it is read.
+  await giveBackLeft((a) => ctx.read(a), (a) => ctx.run(a), { panes: paneId, buffers: false });
   const [value, own = ""] = decodeBytes(
     await ctx.read(chainArgv([
       ["display-message", "-p", "-t", paneId, "#{scroll-on-clear}"],
@@ -43,7 +60,10 @@ export async function scrollOnClear(ctx: TmuxContext, paneId: string): Promise<S
       "Pass history: true as well to clear them with the rest of the scrollback.",
     );
   }
-  return { on: value === "1", own: own === "on" || own === "off" ? own : null };
+  const on = value === "1";
+  const ownValue = own === "on" || own === "off" ? own : null;
+  const owner = on ? await ownClientName(ctx.runner, ctx.address, ctx.signal) : null;
+  return { on, own: ownValue, mark: owner === null ? null : scrollMark(ownValue, owner) };
 }
 
 /**
@@ -53,24 +73,21 @@ export async function scrollOnClear(ctx: TmuxContext, paneId: string): Promise<S
  * its program's clears keep the pane's setting (unless a person's hook on set-option or
  * send-keys makes tmux wait on a shell command in between). Setting an option has tmux redraw
  * every client, showing what it showed. What the pane held at the act is printed first, for
- * {@link restoredAsAtAct}.
+ * {@link restoredAsAtAct}. The pane is marked ({@link ScrollOnClear.mark}) before the turn-off
+ * and unmarked after the value is back, so that no moment of the line shows `off` unmarked.
  */
 export function screenClearing(paneId: string, read: ScrollOnClear): string[][] {
   const clear = ["send-keys", "-R", "-t", paneId];
   if (!read.on) return [clear];
+  const marking = read.mark === null ? null : markingScroll(paneId, read.mark);
   return [
     ["show-options", "-pqv", "-t", paneId, "scroll-on-clear"],
+    ...(marking ? [marking.set] : []),
     ["set-option", "-p", "-t", paneId, "scroll-on-clear", "off"],
     clear,
     restoring(paneId, read.own),
+    ...(marking ? [marking.unset] : []),
   ];
-}
-
-/** The command that gives the pane `own` as its own scroll-on-clear again (none: unset). */
-function restoring(paneId: string, own: string | null): string[] {
-  return own === null
-    ? ["set-option", "-pu", "-t", paneId, "scroll-on-clear"]
-    : ["set-option", "-p", "-t", paneId, "scroll-on-clear", own];
 }
 
 /**
@@ -79,22 +96,17 @@ function restoring(paneId: string, own: string | null): string[] {
  * `run-shell`) holds the step's line right after the turn-off, and the call may be cancelled or
  * its process end there: tmux then drops the rest of the line of a client that is gone, and the
  * pane would keep `off` for good. The undo gives the pane its own value as read (none: unset),
- * only while the pane's value is still off: one that someone set since stays theirs.
+ * only while the pane's value is still off: one that someone set since stays theirs; and takes
+ * the step's mark away. A process killed outright runs no undo: the mark tells the next one
+ * (left_behind.ts).
  */
 export function scrollOnClearLeftover(paneId: string, read: ScrollOnClear): LeftoverSpec {
-  if (!/^%\d+$/.test(paneId)) throw new RangeError(`not a pane id: ${paneId}`);
+  const undo = givingScrollBack(paneId, read.own, read.mark, false);
   return {
     key: `scroll-on-clear ${paneId}`,
     async undo(run) {
       // A pane gone takes its option with it: tmux's refusal of the target is no failure here.
-      await run([
-        "if-shell",
-        "-F",
-        "-t",
-        paneId,
-        "#{==:#{scroll-on-clear},0}",
-        restoring(paneId, read.own).join(" "),
-      ]);
+      await run(undo);
     },
   };
 }
