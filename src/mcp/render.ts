@@ -3,57 +3,32 @@
  *
  * `structuredContent` is JSON for programs; the text block carries the same facts for a
  * model, at about half the tokens: `key: value` lines, one line per list entry as
- * `field=value` pairs (the fields every entry of a list shares written once, before them), and
- * long texts (a capture, a command's output) as they are, inside a
- * fence. Nothing a pane produces can pose as the reply's own structure: a value that holds a
- * line break, a control character, quotes or leading spaces is written as a JSON string, and
- * a fence is longer than any run of backticks inside it.
+ * `field=value` pairs (what entries share said once, before them: see render_list.ts), and
+ * long texts (a capture, a command's output) as they are, inside a fence. Nothing a pane
+ * produces can pose as the reply's own structure: a value that holds a line break, a control
+ * character, quotes or leading spaces is written as a JSON string, and a fence is longer than
+ * any run of backticks inside it (see render_value.ts).
  *
  * @module
  */
 
-import { jsonBytes, jsonStringBytes, MAX_METADATA_BYTES } from "./bounds.ts";
-
-/**
- * What no text a reader gets holds as it is, beyond the C0 and C1 controls: U+2028 and U+2029,
- * which some readers take as line breaks, and the bidirectional controls, which make text read
- * in another order than it is (a name ending `\u202etxt.exe` shows as `exe.txt`). As the
- * inside of a character class.
- */
-const SEPARATORS_AND_BIDI = String.raw`\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069`;
-
-/** The C0 controls, DEL and the C1 controls, as the inside of a character class. */
-const CONTROLS = String.raw`\u0000-\u001f\u007f-\u009f`;
-
-/** Never in a bare value: a quote, a backslash, a control, a line separator, a bidi control. */
-const NEVER_BARE = String.raw`"\\` + CONTROLS + SEPARATORS_AND_BIDI;
-
-/**
- * A value written bare on a `key: value` line: no spaces at its ends, no quote, backslash,
- * control character, line separator or bidirectional control anywhere (anything else is a
- * JSON string).
- */
-const BARE = new RegExp(String.raw`^[^\s${NEVER_BARE}](?:[^${NEVER_BARE}]*[^\s${NEVER_BARE}])?$`);
-
-/** A value inside an entry line also may not hold spaces or `=` (they separate fields). */
-const BARE_FIELD = new RegExp(String.raw`^[^\s=${NEVER_BARE}]+$`);
-
-/** Words a bare string could be mistaken for: a number, true/false/null, inline JSON. */
-const AMBIGUOUS = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)$|^[[{]/i;
-
-/**
- * What JSON leaves raw but a reader may not take as it is: C1 controls, which some terminals
- * obey (U+0085 among them, a line break to some readers), and SEPARATORS_AND_BIDI.
- */
-const JSON_LEAVES_RAW = new RegExp(String.raw`[\u0080-\u009f${SEPARATORS_AND_BIDI}]`, "g");
+import { jsonBytes, jsonStringBytes } from "./bounds.ts";
+import { entryLines, listLines } from "./render_list.ts";
+import {
+  BARE,
+  CONTROLS,
+  fenced,
+  isBlock,
+  isPlainObject,
+  json,
+  keyText,
+  scalar,
+  SEPARATORS_AND_BIDI,
+  unicodeEscape,
+} from "./render_value.ts";
 
 /** One of SEPARATORS_AND_BIDI. */
 const SEPARATOR_OR_BIDI = new RegExp(`[${SEPARATORS_AND_BIDI}]`, "g");
-
-/** A character as a JSON escape: `\uXXXX`. */
-function unicodeEscape(c: string): string {
-  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-}
 
 /**
  * `text` with U+2028, U+2029 and the bidirectional controls shown as JSON writes them
@@ -62,11 +37,6 @@ function unicodeEscape(c: string): string {
  */
 export function escapeSeparatorsAndBidi(text: string): string {
   return text.replace(SEPARATOR_OR_BIDI, unicodeEscape);
-}
-
-/** JSON, with the characters JSON leaves raw but a reader may not (see JSON_LEAVES_RAW) escaped. */
-function json(value: unknown): string {
-  return (JSON.stringify(value) ?? "null").replace(JSON_LEAVES_RAW, unicodeEscape);
 }
 
 /**
@@ -113,118 +83,6 @@ export function summaryLine(summary: string, max = Infinity): string {
   return `${out}${startOf(summary.slice(at), room - out.length)}…`;
 }
 
-function scalar(value: unknown, pattern: RegExp): string {
-  if (typeof value === "string") {
-    return value !== "" && pattern.test(value) && !AMBIGUOUS.test(value) ? value : json(value);
-  }
-  if (value === null || typeof value === "number" || typeof value === "boolean") {
-    return String(value);
-  }
-  return json(value);
-}
-
-/** A key as written: bare when it is a plain name, else a JSON string. */
-function keyText(key: string): string {
-  return /^[A-Za-z_][\w.-]*$/.test(key) ? key : json(key);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/**
- * A one-line string longer than this is a block too: longer than any name, title or path (see
- * {@link MAX_METADATA_BYTES}), so only texts (a command's output on one line, a buffer or an
- * option value of minified JSON) are. As a block it costs half of what a JSON string does on
- * the wire (a quote is `\"` there, not `\\\"`), and a cut can keep its start (see
- * {@link fitLines}).
- */
-const BLOCK_FROM_CHARS = MAX_METADATA_BYTES;
-
-/** A string long or multi-line enough to be shown as a block rather than a value. */
-function isBlock(value: unknown): value is string {
-  return typeof value === "string" &&
-    (value.length > BLOCK_FROM_CHARS || value.includes("\n"));
-}
-
-/** The text between fences: every line as it is; a fence longer than any backtick run in it. */
-function fenced(text: string): string[] {
-  let longest = 0;
-  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
-  const fence = "`".repeat(Math.max(3, longest + 1));
-  return [fence, ...text.split("\n").map(printable), fence];
-}
-
-/** The characters a block shows as `\xNN`: controls other than tab, C1 ones too. */
-// deno-lint-ignore no-control-regex
-const ESCAPED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-
-/** What reads as an escape after a run of backslashes: `xNN`, or a character to escape. */
-// deno-lint-ignore no-control-regex
-const ESCAPE_AHEAD = /^(?:x[0-9a-f]{2}|[\u0000-\u0008\u000b-\u001f\u007f-\u009f])/;
-
-/**
- * Control characters (other than tab; C1 ones too) shown as `\xNN`, so no line of a block can
- * drive a terminal or hide what follows it; everything else stays as the pane showed it. So
- * that a pane that printed the four characters `\x07` cannot pass for one that rang the bell,
- * a run of backslashes before `xNN` (lowercase hex, as the escapes are; or before a character
- * shown so) is doubled: 2k+1 backslashes then `xNN` read as k backslashes and the character
- * NN; 2k of them, as k backslashes and the text `xNN`. Every other backslash (`C:\path`, `\n`
- * in code, `\xFF` in capitals) stays single.
- */
-function printable(line: string): string {
-  // Each run matched once, then what follows it looked at: a lookahead in the pattern would
-  // retry the run from each of its backslashes, quadratic in its length.
-  return line.replace(
-    /\\+/g,
-    (run, at: number) =>
-      ESCAPE_AHEAD.test(line.slice(at + run.length, at + run.length + 3)) ? run + run : run,
-  ).replace(
-    ESCAPED,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
-  );
-}
-
-/** Fields as `field=value` pairs; nested values as inline JSON. */
-function fieldPairs(entry: Record<string, unknown>, skip?: ReadonlySet<string>): string {
-  const fields: string[] = [];
-  for (const [key, value] of Object.entries(entry)) {
-    if (skip?.has(key)) continue;
-    fields.push(
-      `${keyText(key)}=${
-        Array.isArray(value) || isPlainObject(value) ? json(value) : scalar(value, BARE_FIELD)
-      }`,
-    );
-  }
-  return fields.join(" ");
-}
-
-/** One list entry as `field=value` pairs, without the fields every entry shares. */
-function entryLine(entry: unknown, shared?: ReadonlySet<string>): string {
-  if (!isPlainObject(entry)) return `- ${scalar(entry, BARE_FIELD)}`;
-  const pairs = fieldPairs(entry, shared);
-  return pairs === "" ? "- {}" : `- ${pairs}`;
-}
-
-/** Lists shorter than this are written entry by entry, every field on every line. */
-const SHARED_FROM = 3;
-
-/**
- * The scalar fields every entry of a list holds with the same value (the flags that say a
- * pane's metadata is complete, `dead=false`...): written once, on a `* every entry:` line
- * before the entries, instead of on each of them. Nested values and texts stay per entry.
- */
-function sharedFields(entries: readonly unknown[]): Record<string, unknown> {
-  if (entries.length < SHARED_FROM || !entries.every(isPlainObject)) return {};
-  const [first, ...rest] = entries as Record<string, unknown>[];
-  const shared: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(first)) {
-    if (value !== null && typeof value === "object" || isBlock(value)) continue;
-    if (rest.every((e) => Object.hasOwn(e, key) && e[key] === value)) shared[key] = value;
-  }
-  return shared;
-}
-
 /**
  * Renders `data` into `lines`. `facts`, given at the top level only, collects the indices of the
  * top-level `key: value` lines (`complete: false`, `omittedEntries: 3`...): a text cut to its
@@ -244,11 +102,7 @@ function renderInto(
       else if (value.every((v) => !isPlainObject(v) && !Array.isArray(v) && !isBlock(v))) {
         lines.push(`${indent}${keyText(key)}: ${json(value)}`);
       } else {
-        lines.push(`${indent}${keyText(key)} (${value.length}):`);
-        const shared = sharedFields(value);
-        const sharedKeys = new Set(Object.keys(shared));
-        if (sharedKeys.size) lines.push(`${indent}* every entry: ${fieldPairs(shared)}`);
-        for (const entry of value) lines.push(...entryLines(entry, indent, sharedKeys));
+        lines.push(`${indent}${keyText(key)} (${value.length}):`, ...listLines(value, indent));
       }
     } else if (isPlainObject(value)) {
       if (indent.length >= 4) lines.push(`${indent}${keyText(key)}: ${json(value)}`);
@@ -263,24 +117,13 @@ function renderInto(
   }
 }
 
-/** One list entry's lines: its fields but the shared ones, then its long texts as blocks. */
-function entryLines(entry: unknown, indent: string, shared?: ReadonlySet<string>): string[] {
-  if (!isPlainObject(entry) || !Object.values(entry).some(isBlock)) {
-    return [`${indent}${entryLine(entry, shared)}`];
-  }
-  // An entry with a long text (a batch row's output or error): fields, then the block.
-  const { blocks, rest } = splitBlocks(entry);
-  const lines = [`${indent}${entryLine(rest, shared)}`];
-  for (const [k, v] of blocks) lines.push(`${indent}  ${keyText(k)}:`, ...fenced(v));
-  return lines;
-}
-
 /**
  * What one entry of a top-level list takes in the text block on the wire: its lines inside the
  * text's JSON string, escapes and line breaks counted, every field written. A tool that keeps
- * the entries whose costs fit its bound knows the text holds them all, uncut. (The text writes
- * the fields every entry shares once instead, on a line of their own: a few bytes either way,
- * within the room a tool keeps for its envelope.)
+ * the entries whose costs fit its bound knows the text holds them all, uncut. (The text says
+ * what entries share once instead, on lines of their own before them, each only where it makes
+ * the text shorter; the fields every entry shares, always: a few bytes either way, within the
+ * room a tool keeps for its envelope. See render_list.ts.)
  */
 export function entryWireBytes(entry: unknown): number {
   return entryLines(entry, "").reduce((n, line) => n + lineCost(line), 0);
@@ -293,18 +136,6 @@ export function entryWireBytes(entry: unknown): number {
  */
 export function entryReplyBytes(entry: unknown): number {
   return Math.max(jsonBytes(entry) + 1, entryWireBytes(entry));
-}
-
-function splitBlocks(
-  entry: Record<string, unknown>,
-): { blocks: [string, string][]; rest: Record<string, unknown> } {
-  const blocks: [string, string][] = [];
-  const rest: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(entry)) {
-    if (isBlock(v)) blocks.push([k, v]);
-    else rest[k] = v;
-  }
-  return { blocks, rest };
 }
 
 /**

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parseRendered } from "../../tests/helpers/rendered.ts";
 import { jsonStringBytes } from "./bounds.ts";
-import { renderReply } from "./render.ts";
+import { entryWireBytes, renderReply } from "./render.ts";
 
 const HOSTILE = [
   "plain",
@@ -114,9 +114,13 @@ Deno.test("renderReply: fields every entry shares are written once, and come bac
     ...(i === 2 ? {} : { cwd: "/tmp" }),
   }));
   const text = renderReply("4 panes.", { panes });
-  assert.match(text, /^\* every entry: dead=false title="two words" omitted=0 nothing=null$/m);
-  assert.match(text, /^- id=%2 placements=\[\{"index":0\}\]$/m, "cwd is not on every entry");
-  assert.doesNotMatch(text, /^- .*dead=/m);
+  // Nested values too: the same placements on every entry are written once.
+  assert.match(
+    text,
+    /^\* every entry: dead=false title="two words" omitted=0 nothing=null placements=\[\{"index":0\}\]$/m,
+  );
+  assert.match(text, /^- id=%2$/m, "cwd is not on every entry");
+  assert.doesNotMatch(text, /^- .*(?:dead|placements)=/m);
   assert.deepEqual(parseRendered(text).data, { panes });
   // Two entries are written in full; a list of scalars is one JSON line.
   assert.doesNotMatch(renderReply("s", { panes: panes.slice(0, 2) }), /every entry/);
@@ -300,4 +304,183 @@ Deno.test("renderReply: a field value's bidirectional controls are shown, not ob
   assert.doesNotMatch(text, /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
   assert.match(text, /^title: "abc\\u202etxt\.exe"$/m);
   assert.deepEqual(parseRendered(text).data, data);
+});
+
+/** Panes as list_panes lists them: three in each window, long folders and titles. */
+function paneRows(windows: number): Record<string, unknown>[] {
+  const rows: Record<string, unknown>[] = [];
+  for (let w = 0; w < windows; w++) {
+    const session = w % 5;
+    for (let p = 0; p < 3; p++) {
+      const id = w * 3 + p;
+      rows.push({
+        active: p === 0,
+        command: id === 7 ? "vim" : "bash",
+        cwd: `/home/someone/src/github.com/acme-corporation/platform-infrastructure/services/s${w}`,
+        dead: false,
+        height: p === 2 ? 24 : 25,
+        id: `%${id}`,
+        index: p,
+        isAttended: false,
+        isCallerPane: id === 4,
+        metadataComplete: true,
+        omittedMetadataBytes: 0,
+        omittedPlacements: 0,
+        placements: [{
+          index: Math.floor(w / 5),
+          sessionId: `$${session}`,
+          sessionName: `project-${session}`,
+        }],
+        placementsComplete: true,
+        title: `build: payments-gateway (release, x86_64) — step ${id}/60: compiling`,
+        width: p === 2 ? 220 : 110,
+        windowId: `@${w}`,
+        windowName: `project-${session}-win${w}`,
+      });
+    }
+  }
+  return rows;
+}
+
+Deno.test("renderReply: a list of panes says once what a window's panes share; placements and flags read lean", () => {
+  const data = { complete: true, omittedEntries: 0, panes: paneRows(20) };
+  const text = renderReply("60 panes.", data);
+  assert.deepEqual(parseRendered(text).data, data);
+  const wire = jsonStringBytes(text) + 2;
+  const json = new TextEncoder().encode(JSON.stringify(data)).length;
+  // Every field on every line, placements as JSON: 0.8 of the JSON; now under half of it.
+  assert.ok(wire <= json / 2, `text ${wire} bytes on the wire, structured content ${json}`);
+  const lines = text.split("\n");
+  assert.deepEqual(lines.slice(4, 8), [
+    "* placements: sessionName($sessionId):index, comma-separated",
+    "* every entry: dead=false isAttended=false metadataComplete=true omittedMetadataBytes=0 " +
+    "omittedPlacements=0 placementsComplete=true",
+    "* unless an entry says otherwise: active=false isCallerPane=false",
+    "* each + line: fields of every entry under it, up to the next + line",
+  ]);
+  // A window's id, placements, name and its panes' folder once, before its panes; each pane
+  // with its own fields, a flag only where it is not as usual.
+  const title = (id: number) =>
+    `title="build: payments-gateway (release, x86_64) — step ${id}/60: compiling"`;
+  const cwd = "cwd=/home/someone/src/github.com/acme-corporation/platform-infrastructure/services";
+  assert.deepEqual(lines.slice(12, 20), [
+    `+ windowId=@1 ${cwd}/s1 placements=project-1($1):0 windowName=project-1-win1 command=bash`,
+    `- active=true height=25 id=%3 index=0 ${title(3)} width=110`,
+    `- height=25 id=%4 index=1 isCallerPane=true ${title(4)} width=110`,
+    `- height=24 id=%5 index=2 ${title(5)} width=220`,
+    // Fields the panes of a window do not all share stay on each.
+    `+ windowId=@2 ${cwd}/s2 placements=project-2($2):0 windowName=project-2-win2`,
+    `- active=true command=bash height=25 id=%6 index=0 ${title(6)} width=110`,
+    `- command=vim height=25 id=%7 index=1 ${title(7)} width=110`,
+    `- command=bash height=24 id=%8 index=2 ${title(8)} width=220`,
+  ]);
+  assert.equal(text.match(/windowId=@1\b/g)?.length, 1, "each window's id once");
+  assert.doesNotMatch(text, /placements=\[/);
+  assert.doesNotMatch(text, /^[-+] .*=false\b/m, "no entry says a flag is as usual");
+});
+
+Deno.test("renderReply: placements read sessionName($sessionId):index, whatever a session is named", () => {
+  const windows = [
+    [{ sessionId: "$0", sessionName: "work", index: 2, active: true }, {
+      sessionId: "$3",
+      sessionName: "my project",
+      index: 0,
+      active: false,
+    }],
+    [{ sessionId: "$0", sessionName: "work", index: 3, active: false }],
+    [],
+  ].map((placements, i) => ({ id: `@${i}`, name: `w${i}`, placements }));
+  const text = renderReply("3 windows.", { windows });
+  assert.match(
+    text,
+    /^\* placements: sessionName\(\$sessionId\):index, then \* if active, comma-separated$/m,
+  );
+  assert.match(text, /^- id=@0 name=w0 placements=work\(\$0\):2\*,"my project"\(\$3\):0$/m);
+  assert.match(text, /^- id=@2 name=w2 placements=\[\]$/m);
+  assert.deepEqual(parseRendered(text).data, { windows });
+  // A name that holds what frames a placement, or could read as something else, is a JSON
+  // string: nothing in it poses as another placement, field or line.
+  for (
+    const name of [
+      ...HOSTILE.filter((h) => h.length < 100),
+      "a(b",
+      "a)b",
+      "x,y",
+      "a:b",
+      "*",
+      "$5",
+      "a($1):0",
+      "work($0):1,evil($9):2",
+      "w\n+ windowId=@9",
+      "x\n* every entry: dead=true",
+    ]
+  ) {
+    const panes = Array.from({ length: 3 }, (_, i) => ({
+      id: `%${i}`,
+      placements: [{ index: i, sessionId: "$1", sessionName: name }],
+      windowId: "@1",
+    }));
+    const shown = renderReply("s", { panes });
+    assert.deepEqual(parseRendered(shown).data, { panes }, shown);
+    for (const line of shown.split("\n").slice(2)) assert.match(line, /^[-+*] /, shown);
+  }
+});
+
+Deno.test("renderReply: lists come back exactly, and never longer than written entry by entry", () => {
+  let s = 11;
+  const rand = (n: number) => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s % n;
+  };
+  const pick = <T>(list: readonly T[]): T => list[rand(list.length)];
+  const names = [...HOSTILE.filter((h) => h.length < 100), "a(b", "x,y", "a:b", "$5", "*"];
+  const seen = { groups: 0, unless: 0, placements: 0 };
+  for (let round = 0; round < 1_500; round++) {
+    const shape = pick(["pane", "window", "odd"]);
+    const placement = (): Record<string, unknown> =>
+      shape === "odd" ? { index: rand(3), sessionId: `$${rand(3)}` } : {
+        index: rand(3),
+        sessionId: `$${rand(4)}`,
+        sessionName: pick(names),
+        ...(shape === "window" ? { active: rand(2) === 0 } : {}),
+      };
+    // Runs of entries alike in some fields (a window's), flags, hostile values.
+    const entries: Record<string, unknown>[] = [];
+    const length = 1 + rand(20);
+    let group: Record<string, unknown> = {};
+    for (let i = 0; i < length; i++) {
+      if (i === 0 || rand(3) === 0) {
+        group = {
+          windowId: `@${rand(5)}`,
+          name: pick(names),
+          placements: Array.from({ length: rand(3) }, placement),
+        };
+      }
+      const e: Record<string, unknown> = { id: `%${i}`, ...group };
+      // Flags on every entry, or on most.
+      for (const k of ["isCallerPane", "active"]) {
+        if (round % 2 === 0 || rand(8) !== 0) e[k] = rand(5) === 0;
+      }
+      if (rand(3) === 0) e.value = pick([pick(names), rand(3), null]);
+      if (rand(9) === 0) e.output = `${pick(names)}\n${pick(names)}`;
+      if (rand(9) === 0) e.nested = { x: pick(names) };
+      entries.push(e);
+    }
+    const data = { entries, complete: true };
+    const text = renderReply("s", data);
+    assert.deepEqual(parseRendered(text).data, data, text);
+    if (text.includes("\n+ ")) seen.groups++;
+    if (text.includes("\n* unless")) seen.unless++;
+    if (text.includes("\n* placements: ")) seen.placements++;
+    // What the entries share is said only where that makes the text shorter: within what they
+    // take written one by one (entryWireBytes), but for the line of the fields all share.
+    const every = text.split("\n").find((l) => l.startsWith("* every entry: "));
+    const full = jsonStringBytes("s\nentries (n):\ncomplete: true") + 2 +
+      entries.reduce((n, e) => n + entryWireBytes(e), 0);
+    assert.ok(
+      jsonStringBytes(text) + 2 <= full + (every ? jsonStringBytes(every) + 2 : 0),
+      `${jsonStringBytes(text) + 2} > ${full}:\n${text}`,
+    );
+  }
+  for (const [what, n] of Object.entries(seen)) assert.ok(n > 50, `only ${n} rounds with ${what}`);
 });

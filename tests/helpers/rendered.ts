@@ -36,7 +36,32 @@ export function parseRendered(text: string): { summary: string; data: Record<str
         (run.length % 2 ? String.fromCharCode(parseInt(h, 16)) : `x${h}`),
     );
   };
-  const entry = (line: string): unknown => {
+  /**
+   * Placements as a list's legend says they read: `name($N):index`, `*` after a window's
+   * current one, joined by commas; a name bare or a JSON string. Returns them and what follows.
+   */
+  const placements = (raw: string, active: boolean): [unknown[], string] => {
+    const out: Record<string, unknown>[] = [];
+    let rest = raw;
+    for (;;) {
+      const m = rest.match(/^("(?:[^"\\]|\\.)*"|[^\s"(]+)\((\$\d+)\):(\d+)(\*?)/);
+      if (!m) throw new Error(`unreadable placements ${JSON.stringify(raw)}`);
+      const name = m[1].startsWith('"') ? JSON.parse(m[1]) : m[1];
+      const p: Record<string, unknown> = {
+        index: Number(m[3]),
+        sessionId: m[2],
+        sessionName: name,
+      };
+      if (active) p.active = m[4] === "*";
+      else assert.equal(m[4], "", "a pane's placement has no active mark");
+      out.push(p);
+      rest = rest.slice(m[0].length);
+      if (!rest.startsWith(",")) return [out, rest];
+      rest = rest.slice(1);
+    }
+  };
+  /** The fields of an entry line (`- ` or `+ ` and pairs); `placed` names placement fields. */
+  const entry = (line: string, placed = new Map<string, boolean>()): unknown => {
     const body = line.slice(2);
     if (!/^(?:[A-Za-z_][\w.-]*|"(?:[^"\\]|\\.)*")=/.test(body)) return value(body);
     const out: Record<string, unknown> = {};
@@ -46,6 +71,12 @@ export function parseRendered(text: string): { summary: string; data: Record<str
       const eq = quoted ? quoted[0].length - 1 : rest.indexOf("=");
       const key = keyOf(rest.slice(0, eq));
       rest = rest.slice(eq + 1);
+      if (placed.has(key) && !rest.startsWith("[")) {
+        [out[key], rest] = placements(rest, placed.get(key)!);
+        assert.ok(rest === "" || rest.startsWith(" "), `placements end at a space: ${body}`);
+        rest = rest.replace(/^ /, "");
+        continue;
+      }
       let raw: string;
       if (rest.startsWith('"') || rest.startsWith("[") || rest.startsWith("{")) {
         // The longest prefix that parses as JSON and is followed by a space or the end.
@@ -67,6 +98,37 @@ export function parseRendered(text: string): { summary: string; data: Record<str
     }
     return out;
   };
+  const KEY = String.raw`(?:[A-Za-z_][\w.-]*|"(?:[^"\\]|\\.)*")`;
+  const PLACEMENT_LEGEND = new RegExp(
+    String
+      .raw`^\* (${KEY}(?:, ${KEY})*): sessionName\(\$sessionId\):index(, then \* if active)?, comma-separated$`,
+  );
+  /**
+   * The lines before a list's entries, which say what the entries share: the fields of every
+   * entry, the flags' usual values, the placement fields, whether `+ ` lines group entries.
+   */
+  const listHead = (indent: string) => {
+    const raw: { every?: string; unless?: string } = {};
+    const placed = new Map<string, boolean>();
+    let groups = false;
+    while (lines[i]?.startsWith(`${indent}* `)) {
+      const line = lines[i++].slice(indent.length);
+      let m: RegExpMatchArray | null;
+      if (line.startsWith("* every entry: ")) raw.every = line.slice("* every entry: ".length);
+      else if (line.startsWith("* unless an entry says otherwise: ")) {
+        raw.unless = line.slice("* unless an entry says otherwise: ".length);
+      } else if (line === "* each + line: fields of every entry under it, up to the next + line") {
+        groups = true;
+      } else if ((m = line.match(PLACEMENT_LEGEND))) {
+        for (const k of m[1].match(new RegExp(KEY, "g"))!) placed.set(keyOf(k), m[2] !== undefined);
+      } else throw new Error(`unreadable list line ${JSON.stringify(line)}`);
+    }
+    const fields = (text?: string) =>
+      text === undefined ? {} : entry(`- ${text}`, placed) as Record<string, unknown>;
+    const unless = fields(raw.unless);
+    for (const v of Object.values(unless)) assert.equal(typeof v, "boolean", "flags only");
+    return { shared: fields(raw.every), unless, placed, groups };
+  };
   const object = (indent: string): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
     while (i < lines.length && lines[i].startsWith(indent) && !lines[i].startsWith(`${indent} `)) {
@@ -75,16 +137,17 @@ export function parseRendered(text: string): { summary: string; data: Record<str
       if ((m = line.match(/^([A-Za-z_][\w.-]*|"(?:[^"\\]|\\.)*") \((\d+)\):$/))) {
         i++;
         const list: unknown[] = [];
-        // Fields every entry shares, written once before them.
-        let shared: Record<string, unknown> = {};
-        const every = `${indent}* every entry: `;
-        if (lines[i]?.startsWith(every)) {
-          shared = entry(`- ${lines[i++].slice(every.length)}`) as Record<string, unknown>;
-        }
+        const { shared, unless, placed, groups } = listHead(indent);
+        // Fields of the entries under a `+ ` line, up to the next one.
+        let group: Record<string, unknown> = {};
         for (let n = 0; n < Number(m[2]); n++) {
-          const own = entry(lines[i++].slice(indent.length));
-          const e = Object.keys(shared).length
-            ? { ...shared, ...own as Record<string, unknown> }
+          if (groups && lines[i]?.startsWith(`${indent}+ `)) {
+            group = entry(lines[i++].slice(indent.length), placed) as Record<string, unknown>;
+          }
+          assert.ok(lines[i]?.startsWith(`${indent}- `), `an entry: ${JSON.stringify(lines[i])}`);
+          const own = entry(lines[i++].slice(indent.length), placed);
+          const e = typeof own === "object" && own !== null && !Array.isArray(own)
+            ? { ...shared, ...unless, ...group, ...own as Record<string, unknown> }
             : own as Record<string, unknown>;
           while (i < lines.length && lines[i].startsWith(`${indent}  `) && /:$/.test(lines[i])) {
             const k = keyOf(lines[i++].trim().slice(0, -1));

@@ -1,0 +1,138 @@
+/**
+ * How one value is written in a result's text block (see render.ts): bare when nothing in it
+ * could be misread, else as a JSON string, so that nothing a pane produces can pose as the
+ * reply's own structure; and which values are long texts, shown as blocks instead.
+ *
+ * @module
+ */
+
+import { MAX_METADATA_BYTES } from "./bounds.ts";
+
+/**
+ * What no text a reader gets holds as it is, beyond the C0 and C1 controls: U+2028 and U+2029,
+ * which some readers take as line breaks, and the bidirectional controls, which make text read
+ * in another order than it is (a name ending `\u202etxt.exe` shows as `exe.txt`). As the
+ * inside of a character class.
+ */
+export const SEPARATORS_AND_BIDI = String
+  .raw`\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069`;
+
+/** The C0 controls, DEL and the C1 controls, as the inside of a character class. */
+export const CONTROLS = String.raw`\u0000-\u001f\u007f-\u009f`;
+
+/** Never in a bare value: a quote, a backslash, a control, a line separator, a bidi control. */
+const NEVER_BARE = String.raw`"\\` + CONTROLS + SEPARATORS_AND_BIDI;
+
+/**
+ * A value written bare on a `key: value` line: no spaces at its ends, no quote, backslash,
+ * control character, line separator or bidirectional control anywhere (anything else is a
+ * JSON string).
+ */
+export const BARE = new RegExp(
+  String.raw`^[^\s${NEVER_BARE}](?:[^${NEVER_BARE}]*[^\s${NEVER_BARE}])?$`,
+);
+
+/** A value inside an entry line also may not hold spaces or `=` (they separate fields). */
+export const BARE_FIELD = new RegExp(String.raw`^[^\s=${NEVER_BARE}]+$`);
+
+/**
+ * A session name written bare in a placement (`work($0):2`, see render_list.ts): as in an entry
+ * line, and with none of the characters that frame a placement, `(),:*$`.
+ */
+export const BARE_NAME = new RegExp(String.raw`^[^\s=(),:*$${NEVER_BARE}]+$`);
+
+/** Words a bare string could be mistaken for: a number, true/false/null, inline JSON. */
+const AMBIGUOUS = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)$|^[[{]/i;
+
+/**
+ * What JSON leaves raw but a reader may not take as it is: C1 controls, which some terminals
+ * obey (U+0085 among them, a line break to some readers), and SEPARATORS_AND_BIDI.
+ */
+const JSON_LEAVES_RAW = new RegExp(String.raw`[\u0080-\u009f${SEPARATORS_AND_BIDI}]`, "g");
+
+/** A character as a JSON escape: `\uXXXX`. */
+export function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/** JSON, with the characters JSON leaves raw but a reader may not (see JSON_LEAVES_RAW) escaped. */
+export function json(value: unknown): string {
+  return (JSON.stringify(value) ?? "null").replace(JSON_LEAVES_RAW, unicodeEscape);
+}
+
+/**
+ * A string bare when it matches `pattern` and reads as nothing else (a number, `true`, inline
+ * JSON), else a JSON string; a number, boolean or null as JSON writes it.
+ */
+export function scalar(value: unknown, pattern: RegExp): string {
+  if (typeof value === "string") {
+    return value !== "" && pattern.test(value) && !AMBIGUOUS.test(value) ? value : json(value);
+  }
+  if (value === null || typeof value === "number" || typeof value === "boolean") {
+    return String(value);
+  }
+  return json(value);
+}
+
+/** A key as written: bare when it is a plain name, else a JSON string. */
+export function keyText(key: string): string {
+  return /^[A-Za-z_][\w.-]*$/.test(key) ? key : json(key);
+}
+
+/** An object of named fields (not an array, not null). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A one-line string longer than this is a block too: longer than any name, title or path (see
+ * {@link MAX_METADATA_BYTES}), so only texts (a command's output on one line, a buffer or an
+ * option value of minified JSON) are. As a block it costs half of what a JSON string does on
+ * the wire (a quote is `\"` there, not `\\\"`), and a cut can keep its start (see fitLines in
+ * render.ts).
+ */
+const BLOCK_FROM_CHARS = MAX_METADATA_BYTES;
+
+/** A string long or multi-line enough to be shown as a block rather than a value. */
+export function isBlock(value: unknown): value is string {
+  return typeof value === "string" &&
+    (value.length > BLOCK_FROM_CHARS || value.includes("\n"));
+}
+
+/** The text between fences: every line as it is; a fence longer than any backtick run in it. */
+export function fenced(text: string): string[] {
+  let longest = 0;
+  for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return [fence, ...text.split("\n").map(printable), fence];
+}
+
+/** The characters a block shows as `\xNN`: controls other than tab, C1 ones too. */
+// deno-lint-ignore no-control-regex
+const ESCAPED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/** What reads as an escape after a run of backslashes: `xNN`, or a character to escape. */
+// deno-lint-ignore no-control-regex
+const ESCAPE_AHEAD = /^(?:x[0-9a-f]{2}|[\u0000-\u0008\u000b-\u001f\u007f-\u009f])/;
+
+/**
+ * Control characters (other than tab; C1 ones too) shown as `\xNN`, so no line of a block can
+ * drive a terminal or hide what follows it; everything else stays as the pane showed it. So
+ * that a pane that printed the four characters `\x07` cannot pass for one that rang the bell,
+ * a run of backslashes before `xNN` (lowercase hex, as the escapes are; or before a character
+ * shown so) is doubled: 2k+1 backslashes then `xNN` read as k backslashes and the character
+ * NN; 2k of them, as k backslashes and the text `xNN`. Every other backslash (`C:\path`, `\n`
+ * in code, `\xFF` in capitals) stays single.
+ */
+function printable(line: string): string {
+  // Each run matched once, then what follows it looked at: a lookahead in the pattern would
+  // retry the run from each of its backslashes, quadratic in its length.
+  return line.replace(
+    /\\+/g,
+    (run, at: number) =>
+      ESCAPE_AHEAD.test(line.slice(at + run.length, at + run.length + 3)) ? run + run : run,
+  ).replace(
+    ESCAPED,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  );
+}
