@@ -93,6 +93,7 @@ export function entryLines(entry: unknown, indent: string): string[] {
 /** A placement's shape: a pane's (index, sessionId, sessionName), a window's (also active). */
 type Shape = "pane" | "window";
 
+/** The shape of a placement; null for anything else. */
 function placementShape(p: unknown): Shape | null {
   if (
     !isPlainObject(p) || !Number.isSafeInteger(p.index) || (p.index as number) < 0 ||
@@ -117,16 +118,16 @@ function placementsText(list: readonly Record<string, unknown>[]): string {
 }
 
 /**
- * The fields of a list that hold placements of one shape (every value of the field a list of
+ * Of `fields`, those of a list that hold placements of one shape (every value of the field a list of
  * them, and at least one not empty), and that shape; none when the list holds both shapes.
  */
-function placementFields(rows: readonly Record<string, unknown>[]): {
-  keys: string[];
-  shape: Shape;
-} | null {
+function placementFields(
+  rows: readonly Record<string, unknown>[],
+  fields: readonly string[],
+): { keys: string[]; shape: Shape } | null {
   let shape: Shape | null = null;
   const keys: string[] = [];
-  for (const key of new Set(rows.flatMap((r) => Object.keys(r)))) {
+  for (const key of fields) {
     let own: Shape | null = null;
     let ok = true;
     for (const row of rows) {
@@ -136,7 +137,10 @@ function placementFields(rows: readonly Record<string, unknown>[]): {
       else {
         for (const p of value) {
           const s = placementShape(p);
-          if (s === null || (own !== null && s !== own)) ok = false;
+          if (s === null || (own !== null && s !== own)) {
+            ok = false;
+            break;
+          }
           own = s;
         }
       }
@@ -161,11 +165,75 @@ function cost(text: string): number {
   return jsonStringBytes(text) + 1;
 }
 
+/**
+ * A list's entries as written, field by field (long texts aside: they are blocks): each entry's
+ * value as text, and a number for it that is the same where the text is, so that comparing
+ * entries compares numbers, and each distinct `field=value` is measured once.
+ */
+class Table {
+  /** Every field of any entry, in the order they first come. */
+  readonly keys: string[];
+  /** The fields as written (`"odd key"` quoted). */
+  readonly keyTexts: string[];
+  /** By field, then entry: the value as written, undefined where the entry has none. */
+  readonly text: (string | undefined)[][];
+  /** By field, then entry: the value's number, -1 where the entry has none. */
+  readonly ids: Int32Array[] = [];
+  /** By field: what `field=value` and its space cost on the wire, by the value's number. */
+  readonly #costs: number[][] = [];
+
+  constructor(rows: readonly Record<string, unknown>[]) {
+    const index = new Map<string, number>();
+    this.keys = [];
+    this.text = [];
+    rows.forEach((row, i) => {
+      for (const [k, v] of Object.entries(row)) {
+        if (isBlock(v)) continue;
+        let j = index.get(k);
+        if (j === undefined) {
+          index.set(k, j = this.keys.length);
+          this.keys.push(k);
+          this.text.push(new Array(rows.length));
+        }
+        this.text[j][i] = fieldValue(v);
+      }
+    });
+    this.keyTexts = this.keys.map(keyText);
+  }
+
+  /** Numbers the values: call once the texts are final. */
+  number(): void {
+    for (const column of this.text) {
+      const seen = new Map<string, number>();
+      const ids = new Int32Array(column.length).fill(-1);
+      column.forEach((text, i) => {
+        if (text === undefined) return;
+        let id = seen.get(text);
+        if (id === undefined) seen.set(text, id = seen.size);
+        ids[i] = id;
+      });
+      this.ids.push(ids);
+      this.#costs.push([]);
+    }
+  }
+
+  /** Entry `i`'s field `j` as written: `field=value`. */
+  pair(j: number, i: number): string {
+    return `${this.keyTexts[j]}=${this.text[j][i]}`;
+  }
+
+  /** What entry `i`'s field `j` costs on the wire, with its space. */
+  cost(j: number, i: number): number {
+    const id = this.ids[j][i];
+    return this.#costs[j][id] ??= cost(this.pair(j, i));
+  }
+}
+
 /** A run of entries in a row that share the fields `keys`, written once on its `+ ` line. */
 interface Group {
   readonly start: number;
   readonly end: number;
-  readonly keys: readonly string[];
+  readonly keys: readonly number[];
 }
 
 /**
@@ -174,45 +242,53 @@ interface Group {
  * run of one entry: only the fields alike within every run, which the field itself is among).
  * Null when no field's runs save more than the legend costs.
  */
-function groupsOf(
-  pairs: readonly Map<string, string>[],
-  candidates: readonly string[],
-): Group[] | null {
+function groupsOf(table: Table, candidates: readonly number[], n: number): Group[] | null {
+  // By field: how many times its value changed from one entry to the next, up to each entry.
+  // A field is alike within entries start..end-1 when it did not change after start.
+  const changes = new Map<number, Int32Array>();
+  for (const k of candidates) {
+    const ids = table.ids[k];
+    const count = new Int32Array(n);
+    for (let i = 1; i < n; i++) count[i] = count[i - 1] + (ids[i] === ids[i - 1] ? 0 : 1);
+    changes.set(k, count);
+  }
+  const alikeIn = (k: number, start: number, end: number) => {
+    const count = changes.get(k)!;
+    return count[end - 1] === count[start];
+  };
   let best: Group[] | null = null;
   let bestSaving = cost(GROUP_LEGEND) + 1;
   let bestLength = Infinity;
   for (const by of candidates) {
+    if (changes.get(by)![n - 1] === n - 1) continue; // no two entries in a row alike
     const runs: [number, number][] = [];
-    for (let i = 0; i < pairs.length; i++) {
-      if (i > 0 && pairs[i].get(by) === pairs[i - 1].get(by)) runs[runs.length - 1][1] = i + 1;
+    const ids = table.ids[by];
+    for (let i = 0; i < n; i++) {
+      if (i > 0 && ids[i] === ids[i - 1]) runs[runs.length - 1][1] = i + 1;
       else runs.push([i, i + 1]);
     }
-    if (runs.length === pairs.length) continue;
-    const alike = runs.map(([start, end]) =>
-      candidates.filter((k) => {
-        const v = pairs[start].get(k);
-        for (let i = start + 1; i < end; i++) if (pairs[i].get(k) !== v) return false;
-        return true;
-      })
-    );
-    const always = candidates.filter((k) => alike.every((keys) => keys.includes(k)));
     // The field grouped by first, then the others alike in every run (a window's name and
     // placements), then those alike in this one (its panes' folder, if they share it).
-    const first = [by, ...always.filter((k) => k !== by)];
-    const groups = runs.map(([start, end], r) => ({
+    const always = [
+      by,
+      ...candidates.filter((k) => k !== by && runs.every(([start, end]) => alikeIn(k, start, end))),
+    ];
+    const rest = candidates.filter((k) => !always.includes(k));
+    const groups = runs.map(([start, end]) => ({
       start,
       end,
-      keys: end - start === 1 ? first : [...first, ...alike[r].filter((k) => !always.includes(k))],
+      keys: end - start === 1 ? always : [...always, ...rest.filter((k) => alikeIn(k, start, end))],
     }));
     let saving = 0;
+    let length = 0;
     for (const g of groups) {
       let line = 0;
-      for (const k of g.keys) line += cost(pairs[g.start].get(k)!);
+      for (const k of g.keys) line += table.cost(k, g.start);
       saving += (g.end - g.start - 1) * line - GROUP_LINE_BYTES;
+      length += table.cost(by, g.start);
     }
     // Fields that make the same runs save alike: the one with the shortest values is grouped
     // by (a window's id rather than its folder).
-    const length = runs.reduce((n, [start]) => n + pairs[start].get(by)!.length, 0);
     if (saving > bestSaving || (saving === bestSaving && best !== null && length < bestLength)) {
       best = groups;
       bestSaving = saving;
@@ -231,77 +307,81 @@ export function listLines(entries: readonly unknown[], indent: string): string[]
     return entries.flatMap((e) => entryLines(e, indent));
   }
   const rows = entries as readonly Record<string, unknown>[];
+  const n = rows.length;
+  const table = new Table(rows);
+  const fields = table.keys.map((_, j) => j);
   const head: string[] = [];
-  // Each entry's values as written, long texts aside (they are blocks).
-  const values = rows.map((row) => {
-    const out = new Map<string, string>();
-    for (const [k, v] of Object.entries(row)) if (!isBlock(v)) out.set(k, fieldValue(v));
-    return out;
+  const isShared = fields.map((j) => {
+    const column = table.text[j];
+    const first = column[0];
+    if (first === undefined) return false;
+    for (let i = 1; i < n; i++) if (column[i] !== first) return false;
+    return true;
   });
-  const shared = new Set(
-    [...values[0].keys()].filter((k) => values.every((v) => v.get(k) === values[0].get(k))),
-  );
 
-  const placed = placementFields(rows);
+  const placed = placementFields(rows, table.keys);
   if (placed !== null) {
     const legend = placementLegend(placed.keys, placed.shape);
     let saving = -cost(legend);
-    const compact = rows.map((row, i) => {
-      const out = new Map<string, string>();
-      for (const k of placed.keys) {
-        const list = row[k];
+    const compact: [number, number, string][] = [];
+    for (const k of placed.keys) {
+      const j = table.keys.indexOf(k);
+      for (let i = 0; i < n; i++) {
+        const list = rows[i][k];
         if (!Array.isArray(list) || list.length === 0) continue;
         const text = placementsText(list);
-        if (i === 0 || !shared.has(k)) saving += cost(values[i].get(k)!) - cost(text);
-        out.set(k, text);
+        if (i === 0 || !isShared[j]) saving += cost(table.text[j][i]!) - cost(text);
+        compact.push([j, i, text]);
       }
-      return out;
-    });
+    }
     if (saving > 0) {
       head.push(legend);
-      compact.forEach((c, i) => c.forEach((text, k) => values[i].set(k, text)));
+      for (const [j, i, text] of compact) table.text[j][i] = text;
     }
   }
+  table.number();
 
-  const pairs = values.map((v) => new Map([...v].map(([k, text]) => [k, `${keyText(k)}=${text}`])));
-  if (shared.size) {
-    head.push(EVERY_ENTRY + [...shared].map((k) => pairs[0].get(k)).join(" "));
-  }
+  const shared = fields.filter((j) => isShared[j]);
+  if (shared.length) head.push(EVERY_ENTRY + shared.map((j) => table.pair(j, 0)).join(" "));
 
   // Flags at their usual value (the more common one; false on a tie), where that saves.
-  const usual = new Map<string, boolean>();
+  const usual = new Map<number, boolean>();
   let flagSaving = 0;
-  for (const k of values[0].keys()) {
-    if (shared.has(k) || !rows.every((r) => typeof r[k] === "boolean")) continue;
+  for (const j of fields) {
+    const k = table.keys[j];
+    if (isShared[j] || !rows.every((r) => typeof r[k] === "boolean")) continue;
     const trues = rows.filter((r) => r[k] === true).length;
-    const value = trues * 2 > rows.length;
-    const times = value ? trues : rows.length - trues;
+    const value = trues * 2 > n;
+    const times = value ? trues : n - trues;
     if (times < 2) continue;
-    usual.set(k, value);
-    flagSaving += times * cost(`${keyText(k)}=${value}`);
+    usual.set(j, value);
+    flagSaving += times * cost(`${table.keyTexts[j]}=${value}`);
   }
-  const unless = UNLESS_SAID + [...usual].map(([k, v]) => `${keyText(k)}=${v}`).join(" ");
+  const unless = UNLESS_SAID +
+    [...usual].map(([j, v]) => `${table.keyTexts[j]}=${v}`).join(" ");
   if (usual.size && flagSaving > cost(unless) + 1) head.push(unless);
   else usual.clear();
 
-  const candidates = [...values[0].keys()].filter((k) =>
-    !shared.has(k) && !usual.has(k) && values.every((v) => v.has(k))
+  const candidates = fields.filter((j) =>
+    !isShared[j] && !usual.has(j) && table.ids[j].every((id) => id >= 0)
   );
-  const groups = groupsOf(pairs, candidates) ??
-    [{ start: 0, end: rows.length, keys: [] as string[] }];
-  if (groups.length > 1 || groups[0].keys.length) head.push(GROUP_LEGEND);
+  const groups = groupsOf(table, candidates, n) ?? [{ start: 0, end: n, keys: [] }];
+  if (groups.length > 1) head.push(GROUP_LEGEND);
 
   const lines = head.map((line) => indent + line);
   for (const g of groups) {
     if (g.keys.length) {
-      lines.push(`${indent}+ ${g.keys.map((k) => pairs[g.start].get(k)).join(" ")}`);
+      lines.push(`${indent}+ ${g.keys.map((j) => table.pair(j, g.start)).join(" ")}`);
     }
-    const said = new Set(g.keys);
+    const own = fields.filter((j) => !isShared[j] && !g.keys.includes(j));
     for (let i = g.start; i < g.end; i++) {
-      const own = [...pairs[i]].filter(([k]) =>
-        !shared.has(k) && !said.has(k) && !(usual.has(k) && rows[i][k] === usual.get(k))
-      ).map(([, pair]) => pair);
-      lines.push(`${indent}${entryLine(own.join(" "))}`, ...blockLines(rows[i], indent));
+      const pairs: string[] = [];
+      for (const j of own) {
+        if (table.ids[j][i] < 0) continue;
+        if (usual.has(j) && rows[i][table.keys[j]] === usual.get(j)) continue;
+        pairs.push(table.pair(j, i));
+      }
+      lines.push(`${indent}${entryLine(pairs.join(" "))}`, ...blockLines(rows[i], indent));
     }
   }
   return lines;
