@@ -1,6 +1,6 @@
 /**
- * Reads a result's text block back into data, by the rendering's own rules (src/mcp/render.ts):
- * a test that gets the structured content back exactly from the text knows the text carried
+ * Reads a result's text block back into data, by the rendering's own rules (src/mcp/render.ts,
+ * render_list.ts for lists): a test that gets the structured content back exactly from the text knows the text carried
  * every fact, and that nothing a value held posed as structure.
  *
  * @module
@@ -99,10 +99,11 @@ export function parseRendered(text: string): { summary: string; data: Record<str
     return out;
   };
   const KEY = String.raw`(?:[A-Za-z_][\w.-]*|"(?:[^"\\]|\\.)*")`;
-  const PLACEMENT_LEGEND = new RegExp(
-    String
-      .raw`^\* (${KEY}(?:, ${KEY})*): sessionName\(\$sessionId\):index(, then \* if active)?, comma-separated$`,
-  );
+  // `* placements: sessionName($sessionId):index, comma-separated`, for the fields it names; a
+  // window's placements also mark the current one.
+  const active = String.raw`(, then \* if active)?`;
+  const legend = String.raw`sessionName\(\$sessionId\):index${active}, comma-separated$`;
+  const PLACEMENT_LEGEND = new RegExp(String.raw`^\* (${KEY}(?:, ${KEY})*): ${legend}`);
   /**
    * The lines before a list's entries, which say what the entries share: the fields of every
    * entry, the flags' usual values, the placement fields, whether `+ ` lines group entries.
