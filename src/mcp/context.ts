@@ -293,6 +293,21 @@ export class TmuxContext {
     return judgeResult(await execSpawned(this.runner, this.address, args, options));
   }
 
+  /**
+   * {@link spawn} for a command that blocks its client for long (`wait-for`): its tmux client
+   * is a control-mode one that tmux ends when this process goes, however it goes
+   * (`RunOptions.tiedToProcess`), where a plain one would outlive a process killed outright.
+   */
+  async spawnTied(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
+    const options = {
+      signal: this.signal,
+      timeoutMs,
+      serverPid: this.serverPid,
+      tiedToProcess: true,
+    };
+    return judgeResult(await execSpawned(this.runner, this.address, args, options));
+  }
+
   /** One atomic read of the server: all of it, or what `scope` names. */
   async snapshot(scope?: SnapshotScope): Promise<Snapshot> {
     return this.#read(

@@ -25,6 +25,7 @@ import { MAX_ANSWER_BYTES } from "./pipe_read.ts";
 import { ServerGates, StructureLanes } from "./server_turns.ts";
 import { reachHost, tmuxCommand } from "./remote_call.ts";
 import { collectAnswer, streamAnswer } from "./child_answer.ts";
+import { TIED_FLAG, unframeTied } from "./tied_client.ts";
 
 /** Options for one tmux invocation. */
 export interface RunOptions {
@@ -47,6 +48,16 @@ export interface RunOptions {
    * ({@link TmuxRunner.inStructureLane}), so that it is not waited for twice.
    */
   readonly inStructureLane?: boolean;
+  /**
+   * Runs tmux as a control-mode client (`-C`, no session) whose stdin stays open, written to by
+   * nobody, until it ends: tmux ends such a client itself once its stdin reaches end of file,
+   * which happens when this process goes, however it goes (SIGKILL runs no handler). So a
+   * command that blocks its client (`wait-for`) never outlives the process that wanted it, as
+   * a plain client would until tmux woke it. The answer is unframed into what a plain client
+   * gives (tied_client.ts). For a short line whose output no pane controls; not with
+   * {@link stdin}.
+   */
+  readonly tiedToProcess?: boolean;
 }
 
 /**
@@ -351,6 +362,23 @@ export class TmuxRunner {
     args: readonly string[],
     options: RunOptions,
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    if (options.tiedToProcess) {
+      return unframeTied(
+        await this.#spawn(
+          address,
+          [TIED_FLAG, ...args],
+          options,
+          (child, signal) =>
+            collectAnswer(
+              child,
+              signal,
+              address,
+              this.#maxAnswerBytes,
+              address.host === undefined ? undefined : this.#ssh!.marker,
+            ),
+        ),
+      );
+    }
     // A line too long for tmux's arguments goes as a file on its stdin (command_file.ts).
     const file = asCommandFile(args, options.stdin);
     const answer = (result: { code: number; stdout: Uint8Array; stderr: string }) =>
@@ -452,7 +480,7 @@ export class TmuxRunner {
           args: argv,
           // Nothing for tmux here: its environment is this process's, as given.
           ...address.host === undefined ? {} : { env: childEnv },
-          stdin: options.stdin ? "piped" : "null",
+          stdin: options.stdin || options.tiedToProcess ? "piped" : "null",
           stdout: "piped",
           stderr: "piped",
           signal,
@@ -469,7 +497,13 @@ export class TmuxRunner {
           // Gone already.
         }
       }
-      if (options.stdin) {
+      if (options.tiedToProcess) {
+        // Held open, never written: should this process go first, its end of file is what
+        // ends the client (see RunOptions.tiedToProcess). Closed once tmux ended it.
+        const stdin = child.stdin;
+        const close = () => void stdin.close().catch(() => {});
+        child.status.then(close, close);
+      } else if (options.stdin) {
         const writer = child.stdin.getWriter();
         try {
           await writer.write(options.stdin);

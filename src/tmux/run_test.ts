@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { processesNaming, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { TmuxRunner } from "./run.ts";
 import { TmuxError } from "./tmux_error.ts";
 
@@ -192,5 +192,49 @@ Deno.test("runner: a host named to a runner without --ssh hosts is refused alike
     await assert.rejects(runner.stream(address, ["list-sessions"], () => {}), refused);
   } finally {
     await runner.close();
+  }
+});
+
+Deno.test("runner: a call tied to this process answers and fails as a plain one, and attaches nowhere", async () => {
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner();
+  try {
+    const addr = { socketName: t.socket };
+    const tied = { tiedToProcess: true };
+    const out = await runner.run(addr, [
+      "display-message",
+      "-p",
+      "ok",
+      ";",
+      "show",
+      "-gv",
+      "base-index",
+    ], tied);
+    assert.equal(new TextDecoder().decode(out), "ok\n0\n");
+    await assert.rejects(
+      runner.run(addr, ["capture-pane", "-p", "-t", "%999"], tied),
+      (e: unknown) => e instanceof TmuxError && e.kind === "no-target",
+    );
+    await assert.rejects(
+      runner.run(addr, ["frobnicate"], tied),
+      (e: unknown) => e instanceof TmuxError && e.kind === "failed",
+    );
+    await assert.rejects(
+      runner.run({ socketName: `${t.socket}-absent` }, ["list-sessions"], tied),
+      (e: unknown) => e instanceof TmuxError && e.kind === "no-server",
+    );
+    // Signalled, a tied wait ends as a plain one does; it attached nowhere meanwhile.
+    const waiting = runner.run(addr, ["wait-for", "--", "tied"], tied);
+    await waitFor(
+      async () =>
+        (await processesNaming(t.socket)).some((p) => p.args.endsWith(" -C wait-for -- tied")),
+      "the waiter",
+    );
+    assert.equal((await t.tmux("list-clients", "-F", "#{client_name}")).trim(), "");
+    await t.tmux("wait-for", "-S", "tied");
+    assert.equal((await waiting).length, 0);
+  } finally {
+    await runner.close();
+    await t.kill();
   }
 });
