@@ -14,7 +14,13 @@
  *
  * A mark holds one of these states, the time it was set (ms since the epoch, base 36) and a
  * nonce, as `STATE.TIME.NONCE`:
- * - `waiting`: a wait of a tmux-mcp process may be in the list, dead;
+ * - `waiting`: a wait of a tmux-mcp process may be in the list, dead. A wait marks itself so in
+ *   the tmux step that begins it, before anything could kill its process, with its process's
+ *   pid as an owner (`waiting.TIME.NONCE.PID`): while that process runs, the wait is alive and
+ *   takes a signal as it should; once it is gone (killed outright, its handlers never run), the
+ *   wait is a dead one. A wait that times out or is cancelled marks itself again, ownerless:
+ *   dead, whoever runs. The owner is asked of the system where tmux runs ({@link liveWait}),
+ *   so only a wait on a server of this machine has one;
  * - `taken`: a signal came while one was, and may have gone to it;
  * - `kept`: the last signal may have been kept (a signal cannot tell whether anyone waited),
  *   and no wait of a tmux-mcp process has taken it since;
@@ -50,10 +56,12 @@ export interface ChannelMark {
   readonly at: number;
   /** The value itself: what a later step compares the mark with. */
   readonly value: string;
+  /** For `waiting`, the pid of the process whose wait it is while that one runs; else null. */
+  readonly owner: number | null;
 }
 
 const PREFIX = "@tmux-mcp-channel-";
-const MARK = /^(waiting|taken|kept|lost)\.([0-9a-z]{1,10})\.([0-9a-f]{6})$/;
+const MARK = /^(waiting|taken|kept|lost)\.([0-9a-z]{1,10})\.([0-9a-f]{6})(?:\.([1-9][0-9]{0,9}))?$/;
 const encoder = new TextEncoder();
 
 /**
@@ -69,9 +77,10 @@ export function markOption(channel: string): string {
 /** A mark's parts; null for no mark, or a value of another shape (no mark of this module's). */
 export function parseChannelMark(value: string): ChannelMark | null {
   const m = MARK.exec(value);
-  if (!m) return null;
+  if (!m || (m[4] !== undefined && m[1] !== "waiting")) return null;
   const at = parseInt(m[2], 36);
-  return Number.isSafeInteger(at) ? { state: m[1] as MarkState, at, value } : null;
+  const owner = m[4] === undefined ? null : Number(m[4]);
+  return Number.isSafeInteger(at) ? { state: m[1] as MarkState, at, value, owner } : null;
 }
 
 /** What follows a new mark's state: now, and a nonce no other mark of the channel shares. */
@@ -94,13 +103,46 @@ function marksIn(listing: string): Map<string, ChannelMark | null> {
   return marks;
 }
 
-/** The mark of `channel` now; null when there is none (or none of this module's shape). */
-export async function readChannelMark(
+/**
+ * Prepares a wait on `channel`: the mark as it is now (what a wait that times out tells of),
+ * and the tmux line that marks the wait `waiting`, owned by this process, and waits, in one
+ * step: a process killed at any moment after it leaves its wait marked. `own` is that mark (to
+ * clear once woken, {@link clearWoken}); null on an SSH host, where the owner could not be
+ * asked after ({@link liveWait}): the line only waits there, and the wait is marked once
+ * abandoned, as its process closes too.
+ */
+export async function prepareWait(
   ctx: TmuxContext,
   channel: string,
-): Promise<ChannelMark | null> {
-  const out = await ctx.read(["show-options", "-sqv", markOption(channel)]);
-  return parseChannelMark(new TextDecoder().decode(out).replace(/\n$/, ""));
+): Promise<{ before: ChannelMark | null; own: string | null; line: string[] }> {
+  const option = markOption(channel);
+  const listing = new TextDecoder().decode(await ctx.read(["show-options", "-s"]));
+  const before = marksIn(listing).get(option) ?? null;
+  const wait = ["wait-for", "--", channel];
+  if (ctx.address.host !== undefined) return { before, own: null, line: wait };
+  await trim(ctx, listing, option);
+  const own = `waiting${stamp()}.${Deno.pid}`;
+  return { before, own, line: ["set-option", "-s", option, own, ";", ...wait] };
+}
+
+/**
+ * Whether `mark` is that of a wait still alive: a `waiting` one whose owner still runs, as the
+ * system where tmux runs says (`kill -0`, by tmux's `if-shell`). False for every other mark,
+ * and when the answer cannot be had: a reply built on it only says "may".
+ */
+export async function liveWait(ctx: TmuxContext, mark: ChannelMark | null): Promise<boolean> {
+  if (mark?.state !== "waiting" || mark.owner === null) return false;
+  const yes = `tmux-mcp-alive-${randomHex(8)}`;
+  try {
+    const out = await ctx.read([
+      "if-shell",
+      `kill -0 ${mark.owner} 2>/dev/null`,
+      `display-message -p ${yes}`,
+    ]);
+    return new TextDecoder().decode(out).includes(yes);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -169,18 +211,23 @@ export async function signalMarked(ctx: TmuxContext, channel: string): Promise<C
 
 /**
  * After a wait on `channel` was woken: every wait on the channel was, the dead ones too, so its
- * mark is cleared if it is still `before` (the mark as the wait began), or a `kept` or `taken`
- * one set since: that signal woke this wait (or came in the moment after it, when nobody
- * waited). A wait abandoned since, or two signals since, may be after it, and stay. A failure
- * is ignored: a mark left says only "may".
+ * mark is cleared if it is still `before` (the mark as the wait began) or `own` (the one the
+ * wait set as it began, {@link prepareWait}), or a `kept` or `taken` one set since: that signal
+ * woke this wait (or came in the moment after it, when nobody waited). A wait abandoned since,
+ * or two signals since, may be after it, and stay. A failure is ignored: a mark left says only
+ * "may".
  */
 export async function clearWoken(
   ctx: TmuxContext,
   channel: string,
   before: ChannelMark | null,
+  own: string | null = null,
 ): Promise<void> {
   const option = markOption(channel);
-  const unchanged = `#{==:#{${option}},${before?.value ?? ""}}`;
+  const is = (value: string) => `#{==:#{${option}},${value}}`;
+  const unchanged = own === null
+    ? is(before?.value ?? "")
+    : `#{||:${is(own)},${is(before?.value ?? "")}}`;
   await execFast(ctx.runner, ctx.address, [
     "if-shell",
     "-F",

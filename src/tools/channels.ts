@@ -17,12 +17,14 @@ import { defineTool, type ToolAnnotations } from "../mcp/tool_spec.ts";
 import { count } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { SERVER_ONLY } from "../tmux/snapshot.ts";
+import type { TmuxContext } from "../mcp/context.ts";
 import { changes } from "./arguments.ts";
 import {
   type ChannelMark,
   clearWoken,
+  liveWait,
   markAbandoned,
-  readChannelMark,
+  prepareWait,
   signalMarked,
 } from "./channel_marks.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
@@ -46,8 +48,12 @@ const channelSchema = z.string().regex(
 
 const PROGRESS_EVERY_MS = 5_000;
 
-/** What a wait that timed out adds, from the channel's mark as it began. */
-function missed(before: ChannelMark | null): string {
+/**
+ * What a wait that timed out adds, from the channel's mark as it began: nothing for the mark
+ * of another wait still alive, which took any signal sent before this one began, as it should.
+ */
+async function missed(ctx: TmuxContext, before: ChannelMark | null): Promise<string> {
+  if (await liveWait(ctx, before)) return "";
   switch (before?.state) {
     case "waiting":
     case "taken":
@@ -100,15 +106,17 @@ export const waitForChannel = defineTool({
       ctx.progress(Date.now() - started, effective, `waiting on channel ${args.channel}`);
     }, PROGRESS_EVERY_MS);
     // A process that ends while it waits leaves the wait in tmux: marked before its tmux
-    // client is killed, as the process closes.
+    // client is killed, as the process closes. One killed outright runs no handler: the wait
+    // marked itself as it began, its owner this process (channel_marks.ts), and its tmux client
+    // ends with the process (spawnTied) instead of waiting on for the next signal.
     const unhook = ctx.runner.onClose(() => markAbandoned(ctx, args.channel));
     try {
       // What was marked before this wait: a signal taken since then would have woken this one.
-      const before = await readChannelMark(ctx, args.channel);
+      const { before, own, line } = await prepareWait(ctx, args.channel);
       await ctx.progress(0, effective, `waiting on channel ${args.channel}`);
       let outcome: "signalled" | "timedOut" = "signalled";
       try {
-        await ctx.spawn(["wait-for", "--", args.channel], effective);
+        await ctx.spawnTied(line, effective);
       } catch (error) {
         if (error instanceof TmuxError && ["timeout", "cancelled"].includes(error.kind)) {
           // Its tmux client is gone, its wait stays.
@@ -118,15 +126,16 @@ export const waitForChannel = defineTool({
         outcome = "timedOut";
       }
       // A signal wakes every wait on the channel, the dead ones too.
-      if (outcome === "signalled") await clearWoken(ctx, args.channel, before);
+      if (outcome === "signalled") await clearWoken(ctx, args.channel, before, own);
       const waitedMs = Date.now() - started;
       return {
         data: { channel: args.channel, outcome, effectiveTimeoutMs: effective, waitedMs },
         summary: outcome === "signalled"
           ? `Channel ${args.channel} was signalled.`
-          : `No signal on ${args.channel} within ${effective} ms. tmux keeps this abandoned wait: the next signal sent while nobody else waits goes to it, not to a later wait.${
-            missed(before)
-          }`,
+          : `No signal on ${args.channel} within ${effective} ms. tmux keeps this abandoned wait: the next signal sent while nobody else waits goes to it, not to a later wait.${await missed(
+            ctx,
+            before,
+          )}`,
       };
     } finally {
       unhook();
@@ -150,9 +159,12 @@ export const signalChannel = defineTool({
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
     const was = await signalMarked(ctx, args.channel);
     const signalled = `Signalled channel ${args.channel}.`;
+    // A wait still alive took the signal, as it should; the mark of one whose process was
+    // killed outright says the same as that of one abandoned.
+    const dead = was?.state === "waiting" && !(await liveWait(ctx, was));
     return {
       data: { channel: args.channel, signalled: true },
-      summary: was?.state === "waiting"
+      summary: dead
         ? `${signalled} A wait on it that a tmux-mcp server abandoned (timed out or cancelled) may have taken this signal, so a later wait_for_channel may not see it: ${CANNOT_WITHDRAW}.`
         : was?.state === "kept"
         ? `${signalled} signal_channel signalled it ${
