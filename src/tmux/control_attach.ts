@@ -126,13 +126,16 @@ export async function noteAttach(
  * to ask). Of those, a pane of the joined session in view-mode now is left, in one step in
  * tmux that checks the mode (`send-keys -X cancel` leaves the topmost mode only: a copy mode
  * of the person's beneath stays). A pane already in view-mode before the attach, the person's, is
- * never touched: output added to it changes no mode. Best effort: never throws.
+ * never touched: output added to it changes no mode. `sessionId`: the session whose panes are
+ * looked at, when not the one `connection` joined (where another client of ours was for a
+ * moment, control_seating.ts's liftAfterAttach). Best effort: never throws.
  */
 export async function leaveHookModes(
   connection: Connection,
   listed: Set<string> | null,
   waitMs: number,
   closed: () => boolean,
+  sessionId: string = connection.sessionId,
 ): Promise<void> {
   const options = { timeoutMs: 2_000 };
   try {
@@ -148,7 +151,7 @@ export async function leaveHookModes(
     const changed = [...connection.modeChanges ?? []].filter((id) => /^%\d+$/.test(id));
     if (changed.length === 0 || connection.closed) return;
     const panes = await connection.exec(
-      ["list-panes", "-s", "-t", connection.sessionId, "-F", "#{pane_id}"],
+      ["list-panes", "-s", "-t", sessionId, "-F", "#{pane_id}"],
       options,
     );
     if (panes.code !== 0) return;

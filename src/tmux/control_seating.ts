@@ -2,9 +2,10 @@
  * Who sits where on a tmux server, as the rules that keep our control clients out of a
  * person's way read it: every session's standing and every client's session (recency.ts parses
  * them), whether someone not tmux-mcp is attached beside a client of ours, the refusal to
- * attach where ours would keep an `exit-unattached` server alive, and, as a client leaves,
- * putting the person's sessions back in the order it found them. control_server.ts applies
- * these rules to the clients of one server.
+ * attach where ours would keep an `exit-unattached` server alive, and putting the person's
+ * sessions back in the order a client found them: right after it attached (for a process
+ * killed outright, which says no goodbye), and as it leaves. control_server.ts applies these
+ * rules to the clients of one server.
  *
  * @module
  */
@@ -18,11 +19,15 @@ import {
   type Seat,
   SEAT_FORMAT,
   type SessionStanding,
+  sessionToLift,
   sessionToRestore,
   STANDING_FORMAT,
   type Touch,
 } from "./recency.ts";
-import type { TmuxRunner } from "./run.ts";
+import { OWN_TERM } from "./identity.ts";
+import { leaveHookModes } from "./control_attach.ts";
+import { limitsOf } from "./control_limits.ts";
+import type { PersistentChild, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
 
 /** A tmux server's sessions and clients, as a leaving, idle or attaching client reads them. */
@@ -104,6 +109,94 @@ export async function restoreRecency(
     );
   } catch {
     // The connection or the server went away: nothing left to put back.
+  }
+}
+
+/** Longest a momentary client ({@link liftAfterAttach}) may take to attach and leave. */
+const LIFT_TIMEOUT_MS = 2_000;
+
+/**
+ * Right after `connection` attached: if its attach made the session it joined the most
+ * recently used, though another was before we came, a momentary client of ours attaches to
+ * that one and leaves at once, which makes it the most recently used again (see recency.ts
+ * `sessionToLift`). The order then holds whether this process says goodbye or not: one killed
+ * outright runs no {@link restoreRecency}. `touches`: the sessions the server's clients
+ * attached to, and their last use before; `ours`: the server's clients. Best effort: never
+ * throws.
+ */
+export async function liftAfterAttach(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  connection: Connection,
+  touches: ReadonlyMap<string, Touch>,
+  ours: Iterable<Connection>,
+): Promise<void> {
+  if (touches.size === 0 || connection.closed) return;
+  try {
+    // Read by a tmux process of its own, as before the attach: every call over the connection
+    // ends with a `display-message` of the protocol's, which runs a person's
+    // after-display-message hooks once more.
+    const seating = await seatingToAttach(runner, address, false);
+    const held = new Set(
+      seating.clients.filter((c) => isSomeone(c, ours)).map((c) => c.sessionId),
+    );
+    const target = sessionToLift(seating.standings, touches, held);
+    if (target === null) return;
+    // What a person's hooks put on the panes there as it attaches is taken back as for our
+    // own attach: the changes of mode tmux tells, gathered from now.
+    connection.modeChanges = new Set();
+    // As our clients attach (control_server.ts): -E keeps this process's environment out of
+    // the session, and TERM marks the client as tmux-mcp's for other tmux-mcp processes.
+    const child = await runner.spawnPersistent(address, [
+      "-C",
+      "attach-session",
+      "-E",
+      "-f",
+      "ignore-size,no-output",
+      "-t",
+      target,
+    ], { TERM: OWN_TERM });
+    await momentary(child);
+    const waitMs = limitsOf(runner).hookJobsWaitMs;
+    await leaveHookModes(connection, null, waitMs, () => connection.closed, target);
+  } catch {
+    // The connection or the server went away: nothing to keep in order.
+  } finally {
+    connection.modeChanges = null;
+  }
+}
+
+/**
+ * Lets a control client just started leave once tmux has answered its attach: its stdin is
+ * closed (tmux ends a control client at its end of file) only then, so that the attach is
+ * never cut short, and everything tmux writes to it is read to the end (a control client whose
+ * reader went away while tmux wrote to it crashed tmux 3.3a's server in stress runs, run.ts).
+ * Killed (SIGTERM) after {@link LIFT_TIMEOUT_MS}.
+ */
+async function momentary(child: PersistentChild): Promise<void> {
+  const timer = setTimeout(() => child.kill(), LIFT_TIMEOUT_MS);
+  try {
+    const closeStdin = () => child.stdin.close().catch(() => {});
+    let answered = false;
+    let text = "";
+    const decoder = new TextDecoder();
+    const reading = (async () => {
+      for await (const chunk of child.stdout) {
+        if (answered) continue;
+        text += decoder.decode(chunk, { stream: true });
+        if (/^%(end|error) /m.test(text)) {
+          answered = true;
+          text = "";
+          closeStdin();
+        }
+      }
+    })();
+    const complaints = child.stderr.pipeTo(new WritableStream()).catch(() => {});
+    await child.status;
+    if (!answered) closeStdin();
+    await Promise.all([reading.catch(() => {}), complaints]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -112,6 +112,7 @@ import {
 } from "./control_limits.ts";
 import {
   isSomeone,
+  liftAfterAttach,
   othersIn,
   readSeating,
   requireOthers,
@@ -592,6 +593,13 @@ export class ServerControl {
         `the control client broke as it attached: ${connection.retired}`,
       );
     }
+    await liftAfterAttach(
+      this.#runner,
+      this.#address,
+      connection,
+      this.#touches,
+      this.#connections,
+    );
     if (this.#down !== null) {
       const was = this.#down;
       this.#down = null;

@@ -13,7 +13,10 @@
  * attached to (never a plain attach's pick while another unattached one was used later); and
  * before leaving, it moves for a moment to the
  * session that was most recently used before we touched any (which marks it used again), so
- * that it is on top once more. tmux keeps last use to the microsecond but shows it in seconds:
+ * that it is on top once more. A process killed outright (SIGKILL) says no goodbye: so right
+ * after a client of ours attached, another attaches for a moment to the session that was most
+ * recently used before (and leaves at once), which puts that one back on top from the start;
+ * not to a session someone is attached to (their hooks would run where they look). tmux keeps last use to the microsecond but shows it in seconds:
  * uses within one second cannot be ordered by reading them. There the pick prefers a session we
  * never touched, then the newer session, and the move is made.
  *
@@ -173,6 +176,40 @@ export function sessionToRestore(
 ): string | null {
   const unattached = standings.filter((s) => (others.get(s.id) ?? 0) === 0);
   if (unattached.length < 2) return null;
+  const pick = mostRecentWithoutUs(unattached, touches);
+  if (pick.destroyUnattached) return null;
+  return leads(pick, unattached) ? null : pick.id;
+}
+
+/**
+ * The session a control client of ours should attach to for a moment (and leave at once),
+ * right after one of ours attached, so that the session most recently used before we came is
+ * the most recently used again from then on: should this process be killed outright, no
+ * goodbye ({@link sessionToRestore}) would run, and the attach would stay the last use of the
+ * session it joined. Null when that session leads already, or must not be joined: it ends when
+ * its last client leaves (destroy-unattached), or someone not tmux-mcp is attached to it
+ * (`held`), whose hooks would run and whose pane would be focused by a client of ours coming
+ * and going.
+ *
+ * Unlike {@link sessionToRestore}, it ranks every session, attached or not: one a person is
+ * attached to now is their plain attach's pick once they have left it.
+ */
+export function sessionToLift(
+  standings: readonly SessionStanding[],
+  touches: ReadonlyMap<string, Touch>,
+  held: ReadonlySet<string>,
+): string | null {
+  if (standings.length < 2) return null;
+  const pick = mostRecentWithoutUs(standings, touches);
+  if (pick.destroyUnattached || held.has(pick.id)) return null;
+  return leads(pick, standings) ? null : pick.id;
+}
+
+/** Of `sessions` (not empty), the one most recently used as it would be without us. */
+function mostRecentWithoutUs(
+  sessions: readonly SessionStanding[],
+  touches: ReadonlyMap<string, Touch>,
+): SessionStanding {
   /** Its last use as it would be without us. */
   const own = (s: SessionStanding) => {
     const touch = touches.get(s.id);
@@ -182,12 +219,17 @@ export function sessionToRestore(
   // in one second by a script rank by creation, and tmux's microseconds favour the later.
   const rank = (s: SessionStanding) =>
     [own(s), touches.has(s.id) ? 0 : 1, s.activity, numberOf(s.id)] as const;
-  const pick = unattached.reduce((a, b) => {
+  return sessions.reduce((a, b) => {
     const [x, y] = [rank(a), rank(b)];
     for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return y[i] > x[i] ? b : a;
     return a;
   });
-  if (pick.destroyUnattached) return null;
-  const ahead = unattached.every((s) => s === pick || pick.activity > s.activity);
-  return ahead ? null : pick.id;
+}
+
+/**
+ * Whether `pick` was used later than every other of `sessions`, as far as seconds tell: in a
+ * tie, tmux's microseconds may rank another first.
+ */
+function leads(pick: SessionStanding, sessions: readonly SessionStanding[]): boolean {
+  return sessions.every((s) => s === pick || pick.activity > s.activity);
 }

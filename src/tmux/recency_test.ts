@@ -6,6 +6,7 @@ import {
   type Seat,
   type SessionStanding,
   sessionToJoin,
+  sessionToLift,
   sessionToRestore,
   type Touch,
   touched,
@@ -118,5 +119,38 @@ Deno.test("sessionToRestore names the session a plain attach would have picked w
   assert.equal(
     sessionToRestore([standing("$3", 40), standing("$1", 40), standing("$0", 50, 1)], none, both),
     "$3",
+  );
+});
+
+Deno.test("sessionToLift names the session most recently used before our attach, attached or not", () => {
+  const touches = new Map<string, Touch>([["$0", { before: 10, bumped: 50 }]]);
+  const nobody = new Set<string>();
+  // We joined $0 (last used at 10) at 50; $1 was used at 40: lift $1 at once.
+  assert.equal(sessionToLift([standing("$0", 50, 1), standing("$1", 40)], touches, nobody), "$1");
+  // A session only our clients sit in counts too: it is a plain attach's pick once they go.
+  assert.equal(
+    sessionToLift(
+      [standing("$0", 50, 1), standing("$1", 40, 1), standing("$2", 30)],
+      touches,
+      nobody,
+    ),
+    "$1",
+  );
+  // Someone not tmux-mcp is attached to it: never a client of ours there, not even for a moment.
+  assert.equal(
+    sessionToLift([standing("$0", 50, 1), standing("$1", 40, 1)], touches, new Set(["$1"])),
+    null,
+  );
+  // $0 was the most recent before we came, or $1 leads already, or there is no other session.
+  const recent = new Map<string, Touch>([["$0", { before: 45, bumped: 50 }]]);
+  assert.equal(sessionToLift([standing("$0", 50, 1), standing("$1", 40)], recent, nobody), null);
+  assert.equal(sessionToLift([standing("$0", 50, 1), standing("$1", 55)], touches, nobody), null);
+  assert.equal(sessionToLift([standing("$0", 50, 1)], touches, nobody), null);
+  // A tie in seconds: lift anyway (tmux compares microseconds).
+  assert.equal(sessionToLift([standing("$0", 50, 1), standing("$1", 50)], touches, nobody), "$1");
+  // It ends when its last client leaves: a client of ours coming and going would end it.
+  assert.equal(
+    sessionToLift([standing("$0", 50, 1), standing("$1", 40, 0, true)], touches, nobody),
+    null,
   );
 });

@@ -1,0 +1,137 @@
+/**
+ * A tmux-mcp process killed outright (SIGKILL, the OOM killer, an MCP client killing it hard)
+ * runs no goodbye: its control client's attach still counts as the last use of the session it
+ * joined, and nothing moves the person's sessions back in the order it found them. So that
+ * order must hold from the moment the client has attached, not only from its goodbye.
+ */
+
+import assert from "node:assert/strict";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { cleanEnv, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+
+/** A real tmux-mcp process on `t`, initialized. */
+async function agent(t: TestTmux): Promise<StdioServer> {
+  const { cmd, args } = startCommand();
+  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  await s.initialize();
+  return s;
+}
+
+/** Kills `s` outright and waits for it to be gone. */
+async function kill9(s: StdioServer): Promise<void> {
+  s.child.kill("SIGKILL");
+  await s.child.status;
+}
+
+/** Where a person's `tmux attach` with no target lands now (a real client on a terminal). */
+async function landing(t: TestTmux): Promise<string> {
+  await t.tmux("set-option", "-gu", "@landed");
+  await t.onTerminal(
+    "attach",
+    ";",
+    "set-option",
+    "-gF",
+    "@landed",
+    "#{session_id}",
+    ";",
+    "detach-client",
+  );
+  return (await t.tmux("show-options", "-gv", "@landed")).trim();
+}
+
+/** Where a tmux command without a target, run outside tmux, lands now. */
+async function fromNothing(t: TestTmux): Promise<string> {
+  return (await t.tmux("display-message", "-p", "#{session_id}")).trim();
+}
+
+/** The sessions control clients are attached to, as `1 $N` lines, sorted. */
+async function controls(t: TestTmux): Promise<string[]> {
+  return (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}"))
+    .split("\n").filter((l) => l.startsWith("1 ")).sort();
+}
+
+/** Returns once tmux's clock has passed the second every session was last used in. */
+async function nextSecond(t: TestTmux): Promise<void> {
+  const latest = Math.max(
+    ...(await t.tmux("list-sessions", "-F", "#{session_activity}")).trim().split("\n").map(Number),
+  );
+  await waitFor(() => Math.floor(Date.now() / 1000) > latest, "the next second");
+}
+
+/** Three detached sessions ($0 first, $1, $2); the person used $1 last. */
+async function threeSessions(): Promise<TestTmux> {
+  const t = await TestTmux.start("first");
+  for (const name of ["second", "third"]) {
+    await t.tmux("new-session", "-d", "-s", name, "sh");
+  }
+  await nextSecond(t);
+  await t.onTerminal("attach", "-t", "$1", ";", "detach-client");
+  assert.equal(await landing(t), "$1");
+  return t;
+}
+
+Deno.test("kill9: after a process with a control client was SIGKILLed, a person's plain `tmux attach` and a target-less command land where they did", async () => {
+  const t = await threeSessions();
+  let s: StdioServer | undefined;
+  try {
+    s = await agent(t);
+    await nextSecond(t);
+    await s.callTool("list_panes");
+    // One client: the one that carries commands, in a session the person did not use last.
+    assert.equal((await controls(t)).length, 1);
+    assert.notDeepEqual(await controls(t), ["1 $1"]);
+    await kill9(s);
+    await waitFor(async () => (await controls(t)).length === 0, "our control client gone");
+    assert.deepEqual(
+      (await processesNaming(t.socket)).filter((p) => / -C /.test(p.args)).map((p) => p.args),
+      [],
+      "no control client of the process is left",
+    );
+    assert.equal(await fromNothing(t), "$1");
+    assert.equal(await landing(t), "$1", "the person's plain attach");
+  } finally {
+    await s?.kill();
+    await t.kill();
+  }
+});
+
+Deno.test("kill9: a SIGKILLed process's client that followed a pane leaves the person's plain attach where it landed", async () => {
+  const t = await threeSessions();
+  let s: StdioServer | undefined;
+  try {
+    s = await agent(t);
+    await nextSecond(t);
+    const pane = (await t.tmux("list-panes", "-t", "$2", "-F", "#{pane_id}")).trim();
+    await t.prompt(pane);
+    const ran = await s.callTool("run_command", { paneId: pane, command: "true" });
+    assert.notEqual(ran.isError, true);
+    await kill9(s);
+    await waitFor(async () => (await controls(t)).length === 0, "our control clients gone");
+    assert.equal(await landing(t), "$1", "the person's plain attach");
+  } finally {
+    await s?.kill();
+    await t.kill();
+  }
+});
+
+Deno.test("the moment a client of ours spends in the person's last session leaves no hook's view-mode there", async () => {
+  const t = await threeSessions();
+  let s: StdioServer | undefined;
+  try {
+    // An ordinary configuration line: greet whoever attaches (tmux shows it in view-mode).
+    await t.tmux("set-hook", "-g", "client-attached", "run-shell 'echo welcome back'");
+    const pane = (await t.tmux("list-panes", "-t", "$1", "-F", "#{pane_id}")).trim();
+    s = await agent(t);
+    await nextSecond(t);
+    await s.callTool("list_panes");
+    assert.equal(await fromNothing(t), "$1", "a client of ours was there for a moment");
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", pane, "#{pane_mode}")).trim(),
+      "",
+      "the greeting meant for a person attaching is not left over their pane",
+    );
+  } finally {
+    await s?.kill();
+    await t.kill();
+  }
+});
