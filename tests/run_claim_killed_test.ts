@@ -3,7 +3,8 @@
  * typed: run_mark.ts) when the process that took it is killed outright before typing, or is
  * too slow to type: the next tmux-mcp process on the server tells the claim from a typed
  * command, refuses the pane only while the claim holds, reads the job as never typed once it
- * has lapsed, and takes the pane; and a claimant whose claim was taken types nothing.
+ * has lapsed, and takes the pane; a claimant whose claim was taken types nothing; and one that
+ * types in the moment a reader ends its lapsed claim is not called never typed.
  *
  * Every moment is reached deterministically: a person's hook holds a call's tmux line at a
  * chosen command (HookGate), or the test waits until tmux shows the call's state, or until the
@@ -241,3 +242,78 @@ for (
     }
   });
 }
+
+// A slow but live claimant (a person's hook holds its typing step past the claim's 10 s) types
+// in the instant between a reader's read of the lapsed claim and the reader's conditional end
+// of it. The reader's end does nothing (the mark is the typed one by then): the reader reads
+// the job again, and never tells the model it was never typed while the command runs.
+Deno.test("run_command's slow claimant types in the instant after a reader read its lapsed claim: the reader does not call the job never typed", async () => {
+  const t = await TestTmux.start();
+  const claimGate = await HookGate.make();
+  const typingGate = await HookGate.make();
+  const readerGate = await HookGate.make();
+  const a = await agent(t);
+  const b = await agent(t);
+  try {
+    const p = t.ids.paneId;
+    await call(a, "list_panes", {});
+    await call(b, "list_panes", {});
+    // Its C-c step (which puts the claim on) held by a person's hook after set-option for most
+    // of the claim's 10 s (less than a step may take over control mode), then its typing step
+    // held after its fill, before its check that the claim is still its, until past the claim.
+    await t.tmux("set-hook", "-g", "after-set-option", claimGate.command);
+    await t.tmux("set-hook", "-g", "after-set-buffer", typingGate.command);
+    const slow = call(a, "run_command", {
+      paneId: p,
+      command: "echo A-RAN-$((6*7))",
+      timeoutMs: 60_000,
+    });
+    await waitFor(() => claimGate.began(), "A's claim step to be held");
+    const claimValue = await runMark(t, p);
+    const claim = parseMark(claimValue);
+    assert.ok(claim !== null && claim.claimedUntil !== null, "A's claim");
+    await waitFor(() => Date.now() > claim.claimedUntil! - 3_500, "most of the claim to pass");
+    await claimGate.open();
+    await t.tmux("set-hook", "-gu", "after-set-option");
+    await waitFor(() => typingGate.began(), "A's typing step to be held");
+    await lapsed(claim);
+    // B's read of the pane's mark (display-message of #{@tmux-mcp-run}) is held right after it
+    // has read it: the moment at which A's step, released, may run.
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "after-display-message",
+      `if-shell -F '#{m:*@tmux-mcp-run*,#{hook_arguments}}' "${readerGate.command}"`,
+    );
+    const reader = call(b, "get_command_result", { jobId: claim.jobId });
+    await waitFor(() => readerGate.began(), "B's read of the mark to be held");
+    await t.tmux("set-hook", "-gu", "after-display-message");
+    await typingGate.open();
+    await t.tmux("set-hook", "-gu", "after-set-buffer");
+    // A's step has run once the claim is no longer the pane's mark (typed, or already given
+    // back once the command ended): nothing else changes it while B is held.
+    await waitFor(async () => (await runMark(t, p)) !== claimValue, "A's typing step to run");
+    await readerGate.open();
+    const read = await reader;
+    const ran = await slow;
+    assert.equal(ran.isError, false, `A's run: ${ran.text}`);
+    assert.equal(ran.data.output, "A-RAN-42", ran.text);
+    // The reader's verdict must not contradict what happened: the command was typed and ran.
+    assert.doesNotMatch(
+      String(read.data.lostReason ?? ""),
+      /never typed/,
+      `B told the model the job was never typed and the pane free: ${read.text}`,
+    );
+    assert.notEqual(read.data.state, "lost", read.text);
+  } finally {
+    await claimGate.open();
+    await typingGate.open();
+    await readerGate.open();
+    await a.kill();
+    await b.kill();
+    await t.kill();
+    await claimGate.remove();
+    await typingGate.remove();
+    await readerGate.remove();
+  }
+});

@@ -15,7 +15,7 @@ import { judgeResult } from "../tmux/tmux_error.ts";
 import { learnExitStatus, type PaneProbe, probePane } from "./pane_probe.ts";
 import { jobIdOf, type JobRef } from "./job_id.ts";
 import { findMarkers, type Marked } from "./job_markers.ts";
-import { claimHolds, claimValue, parseMark, readMark, swapMark } from "./run_mark.ts";
+import { claimHolds, claimValue, endClaim, parseMark, readMark } from "./run_mark.ts";
 
 /** A job's state now. */
 export interface JobView {
@@ -275,29 +275,63 @@ const NEVER_TYPED = "it was never typed: the run_command that took the pane for 
   "C-c) had not typed it when its claim on the pane lapsed (its process was killed, say, or " +
   "was too slow); the pane is free";
 
+/** What the pane's mark says of a job not begun (see {@link underClaim}). */
+type ClaimRead =
+  /** The claim its run_command took for it holds: it may be typed until `until`. */
+  | { readonly kind: "holds"; readonly until: number }
+  /** Its claim has ended (lapsed, and ended in tmux): it was never typed, and never will be. */
+  | { readonly kind: "ended" }
+  /**
+   * Its claim was the mark when read but no longer is at the step that would end it: its
+   * run_command typed it in that moment (`typed`: the mark is its job's typed one), or the
+   * pane moved on. Either way the claim can no longer be typed under: read the job again.
+   */
+  | { readonly kind: "moved"; readonly typed: boolean }
+  /** No claim of its job is the pane's mark. */
+  | null;
+
 /**
- * The claim job `ref`'s run_command holds on its pane (run_mark.ts), if that is the pane's mark:
- * until when, and whether it still holds. A claim that has lapsed is ended in tmux (made one
- * that lapsed at the epoch, in one step on condition that it is still the mark): its call then
- * types nothing, should it yet try, and the job reads as never typed in every process until
- * another run_command takes the pane.
+ * The claim job `ref`'s run_command holds on its pane (run_mark.ts), if that is the pane's mark.
+ * A claim that has lapsed is ended in tmux (made one that lapsed at the epoch, on condition
+ * that it is still the mark): its call then types nothing, should it yet try, and the job reads
+ * as never typed in every process until another run_command takes the pane. The verdict is the
+ * mark as read in the same tmux step as that end: a slow call whose typing step ran between
+ * the first read and the end has typed the command, which then runs.
  */
-async function underClaim(
-  ctx: TmuxContext,
-  ref: JobRef,
-): Promise<{ until: number; holds: boolean } | null> {
+async function underClaim(ctx: TmuxContext, ref: JobRef): Promise<ClaimRead> {
   const value = await readMark(ctx, ref.paneId);
   const mark = parseMark(value);
-  if (mark === null || mark.claimedUntil === null || mark.jobId !== jobIdOf(ref)) return null;
-  const holds = claimHolds(mark);
-  if (!holds && mark.claimedUntil !== 0) {
-    await swapMark(ctx, ref.paneId, value, claimValue(mark.jobId, 0));
-  }
-  return { until: mark.claimedUntil, holds };
+  const jobId = jobIdOf(ref);
+  if (mark === null || mark.claimedUntil === null || mark.jobId !== jobId) return null;
+  if (claimHolds(mark)) return { kind: "holds", until: mark.claimedUntil };
+  const ended = claimValue(jobId, 0);
+  if (value === ended) return { kind: "ended" };
+  const now = await endClaim(ctx, ref.paneId, value, ended);
+  if (now === ended) return { kind: "ended" };
+  const after = now === null ? null : parseMark(now);
+  return { kind: "moved", typed: after?.jobId === jobId && after.claimedUntil === null };
 }
 
 /** Reads a job's state from its pane. */
 export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
+  return await readJobAs(ctx, ref, null);
+}
+
+/** A read of a job again, its claim having moved in the middle of the first (see underClaim). */
+interface ReadAgain {
+  /**
+   * When the first read saw the job's run_command type it (its claim turned into its typed
+   * mark), null when it did not: its begin marker is not due before {@link NEVER_STARTED_MS}
+   * from then.
+   */
+  readonly typedAt: number | null;
+}
+
+async function readJobAs(
+  ctx: TmuxContext,
+  ref: JobRef,
+  reread: ReadAgain | null,
+): Promise<JobView> {
   const { probe, marked } = await readMarked(ctx, ref);
   const base = { probe, output: "", complete: false, exitStatus: null, lostReason: null };
   const elapsed = Math.max(0, Date.now() - ref.startMs);
@@ -350,17 +384,24 @@ export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
   }
   // Not begun, the pane still under the claim its run_command took for it: being typed while
   // the claim holds; never typed once it has lapsed.
-  if (!marked.begun) {
+  if (!marked.begun && reread === null) {
     const claimed = await underClaim(ctx, ref);
-    if (claimed !== null) {
-      return claimed.holds
-        ? { ...sofar, state: "running", claimedUntil: claimed.until }
-        : { ...sofar, state: "lost", lostReason: NEVER_TYPED };
+    if (claimed?.kind === "holds") {
+      return { ...sofar, state: "running", claimedUntil: claimed.until };
+    }
+    if (claimed?.kind === "ended") return { ...sofar, state: "lost", lostReason: NEVER_TYPED };
+    // Typed (or the pane moved on) since the pane was read: what it shows now tells.
+    if (claimed?.kind === "moved") {
+      return await readJobAs(ctx, ref, { typedAt: claimed.typed ? Date.now() : null });
     }
   }
   // Its end marker is there, but a program holds the terminal (see endThatCounts): it runs.
   if (marked.held) return { ...sofar, state: "running", held: true };
-  if (!marked.begun && elapsed < NEVER_STARTED_MS) return { ...sofar, state: "running" };
+  const typedAt = reread?.typedAt ?? null;
+  const sinceTyped = typedAt === null ? elapsed : Date.now() - typedAt;
+  if (!marked.begun && Math.min(elapsed, sinceTyped) < NEVER_STARTED_MS) {
+    return { ...sofar, state: "running" };
+  }
   // No end marker. A program the shell started holds the terminal: it runs. The shell itself
   // waiting at its prompt, with the pane quiet: the command is over without its end marker.
   if (!await atPrompt(ctx, ref.paneId, probe)) return { ...sofar, state: "running" };

@@ -201,6 +201,34 @@ export async function swapMark(
 }
 
 /**
+ * Ends a claim that has lapsed: makes it `ended` if it is still `claim` at that instant, and
+ * reads the mark in the same tmux step, right after. The claim's call types only while the
+ * mark is its claim (tmux checks that in the step that types), so the mark read tells what
+ * became of it: `ended` (by this step or an earlier one), nothing was typed and nothing will
+ * be; anything else, the claim was no longer the mark (its call typed in the moment since the
+ * caller read it, say). Null when the step failed (the pane gone): the caller reads again.
+ */
+export async function endClaim(
+  ctx: TmuxContext,
+  paneId: string,
+  claim: string,
+  ended: string,
+): Promise<string | null> {
+  if (!/^%\d+$/.test(paneId)) return null;
+  // if-shell -F runs its command before the next one on the line: the read sees its effect.
+  const result = await execFast(
+    ctx.runner,
+    ctx.address,
+    chainArgv([
+      ["if-shell", "-F", "-t", paneId, markIs(claim), setMarkCommand(paneId, ended).join(" ")],
+      ["display-message", "-p", "-t", paneId, `#{${RUN_OPTION}}`],
+    ]),
+  ).catch(() => null);
+  if (result === null || result.code !== 0) return null;
+  return new TextDecoder().decode(result.stdout).replace(/\n$/, "");
+}
+
+/**
  * Removes the mark of job `jobId` from pane `paneId`, found over: the mark without a waiting
  * call, and, `waited` too, the mark a call waits on (once its end is read, or the pane went:
  * nothing waits on a job that is over by those).
