@@ -3,13 +3,17 @@
  * tmux server in the middle of a call, and the next tmux-mcp process on that server taking it
  * away (src/tmux/left_behind.ts): a paste's transient buffer, which a person's `prefix ]` would
  * paste, and clear_pane's scroll-on-clear turned off. What a live process has in hand stays
- * its own.
+ * its own, also once its control client was detached: a transient buffer is taken away only
+ * once it is old enough (GRACE_S) as well as its owner gone, and the process that met it
+ * younger looks again by then.
  *
  * Every moment is reached deterministically: a person's hook holds the call's tmux line at a
  * chosen command (HookGate), or the test waits until tmux shows the call's state.
  */
 
 import assert from "node:assert/strict";
+import { GRACE_S, looksAgainSet } from "../src/tmux/left_behind.ts";
+import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, HookGate, processesNaming, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -67,6 +71,27 @@ async function ourBuffers(t: TestTmux): Promise<string[]> {
     .filter((n) => n.startsWith("tmux-mcp-"));
 }
 
+/** Long enough for a buffer whose owner is gone to pass the grace (GRACE_S), and a margin. */
+const PAST_GRACE_MS = (GRACE_S + 25) * 1_000;
+
+/**
+ * Waits until tmux holds no buffer of tmux-mcp's any more, asking `s` to list the buffers each
+ * time (a listing never shows a transient buffer); without `s`, asking tmux only.
+ */
+async function buffersGone(t: TestTmux, s?: StdioServer): Promise<void> {
+  await waitFor(
+    async () => {
+      if (s) {
+        const listed = await call(s, "list_buffers");
+        assert.deepEqual(listed.data.buffers, [], listed.text);
+      }
+      return (await ourBuffers(t)).length === 0;
+    },
+    "the killed process's buffer to be taken away once old enough",
+    PAST_GRACE_MS,
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // A paste's transient buffer
 
@@ -88,7 +113,7 @@ async function heldLongPaste(
   return { pasted };
 }
 
-Deno.test("left behind: a long paste_text SIGKILLed between its load and its paste leaves no buffer once the next process has made its first call", async () => {
+Deno.test("left behind: a long paste_text SIGKILLed between its load and its paste leaves no buffer once the next process has made its first call and the grace has passed", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
   const a = await agent(t);
@@ -105,11 +130,10 @@ Deno.test("left behind: a long paste_text SIGKILLed between its load and its pas
     b = await agent(t);
     const listed = await call(b, "list_panes");
     assert.equal(listed.isError, false, listed.text);
-    assert.deepEqual(
-      await ourBuffers(t),
-      [],
-      "the agent's 20 KB of commands stay the newest buffer: the person's prefix ] pastes it",
-    );
+    // No other call: the process that met it looks again by itself once the grace is over.
+    // (Otherwise the agent's 20 KB of commands stay the newest buffer: the person's prefix ]
+    // pastes it.)
+    await buffersGone(t);
   } finally {
     await gate.open();
     await a.kill();
@@ -119,7 +143,7 @@ Deno.test("left behind: a long paste_text SIGKILLed between its load and its pas
   }
 });
 
-Deno.test("left behind: a process already running deletes a killed one's transient buffer at its next buffer call, and lists it never", async () => {
+Deno.test("left behind: a process already running deletes a killed one's transient buffer at a buffer call once the grace has passed, and lists it never", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
   const b = await agent(t);
@@ -138,9 +162,7 @@ Deno.test("left behind: a process already running deletes a killed one's transie
       async () => !(await processesNaming(t.socket)).some((p) => p.args.includes("load-buffer")),
       "the orphaned load to end",
     );
-    const listed = await call(b, "list_buffers");
-    assert.deepEqual(listed.data.buffers, [], listed.text);
-    assert.deepEqual(await ourBuffers(t), [], "the killed process's buffer");
+    await buffersGone(t, b);
   } finally {
     await gate.open();
     await a.kill();
@@ -174,6 +196,49 @@ Deno.test("left behind: a long paste held after its load, its process alive, end
   }
 });
 
+// A live process's long paste: its buffer is loaded by a tmux process of its own, named after
+// the process's control client at that moment. A person's `tmux attach -d` (or `detach-client
+// -a`) detaches that client while the load is on its way; the process lives and connects again.
+// Another process's buffer call meanwhile finds the owner gone, but the buffer too young to be
+// a killed process's: it stays for the live process's paste.
+Deno.test("left behind: a long paste whose control client a person detached while its load was held still pastes while another process calls", async () => {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const a = await agent(t);
+  const b = await agent(t);
+  try {
+    await t.tmux("new-window", "-d", "-t", t.ids.sessionId);
+    const p = t.ids.paneId;
+    await call(a, "list_panes");
+    await call(b, "list_panes");
+    await t.tmux("set-hook", "-g", "after-load-buffer", gate.command);
+    const text = `: ${"x".repeat(20_000)} LONG-PASTE-END`;
+    const paste = call(a, "paste_text", { paneId: p, text });
+    await waitFor(() => gate.began(), "A's load to be held");
+    const listed = await t.tmux("list-buffers", "-F", "#{buffer_name}");
+    const owner = /tmux-mcp-transient-(client-\d+)-/.exec(listed)?.[1];
+    assert.ok(owner, `A's transient buffer names its client: ${listed}`);
+    // The person takes the session over: every other client is detached.
+    await t.tmux("detach-client", "-t", owner);
+    await waitFor(
+      async () => !(await t.tmux("list-clients", "-F", "#{client_name}")).includes(owner),
+      "A's old control client to go",
+    );
+    await call(b, "list_buffers");
+    await gate.open();
+    await t.tmux("set-hook", "-gu", "after-load-buffer");
+    const pasted = await paste;
+    assert.equal(pasted.isError, false, `A's paste failed: ${pasted.text}`);
+    assert.deepEqual(await ourBuffers(t), [], "the paste deleted its buffer");
+  } finally {
+    await gate.open();
+    await a.kill();
+    await b.kill();
+    await t.kill();
+    await gate.remove();
+  }
+});
+
 Deno.test("left behind: a short paste_text SIGKILLed while a person's hook holds its line after the fill leaves no buffer for the person's prefix ]", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
@@ -190,8 +255,8 @@ Deno.test("left behind: a short paste_text SIGKILLed while a person's hook holds
     await t.tmux("set-hook", "-gu", "after-set-buffer");
     await t.tmux("display-message", "-p", "");
     b = await agent(t);
-    await call(b, "list_buffers");
-    assert.deepEqual(await ourBuffers(t), [], "the agent's lines stay for the person's prefix ]");
+    // Else the agent's lines stay for the person's prefix ].
+    await buffersGone(t, b);
   } finally {
     await gate.open();
     await a.kill();
@@ -230,6 +295,52 @@ Deno.test("left behind: a transient buffer is neither listed, nor shown as the n
     );
   } finally {
     await b.kill();
+    await t.kill();
+  }
+});
+
+// A buffer named after a client that tmux does not list, as a killed process's paste leaves it.
+const ORPHAN = "tmux-mcp-transient-client-999999-0123456789ab";
+
+/** Whether tmux's clock says `name` (a buffer there) is still younger than the grace. */
+async function stillYoung(t: TestTmux, name: string): Promise<boolean> {
+  const listed = await t.tmux("list-buffers", "-F", "#{buffer_name} #{buffer_created}");
+  const created = Number(listed.split("\n").find((l) => l.startsWith(`${name} `))?.split(" ")[1]);
+  const now = Number((await t.tmux("display-message", "-p", "%s")).trim());
+  return now - created < GRACE_S;
+}
+
+Deno.test("left behind: a transient buffer whose owner is gone, met younger than the grace, stays until then, and the process that met it takes it away by itself after", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("set-buffer", "-b", ORPHAN, "echo agent-text");
+    const listed = await c.ok<{ buffers: unknown[] }>("list_buffers");
+    assert.deepEqual(listed.buffers, []);
+    // Met young, it stays (unless this machine took the whole grace to get here).
+    const kept = (await ourBuffers(t)).includes(ORPHAN);
+    assert.ok(kept || !await stillYoung(t, ORPHAN), "a young buffer of an owner gone was taken");
+    // No call more: the process looks again once the grace is over.
+    await waitFor(
+      async () => !(await ourBuffers(t)).includes(ORPHAN),
+      "the buffer to be taken away once old enough",
+      PAST_GRACE_MS,
+    );
+  });
+});
+
+Deno.test("left behind: a process that met a young transient buffer of an owner gone and closes before the grace leaves no look again set", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket });
+    await t.tmux("set-buffer", "-b", ORPHAN, "echo agent-text");
+    await c.ok("list_buffers");
+    // Set while the buffer is young (unless this machine took the whole grace to get here).
+    const set = looksAgainSet(c.server.runner);
+    assert.ok(set === 1 || !await stillYoung(t, ORPHAN), "no look again set");
+    await c.close();
+    assert.equal(looksAgainSet(c.server.runner), 0, "a look again outlives its process");
+  } finally {
+    await c?.close();
     await t.kill();
   }
 });
@@ -366,6 +477,56 @@ Deno.test("left behind: a clear_pane held after scroll-on-clear off, its process
     await gate.open();
     await a.kill();
     await b.kill();
+    await t.kill();
+    await gate.remove();
+  }
+});
+
+// The mark names the control client whose line turns the value off. A person's `tmux attach -d`
+// detaches that client while a hook holds the line: tmux runs no more of that line (the clear
+// and the give-back on it never come), the process lives, and both it (its call fails, and it
+// undoes what it owed) and another process (the mark's owner gone) put back the same value on
+// the same conditions.
+Deno.test("left behind: a clear_pane whose control client a person detached while its step was held: the rest of its line never runs, and the pane's own value comes back whoever gives it back", async () => {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const a = await agent(t, TEARDOWN);
+  let b: StdioServer | undefined;
+  try {
+    const { p, own, mark } = await clearedPane(t, "on");
+    await t.tmux("send-keys", "-t", p, "-l", "echo SCREEN-$((6*7))");
+    await t.tmux("send-keys", "-t", p, "Enter");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("SCREEN-42"),
+      "the screen",
+    );
+    const { cleared } = await heldClear(t, gate, a, p);
+    const owner = /^on\.(client-\d+)$/.exec(await mark())?.[1];
+    assert.ok(owner, "marked with its client's name");
+    await t.tmux("detach-client", "-t", owner);
+    await waitFor(
+      async () => !(await t.tmux("list-clients", "-F", "#{client_name}")).includes(owner),
+      "A's control client to go",
+    );
+    b = await agent(t, ["--toolsets", "inspect"]);
+    assert.equal((await call(b, "list_panes")).isError, false);
+    await gate.open();
+    await t.tmux("set-hook", "-gu", "after-set-option");
+    const result = await cleared;
+    await t.tmux("display-message", "-p", "");
+    assert.equal(await own(), "on", `the pane's own value: ${JSON.stringify(result)}`);
+    assert.equal(await mark(), "", "the mark is gone");
+    // The rest of the detached client's line never ran: the screen was not cleared.
+    assert.match(await t.tmux("capture-pane", "-p", "-t", p), /SCREEN-42/);
+    // A's call says it may not have cleared, and the next clear is the person's setting's.
+    assert.equal(result.isError, true, JSON.stringify(result));
+    const again = await call(a, "clear_pane", { paneId: p, screen: true, history: false });
+    assert.equal(again.isError, false, again.text);
+    assert.equal(await own(), "on");
+  } finally {
+    await gate.open();
+    await a.kill();
+    await b?.kill();
     await t.kill();
     await gate.remove();
   }

@@ -392,7 +392,7 @@ export class ToolRegistry {
     try {
       // What a tmux-mcp process killed outright left on this server (a person's scroll-on-clear
       // turned off, a buffer their prefix ] would paste) goes before this process's first call
-      // there acts or reads.
+      // there acts or reads; a buffer still too young to tell from a live one's, once it is not.
       await giveBackOnFirstCall(ctx.runner, ctx.address, ctx.signal);
       const reply = await tool.run(args, ctx);
       // A result from another machine says which: %3 there is not %3 here.

@@ -11,17 +11,31 @@
  * client no longer listed left behind is taken away by the next process ({@link giveBackLeft}):
  * at its first call on that server ({@link giveBackOnFirstCall}), and by the calls that meet it.
  *
+ * A client can go while its process lives, though: a person's `tmux attach -d` or
+ * `detach-client -a` detaches it, its session is killed, or the process retires it; the process
+ * connects again under another name. tmux (3.3a) then runs no more of that client's command
+ * line, held or queued, so what the line itself would have given back is given back by its
+ * process (its call fails, and it undoes what it owed) or by the next, alike. But a step need
+ * not run on that client's line: a long paste's buffer is loaded by a tmux process of its own,
+ * and pasted by the next step, on whichever client the process has by then.
+ *
  * - A paste's transient buffer (buffers.ts): named {@link TRANSIENT_BUFFER_PREFIX}, its owner
  *   and random hex ({@link transientBufferName}); tmux-mcp's counting buffers (capture.ts)
- *   share the prefix, without an owner. Deleted once its owner is gone, or once it is older
- *   than {@link STALE_AFTER_S} whatever its owner: it lives for one step, which takes
- *   milliseconds. Otherwise it would stay the newest buffer, which a person's `prefix ]`
- *   pastes, each line of the agent's text running in a shell without bracketed paste.
+ *   share the prefix, without an owner. Deleted once its owner is gone and it is older than
+ *   {@link GRACE_S} (longer than any step is waited on: its process, alive with its client
+ *   detached, has had its paste by then), or once it is older than {@link STALE_AFTER_S}
+ *   whatever its owner: it lives for one step, which takes milliseconds. Otherwise it would
+ *   stay the newest buffer, which a person's `prefix ]` pastes, each line of the agent's text
+ *   running in a shell without bracketed paste. One whose owner is gone, met younger, is looked
+ *   at again once it is old enough ({@link giveBackBuffersLater}).
  * - clear_pane's scroll-on-clear turned off (screen_clear.ts): {@link SCROLL_MARK_OPTION} on
  *   the pane, set on the step's line before the turn-off and unset after the pane's own value
  *   is put back, holds that value and the owner ({@link scrollMark}). A mark whose owner is
  *   gone gets the pane its value back while it is still off; otherwise the pane keeps `off`,
- *   which the person never set, and the next clear_pane takes it for theirs.
+ *   which the person never set, and the next clear_pane takes it for theirs. No grace here:
+ *   the mark and the turn-off travel on the line of the client the mark names, which tmux
+ *   drops with the client, and the owner, alive, puts back the same value on the same
+ *   conditions.
  *
  * Like the lent window-size's mark (tools/window_size.ts), every give-back is a condition tmux
  * checks in the same command as the act: a mark changed since it was read stays as it is.
@@ -30,7 +44,7 @@
  */
 
 import { nestedCommands } from "./command_line.ts";
-import { execOverControl } from "./control.ts";
+import { execFast, execOverControl } from "./control.ts";
 import {
   chainArgv,
   decodeBytes,
@@ -59,6 +73,13 @@ export const SCROLL_MARK_OPTION = "@tmux-mcp-scroll-on-clear";
  * milliseconds, and a person's hook that holds it a minute has held it far too long already.
  */
 export const STALE_AFTER_S = 60;
+
+/**
+ * Age in seconds a transient buffer whose owner is no longer listed must reach before it is
+ * taken away: longer than any step is waited on (run.ts's DEFAULT_TIMEOUT_MS, 10 s). Its
+ * client may have been detached while its process lives, its paste still to come.
+ */
+export const GRACE_S = 15;
 
 /** A control client's name as tmux gives it to one without a terminal. */
 const OWNER = /^client-\d{1,10}$/;
@@ -180,12 +201,14 @@ export interface LeftBehindScope {
  * Takes away what processes gone left behind (see the module's comment), as far as `scope`
  * looks: one read (`read`), then an act (`act`) for each thing found, each a condition tmux
  * checks in the same command. Never throws: what could not be taken away stays for the next.
+ * Returns in how many ms a transient buffer whose owner is gone, too young to take yet, will
+ * be old enough ({@link GRACE_S}); null when there is none.
  */
 export async function giveBackLeft(
   read: TmuxCall,
   act: TmuxCall,
   scope: LeftBehindScope,
-): Promise<void> {
+): Promise<number | null> {
   const guard = newGuard();
   // The clients first: a pane read that fails (the pane gone) ends the line there.
   const commands: string[][] = [
@@ -213,7 +236,7 @@ export async function giveBackLeft(
   try {
     records = parseRecords(await read(chainArgv(commands)), guard);
   } catch {
-    return;
+    return null;
   }
   let now = Number.NaN;
   const clients = new Set<string>();
@@ -224,15 +247,19 @@ export async function giveBackLeft(
     else if (kind === "C") clients.add(fields[0] ?? "");
   }
   // Nothing is judged gone from a list that does not hold even the client reading it.
-  if (clients.size === 0) return;
+  if (clients.size === 0) return null;
+  /** Seconds until the youngest buffer whose owner is gone is old enough to take. */
+  let young: number | null = null;
   for (const [kind, ...fields] of records) {
     if (kind === "B" && fields.length === 2) {
       const [created, name] = fields;
       const owner = TRANSIENT.exec(name)?.[1];
       if (owner === undefined && !TRANSIENT.test(name)) continue;
-      if ((owner !== undefined && !clients.has(owner)) || now - int(created) >= STALE_AFTER_S) {
-        buffers.push(name);
-      }
+      const age = now - int(created);
+      const gone = owner !== undefined && !clients.has(owner);
+      if ((gone && age >= GRACE_S) || age >= STALE_AFTER_S) buffers.push(name);
+      // (A time ahead of tmux's clock is no age: left to the next call that meets it.)
+      else if (gone && age >= 0) young = Math.max(young ?? 0, GRACE_S - age);
     } else if (kind === "P" && fields.length === 2) {
       const [paneId, mark] = fields;
       const m = MARK.exec(mark);
@@ -246,6 +273,53 @@ export async function giveBackLeft(
   ];
   // One line each: a buffer or pane gone meanwhile fails its own line, not the others'.
   await Promise.allSettled(acts.map((args) => act(args)));
+  // tmux's clock counts whole seconds: one more, and the buffer is old enough by then.
+  return young === null ? null : (young + 1) * 1_000;
+}
+
+/** Per runner, the servers (address keys) with a look again at their buffers to come. */
+const lookingAgain = new WeakMap<TmuxRunner, Map<string, ReturnType<typeof setTimeout>>>();
+
+/**
+ * Looks at the transient buffers on `address` again in `afterMs` ({@link giveBackLeft}), once
+ * a buffer whose owner is gone is old enough to take: a killed process's paste then does not
+ * wait for another call of this one's to stop being what a person's `prefix ]` pastes. One
+ * look at a time per server; a look that meets another such buffer, younger, sets the next.
+ * Housekeeping: it never keeps the process alive, and the runner's close drops it.
+ */
+export function giveBackBuffersLater(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  afterMs: number,
+): void {
+  if (runner.closed) return;
+  let looks = lookingAgain.get(runner);
+  if (!looks) lookingAgain.set(runner, looks = new Map());
+  const key = addressKey(address);
+  if (looks.has(key)) return;
+  const look = async () => {
+    unhook();
+    const call: TmuxCall = async (args) => judgeResult(await execFast(runner, address, args));
+    const again = await giveBackLeft(call, call, { panes: null, buffers: true });
+    looks.delete(key);
+    if (again !== null) giveBackBuffersLater(runner, address, again);
+  };
+  const timer = setTimeout(look, Math.max(0, afterMs));
+  Deno.unrefTimer(timer as unknown as number);
+  looks.set(key, timer);
+  const unhook = runner.onClose(() => {
+    clearTimeout(timer);
+    looks.delete(key);
+    return Promise.resolve();
+  });
+}
+
+/**
+ * How many looks again ({@link giveBackBuffersLater}) are set for `runner`: none once it is
+ * closed, so that a test (or a shutdown) can prove none is left.
+ */
+export function looksAgainSet(runner: TmuxRunner): number {
+  return lookingAgain.get(runner)?.size ?? 0;
 }
 
 /** The servers (address keys) each runner's first call has looked at, or is looking at. */
@@ -276,6 +350,7 @@ export async function giveBackOnFirstCall(
     reached = true;
     return judgeResult(result);
   };
-  await giveBackLeft(over, over, { panes: "all", buffers: true });
+  const later = await giveBackLeft(over, over, { panes: "all", buffers: true });
   if (!reached) servers.delete(key);
+  if (later !== null) giveBackBuffersLater(runner, address, later);
 }

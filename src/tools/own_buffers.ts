@@ -22,7 +22,12 @@ import { nameList, ToolFailure } from "../mcp/errors.ts";
 import { int, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import { addressKey } from "../tmux/server_address.ts";
-import { giveBackLeft, isTransientBuffer, TRANSIENT_BUFFER_PREFIX } from "../tmux/left_behind.ts";
+import {
+  giveBackBuffersLater,
+  giveBackLeft,
+  isTransientBuffer,
+  TRANSIENT_BUFFER_PREFIX,
+} from "../tmux/left_behind.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { Turns } from "../tmux/turns.ts";
 
@@ -55,10 +60,15 @@ export const TRANSIENT_NAME = TRANSIENT_BUFFER_PREFIX.slice(BUFFER_PREFIX.length
 /**
  * Deletes the transient buffers that processes gone left behind (left_behind.ts): before a
  * buffer tool reads or counts the buffers there, so that none of them is the newest buffer a
- * person's `prefix ]` pastes any longer. Never throws.
+ * person's `prefix ]` pastes any longer. One too young to take yet (its owner's client gone,
+ * its process perhaps alive) is looked at again once it is old enough. Never throws.
  */
 export async function giveBackBuffers(ctx: TmuxContext): Promise<void> {
-  await giveBackLeft((a) => ctx.read(a), (a) => ctx.run(a), { panes: null, buffers: true });
+  const later = await giveBackLeft((a) => ctx.read(a), (a) => ctx.run(a), {
+    panes: null,
+    buffers: true,
+  });
+  if (later !== null) giveBackBuffersLater(ctx.runner, ctx.address, later);
 }
 
 /** A fresh buffer name of ours. */
