@@ -1,7 +1,8 @@
 /**
  * Where tmux keeps an option: the table (server, session, window, pane) it picks from the
- * name alone, asked of tmux once per server and name, and the refusal of a scope tmux would
- * not keep the option at (it would read or write another table's value instead).
+ * name alone, asked of tmux once per server and name; the refusal of a name tmux would take
+ * for another (any unambiguous start of a built-in option's name); and the refusal of a scope
+ * tmux would not keep the option at (it would read or write another table's value instead).
  *
  * @module
  */
@@ -20,13 +21,19 @@ import { type Scope, unknownName } from "./setting_scope.ts";
  */
 type OptionTable = "server" | "session" | "window" | "pane";
 
-/** Where tmux keeps each built-in option, by server and name (see {@link optionTable}). */
-const knownTables = new WeakMap<TmuxRunner, Map<string, OptionTable>>();
+/**
+ * What tmux answered about a built-in option's name: where it keeps the option, or (a start of
+ * another option's name) the full name it takes it for.
+ */
+type KnownOption = { readonly table: OptionTable } | { readonly takenFor: string };
+
+/** Each built-in option name asked about, by server and name (see {@link optionTable}). */
+const knownTables = new WeakMap<TmuxRunner, Map<string, KnownOption>>();
 
 /** Enough for every built-in option of a few servers; past it the map starts again. */
 const MAX_KNOWN_TABLES = 2_048;
 
-function tablesFor(runner: TmuxRunner): Map<string, OptionTable> {
+function tablesFor(runner: TmuxRunner): Map<string, KnownOption> {
   let map = knownTables.get(runner);
   if (!map) {
     map = new Map();
@@ -49,34 +56,80 @@ const NO_PANE = "%none";
  * `-gw`) cannot answer this: a user option's name may hold a newline, which they print raw,
  * so a pane can plant a line that reads as any built-in option of any table. Null for a user
  * option (`@name`), which lives wherever it is set. Refused when tmux has no such option.
+ *
+ * Refused too when `base` is not an option's full name: tmux 3.3a takes any unambiguous start
+ * of a built-in option's name for that option (`command-alia` is command-alias, `default-si`
+ * default-size), and a check keyed on the name given would miss the option tmux sets: with
+ * only full names let through, every check by name (the refusal of command-alias, the status
+ * line's entries, default-size's area) is of the option tmux sets.
  */
 export async function optionTable(ctx: TmuxContext, base: string): Promise<OptionTable | null> {
   if (base.startsWith("@")) return null;
-  // A built-in option's table is tmux's (it comes with the tmux that runs): asked once per
-  // server and name. A name tmux does not know is asked afresh each time.
+  // A built-in option's name and table are tmux's (they come with the tmux that runs): asked
+  // once per server and name. A name tmux does not know is asked afresh each time.
   const known = tablesFor(ctx.runner);
   const key = `${ctx.socketLabel}\0${base}`;
-  let table = known.get(key);
-  if (table !== undefined) return table;
+  let option = known.get(key);
+  if (option === undefined) {
+    const name = await fullName(ctx, base);
+    option = name === base ? { table: await tableOf(ctx, base) } : { takenFor: name };
+    if (known.size >= MAX_KNOWN_TABLES) known.clear();
+    known.set(key, option);
+  }
+  if ("takenFor" in option) {
+    throw new ToolFailure(
+      `tmux would take ${JSON.stringify(base)} for the option ${option.takenFor} (it reads the ` +
+        "start of an option's name as the whole name); option names are taken only in full.",
+      `Give the full option name: ${option.takenFor}.`,
+    );
+  }
+  return option.table;
+}
+
+/**
+ * The full name of the built-in option tmux takes `base` for: `show-options -g NAME` prints
+ * the option under its full name (`command-alias[0] ...`, an empty array's name alone), from
+ * the global or server options, which hold every built-in option. The first line is tmux's
+ * own: a user option is never printed for a name without `@`.
+ */
+async function fullName(ctx: TmuxContext, base: string): Promise<string> {
+  let out: Uint8Array;
   try {
-    await ctx.read(["show-options", "-p", "-t", NO_PANE, "--", base]);
-    table = "server";
+    out = await ctx.read(["show-options", "-g", "--", base]);
   } catch (error) {
     if (unknownName(error)) {
       throw new ToolFailure(
-        `tmux has no option ${JSON.stringify(base)}.`,
+        /^ambiguous/.test(error.message)
+          ? `tmux has no option ${JSON.stringify(base)}, and would take it for no one option ` +
+            "either: it starts the names of several."
+          : `tmux has no option ${JSON.stringify(base)}.`,
         "show_options lists the options of a scope (hooks: show_hooks and set_hook).",
       );
     }
+    throw error;
+  }
+  const named = /^([a-z][a-z0-9-]*)(?:\[\d+\])?(?: |\n|$)/.exec(new TextDecoder().decode(out));
+  if (named === null) {
+    throw new ToolFailure(
+      `tmux did not name the option it takes ${JSON.stringify(base)} for.`,
+      "show_options lists the options of a scope.",
+    );
+  }
+  return named[1];
+}
+
+/** Where tmux keeps built-in option `base`, a full name (see {@link optionTable}). */
+async function tableOf(ctx: TmuxContext, base: string): Promise<OptionTable> {
+  try {
+    await ctx.read(["show-options", "-p", "-t", NO_PANE, "--", base]);
+    return "server";
+  } catch (error) {
     const lacked = error instanceof TmuxError
       ? /^no such (session|window|pane): /.exec(error.message)?.[1]
       : undefined;
     if (lacked === undefined) throw error;
-    table = lacked as OptionTable;
+    return lacked as OptionTable;
   }
-  if (known.size >= MAX_KNOWN_TABLES) known.clear();
-  known.set(key, table);
-  return table;
 }
 
 /**
