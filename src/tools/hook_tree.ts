@@ -96,9 +96,11 @@ type HookTree = "session" | "window";
 
 /**
  * Which of tmux's trees holds hook `base`, from tmux's own lists (`show-hooks -g` names the
- * session hooks, `show-hooks -gw` the window and pane ones); refused when neither names it.
- * tmux's `show-hooks NAME` and `set-hook NAME` take any option's name (`status`,
- * `default-command`), so a name is checked here, not left to them.
+ * session hooks, `show-hooks -gw` the window and pane ones, each by its full name and no user
+ * option among them); refused when neither names it. tmux's `show-hooks NAME` and `set-hook
+ * NAME` take any option's name (`status`, `default-command`), and any unambiguous start of one
+ * (`pane-exite` is pane-exited), so a name is checked here, not left to them: only a hook's
+ * full name reaches tmux.
  */
 export async function hookTree(ctx: TmuxContext, base: string): Promise<HookTree> {
   const names = async (flags: string[]) =>
@@ -106,6 +108,14 @@ export async function hookTree(ctx: TmuxContext, base: string): Promise<HookTree
   const [sessionHooks, windowHooks] = await Promise.all([names(["-g"]), names(["-g", "-w"])]);
   if (windowHooks.has(base)) return "window";
   if (sessionHooks.has(base)) return "session";
+  const started = [...sessionHooks, ...windowHooks].filter((name) => name.startsWith(base));
+  if (started.length === 1) {
+    throw new ToolFailure(
+      `${JSON.stringify(base)} is not a hook name but the start of one (tmux may take it for ` +
+        `${started[0]}); hook names are taken only in full.`,
+      `Give the full hook name: ${started[0]}.`,
+    );
+  }
   throw new ToolFailure(
     `${JSON.stringify(base)} is not a hook name (tmux has no hook by that name${
       OPTION_LIKE.test(base) ? "; it may be an option: show_option reads those" : ""
