@@ -172,6 +172,34 @@ export async function checkNames(
  */
 const EIGHT_BIT_TITLE = "#{?client_control_mode,,#{?client_utf8,,#{?set-titles,#{client_tty},}}}";
 
+/**
+ * Refuses text beyond ASCII that tmux may write raw into a person's terminal title
+ * ({@link EIGHT_BIT_TITLE}), with one question to the tmux server (none for ASCII text). For
+ * text that is not a name ({@link checkNames} asks for names): an option's value, which a
+ * title format may show (set-titles-string is one, and may name any other option).
+ */
+export async function checkTitleText(ctx: TmuxContext, what: string, text: string): Promise<void> {
+  if (![...text].some((ch) => ch.codePointAt(0)! > 0x7f)) return;
+  let ttys: string[];
+  try {
+    ttys = new TextDecoder().decode(await ctx.read(["list-clients", "-F", EIGHT_BIT_TITLE]))
+      .split("\n").filter((tty) => tty !== "");
+  } catch (error) {
+    // No server: nobody is attached either.
+    if (error instanceof TmuxError && error.kind === "no-server") return;
+    throw error;
+  }
+  if (ttys.length === 0) return;
+  throw new ToolFailure(
+    `${what} holds characters beyond ASCII, and the terminal of client ${ttys[0]} takes no ` +
+      "UTF-8 while its session has set-titles on: tmux would write them raw into that " +
+      "terminal's title wherever a title format shows this text, and there bytes 0x80 to 0x9F " +
+      "are control codes (CSI, OSC, ST).",
+    "Use ASCII; nothing was changed. set-titles off, or a UTF-8 locale in the person's " +
+      "terminal, lifts this.",
+  );
+}
+
 /** Wide enough for any name's characters at two columns each, and the two brackets. */
 const PROBE_WIDTH = 65_536;
 

@@ -13,6 +13,7 @@ import { MESSAGE_OPTION, PANE_OPTION, STATE_OPTION } from "../hooks/marks.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
+import { checkTitleText } from "./arguments.ts";
 import { baseName } from "./option_table.ts";
 import { RUN_OPTION } from "./run_mark.ts";
 import type { Scope, ScopeFlags } from "./setting_scope.ts";
@@ -87,7 +88,10 @@ const UNCHANGED = "Nothing was changed.";
  * value is checked, and an appended one together with what it is appended to (at that scope,
  * as tmux appends; a style option's with the comma tmux puts between). A `default-size` is
  * the size of every window made from then on, and is held to the area every tool holds a
- * window to.
+ * window to. A value beyond ASCII is refused while a person's terminal would get it raw in
+ * its title ({@link checkTitleText}): any option's value may show there, set-titles-string's
+ * as the title itself, automatic-rename-format's in the window name it makes, any other where
+ * a title format names it (`#{@note}`, `#{E:status-left}`), and that format is the person's.
  */
 export async function checkOptionValue(
   ctx: TmuxContext,
@@ -97,6 +101,7 @@ export async function checkOptionValue(
   append: boolean,
 ): Promise<void> {
   checkFormatNumbers(value, `${name}'s value`, UNCHANGED);
+  await checkTitleText(ctx, `${name}'s value`, value);
   if (append) {
     const read = await ctx.read(["show-options", ...where.flags, "-qv", "--", name]);
     const current = decodeBytes(read).replace(/\n$/, "");
