@@ -230,7 +230,8 @@ export class CursorStore {
     if (!cursor) {
       throw new CursorError(
         `The cursor expired: this server process keeps the ${this.#maxCursors} cursors handed out ` +
-          "or passed back last, and this one is older.",
+          `or passed back last, or fewer when their panes are tall (${this.#maxRows} rows ` +
+          "remembered in all), and this one is older.",
       );
     }
     this.#kept.delete(head);
