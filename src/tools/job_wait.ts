@@ -11,6 +11,8 @@ import { PaneWatch } from "./pane_watch.ts";
 import type { JobRef } from "./job_id.ts";
 import { endMarker } from "./job_markers.ts";
 import { isOver, type JobView, readJob } from "./job_state.ts";
+import { probePane } from "./pane_probe.ts";
+import { isShellCommand, lineEditorReads } from "../tmux/prompt.ts";
 
 /**
  * How often an end marker that does not count yet (`Marked.held`, job_markers.ts) is read
@@ -28,6 +30,22 @@ export function recheckBy(heldSince: number | null, deadline: number): number {
   return heldSince !== null && now < heldSince + HELD_WINDOW_MS
     ? Math.min(deadline, now + HELD_RECHECK_MS)
     : deadline;
+}
+
+/**
+ * The job's view once it is over though its end marker never came (run_command asks at each
+ * quiet moment of its wait): the end read after all, or the pane's shell quiet at a prompt its
+ * line editor reads ({@link lineEditorReads}): a person's C-c, or an `exec` in the command,
+ * ended it. Null while it may run: a program the shell started holds the terminal (one probe
+ * tells, nothing more is read), or the shell waits in a `read` of the command (canonical mode).
+ */
+export async function overWithoutEnd(ctx: TmuxContext, ref: JobRef): Promise<JobView | null> {
+  const probe = await probePane(ctx, ref.paneId);
+  if (!probe.exists || probe.dead || !isShellCommand(probe.command)) return null;
+  const view = await readJob(ctx, ref);
+  if (view.state === "exited") return view;
+  if (view.state !== "lost" || !view.complete) return null;
+  return await lineEditorReads(ctx.runner, ctx.address, ref.paneId, ctx.signal) ? view : null;
 }
 
 /**

@@ -18,6 +18,7 @@ import { ToolFailure } from "../mcp/errors.ts";
 import { controlFor, ControlUnavailable, execFast } from "../tmux/control.ts";
 import type { Watch, WatchBatch } from "../tmux/control_connection.ts";
 import { TerminalText } from "../tmux/terminal_text.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { trimRow } from "../tmux/capture.ts";
 import { newGuard, recordFormat } from "../tmux/format.ts";
 import type { PaneRow } from "../tmux/snapshot.ts";
@@ -50,6 +51,33 @@ export type WatchEvent =
   | { readonly kind: "command"; readonly probe: PaneProbe }
   | { readonly kind: "timeout" }
   | { readonly kind: "cancelled" };
+
+/**
+ * Whether `error` is tmux not answering one call in time (a server stopped with SIGSTOP, a
+ * machine under load), the call not cancelled: a wait with time left reads again later rather
+ * than failing at the first call that took too long (see {@link PaneWatch.next}).
+ */
+function stalled(error: unknown, signal: AbortSignal): error is TmuxError {
+  return error instanceof TmuxError && error.kind === "timeout" && !signal.aborted;
+}
+
+/**
+ * `read()`, or null when tmux did not answer it in time ({@link stalled}) and the wait still has
+ * time before `deadline` (a `performance.now()` time): the wait reads again at its next event.
+ * Past the deadline the stall is thrown: the caller's answer can no longer wait for tmux.
+ */
+export async function unlessStalled<T>(
+  signal: AbortSignal,
+  deadline: number,
+  read: () => Promise<T>,
+): Promise<T | null> {
+  try {
+    return await read();
+  } catch (error) {
+    if (stalled(error, signal) && performance.now() < deadline) return null;
+    throw error;
+  }
+}
 
 /** How often a polling watch reads the pane. */
 const POLL_MS = 100;
@@ -92,6 +120,8 @@ export class PaneWatch {
   /** The pane's rows from the start row on, as the watch last read them. */
   #read: WatchedRows | null = null;
   #checkAt = 0;
+  /** A call tmux did not answer in time, not yet read past (see {@link PaneWatch.next}). */
+  #stalled: TmuxError | null = null;
   /**
    * Reports the pane's rows (what it shows), never the `%output` stream: output only wakes the
    * watch, which then reads the rows from the start on. The stream is not the screen: a cursor
@@ -221,8 +251,35 @@ export class PaneWatch {
    * it. A read that found a change returns at once: the deadline is checked again at the next
    * call, before anything else asks tmux, so a pane that changes faster than it is read cannot
    * keep a wait past its deadline.
+   *
+   * A call tmux did not answer in time ({@link stalled}: a stopped or overloaded server) does
+   * not end the wait: it is a quiet while (a tick, after a moment's rest, so that a call that
+   * fails fast cannot spin), and the next read tmux answers catches up as after a lost feed
+   * (a read that stalled keeps nothing it did not report). Reached before that read, the
+   * deadline throws the stall: nothing could be read since, and a timeout would say there was
+   * nothing to read.
    */
   async next(deadline: number): Promise<WatchEvent> {
+    try {
+      return await this.#next(deadline);
+    } catch (error) {
+      if (!stalled(error, this.#ctx.signal)) throw error;
+      this.#stalled = error;
+      this.#lost = true;
+      const now = performance.now();
+      if (now >= deadline) throw error;
+      await this.#sleep(Math.min(POLL_MS, deadline - now), this.#ctx.signal);
+      return { kind: "tick" };
+    }
+  }
+
+  /** The event at the deadline: a timeout, or the stall not read past (see {@link next}). */
+  #timeout(): WatchEvent {
+    if (this.#stalled) throw this.#stalled;
+    return { kind: "timeout" };
+  }
+
+  async #next(deadline: number): Promise<WatchEvent> {
     const signal = this.#ctx.signal;
     const tickAt = performance.now() + TICK_MS;
     while (true) {
@@ -233,7 +290,7 @@ export class PaneWatch {
       }
       if (this.#diedAfterLines) return await this.#died(this.#diedAfterLines);
       let now = performance.now();
-      if (now >= deadline) return { kind: "timeout" };
+      if (now >= deadline) return this.#timeout();
       if (this.#lost) {
         this.#lost = false;
         const event = await this.#recover();
@@ -266,7 +323,7 @@ export class PaneWatch {
         if (this.#commandChanged(probe)) return { kind: "command", probe };
       }
       now = performance.now();
-      if (now >= deadline) return { kind: "timeout" };
+      if (now >= deadline) return this.#timeout();
       if (now >= tickAt) return { kind: "tick" };
       const readAt = this.#dirty ? this.#readAt : Infinity;
       await this.#sleep(Math.min(deadline, tickAt, this.#checkAt, readAt) - now, signal);
@@ -323,7 +380,10 @@ export class PaneWatch {
     const sessions = rows.filter(([, , p]) => p === this.paneId).map(([, , , s]) => s);
     if (sessions.length > 0) await this.#subscribe(sessions);
     else this.transport = "polling";
-    return await this.#poll();
+    const event = await this.#poll();
+    // Read since the last call tmux did not answer in time (see next): caught up.
+    this.#stalled = null;
+    return event;
   }
 
   /**

@@ -10,7 +10,7 @@
 
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
-import { KEEPS_RUNNING, ToolFailure } from "../mcp/errors.ts";
+import { ToolFailure } from "../mcp/errors.ts";
 import { Unconfirmed } from "../mcp/act_step.ts";
 import { guardInput } from "../mcp/input_guard.ts";
 import { requireOwned } from "../mcp/ownership.ts";
@@ -19,7 +19,7 @@ import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
 import { leave, type Leftover } from "../tmux/leftovers.ts";
-import { isShellCommand, lineEditorReads } from "../tmux/prompt.ts";
+import { lineEditorReads } from "../tmux/prompt.ts";
 import { jobIdOf, jobIdSchema, type JobRef } from "./job_id.ts";
 import { endMarker } from "./job_markers.ts";
 import {
@@ -30,7 +30,7 @@ import {
   readJob,
   readMarked,
 } from "./job_state.ts";
-import { recheckBy } from "./job_wait.ts";
+import { overWithoutEnd, recheckBy } from "./job_wait.ts";
 import { placeOf, rememberJob } from "./job_resource.ts";
 import {
   CLAIM_MS,
@@ -47,8 +47,9 @@ import {
 } from "./run_mark.ts";
 import { keepTail } from "./text_tail.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
-import { PaneWatch } from "./pane_watch.ts";
-import { awaitFirstOutput, paneEnded, type PaneProbe, probePane } from "./pane_probe.ts";
+import { PaneWatch, unlessStalled } from "./pane_watch.ts";
+import { afterTyped, cancelledWhileRunning } from "./run_failure.ts";
+import { awaitFirstOutput, paneEnded, type PaneProbe } from "./pane_probe.ts";
 import {
   busyRefusal,
   forgetEndedRuns,
@@ -99,22 +100,6 @@ async function textBelowCursor(ctx: TmuxContext, paneId: string): Promise<boolea
   const y = Number(first);
   if (!Number.isSafeInteger(y)) return false;
   return rows.slice(y + 1).some((row) => row.trim() !== "");
-}
-
-/**
- * The job's view once it is over though its end marker never came: the end read after all, or
- * the pane's shell quiet at a prompt its line editor reads ({@link lineEditorReads}): a
- * person's C-c, or an `exec` in the command, ended it. Null while it may run: a program the
- * shell started holds the terminal (one probe tells, nothing more is read), or the shell waits
- * in a `read` of the command (canonical mode).
- */
-async function overWithoutEnd(ctx: TmuxContext, ref: JobRef): Promise<JobView | null> {
-  const probe = await probePane(ctx, ref.paneId);
-  if (!probe.exists || probe.dead || !isShellCommand(probe.command)) return null;
-  const view = await readJob(ctx, ref);
-  if (view.state === "exited") return view;
-  if (view.state !== "lost" || !view.complete) return null;
-  return await lineEditorReads(ctx.runner, ctx.address, ref.paneId, ctx.signal) ? view : null;
 }
 
 /** The run_command tool (registered with the input tools: input.ts). */
@@ -209,6 +194,8 @@ export const runCommand = defineTool({
     /** Whether the step that types the command's line was tried, and went through. */
     let typing = false;
     let sent = false;
+    /** Whether the call saw the command end (once typed). */
+    let over = false;
     try {
       // Runs of panes gone since (killed, respawned, their server replaced) are forgotten.
       await forgetEndedRuns(ctx, key);
@@ -359,7 +346,9 @@ export const runCommand = defineTool({
           switch (event.kind) {
             case "lines":
               if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
-                result = await ended();
+                // One tmux did not answer in time is read again: at the next tick, which
+                // reads the job, or after the wait (pane_watch.ts, unlessStalled).
+                result = await unlessStalled(ctx.signal, deadline, ended);
                 if (result) break loop;
               }
               break;
@@ -372,7 +361,11 @@ export const runCommand = defineTool({
               );
               // Quiet for a while: a person's C-c (or an `exec` in the command) may have put
               // the shell back at its prompt without the end marker.
-              interrupted = await overWithoutEnd(ctx, ref);
+              interrupted = await unlessStalled(
+                ctx.signal,
+                deadline,
+                () => overWithoutEnd(ctx, ref),
+              );
               if (interrupted) break loop;
               break;
             }
@@ -382,7 +375,7 @@ export const runCommand = defineTool({
             case "timeout":
               // Only the end marker's moment to read again is up.
               if (by < deadline && performance.now() < deadline) {
-                result = await ended();
+                result = await unlessStalled(ctx.signal, deadline, ended);
                 if (result) break loop;
                 break;
               }
@@ -392,11 +385,7 @@ export const runCommand = defineTool({
               // failure the model reads (a cancelled TmuxError reads as "cancelled before tmux
               // finished"): a cancelled task shows it, job id and all (tasks.ts).
               state.attached = false;
-              throw new ToolFailure(
-                `The call was cancelled; the command ${KEEPS_RUNNING} (job ${jobId}).`,
-                `get_command_result with jobId ${jobId} reads it and waits for its end; ` +
-                  'send_keys keys: ["C-c"] interrupts it.',
-              );
+              throw cancelledWhileRunning(jobId);
           }
         }
       }
@@ -441,6 +430,7 @@ export const runCommand = defineTool({
       const unfinished = died === null && marked.status === null;
       const timedOut = unfinished && !args.background && interrupted === null;
       const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);
+      over = !stillRunning;
       if (stillRunning) state.attached = false;
       else table.delete(key);
       // Still running: the mark stays, without a call waiting on it; else it is given back.
@@ -504,7 +494,8 @@ export const runCommand = defineTool({
       // tmux tells from the mark whether the typing step began: then the mark stays, with no
       // call waiting on it; else it goes. A typing step tmux has yet to run then types nothing.
       await left?.undo();
-      throw error;
+      // Once typed, never a failure that reads as "nothing ran, try again" (run_failure.ts).
+      throw sent && state.ref ? afterTyped(error, pane.id, jobIdOf(state.ref), over) : error;
     } finally {
       watch?.close();
     }

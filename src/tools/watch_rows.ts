@@ -282,8 +282,10 @@ export class WatchedRows {
       return { probe, lines: rows ? rows.map((r) => r.shown) : fresh, rows };
     }
     if ("again" in part) return { probe: part.probe, lines: [], again: true };
-    const fixed = part.fixed === null ? [] : this.#fixedChanged(part.fixed);
+    // Kept as read only once nothing is left to ask tmux: a read tmux does not answer in time
+    // (a wait outlives it: pane_watch.ts) then leaves them to be told by the next read.
     const spanRead = await this.#spanChanged(part);
+    const fixed = part.fixed === null ? [] : this.#fixedChanged(part.fixed);
     if (fixed.length === 0) return spanRead;
     // The fixed rows changed (a header drawn again): told before the span's rows.
     const rows = [...fixed, ...spanRead.rows ?? spanRead.lines.map(wholeRow)];
@@ -316,6 +318,9 @@ export class WatchedRows {
     // The lines before `at` are the same for good: only the rest is compared, and replaced.
     const was = old.slice(at);
     const same = was.length === lines.length && lines.every((l, j) => l === was[j]);
+    // The start's cursor matters only on the start row. Asked before the lines are kept as
+    // read, for the same reason as the fixed rows (see read).
+    const cursor = at === 0 && !same ? await this.#cursorIn(lines[0]) : 0;
     old.length = at;
     for (const line of lines) old.push(line);
     if (part.next !== null && part.next.index > 0) {
@@ -325,8 +330,6 @@ export class WatchedRows {
       while (old.length < this.#anchorIndex) old.push("");
     }
     if (same) return { probe, lines: [] };
-    // The start's cursor matters only on the start row.
-    const cursor = at === 0 ? await this.#cursorIn(lines[0]) : 0;
     const last = this.#lastKnown ? was : null;
     this.#lastKnown = true;
     // Under a region, rows not known at the start (the pane moved before they were read) are

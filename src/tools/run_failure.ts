@@ -1,0 +1,72 @@
+/**
+ * What run_command says when its call fails once the command's line was typed: the command
+ * runs (or ran) in the pane whatever went wrong in the call after that, so the failure must
+ * never read as "nothing happened, try again" (a model that retries, here or in another pane,
+ * runs it twice): it says the command was typed and names its job, which get_command_result
+ * reads.
+ *
+ * @module
+ */
+
+import { KEEPS_RUNNING, ToolFailure } from "../mcp/errors.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
+
+/** The hint of a failure whose command runs on: the job reads later, or stops. */
+function jobHint(jobId: string): string {
+  return `get_command_result with jobId ${jobId} reads it and waits for its end; ` +
+    'send_keys keys: ["C-c"] interrupts it.';
+}
+
+/**
+ * The call was cancelled while the command ran. The words {@link KEEPS_RUNNING} make a
+ * cancelled task keep this failure as its status (tasks.ts).
+ */
+export function cancelledWhileRunning(jobId: string): ToolFailure {
+  return new ToolFailure(
+    `The call was cancelled; the command ${KEEPS_RUNNING} (job ${jobId}).`,
+    jobHint(jobId),
+  );
+}
+
+/**
+ * What the call throws for `error`, raised after the command's line was typed into `paneId`
+ * as job `jobId`: a refusal of its own (a ToolFailure) as it is; anything else (tmux that
+ * stopped answering, a cancellation inside a tmux call, a lost server) as a failure that says
+ * the command was typed. `over`: the call had already seen the command end.
+ */
+export function afterTyped(
+  error: unknown,
+  paneId: string,
+  jobId: string,
+  over: boolean,
+): unknown {
+  if (error instanceof ToolFailure) return error;
+  const stopped = error instanceof TmuxError &&
+    (error.kind === "timeout" || error.kind === "unreachable");
+  const said = error instanceof TmuxError
+    ? error.message
+    : `Internal error: ${(error instanceof Error ? error.message : String(error)).split("\n")[0]}`;
+  // tmux's own complaint ends without a full stop; ours with one.
+  const reason = /[.!?]$/.test(said) ? said : `${said}.`;
+  if (over) {
+    return new ToolFailure(
+      `The command in ${paneId} (job ${jobId}) ended, but ${
+        stopped ? "tmux stopped answering" : "a read failed"
+      } before its result was read: ${reason}`,
+      `Do not run it again: get_command_result with jobId ${jobId} reads its output` +
+        `${stopped ? " once tmux answers" : ""}.`,
+    );
+  }
+  if (error instanceof TmuxError && error.kind === "cancelled") return cancelledWhileRunning(jobId);
+  if (stopped) {
+    return new ToolFailure(
+      `The command was typed into ${paneId} and ${KEEPS_RUNNING} as job ${jobId}, but tmux ` +
+        `stopped answering while it ran: ${reason}`,
+      `Do not run it again: once tmux answers, ${jobHint(jobId)}`,
+    );
+  }
+  return new ToolFailure(
+    `The command was typed into ${paneId} as job ${jobId}, but reading it failed: ${reason}`,
+    `Do not run it again before get_command_result with jobId ${jobId} says whether it runs.`,
+  );
+}
