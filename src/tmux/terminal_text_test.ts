@@ -16,3 +16,99 @@ Deno.test("TerminalText strips escapes and rebuilds lines across arbitrary chunk
   assert.equal(t.partial, "after");
   assert.deepEqual(t.recent().slice(-2), ["日本🙂 tab\txok", "after"]);
 });
+
+/** Pieces of terminal output: text, UTF-8, escapes, line ends, bytes that are not UTF-8. */
+const PIECES = [
+  "y",
+  "hello world",
+  "日本🙂",
+  "\t",
+  "\r\n",
+  "\n",
+  "\r",
+  "\x1b[1;31m",
+  "\x1b]0;a title\x07",
+  "\x1bP1$r\x1b\\",
+  "\x1b(B",
+  "\x07\x08",
+  "\xff\xfe",
+  "x".repeat(20_000),
+];
+
+/** A stream of `count` pieces picked by a seeded generator, as bytes (\xNN as that byte). */
+function stream(seed: number, count: number): Uint8Array {
+  let s = seed;
+  const out: number[] = [];
+  const utf8 = new TextEncoder();
+  for (let i = 0; i < count; i++) {
+    s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0;
+    const piece = PIECES[(s >>> 8) % PIECES.length];
+    // Long lines only now and then, so that the stream holds many lines too.
+    if (piece.length > 1_000 && (s >>> 4) % 8 !== 0) continue;
+    const raw = /^[\xfe\xff]+$/.test(piece);
+    for (const b of raw ? [...piece].map((c) => c.charCodeAt(0)) : utf8.encode(piece)) {
+      out.push(b);
+    }
+  }
+  return Uint8Array.from(out);
+}
+
+/** `bytes` in chunks of seeded sizes (1 to 5 000 bytes), as `%output` delivers them. */
+function* chunks(bytes: Uint8Array, seed: number): Generator<Uint8Array> {
+  let s = seed;
+  for (let i = 0; i < bytes.length;) {
+    s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0;
+    const size = 1 + (s >>> 8) % ((s >>> 4) % 2 === 0 ? 8 : 5_000);
+    yield bytes.subarray(i, i + size);
+    i += size;
+  }
+}
+
+Deno.test("TerminalText: lines, the partial line and the recent lines do not depend on how the output is cut", () => {
+  for (let seed = 1; seed <= 20; seed++) {
+    const all = stream(seed, 2_000);
+    const whole = new TerminalText(50);
+    const lines = whole.push(all);
+    const cut = new TerminalText(50);
+    const pieces: string[] = [];
+    for (const chunk of chunks(all, seed)) pieces.push(...cut.push(chunk));
+    assert.deepEqual(pieces, lines, `seed ${seed}`);
+    assert.equal(cut.partial, whole.partial);
+    // The last 50 lines.
+    assert.deepEqual(
+      cut.recent(),
+      whole.partial === "" ? lines.slice(-50) : [...lines.slice(-50), whole.partial],
+    );
+  }
+});
+
+Deno.test("TerminalText: fed without taking lines, it keeps the same recent lines and partial line as when they are taken", () => {
+  for (let seed = 1; seed <= 20; seed++) {
+    const all = stream(seed, 2_000);
+    const taken = new TerminalText(30);
+    const fed = new TerminalText(30);
+    for (const chunk of chunks(all, seed)) {
+      taken.push(chunk);
+      // A feed gives back nothing to decode.
+      assert.equal(fed.feed(chunk), undefined);
+      assert.equal(fed.partial, taken.partial);
+    }
+    assert.deepEqual(fed.recent(), taken.recent(), `seed ${seed}`);
+    assert.equal(fed.takeWritten(), taken.takeWritten());
+  }
+});
+
+Deno.test("TerminalText keeps only its last lines, however many come, and none when asked to keep none", () => {
+  const t = new TerminalText(3);
+  const none = new TerminalText(0);
+  const lines = Array.from({ length: 100_000 }, (_, i) => `line ${i}`);
+  const all = bytes(`${lines.join("\r\n")}\r\nnow`);
+  t.feed(all);
+  none.feed(all);
+  assert.deepEqual(t.recent(), ["line 99997", "line 99998", "line 99999", "now"]);
+  assert.deepEqual(none.recent(), ["now"]);
+  // A line longer than the decoder builds is cut into lines of its longest, kept whole.
+  t.feed(bytes(`\r\n${"é".repeat(10_000)}\r\n`));
+  const long = t.recent();
+  assert.deepEqual(long.map((l) => l.length), [3, 8_192, 1_808]);
+});

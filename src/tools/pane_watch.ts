@@ -345,14 +345,23 @@ export class PaneWatch {
     return { kind: "died", probe: await learnExitStatus(this.#ctx, this.paneId, probe) };
   }
 
+  /**
+   * Takes the output received: the lines it completed and the partial line, for a watch that
+   * reports the stream. One that reads rows decodes none of it (the rows are what it reports):
+   * it only keeps the stream's last lines, for a tail once the pane is gone.
+   */
   #drain(): string[] {
     const lines: string[] = [];
     for (const batch of this.#queue.splice(0)) {
       if (batch.lost) this.#lost = true;
       if (batch.changed) this.#changed = true;
       if (batch.output.length > 0) this.#dirty = this.#rows;
-      for (const chunk of batch.output) lines.push(...this.#text.push(chunk));
+      for (const chunk of batch.output) {
+        if (this.#rows) this.#text.feed(chunk);
+        else lines.push(...this.#text.push(chunk));
+      }
     }
+    if (this.#rows) return lines;
     // The partial line only when text was added to it: not for escape sequences alone.
     const partial = this.#text.takeWritten() ? this.#text.partial : "";
     return partial === "" ? lines : [...lines, partial];
