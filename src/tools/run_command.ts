@@ -346,7 +346,7 @@ export const runCommand = defineTool({
           switch (event.kind) {
             case "lines":
               if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
-                // One tmux did not answer in time is read again: at the next tick, which
+                // A read tmux did not answer in time is made again: at the next tick, which
                 // reads the job, or after the wait (pane_watch.ts, unlessStalled).
                 result = await unlessStalled(ctx.signal, deadline, ended);
                 if (result) break loop;

@@ -32,7 +32,8 @@ export function cancelledWhileRunning(jobId: string): ToolFailure {
  * What the call throws for `error`, raised after the command's line was typed into `paneId`
  * as job `jobId`: a refusal of its own (a ToolFailure) as it is; anything else (tmux that
  * stopped answering, a cancellation inside a tmux call, a lost server) as a failure that says
- * the command was typed. `over`: the call had already seen the command end.
+ * the command was typed. `over`: the call had already seen the command no longer run (it
+ * ended, or never began).
  */
 export function afterTyped(
   error: unknown,
@@ -50,11 +51,11 @@ export function afterTyped(
   const reason = /[.!?]$/.test(said) ? said : `${said}.`;
   if (over) {
     return new ToolFailure(
-      `The command in ${paneId} (job ${jobId}) ended, but ${
+      `The command typed into ${paneId} (job ${jobId}) no longer runs, but ${
         stopped ? "tmux stopped answering" : "a read failed"
-      } before its result was read: ${reason}`,
-      `Do not run it again: get_command_result with jobId ${jobId} reads its output` +
-        `${stopped ? " once tmux answers" : ""}.`,
+      } before the call's answer was complete: ${reason}`,
+      `get_command_result with jobId ${jobId} says how it ended and reads its output` +
+        `${stopped ? " once tmux answers" : ""}; do not run it again before that.`,
     );
   }
   if (error instanceof TmuxError && error.kind === "cancelled") return cancelledWhileRunning(jobId);

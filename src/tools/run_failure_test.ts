@@ -45,7 +45,8 @@ Deno.test("afterTyped: another failure says the command was typed, without sayin
 Deno.test("afterTyped: a command seen to end is not said to run, nor to be run again", () => {
   const stall = new TmuxError("timeout", "tmux did not answer within 10000 ms.");
   const text = shown(afterTyped(stall, "%3", JOB, true));
-  assert.match(text, new RegExp(`The command in %3 \\(job ${JOB}\\) ended`));
+  assert.match(text, new RegExp(`typed into %3 \\(job ${JOB}\\) no longer runs`));
+  assert.match(text, /do not run it again before that/);
   assert.ok(!text.includes(KEEPS_RUNNING), text);
   assert.doesNotMatch(text, /try again/i);
 });
