@@ -17,7 +17,10 @@ export const LINGER_MS = 5_000;
 export const LEAVING_MS = 500;
 /** How long to spawn instead of retrying after finding no session to attach to. */
 export const NO_SESSION_BACKOFF_MS = 1_000;
-/** At most this many control clients per server; beyond, waits poll. */
+/**
+ * At most this many control clients per server; beyond, waits poll. Watches may take all but
+ * one: the last is kept for the client that carries commands (control_server.ts).
+ */
 export const MAX_CONNECTIONS = 8;
 /** Longest a new control client waits for an ending one to be gone (it is killed by then). */
 export const ENDING_WAIT_MS = 1_000;

@@ -322,6 +322,8 @@ export class ServerControl {
     );
     if (!connection) {
       this.#requireAttaching();
+      // Before the seating is read: a wait beyond the bound polls without asking tmux first.
+      this.#requireWatchRoom();
       const seating = await seatingToAttach(this.#runner, this.#address, this.#closed);
       requireOthers(seating);
       const { standings } = seating;
@@ -432,6 +434,21 @@ export class ServerControl {
     return this.#primary;
   }
 
+  /**
+   * Refuses a new client for watches once watches hold all clients but one: the last is kept
+   * for commands. Had watches taken every one while the command client was down (lost, or
+   * retired for a slow answer), it could not come back, and every command, each polling
+   * wait's read among them, would start a tmux process of its own.
+   */
+  #requireWatchRoom(): void {
+    const watching = [...this.#connections].filter((c) => !c.closed && c.forWatches).length;
+    if (watching >= MAX_CONNECTIONS - 1) {
+      throw new ControlUnavailable(
+        `already ${watching} control clients carry watches on this server (one is kept for commands)`,
+      );
+    }
+  }
+
   /** Refuses while control clients are not tried (one failed to attach lately). */
   #requireAttaching(): void {
     if (performance.now() < this.#attachFailedUntil) {
@@ -538,6 +555,7 @@ export class ServerControl {
     if (this.connections >= MAX_CONNECTIONS) {
       throw new ControlUnavailable(`already ${MAX_CONNECTIONS} control clients on this server`);
     }
+    if (forWatches) this.#requireWatchRoom();
     const child = await spawnClient(this.#runner, this.#address, sessionId, forWatches);
     const connection = new Connection(
       child,

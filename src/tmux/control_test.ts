@@ -11,7 +11,7 @@ import {
   socketServerPid,
   unescapeOutput,
 } from "./control.ts";
-import { ATTACH_TIMEOUT_MS, setControlLimits } from "./control_limits.ts";
+import { ATTACH_TIMEOUT_MS, MAX_CONNECTIONS, setControlLimits } from "./control_limits.ts";
 import { escapeTrailingSemicolon } from "./format.ts";
 import { attendedPanes } from "./identity.ts";
 import { type PersistentChild, TmuxRunner } from "./run.ts";
@@ -533,6 +533,35 @@ Deno.test("watch delivers a pane's output, including panes of other sessions", a
     await got.promise;
     watch.close();
     assert.equal(control.watchers, 0);
+  });
+});
+
+Deno.test("watches never take the last control client: the one for commands can always attach", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
+    const panes = [t.ids.paneId];
+    for (let i = 1; i < MAX_CONNECTIONS; i++) {
+      panes.push(
+        (await t.tmux("new-session", "-d", "-s", `s${i}`, "-P", "-F", "#{pane_id}")).trim(),
+      );
+    }
+    const ids = (await t.tmux("list-sessions", "-F", "#{session_id}")).trim().split("\n");
+    assert.equal(ids.length, MAX_CONNECTIONS);
+    // A watch in every session before any command (or after the command client was lost):
+    // each wants a client of its own, one more than may go to watches.
+    const watches = await Promise.allSettled(
+      panes.map((pane, i) => control.watch(pane, [ids[i]], () => {})),
+    );
+    const held = watches.filter((w) => w.status === "fulfilled");
+    assert.equal(held.length, MAX_CONNECTIONS - 1, "one client kept for commands");
+    const refused = watches.find((w) => w.status === "rejected");
+    assert.ok(refused?.status === "rejected" && refused.reason instanceof ControlUnavailable);
+    // The command client still attaches: commands go over control, not a process each.
+    const answer = await control.exec(["display-message", "-p", "x"]);
+    assert.equal(text(answer.stdout), "x\n");
+    assert.equal(control.connections, MAX_CONNECTIONS);
+    for (const w of held) if (w.status === "fulfilled") w.value.close();
   });
 });
 
