@@ -41,6 +41,13 @@ export interface RunOptions {
    * stop it.
    */
   readonly untilStarted?: AbortSignal;
+  /**
+   * A read repeated for as long as something waits (a polling wait's): its tmux process starts
+   * only once no other call waits for one, and never takes the last free turn, so a one-off
+   * call is not held up behind hundreds of them (server_turns.ts). Over a control connection
+   * it travels as any other command.
+   */
+  readonly background?: boolean;
   /** Bytes to write to tmux's stdin (default: none, stdin is /dev/null). */
   readonly stdin?: Uint8Array;
   /**
@@ -450,7 +457,10 @@ export class TmuxRunner {
       if (waiting) waits.push(waiting);
       await reachHost(this.#ssh, address, AbortSignal.any(waits));
     }
-    const leave = await this.#gates.turn(addressKey(address));
+    const leave = await this.#gates.turn(addressKey(address), {
+      background: options.background,
+      signal: waiting,
+    });
     // Aborted while waiting for a turn: an already-aborted signal would not kill a new child.
     if (this.#closing.signal.aborted || waiting?.aborted) {
       leave();

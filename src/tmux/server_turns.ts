@@ -11,33 +11,88 @@ import { Turns } from "./turns.ts";
 import { TmuxError } from "./tmux_error.ts";
 import { addressKey, type ServerAddress } from "./server_address.ts";
 
-/** A counting semaphore, so a search over 400 panes does not start 400 processes at once. */
+/** How a call asks for a turn to run a tmux process. */
+export interface TurnOptions {
+  /**
+   * A read repeated for as long as something waits (a polling wait's): it gets a turn only
+   * when no other call waits for one, and never the last free one (see {@link Gate}).
+   */
+  readonly background?: boolean;
+  /** Gives up waiting (the turn is then never taken) when this aborts. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A counting semaphore, so a search over 400 panes does not start 400 processes at once, with
+ * two lines: one-off calls, and background reads behind them. Two hundred polling waits each
+ * reading its pane every 100 ms would otherwise keep every turn taken and the line long, and a
+ * `list_panes` would wait behind all of them (seconds, on a loaded machine); so a background
+ * read starts only while no one-off call waits, and leaves one turn free for the next one.
+ */
 class Gate {
-  #free: number;
-  #waiting: (() => void)[] = [];
+  readonly #size: number;
+  /** Turns taken, of either kind. */
+  #held = 0;
+  readonly #calls: (() => void)[] = [];
+  readonly #reads: (() => void)[] = [];
 
   constructor(size: number) {
-    this.#free = size;
+    this.#size = size;
   }
 
-  async acquire(): Promise<void> {
-    if (this.#free > 0) {
-      this.#free--;
-      return;
+  /** How many turns may be taken for a background read to get one: all but the last. */
+  get #backgroundSize(): number {
+    return this.#size > 1 ? this.#size - 1 : this.#size;
+  }
+
+  acquire(options: TurnOptions): Promise<void> {
+    const { background = false, signal } = options;
+    if (signal?.aborted) return Promise.reject(cancelled());
+    const free = background
+      ? this.#calls.length === 0 && this.#held < this.#backgroundSize
+      : this.#held < this.#size;
+    if (free) {
+      this.#held++;
+      return Promise.resolve();
     }
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    const line = background ? this.#reads : this.#calls;
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const at = line.indexOf(start);
+        if (at !== -1) line.splice(at, 1);
+        reject(cancelled());
+      };
+      const start = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      line.push(start);
+    });
   }
 
   release(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#free++;
+    this.#held--;
+    while (this.#calls.length > 0 && this.#held < this.#size) {
+      this.#held++;
+      this.#calls.shift()!();
+    }
+    while (
+      this.#calls.length === 0 && this.#reads.length > 0 && this.#held < this.#backgroundSize
+    ) {
+      this.#held++;
+      this.#reads.shift()!();
+    }
   }
+}
+
+function cancelled(): TmuxError {
+  return new TmuxError("cancelled", "The call was cancelled.");
 }
 
 /**
  * How many tmux processes may run at once for one tmux server: further calls to it wait their
- * turn (the runner's `maxConcurrent`).
+ * turn (the runner's `maxConcurrent`), background reads behind the others.
  */
 export class ServerGates {
   readonly #maxConcurrent: number;
@@ -49,19 +104,30 @@ export class ServerGates {
     this.#maxConcurrent = maxConcurrent;
   }
 
-  /** Waits for a turn to run a process for server `key`; returns what ends the turn. */
-  async turn(key: string): Promise<() => void> {
+  /**
+   * Waits for a turn to run a process for server `key`; returns what ends the turn. Throws a
+   * cancelled {@link TmuxError} when `options.signal` aborts first.
+   */
+  async turn(key: string, options: TurnOptions = {}): Promise<() => void> {
     let entry = this.#gates.get(key);
     if (!entry) {
       entry = { gate: new Gate(this.#maxConcurrent), users: 0 };
       this.#gates.set(key, entry);
     }
     const held = entry;
+    const done = () => {
+      if (--held.users === 0 && this.#gates.get(key) === held) this.#gates.delete(key);
+    };
     held.users++;
-    await held.gate.acquire();
+    try {
+      await held.gate.acquire(options);
+    } catch (error) {
+      done();
+      throw error;
+    }
     return () => {
       held.gate.release();
-      if (--held.users === 0 && this.#gates.get(key) === held) this.#gates.delete(key);
+      done();
     };
   }
 }
