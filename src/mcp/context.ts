@@ -15,8 +15,8 @@ import {
   parseTmuxEnv,
 } from "../tmux/identity.ts";
 import { execFast, execOnce, execSpawned, type ViaOptions } from "../tmux/control.ts";
-import type { TmuxRunner } from "../tmux/run.ts";
-import { judgeResult } from "../tmux/tmux_error.ts";
+import type { RunOptions, TmuxRunner } from "../tmux/run.ts";
+import { judgeResult, TmuxError } from "../tmux/tmux_error.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
 import { learnFolderFor, namesSameSocket } from "../tmux/same_socket.ts";
 import type { ServerIdentity } from "../tmux/server_identity.ts";
@@ -150,6 +150,12 @@ export class TmuxContext {
   };
 
   /**
+   * Set on a {@link paced} copy, and shared with its {@link withSignal} copies: whether its
+   * reads still wait behind one-off calls, and until when they may start (`performance.now()`).
+   */
+  #pace: { on: boolean; until: number } | null = null;
+
+  /**
    * A context for one call. On a `host`, the server is that host's default one, or the call's
    * `socket_name` there; the configured socket (`--socket`) is this machine's. A
    * `socket_name` that reaches the configured server by another spelling gets the configured
@@ -204,7 +210,62 @@ export class TmuxContext {
       this.host,
     );
     copy.#reads = this.#reads;
+    copy.#pace = this.#pace;
     return copy;
+  }
+
+  /**
+   * This call's access for the reads a wait repeats for as long as it lasts (its pane watch's,
+   * every 100 ms while it polls): each tmux process of theirs starts only behind every one-off
+   * call ({@link RunOptions.background}), so two hundred polling waits do not hold up a
+   * `list_panes`; and once {@link readUntil} is set, none starts after that time: one still
+   * waiting for its turn then is dropped (a cancelled TmuxError), for the wait is over and must
+   * not end later still, behind all the others' reads.
+   */
+  paced(): TmuxContext {
+    const copy = this.withSignal(this.signal);
+    copy.#pace = { on: true, until: Infinity };
+    return copy;
+  }
+
+  /**
+   * The wait is over: what a {@link paced} copy reads from now on (the tail it answers with)
+   * is read as a one-off call's, whenever it starts.
+   */
+  paceOver(): void {
+    if (this.#pace) this.#pace.on = false;
+  }
+
+  /**
+   * From now on, a {@link paced} copy's reads start only before `deadline` (a
+   * `performance.now()` time); Infinity: whenever. No effect on any other context.
+   */
+  readUntil(deadline: number): void {
+    if (this.#pace) this.#pace.until = deadline;
+  }
+
+  /**
+   * Whether `error` is a paced read dropped at its {@link readUntil} deadline (not the call
+   * cancelled): the wait it belongs to has timed out.
+   */
+  droppedAtDeadline(error: unknown): boolean {
+    return this.#pace?.on === true && !this.signal.aborted && error instanceof TmuxError &&
+      error.kind === "cancelled" && performance.now() >= this.#pace.until;
+  }
+
+  /**
+   * Options for a command of this call that only reads: the call's cancellation, and on a
+   * {@link paced} copy, its place behind one-off calls and its deadline to start.
+   */
+  readOptions(): RunOptions {
+    if (!this.#pace?.on) return { signal: this.signal };
+    const left = this.#pace.until - performance.now();
+    const until = left === Infinity
+      ? undefined
+      : left > 0
+      ? AbortSignal.timeout(left)
+      : AbortSignal.abort();
+    return { signal: this.signal, background: true, ...until && { untilStarted: until } };
   }
 
   /**

@@ -91,9 +91,12 @@ async function learnWidths(
   }
   const chars = [...ask];
   const format = chars.map(widthOf).join(",");
-  const result = await execFast(ctx.runner, ctx.address, ["display-message", "-p", format], {
-    signal: ctx.signal,
-  }).catch(() => null);
+  const result = await execFast(
+    ctx.runner,
+    ctx.address,
+    ["display-message", "-p", format],
+    ctx.readOptions(),
+  ).catch(() => null);
   const widths = result?.code === 0
     ? new TextDecoder().decode(result.stdout).trim().split(",")
     : [];

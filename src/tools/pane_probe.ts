@@ -167,9 +167,7 @@ async function serverNow(ctx: TmuxContext): Promise<ServerIdentity | null> {
     "display-message",
     "-p",
     SERVER_IDENTITY_FORMAT,
-  ], {
-    signal: ctx.signal,
-  });
+  ], ctx.readOptions());
   const stderr = result.stderr.trim();
   if (result.code !== 0) {
     const kind = classifyStderr(stderr);
@@ -202,7 +200,7 @@ async function probeAny(
 ): Promise<Probed> {
   const args = ["display-message", "-p", "-t", paneId, recordFormat(guard, PROBE_FIELDS)];
   if (after.length > 0) args.push(";", ...after);
-  const result = await execFast(ctx.runner, ctx.address, args, { signal: ctx.signal });
+  const result = await execFast(ctx.runner, ctx.address, args, ctx.readOptions());
   const records = parseRecords(result.stdout, guard, PROBE_FIELDS.length);
   const stderr = result.stderr.trim();
   if (result.code !== 0 && records.length === 0) {
