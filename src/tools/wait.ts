@@ -18,7 +18,7 @@ import { TmuxError } from "../tmux/tmux_error.ts";
 import { CursorError, openCursor, type SinceCursor } from "../tmux/since_cursor.ts";
 import { writtenSince } from "../tmux/since_written.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
-import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
+import { clampTimeout, lateNote, timeoutField } from "./wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import { probePane } from "./pane_probe.ts";
 import type { WrittenRow } from "./captured_rows.ts";
@@ -82,6 +82,9 @@ const waitForText = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
+    // The timeout counts from the call's start: one that waited its turn to read the pane (a
+    // busy tmux) still ends when asked.
+    const began = performance.now();
     const { effective, clamped } = clampTimeout(args.timeoutMs);
     const matchCase = args.matchCase ?? false;
     const anyOutput = args.patterns === undefined;
@@ -93,13 +96,14 @@ const waitForText = defineTool({
     );
     const stops = await compilePatterns(args.stop ?? [], args.regex ?? false, matchCase, "stop");
     const { pane } = await ctx.paneSnapshot(args.paneId);
-    const began = performance.now();
     const deadline = began + effective;
     // Matching stops at the deadline too: a costly pattern on a long line takes a while.
     const pacer = new MatchPacer(ctx.signal, deadline);
     // A cursor that cannot be used is refused before anything is watched.
     const since = args.since === undefined ? null : await sinceCursor(args.since, pane.id);
-    const watch = await PaneWatch.open(ctx, pane, { screen: true, rows: true });
+    // The watch's reads, repeated while it waits, go behind one-off calls (see paced).
+    const reads = ctx.paced();
+    const watch = await PaneWatch.open(reads, pane, { screen: true, rows: true });
     type Outcome = "matched" | "output" | "stopped" | "timedOut" | "paneDied";
     let outcome: Outcome = "timedOut";
     type Hit = { pattern: string; index: number } | null;
@@ -153,6 +157,7 @@ const waitForText = defineTool({
         exitStatus = watch.start.deadStatus;
       } else {
         await ctx.progress(0, effective, `Waiting on ${pane.id}`);
+        reads.readUntil(deadline);
         loop: while (true) {
           const event = await watch.next(deadline);
           switch (event.kind) {
@@ -182,11 +187,15 @@ const waitForText = defineTool({
         }
       }
     } catch (error) {
-      if (!(error instanceof MatchDeadline)) throw error;
-      outcome = "timedOut";
-      notes.push("the newest output was still being matched when the time ran out");
+      // A read still waiting for its turn at the deadline is dropped: the wait has timed out.
+      if (reads.droppedAtDeadline(error)) outcome = "timedOut";
+      else if (error instanceof MatchDeadline) {
+        outcome = "timedOut";
+        notes.push("the newest output was still being matched when the time ran out");
+      } else throw error;
     } finally {
       watch.close();
+      reads.paceOver();
     }
     const pieced = pacer.piecedNote(false);
     if (pieced) notes.push(pieced);
@@ -202,9 +211,12 @@ const waitForText = defineTool({
           "scrolled past the wait's start between two reads may not have been matched",
       );
     }
-    const waitedMs = Math.round(performance.now() - began);
     const budget = Math.max(1_000, Math.floor(ctx.config.maxResultBytes / 4));
     const tail = keepTail((await watch.tail(40)).join("\n"), budget);
+    // Until the answer: what the caller waited, the last read's turn included.
+    const waitedMs = Math.round(performance.now() - began);
+    const late = lateNote(waitedMs, effective);
+    if (late) notes.push(late);
     const bounded = boundLines(hitLines, 20, Math.max(200, Math.floor(budget / 20)));
     const data = {
       paneId: pane.id,
@@ -337,28 +349,35 @@ const waitForIdle = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
+    // From the call's start, as wait_for_text's.
+    const began = performance.now();
     const { effective, clamped } = clampTimeout(args.timeoutMs);
     const quiet = clampQuiet(args.quietMs);
     const quietMs = quiet.effective;
     const wantPrompt = args.atPrompt ?? false;
     const { pane } = await ctx.paneSnapshot(args.paneId);
-    const began = performance.now();
     const deadline = began + effective;
     // Told when the foreground program changes, from the checks the watch makes anyway: a
-    // program that ends without printing still brings the shell back.
-    const watch = await PaneWatch.open(ctx, pane, { commands: wantPrompt });
+    // program that ends without printing still brings the shell back. Its reads are paced,
+    // as wait_for_text's.
+    const reads = ctx.paced();
+    // Quiet counts from the watch's start, not the call's: the snapshot may have waited its
+    // turn, and the pane's quiet meanwhile was never watched.
+    const watching = performance.now();
+    const watch = await PaneWatch.open(reads, pane, { commands: wantPrompt });
     let outcome: "idle" | "timedOut" | "paneDied" = "timedOut";
     let exitStatus: number | null = null;
     let atPrompt = false;
     let inputOff = false;
-    let lastOutput = began;
-    let ended = began;
+    let lastOutput = watching;
+    let ended = watching;
     try {
       if (watch.start.dead) {
         outcome = "paneDied";
         exitStatus = watch.start.deadStatus;
       } else {
         await ctx.progress(0, effective, `Waiting on ${pane.id} to go quiet`);
+        reads.readUntil(deadline);
         let progressAt = began + PROGRESS_MS;
         // Whether the prompt is worth asking about again: something happened since it was not.
         let recheck = true;
@@ -413,15 +432,22 @@ const waitForIdle = defineTool({
           }
         }
       }
-      ended = performance.now();
-      if (outcome === "timedOut" || (outcome === "idle" && !wantPrompt)) {
-        ({ atPrompt, inputOff } = await atPromptNow(ctx, pane.id));
-      }
+    } catch (error) {
+      // A read still waiting for its turn at the deadline is dropped: the wait has timed out.
+      if (!reads.droppedAtDeadline(error)) throw error;
+      outcome = "timedOut";
     } finally {
       watch.close();
+      reads.paceOver();
+    }
+    ended = performance.now();
+    if (outcome === "timedOut" || (outcome === "idle" && !wantPrompt)) {
+      ({ atPrompt, inputOff } = await atPromptNow(ctx, pane.id));
     }
     const budget = Math.max(1_000, Math.floor(ctx.config.maxResultBytes / 4));
     const tail = keepTail((await watch.tail(40)).join("\n"), budget);
+    // Until the answer: what the caller waited, the last reads' turns included.
+    const waitedMs = Math.round(performance.now() - began);
     const data = {
       paneId: pane.id,
       outcome,
@@ -434,7 +460,7 @@ const waitForIdle = defineTool({
       quietClamped: quiet.clamped,
       effectiveTimeoutMs: effective,
       timeoutClamped: clamped,
-      waitedMs: Math.round(ended - began),
+      waitedMs,
       transport: watch.transport,
     };
     const what = {
@@ -451,6 +477,7 @@ const waitForIdle = defineTool({
     const notes = [
       quiet.clamped ? `quietMs clamped to ${quietMs}` : "",
       clamped ? `timeout clamped to ${effective} ms` : "",
+      lateNote(waitedMs, effective),
     ].filter((n) => n !== "");
     return {
       data,

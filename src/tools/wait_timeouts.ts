@@ -28,3 +28,23 @@ export function clampTimeout(
 export const timeoutField = int().optional().describe(
   `ms; default ${DEFAULT_TIMEOUT_MS}, clamped to ${MIN_TIMEOUT_MS}-${MAX_TIMEOUT_MS}`,
 );
+
+/**
+ * How far past its timeout a wait may end before it says so. A wait ends at its timeout within
+ * a few milliseconds while tmux keeps up; on a loaded machine its reads wait their turn among
+ * hundreds of others', and a summary saying only "timed out after 15000 ms" of a call that took
+ * a minute would mislead whoever set the timeout.
+ */
+const LATE_MS = 1_000;
+
+/**
+ * A note for a wait that took `waitedMs` from its call's start to its answer, well past its
+ * `timeoutMs`: how late it ended, and why. Empty when it ended about in time.
+ */
+export function lateNote(waitedMs: number, timeoutMs: number): string {
+  if (waitedMs - timeoutMs <= LATE_MS) return "";
+  const seconds = (ms: number) => (ms / 1000).toFixed(1);
+  return `answered after ${seconds(waitedMs)} s, ${
+    seconds(waitedMs - timeoutMs)
+  } s past the timeout: tmux was slow to answer`;
+}
