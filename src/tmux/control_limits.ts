@@ -43,6 +43,14 @@ export const ATTACH_BACKOFF_MS = 30_000;
  */
 const HOOK_JOBS_WAIT_MS = 1_000;
 
+/**
+ * After tmux refused a control client (it exited before attaching: its session ended
+ * meanwhile, a server on its way out, a tmux that takes none), how long calls start tmux
+ * without trying: tried on every call, each call would pay for a seating read and a client's
+ * start first, and hundreds of polling waits would start two tmux processes per read.
+ */
+const REFUSED_BACKOFF_MS = 1_000;
+
 /** How long a server other than the home one keeps its command client after its last use. */
 const SERVER_IDLE_MS = 45_000;
 /** How many servers other than the home one may keep control clients at once. */
@@ -56,6 +64,8 @@ export interface ControlLimits {
   readonly maxServers: number;
   /** Longest a new client's handshake waits for tmux's jobs (see {@link HOOK_JOBS_WAIT_MS}). */
   readonly hookJobsWaitMs: number;
+  /** How long no client is tried after tmux refused one (see {@link REFUSED_BACKOFF_MS}). */
+  readonly refusedBackoffMs: number;
 }
 
 const limitsByRunner = new WeakMap<TmuxRunner, ControlLimits>();
@@ -68,5 +78,10 @@ export function setControlLimits(runner: TmuxRunner, limits: Partial<ControlLimi
 /** `runner`'s {@link ControlLimits}: the ones tests set, else the defaults. */
 export function limitsOf(runner: TmuxRunner): ControlLimits {
   return limitsByRunner.get(runner) ??
-    { idleMs: SERVER_IDLE_MS, maxServers: MAX_SERVERS, hookJobsWaitMs: HOOK_JOBS_WAIT_MS };
+    {
+      idleMs: SERVER_IDLE_MS,
+      maxServers: MAX_SERVERS,
+      hookJobsWaitMs: HOOK_JOBS_WAIT_MS,
+      refusedBackoffMs: REFUSED_BACKOFF_MS,
+    };
 }

@@ -453,7 +453,7 @@ export class ServerControl {
   #requireAttaching(): void {
     if (performance.now() < this.#attachFailedUntil) {
       throw new ControlUnavailable(
-        "a control client failed to attach lately (it did not attach in time, or broke)",
+        "a control client failed to attach lately (refused, not attached in time, or broken)",
       );
     }
   }
@@ -585,9 +585,11 @@ export class ServerControl {
         }),
       ]);
     } catch (error) {
-      if (timedOut || connection.retired !== null) {
-        this.#attachFailedUntil = performance.now() + ATTACH_BACKOFF_MS;
-      }
+      // Refused (tmux let it go before it attached): not tried again for a moment either.
+      const backoff = timedOut || connection.retired !== null
+        ? ATTACH_BACKOFF_MS
+        : limitsOf(this.#runner).refusedBackoffMs;
+      this.#attachFailedUntil = performance.now() + backoff;
       await connection.close();
       this.#connections.delete(connection);
       throw error;

@@ -850,6 +850,44 @@ Deno.test("a control client whose attach breaks the framing is not tried again o
   });
 });
 
+Deno.test("a control client tmux refuses is not tried again on every call", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-no-control-" });
+  const t = await TestTmux.start();
+  try {
+    // A tmux that refuses every control client (exits at once), and counts them.
+    const real = text(
+      (await new Deno.Command("sh", { args: ["-c", "command -v tmux"] }).output())
+        .stdout,
+    ).trim();
+    await Deno.writeTextFile(
+      `${dir}/tmux`,
+      "#!/bin/sh\n" +
+        `case " $* " in *" -C "*) echo C >> ${dir}/tries; echo "no control" >&2; exit 1 ;; esac\n` +
+        `exec ${real} "$@"\n`,
+    );
+    await Deno.chmod(`${dir}/tmux`, 0o755);
+    const runner = new TmuxRunner({ binary: `${dir}/tmux` });
+    // Longer than the four calls take, however loaded the machine.
+    setControlLimits(runner, { refusedBackoffMs: 600_000 });
+    try {
+      const address = { socketName: t.socket };
+      for (let i = 0; i < 4; i++) {
+        // Each call is answered all the same, by a tmux process of its own.
+        const result = await execFast(runner, address, ["display-message", "-p", `x${i}`]);
+        assert.equal(text(result.stdout), `x${i}\n`);
+      }
+      const tries = (await Deno.readTextFile(`${dir}/tries`)).split("\n").filter(Boolean);
+      assert.equal(tries.length, 1, `4 calls tried ${tries.length} control clients`);
+    } finally {
+      await runner.close();
+    }
+    assert.equal(runner.running, 0, "no tmux child left behind");
+  } finally {
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 /**
  * A hook job held at a gate: `command` is the hook's `run-shell`, which marks `began`, waits
  * until `open()` (or until the gate is removed), then prints. Its own script, since tmux runs
