@@ -215,12 +215,12 @@ export class TmuxContext {
   }
 
   /**
-   * This call's access for the reads a wait repeats for as long as it lasts (its pane watch's,
-   * every 100 ms while it polls): each tmux process of theirs starts only behind every one-off
-   * call ({@link RunOptions.background}), so two hundred polling waits do not hold up a
-   * `list_panes`; and once {@link readUntil} is set, none starts after that time: one still
-   * waiting for its turn then is dropped (a cancelled TmuxError), for the wait is over and must
-   * not end later still, behind all the others' reads.
+   * This call's access for a wait's reads (its snapshot, and what its pane watch reads for as
+   * long as it lasts, every 100 ms while it polls): each tmux process of theirs starts only
+   * behind every one-off call ({@link RunOptions.background}), so two hundred polling waits do
+   * not hold up a `list_panes`; and once {@link readUntil} is set, none starts after that time:
+   * one still waiting for its turn then is dropped (a cancelled TmuxError), for the wait is
+   * over and must not end later still, behind all the others' reads.
    */
   paced(): TmuxContext {
     const copy = this.withSignal(this.signal);
@@ -372,14 +372,14 @@ export class TmuxContext {
   /** One atomic read of the server: all of it, or what `scope` names. */
   async snapshot(scope?: SnapshotScope): Promise<Snapshot> {
     return this.#read(
-      await takeSnapshot(this.runner, this.address, { signal: this.signal }, scope),
+      await takeSnapshot(this.runner, this.address, this.readOptions(), scope),
     );
   }
 
   /** The same read with only each pane's {@link PaneBrief} fields: for listings. */
   async briefSnapshot(scope?: Omit<SnapshotScope, "brief">): Promise<Snapshot<PaneBrief>> {
     return this.#read(
-      await takeBriefSnapshot(this.runner, this.address, { signal: this.signal }, scope),
+      await takeBriefSnapshot(this.runner, this.address, this.readOptions(), scope),
     );
   }
 

@@ -95,14 +95,14 @@ const waitForText = defineTool({
       "patterns",
     );
     const stops = await compilePatterns(args.stop ?? [], args.regex ?? false, matchCase, "stop");
-    const { pane } = await ctx.paneSnapshot(args.paneId);
+    // The wait's reads, its watch's repeated while it waits, go behind one-off calls (paced).
+    const reads = ctx.paced();
+    const { pane } = await reads.paneSnapshot(args.paneId);
     const deadline = began + effective;
     // Matching stops at the deadline too: a costly pattern on a long line takes a while.
     const pacer = new MatchPacer(ctx.signal, deadline);
     // A cursor that cannot be used is refused before anything is watched.
     const since = args.since === undefined ? null : await sinceCursor(args.since, pane.id);
-    // The watch's reads, repeated while it waits, go behind one-off calls (see paced).
-    const reads = ctx.paced();
     const watch = await PaneWatch.open(reads, pane, { screen: true, rows: true });
     type Outcome = "matched" | "output" | "stopped" | "timedOut" | "paneDied";
     let outcome: Outcome = "timedOut";
@@ -355,12 +355,12 @@ const waitForIdle = defineTool({
     const quiet = clampQuiet(args.quietMs);
     const quietMs = quiet.effective;
     const wantPrompt = args.atPrompt ?? false;
-    const { pane } = await ctx.paneSnapshot(args.paneId);
+    // Its reads paced, as wait_for_text's.
+    const reads = ctx.paced();
+    const { pane } = await reads.paneSnapshot(args.paneId);
     const deadline = began + effective;
     // Told when the foreground program changes, from the checks the watch makes anyway: a
-    // program that ends without printing still brings the shell back. Its reads are paced,
-    // as wait_for_text's.
-    const reads = ctx.paced();
+    // program that ends without printing still brings the shell back.
     // Quiet counts from the watch's start, not the call's: the snapshot may have waited its
     // turn, and the pane's quiet meanwhile was never watched.
     const watching = performance.now();
