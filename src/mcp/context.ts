@@ -151,9 +151,12 @@ export class TmuxContext {
 
   /**
    * Set on a {@link paced} copy, and shared with its {@link withSignal} copies: whether its
-   * reads still wait behind one-off calls, and until when they may start (`performance.now()`).
+   * reads still wait behind one-off calls, and what stops those waiting to start (aborted at
+   * the {@link readUntil} deadline, by `timer`).
    */
-  #pace: { on: boolean; until: number } | null = null;
+  #pace:
+    | { on: boolean; stop: AbortController; timer?: ReturnType<typeof setTimeout> }
+    | null = null;
 
   /**
    * A context for one call. On a `host`, the server is that host's default one, or the call's
@@ -224,8 +227,20 @@ export class TmuxContext {
    */
   paced(): TmuxContext {
     const copy = this.withSignal(this.signal);
-    copy.#pace = { on: true, until: Infinity };
+    copy.#pace = { on: true, stop: new AbortController() };
     return copy;
+  }
+
+  /**
+   * From now on, a {@link paced} copy's reads start only before `deadline` (a
+   * `performance.now()` time). No effect on any other context. {@link paceOver} ends it.
+   */
+  readUntil(deadline: number): void {
+    const pace = this.#pace;
+    if (!pace) return;
+    clearTimeout(pace.timer);
+    const stop = pace.stop = new AbortController();
+    pace.timer = setTimeout(() => stop.abort(), Math.max(0, deadline - performance.now()));
   }
 
   /**
@@ -233,15 +248,9 @@ export class TmuxContext {
    * is read as a one-off call's, whenever it starts.
    */
   paceOver(): void {
-    if (this.#pace) this.#pace.on = false;
-  }
-
-  /**
-   * From now on, a {@link paced} copy's reads start only before `deadline` (a
-   * `performance.now()` time); Infinity: whenever. No effect on any other context.
-   */
-  readUntil(deadline: number): void {
-    if (this.#pace) this.#pace.until = deadline;
+    if (!this.#pace) return;
+    this.#pace.on = false;
+    clearTimeout(this.#pace.timer);
   }
 
   /**
@@ -249,8 +258,8 @@ export class TmuxContext {
    * cancelled): the wait it belongs to has timed out.
    */
   droppedAtDeadline(error: unknown): boolean {
-    return this.#pace?.on === true && !this.signal.aborted && error instanceof TmuxError &&
-      error.kind === "cancelled" && performance.now() >= this.#pace.until;
+    return this.#pace?.on === true && this.#pace.stop.signal.aborted && !this.signal.aborted &&
+      error instanceof TmuxError && error.kind === "cancelled";
   }
 
   /**
@@ -259,13 +268,7 @@ export class TmuxContext {
    */
   readOptions(): RunOptions {
     if (!this.#pace?.on) return { signal: this.signal };
-    const left = this.#pace.until - performance.now();
-    const until = left === Infinity
-      ? undefined
-      : left > 0
-      ? AbortSignal.timeout(left)
-      : AbortSignal.abort();
-    return { signal: this.signal, background: true, ...until && { untilStarted: until } };
+    return { signal: this.signal, background: true, untilStarted: this.#pace.stop.signal };
   }
 
   /**

@@ -349,8 +349,8 @@ const waitForIdle = defineTool({
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
-    // From the call's start, as wait_for_text's.
-    const began = performance.now();
+    // waitedMs counts from the call's start, as wait_for_text's.
+    const called = performance.now();
     const { effective, clamped } = clampTimeout(args.timeoutMs);
     const quiet = clampQuiet(args.quietMs);
     const quietMs = quiet.effective;
@@ -358,19 +358,20 @@ const waitForIdle = defineTool({
     // Its reads paced, as wait_for_text's.
     const reads = ctx.paced();
     const { pane } = await reads.paneSnapshot(args.paneId);
+    // The timeout and the quiet count from here, on one clock: a quiet as long as the timeout
+    // is reached, and no quiet counts that the watch did not see (the snapshot may have waited
+    // its turn a while).
+    const began = performance.now();
     const deadline = began + effective;
     // Told when the foreground program changes, from the checks the watch makes anyway: a
     // program that ends without printing still brings the shell back.
-    // Quiet counts from the watch's start, not the call's: the snapshot may have waited its
-    // turn, and the pane's quiet meanwhile was never watched.
-    const watching = performance.now();
     const watch = await PaneWatch.open(reads, pane, { commands: wantPrompt });
     let outcome: "idle" | "timedOut" | "paneDied" = "timedOut";
     let exitStatus: number | null = null;
     let atPrompt = false;
     let inputOff = false;
-    let lastOutput = watching;
-    let ended = watching;
+    let lastOutput = began;
+    let ended = began;
     try {
       if (watch.start.dead) {
         outcome = "paneDied";
@@ -447,7 +448,7 @@ const waitForIdle = defineTool({
     const budget = Math.max(1_000, Math.floor(ctx.config.maxResultBytes / 4));
     const tail = keepTail((await watch.tail(40)).join("\n"), budget);
     // Until the answer: what the caller waited, the last reads' turns included.
-    const waitedMs = Math.round(performance.now() - began);
+    const waitedMs = Math.round(performance.now() - called);
     const data = {
       paneId: pane.id,
       outcome,
