@@ -224,20 +224,26 @@ export class TmuxContext {
    * not hold up a `list_panes`; and once {@link readUntil} is set, none starts after that time:
    * one still waiting for its turn then is dropped (a cancelled TmuxError), for the wait is
    * over and must not end later still, behind all the others' reads.
+   *
+   * `fromReadUntil`: the copy's reads go as one-off calls' until {@link readUntil} is set, for
+   * a watch opened before the steps of an act (run_command's, before it types): what it reads
+   * then is the act's, and only its wait is paced.
    */
-  paced(): TmuxContext {
+  paced(options: { fromReadUntil?: boolean } = {}): TmuxContext {
     const copy = this.withSignal(this.signal);
-    copy.#pace = { on: true, stop: new AbortController() };
+    copy.#pace = { on: !options.fromReadUntil, stop: new AbortController() };
     return copy;
   }
 
   /**
-   * From now on, a {@link paced} copy's reads start only before `deadline` (a
-   * `performance.now()` time). No effect on any other context. {@link paceOver} ends it.
+   * From now on, a {@link paced} copy's reads wait behind one-off calls (again) and start only
+   * before `deadline` (a `performance.now()` time). No effect on any other context.
+   * {@link paceOver} ends it.
    */
   readUntil(deadline: number): void {
     const pace = this.#pace;
     if (!pace) return;
+    pace.on = true;
     clearTimeout(pace.timer);
     const stop = pace.stop = new AbortController();
     pace.timer = setTimeout(() => stop.abort(), Math.max(0, deadline - performance.now()));

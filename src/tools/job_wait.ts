@@ -7,7 +7,7 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { KEEPS_RUNNING, ToolFailure } from "../mcp/errors.ts";
-import { PaneWatch } from "./pane_watch.ts";
+import { PaneWatch, type WatchEvent } from "./pane_watch.ts";
 import type { JobRef } from "./job_id.ts";
 import { endMarker } from "./job_markers.ts";
 import { isOver, type JobView, readJob } from "./job_state.ts";
@@ -63,7 +63,10 @@ export async function waitForJob(
   const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: ref.paneId });
   const pane = snapshot.panes.find((p) => p.id === ref.paneId);
   if (!pane) return await readJob(ctx, ref);
-  const watch = await PaneWatch.open(ctx, pane);
+  // Its repeated reads paced once it waits (see TmuxContext.paced); the job's reads, which
+  // decide what is answered, go as one-off calls', on `ctx`.
+  const reads = ctx.paced({ fromReadUntil: true });
+  const watch = await PaneWatch.open(reads, pane);
   const began = options.began ?? performance.now();
   const total = Math.max(1, Math.round(deadline - began));
   const endToken = endMarker(ref.nonce);
@@ -80,9 +83,18 @@ export async function waitForJob(
     if (options.progress !== false) {
       await ctx.progress(0, total, `Waiting for the job in ${ref.paneId}`);
     }
+    reads.readUntil(deadline);
     while (true) {
       const by = recheckBy(heldSince, deadline);
-      const event = await watch.next(by);
+      let event: WatchEvent;
+      try {
+        event = await watch.next(by);
+      } catch (error) {
+        // A read of the watch still waiting for its turn at the deadline is dropped: the wait
+        // is over, as at its timeout.
+        if (!reads.droppedAtDeadline(error)) throw error;
+        return await readJob(ctx, ref);
+      }
       switch (event.kind) {
         case "lines":
           if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
@@ -118,5 +130,6 @@ export async function waitForJob(
     }
   } finally {
     watch.close();
+    reads.paceOver();
   }
 }

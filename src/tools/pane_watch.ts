@@ -340,8 +340,13 @@ export class PaneWatch {
     return ended + Math.max(interval - (ended - began), ended - began);
   }
 
-  /** The death event, with the exit status once tmux knows it (see {@link learnExitStatus}). */
+  /**
+   * The death event, with the exit status once tmux knows it (see {@link learnExitStatus}).
+   * The pane's end ends the wait, and its status is the outcome: read as a one-off call's
+   * (the pacing of a {@link TmuxContext.paced} watch ends), never dropped at the deadline.
+   */
   async #died(probe: PaneProbe): Promise<WatchEvent> {
+    this.#ctx.paceOver();
     return { kind: "died", probe: await learnExitStatus(this.#ctx, this.paneId, probe) };
   }
 

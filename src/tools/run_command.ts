@@ -47,7 +47,7 @@ import {
 } from "./run_mark.ts";
 import { keepTail } from "./text_tail.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
-import { PaneWatch, unlessStalled } from "./pane_watch.ts";
+import { PaneWatch, unlessStalled, type WatchEvent } from "./pane_watch.ts";
 import { afterTyped, cancelledWhileRunning } from "./run_failure.ts";
 import { awaitFirstOutput, paneEnded, type PaneProbe } from "./pane_probe.ts";
 import {
@@ -187,6 +187,13 @@ export const runCommand = defineTool({
     const began = performance.now();
     let watch: PaneWatch | null = null;
     /**
+     * The watch's reads: as the act's until the command is typed, then, while the call waits
+     * for its end, paced as a wait's (TmuxContext.paced), so that two hundred commands waiting
+     * do not hold up a list_panes. Every step that acts, and every read that decides the
+     * outcome (end marker, exit status, output), goes as a one-off call's, on `ctx`.
+     */
+    const reads = ctx.paced({ fromReadUntil: true });
+    /**
      * The run mark this call puts on the pane (see run_mark.ts), from just before its C-c step
      * until the call gives it back: taken away by the process's close should that end first.
      */
@@ -199,7 +206,7 @@ export const runCommand = defineTool({
     try {
       // Runs of panes gone since (killed, respawned, their server replaced) are forgotten.
       await forgetEndedRuns(ctx, key);
-      watch = await PaneWatch.open(ctx, pane);
+      watch = await PaneWatch.open(reads, pane);
       const ref: JobRef = {
         paneId: pane.id,
         nonce,
@@ -340,9 +347,18 @@ export const runCommand = defineTool({
       };
       if (!args.background) {
         await ctx.progress(0, effective, `Running in ${pane.id}`);
+        reads.readUntil(deadline);
         loop: while (true) {
           const by = recheckBy(heldSince, deadline);
-          const event = await watch.next(by);
+          let event: WatchEvent;
+          try {
+            event = await watch.next(by);
+          } catch (error) {
+            // A read of the watch still waiting for its turn at the deadline is dropped: the
+            // wait is over, as at its timeout; what the command did is read below.
+            if (!reads.droppedAtDeadline(error)) throw error;
+            break loop;
+          }
           switch (event.kind) {
             case "lines":
               if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
@@ -390,6 +406,7 @@ export const runCommand = defineTool({
         }
       }
       watch.close();
+      reads.paceOver();
       result ??= await readMarked(ctx, ref);
       let { marked } = result;
       // No end marker and the pane alive: a program the shell started holds the terminal (it
@@ -498,6 +515,7 @@ export const runCommand = defineTool({
       throw sent && state.ref ? afterTyped(error, pane.id, jobIdOf(state.ref), over) : error;
     } finally {
       watch?.close();
+      reads.paceOver();
     }
   },
 });
