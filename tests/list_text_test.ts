@@ -20,12 +20,26 @@ Deno.test("list text: a window's panes share one line of its id, name and placem
     try {
       // Four windows of three panes in two sessions, one of them named with a space; the last
       // window linked into both.
-      await t.tmux("new-session", "-d", "-s", "my project", "-c", dir, "sh");
+      await t.tmux("new-session", "-d", "-s", "my project", "-n", "p0", "-c", dir, "sh");
+      // Each window named (automatic-rename goes off): windows named alike by their command
+      // ("sh") would make a run across windows that the text may group by instead.
+      await t.tmux("rename-window", "-t", t.ids.windowId, "first");
       const windows = [t.ids.windowId];
-      for (const target of ["=main:", "=my project:", "=my project:"]) {
+      for (const [k, target] of ["=main:", "=my project:", "=my project:"].entries()) {
         windows.push(
-          (await t.tmux("new-window", "-d", "-P", "-F", "#{window_id}", "-t", target, "-c", dir))
-            .trim(),
+          (await t.tmux(
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{window_id}",
+            "-n",
+            `w${k}`,
+            "-t",
+            target,
+            "-c",
+            dir,
+          )).trim(),
         );
       }
       for (const w of windows) {
