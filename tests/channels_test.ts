@@ -7,17 +7,9 @@
 
 import assert from "node:assert/strict";
 import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { startOn, StdioServer } from "./helpers/stdio.ts";
+import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { MAX_CHANNEL_MARKS } from "../src/tools/channel_marks.ts";
-
-/** A real tmux-mcp process on `t`, initialized. */
-async function agent(t: TestTmux): Promise<StdioServer> {
-  const { cmd, args } = startCommand();
-  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  await s.initialize();
-  return s;
-}
 
 /** A tool call's first line of text, over stdio; it must succeed. */
 async function summaryOver(
@@ -59,8 +51,8 @@ const TAKEN = /abandoned \(timed out or cancelled\) may have taken this signal/;
 
 Deno.test("twoproc: signal_channel after another process abandoned a wait on the channel says the signal may be lost", async () => {
   const t = await TestTmux.start();
-  const a = await agent(t);
-  const b = await agent(t);
+  const a = await startOn(t.socket);
+  const b = await startOn(t.socket);
   try {
     const waited = await summaryOver(a, "wait_for_channel", {
       channel: "build-done",
@@ -89,7 +81,7 @@ Deno.test("twoproc: signal_channel after another process abandoned a wait on the
 for (const how of ["stdin EOF", "SIGTERM", "SIGHUP", "SIGQUIT"] as const) {
   Deno.test(`twoproc: a process that ends (${how}) while it waits on a channel leaves no tmux child and word of the wait it abandons`, async () => {
     const t = await TestTmux.start();
-    const a = await agent(t);
+    const a = await startOn(t.socket);
     let b: TestClient | undefined;
     try {
       await a.callTool("list_panes");

@@ -8,19 +8,11 @@
  * count as someone.
  */
 import assert from "node:assert/strict";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { startOn, StdioServer } from "./helpers/stdio.ts";
+import { sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { controlFor } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { OWN_KIND_FORMAT, OWN_TERM } from "../src/tmux/identity.ts";
-
-/** A real tmux-mcp process on `t`, initialized. */
-async function agent(t: TestTmux): Promise<StdioServer> {
-  const { cmd, args } = startCommand();
-  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  await s.initialize();
-  return s;
-}
 
 /** A tool call that must succeed. */
 async function ok(s: StdioServer, name: string, args: Record<string, unknown> = {}) {
@@ -45,8 +37,8 @@ async function withTwo(
   session?: string,
 ): Promise<void> {
   const t = await TestTmux.start(session);
-  const a = await agent(t);
-  const b = await agent(t);
+  const a = await startOn(t.socket);
+  const b = await startOn(t.socket);
   try {
     await body(t, a, b);
   } finally {

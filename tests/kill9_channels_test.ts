@@ -6,38 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
-
-/** A real tmux-mcp process on `t`, initialized. */
-async function agent(t: TestTmux): Promise<StdioServer> {
-  const { cmd, args } = startCommand();
-  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  await s.initialize();
-  return s;
-}
-
-/** Kills `s` outright and waits for it to be gone. */
-async function kill9(s: StdioServer): Promise<void> {
-  s.child.kill("SIGKILL");
-  await s.child.status;
-}
-
-/** A call's first line of text, the whole text and its structured content, over stdio. */
-async function call(
-  s: StdioServer,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ isError: boolean; summary: string; text: string; data: Record<string, unknown> }> {
-  const r = await s.callTool(name, args);
-  const text = (r.content as { text: string }[])[0].text;
-  return {
-    isError: r.isError === true,
-    summary: text.split("\n")[0],
-    text,
-    data: (r.structuredContent ?? {}) as Record<string, unknown>,
-  };
-}
+import { callOver, startOn, StdioServer } from "./helpers/stdio.ts";
+import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** The tmux clients that wait on `channel` (bare, or in the if-shell that checks the server). */
 async function waitersOn(t: TestTmux, channel: string): Promise<number[]> {
@@ -49,14 +19,14 @@ async function waitersOn(t: TestTmux, channel: string): Promise<number[]> {
 
 Deno.test("kill9: the tmux client of a wait on a channel ends with its process, SIGKILLed, without a signal", async () => {
   const t = await TestTmux.start();
-  const a = await agent(t);
+  const a = await startOn(t.socket);
   try {
     a.callTool("wait_for_channel", { channel: "deploy", timeoutMs: 60_000 }).catch(() => {});
     const ours = await waitFor(async () => {
       const pids = await waitersOn(t, "deploy");
       return pids.length > 0 && pids;
     }, "the waiter");
-    await kill9(a);
+    await a.kill();
     // Nothing signals the channel: tmux itself ends the client once its process is gone. Only
     // the waiters this process started are looked at, and nothing here kills them.
     await waitFor(
@@ -74,19 +44,19 @@ Deno.test("kill9: the tmux client of a wait on a channel ends with its process, 
 
 Deno.test("kill9: after a process was SIGKILLed waiting on a channel, the next one's signal_channel says the dead wait may have taken the signal, and its wait why it timed out", async () => {
   const t = await TestTmux.start();
-  const a = await agent(t);
+  const a = await startOn(t.socket);
   let b: StdioServer | undefined;
   try {
     a.callTool("wait_for_channel", { channel: "deploy", timeoutMs: 60_000 }).catch(() => {});
     await waitFor(async () => (await waitersOn(t, "deploy")).length > 0, "the waiter");
-    await kill9(a);
+    await a.kill();
     await waitFor(async () => (await waitersOn(t, "deploy")).length === 0, "the waiter gone");
-    b = await agent(t);
-    const signalled = await call(b, "signal_channel", { channel: "deploy" });
+    b = await startOn(t.socket);
+    const signalled = await callOver(b, "signal_channel", { channel: "deploy" });
     assert.equal(signalled.isError, false, signalled.text);
     assert.match(signalled.summary, /abandoned .* may have taken this signal/);
     // The dead process's wait took the signal: this wait does not see it, and says why.
-    const waited = await call(b, "wait_for_channel", { channel: "deploy", timeoutMs: 100 });
+    const waited = await callOver(b, "wait_for_channel", { channel: "deploy", timeoutMs: 100 });
     assert.equal(waited.data.outcome, "timedOut", "the signal went to the dead wait");
     assert.match(waited.summary, /An earlier wait on it that a tmux-mcp server abandoned may have/);
   } finally {
@@ -98,27 +68,27 @@ Deno.test("kill9: after a process was SIGKILLed waiting on a channel, the next o
 
 Deno.test("kill9: a wait whose process still runs takes a signal plainly, and a wait beside it that times out blames nothing on it", async () => {
   const t = await TestTmux.start();
-  const a = await agent(t);
-  const b = await agent(t);
+  const a = await startOn(t.socket);
+  const b = await startOn(t.socket);
   try {
-    const waiting = call(a, "wait_for_channel", { channel: "deploy", timeoutMs: 60_000 });
+    const waiting = callOver(a, "wait_for_channel", { channel: "deploy", timeoutMs: 60_000 });
     await waitFor(async () => (await waitersOn(t, "deploy")).length > 0, "the waiter");
     // b's wait begins while a's is alive, and times out: a's took nothing it should not.
-    const beside = await call(b, "wait_for_channel", { channel: "deploy", timeoutMs: 100 });
+    const beside = await callOver(b, "wait_for_channel", { channel: "deploy", timeoutMs: 100 });
     assert.equal(beside.data.outcome, "timedOut");
     assert.doesNotMatch(beside.summary, /An earlier wait/);
-    const c = await agent(t);
+    const c = await startOn(t.socket);
     try {
       // b's wait, timed out, stays dead in tmux: c's signal says so. a's own, alive, takes it.
-      const signalled = await call(c, "signal_channel", { channel: "deploy" });
+      const signalled = await callOver(c, "signal_channel", { channel: "deploy" });
       assert.match(signalled.summary, /may have taken this signal/);
       assert.equal((await waiting).data.outcome, "signalled");
       // Woken, the dead wait with them: the next signal is kept and said plainly.
       assert.equal(
-        (await call(c, "signal_channel", { channel: "deploy" })).summary,
+        (await callOver(c, "signal_channel", { channel: "deploy" })).summary,
         "Signalled channel deploy.",
       );
-      const kept = await call(b, "wait_for_channel", { channel: "deploy", timeoutMs: 5_000 });
+      const kept = await callOver(b, "wait_for_channel", { channel: "deploy", timeoutMs: 5_000 });
       assert.equal(kept.data.outcome, "signalled");
     } finally {
       await c.kill();
@@ -132,13 +102,13 @@ Deno.test("kill9: a wait whose process still runs takes a signal plainly, and a 
 
 Deno.test("kill9: a live wait of another process takes a signal without a word of dead waits", async () => {
   const t = await TestTmux.start();
-  const a = await agent(t);
-  const b = await agent(t);
+  const a = await startOn(t.socket);
+  const b = await startOn(t.socket);
   try {
-    const waiting = call(a, "wait_for_channel", { channel: "deploy", timeoutMs: 60_000 });
+    const waiting = callOver(a, "wait_for_channel", { channel: "deploy", timeoutMs: 60_000 });
     await waitFor(async () => (await waitersOn(t, "deploy")).length > 0, "the waiter");
     assert.equal(
-      (await call(b, "signal_channel", { channel: "deploy" })).summary,
+      (await callOver(b, "signal_channel", { channel: "deploy" })).summary,
       "Signalled channel deploy.",
     );
     assert.equal((await waiting).data.outcome, "signalled");

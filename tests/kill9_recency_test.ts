@@ -6,22 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
-
-/** A real tmux-mcp process on `t`, initialized. */
-async function agent(t: TestTmux): Promise<StdioServer> {
-  const { cmd, args } = startCommand();
-  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  await s.initialize();
-  return s;
-}
-
-/** Kills `s` outright and waits for it to be gone. */
-async function kill9(s: StdioServer): Promise<void> {
-  s.child.kill("SIGKILL");
-  await s.child.status;
-}
+import { startOn, StdioServer } from "./helpers/stdio.ts";
+import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** Where a person's `tmux attach` with no target lands now (a real client on a terminal). */
 async function landing(t: TestTmux): Promise<string> {
@@ -74,13 +60,13 @@ Deno.test("kill9: after a process with a control client was SIGKILLed, a person'
   const t = await threeSessions();
   let s: StdioServer | undefined;
   try {
-    s = await agent(t);
+    s = await startOn(t.socket);
     await nextSecond(t);
     await s.callTool("list_panes");
     // One client: the one that carries commands, in a session the person did not use last.
     assert.equal((await controls(t)).length, 1);
     assert.notDeepEqual(await controls(t), ["1 $1"]);
-    await kill9(s);
+    await s.kill();
     await waitFor(async () => (await controls(t)).length === 0, "our control client gone");
     assert.deepEqual(
       (await processesNaming(t.socket)).filter((p) => / -C /.test(p.args)).map((p) => p.args),
@@ -99,13 +85,13 @@ Deno.test("kill9: a SIGKILLed process's client that followed a pane leaves the p
   const t = await threeSessions();
   let s: StdioServer | undefined;
   try {
-    s = await agent(t);
+    s = await startOn(t.socket);
     await nextSecond(t);
     const pane = (await t.tmux("list-panes", "-t", "$2", "-F", "#{pane_id}")).trim();
     await t.prompt(pane);
     const ran = await s.callTool("run_command", { paneId: pane, command: "true" });
     assert.notEqual(ran.isError, true);
-    await kill9(s);
+    await s.kill();
     await waitFor(async () => (await controls(t)).length === 0, "our control clients gone");
     assert.equal(await landing(t), "$1", "the person's plain attach");
   } finally {
@@ -121,7 +107,7 @@ Deno.test("the moment a client of ours spends in the person's last session leave
     // An ordinary configuration line: greet whoever attaches (tmux shows it in view-mode).
     await t.tmux("set-hook", "-g", "client-attached", "run-shell 'echo welcome back'");
     const pane = (await t.tmux("list-panes", "-t", "$1", "-F", "#{pane_id}")).trim();
-    s = await agent(t);
+    s = await startOn(t.socket);
     await nextSecond(t);
     await s.callTool("list_panes");
     assert.equal(await fromNothing(t), "$1", "a client of ours was there for a moment");

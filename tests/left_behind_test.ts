@@ -14,20 +14,12 @@
 import assert from "node:assert/strict";
 import { GRACE_S, looksAgainSet } from "../src/tmux/left_behind.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, HookGate, processesNaming, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { callOver, startOn, StdioServer } from "./helpers/stdio.ts";
+import { HookGate, processesNaming, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = Awaited<ReturnType<typeof TestTmux.start>>;
 
 const TEARDOWN = ["--toolsets", "inspect,manage,execute,teardown"];
-
-/** A real tmux-mcp process on `t`, initialized. */
-async function agent(t: TestTmux, extra: string[] = []): Promise<StdioServer> {
-  const { cmd, args } = startCommand();
-  const s = new StdioServer(cmd, [...args, "--socket", t.socket, ...extra], cleanEnv());
-  await s.initialize();
-  return s;
-}
 
 /** The pids of the tmux clients attached to `t` that `s` started (its control clients). */
 async function clientsOf(t: TestTmux, s: StdioServer): Promise<string[]> {
@@ -42,28 +34,13 @@ async function clientsOf(t: TestTmux, s: StdioServer): Promise<string[]> {
 async function kill9(t: TestTmux, s: StdioServer): Promise<void> {
   const clients = await clientsOf(t, s);
   assert.ok(clients.length > 0, "the process had a control client");
-  s.child.kill("SIGKILL");
-  await s.child.status;
+  await s.kill();
   await waitFor(
     async () =>
       !(await t.tmux("list-clients", "-F", "#{client_pid}")).split("\n")
         .some((pid) => clients.includes(pid)),
     "the killed process's control clients to be gone",
   );
-}
-
-/** A call's text and structured content, over stdio. */
-async function call(
-  s: StdioServer,
-  name: string,
-  args: Record<string, unknown> = {},
-): Promise<{ isError: boolean; text: string; data: Record<string, unknown> }> {
-  const r = await s.callTool(name, args);
-  return {
-    isError: r.isError === true,
-    text: (r.content as { text: string }[])[0].text,
-    data: (r.structuredContent ?? {}) as Record<string, unknown>,
-  };
 }
 
 async function ourBuffers(t: TestTmux): Promise<string[]> {
@@ -82,7 +59,7 @@ async function buffersGone(t: TestTmux, s?: StdioServer): Promise<void> {
   await waitFor(
     async () => {
       if (s) {
-        const listed = await call(s, "list_buffers");
+        const listed = await callOver(s, "list_buffers");
         assert.deepEqual(listed.data.buffers, [], listed.text);
       }
       return (await ourBuffers(t)).length === 0;
@@ -116,7 +93,7 @@ async function heldLongPaste(
 Deno.test("left behind: a long paste_text SIGKILLed between its load and its paste leaves no buffer once the next process has made its first call and the grace has passed", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
-  const a = await agent(t);
+  const a = await startOn(t.socket);
   let b: StdioServer | undefined;
   try {
     await heldLongPaste(t, gate, a);
@@ -127,8 +104,8 @@ Deno.test("left behind: a long paste_text SIGKILLed between its load and its pas
       async () => !(await processesNaming(t.socket)).some((p) => p.args.includes("load-buffer")),
       "the orphaned load to end",
     );
-    b = await agent(t);
-    const listed = await call(b, "list_panes");
+    b = await startOn(t.socket);
+    const listed = await callOver(b, "list_panes");
     assert.equal(listed.isError, false, listed.text);
     // No other call: the process that met it looks again by itself once the grace is over.
     // (Otherwise the agent's 20 KB of commands stay the newest buffer: the person's prefix ]
@@ -146,13 +123,13 @@ Deno.test("left behind: a long paste_text SIGKILLed between its load and its pas
 Deno.test("left behind: a process already running deletes a killed one's transient buffer at a buffer call once the grace has passed, and lists it never", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
-  const b = await agent(t);
-  const a = await agent(t);
+  const b = await startOn(t.socket);
+  const a = await startOn(t.socket);
   try {
-    assert.equal((await call(b, "list_panes")).isError, false);
+    assert.equal((await callOver(b, "list_panes")).isError, false);
     await heldLongPaste(t, gate, a);
     // Its maker alive, the buffer is its maker's: not listed, not deleted.
-    const whileAlive = await call(b, "list_buffers");
+    const whileAlive = await callOver(b, "list_buffers");
     assert.deepEqual(whileAlive.data.buffers, [], whileAlive.text);
     assert.equal((await ourBuffers(t)).length, 1, "a live paste's buffer stays");
     await kill9(t, a);
@@ -175,14 +152,14 @@ Deno.test("left behind: a process already running deletes a killed one's transie
 Deno.test("left behind: a long paste held after its load, its process alive, ends as a paste while another process calls", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
-  const a = await agent(t);
-  const b = await agent(t);
+  const a = await startOn(t.socket);
+  const b = await startOn(t.socket);
   try {
     const { pasted } = await heldLongPaste(t, gate, a);
     // The other process's first call (which looks for what processes gone left) and a buffer
     // call: the live paste's buffer is left alone.
-    assert.equal((await call(b, "list_panes")).isError, false);
-    assert.equal((await call(b, "list_buffers")).isError, false);
+    assert.equal((await callOver(b, "list_panes")).isError, false);
+    assert.equal((await callOver(b, "list_buffers")).isError, false);
     await gate.open();
     const result = await pasted;
     assert.notEqual(result.isError, true, JSON.stringify(result));
@@ -204,16 +181,16 @@ Deno.test("left behind: a long paste held after its load, its process alive, end
 Deno.test("left behind: a long paste whose control client a person detached while its load was held still pastes while another process calls", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
-  const a = await agent(t);
-  const b = await agent(t);
+  const a = await startOn(t.socket);
+  const b = await startOn(t.socket);
   try {
     await t.tmux("new-window", "-d", "-t", t.ids.sessionId);
     const p = t.ids.paneId;
-    await call(a, "list_panes");
-    await call(b, "list_panes");
+    await callOver(a, "list_panes");
+    await callOver(b, "list_panes");
     await t.tmux("set-hook", "-g", "after-load-buffer", gate.command);
     const text = `: ${"x".repeat(20_000)} LONG-PASTE-END`;
-    const paste = call(a, "paste_text", { paneId: p, text });
+    const paste = callOver(a, "paste_text", { paneId: p, text });
     await waitFor(() => gate.began(), "A's load to be held");
     const listed = await t.tmux("list-buffers", "-F", "#{buffer_name}");
     const owner = /tmux-mcp-transient-(client-\d+)-/.exec(listed)?.[1];
@@ -224,7 +201,7 @@ Deno.test("left behind: a long paste whose control client a person detached whil
       async () => !(await t.tmux("list-clients", "-F", "#{client_name}")).includes(owner),
       "A's old control client to go",
     );
-    await call(b, "list_buffers");
+    await callOver(b, "list_buffers");
     await gate.open();
     await t.tmux("set-hook", "-gu", "after-load-buffer");
     const pasted = await paste;
@@ -242,10 +219,10 @@ Deno.test("left behind: a long paste whose control client a person detached whil
 Deno.test("left behind: a short paste_text SIGKILLed while a person's hook holds its line after the fill leaves no buffer for the person's prefix ]", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
-  const a = await agent(t);
+  const a = await startOn(t.socket);
   let b: StdioServer | undefined;
   try {
-    await call(a, "list_panes"); // the control connection warm: the step goes over it
+    await callOver(a, "list_panes"); // the control connection warm: the step goes over it
     await t.tmux("set-hook", "-g", "after-set-buffer", gate.command);
     a.callTool("paste_text", { paneId: t.ids.paneId, text: "echo agent-one\necho agent-two" })
       .catch(() => {});
@@ -254,7 +231,7 @@ Deno.test("left behind: a short paste_text SIGKILLed while a person's hook holds
     await gate.open();
     await t.tmux("set-hook", "-gu", "after-set-buffer");
     await t.tmux("display-message", "-p", "");
-    b = await agent(t);
+    b = await startOn(t.socket);
     // Else the agent's lines stay for the person's prefix ].
     await buffersGone(t, b);
   } finally {
@@ -268,24 +245,24 @@ Deno.test("left behind: a short paste_text SIGKILLed while a person's hook holds
 
 Deno.test("left behind: a transient buffer is neither listed, nor shown as the newest, nor counted against load_buffer's 16, and load_buffer makes none", async () => {
   const t = await TestTmux.start();
-  const b = await agent(t);
+  const b = await startOn(t.socket);
   try {
     await t.tmux("set-buffer", "-b", "mine", "PERSON");
     // Another process's paste, in the middle of its step (no owner named: judged by its age).
     await t.tmux("set-buffer", "-b", "tmux-mcp-transient-0123456789ab", "echo other-agent");
-    const listed = await call(b, "list_buffers");
+    const listed = await callOver(b, "list_buffers");
     assert.deepEqual(
       (listed.data.buffers as { name: string }[]).map((x) => x.name),
       ["mine"],
       listed.text,
     );
-    const shown = await call(b, "show_buffer");
+    const shown = await callOver(b, "show_buffer");
     assert.equal(shown.data.name, "mine", shown.text);
     for (let i = 0; i < 16; i++) {
-      const loaded = await call(b, "load_buffer", { text: `b${i}` });
+      const loaded = await callOver(b, "load_buffer", { text: `b${i}` });
       assert.equal(loaded.isError, false, `load ${i}: ${loaded.text}`);
     }
-    const refused = await call(b, "load_buffer", { text: "x", name: "transient-0123456789ab" });
+    const refused = await callOver(b, "load_buffer", { text: "x", name: "transient-0123456789ab" });
     assert.equal(refused.isError, true);
     assert.match(refused.text, /transient-/);
     assert.equal(
@@ -374,7 +351,7 @@ async function heldClear(
   s: StdioServer,
   p: string,
 ): Promise<{ cleared: Promise<Record<string, unknown>> }> {
-  await call(s, "list_panes"); // the control connection warm, as usual
+  await callOver(s, "list_panes"); // the control connection warm, as usual
   await t.tmux(
     "set-hook",
     "-g",
@@ -391,7 +368,7 @@ for (const before of ["", "on"]) {
   Deno.test(`left behind: clear_pane SIGKILLed while a person's hook holds its step after scroll-on-clear off: the pane's own value (${before || "none"}) comes back at the next process's first call`, async () => {
     const t = await TestTmux.start();
     const gate = await HookGate.make();
-    const a = await agent(t, TEARDOWN);
+    const a = await startOn(t.socket, TEARDOWN);
     let b: StdioServer | undefined;
     try {
       const { p, own, mark } = await clearedPane(t, before);
@@ -402,8 +379,8 @@ for (const before of ["", "on"]) {
       await t.tmux("set-hook", "-gu", "after-set-option");
       // Whatever tmux does with the rest of the line, it is done once a later command answers.
       await t.tmux("display-message", "-p", "");
-      b = await agent(t, ["--toolsets", "inspect"]);
-      const listed = await call(b, "list_panes");
+      b = await startOn(t.socket, ["--toolsets", "inspect"]);
+      const listed = await callOver(b, "list_panes");
       assert.equal(listed.isError, false, listed.text);
       assert.equal(await own(), before, "the pane kept scroll-on-clear off, which nobody set");
       assert.equal(await mark(), "", "the mark is gone");
@@ -420,11 +397,11 @@ for (const before of ["", "on"]) {
 Deno.test("left behind: after a clear_pane SIGKILLed with scroll-on-clear off, a running process's clear_pane there keeps the pane's own value", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
-  const b = await agent(t, TEARDOWN);
-  const a = await agent(t, TEARDOWN);
+  const b = await startOn(t.socket, TEARDOWN);
+  const a = await startOn(t.socket, TEARDOWN);
   try {
     const { p, own, mark } = await clearedPane(t, "");
-    assert.equal((await call(b, "list_panes")).isError, false);
+    assert.equal((await callOver(b, "list_panes")).isError, false);
     await heldClear(t, gate, a, p);
     await kill9(t, a);
     await gate.open();
@@ -437,7 +414,7 @@ Deno.test("left behind: after a clear_pane SIGKILLed with scroll-on-clear off, a
       async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("SCREEN-42"),
       "the screen",
     );
-    const cleared = await call(b, "clear_pane", { paneId: p, screen: true, history: false });
+    const cleared = await callOver(b, "clear_pane", { paneId: p, screen: true, history: false });
     assert.equal(cleared.isError, false, cleared.text);
     assert.equal(await own(), "", "the pane's own value is none, as before the killed clear");
     assert.equal(await mark(), "");
@@ -459,13 +436,13 @@ Deno.test("left behind: after a clear_pane SIGKILLed with scroll-on-clear off, a
 Deno.test("left behind: a clear_pane held after scroll-on-clear off, its process alive, keeps its step while another process calls", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
-  const a = await agent(t, TEARDOWN);
-  const b = await agent(t, TEARDOWN);
+  const a = await startOn(t.socket, TEARDOWN);
+  const b = await startOn(t.socket, TEARDOWN);
   try {
     const { p, own, mark } = await clearedPane(t, "on");
     const { cleared } = await heldClear(t, gate, a, p);
     assert.notEqual(await mark(), "", "marked while off");
-    assert.equal((await call(b, "list_panes")).isError, false);
+    assert.equal((await callOver(b, "list_panes")).isError, false);
     assert.equal(await own(), "off", "a live clear's turn-off is its own to put back");
     assert.notEqual(await mark(), "");
     await gate.open();
@@ -490,7 +467,7 @@ Deno.test("left behind: a clear_pane held after scroll-on-clear off, its process
 Deno.test("left behind: a clear_pane whose control client a person detached while its step was held: the rest of its line never runs, and the pane's own value comes back whoever gives it back", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
-  const a = await agent(t, TEARDOWN);
+  const a = await startOn(t.socket, TEARDOWN);
   let b: StdioServer | undefined;
   try {
     const { p, own, mark } = await clearedPane(t, "on");
@@ -508,8 +485,8 @@ Deno.test("left behind: a clear_pane whose control client a person detached whil
       async () => !(await t.tmux("list-clients", "-F", "#{client_name}")).includes(owner),
       "A's control client to go",
     );
-    b = await agent(t, ["--toolsets", "inspect"]);
-    assert.equal((await call(b, "list_panes")).isError, false);
+    b = await startOn(t.socket, ["--toolsets", "inspect"]);
+    assert.equal((await callOver(b, "list_panes")).isError, false);
     await gate.open();
     await t.tmux("set-hook", "-gu", "after-set-option");
     const result = await cleared;
@@ -520,7 +497,7 @@ Deno.test("left behind: a clear_pane whose control client a person detached whil
     assert.match(await t.tmux("capture-pane", "-p", "-t", p), /SCREEN-42/);
     // A's call says it may not have cleared, and the next clear is the person's setting's.
     assert.equal(result.isError, true, JSON.stringify(result));
-    const again = await call(a, "clear_pane", { paneId: p, screen: true, history: false });
+    const again = await callOver(a, "clear_pane", { paneId: p, screen: true, history: false });
     assert.equal(again.isError, false, again.text);
     assert.equal(await own(), "on");
   } finally {

@@ -13,38 +13,8 @@
 
 import assert from "node:assert/strict";
 import { CLAIM_MS, claimValue, markValue, parseMark, type RunMark } from "../src/tools/run_mark.ts";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
-
-/** A real tmux-mcp process on `t`, initialized. */
-async function agent(t: TestTmux): Promise<StdioServer> {
-  const { cmd, args } = startCommand();
-  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  await s.initialize();
-  return s;
-}
-
-/** Kills `s` outright and waits for it to be gone. */
-async function kill9(s: StdioServer): Promise<void> {
-  s.child.kill("SIGKILL");
-  await s.child.status;
-}
-
-/** A call's first line of text and its structured content, over stdio. */
-async function call(
-  s: StdioServer,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ isError: boolean; summary: string; text: string; data: Record<string, unknown> }> {
-  const r = await s.callTool(name, args);
-  const text = (r.content as { text: string }[])[0].text;
-  return {
-    isError: r.isError === true,
-    summary: text.split("\n")[0],
-    text,
-    data: (r.structuredContent ?? {}) as Record<string, unknown>,
-  };
-}
+import { callOver, startOn, StdioServer } from "./helpers/stdio.ts";
+import { HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** A job id of another run_command in the pane (only its shape counts here). */
 const OTHER_JOB = `0-${"a".repeat(20)}-1-1-0-1-1`;
@@ -72,17 +42,17 @@ async function killedAfterClaim(
   gate: HookGate,
   command: string,
 ): Promise<{ value: string; claim: RunMark }> {
-  const a = await agent(t);
+  const a = await startOn(t.socket);
   try {
     const p = t.ids.paneId;
-    await call(a, "list_panes", {}); // the control connection warm: the step goes over it
+    await callOver(a, "list_panes", {}); // the control connection warm: the step goes over it
     await t.tmux("set-hook", "-g", "after-set-option", gate.command);
     a.callTool("run_command", { paneId: p, command, timeoutMs: 120_000 }).catch(() => {});
     await waitFor(() => gate.began(), "the claim's step to be held");
     const value = await runMark(t, p);
     const claim = parseMark(value);
     assert.ok(claim !== null && claim.claimedUntil !== null, `a claim: ${JSON.stringify(value)}`);
-    await kill9(a);
+    await a.kill();
     await gate.open();
     await t.tmux("set-hook", "-gu", "after-set-option");
     await t.tmux("display-message", "-p", "");
@@ -100,8 +70,8 @@ Deno.test("run_command SIGKILLed after its claim, before typing: refused only as
     const p = t.ids.paneId;
     const { value, claim } = await killedAfterClaim(t, gate, "echo SHOULD-NOT-RUN");
     const { jobId } = claim;
-    b = await agent(t);
-    const first = await call(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
+    b = await startOn(t.socket);
+    const first = await callOver(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
     if (!first.isError) {
       // This process came only once the claim had lapsed (a loaded machine): the pane was free.
       assert.equal(first.data.output, "NEXT-RAN", first.text);
@@ -115,7 +85,7 @@ Deno.test("run_command SIGKILLed after its claim, before typing: refused only as
       assert.doesNotMatch(first.text, /busy with a command|waits on it|send_keys/, first.text);
       assert.match(first.text, new RegExp(`get_command_result with jobId ${jobId} and waitMs`));
       // The advice: wait on the job. It is over once the claim lapses: never typed.
-      const result = await call(b, "get_command_result", { jobId, waitMs: CLAIM_MS + 20_000 });
+      const result = await callOver(b, "get_command_result", { jobId, waitMs: CLAIM_MS + 20_000 });
       assert.equal(result.data.state, "lost", result.text);
       assert.match(String(result.data.lostReason), /never typed/, result.text);
       assert.ok(Date.now() >= claim.claimedUntil!, "read as over only once the claim lapsed");
@@ -123,9 +93,9 @@ Deno.test("run_command SIGKILLed after its claim, before typing: refused only as
       const mark = parseMark(await runMark(t, p));
       assert.equal(mark?.jobId, jobId);
       assert.equal(mark?.claimedUntil, 0, "the lapsed claim ended");
-      const again = await call(b, "get_command_result", { jobId });
+      const again = await callOver(b, "get_command_result", { jobId });
       assert.equal(again.data.state, "lost", again.text);
-      const next = await call(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
+      const next = await callOver(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
       assert.equal(next.isError, false, `after the advised wait, refused: ${next.summary}`);
       assert.equal(next.data.output, "NEXT-RAN", next.text);
     }
@@ -147,12 +117,12 @@ Deno.test("run_command SIGKILLed after its claim, before typing: once the claim 
   try {
     const p = t.ids.paneId;
     const { claim } = await killedAfterClaim(t, gate, "echo SHOULD-NOT-RUN");
-    b = await agent(t);
+    b = await startOn(t.socket);
     await lapsed(claim);
-    const next = await call(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
+    const next = await callOver(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
     assert.equal(next.isError, false, next.text);
     assert.equal(next.data.output, "NEXT-RAN", next.text);
-    const job = await call(b, "get_command_result", { jobId: claim.jobId });
+    const job = await callOver(b, "get_command_result", { jobId: claim.jobId });
     assert.equal(job.data.state, "lost", job.text);
     const shown = await t.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", p);
     assert.doesNotMatch(shown, /SHOULD-NOT-RUN/, "nothing was typed");
@@ -180,9 +150,9 @@ Deno.test("run_command: an earlier version's mark (job, then its call's deadline
       "@tmux-mcp-run",
       markValue(claim.jobId, Date.now() + 60_000),
     );
-    b = await agent(t);
+    b = await startOn(t.socket);
     await lapsed(claim);
-    const refused = await call(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
+    const refused = await callOver(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
     assert.equal(refused.isError, true, refused.text);
     assert.match(refused.summary, /busy with a command another run_command typed .*waits on it/);
   } finally {
@@ -209,14 +179,14 @@ for (
   Deno.test(`run_command whose claim lapsed before its held typing step (${taker}): it types nothing`, async () => {
     const t = await TestTmux.start();
     const gate = await HookGate.make();
-    const a = await agent(t);
+    const a = await startOn(t.socket);
     try {
       const p = t.ids.paneId;
-      await call(a, "list_panes", {}); // the control connection warm: the step goes over it
+      await callOver(a, "list_panes", {}); // the control connection warm: the step goes over it
       // A person's hook after set-buffer holds the typing step's line after its fill, before
       // the check that the pane is still the call's.
       await t.tmux("set-hook", "-g", "after-set-buffer", gate.command);
-      const slow = call(a, "run_command", {
+      const slow = callOver(a, "run_command", {
         paneId: p,
         command: "echo A-SHOULD-NOT-RUN",
         timeoutMs: 120_000,
@@ -252,18 +222,18 @@ Deno.test("run_command's slow claimant types in the instant after a reader read 
   const claimGate = await HookGate.make();
   const typingGate = await HookGate.make();
   const readerGate = await HookGate.make();
-  const a = await agent(t);
-  const b = await agent(t);
+  const a = await startOn(t.socket);
+  const b = await startOn(t.socket);
   try {
     const p = t.ids.paneId;
-    await call(a, "list_panes", {});
-    await call(b, "list_panes", {});
+    await callOver(a, "list_panes", {});
+    await callOver(b, "list_panes", {});
     // Its C-c step (which puts the claim on) held by a person's hook after set-option for most
     // of the claim's 10 s (less than a step may take over control mode), then its typing step
     // held after its fill, before its check that the claim is still its, until past the claim.
     await t.tmux("set-hook", "-g", "after-set-option", claimGate.command);
     await t.tmux("set-hook", "-g", "after-set-buffer", typingGate.command);
-    const slow = call(a, "run_command", {
+    const slow = callOver(a, "run_command", {
       paneId: p,
       command: "echo A-RAN-$((6*7))",
       timeoutMs: 60_000,
@@ -285,7 +255,7 @@ Deno.test("run_command's slow claimant types in the instant after a reader read 
       "after-display-message",
       `if-shell -F '#{m:*@tmux-mcp-run*,#{hook_arguments}}' "${readerGate.command}"`,
     );
-    const reader = call(b, "get_command_result", { jobId: claim.jobId });
+    const reader = callOver(b, "get_command_result", { jobId: claim.jobId });
     await waitFor(() => readerGate.began(), "B's read of the mark to be held");
     await t.tmux("set-hook", "-gu", "after-display-message");
     await typingGate.open();

@@ -7,7 +7,7 @@
  */
 
 import denoJson from "../../deno.json" with { type: "json" };
-import { trackChild } from "./tmux.ts";
+import { cleanEnv, trackChild } from "./tmux.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -178,4 +178,31 @@ export class StdioServer {
     await this.child.status;
     await this.#writer.close().catch(() => {});
   }
+}
+
+/** The real server process on the tmux server at `socket` (with `extra` flags), initialized. */
+export async function startOn(
+  socket: string,
+  extra: readonly string[] = [],
+): Promise<StdioServer> {
+  const { cmd, args } = startCommand();
+  const s = new StdioServer(cmd, [...args, "--socket", socket, ...extra], cleanEnv());
+  await s.initialize();
+  return s;
+}
+
+/** A tool call over stdio: whether it failed, its text's first line, the text, its data. */
+export async function callOver(
+  s: StdioServer,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<{ isError: boolean; summary: string; text: string; data: Record<string, unknown> }> {
+  const r = await s.callTool(name, args);
+  const text = (r.content as { text: string }[])[0].text;
+  return {
+    isError: r.isError === true,
+    summary: text.split("\n")[0],
+    text,
+    data: (r.structuredContent ?? {}) as Record<string, unknown>,
+  };
 }
