@@ -30,10 +30,19 @@ async function clientsOf(t: TestTmux, s: StdioServer): Promise<string[]> {
     .filter((pid) => children.includes(pid));
 }
 
-/** Kills `s` outright and waits for it, and for its control clients to be gone from tmux. */
+/**
+ * Kills `s` outright and waits for it, and for its control clients to be gone from tmux.
+ *
+ * First a command of the test's own is answered: tmux has then written out what the held step
+ * made it write to the process. tmux (3.3a) keeps a control client for good whose process
+ * dies while tmux still holds output for it (see "a SIGKILLed process's control client stays
+ * listed..." below); on a loaded machine tmux can be a moment behind the hook's job, whose
+ * start is what the test waits for.
+ */
 async function kill9(t: TestTmux, s: StdioServer): Promise<void> {
   const clients = await clientsOf(t, s);
   assert.ok(clients.length > 0, "the process had a control client");
+  await t.tmux("display-message", "-p", "");
   await s.kill();
   await waitFor(
     async () =>
@@ -433,6 +442,64 @@ Deno.test("left behind: after a clear_pane SIGKILLed with scroll-on-clear off, a
   }
 });
 
+Deno.test("left behind: a SIGKILLed process's control client stays listed while tmux still holds output for it, and a scroll-on-clear mark it made is given back once a minute old", async () => {
+  const t = await TestTmux.start();
+  const a = await startOn(t.socket, TEARDOWN);
+  let b: StdioServer | undefined;
+  let client: string | undefined;
+  try {
+    const { p, own, mark } = await clearedPane(t, "");
+    await callOver(a, "list_panes");
+    [client] = await clientsOf(t, a);
+    const name = (await t.tmux("list-clients", "-F", "#{client_pid} #{client_name}"))
+      .split("\n").find((l) => l.startsWith(`${client} `))?.split(" ")[1];
+    assert.ok(name, "the process's control client is named");
+    // The process reads nothing while tmux writes it more than a pipe holds, then is killed:
+    // tmux keeps that output, and the client, for a reader that will never come.
+    Deno.kill(a.child.pid, "SIGSTOP");
+    for (let batch = 0; batch < 20; batch++) {
+      const renames: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        renames.push("rename-window", "-t", p, `w${batch}-${i}-${"x".repeat(250)}`, ";");
+      }
+      await t.tmux(...renames.slice(0, -1));
+    }
+    await a.kill();
+    // Dated by tmux's clock: a mark of that client's made just now, and one a minute old.
+    const now = Number((await t.tmux("display-message", "-p", "%s")).trim());
+    const q = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    for (const [pane, at] of [[p, now - 61], [q, now]] as const) {
+      await t.tmux("set-option", "-p", "-t", pane, MARK, `unset.${name}.${at}`);
+      await t.tmux("set-option", "-p", "-t", pane, "scroll-on-clear", "off");
+    }
+    b = await startOn(t.socket, ["--toolsets", "inspect"]);
+    assert.equal((await callOver(b, "list_panes")).isError, false);
+    assert.ok(
+      (await t.tmux("list-clients", "-F", "#{client_name}")).split("\n").includes(name),
+      "tmux still lists the killed process's client",
+    );
+    assert.equal(await own(), "", "the minute-old mark's pane has its own value (none) back");
+    assert.equal(await mark(), "");
+    const ownQ = (await t.tmux("show-options", "-pqv", "-t", q, "scroll-on-clear")).trim();
+    assert.equal(ownQ, "off", "a mark just made by a client still listed is its owner's");
+    assert.equal(
+      (await t.tmux("show-options", "-pqv", "-t", q, MARK)).trim(),
+      `unset.${name}.${now}`,
+    );
+  } finally {
+    await a.kill();
+    await b?.kill();
+    // The kept client's own `tmux -C` process: tmux lets that client go once it is gone (and
+    // until then, would not end its server at kill-server).
+    try {
+      if (client) Deno.kill(Number(client), "SIGKILL");
+    } catch {
+      // gone already
+    }
+    await t.kill();
+  }
+});
+
 Deno.test("left behind: a clear_pane held after scroll-on-clear off, its process alive, keeps its step while another process calls", async () => {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
@@ -478,7 +545,7 @@ Deno.test("left behind: a clear_pane whose control client a person detached whil
       "the screen",
     );
     const { cleared } = await heldClear(t, gate, a, p);
-    const owner = /^on\.(client-\d+)$/.exec(await mark())?.[1];
+    const owner = /^on\.(client-\d+)\.\d+$/.exec(await mark())?.[1];
     assert.ok(owner, "marked with its client's name");
     await t.tmux("detach-client", "-t", owner);
     await waitFor(

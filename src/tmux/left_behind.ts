@@ -30,12 +30,20 @@
  *   at again once it is old enough ({@link giveBackBuffersLater}).
  * - clear_pane's scroll-on-clear turned off (screen_clear.ts): {@link SCROLL_MARK_OPTION} on
  *   the pane, set on the step's line before the turn-off and unset after the pane's own value
- *   is put back, holds that value and the owner ({@link scrollMark}). A mark whose owner is
- *   gone gets the pane its value back while it is still off; otherwise the pane keeps `off`,
- *   which the person never set, and the next clear_pane takes it for theirs. No grace here:
- *   the mark and the turn-off travel on the line of the client the mark names, which tmux
- *   drops with the client, and the owner, alive, puts back the same value on the same
- *   conditions.
+ *   is put back, holds that value, the owner and tmux's clock when it was made
+ *   ({@link scrollMark}). A mark whose owner is gone, or older than {@link STALE_AFTER_S}
+ *   whatever its owner, gets the pane its value back while it is still off; otherwise the pane
+ *   keeps `off`, which the person never set, and the next clear_pane takes it for theirs. No
+ *   grace here: the mark and the turn-off travel on the line of the client the mark names,
+ *   which tmux drops with the client, and the owner, alive, puts back the same value on the
+ *   same conditions.
+ *
+ * Why an age whatever the owner: tmux (3.3a) keeps a control client whose process is gone for
+ * as long as it holds output for it that it has not written yet (it waits for the output to
+ * drain into a pipe nobody reads), so a process killed outright at such a moment stays listed
+ * for good. Its client's `tmux -C` process lives on too, and the person's `kill-server` does
+ * not end the server until that process is killed; nothing here can tell such a client from a
+ * live one, so it is left alone.
  *
  * Like the lent window-size's mark (tools/window_size.ts), every give-back is a condition tmux
  * checks in the same command as the act: a mark changed since it was read stays as it is.
@@ -69,8 +77,9 @@ export const TRANSIENT_BUFFER_PREFIX = "tmux-mcp-transient-";
 export const SCROLL_MARK_OPTION = "@tmux-mcp-scroll-on-clear";
 
 /**
- * Age in seconds past which a transient buffer is taken away whoever made it: one step takes
- * milliseconds, and a person's hook that holds it a minute has held it far too long already.
+ * Age in seconds past which a transient buffer or a scroll-on-clear mark is taken away
+ * whoever made it: one step takes milliseconds, and a person's hook that holds it a minute
+ * has held it far too long already.
  */
 export const STALE_AFTER_S = 60;
 
@@ -87,8 +96,12 @@ const OWNER = /^client-\d{1,10}$/;
 /** A transient buffer's name as {@link transientBufferName} (or capture.ts) makes it. */
 const TRANSIENT = /^tmux-mcp-transient-(?:(client-\d{1,10})-)?[0-9a-f]{12,32}$/;
 
-/** A mark as {@link scrollMark} makes it: the pane's own value, then its owner. */
-const MARK = /^(on|off|unset)\.(client-\d{1,10})$/;
+/**
+ * A mark as {@link scrollMark} makes it: the pane's own value, its owner, then tmux's clock
+ * in seconds when it was made (missing from a mark an earlier version made: then judged by
+ * its owner alone).
+ */
+const MARK = /^(on|off|unset)\.(client-\d{1,10})(?:\.(\d{1,12}))?$/;
 
 /** Whether `name` is a transient buffer's (ours or another tmux-mcp process's). */
 export function isTransientBuffer(name: string): boolean {
@@ -110,25 +123,41 @@ export async function ownClientName(
   address: ServerAddress,
   signal?: AbortSignal,
 ): Promise<string | null> {
+  return (await ownClient(runner, address, signal))?.name ?? null;
+}
+
+/**
+ * {@link ownClientName}, and tmux's clock in whole seconds as it answered (what a mark made
+ * now is dated by: the same clock a later process judges its age by, whatever the machine).
+ */
+export async function ownClient(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  signal?: AbortSignal,
+): Promise<{ name: string; clock: number } | null> {
   try {
     const result = await execOverControl(
       runner,
       address,
-      ["display-message", "-p", "#{client_name}"],
+      // display-message passes its text through strftime: %s is tmux's clock, in seconds.
+      ["display-message", "-p", "#{client_name} %s"],
       { signal },
     );
     if (result === null || result.code !== 0) return null;
-    const name = decodeBytes(result.stdout).trim();
-    return OWNER.test(name) ? name : null;
+    const [name = "", clock = ""] = decodeBytes(result.stdout).trim().split(" ");
+    return OWNER.test(name) && /^\d{1,12}$/.test(clock) ? { name, clock: int(clock) } : null;
   } catch {
     // Not asked: the act that follows meets the same failure, or the cancellation.
     return null;
   }
 }
 
-/** The mark of a pane whose own scroll-on-clear is `own` (null: none), turned off by `owner`. */
-export function scrollMark(own: string | null, owner: string): string {
-  return `${own ?? "unset"}.${owner}`;
+/**
+ * The mark of a pane whose own scroll-on-clear is `own` (null: none), turned off by `owner`
+ * at `clock` (tmux's, in seconds: {@link ownClient}).
+ */
+export function scrollMark(own: string | null, owner: string, clock: number): string {
+  return `${own ?? "unset"}.${owner}.${clock}`;
 }
 
 /** The command that gives `paneId` `own` as its own scroll-on-clear again (null: unset). */
@@ -263,7 +292,9 @@ export async function giveBackLeft(
     } else if (kind === "P" && fields.length === 2) {
       const [paneId, mark] = fields;
       const m = MARK.exec(mark);
-      if (m === null || !/^%\d+$/.test(paneId) || clients.has(m[2])) continue;
+      if (m === null || !/^%\d+$/.test(paneId)) continue;
+      const stale = m[3] !== undefined && now - int(m[3]) >= STALE_AFTER_S;
+      if (clients.has(m[2]) && !stale) continue;
       panes.push({ paneId, mark, own: m[1] === "unset" ? null : m[1] });
     }
   }

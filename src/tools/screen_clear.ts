@@ -14,7 +14,7 @@ import {
   giveBackLeft,
   givingScrollBack,
   markingScroll,
-  ownClientName,
+  ownClient,
   restoringScroll as restoring,
   scrollMark,
 } from "../tmux/left_behind.ts";
@@ -28,10 +28,10 @@ export interface ScrollOnClear {
   /** The pane's own value ("on", "off"), null when it takes its window's or the global one. */
   readonly own: string | null;
   /**
-   * The mark the step sets on the pane while its value is off (left_behind.ts): the own value
-   * and this process's control client, so that a later process gives the value back should
-   * this one be killed in between. Null when it is not turned off, or no control client
-   * of this process's is there to name (then only this process gives it back).
+   * The mark the step sets on the pane while its value is off (left_behind.ts): the own value,
+   * this process's control client and tmux's clock, so that a later process gives the value
+   * back should this one be killed in between. Null when it is not turned off, or no control
+   * client of this process's is there to name (then only this process gives it back).
    */
   readonly mark: string | null;
 }
@@ -62,8 +62,12 @@ export async function scrollOnClear(ctx: TmuxContext, paneId: string): Promise<S
   }
   const on = value === "1";
   const ownValue = own === "on" || own === "off" ? own : null;
-  const owner = on ? await ownClientName(ctx.runner, ctx.address, ctx.signal) : null;
-  return { on, own: ownValue, mark: owner === null ? null : scrollMark(ownValue, owner) };
+  const owner = on ? await ownClient(ctx.runner, ctx.address, ctx.signal) : null;
+  return {
+    on,
+    own: ownValue,
+    mark: owner === null ? null : scrollMark(ownValue, owner.name, owner.clock),
+  };
 }
 
 /**
