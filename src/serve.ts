@@ -229,6 +229,7 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
   // is not: the whole exit stays well within a second, on a loaded machine too. Told to stop,
   // there is less reason to wait.
   await transport.settle(why === "signal" ? 150 : 300);
+  registry.endCalls();
   await runner.close(250);
   // The SDK's close writes each listen stream's last answer first; the transport no longer
   // waits for bytes a client does not read (and gives what it still writes half a second), and

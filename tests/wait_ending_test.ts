@@ -101,6 +101,30 @@ Deno.test("cancelling the request stops the wait at once", async () => {
   });
 });
 
+Deno.test("the process's end stops a wait still running, as a cancellation does", async () => {
+  await withServer(async (t, c) => {
+    const call = c.client.callTool({
+      name: "wait_for_text",
+      arguments: { paneId: t.ids.paneId, patterns: ["never"], timeoutMs: 60_000 },
+    });
+    call.catch(() => {});
+    await subscribed(t, c);
+    c.server.registry.endCalls();
+    // The watch is gone long before its 60 s timeout, and the call says it was cut short.
+    await waitFor(() => hub(t, c).watchers === 0, "the wait to stop", 3_000);
+    const ended = await call as CallToolResult;
+    assert.equal(ended.isError, true);
+    assert.match((ended.content as { text: string }[])[0].text, /cancel/i);
+    // A call that starts after the end is stopped at once.
+    const late = await c.client.callTool({
+      name: "wait_for_text",
+      arguments: { paneId: t.ids.paneId, patterns: ["never"], timeoutMs: 60_000 },
+    }) as CallToolResult;
+    assert.equal(late.isError, true);
+    await c.server.registry.settle(3_000);
+  });
+});
+
 Deno.test("progress notifications are sent while waiting", async () => {
   await withServer(async (t, c) => {
     const progress: { progress: number; total?: number }[] = [];

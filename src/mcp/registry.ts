@@ -102,6 +102,11 @@ export class ToolRegistry {
   /** Tools declared lazily and not loaded yet: what loads each one's family. */
   readonly #stubs = new Map<string, () => Promise<void>>();
   #inFlight = 0;
+  /**
+   * Aborted when the process is ending ({@link endCalls}): every call's and resource read's
+   * signal follows it, as it follows the client's cancellation.
+   */
+  readonly #ending = new AbortController();
 
   /**
    * A registry that offers only tools of the given toolsets and, within them, only the tools
@@ -324,13 +329,28 @@ export class ToolRegistry {
     this.subscriptions.updated(uri);
   }
 
+  /**
+   * Stops every call and resource read still running, as the client's cancellation does: the
+   * process is ending, and what is left of them would only slow its end (a regex search keeps
+   * the event loop busy between its turns, stretching every step of the exit). Each stops at
+   * its next turn and undoes what it owed; calls that start after it are stopped at once.
+   */
+  endCalls(): void {
+    this.#ending.abort();
+  }
+
+  /** `signal`, or the process's end ({@link endCalls}). */
+  #untilEnd(signal: AbortSignal): AbortSignal {
+    return AbortSignal.any([signal, this.#ending.signal]);
+  }
+
   /** A context for work done outside a tool call (reading a resource), on the server's socket. */
   contextFor(signal: AbortSignal): TmuxContext {
     return new TmuxContext(
       this.#runner,
       this.#config,
       undefined,
-      signal,
+      this.#untilEnd(signal),
       () => Promise.resolve(),
       stderrLog(this.#config.diagnostics),
     );
@@ -375,14 +395,15 @@ export class ToolRegistry {
     }
     const args = parsed.data as Record<string, unknown>;
     const socketName = args.socket_name as string | undefined;
+    const signal = this.#untilEnd(extras.signal);
     if (args.host === undefined) {
-      await learnSocket(this.#runner, this.#config, socketName, extras.signal);
+      await learnSocket(this.#runner, this.#config, socketName, signal);
     }
     const ctx = new TmuxContext(
       this.#runner,
       this.#config,
       socketName,
-      extras.signal,
+      signal,
       extras.progress,
       log,
       args.host as string | undefined,
