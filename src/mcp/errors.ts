@@ -198,7 +198,7 @@ function escapeEnd(text: string, end: number): number {
 
 /**
  * What a cancelled call's failure says when the work it started goes on without it (a command
- * typed into a pane): a cancelled task keeps that failure as its status message (tasks.ts).
+ * typed into a pane): a cancelled task keeps that failure as its status message (task_store.ts).
  */
 export const KEEPS_RUNNING = "keeps running";
 

@@ -160,7 +160,7 @@ export class DeskAnswers {
       const version = LEGACY_VERSIONS.includes(request.protocolVersion)
         ? request.protocolVersion
         : LEGACY_VERSIONS[0];
-      // Tasks came with 2025-11-25: an older client is told of none (tasks.ts).
+      // Tasks came with 2025-11-25: an older client is told of none (task_store.ts).
       const all = this.#capabilities(facts.capabilities.legacy);
       const { tasks: _, ...withoutTasks } = all;
       return reply({

@@ -35,7 +35,8 @@ import { toolMeta } from "./listing.ts";
 import type { ResourceSpec } from "./resource_spec.ts";
 import { type Era, ResourceSubscriptions } from "./resources.ts";
 import { attachPrompts, type PromptSpec } from "./prompts.ts";
-import { TASK_EXECUTION, TASK_TOOLS, ToolTasks } from "./tasks.ts";
+import { TASK_EXECUTION, TASK_TOOLS } from "./tasks.ts";
+import { ToolTasks } from "./task_store.ts";
 import { prebuiltByName, rememberToolList } from "./tool_list.ts";
 import type { AnyTool, LazyTool } from "./tool_spec.ts";
 import { describeIssues, errorResult, successResult } from "./tool_result.ts";
@@ -91,7 +92,7 @@ export class ToolRegistry {
   readonly #prompts: PromptSpec[] = [];
   /** The connections told when a resource changes (see {@link resourceUpdated}). */
   readonly subscriptions: ResourceSubscriptions = new ResourceSubscriptions();
-  /** The calls running as MCP tasks, per connection (see tasks.ts). */
+  /** The calls running as MCP tasks, per connection (see task_store.ts). */
   readonly tasks: ToolTasks = new ToolTasks();
   readonly #runner: TmuxRunner;
   readonly #config: ServerConfig;

@@ -16,7 +16,7 @@ import {
 import { type LogFn, type ProgressFn, type ServerConfig, stderrLog } from "./context.ts";
 import { clip } from "./errors.ts";
 import type { Era } from "./resources.ts";
-import type { TaskCalls } from "./tasks.ts";
+import type { TaskCalls } from "./task_store.ts";
 import { type Handler, sdkHandler } from "./tool_list.ts";
 import { errorResult } from "./tool_result.ts";
 
@@ -29,7 +29,7 @@ import { errorResult } from "./tool_result.ts";
  * error a model reads, in the words the SDK's v1 line used, as it always was: the v2 line
  * answers it with a protocol error instead, which a client may hide from the model.
  *
- * A well-formed call goes to `calls`, which runs it as an MCP task or plainly (tasks.ts).
+ * A well-formed call goes to `calls`, which runs it as an MCP task or plainly (task_store.ts).
  */
 export function rejectMalformedCalls(
   server: McpServer,

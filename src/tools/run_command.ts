@@ -399,7 +399,7 @@ export const runCommand = defineTool({
             case "cancelled":
               // The command keeps running in the pane: the pane stays busy until it ends. A
               // failure the model reads (a cancelled TmuxError reads as "cancelled before tmux
-              // finished"): a cancelled task shows it, job id and all (tasks.ts).
+              // finished"): a cancelled task shows it, job id and all (task_store.ts).
               state.attached = false;
               throw cancelledWhileRunning(jobId);
           }

@@ -19,7 +19,7 @@ function jobHint(jobId: string): string {
 
 /**
  * The call was cancelled while the command ran. The words {@link KEEPS_RUNNING} make a
- * cancelled task keep this failure as its status (tasks.ts).
+ * cancelled task keep this failure as its status (task_store.ts).
  */
 export function cancelledWhileRunning(jobId: string): ToolFailure {
   return new ToolFailure(
