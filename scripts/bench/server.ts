@@ -1,0 +1,84 @@
+/**
+ * The server under test as the bench starts and drives it: the `start` task's command and a
+ * clean environment, a tool call that throws on an error result, and its memory (RSS now, at
+ * peak, and once idle and ready, from source or from the bundle).
+ *
+ * @module
+ */
+
+import { startCommand, StdioServer } from "../../tests/helpers/stdio.ts";
+
+/** The part of a tools/call result the bench reads. */
+export type Result = {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  content?: { text: string }[];
+};
+
+/** Calls tool `name`; throws when the result is an error, so a broken call is no figure. */
+export async function call(
+  server: StdioServer,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Result> {
+  const r = await server.callTool(name, args) as Result;
+  if (r.isError) throw new Error(`${name}: ${r.content?.[0]?.text}`);
+  return r;
+}
+
+/** A process's resident memory in MB: now (VmRSS), or its peak so far (VmHWM). */
+export function rss(pid: number, which: "VmRSS" | "VmHWM" = "VmRSS"): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(new RegExp(`${which}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+}
+
+/** A process's peak resident memory so far in MB (VmHWM). */
+export function peakRss(pid: number): number {
+  return rss(pid, "VmHWM");
+}
+
+/**
+ * RSS of a server once it is whole and idle: after tools/list (which the front desk answers
+ * while the SDK and the tools still load) a `prompts/list` that only the SDK answers, then a
+ * moment's quiet. Read right after tools/list, the figure would miss most of the server.
+ */
+export async function readyIdleRss(server: StdioServer): Promise<number> {
+  await server.request("tools/list");
+  await server.request("prompts/list");
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return rss(server.child.pid);
+}
+
+/** The `start` task's command: the runtime and its flags, then main.ts. */
+export const { cmd, args: startArgs } = startCommand();
+
+/** The environment without TMUX and TMUX_PANE, so a server never takes the bench's own tmux. */
+export const env = Deno.env.toObject();
+delete env.TMUX;
+delete env.TMUX_PANE;
+
+/**
+ * RSS once idle and ready of the server run from the bundle the binaries embed, without
+ * the project's config, as the binary runs it (no TypeScript or npm resolution at start); null
+ * when the bundle was not built (`deno task bundle`).
+ */
+export async function bundleIdleRss(socket: string): Promise<number | null> {
+  const bundle = new URL("../../dist/bundle/main.js", import.meta.url).pathname;
+  if (!(await Deno.stat(bundle).then(() => true, () => false))) return null;
+  let idle = NaN;
+  // The first start of a bundle also fills Deno's code cache: measure the second.
+  for (let i = 0; i < 2; i++) {
+    const server = new StdioServer(
+      cmd,
+      [...startArgs.slice(0, -1), "--no-config", bundle, "--socket", socket],
+      env,
+    );
+    try {
+      await server.initialize();
+      idle = await readyIdleRss(server);
+    } finally {
+      await server.closeStdin();
+    }
+  }
+  return idle;
+}
