@@ -25,8 +25,9 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/server";
 import { warn } from "../diagnostics.ts";
 import facts from "./front_desk.json" with { type: "json" };
+import type { MessageCheck } from "./invalid_message.ts";
 import { FIXED_FOR_THE_PROCESS, INSTRUCTIONS, SERVER_NAME } from "./server_info.ts";
-import { type MessageCheck, StdioTransport } from "./stdio.ts";
+import { StdioTransport } from "./stdio.ts";
 import prebuilt from "./tool_list.json" with { type: "json" };
 
 /** What the desk needs to know of the server's start (the command line). */

@@ -2,33 +2,29 @@
  * The stdio transport: newline-delimited JSON-RPC on stdin/stdout, as MCP's stdio transport
  * specifies, with the answers the protocol asks for that the SDK's own transport does not give:
  * a line that is not JSON gets a parse error (-32700), a request that is not a valid JSON-RPC
- * message gets -32600, a line over {@link MAX_LINE_BYTES} is refused instead of ending the
- * process. Lines are gathered without copying on every chunk, so a large line costs one copy.
+ * message gets -32600 (invalid_message.ts), a line over {@link MAX_LINE_BYTES} is refused
+ * instead of ending the process, with its id when it shows one (long_line_id.ts). Lines are
+ * gathered without copying on every chunk, so a large line costs one copy (line_splitter.ts).
+ * Answers are written in turn, with stdin held back while the client does not read them.
  * Standing in for the SDK's transport behind the same interface keeps it one module's change.
  *
- * It imports nothing of the SDK but types, so that it can read stdin while the SDK still loads
- * (front_desk.ts): the SDK's message check is handed in, and until it is, every message is held
- * in arrival order unless the front desk answers it.
+ * It (and the files it imports) imports nothing of the SDK but types, so that it can read stdin
+ * while the SDK still loads (front_desk.ts): the SDK's message check is handed in, and until it
+ * is, every message is held in arrival order unless the front desk answers it.
  *
  * @module
  */
 
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
-
-/** Checks that a JSON value is a JSON-RPC message (the SDK's parseJSONRPCMessage); throws if not. */
-export type MessageCheck = (value: unknown) => JSONRPCMessage;
+import { type MessageCheck, refusalOf } from "./invalid_message.ts";
+import { LineSplitter, MAX_LINE_BYTES } from "./line_splitter.ts";
+import { lastKeyId, topLevelId } from "./long_line_id.ts";
 
 /**
  * Offered every JSON value read before the SDK's check is handed in: true when it took the
  * message (answered it), false to hold it for the SDK.
  */
 export type Intercept = (value: unknown) => boolean;
-
-/** How much of a too-long line's head and end is kept to find its id in. */
-const ID_WINDOW_BYTES = 4096;
-
-/** The longest line read; longer ones are answered with an error and skipped. */
-export const MAX_LINE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Answers waiting to be written, in bytes, beyond which stdin is not read: a client that sends
@@ -102,11 +98,11 @@ export class StdioTransport implements Transport {
   /** Chunks read from stdin while answers wait to be written, processed once they drain. */
   #inbox: Uint8Array[] = [];
   #inboxBytes = 0;
-  /** The line being gathered across chunks (see {@link #consume}). */
-  #pieces: Uint8Array[] = [];
-  #size = 0;
-  /** A line too long to read: its head and its last bytes, to find its id in; else null. */
-  #skipping: { head: Uint8Array; tail: Uint8Array } | null = null;
+  /** Stdin's bytes gathered into lines, each handled as it completes. */
+  readonly #lines = new LineSplitter({
+    line: (bytes) => this.#line(bytes),
+    tooLong: (head, tail) => this.#refuseLong(head, tail),
+  });
   readonly #input: () => ReadableStream<Uint8Array>;
   readonly #output: () => { write(bytes: Uint8Array): Promise<number> };
 
@@ -187,12 +183,11 @@ export class StdioTransport implements Transport {
           this.#inbox.push(value);
           this.#inboxBytes += value.length;
           this.#processHeld();
-        } else this.#consume(value);
+        } else this.#lines.consume(value);
       }
       if (this.#closed || this.#outputGone) return;
       this.#processHeld(true);
-      if (this.#skipping) this.#refuseLong(this.#skipping.head, this.#skipping.tail);
-      this.#skipping = null;
+      this.#lines.end();
     } catch (error) {
       if (!this.#closed) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
     }
@@ -209,41 +204,10 @@ export class StdioTransport implements Transport {
       const chunk = this.#inbox.shift()!;
       this.#inboxBytes -= chunk.length;
       try {
-        this.#consume(chunk);
+        this.#lines.consume(chunk);
       } catch (error) {
         this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       }
-    }
-  }
-
-  /** Splits a chunk of stdin into lines, each handled as it completes. */
-  #consume(value: Uint8Array): void {
-    let chunk = value;
-    while (chunk.length > 0) {
-      const nl = chunk.indexOf(0x0a);
-      const part = nl === -1 ? chunk : chunk.subarray(0, nl);
-      if (this.#skipping) this.#skipping.tail = lastBytes(this.#skipping.tail, part);
-      else if (this.#size + part.length > MAX_LINE_BYTES) {
-        const head = (this.#pieces[0] ?? part).slice(0, ID_WINDOW_BYTES);
-        this.#skipping = {
-          head,
-          tail: lastBytes(this.#pieces.at(-1) ?? new Uint8Array(0), part),
-        };
-        this.#pieces = [];
-        this.#size = 0;
-      } else {
-        this.#pieces.push(part);
-        this.#size += part.length;
-      }
-      if (nl === -1) break;
-      const skipping = this.#skipping;
-      const line = skipping ? null : join(this.#pieces, this.#size);
-      this.#pieces = [];
-      this.#size = 0;
-      this.#skipping = null;
-      if (skipping) this.#refuseLong(skipping.head, skipping.tail);
-      else this.#line(line!);
-      chunk = chunk.subarray(nl + 1);
     }
   }
 
@@ -269,50 +233,12 @@ export class StdioTransport implements Transport {
     try {
       message = this.#check!(value);
     } catch {
-      if (Array.isArray(value)) {
-        this.#answer(
-          null,
-          -32600,
-          "Invalid request: JSON-RPC batches are not taken; send each message on a line of its own.",
-        );
-        return;
-      }
-      const fields = typeof value === "object" && value !== null ? value : {};
-      // A response (even a malformed one) is never answered: two peers would bounce errors.
-      if (!("method" in fields) && ("result" in fields || "error" in fields)) return;
-      // A malformed notification has no one to answer.
-      if ("method" in fields && !("id" in fields)) return;
-      if (this.#badProgressToken(value)) {
-        this.#answer(
-          idOf(value) ?? null,
-          -32602,
-          "Invalid params: _meta.progressToken must be a string or an integer (within ±(2^53 - 1)).",
-        );
-        return;
-      }
-      this.#answer(idOf(value) ?? null, -32600, "Invalid request: not a JSON-RPC 2.0 message.");
+      const refusal = refusalOf(value, this.#check!);
+      if (refusal) this.#answer(refusal.id, refusal.code, refusal.message);
       return;
     }
     this.#track(message);
     this.onmessage?.(message);
-  }
-
-  /**
-   * Whether a request the check refused is a valid one but for its `_meta.progressToken` (null,
-   * an object, 1.5, 2^60): its params are what is wrong, not the message, and the answer says
-   * which field.
-   */
-  #badProgressToken(value: unknown): boolean {
-    const request = value as { params?: { _meta?: unknown } } | null;
-    const meta = request?.params?._meta;
-    if (typeof meta !== "object" || meta === null || !("progressToken" in meta)) return false;
-    const { progressToken: _, ...rest } = meta as Record<string, unknown>;
-    try {
-      this.#check!({ ...request, params: { ...request!.params, _meta: rest } });
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /**
@@ -489,82 +415,4 @@ function keyOf(message: unknown): string | null {
     return `progress ${JSON.stringify(token)}`;
   }
   return null;
-}
-
-function join(pieces: Uint8Array[], size: number): Uint8Array {
-  if (pieces.length === 1) return pieces[0];
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of pieces) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-function idOf(value: unknown): string | number | null | undefined {
-  if (typeof value !== "object" || value === null || !("id" in value)) return undefined;
-  const id = (value as { id: unknown }).id;
-  return typeof id === "string" || typeof id === "number" ? id : null;
-}
-
-/**
- * The message's own `id` in the head of a JSON object (a key of the outermost object, not one
- * inside its params), or null when the head does not show it.
- */
-export function topLevelId(head: string): string | number | null {
-  let depth = 0;
-  let last = ""; // the last character outside strings, not white space
-  for (let i = 0; i < head.length; i++) {
-    const c = head[i];
-    if (c === '"') {
-      const end = stringEnd(head, i);
-      if (end === -1) return null;
-      if (depth === 1 && (last === "{" || last === ",") && head.slice(i, end + 1) === '"id"') {
-        const m = /^\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(
-          head.slice(end + 1),
-        );
-        return m ? JSON.parse(m[1]) as string | number : null;
-      }
-      last = '"';
-      i = end;
-    } else if (c === "{" || c === "[") {
-      depth++;
-      last = c;
-    } else if (c === "}" || c === "]") {
-      depth--;
-      last = c;
-    } else if (!/\s/.test(c)) last = c;
-  }
-  return null;
-}
-
-/** Where the string starting at `start` (a quote) ends: its closing quote, or -1. */
-function stringEnd(text: string, start: number): number {
-  for (let i = start + 1; i < text.length; i++) {
-    if (text[i] === "\\") i++;
-    else if (text[i] === '"') return i;
-  }
-  return -1;
-}
-
-/** The last {@link ID_WINDOW_BYTES} of `kept` followed by `more`. */
-function lastBytes(kept: Uint8Array, more: Uint8Array): Uint8Array {
-  if (more.length >= ID_WINDOW_BYTES) return more.slice(more.length - ID_WINDOW_BYTES);
-  const keep = Math.min(kept.length, ID_WINDOW_BYTES - more.length);
-  const out = new Uint8Array(keep + more.length);
-  out.set(kept.subarray(kept.length - keep));
-  out.set(more, keep);
-  return out;
-}
-
-/**
- * The `id` of a JSON object whose last key it is (`...,"id":3}` at the very end): only the
- * outermost object ends there (a nested one would be followed by its parent's `}`), and a
- * quote inside a string is escaped, so no value can pose as it.
- */
-export function lastKeyId(tail: string): string | number | null {
-  const m = /[,{]\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*\}\s*$/
-    .exec(tail);
-  return m ? JSON.parse(m[1]) as string | number : null;
 }
