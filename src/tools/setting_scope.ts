@@ -2,7 +2,7 @@
  * Where an option or hook lives: a tool's scope, target and global turned into the flags
  * tmux's show-/set-options and -hooks take, refusing what tmux would silently read some other
  * way; and a name tmux does not know, refused as such rather than passed on as tmux's error.
- * Shared by the option and hook tools of settings.ts.
+ * Shared by the option tools of settings.ts and the hook tools of hooks.ts.
  *
  * @module
  */
