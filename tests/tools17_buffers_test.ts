@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { guardedCalls } from "../src/hooks/guard.ts";
-import { PREVIEW_CHARS, previewOf } from "../src/tools/buffers.ts";
+import { PREVIEW_CHARS, previewOf } from "../src/tools/buffer_preview.ts";
 import { withTmux } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
@@ -322,7 +322,7 @@ Deno.test("load_buffer takes one line of text (tabs too), and paste_buffer paste
 });
 
 // A text too long for the guarded step's own line is loaded just before it, by a tmux process
-// of its own (buffers.ts, pasteTransient): the process may end in between. SIGHUP is what it
+// of its own (typing.ts, pasteTransient): the process may end in between. SIGHUP is what it
 // gets when the terminal its MCP client runs in is closed.
 for (const how of ["SIGTERM", "SIGHUP", "stdin EOF"] as const) {
   Deno.test(`a long paste_text whose process ends (${how}) between its load and its paste leaves no buffer of ours`, async () => {
@@ -352,7 +352,7 @@ for (const how of ["SIGTERM", "SIGHUP", "stdin EOF"] as const) {
   });
 }
 
-// A short text fills its transient buffer on the guarded step's own command line (buffers.ts,
+// A short text fills its transient buffer on the guarded step's own command line (typing.ts,
 // pasteTransient): a person's slow after-set-buffer hook holds that line after the fill,
 // before the paste that deletes it, and the call may end there.
 for (const how of ["SIGTERM", "stdin EOF", "cancelled"] as const) {

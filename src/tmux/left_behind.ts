@@ -19,7 +19,7 @@
  * not run on that client's line: a long paste's buffer is loaded by a tmux process of its own,
  * and pasted by the next step, on whichever client the process has by then.
  *
- * - A paste's transient buffer (buffers.ts): named {@link TRANSIENT_BUFFER_PREFIX}, its owner
+ * - A paste's transient buffer (typing.ts): named {@link TRANSIENT_BUFFER_PREFIX}, its owner
  *   and random hex ({@link transientBufferName}); tmux-mcp's counting buffers (capture.ts)
  *   share the prefix, without an owner. Deleted once its owner is gone and it is older than
  *   {@link GRACE_S} (longer than any step is waited on: its process, alive with its client

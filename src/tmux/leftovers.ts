@@ -1,7 +1,7 @@
 /**
  * What a call changes in tmux for a moment, meaning to take it away itself: the global
  * `window-size` a creation lends out to dodge a tmux crash (creating.ts), a transient paste
- * buffer loaded before the guarded step that pastes and deletes it (buffers.ts). Interrupted in
+ * buffer loaded before the guarded step that pastes and deletes it (typing.ts). Interrupted in
  * between — the call cancelled or timed out, the process told to stop or its client gone — the
  * call would leave it changed for good, where a person meets it: their windows sized as they
  * did not choose, their next `prefix ]` pasting the agent's text.

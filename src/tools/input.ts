@@ -20,7 +20,6 @@ import { byteLength, cutString } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { failureText, ToolFailure } from "../mcp/errors.ts";
 import { deliverInput, guardInput } from "../mcp/input_guard.ts";
-import { KEY_CHARACTER, nameCharacter } from "./buffers.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
@@ -29,7 +28,14 @@ import type { Snapshot } from "../tmux/snapshot.ts";
 import { serverKey, typedInto } from "./prompt_programs.ts";
 import { runCommand } from "./run_command.ts";
 import { type BatchRow, boundBatchRows, type BoundRows } from "./send_batch_rows.ts";
-import { checkDeliverable, forceField, pasteViaBuffer, TYPES } from "./typing.ts";
+import {
+  checkDeliverable,
+  forceField,
+  KEY_CHARACTER,
+  nameCharacter,
+  pasteViaBuffer,
+  TYPES,
+} from "./typing.ts";
 
 /** Longest text `send_keys` types (it travels as one argument); longer goes by paste_text. */
 const MAX_TEXT_BYTES = 32_768;

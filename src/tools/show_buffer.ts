@@ -18,7 +18,7 @@ import {
   recordFormat,
 } from "../tmux/format.ts";
 import { isTransientBuffer } from "../tmux/left_behind.ts";
-import { readBufferBytes } from "./buffers.ts";
+import { readBufferBytes } from "./buffer_read.ts";
 import { giveBackBuffers } from "./own_buffers.ts";
 import { cutNote, EMPTY_TAIL, textBound, textBudget } from "./reading_bounds.ts";
 
