@@ -88,7 +88,10 @@ export async function readBufferBytes(
   }
 }
 
-/** A buffer's size and bytes, or a refusal naming the buffers there are. */
+/**
+ * A buffer's bytes for paste_buffer, at most {@link MAX_PASTE_BYTES} (its size checked before
+ * the read and again after), or a refusal naming the buffers there are.
+ */
 export async function readBuffer(ctx: TmuxContext, name: string): Promise<Uint8Array> {
   await giveBackBuffers(ctx);
   const guard = newGuard();
