@@ -3,11 +3,13 @@
  * (one set per runner, bounded across servers), the pid bookkeeping that lets go of clients
  * attached to a server that lost its socket, and commands run over the control channel when
  * it can carry them, else by starting tmux. The clients themselves live in control_server.ts
- * (their bounds in control_limits.ts, who sits where in control_seating.ts, what an operator
- * is told in control_events.ts, their attach in control_attach.ts, their turns to start and
- * end in control_turns.ts), the watches and listeners they carry in control_feeds.ts, one
- * connection in control_connection.ts, the line protocol in control_protocol.ts (its
- * notifications in control_notifications.ts), the command lines sent in command_line.ts.
+ * (what they share in control_clients.ts, their opening in control_opening.ts, their leaving
+ * in control_leaving.ts, their bounds in control_limits.ts, who sits where in
+ * control_seating.ts, what an operator is told in control_events.ts, their attach in
+ * control_attach.ts, their turns to start and end in control_turns.ts), the watches and
+ * listeners they carry in control_feeds.ts, one connection in control_connection.ts, the line
+ * protocol in control_protocol.ts (its notifications in control_notifications.ts), the command
+ * lines sent in command_line.ts.
  *
  * @module
  */

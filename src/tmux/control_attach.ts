@@ -3,7 +3,7 @@
  * handshake once tmux has attached it: what it learns of its server (its client name, the
  * server's pid, what its attach did to its session's last use), the `exit-unattached`
  * subscription every client carries, and taking back the view-modes a person's hooks put on
- * panes as it attached. control_server.ts runs it for each client.
+ * panes as it attached. control_opening.ts runs it for each client.
  *
  * @module
  */
@@ -65,7 +65,7 @@ const HOOK_JOBS_POLL_MS = 20;
  *
  * In the same round trip, the client subscribes to `exit-unattached`: turned on while only
  * our clients are attached, tmux would exit at once without us, so ours must leave then
- * (ServerControl's #leaveIfLast), not only when a client detaches; and tmux tells no option's
+ * (control_leaving.ts's #leaveIfLast), not only when a client detaches; and tmux tells no option's
  * change. And it lists tmux's running jobs, returned for {@link leaveHookModes} (null when
  * unknown).
  */

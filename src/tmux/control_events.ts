@@ -2,7 +2,7 @@
  * What an operator is told of a tmux server's control channel ({@link ControlEvent}, handed on
  * by control.ts's observeControl): the connection lost or regained, the server gone or back,
  * each in one sentence. Whether a lost connection means the server is gone is asked of tmux
- * first. control_server.ts reports them as its clients come and go.
+ * first. control_opening.ts reports them as a server's clients come and go.
  *
  * @module
  */

@@ -3,8 +3,8 @@
  * take to attach, linger after its last watcher or leave after its last answer, how long calls
  * start tmux instead after an attach failed, and across servers (the ones tests set, per
  * runner, as {@link ControlLimits}) how long a server other than the home one keeps its
- * clients and how many such servers may. control_server.ts keeps to them for one server,
- * control.ts bounds the servers.
+ * clients and how many such servers may. control_opening.ts, control_leaving.ts and
+ * control_server.ts keep to them for one server, control.ts bounds the servers.
  *
  * @module
  */
@@ -19,7 +19,7 @@ export const LEAVING_MS = 500;
 export const NO_SESSION_BACKOFF_MS = 1_000;
 /**
  * At most this many control clients per server; beyond, waits poll. Watches may take all but
- * one: the last is kept for the client that carries commands (control_server.ts).
+ * one: the last is kept for the client that carries commands (control_opening.ts).
  */
 export const MAX_CONNECTIONS = 8;
 /** Longest a new control client waits for an ending one to be gone (it is killed by then). */

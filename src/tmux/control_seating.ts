@@ -4,8 +4,8 @@
  * them), whether someone not tmux-mcp is attached beside a client of ours, the refusal to
  * attach where ours would keep an `exit-unattached` server alive, and putting the person's
  * sessions back in the order a client found them: right after it attached (for a process
- * killed outright, which says no goodbye), and as it leaves. control_server.ts applies these
- * rules to the clients of one server.
+ * killed outright, which says no goodbye), and as it leaves. control_opening.ts,
+ * control_leaving.ts and control_server.ts apply these rules to the clients of one server.
  *
  * @module
  */
@@ -100,7 +100,7 @@ export async function restoreRecency(
     }
     const target = sessionToRestore(standings, others, touches);
     if (target === null) return;
-    // Our own move, on its way out: not one tmux made (ServerControl's #leaveMoved).
+    // Our own move, on its way out: not one tmux made (control_leaving.ts's #leaveMoved).
     connection.leaving = true;
     // -E: as when attaching, this process's environment stays out of the session.
     await runner.inStructureLane(
@@ -145,7 +145,7 @@ export async function liftAfterAttach(
     // What a person's hooks put on the panes there as it attaches is taken back as for our
     // own attach: the changes of mode tmux tells, gathered from now.
     connection.modeChanges = new Set();
-    // As our clients attach (control_server.ts): -E keeps this process's environment out of
+    // As our clients attach (control_attach.ts): -E keeps this process's environment out of
     // the session, and TERM marks the client as tmux-mcp's for other tmux-mcp processes.
     const child = await runner.spawnPersistent(address, [
       "-C",

@@ -2,8 +2,8 @@
  * The control clients of one tmux server start and end one at a time, each once the last
  * has attached or ended, and a new one waits (briefly) for the clients still ending, a
  * retired predecessor's included: tmux 3.3a crashes when clients attach at once (see
- * {@link ClientTurns}). control_server.ts takes these turns for each client it opens or
- * closes.
+ * {@link ClientTurns}). control_opening.ts takes these turns for each client it opens,
+ * control_leaving.ts and control_server.ts for each they close.
  *
  * @module
  */

@@ -24,7 +24,7 @@
  * of tmux's other choice by recency: commands that need a client and name none go to the
  * session's most recently active client, and tmux counts a client's activity from its creation
  * and the person's keys. So such a client stays while anyone but tmux-mcp is attached there
- * (control_server.ts): after the person's next key it is never the newest again, where a fresh
+ * (control_leaving.ts): after the person's next key it is never the newest again, where a fresh
  * one per wait would be.
  *
  * @module

@@ -1,0 +1,261 @@
+/**
+ * Opening a tmux server's control clients: the client for commands (attached where nobody
+ * works, when there is such a session) and clients for watches (attached to a watched pane's
+ * session), one at a time, within the bound on clients per server and with a pause in trying
+ * after one failed to attach or no session could take one. Its handshake done, a client's
+ * coming back is reported, as its loss was (control_events.ts). control_server.ts asks it for
+ * clients; how one is started and its handshake are control_attach.ts's.
+ *
+ * @module
+ */
+
+import { ControlUnavailable } from "./control_protocol.ts";
+import type { Notifications } from "./control_notifications.ts";
+import { leaveHookModes, noteAttach, spawnClient } from "./control_attach.ts";
+import type { ServerClients } from "./control_clients.ts";
+import { Connection } from "./control_connection.ts";
+import { backEvent, type ControlEvent, lostEvent } from "./control_events.ts";
+import {
+  ATTACH_BACKOFF_MS,
+  ATTACH_TIMEOUT_MS,
+  limitsOf,
+  MAX_CONNECTIONS,
+  NO_SESSION_BACKOFF_MS,
+} from "./control_limits.ts";
+import { liftAfterAttach, requireOthers, seatingToAttach } from "./control_seating.ts";
+import { holdsOpen, type SessionStanding, sessionToJoin } from "./recency.ts";
+
+/** What a {@link ClientOpener} tells the server's control, and what it hands new clients. */
+export interface OpenerHooks {
+  /** What an operator is told: the channel lost or gone, and back. */
+  readonly report: (event: ControlEvent) => void;
+  /** A client for commands was opened: the set of servers may now hold too many. */
+  readonly opened: () => void;
+  /** A client ended (control_connection.ts's `onLost`). */
+  readonly forget: (connection: Connection) => void;
+  /** Windows, panes or sessions changed around a client (its `onChanged`). */
+  readonly recheck: (connection: Connection) => void;
+  /** A client's server-wide notifications (its `onEvents`). */
+  readonly events: (connection: Connection, notifications: Notifications) => void;
+}
+
+/** Opens the control clients of one server, into its {@link ServerClients}. */
+export class ClientOpener {
+  readonly #clients: ServerClients;
+  readonly #hooks: OpenerHooks;
+  readonly #opening = new Map<string, Promise<Connection>>();
+  /** Until when no control client is tried, after one failed to attach (see ATTACH_BACKOFF_MS). */
+  #attachFailedUntil = 0;
+  /** What was last reported as down (the connection, or the server), until it is back. */
+  #down: "lost" | "gone" | null = null;
+
+  /** Opens into `clients`; `hooks` are told, and given to each client. */
+  constructor(clients: ServerClients, hooks: OpenerHooks) {
+    this.#clients = clients;
+    this.#hooks = hooks;
+  }
+
+  /** Whether a client is being opened. */
+  get opening(): boolean {
+    return this.#opening.size > 0;
+  }
+
+  /** Resolves once every client being opened is open or failed. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#opening.values()]);
+  }
+
+  /**
+   * The client for commands: one already open, else a new one in the session recency.ts
+   * picks. Throws {@link ControlUnavailable} when none can be had (the caller spawns).
+   */
+  async acquirePrimary(): Promise<Connection> {
+    const { connections } = this.#clients;
+    // Never one opened for watches: it receives every byte its session's panes print.
+    const open = [...connections].find((c) => !c.closed && !c.leaving && !c.forWatches);
+    if (open) {
+      await open.ready;
+      this.#clients.primary = open;
+      return open;
+    }
+    this.#requireAttaching();
+    // Without a session to attach to, every call would first ask tmux again: ask at most
+    // once a second and spawn meanwhile.
+    if (performance.now() < this.#clients.noSessionUntil) {
+      throw new ControlUnavailable("no session a control client could attach to");
+    }
+    const { runner, address } = this.#clients;
+    const seating = await seatingToAttach(runner, address, this.#clients.closed);
+    if (holdsOpen(seating.standings, seating.clients)) {
+      this.#clients.noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
+    }
+    requireOthers(seating);
+    const { standings } = seating;
+    const target = sessionToJoin(standings);
+    if (target === undefined) {
+      this.#clients.noSessionUntil = performance.now() + NO_SESSION_BACKOFF_MS;
+      throw new ControlUnavailable("no session a control client could attach to");
+    }
+    this.#clients.primary = await this.#open(target, standings, false);
+    this.#hooks.opened();
+    return this.#clients.primary;
+  }
+
+  /**
+   * A new client to carry watches, attached to one of `sessionIds` (the sessions a watched
+   * pane's window is linked into). Throws {@link ControlUnavailable} when none can be attached
+   * (the caller polls instead).
+   */
+  async openForWatches(sessionIds: readonly string[]): Promise<Connection> {
+    this.#requireAttaching();
+    // Before the seating is read: a wait beyond the bound polls without asking tmux first.
+    this.#requireWatchRoom();
+    const { runner, address } = this.#clients;
+    const seating = await seatingToAttach(runner, address, this.#clients.closed);
+    requireOthers(seating);
+    const { standings } = seating;
+    const target = sessionToJoin(standings, sessionIds);
+    if (!target) {
+      throw new ControlUnavailable(
+        "no session of this pane can take a control client (destroy-unattached is on)",
+      );
+    }
+    return await this.#open(target, standings, true);
+  }
+
+  /**
+   * Refuses a new client for watches once watches hold all clients but one: the last is kept
+   * for commands. Had watches taken every one while the command client was down (lost, or
+   * retired for a slow answer), it could not come back, and every command, each polling
+   * wait's read among them, would start a tmux process of its own.
+   */
+  #requireWatchRoom(): void {
+    const { connections } = this.#clients;
+    const watching = [...connections].filter((c) => !c.closed && c.forWatches).length;
+    if (watching >= MAX_CONNECTIONS - 1) {
+      throw new ControlUnavailable(
+        `already ${watching} control clients carry watches on this server (one is kept for commands)`,
+      );
+    }
+  }
+
+  /** Refuses while control clients are not tried (one failed to attach lately). */
+  #requireAttaching(): void {
+    if (performance.now() < this.#attachFailedUntil) {
+      throw new ControlUnavailable(
+        "a control client failed to attach lately (refused, not attached in time, or broken)",
+      );
+    }
+  }
+
+  /**
+   * Opens a connection to `sessionId`, whose last use `standings` gave (see recency.ts): one
+   * to carry watches, or one for commands.
+   */
+  #open(
+    sessionId: string,
+    standings: readonly SessionStanding[],
+    forWatches: boolean,
+  ): Promise<Connection> {
+    const key = `${forWatches ? "w" : "c"}${sessionId}`;
+    const opening = this.#opening.get(key);
+    if (opening) return opening;
+    const before = standings.find((s) => s.id === sessionId)?.activity;
+    const promise = this.#clients.turns.inTurn(() => this.#connect(sessionId, before, forWatches))
+      .finally(() => this.#opening.delete(key));
+    this.#opening.set(key, promise);
+    return promise;
+  }
+
+  async #connect(
+    sessionId: string,
+    before: number | undefined,
+    forWatches: boolean,
+  ): Promise<Connection> {
+    const { runner, address, connections, touches } = this.#clients;
+    if (this.#clients.closed || runner.closed) throw new ControlUnavailable("shutting down");
+    this.#requireAttaching();
+    if (this.#clients.live >= MAX_CONNECTIONS) {
+      throw new ControlUnavailable(`already ${MAX_CONNECTIONS} control clients on this server`);
+    }
+    if (forWatches) this.#requireWatchRoom();
+    const child = await spawnClient(runner, address, sessionId, forWatches);
+    const connection = new Connection(
+      child,
+      this.#hooks.forget,
+      this.#hooks.recheck,
+      this.#hooks.events,
+    );
+    connection.forWatches = forWatches;
+    connections.add(connection);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timedOut = false;
+    try {
+      await Promise.race([
+        connection.ready,
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => {
+              timedOut = true;
+              reject(
+                new ControlUnavailable(
+                  `tmux did not attach a control client within ${ATTACH_TIMEOUT_MS} ms`,
+                ),
+              );
+            },
+            ATTACH_TIMEOUT_MS,
+          );
+        }),
+      ]);
+    } catch (error) {
+      // Refused (tmux let it go before it attached): not tried again for a moment either.
+      const backoff = timedOut || connection.retired !== null
+        ? ATTACH_BACKOFF_MS
+        : limitsOf(runner).refusedBackoffMs;
+      this.#attachFailedUntil = performance.now() + backoff;
+      await connection.close();
+      connections.delete(connection);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.#clients.closed) {
+      await connection.close();
+      throw new ControlUnavailable("shutting down");
+    }
+    await leaveHookModes(
+      connection,
+      await noteAttach(connection, before, touches),
+      limitsOf(runner).hookJobsWaitMs,
+      () => this.#clients.closed,
+    );
+    if (connection.retired !== null) {
+      // Broken before its handshake ended (it is gone already): as if it never attached.
+      this.#attachFailedUntil = performance.now() + ATTACH_BACKOFF_MS;
+      throw new ControlUnavailable(
+        `the control client broke as it attached: ${connection.retired}`,
+      );
+    }
+    await liftAfterAttach(runner, address, connection, touches, connections);
+    if (this.#down !== null) {
+      const was = this.#down;
+      this.#down = null;
+      this.#hooks.report(backEvent(was, address));
+    }
+    return connection;
+  }
+
+  /**
+   * A connection ended that we did not close: reported once until one connects again, as the
+   * server gone or the connection lost (control_events.ts's lostEvent tells which).
+   */
+  lostOne(): void {
+    if (this.#down !== null) return;
+    this.#down = "lost";
+    lostEvent(this.#clients.runner, this.#clients.address).then((event) => {
+      if (this.#down !== "lost") return;
+      if (event.kind === "gone") this.#down = "gone";
+      this.#hooks.report(event);
+    });
+  }
+}
