@@ -228,6 +228,11 @@ export interface WrittenRow {
   readonly shown: string;
 }
 
+/** A row told whole: none of it was seen before. */
+export function wholeRow(line: string): WrittenRow {
+  return { text: trimRow(line), line, from: 0, shown: trimRow(line) };
+}
+
 /**
  * For a watch that reads rows: of the rows from the start on, those changed since the last
  * read (`last`; null when there was none), each whole with where its written part starts

@@ -14,8 +14,9 @@
  *
  * Here: what a watch knows of the rows, and the read that compares them by their numbers. The
  * read again by content where the numbers no longer hold is watch_reread.ts's; the check that
- * they still hold (the screen's rows above the start) is watch_above.ts's; the several captures
- * one tmux call makes, told apart by marks, are marked_captures.ts's.
+ * they still hold (the screen's rows above the start) is watch_above.ts's; the rows outside a
+ * scroll region, compared by their place on the screen, are watch_span.ts's; the several
+ * captures one tmux call makes, told apart by marks, are marked_captures.ts's.
  *
  * @module
  */
@@ -35,6 +36,7 @@ import {
   changedRows,
   screenLines,
   trimTrailingBlank,
+  wholeRow,
   type WrittenRow,
   writtenRows,
 } from "./captured_rows.ts";
@@ -43,6 +45,7 @@ import {
   cursorAt,
   fixedCaptures,
   fixedMarks,
+  FixedRows,
   hasFixedRows,
   numbersSince,
   READ_ROWS,
@@ -61,11 +64,6 @@ import { ABOVE_MARK, RowsAbove, startAbove } from "./watch_above.ts";
  * planned on and the read itself moves the rows read (each try reads further up).
  */
 const READ_TRIES = 3;
-
-/** A row told whole: none of it was seen before. */
-function wholeRow(line: string): WrittenRow {
-  return { text: trimRow(line), line, from: 0, shown: trimRow(line) };
-}
 
 /** What one read found. */
 export interface RowsRead {
@@ -125,12 +123,8 @@ export class WatchedRows {
   #floor: KnownRows["floor"];
   /** The rows numbered after the history (the whole screen, or a scroll region's). */
   #span: Span;
-  /**
-   * The rows outside the span (a header, a status line) as last read, and as they stood when
-   * first read: null while the span is the whole screen (or before they were read).
-   */
-  #lastFixed: string[] | null = null;
-  #baseFixed: string[] | null = null;
+  /** The rows outside the span (a header, a status line), compared by their place (watch_span.ts). */
+  readonly #fixed = new FixedRows();
   /** The screen's lines at the start: a read that compares by content above the start knows them. */
   #screen: string[] = [];
   /** The history's last lines at the start (see keepScreen): old, never told by content. */
@@ -261,7 +255,7 @@ export class WatchedRows {
     const out = splitMarked(text, guard, marks);
     if (!probe.exists || out === null) return;
     // The fixed rows as they read now are taken as they were (what changed between is missed).
-    if (hasFixedRows(s)) this.#lastFixed = this.#baseFixed = fixedLines(out);
+    if (hasFixedRows(s)) this.#fixed.keep(fixedLines(out));
     const still = probe.historySize === start.historySize && probe.cursorX === start.cursorX &&
       probe.cursorY === start.cursorY && sameSpan(spanOf(probe), s);
     const rows = screenLines(out.get(ABOVE_MARK) ?? "");
@@ -285,7 +279,7 @@ export class WatchedRows {
     // Kept as read only once nothing is left to ask tmux: a read tmux does not answer in time
     // (a wait outlives it: pane_watch.ts) then leaves them to be told by the next read.
     const spanRead = await this.#spanChanged(part);
-    const fixed = part.fixed === null ? [] : this.#fixedChanged(part.fixed);
+    const fixed = part.fixed === null ? [] : this.#fixed.changed(part.fixed);
     if (fixed.length === 0) return spanRead;
     // The fixed rows changed (a header drawn again): told before the span's rows.
     const rows = [...fixed, ...spanRead.rows ?? spanRead.lines.map(wholeRow)];
@@ -294,19 +288,6 @@ export class WatchedRows {
       lines: rows.map((r) => r.shown),
       rows: this.#rows ? rows : undefined,
     };
-  }
-
-  /** What of the fixed rows changed since the last read (see watch_span.ts), whole. */
-  #fixedChanged(now: string[]): WrittenRow[] {
-    const last = this.#lastFixed;
-    this.#lastFixed = now;
-    // Not read before (the span changed meanwhile: the read that does tells them).
-    if (last === null) {
-      this.#baseFixed = now;
-      return [];
-    }
-    // Numbered from 1: the start row's rules (its cursor, its part shown) are not theirs.
-    return changedRows(this.#baseFixed && ["", ...this.#baseFixed], now, last, 0, 1);
   }
 
   /** What of the span's rows a read tells (see {@link WatchedRows.read}). */
@@ -513,15 +494,15 @@ export class WatchedRows {
         floor: this.#floor,
         lastRegion: this.#lastRegion,
         baseline: this.#baseline,
-        lastFixed: this.#lastFixed,
-        baseFixed: this.#baseFixed,
+        lastFixed: this.#fixed.last,
+        baseFixed: this.#fixed.base,
         screen: this.#screen,
         pulled: this.#pulled,
       },
     );
     if (read === null) return { probe, fresh };
     const { lines, fixed, top, start, cursor, wide, floor } = read;
-    this.#lastFixed = this.#baseFixed = fixed;
+    this.#fixed.keep(fixed);
     this.#lastRegion = [...lines];
     this.#lastKnown = true;
     const still = probe.exists && probe.historySize === now.historySize &&

@@ -1,6 +1,7 @@
 /**
  * Which of a pane's rows a watch numbers (watch_rows.ts, watch_reread.ts), how many of them
- * one read captures at most, and the captures that read them.
+ * one read captures at most, the captures that read them, and the rows outside a scroll region
+ * a watch reads by their place ({@link FixedRows}).
  *
  * A watch numbers rows from the top of the history: output scrolls the screen's top row into
  * the history, and every row keeps its number. Under a scroll region that is not the whole
@@ -18,6 +19,7 @@
  */
 
 import { clampRow, rowArg } from "../tmux/capture.ts";
+import { changedRows, type WrittenRow } from "./captured_rows.ts";
 import type { PaneProbe } from "./pane_probe.ts";
 
 /**
@@ -197,4 +199,46 @@ export function fixedCaptures(paneId: string, guard: string, s: Span): string[] 
 /** The marks {@link fixedCaptures} prints, in order. */
 export function fixedMarks(s: Span): string[] {
   return [...s.upper > 0 ? ["H"] : [], ...s.lower < s.height - 1 ? ["F"] : []];
+}
+
+/**
+ * The fixed rows (see {@link hasFixedRows}) of a watch's pane as it read them: compared by their
+ * place on the screen, where a header drawn again or a status line that ticked is told, apart
+ * from the span's rows, which the watch compares by their numbers.
+ */
+export class FixedRows {
+  /**
+   * As last read, and as they stood when first read: null while the span is the whole screen
+   * (or before they were read).
+   */
+  #last: string[] | null = null;
+  #base: string[] | null = null;
+
+  /** The rows as last read. */
+  get last(): readonly string[] | null {
+    return this.#last;
+  }
+
+  /** The rows as first read. */
+  get base(): readonly string[] | null {
+    return this.#base;
+  }
+
+  /** Takes `rows` (null: none) as they were, at the start or after a read again by content. */
+  keep(rows: string[] | null): void {
+    this.#last = this.#base = rows;
+  }
+
+  /** What of the fixed rows changed since the last read, whole. */
+  changed(now: string[]): WrittenRow[] {
+    const last = this.#last;
+    this.#last = now;
+    // Not read before (the span changed meanwhile: the read that does tells them).
+    if (last === null) {
+      this.#base = now;
+      return [];
+    }
+    // Numbered from 1: the start row's rules (its cursor, its part shown) are not theirs.
+    return changedRows(this.#base && ["", ...this.#base], now, last, 0, 1);
+  }
 }
