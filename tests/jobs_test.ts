@@ -521,7 +521,9 @@ Deno.test("a lost job's output stops where the next command was typed", async ()
 Deno.test("a job's own output that shows run_command's lines is kept in full, running and lost", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    // What `history`, a history file or a note may show: typed lines and marker words.
+    // What `history`, a history file or a note may show: typed lines and marker words. (With
+    // its begin marker a few rows below, a typed line reads as a later command's: a lost job's
+    // output would be cut there, and said to be.)
     const other = "fedcba9876543210fedc";
     const typed = typedCommand("echo first", other, "sh");
     const shown = [
@@ -529,6 +531,7 @@ Deno.test("a job's own output that shows run_command's lines is kept in full, ru
       "    3  history",
       typed,
       `__tmcp ${other} is a word`,
+      ...Array.from({ length: 8 }, (_, i) => `note ${i}`),
       `__tmcp_${other}_B`,
     ];
     await Deno.writeTextFile(`${dir}/history`, shown.join("\n") + "\n");

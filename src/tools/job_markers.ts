@@ -127,9 +127,16 @@ const UNITS = String.raw`(?:[A-Za-z0-9 ,._+:@%/=-]|\\0[0-7]{3})*`;
 const HELD = "__tmux_mcp_cmd";
 
 /**
+ * What a shell may show after the typed line on its row: zsh keeps the right prompt (RPROMPT)
+ * there when the line fits beside it. Always after a space.
+ */
+const BESIDE = "(?: .*)?";
+
+/**
  * The line run_command types (`typedCommand` in typed.ts), whole, as the shell echoes it after
- * its prompt: the nonce in group 1. Only this exact shape counts, not any line holding the
- * marker words (a job's own output may show them: `history`, a history file, a capture).
+ * its prompt (and before a right prompt): the nonce in group 1. Only this exact shape counts,
+ * not any line holding the marker words (a job's own output may show them: `history`, a
+ * history file, a capture).
  */
 const TYPED_LINE = (() => {
   const word = `(?:'${UNITS}'|"\\$${HELD}")`;
@@ -144,21 +151,32 @@ const TYPED_LINE = (() => {
   const end = String.raw`${q}printf '(?:${st}\\n\\033\[2L)?%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
     String.raw`"\$\(\( \(\d{1,7} \^ \d{1,7}\) \* \(\$\? \+ 1\) \)\)" ` +
     String.raw`"\$\{EPOCHSECONDS:-\$\(date \+%s 2>/dev/null\)\}"`;
-  return new RegExp(`^.* ${begin}; ${run}; ${end}(?:; unset ${HELD})?$`);
+  return new RegExp(`^.* ${begin}; ${run}; ${end}(?:; unset ${HELD})?${BESIDE}$`);
 })();
 /** The lines that build a long command up before its typed line (`typedCommand`). */
-const HELD_LINE = new RegExp(`^.* ${HELD}=(?:''|"\\$${HELD}"'${UNITS}')$`);
+const HELD_LINE = new RegExp(`^.* ${HELD}=(?:''|"\\$${HELD}"'${UNITS}')${BESIDE}$`);
+
+/**
+ * Rows between a typed line and its begin marker: what the shell prints once the line is read
+ * and before it runs it (bash's PS0, zsh's preexec, a DEBUG trap that prints).
+ */
+const BEFORE_BEGIN_ROWS = 8;
 
 /**
  * Whether row `i` is the line of another run_command (not `nonce`'s), typed and run: its exact
- * typed line, and its begin marker on the next row (a shell without line editing may have put
- * its prompts before it). Returns the row its typed lines start at (a long command's first
- * line), else -1.
+ * typed line, and its begin marker below it, with at most {@link BEFORE_BEGIN_ROWS} rows
+ * between (a shell without line editing may have put its prompts before it on its row).
+ * Returns the row its typed lines start at (a long command's first line), else -1.
+ *
+ * A job's own output can show such a line and marker (it can read its own screen), and then
+ * its output is taken as ending there: cut short, and said to be (never longer, never whole).
  */
 function typedLineAt(lines: readonly string[], i: number, nonce: string): number {
   const m = TYPED_LINE.exec(lines[i].trimEnd());
-  if (!m || m[1] === nonce || i + 1 >= lines.length) return -1;
-  if (!lines[i + 1].trimEnd().endsWith(beginMarker(m[1]))) return -1;
+  if (!m || m[1] === nonce) return -1;
+  const begin = beginMarker(m[1]);
+  const rows = lines.slice(i + 1, i + 2 + BEFORE_BEGIN_ROWS);
+  if (!rows.some((row) => row.trimEnd().endsWith(begin))) return -1;
   let first = i;
   while (first > 0 && HELD_LINE.test(lines[first - 1].trimEnd())) first--;
   return first;

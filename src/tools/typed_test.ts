@@ -216,8 +216,13 @@ Deno.test("findMarkers: a job without its end ends before another run_command's 
     "one",
     "^C",
   ];
-  const ran = (typed: string) => [
-    ...typed.split("\n").map((line) => `$ ${line}`),
+  /**
+   * The rows of another run_command: its typed lines (with what a shell may show beside each,
+   * as zsh's right prompt), what the shell prints before running it (PS0, preexec), its run.
+   */
+  const ran = (typed: string, beside = "", between: readonly string[] = []) => [
+    ...typed.split("\n").map((line) => `$ ${line}${beside}`),
+    ...between,
     `__tmcp_${other}_B`,
     "next",
     endRow(other, 0, ":1700000000"),
@@ -245,13 +250,31 @@ Deno.test("findMarkers: a job without its end ends before another run_command's 
       const marked = findMarkers([...before, ...ran(line)], NONCE);
       assert.equal(marked.beforeNext, "one\n^C", `${shell}: ${line.slice(0, 60)}`);
       assert.match(marked.output, /next/, "the whole output stays for a job that runs");
+      // zsh's right prompt beside each typed line; rows printed before the command runs.
+      for (
+        const [beside, between] of [
+          ["      [12:00:00]", []],
+          [" %", []],
+          ["", ["started 12:00:00"]],
+          ["", ["", "started", "", ""]],
+          [" [12:00:00]", Array.from({ length: 8 }, (_, i) => `preexec ${i}`)],
+        ] as const
+      ) {
+        const rows = [...before, ...ran(line, beside, between)];
+        assert.equal(
+          findMarkers(rows, NONCE).beforeNext,
+          "one\n^C",
+          `${shell}: ${JSON.stringify([beside, between])} ${line.slice(0, 60)}`,
+        );
+      }
     }
   }
   // A shell without line editing: its prompts on the begin marker's row.
   const dash = [...before, ` ${typedCommand("echo next", other)}`, `$ $ __tmcp_${other}_B`, "next"];
   assert.equal(findMarkers(dash, NONCE).beforeNext, "one\n^C");
   // What merely holds the marker words is the job's own output: `history`, a history file, a
-  // typed line whose next row is not its begin marker, a begin marker without its line.
+  // typed line without its begin marker in the rows below it (these are too far), a begin
+  // marker without its line.
   const typed = typedCommand("echo first", other, "bash");
   const own = [
     "START",
@@ -259,7 +282,7 @@ Deno.test("findMarkers: a job without its end ends before another run_command's 
     `    3  ${typed}`,
     "    4  history",
     typed,
-    "ls",
+    ...Array.from({ length: 9 }, (_, i) => `ls ${i}`),
     `__tmcp_${other}_B`,
     `echo __tmcp ${other} is a word`,
     `$ printf '%s_%s_B\\n' __tmcp ${other}; command eval 'echo next'; printf ...`,
@@ -272,6 +295,20 @@ Deno.test("findMarkers: a job without its end ends before another run_command's 
   // The job's own end marker: nothing is cut.
   const ended = [...before, ...ran(typedCommand("echo next", other)), endRow(NONCE, 0, ":1")];
   assert.equal(findMarkers(ended, NONCE).beforeNext, undefined);
+  // Output made to look like another run_command's line and begin marker (a job can read its
+  // screen) only ever cuts a job's output short, and only one without its end.
+  const forged = [
+    `__tmcp_${NONCE}_B`,
+    "one",
+    `${typed}   [12:00]`,
+    "x",
+    `__tmcp_${other}_B`,
+    "two",
+  ];
+  const cut = findMarkers(forged, NONCE);
+  assert.equal(cut.output, forged.slice(1).join("\n"));
+  assert.equal(cut.beforeNext, "one");
+  assert.equal(findMarkers([...forged, endRow(NONCE, 0, ":1")], NONCE).beforeNext, undefined);
 });
 
 Deno.test("withoutDeadLine drops tmux's dead-pane line (the last row that is not blank) only", () => {

@@ -1,0 +1,115 @@
+/**
+ * run_command against a person's own shell settings: a right prompt, PS0, preexec, a DEBUG
+ * trap, xtrace, functions named like the words it types. Every pane starts its shell with a
+ * start-up file of its own, as a person's shell reads theirs.
+ */
+
+import assert from "node:assert/strict";
+import { type TestClient, withTmux } from "./helpers/mcp.ts";
+import { type TestTmux, waitFor } from "./helpers/tmux.ts";
+
+interface Run {
+  exitStatus: number | null;
+  output: string;
+  outputComplete: boolean;
+  jobId?: string;
+}
+
+interface Job {
+  state: string;
+  exitStatus: number | null;
+  output: string;
+  outputComplete: boolean;
+  lostReason: string | null;
+}
+
+/**
+ * A window running `shell` with `rc` as its start-up file (bash: --rcfile, zsh: ZDOTDIR's
+ * .zshrc, sh: ENV) in `dir`, once it shows its prompt (`$ `, which `rc` sets). Returns its pane.
+ */
+async function configured(t: TestTmux, dir: string, shell: string, rc: string): Promise<string> {
+  const file = shell === "bash" ? "bashrc" : shell === "zsh" ? ".zshrc" : "shrc";
+  await Deno.writeTextFile(`${dir}/${file}`, rc);
+  const command = shell === "bash"
+    ? `bash --rcfile ${dir}/bashrc --noprofile`
+    : shell === "zsh"
+    ? `env ZDOTDIR=${dir} zsh`
+    : `env ENV=${dir}/shrc ${shell}`;
+  const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "-c", dir, command))
+    .trim();
+  const names = shell === "sh" ? ["sh", "dash"] : [shell];
+  await waitFor(async () => {
+    const now = (await t.tmux("display-message", "-p", "-t", id, "#{pane_current_command}"))
+      .trim();
+    const rows = (await t.tmux("capture-pane", "-p", "-t", id)).trimEnd().split("\n");
+    return names.includes(now) && rows[rows.length - 1].startsWith("$");
+  }, `the ${shell} prompt in ${id}`);
+  return id;
+}
+
+/** Runs `fn` with a directory of its own for start-up files, removed after. */
+async function inDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-shell-settings-" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/**
+ * A command in the background that a person interrupts (lost, without its end marker), then
+ * another run_command in the pane: the lost job's output ends where that command's line was
+ * typed, and says it may be cut short.
+ */
+async function lostThenNext(c: TestClient, t: TestTmux, pane: string): Promise<void> {
+  const first = await c.ok<Run>("run_command", {
+    paneId: pane,
+    command: "echo fi''rst; sleep 30",
+    background: true,
+  });
+  await t.foreground(pane, "sleep");
+  await t.tmux("send-keys", "-t", pane, "C-c");
+  const lost = await c.ok<Job>("get_command_result", { jobId: first.jobId, waitMs: 10_000 });
+  assert.equal(lost.state, "lost", JSON.stringify(lost));
+  const next = await c.ok<Run>("run_command", { paneId: pane, command: "echo sec''ond" });
+  assert.equal(next.exitStatus, 0, JSON.stringify(next));
+  assert.equal(next.output, "second", JSON.stringify(next));
+  const after = await c.ok<Job>("get_command_result", { jobId: first.jobId });
+  assert.match(after.output, /^first\b/, JSON.stringify(after));
+  assert.doesNotMatch(after.output, /second|__tmcp/, JSON.stringify(after));
+  assert.equal(after.outputComplete, false, JSON.stringify(after));
+  assert.match(after.lostReason ?? "", /later run_command/);
+}
+
+Deno.test("run_command: a lost job's output ends at the next command's line beside zsh's right prompt", async () => {
+  await withTmux(
+    async (t, c) => {
+      await inDir(async (dir) => {
+        // A wide pane: zsh keeps RPROMPT on the row of a typed line that fits beside it.
+        const pane = await configured(t, dir, "zsh", "PS1='$ '; RPROMPT='[%*]'");
+        await lostThenNext(c, t, pane);
+      });
+    },
+    {},
+    { width: 320, height: 40 },
+  );
+});
+
+Deno.test("run_command: a lost job's output ends at the next command's line when bash's PS0 prints", async () => {
+  await withTmux(async (t, c) => {
+    await inDir(async (dir) => {
+      const pane = await configured(t, dir, "bash", "PS1='$ '; PS0='started \\t\\n'");
+      await lostThenNext(c, t, pane);
+    });
+  });
+});
+
+Deno.test("run_command: a lost job's output ends at the next command's line when zsh's preexec prints", async () => {
+  await withTmux(async (t, c) => {
+    await inDir(async (dir) => {
+      const pane = await configured(t, dir, "zsh", "PS1='$ '; preexec() { print started }");
+      await lostThenNext(c, t, pane);
+    });
+  });
+});
