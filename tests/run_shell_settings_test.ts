@@ -113,3 +113,21 @@ Deno.test("run_command: a lost job's output ends at the next command's line when
     });
   });
 });
+
+/** The start-up file that turns xtrace on in `shell`. */
+function xtrace(shell: string): string {
+  return shell === "zsh" ? "PS1='$ '; setopt xtrace" : "PS1='$ '; set -x";
+}
+
+for (const shell of ["bash", "sh", "zsh"]) {
+  Deno.test(`run_command with xtrace on (${shell}): a command that clears the screen returns what it printed after`, async () => {
+    await withTmux(async (t, c) => {
+      await inDir(async (dir) => {
+        const pane = await configured(t, dir, shell, xtrace(shell));
+        const r = await c.ok<Run>("run_command", { paneId: pane, command: "clear; echo af''ter" });
+        assert.equal(r.exitStatus, 0, JSON.stringify(r));
+        assert.ok(r.output.split("\n").includes("after"), JSON.stringify(r));
+      });
+    });
+  });
+}

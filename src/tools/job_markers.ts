@@ -223,13 +223,14 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
     }
   }
   // No begin marker (the command's output moved the cursor over it, or cleared the screen):
-  // what it printed starts after the echo of the typed line (the marker words with a space,
-  // `__tmcp NONCE`, which only the echo holds), never at earlier output; without that either,
-  // at `from`, the row the job started at.
+  // what it printed starts after the echo of the typed line (the begin marker's words, with a
+  // space and the `;` after them: `__tmcp NONCE;`, which only the echo holds; with xtrace on,
+  // the trace of the end marker's words shows `__tmcp NONCE` after the output), never at
+  // earlier output; without that either, at `from`, the row the job started at.
   let from = beginAt;
   let startGone = false;
   if (beginAt === -1) {
-    const echo = `__tmcp ${nonce}`;
+    const echo = `__tmcp ${nonce};`;
     from = Math.min(until, Math.max(0, start)) - 1;
     let echoAt = -1;
     for (let i = until - 1; i >= 0 && echoAt === -1; i--) {

@@ -194,6 +194,10 @@ Deno.test("findMarkers: a start that left the pane takes the rows above the end,
   assert.equal(cleared.begun, false);
   assert.equal(cleared.startGone, true);
   assert.equal(cleared.output, "PASSED: 12\nFAILED: 3");
+  // xtrace on: the trace of the words that print the end marker holds its words too.
+  const traced = `+ printf '\\033\\\\%s_%s_E:%s\\n' __tmcp ${NONCE} 0 ${endCheck(NONCE, 0)} 1`;
+  const afterClear = findMarkers(["after", traced, end, "$"], NONCE, 5);
+  assert.equal(afterClear.output, `after\n${traced}`);
   // The start pushed out of the history: the rows from where the job started.
   const pushed = findMarkers(["earlier", "x1", "x2", "x3", end], NONCE, 2);
   assert.equal(pushed.startGone, true);
