@@ -131,3 +131,27 @@ for (const shell of ["bash", "sh", "zsh"]) {
     });
   });
 }
+
+Deno.test("run_command: what a zsh TRAPDEBUG prints (a title) never becomes part of the command", async () => {
+  await withTmux(async (t, c) => {
+    await inDir(async (dir) => {
+      const pane = await configured(
+        t,
+        dir,
+        "zsh",
+        "PS1='$ '; TRAPDEBUG() { print -Pn '\\e]0;%n: %~\\a' }",
+      );
+      const r = await c.ok<Run>("run_command", {
+        paneId: pane,
+        command: `echo "quoted"; (exit 3)`,
+      });
+      assert.equal(r.exitStatus, 3, JSON.stringify(r));
+      assert.equal(r.output, "quoted", JSON.stringify(r));
+      // Long enough to be built up a line at a time.
+      const long = `echo "${"é".repeat(1_000)}"`;
+      const built = await c.ok<Run>("run_command", { paneId: pane, command: long });
+      assert.equal(built.exitStatus, 0, JSON.stringify(built).slice(0, 300));
+      assert.equal(built.output, "é".repeat(1_000));
+    });
+  });
+});

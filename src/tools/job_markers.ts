@@ -121,8 +121,12 @@ export interface Marked {
   readonly startNote?: string;
 }
 
-/** One unit of a typed command (`printfUnits` in typed.ts): a plain byte or `\0ooo`. */
+/** Units of a typed command for `printf %b` (`escapedUnits` in typed.ts): bytes or `\0ooo`. */
 const UNITS = String.raw`(?:[A-Za-z0-9 ,._+:@%/=-]|\\0[0-7]{3})*`;
+/** The same in a `$'...'` word (zsh): bytes or `\ooo`. */
+const ANSI_UNITS = String.raw`(?:[A-Za-z0-9 ,._+:@%/=-]|\\[0-7]{3})*`;
+/** A typed command's units as one quoted word. */
+const QUOTED_UNITS = `(?:'${UNITS}'|\\$'${ANSI_UNITS}')`;
 /** The shell variable a long or decoded command is held in (`VARIABLE` in typed.ts). */
 const HELD = "__tmux_mcp_cmd";
 
@@ -139,7 +143,7 @@ const BESIDE = "(?: .*)?";
  * history file, a capture).
  */
 const TYPED_LINE = (() => {
-  const word = `(?:'${UNITS}'|"\\$${HELD}")`;
+  const word = `(?:${QUOTED_UNITS}|"\\$${HELD}")`;
   // Each word a shell could take for an alias is typed quoted (`\printf`): older lines were not.
   const q = String.raw`\\?`;
   const evaluate = `(?:${q}command eval|${q}eval)`;
@@ -154,7 +158,7 @@ const TYPED_LINE = (() => {
   return new RegExp(`^.* ${begin}; ${run}; ${end}(?:; unset ${HELD})?${BESIDE}$`);
 })();
 /** The lines that build a long command up before its typed line (`typedCommand`). */
-const HELD_LINE = new RegExp(`^.* ${HELD}=(?:''|"\\$${HELD}"'${UNITS}')${BESIDE}$`);
+const HELD_LINE = new RegExp(`^.* ${HELD}=(?:''|"\\$${HELD}"${QUOTED_UNITS})${BESIDE}$`);
 
 /**
  * Rows between a typed line and its begin marker: what the shell prints once the line is read

@@ -13,15 +13,17 @@ import { markerWords } from "./job_markers.ts";
 const PLAIN = /^[A-Za-z0-9 ,._+:@%/=-]$/;
 
 /**
- * The command as `printf %b` units: plain ASCII as itself, every other byte as an octal
- * escape. The typed line then holds no quote, `!` (bash history expansion), `#`, `$`,
- * backtick, tab (completion) or newline of the command's own, whatever the command is.
+ * The command as units of a quoted word the shell decodes: plain ASCII as itself, every other
+ * byte as an octal escape, `\0ooo` for `printf %b` or `\ooo` for `$'...'` (`ansi`). The typed
+ * line then holds no quote, `!` (bash history expansion), `#`, `$`, backtick, tab (completion)
+ * or newline of the command's own, whatever the command is.
  */
-function printfUnits(command: string): string[] {
+function escapedUnits(command: string, ansi: boolean): string[] {
   const units: string[] = [];
+  const prefix = ansi ? "\\" : "\\0";
   for (const byte of new TextEncoder().encode(command)) {
     const ch = String.fromCharCode(byte);
-    units.push(byte < 0x80 && PLAIN.test(ch) ? ch : `\\0${byte.toString(8).padStart(3, "0")}`);
+    units.push(byte < 0x80 && PLAIN.test(ch) ? ch : prefix + byte.toString(8).padStart(3, "0"));
   }
   return units;
 }
@@ -40,43 +42,49 @@ const MAX_PIECE = 900;
  * it out of history in bash (HISTCONTROL=ignorespace/ignoreboth) and zsh (HIST_IGNORE_SPACE).
  *
  * The line starts no process the command does not: a command of plain bytes only is typed as
- * itself; otherwise bash decodes it with `printf -v` into a variable (removed after the end
- * marker), and other shells by `$(printf %b ...)`, whose subshell POSIX offers no way around.
+ * itself; otherwise zsh decodes it as a `$'...'` word, bash with `printf -v` into a variable
+ * (removed after the end marker), and other shells by `$(printf %b ...)`, whose subshell POSIX
+ * offers no way around. zsh's TRAPDEBUG runs in that subshell too, and what it prints there
+ * (a title escape) became part of the command; and `printf -v` came only with zsh 5.3 (an
+ * older zsh prints `-v`, and would eval whatever the variable still held).
  */
 export function typedCommand(command: string, nonce: string, shell = "sh"): string {
-  const units = printfUnits(command);
+  const zsh = shell === "zsh";
+  const units = escapedUnits(command, zsh);
   // A syntax error inside a plain eval aborts the whole typed line in an interactive POSIX
   // shell, end marker included; `command eval` keeps the line going (POSIX: command strips a
   // special builtin's power to abort). zsh's `command` runs only external programs, and zsh's
   // eval does not abort the line: plain eval there.
   // Words typed quoted (`\eval`) are never taken for an alias of the person's shell (an alias
   // `command=echo` would print the command and report status 0).
-  const evaluate = shell === "zsh" ? "\\eval" : "\\command eval";
+  const evaluate = zsh ? "\\eval" : "\\command eval";
   const markers = markerWords(nonce);
   const payload = units.join("");
   const plain = payload.length === units.length;
   const bash = shell === "bash";
-  /** The words that run the command, given its units as one shell word. */
+  /** Units as one quoted word: in zsh one the shell decodes as it reads it. */
+  const quoted = (text: string) => zsh && !plain ? `$'${text}'` : `'${text}'`;
+  /** The words that run the command, given it as one shell word. */
   const run = (word: string) =>
-    plain
+    plain || zsh
       ? `${evaluate} ${word}`
       : bash
       ? `\\printf -v ${VARIABLE} %b ${word}; ${evaluate} "$${VARIABLE}"`
       : `${evaluate} "$(\\printf %b ${word})"`;
   const tail = bash && !plain ? `; unset ${VARIABLE}` : "";
-  const line = ` ${markers.begin}; ${run(`'${payload}'`)}; ${markers.end}${tail}`;
+  const line = ` ${markers.begin}; ${run(quoted(payload))}; ${markers.end}${tail}`;
   if (line.length + 2 <= MAX_TYPED_LINE) return line;
   // Too long for one line: build it up in a variable, a line at a time.
   const lines = [` ${VARIABLE}=''`];
   let chunk = "";
   for (const unit of units) {
     if (chunk.length + unit.length > MAX_PIECE) {
-      lines.push(` ${VARIABLE}="$${VARIABLE}"'${chunk}'`);
+      lines.push(` ${VARIABLE}="$${VARIABLE}"${quoted(chunk)}`);
       chunk = "";
     }
     chunk += unit;
   }
-  if (chunk !== "") lines.push(` ${VARIABLE}="$${VARIABLE}"'${chunk}'`);
+  if (chunk !== "") lines.push(` ${VARIABLE}="$${VARIABLE}"${quoted(chunk)}`);
   lines.push(` ${markers.begin}; ${run(`"$${VARIABLE}"`)}; ${markers.end}; unset ${VARIABLE}`);
   return lines.join("\n");
 }

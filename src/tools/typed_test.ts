@@ -62,6 +62,8 @@ const COMMANDS: readonly { command: string; output: string; status: number }[] =
     status: 0,
   },
   { command: "x".repeat(3_500).replace(/^/, "echo "), output: "x".repeat(3_500), status: 0 },
+  // Long, and its pieces cut inside characters of several bytes.
+  { command: `echo ${"é日".repeat(300)}`, output: "é日".repeat(300), status: 0 },
 ];
 
 for (const shell of SHELLS) {
@@ -110,6 +112,10 @@ Deno.test("typedCommand starts no process of its own where the shell needs none"
   assert.match(typedCommand("ls | wc -l", NONCE, "bash"), /printf -v __tmux_mcp_cmd %b '/);
   assert.doesNotMatch(typedCommand("ls | wc -l", NONCE, "bash"), /\$\(printf/);
   assert.match(typedCommand("ls | wc -l", NONCE, "sh"), /"\$\(\\printf %b '/);
+  // zsh reads it as a word it decodes itself: a TRAPDEBUG that prints never runs inside a
+  // subshell whose output is the command.
+  assert.match(typedCommand("ls | wc -l", NONCE, "zsh"), /eval \$'ls \\174 wc -l'; /);
+  assert.doesNotMatch(typedCommand("ls | wc -l", NONCE, "zsh"), /printf %b|printf -v/);
   // The end time: bash's own clock first, `date` only where there is none.
   assert.match(typedCommand("true", NONCE, "sh"), /\$\{EPOCHSECONDS:-\$\(date \+%s/);
 });
@@ -239,8 +245,10 @@ Deno.test("findMarkers: a job without its end ends before another run_command's 
       ["echo next", "zsh"],
       ["echo 'next'", "bash"],
       ["echo 'next'", "sh"],
+      ["echo 'next'", "zsh"],
       ["echo " + "x".repeat(3_500), "bash"],
       ["echo " + "x".repeat(3_500), "sh"],
+      ["echo '" + "x".repeat(3_500) + "'", "zsh"],
     ]
   ) {
     const typed = typedCommand(command, other, shell);
