@@ -120,6 +120,30 @@ function xtrace(shell: string): string {
 }
 
 for (const shell of ["bash", "sh", "zsh"]) {
+  Deno.test(`run_command with xtrace on (${shell}): the output holds no trace of the words around the command`, async () => {
+    await withTmux(async (t, c) => {
+      await inDir(async (dir) => {
+        const pane = await configured(t, dir, shell, xtrace(shell));
+        // Plain, and decoded first; the last line without a newline stays a line of its own.
+        for (
+          const [command, last, status] of [
+            ["printf abc", "abc", 0],
+            ["printf 'x%s' y", "xy", 0],
+            ["(exit 3)", null, 3],
+          ] as const
+        ) {
+          const r = await c.ok<Run>("run_command", { paneId: pane, command });
+          const label = `${command}: ${JSON.stringify(r)}`;
+          assert.equal(r.exitStatus, status, label);
+          if (last !== null) assert.equal(r.output.split("\n").at(-1), last, label);
+          // The command's own trace stays (the person asked for it); none of the wrapper's.
+          assert.match(r.output, /eval/, label);
+          assert.doesNotMatch(r.output, /__tmcp|%b|__tmux_mcp_cmd|date|EPOCHSECONDS/, label);
+        }
+      });
+    });
+  });
+
   Deno.test(`run_command with xtrace on (${shell}): a command that clears the screen returns what it printed after`, async () => {
     await withTmux(async (t, c) => {
       await inDir(async (dir) => {

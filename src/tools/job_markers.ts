@@ -55,7 +55,8 @@ const IL = String.raw`\033[2L`;
  * long the command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHSECONDS`, which saves
  * starting `date` (a fork and an exec, over 1 ms, in every command). A value that is not a time
  * (someone's own variable of that name) only loses the end time. The numbers are written
- * without leading zeros (an octal number in some shells).
+ * without leading zeros (an octal number in some shells). The words run with stderr going to
+ * /dev/null (typed.ts), `date`'s with them.
  *
  * Each marker starts with ST (`ESC \`, which the terminal takes and never shows): output that
  * stopped inside an escape sequence (`head -c` through a coloured log, `cat` of a binary file,
@@ -84,7 +85,7 @@ export function markerWords(nonce: string): { begin: string; end: string } {
   return {
     begin: `\\printf '${ST}%s_%s_B\\n' __tmcp ${nonce}`,
     end: `\\printf '${ST}\\n${IL}%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" ` +
-      `"$(( (${a} ^ ${b}) * ($? + 1) ))" "\${EPOCHSECONDS:-$(date +%s 2>/dev/null)}"`,
+      `"$(( (${a} ^ ${b}) * ($? + 1) ))" "\${EPOCHSECONDS:-$(date +%s)}"`,
   };
 }
 
@@ -138,27 +139,45 @@ const BESIDE = "(?: .*)?";
 
 /**
  * The line run_command types (`typedCommand` in typed.ts), whole, as the shell echoes it after
- * its prompt (and before a right prompt): the nonce in group 1. Only this exact shape counts,
- * not any line holding the marker words (a job's own output may show them: `history`, a
- * history file, a capture).
+ * its prompt (and before a right prompt), in each shape it has had: the nonce in group 1. Only
+ * these exact shapes count, not any line holding the marker words (a job's own output may show
+ * them: `history`, a history file, a capture).
  */
-const TYPED_LINE = (() => {
+const TYPED_LINES = (() => {
   const word = `(?:${QUOTED_UNITS}|"\\$${HELD}")`;
   // Each word a shell could take for an alias is typed quoted (`\printf`): older lines were not.
   const q = String.raw`\\?`;
   const evaluate = `(?:${q}command eval|${q}eval)`;
-  const run = `(?:${evaluate} ${word}|${q}printf -v ${HELD} %b ${word}; ${evaluate} "\\$${HELD}"|` +
-    `${evaluate} "\\$\\(${q}printf %b ${word}\\)")`;
   // Lines typed before the markers started with ST (and the end marker with a new line).
   const st = String.raw`\\033\\\\`;
   const begin = String.raw`${q}printf '(?:${st})?%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
-  const end = String.raw`${q}printf '(?:${st}\\n\\033\[2L)?%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
+  const end = (date: string) =>
+    String.raw`${q}printf '(?:${st}\\n\\033\[2L)?%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
     String.raw`"\$\(\( \(\d{1,7} \^ \d{1,7}\) \* \(\$\? \+ 1\) \)\)" ` +
-    String.raw`"\$\{EPOCHSECONDS:-\$\(date \+%s 2>/dev/null\)\}"`;
-  return new RegExp(`^.* ${begin}; ${run}; ${end}(?:; unset ${HELD})?${BESIDE}$`);
+    String.raw`"\$\{EPOCHSECONDS:-\$\(date \+%s${date}\)\}"`;
+  const unset = `(?:; unset ${HELD})?`;
+  const line = (shape: string) => new RegExp(`^.* ${shape}${BESIDE}$`);
+  // The words in groups whose stderr is /dev/null (xtrace): `date`'s errors go there with them.
+  const quiet = (words: string) => String.raw`\{ ${words}; \} 2>/dev/null`;
+  const decoded = `${q}printf -v ${HELD} %b ${word}`;
+  const grouped = line(
+    `${quiet(`${begin}(?:; ${decoded})?`)}; ${evaluate} ` +
+      `(?:${word}|"\\$\\(${quiet(`${q}printf %b ${word}`)}\\)"); ${quiet(end("") + unset)}`,
+  );
+  const bare = line(
+    `${begin}; (?:${evaluate} ${word}|${decoded}; ${evaluate} "\\$${HELD}"|` +
+      `${evaluate} "\\$\\(${q}printf %b ${word}\\)"); ${end(" 2>/dev/null")}${unset}`,
+  );
+  return [grouped, bare];
 })();
-/** The lines that build a long command up before its typed line (`typedCommand`). */
-const HELD_LINE = new RegExp(`^.* ${HELD}=(?:''|"\\$${HELD}"${QUOTED_UNITS})${BESIDE}$`);
+/**
+ * The lines that build a long command up before its typed line (`typedCommand`), in a group
+ * whose stderr is /dev/null (xtrace) or, as typed before, bare.
+ */
+const HELD_LINE = (() => {
+  const assign = `${HELD}=(?:''|"\\$${HELD}"${QUOTED_UNITS})`;
+  return new RegExp(`^.* (?:${assign}|\\{ ${assign}; \\} 2>/dev/null)${BESIDE}$`);
+})();
 
 /**
  * Rows between a typed line and its begin marker: what the shell prints once the line is read
@@ -176,11 +195,13 @@ const BEFORE_BEGIN_ROWS = 8;
  * its output is taken as ending there: cut short, and said to be (never longer, never whole).
  */
 function typedLineAt(lines: readonly string[], i: number, nonce: string): number {
-  const m = TYPED_LINE.exec(lines[i].trimEnd());
+  const row = lines[i].trimEnd();
+  if (!row.includes("__tmcp ")) return -1;
+  const m = TYPED_LINES.map((shape) => shape.exec(row)).find((found) => found !== null);
   if (!m || m[1] === nonce) return -1;
   const begin = beginMarker(m[1]);
-  const rows = lines.slice(i + 1, i + 2 + BEFORE_BEGIN_ROWS);
-  if (!rows.some((row) => row.trimEnd().endsWith(begin))) return -1;
+  const below = lines.slice(i + 1, i + 2 + BEFORE_BEGIN_ROWS);
+  if (!below.some((next) => next.trimEnd().endsWith(begin))) return -1;
   let first = i;
   while (first > 0 && HELD_LINE.test(lines[first - 1].trimEnd())) first--;
   return first;

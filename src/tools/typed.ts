@@ -64,29 +64,45 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
   const bash = shell === "bash";
   /** Units as one quoted word: in zsh one the shell decodes as it reads it. */
   const quoted = (text: string) => zsh && !plain ? `$'${text}'` : `'${text}'`;
-  /** The words that run the command, given it as one shell word. */
-  const run = (word: string) =>
-    plain || zsh
-      ? `${evaluate} ${word}`
+  /**
+   * The whole line, given the command as one shell word. With xtrace on (`set -x`, zsh's
+   * `setopt xtrace`) the shell traces every word it runs to stderr, ours too: they go in
+   * groups whose stderr is /dev/null (their own errors with them), the begin marker and the
+   * decoding before the command, the end marker and the clean-up after it (`$?` is still the
+   * command's status at the start of a group). The command itself stays outside them: its own
+   * stderr and trace are the person's.
+   */
+  const run = (word: string, tail: string) => {
+    const [decode, command] = plain || zsh
+      ? ["", word]
       : bash
-      ? `\\printf -v ${VARIABLE} %b ${word}; ${evaluate} "$${VARIABLE}"`
-      : `${evaluate} "$(\\printf %b ${word})"`;
-  const tail = bash && !plain ? `; unset ${VARIABLE}` : "";
-  const line = ` ${markers.begin}; ${run(quoted(payload))}; ${markers.end}${tail}`;
+      ? [`; \\printf -v ${VARIABLE} %b ${word}`, `"$${VARIABLE}"`]
+      : ["", `"$(${quiet(`\\printf %b ${word}`)})"`];
+    return ` ${quiet(markers.begin + decode)}; ${evaluate} ${command}; ` +
+      quiet(markers.end + tail);
+  };
+  const line = run(quoted(payload), bash && !plain ? `; unset ${VARIABLE}` : "");
   if (line.length + 2 <= MAX_TYPED_LINE) return line;
-  // Too long for one line: build it up in a variable, a line at a time.
-  const lines = [` ${VARIABLE}=''`];
+  // Too long for one line: build it up in a variable, a line at a time (untraced too).
+  const lines = [` ${quiet(`${VARIABLE}=''`)}`];
+  const add = (piece: string) =>
+    lines.push(` ${quiet(`${VARIABLE}="$${VARIABLE}"${quoted(piece)}`)}`);
   let chunk = "";
   for (const unit of units) {
     if (chunk.length + unit.length > MAX_PIECE) {
-      lines.push(` ${VARIABLE}="$${VARIABLE}"${quoted(chunk)}`);
+      add(chunk);
       chunk = "";
     }
     chunk += unit;
   }
-  if (chunk !== "") lines.push(` ${VARIABLE}="$${VARIABLE}"${quoted(chunk)}`);
-  lines.push(` ${markers.begin}; ${run(`"$${VARIABLE}"`)}; ${markers.end}; unset ${VARIABLE}`);
+  if (chunk !== "") add(chunk);
+  lines.push(run(`"$${VARIABLE}"`, `; unset ${VARIABLE}`));
   return lines.join("\n");
+}
+
+/** Shell words run with their stderr (and so their xtrace) going to /dev/null. */
+function quiet(words: string): string {
+  return `{ ${words}; } 2>/dev/null`;
 }
 
 /** The shell variable a long or (in bash) decoded command is held in while it runs. */

@@ -103,6 +103,27 @@ for (const shell of SHELLS) {
   });
 }
 
+for (const shell of SHELLS) {
+  Deno.test(`typedCommand in ${shell}: with xtrace on, only the command is traced`, async () => {
+    for (const command of ["echo plain", "echo 'q'; (exit 4)", `echo '${"x".repeat(2_000)}'`]) {
+      const out = await new Deno.Command(shell, {
+        args: ["-c", `set -x\n${typedCommand(command, NONCE, nameOf(shell))}`],
+        env: { LC_ALL: "C.UTF-8", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const trace = new TextDecoder().decode(out.stderr);
+      const label = `${shell}, ${command.slice(0, 20)}: ${trace.slice(0, 300)}`;
+      assert.match(trace, /eval/, label);
+      assert.doesNotMatch(trace, /__tmcp|%b|date|EPOCHSECONDS|unset|__tmux_mcp_cmd/, label);
+      const rows = shown(new TextDecoder().decode(out.stdout)).split("\n");
+      assert.equal(findMarkers(rows, NONCE).status, command.includes("exit 4") ? 4 : 0, label);
+    }
+  });
+}
+
 Deno.test("typedCommand starts no process of its own where the shell needs none", () => {
   // A command of plain bytes is typed as itself, in every shell.
   for (const shell of ["sh", "bash", "zsh"]) {
@@ -111,7 +132,7 @@ Deno.test("typedCommand starts no process of its own where the shell needs none"
   // Anything else: bash decodes into a variable, others in a command substitution.
   assert.match(typedCommand("ls | wc -l", NONCE, "bash"), /printf -v __tmux_mcp_cmd %b '/);
   assert.doesNotMatch(typedCommand("ls | wc -l", NONCE, "bash"), /\$\(printf/);
-  assert.match(typedCommand("ls | wc -l", NONCE, "sh"), /"\$\(\\printf %b '/);
+  assert.match(typedCommand("ls | wc -l", NONCE, "sh"), /"\$\(\{ \\printf %b '/);
   // zsh reads it as a word it decodes itself: a TRAPDEBUG that prints never runs inside a
   // subshell whose output is the command.
   assert.match(typedCommand("ls | wc -l", NONCE, "zsh"), /eval \$'ls \\174 wc -l'; /);
@@ -280,6 +301,29 @@ Deno.test("findMarkers: a job without its end ends before another run_command's 
         );
       }
     }
+  }
+  // Lines as the versions before typed them: a pane may still show one after an upgrade.
+  const begin = String.raw`\printf '\033\\%s_%s_B\n' __tmcp ${other}`;
+  const end = String.raw`\printf '\033\\\n\033[2L%s_%s_E:%s:%s:%s\n' __tmcp ${other} "$?" ` +
+    '"$(( (4175662 ^ 2497941) * ($? + 1) ))" "${EPOCHSECONDS:-$(date +%s 2>/dev/null)}"';
+  for (
+    const line of [
+      String.raw` ${begin}; \command eval 'make test'; ${end}`,
+      String.raw` ${begin}; \printf -v __tmux_mcp_cmd %b 'ls \0174 wc'; \command eval ` +
+      String.raw`"$__tmux_mcp_cmd"; ${end}; unset __tmux_mcp_cmd`,
+      String.raw` ${begin}; \eval "$(\printf %b 'ls \0174 wc')"; ${end}`,
+      String.raw` ${begin}; \command eval "$(\printf %b 'ls \0174 wc')"; ${end}`,
+      // A long command, built up a line at a time.
+      [
+        " __tmux_mcp_cmd=''",
+        String.raw` __tmux_mcp_cmd="$__tmux_mcp_cmd"'ls \0174 wc'`,
+        String.raw` ${begin}; \command eval "$(\printf %b "$__tmux_mcp_cmd")"; ${end}; ` +
+        "unset __tmux_mcp_cmd",
+      ].join("\n"),
+    ]
+  ) {
+    const marked = findMarkers([...before, ...ran(line, " [12:00]", ["started"])], NONCE);
+    assert.equal(marked.beforeNext, "one\n^C", line);
   }
   // A shell without line editing: its prompts on the begin marker's row.
   const dash = [...before, ` ${typedCommand("echo next", other)}`, `$ $ __tmcp_${other}_B`, "next"];
