@@ -179,3 +179,41 @@ Deno.test("run_command: what a zsh TRAPDEBUG prints (a title) never becomes part
     });
   });
 });
+
+for (const shell of ["bash", "zsh"]) {
+  Deno.test(`run_command (${shell}): functions named like the words it types never change what it reports`, async () => {
+    await withTmux(async (t, c) => {
+      await inDir(async (dir) => {
+        // A wrapper of one's own: for a command that never ran, `command` printed and reported
+        // status 0; `printf` printed no marker, and a command that ran read as never started.
+        const rc = "PS1='$ '; command() { echo wrapped; }; printf() { :; }; eval() { :; }";
+        const pane = await configured(t, dir, shell, rc);
+        for (const command of [`touch ${dir}/plain`, `touch "${dir}/decoded"; (exit 3)`]) {
+          const r = await c.ok<Run>("run_command", { paneId: pane, command, timeoutMs: 5_000 });
+          const status = command.endsWith("(exit 3)") ? 3 : 0;
+          assert.equal(r.exitStatus, status, `${command}: ${JSON.stringify(r)}`);
+          assert.equal(r.output, "", `${command}: ${JSON.stringify(r)}`);
+        }
+        assert.ok((await Deno.stat(`${dir}/plain`)).isFile);
+        assert.ok((await Deno.stat(`${dir}/decoded`)).isFile);
+      });
+    });
+  });
+}
+
+for (const [shell, rc] of [["bash", ""], ["bash", "set -o posix"], ["zsh", ""], ["sh", ""]]) {
+  Deno.test(`run_command (${[shell, rc].filter(Boolean).join(", ")}): a syntax error in the command still ends with its status`, async () => {
+    await withTmux(async (t, c) => {
+      await inDir(async (dir) => {
+        const pane = await configured(t, dir, shell, `PS1='$ '; ${rc}`);
+        for (const command of ["if", "echo 'unbalanced"]) {
+          const r = await c.ok<Run>("run_command", { paneId: pane, command, timeoutMs: 5_000 });
+          assert.ok(r.exitStatus !== null && r.exitStatus !== 0, JSON.stringify(r));
+          assert.equal(r.outputComplete, true, JSON.stringify(r));
+        }
+        const after = await c.ok<Run>("run_command", { paneId: pane, command: "echo a''fter" });
+        assert.equal(after.output, "after");
+      });
+    });
+  });
+}

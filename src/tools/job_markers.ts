@@ -49,7 +49,8 @@ const ST = String.raw`\033\\`;
 const IL = String.raw`\033[2L`;
 
 /**
- * The shell words that print the markers (see `typedCommand` in typed.ts). The end marker
+ * The shell words that print the markers (see `typedCommand` in typed.ts), with `printf` the
+ * word that runs the shell's printf (`\builtin printf` where there is one). The end marker
  * carries `$?` (expanded first, so it is the command's status; expanding words does not change
  * it), its check ({@link endCheck}) and the time in seconds, so a later process can tell how
  * long the command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHSECONDS`, which saves
@@ -80,11 +81,14 @@ const IL = String.raw`\033[2L`;
  * at the screen's bottom the last two go off it, as two rows were written over before. Where
  * nothing is below, they change nothing.
  */
-export function markerWords(nonce: string): { begin: string; end: string } {
+export function markerWords(
+  nonce: string,
+  printf = "\\printf",
+): { begin: string; end: string } {
   const [a, b] = checkTerms(nonce);
   return {
-    begin: `\\printf '${ST}%s_%s_B\\n' __tmcp ${nonce}`,
-    end: `\\printf '${ST}\\n${IL}%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" ` +
+    begin: `${printf} '${ST}%s_%s_B\\n' __tmcp ${nonce}`,
+    end: `${printf} '${ST}\\n${IL}%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" ` +
       `"$(( (${a} ^ ${b}) * ($? + 1) ))" "\${EPOCHSECONDS:-$(date +%s)}"`,
   };
 }
@@ -145,8 +149,9 @@ const BESIDE = "(?: .*)?";
  */
 const TYPED_LINES = (() => {
   const word = `(?:${QUOTED_UNITS}|"\\$${HELD}")`;
-  // Each word a shell could take for an alias is typed quoted (`\printf`): older lines were not.
-  const q = String.raw`\\?`;
+  // Each word a shell could take for an alias is typed quoted (`\printf`): older lines were not;
+  // bash and zsh now run them with `\builtin`, past any function of the same name.
+  const q = String.raw`(?:\\builtin |\\?)`;
   const evaluate = `(?:${q}command eval|${q}eval)`;
   // Lines typed before the markers started with ST (and the end marker with a new line).
   const st = String.raw`\\033\\\\`;

@@ -53,15 +53,19 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
   const units = escapedUnits(command, zsh);
   // A syntax error inside a plain eval aborts the whole typed line in an interactive POSIX
   // shell, end marker included; `command eval` keeps the line going (POSIX: command strips a
-  // special builtin's power to abort). zsh's `command` runs only external programs, and zsh's
-  // eval does not abort the line: plain eval there.
+  // special builtin's power to abort), and so does `builtin eval` in bash (posix mode too) and
+  // zsh (whose `command` runs only external programs).
   // Words typed quoted (`\eval`) are never taken for an alias of the person's shell (an alias
-  // `command=echo` would print the command and report status 0).
-  const evaluate = zsh ? "\\eval" : "\\command eval";
-  const markers = markerWords(nonce);
+  // `command=echo` would print the command and report status 0); a backslash does not stop a
+  // function of that name, `builtin` does (a function `command` made a command that never ran
+  // read as status 0, one named `printf` one that ran as never started). sh has no `builtin`.
+  const bash = shell === "bash";
+  const builtin = bash || zsh ? "\\builtin " : "\\";
+  const evaluate = bash || zsh ? `${builtin}eval` : "\\command eval";
+  const printf = `${builtin}printf`;
+  const markers = markerWords(nonce, printf);
   const payload = units.join("");
   const plain = payload.length === units.length;
-  const bash = shell === "bash";
   /** Units as one quoted word: in zsh one the shell decodes as it reads it. */
   const quoted = (text: string) => zsh && !plain ? `$'${text}'` : `'${text}'`;
   /**
@@ -76,8 +80,8 @@ export function typedCommand(command: string, nonce: string, shell = "sh"): stri
     const [decode, command] = plain || zsh
       ? ["", word]
       : bash
-      ? [`; \\printf -v ${VARIABLE} %b ${word}`, `"$${VARIABLE}"`]
-      : ["", `"$(${quiet(`\\printf %b ${word}`)})"`];
+      ? [`; ${printf} -v ${VARIABLE} %b ${word}`, `"$${VARIABLE}"`]
+      : ["", `"$(${quiet(`${printf} %b ${word}`)})"`];
     return ` ${quiet(markers.begin + decode)}; ${evaluate} ${command}; ` +
       quiet(markers.end + tail);
   };

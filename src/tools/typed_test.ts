@@ -124,6 +124,26 @@ for (const shell of SHELLS) {
   });
 }
 
+for (const shell of SHELLS.filter((path) => nameOf(path) !== "sh")) {
+  Deno.test(`typedCommand in ${shell}: functions named like its words are not run`, async () => {
+    const functions = "command() { echo wrapped; }; printf() { :; }; eval() { :; }";
+    for (
+      const [command, output, status] of [
+        ["echo plain", "plain", 0],
+        ["echo 'q'; (exit 4)", "q", 4],
+        [`echo '${"x".repeat(2_000)}'`, "x".repeat(2_000), 0],
+      ] as const
+    ) {
+      const line = typedCommand(command, NONCE, nameOf(shell));
+      const marked = findMarkers(await runLine(shell, `${functions}\n${line}`), NONCE);
+      const label = `${shell}: ${command.slice(0, 20)}`;
+      assert.equal(marked.begun, true, label);
+      assert.equal(marked.status, status, label);
+      assert.equal(marked.output, output, label);
+    }
+  });
+}
+
 Deno.test("typedCommand starts no process of its own where the shell needs none", () => {
   // A command of plain bytes is typed as itself, in every shell.
   for (const shell of ["sh", "bash", "zsh"]) {
