@@ -9,6 +9,7 @@ import { MAX_INPUT_BYTES } from "../src/hooks/input.ts";
 import { MESSAGE_OPTION, STATE_OPTION } from "../src/hooks/marks.ts";
 import { agentEnv, RECORDED, recorded, seedDecision, toolCall } from "../src/hooks/testing.ts";
 import { connect } from "./helpers/mcp.ts";
+import { callOver, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 const root = new URL("../", import.meta.url).pathname;
@@ -152,10 +153,30 @@ Deno.test("spawned with the start task's flags: marks, decisions, exit codes", a
   }
 });
 
-Deno.test("spawned outside tmux: silent; --help and config need nothing", async () => {
-  for (const command of ["attention", "working", "done", "clear", "guard"]) {
-    const r = await hookProcess([command], toolCall("mcp__tmux__kill_server", {}));
-    assert.deepEqual(r, { code: 0, stdout: "", stderr: "" }, command);
+Deno.test("spawned where no tmux server runs, or TMUX names one gone: silent, guard too; --help and config need nothing", async () => {
+  // tmux's default server is `default` in $TMUX_TMPDIR/tmux-UID: a private folder has none.
+  const tmpdir = await Deno.makeTempDir({ prefix: "tmux-mcp-hooks-" });
+  try {
+    const uid = (await sh("id", ["-u"])).stdout.trim();
+    const envs: Record<string, string>[] = [
+      { TMUX_TMPDIR: tmpdir }, // a terminal outside tmux
+      { TMUX_TMPDIR: tmpdir, TMUX_PANE: "%3" }, // TMUX unset to start tmux inside tmux
+      { TMUX_TMPDIR: tmpdir, TMUX: `${tmpdir}/gone,4242,0` }, // a popup whose server exited
+    ];
+    for (const env of envs) {
+      for (const command of ["attention", "working", "done", "clear", "guard"]) {
+        // No server: the MCP server's call fails as well, and no pane is there to protect.
+        const r = await hookProcess([command], toolCall("mcp__tmux__kill_server", {}), env);
+        assert.deepEqual(r, { code: 0, stdout: "", stderr: "" }, `${command} ${env.TMUX ?? ""}`);
+      }
+    }
+    // Asking started no server.
+    const probe = await sh("tmux", ["-S", `${tmpdir}/tmux-${uid}/default`, "ls"], {
+      allowFail: true,
+    });
+    assert.match(probe.stderr, /^(no server running|error connecting)/, probe.stderr);
+  } finally {
+    await Deno.remove(tmpdir, { recursive: true });
   }
   const help = await hookProcess(["--help"], "");
   assert.equal(help.code, 0);
@@ -163,6 +184,117 @@ Deno.test("spawned outside tmux: silent; --help and config need nothing", async 
   const config = await hookProcess(["config", "--settings", "--server-name", "tmux2"], "");
   assert.equal(config.code, 0);
   assert.equal(JSON.parse(config.stdout).hooks.PreToolUse[1].matcher, "mcp__tmux2__.*");
+});
+
+/** The TMUX* variables of a program started in a `display-popup` shown on `client`. */
+async function popupEnv(t: TestTmux, client: string): Promise<Record<string, string>> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-popup-" });
+  try {
+    const file = `${dir}/env`;
+    await t.tmux(
+      "display-popup",
+      "-c",
+      client,
+      "-E",
+      `env | grep '^TMUX' > ${file}.part; mv ${file}.part ${file}`,
+    );
+    const text = await waitFor(
+      () => Deno.readTextFile(file).catch(() => undefined),
+      "the popup's environment",
+    );
+    return Object.fromEntries(
+      text.split("\n").filter((line) => line !== "").map((line) => {
+        const at = line.indexOf("=");
+        return [line.slice(0, at), line.slice(at + 1)];
+      }),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Whether the MCP server, started with no server flag in `env`, sees `paneId` as watched. */
+async function serverSeesWatched(env: Record<string, string>, paneId: string): Promise<boolean> {
+  const { cmd, args } = startCommand();
+  const server = new StdioServer(cmd, [...args, "--toolsets", "inspect"], cleanEnv(env));
+  try {
+    await server.initialize();
+    const listed = await callOver(server, "list_panes", {});
+    assert.equal(listed.isError, false, listed.text);
+    const panes = listed.data.panes as { id: string; isAttended: boolean }[];
+    return panes.some((p) => p.id === paneId && p.isAttended);
+  } finally {
+    await server.closeStdin();
+  }
+}
+
+Deno.test("spawned in a tmux popup (TMUX, no TMUX_PANE): guard judges TMUX's server, which the MCP server started there reaches", async () => {
+  const t = await TestTmux.start("person");
+  try {
+    const [window, watched] =
+      (await t.tmux("new-window", "-d", "-n", "vim", "-P", "-F", "#{window_id} #{pane_id}", "sh"))
+        .trim().split(" ");
+    const tty = await t.attach(window);
+    // `display-popup -E claude` over the pane a person works in: the agent, its hooks and its
+    // MCP server get the popup's environment.
+    const env = await popupEnv(t, tty);
+    assert.ok(env.TMUX?.startsWith(`${(await t.facts()).socketPath},`), JSON.stringify(env));
+    assert.equal(env.TMUX_PANE, undefined, "tmux gives a popup TMUX but no TMUX_PANE");
+    assert.ok(await serverSeesWatched(env, watched), "the MCP server reaches the person's server");
+    // The hook, wired as config prints it (no --socket), in the same environment.
+    for (
+      const [tool, args] of [
+        ["send_keys", { paneId: watched, text: "rm -rf build", enter: true }],
+        ["kill_pane", { paneId: watched, force: true }],
+        ["kill_server", {}],
+      ] as const
+    ) {
+      const r = await hookProcess(["guard"], toolCall(`mcp__tmux__${tool}`, args), env);
+      assert.equal(r.code, 0, r.stderr);
+      const reason = seedDecision(r.stdout).permissionDecisionReason;
+      assert.ok(reason.includes(`pane ${watched} (`) && reason.includes(tty), reason);
+      assert.ok(!reason.includes("own pane"), reason);
+    }
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("spawned outside tmux, wired as config prints it: guard judges tmux's default server, which the MCP server reaches", async () => {
+  const t = await TestTmux.start("person");
+  // tmux's default server for this environment: `default` in a private TMUX_TMPDIR's tmux-UID
+  // folder, here the test server's socket (nobody's own default server is used).
+  const tmpdir = await Deno.makeTempDir({ prefix: "tmux-mcp-hooks-" });
+  try {
+    const uid = (await sh("id", ["-u"])).stdout.trim();
+    await Deno.mkdir(`${tmpdir}/tmux-${uid}`, { mode: 0o700 });
+    await Deno.symlink((await t.facts()).socketPath, `${tmpdir}/tmux-${uid}/default`);
+    const [window, watched] =
+      (await t.tmux("new-window", "-d", "-n", "vim", "-P", "-F", "#{window_id} #{pane_id}", "sh"))
+        .trim().split(" ");
+    const tty = await t.attach(window);
+    const outside = { TMUX_TMPDIR: tmpdir };
+    assert.ok(await serverSeesWatched(outside, watched), "the MCP server reaches the default");
+    const config = await hookProcess(["config", "--settings"], "", outside);
+    const guardCommand: string = JSON.parse(config.stdout).hooks.PreToolUse[1].hooks[0].command;
+    assert.equal(guardCommand, "tmux-mcp hook guard");
+    const call = toolCall("mcp__tmux__kill_pane", { paneId: watched, force: true });
+    // Also with TMUX unset and TMUX_PANE left (tmux started inside tmux): tmux, and so the MCP
+    // server, takes that for outside.
+    for (const env of [outside, { ...outside, TMUX_PANE: t.ids.paneId }]) {
+      const r = await hookProcess(["guard"], call, env);
+      assert.equal(r.code, 0, r.stderr);
+      const reason = seedDecision(r.stdout).permissionDecisionReason;
+      assert.equal(
+        reason,
+        `kill_pane would kill pane ${watched} (person:1.0 "vim"), which a person is watching ` +
+          `(client ${tty}).`,
+      );
+    }
+  } finally {
+    await t.kill();
+    await Deno.remove(tmpdir, { recursive: true });
+  }
 });
 
 Deno.test("stdin is read whole across many pipe chunks, and refused past its limit", async () => {

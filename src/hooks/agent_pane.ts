@@ -1,13 +1,15 @@
 /**
  * Where the agent runs: the pane in `TMUX_PANE` on the server whose socket `TMUX` names. The
- * hook never guesses: without `TMUX_PANE` it is outside tmux and does nothing; with a
- * `TMUX_PANE` it cannot place, it says so.
+ * hook never guesses: without `TMUX_PANE` it is outside tmux and marks nothing; with a
+ * `TMUX_PANE` it cannot place, it says so. And which server tmux itself picks in the agent's
+ * environment: the one the MCP server reaches when no server is named.
  *
  * @module
  */
 
 import { parseTmuxEnv } from "../tmux/identity.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
+import { tmuxSocketPath } from "../tmux/which_server.ts";
 
 /** The agent's pane and the server it lives on. */
 export interface AgentPane {
@@ -52,4 +54,18 @@ export function agentPane(env: (name: string) => string | undefined): AgentPane 
     throw new AgentPaneError(`TMUX is ${JSON.stringify(tmux)}, not "socket_path,pid,session".`);
   }
   return { address: { socketPath: parsed.socketPath }, paneId, tmux, serverPid: parsed.pid };
+}
+
+/**
+ * The server a tmux command started with this environment and neither `-L` nor `-S` reaches:
+ * the socket `TMUX` names, pane or no pane (a program in a `display-popup` or a `run-shell`
+ * job has `TMUX` but no `TMUX_PANE`), else `default` in `$TMUX_TMPDIR/tmux-UID/`. The agent
+ * starts its MCP server and its hooks with one environment, so an MCP server given no server
+ * reaches this one: the guard must judge it, not pass every call because the agent has no
+ * pane. Spelled out (`-S` path, `-L default`) rather than left to the guard's own tmux, so
+ * that it follows `env` however the hook was started.
+ */
+export function serverTmuxPicks(env: (name: string) => string | undefined): ServerAddress {
+  const socketPath = tmuxSocketPath(env("TMUX"));
+  return socketPath !== null ? { socketPath } : { socketName: "default" };
 }

@@ -285,7 +285,10 @@ export interface ServerView {
   /** The agent's own pane on this server, or null when it is not on it. */
   readonly callerPaneId: string | null;
   readonly attended: Map<string, ClientRow[]>;
-  /** ` on socket "work"`, or empty for the agent's own server: so the person knows which. */
+  /**
+   * ` on socket "work"`, so the person knows which; empty for the server tmux picks unnamed
+   * (the agent's own, a popup's, or tmux's default), the one they know as theirs.
+   */
   readonly on: string;
 }
 
@@ -488,39 +491,47 @@ export interface PreToolUseDecision {
   };
 }
 
+/** The server a call without `socket_name` reaches, and whether the MCP server was told it. */
+export interface HomeServer {
+  readonly address: ServerAddress;
+  /**
+   * Named by `--socket`/`--socket-path` or their variables: reasons then say which server. Not
+   * named, it is the one tmux picks in the agent's environment, which needs no naming.
+   */
+  readonly named: boolean;
+}
+
 /**
  * The whole guard: the calls, one snapshot per server they reach, the decision. Returns null
- * for no opinion. tmux failures propagate: the caller fails closed.
+ * for no opinion. tmux failures propagate: the caller fails closed; a server that is not
+ * running has no pane to protect (the call itself will find none either): no opinion.
  *
  * A call reaches the server the MCP server reaches with it: its `socket_name` when it has one,
  * else `home`, the MCP server's own server (its `--socket`/`--socket-path` as the hook was
- * given them, or the agent's server). `home` is null when neither names one (outside tmux, no
- * server given): tmux's choice here may not be the MCP server's, so the calls without a
- * `socket_name` get no opinion, while those with one, and the unclear, are judged as ever.
- * `agent` is null outside tmux: no pane is then its own.
+ * given them, else the one tmux picks in the environment the agent gives both: `TMUX`'s, in a
+ * pane or a popup, else tmux's default). `agent` is null outside a pane: no pane is then its
+ * own.
  */
 export async function guard(
   runner: TmuxRunner,
   agent: AgentPane | null,
-  home: ServerAddress | null,
+  home: HomeServer,
   toolName: string,
   toolInput: Record<string, unknown>,
   decision: "ask" | "deny",
 ): Promise<PreToolUseDecision | null> {
-  const calls = guardedCalls(toolName, toolInput).filter((call) =>
-    home !== null || call.unclear !== undefined || call.socketName !== undefined
-  );
+  const calls = guardedCalls(toolName, toolInput);
   if (calls.length === 0) return null;
   const views = new Map<string | undefined, ServerView>();
   for (const call of calls) {
     if (call.unclear || call.after || views.has(call.socketName)) continue;
     const address: ServerAddress = call.socketName === undefined
-      ? home!
+      ? home.address
       : { socketName: call.socketName };
     const snapshot = await takeSnapshot(runner, address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS }, {
       windows: false, // sessions name targets, panes are what is touched, clients who watches
     });
-    const on = address === agent?.address ? "" : ` on ${socketLabel(address)}`;
+    const on = call.socketName === undefined && !home.named ? "" : ` on ${socketLabel(address)}`;
     views.set(call.socketName, serverView(snapshot, agent, on));
   }
   const concerns = judgeCalls(calls, (name) => views.get(name)!);

@@ -888,10 +888,11 @@ Deno.test("guard: --socket and TMUX_MCP_SOCKET* judge the MCP server's server, n
   });
 });
 
-Deno.test("guard outside tmux, no server given: judges the calls that name their socket_name", async () => {
+Deno.test("guard outside tmux: a call naming its socket_name is judged there, an unclear one asked about", async () => {
   await withServer(async (t, ids) => {
     const tty = await t.attach(ids.otherWindow);
-    // The default wiring: no --socket, and the agent outside tmux (no TMUX, no TMUX_PANE).
+    // No TMUX, no TMUX_PANE, no --socket. (A call naming no server goes to tmux's default
+    // server: tests/hooks_test.ts gives the spawned hook a private one.)
     const named = await guardRun(
       {},
       toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "x", socket_name: t.socket }),
@@ -910,10 +911,6 @@ Deno.test("guard outside tmux, no server given: judges the calls that name their
       }),
     );
     assert.equal(seedDecision(inBatch.stdout).permissionDecision, "ask");
-    // A call naming no server goes where tmux's choice here may not be the MCP server's: no
-    // opinion, as before; one whose targets cannot be read is still asked about.
-    const unnamed = toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "x" });
-    assert.deepEqual(await guardRun({}, unnamed), { code: 0, stdout: "", stderr: [] });
     const host = await guardRun(
       {},
       toolCall("mcp__tmux__kill_pane", { paneId: ids.other, host: "build-box" }),
@@ -921,6 +918,41 @@ Deno.test("guard outside tmux, no server given: judges the calls that name their
     assert.ok(
       seedDecision(host.stdout).permissionDecisionReason.includes("whose panes this hook cannot"),
     );
+  });
+});
+
+Deno.test("guard in a tmux popup or run-shell job (TMUX, no TMUX_PANE): judges TMUX's server, and no pane is the agent's own", async () => {
+  await withServer(async (t, ids) => {
+    const facts = await t.facts();
+    // What tmux gives `display-popup -E claude` and `run-shell` jobs: TMUX, but no TMUX_PANE.
+    // The MCP server started there without --socket reaches TMUX's server: tmux picks it.
+    const popup = { TMUX: `${facts.socketPath},${facts.pid},0` };
+    const tty = await t.attach(ids.otherWindow);
+    for (
+      const [tool, args] of [
+        ["send_keys", { paneId: ids.other, text: "rm -rf build", enter: true }],
+        ["kill_pane", { paneId: ids.other, force: true }],
+        ["kill_server", {}],
+      ] as const
+    ) {
+      const r = await guardRun(popup, toolCall(`mcp__tmux__${tool}`, args));
+      assert.equal(r.code, 0, tool);
+      const reason = seedDecision(r.stdout).permissionDecisionReason;
+      assert.ok(reason.includes(`pane ${ids.other} (`) && reason.includes(tty), reason);
+      // The server tmux picks by itself needs no naming, as the agent's own does not.
+      assert.ok(!reason.includes(" on socket") && !reason.includes("own pane"), reason);
+    }
+    // %0 would be the agent's pane with TMUX_PANE %0; without it no pane is, and nobody
+    // watches this one.
+    const unwatched = toolCall("mcp__tmux__send_keys", { paneId: ids.agent, text: "x" });
+    assert.deepEqual(await guardRun(popup, unwatched), { code: 0, stdout: "", stderr: [] });
+    // TMUX naming a socket nobody listens on: the MCP server finds no server either, so no
+    // pane to protect: no opinion, and no error that would block the agent.
+    const nowhere = { TMUX: `${facts.socketPath}-gone,${facts.pid},0` };
+    const kill = toolCall("mcp__tmux__kill_server", {});
+    assert.deepEqual(await guardRun(nowhere, kill), { code: 0, stdout: "", stderr: [] });
+    await t.tmuxRaw("kill-server");
+    assert.deepEqual(await guardRun(popup, kill), { code: 0, stdout: "", stderr: [] });
   });
 });
 

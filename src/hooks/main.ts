@@ -16,7 +16,7 @@
 import { warn } from "../diagnostics.ts";
 import { TmuxRunner } from "../tmux/run.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { agentPane, AgentPaneError } from "./agent_pane.ts";
+import { agentPane, AgentPaneError, serverTmuxPicks } from "./agent_pane.ts";
 import {
   type ConfigPart,
   configText,
@@ -88,8 +88,9 @@ Commands:
               paste into, run in, respawn, kill, clear or pipe a pane a person is watching,
               or the agent's own pane, answers permissionDecision "ask" with the pane and
               who watches it; nothing otherwise. A call goes to its socket_name's server,
-              else to SERVER, else to the agent's (TMUX); one that names none of them
-              (outside tmux, no SERVER) gets no opinion. In call_tools_batch, an operation
+              else to SERVER, else to the one tmux picks, as the MCP server does: TMUX's
+              (the agent's, or a popup's), else tmux's default. No server running there:
+              no opinion (nothing to protect). In call_tools_batch, an operation
               that would do any of that after operations that may change tmux (any tool
               outside the inspect toolset, e.g. rename_session, join_pane) is asked about:
               what it reaches when it runs is not what tmux shows now.
@@ -292,14 +293,15 @@ async function runOnPane(
       if (guardedCalls(input.fields.tool_name as string, toolInput).length === 0) return 0;
       const pane = agentPane(io.env);
       // The server a call without socket_name reaches: the MCP server's, as the flags or
-      // variables name it, else tmux's own choice, which inside tmux is the agent's server.
-      // Outside tmux with no server named, tmux's choice here may not be the MCP server's:
-      // guard then judges only the calls that name their server (socket_name).
-      const home = parsed.server ?? pane?.address ?? null;
+      // variables name it, else tmux's own choice, made in the same environment as the MCP
+      // server's (the agent starts both): the agent's server inside tmux, TMUX's in a popup,
+      // the default one outside tmux.
+      const named = parsed.server !== null;
+      const address = parsed.server ?? pane?.address ?? serverTmuxPicks(io.env);
       const decision = await guard(
         io.runner,
         pane,
-        home,
+        { address, named },
         input.fields.tool_name as string,
         toolInput,
         parsed.deny ? "deny" : "ask",
