@@ -297,6 +297,32 @@ Deno.test("spawned outside tmux, wired as config prints it: guard judges tmux's 
   }
 });
 
+Deno.test("spawned: guard asks before split_window selects a new pane in a person's window, which a server with --allow-attended-input does", async () => {
+  const t = await TestTmux.start("person");
+  // With --allow-attended-input the server leaves asking the person to this hook.
+  const c = await connect({ socketName: t.socket, allowAttendedInput: true });
+  try {
+    const [window, watched] =
+      (await t.tmux("new-window", "-d", "-n", "vim", "-P", "-F", "#{window_id} #{pane_id}", "sh"))
+        .trim().split(" ");
+    const tty = await t.attach(window);
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const args = { paneId: watched, command: "cat > /dev/null", select: true };
+    const r = await hookProcess(["guard"], toolCall("mcp__tmux__split_window", args), env);
+    assert.equal(r.code, 0, r.stderr);
+    const reason = seedDecision(r.stdout).permissionDecisionReason;
+    assert.ok(reason.startsWith(`split_window would split pane ${watched}`), reason);
+    assert.ok(reason.includes(`client ${tty}`), reason);
+    // What it asks about: the agent's program takes the person's keys.
+    const made = await c.ok<{ paneId: string }>("split_window", args);
+    const active = (await t.tmux("display-message", "-p", "-t", window, "#{pane_id}")).trim();
+    assert.equal(active, made.paneId, "what the person types next goes to the agent's pane");
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
 Deno.test("stdin is read whole across many pipe chunks, and refused past its limit", async () => {
   const t = await TestTmux.start();
   try {

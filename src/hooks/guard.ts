@@ -1,7 +1,9 @@
 /**
  * `guard`: before a tmux tool call runs, work out which panes it would type into, run in,
  * respawn, kill, clear or pipe, and ask the person (or deny) when one of them is being watched
- * by a person or is the agent's own pane. Tools that do none of that pass with no opinion.
+ * by a person or is the agent's own pane; and whether it would put a new pane or window under a
+ * person's keys (split_window, create_window with `select`). Tools that do none of that pass
+ * with no opinion.
  *
  * The decision is split in two: {@link guardedCalls} reads the tool call alone (pure), and
  * {@link judgeCalls} looks the targets up in one snapshot per server.
@@ -9,7 +11,13 @@
  * @module
  */
 
-import { attendedPanes, clientLabel, findCallerPane, inputCohort } from "../tmux/identity.ts";
+import {
+  attendedPanes,
+  clientLabel,
+  findCallerPane,
+  inputCohort,
+  isPerson,
+} from "../tmux/identity.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
 import {
@@ -42,8 +50,24 @@ const VERBS: Readonly<Record<string, string>> = {
   pipe_pane: "pipe the output of",
 };
 
-/** Tools the guard looks at; every other tool passes untouched. */
+/** Tools the guard always looks at; every other tool but {@link FOCUS_TOOLS} passes untouched. */
 export const GUARDED_TOOLS: readonly string[] = Object.keys(VERBS);
+
+/**
+ * Tools that, told to `select`, put a new pane under a person's keys: split_window gives the
+ * new pane its window's focus, create_window makes the new window its session's current one.
+ * What the person types next then goes to the agent's program, which a server started with
+ * `--allow-attended-input` lets happen and leaves to this hook to ask about. Each has its verb
+ * and the one argument naming what it would take the focus of. Without `select` (the tools'
+ * default) the new pane opens behind what anyone sees, and passes.
+ */
+const FOCUS_VERBS: Readonly<Record<string, { readonly verb: string; readonly key: string }>> = {
+  split_window: { verb: "split and focus", key: "paneId" },
+  create_window: { verb: "open a window in front of", key: "session" },
+};
+
+/** Tools the guard looks at when they `select` (see {@link FOCUS_VERBS}). */
+export const FOCUS_TOOLS: readonly string[] = Object.keys(FOCUS_VERBS);
 
 /** The batch tool: each of its operations is judged as its own call. */
 export const BATCH_TOOL = "call_tools_batch";
@@ -81,6 +105,7 @@ const MAX_NAMED_CHANGES = 5;
 
 /** How deep batches may nest before the guard stops reading and asks. */
 const MAX_NESTING = 4;
+
 /** Longest reason written (the person reads it in a permission prompt). */
 export const MAX_REASON_CHARS = 1_500;
 
@@ -101,6 +126,11 @@ export interface GuardedCall {
   readonly targets: readonly Target[];
   /** Set when the call's targets cannot be read from its arguments: the guard then asks. */
   readonly unclear?: string;
+  /**
+   * Set for a call that would select a new pane or window ({@link FOCUS_VERBS}): judged by who
+   * is shown its target's window, or attached to its session, not by whose pane it is.
+   */
+  readonly focus?: true;
   /**
    * Set for a batch operation after operations that may change tmux (any tool but a read-only
    * one: rename, join, synchronize, kill, type...) or that wait: what it reaches when it runs is
@@ -129,7 +159,14 @@ export function bareToolName(name: string): string {
 
 /** Reads a tool call into the guarded calls it makes; an empty list means no opinion. */
 export function guardedCalls(toolName: string, toolInput: Record<string, unknown>): GuardedCall[] {
-  return callsOf(bareToolName(toolName), toolInput, bareToolName(toolName), {}, 0, []);
+  const tool = bareToolName(toolName);
+  return callsOf(tool, toolInput, tool, {}, 0, { changes: [] });
+}
+
+/** What a batch read has met so far, shared by all its operations, nested ones too. */
+interface ReadState {
+  /** The operations that may change tmux (or wait), in order: see {@link noteChange}. */
+  readonly changes: EarlierOperation[];
 }
 
 /** What a guarded tool does (its verb), or undefined for a tool the guard lets pass. */
@@ -138,16 +175,29 @@ function verbOf(tool: string): string | undefined {
   return Object.hasOwn(VERBS, tool) ? VERBS[tool] : undefined;
 }
 
+/**
+ * The focus a call would take, or undefined when it takes none: a {@link FOCUS_VERBS} tool
+ * told to `select`. A `select` that is neither true nor false (the server refuses it) counts
+ * as selecting: the guard never reads a call as doing less than it might.
+ */
+function focusOf(
+  tool: string,
+  args: Record<string, unknown>,
+): { readonly verb: string; readonly key: string } | undefined {
+  if (!Object.hasOwn(FOCUS_VERBS, tool)) return undefined;
+  return args.select === undefined || args.select === false ? undefined : FOCUS_VERBS[tool];
+}
+
 function callsOf(
   tool: string,
   args: Record<string, unknown>,
   label: string,
   inherited: { readonly socket?: string; readonly host?: unknown },
   depth: number,
-  changes: EarlierOperation[],
+  state: ReadState,
 ): GuardedCall[] {
-  const calls = readCall(tool, args, label, inherited, depth, changes);
-  noteChange(tool, args, changes);
+  const calls = readCall(tool, args, label, inherited, depth, state);
+  noteChange(tool, args, state.changes);
   return calls;
 }
 
@@ -177,9 +227,10 @@ function readCall(
   label: string,
   inherited: { readonly socket?: string; readonly host?: unknown },
   depth: number,
-  changes: EarlierOperation[],
+  state: ReadState,
 ): GuardedCall[] {
-  const verb = verbOf(tool);
+  const focus = focusOf(tool, args);
+  const verb = verbOf(tool) ?? focus?.verb;
   if (tool !== BATCH_TOOL && verb === undefined) return [];
   const socket = args.socket_name;
   if (socket !== undefined && typeof socket !== "string") {
@@ -214,7 +265,7 @@ function readCall(
       const opArgs = op.arguments ?? {};
       const opTool = bareToolName(op.tool);
       if (!isObject(opArgs)) {
-        noteChange(opTool, {}, changes);
+        noteChange(opTool, {}, state.changes);
         return verbOf(opTool) === undefined && opTool !== BATCH_TOOL ? [] : [
           unclear(
             `${opLabel} (${opTool})`,
@@ -229,14 +280,31 @@ function readCall(
         `${opLabel} (${opTool})`,
         { socket: socketName, host },
         depth + 1,
-        changes,
+        state,
       );
     });
   }
   if (verb === undefined) return [];
-  const after = changes.length > 0 ? { after: [...changes] } : {};
+  const after = state.changes.length > 0 ? { after: [...state.changes] } : {};
   if (tool === "kill_server") {
     return [{ label, verb, socketName, targets: [{ kind: "server" }], ...after }];
+  }
+  if (focus) {
+    // Only the argument the tool acts on: a variable named paneId in `environment` is none.
+    const value = args[focus.key];
+    if (typeof value !== "string") {
+      return [
+        unclear(
+          label,
+          verb,
+          value === undefined ? `it names no ${focus.key}` : `its ${focus.key} is not a string`,
+        ),
+      ];
+    }
+    const target: Target = focus.key === "paneId"
+      ? { kind: "pane", id: value }
+      : { kind: "session", ref: value };
+    return [{ label, verb, socketName, targets: [target], focus: true, ...after }];
   }
   const targets: Target[] = [];
   const problem = collectTargets(args, targets, 0);
@@ -328,6 +396,13 @@ export function judgeCalls(
     }
     const view = viewOf(call.socketName);
     const on = view.on;
+    if (call.focus) {
+      for (const target of call.targets) {
+        const concern = focusConcern(call.label, target, view);
+        if (concern) out.push(concern);
+      }
+      continue;
+    }
     for (const target of call.targets) {
       const touched = touchedPanes(view.snapshot, target, INPUT_VERBS.has(call.verb));
       const facts = touched.flatMap((pane) => {
@@ -440,13 +515,45 @@ function paneFact(pane: PaneRow, view: ServerView): string | null {
   if (!own && watchers.length === 0) return null;
   const parts: string[] = [];
   if (own) parts.push("the agent's own pane");
-  if (watchers.length > 0) {
-    const ttys = watchers.map((c) => oneLine(clientLabel(c), 120));
-    parts.push(
-      `which a person is watching (client${ttys.length > 1 ? "s" : ""} ${ttys.join(", ")})`,
-    );
-  }
+  if (watchers.length > 0) parts.push(`which a person is watching (${clientsText(watchers)})`);
   return `${pane.id} (${where(pane)}), ${parts.join(", ")}`;
+}
+
+/** `client /dev/pts/4`, or `clients /dev/pts/4, /dev/pts/5`. */
+function clientsText(clients: readonly ClientRow[]): string {
+  const ttys = clients.map((c) => oneLine(clientLabel(c), 120));
+  return `client${ttys.length > 1 ? "s" : ""} ${ttys.join(", ")}`;
+}
+
+/**
+ * What selecting a new pane or window would do to a person, or null when it would do it in
+ * front of nobody (or its target does not exist: the call fails). split_window gives the new
+ * pane its window's focus: whoever is shown that window, any pane of it (a zoomed one too:
+ * the split unzooms it), types into the agent's program next. create_window makes the new
+ * window its session's current one, in front of every person attached to that session. The
+ * agent's own pane is no concern here: its focus is nobody's.
+ */
+function focusConcern(label: string, target: Target, view: ServerView): string | null {
+  const { snapshot, on } = view;
+  const next = ": what they type next goes to it";
+  if (target.kind === "pane") {
+    const pane = snapshot.panes.find((p) => p.id === target.id);
+    if (!pane) return null;
+    const watchers = new Set(
+      snapshot.panes.filter((p) => p.windowId === pane.windowId)
+        .flatMap((p) => view.attended.get(p.id) ?? []),
+    );
+    if (watchers.size === 0) return null;
+    return `${label} would split pane ${pane.id} (${where(pane)})${on} and focus the new ` +
+      `pane, in a window a person is watching (${clientsText([...watchers])})${next}`;
+  }
+  if (target.kind !== "session") return null;
+  const session = findSession(snapshot.sessions, target.ref);
+  if (!session) return null;
+  const attached = snapshot.clients.filter((c) => isPerson(c) && c.sessionId === session.id);
+  if (attached.length === 0) return null;
+  return `${label} would open a window in front of the person attached to session ` +
+    `${quoted(session.name, 60)}${on} (${clientsText(attached)})${next}`;
 }
 
 /**

@@ -97,6 +97,55 @@ Deno.test("guardedCalls: a guarded call whose targets cannot be read is unclear"
   );
 });
 
+Deno.test("guardedCalls: split_window and create_window are read only when they select", () => {
+  // Unselected, the new pane or window opens behind what anyone sees (the tools' default).
+  for (const select of [undefined, false]) {
+    assert.deepEqual(guardedCalls("mcp__tmux__split_window", { paneId: "%4", select }), []);
+    assert.deepEqual(guardedCalls("mcp__tmux__create_window", { session: "main", select }), []);
+  }
+  const [split] = guardedCalls("mcp__tmux__split_window", {
+    paneId: "%4",
+    command: "vim",
+    select: true,
+    environment: { paneId: "%9" },
+  });
+  assert.deepEqual(split, {
+    label: "split_window",
+    verb: "split and focus",
+    socketName: undefined,
+    targets: [{ kind: "pane", id: "%4" }],
+    focus: true,
+  });
+  const [open] = guardedCalls("create_window", { session: "$1", select: true, socket_name: "w" });
+  assert.deepEqual(open.targets, [{ kind: "session", ref: "$1" }]);
+  assert.equal(open.socketName, "w");
+  assert.equal(open.focus, true);
+  // A select the server would refuse is read as one that selects: the guard never guesses less.
+  assert.equal(guardedCalls("split_window", { paneId: "%4", select: "yes" }).length, 1);
+  const cases: [string, Record<string, unknown>, string][] = [
+    ["split_window", { select: true }, "names no paneId"],
+    ["split_window", { paneId: 4, select: true }, "its paneId is not a string"],
+    ["create_window", { select: true }, "names no session"],
+    ["create_window", { session: ["main"], select: true }, "its session is not a string"],
+  ];
+  for (const [tool, input, why] of cases) {
+    const calls = guardedCalls(tool, input);
+    assert.equal(calls.length, 1, tool);
+    assert.ok(calls[0].unclear?.includes(why), `${calls[0].unclear} ∌ ${why}`);
+  }
+  // In a batch: a split that selects is judged; one that does not still changes tmux for the
+  // rows after it.
+  const rows = guardedCalls(BATCH_TOOL, {
+    operations: [
+      { tool: "split_window", arguments: { paneId: "%4" } },
+      { tool: "create_window", arguments: { session: "main", select: true } },
+    ],
+  });
+  assert.deepEqual(rows.map((r) => [r.label, r.after?.map((op) => op.tool)]), [
+    [`${BATCH_TOOL} operation 2 (create_window)`, ["split_window"]],
+  ]);
+});
+
 Deno.test("reasonText is bounded and says how many concerns it left out", () => {
   assert.equal(reasonText(["a", "b"]), "a; b.");
   const many = Array.from({ length: 100 }, (_, i) => `concern ${i} ${"x".repeat(50)}`);
@@ -247,6 +296,43 @@ Deno.test("guard: a pane a person watches is asked about, naming pane and client
         `kill window ${ids.otherWindow}, including pane ${ids.other}`,
       ),
     );
+  });
+});
+
+Deno.test("guard: split_window or create_window that would take a person's keys is asked about", async () => {
+  await withServer(async (t, ids, env) => {
+    const tty = await t.attach(ids.otherWindow);
+    const quiet = { code: 0, stdout: "", stderr: [] };
+    const call = (tool: string, args: Record<string, unknown>) =>
+      guardRun(env, toolCall(`mcp__tmux__${tool}`, args));
+    const split = await call("split_window", { paneId: ids.other, command: "cat", select: true });
+    assert.equal(split.code, 0);
+    assert.equal(
+      seedDecision(split.stdout).permissionDecisionReason,
+      `split_window would split pane ${ids.other} ("work session":1.0 "other #1") and focus ` +
+        `the new pane, in a window a person is watching (client ${tty}): what they type next ` +
+        "goes to it.",
+    );
+    // Unselected, the new pane opens beside theirs and their keys stay where they were; a
+    // window nobody is shown (the agent's own, here) is nobody's focus.
+    assert.deepEqual(await call("split_window", { paneId: ids.other, command: "cat" }), quiet);
+    assert.deepEqual(await call("split_window", { paneId: ids.agent, select: true }), quiet);
+    assert.deepEqual(await call("split_window", { paneId: "%99", select: true }), quiet);
+
+    const open = await call("create_window", { session: "work session", select: true });
+    assert.equal(
+      seedDecision(open.stdout).permissionDecisionReason,
+      'create_window would open a window in front of the person attached to session "work ' +
+        `session" (client ${tty}): what they type next goes to it.`,
+    );
+    const sessionId = (await t.tmux("display-message", "-p", "-t", ids.other, "#{session_id}"))
+      .trim();
+    const byId = await call("create_window", { session: sessionId, select: true });
+    assert.equal(seedDecision(byId.stdout).permissionDecision, "ask");
+    assert.deepEqual(await call("create_window", { session: "work session" }), quiet);
+    await t.tmux("new-session", "-d", "-s", "spare", "sh");
+    assert.deepEqual(await call("create_window", { session: "spare", select: true }), quiet);
+    assert.deepEqual(await call("create_window", { session: "nowhere", select: true }), quiet);
   });
 });
 

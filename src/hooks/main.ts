@@ -86,14 +86,15 @@ Commands:
               window raised (@agent-pane): only that agent, or the person looking, lowers it.
   guard       For PreToolUse with matcher mcp__tmux__.*: when the call would type into,
               paste into, run in, respawn, kill, clear or pipe a pane a person is watching,
-              or the agent's own pane, answers permissionDecision "ask" with the pane and
-              who watches it; nothing otherwise. A call goes to its socket_name's server,
-              else to SERVER, else to the one tmux picks, as the MCP server does: TMUX's
-              (the agent's, or a popup's), else tmux's default. No server running there:
-              no opinion (nothing to protect). In call_tools_batch, an operation
-              that would do any of that after operations that may change tmux (any tool
-              outside the inspect toolset, e.g. rename_session, join_pane) is asked about:
-              what it reaches when it runs is not what tmux shows now.
+              or the agent's own pane, or would select a new pane or window in front of a
+              person (split_window, create_window with select), answers permissionDecision
+              "ask" with the pane and who watches it; nothing otherwise. A call goes to its
+              socket_name's server, else to SERVER, else to the one tmux picks, as the MCP
+              server does: TMUX's (the agent's, or a popup's), else tmux's default. No server
+              running there: no opinion (nothing to protect). In call_tools_batch, an
+              operation that would do any of that after operations that may change tmux (any
+              tool outside the inspect toolset, e.g. rename_session, join_pane) is asked
+              about: what it reaches when it runs is not what tmux shows now.
       --deny    Answer "deny" instead of "ask".
   config      Prints the settings.json hooks block and the tmux lines wiring all of this.
       --server-name NAME  The name the MCP server is registered under (default ${DEFAULT_SERVER_NAME}).
