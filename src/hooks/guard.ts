@@ -106,6 +106,13 @@ const MAX_NAMED_CHANGES = 5;
 /** How deep batches may nest before the guard stops reading and asks. */
 const MAX_NESTING = 4;
 
+/**
+ * Most operations the server runs in one batch (src/tools/batch.ts, which the hook must not
+ * load; a test holds them equal). A call holding more, nested batches counted (the server runs
+ * none of theirs), is asked about unread: the server refuses it anyway, and reading each row
+ * after all those before it costs the square of the rows, up to the 48 MiB an input may hold.
+ */
+export const MAX_BATCH_OPERATIONS = 16;
 /** Longest reason written (the person reads it in a permission prompt). */
 export const MAX_REASON_CHARS = 1_500;
 
@@ -160,13 +167,15 @@ export function bareToolName(name: string): string {
 /** Reads a tool call into the guarded calls it makes; an empty list means no opinion. */
 export function guardedCalls(toolName: string, toolInput: Record<string, unknown>): GuardedCall[] {
   const tool = bareToolName(toolName);
-  return callsOf(tool, toolInput, tool, {}, 0, { changes: [] });
+  return callsOf(tool, toolInput, tool, {}, 0, { changes: [], rows: 0 });
 }
 
 /** What a batch read has met so far, shared by all its operations, nested ones too. */
 interface ReadState {
   /** The operations that may change tmux (or wait), in order: see {@link noteChange}. */
   readonly changes: EarlierOperation[];
+  /** Operations read, nested batches' included: at most {@link MAX_BATCH_OPERATIONS}. */
+  rows: number;
 }
 
 /** What a guarded tool does (its verb), or undefined for a tool the guard lets pass. */
@@ -256,6 +265,17 @@ function readCall(
     if (depth >= MAX_NESTING) return [unclear(label, "touch", "batches nest too deep")];
     if (!Array.isArray(ops)) {
       return [unclear(label, "touch", "its operations are not a list")];
+    }
+    state.rows += ops.length;
+    if (state.rows > MAX_BATCH_OPERATIONS) {
+      return [
+        unclear(
+          label,
+          "touch",
+          `it holds more than ${MAX_BATCH_OPERATIONS} operations, nested batches counted: ` +
+            `the server runs at most ${MAX_BATCH_OPERATIONS} in one batch`,
+        ),
+      ];
     }
     return ops.flatMap((op, i) => {
       const opLabel = `${BATCH_TOOL} operation ${i + 1}`;

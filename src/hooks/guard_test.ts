@@ -5,6 +5,7 @@ import {
   BATCH_TOOL,
   GUARDED_TOOLS,
   guardedCalls,
+  MAX_BATCH_OPERATIONS,
   MAX_REASON_CHARS,
   readsOnly,
   reasonText,
@@ -144,6 +145,33 @@ Deno.test("guardedCalls: split_window and create_window are read only when they 
   assert.deepEqual(rows.map((r) => [r.label, r.after?.map((op) => op.tool)]), [
     [`${BATCH_TOOL} operation 2 (create_window)`, ["split_window"]],
   ]);
+});
+
+Deno.test("guardedCalls: a batch over the server's 16 operations is unclear, nested ones counted", () => {
+  // The limit the server advertises for call_tools_batch's operations.
+  const schema = prebuiltToolList.tools.find((t) => t.name === BATCH_TOOL)!.inputSchema;
+  const limit = (schema.properties as unknown as { operations: { maxItems: number } }).operations
+    .maxItems;
+  assert.equal(MAX_BATCH_OPERATIONS, limit, "the server's own limit");
+  const row = { tool: "send_keys", arguments: { paneId: "%1", text: "x" } };
+  assert.equal(guardedCalls(BATCH_TOOL, { operations: Array(limit).fill(row) }).length, limit);
+  // The server refuses the whole batch; the guard asks instead of reading every row: reading
+  // each one after all those before it grows with the square of the rows.
+  for (const n of [limit + 1, 100_000]) {
+    const calls = guardedCalls(BATCH_TOOL, { operations: Array(n).fill(row) });
+    assert.equal(calls.length, 1, String(n));
+    assert.equal(calls[0].label, BATCH_TOOL);
+    assert.match(calls[0].unclear ?? "", /more than 16 operations/);
+  }
+  // Nested batches (the server runs none) count their rows too: 16 at each of four levels
+  // would be 65 536 rows.
+  let nested: Record<string, unknown> = { operations: Array(limit).fill(row) };
+  for (let i = 0; i < 3; i++) {
+    nested = { operations: Array(limit).fill({ tool: BATCH_TOOL, arguments: nested }) };
+  }
+  const calls = guardedCalls(BATCH_TOOL, nested);
+  assert.ok(calls.length <= limit, String(calls.length));
+  assert.ok(calls.some((c) => /more than 16 operations/.test(c.unclear ?? "")));
 });
 
 Deno.test("reasonText is bounded and says how many concerns it left out", () => {
