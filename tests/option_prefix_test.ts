@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { withTmux } from "./helpers/mcp.ts";
-import { type TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
+import { attachRecorded, waitFor } from "./helpers/tmux.ts";
 import {
   CursorError,
   CursorStore,
@@ -163,41 +163,6 @@ Deno.test("a cursor dropped for the rows bound is not said to be older than the 
     error.message,
   );
 });
-
-/** As person_terminal_test.ts's attachRecorded: a client on a pty, its received bytes kept. */
-async function attachRecorded(t: TestTmux, target: string, env: Record<string, string>) {
-  const dir = await Deno.makeTempDir({ prefix: "option-prefix-" });
-  const file = `${dir}/typescript`;
-  const before = new Set(await t.clientTtys());
-  const child = new Deno.Command("script", {
-    args: ["-qfc", `tmux -L ${t.socket} attach -t ${target}`, file],
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", TERM: "xterm", ...env },
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  trackChild(child, `a recorded client of ${t.socket}`);
-  const tty = await waitFor(
-    async () => (await t.clientTtys()).find((x) => !before.has(x)),
-    "the recorded client",
-  );
-  const keyboard = child.stdin.getWriter();
-  return {
-    tty,
-    received: () => Deno.readFile(file),
-    done: async () => {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // gone with its server
-      }
-      await child.status;
-      await keyboard.close().catch(() => {});
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
-}
 
 Deno.test("set_option puts no text beyond ASCII in an 8-bit terminal's title either", async () => {
   await withTmux(async (t, c) => {

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { tmuxLines } from "../src/hooks/config.ts";
 import { withTmux } from "./helpers/mcp.ts";
-import { type TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
+import { attachRecorded, type TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** Sources the tmux lines `tmux-mcp hook config --tmux` tells a person to add. */
 async function recommendedConfig(t: TestTmux): Promise<void> {
@@ -32,55 +32,6 @@ async function background(t: TestTmux): Promise<string> {
 async function entry(t: TestTmux, windowId: string): Promise<string> {
   return (await t.tmux("display-message", "-p", "-t", windowId, "#{E:window-status-format}"))
     .trim();
-}
-
-/**
- * Attaches a person's client through `script`, keeping every byte its terminal receives in a
- * file; `env` is the terminal's (its locale decides whether tmux writes UTF-8 to it: unlike
- * {@link TestTmux.attach}, no `-u`).
- */
-async function attachRecorded(
-  t: TestTmux,
-  target: string,
-  env: Record<string, string>,
-): Promise<{
-  tty: string;
-  received: () => Promise<Uint8Array>;
-  type: (keys: string) => Promise<void>;
-  done: () => Promise<void>;
-}> {
-  const dir = await Deno.makeTempDir({ prefix: "person-terminal-" });
-  const file = `${dir}/typescript`;
-  const before = new Set(await t.clientTtys());
-  const child = new Deno.Command("script", {
-    args: ["-qfc", `tmux -L ${t.socket} attach -t ${target}`, file],
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", TERM: "xterm", ...env },
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  trackChild(child, `a recorded client of ${t.socket}`);
-  const tty = await waitFor(
-    async () => (await t.clientTtys()).find((x) => !before.has(x)),
-    "the recorded client",
-  );
-  const keyboard = child.stdin.getWriter();
-  return {
-    tty,
-    received: () => Deno.readFile(file),
-    type: (keys) => keyboard.write(new TextEncoder().encode(keys)),
-    done: async () => {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // gone with its server
-      }
-      await child.status;
-      await keyboard.close().catch(() => {});
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
 }
 
 /** A terminal in a legacy 8-bit locale: tmux takes it for one without UTF-8. */

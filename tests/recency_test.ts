@@ -7,50 +7,8 @@
 import assert from "node:assert/strict";
 import { connect } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { controls, fromNothing, landing, nextSecond, use } from "./helpers/recency.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
-
-/** Where a person's `tmux attach` with no target lands now (a real client on a terminal). */
-async function landing(t: TestTmux): Promise<string> {
-  await t.tmux("set-option", "-gu", "@landed");
-  await t.onTerminal(
-    "attach",
-    ";",
-    "set-option",
-    "-gF",
-    "@landed",
-    "#{session_id}",
-    ";",
-    "detach-client",
-  );
-  return (await t.tmux("show-options", "-gv", "@landed")).trim();
-}
-
-/** The sessions control clients are attached to, as `1 $N` lines, sorted. */
-async function controls(t: TestTmux): Promise<string[]> {
-  return (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}"))
-    .split("\n").filter((l) => l.startsWith("1 ")).sort();
-}
-
-/** Where a tmux command without a target, run outside tmux, lands now. */
-async function fromNothing(t: TestTmux): Promise<string> {
-  return (await t.tmux("display-message", "-p", "#{session_id}")).trim();
-}
-
-/** A person's use of `sessionId`: attached on a terminal, then detached. */
-async function use(t: TestTmux, sessionId: string): Promise<void> {
-  await t.onTerminal("attach", "-t", sessionId, ";", "detach-client");
-}
-
-/**
- * Returns once tmux's clock has passed the second every session was last used in: tmux shows
- * last use in whole seconds, and uses within one second cannot be told apart by reading.
- */
-async function nextSecond(t: TestTmux): Promise<void> {
-  const latest = Math.max(
-    ...(await t.tmux("list-sessions", "-F", "#{session_activity}")).trim().split("\n").map(Number),
-  );
-  await waitFor(() => Math.floor(Date.now() / 1000) > latest, "the next second");
-}
 
 /** Three detached sessions ($0 first, $1, $2), each a shell; the person used $1 last. */
 async function threeSessions(): Promise<{ t: TestTmux; panes: string[] }> {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
 import type { ServerAddress } from "../src/tmux/server_address.ts";
 import { type StartedTmux, type TestClient, withTmux } from "./helpers/mcp.ts";
-import { waitFor } from "./helpers/tmux.ts";
+import { noControlTmux, waitFor } from "./helpers/tmux.ts";
 
 /**
  * A runner on a tmux on which no control client attaches (every command a tmux process of its
@@ -45,22 +45,6 @@ function onlyReadsPaced(runner: RecordingRunner): void {
   for (const command of runner.backgroundCommands()) {
     assert.ok(["display-message", "capture-pane"].includes(command), `paced: ${command}`);
   }
-}
-
-/** A tmux that refuses control mode (`-C`), in `dir`. Returns its path. */
-async function noControlTmux(dir: string): Promise<string> {
-  const real = new TextDecoder().decode(
-    (await new Deno.Command("sh", { args: ["-c", "command -v tmux"] }).output()).stdout,
-  ).trim();
-  const path = `${dir}/tmux`;
-  await Deno.writeTextFile(
-    path,
-    "#!/bin/sh\n" +
-      `case " $* " in *" -C "*) echo "no control mode here" >&2; exit 1 ;; esac\n` +
-      `exec ${real} "$@"\n`,
-  );
-  await Deno.chmod(path, 0o755);
-  return path;
 }
 
 /** Runs `fn` with a {@link RecordingRunner} on a tmux that refuses control mode. */

@@ -10,35 +10,16 @@ import { TmuxRunner } from "../src/tmux/run.ts";
 import { TmuxError } from "../src/tmux/tmux_error.ts";
 import { probePane } from "../src/tools/pane_probe.ts";
 import { testContext, withTmux } from "./helpers/mcp.ts";
-import { TestTmux } from "./helpers/tmux.ts";
+import { noControlTmux, TestTmux } from "./helpers/tmux.ts";
 import { structured } from "./helpers/wait_text.ts";
 
 /** How long each tmux process of the slow tmux takes to start. */
 const DELAY_MS = 500;
 
-/**
- * A tmux on which no control client attaches (waits poll, every command starts a process) and
- * each process starts {@link DELAY_MS} late. Returns its path; `dir` holds it.
- */
-async function slowTmux(dir: string): Promise<string> {
-  const real = new TextDecoder().decode(
-    (await new Deno.Command("sh", { args: ["-c", "command -v tmux"] }).output()).stdout,
-  ).trim();
-  const path = `${dir}/tmux`;
-  await Deno.writeTextFile(
-    path,
-    "#!/bin/sh\n" +
-      `case " $* " in *" -C "*) echo "no control mode here" >&2; exit 1 ;; esac\n` +
-      `sleep ${DELAY_MS / 1000}\nexec ${real} "$@"\n`,
-  );
-  await Deno.chmod(path, 0o755);
-  return path;
-}
-
 Deno.test("a wait whose reads are slow says how long it really took", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-slow-" });
   try {
-    const runner = new TmuxRunner({ binary: await slowTmux(dir) });
+    const runner = new TmuxRunner({ binary: await noControlTmux(dir, { delayMs: DELAY_MS }) });
     await withTmux(
       async (t, c) => {
         const result = await c.call("wait_for_text", {

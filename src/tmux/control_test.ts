@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { HookGate, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { HookGate, noControlTmux, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import {
   argvCommands,
   controlFor,
@@ -855,18 +855,8 @@ Deno.test("a control client tmux refuses is not tried again on every call", asyn
   const t = await TestTmux.start();
   try {
     // A tmux that refuses every control client (exits at once), and counts them.
-    const real = text(
-      (await new Deno.Command("sh", { args: ["-c", "command -v tmux"] }).output())
-        .stdout,
-    ).trim();
-    await Deno.writeTextFile(
-      `${dir}/tmux`,
-      "#!/bin/sh\n" +
-        `case " $* " in *" -C "*) echo C >> ${dir}/tries; echo "no control" >&2; exit 1 ;; esac\n` +
-        `exec ${real} "$@"\n`,
-    );
-    await Deno.chmod(`${dir}/tmux`, 0o755);
-    const runner = new TmuxRunner({ binary: `${dir}/tmux` });
+    const binary = await noControlTmux(dir, { tries: `${dir}/tries` });
+    const runner = new TmuxRunner({ binary });
     // Longer than the four calls take, however loaded the machine.
     setControlLimits(runner, { refusedBackoffMs: 600_000 });
     try {

@@ -173,6 +173,79 @@ export class HookGate {
   }
 }
 
+/**
+ * Attaches a person's client through `script`, keeping every byte its terminal receives in a
+ * file; `env` is the terminal's (its locale decides whether tmux writes UTF-8 to it: unlike
+ * {@link TestTmux.attach}, no `-u`).
+ */
+export async function attachRecorded(
+  t: TestTmux,
+  target: string,
+  env: Record<string, string>,
+): Promise<{
+  tty: string;
+  received: () => Promise<Uint8Array>;
+  type: (keys: string) => Promise<void>;
+  done: () => Promise<void>;
+}> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-recorded-" });
+  const file = `${dir}/typescript`;
+  const before = new Set(await t.clientTtys());
+  const child = new Deno.Command("script", {
+    args: ["-qfc", `tmux -L ${t.socket} attach -t ${target}`, file],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", TERM: "xterm", ...env },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  trackChild(child, `a recorded client of ${t.socket}`);
+  const tty = await waitFor(
+    async () => (await t.clientTtys()).find((x) => !before.has(x)),
+    "the recorded client",
+  );
+  const keyboard = child.stdin.getWriter();
+  return {
+    tty,
+    received: () => Deno.readFile(file),
+    type: (keys) => keyboard.write(new TextEncoder().encode(keys)),
+    done: async () => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // gone with its server
+      }
+      await child.status;
+      await keyboard.close().catch(() => {});
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/**
+ * A tmux, written into `dir`, that refuses control mode (`-C`: waits poll and every command
+ * starts a process of its own) and passes everything else to the real one; with `delayMs`,
+ * each of its processes starts that late, and with `tries`, each refused client adds a line to
+ * that file. Returns its path.
+ */
+export async function noControlTmux(
+  dir: string,
+  options: { delayMs?: number; tries?: string } = {},
+): Promise<string> {
+  const real = (await sh("sh", ["-c", "command -v tmux"])).stdout.trim();
+  const path = `${dir}/tmux`;
+  const counted = options.tries === undefined ? "" : `echo C >> ${options.tries}; `;
+  const late = options.delayMs === undefined ? "" : `sleep ${options.delayMs / 1000}\n`;
+  await Deno.writeTextFile(
+    path,
+    "#!/bin/sh\n" +
+      `case " $* " in *" -C "*) ${counted}echo "no control mode here" >&2; exit 1 ;; esac\n` +
+      `${late}exec ${real} "$@"\n`,
+  );
+  await Deno.chmod(path, 0o755);
+  return path;
+}
+
 // ---------------------------------------------------------------------------------------------
 // What a test module leaves behind
 
