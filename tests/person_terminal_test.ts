@@ -265,3 +265,39 @@ Deno.test("names beyond ASCII wait while a person's terminal without UTF-8 shows
     }
   });
 });
+
+Deno.test("set_option puts no escape sequence into a person's terminal title through a user option", async () => {
+  await withTmux(async (t, c) => {
+    // The person's title shows a user option of theirs, as a theme's may.
+    await t.tmux("set-option", "-g", "set-titles", "on");
+    await t.tmux("set-option", "-g", "set-titles-string", "#{@note}");
+    const person = await attachRecorded(t, "main", { LANG: "C.UTF-8" });
+    try {
+      // OSC 52 writes the terminal's clipboard; ESC c resets it; a BEL ends the title early.
+      for (const value of ["\x1b]52;c;cm0gLXJmIH4K\x07", "x\x1bcy", "a\x07b", "\x9b2J", "a\rb"]) {
+        const text = await c.fail("set_option", {
+          name: "@note",
+          value,
+          scope: "session",
+          global: true,
+        });
+        assert.match(text, /control character/, text);
+        assert.equal((await t.tmux("show-options", "-gqv", "@note")).trim(), "");
+      }
+      // Plain text, tabs, newlines and text beyond ASCII are as free as ever (a UTF-8 terminal).
+      await c.ok("set_option", {
+        name: "@note",
+        value: "build\tgreen \u2713\nnext",
+        scope: "session",
+        global: true,
+      });
+      const shown = await waitFor(async () => {
+        const got = new TextDecoder().decode(await person.received());
+        return got.includes("green") ? got : undefined;
+      }, "the title with the note");
+      assert.ok(!shown.includes("\x1b]52") && !shown.includes("\x1bc"), "no escape from the note");
+    } finally {
+      await person.done();
+    }
+  });
+});

@@ -359,17 +359,16 @@ Deno.test("a refusal listing where a window is linked names a few sessions, each
 
 Deno.test("set_option's refusal of a long value stays within the bound, cut and saying so", async () => {
   await withTmux(async (_t, c) => {
-    // 60 000 characters, within the schema's 65 536: tmux echoes the value in its refusal, and
-    // every control character is shown as four (`\x01`).
+    // 60 000 characters, within the schema's 65 536: tmux echoes the value in its refusal.
     const result = await c.call("set_option", {
       name: "mouse",
       scope: "session",
       global: true,
-      value: "\x01".repeat(60_000),
+      value: "x".repeat(60_000),
     });
     assert.equal(result.isError, true);
     const text = textOf(result);
-    assert.match(text, /^tmux refused: bad value: (?:\\x01)+… \(\d+ bytes cut\)$/);
+    assert.match(text, /^tmux refused: bad value: x+… \(\d+ bytes cut\)$/);
     assert.ok(jsonStringBytes(text) <= MAX_FAILURE_BYTES, `${jsonStringBytes(text)} bytes`);
   });
 });

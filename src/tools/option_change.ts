@@ -16,6 +16,7 @@ import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { checkTitleText } from "./arguments.ts";
 import { baseName } from "./option_table.ts";
 import { RUN_OPTION } from "./run_mark.ts";
+import { nameCharacter } from "./typing.ts";
 import type { Scope, ScopeFlags } from "./setting_scope.ts";
 import { checkFormatNumbers, checkWindowCells } from "./tmux_limits.ts";
 
@@ -78,6 +79,13 @@ const AGENT_MARKS: readonly string[] = [STATE_OPTION, MESSAGE_OPTION, PANE_OPTIO
 /** User options tmux-mcp's servers keep for their marks. */
 const RESERVED_PREFIX = "@tmux-mcp-";
 
+/**
+ * Control characters no option value may hold: C0 but tab and newline (a value may span
+ * lines; neither starts or ends an escape sequence), DEL and C1.
+ */
+// deno-lint-ignore no-control-regex
+const TERMINAL_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
 /** What every refusal of a value says besides its reason. */
 const UNCHANGED = "Nothing was changed.";
 
@@ -92,6 +100,9 @@ const UNCHANGED = "Nothing was changed.";
  * its title ({@link checkTitleText}): any option's value may show there, set-titles-string's
  * as the title itself, automatic-rename-format's in the window name it makes, any other where
  * a title format names it (`#{@note}`, `#{E:status-left}`), and that format is the person's.
+ * A control character but tab and newline is refused whatever the terminal: tmux 3.3a writes a
+ * title as its bytes, so an ESC, BEL or C1 control in a value a title shows starts or ends an
+ * escape sequence in the person's terminal (OSC 52 writes its clipboard, ESC c resets it).
  */
 export async function checkOptionValue(
   ctx: TmuxContext,
@@ -101,6 +112,17 @@ export async function checkOptionValue(
   append: boolean,
 ): Promise<void> {
   checkFormatNumbers(value, `${name}'s value`, UNCHANGED);
+  const control = TERMINAL_CONTROL.exec(value);
+  if (control !== null) {
+    throw new ToolFailure(
+      `${name}'s value holds ${nameCharacter(control[0])} at character ${control.index}: tmux ` +
+        "passes a value raw into a person's terminal title wherever a title format shows it " +
+        "(set-titles-string, a theme's #{@option}), and there a control character starts or " +
+        "ends an escape sequence.",
+      "Remove control characters (tabs and newlines may stay); where the option takes tmux's own " +
+        `notation (\\e, C-a), spell keys and escapes out. ${UNCHANGED}`,
+    );
+  }
   await checkTitleText(ctx, `${name}'s value`, value);
   if (append) {
     const read = await ctx.read(["show-options", ...where.flags, "-qv", "--", name]);
