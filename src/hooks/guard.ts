@@ -1,9 +1,9 @@
 /**
  * `guard`: before a tmux tool call runs, work out which panes it would type into, run in,
  * respawn, kill, clear or pipe, and ask the person (or deny) when one of them is being watched
- * by a person or is the agent's own pane; and whether it would put a new pane or window under a
- * person's keys (split_window, create_window with `select`). Tools that do none of that pass
- * with no opinion.
+ * by a person or is the agent's own pane; whether it would put a new pane or window under a
+ * person's keys (split_window, create_window with `select`); and whether it would unzoom a
+ * window a person shows zoomed (unzoom.ts). Tools that do none of that pass with no opinion.
  *
  * The decision is split in two: {@link guardedCalls} reads the tool call alone (pure), and
  * {@link judgeCalls} looks the targets up in one snapshot per server.
@@ -31,6 +31,7 @@ import type { AgentPane } from "./agent_pane.ts";
 import { isObject } from "./input.ts";
 import { HOOK_TMUX_TIMEOUT_MS, oneLine, quoted, where } from "./marks.ts";
 import { socketLabel } from "../tmux/socket_choice.ts";
+import { type Unzoom, unzoomConcerns, unzoomOf, unzoomTargets, zoomFact } from "./unzoom.ts";
 // Each tool's toolset, as `deno task tool-list` writes it from the registry (data, no code).
 import toolFacts from "../mcp/front_desk.json" with { type: "json" };
 
@@ -50,7 +51,10 @@ const VERBS: Readonly<Record<string, string>> = {
   pipe_pane: "pipe the output of",
 };
 
-/** Tools the guard always looks at; every other tool but {@link FOCUS_TOOLS} passes untouched. */
+/**
+ * Tools the guard always looks at; every other tool but {@link FOCUS_TOOLS} and unzoom.ts's
+ * `UNZOOM_TOOLS` passes untouched.
+ */
 export const GUARDED_TOOLS: readonly string[] = Object.keys(VERBS);
 
 /**
@@ -138,6 +142,11 @@ export interface GuardedCall {
    * is shown its target's window, or attached to its session, not by whose pane it is.
    */
   readonly focus?: true;
+  /**
+   * Set for a call that may unzoom the windows its targets are in (unzoom.ts): judged by who
+   * is shown those windows zoomed. `tool` words the reason.
+   */
+  readonly unzoom?: { readonly tool: string; readonly how: Unzoom };
   /**
    * Set for a batch operation after operations that may change tmux (any tool but a read-only
    * one: rename, join, synchronize, kill, type...) or that wait: what it reaches when it runs is
@@ -239,7 +248,8 @@ function readCall(
   state: ReadState,
 ): GuardedCall[] {
   const focus = focusOf(tool, args);
-  const verb = verbOf(tool) ?? focus?.verb;
+  const zoom = focus ? undefined : unzoomOf(tool, args);
+  const verb = verbOf(tool) ?? focus?.verb ?? zoom?.verb;
   if (tool !== BATCH_TOOL && verb === undefined) return [];
   const socket = args.socket_name;
   if (socket !== undefined && typeof socket !== "string") {
@@ -325,6 +335,21 @@ function readCall(
       ? { kind: "pane", id: value }
       : { kind: "session", ref: value };
     return [{ label, verb, socketName, targets: [target], focus: true, ...after }];
+  }
+  if (zoom) {
+    const targets = unzoomTargets(args, zoom.keys);
+    if (typeof targets === "string") return [unclear(label, verb, targets)];
+    // In a batch, judged by tmux as it is unless a row before it waits (see unzoom.ts).
+    const waited = state.changes.filter((op) => op.waits);
+    const unzoom = { tool, how: zoom.how };
+    return [{
+      label,
+      verb,
+      socketName,
+      targets,
+      unzoom,
+      ...waited.length ? { after: waited } : {},
+    }];
   }
   const targets: Target[] = [];
   const problem = collectTargets(args, targets, 0);
@@ -423,6 +448,10 @@ export function judgeCalls(
       }
       continue;
     }
+    if (call.unzoom) {
+      out.push(...unzoomConcerns(call.label, call.unzoom, call.targets, view));
+      continue;
+    }
     for (const target of call.targets) {
       const touched = touchedPanes(view.snapshot, target, INPUT_VERBS.has(call.verb));
       const facts = touched.flatMap((pane) => {
@@ -431,8 +460,14 @@ export function judgeCalls(
       });
       if (target.kind === "pane" && call.verb === VERBS.kill_pane) {
         for (const pane of touched) {
-          const fact = unzoomFact(pane, view);
-          if (fact) out.push(`${call.label} would ${call.verb} pane ${pane.id}${on}, ${fact}`);
+          // tmux unzooms a window when any of its panes goes, a hidden one too. The server
+          // refuses that kill unless `force` (kill_pane's guardUnzoom, "ask the person first").
+          const fact = zoomFact(view, pane.windowId, pane.id);
+          if (fact) {
+            out.push(
+              `${call.label} would ${call.verb} pane ${pane.id}${on}, which unzooms ${fact}`,
+            );
+          }
         }
       }
       if (facts.length === 0) continue;
@@ -574,24 +609,6 @@ function focusConcern(label: string, target: Target, view: ServerView): string |
   if (attached.length === 0) return null;
   return `${label} would open a window in front of the person attached to session ` +
     `${quoted(session.name, 60)}${on} (${clientsText(attached)})${next}`;
-}
-
-/**
- * `which unzooms window @2, which client /dev/pts/4 shows zoomed on pane %3 (...)`, or
- * null: tmux unzooms a window when any of its panes goes, a hidden one too, and the pane a
- * person had zoomed is no longer all they see. The server refuses that kill unless `force`
- * (kill_pane's guardUnzoom, "ask the person first"): asking the person is this hook's part.
- */
-function unzoomFact(pane: PaneRow, view: ServerView): string | null {
-  if (!pane.windowZoomed) return null;
-  const shown = view.snapshot.panes.find((p) =>
-    p.windowId === pane.windowId && p.id !== pane.id && view.attended.has(p.id)
-  );
-  if (!shown) return null;
-  const ttys = (view.attended.get(shown.id) ?? []).map((c) => oneLine(clientLabel(c), 120));
-  const many = ttys.length > 1;
-  return `which unzooms window ${pane.windowId}, which client${many ? "s" : ""} ` +
-    `${ttys.join(", ")} show${many ? "" : "s"} zoomed on pane ${shown.id} (${where(shown)})`;
 }
 
 /** Joins concerns into one reason, bounded, saying how many it left out. */

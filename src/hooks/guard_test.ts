@@ -45,7 +45,8 @@ Deno.test("guardedCalls: every guarded tool with its target; other tools pass", 
     { kind: "session", ref: "a b" },
   ]);
   assert.deepEqual(guardedCalls("mcp__tmux__kill_server", {})[0].targets, [{ kind: "server" }]);
-  for (const tool of ["list_panes", "capture_pane", "select_pane", "split_window", "Bash"]) {
+  // select_pane and split_window are read for the zooms they would undo (unzoom_test.ts).
+  for (const tool of ["list_panes", "capture_pane", "set_pane_title", "Bash"]) {
     assert.deepEqual(guardedCalls(`mcp__tmux__${tool}`, { paneId: "%4" }), [], tool);
   }
   assert.deepEqual(guardedCalls("Bash", { command: "tmux kill-server" }), []);
@@ -98,10 +99,13 @@ Deno.test("guardedCalls: a guarded call whose targets cannot be read is unclear"
   );
 });
 
-Deno.test("guardedCalls: split_window and create_window are read only when they select", () => {
-  // Unselected, the new pane or window opens behind what anyone sees (the tools' default).
+Deno.test("guardedCalls: split_window and create_window are read as taking focus only when they select", () => {
+  // Unselected, the new pane or window opens behind what anyone sees (the tools' default);
+  // split_window is still read for the zoom it would undo (unzoom_test.ts).
   for (const select of [undefined, false]) {
-    assert.deepEqual(guardedCalls("mcp__tmux__split_window", { paneId: "%4", select }), []);
+    const [split] = guardedCalls("mcp__tmux__split_window", { paneId: "%4", select });
+    assert.equal(split.focus, undefined);
+    assert.deepEqual(split.unzoom, { tool: "split_window", how: "reshape" });
     assert.deepEqual(guardedCalls("mcp__tmux__create_window", { session: "main", select }), []);
   }
   const [split] = guardedCalls("mcp__tmux__split_window", {
@@ -134,16 +138,17 @@ Deno.test("guardedCalls: split_window and create_window are read only when they 
     assert.equal(calls.length, 1, tool);
     assert.ok(calls[0].unclear?.includes(why), `${calls[0].unclear} ∌ ${why}`);
   }
-  // In a batch: a split that selects is judged; one that does not still changes tmux for the
-  // rows after it.
+  // In a batch: a split that selects is judged for the focus; one that does not, for the zoom,
+  // and it still changes tmux for the rows after it.
   const rows = guardedCalls(BATCH_TOOL, {
     operations: [
       { tool: "split_window", arguments: { paneId: "%4" } },
       { tool: "create_window", arguments: { session: "main", select: true } },
     ],
   });
-  assert.deepEqual(rows.map((r) => [r.label, r.after?.map((op) => op.tool)]), [
-    [`${BATCH_TOOL} operation 2 (create_window)`, ["split_window"]],
+  assert.deepEqual(rows.map((r) => [r.label, r.focus, r.after?.map((op) => op.tool)]), [
+    [`${BATCH_TOOL} operation 1 (split_window)`, undefined, undefined],
+    [`${BATCH_TOOL} operation 2 (create_window)`, true, ["split_window"]],
   ]);
 });
 
