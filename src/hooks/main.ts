@@ -87,8 +87,10 @@ Commands:
   guard       For PreToolUse with matcher mcp__tmux__.*: when the call would type into,
               paste into, run in, respawn, kill, clear or pipe a pane a person is watching,
               or the agent's own pane, or would select a new pane or window in front of a
-              person (split_window, create_window with select), answers permissionDecision
-              "ask" with the pane and who watches it; nothing otherwise. A call goes to its
+              person (split_window, create_window with select), or would unzoom a window a
+              person shows zoomed (a split, layout or resize there, a pane moved in or out,
+              a hidden pane selected), answers permissionDecision "ask" with the pane or
+              window and who watches it; nothing otherwise. A call goes to its
               socket_name's server, else to SERVER, else to the one tmux picks, as the MCP
               server does: TMUX's (the agent's, or a popup's), else tmux's default. No server
               running there: no opinion (nothing to protect). In call_tools_batch, an
