@@ -16,7 +16,7 @@
  */
 
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { LogFn } from "./context.ts";
+import type { LogFn } from "./call_log.ts";
 
 /** What the audit needs of a tool. */
 export interface AuditedTool {

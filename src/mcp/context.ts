@@ -6,14 +6,7 @@
  * @module
  */
 
-import {
-  attendedPanes,
-  type CallerEnv,
-  type CallerPane,
-  callerPaneFormat,
-  findCallerPane,
-  parseTmuxEnv,
-} from "../tmux/identity.ts";
+import { attendedPanes, type CallerEnv, type CallerPane } from "../tmux/identity.ts";
 import { execFast, execOnce, execSpawned, type ViaOptions } from "../tmux/control.ts";
 import type { RunOptions, TmuxRunner } from "../tmux/run.ts";
 import { judgeResult, TmuxError } from "../tmux/tmux_error.ts";
@@ -22,7 +15,6 @@ import { learnFolderFor, namesSameSocket } from "../tmux/same_socket.ts";
 import type { ServerIdentity } from "../tmux/server_identity.ts";
 import {
   type ClientRow,
-  findSession,
   type PaneBrief,
   type PaneRow,
   type SessionRow,
@@ -38,8 +30,10 @@ import {
   takePanePlaces,
   takeProcessInfo,
 } from "../tmux/pane_reads.ts";
-import { warn } from "../diagnostics.ts";
-import { describeSocket, sample, sessionLabel, ToolFailure } from "./errors.ts";
+import { describeSocket } from "./errors.ts";
+import { type LogFn, stderrLog } from "./call_log.ts";
+import { callerFormatOn, callerOn } from "./caller_on_host.ts";
+import { lookupPane, lookupSession, lookupWindow, requireRunning } from "./target_lookup.ts";
 
 /** The server-wide settings a tool may need. */
 export interface ServerConfig {
@@ -63,54 +57,6 @@ export interface ServerConfig {
 
 /** Progress reporting for long calls; a no-op when the client asked for none. */
 export type ProgressFn = (progress: number, total?: number, message?: string) => Promise<void>;
-
-/** The levels of a log message (MCP's, after syslog). */
-export type LogLevel =
-  | "debug"
-  | "info"
-  | "notice"
-  | "warning"
-  | "error"
-  | "critical"
-  | "alert"
-  | "emergency";
-
-/**
- * A log message about a call. It always reaches stderr (protocol 2026-07-28 deprecates log
- * notifications, and a stdio server's stderr is where clients keep its log); it is also sent as
- * a `notifications/message` only to a client that asked for them at that level, on a server
- * that declares logging.
- */
-export type LogFn = (level: LogLevel, message: string, options?: LogOptions) => void;
-
-/** Where a log message goes besides the default. */
-export interface LogOptions {
-  /** The logger a client sees (default `tmux-mcp`; the audit trail is `audit`). */
-  readonly logger?: string;
-  /** Whether stderr gets it too (default true). */
-  readonly stderr?: boolean;
-}
-
-/**
- * A log function that writes one line per message to stderr (or `write`), control characters
- * and line breaks shown as `\xNN`: a message may quote what a pane showed, and must neither
- * drive the terminal it is read on nor pass for another line of the log.
- */
-export function stderrLog(write: (line: string) => void = warn): LogFn {
-  return (level, message, options) => {
-    if (options?.stderr === false) return;
-    const label = options?.logger && options.logger !== "tmux-mcp" ? options.logger : level;
-    write(
-      `tmux-mcp: ${label}: ${
-        message.replace(
-          // deno-lint-ignore no-control-regex
-          /[\u0000-\u001f\u007f]/g,
-          (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`,
-        )
-      }`,
-    );
-  };
-}
 
 /**
  * Settles once a context for `socketName` can tell whether it reaches the configured server
@@ -468,50 +414,14 @@ export class TmuxContext {
     return this.snapshot({ sessions: false, windows: false, processInfo: false });
   }
 
-  /**
-   * The caller's pane on this server, per {@link findCallerPane}. On an SSH host, a pid or a
-   * parent process that matches there is a stranger's; but a host that is this very machine
-   * (an alias of it) serves the same tmux server, and then `TMUX_PANE` names the caller's pane
-   * there too.
-   */
+  /** The caller's pane on this server ({@link callerOn}). */
   caller(snapshot: Snapshot<PaneBrief>): CallerPane {
-    const env = this.#callerEnvOn(snapshot);
-    if (env === null) {
-      return {
-        paneId: null,
-        via: null,
-        reason: `The caller-pane guard is local only: this server does not run on host ${
-          JSON.stringify(this.host)
-        }.`,
-      };
-    }
-    return findCallerPane(snapshot, env);
+    return callerOn(this.config.callerEnv, this.host, snapshot);
   }
 
-  /**
-   * A tmux condition that holds for the caller's pane, for checks tmux makes at the instant of
-   * an act (see {@link callerPaneFormat}); null when nothing names it, as on an SSH host that
-   * is not this machine.
-   */
+  /** A tmux condition that holds for the caller's pane ({@link callerFormatOn}). */
   callerFormat(snapshot: Snapshot<PaneBrief>): string | null {
-    const env = this.#callerEnvOn(snapshot);
-    return env === null ? null : callerPaneFormat(snapshot, env);
-  }
-
-  /**
-   * What names the caller on the server `snapshot` read: everything here; on an SSH host, only
-   * `TMUX`/`TMUX_PANE`, and only when that server's socket path and pid are the ones `TMUX`
-   * names (a host that reaches this machine's own tmux server, so the guard errs on the safe
-   * side); null otherwise. Costs nothing: the snapshot read the server's facts anyway.
-   */
-  #callerEnvOn(snapshot: Snapshot<PaneBrief>): CallerEnv | null {
-    const env = this.config.callerEnv;
-    if (this.host === undefined) return env;
-    const tmux = parseTmuxEnv(env.tmux);
-    const server = snapshot.server;
-    if (!tmux || !env.tmuxPane || !server) return null;
-    if (tmux.socketPath !== server.socketPath || tmux.pid !== server.pid) return null;
-    return { tmux: env.tmux, tmuxPane: env.tmuxPane };
+    return callerFormatOn(this.config.callerEnv, this.host, snapshot);
   }
 
   /** Panes a person can see, with the clients showing each. */
@@ -521,68 +431,23 @@ export class TmuxContext {
 
   /** Refuses when no server runs on the socket. */
   requireRunning(snapshot: { readonly running: boolean }): void {
-    if (!snapshot.running) {
-      throw new ToolFailure(
-        `No tmux server is running on ${this.socketLabel}.`,
-        "create_session starts one; list_servers shows the servers that are running.",
-      );
-    }
+    requireRunning(snapshot, this.socketLabel);
   }
 
-  /**
-   * A session by id (`$N`) or exact name (never tmux's prefix match). An id comes first, as in
-   * tmux; a name that looks like one (tmux takes `new-session -s '$5'`, which this server
-   * refuses to make) names its session when no session has that id, so that the refusal never
-   * lists the very session it says is missing.
-   */
+  /** A session by id (`$N`) or exact name ({@link lookupSession}). */
   session(snapshot: Snapshot<PaneBrief>, ref: string): SessionRow {
-    this.requireRunning(snapshot);
-    unread(snapshot.scope.sessions, "a session");
-    const found = findSession(snapshot.sessions, ref);
-    if (found) return found;
-    throw new ToolFailure(
-      `No session ${JSON.stringify(ref)} on ${this.socketLabel}.`,
-      `Sessions: ${
-        sample(snapshot.sessions.map((s) => sessionLabel(s.id, s.name)))
-      } — list_sessions lists them all.`,
-    );
+    return lookupSession(snapshot, ref, this.socketLabel);
   }
 
   /** A window by id (`@N`). */
   window(snapshot: Snapshot<PaneBrief>, id: string): WindowRow {
-    this.requireRunning(snapshot);
-    const { windows, windowId } = snapshot.scope;
-    unread(windows && (windowId === "" || windowId === id), `window ${id}`);
-    const found = snapshot.windows.find((w) => w.id === id);
-    if (found) return found;
-    throw new ToolFailure(
-      `No window ${id} on ${this.socketLabel}.`,
-      windowId === ""
-        ? `Windows: ${sample(snapshot.windows.map((w) => w.id))} — list_windows lists them all.`
-        : "list_windows lists the windows there are.",
-    );
+    return lookupWindow(snapshot, id, this.socketLabel);
   }
 
   /** A pane by id (`%N`). */
   pane(snapshot: Snapshot, id: string): PaneRow {
-    this.requireRunning(snapshot);
-    const found = snapshot.panes.find((p) => p.id === id);
-    if (found) return found;
-    const { panes, paneId, windowId, sessionId } = snapshot.scope;
-    unread(panes && paneId === "" && windowId === "" && sessionId === "", `pane ${id}`);
-    throw new ToolFailure(
-      `No pane ${id} on ${this.socketLabel}.`,
-      `Panes: ${sample(snapshot.panes.map((p) => p.id))} — list_panes lists them all.`,
-    );
+    return lookupPane(snapshot, id, this.socketLabel);
   }
-}
-
-/**
- * Throws when a lookup's answer would come from a list the snapshot's scope left out: "there is
- * none" would then be a lie. A programming error, never a refusal.
- */
-function unread(read: boolean, what: string): void {
-  if (!read) throw new Error(`internal: looked up ${what} in a snapshot that did not read it`);
 }
 
 const PANE_ID = /^%\d+$/;

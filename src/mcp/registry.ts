@@ -19,14 +19,8 @@ import type { CallToolResult, McpServer, ServerContext } from "@modelcontextprot
 import { z } from "zod";
 import { giveBackOnFirstCall } from "../tmux/left_behind.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
-import {
-  learnSocket,
-  type LogFn,
-  type ProgressFn,
-  type ServerConfig,
-  stderrLog,
-  TmuxContext,
-} from "./context.ts";
+import { learnSocket, type ProgressFn, type ServerConfig, TmuxContext } from "./context.ts";
+import { type LogFn, stderrLog } from "./call_log.ts";
 import { auditCall } from "./audit.ts";
 import { failureText } from "./errors.ts";
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";

@@ -22,7 +22,8 @@ import {
   type Transport,
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
-import { type LogLevel, stderrLog, type TmuxContext } from "./context.ts";
+import type { TmuxContext } from "./context.ts";
+import { type LogLevel, stderrLog } from "./call_log.ts";
 import { clip, failureText } from "./errors.ts";
 import { type Feed, matches, register, type ResourceSpec } from "./resource_spec.ts";
 

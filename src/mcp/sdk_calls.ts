@@ -13,7 +13,8 @@ import {
   ProtocolErrorCode,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { type LogFn, type ProgressFn, type ServerConfig, stderrLog } from "./context.ts";
+import type { ProgressFn, ServerConfig } from "./context.ts";
+import { type LogFn, stderrLog } from "./call_log.ts";
 import { clip } from "./errors.ts";
 import type { Era } from "./resources.ts";
 import type { TaskCalls } from "./task_store.ts";
