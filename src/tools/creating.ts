@@ -19,7 +19,7 @@ import { checkedString } from "../mcp/schemas.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
 import { envNameSchema, literalArg, plural, type Started } from "./arguments.ts";
-import { type Reach, removedFrom } from "./teardown.ts";
+import { type Reach, removedFrom } from "./kill_reach.ts";
 import { createSizeSafe, sizeSafe } from "./window_size.ts";
 
 /**

@@ -28,7 +28,7 @@ import {
   startDirectorySchema,
   startedIn,
 } from "./arguments.ts";
-import { reachOfPane } from "./teardown.ts";
+import { reachOfPane } from "./kill_reach.ts";
 import { commandTail, environmentArgs, environmentSchema, wentWithPane } from "./creating.ts";
 
 const KEEP_ZOOM_HINT = "Ask the person, or use a pane nobody watches (create_window); tmux-mcp " +
