@@ -10,7 +10,7 @@ import { warn } from "./diagnostics.ts";
 import { serveStdio } from "./serve.ts";
 import { MAX_RESULT_BYTES } from "./mcp/bounds.ts";
 import { newOwnerId } from "./mcp/ownership.ts";
-import { ToolSelectionError } from "./mcp/registry.ts";
+import { ToolSelectionError } from "./mcp/tool_selection.ts";
 import { TmuxRunner } from "./tmux/run.ts";
 import { TmuxError } from "./tmux/tmux_error.ts";
 import { describeServer } from "./tmux/which_server.ts";

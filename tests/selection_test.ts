@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { parseCli, UsageError } from "../src/cli.ts";
-import { ToolSelectionError } from "../src/mcp/registry.ts";
+import { ToolSelectionError } from "../src/mcp/tool_selection.ts";
 import { DEFAULT_TOOLSETS } from "../src/mcp/toolsets.ts";
 import { buildServer } from "../src/server.ts";
 import { connect, withTmux } from "./helpers/mcp.ts";

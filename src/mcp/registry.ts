@@ -1,11 +1,12 @@
 /**
- * The tool registry: which declared tools are on offer (toolsets, `--tools`, `--deny-tools`),
- * how each call is validated and run, and the one place that hands tools to the MCP SDK. A
- * family declares its tools with tool_spec.ts; what a call answers is tool_result.ts's; what a
- * call brings through the SDK is sdk_calls.ts's. The SDK's types stay behind this module and
- * its neighbours (tool_list.ts, sdk_calls.ts, tool_result.ts, resource_spec.ts, resources.ts,
- * stdio.ts) and server.ts: moving from the SDK's v1 line (`@modelcontextprotocol/sdk`) to its
- * v2 line (`@modelcontextprotocol/server`) changed no tool.
+ * The tool registry: which declared tools are on offer (toolsets, `--tools`, `--deny-tools`:
+ * tool_selection.ts; tools whose code loads on first use: lazy_tools.ts), how each call is
+ * validated and run, and the one place that hands tools to the MCP SDK. A family declares its
+ * tools with tool_spec.ts; what a call answers is tool_result.ts's; what a call brings through
+ * the SDK is sdk_calls.ts's. The SDK's types stay behind this module and its neighbours
+ * (tool_list.ts, sdk_calls.ts, tool_result.ts, resource_spec.ts, resources.ts, stdio.ts) and
+ * server.ts: moving from the SDK's v1 line (`@modelcontextprotocol/sdk`) to its v2 line
+ * (`@modelcontextprotocol/server`) changed no tool.
  *
  * Every tool gets: an optional `socket_name`; strict input validation (unknown fields are an
  * error, not silently dropped); an output schema its structured content is checked against;
@@ -23,7 +24,9 @@ import { learnSocket, type ProgressFn, type ServerConfig, TmuxContext } from "./
 import { type LogFn, stderrLog } from "./call_log.ts";
 import { auditCall } from "./audit.ts";
 import { failureText } from "./errors.ts";
-import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
+import type { Toolset, ToolToolset } from "./toolsets.ts";
+import { checkSelection, offers, type ToolSelection } from "./tool_selection.ts";
+import { lazySchema, lazyStub } from "./lazy_tools.ts";
 import { MAX_RESULT_BYTES } from "./bounds.ts";
 import { toolMeta } from "./listing.ts";
 import type { ResourceSpec } from "./resource_spec.ts";
@@ -35,33 +38,6 @@ import { prebuiltByName, rememberToolList } from "./tool_list.ts";
 import type { AnyTool, LazyTool } from "./tool_spec.ts";
 import { describeIssues, errorResult, successResult } from "./tool_result.ts";
 import { logSender, progressSender, rejectMalformedCalls } from "./sdk_calls.ts";
-
-/** Which tools of the selected toolsets exist: `--tools` and `--deny-tools`. */
-export interface ToolSelection {
-  /** Only these (absent: all). */
-  readonly tools?: readonly string[];
-  /** Not these. */
-  readonly denyTools?: readonly string[];
-  /** The flag or variable that gave each, for messages (default: the flags). */
-  readonly from?: {
-    readonly tools?: string;
-    readonly denyTools?: string;
-    readonly toolsets?: string;
-  };
-}
-
-/** A selection that names a tool that does not exist (or cannot, in these toolsets). */
-export class ToolSelectionError extends Error {
-  /** The flag or environment variable to correct. */
-  readonly source: string;
-
-  /** The message says what is wrong and lists the valid names. */
-  constructor(message: string, source: string) {
-    super(message);
-    this.name = "ToolSelectionError";
-    this.source = source;
-  }
-}
 
 /** What a call brings besides its arguments. */
 export interface CallExtras {
@@ -158,10 +134,7 @@ export class ToolRegistry {
 
   /** Whether a tool of `toolset` named `name` is on offer: its toolset, --tools, --deny-tools. */
   #offers(name: string, toolset: ToolToolset): boolean {
-    const { tools: only, denyTools: denied } = this.#selection;
-    if (only && !only.includes(name)) return false;
-    if (denied?.includes(name)) return false;
-    return toolset === ALWAYS_ON || this.#toolsets.has(toolset);
+    return offers(name, toolset, this.#selection, this.#toolsets);
   }
 
   /**
@@ -177,23 +150,7 @@ export class ToolRegistry {
       this.#declared.set(lazy.name, lazy.toolset);
       this.#stubs.set(lazy.name, lazy.load);
       if (!this.#offers(lazy.name, lazy.toolset)) continue;
-      const notLoaded = (): never => {
-        throw new Error(`${lazy.name} is not loaded yet (ToolRegistry.loaded loads it)`);
-      };
-      this.#tools.set(lazy.name, {
-        name: lazy.name,
-        title: lazy.title,
-        toolset: lazy.toolset,
-        description: lazy.description,
-        annotations: lazy.annotations,
-        get inputSchema() {
-          return notLoaded();
-        },
-        get outputSchema() {
-          return notLoaded();
-        },
-        run: notLoaded,
-      });
+      this.#tools.set(lazy.name, lazyStub(lazy));
     }
   }
 
@@ -222,46 +179,7 @@ export class ToolRegistry {
    * person who started the server must hear of, not a tool silently missing.
    */
   checkSelection(): void {
-    const valid = () => [...this.#declared.keys()].sort().join(", ");
-    const from = this.#selection.from ?? {};
-    const toolsFrom = from.tools ?? "--tools";
-    const lists = [
-      [toolsFrom, this.#selection.tools],
-      [from.denyTools ?? "--deny-tools", this.#selection.denyTools],
-    ] as const;
-    for (const [source, names] of lists) {
-      const unknown = (names ?? []).filter((n) => !this.#declared.has(n));
-      if (unknown.length > 0) {
-        throw new ToolSelectionError(
-          `${source}: no tool is named ${unknown.map((n) => JSON.stringify(n)).join(", ")}. ` +
-            `Valid names: ${valid()}.`,
-          source,
-        );
-      }
-    }
-    const outside = (this.#selection.tools ?? []).filter((n) => {
-      const toolset = this.#declared.get(n);
-      return toolset !== ALWAYS_ON && !this.#toolsets.has(toolset as Toolset);
-    });
-    if (outside.length > 0) {
-      const needs = outside.map((n) => `${n} (${this.#declared.get(n)})`).join(", ");
-      const toolsetsFrom = from.toolsets ?? "--toolsets";
-      const toolsets = toolsetsFrom === "--read-only" || toolsetsFrom === "TMUX_MCP_READ_ONLY"
-        ? `--toolsets in place of ${toolsetsFrom}`
-        : toolsetsFrom;
-      throw new ToolSelectionError(
-        `${toolsFrom} names tools of toolsets that are not selected: ${needs}. Add their ` +
-          `toolsets to ${toolsets}, or leave them out of ${toolsFrom}.`,
-        toolsFrom,
-      );
-    }
-    if (this.#tools.size === 0) {
-      const source = this.#selection.denyTools ? from.denyTools ?? "--deny-tools" : toolsFrom;
-      throw new ToolSelectionError(
-        `${source} leaves no tool on offer: a server without tools has nothing to do.`,
-        source,
-      );
-    }
+    checkSelection(this.#declared, this.#selection, this.#toolsets, this.#tools.size);
   }
 
   /** The tools on offer. */
@@ -439,19 +357,9 @@ export class ToolRegistry {
     }
   }
 
-  /**
-   * What the SDK is given as a lazily declared tool's schema: a Standard Schema whose checks
-   * load the tool and use its real schema. The SDK never converts it (tools/list comes from the
-   * list built with the source, and so does the output schema it projects results with).
-   */
+  /** What the SDK is given as a lazily declared tool's schema ({@link lazySchema}). */
   #lazySchema(name: string, which: "input" | "output"): z.ZodObject {
-    const validate = async (value: unknown) => {
-      const tool = await this.loaded(name);
-      if (!tool) throw new Error(`${name} is not on offer`);
-      return await (which === "input" ? tool.inputSchema : tool.outputSchema)["~standard"]
-        .validate(value);
-    };
-    return { "~standard": { version: 1, vendor: "tmux-mcp", validate } } as unknown as z.ZodObject;
+    return lazySchema(name, which, (n) => this.loaded(n));
   }
 
   /** Hands every tool (and resource, and prompt) on offer to an SDK server. */
