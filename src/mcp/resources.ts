@@ -6,7 +6,9 @@
  * `notifications/resources/updated` for that URI on its connection. A 2026-07-28 client opens
  * a `subscriptions/listen` stream naming the URIs; the SDK's stdio entry answers it and passes
  * on an update only to the streams that asked for that URI. So a change is announced once, to
- * every connected SDK server: each says it to its client the way its protocol does.
+ * every connected SDK server: each says it to its client the way its protocol does. How a
+ * listen stream is seen on its way out: listen_streams.ts; how a burst of changes becomes one
+ * announcement: update_coalescing.ts.
  *
  * A server with no resources declares none, and its clients see exactly what they saw before
  * resources existed.
@@ -15,25 +17,20 @@
  */
 
 import {
-  type JSONRPCMessage,
   type McpServer,
   ProtocolError,
   ProtocolErrorCode,
   type Transport,
-  type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import type { TmuxContext } from "./context.ts";
 import { type LogLevel, stderrLog } from "./call_log.ts";
 import { clip, failureText } from "./errors.ts";
 import { type Feed, matches, register, type ResourceSpec } from "./resource_spec.ts";
+import { type ListenFilter, observeListenStreams } from "./listen_streams.ts";
+import { UpdateCoalescer } from "./update_coalescing.ts";
 
 /** Longest a subscription's answer waits for its watch to see changes. */
 export const READY_WAIT_MS = 3_000;
-
-/** Least time between two notifications about the same resource (a few per second at most). */
-export const MIN_UPDATE_GAP_MS = 250;
-/** How long a first change waits for the rest of its burst before it is announced. */
-export const UPDATE_GATHER_MS = 20;
 
 /** The protocol generation an SDK server speaks (the SDK's word for it). */
 export type Era = "legacy" | "modern";
@@ -45,18 +42,6 @@ interface Connection {
   readonly subscribed: Set<string>;
   /** Its client listed resources (2025-11-25): it is told when the list changes. */
   listed: boolean;
-}
-
-/** What a 2026-07-28 `subscriptions/listen` stream was granted. */
-interface ListenFilter {
-  readonly uris: readonly string[];
-  readonly listChanged: boolean;
-}
-
-/** Coalescing state of one announcement (a URI, or the list). */
-interface Pending {
-  last: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 const LIST_KEY = "";
@@ -81,7 +66,6 @@ function serverOf(uri: string): string {
     return "";
   }
 }
-const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
 /**
  * The connections to tell when a resource changes. A connection leaves when its SDK server
@@ -105,7 +89,8 @@ export class ResourceSubscriptions {
   readonly #unwatchable = new Set<string>();
   /** List watches running, by resource name. */
   readonly #listWatches = new Map<string, () => void>();
-  readonly #pending = new Map<string, Pending>();
+  /** Announcements waiting for the rest of their burst, or for their gap. */
+  readonly #pending = new UpdateCoalescer();
   #log: (level: LogLevel, message: string) => void = stderrLog();
 
   /** How many SDK servers are connected and not yet closed. */
@@ -147,125 +132,24 @@ export class ResourceSubscriptions {
   }
 
   /**
-   * The transport a stdio entry serves, seen through: a 2026-07-28 `subscriptions/listen`
-   * stream is answered by the entry itself (never by an SDK server), so the URIs it was
-   * granted are read from its acknowledgement on the way out, and it ends with its
-   * cancellation, its final answer, or the transport. That is how resources are watched only
-   * while some stream asks for them.
+   * The transport a stdio entry serves, seen through: its 2026-07-28 `subscriptions/listen`
+   * streams are granted what may be watched, and watched while they last
+   * ({@link observeListenStreams}).
    */
   observe(transport: Transport): Transport {
     const streams = new Map<string | number, ListenFilter>();
     this.#streams.add(streams);
-    // The stdio entry routes changes to a stream from its request on; what it routes before the
-    // stream's acknowledgement is sent waits for it (the acknowledgement waits for the watch).
-    const acknowledging = new Map<string | number, Promise<void>>();
-    // Listen requests read and not acknowledged (or refused) yet, by id: whether each was
-    // cancelled meanwhile, in arrival order. A cancellation that comes before the
-    // acknowledgement (both in one read) finds no stream to end; the stream is then never
-    // registered, so nothing is watched for it.
-    const unacknowledged = new Map<string | number, boolean[]>();
-    const changed = () => this.#reconcile();
-    /** The stream `id` ended; `cancelled`: by the client, perhaps before its acknowledgement. */
-    const ended = (id: unknown, cancelled: boolean) => {
-      if (typeof id !== "string" && typeof id !== "number") return;
-      if (streams.delete(id)) changed();
-      else if (unacknowledged.has(id)) {
-        const waiting = unacknowledged.get(id)!;
-        if (cancelled) waiting[waiting.length - 1] = true;
-        // Answered without an acknowledgement: refused.
-        else answered(id);
-      }
-    };
-    /** Whether the listen request `id` acknowledged or answered now was cancelled first. */
-    const answered = (id: string | number): boolean => {
-      const waiting = unacknowledged.get(id);
-      const cancelled = waiting?.shift() ?? false;
-      if (waiting?.length === 0) unacknowledged.delete(id);
-      return cancelled;
-    };
-    const afterAck = (id: unknown, message: JSONRPCMessage, options?: TransportSendOptions) => {
-      const ack = (typeof id === "string" || typeof id === "number")
-        ? acknowledging.get(id)
-        : undefined;
-      if (ack === undefined) return transport.send(message, options);
-      const send = () => transport.send(message, options);
-      return ack.then(send, send);
-    };
-    const observed: Transport = {
-      start: () => transport.start(),
-      close: () => transport.close(),
-      send: (message: JSONRPCMessage, options?: TransportSendOptions) => {
-        const m = message as {
-          id?: unknown;
-          method?: string;
-          params?: Record<string, unknown>;
-        };
-        if (m.method === "notifications/subscriptions/acknowledged") {
-          const id = (m.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID];
-          const granted = m.params?.notifications as
-            | { resourceSubscriptions?: unknown; resourcesListChanged?: unknown }
-            | undefined;
-          const asked = Array.isArray(granted?.resourceSubscriptions)
-            ? granted.resourceSubscriptions.filter((u): u is string => typeof u === "string")
-            : [];
-          if ((typeof id === "string" || typeof id === "number") && answered(id)) {
-            // Cancelled before its acknowledgement: the SDK has dropped it; nothing to watch.
-            return transport.send(message, options);
-          }
-          if ((typeof id === "string" || typeof id === "number") && granted) {
-            // A URI that names no resource (tmux://pane/abc) is left out of what is granted: the
-            // stream stands for the others, and the acknowledgement says which.
-            const uris: string[] = [];
-            const watching = this.#watching();
-            for (const uri of asked) if (this.#refusal(uri, watching) === null) uris.push(uri);
-            const ack = uris.length === asked.length ? message : {
-              ...message,
-              params: { ...m.params, notifications: { ...granted, resourceSubscriptions: uris } },
-            } as JSONRPCMessage;
-            streams.set(id, { uris, listChanged: granted.resourcesListChanged === true });
-            changed();
-            // Acknowledged once watched: what changes after the acknowledgement is told.
-            const sent = this.#readyFor(uris).then(() => transport.send(ack, options));
-            acknowledging.set(id, sent);
-            const done = () => {
-              if (acknowledging.get(id) === sent) acknowledging.delete(id);
-            };
-            sent.then(done, done);
-            return sent;
-          }
-        } else if (m.method === undefined && m.id !== undefined) {
-          // A stream's last answer (or an error) comes after its acknowledgement too.
-          ended(m.id, false);
-          return afterAck(m.id, message, options);
-        }
-        if (m.method !== undefined) {
-          const meta = m.params?._meta as Record<string, unknown> | undefined;
-          return afterAck(meta?.[SUBSCRIPTION_ID], message, options);
-        }
-        return transport.send(message, options);
+    return observeListenStreams(transport, streams, {
+      changed: () => this.#reconcile(),
+      grant: (asked) => {
+        const uris: string[] = [];
+        const watching = this.#watching();
+        for (const uri of asked) if (this.#refusal(uri, watching) === null) uris.push(uri);
+        return uris;
       },
-      setProtocolVersion: (version: string) => transport.setProtocolVersion?.(version),
-    };
-    transport.onmessage = (message, extra) => {
-      const m = message as { id?: unknown; method?: string; params?: { requestId?: unknown } };
-      if (m.method === "notifications/cancelled") ended(m.params?.requestId, true);
-      else if (
-        m.method === "subscriptions/listen" &&
-        (typeof m.id === "string" || typeof m.id === "number")
-      ) {
-        const waiting = unacknowledged.get(m.id);
-        if (waiting) waiting.push(false);
-        else unacknowledged.set(m.id, [false]);
-      }
-      observed.onmessage?.(message, extra);
-    };
-    transport.onerror = (error) => observed.onerror?.(error);
-    transport.onclose = () => {
-      this.#streams.delete(streams);
-      changed();
-      observed.onclose?.();
-    };
-    return observed;
+      readyFor: (uris) => this.#readyFor(uris),
+      closed: () => this.#streams.delete(streams),
+    });
   }
 
   /**
@@ -394,7 +278,7 @@ export class ResourceSubscriptions {
     for (const [uri, feed] of [...this.#watches]) {
       if (wanted.has(uri)) continue;
       this.#watches.delete(uri);
-      this.#cancel(uri);
+      this.#pending.cancel(uri);
       feed.stop();
     }
     for (const uri of this.#unwatchable) if (!wanted.has(uri)) this.#unwatchable.delete(uri);
@@ -436,7 +320,7 @@ export class ResourceSubscriptions {
         this.#listWatches.set(spec.name, stop);
       }
     }
-    if (!list) this.#cancel(LIST_KEY);
+    if (!list) this.#pending.cancel(LIST_KEY);
   }
 
   /**
@@ -454,44 +338,12 @@ export class ResourceSubscriptions {
     clearTimeout(timer);
   }
 
-  #cancel(key: string): void {
-    const pending = this.#pending.get(key);
-    if (!pending) return;
-    clearTimeout(pending.timer);
-    this.#pending.delete(key);
-  }
-
-  /**
-   * Runs `send` soon for `key`: after {@link UPDATE_GATHER_MS} (a burst is one announcement),
-   * and never sooner than {@link MIN_UPDATE_GAP_MS} after the last one for the same key.
-   */
-  #coalesce(key: string, send: () => void): void {
-    let pending = this.#pending.get(key);
-    if (!pending) this.#pending.set(key, pending = { last: -Infinity, timer: undefined });
-    if (pending.timer !== undefined) return;
-    const entry = pending;
-    const wait = Math.max(UPDATE_GATHER_MS, entry.last + MIN_UPDATE_GAP_MS - performance.now());
-    entry.timer = setTimeout(() => {
-      entry.timer = undefined;
-      const sent = entry.last = performance.now();
-      send();
-      // Forgotten once quiet for a gap, so announcements of many URIs leave nothing behind.
-      setTimeout(() => {
-        if (
-          entry.timer === undefined && entry.last === sent && this.#pending.get(key) === entry
-        ) {
-          this.#pending.delete(key);
-        }
-      }, MIN_UPDATE_GAP_MS);
-    }, wait);
-  }
-
   /**
    * Says that the list of resources changed (panes came or went), to every 2025-11-25 client
    * and every 2026-07-28 stream that asked for it; coalesced like updates.
    */
   listChanged(): void {
-    this.#coalesce(LIST_KEY, () => {
+    this.#pending.coalesce(LIST_KEY, () => {
       for (const connection of this.#connections) {
         if (!connection.server.isConnected()) continue;
         connection.server.server.sendResourceListChanged().catch(() => {
@@ -511,7 +363,7 @@ export class ResourceSubscriptions {
     // A modern connection on a transport not observed (see observe) cannot be asked: its
     // entry passes the update only to the streams that listen for it.
     if (!modern && !this.#wanted(uri)) return;
-    this.#coalesce(uri, () => this.#announce(uri));
+    this.#pending.coalesce(uri, () => this.#announce(uri));
   }
 
   #announce(uri: string): void {
