@@ -3,7 +3,8 @@
  * end marker, its pane's death or the timeout; a command not done by then (or started in the
  * background) is a job get_command_result reads later (jobs.ts). Its parts are one import
  * below: which panes are busy (busy_panes.ts), the prompt programs waited out
- * (prompt_programs.ts), the fresh prompt (fresh_prompt.ts), the line typed (typed.ts).
+ * (prompt_programs.ts), the fresh prompt (fresh_prompt.ts), the line typed (typed.ts), the wait
+ * for its end and the verdict on a command without its end marker (run_wait.ts).
  *
  * @module
  */
@@ -19,18 +20,8 @@ import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
 import { leave, type Leftover } from "../tmux/leftovers.ts";
-import { lineEditorReads } from "../tmux/prompt.ts";
 import { jobIdOf, jobIdSchema, type JobRef } from "./job_id.ts";
-import { endMarker } from "./job_markers.ts";
-import {
-  HELD_NOTE,
-  isOver,
-  type JobView,
-  type MarkedRead,
-  readJob,
-  readMarked,
-} from "./job_state.ts";
-import { overWithoutEnd, recheckBy } from "./job_wait.ts";
+import { HELD_NOTE, isOver, readJob } from "./job_state.ts";
 import { placeOf, rememberJob } from "./job_resource.ts";
 import {
   CLAIM_MS,
@@ -47,9 +38,9 @@ import {
 } from "./run_mark.ts";
 import { keepTail } from "./text_tail.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
-import { PaneWatch, unlessStalled, type WatchEvent } from "./pane_watch.ts";
-import { afterTyped, cancelledWhileRunning } from "./run_failure.ts";
-import { awaitFirstOutput, paneEnded, type PaneProbe } from "./pane_probe.ts";
+import { PaneWatch } from "./pane_watch.ts";
+import { afterTyped } from "./run_failure.ts";
+import { awaitFirstOutput, paneEnded } from "./pane_probe.ts";
 import {
   busyRefusal,
   forgetEndedRuns,
@@ -71,6 +62,7 @@ import {
 } from "./prompt_programs.ts";
 import { whileShellAway } from "./shell_guard.ts";
 import { typedCommand } from "./typed.ts";
+import { awaitRunEnd } from "./run_wait.ts";
 import { checkDeliverable, forceField, pasteViaBuffer, TYPES } from "./typing.ts";
 
 /** Longest command `run_command` runs. */
@@ -333,117 +325,15 @@ export const runCommand = defineTool({
         (away, last) => Promise.resolve(last ? stillDrawing() : away),
       );
       sent = true;
-      const endToken = endMarker(nonce);
-      let result: MarkedRead | null = null;
-      let died: PaneProbe | null = null;
-      /** Over without its end marker, by the job reader and the line editor (see below). */
-      let interrupted: JobView | null = null;
-      /** When an end marker that does not count yet was first read (see recheckBy). */
-      let heldSince: number | null = null;
-      const ended = async () => {
-        const c = await readMarked(ctx, ref);
-        if (c.marked.held) heldSince ??= performance.now();
-        return c.marked.status !== null ? c : null;
-      };
-      if (!args.background) {
-        await ctx.progress(0, effective, `Running in ${pane.id}`);
-        reads.readUntil(deadline);
-        loop: while (true) {
-          const by = recheckBy(heldSince, deadline);
-          let event: WatchEvent;
-          try {
-            event = await watch.next(by);
-          } catch (error) {
-            // A read of the watch still waiting for its turn at the deadline is dropped: the
-            // wait is over, as at its timeout; what the command did is read below.
-            if (!reads.droppedAtDeadline(error)) throw error;
-            break loop;
-          }
-          switch (event.kind) {
-            case "lines":
-              if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
-                // A read tmux did not answer in time is made again: at the next tick, which
-                // reads the job, or after the wait (pane_watch.ts, unlessStalled).
-                result = await unlessStalled(ctx.signal, deadline, ended);
-                if (result) break loop;
-              }
-              break;
-            case "tick": {
-              const ran = Math.round(performance.now() - began);
-              await ctx.progress(
-                ran,
-                effective,
-                `Running in ${pane.id}: ${Math.round(ran / 1000)} s`,
-              );
-              // Quiet for a while: a person's C-c (or an `exec` in the command) may have put
-              // the shell back at its prompt without the end marker.
-              interrupted = await unlessStalled(
-                ctx.signal,
-                deadline,
-                () => overWithoutEnd(ctx, ref),
-              );
-              if (interrupted) break loop;
-              break;
-            }
-            case "died":
-              died = event.probe;
-              break loop;
-            case "timeout":
-              // Only the end marker's moment to read again is up.
-              if (by < deadline && performance.now() < deadline) {
-                result = await unlessStalled(ctx.signal, deadline, ended);
-                if (result) break loop;
-                break;
-              }
-              break loop;
-            case "cancelled":
-              // The command keeps running in the pane: the pane stays busy until it ends. A
-              // failure the model reads (a cancelled TmuxError reads as "cancelled before tmux
-              // finished"): a cancelled task shows it, job id and all (task_store.ts).
-              state.attached = false;
-              throw cancelledWhileRunning(jobId);
-          }
-        }
-      }
-      watch.close();
-      reads.paceOver();
-      result ??= await readMarked(ctx, ref);
-      let { marked } = result;
-      // No end marker and the pane alive: a program the shell started holds the terminal (it
-      // runs), or the shell waits at a prompt, quiet, without it (the line was dropped, or
-      // the shell holds it as unfinished): the job reader's verdict, which waits a moment.
-      let lost: string | null = null;
-      if (
-        died === null && marked.status === null && !args.background &&
-        !paneEnded(watch.start, result.probe)
-      ) {
-        // Read in the wait already when it ended there (its reader waits a moment to judge).
-        const fromWait = interrupted;
-        const view = fromWait ?? await readJob(ctx, ref);
-        interrupted = null;
-        if (view.state === "exited") {
-          marked = {
-            begun: view.complete,
-            status: view.exitStatus,
-            endedMs: null,
-            output: view.output,
-            ...(view.startNote ? { startNote: view.startNote } : {}),
-            ...(view.cutBytes ? { cutBytes: view.cutBytes } : {}),
-          };
-        } else if (view.state === "lost" && !marked.begun) {
-          lost = "it never started: the shell waits at a prompt, quiet, and printed none of its " +
-            "markers (the line was dropped, or the shell holds it as unfinished: an open " +
-            "quote or a trailing backslash typed before, which C-c could not clear)";
-        } else if (
-          view.state === "lost" &&
-          (fromWait !== null || await lineEditorReads(ctx.runner, ctx.address, pane.id, ctx.signal))
-        ) {
-          // Begun, the shell quiet at a prompt could be the shell itself waiting in a `read` of
-          // the command; not while its line editor reads the keys: it is back at its prompt.
-          interrupted = view;
-          lost = view.lostReason ?? "the shell is back at its prompt without the end marker";
-        }
-      } else interrupted = null;
+      const { result, marked, died, interrupted, lost } = await awaitRunEnd(ctx, reads, watch, {
+        ref,
+        jobId,
+        state,
+        began,
+        deadline,
+        effective,
+        background: args.background,
+      });
       const unfinished = died === null && marked.status === null;
       const timedOut = unfinished && !args.background && interrupted === null;
       const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);
