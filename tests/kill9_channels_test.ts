@@ -17,6 +17,29 @@ async function waitersOn(t: TestTmux, channel: string): Promise<number[]> {
   ).map((p) => p.pid);
 }
 
+/**
+ * Runs `body` with two tmux-mcp processes on one private server, `a`'s wait on channel deploy
+ * (`waiting`, its answer) begun and its tmux client waiting; ends them all after.
+ */
+async function withWaitOfA(
+  body: (
+    s: { t: TestTmux; a: StdioServer; b: StdioServer; waiting: ReturnType<typeof callOver> },
+  ) => Promise<void>,
+): Promise<void> {
+  const t = await TestTmux.start();
+  const a = await startOn(t.socket);
+  const b = await startOn(t.socket);
+  try {
+    const waiting = callOver(a, "wait_for_channel", { channel: "deploy", timeoutMs: 60_000 });
+    await waitFor(async () => (await waitersOn(t, "deploy")).length > 0, "the waiter");
+    await body({ t, a, b, waiting });
+  } finally {
+    await a.kill();
+    await b.kill();
+    await t.kill();
+  }
+}
+
 Deno.test("kill9: the tmux client of a wait on a channel ends with its process, SIGKILLed, without a signal", async () => {
   const t = await TestTmux.start();
   const a = await startOn(t.socket);
@@ -66,13 +89,8 @@ Deno.test("kill9: after a process was SIGKILLed waiting on a channel, the next o
   }
 });
 
-Deno.test("kill9: a wait whose process still runs takes a signal plainly, and a wait beside it that times out blames nothing on it", async () => {
-  const t = await TestTmux.start();
-  const a = await startOn(t.socket);
-  const b = await startOn(t.socket);
-  try {
-    const waiting = callOver(a, "wait_for_channel", { channel: "deploy", timeoutMs: 60_000 });
-    await waitFor(async () => (await waitersOn(t, "deploy")).length > 0, "the waiter");
+Deno.test("kill9: a wait whose process still runs takes a signal plainly, and a wait beside it that times out blames nothing on it", () =>
+  withWaitOfA(async ({ t, b, waiting }) => {
     // b's wait begins while a's is alive, and times out: a's took nothing it should not.
     const beside = await callOver(b, "wait_for_channel", { channel: "deploy", timeoutMs: 100 });
     assert.equal(beside.data.outcome, "timedOut");
@@ -93,20 +111,10 @@ Deno.test("kill9: a wait whose process still runs takes a signal plainly, and a 
     } finally {
       await c.kill();
     }
-  } finally {
-    await a.kill();
-    await b.kill();
-    await t.kill();
-  }
-});
+  }));
 
-Deno.test("kill9: a live wait of another process takes a signal without a word of dead waits", async () => {
-  const t = await TestTmux.start();
-  const a = await startOn(t.socket);
-  const b = await startOn(t.socket);
-  try {
-    const waiting = callOver(a, "wait_for_channel", { channel: "deploy", timeoutMs: 60_000 });
-    await waitFor(async () => (await waitersOn(t, "deploy")).length > 0, "the waiter");
+Deno.test("kill9: a live wait of another process takes a signal without a word of dead waits", () =>
+  withWaitOfA(async ({ t, b, waiting }) => {
     assert.equal(
       (await callOver(b, "signal_channel", { channel: "deploy" })).summary,
       "Signalled channel deploy.",
@@ -115,9 +123,4 @@ Deno.test("kill9: a live wait of another process takes a signal without a word o
     const marks = (await t.tmux("show-options", "-s")).split("\n")
       .filter((l) => l.startsWith("@tmux-mcp-channel-"));
     assert.deepEqual(marks, [], "the woken wait leaves no mark");
-  } finally {
-    await a.kill();
-    await b.kill();
-    await t.kill();
-  }
-});
+  }));
