@@ -62,15 +62,39 @@ async function killedAfterClaim(
   }
 }
 
-Deno.test("run_command SIGKILLed after its claim, before typing: refused only as a claim, its job read as never typed once the claim lapses, and the pane runs the next command", async () => {
+/**
+ * Runs `body` on a private server whose first pane (`p`) holds the claim a run_command killed
+ * after its claim step left ({@link killedAfterClaim} of `echo SHOULD-NOT-RUN`: `value`,
+ * `claim`); `startB` starts the next tmux-mcp process on it. Ends them all after.
+ */
+async function withKilledClaim(
+  body: (s: {
+    t: Started;
+    p: string;
+    value: string;
+    claim: RunMark;
+    startB: () => Promise<StdioServer>;
+  }) => Promise<void>,
+): Promise<void> {
   const t = await TestTmux.start();
   const gate = await HookGate.make();
   let b: StdioServer | undefined;
   try {
     const p = t.ids.paneId;
     const { value, claim } = await killedAfterClaim(t, gate, "echo SHOULD-NOT-RUN");
+    await body({ t, p, value, claim, startB: async () => b = await startOn(t.socket) });
+  } finally {
+    await gate.open();
+    await b?.kill();
+    await t.kill();
+    await gate.remove();
+  }
+}
+
+Deno.test("run_command SIGKILLed after its claim, before typing: refused only as a claim, its job read as never typed once the claim lapses, and the pane runs the next command", () =>
+  withKilledClaim(async ({ t, p, value, claim, startB }) => {
     const { jobId } = claim;
-    b = await startOn(t.socket);
+    const b = await startB();
     const first = await callOver(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
     if (!first.isError) {
       // This process came only once the claim had lapsed (a loaded machine): the pane was free.
@@ -102,22 +126,11 @@ Deno.test("run_command SIGKILLed after its claim, before typing: refused only as
     const shown = await t.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", p);
     assert.doesNotMatch(shown, /SHOULD-NOT-RUN/, `nothing was typed under ${value}`);
     assert.equal(await runMark(t, p), "", "the next command's mark given back");
-  } finally {
-    await gate.open();
-    await b?.kill();
-    await t.kill();
-    await gate.remove();
-  }
-});
+  }));
 
-Deno.test("run_command SIGKILLed after its claim, before typing: once the claim lapses the next run_command takes the pane at once", async () => {
-  const t = await TestTmux.start();
-  const gate = await HookGate.make();
-  let b: StdioServer | undefined;
-  try {
-    const p = t.ids.paneId;
-    const { claim } = await killedAfterClaim(t, gate, "echo SHOULD-NOT-RUN");
-    b = await startOn(t.socket);
+Deno.test("run_command SIGKILLed after its claim, before typing: once the claim lapses the next run_command takes the pane at once", () =>
+  withKilledClaim(async ({ t, p, claim, startB }) => {
+    const b = await startB();
     await lapsed(claim);
     const next = await callOver(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
     assert.equal(next.isError, false, next.text);
@@ -126,22 +139,11 @@ Deno.test("run_command SIGKILLed after its claim, before typing: once the claim 
     assert.equal(job.data.state, "lost", job.text);
     const shown = await t.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", p);
     assert.doesNotMatch(shown, /SHOULD-NOT-RUN/, "nothing was typed");
-  } finally {
-    await gate.open();
-    await b?.kill();
-    await t.kill();
-    await gate.remove();
-  }
-});
+  }));
 
-Deno.test("run_command: an earlier version's mark (job, then its call's deadline) is read as it always was", async () => {
-  const t = await TestTmux.start();
-  const gate = await HookGate.make();
-  let b: StdioServer | undefined;
-  try {
-    const p = t.ids.paneId;
+Deno.test("run_command: an earlier version's mark (job, then its call's deadline) is read as it always was", () =>
+  withKilledClaim(async ({ t, p, claim, startB }) => {
     // The same job, not begun, as an earlier version left it: waited on for a minute more.
-    const { claim } = await killedAfterClaim(t, gate, "echo SHOULD-NOT-RUN");
     await t.tmux(
       "set-option",
       "-p",
@@ -150,18 +152,12 @@ Deno.test("run_command: an earlier version's mark (job, then its call's deadline
       "@tmux-mcp-run",
       markValue(claim.jobId, Date.now() + 60_000),
     );
-    b = await startOn(t.socket);
+    const b = await startB();
     await lapsed(claim);
     const refused = await callOver(b, "run_command", { paneId: p, command: "echo NEXT-RAN" });
     assert.equal(refused.isError, true, refused.text);
     assert.match(refused.summary, /busy with a command another run_command typed .*waits on it/);
-  } finally {
-    await gate.open();
-    await b?.kill();
-    await t.kill();
-    await gate.remove();
-  }
-});
+  }));
 
 // The step that types checks in tmux that the pane's mark is still the call's claim: a claim
 // another call judged lapsed meanwhile (and took, or a reader of the job ended) types nothing.
