@@ -1,9 +1,10 @@
 /**
  * `guard`: before a tmux tool call runs, work out which panes it would type into, run in,
  * respawn, kill, clear or pipe, and ask the person (or deny) when one of them is being watched
- * by a person or is the agent's own pane; whether it would put a new pane or window under a
- * person's keys (split_window, create_window with `select`); and whether it would unzoom a
- * window a person shows zoomed (unzoom.ts). Tools that do none of that pass with no opinion.
+ * by a person or is the agent's own pane; whether it would move a person's keys to a pane they
+ * had not chosen (focus.ts: a pane or window selected, a new one with `select`, their current
+ * window or active pane moved away); and whether it would unzoom a window a person shows zoomed
+ * (unzoom.ts). Tools that do none of that pass with no opinion.
  *
  * The decision is split in two: {@link guardedCalls} reads the tool call alone (pure), and
  * {@link judgeCalls} looks the targets up in one snapshot per server.
@@ -11,13 +12,7 @@
  * @module
  */
 
-import {
-  attendedPanes,
-  clientLabel,
-  findCallerPane,
-  inputCohort,
-  isPerson,
-} from "../tmux/identity.ts";
+import { attendedPanes, findCallerPane, inputCohort } from "../tmux/identity.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
 import {
@@ -29,6 +24,14 @@ import {
 } from "../tmux/snapshot.ts";
 import type { AgentPane } from "./agent_pane.ts";
 import { isObject } from "./input.ts";
+import {
+  clientsText,
+  type FocusCall,
+  focusConcerns,
+  focusOf,
+  focusRefs,
+  keysLeaveConcerns,
+} from "./focus.ts";
 import { HOOK_TMUX_TIMEOUT_MS, oneLine, quoted, where } from "./marks.ts";
 import { socketLabel } from "../tmux/socket_choice.ts";
 import { type Unzoom, unzoomConcerns, unzoomOf, unzoomTargets, zoomFact } from "./unzoom.ts";
@@ -52,26 +55,10 @@ const VERBS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Tools the guard always looks at; every other tool but {@link FOCUS_TOOLS} and unzoom.ts's
+ * Tools the guard always looks at; every other tool but focus.ts's `FOCUS_TOOLS` and unzoom.ts's
  * `UNZOOM_TOOLS` passes untouched.
  */
 export const GUARDED_TOOLS: readonly string[] = Object.keys(VERBS);
-
-/**
- * Tools that, told to `select`, put a new pane under a person's keys: split_window gives the
- * new pane its window's focus, create_window makes the new window its session's current one.
- * What the person types next then goes to the agent's program, which a server started with
- * `--allow-attended-input` lets happen and leaves to this hook to ask about. Each has its verb
- * and the one argument naming what it would take the focus of. Without `select` (the tools'
- * default) the new pane opens behind what anyone sees, and passes.
- */
-const FOCUS_VERBS: Readonly<Record<string, { readonly verb: string; readonly key: string }>> = {
-  split_window: { verb: "split and focus", key: "paneId" },
-  create_window: { verb: "open a window in front of", key: "session" },
-};
-
-/** Tools the guard looks at when they `select` (see {@link FOCUS_VERBS}). */
-export const FOCUS_TOOLS: readonly string[] = Object.keys(FOCUS_VERBS);
 
 /** The batch tool: each of its operations is judged as its own call. */
 export const BATCH_TOOL = "call_tools_batch";
@@ -138,10 +125,10 @@ export interface GuardedCall {
   /** Set when the call's targets cannot be read from its arguments: the guard then asks. */
   readonly unclear?: string;
   /**
-   * Set for a call that would select a new pane or window ({@link FOCUS_VERBS}): judged by who
-   * is shown its target's window, or attached to its session, not by whose pane it is.
+   * Set for a call that may move a person's focus (focus.ts): judged by who is shown its
+   * target's window, or attached to its session, not by whose pane it is.
    */
-  readonly focus?: true;
+  readonly focus?: FocusCall;
   /**
    * Set for a call that may unzoom the windows its targets are in (unzoom.ts): judged by who
    * is shown those windows zoomed. `tool` words the reason.
@@ -191,19 +178,6 @@ interface ReadState {
 function verbOf(tool: string): string | undefined {
   // Own properties only: "constructor" and "toString" name no tool.
   return Object.hasOwn(VERBS, tool) ? VERBS[tool] : undefined;
-}
-
-/**
- * The focus a call would take, or undefined when it takes none: a {@link FOCUS_VERBS} tool
- * told to `select`. A `select` that is neither true nor false (the server refuses it) counts
- * as selecting: the guard never reads a call as doing less than it might.
- */
-function focusOf(
-  tool: string,
-  args: Record<string, unknown>,
-): { readonly verb: string; readonly key: string } | undefined {
-  if (!Object.hasOwn(FOCUS_VERBS, tool)) return undefined;
-  return args.select === undefined || args.select === false ? undefined : FOCUS_VERBS[tool];
 }
 
 function callsOf(
@@ -320,21 +294,12 @@ function readCall(
     return [{ label, verb, socketName, targets: [{ kind: "server" }], ...after }];
   }
   if (focus) {
-    // Only the argument the tool acts on: a variable named paneId in `environment` is none.
-    const value = args[focus.key];
-    if (typeof value !== "string") {
-      return [
-        unclear(
-          label,
-          verb,
-          value === undefined ? `it names no ${focus.key}` : `its ${focus.key} is not a string`,
-        ),
-      ];
-    }
-    const target: Target = focus.key === "paneId"
-      ? { kind: "pane", id: value }
-      : { kind: "session", ref: value };
-    return [{ label, verb, socketName, targets: [target], focus: true, ...after }];
+    // After rows that change tmux it is asked about unread: a split's new pane, selected by
+    // the next row, does not exist when the hook looks.
+    const read = focusRefs(focus, args);
+    if (typeof read === "string") return [unclear(label, verb, read)];
+    const { refs, targets } = read;
+    return [{ label, verb, socketName, targets, focus: { tool, refs }, ...after }];
   }
   if (zoom) {
     const targets = unzoomTargets(args, zoom.keys);
@@ -442,14 +407,12 @@ export function judgeCalls(
     const view = viewOf(call.socketName);
     const on = view.on;
     if (call.focus) {
-      for (const target of call.targets) {
-        const concern = focusConcern(call.label, target, view);
-        if (concern) out.push(concern);
-      }
+      out.push(...focusConcerns(call.label, call.focus, view));
       continue;
     }
     if (call.unzoom) {
       out.push(...unzoomConcerns(call.label, call.unzoom, call.targets, view));
+      out.push(...keysLeaveConcerns(call.label, call.unzoom.tool, call.targets, view));
       continue;
     }
     for (const target of call.targets) {
@@ -572,43 +535,6 @@ function paneFact(pane: PaneRow, view: ServerView): string | null {
   if (own) parts.push("the agent's own pane");
   if (watchers.length > 0) parts.push(`which a person is watching (${clientsText(watchers)})`);
   return `${pane.id} (${where(pane)}), ${parts.join(", ")}`;
-}
-
-/** `client /dev/pts/4`, or `clients /dev/pts/4, /dev/pts/5`. */
-function clientsText(clients: readonly ClientRow[]): string {
-  const ttys = clients.map((c) => oneLine(clientLabel(c), 120));
-  return `client${ttys.length > 1 ? "s" : ""} ${ttys.join(", ")}`;
-}
-
-/**
- * What selecting a new pane or window would do to a person, or null when it would do it in
- * front of nobody (or its target does not exist: the call fails). split_window gives the new
- * pane its window's focus: whoever is shown that window, any pane of it (a zoomed one too:
- * the split unzooms it), types into the agent's program next. create_window makes the new
- * window its session's current one, in front of every person attached to that session. The
- * agent's own pane is no concern here: its focus is nobody's.
- */
-function focusConcern(label: string, target: Target, view: ServerView): string | null {
-  const { snapshot, on } = view;
-  const next = ": what they type next goes to it";
-  if (target.kind === "pane") {
-    const pane = snapshot.panes.find((p) => p.id === target.id);
-    if (!pane) return null;
-    const watchers = new Set(
-      snapshot.panes.filter((p) => p.windowId === pane.windowId)
-        .flatMap((p) => view.attended.get(p.id) ?? []),
-    );
-    if (watchers.size === 0) return null;
-    return `${label} would split pane ${pane.id} (${where(pane)})${on} and focus the new ` +
-      `pane, in a window a person is watching (${clientsText([...watchers])})${next}`;
-  }
-  if (target.kind !== "session") return null;
-  const session = findSession(snapshot.sessions, target.ref);
-  if (!session) return null;
-  const attached = snapshot.clients.filter((c) => isPerson(c) && c.sessionId === session.id);
-  if (attached.length === 0) return null;
-  return `${label} would open a window in front of the person attached to session ` +
-    `${quoted(session.name, 60)}${on} (${clientsText(attached)})${next}`;
 }
 
 /** Joins concerns into one reason, bounded, saying how many it left out. */

@@ -45,7 +45,8 @@ Deno.test("guardedCalls: every guarded tool with its target; other tools pass", 
     { kind: "session", ref: "a b" },
   ]);
   assert.deepEqual(guardedCalls("mcp__tmux__kill_server", {})[0].targets, [{ kind: "server" }]);
-  // select_pane and split_window are read for the zooms they would undo (unzoom_test.ts).
+  // select_pane and split_window are read for the focus they move (focus_test.ts) and the zooms
+  // they would undo (unzoom_test.ts).
   for (const tool of ["list_panes", "capture_pane", "set_pane_title", "Bash"]) {
     assert.deepEqual(guardedCalls(`mcp__tmux__${tool}`, { paneId: "%4" }), [], tool);
   }
@@ -119,12 +120,12 @@ Deno.test("guardedCalls: split_window and create_window are read as taking focus
     verb: "split and focus",
     socketName: undefined,
     targets: [{ kind: "pane", id: "%4" }],
-    focus: true,
+    focus: { tool: "split_window", refs: { paneId: "%4" } },
   });
   const [open] = guardedCalls("create_window", { session: "$1", select: true, socket_name: "w" });
   assert.deepEqual(open.targets, [{ kind: "session", ref: "$1" }]);
   assert.equal(open.socketName, "w");
-  assert.equal(open.focus, true);
+  assert.deepEqual(open.focus, { tool: "create_window", refs: { session: "$1" } });
   // A select the server would refuse is read as one that selects: the guard never guesses less.
   assert.equal(guardedCalls("split_window", { paneId: "%4", select: "yes" }).length, 1);
   const cases: [string, Record<string, unknown>, string][] = [
@@ -146,9 +147,9 @@ Deno.test("guardedCalls: split_window and create_window are read as taking focus
       { tool: "create_window", arguments: { session: "main", select: true } },
     ],
   });
-  assert.deepEqual(rows.map((r) => [r.label, r.focus, r.after?.map((op) => op.tool)]), [
+  assert.deepEqual(rows.map((r) => [r.label, r.focus?.tool, r.after?.map((op) => op.tool)]), [
     [`${BATCH_TOOL} operation 1 (split_window)`, undefined, undefined],
-    [`${BATCH_TOOL} operation 2 (create_window)`, true, ["split_window"]],
+    [`${BATCH_TOOL} operation 2 (create_window)`, "create_window", ["split_window"]],
   ]);
 });
 

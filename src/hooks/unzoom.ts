@@ -2,7 +2,8 @@
  * A person's zoom, for the hook's guard: which tool calls unzoom a window, as tmux 3.3a does
  * (measured: a split, a layout, a pane's resize, a pane moved in, out or swapped, a hidden pane
  * selected or zoomed; a kill is guard.ts's own), and the reason the person reads when a client
- * of theirs shows that window zoomed.
+ * of theirs shows that window zoomed. select_pane, and a break_pane that selects, are read as
+ * moving a focus (focus.ts), which words their concern here where the window is zoomed.
  *
  * An unzoom puts the window's hidden panes on the person's screen (the agent's program among
  * them, perhaps), and after a hidden pane is selected or zoomed their keys go to it. The server
@@ -42,7 +43,7 @@ const always = (): Unzoom => "reshape";
 
 /**
  * The tools that unzoom (kill_pane apart), each read from its own arguments only. split_window
- * with `select` is read as taking the person's keys instead (guard.ts `FOCUS_VERBS`). Sizes of
+ * with `select` is read as taking the person's keys instead (focus.ts `FOCUS_TOOLS`). Sizes of
  * resize_window keep a zoom in tmux 3.3a; its `zoom: true` keeps the active pane zoomed. A
  * value the server would refuse is read as the most the call could do.
  */
@@ -131,9 +132,9 @@ export function unzoomOf(
  * In a batch such a call is judged by tmux as it is, unless a row before it waits: a row that
  * changes tmux could bring a zoomed window in front of a person first only by a view change of
  * its own (select_window, a zoom), which the server refuses unless started with
- * `--allow-attended-input` and the hook does not ask about; asking about every layout step
- * after a split would ask about nearly every batch that builds one. Time is another matter: a
- * person may come and zoom meanwhile.
+ * `--allow-attended-input` and the hook asks about in its own right (focus.ts; unread after
+ * other changes); asking about every layout step after a split would ask about nearly every
+ * batch that builds one. Time is another matter: a person may come and zoom meanwhile.
  */
 export function unzoomTargets(
   args: Record<string, unknown>,

@@ -39,7 +39,9 @@ Deno.test("guardedCalls: the tools that unzoom a window are read with the panes 
   assert.deepEqual(read("select_layout", { windowId: "@2", layout: "tiled" }), [
     { targets: [{ kind: "window", id: "@2" }], unzoom: "reshape", unclear: undefined },
   ]);
-  assert.deepEqual(read("select_pane", { paneId: "%4" })[0].unzoom, "focus");
+  // select_pane is read as moving a person's focus (focus_test.ts), and judged as unzooming
+  // where its window is zoomed.
+  assert.equal(read("select_pane", { paneId: "%4" })[0].unzoom, undefined);
   // resize_pane: a size always unzooms; zoom: false unzooms; zoom: true onto a hidden pane
   // moves the zoom (and the person's keys) to it.
   assert.equal(read("resize_pane", { paneId: "%4", width: 20 })[0].unzoom, "reshape");
@@ -60,7 +62,10 @@ Deno.test("guardedCalls: the tools that unzoom a window are read with the panes 
   // Nothing to do: the server refuses it.
   assert.deepEqual(read("resize_pane", { paneId: "%4" }), []);
   // split_window that selects is read as taking the person's keys, as before.
-  assert.equal(guardedCalls("split_window", { paneId: "%4", select: true })[0].focus, true);
+  assert.equal(
+    guardedCalls("split_window", { paneId: "%4", select: true })[0].focus?.tool,
+    "split_window",
+  );
   const cases: [string, Record<string, unknown>, string][] = [
     ["split_window", {}, "it names no paneId"],
     ["join_pane", { paneId: "%4" }, "it names no targetPaneId"],
@@ -74,8 +79,9 @@ Deno.test("guardedCalls: the tools that unzoom a window are read with the panes 
     assert.ok(calls[0].unclear?.includes(why), `${calls[0].unclear} ∌ ${why}`);
   }
   // In a batch, an unzooming row is judged by tmux as it is unless a row before it waits: only
-  // a view change (which this hook leaves to the server) could bring a zoomed window in front
-  // of a person first. It counts as a change for the rows after it, as before.
+  // a view change (which this hook asks about in its own right, unread after other changes)
+  // could bring a zoomed window in front of a person first. It counts as a change for the rows
+  // after it, as before. select_pane moves a focus: after changes it is asked about unread.
   const rows = guardedCalls(BATCH_TOOL, {
     operations: [
       { tool: "split_window", arguments: { paneId: "%4" } },
@@ -88,7 +94,7 @@ Deno.test("guardedCalls: the tools that unzoom a window are read with the panes 
   assert.deepEqual(rows.map((r) => [r.label, r.after?.map((op) => op.tool)]), [
     [`${BATCH_TOOL} operation 1 (split_window)`, undefined],
     [`${BATCH_TOOL} operation 2 (select_layout)`, undefined],
-    [`${BATCH_TOOL} operation 4 (select_pane)`, ["wait_for_idle"]],
+    [`${BATCH_TOOL} operation 4 (select_pane)`, ["split_window", "select_layout", "wait_for_idle"]],
     [`${BATCH_TOOL} operation 5 (send_keys)`, [
       "split_window",
       "select_layout",
@@ -257,11 +263,11 @@ Deno.test("guard: a call that would unzoom a window a person shows zoomed is ask
       operations: [
         { tool: "split_window", arguments: { paneId: bg1 } },
         { tool: "select_layout", arguments: { windowId: window, layout: "tiled" } },
-        { tool: "select_pane", arguments: { paneId: hidden1 } },
+        { tool: "resize_pane", arguments: { paneId: hidden1, zoom: true } },
       ],
     });
     assert.deepEqual(many.runs, one.runs);
-    assert.match(many.reason ?? "", /operation 3 \(select_pane\) would select/);
+    assert.match(many.reason ?? "", /operation 3 \(resize_pane\) would zoom pane/);
     // Unzoomed, the window is only reshaped in front of the person: a view change the server
     // refuses unless started with --allow-attended-input, not this hook's question.
     await t.tmux("resize-pane", "-Z", "-t", shown);

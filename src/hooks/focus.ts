@@ -1,0 +1,335 @@
+/**
+ * A person's focus, for the hook's guard: which tool calls would move the keys a person types to
+ * a pane they had not chosen, as tmux 3.3a does (measured), and the reason the person reads.
+ *
+ * A client sends what its person types to the active pane of the current window of its session.
+ * That pane changes when a call selects another pane of the window they are shown (select_pane;
+ * split_window with `select`), makes another window their session's current one
+ * (select_window; create_window or break_pane with `select`), moves their current window out of
+ * their session (move_window), or takes the active pane out of the window they are shown
+ * (join_pane, break_pane, a swap_pane with a pane of another window). The server refuses each
+ * where a person watches unless it was started with `--allow-attended-input`; asking the person
+ * then is this hook's part. Where the window is zoomed, unzoom.ts words the concern instead.
+ *
+ * @module
+ */
+
+import { clientLabel, isPerson } from "../tmux/identity.ts";
+import { type ClientRow, findSession, type PaneRow, type SessionRow } from "../tmux/snapshot.ts";
+import type { ServerView, Target } from "./guard.ts";
+import { oneLine, quoted, where } from "./marks.ts";
+import { unzoomConcerns } from "./unzoom.ts";
+
+/** The arguments a focus call names what it reaches by. */
+export type FocusKey = "paneId" | "windowId" | "session" | "fromSession";
+
+interface FocusSpec {
+  /** What the call does, as "cannot tell which panes it would ..." words it. */
+  readonly verb: string;
+  /** The arguments it needs, then those it may name. */
+  readonly keys: readonly FocusKey[];
+  readonly optional?: readonly FocusKey[];
+  /** Whether the call moves a focus, given its arguments. */
+  readonly moves: (args: Record<string, unknown>) => boolean;
+}
+
+/**
+ * Told to `select`. A `select` that is neither true nor false (the server refuses it) counts as
+ * selecting: the guard never reads a call as doing less than it might. Without it (the tools'
+ * default) the new pane or window opens behind what anyone sees.
+ */
+const selects = (args: Record<string, unknown>) =>
+  args.select !== undefined && args.select !== false;
+const always = () => true;
+
+/**
+ * The tools that move a focus by what they are for, each read from its own arguments only.
+ * split_window gives its new pane its window's focus, create_window and break_pane make their new
+ * window the session's current one. join_pane, swap_pane and break_pane without `select` are
+ * read as unzooming calls (unzoom.ts), and judged here too ({@link keysLeaveConcerns}).
+ */
+const SPECS: Readonly<Record<string, FocusSpec>> = {
+  split_window: { verb: "split and focus", keys: ["paneId"], moves: selects },
+  create_window: { verb: "open a window in front of", keys: ["session"], moves: selects },
+  break_pane: { verb: "break out and focus", keys: ["paneId"], moves: selects },
+  select_pane: { verb: "select", keys: ["paneId"], moves: always },
+  select_window: { verb: "select", keys: ["windowId"], optional: ["session"], moves: always },
+  move_window: {
+    verb: "move",
+    keys: ["windowId", "session"],
+    optional: ["fromSession"],
+    moves: always,
+  },
+};
+
+/** The tools that may move a person's focus by what they are for. */
+export const FOCUS_TOOLS: readonly string[] = Object.keys(SPECS);
+
+/** What a focus call names, by argument: the ids and names as the model wrote them. */
+export type FocusRefs = Readonly<Partial<Record<FocusKey, string>>>;
+
+/** A call that may move a focus: the tool, and what it names. */
+export interface FocusCall {
+  readonly tool: string;
+  readonly refs: FocusRefs;
+}
+
+/**
+ * How a call of `tool` would move a focus: its verb and the arguments to read, or undefined
+ * when it moves none.
+ */
+export function focusOf(
+  tool: string,
+  args: Record<string, unknown>,
+): FocusSpec | undefined {
+  // Own properties only: "constructor" names no tool.
+  if (!Object.hasOwn(SPECS, tool)) return undefined;
+  return SPECS[tool].moves(args) ? SPECS[tool] : undefined;
+}
+
+/**
+ * What a focus call names (only the arguments the tool acts on: a variable named paneId in
+ * `environment` is none), as refs and as the guard's targets; or why they cannot be read: the
+ * guard then asks.
+ */
+export function focusRefs(
+  spec: FocusSpec,
+  args: Record<string, unknown>,
+): { refs: FocusRefs; targets: Target[] } | string {
+  const refs: Partial<Record<FocusKey, string>> = {};
+  const targets: Target[] = [];
+  for (const key of [...spec.keys, ...spec.optional ?? []]) {
+    const value = args[key];
+    if (value === undefined && !spec.keys.includes(key)) continue;
+    if (typeof value !== "string") {
+      return value === undefined ? `it names no ${key}` : `its ${key} is not a string`;
+    }
+    refs[key] = value;
+    targets.push(
+      key === "paneId"
+        ? { kind: "pane", id: value }
+        : key === "windowId"
+        ? { kind: "window", id: value }
+        : { kind: "session", ref: value },
+    );
+  }
+  return { refs, targets };
+}
+
+const NEXT = ": what they type next goes to it";
+const ELSEWHERE = ": what they type next goes to a pane they did not choose";
+
+/** `client /dev/pts/4`, or `clients /dev/pts/4, /dev/pts/5`. */
+export function clientsText(clients: readonly ClientRow[]): string {
+  const ttys = clients.map((c) => oneLine(clientLabel(c), 120));
+  return `client${ttys.length > 1 ? "s" : ""} ${ttys.join(", ")}`;
+}
+
+/**
+ * The people shown a window: whoever is shown any pane of it (a zoomed one too). The agent's
+ * own pane is no concern here: its focus is nobody's.
+ */
+function windowWatchers(view: ServerView, windowId: string): ClientRow[] {
+  return [
+    ...new Set(
+      view.snapshot.panes.filter((p) => p.windowId === windowId)
+        .flatMap((p) => view.attended.get(p.id) ?? []),
+    ),
+  ];
+}
+
+/** The people attached to a session: its current window is theirs. */
+function attachedPeople(view: ServerView, session: SessionRow): ClientRow[] {
+  return view.snapshot.clients.filter((c) => isPerson(c) && c.sessionId === session.id);
+}
+
+/** `the person attached to session "main" (client /dev/pts/4)`. */
+function attachedText(view: ServerView, session: SessionRow, people: ClientRow[]): string {
+  return `the person attached to session ${quoted(session.name, 60)}${view.on} ` +
+    `(${clientsText(people)})`;
+}
+
+function pane(view: ServerView, id: string | undefined): PaneRow | undefined {
+  return view.snapshot.panes.find((p) => p.id === id);
+}
+
+/** The active pane of a window, or undefined when the window does not exist. */
+function activePane(view: ServerView, windowId: string): PaneRow | undefined {
+  const panes = view.snapshot.panes.filter((p) => p.windowId === windowId);
+  return panes.find((p) => p.active) ?? panes[0];
+}
+
+/**
+ * The session a window call acts in, as the server picks it: the one named (the window must be
+ * in it), else the window's only session; undefined when the call fails (no such session, the
+ * window not in it, or linked into several and none named).
+ */
+function sessionOfWindow(
+  view: ServerView,
+  window: PaneRow,
+  ref: string | undefined,
+): SessionRow | undefined {
+  const { sessions } = view.snapshot;
+  if (ref === undefined) {
+    return window.placements.length === 1
+      ? sessions.find((s) => s.id === window.placements[0].sessionId)
+      : undefined;
+  }
+  const session = findSession(sessions, ref);
+  return session && window.placements.some((at) => at.sessionId === session.id)
+    ? session
+    : undefined;
+}
+
+/** Whether `window` is the current window of `session`. */
+function isCurrentIn(window: PaneRow, session: SessionRow): boolean {
+  return window.placements.some((at) => at.sessionId === session.id && at.active);
+}
+
+/**
+ * What a focus call would do to a person: one sentence per focus it would move in front of
+ * someone; none when it would move it in front of nobody, when what it selects is selected
+ * already, or when its target does not exist (the call fails).
+ */
+export function focusConcerns(label: string, call: FocusCall, view: ServerView): string[] {
+  const { snapshot, on } = view;
+  const { refs } = call;
+  switch (call.tool) {
+    case "split_window": {
+      // Whoever is shown the window, zoomed or not (the split unzooms it), types into the
+      // new pane next.
+      const p = pane(view, refs.paneId);
+      const watchers = p ? windowWatchers(view, p.windowId) : [];
+      if (!p || watchers.length === 0) return [];
+      return [
+        `${label} would split pane ${p.id} (${where(p)})${on} and focus the new pane, in a ` +
+        `window a person is watching (${clientsText(watchers)})${NEXT}`,
+      ];
+    }
+    case "create_window": {
+      const session = findSession(snapshot.sessions, refs.session ?? "");
+      const people = session ? attachedPeople(view, session) : [];
+      if (!session || people.length === 0) return [];
+      return [
+        `${label} would open a window in front of the person attached to session ` +
+        `${quoted(session.name, 60)}${on} (${clientsText(people)})${NEXT}`,
+      ];
+    }
+    case "break_pane": {
+      // The new window goes to the first session the pane's window is in; a pane alone in its
+      // window is refused. Nobody attached there: judged as a break that does not select.
+      const p = pane(view, refs.paneId);
+      if (!p || snapshot.panes.filter((x) => x.windowId === p.windowId).length < 2) return [];
+      const session = snapshot.sessions.find((s) => s.id === p.placements[0]?.sessionId);
+      const people = session ? attachedPeople(view, session) : [];
+      if (!session || people.length === 0) {
+        const targets: Target[] = [{ kind: "pane", id: p.id }];
+        return [
+          ...unzoomConcerns(label, { tool: "break_pane", how: "reshape" }, targets, view),
+          ...keysLeaveConcerns(label, "break_pane", targets, view),
+        ];
+      }
+      return [
+        `${label} would break pane ${p.id} (${where(p)})${on} out into a new window in front ` +
+        `of ${attachedText(view, session, people)}${NEXT}`,
+      ];
+    }
+    case "select_pane": {
+      const p = pane(view, refs.paneId);
+      if (!p) return [];
+      // A hidden pane of a zoomed window: the unzoom is what the person sees first.
+      if (p.windowZoomed) {
+        const targets: Target[] = [{ kind: "pane", id: p.id }];
+        return unzoomConcerns(label, { tool: "select_pane", how: "focus" }, targets, view);
+      }
+      const watchers = windowWatchers(view, p.windowId);
+      const before = activePane(view, p.windowId);
+      if (p.active || !before || watchers.length === 0) return [];
+      return [
+        `${label} would make pane ${p.id} (${where(p)})${on} the active pane of a window a ` +
+        `person is watching (${clientsText(watchers)}), in place of pane ${before.id}${NEXT}`,
+      ];
+    }
+    case "select_window": {
+      const w = refs.windowId === undefined ? undefined : activePane(view, refs.windowId);
+      const session = w && sessionOfWindow(view, w, refs.session);
+      const people = session ? attachedPeople(view, session) : [];
+      if (!w || !session || isCurrentIn(w, session) || people.length === 0) return [];
+      const current = snapshot.panes.find((p) => isCurrentIn(p, session));
+      return [
+        `${label} would bring window ${w.windowId} in front of ` +
+        `${attachedText(view, session, people)}` +
+        (current ? `, in place of window ${current.windowId}` : "") +
+        `: what they type next goes to pane ${w.id} (${where(w)})`,
+      ];
+    }
+    case "move_window": {
+      // Moved within its session the window stays current (move-window -d); moved into another
+      // it arrives behind. Moved out of the session whose current window it is, another window
+      // of that session takes its place, or the session ends with its last window.
+      const w = refs.windowId === undefined ? undefined : activePane(view, refs.windowId);
+      const from = w && sessionOfWindow(view, w, refs.fromSession);
+      const to = findSession(snapshot.sessions, refs.session ?? "");
+      const people = from ? attachedPeople(view, from) : [];
+      if (!w || !from || !to || from.id === to.id || !isCurrentIn(w, from)) return [];
+      if (people.length === 0) return [];
+      const last = from.windows <= 1;
+      return [
+        `${label} would move window ${w.windowId}, the current window of session ` +
+        `${quoted(from.name, 60)}, to session ${quoted(to.name, 60)}, from in front of ` +
+        `${attachedText(view, from, people)}: ` +
+        (last
+          ? "it is that session's last window, so the session ends under them"
+          : "another window takes its place, and what they type next goes to it"),
+      ];
+    }
+  }
+  return [];
+}
+
+/**
+ * What a pane move would do to a person's keys (join_pane, swap_pane, break_pane; read as
+ * unzooming calls): when it takes the active pane out of a window a person is shown, tmux makes
+ * another pane there active, and what they type goes to it (for a swap with a pane of another
+ * window, to that pane; two panes of one window swap places with the focus following its pane).
+ * Zoomed windows are unzoom.ts's: the unzoom is what the person sees first. None when a target
+ * does not exist (the call fails) or the tool moves no pane.
+ */
+export function keysLeaveConcerns(
+  label: string,
+  tool: string,
+  targets: readonly Target[],
+  view: ServerView,
+): string[] {
+  if (tool !== "join_pane" && tool !== "swap_pane" && tool !== "break_pane") return [];
+  const panes = targets.map((t) => t.kind === "pane" ? pane(view, t.id) : undefined);
+  if (panes.some((p) => p === undefined)) return [];
+  const [first, second] = panes as PaneRow[];
+  const keyed = (p: PaneRow) => {
+    const watchers = p.active && !p.windowZoomed ? windowWatchers(view, p.windowId) : [];
+    return watchers.length === 0
+      ? null
+      : `pane ${p.id} (${where(p)})${view.on}, the active pane of a window a person is ` +
+        `watching (${clientsText(watchers)})`;
+  };
+  if (tool === "swap_pane") {
+    if (first.windowId === second.windowId) return [];
+    return [[first, second], [second, first]].flatMap(([mine, theirs]) => {
+      const fact = keyed(mine);
+      return fact
+        ? [
+          `${label} would swap ${fact}, with pane ${theirs.id} (${where(theirs)}): what they ` +
+          `type next goes to pane ${theirs.id}`,
+        ]
+        : [];
+    });
+  }
+  const fact = keyed(first);
+  if (!fact) return [];
+  if (tool === "join_pane") {
+    return [`${label} would move ${fact}, beside pane ${second.id}${ELSEWHERE}`];
+  }
+  // break_pane: a pane alone in its window is refused.
+  if (view.snapshot.panes.filter((p) => p.windowId === first.windowId).length < 2) return [];
+  return [`${label} would break ${fact}, out into a window of its own${ELSEWHERE}`];
+}

@@ -1,0 +1,239 @@
+import assert from "node:assert/strict";
+import { RecordingRunner, TestTmux } from "../../tests/helpers/tmux.ts";
+import { BATCH_TOOL, guard, guardedCalls } from "./guard.ts";
+import { runHook } from "./main.ts";
+import { agentEnv, memoryIo, seedDecision, toolCall } from "./testing.ts";
+
+Deno.test("guardedCalls: select_pane, select_window and move_window are read as moving a person's focus", () => {
+  const read = (tool: string, args: Record<string, unknown>) =>
+    guardedCalls(`mcp__tmux__${tool}`, args).map((c) => ({
+      verb: c.verb,
+      targets: c.targets,
+      focus: c.focus,
+      unclear: c.unclear,
+    }));
+  assert.deepEqual(read("select_pane", { paneId: "%4" }), [{
+    verb: "select",
+    targets: [{ kind: "pane", id: "%4" }],
+    focus: { tool: "select_pane", refs: { paneId: "%4" } },
+    unclear: undefined,
+  }]);
+  assert.deepEqual(read("select_window", { windowId: "@2" })[0].focus, {
+    tool: "select_window",
+    refs: { windowId: "@2" },
+  });
+  assert.deepEqual(read("select_window", { windowId: "@2", session: "main" })[0].targets, [
+    { kind: "window", id: "@2" },
+    { kind: "session", ref: "main" },
+  ]);
+  assert.deepEqual(
+    read("move_window", { windowId: "@2", session: "bg", fromSession: "$0", index: 4 })[0].focus,
+    { tool: "move_window", refs: { windowId: "@2", session: "bg", fromSession: "$0" } },
+  );
+  // break_pane that selects makes its new window current; without select its pane only leaves
+  // its window (read for the zoom it undoes and the keys it takes, unzoom_test.ts).
+  assert.deepEqual(read("break_pane", { paneId: "%4", select: true })[0].focus, {
+    tool: "break_pane",
+    refs: { paneId: "%4" },
+  });
+  assert.equal(read("break_pane", { paneId: "%4" })[0].focus, undefined);
+  const cases: [string, Record<string, unknown>, string][] = [
+    ["select_pane", {}, "it names no paneId"],
+    ["select_window", { session: "main" }, "it names no windowId"],
+    ["select_window", { windowId: "@2", session: 3 }, "its session is not a string"],
+    ["move_window", { windowId: "@2" }, "it names no session"],
+    ["move_window", { windowId: "@2", session: "bg", fromSession: ["a"] }, "its fromSession"],
+    ["select_window", { windowId: "@2", host: "box" }, 'runs on host "box"'],
+  ];
+  for (const [tool, input, why] of cases) {
+    const calls = guardedCalls(tool, input);
+    assert.equal(calls.length, 1, tool);
+    assert.ok(calls[0].unclear?.includes(why), `${calls[0].unclear} ∌ ${why}`);
+  }
+  // In a batch, a row that moves the focus after rows that change tmux is asked about unread:
+  // a split's new pane, selected next, does not exist yet when the hook looks.
+  const rows = guardedCalls(BATCH_TOOL, {
+    operations: [
+      { tool: "split_window", arguments: { paneId: "%4" } },
+      { tool: "select_pane", arguments: { paneId: "%9" } },
+    ],
+  });
+  assert.deepEqual(rows.map((r) => [r.label, r.after?.map((op) => op.tool)]), [
+    [`${BATCH_TOOL} operation 1 (split_window)`, undefined],
+    [`${BATCH_TOOL} operation 2 (select_pane)`, ["split_window"]],
+  ]);
+});
+
+async function guardRun(
+  env: Record<string, string>,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<{ code: number; stdout: string; stderr: string[] }> {
+  const { io, out } = memoryIo(toolCall(`mcp__tmux__${tool}`, args), env);
+  const code = await runHook(["guard"], io);
+  return { code, ...out };
+}
+
+/**
+ * The person's session `person`: window `edit` (two shells, the first active) in front of
+ * them and window `logs` behind it; session `bg` (two shells) nobody is attached to.
+ */
+async function personAndBackground(t: TestTmux) {
+  const ids = async (...args: string[]) =>
+    (await t.tmux(...args, "-P", "-F", "#{window_id} #{pane_id}", "sh")).trim().split(" ");
+  const [edit, shown] = await ids("new-session", "-d", "-s", "person", "-n", "edit");
+  const [, beside] = await ids("split-window", "-d", "-t", shown);
+  const [logs, logsPane] = await ids("new-window", "-d", "-t", "person:", "-n", "logs");
+  const [bgWindow, bg1] = await ids("new-session", "-d", "-s", "bg", "-n", "bg");
+  const [, bg2] = await ids("split-window", "-d", "-t", bg1);
+  const tty = await t.attach("person");
+  return { edit, shown, beside, logs, logsPane, bgWindow, bg1, bg2, tty };
+}
+
+Deno.test("guard: a call that would move a person's keys to another pane or window is asked about, naming what changes and the client", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const { edit, shown, beside, logs, logsPane, bgWindow, bg1, bg2, tty } =
+      await personAndBackground(t);
+    const watching = `a window a person is watching (client ${tty})`;
+    const attached = `the person attached to session "person" (client ${tty})`;
+    const asks: [string, Record<string, unknown>, string][] = [
+      [
+        "select_pane",
+        { paneId: beside },
+        `would make pane ${beside} (person:0.1 "edit") the active pane of ${watching}, in ` +
+        `place of pane ${shown}: what they type next goes to it`,
+      ],
+      [
+        "select_window",
+        { windowId: logs },
+        `would bring window ${logs} in front of ${attached}, in place of window ${edit}: what ` +
+        `they type next goes to pane ${logsPane} (person:1.0 "logs")`,
+      ],
+      [
+        "select_window",
+        { windowId: logs, session: "person" },
+        `would bring window ${logs} in front of ${attached}, in place of window ${edit}: what ` +
+        `they type next goes to pane ${logsPane} (person:1.0 "logs")`,
+      ],
+      [
+        "move_window",
+        { windowId: edit, session: "bg" },
+        `would move window ${edit}, the current window of session "person", to session "bg", ` +
+        `from in front of ${attached}: another window takes its place, and what they type ` +
+        "next goes to it",
+      ],
+      [
+        "break_pane",
+        { paneId: beside, select: true },
+        `would break pane ${beside} (person:0.1 "edit") out into a new window in front of ` +
+        `${attached}: what they type next goes to it`,
+      ],
+      [
+        "break_pane",
+        { paneId: shown },
+        `would break pane ${shown} (person:0.0 "edit"), the active pane of ${watching}, out ` +
+        "into a window of its own: what they type next goes to a pane they did not choose",
+      ],
+      [
+        "join_pane",
+        { paneId: shown, targetPaneId: bg1 },
+        `would move pane ${shown} (person:0.0 "edit"), the active pane of ${watching}, beside ` +
+        `pane ${bg1}: what they type next goes to a pane they did not choose`,
+      ],
+      [
+        "join_pane",
+        { paneId: shown, targetPaneId: beside },
+        `would move pane ${shown} (person:0.0 "edit"), the active pane of ${watching}, beside ` +
+        `pane ${beside}: what they type next goes to a pane they did not choose`,
+      ],
+      [
+        "swap_pane",
+        { paneId: shown, targetPaneId: bg1 },
+        `would swap pane ${shown} (person:0.0 "edit"), the active pane of ${watching}, with ` +
+        `pane ${bg1} (bg:0.0 "bg"): what they type next goes to pane ${bg1}`,
+      ],
+      [
+        "swap_pane",
+        { paneId: bg2, targetPaneId: shown },
+        `would swap pane ${shown} (person:0.0 "edit"), the active pane of ${watching}, with ` +
+        `pane ${bg2} (bg:0.1 "bg"): what they type next goes to pane ${bg2}`,
+      ],
+    ];
+    for (const [tool, args, reason] of asks) {
+      const r = await guardRun(env, tool, args);
+      assert.equal(r.code, 0, r.stderr.join("\n"));
+      const d = seedDecision(r.stdout);
+      assert.equal(d.permissionDecision, "ask", tool);
+      assert.equal(d.permissionDecisionReason, `${tool} ${reason}.`);
+    }
+    // What leaves the person's keys where they are, or happens in front of nobody, or fails.
+    const quiet = { code: 0, stdout: "", stderr: [] };
+    const passes: [string, Record<string, unknown>][] = [
+      ["select_pane", { paneId: shown }], // already the active one
+      ["select_pane", { paneId: bg2 }],
+      ["select_pane", { paneId: "%999" }],
+      ["select_window", { windowId: edit }], // already current
+      ["select_window", { windowId: bgWindow }],
+      ["select_window", { windowId: logs, session: "bg" }], // not in bg: fails
+      ["select_window", { windowId: logs, session: "nowhere" }],
+      ["select_window", { windowId: "@999" }],
+      ["move_window", { windowId: logs, session: "bg" }], // not the current one
+      ["move_window", { windowId: edit, session: "person", index: 7 }], // stays current
+      ["move_window", { windowId: bgWindow, session: "person" }], // arrives behind (-d)
+      ["move_window", { windowId: edit, session: "nowhere" }],
+      ["move_window", { windowId: "@999", session: "bg" }],
+      ["break_pane", { paneId: beside }], // not the active one
+      ["break_pane", { paneId: bg2, select: true }], // in front of nobody
+      ["break_pane", { paneId: logsPane, select: true }], // alone in its window: fails
+      ["join_pane", { paneId: beside, targetPaneId: bg1 }],
+      ["join_pane", { paneId: shown, targetPaneId: "%999" }],
+      ["swap_pane", { paneId: shown, targetPaneId: beside }], // the keys follow their pane
+      ["swap_pane", { paneId: beside, targetPaneId: bg1 }],
+    ];
+    for (const [tool, args] of passes) {
+      assert.deepEqual(await guardRun(env, tool, args), quiet, `${tool} ${JSON.stringify(args)}`);
+    }
+    // The last window of a person's session: the session ends under them.
+    const [solo] = (await t.tmux("new-session", "-d", "-s", "solo", "-P", "-F", "#{window_id}"))
+      .trim().split(" ");
+    const soloTty = await t.attach("solo");
+    const last = await guardRun(env, "move_window", { windowId: solo, session: "bg" });
+    assert.equal(
+      seedDecision(last.stdout).permissionDecisionReason,
+      `move_window would move window ${solo}, the current window of session "solo", to session ` +
+        `"bg", from in front of the person attached to session "solo" (client ${soloTty}): it ` +
+        "is that session's last window, so the session ends under them.",
+    );
+    // One snapshot for the whole call: the tmux processes a call on one pane starts, no more.
+    const started = async (tool: string, args: Record<string, unknown>) => {
+      const runner = new RecordingRunner();
+      try {
+        const home = { address: { socketName: t.socket }, named: true };
+        const decision = await guard(runner, null, home, tool, args, "ask");
+        return {
+          reason: decision?.hookSpecificOutput.permissionDecisionReason,
+          runs: runner.started,
+        };
+      } finally {
+        await runner.close();
+      }
+    };
+    const one = await started("send_keys", { paneId: bg1, text: "x" });
+    const many = await started(BATCH_TOOL, {
+      operations: [
+        { tool: "swap_pane", arguments: { paneId: shown, targetPaneId: bg1 } },
+        { tool: "join_pane", arguments: { paneId: shown, targetPaneId: bg2 } },
+      ],
+    });
+    assert.deepEqual(many.runs, one.runs);
+    assert.match(many.reason ?? "", /operation 1 \(swap_pane\) would swap pane/);
+    assert.match(many.reason ?? "", /operation 2 \(join_pane\) would move pane/);
+    const select = await started("select_window", { windowId: logs, socket_name: t.socket });
+    assert.equal(select.runs.length, one.runs.length);
+    assert.match(select.reason ?? "", /select_window would bring window/);
+  } finally {
+    await t.kill();
+  }
+});
