@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { guardedCalls } from "../src/hooks/guard.ts";
+import { guardedCalls } from "../src/hooks/guarded_calls.ts";
 import { PREVIEW_CHARS, previewOf } from "../src/tools/buffer_preview.ts";
 import { withTmux } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";

@@ -16,7 +16,8 @@
 
 import { clientLabel, isPerson } from "../tmux/identity.ts";
 import { type ClientRow, findSession, type PaneRow, type SessionRow } from "../tmux/snapshot.ts";
-import type { ServerView, Target } from "./guard.ts";
+import type { ServerView } from "./guard.ts";
+import type { Target } from "./guarded_calls.ts";
 import { oneLine, quoted, where } from "./marks.ts";
 import { unzoomConcerns } from "./unzoom.ts";
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { RecordingRunner, TestTmux } from "../../tests/helpers/tmux.ts";
-import { BATCH_TOOL, guard, guardedCalls } from "./guard.ts";
+import { guard } from "./guard.ts";
+import { BATCH_TOOL, guardedCalls } from "./guarded_calls.ts";
 import { runHook } from "./main.ts";
 import { agentEnv, memoryIo, seedDecision, toolCall } from "./testing.ts";
 

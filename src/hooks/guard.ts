@@ -6,8 +6,8 @@
  * window or active pane moved away); and whether it would unzoom a window a person shows zoomed
  * (unzoom.ts). Tools that do none of that pass with no opinion.
  *
- * The decision is split in two: {@link guardedCalls} reads the tool call alone (pure), and
- * {@link judgeCalls} looks the targets up in one snapshot per server.
+ * The decision is split in two: {@link guardedCalls} (guarded_calls.ts) reads the tool call
+ * alone (pure), and {@link judgeCalls} here looks the targets up in one snapshot per server.
  *
  * @module
  */
@@ -23,64 +23,19 @@ import {
   takeSnapshot,
 } from "../tmux/snapshot.ts";
 import type { AgentPane } from "./agent_pane.ts";
-import { isObject } from "./input.ts";
+import { clientsText, focusConcerns, keysLeaveConcerns } from "./focus.ts";
 import {
-  clientsText,
-  type FocusCall,
-  focusConcerns,
-  focusOf,
-  focusRefs,
-  keysLeaveConcerns,
-} from "./focus.ts";
+  type EarlierOperation,
+  type GuardedCall,
+  guardedCalls,
+  type Target,
+  VERBS,
+} from "./guarded_calls.ts";
 import { HOOK_TMUX_TIMEOUT_MS, oneLine, quoted, where } from "./marks.ts";
 import { socketLabel } from "../tmux/socket_choice.ts";
-import { type Unzoom, unzoomConcerns, unzoomOf, unzoomTargets, zoomFact } from "./unzoom.ts";
+import { unzoomConcerns, zoomFact } from "./unzoom.ts";
 // Each tool's toolset, as `deno task tool-list` writes it from the registry (data, no code).
 import toolFacts from "../mcp/front_desk.json" with { type: "json" };
-
-/** What each guarded tool does to the panes it targets, as the reason words it. */
-const VERBS: Readonly<Record<string, string>> = {
-  send_keys: "type into",
-  send_keys_batch: "type into",
-  paste_text: "paste into",
-  paste_buffer: "paste into",
-  run_command: "run a command in",
-  respawn_pane: "respawn",
-  kill_pane: "kill",
-  kill_window: "kill",
-  kill_session: "kill",
-  kill_server: "kill",
-  clear_pane: "clear",
-  pipe_pane: "pipe the output of",
-};
-
-/**
- * Tools the guard always looks at; every other tool but focus.ts's `FOCUS_TOOLS` and unzoom.ts's
- * `UNZOOM_TOOLS` passes untouched.
- */
-export const GUARDED_TOOLS: readonly string[] = Object.keys(VERBS);
-
-/** The batch tool: each of its operations is judged as its own call. */
-export const BATCH_TOOL = "call_tools_batch";
-
-/**
- * Whether a tool only reads tmux: the registry puts it in the `inspect` toolset ("read only").
- * Any other tool, one the registry does not know included, may change what later calls reach.
- */
-export function readsOnly(tool: string): boolean {
-  const toolsets: Readonly<Record<string, string>> = toolFacts.tools;
-  return Object.hasOwn(toolsets, tool) && toolsets[tool] === "inspect";
-}
-
-/**
- * Whether a row of a read-only tool holds the batch before the next row runs: `wait_for_text`
- * and `wait_for_idle` always, `get_command_result` when given a `waitMs` (up to 120 s each).
- * Meanwhile a person may come to look at the pane a later row kills or types into.
- */
-function waits(tool: string, args: Record<string, unknown>): boolean {
-  if (tool === "wait_for_text" || tool === "wait_for_idle") return true;
-  return tool === "get_command_result" && args.waitMs !== undefined && args.waitMs !== 0;
-}
 
 /**
  * How a reason names an earlier operation's tool: bare when it is one of this server's tools,
@@ -94,268 +49,8 @@ function toolWord(tool: string): string {
 /** How many earlier operations a reason names before it says how many more. */
 const MAX_NAMED_CHANGES = 5;
 
-/** How deep batches may nest before the guard stops reading and asks. */
-const MAX_NESTING = 4;
-
-/**
- * Most operations the server runs in one batch (src/tools/batch.ts, which the hook must not
- * load; a test holds them equal). A call holding more, nested batches counted (the server runs
- * none of theirs), is asked about unread: the server refuses it anyway, and reading each row
- * after all those before it costs the square of the rows, up to the 48 MiB an input may hold.
- */
-export const MAX_BATCH_OPERATIONS = 16;
 /** Longest reason written (the person reads it in a permission prompt). */
 export const MAX_REASON_CHARS = 1_500;
-
-/** What a call would touch. */
-export type Target =
-  | { readonly kind: "pane"; readonly id: string }
-  | { readonly kind: "window"; readonly id: string }
-  | { readonly kind: "session"; readonly ref: string }
-  | { readonly kind: "server" };
-
-/** One guarded tool call (a batch contributes one per guarded operation). */
-export interface GuardedCall {
-  /** `send_keys`, or `call_tools_batch operation 2 (send_keys)`. */
-  readonly label: string;
-  readonly verb: string;
-  /** The call's `socket_name`: it wins over the MCP server's own server, as in the server. */
-  readonly socketName?: string;
-  readonly targets: readonly Target[];
-  /** Set when the call's targets cannot be read from its arguments: the guard then asks. */
-  readonly unclear?: string;
-  /**
-   * Set for a call that may move a person's focus (focus.ts): judged by who is shown its
-   * target's window, or attached to its session, not by whose pane it is.
-   */
-  readonly focus?: FocusCall;
-  /**
-   * Set for a call that may unzoom the windows its targets are in (unzoom.ts): judged by who
-   * is shown those windows zoomed. `tool` words the reason.
-   */
-  readonly unzoom?: { readonly tool: string; readonly how: Unzoom };
-  /**
-   * Set for a batch operation after operations that may change tmux (any tool but a read-only
-   * one: rename, join, synchronize, kill, type...) or that wait: what it reaches when it runs is
-   * not what tmux shows now, so the guard asks instead of judging it by the snapshot. Those
-   * operations, in order.
-   */
-  readonly after?: readonly EarlierOperation[];
-}
-
-/** An earlier operation of a batch that a later one runs after. */
-export interface EarlierOperation {
-  readonly tool: string;
-  /** A read-only tool that waits (see {@link waits}): it changes nothing, but time passes. */
-  readonly waits: boolean;
-}
-
-/**
- * The tool's own name: `mcp__<server>__<tool>` loses its prefix whatever the server was
- * registered as; a bare name stays as it is.
- */
-export function bareToolName(name: string): string {
-  if (!name.startsWith("mcp__")) return name;
-  const at = name.lastIndexOf("__");
-  return at > "mcp_".length ? name.slice(at + 2) : name;
-}
-
-/** Reads a tool call into the guarded calls it makes; an empty list means no opinion. */
-export function guardedCalls(toolName: string, toolInput: Record<string, unknown>): GuardedCall[] {
-  const tool = bareToolName(toolName);
-  return callsOf(tool, toolInput, tool, {}, 0, { changes: [], rows: 0 });
-}
-
-/** What a batch read has met so far, shared by all its operations, nested ones too. */
-interface ReadState {
-  /** The operations that may change tmux (or wait), in order: see {@link noteChange}. */
-  readonly changes: EarlierOperation[];
-  /** Operations read, nested batches' included: at most {@link MAX_BATCH_OPERATIONS}. */
-  rows: number;
-}
-
-/** What a guarded tool does (its verb), or undefined for a tool the guard lets pass. */
-function verbOf(tool: string): string | undefined {
-  // Own properties only: "constructor" and "toString" name no tool.
-  return Object.hasOwn(VERBS, tool) ? VERBS[tool] : undefined;
-}
-
-function callsOf(
-  tool: string,
-  args: Record<string, unknown>,
-  label: string,
-  inherited: { readonly socket?: string; readonly host?: unknown },
-  depth: number,
-  state: ReadState,
-): GuardedCall[] {
-  const calls = readCall(tool, args, label, inherited, depth, state);
-  noteChange(tool, args, state.changes);
-  return calls;
-}
-
-/**
- * Records `tool` among the changes later operations of the batch come after. A batch runs its
- * operations in order: an earlier one may rename the session a later one names, move a pane
- * into the window it kills, or synchronize the window it types into. Guarded tools change
- * tmux too: killing a pane of a zoomed window unzooms it, putting its hidden panes on a
- * person's screen, and typing or running a command in a shell nobody watches can run `tmux`
- * itself. Only read-only tools change nothing; a nested batch counts by its own operations.
- * A read-only row that waits counts too: who watches a pane when the wait ends (up to 120 s
- * later) is not who watches it now.
- */
-function noteChange(
-  tool: string,
-  args: Record<string, unknown>,
-  changes: EarlierOperation[],
-): void {
-  if (tool === BATCH_TOOL) return;
-  if (!readsOnly(tool)) changes.push({ tool, waits: false });
-  else if (waits(tool, args)) changes.push({ tool, waits: true });
-}
-
-function readCall(
-  tool: string,
-  args: Record<string, unknown>,
-  label: string,
-  inherited: { readonly socket?: string; readonly host?: unknown },
-  depth: number,
-  state: ReadState,
-): GuardedCall[] {
-  const focus = focusOf(tool, args);
-  const zoom = focus ? undefined : unzoomOf(tool, args);
-  const verb = verbOf(tool) ?? focus?.verb ?? zoom?.verb;
-  if (tool !== BATCH_TOOL && verb === undefined) return [];
-  const socket = args.socket_name;
-  if (socket !== undefined && typeof socket !== "string") {
-    return [unclear(label, verb ?? "touch", "its socket_name is not a string")];
-  }
-  const socketName = socket ?? inherited.socket;
-  // A call on an SSH host (a batch's host is its rows' too) reaches panes this hook cannot
-  // look at: it never runs ssh. Judging it by the local server would be judging other panes.
-  const host = args.host ?? inherited.host;
-  if (host !== undefined && tool !== BATCH_TOOL) {
-    return [
-      unclear(
-        label,
-        verb ?? "touch",
-        `it runs on host ${
-          typeof host === "string" ? quoted(host, 80) : "(not a name)"
-        }, whose panes this hook cannot see`,
-      ),
-    ];
-  }
-  if (tool === BATCH_TOOL) {
-    const ops = args.operations;
-    if (depth >= MAX_NESTING) return [unclear(label, "touch", "batches nest too deep")];
-    if (!Array.isArray(ops)) {
-      return [unclear(label, "touch", "its operations are not a list")];
-    }
-    state.rows += ops.length;
-    if (state.rows > MAX_BATCH_OPERATIONS) {
-      return [
-        unclear(
-          label,
-          "touch",
-          `it holds more than ${MAX_BATCH_OPERATIONS} operations, nested batches counted: ` +
-            `the server runs at most ${MAX_BATCH_OPERATIONS} in one batch`,
-        ),
-      ];
-    }
-    return ops.flatMap((op, i) => {
-      const opLabel = `${BATCH_TOOL} operation ${i + 1}`;
-      if (!isObject(op) || typeof op.tool !== "string") {
-        return [unclear(opLabel, "touch", "the operation names no tool")];
-      }
-      const opArgs = op.arguments ?? {};
-      const opTool = bareToolName(op.tool);
-      if (!isObject(opArgs)) {
-        noteChange(opTool, {}, state.changes);
-        return verbOf(opTool) === undefined && opTool !== BATCH_TOOL ? [] : [
-          unclear(
-            `${opLabel} (${opTool})`,
-            verbOf(opTool) ?? "touch",
-            "its arguments are no object",
-          ),
-        ];
-      }
-      return callsOf(
-        opTool,
-        opArgs,
-        `${opLabel} (${opTool})`,
-        { socket: socketName, host },
-        depth + 1,
-        state,
-      );
-    });
-  }
-  if (verb === undefined) return [];
-  const after = state.changes.length > 0 ? { after: [...state.changes] } : {};
-  if (tool === "kill_server") {
-    return [{ label, verb, socketName, targets: [{ kind: "server" }], ...after }];
-  }
-  if (focus) {
-    // After rows that change tmux it is asked about unread: a split's new pane, selected by
-    // the next row, does not exist when the hook looks.
-    const read = focusRefs(focus, args);
-    if (typeof read === "string") return [unclear(label, verb, read)];
-    const { refs, targets } = read;
-    return [{ label, verb, socketName, targets, focus: { tool, refs }, ...after }];
-  }
-  if (zoom) {
-    const targets = unzoomTargets(args, zoom.keys);
-    if (typeof targets === "string") return [unclear(label, verb, targets)];
-    // In a batch, judged by tmux as it is unless a row before it waits (see unzoom.ts).
-    const waited = state.changes.filter((op) => op.waits);
-    const unzoom = { tool, how: zoom.how };
-    return [{
-      label,
-      verb,
-      socketName,
-      targets,
-      unzoom,
-      ...waited.length ? { after: waited } : {},
-    }];
-  }
-  const targets: Target[] = [];
-  const problem = collectTargets(args, targets, 0);
-  if (problem) return [unclear(label, verb, problem)];
-  if (targets.length === 0) {
-    return [unclear(label, verb, "it names no paneId, windowId or session")];
-  }
-  return [{ label, verb, socketName, targets, ...after }];
-}
-
-function unclear(label: string, verb: string, why: string): GuardedCall {
-  return { label, verb, targets: [], unclear: why };
-}
-
-/**
- * Collects `paneId`, `windowId` and `session` wherever they sit in the arguments (a batch of
- * keystrokes may nest them in a list); returns a problem when one is not a string.
- */
-function collectTargets(value: unknown, out: Target[], depth: number): string | null {
-  if (depth > MAX_NESTING) return "its arguments nest too deep";
-  if (Array.isArray(value)) {
-    for (const item of value) {
-      const problem = collectTargets(item, out, depth + 1);
-      if (problem) return problem;
-    }
-    return null;
-  }
-  if (!isObject(value)) return null;
-  for (const [key, v] of Object.entries(value)) {
-    if (key === "paneId" || key === "windowId" || key === "session") {
-      if (typeof v !== "string") return `its ${key} is not a string`;
-      if (key === "paneId") out.push({ kind: "pane", id: v });
-      else if (key === "windowId") out.push({ kind: "window", id: v });
-      else out.push({ kind: "session", ref: v });
-    } else {
-      const problem = collectTargets(v, out, depth + 1);
-      if (problem) return problem;
-    }
-  }
-  return null;
-}
 
 /** One server as the guard sees it. */
 export interface ServerView {

@@ -1,15 +1,14 @@
 import assert from "node:assert/strict";
 import { TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { MAX_REASON_CHARS, reasonText } from "./guard.ts";
 import {
   bareToolName,
   BATCH_TOOL,
   GUARDED_TOOLS,
   guardedCalls,
   MAX_BATCH_OPERATIONS,
-  MAX_REASON_CHARS,
   readsOnly,
-  reasonText,
-} from "./guard.ts";
+} from "./guarded_calls.ts";
 import prebuiltToolList from "../mcp/tool_list.json" with { type: "json" };
 import { runHook } from "./main.ts";
 import { agentEnv, memoryIo, recorded, restartServer, seedDecision, toolCall } from "./testing.ts";

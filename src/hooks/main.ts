@@ -24,7 +24,8 @@ import {
   DEFAULT_SERVER_NAME,
   SERVER_NAME_PATTERN,
 } from "./config.ts";
-import { guard, guardedCalls } from "./guard.ts";
+import { guard } from "./guard.ts";
+import { guardedCalls } from "./guarded_calls.ts";
 import { HookInputError, JsonEnd, MAX_INPUT_BYTES, parseHookInput } from "./input.ts";
 import { clearMarks, markAttention, markDone, markWorking } from "./marks.ts";
 import { resolveSocket, SocketChoiceError, type SocketFlags } from "../tmux/socket_choice.ts";

@@ -15,7 +15,8 @@
 
 import { clientLabel } from "../tmux/identity.ts";
 import type { PaneRow } from "../tmux/snapshot.ts";
-import type { ServerView, Target } from "./guard.ts";
+import type { ServerView } from "./guard.ts";
+import type { Target } from "./guarded_calls.ts";
 import { oneLine, where } from "./marks.ts";
 
 /**
