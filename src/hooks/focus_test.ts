@@ -196,6 +196,30 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
     for (const [tool, args] of passes) {
       assert.deepEqual(await guardRun(env, tool, args), quiet, `${tool} ${JSON.stringify(args)}`);
     }
+    // In a batch, a pane move is judged by tmux as it is, but one naming a pane that is not
+    // there yet is not "a call that fails": an earlier row may make it (a split's new pane is
+    // the next id), and moved into the person's window it takes their keys.
+    const made = await guardRun(env, BATCH_TOOL, {
+      operations: [
+        { tool: "split_window", arguments: { paneId: bg1 } },
+        { tool: "swap_pane", arguments: { paneId: "%999", targetPaneId: shown } },
+      ],
+    });
+    assert.equal(
+      seedDecision(made.stdout).permissionDecisionReason,
+      "earlier operations of this batch (split_window) may change what call_tools_batch " +
+        "operation 2 (swap_pane) would swap: it cannot be judged by tmux as it is now.",
+    );
+    const zoomMade = await guardRun(env, BATCH_TOOL, {
+      operations: [
+        { tool: "rename_window", arguments: { windowId: bgWindow, name: "x" } },
+        { tool: "join_pane", arguments: { paneId: bg1, targetPaneId: "%998" } },
+      ],
+    });
+    assert.match(
+      seedDecision(zoomMade.stdout).permissionDecisionReason,
+      /^earlier operations of this batch \(rename_window\) may change what .*operation 2 \(join_pane\) would move/,
+    );
     // The last window of a person's session: the session ends under them.
     const [solo] = (await t.tmux("new-session", "-d", "-s", "solo", "-P", "-F", "#{window_id}"))
       .trim().split(" ");

@@ -106,6 +106,15 @@ export function judgeCalls(
       continue;
     }
     if (call.unzoom) {
+      const made = call.madeBefore;
+      if (made && call.targets.some((t) => touchedPanes(view.snapshot, t, false).length === 0)) {
+        out.push(
+          `earlier operations of this batch (${namedChanges(made)}) ${
+            afterWhy({ ...call, after: made })
+          }`,
+        );
+        continue;
+      }
       out.push(...unzoomConcerns(call.label, call.unzoom, call.targets, view));
       out.push(...keysLeaveConcerns(call.label, call.unzoom.tool, call.targets, view));
       continue;

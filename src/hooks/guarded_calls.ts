@@ -104,6 +104,13 @@ export interface GuardedCall {
    * operations, in order.
    */
   readonly after?: readonly EarlierOperation[];
+  /**
+   * Set for a batch operation judged by tmux as it is (an unzooming one, unzoom.ts) after
+   * operations that may change tmux: a pane or window it names that is not there now may be
+   * one they make (a split's new pane takes the next id), so the guard asks about it instead
+   * of reading it as a call that fails. Those operations, in order.
+   */
+  readonly madeBefore?: readonly EarlierOperation[];
 }
 
 /** An earlier operation of a batch that a later one runs after. */
@@ -277,6 +284,7 @@ function readCall(
       targets,
       unzoom,
       ...waited.length ? { after: waited } : {},
+      ...state.changes.length ? { madeBefore: [...state.changes] } : {},
     }];
   }
   const targets: Target[] = [];

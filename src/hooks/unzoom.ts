@@ -135,7 +135,8 @@ export function unzoomOf(
  * its own (select_window, a zoom), which the server refuses unless started with
  * `--allow-attended-input` and the hook asks about in its own right (focus.ts; unread after
  * other changes); asking about every layout step after a split would ask about nearly every
- * batch that builds one. Time is another matter: a person may come and zoom meanwhile.
+ * batch that builds one. Time is another matter: a person may come and zoom meanwhile. So is a
+ * pane or window not there yet: an earlier row may make it (guard.ts asks then).
  */
 export function unzoomTargets(
   args: Record<string, unknown>,
