@@ -1,7 +1,8 @@
 /**
  * The resources: what a client can read, list, complete and subscribe to, besides the tools.
  *
- * - `tmux://server`: sessions, windows and panes (JSON), updated when the shape changes;
+ * - `tmux://server`: sessions, windows and panes (JSON), updated when they change (see live.ts
+ *   for what is watched: not a pane's command);
  * - `tmux://pane/{pane}`: a pane's visible screen (text), updated when it prints; `tmux://pane/3`
  *   is `%3`;
  * - `tmux://agents`: every window carrying the marks `tmux-mcp hook` writes, with its panes and
@@ -26,6 +27,7 @@ import { captureRows } from "../tmux/capture.ts";
 import { execFast, observeControl } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
+import { isPerson } from "../tmux/identity.ts";
 import type { PaneBrief, Snapshot } from "../tmux/snapshot.ts";
 import { watchPane, watchServer } from "./live.ts";
 
@@ -203,10 +205,16 @@ export function serverView(snapshot: Snapshot<PaneBrief>, maxBytes: number): unk
       windowsOf.set(p.sessionId, list);
     }
   }
+  // People attached, as list_sessions counts them: tmux's own count takes in control clients,
+  // tmux-mcp's among them, which never count as a person watching.
+  const people = new Map<string, number>();
+  for (const c of snapshot.clients) {
+    if (isPerson(c)) people.set(c.sessionId, (people.get(c.sessionId) ?? 0) + 1);
+  }
   const sessions = snapshot.sessions.map((s) => ({
     id: s.id,
     name: short(s.name),
-    attached: s.attached,
+    attached: people.get(s.id) ?? 0,
     windows: (windowsOf.get(s.id) ?? []).sort((a, b) => a.index - b.index).map((w) => w.id),
   }));
   const panesOf = new Map<string, string[]>();
@@ -321,8 +329,8 @@ function serverSpec(name: string, uri: string): ResourceSpec {
   return {
     name,
     title: "tmux server",
-    description: "Sessions, windows and panes (ids, names, sizes); updated when they change." +
-      SOCKET_NOTE,
+    description: "Sessions, windows and panes (ids, names, sizes, titles, people attached); " +
+      "updated when they change, but not when a pane only runs another command." + SOCKET_NOTE,
     mimeType: "application/json",
     uri,
     tools: ["list_panes"],
