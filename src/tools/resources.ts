@@ -19,11 +19,19 @@
 
 import { type TmuxContext, TmuxContext as Context } from "../mcp/context.ts";
 import { clip, describeSocket, ToolFailure, visible } from "../mcp/errors.ts";
-import { cutString, fitEntries, jsonBytes, MAX_METADATA_BYTES } from "../mcp/bounds.ts";
+import {
+  byteLength,
+  cutString,
+  fitEntries,
+  jsonBytes,
+  MAX_METADATA_BYTES,
+  startUnits,
+  tailLines,
+} from "../mcp/bounds.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { socketNameField } from "../mcp/tool_spec.ts";
 import type { ResourceSpec } from "../mcp/resource_spec.ts";
-import { captureRows } from "../tmux/capture.ts";
+import { captureRows, trimRow } from "../tmux/capture.ts";
 import { execFast, observeControl } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
@@ -140,7 +148,14 @@ function bound(ctx: TmuxContext): number {
  */
 export const inert: (text: string) => string = visible;
 
-/** A pane's visible screen as text, within `maxBytes`, keeping the bottom rows. */
+/** Room in a pane's text for the note on what it left out. */
+const NOTE_BYTES = 100;
+
+/**
+ * A pane's visible screen as text, within the bound as a JSON string: the bottom rows, and of
+ * a row too wide for the bound alone (a wide pane, combining marks), its end, as capture_pane
+ * keeps a tail. What was left out is said on a first line of its own.
+ */
 async function readPane(ctx: TmuxContext, paneId: string): Promise<string> {
   let rows: string[];
   try {
@@ -149,19 +164,35 @@ async function readPane(ctx: TmuxContext, paneId: string): Promise<string> {
     if (error instanceof TmuxError && error.kind === "no-target") throw missingPane(ctx, paneId);
     throw error;
   }
-  const lines = rows.map((row) => inert(row.trimEnd()));
+  // Trailing spaces only, as capture_pane trims them (a no-break space is the pane's text).
+  const lines = rows.map((row) => inert(trimRow(row)));
   while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-  let text = lines.join("\n");
-  let dropped = 0;
-  const max = bound(ctx) - 100;
-  while (jsonBytes(text) > max && lines.length > 1) {
-    const cut = Math.max(1, Math.floor(lines.length / 10));
-    lines.splice(0, cut);
-    dropped += cut;
-    text = lines.join("\n");
+  const kept = tailLines(lines, lines.length, bound(ctx) - NOTE_BYTES);
+  let text = kept.text;
+  let cutBytes = 0;
+  if (kept.firstLineCut) {
+    const row = lines[lines.length - 1];
+    text = row.slice(pastEscape(row, row.length - text.length));
+    cutBytes = byteLength(row) - byteLength(text);
   }
-  if (jsonBytes(text) > max) text = cutString(text, max).text;
-  return dropped > 0 ? `[${dropped} rows above left out; capture_pane reads them]\n${text}` : text;
+  const notes = [
+    ...kept.droppedLines > 0 ? [`${kept.droppedLines} rows above left out`] : [],
+    ...cutBytes > 0 ? [`the first ${cutBytes} bytes of the row below left out`] : [],
+  ];
+  return notes.length > 0 ? `[${notes.join(", ")}; capture_pane reads them]\n${text}` : text;
+}
+
+/**
+ * `start`, or the end of the `\xNN` or `\uXXXX` that {@link inert} wrote around it: a row's
+ * kept end starts with a character of the pane's, never with the middle of an escape.
+ */
+function pastEscape(row: string, start: number): number {
+  const from = Math.max(0, start - 5);
+  for (const m of row.slice(from, start + 5).matchAll(/\\(?:x[0-9A-F]{2}|u[0-9a-f]{4})/g)) {
+    const at = from + m.index;
+    if (at < start && start < at + m[0].length) return at + m[0].length;
+  }
+  return start;
 }
 
 function missingPane(ctx: TmuxContext, paneId: string): ToolFailure {
@@ -391,7 +422,9 @@ const PANE_SPEC: ResourceSpec = {
     const snapshot = await ctx.briefSnapshot({ sessions: false });
     const entries = snapshot.panes.map((p) => ({
       uri: paneUri(p.id),
-      name: `pane ${p.id}: ${short(p.title || p.command).slice(0, 80)}`,
+      // Cut before the escapes are written, between characters (a lone surrogate is refused
+      // by strict JSON parsers).
+      name: `pane ${p.id}: ${short(startUnits(p.title || p.command, 80))}`,
     }));
     return fitEntries(entries, bound(ctx)).kept;
   },
