@@ -28,6 +28,17 @@ Deno.test("targets: ids from the arguments and the result, names quoted and cut"
   );
 });
 
+Deno.test("targets and reasons are cut between characters, never inside a surrogate pair", () => {
+  const emoji = "\u{1F600}"; // two UTF-16 code units
+  // The pair's halves sit at units 62 and 63 of a name, 298 and 299 of a reason.
+  const [name] = targetsOf({ name: "n".repeat(62) + emoji + "n".repeat(10) });
+  assert.ok(name.isWellFormed(), name);
+  assert.equal(name, `name="${"n".repeat(62)}…"`);
+  const reason = auditReason("r".repeat(298) + emoji + "r".repeat(10));
+  assert.ok(reason.isWellFormed(), reason);
+  assert.equal(reason, `${"r".repeat(298)}…`);
+});
+
 Deno.test("changes are audited at info without their text; reads are not audited", async () => {
   await withTmux(async (t, c) => {
     const messages: { level: string; logger?: string; data: unknown }[] = [];

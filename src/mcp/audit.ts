@@ -16,6 +16,7 @@
  */
 
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import { startUnits } from "./bounds.ts";
 import type { LogFn } from "./call_log.ts";
 
 /** What the audit needs of a tool. */
@@ -52,7 +53,7 @@ export function targetsOf(args: unknown, result?: unknown): string[] {
     for (const [key, value] of Object.entries(args)) {
       if (typeof value !== "string" || !TARGET_KEYS.test(key)) continue;
       if (ID.test(value)) add(value);
-      else add(`${key}=${JSON.stringify(value.length > 64 ? `${value.slice(0, 63)}…` : value)}`);
+      else add(`${key}=${JSON.stringify(value.length > 64 ? `${startUnits(value, 63)}…` : value)}`);
     }
     if (typeof args.socket_name === "string") add(`socket=${JSON.stringify(args.socket_name)}`);
   }
@@ -68,7 +69,8 @@ export function targetsOf(args: unknown, result?: unknown): string[] {
 /** A failure's reason for the audit: its first line, with quoted text elided. */
 export function auditReason(text: string): string {
   const first = text.split("\n")[0].replace(/"(?:[^"\\]|\\.)*"/g, '"…"');
-  return first.length > 300 ? `${first.slice(0, 299)}…` : first;
+  // Cut between characters: half a surrogate pair is no text a log reader can take.
+  return first.length > 300 ? `${startUnits(first, 299)}…` : first;
 }
 
 /**
@@ -91,7 +93,7 @@ export function auditCall(
     : "ok";
   log("info", `${what}: ${outcome}`, { logger: "audit", stderr: toStderr });
   const all = JSON.stringify(args) ?? "";
-  const shown = all.length > 4_000 ? `${all.slice(0, 4_000)}… (${all.length} characters)` : all;
+  const shown = all.length > 4_000 ? `${startUnits(all, 4_000)}… (${all.length} characters)` : all;
   log("debug", `${tool.name} arguments: ${shown}`, {
     logger: "audit",
     stderr: false,

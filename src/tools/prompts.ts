@@ -16,10 +16,11 @@
  */
 
 import { z } from "zod";
-import { fitEntries } from "../mcp/bounds.ts";
+import { fitEntries, startUnits } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import type { PromptArgument, PromptSpec } from "../mcp/prompts.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
+import { checkName } from "./arguments.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Arguments: hostile input, checked before any text is built
@@ -48,7 +49,15 @@ const PANE_ID = z.string().regex(/^%\d{1,9}$/, "a pane id such as %3 (list_panes
 const SESSION = plain(256);
 const DIRECTORY = plain(1_024).regex(/^\//, "an absolute path, such as /home/me/project");
 const COMMAND = plain(4_000);
-const SESSION_NAME = plain(64).regex(/^[^.:\\]+$/, "a name without '.', ':' or '\\'");
+/** A session name create_session takes as it is (its {@link checkName} rules). */
+const SESSION_NAME = plain(64).regex(/^[^.:\\]+$/, "a name without '.', ':' or '\\'")
+  .superRefine((name, issues) => {
+    try {
+      checkName("session name", name);
+    } catch (error) {
+      issues.addIssue({ code: "custom", message: (error as Error).message });
+    }
+  });
 /** Most windows a workspace asks for. */
 const MAX_WINDOWS = 8;
 /** Most bytes of agent marks a check_agents message carries. */
@@ -278,11 +287,20 @@ const WINDOWS = plain(4_000).superRefine((text, issues) => {
   }
 });
 
-/** A session name from a directory's last part (tmux rewrites '.' and ':'). */
+/** {@link CONTROL}, every one. */
+const CONTROLS = new RegExp(CONTROL.source, "g");
+
+/**
+ * A session name from a directory's last part, one that create_session takes as it is: at
+ * most 64 characters, cut between characters (never inside a surrogate pair), and what
+ * {@link checkName} or a prompt argument refuses written as '_' ('.', ':', a backslash, control
+ * characters, every '$', the '#' of '#['). "work" when nothing is left.
+ */
 export function sessionNameFor(directory: string): string {
   const last = directory.split("/").filter((p) => p !== "").at(-1) ?? "";
-  const name = last.replace(/[.:\\]/g, "_").slice(0, 64);
-  return name === "" ? "work" : name;
+  const name = startUnits(last, 64).replace(/[.:\\$]/g, "_").replace(CONTROLS, "_")
+    .replaceAll("#[", "_[");
+  return SESSION_NAME.safeParse(name).success ? name : "work";
 }
 
 const workspace: PromptSpec = {
@@ -299,8 +317,9 @@ const workspace: PromptSpec = {
       // Where panes are now: the server reads no directory itself.
       complete: async (typed, ctx) => {
         const snapshot = await ctx.briefSnapshot({ sessions: false, windows: false });
+        // Only what this prompt then takes (a path longer than 1 024 characters is not).
         return [...new Set(snapshot.panes.map((p) => p.cwd))].filter((d) =>
-          d.startsWith("/") && d.startsWith(typed) && !CONTROL.test(d)
+          d.startsWith(typed) && DIRECTORY.safeParse(d).success
         );
       },
     },
