@@ -47,6 +47,7 @@ Deno.test("sessionNameFor gives names create_session's rules take, cut between c
     ["/srv/proj$v2", "proj_v2"],
     ["/srv/$2", "_2"],
     ["/srv/$$a", "__a"],
+    ["/srv/$(no) $ $1 $", "$(no) $ $1 $"],
     ["/srv/a#[fg=red]", "a_[fg=red]"],
     ["/srv/a##[b", "a#_[b"],
     ["/srv/web.app:1\\x", "web_app_1_x"],

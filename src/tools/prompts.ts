@@ -294,12 +294,16 @@ const CONTROLS = new RegExp(CONTROL.source, "g");
  * A session name from a directory's last part, one that create_session takes as it is: at
  * most 64 characters, cut between characters (never inside a surrogate pair), and what
  * {@link checkName} or a prompt argument refuses written as '_' ('.', ':', a backslash, control
- * characters, every '$', the '#' of '#['). "work" when nothing is left.
+ * characters, the '#' of '#[', '$' before a letter, '_' or '{', the '$' of a name like a
+ * session id). "work" when nothing is left.
  */
 export function sessionNameFor(directory: string): string {
   const last = directory.split("/").filter((p) => p !== "").at(-1) ?? "";
-  const name = startUnits(last, 64).replace(/[.:\\$]/g, "_").replace(CONTROLS, "_")
-    .replaceAll("#[", "_[");
+  const name = startUnits(last, 64).replace(/[.:\\]/g, "_").replace(CONTROLS, "_")
+    .replaceAll("#[", "_[")
+    // A whole run of '$': the last one's '_' would make the one before it refused in turn.
+    .replace(/\$+(?=[A-Za-z_{])/g, (run) => "_".repeat(run.length))
+    .replace(/^\$(?=\d+$)/, "_");
   return SESSION_NAME.safeParse(name).success ? name : "work";
 }
 
