@@ -165,12 +165,23 @@ export class SshHosts {
     return this.#madeFolder ? `${this.#folder}/h${n}` : `${this.#folder}-h${n}`;
   }
 
-  /** Options every ssh this process starts gets, before its own. */
+  /**
+   * Options every ssh this process starts gets, before its own. A command-line option wins over
+   * the configuration, so these undo what the person's config sets up for their own `ssh box`
+   * and that is no business of a connection carrying tmux commands: a `RemoteCommand` (`ssh box`
+   * landing in tmux; ssh refuses a command line on top of one), a terminal (`-T` against
+   * `RequestTTY yes`). Each option is
+   * known to OpenSSH 7.6 and later (an option ssh does not know fails every connection), so
+   * `SessionType`, `StdinNull` and `ForkAfterAuthentication` (8.7) are not said: a config that
+   * sets them makes the host unusable for an interactive ssh as well.
+   */
   #common(host: string): string[] {
     const args: string[] = [];
     if (this.#options.configFile) args.push("-F", this.#options.configFile);
     args.push(
       "-T",
+      "-o",
+      "RemoteCommand=none",
       "-o",
       "BatchMode=yes",
       "-o",

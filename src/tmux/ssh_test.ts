@@ -28,6 +28,23 @@ Deno.test("SshHosts: options come from here only; a host fails fast after a fail
   await hosts.close();
 });
 
+Deno.test("SshHosts: what the person's config sets up for their own ssh is undone on every ssh", () => {
+  // A RemoteCommand would refuse the command line.
+  const hosts = new SshHosts({ destinations: ["box"] }, () => {
+    throw new Error("no ssh here");
+  });
+  const argv = hosts.argv("box", "tmux", ["list-panes"]);
+  const options = argv.slice(0, argv.indexOf("--"));
+  for (
+    const option of [
+      "RemoteCommand=none",
+    ]
+  ) {
+    assert.ok(options.includes(option), `${option} in ${options.join(" ")}`);
+  }
+  assert.ok(options.includes("-T"));
+});
+
 Deno.test("SshHosts: without write permission the control socket goes to ~/.ssh, never /tmp", async () => {
   // A shared folder would let another user take the socket's name first: an ssh client connects
   // to whatever sits at its ControlPath.
