@@ -170,7 +170,9 @@ export class SshHosts {
    * the configuration, so these undo what the person's config sets up for their own `ssh box`
    * and that is no business of a connection carrying tmux commands: a `RemoteCommand` (`ssh box`
    * landing in tmux; ssh refuses a command line on top of one), a terminal (`-T` against
-   * `RequestTTY yes`). Each option is
+   * `RequestTTY yes`), their port forwardings (the person's ports held for the server's life,
+   * or, with `ExitOnForwardFailure`, no connection while their own ssh holds them), their agent
+   * and X display handed to the host, a `LocalCommand` run here, a tun device. Each option is
    * known to OpenSSH 7.6 and later (an option ssh does not know fails every connection), so
    * `SessionType`, `StdinNull` and `ForkAfterAuthentication` (8.7) are not said: a config that
    * sets them makes the host unusable for an interactive ssh as well.
@@ -182,6 +184,16 @@ export class SshHosts {
       "-T",
       "-o",
       "RemoteCommand=none",
+      "-o",
+      "ClearAllForwardings=yes",
+      "-o",
+      "ForwardAgent=no",
+      "-o",
+      "ForwardX11=no",
+      "-o",
+      "PermitLocalCommand=no",
+      "-o",
+      "Tunnel=no",
       "-o",
       "BatchMode=yes",
       "-o",

@@ -29,7 +29,7 @@ Deno.test("SshHosts: options come from here only; a host fails fast after a fail
 });
 
 Deno.test("SshHosts: what the person's config sets up for their own ssh is undone on every ssh", () => {
-  // A RemoteCommand would refuse the command line.
+  // A RemoteCommand would refuse the command line; forwardings would take the person's ports.
   const hosts = new SshHosts({ destinations: ["box"] }, () => {
     throw new Error("no ssh here");
   });
@@ -38,6 +38,11 @@ Deno.test("SshHosts: what the person's config sets up for their own ssh is undon
   for (
     const option of [
       "RemoteCommand=none",
+      "ClearAllForwardings=yes",
+      "ForwardAgent=no",
+      "ForwardX11=no",
+      "PermitLocalCommand=no",
+      "Tunnel=no",
     ]
   ) {
     assert.ok(options.includes(option), `${option} in ${options.join(" ")}`);
