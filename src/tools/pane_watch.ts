@@ -141,7 +141,13 @@ export class PaneWatch {
     this.#sessions = pane.placements.map((p) => p.sessionId);
   }
 
-  /** Subscribes to the pane's output, then reads where its cursor is (and its screen). */
+  /**
+   * Reads where the pane's cursor is (and its screen), then subscribes to its output, then
+   * reads what it wrote meanwhile at the first {@link next}. In that order because the read is
+   * the call's start: subscribing may take a while (a new control client, on an SSH host a new
+   * session whose remote shell reads its start-up files first, a second or more), and output
+   * written in that while came after the call began: it counts as new, never as already there.
+   */
   static async open(
     ctx: TmuxContext,
     pane: PaneRow,
@@ -151,7 +157,6 @@ export class PaneWatch {
     watch.#reportCommands = options.commands ?? false;
     watch.#rows = options.rows ?? false;
     try {
-      await watch.#subscribe(watch.#sessions);
       // One tmux call, one instant: the probe, the screen with wrapped rows joined and row by
       // row, and a second probe that tells whether it was one instant (a hook run after the
       // probe lets the pane write in between).
@@ -212,6 +217,11 @@ export class PaneWatch {
       } // The pane wrote in between: no baseline (the start row is cut at the cursor). Rows that
       // did not add up: read from the start's row, kept if the pane has not moved since.
       else if (still || read.regionRows) await read.readBaseline();
+      await watch.#subscribe(watch.#sessions);
+      // What the pane wrote while the subscription was made: read at once, as after output
+      // (a polling watch reads from the start anyway). What comes after the subscription may
+      // then be reported twice by a watch of the stream, never missed.
+      watch.#dirty = watch.transport === "control";
       watch.#checkAt = performance.now() + (watch.transport === "control" ? CHECK_MS : POLL_MS);
       return watch;
     } catch (error) {
@@ -360,7 +370,8 @@ export class PaneWatch {
     for (const batch of this.#queue.splice(0)) {
       if (batch.lost) this.#lost = true;
       if (batch.changed) this.#changed = true;
-      if (batch.output.length > 0) this.#dirty = this.#rows;
+      // Never cleared here: a stream watch's catch-up read (see open) is still owed.
+      if (batch.output.length > 0 && this.#rows) this.#dirty = true;
       for (const chunk of batch.output) {
         if (this.#rows) this.#text.feed(chunk);
         else lines.push(...this.#text.push(chunk));
