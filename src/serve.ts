@@ -223,6 +223,8 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
     ),
   });
   const why = await closed.promise;
+  // What takes a while to give back (an undo on an SSH host) begins while the answers settle.
+  runner.beginClose();
   // Tasks run in the background for a client that is gone: stop them, which also answers any
   // tasks/result waiting on one.
   registry.tasks.cancelAll("the client went away");

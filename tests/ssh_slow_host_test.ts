@@ -1,9 +1,10 @@
 /**
  * SSH hosts whose remote start-up file is slow (nvm, conda, pyenv init: a second is common):
  * every new ssh session there, a new control client included, waits for it. What a call
- * promises holds all the same: output that comes after a wait began counts. A real OpenSSH
- * server on 127.0.0.1 (see helpers/sshd.ts); skipped, saying why, only where sshd cannot be
- * started.
+ * promises holds all the same: output that comes after a wait began counts, and what a call
+ * changed for a moment is given back when the process stops, within its second. A real
+ * OpenSSH server on 127.0.0.1 (see helpers/sshd.ts); skipped, saying why, only where sshd
+ * cannot be started.
  *
  * @module
  */
@@ -12,8 +13,9 @@ import assert from "node:assert/strict";
 import { fixtureTest } from "./helpers/skippable.ts";
 import { type Sshd, startSshd } from "./helpers/sshd.ts";
 import { connect } from "./helpers/mcp.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
-import { TestTmux } from "./helpers/tmux.ts";
+import { cleanEnv, HookGate, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 const started = await startSshd(["h1"]);
 const skip = typeof started === "string" ? started : null;
@@ -21,6 +23,52 @@ const skip = typeof started === "string" ? started : null;
 if (skip) console.error(`ssh_slow_host_test: skipped: ${skip}`);
 const sshTest = fixtureTest(skip, { sanitize: false });
 const stopTest = fixtureTest(skip);
+
+/** Where this Deno keeps its cache (by default under the home folder). */
+async function denoDir(): Promise<string> {
+  const { stdout } = await sh(Deno.execPath(), ["info", "--json"]);
+  return (JSON.parse(stdout) as { denoDir: string }).denoDir;
+}
+
+/**
+ * The real server process under the baked flags (the `start` task), as a user who has a
+ * `~/.ssh` (so one multiplexed connection per host, as for most users): in a private mount
+ * namespace whose /etc/passwd gives this user a short home of its own with a `.ssh` (as
+ * ssh_home_test.ts does). Falls back to the plain process where no namespace can be made.
+ */
+async function realServer(extra: string[]): Promise<{ s: StdioServer; done: () => Promise<void> }> {
+  const { cmd, args } = startCommand();
+  const unshare = await sh("unshare", ["-m", "--propagation", "private", "true"], {
+    allowFail: true,
+  }).catch(() => ({ code: 1 }));
+  if (unshare.code !== 0) {
+    return { s: new StdioServer(cmd, [...args, ...extra], cleanEnv()), done: async () => {} };
+  }
+  const base = await Deno.makeTempDir({ prefix: "tmux-mcp-home-" });
+  const home = `${base}/h`;
+  await Deno.mkdir(`${home}/.ssh`, { recursive: true, mode: 0o700 });
+  const user = (await sh("id", ["-un"])).stdout.trim();
+  const passwd = (await Deno.readTextFile("/etc/passwd")).split("\n").map((line) => {
+    const fields = line.split(":");
+    if (fields[0] !== user) return line;
+    fields[5] = home;
+    return fields.join(":");
+  }).join("\n");
+  await Deno.writeTextFile(`${base}/passwd`, passwd);
+  const s = new StdioServer(
+    "unshare",
+    [
+      ...["-m", "--propagation", "private", "sh", "-c"],
+      'mount --bind "$0" /etc/passwd && exec "$@"',
+      `${base}/passwd`,
+      cmd,
+      ...args,
+      ...extra,
+    ],
+    cleanEnv({ HOME: home, DENO_DIR: await denoDir() }),
+  );
+  return { s, done: () => Deno.remove(base, { recursive: true }).catch(() => {}) };
+}
 
 /** Replaces the remote start-up file (BASH_ENV of every remote command) for the test's length. */
 async function withRemoteRc(sshd: Sshd, rc: string, fn: () => Promise<void>): Promise<void> {
@@ -79,6 +127,63 @@ sshTest(
     });
   },
 );
+
+// A clear_pane of the screen alone on an SSH host, held by a person's hook right after it
+// turned the pane's scroll-on-clear off, and the process told to stop: locally the pane's own
+// value is put back (teardown_test.ts). On a host whose start-up file takes 0.4 s, the give-back
+// runs in a new ssh session whose remote shell reads it first: begun only at the runner's close,
+// it was cut off with the connection, and the pane kept scroll-on-clear off for good.
+for (const how of ["SIGTERM", "stdin EOF"] as const) {
+  sshTest(
+    `ssh slow host: clear_pane held after scroll-on-clear off, the process ended (${how}): the pane's own value is put back within the second`,
+    async () => {
+      const sshd = started as Sshd;
+      await withRemoteRc(sshd, "sleep 0.4\n", async () => {
+        const t = await TestTmux.start();
+        const gate = await HookGate.make();
+        const { s, done } = await realServer([
+          ...["--ssh", "h1", "--ssh-config", sshd.config],
+          ...["--toolsets", "inspect,manage,execute,teardown"],
+        ]);
+        try {
+          const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+          const own = async () =>
+            (await t.tmux("show-options", "-pqv", "-t", p, "scroll-on-clear")).trim();
+          await s.initialize();
+          const on = { host: "h1", socket_name: t.socket };
+          // The host's connection and control client are up.
+          const listed = await s.callTool("list_panes", on);
+          assert.notEqual(listed.isError, true, JSON.stringify(listed));
+          await t.tmux(
+            "set-hook",
+            "-g",
+            "after-set-option",
+            `if-shell -F -t ${p} '#{==:#{scroll-on-clear},0}' "${gate.command}"`,
+          );
+          s.callTool("clear_pane", { ...on, paneId: p, screen: true, history: false })
+            .catch(() => {});
+          await waitFor(() => gate.began(), "the clear's step to be held", 15_000);
+          assert.equal(await own(), "off", "held after the turn-off");
+          const t0 = performance.now();
+          if (how === "SIGTERM") s.child.kill("SIGTERM");
+          else await s.closeStdin();
+          await s.child.status;
+          const took = performance.now() - t0;
+          await gate.open();
+          await t.tmux("set-hook", "-gu", "after-set-option");
+          assert.equal(await own(), "", `the pane's own scroll-on-clear (none), after ${took} ms`);
+          assert.ok(took < 1_000, `the process ended ${Math.round(took)} ms after told to`);
+        } finally {
+          await gate.open();
+          await s.kill();
+          await t.kill();
+          await gate.remove();
+          await done();
+        }
+      });
+    },
+  );
+}
 
 stopTest("ssh slow host: sshd stops", async () => {
   await (started as Sshd).stop();

@@ -10,7 +10,10 @@
  * took it away, and undoes it when that step did not answer. The runner's close
  * (a shutdown, before its children are killed) first stops the steps registered here and waits
  * for them, so that none acts after the undo, then undoes whatever is still left, each in a tmux
- * process of its own (the control connections are closing at the same moment).
+ * process of its own (the control connections are closing at the same moment, and the step
+ * held holds up the control client it went on). On an SSH host that begins as soon as the
+ * process knows it is to stop (TmuxRunner.beginClose): such a tmux starts in a new ssh session,
+ * after the remote shell's start-up files.
  *
  * @module
  */
@@ -133,7 +136,10 @@ class RunnerLeftovers {
 
   constructor(runner: TmuxRunner) {
     this.runner = runner;
-    runner.onClose(() => this.#close());
+    // On an SSH host the undo's tmux starts in a new session there, after the remote shell's
+    // start-up files (a second, for some): begun with the close, before the connection ends.
+    runner.onCloseBegins(() => this.#close((l) => l.address.host !== undefined));
+    runner.onClose(() => this.#close(() => true));
   }
 
   /** Keeps `leftover` for the close, within {@link MAX_KEPT}; one per key. */
@@ -146,10 +152,11 @@ class RunnerLeftovers {
     while (this.#kept.length > MAX_KEPT) this.#kept.shift()!.clear();
   }
 
-  async #close(): Promise<void> {
-    const live = [...this.live];
-    this.live.clear();
-    this.#kept.length = 0;
+  /** Stops the steps of those `which` picks, then undoes them. */
+  async #close(which: (leftover: Leftover) => boolean): Promise<void> {
+    const live = [...this.live].filter(which);
+    for (const l of live) this.live.delete(l);
+    this.#kept.splice(0, this.#kept.length, ...this.#kept.filter((l) => !which(l)));
     await Promise.allSettled(live.map((l) => l.stop()));
     const once = new Map(live.map((l) => [l.key, l]));
     await Promise.allSettled([...once.values()].map((l) => l.undoAtClose()));

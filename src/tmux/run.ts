@@ -125,6 +125,22 @@ export interface PersistentChild {
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /**
+ * How long after the close begins ({@link TmuxRunner.beginClose}) its early hooks are waited
+ * for at most: the process still ends within a second of being told to stop (DESIGN).
+ */
+export const BEGUN_CLOSE_MS = 600;
+
+/** Resolves once `promise` settles, or after `ms` (at least 0), whichever comes first. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    promise.catch(() => {}),
+    new Promise((resolve) => timer = setTimeout(resolve, Math.max(0, ms))),
+  ]);
+  clearTimeout(timer);
+}
+
+/**
  * Starts tmux processes on behalf of everything above it. One instance per server process;
  * it counts the children it has running so a test (or a shutdown) can prove none is left.
  */
@@ -139,6 +155,9 @@ export class TmuxRunner {
   readonly #gates: ServerGates;
   readonly #closing = new AbortController();
   readonly #closeHooks = new Set<() => Promise<void>>();
+  readonly #beginHooks = new Set<() => Promise<void>>();
+  /** The hooks {@link beginClose} started, settled, and when it started them. */
+  #begun: { settled: Promise<unknown>; at: number } | null = null;
   readonly #ssh: SshHosts | null;
   /**
    * The server this process was started for (`--socket`, `--socket-path`, or tmux's default):
@@ -234,24 +253,53 @@ export class TmuxRunner {
    * to be gone.
    */
   async close(waitMs = 1_000): Promise<void> {
+    const begun = this.#closing.signal.aborted ? null : this.beginClose();
     // Long-lived users (control connections) first get the chance to end their children
     // gracefully; whatever is still running after that is killed by the abort below.
     const hooks = [...this.#closeHooks];
     this.#closeHooks.clear();
-    if (hooks.length > 0 && !this.#closing.signal.aborted) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        Promise.allSettled(hooks.map((hook) => hook())),
-        new Promise((resolve) => timer = setTimeout(resolve, Math.max(0, waitMs))),
+    if (begun) {
+      // The early hooks up to their own bound, counted from when they began.
+      await Promise.all([
+        settledWithin(Promise.allSettled(hooks.map((hook) => hook())), waitMs),
+        settledWithin(begun.settled, begun.at + BEGUN_CLOSE_MS - performance.now()),
       ]);
-      clearTimeout(timer);
     }
+    // The SSH connections last: an undo begun early (beginClose) travels over one.
     if (this.#ssh) await this.#ssh.close(Math.max(0, waitMs / 4));
     this.#closing.abort();
     const until = Date.now() + waitMs;
     while (this.#running > 0 && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+  }
+
+  /**
+   * Starts the hooks registered with {@link onCloseBegins}, once, as soon as the process knows
+   * it is to stop (before it answers its last calls), and {@link close} waits for them up to
+   * {@link BEGUN_CLOSE_MS} after that moment. For an undo on an SSH host (leftovers.ts): its
+   * tmux starts in a new session there, whose remote shell reads its start-up files first (a
+   * slow one takes a second), where a local tmux starts in milliseconds.
+   */
+  beginClose(): { settled: Promise<unknown>; at: number } {
+    if (!this.#begun) {
+      const hooks = [...this.#beginHooks];
+      this.#beginHooks.clear();
+      this.#begun = {
+        settled: Promise.allSettled(hooks.map((hook) => hook())),
+        at: performance.now(),
+      };
+    }
+    return this.#begun;
+  }
+
+  /**
+   * Registers `hook` to run when the close begins ({@link beginClose}): while the last answers
+   * are written, and before any connection closes. Returns an unregister function.
+   */
+  onCloseBegins(hook: () => Promise<void>): () => void {
+    this.#beginHooks.add(hook);
+    return () => this.#beginHooks.delete(hook);
   }
 
   /** Whether {@link close} has been called: no new child may start. */
