@@ -157,7 +157,7 @@ export class TmuxRunner {
   readonly #closeHooks = new Set<() => Promise<void>>();
   readonly #beginHooks = new Set<() => Promise<void>>();
   /** The hooks {@link beginClose} started, settled, and when it started them. */
-  #begun: { settled: Promise<unknown>; at: number } | null = null;
+  #begun: { settled: Promise<unknown> | null; at: number } | null = null;
   readonly #ssh: SshHosts | null;
   /**
    * The server this process was started for (`--socket`, `--socket-path`, or tmux's default):
@@ -258,13 +258,15 @@ export class TmuxRunner {
     // gracefully; whatever is still running after that is killed by the abort below.
     const hooks = [...this.#closeHooks];
     this.#closeHooks.clear();
-    if (begun) {
-      // The early hooks up to their own bound, counted from when they began.
-      await Promise.all([
-        settledWithin(Promise.allSettled(hooks.map((hook) => hook())), waitMs),
-        settledWithin(begun.settled, begun.at + BEGUN_CLOSE_MS - performance.now()),
-      ]);
+    const waits: Promise<void>[] = [];
+    if (begun && hooks.length > 0) {
+      waits.push(settledWithin(Promise.allSettled(hooks.map((hook) => hook())), waitMs));
     }
+    // The early hooks up to their own bound, counted from when they began.
+    if (begun?.settled) {
+      waits.push(settledWithin(begun.settled, begun.at + BEGUN_CLOSE_MS - performance.now()));
+    }
+    if (waits.length > 0) await Promise.all(waits);
     // The SSH connections last: an undo begun early (beginClose) travels over one.
     if (this.#ssh) await this.#ssh.close(Math.max(0, waitMs / 4));
     this.#closing.abort();
@@ -281,12 +283,12 @@ export class TmuxRunner {
    * tmux starts in a new session there, whose remote shell reads its start-up files first (a
    * slow one takes a second), where a local tmux starts in milliseconds.
    */
-  beginClose(): { settled: Promise<unknown>; at: number } {
+  beginClose(): { settled: Promise<unknown> | null; at: number } {
     if (!this.#begun) {
       const hooks = [...this.#beginHooks];
       this.#beginHooks.clear();
       this.#begun = {
-        settled: Promise.allSettled(hooks.map((hook) => hook())),
+        settled: hooks.length > 0 ? Promise.allSettled(hooks.map((hook) => hook())) : null,
         at: performance.now(),
       };
     }
