@@ -12,6 +12,7 @@ import { execOnce, noteSocketServer, quoteNested, socketServerPid } from "../tmu
 import { chainArgv, randomHex } from "../tmux/format.ts";
 import type { RunOptions } from "../tmux/run.ts";
 import { judgeResult, TmuxError } from "../tmux/tmux_error.ts";
+import { AliasShadow } from "../tmux/command_aliases.ts";
 import {
   onServerFormat,
   parseServerIdentity,
@@ -90,7 +91,7 @@ async function unconfirmed<T>(act: Promise<T>): Promise<T> {
   } catch (error) {
     if (
       error instanceof TmuxError && error.kind !== "no-server" && error.kind !== "no-target" &&
-      error.kind !== "not-installed"
+      error.kind !== "not-installed" && !(error instanceof AliasShadow)
     ) {
       throw new Unconfirmed(
         `tmux did not confirm it (${error.message.replace(/\.$/, "")}), but it was sent: ` +

@@ -321,6 +321,8 @@ export class ToolRegistry {
       log,
       args.host as string | undefined,
     );
+    // A person may have changed tmux's command-alias since the last call (tmux says nothing).
+    ctx.runner.aliasesMayHaveChanged(ctx.address);
     this.#inFlight++;
     let result: CallToolResult;
     try {

@@ -15,6 +15,7 @@
  */
 
 import { argvCommands, quoteNested } from "./command_line.ts";
+import { ALIAS_READ } from "./command_aliases.ts";
 import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
 import type { ControlEvent } from "./control_events.ts";
 import { limitsOf } from "./control_limits.ts";
@@ -62,6 +63,13 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
       const control = map.get(addressKey(address));
       return control ? control.structural(args, send, signal) : send();
     };
+    // The read of a server's aliases goes over its control client when one is attached, else
+    // in a tmux process of its own: it never waits for a client's opening (which may wait
+    // for it).
+    runner.aliasReader = (address, options) =>
+      map.get(addressKey(address))?.attached
+        ? execFast(runner, address, ALIAS_READ, options)
+        : runner.exec(address, ALIAS_READ, options);
     runner.onClose(async () => {
       await Promise.allSettled([...map.values()].map((s) => s.close()));
       map.clear();

@@ -30,6 +30,7 @@ export async function lostEvent(runner: TmuxRunner, address: ServerAddress): Pro
   const host = address.host;
   const state = await runner.exec(address, ["display-message", "-p", "#{pid}"], {
     timeoutMs: 5_000,
+    aliasUnchecked: true, // a lost connection's read: a read of the aliases may wait on it
   })
     .then(
       (r): "running" | "gone" | "silent" => r.code === 0 ? "running" : "gone",

@@ -68,7 +68,7 @@ export async function seatingToAttach(
     "list-clients",
     "-F",
     SEAT_FORMAT,
-  ]);
+  ], { aliasUnchecked: true }); // the opening a read of the aliases may wait for
   if (result.code !== 0) return { standings: [], clients: [] };
   const text = new TextDecoder().decode(result.stdout);
   return { standings: parseStandings(text), clients: parseSeats(text) };

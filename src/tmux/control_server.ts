@@ -224,6 +224,11 @@ export class ServerControl {
     return other;
   }
 
+  /** Whether a client of ours is attached here for commands (no opening to wait for). */
+  get attached(): boolean {
+    return this.#clients.primary !== null && !this.#clients.primary.closed;
+  }
+
   /** Live control clients (for tests and diagnostics). */
   get connections(): number {
     return this.#clients.live;
@@ -250,6 +255,8 @@ export class ServerControl {
     controlLine(args); // refuse what cannot travel before connecting at all
     this.#use();
     const connection = await this.#primaryConnection();
+    // Each control line is followed by the protocol's own display-message (its sentinel).
+    await this.#runner.checkAliases(this.#address, args, options, ["display-message"]);
     const want = options.serverPid ?? null;
     if (want !== null) {
       const pid = await (connection.serverPid ??= pidOf(connection));

@@ -26,6 +26,7 @@ import { ServerGates, StructureLanes } from "./server_turns.ts";
 import { reachHost, tmuxCommand } from "./remote_call.ts";
 import { collectAnswer, streamAnswer } from "./child_answer.ts";
 import { TIED_FLAG, unframeTied } from "./tied_client.ts";
+import { ALIAS_READ, AliasBook, aliasListing } from "./command_aliases.ts";
 
 /** Options for one tmux invocation. */
 export interface RunOptions {
@@ -65,6 +66,12 @@ export interface RunOptions {
    * {@link stdin}.
    */
   readonly tiedToProcess?: boolean;
+  /**
+   * Not checked against a person's `command-alias` ({@link TmuxRunner.checkAliases}): the
+   * read of the aliases itself, and the control machinery's own reads (a client's opening, a
+   * lost client's check).
+   */
+  readonly aliasUnchecked?: boolean;
 }
 
 /**
@@ -172,6 +179,16 @@ export class TmuxRunner {
    * the notices tmux still owes this process's control clients (owed_notices.ts). Null: none.
    */
   structureGuard: StructureGuard | null = null;
+  /**
+   * Reads a server's `command-alias` entries ({@link ALIAS_READ}): set by control.ts to read
+   * over a control client already attached there; by a tmux process of its own otherwise. It
+   * never waits for a client to open, whose opening may itself wait for the read.
+   */
+  aliasReader: (address: ServerAddress, options: RunOptions) => Promise<
+    { code: number; stdout: Uint8Array; stderr: string }
+  > = (address, options) => this.exec(address, ALIAS_READ, options);
+  /** Per server, its aliases as last read (command_aliases.ts). */
+  readonly #aliases = new Map<string, AliasBook>();
   #running = 0;
 
   /** Builds a runner; nothing is started until {@link run}. */
@@ -207,6 +224,39 @@ export class TmuxRunner {
     this.#running++;
     child.status.finally(() => this.#running--);
     return child;
+  }
+
+  /**
+   * A tool call begins: the next command line for the server at `address` reads its
+   * `command-alias` again first (tmux tells no client when an option changes).
+   */
+  aliasesMayHaveChanged(address: ServerAddress): void {
+    this.#aliases.get(addressKey(address))?.stale();
+  }
+
+  /**
+   * Throws {@link AliasShadow} (nothing sent) when a person's `command-alias` entry takes a
+   * command name that `args` (or `sent`, what goes with them) hands tmux: tmux would run the
+   * alias in its place (command_aliases.ts). Reads the aliases first when no read is current.
+   */
+  async checkAliases(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions,
+    sent: readonly string[] = [],
+  ): Promise<void> {
+    if (options.aliasUnchecked) return;
+    const key = addressKey(address);
+    let book = this.#aliases.get(key);
+    if (!book) this.#aliases.set(key, book = new AliasBook());
+    await book.check(args, async () => {
+      const result = await this.aliasReader(address, {
+        signal: options.signal,
+        timeoutMs: options.timeoutMs,
+        aliasUnchecked: true,
+      });
+      return aliasListing(result);
+    }, sent);
   }
 
   /**
@@ -401,6 +451,7 @@ export class TmuxRunner {
     args: readonly string[],
     options: RunOptions = {},
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    await this.checkAliases(address, args, options);
     const send = () =>
       this.aroundStructure(
         address,
@@ -473,6 +524,7 @@ export class TmuxRunner {
     sink: (chunk: Uint8Array) => void | Promise<void>,
     options: RunOptions = {},
   ): Promise<{ code: number; stderr: string }> {
+    await this.checkAliases(address, args, options);
     // No hosts at all: #spawn refuses the host as exec does (remote_call.ts).
     const marker = address.host === undefined ? undefined : this.#ssh?.marker;
     return await this.#spawn(
