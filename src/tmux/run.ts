@@ -451,14 +451,17 @@ export class TmuxRunner {
     args: readonly string[],
     options: RunOptions = {},
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
-    await this.checkAliases(address, args, options);
-    const send = () =>
-      this.aroundStructure(
+    // Checked in the command's turn, not before it: a check that reads the aliases would let a
+    // structural command sent later take its turn first.
+    const send = async () => {
+      await this.checkAliases(address, args, options);
+      return await this.aroundStructure(
         address,
         args,
         () => this.#execNow(address, args, options),
         waitSignal(options),
       );
+    };
     if (!options.inStructureLane && changesStructure(args)) {
       return await this.inStructureLane(address, send, waitSignal(options));
     }
