@@ -27,6 +27,7 @@ import { reachHost, tmuxCommand } from "./remote_call.ts";
 import { collectAnswer, streamAnswer } from "./child_answer.ts";
 import { TIED_FLAG, unframeTied } from "./tied_client.ts";
 import { ALIAS_READ, AliasBook, aliasListing } from "./command_aliases.ts";
+import { type CloseDeadline, CloseHooks } from "./runner_close.ts";
 
 /** Options for one tmux invocation. */
 export interface RunOptions {
@@ -132,22 +133,6 @@ export interface PersistentChild {
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /**
- * How long after the close begins ({@link TmuxRunner.beginClose}) its early hooks are waited
- * for at most: the process still ends within a second of being told to stop (DESIGN).
- */
-export const BEGUN_CLOSE_MS = 600;
-
-/** Resolves once `promise` settles, or after `ms` (at least 0), whichever comes first. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    promise.catch(() => {}),
-    new Promise((resolve) => timer = setTimeout(resolve, Math.max(0, ms))),
-  ]);
-  clearTimeout(timer);
-}
-
-/**
  * Starts tmux processes on behalf of everything above it. One instance per server process;
  * it counts the children it has running so a test (or a shutdown) can prove none is left.
  */
@@ -161,10 +146,7 @@ export class TmuxRunner {
   /** Per server, its processes' gate (see {@link RunnerOptions.maxConcurrent}). */
   readonly #gates: ServerGates;
   readonly #closing = new AbortController();
-  readonly #closeHooks = new Set<() => Promise<void>>();
-  readonly #beginHooks = new Set<() => Promise<void>>();
-  /** The hooks {@link beginClose} started, settled, and when it started them. */
-  #begun: { settled: Promise<unknown> | null; at: number } | null = null;
+  readonly #hooks = new CloseHooks();
   readonly #ssh: SshHosts | null;
   /**
    * The server this process was started for (`--socket`, `--socket-path`, or tmux's default):
@@ -298,30 +280,22 @@ export class TmuxRunner {
   /**
    * Kills every tmux child still running and refuses new calls: a server shutting down must
    * leave no tmux process behind. The close hooks (a control connection's goodbye, a leftover's
-   * undo: two tmux processes of its own) get up to `waitMs` first — what they give back is a
-   * person's setting, worth the wait on a loaded machine — then the children get up to `waitMs`
-   * to be gone.
+   * undo: two tmux processes of its own) and those begun early ({@link beginClose}) are waited
+   * for first — what they give back is a person's setting, worth the wait on a loaded machine —
+   * then the children are killed and waited for until they are gone. `within`: a wait in ms for
+   * each of the two steps, or the deadline of each (runner_close.ts); a process that must end
+   * within a second gives a deadline, so that the steps' waits do not add up past it.
    */
-  async close(waitMs = 1_000): Promise<void> {
-    const begun = this.#closing.signal.aborted ? null : this.beginClose();
+  async close(within: number | CloseDeadline = 1_000): Promise<void> {
     // Long-lived users (control connections) first get the chance to end their children
     // gracefully; whatever is still running after that is killed by the abort below.
-    const hooks = [...this.#closeHooks];
-    this.#closeHooks.clear();
-    const waits: Promise<void>[] = [];
-    if (begun && hooks.length > 0) {
-      waits.push(settledWithin(Promise.allSettled(hooks.map((hook) => hook())), waitMs));
-    }
-    // The early hooks up to their own bound, counted from when they began.
-    if (begun?.settled) {
-      waits.push(settledWithin(begun.settled, begun.at + BEGUN_CLOSE_MS - performance.now()));
-    }
-    if (waits.length > 0) await Promise.all(waits);
+    if (!this.#closing.signal.aborted) await this.#hooks.run(within);
+    const by = typeof within === "number" ? () => performance.now() + within : () => within.by;
     // The SSH connections last: an undo begun early (beginClose) travels over one.
-    if (this.#ssh) await this.#ssh.close(Math.max(0, waitMs / 4));
+    if (this.#ssh) await this.#ssh.close(Math.max(0, (by() - performance.now()) / 4));
     this.#closing.abort();
-    const until = Date.now() + waitMs;
-    while (this.#running > 0 && Date.now() < until) {
+    const until = by();
+    while (this.#running > 0 && performance.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
@@ -329,20 +303,13 @@ export class TmuxRunner {
   /**
    * Starts the hooks registered with {@link onCloseBegins}, once, as soon as the process knows
    * it is to stop (before it answers its last calls), and {@link close} waits for them up to
-   * {@link BEGUN_CLOSE_MS} after that moment. For an undo on an SSH host (leftovers.ts): its
-   * tmux starts in a new session there, whose remote shell reads its start-up files first (a
-   * slow one takes a second), where a local tmux starts in milliseconds.
+   * BEGUN_CLOSE_MS after that moment (runner_close.ts), or up to its deadline. For an undo on an SSH host
+   * (leftovers.ts): its tmux starts in a new session there, whose remote shell reads its
+   * start-up files first (a slow one takes a second), where a local tmux starts in
+   * milliseconds.
    */
   beginClose(): { settled: Promise<unknown> | null; at: number } {
-    if (!this.#begun) {
-      const hooks = [...this.#beginHooks];
-      this.#beginHooks.clear();
-      this.#begun = {
-        settled: hooks.length > 0 ? Promise.allSettled(hooks.map((hook) => hook())) : null,
-        at: performance.now(),
-      };
-    }
-    return this.#begun;
+    return this.#hooks.begin();
   }
 
   /**
@@ -350,8 +317,7 @@ export class TmuxRunner {
    * are written, and before any connection closes. Returns an unregister function.
    */
   onCloseBegins(hook: () => Promise<void>): () => void {
-    this.#beginHooks.add(hook);
-    return () => this.#beginHooks.delete(hook);
+    return this.#hooks.onBegin(hook);
   }
 
   /** Whether {@link close} has been called: no new child may start. */
@@ -365,8 +331,7 @@ export class TmuxRunner {
    * function.
    */
   onClose(hook: () => Promise<void>): () => void {
-    this.#closeHooks.add(hook);
-    return () => this.#closeHooks.delete(hook);
+    return this.#hooks.onClose(hook);
   }
 
   /**
