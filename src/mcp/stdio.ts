@@ -38,8 +38,14 @@ const MAX_UNWRITTEN_BYTES = 8 * 1024 * 1024;
  */
 const MAX_HELD_INPUT_BYTES = 8 * 1024 * 1024;
 
-/** How long a close waits for answers still being written (a client that stopped reading). */
+/** How long a close waits at most for answers still being written to a client that reads. */
 const CLOSE_WRITE_WAIT_MS = 500;
+
+/**
+ * A write to stdout not done after this long: the client is not reading (a pipe it reads takes
+ * a chunk in microseconds), and a close does not wait for it or what is queued behind it.
+ */
+const STALLED_WRITE_MS = 100;
 
 /** Where the transport reads and writes: stdin and stdout unless a test hands in others. */
 export interface StdioStreams {
@@ -95,6 +101,12 @@ export class StdioTransport implements Transport {
   #letGo = false;
   /** What the sends of messages still queued wait on (settled when written, or let go). */
   readonly #waiting = new Set<PromiseWithResolvers<void>>();
+  /** Since when the write to stdout under way has waited (`performance.now()`); null: none. */
+  #writeSince: number | null = null;
+  /** Settled when a write to stdout completes. */
+  #progress: PromiseWithResolvers<void> | null = null;
+  /** When the process is to have ended (`performance.now()`; see {@link endBy}). */
+  #endBy = Infinity;
   /** Chunks read from stdin while answers wait to be written, processed once they drain. */
   #inbox: Uint8Array[] = [];
   #inboxBytes = 0;
@@ -334,7 +346,16 @@ export class StdioTransport implements Transport {
       const output = this.#output();
       const out = queued.bytes;
       let written = 0;
-      while (written < out.length) written += await output.write(out.subarray(written));
+      while (written < out.length) {
+        this.#writeSince = performance.now();
+        try {
+          written += await output.write(out.subarray(written));
+        } finally {
+          this.#writeSince = null;
+          this.#progress?.resolve();
+          this.#progress = null;
+        }
+      }
     }).catch((error) => {
       // The client closed its end of stdout: it is gone, as when it closes stdin.
       if (!this.#outputGone) {
@@ -365,6 +386,27 @@ export class StdioTransport implements Transport {
   }
 
   /**
+   * Resolves once every answer queued has been written, the client stopped reading (a write
+   * has waited {@link STALLED_WRITE_MS}), stdout is gone, or `until` (`performance.now()`).
+   */
+  async #writtenWhileRead(until: number): Promise<void> {
+    while (this.#unwritten > 0 && !this.#outputGone) {
+      const now = performance.now();
+      const since = this.#writeSince;
+      if (now >= until || (since !== null && now - since >= STALLED_WRITE_MS)) return;
+      const wake = since === null ? until : Math.min(until, since + STALLED_WRITE_MS);
+      this.#progress ??= Promise.withResolvers<void>();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        this.#writing,
+        this.#progress.promise,
+        new Promise((resolve) => timer = setTimeout(resolve, wake - now)),
+      ]);
+      clearTimeout(timer);
+    }
+  }
+
+  /**
    * Resolves once the transport has closed, whoever closed it: the SDK's stdio entry takes
    * `onclose` for itself, and the process still has to learn that the connection is over.
    */
@@ -373,18 +415,24 @@ export class StdioTransport implements Transport {
   }
 
   /**
-   * Stops reading and reports the close once. Answers still being written are waited for a
-   * moment: a client that stopped reading its stdout cannot hold the process open.
+   * The process is to have ended by `at` (a `performance.now()` time): a close waits for answers
+   * still being written no longer than that (serve.ts shares one deadline among the exit's steps).
+   */
+  endBy(at: number): void {
+    this.#endBy = at;
+  }
+
+  /**
+   * Stops reading and reports the close once. Answers still being written are waited for while
+   * the client reads them, for {@link CLOSE_WRITE_WAIT_MS} at most and never past
+   * {@link endBy}'s time; not at all once a write has waited {@link STALLED_WRITE_MS}: a client
+   * that stopped reading its stdout cannot hold the process open, nor use up the time its
+   * exit's other steps (a person's settings given back) have.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#letSendsGo();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      this.#writing,
-      new Promise((resolve) => timer = setTimeout(resolve, CLOSE_WRITE_WAIT_MS)),
-    ]);
-    clearTimeout(timer);
+    await this.#writtenWhileRead(Math.min(performance.now() + CLOSE_WRITE_WAIT_MS, this.#endBy));
     this.#closed = true;
     this.#drained?.resolve();
     try {

@@ -119,3 +119,45 @@ Deno.test("a client that stopped reading is still read: its end of input is seen
   await transport.close();
   assert.ok(performance.now() - began < 2_000);
 });
+
+Deno.test("a close does not wait for answers a client stopped reading, nor past the exit's deadline", async () => {
+  // A write stalled since long: the client is not reading, the close waits for nothing.
+  const output = stalledOutput();
+  const { input, end } = fedInput();
+  const transport = new StdioTransport(parseJSONRPCMessage, undefined, { input, output });
+  transport.oninputend = () => {};
+  await transport.start();
+  transport.send({ jsonrpc: "2.0", id: 1, result: { text: "x".repeat(1_000) } });
+  transport.send({ jsonrpc: "2.0", id: 2, result: {} });
+  end();
+  // Timers never fire early: the write has waited past the stall's 100 ms by then.
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  let began = performance.now();
+  await transport.close();
+  // The close used to wait 500 ms for the write whatever the client did.
+  assert.ok(performance.now() - began < 400, `waited ${performance.now() - began} ms`);
+  assert.equal(output.writes, 1);
+
+  // A client that reads, slowly (a write done every 20 ms, never stalled): it gets answers
+  // until the exit's deadline, not the close's own half second.
+  let written = 0;
+  const slow = {
+    write: (bytes: Uint8Array) =>
+      new Promise<number>((resolve) => setTimeout(() => resolve(bytes.length), 20)).then((n) => {
+        written++;
+        return n;
+      }),
+  };
+  const fed = fedInput();
+  const late = new StdioTransport(parseJSONRPCMessage, undefined, { ...fed, output: slow });
+  late.oninputend = () => {};
+  await late.start();
+  for (let id = 0; id < 100; id++) late.send({ jsonrpc: "2.0", id, result: {} });
+  fed.end();
+  began = performance.now();
+  late.endBy(began + 100);
+  await late.close();
+  const took = performance.now() - began;
+  assert.ok(took >= 95 && took < 400, `waited ${took} ms for a deadline 100 ms away`);
+  assert.ok(written < 100, `${written} answers written`);
+});
