@@ -223,24 +223,32 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
     ),
   });
   const why = await closed.promise;
+  // One deadline for the whole exit, its steps' shares cut from it: each step's own bound,
+  // added up, went past the second when tmux did not answer and the client did not read.
+  const endBy = performance.now() + EXIT_WITHIN_MS;
   // What takes a while to give back (an undo on an SSH host) begins while the answers settle.
   runner.beginClose();
+  transport.endBy(endBy);
   // Tasks run in the background for a client that is gone: stop them, which also answers any
   // tasks/result waiting on one.
   registry.tasks.cancelAll("the client went away");
   // Answer what is nearly done (a client that closed its input may still read), then kill what
-  // is not: the whole exit stays well within a second, on a loaded machine too. Told to stop,
-  // there is less reason to wait.
+  // is not. Told to stop, there is less reason to wait.
   await transport.settle(why === "signal" ? 150 : 300);
   registry.endCalls();
-  await runner.close(250);
-  // The SDK's close writes each listen stream's last answer first; the transport no longer
-  // waits for bytes a client does not read (and gives what it still writes half a second), and
-  // this bound is the backstop: the process ends whatever the client does.
+  // The give-backs (a person's options put back) get what is left but the children's and the
+  // last answers' shares: they matter most.
+  await runner.close({
+    hooksBy: endBy - CHILDREN_MS - LAST_WRITE_MS,
+    by: endBy - LAST_WRITE_MS,
+  });
+  // The SDK's close writes each listen stream's last answer first; the transport waits for
+  // bytes only while the client reads them, and not past the deadline; this bound is the
+  // backstop: the process ends whatever the client does.
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
     served.close().catch(() => {}),
-    new Promise((resolve) => timer = setTimeout(resolve, CLOSE_WAIT_MS)),
+    new Promise((resolve) => timer = setTimeout(resolve, endBy - performance.now())),
   ]);
   clearTimeout(timer);
 }
@@ -255,5 +263,14 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
  */
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
 
-/** Longest the SDK's close is waited for once the connection is over. */
-const CLOSE_WAIT_MS = 700;
+/**
+ * From end of input or a stop signal to the end of {@link serveStdio}: the process then exits,
+ * within the second DESIGN promises, with room for a loaded machine's late timers.
+ */
+const EXIT_WITHIN_MS = 850;
+
+/** The share of {@link EXIT_WITHIN_MS} kept for killed tmux children to be gone. */
+const CHILDREN_MS = 150;
+
+/** The share of {@link EXIT_WITHIN_MS} kept last for answers a reading client still takes. */
+const LAST_WRITE_MS = 100;
