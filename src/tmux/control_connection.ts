@@ -317,18 +317,29 @@ export class Connection {
     const { promise, resolve } = Promise.withResolvers<ControlResult | Error>();
     const call: PendingCall = this.#protocol.send(line, resolve);
     const timeoutMs = options.timeoutMs ?? 10_000;
+    const sentAt = performance.now();
     let cancelled = false;
     const onAbort = () => {
       cancelled = true;
       resolve(new TmuxError("cancelled", "The call was cancelled."));
     };
     options.signal?.addEventListener("abort", onAbort, { once: true });
-    const timer = setTimeout(() => {
+    // Counted from when tmux came to it: from its sending, or from the last command tmux ended
+    // when that came later (the commands sent before it, the server's own and other calls').
+    // Time spent behind a queue tmux works through is not tmux stuck; a tmux that answers
+    // nothing for that long is, whatever is queued (a hook holding the line, a stopped server).
+    const expire = () => {
+      const left = Math.max(sentAt, this.#protocol.answeredAt) + timeoutMs - performance.now();
+      if (left > 0) {
+        timer = setTimeout(expire, left);
+        return;
+      }
       call.settle?.(new TmuxError("timeout", `tmux did not answer within ${timeoutMs} ms.`));
       call.settle = null;
       // Whatever held it up holds up every call behind it too.
       this.retire(`a command did not answer within ${timeoutMs} ms`);
-    }, timeoutMs);
+    };
+    let timer = setTimeout(expire, timeoutMs);
     if (options.signal?.aborted) onAbort();
     try {
       const result = await promise;

@@ -242,6 +242,8 @@ export class ControlProtocol {
   #lastOwnSentinel = -Infinity;
   /** A sentinel of the protocol's own waiting for its turn (see {@link #verifySoon}). */
   #deferred: ReturnType<typeof setTimeout> | undefined;
+  /** When tmux last ended a command of ours (`performance.now()`); see {@link answeredAt}. */
+  #answeredAt = performance.now();
 
   /** A protocol speaking through `handlers`. */
   constructor(handlers: ProtocolHandlers, options: ProtocolOptions = {}) {
@@ -255,6 +257,15 @@ export class ControlProtocol {
   /** Why the stream was found broken, or null while it holds. */
   get broken(): string | null {
     return this.#broken;
+  }
+
+  /**
+   * When tmux last ended a command this client sent (`performance.now()`; the protocol's
+   * creation before any): tmux runs a client's commands in the order sent, so a call waiting
+   * since then waits behind the command tmux is at, not behind a queue it is working through.
+   */
+  get answeredAt(): number {
+    return this.#answeredAt;
   }
 
   /** Calls sent and not yet answered (sentinels of the protocol's own included). */
@@ -483,6 +494,7 @@ export class ControlProtocol {
       }
       return;
     }
+    this.#answeredAt = performance.now();
     const head = this.#calls[0];
     // A single line: its only newline is its last byte.
     const view = sink.view(start);

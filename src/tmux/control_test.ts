@@ -430,6 +430,24 @@ Deno.test("a cancelled command whose line a hook holds still gives the connectio
   }
 });
 
+Deno.test("a command queued behind lines tmux works through times out from when tmux came to it, not from its sending", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
+    await control.exec(["display-message", "-p", "warm"]);
+    // Ten lines of 100 ms each ahead of it (a second in all): tmux answers one every 100 ms,
+    // far within the 500 ms the command behind them may take once tmux is at it.
+    const ahead = Promise.allSettled(
+      Array.from({ length: 10 }, () => control.exec(["run-shell", "sleep 0.1"])),
+    );
+    const behind = control.exec(["display-message", "-p", "behind"], { timeoutMs: 500 });
+    const [settled] = await Promise.all([ahead, behind.catch(() => null)]);
+    assert.equal(text((await behind).stdout), "behind\n");
+    assert.ok(settled.every((s) => s.status === "fulfilled"), "every line ahead answered");
+    assert.equal(control.connections, 1, "the connection was not given up");
+  });
+});
+
 Deno.test("a socket replaced under its server: asking the socket lets the old server's clients go", async () => {
   await withServer(async (t, runner) => {
     const address = { socketName: t.socket };
