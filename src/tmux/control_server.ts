@@ -104,6 +104,15 @@ import { ClientOpener } from "./control_opening.ts";
 import type { TmuxRunner } from "./run.ts";
 import { remoteTimeout } from "./remote_call.ts";
 import { addressKey, type ServerAddress } from "./server_address.ts";
+import { Gate } from "./server_turns.ts";
+
+/**
+ * Background commands (a wait's repeated reads and checks, RunOptions.background) a server's
+ * control clients carry at once: a one-off call is then behind at most these in tmux's queue,
+ * however many waits check their panes, as a tmux process is behind background reads in
+ * server_turns.ts.
+ */
+const BACKGROUND_IN_FLIGHT = 2;
 
 /** What a {@link ServerControl} is told by, and tells, the set of servers it belongs to. */
 interface ServerHooks {
@@ -134,6 +143,8 @@ export class ServerControl {
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
   /** The notices tmux still owes our clients (owed_notices.ts). */
   readonly #owed = new OwedNotices();
+  /** Turns of the background commands in flight ({@link BACKGROUND_IN_FLIGHT}). */
+  readonly #background = new Gate(BACKGROUND_IN_FLIGHT);
 
   /** Connections are opened lazily, on first use. */
   constructor(
@@ -264,10 +275,19 @@ export class ServerControl {
         throw new ControlUnavailable(`its client is attached to server pid ${pid}, not ${want}`);
       }
     }
+    // A background command waits for its turn, its timeout not begun (stopped by its call's
+    // cancellation or by its deadline to start, as a tmux process waiting for its turn).
+    if (options.background) {
+      const { signal, untilStarted } = options;
+      const waits = [signal, untilStarted].filter((s): s is AbortSignal => s !== undefined);
+      await this.#background.acquire({ signal: AbortSignal.any(waits) });
+    }
     try {
       return await connection.exec(args, options);
     } catch (error) {
       throw remoteTimeout(error, this.#address);
+    } finally {
+      if (options.background) this.#background.release();
     }
   }
 

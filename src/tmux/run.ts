@@ -47,7 +47,7 @@ export interface RunOptions {
    * A read repeated for as long as something waits (a polling wait's): its tmux process starts
    * only once no other call waits for one, and never takes the last free turn, so a one-off
    * call is not held up behind hundreds of them (server_turns.ts). Over a control connection
-   * it travels as any other command.
+   * it waits for one of the few turns background commands have there (control_server.ts).
    */
   readonly background?: boolean;
   /** Bytes to write to tmux's stdin (default: none, stdin is /dev/null). */

@@ -29,13 +29,14 @@ export interface TurnOptions {
  * `list_panes` would wait behind all of them (seconds, on a loaded machine); so a background
  * read starts only while no one-off call waits, and leaves one turn free for the next one.
  */
-class Gate {
+export class Gate {
   readonly #size: number;
   /** Turns taken, of either kind. */
   #held = 0;
   readonly #calls: (() => void)[] = [];
   readonly #reads: (() => void)[] = [];
 
+  /** A gate of `size` turns. */
   constructor(size: number) {
     this.#size = size;
   }
@@ -45,6 +46,7 @@ class Gate {
     return this.#size > 1 ? this.#size - 1 : this.#size;
   }
 
+  /** Takes a turn once one is free for its kind; rejects (cancelled) when `signal` aborts first. */
   acquire(options: TurnOptions): Promise<void> {
     const { background = false, signal } = options;
     if (signal?.aborted) return Promise.reject(cancelled());
@@ -71,6 +73,7 @@ class Gate {
     });
   }
 
+  /** Gives a turn back, to the next call waiting, else to the next background read. */
   release(): void {
     this.#held--;
     while (this.#calls.length > 0 && this.#held < this.#size) {
