@@ -448,6 +448,26 @@ Deno.test("a command queued behind lines tmux works through times out from when 
   });
 });
 
+Deno.test("a one-off command is behind at most two background commands in tmux's queue, however many wait", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
+    await control.exec(["display-message", "-p", "warm"]);
+    // Twenty background commands of 50 ms each (a wait's repeated checks), then a one-off.
+    let done = 0;
+    const background = Array.from(
+      { length: 20 },
+      () => control.exec(["run-shell", "sleep 0.05"], { background: true }).finally(() => done++),
+    );
+    const oneOff = await control.exec(["display-message", "-p", "one-off"]);
+    const ahead = done;
+    await Promise.all(background);
+    assert.equal(text(oneOff.stdout), "one-off\n");
+    // Unpaced, it was written behind all twenty and answered after them.
+    assert.ok(ahead <= 2, `${ahead} background commands were answered before it`);
+  });
+});
+
 Deno.test("a socket replaced under its server: asking the socket lets the old server's clients go", async () => {
   await withServer(async (t, runner) => {
     const address = { socketName: t.socket };
