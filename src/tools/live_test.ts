@@ -5,12 +5,25 @@ import { TmuxRunner } from "../tmux/run.ts";
 import type { Feed } from "../mcp/resource_spec.ts";
 import { watchPane, watchServer } from "./live.ts";
 
-/** The `tmux wait-for` processes of `socket` (the feed's waiters). */
+/** The `tmux wait-for` processes of `socket` (the feed's waiters), each as "pid args". */
 async function waiters(socket: string): Promise<string[]> {
-  const { stdout } = await sh("ps", ["-eo", "args="]);
+  const { stdout } = await sh("ps", ["-eo", "pid=,args="]);
   return stdout.split("\n").filter((line) =>
     line.includes(socket) && line.includes(`wait-for ${AGENTS_CHANNEL}`)
   );
+}
+
+/**
+ * Waits until the feed waits on the channel with a waiter other than `before`: the signal that
+ * ended that one has been taken and read. tmux 3.3a keeps one signal sent while nobody waits
+ * and drops both on a second, so signals sent while the feed reads may cancel out (the format
+ * subscription then tells within its second; this feed has none).
+ */
+async function waitingAgain(t: Tmux, before: string[]): Promise<string[]> {
+  return await waitFor(async () => {
+    const now = await waiters(t.socket);
+    return now.length === 1 && !before.includes(now[0]) ? now : undefined;
+  }, "the feed waiting again");
 }
 
 type Tmux = Awaited<ReturnType<typeof TestTmux.start>>;
@@ -52,10 +65,13 @@ Deno.test("agents feed: a flood of signals without a change tells nothing; a mar
     // Anyone on the server may signal the channel: each signal costs a read, and says nothing
     // unless the marks differ from the last ones seen.
     for (let i = 0; i < 30; i++) await t.tmux("wait-for", "-S", AGENTS_CHANNEL);
+    let waiting = await waiters(t.socket);
     await mark(t, "working");
     await waitFor(() => told() > 0, "the mark told");
+    waiting = await waitingAgain(t, waiting);
     // The same mark again: the signal finds nothing new.
     await mark(t, "working");
+    await waitingAgain(t, waiting);
     await mark(t, null);
     await waitFor(() => told() > 1, "the mark's removal told");
     assert.equal(told(), 2);
