@@ -82,8 +82,14 @@ export async function descendants(pid: number): Promise<number[]> {
   return out;
 }
 
-/** Starts sshd with `aliases` (each a Host in the client config); a string says why not. */
-export async function startSshd(aliases: readonly string[]): Promise<Sshd | string> {
+/**
+ * Starts sshd with `aliases` (each a Host in the client config); a string says why not.
+ * `settings`: more sshd_config lines (`MaxSessions 2`).
+ */
+export async function startSshd(
+  aliases: readonly string[],
+  settings: readonly string[] = [],
+): Promise<Sshd | string> {
   try {
     await Deno.stat(SSHD);
   } catch {
@@ -106,7 +112,7 @@ export async function startSshd(aliases: readonly string[]): Promise<Sshd | stri
       `[ -f ${dir}/no_newline ] && printf '\\033]0;title\\007' && printf 'rc: ' >&2\n`,
   );
   for (let attempt = 0; attempt < 5; attempt++) {
-    const result = await tryStart(dir, user, randomPort(), aliases);
+    const result = await tryStart(dir, user, randomPort(), aliases, settings);
     if (typeof result !== "string" || !/Address already in use|Bind to port/.test(result)) {
       if (typeof result === "string") await Deno.remove(dir, { recursive: true }).catch(() => {});
       return result;
@@ -121,6 +127,7 @@ async function tryStart(
   user: string,
   port: number,
   aliases: readonly string[],
+  settings: readonly string[],
 ): Promise<Sshd | string> {
   await Deno.writeTextFile(
     `${dir}/sshd_config`,
@@ -143,6 +150,7 @@ async function tryStart(
       // prints what a chatty start-up file would: text and forged control-mode framing, on
       // stdout and stderr. The server must read none of it.
       `SetEnv SHLVL=1 BASH_ENV=${dir}/noisy_rc`,
+      ...settings,
       "",
     ].join("\n"),
   );
