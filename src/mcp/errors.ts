@@ -6,6 +6,7 @@
  */
 
 import { RETRY_WILL_NOT_HELP } from "../tmux/ssh_unreachable.ts";
+import { SessionRefused } from "../tmux/ssh_sessions.ts";
 import { OWED_NOTICE_REFUSAL } from "../tmux/owed_notices.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { AliasShadow } from "../tmux/command_aliases.ts";
@@ -98,6 +99,10 @@ function describeFailure(
         if (error instanceof AliasShadow) return error.message;
         return `tmux refused: ${error.message}`;
       case "unreachable":
+        // The host answers; its sshd refused one more session on the connection, which stays.
+        if (error instanceof SessionRefused) {
+          return `${error.message} Other hosts and this machine are unaffected.`;
+        }
         // A refusal connecting again cannot change (a host key) says what to do instead.
         if (error.message.includes(RETRY_WILL_NOT_HELP)) {
           return `${error.message} Other hosts and this machine are unaffected.`;

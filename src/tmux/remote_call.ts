@@ -11,6 +11,7 @@
 import { SSH_ENV, type SshHosts } from "./ssh.ts";
 import { sshComplaint, SshUnreachable } from "./ssh_unreachable.ts";
 import { AfterMarker } from "./ssh_wire.ts";
+import { RefusedAtOpen, sessionRefused } from "./ssh_sessions.ts";
 import { TmuxError } from "./tmux_error.ts";
 import { addressArgs, type ServerAddress } from "./server_address.ts";
 
@@ -57,6 +58,9 @@ export function remoteStderr(
   const rest = new TextDecoder().decode(after.push(raw));
   const said = sshComplaint(new TextDecoder().decode(raw));
   if (!stdoutFound || !after.found) {
+    // The host's sshd refused the session on the shared connection (its MaxSessions): not a
+    // host that did not answer, and nothing ran, so the runner waits for room and sends it again.
+    if (sessionRefused(new TextDecoder().decode(raw))) throw new RefusedAtOpen(host);
     throw new TmuxError(
       "unreachable",
       `Host ${JSON.stringify(host)}: tmux did not run there (${said ?? `ssh status ${code}`}).`,

@@ -24,6 +24,7 @@ import { addressKey, type ServerAddress } from "./server_address.ts";
 import { MAX_ANSWER_BYTES } from "./pipe_read.ts";
 import { ServerGates, StructureLanes } from "./server_turns.ts";
 import { reachHost, tmuxCommand } from "./remote_call.ts";
+import { inSession } from "./ssh_sessions.ts";
 import { collectAnswer, streamAnswer } from "./child_answer.ts";
 import { TIED_FLAG, unframeTied } from "./tied_client.ts";
 import { ALIAS_READ, AliasBook, aliasListing } from "./command_aliases.ts";
@@ -358,6 +359,19 @@ export class TmuxRunner {
     }
     let child: Deno.ChildProcess;
     const [program, argv, childEnv] = tmuxCommand(this.binary, this.#ssh, address, args, env);
+    // On a host, a session of its connection for as long as it lives: none when it would leave
+    // no room for one-shot calls (ssh_sessions.ts); told to go when the host refuses those.
+    let end = () => {};
+    const release = address.host === undefined
+      ? () => {}
+      : this.#ssh!.sessions(address.host).takeLasting(() => end());
+    if (release === null) {
+      throw new TmuxError(
+        "failed",
+        `Host ${JSON.stringify(address.host)}: no SSH session to spare there for a long-lived ` +
+          "tmux client (ssh_sessions.ts).",
+      );
+    }
     try {
       child = spawnChild(program, {
         args: argv,
@@ -368,10 +382,21 @@ export class TmuxRunner {
         signal: this.#closing.signal,
       });
     } catch (error) {
+      release();
       throw notInstalled(program, error);
     }
+    end = () => {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // Gone already.
+      }
+    };
     this.#running++;
-    const status = child.status.finally(() => this.#running--);
+    const status = child.status.finally(() => {
+      this.#running--;
+      release();
+    });
     const marker = address.host === undefined ? null : this.#ssh!.marker;
     return {
       stdin: child.stdin,
@@ -505,9 +530,26 @@ export class TmuxRunner {
 
   /**
    * Starts one tmux child under the concurrency bound, the call's timeout and cancellation,
-   * and the runner's close, and lets `consume` read it to its end.
+   * and the runner's close, and lets `consume` read it to its end. On an SSH host, in a session
+   * of its connection, sent again while the host refuses the session (ssh_sessions.ts).
    */
   async #spawn<R>(
+    address: ServerAddress,
+    args: readonly string[],
+    options: RunOptions,
+    consume: (child: Deno.ChildProcess, signal: AbortSignal) => Promise<R>,
+  ): Promise<R> {
+    const once = () => this.#spawnOnce(address, args, options, consume);
+    if (address.host === undefined || !this.#ssh?.has(address.host)) return await once();
+    const waiting = waitSignal(options);
+    const stops = [this.#closing.signal, AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs)];
+    if (waiting) stops.push(waiting);
+    const cancelled = () => this.#closing.signal.aborted || waiting?.aborted === true;
+    const sessions = this.#ssh.sessions(address.host);
+    return await inSession(sessions, address.host, AbortSignal.any(stops), cancelled, once);
+  }
+
+  async #spawnOnce<R>(
     address: ServerAddress,
     args: readonly string[],
     options: RunOptions,

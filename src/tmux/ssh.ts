@@ -8,7 +8,9 @@
  * (`tmux -C`), is a session multiplexed over it, so no call pays for a handshake. A master
  * that dies (network gone, host rebooted, connection killed) is noticed and started again on
  * the next use; a host that does not answer fails its calls with {@link SshUnreachable}
- * quickly (see {@link RETRY_AFTER_MS}) and leaves every other host alone.
+ * quickly (see {@link RETRY_AFTER_MS}) and leaves every other host alone. The host's sshd
+ * allows a connection only so many sessions (`MaxSessions`): how many this process opens at
+ * once, and what it does when one is refused, is ssh_sessions.ts's.
  *
  * What crosses the wire is fixed here: `ssh` options come only from this module and the
  * operator's `--ssh-config`, never from a tool argument; the remote command is always tmux,
@@ -26,6 +28,7 @@
 import { warn } from "../diagnostics.ts";
 import { hostKeyRefusal, sshComplaint, SshUnreachable } from "./ssh_unreachable.ts";
 import { AfterMarker, markerLine, remoteTmuxCommand } from "./ssh_wire.ts";
+import { HostSessions } from "./ssh_sessions.ts";
 
 /** What `--ssh` and `--ssh-config` configured. */
 export interface SshOptions {
@@ -115,6 +118,7 @@ export class SshHosts {
   readonly #masters = new Map<string, Master>();
   readonly #failed = new Map<string, { until: number; error: SshUnreachable }>();
   readonly #index = new Map<string, number>();
+  readonly #sessions = new Map<string, HostSessions>();
   #folder: string | null = null;
   #madeFolder = false;
   /** No folder ssh could make its sockets in (no `~/.ssh`): every ssh connects on its own. */
@@ -129,6 +133,13 @@ export class SshHosts {
     options.destinations.forEach((d, i) => this.#index.set(d, i));
     this.marker = `tmux-mcp-${randomHex(16)}`;
     this.#socketName = `tmux-mcp-${randomHex(5)}`;
+  }
+
+  /** The sessions this process has open on `host`'s connection (ssh_sessions.ts). */
+  sessions(host: string): HostSessions {
+    let sessions = this.#sessions.get(host);
+    if (!sessions) this.#sessions.set(host, sessions = new HostSessions());
+    return sessions;
   }
 
   /** Whether `host` was configured (exactly as given). */
