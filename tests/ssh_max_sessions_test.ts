@@ -66,8 +66,9 @@ function textOf(r: { content?: unknown }): string {
 // connects again, waits all failed.
 /**
  * `count` waits at once on `sshd`'s host, each on a pane of its own session (so each wants a
- * control client of its own): each must match what its pane printed after it began; then as
- * many plain calls at once must run.
+ * control client of its own): each must match a line its pane printed after it began (a
+ * wait matches new output only: a pattern on screen before it began is no match); then as many
+ * plain calls at once must run.
  */
 async function concurrentWaits(sshd: Sshd, count: number): Promise<void> {
   await withHost(sshd, async (t, c) => {
@@ -89,20 +90,28 @@ async function concurrentWaits(sshd: Sshd, count: number): Promise<void> {
         timeoutMs: 30_000,
       })
     );
-    // Printed once every wait is under way; the typed line has the pattern cut by a 0 the
-    // shell takes out, so only the output matches.
-    await new Promise((r) => setTimeout(r, 2_000));
-    for (const [i, p] of panes.entries()) {
-      await t.tmux("send-keys", "-t", p, "-l", `echo done-${name(i)}-$((0))now | tr -d 0`);
-      await t.tmux("send-keys", "-t", p, "Enter");
+    // Printed again and again until its wait ends (however long the waits take to begin,
+    // each is printed after it began); the typed line has the pattern cut by a 0 the shell
+    // takes out, so only the output matches.
+    const settled = waits.map(() => false);
+    waits.forEach((w, i) => w.finally(() => settled[i] = true));
+    while (settled.includes(false)) {
+      for (const [i, p] of panes.entries()) {
+        if (settled[i]) continue;
+        await t.tmux("send-keys", "-t", p, "-l", `echo done-${name(i)}-$((0))now | tr -d 0`);
+        await t.tmux("send-keys", "-t", p, "Enter");
+      }
+      await new Promise((r) => setTimeout(r, 500));
     }
     const results = await Promise.all(waits);
     for (const [i, r] of results.entries()) {
       const text = textOf(r);
       assert.notEqual(r.isError, true, `wait ${i}: ${text}`);
-      const out = r.structuredContent as { outcome: string; alreadyOnScreen: boolean };
+      const out = r.structuredContent as { outcome: string; lines: string[] };
       assert.equal(out.outcome, "matched", `wait ${i}: ${text.split("\n")[0]}`);
-      assert.equal(out.alreadyOnScreen, false, `wait ${i}: not on screen when it began`);
+      // New lines only, each one this pane printed (it may have printed it more than once).
+      assert.ok(out.lines.length > 0, `wait ${i}: a line printed after it began`);
+      for (const line of out.lines) assert.equal(line, `done-${name(i)}-now`, `wait ${i}`);
     }
     // And plain calls still run, one session at a time.
     const listed = await Promise.all(panes.map(() => c.call("list_panes", on)));

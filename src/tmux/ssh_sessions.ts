@@ -30,6 +30,13 @@ export const MAX_SESSIONS_PER_HOST = 8;
 /** The longest a refused one-shot waits before it is sent again, should no session end. */
 const RETRY_MOMENT_MS = 250;
 
+/**
+ * Refusals in a row, with no other session of this process open on the host, after which a
+ * one-shot gives up before its time: the host allows none beside the master's own (a session
+ * just ended may still be closing there, so the first is not taken for that).
+ */
+const LONE_TRIES = 4;
+
 /** What sshd's refusal of a session on a shared connection reads as, in ssh's stderr. */
 const REFUSED =
   /Session open refused by peer|administratively prohibited: open failed|mux_client_request_session: session request failed/;
@@ -52,13 +59,22 @@ export class RefusedAtOpen extends TmuxError {
 
 /** A one-shot call on a host whose sshd refused its session: nothing ran there. */
 export class SessionRefused extends TmuxError {
-  constructor(host: string, open: number) {
+  /**
+   * `open`: this process's other sessions there at the last refusal; `outOfTime`: it was sent
+   * again until the call's time ran out (else: with none of ours open, a few times).
+   */
+  constructor(host: string, open: number, outOfTime: boolean) {
     super(
       "unreachable",
       `Host ${JSON.stringify(host)}: its sshd refused another session on this server's ` +
-        `connection to it (its MaxSessions; this server had ${open} open there, the ` +
-        "connection's own not counted), until the call's time ran out; nothing ran there. Raise " +
-        "MaxSessions in the host's sshd_config, or run fewer waits and watches on it at once.",
+        `connection to it (its MaxSessions), with ${open} other session${
+          open === 1 ? "" : "s"
+        } of this server open there (the connection's own not counted); nothing ran there. ` +
+        (outOfTime
+          ? "It was sent again as sessions ended, until the call's time ran out. "
+          : `It was sent again ${LONE_TRIES - 1} times. `) +
+        "Raise MaxSessions in the host's sshd_config, or run fewer waits and watches on it at " +
+        "once.",
     );
     this.name = "SessionRefused";
   }
@@ -182,9 +198,10 @@ export async function inSession<R>(
   attempt: () => Promise<R>,
 ): Promise<R> {
   let refusedWith: number | null = null;
+  let lone = 0;
   const stopped = (error: unknown): unknown => {
     if (cancelled() || !signal.aborted) return error;
-    if (refusedWith !== null) return new SessionRefused(host, refusedWith);
+    if (refusedWith !== null) return new SessionRefused(host, refusedWith, true);
     return new TmuxError(
       "timeout",
       `Host ${JSON.stringify(host)}: no SSH session there came free in time (this server opens ` +
@@ -210,9 +227,8 @@ export async function inSession<R>(
     } finally {
       release();
     }
-    // Refused with none of ours open: the host allows no session beside the master's.
-    if (othersOpen === 0) throw new SessionRefused(host, othersOpen);
-    if (sessions.open === 0) continue;
+    lone = othersOpen === 0 ? lone + 1 : 0;
+    if (lone >= LONE_TRIES) throw new SessionRefused(host, othersOpen, false);
     // Once one ends; or after a moment, should one have ended before this wait began.
     const moment = AbortSignal.any([signal, AbortSignal.timeout(RETRY_MOMENT_MS)]);
     try {

@@ -75,7 +75,7 @@ Deno.test("inSession: sent again once a session ends; out of time, says what the
   );
   await assert.rejects(failed, (e: unknown) => {
     assert.ok(e instanceof SessionRefused);
-    assert.match(e.message, /MaxSessions; this server had 1 open there/);
+    assert.match(e.message, /MaxSessions\), with 1 other session of this server open there/);
     assert.match(e.message, /nothing ran there/);
     return true;
   });
