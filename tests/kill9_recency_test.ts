@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { startOn, StdioServer } from "./helpers/stdio.ts";
+import { kill9, startOn, StdioServer } from "./helpers/stdio.ts";
 import { controls, fromNothing, landing, nextSecond, use } from "./helpers/recency.ts";
 import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -57,8 +57,10 @@ Deno.test("kill9: a SIGKILLed process's client that followed a pane leaves the p
     await t.prompt(pane);
     const ran = await s.callTool("run_command", { paneId: pane, command: "true" });
     assert.notEqual(ran.isError, true);
-    await s.kill();
-    await waitFor(async () => (await controls(t)).length === 0, "our control clients gone");
+    // With its clients' own processes: the followed pane's output may still be on its way to
+    // the killed process, and tmux (3.3a) then keeps that client for good (left_behind_test).
+    await kill9(t, s);
+    assert.deepEqual(await controls(t), [], "our control clients gone");
     assert.equal(await landing(t), "$1", "the person's plain attach");
   } finally {
     await s?.kill();

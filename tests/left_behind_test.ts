@@ -14,49 +14,12 @@
 import assert from "node:assert/strict";
 import { GRACE_S, looksAgainSet } from "../src/tmux/left_behind.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
-import { callOver, startOn, StdioServer } from "./helpers/stdio.ts";
-import { HookGate, processesNaming, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { callOver, clientsOf, kill9, startOn, StdioServer } from "./helpers/stdio.ts";
+import { HookGate, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = Awaited<ReturnType<typeof TestTmux.start>>;
 
 const TEARDOWN = ["--toolsets", "inspect,manage,execute,teardown"];
-
-/** The pids of the tmux clients attached to `t` that `s` started (its control clients). */
-async function clientsOf(t: TestTmux, s: StdioServer): Promise<string[]> {
-  const children = (await sh("ps", ["-o", "pid=", "--ppid", String(s.child.pid)], {
-    allowFail: true,
-  })).stdout.split("\n").map((l) => l.trim()).filter(Boolean);
-  return (await t.tmux("list-clients", "-F", "#{client_pid}")).split("\n")
-    .filter((pid) => children.includes(pid));
-}
-
-/**
- * Kills `s` outright, with its control clients' own `tmux -C` processes (as a kill of its
- * process group does), and waits until tmux no longer lists those clients.
- *
- * The `tmux -C` processes go too because tmux (3.3a) keeps a control client for good whose
- * process dies while tmux still holds output for it (see "a SIGKILLed process's control client
- * stays listed..." below, and the minute-old rule that covers it): that moment, which a
- * loaded machine makes likelier, is not what these tests are about.
- */
-async function kill9(t: TestTmux, s: StdioServer): Promise<void> {
-  const clients = await clientsOf(t, s);
-  assert.ok(clients.length > 0, "the process had a control client");
-  await s.kill();
-  for (const pid of clients) {
-    try {
-      Deno.kill(Number(pid), "SIGKILL");
-    } catch {
-      // ended with its process already
-    }
-  }
-  await waitFor(
-    async () =>
-      !(await t.tmux("list-clients", "-F", "#{client_pid}")).split("\n")
-        .some((pid) => clients.includes(pid)),
-    "the killed process's control clients to be gone",
-  );
-}
 
 async function ourBuffers(t: TestTmux): Promise<string[]> {
   return (await t.tmux("list-buffers", "-F", "#{buffer_name}")).split("\n")

@@ -84,8 +84,12 @@ export async function connect(options: ConnectOptions = {}): Promise<TestClient>
   await client.connect(clientSide);
   await client.listTools();
 
+  // A call that waits (timeoutMs) gets a minute more than its own wait before the client gives
+  // up: the reply, not the client's request timeout, is what a test checks.
   const call = async (name: string, args: Record<string, unknown> = {}) =>
-    await client.callTool({ name, arguments: args }) as CallToolResult;
+    await client.callTool({ name, arguments: args }, undefined, {
+      timeout: typeof args.timeoutMs === "number" ? args.timeoutMs + 60_000 : undefined,
+    }) as CallToolResult;
 
   return {
     client,

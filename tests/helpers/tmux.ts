@@ -113,11 +113,15 @@ export async function waitFor<T>(
   timeoutMs = 20_000,
 ): Promise<T> {
   const until = Date.now() + timeoutMs;
+  // Looks often at first, then less (up to 10 times a second): most checks start a tmux
+  // process, and a long wait's many looks were what a loaded machine spent its time on.
+  let pauseMs = 10;
   while (true) {
     const value = await check();
     if (value) return value;
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, pauseMs));
+    pauseMs = Math.min(100, pauseMs * 1.5);
   }
 }
 
@@ -285,8 +289,21 @@ export interface Proc {
  * Every process whose command line names `name` (a socket name or {@link SOCKET_PREFIX}): a
  * tmux server (Linux keeps the argv of the client that started it), its clients, control
  * clients, `script` wrappers, MCP server processes started with `--socket`.
+ *
+ * On Linux, where Deno lets this process read /proc (it asks for --allow-all), the command
+ * lines are read there: a `ps` per look cost a process start and a walk of every process, and
+ * the reaping below looks many times.
  */
 export async function processesNaming(name: string): Promise<Proc[]> {
+  if (PROC_READABLE) {
+    const found: Proc[] = [];
+    for await (const entry of Deno.readDir("/proc")) {
+      if (!/^\d+$/.test(entry.name) || Number(entry.name) === Deno.pid) continue;
+      const args = await commandLine(Number(entry.name));
+      if (args?.includes(name)) found.push({ pid: Number(entry.name), args });
+    }
+    return found;
+  }
   const r = await sh("ps", ["-ww", "-A", "-o", "pid=,args="], { allowFail: true });
   return r.stdout.split("\n").flatMap((line) => {
     const m = /^\s*(\d+)\s(.*)$/.exec(line);
@@ -296,8 +313,34 @@ export async function processesNaming(name: string): Promise<Proc[]> {
   });
 }
 
+/** Whether process command lines can be read from /proc (Linux, with --allow-all). */
+const PROC_READABLE = Deno.build.os === "linux" && (() => {
+  try {
+    Deno.readFileSync(`/proc/${Deno.pid}/cmdline`);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** A Linux process's command line as `ps -o args=` shows it; null when it is gone. */
+async function commandLine(pid: number): Promise<string | null> {
+  try {
+    const raw = await Deno.readFile(`/proc/${pid}/cmdline`);
+    // A zombie (exited, not yet reaped) has none: it no longer runs.
+    if (raw.length === 0) return null;
+    return new TextDecoder().decode(raw).replace(/\0$/, "").replaceAll("\0", " ");
+  } catch {
+    return null;
+  }
+}
+
 /** `pid` when it still runs and its command line names `name` (a pid may be reused). */
 async function alive(pid: number, name: string): Promise<Proc | null> {
+  if (PROC_READABLE) {
+    const args = await commandLine(pid);
+    return args?.includes(name) ? { pid, args } : null;
+  }
   const r = await sh("ps", ["-ww", "-o", "args=", "-p", String(pid)], { allowFail: true });
   const args = r.stdout.trim();
   return r.code === 0 && args.includes(name) ? { pid, args } : null;
@@ -306,6 +349,14 @@ async function alive(pid: number, name: string): Promise<Proc | null> {
 function kill(pid: number): void {
   try {
     Deno.kill(pid, "SIGKILL");
+  } catch {
+    // gone meanwhile
+  }
+}
+
+function terminate(pid: number): void {
+  try {
+    Deno.kill(pid, "SIGTERM");
   } catch {
     // gone meanwhile
   }
@@ -328,6 +379,13 @@ async function reap(socket: string, pids: Iterable<number>, graceMs: number): Pr
     return [...found.values()];
   };
   const gone = async () => (await remaining()).length === 0;
+  if (graceMs > 0) {
+    // A recorded server that kill-server did not reach (its socket now leads to another) is
+    // asked to leave as it would on its own: tmux ends on SIGTERM.
+    for (const pid of pids) {
+      if (await alive(pid, socket)) terminate(pid);
+    }
+  }
   if (await waitFor(gone, "", graceMs).catch(() => false)) return;
   for (const p of await remaining()) kill(p.pid);
   await waitFor(gone, "", 5_000).catch(async () => {
