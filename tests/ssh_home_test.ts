@@ -17,9 +17,9 @@
 
 import assert from "node:assert/strict";
 import { fixtureTest } from "./helpers/skippable.ts";
-import { type Sshd, startSshd } from "./helpers/sshd.ts";
-import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, sh, TestTmux } from "./helpers/tmux.ts";
+import { serverWithHome, type Sshd, startSshd } from "./helpers/sshd.ts";
+import { StdioServer } from "./helpers/stdio.ts";
+import { sh, TestTmux } from "./helpers/tmux.ts";
 
 /** Why these tests cannot run here, or null. */
 async function whyNot(): Promise<string | null> {
@@ -39,12 +39,6 @@ const skip = typeof started === "string" ? started : null;
 if (skip) console.error(`ssh_home_test: skipped: ${skip}`);
 const sshTest = fixtureTest(skip, { sanitize: false });
 const stopTest = fixtureTest(skip);
-
-/** Where this Deno keeps its cache (by default under the home folder). */
-async function denoDir(): Promise<string> {
-  const { stdout } = await sh(Deno.execPath(), ["info", "--json"]);
-  return (JSON.parse(stdout) as { denoDir: string }).denoDir;
-}
 
 /** What a call over SSH from the real process returned, and what the process said. */
 interface Outcome {
@@ -72,29 +66,7 @@ async function listOverSshWithHome(length: number): Promise<Outcome> {
   try {
     const home = `${base}/${"j".repeat(length - base.length - 1)}`;
     assert.equal(new TextEncoder().encode(home).length, length);
-    await Deno.mkdir(`${home}/.ssh`, { recursive: true, mode: 0o700 });
-    const user = (await sh("id", ["-un"])).stdout.trim();
-    const passwd = (await Deno.readTextFile("/etc/passwd")).split("\n").map((line) => {
-      const fields = line.split(":");
-      if (fields[0] !== user) return line;
-      fields[5] = home;
-      return fields.join(":");
-    }).join("\n");
-    await Deno.writeTextFile(`${base}/passwd`, passwd);
-    const { cmd, args } = startCommand();
-    server = new StdioServer(
-      "unshare",
-      [
-        ...["-m", "--propagation", "private", "sh", "-c"],
-        'mount --bind "$0" /etc/passwd && exec "$@"',
-        `${base}/passwd`,
-        cmd,
-        ...args,
-        ...["--ssh", "h1", "--ssh-config", sshd.config],
-      ],
-      // Deno's cache stays where it is: under the new home it would be empty.
-      cleanEnv({ HOME: home, DENO_DIR: await denoDir() }),
-    );
+    server = await serverWithHome(base, home, ["--ssh", "h1", "--ssh-config", sshd.config]);
     await server.initialize();
     const result = await server.callTool("list_panes", { host: "h1", socket_name: t.socket });
     const status = await server.closeStdin();

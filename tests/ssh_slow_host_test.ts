@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { fixtureTest } from "./helpers/skippable.ts";
-import { type Sshd, startSshd } from "./helpers/sshd.ts";
+import { serverWithHome, type Sshd, startSshd } from "./helpers/sshd.ts";
 import { connect } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
@@ -23,12 +23,6 @@ const skip = typeof started === "string" ? started : null;
 if (skip) console.error(`ssh_slow_host_test: skipped: ${skip}`);
 const sshTest = fixtureTest(skip, { sanitize: false });
 const stopTest = fixtureTest(skip);
-
-/** Where this Deno keeps its cache (by default under the home folder). */
-async function denoDir(): Promise<string> {
-  const { stdout } = await sh(Deno.execPath(), ["info", "--json"]);
-  return (JSON.parse(stdout) as { denoDir: string }).denoDir;
-}
 
 /**
  * The real server process under the baked flags (the `start` task), as a user who has a
@@ -45,28 +39,7 @@ async function realServer(extra: string[]): Promise<{ s: StdioServer; done: () =
     return { s: new StdioServer(cmd, [...args, ...extra], cleanEnv()), done: async () => {} };
   }
   const base = await Deno.makeTempDir({ prefix: "tmux-mcp-home-" });
-  const home = `${base}/h`;
-  await Deno.mkdir(`${home}/.ssh`, { recursive: true, mode: 0o700 });
-  const user = (await sh("id", ["-un"])).stdout.trim();
-  const passwd = (await Deno.readTextFile("/etc/passwd")).split("\n").map((line) => {
-    const fields = line.split(":");
-    if (fields[0] !== user) return line;
-    fields[5] = home;
-    return fields.join(":");
-  }).join("\n");
-  await Deno.writeTextFile(`${base}/passwd`, passwd);
-  const s = new StdioServer(
-    "unshare",
-    [
-      ...["-m", "--propagation", "private", "sh", "-c"],
-      'mount --bind "$0" /etc/passwd && exec "$@"',
-      `${base}/passwd`,
-      cmd,
-      ...args,
-      ...extra,
-    ],
-    cleanEnv({ HOME: home, DENO_DIR: await denoDir() }),
-  );
+  const s = await serverWithHome(base, `${base}/h`, extra);
   return { s, done: () => Deno.remove(base, { recursive: true }).catch(() => {}) };
 }
 

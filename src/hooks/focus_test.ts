@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
-import { RecordingRunner, TestTmux } from "../../tests/helpers/tmux.ts";
-import { guard } from "./guard.ts";
+import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { BATCH_TOOL, guardedCalls } from "./guarded_calls.ts";
 import { runHook } from "./main.ts";
-import { agentEnv, memoryIo, seedDecision, toolCall } from "./testing.ts";
+import { agentEnv, guardStarts, memoryIo, seedDecision, toolCall } from "./testing.ts";
 
 Deno.test("guardedCalls: select_pane, select_window and move_window are read as moving a person's focus", () => {
   const read = (tool: string, args: Record<string, unknown>) =>
@@ -232,19 +231,7 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
         "is that session's last window, so the session ends under them.",
     );
     // One snapshot for the whole call: the tmux processes a call on one pane starts, no more.
-    const started = async (tool: string, args: Record<string, unknown>) => {
-      const runner = new RecordingRunner();
-      try {
-        const home = { address: { socketName: t.socket }, named: true };
-        const decision = await guard(runner, null, home, tool, args, "ask");
-        return {
-          reason: decision?.hookSpecificOutput.permissionDecisionReason,
-          runs: runner.started,
-        };
-      } finally {
-        await runner.close();
-      }
-    };
+    const started = (tool: string, args: Record<string, unknown>) => guardStarts(t, tool, args);
     const one = await started("send_keys", { paneId: bg1, text: "x" });
     const many = await started(BATCH_TOOL, {
       operations: [

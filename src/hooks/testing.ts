@@ -7,7 +7,8 @@
  */
 
 import assert from "node:assert/strict";
-import { type TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { RecordingRunner, type TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { guard } from "./guard.ts";
 import type { HookIo } from "./main.ts";
 
 const BASE = {
@@ -180,4 +181,23 @@ export async function restartServer(t: TestTmux, session: string): Promise<strin
     return r.code !== 0 && /^(no server running|error connecting)/.test(r.stderr);
   }, "the old server to be gone");
   return (await t.tmux("new-session", "-d", "-s", session, "-P", "-F", "#{pane_id}", "sh")).trim();
+}
+
+/**
+ * The guard's judgment of one call on `t` ("ask" mode), with the tmux processes it started to
+ * reach it: one snapshot serves a whole call, however many batch rows it holds.
+ */
+export async function guardStarts(
+  t: TestTmux,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<{ reason: string | undefined; runs: string[][] }> {
+  const runner = new RecordingRunner();
+  try {
+    const home = { address: { socketName: t.socket }, named: true };
+    const decision = await guard(runner, null, home, tool, args, "ask");
+    return { reason: decision?.hookSpecificOutput.permissionDecisionReason, runs: runner.started };
+  } finally {
+    await runner.close();
+  }
 }

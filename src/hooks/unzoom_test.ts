@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
-import { RecordingRunner, TestTmux } from "../../tests/helpers/tmux.ts";
-import { guard } from "./guard.ts";
+import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { BATCH_TOOL, guardedCalls } from "./guarded_calls.ts";
 import { runHook } from "./main.ts";
-import { agentEnv, memoryIo, seedDecision, toolCall } from "./testing.ts";
+import { agentEnv, guardStarts, memoryIo, seedDecision, toolCall } from "./testing.ts";
 import { UNZOOM_TOOLS } from "./unzoom.ts";
 
 Deno.test("guardedCalls: the tools that unzoom a window are read with the panes or window they reach", () => {
@@ -246,19 +245,7 @@ Deno.test("guard: a call that would unzoom a window a person shows zoomed is ask
     );
     // One snapshot for the whole call, however many rows it holds: the tmux processes a call
     // on one pane starts, no more.
-    const started = async (tool: string, args: Record<string, unknown>) => {
-      const runner = new RecordingRunner();
-      try {
-        const home = { address: { socketName: t.socket }, named: true };
-        const decision = await guard(runner, null, home, tool, args, "ask");
-        return {
-          reason: decision?.hookSpecificOutput.permissionDecisionReason,
-          runs: runner.started,
-        };
-      } finally {
-        await runner.close();
-      }
-    };
+    const started = (tool: string, args: Record<string, unknown>) => guardStarts(t, tool, args);
     const one = await started("send_keys", { paneId: bg1, text: "x" });
     const many = await started(BATCH_TOOL, {
       operations: [

@@ -11,7 +11,8 @@
  * @module
  */
 
-import { sh } from "./tmux.ts";
+import { startCommand, StdioServer } from "./stdio.ts";
+import { cleanEnv, sh } from "./tmux.ts";
 
 /** A running sshd and what a client needs to reach it. */
 export interface Sshd {
@@ -213,4 +214,45 @@ async function tryStart(
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     },
   };
+}
+
+/** Where this Deno keeps its cache (by default under the home folder). */
+async function denoDir(): Promise<string> {
+  const { stdout } = await sh(Deno.execPath(), ["info", "--json"]);
+  return (JSON.parse(stdout) as { denoDir: string }).denoDir;
+}
+
+/**
+ * The real server process under the baked flags (the `start` task) with `extra`, as the
+ * current user given the home folder `home` (made, with a `~/.ssh`): in a private mount
+ * namespace (`unshare -m`, root only) where a copy of /etc/passwd, written under `base`, says
+ * so. Deno's cache stays where it is: under the new home it would be empty.
+ */
+export async function serverWithHome(
+  base: string,
+  home: string,
+  extra: readonly string[],
+): Promise<StdioServer> {
+  await Deno.mkdir(`${home}/.ssh`, { recursive: true, mode: 0o700 });
+  const user = (await sh("id", ["-un"])).stdout.trim();
+  const passwd = (await Deno.readTextFile("/etc/passwd")).split("\n").map((line) => {
+    const fields = line.split(":");
+    if (fields[0] !== user) return line;
+    fields[5] = home;
+    return fields.join(":");
+  }).join("\n");
+  await Deno.writeTextFile(`${base}/passwd`, passwd);
+  const { cmd, args } = startCommand();
+  return new StdioServer(
+    "unshare",
+    [
+      ...["-m", "--propagation", "private", "sh", "-c"],
+      'mount --bind "$0" /etc/passwd && exec "$@"',
+      `${base}/passwd`,
+      cmd,
+      ...args,
+      ...extra,
+    ],
+    cleanEnv({ HOME: home, DENO_DIR: await denoDir() }),
+  );
 }
