@@ -13,6 +13,7 @@
 
 import assert from "node:assert/strict";
 import { GRACE_S, looksAgainSet } from "../src/tmux/left_behind.ts";
+import { DEFAULT_TIMEOUT_MS } from "../src/tmux/run.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { callOver, clientsOf, kill9, startOn, StdioServer } from "./helpers/stdio.ts";
 import { HookGate, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
@@ -66,6 +67,18 @@ async function heldLongPaste(
   assert.equal((await ourBuffers(t)).length, 1, "the paste's buffer, loaded");
   // In an object: an async function's promise would wait for the call's.
   return { pasted };
+}
+
+/**
+ * Whether a held paste failed only because the person's hook held its load longer than a tmux
+ * step may take (DEFAULT_TIMEOUT_MS, counted from the load's start, which comes after `began`):
+ * on a loaded machine the test's own calls during the hold can take that long. The call must
+ * then say that tmux did not answer in time, nothing else.
+ */
+function heldPastItsBound(failed: boolean, text: string, began: number): boolean {
+  if (!failed || performance.now() - began < DEFAULT_TIMEOUT_MS) return false;
+  assert.match(text, new RegExp(`^tmux did not answer within ${DEFAULT_TIMEOUT_MS} ms`), text);
+  return true;
 }
 
 Deno.test("left behind: a long paste_text SIGKILLed between its load and its paste leaves no buffer once the next process has made its first call and the grace has passed", async () => {
@@ -133,13 +146,17 @@ Deno.test("left behind: a long paste held after its load, its process alive, end
   const a = await startOn(t.socket);
   const b = await startOn(t.socket);
   try {
+    const began = performance.now();
     const { pasted } = await heldLongPaste(t, gate, a);
     // The other process's first call (which looks for what processes gone left) and a buffer
     // call: the live paste's buffer is left alone.
     assert.equal((await callOver(b, "list_panes")).isError, false);
     assert.equal((await callOver(b, "list_buffers")).isError, false);
+    assert.equal((await ourBuffers(t)).length, 1, "the live paste's buffer stays");
     await gate.open();
     const result = await pasted;
+    const text = (result.content as { text: string }[] | undefined)?.[0]?.text ?? "";
+    if (heldPastItsBound(result.isError === true, text, began)) return;
     assert.notEqual(result.isError, true, JSON.stringify(result));
     assert.deepEqual(await ourBuffers(t), [], "the paste deleted its buffer");
   } finally {
@@ -168,6 +185,7 @@ Deno.test("left behind: a long paste whose control client a person detached whil
     await callOver(b, "list_panes");
     await t.tmux("set-hook", "-g", "after-load-buffer", gate.command);
     const text = `: ${"x".repeat(20_000)} LONG-PASTE-END`;
+    const began = performance.now();
     const paste = callOver(a, "paste_text", { paneId: p, text });
     await waitFor(() => gate.began(), "A's load to be held");
     const listed = await t.tmux("list-buffers", "-F", "#{buffer_name}");
@@ -183,6 +201,7 @@ Deno.test("left behind: a long paste whose control client a person detached whil
     await gate.open();
     await t.tmux("set-hook", "-gu", "after-load-buffer");
     const pasted = await paste;
+    if (heldPastItsBound(pasted.isError, pasted.text, began)) return;
     assert.equal(pasted.isError, false, `A's paste failed: ${pasted.text}`);
     assert.deepEqual(await ourBuffers(t), [], "the paste deleted its buffer");
   } finally {

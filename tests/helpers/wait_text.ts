@@ -13,7 +13,7 @@ import { controlFor } from "../../src/tmux/control.ts";
 import type { ServerControl } from "../../src/tmux/control_server.ts";
 import { type TestClient, withTmux } from "./mcp.ts";
 import { waitFor } from "./tmux.ts";
-import type { Server } from "./watched.ts";
+import { sendBytes, type Server } from "./watched.ts";
 
 /** The structured result of wait_for_text, as the tests read it. */
 export type Wait = {
@@ -70,11 +70,6 @@ export async function quietPane(
   await t.tmux("respawn-pane", "-k", "-t", p, "stty raw -echo; exec cat");
   await t.foreground(p, "cat");
   return {
-    async write(s: string) {
-      const hex = [...new TextEncoder().encode(s)].map((b) => b.toString(16).padStart(2, "0"));
-      for (let i = 0; i < hex.length; i += 4_000) {
-        await t.tmux("send-keys", "-t", p, "-H", ...hex.slice(i, i + 4_000));
-      }
-    },
+    write: (s: string) => sendBytes(t, p, s),
   };
 }

@@ -12,7 +12,7 @@ import { probePane } from "../../src/tools/pane_probe.ts";
 import { type RowsRead, WatchedRows } from "../../src/tools/watch_rows.ts";
 import { TmuxRunner } from "../../src/tmux/run.ts";
 import { testContext } from "./mcp.ts";
-import { TestTmux, waitFor } from "./tmux.ts";
+import { sh, TestTmux, waitFor } from "./tmux.ts";
 
 /** A test server with the ids of its first session, window and pane. */
 export type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
@@ -30,11 +30,7 @@ export async function quietPane(
     // has drawn everything before it.
     async write(s: string) {
       const title = `step ${++step}`;
-      const bytes = new TextEncoder().encode(`${s}\x1b]2;${title}\x07`);
-      const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0"));
-      for (let i = 0; i < hex.length; i += 4_000) {
-        await t.tmux("send-keys", "-t", p, "-H", ...hex.slice(i, i + 4_000));
-      }
+      await sendBytes(t, p, `${s}\x1b]2;${title}\x07`);
       await waitFor(
         async () =>
           (await t.tmux("display-message", "-p", "-t", p, "#{pane_title}")).trim() === title,
@@ -42,6 +38,23 @@ export async function quietPane(
       );
     },
   };
+}
+
+/**
+ * Sends `s` to pane `p` as its program's input, byte for byte; returns once tmux has it. Long
+ * text goes through a buffer pasted as it is (-r), in one command: as keys (send-keys -H, a
+ * byte an argument), ten thousand rows cost tmux seconds of parsing arguments.
+ */
+export async function sendBytes(t: TestTmux, p: string, s: string): Promise<void> {
+  const bytes = new TextEncoder().encode(s);
+  if (bytes.length > 4_000) {
+    const buffer = `test-input-${crypto.randomUUID()}`;
+    await sh("tmux", ["-u", "-L", t.socket, "load-buffer", "-b", buffer, "-"], { stdin: s });
+    await t.tmux("paste-buffer", "-r", "-d", "-b", buffer, "-t", p);
+    return;
+  }
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0"));
+  await t.tmux("send-keys", "-t", p, "-H", ...hex);
 }
 
 /**
