@@ -202,9 +202,12 @@ for (const flavor of FLAVORS) {
         const again = await session.callTool("wait_for_text", {
           paneId: tmux.ids.paneId,
           patterns: ["NEVER-PRINTED"],
-          timeoutMs: 200,
+          timeoutMs: 2_000,
         });
-        assert.equal((again.structuredContent as { outcome: string }).outcome, "timedOut");
+        // A loaded machine's tmux may answer the wait's first read only after its timeout: the
+        // call then says so (wait_late_test.ts), as an error.
+        if (again.isError) assert.match(textOf(again), /tmux was slow to answer/, textOf(again));
+        else assert.equal((again.structuredContent as { outcome: string }).outcome, "timedOut");
       });
     } finally {
       await session.close();
