@@ -605,8 +605,9 @@ async function holdUntilAPaneIsDead(t: TestTmux, event: string): Promise<string>
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-dead-" });
   await Deno.writeTextFile(
     `${dir}/hold.sh`,
-    `while ! tmux -L ${t.socket} list-panes -a -F '#{pane_dead}' | grep -q 1; do\n` +
-      `  test -d ${dir} || exit 0\n  sleep 0.02\ndone\n`,
+    // Silent (tmux shows a hook job's output over the pane) and gentle on a loaded machine.
+    `exec >/dev/null 2>&1\nwhile ! tmux -L ${t.socket} list-panes -a -F '#{pane_dead}' | grep -q 1; do\n` +
+      `  test -d ${dir} || exit 0\n  sleep 0.05\ndone\n`,
   );
   await t.tmux("set-hook", "-g", event, `run-shell 'sh ${dir}/hold.sh'`);
   return dir;
