@@ -23,7 +23,7 @@
  */
 
 import { RUNS, SIZES, values, WARMUP } from "./bench/options.ts";
-import { tmux } from "./bench/fixture.ts";
+import { dispose, started, tmux } from "./bench/fixture.ts";
 import { out } from "./bench/table.ts";
 import { benchSize } from "./bench/sizes.ts";
 import { benchDeep } from "./bench/deep.ts";
@@ -41,6 +41,16 @@ out(
     "p90".padStart(8)
   }   ${"tmux med".padStart(8)} ${"tmux p90".padStart(8)}   ratio`,
 );
+
+// Stopped part way (Ctrl-C, a CI step's SIGTERM): the tmux servers it built go with it, as at
+// the end of each section, instead of running on with thousands of panes.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, async () => {
+    out(`bench: ${signal}: ending the ${started.size} tmux server(s) it started`);
+    await Promise.all([...started.keys()].map((socket) => dispose(socket)));
+    Deno.exit(signal === "SIGINT" ? 130 : 143);
+  });
+}
 
 const benchStart = performance.now();
 for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) await benchSize(size);
