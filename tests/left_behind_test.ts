@@ -70,6 +70,31 @@ async function heldLongPaste(
 }
 
 /**
+ * A private tmux server, a closed {@link HookGate}, and two real processes on it: `a` (the one
+ * whose call the gate holds) and `b` (another, started first with `bFirst`: the one already
+ * running). Everything is ended after `fn`, the gate opened first.
+ */
+async function withTwoProcesses(
+  options: { flags?: readonly string[]; bFirst?: boolean },
+  fn: (t: Server, gate: HookGate, a: StdioServer, b: StdioServer) => Promise<void>,
+): Promise<void> {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const first = await startOn(t.socket, options.flags);
+  const second = await startOn(t.socket, options.flags);
+  const [a, b] = options.bFirst ? [second, first] : [first, second];
+  try {
+    await fn(t, gate, a, b);
+  } finally {
+    await gate.open();
+    await a.kill();
+    await b.kill();
+    await t.kill();
+    await gate.remove();
+  }
+}
+
+/**
  * Whether a held paste failed only because the person's hook held its load longer than a tmux
  * step may take (DEFAULT_TIMEOUT_MS, counted from the load's start, which comes after `began`):
  * on a loaded machine the test's own calls during the hold can take that long. The call must
@@ -112,11 +137,7 @@ Deno.test("left behind: a long paste_text SIGKILLed between its load and its pas
 });
 
 Deno.test("left behind: a process already running deletes a killed one's transient buffer at a buffer call once the grace has passed, and lists it never", async () => {
-  const t = await TestTmux.start();
-  const gate = await HookGate.make();
-  const b = await startOn(t.socket);
-  const a = await startOn(t.socket);
-  try {
+  await withTwoProcesses({ bFirst: true }, async (t, gate, a, b) => {
     assert.equal((await callOver(b, "list_panes")).isError, false);
     await heldLongPaste(t, gate, a);
     // Its maker alive, the buffer is its maker's: not listed, not deleted.
@@ -131,21 +152,11 @@ Deno.test("left behind: a process already running deletes a killed one's transie
       "the orphaned load to end",
     );
     await buffersGone(t, b);
-  } finally {
-    await gate.open();
-    await a.kill();
-    await b.kill();
-    await t.kill();
-    await gate.remove();
-  }
+  });
 });
 
 Deno.test("left behind: a long paste held after its load, its process alive, ends as a paste while another process calls", async () => {
-  const t = await TestTmux.start();
-  const gate = await HookGate.make();
-  const a = await startOn(t.socket);
-  const b = await startOn(t.socket);
-  try {
+  await withTwoProcesses({}, async (t, gate, a, b) => {
     const began = performance.now();
     const { pasted } = await heldLongPaste(t, gate, a);
     // The other process's first call (which looks for what processes gone left) and a buffer
@@ -158,13 +169,7 @@ Deno.test("left behind: a long paste held after its load, its process alive, end
     if (heldPastItsBound(result.isError === true, text, began)) return;
     assert.notEqual(result.isError, true, JSON.stringify(result));
     assert.deepEqual(await ourBuffers(t), [], "the paste deleted its buffer");
-  } finally {
-    await gate.open();
-    await a.kill();
-    await b.kill();
-    await t.kill();
-    await gate.remove();
-  }
+  });
 });
 
 // A live process's long paste: its buffer is loaded by a tmux process of its own, named after
@@ -173,11 +178,7 @@ Deno.test("left behind: a long paste held after its load, its process alive, end
 // Another process's buffer call meanwhile finds the owner gone, but the buffer too young to be
 // a killed process's: it stays for the live process's paste.
 Deno.test("left behind: a long paste whose control client a person detached while its load was held still pastes while another process calls", async () => {
-  const t = await TestTmux.start();
-  const gate = await HookGate.make();
-  const a = await startOn(t.socket);
-  const b = await startOn(t.socket);
-  try {
+  await withTwoProcesses({}, async (t, gate, a, b) => {
     await t.tmux("new-window", "-d", "-t", t.ids.sessionId);
     const p = t.ids.paneId;
     await callOver(a, "list_panes");
@@ -203,13 +204,7 @@ Deno.test("left behind: a long paste whose control client a person detached whil
     if (heldPastItsBound(pasted.isError, pasted.text, began)) return;
     assert.equal(pasted.isError, false, `A's paste failed: ${pasted.text}`);
     assert.deepEqual(await ourBuffers(t), [], "the paste deleted its buffer");
-  } finally {
-    await gate.open();
-    await a.kill();
-    await b.kill();
-    await t.kill();
-    await gate.remove();
-  }
+  });
 });
 
 Deno.test("left behind: a short paste_text SIGKILLed while a person's hook holds its line after the fill leaves no buffer for the person's prefix ]", async () => {
@@ -391,11 +386,7 @@ for (const before of ["", "on"]) {
 }
 
 Deno.test("left behind: after a clear_pane SIGKILLed with scroll-on-clear off, a running process's clear_pane there keeps the pane's own value", async () => {
-  const t = await TestTmux.start();
-  const gate = await HookGate.make();
-  const b = await startOn(t.socket, TEARDOWN);
-  const a = await startOn(t.socket, TEARDOWN);
-  try {
+  await withTwoProcesses({ flags: TEARDOWN, bFirst: true }, async (t, gate, a, b) => {
     const { p, own, mark } = await clearedPane(t, "");
     assert.equal((await callOver(b, "list_panes")).isError, false);
     await heldClear(t, gate, a, p);
@@ -420,13 +411,7 @@ Deno.test("left behind: after a clear_pane SIGKILLed with scroll-on-clear off, a
       (await t.tmux("display-message", "-p", "-t", p, "#{scroll-on-clear}")).trim(),
       "1",
     );
-  } finally {
-    await gate.open();
-    await a.kill();
-    await b.kill();
-    await t.kill();
-    await gate.remove();
-  }
+  });
 });
 
 Deno.test("left behind: a SIGKILLed process's control client stays listed while tmux still holds output for it, and a scroll-on-clear mark it made is given back once a minute old", async () => {
@@ -488,11 +473,7 @@ Deno.test("left behind: a SIGKILLed process's control client stays listed while 
 });
 
 Deno.test("left behind: a clear_pane held after scroll-on-clear off, its process alive, keeps its step while another process calls", async () => {
-  const t = await TestTmux.start();
-  const gate = await HookGate.make();
-  const a = await startOn(t.socket, TEARDOWN);
-  const b = await startOn(t.socket, TEARDOWN);
-  try {
+  await withTwoProcesses({ flags: TEARDOWN }, async (t, gate, a, b) => {
     const { p, own, mark } = await clearedPane(t, "on");
     const { cleared } = await heldClear(t, gate, a, p);
     assert.notEqual(await mark(), "", "marked while off");
@@ -504,13 +485,7 @@ Deno.test("left behind: a clear_pane held after scroll-on-clear off, its process
     assert.notEqual(result.isError, true, JSON.stringify(result));
     assert.equal(await own(), "on");
     assert.equal(await mark(), "", "unmarked by its own line");
-  } finally {
-    await gate.open();
-    await a.kill();
-    await b.kill();
-    await t.kill();
-    await gate.remove();
-  }
+  });
 });
 
 // The mark names the control client whose line turns the value off. A person's `tmux attach -d`
