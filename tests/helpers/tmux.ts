@@ -144,10 +144,12 @@ export class HookGate {
     // also ends once the gate is removed, so that a failed test leaves no job waiting.
     await Deno.writeTextFile(
       `${dir}/gate.sh`,
-      // Silent and successful whatever happens: tmux shows a hook job's output, or its failure
-      // (a sleep that could not start on a loaded machine), in view-mode over the pane, where
-      // keys a test then types go to the mode.
-      'exec >/dev/null 2>&1\nd=$(dirname "$0")\ntest -e "$d/began" && exit 0\n' +
+      // Silent and successful whatever happens: tmux shows a hook job's output, its failure or
+      // its end by a signal (tmux sends SIGTERM to the job of a client that went, as when a
+      // held command outlasts its timeout and the connection is retired) in view-mode over the
+      // pane, where keys a test then types go to the mode.
+      "trap '' TERM HUP INT\n" +
+        'exec >/dev/null 2>&1\nd=$(dirname "$0")\ntest -e "$d/began" && exit 0\n' +
         'touch "$d/began"\nwhile test -d "$d" && ! test -e "$d/open"; do sleep 0.02; done\n' +
         "exit 0\n",
     );
