@@ -223,8 +223,8 @@ export async function clientsOf(t: TestTmux, s: StdioServer): Promise<string[]> 
  *
  * The `tmux -C` processes go too because tmux (3.3a) keeps a control client for good whose
  * process dies while tmux still holds output for it (see "a SIGKILLed process's control client
- * stays listed..." in left_behind_test.ts, and the minute-old rule that covers it): that moment, which a
- * loaded machine makes likelier, is not what these tests are about.
+ * stays listed..." in left_behind_test.ts, and the minute-old rule that covers it): that
+ * moment, which a loaded machine makes likelier, is not what these tests are about.
  */
 export async function kill9(t: TestTmux, s: StdioServer): Promise<void> {
   const clients = await clientsOf(t, s);

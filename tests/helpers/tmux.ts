@@ -352,17 +352,9 @@ async function alive(pid: number, name: string): Promise<Proc | null> {
   return r.code === 0 && args.includes(name) ? { pid, args } : null;
 }
 
-function kill(pid: number): void {
+function kill(pid: number, how: "SIGKILL" | "SIGTERM" = "SIGKILL"): void {
   try {
-    Deno.kill(pid, "SIGKILL");
-  } catch {
-    // gone meanwhile
-  }
-}
-
-function terminate(pid: number): void {
-  try {
-    Deno.kill(pid, "SIGTERM");
+    Deno.kill(pid, how);
   } catch {
     // gone meanwhile
   }
@@ -389,7 +381,7 @@ async function reap(socket: string, pids: Iterable<number>, graceMs: number): Pr
     // A recorded server that kill-server did not reach (its socket now leads to another) is
     // asked to leave as it would on its own: tmux ends on SIGTERM.
     for (const pid of pids) {
-      if (await alive(pid, socket)) terminate(pid);
+      if (await alive(pid, socket)) kill(pid, "SIGTERM");
     }
   }
   if (await waitFor(gone, "", graceMs).catch(() => false)) return;
