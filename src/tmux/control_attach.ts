@@ -10,6 +10,7 @@
 
 import { ControlUnavailable } from "./control_protocol.ts";
 import type { Connection } from "./control_connection.ts";
+import { subscribe } from "./control_feeds.ts";
 import { OWN_TERM } from "./identity.ts";
 import { type Touch, touched } from "./recency.ts";
 import type { PersistentChild, TmuxRunner } from "./run.ts";
@@ -63,11 +64,12 @@ const HOOK_JOBS_POLL_MS = 20;
  * `touches`, its server's). Without an answer nothing is recorded (the session is then never
  * moved back on top for it).
  *
- * In the same round trip, the client subscribes to `exit-unattached`: turned on while only
- * our clients are attached, tmux would exit at once without us, so ours must leave then
- * (control_leaving.ts's #leaveIfLast), not only when a client detaches; and tmux tells no option's
- * change. And it lists tmux's running jobs, returned for {@link leaveHookModes} (null when
- * unknown).
+ * In the same round trip it lists tmux's running jobs, returned for {@link leaveHookModes}
+ * (null when unknown), and learns the window its format subscriptions hang on
+ * (control_feeds.ts's subscribe). Then the client subscribes to `exit-unattached`: turned on
+ * while only our clients are attached, tmux would exit at once without us, so ours must leave
+ * then (control_leaving.ts's #leaveIfLast), not only when a client detaches; and tmux tells no
+ * option's change.
  */
 export async function noteAttach(
   connection: Connection,
@@ -79,11 +81,7 @@ export async function noteAttach(
       [
         "display-message",
         "-p",
-        "#{client_name}\t#{session_id}\t#{session_activity}\t#{pid}",
-        ";",
-        "refresh-client",
-        "-B",
-        `${EXIT_UNATTACHED_SUBSCRIPTION}::#{exit-unattached}`,
+        "#{client_name}\t#{session_id}\t#{session_activity}\t#{pid}\t#{window_id}",
         ";",
         "show-messages",
         "-J",
@@ -91,15 +89,19 @@ export async function noteAttach(
       { timeoutMs: 5_000 },
     );
     const ends = result.ends ?? [];
-    const jobs = ends.length === 3 && ends.every((end) => end >= 0)
-      ? jobPids(result.stdout.subarray(ends[1], ends[2]))
+    const jobs = ends.length === 2 && ends.every((end) => end >= 0)
+      ? jobPids(result.stdout.subarray(ends[0], ends[1]))
       : null;
-    const [name, sessionId, activity, pid] = new TextDecoder().decode(result.stdout)
+    const [name, sessionId, activity, pid, windowId] = new TextDecoder().decode(result.stdout)
       .split("\n")[0].split("\t");
     // The server it attached to, for commands meant for one server (ServerControl.exec).
     if (result.code === 0 && /^[1-9]\d*$/.test(pid ?? "")) {
       connection.serverPid ??= Promise.resolve(Number(pid));
     }
+    if (result.code === 0 && sessionId === connection.sessionId && /^@\d+$/.test(windowId ?? "")) {
+      connection.anchor ||= windowId;
+    }
+    subscribe(connection, EXIT_UNATTACHED_SUBSCRIPTION, "#{exit-unattached}").catch(() => {});
     if (result.code !== 0 || !/^\d+$/.test(activity ?? "")) return jobs;
     connection.clientName = name;
     if (before === undefined || sessionId !== connection.sessionId) return jobs;

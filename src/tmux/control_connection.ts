@@ -99,6 +99,12 @@ export class Connection {
   readonly watchers = new Set<Watcher>();
   /** Listeners on the whole server whose format subscriptions live on this client. */
   readonly listeners = new Set<Listener>();
+  /**
+   * The window of its session its format subscriptions hang on (`@N`), "" until known, and
+   * those subscriptions, tmux's name → format (control_feeds.ts's subscribe).
+   */
+  anchor = "";
+  readonly subscriptions = new Map<string, string>();
   /** Set when we close it ourselves: its end is no loss to report. */
   closing = false;
   /**

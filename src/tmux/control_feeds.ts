@@ -9,7 +9,7 @@
  * @module
  */
 
-import { ControlUnavailable } from "./control_protocol.ts";
+import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
 import type { Notifications } from "./control_notifications.ts";
 import type {
   Connection,
@@ -58,10 +58,9 @@ export async function addListener(
   const listener: Listener = { events, names: new Map(), connection };
   for (const [key, format] of Object.entries(formats)) {
     const name = nextName();
-    const result = await connection.exec(["refresh-client", "-B", `${name}::${format}`], {
-      timeoutMs: 5_000,
-    });
+    const result = await subscribe(connection, name, format);
     if (result.code !== 0) {
+      unsubscribe(connection, name);
       throw new ControlUnavailable(`tmux refused a format subscription: ${result.stderr.trim()}`);
     }
     listener.names.set(name, key);
@@ -70,12 +69,90 @@ export async function addListener(
   return {
     close: () => {
       if (!connection.listeners.delete(listener) || connection.closed) return;
-      for (const name of listener.names.keys()) {
-        connection.exec(["refresh-client", "-B", name], { timeoutMs: 5_000 }).catch(() => {});
-      }
+      for (const name of listener.names.keys()) unsubscribe(connection, name);
     },
   };
 }
+
+/**
+ * Subscribes `connection`'s client to `format` under `name` (`refresh-client -B`): tmux checks
+ * it once a second and reports a changed value. Never session-wide (`NAME::FORMAT`): tmux
+ * 3.3a checks such a subscription without asking whether the client still has a session, and
+ * a client whose session was destroyed stays until its process has read tmux's farewell (a
+ * moment; for ever if the process is stopped): a changed value then crashes the server, with
+ * every session in it. A window's subscription (`NAME:@N:FORMAT`) is checked only where the
+ * window is in the client's session, so it is hung on a window of that session (its anchor,
+ * moved by {@link reanchor} when that window goes). A format is expanded alike on either
+ * kind, for a server-wide value. Subscriptions of a client go to tmux in the order asked.
+ */
+export function subscribe(
+  connection: Connection,
+  name: string,
+  format: string,
+): Promise<ControlResult> {
+  connection.subscriptions.set(name, format);
+  return inOrder(connection, async () => {
+    connection.anchor ||= await anchorOf(connection);
+    if (!connection.anchor) {
+      throw new ControlUnavailable("tmux showed no window in the control client's session");
+    }
+    return await subscribeAt(connection, name, connection.anchor);
+  });
+}
+
+/** Drops `connection`'s subscription `name`; best effort. */
+export function unsubscribe(connection: Connection, name: string): void {
+  if (!connection.subscriptions.delete(name)) return;
+  inOrder(connection, () => connection.exec(["refresh-client", "-B", name], { timeoutMs: 5_000 }))
+    .catch(() => {});
+}
+
+/**
+ * Moves `connection`'s subscriptions to a window still in its session, after a window was
+ * closed or unlinked: if it was their anchor, they would report nothing more. Each is asked
+ * again under its name, which replaces the old one; tmux reports the value anew, and the
+ * listener tells a change only from the value it knew. Best effort: a connection whose
+ * session is gone is leaving.
+ */
+export function reanchor(connection: Connection): void {
+  inOrder(connection, async () => {
+    if (connection.closed) return;
+    const anchor = await anchorOf(connection);
+    if (!anchor || anchor === connection.anchor) return;
+    connection.anchor = anchor;
+    for (const name of connection.subscriptions.keys()) {
+      await subscribeAt(connection, name, anchor);
+    }
+  }).catch(() => {});
+}
+
+/** The current window of `connection`'s session ("" if tmux shows none). */
+async function anchorOf(connection: Connection): Promise<string> {
+  const result = await connection.exec([
+    "display-message",
+    "-p",
+    ...(connection.sessionId ? ["-t", connection.sessionId] : []),
+    "#{window_id}",
+  ], { timeoutMs: 5_000 });
+  const id = new TextDecoder().decode(result.stdout).trim();
+  return result.code === 0 && /^@\d+$/.test(id) ? id : "";
+}
+
+function subscribeAt(connection: Connection, name: string, anchor: string) {
+  const format = connection.subscriptions.get(name) ?? "";
+  return connection.exec(["refresh-client", "-B", `${name}:${anchor}:${format}`], {
+    timeoutMs: 5_000,
+  });
+}
+
+/** Runs `fn` after every earlier one for `connection` has ended (subscriptions' order). */
+function inOrder<T>(connection: Connection, fn: () => Promise<T>): Promise<T> {
+  const run = (queues.get(connection) ?? Promise.resolve()).then(fn);
+  queues.set(connection, run.then(() => {}, () => {}));
+  return run;
+}
+
+const queues = new WeakMap<Connection, Promise<void>>();
 
 /**
  * Hands `connection`'s server-wide notifications to the listeners they concern: a change of

@@ -25,6 +25,12 @@ export interface Notifications {
    */
   readonly clients: boolean;
   /**
+   * Windows closed or unlinked from a session (`%window-close`, `%unlinked-window-close`):
+   * like `topology`, only "look again" (the window a client's subscriptions hang on may be
+   * among them), so it is not held either.
+   */
+  readonly closedWindows: Set<string>;
+  /**
    * Values of this client's format subscriptions (`%subscription-changed`), by name, the last
    * of each: held until verified like output, since a value is what a format made of data.
    */
@@ -50,13 +56,15 @@ export class Gathered {
   sessionId: string | null = null;
   topology = false;
   clients = false;
+  closedWindows = new Set<string>();
   subscriptions = new Map<string, string>();
   modes = new Set<string>();
   windowChanges = new Map<string, number>();
 
   get empty(): boolean {
     return this.output.size === 0 && !this.changed && this.sessionId === null &&
-      !this.topology && !this.clients && this.subscriptions.size === 0 &&
+      !this.topology && !this.clients && this.closedWindows.size === 0 &&
+      this.subscriptions.size === 0 &&
       this.modes.size === 0 && this.windowChanges.size === 0;
   }
 
@@ -81,6 +89,7 @@ export class Gathered {
     this.changed ||= later.changed;
     this.topology ||= later.topology;
     this.clients ||= later.clients;
+    for (const id of later.closedWindows) this.closedWindows.add(id);
     if (later.sessionId !== null) this.sessionId = later.sessionId;
     for (const [name, value] of later.subscriptions) this.subscriptions.set(name, value);
     for (const paneId of later.modes) this.modes.add(paneId);

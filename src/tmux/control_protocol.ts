@@ -405,6 +405,9 @@ export class ControlProtocol {
       return;
     }
     if (TOPOLOGY.has(word)) this.#ready.topology = true;
+    if (word === "%window-close" || word === "%unlinked-window-close") {
+      this.#ready.closedWindows.add(ascii(line.subarray(0, 80)).split(" ")[1] ?? "");
+    }
     if (word === "%client-detached" || word === "%client-session-changed") {
       this.#ready.clients = true;
     }

@@ -94,6 +94,7 @@ import {
   addWatcher,
   loseListeners,
   loseWatchers,
+  reanchor,
   tellListeners,
 } from "./control_feeds.ts";
 import type { ViaOptions } from "./control.ts";
@@ -354,6 +355,7 @@ export class ServerControl {
     if (clients || subscriptions.get(EXIT_UNATTACHED_SUBSCRIPTION) === "1") {
       this.#leaving.reviewPlacement();
     }
+    if (notifications.closedWindows.has(connection.anchor)) reanchor(connection);
     tellListeners(this.#clients.connections, connection, notifications);
   }
 
