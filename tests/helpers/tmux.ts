@@ -156,9 +156,14 @@ export class HookGate {
     return new HookGate(dir);
   }
 
-  /** The hook's command: `set-hook -g after-... <command>`. */
+  /**
+   * The hook's command: `set-hook -g after-... <command>`. The shell tmux starts for it (the
+   * default-shell, a POSIX one) is as silent and as deaf to SIGTERM as the script, and says
+   * nothing either when the script is gone: a job the hook started just before it was unset
+   * may come to read the script after {@link remove}.
+   */
   get command(): string {
-    return `run-shell 'sh ${this.#dir}/gate.sh'`;
+    return `run-shell 'trap "" TERM HUP INT; sh ${this.#dir}/gate.sh >/dev/null 2>&1; exit 0'`;
   }
 
   /** Whether the hook's job has begun waiting (or has been through). */
