@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { connect, summaryOf, withTmux } from "./helpers/mcp.ts";
 import { HookGate, linkedTwice, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { layoutStringProblem } from "../src/tmux/layout_string.ts";
+import { markOption } from "../src/tools/channel_marks.ts";
 import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
 import type { ServerAddress } from "../src/tmux/server_address.ts";
 
@@ -1799,7 +1800,12 @@ Deno.test("after a cancelled wait_for_channel, signal_channel and the next wait 
       undefined,
       { signal: abort.signal },
     );
-    await waitFor(waiter, "the waiter");
+    // In tmux's list of waiters, not only started: the wait marks its channel in the step that
+    // begins it, and tmux runs a step's commands in one go. A client killed before tmux ran its
+    // wait-for never waited, and the signal would be kept.
+    const mark = async () =>
+      (await t.tmuxRaw("show-options", "-sv", markOption("ghost"))).stdout.startsWith("waiting");
+    await waitFor(async () => await waiter() && await mark(), "the waiter, in tmux's list");
     abort.abort();
     await assert.rejects(call);
     await waitFor(async () => !(await waiter()), "the waiter's tmux process gone");

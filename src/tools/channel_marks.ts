@@ -125,13 +125,40 @@ export async function prepareWait(
   return { before, own, line: ["set-option", "-s", option, own, ";", ...wait] };
 }
 
+/** Waits of this process whose tmux client still runs, by channel (see {@link liveWait}). */
+const ownWaits = new Map<string, number>();
+
 /**
- * Whether `mark` is that of a wait still alive: a `waiting` one whose owner still runs, as the
- * system where tmux runs says (`kill -0`, by tmux's `if-shell`). False for every other mark,
- * and when the answer cannot be had: a reply built on it only says "may".
+ * Counts a wait of this process on `channel` as alive until the returned function is called,
+ * as soon as its tmux client is gone: its mark says it is dead only once the step after that
+ * has run, and a signal meanwhile must not take it for a live one.
  */
-export async function liveWait(ctx: TmuxContext, mark: ChannelMark | null): Promise<boolean> {
+export function ownWaitRuns(channel: string): () => void {
+  ownWaits.set(channel, (ownWaits.get(channel) ?? 0) + 1);
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    const left = (ownWaits.get(channel) ?? 1) - 1;
+    if (left > 0) ownWaits.set(channel, left);
+    else ownWaits.delete(channel);
+  };
+}
+
+/**
+ * Whether `mark`, the mark of `channel`, is that of a wait still alive: a `waiting` one whose
+ * owner still runs, as the system where tmux runs says (`kill -0`, by tmux's `if-shell`); when
+ * the owner is this process, whether it still has a wait on a channel of that name whose tmux
+ * client runs. False for every other mark, and when the answer cannot be had: a reply built on
+ * it only says "may".
+ */
+export async function liveWait(
+  ctx: TmuxContext,
+  mark: ChannelMark | null,
+  channel: string,
+): Promise<boolean> {
   if (mark?.state !== "waiting" || mark.owner === null) return false;
+  if (mark.owner === Deno.pid) return ownWaits.has(channel);
   const yes = `tmux-mcp-alive-${randomHex(8)}`;
   try {
     const out = await ctx.read([

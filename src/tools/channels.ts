@@ -24,6 +24,7 @@ import {
   clearWoken,
   liveWait,
   markAbandoned,
+  ownWaitRuns,
   prepareWait,
   signalMarked,
 } from "./channel_marks.ts";
@@ -52,8 +53,12 @@ const PROGRESS_EVERY_MS = 5_000;
  * What a wait that timed out adds, from the channel's mark as it began: nothing for the mark
  * of another wait still alive, which took any signal sent before this one began, as it should.
  */
-async function missed(ctx: TmuxContext, before: ChannelMark | null): Promise<string> {
-  if (await liveWait(ctx, before)) return "";
+async function missed(
+  ctx: TmuxContext,
+  channel: string,
+  before: ChannelMark | null,
+): Promise<string> {
+  if (await liveWait(ctx, before, channel)) return "";
   switch (before?.state) {
     case "waiting":
     case "taken":
@@ -115,15 +120,23 @@ export const waitForChannel = defineTool({
       const { before, own, line } = await prepareWait(ctx, args.channel);
       await ctx.progress(0, effective, `waiting on channel ${args.channel}`);
       let outcome: "signalled" | "timedOut" = "signalled";
+      // Abandoned the moment it is cancelled: a signal before its tmux client is gone may
+      // still wake it, and be lost with it.
+      const running = ownWaitRuns(args.channel);
+      ctx.signal.addEventListener("abort", running, { once: true });
       try {
         await ctx.spawnTied(line, effective);
       } catch (error) {
+        running();
         if (error instanceof TmuxError && ["timeout", "cancelled"].includes(error.kind)) {
           // Its tmux client is gone, its wait stays.
           await markAbandoned(ctx, args.channel);
         }
         if (!(error instanceof TmuxError && error.kind === "timeout")) throw error;
         outcome = "timedOut";
+      } finally {
+        running();
+        ctx.signal.removeEventListener("abort", running);
       }
       // A signal wakes every wait on the channel, the dead ones too.
       if (outcome === "signalled") await clearWoken(ctx, args.channel, before, own);
@@ -134,6 +147,7 @@ export const waitForChannel = defineTool({
           ? `Channel ${args.channel} was signalled.`
           : `No signal on ${args.channel} within ${effective} ms. tmux keeps this abandoned wait: the next signal sent while nobody else waits goes to it, not to a later wait.${await missed(
             ctx,
+            args.channel,
             before,
           )}`,
       };
@@ -161,7 +175,7 @@ export const signalChannel = defineTool({
     const signalled = `Signalled channel ${args.channel}.`;
     // A wait still alive took the signal, as it should; the mark of one whose process was
     // killed outright says the same as that of one abandoned.
-    const dead = was?.state === "waiting" && !(await liveWait(ctx, was));
+    const dead = was?.state === "waiting" && !(await liveWait(ctx, was, args.channel));
     return {
       data: { channel: args.channel, signalled: true },
       summary: dead
