@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { RecordingRunner, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { RecordingRunner, TestTmux, waitFor, withRunner } from "../../tests/helpers/tmux.ts";
 import { trimRow } from "./capture.ts";
 import { chainPanes, readPanes } from "./capture_many.ts";
 import { batchRows, type RowBatch } from "./capture_many_batch.ts";
@@ -8,15 +8,8 @@ import { TmuxError } from "./tmux_error.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
-async function withServer(fn: (t: Started, runner: TmuxRunner) => Promise<void>): Promise<void> {
-  const t = await TestTmux.start("many", { width: 40, height: 6 });
-  const runner = new TmuxRunner();
-  try {
-    await fn(t, runner);
-  } finally {
-    await runner.close();
-    await t.kill();
-  }
+function withServer(fn: (t: Started, runner: TmuxRunner) => Promise<void>): Promise<void> {
+  return withRunner(fn, "many", { width: 40, height: 6 });
 }
 
 /** Every batch `readPanes` hands over, and its answer. */

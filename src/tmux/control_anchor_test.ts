@@ -5,21 +5,8 @@
  * Ours are anchored on a window of the client's session, and moved when that window goes.
  */
 import assert from "node:assert/strict";
-import { TestTmux, trackChild, waitFor } from "../../tests/helpers/tmux.ts";
+import { TestTmux, trackChild, waitFor, withRunner } from "../../tests/helpers/tmux.ts";
 import { controlFor } from "./control.ts";
-import { TmuxRunner } from "./run.ts";
-
-async function withRunner(fn: (t: TestTmux, runner: TmuxRunner) => Promise<void>) {
-  const t = await TestTmux.start("main");
-  const runner = new TmuxRunner();
-  try {
-    await fn(t, runner);
-  } finally {
-    await runner.close();
-    await t.kill();
-  }
-  assert.equal(runner.running, 0, "no tmux child left behind");
-}
 
 /** Our control clients: pid and session name of each. */
 async function ourClients(t: TestTmux): Promise<{ pid: number; session: string }[]> {

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { HookGate, noControlTmux, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import {
+  HookGate,
+  noControlTmux,
+  TestTmux,
+  waitFor,
+  withRunner,
+} from "../../tests/helpers/tmux.ts";
 import {
   argvCommands,
   controlFor,
@@ -57,22 +63,14 @@ function alive(pid: number): boolean {
 }
 
 /** A runner plus a private server, torn down together. */
-async function withServer(
+function withServer(
   fn: (
     t: TestTmux & { ids: { sessionId: string; paneId: string } },
     runner: TmuxRunner,
   ) => Promise<void>,
   options: { width?: number; height?: number } = {},
 ): Promise<void> {
-  const t = await TestTmux.start("main", options);
-  const runner = new TmuxRunner();
-  try {
-    await fn(t, runner);
-  } finally {
-    await runner.close();
-    await t.kill();
-  }
-  assert.equal(runner.running, 0, "no tmux child left behind");
+  return withRunner(fn, "main", options);
 }
 
 Deno.test("the control client leaves the session's environment as the person set it", async () => {

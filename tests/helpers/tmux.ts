@@ -760,3 +760,23 @@ export class TestTmux {
     }
   }
 }
+
+/**
+ * Runs `fn` with a private server (`TestTmux.start(session, options)`) and a runner of its
+ * own, then closes both; no tmux child of the runner may be left running.
+ */
+export async function withRunner(
+  fn: (t: Awaited<ReturnType<typeof TestTmux.start>>, runner: TmuxRunner) => Promise<void>,
+  session = "main",
+  options: { width?: number; height?: number } = {},
+): Promise<void> {
+  const t = await TestTmux.start(session, options);
+  const runner = new TmuxRunner();
+  try {
+    await fn(t, runner);
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+  if (runner.running !== 0) throw new Error(`${runner.running} tmux children left behind`);
+}
