@@ -26,10 +26,19 @@ export async function collectAnswer(
   address: ServerAddress,
   limit: number,
   marker?: string,
+  answered?: () => void,
 ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
   // Over SSH, the marker is looked for chunk by chunk as they come, and only what follows
   // it is kept: no joined copy of the whole answer to search.
   const after = address.host === undefined ? null : new AfterMarker(marker!);
+  // `answered` hears of tmux's first byte (a control-mode client's handshake is then over).
+  const keep = after || answered
+    ? (chunk: Uint8Array) => {
+      const kept = after ? after.push(chunk) : chunk;
+      if (kept.length > 0) answered?.();
+      return kept;
+    }
+    : undefined;
   // Too large an answer stops both readers and the child (see MAX_ANSWER_BYTES).
   const tooLarge = new AbortController();
   const both = AbortSignal.any([signal, tooLarge.signal]);
@@ -38,7 +47,7 @@ export async function collectAnswer(
     // Not child.output(): that waits for the end of both pipes, which a tmux client hands
     // to its server; a stopped server holds them open long after the client was killed.
     raw = await Promise.all([
-      readAll(child.stdout, both, limit, "stdout", after ? (c) => after.push(c) : undefined),
+      readAll(child.stdout, both, limit, "stdout", keep),
       readAll(child.stderr, both, Math.ceil(limit / 16), "stderr"),
       child.status,
     ]);

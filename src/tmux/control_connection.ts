@@ -17,6 +17,7 @@ import {
 import type { Notifications } from "./control_notifications.ts";
 import type { PersistentChild, RunOptions } from "./run.ts";
 import { TmuxError } from "./tmux_error.ts";
+import { ENDING_WAIT_MS } from "./control_limits.ts";
 
 /** What a watcher of one pane is told, once per chunk tmux sent. */
 export interface WatchBatch {
@@ -203,6 +204,8 @@ export class Connection {
       while (true) {
         const { done, value } = await reader.read(new Uint8Array(buffer));
         if (done || !value) break;
+        // tmux writes to a control client only once its handshake is over (handshake_hold.ts).
+        if (value.length > 0) this.#child.answered();
         // Retired: what follows is read and dropped, never left unread. Closing our end of
         // the pipe would kill the client by SIGPIPE while tmux writes to it, and tmux 3.3a's
         // server crashes when a control client dies with output pending for it.
@@ -285,7 +288,7 @@ export class Connection {
       this.#readyReject(new ControlUnavailable(reason || message));
     }
     this.#protocol.fail(new ControlUnavailable(message, { sent: true }));
-    this.#writer.close().catch(() => {});
+    void this.#end(() => this.#writer.close().catch(() => {}));
     this.#onLost(this);
     this.#noticed();
   }
@@ -319,9 +322,20 @@ export class Connection {
   async exec(args: readonly string[], options: RunOptions): Promise<ControlResult> {
     const line = controlLine(args);
     await this.ready;
-    if (this.closed) throw new ControlUnavailable("the control connection was lost");
+    // Never while a client of ours shakes hands with this server (handshake_hold.ts).
+    const over = await this.#child.act(options.signal);
+    if (this.closed) {
+      over();
+      throw new ControlUnavailable("the control connection was lost");
+    }
     const { promise, resolve } = Promise.withResolvers<ControlResult | Error>();
-    const call: PendingCall = this.#protocol.send(line, resolve);
+    let call: PendingCall;
+    try {
+      call = this.#protocol.send(line, resolve);
+    } catch (error) {
+      over();
+      throw error;
+    }
     const timeoutMs = options.timeoutMs ?? 10_000;
     const sentAt = performance.now();
     let cancelled = false;
@@ -352,6 +366,7 @@ export class Connection {
       if (result instanceof Error) throw result;
       return result;
     } finally {
+      over();
       options.signal?.removeEventListener("abort", onAbort);
       if (cancelled && call.settle !== null) {
         // tmux keeps a cancelled call's line, and every call sent after it waits behind it (a
@@ -371,10 +386,29 @@ export class Connection {
     this.closing = true;
     this.closed = true;
     clearTimeout(this.idleTimer);
-    const killTimer = setTimeout(() => this.#child.kill(), 500);
-    await this.#writer.close().catch(() => {});
-    await this.done;
-    clearTimeout(killTimer);
+    await this.#end(async () => {
+      const killTimer = setTimeout(() => this.#child.kill(), 500);
+      await this.#writer.close().catch(() => {});
+      await this.done;
+      clearTimeout(killTimer);
+    });
+  }
+
+  /**
+   * Runs `close`, which ends the client, as an act of ours on its server (handshake_hold.ts):
+   * tmux tells every control client that an attached one detached, so it never begins while a
+   * client of ours shakes hands, and counts until the client has exited (ENDING_WAIT_MS at
+   * most: tmux may keep a client it owes output to).
+   */
+  async #end(close: () => Promise<unknown>): Promise<void> {
+    const over = await this.#child.act().catch(() => () => {});
+    const bound = setTimeout(over, ENDING_WAIT_MS);
+    const exited = () => {
+      clearTimeout(bound);
+      over();
+    };
+    this.done.then(exited, exited);
+    await close();
   }
 }
 

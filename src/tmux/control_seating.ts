@@ -176,12 +176,24 @@ export async function liftAfterAttach(
 async function momentary(child: PersistentChild): Promise<void> {
   const timer = setTimeout(() => child.kill(), LIFT_TIMEOUT_MS);
   try {
-    const closeStdin = () => child.stdin.close().catch(() => {});
+    // Its end is an act of ours (tmux tells every control client an attached one detached):
+    // never while another client of ours shakes hands (handshake_hold.ts), counted until it
+    // has exited.
+    let ending: Promise<void> | null = null;
+    const closeStdin = () =>
+      ending ??= child.act().then(
+        (over) => {
+          child.status.then(over, over);
+          return child.stdin.close().catch(() => {});
+        },
+        () => child.stdin.close().catch(() => {}),
+      );
     let answered = false;
     let text = "";
     const decoder = new TextDecoder();
     const reading = (async () => {
       for await (const chunk of child.stdout) {
+        child.answered();
         if (answered) continue;
         text += decoder.decode(chunk, { stream: true });
         if (/^%(end|error) /m.test(text)) {
@@ -194,7 +206,7 @@ async function momentary(child: PersistentChild): Promise<void> {
     const complaints = child.stderr.pipeTo(new WritableStream()).catch(() => {});
     await child.status;
     if (!answered) closeStdin();
-    await Promise.all([reading.catch(() => {}), complaints]);
+    await Promise.all([reading.catch(() => {}), complaints, ending]);
   } finally {
     clearTimeout(timer);
   }

@@ -168,6 +168,8 @@ function silentChild(): PersistentChild {
     stderr: silent(),
     status,
     kill: end,
+    answered: () => {},
+    act: () => Promise.resolve(() => {}),
   };
 }
 

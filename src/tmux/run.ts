@@ -29,6 +29,7 @@ import { collectAnswer, streamAnswer } from "./child_answer.ts";
 import { TIED_FLAG, unframeTied } from "./tied_client.ts";
 import { ALIAS_READ, AliasBook, aliasListing } from "./command_aliases.ts";
 import { type CloseDeadline, CloseHooks } from "./runner_close.ts";
+import { HandshakeHolds, type Release } from "./handshake_hold.ts";
 
 /** Options for one tmux invocation. */
 export interface RunOptions {
@@ -128,6 +129,16 @@ export interface PersistentChild {
   readonly status: Promise<Deno.CommandStatus>;
   /** Kills the child (no-op once it has exited). */
   kill(): void;
+  /**
+   * Tells the runner that tmux has answered this control-mode client (its first byte): its
+   * handshake is over, and the acts of ours held back meanwhile go (handshake_hold.ts).
+   */
+  answered(): void;
+  /**
+   * Takes an act's turn on this client's server (handshake_hold.ts): a command sent over it,
+   * or its own end. Rejects when `signal` aborts first.
+   */
+  act(signal?: AbortSignal): Promise<Release>;
 }
 
 /** Default per-call timeout: long enough for a loaded machine, short enough to never hang a tool. */
@@ -172,6 +183,13 @@ export class TmuxRunner {
   > = (address, options) => this.exec(address, ALIAS_READ, options);
   /** Per server, its aliases as last read (command_aliases.ts). */
   readonly #aliases = new Map<string, AliasBook>();
+  /**
+   * Per server, our control clients' handshakes and the acts of ours held back during one
+   * (handshake_hold.ts): every tmux process of ours and every command on a control connection.
+   */
+  readonly handshakes = new HandshakeHolds(() =>
+    new TmuxError("cancelled", "The call was cancelled.")
+  );
   #running = 0;
 
   /** Builds a runner; nothing is started until {@link run}. */
@@ -372,6 +390,18 @@ export class TmuxRunner {
           "tmux client (ssh_sessions.ts).",
       );
     }
+    // A control-mode client's handshake holds our other acts on its server back until tmux
+    // has answered it (handshake_hold.ts). Any other (a plain `wait-for`, which changes
+    // nothing tmux tells while it waits) only waits for a handshake under way to end.
+    const key = addressKey(address);
+    const control = args[0] === TIED_FLAG;
+    let held: Release;
+    try {
+      held = await (control ? this.handshakes.start(key) : this.handshakes.act(key));
+    } catch (error) {
+      release();
+      throw error;
+    }
     try {
       child = spawnChild(program, {
         args: argv,
@@ -382,9 +412,11 @@ export class TmuxRunner {
         signal: this.#closing.signal,
       });
     } catch (error) {
+      held();
       release();
       throw notInstalled(program, error);
     }
+    if (!control) held();
     end = () => {
       try {
         child.kill("SIGTERM");
@@ -396,6 +428,7 @@ export class TmuxRunner {
     const status = child.status.finally(() => {
       this.#running--;
       release();
+      held();
     });
     const marker = address.host === undefined ? null : this.#ssh!.marker;
     return {
@@ -414,6 +447,8 @@ export class TmuxRunner {
           // Already exited.
         }
       },
+      answered: control ? held : () => {},
+      act: (signal) => this.handshakes.act(key, signal),
     };
   }
 
@@ -469,13 +504,14 @@ export class TmuxRunner {
           address,
           [TIED_FLAG, ...args],
           options,
-          (child, signal) =>
+          (child, signal, answered) =>
             collectAnswer(
               child,
               signal,
               address,
               this.#maxAnswerBytes,
               address.host === undefined ? undefined : this.#ssh!.marker,
+              answered,
             ),
         ),
       );
@@ -537,7 +573,7 @@ export class TmuxRunner {
     address: ServerAddress,
     args: readonly string[],
     options: RunOptions,
-    consume: (child: Deno.ChildProcess, signal: AbortSignal) => Promise<R>,
+    consume: (child: Deno.ChildProcess, signal: AbortSignal, answered: Release) => Promise<R>,
   ): Promise<R> {
     const once = () => this.#spawnOnce(address, args, options, consume);
     if (address.host === undefined || !this.#ssh?.has(address.host)) return await once();
@@ -553,7 +589,7 @@ export class TmuxRunner {
     address: ServerAddress,
     args: readonly string[],
     options: RunOptions,
-    consume: (child: Deno.ChildProcess, signal: AbortSignal) => Promise<R>,
+    consume: (child: Deno.ChildProcess, signal: AbortSignal, answered: Release) => Promise<R>,
   ): Promise<R> {
     const waiting = waitSignal(options);
     if (waiting?.aborted) throw new TmuxError("cancelled", "The call was cancelled.");
@@ -573,8 +609,21 @@ export class TmuxRunner {
       background: options.background,
       signal: waiting,
     });
+    // A control-mode client (tied) starts as control_attach.ts's do: its handshake holds our
+    // other acts on the server back until tmux answers it. Any other is an act for its life.
+    let held: Release;
+    try {
+      const key = addressKey(address);
+      held = await (args[0] === TIED_FLAG
+        ? this.handshakes.start(key, waiting)
+        : this.handshakes.act(key, waiting));
+    } catch (error) {
+      leave();
+      throw error;
+    }
     // Aborted while waiting for a turn: an already-aborted signal would not kill a new child.
     if (this.#closing.signal.aborted || waiting?.aborted) {
+      held();
       leave();
       throw new TmuxError("cancelled", "The call was cancelled.");
     }
@@ -657,7 +706,7 @@ export class TmuxRunner {
       };
       let result: R;
       try {
-        result = await consume(child, signal);
+        result = await consume(child, signal, held);
       } catch (error) {
         // A reader stopped by the kill reports the kill, not its own broken stream.
         checkAborted();
@@ -666,6 +715,7 @@ export class TmuxRunner {
       checkAborted(stdoutOf(result));
       return result;
     } finally {
+      held();
       gone();
       leave();
     }

@@ -1,0 +1,221 @@
+/**
+ * Per tmux server: the handshakes of our control-mode clients, and what of ours must not reach
+ * tmux during one.
+ *
+ * tmux 3.3a marks a client as a control client at the first message of its handshake
+ * (`IDENTIFY_FLAGS`) but sets up its control state only at the last (`IDENTIFY_DONE`), and
+ * several notifications go to every control client without asking whether it has a session or
+ * that state: `%sessions-changed` (a session made or ended), `%session-renamed`,
+ * `%session-window-changed`, `%window-pane-changed` (another pane made active),
+ * `%pane-mode-changed` (copy mode entered or left) and `%client-detached` (an attached client
+ * gone). One sent in between dereferences the missing state and the whole server dies, every
+ * session in it (tmux/tmux#4980). The window is short (tmux runs its loop about twice in it),
+ * but each pass runs the notification queue, and a call of ours on another connection, or a
+ * tmux process of ours, lands in it now and then: two calls at once where one starts a client
+ * (a first call, a watch in another session, a wait on a channel) and the other makes, ends,
+ * renames or selects something.
+ *
+ * So, per server, a client of ours that starts in control mode takes a **start**: it begins
+ * once every act of ours already sent has been answered (up to {@link HoldTimes.drainMs}), and
+ * from then until tmux has answered the client (its first byte: tmux writes to a control client
+ * only through the state it lacked) every new **act** waits (up to {@link HoldTimes.holdMs}). An
+ * act is anything of ours that reaches tmux: every command on a control connection and every
+ * tmux process of ours (a read may run a person's `after-*` hook, which may do anything), and
+ * the end of an attached control client of ours (tmux tells the others it detached). Starts go
+ * one at a time, and the acts that waited for one go before the next.
+ *
+ * What it cannot keep out: a person's own keys and commands, and another process's (another
+ * tmux-mcp's included), in that moment; and an act past its bound (a command a person's hook
+ * holds for a second, a handshake slower than the hold).
+ *
+ * @module
+ */
+
+/** How long a start may hold, and wait to hold. */
+export interface HoldTimes {
+  /** Longest a start holds new acts back: a handshake slower than this is no longer waited out. */
+  readonly holdMs: number;
+  /** Longest a start waits for the acts already sent to be answered before it begins. */
+  readonly drainMs: number;
+}
+
+/** The times a runner's holds use (a handshake takes milliseconds; these bound a stuck one). */
+export const HOLD_TIMES: HoldTimes = { holdMs: 2_000, drainMs: 1_000 };
+
+/** Ends what was taken: once, whatever calls it again. */
+export type Release = () => void;
+
+/** One server's starts and acts. */
+interface ServerHold {
+  /** Acts of ours sent and not yet over. */
+  acts: number;
+  /** A start holds (from the moment it waits for the acts in flight until it is released). */
+  holding: boolean;
+  /** Starts waiting for the one holding to end. */
+  readonly starts: (() => void)[];
+  /** Acts waiting for the start holding to end. */
+  readonly waiting: (() => void)[];
+  /** Told when no act is in flight. */
+  readonly drained: (() => void)[];
+}
+
+/** The error a wait that was cancelled rejects with. */
+export type Cancelled = (signal: AbortSignal) => Error;
+
+/** The starts and acts of every server one runner reaches, keyed by server (addressKey). */
+export class HandshakeHolds {
+  readonly #servers = new Map<string, ServerHold>();
+  readonly #times: HoldTimes;
+  readonly #cancelled: Cancelled;
+
+  /** `cancelled`: what a wait stopped by its signal rejects with. */
+  constructor(cancelled: Cancelled, times: HoldTimes = HOLD_TIMES) {
+    this.#cancelled = cancelled;
+    this.#times = times;
+  }
+
+  #hold(key: string): ServerHold {
+    let hold = this.#servers.get(key);
+    if (!hold) {
+      hold = { acts: 0, holding: false, starts: [], waiting: [], drained: [] };
+      this.#servers.set(key, hold);
+    }
+    return hold;
+  }
+
+  /** Forgets a server's record once nothing is in it. */
+  #tidy(key: string, hold: ServerHold): void {
+    if (
+      hold.acts === 0 && !hold.holding && hold.starts.length === 0 && hold.waiting.length === 0
+    ) {
+      this.#servers.delete(key);
+    }
+  }
+
+  /**
+   * Takes an act's turn on server `key`: at once unless a start holds, else once it is over.
+   * Rejects when `signal` aborts first. The act is over when the returned function is called.
+   */
+  act(key: string, signal?: AbortSignal): Promise<Release> {
+    const hold = this.#hold(key);
+    const over = once(() => {
+      hold.acts--;
+      if (hold.acts === 0) { for (const tell of hold.drained.splice(0)) tell(); }
+      this.#tidy(key, hold);
+    });
+    if (signal?.aborted) {
+      this.#tidy(key, hold);
+      return Promise.reject(this.#cancelled(signal));
+    }
+    if (!hold.holding) {
+      hold.acts++;
+      return Promise.resolve(over);
+    }
+    return queued(hold.waiting, signal, this.#cancelled, () => this.#tidy(key, hold)).then(() =>
+      over
+    );
+  }
+
+  /**
+   * Takes a start on server `key`: once no other start holds and the acts already sent are over
+   * (or {@link HoldTimes.drainMs} has passed), every new act then waits until the returned
+   * function is called (or {@link HoldTimes.holdMs} has passed). Rejects when `signal` aborts
+   * before the start begins.
+   */
+  async start(key: string, signal?: AbortSignal): Promise<Release> {
+    const hold = this.#hold(key);
+    if (hold.holding) {
+      await queued(hold.starts, signal, this.#cancelled, () => this.#tidy(key, hold));
+    } else {
+      hold.holding = true;
+    }
+    try {
+      await this.#drain(hold, signal);
+    } catch (error) {
+      this.#over(key, hold);
+      throw error;
+    }
+    const release = once(() => {
+      clearTimeout(timer);
+      this.#over(key, hold);
+    });
+    const timer = setTimeout(release, this.#times.holdMs);
+    return release;
+  }
+
+  /** A start on `hold` is over: the acts that waited go first, then the next start. */
+  #over(key: string, hold: ServerHold): void {
+    // The next start then waits for those acts to be answered.
+    const waited = hold.waiting.splice(0);
+    hold.acts += waited.length;
+    for (const go of waited) go();
+    const next = hold.starts.shift();
+    if (next) next();
+    else hold.holding = false;
+    this.#tidy(key, hold);
+  }
+
+  /** Waits until no act is in flight on `hold`, {@link HoldTimes.drainMs} at most. */
+  async #drain(hold: ServerHold, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) throw this.#cancelled(signal);
+    if (hold.acts === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        hold.drained.push(resolve);
+        timer = setTimeout(resolve, this.#times.drainMs);
+        onAbort = () => reject(this.#cancelled(signal!));
+        signal?.addEventListener("abort", onAbort, { once: true });
+      });
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** How many servers have a record (for tests: none once everything is over). */
+  get servers(): number {
+    return this.#servers.size;
+  }
+}
+
+/** `fn`, run on its first call only. */
+function once(fn: () => void): Release {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}
+
+/**
+ * Waits in `line` until called out of it; when `signal` aborts first, leaves the line, runs
+ * `left` and rejects.
+ */
+function queued(
+  line: (() => void)[],
+  signal: AbortSignal | undefined,
+  cancelled: Cancelled,
+  left: () => void,
+): Promise<void> {
+  if (signal?.aborted) {
+    left();
+    return Promise.reject(cancelled(signal));
+  }
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      const at = line.indexOf(go);
+      if (at !== -1) line.splice(at, 1);
+      left();
+      reject(cancelled(signal!));
+    };
+    const go = () => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    line.push(go);
+  });
+}
