@@ -24,6 +24,8 @@ Deno.test("discovery: every tool answers, results match their schemas", async ()
   try {
     const split = (await t.tmux("split-window", "-t", t.ids.paneId, "-h", "-P", "-F", "#{pane_id}"))
       .trim();
+    // Reads compared below must not straddle the window's rename after its new active pane.
+    await t.settledName(t.ids.windowId);
     const panes = await mcp.ok<Panes>("list_panes");
     assert.equal(panes.complete, true);
     assert.equal(panes.omittedEntries, 0);

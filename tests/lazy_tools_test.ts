@@ -109,6 +109,8 @@ Deno.test("lazy tools: declared as the loaded ones are, in the same order, with 
 
 Deno.test("lazy tools: a call loads its family only; results and refusals are those of loaded tools", async () => {
   const t = await TestTmux.start("lazy");
+  // The answers compared below must not straddle the window's rename after its shell.
+  await t.settledName(t.ids.windowId);
   // One runner (one control client) for both, so that both see the same server.
   const lazyOpts = options(t.socket);
   const eagerOpts = { ...lazyOpts };

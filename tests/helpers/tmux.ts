@@ -622,6 +622,25 @@ export class TestTmux {
     })).stdout;
   }
 
+  /**
+   * Waits until tmux has named `target`'s window after what its active pane runs, and returns
+   * that name. automatic-rename first shows what started the pane (the shell running its
+   * command, or tmux itself) and renames it on a timer, up to half a second later: two reads
+   * on either side of that differ.
+   */
+  async settledName(target: string): Promise<string> {
+    return await waitFor(async () => {
+      const [name, command] = (await this.tmux(
+        "display-message",
+        "-p",
+        "-t",
+        target,
+        "#{window_name}\t#{pane_current_command}",
+      )).trim().split("\t");
+      return name === command ? name : null;
+    }, `the name of window ${target} to settle`);
+  }
+
   /** Runs tmux on this server without throwing. */
   tmuxRaw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return sh("tmux", ["-u", "-L", this.socket, "-f", "/dev/null", ...args], {
