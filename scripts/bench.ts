@@ -12,7 +12,7 @@
  * Runs with --allow-all: it writes straight to a pane's terminal device to time wake-ups exactly.
  *
  * Usage: deno task bench [--sizes 10,100,1000] [--runs 30] [--json FILE] [--markdown FILE]
- *        [--live-only | --ssh-only]
+ *        [--live-only | --ssh-only] [--help] (the options: `--help`, from bench/options.ts)
  *
  * Each section lives in its own file under scripts/bench/: sizes.ts (the per-size figures, and
  * hook.ts for the hook's), deep.ts, live.ts and ssh.ts; fixture.ts builds the tmux servers,

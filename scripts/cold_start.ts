@@ -14,26 +14,50 @@
  * set once that is answered and the runtime has settled (the median over the runs).
  *
  * Usage: deno task bench:cold [--runs 20] [--source | --bundle DIR] [--against DIR] [--markdown]
- * (`--bundle DIR`: another build's bundle folder; `--against DIR`: a second build's bundle,
- * measured run for run alternately with the first, so that both see the same machine load)
+ * [--help] (`--bundle DIR`: another build's bundle folder; `--against DIR`: a second build's
+ * bundle, measured run for run alternately with the first, so that both see the same machine
+ * load)
  *
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
+import { commandLine, refuse, wholeNumber } from "./cli.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
-  options: {
-    runs: { type: "string", default: "20" },
-    source: { type: "boolean", default: false },
-    bundle: { type: "string" },
-    against: { type: "string" },
-    markdown: { type: "boolean", default: false },
-  },
+const HELP = `deno task bench:cold — cold start and idle RSS of the server, under both protocols
+
+Usage: deno task bench:cold [--runs 20] [--source | --bundle DIR] [--against DIR] [--markdown]
+       [--help]
+
+Each run spawns the server (the bundle deno task bundle writes, under the start task's flags
+and without the project's config, as the binary runs it; or the source with --source) and
+measures spawn → tools/list answered: after the initialize handshake (protocol 2025-11-25),
+and, where the server speaks it, as the first request of protocol 2026-07-28. Then a request
+only the SDK answers (prompts/list): when the whole server is ready. Beside it, deno run of an
+empty module under the same flags. Prints median and p90 in ms and the idle RSS in MB (the
+median over the runs) as a Markdown table; needs no tmux server.
+
+Options:
+  --runs N         runs per figure after one warm-up; at least 5 are made (default 20)
+  --source         start main.ts from source instead of the bundle
+  --bundle DIR     another build's bundle folder (default dist/bundle)
+  --against DIR    a second build's bundle folder, measured run for run alternately with the
+                   first, so that both see the same machine load
+  --markdown       also print the machine (os, arch, cores, deno) under the table
+  --help, -h       this text
+`;
+
+const { values } = commandLine("bench:cold", HELP, {
+  runs: { type: "string", default: "20" },
+  source: { type: "boolean", default: false },
+  bundle: { type: "string" },
+  against: { type: "string" },
+  markdown: { type: "boolean", default: false },
 });
-const RUNS = Math.max(5, Number(values.runs));
+if (values.source && values.bundle !== undefined) {
+  refuse("bench:cold", "--source or --bundle, not both");
+}
+const RUNS = Math.max(5, wholeNumber("bench:cold", "runs", values.runs, 1)!);
 
 function out(line = ""): void {
   Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
@@ -49,13 +73,19 @@ const bundle = values.bundle
   : new URL("../dist/bundle/main.js", import.meta.url).pathname;
 const target = values.source ? startArgs : [...flags, bundle];
 if (!values.source && !(await Deno.stat(bundle).then(() => true, () => false))) {
-  throw new Error(`no ${bundle}: run \`deno task bundle\` first (or pass --source)`);
+  if (values.bundle !== undefined) refuse("bench:cold", `--bundle ${values.bundle}: no ${bundle}`);
+  Deno.stderr.writeSync(
+    new TextEncoder().encode(
+      `bench:cold: no ${bundle}: run \`deno task bundle\` first (or pass --source)\n`,
+    ),
+  );
+  Deno.exit(1);
 }
 // No tmux server is needed: the server only runs `tmux -V` before it answers.
 const socketArgs = ["--socket", `tmux-mcp-cold-${crypto.randomUUID().slice(0, 8)}`];
 const against = values.against ? `${values.against.replace(/\/$/, "")}/main.js` : undefined;
 if (against && !(await Deno.stat(against).then(() => true, () => false))) {
-  throw new Error(`no ${against}`);
+  refuse("bench:cold", `--against ${values.against}: no ${against}`);
 }
 /** The builds measured, alternately run for run. */
 const builds = [

@@ -11,12 +11,13 @@
  * target's module graph and payload; the release workflow builds and smoke-tests the real
  * binaries.
  *
- * Usage: deno task compile [x86_64-unknown-linux-gnu ...]
+ * Usage: deno task compile [x86_64-unknown-linux-gnu ...] [--help]
  *
  * @module
  */
 
 import denoJson from "../deno.json" with { type: "json" };
+import { commandLine, refuse } from "./cli.ts";
 
 const DOWNLOAD_HOST = "dl.deno.land";
 
@@ -24,10 +25,29 @@ type Task = string | { command?: string };
 const tasks = denoJson.tasks as Record<string, Task>;
 const known = Object.keys(tasks).filter((name) => /^compile:.+-.+-/.test(name))
   .map((name) => name.slice("compile:".length));
-const targets = Deno.args.length > 0 ? Deno.args : known;
+
+const HELP = `deno task compile — one binary per target in dist/, built from the bundle
+
+Usage: deno task compile [TARGET ...] [--help]
+
+Runs deno task bundle once, then each target's compile:<target> task (the start task's
+permissions) into dist/tmux-mcp-<target>. deno compile downloads Deno's runtime base for each
+target (denort-<target>.zip, tens of MB, from ${DOWNLOAD_HOST}) unless it is in Deno's cache, so
+this needs the network: it checks first and, when the download cannot happen, says so in one
+line and builds nothing. Offline, deno task compile:check checks every target's module graph
+and payload.
+
+Arguments:
+  TARGET      a target to build (default: all of them):
+              ${known.join("\n              ")}
+  --help, -h  this text
+`;
+
+const { positionals } = commandLine("compile", HELP, {}, true);
+const targets = positionals.length > 0 ? positionals : known;
 const unknown = targets.filter((t) => !known.includes(t));
 if (unknown.length > 0) {
-  fail(`unknown target ${unknown.join(", ")}; the targets are ${known.join(", ")}.`);
+  refuse("compile", `unknown target ${unknown.join(", ")}; the targets are ${known.join(", ")}`);
 }
 
 function say(line: string): void {

@@ -10,12 +10,30 @@
  * The stand-ins are written to a temporary folder, never over real binaries in dist/, and the
  * bundle it made is removed again (one that was there before is rebuilt and kept).
  *
- * Usage: deno task compile:check
+ * Usage: deno task compile:check [--help]
  *
  * @module
  */
 
 import denoJson from "../deno.json" with { type: "json" };
+import { commandLine } from "./cli.ts";
+
+const HELP = `deno task compile:check — every compile target checked without the network
+
+Usage: deno task compile:check [--help]
+
+deno compile cannot download its runtime base offline, so each compile:<target> task is run
+against a stand-in base (DENORT_BIN=/bin/true): that still resolves the whole module graph and
+builds the embedded payload. Prints the payload size per target; fails (exit 1) if a graph does
+not build or a payload exceeds 2 MB. The stand-ins go to a temporary folder, never over real
+binaries in dist/, and a bundle it made is removed again (one that was there is rebuilt and
+kept). The release workflow builds the real binaries and smoke-tests them.
+
+Options:
+  --help, -h  this text
+`;
+
+commandLine("compile:check", HELP, {});
 
 const LIMIT_BYTES = 2 * 1024 * 1024;
 const UNITS: Record<string, number> = { B: 1, KB: 1024, MB: 1024 * 1024 };

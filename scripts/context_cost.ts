@@ -8,13 +8,28 @@
  * for the default toolsets and for all toolsets, and prints the bytes of the answer, the
  * model-visible bytes (≈ bytes / 4 tokens), and each tool's share, largest first.
  *
- * Usage: deno task context-cost [--json]
+ * Usage: deno task context-cost [--json] [--help]
  *
  * @module
  */
 
 import { DEFAULT_TOOLSETS, type Toolset, TOOLSETS } from "../src/mcp/toolsets.ts";
 import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
+import { commandLine } from "./cli.ts";
+
+const HELP = `deno task context-cost — what the tool definitions cost a model's context
+
+Usage: deno task context-cost [--json] [--help]
+
+Starts the real server process with exactly the start task's flags (no tmux server), asks
+tools/list for the default toolsets and for all toolsets, and prints for each the bytes of the
+answer, the model-visible bytes (every tool's name, description and input schema; ≈ bytes / 4
+tokens), and each tool's share, largest first; the default toolsets' against their budgets.
+
+Options:
+  --json      print the figures as JSON instead
+  --help, -h  this text
+`;
 
 /**
  * The budgets were set for the 51 tools of the default toolsets of the first lean pass: at most
@@ -138,11 +153,14 @@ function report(cost: ContextCost, budgets: boolean): string {
 }
 
 if (import.meta.main) {
+  const { values } = commandLine("context-cost", HELP, {
+    json: { type: "boolean", default: false },
+  });
   const costs = [
     await measureContextCost(DEFAULT_TOOLSETS),
     await measureContextCost(TOOLSETS),
   ];
-  const text = Deno.args.includes("--json")
+  const text = values.json
     ? JSON.stringify(costs, null, 2)
     : costs.map((cost, i) => report(cost, i === 0)).join("\n\n");
   Deno.stdout.writeSync(new TextEncoder().encode(`${text}\n`));

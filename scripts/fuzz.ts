@@ -15,12 +15,15 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { FLAVOURS } from "../tests/helpers/fuzz_world.ts";
 import { fuzz, FUZZ_TOOLS, type FuzzCall, replayCommand } from "../tests/helpers/fuzz_run.ts";
 import { leftovers } from "../tests/helpers/tmux.ts";
+import { commandLine, refuse, wholeNumber } from "./cli.ts";
 
 const HELP = `deno task fuzz — property-based fuzz of every tool through the real server process
+
+Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
+       [--max-wait MS] [--replay JSON] [--verbose] [--help]
 
 Builds a private tmux server (a dead pane, a pane in copy mode, linked and grouped windows,
 odd names) with a person attached on a pseudo-terminal, starts the server process as an agent
@@ -47,7 +50,7 @@ Options:
                    [[{"tool":"kill_pane","arguments":{"paneId":"%3"}}], ...] (a break that
                    needed the calls before it may not come back: run the seed again)
   --verbose        print every call and note as it happens (stderr)
-  --help           this text
+  --help, -h       this text
 
 Prints the seed, then one line of figures; on a broken invariant, what broke, the calls, and
 the command that replays them, and exits 1 (2 on a usage error). Writes only in a temporary
@@ -63,41 +66,23 @@ function err(line: string): void {
 }
 
 function usage(problem: string): never {
-  err(`fuzz: ${problem} (deno task fuzz --help)`);
-  Deno.exit(2);
+  refuse("fuzz", problem);
 }
 
 function whole(name: string, value: string | undefined, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < min) usage(`--${name} takes a whole number from ${min}`);
-  return n;
+  return wholeNumber("fuzz", name, value, min);
 }
 
-let parsed;
-try {
-  parsed = parseArgs({
-    args: Deno.args,
-    options: {
-      seed: { type: "string" },
-      calls: { type: "string", default: "500" },
-      concurrency: { type: "string", default: "1" },
-      tools: { type: "string" },
-      flavour: { type: "string" },
-      "max-wait": { type: "string" },
-      replay: { type: "string" },
-      verbose: { type: "boolean", default: false },
-      help: { type: "boolean", default: false },
-    },
-  });
-} catch (error) {
-  usage((error as Error).message);
-}
-const { values } = parsed;
-if (values.help) {
-  out(HELP);
-  Deno.exit(0);
-}
+const { values } = commandLine("fuzz", HELP, {
+  seed: { type: "string" },
+  calls: { type: "string", default: "500" },
+  concurrency: { type: "string", default: "1" },
+  tools: { type: "string" },
+  flavour: { type: "string" },
+  "max-wait": { type: "string" },
+  replay: { type: "string" },
+  verbose: { type: "boolean", default: false },
+});
 const seed = whole("seed", values.seed, 0) ?? crypto.getRandomValues(new Uint32Array(1))[0];
 const calls = whole("calls", values.calls, 1)!;
 const concurrency = whole("concurrency", values.concurrency, 1)!;

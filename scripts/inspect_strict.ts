@@ -11,7 +11,7 @@
  * started with exactly the `start` task's flags, and fails on any finding, warnings included.
  * No tmux server is needed: listing tools starts none.
  *
- * Usage: deno task inspect:strict (needs Node.js, npm and the npm registry)
+ * Usage: deno task inspect:strict [--help] (needs Node.js, npm and the npm registry)
  *
  * @module
  */
@@ -19,6 +19,7 @@
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/mcp/toolsets.ts";
 import { startCommand } from "../tests/helpers/stdio.ts";
 import { output, say, succeed } from "./programs.ts";
+import { commandLine } from "./cli.ts";
 
 const PACKAGE = "@modelcontextprotocol/inspector@2.12.0";
 
@@ -77,6 +78,22 @@ async function inspect(cli: string, command: string[]): Promise<Listed> {
   }
   return { tools: parsed.result?.tools?.length ?? 0, findings: parsed.schemaFindings ?? [] };
 }
+
+const HELP = `deno task inspect:strict — the MCP Inspector's --strict check of the tool schemas
+
+Usage: deno task inspect:strict [--help] (needs Node.js, npm and the npm registry)
+
+Installs ${PACKAGE} with npm into a temporary folder, makes sure
+its check still reports what it should (a one-tool server with two unportable properties must
+get two findings), then runs its tools/list --strict on this server, started with exactly the
+start task's flags, for the default toolsets and for every toolset. Fails (exit 1) on any
+finding, warnings included. Needs no tmux server.
+
+Options:
+  --help, -h  this text
+`;
+
+commandLine("inspect:strict", HELP, {});
 
 const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-inspector-" });
 let failed = false;

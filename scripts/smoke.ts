@@ -9,7 +9,7 @@
  * and a package.json of its own (as a client started in someone's project would start it): the
  * command must find the checkout's import map, lockfile and npm packages all the same.
  *
- * Usage: deno task smoke [path-to-binary | --bundle]
+ * Usage: deno task smoke [path-to-binary | --bundle] [--help]
  *   --bundle   run dist/bundle/main.js (the bundled code the binaries embed) with the baked
  *              flags, and check that its hook path never loads the server's code
  *
@@ -19,6 +19,7 @@
 import denoJson from "../deno.json" with { type: "json" };
 import { fromSourceArgs, shellLine } from "../src/cli.ts";
 import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
+import { commandLine, refuse } from "./cli.ts";
 
 /** The checkout this script belongs to. */
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -26,7 +27,30 @@ const ROOT = new URL("../", import.meta.url).pathname;
 /** The bundle's entry, beside its chunks (`deno task bundle` splits code per dynamic import). */
 const BUNDLE_ENTRY = "dist/bundle/main.js";
 
-const arg = Deno.args[0];
+const HELP = `deno task smoke — a smoke test of a real server process against a real tmux
+
+Usage: deno task smoke [path-to-binary | --bundle] [--help]
+
+Starts the server (with no argument: the from-source command line the README gives MCP
+clients, deno run with exactly the flags the binary bakes in, --config and main.ts by absolute
+path) in another directory than the checkout, one with a deno.json and package.json of its
+own, and checks: initialize, tools/list, create_session on a private socket, list_panes,
+run_command, capture_pane, the hook, kill_session. Ends the tmux server it made. Prints one
+line per check, then "smoke: passed" (exit 0) or "smoke: FAILED" (exit 1).
+
+Options:
+  path-to-binary  run this compiled binary (dist/tmux-mcp-<target>) instead
+  --bundle        run ${BUNDLE_ENTRY} (the bundled code the binaries embed) with the baked
+                  flags, and check that its hook path never loads the server's code
+  --help, -h      this text
+`;
+
+const { values, positionals } = commandLine("smoke", HELP, {
+  bundle: { type: "boolean", default: false },
+}, true);
+if (positionals.length > 1) refuse("smoke", `one binary at most, not ${positionals.join(" ")}`);
+if (values.bundle && positionals.length > 0) refuse("smoke", "a binary or --bundle, not both");
+const arg = values.bundle ? "--bundle" : positionals[0];
 let cmd: string;
 let args: string[];
 if (arg === undefined) {
@@ -36,7 +60,7 @@ if (arg === undefined) {
   ({ cmd, args } = startCommand());
   args = args.map((a) => a.endsWith("/main.ts") ? a.replace(/main\.ts$/, BUNDLE_ENTRY) : a);
 } else {
-  cmd = await Deno.realPath(arg);
+  cmd = await Deno.realPath(arg).catch(() => refuse("smoke", `no binary ${arg}`));
   args = [];
 }
 

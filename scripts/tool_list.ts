@@ -6,7 +6,7 @@
  * src/mcp/front_desk.json: what the front desk answers from before the SDK has loaded (each
  * tool's toolset, each prompt's tools, the SDK's capabilities; see scripts/front_desk_facts.ts).
  *
- * Usage: deno task tool-list
+ * Usage: deno task tool-list [--help]
  *
  * @module
  */
@@ -15,6 +15,21 @@ import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import { TOOLSETS } from "../src/mcp/toolsets.ts";
 import { buildServer } from "../src/server.ts";
 import { factsText, liveFrontDeskFacts } from "./front_desk_facts.ts";
+import { commandLine } from "./cli.ts";
+
+const HELP = `deno task tool-list — rebuild src/mcp/tool_list.json and src/mcp/front_desk.json
+
+Usage: deno task tool-list [--help]
+
+Writes src/mcp/tool_list.json, the SDK's own tools/list answer for every tool (so a starting
+server answers its first tools/list without converting the tools' zod schemas), and beside it
+src/mcp/front_desk.json: what the front desk answers from before the SDK has loaded. Run it
+after changing any tool's name, description, schemas or annotations; the test suite fails
+while the files differ from the live conversion.
+
+Options:
+  --help, -h  this text
+`;
 
 /** Every tool's entry as the SDK converts it now, in registration order, as JSON carries it. */
 export async function liveToolList(): Promise<{ tools: { name: string }[] }> {
@@ -35,6 +50,7 @@ export async function liveToolList(): Promise<{ tools: { name: string }[] }> {
 }
 
 if (import.meta.main) {
+  commandLine("tool-list", HELP, {});
   const path = new URL("../src/mcp/tool_list.json", import.meta.url);
   const list = await liveToolList();
   await Deno.writeTextFile(path, `${JSON.stringify(list)}\n`);
