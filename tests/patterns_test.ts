@@ -455,7 +455,9 @@ for (const varied of [false, true]) {
             m.method === "notifications/progress" && m.params?.progressToken === token
           ),
         "the wait to begin",
-        ANSWER_WITHIN_MS,
+        // Setup, not a promise: the process's first call (its tools' load, its control clients'
+        // attach, a read of the pane) took a loaded machine over 10 s once.
+        60_000,
       );
       await t.tmux("send-keys", "-t", paneId, "Enter");
       const answer = () => s.notifications.find((m) => m.id === token);

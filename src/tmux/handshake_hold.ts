@@ -19,17 +19,74 @@
  * once every act of ours already sent has been answered (up to {@link HoldTimes.drainMs}), and
  * from then until tmux has answered the client (its first byte: tmux writes to a control client
  * only through the state it lacked) every new **act** waits (up to {@link HoldTimes.holdMs}). An
- * act is anything of ours that reaches tmux: every command on a control connection and every
- * tmux process of ours (a read may run a person's `after-*` hook, which may do anything), and
- * the end of an attached control client of ours (tmux tells the others it detached). Starts go
- * one at a time, and the acts that waited for one go before the next.
+ * act is anything of ours that may change what tmux tells: every command on a control
+ * connection and every tmux process of ours but those that only read ({@link onlyReads}: a
+ * long capture would otherwise hold a start back for as long as it reads), and the end of an
+ * attached control client of ours (tmux tells the others it detached). Starts go one at a
+ * time, and the acts that waited for one go before the next.
  *
  * What it cannot keep out: a person's own keys and commands, and another process's (another
- * tmux-mcp's included), in that moment; and an act past its bound (a command a person's hook
- * holds for a second, a handshake slower than the hold).
+ * tmux-mcp's included), in that moment; a person's `after-*` hook that a read of ours runs; and
+ * an act past its bound (a command a person's hook holds for a second, a handshake slower than
+ * the hold).
  *
  * @module
  */
+
+import { argvCommands } from "./command_line.ts";
+
+/**
+ * Commands that change nothing tmux tells its control clients of: reads. They need not wait for
+ * a handshake, nor a handshake for them (a long capture would hold a client's start back for as
+ * long as it reads). Aliases included; anything else counts as an act.
+ */
+const READS = new Set([
+  "capture-pane",
+  "capturep",
+  "display-message",
+  "display",
+  "has-session",
+  "has",
+  "list-buffers",
+  "lsb",
+  "list-clients",
+  "lsc",
+  "list-commands",
+  "lscm",
+  "list-keys",
+  "lsk",
+  "list-panes",
+  "lsp",
+  "list-sessions",
+  "ls",
+  "list-windows",
+  "lsw",
+  "save-buffer",
+  "saveb",
+  "server-info",
+  "info",
+  "show-buffer",
+  "showb",
+  "show-environment",
+  "showenv",
+  "show-hooks",
+  "show-messages",
+  "showmsgs",
+  "show-options",
+  "show",
+  "show-window-options",
+  "showw",
+]);
+
+/**
+ * Whether the command line `args` (tmux's own argv: commands separated by `;`) only reads, so
+ * that it needs no turn ({@link HandshakeHolds.act}). A command a line nests (`if-shell`,
+ * `run-shell`) is no read, nor is any line this cannot read for sure.
+ */
+export function onlyReads(args: readonly string[]): boolean {
+  const commands = argvCommands(args);
+  return commands.length > 0 && commands.every((command) => READS.has(command[0]));
+}
 
 /** How long a start may hold, and wait to hold. */
 export interface HoldTimes {

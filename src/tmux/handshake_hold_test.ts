@@ -4,7 +4,7 @@
  * tests/handshake_hold_test.ts.
  */
 import assert from "node:assert/strict";
-import { HandshakeHolds, type HoldTimes } from "./handshake_hold.ts";
+import { HandshakeHolds, type HoldTimes, onlyReads } from "./handshake_hold.ts";
 
 const cancelled = () => new Error("cancelled");
 const LONG: HoldTimes = { holdMs: 60_000, drainMs: 60_000 };
@@ -99,4 +99,15 @@ Deno.test("handshake hold: a stuck handshake or act holds the others only for it
   release();
   never();
   assert.equal(holds.servers, 0);
+});
+
+Deno.test("handshake hold: only a line of reads goes without a turn", () => {
+  assert.equal(onlyReads(["capture-pane", "-p", "-t", "%1"]), true);
+  assert.equal(onlyReads(["display-message", "-p", "#{pane_id}", ";", "list-panes", "-a"]), true);
+  assert.equal(onlyReads(["show-options", "-s;", "lsw", "-a"]), true);
+  assert.equal(onlyReads(["display-message", "-p", "x", ";", "select-pane", "-t", "%1"]), false);
+  assert.equal(onlyReads(["if-shell", "true", "list-panes"]), false);
+  assert.equal(onlyReads(["new-session", "-d"]), false);
+  assert.equal(onlyReads(["refresh-client", "-B", "x:@1:#{pane_id}"]), false);
+  assert.equal(onlyReads([]), false);
 });

@@ -29,7 +29,7 @@ import { collectAnswer, streamAnswer } from "./child_answer.ts";
 import { TIED_FLAG, unframeTied } from "./tied_client.ts";
 import { ALIAS_READ, AliasBook, aliasListing } from "./command_aliases.ts";
 import { type CloseDeadline, CloseHooks } from "./runner_close.ts";
-import { HandshakeHolds, type Release } from "./handshake_hold.ts";
+import { HandshakeHolds, onlyReads, type Release } from "./handshake_hold.ts";
 
 /** Options for one tmux invocation. */
 export interface RunOptions {
@@ -610,13 +610,16 @@ export class TmuxRunner {
       signal: waiting,
     });
     // A control-mode client (tied) starts as control_attach.ts's do: its handshake holds our
-    // other acts on the server back until tmux answers it. Any other is an act for its life.
+    // other acts on the server back until tmux answers it. Any other is an act for its life,
+    // but a read.
     let held: Release;
     try {
       const key = addressKey(address);
-      held = await (args[0] === TIED_FLAG
-        ? this.handshakes.start(key, waiting)
-        : this.handshakes.act(key, waiting));
+      held = args[0] === TIED_FLAG
+        ? await this.handshakes.start(key, waiting)
+        : onlyReads(args)
+        ? () => {}
+        : await this.handshakes.act(key, waiting);
     } catch (error) {
       leave();
       throw error;
