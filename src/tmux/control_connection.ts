@@ -18,7 +18,6 @@ import type { Notifications } from "./control_notifications.ts";
 import type { PersistentChild, RunOptions } from "./run.ts";
 import { TmuxError } from "./tmux_error.ts";
 import { ENDING_WAIT_MS } from "./control_limits.ts";
-import { onlyReads } from "./handshake_hold.ts";
 
 /** What a watcher of one pane is told, once per chunk tmux sent. */
 export interface WatchBatch {
@@ -323,8 +322,10 @@ export class Connection {
   async exec(args: readonly string[], options: RunOptions): Promise<ControlResult> {
     const line = controlLine(args);
     await this.ready;
-    // Never while a client of ours shakes hands with this server, but a read (handshake_hold.ts).
-    const over = onlyReads(args) ? () => {} : await this.#child.act(options.signal);
+    // Never while a client of ours shakes hands with this server (handshake_hold.ts). Reads
+    // too: a connection's commands must reach tmux in the order they were sent, and one that
+    // skipped its turn would overtake those ahead of it.
+    const over = await this.#child.act(options.signal);
     if (this.closed) {
       over();
       throw new ControlUnavailable("the control connection was lost");

@@ -20,9 +20,10 @@
  * from then until tmux has answered the client (its first byte: tmux writes to a control client
  * only through the state it lacked) every new **act** waits (up to {@link HoldTimes.holdMs}). An
  * act is anything of ours that may change what tmux tells: every command on a control
- * connection and every tmux process of ours but those that only read ({@link onlyReads}: a
- * long capture would otherwise hold a start back for as long as it reads), and the end of an
- * attached control client of ours (tmux tells the others it detached). Starts go one at a
+ * connection (reads too: a connection's commands keep their order), every tmux process of ours
+ * but those that only read ({@link onlyReads}: a long capture would otherwise hold a start back
+ * for as long as it reads), and the end of an attached control client of ours (tmux tells the
+ * others it detached). Starts go one at a
  * time, and the acts that waited for one go before the next.
  *
  * What it cannot keep out: a person's own keys and commands, and another process's (another
