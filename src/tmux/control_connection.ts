@@ -403,7 +403,7 @@ export class Connection {
    * most: tmux may keep a client it owes output to).
    */
   async #end(close: () => Promise<unknown>): Promise<void> {
-    const over = await this.#child.act().catch(() => () => {});
+    const over = await this.#child.act(); // no signal: it only waits, never rejects
     const bound = setTimeout(over, ENDING_WAIT_MS);
     const exited = () => {
       clearTimeout(bound);

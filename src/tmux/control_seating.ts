@@ -181,13 +181,10 @@ async function momentary(child: PersistentChild): Promise<void> {
     // has exited.
     let ending: Promise<void> | null = null;
     const closeStdin = () =>
-      ending ??= child.act().then(
-        (over) => {
-          child.status.then(over, over);
-          return child.stdin.close().catch(() => {});
-        },
-        () => child.stdin.close().catch(() => {}),
-      );
+      ending ??= child.act().then((over) => {
+        child.status.then(over, over);
+        return child.stdin.close().catch(() => {});
+      });
     let answered = false;
     let text = "";
     const decoder = new TextDecoder();

@@ -12,18 +12,31 @@ import { withSlowHandshakes } from "../../tests/helpers/slow_handshake.ts";
 import { waitFor } from "../../tests/helpers/tmux.ts";
 import { controlFor } from "./control.ts";
 
+/**
+ * With our command client attached, starts a channel wait (its client a control-mode one) and,
+ * while that client is half way through its handshake, runs `act`; then lets the wait end.
+ */
+async function duringChannelWait(
+  { t, runner, address, halfWay }: Parameters<Parameters<typeof withSlowHandshakes>[0]>[0],
+  act: (control: ReturnType<typeof controlFor>) => Promise<void>,
+): Promise<void> {
+  const control = controlFor(runner, address);
+  await control.exec(["display-message", "-p", "x"]);
+  const wait = runner.run(address, ["wait-for", "hold-chan"], { tiedToProcess: true });
+  wait.catch(() => {}); // awaited below, unless the test fails first
+  await halfWay();
+  await act(control);
+  await t.tmux("wait-for", "-S", "hold-chan");
+  await wait;
+}
+
 Deno.test("a command over our control connection waits while a channel wait's client shakes hands", async () => {
-  await withSlowHandshakes(async ({ t, runner, address, halfWay }) => {
-    const control = controlFor(runner, address);
-    await control.exec(["display-message", "-p", "x"]);
-    const wait = runner.run(address, ["wait-for", "hold-chan"], { tiedToProcess: true });
-    wait.catch(() => {}); // awaited below, unless the test fails first
-    await halfWay();
+  await withSlowHandshakes(async (ctx) => {
     // %sessions-changed goes to every control client, a session or not.
-    await control.exec(["new-session", "-d", "-s", "made during a handshake"]);
-    await t.tmux("wait-for", "-S", "hold-chan");
-    await wait;
-    assert.match(await t.tmux("list-sessions", "-F", "#{session_name}"), /made during/);
+    await duringChannelWait(ctx, async (control) => {
+      await control.exec(["new-session", "-d", "-s", "made during a handshake"]);
+    });
+    assert.match(await ctx.t.tmux("list-sessions", "-F", "#{session_name}"), /made during/);
   });
 });
 
@@ -44,16 +57,11 @@ Deno.test("a tmux process of ours waits while a watch's client shakes hands", as
 });
 
 Deno.test("our control clients leave only once a channel wait's client has shaken hands", async () => {
-  await withSlowHandshakes(async ({ t, runner, address, halfWay }) => {
-    const control = controlFor(runner, address);
-    await control.exec(["display-message", "-p", "x"]);
-    const wait = runner.run(address, ["wait-for", "hold-chan"], { tiedToProcess: true });
-    wait.catch(() => {}); // awaited below, unless the test fails first
-    await halfWay();
+  await withSlowHandshakes(async (ctx) => {
     // Their end tells every control client `%client-detached`.
-    control.retire();
-    await waitFor(() => control.connections === 0, "our control clients gone");
-    await t.tmux("wait-for", "-S", "hold-chan");
-    await wait;
+    await duringChannelWait(ctx, async (control) => {
+      control.retire();
+      await waitFor(() => control.connections === 0, "our control clients gone");
+    });
   });
 });

@@ -185,7 +185,8 @@ export class TmuxRunner {
   readonly #aliases = new Map<string, AliasBook>();
   /**
    * Per server, our control clients' handshakes and the acts of ours held back during one
-   * (handshake_hold.ts): every tmux process of ours and every command on a control connection.
+   * (handshake_hold.ts): every command on a control connection, and every tmux process of ours
+   * but those that only read.
    */
   readonly handshakes = new HandshakeHolds(() =>
     new TmuxError("cancelled", "The call was cancelled.")
