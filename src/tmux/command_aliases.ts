@@ -256,11 +256,16 @@ export class AliasBook {
    * Throws {@link AliasShadow} when an alias takes a command name of `args` (or of `sent`),
    * reading the aliases with `read` first when no read is current. `read` answers null when
    * there is no server: nothing is refused then, and the next line reads again.
+   *
+   * Every call that checks while a read is on its way waits for that read, so `read` must carry
+   * no one call's cancellation (its bound is its own): each waits with its own `signal`, and
+   * one cancelled (a cancelled TmuxError) leaves the read to the others.
    */
   async check(
     args: readonly string[],
     read: () => Promise<string | null>,
     sent: readonly string[] = [],
+    signal?: AbortSignal,
   ): Promise<void> {
     let reading = this.#reading;
     if (reading === null) {
@@ -278,9 +283,21 @@ export class AliasBook {
         },
       );
     }
-    const found = await reading;
+    const found = await untilCancelled(reading, signal);
     if ("unsure" in found) throw AliasShadow.unsure(found.unsure);
     const shadow = shadowIn(args, found, sent);
     if (shadow !== null) throw AliasShadow.of(shadow);
   }
+}
+
+/** `work`'s outcome, or a cancelled TmuxError once `signal` aborts first (`work` goes on). */
+function untilCancelled<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  const cancelled = () => new TmuxError("cancelled", "The call was cancelled.");
+  if (signal.aborted) return Promise.reject(cancelled());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(cancelled());
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }

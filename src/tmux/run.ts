@@ -251,14 +251,20 @@ export class TmuxRunner {
     const key = addressKey(address);
     let book = this.#aliases.get(key);
     if (!book) this.#aliases.set(key, book = new AliasBook());
-    await book.check(args, async () => {
-      const result = await this.aliasReader(address, {
-        signal: options.signal,
-        timeoutMs: options.timeoutMs,
-        aliasUnchecked: true,
-      });
-      return aliasListing(result);
-    }, sent);
+    // Shared by every call checking meanwhile: the read carries none's cancellation, only the
+    // runner's close and its bound; each call waits for it with its own signal.
+    await book.check(
+      args,
+      async () => {
+        const result = await this.aliasReader(address, {
+          timeoutMs: options.timeoutMs,
+          aliasUnchecked: true,
+        });
+        return aliasListing(result);
+      },
+      sent,
+      options.signal,
+    );
   }
 
   /**

@@ -238,3 +238,51 @@ Deno.test("runner: a call tied to this process answers and fails as a plain one,
     await t.kill();
   }
 });
+
+Deno.test("runner: a call cancelled while its alias read is shared leaves the read to the calls still waiting", async () => {
+  // Two calls to one server check its aliases with one read; the first to check starts it. The
+  // first cancelled must not take the read down for the second, which was never cancelled.
+  const runner = new TmuxRunner();
+  const address = { socketName: "tmux-mcp-alias-share" };
+  const { promise: answer, resolve: answerNow } = Promise.withResolvers<void>();
+  let reads = 0;
+  runner.aliasReader = async (_address, options) => {
+    reads++;
+    const stopped = Promise.withResolvers<never>();
+    options.signal?.addEventListener(
+      "abort",
+      () => stopped.reject(new TmuxError("cancelled", "The call was cancelled.")),
+      { once: true },
+    );
+    await Promise.race([answer, stopped.promise]);
+    return {
+      code: 0,
+      stdout: new TextEncoder().encode("command-alias[0] a=b\ncommand-alias[0] a=b\n"),
+      stderr: "",
+    };
+  };
+  try {
+    const first = new AbortController();
+    const second = new AbortController();
+    const one = runner.checkAliases(address, ["list-panes"], { signal: first.signal });
+    const two = runner.checkAliases(address, ["list-panes"], { signal: second.signal });
+    first.abort();
+    await assert.rejects(one, (e: unknown) => e instanceof TmuxError && e.kind === "cancelled");
+    answerNow();
+    await two; // answered: the read went on for it
+    assert.equal(reads, 1, "one read for both");
+    // Its own cancellation still stops a call waiting on a shared read.
+    runner.aliasesMayHaveChanged(address);
+    const { promise: never } = Promise.withResolvers<void>();
+    runner.aliasReader = async () => {
+      await never;
+      throw new Error("unreachable");
+    };
+    const third = new AbortController();
+    const three = runner.checkAliases(address, ["list-panes"], { signal: third.signal });
+    third.abort();
+    await assert.rejects(three, (e: unknown) => e instanceof TmuxError && e.kind === "cancelled");
+  } finally {
+    await runner.close();
+  }
+});
