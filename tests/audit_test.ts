@@ -155,7 +155,7 @@ Deno.test("a client that never set a log level is not sent typed text and secret
           logMessages(server).some((m) => m.level === "debug" && String(m.data).includes("ASKED")),
           `${protocolVersion}: debug asked for and not sent`,
         );
-        assert.equal((await server.closeStdin()).code, 0);
+        await server.endsCleanly();
       } finally {
         await server.kill();
       }
@@ -176,7 +176,7 @@ Deno.test("a client that never set a log level is not sent typed text and secret
       }
       const leaked = logMessages(server).filter((m) => String(m.data).includes("SECRET"));
       assert.deepEqual(leaked, [], "2026-07-28: arguments sent without debug asked for");
-      assert.equal((await server.closeStdin()).code, 0);
+      await server.endsCleanly();
     } finally {
       await server.kill();
     }

@@ -392,7 +392,7 @@ Deno.test("front desk, process: the session it opened is the SDK's (2024-11-05: 
       if (!asTask) assert.equal(call.isError, true);
       assert.ok(Array.isArray(answers.get(4)!.result!.prompts));
       assert.deepEqual(answers.get(5)!.result, {});
-      assert.equal((await s.closeStdin()).code, 0);
+      await s.endsCleanly();
       assert.doesNotMatch(s.stderr, /front desk/, "the SDK answers as the desk did");
     } finally {
       await s.kill();
@@ -439,7 +439,7 @@ Deno.test("front desk, process: end of input with nothing sent ends it promptly"
   const s = startServer();
   try {
     const t0 = performance.now();
-    assert.equal((await s.closeStdin()).code, 0);
+    await s.endsCleanly();
     assert.ok(performance.now() - t0 < 10_000);
     assert.equal(s.notifications.length, 0);
   } finally {

@@ -137,7 +137,7 @@ Deno.test("a job survives a restart of the server process", async () => {
       timeoutMs: 300,
     })).structuredContent as Run;
     assert.ok(run.jobId, JSON.stringify(run));
-    assert.equal((await first.closeStdin()).code, 0);
+    await first.endsCleanly();
 
     const second = start();
     try {
@@ -774,7 +774,7 @@ Deno.test("tmux://job/{jobId} over stdio under 2026-07-28: subscriptions/listen 
     ) as Job;
     assert.equal(job.state, "exited");
     assert.equal(job.output, "modern-job");
-    assert.equal((await server.closeStdin()).code, 0);
+    await server.endsCleanly();
   } finally {
     await server.kill();
     await t.kill();

@@ -483,7 +483,7 @@ Deno.test("a listen stream hears nothing of its own before its acknowledgement",
       return false;
     }, "an update for the stream");
     assert.equal(mine()[0].method, "notifications/subscriptions/acknowledged");
-    assert.equal((await server.closeStdin()).code, 0);
+    await server.endsCleanly();
   } finally {
     Deno.kill(stuckPid, "SIGCONT");
     await server.kill();
@@ -547,7 +547,7 @@ Deno.test("a listen stream cancelled before its acknowledgement is never watched
     await server.writeLine(cancel("later"));
     // A watch's client leaves 5 s after its last watcher (control_limits.ts LINGER_MS).
     await waitFor(async () => await watching() === 0, "no watch left", 15_000);
-    assert.equal((await server.closeStdin()).code, 0);
+    await server.endsCleanly();
   });
 });
 
@@ -607,8 +607,8 @@ Deno.test("a URI that names nothing is refused (2025) or left out of the grant (
         ),
       "the update for the granted URI",
     );
-    assert.equal((await legacy.closeStdin()).code, 0);
-    assert.equal((await modern.closeStdin()).code, 0);
+    await legacy.endsCleanly();
+    await modern.endsCleanly();
   } finally {
     await legacy.kill();
     await modern.kill();
@@ -638,7 +638,7 @@ Deno.test("watches are bounded: servers and resources at once, refused past it w
     await server.request("resources/unsubscribe", { uri: absent(1) });
     const room = await server.request("resources/subscribe", { uri: absent(MAX_WATCHED_SERVERS) });
     assert.equal(room.error, undefined);
-    assert.equal((await server.closeStdin()).code, 0);
+    await server.endsCleanly();
   });
 });
 
@@ -673,7 +673,7 @@ Deno.test("tmux://server stays within the bound however many and long the names"
     assert.equal(view.windows.length + view.omittedWindows, 41);
     assert.equal(view.panes.length + view.omittedPanes, 41);
     assert.ok(view.panes.length > 0, "panes keep room of their own");
-    assert.equal((await server.closeStdin()).code, 0);
+    await server.endsCleanly();
   });
 });
 
@@ -695,6 +695,6 @@ Deno.test("resources/list stays within the bound, counting what the SDK adds to 
     const resources = listed.result?.resources as { uri: string; description?: string }[];
     assert.ok(resources.some((r) => r.uri === "tmux://server"));
     assert.ok(resources.filter((r) => r.uri.startsWith("tmux://pane/")).length < ids.length);
-    assert.equal((await server.closeStdin()).code, 0);
+    await server.endsCleanly();
   });
 });

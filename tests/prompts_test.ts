@@ -692,7 +692,7 @@ Deno.test("prompts over stdio with the start task's flags: 2026-07-28 wire, --re
       (rest.result!.prompts as { name: string }[]).map((p) => p.name),
       ["find_error", "check_agents"],
     );
-    for (const server of servers) assert.equal((await server.closeStdin()).code, 0);
+    for (const server of servers) await server.endsCleanly();
   } finally {
     for (const server of servers) await server.kill();
     await tmux.kill();

@@ -274,8 +274,8 @@ Deno.test("protocols: 2026-07-28 on the wire: no handshake, _meta on every reque
       JSON.stringify(init.error).includes("2026-07-28"),
       "the refusal names the version spoken",
     );
-    assert.equal((await server.closeStdin()).code, 0);
-    assert.equal((await legacy.closeStdin()).code, 0);
+    await server.endsCleanly();
+    await legacy.endsCleanly();
   } finally {
     await server.kill();
     await legacy.kill();
@@ -311,7 +311,7 @@ Deno.test("protocols: server/discover then initialize: the probe's server is dro
       message: "MCP error -32602: tools/call needs params {name: a tool name, arguments: an " +
         "object of named fields}.",
     });
-    assert.equal((await server.closeStdin()).code, 0);
+    await server.endsCleanly();
   } finally {
     await server.kill();
     await tmux.kill();

@@ -256,7 +256,7 @@ Deno.test("tasks, 2025-11-25 on the wire: cancel, unknown ids, refusals, ttl, an
       [task.taskId],
       "only the cancelled task is still kept",
     );
-    assert.equal((await server.closeStdin()).code, 0);
+    await server.endsCleanly();
   } finally {
     await server.kill();
     await t.kill();
@@ -272,7 +272,7 @@ Deno.test("tasks, 2025-11-25 on the wire: cancel, unknown ids, refusals, ttl, an
       task: {},
     });
     assert.equal((plain.result!.structuredContent as { outcome: string }).outcome, "timedOut");
-    assert.equal((await old.closeStdin()).code, 0);
+    await old.endsCleanly();
   } finally {
     await old.kill();
     await t2.kill();
@@ -402,7 +402,7 @@ Deno.test("tasks, 2026-07-28 extension on the wire: the server decides, tasks/ge
       _meta: modern(true),
     });
     assert.equal(listPanes.result!.resultType, "complete");
-    assert.equal((await server.closeStdin()).code, 0);
+    await server.endsCleanly();
   } finally {
     await server.kill();
     await t.kill();

@@ -267,6 +267,7 @@ export class AliasBook {
     sent: readonly string[] = [],
     signal?: AbortSignal,
   ): Promise<void> {
+    if (signal?.aborted) throw cancelledCall();
     let reading = this.#reading;
     if (reading === null) {
       const forget = () => {
@@ -282,6 +283,8 @@ export class AliasBook {
           throw error;
         },
       );
+      // Its failure is for the calls waiting for it, and they may all have been cancelled.
+      reading.catch(() => {});
     }
     const found = await untilCancelled(reading, signal);
     if ("unsure" in found) throw AliasShadow.unsure(found.unsure);
@@ -293,11 +296,14 @@ export class AliasBook {
 /** `work`'s outcome, or a cancelled TmuxError once `signal` aborts first (`work` goes on). */
 function untilCancelled<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return work;
-  const cancelled = () => new TmuxError("cancelled", "The call was cancelled.");
-  if (signal.aborted) return Promise.reject(cancelled());
+  if (signal.aborted) return Promise.reject(cancelledCall());
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(cancelled());
+    const onAbort = () => reject(cancelledCall());
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
+}
+
+function cancelledCall(): TmuxError {
+  return new TmuxError("cancelled", "The call was cancelled.");
 }

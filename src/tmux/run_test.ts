@@ -282,6 +282,19 @@ Deno.test("runner: a call cancelled while its alias read is shared leaves the re
     const three = runner.checkAliases(address, ["list-panes"], { signal: third.signal });
     third.abort();
     await assert.rejects(three, (e: unknown) => e instanceof TmuxError && e.kind === "cancelled");
+    // One cancelled before it checks starts no read (none left failing with nobody to hear it,
+    // at the process's end).
+    runner.aliasesMayHaveChanged(address);
+    reads = 0;
+    runner.aliasReader = () => {
+      reads++;
+      return Promise.reject(new TmuxError("cancelled", "The server is shutting down."));
+    };
+    await assert.rejects(
+      runner.checkAliases(address, ["list-panes"], { signal: AbortSignal.abort() }),
+      (e: unknown) => e instanceof TmuxError && e.kind === "cancelled",
+    );
+    assert.equal(reads, 0);
   } finally {
     await runner.close();
   }

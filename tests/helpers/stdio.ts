@@ -159,6 +159,12 @@ export class StdioServer {
     return status;
   }
 
+  /** Closes stdin and checks the process then exits with status 0 (its stderr says why not). */
+  async endsCleanly(): Promise<void> {
+    const status = await this.closeStdin();
+    assert.equal(status.code, 0, `exit status ${status.code}; its stderr:\n${this.stderr}`);
+  }
+
   /**
    * Ends the process the way a client or a person would (stdin closed, or a signal: SIGHUP is
    * what it gets when the terminal its client runs in is closed) and waits until it has exited.
