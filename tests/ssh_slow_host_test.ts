@@ -106,56 +106,81 @@ sshTest(
 // value is put back (teardown_test.ts). On a host whose start-up file takes 0.4 s, the give-back
 // runs in a new ssh session whose remote shell reads it first: begun only at the runner's close,
 // it was cut off with the connection, and the pane kept scroll-on-clear off for good.
+//
+// The give-back has 0.6 s of the process's second, 0.4 of them the host's start-up file: on a
+// machine too loaded to start the remote shell in the other 0.2 s it cannot finish, and the
+// second wins (DESIGN). So the scenario is tried up to three times, each from the start; a
+// give-back that is not begun early, or not done at all, fails every one of them.
+const HELD_CLEAR_TRIES = 3;
+
 for (const how of ["SIGTERM", "stdin EOF"] as const) {
   sshTest(
     `ssh slow host: clear_pane held after scroll-on-clear off, the process ended (${how}): the pane's own value is put back within the second`,
     async () => {
       const sshd = started as Sshd;
+      const failures: string[] = [];
       await withRemoteRc(sshd, "sleep 0.4\n", async () => {
-        const t = await TestTmux.start();
-        const gate = await HookGate.make();
-        const { s, done } = await realServer([
-          ...["--ssh", "h1", "--ssh-config", sshd.config],
-          ...["--toolsets", "inspect,manage,execute,teardown"],
-        ]);
-        try {
-          const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-          const own = async () =>
-            (await t.tmux("show-options", "-pqv", "-t", p, "scroll-on-clear")).trim();
-          await s.initialize();
-          const on = { host: "h1", socket_name: t.socket };
-          // The host's connection and control client are up.
-          const listed = await s.callTool("list_panes", on);
-          assert.notEqual(listed.isError, true, JSON.stringify(listed));
-          await t.tmux(
-            "set-hook",
-            "-g",
-            "after-set-option",
-            `if-shell -F -t ${p} '#{==:#{scroll-on-clear},0}' "${gate.command}"`,
-          );
-          s.callTool("clear_pane", { ...on, paneId: p, screen: true, history: false })
-            .catch(() => {});
-          await waitFor(() => gate.began(), "the clear's step to be held", 15_000);
-          assert.equal(await own(), "off", "held after the turn-off");
-          const t0 = performance.now();
-          if (how === "SIGTERM") s.child.kill("SIGTERM");
-          else await s.closeStdin();
-          await s.child.status;
-          const took = performance.now() - t0;
-          await gate.open();
-          await t.tmux("set-hook", "-gu", "after-set-option");
-          assert.equal(await own(), "", `the pane's own scroll-on-clear (none), after ${took} ms`);
-          assert.ok(took < 1_000, `the process ended ${Math.round(took)} ms after told to`);
-        } finally {
-          await gate.open();
-          await s.kill();
-          await t.kill();
-          await gate.remove();
-          await done();
+        for (let i = 0; i < HELD_CLEAR_TRIES; i++) {
+          const failure = await heldClearEnded(sshd, how);
+          if (failure === null) return;
+          failures.push(failure);
         }
+        assert.fail(`every try failed:\n${failures.join("\n")}`);
       });
     },
   );
+}
+
+/**
+ * One try of the scenario above: null when the pane's own value was back and the process ended
+ * within the second, else what went wrong.
+ */
+async function heldClearEnded(sshd: Sshd, how: "SIGTERM" | "stdin EOF"): Promise<string | null> {
+  const t = await TestTmux.start();
+  const gate = await HookGate.make();
+  const { s, done } = await realServer([
+    ...["--ssh", "h1", "--ssh-config", sshd.config],
+    ...["--toolsets", "inspect,manage,execute,teardown"],
+  ]);
+  try {
+    const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    const own = async () =>
+      (await t.tmux("show-options", "-pqv", "-t", p, "scroll-on-clear")).trim();
+    await s.initialize();
+    const on = { host: "h1", socket_name: t.socket };
+    // The host's connection and control client are up.
+    const listed = await s.callTool("list_panes", on);
+    assert.notEqual(listed.isError, true, JSON.stringify(listed));
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "after-set-option",
+      `if-shell -F -t ${p} '#{==:#{scroll-on-clear},0}' "${gate.command}"`,
+    );
+    s.callTool("clear_pane", { ...on, paneId: p, screen: true, history: false })
+      .catch(() => {});
+    await waitFor(() => gate.began(), "the clear's step to be held", 15_000);
+    assert.equal(await own(), "off", "held after the turn-off");
+    const t0 = performance.now();
+    if (how === "SIGTERM") s.child.kill("SIGTERM");
+    else await s.closeStdin();
+    await s.child.status;
+    const took = Math.round(performance.now() - t0);
+    await gate.open();
+    await t.tmux("set-hook", "-gu", "after-set-option");
+    const value = await own();
+    if (value !== "") {
+      return `the pane's scroll-on-clear was ${JSON.stringify(value)} after ${took} ms`;
+    }
+    if (took >= 1_000) return `the process ended ${took} ms after told to`;
+    return null;
+  } finally {
+    await gate.open();
+    await s.kill();
+    await t.kill();
+    await gate.remove();
+    await done();
+  }
 }
 
 stopTest("ssh slow host: sshd stops", async () => {
