@@ -8,7 +8,7 @@
  * @module
  */
 
-import { TmuxError } from "../tmux/tmux_error.ts";
+import { cancelledCall } from "../tmux/tmux_error.ts";
 import type { LineRegex } from "./pattern.ts";
 
 /** Matching time between two turns of the event loop. */
@@ -87,7 +87,7 @@ export class MatchPacer {
 
   async #turn(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 0));
-    if (this.#signal?.aborted) throw new TmuxError("cancelled", "The call was cancelled.");
+    if (this.#signal?.aborted) throw cancelledCall();
     const now = performance.now();
     if (now >= this.#deadline) throw new MatchDeadline();
     this.#turnAt = now + SLICE_MS;

@@ -23,7 +23,7 @@
  * @module
  */
 
-import { accessDenied, failureOf, statusOf, TmuxError } from "./tmux_error.ts";
+import { accessDenied, cancelledCall, failureOf, statusOf, TmuxError } from "./tmux_error.ts";
 
 /** Every command of tmux 3.3a by its full name (`tmux list-commands`). */
 export const TMUX_COMMAND_NAMES: ReadonlySet<string> = new Set([
@@ -283,8 +283,6 @@ export class AliasBook {
           throw error;
         },
       );
-      // Its failure is for the calls waiting for it, and they may all have been cancelled.
-      reading.catch(() => {});
     }
     const found = await untilCancelled(reading, signal);
     if ("unsure" in found) throw AliasShadow.unsure(found.unsure);
@@ -302,8 +300,4 @@ function untilCancelled<T>(work: Promise<T>, signal: AbortSignal | undefined): P
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
-}
-
-function cancelledCall(): TmuxError {
-  return new TmuxError("cancelled", "The call was cancelled.");
 }

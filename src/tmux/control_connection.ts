@@ -16,7 +16,7 @@ import {
 } from "./control_protocol.ts";
 import type { Notifications } from "./control_notifications.ts";
 import type { PersistentChild, RunOptions } from "./run.ts";
-import { TmuxError } from "./tmux_error.ts";
+import { cancelledCall, TmuxError } from "./tmux_error.ts";
 import { ENDING_WAIT_MS } from "./control_limits.ts";
 
 /** What a watcher of one pane is told, once per chunk tmux sent. */
@@ -343,7 +343,7 @@ export class Connection {
     let cancelled = false;
     const onAbort = () => {
       cancelled = true;
-      resolve(new TmuxError("cancelled", "The call was cancelled."));
+      resolve(cancelledCall());
     };
     options.signal?.addEventListener("abort", onAbort, { once: true });
     // Counted from when tmux came to it: from its sending, or from the last command tmux ended

@@ -8,7 +8,7 @@
  * must still be there, with everything asked for done.
  */
 import assert from "node:assert/strict";
-import { withSlowHandshakes } from "../../tests/helpers/slow_handshake.ts";
+import { type SlowHandshakes, withSlowHandshakes } from "../../tests/helpers/slow_handshake.ts";
 import { waitFor } from "../../tests/helpers/tmux.ts";
 import { controlFor } from "./control.ts";
 
@@ -17,7 +17,7 @@ import { controlFor } from "./control.ts";
  * while that client is half way through its handshake, runs `act`; then lets the wait end.
  */
 async function duringChannelWait(
-  { t, runner, address, halfWay }: Parameters<Parameters<typeof withSlowHandshakes>[0]>[0],
+  { t, runner, address, halfWay }: SlowHandshakes,
   act: (control: ReturnType<typeof controlFor>) => Promise<void>,
 ): Promise<void> {
   const control = controlFor(runner, address);

@@ -24,7 +24,7 @@
 
 import type { Connection } from "./control_connection.ts";
 import { mayEndSession } from "./structure.ts";
-import { TmuxError } from "./tmux_error.ts";
+import { cancelledCall, TmuxError } from "./tmux_error.ts";
 
 /**
  * How long a command that may end a session waits for owed notices before it is refused: a
@@ -99,7 +99,7 @@ export class OwedNotices {
   async #settled(signal?: AbortSignal): Promise<void> {
     const until = performance.now() + OWED_WAIT_MS;
     for (let owed = this.#pending(); owed.length > 0; owed = this.#pending()) {
-      if (signal?.aborted) throw new TmuxError("cancelled", "The call was cancelled.");
+      if (signal?.aborted) throw cancelledCall();
       const left = until - performance.now();
       if (left <= 0) {
         // Refused once, then forgotten: tmux 3.3a also changes a current window without any

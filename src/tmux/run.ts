@@ -19,7 +19,7 @@ import { stderrAfterMarker, streamAfterMarker } from "./ssh_wire.ts";
 import { argvAnswer, asCommandFile } from "./command_file.ts";
 import { spawnChild } from "./guarded_env.ts";
 import { changesStructure } from "./structure.ts";
-import { judgeResult, notInstalled, TmuxError } from "./tmux_error.ts";
+import { cancelledCall, judgeResult, notInstalled, TmuxError } from "./tmux_error.ts";
 import { addressKey, type ServerAddress } from "./server_address.ts";
 import { MAX_ANSWER_BYTES } from "./pipe_read.ts";
 import { ServerGates, StructureLanes } from "./server_turns.ts";
@@ -188,9 +188,7 @@ export class TmuxRunner {
    * (handshake_hold.ts): every command on a control connection, and every tmux process of ours
    * but those that only read.
    */
-  readonly handshakes = new HandshakeHolds(() =>
-    new TmuxError("cancelled", "The call was cancelled.")
-  );
+  readonly handshakes = new HandshakeHolds(cancelledCall);
   #running = 0;
 
   /** Builds a runner; nothing is started until {@link run}. */
@@ -599,7 +597,7 @@ export class TmuxRunner {
     consume: (child: Deno.ChildProcess, signal: AbortSignal, answered: Release) => Promise<R>,
   ): Promise<R> {
     const waiting = waitSignal(options);
-    if (waiting?.aborted) throw new TmuxError("cancelled", "The call was cancelled.");
+    if (waiting?.aborted) throw cancelledCall();
     if (this.#closing.signal.aborted) {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }
@@ -635,7 +633,7 @@ export class TmuxRunner {
     if (this.#closing.signal.aborted || waiting?.aborted) {
       held();
       leave();
-      throw new TmuxError("cancelled", "The call was cancelled.");
+      throw cancelledCall();
     }
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     // AbortSignal.timeout rather than setTimeout: a process's first setTimeout costs 12-17 ms

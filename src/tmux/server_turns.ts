@@ -8,7 +8,7 @@
  */
 
 import { Turns } from "./turns.ts";
-import { TmuxError } from "./tmux_error.ts";
+import { cancelledCall } from "./tmux_error.ts";
 import { addressKey, type ServerAddress } from "./server_address.ts";
 
 /** How a call asks for a turn to run a tmux process. */
@@ -49,7 +49,7 @@ export class Gate {
   /** Takes a turn once one is free for its kind; rejects (cancelled) when `signal` aborts first. */
   acquire(options: TurnOptions): Promise<void> {
     const { background = false, signal } = options;
-    if (signal?.aborted) return Promise.reject(cancelled());
+    if (signal?.aborted) return Promise.reject(cancelledCall());
     const free = background
       ? this.#calls.length === 0 && this.#held < this.#backgroundSize
       : this.#held < this.#size;
@@ -62,7 +62,7 @@ export class Gate {
       const onAbort = () => {
         const at = line.indexOf(start);
         if (at !== -1) line.splice(at, 1);
-        reject(cancelled());
+        reject(cancelledCall());
       };
       const start = () => {
         signal?.removeEventListener("abort", onAbort);
@@ -87,10 +87,6 @@ export class Gate {
       this.#reads.shift()!();
     }
   }
-}
-
-function cancelled(): TmuxError {
-  return new TmuxError("cancelled", "The call was cancelled.");
 }
 
 /**
@@ -158,7 +154,7 @@ export class StructureLanes {
       return await lane.take(
         fn,
         signal,
-        () => new TmuxError("cancelled", "The call was cancelled."),
+        cancelledCall,
       );
     } finally {
       if (lane.idle) this.#lanes.delete(key);

@@ -47,6 +47,11 @@ export class TmuxError extends Error {
   }
 }
 
+/** The error of a call cancelled (by its client, or its wait given up) before tmux finished. */
+export function cancelledCall(): TmuxError {
+  return new TmuxError("cancelled", "The call was cancelled.");
+}
+
 const NO_SERVER_PATTERNS = [
   /^no server running on /m,
   /^error connecting to .*\((No such file or directory|Connection refused)\)/m,

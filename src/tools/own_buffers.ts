@@ -28,7 +28,7 @@ import {
   isTransientBuffer,
   TRANSIENT_BUFFER_PREFIX,
 } from "../tmux/left_behind.ts";
-import { TmuxError } from "../tmux/tmux_error.ts";
+import { cancelledCall } from "../tmux/tmux_error.ts";
 import { Turns } from "../tmux/turns.ts";
 
 /** The name prefix of every buffer this server creates, and the only ones it deletes. */
@@ -155,7 +155,7 @@ export async function inBufferTurn<T>(ctx: TmuxContext, step: () => Promise<T>):
     return await turn.take(
       step,
       ctx.signal,
-      () => new TmuxError("cancelled", "The call was cancelled."),
+      cancelledCall,
     );
   } finally {
     if (turn.idle) byServer.delete(key);

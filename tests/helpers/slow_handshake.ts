@@ -57,14 +57,18 @@ async function halfWay(dir: string, seen: Set<string>): Promise<void> {
   }, "a control client half way through its handshake");
 }
 
+/** What {@link withSlowHandshakes} gives its test. */
+export interface SlowHandshakes {
+  readonly t: TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
+  readonly runner: TmuxRunner;
+  readonly address: ServerAddress;
+  /** Returns once a control client not seen before is half way through its handshake. */
+  readonly halfWay: () => Promise<void>;
+}
+
 /** Runs `fn` with a private server, a runner whose control clients shake hands slowly. */
 export async function withSlowHandshakes(
-  fn: (ctx: {
-    t: TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
-    runner: TmuxRunner;
-    address: ServerAddress;
-    halfWay: () => Promise<void>;
-  }) => Promise<void>,
+  fn: (ctx: SlowHandshakes) => Promise<void>,
 ): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-handshake-" });
   const t = await TestTmux.start("main");
