@@ -106,14 +106,22 @@ export function setsHook(call: FuzzCall): boolean {
  * Why an error's text is no readable reason, or null when it is: the robustness corpus's
  * judgement (no stack, no `undefined`, no raw control characters, not endless), and no text
  * that admits a bug or an internal error. A text that quotes an argument holding the word
- * "undefined" may say it.
+ * "undefined" may say it, and so may one that quotes, in double quotes, a session or window of
+ * `names` (those that exist) holding it: an earlier call may have named one so.
  */
-export function badErrorText(text: string, args: Json): string | null {
+export function badErrorText(
+  text: string,
+  args: Json,
+  names: readonly string[] = [],
+): string | null {
   if (text.trim().length < 8) return "no reason given";
   if (/a bug in tmux-mcp/.test(text)) return "it says a bug in tmux-mcp";
   if (/Internal error/i.test(text)) return "an internal error";
-  const quotesUndefined = JSON.stringify(args).includes("undefined");
-  return unreadable(quotesUndefined ? text.replaceAll("undefined", "") : text);
+  if (JSON.stringify(args).includes("undefined")) text = text.replaceAll("undefined", "");
+  for (const name of names) {
+    if (name.includes("undefined")) text = text.replaceAll(`"${name}"`, '""');
+  }
+  return unreadable(text);
 }
 
 /** Whether a successful result's text admits a bug. */

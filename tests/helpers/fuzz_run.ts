@@ -49,6 +49,7 @@ import {
   present,
   serverPid,
   worldEnv,
+  worldNames,
 } from "./fuzz_world.ts";
 import { prng, type Rand } from "./prng.ts";
 import { MarkerBox } from "./robust.ts";
@@ -324,6 +325,12 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       const succeeded = group.map(() => false);
       const outcomes = group.map(() => "no answer");
       if (replies !== "timeout") {
+        // Only an error that says "undefined" needs them (is it a name a call gave?).
+        const names = replies.some((r) =>
+            r.result && textOf(r.result as Json).includes("undefined")
+          )
+          ? await worldNames(w)
+          : [];
         replies.forEach((reply: RpcMessage, k: number) => {
           const call = group[k];
           if (reply.error) return fail("a JSON-RPC error", reply.error, [call]);
@@ -331,7 +338,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           const text = textOf(result);
           outcomes[k] = `${result.isError ? "refused" : "done"}: ${cut(text.split("\n")[0], 160)}`;
           if (result.isError) {
-            const why = badErrorText(text, call.arguments);
+            const why = badErrorText(text, call.arguments, names);
             if (why) fail(`an unreadable error (${why})`, text, [call]);
             if (result.structuredContent !== undefined) {
               fail("structured content on an error", result.structuredContent, [call]);

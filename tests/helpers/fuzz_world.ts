@@ -216,12 +216,19 @@ export async function personView(w: FuzzWorld): Promise<PersonView | null> {
 }
 
 /**
- * The text of the agent's own pane, without trailing blanks: a resize or a move (which a tool
- * may do) changes only those; a keystroke changes the text.
+ * The text of the agent's own pane, history included, wrapped lines joined and without trailing
+ * blanks: a resize or a move (which a tool may do) wraps its lines anew and moves some in or out
+ * of the history, and changes nothing of that; a keystroke changes the text.
  */
-export async function agentView(w: FuzzWorld): Promise<string> {
-  return (await w.t.tmuxRaw("capture-pane", "-p", "-t", w.agentPane)).stdout.split("\n")
-    .map((l) => l.trimEnd()).join("\n").trimEnd();
+export async function agentView(w: Pick<FuzzWorld, "t" | "agentPane">): Promise<string> {
+  const capture = await w.t.tmuxRaw("capture-pane", "-p", "-J", "-S", "-", "-t", w.agentPane);
+  return capture.stdout.split("\n").map((l) => l.trimEnd()).join("\n").trim();
+}
+
+/** The names of every session and window (a call may have named one "undefined"). */
+export async function worldNames(w: FuzzWorld): Promise<string[]> {
+  const res = await w.t.tmuxRaw("list-windows", "-a", "-F", "#{session_name}\n#{window_name}");
+  return res.code === 0 ? [...new Set(res.stdout.split("\n").filter((l) => l))] : [];
 }
 
 /** The tmux server's pid, or null when nothing answers on the socket. */
