@@ -232,6 +232,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   const broken: Broken[] = [];
   /** The call each marker label names. */
   const carriers = new Map<string, FuzzCall>();
+  /** Every argument string holding "undefined" sent in this world: a name a call may have given. */
+  const given = new Set<string>();
   const seenMarkers = new Set<string>();
   let calls = 0, held = 0, skipped = 0, notes = 0, worlds = 0, made = 0;
 
@@ -247,6 +249,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     await dispose();
     const flavour = options.flavour ?? rand.int(FLAVOURS);
     world = await buildWorld(flavour, options.dir);
+    given.clear();
     worlds++;
     server = await startServer(world, options.dir);
     const opened = await within(server.initialize(), 60_000);
@@ -304,6 +307,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         say(`note at call ${at}: ${what}`);
       };
 
+      for (const call of group) stringsIn(call.arguments, "undefined", given);
       const personBefore = await personView(w);
       const agentBefore = await agentView(w);
       const pidBefore = await serverPid(w);
@@ -325,12 +329,11 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       const succeeded = group.map(() => false);
       const outcomes = group.map(() => "no answer");
       if (replies !== "timeout") {
-        // Only an error that says "undefined" needs them (is it a name a call gave?).
-        const names = replies.some((r) =>
-            r.result && textOf(r.result as Json).includes("undefined")
-          )
-          ? await worldNames(w)
-          : [];
+        // Only an error that says "undefined" needs them (is it a name a call gave? A call of
+        // the same group may have renamed or ended it since).
+        const saysUndefined = (r: RpcMessage) =>
+          r.result !== undefined && textOf(r.result as Json).includes("undefined");
+        const names = replies.some(saysUndefined) ? [...await worldNames(w), ...given] : [];
         replies.forEach((reply: RpcMessage, k: number) => {
           const call = group[k];
           if (reply.error) return fail("a JSON-RPC error", reply.error, [call]);
@@ -425,4 +428,15 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     await markers.remove();
   }
   return { calls, held, skipped, notes, worlds, broken };
+}
+
+/** Adds to `into` every string in `value` (however deep) that holds `word`. */
+function stringsIn(value: unknown, word: string, into: Set<string>): void {
+  if (typeof value === "string") {
+    if (value.includes(word)) into.add(value);
+  } else if (Array.isArray(value)) {
+    for (const item of value) stringsIn(item, word, into);
+  } else if (value !== null && typeof value === "object") {
+    for (const item of Object.values(value)) stringsIn(item, word, into);
+  }
 }
