@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { connect } from "./helpers/mcp.ts";
 import { type Measured, timed, tookText } from "./helpers/load_clock.ts";
-import { type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
+import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** What "within a second" allows: the process must be gone by then. */
@@ -67,24 +67,6 @@ async function withServer(
   }
 }
 
-/** The answer, or "no answer" after `ms`, or "exited" when the process ended first. */
-async function answerWithin(
-  s: StdioServer,
-  answer: Promise<RpcMessage>,
-  ms: number,
-): Promise<RpcMessage | "no answer" | "exited"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      answer,
-      s.child.status.then(() => "exited" as const),
-      new Promise<"no answer">((resolve) => timer = setTimeout(() => resolve("no answer"), ms)),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 Deno.test("a catastrophic regex search answers at once, and a request sent meanwhile is answered", async () => {
   await withServer(async (t, s) => {
     for (const [pattern, rows] of CATASTROPHIC) {
@@ -95,11 +77,11 @@ Deno.test("a catastrophic regex search answers at once, and a request sent meanw
           arguments: { pattern, regex: true, matchCase },
         });
         const other = s.request("tools/call", { name: "list_panes", arguments: {} });
-        const listed = await answerWithin(s, other, ANSWER_WITHIN_MS);
+        const listed = await s.answerWithin(other, ANSWER_WITHIN_MS);
         assert.ok(typeof listed === "object", `list_panes beside ${pattern}: ${listed}`);
         const panes = (listed.result?.structuredContent as { panes: { id: string }[] }).panes;
         assert.deepEqual(panes.map((p) => p.id), [t.ids.paneId]);
-        const found = await answerWithin(s, search, ANSWER_WITHIN_MS);
+        const found = await s.answerWithin(search, ANSWER_WITHIN_MS);
         assert.ok(typeof found === "object", `search_panes ${pattern}: ${found}`);
         const data = found.result?.structuredContent as { totalMatches: number } | undefined;
         assert.equal(data?.totalMatches, rows, `${pattern}: ${JSON.stringify(found.result)}`);
@@ -182,8 +164,7 @@ Deno.test("a wait on a catastrophic pattern can be cancelled, and the server ans
   await withServer(async (t, s) => {
     await startWait(t, s, "cancel-me");
     await s.notify("notifications/cancelled", { requestId: "cancel-me", reason: "gave up" });
-    const listed = await answerWithin(
-      s,
+    const listed = await s.answerWithin(
       s.request("tools/call", { name: "list_panes", arguments: {} }),
       ANSWER_WITHIN_MS,
     );
@@ -309,8 +290,7 @@ for (const how of ["cancellation", "SIGTERM", "end of input"] as const) {
     await withServer(async (t, s) => {
       await deepHistory(t);
       await startBigSearch(s, "big");
-      const listed = await answerWithin(
-        s,
+      const listed = await s.answerWithin(
         s.request("tools/call", { name: "list_panes", arguments: {} }),
         ANSWER_WITHIN_MS,
       );
@@ -392,8 +372,7 @@ async function answersBeside(
   going: (answered: number) => boolean,
 ): Promise<void> {
   for (let answered = 0; going(answered); answered++) {
-    const listed = await answerWithin(
-      s,
+    const listed = await s.answerWithin(
       s.request("tools/call", { name: "list_sessions", arguments: {} }),
       ANSWER_WITHIN_MS,
     );

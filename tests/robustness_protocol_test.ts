@@ -29,28 +29,9 @@ async function withServer(fn: (t: Started, s: StdioServer) => Promise<void>): Pr
   }
 }
 
-/** Resolves with the answer, or with "no answer" after `ms`, or "exited" if the process ended. */
-async function answerWithin(
-  s: StdioServer,
-  answer: Promise<RpcMessage>,
-  ms: number,
-): Promise<RpcMessage | "no answer" | "exited"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      answer,
-      s.child.status.then(() => "exited" as const),
-      new Promise<"no answer">((resolve) => timer = setTimeout(() => resolve("no answer"), ms)),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** The server still answers list_panes with the one pane of `t`, within a few seconds. */
 async function stillServing(t: Started, s: StdioServer, after: string): Promise<void> {
-  const answer = await answerWithin(
-    s,
+  const answer = await s.answerWithin(
     s.request("tools/call", { name: "list_panes", arguments: {} }),
     10_000,
   );
@@ -156,8 +137,7 @@ Deno.test("robustness protocol: malformed lines, unknown methods and notificatio
     }
     // A lone surrogate escaped in JSON, where a tool argument goes.
     figures.inputs++;
-    const surrogate = await answerWithin(
-      s,
+    const surrogate = await s.answerWithin(
       s.request("tools/call", { name: "list_panes", arguments: { session: "\ud800" } }),
       10_000,
     );
@@ -176,7 +156,7 @@ Deno.test("robustness protocol: malformed lines, unknown methods and notificatio
         check();
       });
       await s.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method: "no/such/method" }));
-      const got = await answerWithin(s, answer, 10_000);
+      const got = await s.answerWithin(answer, 10_000);
       assert.ok(typeof got === "object", `unknown method with id ${JSON.stringify(id)}: ${got}`);
       assert.equal(got.error?.code, -32601);
     }
@@ -232,8 +212,7 @@ Deno.test("robustness protocol: bytes that are not UTF-8 do not stop the server"
  */
 async function hugeLine(t: Started, s: StdioServer, megabytes: number): Promise<RpcMessage> {
   const pattern = "x".repeat(megabytes * 1024 * 1024);
-  const answer = await answerWithin(
-    s,
+  const answer = await s.answerWithin(
     s.request("tools/call", { name: "search_panes", arguments: { pattern } }),
     60_000,
   );
@@ -285,8 +264,7 @@ Deno.test("robustness protocol: a wait cancelled mid-flight stops at once and th
       "a cancelled request gets no answer",
     );
     // A new wait on the same pane works (the old one left no watch behind).
-    const again = await answerWithin(
-      s,
+    const again = await s.answerWithin(
       s.request("tools/call", {
         name: "wait_for_text",
         arguments: { paneId: t.ids.paneId, patterns: ["NEVER-PRINTED"], timeoutMs: 200 },

@@ -35,16 +35,7 @@ export class RowNotRead extends Error {
  * plus the saved screen while a program has the alternate one), trimmed, addressed by absolute
  * position. A grid need not hold every row: what it has not read it may still have counted.
  */
-export interface NormalGrid {
-  readonly historySize: number;
-  readonly historyLimit: number;
-  readonly width: number;
-  /** Absolute position of the first row the grid covers. */
-  readonly first: number;
-  /** Absolute position just past its last row. */
-  readonly end: number;
-  /** Absolute position of the cursor row; null when unknown (the main screen is saved). */
-  readonly cursorRow: number | null;
+export interface NormalGrid extends GridFacts {
   /** Absolute position of the last row that counts as written; `first - 1` when none does. */
   readonly lastWritten: number;
   /** The hash ({@link hashValue}) of the row at `abs`; undefined outside the grid. */
@@ -58,8 +49,11 @@ export interface GridFacts {
   readonly historySize: number;
   readonly historyLimit: number;
   readonly width: number;
+  /** Absolute position of the first row the grid covers. */
   readonly first: number;
+  /** Absolute position just past its last row. */
   readonly end: number;
+  /** Absolute position of the cursor row; null when unknown (the main screen is saved). */
   readonly cursorRow: number | null;
 }
 

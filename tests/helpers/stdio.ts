@@ -175,6 +175,23 @@ export class StdioServer {
     await this.child.status;
   }
 
+  /** `answer`, or "no answer" after `ms`, or "exited" when the process ended first. */
+  async answerWithin(
+    answer: Promise<RpcMessage>,
+    ms: number,
+  ): Promise<RpcMessage | "no answer" | "exited"> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      return await Promise.race([
+        answer,
+        this.child.status.then(() => "exited" as const),
+        new Promise<"no answer">((resolve) => timer = setTimeout(() => resolve("no answer"), ms)),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Kills the process if it still runs. */
   async kill(): Promise<void> {
     try {
