@@ -596,3 +596,62 @@ Deno.test("synchronize-panes: the caller's pane moved into the window after the 
     }
   });
 });
+
+Deno.test("synchronize-panes: a pane that leaves its synchronized window, or ends, between the guard's two reads is read again (one that keeps leaving is refused), never an internal error", async () => {
+  await withServer(async (t) => {
+    const caller = await newPane(t, "cat");
+    const a = await newPane(t, "cat");
+    const b = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", a, "cat")).trim();
+    const synced = (await t.tmux("display-message", "-p", "-t", a, "#{window_id}")).trim();
+    await t.tmux("set-option", "-w", "-t", synced, "synchronize-panes", "on");
+    const c = await asCaller(t, caller);
+    try {
+      // The first read finds it synchronized; before the read of its window, it leaves it.
+      await t.onceAfterGuardRead(`break-pane -d -s ${a}`);
+      const sent = await c.ok<{ reachedPanes: string[] }>("send_keys", {
+        paneId: a,
+        text: "MOVED",
+        enter: false,
+      });
+      assert.deepEqual(sent.reachedPanes, [a]);
+      assert.notEqual(
+        (await t.tmux("display-message", "-p", "-t", a, "#{window_id}")).trim(),
+        synced,
+        "the pane did leave",
+      );
+      await waitFor(async () => (await screen(t, a)).includes("MOVED"), "the keys in the pane");
+      assert.ok(!(await screen(t, b)).includes("MOVED"), "its old window's panes got none");
+
+      // Back in, and this time it ends between the two reads: a refusal naming it.
+      await t.tmux("join-pane", "-d", "-s", a, "-t", b);
+      await t.onceAfterGuardRead(`kill-pane -t ${a}`);
+      assert.match(
+        await c.fail("paste_text", { paneId: a, text: "GONE" }),
+        new RegExp(`No pane ${a} `),
+      );
+      assert.ok(!(await screen(t, b)).includes("GONE"));
+
+      // One that leaves after every read and comes back after the next: refused, none typed to.
+      const d = await newPane(t, "cat");
+      await t.tmux("join-pane", "-d", "-s", d, "-t", b);
+      await t.tmux(
+        "set-hook",
+        "-g",
+        "after-list-clients",
+        "if-shell -F '#{m:*client_readonly*,#{hook_arguments}}' {" +
+          ` if-shell -F -t ${d} '#{==:#{window_id},${synced}}'` +
+          ` { break-pane -d -s ${d} } { join-pane -d -s ${d} -t ${b} } }`,
+      );
+      assert.match(
+        await c.fail("send_keys", { paneId: d, text: "BOUNCED", enter: false }),
+        new RegExp(`Pane ${d} moved to another window each time it was read; nothing was done`),
+      );
+      await t.tmux("set-hook", "-gu", "after-list-clients");
+      assert.ok(!(await screen(t, d)).includes("BOUNCED"));
+      assert.ok(!(await screen(t, b)).includes("BOUNCED"));
+    } finally {
+      await t.tmux("set-hook", "-gu", "after-list-clients").catch(() => {});
+      await c.close();
+    }
+  });
+});

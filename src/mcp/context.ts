@@ -30,7 +30,7 @@ import {
   takePanePlaces,
   takeProcessInfo,
 } from "../tmux/pane_reads.ts";
-import { describeSocket } from "./errors.ts";
+import { describeSocket, ToolFailure } from "./errors.ts";
 import { type LogFn, stderrLog } from "./call_log.ts";
 import { callerFormatOn, callerOn } from "./caller_on_host.ts";
 import { lookupPane, lookupSession, lookupWindow, requireRunning } from "./target_lookup.ts";
@@ -72,6 +72,9 @@ export async function learnSocket(
   if (socketName === undefined) return;
   await learnFolderFor(runner, config.address, config.callerEnv.tmux, socketName, signal);
 }
+
+/** Reads a guard makes of a synchronized pane that keeps leaving its window before it refuses. */
+const GUARD_READS = 3;
 
 /** Per-call access to tmux. */
 export class TmuxContext {
@@ -400,13 +403,26 @@ export class TmuxContext {
    * Enough of the server to guard input into one pane: that pane and every client (who calls,
    * who watches). When its window has synchronize-panes on, the panes of that window are read
    * instead, so the whole cohort is judged; when the pane is missing, every pane (for the hint).
+   * A pane that leaves that window (or ends) between the two reads is read again from the
+   * start; one that keeps moving is refused, nothing done.
    */
   async guardSnapshot(paneId: string): Promise<Snapshot> {
-    const one = await this.snapshot({ sessions: false, windows: false, paneId });
-    const pane = one.panes[0];
-    if (pane && !pane.synchronized) return one;
-    if (!pane) return await this.paneList();
-    return await this.snapshot({ sessions: false, windows: false, windowId: pane.windowId });
+    for (let read = 0; read < GUARD_READS; read++) {
+      const one = await this.snapshot({ sessions: false, windows: false, paneId });
+      const pane = one.panes[0];
+      if (pane && !pane.synchronized) return one;
+      if (!pane) return await this.paneList();
+      const window = await this.snapshot({
+        sessions: false,
+        windows: false,
+        windowId: pane.windowId,
+      });
+      if (window.panes.some((p) => p.id === paneId)) return window;
+    }
+    throw new ToolFailure(
+      `Pane ${paneId} moved to another window each time it was read; nothing was done.`,
+      "Look again with get_pane_info, then try again.",
+    );
   }
 
   /** Every pane, without what runs in it: for a hint naming the panes there are. */
