@@ -5,8 +5,12 @@
  */
 
 import assert from "node:assert/strict";
-import { withTmux } from "./helpers/mcp.ts";
-import { linkedTwice, type TestTmux } from "./helpers/tmux.ts";
+import { ToolFailure } from "../src/mcp/errors.ts";
+import { respawnRefusal } from "../src/mcp/lone_links.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
+import { scrollOnClear } from "../src/tools/screen_clear.ts";
+import { testContext, withTmux } from "./helpers/mcp.ts";
+import { linkedTwice, TestTmux } from "./helpers/tmux.ts";
 
 /** The pane a creating command (`args`) makes, running `command` if given. */
 const newPane = async (t: TestTmux, args: string[], command?: string): Promise<string> =>
@@ -175,4 +179,25 @@ Deno.test("respawn_pane into the last pane of a window linked twice into its onl
     );
     assert.equal(await fmt(t, "keep", "#{pid}"), pid, "respawn_pane took the tmux server down");
   });
+});
+
+Deno.test("a pane gone before its checks read it: tmux's display-message answers for no pane, and the checks say so, never an internal error", async () => {
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner();
+  try {
+    const ctx = testContext(runner, t.socket);
+    const gone = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", t.ids.paneId))
+      .trim();
+    await t.tmux("kill-pane", "-t", gone);
+    // `display-message -p -t <missing pane>` exits 0 with every value empty (TMUX-NOTES).
+    assert.equal(await respawnRefusal(ctx, gone, t.ids.windowId), null, "the respawn reports it");
+    await assert.rejects(scrollOnClear(ctx, gone), (error) => {
+      assert.ok(error instanceof ToolFailure);
+      assert.match(error.message, new RegExp(`No pane ${gone} `));
+      return true;
+    });
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
 });

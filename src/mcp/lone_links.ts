@@ -236,7 +236,7 @@ export async function respawnRefusal(
           "-p",
           "-t",
           paneId,
-          `#{window_id} ${respawnFormat(window)}`,
+          `#{pane_id} #{window_id} ${respawnFormat(window)}`,
         ]),
       ).trim();
     } catch (error) {
@@ -244,7 +244,9 @@ export async function respawnRefusal(
       if (error instanceof TmuxError && error.kind === "no-target") return null;
       throw error;
     }
-    const [now, safe] = out.split(" ");
+    const [shown, now, safe] = out.split(" ");
+    // tmux answers for a missing pane too, every value empty (or a client's own pane's): gone.
+    if (shown !== paneId) return null;
     if (now !== window) {
       window = now;
       continue;

@@ -46,12 +46,18 @@ export interface ScrollOnClear {
 export async function scrollOnClear(ctx: TmuxContext, paneId: string): Promise<ScrollOnClear> {
   // A value that a killed process's clear left off is the pane's own again before it is read.
   await giveBackLeft((a) => ctx.read(a), (a) => ctx.run(a), { panes: paneId, buffers: false });
-  const [value, own = ""] = decodeBytes(
+  const [read, own = ""] = decodeBytes(
     await ctx.read(chainArgv([
-      ["display-message", "-p", "-t", paneId, "#{scroll-on-clear}"],
+      ["display-message", "-p", "-t", paneId, "#{pane_id} #{scroll-on-clear}"],
       ["show-options", "-pqv", "-t", paneId, "scroll-on-clear"],
     ])),
   ).split("\n");
+  const [shown, value] = read.split(" ");
+  // tmux answers for a missing pane too, every value empty (or a client's own pane's).
+  if (shown !== paneId) {
+    ctx.pane(await ctx.paneList(), paneId);
+    throw new ToolFailure(`Pane ${paneId} could not be read; nothing was cleared.`);
+  }
   if (value !== "0" && value !== "1") {
     throw new ToolFailure(
       `This tmux has no scroll-on-clear (it came in tmux 3.3): clearing the screen of ${paneId} ` +
