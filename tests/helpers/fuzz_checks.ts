@@ -106,8 +106,9 @@ export function setsHook(call: FuzzCall): boolean {
  * Why an error's text is no readable reason, or null when it is: the robustness corpus's
  * judgement (no stack, no `undefined`, no raw control characters, not endless), and no text
  * that admits a bug or an internal error. A text that quotes an argument holding the word
- * "undefined" may say it, and so may one that quotes, in double quotes, a session or window of
- * `names` (those that exist) holding it: an earlier call may have named one so.
+ * "undefined" may say it, and so may one that quotes, in double quotes, one of `names` holding
+ * it (the sessions and windows there are, and the strings calls of this world sent): an earlier
+ * call may have named one so.
  */
 export function badErrorText(
   text: string,
