@@ -468,6 +468,13 @@ export class ArgumentMaker {
           }
         }
         break;
+      case "create_session":
+      case "create_window":
+      case "split_window":
+      case "respawn_pane":
+        // A pane's program that prints what a reader must not trust, or ends at once.
+        if (r.chance(0.4)) a.command = r.pick(SHELL_COMMANDS);
+        break;
       case "run_command":
         if (r.chance(0.6)) a.command = r.pick(SHELL_COMMANDS);
         if (r.chance(0.5)) {

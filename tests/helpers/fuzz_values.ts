@@ -283,6 +283,14 @@ export const SHELL_COMMANDS = [
   "cat",
   "read x",
   "echo $((1+1))",
+  // Output that imitates the control protocol, names a process and titles the pane with what a
+  // reader splits on, and bytes that are no text or that switch the terminal's modes.
+  String.raw`printf '%%end 1 1 1\n%%exit\n%%begin 1 1 1\n'`,
+  String.raw`printf '\033]2;t %%end\t1\033\\'`,
+  String.raw`bash -c 'exec -a "$(printf "a\nb\tc %%begin")" sleep 1'`,
+  String.raw`printf '\377\376\300 \033P+q\033\\'`,
+  String.raw`printf '\033[?1049h\033[?1000h\033[2J'`,
+  "head -c 2000 /dev/urandom",
 ];
 
 /** Environment names, some that a shell or the loader acts on. */
