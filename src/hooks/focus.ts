@@ -5,9 +5,12 @@
  * A client sends what its person types to the active pane of the current window of its session.
  * That pane changes when a call selects another pane of the window they are shown (select_pane;
  * split_window with `select`), makes another window their session's current one
- * (select_window; create_window or break_pane with `select`), moves their current window out of
- * their session (move_window), or takes the active pane out of the window they are shown
- * (join_pane, break_pane, a swap_pane with a pane of another window). The server refuses each
+ * (select_window; create_window or break_pane with `select`), moves their current window
+ * (move_window: out of their session, or to another index of it, or of a session grouped with
+ * it), takes the active pane out of the window they are shown (join_pane, break_pane, a
+ * swap_pane with a pane of another window), swaps another pane of that window into the active
+ * one's place (swap_pane naming the active pane second), or zooms another pane of it
+ * (resize_pane with `zoom`). The server refuses each
  * where a person watches unless it was started with `--allow-attended-input`; asking the person
  * then is this hook's part. Where the window is zoomed, unzoom.ts words the concern instead.
  *
@@ -227,7 +230,7 @@ export function focusConcerns(label: string, call: FocusCall, view: ServerView):
         const targets: Target[] = [{ kind: "pane", id: p.id }];
         return [
           ...unzoomConcerns(label, { tool: "break_pane", how: "reshape" }, targets, view),
-          ...keysLeaveConcerns(label, "break_pane", targets, view),
+          ...keysLeaveConcerns(label, { tool: "break_pane" }, targets, view),
         ];
       }
       return [
@@ -265,44 +268,65 @@ export function focusConcerns(label: string, call: FocusCall, view: ServerView):
       ];
     }
     case "move_window": {
-      // Moved within its session the window stays current (move-window -d); moved into another
-      // it arrives behind. Moved out of the session whose current window it is, another window
-      // of that session takes its place, or the session ends with its last window.
+      // move-window -d links the window at its new place, then unlinks it from the old one, in
+      // its session and in every session grouped with it (tmux 3.3a, measured). Each of them
+      // whose current window it was picks another: its last window, else the one before (which
+      // wraps round to the highest index: the moved window itself, at times). Moved to another
+      // session it is another window, or the session ends with its last one; moved to another
+      // index of the same session it is another window whenever the session has a last one.
+      // Moved to a session it is already in (one grouped with its own, say), the server
+      // refuses it.
       const w = refs.windowId === undefined ? undefined : activePane(view, refs.windowId);
       const from = w && sessionOfWindow(view, w, refs.fromSession);
       const to = findSession(snapshot.sessions, refs.session ?? "");
-      const people = from ? attachedPeople(view, from) : [];
-      if (!w || !from || !to || from.id === to.id || !isCurrentIn(w, from)) return [];
-      if (people.length === 0) return [];
-      const last = from.windows <= 1;
-      return [
-        `${label} would move window ${w.windowId}, the current window of session ` +
-        `${quoted(from.name, 60)}, to session ${quoted(to.name, 60)}, from in front of ` +
-        `${attachedText(view, from, people)}: ` +
-        (last
-          ? "it is that session's last window, so the session ends under them"
-          : "another window takes its place, and what they type next goes to it"),
-      ];
+      if (!w || !from || !to) return [];
+      const within = from.id === to.id;
+      if (!within && w.placements.some((at) => at.sessionId === to.id)) return [];
+      const leaves = snapshot.sessions.filter((s) =>
+        (s.id === from.id || (from.group !== "" && s.group === from.group)) && isCurrentIn(w, s)
+      );
+      return leaves.flatMap((s) => {
+        const people = attachedPeople(view, s);
+        if (people.length === 0) return [];
+        const grouped = s.id === from.id ? "" : `, grouped with session ${quoted(from.name, 60)}`;
+        return [
+          `${label} would move window ${w.windowId}, the current window of session ` +
+          `${quoted(s.name, 60)}${grouped}, ` +
+          (within ? "to another index of session " : "to session ") + quoted(to.name, 60) +
+          `, from in front of ${attachedText(view, s, people)}: ` +
+          (within
+            ? "tmux may make another window current there (their last one), and what they " +
+              "type next goes to it"
+            : s.windows <= 1
+            ? "it is that session's last window, so the session ends under them"
+            : "another window takes its place, and what they type next goes to it"),
+        ];
+      });
     }
   }
   return [];
 }
 
 /**
- * What a pane move would do to a person's keys (join_pane, swap_pane, break_pane; read as
- * unzooming calls): when it takes the active pane out of a window a person is shown, tmux makes
- * another pane there active, and what they type goes to it (for a swap with a pane of another
- * window, to that pane; two panes of one window swap places with the focus following its pane).
- * Zoomed windows are unzoom.ts's: the unzoom is what the person sees first. None when a target
- * does not exist (the call fails) or the tool moves no pane.
+ * What a pane move would do to a person's keys (join_pane, swap_pane, break_pane, and
+ * resize_pane's zoom; read as unzooming calls): when it takes the active pane out of a window a
+ * person is shown, tmux makes another pane there active, and what they type goes to it (for a
+ * swap with a pane of another window, to that pane). Two panes of one window swap places as
+ * `swap-pane -d -s <paneId> -t <targetPaneId>` does (tmux 3.3a, measured): the focus follows
+ * the active pane when it is the first, and stays in its place, on the other pane, when it is
+ * the second. A zoom makes the pane it zooms the active one. Zoomed windows are unzoom.ts's:
+ * the unzoom is what the person sees first. None when a target does not exist (the call
+ * fails) or the tool moves no pane.
  */
 export function keysLeaveConcerns(
   label: string,
-  tool: string,
+  unzoom: { readonly tool: string; readonly zooms?: boolean },
   targets: readonly Target[],
   view: ServerView,
 ): string[] {
-  if (tool !== "join_pane" && tool !== "swap_pane" && tool !== "break_pane") return [];
+  const { tool } = unzoom;
+  const moves = tool === "join_pane" || tool === "swap_pane" || tool === "break_pane";
+  if (!moves && !(tool === "resize_pane" && unzoom.zooms)) return [];
   const panes = targets.map((t) => t.kind === "pane" ? pane(view, t.id) : undefined);
   if (panes.some((p) => p === undefined)) return [];
   const [first, second] = panes as PaneRow[];
@@ -313,8 +337,23 @@ export function keysLeaveConcerns(
       : `pane ${p.id} (${where(p)})${view.on}, the active pane of a window a person is ` +
         `watching (${clientsText(watchers)})`;
   };
+  if (tool === "resize_pane") {
+    const before = activePane(view, first.windowId);
+    const fact = before && before.id !== first.id ? keyed(before) : null;
+    return fact
+      ? [`${label} would zoom pane ${first.id} (${where(first)}) in place of ${fact}${NEXT}`]
+      : [];
+  }
   if (tool === "swap_pane") {
-    if (first.windowId === second.windowId) return [];
+    if (first.windowId === second.windowId) {
+      const fact = keyed(second);
+      return fact
+        ? [
+          `${label} would swap ${fact}, with pane ${first.id} (${where(first)}) of the same ` +
+          `window, and leave the focus in its place: what they type next goes to pane ${first.id}`,
+        ]
+        : [];
+    }
     return [[first, second], [second, first]].flatMap(([mine, theirs]) => {
       const fact = keyed(mine);
       return fact

@@ -125,6 +125,32 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
         "next goes to it",
       ],
       [
+        "move_window",
+        { windowId: edit, session: "person", index: 7 },
+        `would move window ${edit}, the current window of session "person", to another index ` +
+        `of session "person", from in front of ${attached}: tmux may make another window ` +
+        "current there (their last one), and what they type next goes to it",
+      ],
+      [
+        "swap_pane",
+        { paneId: beside, targetPaneId: shown },
+        `would swap pane ${shown} (person:0.0 "edit"), the active pane of ${watching}, with ` +
+        `pane ${beside} (person:0.1 "edit") of the same window, and leave the focus in its ` +
+        `place: what they type next goes to pane ${beside}`,
+      ],
+      [
+        "resize_pane",
+        { paneId: beside, zoom: true },
+        `would zoom pane ${beside} (person:0.1 "edit") in place of pane ${shown} ` +
+        `(person:0.0 "edit"), the active pane of ${watching}: what they type next goes to it`,
+      ],
+      [
+        "resize_pane",
+        { paneId: beside, width: 20, zoom: true },
+        `would zoom pane ${beside} (person:0.1 "edit") in place of pane ${shown} ` +
+        `(person:0.0 "edit"), the active pane of ${watching}: what they type next goes to it`,
+      ],
+      [
         "break_pane",
         { paneId: beside, select: true },
         `would break pane ${beside} (person:0.1 "edit") out into a new window in front of ` +
@@ -180,7 +206,6 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
       ["select_window", { windowId: logs, session: "nowhere" }],
       ["select_window", { windowId: "@999" }],
       ["move_window", { windowId: logs, session: "bg" }], // not the current one
-      ["move_window", { windowId: edit, session: "person", index: 7 }], // stays current
       ["move_window", { windowId: bgWindow, session: "person" }], // arrives behind (-d)
       ["move_window", { windowId: edit, session: "nowhere" }],
       ["move_window", { windowId: "@999", session: "bg" }],
@@ -190,6 +215,10 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
       ["join_pane", { paneId: beside, targetPaneId: bg1 }],
       ["join_pane", { paneId: shown, targetPaneId: "%999" }],
       ["swap_pane", { paneId: shown, targetPaneId: beside }], // the keys follow their pane
+      ["resize_pane", { paneId: shown, zoom: true }], // the active one already
+      ["resize_pane", { paneId: beside, zoom: false }], // nothing zoomed: nothing to do
+      ["resize_pane", { paneId: beside, width: 20 }],
+      ["resize_pane", { paneId: bg2, zoom: true }], // in front of nobody
       ["swap_pane", { paneId: beside, targetPaneId: bg1 }],
     ];
     for (const [tool, args] of passes) {
@@ -245,6 +274,93 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
     const select = await started("select_window", { windowId: logs, socket_name: t.socket });
     assert.equal(select.runs.length, one.runs.length);
     assert.match(select.reason ?? "", /select_window would bring window/);
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("guard: where tmux 3.3a sends a person's keys after the server's own commands is where the guard says (move-window -d in a session or its group, swap-pane -d, resize-pane -Z)", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const { edit, shown, beside, logs, tty } = await personAndBackground(t);
+    const keys = async () =>
+      (await t.tmux("list-clients", "-F", "#{client_tty} #{window_id} #{pane_id}"))
+        .split("\n").find((l) => l.startsWith(`${tty} `))!.split(" ").slice(1).join(" ");
+    /** Asks the guard, then runs what the server runs for the call: where do the keys go? */
+    const step = async (tool: string, args: Record<string, unknown>, tmux: string[]) => {
+      const r = await guardRun(env, tool, args);
+      assert.equal(r.code, 0, r.stderr.join("\n"));
+      const before = await keys();
+      await t.tmux(...tmux);
+      return { asked: r.stdout !== "", moved: (await keys()) !== before, now: await keys() };
+    };
+    // Two panes of one window: the focus follows the active pane named first...
+    assert.deepEqual(
+      await step("swap_pane", { paneId: shown, targetPaneId: beside }, [
+        "swap-pane",
+        "-d",
+        "-s",
+        shown,
+        "-t",
+        beside,
+      ]),
+      { asked: false, moved: false, now: `${edit} ${shown}` },
+    );
+    // ...and stays in its place, on the other pane, when it is named second.
+    assert.deepEqual(
+      await step("swap_pane", { paneId: beside, targetPaneId: shown }, [
+        "swap-pane",
+        "-d",
+        "-s",
+        beside,
+        "-t",
+        shown,
+      ]),
+      { asked: true, moved: true, now: `${edit} ${beside}` },
+    );
+    // A zoom makes the pane it zooms the active one (then unzoomed again, by the active pane).
+    assert.deepEqual(
+      await step("resize_pane", { paneId: shown, zoom: true }, ["resize-pane", "-Z", "-t", shown]),
+      { asked: true, moved: true, now: `${edit} ${shown}` },
+    );
+    await t.tmux("resize-pane", "-Z", "-t", shown);
+    // The current window moved to another index of its own session: tmux makes the session's
+    // last window current (with none, the one before, which may be the moved window itself).
+    await t.tmux("select-window", "-t", logs);
+    await t.tmux("select-window", "-t", edit);
+    const at = (await t.tmux("display-message", "-p", "-t", edit, "#{session_id}")).trim();
+    const moved = await step("move_window", { windowId: edit, session: "person", index: 7 }, [
+      "move-window",
+      "-d",
+      "-s",
+      `${at}:${edit}`,
+      "-t",
+      `${at}:7`,
+    ]);
+    assert.deepEqual([moved.asked, moved.moved], [true, true]);
+    assert.equal(moved.now.split(" ")[0], logs);
+    // The same through a session grouped with the person's: moved within the twin, it leaves
+    // both.
+    await t.tmux("select-window", "-t", edit);
+    assert.equal(await keys(), `${edit} ${shown}`);
+    await t.tmux("new-session", "-d", "-t", "person", "-s", "twin");
+    const twin = (await t.tmux("display-message", "-p", "-t", "twin:", "#{session_id}")).trim();
+    const grouped = await guardRun(env, "move_window", {
+      windowId: edit,
+      session: "twin",
+      fromSession: "twin",
+      index: 9,
+    });
+    assert.equal(
+      seedDecision(grouped.stdout).permissionDecisionReason,
+      `move_window would move window ${edit}, the current window of session "person", grouped ` +
+        `with session "twin", to another index of session "twin", from in front of the person ` +
+        `attached to session "person" (client ${tty}): tmux may make another window current ` +
+        "there (their last one), and what they type next goes to it.",
+    );
+    await t.tmux("move-window", "-d", "-s", `${twin}:${edit}`, "-t", `${twin}:9`);
+    assert.notEqual((await keys()).split(" ")[0], edit);
   } finally {
     await t.kill();
   }

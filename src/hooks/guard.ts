@@ -116,7 +116,7 @@ export function judgeCalls(
         continue;
       }
       out.push(...unzoomConcerns(call.label, call.unzoom, call.targets, view));
-      out.push(...keysLeaveConcerns(call.label, call.unzoom.tool, call.targets, view));
+      out.push(...keysLeaveConcerns(call.label, call.unzoom, call.targets, view));
       continue;
     }
     for (const target of call.targets) {

@@ -96,7 +96,7 @@ export interface GuardedCall {
    * Set for a call that may unzoom the windows its targets are in (unzoom.ts): judged by who
    * is shown those windows zoomed. `tool` words the reason.
    */
-  readonly unzoom?: { readonly tool: string; readonly how: Unzoom };
+  readonly unzoom?: { readonly tool: string; readonly how: Unzoom; readonly zooms?: boolean };
   /**
    * Set for a batch operation after operations that may change tmux (any tool but a read-only
    * one: rename, join, synchronize, kill, type...) or that wait: what it reaches when it runs is
@@ -276,7 +276,7 @@ function readCall(
     if (typeof targets === "string") return [unclear(label, verb, targets)];
     // In a batch, judged by tmux as it is unless a row before it waits (see unzoom.ts).
     const waited = state.changes.filter((op) => op.waits);
-    const unzoom = { tool, how: zoom.how };
+    const unzoom = zoom.zooms ? { tool, how: zoom.how, zooms: true } : { tool, how: zoom.how };
     return [{
       label,
       verb,

@@ -89,8 +89,10 @@ Commands:
               paste into, run in, respawn, kill, clear or pipe a pane a person is watching,
               or the agent's own pane, or would move a person's keys to a pane they had not
               chosen (select_pane, select_window; split_window, create_window, break_pane
-              with select; their current window moved out of their session, or the active
-              pane they type into moved out of their window), or would unzoom a window a
+              with select; their current window moved, out of their session or within it or
+              a session grouped with it; the active pane they type into moved out of their
+              window, or swapped for another pane in its place; another pane of their window
+              zoomed, resize_pane with zoom), or would unzoom a window a
               person shows zoomed (a split, layout or resize there, a pane moved in or out,
               a hidden pane selected), answers permissionDecision "ask" with the pane or
               window and who watches it; nothing otherwise. A call goes to its

@@ -34,6 +34,11 @@ interface UnzoomSpec {
   /** How it unzooms given its arguments, or undefined when it leaves every zoom alone. */
   readonly how: (args: Record<string, unknown>) => Unzoom | undefined;
   /**
+   * Whether it zooms the pane it names, whatever else it does: tmux then makes that pane the
+   * active one of its window, zoomed before or not (focus.ts judges the keys it takes).
+   */
+  readonly zooms?: (args: Record<string, unknown>) => boolean;
+  /**
    * The reason's words up to the window: `split pane %3, which unzooms ` (then `window @2,
    * which client ...`), from the ids as the snapshot has them (never the model's text).
    */
@@ -92,6 +97,8 @@ const SPECS: Readonly<Record<string, UnzoomSpec>> = {
         : args.zoom === false
         ? "off"
         : "reshape",
+    // A zoom given beside sizes is done after them; a value the server refuses counts.
+    zooms: (args) => args.zoom !== undefined && args.zoom !== false,
     lead: ([p], how) =>
       how === "off"
         ? "unzoom "
@@ -114,16 +121,23 @@ const SPECS: Readonly<Record<string, UnzoomSpec>> = {
 /** The tools that may unzoom a window (kill_pane apart, a guarded kill). */
 export const UNZOOM_TOOLS: readonly string[] = Object.keys(SPECS);
 
+/** How a call unzooms, as {@link unzoomOf} reads it from its arguments. */
+export interface UnzoomRead {
+  readonly verb: string;
+  readonly keys: readonly string[];
+  readonly how: Unzoom;
+  /** It zooms the pane it names (see {@link UnzoomSpec.zooms}). */
+  readonly zooms: boolean;
+}
+
 /** How a call of `tool` would unzoom, or undefined when it cannot. */
-export function unzoomOf(
-  tool: string,
-  args: Record<string, unknown>,
-): { readonly verb: string; readonly keys: readonly string[]; readonly how: Unzoom } | undefined {
+export function unzoomOf(tool: string, args: Record<string, unknown>): UnzoomRead | undefined {
   // Own properties only: "constructor" names no tool.
   if (!Object.hasOwn(SPECS, tool)) return undefined;
   const spec = SPECS[tool];
   const how = spec.how(args);
-  return how === undefined ? undefined : { verb: spec.verb, keys: spec.keys, how };
+  const zooms = spec.zooms?.(args) ?? false;
+  return how === undefined ? undefined : { verb: spec.verb, keys: spec.keys, how, zooms };
 }
 
 /**
