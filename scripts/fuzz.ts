@@ -10,7 +10,7 @@
  * and the command that replays them in a fresh world.
  *
  * Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
- *        [--max-wait MS] [--replay JSON] [--verbose] [--help]
+ *        [--max-wait MS] [--hook-guard] [--replay JSON] [--verbose] [--help]
  *
  * @module
  */
@@ -23,7 +23,7 @@ import { commandLine, refuse, wholeNumber } from "./cli.ts";
 const HELP = `deno task fuzz — property-based fuzz of every tool through the real server process
 
 Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
-       [--max-wait MS] [--replay JSON] [--verbose] [--help]
+       [--max-wait MS] [--hook-guard] [--replay JSON] [--verbose] [--help]
 
 Builds a private tmux server (a dead pane, a pane in copy mode, linked and grouped windows,
 odd names) with a person attached on a pseudo-terminal, starts the server process as an agent
@@ -46,6 +46,12 @@ Options:
                    0 a zoomed pane of two, 1 a linked window in copy mode seen through a
                    grouped session, 2 a synchronized window whose active pane is dead
   --max-wait MS    give every wait a timeout of at most MS (default: any, or the tool's own)
+  --hook-guard     judge \`tmux-mcp hook guard\` instead of the server's own guards: the
+                   server allows attended input, the guard is asked before every call (as
+                   Claude Code asks it), every call is made, and one it let pass must leave
+                   the panes the person watches and the agent's own as they were (process,
+                   text, no pipe), the person's keys where they went, a zoom they see zoomed.
+                   One call at a time.
   --replay JSON    instead of random calls, these groups of calls in a fresh world:
                    [[{"tool":"kill_pane","arguments":{"paneId":"%3"}}], ...] (a break that
                    needed the calls before it may not come back: run the seed again)
@@ -80,6 +86,7 @@ const { values } = commandLine("fuzz", HELP, {
   tools: { type: "string" },
   flavour: { type: "string" },
   "max-wait": { type: "string" },
+  "hook-guard": { type: "boolean", default: false },
   replay: { type: "string" },
   verbose: { type: "boolean", default: false },
 });
@@ -89,6 +96,8 @@ const concurrency = whole("concurrency", values.concurrency, 1)!;
 const flavour = whole("flavour", values.flavour, 0);
 if (flavour !== undefined && flavour >= FLAVOURS) usage(`--flavour is 0 to ${FLAVOURS - 1}`);
 const maxWaitMs = whole("max-wait", values["max-wait"], 0);
+const hookGuard = values["hook-guard"];
+if (hookGuard && concurrency > 1) usage("--hook-guard judges one call at a time (--concurrency 1)");
 const tools = values.tools?.split(",").map((t) => t.trim()).filter((t) => t) ?? [];
 const known = new Set(FUZZ_TOOLS.map((t) => t.name));
 const unknown = tools.filter((t) => !known.has(t));
@@ -139,6 +148,7 @@ try {
     tools,
     flavour,
     maxWaitMs,
+    hookGuard,
     replay,
     onEvent: values.verbose ? err : (line) => {
       if (line.startsWith("BROKEN")) err(line);
@@ -156,7 +166,8 @@ try {
   out(
     `fuzz: ${replay ? "replay" : `seed ${seed}`}: ${result.calls} calls, ${result.held} held, ` +
       `${result.broken.length} broken, ${result.skipped} skipped (schema), ` +
-      `${result.notes} noted, ${result.worlds} worlds, ${seconds} s`,
+      `${result.notes} noted, ${hookGuard ? `${result.asked} asked by the hook guard, ` : ""}` +
+      `${result.worlds} worlds, ${seconds} s`,
   );
   if (result.broken.length) status = 1;
 } finally {

@@ -9,29 +9,36 @@
 import assert from "node:assert/strict";
 import { warn } from "../src/diagnostics.ts";
 import { badErrorText } from "./helpers/fuzz_checks.ts";
-import { fuzz, replayCommand } from "./helpers/fuzz_run.ts";
-import { agentView } from "./helpers/fuzz_world.ts";
+import { fuzz, type FuzzOptions, replayCommand } from "./helpers/fuzz_run.ts";
+import { FOCUS_TOOLS } from "../src/hooks/focus.ts";
+import { BATCH_TOOL, GUARDED_TOOLS } from "../src/hooks/guarded_calls.ts";
+import { UNZOOM_TOOLS } from "../src/hooks/unzoom.ts";
+import { deadNote, keptBroken, keptView } from "./helpers/fuzz_hook.ts";
+import { agentView, buildWorld } from "./helpers/fuzz_world.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 const SEED = 20261207;
 const CALLS = 150;
 const MAX_WAIT_MS = 1_000;
+/** The hook guard's run: the tools it judges, and the batch that nests them. */
+const HOOK_SEED = 20261204;
+const HOOK_CALLS = 100;
+const HOOK_TOOLS = [
+  ...new Set([...GUARDED_TOOLS, ...FOCUS_TOOLS, ...UNZOOM_TOOLS, BATCH_TOOL]),
+];
 
-Deno.test(`fuzz: ${CALLS} random calls (seed ${SEED}) break no invariant`, async () => {
+/** Runs the fuzz on `options` and fails with each broken invariant and its replay. */
+async function fuzzHolds(options: Omit<FuzzOptions, "dir" | "concurrency" | "maxWaitMs">) {
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-fuzz-" });
   try {
-    const result = await fuzz({
-      seed: SEED,
-      calls: CALLS,
-      concurrency: 1,
-      dir,
-      maxWaitMs: MAX_WAIT_MS,
-    });
+    const result = await fuzz({ ...options, concurrency: 1, dir, maxWaitMs: MAX_WAIT_MS });
     warn(
-      `[fuzz] seed ${SEED}: ${result.calls} calls, ${result.held} held, ` +
-        `${result.broken.length} broken, ${result.notes} noted, ${result.worlds} worlds`,
+      `[fuzz] seed ${options.seed}: ${result.calls} calls, ${result.held} held, ` +
+        `${result.broken.length} broken, ${result.notes} noted, ` +
+        (options.hookGuard ? `${result.asked} asked by the hook guard, ` : "") +
+        `${result.worlds} worlds`,
     );
-    assert.equal(result.calls, CALLS);
+    assert.equal(result.calls, options.calls);
     const report = result.broken.map((b) =>
       `${b.invariant} (call ${b.at}): ${b.detail}\n  ${replayCommand(b, MAX_WAIT_MS)}`
     );
@@ -39,6 +46,14 @@ Deno.test(`fuzz: ${CALLS} random calls (seed ${SEED}) break no invariant`, async
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+}
+
+Deno.test(`fuzz: ${CALLS} random calls (seed ${SEED}) break no invariant`, async () => {
+  await fuzzHolds({ seed: SEED, calls: CALLS });
+});
+
+Deno.test(`fuzz: ${HOOK_CALLS} random calls the hook guard judges (seed ${HOOK_SEED}) break none of its promises`, async () => {
+  await fuzzHolds({ seed: HOOK_SEED, calls: HOOK_CALLS, tools: HOOK_TOOLS, hookGuard: true });
 });
 
 // The checks themselves: a fuzz that cries wolf is read less, and one that misses proves nothing.
@@ -81,4 +96,80 @@ Deno.test("fuzz checks: 'undefined' in an error is a slip unless an argument or 
   // A name that holds the word excuses it only where quoted as that name.
   const bare = 'Window undefined has no pane; Sessions: $2 "undefined".';
   assert.match(badErrorText(bare, { session: "%7" }, ["undefined"]) ?? "", /undefined/);
+});
+
+Deno.test("fuzz checks: the hook guard's promise: a keystroke, a focus moved, a pipe, a respawn and a kill are seen; a resize is not", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-fuzz-" });
+  // Flavour 2: the person sees a synchronized window of a dead pane and a `cat`.
+  const w = await buildWorld(2, dir);
+  try {
+    const [dead, cat] = w.personPanes;
+    const t = w.t;
+    const broken = async (act: () => Promise<void>) => {
+      const before = await keptView(w);
+      await act();
+      return keptBroken(before, await keptView(w, [...before.panes.keys()]), w.agentPane);
+    };
+    const rows = async (pane: string) =>
+      (await t.tmux("capture-pane", "-p", "-t", pane)).split("\n");
+    for (const [width, height] of [["20", "3"], ["6", "2"], ["1", "3"], ["80", "24"]]) {
+      assert.equal(
+        await broken(async () => {
+          await t.tmux("resize-window", "-t", w.personWindow, "-x", width, "-y", height);
+          await waitFor(
+            async () => (await rows(dead)).every((row) => [...row].length <= Number(width)),
+            `the dead pane's rows wrapped at width ${width}`,
+          );
+        }),
+        null,
+        `resized to ${width}`,
+      );
+    }
+    assert.match((await rows(dead)).join("\n"), /Pane is dead/);
+    assert.match(
+      await broken(async () => {
+        await t.tmux("send-keys", "-t", cat, "-l", "typed");
+        await waitFor(async () => (await rows(cat)).join("").includes("typed"), "the keys");
+      }) ?? "",
+      new RegExp(`^a pane the person watches, ${cat}, changed`),
+    );
+    assert.match(
+      await broken(() => t.tmux("select-pane", "-t", cat).then(() => {})) ?? "",
+      new RegExp(`^the person's keys go elsewhere: .* ${dead} → .* ${cat}$`),
+    );
+    assert.match(
+      await broken(() => t.tmux("pipe-pane", "-t", cat, "cat >/dev/null").then(() => {})) ?? "",
+      new RegExp(`, ${cat}, is piped$`),
+    );
+    assert.match(
+      await broken(() => t.tmux("respawn-pane", "-k", "-t", cat, "cat").then(() => {})) ?? "",
+      new RegExp(`, ${cat}, runs another process`),
+    );
+    assert.match(
+      await broken(() => t.tmux("kill-pane", "-t", cat).then(() => {})) ?? "",
+      new RegExp(`, ${cat}, is gone$`),
+    );
+  } finally {
+    await w.t.kill();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("fuzz checks: a dead pane's note, cut short by a resize at any width, is no change of the pane", () => {
+  // As the fuzz met them: tmux cut the note on the cursor's row to the pane's new width.
+  for (
+    const line of [
+      "Pane is dead (status 3, Fri Dec  4 21:48:42 2026)",
+      "Pane is dead (signal 9, Fri Dec  4 21:48:42 2026)",
+      "Pane is dead (status 3, Fri Dec  4 21:4",
+      "Pane is dead (",
+      "Pane is dead (s",
+      "Pane is dead",
+      "Pane is d",
+      "P",
+    ]
+  ) assert.ok(deadNote(line), line);
+  for (const line of ["", "typed", "Pane is deadly", "Pane is dead!", "Q", "PP", "hello"]) {
+    assert.ok(!deadNote(line), line);
+  }
 });

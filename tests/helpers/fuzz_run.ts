@@ -18,6 +18,10 @@
  *   command, hook or format option to run;
  * - the server answers a ping afterwards.
  *
+ * With `hookGuard`, the server's own guards step aside (`--allow-attended-input`) and the agent
+ * hook's guard is judged instead: asked before each call, held to what it promises for the calls
+ * it lets pass (tests/helpers/fuzz_hook.ts).
+ *
  * The world is rebuilt when its server or its person is gone, after a hook was set (it may act
  * on any later call), and every 150 calls. Everything is written inside one folder given by
  * the caller; the tmux servers ended are those the run started (its own socket names).
@@ -51,6 +55,7 @@ import {
   worldEnv,
   worldNames,
 } from "./fuzz_world.ts";
+import { agentEnvOf, askGuard, keptBroken, keptView } from "./fuzz_hook.ts";
 import { prng, type Rand } from "./prng.ts";
 import { MarkerBox } from "./robust.ts";
 import { type RpcMessage, StdioServer } from "./stdio.ts";
@@ -78,6 +83,12 @@ export interface FuzzOptions {
   readonly maxWaitMs?: number;
   /** Instead of random calls, these groups, in order, in one world. */
   readonly replay?: readonly (readonly FuzzCall[])[];
+  /**
+   * Judge `tmux-mcp hook guard` instead of the server's own guards (tests/helpers/fuzz_hook.ts):
+   * the server allows attended input, the guard is asked about every call, and a call it
+   * passes must keep what it promises. One call at a time.
+   */
+  readonly hookGuard?: boolean;
   /** Told of each group's outcome, and of notes (a change a command may have made). */
   readonly onEvent?: (line: string) => void;
 }
@@ -91,6 +102,8 @@ export interface Broken {
   readonly calls: readonly FuzzCall[];
   /** The world's flavour, which a reproduction needs too. */
   readonly flavour: number;
+  /** Whether the hook guard was judged ({@link FuzzOptions.hookGuard}), as a replay must be. */
+  readonly hookGuard: boolean;
   /** What was seen, cut to a few hundred characters. */
   readonly detail: string;
 }
@@ -105,6 +118,8 @@ export interface FuzzResult {
   readonly skipped: number;
   /** Changes a command, hook or format may have made: not counted. */
   readonly notes: number;
+  /** With {@link FuzzOptions.hookGuard}: calls the guard asked the person about. */
+  readonly asked: number;
   /** Worlds built. */
   readonly worlds: number;
   readonly broken: readonly Broken[];
@@ -121,6 +136,7 @@ export function replayCommand(broken: Broken, maxWaitMs?: number): string {
     "fuzz",
     "--flavour",
     String(broken.flavour),
+    ...broken.hookGuard ? ["--hook-guard"] : [],
     ...maxWaitMs === undefined ? [] : ["--max-wait", String(maxWaitMs)],
     "--replay",
     JSON.stringify([broken.calls]),
@@ -176,13 +192,15 @@ async function findDenoDir(): Promise<string> {
   return JSON.parse(new TextDecoder().decode(out.stdout)).denoDir;
 }
 
-/** The server process, started in `dir` with every toolset, as the agent in `agentPane`. */
-async function startServer(world: FuzzWorld, dir: string): Promise<StdioServer> {
+/**
+ * The server process, started in `dir` with every toolset, as the agent in `agentPane`;
+ * `attended`: with `--allow-attended-input`.
+ */
+async function startServer(world: FuzzWorld, dir: string, attended: boolean): Promise<StdioServer> {
   const env = cleanEnv({
     ...worldEnv(dir),
     DENO_DIR: await (denoDir ??= findDenoDir()),
-    TMUX: `${world.socketPath},${world.pid},${world.agentSession.slice(1)}`,
-    TMUX_PANE: world.agentPane,
+    ...agentEnvOf(world),
   });
   // Started outside the checkout (a random line may write files where tmux starts it), the
   // start task's command names the checkout's config.
@@ -194,6 +212,7 @@ async function startServer(world: FuzzWorld, dir: string): Promise<StdioServer> 
       world.t.socket,
       "--toolsets",
       "inspect,manage,execute,teardown",
+      ...attended ? ["--allow-attended-input"] : [],
     ],
     env,
     dir,
@@ -202,6 +221,10 @@ async function startServer(world: FuzzWorld, dir: string): Promise<StdioServer> 
 
 /** Runs the fuzz; never throws for an invariant, only when the world cannot be built. */
 export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
+  const hookGuard = options.hookGuard === true;
+  if (hookGuard && (options.concurrency !== 1 || options.replay?.some((g) => g.length > 1))) {
+    throw new Error("the hook guard is judged one call at a time");
+  }
   const rand: Rand = prng(options.seed);
   const only = new Set(options.tools ?? []);
   const pickable = FUZZ_TOOLS.filter((t) => only.size === 0 || only.has(t.name));
@@ -235,7 +258,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   /** Every argument string holding "undefined" sent in this world: a name a call may have given. */
   const given = new Set<string>();
   const seenMarkers = new Set<string>();
-  let calls = 0, held = 0, skipped = 0, notes = 0, worlds = 0, made = 0;
+  let calls = 0, held = 0, skipped = 0, notes = 0, worlds = 0, made = 0, asked = 0;
 
   let world: FuzzWorld | undefined;
   let server: StdioServer | undefined;
@@ -251,7 +274,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     world = await buildWorld(flavour, options.dir);
     given.clear();
     worlds++;
-    server = await startServer(world, options.dir);
+    server = await startServer(world, options.dir, hookGuard);
     const opened = await within(server.initialize(), 60_000);
     if (opened === "timeout") throw new Error("the server process did not answer initialize");
     maker.useWorld(world);
@@ -299,7 +322,14 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       sinceWorld += group.length;
       const brokenBefore = broken.length;
       const fail = (invariant: string, detail: unknown, which: FuzzCall[] = group) => {
-        broken.push({ invariant, at, calls: which, flavour: w.flavour, detail: cut(detail) });
+        broken.push({
+          invariant,
+          at,
+          calls: which,
+          flavour: w.flavour,
+          hookGuard,
+          detail: cut(detail),
+        });
         say(`BROKEN ${invariant} at call ${at}: ${cut(which, 300)}: ${cut(detail, 300)}`);
       };
       const note = (what: string) => {
@@ -308,8 +338,14 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       };
 
       for (const call of group) stringsIn(call.arguments, "undefined", given);
-      const personBefore = await personView(w);
-      const agentBefore = await agentView(w);
+      // The hook guard is asked first, as Claude Code asks it before it sends the call.
+      const guardSaid = hookGuard ? await askGuard(w, group[0]) : undefined;
+      if (guardSaid?.kind === "failed") {
+        fail(`the hook guard failed (exit ${guardSaid.code})`, guardSaid.stderr);
+      } else if (guardSaid?.kind === "asked") asked++;
+      const keptBefore = guardSaid?.kind === "passed" ? await keptView(w) : null;
+      const personBefore = hookGuard ? null : await personView(w);
+      const agentBefore = hookGuard ? null : await agentView(w);
       const pidBefore = await serverPid(w);
       const sent = group.map((c) => s.send("tools/call", { name: c.tool, arguments: c.arguments }));
       const all = Promise.all(sent.map((x) => x.answer));
@@ -391,7 +427,15 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           );
         }
       }
-      if (pidAfter) {
+      if (keptBefore && pidAfter) {
+        const keptAfter = await keptView(w, [...keptBefore.panes.keys()]);
+        const why = keptBroken(keptBefore, keptAfter, w.agentPane);
+        if (why && hooked) note(`${why}; a hook set may have done it`);
+        else if (why && types(group[0]) && !/^(a pane|the agent)/.test(why)) {
+          note(`${why}; a pane typed to may have ended`);
+        } else if (why) fail("the hook guard passed a call that broke its promise", why);
+      }
+      if (pidAfter && agentBefore !== null) {
         const agentAfter = await agentView(w);
         if (agentAfter !== agentBefore && !group.some(mayTouchAgentPane)) {
           if (hooked) note("the agent's pane changed; a hook set may have done it");
@@ -427,7 +471,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     await dispose();
     await markers.remove();
   }
-  return { calls, held, skipped, notes, worlds, broken };
+  return { calls, held, skipped, notes, worlds, broken, asked };
 }
 
 /** Adds to `into` every string in `value` (however deep) that holds `word`. */

@@ -1,0 +1,190 @@
+/**
+ * The fuzz's second judge (`deno task fuzz --hook-guard`): the server runs with
+ * `--allow-attended-input`, so that nothing of its own stands between a call and the person's
+ * view, and before each call `tmux-mcp hook guard` is asked about it, exactly as Claude Code
+ * would ask it (the same hook input, environment and server flags). Every call is then made,
+ * asked about or not, so that the world goes on changing; a call the guard let pass is held to
+ * what the guard promises (src/hooks/main.ts, `guard`):
+ *
+ * - no pane a person watches, nor the agent's own, is typed into, pasted into, run in,
+ *   respawned, killed, cleared or piped: each is there after, with the same process, the same
+ *   text (history included, wrapped rows joined: a resize changes none of it) and no new pipe;
+ * - the person's keys go to the pane they went to (their client's session, window and pane);
+ * - a window the person sees zoomed stays zoomed.
+ *
+ * What a hook set earlier may do, and what a program does when typed to (a hidden pane of the
+ * person's zoomed window ending unzooms it), is the fuzz's usual note, not a break.
+ *
+ * @module
+ */
+
+import type { FuzzCall } from "./fuzz_args.ts";
+import type { FuzzWorld } from "./fuzz_world.ts";
+import type { PreToolUseDecision } from "../../src/hooks/guard.ts";
+import { runHook } from "../../src/hooks/main.ts";
+
+/** What the guard answered: a decision, no opinion, or a failure (its exit code and words). */
+export type GuardAnswer =
+  | { readonly kind: "asked"; readonly reason: string }
+  | { readonly kind: "passed" }
+  | { readonly kind: "failed"; readonly code: number; readonly stderr: string };
+
+/** The environment the agent gives both the MCP server and its hooks in `w`. */
+export function agentEnvOf(w: FuzzWorld): Record<string, string> {
+  return { TMUX: `${w.socketPath},${w.pid},${w.agentSession.slice(1)}`, TMUX_PANE: w.agentPane };
+}
+
+/** Asks `tmux-mcp hook guard --socket <the world's>` about `call`, as Claude Code would. */
+export async function askGuard(w: FuzzWorld, call: FuzzCall): Promise<GuardAnswer> {
+  const input = new TextEncoder().encode(JSON.stringify({
+    session_id: "fuzz",
+    transcript_path: "/nonexistent/fuzz.jsonl",
+    cwd: "/",
+    permission_mode: "default",
+    hook_event_name: "PreToolUse",
+    tool_name: `mcp__tmux__${call.tool}`,
+    tool_input: call.arguments,
+    tool_use_id: "toolu_fuzz",
+  }));
+  const env = agentEnvOf(w);
+  let stdout = "";
+  const stderr: string[] = [];
+  const code = await runHook(["guard", "--socket", w.t.socket], {
+    readStdin: (limit) => Promise.resolve(input.subarray(0, limit + 1)),
+    env: (name) => env[name],
+    writeStdout: (text) => {
+      stdout += text;
+      return Promise.resolve();
+    },
+    writeStderr: (line) => {
+      stderr.push(line);
+    },
+  });
+  if (code !== 0) return { kind: "failed", code, stderr: stderr.join("\n") };
+  if (stdout === "") return { kind: "passed" };
+  const decision = JSON.parse(stdout) as PreToolUseDecision;
+  return { kind: "asked", reason: decision.hookSpecificOutput.permissionDecisionReason };
+}
+
+/** One pane the guard keeps from a call: its process, whether piped, and its whole text. */
+interface KeptPane {
+  readonly pid: string;
+  readonly piped: boolean;
+  readonly dead: boolean;
+  /**
+   * Whether its program never ends, nor prints, of its own accord: `cat` (the person's), a
+   * shell at its prompt, a dead pane. Others (a pane a call started with `echo hi`, `seq`)
+   * may end or print while a later call runs: only their process and pipe are held.
+   */
+  readonly steady: boolean;
+  readonly text: string;
+  /** Its width: at one column tmux cannot hold a wide character, and wraps it anew. */
+  readonly width: number;
+}
+
+/**
+ * Whether `line` is what tmux writes into a pane whose program ended, `Pane is dead (status 3,
+ * <date>)`, or that note cut short at any width.
+ */
+export function deadNote(line: string): boolean {
+  const note = "Pane is dead (";
+  return line !== "" && (note.startsWith(line) || line.startsWith(note));
+}
+
+/** What the guard promises to keep, read before a call. */
+export interface KeptView {
+  /** The person's client: session, window and pane their keys go to; null when gone. */
+  readonly keys: string | null;
+  /** The window they see, and whether it is zoomed. */
+  readonly window: string;
+  readonly zoomed: boolean;
+  /** The panes they see (the zoomed one alone), and the agent's own. */
+  readonly panes: ReadonlyMap<string, KeptPane | null>;
+}
+
+async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
+  const facts = await w.t.tmuxRaw(
+    "display-message",
+    "-p",
+    "-t",
+    pane,
+    "#{pane_id}\t#{pane_pid}\t#{pane_pipe}\t#{pane_dead}\t#{pane_width}\t#{pane_start_command}",
+  );
+  const [id, pid, piped, dead, width, start] = facts.stdout.trim().split("\t");
+  // display-message -t names a missing pane with empty values, and exits 0 (TMUX-NOTES).
+  if (facts.code !== 0 || id !== pane) return null;
+  const capture = await w.t.tmuxRaw("capture-pane", "-p", "-J", "-S", "-", "-t", pane);
+  if (capture.code !== 0) return null;
+  // A dead pane's note is cut anew at each width (tmux wraps none of it): it is left out.
+  const text = capture.stdout.split("\n").map((l) => l.trimEnd())
+    .filter((l) => dead !== "1" || !deadNote(l)).join("\n").trim();
+  const steady = dead === "1" || ["", "cat", "sh", '"cat"', '"sh"'].includes(start);
+  return { pid, piped: piped === "1", dead: dead === "1", steady, text, width: Number(width) };
+}
+
+/** Reads {@link KeptView}; the panes read are those watched now, or `panes` when given. */
+export async function keptView(w: FuzzWorld, panes?: readonly string[]): Promise<KeptView> {
+  const clients = await w.t.tmuxRaw(
+    "list-clients",
+    "-F",
+    "#{client_tty}\t#{session_id}\t#{window_id}\t#{pane_id}\t#{window_zoomed_flag}",
+  );
+  const line = clients.code === 0
+    ? clients.stdout.split("\n").find((l) => l.startsWith(`${w.personTty}\t`))
+    : undefined;
+  const [, session, window, pane, zoomed] = line?.split("\t") ?? [];
+  let watched = panes;
+  if (!watched) {
+    const inWindow = line
+      ? (await w.t.tmuxRaw("list-panes", "-t", window, "-F", "#{pane_id}")).stdout
+        .split("\n").filter((l) => l)
+      : [];
+    watched = [...(zoomed === "1" ? [pane] : inWindow), w.agentPane];
+  }
+  const kept = new Map<string, KeptPane | null>();
+  for (const p of watched) kept.set(p, await keptPane(w, p));
+  return {
+    keys: line ? `${session} ${window} ${pane}` : null,
+    window: window ?? "",
+    zoomed: zoomed === "1",
+    panes: kept,
+  };
+}
+
+/** What a call the guard passed broke of `before` (read again as `after`), or null. */
+export function keptBroken(before: KeptView, after: KeptView, agentPane: string): string | null {
+  for (const [pane, was] of before.panes) {
+    if (was === null) continue;
+    const whose = pane === agentPane ? "the agent's own pane" : "a pane the person watches";
+    const now = after.panes.get(pane) ?? null;
+    if (now === null) {
+      if (was.steady) return `${whose}, ${pane}, is gone`;
+      continue;
+    }
+    if (now.pid !== was.pid) {
+      return `${whose}, ${pane}, runs another process (${was.pid} → ${now.pid})`;
+    }
+    if (now.piped && !was.piped) return `${whose}, ${pane}, is piped`;
+    if (!was.steady) continue;
+    if (now.dead && !was.dead) return `${whose}, ${pane}, ended`;
+    if (now.text !== was.text && Math.min(now.width, was.width) > 1) {
+      return `${whose}, ${pane}, changed: ${difference(was.text, now.text)}`;
+    }
+  }
+  if (before.keys !== null && after.keys !== before.keys) {
+    return `the person's keys go elsewhere: ${before.keys} → ${
+      after.keys ?? "their client is gone"
+    }`;
+  }
+  if (before.zoomed && after.window === before.window && !after.zoomed) {
+    return `the window the person sees zoomed, ${before.window}, is unzoomed`;
+  }
+  return null;
+}
+
+function difference(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const show = (s: string) => JSON.stringify(s.slice(Math.max(0, i - 20), i + 40));
+  return `from character ${i}, before ${show(a)}, after ${show(b)}`;
+}
