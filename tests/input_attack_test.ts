@@ -286,6 +286,55 @@ Deno.test("run_command judges a new pane's program only once it runs (not the sh
   });
 });
 
+Deno.test("run_command on a pane tmux has yet to start its program in waits for the program, not refusing 'tmux'", async () => {
+  await withTmux(async (t, c) => {
+    // Until the child tmux forks for a new pane execs its program, tmux names the pane's
+    // command "tmux" (the child's command line is the server's), for as long as a loaded
+    // machine takes. The same seen here for a second: a process named tmux, then a shell.
+    const pane = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "bash",
+      "-c",
+      "exec -a tmux bash -c 'sleep 1; exec sh'",
+    )).trim();
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")).trim() ===
+          "tmux",
+      "the pane named tmux",
+    );
+    const run = await c.ok<{ exitStatus: number | null; output: string }>("run_command", {
+      paneId: pane,
+      command: "echo started",
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual([run.exitStatus, run.output], [0, "started"]);
+    // A pane that is not blank is judged at once, whatever it is named.
+    const named = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "bash",
+      "-c",
+      "echo drawn; exec -a tmux cat",
+    )).trim();
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", named)).includes("drawn"),
+      "the named pane's output",
+    );
+    assert.match(
+      await c.fail("run_command", { paneId: named, command: "echo x", timeoutMs: 10_000 }),
+      /is running "tmux", not a shell at its prompt/,
+    );
+  });
+});
+
 /** The POSIX shells installed here that run_command is tried with. */
 const MARKER_SHELLS = ["sh", "bash", "zsh"].filter((name) =>
   ["/bin", "/usr/bin"].some((dir) => {

@@ -280,6 +280,21 @@ export async function probePane(ctx: TmuxContext, paneId: string): Promise<PaneP
   return (await probeWith(ctx, paneId, [])).probe;
 }
 
+/** Whether a pane has written nothing yet: no history, the cursor at the top left. */
+export function blankPane(p: PaneProbe): boolean {
+  return p.exists && p.historySize === 0 && p.cursorX === 0 && p.cursorY === 0;
+}
+
+/**
+ * Whether a pane looks like one whose program tmux has yet to start: blank, and named `tmux`.
+ * tmux forks a child for a new pane, which runs tmux itself (with the server's command line)
+ * until it execs the pane's program; tmux names the pane's command after it meanwhile, for as
+ * long as a loaded machine takes.
+ */
+export function notStartedYet(p: PaneProbe): boolean {
+  return blankPane(p) && p.command === "tmux";
+}
+
 /**
  * Waits (bounded) until a pane that has written nothing yet writes something: a shell that
  * has not drawn its first prompt may not have set up its line editor, and bash drops what is
@@ -292,11 +307,9 @@ export async function awaitFirstOutput(
   start: PaneProbe,
   maxMs: number,
 ): Promise<PaneProbe> {
-  const blank = (p: PaneProbe) =>
-    p.exists && p.historySize === 0 && p.cursorX === 0 && p.cursorY === 0;
   let latest = start;
   const until = performance.now() + maxMs;
-  while (blank(latest) && performance.now() < until && !ctx.signal.aborted) {
+  while (blankPane(latest) && performance.now() < until && !ctx.signal.aborted) {
     await new Promise((resolve) => setTimeout(resolve, 20));
     latest = (await probeWith(ctx, paneId, [], start)).probe;
   }

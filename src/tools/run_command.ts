@@ -40,7 +40,7 @@ import { keepTail } from "./text_tail.ts";
 import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import { afterTyped } from "./run_failure.ts";
-import { awaitFirstOutput, paneEnded } from "./pane_probe.ts";
+import { awaitFirstOutput, notStartedYet, paneEnded } from "./pane_probe.ts";
 import {
   busyRefusal,
   forgetEndedRuns,
@@ -219,11 +219,14 @@ export const runCommand = defineTool({
       const deadline = began + effective;
       const byInput = typedProgram(ctx, key, pane.id);
       const settled = await afterPromptPrograms(ctx, key, pane.id, watch.start, deadline, byInput);
-      requirePosixShell(pane.id, settled.command);
+      // A program that is no shell is refused at once, unless the pane is one tmux has yet to
+      // start a program in (a child of its own, named tmux): a split a moment ago.
+      if (!notStartedYet(settled)) requirePosixShell(pane.id, settled.command);
       // A pane created a moment ago may not have drawn its first prompt yet, and until a
       // program holds its terminal tmux names the command the pane was started with (or the
-      // shell that is about to exec it): the program is judged only once it has drawn (read
-      // with the watch open; tmux checks it again at the instant of typing).
+      // shell that is about to exec it, or itself before that): the program is judged only
+      // once it has drawn (read with the watch open; tmux checks it again at the instant of
+      // typing).
       const now = await awaitFirstOutput(ctx, pane.id, settled, Math.min(effective, 2_000));
       if (paneEnded(watch.start, now)) {
         throw new ToolFailure(
