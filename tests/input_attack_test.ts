@@ -291,16 +291,9 @@ Deno.test("run_command on a pane tmux has yet to start its program in waits for 
     // Until the child tmux forks for a new pane execs its program, tmux names the pane's
     // command "tmux" (the child's command line is the server's), for as long as a loaded
     // machine takes. The same seen here for a second: a process named tmux, then a shell.
-    const pane = (await t.tmux(
-      "new-window",
-      "-d",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "bash",
-      "-c",
-      "exec -a tmux bash -c 'sleep 1; exec sh'",
-    )).trim();
+    const window = async (script: string) =>
+      (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "bash", "-c", script)).trim();
+    const pane = await window("exec -a tmux bash -c 'sleep 1; exec sh'");
     await waitFor(
       async () =>
         (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")).trim() ===
@@ -314,16 +307,7 @@ Deno.test("run_command on a pane tmux has yet to start its program in waits for 
     });
     assert.deepEqual([run.exitStatus, run.output], [0, "started"]);
     // A pane that is not blank is judged at once, whatever it is named.
-    const named = (await t.tmux(
-      "new-window",
-      "-d",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "bash",
-      "-c",
-      "echo drawn; exec -a tmux cat",
-    )).trim();
+    const named = await window("echo drawn; exec -a tmux cat");
     await waitFor(
       async () => (await t.tmux("capture-pane", "-p", "-t", named)).includes("drawn"),
       "the named pane's output",

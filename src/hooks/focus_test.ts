@@ -295,30 +295,28 @@ Deno.test("guard: where tmux 3.3a sends a person's keys after the server's own c
       await t.tmux(...tmux);
       return { asked: r.stdout !== "", moved: (await keys()) !== before, now: await keys() };
     };
+    /** swap_pane as the server runs it. */
+    const swap = (paneId: string, targetPaneId: string) =>
+      step("swap_pane", { paneId, targetPaneId }, [
+        "swap-pane",
+        "-d",
+        "-s",
+        paneId,
+        "-t",
+        targetPaneId,
+      ]);
     // Two panes of one window: the focus follows the active pane named first...
-    assert.deepEqual(
-      await step("swap_pane", { paneId: shown, targetPaneId: beside }, [
-        "swap-pane",
-        "-d",
-        "-s",
-        shown,
-        "-t",
-        beside,
-      ]),
-      { asked: false, moved: false, now: `${edit} ${shown}` },
-    );
+    assert.deepEqual(await swap(shown, beside), {
+      asked: false,
+      moved: false,
+      now: `${edit} ${shown}`,
+    });
     // ...and stays in its place, on the other pane, when it is named second.
-    assert.deepEqual(
-      await step("swap_pane", { paneId: beside, targetPaneId: shown }, [
-        "swap-pane",
-        "-d",
-        "-s",
-        beside,
-        "-t",
-        shown,
-      ]),
-      { asked: true, moved: true, now: `${edit} ${beside}` },
-    );
+    assert.deepEqual(await swap(beside, shown), {
+      asked: true,
+      moved: true,
+      now: `${edit} ${beside}`,
+    });
     // A zoom makes the pane it zooms the active one (then unzoomed again, by the active pane).
     assert.deepEqual(
       await step("resize_pane", { paneId: shown, zoom: true }, ["resize-pane", "-Z", "-t", shown]),
