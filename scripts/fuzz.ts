@@ -10,7 +10,8 @@
  * and the command that replays them in a fresh world.
  *
  * Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
- *        [--max-wait MS] [--hook-guard] [--replay JSON] [--verbose] [--help]
+ *        [--max-wait MS] [--hook-guard] [--own-panes-only] [--replay JSON] [--verbose]
+ *        [--help]
  *
  * @module
  */
@@ -23,7 +24,8 @@ import { commandLine, refuse, wholeNumber } from "./cli.ts";
 const HELP = `deno task fuzz — property-based fuzz of every tool through the real server process
 
 Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
-       [--max-wait MS] [--hook-guard] [--replay JSON] [--verbose] [--help]
+       [--max-wait MS] [--hook-guard] [--own-panes-only] [--replay JSON] [--verbose]
+       [--help]
 
 Builds a private tmux server (a dead pane, a pane in copy mode, linked and grouped windows,
 odd names) with a person attached on a pseudo-terminal, starts the server process as an agent
@@ -52,6 +54,11 @@ Options:
                    the panes the person watches and the agent's own as they were (process,
                    text, no pipe), the person's keys where they went, a zoom they see zoomed.
                    One call at a time.
+  --own-panes-only judge the server's --own-panes-only: it runs with it (and with
+                   --allow-attended-input, so the fence alone stands), and no pane of the
+                   world as built, none of them its own, may lose its process, text or pipe,
+                   unless a call of the group reaches tmux or a shell by design (set_hook,
+                   set_option, set_environment, display_message: noted).
   --replay JSON    instead of random calls, these groups of calls in a fresh world:
                    [[{"tool":"kill_pane","arguments":{"paneId":"%3"}}], ...] (a break that
                    needed the calls before it may not come back: run the seed again)
@@ -87,6 +94,7 @@ const { values } = commandLine("fuzz", HELP, {
   flavour: { type: "string" },
   "max-wait": { type: "string" },
   "hook-guard": { type: "boolean", default: false },
+  "own-panes-only": { type: "boolean", default: false },
   replay: { type: "string" },
   verbose: { type: "boolean", default: false },
 });
@@ -149,6 +157,7 @@ try {
     flavour,
     maxWaitMs,
     hookGuard,
+    ownPanesOnly: values["own-panes-only"],
     replay,
     onEvent: values.verbose ? err : (line) => {
       if (line.startsWith("BROKEN")) err(line);

@@ -7,53 +7,17 @@
  */
 
 import assert from "node:assert/strict";
-import { warn } from "../src/diagnostics.ts";
 import { badErrorText } from "./helpers/fuzz_checks.ts";
-import { fuzz, type FuzzOptions, replayCommand } from "./helpers/fuzz_run.ts";
-import { FOCUS_TOOLS } from "../src/hooks/focus.ts";
-import { BATCH_TOOL, GUARDED_TOOLS } from "../src/hooks/guarded_calls.ts";
-import { UNZOOM_TOOLS } from "../src/hooks/unzoom.ts";
+import { fuzzHolds } from "./helpers/fuzz_holds.ts";
 import { deadNote, keptBroken, keptView } from "./helpers/fuzz_hook.ts";
 import { agentView, buildWorld } from "./helpers/fuzz_world.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 const SEED = 20261207;
 const CALLS = 150;
-const MAX_WAIT_MS = 1_000;
-/** The hook guard's run: the tools it judges, and the batch that nests them. */
-const HOOK_SEED = 20261204;
-const HOOK_CALLS = 100;
-const HOOK_TOOLS = [
-  ...new Set([...GUARDED_TOOLS, ...FOCUS_TOOLS, ...UNZOOM_TOOLS, BATCH_TOOL]),
-];
-
-/** Runs the fuzz on `options` and fails with each broken invariant and its replay. */
-async function fuzzHolds(options: Omit<FuzzOptions, "dir" | "concurrency" | "maxWaitMs">) {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-fuzz-" });
-  try {
-    const result = await fuzz({ ...options, concurrency: 1, dir, maxWaitMs: MAX_WAIT_MS });
-    warn(
-      `[fuzz] seed ${options.seed}: ${result.calls} calls, ${result.held} held, ` +
-        `${result.broken.length} broken, ${result.notes} noted, ` +
-        (options.hookGuard ? `${result.asked} asked by the hook guard, ` : "") +
-        `${result.worlds} worlds`,
-    );
-    assert.equal(result.calls, options.calls);
-    const report = result.broken.map((b) =>
-      `${b.invariant} (call ${b.at}): ${b.detail}\n  ${replayCommand(b, MAX_WAIT_MS)}`
-    );
-    assert.deepEqual(report, [], report.join("\n"));
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
-}
 
 Deno.test(`fuzz: ${CALLS} random calls (seed ${SEED}) break no invariant`, async () => {
   await fuzzHolds({ seed: SEED, calls: CALLS });
-});
-
-Deno.test(`fuzz: ${HOOK_CALLS} random calls the hook guard judges (seed ${HOOK_SEED}) break none of its promises`, async () => {
-  await fuzzHolds({ seed: HOOK_SEED, calls: HOOK_CALLS, tools: HOOK_TOOLS, hookGuard: true });
 });
 
 // The checks themselves: a fuzz that cries wolf is read less, and one that misses proves nothing.

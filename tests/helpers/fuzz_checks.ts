@@ -95,6 +95,19 @@ export function mayEndServer(call: FuzzCall, succeeded: boolean): boolean {
     ["kill_session", "kill_window", "kill_pane", "call_tools_batch"].includes(call.tool);
 }
 
+/**
+ * The tools `--own-panes-only` does not fence, by design (README): they reach tmux or a shell,
+ * which may act on any pane.
+ */
+const REACH_TMUX = new Set(["set_hook", "set_option", "set_environment", "display_message"]);
+
+/** Whether `call` is, or holds, one of the tools that reach tmux or a shell by design. */
+export function reachesTmux(call: FuzzCall): boolean {
+  if (REACH_TMUX.has(call.tool)) return true;
+  if (call.tool === "call_tools_batch") return operations(call).some(reachesTmux);
+  return false;
+}
+
 /** Whether `call` set a hook (one that may act on any later call). */
 export function setsHook(call: FuzzCall): boolean {
   if (call.tool === "set_hook") return call.arguments.unset !== true;

@@ -153,24 +153,44 @@ export async function keptView(w: FuzzWorld, panes?: readonly string[]): Promise
 
 /** What a call the guard passed broke of `before` (read again as `after`), or null. */
 export function keptBroken(before: KeptView, after: KeptView, agentPane: string): string | null {
+  return panesBroken(
+    before,
+    after,
+    (pane) => pane === agentPane ? "the agent's own pane" : "a pane the person watches",
+  ) ??
+    focusBroken(before, after);
+}
+
+/**
+ * Which of `before`'s panes a call broke (gone, another process, piped, its text changed), read
+ * again as `after`; `whose` words a pane in the answer. Null when none.
+ */
+export function panesBroken(
+  before: KeptView,
+  after: KeptView,
+  whose: (pane: string) => string,
+): string | null {
   for (const [pane, was] of before.panes) {
     if (was === null) continue;
-    const whose = pane === agentPane ? "the agent's own pane" : "a pane the person watches";
     const now = after.panes.get(pane) ?? null;
+    const which = `${whose(pane)}, ${pane},`;
     if (now === null) {
-      if (was.steady) return `${whose}, ${pane}, is gone`;
+      if (was.steady) return `${which} is gone`;
       continue;
     }
-    if (now.pid !== was.pid) {
-      return `${whose}, ${pane}, runs another process (${was.pid} → ${now.pid})`;
-    }
-    if (now.piped && !was.piped) return `${whose}, ${pane}, is piped`;
+    if (now.pid !== was.pid) return `${which} runs another process (${was.pid} → ${now.pid})`;
+    if (now.piped && !was.piped) return `${which} is piped`;
     if (!was.steady) continue;
-    if (now.dead && !was.dead) return `${whose}, ${pane}, ended`;
+    if (now.dead && !was.dead) return `${which} ended`;
     if (now.text !== was.text && Math.min(now.width, was.width) > 1) {
-      return `${whose}, ${pane}, changed: ${difference(was.text, now.text)}`;
+      return `${which} changed: ${difference(was.text, now.text)}`;
     }
   }
+  return null;
+}
+
+/** Whether the person's keys went elsewhere, or a zoom they saw was undone. */
+function focusBroken(before: KeptView, after: KeptView): string | null {
   if (before.keys !== null && after.keys !== before.keys) {
     return `the person's keys go elsewhere: ${before.keys} → ${
       after.keys ?? "their client is gone"

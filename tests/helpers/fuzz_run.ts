@@ -20,7 +20,11 @@
  *
  * With `hookGuard`, the server's own guards step aside (`--allow-attended-input`) and the agent
  * hook's guard is judged instead: asked before each call, held to what it promises for the calls
- * it lets pass (tests/helpers/fuzz_hook.ts).
+ * it lets pass (tests/helpers/fuzz_hook.ts). With `ownPanesOnly`, the server also runs with
+ * `--own-panes-only`, and a pane it did not create (every pane of the world as built) must keep
+ * its process, text and pipe whatever a group of calls does, unless a call of the group reaches
+ * tmux or a shell by design (set_hook, set_option, set_environment, display_message: the flag's
+ * documented limits).
  *
  * The world is rebuilt when its server or its person is gone, after a hook was set (it may act
  * on any later call), and every 150 calls. Everything is written inside one folder given by
@@ -40,6 +44,7 @@ import {
   mayChangePersonView,
   mayEndServer,
   mayTouchAgentPane,
+  reachesTmux,
   runsJobs,
   setsHook,
   types,
@@ -55,7 +60,7 @@ import {
   worldEnv,
   worldNames,
 } from "./fuzz_world.ts";
-import { agentEnvOf, askGuard, keptBroken, keptView } from "./fuzz_hook.ts";
+import { agentEnvOf, askGuard, keptBroken, keptView, panesBroken } from "./fuzz_hook.ts";
 import { prng, type Rand } from "./prng.ts";
 import { MarkerBox } from "./robust.ts";
 import { type RpcMessage, StdioServer } from "./stdio.ts";
@@ -89,6 +94,11 @@ export interface FuzzOptions {
    * passes must keep what it promises. One call at a time.
    */
   readonly hookGuard?: boolean;
+  /**
+   * Judge `--own-panes-only`: the server runs with it (and `--allow-attended-input`, so that the
+   * fence alone stands), and no pane it did not create may be acted on.
+   */
+  readonly ownPanesOnly?: boolean;
   /** Told of each group's outcome, and of notes (a change a command may have made). */
   readonly onEvent?: (line: string) => void;
 }
@@ -104,6 +114,8 @@ export interface Broken {
   readonly flavour: number;
   /** Whether the hook guard was judged ({@link FuzzOptions.hookGuard}), as a replay must be. */
   readonly hookGuard: boolean;
+  /** Whether `--own-panes-only` was judged ({@link FuzzOptions.ownPanesOnly}). */
+  readonly ownPanesOnly: boolean;
   /** What was seen, cut to a few hundred characters. */
   readonly detail: string;
 }
@@ -137,6 +149,7 @@ export function replayCommand(broken: Broken, maxWaitMs?: number): string {
     "--flavour",
     String(broken.flavour),
     ...broken.hookGuard ? ["--hook-guard"] : [],
+    ...broken.ownPanesOnly ? ["--own-panes-only"] : [],
     ...maxWaitMs === undefined ? [] : ["--max-wait", String(maxWaitMs)],
     "--replay",
     JSON.stringify([broken.calls]),
@@ -194,9 +207,13 @@ async function findDenoDir(): Promise<string> {
 
 /**
  * The server process, started in `dir` with every toolset, as the agent in `agentPane`;
- * `attended`: with `--allow-attended-input`.
+ * `flags`: more of them (`--allow-attended-input`, `--own-panes-only`).
  */
-async function startServer(world: FuzzWorld, dir: string, attended: boolean): Promise<StdioServer> {
+async function startServer(
+  world: FuzzWorld,
+  dir: string,
+  flags: readonly string[],
+): Promise<StdioServer> {
   const env = cleanEnv({
     ...worldEnv(dir),
     DENO_DIR: await (denoDir ??= findDenoDir()),
@@ -212,7 +229,7 @@ async function startServer(world: FuzzWorld, dir: string, attended: boolean): Pr
       world.t.socket,
       "--toolsets",
       "inspect,manage,execute,teardown",
-      ...attended ? ["--allow-attended-input"] : [],
+      ...flags,
     ],
     env,
     dir,
@@ -222,6 +239,12 @@ async function startServer(world: FuzzWorld, dir: string, attended: boolean): Pr
 /** Runs the fuzz; never throws for an invariant, only when the world cannot be built. */
 export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   const hookGuard = options.hookGuard === true;
+  const fenced = options.ownPanesOnly === true;
+  // Either judge steps the server's attended guard aside: what it judges stands alone.
+  const flags = [
+    ...hookGuard || fenced ? ["--allow-attended-input"] : [],
+    ...fenced ? ["--own-panes-only"] : [],
+  ];
   if (hookGuard && (options.concurrency !== 1 || options.replay?.some((g) => g.length > 1))) {
     throw new Error("the hook guard is judged one call at a time");
   }
@@ -261,6 +284,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   let calls = 0, held = 0, skipped = 0, notes = 0, worlds = 0, made = 0, asked = 0;
 
   let world: FuzzWorld | undefined;
+  /** With `ownPanesOnly`: the panes of the world as built, none of them this server's. */
+  let foreign: string[] = [];
   let server: StdioServer | undefined;
   const dispose = async () => {
     await server?.kill();
@@ -274,7 +299,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     world = await buildWorld(flavour, options.dir);
     given.clear();
     worlds++;
-    server = await startServer(world, options.dir, hookGuard);
+    foreign = fenced ? (await present(world)).panes : [];
+    server = await startServer(world, options.dir, flags);
     const opened = await within(server.initialize(), 60_000);
     if (opened === "timeout") throw new Error("the server process did not answer initialize");
     maker.useWorld(world);
@@ -328,6 +354,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           calls: which,
           flavour: w.flavour,
           hookGuard,
+          ownPanesOnly: fenced,
           detail: cut(detail),
         });
         say(`BROKEN ${invariant} at call ${at}: ${cut(which, 300)}: ${cut(detail, 300)}`);
@@ -344,8 +371,9 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         fail(`the hook guard failed (exit ${guardSaid.code})`, guardSaid.stderr);
       } else if (guardSaid?.kind === "asked") asked++;
       const keptBefore = guardSaid?.kind === "passed" ? await keptView(w) : null;
-      const personBefore = hookGuard ? null : await personView(w);
-      const agentBefore = hookGuard ? null : await agentView(w);
+      const foreignBefore = fenced ? await keptView(w, foreign) : null;
+      const personBefore = hookGuard || fenced ? null : await personView(w);
+      const agentBefore = hookGuard || fenced ? null : await agentView(w);
       const pidBefore = await serverPid(w);
       const sent = group.map((c) => s.send("tools/call", { name: c.tool, arguments: c.arguments }));
       const all = Promise.all(sent.map((x) => x.answer));
@@ -434,6 +462,16 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         else if (why && types(group[0]) && !/^(a pane|the agent)/.test(why)) {
           note(`${why}; a pane typed to may have ended`);
         } else if (why) fail("the hook guard passed a call that broke its promise", why);
+      }
+      if (foreignBefore && pidAfter) {
+        const why = panesBroken(
+          foreignBefore,
+          await keptView(w, foreign),
+          () => "a pane this server did not create",
+        );
+        if (why && (hooked || group.some(reachesTmux))) {
+          note(`${why}; a call that reaches tmux or a shell by design may have done it`);
+        } else if (why) fail("a pane this server did not create was acted on", why);
       }
       if (pidAfter && agentBefore !== null) {
         const agentAfter = await agentView(w);
