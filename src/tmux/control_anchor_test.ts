@@ -8,6 +8,9 @@ import assert from "node:assert/strict";
 import { TestTmux, trackChild, waitFor, withRunner } from "../../tests/helpers/tmux.ts";
 import { controlFor } from "./control.ts";
 
+/** How long a subscription check may take to be told (tmux checks once a second). */
+const SUBSCRIPTION_WAIT_MS = 20_000;
+
 /** Our control clients: pid and session name of each. */
 async function ourClients(t: TestTmux): Promise<{ pid: number; session: string }[]> {
   const lines = await t.tmux(
@@ -49,21 +52,39 @@ async function subscriptionChecks(t: TestTmux, session: string, checks: number):
   const writer = child.stdin.getWriter();
   const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
-  const seen = async (value: string) => {
+  /**
+   * Reads until a line `wanted` accepts, and drops what came before it. Bounded: a line that
+   * never comes fails the test with what did come, instead of holding the suite.
+   */
+  const until = async (wanted: (line: string) => boolean, what: string) => {
+    const deadline = Date.now() + SUBSCRIPTION_WAIT_MS;
     while (true) {
-      const at = buffered.split("\n").findIndex((l) =>
-        /^%subscription-changed tick /.test(l) && l.endsWith(` : ${value}`)
-      );
+      const at = buffered.split("\n").findIndex(wanted);
       if (at !== -1) {
         buffered = buffered.split("\n").slice(at + 1).join("\n");
         return;
       }
-      const { done, value: chunk } = await lines.read();
-      if (done) throw new Error(`the tmux server went away before check ${value}`);
-      buffered += chunk;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<"late">((resolve) => {
+        timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()));
+      });
+      const read = await Promise.race([lines.read(), late]).finally(() => clearTimeout(timer));
+      if (read === "late") {
+        throw new Error(`no ${what} within ${SUBSCRIPTION_WAIT_MS} ms; read: ${buffered}`);
+      }
+      if (read.done) throw new Error(`the tmux server went away before ${what}`);
+      buffered += read.value;
     }
   };
+  const seen = (value: string) =>
+    until(
+      (l) => /^%subscription-changed tick /.test(l) && l.endsWith(` : ${value}`),
+      `check ${value}`,
+    );
   try {
+    // The client is attached once tmux has answered its attach-session: a command it is given
+    // before then is not one to count on.
+    await until((l) => l.startsWith("%end "), "the attach's answer");
     await t.tmux("set-option", "-g", "@tmux-mcp-test-tick", "0");
     await writer.write(
       new TextEncoder().encode(`refresh-client -B 'tick:${windowId}:#{@tmux-mcp-test-tick}'\n`),
