@@ -293,7 +293,8 @@ Deno.test("guard: where tmux 3.3a sends a person's keys after the server's own c
       assert.equal(r.code, 0, r.stderr.join("\n"));
       const before = await keys();
       await t.tmux(...tmux);
-      return { asked: r.stdout !== "", moved: (await keys()) !== before, now: await keys() };
+      const now = await keys();
+      return { asked: r.stdout !== "", moved: now !== before, now };
     };
     /** swap_pane as the server runs it. */
     const swap = (paneId: string, targetPaneId: string) =>

@@ -10,7 +10,7 @@ import { warn } from "../../src/diagnostics.ts";
 import { fuzz, type FuzzOptions, replayCommand } from "./fuzz_run.ts";
 
 /** Waits are given at most a second, so a run's length does not hang on a tool's default. */
-export const MAX_WAIT_MS = 1_000;
+const MAX_WAIT_MS = 1_000;
 
 /** Runs the fuzz on `options`, one call at a time, and fails with each broken invariant. */
 export async function fuzzHolds(

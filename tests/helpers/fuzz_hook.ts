@@ -19,7 +19,7 @@
  */
 
 import type { FuzzCall } from "./fuzz_args.ts";
-import type { FuzzWorld } from "./fuzz_world.ts";
+import { type FuzzWorld, paneText } from "./fuzz_world.ts";
 import type { PreToolUseDecision } from "../../src/hooks/guard.ts";
 import { runHook } from "../../src/hooks/main.ts";
 
@@ -113,12 +113,11 @@ async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
   const [id, pid, piped, dead, width, start] = facts.stdout.trim().split("\t");
   // display-message -t names a missing pane with empty values, and exits 0 (TMUX-NOTES).
   if (facts.code !== 0 || id !== pane) return null;
-  const capture = await w.t.tmuxRaw("capture-pane", "-p", "-J", "-S", "-", "-t", pane);
-  if (capture.code !== 0) return null;
   // A dead pane's note is cut anew at each width (tmux wraps none of it): it is left out.
-  const text = capture.stdout.split("\n").map((l) => l.trimEnd())
-    .filter((l) => dead !== "1" || !deadNote(l)).join("\n").trim();
-  const steady = dead === "1" || ["", "cat", "sh", '"cat"', '"sh"'].includes(start);
+  const text = await paneText(w.t, pane, (l) => dead === "1" && deadNote(l));
+  if (text === null) return null;
+  // tmux quotes a start command only when it holds more than one word.
+  const steady = dead === "1" || ["", "cat", "sh"].includes(start);
   return { pid, piped: piped === "1", dead: dead === "1", steady, text, width: Number(width) };
 }
 
@@ -153,12 +152,12 @@ export async function keptView(w: FuzzWorld, panes?: readonly string[]): Promise
 
 /** What a call the guard passed broke of `before` (read again as `after`), or null. */
 export function keptBroken(before: KeptView, after: KeptView, agentPane: string): string | null {
-  return panesBroken(
-    before,
-    after,
-    (pane) => pane === agentPane ? "the agent's own pane" : "a pane the person watches",
-  ) ??
-    focusBroken(before, after);
+  return panesBroken(before, after, watchedOrAgent(agentPane)) ?? focusBroken(before, after);
+}
+
+/** How a break words a pane the guard keeps: the agent's own, or one the person watches. */
+export function watchedOrAgent(agentPane: string): (pane: string) => string {
+  return (pane) => pane === agentPane ? "the agent's own pane" : "a pane the person watches";
 }
 
 /**
@@ -190,7 +189,7 @@ export function panesBroken(
 }
 
 /** Whether the person's keys went elsewhere, or a zoom they saw was undone. */
-function focusBroken(before: KeptView, after: KeptView): string | null {
+export function focusBroken(before: KeptView, after: KeptView): string | null {
   if (before.keys !== null && after.keys !== before.keys) {
     return `the person's keys go elsewhere: ${before.keys} → ${
       after.keys ?? "their client is gone"

@@ -60,7 +60,14 @@ import {
   worldEnv,
   worldNames,
 } from "./fuzz_world.ts";
-import { agentEnvOf, askGuard, keptBroken, keptView, panesBroken } from "./fuzz_hook.ts";
+import {
+  agentEnvOf,
+  askGuard,
+  focusBroken,
+  keptView,
+  panesBroken,
+  watchedOrAgent,
+} from "./fuzz_hook.ts";
 import { prng, type Rand } from "./prng.ts";
 import { MarkerBox } from "./robust.ts";
 import { type RpcMessage, StdioServer } from "./stdio.ts";
@@ -457,11 +464,12 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       }
       if (keptBefore && pidAfter) {
         const keptAfter = await keptView(w, [...keptBefore.panes.keys()]);
-        const why = keptBroken(keptBefore, keptAfter, w.agentPane);
+        const pane = panesBroken(keptBefore, keptAfter, watchedOrAgent(w.agentPane));
+        const focus = pane ? null : focusBroken(keptBefore, keptAfter);
+        const why = pane ?? focus;
         if (why && hooked) note(`${why}; a hook set may have done it`);
-        else if (why && types(group[0]) && !/^(a pane|the agent)/.test(why)) {
-          note(`${why}; a pane typed to may have ended`);
-        } else if (why) fail("the hook guard passed a call that broke its promise", why);
+        else if (focus && types(group[0])) note(`${focus}; a pane typed to may have ended`);
+        else if (why) fail("the hook guard passed a call that broke its promise", why);
       }
       if (foreignBefore && pidAfter) {
         const why = panesBroken(

@@ -216,13 +216,25 @@ export async function personView(w: FuzzWorld): Promise<PersonView | null> {
 }
 
 /**
- * The text of the agent's own pane, history included, wrapped lines joined and without trailing
- * blanks: a resize or a move (which a tool may do) wraps its lines anew and moves some in or out
- * of the history, and changes nothing of that; a keystroke changes the text.
+ * The text of a pane, history included, wrapped lines joined and without trailing blanks (nor
+ * the lines `drop` says): a resize or a move (which a tool may do) wraps its lines anew and
+ * moves some in or out of the history, and changes nothing of that; a keystroke changes the
+ * text. Null when the pane cannot be read.
  */
+export async function paneText(
+  t: TestTmux,
+  paneId: string,
+  drop: (line: string) => boolean = () => false,
+): Promise<string | null> {
+  const capture = await t.tmuxRaw("capture-pane", "-p", "-J", "-S", "-", "-t", paneId);
+  if (capture.code !== 0) return null;
+  return capture.stdout.split("\n").map((l) => l.trimEnd()).filter((l) => !drop(l)).join("\n")
+    .trim();
+}
+
+/** The text of the agent's own pane ({@link paneText}; empty when it cannot be read). */
 export async function agentView(w: Pick<FuzzWorld, "t" | "agentPane">): Promise<string> {
-  const capture = await w.t.tmuxRaw("capture-pane", "-p", "-J", "-S", "-", "-t", w.agentPane);
-  return capture.stdout.split("\n").map((l) => l.trimEnd()).join("\n").trim();
+  return await paneText(w.t, w.agentPane) ?? "";
 }
 
 /** The names of every session and window (a call may have named one "undefined"). */
