@@ -312,6 +312,12 @@ Deno.test("clear_pane of the screen alone clears it for good: its lines do not m
     // A person looks at another session, scrolled back in copy mode: clearing touches none of it.
     await t.tmux("new-session", "-d", "-s", "home", "sh -c 'seq 1 100; exec sh'");
     const tty = await t.attach("home");
+    // Scrolled back only once there is history to scroll into (the lines printed).
+    await waitFor(
+      async () =>
+        Number(await t.tmux("display-message", "-p", "-t", "home:", "#{history_size}")) >= 5,
+      "the other session's lines in its history",
+    );
     await t.tmux("copy-mode", "-t", "home:");
     await t.tmux("send-keys", "-X", "-t", "home:", "-N", "5", "scroll-up");
     const view = async () =>
