@@ -10,8 +10,9 @@ import type { TestTmux } from "./tmux.ts";
 
 /**
  * The forger: for each line on stdin, asks its own control client for a command number, then
- * prints an `%end` for each of the next numbers (this second and the next two), each followed
- * by `%output` for the victim pane, and finally `DONE <round>`. It reads its control client's
+ * prints an `%end` for each of the next numbers (this second and the next nine: a loaded
+ * machine may send the command it aims at seconds later), each followed by `%output` for the
+ * victim pane, and finally `DONE <round>`. It reads its control client's
  * whole answer before parsing it: a control client killed in the middle of its output (as
  * `| head -n 1` would, by SIGPIPE) makes tmux 3.3a's server crash.
  */
@@ -23,7 +24,7 @@ while read go; do
   set -- $(printf '%s\\n' "$answer" | grep '^%begin .* 1$' | head -n 1)
   t=$2; n=$3; i=1
   while [ $i -le 40 ]; do
-    for dt in 0 1 2; do
+    for dt in 0 1 2 3 4 5 6 7 8 9; do
       printf '%%end %s %s 1\\n%%output %s FORGED-%s\\n' $((t + dt)) $((n + i)) "$VICTIM" $i
     done
     i=$((i + 1))

@@ -167,11 +167,17 @@ async function tryStart(
   // Listening once it says so on stderr (-e); the rest of its log is read and dropped.
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let log = "";
+  // Bounded: an sshd that neither says it listens nor exits is killed (its stderr then ends).
+  const stuck = setTimeout(() => {
+    log += "\n(no word of listening in 20 s: killed)";
+    child.kill("SIGKILL");
+  }, 20_000);
   while (!/Server listening on/.test(log)) {
     const { done, value } = await reader.read();
     if (done) break;
     log += value;
   }
+  clearTimeout(stuck);
   if (!/Server listening on/.test(log)) {
     await child.status;
     return `sshd did not start: ${log.trim().split("\n").at(-1)}`;

@@ -43,7 +43,10 @@ export interface RpcMessage {
 export class StdioServer {
   readonly child: Deno.ChildProcess;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #pending = new Map<number | string, (m: RpcMessage) => void>();
+  readonly #pending = new Map<
+    number | string,
+    { resolve: (m: RpcMessage) => void; reject: (e: Error) => void }
+  >();
   readonly notifications: RpcMessage[] = [];
   stderr = "";
   /** Settles once the process's stderr has ended and {@link stderr} holds all of it. */
@@ -68,7 +71,9 @@ export class StdioServer {
     }).spawn();
     trackChild(this.child, `the MCP server process ${cmd} ${args.join(" ")}`.slice(0, 300));
     this.#writer = this.child.stdin.getWriter();
-    this.#reading = this.#read();
+    // Once stdout ends (the process gone) no answer can come: a request waiting for one fails,
+    // with the process's stderr, instead of holding its test for good.
+    this.#reading = this.#read().finally(() => this.#orphaned());
     this.stderrEnded = this.#readStderr(this.child.stderr).catch(() => {});
   }
 
@@ -87,13 +92,27 @@ export class StdioServer {
         if (line.trim() === "") continue;
         const message = JSON.parse(line) as RpcMessage;
         if (message.id !== undefined && message.id !== null && this.#pending.has(message.id)) {
-          this.#pending.get(message.id)!(message);
+          this.#pending.get(message.id)!.resolve(message);
           this.#pending.delete(message.id);
         } else {
           this.notifications.push(message);
         }
       }
     }
+  }
+
+  /** Fails every request still waiting for an answer: the process's stdout has ended. */
+  async #orphaned(): Promise<void> {
+    if (this.#pending.size === 0) return;
+    await this.stderrEnded;
+    for (const [id, { reject }] of this.#pending) {
+      reject(
+        new Error(
+          `no answer to request ${id}: the server's stdout ended; its stderr:\n${this.stderr}`,
+        ),
+      );
+    }
+    this.#pending.clear();
   }
 
   /** Writes one raw line (for malformed-input tests). */
@@ -117,9 +136,11 @@ export class StdioServer {
     const id = this.#nextId++;
     const written = this.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
     const answer = new Promise<RpcMessage>((resolve, reject) => {
-      this.#pending.set(id, resolve);
+      this.#pending.set(id, { resolve, reject });
       written.catch(reject);
     });
+    // A test that never reads the answer (the process killed on purpose) is not failed by it.
+    answer.catch(() => {});
     return { id, answer };
   }
 

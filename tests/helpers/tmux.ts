@@ -99,6 +99,25 @@ function scriptArgs(socket: string, args: readonly string[]): string[] {
     : ["-qfc", cmd, "/dev/null"];
 }
 
+/**
+ * A child's exit status, or "still running" after `ms`: a bound for a test that waits for a
+ * process to end by itself, so that one which stays fails the test instead of holding it.
+ */
+export async function statusWithin(
+  child: Deno.ChildProcess,
+  ms: number,
+): Promise<Deno.CommandStatus | "still running"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      child.status,
+      new Promise<"still running">((resolve) => timer = setTimeout(resolve, ms, "still running")),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Outputs of commands {@link sh} gave up on, read to the end once their server is gone. */
 const stranded: Promise<unknown>[] = [];
 
@@ -233,6 +252,9 @@ export async function attachRecorded(
       await child.status;
       await keyboard.close().catch(() => {});
       await Deno.remove(dir, { recursive: true });
+      // Its tmux client leaves a moment after `script` is gone: until tmux lets it go, it is
+      // still attached (a server already gone lists nobody).
+      await waitFor(async () => !(await t.clientTtys()).includes(tty), `${tty} gone`);
     },
   };
 }
@@ -584,15 +606,55 @@ export class TestTmux {
 
   /**
    * Waits until tmux names `command` as a pane's foreground program: a pane started with a
-   * command names the shell that is about to exec it until it has.
+   * command names the shell that is about to exec it until it has. Its folder too: until a new
+   * pane's child holds the terminal tmux reads no folder and names the command it was given
+   * ("sleep" for "sleep 100"), and then names the child itself "tmux" until it execs.
    */
   async foreground(paneId: string, command: string): Promise<void> {
     await waitFor(
       async () =>
-        (await this.tmux("display-message", "-p", "-t", paneId, "#{pane_current_command}"))
-          .trim() === command,
+        (await this.tmux(
+          "display-message",
+          "-p",
+          "-t",
+          paneId,
+          "#{pane_current_command}#{?pane_current_path,,\t(no folder)}",
+        )).trim() === command,
       `${command} in the foreground of ${paneId}`,
     );
+  }
+
+  /**
+   * Waits until a shell pane sits at its prompt, a new one or after a command: the text left of
+   * the cursor, on the cursor's row, ends as a prompt does ("$ ", "# " for root, "% ", "> ").
+   * Keys typed before that are echoed ahead of the prompt, and the output then lands after it
+   * on one row; a screen read before that lacks the prompt row below a command's output.
+   */
+  async atPrompt(paneId: string): Promise<void> {
+    await waitFor(async () => {
+      const { x, row } = await this.cursorRow(paneId);
+      return /[$#%>] $/.test(row.padEnd(x).slice(0, x));
+    }, `the prompt in ${paneId}`);
+  }
+
+  /** A pane's cursor, and the text of the row `offset` rows below the cursor's (above: < 0). */
+  async cursorRow(paneId: string, offset = 0): Promise<{ x: number; y: number; row: string }> {
+    const [x, y] =
+      (await this.tmux("display-message", "-p", "-t", paneId, "#{cursor_x} #{cursor_y}"))
+        .trim().split(" ").map(Number);
+    const at = `${y + offset}`;
+    const row = (await this.tmux("capture-pane", "-p", "-t", paneId, "-S", at, "-E", at))
+      .replace(/\n$/, "");
+    return { x, y, row };
+  }
+
+  /**
+   * Detaches the person's client `tty` and waits until tmux has let it go: detach-client only
+   * asks the client to leave, and until it has, tmux counts its session as attached.
+   */
+  async detach(tty: string): Promise<void> {
+    await this.tmux("detach-client", "-t", tty);
+    await waitFor(async () => !(await this.clientTtys()).includes(tty), `${tty} detached`);
   }
 
   /**
