@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
 import { startOn, StdioServer } from "./helpers/stdio.ts";
 import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
-import { MAX_CHANNEL_MARKS } from "../src/tools/channel_marks.ts";
+import { markOption, MAX_CHANNEL_MARKS, parseChannelMark } from "../src/tools/channel_marks.ts";
 
 /** A tool call's first line of text, over stdio; it must succeed. */
 async function summaryOver(
@@ -54,11 +54,24 @@ Deno.test("twoproc: signal_channel after another process abandoned a wait on the
   const a = await startOn(t.socket);
   const b = await startOn(t.socket);
   try {
-    const waited = await summaryOver(a, "wait_for_channel", {
-      channel: "build-done",
-      timeoutMs: 1,
+    // A's wait is abandoned (cancelled) only once it is in tmux's list of waiters: its mark,
+    // naming A as its owner, is set in the tmux step that begins the wait. A wait given a short
+    // timeout may time out before its tmux client reaches the server (a loaded machine), and
+    // then leaves no dead wait to take B's signal.
+    const mark = markOption("build-done");
+    const markNow = async () =>
+      parseChannelMark((await t.tmuxRaw("show-options", "-sv", mark)).stdout.trim());
+    const { id } = a.send("tools/call", {
+      name: "wait_for_channel",
+      arguments: { channel: "build-done", timeoutMs: 60_000 },
     });
-    assert.equal(waited.data.outcome, "timedOut");
+    await waitFor(async () => (await markNow())?.owner === a.child.pid, "A's wait in tmux");
+    await a.notify("notifications/cancelled", { requestId: id, reason: "the test gave up" });
+    // Marked again, ownerless (dead whoever runs), once its tmux client is gone.
+    await waitFor(async () => {
+      const now = await markNow();
+      return now?.state === "waiting" && now.owner === null;
+    }, "A's wait marked abandoned");
     const signalled = await summaryOver(b, "signal_channel", { channel: "build-done" });
     assert.match(signalled.summary, TAKEN);
     // tmux gave B's signal to A's dead wait: B's own wait does not see it, and says why.

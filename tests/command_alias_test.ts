@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { withTmux } from "./helpers/mcp.ts";
+import { waitFor } from "./helpers/tmux.ts";
 import { readShadows, shadowIn } from "../src/tmux/command_aliases.ts";
 
 const DEFAULTS = "command-alias[0] split-pane=split-window\n" +
@@ -65,7 +66,11 @@ Deno.test("an alias named like a command the call sends refuses it, nothing sent
 
     await t.tmux("set-option", "-su", "command-alias[100]");
     await c.ok("send_keys", { paneId: pane, text: "echo THREE", enter: true });
-    const screen = await t.tmux("capture-pane", "-p", "-t", pane);
+    // send_keys returns once tmux has the keys; their echo is drawn a moment later.
+    const screen = await waitFor(async () => {
+      const now = await t.tmux("capture-pane", "-p", "-t", pane);
+      return /THREE/.test(now) && now;
+    }, "the echo of THREE in the pane");
     assert.match(screen, /THREE/);
     assert.doesNotMatch(screen, /TWO|BAD/, "nothing was typed while refused");
   });

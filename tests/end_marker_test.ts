@@ -347,15 +347,23 @@ Deno.test("a command typed after output that left the terminal inside a string r
       const pane = await shellPane(t, shell.start, shell.name);
       for (const { what, command } of CUT_SHORT) {
         const label = `${shell.name}, ${what}`;
+        // Rows that start with the output (the cases before this one left theirs).
+        const outputRows = async () =>
+          (await t.tmux("capture-pane", "-p", "-S", "-", "-t", pane)).split("\n")
+            .filter((row) => row.startsWith("part")).length;
+        const before = await outputRows();
         // Typed by hand, not by run_command: nothing ends the sequence before the prompt.
         await t.tmux("send-keys", "-t", pane, "-l", command);
         await t.tmux("send-keys", "-t", pane, "Enter");
-        // The shell's again once an external printf has ended (a builtin never shows).
+        // printf ran once its output is on screen, and ended once the shell holds its terminal
+        // again (an external printf names itself until then; a builtin never shows). The shell
+        // holds it before the line is read too: that alone proves nothing.
         await waitFor(
           async () =>
+            await outputRows() > before &&
             (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}"))
-              .trim() !== "printf",
-          `${label}: printf ended`,
+                .trim() === shell.name,
+          `${label}: printf ran and ended`,
         );
         const r = await c.ok<RunReply>("run_command", {
           paneId: pane,

@@ -48,18 +48,19 @@ async function forgeRound(
   round: number,
 ): Promise<() => void> {
   const lines = new TerminalText();
-  const done = Promise.withResolvers<void>();
+  let done = false;
   const watch = await controlFor(runner, { socketName: t.socket }).watch(
     forger,
     [t.ids.sessionId],
     (b) => {
       for (const chunk of b.output) {
-        if (lines.push(chunk).includes(`DONE ${round}`)) done.resolve();
+        if (lines.push(chunk).includes(`DONE ${round}`)) done = true;
       }
     },
   );
   await t.tmux("send-keys", "-t", forger, "Enter");
-  await done.promise;
+  // Bounded: a feed that stopped (lost) fails the test instead of hanging it.
+  await waitFor(() => done, `DONE ${round} from the forger, through the watch`);
   return () => watch.close();
 }
 
@@ -185,16 +186,17 @@ Deno.test("a command that does not answer in time retires its connection; the ne
 
     // A new watch is carried by the watches' client, and delivers.
     const seen = new TerminalText();
-    const got = Promise.withResolvers<void>();
+    let got = false;
     const watch = await control.watch(t.ids.paneId, [t.ids.sessionId], (b) => {
       for (const chunk of b.output) {
-        if (seen.push(chunk).some((l) => l.includes("HE"))) got.resolve();
+        if (seen.push(chunk).some((l) => l.includes("HE"))) got = true;
       }
     });
     assert.equal(control.connections, 2);
     await t.tmux("send-keys", "-t", t.ids.paneId, "-l", "printf 'H%sE\\n' ''");
     await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
-    await got.promise;
+    // Bounded: a watch that never delivers fails the test instead of hanging it.
+    await waitFor(() => got, "the new watch to deliver the printed line");
     watch.close();
   } finally {
     await runner.close();

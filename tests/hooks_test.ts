@@ -10,7 +10,7 @@ import { MESSAGE_OPTION, STATE_OPTION } from "../src/hooks/marks.ts";
 import { agentEnv, RECORDED, recorded, seedDecision, toolCall } from "../src/hooks/testing.ts";
 import { connect } from "./helpers/mcp.ts";
 import { callOver, startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, sh, statusWithin, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 
@@ -361,12 +361,21 @@ Deno.test("a hook answers once its input is whole, though the agent keeps stdin 
     const child = hookChild(command);
     const writer = child.stdin.getWriter();
     await writer.write(new TextEncoder().encode(stdin));
-    // Not closed until the hook has exited on its own.
-    const status = await child.status;
-    assert.equal(status.code, code, command);
+    // Not closed until the hook has exited on its own; a bound, so that a hook that waits for
+    // the end of its input fails the test instead of hanging it.
+    const status = await statusWithin(child, 20_000);
+    if (status === "still running") {
+      child.kill("SIGKILL");
+      await child.status;
+    }
     await writer.close().catch(() => {});
     await child.stdout.cancel();
     await child.stderr.cancel();
+    assert.ok(
+      status !== "still running",
+      `${command}: still running 20 s after its input was whole`,
+    );
+    assert.equal(status.code, code, command);
   }
 });
 

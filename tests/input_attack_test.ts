@@ -24,8 +24,12 @@ async function shellPane(t: TestTmux, shell = "sh"): Promise<string> {
     async () =>
       (await t.tmux("display-message", "-p", "-t", id, "#{pane_current_command}")).trim() ===
         shell,
-    `the ${shell} prompt`,
+    `the ${shell}`,
   );
+  // tmux names the shell once it has exec'd, before it drew its prompt and its line editor took
+  // the terminal: keys typed until then are echoed by the terminal and read again by the
+  // editor, and the cursor is not yet where the editor puts it (the vi-mode test reads it).
+  await t.prompt(id);
   return id;
 }
 

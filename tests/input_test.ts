@@ -74,6 +74,14 @@ async function foreground(t: Server, paneId: string, name: string): Promise<void
   }, `${name} in the foreground of ${paneId}`);
 }
 
+/** Waits until a shell has taken a typed line ending in `end`: the cursor is on the row below. */
+async function lineTaken(t: Server, paneId: string, end: string): Promise<void> {
+  await waitFor(async () => {
+    const { x, y, row } = await t.cursorRow(paneId, -1);
+    return x === 0 && y > 0 && row.trimEnd().endsWith(end);
+  }, `${paneId} to take its line`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // send_keys
 
@@ -779,6 +787,9 @@ Deno.test("run_command right after send_keys started a program refuses at once",
     for (const text of ["cat", loop]) {
       await c.ok("send_keys", { paneId: pane, text });
       if (text === "cat") await t.foreground(pane, "cat");
+      // The loop, once bash has taken its line (the cursor left it for the row below): a C-c
+      // before that would find bash at its prompt and drop the line instead.
+      else await lineTaken(t, pane, "done; cat");
       const began = performance.now();
       const refusal = await c.fail("run_command", { paneId: pane, command: "echo n''o" });
       const took = performance.now() - began;
@@ -801,7 +812,10 @@ Deno.test("run_command reports a pane whose shell exits while the command runs",
   await withServer(async (t, c) => {
     await t.tmux("set-option", "-g", "remain-on-exit", "on");
     const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    // Its prompt, not its name: tmux names a pane's start command before the shell even runs
+    // (see foreground), and run_command's C-c would end a shell that has not yet set up its
+    // signals.
+    await t.prompt(p);
     const result = await c.ok<Run>("run_command", { paneId: p, command: "echo bye; exit 5" });
     assert.equal(result.paneDied, true);
     // tmux 3.3a sometimes never learns a dead pane's exit status (pane_dead_status stays
@@ -816,7 +830,7 @@ Deno.test("run_command reports a pane whose shell exits while the command runs",
 Deno.test("run_command: a pane gone with its shell leaves output incomplete, not empty and whole", async () => {
   await withServer(async (t, c) => {
     const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    await t.prompt(p);
     const result = await c.ok<Run>("run_command", { paneId: p, command: "echo bye; exit 7" });
     assert.equal(result.paneDied, true);
     assert.equal(result.output, "");
@@ -829,7 +843,7 @@ Deno.test("run_command: a shell waiting at a prompt without the markers is not r
     const p =
       (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile"))
         .trim();
-    await waitFor(async () => (await currentCommand(t, p)) === "bash", "bash");
+    await t.prompt(p);
     // A shell that ignores C-c keeps an unclosed quote: the command typed joins the string.
     await t.tmux("send-keys", "-t", p, "-l", "trap '' INT");
     await t.tmux("send-keys", "-t", p, "Enter");
@@ -858,7 +872,7 @@ Deno.test("run_command: a command that began and waits in the shell itself (read
     const p =
       (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile"))
         .trim();
-    await waitFor(async () => (await currentCommand(t, p)) === "bash", "bash");
+    await t.prompt(p);
     // The shell itself waits in `read`: as quiet as at its prompt, but the command runs.
     const r = await c.ok<Run & { jobId: string }>("run_command", {
       paneId: p,
@@ -893,7 +907,7 @@ Deno.test("run_command: output whose cursor moves above its start is never earli
     const p =
       (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile"))
         .trim();
-    await waitFor(async () => (await currentCommand(t, p)) === "bash", "bash");
+    await t.prompt(p);
     await c.ok<Run>("run_command", { paneId: p, command: "echo EARLIER-OUTPUT" });
     // The cursor goes back up over the begin marker: the end marker is printed over it.
     const over = await c.ok<Run>("run_command", {
@@ -918,7 +932,7 @@ Deno.test("run_command: rows below the cursor at the end move down, not under th
     const p =
       (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile"))
         .trim();
-    await waitFor(async () => (await currentCommand(t, p)) === "bash", "bash");
+    await t.prompt(p);
     // Room below: the rows are kept on screen, below the prompt.
     await t.tmux("resize-window", "-t", p, "-y", "200");
     // Two rows up from the end of its output: the end marker and the prompt went over them.
@@ -944,7 +958,7 @@ Deno.test("run_command bounds a large output, keeping its tail", async () => {
   await withServer(async (t, c) => {
     await t.tmux("set-option", "-g", "history-limit", "5000");
     const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    await t.prompt(p);
     const result = await c.ok<Run>("run_command", {
       paneId: p,
       command: 'i=0; while [ $i -lt 600 ]; do echo "line $i of the output"; i=$((i+1)); done',
@@ -991,7 +1005,7 @@ Deno.test("run_command finds its output when tmux trims the history meanwhile", 
   await withServer(async (t, c) => {
     await t.tmux("set-option", "-g", "history-limit", "1000");
     const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    await t.prompt(p);
     // Fill the history to just below its limit: the command's output crosses it, and tmux
     // drops the oldest 10% at once, moving every row up.
     await c.ok("run_command", { paneId: p, command: "seq 1 990" });
@@ -1012,7 +1026,7 @@ Deno.test("run_command finds its output when tmux trims the history meanwhile", 
 Deno.test("run_command: a command that clears the screen and history returns what it printed since, and says so", async () => {
   await withServer(async (t, c) => {
     const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    await t.prompt(p);
     await c.ok("run_command", { paneId: p, command: "echo before" });
     // What `clear` sends where the terminal can empty its history: home, erase the screen,
     // erase the history. The begin marker and the typed line go with them.
@@ -1038,7 +1052,7 @@ Deno.test("run_command: output longer than the pane's history says its start lef
   await withServer(async (t, c) => {
     await t.tmux("set-option", "-g", "history-limit", "1000");
     const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-    await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+    await t.prompt(p);
     const result = await c.call("run_command", {
       paneId: p,
       command: "seq -f 'CC obj/file%g.o' 1 5000; false",
@@ -1062,7 +1076,7 @@ Deno.test("run_command: output whose start scrolled off a screen that keeps no h
   await withServer(async (t, c) => {
     const shell = async () => {
       const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-      await waitFor(async () => (await currentCommand(t, p)) === "sh", "sh");
+      await t.prompt(p);
       return p;
     };
     // A shell left on the alternate screen (a full-screen program that died without leaving
@@ -1129,7 +1143,7 @@ Deno.test({
     const c = await connect({ socketName: t.socket });
     try {
       const p = t.ids.paneId;
-      await waitFor(async () => (await currentCommand(t, p)) === "bash", "bash");
+      await t.prompt(p);
       // Recorded itself (the setting takes effect after this line), then nothing more is.
       await c.ok("run_command", { paneId: p, command: "HISTCONTROL=ignorespace; set -o history" });
       const bang = await c.ok<Run>("run_command", { paneId: p, command: "echo 'a!b' \"c!!\" !x" });
@@ -1440,8 +1454,10 @@ Deno.test("run_command: a reply without an end stops where another run_command's
     );
     assert.equal(await begun(t, p), before + 1);
     // Its line interrupted, and another run_command's line typed by hand (a run_command never
-    // types into a pane whose command a call waits on): that command ends the shell.
+    // types into a pane whose command a call waits on): that command ends the shell. Typed at
+    // the prompt the C-c brings, or its echo would come before the prompt and its output after.
     await t.tmux("send-keys", "-t", p, "C-c");
+    await t.atPrompt(p);
     const line = typedCommand("echo the''irs; exit", "0123456789abcdef0123", "sh");
     await t.tmux("send-keys", "-t", p, "-l", line);
     await t.tmux("send-keys", "-t", p, "Enter");

@@ -164,6 +164,9 @@ Deno.test("a job survives a restart of the server process", async () => {
       const result = refused.result as { isError?: boolean; content: { text: string }[] };
       assert.equal(result.isError, true);
       assert.match(result.content[0].text, /still running an earlier run_command/);
+      // A background call returns once the line is typed: a C-c before the shell ran it would
+      // drop the line, begin marker and all, and the job would be lost for another reason.
+      await t.foreground(t.ids.paneId, "sleep");
       await t.tmux("send-keys", "-t", t.ids.paneId, "C-c");
       const lost = (await second.callTool("get_command_result", {
         jobId: busy.jobId,
@@ -689,57 +692,71 @@ Deno.test("a job's output is bounded keeping its tail, and says so", async () =>
   }
 });
 
+/** The URIs of every `notifications/resources/updated` the client `c` hears, as they come. */
+function updatesHeard(c: TestClient): string[] {
+  const updates: string[] = [];
+  c.client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n: { params: { uri: string } }) => {
+      updates.push(n.params.uri);
+    },
+  );
+  return updates;
+}
+
 Deno.test("tmux://job/{jobId} under 2025-11-25: read, complete, and an update when the job ends", async () => {
-  await withTmux(async (t, c) => {
-    const updates: string[] = [];
-    c.client.setNotificationHandler(
-      ResourceUpdatedNotificationSchema,
-      (n: { params: { uri: string } }) => {
-        updates.push(n.params.uri);
-      },
-    );
-    const p = t.ids.paneId;
-    const other = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", p, "sh"))
-      .trim();
-    await t.prompt(other);
-    const watched = await c.ok<Run>("run_command", {
-      paneId: p,
-      command: "sleep 1; echo watched-done",
-      background: true,
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
+  try {
+    await withTmux(async (t, c) => {
+      const updates = updatesHeard(c);
+      const p = t.ids.paneId;
+      const other = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", p, "sh"))
+        .trim();
+      await t.prompt(other);
+      // Ends once told to (after the subscription), not after a second: the calls before the
+      // read below that finds it running may take longer than that on a loaded machine.
+      const watched = await c.ok<Run>("run_command", {
+        paneId: p,
+        command: `while [ ! -e ${dir}/go ]; do sleep 0.1; done; echo watched-done`,
+        background: true,
+      });
+      const unwatched = await c.ok<Run>("run_command", {
+        paneId: other,
+        command: "sleep 1; echo unwatched-done",
+        background: true,
+      });
+      const uri = `tmux://job/${watched.jobId}`;
+      const listed = await c.client.listResources();
+      assert.ok(
+        listed.resources.some((r: { uri: string }) => r.uri === uri),
+        "a job this process started is listed",
+      );
+      const completion = await c.client.complete({
+        ref: { type: "ref/resource", uri: "tmux://job/{jobId}" },
+        argument: { name: "jobId", value: watched.jobId!.slice(0, 3) },
+      });
+      assert.ok(completion.completion.values.includes(watched.jobId!));
+      const first = JSON.parse(
+        (await c.client.readResource({ uri })).contents[0].text as string,
+      ) as Job;
+      assert.equal(first.state, "running");
+      await c.client.subscribeResource({ uri });
+      await Deno.writeTextFile(`${dir}/go`, "");
+      await waitFor(() => updates.includes(uri), "the update when the job ends", 15_000);
+      const last = JSON.parse(
+        (await c.client.readResource({ uri })).contents[0].text as string,
+      ) as Job;
+      assert.equal(last.state, "exited");
+      assert.equal(last.output, "watched-done");
+      // The other job ended too (read it), but nobody subscribed to it: no update was sent.
+      await c.ok<Job>("get_command_result", { jobId: unwatched.jobId, waitMs: 15_000 });
+      assert.deepEqual(updates.filter((u) => u !== uri), []);
+      const bad = await c.client.readResource({ uri: "tmux://job/nope" }).catch((e: Error) => e);
+      assert.ok(bad instanceof Error && /not a job id/.test(bad.message), String(bad));
     });
-    const unwatched = await c.ok<Run>("run_command", {
-      paneId: other,
-      command: "sleep 1; echo unwatched-done",
-      background: true,
-    });
-    const uri = `tmux://job/${watched.jobId}`;
-    const listed = await c.client.listResources();
-    assert.ok(
-      listed.resources.some((r: { uri: string }) => r.uri === uri),
-      "a job this process started is listed",
-    );
-    const completion = await c.client.complete({
-      ref: { type: "ref/resource", uri: "tmux://job/{jobId}" },
-      argument: { name: "jobId", value: watched.jobId!.slice(0, 3) },
-    });
-    assert.ok(completion.completion.values.includes(watched.jobId!));
-    const first = JSON.parse(
-      (await c.client.readResource({ uri })).contents[0].text as string,
-    ) as Job;
-    assert.equal(first.state, "running");
-    await c.client.subscribeResource({ uri });
-    await waitFor(() => updates.includes(uri), "the update when the job ends", 15_000);
-    const last = JSON.parse(
-      (await c.client.readResource({ uri })).contents[0].text as string,
-    ) as Job;
-    assert.equal(last.state, "exited");
-    assert.equal(last.output, "watched-done");
-    // The other job ended too (read it), but nobody subscribed to it: no update was sent.
-    await c.ok<Job>("get_command_result", { jobId: unwatched.jobId, waitMs: 15_000 });
-    assert.deepEqual(updates.filter((u) => u !== uri), []);
-    const bad = await c.client.readResource({ uri: "tmux://job/nope" }).catch((e: Error) => e);
-    assert.ok(bad instanceof Error && /not a job id/.test(bad.message), String(bad));
-  });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("tmux://job/{jobId} over stdio under 2026-07-28: subscriptions/listen hears the end", async () => {
@@ -810,13 +827,7 @@ Deno.test("a job subscription still hears the end after its tmux server stalled 
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
   try {
     await withTmux(async (t, c) => {
-      const updates: string[] = [];
-      c.client.setNotificationHandler(
-        ResourceUpdatedNotificationSchema,
-        (n: { params: { uri: string } }) => {
-          updates.push(n.params.uri);
-        },
-      );
+      const updates = updatesHeard(c);
       const run = await c.ok<Run>("run_command", {
         paneId: t.ids.paneId,
         command: `while [ ! -e ${dir}/go ]; do sleep 0.1; done; echo job-done`,
@@ -852,13 +863,7 @@ Deno.test("a job subscription still hears the end after its tmux server stalled 
 
 Deno.test("a job subscription is told when the job's tmux server is gone", async () => {
   await withTmux(async (t, c) => {
-    const updates: string[] = [];
-    c.client.setNotificationHandler(
-      ResourceUpdatedNotificationSchema,
-      (n: { params: { uri: string } }) => {
-        updates.push(n.params.uri);
-      },
-    );
+    const updates = updatesHeard(c);
     const run = await c.ok<Run>("run_command", {
       paneId: t.ids.paneId,
       command: "sleep 60",

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { callOver, startOn, StdioServer } from "./helpers/stdio.ts";
 import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { markOption, parseChannelMark } from "../src/tools/channel_marks.ts";
 
 /** The tmux clients that wait on `channel` (bare, or in the if-shell that checks the server). */
 async function waitersOn(t: TestTmux, channel: string): Promise<number[]> {
@@ -32,6 +33,13 @@ async function withWaitOfA(
   try {
     const waiting = callOver(a, "wait_for_channel", { channel: "deploy", timeoutMs: 60_000 });
     await waitFor(async () => (await waitersOn(t, "deploy")).length > 0, "the waiter");
+    // Its tmux client running is not enough: until it has reached the server there is no wait
+    // in tmux, and a signal sent meanwhile is kept for whichever wait comes next. The mark that
+    // names a as its owner is set in the tmux step that begins the wait.
+    await waitFor(async () => {
+      const mark = await t.tmuxRaw("show-options", "-sv", markOption("deploy"));
+      return parseChannelMark(mark.stdout.trim())?.owner === a.child.pid;
+    }, "a's wait in tmux");
     await body({ t, a, b, waiting });
   } finally {
     await a.kill();

@@ -87,9 +87,10 @@ Deno.test("list text: a window's panes share one line of its id, name and placem
       // Matches in one pane: its placements once, not on each match.
       const p = t.ids.paneId;
       await t.tmux("send-keys", "-t", p, "seq 100 140", "Enter");
+      // Its last row on its own (the typed line, echoed at once, names 140 too).
       await waitFor(
-        async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("140"),
-        "seq",
+        async () => /^140$/m.test(await t.tmux("capture-pane", "-p", "-t", p)),
+        "seq's last row",
       );
       const found = await c.call("search_panes", {
         pattern: "^1[0-3]",

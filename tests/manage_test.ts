@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { connect, summaryOf, withTmux } from "./helpers/mcp.ts";
 import { HookGate, linkedTwice, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { layoutStringProblem } from "../src/tmux/layout_string.ts";
-import { markOption } from "../src/tools/channel_marks.ts";
+import { markOption, parseChannelMark } from "../src/tools/channel_marks.ts";
 import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
 import type { ServerAddress } from "../src/tmux/server_address.ts";
 
@@ -470,8 +470,9 @@ Deno.test("create_window whose step outlasts its timeout gives window-size back,
     // The session's current window has a value of its own: the global one is what is checked.
     await t.tmux("set-option", "-w", "-t", t.ids.windowId, "window-size", "smallest");
     await c.fail("create_window", { session: "main" });
-    // Given back while the hook still holds the dead step's line (whose rest tmux drops).
-    assert.equal(await gate.began(), true);
+    // Given back while the hook still holds the dead step's line (whose rest tmux drops). The
+    // hook's job is a process tmux started: it may come to the gate a moment after the reply.
+    await waitFor(() => gate.began(), "the hook to hold the step");
     assert.equal(await globalWindowSize(t), "manual");
     assert.equal(
       await t.tmux("show-options", "-wv", "-t", t.ids.windowId, "window-size"),
@@ -1774,11 +1775,24 @@ Deno.test("wait_for_channel ends on a signal, remembers an early one, and clamps
 
 Deno.test("tmux fact: a wait-for that was abandoned swallows the next lone signal", async () => {
   await withTmux(async (t, c) => {
-    const r = await c.ok<Record<string, unknown>>("wait_for_channel", {
-      channel: "ghost",
-      timeoutMs: 150,
-    });
-    assert.equal(r.outcome, "timedOut");
+    // The wait's step marks the channel as its own and waits, in one go (prepareWait): a hook
+    // tells when tmux ran it. A tmux client the timeout killed before that never waited, and
+    // the signal below would be kept for the next wait: such a wait is made again.
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "after-set-option",
+      "if-shell -F '#{m:*waiting.*.*.*,#{hook_arguments}}' 'set-option -g @wait-ran 1'",
+    );
+    await waitFor(async () => {
+      const r = await c.ok<Record<string, unknown>>("wait_for_channel", {
+        channel: "ghost",
+        timeoutMs: 150,
+      });
+      assert.equal(r.outcome, "timedOut");
+      return (await t.tmux("show-options", "-gqv", "@wait-ran")).trim() === "1";
+    }, "a timed-out wait that tmux ran");
+    await t.tmux("set-hook", "-gu", "after-set-option");
     await t.tmux("wait-for", "-S", "ghost");
     const after = await c.ok<Record<string, unknown>>("wait_for_channel", {
       channel: "ghost",
@@ -1803,8 +1817,9 @@ Deno.test("after a cancelled wait_for_channel, signal_channel and the next wait 
     // In tmux's list of waiters, not only started: the wait marks its channel in the step that
     // begins it, and tmux runs a step's commands in one go. A client killed before tmux ran its
     // wait-for never waited, and the signal would be kept.
-    const mark = async () =>
-      (await t.tmuxRaw("show-options", "-sv", markOption("ghost"))).stdout.startsWith("waiting");
+    const markValue = async () =>
+      (await t.tmuxRaw("show-options", "-sv", markOption("ghost"))).stdout.trim();
+    const mark = async () => (await markValue()).startsWith("waiting");
     await waitFor(async () => await waiter() && await mark(), "the waiter, in tmux's list");
     abort.abort();
     await assert.rejects(call);
@@ -1826,8 +1841,14 @@ Deno.test("after a cancelled wait_for_channel, signal_channel and the next wait 
 
     // A wait that is signalled is woken with every dead one: nothing more is said after it.
     await waitFor(async () => !(await waiter()), "the timed-out waiter's tmux process gone");
+    // In tmux's list too, as above: a signal sent before its step ran would wake only the dead
+    // wait. That step marks the channel anew, as this process's wait.
+    const dead = await markValue();
     const waiting = summaryOf(c, "wait_for_channel", { channel: "ghost", timeoutMs: 20_000 });
-    await waitFor(waiter, "the live waiter");
+    await waitFor(async () => {
+      const now = await markValue();
+      return now !== dead && parseChannelMark(now)?.owner === Deno.pid && await waiter();
+    }, "the live waiter, in tmux's list");
     await t.tmux("wait-for", "-S", "ghost");
     assert.equal((await waiting).data.outcome, "signalled");
     assert.equal(

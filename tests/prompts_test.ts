@@ -20,7 +20,7 @@ import { DEFAULT_TOOLSETS, type Toolset, TOOLSETS } from "../src/mcp/toolsets.ts
 import { buildFullRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux } from "./helpers/tmux.ts";
+import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** What a test needs of a connected client, whichever SDK line it comes from. */
 interface PromptClient {
@@ -524,19 +524,26 @@ Deno.test("prompts: find_error's own search finds an error in a pane, and only t
     await tmux.tmux("send-keys", "-t", tmux.ids.paneId, "Enter");
     await tmux.tmux("send-keys", "-t", quiet, "-l", "echo all is fine; echo errors-free-ish");
     await tmux.tmux("send-keys", "-t", quiet, "Enter");
+    // Both panes' output drawn before the search reads them (the typed lines alone match
+    // nothing): a poll of a few seconds ran out on a loaded machine, and the quiet pane's
+    // output must be on screen for "only there" to mean anything.
+    const shows = (pane: string, line: RegExp) =>
+      waitFor(
+        async () => line.test(await tmux.tmux("capture-pane", "-p", "-t", pane)),
+        `${pane} showing ${line}`,
+      );
+    await shows(tmux.ids.paneId, /^build: Error: boom$/m);
+    await shows(quiet, /^errors-free-ish$/m);
     const text = await client.get("find_error", {});
     const [search] = checkText(setup.registry, "find_error", text);
     const tool = setup.registry.get("search_panes")!;
-    let matches: { paneId: string; text: string }[] = [];
-    for (let i = 0; i < 100 && matches.length === 0; i++) {
-      const result = await setup.registry.call(tool, search.args, {
-        signal: new AbortController().signal,
-        progress: () => Promise.resolve(),
-      });
-      assert.notEqual(result.isError, true, JSON.stringify(result.content));
-      matches = (result.structuredContent as { matches: typeof matches }).matches;
-      if (matches.length === 0) await new Promise((r) => setTimeout(r, 50));
-    }
+    const result = await setup.registry.call(tool, search.args, {
+      signal: new AbortController().signal,
+      progress: () => Promise.resolve(),
+    });
+    assert.notEqual(result.isError, true, JSON.stringify(result.content));
+    const matches = (result.structuredContent as { matches: { paneId: string; text: string }[] })
+      .matches;
     assert.deepEqual(matches.map((m) => [m.paneId, m.text]), [[
       tmux.ids.paneId,
       "build: Error: boom",

@@ -324,6 +324,7 @@ Deno.test("capture_since on a pane at its history limit reads what proves the po
     // up by any whole multiple of 2 000.
     await t.tmux("set-option", "-g", "history-limit", "20000");
     const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await t.prompt(pane);
     const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
     try {
       const write = async (from: number, to: number, mark: string) => {
@@ -334,8 +335,11 @@ Deno.test("capture_since on a pane at its history limit reads what proves the po
         await Deno.writeTextFile(file, `${rows.join("\n")}\n${mark}\n`);
         await t.tmux("send-keys", "-t", pane, "-l", `cat '${file}'`);
         await t.tmux("send-keys", "-t", pane, "Enter");
+        // The mark and the prompt after it: the shell is done writing, so a read by the tool
+        // and the reference's later one see the same pane.
         await waitFor(
-          async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes(`\n${mark}\n`),
+          async () =>
+            new RegExp(`\\n${mark}\\n\\S`).test(await t.tmux("capture-pane", "-p", "-t", pane)),
           mark,
           20_000,
         );
@@ -376,6 +380,7 @@ Deno.test("capture_since with much new output reads the last lines and counts th
   await withServer(async (t, c, runner) => {
     await t.tmux("set-option", "-g", "history-limit", "100000");
     const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await t.prompt(pane);
     const first = await c.ok<Since>("capture_since", { paneId: pane });
     const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
     try {
@@ -383,8 +388,9 @@ Deno.test("capture_since with much new output reads the last lines and counts th
       await Deno.writeTextFile(file, `${rows.join("\n")}\nALL-DONE\n`);
       await t.tmux("send-keys", "-t", pane, "-l", `cat '${file}'`);
       await t.tmux("send-keys", "-t", pane, "Enter");
+      // The mark and the prompt after it: the shell is done writing (see above).
       await waitFor(
-        async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("\nALL-DONE\n"),
+        async () => /\nALL-DONE\n\S/.test(await t.tmux("capture-pane", "-p", "-t", pane)),
         "output",
         20_000,
       );

@@ -102,13 +102,20 @@ async function fedPane(
   return { id, write };
 }
 
-/** Types a command into a shell pane and waits until `until` appears on its screen. */
 /**
- * Types `command` and Enter, then waits until the screen shows `until`. An `until` that ends a
- * line ("second-output\n") must also start one: the echo of the typed line holds the same text
- * after the prompt, and that must not count as the output.
+ * Types `command` and Enter at the shell's prompt, then waits until the screen shows `until`,
+ * and, unless the command `keepsRunning`, the prompt after it. An `until` that ends a line
+ * ("second-output\n") must also start one: the echo of the typed line holds the same text after
+ * the prompt, and that must not count as the output.
  */
-async function type(t: TestTmux, paneId: string, command: string, until: string): Promise<void> {
+async function type(
+  t: TestTmux,
+  paneId: string,
+  command: string,
+  until: string,
+  options: { keepsRunning?: boolean } = {},
+): Promise<void> {
+  await t.atPrompt(paneId);
   await t.tmux("send-keys", "-t", paneId, "-l", command);
   await t.tmux("send-keys", "-t", paneId, "Enter");
   const needle = until.endsWith("\n") && !until.startsWith("\n") ? `\n${until}` : until;
@@ -116,6 +123,7 @@ async function type(t: TestTmux, paneId: string, command: string, until: string)
     async () => `\n${await screen(t, paneId)}`.includes(needle),
     `screen showing ${until}`,
   );
+  if (!options.keepsRunning) await t.atPrompt(paneId);
 }
 
 function lines(from: number, to: number, prefix = "L"): string[] {
@@ -532,7 +540,7 @@ Deno.test("capture_since: a progress bar rewritten in place comes back once, in 
     );
     const id = t.ids.paneId;
     const start = await c.ok<Since>("capture_since", { paneId: id });
-    await type(t, id, `sh ${script}`, "progress 1/3");
+    await type(t, id, `sh ${script}`, "progress 1/3", { keepsRunning: true });
     const one = await c.ok<Since>("capture_since", { paneId: id, cursor: start.cursor });
     assert.match(one.text, /sh .*progress\.sh\nprogress 1\/3$/);
 
@@ -813,7 +821,7 @@ Deno.test("capture_since: a full-screen program gives alternateScreen and its sc
     );
     const id = t.ids.paneId;
     const start = await c.ok<Since>("capture_since", { paneId: id });
-    await type(t, id, `sh ${script}`, "FULL SCREEN PROGRAM");
+    await type(t, id, `sh ${script}`, "FULL SCREEN PROGRAM", { keepsRunning: true });
     const alt = await c.ok<Since>("capture_since", { paneId: id, cursor: start.cursor });
     assert.equal(alt.alternateScreen, true);
     assert.equal(alt.text, "FULL SCREEN PROGRAM");
@@ -832,7 +840,7 @@ Deno.test("capture_since: a full-screen program gives alternateScreen and its sc
 
     // A fresh call while the program runs shows its screen too.
     await Deno.remove(`${dir}/quit`);
-    await type(t, id, `sh ${script}`, "FULL SCREEN PROGRAM");
+    await type(t, id, `sh ${script}`, "FULL SCREEN PROGRAM", { keepsRunning: true });
     const fresh = await c.ok<Since>("capture_since", { paneId: id });
     assert.deepEqual([fresh.alternateScreen, fresh.fresh, fresh.text], [
       true,

@@ -113,7 +113,7 @@ Deno.test("the control client keeps out of a person's session, and their plain a
       await c.ok("list_panes");
       assert.deepEqual(await controls(t), ["1 $0"]);
       // The person leaves their session: a plain attach takes them back to it.
-      await t.tmux("detach-client", "-t", person);
+      await t.detach(person);
       assert.equal(await landing(t), "$1");
     } finally {
       await c.close();
@@ -190,7 +190,7 @@ Deno.test("a client following a pane in a person's session stays while they are 
         "the same client",
       );
       // The person leaves: so does the client, soon, and their plain attach finds $2 again.
-      await t.tmux("detach-client", "-t", person);
+      await t.detach(person);
       await waitFor(async () => (await controls(t)).length === 1, "the client to leave", 15_000);
       assert.equal(await landing(t), "$2");
     } finally {
@@ -208,7 +208,7 @@ Deno.test("a person who used the session tmux-mcp's client sits in finds it free
       // The person works in that session for a while, then detaches.
       await nextSecond(t);
       const person = await t.attach("$0");
-      await t.tmux("detach-client", "-t", person);
+      await t.detach(person);
       await waitFor(
         async () => !(await controls(t)).includes("1 $0"),
         "the client to leave the session",

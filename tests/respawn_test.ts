@@ -10,7 +10,7 @@ import { respawnRefusal } from "../src/mcp/lone_links.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { scrollOnClear } from "../src/tools/screen_clear.ts";
 import { testContext, withTmux } from "./helpers/mcp.ts";
-import { linkedTwice, TestTmux } from "./helpers/tmux.ts";
+import { linkedTwice, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** The pane a creating command (`args`) makes, running `command` if given. */
 const newPane = async (t: TestTmux, args: string[], command?: string): Promise<string> =>
@@ -41,6 +41,8 @@ Deno.test("respawn_pane of a pane a person's zoom hides is refused where its new
   await withTmux(async (t, c) => {
     const shown = await newPane(t, ["new-session", "-d", "-s", "zoomed"]);
     const hidden = await newPane(t, ["split-window", "-d", "-t", shown], "sleep 1000");
+    // Until sleep runs, tmux names the shell that starts it: the checks below read it as sleep.
+    await t.foreground(hidden, "sleep");
     await t.tmux("resize-pane", "-Z", "-t", shown);
     const zoomed = () => fmt(t, shown, "#{window_zoomed_flag}");
     const tty = await t.attach("zoomed");
@@ -58,7 +60,9 @@ Deno.test("respawn_pane of a pane a person's zoom hides is refused where its new
     // remain-on-exit on keeps the pane whatever its process does: the zoom is safe.
     await t.tmux("set-option", "-p", "-t", hidden, "remain-on-exit", "on");
     await c.ok("respawn_pane", { paneId: hidden, kill: true, command: "exit 3" });
-    assert.equal(await fmt(t, hidden, "#{pane_dead}"), "1");
+    // The new process ends after the call has answered; tmux marks the pane dead once it has
+    // collected it.
+    await waitFor(async () => await fmt(t, hidden, "#{pane_dead}") === "1", `${hidden} dead`);
     assert.equal(await zoomed(), "1");
 
     // A dead pane, respawned without kill: remain-on-exit failed lets a success take the pane.
@@ -78,6 +82,7 @@ Deno.test("respawn_pane: a person's zoom that comes right after the check is kep
     const tty = await t.attach("home");
     const shown = await newPane(t, ["new-session", "-d", "-s", "zoomed"]);
     const hidden = await newPane(t, ["split-window", "-d", "-t", shown], "sleep 1000");
+    await t.foreground(hidden, "sleep");
     // Nobody looks at the read: the window unzoomed, the person elsewhere. Then they come to
     // it and zoom onto the other pane, before the respawn.
     await t.onceAfterGuardRead(`resize-pane -Z -t ${shown} ; switch-client -c ${tty} -t zoomed`);

@@ -71,13 +71,21 @@ async function call(
   };
 }
 
+/**
+ * Waits until `shell` runs in `pane` and has drawn its prompt (the cursor left column 0): keys
+ * typed before that reach a shell that has not set its terminal up yet (bash's line editing).
+ */
 async function shellReady(t: Started, pane: string, shell = "sh"): Promise<void> {
-  await waitFor(
-    async () =>
-      (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")).trim() ===
-        shell,
-    "the shell",
-  );
+  await waitFor(async () => {
+    const [x, command] = (await t.tmux(
+      "display-message",
+      "-p",
+      "-t",
+      pane,
+      "#{cursor_x} #{pane_current_command}",
+    )).trim().split(" ");
+    return command === shell && Number(x) > 0;
+  }, `a ${shell} prompt in ${pane}`);
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -56,6 +56,9 @@ async function hundredPanes(t: TestTmux): Promise<string[]> {
   const ids = out.trim().split("\n").map((l) => l.split(" "))
     .sort((a, b) => Number(a[0]) - Number(b[0])).map(([, id]) => id);
   assert.equal(ids.length, PANES);
+  // Every pane's mark printed and its shell's prompt drawn after it (the cursor left column
+  // 0): the storm's captures and searches look for the marks, and its sends type into the
+  // shells. The command's name alone says nothing: the `sh -c` that prints the mark is sh too.
   await waitFor(
     async () => {
       const shown = await t.tmux(
@@ -64,11 +67,14 @@ async function hundredPanes(t: TestTmux): Promise<string[]> {
         "-t",
         "load",
         "-F",
-        "#{pane_id} #{pane_current_command}",
+        "#{pane_id} #{cursor_x} #{pane_current_command}",
       );
-      return shown.trim().split("\n").every((l) => l.endsWith(" sh"));
+      return shown.trim().split("\n").every((l) => {
+        const [, x, command] = l.split(" ");
+        return command === "sh" && Number(x) > 0;
+      });
     },
-    "every pane's shell",
+    "every pane's mark and prompt",
     20_000,
   );
   return ids;

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { newFigures, reportFigures, sleep } from "./helpers/robust.ts";
 import { MODERN_META, type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, sh, TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, sh, statusWithin, TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 
@@ -249,10 +249,10 @@ Deno.test("robustness protocol: a wait cancelled mid-flight stops at once and th
       s.notifications.filter((m) =>
         m.method === "notifications/progress" && m.params?.progressToken === "cancel-me"
       ).length;
-    // The wait is running: it reported progress (a tick a second).
-    const until = Date.now() + 10_000;
-    while (progress() < 2 && Date.now() < until) await sleep(50);
-    assert.ok(progress() >= 2, "the wait reports progress while it runs");
+    // The wait is running: it reported progress (a tick a second). Its first comes once the
+    // process's first call has set up (tools loaded, control client attached, screen matched),
+    // which took a loaded machine over 10 s.
+    await waitFor(() => progress() >= 2, "the wait to report progress while it runs", 60_000);
     await s.notify("notifications/cancelled", { requestId: id, reason: "the test gave up" });
     await stillServing(t, s, "the cancellation");
     const after = progress();
@@ -382,8 +382,16 @@ Deno.test("a client that stops reading, or closes our stdout, cannot hold the pr
         await writer.write(line({ jsonrpc: "2.0", id: i, method: "tools/list" }));
       }
       if (how === "stops reading, then closes stdin") await writer.close();
-      // Ends by itself (each way within about a second); the test's own timeout would say not.
-      const status = await child.status;
+      // Ends by itself (each way within about a second): bounded, so that a process that stays
+      // fails the test instead of holding it.
+      const status = await statusWithin(child, 30_000);
+      if (status === "still running") {
+        child.kill("SIGKILL");
+        await child.status;
+        await writer.close().catch(() => {});
+        await child.stdout.cancel().catch(() => {});
+      }
+      assert.ok(status !== "still running", `${how}: the process did not end`);
       assert.equal(status.code, 0, how);
       if (how === "closes stdout") await writer.close().catch(() => {});
       else await child.stdout.cancel();
@@ -415,14 +423,20 @@ Deno.test("a 2026-07-28 client that stops reading with a listen stream on a busy
           params: { notifications: { resourceSubscriptions: [uri] }, _meta: meta },
         }));
       }
-      // Read until the streams are acknowledged and updates flow, then stop reading.
+      // Read until the streams are acknowledged and updates flow, then stop reading. Bounded:
+      // should no update come, the process is killed, its stdout ends and the test says so.
       const reader = child.stdout.getReader();
       const decoder = new TextDecoder();
       let seen = "";
-      while (!seen.includes("notifications/resources/updated")) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        seen += decoder.decode(value, { stream: true });
+      const reading = setTimeout(() => child.kill("SIGKILL"), 60_000);
+      try {
+        while (!seen.includes("notifications/resources/updated")) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          seen += decoder.decode(value, { stream: true });
+        }
+      } finally {
+        clearTimeout(reading);
       }
       assert.match(seen, /notifications\/resources\/updated/);
       // Answers of ~80 KB each: more than a pipe holds, behind the updates.
@@ -437,14 +451,7 @@ Deno.test("a 2026-07-28 client that stops reading with a listen stream on a busy
       const began = performance.now();
       if (how === "closes stdin") await writer.close();
       else child.kill("SIGTERM");
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const status = await Promise.race([
-        child.status,
-        new Promise<"still running">((resolve) =>
-          timer = setTimeout(() => resolve("still running"), 5_000)
-        ),
-      ]);
-      clearTimeout(timer);
+      const status = await statusWithin(child, 5_000);
       const took = performance.now() - began;
       if (status === "still running") child.kill("SIGKILL");
       await child.status;

@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { fixtureTest } from "./helpers/skippable.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
-import { testSocketName, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { sh, testSocketName, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** Why a server cannot be started in a pid namespace of its own here; null when it can. */
 async function namespaceUnavailable(): Promise<string | null> {
@@ -211,8 +211,11 @@ Deno.test("signal_channel does not blame a wait abandoned on a server that has s
     );
     await t.tmux("new-session", "-d", "-s", "main", "sh");
     const signalled = await c.call("signal_channel", { channel: "ready" });
-    // Nobody waited on the new server: tmux kept the signal, and a wait returns at once.
-    await t.tmux("wait-for", "ready");
+    // Nobody waited on the new server: tmux kept the signal, and a wait returns at once. Bounded:
+    // a signal that went elsewhere would leave this wait blocked for ever.
+    await sh("tmux", ["-u", "-L", t.socket, "-f", "/dev/null", "wait-for", "ready"], {
+      timeoutMs: 10_000,
+    });
     assert.doesNotMatch(textOf(signalled), /abandoned .* may have taken this signal/);
     // A wait that times out on the new server says nothing of the old server's either.
     const later = await c.call("wait_for_channel", { channel: "ready", timeoutMs: 100 });

@@ -67,6 +67,9 @@ Deno.test("capture_since: a cursor left unused stays usable while an agent polls
     }
     const cursors = new Map<string, string>();
     for (const p of panes) {
+      // Typed before the prompt, the line is echoed ahead of it and its output lands after it
+      // ("$ ready"), never on a row of its own.
+      await t.prompt(p);
       await t.tmux("send-keys", "-t", p, "echo ready", "Enter");
       await shows(p, "ready");
       cursors.set(p, (await c.ok<Since>("capture_since", { paneId: p })).cursor);

@@ -72,19 +72,27 @@ sshTest(
       try {
         const on = { host: "h1", socket_name: t.socket };
         const p = t.ids.paneId;
+        await t.prompt(p);
         // The host's connection and its command client are up (a call made before).
         await c.ok("list_panes", on);
         await c.ok("capture_pane", { ...on, paneId: p });
+        // The wait's first capture-pane is its start's read (the watch opens after it): from
+        // then on, what the pane prints came after the call began. (A pause could end before
+        // that read on a loaded machine: the output was then on screen before the wait.)
+        await t.tmux("set-hook", "-g", "after-capture-pane", "set-option -g @wait-began 1");
         const waiting = c.call("wait_for_text", {
           ...on,
           paneId: p,
           patterns: ["ready-now"],
           timeoutMs: 8_000,
         });
-        // Half a second into the call (the watch's client still starting: its start-up file
-        // takes 1.5 s), the pane prints it, typed here straight into tmux. Only the output
-        // has the pattern whole: the line typed has it cut by a 0 the shell takes out.
-        await new Promise((r) => setTimeout(r, 500));
+        await waitFor(
+          async () => (await t.tmux("show-options", "-gqv", "@wait-began")).trim() === "1",
+          "the wait to read its start",
+        );
+        // Right after that read (the watch's client still starting: its start-up file takes
+        // 1.5 s), the pane prints it, typed here straight into tmux. Only the output has the
+        // pattern whole: the line typed has it cut by a 0 the shell takes out.
         await t.tmux("send-keys", "-t", p, "-l", "echo ready-$((0))now | tr -d 0");
         await t.tmux("send-keys", "-t", p, "Enter");
         const r = await waiting;

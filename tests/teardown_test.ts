@@ -264,10 +264,9 @@ Deno.test("clear_pane clears the screen and the history, each on request", async
     const screen = async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).trim();
     const history = async () =>
       Number((await t.tmux("display-message", "-p", "-t", paneId, "#{history_size}")).trim());
-    const until = Date.now() + 5_000;
-    while (!(await screen()).includes("mark-2") && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // The output and the prompt after it: a prompt drawn after the clear below would be on
+    // the screen it asserts empty.
+    await waitFor(async () => /mark-2\n[$#]$/.test(await screen()), "the output and the prompt");
     assert.ok(await history() > 0);
 
     const h = await c.ok<Record<string, unknown>>("clear_pane", { paneId, screen: false });
@@ -470,6 +469,11 @@ Deno.test("a person who comes to a pane right after the check stops its kill or 
     };
     const work = await newPane(t, "new-session", "-d", "-s", "work");
     await t.tmux("send-keys", "-t", work, "echo KEEP-THIS-SCREEN", "Enter");
+    // On the screen before the calls: the check after them tells a clear from a late echo.
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", work)).includes("KEEP-THIS-SCREEN"),
+      "the text to keep on the screen",
+    );
     const cases: [string, Record<string, unknown>][] = [
       ["kill_pane", { paneId: work }],
       ["kill_window", {

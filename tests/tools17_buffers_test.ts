@@ -67,6 +67,12 @@ async function recorder(
     `stty raw -echo; printf '${setup}ready'; exec cat > '${file}'`,
   )).trim().split(" ");
   await t.foreground(paneId, "cat");
+  // tmux has read the setup (a program asking for bracketed paste) once it shows what follows
+  // it: a paste decides on bracketing by what tmux has read.
+  await waitFor(
+    async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).includes("ready"),
+    `${paneId} ready`,
+  );
   return {
     paneId,
     windowId,

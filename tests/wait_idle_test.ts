@@ -72,7 +72,14 @@ Deno.test("wait_for_idle atPrompt: returns once the prompt is back after sleep 1
     const p = t.ids.paneId;
     // `d''one`: the echo of the typed line never shows the word itself.
     await type(t, p, "sleep 1; echo d''one");
-    await t.foreground(p, "sleep");
+    // sleep runs, or has run already (a second is short on a loaded machine): either way the
+    // wait below begins after the command was read, and its prompt comes back after done.
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", p, "#{pane_current_command}")).trim() ===
+          "sleep" || (await screen(t, p)).includes("done"),
+      "sleep to run",
+    );
     const result = await c.ok<Idle>("wait_for_idle", { paneId: p, atPrompt: true, quietMs: 200 });
     assert.equal(result.outcome, "idle");
     assert.equal(result.atPrompt, true);
@@ -111,7 +118,8 @@ Deno.test("wait_for_idle atPrompt: a prompt whose pane has its input turned off 
 Deno.test("wait_for_idle without atPrompt: a quiet command counts as idle, and says it is not at its prompt", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;
-    await type(t, p, "sleep 5");
+    // Longer than both waits below take on a loaded machine: the second needs sleep running.
+    await type(t, p, "sleep 60");
     await t.foreground(p, "sleep");
     const result = await c.ok<Idle>("wait_for_idle", { paneId: p, quietMs: 200 });
     assert.equal(result.outcome, "idle");
@@ -154,9 +162,13 @@ Deno.test({
       assert.ok((await screen(t, p)).includes("waited"), "back only once wait returned");
       // A loop of builtins runs the shell itself.
       await type(t, p, "while :; do :; done");
+      // Typed and entered: the echo shows the line before the shell has read its Enter, and
+      // until it has the shell is at its prompt. Once read, the cursor is on the next row.
       await waitFor(
-        async () => (await screen(t, p)).at(-1) === "P> while :; do :; done",
-        "the loop typed",
+        async () =>
+          (await screen(t, p)).at(-1) === "P> while :; do :; done" &&
+          (await t.tmux("display-message", "-p", "-t", p, "#{cursor_x}")).trim() === "0",
+        "the loop typed and entered",
       );
       assert.equal((await c.ok<Info>("get_pane_info", { paneId: p })).atPrompt, false);
       await t.tmux("send-keys", "-t", p, "C-c");
@@ -351,7 +363,11 @@ Deno.test("wait_for_text without patterns returns at the first new output, not o
   await withServer(async (t, c) => {
     const p = t.ids.paneId;
     await type(t, p, "echo al''ready");
-    await waitFor(async () => (await screen(t, p)).includes("already"), "old output");
+    // The prompt after it too: drawn once the wait below began, it would be new output.
+    await waitFor(async () => {
+      const rows = await screen(t, p);
+      return rows.includes("already") && rows.at(-1) === "P>";
+    }, "old output and the prompt after it");
     // Only what was on screen: nothing new comes, the wait times out.
     const quiet = await c.ok<Wait>("wait_for_text", { paneId: p, timeoutMs: 500 });
     assert.equal(quiet.outcome, "timedOut");
@@ -388,7 +404,8 @@ Deno.test("get_pane_info and snapshot_pane report atPrompt: true at a prompt, fa
     const p = t.ids.paneId;
     assert.equal((await c.ok<Info>("get_pane_info", { paneId: p })).atPrompt, true);
     assert.equal((await c.ok<Info>("snapshot_pane", { paneId: p })).atPrompt, true);
-    await type(t, p, "sleep 5");
+    // Longer than the two reads below take on a loaded machine (C-c ends it).
+    await type(t, p, "sleep 60");
     await t.foreground(p, "sleep");
     assert.equal((await c.ok<Info>("get_pane_info", { paneId: p })).atPrompt, false);
     assert.equal((await c.ok<Info>("snapshot_pane", { paneId: p })).atPrompt, false);

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { sessionNameFor } from "../src/tools/prompts.ts";
 import { checkName } from "../src/tools/arguments.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
-import { TestTmux } from "./helpers/tmux.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 const EMOJI = "\u{1F600}"; // two UTF-16 code units
 
@@ -108,8 +108,18 @@ Deno.test("workspace: directory completion offers only paths the prompt takes", 
     // Five levels of 250 characters: a path past the 1 024 the prompt's directory takes.
     const long = [root, ..."abcde"].reduce((dir, c) => `${dir}/${c.repeat(250)}`);
     await Deno.mkdir(long, { recursive: true });
-    await t.tmux("new-window", "-d", "-c", long, "sleep 1000");
-    await t.tmux("new-window", "-d", "-c", root, "sleep 1000");
+    for (const dir of [long, root]) {
+      const pane = (await t.tmux(
+        ...["new-window", "-d", "-P", "-F", "#{pane_id}", "-c", dir, "sleep 1000"],
+      )).trim();
+      // tmux reads a pane's path from its process, which moves there only once it runs.
+      await waitFor(
+        async () =>
+          (await t.tmux("display-message", "-p", "-t", pane, "#{pane_current_path}")).trim() ===
+            dir,
+        `${pane} in its folder`,
+      );
+    }
     const offered = await completions(c, "directory", root);
     assert.deepEqual(offered, [root]);
   } finally {

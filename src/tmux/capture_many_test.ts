@@ -113,10 +113,13 @@ Deno.test("readPanes reads on after a pane that closed, and reports that one", a
     const gone = await make("gone");
     const a = await make("after-1");
     const b = await make("after-2");
-    await waitFor(
-      async () => (await t.tmux("capture-pane", "-p", "-t", b)).includes("after-2"),
-      "output",
-    );
+    // Each pane prints at its own pace: the last one made printing says nothing of the others.
+    for (const [pane, text] of [[a, "after-1"], [b, "after-2"]]) {
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes(text),
+        `${pane}'s output`,
+      );
+    }
     await t.tmux("kill-pane", "-t", gone);
     for (const history of [0, 1000]) {
       const { batches, results } = await readAll(runner, t.socket, [first, gone, a, b], history);

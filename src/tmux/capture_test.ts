@@ -87,6 +87,13 @@ async function withPane(
 }
 
 async function typeAndWait(t: TestTmux, paneId: string, command: string, until: string) {
+  // The shell's prompt first (a new pane's, or the one it draws after the line before, a moment
+  // after that line's output): typed before it, the line's echo comes first and its output
+  // lands after the prompt, on one row. Only a prompt leaves the cursor off the first column.
+  await waitFor(
+    async () => (await t.tmux("display-message", "-p", "-t", paneId, "#{cursor_x}")).trim() !== "0",
+    `a prompt in ${paneId}`,
+  );
   await t.tmux("send-keys", "-t", paneId, "-l", command);
   await t.tmux("send-keys", "-t", paneId, "Enter");
   await waitFor(

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { ControlProtocol, type ControlResult, type PendingCall } from "./control_protocol.ts";
 import type { Notifications } from "./control_notifications.ts";
 import { prng, type Rand } from "../../tests/helpers/prng.ts";
+import { waitFor } from "../../tests/helpers/tmux.ts";
 
 const encoder = new TextEncoder();
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -648,21 +649,31 @@ Deno.test("a pane's change of mode is passed on at once as a change, and its pan
 });
 
 Deno.test("sentinels of the protocol's own are spaced, and a call's sentinel stands in", async () => {
-  const h = byHand({ sentinelGapMs: 30 });
-  // The attach's sentinel was just sent: the next one waits its turn.
-  h.feed("%begin 1 110 0", "%end 1 110 0", "%output %1 x");
-  assert.equal(h.written.length, 1);
-  while (h.written.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-  assert.deepEqual(h.written[1], "display-message -p tmux-mcp-n2\n");
-  h.feed("%begin 1 111 1", "tmux-mcp-n2", "%end 1 111 1");
-  assert.deepEqual(h.output(), ["%1:x"]);
-  // Deferred again, then overtaken by a call: only the call is sent.
-  h.feed("%begin 1 112 0", "%end 1 112 0", "%output %1 y");
-  h.send("'x'");
-  assert.deepEqual(h.written.slice(2), ["'x'\ndisplay-message -p tmux-mcp-n3\n"]);
-  h.feed("%begin 1 113 1", "%end 1 113 1", "%begin 1 114 1", "tmux-mcp-n3", "%end 1 114 1");
-  assert.deepEqual(h.output(), ["%1:x", "%1:y"]);
-  assert.equal(h.protocol.pending, 0);
+  // The protocol measures the gap with performance.now(): held still here, only its timer ends
+  // a gap. A machine too busy to run this test's next line within 30 ms would otherwise see the
+  // gap over, and the sentinel sent at once.
+  const realNow = performance.now;
+  const frozen = performance.now();
+  performance.now = () => frozen;
+  try {
+    const h = byHand({ sentinelGapMs: 30 });
+    // The attach's sentinel was just sent: the next one waits its turn.
+    h.feed("%begin 1 110 0", "%end 1 110 0", "%output %1 x");
+    assert.equal(h.written.length, 1);
+    await waitFor(() => h.written.length >= 2, "the deferred sentinel");
+    assert.deepEqual(h.written[1], "display-message -p tmux-mcp-n2\n");
+    h.feed("%begin 1 111 1", "tmux-mcp-n2", "%end 1 111 1");
+    assert.deepEqual(h.output(), ["%1:x"]);
+    // Deferred again, then overtaken by a call: only the call is sent.
+    h.feed("%begin 1 112 0", "%end 1 112 0", "%output %1 y");
+    h.send("'x'");
+    assert.deepEqual(h.written.slice(2), ["'x'\ndisplay-message -p tmux-mcp-n3\n"]);
+    h.feed("%begin 1 113 1", "%end 1 113 1", "%begin 1 114 1", "tmux-mcp-n3", "%end 1 114 1");
+    assert.deepEqual(h.output(), ["%1:x", "%1:y"]);
+    assert.equal(h.protocol.pending, 0);
+  } finally {
+    performance.now = realNow;
+  }
 });
 
 Deno.test("an anomaly's reason shows what a pane printed without its control bytes", () => {

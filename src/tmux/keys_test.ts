@@ -49,6 +49,12 @@ async function recorder(
         .trim() === "cat",
     "cat to run",
   );
+  // tmux reads what the pane printed at its own pace, cat running or not: the request for
+  // extended keys is in effect once the word printed after it shows.
+  await waitFor(
+    async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).includes("ready"),
+    "the pane's setup read by tmux",
+  );
   let round = 0;
   const send = async (names: readonly string[]) => {
     const got = new Map<string, string>();

@@ -20,6 +20,21 @@ function sessionSafe(name: string): string {
   return name.replaceAll("\t", " ").replaceAll("\\", "\\\\");
 }
 
+/**
+ * Waits until every pane runs its own program in its own directory. Just made, a pane shows
+ * for a moment no directory (tmux does not see its process group yet, and names the command it
+ * was given instead), then tmux's own name and directory (the process before its exec): two
+ * reads a moment apart could disagree on both.
+ */
+async function panesSettled(t: TestTmux): Promise<void> {
+  await waitFor(
+    async () =>
+      (await t.tmux("list-panes", "-a", "-F", "#{pane_current_command}\t#{?pane_current_path,in,}"))
+        .trim().split("\n").every((l) => !l.startsWith("tmux\t") && l.endsWith("\tin")),
+    "every pane's program and directory",
+  );
+}
+
 const NASTY = [
   "has spaces",
   "tab\there",
@@ -69,6 +84,8 @@ Deno.test("snapshot: one invocation reads everything; odd values come back exact
         escapeTrailingSemicolon(escapeFormat(name.replaceAll("\t", " "))),
       );
     }
+    // A pane is in its directory once its shell runs (the last one made may not be yet).
+    await panesSettled(t);
     const snap = await takeSnapshot(runner, addr);
     assert.equal(snap.running, true);
     assert.ok(snap.server && snap.server.pid > 0 && snap.server.socketPath.endsWith(t.socket));
@@ -115,11 +132,10 @@ Deno.test("snapshot: window names keep tmux's own escaping and invalid UTF-8 is 
     await t.tmux("send-keys", "-t", t.ids.paneId, "Enter");
     const expected = `${base}/x\uFFFDy`;
     let cwd = "";
-    for (let i = 0; i < 100 && cwd !== expected; i++) {
-      await new Promise((r) => setTimeout(r, 30));
-      const snap = await takeSnapshot(runner, { socketName: t.socket });
-      cwd = snap.panes[0].cwd;
-    }
+    await waitFor(async () => {
+      cwd = (await takeSnapshot(runner, { socketName: t.socket })).panes[0].cwd;
+      return cwd === expected;
+    }, "the shell in the new folder").catch(() => {});
     assert.equal(cwd, expected);
     assert.equal(bad.length > 0, true);
     await t.tmux("rename-window", "-t", t.ids.windowId, "line\nbreak\ttab");
@@ -150,16 +166,9 @@ Deno.test("snapshot: a linked window is listed once, with every placement", asyn
     assert.equal(pane.length, 1);
     assert.equal(pane[0].placements.length, 2);
     // One window's panes: only theirs, each with every placement; a pane of both scopes too.
-    const split =
-      (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", t.ids.windowId))
-        .trim();
-    // Past its exec (tmux's own name until then): two reads a moment apart must agree.
-    await waitFor(
-      async () =>
-        (await t.tmux("display-message", "-p", "-t", split, "#{pane_current_command}")).trim() !==
-          "tmux",
-      "the new pane's shell",
-    );
+    await t.tmux("split-window", "-d", "-t", t.ids.windowId);
+    // The new pane past its exec: two reads a moment apart must agree.
+    await panesSettled(t);
     const brief = await takeBriefSnapshot(runner, { socketName: t.socket });
     const scoped = await takeBriefSnapshot(runner, { socketName: t.socket }, {}, {
       windowId: t.ids.windowId,
@@ -281,14 +290,8 @@ Deno.test("snapshot: a brief read gives exactly the brief fields of the full one
     await t.tmux("set-option", "-gw", "automatic-rename", "off");
     await placeOddly(t);
     await sleepingPane(t, "-n", "tab\there 🙂");
-    // Every pane past its exec and in its directory: a pane just made can show tmux's own name
-    // or no directory for a moment, and the reads below are a moment apart.
-    await waitFor(
-      async () =>
-        (await t.tmux("list-panes", "-a", "-F", "#{pane_current_command}\t#{pane_current_path}"))
-          .trim().split("\n").every((l) => !l.startsWith("tmux\t") && !l.endsWith("\t")),
-      "every pane's program and directory",
-    );
+    // Every pane past its exec and in its directory: the reads below are a moment apart.
+    await panesSettled(t);
     const full = await takeSnapshot(runner, addr);
     // A read of every pane takes where each window sits from the windows' rows; a read of one
     // pane has it on the pane's own row: both say the same (a shell may still be drawing its
@@ -408,6 +411,8 @@ Deno.test("snapshot: process info by session is a full read's, and null once a s
     const other = (await t.tmux("new-session", "-d", "-s", "other", "-P", "-F", "#{session_id}"))
       .trim();
     await sleepingPane(t, "-t", other);
+    // The other session's first pane too: the two reads below are a moment apart.
+    await panesSettled(t);
     const full = await takeSnapshot(runner, addr);
     const info = await takeProcessInfo(runner, addr, [t.ids.sessionId, other]);
     assert.deepEqual(

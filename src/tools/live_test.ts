@@ -50,9 +50,17 @@ async function withAgentsFeed(
   }
 }
 
-/** Sets (or with `null` unsets) the pane's window's agent state, then signals the channel. */
+/**
+ * Sets (or with `null` unsets) the pane's window's agent state, then signals the channel. A
+ * signal still unheard (sent while the feed was between two waits: the flood's last one, say)
+ * is dropped first, in the same command line (`wait-for -L` then `-U` removes a channel that
+ * holds one): tmux 3.3a drops both of two unheard signals, so the mark's own would cancel it,
+ * and the feed, whose last read came before the mark, would wait on without reading it (nor
+ * would a new waiter come for {@link waitingAgain}).
+ */
 async function mark(t: Tmux, state: string | null): Promise<void> {
   await t.tmux(
+    ...["wait-for", "-L", AGENTS_CHANNEL, ";", "wait-for", "-U", AGENTS_CHANNEL, ";"],
     ...(state === null
       ? ["set-option", "-wu", "-t", t.ids.paneId, STATE_OPTION]
       : ["set-option", "-w", "-t", t.ids.paneId, STATE_OPTION, state]),
