@@ -140,6 +140,40 @@ Deno.test("create_session reports where tmux really started, and a process gone 
   });
 });
 
+Deno.test("create_window judges the folder of a started program, not of tmux's child before it", async () => {
+  // Until tmux's child for a new pane execs the pane's program it is tmux itself, named so and
+  // (before its chdir) in the server's folder: on a loaded machine for as long as it likes. A
+  // program named tmux in "/" that makes the asked folder a second later, enters it and only
+  // then execs plays that child, slowed down; a note read from it would be a false one.
+  await withTmux(async (_t, c) => {
+    const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "tmux-mcp-late-cd-" }));
+    const later = `${base}/later`;
+    try {
+      await Deno.writeTextFile(
+        `${base}/late.sh`,
+        `cd / && exec -a tmux bash -c 'sleep 1; mkdir "$0" && cd "$0" && exec sleep 100' "$1"\n`,
+      );
+      const r = await c.ok<{ cwd: string; notes: string[] }>("create_window", {
+        session: "main",
+        startDirectory: later,
+        command: `bash ${base}/late.sh ${later}`,
+      });
+      assert.deepEqual([r.cwd, r.notes], [later, []]);
+      // One that stays named tmux in another folder is judged after the wait's bound: told. (Of
+      // a folder tmux cannot enter: a first read of the child in the asked one would be right.)
+      const stays = await c.ok<{ cwd: string; notes: string[] }>("create_window", {
+        session: "main",
+        startDirectory: `${base}/never`,
+        command: "bash -c 'cd / && exec -a tmux sleep 100'",
+      });
+      assert.equal(stays.cwd, "/");
+      assert.match(stays.notes.join(" "), /process is in "\/", not ".*\/never"/);
+    } finally {
+      await Deno.remove(base, { recursive: true });
+    }
+  });
+});
+
 Deno.test("a creation whose pane ends at once names what went with it, and its summary says so", async () => {
   await withTmux(async (t, c) => {
     const list = async (what: "sessions" | "windows") =>

@@ -390,9 +390,13 @@ export interface Started {
 
 /**
  * Where a new pane's process really is. tmux enters the start directory in the child after
- * fork and falls back to home or `/` silently when it cannot: compare, and say so. Read twice
- * at most, because the very first read can come before the child's chdir. A process that has
- * ended already has no folder to compare: that is what is said, with its exit status.
+ * fork and falls back to home or `/` silently when it cannot: compare, and say so. A read can
+ * come before the child's chdir: until the child has a terminal tmux reads no folder at all,
+ * and until it execs the pane's program it is tmux itself (named so), in the server's folder.
+ * Such a read is not judged: it is read again (for {@link START_WAIT_MS} at most, as long as a
+ * loaded machine may take), and a folder that differs is told only of a started program. A
+ * process that has ended already has no folder to compare: that is what is said, with its
+ * exit status.
  *
  * `fields` are read in the same step: what tmux holds after the creating step, where the
  * values it printed (`-P`) came before a person's after-hooks ran (a rename, a new layout).
@@ -403,16 +407,19 @@ export async function startedIn(
   requested: string | undefined,
   fields: readonly string[] = [],
 ): Promise<Started> {
+  let starting = false;
   const look = async (): Promise<Started> => {
     const row = await paneFields(ctx, paneId, [
       "#{pane_current_path}",
       "#{pane_dead}",
       "#{pane_dead_status}",
       "#{pane_dead_signal}",
+      "#{pane_current_command}",
       ...fields,
     ]);
     if (row === null) return { cwd: "", notes: [GONE(paneId)], ended: true, fields: null };
-    const [cwd, dead, status, signal, ...rest] = row;
+    const [cwd, dead, status, signal, command, ...rest] = row;
+    starting = cwd === "" || command === "tmux";
     if (dead !== "1") return { cwd, notes: [], ended: false, fields: rest };
     const how = status !== "" ? ` (status ${status})` : signal !== "" ? ` (signal ${signal})` : "";
     return {
@@ -426,9 +433,15 @@ export async function startedIn(
   };
   let now = await look();
   if (now.ended || requested === undefined || sameDirectory(now.cwd, requested)) return now;
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  now = await look();
-  if (now.ended || sameDirectory(now.cwd, requested)) return now;
+  // A program named tmux (a nested client) reads as starting until the bound: then judged.
+  const until = performance.now() + START_WAIT_MS;
+  let pauseMs = 10;
+  do {
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    pauseMs = Math.min(100, pauseMs * 2);
+    now = await look();
+    if (now.ended || sameDirectory(now.cwd, requested)) return now;
+  } while (starting && performance.now() < until && !ctx.signal.aborted);
   return {
     ...now,
     notes: [
@@ -438,6 +451,12 @@ export async function startedIn(
     ],
   };
 }
+
+/**
+ * How long {@link startedIn} waits for a new pane's child to start its program before it
+ * judges the folder it is in.
+ */
+export const START_WAIT_MS = 3_000;
 
 /** The note for a pane whose process exited before it could be looked at. */
 export const GONE = (paneId: string): string =>
