@@ -10,22 +10,26 @@
  * and the command that replays them in a fresh world.
  *
  * Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
- *        [--max-wait MS] [--hook-guard] [--own-panes-only] [--replay JSON] [--verbose]
- *        [--help]
+ *        [--max-wait MS] [--hook-guard] [--own-panes-only] [--ssh] [--replay JSON]
+ *        [--sockets A,B] [--verbose] [--help]
  *
  * @module
  */
 
 import { FLAVOURS } from "../tests/helpers/fuzz_world.ts";
 import { fuzz, FUZZ_TOOLS, type FuzzCall, replayCommand } from "../tests/helpers/fuzz_run.ts";
+import { type Sshd, startSshd } from "../tests/helpers/sshd.ts";
 import { leftovers } from "../tests/helpers/tmux.ts";
 import { commandLine, refuse, wholeNumber } from "./cli.ts";
+
+/** The name the fuzz's sshd is reached by, as `--ssh` and every call's `host` give it. */
+const SSH_ALIAS = "fuzzhost";
 
 const HELP = `deno task fuzz — property-based fuzz of every tool through the real server process
 
 Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
-       [--max-wait MS] [--hook-guard] [--own-panes-only] [--replay JSON] [--verbose]
-       [--help]
+       [--max-wait MS] [--hook-guard] [--own-panes-only] [--ssh] [--replay JSON]
+       [--sockets A,B] [--verbose] [--help]
 
 Builds a private tmux server (a dead pane, a pane in copy mode, linked and grouped windows,
 odd names) with a person attached on a pseudo-terminal, starts the server process as an agent
@@ -59,9 +63,18 @@ Options:
                    world as built, none of them its own, may lose its process, text or pipe,
                    unless a call of the group reaches tmux or a shell by design (set_hook,
                    set_option, set_environment, display_message: noted).
+  --ssh            reach the world's tmux over SSH: starts an sshd of this machine on
+                   127.0.0.1 (needs openssh-server; its keys and config in a folder of its
+                   own, removed at the end), the server runs with --ssh ${SSH_ALIAS}, and
+                   every call (every row of a batch) names host "${SSH_ALIAS}" with a socket
+                   of the run. The same checks hold: that host is the agent's own tmux
+                   server, whose pane the server guards there as here.
   --replay JSON    instead of random calls, these groups of calls in a fresh world:
                    [[{"tool":"kill_pane","arguments":{"paneId":"%3"}}], ...] (a break that
                    needed the calls before it may not come back: run the seed again)
+  --sockets A,B    with --replay: the socket names of the world and the spare server of the
+                   run that broke (the replay command gives them); calls naming them name
+                   the new run's
   --verbose        print every call and note as it happens (stderr)
   --help, -h       this text
 
@@ -95,7 +108,9 @@ const { values } = commandLine("fuzz", HELP, {
   "max-wait": { type: "string" },
   "hook-guard": { type: "boolean", default: false },
   "own-panes-only": { type: "boolean", default: false },
+  ssh: { type: "boolean", default: false },
   replay: { type: "string" },
+  sockets: { type: "string" },
   verbose: { type: "boolean", default: false },
 });
 const seed = whole("seed", values.seed, 0) ?? crypto.getRandomValues(new Uint32Array(1))[0];
@@ -124,6 +139,10 @@ if (values.replay !== undefined) {
     );
   if (!ok) usage('--replay takes [[{"tool": NAME, "arguments": {...}}, ...], ...]');
 }
+const sockets = values.sockets?.split(",");
+if (sockets && (sockets.length !== 2 || replay === undefined)) {
+  usage("--sockets takes the world's and the spare socket names of the replayed run: A,B");
+}
 
 const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-fuzz-" });
 out(
@@ -132,9 +151,19 @@ out(
     : `fuzz: seed ${seed}, ${calls} calls, concurrency ${concurrency}` +
       (tools.length ? `, tools ${tools.join(",")}` : ""),
 );
+let sshd: Sshd | undefined;
+if (values.ssh) {
+  const up = await startSshd([SSH_ALIAS]);
+  if (typeof up === "string") {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    usage(`--ssh: ${up}`);
+  }
+  sshd = up;
+}
 const started = Date.now();
-/** Removes the folder and ends whatever of this run's sockets still runs. */
+/** Removes the folder and ends whatever of this run's sockets still runs, and its sshd. */
 async function cleanUp(): Promise<void> {
+  await sshd?.stop();
   await Deno.remove(dir, { recursive: true }).catch(() => {});
   const left = await leftovers();
   if (left.length) err(`fuzz: ended what the run left: ${left.join("; ")}`);
@@ -158,7 +187,9 @@ try {
     maxWaitMs,
     hookGuard,
     ownPanesOnly: values["own-panes-only"],
+    ssh: sshd ? { alias: SSH_ALIAS, config: sshd.config } : undefined,
     replay,
+    replaySockets: sockets as [string, string] | undefined,
     onEvent: values.verbose ? err : (line) => {
       if (line.startsWith("BROKEN")) err(line);
     },

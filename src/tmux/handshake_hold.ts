@@ -27,9 +27,10 @@
  * time, and the acts that waited for one go before the next.
  *
  * What it cannot keep out: a person's own keys and commands, and another process's (another
- * tmux-mcp's included), in that moment; a person's `after-*` hook that a read of ours runs; and
- * an act past its bound (a command a person's hook holds for a second, a handshake slower than
- * the hold).
+ * tmux-mcp's included), in that moment; a person's `after-*` hook that a read of ours runs; an
+ * act past its bound (a command a person's hook holds for a second, a handshake slower than
+ * the hold); and one server reached by two routes, which it takes for two servers: an SSH host
+ * (`--ssh`) that is this machine, or reaches the same socket, beside calls made here.
  *
  * @module
  */

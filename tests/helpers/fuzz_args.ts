@@ -12,7 +12,8 @@
  * (a hook name that exists, one of pipe_pane's three exclusive modes).
  *
  * Paths and socket names stay within the run: paths under its folder (or `/`, `/dev/null`,
- * and a folder that does not exist), socket names the run's own servers.
+ * and a folder that does not exist), socket names the run's own servers (a call given an SSH
+ * `host`, which the schemas offer when the server runs with --ssh, always names one).
  *
  * @module
  */
@@ -68,6 +69,8 @@ export interface ArgumentSources {
    * tool's default wait may be long); undefined: any, or none at all.
    */
   readonly maxWaitMs?: number;
+  /** An SSH destination the server reaches (`--ssh`): every call, and every row, names it. */
+  readonly host?: string;
 }
 
 /** Makes arguments against one world at a time; ids it has seen stay in its pools. */
@@ -126,17 +129,21 @@ export class ArgumentMaker {
     const r = this.#r;
     const n = r.pick([1, 1, 2, 3, 16]);
     const inner = this.#s.tools.filter((x) => x.name !== "kill_server");
+    // Over SSH the batch names the host too (its rows' default): a nested one's row has none.
+    const host = this.#s.host === undefined
+      ? {}
+      : { host: this.#s.host, socket_name: this.#world.t.socket };
     const operations = [];
     for (let i = 0; i < n; i++) {
       const tool = r.pick(inner);
       operations.push({
         tool: r.chance(0.95) ? tool.name : this.#free(100),
         arguments: tool.name === "call_tools_batch"
-          ? { operations: [{ tool: "list_panes", arguments: {} }] }
+          ? { operations: [{ tool: "list_panes", arguments: {} }], ...host }
           : this.argumentsFor(tool, this.#label),
       });
     }
-    const args: Json = { operations };
+    const args: Json = { operations, ...host };
     if (r.chance(0.5)) args.onError = r.pick(["stop", "continue"]);
     return args;
   }
@@ -412,6 +419,12 @@ export class ArgumentMaker {
       if (key === "socket_name" && !r.chance(0.1)) continue;
       const v = this.#gen(prop, key, depth + 1);
       if (v !== undefined) out[key] = v;
+    }
+    if (this.#s.host !== undefined && props.host !== undefined) out.host = this.#s.host;
+    // Over SSH (a `host`, with --ssh) a call names a socket of the run, always: without one it
+    // would reach the default tmux server of the machine the host is, which is no run's own.
+    if (out.host !== undefined && props.socket_name !== undefined) {
+      out.socket_name = r.chance(0.9) ? this.#world.t.socket : this.#s.spareSocket;
     }
     const extra = schema.additionalProperties;
     if (extra && typeof extra === "object" && !schema.properties) {

@@ -96,6 +96,11 @@ export interface FuzzOptions {
   /** Instead of random calls, these groups, in order, in one world. */
   readonly replay?: readonly (readonly FuzzCall[])[];
   /**
+   * With {@link replay}: the socket names of the run that made its calls, its world's and its
+   * spare one ({@link Broken.sockets}); a replayed argument naming one names this run's instead.
+   */
+  readonly replaySockets?: readonly [string, string];
+  /**
    * Judge `tmux-mcp hook guard` instead of the server's own guards (tests/helpers/fuzz_hook.ts):
    * the server allows attended input, the guard is asked about every call, and a call it
    * passes must keep what it promises. One call at a time.
@@ -106,6 +111,17 @@ export interface FuzzOptions {
    * fence alone stands), and no pane it did not create may be acted on.
    */
   readonly ownPanesOnly?: boolean;
+  /**
+   * Reach the world's tmux through SSH: the server runs with `--ssh alias --ssh-config config`
+   * (an sshd of this machine, tests/helpers/sshd.ts), so every tool takes `host`, and every
+   * call names it (with a socket of the run). Only through it: one tmux server reached by two
+   * routes (here and over SSH) is two servers to the server process, whose handshake hold then
+   * cannot keep one route's acts out of the other's handshakes (tmux/tmux#4980; a run mixing
+   * the routes crashed tmux once in 20 000 calls). Every check holds as here: over SSH the
+   * server reads the same clients, and a host that is its own `TMUX` server (the same socket
+   * path and server pid) guards the agent's pane there too.
+   */
+  readonly ssh?: { readonly alias: string; readonly config: string };
   /** Told of each group's outcome, and of notes (a change a command may have made). */
   readonly onEvent?: (line: string) => void;
 }
@@ -123,6 +139,10 @@ export interface Broken {
   readonly hookGuard: boolean;
   /** Whether `--own-panes-only` was judged ({@link FuzzOptions.ownPanesOnly}). */
   readonly ownPanesOnly: boolean;
+  /** Whether the server reached the world through SSH too ({@link FuzzOptions.ssh}). */
+  readonly ssh: boolean;
+  /** The world's socket name and the spare one, which the calls may name. */
+  readonly sockets: readonly [string, string];
   /** What was seen, cut to a few hundred characters. */
   readonly detail: string;
 }
@@ -157,7 +177,10 @@ export function replayCommand(broken: Broken, maxWaitMs?: number): string {
     String(broken.flavour),
     ...broken.hookGuard ? ["--hook-guard"] : [],
     ...broken.ownPanesOnly ? ["--own-panes-only"] : [],
+    ...broken.ssh ? ["--ssh"] : [],
     ...maxWaitMs === undefined ? [] : ["--max-wait", String(maxWaitMs)],
+    "--sockets",
+    broken.sockets.join(","),
     "--replay",
     JSON.stringify([broken.calls]),
   ]);
@@ -243,6 +266,34 @@ async function startServer(
   );
 }
 
+/** `value` with every string that is a key of `names` (at any depth) given as its value. */
+function renamed(value: unknown, names: ReadonlyMap<string | undefined, string>): unknown {
+  if (typeof value === "string") return names.get(value) ?? value;
+  if (Array.isArray(value)) return value.map((v) => renamed(v, names));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renamed(v, names)]));
+  }
+  return value;
+}
+
+/** The tools a server started with `flags` lists (no tmux needed to list them). */
+async function listedTools(dir: string, flags: readonly string[]): Promise<FuzzTool[]> {
+  const server = new StdioServer(
+    Deno.execPath(),
+    [...fromSourceArgs(denoJson.tasks.start, ROOT), ...flags],
+    cleanEnv({ ...worldEnv(dir), DENO_DIR: await (denoDir ??= findDenoDir()) }),
+    dir,
+  );
+  try {
+    await server.initialize();
+    const listed = await server.request("tools/list");
+    if (listed.error) throw new Error(`tools/list: ${listed.error.message}`);
+    return (listed.result as { tools: FuzzTool[] }).tools;
+  } finally {
+    await server.kill();
+  }
+}
+
 /** Runs the fuzz; never throws for an invariant, only when the world cannot be built. */
 export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   const hookGuard = options.hookGuard === true;
@@ -251,35 +302,42 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   const flags = [
     ...hookGuard || fenced ? ["--allow-attended-input"] : [],
     ...fenced ? ["--own-panes-only"] : [],
+    ...options.ssh ? ["--ssh", options.ssh.alias, "--ssh-config", options.ssh.config] : [],
   ];
   if (hookGuard && (options.concurrency !== 1 || options.replay?.some((g) => g.length > 1))) {
     throw new Error("the hook guard is judged one call at a time");
   }
   const rand: Rand = prng(options.seed);
   const only = new Set(options.tools ?? []);
-  const pickable = FUZZ_TOOLS.filter((t) => only.size === 0 || only.has(t.name));
+  // With --ssh every schema takes `host`: the tools as that server lists them.
+  const allTools = options.ssh ? await listedTools(options.dir, flags) : FUZZ_TOOLS;
+  const pickable = allTools.filter((t) => only.size === 0 || only.has(t.name));
   const ajv = new AjvJsonSchemaValidator();
   const bare = (s: Json) => {
     const { $schema: _, ...rest } = s;
     return rest;
   };
-  const input = new Map(FUZZ_TOOLS.map((t) => [t.name, ajv.getValidator(bare(t.inputSchema))]));
+  const input = new Map(allTools.map((t) => [t.name, ajv.getValidator(bare(t.inputSchema))]));
   const output = new Map(
-    FUZZ_TOOLS.filter((t) => t.outputSchema).map((t) => [
+    allTools.filter((t) => t.outputSchema).map((t) => [
       t.name,
       ajv.getValidator(bare(t.outputSchema!)),
     ]),
   );
+  // The server's home is the run's folder: with a ~/.ssh there, ssh shares one connection per
+  // host (ControlMaster), as it does for most people, sessions and their limit included.
+  if (options.ssh) await Deno.mkdir(`${options.dir}/.ssh`, { mode: 0o700, recursive: true });
   const markers = await MarkerBox.create(options.dir);
   // A socket name of this run nothing listens on: a tool may start a server there.
   const spare = new TestTmux();
   const maker = new ArgumentMaker({
     rand,
-    tools: FUZZ_TOOLS,
+    tools: allTools,
     dir: options.dir,
     markers,
     spareSocket: spare.socket,
     maxWaitMs: options.maxWaitMs,
+    host: options.ssh?.alias,
   });
   const say = options.onEvent ?? (() => {});
   const broken: Broken[] = [];
@@ -324,7 +382,9 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       // The group: generated (arguments the schema refuses are not sent), or replayed.
       let group: FuzzCall[];
       if (options.replay) {
-        group = [...options.replay[replayed++]];
+        const [world, spareThen] = options.replaySockets ?? [];
+        const now = new Map([[world, w.t.socket], [spareThen, spare.socket]]);
+        group = options.replay[replayed++].map((call) => renamed(call, now) as FuzzCall);
       } else {
         group = [];
         if (skipped > 20 * options.calls + 100) {
@@ -362,6 +422,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           flavour: w.flavour,
           hookGuard,
           ownPanesOnly: fenced,
+          ssh: options.ssh !== undefined,
+          sockets: [w.t.socket, spare.socket],
           detail: cut(detail),
         });
         say(`BROKEN ${invariant} at call ${at}: ${cut(which, 300)}: ${cut(detail, 300)}`);
