@@ -117,7 +117,7 @@ export interface FuzzOptions {
    * call names it (with a socket of the run). Only through it: one tmux server reached by two
    * routes (here and over SSH) is two servers to the server process, whose handshake hold then
    * cannot keep one route's acts out of the other's handshakes (tmux/tmux#4980; a run mixing
-   * the routes crashed tmux once in 16 000 calls). Every check holds as here: over SSH the
+   * the routes crashed tmux once in 20 000 calls). Every check holds as here: over SSH the
    * server reads the same clients, and a host that is its own `TMUX` server (the same socket
    * path and server pid) guards the agent's pane there too.
    */
