@@ -16,7 +16,7 @@
 
 import assert from "node:assert/strict";
 import { startForger } from "./helpers/forge.ts";
-import { newFigures, reportFigures, sleep } from "./helpers/robust.ts";
+import { newFigures, reportFigures, shellsReady, sleep } from "./helpers/robust.ts";
 import { type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -71,23 +71,6 @@ async function call(
   };
 }
 
-/**
- * Waits until `shell` runs in `pane` and has drawn its prompt (the cursor left column 0): keys
- * typed before that reach a shell that has not set its terminal up yet (bash's line editing).
- */
-async function shellReady(t: Started, pane: string, shell = "sh"): Promise<void> {
-  await waitFor(async () => {
-    const [x, command] = (await t.tmux(
-      "display-message",
-      "-p",
-      "-t",
-      pane,
-      "#{cursor_x} #{pane_current_command}",
-    )).trim().split(" ");
-    return command === shell && Number(x) > 0;
-  }, `a ${shell} prompt in ${pane}`);
-}
-
 async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
 }
@@ -107,7 +90,7 @@ Deno.test("robustness attacks: no view change and no sequence of calls reaches a
   await withServer(async (t, s, dir) => {
     const figures = newFigures();
     const watched = t.ids.paneId;
-    await shellReady(t, watched);
+    await shellsReady(t, [watched]);
     const neighbour = (await t.tmux(
       "split-window",
       "-d",
@@ -129,7 +112,7 @@ Deno.test("robustness attacks: no view change and no sequence of calls reaches a
       "sh",
     )).trim().split(" ");
     await t.tmux("new-session", "-d", "-s", "elsewhere", "sh");
-    await shellReady(t, hiddenPane);
+    await shellsReady(t, [hiddenPane]);
     const tty = await t.attach("main");
     const view = await personView(t, tty);
     const screenBefore = await t.tmux("capture-pane", "-p", "-t", watched);
@@ -199,7 +182,7 @@ Deno.test("robustness attacks: forged framing, catastrophic patterns, paste esca
   await withServer(async (t, s, dir) => {
     await t.tmux("set-option", "-g", "history-limit", "5000");
     const victim = t.ids.paneId;
-    await shellReady(t, victim);
+    await shellsReady(t, [victim]);
 
     // Forged framing: every round prints 120 forged %end/%output pairs with real numbers.
     const forged = newFigures();
@@ -304,7 +287,7 @@ Deno.test("robustness attacks: forged framing, catastrophic patterns, paste esca
       "#{pane_id}",
       "bash --norc --noprofile",
     )).trim();
-    await shellReady(t, bash, "bash");
+    await shellsReady(t, [bash], "bash");
     let n = 0;
     const mark = () => `${dir}/ran-${n++}`;
     for (const pane of [bash, victim]) {

@@ -13,7 +13,7 @@ import vm from "node:vm";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { warn } from "../src/diagnostics.ts";
 import { connect } from "./helpers/mcp.ts";
-import { rssKiB, sleep, tmuxClientsOf } from "./helpers/robust.ts";
+import { rssKiB, shellsReady, sleep, tmuxClientsOf } from "./helpers/robust.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -56,27 +56,9 @@ async function hundredPanes(t: TestTmux): Promise<string[]> {
   const ids = out.trim().split("\n").map((l) => l.split(" "))
     .sort((a, b) => Number(a[0]) - Number(b[0])).map(([, id]) => id);
   assert.equal(ids.length, PANES);
-  // Every pane's mark printed and its shell's prompt drawn after it (the cursor left column
-  // 0): the storm's captures and searches look for the marks, and its sends type into the
-  // shells. The command's name alone says nothing: the `sh -c` that prints the mark is sh too.
-  await waitFor(
-    async () => {
-      const shown = await t.tmux(
-        "list-panes",
-        "-s",
-        "-t",
-        "load",
-        "-F",
-        "#{pane_id} #{cursor_x} #{pane_current_command}",
-      );
-      return shown.trim().split("\n").every((l) => {
-        const [, x, command] = l.split(" ");
-        return command === "sh" && Number(x) > 0;
-      });
-    },
-    "every pane's mark and prompt",
-    20_000,
-  );
+  // Every pane's mark printed and its shell's prompt drawn after it: the storm's captures and
+  // searches look for the marks, and its sends type into the shells.
+  await shellsReady(t, ids);
   return ids;
 }
 

@@ -14,6 +14,17 @@
  */
 
 /**
+ * Whether `command` (a pane's `pane_current_command`) may be tmux's own child for a new pane,
+ * not yet its program: tmux forks a child, which runs tmux itself (the server's command line)
+ * until it has entered the start folder and exec'd the program, and names the pane's command
+ * after it meanwhile, for as long as a loaded machine takes. A program really named tmux (a
+ * nested client) looks the same.
+ */
+export function tmuxChild(command: string): boolean {
+  return command === "tmux";
+}
+
+/**
  * A shell command that exits 0 exactly when process `pid` holds its terminal: its process group
  * is the terminal's foreground group, and no child of it in that group reads the terminal.
  *

@@ -25,6 +25,7 @@ import {
   recordFormat,
   UNDECODABLE,
 } from "../tmux/format.ts";
+import { tmuxChild } from "../tmux/foreground.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 
 /**
@@ -407,8 +408,8 @@ export async function startedIn(
   requested: string | undefined,
   fields: readonly string[] = [],
 ): Promise<Started> {
-  let starting = false;
-  const look = async (): Promise<Started> => {
+  /** A read, and whether it came before the child started the pane's program. */
+  const look = async (): Promise<{ now: Started; starting: boolean }> => {
     const row = await paneFields(ctx, paneId, [
       "#{pane_current_path}",
       "#{pane_dead}",
@@ -417,21 +418,22 @@ export async function startedIn(
       "#{pane_current_command}",
       ...fields,
     ]);
-    if (row === null) return { cwd: "", notes: [GONE(paneId)], ended: true, fields: null };
+    if (row === null) {
+      return {
+        now: { cwd: "", notes: [GONE(paneId)], ended: true, fields: null },
+        starting: false,
+      };
+    }
     const [cwd, dead, status, signal, command, ...rest] = row;
-    starting = cwd === "" || command === "tmux";
-    if (dead !== "1") return { cwd, notes: [], ended: false, fields: rest };
+    const starting = cwd === "" || tmuxChild(command);
+    if (dead !== "1") return { now: { cwd, notes: [], ended: false, fields: rest }, starting };
     const how = status !== "" ? ` (status ${status})` : signal !== "" ? ` (signal ${signal})` : "";
-    return {
-      cwd: "",
-      notes: [
-        `Pane ${paneId}'s process already exited${how}; remain-on-exit keeps the pane, dead.`,
-      ],
-      ended: true,
-      fields: rest,
-    };
+    const notes = [
+      `Pane ${paneId}'s process already exited${how}; remain-on-exit keeps the pane, dead.`,
+    ];
+    return { now: { cwd: "", notes, ended: true, fields: rest }, starting };
   };
-  let now = await look();
+  let { now, starting } = await look();
   if (now.ended || requested === undefined || sameDirectory(now.cwd, requested)) return now;
   // A program named tmux (a nested client) reads as starting until the bound: then judged.
   const until = performance.now() + START_WAIT_MS;
@@ -439,7 +441,7 @@ export async function startedIn(
   do {
     await new Promise((resolve) => setTimeout(resolve, pauseMs));
     pauseMs = Math.min(100, pauseMs * 2);
-    now = await look();
+    ({ now, starting } = await look());
     if (now.ended || sameDirectory(now.cwd, requested)) return now;
   } while (starting && performance.now() < until && !ctx.signal.aborted);
   return {

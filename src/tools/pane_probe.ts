@@ -11,6 +11,7 @@
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { execFast } from "../tmux/control.ts";
+import { tmuxChild } from "../tmux/foreground.ts";
 import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { classifyStderr, TmuxError } from "../tmux/tmux_error.ts";
 import {
@@ -286,13 +287,11 @@ export function blankPane(p: PaneProbe): boolean {
 }
 
 /**
- * Whether a pane looks like one whose program tmux has yet to start: blank, and named `tmux`.
- * tmux forks a child for a new pane, which runs tmux itself (with the server's command line)
- * until it execs the pane's program; tmux names the pane's command after it meanwhile, for as
- * long as a loaded machine takes.
+ * Whether a pane looks like one whose program tmux has yet to start: blank, and named as tmux's
+ * own child ({@link tmuxChild}).
  */
 export function notStartedYet(p: PaneProbe): boolean {
-  return blankPane(p) && p.command === "tmux";
+  return blankPane(p) && tmuxChild(p.command);
 }
 
 /**

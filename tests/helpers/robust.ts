@@ -183,11 +183,16 @@ async function newSession(t: TestTmux, name: string, command?: string): Promise<
 }
 
 /**
- * Waits until each pane's foreground process is `sh` and it has drawn its prompt (the cursor
- * left column 0): a prompt run_command can use. The name alone is not enough: tmux reports a
- * pane's start command as its current command until a process holds its terminal.
+ * Waits until each pane's foreground process is `shell` and it has drawn its prompt (the cursor
+ * left column 0): a prompt run_command can use, and keys typed reach a line editor set up. The
+ * name alone is not enough: tmux reports a pane's start command as its current command until a
+ * process holds its terminal (and an `sh -c` still printing is sh too).
  */
-export async function shellsReady(t: TestTmux, panes: readonly string[]): Promise<void> {
+export async function shellsReady(
+  t: TestTmux,
+  panes: readonly string[],
+  shell = "sh",
+): Promise<void> {
   const wanted = new Set(panes);
   await waitFor(async () => {
     const r = await t.tmuxRaw(
@@ -197,9 +202,9 @@ export async function shellsReady(t: TestTmux, panes: readonly string[]): Promis
       "#{pane_id} #{cursor_x} #{pane_current_command}",
     );
     const ready = r.stdout.split("\n").map((l) => l.split(" "))
-      .filter(([, x, command]) => command === "sh" && Number(x) > 0).map(([id]) => id);
+      .filter(([, x, command]) => command === shell && Number(x) > 0).map(([id]) => id);
     return [...wanted].every((p) => ready.includes(p));
-  }, `a shell prompt in ${panes.join(", ")}`);
+  }, `a ${shell} prompt in ${panes.join(", ")}`);
 }
 
 /**
