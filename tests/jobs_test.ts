@@ -124,6 +124,30 @@ Deno.test("background: the call returns once typed; the job is read when it ends
   });
 });
 
+Deno.test("a job read back in bash says how long it ran to the ms, not to the second", async () => {
+  const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
+  let c: TestClient | undefined;
+  try {
+    const p = t.ids.paneId;
+    await t.prompt(p);
+    c = await connect({ socketName: t.socket });
+    // Whole seconds of the end minus the start in ms said anything from 0 to 700 ms of it.
+    const run = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: "sleep 0.7; echo ran",
+      background: true,
+    });
+    assert.ok(run.jobId, JSON.stringify(run));
+    const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+    assert.equal(done.state, "exited", JSON.stringify(done));
+    assert.equal(done.output, "ran");
+    assert.ok(done.durationMs >= 700 && done.durationMs < 15_000, `${done.durationMs} ms`);
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});
+
 Deno.test("a job survives a restart of the server process", async () => {
   const t = await TestTmux.start();
   const { cmd, args } = startCommand();

@@ -138,7 +138,7 @@ for (const shell of ["bash", "sh", "zsh"]) {
           if (last !== null) assert.equal(r.output.split("\n").at(-1), last, label);
           // The command's own trace stays (the person asked for it); none of the wrapper's.
           assert.match(r.output, /eval/, label);
-          assert.doesNotMatch(r.output, /__tmcp|%b|__tmux_mcp_cmd|date|EPOCHSECONDS/, label);
+          assert.doesNotMatch(r.output, /__tmcp|%b|__tmux_mcp_cmd|date|EPOCH/, label);
         }
       });
     });

@@ -52,10 +52,12 @@ const IL = String.raw`\033[2L`;
  * The shell words that print the markers (see `typedCommand` in typed.ts), with `printf` the
  * word that runs the shell's printf (`\builtin printf` where there is one). The end marker
  * carries `$?` (expanded first, so it is the command's status; expanding words does not change
- * it), its check ({@link endCheck}) and the time in seconds, so a later process can tell how
- * long the command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHSECONDS`, which saves
- * starting `date` (a fork and an exec, over 1 ms, in every command). A value that is not a time
- * (someone's own variable of that name) only loses the end time. The numbers are written
+ * it), its check ({@link endCheck}) and the time, so a later process can tell how long the
+ * command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHREALTIME` (to the microsecond,
+ * with the locale's decimal point) and `EPOCHSECONDS`, which saves starting `date` (a fork and
+ * an exec, over 1 ms, in every command); `date +%s` elsewhere (whole seconds: `%N` is GNU's
+ * alone). In whole seconds a job of 400 ms read back said it took none. A value that is not a
+ * time (someone's own variable of that name) only loses the end time. The numbers are written
  * without leading zeros (an octal number in some shells). The words run with stderr going to
  * /dev/null (typed.ts), `date`'s with them.
  *
@@ -89,7 +91,7 @@ export function markerWords(
   return {
     begin: `${printf} '${ST}%s_%s_B\\n' __tmcp ${nonce}`,
     end: `${printf} '${ST}\\n${IL}%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" ` +
-      `"$(( (${a} ^ ${b}) * ($? + 1) ))" "\${EPOCHSECONDS:-$(date +%s)}"`,
+      `"$(( (${a} ^ ${b}) * ($? + 1) ))" "\${EPOCHREALTIME:-\${EPOCHSECONDS:-$(date +%s)}}"`,
   };
 }
 
@@ -156,10 +158,12 @@ const TYPED_LINES = (() => {
   // Lines typed before the markers started with ST (and the end marker with a new line).
   const st = String.raw`\\033\\\\`;
   const begin = String.raw`${q}printf '(?:${st})?%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
+  // The time: in seconds before `EPOCHREALTIME` came first.
+  const seconds = (date: string) => String.raw`EPOCHSECONDS:-\$\(date \+%s${date}\)`;
   const end = (date: string) =>
     String.raw`${q}printf '(?:${st}\\n\\033\[2L)?%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
     String.raw`"\$\(\( \(\d{1,7} \^ \d{1,7}\) \* \(\$\? \+ 1\) \)\)" ` +
-    String.raw`"\$\{EPOCHSECONDS:-\$\(date \+%s${date}\)\}"`;
+    String.raw`"\$\{(?:EPOCHREALTIME:-\$\{${seconds(date)}\}|${seconds(date)})\}"`;
   const unset = `(?:; unset ${HELD})?`;
   const line = (shape: string) => new RegExp(`^.* ${shape}${BESIDE}$`);
   // The words in groups whose stderr is /dev/null (xtrace): `date`'s errors go there with them.
@@ -213,6 +217,17 @@ function typedLineAt(lines: readonly string[], i: number, nonce: string): number
 }
 
 /**
+ * The end marker's time in ms: whole seconds (`EPOCHSECONDS`, `date +%s`, and every marker
+ * before `EPOCHREALTIME`) or seconds and their fraction, after the locale's decimal point (a
+ * dot or a comma). Anything else (someone's own variable of that name) is no time: null.
+ */
+export function epochMs(word: string): number | null {
+  const m = /^(\d{1,15})(?:[.,](\d{1,9}))?$/.exec(word);
+  if (!m) return null;
+  return Number(m[1]) * 1000 + Number((m[2] ?? "").padEnd(3, "0").slice(0, 3));
+}
+
+/**
  * Finds a command's markers in `lines` and cuts out what lies between them. `start`: the index
  * of the row the job started at, where its output is taken from when no marker or echo of its
  * line says where it begins.
@@ -238,7 +253,7 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
     }
     endAt = i;
     status = Number(m[2]);
-    endedMs = m[4] && /^\d{1,15}$/.test(m[4]) ? Number(m[4]) * 1000 : null;
+    endedMs = m[4] ? epochMs(m[4]) : null;
     prefix = m[1];
     break;
   }

@@ -70,10 +70,12 @@ for (const shell of SHELLS) {
   Deno.test(`typedCommand in ${shell}: output, status and end time come back exactly`, async () => {
     for (const { command, output, status } of COMMANDS) {
       const line = typedCommand(command, NONCE, nameOf(shell));
-      // The shell's whole seconds come from time(), a clock Linux moves on at its tick: just
-      // after a second turns it may still say the last one (a few ms; bash's EPOCHSECONDS
-      // did so in one CI run). job_state.ts allows a second for it too.
-      const before = (Math.floor(Date.now() / 1000) - 1) * 1000;
+      const started = Date.now();
+      // Whole seconds (`date +%s`) count from the second it started in, and time(), behind
+      // bash's EPOCHSECONDS, moves on at the kernel's tick: just after a second turns it may
+      // still say the last one (it did, 5 ms after, in one CI run). job_state.ts allows a
+      // second for it. bash's EPOCHREALTIME reads the same clock as Date.now(), to the µs.
+      const before = nameOf(shell) === "bash" ? started : (Math.floor(started / 1000) - 1) * 1000;
       const rows = await runLine(shell, line, { after: 'echo "left:${__tmux_mcp_cmd-none}"' });
       const marked = findMarkers(rows, NONCE);
       const label = `${shell}: ${JSON.stringify(command.slice(0, 60))}`;
@@ -89,18 +91,21 @@ for (const shell of SHELLS) {
     }
   });
 
-  Deno.test(`typedCommand in ${shell}: a variable EPOCHSECONDS that is no time loses only the end time`, async () => {
-    for (const value of ["a:b", "", "12x", "9".repeat(30)]) {
+  Deno.test(`typedCommand in ${shell}: a variable EPOCHSECONDS or EPOCHREALTIME that is no time loses only the end time`, async () => {
+    const values = ["a:b", "", "12x", "9".repeat(30), "12.", "1.5.6", ".5", "1,2,3", "1 2"];
+    for (
+      const [name, value] of values.flatMap((v) => [["EPOCHSECONDS", v], ["EPOCHREALTIME", v]])
+    ) {
       const rows = await runLine(shell, typedCommand("(exit 7)", NONCE, nameOf(shell)), {
-        env: { EPOCHSECONDS: value },
+        env: { [name]: value },
       });
       const marked = findMarkers(rows, NONCE);
-      assert.equal(marked.status, 7, `${shell} EPOCHSECONDS=${value}`);
+      assert.equal(marked.status, 7, `${shell} ${name}=${value}`);
       // bash 5 keeps its own clock in it whatever the environment says.
       const own = nameOf(shell) === "bash" && marked.endedMs !== null &&
         Math.abs(marked.endedMs - Date.now()) < 5_000;
       if (value !== "" && !own) {
-        assert.equal(marked.endedMs, null, `${shell} EPOCHSECONDS=${value}`);
+        assert.equal(marked.endedMs, null, `${shell} ${name}=${value}`);
       }
     }
   });
@@ -120,7 +125,7 @@ for (const shell of SHELLS) {
       const trace = new TextDecoder().decode(out.stderr);
       const label = `${shell}, ${command.slice(0, 20)}: ${trace.slice(0, 300)}`;
       assert.match(trace, /eval/, label);
-      assert.doesNotMatch(trace, /__tmcp|%b|date|EPOCHSECONDS|unset|__tmux_mcp_cmd/, label);
+      assert.doesNotMatch(trace, /__tmcp|%b|date|EPOCH|unset|__tmux_mcp_cmd/, label);
       const rows = shown(new TextDecoder().decode(out.stdout)).split("\n");
       assert.equal(findMarkers(rows, NONCE).status, command.includes("exit 4") ? 4 : 0, label);
     }
@@ -160,8 +165,12 @@ Deno.test("typedCommand starts no process of its own where the shell needs none"
   // subshell whose output is the command.
   assert.match(typedCommand("ls | wc -l", NONCE, "zsh"), /eval \$'ls \\174 wc -l'; /);
   assert.doesNotMatch(typedCommand("ls | wc -l", NONCE, "zsh"), /printf %b|printf -v/);
-  // The end time: bash's own clock first, `date` only where there is none.
-  assert.match(typedCommand("true", NONCE, "sh"), /\$\{EPOCHSECONDS:-\$\(date \+%s/);
+  // The end time: the shell's own clock first (to the µs, else in seconds), `date` only where
+  // there is none.
+  assert.match(
+    typedCommand("true", NONCE, "sh"),
+    /"\$\{EPOCHREALTIME:-\$\{EPOCHSECONDS:-\$\(date \+%s\)\}\}"/,
+  );
 });
 
 Deno.test("typedCommand types no line a line editor would cut (busybox keeps about 1 023 bytes)", () => {
@@ -199,6 +208,15 @@ Deno.test("findMarkers reads the end time only when it is one", () => {
   assert.equal(end(":a:b").endedMs, null);
   assert.equal(end(":" + "9".repeat(30)).endedMs, null);
   assert.equal(findMarkers([begin, `__tmcp_${NONCE}_E:x:1`], NONCE).status, null);
+  // EPOCHREALTIME: bash's µs after the locale's point (a comma in de_DE), zsh's ns; the ms of it.
+  assert.equal(end(":1700000000.004897").endedMs, 1_700_000_000_004);
+  assert.equal(end(":1700000000,999999").endedMs, 1_700_000_000_999);
+  assert.equal(end(":1700000000.5").endedMs, 1_700_000_000_500);
+  assert.equal(end(":1700000000.123456789").endedMs, 1_700_000_000_123);
+  for (const bad of ["1700000000.", ".5", "1.2.3", "1,2,3", "1 2", "1.1234567890", "1e9", "-1"]) {
+    assert.equal(end(":" + bad).endedMs, null, bad);
+    assert.equal(end(":" + bad).status, 3, bad);
+  }
 });
 
 Deno.test("findMarkers: an end marker without its check is no end, whatever else it holds", () => {
