@@ -64,8 +64,8 @@ const HOOK_JOBS_POLL_MS = 20;
  * `touches`, its server's). Without an answer nothing is recorded (the session is then never
  * moved back on top for it).
  *
- * In the same round trip it lists tmux's running jobs, returned for {@link leaveHookModes}
- * (null when unknown), and learns the window its format subscriptions hang on
+ * In the same round trip it lists tmux's running jobs, and returns those started since the
+ * client ({@link startedSince}) for {@link leaveHookModes} (null when unknown), and learns the window its format subscriptions hang on
  * (control_feeds.ts's subscribe). Then the client subscribes to `exit-unattached`: turned on
  * while only our clients are attached, tmux would exit at once without us, so ours must leave
  * then (control_leaving.ts's #leaveIfLast), not only when a client detaches; and tmux tells no
@@ -81,7 +81,7 @@ export async function noteAttach(
       [
         "display-message",
         "-p",
-        "#{client_name}\t#{session_id}\t#{session_activity}\t#{pid}\t#{window_id}",
+        "#{client_name}\t#{session_id}\t#{session_activity}\t#{pid}\t#{window_id}\t#{client_pid}",
         ";",
         "show-messages",
         "-J",
@@ -89,11 +89,12 @@ export async function noteAttach(
       { timeoutMs: 5_000 },
     );
     const ends = result.ends ?? [];
+    const [name, sessionId, activity, pid, windowId, clientPid] = new TextDecoder().decode(
+      result.stdout,
+    ).split("\n")[0].split("\t");
     const jobs = ends.length === 2 && ends.every((end) => end >= 0)
-      ? jobPids(result.stdout.subarray(ends[0], ends[1]))
+      ? startedSince(jobPids(result.stdout.subarray(ends[0], ends[1])), clientPid)
       : null;
-    const [name, sessionId, activity, pid, windowId] = new TextDecoder().decode(result.stdout)
-      .split("\n")[0].split("\t");
     // The server it attached to, for commands meant for one server (ServerControl.exec).
     if (result.code === 0 && /^[1-9]\d*$/.test(pid ?? "")) {
       connection.serverPid ??= Promise.resolve(Number(pid));
@@ -122,10 +123,10 @@ export async function noteAttach(
  *
  * tmux lists a job until it has ended and its output is placed, and tells every control
  * client of a pane's change of mode before it runs the next command of theirs: so once the
- * jobs running just after the attach are over (waited for `waitMs` at most, and no longer once
+ * jobs the attach started are over (waited for `waitMs` at most, and no longer once
  * `closed()`), every mode a hook of the attach put on a pane is among
- * {@link Connection.modeChanges} (`listed`: the jobs {@link noteAttach} saw running, or null
- * to ask). Of those, a pane of the joined session in view-mode now is left, in one step in
+ * {@link Connection.modeChanges} (`listed`: the jobs {@link noteAttach} saw started since its
+ * client, or null to ask, less `older`, the jobs running before the attach). Of those, a pane of the joined session in view-mode now is left, in one step in
  * tmux that checks the mode (`send-keys -X cancel` leaves the topmost mode only: a copy mode
  * of the person's beneath stays). A pane already in view-mode before the attach, the person's, is
  * never touched: output added to it changes no mode. `sessionId`: the session whose panes are
@@ -138,16 +139,16 @@ export async function leaveHookModes(
   waitMs: number,
   closed: () => boolean,
   sessionId: string = connection.sessionId,
+  older: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const options = { timeoutMs: 2_000 };
   try {
     const until = performance.now() + waitMs;
-    const jobs = async () =>
-      jobPids((await connection.exec(["show-messages", "-J"], options)).stdout);
-    let running = listed ?? await jobs();
+    let running = listed ?? await runningJobs(connection);
+    for (const pid of older) running.delete(pid);
     while (running.size > 0 && performance.now() < until && !closed()) {
       await new Promise((resolve) => setTimeout(resolve, HOOK_JOBS_POLL_MS));
-      const now = await jobs();
+      const now = await runningJobs(connection);
       running = new Set([...running].filter((pid) => now.has(pid)));
     }
     const changed = [...connection.modeChanges ?? []].filter((id) => /^%\d+$/.test(id));
@@ -173,6 +174,27 @@ export async function leaveHookModes(
   } finally {
     connection.modeChanges = null;
   }
+}
+
+/** The pids of the jobs tmux runs now, asked over `connection`. */
+export async function runningJobs(connection: Connection): Promise<Set<string>> {
+  return jobPids((await connection.exec(["show-messages", "-J"], { timeoutMs: 2_000 })).stdout);
+}
+
+/**
+ * Of `jobs`, those tmux started after the client whose pid is `clientPid` (a decimal number,
+ * else every job): the jobs its attach's hooks and its handshake's commands started. tmux forks
+ * them once the client is there, and Linux and macOS hand pids out in order, so theirs are
+ * higher. A job that ran before (a person's `run-shell`, a status line's `#()` sampling for a
+ * second or two) is no hook's of the attach: waiting for it held every new client (a first
+ * call, a watch in another session) for the whole bound, and took the view-mode its output
+ * opened on a person's pane when it ended meanwhile. Where pids wrap between the two, or are
+ * handed out at random, a job may be judged wrongly either way: waited for up to the bound as
+ * before, or a hook's view-mode left, as when a hook's job outlasts the bound.
+ */
+export function startedSince(jobs: Set<string>, clientPid: string | undefined): Set<string> {
+  if (!/^[1-9]\d{0,9}$/.test(clientPid ?? "")) return jobs;
+  return new Set([...jobs].filter((job) => Number(job) > Number(clientPid)));
 }
 
 /**

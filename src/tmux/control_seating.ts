@@ -25,7 +25,7 @@ import {
   type Touch,
 } from "./recency.ts";
 import { OWN_TERM } from "./identity.ts";
-import { leaveHookModes } from "./control_attach.ts";
+import { leaveHookModes, runningJobs } from "./control_attach.ts";
 import { limitsOf } from "./control_limits.ts";
 import type { PersistentChild, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
@@ -143,7 +143,9 @@ export async function liftAfterAttach(
     const target = sessionToLift(seating.standings, touches, held);
     if (target === null) return;
     // What a person's hooks put on the panes there as it attaches is taken back as for our
-    // own attach: the changes of mode tmux tells, gathered from now.
+    // own attach: the changes of mode tmux tells, gathered from now, once the jobs started
+    // since are over (not those running before: no hook of this attach started them).
+    const older = await runningJobs(connection);
     connection.modeChanges = new Set();
     // As our clients attach (control_attach.ts): -E keeps this process's environment out of
     // the session, and TERM marks the client as tmux-mcp's for other tmux-mcp processes.
@@ -158,7 +160,7 @@ export async function liftAfterAttach(
     ], { TERM: OWN_TERM });
     await momentary(child);
     const waitMs = limitsOf(runner).hookJobsWaitMs;
-    await leaveHookModes(connection, null, waitMs, () => connection.closed, target);
+    await leaveHookModes(connection, null, waitMs, () => connection.closed, target, older);
   } catch {
     // The connection or the server went away: nothing to keep in order.
   } finally {

@@ -17,6 +17,7 @@ import {
   socketServerPid,
   unescapeOutput,
 } from "./control.ts";
+import { startedSince } from "./control_attach.ts";
 import { ATTACH_TIMEOUT_MS, MAX_CONNECTIONS, setControlLimits } from "./control_limits.ts";
 import { escapeTrailingSemicolon } from "./format.ts";
 import { attendedPanes } from "./identity.ts";
@@ -934,6 +935,8 @@ Deno.test("a control client tmux refuses is not tried again on every call", asyn
 async function heldJob(): Promise<
   {
     command: string;
+    /** The shell command alone. */
+    script: string;
     began: () => Promise<boolean>;
     open: () => Promise<void>;
     remove(): Promise<void>;
@@ -947,6 +950,7 @@ async function heldJob(): Promise<
   );
   return {
     command: `run-shell 'sh ${dir}/job.sh'`,
+    script: `sh ${dir}/job.sh`,
     began: () => Deno.stat(`${dir}/began`).then(() => true, () => false),
     open: () => Deno.writeTextFile(`${dir}/open`, ""),
     remove: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
@@ -969,6 +973,49 @@ Deno.test("the view-mode a slow hook's run-shell puts on the joined session's pa
         await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_mode}."),
         ".\n",
       );
+    });
+  } finally {
+    await job.remove();
+  }
+});
+
+Deno.test("startedSince keeps the jobs started after the client, all of them when its pid is no pid", () => {
+  const jobs = new Set(["99", "100", "101", "4194303"]);
+  assert.deepEqual([...startedSince(jobs, "100")], ["101", "4194303"]);
+  for (const pid of [undefined, "", "0", "-1", "x", "12 ", "010", "99999999999"]) {
+    assert.deepEqual([...startedSince(jobs, pid)], [...jobs], String(pid));
+  }
+});
+
+Deno.test("a person's job running before the attach holds up no call, and its output's view-mode stays theirs", async () => {
+  const job = await heldJob();
+  try {
+    await withServer(async (t, runner) => {
+      // Waited for, a job of theirs would hold the first call until it ended.
+      setControlLimits(runner, { hookJobsWaitMs: 600_000 });
+      const pane = t.ids.paneId;
+      // A person's run-shell still running (a status line's `#()` sampling for a second or two
+      // is listed alike): its output goes to a view-mode on their pane when it ends.
+      await t.tmux("run-shell", "-b", "-t", pane, job.script);
+      await waitFor(job.began, "the person's job");
+      const control = controlFor(runner, { socketName: t.socket });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const answered = await Promise.race([
+        control.exec(["display-message", "-p", "answered"]),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error("the call waited for the person's job")),
+            20_000,
+          );
+        }),
+      ]).finally(() => clearTimeout(timer));
+      assert.equal(text(answered.stdout), "answered\n");
+      assert.equal(control.connections, 1);
+      await job.open();
+      const mode = () => t.tmux("display-message", "-p", "-t", pane, "#{pane_mode}.");
+      await waitFor(async () => (await mode()) === "view-mode.\n", "the job's output on the pane");
+      await control.exec(["display-message", "-p", "again"]);
+      assert.equal(await mode(), "view-mode.\n", "the person's view-mode is left to them");
     });
   } finally {
     await job.remove();
