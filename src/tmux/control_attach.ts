@@ -65,11 +65,11 @@ const HOOK_JOBS_POLL_MS = 20;
  * moved back on top for it).
  *
  * In the same round trip it lists tmux's running jobs, and returns those started since the
- * client ({@link startedSince}) for {@link leaveHookModes} (null when unknown), and learns the window its format subscriptions hang on
- * (control_feeds.ts's subscribe). Then the client subscribes to `exit-unattached`: turned on
- * while only our clients are attached, tmux would exit at once without us, so ours must leave
- * then (control_leaving.ts's #leaveIfLast), not only when a client detaches; and tmux tells no
- * option's change.
+ * client ({@link startedSince}) for {@link leaveHookModes} (null when unknown), and learns the
+ * window its format subscriptions hang on (control_feeds.ts's subscribe). Then the client
+ * subscribes to `exit-unattached`: turned on while only our clients are attached, tmux would
+ * exit at once without us, so ours must leave then (control_leaving.ts's #leaveIfLast), not
+ * only when a client detaches; and tmux tells no option's change.
  */
 export async function noteAttach(
   connection: Connection,
@@ -126,9 +126,10 @@ export async function noteAttach(
  * jobs the attach started are over (waited for `waitMs` at most, and no longer once
  * `closed()`), every mode a hook of the attach put on a pane is among
  * {@link Connection.modeChanges} (`listed`: the jobs {@link noteAttach} saw started since its
- * client, or null to ask, less `older`, the jobs running before the attach). Of those, a pane of the joined session in view-mode now is left, in one step in
- * tmux that checks the mode (`send-keys -X cancel` leaves the topmost mode only: a copy mode
- * of the person's beneath stays). A pane already in view-mode before the attach, the person's, is
+ * client, or null to ask, less `older`, the jobs running before the attach). Of those, a pane
+ * of the joined session in view-mode now is left, in one step in tmux that checks the mode
+ * (`send-keys -X cancel` leaves the topmost mode only: a copy mode of the person's beneath
+ * stays). A pane already in view-mode before the attach, the person's, is
  * never touched: output added to it changes no mode. `sessionId`: the session whose panes are
  * looked at, when not the one `connection` joined (where another client of ours was for a
  * moment, control_seating.ts's liftAfterAttach). Best effort: never throws.
