@@ -219,10 +219,10 @@ function typedLineAt(lines: readonly string[], i: number, nonce: string): number
 /**
  * The end marker's time in ms: whole seconds (`EPOCHSECONDS`, `date +%s`, and every marker
  * before `EPOCHREALTIME`) or seconds and their fraction, after the locale's decimal point (a
- * dot or a comma). Anything else (someone's own variable of that name) is no time: null.
+ * dot or a comma; bash writes six digits, zsh ten). Anything else (someone's own variable of that name) is no time: null.
  */
 export function epochMs(word: string): number | null {
-  const m = /^(\d{1,15})(?:[.,](\d{1,9}))?$/.exec(word);
+  const m = /^(\d{1,15})(?:[.,](\d{1,20}))?$/.exec(word);
   if (!m) return null;
   return Number(m[1]) * 1000 + Number((m[2] ?? "").padEnd(3, "0").slice(0, 3));
 }

@@ -91,6 +91,20 @@ for (const shell of SHELLS) {
     }
   });
 
+  if (nameOf(shell) === "zsh") {
+    Deno.test(`typedCommand in ${shell} with zsh/datetime: the end time to the ms`, async () => {
+      // zsh writes EPOCHREALTIME with ten digits after the point.
+      const started = Date.now();
+      const line = `zmodload zsh/datetime\n${typedCommand("(exit 3)", NONCE, "zsh")}`;
+      const marked = findMarkers(await runLine(shell, line), NONCE);
+      assert.equal(marked.status, 3);
+      assert.ok(
+        marked.endedMs !== null && marked.endedMs >= started && marked.endedMs <= Date.now(),
+        `ended ${marked.endedMs}, started ${started}`,
+      );
+    });
+  }
+
   Deno.test(`typedCommand in ${shell}: a variable EPOCHSECONDS or EPOCHREALTIME that is no time loses only the end time`, async () => {
     const values = ["a:b", "", "12x", "9".repeat(30), "12.", "1.5.6", ".5", "1,2,3", "1 2"];
     for (
@@ -213,7 +227,9 @@ Deno.test("findMarkers reads the end time only when it is one", () => {
   assert.equal(end(":1700000000,999999").endedMs, 1_700_000_000_999);
   assert.equal(end(":1700000000.5").endedMs, 1_700_000_000_500);
   assert.equal(end(":1700000000.123456789").endedMs, 1_700_000_000_123);
-  for (const bad of ["1700000000.", ".5", "1.2.3", "1,2,3", "1 2", "1.1234567890", "1e9", "-1"]) {
+  assert.equal(end(":1796439004.8375635147").endedMs, 1_796_439_004_837);
+  const long = "1." + "1".repeat(21);
+  for (const bad of ["1700000000.", ".5", "1.2.3", "1,2,3", "1 2", long, "1e9", "-1", "1.5e3"]) {
     assert.equal(end(":" + bad).endedMs, null, bad);
     assert.equal(end(":" + bad).status, 3, bad);
   }
