@@ -8,7 +8,8 @@
  * pseudo-terminal, in one of three flavours of what they look at (each a layout in which a
  * guard once missed): a zoomed pane of two; a window linked into another session and viewed
  * through a grouped session, its active pane in copy mode; a synchronized window whose active
- * pane is dead, seen through a window of a grouped session.
+ * pane is dead, seen through a window of a grouped session. Their status line runs a job that
+ * is always running, as a gauge's does.
  *
  * Everything runs inside the folder it is given: the server's working directory, every pane's
  * (unless a tool names another), `HOME`, and `/bin/sh` as the default shell, so that a random
@@ -153,6 +154,11 @@ async function populate(t: TestTmux, flavour: number): Promise<FuzzWorld> {
     personPanes = [q1, q2];
     personTarget = "grp";
   }
+  // The person's status line runs a job that samples for two seconds, as CPU and memory gauges
+  // do, every second: tmux lists a job of theirs at every moment, as every control client of
+  // the MCP server attaches (whose handshake waits for the jobs its own attach started).
+  await t.tmux("set-option", "-g", "status-interval", "1");
+  await t.tmux("set-option", "-g", "status-right", "#(sleep 2; echo gauge)");
   const personTty = await t.attach(personTarget);
   const [pid, socketPath] = (await t.tmux("display-message", "-p", "#{pid}\t#{socket_path}"))
     .trim().split("\t");
