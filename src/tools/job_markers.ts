@@ -53,8 +53,8 @@ const IL = String.raw`\033[2L`;
  * word that runs the shell's printf (`\builtin printf` where there is one). The end marker
  * carries `$?` (expanded first, so it is the command's status; expanding words does not change
  * it), its check ({@link endCheck}) and the time, so a later process can tell how long the
- * command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHREALTIME` (to the microsecond,
- * with the locale's decimal point) and `EPOCHSECONDS`, which saves starting `date` (a fork and
+ * command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHREALTIME` (to the microsecond
+ * or finer, after the locale's decimal point) and `EPOCHSECONDS`, which saves starting `date` (a fork and
  * an exec, over 1 ms, in every command); `date +%s` elsewhere (whole seconds: `%N` is GNU's
  * alone). In whole seconds a job of 400 ms read back said it took none. A value that is not a
  * time (someone's own variable of that name) only loses the end time. The numbers are written
@@ -219,7 +219,8 @@ function typedLineAt(lines: readonly string[], i: number, nonce: string): number
 /**
  * The end marker's time in ms: whole seconds (`EPOCHSECONDS`, `date +%s`, and every marker
  * before `EPOCHREALTIME`) or seconds and their fraction, after the locale's decimal point (a
- * dot or a comma; bash writes six digits, zsh ten). Anything else (someone's own variable of that name) is no time: null.
+ * dot or a comma; bash writes six digits, zsh ten). Anything else (someone's own variable of
+ * that name) is no time: null.
  */
 export function epochMs(word: string): number | null {
   const m = /^(\d{1,15})(?:[.,](\d{1,20}))?$/.exec(word);
