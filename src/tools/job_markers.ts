@@ -53,13 +53,13 @@ const IL = String.raw`\033[2L`;
  * word that runs the shell's printf (`\builtin printf` where there is one). The end marker
  * carries `$?` (expanded first, so it is the command's status; expanding words does not change
  * it), its check ({@link endCheck}) and the time, so a later process can tell how long the
- * command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHREALTIME` (to the microsecond
- * or finer, after the locale's decimal point) and `EPOCHSECONDS`, which saves starting `date` (a fork and
- * an exec, over 1 ms, in every command); `date +%s` elsewhere (whole seconds: `%N` is GNU's
- * alone). In whole seconds a job of 400 ms read back said it took none. A value that is not a
- * time (someone's own variable of that name) only loses the end time. The numbers are written
- * without leading zeros (an octal number in some shells). The words run with stderr going to
- * /dev/null (typed.ts), `date`'s with them.
+ * command ran: bash 5 and zsh with zsh/datetime keep it in `EPOCHREALTIME` (to the
+ * microsecond or finer, after the locale's decimal point) and `EPOCHSECONDS`, which saves
+ * starting `date` (a fork and an exec, over 1 ms, in every command); `date +%s` elsewhere
+ * (whole seconds: `%N` is GNU's alone). In whole seconds a job of 400 ms read back said it took
+ * none. A value that is not a time (someone's own variable of that name) only loses the end
+ * time. The numbers are written without leading zeros (an octal number in some shells). The
+ * words run with stderr going to /dev/null (typed.ts), `date`'s with them.
  *
  * Each marker starts with ST (`ESC \`, which the terminal takes and never shows): output that
  * stopped inside an escape sequence (`head -c` through a coloured log, `cat` of a binary file,
