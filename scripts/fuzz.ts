@@ -32,16 +32,17 @@ Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--
        [--sockets A,B] [--verbose] [--help]
 
 Builds a private tmux server (a dead pane, a pane in copy mode, linked and grouped windows,
-odd names) with a person attached on a pseudo-terminal, starts the server process as an agent
-in one of its panes with every toolset, and calls random tools with random arguments their
-input schemas accept, biased to edge values (ids that exist, are guarded or never existed,
-quotes, formats, escape sequences, bounds). After each call (or group) it checks: an answer
-and no JSON-RPC error; a readable error text; a result that matches the output schema; the
-tmux server alive; the person's view and the agent's pane unchanged; no #(...) job run; a
-ping answered. A refusal is a fine answer. Allowed, by design: what force lets a call
-destroy, a #(...) a call asked for (display_message, a format option, a hook, a command);
-noted, not counted: what a hook may have done, and a hidden pane of the person's window
-ending when typed to. After a hook is set, and every 150 calls, the world is built anew.
+odd names) with a person attached on a pseudo-terminal (their status line always running a
+job, as a gauge's does), starts the server process as an agent in one of its panes with every
+toolset, and calls random tools with random arguments their input schemas accept, biased to
+edge values (ids that exist, are guarded or never existed, quotes, formats, escape sequences,
+bounds). After each call (or group) it checks: an answer and no JSON-RPC error; a readable
+error text; a result that matches the output schema; the tmux server alive; the person's view
+and the agent's pane unchanged; no #(...) job run; a ping answered. A refusal is a fine
+answer. Allowed, by design: what force lets a call destroy, a #(...) a call asked for
+(display_message, a format option, a hook, a command); noted, not counted: what a hook may
+have done, and a hidden pane of the person's window ending when typed to. After a hook is
+set, and every 150 calls, the world is built anew.
 
 Options:
   --seed N         the generator's seed (default: random; printed, so a run can be repeated)
