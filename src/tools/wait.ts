@@ -44,8 +44,8 @@ const waitForText = defineTool({
   toolset: "inspect",
   description: "Block until a pane prints one of patterns, a stop pattern, exits, or times out. " +
     "Literal, case-insensitive, per line, unless regex (RE2)/matchCase. No patterns: any " +
-    "text. Only NEW output: since the call, or since: a capture_since cursor taken before " +
-    "send_keys.",
+    "text. Only NEW output, typed echo included: since the call, or since: a capture_since " +
+    "cursor taken before send_keys.",
   input: {
     paneId: paneIdSchema,
     patterns: patternList().min(1).optional(),
