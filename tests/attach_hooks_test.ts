@@ -7,8 +7,11 @@
  */
 
 import assert from "node:assert/strict";
+import { setControlLimits } from "../src/tmux/control_limits.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
-import { TestTmux } from "./helpers/tmux.ts";
+import { landing, nextSecond, use } from "./helpers/recency.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** How many control clients are attached to `t` now. */
 async function controlClients(t: TestTmux): Promise<number> {
@@ -147,5 +150,68 @@ Deno.test("the refusal of a pane in view-mode says a hook may have put it there,
   } finally {
     await c?.close();
     await t.kill();
+  }
+});
+
+/** Resolves with `promise`, or fails saying `what` once `ms` have passed. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("a person's job running as a watch's client puts their last session back on top is not waited for, and its view-mode stays theirs", async () => {
+  const t = await TestTmux.start("first");
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-person-job-" });
+  // Waited for, the person's job would hold the attaches until it ended.
+  const runner = new TmuxRunner();
+  setControlLimits(runner, { hookJobsWaitMs: 600_000 });
+  let c: TestClient | undefined;
+  try {
+    const panes = [t.ids.paneId];
+    for (const name of ["second", "third"]) {
+      panes.push(
+        (await t.tmux("new-session", "-d", "-s", name, "-P", "-F", "#{pane_id}", "sh")).trim(),
+      );
+    }
+    for (const pane of panes) await t.prompt(pane);
+    await nextSecond(t);
+    await use(t, "$1");
+    // The person's run-shell, still running: it prints into a view-mode on their pane of $1
+    // once the gate opens.
+    await Deno.writeTextFile(
+      `${dir}/job.sh`,
+      'd=$(dirname "$0")\ntouch "$d/began"\n' +
+        'while test -d "$d" && ! test -e "$d/open"; do sleep 0.02; done\necho their output\n',
+    );
+    await t.tmux("run-shell", "-b", "-t", panes[1], `sh ${dir}/job.sh`);
+    await waitFor(() => Deno.stat(`${dir}/began`).then(() => true, () => false), "their job");
+    c = await connect({ socketName: t.socket, runner });
+    await within(c.ok("list_panes"), 20_000, "the first call");
+    // A command in the third session attaches a client there to follow its output, which then
+    // moves for a moment to $1 (the person's last) to put it back on top.
+    await within(
+      c.ok("run_command", { paneId: panes[2], command: "true" }),
+      20_000,
+      "run_command in the third session",
+    );
+    assert.equal(await landing(t), "$1");
+    await Deno.writeTextFile(`${dir}/open`, "");
+    await waitFor(async () => await modeOf(t, panes[1]) === "view-mode", "their job's output");
+    await c.ok("list_panes");
+    assert.equal(await modeOf(t, panes[1]), "view-mode", "their view-mode is left to them");
+  } finally {
+    await c?.close();
+    await runner.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
   }
 });
