@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { setControlLimits } from "../src/tmux/control_limits.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
-import { landing, nextSecond, use } from "./helpers/recency.ts";
+import { landing, threeSessions } from "./helpers/recency.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** How many control clients are attached to `t` now. */
@@ -169,22 +169,13 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 }
 
 Deno.test("a person's job running as a watch's client puts their last session back on top is not waited for, and its view-mode stays theirs", async () => {
-  const t = await TestTmux.start("first");
+  const { t, panes } = await threeSessions();
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-person-job-" });
   // Waited for, the person's job would hold the attaches until it ended.
   const runner = new TmuxRunner();
   setControlLimits(runner, { hookJobsWaitMs: 600_000 });
   let c: TestClient | undefined;
   try {
-    const panes = [t.ids.paneId];
-    for (const name of ["second", "third"]) {
-      panes.push(
-        (await t.tmux("new-session", "-d", "-s", name, "-P", "-F", "#{pane_id}", "sh")).trim(),
-      );
-    }
-    for (const pane of panes) await t.prompt(pane);
-    await nextSecond(t);
-    await use(t, "$1");
     // The person's run-shell, still running: it prints into a view-mode on their pane of $1
     // once the gate opens.
     await Deno.writeTextFile(

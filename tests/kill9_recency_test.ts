@@ -7,23 +7,11 @@
 
 import assert from "node:assert/strict";
 import { kill9, startOn, StdioServer } from "./helpers/stdio.ts";
-import { controls, fromNothing, landing, nextSecond, use } from "./helpers/recency.ts";
-import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
-
-/** Three detached sessions ($0 first, $1, $2); the person used $1 last. */
-async function threeSessions(): Promise<TestTmux> {
-  const t = await TestTmux.start("first");
-  for (const name of ["second", "third"]) {
-    await t.tmux("new-session", "-d", "-s", name, "sh");
-  }
-  await nextSecond(t);
-  await use(t, "$1");
-  assert.equal(await landing(t), "$1");
-  return t;
-}
+import { controls, fromNothing, landing, nextSecond, threeSessions } from "./helpers/recency.ts";
+import { processesNaming, waitFor } from "./helpers/tmux.ts";
 
 Deno.test("kill9: after a process with a control client was SIGKILLed, a person's plain `tmux attach` and a target-less command land where they did", async () => {
-  const t = await threeSessions();
+  const { t } = await threeSessions();
   let s: StdioServer | undefined;
   try {
     s = await startOn(t.socket);
@@ -48,7 +36,7 @@ Deno.test("kill9: after a process with a control client was SIGKILLed, a person'
 });
 
 Deno.test("kill9: a SIGKILLed process's client that followed a pane leaves the person's plain attach where it landed", async () => {
-  const t = await threeSessions();
+  const { t } = await threeSessions();
   let s: StdioServer | undefined;
   try {
     s = await startOn(t.socket);
@@ -69,7 +57,7 @@ Deno.test("kill9: a SIGKILLed process's client that followed a pane leaves the p
 });
 
 Deno.test("the moment a client of ours spends in the person's last session leaves no hook's view-mode there", async () => {
-  const t = await threeSessions();
+  const { t } = await threeSessions();
   let s: StdioServer | undefined;
   try {
     // An ordinary configuration line: greet whoever attaches (tmux shows it in view-mode).

@@ -7,25 +7,15 @@
 import assert from "node:assert/strict";
 import { connect } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { controls, fromNothing, landing, nextSecond, use } from "./helpers/recency.ts";
+import {
+  controls,
+  fromNothing,
+  landing,
+  nextSecond,
+  threeSessions,
+  use,
+} from "./helpers/recency.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
-
-/** Three detached sessions ($0 first, $1, $2), each a shell; the person used $1 last. */
-async function threeSessions(): Promise<{ t: TestTmux; panes: string[] }> {
-  const t = await TestTmux.start("first");
-  const panes = [t.ids.paneId];
-  for (const name of ["second", "third"]) {
-    panes.push(
-      (await t.tmux("new-session", "-d", "-s", name, "-P", "-F", "#{pane_id}", "sh")).trim(),
-    );
-  }
-  for (const pane of panes) await t.prompt(pane);
-  await nextSecond(t);
-  await use(t, "$1");
-  assert.equal(await landing(t), "$1");
-  assert.equal(await fromNothing(t), "$1");
-  return { t, panes };
-}
 
 /** Runs `fn` on three sessions (see {@link threeSessions}); kills the server after. */
 async function withSessions(

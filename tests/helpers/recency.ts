@@ -4,7 +4,8 @@
  * control client's attach as use of its session).
  */
 
-import { type TestTmux, waitFor } from "./tmux.ts";
+import assert from "node:assert/strict";
+import { TestTmux, waitFor } from "./tmux.ts";
 
 /** Where a person's `tmux attach` with no target lands now (a real client on a terminal). */
 export async function landing(t: TestTmux): Promise<string> {
@@ -47,4 +48,24 @@ export async function nextSecond(t: TestTmux): Promise<void> {
     ...(await t.tmux("list-sessions", "-F", "#{session_activity}")).trim().split("\n").map(Number),
   );
   await waitFor(() => Math.floor(Date.now() / 1000) > latest, "the next second");
+}
+
+/**
+ * Three detached sessions ($0 "first", $1 "second", $2 "third"), each a shell at its prompt;
+ * the person used $1 last, where their plain `tmux attach` and a target-less command land.
+ */
+export async function threeSessions(): Promise<{ t: TestTmux; panes: string[] }> {
+  const t = await TestTmux.start("first");
+  const panes = [t.ids.paneId];
+  for (const name of ["second", "third"]) {
+    panes.push(
+      (await t.tmux("new-session", "-d", "-s", name, "-P", "-F", "#{pane_id}", "sh")).trim(),
+    );
+  }
+  for (const pane of panes) await t.prompt(pane);
+  await nextSecond(t);
+  await use(t, "$1");
+  assert.equal(await landing(t), "$1");
+  assert.equal(await fromNothing(t), "$1");
+  return { t, panes };
 }
