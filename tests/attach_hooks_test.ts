@@ -11,7 +11,7 @@ import { setControlLimits } from "../src/tmux/control_limits.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { landing, threeSessions } from "./helpers/recency.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { TestTmux, waitFor, within } from "./helpers/tmux.ts";
 
 /** How many control clients are attached to `t` now. */
 async function controlClients(t: TestTmux): Promise<number> {
@@ -152,21 +152,6 @@ Deno.test("the refusal of a pane in view-mode says a hook may have put it there,
     await t.kill();
   }
 });
-
-/** Resolves with `promise`, or fails saying `what` once `ms` have passed. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 Deno.test("a person's job running as a watch's client puts their last session back on top is not waited for, and its view-mode stays theirs", async () => {
   const { t, panes } = await threeSessions();

@@ -56,6 +56,9 @@ export async function spawnClient(
   return child;
 }
 
+/** How long each read of {@link leaveHookModes} (and {@link runningJobs}) may take. */
+const HOOK_READ = { timeoutMs: 2_000 };
+
 /** How often {@link leaveHookModes} asks tmux whether the jobs it waits for have ended. */
 const HOOK_JOBS_POLL_MS = 20;
 
@@ -142,7 +145,6 @@ export async function leaveHookModes(
   sessionId: string = connection.sessionId,
   older: ReadonlySet<string> = new Set(),
 ): Promise<void> {
-  const options = { timeoutMs: 2_000 };
   try {
     const until = performance.now() + waitMs;
     let running = listed ?? await runningJobs(connection);
@@ -156,7 +158,7 @@ export async function leaveHookModes(
     if (changed.length === 0 || connection.closed) return;
     const panes = await connection.exec(
       ["list-panes", "-s", "-t", sessionId, "-F", "#{pane_id}"],
-      options,
+      HOOK_READ,
     );
     if (panes.code !== 0) return;
     const here = new Set(new TextDecoder().decode(panes.stdout).split("\n"));
@@ -168,7 +170,7 @@ export async function leaveHookModes(
         paneId,
         "#{==:#{pane_mode},view-mode}",
         `send-keys -X -t ${paneId} cancel`,
-      ], options);
+      ], HOOK_READ);
     }
   } catch {
     // Lost meanwhile: whoever uses it next finds out.
@@ -179,7 +181,7 @@ export async function leaveHookModes(
 
 /** The pids of the jobs tmux runs now, asked over `connection`. */
 export async function runningJobs(connection: Connection): Promise<Set<string>> {
-  return jobPids((await connection.exec(["show-messages", "-J"], { timeoutMs: 2_000 })).stdout);
+  return jobPids((await connection.exec(["show-messages", "-J"], HOOK_READ)).stdout);
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   noControlTmux,
   TestTmux,
   waitFor,
+  within,
   withRunner,
 } from "../../tests/helpers/tmux.ts";
 import {
@@ -999,16 +1000,11 @@ Deno.test("a person's job running before the attach holds up no call, and its ou
       await t.tmux("run-shell", "-b", "-t", pane, job.script);
       await waitFor(job.began, "the person's job");
       const control = controlFor(runner, { socketName: t.socket });
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const answered = await Promise.race([
+      const answered = await within(
         control.exec(["display-message", "-p", "answered"]),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error("the call waited for the person's job")),
-            20_000,
-          );
-        }),
-      ]).finally(() => clearTimeout(timer));
+        20_000,
+        "the call, beside the person's job,",
+      );
       assert.equal(text(answered.stdout), "answered\n");
       assert.equal(control.connections, 1);
       await job.open();

@@ -118,6 +118,24 @@ export async function statusWithin(
   }
 }
 
+/**
+ * `promise`'s value, or a failure saying `what` took over `ms`: a bound for a test that waits
+ * for something that must not be held up, so that one held fails the test instead of hanging it.
+ */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Outputs of commands {@link sh} gave up on, read to the end once their server is gone. */
 const stranded: Promise<unknown>[] = [];
 
