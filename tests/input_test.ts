@@ -589,6 +589,8 @@ Deno.test("run_command: a command outliving its timeout keeps the pane busy unti
       assert.match(refused, /if C-c does not end it, respawn_pane with kill: true/);
       if (ending === "interrupted") {
         // send_keys is not blocked by a busy pane: the model may answer a prompt or interrupt.
+        // (Once sleep holds the terminal: see leaks_test's C-c.)
+        await t.foreground(p, "sleep");
         await c.ok("send_keys", { paneId: p, keys: ["C-c"] });
       }
       const next = await runWhenFree(c, p, "echo next");

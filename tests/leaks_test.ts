@@ -59,6 +59,10 @@ Deno.test("get_command_result forgets a run it reads over; a running one still k
     // The refusal shows the command's start (80 bytes), and names the job.
     assert.match(refused, /still running an earlier run_command \("sleep 30 # y{69}", started/);
     assert.ok(refused.includes(run.jobId), refused);
+    // A background call returns once the line is typed. A C-c in the moment between the
+    // shell's fork and its handing the terminal to sleep reaches the shell alone, which then
+    // waits out the sleep (seen in CI: the job still ran 20 s later).
+    await t.foreground(p, "sleep");
     await c.ok("send_keys", { paneId: p, keys: ["C-c"] });
     const over = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
     assert.equal(over.state, "lost");
