@@ -125,14 +125,21 @@ export function judgeCalls(
         const fact = paneFact(pane, view);
         return fact ? [fact] : [];
       });
-      if (target.kind === "pane" && call.verb === VERBS.kill_pane) {
+      if (target.kind === "pane" && ZOOM_VERBS.has(call.verb)) {
         for (const pane of touched) {
           // tmux unzooms a window when any of its panes goes, a hidden one too. The server
-          // refuses that kill unless `force` (kill_pane's guardUnzoom, "ask the person first").
+          // refuses that kill unless `force` (kill_pane's guardUnzoom, "ask the person first"),
+          // and a respawn whose new process may end at once, taking the pane (respawn.ts
+          // guardKeepsZoom). It lets the respawn through where remain-on-exit is on; the hook asks
+          // even then: the option is not in its read, and may be turned off before the call.
           const fact = zoomFact(view, pane.windowId, pane.id);
           if (fact) {
             out.push(
-              `${call.label} would ${call.verb} pane ${pane.id}${on}, which unzooms ${fact}`,
+              `${call.label} would ${call.verb} pane ${pane.id}${on}${
+                call.verb === VERBS.kill_pane
+                  ? ", which"
+                  : ": should its new process end at once, the pane goes, which"
+              } unzooms ${fact}`,
             );
           }
         }
@@ -189,6 +196,9 @@ function targetName(target: Target): string {
       return "the whole tmux server";
   }
 }
+
+/** What the tools whose end of a hidden pane unzooms its window do: kill, respawn. */
+const ZOOM_VERBS: ReadonlySet<string> = new Set([VERBS.kill_pane, VERBS.respawn_pane]);
 
 /** What the tools that type, paste or run do: input reaches a synchronized window's panes. */
 const INPUT_VERBS: ReadonlySet<string> = new Set([

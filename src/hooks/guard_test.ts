@@ -697,6 +697,20 @@ Deno.test("guard: a batch's kill that unzooms a person's window, then typing int
         `${unzooms("kill_pane")}.`,
       );
     }
+    // A respawn of it too: a new process that ends at once takes the pane with it (seen by
+    // the fuzz: a respawn_pane of a hidden pane into a `printf` unzoomed the person's window).
+    for (const args of [{ kill: true }, { kill: true, force: true, command: "true" }]) {
+      const respawned = await guardRun(
+        env,
+        toolCall("mcp__tmux__respawn_pane", { paneId: hidden1, ...args }),
+      );
+      assert.equal(
+        seedDecision(respawned.stdout).permissionDecisionReason,
+        `respawn_pane would respawn pane ${hidden1}: should its new process end at once, the ` +
+          `pane goes, which unzooms window ${window}, which client ${tty} shows zoomed on pane ` +
+          `${shown} (person:0.0 "edit").`,
+      );
+    }
     // The typing that follows lands on the person's screen.
     const killed = await batch([kill, type]);
     assert.equal(

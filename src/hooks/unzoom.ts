@@ -1,9 +1,10 @@
 /**
  * A person's zoom, for the hook's guard: which tool calls unzoom a window, as tmux 3.3a does
  * (measured: a split, a layout, a pane's resize, a pane moved in, out or swapped, a hidden pane
- * selected or zoomed; a kill is guard.ts's own), and the reason the person reads when a client
- * of theirs shows that window zoomed. select_pane, and a break_pane that selects, are read as
- * moving a focus (focus.ts), which words their concern here where the window is zoomed.
+ * selected or zoomed; a pane's kill, or its respawn into a process that ends at once, is
+ * guard.ts's own), and the reason the person reads when a client of theirs shows that window
+ * zoomed. select_pane, and a break_pane that selects, are read as moving a focus (focus.ts),
+ * which words their concern here where the window is zoomed.
  *
  * An unzoom puts the window's hidden panes on the person's screen (the agent's program among
  * them, perhaps), and after a hidden pane is selected or zoomed their keys go to it. The server
@@ -48,7 +49,7 @@ interface UnzoomSpec {
 const always = (): Unzoom => "reshape";
 
 /**
- * The tools that unzoom (kill_pane apart), each read from its own arguments only. split_window
+ * The tools that unzoom (kill_pane and respawn_pane apart), each read from its own arguments only. split_window
  * with `select` is read as taking the person's keys instead (focus.ts `FOCUS_TOOLS`). Sizes of
  * resize_window keep a zoom in tmux 3.3a; its `zoom: true` keeps the active pane zoomed. A
  * value the server would refuse is read as the most the call could do.
@@ -118,7 +119,7 @@ const SPECS: Readonly<Record<string, UnzoomSpec>> = {
   },
 };
 
-/** The tools that may unzoom a window (kill_pane apart, a guarded kill). */
+/** The tools that may unzoom a window (kill_pane and respawn_pane apart: guarded calls). */
 export const UNZOOM_TOOLS: readonly string[] = Object.keys(SPECS);
 
 /** How a call unzooms, as {@link unzoomOf} reads it from its arguments. */
