@@ -1,6 +1,6 @@
 /**
  * `guard`: before a tmux tool call runs, work out which panes it would type into, run in,
- * respawn, kill, clear or pipe, and ask the person (or deny) when one of them is being watched
+ * respawn, kill, clear, pipe or open or close copy mode in, and ask the person (or deny) when one of them is being watched
  * by a person or is the agent's own pane; whether it would move a person's keys to a pane they
  * had not chosen (focus.ts: a pane or window selected, a new one with `select`, their current
  * window or active pane moved away); and whether it would unzoom a window a person shows zoomed

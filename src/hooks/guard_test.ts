@@ -829,6 +829,26 @@ Deno.test("guard: direction controls in a window or session name are shown as es
   });
 });
 
+Deno.test("guard: copy mode opened or closed in a pane a person watches is asked about; in one nobody watches, not", async () => {
+  await withServer(async (t, ids, env) => {
+    // The server refuses both there unless --allow-attended-input: in copy mode the person's
+    // keys go to the mode, not their program, and closing it scrolls their view back.
+    const ask = async (tool: string) =>
+      (await guardRun(env, toolCall(`mcp__tmux__${tool}`, { paneId: ids.other }))).stdout;
+    for (const tool of ["enter_copy_mode", "exit_copy_mode"]) {
+      assert.equal(await ask(tool), "", `${tool}: nobody watches ${ids.other}`);
+    }
+    const tty = await t.attach(ids.otherWindow);
+    for (const [tool, verb] of [["enter_copy_mode", "open"], ["exit_copy_mode", "close"]]) {
+      assert.equal(
+        seedDecision(await ask(tool)).permissionDecisionReason,
+        `${tool} would ${verb} copy mode in pane ${ids.other} ("work session":1.0 "other #1"), ` +
+          `which a person is watching (client ${tty}).`,
+      );
+    }
+  });
+});
+
 Deno.test("guard: a window or session name cannot close the quotes of the reason around it", async () => {
   await withServer(async (t, ids, env) => {
     // What rename_window lets a model store: the name closes the quote the reason puts around

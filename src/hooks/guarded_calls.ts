@@ -1,6 +1,7 @@
 /**
  * The guard's reading of a tool call, from its arguments alone (pure, no tmux): which panes,
- * windows or sessions it would type into, run in, respawn, kill, clear or pipe; which focus it
+ * windows or sessions it would type into, run in, respawn, kill, clear, pipe or open or close
+ * copy mode in; which focus it
  * may move (focus.ts) or zoom it may undo (unzoom.ts); a batch's operations one by one, each
  * after the ones that may change tmux before it; and what cannot be read, which the guard asks
  * about. guard.ts judges what this reads against tmux.
@@ -29,6 +30,10 @@ export const VERBS: Readonly<Record<string, string>> = {
   kill_server: "kill",
   clear_pane: "clear",
   pipe_pane: "pipe the output of",
+  // A person's keys go to the mode, not the program, while it is open; and closing it scrolls
+  // their view back: the server refuses both where a person sees the pane (pane_modes.ts).
+  enter_copy_mode: "open copy mode in",
+  exit_copy_mode: "close copy mode in",
 };
 
 /**

@@ -7,8 +7,9 @@
  * what the guard promises (src/hooks/main.ts, `guard`):
  *
  * - no pane a person watches, nor the agent's own, is typed into, pasted into, run in,
- *   respawned, killed, cleared or piped: each is there after, with the same process, the same
- *   text (history included, wrapped rows joined: a resize changes none of it) and no new pipe;
+ *   respawned, killed, cleared, piped, or put in or taken out of copy mode: each is there after,
+ *   with the same process, the same text (history included, wrapped rows joined: a resize
+ *   changes none of it), no new pipe and the same mode;
  * - the person's keys go to the pane they went to (their client's session, window and pane);
  * - a window the person sees zoomed stays zoomed.
  *
@@ -78,6 +79,8 @@ interface KeptPane {
    */
   readonly steady: boolean;
   readonly text: string;
+  /** The mode it shows (`copy-mode`, `view-mode`), or "": in one, the person's keys go to it. */
+  readonly mode: string;
   /** Its width: at one column tmux cannot hold a wide character, and wraps it anew. */
   readonly width: number;
 }
@@ -108,9 +111,10 @@ async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
     "-p",
     "-t",
     pane,
-    "#{pane_id}\t#{pane_pid}\t#{pane_pipe}\t#{pane_dead}\t#{pane_width}\t#{pane_start_command}",
+    "#{pane_id}\t#{pane_pid}\t#{pane_pipe}\t#{pane_dead}\t#{pane_width}\t#{pane_mode}\t" +
+      "#{pane_start_command}",
   );
-  const [id, pid, piped, dead, width, start] = facts.stdout.trim().split("\t");
+  const [id, pid, piped, dead, width, mode, start] = facts.stdout.trim().split("\t");
   // display-message -t names a missing pane with empty values, and exits 0 (TMUX-NOTES).
   if (facts.code !== 0 || id !== pane) return null;
   // A dead pane's note is cut anew at each width (tmux wraps none of it): it is left out.
@@ -118,7 +122,15 @@ async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
   if (text === null) return null;
   // tmux quotes a start command only when it holds more than one word.
   const steady = dead === "1" || ["", "cat", "sh"].includes(start);
-  return { pid, piped: piped === "1", dead: dead === "1", steady, text, width: Number(width) };
+  return {
+    pid,
+    piped: piped === "1",
+    dead: dead === "1",
+    steady,
+    text,
+    mode,
+    width: Number(width),
+  };
 }
 
 /** Reads {@link KeptView}; the panes read are those watched now, or `panes` when given. */
@@ -152,7 +164,28 @@ export async function keptView(w: FuzzWorld, panes?: readonly string[]): Promise
 
 /** What a call the guard passed broke of `before` (read again as `after`), or null. */
 export function keptBroken(before: KeptView, after: KeptView, agentPane: string): string | null {
-  return panesBroken(before, after, watchedOrAgent(agentPane)) ?? focusBroken(before, after);
+  const whose = watchedOrAgent(agentPane);
+  return panesBroken(before, after, whose) ?? modeBroken(before, after, whose) ??
+    focusBroken(before, after);
+}
+
+/**
+ * Which of `before`'s panes a call put in a mode or took out of one (copy mode: the person's
+ * keys then go to it, and their view scrolls), read again as `after`; null when none. The
+ * guard's promise only: under `--own-panes-only` a mode is no act on a pane (nothing of it
+ * changes), so {@link panesBroken} leaves it out.
+ */
+export function modeBroken(
+  before: KeptView,
+  after: KeptView,
+  whose: (pane: string) => string,
+): string | null {
+  for (const [pane, was] of before.panes) {
+    const now = after.panes.get(pane) ?? null;
+    if (was === null || now === null || now.mode === was.mode) continue;
+    return `${whose(pane)}, ${pane}, ${now.mode ? `is in ${now.mode}` : `left ${was.mode}`}`;
+  }
+  return null;
 }
 
 /** How a break words a pane the guard keeps: the agent's own, or one the person watches. */

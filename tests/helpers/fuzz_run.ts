@@ -65,6 +65,7 @@ import {
   askGuard,
   focusBroken,
   keptView,
+  modeBroken,
   panesBroken,
   watchedOrAgent,
 } from "./fuzz_hook.ts";
@@ -526,7 +527,9 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       }
       if (keptBefore && pidAfter) {
         const keptAfter = await keptView(w, [...keptBefore.panes.keys()]);
-        const pane = panesBroken(keptBefore, keptAfter, watchedOrAgent(w.agentPane));
+        const whose = watchedOrAgent(w.agentPane);
+        const pane = panesBroken(keptBefore, keptAfter, whose) ??
+          modeBroken(keptBefore, keptAfter, whose);
         const focus = pane ? null : focusBroken(keptBefore, keptAfter);
         const why = pane ?? focus;
         if (why && hooked) note(`${why}; a hook set may have done it`);
