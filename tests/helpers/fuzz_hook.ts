@@ -172,8 +172,9 @@ export function keptBroken(before: KeptView, after: KeptView, agentPane: string)
 /**
  * Which of `before`'s panes a call put in a mode or took out of one (copy mode: the person's
  * keys then go to it, and their view scrolls), read again as `after`; null when none. The
- * guard's promise only: under `--own-panes-only` a mode is no act on a pane (nothing of it
- * changes), so {@link panesBroken} leaves it out.
+ * guard's promise only: `--own-panes-only` fences typing, running, respawning, killing, clearing
+ * and piping (README), not a pane's mode, so {@link panesBroken}, which judges that flag too,
+ * leaves it out.
  */
 export function modeBroken(
   before: KeptView,
