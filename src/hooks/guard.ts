@@ -1,10 +1,10 @@
 /**
  * `guard`: before a tmux tool call runs, work out which panes it would type into, run in,
- * respawn, kill, clear, pipe or open or close copy mode in, and ask the person (or deny) when one of them is being watched
- * by a person or is the agent's own pane; whether it would move a person's keys to a pane they
- * had not chosen (focus.ts: a pane or window selected, a new one with `select`, their current
- * window or active pane moved away); and whether it would unzoom a window a person shows zoomed
- * (unzoom.ts). Tools that do none of that pass with no opinion.
+ * respawn, kill, clear, pipe or open or close copy mode in, and ask the person (or deny) when
+ * one of them is being watched by a person or is the agent's own pane; whether it would move a
+ * person's keys to a pane they had not chosen (focus.ts: a pane or window selected, a new one
+ * with `select`, their current window or active pane moved away); and whether it would unzoom
+ * a window a person shows zoomed (unzoom.ts). Tools that do none of that pass with no opinion.
  *
  * The decision is split in two: {@link guardedCalls} (guarded_calls.ts) reads the tool call
  * alone (pure), and {@link judgeCalls} here looks the targets up in one snapshot per server.
@@ -125,22 +125,12 @@ export function judgeCalls(
         const fact = paneFact(pane, view);
         return fact ? [fact] : [];
       });
-      if (target.kind === "pane" && ZOOM_VERBS.has(call.verb)) {
+      const unzooms = target.kind === "pane" ? ZOOM_LINKS.get(call.verb) : undefined;
+      if (unzooms !== undefined) {
         for (const pane of touched) {
-          // tmux unzooms a window when any of its panes goes, a hidden one too. The server
-          // refuses that kill unless `force` (kill_pane's guardUnzoom, "ask the person first"),
-          // and a respawn whose new process may end at once, taking the pane (respawn.ts
-          // guardKeepsZoom). It lets the respawn through where remain-on-exit is on; the hook asks
-          // even then: the option is not in its read, and may be turned off before the call.
           const fact = zoomFact(view, pane.windowId, pane.id);
           if (fact) {
-            out.push(
-              `${call.label} would ${call.verb} pane ${pane.id}${on}${
-                call.verb === VERBS.kill_pane
-                  ? ", which"
-                  : ": should its new process end at once, the pane goes, which"
-              } unzooms ${fact}`,
-            );
+            out.push(`${call.label} would ${call.verb} pane ${pane.id}${on}${unzooms} ${fact}`);
           }
         }
       }
@@ -197,8 +187,19 @@ function targetName(target: Target): string {
   }
 }
 
-/** What the tools whose end of a hidden pane unzooms its window do: kill, respawn. */
-const ZOOM_VERBS: ReadonlySet<string> = new Set([VERBS.kill_pane, VERBS.respawn_pane]);
+/**
+ * The verbs that may end a pane a person's zoom hides, each with the words that lead to the
+ * window it unzooms: tmux unzooms a window when any of its panes goes, a hidden one too. The
+ * server refuses such a kill unless `force` (kill_pane's guardUnzoom, "ask the person first"),
+ * and such a respawn, whose new process may end at once and take the pane, unless
+ * `--allow-attended-input` (respawn.ts guardKeepsZoom). The server lets the respawn through
+ * where remain-on-exit is on; the hook asks even then: the option is not in its read, and may
+ * be turned off before the call.
+ */
+const ZOOM_LINKS: ReadonlyMap<string, string> = new Map([
+  [VERBS.kill_pane, ", which unzooms"],
+  [VERBS.respawn_pane, ": should its new process end at once, the pane goes, which unzooms"],
+]);
 
 /** What the tools that type, paste or run do: input reaches a synchronized window's panes. */
 const INPUT_VERBS: ReadonlySet<string> = new Set([

@@ -1,10 +1,9 @@
 /**
  * The guard's reading of a tool call, from its arguments alone (pure, no tmux): which panes,
  * windows or sessions it would type into, run in, respawn, kill, clear, pipe or open or close
- * copy mode in; which focus it
- * may move (focus.ts) or zoom it may undo (unzoom.ts); a batch's operations one by one, each
- * after the ones that may change tmux before it; and what cannot be read, which the guard asks
- * about. guard.ts judges what this reads against tmux.
+ * copy mode in; which focus it may move (focus.ts) or zoom it may undo (unzoom.ts); a batch's
+ * operations one by one, each after the ones that may change tmux before it; and what cannot be
+ * read, which the guard asks about. guard.ts judges what this reads against tmux.
  *
  * @module
  */

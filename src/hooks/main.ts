@@ -85,25 +85,24 @@ Commands:
   clear       Removes the marks (looking at the pane does too, with the config lines).
               working, done and clear leave a needs-input that another pane's agent in the
               window raised (@agent-pane): only that agent, or the person looking, lowers it.
-  guard       For PreToolUse with matcher mcp__tmux__.*: when the call would type into,
-              paste into, run in, respawn, kill, clear, pipe or open or close copy mode in
-              a pane a person is watching, or the agent's own pane, or would move a
-              person's keys to a pane they had not
-              chosen (select_pane, select_window; split_window, create_window, break_pane
-              with select; their current window moved, out of their session or within it or
-              a session grouped with it; the active pane they type into moved out of their
-              window, or swapped for another pane in its place; another pane of their window
-              zoomed, resize_pane with zoom), or would unzoom a window a
-              person shows zoomed (a split, layout or resize there, a pane moved in or out,
-              a hidden pane selected), answers permissionDecision "ask" with the pane or
-              window and who watches it; nothing otherwise. A call goes to its
+  guard       For PreToolUse with matcher mcp__tmux__.*: when the call would type into, paste
+              into, run in, respawn, kill, clear, pipe or open or close copy mode in a pane a
+              person is watching, or the agent's own pane, or would move a person's keys to a
+              pane they had not chosen (select_pane, select_window; split_window,
+              create_window, break_pane with select; their current window moved, out of their
+              session or within it or a session grouped with it; the active pane they type
+              into moved out of their window, or swapped for another pane in its place;
+              another pane of their window zoomed, resize_pane with zoom), or would unzoom a
+              window a person shows zoomed (a split, layout or resize there, a pane moved in
+              or out, a hidden pane selected), answers permissionDecision "ask" with the pane
+              or window and who watches it; nothing otherwise. A call goes to its
               socket_name's server, else to SERVER, else to the one tmux picks, as the MCP
               server does: TMUX's (the agent's, or a popup's), else tmux's default. No server
               running there: no opinion (nothing to protect). In call_tools_batch, an
               operation that would do any of that after operations that may change tmux (any
               tool outside the inspect toolset, e.g. rename_session, join_pane) is asked
-              about: what it reaches when it runs is not what tmux shows now; so is a batch
-              of more operations than the server runs (nested batches counted).
+              about: what it reaches when it runs is not what tmux shows now; so is a batch of
+              more operations than the server runs (nested batches counted).
       --deny    Answer "deny" instead of "ask".
   config      Prints the settings.json hooks block and the tmux lines wiring all of this.
       --server-name NAME  The name the MCP server is registered under (default ${DEFAULT_SERVER_NAME}).

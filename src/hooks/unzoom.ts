@@ -49,10 +49,10 @@ interface UnzoomSpec {
 const always = (): Unzoom => "reshape";
 
 /**
- * The tools that unzoom (kill_pane and respawn_pane apart), each read from its own arguments only. split_window
- * with `select` is read as taking the person's keys instead (focus.ts `FOCUS_TOOLS`). Sizes of
- * resize_window keep a zoom in tmux 3.3a; its `zoom: true` keeps the active pane zoomed. A
- * value the server would refuse is read as the most the call could do.
+ * The tools that unzoom (kill_pane and respawn_pane apart), each read from its own arguments
+ * only. split_window with `select` is read as taking the person's keys instead (focus.ts
+ * `FOCUS_TOOLS`). Sizes of resize_window keep a zoom in tmux 3.3a; its `zoom: true` keeps the
+ * active pane zoomed. A value the server would refuse is read as the most the call could do.
  */
 const SPECS: Readonly<Record<string, UnzoomSpec>> = {
   split_window: {

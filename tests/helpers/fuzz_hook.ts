@@ -164,9 +164,17 @@ export async function keptView(w: FuzzWorld, panes?: readonly string[]): Promise
 
 /** What a call the guard passed broke of `before` (read again as `after`), or null. */
 export function keptBroken(before: KeptView, after: KeptView, agentPane: string): string | null {
+  return keptPanesBroken(before, after, agentPane) ?? focusBroken(before, after);
+}
+
+/** Which of the panes the guard keeps a call broke, or left in or out of a mode; or null. */
+export function keptPanesBroken(
+  before: KeptView,
+  after: KeptView,
+  agentPane: string,
+): string | null {
   const whose = watchedOrAgent(agentPane);
-  return panesBroken(before, after, whose) ?? modeBroken(before, after, whose) ??
-    focusBroken(before, after);
+  return panesBroken(before, after, whose) ?? modeBroken(before, after, whose);
 }
 
 /**

@@ -64,10 +64,9 @@ import {
   agentEnvOf,
   askGuard,
   focusBroken,
+  keptPanesBroken,
   keptView,
-  modeBroken,
   panesBroken,
-  watchedOrAgent,
 } from "./fuzz_hook.ts";
 import { prng, type Rand } from "./prng.ts";
 import { MarkerBox } from "./robust.ts";
@@ -527,9 +526,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       }
       if (keptBefore && pidAfter) {
         const keptAfter = await keptView(w, [...keptBefore.panes.keys()]);
-        const whose = watchedOrAgent(w.agentPane);
-        const pane = panesBroken(keptBefore, keptAfter, whose) ??
-          modeBroken(keptBefore, keptAfter, whose);
+        const pane = keptPanesBroken(keptBefore, keptAfter, w.agentPane);
         const focus = pane ? null : focusBroken(keptBefore, keptAfter);
         const why = pane ?? focus;
         if (why && hooked) note(`${why}; a hook set may have done it`);
