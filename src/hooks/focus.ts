@@ -133,7 +133,7 @@ export function clientsText(clients: readonly ClientRow[]): string {
  * The people shown a window: whoever is shown any pane of it (a zoomed one too). The agent's
  * own pane is no concern here: its focus is nobody's.
  */
-function windowWatchers(view: ServerView, windowId: string): ClientRow[] {
+export function windowWatchers(view: ServerView, windowId: string): ClientRow[] {
   return [
     ...new Set(
       view.snapshot.panes.filter((p) => p.windowId === windowId)

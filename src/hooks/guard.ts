@@ -3,8 +3,10 @@
  * respawn, kill, clear, pipe or open or close copy mode in, and ask the person (or deny) when
  * one of them is being watched by a person or is the agent's own pane; whether it would move a
  * person's keys to a pane they had not chosen (focus.ts: a pane or window selected, a new one
- * with `select`, their current window or active pane moved away); and whether it would unzoom
- * a window a person shows zoomed (unzoom.ts). Tools that do none of that pass with no opinion.
+ * with `select`, their current window or active pane moved away); whether it would unzoom a
+ * window a person shows zoomed (unzoom.ts); and whether it would change the settings of what a
+ * person is shown (view.ts: synchronize-panes, options). Tools that do none of that pass with
+ * no opinion.
  *
  * The decision is split in two: {@link guardedCalls} (guarded_calls.ts) reads the tool call
  * alone (pure), and {@link judgeCalls} here looks the targets up in one snapshot per server.
@@ -34,6 +36,7 @@ import {
 import { HOOK_TMUX_TIMEOUT_MS, oneLine, quoted, where } from "./marks.ts";
 import { socketLabel } from "../tmux/socket_choice.ts";
 import { unzoomConcerns, zoomFact } from "./unzoom.ts";
+import { viewConcerns } from "./view.ts";
 // Each tool's toolset, as `deno task tool-list` writes it from the registry (data, no code).
 import toolFacts from "../mcp/front_desk.json" with { type: "json" };
 
@@ -105,7 +108,7 @@ export function judgeCalls(
       out.push(...focusConcerns(call.label, call.focus, view));
       continue;
     }
-    if (call.unzoom) {
+    if (call.unzoom || call.view) {
       const made = call.madeBefore;
       if (made && call.targets.some((t) => touchedPanes(view.snapshot, t, false).length === 0)) {
         out.push(
@@ -113,10 +116,12 @@ export function judgeCalls(
             afterWhy({ ...call, after: made })
           }`,
         );
-        continue;
+      } else if (call.view) {
+        out.push(...viewConcerns(call.label, call.view, view));
+      } else if (call.unzoom) {
+        out.push(...unzoomConcerns(call.label, call.unzoom, call.targets, view));
+        out.push(...keysLeaveConcerns(call.label, call.unzoom, call.targets, view));
       }
-      out.push(...unzoomConcerns(call.label, call.unzoom, call.targets, view));
-      out.push(...keysLeaveConcerns(call.label, call.unzoom, call.targets, view));
       continue;
     }
     for (const target of call.targets) {

@@ -1,7 +1,8 @@
 /**
  * The guard's reading of a tool call, from its arguments alone (pure, no tmux): which panes,
  * windows or sessions it would type into, run in, respawn, kill, clear, pipe or open or close
- * copy mode in; which focus it may move (focus.ts) or zoom it may undo (unzoom.ts); a batch's
+ * copy mode in; which focus it may move (focus.ts), zoom it may undo (unzoom.ts) or settings of
+ * what a person is shown it may change (view.ts); a batch's
  * operations one by one, each after the ones that may change tmux before it; and what cannot be
  * read, which the guard asks about. guard.ts judges what this reads against tmux.
  *
@@ -12,6 +13,7 @@ import { type FocusCall, focusOf, focusRefs } from "./focus.ts";
 import { isObject } from "./input.ts";
 import { quoted } from "./marks.ts";
 import { type Unzoom, unzoomOf, unzoomTargets } from "./unzoom.ts";
+import { type ViewCall, viewOf, viewTargets } from "./view.ts";
 // Each tool's toolset, as `deno task tool-list` writes it from the registry (data, no code).
 import toolFacts from "../mcp/front_desk.json" with { type: "json" };
 
@@ -36,8 +38,8 @@ export const VERBS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Tools the guard always looks at; every other tool but focus.ts's `FOCUS_TOOLS` and unzoom.ts's
- * `UNZOOM_TOOLS` passes untouched.
+ * Tools the guard always looks at; every other tool but focus.ts's `FOCUS_TOOLS`, unzoom.ts's
+ * `UNZOOM_TOOLS` and view.ts's `VIEW_TOOLS` passes untouched.
  */
 export const GUARDED_TOOLS: readonly string[] = Object.keys(VERBS);
 
@@ -101,6 +103,11 @@ export interface GuardedCall {
    * is shown those windows zoomed. `tool` words the reason.
    */
   readonly unzoom?: { readonly tool: string; readonly how: Unzoom; readonly zooms?: boolean };
+  /**
+   * Set for a call that changes a person's settings (view.ts: synchronize-panes, an option of
+   * what they are shown): judged by who is shown what it reaches.
+   */
+  readonly view?: ViewCall;
   /**
    * Set for a batch operation after operations that may change tmux (any tool but a read-only
    * one: rename, join, synchronize, kill, type...) or that wait: what it reaches when it runs is
@@ -197,7 +204,8 @@ function readCall(
 ): GuardedCall[] {
   const focus = focusOf(tool, args);
   const zoom = focus ? undefined : unzoomOf(tool, args);
-  const verb = verbOf(tool) ?? focus?.verb ?? zoom?.verb;
+  const settings = focus || zoom ? undefined : viewOf(tool, args);
+  const verb = verbOf(tool) ?? focus?.verb ?? zoom?.verb ?? settings?.verb;
   if (tool !== BATCH_TOOL && verb === undefined) return [];
   const socket = args.socket_name;
   if (socket !== undefined && typeof socket !== "string") {
@@ -278,18 +286,19 @@ function readCall(
   if (zoom) {
     const targets = unzoomTargets(args, zoom.keys);
     if (typeof targets === "string") return [unclear(label, verb, targets)];
-    // In a batch, judged by tmux as it is unless a row before it waits (see unzoom.ts).
-    const waited = state.changes.filter((op) => op.waits);
     const unzoom = zoom.zooms ? { tool, how: zoom.how, zooms: true } : { tool, how: zoom.how };
-    return [{
-      label,
-      verb,
-      socketName,
-      targets,
-      unzoom,
-      ...waited.length ? { after: waited } : {},
-      ...state.changes.length ? { madeBefore: [...state.changes] } : {},
-    }];
+    return [{ label, verb, socketName, targets, unzoom, ...asItIs(state) }];
+  }
+  if (settings) {
+    const view = settings.call;
+    if (typeof view === "string") return [unclear(label, verb, view)];
+    // A session is named as the model wrote it, and an earlier row may have renamed one to
+    // that name: asked unread, as a focus call is. Windows and panes are named by id, which
+    // nothing renames: judged by tmux as it is, as an unzooming call is.
+    if (view.reach.kind === "session" && state.changes.length > 0) {
+      return [{ label, verb, socketName, targets: [], view, ...after }];
+    }
+    return [{ label, verb, socketName, targets: viewTargets(view), view, ...asItIs(state) }];
   }
   const targets: Target[] = [];
   const problem = collectTargets(args, targets, 0);
@@ -298,6 +307,19 @@ function readCall(
     return [unclear(label, verb, "it names no paneId, windowId or session")];
   }
   return [{ label, verb, socketName, targets, ...after }];
+}
+
+/**
+ * How a batch row judged by tmux as it is (an unzooming or settings call) comes after the rows
+ * before it: asked unread after a row that waits (see unzoom.ts), and asked about a target that
+ * is not there yet after a row that may make it.
+ */
+function asItIs(state: ReadState): Pick<GuardedCall, "after" | "madeBefore"> {
+  const waited = state.changes.filter((op) => op.waits);
+  return {
+    ...waited.length ? { after: waited } : {},
+    ...state.changes.length ? { madeBefore: [...state.changes] } : {},
+  };
 }
 
 function unclear(label: string, verb: string, why: string): GuardedCall {

@@ -246,11 +246,22 @@ function attentionMessage(input: HookInput): string {
  * in that sentence's words.
  */
 export function where(pane: PaneRow): string {
+  const at = placeOf(pane);
+  return at === null ? pane.id : `${at}.${pane.index} ${quoted(pane.windowName, 60)}`;
+}
+
+/** `main:1 "vim"`: where a pane's window is, written as {@link where} writes a pane's. */
+export function windowWhere(pane: PaneRow): string {
+  const at = placeOf(pane);
+  return at === null ? pane.windowId : `${at} ${quoted(pane.windowName, 60)}`;
+}
+
+/** `main:1`, the session and index of a pane's window (its first placement), or null. */
+function placeOf(pane: PaneRow): string | null {
   const at = pane.placements[0];
-  if (!at) return pane.id;
+  if (!at) return null;
   const session = oneLine(at.sessionName, 60);
-  const shown = PLAIN_NAME.test(session) ? session : quoted(at.sessionName, 60);
-  return `${shown}:${at.index}.${pane.index} ${quoted(pane.windowName, 60)}`;
+  return `${PLAIN_NAME.test(session) ? session : quoted(at.sessionName, 60)}:${at.index}`;
 }
 
 /** A session name shown bare: nothing in it can be read as quotes or punctuation. */

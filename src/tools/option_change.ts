@@ -14,7 +14,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { checkTitleText } from "./arguments.ts";
-import { baseName } from "./option_table.ts";
+import { baseName, STATUS_ENTRY_OPTIONS, UNSEEN_SERVER_OPTIONS } from "../tmux/option_reach.ts";
 import { RUN_OPTION } from "./run_mark.ts";
 import { nameCharacter } from "./typing.ts";
 import type { Scope, ScopeFlags } from "./setting_scope.ts";
@@ -154,50 +154,14 @@ export function refuseCommandAlias(name: string): void {
 }
 
 /**
- * The server options that reach no client's screen, keys or terminal (tmux 3.3a): how many
- * paste buffers and messages are kept, the command prompt's history (a file read only when the
- * server starts), and whether the server exits once no session is left (then nobody is
- * attached). Every other server option reaches every client at once: what their keys send
- * (`backspace`, `user-keys`, `extended-keys`, `escape-time`, `focus-events`), what their
- * terminal is told (`terminal-overrides` and `terminal-features` at the next attach,
- * `set-clipboard`), what runs when a person copies or edits (`copy-command`, `editor`), whether
- * their sessions outlive a detach (`exit-unattached`), what their new panes are
- * (`default-terminal`): set like a global option, guarded like one.
- */
-const UNSEEN_SERVER_OPTIONS: ReadonlySet<string> = new Set([
-  "buffer-limit",
-  "message-limit",
-  "prompt-history-limit",
-  "history-file",
-  "exit-empty",
-]);
-
-/**
  * Whether setting option `base` (kept in `table`, null for a user option) changes nothing a
  * person's client shows or sends, so it needs no view guard: a user option, which tmux draws
  * only where a format names it (the agent marks that the hook's status line draws are
- * {@link refuseMarks}'), and the server options in {@link UNSEEN_SERVER_OPTIONS}.
+ * {@link refuseMarks}'), and the server options in UNSEEN_SERVER_OPTIONS (option_reach.ts).
  */
 export function reachesNoView(table: string | null, base: string): boolean {
   return table === null || (table === "server" && UNSEEN_SERVER_OPTIONS.has(base));
 }
-
-/**
- * Window options a status line shows for every window of its session, not only the current
- * one: how its entry is drawn, and the name it shows (automatic-rename renames the window).
- */
-const LISTED = new Set([
-  "window-status-activity-style",
-  "window-status-bell-style",
-  "window-status-current-format",
-  "window-status-current-style",
-  "window-status-format",
-  "window-status-last-style",
-  "window-status-separator",
-  "window-status-style",
-  "automatic-rename",
-  "automatic-rename-format",
-]);
 
 /**
  * What a person would see change when an option is set at `where`: that session, that window
@@ -220,7 +184,7 @@ export async function optionView(
     scope: scope === "session"
       ? { sessions: [id] }
       : scope === "window"
-      ? { windows: [id], ...(LISTED.has(name) ? { listedWindows: [id] } : {}) }
+      ? { windows: [id], ...(STATUS_ENTRY_OPTIONS.has(name) ? { listedWindows: [id] } : {}) }
       : { windowsOf: [id] },
   };
 }

@@ -179,7 +179,4 @@ export function checkOptionScope(
   );
 }
 
-/** An option name without its array index. */
-export function baseName(name: string): string {
-  return name.replace(/\[\d+\]$/, "");
-}
+export { baseName } from "../tmux/option_reach.ts";

@@ -1,0 +1,199 @@
+/**
+ * What a person's tmux is set to, for the hook's guard: a window's synchronize-panes (what they
+ * type then reaches every pane of it, or stops reaching them) and the options of what they are
+ * shown (set_option on their session, their window, a pane of it, or globally: their status
+ * line, their key table and prefix, their mouse, what their keys send and their terminal is
+ * sent). The server refuses both where a person is shown them unless `--allow-attended-input`
+ * (src/tools/pane_modes.ts, src/tools/option_change.ts); asking the person then is this hook's
+ * part. Which options reach nobody (user options, five server options) is one table for both:
+ * src/tmux/option_reach.ts.
+ *
+ * A window's layout, its panes' sizes and a split beside a person's pane are view changes the
+ * server refuses too, but not this hook's question: the person's keys, panes, modes and zoom
+ * stay as they were (focus.ts and unzoom.ts ask where any of those would not).
+ *
+ * @module
+ */
+
+import { isPerson } from "../tmux/identity.ts";
+import { baseName, reachesNoPerson, STATUS_ENTRY_OPTIONS } from "../tmux/option_reach.ts";
+import { type ClientRow, findSession, type PaneRow } from "../tmux/snapshot.ts";
+import { clientsText, windowWatchers } from "./focus.ts";
+import type { ServerView } from "./guard.ts";
+import type { Target } from "./guarded_calls.ts";
+import { quoted, where, windowWhere } from "./marks.ts";
+
+/** What a settings call reaches: a window (or a pane's), a session, or every one of them. */
+export type ViewReach =
+  | {
+    readonly kind: "window";
+    readonly target: Target & { readonly kind: "window" | "pane" };
+    /** Its entry in the status line of every session it is in changes too. */
+    readonly listed: boolean;
+  }
+  | { readonly kind: "session"; readonly ref: string }
+  | { readonly kind: "everything"; readonly how: "globally" | "for the whole server" };
+
+/** A settings call as the guard reads it. */
+export interface ViewCall {
+  readonly tool: string;
+  /** What it does, as the reason words it: `set option "status"`. */
+  readonly action: string;
+  readonly reach: ViewReach;
+  /** set_synchronize_panes: the state it puts the window in. */
+  readonly synchronize?: boolean;
+}
+
+/** The settings calls, each with the words "cannot tell which panes it would ..." uses. */
+const VERBS: Readonly<Record<string, string>> = {
+  set_option: "set an option for",
+  set_synchronize_panes: "synchronize",
+};
+
+/** The tools read here. */
+export const VIEW_TOOLS: readonly string[] = Object.keys(VERBS);
+
+const SCOPES = ["server", "session", "window", "pane"];
+
+/**
+ * How a call of `tool` would change a person's settings: its verb, and what it reaches (or why
+ * that cannot be read: the guard then asks). Undefined when it reaches no person whatever
+ * tmux holds: another tool, a user option (`@name`), a server option that reaches no client,
+ * or a call the server refuses before it reads tmux (no target for a session, window or pane
+ * option). A flag that is neither true nor false (the server refuses it) counts as set: the
+ * guard never reads a call as doing less than it might.
+ */
+export function viewOf(
+  tool: string,
+  args: Record<string, unknown>,
+): { readonly verb: string; readonly call: ViewCall | string } | undefined {
+  // Own properties only: "constructor" names no tool.
+  if (!Object.hasOwn(VERBS, tool)) return undefined;
+  const verb = VERBS[tool];
+  if (tool === "set_synchronize_panes") {
+    const id = args.windowId;
+    if (typeof id !== "string") {
+      return {
+        verb,
+        call: id === undefined ? "it names no windowId" : "its windowId is not a string",
+      };
+    }
+    const on = args.enabled !== false;
+    return {
+      verb,
+      call: {
+        tool,
+        action: `turn synchronize-panes ${on ? "on" : "off"}`,
+        reach: { kind: "window", target: { kind: "window", id }, listed: false },
+        synchronize: on,
+      },
+    };
+  }
+  const { name, scope, target } = args;
+  if (typeof name !== "string") return { verb, call: "its option name is not a string" };
+  const base = baseName(name);
+  if (reachesNoPerson(base)) return undefined;
+  if (typeof scope !== "string" || !SCOPES.includes(scope)) {
+    return { verb, call: "its scope is not server, session, window or pane" };
+  }
+  const flag = (v: unknown) => v !== undefined && v !== false;
+  const doing = flag(args.unset) ? "unset" : flag(args.append) ? "append to" : "set";
+  const action = `${doing} option ${quoted(name, 80)}`;
+  if (scope === "server" || flag(args.global)) {
+    const how = scope === "server" ? "for the whole server" : "globally";
+    return { verb, call: { tool, action, reach: { kind: "everything", how } } };
+  }
+  // The server asks which one before it reads tmux, and sets nothing.
+  if (target === undefined || target === null) return undefined;
+  if (typeof target !== "string") return { verb, call: "its target is not a string" };
+  const reach: ViewReach = scope === "session"
+    ? { kind: "session", ref: target }
+    : scope === "window"
+    ? {
+      kind: "window",
+      target: { kind: "window", id: target },
+      listed: STATUS_ENTRY_OPTIONS.has(base),
+    }
+    : { kind: "window", target: { kind: "pane", id: target }, listed: false };
+  return { verb, call: { tool, action, reach } };
+}
+
+/** The targets a settings call names by id, for a batch's check that they exist now. */
+export function viewTargets(call: ViewCall): Target[] {
+  return call.reach.kind === "window" ? [call.reach.target] : [];
+}
+
+/** The people shown anything: every person's client that shows a window. */
+function people(view: ServerView): ClientRow[] {
+  return view.snapshot.clients.filter((c) => isPerson(c) && c.windowId !== "");
+}
+
+/** ` (client /dev/pts/4)` words, with the right verb: `client /dev/pts/4 is`. */
+function are(clients: readonly ClientRow[]): string {
+  return `${clientsText(clients)} ${clients.length > 1 ? "are" : "is"}`;
+}
+
+/**
+ * What a settings call would change for a person: one sentence when it reaches a session, a
+ * window or a pane's window a person is shown (or whose entry their status line lists), or
+ * every session while a person is attached; none when nobody is, or when its target does not
+ * exist (the call fails). synchronize-panes already as the call would set it is asked about too:
+ * the call sets the window's own value, which a global one set later no longer reaches.
+ */
+export function viewConcerns(label: string, call: ViewCall, view: ServerView): string[] {
+  const { snapshot, on } = view;
+  const lead = `${label} would ${call.action}`;
+  const reach = call.reach;
+  switch (reach.kind) {
+    case "everything": {
+      const shown = people(view);
+      if (shown.length === 0) return [];
+      return [
+        `${lead} ${reach.how}${on}, which reaches every session and window: ` +
+        `${are(shown)} attached`,
+      ];
+    }
+    case "session": {
+      const session = findSession(snapshot.sessions, reach.ref);
+      if (!session) return [];
+      // A person's choose-tree previews every session's windows.
+      const shown = people(view).filter((c) => c.sessionId === session.id || c.previewing);
+      if (shown.length === 0) return [];
+      return [
+        `${lead} for session ${quoted(session.name, 60)}${on}, which a person is shown ` +
+        `(${clientsText(shown)})`,
+      ];
+    }
+    case "window": {
+      const { target } = reach;
+      const panes = snapshot.panes.filter((p) =>
+        target.kind === "pane" ? p.id === target.id : p.windowId === target.id
+      );
+      const first: PaneRow | undefined = panes[0];
+      if (!first) return [];
+      const windowId = first.windowId;
+      const named = target.kind === "pane"
+        ? `pane ${first.id} (${where(first)})${on}, in window ${windowId}`
+        : `window ${windowId} (${windowWhere(first)})${on}`;
+      const tail = call.synchronize === undefined
+        ? ""
+        : call.synchronize
+        ? ": what they type there would reach every pane of it"
+        : ": what they type there would reach only the pane they are in";
+      const watchers = windowWatchers(view, windowId);
+      if (watchers.length > 0) {
+        return [
+          `${lead} for ${named}, which a person is watching (${clientsText(watchers)})${tail}`,
+        ];
+      }
+      if (!reach.listed) return [];
+      const sessions = new Set(first.placements.map((at) => at.sessionId));
+      const listing = people(view).filter((c) => sessions.has(c.sessionId));
+      if (listing.length === 0) return [];
+      return [
+        `${lead} for ${named}, whose entry the status line of a person's session shows ` +
+        `(${are(listing)} attached)`,
+      ];
+    }
+  }
+}
