@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { FOCUS_TOOLS } from "../src/hooks/focus.ts";
 import { BATCH_TOOL, GUARDED_TOOLS } from "../src/hooks/guarded_calls.ts";
 import { UNZOOM_TOOLS } from "../src/hooks/unzoom.ts";
+import { VIEW_TOOLS } from "../src/hooks/view.ts";
 import { reachesTmux } from "./helpers/fuzz_checks.ts";
 import { fuzzHolds } from "./helpers/fuzz_holds.ts";
 
@@ -17,7 +18,7 @@ import { fuzzHolds } from "./helpers/fuzz_holds.ts";
 const HOOK_SEED = 20261204;
 const HOOK_CALLS = 100;
 const HOOK_TOOLS = [
-  ...new Set([...GUARDED_TOOLS, ...FOCUS_TOOLS, ...UNZOOM_TOOLS, BATCH_TOOL]),
+  ...new Set([...GUARDED_TOOLS, ...FOCUS_TOOLS, ...UNZOOM_TOOLS, ...VIEW_TOOLS, BATCH_TOOL]),
 ];
 const FENCE_SEED = 20261205;
 const FENCE_CALLS = 100;

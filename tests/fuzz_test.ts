@@ -62,7 +62,7 @@ Deno.test("fuzz checks: 'undefined' in an error is a slip unless an argument or 
   assert.match(badErrorText(bare, { session: "%7" }, ["undefined"]) ?? "", /undefined/);
 });
 
-Deno.test("fuzz checks: the hook guard's promise: a keystroke, a focus moved, a pipe, a respawn and a kill are seen; a resize is not", async () => {
+Deno.test("fuzz checks: the hook guard's promise: a keystroke, a setting, a focus moved, a pipe, a respawn and a kill are seen; a resize is not", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-fuzz-" });
   // Flavour 2: the person sees a synchronized window of a dead pane and a `cat`.
   const w = await buildWorld(2, dir);
@@ -97,6 +97,19 @@ Deno.test("fuzz checks: the hook guard's promise: a keystroke, a focus moved, a 
       }) ?? "",
       new RegExp(`^a pane the person watches, ${cat}, changed`),
     );
+    // What the person is shown is set to: their window's synchronize-panes, a global option;
+    // not a user option, nor a server option that reaches nobody.
+    const set = (...args: string[]) => broken(() => t.tmux("set-option", ...args).then(() => {}));
+    assert.match(
+      await set("-w", "-t", w.personWindow, "synchronize-panes", "off") ?? "",
+      new RegExp(
+        `^what the person is shown is set otherwise: .*window ${w.personWindow}: ` +
+          "synchronize-panes",
+      ),
+    );
+    assert.match(await set("-g", "status-left", "x") ?? "", /now global: status-left x$/);
+    assert.equal(await set("-g", "@mine", "1"), null);
+    assert.equal(await set("-s", "buffer-limit", "7"), null);
     assert.match(
       await broken(() => t.tmux("select-pane", "-t", cat).then(() => {})) ?? "",
       new RegExp(`^the person's keys go elsewhere: .* ${dead} → .* ${cat}$`),

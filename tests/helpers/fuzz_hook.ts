@@ -11,7 +11,11 @@
  *   with the same process, the same text (history included, wrapped rows joined: a resize
  *   changes none of it), no new pipe and the same mode;
  * - the person's keys go to the pane they went to (their client's session, window and pane);
- * - a window the person sees zoomed stays zoomed.
+ * - a window the person sees zoomed stays zoomed;
+ * - what the person is shown is set as it was: the options of their session, of the window they
+ *   see, of its panes, the global and server ones, the status line entries of their session's
+ *   other windows (synchronize-panes among them), user options and the server options that
+ *   reach nobody left out, as the guard leaves them (src/tmux/option_reach.ts).
  *
  * What a hook set earlier may do, and what a program does when typed to (a hidden pane of the
  * person's zoomed window ending unzooms it), is the fuzz's usual note, not a break.
@@ -23,6 +27,7 @@ import type { FuzzCall } from "./fuzz_args.ts";
 import { type FuzzWorld, paneText } from "./fuzz_world.ts";
 import type { PreToolUseDecision } from "../../src/hooks/guard.ts";
 import { runHook } from "../../src/hooks/main.ts";
+import { baseName, reachesNoPerson, STATUS_ENTRY_OPTIONS } from "../../src/tmux/option_reach.ts";
 
 /** What the guard answered: a decision, no opinion, or a failure (its exit code and words). */
 export type GuardAnswer =
@@ -103,6 +108,8 @@ export interface KeptView {
   readonly zoomed: boolean;
   /** The panes they see (the zoomed one alone), and the agent's own. */
   readonly panes: ReadonlyMap<string, KeptPane | null>;
+  /** What they are shown is set to, as {@link keptSettings} reads it; "" when they are gone. */
+  readonly settings: string;
 }
 
 async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
@@ -159,12 +166,71 @@ export async function keptView(w: FuzzWorld, panes?: readonly string[]): Promise
     window: window ?? "",
     zoomed: zoomed === "1",
     panes: kept,
+    settings: line ? await keptSettings(w, session, window, watched) : "",
   };
+}
+
+/**
+ * The options of what the person is shown, one `scope: name value` line each: their session's,
+ * their window's, the global and server ones, each pane's of `panes` that is there, and the
+ * status line entry options of their session's other windows. Left out: user options (the
+ * server's own marks among them) and the server options that reach nobody, which the guard lets
+ * pass (src/tmux/option_reach.ts); `automatic-rename`, which rename_window turns off (a rename
+ * is no view change the server or the guard holds back); and a window's own `window-size`,
+ * which tmux's resize-window sets to manual (a reshape: the guard leaves it, README says so).
+ */
+async function keptSettings(
+  w: FuzzWorld,
+  session: string,
+  window: string,
+  panes: readonly string[],
+): Promise<string> {
+  const read = async (scope: string, flags: string[], only?: ReadonlySet<string>) => {
+    const r = await w.t.tmuxRaw("show-options", ...flags);
+    if (r.code !== 0) return [];
+    return r.stdout.split("\n").filter((l) => {
+      const base = baseName(l.split(" ")[0]);
+      return l !== "" && !reachesNoPerson(base) && base !== "automatic-rename" &&
+        !(base === "window-size" && scope.startsWith("window @")) && (!only || only.has(base));
+    }).map((l) => `${scope}: ${l}`);
+  };
+  const lines = [
+    ...await read("session", ["-t", session]),
+    ...await read(`window ${window}`, ["-w", "-t", window]),
+    ...await read("global", ["-g"]),
+    ...await read("global window", ["-gw"]),
+    ...await read("server", ["-s"]),
+  ];
+  for (const p of panes) lines.push(...await read(`pane ${p}`, ["-p", "-t", p]));
+  const others = await w.t.tmuxRaw("list-windows", "-t", session, "-F", "#{window_id}");
+  for (const other of others.stdout.split("\n")) {
+    if (other === "" || other === window) continue;
+    lines.push(...await read(`window ${other}`, ["-w", "-t", other], STATUS_ENTRY_OPTIONS));
+  }
+  return lines.join("\n");
 }
 
 /** What a call the guard passed broke of `before` (read again as `after`), or null. */
 export function keptBroken(before: KeptView, after: KeptView, agentPane: string): string | null {
-  return keptPanesBroken(before, after, agentPane) ?? focusBroken(before, after);
+  return keptPanesBroken(before, after, agentPane) ?? focusBroken(before, after) ??
+    settingsBroken(before, after);
+}
+
+/**
+ * Which option of what the person is shown a call changed, or null; none while they are gone,
+ * or shown another session or window (focusBroken says so first).
+ */
+export function settingsBroken(before: KeptView, after: KeptView): string | null {
+  if (before.keys === null || after.keys !== before.keys || after.settings === before.settings) {
+    return null;
+  }
+  const was = new Set(before.settings.split("\n"));
+  const now = new Set(after.settings.split("\n"));
+  const changed = [
+    ...[...was].filter((l) => !now.has(l)).map((l) => `was ${l}`),
+    ...[...now].filter((l) => !was.has(l)).map((l) => `now ${l}`),
+  ];
+  return `what the person is shown is set otherwise: ${changed.slice(0, 4).join("; ")}`;
 }
 
 /** Which of the panes the guard keeps a call broke, or left in or out of a mode; or null. */

@@ -67,6 +67,7 @@ import {
   keptPanesBroken,
   keptView,
   panesBroken,
+  settingsBroken,
 } from "./fuzz_hook.ts";
 import { prng, type Rand } from "./prng.ts";
 import { MarkerBox } from "./robust.ts";
@@ -528,7 +529,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         const keptAfter = await keptView(w, [...keptBefore.panes.keys()]);
         const pane = keptPanesBroken(keptBefore, keptAfter, w.agentPane);
         const focus = pane ? null : focusBroken(keptBefore, keptAfter);
-        const why = pane ?? focus;
+        const why = pane ?? focus ?? settingsBroken(keptBefore, keptAfter);
         if (why && hooked) note(`${why}; a hook set may have done it`);
         else if (focus && types(group[0])) note(`${focus}; a pane typed to may have ended`);
         else if (why) fail("the hook guard passed a call that broke its promise", why);
