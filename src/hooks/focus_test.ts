@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { BATCH_TOOL, guardedCalls } from "./guarded_calls.ts";
-import { runHook } from "./main.ts";
-import { agentEnv, guardStarts, memoryIo, seedDecision, toolCall } from "./testing.ts";
+import { agentEnv, guardCall, guardStarts, seedDecision } from "./testing.ts";
 
 Deno.test("guardedCalls: select_pane, select_window and move_window are read as moving a person's focus", () => {
   const read = (tool: string, args: Record<string, unknown>) =>
@@ -63,16 +62,6 @@ Deno.test("guardedCalls: select_pane, select_window and move_window are read as 
     [`${BATCH_TOOL} operation 2 (select_pane)`, ["split_window"]],
   ]);
 });
-
-async function guardRun(
-  env: Record<string, string>,
-  tool: string,
-  args: Record<string, unknown>,
-): Promise<{ code: number; stdout: string; stderr: string[] }> {
-  const { io, out } = memoryIo(toolCall(`mcp__tmux__${tool}`, args), env);
-  const code = await runHook(["guard"], io);
-  return { code, ...out };
-}
 
 /**
  * The person's session `person`: window `edit` (two shells, the first active) in front of
@@ -188,7 +177,7 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
       ],
     ];
     for (const [tool, args, reason] of asks) {
-      const r = await guardRun(env, tool, args);
+      const r = await guardCall(env, tool, args);
       assert.equal(r.code, 0, r.stderr.join("\n"));
       const d = seedDecision(r.stdout);
       assert.equal(d.permissionDecision, "ask", tool);
@@ -222,12 +211,12 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
       ["swap_pane", { paneId: beside, targetPaneId: bg1 }],
     ];
     for (const [tool, args] of passes) {
-      assert.deepEqual(await guardRun(env, tool, args), quiet, `${tool} ${JSON.stringify(args)}`);
+      assert.deepEqual(await guardCall(env, tool, args), quiet, `${tool} ${JSON.stringify(args)}`);
     }
     // In a batch, a pane move is judged by tmux as it is, but one naming a pane that is not
     // there yet is not "a call that fails": an earlier row may make it (a split's new pane is
     // the next id), and moved into the person's window it takes their keys.
-    const made = await guardRun(env, BATCH_TOOL, {
+    const made = await guardCall(env, BATCH_TOOL, {
       operations: [
         { tool: "split_window", arguments: { paneId: bg1 } },
         { tool: "swap_pane", arguments: { paneId: "%999", targetPaneId: shown } },
@@ -238,7 +227,7 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
       "earlier operations of this batch (split_window) may change what call_tools_batch " +
         "operation 2 (swap_pane) would swap: it cannot be judged by tmux as it is now.",
     );
-    const zoomMade = await guardRun(env, BATCH_TOOL, {
+    const zoomMade = await guardCall(env, BATCH_TOOL, {
       operations: [
         { tool: "rename_window", arguments: { windowId: bgWindow, name: "x" } },
         { tool: "join_pane", arguments: { paneId: bg1, targetPaneId: "%998" } },
@@ -252,7 +241,7 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
     const [solo] = (await t.tmux("new-session", "-d", "-s", "solo", "-P", "-F", "#{window_id}"))
       .trim().split(" ");
     const soloTty = await t.attach("solo");
-    const last = await guardRun(env, "move_window", { windowId: solo, session: "bg" });
+    const last = await guardCall(env, "move_window", { windowId: solo, session: "bg" });
     assert.equal(
       seedDecision(last.stdout).permissionDecisionReason,
       `move_window would move window ${solo}, the current window of session "solo", to session ` +
@@ -289,7 +278,7 @@ Deno.test("guard: where tmux 3.3a sends a person's keys after the server's own c
         .split("\n").find((l) => l.startsWith(`${tty} `))!.split(" ").slice(1).join(" ");
     /** Asks the guard, then runs what the server runs for the call: where do the keys go? */
     const step = async (tool: string, args: Record<string, unknown>, tmux: string[]) => {
-      const r = await guardRun(env, tool, args);
+      const r = await guardCall(env, tool, args);
       assert.equal(r.code, 0, r.stderr.join("\n"));
       const before = await keys();
       await t.tmux(...tmux);
@@ -345,7 +334,7 @@ Deno.test("guard: where tmux 3.3a sends a person's keys after the server's own c
     assert.equal(await keys(), `${edit} ${shown}`);
     await t.tmux("new-session", "-d", "-t", "person", "-s", "twin");
     const twin = (await t.tmux("display-message", "-p", "-t", "twin:", "#{session_id}")).trim();
-    const grouped = await guardRun(env, "move_window", {
+    const grouped = await guardCall(env, "move_window", {
       windowId: edit,
       session: "twin",
       fromSession: "twin",

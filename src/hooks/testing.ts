@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { RecordingRunner, type TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { guard } from "./guard.ts";
-import type { HookIo } from "./main.ts";
+import { type HookIo, runHook } from "./main.ts";
 
 const BASE = {
   session_id: "5f2c8a1e-93b4-4d6f-a0e7-1c2b3d4e5f60",
@@ -104,6 +104,17 @@ export function recorded(
 /** A PreToolUse input for a tool call. */
 export function toolCall(toolName: string, toolInput: Record<string, unknown>): string {
   return JSON.stringify(recorded("PreToolUse", { tool_name: toolName, tool_input: toolInput }));
+}
+
+/** `tmux-mcp hook guard` asked about a call of the server's `tool`, in `env`: its exit and output. */
+export async function guardCall(
+  env: Record<string, string>,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<{ code: number } & Captured> {
+  const { io, out } = memoryIo(toolCall(`mcp__tmux__${tool}`, args), env);
+  const code = await runHook(["guard"], io);
+  return { code, ...out };
 }
 
 /** What a hook run wrote. */

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { BATCH_TOOL, guardedCalls } from "./guarded_calls.ts";
-import { runHook } from "./main.ts";
-import { agentEnv, guardStarts, memoryIo, seedDecision, toolCall } from "./testing.ts";
+import { agentEnv, guardCall, guardStarts, seedDecision } from "./testing.ts";
 import { UNZOOM_TOOLS } from "./unzoom.ts";
 
 Deno.test("guardedCalls: the tools that unzoom a window are read with the panes or window they reach", () => {
@@ -104,16 +103,6 @@ Deno.test("guardedCalls: the tools that unzoom a window are read with the panes 
   ]);
 });
 
-async function guardRun(
-  env: Record<string, string>,
-  tool: string,
-  args: Record<string, unknown>,
-): Promise<{ code: number; stdout: string; stderr: string[] }> {
-  const { io, out } = memoryIo(toolCall(`mcp__tmux__${tool}`, args), env);
-  const code = await runHook(["guard"], io);
-  return { code, ...out };
-}
-
 Deno.test("guard: a call that would unzoom a window a person shows zoomed is asked about, naming window and client", async () => {
   const t = await TestTmux.start("agent");
   try {
@@ -196,7 +185,7 @@ Deno.test("guard: a call that would unzoom a window a person shows zoomed is ask
       ],
     ];
     for (const [tool, args, reason] of asks) {
-      const r = await guardRun(env, tool, args);
+      const r = await guardCall(env, tool, args);
       assert.equal(r.code, 0, r.stderr.join("\n"));
       const d = seedDecision(r.stdout);
       assert.equal(d.permissionDecision, "ask", tool);
@@ -220,10 +209,10 @@ Deno.test("guard: a call that would unzoom a window a person shows zoomed is ask
       ["select_pane", { paneId: bg2 }],
     ];
     for (const [tool, args] of passes) {
-      assert.deepEqual(await guardRun(env, tool, args), quiet, `${tool} ${JSON.stringify(args)}`);
+      assert.deepEqual(await guardCall(env, tool, args), quiet, `${tool} ${JSON.stringify(args)}`);
     }
     // A batch row is judged too; one after a row that waits is asked about unread.
-    const batch = await guardRun(env, BATCH_TOOL, {
+    const batch = await guardCall(env, BATCH_TOOL, {
       operations: [
         { tool: "split_window", arguments: { paneId: bg1 } },
         { tool: "split_window", arguments: { paneId: hidden1 } },
@@ -233,7 +222,7 @@ Deno.test("guard: a call that would unzoom a window a person shows zoomed is ask
       seedDecision(batch.stdout).permissionDecisionReason,
       `${BATCH_TOOL} operation 2 (split_window) would split pane ${hidden1}, which unzooms ${zoomed}.`,
     );
-    const waited = await guardRun(env, BATCH_TOOL, {
+    const waited = await guardCall(env, BATCH_TOOL, {
       operations: [
         { tool: "wait_for_idle", arguments: { paneId: bg1 } },
         { tool: "split_window", arguments: { paneId: bg1 } },
@@ -259,9 +248,9 @@ Deno.test("guard: a call that would unzoom a window a person shows zoomed is ask
     // Unzoomed, the window is only reshaped in front of the person: a view change the server
     // refuses unless started with --allow-attended-input, not this hook's question.
     await t.tmux("resize-pane", "-Z", "-t", shown);
-    assert.deepEqual(await guardRun(env, "split_window", { paneId: hidden1 }), quiet);
+    assert.deepEqual(await guardCall(env, "split_window", { paneId: hidden1 }), quiet);
     assert.deepEqual(
-      await guardRun(env, "select_layout", { windowId: window, layout: "tiled" }),
+      await guardCall(env, "select_layout", { windowId: window, layout: "tiled" }),
       quiet,
     );
   } finally {

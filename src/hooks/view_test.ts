@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { BATCH_TOOL, guardedCalls } from "./guarded_calls.ts";
-import { runHook } from "./main.ts";
-import { agentEnv, memoryIo, seedDecision, toolCall } from "./testing.ts";
+import { agentEnv, guardCall, seedDecision } from "./testing.ts";
 import { VIEW_TOOLS } from "./view.ts";
 
 Deno.test("guardedCalls: set_option and set_synchronize_panes are read by what they reach", () => {
@@ -135,10 +134,9 @@ async function guardRun(
   tool: string,
   args: Record<string, unknown>,
 ): Promise<string> {
-  const { io, out } = memoryIo(toolCall(`mcp__tmux__${tool}`, args), env);
-  const code = await runHook(["guard"], io);
-  assert.equal(code, 0, out.stderr.join("\n"));
-  return out.stdout === "" ? "" : seedDecision(out.stdout).permissionDecisionReason;
+  const { code, stdout, stderr } = await guardCall(env, tool, args);
+  assert.equal(code, 0, stderr.join("\n"));
+  return stdout === "" ? "" : seedDecision(stdout).permissionDecisionReason;
 }
 
 Deno.test("guard: synchronize-panes or an option of what a person is shown is asked about; elsewhere, not", async () => {
