@@ -2,9 +2,9 @@
  * The guard's reading of a tool call, from its arguments alone (pure, no tmux): which panes,
  * windows or sessions it would type into, run in, respawn, kill, clear, pipe or open or close
  * copy mode in; which focus it may move (focus.ts), zoom it may undo (unzoom.ts) or settings of
- * what a person is shown it may change (view.ts); a batch's
- * operations one by one, each after the ones that may change tmux before it; and what cannot be
- * read, which the guard asks about. guard.ts judges what this reads against tmux.
+ * what a person is shown it may change (view.ts); a batch's operations one by one, each after
+ * the ones that may change tmux before it; and what cannot be read, which the guard asks about.
+ * guard.ts judges what this reads against tmux.
  *
  * @module
  */

@@ -95,19 +95,19 @@ Commands:
               another pane of their window zoomed, resize_pane with zoom), or would unzoom a
               window a person shows zoomed (a split, layout or resize there, a pane moved in
               or out, a hidden pane selected), or would change how their tmux is set where
-              they see it (set_synchronize_panes on their window; set_option of their
-              session, their window or a pane of it, their status line's window entries, or
-              a global or server option while a person is attached; not a user option @name,
-              nor buffer-limit, message-limit, prompt-history-limit, history-file,
-              exit-empty), answers permissionDecision "ask" with the pane or window and who
-              watches it; nothing otherwise. A call goes to its
-              socket_name's server, else to SERVER, else to the one tmux picks, as the MCP
-              server does: TMUX's (the agent's, or a popup's), else tmux's default. No server
-              running there: no opinion (nothing to protect). In call_tools_batch, an
-              operation that would do any of that after operations that may change tmux (any
-              tool outside the inspect toolset, e.g. rename_session, join_pane) is asked
-              about: what it reaches when it runs is not what tmux shows now; so is a batch of
-              more operations than the server runs (nested batches counted).
+              they see it (set_synchronize_panes on their window; set_option of their session,
+              their window or a pane of it, their status line's window entries, or a global or
+              server option while a person is attached; not a user option @name, nor
+              buffer-limit, message-limit, prompt-history-limit, history-file, exit-empty),
+              answers permissionDecision "ask" with the pane or window and who watches it;
+              nothing otherwise. A call goes to its socket_name's server, else to SERVER, else
+              to the one tmux picks, as the MCP server does: TMUX's (the agent's, or a
+              popup's), else tmux's default. No server running there: no opinion (nothing to
+              protect). In call_tools_batch, an operation that would do any of that after
+              operations that may change tmux (any tool outside the inspect toolset, e.g.
+              rename_session, join_pane) is asked about: what it reaches when it runs is not
+              what tmux shows now; so is a batch of more operations than the server runs
+              (nested batches counted).
       --deny    Answer "deny" instead of "ask".
   config      Prints the settings.json hooks block and the tmux lines wiring all of this.
       --server-name NAME  The name the MCP server is registered under (default ${DEFAULT_SERVER_NAME}).
