@@ -24,10 +24,9 @@
  */
 
 import type { FuzzCall } from "./fuzz_args.ts";
-import { type FuzzWorld, paneText } from "./fuzz_world.ts";
+import { type FuzzWorld, paneText, personSettings } from "./fuzz_world.ts";
 import type { PreToolUseDecision } from "../../src/hooks/guard.ts";
 import { runHook } from "../../src/hooks/main.ts";
-import { baseName, reachesNoPerson, STATUS_ENTRY_OPTIONS } from "../../src/tmux/option_reach.ts";
 
 /** What the guard answered: a decision, no opinion, or a failure (its exit code and words). */
 export type GuardAnswer =
@@ -108,8 +107,10 @@ export interface KeptView {
   readonly zoomed: boolean;
   /** The panes they see (the zoomed one alone), and the agent's own. */
   readonly panes: ReadonlyMap<string, KeptPane | null>;
-  /** What they are shown is set to, as {@link keptSettings} reads it; "" when they are gone. */
+  /** What they are shown is set to, as personSettings (fuzz_world.ts) reads it; "" when gone. */
   readonly settings: string;
+  /** The panes of their window those settings were read for (the zoomed one alone). */
+  readonly shown: readonly string[];
 }
 
 async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
@@ -140,8 +141,16 @@ async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
   };
 }
 
-/** Reads {@link KeptView}; the panes read are those watched now, or `panes` when given. */
-export async function keptView(w: FuzzWorld, panes?: readonly string[]): Promise<KeptView> {
+/**
+ * Reads {@link KeptView}; the panes read are those watched now and the agent's, or `panes` when
+ * given. `settings`: read what the person is shown is set to (the fence's judge has no use for
+ * it).
+ */
+export async function keptView(
+  w: FuzzWorld,
+  panes?: readonly string[],
+  settings = true,
+): Promise<KeptView> {
   const clients = await w.t.tmuxRaw(
     "list-clients",
     "-F",
@@ -151,63 +160,22 @@ export async function keptView(w: FuzzWorld, panes?: readonly string[]): Promise
     ? clients.stdout.split("\n").find((l) => l.startsWith(`${w.personTty}\t`))
     : undefined;
   const [, session, window, pane, zoomed] = line?.split("\t") ?? [];
-  let watched = panes;
-  if (!watched) {
-    const inWindow = line
-      ? (await w.t.tmuxRaw("list-panes", "-t", window, "-F", "#{pane_id}")).stdout
-        .split("\n").filter((l) => l)
-      : [];
-    watched = [...(zoomed === "1" ? [pane] : inWindow), w.agentPane];
-  }
+  const shown = !line || (panes && !settings)
+    ? []
+    : zoomed === "1"
+    ? [pane]
+    : (await w.t.tmuxRaw("list-panes", "-t", window, "-F", "#{pane_id}")).stdout
+      .split("\n").filter((l) => l);
   const kept = new Map<string, KeptPane | null>();
-  for (const p of watched) kept.set(p, await keptPane(w, p));
+  for (const p of panes ?? [...shown, w.agentPane]) kept.set(p, await keptPane(w, p));
   return {
     keys: line ? `${session} ${window} ${pane}` : null,
     window: window ?? "",
     zoomed: zoomed === "1",
     panes: kept,
-    settings: line ? await keptSettings(w, session, window, watched) : "",
+    settings: line && settings ? await personSettings(w, session, window, shown) : "",
+    shown,
   };
-}
-
-/**
- * The options of what the person is shown, one `scope: name value` line each: their session's,
- * their window's, the global and server ones, each pane's of `panes` that is there, and the
- * status line entry options of their session's other windows. Left out: user options (the
- * server's own marks among them) and the server options that reach nobody, which the guard lets
- * pass (src/tmux/option_reach.ts); `automatic-rename`, which rename_window turns off (a rename
- * is no view change the server or the guard holds back); and a window's own `window-size`,
- * which tmux's resize-window sets to manual (a reshape: the guard leaves it, README says so).
- */
-async function keptSettings(
-  w: FuzzWorld,
-  session: string,
-  window: string,
-  panes: readonly string[],
-): Promise<string> {
-  const read = async (scope: string, flags: string[], only?: ReadonlySet<string>) => {
-    const r = await w.t.tmuxRaw("show-options", ...flags);
-    if (r.code !== 0) return [];
-    return r.stdout.split("\n").filter((l) => {
-      const base = baseName(l.split(" ")[0]);
-      return l !== "" && !reachesNoPerson(base) && base !== "automatic-rename" &&
-        !(base === "window-size" && scope.startsWith("window @")) && (!only || only.has(base));
-    }).map((l) => `${scope}: ${l}`);
-  };
-  const lines = [
-    ...await read("session", ["-t", session]),
-    ...await read(`window ${window}`, ["-w", "-t", window]),
-    ...await read("global", ["-g"]),
-    ...await read("global window", ["-gw"]),
-    ...await read("server", ["-s"]),
-  ];
-  for (const p of panes) lines.push(...await read(`pane ${p}`, ["-p", "-t", p]));
-  const others = await w.t.tmuxRaw("list-windows", "-t", session, "-F", "#{window_id}");
-  for (const other of others.stdout.split("\n")) {
-    if (other === "" || other === window) continue;
-    lines.push(...await read(`window ${other}`, ["-w", "-t", other], STATUS_ENTRY_OPTIONS));
-  }
-  return lines.join("\n");
 }
 
 /** What a call the guard passed broke of `before` (read again as `after`), or null. */
@@ -218,14 +186,21 @@ export function keptBroken(before: KeptView, after: KeptView, agentPane: string)
 
 /**
  * Which option of what the person is shown a call changed, or null; none while they are gone,
- * or shown another session or window (focusBroken says so first).
+ * or shown another session or window (focusBroken says so first). A pane's own options count
+ * only for a pane shown both before and after: a pane moved into or out of their window (a
+ * reshape, which the guard leaves by design) brings or takes its own.
  */
 export function settingsBroken(before: KeptView, after: KeptView): string | null {
   if (before.keys === null || after.keys !== before.keys || after.settings === before.settings) {
     return null;
   }
-  const was = new Set(before.settings.split("\n"));
-  const now = new Set(after.settings.split("\n"));
+  const both = (l: string) => {
+    const pane = /^pane (%\d+): /.exec(l)?.[1];
+    return pane === undefined || (before.shown.includes(pane) && after.shown.includes(pane));
+  };
+  const was = new Set(before.settings.split("\n").filter(both));
+  const now = new Set(after.settings.split("\n").filter(both));
+  if ([...was].every((l) => now.has(l)) && [...now].every((l) => was.has(l))) return null;
   const changed = [
     ...[...was].filter((l) => !now.has(l)).map((l) => `was ${l}`),
     ...[...now].filter((l) => !was.has(l)).map((l) => `now ${l}`),
@@ -294,6 +269,18 @@ export function panesBroken(
     }
   }
   return null;
+}
+
+/**
+ * Whether the pane the person's keys went to is gone, and its program was one that ends of its
+ * own accord (not {@link KeptPane.steady}: a `sleep 1` a split started): tmux then gives their
+ * keys to another pane of the window, which no call did.
+ */
+export function keysPaneEnded(before: KeptView, after: KeptView): boolean {
+  const pane = before.keys?.split(" ")[2];
+  if (pane === undefined) return false;
+  const was = before.panes.get(pane) ?? null;
+  return was !== null && !was.steady && (after.panes.get(pane) ?? null) === null;
 }
 
 /** Whether the person's keys went elsewhere, or a zoom they saw was undone. */

@@ -12,8 +12,9 @@
  * - an error's text is a readable reason, and carries no structured content; a result
  *   matches the tool's output schema and admits no bug;
  * - the tmux server is alive, unless the call killed it (or what it held last);
- * - what the person sees and the agent's own pane are as they were, unless the call was
- *   allowed to change them (see tests/helpers/fuzz_checks.ts);
+ * - what the person sees (their screen, and what it is set to: the options of their session,
+ *   window and panes, the global and server ones) and the agent's own pane are as they were,
+ *   unless the call was allowed to change them (see tests/helpers/fuzz_checks.ts);
  * - no `#(...)` job that an argument carried ran (a marker file), unless the call asked for a
  *   command, hook or format option to run;
  * - the server answers a ping afterwards.
@@ -66,6 +67,7 @@ import {
   focusBroken,
   keptPanesBroken,
   keptView,
+  keysPaneEnded,
   panesBroken,
   settingsBroken,
 } from "./fuzz_hook.ts";
@@ -441,7 +443,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         fail(`the hook guard failed (exit ${guardSaid.code})`, guardSaid.stderr);
       } else if (guardSaid?.kind === "asked") asked++;
       const keptBefore = guardSaid?.kind === "passed" ? await keptView(w) : null;
-      const foreignBefore = fenced ? await keptView(w, foreign) : null;
+      const foreignBefore = fenced ? await keptView(w, foreign, false) : null;
       const personBefore = hookGuard || fenced ? null : await personView(w);
       const agentBefore = hookGuard || fenced ? null : await agentView(w);
       const pidBefore = await serverPid(w);
@@ -532,12 +534,14 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         const why = pane ?? focus ?? settingsBroken(keptBefore, keptAfter);
         if (why && hooked) note(`${why}; a hook set may have done it`);
         else if (focus && types(group[0])) note(`${focus}; a pane typed to may have ended`);
-        else if (why) fail("the hook guard passed a call that broke its promise", why);
+        else if (focus && keysPaneEnded(keptBefore, keptAfter)) {
+          note(`${focus}; the pane they went to ended on its own (its program exited)`);
+        } else if (why) fail("the hook guard passed a call that broke its promise", why);
       }
       if (foreignBefore && pidAfter) {
         const why = panesBroken(
           foreignBefore,
-          await keptView(w, foreign),
+          await keptView(w, foreign, false),
           () => "a pane this server did not create",
         );
         if (why && (hooked || group.some(reachesTmux))) {

@@ -19,6 +19,7 @@
  */
 
 import { TestTmux, waitFor } from "./tmux.ts";
+import { baseName, reachesNoPerson, STATUS_ENTRY_OPTIONS } from "../../src/tmux/option_reach.ts";
 
 /** How many flavours of the person's view {@link buildWorld} knows. */
 export const FLAVOURS = 3;
@@ -185,7 +186,8 @@ async function populate(t: TestTmux, flavour: number): Promise<FuzzWorld> {
 export interface PersonView {
   /**
    * Text that changes when what they see does: their client's session, window, active pane,
-   * zoom, layout and mode, and each visible pane's size, state and screen.
+   * zoom, layout and mode, each visible pane's size, state and screen, and what all that is set
+   * to ({@link personSettings}).
    */
   readonly text: string;
   /** Every pane of that window, seen or hidden by a zoom. */
@@ -203,11 +205,12 @@ export async function personView(w: FuzzWorld): Promise<PersonView | null> {
   if (clients.code !== 0) return null;
   const line = clients.stdout.split("\n").find((l) => l.startsWith(`${w.personTty}\t`));
   if (!line) return null;
-  const [, , window, pane, zoomed] = line.split("\t");
+  const [, session, window, pane, zoomed] = line.split("\t");
   const windowPanes = (await w.t.tmuxRaw("list-panes", "-t", window, "-F", "#{pane_id}")).stdout
     .split("\n").filter((l) => l);
-  let text = line;
-  for (const p of zoomed === "1" ? [pane] : windowPanes) {
+  const shown = zoomed === "1" ? [pane] : windowPanes;
+  let text = `${line}\n--settings\n${await personSettings(w, session, window, shown)}`;
+  for (const p of shown) {
     const screen = await w.t.tmuxRaw("capture-pane", "-p", "-t", p);
     const state = await w.t.tmuxRaw(
       "display-message",
@@ -219,6 +222,71 @@ export async function personView(w: FuzzWorld): Promise<PersonView | null> {
     text += `\n--${p} ${state.stdout.trim()}\n${screen.stdout}`;
   }
   return { text, windowPanes };
+}
+
+/**
+ * The options of what the person is shown, one `scope: name value` line each: their session's,
+ * their window's, the global and server ones, each pane's of `panes` that is there, and the
+ * status line entry options of their session's other windows. Left out: user options (the
+ * server's own marks among them) and the server options that reach nobody, which the guard lets
+ * pass (src/tmux/option_reach.ts); `automatic-rename`, which rename_window turns off (a rename
+ * is no view change the server or the guard holds back); and a window's own `window-size`,
+ * which tmux's resize-window sets to manual (a reshape: the guard leaves it, README says so).
+ */
+export async function personSettings(
+  w: FuzzWorld,
+  session: string,
+  window: string,
+  panes: readonly string[],
+): Promise<string> {
+  const others = (await w.t.tmuxRaw("list-windows", "-t", session, "-F", "#{window_id}")).stdout
+    .split("\n").filter((o) => o !== "" && o !== window);
+  const scopes: [string, string[], ReadonlySet<string>?][] = [
+    ["session", ["-t", session]],
+    [`window ${window}`, ["-w", "-t", window]],
+    ["global", ["-g"]],
+    ["global window", ["-gw"]],
+    ["server", ["-s"]],
+    ...panes.map((p): [string, string[]] => [`pane ${p}`, ["-p", "-t", p]]),
+    ...others.map((o): [string, string[], ReadonlySet<string>] => [
+      `window ${o}`,
+      ["-w", "-t", o],
+      STATUS_ENTRY_OPTIONS,
+    ]),
+  ];
+  const kept = (scope: string, line: string, only?: ReadonlySet<string>) => {
+    const base = baseName(line.split(" ")[0]);
+    return line !== "" && !reachesNoPerson(base) && base !== "automatic-rename" &&
+      !(base === "window-size" && scope.startsWith("window @")) && (!only || only.has(base));
+  };
+  // One tmux process for all of them, each scope's lines after a line of its own (`=3`: no
+  // option line starts so); a pane gone meanwhile fails the whole chain: then one by one.
+  const chain = await w.t.tmuxRaw(
+    ...scopes.flatMap(([, flags], i) => [
+      ...i > 0 ? [";"] : [],
+      ...["display-message", "-p", `=${i}`, ";", "show-options", ...flags],
+    ]),
+  );
+  const lines: string[] = [];
+  if (chain.code === 0) {
+    let at = -1;
+    for (const line of chain.stdout.split("\n")) {
+      const mark = /^=(\d+)$/.exec(line);
+      if (mark) at = Number(mark[1]);
+      else if (at >= 0 && kept(scopes[at][0], line, scopes[at][2])) {
+        lines.push(`${scopes[at][0]}: ${line}`);
+      }
+    }
+    return lines.join("\n");
+  }
+  for (const [scope, flags, only] of scopes) {
+    const r = await w.t.tmuxRaw("show-options", ...flags);
+    if (r.code !== 0) continue;
+    for (const line of r.stdout.split("\n")) {
+      if (kept(scope, line, only)) lines.push(`${scope}: ${line}`);
+    }
+  }
+  return lines.join("\n");
 }
 
 /**
