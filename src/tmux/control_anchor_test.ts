@@ -129,6 +129,9 @@ Deno.test("a person kills the session our stalled client sits in: its subscripti
     }
     listening.close();
     await waitFor(async () => (await ourClients(t)).every((c) => c.pid !== ours.pid), "it to go");
+    // Gone from tmux's list before this process has read the end of its output: a command
+    // sent meanwhile meets the closing connection (the runner then spawns tmux instead).
+    await waitFor(() => control.connections === 0, "its connection to be seen closed here");
     assert.equal(
       new TextDecoder().decode((await control.exec(["display-message", "-p", "x"])).stdout),
       "x\n",
