@@ -106,8 +106,10 @@ Commands:
               protect). In call_tools_batch, an operation that would do any of that after
               operations that may change tmux (any tool outside the inspect toolset, e.g.
               rename_session, join_pane) is asked about: what it reaches when it runs is not
-              what tmux shows now; so is a batch of more operations than the server runs
-              (nested batches counted).
+              what tmux shows now (a row that would unzoom, set synchronize-panes, or set an
+              option other than a session's, is judged by tmux as it is, unless a row before
+              it waits or what it names is not there yet); so is a batch of more operations
+              than the server runs (nested batches counted).
       --deny    Answer "deny" instead of "ask".
   config      Prints the settings.json hooks block and the tmux lines wiring all of this.
       --server-name NAME  The name the MCP server is registered under (default ${DEFAULT_SERVER_NAME}).
