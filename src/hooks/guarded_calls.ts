@@ -65,6 +65,14 @@ function waits(tool: string, args: Record<string, unknown>): boolean {
   return tool === "get_command_result" && args.waitMs !== undefined && args.waitMs !== 0;
 }
 
+/**
+ * The tools that move a pane or a window, which the guard lets by where nobody is shown it (a
+ * reshape): a pane joined or swapped into a person's window, a window moved into their session
+ * (its entry in their status line). A later row of the batch that sets that pane's or window's
+ * options then reaches what they are shown, which tmux as it is before the batch does not say.
+ */
+const MOVES: ReadonlySet<string> = new Set(["join_pane", "swap_pane", "break_pane", "move_window"]);
+
 /** How deep batches may nest before the guard stops reading and asks. */
 const MAX_NESTING = 4;
 
@@ -293,9 +301,11 @@ function readCall(
     const view = settings.call;
     if (typeof view === "string") return [unclear(label, verb, view)];
     // A session is named as the model wrote it, and an earlier row may have renamed one to
-    // that name: asked unread, as a focus call is. Windows and panes are named by id, which
-    // nothing renames: judged by tmux as it is, as an unzooming call is.
-    if (view.reach.kind === "session" && state.changes.length > 0) {
+    // that name; a pane or window, named by id, an earlier row may have moved where a person is
+    // shown it (see MOVES): asked unread, as a focus call is. Otherwise judged by tmux as it
+    // is, as an unzooming call is.
+    const moved = view.reach.kind === "window" && state.changes.some((op) => MOVES.has(op.tool));
+    if ((view.reach.kind === "session" && state.changes.length > 0) || moved) {
       return [{ label, verb, socketName, targets: [], view, ...after }];
     }
     return [{ label, verb, socketName, targets: viewTargets(view), view, ...asItIs(state) }];

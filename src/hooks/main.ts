@@ -108,8 +108,9 @@ Commands:
               rename_session, join_pane) is asked about: what it reaches when it runs is not
               what tmux shows now (a row that would unzoom, set synchronize-panes, or set an
               option other than a session's, is judged by tmux as it is, unless a row before
-              it waits or what it names is not there yet); so is a batch of more operations
-              than the server runs (nested batches counted).
+              it waits, what it names is not there yet, or, for a setting, a row before it
+              moves a pane or window); so is a batch of more operations than the server runs
+              (nested batches counted).
       --deny    Answer "deny" instead of "ask".
   config      Prints the settings.json hooks block and the tmux lines wiring all of this.
       --server-name NAME  The name the MCP server is registered under (default ${DEFAULT_SERVER_NAME}).

@@ -256,6 +256,35 @@ Deno.test("guard: synchronize-panes or an option of what a person is shown is as
       }),
       /^earlier operations of this batch \(rename_session\) may change what call_tools_batch operation 2 \(set_option\) would set an option for/,
     );
+    // A pane or window nobody is shown, moved by an earlier row (the guard does not ask about a
+    // move nobody sees) into the person's window or session: its options are theirs by then.
+    const moved: [string, Record<string, unknown>, Record<string, unknown>][] = [
+      ["join_pane", { paneId: bgPane, targetPaneId: pane }, {
+        name: "remain-on-exit",
+        value: "on",
+        scope: "pane",
+        target: bgPane,
+      }],
+      ["move_window", { windowId: bgWindow, session: "my work" }, {
+        name: "window-status-style",
+        value: "bg=red",
+        scope: "window",
+        target: bgWindow,
+      }],
+    ];
+    for (const [tool, args, option] of moved) {
+      assert.equal(await ask("set_option", option), "", `${option.target} is nobody's sight`);
+      assert.match(
+        await ask(BATCH_TOOL, {
+          operations: [{ tool, arguments: args }, { tool: "set_option", arguments: option }],
+        }),
+        new RegExp(
+          `^earlier operations of this batch \\(${tool}\\) may change what ` +
+            "call_tools_batch operation 2 \\(set_option\\) would set an option for",
+        ),
+        tool,
+      );
+    }
     // A person previewing every pane (choose-tree) is shown every session.
     await t.tmux("switch-client", "-c", tty, "-t", "bg");
     assert.equal(await set("session", "my work"), "");
