@@ -336,6 +336,7 @@ for (const flavor of CLIENTS) {
           assert.match(error.message, why);
           assert.match(error.message, /-32602|Invalid arguments/);
           assert.ok(!RAW_CONTROL.test(error.message), "no raw control bytes");
+          assert.doesNotMatch(error.message, /undefined|received|expected/, "in a person's words");
         };
         await refused("run_and_watch", { paneId: "3", command: "ls" }, /paneId: a pane id/);
         await refused("run_and_watch", { paneId: "%3; kill-server", command: "ls" }, /paneId/);
@@ -351,7 +352,14 @@ for (const flavor of CLIENTS) {
         );
         await refused("run_and_watch", { paneId: "%1", command: "x".repeat(4001) }, /at most 4000/);
         await refused("run_and_watch", { paneId: "%1", command: "" }, /command is required/);
-        await refused("run_and_watch", { paneId: "%1" }, /command/);
+        // Missing, and not a string: checked before the SDK's own check, whose words are zod's.
+        await refused("run_and_watch", { paneId: "%1" }, /command is required/);
+        await refused("workspace", {}, /directory is required/);
+        await refused(
+          "run_and_watch",
+          { paneId: "%1", command: 7 as unknown as string },
+          /command must be a string/,
+        );
         await refused("workspace", { directory: "relative/path" }, /directory: an absolute path/);
         await refused(
           "workspace",

@@ -22,6 +22,7 @@ import { z } from "zod";
 import { boundCompletions } from "./bounds.ts";
 import type { TmuxContext } from "./context.ts";
 import { failureText } from "./errors.ts";
+import { wrapSdkHandler } from "./tool_list.ts";
 
 /** One argument of a prompt (every prompt argument is a string). */
 export interface PromptArgument {
@@ -121,6 +122,9 @@ export function checkPromptArguments(
 /**
  * Declares `prompts` on `server` (the list is fixed for the life of the process, so no
  * `listChanged`) and registers each prompt, its arguments completable where they say how.
+ * A `prompts/get` is checked by checkPromptArguments before the SDK parses it: the SDK's own
+ * check (of the schema that lists which arguments are required) answers an argument missing or
+ * not a string in zod's words ("expected string, received undefined").
  * Call before the server connects; with no prompts, nothing is declared.
  */
 export function attachPrompts(
@@ -186,4 +190,18 @@ export function attachPrompts(
       },
     );
   }
+  const byName = new Map(prompts.map((p) => [p.name, p]));
+  wrapSdkHandler(server, "prompts/get", (original) => (request, extra) => {
+    const params = (request as { params?: { name?: unknown; arguments?: unknown } }).params;
+    const spec = typeof params?.name === "string" ? byName.get(params.name) : undefined;
+    const args = params?.arguments ?? {};
+    if (spec && typeof args === "object" && args !== null && !Array.isArray(args)) {
+      try {
+        checkPromptArguments(spec, args as Record<string, unknown>);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return original(request, extra);
+  });
 }

@@ -18,7 +18,7 @@ import { type LogFn, stderrLog } from "./call_log.ts";
 import { clip } from "./errors.ts";
 import type { Era } from "./resources.ts";
 import type { TaskCalls } from "./task_store.ts";
-import { type Handler, sdkHandler } from "./tool_list.ts";
+import { wrapSdkHandler } from "./tool_list.ts";
 import { errorResult } from "./tool_result.ts";
 
 /**
@@ -42,12 +42,9 @@ export function rejectMalformedCalls(
     "tools/call needs params {name: a tool name, arguments: an object of named fields}.";
   // To a 2025 client in the SDK's v1 words, which put the code before every message.
   const malformed = era === "legacy" ? `MCP error -32602: ${needs}` : needs;
-  const original = sdkHandler(server, "tools/call");
-  const handlers = (server.server as unknown as { _requestHandlers: Map<string, Handler> })
-    ._requestHandlers;
   const isObject = (v: unknown): v is Record<string, unknown> =>
     typeof v === "object" && v !== null && !Array.isArray(v);
-  handlers.set("tools/call", (request, extra) => {
+  wrapSdkHandler(server, "tools/call", (original) => (request, extra) => {
     const params = isObject(request) ? request.params : undefined;
     if (
       !isObject(params) || typeof params.name !== "string" ||

@@ -28,7 +28,7 @@ import {
   type TaskRecord,
 } from "./task_record.ts";
 import { TASK_LIMITS, TASK_TOOLS, TASKS_EXTENSION } from "./tasks.ts";
-import { type Handler, sdkHandler } from "./tool_list.ts";
+import { type Handler, wrapSdkHandler } from "./tool_list.ts";
 
 /** The tasks of every connection of one registry; what stdio shutdown cancels. */
 export class ToolTasks {
@@ -106,8 +106,7 @@ class TaskStore implements TaskCalls {
       tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
     } as never);
     // Tasks came with 2025-11-25: an older client is told of none, and its calls run plainly.
-    const initialize = sdkHandler(this.#server, "initialize");
-    handlers(this.#server).set("initialize", async (request, extra) => {
+    wrapSdkHandler(this.#server, "initialize", (initialize) => async (request, extra) => {
       const answer = await initialize(request, extra) as {
         protocolVersion: string;
         capabilities: Record<string, unknown>;
@@ -470,11 +469,6 @@ class TaskStore implements TaskCalls {
       this.#forget(task);
     }
   }
-}
-
-function handlers(server: McpServer): Map<string, Handler> {
-  return (server.server as unknown as { _requestHandlers: Map<string, Handler> })
-    ._requestHandlers;
 }
 
 /** Whether a 2026-07-28 request declares the tasks extension in its capabilities. */

@@ -29,6 +29,20 @@ export function sdkHandler(server: McpServer, method: string): Handler {
   return handler;
 }
 
+/**
+ * Puts `wrap(original)` in place of the SDK's handler of `method` (see {@link sdkHandler}):
+ * the wrapper answers first, and calls the SDK's own when it passes the request on.
+ */
+export function wrapSdkHandler(
+  server: McpServer,
+  method: string,
+  wrap: (original: Handler) => Handler,
+): void {
+  const original = sdkHandler(server, method);
+  (server.server as unknown as { _requestHandlers: Map<string, Handler> })._requestHandlers
+    .set(method, wrap(original));
+}
+
 /** A tool as tool_list.json lists it. */
 export type ListedTool = (typeof prebuiltToolList.tools)[number];
 
