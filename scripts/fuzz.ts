@@ -10,14 +10,15 @@
  * and the command that replays them in a fresh world.
  *
  * Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
- *        [--max-wait MS] [--hook-guard] [--own-panes-only] [--ssh] [--replay JSON]
- *        [--sockets A,B] [--verbose] [--help]
+ *        [--max-wait MS] [--hook-guard] [--own-panes-only] [--ssh] [--protocol V]
+ *        [--replay JSON] [--sockets A,B] [--verbose] [--help]
  *
  * @module
  */
 
 import { FLAVOURS } from "../tests/helpers/fuzz_world.ts";
 import { fuzz, FUZZ_TOOLS, type FuzzCall, replayCommand } from "../tests/helpers/fuzz_run.ts";
+import { MOVES, type Protocol, PROTOCOLS } from "../tests/helpers/fuzz_protocol.ts";
 import { type Sshd, startSshd } from "../tests/helpers/sshd.ts";
 import { leftovers } from "../tests/helpers/tmux.ts";
 import { commandLine, refuse, wholeNumber } from "./cli.ts";
@@ -28,8 +29,8 @@ const SSH_ALIAS = "fuzzhost";
 const HELP = `deno task fuzz — property-based fuzz of every tool through the real server process
 
 Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
-       [--max-wait MS] [--hook-guard] [--own-panes-only] [--ssh] [--replay JSON]
-       [--sockets A,B] [--verbose] [--help]
+       [--max-wait MS] [--hook-guard] [--own-panes-only] [--ssh] [--protocol V]
+       [--replay JSON] [--sockets A,B] [--verbose] [--help]
 
 Builds a private tmux server (a dead pane, a pane in copy mode, linked and grouped windows,
 odd names) with a person attached on a pseudo-terminal (their status line always running a
@@ -44,11 +45,22 @@ answer. Allowed, by design: what force lets a call destroy, a #(...) a call aske
 have done, and a hidden pane of the person's window ending when typed to. After a hook is
 set, and every 150 calls, the world is built anew.
 
+Each world's server is spoken to in one MCP version (2025-06-18, 2025-11-25 or 2026-07-28, by
+the seed). The tools that wait are often run as tasks where the version has them (asked with
+params.task and awaited with tasks/result; under 2026-07-28 the server decides and the task is
+polled with tasks/get), now and then cancelled a moment in; what a task ends with is judged as
+a call's answer. About one call in eight is a request that is no tool call (resources/read,
+/subscribe, /unsubscribe, /list, /templates/list, prompts/list, prompts/get,
+completion/complete, tasks/get, /list, /cancel, /result, logging/setLevel): a refusal must be
+readable and no internal error, it must change nothing the person or the agent has, and every
+resource update sent must be of a URI the client subscribed to.
+
 Options:
   --seed N         the generator's seed (default: random; printed, so a run can be repeated)
   --calls N        calls to make (default 500)
   --concurrency N  calls sent together before any answer (default 1)
-  --tools LIST     only these tools, comma-separated (call_tools_batch still nests any)
+  --tools LIST     only these tools and requests, comma-separated (call_tools_batch still
+                   nests any tool); a request named alone (resources/read) is the only call
   --flavour N      the person's view in every world, 0-${FLAVOURS - 1} (default: by the seed)
                    0 a zoomed pane of two, 1 a linked window in copy mode seen through a
                    grouped session, 2 a synchronized window whose active pane is dead
@@ -69,7 +81,11 @@ Options:
                    own, removed at the end), the server runs with --ssh ${SSH_ALIAS}, and
                    every call (every row of a batch) names host "${SSH_ALIAS}" with a socket
                    of the run. The same checks hold: that host is the agent's own tmux
-                   server, whose pane the server guards there as here.
+                   server, whose pane the server guards there as here. Requests that would
+                   read the world by the server's own socket (resources/list, prompts/get,
+                   completion/complete) are not made, and every resource URI names the host.
+  --protocol V     speak 2025-06-18, 2025-11-25 or 2026-07-28 to every world's server
+                   (default: by the seed, world by world; a replay: 2025-06-18)
   --replay JSON    instead of random calls, these groups of calls in a fresh world:
                    [[{"tool":"kill_pane","arguments":{"paneId":"%3"}}], ...] (a break that
                    needed the calls before it may not come back: run the seed again)
@@ -110,6 +126,7 @@ const { values } = commandLine("fuzz", HELP, {
   "hook-guard": { type: "boolean", default: false },
   "own-panes-only": { type: "boolean", default: false },
   ssh: { type: "boolean", default: false },
+  protocol: { type: "string" },
   replay: { type: "string" },
   sockets: { type: "string" },
   verbose: { type: "boolean", default: false },
@@ -123,9 +140,13 @@ const maxWaitMs = whole("max-wait", values["max-wait"], 0);
 const hookGuard = values["hook-guard"];
 if (hookGuard && concurrency > 1) usage("--hook-guard judges one call at a time (--concurrency 1)");
 const tools = values.tools?.split(",").map((t) => t.trim()).filter((t) => t) ?? [];
-const known = new Set(FUZZ_TOOLS.map((t) => t.name));
+const known = new Set<string>([...FUZZ_TOOLS.map((t) => t.name), ...MOVES]);
 const unknown = tools.filter((t) => !known.has(t));
 if (unknown.length) usage(`no tool ${unknown.join(", ")}; tools: ${[...known].join(", ")}`);
+const protocol = values.protocol as Protocol | undefined;
+if (protocol !== undefined && !(PROTOCOLS as readonly string[]).includes(protocol)) {
+  usage(`--protocol is one of ${PROTOCOLS.join(", ")}`);
+}
 let replay: FuzzCall[][] | undefined;
 if (values.replay !== undefined) {
   try {
@@ -189,6 +210,7 @@ try {
     hookGuard,
     ownPanesOnly: values["own-panes-only"],
     ssh: sshd ? { alias: SSH_ALIAS, config: sshd.config } : undefined,
+    protocol,
     replay,
     replaySockets: sockets as [string, string] | undefined,
     onEvent: values.verbose ? err : (line) => {
@@ -200,7 +222,10 @@ try {
     out("");
     out(`BROKEN: ${b.invariant} (call ${b.at}, flavour ${b.flavour})`);
     out(`  seen: ${b.detail}`);
-    for (const c of b.calls) out(`  call: ${c.tool} ${JSON.stringify(c.arguments)}`);
+    for (const c of b.calls) {
+      const task = c.task ? ` as a task ${JSON.stringify(c.task)}` : "";
+      out(`  call: ${c.tool} ${JSON.stringify(c.arguments)}${task}`);
+    }
     out(`  replay: ${replayCommand(b, maxWaitMs)}`);
   }
   if (result.broken.length) out("");
@@ -208,6 +233,7 @@ try {
     `fuzz: ${replay ? "replay" : `seed ${seed}`}: ${result.calls} calls, ${result.held} held, ` +
       `${result.broken.length} broken, ${result.skipped} skipped (schema), ` +
       `${result.notes} noted, ${hookGuard ? `${result.asked} asked by the hook guard, ` : ""}` +
+      `${result.tasks} run as tasks, ${result.moves} other requests, ` +
       `${result.worlds} worlds, ${seconds} s`,
   );
   if (result.broken.length) status = 1;

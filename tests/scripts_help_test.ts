@@ -45,6 +45,8 @@ const BAD: Record<string, string[][]> = {
   fuzz: [
     ["--calls", "0"],
     ["--seed"],
+    ["--protocol", "2024-11-05"],
+    ["--tools", "resources/write"],
   ],
 };
 

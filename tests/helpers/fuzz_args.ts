@@ -42,11 +42,37 @@ export interface FuzzTool {
   readonly outputSchema?: Json;
 }
 
-/** One tool call: what the fuzz sends, and what a reproduction prints. */
+/**
+ * One tool call, or one move (a request that is no tool call: its `tool` is the method, its
+ * `arguments` the params; tests/helpers/fuzz_protocol.ts): what the fuzz sends, and what a
+ * reproduction prints.
+ */
 export interface FuzzCall {
   readonly tool: string;
   readonly arguments: Json;
+  /** Run as a task, where the protocol version has them (see {@link TaskPlan}). */
+  readonly task?: TaskPlan;
 }
+
+/**
+ * How a tool call that waits is run as a task: its `ttl` (2025-11-25 asks with it), and a
+ * `tasks/cancel` this long after it began (none when absent).
+ */
+export interface TaskPlan {
+  readonly ttl?: number;
+  readonly cancelAfterMs?: number;
+}
+
+/** The tools that may run as tasks (src/mcp/tasks.ts). */
+const TASK_TOOLS = new Set(["run_command", "get_command_result", "wait_for_text", "wait_for_idle"]);
+
+/** The prompts the server offers (src/tools/prompts.ts), and their arguments' names. */
+const PROMPTS: Record<string, readonly string[]> = {
+  run_and_watch: ["paneId", "command"],
+  find_error: ["paneId", "text"],
+  workspace: ["directory", "name", "windows"],
+  check_agents: ["session"],
+};
 
 /** Names of number properties that are durations: kept short, so that a run ends. */
 const DURATION = /timeout|waitMs|quietMs/i;
@@ -116,6 +142,149 @@ export class ArgumentMaker {
     for (const key of ["cursor", "nextCursor"]) {
       if (typeof structured[key] === "string") this.#cursors.push(structured[key] as string);
     }
+  }
+
+  /**
+   * How a call of `tool` runs as a task, or undefined for a plain call: now and then, for
+   * the tools that may (a protocol version without tasks is asked anyway, and must answer
+   * plainly).
+   */
+  taskFor(tool: string): TaskPlan | undefined {
+    const r = this.#r;
+    if (!TASK_TOOLS.has(tool) || !r.chance(0.4)) return undefined;
+    return {
+      ...r.chance(0.5) && { ttl: r.pick([0, 1_000, 60_000, 2 ** 40, 1.5]) },
+      ...r.chance(0.3) && { cancelAfterMs: r.pick([0, 50, 300, 700]) },
+    };
+  }
+
+  /**
+   * A move: a request that is no tool call (`method` one of fuzz_protocol.ts's MOVES), with
+   * params biased as a tool's arguments are. `taskIds`: the ids the server handed out. A
+   * resource URI names a socket of the run, or one no tmux server could have (over SSH,
+   * always the world's, with its host: one tmux server is not reached by two routes).
+   */
+  move(method: string, label: string, taskIds: readonly string[]): FuzzCall {
+    this.#label = label;
+    const r = this.#r;
+    const taskId = () =>
+      taskIds.length && r.chance(0.7)
+        ? r.pick(taskIds)
+        : r.chance(0.5)
+        ? crypto.randomUUID()
+        : this.#free(200);
+    let params: Json;
+    switch (method) {
+      case "resources/read":
+      case "resources/subscribe":
+      case "resources/unsubscribe":
+        params = { uri: r.chance(0.97) ? this.#uri() : r.pick([5, null, {}]) };
+        break;
+      case "resources/list":
+      case "resources/templates/list":
+      case "prompts/list":
+      case "tasks/list":
+        params = r.chance(0.8) ? {} : { cursor: this.#free(100) };
+        break;
+      case "prompts/get": {
+        const name = r.chance(0.9) ? r.pick(Object.keys(PROMPTS)) : this.#free(100);
+        const args: Json = {};
+        for (const arg of [...PROMPTS[name] ?? [], "extra"]) {
+          if (!r.chance(0.7)) continue;
+          args[arg] = arg === "paneId" && r.chance(0.7)
+            ? this.#id("panes")
+            : arg === "directory" && r.chance(0.7)
+            ? this.#s.dir
+            : r.chance(0.97)
+            ? this.#free(2000)
+            : 7;
+        }
+        params = { name, arguments: args };
+        break;
+      }
+      case "completion/complete": {
+        const ref = r.chance(0.6)
+          ? {
+            type: "ref/resource",
+            uri: r.pick(["tmux://pane/{pane}", "tmux://job/{jobId}", "tmux://nope/{x}"]),
+          }
+          : {
+            type: "ref/prompt",
+            name: r.chance(0.9) ? r.pick(Object.keys(PROMPTS)) : this.#free(100),
+          };
+        const name = r.pick([
+          "pane",
+          "jobId",
+          "paneId",
+          "session",
+          "directory",
+          "constructor",
+          "__proto__",
+          this.#free(50),
+        ]);
+        params = { ref, argument: { name, value: r.chance(0.4) ? "" : this.#free(200) } };
+        break;
+      }
+      case "tasks/get":
+      case "tasks/cancel":
+      case "tasks/result":
+        params = { taskId: taskId() };
+        break;
+      case "logging/setLevel":
+        params = { level: r.pick(["debug", "info", "warning", "error", "emergency", "loud"]) };
+        break;
+      default:
+        params = {};
+    }
+    return { tool: method, arguments: params };
+  }
+
+  /** A `tmux://` URI: mostly one of the resources there are, with a socket of the run. */
+  #uri(): string {
+    const r = this.#r;
+    const c = r.int(20);
+    const job = () =>
+      this.#jobs.length && r.chance(0.7)
+        ? r.pick(this.#jobs)
+        : encodeURIComponent(this.#free(100).toWellFormed());
+    let uri = c < 11
+      ? `tmux://pane/${this.#id("panes").slice(1)}`
+      : c < 13
+      ? "tmux://server"
+      : c < 15
+      ? "tmux://agents"
+      : c < 17
+      ? `tmux://job/${job()}`
+      : c < 18
+      ? `tmux://pane/${encodeURIComponent(this.#free(100).toWellFormed())}`
+      : c < 19
+      ? r.pick([
+        "tmux://nope",
+        "file:///etc/passwd",
+        "tmux://pane/",
+        "tmux://pane/1/2",
+        "TMUX://PANE/1",
+        "tmux://server#x",
+        "tmux://server?x=1",
+        "not a uri",
+        "",
+      ])
+      : this.#free(300);
+    if (this.#s.host !== undefined) {
+      const q = uri.includes("?") ? "&" : "?";
+      return `${uri}${q}host=${this.#s.host}&socket=${this.#world.t.socket}`;
+    }
+    const q = r.int(10);
+    if (q < 6) return uri;
+    // Never the name of a server outside the run: a read would reach it.
+    const socket = q < 8
+      ? this.#world.t.socket
+      : q < 9
+      ? this.#s.spareSocket
+      : r.pick(["", "a/b", "\u0001", "x y/z"]);
+    uri += `${uri.includes("?") ? "&" : "?"}socket=${encodeURIComponent(socket)}`;
+    if (r.chance(0.1)) uri += `&host=${encodeURIComponent(this.#free(50).toWellFormed())}`;
+    return uri;
   }
 
   /** Arguments for `tool`; `label` names the call in the markers it carries. */

@@ -71,6 +71,15 @@ import {
   panesBroken,
   settingsBroken,
 } from "./fuzz_hook.ts";
+import {
+  badMoveError,
+  type Ending,
+  FuzzClient,
+  isMove,
+  MOVES,
+  type Protocol,
+  PROTOCOLS,
+} from "./fuzz_protocol.ts";
 import { prng, type Rand } from "./prng.ts";
 import { MarkerBox } from "./robust.ts";
 import { type RpcMessage, StdioServer } from "./stdio.ts";
@@ -125,6 +134,11 @@ export interface FuzzOptions {
    * path and server pid) guards the agent's pane there too.
    */
   readonly ssh?: { readonly alias: string; readonly config: string };
+  /**
+   * The protocol version each world's server is spoken to in (tests/helpers/fuzz_protocol.ts);
+   * by the seed, world by world, when undefined (a replay: 2025-06-18).
+   */
+  readonly protocol?: Protocol;
   /** Told of each group's outcome, and of notes (a change a command may have made). */
   readonly onEvent?: (line: string) => void;
 }
@@ -144,6 +158,8 @@ export interface Broken {
   readonly ownPanesOnly: boolean;
   /** Whether the server reached the world through SSH too ({@link FuzzOptions.ssh}). */
   readonly ssh: boolean;
+  /** The protocol version the world's server was spoken to in. */
+  readonly protocol: Protocol;
   /** The world's socket name and the spare one, which the calls may name. */
   readonly sockets: readonly [string, string];
   /** What was seen, cut to a few hundred characters. */
@@ -164,6 +180,10 @@ export interface FuzzResult {
   readonly asked: number;
   /** Worlds built. */
   readonly worlds: number;
+  /** Tool calls the server ran as tasks (a handle given, then followed to the end). */
+  readonly tasks: number;
+  /** Requests that are no tool call (see tests/helpers/fuzz_protocol.ts). */
+  readonly moves: number;
   readonly broken: readonly Broken[];
 }
 
@@ -181,6 +201,8 @@ export function replayCommand(broken: Broken, maxWaitMs?: number): string {
     ...broken.hookGuard ? ["--hook-guard"] : [],
     ...broken.ownPanesOnly ? ["--own-panes-only"] : [],
     ...broken.ssh ? ["--ssh"] : [],
+    "--protocol",
+    broken.protocol,
     ...maxWaitMs === undefined ? [] : ["--max-wait", String(maxWaitMs)],
     "--sockets",
     broken.sockets.join(","),
@@ -197,6 +219,10 @@ const PING_MS = 15_000;
 const HANG_MS = 150_000;
 /** A new world after this many calls, so that what calls pile up stays in bounds. */
 const WORLD_CALLS = 150;
+/** The share of calls that are moves (requests that are no tool call). */
+const MOVE_SHARE = 0.12;
+/** Moves that read tmux by the server's own `--socket`, never by an SSH host. */
+const LOCAL_ROUTE = new Set<string>(["resources/list", "prompts/get", "completion/complete"]);
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -315,6 +341,11 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   // With --ssh every schema takes `host`: the tools as that server lists them.
   const allTools = options.ssh ? await listedTools(options.dir, flags) : FUZZ_TOOLS;
   const pickable = allTools.filter((t) => only.size === 0 || only.has(t.name));
+  // Requests that are no tool call, among the calls (those --tools names, when it names any);
+  // over SSH none that reads tmux by the local route (one server, one route: see `ssh`).
+  const moves = MOVES.filter((m) =>
+    (only.size === 0 || only.has(m)) && !(options.ssh && LOCAL_ROUTE.has(m))
+  );
   const ajv = new AjvJsonSchemaValidator();
   const bare = (s: Json) => {
     const { $schema: _, ...rest } = s;
@@ -350,16 +381,18 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   const given = new Set<string>();
   const seenMarkers = new Set<string>();
   let calls = 0, held = 0, skipped = 0, notes = 0, worlds = 0, made = 0, asked = 0;
+  let tasks = 0, movesMade = 0;
 
   let world: FuzzWorld | undefined;
   /** With `ownPanesOnly`: the panes of the world as built, none of them this server's. */
   let foreign: string[] = [];
   let server: StdioServer | undefined;
+  let client: FuzzClient | undefined;
   const dispose = async () => {
     await server?.kill();
     await world?.t.kill();
     await spare.kill();
-    server = world = undefined;
+    server = world = client = undefined;
   };
   const rebuild = async () => {
     await dispose();
@@ -369,11 +402,15 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     worlds++;
     foreign = fenced ? (await present(world)).panes : [];
     server = await startServer(world, options.dir, flags);
-    const opened = await within(server.initialize(), 60_000);
-    if (opened === "timeout") throw new Error("the server process did not answer initialize");
+    const protocol = options.protocol ?? (options.replay ? "2025-06-18" : rand.pick(PROTOCOLS));
+    client = new FuzzClient(server, protocol);
+    const opened = await within(client.open(), 60_000);
+    if (opened === "timeout" || opened.error) {
+      throw new Error(`the server process did not open (${protocol}): ${cut(opened)}`);
+    }
     maker.useWorld(world);
     maker.observe(await present(world));
-    say(`world ${worlds}: flavour ${flavour}, socket ${world.t.socket}`);
+    say(`world ${worlds}: flavour ${flavour}, protocol ${protocol}, socket ${world.t.socket}`);
   };
 
   try {
@@ -381,7 +418,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     let sinceWorld = 0;
     let replayed = 0;
     while (options.replay ? replayed < options.replay.length : calls < options.calls) {
-      const w = world!, s = server!;
+      const w = world!, s = server!, c = client!;
       // The group: generated (arguments the schema refuses are not sent), or replayed.
       let group: FuzzCall[];
       if (options.replay) {
@@ -398,8 +435,14 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           const tools = options.concurrency > 1
             ? pickable.filter((t) => t.name !== "kill_server")
             : pickable;
-          const tool = rand.pick(tools);
           const label = `argument set ${made++}`;
+          if (moves.length && (tools.length === 0 || rand.chance(MOVE_SHARE))) {
+            const move = maker.move(rand.pick(moves), label, c.taskIds);
+            carriers.set(label, move);
+            group.push(move);
+            continue;
+          }
+          const tool = rand.pick(tools);
           let args = maker.argumentsFor(tool, label);
           if (!input.get(tool.name)!(args).valid) {
             skipped++;
@@ -407,7 +450,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           }
           // Mostly a refusal to look at: a forced kill_server ends the world.
           if (tool.name === "kill_server" && !rand.chance(0.2)) args = { ...args, force: false };
-          const call = { tool: tool.name, arguments: args };
+          const task = maker.taskFor(tool.name);
+          const call: FuzzCall = { tool: tool.name, arguments: args, ...task && { task } };
           carriers.set(label, call);
           group.push(call);
         }
@@ -426,6 +470,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           hookGuard,
           ownPanesOnly: fenced,
           ssh: options.ssh !== undefined,
+          protocol: c.protocol,
           sockets: [w.t.socket, spare.socket],
           detail: cut(detail),
         });
@@ -437,21 +482,25 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       };
 
       for (const call of group) stringsIn(call.arguments, "undefined", given);
-      // The hook guard is asked first, as Claude Code asks it before it sends the call.
-      const guardSaid = hookGuard ? await askGuard(w, group[0]) : undefined;
+      // The hook guard is asked first, as Claude Code asks it before it sends the call; a move
+      // is asked nothing (it is no tool call), and must keep all the guard keeps.
+      const move = isMove(group[0]);
+      const guardSaid = hookGuard && !move ? await askGuard(w, group[0]) : undefined;
       if (guardSaid?.kind === "failed") {
         fail(`the hook guard failed (exit ${guardSaid.code})`, guardSaid.stderr);
       } else if (guardSaid?.kind === "asked") asked++;
-      const keptBefore = guardSaid?.kind === "passed" ? await keptView(w) : null;
+      const keptBefore = guardSaid?.kind === "passed" || (hookGuard && move)
+        ? await keptView(w)
+        : null;
       const foreignBefore = fenced ? await keptView(w, foreign, false) : null;
       const personBefore = hookGuard || fenced ? null : await personView(w);
       const agentBefore = hookGuard || fenced ? null : await agentView(w);
       const pidBefore = await serverPid(w);
-      const sent = group.map((c) => s.send("tools/call", { name: c.tool, arguments: c.arguments }));
-      const all = Promise.all(sent.map((x) => x.answer));
+      const sent = group.map((call) => c.run(call));
+      const all = Promise.all(sent.map((x) => x.ended));
       let replies = await within(all, SLOW_MS);
       if (replies === "timeout") {
-        if ((await within(s.request("ping"), PING_MS)) === "timeout") {
+        if ((await within(c.request("ping"), PING_MS)) === "timeout") {
           fail("blocked: no ping answered while a call was slow", "");
         }
         replies = await within(all, HANG_MS);
@@ -467,15 +516,35 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       if (replies !== "timeout") {
         // Only an error that says "undefined" needs them (is it a name a call gave? A call of
         // the same group may have renamed or ended it since).
-        const saysUndefined = (r: RpcMessage) =>
-          r.result !== undefined && textOf(r.result as Json).includes("undefined");
+        const saysUndefined = (e: Ending) =>
+          e.kind === "answer" && e.reply.result !== undefined &&
+          textOf(e.reply.result as Json).includes("undefined");
         const names = replies.some(saysUndefined) ? [...await worldNames(w), ...given] : [];
-        replies.forEach((reply: RpcMessage, k: number) => {
+        replies.forEach((ending: Ending, k: number) => {
           const call = group[k];
-          if (reply.error) return fail("a JSON-RPC error", reply.error, [call]);
+          const how = ending.how ? ` (${ending.how})` : "";
+          if (ending.how.startsWith("task")) tasks++;
+          if (isMove(call)) movesMade++;
+          if (ending.kind === "cancelled") {
+            outcomes[k] = `cancelled${how}`;
+            return;
+          }
+          const reply: RpcMessage = ending.reply;
+          if (isMove(call)) {
+            if (!reply.error) {
+              outcomes[k] = `done: ${cut(reply.result, 160)}`;
+              return;
+            }
+            outcomes[k] = `refused: ${cut(reply.error.message, 160)}`;
+            const why = badMoveError(reply.error, call.arguments);
+            if (why) fail(`an unreadable refusal of ${call.tool} (${why})`, reply.error, [call]);
+            return;
+          }
+          if (reply.error) return fail(`a JSON-RPC error${how}`, reply.error, [call]);
           const result = reply.result as Json;
           const text = textOf(result);
-          outcomes[k] = `${result.isError ? "refused" : "done"}: ${cut(text.split("\n")[0], 160)}`;
+          outcomes[k] = `${result.isError ? "refused" : "done"}${how}: ` +
+            cut(text.split("\n")[0], 160);
           if (result.isError) {
             const why = badErrorText(text, call.arguments, names);
             if (why) fail(`an unreadable error (${why})`, text, [call]);
@@ -563,8 +632,10 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           say(`marker ${hit} appeared, as a call asked`);
         } else fail("a #(...) job ran", { marker: hit, carrier }, carrier ? [carrier] : group);
       }
-      const ping = await within(s.request("ping"), PING_MS);
+      const ping = await within(c.request("ping"), PING_MS);
       if (ping === "timeout") fail("no ping answered after the call", "");
+      const stray = c.strayNotifications();
+      if (stray) fail("a notification nobody asked for", stray);
 
       if (broken.length === brokenBefore) held += group.length;
       const verdict = broken.length === brokenBefore ? "held" : "BROKE";
@@ -584,7 +655,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     await dispose();
     await markers.remove();
   }
-  return { calls, held, skipped, notes, worlds, broken, asked };
+  return { calls, held, skipped, notes, worlds, broken, asked, tasks, moves: movesMade };
 }
 
 /** Adds to `into` every string in `value` (however deep) that holds `word`. */

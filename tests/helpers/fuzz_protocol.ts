@@ -1,0 +1,257 @@
+/**
+ * The fuzz's client side (tests/helpers/fuzz_run.ts): the protocol version a world's server is
+ * spoken to in, tool calls made as tasks, and the requests that are no tool call ("moves":
+ * resources, prompts, completions, the `tasks/*` methods, the log level).
+ *
+ * A world's server is spoken to in one of three versions: 2025-06-18 (no tasks: a call that
+ * asks for one is answered plainly), 2025-11-25 (a call asks to run as a task with
+ * `params.task`, then the client waits on `tasks/result`), or 2026-07-28 (no handshake, every
+ * request carries its version and capabilities; the tasks extension declared, so a call that
+ * waits past the server's grace is answered with a task handle, polled with `tasks/get`). A
+ * task may be cancelled a moment after it began. However a call ran, what it ended with is
+ * judged as a plain call's answer is, but for a task the fuzz cancelled itself, which may end
+ * without a result.
+ *
+ * A move may be refused (a URI that names nothing, a task id never made): a refusal is a
+ * JSON-RPC error a person can read, never an internal error. Under 2025-11-25 and 2025-06-18 a
+ * move may subscribe to a resource; every update the server sends must be of a URI the client
+ * subscribed to.
+ *
+ * @module
+ */
+
+import type { FuzzCall, Json } from "./fuzz_args.ts";
+import { unreadable } from "./robust.ts";
+import type { RpcMessage, StdioServer } from "./stdio.ts";
+
+/** The protocol versions the fuzz speaks to a world's server in. */
+export const PROTOCOLS = ["2025-06-18", "2025-11-25", "2026-07-28"] as const;
+export type Protocol = typeof PROTOCOLS[number];
+
+/** The requests that are no tool call, which the fuzz also makes (a move's `tool`). */
+export const MOVES = [
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "resources/list",
+  "resources/templates/list",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "tasks/get",
+  "tasks/list",
+  "tasks/cancel",
+  "tasks/result",
+  "logging/setLevel",
+] as const;
+
+/** Whether `call` is a move (its `tool` a method), not a tool call. */
+export function isMove(call: FuzzCall): boolean {
+  return call.tool.includes("/");
+}
+
+const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+/** The `_meta` every 2026-07-28 request carries: the tasks extension declared. */
+const MODERN = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "tmux-mcp-fuzz", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
+};
+
+/** How one call or move ended. */
+export type Ending =
+  /** An answer to judge: a tool result (however the call ran) or a move's answer. */
+  | { readonly kind: "answer"; readonly reply: RpcMessage; readonly how: string }
+  /** A task the fuzz cancelled ended without a result, as a cancelled task may. */
+  | { readonly kind: "cancelled"; readonly how: string };
+
+/** The ids of the requests that ran a call (the first is what a hang cancels) and its end. */
+export interface Running {
+  readonly id: number;
+  readonly ended: Promise<Ending>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What a tasks/get answer (2026-07-28) or a task handle holds. */
+interface TaskView {
+  readonly taskId?: string;
+  readonly status?: string;
+  readonly result?: Json;
+  readonly error?: { code: number; message: string };
+}
+
+/** A world's server, spoken to in one protocol version. */
+export class FuzzClient {
+  readonly #server: StdioServer;
+  readonly protocol: Protocol;
+  /** Every URI a subscription was asked for (whatever the answer): updates may name these. */
+  readonly #subscribed = new Set<string>();
+  /** Task ids the server handed out, for later moves to name. */
+  readonly taskIds: string[] = [];
+  /** How many notifications were looked at already. */
+  #seen = 0;
+
+  constructor(server: StdioServer, protocol: Protocol) {
+    this.#server = server;
+    this.protocol = protocol;
+  }
+
+  get #modern(): boolean {
+    return this.protocol === "2026-07-28";
+  }
+
+  /** The handshake (2025-*), or a `server/discover` (2026-07-28): the server is up. */
+  async open(): Promise<RpcMessage> {
+    if (this.#modern) return await this.request("server/discover");
+    const answer = await this.#server.request("initialize", {
+      protocolVersion: this.protocol,
+      capabilities: {},
+      clientInfo: { name: "tmux-mcp-fuzz", version: "1" },
+    });
+    await this.#server.notify("notifications/initialized");
+    return answer;
+  }
+
+  /** Sends a request as this version says (2026-07-28: with its `_meta`). */
+  send(method: string, params: Json = {}): { id: number; answer: Promise<RpcMessage> } {
+    if (!this.#modern) return this.#server.send(method, params);
+    const meta = params._meta !== null && typeof params._meta === "object"
+      ? { ...params._meta, ...MODERN }
+      : MODERN;
+    return this.#server.send(method, { ...params, _meta: meta });
+  }
+
+  request(method: string, params: Json = {}): Promise<RpcMessage> {
+    return this.send(method, params).answer;
+  }
+
+  /** Runs one tool call (as a task when it says so and the version has them) or one move. */
+  run(call: FuzzCall): Running {
+    if (isMove(call)) {
+      if (call.tool === "resources/subscribe" && typeof call.arguments.uri === "string") {
+        this.#subscribed.add(call.arguments.uri);
+      }
+      const sent = this.send(call.tool, call.arguments);
+      return {
+        id: sent.id,
+        ended: sent.answer.then((reply) => {
+          this.#learnTasks(reply);
+          return { kind: "answer", reply, how: "" };
+        }),
+      };
+    }
+    const params: Json = { name: call.tool, arguments: call.arguments };
+    if (call.task && !this.#modern) params.task = call.task.ttl === undefined ? {} : call.task;
+    const sent = this.send("tools/call", params);
+    return { id: sent.id, ended: sent.answer.then((reply) => this.#follow(call, reply)) };
+  }
+
+  /** A tool call's first answer, followed to its end when it is a task. */
+  async #follow(call: FuzzCall, reply: RpcMessage): Promise<Ending> {
+    const result = reply.result as Json | undefined;
+    if (!result) return { kind: "answer", reply, how: "" };
+    if (this.#modern && result.resultType === "task") {
+      return await this.#pollModern(call, result as TaskView);
+    }
+    const handle = result.task as TaskView | undefined;
+    if (!this.#modern && handle !== undefined && call.task !== undefined) {
+      return await this.#awaitLegacy(call, handle);
+    }
+    return { kind: "answer", reply, how: "" };
+  }
+
+  /** 2025-11-25: maybe a cancel a moment in, then `tasks/result` (which waits for the end). */
+  async #awaitLegacy(call: FuzzCall, handle: TaskView): Promise<Ending> {
+    const taskId = String(handle.taskId);
+    this.taskIds.push(taskId);
+    let cancelled = false;
+    if (call.task?.cancelAfterMs !== undefined) {
+      await sleep(call.task.cancelAfterMs);
+      const ack = await this.request("tasks/cancel", { taskId });
+      cancelled = ack.error === undefined;
+    }
+    const reply = await this.request("tasks/result", { taskId });
+    const how = `task ${cancelled ? "cancelled" : "run"}`;
+    // A task cancelled before it finished has no result to give: tasks/result says so.
+    if (cancelled && reply.error && /has no result/.test(reply.error.message)) {
+      return { kind: "cancelled", how: `${how}: ${reply.error.message}` };
+    }
+    return { kind: "answer", reply, how };
+  }
+
+  /** 2026-07-28: tasks/get until the task ends (maybe a cancel a moment in). */
+  async #pollModern(call: FuzzCall, handle: TaskView): Promise<Ending> {
+    const taskId = String(handle.taskId);
+    this.taskIds.push(taskId);
+    const began = Date.now();
+    let cancelled = false;
+    for (;;) {
+      const cancelAt = call.task?.cancelAfterMs;
+      if (!cancelled && cancelAt !== undefined && Date.now() - began >= cancelAt) {
+        const ack = await this.request("tasks/cancel", { taskId });
+        if (ack.error) return { kind: "answer", reply: ack, how: "tasks/cancel" };
+        cancelled = true;
+      }
+      const got = await this.request("tasks/get", { taskId });
+      const view = got.result as TaskView | undefined;
+      if (!view) return { kind: "answer", reply: got, how: "tasks/get" };
+      if (view.status === "working") {
+        await sleep(100);
+        continue;
+      }
+      const how = `task ${view.status}`;
+      if (view.status === "completed" && view.result) {
+        return { kind: "answer", reply: { jsonrpc: "2.0", result: view.result }, how };
+      }
+      if (view.status === "failed" && view.error) {
+        return { kind: "answer", reply: { jsonrpc: "2.0", error: view.error }, how };
+      }
+      if (view.status === "cancelled" && cancelled) return { kind: "cancelled", how };
+      return {
+        kind: "answer",
+        reply: { jsonrpc: "2.0", error: { code: 0, message: `task ${JSON.stringify(view)}` } },
+        how: `${how}, unlooked for`,
+      };
+    }
+  }
+
+  #learnTasks(reply: RpcMessage): void {
+    const tasks = (reply.result as Json | undefined)?.tasks;
+    if (!Array.isArray(tasks)) return;
+    for (const t of tasks) if (typeof t?.taskId === "string") this.taskIds.push(t.taskId);
+  }
+
+  /**
+   * What is wrong with the notifications that came since the last look: an update of a
+   * resource nobody subscribed to, or a log message no person can read.
+   */
+  strayNotifications(): string | null {
+    const fresh = this.#server.notifications.slice(this.#seen);
+    this.#seen = this.#server.notifications.length;
+    for (const n of fresh) {
+      if (n.method === "notifications/resources/updated") {
+        const uri = String(n.params?.uri);
+        if (!this.#subscribed.has(uri)) return `an update of ${uri}, never subscribed to`;
+      }
+    }
+    return null;
+  }
+}
+
+/**
+ * Why a move's JSON-RPC error is no fine refusal, or null when it is: a readable message that
+ * says what was wrong (with the request, or with tmux: a prompt that reads tmux may fail as an
+ * internal error with its reason), never a bare "Internal error" (an exception the server did
+ * not expect).
+ */
+export function badMoveError(
+  error: { code: number; message: string },
+  params: Json,
+): string | null {
+  if (/internal error/i.test(error.message)) return "an internal error";
+  // A message may quote what it was sent, the word "undefined" among it.
+  const quoted = JSON.stringify(params).includes("undefined");
+  return unreadable(quoted ? error.message.replaceAll("undefined", "") : error.message);
+}
