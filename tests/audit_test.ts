@@ -184,3 +184,36 @@ Deno.test("a client that never set a log level is not sent typed text and secret
     await t.kill();
   }
 });
+
+Deno.test("a log line shows every control, line separator and bidi control as an escape, on stderr and to the client", async () => {
+  const t = await TestTmux.start("main");
+  const { cmd, args } = startCommand();
+  // C1's CSI (U+009B) drives a terminal as ESC [ does; NEL (U+0085) and U+2028 break a line;
+  // U+202E turns what follows around. JSON.stringify leaves each of them raw.
+  const name = "a\u009b2Jb\u0085c\u2028d\u202ee\u001b[31mf\tg";
+  const raw =
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+  const server = new StdioServer(cmd, [...args, "--socket", t.socket, "--audit"], cleanEnv());
+  try {
+    await server.initialize();
+    assert.deepEqual((await server.request("logging/setLevel", { level: "debug" })).result, {});
+    const refused = await server.callTool("rename_session", { session: "main", name });
+    assert.equal(refused.isError, true);
+    await server.callTool("list_panes", {}); // answered after the audit was sent
+    const sent = logMessages(server).filter((m) => m.logger === "audit").map((m) => String(m.data));
+    assert.equal(sent.length, 2, JSON.stringify(sent));
+    for (const line of sent) assert.doesNotMatch(line, raw, JSON.stringify(line));
+    // JSON.stringify (the quoting of a name) escapes ESC and tab itself; the rest, the log line.
+    const quoted = String.raw`name="a\x9B2Jb\x85c\u2028d\u202ee\u001b[31mf\tg": failed`;
+    assert.ok(sent[0].startsWith(`rename_session session="main" ${quoted}`), sent[0]);
+    await server.endsCleanly();
+    const lines = server.stderr.split("\n").filter((l) => l.startsWith("tmux-mcp: audit: "));
+    assert.equal(lines.length, 1, server.stderr);
+    assert.doesNotMatch(lines[0], raw, JSON.stringify(lines[0]));
+    assert.equal(lines[0], `tmux-mcp: audit: ${sent[0]}`);
+  } finally {
+    await server.kill();
+    await t.kill();
+  }
+});

@@ -23,7 +23,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/server";
 import type { TmuxContext } from "./context.ts";
-import { type LogLevel, stderrLog } from "./call_log.ts";
+import { type LogLevel, logLine, stderrLog } from "./call_log.ts";
 import { clip, failureText } from "./errors.ts";
 import { type Feed, matches, register, type ResourceSpec } from "./resource_spec.ts";
 import { type ListenFilter, observeListenStreams } from "./listen_streams.ts";
@@ -124,7 +124,11 @@ export class ResourceSubscriptions {
     this.#log(level, message);
     for (const connection of this.#connections) {
       if (connection.era !== "legacy" || !connection.server.isConnected()) continue;
-      connection.server.server.sendLoggingMessage({ level, data: message, logger: "tmux-mcp" })
+      connection.server.server.sendLoggingMessage({
+        level,
+        data: logLine(message),
+        logger: "tmux-mcp",
+      })
         .catch(() => {
           // A client that went away cannot be told; stderr has it.
         });

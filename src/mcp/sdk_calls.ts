@@ -14,7 +14,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { ProgressFn, ServerConfig } from "./context.ts";
-import { type LogFn, stderrLog } from "./call_log.ts";
+import { type LogFn, logLine, stderrLog } from "./call_log.ts";
 import { clip } from "./errors.ts";
 import type { Era } from "./resources.ts";
 import type { TaskCalls } from "./task_store.ts";
@@ -103,7 +103,7 @@ export function logSender(ctx: ServerContext, config: ServerConfig): LogFn {
   const stderr = stderrLog(config.diagnostics);
   return (level, message, options) => {
     stderr(level, message, options);
-    ctx.mcpReq.log(level, message, options?.logger ?? "tmux-mcp").catch(() => {
+    ctx.mcpReq.log(level, logLine(message), options?.logger ?? "tmux-mcp").catch(() => {
       // A client that went away cannot be told; stderr has it.
     });
   };
