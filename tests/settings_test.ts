@@ -971,6 +971,22 @@ Deno.test("show_hooks lists global hooks from both of tmux's trees, and a target
   });
 });
 
+Deno.test("set_hook whose hook ends the server at once says it was set, and that the server ended", async () => {
+  await withTmux(async (t, c) => {
+    // tmux runs after-set-hook right after this very set-hook: the server is gone before the
+    // hook can be read back. The call did what it was asked; the reply must not say it failed.
+    const set = await c.call("set_hook", { name: "after-set-hook", command: "kill-server" });
+    const text = set.content?.[0]?.type === "text" ? set.content[0].text : "";
+    assert.notEqual(set.isError, true, text);
+    assert.match(
+      text,
+      /^after-set-hook was set in global hooks; the tmux server .* then ended/,
+    );
+    assert.deepEqual((set.structuredContent as { entries: unknown[] }).entries, []);
+    assert.notEqual((await t.tmuxRaw("list-sessions")).code, 0, "the server is gone");
+  });
+});
+
 Deno.test("set_hook sets, appends and unsets hooks that tmux then runs", async () => {
   await withTmux(async (t, c) => {
     const set = await c.ok<{ entries: unknown[] }>("set_hook", {

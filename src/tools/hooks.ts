@@ -17,6 +17,7 @@ import { fitEntries } from "../mcp/bounds.ts";
 import { type AnyTool, defineTool, READ_ONLY, socketNameField } from "../mcp/tool_spec.ts";
 import { checkedString, flag, listBound } from "../mcp/schemas.ts";
 import { SERVER_ONLY } from "../tmux/snapshot.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { literalArg } from "./arguments.ts";
 import { checkSetOrUnset, CONFIGURES } from "./configuring.ts";
 import {
@@ -149,9 +150,21 @@ export const setHook = defineTool({
     argv.push("--", args.name);
     if (args.command !== undefined) argv.push(literalArg(args.command));
     await runNamed(ctx, argv, "hook", args.name);
-    const entries = (await hooksAt(ctx, where, args.scope, base)).filter((e) =>
-      e.hook_name === base
-    );
+    let entries;
+    try {
+      entries = (await hooksAt(ctx, where, args.scope, base)).filter((e) => e.hook_name === base);
+    } catch (error) {
+      if (!(error instanceof TmuxError && error.kind === "no-server")) throw error;
+      // tmux ran it at once (after-set-hook, or an event the setting brought about), and its
+      // command ended the server: the call did what it was asked, and no hook is left.
+      const done = args.unset ? "unset" : args.append ? "appended to" : "set";
+      return {
+        data: { entries: [] },
+        summary: `${args.name} was ${done} in ${where.label}; the tmux server on ` +
+          `${ctx.socketLabel} then ended, its hooks with it, before they could be read back ` +
+          "(a hook's command, such as kill-server, may have ended it).",
+      };
+    }
     return {
       data: { entries },
       summary: `${base} now has ${entries.length} entr${
