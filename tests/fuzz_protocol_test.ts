@@ -44,11 +44,11 @@ Deno.test("fuzz protocol checks: an update of a URI never subscribed to is caugh
     method: "notifications/resources/updated",
     params: { uri },
   });
-  assert.equal(client.strayNotifications(), null);
+  assert.equal(client.notificationProblems(), null);
   notifications.push(updated("tmux://pane/3"));
-  assert.match(client.strayNotifications() ?? "", /tmux:\/\/pane\/3, never subscribed to/);
+  assert.match(client.notificationProblems() ?? "", /tmux:\/\/pane\/3, never subscribed to/);
   // Each look sees only what came since the last.
-  assert.equal(client.strayNotifications(), null);
+  assert.equal(client.notificationProblems(), null);
 
   assert.equal(badMoveError({ code: -32602, message: "No resource tmux://nope." }, {}), null);
   assert.equal(

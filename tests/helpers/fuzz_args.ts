@@ -52,6 +52,8 @@ export interface FuzzCall {
   readonly arguments: Json;
   /** Run as a task, where the protocol version has them (see {@link TaskPlan}). */
   readonly task?: TaskPlan;
+  /** Sent with a progress token (`_meta.progressToken`). */
+  readonly progress?: boolean;
 }
 
 /**

@@ -72,6 +72,10 @@ export interface Running {
   readonly ended: Promise<Ending>;
 }
 
+/** Control characters a terminal acts on (C0 but tab and newline, DEL, C1). */
+// deno-lint-ignore no-control-regex
+export const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What a tasks/get answer (2026-07-28) or a task handle holds. */
@@ -92,6 +96,13 @@ export class FuzzClient {
   readonly taskIds: string[] = [];
   /** How many notifications were looked at already. */
   #seen = 0;
+  /**
+   * Each progress token given, and the requests whose answer ends its call (the call's own;
+   * for a 2025-11-25 task, tasks/result's and an acknowledged tasks/cancel's): no progress
+   * may come after any of them.
+   */
+  readonly #tokens = new Map<string, number[]>();
+  #nextToken = 1;
 
   constructor(server: StdioServer, protocol: Protocol) {
     this.#server = server;
@@ -144,35 +155,51 @@ export class FuzzClient {
     }
     const params: Json = { name: call.tool, arguments: call.arguments };
     if (call.task && !this.#modern) params.task = call.task.ttl === undefined ? {} : call.task;
+    const ends: number[] = [];
+    if (call.progress) {
+      const progressToken = `fuzz-${this.#nextToken++}`;
+      this.#tokens.set(progressToken, ends);
+      params._meta = { progressToken };
+    }
     const sent = this.send("tools/call", params);
-    return { id: sent.id, ended: sent.answer.then((reply) => this.#follow(call, reply)) };
+    return {
+      id: sent.id,
+      ended: sent.answer.then((reply) => this.#follow(call, reply, sent.id, ends)),
+    };
   }
 
-  /** A tool call's first answer, followed to its end when it is a task. */
-  async #follow(call: FuzzCall, reply: RpcMessage): Promise<Ending> {
+  /**
+   * A tool call's first answer, followed to its end when it is a task; `ends` gets the ids of
+   * the requests whose answers end its progress.
+   */
+  async #follow(call: FuzzCall, reply: RpcMessage, id: number, ends: number[]): Promise<Ending> {
     const result = reply.result as Json | undefined;
-    if (!result) return { kind: "answer", reply, how: "" };
-    if (this.#modern && result.resultType === "task") {
-      return await this.#pollModern(call, result as TaskView);
-    }
-    const handle = result.task as TaskView | undefined;
+    const handle = result?.task as TaskView | undefined;
     if (!this.#modern && handle !== undefined && call.task !== undefined) {
-      return await this.#awaitLegacy(call, handle);
+      // 2025-11-25: progress goes on, related to the task, until it ends.
+      return await this.#awaitLegacy(call, handle, ends);
+    }
+    ends.push(id);
+    if (this.#modern && result?.resultType === "task") {
+      return await this.#pollModern(call, result as TaskView);
     }
     return { kind: "answer", reply, how: "" };
   }
 
   /** 2025-11-25: maybe a cancel a moment in, then `tasks/result` (which waits for the end). */
-  async #awaitLegacy(call: FuzzCall, handle: TaskView): Promise<Ending> {
+  async #awaitLegacy(call: FuzzCall, handle: TaskView, ends: number[]): Promise<Ending> {
     const taskId = String(handle.taskId);
     this.taskIds.push(taskId);
     let cancelled = false;
     if (call.task?.cancelAfterMs !== undefined) {
       await sleep(call.task.cancelAfterMs);
-      const ack = await this.request("tasks/cancel", { taskId });
-      cancelled = ack.error === undefined;
+      const cancel = this.send("tasks/cancel", { taskId });
+      cancelled = (await cancel.answer).error === undefined;
+      if (cancelled) ends.push(cancel.id);
     }
-    const reply = await this.request("tasks/result", { taskId });
+    const result = this.send("tasks/result", { taskId });
+    ends.push(result.id);
+    const reply = await result.answer;
     const how = `task ${cancelled ? "cancelled" : "run"}`;
     // A task cancelled before it finished has no result to give: tasks/result says so.
     if (cancelled && reply.error && /has no result/.test(reply.error.message)) {
@@ -224,16 +251,51 @@ export class FuzzClient {
   }
 
   /**
-   * What is wrong with the notifications that came since the last look: an update of a
-   * resource nobody subscribed to, or a log message no person can read.
+   * What is wrong with the notifications that came since the last look, or null: an update of
+   * a resource nobody subscribed to; progress for a token never given, or after its call was
+   * answered (or its task ended or was cancelled); a task's status where the version has no
+   * tasks, or of a task never made; a log message with raw control characters (a pane's text
+   * it quotes must not drive the terminal a log is read on).
    */
-  strayNotifications(): string | null {
-    const fresh = this.#server.notifications.slice(this.#seen);
-    this.#seen = this.#server.notifications.length;
-    for (const n of fresh) {
-      if (n.method === "notifications/resources/updated") {
-        const uri = String(n.params?.uri);
-        if (!this.#subscribed.has(uri)) return `an update of ${uri}, never subscribed to`;
+  notificationProblems(): string | null {
+    const all = this.#server.notifications;
+    const from = this.#seen;
+    this.#seen = all.length;
+    for (let i = from; i < all.length; i++) {
+      const n = all[i];
+      const p = n.params ?? {};
+      switch (n.method) {
+        case "notifications/resources/updated":
+          if (!this.#subscribed.has(String(p.uri))) {
+            return `an update of ${p.uri}, never subscribed to`;
+          }
+          break;
+        case "notifications/progress": {
+          const token = String(p.progressToken);
+          const ends = this.#tokens.get(token);
+          if (!ends) return `progress for token ${JSON.stringify(p.progressToken)}, never given`;
+          const ended = ends.find((id) => (this.#server.answeredAt.get(id) ?? Infinity) <= i);
+          if (ended !== undefined) {
+            return `progress for ${token} after the answer to request ${ended} ended its call: ` +
+              JSON.stringify(p).slice(0, 300);
+          }
+          break;
+        }
+        case "notifications/tasks/status":
+          if (this.protocol !== "2025-11-25") {
+            return `a task's status under ${this.protocol}, which has no such notification`;
+          }
+          if (!this.taskIds.includes(String(p.taskId))) {
+            return `the status of task ${JSON.stringify(p.taskId)}, never made`;
+          }
+          break;
+        case "notifications/message":
+          if (typeof p.data === "string" && RAW_CONTROL.test(p.data)) {
+            return `a log message with raw control characters: ${
+              JSON.stringify(p.data).slice(0, 300)
+            }`;
+          }
+          break;
       }
     }
     return null;

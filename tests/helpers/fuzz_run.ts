@@ -79,6 +79,7 @@ import {
   MOVES,
   type Protocol,
   PROTOCOLS,
+  RAW_CONTROL,
 } from "./fuzz_protocol.ts";
 import { prng, type Rand } from "./prng.ts";
 import { MarkerBox } from "./robust.ts";
@@ -382,6 +383,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   const seenMarkers = new Set<string>();
   let calls = 0, held = 0, skipped = 0, notes = 0, worlds = 0, made = 0, asked = 0;
   let tasks = 0, movesMade = 0;
+  /** How much of the server's stderr was looked at already (a new world's server: none). */
+  let stderrSeen = 0, stderrSeenOf: StdioServer | undefined;
 
   let world: FuzzWorld | undefined;
   /** With `ownPanesOnly`: the panes of the world as built, none of them this server's. */
@@ -419,6 +422,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     let replayed = 0;
     while (options.replay ? replayed < options.replay.length : calls < options.calls) {
       const w = world!, s = server!, c = client!;
+      if (stderrSeenOf !== s) [stderrSeenOf, stderrSeen] = [s, s.stderr.length];
       // The group: generated (arguments the schema refuses are not sent), or replayed.
       let group: FuzzCall[];
       if (options.replay) {
@@ -451,7 +455,12 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           // Mostly a refusal to look at: a forced kill_server ends the world.
           if (tool.name === "kill_server" && !rand.chance(0.2)) args = { ...args, force: false };
           const task = maker.taskFor(tool.name);
-          const call: FuzzCall = { tool: tool.name, arguments: args, ...task && { task } };
+          const call: FuzzCall = {
+            tool: tool.name,
+            arguments: args,
+            ...task && { task },
+            ...rand.chance(0.5) && { progress: true },
+          };
           carriers.set(label, call);
           group.push(call);
         }
@@ -634,8 +643,15 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       }
       const ping = await within(c.request("ping"), PING_MS);
       if (ping === "timeout") fail("no ping answered after the call", "");
-      const stray = c.strayNotifications();
-      if (stray) fail("a notification nobody asked for", stray);
+      const stray = c.notificationProblems();
+      if (stray) fail("a notification a client cannot take", stray);
+      const logged = s.stderr.slice(stderrSeen);
+      stderrSeen = s.stderr.length;
+      const raw = RAW_CONTROL.exec(logged.replaceAll("\t", "\x01"));
+      if (raw) {
+        const at = Math.max(0, raw.index - 200);
+        fail("raw control characters in the server's log (stderr)", logged.slice(at, at + 400));
+      }
 
       if (broken.length === brokenBefore) held += group.length;
       const verdict = broken.length === brokenBefore ? "held" : "BROKE";

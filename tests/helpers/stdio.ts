@@ -48,6 +48,11 @@ export class StdioServer {
     { resolve: (m: RpcMessage) => void; reject: (e: Error) => void }
   >();
   readonly notifications: RpcMessage[] = [];
+  /**
+   * For each request answered, how many notifications had come before its answer: what came
+   * after it, in the order the server wrote them, is `notifications.slice(answeredAt.get(id))`.
+   */
+  readonly answeredAt = new Map<number | string, number>();
   stderr = "";
   /** Settles once the process's stderr has ended and {@link stderr} holds all of it. */
   readonly stderrEnded: Promise<void>;
@@ -92,6 +97,7 @@ export class StdioServer {
         if (line.trim() === "") continue;
         const message = JSON.parse(line) as RpcMessage;
         if (message.id !== undefined && message.id !== null && this.#pending.has(message.id)) {
+          this.answeredAt.set(message.id, this.notifications.length);
           this.#pending.get(message.id)!.resolve(message);
           this.#pending.delete(message.id);
         } else {
