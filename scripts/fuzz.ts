@@ -54,6 +54,8 @@ a call's answer. About one call in eight is a request that is no tool call (reso
 completion/complete, tasks/get, /list, /cancel, /result, logging/setLevel): a refusal must be
 readable and no internal error, it must change nothing the person or the agent has, and every
 resource update sent must be of a URI the client subscribed to.
+Half the tool calls carry a progress token: progress must name one given and stop when its
+call ends. No log message or line of the server's stderr may hold a raw control character.
 
 Options:
   --seed N         the generator's seed (default: random; printed, so a run can be repeated)
