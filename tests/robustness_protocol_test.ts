@@ -471,10 +471,11 @@ Deno.test("params the SDK checks itself are refused -32602 in one sentence, not 
       ["logging/setLevel", { level: "verbose" }, /^Invalid params for logging\/setLevel: level: /],
       ["resources/read", {}, /^Invalid params for resources\/read: uri: .*expected string/],
       ["prompts/get", {}, /^Invalid params for prompts\/get: name: /],
+      // A prompt's own arguments are checked before the SDK's parse, in the prompt's words.
       [
         "prompts/get",
-        { name: "run_and_watch", arguments: { "a\u009b2J": 5 } },
-        /^Invalid params for prompts\/get: arguments\.a\\x9B2J: /,
+        { name: "run_and_watch", arguments: { "a\u009b2J": 5, paneId: 7 } },
+        /^Invalid arguments for prompt run_and_watch: unknown argument "a\?2J" .*; paneId must be a string; command is required\.$/,
       ],
       ["completion/complete", {}, /^Invalid params for completion\/complete: /],
     ];
