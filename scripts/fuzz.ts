@@ -51,9 +51,11 @@ params.task and awaited with tasks/result; under 2026-07-28 the server decides a
 polled with tasks/get), now and then cancelled a moment in; what a task ends with is judged as
 a call's answer. About one call in eight is a request that is no tool call (resources/read,
 /subscribe, /unsubscribe, /list, /templates/list, prompts/list, prompts/get,
-completion/complete, tasks/get, /list, /cancel, /result, logging/setLevel): a refusal must be
-readable and no internal error, it must change nothing the person or the agent has, and every
-resource update sent must be of a URI the client subscribed to.
+completion/complete, tasks/get, /list, /cancel, /result, logging/setLevel; under 2026-07-28
+subscriptions/listen, held a moment and cancelled, in place of /subscribe and /unsubscribe): a
+refusal must be readable and no internal error, it must change nothing the person or the agent
+has, and every resource update sent must be of a URI the client subscribed to (under
+2026-07-28: one its stream was granted, after the stream's acknowledgement).
 Half the tool calls carry a progress token: progress must name one given and stop when its
 call ends. No log message or line of the server's stderr may hold a raw control character.
 

@@ -69,3 +69,50 @@ Deno.test("fuzz protocol checks: an update of a URI never subscribed to is caugh
   );
   assert.match(badMoveError({ code: -32602, message: "a\u001b[2Jb" }, {}) ?? "", /control/);
 });
+
+Deno.test("fuzz protocol checks: a 2026-07-28 stream hears only what it was granted, after its acknowledgement", async () => {
+  const notifications: RpcMessage[] = [];
+  let nextId = 1;
+  const server = {
+    notifications,
+    send: () => ({ id: nextId++, answer: new Promise<RpcMessage>(() => {}) }),
+    notify: () => Promise.resolve(),
+  };
+  const client = new FuzzClient(server as unknown as StdioServer, "2026-07-28");
+  const meta = (id: number) => ({ "io.modelcontextprotocol/subscriptionId": id });
+  const message = (method: string, id: number, params: Record<string, unknown>): RpcMessage => ({
+    jsonrpc: "2.0",
+    method,
+    params: { ...params, _meta: meta(id) },
+  });
+  const listen = (uris: string[]) =>
+    client.run({
+      tool: "subscriptions/listen",
+      arguments: { notifications: { resourceSubscriptions: uris } },
+      holdMs: 0,
+    });
+  const [a, b] = ["tmux://pane/1", "tmux://pane/2"];
+  const first = listen([a, "tmux://pane/x"]);
+  // Granted only what names a resource: the acknowledgement says which.
+  notifications.push(
+    message("notifications/subscriptions/acknowledged", first.id, {
+      notifications: { resourceSubscriptions: [a] },
+    }),
+  );
+  assert.equal((await first.ended).kind, "cancelled");
+  const second = listen([b]);
+  notifications.push(message("notifications/resources/updated", first.id, { uri: a }));
+  assert.equal(client.notificationProblems(), null);
+  notifications.push(message("notifications/resources/updated", second.id, { uri: b }));
+  assert.match(client.notificationProblems() ?? "", /before stream 2 was acknowledged/);
+  notifications.push(message("notifications/resources/updated", first.id, { uri: b }));
+  assert.match(client.notificationProblems() ?? "", /to stream 1, which was not granted it/);
+  notifications.push(
+    message("notifications/subscriptions/acknowledged", second.id, {
+      notifications: { resourceSubscriptions: [b] },
+    }),
+  );
+  assert.equal((await second.ended).kind, "cancelled");
+  notifications.push(message("notifications/resources/updated", second.id, { uri: b }));
+  assert.equal(client.notificationProblems(), null);
+});

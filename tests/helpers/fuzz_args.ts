@@ -54,6 +54,8 @@ export interface FuzzCall {
   readonly task?: TaskPlan;
   /** Sent with a progress token (`_meta.progressToken`). */
   readonly progress?: boolean;
+  /** A `subscriptions/listen` stream: cancelled this long after its acknowledgement. */
+  readonly holdMs?: number;
 }
 
 /**
@@ -182,6 +184,16 @@ export class ArgumentMaker {
       case "resources/unsubscribe":
         params = { uri: r.chance(0.97) ? this.#uri() : r.pick([5, null, {}]) };
         break;
+      case "subscriptions/listen": {
+        const uris = Array.from({ length: r.int(4) }, () => this.#uri());
+        params = {
+          notifications: {
+            resourceSubscriptions: r.chance(0.95) ? uris : r.pick([null, "tmux://server", [5]]),
+            ...r.chance(0.3) && { resourcesListChanged: true },
+          },
+        };
+        return { tool: method, arguments: params, holdMs: r.pick([0, 50, 300, 1_000]) };
+      }
       case "resources/list":
       case "resources/templates/list":
       case "prompts/list":

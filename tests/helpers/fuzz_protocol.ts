@@ -43,6 +43,7 @@ export const MOVES = [
   "tasks/cancel",
   "tasks/result",
   "logging/setLevel",
+  "subscriptions/listen",
 ] as const;
 
 /** Whether `call` is a move (its `tool` a method), not a tool call. */
@@ -64,7 +65,9 @@ export type Ending =
   /** An answer to judge: a tool result (however the call ran) or a move's answer. */
   | { readonly kind: "answer"; readonly reply: RpcMessage; readonly how: string }
   /** A task the fuzz cancelled ended without a result, as a cancelled task may. */
-  | { readonly kind: "cancelled"; readonly how: string };
+  | { readonly kind: "cancelled"; readonly how: string }
+  /** What the protocol promises did not happen (a listen stream never acknowledged). */
+  | { readonly kind: "broken"; readonly why: string };
 
 /** The ids of the requests that ran a call (the first is what a hang cancels) and its end. */
 export interface Running {
@@ -75,6 +78,15 @@ export interface Running {
 /** Control characters a terminal acts on (C0 but tab and newline, DEL, C1). */
 // deno-lint-ignore no-control-regex
 export const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+/** The notification that acknowledges a listen stream, and how long it may take. */
+const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
+const LISTEN_ACK_MS = 10_000;
+
+/** The listen stream a 2026-07-28 notification belongs to. */
+function subscriptionOf(n: RpcMessage): unknown {
+  return (n.params?._meta as Json | undefined)?.["io.modelcontextprotocol/subscriptionId"];
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -102,6 +114,8 @@ export class FuzzClient {
    * may come after any of them.
    */
   readonly #tokens = new Map<string, number[]>();
+  /** What each 2026-07-28 listen stream was granted, by subscription id. */
+  readonly #granted = new Map<unknown, Set<unknown>>();
   #nextToken = 1;
 
   constructor(server: StdioServer, protocol: Protocol) {
@@ -140,6 +154,7 @@ export class FuzzClient {
 
   /** Runs one tool call (as a task when it says so and the version has them) or one move. */
   run(call: FuzzCall): Running {
+    if (call.tool === "subscriptions/listen") return this.#listen(call);
     if (isMove(call)) {
       if (call.tool === "resources/subscribe" && typeof call.arguments.uri === "string") {
         this.#subscribed.add(call.arguments.uri);
@@ -166,6 +181,44 @@ export class FuzzClient {
       id: sent.id,
       ended: sent.answer.then((reply) => this.#follow(call, reply, sent.id, ends)),
     };
+  }
+
+  /**
+   * 2026-07-28: a listen stream, acknowledged (or refused), held a moment, then cancelled (it
+   * is never answered then). Every URI it asked for may be named by an update.
+   */
+  #listen(call: FuzzCall): Running {
+    const asked = (call.arguments.notifications as Json | undefined)?.resourceSubscriptions;
+    if (Array.isArray(asked)) { for (const uri of asked) this.#subscribed.add(String(uri)); }
+    const sent = this.send(call.tool, call.arguments);
+    let answered = false;
+    sent.answer.then(() => answered = true, () => answered = true);
+    const acknowledged = async (): Promise<"acknowledged" | "late" | "answered"> => {
+      const began = Date.now();
+      const all = this.#server.notifications;
+      for (let i = this.#seen;; i++) {
+        while (i >= all.length) {
+          if (answered) return "answered";
+          if (Date.now() - began > LISTEN_ACK_MS) return "late";
+          await sleep(10);
+        }
+        const n = all[i];
+        if (n.method === ACKNOWLEDGED && subscriptionOf(n) === sent.id) return "acknowledged";
+      }
+    };
+    const ended = Promise.race([
+      sent.answer.then((reply): Ending => ({ kind: "answer", reply, how: "" })),
+      acknowledged().then(async (seen): Promise<Ending> => {
+        if (seen === "answered") return await new Promise<Ending>(() => {}); // the answer wins
+        if (seen === "late") {
+          return { kind: "broken", why: `no acknowledgement within ${LISTEN_ACK_MS} ms` };
+        }
+        await sleep(call.holdMs ?? 0);
+        await this.#server.notify("notifications/cancelled", { requestId: sent.id });
+        return { kind: "cancelled", how: `listen stream held ${call.holdMs ?? 0} ms` };
+      }),
+    ]);
+    return { id: sent.id, ended };
   }
 
   /**
@@ -265,11 +318,24 @@ export class FuzzClient {
       const n = all[i];
       const p = n.params ?? {};
       switch (n.method) {
-        case "notifications/resources/updated":
+        case ACKNOWLEDGED: {
+          const granted = (p.notifications as Json | undefined)?.resourceSubscriptions;
+          this.#granted.set(subscriptionOf(n), new Set(Array.isArray(granted) ? granted : []));
+          break;
+        }
+        case "notifications/resources/updated": {
           if (!this.#subscribed.has(String(p.uri))) {
             return `an update of ${p.uri}, never subscribed to`;
           }
+          const stream = subscriptionOf(n);
+          if (stream === undefined) break;
+          const granted = this.#granted.get(stream);
+          if (!granted) return `an update of ${p.uri} before stream ${stream} was acknowledged`;
+          if (!granted.has(String(p.uri))) {
+            return `an update of ${p.uri} to stream ${stream}, which was not granted it`;
+          }
           break;
+        }
         case "notifications/progress": {
           const token = String(p.progressToken);
           const ends = this.#tokens.get(token);

@@ -224,6 +224,9 @@ const WORLD_CALLS = 150;
 const MOVE_SHARE = 0.12;
 /** Moves that read tmux by the server's own `--socket`, never by an SSH host. */
 const LOCAL_ROUTE = new Set<string>(["resources/list", "prompts/get", "completion/complete"]);
+/** Moves of one protocol version only: 2026-07-28's listen streams, 2025's subscriptions. */
+const MODERN_ONLY = new Set<string>(["subscriptions/listen"]);
+const LEGACY_ONLY = new Set<string>(["resources/subscribe", "resources/unsubscribe"]);
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -441,7 +444,10 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
             : pickable;
           const label = `argument set ${made++}`;
           if (moves.length && (tools.length === 0 || rand.chance(MOVE_SHARE))) {
-            const move = maker.move(rand.pick(moves), label, c.taskIds);
+            const spoken = moves.filter((m) =>
+              !(c.protocol === "2026-07-28" ? LEGACY_ONLY : MODERN_ONLY).has(m)
+            );
+            const move = maker.move(rand.pick(spoken.length ? spoken : moves), label, c.taskIds);
             carriers.set(label, move);
             group.push(move);
             continue;
@@ -531,9 +537,13 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         const names = replies.some(saysUndefined) ? [...await worldNames(w), ...given] : [];
         replies.forEach((ending: Ending, k: number) => {
           const call = group[k];
-          const how = ending.how ? ` (${ending.how})` : "";
-          if (ending.how.startsWith("task")) tasks++;
           if (isMove(call)) movesMade++;
+          if (ending.kind !== "broken" && ending.how.startsWith("task")) tasks++;
+          if (ending.kind === "broken") {
+            outcomes[k] = ending.why;
+            return fail(`${call.tool}: ${ending.why}`, "", [call]);
+          }
+          const how = ending.how ? ` (${ending.how})` : "";
           if (ending.kind === "cancelled") {
             outcomes[k] = `cancelled${how}`;
             return;
