@@ -274,18 +274,57 @@ export function lastWrittenIndex(rows: readonly string[], top: number): number {
  * For each joined line (`capture-pane -J`), the index of the row it starts at, found by
  * concatenating untrimmed rows (`-N`) until they spell the line; null when they never do
  * (then the caller must not pretend to know line numbers).
+ *
+ * A row may print nothing and still belong to the line before it: tmux 3.3a leaves a row of
+ * padding after each wide character of a pane one column wide (a row a program clears is a
+ * line of its own: clearing it ends the wrap). Empty lines are placed among such rows by
+ * {@link placeEmpties}.
  */
 export function alignJoined(rows: readonly string[], joined: readonly string[]): number[] | null {
   const starts: number[] = [];
+  const printsNothing = (k: number) => rows[k] === "";
   let i = 0;
+  let pending = 0;
   for (const line of joined) {
+    if (i > 0 && line === "") {
+      pending++;
+      continue;
+    }
+    if (i > 0) {
+      const placed = placeEmpties(rows.length, i, printsNothing, pending, false);
+      if (!placed) return null;
+      starts.push(...placed.rows);
+      [i, pending] = [placed.next, 0];
+    }
     if (i >= rows.length) return null;
     starts.push(i);
     let acc = rows[i++];
     while (acc !== line && acc.length < line.length && i < rows.length) acc += rows[i++];
     if (acc !== line) return null;
   }
-  return i === rows.length ? starts : null;
+  const placed = placeEmpties(rows.length, i, printsNothing, pending, true);
+  return placed ? [...starts, ...placed.rows] : null;
+}
+
+/**
+ * Where `pending` empty joined lines start, the rows from `at` on that print nothing being
+ * theirs and the line's before them (rows that print nothing right after a line spelled whole
+ * are its padding, or empty lines of their own, which capture-pane -J prints between it and
+ * the next line): the empty lines take the last such rows, the line before the others. Returns their rows and the row the next line starts at (the first that prints
+ * something), or null when fewer rows than lines print nothing, or, `last`, when a row after
+ * them prints something.
+ */
+export function placeEmpties(
+  rowCount: number,
+  at: number,
+  printsNothing: (row: number) => boolean,
+  pending: number,
+  last: boolean,
+): { rows: number[]; next: number } | null {
+  let end = at;
+  while (end < rowCount && printsNothing(end)) end++;
+  if (end - at < pending || (last && end !== rowCount)) return null;
+  return { rows: Array.from({ length: pending }, (_, k) => end - pending + k), next: end };
 }
 /**
  * UTF-8 length of a string as TextEncoder would encode it, counted without building the

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { captureRange, rowArg, trimRow } from "./capture.ts";
+import { captureRange, placeEmpties, rowArg, trimRow } from "./capture.ts";
 import { type ChainEvent, ChainReader, LineSplitter } from "./chain.ts";
 import { chainArgv, decodeBytes, int, newGuard, recordFormat } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
@@ -57,10 +57,28 @@ export async function readJoinedPane(
   let bytes = 0;
   const splitter = new LineSplitter();
   const misaligned = () => new Error(`tmux printed lines of ${paneId} that do not span its rows`);
+  const printsNothing = (k: number) => rowBytes[k] === 0;
+  /** Empty lines read after a line, not placed yet (see placeEmpties). */
+  let pending = 0;
+  const place = (last: boolean) => {
+    const placed = placeEmpties(rowBytes.length, row, printsNothing, pending, last);
+    if (!placed) throw misaligned();
+    for (const at of placed.rows) {
+      lines.push("");
+      lineRows.push(top + at);
+      bytes += 1;
+    }
+    [row, pending] = [placed.next, 0];
+  };
   const rowLine = (line: Uint8Array) => {
     rowBytes.push(line.length);
   };
   const joinedLine = (line: Uint8Array) => {
+    if (row > 0 && line.length === 0) {
+      pending++;
+      return;
+    }
+    if (row > 0) place(false);
     if (row >= rowBytes.length) throw misaligned();
     const start = row;
     let spanned = rowBytes[row++];
@@ -128,7 +146,7 @@ export async function readJoinedPane(
   if (code !== 0 || gone) return chainFailure({ code: code === 0 ? 1 : code, stderr });
   if (phase !== "lines") throw new Error(`tmux output of ${paneId} ended early`);
   splitter.finish(joinedLine);
-  if (row !== rowCount) throw misaligned();
+  place(true);
   await flush(true);
   return null;
 }

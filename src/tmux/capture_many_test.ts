@@ -97,6 +97,77 @@ Deno.test("readPanes hands deep history over in batches, in order, the screen in
   });
 });
 
+Deno.test("readPanes: lines of wide characters in a pane one column wide, each padded by an empty row", async () => {
+  await withServer(async (t, runner) => {
+    // Narrowed to one column, tmux 3.3a puts each wide character alone in a row and leaves the
+    // next row as padding: rows with no bytes, which a joined line spans but does not spell.
+    // (Printed at that width, it loses every other character: the lines are printed first.)
+    const pane = (await t.tmux(
+      "new-session",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "-s",
+      "narrow",
+      "-x",
+      "10",
+      "-y",
+      "12",
+      "sh -c \"printf 'ｗｉ\\nｗｉ\\n\\nx\\n'; exec cat\"",
+    )).trim();
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("x"),
+      "the pane to print its lines",
+    );
+    await t.tmux("resize-window", "-t", "narrow", "-x", "1");
+    assert.equal((await t.tmux("capture-pane", "-p", "-N", "-t", pane)).split("\n")[1], "");
+    const batches: RowBatch[] = [];
+    const results = await readPanes(
+      runner,
+      { socketName: t.socket },
+      [pane],
+      100,
+      (b) => void batches.push(b),
+      {},
+      undefined,
+      undefined,
+      true,
+    );
+    assert.deepEqual(results, [null]);
+    const lines = batches.flatMap((b) => b.text.split("\n"));
+    const rows = batches.flatMap((b) => b.lineRows ?? []);
+    assert.deepEqual(lines.slice(0, 4), ["ｗｉ", "ｗｉ", "", "x"]);
+    // Narrowing moved the first six rows into history (rows -6 to -1).
+    assert.deepEqual(rows.slice(0, 4), [-6, -2, 2, 3], "each line at the row it starts at");
+  });
+});
+
+Deno.test("tmux: the row of a wrapped line a program clears is a line of its own to capture-pane -J", async () => {
+  await withServer(async (t) => {
+    // Only padding prints nothing and still belongs to the line before (the test above).
+    const pane = (await t.tmux(
+      "new-session",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "-s",
+      "cleared",
+      "-x",
+      "10",
+      "-y",
+      "6",
+      "sh -c \"printf 'abcdefghijKLM\\nnext\\n\\033[2A\\033[2K\\033[2B'; exec cat\"",
+    )).trim();
+    const read = (flag: string) =>
+      t.tmux("capture-pane", "-p", flag, "-t", pane).then((s) => s.split("\n").slice(0, 3));
+    await waitFor(async () => (await read("-N"))[1] === "", "the row to be cleared");
+    assert.deepEqual(await read("-N"), ["abcdefghij", "", "next"]);
+    assert.deepEqual(await read("-J"), ["abcdefghij", "", "next"]);
+  });
+});
+
 Deno.test("readPanes reads on after a pane that closed, and reports that one", async () => {
   await withServer(async (t, runner) => {
     const first = t.ids.paneId;

@@ -47,6 +47,13 @@ Deno.test("alignJoined finds where each joined line starts, or admits it cannot"
   assert.deepEqual(alignJoined(rows, rows), [0, 1, 2, 3, 4, 5]);
   assert.equal(alignJoined(rows, ["aaaaaa", "x"]), null);
   assert.equal(alignJoined(rows, ["aaaaaa"]), null, "rows left over");
+  // A wide character in a pane one column wide leaves a row of padding after it (tmux 3.3a):
+  // a row that prints nothing and ends the line before it. Empty lines take the last such rows
+  // before the next line (or the end), the line before them the others.
+  const narrow = ["", "", "ｗ", "", "ｉ", "", "ｗ", "", "ｉ", "", ""];
+  assert.deepEqual(alignJoined(narrow, ["", "", "ｗｉ", "ｗｉ", ""]), [0, 1, 2, 6, 10]);
+  assert.deepEqual(alignJoined(["ｗ", "", "ｉ", ""], ["ｗｉ"]), [0]);
+  assert.equal(alignJoined(["ｗ", "", "x"], ["ｗ"]), null, "a row with bytes left over");
 });
 
 Deno.test("clampRow and captureRange follow cmd-capture-pane.c", () => {
