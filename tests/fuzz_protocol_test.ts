@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { TASK_TOOLS } from "../src/mcp/tasks.ts";
 import { fuzzHolds } from "./helpers/fuzz_holds.ts";
 import { badMoveError, FuzzClient, MOVES, PROTOCOLS } from "./helpers/fuzz_protocol.ts";
 import type { RpcMessage, StdioServer } from "./helpers/stdio.ts";
@@ -14,14 +15,7 @@ import type { RpcMessage, StdioServer } from "./helpers/stdio.ts";
 const SEED = 20261208;
 const CALLS = 40;
 /** The tools that may run as tasks, one that types, and every request that is no tool call. */
-const TOOLS = [
-  "run_command",
-  "get_command_result",
-  "wait_for_text",
-  "wait_for_idle",
-  "send_keys",
-  ...MOVES,
-];
+const TOOLS = [...TASK_TOOLS, "send_keys", ...MOVES];
 
 for (const protocol of PROTOCOLS) {
   Deno.test(`fuzz, ${protocol}: ${CALLS} calls of the waiting tools and other requests (seed ${SEED}) break no invariant`, async () => {

@@ -18,6 +18,7 @@
  * @module
  */
 
+import { TASK_TOOLS } from "../../src/mcp/tasks.ts";
 import type { Rand } from "./prng.ts";
 import type { MarkerBox } from "./robust.ts";
 import type { FuzzWorld, Present } from "./fuzz_world.ts";
@@ -66,9 +67,6 @@ export interface TaskPlan {
   readonly ttl?: number;
   readonly cancelAfterMs?: number;
 }
-
-/** The tools that may run as tasks (src/mcp/tasks.ts). */
-const TASK_TOOLS = new Set(["run_command", "get_command_result", "wait_for_text", "wait_for_idle"]);
 
 /** The prompts the server offers (src/tools/prompts.ts), and their arguments' names. */
 const PROMPTS: Record<string, readonly string[]> = {
