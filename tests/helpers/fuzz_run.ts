@@ -527,6 +527,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         }
       }
       const succeeded = group.map(() => false);
+      /** Calls answered that tmux may or may not have run their command (its connection lost). */
+      const uncertain = group.map(() => false);
       const outcomes = group.map(() => "no answer");
       if (replies !== "timeout") {
         // Only an error that says "undefined" needs them (is it a name a call gave? A call of
@@ -565,6 +567,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           outcomes[k] = `${result.isError ? "refused" : "done"}${how}: ` +
             cut(text.split("\n")[0], 160);
           if (result.isError) {
+            uncertain[k] = /may or may not have run/.test(text);
             const why = badErrorText(text, call.arguments, names);
             if (why) fail(`an unreadable error (${why})`, text, [call]);
             if (result.structuredContent !== undefined) {
@@ -586,8 +589,11 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         });
       }
 
-      // A hook set may act on any later call (and on the others of its group).
-      const hooked = group.some((c, k) => setsHook(c) && (succeeded[k] || replies === "timeout"));
+      // A hook set may act on any later call (and on the others of its group): one answered as
+      // set, or as perhaps set (a hook tmux runs at once may end the server under the call).
+      const hooked = group.some((c, k) =>
+        setsHook(c) && (succeeded[k] || uncertain[k] || replies === "timeout")
+      );
       const pidAfter = await serverPid(w);
       if (pidBefore && pidAfter !== pidBefore) {
         if (group.some((c, k) => mayEndServer(c, succeeded[k]))) {
