@@ -82,6 +82,8 @@ export const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 /** The notification that acknowledges a listen stream, and how long it may take. */
 const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
 const LISTEN_ACK_MS = 10_000;
+/** A task's ttl this short may pass while the fuzz's waits (a few seconds) still run. */
+const SHORT_TTL_MS = 10_000;
 
 /** The listen stream a 2026-07-28 notification belongs to. */
 function subscriptionOf(n: RpcMessage): unknown {
@@ -96,6 +98,8 @@ interface TaskView {
   readonly status?: string;
   readonly result?: Json;
   readonly error?: { code: number; message: string };
+  /** 2025-11-25: the task's lifetime, as the server granted it. */
+  readonly ttl?: number;
 }
 
 /** A world's server, spoken to in one protocol version. */
@@ -254,9 +258,14 @@ export class FuzzClient {
     ends.push(result.id);
     const reply = await result.answer;
     const how = `task ${cancelled ? "cancelled" : "run"}`;
-    // A task cancelled before it finished has no result to give: tasks/result says so.
+    // A task cancelled before it finished has no result to give: tasks/result says so. So has
+    // one whose ttl (as the server granted it, at least a second) passed while it waited.
     if (cancelled && reply.error && /has no result/.test(reply.error.message)) {
       return { kind: "cancelled", how: `${how}: ${reply.error.message}` };
+    }
+    const short = typeof handle.ttl === "number" && handle.ttl <= SHORT_TTL_MS;
+    if (short && reply.error && /has no result: Its ttl passed/.test(reply.error.message)) {
+      return { kind: "cancelled", how: `task expired (ttl ${handle.ttl} ms)` };
     }
     return { kind: "answer", reply, how };
   }
