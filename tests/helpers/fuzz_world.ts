@@ -3,8 +3,9 @@
  *
  * The server holds the shapes the guards must get right, all at once: a pane the MCP server
  * runs in (the agent's), a dead pane kept by remain-on-exit, a pane in copy mode, a zoomed
- * window, a window linked into two sessions, a grouped session, names with spaces, quotes and
- * non-ASCII letters, paste buffers with awkward names. A person is attached on a real
+ * window, a window linked into two sessions, a grouped session, a window one column wide
+ * holding wide characters, names with spaces, quotes and non-ASCII letters, paste buffers with
+ * awkward names. A person is attached on a real
  * pseudo-terminal, in one of three flavours of what they look at (each a layout in which a
  * guard once missed): a zoomed pane of two; a window linked into another session and viewed
  * through a grouped session, its active pane in copy mode; a synchronized window whose active
@@ -121,6 +122,23 @@ async function populate(t: TestTmux, flavour: number): Promise<FuzzWorld> {
     "agent",
     "cat",
   );
+  // A window one column wide, narrowed after its pane printed wide characters: tmux 3.3a then
+  // pads each of them with a row that prints nothing (a 1-column pane is what a layout or a
+  // resize may leave, and a reader once failed on it).
+  const [narrow, narrowWindow] = await ids(
+    "new-window",
+    "-d",
+    "-t",
+    "work:",
+    "-n",
+    "narrow",
+    "printf 'ｗｉｄｅ 😀 é\\nnext ｗ\\n\\n'; exec cat",
+  );
+  await waitFor(
+    async () => (await t.tmux("capture-pane", "-p", "-t", narrow)).includes("next"),
+    "the narrow pane's lines",
+  );
+  await t.tmux("resize-window", "-t", narrowWindow, "-x", "1");
   await t.tmux("link-window", "-d", "-s", w0, "-t", "main:5");
   await t.tmux("new-session", "-d", "-t", "work", "-s", "grp");
   await t.tmux("new-session", "-d", "-s", "sp ace 'q' ü", "sh");
