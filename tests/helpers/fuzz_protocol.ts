@@ -13,9 +13,13 @@
  * without a result.
  *
  * A move may be refused (a URI that names nothing, a task id never made): a refusal is a
- * JSON-RPC error a person can read, never an internal error. Under 2025-11-25 and 2025-06-18 a
- * move may subscribe to a resource; every update the server sends must be of a URI the client
- * subscribed to.
+ * JSON-RPC error a person can read, never a bare internal error. A move may subscribe to a
+ * resource (2025: `resources/subscribe`; 2026-07-28: a `subscriptions/listen` stream, held a
+ * moment and cancelled): every update the server sends must be of a URI subscribed to, and
+ * under 2026-07-28 of one the stream was granted, after its acknowledgement. What else the
+ * server sends unasked is held too ({@link FuzzClient.notificationProblems}): progress only
+ * for a token a call gave and only while that call runs, a task's status only under 2025-11-25
+ * and only of a task made, log messages without raw control characters.
  *
  * @module
  */
