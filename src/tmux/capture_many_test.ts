@@ -97,25 +97,26 @@ Deno.test("readPanes hands deep history over in batches, in order, the screen in
   });
 });
 
+/** The pane of a new session `name` of `width` × `height` whose shell prints `printf`'s `text`. */
+async function sessionPrinting(
+  t: Started,
+  name: string,
+  width: number,
+  height: number,
+  text: string,
+): Promise<string> {
+  const size = ["-x", String(width), "-y", String(height)];
+  const command = `sh -c "printf '${text}'; exec cat"`;
+  return (await t.tmux("new-session", "-d", "-P", "-F", "#{pane_id}", "-s", name, ...size, command))
+    .trim();
+}
+
 Deno.test("readPanes: lines of wide characters in a pane one column wide, each padded by an empty row", async () => {
   await withServer(async (t, runner) => {
     // Narrowed to one column, tmux 3.3a puts each wide character alone in a row and leaves the
     // next row as padding: rows with no bytes, which a joined line spans but does not spell.
     // (Printed at that width, it loses every other character: the lines are printed first.)
-    const pane = (await t.tmux(
-      "new-session",
-      "-d",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "-s",
-      "narrow",
-      "-x",
-      "10",
-      "-y",
-      "12",
-      "sh -c \"printf 'ｗｉ\\nｗｉ\\n\\nx\\n'; exec cat\"",
-    )).trim();
+    const pane = await sessionPrinting(t, "narrow", 10, 12, "ｗｉ\\nｗｉ\\n\\nx\\n");
     await waitFor(
       async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("x"),
       "the pane to print its lines",
@@ -146,20 +147,8 @@ Deno.test("readPanes: lines of wide characters in a pane one column wide, each p
 Deno.test("tmux: the row of a wrapped line a program clears is a line of its own to capture-pane -J", async () => {
   await withServer(async (t) => {
     // Only padding prints nothing and still belongs to the line before (the test above).
-    const pane = (await t.tmux(
-      "new-session",
-      "-d",
-      "-P",
-      "-F",
-      "#{pane_id}",
-      "-s",
-      "cleared",
-      "-x",
-      "10",
-      "-y",
-      "6",
-      "sh -c \"printf 'abcdefghijKLM\\nnext\\n\\033[2A\\033[2K\\033[2B'; exec cat\"",
-    )).trim();
+    const text = "abcdefghijKLM\\nnext\\n\\033[2A\\033[2K\\033[2B";
+    const pane = await sessionPrinting(t, "cleared", 10, 6, text);
     const read = (flag: string) =>
       t.tmux("capture-pane", "-p", flag, "-t", pane).then((s) => s.split("\n").slice(0, 3));
     await waitFor(async () => (await read("-N"))[1] === "", "the row to be cleared");
