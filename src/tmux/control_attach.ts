@@ -188,17 +188,31 @@ export async function runningJobs(connection: Connection): Promise<Set<string>> 
  * Of `jobs`, those tmux started after the client whose pid is `clientPid` (a decimal number,
  * else every job): the jobs its attach's hooks and its handshake's commands started. tmux forks
  * them once the client is there, and Linux and macOS hand pids out in order, so theirs are
- * higher. A job that ran before (a person's `run-shell`, a status line's `#()` sampling for a
- * second or two) is no hook's of the attach: waiting for it held every new client (a first
- * call, a watch in another session) for the whole bound, and took the view-mode its output
- * opened on a person's pane when it ended meanwhile. Where pids wrap between the two, or are
- * handed out at random, a job may be judged wrongly either way: waited for up to the bound as
- * before, or a hook's view-mode left, as when a hook's job outlasts the bound.
+ * higher, and only a little ({@link ATTACH_PID_SPAN}: the forks of the moments between). A job
+ * that ran before (a person's `run-shell`, a status line's `#()` sampling for a second or two)
+ * is no hook's of the attach: waiting for it held every new client (a first call, a watch in
+ * another session) for the whole bound, and took the view-mode its output opened on a person's
+ * pane when it ended meanwhile. Its pid is lower, or, where pids wrapped since (every 32 768
+ * forks where pid_max is that, as on many Linux systems), far higher. Where pids wrap between
+ * the client and a hook's job, or are handed out at random, a job may still be judged wrongly
+ * either way: waited for up to the bound as before, or a hook's view-mode left, as when a
+ * hook's job outlasts the bound.
  */
 export function startedSince(jobs: Set<string>, clientPid: string | undefined): Set<string> {
   if (!/^[1-9]\d{0,9}$/.test(clientPid ?? "")) return jobs;
-  return new Set([...jobs].filter((job) => Number(job) > Number(clientPid)));
+  const client = Number(clientPid);
+  return new Set(
+    [...jobs].filter((job) => Number(job) > client && Number(job) - client <= ATTACH_PID_SPAN),
+  );
 }
+
+/**
+ * How far above a client's pid the pids of the jobs its attach started may be: the forks of the
+ * whole machine in the moments between (a few, or hundreds on a busy one), with room to spare;
+ * far below the span pids wrap in (at least 32 768 on Linux), so a job from before a wrap,
+ * whose pid is near the top, is not taken for one.
+ */
+export const ATTACH_PID_SPAN = 4_096;
 
 /**
  * The pids of the jobs `show-messages -J` lists (`Job 3: <command> [fd=9, pid=123, status=0]`):
