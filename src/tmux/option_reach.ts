@@ -1,7 +1,7 @@
 /**
  * Which tmux options reach what a person sees or sends, by name (tmux 3.3a): the server's view
- * guard (src/tools/option_change.ts) and the agent hook's guard (src/hooks/view.ts) read the
- * same facts, so that the hook asks about exactly the option changes the server refuses by
+ * guard (set_option, src/tools/settings.ts and option_change.ts) and the agent hook's guard
+ * (src/hooks/view.ts) read the same facts, so that the hook asks about exactly the option changes the server refuses by
  * default where a person is attached.
  *
  * @module

@@ -14,7 +14,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { checkTitleText } from "./arguments.ts";
-import { baseName, STATUS_ENTRY_OPTIONS, UNSEEN_SERVER_OPTIONS } from "../tmux/option_reach.ts";
+import { baseName, STATUS_ENTRY_OPTIONS } from "../tmux/option_reach.ts";
 import { RUN_OPTION } from "./run_mark.ts";
 import { nameCharacter } from "./typing.ts";
 import type { Scope, ScopeFlags } from "./setting_scope.ts";
@@ -151,16 +151,6 @@ export function refuseCommandAlias(name: string): void {
       "which would walk around every guard.",
     "show_option reads the aliases; a person can change them in their tmux configuration.",
   );
-}
-
-/**
- * Whether setting option `base` (kept in `table`, null for a user option) changes nothing a
- * person's client shows or sends, so it needs no view guard: a user option, which tmux draws
- * only where a format names it (the agent marks that the hook's status line draws are
- * {@link refuseMarks}'), and the server options in UNSEEN_SERVER_OPTIONS (option_reach.ts).
- */
-export function reachesNoView(table: string | null, base: string): boolean {
-  return table === null || (table === "server" && UNSEEN_SERVER_OPTIONS.has(base));
 }
 
 /**

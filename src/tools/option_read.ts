@@ -12,7 +12,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { int, metadataBound } from "../mcp/schemas.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { parseOptionLines, readOptionListing, unquoteOptionValue } from "./option_lines.ts";
-import { baseName } from "./option_table.ts";
+import { baseName } from "../tmux/option_reach.ts";
 import { noSuch, type ScopeFlags, unknownName } from "./setting_scope.ts";
 
 /** One option entry as the option tools report it. */

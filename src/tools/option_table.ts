@@ -178,5 +178,3 @@ export function checkOptionScope(
     }[table],
   );
 }
-
-export { baseName } from "../tmux/option_reach.ts";

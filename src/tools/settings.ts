@@ -34,7 +34,6 @@ import {
   checkOptionValue,
   forNewNote,
   optionView,
-  reachesNoView,
   refuseCommandAlias,
   refuseMarks,
 } from "./option_change.ts";
@@ -46,7 +45,8 @@ import {
   shownValue,
   storedSummary,
 } from "./option_read.ts";
-import { baseName, checkOptionScope, optionTable } from "./option_table.ts";
+import { checkOptionScope, optionTable } from "./option_table.ts";
+import { baseName, reachesNoPerson } from "../tmux/option_reach.ts";
 import { pipePane } from "./pipe_pane.ts";
 import { noSuch, runNamed, scopeFlags, scopeSchema, unknownName } from "./setting_scope.ts";
 
@@ -200,7 +200,9 @@ const setOption = defineTool({
     if (args.append) argv.push("-a");
     argv.push("--", args.name);
     if (args.value !== undefined) argv.push(args.value);
-    if (reachesNoView(table, base)) {
+    // A user option (the agent marks the hook's status line draws are refuseMarks') or a server
+    // option that reaches no client needs no view guard: the hook's guard reads the same table.
+    if (reachesNoPerson(base)) {
       await runNamed(ctx, argv.map(literalArg), "option", args.name);
     } else {
       // A session's or a window's option changes what its clients show (the status line, a

@@ -201,7 +201,8 @@ export class ArgumentMaker {
       case "prompts/get": {
         const name = r.chance(0.9) ? r.pick(Object.keys(PROMPTS)) : this.#free(100);
         const args: Json = {};
-        for (const arg of [...PROMPTS[name] ?? [], "extra"]) {
+        const known = Object.hasOwn(PROMPTS, name) ? PROMPTS[name] : [];
+        for (const arg of [...known, "extra"]) {
           if (!r.chance(0.7)) continue;
           args[arg] = arg === "paneId" && r.chance(0.7)
             ? this.#id("panes")

@@ -25,7 +25,7 @@
  */
 
 import type { FuzzCall, Json } from "./fuzz_args.ts";
-import { unreadable } from "./robust.ts";
+import { RAW_CONTROL, unreadable } from "./robust.ts";
 import type { RpcMessage, StdioServer } from "./stdio.ts";
 
 /** The protocol versions the fuzz speaks to a world's server in. */
@@ -78,10 +78,6 @@ export interface Running {
   readonly id: number;
   readonly ended: Promise<Ending>;
 }
-
-/** Control characters a terminal acts on (C0 but tab and newline, DEL, C1). */
-// deno-lint-ignore no-control-regex
-export const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 /** The notification that acknowledges a listen stream, and how long it may take. */
 const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";

@@ -52,6 +52,10 @@ export function reportFigures(label: string, figures: Figures, extra: string = "
   );
 }
 
+/** Control characters a terminal acts on (C0 but tab and newline, DEL, C1). */
+// deno-lint-ignore no-control-regex
+export const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
 /**
  * Why an error text is not a readable reason, or null when it is: empty, a stack trace,
  * "undefined", "[object Object]", raw control characters, or so long no one reads it.
@@ -61,8 +65,7 @@ export function unreadable(text: string): string | null {
   if (/\n\s+at /.test(text) || /\bat .*\.(ts|js):\d+/.test(text)) return "a stack trace";
   if (/\bundefined\b/.test(text)) return 'the word "undefined"';
   if (text.includes("[object Object]")) return '"[object Object]"';
-  // deno-lint-ignore no-control-regex
-  if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text)) return "raw control characters";
+  if (RAW_CONTROL.test(text)) return "raw control characters";
   if (text.length > 8_000) return `${text.length} characters long`;
   return null;
 }
