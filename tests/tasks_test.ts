@@ -176,6 +176,11 @@ async function legacySession(socket: string, version = "2025-11-25"): Promise<St
   return server;
 }
 
+/** A wait for text never printed that ends on its own after 1.5 s. */
+function shortWait(paneId: string) {
+  return { paneId, patterns: ["NEVER-PRINTED"], timeoutMs: 1_500 };
+}
+
 function waitTask(paneId: string, extra: Record<string, unknown> = {}) {
   return {
     name: "wait_for_text",
@@ -242,19 +247,38 @@ Deno.test("tasks, 2025-11-25 on the wire: cancel, unknown ids, refusals, ttl, an
     const malformed = await server.request("tools/call", waitTask(t.ids.paneId, { task: "soon" }));
     assert.equal(malformed.error?.code, -32602);
 
-    // The ttl is honoured (bounded below by a second): past it the task is stopped and gone.
-    const short = await server.request("tools/call", waitTask(t.ids.paneId, { task: { ttl: 1 } }));
-    const shortId = (short.result!.task as { taskId: string; ttl: number }).taskId;
-    assert.equal((short.result!.task as { ttl: number }).ttl, TASK_LIMITS.minTtlMs);
+    // A ttl shorter than the call's own wait would stop the wait midway: the ttl granted covers
+    // the call's timeout and a little more, whatever was asked.
+    const long = await server.request("tools/call", waitTask(t.ids.paneId, { task: { ttl: 1 } }));
+    const longTask = long.result!.task as { taskId: string; ttl: number };
+    assert.equal(longTask.ttl, 60_000 + TASK_LIMITS.keptPastBoundMs, "the wait's 60 s covered");
+    assert.equal(
+      (await server.request("tasks/cancel", { taskId: longTask.taskId })).error,
+      undefined,
+    );
+    // The ttl is honoured past that: a short wait asked with ttl 1 ends on its own, its result
+    // can be fetched, and then the task is gone.
+    const short = await server.request(
+      "tools/call",
+      waitTask(t.ids.paneId, { task: { ttl: 1 }, arguments: shortWait(t.ids.paneId) }),
+    );
+    const shortTask = short.result!.task as { taskId: string; ttl: number };
+    assert.equal(shortTask.ttl, 1_500 + TASK_LIMITS.keptPastBoundMs);
+    const ended = await server.request("tasks/result", { taskId: shortTask.taskId });
+    assert.equal(
+      (ended.result?.structuredContent as { outcome?: string } | undefined)?.outcome,
+      "timedOut",
+      `the wait ran to its own timeout, not stopped at the ttl asked: ${JSON.stringify(ended)}`,
+    );
     await waitFor(async () => {
-      const got = await server.request("tasks/get", { taskId: shortId });
+      const got = await server.request("tasks/get", { taskId: shortTask.taskId });
       return got.error?.code === -32602;
     }, "the task forgotten after its ttl");
     const listed = await server.request("tasks/list");
     assert.deepEqual(
       (listed.result!.tasks as { taskId: string }[]).map((x) => x.taskId),
-      [task.taskId],
-      "only the cancelled task is still kept",
+      [task.taskId, longTask.taskId],
+      "only the cancelled tasks are still kept",
     );
     await server.endsCleanly();
   } finally {

@@ -27,7 +27,7 @@ import {
   short,
   type TaskRecord,
 } from "./task_record.ts";
-import { TASK_LIMITS, TASK_TOOLS, TASKS_EXTENSION } from "./tasks.ts";
+import { callBoundMs, grantedTtlMs, TASK_LIMITS, TASK_TOOLS, TASKS_EXTENSION } from "./tasks.ts";
 import { type Handler, wrapSdkHandler } from "./tool_list.ts";
 
 /** The tasks of every connection of one registry; what stdio shutdown cancels. */
@@ -203,7 +203,7 @@ class TaskStore implements TaskCalls {
     // request's signal no more, but for the connection's end, which cancels every task anyway.
     const signal = (ctx as Ctx).mcpReq.signal;
     if (signal.aborted) return Promise.reject(cancelledEarly());
-    const task = this.#create(ttl.data.ttl);
+    const task = this.#create(grantedTtlMs(ttl.data.ttl, callBoundMs(name, params.arguments)));
     if (!task) return Promise.reject(tooMany());
     signal.addEventListener("abort", () => {
       if (task.status === "working") this.#stop(task, "Cancelled: its request was cancelled.");
@@ -223,7 +223,12 @@ class TaskStore implements TaskCalls {
     if (!TASK_TOOLS.has(name) || !declaresTasks(ctx) || this.running >= TASK_LIMITS.maxRunning) {
       return original(request, ctx);
     }
-    const task = this.#create(undefined)!;
+    const task = this.#create(
+      grantedTtlMs(
+        undefined,
+        callBoundMs(name, (request.params as Record<string, unknown>).arguments),
+      ),
+    )!;
     // Until the handle is given, the request is the task: cancelling it cancels the work.
     const follow = () => task.controller.abort(ctx.mcpReq.signal.reason);
     ctx.mcpReq.signal.addEventListener("abort", follow, { once: true });
@@ -253,18 +258,14 @@ class TaskStore implements TaskCalls {
     return { ...handle, resultType: "task" };
   }
 
-  /** A new task, or undefined when {@link TASK_LIMITS}.maxRunning are running. */
-  #create(ttl: number | undefined): TaskRecord | undefined {
+  /** A new task kept `ttlMs`, or undefined when {@link TASK_LIMITS}.maxRunning are running. */
+  #create(ttlMs: number): TaskRecord | undefined {
     if (this.running >= TASK_LIMITS.maxRunning) return undefined;
     while (this.#tasks.size >= TASK_LIMITS.maxKept) {
       const oldest = [...this.#tasks.values()].find((t) => t.status !== "working");
       if (!oldest) return undefined;
       this.#forget(oldest);
     }
-    const ttlMs = Math.min(
-      TASK_LIMITS.maxTtlMs,
-      Math.max(TASK_LIMITS.minTtlMs, Math.round(ttl ?? TASK_LIMITS.defaultTtlMs)),
-    );
     const now = Date.now();
     const taskId = crypto.randomUUID();
     const timer = setTimeout(() => this.#expire(taskId), ttlMs);

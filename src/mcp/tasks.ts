@@ -29,6 +29,8 @@
  * @module
  */
 
+import { clampTimeout, MAX_TIMEOUT_MS } from "./wait_timeouts.ts";
+
 /**
  * The tools that may run as tasks: those that wait. Named here, not in their family files,
  * like the other listing facts (listing.ts); a name not on offer is ignored.
@@ -56,6 +58,12 @@ export const TASK_LIMITS = {
   defaultTtlMs: 10 * 60_000,
   minTtlMs: 1_000,
   maxTtlMs: 60 * 60_000,
+  /**
+   * How long past its call's own bound (its timeout, see {@link callBoundMs}) a task is kept
+   * at least, whatever ttl was asked: a ttl shorter than the wait it was asked for would stop
+   * the wait midway, and a call that ends a little late under load keeps its result.
+   */
+  keptPastBoundMs: 5_000,
   /** The polling interval suggested to clients. */
   pollIntervalMs: 1_000,
   /** 2026-07-28: how long a call may run before it is answered with a task instead. */
@@ -63,3 +71,31 @@ export const TASK_LIMITS = {
   /** Longest status message kept (a tool's error text, a progress message). */
   maxStatusChars: 300,
 } as const;
+
+/**
+ * How long the call of a task tool may run, by its own arguments: its timeout (`waitMs` for
+ * get_command_result) as the tool clamps it. The arguments are not checked yet when a task is
+ * made; a value that is no number counts as absent (the call is then refused, at once).
+ */
+export function callBoundMs(name: string, args: unknown): number {
+  const given = (key: string): number | undefined => {
+    const value = typeof args === "object" && args !== null
+      ? (args as Record<string, unknown>)[key]
+      : undefined;
+    return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+  };
+  if (name === "get_command_result") {
+    return Math.min(MAX_TIMEOUT_MS, Math.max(0, given("waitMs") ?? 0));
+  }
+  return clampTimeout(given("timeoutMs")).effective;
+}
+
+/**
+ * The ttl a task is granted: what was asked (the default if nothing), within
+ * [{@link TASK_LIMITS}.minTtlMs, maxTtlMs], and never shorter than its call may run plus
+ * {@link TASK_LIMITS}.keptPastBoundMs.
+ */
+export function grantedTtlMs(asked: number | undefined, boundMs: number): number {
+  const wanted = Math.max(TASK_LIMITS.minTtlMs, Math.round(asked ?? TASK_LIMITS.defaultTtlMs));
+  return Math.min(TASK_LIMITS.maxTtlMs, Math.max(wanted, boundMs + TASK_LIMITS.keptPastBoundMs));
+}

@@ -17,7 +17,7 @@ import { endSeen, isOver, readJob } from "./job_state.ts";
 import { MAX_START_SKEW_MS } from "./job_resource.ts";
 import { probePane, serverOf } from "./pane_probe.ts";
 import { keyOfServer } from "./prompt_programs.ts";
-import { MAX_TIMEOUT_MS } from "./wait_timeouts.ts";
+import { MAX_TIMEOUT_MS } from "../mcp/wait_timeouts.ts";
 import { CLAIM_MS, claimHolds, parseMark, type RunMark, waitedOn } from "./run_mark.ts";
 
 /** A command started by run_command, as long as it may still be running. */

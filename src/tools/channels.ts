@@ -28,7 +28,7 @@ import {
   prepareWait,
   signalMarked,
 } from "./channel_marks.ts";
-import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
+import { clampTimeout, timeoutField } from "../mcp/wait_timeouts.ts";
 
 /** Changes nothing a person sees; a repeat waits or signals again. */
 const SIGNALS: ToolAnnotations = changes({ destructive: false, idempotent: false });

@@ -41,7 +41,7 @@ import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { keepTail } from "./text_tail.ts";
-import { MAX_TIMEOUT_MS } from "./wait_timeouts.ts";
+import { MAX_TIMEOUT_MS } from "../mcp/wait_timeouts.ts";
 import {
   type JobServing,
   parseJobUri,

@@ -37,7 +37,7 @@ import {
   swapMark,
 } from "./run_mark.ts";
 import { keepTail } from "./text_tail.ts";
-import { clampTimeout, timeoutField } from "./wait_timeouts.ts";
+import { clampTimeout, timeoutField } from "../mcp/wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import { afterTyped } from "./run_failure.ts";
 import { awaitFirstOutput, notStartedYet, paneEnded } from "./pane_probe.ts";

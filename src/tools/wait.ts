@@ -18,7 +18,7 @@ import { TmuxError } from "../tmux/tmux_error.ts";
 import { CursorError, openCursor, type SinceCursor } from "../tmux/since_cursor.ts";
 import { writtenSince } from "../tmux/since_written.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
-import { clampTimeout, lateNote, timeoutField } from "./wait_timeouts.ts";
+import { clampTimeout, lateNote, timeoutField } from "../mcp/wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import { probePane } from "./pane_probe.ts";
 import type { WrittenRow } from "./captured_rows.ts";

@@ -24,6 +24,7 @@
  * @module
  */
 
+import { callBoundMs, TASK_LIMITS } from "../../src/mcp/tasks.ts";
 import type { FuzzCall, Json } from "./fuzz_args.ts";
 import { RAW_CONTROL, unreadable } from "./robust.ts";
 import type { RpcMessage, StdioServer } from "./stdio.ts";
@@ -82,8 +83,6 @@ export interface Running {
 /** The notification that acknowledges a listen stream, and how long it may take. */
 const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
 const LISTEN_ACK_MS = 10_000;
-/** A task's ttl this short may pass while the fuzz's waits (a few seconds) still run. */
-const SHORT_TTL_MS = 10_000;
 
 /** The listen stream a 2026-07-28 notification belongs to. */
 function subscriptionOf(n: RpcMessage): unknown {
@@ -100,6 +99,7 @@ interface TaskView {
   readonly error?: { code: number; message: string };
   /** 2025-11-25: the task's lifetime, as the server granted it. */
   readonly ttl?: number;
+  readonly createdAt?: string;
 }
 
 /** A world's server, spoken to in one protocol version. */
@@ -247,6 +247,17 @@ export class FuzzClient {
   async #awaitLegacy(call: FuzzCall, handle: TaskView, ends: number[]): Promise<Ending> {
     const taskId = String(handle.taskId);
     this.taskIds.push(taskId);
+    // The ttl granted covers the call's own wait and a little more, whatever ttl was asked.
+    const covers = Math.min(
+      TASK_LIMITS.maxTtlMs,
+      callBoundMs(call.tool, call.arguments) + TASK_LIMITS.keptPastBoundMs,
+    );
+    if (typeof handle.ttl !== "number" || handle.ttl < covers) {
+      return {
+        kind: "broken",
+        why: `task granted ttl ${handle.ttl}, short of its wait (${covers})`,
+      };
+    }
     let cancelled = false;
     if (call.task?.cancelAfterMs !== undefined) {
       await sleep(call.task.cancelAfterMs);
@@ -259,13 +270,20 @@ export class FuzzClient {
     const reply = await result.answer;
     const how = `task ${cancelled ? "cancelled" : "run"}`;
     // A task cancelled before it finished has no result to give: tasks/result says so. So has
-    // one whose ttl (as the server granted it, at least a second) passed while it waited.
+    // one whose ttl passed while it waited: only a call that ran well past its own timeout,
+    // and never before the ttl, counted from the task's creation, has truly passed.
     if (cancelled && reply.error && /has no result/.test(reply.error.message)) {
       return { kind: "cancelled", how: `${how}: ${reply.error.message}` };
     }
-    const short = typeof handle.ttl === "number" && handle.ttl <= SHORT_TTL_MS;
-    if (short && reply.error && /has no result: Its ttl passed/.test(reply.error.message)) {
-      return { kind: "cancelled", how: `task expired (ttl ${handle.ttl} ms)` };
+    if (reply.error && /has no result: Its ttl passed/.test(reply.error.message)) {
+      const lived = Date.now() - Date.parse(String(handle.createdAt));
+      if (!(lived >= handle.ttl)) {
+        return {
+          kind: "broken",
+          why: `task expired after ${lived} ms of its ${handle.ttl} ms ttl`,
+        };
+      }
+      return { kind: "cancelled", how: `task expired (ttl ${handle.ttl} ms), its call late` };
     }
     return { kind: "answer", reply, how };
   }

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { int } from "../mcp/schemas.ts";
+import { int } from "./schemas.ts";
 
 /** Timeout of a wait or a command when none is asked for. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
