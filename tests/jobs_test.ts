@@ -885,6 +885,56 @@ Deno.test("a job subscription still hears the end after its tmux server stalled 
   }
 });
 
+Deno.test("a command that ends its own tmux server is said to be typed, its pane and job gone with the server", async () => {
+  const said = (text: string, what: string) => {
+    assert.match(
+      text,
+      /^The command was typed into %\d+ \(job [-0-9a-z]+\), and then the tmux server/,
+      what,
+    );
+    assert.match(text, /went away before the command was seen to end/, what);
+    assert.match(text, /exit in a last pane, or tmux kill-server/, what);
+    assert.match(text, /no exit status to read: the pane and the job went with the server/, what);
+    assert.match(text, /check before running it again/, what);
+    assert.doesNotMatch(text, /try again|get_command_result/i, what);
+  };
+  // `exit` in the last pane of its server ends the server, and `tmux kill-server` run in a pane
+  // ends the server the pane is on (its TMUX): run_command's wait meets the server gone.
+  for (const command of ["exit", "tmux kill-server"]) {
+    await withTmux(async (t, c) => {
+      const pane = await bashPane(t);
+      for (const other of (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).split("\n")) {
+        if (other.trim() !== "" && other.trim() !== pane) {
+          await t.tmux("kill-pane", "-t", other.trim());
+        }
+      }
+      said(await c.fail("run_command", { paneId: pane, command, timeoutMs: 20_000 }), command);
+      const left = await t.tmux("list-sessions").then(() => "running", (e: Error) => e.message);
+      assert.match(left, /no server running|error connecting/, "the server is gone");
+    });
+  }
+  // A job read while waiting: it ended with its server.
+  await withTmux(async (t, c) => {
+    const run = await c.ok<Run>("run_command", {
+      paneId: await bashPane(t),
+      command: "sleep 0.3; tmux kill-server",
+      background: true,
+    });
+    const text = await c.fail("get_command_result", { jobId: run.jobId!, waitMs: 20_000 });
+    assert.match(
+      text,
+      new RegExp(
+        `^Job ${run.jobId} ended with its tmux server: the server on .* went away while the call read the job`,
+      ),
+    );
+    assert.match(text, /exit in a last pane, or tmux kill-server/);
+    assert.match(text, /There is no exit status to read/);
+    const after = await c.fail("get_command_result", { jobId: run.jobId! });
+    assert.match(after, new RegExp(`job ${run.jobId} ended with its server`));
+    assert.match(after, /If the job was started on another socket, pass that socket_name/);
+  });
+});
+
 Deno.test("a job subscription is told when the job's tmux server is gone", async () => {
   await withTmux(async (t, c) => {
     const updates = updatesHeard(c);

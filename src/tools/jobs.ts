@@ -55,6 +55,7 @@ import { Backoff, MAX_RETRY_MS, pause } from "./live.ts";
 import { jobIdOf, jobIdSchema, type JobRef, parseJobId } from "./job_id.ts";
 import { endSeen, HELD_NOTE, isOver, type JobView, readJob } from "./job_state.ts";
 import { waitForJob } from "./job_wait.ts";
+import { AFTER_GONE, GONE_BY_ITSELF, goneServer } from "./pane_probe.ts";
 import { SERVER_ONLY } from "../tmux/snapshot.ts";
 import { sameServer, type ServerIdentity, serversText } from "../tmux/server_identity.ts";
 
@@ -163,7 +164,8 @@ export async function jobOf(ctx: TmuxContext, jobId: string): Promise<JobRef> {
   if (server === undefined) {
     throw new ToolFailure(
       `No tmux server is running on ${ctx.socketLabel}: job ${jobId} ended with its server.`,
-      "Pass the socket_name the job was started with.",
+      "If the job was started on another socket, pass that socket_name; list_servers shows the " +
+        "servers that are running.",
     );
   }
   return ref;
@@ -192,9 +194,19 @@ const getCommandResult = defineTool({
     const wanted = args.waitMs ?? 0;
     const waitMs = Math.min(MAX_TIMEOUT_MS, wanted);
     const began = performance.now();
-    const view = waitMs > 0
-      ? await waitForJob(ctx, ref, began + waitMs, { began })
-      : await readJob(ctx, ref);
+    const view =
+      await (waitMs > 0 ? waitForJob(ctx, ref, began + waitMs, { began }) : readJob(ctx, ref))
+        .catch((error) => {
+          // The server went while the job was read: the job (and its pane) went with it.
+          const gone = goneServer(error, ctx.socketLabel, ref.paneId);
+          if (!gone) throw error;
+          throw new ToolFailure(
+            `Job ${args.jobId} ended with its tmux server: the server on ${gone.label} went ` +
+              `away while the call read the job (${GONE_BY_ITSELF}). There is no exit status ` +
+              `to read.${gone.restarted}`,
+            `Whatever the command did before then stays done. ${AFTER_GONE}`,
+          );
+        });
     const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
     const data = {
       ...jobReport(args.jobId, ref, view, budget),

@@ -109,21 +109,70 @@ export const GONE: PaneProbe = {
   serverStart: 0,
 };
 
+/**
+ * A watch's server gone: `socketLabel` names its socket, `restarted` (when another server now
+ * answers there) says which server went and which came.
+ */
+export class ServerGone extends ToolFailure {
+  constructor(
+    message: string,
+    hint: string,
+    readonly socketLabel: string,
+    readonly restarted?: string,
+  ) {
+    super(message, hint);
+  }
+}
+
+/**
+ * What a failure says of a server gone, when it means one: the socket's label (`socketLabel`
+ * unless the failure names its own), and a sentence naming the server that now answers there,
+ * where `paneId` is another pane (empty when none does). Undefined for any other failure.
+ */
+export function goneServer(
+  error: unknown,
+  socketLabel: string,
+  paneId: string,
+): { label: string; restarted: string } | undefined {
+  if (error instanceof ServerGone) {
+    return {
+      label: error.socketLabel,
+      restarted: error.restarted === undefined ? "" : ` Another server now answers on that ` +
+        `socket (it was restarted: ${error.restarted}); pane ${paneId} there is another pane.`,
+    };
+  }
+  if (error instanceof TmuxError && error.kind === "no-server") {
+    return { label: socketLabel, restarted: "" };
+  }
+  return undefined;
+}
+
+/** Why a server went, where a command typed into it may have ended it. */
+export const GONE_BY_ITSELF = "it was killed, crashed, or its last pane exited: exit in a last " +
+  "pane, or tmux kill-server, does that, so the command may have done it itself";
+
+/** What to do next once the server a command ran on is gone. */
+export const AFTER_GONE = "create_session starts a new server; list_servers shows the servers " +
+  "that are running.";
+
 /** The failure of a watch whose tmux server is gone, or was replaced by another on its socket. */
 export function serverGone(
   ctx: TmuxContext,
   paneId: string,
   was?: ServerIdentity,
   now?: ServerIdentity,
-): ToolFailure {
-  return new ToolFailure(
-    was !== undefined && now !== undefined
+): ServerGone {
+  const restarted = was !== undefined && now !== undefined ? serversText(was, now) : undefined;
+  return new ServerGone(
+    restarted !== undefined
       ? `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched, and ` +
-        `another one now answers on that socket (it was restarted: ${serversText(was, now)}); ` +
+        `another one now answers on that socket (it was restarted: ${restarted}); ` +
         `pane ${paneId} there is another pane, so nothing it shows is this wait's outcome.`
       : `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched (it was ` +
         "killed, crashed, or its last pane exited).",
     "create_session starts a new one; list_servers shows the servers that are running.",
+    ctx.socketLabel,
+    restarted,
   );
 }
 

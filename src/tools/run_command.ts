@@ -405,7 +405,9 @@ export const runCommand = defineTool({
       // call waiting on it; else it goes. A typing step tmux has yet to run then types nothing.
       await left?.undo();
       // Once typed, never a failure that reads as "nothing ran, try again" (run_failure.ts).
-      throw sent && state.ref ? afterTyped(error, pane.id, jobIdOf(state.ref), over) : error;
+      throw sent && state.ref
+        ? afterTyped(error, pane.id, jobIdOf(state.ref), over, ctx.socketLabel)
+        : error;
     } finally {
       watch?.close();
       reads.paceOver();

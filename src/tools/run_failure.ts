@@ -10,6 +10,7 @@
 
 import { KEEPS_RUNNING, ToolFailure } from "../mcp/errors.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
+import { AFTER_GONE, GONE_BY_ITSELF, goneServer } from "./pane_probe.ts";
 
 /** The hint of a failure whose command runs on: the job reads later, or stops. */
 function jobHint(jobId: string): string {
@@ -33,14 +34,27 @@ export function cancelledWhileRunning(jobId: string): ToolFailure {
  * as job `jobId`: a refusal of its own (a ToolFailure) as it is; anything else (tmux that
  * stopped answering, a cancellation inside a tmux call, a lost server) as a failure that says
  * the command was typed. `over`: the call had already seen the command no longer run (it
- * ended, or never began).
+ * ended, or never began). A server gone (`socketLabel` names it) took the command's pane and
+ * job with it, which the failure says rather than only that the server went: the command
+ * itself (`exit` in a last pane, `tmux kill-server`) may have ended it.
  */
 export function afterTyped(
   error: unknown,
   paneId: string,
   jobId: string,
   over: boolean,
+  socketLabel: string,
 ): unknown {
+  const gone = goneServer(error, socketLabel, paneId);
+  if (gone) {
+    return new ToolFailure(
+      `The command was typed into ${paneId} (job ${jobId}), and then the tmux server on ` +
+        `${gone.label} went away${over ? "" : " before the command was seen to end"} ` +
+        `(${GONE_BY_ITSELF}). There is no exit status to read: the pane and the job went with ` +
+        `the server.${gone.restarted}`,
+      `Whatever the command did before then stays done: check before running it again. ${AFTER_GONE}`,
+    );
+  }
   if (error instanceof ToolFailure) return error;
   const stopped = error instanceof TmuxError &&
     (error.kind === "timeout" || error.kind === "unreachable");
