@@ -331,6 +331,23 @@ Deno.test("create_session whose server ends between its read and its act says so
   });
 });
 
+Deno.test("a tool whose server ends after its act says it went away during the call, not that none runs", async () => {
+  await withTmux(async (t, c) => {
+    // A person's hook that ends the server right after the rename: the rename was done, then
+    // the read-back met no server. "No tmux server is running" would read as nothing done.
+    await t.tmux("set-hook", "-g", "after-rename-session", "kill-server");
+    const refusal = await c.fail("rename_session", { session: t.ids.sessionId, name: "renamed" });
+    assert.match(
+      refusal,
+      /went away during the call \(pid \d+ answered earlier in it: killed, crashed, its last pane exited, or a hook's command ended it\); what the call had done in tmux, if anything, went with it\./,
+    );
+    assert.doesNotMatch(refusal, /No tmux server is running/);
+    // The next call meets no server at all, and says so plainly.
+    const next = await c.fail("rename_session", { session: t.ids.sessionId, name: "again" });
+    assert.match(next, /^No tmux server is running on socket/);
+  });
+});
+
 /** A runner whose tmux starts a server with the configuration file `path` (a person's). */
 class ConfigRunner extends TmuxRunner {
   readonly #path: string;

@@ -93,10 +93,12 @@ export class TmuxContext {
   /** The SSH destination the call names (`host`), or undefined for this machine. */
   readonly host: string | undefined;
   /** What this call's reads found, shared with its {@link withSignal} copies. */
-  #reads: { serverPid: number | null; serverStart: number | null } = {
-    serverPid: null,
-    serverStart: null,
-  };
+  #reads: {
+    serverPid: number | null;
+    serverStart: number | null;
+    answeredPid: number | null;
+    answered: boolean;
+  } = { serverPid: null, serverStart: null, answeredPid: null, answered: false };
 
   /**
    * Set on a {@link paced} copy, and shared with its {@link withSignal} copies: whether its
@@ -246,6 +248,25 @@ export class TmuxContext {
     return this.#reads.serverStart;
   }
 
+  /**
+   * The pid of the last server any snapshot of this call found, kept when a later one finds
+   * none: a call that meets no server after this went on while its server went away.
+   */
+  get answeredPid(): number | null {
+    return this.#reads.answeredPid;
+  }
+
+  /** Whether a server answered any command or read of this call. */
+  get answered(): boolean {
+    return this.#reads.answered;
+  }
+
+  /** Notes that a server answered this call (`output`, returned). */
+  #answer(output: Uint8Array): Uint8Array {
+    this.#reads.answered = true;
+    return output;
+  }
+
   /** The server this call's last snapshot read ({@link serverPid}, {@link serverStart}). */
   get server(): ServerIdentity | null {
     const { serverPid, serverStart } = this.#reads;
@@ -258,6 +279,8 @@ export class TmuxContext {
   #read<T extends { readonly server: ServerIdentity | null }>(snapshot: T): T {
     this.#reads.serverPid = snapshot.server?.pid ?? null;
     this.#reads.serverStart = snapshot.server?.startTime ?? null;
+    this.#reads.answeredPid = snapshot.server?.pid ?? this.#reads.answeredPid;
+    this.#reads.answered ||= snapshot.server !== null;
     return snapshot;
   }
 
@@ -274,7 +297,9 @@ export class TmuxContext {
    * runs only on the server the call read ({@link server}).
    */
   async run(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
-    return judgeResult(await execOnce(this.runner, this.address, args, this.#via(timeoutMs)));
+    return this.#answer(
+      judgeResult(await execOnce(this.runner, this.address, args, this.#via(timeoutMs))),
+    );
   }
 
   /**
@@ -282,7 +307,9 @@ export class TmuxContext {
    * run again in a tmux process of its own.
    */
   async read(args: readonly string[], timeoutMs?: number): Promise<Uint8Array> {
-    return judgeResult(await execFast(this.runner, this.address, args, this.#via(timeoutMs)));
+    return this.#answer(
+      judgeResult(await execFast(this.runner, this.address, args, this.#via(timeoutMs))),
+    );
   }
 
   /** Options for a command that may travel over the control connection. */
@@ -309,7 +336,7 @@ export class TmuxContext {
     serverPid: number | null = this.serverPid,
   ): Promise<Uint8Array> {
     const options = { signal: this.signal, timeoutMs, serverPid };
-    return judgeResult(await execSpawned(this.runner, this.address, args, options));
+    return this.#answer(judgeResult(await execSpawned(this.runner, this.address, args, options)));
   }
 
   /**
@@ -324,7 +351,7 @@ export class TmuxContext {
       serverPid: this.serverPid,
       tiedToProcess: true,
     };
-    return judgeResult(await execSpawned(this.runner, this.address, args, options));
+    return this.#answer(judgeResult(await execSpawned(this.runner, this.address, args, options)));
   }
 
   /** One atomic read of the server: all of it, or what `scope` names. */

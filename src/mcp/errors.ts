@@ -43,10 +43,41 @@ export function describeSocket(
 export function failureText(
   error: unknown,
   socket: { socketName?: string; socketPath?: string; host?: string },
+  during?: DuringCall,
 ): string {
+  if (during?.answered && (error instanceof NoServer || noServer(error))) {
+    const which = during.answeredPid === null ? "it" : `pid ${during.answeredPid}`;
+    return shownFailure(
+      `The tmux server on ${describeSocket(socket)} went away during the call (${which} ` +
+        `answered earlier in it: killed, crashed, its last pane exited, or a hook's command ` +
+        `ended it)${
+          during.changes ? "; what the call had done in tmux, if anything, went with it" : ""
+        }.`,
+      "create_session starts a new one; list_servers shows the servers that are running.",
+    );
+  }
   return error instanceof ToolFailure
     ? shownFailure(error.message, error.hint)
     : shownFailure(describeFailure(error, socket));
+}
+
+/** A call's refusal because no server runs on its socket (see {@link failureText}). */
+export class NoServer extends ToolFailure {}
+
+function noServer(error: unknown): boolean {
+  return error instanceof TmuxError && error.kind === "no-server";
+}
+
+/**
+ * What a call had seen of its server before it failed: whether one answered it, and its pid
+ * when a snapshot read it (null otherwise), and whether the call may change tmux. A server that answered and then was gone
+ * went away during the call, which a plain "no server is running" would hide: the call may
+ * have done what it was asked before it went.
+ */
+export interface DuringCall {
+  readonly answered: boolean;
+  readonly answeredPid: number | null;
+  readonly changes: boolean;
 }
 
 function describeFailure(

@@ -6,6 +6,7 @@ import {
   failureText,
   MAX_FAILURE_BYTES,
   nameList,
+  NoServer,
   shownFailure,
   ToolFailure,
   visible,
@@ -125,4 +126,35 @@ Deno.test("errorStart: a batch row's error cut ends on no half escape and says w
     if (kept !== whole) assert.match(cut, /… \(\d+ bytes cut\)$/);
   }
   assert.equal(errorStart("short", 100), "short");
+});
+
+Deno.test("a server that answered the call and then was gone went away during it: not 'no server is running'", () => {
+  const socket = { socketName: "s" };
+  const gone = [
+    new TmuxError("no-server", "no server running on /tmp/tmux-0/s"),
+    new NoServer('No tmux server is running on socket "s".', "create_session starts one."),
+  ];
+  for (const error of gone) {
+    const acted = failureText(error, socket, { answered: true, answeredPid: 42, changes: true });
+    assert.match(
+      acted,
+      /^The tmux server on socket "s" went away during the call \(pid 42 answered earlier in it: killed, crashed, its last pane exited, or a hook's command ended it\); what the call had done in tmux, if anything, went with it\. create_session starts a new one/,
+    );
+    const read = failureText(error, socket, { answered: true, answeredPid: null, changes: false });
+    assert.match(
+      read,
+      /went away during the call \(it answered earlier in it: [^)]*\)\. create_session/,
+    );
+    assert.doesNotMatch(read, /what the call had done/, "a read changed nothing");
+    // Never answered: no server was there to go away.
+    const never = failureText(error, socket, { answered: false, answeredPid: null, changes: true });
+    assert.match(never, /^No tmux server is running on socket "s"\. create_session starts one/);
+    assert.equal(never, failureText(error, socket));
+  }
+  // Any other failure reads as it always did.
+  const other = new ToolFailure("No pane %9.", "Hint.");
+  assert.equal(
+    failureText(other, socket, { answered: true, answeredPid: 1, changes: true }),
+    "No pane %9. Hint.",
+  );
 });

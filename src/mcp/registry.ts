@@ -340,7 +340,11 @@ export class ToolRegistry {
         tool.name,
       );
     } catch (error) {
-      result = errorResult(failureText(error, ctx.address));
+      result = errorResult(failureText(error, ctx.address, {
+        answered: ctx.answered,
+        answeredPid: ctx.answeredPid,
+        changes: !tool.annotations.readOnlyHint,
+      }));
     } finally {
       this.#inFlight--;
     }
