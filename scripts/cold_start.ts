@@ -23,6 +23,7 @@
 
 import { startCommand, StdioServer } from "../tests/helpers/stdio.ts";
 import { commandLine, refuse, wholeNumber } from "./cli.ts";
+import { settledRss } from "./bench/server.ts";
 
 const HELP = `deno task bench:cold — cold start and idle RSS of the server, under both protocols
 
@@ -104,12 +105,6 @@ function p90(samples: number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.9) - 1)];
 }
 
-/** Resident set of `pid` in MB, from /proc (Linux). */
-function rssMb(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
-}
-
 /** The 2026-07-28 `_meta` every request of that protocol carries. */
 const MODERN_META = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -155,9 +150,7 @@ async function once(
     );
     if (prompts.error) return null;
     const readyMs = performance.now() - t0;
-    // Let the start-up's garbage go before reading the idle footprint.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    return { ms, readyMs, rss: rssMb(s.child.pid) };
+    return { ms, readyMs, rss: await settledRss(s.child.pid) };
   } finally {
     await s.closeStdin();
   }

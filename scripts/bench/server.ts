@@ -32,6 +32,25 @@ export function rss(pid: number, which: "VmRSS" | "VmHWM" = "VmRSS"): number {
   return Number(new RegExp(`${which}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
 }
 
+/**
+ * A process's resident memory in MB once it holds still: read every 250 ms until it has not
+ * grown for a second (at most 5 s). A server answers its first requests before the runtime has
+ * finished with them (compiling, sweeping, growing its heap): read 300 ms after, the figure was
+ * about 1 MB under where it settles a second later and stays.
+ */
+export async function settledRss(pid: number): Promise<number> {
+  const until = performance.now() + 5_000;
+  let last = rss(pid);
+  let still = 0;
+  while (still < 4 && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = rss(pid);
+    still = now > last ? 0 : still + 1;
+    last = Math.max(last, now);
+  }
+  return last;
+}
+
 /** A process's peak resident memory so far in MB (VmHWM). */
 export function peakRss(pid: number): number {
   return rss(pid, "VmHWM");
@@ -39,14 +58,14 @@ export function peakRss(pid: number): number {
 
 /**
  * RSS of a server once it is whole and idle: after tools/list (which the front desk answers
- * while the SDK and the tools still load) a `prompts/list` that only the SDK answers, then a
- * moment's quiet. Read right after tools/list, the figure would miss most of the server.
+ * while the SDK and the tools still load) a `prompts/list` that only the SDK answers, then
+ * until its memory holds still ({@link settledRss}). Read right after tools/list, the figure
+ * would miss most of the server.
  */
 export async function readyIdleRss(server: StdioServer): Promise<number> {
   await server.request("tools/list");
   await server.request("prompts/list");
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  return rss(server.child.pid);
+  return await settledRss(server.child.pid);
 }
 
 /** The `start` task's command: the runtime and its flags, then main.ts. */
