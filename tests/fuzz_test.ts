@@ -7,7 +7,11 @@
  */
 
 import assert from "node:assert/strict";
-import { badErrorText } from "./helpers/fuzz_checks.ts";
+import { badErrorText, saysOwnServerGone } from "./helpers/fuzz_checks.ts";
+import { failureText, ToolFailure } from "../src/mcp/errors.ts";
+import { TmuxError } from "../src/tmux/tmux_error.ts";
+import { afterTyped } from "../src/tools/run_failure.ts";
+import { ServerGone } from "../src/tools/pane_probe.ts";
 import { fuzzHolds } from "./helpers/fuzz_holds.ts";
 import { deadNote, keptBroken, keptView } from "./helpers/fuzz_hook.ts";
 import { agentView, buildWorld } from "./helpers/fuzz_world.ts";
@@ -149,4 +153,44 @@ Deno.test("fuzz checks: a dead pane's note, cut short by a resize at any width, 
   for (const line of ["", "typed", "Pane is deadly", "Pane is dead!", "Q", "PP", "hello"]) {
     assert.ok(!deadNote(line), line);
   }
+});
+
+Deno.test("fuzz checks: what the server says of its tmux server gone is told from other refusals", () => {
+  const socket = { socketName: "w" };
+  const call = (args = {}) => ({ tool: "rename_session", arguments: args });
+  const noServer = new TmuxError("no-server", "no server running on /tmp/tmux-0/w");
+  const said = [
+    failureText(noServer, socket),
+    failureText(noServer, socket, { answered: true, answeredPid: 7, changes: true }),
+    failureText(
+      new ServerGone(
+        'The tmux server on socket "w" went away while %1 was watched.',
+        "",
+        'socket "w"',
+      ),
+      socket,
+    ),
+    failureText(
+      afterTyped(noServer, "%1", "1-0123456789abcdef0123-a-b-c-d-e", false, 'socket "w"'),
+      socket,
+    ),
+    'Job 1-0123456789abcdef0123-a-b-c-d-e ended with its tmux server: the server on socket "w" went away.',
+  ];
+  for (const text of said) {
+    assert.ok(saysOwnServerGone(call(), text), text);
+    // Said of another server (a socket or a host named): the run's own server may well run on.
+    assert.ok(!saysOwnServerGone(call({ socket_name: "other" }), text), text);
+    assert.ok(!saysOwnServerGone(call({ host: "h" }), text), text);
+  }
+  for (
+    const text of [
+      failureText(
+        new ToolFailure("Pane %3 went away meanwhile.", "list_panes lists the panes."),
+        socket,
+      ),
+      failureText(new ToolFailure('No session "x" on socket "w".', ""), socket),
+      "Sent 4 bytes of text, then Enter to %1.",
+      failureText(new TmuxError("timeout", "tmux did not answer within 10000 ms."), socket),
+    ]
+  ) assert.ok(!saysOwnServerGone(call(), text), text);
 });

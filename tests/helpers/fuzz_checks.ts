@@ -85,6 +85,21 @@ export function runsJobs(call: FuzzCall): boolean {
   return false;
 }
 
+/** What an error says when the server it was sent to is gone, or went away during the call. */
+const SAYS_SERVER_GONE = new RegExp(
+  "^(No tmux server is running|The tmux server on .* went away|The command was typed into \\S+ " +
+    "\\(job \\S+\\), and then the tmux server|Job \\S+ ended with its tmux server)",
+);
+
+/**
+ * Whether the error `text` of `call` says the run's own tmux server (no `socket_name`, no
+ * `host`) is gone, or went away under the call: a claim the server's pid afterwards can refute.
+ */
+export function saysOwnServerGone(call: FuzzCall, text: string): boolean {
+  return call.arguments.socket_name === undefined && call.arguments.host === undefined &&
+    SAYS_SERVER_GONE.test(text);
+}
+
 /**
  * Whether a successful `call` may have ended the tmux server: kill_server does, and tmux exits
  * once the last session is gone, which killing a session, a window or a pane may bring about.

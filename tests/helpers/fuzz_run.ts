@@ -47,6 +47,7 @@ import {
   mayTouchAgentPane,
   reachesTmux,
   runsJobs,
+  saysOwnServerGone,
   setsHook,
   types,
 } from "./fuzz_checks.ts";
@@ -528,6 +529,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       const succeeded = group.map(() => false);
       /** Calls answered that tmux may or may not have run their command (its connection lost). */
       const uncertain = group.map(() => false);
+      /** Calls to the world's own server answered that it is gone, or went away under them. */
+      const saidGone = group.map(() => false);
       const outcomes = group.map(() => "no answer");
       if (replies !== "timeout") {
         // Only an error that says "undefined" needs them (is it a name a call gave? A call of
@@ -567,6 +570,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
             cut(text.split("\n")[0], 160);
           if (result.isError) {
             uncertain[k] = /may or may not have run/.test(text);
+            saidGone[k] = saysOwnServerGone(call, text);
             const why = badErrorText(text, call.arguments, names);
             if (why) fail(`an unreadable error (${why})`, text, [call]);
             if (result.structuredContent !== undefined) {
@@ -594,6 +598,12 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         setsHook(c) && (succeeded[k] || uncertain[k] || replies === "timeout")
       );
       const pidAfter = await serverPid(w);
+      // A server said gone (or gone under the call) that ran on throughout is a lie: a model
+      // told so starts another, or takes what it did for undone.
+      const goneSaid = group.filter((_, k) => saidGone[k]);
+      if (pidBefore && pidAfter === pidBefore && goneSaid.length > 0) {
+        fail("a call said its tmux server was gone, and it ran on", cut(replies, 400), goneSaid);
+      }
       if (pidBefore && pidAfter !== pidBefore) {
         if (group.some((c, k) => mayEndServer(c, succeeded[k]))) {
           say(`the tmux server ended with call ${at}, as it may`);
