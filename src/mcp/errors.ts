@@ -69,10 +69,10 @@ function noServer(error: unknown): boolean {
 }
 
 /**
- * What a call had seen of its server before it failed: whether one answered it, and its pid
- * when a snapshot read it (null otherwise), and whether the call may change tmux. A server that answered and then was gone
- * went away during the call, which a plain "no server is running" would hide: the call may
- * have done what it was asked before it went.
+ * What a call had seen of its server before it failed: whether one answered it, its pid when
+ * a snapshot read it (null otherwise), and whether the call may change tmux. A server that
+ * answered and then was gone went away during the call, which a plain "no server is running"
+ * would hide: the call may have done what it was asked before it went.
  */
 export interface DuringCall {
   readonly answered: boolean;
