@@ -11,6 +11,7 @@ import { deep, DEEP_RUNS } from "./deep.ts";
 import { live, LIVE_PANES, LIVE_PRINT_MS } from "./live.ts";
 import { memory, replies } from "./sizes.ts";
 import { sshFigures } from "./ssh.ts";
+import { LONG_IDLE_MS } from "./server.ts";
 import { rows } from "./table.ts";
 
 /** Writes every figure of the run, and the machine it ran on, to `file` as JSON. */
@@ -119,7 +120,7 @@ export async function writeMarkdown(
       `The hook rows start a new process per call, as an agent does; "deno run, empty module" is the runtime's own start-up under the same flags, the floor under any hook. ` +
       `The whole run took ${totalSeconds.toFixed(0)} s.\n\n${table}\n\n` +
       `| panes | server RSS idle once ready, after tools/list and prompts/list (MB) | the same, bundle as the binary runs it (MB) | server peak RSS, whole run (MB) |\n` +
-      `|---:|---:|---:|---:|\n${mem}\n\n` +
+      `|---:|---:|---:|---:|\n${mem}\n\n${longIdleText(memory)}` +
       `What a reply costs a model's context, with default arguments: the text block a client ` +
       `shows the model, the structured content, and the whole result as JSON on the wire.\n\n` +
       `| panes | call | text (characters) | structured content (bytes) | whole result (bytes) |\n` +
@@ -129,4 +130,18 @@ export async function writeMarkdown(
       `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n` +
       `${liveText ? `\n${liveText}` : ""}${withSshSection(kept)}`,
   );
+}
+
+/**
+ * What the bundle's server held once left idle {@link LONG_IDLE_MS}, where it was measured: the
+ * "idle once ready" figures are read a second after the answers, before V8's memory reducer
+ * has run.
+ */
+function longIdleText(rows: typeof memory): string {
+  const row = rows.find((m) => m.bundleLongIdleRssMb !== null);
+  if (!row) return "";
+  return `Left idle ${LONG_IDLE_MS / 1000} s (V8's memory reducer gives back what start-up left ` +
+    `once a process has been idle 30 s), the bundle's server at ${row.size} panes held ` +
+    `${row.bundleLongIdleRssMb!.toFixed(1)} MB. The idle figures above are read once the ` +
+    `resident set has not grown for a second, before that.\n\n`;
 }

@@ -11,7 +11,16 @@ import { TmuxRunner } from "../../src/tmux/run.ts";
 import { RUNS, SIZES, WARMUP } from "./options.ts";
 import { buildServer, dispose, SCROLLBACK, tmux } from "./fixture.ts";
 import { benchHook } from "./hook.ts";
-import { bundleIdleRss, call, cmd, env, peakRss, readyIdleRss, startArgs } from "./server.ts";
+import {
+  bundleIdleRss,
+  call,
+  cmd,
+  env,
+  LONG_IDLE_MS,
+  peakRss,
+  readyIdleRss,
+  startArgs,
+} from "./server.ts";
 import { out, record } from "./table.ts";
 import { sideBySide, time } from "./timing.ts";
 
@@ -20,6 +29,8 @@ export const memory: {
   size: number;
   idleRssMb: number;
   bundleIdleRssMb: number | null;
+  /** The bundle's server left idle {@link LONG_IDLE_MS} (the first size only). */
+  bundleLongIdleRssMb: number | null;
   peakRssMb: number;
 }[] = [];
 
@@ -76,7 +87,7 @@ export async function benchSize(size: number): Promise<void> {
     const server = new StdioServer(cmd, [...startArgs, "--socket", fx.socket], env);
     await server.initialize();
     const idleRssMb = await readyIdleRss(server);
-    const bundleIdleRssMb = await bundleIdleRss(fx.socket);
+    const bundleRss = await bundleIdleRss(fx.socket, size === SIZES[0]);
     const target = fx.panes[Math.floor(fx.panes.length / 2)];
 
     record(
@@ -300,10 +311,23 @@ export async function benchSize(size: number): Promise<void> {
           } B`,
       );
     }
-    memory.push({ size, idleRssMb, bundleIdleRssMb, peakRssMb: peakRss(server.child.pid) });
+    memory.push({
+      size,
+      idleRssMb,
+      bundleIdleRssMb: bundleRss?.idle ?? null,
+      bundleLongIdleRssMb: bundleRss?.longIdle ?? null,
+      peakRssMb: peakRss(server.child.pid),
+    });
+    const bundleText = bundleRss
+      ? `; the bundle ${bundleRss.idle.toFixed(1)} MB${
+        bundleRss.longIdle === null
+          ? ""
+          : `, ${bundleRss.longIdle.toFixed(1)} MB after ${LONG_IDLE_MS / 1000} s idle`
+      }`
+      : "";
     out(
       `${String(size).padStart(5)}  server RSS idle once ready ${idleRssMb.toFixed(1)} MB, ` +
-        `peak ${memory.at(-1)!.peakRssMb.toFixed(1)} MB`,
+        `peak ${memory.at(-1)!.peakRssMb.toFixed(1)} MB${bundleText}`,
     );
     await server.closeStdin();
   } finally {
