@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
 import { startOn, StdioServer } from "./helpers/stdio.ts";
-import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { processesNaming, TestTmux, waitFor, waitsOnChannel } from "./helpers/tmux.ts";
 import { markOption, MAX_CHANNEL_MARKS, parseChannelMark } from "../src/tools/channel_marks.ts";
 
 /** A tool call's first line of text, over stdio; it must succeed. */
@@ -25,10 +25,7 @@ async function summaryOver(
 
 /** Whether a tmux client waits on `channel` (bare, or in the if-shell that checks the server). */
 async function waitsOn(t: TestTmux, channel: string): Promise<boolean> {
-  return (await processesNaming(t.socket)).some((p) =>
-    p.args.endsWith(` wait-for -- ${channel}`) ||
-    p.args.includes(` 'wait-for' '--' '${channel}' `)
-  );
+  return (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, channel));
 }
 
 /** Two clients, each with a runner of its own (as two processes are), on one tmux server. */

@@ -7,15 +7,13 @@
 
 import assert from "node:assert/strict";
 import { callOver, startOn, StdioServer } from "./helpers/stdio.ts";
-import { processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { processesNaming, TestTmux, waitFor, waitsOnChannel } from "./helpers/tmux.ts";
 import { markOption, parseChannelMark } from "../src/tools/channel_marks.ts";
 
 /** The tmux clients that wait on `channel` (bare, or in the if-shell that checks the server). */
 async function waitersOn(t: TestTmux, channel: string): Promise<number[]> {
-  return (await processesNaming(t.socket)).filter((p) =>
-    p.args.endsWith(` wait-for -- ${channel}`) ||
-    p.args.includes(` 'wait-for' '--' '${channel}' `)
-  ).map((p) => p.pid);
+  return (await processesNaming(t.socket)).filter((p) => waitsOnChannel(p.args, channel))
+    .map((p) => p.pid);
 }
 
 /**

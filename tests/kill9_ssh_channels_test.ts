@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { fixtureTest } from "./helpers/skippable.ts";
 import { type Sshd, startSshd } from "./helpers/sshd.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, processesNaming, TestTmux, waitFor, waitsOnChannel } from "./helpers/tmux.ts";
 
 const started = await startSshd(["h1"]);
 const skip = typeof started === "string" ? started : null;
@@ -34,9 +34,7 @@ async function agent(sshd: Sshd): Promise<StdioServer> {
 /** The remote tmux clients that wait on `channel` (their ssh is no tmux: not counted). */
 async function remoteWaiters(t: TestTmux, channel: string): Promise<number[]> {
   return (await processesNaming(t.socket)).filter((p) =>
-    /^\S*tmux /.test(p.args) &&
-    (p.args.endsWith(` wait-for -- ${channel}`) ||
-      p.args.includes(` 'wait-for' '--' '${channel}' `))
+    /^\S*tmux /.test(p.args) && waitsOnChannel(p.args, channel)
   ).map((p) => p.pid);
 }
 

@@ -6,8 +6,15 @@
  */
 
 import assert from "node:assert/strict";
-import { connect, summaryOf, withTmux } from "./helpers/mcp.ts";
-import { HookGate, linkedTwice, processesNaming, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { connect, type StartedTmux, summaryOf, withTmux } from "./helpers/mcp.ts";
+import {
+  HookGate,
+  linkedTwice,
+  processesNaming,
+  TestTmux,
+  waitFor,
+  waitsOnChannel,
+} from "./helpers/tmux.ts";
 import { layoutStringProblem } from "../src/tmux/layout_string.ts";
 import { markOption, parseChannelMark } from "../src/tools/channel_marks.ts";
 import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
@@ -1781,14 +1788,48 @@ Deno.test("set_synchronize_panes holds for every pane, also one with a value of 
 // ---------------------------------------------------------------------------------------------
 // wait_for_channel / signal_channel
 
-/**
- * Whether a tmux client's arguments `args` wait on `channel`: bare, or as the branch of the
- * `if-shell` that runs it only on the server the call read (execOnServer).
- */
-function waitsOn(args: string, channel: string): boolean {
-  return args.endsWith(` wait-for -- ${channel}`) || args.endsWith(` wait-for ${channel}`) ||
-    args.includes(` 'wait-for' '--' '${channel}' `);
-}
+const waitsOn = waitsOnChannel;
+
+Deno.test("wait_for_channel woken by its server's exit says so: tmux wakes every wait as it exits, and that is no signal", async () => {
+  // Killed, or its last session gone (the last pane's program ended): tmux 3.3a ends a
+  // `wait-for` as a signal would, status 0 and all.
+  const ends: [string, (t: StartedTmux) => Promise<unknown>][] = [
+    ["killed", (t) => t.tmux("kill-server").catch(() => "")],
+    ["its last session gone", (t) => t.tmux("kill-pane", "-t", t.ids.paneId).catch(() => "")],
+  ];
+  for (const [how, end] of ends) {
+    await withTmux(async (t, c) => {
+      const waiting = c.fail("wait_for_channel", { channel: "build.done", timeoutMs: 20_000 });
+      await waitFor(
+        async () => (await processesNaming(t.socket)).some((p) => waitsOn(p.args, "build.done")),
+        "the waiter",
+      );
+      await end(t);
+      const refusal = await waiting;
+      assert.match(
+        refusal,
+        /went away while the wait on channel build\.done ran \(killed, or its last session ended\): tmux wakes every wait as it exits, so this was no signal/,
+        how,
+      );
+      assert.doesNotMatch(refusal, /signalled/, how);
+    });
+  }
+  // A server kept without sessions (exit-empty off): a true signal finds none, and is one.
+  await withTmux(async (t, c) => {
+    await t.tmux("set-option", "-s", "exit-empty", "off");
+    await t.tmux("kill-session", "-t", t.ids.sessionId);
+    const waiting = c.ok<Record<string, unknown>>("wait_for_channel", {
+      channel: "bare",
+      timeoutMs: 20_000,
+    });
+    await waitFor(
+      async () => (await processesNaming(t.socket)).some((p) => waitsOn(p.args, "bare")),
+      "the waiter",
+    );
+    await t.tmux("wait-for", "-S", "bare");
+    assert.equal((await waiting).outcome, "signalled");
+  });
+});
 
 Deno.test("wait_for_channel ends on a signal, remembers an early one, and clamps its timeout", async () => {
   await withTmux(async (t, c) => {

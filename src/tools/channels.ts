@@ -17,6 +17,7 @@ import { defineTool, type ToolAnnotations } from "../mcp/tool_spec.ts";
 import { count } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { SERVER_ONLY } from "../tmux/snapshot.ts";
+import { sameServer, type ServerIdentity } from "../tmux/server_identity.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { changes } from "./arguments.ts";
 import {
@@ -98,6 +99,7 @@ export const waitForChannel = defineTool({
     const effective = clampTimeout(args.timeoutMs).effective;
     // Which server the wait is on: the wait and the marks' steps go to that one only.
     ctx.requireRunning(await ctx.snapshot(SERVER_ONLY));
+    const server = ctx.server;
     const running = channelWaits.get(ctx.runner) ?? 0;
     if (running >= MAX_CHANNEL_WAITS) {
       throw new ToolFailure(
@@ -125,7 +127,8 @@ export const waitForChannel = defineTool({
       const running = ownWaitRuns(args.channel);
       ctx.signal.addEventListener("abort", running, { once: true });
       try {
-        await ctx.spawnTied(line, effective);
+        const woke = await ctx.spawnTied([...line, ";", ...WOKEN_READ], effective);
+        if (!(await signalWoke(ctx, woke, server))) throw wokeByExit(ctx, args.channel);
       } catch (error) {
         running();
         if (error instanceof TmuxError && ["timeout", "cancelled"].includes(error.kind)) {
@@ -158,6 +161,42 @@ export const waitForChannel = defineTool({
     }
   },
 });
+
+/**
+ * Read in the wait's own tmux step right after `wait-for` returns: a mark per session. tmux
+ * wakes every wait on every channel as it exits (killed, or its last session gone), exactly as
+ * a signal would, and runs what follows in the step; by then it has no session left.
+ */
+const WOKEN_READ = ["display-message", "-p", "--", "tmux-mcp-woke #{S:s}"];
+
+/**
+ * Whether a wait whose `wait-for` returned (its step's output `woke`) was woken by a signal,
+ * not by its server's exit: sessions were still there when it woke; or, with none there (a
+ * server kept alive without sessions, `exit-empty off`), the server `before` still answers.
+ */
+async function signalWoke(
+  ctx: TmuxContext,
+  woke: Uint8Array,
+  before: ServerIdentity | null,
+): Promise<boolean> {
+  const line = new TextDecoder().decode(woke).split("\n").find((l) =>
+    l.startsWith("tmux-mcp-woke ")
+  );
+  if (line !== undefined && line.length > "tmux-mcp-woke ".length) return true;
+  const now = await ctx.snapshot(SERVER_ONLY).catch(() => null);
+  return now !== null && now.running && now.server !== null && before !== null &&
+    sameServer(now.server, before);
+}
+
+/** The failure of a wait woken by its server's exit. */
+function wokeByExit(ctx: TmuxContext, channel: string): ToolFailure {
+  return new ToolFailure(
+    `The tmux server on ${ctx.socketLabel} went away while the wait on channel ${channel} ran ` +
+      "(killed, or its last session ended): tmux wakes every wait as it exits, so this was no " +
+      "signal.",
+    "create_session starts a new one; list_servers shows the servers that are running.",
+  );
+}
 
 /** signal_channel. */
 export const signalChannel = defineTool({

@@ -337,6 +337,16 @@ export interface Proc {
 }
 
 /**
+ * Whether a tmux client's arguments `args` wait on `channel`: bare (`wait-for -- CH`, last or
+ * followed by the rest of its step), or quoted as the branch of the `if-shell` that runs it
+ * only on the server the call read.
+ */
+export function waitsOnChannel(args: string, channel: string): boolean {
+  return args.endsWith(` wait-for -- ${channel}`) || args.includes(` wait-for -- ${channel} ;`) ||
+    args.endsWith(` wait-for ${channel}`) || args.includes(` 'wait-for' '--' '${channel}' `);
+}
+
+/**
  * Every process whose command line names `name` (a socket name or {@link SOCKET_PREFIX}): a
  * tmux server (Linux keeps the argv of the client that started it), its clients, control
  * clients, `script` wrappers, MCP server processes started with `--socket`.
