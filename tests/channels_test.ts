@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
 import { startOn, StdioServer } from "./helpers/stdio.ts";
-import { processesNaming, TestTmux, waitFor, waitsOnChannel } from "./helpers/tmux.ts";
+import { processesNaming, sh, TestTmux, waitFor, waitsOnChannel } from "./helpers/tmux.ts";
 import { markOption, MAX_CHANNEL_MARKS, parseChannelMark } from "../src/tools/channel_marks.ts";
 
 /** A tool call's first line of text, over stdio; it must succeed. */
@@ -222,4 +222,24 @@ Deno.test("twoproc: the marks in tmux stay bounded, and a dead wait's mark outla
     assert.ok(marks.length <= MAX_CHANNEL_MARKS, `${marks.length} marks`);
     assert.match((await summaryOf(b, "signal_channel", { channel: "held" })).summary, TAKEN);
   });
+});
+
+Deno.test("tmux fact: a wait-for is woken as its server exits, status 0, as a signal would wake it", async () => {
+  const t = await TestTmux.start();
+  try {
+    // A plain client, as a script's `tmux wait-for` is.
+    const waiting = sh("tmux", ["-u", "-L", t.socket, "-f", "/dev/null", "wait-for", "exiting"], {
+      allowFail: true,
+      timeoutMs: 20_000,
+    });
+    await waitFor(
+      async () => (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, "exiting")),
+      "the waiter",
+    );
+    await t.tmux("kill-server").catch(() => "");
+    const woke = await waiting;
+    assert.equal(woke.code, 0, "woken as if signalled: wait_for_channel must tell the two apart");
+  } finally {
+    await t.kill();
+  }
 });
