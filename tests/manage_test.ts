@@ -1788,7 +1788,13 @@ Deno.test("set_synchronize_panes holds for every pane, also one with a value of 
 // ---------------------------------------------------------------------------------------------
 // wait_for_channel / signal_channel
 
-const waitsOn = waitsOnChannel;
+/** Resolves once tmux has a client waiting on `channel` (a wait_for_channel's). */
+async function waiterOn(t: TestTmux, channel: string): Promise<void> {
+  await waitFor(
+    async () => (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, channel)),
+    `a waiter on ${channel}`,
+  );
+}
 
 Deno.test("wait_for_channel woken by its server's exit says so: tmux wakes every wait as it exits, and that is no signal", async () => {
   // Killed, or its last session gone (the last pane's program ended): tmux 3.3a ends a
@@ -1800,10 +1806,7 @@ Deno.test("wait_for_channel woken by its server's exit says so: tmux wakes every
   for (const [how, end] of ends) {
     await withTmux(async (t, c) => {
       const waiting = c.fail("wait_for_channel", { channel: "build.done", timeoutMs: 20_000 });
-      await waitFor(
-        async () => (await processesNaming(t.socket)).some((p) => waitsOn(p.args, "build.done")),
-        "the waiter",
-      );
+      await waiterOn(t, "build.done");
       await end(t);
       const refusal = await waiting;
       assert.match(
@@ -1822,10 +1825,7 @@ Deno.test("wait_for_channel woken by its server's exit says so: tmux wakes every
       channel: "bare",
       timeoutMs: 20_000,
     });
-    await waitFor(
-      async () => (await processesNaming(t.socket)).some((p) => waitsOn(p.args, "bare")),
-      "the waiter",
-    );
+    await waiterOn(t, "bare");
     await t.tmux("wait-for", "-S", "bare");
     assert.equal((await waiting).outcome, "signalled");
   });
@@ -1845,10 +1845,7 @@ Deno.test("wait_for_channel ends on a signal, remembers an early one, and clamps
       timeoutMs: 10_000,
     });
     // Signal from outside, as a script would, once tmux has the waiter (its tmux client).
-    await waitFor(
-      async () => (await processesNaming(t.socket)).some((p) => waitsOn(p.args, "build.done")),
-      "the waiter",
-    );
+    await waiterOn(t, "build.done");
     await t.tmux("wait-for", "-S", "build.done");
     assert.equal((await waiting).outcome, "signalled");
 
@@ -1899,7 +1896,7 @@ Deno.test("tmux fact: a wait-for that was abandoned swallows the next lone signa
 Deno.test("after a cancelled wait_for_channel, signal_channel and the next wait that times out say a dead wait may have taken the signal", async () => {
   await withTmux(async (t, c) => {
     const waiter = async () =>
-      (await processesNaming(t.socket)).some((p) => waitsOn(p.args, "ghost"));
+      (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, "ghost"));
     const abort = new AbortController();
     const call = c.client.callTool(
       { name: "wait_for_channel", arguments: { channel: "ghost", timeoutMs: 60_000 } },
