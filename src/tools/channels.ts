@@ -122,13 +122,13 @@ export const waitForChannel = defineTool({
       const { before, own, line } = await prepareWait(ctx, args.channel);
       await ctx.progress(0, effective, `waiting on channel ${args.channel}`);
       let outcome: "signalled" | "timedOut" = "signalled";
+      let woke: Uint8Array | undefined;
       // Abandoned the moment it is cancelled: a signal before its tmux client is gone may
       // still wake it, and be lost with it.
       const running = ownWaitRuns(args.channel);
       ctx.signal.addEventListener("abort", running, { once: true });
       try {
-        const woke = await ctx.spawnTied([...line, ";", ...WOKEN_READ], effective);
-        if (!(await signalWoke(ctx, woke, server))) throw wokeByExit(ctx, args.channel);
+        woke = await ctx.spawnTied([...line, ";", ...WOKEN_READ], effective);
       } catch (error) {
         running();
         if (error instanceof TmuxError && ["timeout", "cancelled"].includes(error.kind)) {
@@ -141,6 +141,9 @@ export const waitForChannel = defineTool({
         running();
         ctx.signal.removeEventListener("abort", running);
       }
+      // Woken, but by its server's exit? (Asked outside the wait's own failures: a read that
+      // times out here is no wait that timed out.)
+      if (woke && !(await signalWoke(ctx, woke, server))) throw wokeByExit(ctx, args.channel);
       // A signal wakes every wait on the channel, the dead ones too.
       if (outcome === "signalled") await clearWoken(ctx, args.channel, before, own);
       const waitedMs = Date.now() - started;
@@ -183,9 +186,8 @@ async function signalWoke(
     l.startsWith("tmux-mcp-woke ")
   );
   if (line !== undefined && line.length > "tmux-mcp-woke ".length) return true;
-  const now = await ctx.snapshot(SERVER_ONLY).catch(() => null);
-  return now !== null && now.running && now.server !== null && before !== null &&
-    sameServer(now.server, before);
+  const now = await ctx.snapshot(SERVER_ONLY);
+  return now.running && now.server !== null && before !== null && sameServer(now.server, before);
 }
 
 /** The failure of a wait woken by its server's exit. */
