@@ -909,8 +909,14 @@ Deno.test("a command that ends its own tmux server is said to be typed, its pane
         }
       }
       said(await c.fail("run_command", { paneId: pane, command, timeoutMs: 20_000 }), command);
-      const left = await t.tmux("list-sessions").then(() => "running", (e: Error) => e.message);
-      assert.match(left, /no server running|error connecting/, "the server is gone");
+      // The server ends (a moment after its clients are told: it may still answer meanwhile).
+      await waitFor(
+        async () =>
+          /no server running|error connecting/.test(
+            await t.tmux("list-sessions").then(() => "running", (e: Error) => e.message),
+          ),
+        "the server gone",
+      );
     });
   }
   // A job read while waiting: it ended with its server.

@@ -349,7 +349,11 @@ Deno.test("a tool whose server ends after its act says it went away during the c
       /went away during the call \(pid \d+ answered earlier in it: killed, crashed, its last pane exited, or a hook's command ended it\); what the call had done in tmux, if anything, went with it\./,
     );
     assert.doesNotMatch(refusal, /No tmux server is running/);
-    // The next call meets no server at all, and says so plainly.
+    // Once the server has ended, the next call meets no server at all, and says so plainly.
+    await waitFor(
+      async () => (await t.tmuxRaw("list-sessions")).code !== 0,
+      "the server gone",
+    );
     const next = await c.fail("rename_session", { session: t.ids.sessionId, name: "again" });
     assert.match(next, /^No tmux server is running on socket/);
   });
