@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { connect, type TestClient } from "./helpers/mcp.ts";
+import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
 import { recorder, removeRecorders } from "./helpers/recorder.ts";
 import { cleanEnv, RecordingRunner, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
@@ -833,10 +833,26 @@ Deno.test("run_command: a pane gone with its shell leaves output incomplete, not
   await withServer(async (t, c) => {
     const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
     await t.prompt(p);
-    const result = await c.ok<Run>("run_command", { paneId: p, command: "echo bye; exit 7" });
+    const { summary, data: result } = await summaryOf(c, "run_command", {
+      paneId: p,
+      command: "echo bye; exit 7",
+    });
     assert.equal(result.paneDied, true);
     assert.equal(result.output, "");
     assert.equal(result.outputComplete, false, "the output went with the pane");
+    assert.match(summary, /the pane is gone: it closed while the command ran/);
+    // A pane closed by a kill of its session (the command's own `tmux kill-session`) reads the
+    // same: not as a shell that exited of itself.
+    await t.tmux("new-session", "-d", "-s", "spare", "sh");
+    const own = (await t.tmux("new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "doomed", "sh"))
+      .trim();
+    await t.prompt(own);
+    const killed = await summaryOf(c, "run_command", { paneId: own, command: "tmux kill-session" });
+    assert.equal(killed.data.paneDied, true);
+    assert.match(
+      killed.summary,
+      /the pane is gone: it closed while the command ran \(its shell exited, or the pane, its window or its session was killed\)/,
+    );
   });
 });
 

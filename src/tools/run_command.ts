@@ -381,6 +381,9 @@ export const runCommand = defineTool({
         ? `${pane.id}: over after ${data.durationMs} ms, no exit status: ${lost}. The pane is free.`
         : lost !== null
         ? `${pane.id}: not running after ${effective} ms: ${lost}. The pane is free.`
+        : data.paneDied && !result.probe.exists
+        ? `${pane.id}: the pane is gone: it closed while the command ran (its shell exited, or ` +
+          "the pane, its window or its session was killed)."
         : data.paneDied
         ? `${pane.id}: the pane's shell exited while the command ran${
           exitStatus !== null ? ` (status ${exitStatus})` : ""
