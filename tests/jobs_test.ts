@@ -418,7 +418,21 @@ Deno.test("a job whose pane is killed, respawned or dies is lost, with the reaso
     await t.tmux("kill-pane", "-t", killed);
     const a = await c.ok<Job>("get_command_result", { jobId: killedJob });
     assert.equal(a.state, "lost");
-    assert.match(a.lostReason!, /no longer exists/);
+    assert.match(
+      a.lostReason!,
+      /no longer exists \(its shell exited, or it was killed, or its session ended\)/,
+    );
+
+    // A job that ends its own shell (no remain-on-exit: the pane closes with it).
+    const exits = await split();
+    const exitJob = (await c.ok<Run>("run_command", {
+      paneId: exits,
+      command: "sleep 0.2; exit",
+      background: true,
+    })).jobId!;
+    const exited = await c.ok<Job>("get_command_result", { jobId: exitJob, waitMs: 20_000 });
+    assert.equal(exited.state, "lost");
+    assert.match(exited.lostReason!, /no longer exists \(its shell exited/);
 
     const respawned = await split();
     const respawnedJob = await started(respawned);

@@ -357,7 +357,8 @@ async function readJobAs(
     return {
       ...base,
       state: "lost",
-      lostReason: `pane ${ref.paneId} no longer exists (it was killed, or its session ended)`,
+      lostReason: `pane ${ref.paneId} no longer exists (its shell exited, or it was killed, ` +
+        "or its session ended)",
       durationMs: elapsed,
     };
   }
