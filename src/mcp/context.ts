@@ -256,9 +256,9 @@ export class TmuxContext {
     return this.#reads.answeredPid;
   }
 
-  /** Whether a server answered any command or read of this call. */
+  /** Whether a server answered any command or read of this call (a snapshot that found one). */
   get answered(): boolean {
-    return this.#reads.answered;
+    return this.#reads.answered || this.#reads.answeredPid !== null;
   }
 
   /** Notes that a server answered this call (`output`, returned). */
@@ -280,7 +280,6 @@ export class TmuxContext {
     this.#reads.serverPid = snapshot.server?.pid ?? null;
     this.#reads.serverStart = snapshot.server?.startTime ?? null;
     this.#reads.answeredPid = snapshot.server?.pid ?? this.#reads.answeredPid;
-    this.#reads.answered ||= snapshot.server !== null;
     return snapshot;
   }
 

@@ -45,7 +45,7 @@ export function failureText(
   socket: { socketName?: string; socketPath?: string; host?: string },
   during?: DuringCall,
 ): string {
-  if (during?.answered && (error instanceof NoServer || noServer(error))) {
+  if (during?.answered && (error instanceof NoServer || isNoServer(error))) {
     const which = during.answeredPid === null ? "it" : `pid ${during.answeredPid}`;
     return shownFailure(
       `The tmux server on ${describeSocket(socket)} went away during the call (${which} ` +
@@ -53,7 +53,7 @@ export function failureText(
         `ended it)${
           during.changes ? "; what the call had done in tmux, if anything, went with it" : ""
         }.`,
-      "create_session starts a new one; list_servers shows the servers that are running.",
+      SERVER_GONE_HINT,
     );
   }
   return error instanceof ToolFailure
@@ -64,9 +64,18 @@ export function failureText(
 /** A call's refusal because no server runs on its socket (see {@link failureText}). */
 export class NoServer extends ToolFailure {}
 
-function noServer(error: unknown): boolean {
+/** Whether tmux said no server listens on the socket (a {@link TmuxError} of kind no-server). */
+export function isNoServer(error: unknown): boolean {
   return error instanceof TmuxError && error.kind === "no-server";
 }
+
+/** What to do once the server a call reached is gone. */
+export const SERVER_GONE_HINT =
+  "create_session starts a new one; list_servers shows the servers that are running.";
+
+/** What to do where no server runs. */
+export const NO_SERVER_HINT =
+  "create_session starts one; list_servers shows the servers that are running.";
 
 /**
  * What a call had seen of its server before it failed: whether one answered it, its pid when
@@ -87,8 +96,7 @@ function describeFailure(
   if (error instanceof TmuxError) {
     switch (error.kind) {
       case "no-server":
-        return `No tmux server is running on ${describeSocket(socket)}. ` +
-          `create_session starts one; list_servers shows the servers that are running.`;
+        return `No tmux server is running on ${describeSocket(socket)}. ${NO_SERVER_HINT}`;
       case "no-target":
         return `tmux could not find the target: ${error.message}. ` +
           `list_panes, list_windows and list_sessions list what exists.`;

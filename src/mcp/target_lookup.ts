@@ -14,15 +14,12 @@ import {
   type Snapshot,
   type WindowRow,
 } from "../tmux/snapshot.ts";
-import { NoServer, sample, sessionLabel, ToolFailure } from "./errors.ts";
+import { NO_SERVER_HINT, NoServer, sample, sessionLabel, ToolFailure } from "./errors.ts";
 
 /** Refuses when no server runs on the socket (`socketLabel`, for the message). */
 export function requireRunning(snapshot: { readonly running: boolean }, socketLabel: string): void {
   if (!snapshot.running) {
-    throw new NoServer(
-      `No tmux server is running on ${socketLabel}.`,
-      "create_session starts one; list_servers shows the servers that are running.",
-    );
+    throw new NoServer(`No tmux server is running on ${socketLabel}.`, NO_SERVER_HINT);
   }
 }
 

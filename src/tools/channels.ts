@@ -12,7 +12,7 @@
  */
 
 import { z } from "zod";
-import { ToolFailure } from "../mcp/errors.ts";
+import { SERVER_GONE_HINT, ToolFailure } from "../mcp/errors.ts";
 import { defineTool, type ToolAnnotations } from "../mcp/tool_spec.ts";
 import { count } from "../mcp/schemas.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
@@ -171,6 +171,8 @@ export const waitForChannel = defineTool({
  * a signal would, and runs what follows in the step; by then it has no session left.
  */
 const WOKEN_READ = ["display-message", "-p", "--", "tmux-mcp-woke #{S:s}"];
+/** How the line {@link WOKEN_READ} prints starts; one `s` per session follows. */
+const WOKE_MARK = "tmux-mcp-woke ";
 
 /**
  * Whether a wait whose `wait-for` returned (its step's output `woke`) was woken by a signal,
@@ -182,10 +184,8 @@ async function signalWoke(
   woke: Uint8Array,
   before: ServerIdentity | null,
 ): Promise<boolean> {
-  const line = new TextDecoder().decode(woke).split("\n").find((l) =>
-    l.startsWith("tmux-mcp-woke ")
-  );
-  if (line !== undefined && line.length > "tmux-mcp-woke ".length) return true;
+  const line = new TextDecoder().decode(woke).split("\n").find((l) => l.startsWith(WOKE_MARK));
+  if (line !== undefined && line.length > WOKE_MARK.length) return true;
   const now = await ctx.snapshot(SERVER_ONLY);
   return now.running && now.server !== null && before !== null && sameServer(now.server, before);
 }
@@ -196,7 +196,7 @@ function wokeByExit(ctx: TmuxContext, channel: string): ToolFailure {
     `The tmux server on ${ctx.socketLabel} went away while the wait on channel ${channel} ran ` +
       "(killed, or its last session ended): tmux wakes every wait as it exits, so this was no " +
       "signal.",
-    "create_session starts a new one; list_servers shows the servers that are running.",
+    SERVER_GONE_HINT,
   );
 }
 

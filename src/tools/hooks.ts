@@ -14,10 +14,10 @@
 
 import { z } from "zod";
 import { fitEntries } from "../mcp/bounds.ts";
+import { isNoServer } from "../mcp/errors.ts";
 import { type AnyTool, defineTool, READ_ONLY, socketNameField } from "../mcp/tool_spec.ts";
 import { checkedString, flag, listBound } from "../mcp/schemas.ts";
 import { SERVER_ONLY } from "../tmux/snapshot.ts";
-import { TmuxError } from "../tmux/tmux_error.ts";
 import { literalArg } from "./arguments.ts";
 import { checkSetOrUnset, CONFIGURES } from "./configuring.ts";
 import {
@@ -154,7 +154,7 @@ export const setHook = defineTool({
     try {
       entries = (await hooksAt(ctx, where, args.scope, base)).filter((e) => e.hook_name === base);
     } catch (error) {
-      if (!(error instanceof TmuxError && error.kind === "no-server")) throw error;
+      if (!isNoServer(error)) throw error;
       // tmux ran it at once (after-set-hook, or an event the setting brought about), and its
       // command ended the server: the call did what it was asked, and no hook is left.
       const done = args.unset ? "unset" : args.append ? "appended to" : "set";

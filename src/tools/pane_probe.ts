@@ -9,7 +9,7 @@
  */
 
 import type { TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
+import { isNoServer, SERVER_GONE_HINT, ToolFailure } from "../mcp/errors.ts";
 import { execFast } from "../tmux/control.ts";
 import { tmuxChild } from "../tmux/foreground.ts";
 import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
@@ -141,9 +141,7 @@ export function goneServer(
         `socket (it was restarted: ${error.restarted}); pane ${paneId} there is another pane.`,
     };
   }
-  if (error instanceof TmuxError && error.kind === "no-server") {
-    return { label: socketLabel, restarted: "" };
-  }
+  if (isNoServer(error)) return { label: socketLabel, restarted: "" };
   return undefined;
 }
 
@@ -170,7 +168,7 @@ export function serverGone(
         `pane ${paneId} there is another pane, so nothing it shows is this wait's outcome.`
       : `The tmux server on ${ctx.socketLabel} went away while ${paneId} was watched (it was ` +
         "killed, crashed, or its last pane exited).",
-    "create_session starts a new one; list_servers shows the servers that are running.",
+    SERVER_GONE_HINT,
     ctx.socketLabel,
     restarted,
   );
