@@ -10,13 +10,13 @@
  * and the command that replays them in a fresh world.
  *
  * Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
- *        [--max-wait MS] [--hook-guard] [--own-panes-only] [--ssh] [--protocol V]
+ *        [--config N] [--max-wait MS] [--hook-guard] [--own-panes-only] [--ssh] [--protocol V]
  *        [--replay JSON] [--sockets A,B] [--verbose] [--help]
  *
  * @module
  */
 
-import { FLAVOURS } from "../tests/helpers/fuzz_world.ts";
+import { CONFIGS, FLAVOURS } from "../tests/helpers/fuzz_world.ts";
 import { fuzz, FUZZ_TOOLS, type FuzzCall, replayCommand } from "../tests/helpers/fuzz_run.ts";
 import { MOVES, type Protocol, PROTOCOLS } from "../tests/helpers/fuzz_protocol.ts";
 import { type Sshd, startSshd } from "../tests/helpers/sshd.ts";
@@ -29,7 +29,7 @@ const SSH_ALIAS = "fuzzhost";
 const HELP = `deno task fuzz — property-based fuzz of every tool through the real server process
 
 Usage: deno task fuzz [--seed N] [--calls N] [--concurrency N] [--tools a,b] [--flavour N]
-       [--max-wait MS] [--hook-guard] [--own-panes-only] [--ssh] [--protocol V]
+       [--config N] [--max-wait MS] [--hook-guard] [--own-panes-only] [--ssh] [--protocol V]
        [--replay JSON] [--sockets A,B] [--verbose] [--help]
 
 Builds a private tmux server (a dead pane, a pane in copy mode, linked and grouped windows,
@@ -68,6 +68,9 @@ Options:
   --flavour N      the person's view in every world, 0-${FLAVOURS - 1} (default: by the seed)
                    0 a zoomed pane of two, 1 a linked window in copy mode seen through a
                    grouped session, 2 a synchronized window whose active pane is dead
+  --config N       tmux's configuration in every world, 0-${CONFIGS - 1} (default: in turn,
+                   world by world): 0 tmux's defaults, 1 a person's tmux.conf (windows
+                   and panes from 1, renumbered, border lines, vi keys, mouse, hooks)
   --max-wait MS    give every wait a timeout of at most MS (default: any, or the tool's own)
   --hook-guard     judge \`tmux-mcp hook guard\` instead of the server's own guards: the
                    server allows attended input, the guard is asked before every call (as
@@ -126,6 +129,7 @@ const { values } = commandLine("fuzz", HELP, {
   concurrency: { type: "string", default: "1" },
   tools: { type: "string" },
   flavour: { type: "string" },
+  config: { type: "string" },
   "max-wait": { type: "string" },
   "hook-guard": { type: "boolean", default: false },
   "own-panes-only": { type: "boolean", default: false },
@@ -140,6 +144,8 @@ const calls = whole("calls", values.calls, 1)!;
 const concurrency = whole("concurrency", values.concurrency, 1)!;
 const flavour = whole("flavour", values.flavour, 0);
 if (flavour !== undefined && flavour >= FLAVOURS) usage(`--flavour is 0 to ${FLAVOURS - 1}`);
+const config = whole("config", values.config, 0);
+if (config !== undefined && config >= CONFIGS) usage(`--config is 0 to ${CONFIGS - 1}`);
 const maxWaitMs = whole("max-wait", values["max-wait"], 0);
 const hookGuard = values["hook-guard"];
 if (hookGuard && concurrency > 1) usage("--hook-guard judges one call at a time (--concurrency 1)");
@@ -210,6 +216,7 @@ try {
     dir,
     tools,
     flavour,
+    config,
     maxWaitMs,
     hookGuard,
     ownPanesOnly: values["own-panes-only"],

@@ -771,3 +771,32 @@ Deno.test("a current-window change tmux never tells of refuses one kill, not eve
     assert.ok(!(await t.tmux("list-windows", "-a", "-F", "#{window_id}")).includes(made.windowId));
   }, { toolsets: ["inspect", "manage", "execute", "teardown"] });
 });
+
+Deno.test("a person's after-kill-pane hook that names no target runs on the window tmux calls current, theirs (README)", async () => {
+  await withTmux(async (t, c) => {
+    // The agent works in a session of its own; the person, who attached last (their session is
+    // the one tmux last saw used), looks at a zoomed pane of two in "main".
+    const keep = await newPane(t, "new-session", "-d", "-s", "agent");
+    const doomed = await newPane(t, "split-window", "-d", "-t", keep);
+    await t.tmux("split-window", "-d", "-t", t.ids.paneId, "sh");
+    await t.tmux("resize-pane", "-Z", "-t", t.ids.paneId);
+    await c.ok("list_panes", {}); // the server's control client attaches: an attach is a use
+    await t.attach("main");
+    const zoomed = async () =>
+      (await t.tmux("display-message", "-p", "-t", t.ids.windowId, "#{window_zoomed_flag}"))
+        .trim();
+    assert.equal(await zoomed(), "1");
+
+    // Without the hook the kill leaves the person's zoom alone.
+    await c.ok("kill_pane", { paneId: doomed });
+    assert.equal(await zoomed(), "1");
+
+    // With it, tmux finds no pane left of the kill's target and runs the hook on the current
+    // window of the session it last saw used: the one the person looks at, which it unzooms.
+    await t.tmux("set-hook", "-g", "after-kill-pane", "select-layout -E");
+    const again = await newPane(t, "split-window", "-d", "-t", keep);
+    const r = await summaryOf(c, "kill_pane", { paneId: again });
+    assert.match(r.summary, /^Removed 1 pane, 0 windows, 0 sessions\.$/);
+    assert.equal(await zoomed(), "0", "the person's hook acted on their window");
+  }, { toolsets: ["teardown", "inspect"] });
+});

@@ -123,6 +123,18 @@ export function reachesTmux(call: FuzzCall): boolean {
   return false;
 }
 
+/**
+ * Whether `call` is, or holds, a kill_pane: what the person's `after-kill-pane` hook of a world
+ * under their tmux.conf (fuzz_world.ts) runs after. That hook names no target, so where the
+ * killed pane's window went with it tmux runs it on the window it calls current: the one the
+ * person looks at (README: your hooks run on what the tools do, as on what you do).
+ */
+export function killsPane(call: FuzzCall): boolean {
+  if (call.tool === "kill_pane") return true;
+  if (call.tool === "call_tools_batch") return operations(call).some(killsPane);
+  return false;
+}
+
 /** Whether `call` set a hook (one that may act on any later call). */
 export function setsHook(call: FuzzCall): boolean {
   if (call.tool === "set_hook") return call.arguments.unset !== true;

@@ -42,6 +42,7 @@ import { ArgumentMaker, type FuzzCall, type FuzzTool, type Json } from "./fuzz_a
 import {
   admitsBug,
   badErrorText,
+  killsPane,
   mayChangePersonView,
   mayEndServer,
   mayTouchAgentPane,
@@ -54,6 +55,7 @@ import {
 import {
   agentView,
   buildWorld,
+  CONFIGS,
   FLAVOURS,
   type FuzzWorld,
   personView,
@@ -104,6 +106,11 @@ export interface FuzzOptions {
   readonly tools?: readonly string[];
   /** The person's view (0 to FLAVOURS - 1) in every world; by the seed when undefined. */
   readonly flavour?: number;
+  /**
+   * The tmux configuration (0 to CONFIGS - 1) of every world; when undefined, world by world
+   * in turn, starting from the seed's (a replay: 0).
+   */
+  readonly config?: number;
   /** See {@link ArgumentSources.maxWaitMs}. */
   readonly maxWaitMs?: number;
   /** Instead of random calls, these groups, in order, in one world. */
@@ -151,8 +158,9 @@ export interface Broken {
   readonly at: number;
   /** The calls sent together (one at concurrency 1): the reproduction. */
   readonly calls: readonly FuzzCall[];
-  /** The world's flavour, which a reproduction needs too. */
+  /** The world's flavour and configuration, which a reproduction needs too. */
   readonly flavour: number;
+  readonly config: number;
   /** Whether the hook guard was judged ({@link FuzzOptions.hookGuard}), as a replay must be. */
   readonly hookGuard: boolean;
   /** Whether `--own-panes-only` was judged ({@link FuzzOptions.ownPanesOnly}). */
@@ -199,6 +207,8 @@ export function replayCommand(broken: Broken, maxWaitMs?: number): string {
     "fuzz",
     "--flavour",
     String(broken.flavour),
+    "--config",
+    String(broken.config),
     ...broken.hookGuard ? ["--hook-guard"] : [],
     ...broken.ownPanesOnly ? ["--own-panes-only"] : [],
     ...broken.ssh ? ["--ssh"] : [],
@@ -403,7 +413,10 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   const rebuild = async () => {
     await dispose();
     const flavour = options.flavour ?? rand.int(FLAVOURS);
-    world = await buildWorld(flavour, options.dir);
+    // In turn rather than drawn: the calls a seed makes stay those it made before there were
+    // configurations.
+    const config = options.config ?? (options.replay ? 0 : (options.seed + worlds) % CONFIGS);
+    world = await buildWorld(flavour, options.dir, config);
     given.clear();
     worlds++;
     foreign = fenced ? (await present(world)).panes : [];
@@ -417,7 +430,10 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     stderrSeen = server.stderr.length;
     maker.useWorld(world);
     maker.observe(await present(world));
-    say(`world ${worlds}: flavour ${flavour}, protocol ${protocol}, socket ${world.t.socket}`);
+    say(
+      `world ${worlds}: flavour ${flavour}, config ${config}, protocol ${protocol}, ` +
+        `socket ${world.t.socket}`,
+    );
   };
 
   try {
@@ -482,6 +498,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
           at,
           calls: which,
           flavour: w.flavour,
+          config: w.config,
           hookGuard,
           ownPanesOnly: fenced,
           ssh: options.ssh !== undefined,
@@ -594,9 +611,15 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
 
       // A hook set may act on any later call (and on the others of its group): one answered as
       // set, or as perhaps set (a hook tmux runs at once may end the server under the call).
-      const hooked = group.some((c, k) =>
-        setsHook(c) && (succeeded[k] || uncertain[k] || replies === "timeout")
-      );
+      const done = (k: number) => succeeded[k] || uncertain[k] || replies === "timeout";
+      const hooked = group.some((c, k) => setsHook(c) && done(k));
+      // The person's own hook (their tmux.conf's after-kill-pane) may act on their window, as it
+      // would after a kill of theirs: only what they see is excused for it, and only then.
+      const viewHook = hooked
+        ? "a hook set may have done it"
+        : w.config === 1 && group.some((c, k) => killsPane(c) && done(k))
+        ? "the person's after-kill-pane hook may have done it"
+        : null;
       const pidAfter = await serverPid(w);
       // A server said gone (or gone under the call) that ran on throughout is a lie: a model
       // told so starts another, or takes what it did for undone.
@@ -618,7 +641,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         const ended = personAfter
           ? personBefore.windowPanes.filter((p) => !personAfter.windowPanes.includes(p))
           : [];
-        if (hooked) note("the person's view changed; a hook set may have done it");
+        if (viewHook) note(`the person's view changed; ${viewHook}`);
         else if (ended.length && group.some(types)) {
           note(
             `the person's view changed: ${ended.join(", ")} of their window ended when typed to`,
@@ -635,7 +658,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         const pane = keptPanesBroken(keptBefore, keptAfter, w.agentPane);
         const focus = pane ? null : focusBroken(keptBefore, keptAfter);
         const why = pane ?? focus ?? settingsBroken(keptBefore, keptAfter);
-        if (why && hooked) note(`${why}; a hook set may have done it`);
+        if (why && viewHook) note(`${why}; ${viewHook}`);
         else if (focus && types(group[0])) note(`${focus}; a pane typed to may have ended`);
         else if (focus && keysPaneEnded(keptBefore, keptAfter)) {
           note(`${focus}; the pane they went to ended on its own (its program exited)`);

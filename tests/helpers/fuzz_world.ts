@@ -10,7 +10,8 @@
  * guard once missed): a zoomed pane of two; a window linked into another session and viewed
  * through a grouped session, its active pane in copy mode; a synchronized window whose active
  * pane is dead, seen through a window of a grouped session. Their status line runs a job that
- * is always running, as a gauge's does.
+ * is always running, as a gauge's does. A world runs under tmux's defaults or under a person's
+ * `tmux.conf` ({@link PERSON_CONF}: numbering from 1, renumbering, border lines, hooks).
  *
  * Everything runs inside the folder it is given: the server's working directory, every pane's
  * (unless a tool names another), `HOME`, and `/bin/sh` as the default shell, so that a random
@@ -25,11 +26,60 @@ import { baseName, reachesNoPerson, STATUS_ENTRY_OPTIONS } from "../../src/tmux/
 /** How many flavours of the person's view {@link buildWorld} knows. */
 export const FLAVOURS = 3;
 
+/**
+ * The tmux configurations a world may run under: 0, tmux's own defaults; 1, a person's
+ * `tmux.conf` ({@link PERSON_CONF}), sourced before anything but the first session is made.
+ */
+export const CONFIGS = 2;
+
+/**
+ * A person's `tmux.conf`, of the settings found in most: windows and panes numbered from 1
+ * and renumbered as windows close, vi keys, a long history, the mouse, titles and renames
+ * from what panes print, a border line above every pane (one row less of each pane, and its
+ * command shown), another prefix, activity watched, and the hooks people write to keep their
+ * layouts tidy and to be greeted. What the tools read, where they type and what they say must
+ * hold under it as under tmux's defaults.
+ */
+export const PERSON_CONF = [
+  "set -g base-index 1",
+  "setw -g pane-base-index 1",
+  "set -g renumber-windows on",
+  "set -g mode-keys vi",
+  "set -g status-keys vi",
+  "set -g history-limit 50000",
+  "set -s escape-time 0",
+  "set -g mouse on",
+  "set -g focus-events on",
+  "set -g set-titles on",
+  "set -g set-titles-string '#S:#I #W'",
+  "set -g allow-rename on",
+  "setw -g automatic-rename-format '#{pane_current_command}:#{b:pane_current_path}'",
+  "setw -g aggressive-resize on",
+  "setw -g monitor-activity on",
+  "set -g visual-activity off",
+  "set -g prefix C-a",
+  "unbind C-b",
+  "bind C-a send-prefix",
+  "set -g default-terminal tmux-256color",
+  "set -g word-separators ' -_@'",
+  "setw -g pane-border-status top",
+  "setw -g pane-border-format ' #{pane_index} #{pane_current_command} '",
+  "set -g status-left '[#S] '",
+  "set -g @plugin 'tmux-plugins/tpm'",
+  "set-hook -g after-split-window 'select-layout -E'",
+  "set-hook -g after-kill-pane 'select-layout -E'",
+  `set-hook -g client-attached 'display-message "hello #{client_name}"'`,
+  "set-hook -g session-created 'set -gF @last-made \"#{hook_session_name}\"'",
+  "",
+].join("\n");
+
 /** The server and the ids of what it holds. */
 export interface FuzzWorld {
   readonly t: TestTmux;
   /** Which of the {@link FLAVOURS} the person's view is. */
   readonly flavour: number;
+  /** Which of the {@link CONFIGS} tmux runs under. */
+  readonly config: number;
   /** The server's pid and socket file, as `TMUX` carries them to the MCP server. */
   readonly pid: string;
   readonly socketPath: string;
@@ -57,18 +107,30 @@ export function worldEnv(dir: string): Record<string, string> {
   return { HOME: dir, SHELL: "/bin/sh" };
 }
 
-/** Builds a new world on a new private server, running in `dir`. */
-export async function buildWorld(flavour: number, dir: string): Promise<FuzzWorld> {
+/**
+ * Builds a new world on a new private server, running in `dir`, under one of the
+ * {@link CONFIGS}.
+ */
+export async function buildWorld(
+  flavour: number,
+  dir: string,
+  config = 0,
+): Promise<FuzzWorld> {
   const t = new TestTmux({ cwd: dir, env: worldEnv(dir) });
   try {
-    return await populate(t, flavour);
+    return await populate(t, flavour, config, dir);
   } catch (error) {
     await t.kill();
     throw error;
   }
 }
 
-async function populate(t: TestTmux, flavour: number): Promise<FuzzWorld> {
+async function populate(
+  t: TestTmux,
+  flavour: number,
+  config: number,
+  dir: string,
+): Promise<FuzzWorld> {
   const fmt = "#{pane_id} #{window_id} #{session_id}";
   // -P -F go before the command a pane runs, which ends the flags.
   const ids = async (command: string, ...args: string[]) =>
@@ -93,6 +155,11 @@ async function populate(t: TestTmux, flavour: number): Promise<FuzzWorld> {
     }, `${paneId} dead, with its status`);
 
   const [mainPane] = await ids("new-session", "-d", "-s", "main", "-x", "80", "-y", "24", "sh");
+  if (config === 1) {
+    const conf = `${dir}/tmux.conf`;
+    await Deno.writeTextFile(conf, PERSON_CONF);
+    await t.tmux("source-file", conf);
+  }
   await t.prompt(mainPane);
   const [p1, pw] = await ids("new-session", "-d", "-s", "person", "-x", "80", "-y", "24", "cat");
   const [p2] = await ids("split-window", "-d", "-t", p1, "cat");
@@ -186,6 +253,7 @@ async function populate(t: TestTmux, flavour: number): Promise<FuzzWorld> {
   return {
     t,
     flavour,
+    config,
     pid,
     socketPath,
     personTty,
