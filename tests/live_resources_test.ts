@@ -311,6 +311,38 @@ Deno.test("live resources under 2025-11-25: read, list, complete, subscribe, coa
   }
 });
 
+Deno.test("a control connection ended by the end of its session is said as routine, not as trouble", async () => {
+  const t = await TestTmux.start("main");
+  const c = await legacyClient(t.socket);
+  try {
+    await t.tmux("new-session", "-d", "-s", "other", "sh");
+    await c.client.setLoggingLevel("info");
+    await c.client.subscribeResource({ uri: "tmux://server" });
+    const seat = async () =>
+      (await t.tmux("list-clients", "-F", "#{client_control_mode} #{session_id}")).split("\n")
+        .find((l) => l.startsWith("1 "))?.slice(2);
+    const session = await waitFor(seat, "the control client's session");
+    // Killed by somebody (a kill of the server's own does the same): tmux ends its clients.
+    await t.tmux("kill-session", "-t", session);
+    await waitFor(
+      () =>
+        c.messages.some((m) => /control connection ended with its session/.test(String(m.data))),
+      "the routine end's log message",
+    );
+    const said = c.messages.find((m) => /ended with its session/.test(String(m.data)))!;
+    assert.equal(said.level, "info");
+    assert.match(String(said.data), new RegExp(`its session \\${session} \\(killed, or its last`));
+    assert.ok(c.messages.every((m) => m.level !== "warning"), "no warning");
+    assert.ok(c.log.some((l) => /info: .*ended with its session/.test(l)), "stderr too");
+    // The next use connects again, and says so.
+    await t.tmux("new-window", "-d", "-t", "other:", "sh");
+    await waitFor(() => seat(), "a control client again");
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
 Deno.test("tmux://agents is updated after `tmux-mcp hook attention`", async () => {
   const t = await TestTmux.start("main");
   const c = await legacyClient(t.socket);

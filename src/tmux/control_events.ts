@@ -18,27 +18,57 @@ export interface ControlEvent {
   readonly address: ServerAddress;
   /** One sentence, without anything a pane wrote. */
   readonly message: string;
+  /**
+   * A connection that ended as tmux ends every client whose session goes (killed, or its last
+   * window closed: a kill of tmux-mcp's own may do it): nothing is wrong, said as information.
+   */
+  readonly routine?: boolean;
 }
 
 /**
  * What a connection that ended without our closing it is reported as: the server gone (it
  * answered that nothing runs on its socket) or the connection lost. A check that got no answer
  * at all (an SSH connection frozen or dropped, a server that does not answer in time) proves
- * nothing gone: that is the connection lost, said as such.
+ * nothing gone: that is the connection lost, said as such. The server it was attached to
+ * (`seat`: that server's pid, and the session it sat in) running on without that session ended
+ * it as tmux ends every client of a session that goes: said so, as routine.
  */
-export async function lostEvent(runner: TmuxRunner, address: ServerAddress): Promise<ControlEvent> {
+export async function lostEvent(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  seat?: { readonly sessionId: string; readonly serverPid: number | null },
+): Promise<ControlEvent> {
   const host = address.host;
-  const state = await runner.exec(address, ["display-message", "-p", "#{pid}"], {
+  let sessions: string[] = [];
+  const state = await runner.exec(address, ["list-sessions", "-F", "#{pid} #{session_id}"], {
     timeoutMs: 5_000,
     aliasUnchecked: true, // a lost connection's read: a read of the aliases may wait on it
   })
     .then(
-      (r): "running" | "gone" | "silent" => r.code === 0 ? "running" : "gone",
+      (r): "running" | "gone" | "silent" => {
+        if (r.code !== 0) return "gone";
+        sessions = new TextDecoder().decode(r.stdout).split("\n");
+        return "running";
+      },
       (error: unknown) =>
         error instanceof TmuxError && (error.kind === "unreachable" || error.kind === "timeout")
           ? "silent"
           : "gone",
     );
+  const sat = seat && /^\$\d+$/.test(seat.sessionId) && seat.serverPid !== null ? seat : null;
+  // The same server (a new one on the socket numbers its sessions anew), without that session.
+  if (
+    state === "running" && sat && sessions.some((l) => l.startsWith(`${sat.serverPid} `)) &&
+    !sessions.includes(`${sat.serverPid} ${sat.sessionId}`)
+  ) {
+    return {
+      kind: "lost",
+      address,
+      message: `control connection ended with its session ${sat.sessionId} (killed, or its ` +
+        "last window closed); the next use connects again",
+      routine: true,
+    };
+  }
   const message = state === "running"
     ? "control connection lost; the next use connects again"
     : state === "silent"

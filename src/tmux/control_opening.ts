@@ -247,12 +247,16 @@ export class ClientOpener {
 
   /**
    * A connection ended that we did not close: reported once until one connects again, as the
-   * server gone or the connection lost (control_events.ts's lostEvent tells which).
+   * server gone or the connection lost (control_events.ts's lostEvent tells which; `lost`: the
+   * connection, whose session's end ends it as routine).
    */
-  lostOne(): void {
+  lostOne(lost: Connection): void {
     if (this.#down !== null) return;
     this.#down = "lost";
-    lostEvent(this.#clients.runner, this.#clients.address).then((event) => {
+    const { runner, address } = this.#clients;
+    (lost.serverPid ?? Promise.resolve(null)).catch(() => null).then((serverPid) =>
+      lostEvent(runner, address, { sessionId: lost.sessionId, serverPid })
+    ).then((event) => {
       if (this.#down !== "lost") return;
       if (event.kind === "gone") this.#down = "gone";
       this.#hooks.report(event);

@@ -384,7 +384,7 @@ export class ServerControl {
     if (this.#clients.primary === connection) this.#clients.primary = null;
     clearTimeout(connection.idleTimer);
     if (!connection.closing && !this.#clients.closed && !this.#runner.closed) {
-      this.#opener.lostOne();
+      this.#opener.lostOne(connection);
     }
     loseListeners(connection);
     loseWatchers(connection);

@@ -495,7 +495,9 @@ export function registerResources(registry: ToolRegistry): void {
     );
   }
   observeControl(ctx.runner, (event) => {
-    const level = event.kind === "lost" || event.kind === "gone" ? "warning" : "info";
+    const level = (event.kind === "lost" && !event.routine) || event.kind === "gone"
+      ? "warning"
+      : "info";
     registry.subscriptions.log(level, `tmux on ${describeSocket(event.address)}: ${event.message}`);
   });
 }
