@@ -1507,3 +1507,52 @@ Deno.test("tailLines keeps the last lines within lines and JSON bytes, and count
     omittedBytes: 0,
   });
 });
+
+Deno.test("a pane the layout left no row (a border line above a one-row cell) is read: tmux keeps it one", async () => {
+  await withTmux(async (t, c) => {
+    const top = t.ids.paneId;
+    await t.tmux("send-keys", "-t", top, "-l", "echo zero; echo");
+    await t.tmux("send-keys", "-t", top, "Enter");
+    await waitFor(
+      async () =>
+        (await t.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", top)).includes("zero\n"),
+      "the printed line",
+    );
+    await t.tmux("split-window", "-d", "-t", top, "sh");
+    await t.tmux("split-window", "-d", "-t", top, "sh");
+    await t.tmux("resize-pane", "-t", top, "-y", "1");
+    await t.tmux("set-option", "-w", "-t", t.ids.windowId, "pane-border-status", "top");
+    // As tmux 3.3a says it: no row for the pane, and one row in its screen.
+    assert.equal(
+      (await t.tmux("display-message", "-p", "-t", top, "#{pane_height}")).trim(),
+      "0",
+    );
+    assert.equal((await t.tmux("capture-pane", "-p", "-t", top)).split("\n").length - 1, 1);
+
+    const found = await c.ok<{ matches: { paneId: string }[] }>("search_panes", {
+      pattern: "zero",
+      scrollbackLines: 100,
+    });
+    assert.ok(found.matches.some((m) => m.paneId === top), JSON.stringify(found));
+    const shallow = await c.ok<{ matches: unknown[] }>("search_panes", {
+      pattern: "zero",
+      scrollbackLines: 0,
+    });
+    assert.ok(Array.isArray(shallow.matches));
+    const captured = await c.ok<{ text: string }>("capture_pane", { paneId: top, start: -50 });
+    assert.match(captured.text, /zero/);
+    await c.ok("capture_pane", { paneId: top });
+    await c.ok("snapshot_pane", { paneId: top });
+    const since = await c.ok<{ cursor: string }>("capture_since", { paneId: top });
+    await t.tmux("send-keys", "-t", top, "-l", "echo later");
+    await t.tmux("send-keys", "-t", top, "Enter");
+    const seen = await c.ok<{ outcome: string }>("wait_for_text", {
+      paneId: top,
+      patterns: ["later"],
+      since: since.cursor,
+      timeoutMs: 5_000,
+    });
+    assert.equal(seen.outcome, "matched");
+    await c.ok("capture_since", { paneId: top, cursor: since.cursor });
+  });
+});

@@ -55,13 +55,20 @@ export interface PaneState {
   readonly dead: boolean;
 }
 
+/**
+ * A pane's screen rows, as capture-pane reads them: `pane_height`, except where the layout left
+ * a pane no row (a border line above a one-row cell, `pane-border-status`): tmux then says height
+ * 0 and keeps a screen of one row, which capture-pane prints.
+ */
+export const SCREEN_ROWS = "#{?pane_height,#{pane_height},1}";
+
 const STATE = {
   paneId: "#{pane_id}",
   panePid: "#{pane_pid}",
   serverPid: "#{pid}",
   serverStart: "#{start_time}",
   width: "#{pane_width}",
-  height: "#{pane_height}",
+  height: SCREEN_ROWS,
   historySize: "#{history_size}",
   historyLimit: "#{history_limit}",
   cursorX: "#{cursor_x}",

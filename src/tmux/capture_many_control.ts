@@ -6,7 +6,7 @@
  * @module
  */
 
-import { captureRange, rowArg } from "./capture.ts";
+import { captureRange, rowArg, SCREEN_ROWS } from "./capture.ts";
 import { execOverControl } from "./control.ts";
 import { chainArgv, decodeBytes, int } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
@@ -38,7 +38,7 @@ export async function readOverControl(
   const described = history || how.joined;
   const span = { start: history ? -historyRows : undefined };
   const args = chainArgv(paneIds.flatMap((id) => [
-    ...(described ? [["display-message", "-p", "-t", id, "#{history_size} #{pane_height}"]] : []),
+    ...(described ? [["display-message", "-p", "-t", id, `#{history_size} ${SCREEN_ROWS}`]] : []),
     [
       "capture-pane",
       "-p",

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { captureRange, rowArg } from "./capture.ts";
+import { captureRange, rowArg, SCREEN_ROWS } from "./capture.ts";
 import { type ChainEvent, ChainReader } from "./chain.ts";
 import { execFast } from "./control.ts";
 import { chainArgv, decodeBytes, int, newGuard, recordFormat } from "./format.ts";
@@ -154,7 +154,7 @@ export async function readFramed(
       "-p",
       "-t",
       id,
-      recordFormat(guard, ["#{pane_id}", "#{history_size}", "#{pane_height}"]),
+      recordFormat(guard, ["#{pane_id}", "#{history_size}", SCREEN_ROWS]),
     ],
     [
       "capture-pane",

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { captureRange, placeEmpties, rowArg, trimRow } from "./capture.ts";
+import { captureRange, placeEmpties, rowArg, SCREEN_ROWS, trimRow } from "./capture.ts";
 import { type ChainEvent, ChainReader, LineSplitter } from "./chain.ts";
 import { chainArgv, decodeBytes, int, newGuard, recordFormat } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
@@ -38,7 +38,7 @@ export async function readJoinedPane(
       "-p",
       "-t",
       paneId,
-      recordFormat(guard, ["#{pane_id}", "#{history_size}", "#{pane_height}"]),
+      recordFormat(guard, ["#{pane_id}", "#{history_size}", SCREEN_ROWS]),
     ],
     ["capture-pane", "-p", "-N", "-t", paneId, ...spanArgs],
     ["display-message", "-p", "-t", paneId, recordFormat(guard, ["lines"])],

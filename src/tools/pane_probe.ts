@@ -10,6 +10,7 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { isNoServer, SERVER_GONE_HINT, ToolFailure } from "../mcp/errors.ts";
+import { SCREEN_ROWS } from "../tmux/capture.ts";
 import { execFast } from "../tmux/control.ts";
 import { tmuxChild } from "../tmux/foreground.ts";
 import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
@@ -37,7 +38,10 @@ export interface PaneProbe {
   readonly command: string;
   /** `pane_width`: rows reflow when it changes. */
   readonly width: number;
-  /** `pane_height`: the screen's rows (the last row is `historySize + height - 1`). */
+  /**
+   * The screen's rows (the last row is `historySize + height - 1`): `pane_height`, or the one
+   * row tmux keeps for a pane the layout left none ({@link SCREEN_ROWS}).
+   */
   readonly height: number;
   /** `history_limit`: at it tmux drops the oldest tenth of the history. */
   readonly historyLimit: number;
@@ -83,7 +87,7 @@ export const PROBE_FIELDS = [
   "#{alternate_on}",
   "#{pane_input_off}",
   "#{start_time}",
-  "#{pane_height}",
+  SCREEN_ROWS,
   "#{scroll_region_upper}",
   "#{scroll_region_lower}",
 ];
