@@ -58,9 +58,10 @@ export interface PaneState {
 /**
  * A pane's screen rows, as capture-pane reads them: `pane_height`, except where the layout left
  * a pane no row (a border line above a one-row cell, `pane-border-status`): tmux then says height
- * 0 and keeps a screen of one row, which capture-pane prints.
+ * 0 and keeps a screen of one row, which capture-pane prints. Empty, as `pane_height` is, where
+ * there is no pane (one that closed while a command line was read).
  */
-export const SCREEN_ROWS = "#{?pane_height,#{pane_height},1}";
+export const SCREEN_ROWS = "#{?pane_height,#{pane_height},#{?pane_id,1,}}";
 
 const STATE = {
   paneId: "#{pane_id}",
