@@ -206,3 +206,72 @@ Deno.test("a pane gone before its checks read it: tmux's display-message answers
     await t.kill();
   }
 });
+
+Deno.test("respawn_pane while a watch client of ours is left behind on the pane's output: the tmux server lives on (tmux/tmux#5499)", async () => {
+  await withTmux(async (t, c) => {
+    const pane = t.ids.paneId;
+    const pid = await fmt(t, pane, "#{pid}");
+    const watchClient = async () =>
+      (await t.tmux("list-clients", "-F", "#{client_flags}")).split("\n")
+        .some((f) => f.includes("control-mode") && !f.includes("no-output"));
+    await t.tmux("new-window", "-d", "-t", "main:");
+    await t.tmux("new-session", "-d", "-s", "other");
+    // A wait on the pane: a client of ours for watches attaches to "main" and takes its output.
+    const waited = c.ok<{ outcome: string }>("wait_for_text", {
+      paneId: pane,
+      patterns: ["first"],
+      timeoutMs: 10_000,
+    });
+    await waitFor(watchClient, "a client of ours for watches");
+    await t.tmux("send-keys", "-t", pane, "echo first", "Enter");
+    assert.equal((await waited).outcome, "matched");
+    // The pane's window leaves that client's session (it lingers a few seconds after its last
+    // watch): tmux never moves the client's place in the pane's output again, and the pane
+    // prints on past it.
+    await t.tmux("move-window", "-s", pane, "-t", "other:");
+    await t.tmux("send-keys", "-t", pane, "echo more", "Enter");
+    await waitFor(async () => Number(await fmt(t, pane, "#{cursor_y}")) >= 3, "more output");
+    assert.ok(await watchClient(), "the client for watches is still attached");
+
+    const r = await c.ok<{ pid: number | null }>("respawn_pane", { paneId: pane, kill: true });
+    assert.ok(r.pid !== null);
+    // The new shell's first output is what tmux 3.3a crashed on.
+    await t.tmux("send-keys", "-t", pane, "echo after", "Enter");
+    await waitFor(
+      async () => (await t.tmuxRaw("capture-pane", "-p", "-t", pane)).stdout.includes("after"),
+      "the respawned shell's output",
+    );
+    assert.equal(await fmt(t, pane, "#{pid}"), pid, "the same tmux server");
+    // Watches attach again.
+    const again = c.ok<{ outcome: string }>("wait_for_text", {
+      paneId: pane,
+      patterns: ["again"],
+      timeoutMs: 10_000,
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    await t.tmux("send-keys", "-t", pane, "echo again", "Enter");
+    assert.equal((await again).outcome, "matched");
+  }, { toolsets: ["inspect", "execute"] });
+});
+
+Deno.test("a wait on another pane goes on through a respawn that lets the clients for watches go", async () => {
+  await withTmux(async (t, c) => {
+    const other = await newPane(t, ["split-window", "-d", "-t", t.ids.paneId], "sh");
+    await t.prompt(other);
+    const waited = c.ok<{ outcome: string; matched: string | null }>("wait_for_text", {
+      paneId: other,
+      patterns: ["through"],
+      timeoutMs: 15_000,
+    });
+    await waitFor(
+      async () =>
+        (await t.tmux("list-clients", "-F", "#{client_flags}")).split("\n")
+          .some((f) => f.includes("control-mode") && !f.includes("no-output")),
+      "the wait's client",
+    );
+    await c.ok("respawn_pane", { paneId: t.ids.paneId, kill: true });
+    await t.tmux("send-keys", "-t", other, "echo through", "Enter");
+    const r = await waited;
+    assert.equal(r.outcome, "matched", JSON.stringify(r));
+  }, { toolsets: ["inspect", "execute"] });
+});

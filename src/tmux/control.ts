@@ -110,6 +110,20 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
 }
 
 /**
+ * Runs `act`, a respawn of a pane on the server at `address`, with no control client of this
+ * process carrying pane output there ({@link ServerControl.withoutOutputClients}: tmux 3.3a
+ * crashes otherwise). Where none was ever attached, simply runs it.
+ */
+export async function withoutOutputClients<T>(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  act: () => Promise<T>,
+): Promise<T> {
+  const control = servers.get(runner)?.get(addressKey(address));
+  return control ? await control.withoutOutputClients(act) : await act();
+}
+
+/**
  * A tmux process started for `address` found the server with `pid` on its socket: control
  * clients attached to another server are let go ({@link ServerControl.onSocket}). Returns the
  * pid they were attached to when they were, else null. Makes no record where there is none.

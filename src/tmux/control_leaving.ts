@@ -176,6 +176,43 @@ export class ClientLeaving {
     }, connection.leaving ? LEAVING_MS : LINGER_MS);
   }
 
+  /**
+   * Lets go at once of every client that carries pane output (those for watches; the client for
+   * commands has `no-output` and holds no place in any pane's output): their watchers are told
+   * they lost the feed (they attach again; a new client holds no old place). Resolves once each
+   * has exited and tmux no longer lists it. See ServerControl.withoutOutputClients for why.
+   */
+  async releaseOutput(): Promise<void> {
+    const clients = this.#clients;
+    const going = [...clients.connections].filter((c) => c.forWatches);
+    const names = going.map((c) => c.clientName).filter((n) => n !== "");
+    for (const connection of going) {
+      clients.connections.delete(connection);
+      connection.leaving = true;
+      clearTimeout(connection.idleTimer);
+      loseWatchers(connection);
+    }
+    await Promise.allSettled(going.map((connection) =>
+      clients.turns.inTurn(async () => {
+        await restoreRecency(clients.runner, clients.address, connection, clients.touches);
+        clients.turns.end(connection);
+        await connection.close();
+      })
+    ));
+    // Gone from tmux's list too: the server forgets a client's places as it reads its exit.
+    for (let tries = 0; names.length > 0 && tries < 50; tries++) {
+      const listed = await clients.runner.exec(
+        clients.address,
+        ["list-clients", "-F", "#{client_name}"],
+        { timeoutMs: 2_000 },
+      ).catch(() => null);
+      if (listed === null || listed.code !== 0) return;
+      const left = new Set(new TextDecoder().decode(listed.stdout).split("\n"));
+      if (!names.some((n) => left.has(n))) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
   /** Closes every connection (their watchers and listeners are told they lost the feed). */
   async closeAll(): Promise<void> {
     const clients = this.#clients;

@@ -13,7 +13,7 @@ import { guardUnzoom } from "../mcp/destroy_guard.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
 import { windowUnwatched } from "../mcp/unwatched.ts";
 import { respawnFormat, respawnRefusal } from "../mcp/lone_links.ts";
-import { argvCommands } from "../tmux/control.ts";
+import { argvCommands, withoutOutputClients } from "../tmux/control.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
 import { flag, int, paneIdSchema } from "../mcp/schemas.ts";
@@ -164,13 +164,16 @@ export const respawnPane = defineTool({
     if (args.kill) argv.push("-k");
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
     argv.push(...environmentArgs(args.environment));
-    await deliverInput(
-      ctx,
-      snapshot,
-      pane,
-      guard,
-      argvCommands([...argv, ...commandTail(args.command)]),
-    );
+    // No client of ours may hold a place in the pane's output as it respawns: tmux 3.3a
+    // crashes at the new program's first output otherwise (tmux/tmux#5499).
+    await withoutOutputClients(ctx.runner, ctx.address, () =>
+      deliverInput(
+        ctx,
+        snapshot,
+        pane,
+        guard,
+        argvCommands([...argv, ...commandTail(args.command)]),
+      ));
     const { cwd, notes } = await startedIn(ctx, pane.id, args.startDirectory);
     const now = await paneFields(
       ctx,

@@ -11,7 +11,8 @@
  * through a grouped session, its active pane in copy mode; a synchronized window whose active
  * pane is dead, seen through a window of a grouped session. Their status line runs a job that
  * is always running, as a gauge's does. A world runs under tmux's defaults or under a person's
- * `tmux.conf` ({@link PERSON_CONF}: numbering from 1, renumbering, border lines, hooks).
+ * `tmux.conf` ({@link PERSON_CONF}: numbering from 1, renumbering, border lines, hooks; or
+ * {@link KEEPER_CONF}: panes and servers kept, no history, no status line).
  *
  * Everything runs inside the folder it is given: the server's working directory, every pane's
  * (unless a tool names another), `HOME`, and `/bin/sh` as the default shell, so that a random
@@ -28,9 +29,30 @@ export const FLAVOURS = 3;
 
 /**
  * The tmux configurations a world may run under: 0, tmux's own defaults; 1, a person's
- * `tmux.conf` ({@link PERSON_CONF}), sourced before anything but the first session is made.
+ * `tmux.conf` ({@link PERSON_CONF}); 2, a keeper's ({@link KEEPER_CONF}). Each is sourced before
+ * anything but the first session is made.
  */
-export const CONFIGS = 2;
+export const CONFIGS = 3;
+
+/**
+ * The `tmux.conf` of a person who keeps everything and sees little: panes stay when their
+ * program exits, the server when its last session goes, a client when its session is killed (it
+ * moves to another); no history at all, no alternate screen, no status line, windows sized to
+ * the smallest client, names left as given, and a hook on every pane that dies.
+ */
+export const KEEPER_CONF = [
+  "set -g remain-on-exit on",
+  "set -s exit-empty off",
+  "set -g detach-on-destroy off",
+  "set -g history-limit 0",
+  "setw -g alternate-screen off",
+  "set -g status off",
+  "setw -g window-size smallest",
+  "setw -g automatic-rename off",
+  "set -g renumber-windows on",
+  `set-hook -g pane-died 'display-message "#{pane_id} died"'`,
+  "",
+].join("\n");
 
 /**
  * A person's `tmux.conf`, of the settings found in most: windows and panes numbered from 1
@@ -155,9 +177,9 @@ async function populate(
     }, `${paneId} dead, with its status`);
 
   const [mainPane] = await ids("new-session", "-d", "-s", "main", "-x", "80", "-y", "24", "sh");
-  if (config === 1) {
+  if (config > 0) {
     const conf = `${dir}/tmux.conf`;
-    await Deno.writeTextFile(conf, PERSON_CONF);
+    await Deno.writeTextFile(conf, config === 1 ? PERSON_CONF : KEEPER_CONF);
     await t.tmux("source-file", conf);
   }
   await t.prompt(mainPane);
