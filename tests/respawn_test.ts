@@ -9,7 +9,13 @@ import { ToolFailure } from "../src/mcp/errors.ts";
 import { respawnRefusal } from "../src/mcp/lone_links.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { scrollOnClear } from "../src/tools/screen_clear.ts";
-import { testContext, withTmux } from "./helpers/mcp.ts";
+import {
+  connect,
+  type StartedTmux,
+  type TestClient,
+  testContext,
+  withTmux,
+} from "./helpers/mcp.ts";
 import { linkedTwice, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 /** The pane a creating command (`args`) makes, running `command` if given. */
@@ -207,50 +213,70 @@ Deno.test("a pane gone before its checks read it: tmux's display-message answers
   }
 });
 
-Deno.test("respawn_pane while a watch client of ours is left behind on the pane's output: the tmux server lives on (tmux/tmux#5499)", async () => {
-  await withTmux(async (t, c) => {
-    const pane = t.ids.paneId;
-    const pid = await fmt(t, pane, "#{pid}");
-    const watchClient = async () =>
-      (await t.tmux("list-clients", "-F", "#{client_flags}")).split("\n")
-        .some((f) => f.includes("control-mode") && !f.includes("no-output"));
-    await t.tmux("new-window", "-d", "-t", "main:");
-    await t.tmux("new-session", "-d", "-s", "other");
-    // A wait on the pane: a client of ours for watches attaches to "main" and takes its output.
-    const waited = c.ok<{ outcome: string }>("wait_for_text", {
-      paneId: pane,
-      patterns: ["first"],
-      timeoutMs: 10_000,
-    });
-    await waitFor(watchClient, "a client of ours for watches");
-    await t.tmux("send-keys", "-t", pane, "echo first", "Enter");
-    assert.equal((await waited).outcome, "matched");
-    // The pane's window leaves that client's session (it lingers a few seconds after its last
-    // watch): tmux never moves the client's place in the pane's output again, and the pane
-    // prints on past it.
-    await t.tmux("move-window", "-s", pane, "-t", "other:");
-    await t.tmux("send-keys", "-t", pane, "echo more", "Enter");
-    await waitFor(async () => Number(await fmt(t, pane, "#{cursor_y}")) >= 3, "more output");
-    assert.ok(await watchClient(), "the client for watches is still attached");
+/**
+ * A wait by `waiter` (this server, or another tmux-mcp process's) leaves its client for watches
+ * behind on `t`'s first pane for good (the pane's window moves out of that client's session and
+ * prints on); then `c` respawns the pane, whose next output crashed tmux 3.3a (tmux/tmux#5499).
+ */
+async function respawnPastALaggingClient(t: StartedTmux, c: TestClient, waiter: TestClient) {
+  const pane = t.ids.paneId;
+  const pid = await fmt(t, pane, "#{pid}");
+  const watchClient = async () =>
+    (await t.tmux("list-clients", "-F", "#{client_flags}")).split("\n")
+      .some((f) => f.includes("control-mode") && !f.includes("no-output"));
+  await t.tmux("new-window", "-d", "-t", "main:");
+  await t.tmux("new-session", "-d", "-s", "other");
+  // A wait on the pane: a client for watches attaches to "main" and takes its output.
+  const waited = waiter.ok<{ outcome: string }>("wait_for_text", {
+    paneId: pane,
+    patterns: ["first"],
+    timeoutMs: 10_000,
+  });
+  await waitFor(watchClient, "a client for watches");
+  await t.tmux("send-keys", "-t", pane, "echo first", "Enter");
+  assert.equal((await waited).outcome, "matched");
+  // The pane's window leaves that client's session (it lingers a few seconds after its last
+  // watch): tmux never moves the client's place in the pane's output again, and the pane
+  // prints on past it.
+  await t.tmux("move-window", "-s", pane, "-t", "other:");
+  await t.tmux("send-keys", "-t", pane, "echo more", "Enter");
+  await waitFor(async () => Number(await fmt(t, pane, "#{cursor_y}")) >= 3, "more output");
+  assert.ok(await watchClient(), "the client for watches is still attached");
 
-    const r = await c.ok<{ pid: number | null }>("respawn_pane", { paneId: pane, kill: true });
-    assert.ok(r.pid !== null);
-    // The new shell's first output is what tmux 3.3a crashed on.
-    await t.tmux("send-keys", "-t", pane, "echo after", "Enter");
-    await waitFor(
-      async () => (await t.tmuxRaw("capture-pane", "-p", "-t", pane)).stdout.includes("after"),
-      "the respawned shell's output",
-    );
-    assert.equal(await fmt(t, pane, "#{pid}"), pid, "the same tmux server");
-    // Watches attach again.
-    const again = c.ok<{ outcome: string }>("wait_for_text", {
-      paneId: pane,
-      patterns: ["again"],
-      timeoutMs: 10_000,
-    });
-    await new Promise((r) => setTimeout(r, 200));
-    await t.tmux("send-keys", "-t", pane, "echo again", "Enter");
-    assert.equal((await again).outcome, "matched");
+  const r = await c.ok<{ pid: number | null }>("respawn_pane", { paneId: pane, kill: true });
+  assert.ok(r.pid !== null, "the pane was respawned, and the server answered");
+  // The new shell's first output is what tmux 3.3a crashed on.
+  await t.tmux("send-keys", "-t", pane, "echo after", "Enter");
+  await waitFor(
+    async () => (await t.tmuxRaw("capture-pane", "-p", "-t", pane)).stdout.includes("after"),
+    "the respawned shell's output",
+  );
+  assert.equal(await fmt(t, pane, "#{pid}"), pid, "the same tmux server");
+  // The waiter's watches attach again.
+  const again = waiter.ok<{ outcome: string }>("wait_for_text", {
+    paneId: pane,
+    patterns: ["again"],
+    timeoutMs: 10_000,
+  });
+  await waitFor(watchClient, "a client for watches again");
+  await t.tmux("send-keys", "-t", pane, "echo again", "Enter");
+  assert.equal((await again).outcome, "matched");
+}
+
+Deno.test("respawn_pane while a watch client of ours is left behind on the pane's output: the tmux server lives on (tmux/tmux#5499)", async () => {
+  await withTmux((t, c) => respawnPastALaggingClient(t, c, c), {
+    toolsets: ["inspect", "execute"],
+  });
+});
+
+Deno.test("respawn_pane while another tmux-mcp process's watch client is left behind on the pane: that client is detached, the server lives on", async () => {
+  await withTmux(async (t, c) => {
+    const other = await connect({ socketName: t.socket, toolsets: ["inspect"] });
+    try {
+      await respawnPastALaggingClient(t, c, other);
+    } finally {
+      await other.close();
+    }
   }, { toolsets: ["inspect", "execute"] });
 });
 

@@ -21,6 +21,7 @@ import {
   restoreRecency,
   sessionShared,
 } from "./control_seating.ts";
+import { OWN_KIND_FORMAT } from "./identity.ts";
 import type { SessionStanding } from "./recency.ts";
 
 /** Sees the control clients of one server, its {@link ServerClients}, leave. */
@@ -179,13 +180,29 @@ export class ClientLeaving {
   /**
    * Lets go at once of every client that carries pane output (those for watches; the client for
    * commands has `no-output` and holds no place in any pane's output): their watchers are told
-   * they lost the feed (they attach again; a new client holds no old place). Resolves once each
-   * has exited and tmux no longer lists it. See ServerControl.withoutOutputClients for why.
+   * they lost the feed (they attach again; a new client holds no old place). Another tmux-mcp
+   * process's such clients are detached (it attaches again as after any lost connection); a
+   * person's and other programs' are left alone. Resolves once each has exited and tmux no
+   * longer lists it. See ServerControl.withoutOutputClients for why.
    */
   async releaseOutput(): Promise<void> {
     const clients = this.#clients;
     const going = [...clients.connections].filter((c) => c.forWatches);
     const names = going.map((c) => c.clientName).filter((n) => n !== "");
+    const theirs = await clients.runner.exec(clients.address, [
+      "list-clients",
+      "-F",
+      `#{client_name}\t${OWN_KIND_FORMAT}#{?#{m:*no-output*,#{client_flags}},0,1}`,
+    ], { timeoutMs: 2_000 }).catch(() => null);
+    const ourNames = new Set([...clients.connections].map((c) => c.clientName));
+    for (const line of new TextDecoder().decode(theirs?.stdout ?? new Uint8Array()).split("\n")) {
+      const [name, kind] = line.split("\t");
+      if (kind !== "11" || ourNames.has(name) || names.includes(name)) continue;
+      names.push(name);
+      await clients.runner.exec(clients.address, ["detach-client", "-t", name], {
+        timeoutMs: 2_000,
+      }).catch(() => null);
+    }
     for (const connection of going) {
       clients.connections.delete(connection);
       connection.leaving = true;
