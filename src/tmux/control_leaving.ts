@@ -217,11 +217,12 @@ export class ClientLeaving {
       })
     ));
     // Gone from tmux's list too: the server forgets a client's places as it reads its exit.
-    for (let tries = 0; names.length > 0 && tries < 50; tries++) {
+    const until = performance.now() + 1_000;
+    while (names.length > 0 && performance.now() < until) {
       const listed = await clients.runner.exec(
         clients.address,
         ["list-clients", "-F", "#{client_name}"],
-        { timeoutMs: 2_000 },
+        { timeoutMs: 1_000 },
       ).catch(() => null);
       if (listed === null || listed.code !== 0) return;
       const left = new Set(new TextDecoder().decode(listed.stdout).split("\n"));
