@@ -23,12 +23,18 @@ const HOOK_TOOLS = [
 const FENCE_SEED = 20261205;
 const FENCE_CALLS = 100;
 
-Deno.test(`fuzz: ${HOOK_CALLS} random calls the hook guard judges (seed ${HOOK_SEED}) break none of its promises`, async () => {
-  await fuzzHolds({ seed: HOOK_SEED, calls: HOOK_CALLS, tools: HOOK_TOOLS, hookGuard: true });
+Deno.test(`fuzz: ${HOOK_CALLS} random calls the hook guard judges (seed ${HOOK_SEED}), under a keeper's tmux.conf, break none of its promises`, async () => {
+  await fuzzHolds({
+    seed: HOOK_SEED,
+    calls: HOOK_CALLS,
+    tools: HOOK_TOOLS,
+    hookGuard: true,
+    config: 2,
+  });
 });
 
 Deno.test(`fuzz: ${FENCE_CALLS} random calls under --own-panes-only (seed ${FENCE_SEED}) act on no pane the server did not create`, async () => {
-  await fuzzHolds({ seed: FENCE_SEED, calls: FENCE_CALLS, ownPanesOnly: true });
+  await fuzzHolds({ seed: FENCE_SEED, calls: FENCE_CALLS, ownPanesOnly: true, config: 0 });
 });
 
 Deno.test("fuzz checks: the calls --own-panes-only does not fence by design, as README lists them", () => {
