@@ -143,6 +143,29 @@ export class ClientLeaving {
   }
 
   /**
+   * Makes a client for watches leave when windows tmux said closed (`windowIds`) still exist:
+   * moved or unlinked, perhaps out of its session. tmux 3.3a keeps such a client's place in the
+   * output of the panes that left and never moves it again, so it holds all they print from
+   * then on in memory (a busy pane: megabytes a second, for as long as the client stays, which a
+   * long wait elsewhere in its session may make minutes), and a respawn of one of them would
+   * crash it (see ServerControl.withoutOutputClients). Its watchers attach again, to a new
+   * client, which holds no such place. A window closed for good changes nothing.
+   */
+  leaveIfWindowsMoved(connection: Connection, windowIds: readonly string[]): void {
+    const ids = windowIds.filter((id) => /^@\d+$/.test(id));
+    if (ids.length === 0 || connection.closed || connection.leaving) return;
+    connection.exec(["list-windows", "-a", "-F", "#{window_id}"], { timeoutMs: 5_000 })
+      .then((listed) => {
+        if (listed.code !== 0 || connection.closed || connection.leaving) return;
+        const present = new Set(new TextDecoder().decode(listed.stdout).split("\n"));
+        if (ids.some((id) => present.has(id))) this.#leaveMoved(connection);
+      })
+      .catch(() => {
+        // The connection went away meanwhile: its watchers were told.
+      });
+  }
+
+  /**
    * Closes `connection` once it has been idle a while: {@link LINGER_MS} after its last watcher
    * left, {@link LEAVING_MS} after its last answer when it is leaving.
    */

@@ -383,6 +383,9 @@ export class ServerControl {
       this.#leaving.reviewPlacement();
     }
     if (notifications.closedWindows.has(connection.anchor)) reanchor(connection);
+    if (connection.forWatches && notifications.closedWindows.size > 0) {
+      this.#leaving.leaveIfWindowsMoved(connection, [...notifications.closedWindows]);
+    }
     tellListeners(this.#clients.connections, connection, notifications);
   }
 
