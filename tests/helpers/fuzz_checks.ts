@@ -135,6 +135,29 @@ export function killsPane(call: FuzzCall): boolean {
   return false;
 }
 
+/**
+ * The tools that reshape a pane (its size, or the window it is in): not fenced by
+ * `--own-panes-only` (README), and under a keeper's `history-limit 0` (fuzz_world.ts) a shrink
+ * drops the rows it pushes off the top, which tmux then keeps nowhere.
+ */
+const RESHAPES = new Set([
+  "join_pane",
+  "break_pane",
+  "swap_pane",
+  "move_window",
+  "resize_pane",
+  "resize_window",
+  "select_layout",
+  "split_window",
+]);
+
+/** Whether `call` is, or holds, a reshaping tool ({@link RESHAPES}). */
+export function reshapes(call: FuzzCall): boolean {
+  if (RESHAPES.has(call.tool)) return true;
+  if (call.tool === "call_tools_batch") return operations(call).some(reshapes);
+  return false;
+}
+
 /** Whether `call` set a hook (one that may act on any later call). */
 export function setsHook(call: FuzzCall): boolean {
   if (call.tool === "set_hook") return call.arguments.unset !== true;

@@ -47,6 +47,7 @@ import {
   mayEndServer,
   mayTouchAgentPane,
   reachesTmux,
+  reshapes,
   runsJobs,
   saysOwnServerGone,
   setsHook,
@@ -672,6 +673,9 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         );
         if (why && (hooked || group.some(reachesTmux))) {
           note(`${why}; a call that reaches tmux or a shell by design may have done it`);
+        } else if (why && w.config === 2 && / changed: /.test(why) && group.some(reshapes)) {
+          // Reshaping is not fenced, and with no history a shrink loses the rows it pushes off.
+          note(`${why}; a reshape under history-limit 0 may have pushed rows off`);
         } else if (why) fail("a pane this server did not create was acted on", why);
       }
       if (pidAfter && agentBefore !== null) {
