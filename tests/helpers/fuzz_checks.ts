@@ -41,6 +41,13 @@ export function mayTouchAgentPane(call: FuzzCall): boolean {
   return false;
 }
 
+/** The test that holds for a call of one of `tools`, and for a batch that holds one. */
+function callOf(tools: ReadonlySet<string>): (call: FuzzCall) => boolean {
+  const test = (call: FuzzCall): boolean =>
+    tools.has(call.tool) || (call.tool === "call_tools_batch" && operations(call).some(test));
+  return test;
+}
+
 /** Tools that put keys into a pane. */
 const TYPING = new Set([
   "send_keys",
@@ -54,11 +61,7 @@ const TYPING = new Set([
  * Whether `call` types into a pane: what the program there does with the keys is its own
  * doing (a shell that runs `exit`, `cat` ending at C-d).
  */
-export function types(call: FuzzCall): boolean {
-  if (TYPING.has(call.tool)) return true;
-  if (call.tool === "call_tools_batch") return operations(call).some(types);
-  return false;
-}
+export const types = callOf(TYPING);
 
 /** Tools that hand tmux a command line or a format to run or draw, as their arguments say. */
 const CARRIES_JOBS = [
@@ -117,11 +120,7 @@ export function mayEndServer(call: FuzzCall, succeeded: boolean): boolean {
 const REACH_TMUX = new Set(["set_hook", "set_option", "set_environment", "display_message"]);
 
 /** Whether `call` is, or holds, one of the tools that reach tmux or a shell by design. */
-export function reachesTmux(call: FuzzCall): boolean {
-  if (REACH_TMUX.has(call.tool)) return true;
-  if (call.tool === "call_tools_batch") return operations(call).some(reachesTmux);
-  return false;
-}
+export const reachesTmux = callOf(REACH_TMUX);
 
 /**
  * Whether `call` is, or holds, a kill_pane: what the person's `after-kill-pane` hook of a world
@@ -129,11 +128,7 @@ export function reachesTmux(call: FuzzCall): boolean {
  * killed pane's window went with it tmux runs it on the window it calls current: the one the
  * person looks at (README: your hooks run on what the tools do, as on what you do).
  */
-export function killsPane(call: FuzzCall): boolean {
-  if (call.tool === "kill_pane") return true;
-  if (call.tool === "call_tools_batch") return operations(call).some(killsPane);
-  return false;
-}
+export const killsPane = callOf(new Set(["kill_pane"]));
 
 /**
  * The tools that reshape a pane (its size, or the window it is in): not fenced by
@@ -152,11 +147,7 @@ const RESHAPES = new Set([
 ]);
 
 /** Whether `call` is, or holds, a reshaping tool ({@link RESHAPES}). */
-export function reshapes(call: FuzzCall): boolean {
-  if (RESHAPES.has(call.tool)) return true;
-  if (call.tool === "call_tools_batch") return operations(call).some(reshapes);
-  return false;
-}
+export const reshapes = callOf(RESHAPES);
 
 /** Whether `call` set a hook (one that may act on any later call). */
 export function setsHook(call: FuzzCall): boolean {
