@@ -8,14 +8,7 @@
 
 import assert from "node:assert/strict";
 import { withTmux } from "./helpers/mcp.ts";
-import { type TestTmux, waitFor } from "./helpers/tmux.ts";
-
-/** The names of the control clients that carry pane output (ours for watches). */
-async function outputClients(t: TestTmux): Promise<string[]> {
-  return (await t.tmux("list-clients", "-F", "#{client_name} #{client_flags}")).split("\n")
-    .filter((l) => l.includes("control-mode") && !l.includes("no-output"))
-    .map((l) => l.split(" ")[0]);
-}
+import { waitFor } from "./helpers/tmux.ts";
 
 Deno.test("a window moved out of a watch client's session: the client leaves, and the wait goes on with a new one", async () => {
   await withTmux(async (t, c) => {
@@ -30,7 +23,7 @@ Deno.test("a window moved out of a watch client's session: the client leaves, an
       timeoutMs: 20_000,
     });
     const [first] = await waitFor(async () => {
-      const names = await outputClients(t);
+      const names = await t.outputClients();
       return names.length > 0 ? names : null;
     }, "the wait's client");
     // The busy pane prints while the client is there: it has a place in its output.
@@ -41,7 +34,7 @@ Deno.test("a window moved out of a watch client's session: the client leaves, an
     );
     await t.tmux("move-window", "-s", busy, "-t", "other:");
     await waitFor(async () => {
-      const names = await outputClients(t);
+      const names = await t.outputClients();
       return !names.includes(first) && names.length > 0;
     }, "the old client gone, a new one there");
     await t.tmux("send-keys", "-t", pane, "echo finally", "Enter");

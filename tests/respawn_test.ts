@@ -221,9 +221,7 @@ Deno.test("a pane gone before its checks read it: tmux's display-message answers
 async function respawnPastALaggingClient(t: StartedTmux, c: TestClient, waiter: TestClient) {
   const pane = t.ids.paneId;
   const pid = await fmt(t, pane, "#{pid}");
-  const watchClient = async () =>
-    (await t.tmux("list-clients", "-F", "#{client_flags}")).split("\n")
-      .some((f) => f.includes("control-mode") && !f.includes("no-output"));
+  const watchClient = async () => (await t.outputClients()).length > 0;
   await t.tmux("new-window", "-d", "-t", "main:");
   await t.tmux("new-session", "-d", "-s", "other");
   // A wait on the pane: a client for watches attaches to "main" and takes its output.
@@ -289,12 +287,7 @@ Deno.test("a wait on another pane goes on through a respawn that lets the client
       patterns: ["through"],
       timeoutMs: 15_000,
     });
-    await waitFor(
-      async () =>
-        (await t.tmux("list-clients", "-F", "#{client_flags}")).split("\n")
-          .some((f) => f.includes("control-mode") && !f.includes("no-output")),
-      "the wait's client",
-    );
+    await waitFor(async () => (await t.outputClients()).length > 0, "the wait's client");
     await c.ok("respawn_pane", { paneId: t.ids.paneId, kill: true });
     await t.tmux("send-keys", "-t", other, "echo through", "Enter");
     const r = await waited;

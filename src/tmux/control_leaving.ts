@@ -191,13 +191,22 @@ export class ClientLeaving {
         return;
       }
       if (!idle()) return;
-      clients.connections.delete(connection);
-      clients.turns.inTurn(async () => {
-        await restoreRecency(clients.runner, clients.address, connection, clients.touches);
-        clients.turns.end(connection);
-        await connection.close();
-      }).catch(() => {});
+      this.#closeNow(connection).catch(() => {});
     }, connection.leaving ? LEAVING_MS : LINGER_MS);
+  }
+
+  /**
+   * Forgets `connection` and closes it in its turn, the person's sessions put back in the order
+   * it found them (control_seating.ts's restoreRecency).
+   */
+  #closeNow(connection: Connection): Promise<void> {
+    const clients = this.#clients;
+    clients.connections.delete(connection);
+    return clients.turns.inTurn(async () => {
+      await restoreRecency(clients.runner, clients.address, connection, clients.touches);
+      clients.turns.end(connection);
+      await connection.close();
+    });
   }
 
   /**
@@ -220,7 +229,7 @@ export class ClientLeaving {
     const ourNames = new Set([...clients.connections].map((c) => c.clientName));
     for (const line of new TextDecoder().decode(theirs?.stdout ?? new Uint8Array()).split("\n")) {
       const [name, kind] = line.split("\t");
-      if (kind !== "11" || ourNames.has(name) || names.includes(name)) continue;
+      if (kind !== "11" || ourNames.has(name)) continue;
       names.push(name);
       await clients.runner.exec(clients.address, ["detach-client", "-t", name], {
         timeoutMs: 2_000,
@@ -232,13 +241,7 @@ export class ClientLeaving {
       clearTimeout(connection.idleTimer);
       loseWatchers(connection);
     }
-    await Promise.allSettled(going.map((connection) =>
-      clients.turns.inTurn(async () => {
-        await restoreRecency(clients.runner, clients.address, connection, clients.touches);
-        clients.turns.end(connection);
-        await connection.close();
-      })
-    ));
+    await Promise.allSettled(going.map((connection) => this.#closeNow(connection)));
     // Gone from tmux's list too: the server forgets a client's places as it reads its exit.
     const until = performance.now() + 1_000;
     while (names.length > 0 && performance.now() < until) {

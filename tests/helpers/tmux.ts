@@ -813,6 +813,16 @@ export class TestTmux {
     return child;
   }
 
+  /**
+   * The names of the control clients that carry pane output (tmux-mcp's for watches; its client
+   * for commands has `no-output`).
+   */
+  async outputClients(): Promise<string[]> {
+    return (await this.tmux("list-clients", "-F", "#{client_name} #{client_flags}")).split("\n")
+      .filter((l) => l.includes("control-mode") && !l.includes("no-output"))
+      .map((l) => l.split(" ")[0]);
+  }
+
   async clientTtys(): Promise<string[]> {
     const r = await this.tmuxRaw("list-clients", "-F", "#{client_tty}");
     return r.code === 0 ? r.stdout.split("\n").filter((l) => l !== "") : [];
