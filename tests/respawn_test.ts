@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import { ToolFailure } from "../src/mcp/errors.ts";
 import { respawnRefusal } from "../src/mcp/lone_links.ts";
+import { placeResets, withoutOutputClients } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
+import { judgeResult } from "../src/tmux/tmux_error.ts";
 import { scrollOnClear } from "../src/tools/screen_clear.ts";
 import {
   connect,
@@ -292,5 +294,123 @@ Deno.test("a wait on another pane goes on through a respawn that lets the client
     await t.tmux("send-keys", "-t", other, "echo through", "Enter");
     const r = await waited;
     assert.equal(r.outcome, "matched", JSON.stringify(r));
+  }, { toolsets: ["inspect", "execute"] });
+});
+
+/**
+ * A person's control-mode clients, as iTerm2's tmux integration attaches (`tmux -CC` in a
+ * terminal) and as a program attaches (`tmux -C`, no terminal), each left behind on the pane's
+ * output the way upstream's report met it: the pane printed while its window was in their
+ * session, then the window was parked in another session and printed on. A respawn then
+ * crashed tmux 3.3a at the new shell's first output, every session with it. The clients are
+ * the person's: they stay attached.
+ */
+Deno.test("respawn_pane while a person's control-mode clients are left behind on the pane: they stay attached, the server lives on (tmux/tmux#5499)", async () => {
+  await withTmux(async (t, c) => {
+    const pane = t.ids.paneId;
+    const pid = await fmt(t, pane, "#{pid}");
+    await t.tmux("new-window", "-d", "-t", "main:");
+    await t.tmux("new-session", "-d", "-s", "parked");
+    const tty = await t.attach("main", { control: true });
+    const program = t.controlClient("main");
+    const controlClients = async () =>
+      (await t.tmux("list-clients", "-F", "#{client_name} #{client_flags}")).split("\n")
+        .filter((l) => l.includes("control-mode")).map((l) => l.split(" ")[0]);
+    await waitFor(async () => (await controlClients()).length === 2, "both control clients");
+    const before = await controlClients();
+    // Printed while they show the pane's window: each takes a place in its output.
+    await t.tmux("send-keys", "-t", pane, "echo shown", "Enter");
+    await waitFor(async () => Number(await fmt(t, pane, "#{cursor_y}")) >= 1, "output shown");
+    await t.tmux("move-window", "-s", pane, "-t", "parked:");
+    await t.tmux("send-keys", "-t", pane, "echo parked", "Enter");
+    await waitFor(async () => Number(await fmt(t, pane, "#{cursor_y}")) >= 3, "output parked");
+    try {
+      const r = await c.ok<{ pid: number | null }>("respawn_pane", { paneId: pane, kill: true });
+      assert.ok(r.pid !== null, "the pane was respawned, and the server answered");
+      // The new shell's first output is what tmux 3.3a crashed on.
+      await t.tmux("send-keys", "-t", pane, "echo after", "Enter");
+      await waitFor(
+        async () => (await t.tmuxRaw("capture-pane", "-p", "-t", pane)).stdout.includes("after"),
+        "the respawned shell's output",
+      );
+      assert.equal(await fmt(t, pane, "#{pid}"), pid, "the same tmux server");
+      const now = await controlClients();
+      assert.ok(before.every((n) => now.includes(n)), "the person's clients stay attached");
+      assert.ok((await t.clientTtys()).includes(tty));
+    } finally {
+      program.stdin.close();
+      await program.status;
+    }
+  }, { toolsets: ["inspect", "execute"] });
+});
+
+Deno.test("a person's control client that leaves between the read of the clients and the respawn fails the line before the respawn: the clients are read again and it runs once", async () => {
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner();
+  const address = { socketName: t.socket };
+  try {
+    const program = t.controlClient("main");
+    await waitFor(async () => (await t.outputClients()).length === 1, "the program's client");
+    const [name] = await t.outputClients();
+    // Its session shows the pane: its place there is current, and is left alone.
+    assert.deepEqual(await placeResets(runner, address, t.ids.paneId), []);
+    const parked = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "parked",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "sleep 1000",
+    )).trim();
+    assert.deepEqual(await placeResets(runner, address, parked), [
+      ["refresh-client", "-t", name, "-A", `${parked}:off`],
+      ["refresh-client", "-t", name, "-A", `${parked}:on`],
+    ]);
+    const tries: string[][][] = [];
+    await withoutOutputClients(runner, address, parked, async (resets) => {
+      tries.push(resets);
+      if (tries.length === 1) {
+        program.stdin.close();
+        await program.status;
+        await waitFor(async () => (await t.outputClients()).length === 0, "the client gone");
+      }
+      // The respawn's stand-in, after the resets on the same line.
+      const line = [...resets.flatMap((r) => [...r, ";"]), "set-option", "-ga", "@acts", "x"];
+      return judgeResult(await runner.exec(address, line));
+    });
+    assert.deepEqual(tries.map((r) => r.length), [2, 0]);
+    // The line whose client had left did nothing past it: the act ran once.
+    assert.equal((await t.tmux("show-options", "-gv", "@acts")).trim(), "x");
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("respawn_pane of a busy pane a program's control client is shown: its place is current and left alone, the server lives on", async () => {
+  await withTmux(async (t, c) => {
+    const pid = await fmt(t, "main", "#{pid}");
+    const busy = "while :; do seq 1 2000; done";
+    const pane = await newPane(t, ["split-window", "-d", "-t", t.ids.paneId], `sh -c '${busy}'`);
+    // A program, not a person (no terminal): the guards let the respawn through. Turning the
+    // pane off and on for it while tmux has output queued for it took tmux 3.3a down.
+    const program = t.controlClient("main");
+    try {
+      await waitFor(async () => (await t.outputClients()).length === 1, "the program's client");
+      const r = await c.ok<{ pid: number | null }>("respawn_pane", {
+        paneId: pane,
+        kill: true,
+        command: `sh -c 'echo respawned; ${busy}'`,
+      });
+      assert.ok(r.pid !== null);
+      await waitFor(async () => (await fmt(t, pane, "#{history_size}")) !== "0", "its output");
+      assert.equal(await fmt(t, "main", "#{pid}"), pid, "the same tmux server");
+      assert.equal((await t.outputClients()).length, 1, "the program's client stays");
+    } finally {
+      program.stdin.close();
+      await program.status;
+    }
   }, { toolsets: ["inspect", "execute"] });
 });

@@ -110,17 +110,68 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
 }
 
 /**
- * Runs `act`, a respawn of a pane on the server at `address`, with no control client of this
- * process carrying pane output there ({@link ServerControl.withoutOutputClients}: tmux 3.3a
- * crashes otherwise). Where none was ever attached, simply runs it.
+ * Runs `act`, a respawn of `paneId` on the server at `address`, where no control client may
+ * hold a stale place in the pane's output (tmux 3.3a crashes at the respawned pane's next
+ * output otherwise: {@link ServerControl.withoutOutputClients}). This process's clients that
+ * carry output leave first, another tmux-mcp process's are detached. Every other control
+ * client that carries output (a person's `tmux -CC`, iTerm2's integration; a program's
+ * `tmux -C`) stays attached: `act` is given the commands that move such a client's place in
+ * the pane's output to where tmux has read it, to run on the respawn's own line right before
+ * it ({@link placeResets}). A client that left in between fails its command, and with it the
+ * line, before the respawn: the clients are read again and `act` runs again (three tries).
  */
 export async function withoutOutputClients<T>(
   runner: TmuxRunner,
   address: ServerAddress,
-  act: () => Promise<T>,
+  paneId: string,
+  act: (resets: string[][]) => Promise<T>,
 ): Promise<T> {
   const control = servers.get(runner)?.get(addressKey(address));
-  return control ? await control.withoutOutputClients(act) : await act();
+  const run = async (): Promise<T> => {
+    for (let attempt = 1;; attempt++) {
+      const resets = await placeResets(runner, address, paneId);
+      try {
+        return await act(resets);
+      } catch (error) {
+        const clientLeft = error instanceof TmuxError && /can't find client/.test(error.message);
+        if (!clientLeft || resets.length === 0 || attempt === 3) throw error;
+      }
+    }
+  };
+  return control ? await control.withoutOutputClients(run) : await run();
+}
+
+/**
+ * The commands that put the place in `paneId`'s output of every control client carrying
+ * output, whose session does not hold the pane, where tmux has read the pane to:
+ * `refresh-client -A <pane>:off`, then `:on` (tmux 3.3a copies the pane's own offset into the
+ * client's as it turns the pane back on). Such a client holds a stale place when the pane's
+ * window left its session (iTerm2 with windows parked in another session: the case upstream's
+ * report met); it gets nothing of that pane, so nothing it is shown changes. A client whose
+ * session holds the pane is left as it is: it is shown the pane's output as tmux reads it, so
+ * its place is current unless it stopped reading, and turning a pane off and on while tmux
+ * still has its output queued for the client takes tmux 3.3a down itself. Empty when the
+ * clients cannot be read (the respawn then says what is wrong).
+ */
+export async function placeResets(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+): Promise<string[][]> {
+  const shows = `#{W:#{P:#{?#{==:#{pane_id},${paneId}},1,}}}`;
+  const listed = await runner.exec(address, [
+    "list-clients",
+    "-F",
+    `#{client_name}\t#{?#{m:*no-output*,#{client_flags}},0,#{client_control_mode}}\t${shows}`,
+  ], { timeoutMs: 2_000 }).catch(() => null);
+  if (listed === null || listed.code !== 0) return [];
+  return new TextDecoder().decode(listed.stdout).split("\n")
+    .map((line) => line.split("\t"))
+    .filter(([name, carries, held]) => name !== "" && carries === "1" && held === "")
+    .flatMap(([name]) => [
+      ["refresh-client", "-t", name, "-A", `${paneId}:off`],
+      ["refresh-client", "-t", name, "-A", `${paneId}:on`],
+    ]);
 }
 
 /**

@@ -164,15 +164,17 @@ export const respawnPane = defineTool({
     if (args.kill) argv.push("-k");
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
     argv.push(...environmentArgs(args.environment));
-    // No client of ours may hold a place in the pane's output as it respawns: tmux 3.3a
-    // crashes at the new program's first output otherwise (tmux/tmux#5499).
-    await withoutOutputClients(ctx.runner, ctx.address, () =>
+    // No control client may hold a stale place in the pane's output as it respawns: tmux 3.3a
+    // crashes at the new program's first output otherwise (tmux/tmux#5499). Ours leave; a
+    // person's have their places in the pane's output moved up on the same line, right before.
+    await withoutOutputClients(ctx.runner, ctx.address, pane.id, (resets) =>
       deliverInput(
         ctx,
         snapshot,
         pane,
         guard,
         argvCommands([...argv, ...commandTail(args.command)]),
+        resets,
       ));
     const { cwd, notes } = await startedIn(ctx, pane.id, args.startDirectory);
     const now = await paneFields(
