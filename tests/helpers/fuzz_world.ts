@@ -268,6 +268,9 @@ async function populate(
   await t.tmux("set-option", "-g", "status-interval", "1");
   await t.tmux("set-option", "-g", "status-right", "#(sleep 2; echo gauge)");
   const personTty = await t.attach(personTarget);
+  // A program's control client (a dashboard, an editor's integration): it reads all its session
+  // shows, and holds a place in the output of every pane whose window leaves that session.
+  t.controlClient("work");
   const [pid, socketPath] = (await t.tmux("display-message", "-p", "#{pid}\t#{socket_path}"))
     .trim().split("\t");
   const client = (await t.tmux("list-clients", "-F", "#{client_tty} #{session_id} #{window_id}"))
