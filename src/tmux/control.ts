@@ -116,7 +116,7 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
  * carry output leave first, another tmux-mcp process's are detached. Every other control
  * client that carries output (a person's `tmux -CC`, iTerm2's integration; a program's
  * `tmux -C`) stays attached: `act` is given the commands that move such a client's place in
- * the pane's output to where tmux has read it, to run on the respawn's own line right before
+ * the pane's output up to where tmux has read it, to run on the respawn's own line right before
  * it ({@link placeResets}). A client that left in between fails its command, and with it the
  * line, before the respawn: the clients are read again and `act` runs again (three tries).
  */
@@ -142,15 +142,15 @@ export async function withoutOutputClients<T>(
 }
 
 /**
- * The commands that put the place in `paneId`'s output of every control client carrying
- * output, whose session does not hold the pane, where tmux has read the pane to:
- * `refresh-client -A <pane>:off`, then `:on` (tmux 3.3a copies the pane's own offset into the
- * client's as it turns the pane back on). Such a client holds a stale place when the pane's
- * window left its session (iTerm2 with windows parked in another session: the case upstream's
- * report met); it gets nothing of that pane, so nothing it is shown changes. A client whose
- * session holds the pane is left as it is: it is shown the pane's output as tmux reads it, so
- * its place is current unless it stopped reading, and turning a pane off and on while tmux
- * still has its output queued for the client takes tmux 3.3a down itself. Empty when the
+ * The commands that bring the place in `paneId`'s output of every control client carrying
+ * output up to where tmux has read the pane, so a respawn finds none behind. Where the client's
+ * session does not hold the pane (iTerm2 with windows parked in another session: the case
+ * upstream's report met), `refresh-client -A <pane>:off` then `:on`: tmux 3.3a copies the
+ * pane's offset into the client's as it turns the pane back on, and the client, shown nothing
+ * of that pane, notices nothing. Where its session holds the pane, tmux may have the pane's
+ * output queued for it (a busy pane: always), and turning the pane off and on then crashes tmux
+ * 3.3a itself; `:pause` then `:continue` drops what is queued and moves the place up, and tells
+ * the client so (`%pause`, `%continue`, as tmux's own `pause-after` does). Empty when the
  * clients cannot be read (the respawn then says what is wrong).
  */
 export async function placeResets(
@@ -167,11 +167,14 @@ export async function placeResets(
   if (listed === null || listed.code !== 0) return [];
   return new TextDecoder().decode(listed.stdout).split("\n")
     .map((line) => line.split("\t"))
-    .filter(([name, carries, held]) => name !== "" && carries === "1" && held === "")
-    .flatMap(([name]) => [
-      ["refresh-client", "-t", name, "-A", `${paneId}:off`],
-      ["refresh-client", "-t", name, "-A", `${paneId}:on`],
-    ]);
+    .filter(([name, carries]) => name !== "" && carries === "1")
+    .flatMap(([name, , held]) => {
+      const [stop, go] = held === "" ? ["off", "on"] : ["pause", "continue"];
+      return [
+        ["refresh-client", "-t", name, "-A", `${paneId}:${stop}`],
+        ["refresh-client", "-t", name, "-A", `${paneId}:${go}`],
+      ];
+    });
 }
 
 /**
