@@ -346,12 +346,22 @@ export class ServerControl {
     while (this.#respawning !== null) await this.#respawning;
     if (this.#clients.closed) throw new ControlUnavailable("shutting down");
     this.#use();
-    let connection = [...this.#clients.connections].find((c) =>
-      !c.closed && !c.leaving && c.forWatches && sessionIds.includes(c.sessionId)
-    );
-    connection ??= await this.#opener.openForWatches(sessionIds);
-    clearTimeout(connection.idleTimer);
-    return addWatcher(connection, paneId, listener, (c) => this.#leaving.maybeLinger(c));
+    // A client still opening can be told to leave before it is handed over (a window of its
+    // session moved out meanwhile: control_leaving.ts's leaveIfWindowsMoved): its leaving told
+    // no watcher of this one, which would stay on it for good. Another is had instead.
+    for (let tries = 1;; tries++) {
+      let connection = [...this.#clients.connections].find((c) =>
+        !c.closed && !c.leaving && c.forWatches && sessionIds.includes(c.sessionId)
+      );
+      connection ??= await this.#opener.openForWatches(sessionIds);
+      if (connection.closed || connection.leaving) {
+        this.#leaving.maybeLinger(connection);
+        if (tries < 3) continue;
+        throw new ControlUnavailable("its clients for watches kept leaving as they opened");
+      }
+      clearTimeout(connection.idleTimer);
+      return addWatcher(connection, paneId, listener, (c) => this.#leaving.maybeLinger(c));
+    }
   }
 
   /**
