@@ -343,13 +343,14 @@ export class ServerControl {
     sessionIds: readonly string[],
     listener: WatchListener,
   ): Promise<Watch> {
-    while (this.#respawning !== null) await this.#respawning;
-    if (this.#clients.closed) throw new ControlUnavailable("shutting down");
-    this.#use();
     // A client still opening can be told to leave before it is handed over (a window of its
-    // session moved out meanwhile: control_leaving.ts's leaveIfWindowsMoved): its leaving told
-    // no watcher of this one, which would stay on it for good. Another is had instead.
+    // session moved out meanwhile: control_leaving.ts's leaveIfWindowsMoved; a respawn's
+    // release): its leaving told no watcher of this one, which would stay on it for good.
+    // Another is had instead, after the respawn.
     for (let tries = 1;; tries++) {
+      while (this.#respawning !== null) await this.#respawning;
+      if (this.#clients.closed) throw new ControlUnavailable("shutting down");
+      this.#use();
       let connection = [...this.#clients.connections].find((c) =>
         !c.closed && !c.leaving && c.forWatches && sessionIds.includes(c.sessionId)
       );
