@@ -216,6 +216,22 @@ Deno.test("a pane gone before its checks read it: tmux's display-message answers
 });
 
 /**
+ * Respawns `pane` (killing its shell) through `c`, makes the new shell print, and checks that
+ * the tmux server answering is still the one of pid `pid`: the new shell's first output is what
+ * tmux 3.3a crashed on (tmux/tmux#5499).
+ */
+async function respawnAndPrint(t: TestTmux, c: TestClient, pane: string, pid: string) {
+  const r = await c.ok<{ pid: number | null }>("respawn_pane", { paneId: pane, kill: true });
+  assert.ok(r.pid !== null, "the pane was respawned, and the server answered");
+  await t.tmux("send-keys", "-t", pane, "echo after", "Enter");
+  await waitFor(
+    async () => (await t.tmuxRaw("capture-pane", "-p", "-t", pane)).stdout.includes("after"),
+    "the respawned shell's output",
+  );
+  assert.equal(await fmt(t, pane, "#{pid}"), pid, "the same tmux server");
+}
+
+/**
  * A wait by `waiter` (this server, or another tmux-mcp process's) leaves its client for watches
  * behind on `t`'s first pane for good (the pane's window moves out of that client's session and
  * prints on); then `c` respawns the pane, whose next output crashed tmux 3.3a (tmux/tmux#5499).
@@ -243,15 +259,7 @@ async function respawnPastALaggingClient(t: StartedTmux, c: TestClient, waiter: 
   await waitFor(async () => Number(await fmt(t, pane, "#{cursor_y}")) >= 3, "more output");
   assert.ok(await watchClient(), "the client for watches is still attached");
 
-  const r = await c.ok<{ pid: number | null }>("respawn_pane", { paneId: pane, kill: true });
-  assert.ok(r.pid !== null, "the pane was respawned, and the server answered");
-  // The new shell's first output is what tmux 3.3a crashed on.
-  await t.tmux("send-keys", "-t", pane, "echo after", "Enter");
-  await waitFor(
-    async () => (await t.tmuxRaw("capture-pane", "-p", "-t", pane)).stdout.includes("after"),
-    "the respawned shell's output",
-  );
-  assert.equal(await fmt(t, pane, "#{pid}"), pid, "the same tmux server");
+  await respawnAndPrint(t, c, pane, pid);
   // The waiter's watches attach again.
   const again = waiter.ok<{ outcome: string }>("wait_for_text", {
     paneId: pane,
@@ -325,15 +333,7 @@ Deno.test("respawn_pane while a person's control-mode clients are left behind on
     await t.tmux("send-keys", "-t", pane, "echo parked", "Enter");
     await waitFor(async () => Number(await fmt(t, pane, "#{cursor_y}")) >= 3, "output parked");
     try {
-      const r = await c.ok<{ pid: number | null }>("respawn_pane", { paneId: pane, kill: true });
-      assert.ok(r.pid !== null, "the pane was respawned, and the server answered");
-      // The new shell's first output is what tmux 3.3a crashed on.
-      await t.tmux("send-keys", "-t", pane, "echo after", "Enter");
-      await waitFor(
-        async () => (await t.tmuxRaw("capture-pane", "-p", "-t", pane)).stdout.includes("after"),
-        "the respawned shell's output",
-      );
-      assert.equal(await fmt(t, pane, "#{pid}"), pid, "the same tmux server");
+      await respawnAndPrint(t, c, pane, pid);
       const now = await controlClients();
       assert.ok(before.every((n) => now.includes(n)), "the person's clients stay attached");
       assert.ok((await t.clientTtys()).includes(tty));
