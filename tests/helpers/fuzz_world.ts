@@ -268,9 +268,10 @@ async function populate(
   await t.tmux("set-option", "-g", "status-interval", "1");
   await t.tmux("set-option", "-g", "status-right", "#(sleep 2; echo gauge)");
   const personTty = await t.attach(personTarget);
-  // A program's control client (a dashboard, an editor's integration): it reads all its session
-  // shows, and holds a place in the output of every pane whose window leaves that session.
-  t.controlClient("work");
+  // A program's control client (a dashboard, an editor's integration): it holds a place in the
+  // output of every pane its session shows, and of every pane whose window left that session.
+  // In one world of three it stopped reading (hung), and tmux falls behind on all of them.
+  t.controlClient("work", undefined, { reading: flavour !== 1 });
   const [pid, socketPath] = (await t.tmux("display-message", "-p", "#{pid}\t#{socket_path}"))
     .trim().split("\t");
   const client = (await t.tmux("list-clients", "-F", "#{client_tty} #{session_id} #{window_id}"))

@@ -795,21 +795,26 @@ export class TestTmux {
 
   /**
    * Starts a control-mode client (`tmux -C attach-session ...flags -t target`), as another
-   * program would; tracked like every child. Close its stdin to end it.
+   * program would; tracked like every child. Close its stdin to end it. `reading: false`: a
+   * program that stopped reading what tmux sends it (its pipe fills, and tmux falls behind on
+   * every pane its session shows).
    */
   controlClient(
     target: string,
     flags: readonly string[] = ["-f", "ignore-size"],
+    { reading = true }: { reading?: boolean } = {},
   ): Deno.ChildProcess {
     const child = new Deno.Command("tmux", {
       args: ["-u", "-L", this.socket, "-C", "attach-session", ...flags, "-t", target],
       env: cleanEnv(),
       clearEnv: true,
       stdin: "piped",
-      stdout: "null",
+      stdout: reading ? "null" : "piped",
       stderr: "null",
     }).spawn();
     trackChild(child, `a control client of ${this.socket}`);
+    // Unread to the end; let go of once the client is gone.
+    if (!reading) child.status.finally(() => child.stdout.cancel().catch(() => {}));
     return child;
   }
 
