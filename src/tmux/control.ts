@@ -117,8 +117,9 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
  * that still carries output (a person's `tmux -CC`, iTerm2's integration; a program's
  * `tmux -C`; one of ours whose opening was under way) stays attached: `act` is given the
  * commands that move such a client's place in the pane's output up to where tmux has read
- * it, to run on the respawn's own line right before it ({@link placeResets}). A client that left in between fails its command, and with it the
- * line, before the respawn: the clients are read again and `act` runs again (three tries).
+ * it, to run on the respawn's own line right before it ({@link placeResets}). A client that
+ * left in between fails its command, and with it the line, before the respawn: the clients
+ * are read again and `act` runs again (three tries).
  */
 export async function withoutOutputClients<T>(
   runner: TmuxRunner,
