@@ -41,3 +41,45 @@ Deno.test("a window moved out of a watch client's session: the client leaves, an
     assert.equal((await waited).outcome, "matched");
   }, { toolsets: ["inspect"] });
 });
+
+Deno.test("a window moved out while a watch client is still opening: the wait is not left on that client", async () => {
+  await withTmux(async (t, c) => {
+    const pane = t.ids.paneId;
+    const busy = (await t.tmux("new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id}", "sh"))
+      .trim();
+    await t.tmux("new-session", "-d", "-s", "other");
+    // The client for commands is attached first, before the hook below meets an attach.
+    await c.ok("list_panes", {});
+    // A person's hook starts a job as the next client attaches (once), and the job moves the
+    // window out of that client's session: a client's opening waits for the jobs its own
+    // attach started, so the client is told to leave while it still opens (the job ends soon
+    // after, so the opening ends before the leaving client's short linger would close it).
+    const job = `sleep 0.2; tmux -L ${t.socket} move-window -d -s ${busy} -t other:; sleep 0.2`;
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "client-attached",
+      `run-shell -b "${job}" ; set-hook -gu client-attached`,
+    );
+    const waited = c.ok<{ outcome: string }>("wait_for_text", {
+      paneId: pane,
+      patterns: ["finally"],
+      timeoutMs: 20_000,
+    });
+    const [first] = await waitFor(async () => {
+      const names = await t.outputClients();
+      return names.length > 0 ? names : null;
+    }, "the wait's client");
+    await waitFor(
+      async () =>
+        (await t.tmux("list-windows", "-t", "other", "-F", "#{window_id}")).includes(busy),
+      "the window moved",
+    );
+    await waitFor(async () => {
+      const names = await t.outputClients();
+      return !names.includes(first) && names.length > 0;
+    }, "the client told to leave gone, the wait on a new one");
+    await t.tmux("send-keys", "-t", pane, "echo finally", "Enter");
+    assert.equal((await waited).outcome, "matched");
+  }, { toolsets: ["inspect"] });
+});
