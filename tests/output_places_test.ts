@@ -7,8 +7,37 @@
  */
 
 import assert from "node:assert/strict";
-import { withTmux } from "./helpers/mcp.ts";
+import { type StartedTmux, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { waitFor } from "./helpers/tmux.ts";
+
+/** A wait on `pane` for "finally", and the client for watches tmux lists for it. */
+async function waitWithClient(t: StartedTmux, c: TestClient, pane: string) {
+  const waited = c.ok<{ outcome: string }>("wait_for_text", {
+    paneId: pane,
+    patterns: ["finally"],
+    timeoutMs: 20_000,
+  });
+  const [first] = await waitFor(async () => {
+    const names = await t.outputClients();
+    return names.length > 0 ? names : null;
+  }, "the wait's client");
+  return { waited, first };
+}
+
+/** The client `first` goes, another carries the wait, and the wait still sees "finally". */
+async function goesOnWithANewClient(
+  t: StartedTmux,
+  pane: string,
+  first: string,
+  waited: Promise<{ outcome: string }>,
+) {
+  await waitFor(async () => {
+    const names = await t.outputClients();
+    return !names.includes(first) && names.length > 0;
+  }, "the old client gone, the wait on a new one");
+  await t.tmux("send-keys", "-t", pane, "echo finally", "Enter");
+  assert.equal((await waited).outcome, "matched");
+}
 
 Deno.test("a window moved out of a watch client's session: the client leaves, and the wait goes on with a new one", async () => {
   await withTmux(async (t, c) => {
@@ -17,15 +46,7 @@ Deno.test("a window moved out of a watch client's session: the client leaves, an
       .trim();
     await t.prompt(busy);
     await t.tmux("new-session", "-d", "-s", "other");
-    const waited = c.ok<{ outcome: string }>("wait_for_text", {
-      paneId: pane,
-      patterns: ["finally"],
-      timeoutMs: 20_000,
-    });
-    const [first] = await waitFor(async () => {
-      const names = await t.outputClients();
-      return names.length > 0 ? names : null;
-    }, "the wait's client");
+    const { waited, first } = await waitWithClient(t, c, pane);
     // The busy pane prints while the client is there: it has a place in its output.
     await t.tmux("send-keys", "-t", busy, "echo printed", "Enter");
     await waitFor(
@@ -33,12 +54,7 @@ Deno.test("a window moved out of a watch client's session: the client leaves, an
       "the busy pane's output",
     );
     await t.tmux("move-window", "-s", busy, "-t", "other:");
-    await waitFor(async () => {
-      const names = await t.outputClients();
-      return !names.includes(first) && names.length > 0;
-    }, "the old client gone, a new one there");
-    await t.tmux("send-keys", "-t", pane, "echo finally", "Enter");
-    assert.equal((await waited).outcome, "matched");
+    await goesOnWithANewClient(t, pane, first, waited);
   }, { toolsets: ["inspect"] });
 });
 
@@ -61,25 +77,12 @@ Deno.test("a window moved out while a watch client is still opening: the wait is
       "client-attached",
       `run-shell -b "${job}" ; set-hook -gu client-attached`,
     );
-    const waited = c.ok<{ outcome: string }>("wait_for_text", {
-      paneId: pane,
-      patterns: ["finally"],
-      timeoutMs: 20_000,
-    });
-    const [first] = await waitFor(async () => {
-      const names = await t.outputClients();
-      return names.length > 0 ? names : null;
-    }, "the wait's client");
+    const { waited, first } = await waitWithClient(t, c, pane);
     await waitFor(
       async () =>
         (await t.tmux("list-windows", "-t", "other", "-F", "#{window_id}")).includes(busy),
       "the window moved",
     );
-    await waitFor(async () => {
-      const names = await t.outputClients();
-      return !names.includes(first) && names.length > 0;
-    }, "the client told to leave gone, the wait on a new one");
-    await t.tmux("send-keys", "-t", pane, "echo finally", "Enter");
-    assert.equal((await waited).outcome, "matched");
+    await goesOnWithANewClient(t, pane, first, waited);
   }, { toolsets: ["inspect"] });
 });
