@@ -240,17 +240,21 @@ async function respawnPastALaggingClient(t: StartedTmux, c: TestClient, waiter: 
   const pane = t.ids.paneId;
   const pid = await fmt(t, pane, "#{pid}");
   const watchClient = async () => (await t.outputClients()).length > 0;
+  // A wait by `waiter` for `word`, carried by a client for watches, sees the pane print it.
+  const waitSees = async (word: string, client: string) => {
+    const waited = waiter.ok<{ outcome: string }>("wait_for_text", {
+      paneId: pane,
+      patterns: [word],
+      timeoutMs: 10_000,
+    });
+    await waitFor(watchClient, client);
+    await t.tmux("send-keys", "-t", pane, `echo ${word}`, "Enter");
+    assert.equal((await waited).outcome, "matched");
+  };
   await t.tmux("new-window", "-d", "-t", "main:");
   await t.tmux("new-session", "-d", "-s", "other");
   // A wait on the pane: a client for watches attaches to "main" and takes its output.
-  const waited = waiter.ok<{ outcome: string }>("wait_for_text", {
-    paneId: pane,
-    patterns: ["first"],
-    timeoutMs: 10_000,
-  });
-  await waitFor(watchClient, "a client for watches");
-  await t.tmux("send-keys", "-t", pane, "echo first", "Enter");
-  assert.equal((await waited).outcome, "matched");
+  await waitSees("first", "a client for watches");
   // The pane's window leaves that client's session (it lingers a few seconds after its last
   // watch): tmux never moves the client's place in the pane's output again, and the pane
   // prints on past it.
@@ -261,14 +265,7 @@ async function respawnPastALaggingClient(t: StartedTmux, c: TestClient, waiter: 
 
   await respawnAndPrint(t, c, pane, pid);
   // The waiter's watches attach again.
-  const again = waiter.ok<{ outcome: string }>("wait_for_text", {
-    paneId: pane,
-    patterns: ["again"],
-    timeoutMs: 10_000,
-  });
-  await waitFor(watchClient, "a client for watches again");
-  await t.tmux("send-keys", "-t", pane, "echo again", "Enter");
-  assert.equal((await again).outcome, "matched");
+  await waitSees("again", "a client for watches again");
 }
 
 Deno.test("respawn_pane while a watch client of ours is left behind on the pane's output: the tmux server lives on (tmux/tmux#5499)", async () => {

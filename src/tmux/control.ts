@@ -20,6 +20,7 @@ import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
 import type { ControlEvent } from "./control_events.ts";
 import { limitsOf } from "./control_limits.ts";
 import { ServerControl } from "./control_server.ts";
+import { CARRIES_OUTPUT_FORMAT } from "./identity.ts";
 import { randomHex } from "./format.ts";
 import { onServerFormat } from "./server_identity.ts";
 import { changesStructure } from "./structure.ts";
@@ -163,7 +164,7 @@ export async function placeResets(
   const listed = await runner.exec(address, [
     "list-clients",
     "-F",
-    `#{client_name}\t#{?#{m:*no-output*,#{client_flags}},0,#{client_control_mode}}\t${shows}`,
+    `#{client_name}\t${CARRIES_OUTPUT_FORMAT}\t${shows}`,
   ], { timeoutMs: 2_000 }).catch(() => null);
   if (listed === null || listed.code !== 0) return [];
   return new TextDecoder().decode(listed.stdout).split("\n")

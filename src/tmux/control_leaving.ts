@@ -21,7 +21,7 @@ import {
   restoreRecency,
   sessionShared,
 } from "./control_seating.ts";
-import { OWN_KIND_FORMAT } from "./identity.ts";
+import { CARRIES_OUTPUT_FORMAT, OWN_KIND_FORMAT } from "./identity.ts";
 import type { SessionStanding } from "./recency.ts";
 
 /** Sees the control clients of one server, its {@link ServerClients}, leave. */
@@ -224,7 +224,7 @@ export class ClientLeaving {
     const theirs = await clients.runner.exec(clients.address, [
       "list-clients",
       "-F",
-      `#{client_name}\t${OWN_KIND_FORMAT}#{?#{m:*no-output*,#{client_flags}},0,1}`,
+      `#{client_name}\t${OWN_KIND_FORMAT}${CARRIES_OUTPUT_FORMAT}`,
     ], { timeoutMs: 2_000 }).catch(() => null);
     const ourNames = new Set([...clients.connections].map((c) => c.clientName));
     for (const line of new TextDecoder().decode(theirs?.stdout ?? new Uint8Array()).split("\n")) {

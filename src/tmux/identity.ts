@@ -198,6 +198,14 @@ export const OWN_KIND_FORMAT = "#{?#{&&:#{client_control_mode},#{&&:#{==:#{clien
   `#{==:#{client_termname},${OWN_TERM}}}},1,0}`;
 
 /**
+ * Whether a client carries pane output, as a tmux format for list-clients: `1` for a control
+ * client without `no-output` (it holds a place in the output of the panes it is shown), else
+ * `0`.
+ */
+export const CARRIES_OUTPUT_FORMAT =
+  "#{?#{m:*no-output*,#{client_flags}},0,#{client_control_mode}}";
+
+/**
  * Whether a person's client shows every window of its session at once: a control client on a
  * terminal (iTerm2 opens each window of the session it attached as a tab or window of its own).
  */
