@@ -9,7 +9,7 @@ import { ToolFailure } from "../src/mcp/errors.ts";
 import { respawnRefusal } from "../src/mcp/lone_links.ts";
 import { placeResets, withoutOutputClients } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
-import { judgeResult } from "../src/tmux/tmux_error.ts";
+import { judgeResult, TmuxError } from "../src/tmux/tmux_error.ts";
 import { scrollOnClear } from "../src/tools/screen_clear.ts";
 import {
   connect,
@@ -384,6 +384,46 @@ Deno.test("a person's control client that leaves between the read of the clients
     assert.deepEqual(tries.map((r) => r.length), [2, 0]);
     // The line whose client had left did nothing past it: the act ran once.
     assert.equal((await t.tmux("show-options", "-gv", "@acts")).trim(), "x");
+  } finally {
+    await runner.close();
+    await t.kill();
+  }
+});
+
+Deno.test("a respawn whose clients cannot be read is refused, not run without the resets: a stalled server times out, one gone says so", async () => {
+  const t = await TestTmux.start();
+  const runner = new TmuxRunner();
+  const address = { socketName: t.socket };
+  const pid = Number((await t.tmux("display-message", "-p", "#{pid}")).trim());
+  let acts = 0;
+  const act = () => {
+    acts++;
+    return Promise.resolve();
+  };
+  try {
+    // A program's client carries output: a respawn without its place moved up may crash tmux.
+    const program = t.controlClient("main");
+    await waitFor(async () => (await t.outputClients()).length === 1, "the program's client");
+    Deno.kill(pid, "SIGSTOP");
+    try {
+      await assert.rejects(
+        withoutOutputClients(runner, address, t.ids.paneId, act),
+        (error: Error) =>
+          error instanceof TmuxError && error.kind === "timeout" &&
+          error.message.includes(`${t.ids.paneId} was not respawned`),
+      );
+    } finally {
+      Deno.kill(pid, "SIGCONT");
+    }
+    assert.equal(acts, 0);
+    program.stdin.close();
+    await program.status;
+    await t.kill();
+    await assert.rejects(
+      withoutOutputClients(runner, address, t.ids.paneId, act),
+      (error: Error) => error instanceof TmuxError && error.kind === "no-server",
+    );
+    assert.equal(acts, 0);
   } finally {
     await runner.close();
     await t.kill();

@@ -25,7 +25,7 @@ import { randomHex } from "./format.ts";
 import { onServerFormat } from "./server_identity.ts";
 import { changesStructure } from "./structure.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
-import { classifyStderr, TmuxError } from "./tmux_error.ts";
+import { classifyStderr, judgeResult, TmuxError } from "./tmux_error.ts";
 import { addressKey, type ServerAddress } from "./server_address.ts";
 
 export { argvCommands, controlLine, quoteArgument, quoteNested } from "./command_line.ts";
@@ -143,6 +143,9 @@ export async function withoutOutputClients<T>(
   return control ? await control.withoutOutputClients(run) : await run();
 }
 
+/** How long a respawn waits for tmux to list its clients ({@link placeResets}). */
+const PLACES_READ_MS = 2_000;
+
 /**
  * The commands that bring the place in `paneId`'s output of every control client carrying
  * output up to where tmux has read the pane, so a respawn finds none behind. Where the client's
@@ -152,8 +155,9 @@ export async function withoutOutputClients<T>(
  * of that pane, notices nothing. Where its session holds the pane, tmux may have the pane's
  * output queued for it (a busy pane: always), and turning the pane off and on then crashes tmux
  * 3.3a itself; `:pause` then `:continue` drops what is queued and moves the place up, and tells
- * the client so (`%pause`, `%continue`, as tmux's own `pause-after` does). Empty when the
- * clients cannot be read (the respawn then says what is wrong).
+ * the client so (`%pause`, `%continue`, as tmux's own `pause-after` does). Throws a
+ * {@link TmuxError} when the clients cannot be read (a stalled server, one that went away): a
+ * respawn without the resets could crash tmux, so none runs.
  */
 export async function placeResets(
   runner: TmuxRunner,
@@ -161,13 +165,25 @@ export async function placeResets(
   paneId: string,
 ): Promise<string[][]> {
   const shows = `#{W:#{P:#{?#{==:#{pane_id},${paneId}},1,}}}`;
-  const listed = await runner.exec(address, [
-    "list-clients",
-    "-F",
-    `#{client_name}\t${CARRIES_OUTPUT_FORMAT}\t${shows}`,
-  ], { timeoutMs: 2_000 }).catch(() => null);
-  if (listed === null || listed.code !== 0) return [];
-  return new TextDecoder().decode(listed.stdout).split("\n")
+  let listed: Uint8Array;
+  try {
+    listed = judgeResult(
+      await runner.exec(address, [
+        "list-clients",
+        "-F",
+        `#{client_name}\t${CARRIES_OUTPUT_FORMAT}\t${shows}`,
+      ], { timeoutMs: PLACES_READ_MS }),
+    );
+  } catch (error) {
+    if (!(error instanceof TmuxError) || error.kind === "no-server") throw error;
+    throw new TmuxError(
+      error.kind,
+      `${error.message} ${paneId} was not respawned: tmux's clients could not be read, and a ` +
+        "control client left behind in the pane's output would crash tmux 3.3a at the respawn.",
+      error.stderr,
+    );
+  }
+  return new TextDecoder().decode(listed).split("\n")
     .map((line) => line.split("\t"))
     .filter(([name, carries]) => name !== "" && carries === "1")
     .flatMap(([name, , held]) => {
