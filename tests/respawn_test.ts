@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { ToolFailure } from "../src/mcp/errors.ts";
 import { respawnRefusal } from "../src/mcp/lone_links.ts";
-import { placeResets, withoutOutputClients } from "../src/tmux/control.ts";
+import { placeResets, withPlaceResets } from "../src/tmux/control.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { judgeResult, TmuxError } from "../src/tmux/tmux_error.ts";
 import { scrollOnClear } from "../src/tools/screen_clear.ts";
@@ -274,7 +274,7 @@ Deno.test("respawn_pane while a watch client of ours is left behind on the pane'
   });
 });
 
-Deno.test("respawn_pane while another tmux-mcp process's watch client is left behind on the pane: that client is detached, the server lives on", async () => {
+Deno.test("respawn_pane while another tmux-mcp process's watch client is left behind on the pane: the server lives on", async () => {
   await withTmux(async (t, c) => {
     const other = await connect({ socketName: t.socket, toolsets: ["inspect"] });
     try {
@@ -285,7 +285,7 @@ Deno.test("respawn_pane while another tmux-mcp process's watch client is left be
   }, { toolsets: ["inspect", "execute"] });
 });
 
-Deno.test("a wait on another pane goes on through a respawn that lets the clients for watches go", async () => {
+Deno.test("a wait on another pane goes on through a respawn, on the same client for watches", async () => {
   await withTmux(async (t, c) => {
     const other = await newPane(t, ["split-window", "-d", "-t", t.ids.paneId], "sh");
     await t.prompt(other);
@@ -295,10 +295,35 @@ Deno.test("a wait on another pane goes on through a respawn that lets the client
       timeoutMs: 15_000,
     });
     await waitFor(async () => (await t.outputClients()).length > 0, "the wait's client");
+    const clients = await t.outputClients();
     await c.ok("respawn_pane", { paneId: t.ids.paneId, kill: true });
     await t.tmux("send-keys", "-t", other, "echo through", "Enter");
     const r = await waited;
     assert.equal(r.outcome, "matched", JSON.stringify(r));
+    // The client for watches stayed through the respawn (its place in the pane's output moved
+    // up on the respawn's line), not let go and opened again.
+    assert.deepEqual(await t.outputClients(), clients);
+  }, { toolsets: ["inspect", "execute"] });
+});
+
+Deno.test("a wait on the pane respawned into a program that prints nothing ends paneDied: the client for watches stays, told to look again", async () => {
+  await withTmux(async (t, c) => {
+    const pane = t.ids.paneId;
+    const waited = c.ok<{ outcome: string }>("wait_for_text", {
+      paneId: pane,
+      patterns: ["never printed"],
+      timeoutMs: 15_000,
+    });
+    await waitFor(async () => (await t.outputClients()).length > 0, "the wait's client");
+    const clients = await t.outputClients();
+    const r = await c.ok<{ pid: number }>("respawn_pane", {
+      paneId: pane,
+      kill: true,
+      command: "sleep 1000",
+    });
+    assert.equal((await waited).outcome, "paneDied", "the process it watched is gone");
+    assert.deepEqual(await t.outputClients(), clients);
+    assert.equal(await fmt(t, pane, "#{pane_pid}"), String(r.pid));
   }, { toolsets: ["inspect", "execute"] });
 });
 
@@ -370,7 +395,7 @@ Deno.test("a person's control client that leaves between the read of the clients
       ["refresh-client", "-t", name, "-A", `${parked}:on`],
     ]);
     const tries: string[][][] = [];
-    await withoutOutputClients(runner, address, parked, async (resets) => {
+    await withPlaceResets(runner, address, parked, async (resets) => {
       tries.push(resets);
       if (tries.length === 1) {
         program.stdin.close();
@@ -407,7 +432,7 @@ Deno.test("a respawn whose clients cannot be read is refused, not run without th
     Deno.kill(pid, "SIGSTOP");
     try {
       await assert.rejects(
-        withoutOutputClients(runner, address, t.ids.paneId, act),
+        withPlaceResets(runner, address, t.ids.paneId, act),
         (error: Error) =>
           error instanceof TmuxError && error.kind === "timeout" &&
           error.message.includes(`${t.ids.paneId} was not respawned`),
@@ -420,7 +445,7 @@ Deno.test("a respawn whose clients cannot be read is refused, not run without th
     await program.status;
     await t.kill();
     await assert.rejects(
-      withoutOutputClients(runner, address, t.ids.paneId, act),
+      withPlaceResets(runner, address, t.ids.paneId, act),
       (error: Error) => error instanceof TmuxError && error.kind === "no-server",
     );
     assert.equal(acts, 0);

@@ -111,36 +111,35 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
 }
 
 /**
- * Runs `act`, a respawn of `paneId` on the server at `address`, where no control client may
- * hold a stale place in the pane's output (tmux 3.3a crashes at the respawned pane's next
- * output otherwise: {@link ServerControl.withoutOutputClients}). This process's clients that
- * carry output leave first, another tmux-mcp process's are detached. Every control client
- * that still carries output (a person's `tmux -CC`, iTerm2's integration; a program's
- * `tmux -C`; one of ours whose opening was under way) stays attached: `act` is given the
- * commands that move such a client's place in the pane's output up to where tmux has read
- * it, to run on the respawn's own line right before it ({@link placeResets}). A client that
- * left in between fails its command, and with it the line, before the respawn: the clients
- * are read again and `act` runs again (three tries).
+ * Runs `act`, a respawn of `paneId` on the server at `address`, so that no control client
+ * holds a stale place in the pane's output as it runs. tmux releases before the fix of August
+ * 2026 (tmux/tmux#5499; 3.3a here) crash at a respawned pane's next output when a control
+ * client holds a place in that pane's output it has not caught up with, and a client holds
+ * one for good when the pane died with output not yet sent to it (tmux sends a dead pane
+ * nothing more) or when the pane's window left the client's session; a busy pane shown to a
+ * client has output queued for it at almost any instant. Every control client that carries
+ * output (a person's `tmux -CC`, iTerm2's integration; a program's `tmux -C`; ours for
+ * watches, and another tmux-mcp process's) stays attached: `act` is given the commands that
+ * move each one's place in the pane's output up to where tmux has read it, to run on the
+ * respawn's own line right before it ({@link placeResets}). A client that left in between
+ * fails its command, and with it the line, before the respawn: the clients are read again and
+ * `act` runs again (three tries).
  */
-export async function withoutOutputClients<T>(
+export async function withPlaceResets<T>(
   runner: TmuxRunner,
   address: ServerAddress,
   paneId: string,
   act: (resets: string[][]) => Promise<T>,
 ): Promise<T> {
-  const control = servers.get(runner)?.get(addressKey(address));
-  const run = async (): Promise<T> => {
-    for (let attempt = 1;; attempt++) {
-      const resets = await placeResets(runner, address, paneId);
-      try {
-        return await act(resets);
-      } catch (error) {
-        const clientLeft = error instanceof TmuxError && /can't find client/.test(error.message);
-        if (!clientLeft || resets.length === 0 || attempt === 3) throw error;
-      }
+  for (let attempt = 1;; attempt++) {
+    const resets = await placeResets(runner, address, paneId);
+    try {
+      return await act(resets);
+    } catch (error) {
+      const clientLeft = error instanceof TmuxError && /can't find client/.test(error.message);
+      if (!clientLeft || resets.length === 0 || attempt === 3) throw error;
     }
-  };
-  return control ? await control.withoutOutputClients(run) : await run();
+  }
 }
 
 /** How long a respawn waits for tmux to list its clients ({@link placeResets}). */

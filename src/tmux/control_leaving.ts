@@ -21,7 +21,6 @@ import {
   restoreRecency,
   sessionShared,
 } from "./control_seating.ts";
-import { CARRIES_OUTPUT_FORMAT, OWN_KIND_FORMAT } from "./identity.ts";
 import type { SessionStanding } from "./recency.ts";
 
 /** Sees the control clients of one server, its {@link ServerClients}, leave. */
@@ -148,8 +147,9 @@ export class ClientLeaving {
    * output of the panes that left and never moves it again, so it holds all they print from
    * then on in memory (a busy pane: megabytes a second, for as long as the client stays, which a
    * long wait elsewhere in its session may make minutes), and a respawn of one of them would
-   * crash it (see ServerControl.withoutOutputClients). Its watchers attach again, to a new
-   * client, which holds no such place. A window closed for good changes nothing.
+   * crash it unless its place is moved up first (control.ts's withPlaceResets). Its watchers
+   * attach again, to a new client, which holds no such place. A window closed for good changes
+   * nothing.
    */
   leaveIfWindowsMoved(connection: Connection, windowIds: readonly string[]): void {
     const ids = windowIds.filter((id) => /^@\d+$/.test(id));
@@ -207,54 +207,6 @@ export class ClientLeaving {
       clients.turns.end(connection);
       await connection.close();
     });
-  }
-
-  /**
-   * Lets go at once of every client that carries pane output (those for watches; the client for
-   * commands has `no-output` and holds no place in any pane's output): their watchers are told
-   * they lost the feed (they attach again; a new client holds no old place). Another tmux-mcp
-   * process's such clients are detached (it attaches again as after any lost connection); a
-   * person's and other programs' are left alone. Resolves once each has exited and tmux no
-   * longer lists it. See ServerControl.withoutOutputClients for why.
-   */
-  async releaseOutput(): Promise<void> {
-    const clients = this.#clients;
-    const going = [...clients.connections].filter((c) => c.forWatches);
-    const names = going.map((c) => c.clientName).filter((n) => n !== "");
-    const theirs = await clients.runner.exec(clients.address, [
-      "list-clients",
-      "-F",
-      `#{client_name}\t${OWN_KIND_FORMAT}${CARRIES_OUTPUT_FORMAT}`,
-    ], { timeoutMs: 2_000 }).catch(() => null);
-    const ourNames = new Set([...clients.connections].map((c) => c.clientName));
-    for (const line of new TextDecoder().decode(theirs?.stdout ?? new Uint8Array()).split("\n")) {
-      const [name, kind] = line.split("\t");
-      if (kind !== "11" || ourNames.has(name)) continue;
-      names.push(name);
-      await clients.runner.exec(clients.address, ["detach-client", "-t", name], {
-        timeoutMs: 2_000,
-      }).catch(() => null);
-    }
-    for (const connection of going) {
-      clients.connections.delete(connection);
-      connection.leaving = true;
-      clearTimeout(connection.idleTimer);
-      loseWatchers(connection);
-    }
-    await Promise.allSettled(going.map((connection) => this.#closeNow(connection)));
-    // Gone from tmux's list too: the server forgets a client's places as it reads its exit.
-    const until = performance.now() + 1_000;
-    while (names.length > 0 && performance.now() < until) {
-      const listed = await clients.runner.exec(
-        clients.address,
-        ["list-clients", "-F", "#{client_name}"],
-        { timeoutMs: 1_000 },
-      ).catch(() => null);
-      if (listed === null || listed.code !== 0) return;
-      const left = new Set(new TextDecoder().decode(listed.stdout).split("\n"));
-      if (!names.some((n) => left.has(n))) return;
-      await new Promise((r) => setTimeout(r, 10));
-    }
   }
 
   /** Closes every connection (their watchers and listeners are told they lost the feed). */

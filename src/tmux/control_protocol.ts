@@ -414,6 +414,9 @@ export class ControlProtocol {
     // A change carries no data, only "look again" (and looking is a verified call): it is not
     // held, so a hook that changes a layout after every command cannot keep sentinels coming.
     if (STRUCTURAL.has(word)) this.#ready.changed = true;
+    // A pane's output dropped and our place in it moved up (a respawn's place resets: control.ts's
+    // withPlaceResets): what the pane shows may have changed unseen, so look again.
+    if (word === "%pause" || word === "%continue") this.#ready.changed = true;
   }
 
   /** Where a notification read now goes: delivered with this chunk, or held until verified. */

@@ -627,6 +627,17 @@ Deno.test("a change of windows or panes is passed on at once: it carries no data
   assert.deepEqual([last.output.size, last.changed, last.sessionId], [0, true, null]);
 });
 
+Deno.test("a pane's output paused or continued (a respawn's place resets) is passed on at once as 'look again'", () => {
+  for (const line of ["%pause %3", "%continue %3"]) {
+    const h = byHand();
+    const before = h.delivered.length;
+    h.feed(line);
+    const after = h.delivered.slice(before);
+    assert.equal(after.length, 1, line);
+    assert.deepEqual([after[0].changed, after[0].topology, after[0].output.size], [true, false, 0]);
+  }
+});
+
 Deno.test("a pane's change of mode is passed on at once as a change, and its pane once verified", () => {
   const h = byHand();
   const before = h.delivered.length;

@@ -133,8 +133,6 @@ export class ServerControl {
   /** Its clients, shared with their opening (control_opening.ts) and leaving. */
   readonly #clients: ServerClients;
   readonly #opener: ClientOpener;
-  /** Settles when the respawn running without output clients has ended; null when none runs. */
-  #respawning: Promise<void> | null = null;
   readonly #leaving: ClientLeaving;
   #acquiring: Promise<Connection> | null = null;
   #subscriptionSeq = 0;
@@ -310,33 +308,9 @@ export class ServerControl {
   }
 
   /**
-   * Runs `act` (a respawn of a pane) while no client of ours carries pane output on this
-   * server, and no watch attaches one. tmux releases before the fix of August 2026
-   * (tmux/tmux#5499; 3.3a here) crash at a respawned pane's next output when a control client
-   * holds a place in that pane's output it has not caught up with, and a client holds one for
-   * good when the pane died with output not yet sent to it (tmux sends a dead pane nothing
-   * more) or when the pane's window left the client's session. So those clients leave first
-   * (their watchers attach again after), and the server, with every session of the person's,
-   * survives the respawn.
-   */
-  async withoutOutputClients<T>(act: () => Promise<T>): Promise<T> {
-    while (this.#respawning !== null) await this.#respawning;
-    let done!: () => void;
-    this.#respawning = new Promise<void>((resolve) => done = resolve);
-    try {
-      await this.#leaving.releaseOutput();
-      return await act();
-    } finally {
-      this.#respawning = null;
-      done();
-    }
-  }
-
-  /**
    * Delivers what `paneId` writes to `listener`, through a connection attached to one of
    * `sessionIds` (the sessions its window is linked into). Throws {@link ControlUnavailable}
-   * when none can be attached (the caller polls instead). Waits while a respawn runs
-   * ({@link withoutOutputClients}).
+   * when none can be attached (the caller polls instead).
    */
   async watch(
     paneId: string,
@@ -344,11 +318,9 @@ export class ServerControl {
     listener: WatchListener,
   ): Promise<Watch> {
     // A client still opening can be told to leave before it is handed over (a window of its
-    // session moved out meanwhile: control_leaving.ts's leaveIfWindowsMoved; a respawn's
-    // release): its leaving told no watcher of this one, which would stay on it for good.
-    // Another is had instead, after the respawn.
+    // session moved out meanwhile: control_leaving.ts's leaveIfWindowsMoved): its leaving
+    // told no watcher of this one, which would stay on it for good. Another is had instead.
     for (let tries = 1;; tries++) {
-      while (this.#respawning !== null) await this.#respawning;
       if (this.#clients.closed) throw new ControlUnavailable("shutting down");
       this.#use();
       let connection = [...this.#clients.connections].find((c) =>

@@ -13,7 +13,7 @@ import { guardUnzoom } from "../mcp/destroy_guard.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
 import { windowUnwatched } from "../mcp/unwatched.ts";
 import { respawnFormat, respawnRefusal } from "../mcp/lone_links.ts";
-import { argvCommands, withoutOutputClients } from "../tmux/control.ts";
+import { argvCommands, withPlaceResets } from "../tmux/control.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
 import { flag, int, paneIdSchema } from "../mcp/schemas.ts";
@@ -165,9 +165,9 @@ export const respawnPane = defineTool({
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
     argv.push(...environmentArgs(args.environment));
     // No control client may hold a stale place in the pane's output as it respawns: tmux 3.3a
-    // crashes at the new program's first output otherwise (tmux/tmux#5499). Ours leave; a
-    // person's have their places in the pane's output moved up on the same line, right before.
-    await withoutOutputClients(ctx.runner, ctx.address, pane.id, (resets) =>
+    // crashes at the new program's first output otherwise (tmux/tmux#5499). Every such client
+    // stays attached, its place in the pane's output moved up on the same line, right before.
+    await withPlaceResets(ctx.runner, ctx.address, pane.id, (resets) =>
       deliverInput(
         ctx,
         snapshot,
