@@ -343,6 +343,34 @@ Deno.test("a control connection ended by the end of its session is said as routi
   }
 });
 
+Deno.test("a control connection ended by the end of the server's last session, the server kept (exit-empty off), is said as routine too", async () => {
+  const t = await TestTmux.start("main");
+  const c = await legacyClient(t.socket);
+  try {
+    await t.tmux("set-option", "-g", "exit-empty", "off");
+    await c.client.setLoggingLevel("info");
+    await c.client.subscribeResource({ uri: "tmux://server" });
+    const pid = (await t.tmux("display-message", "-p", "#{pid}")).trim();
+    await waitFor(
+      async () => (await t.tmux("list-clients", "-F", "#{client_control_mode}")).includes("1"),
+      "the control client",
+    );
+    await t.tmux("kill-session", "-t", "main");
+    await waitFor(
+      () =>
+        c.messages.some((m) => /control connection ended with its session/.test(String(m.data))),
+      "the routine end's log message",
+    );
+    assert.ok(c.messages.every((m) => m.level !== "warning"), "no warning");
+    // The same server runs on, with no session at all.
+    assert.equal((await t.tmux("display-message", "-p", "#{pid}")).trim(), pid);
+    assert.equal((await t.tmux("list-sessions")).trim(), "");
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+});
+
 Deno.test("tmux://agents is updated after `tmux-mcp hook attention`", async () => {
   const t = await TestTmux.start("main");
   const c = await legacyClient(t.socket);

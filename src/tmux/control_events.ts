@@ -39,15 +39,25 @@ export async function lostEvent(
   seat?: { readonly sessionId: string; readonly serverPid: number | null },
 ): Promise<ControlEvent> {
   const host = address.host;
-  let sessions: string[] = [];
-  const state = await runner.exec(address, ["list-sessions", "-F", "#{pid} #{session_id}"], {
+  // The server's pid on a line of its own: a server left with no session at all (exit-empty
+  // off) lists none, and is the same server all the same.
+  let [pid, ...sessions]: string[] = [];
+  const state = await runner.exec(address, [
+    "display-message",
+    "-p",
+    "#{pid}",
+    ";",
+    "list-sessions",
+    "-F",
+    "#{session_id}",
+  ], {
     timeoutMs: 5_000,
     aliasUnchecked: true, // a lost connection's read: a read of the aliases may wait on it
   })
     .then(
       (r): "running" | "gone" | "silent" => {
         if (r.code !== 0) return "gone";
-        sessions = new TextDecoder().decode(r.stdout).split("\n");
+        [pid, ...sessions] = new TextDecoder().decode(r.stdout).split("\n");
         return "running";
       },
       (error: unknown) =>
@@ -58,8 +68,8 @@ export async function lostEvent(
   const sat = seat && /^\$\d+$/.test(seat.sessionId) && seat.serverPid !== null ? seat : null;
   // The same server (a new one on the socket numbers its sessions anew), without that session.
   if (
-    state === "running" && sat && sessions.some((l) => l.startsWith(`${sat.serverPid} `)) &&
-    !sessions.includes(`${sat.serverPid} ${sat.sessionId}`)
+    state === "running" && sat && pid === String(sat.serverPid) &&
+    !sessions.includes(sat.sessionId)
   ) {
     return {
       kind: "lost",
