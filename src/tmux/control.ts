@@ -123,7 +123,8 @@ export function controlFor(runner: TmuxRunner, address: ServerAddress): ServerCo
  * move each one's place in the pane's output up to where tmux has read it, to run on the
  * respawn's own line right before it ({@link placeResets}). A client that left in between
  * fails its command, and with it the line, before the respawn: the clients are read again and
- * `act` runs again (three tries).
+ * `act` runs again (three tries). No client for watches of ours attaches meanwhile
+ * ({@link ServerControl.holdWatchOpenings}): one attached after the read would be missed.
  */
 export async function withPlaceResets<T>(
   runner: TmuxRunner,
@@ -131,15 +132,19 @@ export async function withPlaceResets<T>(
   paneId: string,
   act: (resets: string[][]) => Promise<T>,
 ): Promise<T> {
-  for (let attempt = 1;; attempt++) {
-    const resets = await placeResets(runner, address, paneId);
-    try {
-      return await act(resets);
-    } catch (error) {
-      const clientLeft = error instanceof TmuxError && /can't find client/.test(error.message);
-      if (!clientLeft || resets.length === 0 || attempt === 3) throw error;
+  const run = async (): Promise<T> => {
+    for (let attempt = 1;; attempt++) {
+      const resets = await placeResets(runner, address, paneId);
+      try {
+        return await act(resets);
+      } catch (error) {
+        const clientLeft = error instanceof TmuxError && /can't find client/.test(error.message);
+        if (!clientLeft || resets.length === 0 || attempt === 3) throw error;
+      }
     }
-  }
+  };
+  const control = servers.get(runner)?.get(addressKey(address));
+  return control ? await control.holdWatchOpenings(run) : await run();
 }
 
 /** How long a respawn waits for tmux to list its clients ({@link placeResets}). */

@@ -44,6 +44,11 @@ export class ClientOpener {
   readonly #clients: ServerClients;
   readonly #hooks: OpenerHooks;
   readonly #opening = new Map<string, Promise<Connection>>();
+  /** Clients for watches past {@link holdWatchOpenings}'s gate, until open or failed. */
+  readonly #watchesConnecting = new Set<Promise<Connection>>();
+  /** How many holds of {@link holdWatchOpenings} run, and what settles when the last ends. */
+  #holds = 0;
+  #holdsEnded: PromiseWithResolvers<void> | null = null;
   /** Until when no control client is tried, after one failed to attach (see ATTACH_BACKOFF_MS). */
   #attachFailedUntil = 0;
   /** What was last reported as down (the connection, or the server), until it is back. */
@@ -63,6 +68,26 @@ export class ClientOpener {
   /** Resolves once every client being opened is open or failed. */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.#opening.values()]);
+  }
+
+  /**
+   * Runs `act` while no client for watches of ours attaches: those attaching already have done
+   * so first (they are listed then), and those asked for meanwhile wait until it ends. A
+   * respawn reads the server's clients and moves up each one's place in the pane's output on
+   * its own line (control.ts's withPlaceResets): a client of ours attached in between would be
+   * missed, and a busy pane's output queued for it would crash tmux 3.3a at the respawn.
+   */
+  async holdWatchOpenings<T>(act: () => Promise<T>): Promise<T> {
+    if (this.#holds++ === 0) this.#holdsEnded = Promise.withResolvers<void>();
+    try {
+      await Promise.allSettled([...this.#watchesConnecting]);
+      return await act();
+    } finally {
+      if (--this.#holds === 0) {
+        this.#holdsEnded?.resolve();
+        this.#holdsEnded = null;
+      }
+    }
   }
 
   /**
@@ -161,10 +186,27 @@ export class ClientOpener {
     const opening = this.#opening.get(key);
     if (opening) return opening;
     const before = standings.find((s) => s.id === sessionId)?.activity;
-    const promise = this.#clients.turns.inTurn(() => this.#connect(sessionId, before, forWatches))
+    const connect = () =>
+      this.#clients.turns.inTurn(() => this.#connect(sessionId, before, forWatches));
+    const promise = (forWatches ? this.#connectWatches(connect) : connect())
       .finally(() => this.#opening.delete(key));
     this.#opening.set(key, promise);
     return promise;
+  }
+
+  /**
+   * Runs `connect` (a client for watches) once no {@link holdWatchOpenings} runs. Past the gate,
+   * from the same synchronous step on, it is among those a hold waits for.
+   */
+  async #connectWatches(connect: () => Promise<Connection>): Promise<Connection> {
+    while (this.#holdsEnded !== null) await this.#holdsEnded.promise;
+    const connecting = connect();
+    this.#watchesConnecting.add(connecting);
+    try {
+      return await connecting;
+    } finally {
+      this.#watchesConnecting.delete(connecting);
+    }
   }
 
   async #connect(

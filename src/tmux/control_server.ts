@@ -308,6 +308,14 @@ export class ServerControl {
   }
 
   /**
+   * Runs `act` (a respawn with its place resets) while no client for watches of ours attaches
+   * to this server (control_opening.ts's holdWatchOpenings).
+   */
+  holdWatchOpenings<T>(act: () => Promise<T>): Promise<T> {
+    return this.#opener.holdWatchOpenings(act);
+  }
+
+  /**
    * Delivers what `paneId` writes to `listener`, through a connection attached to one of
    * `sessionIds` (the sessions its window is linked into). Throws {@link ControlUnavailable}
    * when none can be attached (the caller polls instead).
