@@ -240,14 +240,17 @@ async function respawnPastALaggingClient(t: StartedTmux, c: TestClient, waiter: 
   const pane = t.ids.paneId;
   const pid = await fmt(t, pane, "#{pid}");
   const watchClient = async () => (await t.outputClients()).length > 0;
-  // A wait by `waiter` for `word`, carried by a client for watches, sees the pane print it.
+  // A wait by `waiter` for `word`, carried by a client for watches, sees the pane print it. The
+  // client is looked for in the pane's session now: one left in another (leaving after a move)
+  // is not the wait's, which may not have read the pane yet.
   const waitSees = async (word: string, client: string) => {
     const waited = waiter.ok<{ outcome: string }>("wait_for_text", {
       paneId: pane,
       patterns: [word],
       timeoutMs: 10_000,
     });
-    await waitFor(watchClient, client);
+    const session = await fmt(t, pane, "#{session_id}");
+    await waitFor(async () => (await t.outputClients(session)).length > 0, client);
     await t.tmux("send-keys", "-t", pane, `echo ${word}`, "Enter");
     assert.equal((await waited).outcome, "matched");
   };

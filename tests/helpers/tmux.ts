@@ -820,10 +820,12 @@ export class TestTmux {
 
   /**
    * The names of the control clients that carry pane output (tmux-mcp's for watches; its client
-   * for commands has `no-output`).
+   * for commands has `no-output`), of every session or of `session`'s only.
    */
-  async outputClients(): Promise<string[]> {
-    return (await this.tmux("list-clients", "-F", "#{client_name} #{client_flags}")).split("\n")
+  async outputClients(session?: string): Promise<string[]> {
+    const which = session === undefined ? [] : ["-t", session];
+    return (await this.tmux("list-clients", ...which, "-F", "#{client_name} #{client_flags}"))
+      .split("\n")
       .filter((l) => l.includes("control-mode") && !l.includes("no-output"))
       .map((l) => l.split(" ")[0]);
   }
