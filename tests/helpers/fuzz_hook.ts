@@ -87,6 +87,8 @@ interface KeptPane {
   readonly mode: string;
   /** Its width: at one column tmux cannot hold a wide character, and wraps it anew. */
   readonly width: number;
+  /** Its height (said with a change of its text: a reshape may be what changed it). */
+  readonly height: number;
 }
 
 /**
@@ -120,9 +122,9 @@ async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
     "-t",
     pane,
     "#{pane_id}\t#{pane_pid}\t#{pane_pipe}\t#{pane_dead}\t#{pane_width}\t#{pane_mode}\t" +
-      "#{pane_start_command}",
+      "#{pane_height}\t#{pane_start_command}",
   );
-  const [id, pid, piped, dead, width, mode, start] = facts.stdout.trim().split("\t");
+  const [id, pid, piped, dead, width, mode, height, start] = facts.stdout.trim().split("\t");
   // display-message -t names a missing pane with empty values, and exits 0 (TMUX-NOTES).
   if (facts.code !== 0 || id !== pane) return null;
   // A dead pane's note is cut anew at each width (tmux wraps none of it): it is left out.
@@ -138,6 +140,7 @@ async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
     text,
     mode,
     width: Number(width),
+    height: Number(height),
   };
 }
 
@@ -265,7 +268,8 @@ export function panesBroken(
     if (!was.steady) continue;
     if (now.dead && !was.dead) return `${which} ended`;
     if (now.text !== was.text && Math.min(now.width, was.width) > 1) {
-      return `${which} changed: ${difference(was.text, now.text)}`;
+      const size = (p: KeptPane) => `${p.width}x${p.height}${p.dead ? " dead" : ""}`;
+      return `${which} changed (${size(was)} → ${size(now)}): ${difference(was.text, now.text)}`;
     }
   }
   return null;

@@ -61,6 +61,7 @@ import {
   type FuzzWorld,
   personView,
   present,
+  reapExited,
   serverPid,
   worldEnv,
   worldNames,
@@ -522,6 +523,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       if (guardSaid?.kind === "failed") {
         fail(`the hook guard failed (exit ${guardSaid.code})`, guardSaid.stderr);
       } else if (guardSaid?.kind === "asked") asked++;
+      // What tmux itself would still do to a dead pane is done before the call is judged.
+      await reapExited(w);
       const keptBefore = guardSaid?.kind === "passed" || (hookGuard && move)
         ? await keptView(w)
         : null;
@@ -673,7 +676,9 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
         );
         if (why && (hooked || group.some(reachesTmux))) {
           note(`${why}; a call that reaches tmux or a shell by design may have done it`);
-        } else if (why && w.config === 2 && / changed: /.test(why) && group.some(reshapes)) {
+        } else if (
+          why && w.config === 2 && / changed( \([^)]*\))?: /.test(why) && group.some(reshapes)
+        ) {
           // Reshaping is not fenced, and with no history a shrink loses the rows it pushes off.
           note(`${why}; a reshape under history-limit 0 may have pushed rows off`);
         } else if (why) fail("a pane this server did not create was acted on", why);

@@ -429,6 +429,27 @@ export async function worldNames(w: FuzzWorld): Promise<string[]> {
   return res.code === 0 ? [...new Set(res.stdout.split("\n").filter((l) => l))] : [];
 }
 
+/**
+ * Makes tmux take the exit of every pane's process that ended unseen. tmux 3.3a leaves about
+ * one in five processes that exit at once (a split whose command is not found) as zombies,
+ * their panes dead with no exit status, until another child of the server exits: only then does
+ * a kept pane get its `Pane is dead` line, whose line feed scrolls the pane's rows up (with
+ * `history-limit 0`, the top row is gone). Where no status line job runs (the keeper's
+ * configuration), that may come during any later call, which touched nothing. A blocking
+ * `run-shell` is such a child: once it answers, tmux has taken every exit.
+ */
+export async function reapExited(w: Pick<FuzzWorld, "t">): Promise<void> {
+  const dead = await w.t.tmuxRaw(
+    "list-panes",
+    "-a",
+    "-F",
+    "#{pane_dead}:#{pane_dead_status}#{pane_dead_signal}",
+  );
+  if (dead.code === 0 && dead.stdout.split("\n").includes("1:")) {
+    await w.t.tmuxRaw("run-shell", "true");
+  }
+}
+
 /** The tmux server's pid, or null when nothing answers on the socket. */
 export async function serverPid(w: FuzzWorld): Promise<string | null> {
   const r = await w.t.tmuxRaw("display-message", "-p", "#{pid}");
