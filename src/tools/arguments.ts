@@ -26,6 +26,7 @@ import {
   UNDECODABLE,
 } from "../tmux/format.ts";
 import { tmuxChild } from "../tmux/foreground.ts";
+import { learnExitStatus, probePane } from "./pane_probe.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 
 /**
@@ -408,8 +409,11 @@ export async function startedIn(
   requested: string | undefined,
   fields: readonly string[] = [],
 ): Promise<Started> {
-  /** A read, and whether it came before the child started the pane's program. */
-  const look = async (): Promise<{ now: Started; starting: boolean }> => {
+  /**
+   * A read, whether it came before the child started the pane's program, and whether the
+   * pane is dead with its exit status not yet known to tmux.
+   */
+  const look = async (): Promise<{ now: Started; starting: boolean; unreaped?: boolean }> => {
     const row = await paneFields(ctx, paneId, [
       "#{pane_current_path}",
       "#{pane_dead}",
@@ -431,9 +435,14 @@ export async function startedIn(
     const notes = [
       `Pane ${paneId}'s process already exited${how}; remain-on-exit keeps the pane, dead.`,
     ];
-    return { now: { cwd: "", notes, ended: true, fields: rest }, starting };
+    return { now: { cwd: "", notes, ended: true, fields: rest }, starting, unreaped: how === "" };
   };
-  let { now, starting } = await look();
+  let { now, starting, unreaped } = await look();
+  if (unreaped) {
+    // tmux 3.3a may leave the process a zombie it has not reaped (learnExitStatus): made to.
+    await learnExitStatus(ctx, paneId, await probePane(ctx, paneId));
+    ({ now, starting } = await look());
+  }
   if (now.ended || requested === undefined || sameDirectory(now.cwd, requested)) return now;
   // A program named tmux (a nested client) reads as starting until the bound: then judged.
   const until = performance.now() + START_WAIT_MS;
