@@ -30,6 +30,8 @@ export interface PaneProbe {
   readonly exists: boolean;
   readonly dead: boolean;
   readonly deadStatus: number | null;
+  /** The signal that ended a dead pane's process (it has no exit status then), when known. */
+  readonly deadSignal: number | null;
   readonly pid: number;
   readonly historySize: number;
   readonly cursorX: number;
@@ -90,6 +92,7 @@ export const PROBE_FIELDS = [
   SCREEN_ROWS,
   "#{scroll_region_upper}",
   "#{scroll_region_lower}",
+  "#{pane_dead_signal}",
 ];
 
 /** The probe of a pane that is not there. */
@@ -97,6 +100,7 @@ export const GONE: PaneProbe = {
   exists: false,
   dead: true,
   deadStatus: null,
+  deadSignal: null,
   pid: 0,
   historySize: 0,
   cursorX: 0,
@@ -278,6 +282,7 @@ function toProbe(r: readonly string[]): PaneProbe {
     exists: true,
     dead,
     deadStatus: dead && r[2] !== "" ? Number(r[2]) : null,
+    deadSignal: dead && r[17] !== "" && r[17] !== undefined ? Number(r[17]) : null,
     pid: Number(r[3]) || 0,
     historySize: Number(r[4]) || 0,
     cursorX: Number(r[5]) || 0,
@@ -298,14 +303,15 @@ function toProbe(r: readonly string[]): PaneProbe {
 /** How long a dead pane's exit status is waited for (tmux learns it when it reaps the process). */
 const DEAD_STATUS_WAIT_MS = 2_000;
 /**
- * A dead pane's probe with its exit status, when tmux can learn it. tmux marks a pane dead when
- * its terminal closes and learns the status when it reaps the process on SIGCHLD — and tmux
- * 3.3a sometimes misses that signal: the process stays a zombie, and the pane's status (and
- * `pane_dead_time`) stays empty until some other child of the server exits (seen 3 in 8 on
- * `exit 3` in a remain-on-exit pane). So when the status is slow to come, tmux is given a child
- * that exits at once (`if-shell true`, a `/bin/sh` that tmux itself runs and reaps), whose
- * SIGCHLD makes it reap every exited child, the pane's process too. Waits at most
- * {@link DEAD_STATUS_WAIT_MS}; a pane that is gone or alive is returned as it is.
+ * A dead pane's probe with its exit status (or the signal that ended it, which leaves none),
+ * when tmux can learn it. tmux marks a pane dead when its terminal closes and learns the status
+ * when it reaps the process on SIGCHLD — and tmux 3.3a sometimes misses that signal: the
+ * process stays a zombie, and the pane's status (and `pane_dead_time`) stays empty until some
+ * other child of the server exits (seen 3 in 8 on `exit 3` in a remain-on-exit pane). So when
+ * the status is slow to come, tmux is given a child that exits at once (`if-shell true`, a
+ * `/bin/sh` that tmux itself runs and reaps), whose SIGCHLD makes it reap every exited child,
+ * the pane's process too. Waits at most {@link DEAD_STATUS_WAIT_MS}; a pane that is gone or
+ * alive is returned as it is.
  */
 export async function learnExitStatus(
   ctx: TmuxContext,
@@ -315,7 +321,10 @@ export async function learnExitStatus(
   let now = probe;
   const until = performance.now() + DEAD_STATUS_WAIT_MS;
   let nudgeAt = performance.now() + 50;
-  while (now.exists && now.dead && now.deadStatus === null && performance.now() < until) {
+  // A process a signal ended has no exit status: tmux knows the signal then, and that is all.
+  const unknown = (p: PaneProbe) =>
+    p.exists && p.dead && p.deadStatus === null && p.deadSignal === null;
+  while (unknown(now) && performance.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 10));
     if (performance.now() >= nudgeAt) {
       nudgeAt = performance.now() + 250;
