@@ -68,6 +68,28 @@ Deno.test("job ids: every part survives the round trip; anything else is not an 
   }
 });
 
+Deno.test("a pane whose shell a signal ends while run_command waits: paneDied, said with the signal", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    const p = t.ids.paneId;
+    const running = c.call("run_command", { paneId: p, command: "sleep 30", timeoutMs: 20_000 });
+    const shell = Number((await t.tmux("display-message", "-p", "-t", p, "#{pane_pid}")).trim());
+    const sleeper = await waitFor(async () => {
+      const found = new Deno.Command("pgrep", { args: ["-P", String(shell), "sleep"] });
+      return Number(new TextDecoder().decode((await found.output()).stdout).trim()) || null;
+    }, "the command running");
+    // The shell first (the pane's process: its end is the signal), then what holds the terminal.
+    Deno.kill(shell, "SIGKILL");
+    Deno.kill(sleeper, "SIGKILL");
+    const result = await running;
+    const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+    assert.notEqual(result.isError, true, text);
+    const run = result.structuredContent as Run;
+    assert.deepEqual([run.paneDied, run.exitStatus], [true, null]);
+    assert.match(text, /the pane's shell exited while the command ran \(signal 9\)/);
+  });
+});
+
 Deno.test("a 3 s command with a 500 ms timeout is read back with its exit status and output", async () => {
   await withTmux(async (t, c) => {
     const p = t.ids.paneId;

@@ -40,6 +40,22 @@ Deno.test("a pane that dies while waited on ends the wait as paneDied", async ()
   });
 });
 
+Deno.test("a pane a signal ends while waited on: paneDied, said with the signal (tmux has no exit status then)", async () => {
+  await withServer(async (t, c) => {
+    await t.tmux("set-option", "-g", "remain-on-exit", "on");
+    const paneId = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    const pid = Number((await t.tmux("display-message", "-p", "-t", paneId, "#{pane_pid}")).trim());
+    const waiting = c.call("wait_for_text", { paneId, patterns: ["never"], timeoutMs: 20_000 });
+    await subscribed(t, c);
+    Deno.kill(pid, "SIGKILL");
+    const result = await waiting;
+    assert.equal(structured(result).outcome, "paneDied");
+    assert.equal(structured(result).exitStatus, null);
+    const text = result.content?.[0]?.type === "text" ? result.content[0].text : "";
+    assert.match(text, /pane died \(signal 9\)/);
+  });
+});
+
 Deno.test("the last pane of a session dying (the control client detached) is paneDied", async () => {
   await withServer(async (t, c) => {
     const [, lone] = (await t.tmux(

@@ -12,7 +12,7 @@ import { execFast } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
 import { judgeResult } from "../tmux/tmux_error.ts";
-import { learnExitStatus, type PaneProbe, probePane } from "./pane_probe.ts";
+import { endedBy, learnExitStatus, type PaneProbe, probePane } from "./pane_probe.ts";
 import { jobIdOf, type JobRef } from "./job_id.ts";
 import { findMarkers, type Marked } from "./job_markers.ts";
 import { claimHolds, claimValue, endClaim, parseMark, readMark } from "./run_mark.ts";
@@ -379,7 +379,7 @@ async function readJobAs(
       state: "lost",
       exitStatus: null,
       lostReason: `the pane's process exited${
-        known.deadStatus !== null ? ` (status ${known.deadStatus})` : ""
+        endedBy(known.deadStatus, known.deadSignal)
       } before the command's end`,
     }, marked);
   }

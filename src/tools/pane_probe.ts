@@ -300,6 +300,11 @@ function toProbe(r: readonly string[]): PaneProbe {
   };
 }
 
+/** How a dead pane's process ended, for a summary: ` (status 3)`, ` (signal 9)`, or nothing. */
+export function endedBy(status: number | null, signal: number | null): string {
+  return status !== null ? ` (status ${status})` : signal !== null ? ` (signal ${signal})` : "";
+}
+
 /** How long a dead pane's exit status is waited for (tmux learns it when it reaps the process). */
 const DEAD_STATUS_WAIT_MS = 2_000;
 /**

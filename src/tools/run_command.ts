@@ -40,7 +40,7 @@ import { keepTail } from "./text_tail.ts";
 import { clampTimeout, timeoutField } from "../mcp/wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import { afterTyped } from "./run_failure.ts";
-import { awaitFirstOutput, notStartedYet, paneEnded } from "./pane_probe.ts";
+import { awaitFirstOutput, endedBy, notStartedYet, paneEnded } from "./pane_probe.ts";
 import {
   busyRefusal,
   forgetEndedRuns,
@@ -386,7 +386,7 @@ export const runCommand = defineTool({
           "the pane, its window or its session was killed)."
         : data.paneDied
         ? `${pane.id}: the pane's shell exited while the command ran${
-          exitStatus !== null ? ` (status ${exitStatus})` : ""
+          endedBy(exitStatus, marked.status === null ? died?.deadSignal ?? null : null)
         }.`
         : args.background && stillRunning
         ? `${pane.id}: started in the background as job ${jobId}; the pane is busy until it ends.`

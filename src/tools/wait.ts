@@ -20,7 +20,7 @@ import { writtenSince } from "../tmux/since_written.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import { clampTimeout, lateNote, timeoutField } from "../mcp/wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
-import { probePane } from "./pane_probe.ts";
+import { endedBy, probePane } from "./pane_probe.ts";
 import type { WrittenRow } from "./captured_rows.ts";
 import { compilePatterns, type Pattern, patternsIn, scan, scanRows } from "./wait_patterns.ts";
 import { boundLines, keepTail } from "./text_tail.ts";
@@ -112,6 +112,7 @@ const waitForText = defineTool({
     let stoppedBy = null as Hit;
     let hitLines: string[] = [];
     let exitStatus: number | null = null;
+    let deadSignal: number | null = null;
     let onScreen: Pattern[] = [];
     const notes: string[] = [];
     /** Whether new output ends the wait: a stop pattern, a pattern, or any (no patterns). */
@@ -155,6 +156,7 @@ const waitForText = defineTool({
       } else if (watch.start.dead) {
         outcome = "paneDied";
         exitStatus = watch.start.deadStatus;
+        deadSignal = watch.start.deadSignal;
       } else {
         await ctx.progress(0, effective, `Waiting on ${pane.id}`);
         reads.readUntil(deadline);
@@ -177,6 +179,7 @@ const waitForText = defineTool({
             case "died":
               outcome = "paneDied";
               exitStatus = event.probe.deadStatus;
+              deadSignal = event.probe.deadSignal;
               break loop;
             case "timeout":
               outcome = "timedOut";
@@ -240,7 +243,7 @@ const waitForText = defineTool({
       output: `new output (${hitLines.length} ${hitLines.length === 1 ? "line" : "lines"})`,
       stopped: `stopped by ${JSON.stringify(stoppedBy?.pattern)}`,
       timedOut: `timed out after ${effective} ms`,
-      paneDied: `pane died${exitStatus !== null ? ` (status ${exitStatus})` : ""}`,
+      paneDied: `pane died${endedBy(exitStatus, deadSignal)}`,
     }[outcome];
     if (clamped) notes.unshift(`timeout clamped to ${effective} ms`);
     return {
@@ -368,6 +371,7 @@ const waitForIdle = defineTool({
     const watch = await PaneWatch.open(reads, pane, { commands: wantPrompt });
     let outcome: "idle" | "timedOut" | "paneDied" = "timedOut";
     let exitStatus: number | null = null;
+    let deadSignal: number | null = null;
     let atPrompt = false;
     let inputOff = false;
     let lastOutput = began;
@@ -376,6 +380,7 @@ const waitForIdle = defineTool({
       if (watch.start.dead) {
         outcome = "paneDied";
         exitStatus = watch.start.deadStatus;
+        deadSignal = watch.start.deadSignal;
       } else {
         await ctx.progress(0, effective, `Waiting on ${pane.id} to go quiet`);
         reads.readUntil(deadline);
@@ -424,6 +429,7 @@ const waitForIdle = defineTool({
             case "died":
               outcome = "paneDied";
               exitStatus = event.probe.deadStatus;
+              deadSignal = event.probe.deadSignal;
               break loop;
             case "cancelled":
               throw new TmuxError("cancelled", "The wait was cancelled.");
@@ -473,7 +479,7 @@ const waitForIdle = defineTool({
       timedOut: `timed out after ${effective} ms (quiet for ${data.quietForMs} ms${
         wantPrompt && !atPrompt ? ", not at its prompt" : ""
       })`,
-      paneDied: `pane died${exitStatus !== null ? ` (status ${exitStatus})` : ""}`,
+      paneDied: `pane died${endedBy(exitStatus, deadSignal)}`,
     }[outcome];
     const notes = [
       quiet.clamped ? `quietMs clamped to ${quietMs}` : "",
