@@ -20,7 +20,7 @@ import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
 import type { ControlEvent } from "./control_events.ts";
 import { limitsOf } from "./control_limits.ts";
 import { ServerControl } from "./control_server.ts";
-import { CARRIES_OUTPUT_FORMAT } from "./identity.ts";
+import { CARRIES_OUTPUT_FORMAT, OWN_KIND_FORMAT } from "./identity.ts";
 import { randomHex } from "./format.ts";
 import { onServerFormat } from "./server_identity.ts";
 import { changesStructure } from "./structure.ts";
@@ -156,9 +156,12 @@ const PLACES_READ_MS = 2_000;
  * session does not hold the pane (iTerm2 with windows parked in another session: the case
  * upstream's report met), `refresh-client -A <pane>:off` then `:on`: tmux 3.3a copies the
  * pane's offset into the client's as it turns the pane back on, and the client, shown nothing
- * of that pane, notices nothing. Where its session holds the pane, tmux may have the pane's
- * output queued for it (a busy pane: always), and turning the pane off and on then crashes tmux
- * 3.3a itself; `:pause` then `:continue` drops what is queued and moves the place up, and tells
+ * of that pane, notices nothing; tmux then keeps what the pane prints for that client, as it
+ * does for a pane whose window left a client's session, until the client is shown it (a
+ * person's client, which may be shown it later, must get it then). A tmux-mcp client's pane
+ * stays off instead. Where its session holds the pane, tmux may have the pane's output queued
+ * for it (a busy pane: always), and turning the pane off and on then crashes tmux 3.3a itself;
+ * `:pause` then `:continue` drops what is queued and moves the place up, and tells
  * the client so (`%pause`, `%continue`, as tmux's own `pause-after` does). Throws a
  * {@link TmuxError} when the clients cannot be read (a stalled server, one that went away): a
  * respawn without the resets could crash tmux, so none runs.
@@ -175,7 +178,7 @@ export async function placeResets(
       await runner.exec(address, [
         "list-clients",
         "-F",
-        `#{client_name}\t${CARRIES_OUTPUT_FORMAT}\t${shows}`,
+        `#{client_name}\t${CARRIES_OUTPUT_FORMAT}\t${shows}\t${OWN_KIND_FORMAT}`,
       ], { timeoutMs: PLACES_READ_MS }),
     );
   } catch (error) {
@@ -190,12 +193,14 @@ export async function placeResets(
   return new TextDecoder().decode(listed).split("\n")
     .map((line) => line.split("\t"))
     .filter(([name, carries]) => name !== "" && carries === "1")
-    .flatMap(([name, , held]) => {
-      const [stop, go] = held === "" ? ["off", "on"] : ["pause", "continue"];
-      return [
-        ["refresh-client", "-t", name, "-A", `${paneId}:${stop}`],
-        ["refresh-client", "-t", name, "-A", `${paneId}:${go}`],
-      ];
+    .flatMap(([name, , held, own]) => {
+      const reset = (how: string) => ["refresh-client", "-t", name, "-A", `${paneId}:${how}`];
+      if (held !== "") return [reset("pause"), reset("continue")];
+      // Turned on again, a place in a pane the client's session does not show never moves: tmux
+      // keeps all the pane prints from then on for it. A tmux-mcp client's stays off (no held
+      // output, no stale place); its watch turns the pane on should its session come to show it
+      // (ServerControl.watch).
+      return own === "1" ? [reset("off")] : [reset("off"), reset("on")];
     });
 }
 

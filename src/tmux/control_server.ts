@@ -331,10 +331,16 @@ export class ServerControl {
     for (let tries = 1;; tries++) {
       if (this.#clients.closed) throw new ControlUnavailable("shutting down");
       this.#use();
-      let connection = [...this.#clients.connections].find((c) =>
+      const open = [...this.#clients.connections].find((c) =>
         !c.closed && !c.leaving && c.forWatches && sessionIds.includes(c.sessionId)
       );
-      connection ??= await this.#opener.openForWatches(sessionIds);
+      // A respawn may have turned the pane off for a client open already, while its session did
+      // not show it (control.ts's placeResets): on again (a pane not off is left as it is). A new
+      // client holds no place yet.
+      await open?.exec(["refresh-client", "-A", `${paneId}:on`], { timeoutMs: 5_000 })
+        .catch(() => {});
+      const connection = open ?? await this.#opener.openForWatches(sessionIds);
+      // Checked after the last wait: told to leave meanwhile, it would keep this watch for good.
       if (connection.closed || connection.leaving) {
         this.#leaving.maybeLinger(connection);
         if (tries < 3) continue;
