@@ -313,7 +313,7 @@ const DEAD_STATUS_WAIT_MS = 2_000;
  * when it reaps the process on SIGCHLD — and tmux 3.3a sometimes misses that signal: the
  * process stays a zombie, and the pane's status (and `pane_dead_time`) stays empty until some
  * other child of the server exits (seen 3 in 8 on `exit 3` in a remain-on-exit pane). So when
- * the status is slow to come, tmux is given a child that exits at once (`if-shell true`, a
+ * the status is slow to come, tmux is given a child that exits at once (`if-shell -b true`, a
  * `/bin/sh` that tmux itself runs and reaps), whose SIGCHLD makes it reap every exited child,
  * the pane's process too. Waits at most {@link DEAD_STATUS_WAIT_MS}; a pane that is gone or
  * alive is returned as it is.
@@ -333,8 +333,11 @@ export async function learnExitStatus(
     await new Promise((resolve) => setTimeout(resolve, 10));
     if (performance.now() >= nudgeAt) {
       nudgeAt = performance.now() + 250;
-      await execFast(ctx.runner, ctx.address, ["if-shell", "true", ""], { signal: ctx.signal })
-        .catch(() => {});
+      // In the background (-b): tmux may miss this child's exit too, and a nudge waited on would
+      // then hold the look until its timeout; the next nudge's exit reaps both.
+      await execFast(ctx.runner, ctx.address, ["if-shell", "-b", "true", ""], {
+        signal: ctx.signal,
+      }).catch(() => {});
     }
     now = (await probeWith(ctx, paneId, [], probe)).probe;
   }
