@@ -435,18 +435,25 @@ export async function worldNames(w: FuzzWorld): Promise<string[]> {
  * their panes dead with no exit status, until another child of the server exits: only then does
  * a kept pane get its `Pane is dead` line, whose line feed scrolls the pane's rows up (with
  * `history-limit 0`, the top row is gone). Where no status line job runs (the keeper's
- * configuration), that may come during any later call, which touched nothing. A blocking
- * `run-shell` is such a child: once it answers, tmux has taken every exit.
+ * configuration), that may come during any later call, which touched nothing. A `run-shell`
+ * job is such a child.
  */
 export async function reapExited(w: Pick<FuzzWorld, "t">): Promise<void> {
-  const dead = await w.t.tmuxRaw(
-    "list-panes",
-    "-a",
-    "-F",
-    "#{pane_dead}:#{pane_dead_status}#{pane_dead_signal}",
-  );
-  if (dead.code === 0 && dead.stdout.split("\n").includes("1:")) {
-    await w.t.tmuxRaw("run-shell", "true");
+  const unreaped = async () => {
+    const dead = await w.t.tmuxRaw(
+      "list-panes",
+      "-a",
+      "-F",
+      "#{pane_dead}:#{pane_dead_status}#{pane_dead_signal}",
+    );
+    return dead.code === 0 && dead.stdout.split("\n").includes("1:");
+  };
+  // In the background, looked at after: tmux may miss this child's exit too (the next one's
+  // reaps both), and a `run-shell` waited on would then hang. Two seconds at most.
+  const until = Date.now() + 2_000;
+  while (await unreaped() && Date.now() < until) {
+    await w.t.tmuxRaw("run-shell", "-b", "true");
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
