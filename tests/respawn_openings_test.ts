@@ -12,7 +12,7 @@ import { controlFor, withPlaceResets } from "../src/tmux/control.ts";
 import type { Watch } from "../src/tmux/control_connection.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import type { ServerAddress } from "../src/tmux/server_address.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { TestTmux, waitFor, withRunner } from "./helpers/tmux.ts";
 
 /**
  * Whether `check` holds at some look within `ms`: for what must not happen while a step runs
@@ -48,12 +48,10 @@ class HeldClients extends TmuxRunner {
 }
 
 Deno.test("a client for watches asked for during a respawn attaches only after it", async () => {
-  const t = await TestTmux.start();
-  const runner = new TmuxRunner();
-  const address = { socketName: t.socket };
-  const control = controlFor(runner, address);
-  let watch: Promise<Watch> | undefined;
-  try {
+  await withRunner(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
+    let watch: Promise<Watch> | undefined;
     await withPlaceResets(runner, address, t.ids.paneId, async (resets) => {
       assert.deepEqual(resets, []);
       watch = control.watch(t.ids.paneId, [t.ids.sessionId], () => {});
@@ -62,10 +60,7 @@ Deno.test("a client for watches asked for during a respawn attaches only after i
     });
     (await watch!).close();
     assert.equal((await t.outputClients()).length, 1, "the watch's client, after the respawn");
-  } finally {
-    await runner.close();
-    await t.kill();
-  }
+  });
 });
 
 Deno.test("a client for watches already on its way when a respawn begins has attached, and is read, before the respawn's line", async () => {

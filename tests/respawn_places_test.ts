@@ -7,10 +7,9 @@
 
 import assert from "node:assert/strict";
 import { controlFor, withPlaceResets } from "../src/tmux/control.ts";
-import { TmuxRunner } from "../src/tmux/run.ts";
 import { judgeResult } from "../src/tmux/tmux_error.ts";
 import { withTmux } from "./helpers/mcp.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { waitFor, withRunner } from "./helpers/tmux.ts";
 
 /** The resident memory of the process `pid`, in kB. */
 async function rssKb(pid: string): Promise<number> {
@@ -56,11 +55,9 @@ Deno.test("a busy pane respawned while a wait of ours runs in another session: t
 });
 
 Deno.test("a pane a respawn turned off for a client of ours is turned on again when a watch there needs it", async () => {
-  const t = await TestTmux.start();
-  const runner = new TmuxRunner();
-  const address = { socketName: t.socket };
-  const control = controlFor(runner, address);
-  try {
+  await withRunner(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
     const other = (await t.tmux("new-session", "-d", "-s", "other", "-P", "-F", "#{pane_id}", "sh"))
       .trim();
     const otherSession = (await t.tmux("display-message", "-p", "-t", other, "#{session_id}"))
@@ -86,8 +83,5 @@ Deno.test("a pane a respawn turned off for a client of ours is turned on again w
     await waitFor(() => seen.join("").includes("turned-on"), "the pane's output on our client");
     second.close();
     first.close();
-  } finally {
-    await runner.close();
-    await t.kill();
-  }
+  });
 });

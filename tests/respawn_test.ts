@@ -18,7 +18,7 @@ import {
   testContext,
   withTmux,
 } from "./helpers/mcp.ts";
-import { linkedTwice, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { linkedTwice, TestTmux, waitFor, withRunner } from "./helpers/tmux.ts";
 
 /** The pane a creating command (`args`) makes, running `command` if given. */
 const newPane = async (t: TestTmux, args: string[], command?: string): Promise<string> =>
@@ -370,10 +370,8 @@ Deno.test("respawn_pane while a person's control-mode clients are left behind on
 });
 
 Deno.test("a person's control client that leaves between the read of the clients and the respawn fails the line before the respawn: the clients are read again and it runs once", async () => {
-  const t = await TestTmux.start();
-  const runner = new TmuxRunner();
-  const address = { socketName: t.socket };
-  try {
+  await withRunner(async (t, runner) => {
+    const address = { socketName: t.socket };
     const program = t.controlClient("main");
     await waitFor(async () => (await t.outputClients()).length === 1, "the program's client");
     const [name] = await t.outputClients();
@@ -412,23 +410,18 @@ Deno.test("a person's control client that leaves between the read of the clients
     assert.deepEqual(tries.map((r) => r.length), [2, 0]);
     // The line whose client had left did nothing past it: the act ran once.
     assert.equal((await t.tmux("show-options", "-gv", "@acts")).trim(), "x");
-  } finally {
-    await runner.close();
-    await t.kill();
-  }
+  });
 });
 
 Deno.test("a respawn whose clients cannot be read is refused, not run without the resets: a stalled server times out, one gone says so", async () => {
-  const t = await TestTmux.start();
-  const runner = new TmuxRunner();
-  const address = { socketName: t.socket };
-  const pid = Number((await t.tmux("display-message", "-p", "#{pid}")).trim());
-  let acts = 0;
-  const act = () => {
-    acts++;
-    return Promise.resolve();
-  };
-  try {
+  await withRunner(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const pid = Number((await t.tmux("display-message", "-p", "#{pid}")).trim());
+    let acts = 0;
+    const act = () => {
+      acts++;
+      return Promise.resolve();
+    };
     // A program's client carries output: a respawn without its place moved up may crash tmux.
     const program = t.controlClient("main");
     await waitFor(async () => (await t.outputClients()).length === 1, "the program's client");
@@ -452,10 +445,7 @@ Deno.test("a respawn whose clients cannot be read is refused, not run without th
       (error: Error) => error instanceof TmuxError && error.kind === "no-server",
     );
     assert.equal(acts, 0);
-  } finally {
-    await runner.close();
-    await t.kill();
-  }
+  });
 });
 
 Deno.test("respawn_pane of a busy pane a program's control client is shown: the server lives on, the client stays", async () => {

@@ -282,7 +282,7 @@ function toProbe(r: readonly string[]): PaneProbe {
     exists: true,
     dead,
     deadStatus: dead && r[2] !== "" ? Number(r[2]) : null,
-    deadSignal: dead && r[17] !== "" && r[17] !== undefined ? Number(r[17]) : null,
+    deadSignal: dead && r[17] !== "" ? Number(r[17]) : null,
     pid: Number(r[3]) || 0,
     historySize: Number(r[4]) || 0,
     cursorX: Number(r[5]) || 0,

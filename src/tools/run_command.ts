@@ -386,7 +386,7 @@ export const runCommand = defineTool({
           "the pane, its window or its session was killed)."
         : data.paneDied
         ? `${pane.id}: the pane's shell exited while the command ran${
-          endedBy(exitStatus, marked.status === null ? died?.deadSignal ?? null : null)
+          endedBy(exitStatus, died?.deadSignal ?? null)
         }.`
         : args.background && stillRunning
         ? `${pane.id}: started in the background as job ${jobId}; the pane is busy until it ends.`

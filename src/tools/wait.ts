@@ -20,7 +20,7 @@ import { writtenSince } from "../tmux/since_written.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import { clampTimeout, lateNote, timeoutField } from "../mcp/wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
-import { endedBy, probePane } from "./pane_probe.ts";
+import { endedBy, type PaneProbe, probePane } from "./pane_probe.ts";
 import type { WrittenRow } from "./captured_rows.ts";
 import { compilePatterns, type Pattern, patternsIn, scan, scanRows } from "./wait_patterns.ts";
 import { boundLines, keepTail } from "./text_tail.ts";
@@ -111,8 +111,8 @@ const waitForText = defineTool({
     let matched = null as Hit;
     let stoppedBy = null as Hit;
     let hitLines: string[] = [];
-    let exitStatus: number | null = null;
-    let deadSignal: number | null = null;
+    /** The pane's probe once it is seen dead: its exit status, or the signal that ended it. */
+    let died: PaneProbe | null = null;
     let onScreen: Pattern[] = [];
     const notes: string[] = [];
     /** Whether new output ends the wait: a stop pattern, a pattern, or any (no patterns). */
@@ -155,8 +155,7 @@ const waitForText = defineTool({
         notes.push("written before the call, after the cursor");
       } else if (watch.start.dead) {
         outcome = "paneDied";
-        exitStatus = watch.start.deadStatus;
-        deadSignal = watch.start.deadSignal;
+        died = watch.start;
       } else {
         await ctx.progress(0, effective, `Waiting on ${pane.id}`);
         reads.readUntil(deadline);
@@ -178,8 +177,7 @@ const waitForText = defineTool({
             }
             case "died":
               outcome = "paneDied";
-              exitStatus = event.probe.deadStatus;
-              deadSignal = event.probe.deadSignal;
+              died = event.probe;
               break loop;
             case "timeout":
               outcome = "timedOut";
@@ -232,7 +230,7 @@ const waitForText = defineTool({
       tailOmittedBytes: tail.omittedBytes,
       alreadyOnScreen: onScreen.length > 0,
       patternsOnScreen: onScreen.map((p) => p.text),
-      exitStatus,
+      exitStatus: died?.deadStatus ?? null,
       effectiveTimeoutMs: effective,
       timeoutClamped: clamped,
       waitedMs,
@@ -243,7 +241,7 @@ const waitForText = defineTool({
       output: `new output (${hitLines.length} ${hitLines.length === 1 ? "line" : "lines"})`,
       stopped: `stopped by ${JSON.stringify(stoppedBy?.pattern)}`,
       timedOut: `timed out after ${effective} ms`,
-      paneDied: `pane died${endedBy(exitStatus, deadSignal)}`,
+      paneDied: `pane died${endedBy(died?.deadStatus ?? null, died?.deadSignal ?? null)}`,
     }[outcome];
     if (clamped) notes.unshift(`timeout clamped to ${effective} ms`);
     return {
@@ -370,8 +368,8 @@ const waitForIdle = defineTool({
     // program that ends without printing still brings the shell back.
     const watch = await PaneWatch.open(reads, pane, { commands: wantPrompt });
     let outcome: "idle" | "timedOut" | "paneDied" = "timedOut";
-    let exitStatus: number | null = null;
-    let deadSignal: number | null = null;
+    /** The pane's probe once it is seen dead: its exit status, or the signal that ended it. */
+    let died: PaneProbe | null = null;
     let atPrompt = false;
     let inputOff = false;
     let lastOutput = began;
@@ -379,8 +377,7 @@ const waitForIdle = defineTool({
     try {
       if (watch.start.dead) {
         outcome = "paneDied";
-        exitStatus = watch.start.deadStatus;
-        deadSignal = watch.start.deadSignal;
+        died = watch.start;
       } else {
         await ctx.progress(0, effective, `Waiting on ${pane.id} to go quiet`);
         reads.readUntil(deadline);
@@ -428,8 +425,7 @@ const waitForIdle = defineTool({
               break;
             case "died":
               outcome = "paneDied";
-              exitStatus = event.probe.deadStatus;
-              deadSignal = event.probe.deadSignal;
+              died = event.probe;
               break loop;
             case "cancelled":
               throw new TmuxError("cancelled", "The wait was cancelled.");
@@ -462,7 +458,7 @@ const waitForIdle = defineTool({
       quietForMs: Math.max(0, Math.round(ended - lastOutput)),
       tail: tail.text,
       tailOmittedBytes: tail.omittedBytes,
-      exitStatus,
+      exitStatus: died?.deadStatus ?? null,
       effectiveQuietMs: quietMs,
       quietClamped: quiet.clamped,
       effectiveTimeoutMs: effective,
@@ -479,7 +475,7 @@ const waitForIdle = defineTool({
       timedOut: `timed out after ${effective} ms (quiet for ${data.quietForMs} ms${
         wantPrompt && !atPrompt ? ", not at its prompt" : ""
       })`,
-      paneDied: `pane died${endedBy(exitStatus, deadSignal)}`,
+      paneDied: `pane died${endedBy(died?.deadStatus ?? null, died?.deadSignal ?? null)}`,
     }[outcome];
     const notes = [
       quiet.clamped ? `quietMs clamped to ${quietMs}` : "",
