@@ -638,7 +638,10 @@ Deno.test("a creation whose step outlasts its timeout says what tmux made, marke
     const c = await connect({
       socketName: t.socket,
       owner: "agent1",
-      runner: new TmuxRunner({ timeoutMs: 1_500 }),
+      // Long enough for the step's process to start and print the ids on a loaded machine (at
+      // 1.5 s one run in a suite three times slower than usual met none printed, which the
+      // reply then says as it should: "may have made").
+      runner: new TmuxRunner({ timeoutMs: 3_000 }),
     });
     try {
       const before = await allPanes(t);
