@@ -115,21 +115,31 @@ export interface KeptView {
   readonly shown: readonly string[];
 }
 
+/** What {@link keptPane} reads of a pane besides its text. */
+const PANE_FACTS = "#{pane_id}\t#{pane_pid}\t#{pane_pipe}\t#{pane_dead}\t#{pane_width}\t" +
+  "#{pane_mode}\t#{pane_height}\t#{pane_start_command}";
+
 async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
-  const facts = await w.t.tmuxRaw(
-    "display-message",
-    "-p",
-    "-t",
-    pane,
-    "#{pane_id}\t#{pane_pid}\t#{pane_pipe}\t#{pane_dead}\t#{pane_width}\t#{pane_mode}\t" +
-      "#{pane_height}\t#{pane_start_command}",
-  );
-  const [id, pid, piped, dead, width, mode, height, start] = facts.stdout.trim().split("\t");
+  const facts = await w.t.tmuxRaw("display-message", "-p", "-t", pane, PANE_FACTS);
+  if (facts.code !== 0) return null;
+  return await keptFrom(pane, facts.stdout.trim(), async (dead) => await paneText(w.t, pane, dead));
+}
+
+/**
+ * A {@link KeptPane} from its facts as {@link PANE_FACTS} prints them and its text, which
+ * `text` reads (or null) leaving out the lines it is given to drop.
+ */
+async function keptFrom(
+  pane: string,
+  facts: string,
+  text: (drop: (line: string) => boolean) => Promise<string | null>,
+): Promise<KeptPane | null> {
+  const [id, pid, piped, dead, width, mode, height, start] = facts.split("\t");
   // display-message -t names a missing pane with empty values, and exits 0 (TMUX-NOTES).
-  if (facts.code !== 0 || id !== pane) return null;
+  if (id !== pane) return null;
   // A dead pane's note is cut anew at each width (tmux wraps none of it): it is left out.
-  const text = await paneText(w.t, pane, (l) => dead === "1" && deadNote(l));
-  if (text === null) return null;
+  const read = await text((l) => dead === "1" && deadNote(l));
+  if (read === null) return null;
   // tmux quotes a start command only when it holds more than one word.
   const steady = dead === "1" || ["", "cat", "sh"].includes(start);
   return {
@@ -137,11 +147,59 @@ async function keptPane(w: FuzzWorld, pane: string): Promise<KeptPane | null> {
     piped: piped === "1",
     dead: dead === "1",
     steady,
-    text,
+    text: read,
     mode,
     width: Number(width),
     height: Number(height),
   };
+}
+
+/**
+ * {@link keptPane} of each of `panes`, read by one tmux process (two for each pane cost most of
+ * a fuzzed call's time where starting a process is slow). Each pane's facts come after a line
+ * of a mark no pane can print (a new one for every read), its text after another; a pane gone
+ * meanwhile fails the whole chain: then one by one.
+ */
+async function keptPanes(
+  w: FuzzWorld,
+  panes: readonly string[],
+): Promise<Map<string, KeptPane | null>> {
+  const kept = new Map<string, KeptPane | null>();
+  const mark = `=${crypto.randomUUID()}=`;
+  const chain = panes.length === 0 ? null : await w.t.tmuxRaw(
+    ...panes.flatMap((p, i) => [
+      ...i > 0 ? [";"] : [],
+      ...["display-message", "-p", "-t", p, `${mark}f${i}\t${PANE_FACTS}`, ";"],
+      ...["display-message", "-p", `${mark}t${i}`, ";"],
+      ...["capture-pane", "-p", "-J", "-S", "-", "-t", p],
+    ]),
+  );
+  if (chain?.code !== 0) {
+    for (const p of panes) kept.set(p, await keptPane(w, p));
+    return kept;
+  }
+  // Each pane's facts (a start command may hold a line feed) and text, by the marks.
+  const facts = panes.map(() => [] as string[]);
+  const texts = panes.map(() => [] as string[]);
+  let into: string[] | null = null;
+  for (const line of chain.stdout.split("\n")) {
+    const at = new RegExp(`^${mark}([ft])(\\d+)(?:\t|$)`).exec(line);
+    if (at) {
+      const i = Number(at[2]);
+      into = at[1] === "f" ? facts[i] : texts[i];
+      if (at[1] === "f") into.push(line.slice(at[0].length));
+    } else into?.push(line);
+  }
+  for (const [i, p] of panes.entries()) {
+    kept.set(
+      p,
+      await keptFrom(p, facts[i].join("\n").trim(), (drop) =>
+        Promise.resolve(
+          texts[i].map((l) => l.trimEnd()).filter((l) => !drop(l)).join("\n").trim(),
+        )),
+    );
+  }
+  return kept;
 }
 
 /**
@@ -169,8 +227,7 @@ export async function keptView(
     ? [pane]
     : (await w.t.tmuxRaw("list-panes", "-t", window, "-F", "#{pane_id}")).stdout
       .split("\n").filter((l) => l);
-  const kept = new Map<string, KeptPane | null>();
-  for (const p of panes ?? [...shown, w.agentPane]) kept.set(p, await keptPane(w, p));
+  const kept = await keptPanes(w, panes ?? [...shown, w.agentPane]);
   return {
     keys: line ? `${session} ${window} ${pane}` : null,
     window: window ?? "",
