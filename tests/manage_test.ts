@@ -151,28 +151,38 @@ Deno.test("create_window judges the folder of a started program, not of tmux's c
   // Until tmux's child for a new pane execs the pane's program it is tmux itself, named so and
   // (before its chdir) in the server's folder: on a loaded machine for as long as it likes. A
   // program named tmux in "/" that makes the asked folder a second later, enters it and only
-  // then execs plays that child, slowed down; a note read from it would be a false one.
-  await withTmux(async (_t, c) => {
+  // then execs plays that child, slowed down; a note read from it would be a false one. Before
+  // the rename, the shell tmux runs the command with (bash) is a program started, in the folder
+  // tmux fell back to: a read that early (a loaded machine) is right to judge it, and is made
+  // again (that folder is neither "/" nor the asked one).
+  await withTmux(async (t, c) => {
     const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "tmux-mcp-late-cd-" }));
     const later = `${base}/later`;
+    await t.tmux("set-option", "-g", "default-shell", "/bin/bash");
+    const create = async (startDirectory: string, command: string, settled: string[]) => {
+      for (let tries = 1;; tries++) {
+        const r = await c.ok<{ cwd: string; notes: string[] }>("create_window", {
+          session: "main",
+          startDirectory,
+          command,
+        });
+        if (settled.includes(r.cwd) || tries === 5) return r;
+      }
+    };
     try {
-      await Deno.writeTextFile(
-        `${base}/late.sh`,
-        `cd / && exec -a tmux bash -c 'sleep 1; mkdir "$0" && cd "$0" && exec sleep 100' "$1"\n`,
+      const r = await create(
+        later,
+        `exec -a tmux bash -c 'cd / && sleep 1 && mkdir "$0" && cd "$0" && exec sleep 100' ${later}`,
+        ["/", later],
       );
-      const r = await c.ok<{ cwd: string; notes: string[] }>("create_window", {
-        session: "main",
-        startDirectory: later,
-        command: `bash ${base}/late.sh ${later}`,
-      });
       assert.deepEqual([r.cwd, r.notes], [later, []]);
       // One that stays named tmux in another folder is judged after the wait's bound: told. (Of
       // a folder tmux cannot enter: a first read of the child in the asked one would be right.)
-      const stays = await c.ok<{ cwd: string; notes: string[] }>("create_window", {
-        session: "main",
-        startDirectory: `${base}/never`,
-        command: "bash -c 'cd / && exec -a tmux sleep 100'",
-      });
+      const stays = await create(
+        `${base}/never`,
+        "exec -a tmux bash -c 'cd / && exec -a tmux sleep 100'",
+        ["/"],
+      );
       assert.equal(stays.cwd, "/");
       assert.match(stays.notes.join(" "), /process is in "\/", not ".*\/never"/);
     } finally {
