@@ -26,7 +26,7 @@ import {
   UNDECODABLE,
 } from "../tmux/format.ts";
 import { tmuxChild } from "../tmux/foreground.ts";
-import { learnExitStatus, probePane } from "./pane_probe.ts";
+import { endedBy, learnExitStatus, probePane } from "./pane_probe.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 
 /**
@@ -431,7 +431,10 @@ export async function startedIn(
     const [cwd, dead, status, signal, command, ...rest] = row;
     const starting = cwd === "" || tmuxChild(command);
     if (dead !== "1") return { now: { cwd, notes: [], ended: false, fields: rest }, starting };
-    const how = status !== "" ? ` (status ${status})` : signal !== "" ? ` (signal ${signal})` : "";
+    const how = endedBy(
+      status === "" ? null : Number(status),
+      signal === "" ? null : Number(signal),
+    );
     const notes = [
       `Pane ${paneId}'s process already exited${how}; remain-on-exit keeps the pane, dead.`,
     ];

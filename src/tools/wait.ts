@@ -25,6 +25,10 @@ import type { WrittenRow } from "./captured_rows.ts";
 import { compilePatterns, type Pattern, patternsIn, scan, scanRows } from "./wait_patterns.ts";
 import { boundLines, keepTail } from "./text_tail.ts";
 
+/** A wait's summary of its pane's death: with the exit status, or the signal that ended it. */
+const diedText = (died: PaneProbe | null) =>
+  `pane died${endedBy(died?.deadStatus ?? null, died?.deadSignal ?? null)}`;
+
 // ---------------------------------------------------------------------------------------------
 // wait_for_text
 
@@ -241,7 +245,7 @@ const waitForText = defineTool({
       output: `new output (${hitLines.length} ${hitLines.length === 1 ? "line" : "lines"})`,
       stopped: `stopped by ${JSON.stringify(stoppedBy?.pattern)}`,
       timedOut: `timed out after ${effective} ms`,
-      paneDied: `pane died${endedBy(died?.deadStatus ?? null, died?.deadSignal ?? null)}`,
+      paneDied: diedText(died),
     }[outcome];
     if (clamped) notes.unshift(`timeout clamped to ${effective} ms`);
     return {
@@ -475,7 +479,7 @@ const waitForIdle = defineTool({
       timedOut: `timed out after ${effective} ms (quiet for ${data.quietForMs} ms${
         wantPrompt && !atPrompt ? ", not at its prompt" : ""
       })`,
-      paneDied: `pane died${endedBy(died?.deadStatus ?? null, died?.deadSignal ?? null)}`,
+      paneDied: diedText(died),
     }[outcome];
     const notes = [
       quiet.clamped ? `quietMs clamped to ${quietMs}` : "",

@@ -24,7 +24,7 @@
  */
 
 import type { FuzzCall } from "./fuzz_args.ts";
-import { type FuzzWorld, paneText, personSettings } from "./fuzz_world.ts";
+import { captureText, type FuzzWorld, paneText, personSettings } from "./fuzz_world.ts";
 import type { PreToolUseDecision } from "../../src/hooks/guard.ts";
 import { runHook } from "../../src/hooks/main.ts";
 
@@ -182,8 +182,9 @@ async function keptPanes(
   const facts = panes.map(() => [] as string[]);
   const texts = panes.map(() => [] as string[]);
   let into: string[] | null = null;
+  const marked = new RegExp(`^${mark}([ft])(\\d+)(?:\t|$)`);
   for (const line of chain.stdout.split("\n")) {
-    const at = new RegExp(`^${mark}([ft])(\\d+)(?:\t|$)`).exec(line);
+    const at = marked.exec(line);
     if (at) {
       const i = Number(at[2]);
       into = at[1] === "f" ? facts[i] : texts[i];
@@ -193,10 +194,11 @@ async function keptPanes(
   for (const [i, p] of panes.entries()) {
     kept.set(
       p,
-      await keptFrom(p, facts[i].join("\n").trim(), (drop) =>
-        Promise.resolve(
-          texts[i].map((l) => l.trimEnd()).filter((l) => !drop(l)).join("\n").trim(),
-        )),
+      await keptFrom(
+        p,
+        facts[i].join("\n").trim(),
+        (drop) => Promise.resolve(captureText(texts[i].join("\n"), drop)),
+      ),
     );
   }
   return kept;

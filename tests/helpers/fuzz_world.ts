@@ -413,9 +413,15 @@ export async function paneText(
   drop: (line: string) => boolean = () => false,
 ): Promise<string | null> {
   const capture = await t.tmuxRaw("capture-pane", "-p", "-J", "-S", "-", "-t", paneId);
-  if (capture.code !== 0) return null;
-  return capture.stdout.split("\n").map((l) => l.trimEnd()).filter((l) => !drop(l)).join("\n")
-    .trim();
+  return capture.code === 0 ? captureText(capture.stdout, drop) : null;
+}
+
+/** A `capture-pane -p -J` as {@link paneText} gives it. */
+export function captureText(
+  stdout: string,
+  drop: (line: string) => boolean = () => false,
+): string {
+  return stdout.split("\n").map((l) => l.trimEnd()).filter((l) => !drop(l)).join("\n").trim();
 }
 
 /** The text of the agent's own pane ({@link paneText}; empty when it cannot be read). */
