@@ -337,6 +337,35 @@ Deno.test("wait_for_idle refuses a pane that does not exist, and clamps quietMs 
   });
 });
 
+Deno.test("wait_for_idle: a pane heard quiet to the end is idle though its last check waited past the deadline", async () => {
+  for (const atPrompt of [false, true]) {
+    await withServer(async (t, c) => {
+      const call = c.ok<Idle>("wait_for_idle", {
+        paneId: t.ids.paneId,
+        quietMs: 3_000,
+        timeoutMs: 3_000,
+        atPrompt,
+      });
+      await subscribed(t, c);
+      // Both turns of the background lane held in tmux: the wait's next check of the pane (due
+      // every half second) waits for its turn until the deadline drops it. The pane's output
+      // still reaches the watch: it comes on the control feed, not as an answer.
+      const held = [1, 2].map(() =>
+        hub(t, c).exec(["wait-for", "tmux-mcp-test-idle-held"], { background: true })
+      );
+      // The wait is over (its watch closed) before anything is let go: its reads were dropped.
+      await waitFor(() => hub(t, c).watchers === 0, "the wait to end", 10_000);
+      await t.tmux("wait-for", "-S", "tmux-mcp-test-idle-held");
+      await t.tmux("wait-for", "-S", "tmux-mcp-test-idle-held");
+      await Promise.all(held);
+      const result = await call;
+      assert.equal(result.outcome, "idle", JSON.stringify(result));
+      assert.ok(result.quietForMs >= 3_000, `quietForMs ${result.quietForMs}`);
+      assert.equal(result.atPrompt, true);
+    });
+  }
+});
+
 Deno.test("wait_for_idle: cancelling the request stops the wait at once", async () => {
   await withServer(async (t, c) => {
     const abort = new AbortController();

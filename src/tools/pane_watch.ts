@@ -248,6 +248,16 @@ export class PaneWatch {
     }
   }
 
+  /**
+   * Whether the watch knows of all the output the pane wrote until now: it hears it on a
+   * control feed that was not lost, and has received none it has not reported (or, reading
+   * rows, not read). A wait whose read was dropped at its deadline can still tell a quiet.
+   */
+  get caughtUp(): boolean {
+    return this.transport === "control" && !this.#lost && !this.#dirty &&
+      this.#queue.every((batch) => !batch.lost && batch.output.length === 0);
+  }
+
   /** Stops the subscription. */
   close(): void {
     this.#watch?.close();

@@ -378,6 +378,8 @@ const waitForIdle = defineTool({
     let inputOff = false;
     let lastOutput = began;
     let ended = began;
+    /** The deadline's read was dropped with the quiet already reached (see the catch). */
+    let quietToEnd = false;
     try {
       if (watch.start.dead) {
         outcome = "paneDied";
@@ -440,9 +442,13 @@ const waitForIdle = defineTool({
         }
       }
     } catch (error) {
-      // A read still waiting for its turn at the deadline is dropped: the wait has timed out.
+      // A read still waiting for its turn at the deadline is dropped: the wait has timed out,
+      // unless the feed heard the pane quiet for quietMs all the same (a check that waited
+      // for its turn under load must not turn a quiet reached into a timeout).
       if (!reads.droppedAtDeadline(error)) throw error;
       outcome = "timedOut";
+      quietToEnd = watch.caughtUp && performance.now() - lastOutput >= quietMs;
+      if (quietToEnd && !wantPrompt) outcome = "idle";
     } finally {
       watch.close();
       reads.paceOver();
@@ -450,6 +456,8 @@ const waitForIdle = defineTool({
     ended = performance.now();
     if (outcome === "timedOut" || (outcome === "idle" && !wantPrompt)) {
       ({ atPrompt, inputOff } = await atPromptNow(ctx, pane.id));
+      // Quiet to the end and at its prompt: what the dropped check would have found.
+      if (quietToEnd && atPrompt) outcome = "idle";
     }
     const budget = Math.max(1_000, Math.floor(ctx.config.maxResultBytes / 4));
     const tail = keepTail((await watch.tail(40)).join("\n"), budget);
