@@ -425,13 +425,17 @@ for (const varied of [false, true]) {
         `read go; ${longLineCommand(varied ? 1_000_000 : 300_000, varied)}; exec cat`,
       )).trim();
       const token = `wait-${varied}`;
+      // The varied line is matched for well over 10 s: its wait's timeout leaves tmux the time
+      // to take the megabyte in on a loaded machine (2 s once met the read still waiting on
+      // tmux at the deadline, an honest "tmux was slow to answer", not the cut this pins).
+      const timeoutMs = varied ? 10_000 : 2_000;
       await s.writeLine(JSON.stringify({
         jsonrpc: "2.0",
         id: token,
         method: "tools/call",
         params: {
           name: "wait_for_text",
-          arguments: { paneId, patterns: [HEAVY], regex: true, timeoutMs: 2_000 },
+          arguments: { paneId, patterns: [HEAVY], regex: true, timeoutMs },
           _meta: { progressToken: token },
         },
       }));
