@@ -567,37 +567,44 @@ Deno.test("run_command: the echo-marker trap — text that looks like the marker
 });
 
 Deno.test("run_command: a command outliving its timeout keeps the pane busy until it ends", async () => {
-  await withServer(async (t, c) => {
-    const p = t.ids.paneId;
-    for (const ending of ["by itself", "interrupted"]) {
-      const slow = await c.ok<Run>("run_command", {
-        paneId: p,
-        command: ending === "by itself"
-          ? "echo started; sleep 2; echo finished"
-          : "echo started; sleep 100",
-        timeoutMs: 800,
-      });
-      assert.equal(slow.timedOut, true);
-      assert.equal(slow.stillRunning, true);
-      assert.equal(slow.exitStatus, null);
-      assert.equal(slow.output, "started", "what it printed so far");
-      assert.equal(slow.effectiveTimeoutMs, 800);
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-input-" });
+  try {
+    await withServer(async (t, c) => {
+      const p = t.ids.paneId;
+      for (const ending of ["by itself", "interrupted"]) {
+        // Ends by itself once told to, not after a second or two, which the refusal below may
+        // take to come on a loaded machine.
+        const slow = await c.ok<Run>("run_command", {
+          paneId: p,
+          command: ending === "by itself"
+            ? `echo started; while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo finished`
+            : "echo started; sleep 100",
+          timeoutMs: 800,
+        });
+        assert.equal(slow.timedOut, true);
+        assert.equal(slow.stillRunning, true);
+        assert.equal(slow.exitStatus, null);
+        assert.equal(slow.output, "started", "what it printed so far");
+        assert.equal(slow.effectiveTimeoutMs, 800);
 
-      const refused = await c.fail("run_command", { paneId: p, command: "true" });
-      assert.match(refused, /still running an earlier run_command/);
-      assert.match(refused, /C-c/);
-      assert.match(refused, /if C-c does not end it, respawn_pane with kill: true/);
-      if (ending === "interrupted") {
-        // send_keys is not blocked by a busy pane: the model may answer a prompt or interrupt.
-        // (Once sleep holds the terminal: see leaks_test's C-c.)
-        await t.foreground(p, "sleep");
-        await c.ok("send_keys", { paneId: p, keys: ["C-c"] });
+        const refused = await c.fail("run_command", { paneId: p, command: "true" });
+        assert.match(refused, /still running an earlier run_command/);
+        assert.match(refused, /C-c/);
+        assert.match(refused, /if C-c does not end it, respawn_pane with kill: true/);
+        if (ending === "interrupted") {
+          // send_keys is not blocked by a busy pane: the model may answer a prompt or interrupt.
+          // (Once sleep holds the terminal: see leaks_test's C-c.)
+          await t.foreground(p, "sleep");
+          await c.ok("send_keys", { paneId: p, keys: ["C-c"] });
+        } else await Deno.writeTextFile(`${dir}/go`, "");
+        const next = await runWhenFree(c, p, "echo next");
+        assert.equal(next.output, "next");
+        assert.equal(next.exitStatus, 0);
       }
-      const next = await runWhenFree(c, p, "echo next");
-      assert.equal(next.output, "next");
-      assert.equal(next.exitStatus, 0);
-    }
-  });
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("run_command: timeouts are clamped into [100 ms, 120 s] and reported", async () => {
@@ -1126,23 +1133,31 @@ Deno.test("run_command: output whose start scrolled off a screen that keeps no h
 });
 
 Deno.test("run_command: a cancelled call leaves its command running and the pane busy", async () => {
-  await withServer(async (t, c) => {
-    const p = t.ids.paneId;
-    const abort = new AbortController();
-    const call = c.client.callTool(
-      { name: "run_command", arguments: { paneId: p, command: "sleep 1.5; echo after" } },
-      undefined,
-      { signal: abort.signal },
-    );
-    call.catch(() => {});
-    await waitFor(async () => (await currentCommand(t, p)) === "sleep", "the command to run");
-    abort.abort();
-    await assert.rejects(call);
-    await c.server.registry.settle(3_000);
-    assert.match(await c.fail("run_command", { paneId: p, command: "true" }), /still running/);
-    const next = await runWhenFree(c, p, "echo again");
-    assert.equal(next.output, "again");
-  });
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-input-" });
+  try {
+    await withServer(async (t, c) => {
+      const p = t.ids.paneId;
+      const abort = new AbortController();
+      // It runs until told to end, however long the calls below take on a loaded machine.
+      const command = `while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo after`;
+      const call = c.client.callTool(
+        { name: "run_command", arguments: { paneId: p, command } },
+        undefined,
+        { signal: abort.signal },
+      );
+      call.catch(() => {});
+      await waitFor(async () => (await currentCommand(t, p)) === "sleep", "the command to run");
+      abort.abort();
+      await assert.rejects(call);
+      await c.server.registry.settle(3_000);
+      assert.match(await c.fail("run_command", { paneId: p, command: "true" }), /still running/);
+      await Deno.writeTextFile(`${dir}/go`, "");
+      const next = await runWhenFree(c, p, "echo again");
+      assert.equal(next.output, "again");
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 const BASH = ["/bin/bash", "/usr/bin/bash"].find((path) => {

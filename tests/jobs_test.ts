@@ -90,60 +90,90 @@ Deno.test("a pane whose shell a signal ends while run_command waits: paneDied, s
   });
 });
 
-Deno.test("a 3 s command with a 500 ms timeout is read back with its exit status and output", async () => {
-  await withTmux(async (t, c) => {
-    const p = t.ids.paneId;
-    const run = await c.ok<Run>("run_command", {
-      paneId: p,
-      command: "echo started; sleep 3; echo finished; (exit 7)",
-      timeoutMs: 500,
+Deno.test("a command outliving its 500 ms timeout is read back with its exit status and output", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
+  try {
+    await withTmux(async (t, c) => {
+      const p = t.ids.paneId;
+      const began = performance.now();
+      // It ends once told to, not after a few seconds: on a loaded machine the calls below that
+      // find it running may take longer than that.
+      const run = await c.ok<Run>("run_command", {
+        paneId: p,
+        command:
+          `echo started; while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo finished; (exit 7)`,
+        timeoutMs: 500,
+      });
+      const returned = performance.now();
+      assert.equal(run.timedOut, true);
+      assert.equal(run.stillRunning, true);
+      assert.equal(run.exitStatus, null);
+      assert.ok(run.jobId, "a timed-out run carries a jobId");
+      const now = await c.ok<Job>("get_command_result", { jobId: run.jobId });
+      assert.equal(now.state, "running");
+      assert.equal(now.exitStatus, null);
+      assert.equal(now.waitedMs < 1_000, true, "waitMs 0 answers at once");
+      // The pane stays busy while the job runs, and the refusal names the job.
+      const busy = await c.fail("run_command", { paneId: p, command: "echo other" });
+      assert.match(busy, new RegExp(`still running an earlier run_command.*${run.jobId}`, "s"));
+      // Held two seconds past the call's return: started before it and ended after this, it
+      // ran at least that long, which a shell that tells its end to the second (sh) says
+      // within one.
+      const rest = 2_000 - (performance.now() - returned);
+      if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+      const held = performance.now() - returned;
+      await Deno.writeTextFile(`${dir}/go`, "");
+      const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+      const most = performance.now() - began;
+      assert.equal(done.state, "exited");
+      assert.equal(done.exitStatus, 7);
+      assert.equal(done.output, "started\nfinished");
+      assert.equal(done.outputComplete, true);
+      assert.equal(done.lostReason, null);
+      assert.ok(
+        done.durationMs >= held - 1_000 && done.durationMs <= most + 50,
+        `${done.durationMs} ms, between ${Math.round(held)} and ${Math.round(most)}`,
+      );
+      // Read again later: the same answer.
+      const again = await c.ok<Job>("get_command_result", { jobId: run.jobId });
+      assert.equal(again.state, "exited");
+      assert.equal(again.exitStatus, 7);
+      // And the pane is free again.
+      const next = await c.ok<Run>("run_command", { paneId: p, command: "echo next" });
+      assert.equal(next.exitStatus, 0);
+      assert.equal(next.jobId, undefined, "a finished run carries no jobId");
     });
-    assert.equal(run.timedOut, true);
-    assert.equal(run.stillRunning, true);
-    assert.equal(run.exitStatus, null);
-    assert.ok(run.jobId, "a timed-out run carries a jobId");
-    const now = await c.ok<Job>("get_command_result", { jobId: run.jobId });
-    assert.equal(now.state, "running");
-    assert.equal(now.exitStatus, null);
-    assert.equal(now.waitedMs < 1_000, true, "waitMs 0 answers at once");
-    // The pane stays busy while the job runs, and the refusal names the job.
-    const busy = await c.fail("run_command", { paneId: p, command: "echo other" });
-    assert.match(busy, new RegExp(`still running an earlier run_command.*${run.jobId}`, "s"));
-    const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
-    assert.equal(done.state, "exited");
-    assert.equal(done.exitStatus, 7);
-    assert.equal(done.output, "started\nfinished");
-    assert.equal(done.outputComplete, true);
-    assert.equal(done.lostReason, null);
-    assert.ok(done.durationMs >= 2_000 && done.durationMs < 15_000, `${done.durationMs} ms`);
-    // Read again later: the same answer.
-    const again = await c.ok<Job>("get_command_result", { jobId: run.jobId });
-    assert.equal(again.state, "exited");
-    assert.equal(again.exitStatus, 7);
-    // And the pane is free again.
-    const next = await c.ok<Run>("run_command", { paneId: p, command: "echo next" });
-    assert.equal(next.exitStatus, 0);
-    assert.equal(next.jobId, undefined, "a finished run carries no jobId");
-  });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("background: the call returns once typed; the job is read when it ends", async () => {
-  await withTmux(async (t, c) => {
-    const p = t.ids.paneId;
-    const run = await c.ok<Run>("run_command", {
-      paneId: p,
-      command: "sleep 1; echo bg-done",
-      background: true,
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
+  try {
+    await withTmux(async (t, c) => {
+      const p = t.ids.paneId;
+      // It ends once told to, after the wait for its end has begun (a second's sleep may be over
+      // before the call looks, on a loaded machine).
+      const run = await c.ok<Run>("run_command", {
+        paneId: p,
+        command: `while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo bg-done`,
+        background: true,
+      });
+      assert.equal(run.timedOut, false);
+      assert.equal(run.stillRunning, true);
+      assert.ok(run.jobId);
+      const waiting = c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+      await Deno.writeTextFile(`${dir}/go`, "");
+      const done = await waiting;
+      assert.equal(done.state, "exited");
+      assert.equal(done.exitStatus, 0);
+      assert.equal(done.output, "bg-done");
+      assert.ok(done.waitedMs < 15_000);
     });
-    assert.equal(run.timedOut, false);
-    assert.equal(run.stillRunning, true);
-    assert.ok(run.jobId);
-    const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
-    assert.equal(done.state, "exited");
-    assert.equal(done.exitStatus, 0);
-    assert.equal(done.output, "bg-done");
-    assert.ok(done.waitedMs < 15_000);
-  });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("a job read back in bash says how long it ran to the ms, not to the second", async () => {
@@ -509,26 +539,35 @@ Deno.test({
     "the pane is refused meanwhile",
   ignore: Deno.build.os !== "linux",
   async fn() {
-    await withTmux(async (t, c) => {
-      const p = await bashPane(t);
-      const run = await c.ok<Run>("run_command", {
-        paneId: p,
-        command: "sleep 4 & sleep 4 & wait; echo both-done; (exit 4)",
-        timeoutMs: 500,
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
+    try {
+      await withTmux(async (t, c) => {
+        const p = await bashPane(t);
+        // Two & jobs that end once told to (not after a few seconds, which the calls below may
+        // take on a loaded machine).
+        const job = `(while [ ! -e ${dir}/go ]; do sleep 0.05; done)`;
+        const run = await c.ok<Run>("run_command", {
+          paneId: p,
+          command: `${job} & ${job} & wait; echo both-done; (exit 4)`,
+          timeoutMs: 500,
+        });
+        assert.equal(run.stillRunning, true, JSON.stringify(run));
+        // The shell holds its terminal in `wait`, quiet: it is not back at its prompt.
+        const mid = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 1_000 });
+        assert.equal(mid.state, "running", JSON.stringify(mid));
+        assert.ok(mid.waitedMs >= 900, `waited ${mid.waitedMs} ms`);
+        // Another run_command would press C-c into the wait: refused, nothing typed.
+        const refused = await c.fail("run_command", { paneId: p, command: "echo n''ext" });
+        assert.match(refused, /still running an earlier run_command/);
+        await Deno.writeTextFile(`${dir}/go`, "");
+        const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+        assert.deepEqual([done.state, done.exitStatus], ["exited", 4], JSON.stringify(done));
+        assert.match(done.output, /both-done$/);
+        assert.doesNotMatch(done.output, /next|\^C/);
       });
-      assert.equal(run.stillRunning, true, JSON.stringify(run));
-      // The shell holds its terminal in `wait`, quiet: it is not back at its prompt.
-      const mid = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 1_000 });
-      assert.equal(mid.state, "running", JSON.stringify(mid));
-      assert.ok(mid.waitedMs >= 900, `waited ${mid.waitedMs} ms`);
-      // Another run_command would press C-c into the wait: refused, nothing typed.
-      const refused = await c.fail("run_command", { paneId: p, command: "echo n''ext" });
-      assert.match(refused, /still running an earlier run_command/);
-      const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
-      assert.deepEqual([done.state, done.exitStatus], ["exited", 4], JSON.stringify(done));
-      assert.match(done.output, /both-done$/);
-      assert.doesNotMatch(done.output, /next|\^C/);
-    });
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
   },
 });
 
@@ -538,17 +577,20 @@ Deno.test({
   async fn() {
     await withTmux(async (t, c) => {
       const p = await bashPane(t);
-      await t.tmux("send-keys", "-t", p, "-l", "sleep 3 & wait; echo w''aited");
+      // The job ends when the test ends it, not after a while: on a loaded machine a `sleep 3`
+      // may be over before the call looks, and the shell then rightly found at its prompt.
+      await t.tmux("send-keys", "-t", p, "-l", "sleep 1000 & wait; echo w''aited");
       await t.tmux("send-keys", "-t", p, "Enter");
-      await waitFor(
-        async () => /^\[1\] \d+$/m.test(await t.tmux("capture-pane", "-p", "-t", p)),
+      const job = await waitFor(
+        async () => /^\[1\] (\d+)$/m.exec(await t.tmux("capture-pane", "-p", "-t", p)),
         "the job",
       );
       const refused = await c.fail("run_command", { paneId: p, command: "echo n''ext" });
       assert.match(refused, /busy itself.*wait/);
+      Deno.kill(Number(job[1]), "SIGTERM");
       await waitFor(
         async () => /^waited$/m.test(await t.tmux("capture-pane", "-p", "-t", p)),
-        "the wait to end by itself",
+        "the wait to end once its job is over",
         10_000,
       );
       const screen = await t.tmux("capture-pane", "-p", "-t", p);

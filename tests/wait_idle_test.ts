@@ -145,9 +145,13 @@ Deno.test({
   async fn() {
     await withServer(async (t, c) => {
       const p = t.ids.paneId;
-      // The shell holds its terminal while it waits for its & jobs, and prints nothing.
-      await type(t, p, "sleep 3 & wait; echo w''aited");
-      await waitFor(async () => (await screen(t, p)).some((l) => /^\[1\] \d+$/.test(l)), "the job");
+      // The shell holds its terminal while it waits for its & jobs, and prints nothing. The job
+      // ends when the test ends it (a loaded machine may take seconds to make the first call).
+      await type(t, p, "sleep 1000 & wait; echo w''aited");
+      const job = await waitFor(
+        async () => (await screen(t, p)).map((l) => /^\[1\] (\d+)$/.exec(l)).find((m) => m),
+        "the job",
+      );
       const during = await c.ok<Idle>("wait_for_idle", {
         paneId: p,
         atPrompt: true,
@@ -156,6 +160,7 @@ Deno.test({
       });
       assert.equal(during.outcome, "timedOut", JSON.stringify(during));
       assert.equal(during.atPrompt, false);
+      Deno.kill(Number(job[1]), "SIGTERM");
       const after = await c.ok<Idle>("wait_for_idle", { paneId: p, atPrompt: true, quietMs: 200 });
       assert.equal(after.outcome, "idle");
       assert.equal(after.atPrompt, true);
