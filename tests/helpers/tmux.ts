@@ -565,10 +565,16 @@ export class TestTmux {
   /** Pids of servers seen on this socket: killed by pid when the socket cannot reach them. */
   readonly #pids = new Set<number>();
 
-  /** A new, not yet started, private server; `home`: where it runs (the caller's folder). */
+  /**
+   * A new, not yet started, private server; `home`: where it runs (the caller's folder). Its
+   * default-shell is `/bin/sh` (tmux takes it from `SHELL`) unless `home` names another: a pane
+   * made without a command must not run the machine user's interactive shell, whose start-up
+   * files may take anything (a `pyenv init` spinning a minute on a stale lock, on one machine,
+   * forty panes of it stalling every test beside them).
+   */
   constructor(home: TmuxHome = {}) {
     this.socket = testSocketName();
-    this.#home = home;
+    this.#home = { ...home, env: { SHELL: "/bin/sh", ...home.env } };
   }
 
   /**
