@@ -565,16 +565,10 @@ export class TestTmux {
   /** Pids of servers seen on this socket: killed by pid when the socket cannot reach them. */
   readonly #pids = new Set<number>();
 
-  /**
-   * A new, not yet started, private server; `home`: where it runs (the caller's folder). Its
-   * default-shell is `/bin/sh` (tmux takes it from `SHELL`) unless `home` names another: a pane
-   * made without a command must not run the machine user's interactive shell, whose start-up
-   * files may take anything (a `pyenv init` spinning a minute on a stale lock, on one machine,
-   * forty panes of it stalling every test beside them).
-   */
+  /** A new, not yet started, private server; `home`: where it runs (the caller's folder). */
   constructor(home: TmuxHome = {}) {
     this.socket = testSocketName();
-    this.#home = { ...home, env: { SHELL: "/bin/sh", ...home.env } };
+    this.#home = home;
   }
 
   /**
@@ -601,6 +595,15 @@ export class TestTmux {
         "-F",
         "#{pid} #{session_id} #{window_id} #{pane_id} #{socket_path}",
         options.command ?? "sh",
+        // A pane made later without a command runs `sh` too, not the default-shell as a login
+        // shell: that is the machine user's (bash), whose start-up files may take anything (on
+        // one machine a `pyenv init` spinning a minute on a stale lock, forty panes of it
+        // stalling every test beside them). The default-shell itself stays, for the commands.
+        ";",
+        "set-option",
+        "-g",
+        "default-command",
+        "sh",
       );
     } catch (error) {
       await t.kill();
