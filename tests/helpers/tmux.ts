@@ -595,15 +595,16 @@ export class TestTmux {
         "-F",
         "#{pid} #{session_id} #{window_id} #{pane_id} #{socket_path}",
         options.command ?? "sh",
-        // A pane made later without a command runs `sh` too, not the default-shell as a login
+        // A pane made later without a command runs sh too, not the default-shell as a login
         // shell: that is the machine user's (bash), whose start-up files may take anything (on
         // one machine a `pyenv init` spinning a minute on a stale lock, forty panes of it
         // stalling every test beside them). The default-shell itself stays, for the commands.
+        // By its path: tmux looks a command up in the PATH of the client that asked for it.
         ";",
         "set-option",
         "-g",
         "default-command",
-        "sh",
+        "/bin/sh",
       );
     } catch (error) {
       await t.kill();
