@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
 import { recorder, removeRecorders } from "./helpers/recorder.ts";
-import { cleanEnv, RecordingRunner, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, RecordingRunner, sh, ShellGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { TmuxContext } from "../src/mcp/context.ts";
@@ -567,44 +567,40 @@ Deno.test("run_command: the echo-marker trap — text that looks like the marker
 });
 
 Deno.test("run_command: a command outliving its timeout keeps the pane busy until it ends", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-input-" });
-  try {
-    await withServer(async (t, c) => {
-      const p = t.ids.paneId;
-      for (const ending of ["by itself", "interrupted"]) {
-        // Ends by itself once told to, not after a second or two, which the refusal below may
-        // take to come on a loaded machine.
-        const slow = await c.ok<Run>("run_command", {
-          paneId: p,
-          command: ending === "by itself"
-            ? `echo started; while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo finished`
-            : "echo started; sleep 100",
-          timeoutMs: 800,
-        });
-        assert.equal(slow.timedOut, true);
-        assert.equal(slow.stillRunning, true);
-        assert.equal(slow.exitStatus, null);
-        assert.equal(slow.output, "started", "what it printed so far");
-        assert.equal(slow.effectiveTimeoutMs, 800);
+  await using gate = await ShellGate.make();
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    for (const ending of ["by itself", "interrupted"]) {
+      // Ends by itself once told to, not after a second or two, which the refusal below may
+      // take to come on a loaded machine.
+      const slow = await c.ok<Run>("run_command", {
+        paneId: p,
+        command: ending === "by itself"
+          ? `echo started; ${gate.wait}; echo finished`
+          : "echo started; sleep 100",
+        timeoutMs: 800,
+      });
+      assert.equal(slow.timedOut, true);
+      assert.equal(slow.stillRunning, true);
+      assert.equal(slow.exitStatus, null);
+      assert.equal(slow.output, "started", "what it printed so far");
+      assert.equal(slow.effectiveTimeoutMs, 800);
 
-        const refused = await c.fail("run_command", { paneId: p, command: "true" });
-        assert.match(refused, /still running an earlier run_command/);
-        assert.match(refused, /C-c/);
-        assert.match(refused, /if C-c does not end it, respawn_pane with kill: true/);
-        if (ending === "interrupted") {
-          // send_keys is not blocked by a busy pane: the model may answer a prompt or interrupt.
-          // (Once sleep holds the terminal: see leaks_test's C-c.)
-          await t.foreground(p, "sleep");
-          await c.ok("send_keys", { paneId: p, keys: ["C-c"] });
-        } else await Deno.writeTextFile(`${dir}/go`, "");
-        const next = await runWhenFree(c, p, "echo next");
-        assert.equal(next.output, "next");
-        assert.equal(next.exitStatus, 0);
-      }
-    });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+      const refused = await c.fail("run_command", { paneId: p, command: "true" });
+      assert.match(refused, /still running an earlier run_command/);
+      assert.match(refused, /C-c/);
+      assert.match(refused, /if C-c does not end it, respawn_pane with kill: true/);
+      if (ending === "interrupted") {
+        // send_keys is not blocked by a busy pane: the model may answer a prompt or interrupt.
+        // (Once sleep holds the terminal: see leaks_test's C-c.)
+        await t.foreground(p, "sleep");
+        await c.ok("send_keys", { paneId: p, keys: ["C-c"] });
+      } else await gate.open();
+      const next = await runWhenFree(c, p, "echo next");
+      assert.equal(next.output, "next");
+      assert.equal(next.exitStatus, 0);
+    }
+  });
 });
 
 Deno.test("run_command: timeouts are clamped into [100 ms, 120 s] and reported", async () => {
@@ -751,26 +747,21 @@ Deno.test("run_command right after send_keys waits for the shell to take the ter
     assert.equal(r.output, "after");
     // The same, held until run_command is on its way: a job whose group leader is gone, its
     // last process ending only when the test lets it (a loaded machine sees the state at once).
-    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-dead-group-" });
-    try {
-      const go = `${dir}/go`;
-      await c.ok("send_keys", {
-        paneId: pane,
-        text: `sleep 0 | while [ ! -e '${go}' ]; do sleep 0.02; done`,
-      });
-      await waitFor(async () => (await named()) === "env", "the dead group named as the start");
-      const called = c.ok<{ output: string; exitStatus: number }>("run_command", {
-        paneId: pane,
-        command: "echo again",
-        timeoutMs: 10_000,
-      });
-      await Deno.writeTextFile(go, "");
-      const again = await called;
-      assert.equal(again.output, "again");
-      assert.equal(again.exitStatus, 0);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    await using gate = await ShellGate.make();
+    await c.ok("send_keys", {
+      paneId: pane,
+      text: `sleep 0 | ${gate.wait}`,
+    });
+    await waitFor(async () => (await named()) === "env", "the dead group named as the start");
+    const called = c.ok<{ output: string; exitStatus: number }>("run_command", {
+      paneId: pane,
+      command: "echo again",
+      timeoutMs: 10_000,
+    });
+    await gate.open();
+    const again = await called;
+    assert.equal(again.output, "again");
+    assert.equal(again.exitStatus, 0);
   });
 });
 
@@ -1133,31 +1124,27 @@ Deno.test("run_command: output whose start scrolled off a screen that keeps no h
 });
 
 Deno.test("run_command: a cancelled call leaves its command running and the pane busy", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-input-" });
-  try {
-    await withServer(async (t, c) => {
-      const p = t.ids.paneId;
-      const abort = new AbortController();
-      // It runs until told to end, however long the calls below take on a loaded machine.
-      const command = `while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo after`;
-      const call = c.client.callTool(
-        { name: "run_command", arguments: { paneId: p, command } },
-        undefined,
-        { signal: abort.signal },
-      );
-      call.catch(() => {});
-      await waitFor(async () => (await currentCommand(t, p)) === "sleep", "the command to run");
-      abort.abort();
-      await assert.rejects(call);
-      await c.server.registry.settle(3_000);
-      assert.match(await c.fail("run_command", { paneId: p, command: "true" }), /still running/);
-      await Deno.writeTextFile(`${dir}/go`, "");
-      const next = await runWhenFree(c, p, "echo again");
-      assert.equal(next.output, "again");
-    });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using gate = await ShellGate.make();
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const abort = new AbortController();
+    // It runs until told to end, however long the calls below take on a loaded machine.
+    const command = `${gate.wait}; echo after`;
+    const call = c.client.callTool(
+      { name: "run_command", arguments: { paneId: p, command } },
+      undefined,
+      { signal: abort.signal },
+    );
+    call.catch(() => {});
+    await waitFor(async () => (await currentCommand(t, p)) === "sleep", "the command to run");
+    abort.abort();
+    await assert.rejects(call);
+    await c.server.registry.settle(3_000);
+    assert.match(await c.fail("run_command", { paneId: p, command: "true" }), /still running/);
+    await gate.open();
+    const next = await runWhenFree(c, p, "echo again");
+    assert.equal(next.output, "again");
+  });
 });
 
 const BASH = ["/bin/bash", "/usr/bin/bash"].find((path) => {

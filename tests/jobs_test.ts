@@ -10,7 +10,7 @@ import { typedCommand } from "../src/tools/typed.ts";
 import { jobIdOf, parseJobId } from "../src/tools/job_id.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, HookGate, ShellGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { parseMark, RUN_OPTION } from "../src/tools/run_mark.ts";
 
 type Run = {
@@ -91,89 +91,80 @@ Deno.test("a pane whose shell a signal ends while run_command waits: paneDied, s
 });
 
 Deno.test("a command outliving its 500 ms timeout is read back with its exit status and output", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
-  try {
-    await withTmux(async (t, c) => {
-      const p = t.ids.paneId;
-      const began = performance.now();
-      // It ends once told to, not after a few seconds: on a loaded machine the calls below that
-      // find it running may take longer than that.
-      const run = await c.ok<Run>("run_command", {
-        paneId: p,
-        command:
-          `echo started; while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo finished; (exit 7)`,
-        timeoutMs: 500,
-      });
-      const returned = performance.now();
-      assert.equal(run.timedOut, true);
-      assert.equal(run.stillRunning, true);
-      assert.equal(run.exitStatus, null);
-      assert.ok(run.jobId, "a timed-out run carries a jobId");
-      const now = await c.ok<Job>("get_command_result", { jobId: run.jobId });
-      assert.equal(now.state, "running");
-      assert.equal(now.exitStatus, null);
-      assert.equal(now.waitedMs < 1_000, true, "waitMs 0 answers at once");
-      // The pane stays busy while the job runs, and the refusal names the job.
-      const busy = await c.fail("run_command", { paneId: p, command: "echo other" });
-      assert.match(busy, new RegExp(`still running an earlier run_command.*${run.jobId}`, "s"));
-      // Held two seconds past the call's return: started before it and ended after this, it
-      // ran at least that long, which a shell that tells its end to the second (sh) says
-      // within one.
-      const rest = 2_000 - (performance.now() - returned);
-      if (rest > 0) await new Promise((r) => setTimeout(r, rest));
-      const held = performance.now() - returned;
-      await Deno.writeTextFile(`${dir}/go`, "");
-      const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
-      const most = performance.now() - began;
-      assert.equal(done.state, "exited");
-      assert.equal(done.exitStatus, 7);
-      assert.equal(done.output, "started\nfinished");
-      assert.equal(done.outputComplete, true);
-      assert.equal(done.lostReason, null);
-      assert.ok(
-        done.durationMs >= held - 1_000 && done.durationMs <= most + 50,
-        `${done.durationMs} ms, between ${Math.round(held)} and ${Math.round(most)}`,
-      );
-      // Read again later: the same answer.
-      const again = await c.ok<Job>("get_command_result", { jobId: run.jobId });
-      assert.equal(again.state, "exited");
-      assert.equal(again.exitStatus, 7);
-      // And the pane is free again.
-      const next = await c.ok<Run>("run_command", { paneId: p, command: "echo next" });
-      assert.equal(next.exitStatus, 0);
-      assert.equal(next.jobId, undefined, "a finished run carries no jobId");
+  await using gate = await ShellGate.make();
+  await withTmux(async (t, c) => {
+    const p = t.ids.paneId;
+    const began = performance.now();
+    // It ends once told to, not after a few seconds: on a loaded machine the calls below that
+    // find it running may take longer than that.
+    const run = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: `echo started; ${gate.wait}; echo finished; (exit 7)`,
+      timeoutMs: 500,
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    const returned = performance.now();
+    assert.equal(run.timedOut, true);
+    assert.equal(run.stillRunning, true);
+    assert.equal(run.exitStatus, null);
+    assert.ok(run.jobId, "a timed-out run carries a jobId");
+    const now = await c.ok<Job>("get_command_result", { jobId: run.jobId });
+    assert.equal(now.state, "running");
+    assert.equal(now.exitStatus, null);
+    assert.equal(now.waitedMs < 1_000, true, "waitMs 0 answers at once");
+    // The pane stays busy while the job runs, and the refusal names the job.
+    const busy = await c.fail("run_command", { paneId: p, command: "echo other" });
+    assert.match(busy, new RegExp(`still running an earlier run_command.*${run.jobId}`, "s"));
+    // Held two seconds past the call's return: started before it and ended after this, it
+    // ran at least that long, which a shell that tells its end to the second (sh) says
+    // within one.
+    const rest = 2_000 - (performance.now() - returned);
+    if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+    const held = performance.now() - returned;
+    await gate.open();
+    const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+    const most = performance.now() - began;
+    assert.equal(done.state, "exited");
+    assert.equal(done.exitStatus, 7);
+    assert.equal(done.output, "started\nfinished");
+    assert.equal(done.outputComplete, true);
+    assert.equal(done.lostReason, null);
+    assert.ok(
+      done.durationMs >= held - 1_000 && done.durationMs <= most + 50,
+      `${done.durationMs} ms, between ${Math.round(held)} and ${Math.round(most)}`,
+    );
+    // Read again later: the same answer.
+    const again = await c.ok<Job>("get_command_result", { jobId: run.jobId });
+    assert.equal(again.state, "exited");
+    assert.equal(again.exitStatus, 7);
+    // And the pane is free again.
+    const next = await c.ok<Run>("run_command", { paneId: p, command: "echo next" });
+    assert.equal(next.exitStatus, 0);
+    assert.equal(next.jobId, undefined, "a finished run carries no jobId");
+  });
 });
 
 Deno.test("background: the call returns once typed; the job is read when it ends", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
-  try {
-    await withTmux(async (t, c) => {
-      const p = t.ids.paneId;
-      // It ends once told to, after the wait for its end has begun (a second's sleep may be over
-      // before the call looks, on a loaded machine).
-      const run = await c.ok<Run>("run_command", {
-        paneId: p,
-        command: `while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo bg-done`,
-        background: true,
-      });
-      assert.equal(run.timedOut, false);
-      assert.equal(run.stillRunning, true);
-      assert.ok(run.jobId);
-      const waiting = c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
-      await Deno.writeTextFile(`${dir}/go`, "");
-      const done = await waiting;
-      assert.equal(done.state, "exited");
-      assert.equal(done.exitStatus, 0);
-      assert.equal(done.output, "bg-done");
-      assert.ok(done.waitedMs < 15_000);
+  await using gate = await ShellGate.make();
+  await withTmux(async (t, c) => {
+    const p = t.ids.paneId;
+    // It ends once told to, after the wait for its end has begun (a second's sleep may be over
+    // before the call looks, on a loaded machine).
+    const run = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: `${gate.wait}; echo bg-done`,
+      background: true,
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    assert.equal(run.timedOut, false);
+    assert.equal(run.stillRunning, true);
+    assert.ok(run.jobId);
+    const waiting = c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+    await gate.open();
+    const done = await waiting;
+    assert.equal(done.state, "exited");
+    assert.equal(done.exitStatus, 0);
+    assert.equal(done.output, "bg-done");
+    assert.ok(done.waitedMs < 15_000);
+  });
 });
 
 Deno.test("a job read back in bash says how long it ran to the ms, not to the second", async () => {
@@ -539,35 +530,31 @@ Deno.test({
     "the pane is refused meanwhile",
   ignore: Deno.build.os !== "linux",
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
-    try {
-      await withTmux(async (t, c) => {
-        const p = await bashPane(t);
-        // Two & jobs that end once told to (not after a few seconds, which the calls below may
-        // take on a loaded machine).
-        const job = `(while [ ! -e ${dir}/go ]; do sleep 0.05; done)`;
-        const run = await c.ok<Run>("run_command", {
-          paneId: p,
-          command: `${job} & ${job} & wait; echo both-done; (exit 4)`,
-          timeoutMs: 500,
-        });
-        assert.equal(run.stillRunning, true, JSON.stringify(run));
-        // The shell holds its terminal in `wait`, quiet: it is not back at its prompt.
-        const mid = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 1_000 });
-        assert.equal(mid.state, "running", JSON.stringify(mid));
-        assert.ok(mid.waitedMs >= 900, `waited ${mid.waitedMs} ms`);
-        // Another run_command would press C-c into the wait: refused, nothing typed.
-        const refused = await c.fail("run_command", { paneId: p, command: "echo n''ext" });
-        assert.match(refused, /still running an earlier run_command/);
-        await Deno.writeTextFile(`${dir}/go`, "");
-        const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
-        assert.deepEqual([done.state, done.exitStatus], ["exited", 4], JSON.stringify(done));
-        assert.match(done.output, /both-done$/);
-        assert.doesNotMatch(done.output, /next|\^C/);
+    await using gate = await ShellGate.make();
+    await withTmux(async (t, c) => {
+      const p = await bashPane(t);
+      // Two & jobs that end once told to (not after a few seconds, which the calls below may
+      // take on a loaded machine).
+      const job = `(${gate.wait})`;
+      const run = await c.ok<Run>("run_command", {
+        paneId: p,
+        command: `${job} & ${job} & wait; echo both-done; (exit 4)`,
+        timeoutMs: 500,
       });
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+      assert.equal(run.stillRunning, true, JSON.stringify(run));
+      // The shell holds its terminal in `wait`, quiet: it is not back at its prompt.
+      const mid = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 1_000 });
+      assert.equal(mid.state, "running", JSON.stringify(mid));
+      assert.ok(mid.waitedMs >= 900, `waited ${mid.waitedMs} ms`);
+      // Another run_command would press C-c into the wait: refused, nothing typed.
+      const refused = await c.fail("run_command", { paneId: p, command: "echo n''ext" });
+      assert.match(refused, /still running an earlier run_command/);
+      await gate.open();
+      const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+      assert.deepEqual([done.state, done.exitStatus], ["exited", 4], JSON.stringify(done));
+      assert.match(done.output, /both-done$/);
+      assert.doesNotMatch(done.output, /next|\^C/);
+    });
   },
 });
 
@@ -807,58 +794,54 @@ function updatesHeard(c: TestClient): string[] {
 }
 
 Deno.test("tmux://job/{jobId} under 2025-11-25: read, complete, and an update when the job ends", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
-  try {
-    await withTmux(async (t, c) => {
-      const updates = updatesHeard(c);
-      const p = t.ids.paneId;
-      const other = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", p, "sh"))
-        .trim();
-      await t.prompt(other);
-      // Ends once told to (after the subscription), not after a second: the calls before the
-      // read below that finds it running may take longer than that on a loaded machine.
-      const watched = await c.ok<Run>("run_command", {
-        paneId: p,
-        command: `while [ ! -e ${dir}/go ]; do sleep 0.1; done; echo watched-done`,
-        background: true,
-      });
-      const unwatched = await c.ok<Run>("run_command", {
-        paneId: other,
-        command: "sleep 1; echo unwatched-done",
-        background: true,
-      });
-      const uri = `tmux://job/${watched.jobId}`;
-      const listed = await c.client.listResources();
-      assert.ok(
-        listed.resources.some((r: { uri: string }) => r.uri === uri),
-        "a job this process started is listed",
-      );
-      const completion = await c.client.complete({
-        ref: { type: "ref/resource", uri: "tmux://job/{jobId}" },
-        argument: { name: "jobId", value: watched.jobId!.slice(0, 3) },
-      });
-      assert.ok(completion.completion.values.includes(watched.jobId!));
-      const first = JSON.parse(
-        (await c.client.readResource({ uri })).contents[0].text as string,
-      ) as Job;
-      assert.equal(first.state, "running");
-      await c.client.subscribeResource({ uri });
-      await Deno.writeTextFile(`${dir}/go`, "");
-      await waitFor(() => updates.includes(uri), "the update when the job ends", 15_000);
-      const last = JSON.parse(
-        (await c.client.readResource({ uri })).contents[0].text as string,
-      ) as Job;
-      assert.equal(last.state, "exited");
-      assert.equal(last.output, "watched-done");
-      // The other job ended too (read it), but nobody subscribed to it: no update was sent.
-      await c.ok<Job>("get_command_result", { jobId: unwatched.jobId, waitMs: 15_000 });
-      assert.deepEqual(updates.filter((u) => u !== uri), []);
-      const bad = await c.client.readResource({ uri: "tmux://job/nope" }).catch((e: Error) => e);
-      assert.ok(bad instanceof Error && /not a job id/.test(bad.message), String(bad));
+  await using gate = await ShellGate.make();
+  await withTmux(async (t, c) => {
+    const updates = updatesHeard(c);
+    const p = t.ids.paneId;
+    const other = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", p, "sh"))
+      .trim();
+    await t.prompt(other);
+    // Ends once told to (after the subscription), not after a second: the calls before the
+    // read below that finds it running may take longer than that on a loaded machine.
+    const watched = await c.ok<Run>("run_command", {
+      paneId: p,
+      command: `${gate.wait}; echo watched-done`,
+      background: true,
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    const unwatched = await c.ok<Run>("run_command", {
+      paneId: other,
+      command: "sleep 1; echo unwatched-done",
+      background: true,
+    });
+    const uri = `tmux://job/${watched.jobId}`;
+    const listed = await c.client.listResources();
+    assert.ok(
+      listed.resources.some((r: { uri: string }) => r.uri === uri),
+      "a job this process started is listed",
+    );
+    const completion = await c.client.complete({
+      ref: { type: "ref/resource", uri: "tmux://job/{jobId}" },
+      argument: { name: "jobId", value: watched.jobId!.slice(0, 3) },
+    });
+    assert.ok(completion.completion.values.includes(watched.jobId!));
+    const first = JSON.parse(
+      (await c.client.readResource({ uri })).contents[0].text as string,
+    ) as Job;
+    assert.equal(first.state, "running");
+    await c.client.subscribeResource({ uri });
+    await gate.open();
+    await waitFor(() => updates.includes(uri), "the update when the job ends", 15_000);
+    const last = JSON.parse(
+      (await c.client.readResource({ uri })).contents[0].text as string,
+    ) as Job;
+    assert.equal(last.state, "exited");
+    assert.equal(last.output, "watched-done");
+    // The other job ended too (read it), but nobody subscribed to it: no update was sent.
+    await c.ok<Job>("get_command_result", { jobId: unwatched.jobId, waitMs: 15_000 });
+    assert.deepEqual(updates.filter((u) => u !== uri), []);
+    const bad = await c.client.readResource({ uri: "tmux://job/nope" }).catch((e: Error) => e);
+    assert.ok(bad instanceof Error && /not a job id/.test(bad.message), String(bad));
+  });
 });
 
 Deno.test("tmux://job/{jobId} over stdio under 2026-07-28: subscriptions/listen hears the end", async () => {
@@ -926,41 +909,37 @@ Deno.test("a job on another tmux server is listed and read with its socket", asy
 });
 
 Deno.test("a job subscription still hears the end after its tmux server stalled past a timeout", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-jobs-" });
-  try {
-    await withTmux(async (t, c) => {
-      const updates = updatesHeard(c);
-      const run = await c.ok<Run>("run_command", {
-        paneId: t.ids.paneId,
-        command: `while [ ! -e ${dir}/go ]; do sleep 0.1; done; echo job-done`,
-        background: true,
-      });
-      const uri = `tmux://job/${run.jobId}`;
-      await c.client.subscribeResource({ uri });
-      const { pid } = await t.facts();
-      // tmux stops answering (a person's hook running a slow synchronous run-shell, a loaded
-      // machine) until the watch's read has timed out: the watch says so, once.
-      Deno.kill(pid, "SIGSTOP");
-      try {
-        await waitFor(() => updates.length > 0, "the watch to tell of its failed read", 60_000);
-      } finally {
-        Deno.kill(pid, "SIGCONT");
-      }
-      const told = updates.length;
-      const during = JSON.parse(
-        (await c.client.readResource({ uri })).contents[0].text as string,
-      ) as Job;
-      assert.equal(during.state, "running", "the job still runs after the stall");
-      await Deno.writeTextFile(`${dir}/go`, "");
-      const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
-      assert.equal(done.state, "exited");
-      // The watch tried again once tmux answered: the end is told.
-      await waitFor(() => updates.length > told, "the subscriber to be told the job ended");
-      assert.deepEqual(updates, updates.map(() => uri));
+  await using gate = await ShellGate.make();
+  await withTmux(async (t, c) => {
+    const updates = updatesHeard(c);
+    const run = await c.ok<Run>("run_command", {
+      paneId: t.ids.paneId,
+      command: `${gate.wait}; echo job-done`,
+      background: true,
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    const uri = `tmux://job/${run.jobId}`;
+    await c.client.subscribeResource({ uri });
+    const { pid } = await t.facts();
+    // tmux stops answering (a person's hook running a slow synchronous run-shell, a loaded
+    // machine) until the watch's read has timed out: the watch says so, once.
+    Deno.kill(pid, "SIGSTOP");
+    try {
+      await waitFor(() => updates.length > 0, "the watch to tell of its failed read", 60_000);
+    } finally {
+      Deno.kill(pid, "SIGCONT");
+    }
+    const told = updates.length;
+    const during = JSON.parse(
+      (await c.client.readResource({ uri })).contents[0].text as string,
+    ) as Job;
+    assert.equal(during.state, "running", "the job still runs after the stall");
+    await gate.open();
+    const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
+    assert.equal(done.state, "exited");
+    // The watch tried again once tmux answered: the end is told.
+    await waitFor(() => updates.length > told, "the subscriber to be told the job ended");
+    assert.deepEqual(updates, updates.map(() => uri));
+  });
 });
 
 Deno.test("a command that ends its own tmux server is said to be typed, its pane and job gone with the server", async () => {

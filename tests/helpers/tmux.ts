@@ -163,6 +163,40 @@ export async function waitFor<T>(
 }
 
 /**
+ * A gate a pane's command waits at until the test opens it, so that a job runs exactly as long
+ * as the test needs it to, however slow the machine (a `sleep` long enough for the calls after
+ * it is a guess a loaded machine loses). Made with `await using`: its folder goes at the end of
+ * the scope, and a command still waiting then returns, so a failed test leaves no loop behind.
+ */
+export class ShellGate {
+  readonly #dir: string;
+
+  private constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  /** A new gate, closed. */
+  static async make(): Promise<ShellGate> {
+    return new ShellGate(await Deno.makeTempDir({ prefix: "tmux-mcp-gate-" }));
+  }
+
+  /** POSIX shell text that returns once the gate is open (or gone). */
+  get wait(): string {
+    const dir = `'${this.#dir}'`;
+    return `while [ -d ${dir} ] && [ ! -e ${dir}/go ]; do sleep 0.05; done`;
+  }
+
+  /** Lets every command waiting at the gate go on. */
+  async open(): Promise<void> {
+    await Deno.writeTextFile(`${this.#dir}/go`, "");
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await Deno.remove(this.#dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
  * A gate a tmux hook's job waits at, so that a test holds a command line at a chosen step (a
  * slow plugin script, made deterministic): tmux runs the rest of the line that fired the hook
  * only once the job is over. Only the hook's first run waits; later ones pass through.
