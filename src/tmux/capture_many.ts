@@ -53,6 +53,15 @@ export const BULK_HISTORY_ROWS = 600;
  */
 export const CONTROL_CHAIN_BYTES = 8 * 1024 * 1024;
 
+/**
+ * What a chain read over the control connection may really print, held whole: twice its
+ * estimate's bound ({@link CONTROL_CHAIN_BYTES}), room for text of two bytes a cell (accented
+ * or Cyrillic letters; CJK and emoji take two cells for their three or four bytes). A cell of
+ * combining marks prints up to 21 bytes: past this, the answer is dropped as it comes and the
+ * panes are read streamed (a chain of such panes had held 70 MB at once, 260 MB at peak).
+ */
+export const CONTROL_ANSWER_BYTES = 2 * CONTROL_CHAIN_BYTES;
+
 /** A pane's size: what one row of it may print. */
 export interface PaneSize {
   readonly width: number;
@@ -135,15 +144,30 @@ export async function readPanes(
     const held = chainBytes(pending, historyRows, sizes) <= CONTROL_CHAIN_BYTES;
     const how = { joined, wrapped };
     const controlled = held
-      ? await readOverControl(runner, address, pending, historyRows, take, options, begin, how)
+      ? await readOverControl(
+        runner,
+        address,
+        pending,
+        historyRows,
+        take,
+        options,
+        begin,
+        how,
+        CONTROL_ANSWER_BYTES,
+      )
       : undefined;
-    // A connection that could not carry the chain will not carry the same panes framed.
-    const read = controlled ??
-      await readFramed(runner, address, pending, historyRows, take, options, begin, {
-        ...how,
-        spawn: controlled === null,
-        stream: !held || historyRows > BULK_HISTORY_ROWS,
-      });
+    if (Array.isArray(controlled)) {
+      results.push(...controlled);
+      continue;
+    }
+    // A connection that could not carry the chain will not carry the same panes framed; panes
+    // that printed more than their estimate are read as they stream.
+    const tooLarge = controlled === "too large";
+    const read = await readFramed(runner, address, pending, historyRows, take, options, begin, {
+      ...how,
+      spawn: controlled === null || tooLarge,
+      stream: !held || tooLarge || historyRows > BULK_HISTORY_ROWS,
+    });
     results.push(...read);
   }
   for (const [i, id] of paneIds.entries()) {

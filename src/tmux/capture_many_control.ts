@@ -7,7 +7,7 @@
  */
 
 import { captureRange, rowArg, SCREEN_ROWS } from "./capture.ts";
-import { execOverControl } from "./control.ts";
+import { AnswerTooLarge, execOverControl } from "./control.ts";
 import { chainArgv, decodeBytes, int } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { TmuxError } from "./tmux_error.ts";
@@ -20,8 +20,10 @@ import { chainFailure, type RowBatch, trimLines } from "./capture_many_batch.ts"
  * `display-message` of the pane's history size and height in the same chain (tmux runs a chain
  * in one pass, so both describe the same moment). A screen's rows are numbered from 0 at its
  * top and need nothing more. Null when the connection cannot carry the chain (then it is read
- * {@link readFramed}); else, per pane from the first, null once read, and for the pane tmux
- * stopped at, why (the rest were not read). Each pane's rows go to `take` in one batch.
+ * {@link readFramed}); "too large" when the panes printed more than `maxBytes` (the answer is
+ * held whole, so what was read is dropped and nothing taken: read them streamed); else, per
+ * pane from the first, null once read, and for the pane tmux stopped at, why (the rest were
+ * not read). Each pane's rows go to `take` in one batch.
  */
 export async function readOverControl(
   runner: TmuxRunner,
@@ -32,7 +34,8 @@ export async function readOverControl(
   options: RunOptions,
   begin: ((paneId: string) => void | Promise<void>) | undefined,
   how: { joined: boolean; wrapped: Set<string> },
-): Promise<(TmuxError | null)[] | null> {
+  maxBytes: number,
+): Promise<(TmuxError | null)[] | null | "too large"> {
   const history = historyRows > 0;
   // Read joined, the rows a pane has tell whether a line spans several.
   const described = history || how.joined;
@@ -48,7 +51,16 @@ export async function readOverControl(
       ...(history ? ["-S", String(rowArg(-historyRows))] : []),
     ],
   ]));
-  const result = await execOverControl(runner, address, args, options);
+  let result;
+  try {
+    result = await execOverControl(runner, address, args, {
+      ...options,
+      maxControlAnswerBytes: maxBytes,
+    });
+  } catch (error) {
+    if (error instanceof AnswerTooLarge) return "too large";
+    throw error;
+  }
   if (result?.ends === undefined) return null;
   const { stdout, ends } = result;
   const per = described ? 2 : 1;

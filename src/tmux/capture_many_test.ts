@@ -328,3 +328,52 @@ Deno.test("readPanes: streamed history of many-byte characters arrives whole, wh
     }
   });
 });
+
+/** A runner that counts the reads it streams from a tmux process of its own. */
+class StreamCounting extends RecordingRunner {
+  streams = 0;
+
+  override stream(...args: Parameters<TmuxRunner["stream"]>): ReturnType<TmuxRunner["stream"]> {
+    this.streams++;
+    return super.stream(...args);
+  }
+}
+
+Deno.test("readPanes: panes printing many times the bytes their size promises are read streamed, the connection's answer dropped", async () => {
+  await withServer(async (t) => {
+    await t.tmux("set-option", "-g", "history-limit", "6000");
+    // A cell holds up to 21 bytes (a letter and ten combining marks): five panes of 40 columns
+    // and 5 000 rows print about 18 MB, where their size promises a megabyte.
+    const cell = `e${"\u0301".repeat(10)}`;
+    const rows = Array.from({ length: 5_000 }, (_, i) => `${i} ${cell.repeat(33)}`);
+    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+    const control = new StreamCounting();
+    const spawning = new TmuxRunner({ control: false });
+    try {
+      await Deno.writeTextFile(file, `${rows.join("\n")}\nEND`);
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        ids.push(await t.showing(`cat '${file}'; exec sleep 100000`, "END", 30_000));
+      }
+      const captures = () => control.started.filter((a) => a.includes("capture-pane")).length;
+      assert.equal(captures(), 0);
+      const over = await readAll(control, t.socket, ids, 5_100);
+      assert.equal(control.streams, 1, "read again by a tmux process of its own, streamed");
+      assert.ok(over.batches.length > ids.length, `${over.batches.length} batches, as streamed`);
+      assert.deepEqual(over.results, ids.map(() => null));
+      const framed = await readAll(spawning, t.socket, ids, 5_100);
+      const rowsOf = (read: Awaited<ReturnType<typeof readAll>>) =>
+        ids.map((id) => read.batches.filter((b) => b.paneId === id).flatMap(batchRows));
+      assert.deepEqual(rowsOf(over), rowsOf(framed));
+      assert.deepEqual(rowsOf(over)[3].slice(0, 2).map(trimRow), rows.slice(0, 2));
+      // The connection carried on: a read within its bound goes over it.
+      const small = await readAll(control, t.socket, [t.ids.paneId, ...ids], 0);
+      assert.deepEqual(small.results, [null, ...ids.map(() => null)]);
+      assert.deepEqual([control.streams, captures()], [1, 0], "no process more");
+    } finally {
+      await control.close();
+      await spawning.close();
+      await Deno.remove(file);
+    }
+  });
+});

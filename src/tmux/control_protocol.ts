@@ -49,7 +49,7 @@ import {
   unescapeOutput,
 } from "./control_notifications.ts";
 import { randomHex } from "./format.ts";
-import { LineSink } from "./line_sink.ts";
+import { DroppingSink, LineSink } from "./line_sink.ts";
 
 /**
  * The control channel cannot carry this call (no session to attach to, the connection
@@ -68,6 +68,18 @@ export class ControlUnavailable extends Error {
     super(message);
     this.name = "ControlUnavailable";
     this.sent = options.sent ?? false;
+  }
+}
+
+/**
+ * A call's answer grew past the bound it was sent with (`maxControlAnswerBytes`): tmux ran the
+ * command, its answer was read to its end and dropped, and the connection carries on. Only a
+ * read may ask for a bound, so it may be read again another way.
+ */
+export class AnswerTooLarge extends ControlUnavailable {
+  constructor(bound: number) {
+    super(`an answer larger than ${bound} bytes`, { sent: true });
+    this.name = "AnswerTooLarge";
   }
 }
 
@@ -105,6 +117,10 @@ interface Call extends PendingCall {
   failed: boolean;
   /** Where each command's output ended (-1: it failed); see {@link ControlResult.ends}. */
   readonly ends: number[];
+  /** Most bytes its answer may hold ({@link ControlProtocol.send}). */
+  readonly bound: number;
+  /** Set once its answer grew past {@link bound}: the rest is read and dropped. */
+  overflowed: boolean;
 }
 
 /** Past this, the answer sink is let go once its answer was handed over, not kept for the next. */
@@ -236,7 +252,7 @@ export class ControlProtocol {
   /** Read since the last verified point; dropped on an anomaly. */
   #held = new Gathered();
   /** Answers verified in this chunk, settled after its notifications are delivered. */
-  readonly #settled: [Call, ControlResult][] = [];
+  readonly #settled: [Call, ControlResult | Error][] = [];
   #broken: string | null = null;
   readonly #sentinelGapMs: number;
   #lastOwnSentinel = -Infinity;
@@ -276,17 +292,31 @@ export class ControlProtocol {
   /**
    * Sends a command line (already quoted, see `controlLine` in command_line.ts) followed by its
    * sentinel on a line of its own: a failing command skips the rest of its own line only, so the
-   * sentinel always answers, and everything before it is this call's.
+   * sentinel always answers, and everything before it is this call's. An answer that grows past
+   * `bound` bytes is read to its end holding nothing more, and the call fails with
+   * {@link AnswerTooLarge}.
    */
-  send(line: string, settle: (result: ControlResult | Error) => void): PendingCall {
+  send(
+    line: string,
+    settle: (result: ControlResult | Error) => void,
+    bound = Infinity,
+  ): PendingCall {
     // Its sentinel verifies whatever a deferred one of the protocol's own was to.
     clearTimeout(this.#deferred);
     this.#deferred = undefined;
-    return this.#send(line, settle);
+    return this.#send(line, settle, bound);
   }
 
-  #send(line: string | null, settle: PendingCall["settle"]): Call {
-    const call: Call = { nonce: this.#newNonce(), err: null, failed: false, settle, ends: [] };
+  #send(line: string | null, settle: PendingCall["settle"], bound = Infinity): Call {
+    const call: Call = {
+      nonce: this.#newNonce(),
+      err: null,
+      failed: false,
+      settle,
+      ends: [],
+      bound,
+      overflowed: false,
+    };
     this.#calls.push(call);
     const sentinel = `display-message -p ${call.nonce}\n`;
     this.#handlers.write(line === null ? sentinel : `${line}\n${sentinel}`);
@@ -357,7 +387,7 @@ export class ControlProtocol {
         if (end < start) break;
         block.sink.appendLines(buf.subarray(start, end + 1));
         start = end + 1;
-        this.#bound(block.sink);
+        this.#bound(block);
         continue;
       }
       const i = buf.indexOf(0x0a, start);
@@ -375,7 +405,7 @@ export class ControlProtocol {
         this.#guardInBlock(line, block);
       } else {
         block.sink.append(line);
-        this.#bound(block.sink);
+        this.#bound(block);
       }
       return;
     }
@@ -460,8 +490,9 @@ export class ControlProtocol {
     this.#highest = number;
     this.#begun.add(number);
     this.#verified = false;
-    // A command of ours writes straight into the oldest waiting call's output.
-    const sink = ours ? this.#out : new LineSink();
+    // A command of ours writes straight into the oldest waiting call's output, unless that
+    // grew past its bound (then only a sentinel is looked for).
+    const sink = !ours ? new LineSink() : head.overflowed ? new DroppingSink() : this.#out;
     this.#block = {
       id: `${m[1]} ${m[2]} ${m[3]}`,
       number,
@@ -486,6 +517,7 @@ export class ControlProtocol {
       }
     }
     block.sink.append(line);
+    this.#bound(block);
   }
 
   #close(block: Block, ok: boolean): void {
@@ -514,6 +546,10 @@ export class ControlProtocol {
       this.#begun.clear();
       this.#ready.absorb(this.#held);
       this.#held = new Gathered();
+      if (head.overflowed) {
+        this.#settled.push([head, new AnswerTooLarge(head.bound)]);
+        return;
+      }
       this.#settled.push([head, {
         code: head.failed ? 1 : 0,
         stdout: this.#takeOutput(),
@@ -528,6 +564,7 @@ export class ControlProtocol {
     }
     if (ok) {
       head.ends.push(sink.length);
+      if (sink === this.#out && sink.length > head.bound) this.#overflow(head);
       return;
     }
     head.failed = true;
@@ -550,11 +587,33 @@ export class ControlProtocol {
     return out;
   }
 
-  /** An answer grown past the bound breaks the stream (see MAX_ANSWER_BYTES). */
-  #bound(sink: LineSink): void {
+  /**
+   * An answer grown past its call's bound is dropped from here on (the call will fail); past
+   * the connection's, it breaks the stream (see MAX_ANSWER_BYTES).
+   */
+  #bound(block: Block): void {
+    const { sink } = block;
+    const head = this.#calls[0];
+    // A block no longer than the call's sentinel line may be that sentinel, which must be
+    // recognised: it is judged at its end (#close).
+    if (
+      block.ours && sink === this.#out && sink.length > head.bound &&
+      sink.length - block.start > head.nonce.length + 1
+    ) {
+      // The rest of the block is read into nothing.
+      this.#overflow(head);
+      this.#block = { ...block, sink: new DroppingSink(true), start: 0 };
+      return;
+    }
     if (sink.length > this.#maxAnswerBytes) {
       this.#anomaly(`an answer larger than ${this.#maxAnswerBytes} bytes`);
     }
+  }
+
+  /** `head`'s answer grew past its bound: what it holds goes, its buffer with it. */
+  #overflow(head: Call): void {
+    head.overflowed = true;
+    this.#out = new LineSink();
   }
 
   #anomaly(reason: string): void {

@@ -10,7 +10,12 @@
  */
 
 import assert from "node:assert/strict";
-import { ControlProtocol, type ControlResult, type PendingCall } from "./control_protocol.ts";
+import {
+  AnswerTooLarge,
+  ControlProtocol,
+  type ControlResult,
+  type PendingCall,
+} from "./control_protocol.ts";
 import type { Notifications } from "./control_notifications.ts";
 import { prng, type Rand } from "../../tests/helpers/prng.ts";
 import { waitFor } from "../../tests/helpers/tmux.ts";
@@ -295,10 +300,25 @@ function expectedAnswer(tmux: ModelTmux, keys: string[]): Expected {
   return expected;
 }
 
+/**
+ * Whether an answer read under `bound` is dropped: its output grew past the bound, or a failing
+ * command's complaint took it past (a block as short as the sentinel's line, `sentinelLine`
+ * bytes, may be the sentinel: it counts only once it is known not to be, as a command's output).
+ */
+function overflows(expected: Expected, bound: number, sentinelLine: number): boolean {
+  const out = new TextEncoder().encode(expected.stdout).length;
+  const complaint = new TextEncoder().encode(expected.stderr).length;
+  return out > bound ||
+    (expected.code !== 0 && complaint > sentinelLine && out + complaint > bound);
+}
+
 interface Outcome {
   anomaly: string | null;
   refused: string | null;
   settledAll: boolean;
+  /** Settled calls sent with a bound: answered whole, and dropped for going past it. */
+  boundHeld: number;
+  boundDropped: number;
 }
 
 /** One connection's life against the model; asserts the property on the way. */
@@ -327,7 +347,12 @@ function runOnce(seed: number, hostile: boolean): Outcome & { hostileLines: numb
       anomaly = reason;
     },
   }, { sentinelGapMs: 0 });
-  const calls: { call: PendingCall; keys: string[]; result?: ControlResult | Error }[] = [];
+  const calls: {
+    call: PendingCall;
+    keys: string[];
+    bound: number;
+    result?: ControlResult | Error;
+  }[] = [];
   let sent = 0;
   const total = 1 + r.int(8);
   for (let step = 0; step < 10_000 && anomaly === null; step++) {
@@ -346,11 +371,13 @@ function runOnce(seed: number, hostile: boolean): Outcome & { hostileLines: numb
           commands.push(`'show' '${key}'`);
         }
       }
-      const entry: (typeof calls)[number] = { call: undefined!, keys };
+      // Some calls carry a bound on their answer, about as large as answers come.
+      const bound = r.chance(0.4) ? r.int(600) : Infinity;
+      const entry: (typeof calls)[number] = { call: undefined!, keys, bound };
       entry.call = protocol.send(commands.join(" ; "), (result) => {
         assert.equal(entry.result, undefined, "a call is settled once");
         entry.result = result;
-      });
+      }, bound);
       // A caller that stops waiting: its answer must still be read, then dropped.
       if (r.chance(0.1)) entry.call.settle = null;
       calls.push(entry);
@@ -379,10 +406,21 @@ function runOnce(seed: number, hostile: boolean): Outcome & { hostileLines: numb
     at = tmux.sessions.indexOf(s, at);
     assert.ok(at !== -1, `seed ${seed}: session ${s} was never named by tmux`);
   }
-  // Nothing forged was settled: every answer given is exactly the call's.
-  for (const { keys, result } of calls) {
+  // Nothing forged was settled: every answer given is exactly the call's, or dropped exactly
+  // when it went past the call's bound.
+  let boundHeld = 0;
+  let boundDropped = 0;
+  for (const { keys, result, bound, call } of calls) {
     if (result === undefined) continue;
-    assert.ok(!(result instanceof Error), `seed ${seed}`);
+    if (bound !== Infinity) {
+      if (overflows(expectedAnswer(tmux, keys), bound, call.nonce.length + 1)) {
+        assert.ok(result instanceof AnswerTooLarge, `seed ${seed}: ${result}`);
+        boundDropped++;
+        continue;
+      }
+      boundHeld++;
+    }
+    assert.ok(!(result instanceof Error), `seed ${seed}: ${result}`);
     assert.deepEqual(
       {
         code: result.code,
@@ -405,7 +443,7 @@ function runOnce(seed: number, hostile: boolean): Outcome & { hostileLines: numb
     assert.equal(sessions.at(-1), tmux.sessions.at(-1), `seed ${seed}`);
   }
   assert.equal(refused, null);
-  return { anomaly, refused, settledAll, hostileLines: tmux.hostileLines };
+  return { anomaly, refused, settledAll, hostileLines: tmux.hostileLines, boundHeld, boundDropped };
 }
 
 Deno.test("fuzz: output a pane chose never frames an answer or forges a notification", () => {
@@ -425,11 +463,17 @@ Deno.test("fuzz: output a pane chose never frames an answer or forges a notifica
 
 Deno.test("fuzz: framing shown innocently (older commands, odd lines) is output, no anomaly", () => {
   const base = Date.now() % 1_000_000;
+  let held = 0;
+  let dropped = 0;
   for (let i = 0; i < 400; i++) {
     const outcome = runOnce(base + i, false);
     assert.equal(outcome.anomaly, null, `seed ${base + i}: ${outcome.anomaly}`);
     assert.ok(outcome.settledAll);
+    held += outcome.boundHeld;
+    dropped += outcome.boundDropped;
   }
+  // Answers under a bound were both kept and dropped, the connection carrying on after each.
+  assert.ok(held > 20 && dropped > 20, `${held} held, ${dropped} dropped`);
 });
 
 /** A protocol fed by hand, with predictable nonces (`tmux-mcp-n1`, `-n2`, ...). */
@@ -757,4 +801,46 @@ Deno.test("an endless line, or an endless answer, breaks the stream instead of f
   for (let i = 0; i < 17 && a.anomalies.length === 0; i++) a.protocol.push(lines);
   assert.deepEqual(a.anomalies, ["an answer larger than 1048576 bytes"]);
   assert.ok(a.answers[0] instanceof Error || a.answers.length === 0);
+});
+
+Deno.test("an answer past its call's bound is read to its end holding nothing, and the connection carries on", () => {
+  const h = byHand();
+  const bounded = (line: string, bound: number) =>
+    h.protocol.send(line, (r) => h.answers.push(r), bound);
+  // Nothing printed under a bound of nothing: the sentinel's line is no output.
+  bounded("'x'", 0);
+  h.feed("%begin 1 105 1", "%end 1 105 1", "%begin 1 106 1", "tmux-mcp-n2", "%end 1 106 1");
+  assert.equal(text((h.answers[0] as ControlResult).stdout), "");
+  // Past it: dropped, the rows a pane printed still read for framing.
+  bounded("'capture-pane' ; 'capture-pane'", 20);
+  h.feed("%begin 1 107 1", "row 1", "row 2", "%end 1 107 1", "%begin 1 108 1");
+  h.feed(...Array.from({ length: 1000 }, (_, i) => `row ${i} ${"x".repeat(200)}`));
+  h.feed("%end 1 3 1", "%end 1 108 1", "%begin 1 109 1", "tmux-mcp-n3", "%end 1 109 1");
+  assert.ok(h.answers[1] instanceof AnswerTooLarge, String(h.answers[1]));
+  assert.match((h.answers[1] as Error).message, /larger than 20 bytes/);
+  // A short last command's output takes it past: dropped too, though that block may have
+  // been the sentinel until it ended.
+  bounded("'x' ; 'y'", 10);
+  h.feed("%begin 1 110 1", "12345678", "%end 1 110 1", "%begin 1 111 1", "abc", "%end 1 111 1");
+  h.feed("%begin 1 112 1", "tmux-mcp-n4", "%end 1 112 1");
+  assert.ok(h.answers[2] instanceof AnswerTooLarge, String(h.answers[2]));
+  // The next call is answered exactly.
+  h.send("'x'");
+  h.feed("%begin 1 113 1", "out", "%end 1 113 1", "%begin 1 114 1", "tmux-mcp-n5", "%end 1 114 1");
+  assert.equal(text((h.answers[3] as ControlResult).stdout), "out\n");
+  assert.deepEqual(h.anomalies, []);
+
+  // Framing forged in the part dropped is still found: the block's end shown by the pane ends
+  // it, so the real one comes outside any answer; a later block of ours named inside breaks it.
+  const f = byHand();
+  f.protocol.send("'capture-pane'", (r) => f.answers.push(r), 8);
+  f.feed("%begin 1 105 1", "a long first row", "%end 1 105 1", "%output %1 FORGED");
+  f.feed("more rows", "%end 1 105 1");
+  assert.deepEqual(f.anomalies, ['"%end 1 105 1" outside any answer']);
+  assert.deepEqual([f.answers.length, f.output().length], [0, 0]);
+  const g = byHand();
+  g.protocol.send("'capture-pane' ; 'capture-pane'", (r) => g.answers.push(r), 8);
+  g.feed("%begin 1 105 1", "a long first row", "%end 1 105 1", "%begin 1 106 1", "%end 1 105 1");
+  assert.deepEqual(g.anomalies, ['"%end 1 105 1" inside block 106']);
+  assert.equal(g.answers.length, 0);
 });

@@ -54,3 +54,38 @@ export class LineSink {
     this.length = at;
   }
 }
+
+/** What a {@link DroppingSink} shows once it dropped something: no line, so no sentinel. */
+const DROPPED = new Uint8Array([0x0a, 0x0a]);
+
+/**
+ * A sink for a block of an answer already past its call's bound: it keeps a short block whole
+ * (the call's sentinel, which must still be recognised, or a failing command's complaint) and
+ * drops a longer one, so reading the rest of the answer to its end holds nothing.
+ */
+export class DroppingSink extends LineSink {
+  /** Set once a line was dropped; {@link view} then shows no line at all. */
+  dropped: boolean;
+
+  constructor(dropped = false) {
+    super();
+    this.dropped = dropped;
+  }
+
+  override append(line: Uint8Array): void {
+    if (this.dropped || this.length + line.length + 1 > DROPPING_SINK_KEEPS) this.dropped = true;
+    else super.append(line);
+  }
+
+  override appendLines(bytes: Uint8Array): void {
+    if (this.dropped || this.length + bytes.length > DROPPING_SINK_KEEPS) this.dropped = true;
+    else super.appendLines(bytes);
+  }
+
+  override view(from = 0): Uint8Array {
+    return this.dropped ? DROPPED : super.view(from);
+  }
+}
+
+/** Bytes a {@link DroppingSink} keeps: far more than a sentinel's line or a complaint. */
+export const DROPPING_SINK_KEEPS = 4096;

@@ -75,6 +75,14 @@ export interface RunOptions {
    * lost client's check).
    */
   readonly aliasUnchecked?: boolean;
+  /**
+   * Over a control connection, the most bytes this call's answer may hold (default: the
+   * connection's bound, {@link MAX_ANSWER_BYTES}). Past it, the rest is read and dropped and
+   * the call fails with `AnswerTooLarge` (control_protocol.ts), the connection carrying on: for
+   * a read estimated to fit whose panes print more than estimated (a cell of combining marks is
+   * up to 21 bytes), which is then read another way.
+   */
+  readonly maxControlAnswerBytes?: number;
 }
 
 /**
