@@ -7,10 +7,10 @@
  */
 
 import { captureRange, rowArg, SCREEN_ROWS } from "./capture.ts";
-import { AnswerTooLarge, execOverControl } from "./control.ts";
+import { execOverControl } from "./control.ts";
 import { chainArgv, decodeBytes, int } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
-import type { TmuxError } from "./tmux_error.ts";
+import { AnswerPastBound, type TmuxError } from "./tmux_error.ts";
 import type { ServerAddress } from "./server_address.ts";
 import { chainFailure, type RowBatch, trimLines } from "./capture_many_batch.ts";
 
@@ -53,12 +53,9 @@ export async function readOverControl(
   ]));
   let result;
   try {
-    result = await execOverControl(runner, address, args, {
-      ...options,
-      maxControlAnswerBytes: maxBytes,
-    });
+    result = await execOverControl(runner, address, args, { ...options, answerBound: maxBytes });
   } catch (error) {
-    if (error instanceof AnswerTooLarge) return "too large";
+    if (error instanceof AnswerPastBound) return "too large";
     throw error;
   }
   if (result?.ends === undefined) return null;

@@ -8,7 +8,7 @@
  */
 
 import { AfterMarker } from "./ssh_wire.ts";
-import { statusOf } from "./tmux_error.ts";
+import { AnswerPastBound, statusOf } from "./tmux_error.ts";
 import type { ServerAddress } from "./server_address.ts";
 import { AnswerTooLarge, readAll, tooLargeError } from "./pipe_read.ts";
 import { remoteStderr } from "./remote_call.ts";
@@ -19,6 +19,8 @@ const STREAM_CHUNK_BYTES = 64 * 1024;
 /**
  * All of `child`'s answer for the call to `address`: stdout up to `limit` bytes, stderr up to a
  * sixteenth of it, and the status. `marker`: the SSH host's (ssh.ts), when `address` names one.
+ * `bounded`: `limit` is the call's own bound on stdout (`RunOptions.answerBound`), so going
+ * past it throws {@link AnswerPastBound}, the caller's to handle, rather than a failure.
  */
 export async function collectAnswer(
   child: Deno.ChildProcess,
@@ -27,6 +29,7 @@ export async function collectAnswer(
   limit: number,
   marker?: string,
   answered?: () => void,
+  bounded = false,
 ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
   // Over SSH, the marker is looked for chunk by chunk as they come, and only what follows
   // it is kept: no joined copy of the whole answer to search.
@@ -59,7 +62,9 @@ export async function collectAnswer(
     } catch {
       // Already exited.
     }
-    throw tooLargeError(error, address);
+    throw bounded && error.what === "stdout"
+      ? new AnswerPastBound(limit)
+      : tooLargeError(error, address);
   }
   const [stdout, rawStderr, status] = raw;
   if (address.host !== undefined) {

@@ -16,7 +16,7 @@
 
 import { argvCommands, quoteNested } from "./command_line.ts";
 import { ALIAS_READ } from "./command_aliases.ts";
-import { AnswerTooLarge, type ControlResult, ControlUnavailable } from "./control_protocol.ts";
+import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
 import type { ControlEvent } from "./control_events.ts";
 import { limitsOf } from "./control_limits.ts";
 import { ServerControl } from "./control_server.ts";
@@ -29,7 +29,7 @@ import { classifyStderr, judgeResult, TmuxError } from "./tmux_error.ts";
 import { addressKey, type ServerAddress } from "./server_address.ts";
 
 export { argvCommands, controlLine, quoteArgument, quoteNested } from "./command_line.ts";
-export { AnswerTooLarge, type ControlResult, ControlUnavailable } from "./control_protocol.ts";
+export { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
 export { unescapeOutput } from "./control_notifications.ts";
 
 const servers = new WeakMap<TmuxRunner, Map<string, ServerControl>>();
@@ -312,7 +312,7 @@ export function execFast(
  * Runs a read-only command over the control channel only, for a caller that needs what only
  * the channel tells ({@link ControlResult.ends}: where each command's output ends). Null when
  * the channel cannot carry it, or lost it on the way: the caller then starts tmux its own way.
- * An answer past `options.maxControlAnswerBytes` throws {@link AnswerTooLarge}.
+ * An answer past `options.answerBound` throws `AnswerPastBound` (tmux_error.ts).
  */
 export async function execOverControl(
   runner: TmuxRunner,
@@ -324,8 +324,7 @@ export async function execOverControl(
   try {
     return await controlFor(runner, address).exec(args, options);
   } catch (error) {
-    // An answer past its bound is the caller's to tell: the connection could carry it.
-    if (error instanceof ControlUnavailable && !(error instanceof AnswerTooLarge)) return null;
+    if (error instanceof ControlUnavailable) return null;
     throw error;
   }
 }

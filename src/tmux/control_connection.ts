@@ -333,7 +333,7 @@ export class Connection {
     const { promise, resolve } = Promise.withResolvers<ControlResult | Error>();
     let call: PendingCall;
     try {
-      call = this.#protocol.send(line, resolve, options.maxControlAnswerBytes);
+      call = this.#protocol.send(line, resolve, options.answerBound);
     } catch (error) {
       over();
       throw error;

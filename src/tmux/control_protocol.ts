@@ -50,6 +50,7 @@ import {
 } from "./control_notifications.ts";
 import { randomHex } from "./format.ts";
 import { DroppingSink, LineSink } from "./line_sink.ts";
+import { AnswerPastBound } from "./tmux_error.ts";
 
 /**
  * The control channel cannot carry this call (no session to attach to, the connection
@@ -68,18 +69,6 @@ export class ControlUnavailable extends Error {
     super(message);
     this.name = "ControlUnavailable";
     this.sent = options.sent ?? false;
-  }
-}
-
-/**
- * A call's answer grew past the bound it was sent with (`maxControlAnswerBytes`): tmux ran the
- * command, its answer was read to its end and dropped, and the connection carries on. Only a
- * read may ask for a bound, so it may be read again another way.
- */
-export class AnswerTooLarge extends ControlUnavailable {
-  constructor(bound: number) {
-    super(`an answer larger than ${bound} bytes`, { sent: true });
-    this.name = "AnswerTooLarge";
   }
 }
 
@@ -294,7 +283,7 @@ export class ControlProtocol {
    * sentinel on a line of its own: a failing command skips the rest of its own line only, so the
    * sentinel always answers, and everything before it is this call's. An answer that grows past
    * `bound` bytes is read to its end holding nothing more, and the call fails with
-   * {@link AnswerTooLarge}.
+   * {@link AnswerPastBound}.
    */
   send(
     line: string,
@@ -547,7 +536,7 @@ export class ControlProtocol {
       this.#ready.absorb(this.#held);
       this.#held = new Gathered();
       if (head.overflowed) {
-        this.#settled.push([head, new AnswerTooLarge(head.bound)]);
+        this.#settled.push([head, new AnswerPastBound(head.bound)]);
         return;
       }
       this.#settled.push([head, {

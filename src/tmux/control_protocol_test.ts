@@ -10,12 +10,8 @@
  */
 
 import assert from "node:assert/strict";
-import {
-  AnswerTooLarge,
-  ControlProtocol,
-  type ControlResult,
-  type PendingCall,
-} from "./control_protocol.ts";
+import { ControlProtocol, type ControlResult, type PendingCall } from "./control_protocol.ts";
+import { AnswerPastBound } from "./tmux_error.ts";
 import type { Notifications } from "./control_notifications.ts";
 import { prng, type Rand } from "../../tests/helpers/prng.ts";
 import { waitFor } from "../../tests/helpers/tmux.ts";
@@ -414,7 +410,7 @@ function runOnce(seed: number, hostile: boolean): Outcome & { hostileLines: numb
     if (result === undefined) continue;
     if (bound !== Infinity) {
       if (overflows(expectedAnswer(tmux, keys), bound, call.nonce.length + 1)) {
-        assert.ok(result instanceof AnswerTooLarge, `seed ${seed}: ${result}`);
+        assert.ok(result instanceof AnswerPastBound, `seed ${seed}: ${result}`);
         boundDropped++;
         continue;
       }
@@ -816,14 +812,14 @@ Deno.test("an answer past its call's bound is read to its end holding nothing, a
   h.feed("%begin 1 107 1", "row 1", "row 2", "%end 1 107 1", "%begin 1 108 1");
   h.feed(...Array.from({ length: 1000 }, (_, i) => `row ${i} ${"x".repeat(200)}`));
   h.feed("%end 1 3 1", "%end 1 108 1", "%begin 1 109 1", "tmux-mcp-n3", "%end 1 109 1");
-  assert.ok(h.answers[1] instanceof AnswerTooLarge, String(h.answers[1]));
+  assert.ok(h.answers[1] instanceof AnswerPastBound, String(h.answers[1]));
   assert.match((h.answers[1] as Error).message, /larger than 20 bytes/);
   // A short last command's output takes it past: dropped too, though that block may have
   // been the sentinel until it ended.
   bounded("'x' ; 'y'", 10);
   h.feed("%begin 1 110 1", "12345678", "%end 1 110 1", "%begin 1 111 1", "abc", "%end 1 111 1");
   h.feed("%begin 1 112 1", "tmux-mcp-n4", "%end 1 112 1");
-  assert.ok(h.answers[2] instanceof AnswerTooLarge, String(h.answers[2]));
+  assert.ok(h.answers[2] instanceof AnswerPastBound, String(h.answers[2]));
   // The next call is answered exactly.
   h.send("'x'");
   h.feed("%begin 1 113 1", "out", "%end 1 113 1", "%begin 1 114 1", "tmux-mcp-n5", "%end 1 114 1");

@@ -76,13 +76,14 @@ export interface RunOptions {
    */
   readonly aliasUnchecked?: boolean;
   /**
-   * Over a control connection, the most bytes this call's answer may hold (default: the
-   * connection's bound, {@link MAX_ANSWER_BYTES}). Past it, the rest is read and dropped and
-   * the call fails with `AnswerTooLarge` (control_protocol.ts), the connection carrying on: for
-   * a read estimated to fit whose panes print more than estimated (a cell of combining marks is
-   * up to 21 bytes), which is then read another way.
+   * The most bytes this call's collected answer may hold (default: the runner's bound,
+   * {@link MAX_ANSWER_BYTES}). Past it the call fails with `AnswerPastBound` (tmux_error.ts),
+   * nothing kept: over a control connection the rest is read into nothing and the connection
+   * carries on; a tmux process of its own is stopped. For a read of rows whose size is not
+   * known before (a cell of combining marks prints up to 21 bytes), which is then read
+   * another way.
    */
-  readonly maxControlAnswerBytes?: number;
+  readonly answerBound?: number;
 }
 
 /**
@@ -535,6 +536,7 @@ export class TmuxRunner {
       file ? argvAnswer(result) : result;
     const argv = file?.args ?? args;
     const spawnOptions = file ? { ...options, stdin: file.stdin } : options;
+    const bounded = (options.answerBound ?? Infinity) < this.#maxAnswerBytes;
     return await this.#spawn(
       address,
       argv,
@@ -545,8 +547,10 @@ export class TmuxRunner {
             child,
             signal,
             address,
-            this.#maxAnswerBytes,
+            bounded ? options.answerBound! : this.#maxAnswerBytes,
             address.host === undefined ? undefined : this.#ssh!.marker,
+            undefined,
+            bounded,
           ),
         ),
     );

@@ -47,6 +47,22 @@ export class TmuxError extends Error {
   }
 }
 
+/**
+ * A read's answer grew past the bound the call was sent with (`RunOptions.answerBound`): tmux
+ * ran it, and nothing of the answer was kept (over a control connection the rest was read into
+ * nothing, the connection carrying on; a tmux process was stopped). Only a read may ask for a
+ * bound, so its caller reads again another way (streamed).
+ */
+export class AnswerPastBound extends Error {
+  readonly bound: number;
+
+  constructor(bound: number) {
+    super(`an answer larger than ${bound} bytes`);
+    this.name = "AnswerPastBound";
+    this.bound = bound;
+  }
+}
+
 /** The error of a call cancelled (by its client, or its wait given up) before tmux finished. */
 export function cancelledCall(): TmuxError {
   return new TmuxError("cancelled", "The call was cancelled.");
