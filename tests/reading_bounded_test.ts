@@ -23,10 +23,13 @@ import { compareSince } from "../src/tmux/since_compare.ts";
 import { normalGrid } from "../src/tmux/since_grid.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { TAIL_ANSWER_BYTES } from "../src/tmux/capture_tail.ts";
 
 /** A runner that counts the bytes tmux sent it; never over control, so nothing hides there. */
 class MeteredRunner extends TmuxRunner {
   bytes = 0;
+  /** Reads streamed from a tmux process. */
+  streams = 0;
 
   constructor() {
     super({ control: false });
@@ -48,6 +51,7 @@ class MeteredRunner extends TmuxRunner {
     sink: (chunk: Uint8Array) => void | Promise<void>,
     options: RunOptions = {},
   ): Promise<{ code: number; stderr: string }> {
+    this.streams++;
     return super.stream(address, args, (chunk) => {
       this.bytes += chunk.length;
       return sink(chunk);
@@ -248,6 +252,50 @@ Deno.test("capture_pane reading only the tail gives exactly what reading the who
     }
     assert.ok(compared > 200, `${compared} comparisons`);
   });
+});
+
+Deno.test("capture_pane of rows printing more than a read holds whole (21 bytes a cell) streams them, and says exactly what reading the whole range says", async () => {
+  await withServer(async (t, c, runner) => {
+    await t.tmux("set-option", "-g", "history-limit", "1000");
+    // 600 rows of 390 cells, each a letter and ten combining marks: about 4.9 MB, more than a
+    // tail read holds whole (TAIL_ANSWER_BYTES); the screen below holds short rows and blanks.
+    const cell = `e${"\u0301".repeat(10)}`;
+    const rows = Array.from({ length: 600 }, (_, i) => `${i} ${cell.repeat(390)}`);
+    const id = await paneShowing(t, `${rows.join("\n")}\nshort\n\nEND`, "END");
+    assert.ok(TAIL_ANSWER_BYTES < 600 * 390 * 21);
+    const control = await connect({ socketName: t.socket, runner: new TmuxRunner() });
+    try {
+      for (
+        const args of [
+          { start: -100_000, maxLines: 10_000 },
+          { start: -100_000, maxLines: 10_000, escapes: true },
+          { maxLines: 3 },
+          { start: -550, end: -2, maxLines: 700 },
+        ]
+      ) {
+        const before = runner.streams;
+        // Over a tmux process of its own, and over the control connection (the answer read into
+        // nothing there), then streamed.
+        for (const client of [c, control]) {
+          const got = await client.ok<Content & { firstLineCut: boolean }>("capture_pane", {
+            paneId: id,
+            ...args,
+          });
+          // The reply's text bound decides how many lines it holds; given that many, it says
+          // exactly what the whole range says.
+          assert.equal(got.firstLineCut, false);
+          const want = await reference(t, id, {
+            ...args,
+            maxLines: Math.min(args.maxLines, got.returnedLines),
+          });
+          assert.deepEqual(pick(got), want, JSON.stringify(args));
+        }
+        if (args.maxLines > 600) assert.equal(runner.streams, before + 1, JSON.stringify(args));
+      }
+    } finally {
+      await control.close();
+    }
+  }, { width: 400, height: 10 });
 });
 
 Deno.test("capture_pane of 10 lines over 60 000 rows of history reads a few rows, counts the rest exactly", async () => {

@@ -26,8 +26,10 @@ import {
   trimRow,
   utf8Length,
 } from "./capture.ts";
+import { decodeBytes } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
+import { AnswerPastBound } from "./tmux_error.ts";
 
 /**
  * Counts lines as they stream by (`\n`-terminated, split anywhere) and their bytes with
@@ -119,7 +121,8 @@ const STREAM_ROWS = 2_000;
  * them are counted exactly: as rows, by tmux's own numbers and a byte count measured inside
  * tmux; as joined lines (which no tmux number counts), by streaming them through a counter
  * that holds none of them. State, lines and counts always come from one tmux invocation.
- * With `escapes`, the first line read starts from default attributes (a capture of the whole
+ * Rows that print more than {@link TAIL_ANSWER_BYTES} are read again as they stream, only the
+ * last ones whose text fits `keepBytes` (a reply's most) held. With `escapes`, the first line read starts from default attributes (a capture of the whole
  * range could carry a colour into it from above), and the counted bytes of lines above are as
  * tmux prints them from the range's first row.
  */
@@ -129,6 +132,7 @@ export async function captureTail(
   paneId: string,
   spec: TailSpec,
   want: number,
+  keepBytes: number,
   options: RunOptions = {},
 ): Promise<LineTail> {
   // tmux swaps an inverted range: so does everything below.
@@ -137,7 +141,7 @@ export async function captureTail(
     : spec;
   return range.joined
     ? await joinedTail(runner, address, paneId, range, Math.max(1, want), options)
-    : await rowTail(runner, address, paneId, range, Math.max(1, want), options);
+    : await rowTail(runner, address, paneId, range, Math.max(1, want), keepBytes, options);
 }
 
 /**
@@ -162,6 +166,7 @@ async function rowTail(
   paneId: string,
   spec: TailSpec,
   want: number,
+  keepBytes: number,
   options: RunOptions,
 ): Promise<LineTail> {
   const from = windowStart(spec, want);
@@ -172,11 +177,40 @@ async function rowTail(
   if (above) {
     parts.push({ kind: "count", span: { start: spec.start, end: from - 1 }, flags });
   }
-  const { state, outputs } = await captureChain(runner, address, paneId, parts, options);
+  let keeper: RowKeeper | null = null;
+  let capture;
+  try {
+    // Held whole only up to a bound: rows of a wide pane may print 21 bytes a cell.
+    capture = await captureChain(runner, address, paneId, parts, {
+      ...options,
+      answerBound: TAIL_ANSWER_BYTES,
+    });
+  } catch (error) {
+    if (!(error instanceof AnswerPastBound)) throw error;
+    // Read again, streamed by a tmux process of its own through a keeper of the last rows a
+    // reply can hold: what is held stays within that and a row, whatever the rows print.
+    const kept = keeper = new RowKeeper(keepBytes);
+    capture = await captureChain(runner, address, paneId, parts, options, {
+      part: 0,
+      bulk: true,
+      begin: (state) => kept.top = captureRange(window, state).top,
+      consume: (bytes) => kept.push(bytes),
+    });
+  }
+  const { state, outputs } = capture;
   const { top, bottom } = captureRange(spec, state);
   const read = captureRange(window, state);
-  const rows = splitLines(outputs[0]);
-  checkRows(paneId, rows.length, read.top, read.bottom);
+  let rows: string[];
+  let dropped = { lines: 0, bytes: 0 };
+  if (keeper) {
+    const kept = keeper.finish(paneId);
+    checkRows(paneId, kept.total, read.top, read.bottom);
+    rows = kept.rows;
+    dropped = kept.dropped;
+  } else {
+    rows = splitLines(outputs[0]);
+    checkRows(paneId, rows.length, read.top, read.bottom);
+  }
   const skippedLines = read.top - top;
   let skippedBytes = 0;
   if (skippedLines > 0) {
@@ -188,16 +222,162 @@ async function rowTail(
     }
     skippedBytes = countOf(outputs[1]);
   }
-  const last = lastWrittenIndex(rows, read.top);
+  const last = lastWrittenIndex(rows, read.top + dropped.lines);
   return {
     state,
     top,
     bottom,
     lines: rows.slice(0, last + 1).map(trimRow),
-    skippedLines,
-    skippedBytes,
+    skippedLines: skippedLines + dropped.lines,
+    skippedBytes: skippedBytes + dropped.bytes,
     rowOf: (i) => top + i,
   };
+}
+
+/**
+ * What a tail's rows may print to be read whole (over the control connection, or collected
+ * from a tmux process); past it they are streamed through a {@link RowKeeper}. 10 000 rows of
+ * 200 columns fit as text of a byte a cell; a wide pane of combining marks (21 bytes a cell)
+ * had made a capture hold 126 MB at once for a reply of 42 KB.
+ */
+export const TAIL_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** Whether the first `end` bytes of `bytes` are well-formed UTF-8. */
+function isUtf8(bytes: Uint8Array, end: number): boolean {
+  let i = 0;
+  while (i < end) {
+    const c = bytes[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    const need = c >= 0xc2 && c <= 0xdf
+      ? 1
+      : c >= 0xe0 && c <= 0xef
+      ? 2
+      : c >= 0xf0 && c <= 0xf4
+      ? 3
+      : 0;
+    if (need === 0 || i + need >= end) return false;
+    const d = bytes[i + 1];
+    if (
+      (c === 0xe0 && d < 0xa0) || (c === 0xed && d > 0x9f) || (c === 0xf0 && d < 0x90) ||
+      (c === 0xf4 && d > 0x8f)
+    ) return false;
+    for (let k = 1; k <= need; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return false;
+    i += need + 1;
+  }
+  return true;
+}
+
+/**
+ * The last rows of a streamed read that a reply can hold, the rows before them counted and let
+ * go. Rows come as tmux prints them with `-N` (each ending with a newline, split anywhere). A
+ * row goes once the written rows after it hold more than `keepBytes` (trimmed, a newline
+ * each): a reply of at most that many bytes as JSON (which is never shorter) keeps none of it,
+ * and every count stays what the whole read gives. Blank screen rows at the end, which the
+ * caller drops as padding (lastWrittenIndex), count only once a written row follows them.
+ */
+export class RowKeeper {
+  /** Row number of the first row read: set before any byte (captureChain's `begin`). */
+  top = 0;
+  readonly #keepBytes: number;
+  /**
+   * The rows held and the one being read, one after another: rows come and go at either end,
+   * so one buffer, moved down now and then, serves a read of any length.
+   */
+  #buf = new Uint8Array(64 * 1024);
+  #end = 0;
+  /** Where the row being read begins in {@link #buf}. */
+  #openFrom = 0;
+  /** Rows held, oldest first: where each lies in {@link #buf}, and its bytes as a line. */
+  #rows: { from: number; to: number; bytes: number }[] = [];
+  /** Index in #rows after the last written row: rows from there are blank screen rows. */
+  #written = 0;
+  /** Bytes of the rows held up to the last written one. */
+  #heldBytes = 0;
+  readonly #dropped = { lines: 0, bytes: 0 };
+  #total = 0;
+
+  constructor(keepBytes: number) {
+    this.#keepBytes = keepBytes;
+  }
+
+  /** Reads the next bytes. */
+  push(bytes: Uint8Array): void {
+    let at = 0;
+    for (let nl = bytes.indexOf(0x0a); nl !== -1; nl = bytes.indexOf(0x0a, at)) {
+      this.#append(bytes.subarray(at, nl));
+      this.#row();
+      at = nl + 1;
+    }
+    this.#append(bytes.subarray(at));
+  }
+
+  /** The rows held, how many came in all, and the rows let go with their bytes. */
+  finish(paneId: string): {
+    rows: string[];
+    total: number;
+    dropped: { lines: number; bytes: number };
+  } {
+    if (this.#end > this.#openFrom) throw new Error(`tmux ended the rows of ${paneId} inside one`);
+    return {
+      rows: this.#rows.map((r) => decodeBytes(this.#buf.subarray(r.from, r.to))),
+      total: this.#total,
+      dropped: { ...this.#dropped },
+    };
+  }
+
+  #append(part: Uint8Array): void {
+    if (part.length === 0) return;
+    if (this.#end + part.length > this.#buf.length) {
+      // Move what is held to the front; grow only when that is not room enough.
+      const from = this.#rows[0]?.from ?? this.#openFrom;
+      const held = this.#end - from;
+      const size = Math.max(this.#buf.length, 2 * (held + part.length));
+      const buf = size > this.#buf.length ? new Uint8Array(size) : this.#buf;
+      buf.set(this.#buf.subarray(from, this.#end));
+      this.#buf = buf;
+      for (const r of this.#rows) {
+        r.from -= from;
+        r.to -= from;
+      }
+      this.#openFrom -= from;
+      this.#end = held;
+    }
+    this.#buf.set(part, this.#end);
+    this.#end += part.length;
+  }
+
+  /** Takes the row read so far as ended. */
+  #row(): void {
+    const raw = this.#buf.subarray(this.#openFrom, this.#end);
+    // Its bytes as a line, as the caller counts them once decoded and trimmed: tmux prints
+    // UTF-8, which decodes to as many bytes; anything else is decoded to be counted.
+    let end = raw.length;
+    while (end > 0 && raw[end - 1] === 0x20) end--;
+    const bytes = isUtf8(raw, end) ? end : utf8Length(trimRow(decodeBytes(raw)));
+    this.#rows.push({ from: this.#openFrom, to: this.#end, bytes: bytes + 1 });
+    this.#openFrom = this.#end;
+    // Every history row counts as written; a screen row only when it shows something.
+    if (this.top + this.#total++ < 0 || !isBlankRow(decodeBytes(raw))) {
+      for (let i = this.#written; i < this.#rows.length; i++) {
+        this.#heldBytes += this.#rows[i].bytes;
+      }
+      this.#written = this.#rows.length;
+    }
+    let gone = 0;
+    while (this.#heldBytes - this.#rows[gone].bytes > this.#keepBytes) {
+      this.#heldBytes -= this.#rows[gone].bytes;
+      this.#dropped.lines++;
+      this.#dropped.bytes += this.#rows[gone].bytes;
+      gone++;
+    }
+    if (gone > 0) {
+      this.#rows = this.#rows.slice(gone);
+      this.#written -= gone;
+    }
+  }
 }
 
 /** Joined lines of a read: trimmed, blank ones below the last written one left out. */

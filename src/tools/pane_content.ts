@@ -86,6 +86,8 @@ export async function readContent<E extends Record<string, unknown>>(
           joined: spec.joinWrapped,
         },
         maxLines,
+        // A reply holds at most this much text: rows above it need only be counted.
+        ctx.config.maxResultBytes,
         { signal: ctx.signal },
       ),
     goneMessage,
