@@ -23,7 +23,7 @@ import { compareSince } from "../src/tmux/since_compare.ts";
 import { normalGrid } from "../src/tmux/since_grid.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
-import { TAIL_ANSWER_BYTES } from "../src/tmux/capture_tail.ts";
+import { JOINED_ANSWER_BYTES, TAIL_ANSWER_BYTES } from "../src/tmux/capture_tail.ts";
 
 /** A runner that counts the bytes tmux sent it; never over control, so nothing hides there. */
 class MeteredRunner extends TmuxRunner {
@@ -296,6 +296,54 @@ Deno.test("capture_pane of rows printing more than a read holds whole (21 bytes 
       await control.close();
     }
   }, { width: 400, height: 10 });
+});
+
+Deno.test("capture_pane joinWrapped over lines printing more than a read holds whole reads a smaller window, and says exactly what reading the whole range says", async () => {
+  await withServer(async (t, c, runner) => {
+    await t.tmux("set-option", "-g", "history-limit", "2000");
+    // 700 lines of 390 cells of a letter and ten combining marks, each wrapped over two rows
+    // of 200 columns: the window's lines and rows print about 11 MB, more than a joined read
+    // holds whole (JOINED_ANSWER_BYTES).
+    const cell = `e${"\u0301".repeat(10)}`;
+    const lines = Array.from({ length: 700 }, (_, i) => `${i} ${cell.repeat(390)}`);
+    const id = await paneShowing(t, `${lines.join("\n")}\nshort\nEND`, "END");
+    assert.ok(JOINED_ANSWER_BYTES < 2 * 700 * 390 * 21);
+    for (
+      const args of [
+        { start: -100_000, maxLines: 10_000, joinWrapped: true },
+        { start: -100_000, end: -300, maxLines: 10_000, joinWrapped: true },
+        { maxLines: 2, joinWrapped: true },
+      ]
+    ) {
+      const got = await c.ok<Content & { firstLineCut: boolean }>("capture_pane", {
+        paneId: id,
+        ...args,
+      });
+      assert.equal(got.firstLineCut, false);
+      const want = await reference(t, id, {
+        ...args,
+        maxLines: Math.min(args.maxLines, got.returnedLines),
+      });
+      assert.deepEqual(pick(got), want, JSON.stringify(args));
+    }
+    assert.ok(runner.streams > 0, "the lines above a window counted as they streamed");
+  }, { width: 200, height: 10 });
+});
+
+Deno.test("capture_pane joinWrapped of a screen printing more than a read holds whole is refused with the way that reads it", async () => {
+  await withServer(async (t, c) => {
+    // A screen of 200 rows of 2 000 cells of a letter and ten combining marks: 8.4 MB a read
+    // of its lines, as much again of its rows.
+    const cell = `e${"\u0301".repeat(10)}`;
+    const rows = Array.from({ length: 199 }, (_, i) => `${i} ${cell.repeat(1_990)}`);
+    const id = await paneShowing(t, `${rows.join("\n")}\nEND`, "END");
+    const refused = await c.fail("capture_pane", { paneId: id, start: 0, joinWrapped: true });
+    assert.match(refused, /print more than \d+ bytes as joined lines/);
+    assert.match(refused, /capture them without joinWrapped/);
+    const got = await c.ok<Content>("capture_pane", { paneId: id, start: 0, maxLines: 500 });
+    assert.ok(got.returnedLines > 0 && got.text.endsWith("END"), `${got.returnedLines} lines`);
+    assert.equal(got.totalLines, 200);
+  }, { width: 2_000, height: 200 });
 });
 
 Deno.test("capture_pane of 10 lines over 60 000 rows of history reads a few rows, counts the rest exactly", async () => {

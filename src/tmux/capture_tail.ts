@@ -29,7 +29,7 @@ import {
 import { decodeBytes } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
-import { AnswerPastBound } from "./tmux_error.ts";
+import { AnswerPastBound, TmuxError } from "./tmux_error.ts";
 
 /**
  * Counts lines as they stream by (`\n`-terminated, split anywhere) and their bytes with
@@ -140,7 +140,7 @@ export async function captureTail(
     ? { ...spec, start: spec.end, end: spec.start }
     : spec;
   return range.joined
-    ? await joinedTail(runner, address, paneId, range, Math.max(1, want), options)
+    ? await joinedTail(runner, address, paneId, range, Math.max(1, want), keepBytes, options)
     : await rowTail(runner, address, paneId, range, Math.max(1, want), keepBytes, options);
 }
 
@@ -380,6 +380,36 @@ export class RowKeeper {
   }
 }
 
+/**
+ * What a joined tail's window (its lines and its rows) may print to be read whole; past it the
+ * window is made smaller and the rows above it are counted as they stream.
+ */
+export const JOINED_ANSWER_BYTES = 2 * TAIL_ANSWER_BYTES;
+
+/** UTF-8 bytes of `lines` as text, a newline after each. */
+function textBytes(lines: readonly string[]): number {
+  return lines.reduce((n, line) => n + utf8Length(line) + 1, 0);
+}
+
+/**
+ * A window a quarter the size of one that printed too much: its history rows (above the range's
+ * end, or above the screen) cut to a quarter. Throws when it holds none to cut, the rows at
+ * the end of the range alone printing more than a read holds whole.
+ */
+function smallerWindow(spec: TailSpec, from: number, paneId: string): number {
+  const end = spec.end !== undefined && spec.end < 0 ? spec.end : -1;
+  const history = end - from + 1;
+  if (history <= 0) {
+    throw new TmuxError(
+      "failed",
+      `The last rows of ${paneId} print more than ${JOINED_ANSWER_BYTES} bytes as joined ` +
+        "lines (a wide pane full of combining characters); capture them without joinWrapped, " +
+        "which reads them as they stream.",
+    );
+  }
+  return end - Math.floor(history / 4) + 1;
+}
+
 /** Joined lines of a read: trimmed, blank ones below the last written one left out. */
 function joinedLines(
   rows: readonly string[],
@@ -406,12 +436,19 @@ async function joinedTail(
   paneId: string,
   spec: TailSpec,
   want: number,
+  keepBytes: number,
   options: RunOptions,
 ): Promise<LineTail> {
   const flags = spec.escapes ? ["-e"] : [];
   let from = windowStart(spec, want);
   // Rows above the window, as the last read found them: unknown before the first read.
   let aboveRows: number | null = null;
+  // Once a read printed more than JOINED_ANSWER_BYTES: the rows above are counted as they
+  // stream, and windows start below the highest start found too large (tooHigh), between it
+  // and the last window that held too little (fitted).
+  let heavy = false;
+  let tooHigh: number | null = null;
+  let fitted: number | null = null;
   while (true) {
     const window: RowSpan = { start: from, end: spec.end };
     const parts: ChainPart[] = [
@@ -432,16 +469,38 @@ async function joinedTail(
       // and the window's first, joined, print one line if that row was wrapped, two if not.
       parts.push({ kind: "rows", span: { start: from - 1, end: from }, flags: ["-J"] });
     }
-    const { state, outputs } = await captureChain(
-      runner,
-      address,
-      paneId,
-      parts,
-      options,
-      counting
-        ? { part: 2, bulk: (aboveRows ?? 0) > STREAM_ROWS, consume: (b) => counter.push(b) }
-        : undefined,
-    );
+    let capture;
+    try {
+      capture = await captureChain(
+        runner,
+        address,
+        paneId,
+        parts,
+        { ...options, answerBound: JOINED_ANSWER_BYTES },
+        counting
+          ? {
+            part: 2,
+            bulk: heavy || (aboveRows ?? 0) > STREAM_ROWS,
+            consume: (b) => counter.push(b),
+          }
+          : undefined,
+      );
+    } catch (error) {
+      if (!(error instanceof AnswerPastBound)) throw error;
+      if (counting && !heavy) {
+        // The rows counted above may be what printed too much: count them as they stream.
+        heavy = true;
+        continue;
+      }
+      heavy = true;
+      tooHigh = from;
+      from = fitted !== null
+        ? Math.ceil((tooHigh + fitted) / 2)
+        : smallerWindow(spec, from, paneId);
+      aboveRows = null;
+      continue;
+    }
+    const { state, outputs } = capture;
     const { top, bottom } = captureRange(spec, state);
     const read = captureRange(window, state);
     const rows = splitLines(outputs[1]);
@@ -461,12 +520,20 @@ async function joinedTail(
       };
     }
     // The window's first line may continue a line that starts above it: only the lines after
-    // it surely start inside.
-    if (lines.length - 1 < want) {
+    // it surely start inside. They are enough once they are the lines asked for, or more than
+    // a reply holds.
+    if (lines.length - 1 < want && textBytes(lines.slice(1)) <= keepBytes) {
       const further = read.top - 3 * (read.bottom - read.top + 1);
-      from = spec.start === "history" ? further : Math.max(spec.start ?? 0, further);
-      aboveRows = null;
-      continue;
+      let next = spec.start === "history" ? further : Math.max(spec.start ?? 0, further);
+      // Not as high as a window found too large: halfway there, until no row is between (the
+      // rows above then print more than a read holds, so no reply reaches them).
+      if (tooHigh !== null) next = Math.max(next, Math.ceil((tooHigh + from) / 2));
+      if (next < from) {
+        fitted = from;
+        from = next;
+        aboveRows = null;
+        continue;
+      }
     }
     if (!counting) {
       aboveRows = read.top - top;
