@@ -24,6 +24,7 @@ import { normalGrid } from "../src/tmux/since_grid.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 import { JOINED_ANSWER_BYTES, TAIL_ANSWER_BYTES } from "../src/tmux/capture_tail.ts";
+import { STRETCHES_ANSWER_BYTES } from "../src/tmux/since.ts";
 
 /** A runner that counts the bytes tmux sent it; never over control, so nothing hides there. */
 class MeteredRunner extends TmuxRunner {
@@ -385,6 +386,48 @@ interface Since {
 }
 
 /** capture_since the straightforward way: all history read, compared, the bound applied. */
+Deno.test("capture_since after output printing more than a read holds whole (21 bytes a cell) streams it, and says exactly what reading the whole pane says", async () => {
+  await withServer(async (t, c, runner) => {
+    await t.tmux("set-option", "-g", "history-limit", "3000");
+    const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await t.prompt(pane);
+    const first = await c.ok<Since>("capture_since", { paneId: pane });
+    // 1 100 rows of 390 cells of a letter and ten combining marks: about 9 MB, more than a
+    // planned read holds whole (STRETCHES_ANSWER_BYTES).
+    const cell = `e${"\u0301".repeat(10)}`;
+    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+    try {
+      const rows = Array.from({ length: 1_100 }, (_, i) => `${i} ${cell.repeat(390)}`);
+      await Deno.writeTextFile(file, `${rows.join("\n")}\nALL-DONE\n`);
+      await t.tmux("send-keys", "-t", pane, "-l", `cat '${file}'`);
+      await t.tmux("send-keys", "-t", pane, "Enter");
+      await waitFor(
+        async () => /\nALL-DONE\n\S/.test(await t.tmux("capture-pane", "-p", "-t", pane)),
+        "output",
+        20_000,
+      );
+    } finally {
+      await Deno.remove(file);
+    }
+    assert.ok(STRETCHES_ANSWER_BYTES < 1_100 * 390 * 21);
+    const streams = runner.streams;
+    const got = await c.ok<Since & { firstLineCut: boolean }>("capture_since", {
+      paneId: pane,
+      cursor: first.cursor,
+      maxLines: 10_000,
+    });
+    assert.equal(runner.streams, streams + 1, "read in one streaming pass");
+    assert.equal(got.firstLineCut, false);
+    // The reply's text bound decides how many lines it holds; given that many, it says exactly
+    // what the whole pane says.
+    assert.deepEqual(
+      pickSince(got),
+      await sinceReference(t, pane, first.cursor, got.returnedLines),
+    );
+    assert.ok(got.droppedLines > 1_000, String(got.droppedLines));
+  }, { width: 400, height: 10 });
+});
+
 async function sinceReference(t: Started, paneId: string, cursor: string, maxLines: number) {
   const runner = new TmuxRunner({ control: false });
   try {

@@ -281,7 +281,7 @@ function isUtf8(bytes: Uint8Array, end: number): boolean {
 export class RowKeeper {
   /** Row number of the first row read: set before any byte (captureChain's `begin`). */
   top = 0;
-  readonly #keepBytes: number;
+  readonly #budget: TailBudget;
   /**
    * The rows held and the one being read, one after another: rows come and go at either end,
    * so one buffer, moved down now and then, serves a read of any length.
@@ -290,17 +290,14 @@ export class RowKeeper {
   #end = 0;
   /** Where the row being read begins in {@link #buf}. */
   #openFrom = 0;
-  /** Rows held, oldest first: where each lies in {@link #buf}, and its bytes as a line. */
-  #rows: { from: number; to: number; bytes: number }[] = [];
-  /** Index in #rows after the last written row: rows from there are blank screen rows. */
-  #written = 0;
-  /** Bytes of the rows held up to the last written one. */
-  #heldBytes = 0;
+  /** Rows held, oldest first from {@link #first}: where each lies in {@link #buf}. */
+  #rows: { from: number; to: number }[] = [];
+  #first = 0;
   readonly #dropped = { lines: 0, bytes: 0 };
   #total = 0;
 
   constructor(keepBytes: number) {
-    this.#keepBytes = keepBytes;
+    this.#budget = new TailBudget(keepBytes);
   }
 
   /** Reads the next bytes. */
@@ -322,7 +319,7 @@ export class RowKeeper {
   } {
     if (this.#end > this.#openFrom) throw new Error(`tmux ended the rows of ${paneId} inside one`);
     return {
-      rows: this.#rows.map((r) => decodeBytes(this.#buf.subarray(r.from, r.to))),
+      rows: this.#rows.slice(this.#first).map((r) => decodeBytes(this.#buf.subarray(r.from, r.to))),
       total: this.#total,
       dropped: { ...this.#dropped },
     };
@@ -332,6 +329,8 @@ export class RowKeeper {
     if (part.length === 0) return;
     if (this.#end + part.length > this.#buf.length) {
       // Move what is held to the front; grow only when that is not room enough.
+      this.#rows = this.#rows.slice(this.#first);
+      this.#first = 0;
       const from = this.#rows[0]?.from ?? this.#openFrom;
       const held = this.#end - from;
       const size = Math.max(this.#buf.length, 2 * (held + part.length));
@@ -356,27 +355,63 @@ export class RowKeeper {
     // UTF-8, which decodes to as many bytes; anything else is decoded to be counted.
     let end = raw.length;
     while (end > 0 && raw[end - 1] === 0x20) end--;
-    const bytes = isUtf8(raw, end) ? end : utf8Length(trimRow(decodeBytes(raw)));
-    this.#rows.push({ from: this.#openFrom, to: this.#end, bytes: bytes + 1 });
+    const bytes = (isUtf8(raw, end) ? end : utf8Length(trimRow(decodeBytes(raw)))) + 1;
+    this.#rows.push({ from: this.#openFrom, to: this.#end });
     this.#openFrom = this.#end;
     // Every history row counts as written; a screen row only when it shows something.
-    if (this.top + this.#total++ < 0 || !isBlankRow(decodeBytes(raw))) {
-      for (let i = this.#written; i < this.#rows.length; i++) {
-        this.#heldBytes += this.#rows[i].bytes;
-      }
-      this.#written = this.#rows.length;
+    const written = this.top + this.#total++ < 0 || !isBlankRow(decodeBytes(raw));
+    const gone = this.#budget.add(bytes, written);
+    this.#first += gone.lines;
+    this.#dropped.lines += gone.lines;
+    this.#dropped.bytes += gone.bytes;
+    if (this.#first > 1024 && this.#first * 2 > this.#rows.length) {
+      this.#rows = this.#rows.slice(this.#first);
+      this.#first = 0;
     }
-    let gone = 0;
-    while (this.#heldBytes - this.#rows[gone].bytes > this.#keepBytes) {
-      this.#heldBytes -= this.#rows[gone].bytes;
-      this.#dropped.lines++;
-      this.#dropped.bytes += this.#rows[gone].bytes;
-      gone++;
+  }
+}
+
+/**
+ * Which of the last rows of a read a reply of `keepBytes` can need, rows coming one at a time:
+ * a row is let go once the written rows after it hold more than `keepBytes` (as lines, a
+ * newline each), since a reply of at most that many bytes as JSON (which is never shorter)
+ * keeps none of it. Blank screen rows at the end, which a reply drops as padding, count only
+ * once a written row follows them. What is held stays within `keepBytes` and a row.
+ */
+export class TailBudget {
+  readonly #keepBytes: number;
+  /** Bytes of each row held, oldest first, from {@link #first}. */
+  #bytes: number[] = [];
+  #first = 0;
+  /** Index in #bytes after the last written row. */
+  #written = 0;
+  /** Bytes of the rows held up to the last written one. */
+  #held = 0;
+
+  constructor(keepBytes: number) {
+    this.#keepBytes = keepBytes;
+  }
+
+  /** A row came (its bytes as a line; whether it counts as written): the oldest rows to let go. */
+  add(bytes: number, written: boolean): { lines: number; bytes: number } {
+    this.#bytes.push(bytes);
+    if (written) {
+      for (let i = this.#written; i < this.#bytes.length; i++) this.#held += this.#bytes[i];
+      this.#written = this.#bytes.length;
     }
-    if (gone > 0) {
-      this.#rows = this.#rows.slice(gone);
-      this.#written -= gone;
+    const gone = { lines: 0, bytes: 0 };
+    while (this.#held - this.#bytes[this.#first] > this.#keepBytes) {
+      const b = this.#bytes[this.#first++];
+      this.#held -= b;
+      gone.lines++;
+      gone.bytes += b;
     }
+    if (this.#first > 1024 && this.#first * 2 > this.#bytes.length) {
+      this.#bytes = this.#bytes.slice(this.#first);
+      this.#written -= this.#first;
+      this.#first = 0;
+    }
+    return gone;
   }
 }
 

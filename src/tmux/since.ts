@@ -13,7 +13,7 @@
 
 import { captureRows, type PaneState, readPaneState } from "./capture.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
-import { TmuxError } from "./tmux_error.ts";
+import { AnswerPastBound, TmuxError } from "./tmux_error.ts";
 import type { ServerAddress } from "./server_address.ts";
 import { sameServer, serversText } from "./server_identity.ts";
 import {
@@ -68,6 +68,13 @@ function checkIdentity(cursor: SinceCursor, state: PaneState): void {
   }
 }
 
+/**
+ * What a planned read (readStretches) may print to be read whole; past it, one streaming pass
+ * reads all. 10 000 rows of 200 columns of text print at most 2 MB; a wide pane of combining
+ * marks (21 bytes a cell) had made a capture_since hold 250 MB for a reply of 42 KB.
+ */
+export const STRETCHES_ANSWER_BYTES = 8 * 1024 * 1024;
+
 /** Plans that may miss (the pane moved between reads) before one streaming pass reads all. */
 const PLANNED_READS = 4;
 
@@ -86,16 +93,27 @@ export async function captureSince(
   cursorText: string | undefined,
   want: number,
   options: RunOptions = {},
+  keepBytes = Infinity,
 ): Promise<SinceCapture> {
   const cursor = cursorText === undefined ? null : await openCursor(cursorText, paneId);
-  const capture = await compareWithCursor(runner, address, paneId, cursor, want, options);
+  const capture = await compareWithCursor(
+    runner,
+    address,
+    paneId,
+    cursor,
+    want,
+    options,
+    keepBytes,
+  );
   const same = cursorText !== undefined && cursor !== null && sameCursor(cursor, capture.next);
   return { ...capture, cursor: same ? cursorText : await CURSORS.issue(capture.next) };
 }
 
 /**
  * {@link captureSince} from what a cursor remembers, keeping no new cursor: writtenSince
- * (since_written.ts) compares with it and hands no cursor out.
+ * (since_written.ts) compares with it and hands no cursor out. Rows that print more than
+ * {@link STRETCHES_ANSWER_BYTES} are read in one streaming pass, the text held of only the last
+ * rows a reply of `keepBytes` can hold.
  */
 export async function compareWithCursor(
   runner: TmuxRunner,
@@ -104,6 +122,7 @@ export async function compareWithCursor(
   cursor: SinceCursor | null,
   want: number,
   options: RunOptions,
+  keepBytes = Infinity,
 ): Promise<SinceComparison> {
   const quiet = {
     unchangedRows: [],
@@ -177,17 +196,24 @@ export async function compareWithCursor(
   }
   let fromTop = false;
   for (let attempt = 0; attempt < PLANNED_READS; attempt++) {
-    const read = await readStretches(
-      runner,
-      address,
-      paneId,
-      cursor,
-      guess,
-      slack,
-      want,
-      fromTop,
-      options,
-    );
+    let read;
+    try {
+      read = await readStretches(
+        runner,
+        address,
+        paneId,
+        cursor,
+        guess,
+        slack,
+        want,
+        fromTop,
+        { ...options, answerBound: STRETCHES_ANSWER_BYTES },
+      );
+    } catch (error) {
+      // Rows that print more than a read holds whole (a wide pane of combining marks).
+      if (error instanceof AnswerPastBound) break;
+      throw error;
+    }
     const { state } = read;
     checkIdentity(cursor, state);
     if (state.alternateScreen) return alternate(state, read.screen);
@@ -211,7 +237,7 @@ export async function compareWithCursor(
     }
     return answer(result, state, read.grid);
   }
-  const full = await streamGrid(runner, address, paneId, want, options);
+  const full = await streamGrid(runner, address, paneId, want, options, keepBytes);
   checkIdentity(cursor, full.state);
   if (!full.grid) return alternate(full.state, full.screen);
   return answer(compareSince(cursor, full.grid), full.state, full.grid);

@@ -16,6 +16,7 @@ import {
   captureRange,
   type ChainPart,
   countOf,
+  isBlankRow,
   lastWrittenIndex,
   type PaneState,
   splitLines,
@@ -23,6 +24,7 @@ import {
   utf8Length,
 } from "./capture.ts";
 import { LineSplitter } from "./chain.ts";
+import { TailBudget } from "./capture_tail.ts";
 import { decodeBytes } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
@@ -219,22 +221,37 @@ export async function streamGrid(
   paneId: string,
   want: number,
   options: RunOptions,
+  keepBytes = Infinity,
 ): Promise<{ state: PaneState; grid: NormalGrid | null; screen: string[] }> {
   let historySize = 0;
   let normalEnd = 0;
   let keepFrom = 0;
   let hashes = new Float64Array(0);
   let bytes = new Float64Array(1);
-  const tail: string[] = [];
+  // The last rows' text: `want` of them at most, and only as many as a reply of `keepBytes`
+  // can hold (TailBudget). Earlier rows are counted (bytes).
+  let tail: string[] = [];
+  let tailFrom = 0;
+  const budget = new TailBudget(keepBytes);
   const screen: string[] = [];
   let next = 0;
+  const keep = (abs: number, text: string) => {
+    tail.push(text);
+    const gone = budget.add(utf8Length(text) + 1, abs < historySize || !isBlankRow(text));
+    tailFrom += gone.lines;
+    keepFrom += gone.lines;
+    if (tailFrom > 1024 && tailFrom * 2 > tail.length) {
+      tail = tail.slice(tailFrom);
+      tailFrom = 0;
+    }
+  };
   const row = (line: Uint8Array) => {
     const text = trimRow(decodeBytes(line));
     const abs = next++;
     if (abs < normalEnd) {
       hashes[abs] = hashValue(text);
       bytes[abs + 1] = bytes[abs] + utf8Length(text) + 1;
-      if (abs >= keepFrom) tail.push(text);
+      if (abs >= keepFrom) keep(abs, text);
     }
     if (abs >= historySize) screen.push(text);
   };
@@ -276,7 +293,7 @@ export async function streamGrid(
     },
     hashes,
     bytes,
-    { first: keepFrom, rows: tail },
+    { first: keepFrom, rows: tail.slice(tailFrom) },
   );
   return { state, grid, screen: shown };
 }

@@ -79,6 +79,8 @@ export const captureSinceTool = defineTool({
             args.cursor,
             args.maxLines ?? DEFAULT_MAX_LINES,
             { signal: ctx.signal },
+            // A reply holds at most this much text: rows above it need only be counted.
+            ctx.config.maxResultBytes,
           ),
         args.cursor !== undefined
           ? `Pane ${args.paneId} no longer exists: it was killed, or closed when its process exited, after the cursor was taken.`
