@@ -255,13 +255,37 @@ Deno.test("capture_pane reading only the tail gives exactly what reading the who
   });
 });
 
+/** A cell of the most bytes tmux keeps in one: a letter and ten combining marks (21 bytes). */
+const HEAVY_CELL = `e${"\u0301".repeat(10)}`;
+
+/**
+ * capture_pane's reply to `args` against the whole range read: its text bound decides how many
+ * lines it holds (none of them cut); given that many, it says exactly what the whole range says.
+ */
+async function saysAsWhole(
+  t: Started,
+  client: TestClient,
+  paneId: string,
+  args: Parameters<typeof reference>[2],
+): Promise<void> {
+  const got = await client.ok<Content & { firstLineCut: boolean }>("capture_pane", {
+    paneId,
+    ...args,
+  });
+  assert.equal(got.firstLineCut, false);
+  const want = await reference(t, paneId, {
+    ...args,
+    maxLines: Math.min(args.maxLines, got.returnedLines),
+  });
+  assert.deepEqual(pick(got), want, JSON.stringify(args));
+}
+
 Deno.test("capture_pane of rows printing more than a read holds whole (21 bytes a cell) streams them, and says exactly what reading the whole range says", async () => {
   await withServer(async (t, c, runner) => {
     await t.tmux("set-option", "-g", "history-limit", "1000");
     // 600 rows of 390 cells, each a letter and ten combining marks: about 4.9 MB, more than a
     // tail read holds whole (TAIL_ANSWER_BYTES); the screen below holds short rows and blanks.
-    const cell = `e${"\u0301".repeat(10)}`;
-    const rows = Array.from({ length: 600 }, (_, i) => `${i} ${cell.repeat(390)}`);
+    const rows = Array.from({ length: 600 }, (_, i) => `${i} ${HEAVY_CELL.repeat(390)}`);
     const id = await paneShowing(t, `${rows.join("\n")}\nshort\n\nEND`, "END");
     assert.ok(TAIL_ANSWER_BYTES < 600 * 390 * 21);
     const control = await connect({ socketName: t.socket, runner: new TmuxRunner() });
@@ -277,20 +301,7 @@ Deno.test("capture_pane of rows printing more than a read holds whole (21 bytes 
         const before = runner.streams;
         // Over a tmux process of its own, and over the control connection (the answer read into
         // nothing there), then streamed.
-        for (const client of [c, control]) {
-          const got = await client.ok<Content & { firstLineCut: boolean }>("capture_pane", {
-            paneId: id,
-            ...args,
-          });
-          // The reply's text bound decides how many lines it holds; given that many, it says
-          // exactly what the whole range says.
-          assert.equal(got.firstLineCut, false);
-          const want = await reference(t, id, {
-            ...args,
-            maxLines: Math.min(args.maxLines, got.returnedLines),
-          });
-          assert.deepEqual(pick(got), want, JSON.stringify(args));
-        }
+        for (const client of [c, control]) await saysAsWhole(t, client, id, args);
         if (args.maxLines > 600) assert.equal(runner.streams, before + 1, JSON.stringify(args));
       }
     } finally {
@@ -305,8 +316,7 @@ Deno.test("capture_pane joinWrapped over lines printing more than a read holds w
     // 700 lines of 390 cells of a letter and ten combining marks, each wrapped over two rows
     // of 200 columns: the window's lines and rows print about 11 MB, more than a joined read
     // holds whole (JOINED_ANSWER_BYTES).
-    const cell = `e${"\u0301".repeat(10)}`;
-    const lines = Array.from({ length: 700 }, (_, i) => `${i} ${cell.repeat(390)}`);
+    const lines = Array.from({ length: 700 }, (_, i) => `${i} ${HEAVY_CELL.repeat(390)}`);
     const id = await paneShowing(t, `${lines.join("\n")}\nshort\nEND`, "END");
     assert.ok(JOINED_ANSWER_BYTES < 2 * 700 * 390 * 21);
     for (
@@ -316,16 +326,7 @@ Deno.test("capture_pane joinWrapped over lines printing more than a read holds w
         { maxLines: 2, joinWrapped: true },
       ]
     ) {
-      const got = await c.ok<Content & { firstLineCut: boolean }>("capture_pane", {
-        paneId: id,
-        ...args,
-      });
-      assert.equal(got.firstLineCut, false);
-      const want = await reference(t, id, {
-        ...args,
-        maxLines: Math.min(args.maxLines, got.returnedLines),
-      });
-      assert.deepEqual(pick(got), want, JSON.stringify(args));
+      await saysAsWhole(t, c, id, args);
     }
     assert.ok(runner.streams > 0, "the lines above a window counted as they streamed");
   }, { width: 200, height: 10 });
@@ -335,8 +336,7 @@ Deno.test("capture_pane joinWrapped of a screen printing more than a read holds 
   await withServer(async (t, c) => {
     // A screen of 200 rows of 2 000 cells of a letter and ten combining marks: 8.4 MB a read
     // of its lines, as much again of its rows.
-    const cell = `e${"\u0301".repeat(10)}`;
-    const rows = Array.from({ length: 199 }, (_, i) => `${i} ${cell.repeat(1_990)}`);
+    const rows = Array.from({ length: 199 }, (_, i) => `${i} ${HEAVY_CELL.repeat(1_990)}`);
     const id = await paneShowing(t, `${rows.join("\n")}\nEND`, "END");
     const refused = await c.fail("capture_pane", { paneId: id, start: 0, joinWrapped: true });
     assert.match(refused, /print more than \d+ bytes as joined lines/);
@@ -386,48 +386,6 @@ interface Since {
 }
 
 /** capture_since the straightforward way: all history read, compared, the bound applied. */
-Deno.test("capture_since after output printing more than a read holds whole (21 bytes a cell) streams it, and says exactly what reading the whole pane says", async () => {
-  await withServer(async (t, c, runner) => {
-    await t.tmux("set-option", "-g", "history-limit", "3000");
-    const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-    await t.prompt(pane);
-    const first = await c.ok<Since>("capture_since", { paneId: pane });
-    // 1 100 rows of 390 cells of a letter and ten combining marks: about 9 MB, more than a
-    // planned read holds whole (STRETCHES_ANSWER_BYTES).
-    const cell = `e${"\u0301".repeat(10)}`;
-    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
-    try {
-      const rows = Array.from({ length: 1_100 }, (_, i) => `${i} ${cell.repeat(390)}`);
-      await Deno.writeTextFile(file, `${rows.join("\n")}\nALL-DONE\n`);
-      await t.tmux("send-keys", "-t", pane, "-l", `cat '${file}'`);
-      await t.tmux("send-keys", "-t", pane, "Enter");
-      await waitFor(
-        async () => /\nALL-DONE\n\S/.test(await t.tmux("capture-pane", "-p", "-t", pane)),
-        "output",
-        20_000,
-      );
-    } finally {
-      await Deno.remove(file);
-    }
-    assert.ok(STRETCHES_ANSWER_BYTES < 1_100 * 390 * 21);
-    const streams = runner.streams;
-    const got = await c.ok<Since & { firstLineCut: boolean }>("capture_since", {
-      paneId: pane,
-      cursor: first.cursor,
-      maxLines: 10_000,
-    });
-    assert.equal(runner.streams, streams + 1, "read in one streaming pass");
-    assert.equal(got.firstLineCut, false);
-    // The reply's text bound decides how many lines it holds; given that many, it says exactly
-    // what the whole pane says.
-    assert.deepEqual(
-      pickSince(got),
-      await sinceReference(t, pane, first.cursor, got.returnedLines),
-    );
-    assert.ok(got.droppedLines > 1_000, String(got.droppedLines));
-  }, { width: 400, height: 10 });
-});
-
 async function sinceReference(t: Started, paneId: string, cursor: string, maxLines: number) {
   const runner = new TmuxRunner({ control: false });
   try {
@@ -530,36 +488,68 @@ Deno.test("capture_since on a pane at its history limit reads what proves the po
   });
 });
 
+/**
+ * A new shell pane (history-limit `history`), capture_since's cursor on it, then `rows` printed
+ * there (a file `cat` shows), once the shell is back at its prompt.
+ */
+async function printedAfterCursor(
+  t: Started,
+  c: TestClient,
+  rows: readonly string[],
+  history: number,
+): Promise<{ pane: string; cursor: string }> {
+  await t.tmux("set-option", "-g", "history-limit", String(history));
+  const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+  await t.prompt(pane);
+  const first = await c.ok<Since>("capture_since", { paneId: pane });
+  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+  try {
+    await Deno.writeTextFile(file, `${rows.join("\n")}\nALL-DONE\n`);
+    await t.tmux("send-keys", "-t", pane, "-l", `cat '${file}'`);
+    await t.tmux("send-keys", "-t", pane, "Enter");
+    // The mark and the prompt after it: the shell is done writing.
+    await waitFor(
+      async () => /\nALL-DONE\n\S/.test(await t.tmux("capture-pane", "-p", "-t", pane)),
+      "output",
+      20_000,
+    );
+  } finally {
+    await Deno.remove(file);
+  }
+  return { pane, cursor: first.cursor };
+}
+
 Deno.test("capture_since with much new output reads the last lines and counts the rest exactly", async () => {
   await withServer(async (t, c, runner) => {
-    await t.tmux("set-option", "-g", "history-limit", "100000");
-    const pane = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-    await t.prompt(pane);
-    const first = await c.ok<Since>("capture_since", { paneId: pane });
-    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
-    try {
-      const rows = Array.from({ length: 40_000 }, (_, i) => `new row ${i} ${"+".repeat(30)}`);
-      await Deno.writeTextFile(file, `${rows.join("\n")}\nALL-DONE\n`);
-      await t.tmux("send-keys", "-t", pane, "-l", `cat '${file}'`);
-      await t.tmux("send-keys", "-t", pane, "Enter");
-      // The mark and the prompt after it: the shell is done writing (see above).
-      await waitFor(
-        async () => /\nALL-DONE\n\S/.test(await t.tmux("capture-pane", "-p", "-t", pane)),
-        "output",
-        20_000,
-      );
-    } finally {
-      await Deno.remove(file);
-    }
+    const rows = Array.from({ length: 40_000 }, (_, i) => `new row ${i} ${"+".repeat(30)}`);
+    const { pane, cursor } = await printedAfterCursor(t, c, rows, 100_000);
     runner.bytes = 0;
-    const got = await c.ok<Since>("capture_since", {
-      paneId: pane,
-      cursor: first.cursor,
-      maxLines: 5,
-    });
+    const got = await c.ok<Since>("capture_since", { paneId: pane, cursor, maxLines: 5 });
     const read = runner.bytes;
-    assert.deepEqual(pickSince(got), await sinceReference(t, pane, first.cursor, 5));
+    assert.deepEqual(pickSince(got), await sinceReference(t, pane, cursor, 5));
     assert.ok(got.droppedLines > 40_000, String(got.droppedLines));
     assert.ok(read < 100_000, `read ${read} bytes of about 1.8 MB`);
   });
+});
+
+Deno.test("capture_since after output printing more than a read holds whole (21 bytes a cell) streams it, and says exactly what reading the whole pane says", async () => {
+  await withServer(async (t, c, runner) => {
+    // 1 100 rows of 390 cells of a letter and ten combining marks: about 9 MB, more than a
+    // planned read holds whole (STRETCHES_ANSWER_BYTES).
+    assert.ok(STRETCHES_ANSWER_BYTES < 1_100 * 390 * 21);
+    const rows = Array.from({ length: 1_100 }, (_, i) => `${i} ${HEAVY_CELL.repeat(390)}`);
+    const { pane, cursor } = await printedAfterCursor(t, c, rows, 3_000);
+    const streams = runner.streams;
+    const got = await c.ok<Since & { firstLineCut: boolean }>("capture_since", {
+      paneId: pane,
+      cursor,
+      maxLines: 10_000,
+    });
+    assert.equal(runner.streams, streams + 1, "read in one streaming pass");
+    assert.equal(got.firstLineCut, false);
+    // The reply's text bound decides how many lines it holds; given that many, it says exactly
+    // what the whole pane says.
+    assert.deepEqual(pickSince(got), await sinceReference(t, pane, cursor, got.returnedLines));
+    assert.ok(got.droppedLines > 1_000, String(got.droppedLines));
+  }, { width: 400, height: 10 });
 });
