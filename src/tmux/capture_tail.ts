@@ -122,9 +122,10 @@ const STREAM_ROWS = 2_000;
  * tmux; as joined lines (which no tmux number counts), by streaming them through a counter
  * that holds none of them. State, lines and counts always come from one tmux invocation.
  * Rows that print more than {@link TAIL_ANSWER_BYTES} are read again as they stream, only the
- * last ones whose text fits `keepBytes` (a reply's most) held. With `escapes`, the first line read starts from default attributes (a capture of the whole
- * range could carry a colour into it from above), and the counted bytes of lines above are as
- * tmux prints them from the range's first row.
+ * last ones whose text fits `keepBytes` (a reply's most) held. With `escapes`, the first line
+ * read starts from default attributes (a capture of the whole range could carry a colour into
+ * it from above), and the counted bytes of lines above are as tmux prints them from the range's
+ * first row.
  */
 export async function captureTail(
   runner: TmuxRunner,
