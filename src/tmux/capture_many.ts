@@ -165,7 +165,7 @@ export async function readPanes(
     const tooLarge = controlled === "too large";
     const read = await readFramed(runner, address, pending, historyRows, take, options, begin, {
       ...how,
-      spawn: controlled === null || tooLarge,
+      spawn: controlled === null,
       stream: !held || tooLarge || historyRows > BULK_HISTORY_ROWS,
     });
     results.push(...read);

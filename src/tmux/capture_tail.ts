@@ -243,7 +243,11 @@ async function rowTail(
  */
 export const TAIL_ANSWER_BYTES = 4 * 1024 * 1024;
 
-/** Whether the first `end` bytes of `bytes` are well-formed UTF-8. */
+/**
+ * Whether the first `end` bytes of `bytes` are well-formed UTF-8, without decoding them (a row
+ * the keeper lets go is never made a string). Not node:buffer's isUtf8: importing it loads
+ * Node's compatibility layer, about 13 ms of a process's start.
+ */
 function isUtf8(bytes: Uint8Array, end: number): boolean {
   let i = 0;
   while (i < end) {

@@ -237,7 +237,7 @@ export async function streamGrid(
   let next = 0;
   const keep = (abs: number, text: string) => {
     tail.push(text);
-    const gone = budget.add(utf8Length(text) + 1, abs < historySize || !isBlankRow(text));
+    const gone = budget.add(bytes[abs + 1] - bytes[abs], abs < historySize || !isBlankRow(text));
     tailFrom += gone.lines;
     keepFrom += gone.lines;
     if (tailFrom > 1024 && tailFrom * 2 > tail.length) {
