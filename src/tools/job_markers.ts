@@ -122,8 +122,13 @@ export interface Marked {
    * not hold its terminal (see `readMarked` in job_state.ts). `status` stays null meanwhile.
    */
   readonly held?: boolean;
-  /** UTF-8 bytes cut from the start of `output` when it was kept (`keepFinished`, job_state.ts). */
+  /**
+   * UTF-8 bytes cut from the start of `output`: when it was kept (`keepFinished`, job_state.ts),
+   * or read as rows streamed by (job_scan.ts).
+   */
   readonly cutBytes?: number;
+  /** The same for {@link beforeNext}. */
+  readonly beforeNextCutBytes?: number;
   /** With `startGone`, once ended: why, and how to keep a long output whole (one sentence). */
   readonly startNote?: string;
 }
@@ -192,7 +197,7 @@ const HELD_LINE = (() => {
  * Rows between a typed line and its begin marker: what the shell prints once the line is read
  * and before it runs it (bash's PS0, zsh's preexec, a DEBUG trap that prints).
  */
-const BEFORE_BEGIN_ROWS = 8;
+export const BEFORE_BEGIN_ROWS = 8;
 
 /**
  * Whether row `i` is the line of another run_command (not `nonce`'s), typed and run: its exact
@@ -204,16 +209,57 @@ const BEFORE_BEGIN_ROWS = 8;
  * its output is taken as ending there: cut short, and said to be (never longer, never whole).
  */
 function typedLineAt(lines: readonly string[], i: number, nonce: string): number {
-  const row = lines[i].trimEnd();
-  if (!row.includes("__tmcp ")) return -1;
-  const m = TYPED_LINES.map((shape) => shape.exec(row)).find((found) => found !== null);
-  if (!m || m[1] === nonce) return -1;
-  const begin = beginMarker(m[1]);
+  const typed = typedNonce(lines[i]);
+  if (typed === null || typed === nonce) return -1;
+  const begin = beginMarker(typed);
   const below = lines.slice(i + 1, i + 2 + BEFORE_BEGIN_ROWS);
   if (!below.some((next) => next.trimEnd().endsWith(begin))) return -1;
   let first = i;
-  while (first > 0 && HELD_LINE.test(lines[first - 1].trimEnd())) first--;
+  while (first > 0 && isHeldLine(lines[first - 1])) first--;
   return first;
+}
+
+/** The nonce of the run_command whose typed line row `row` is (see {@link TYPED_LINES}), else null. */
+export function typedNonce(row: string): string | null {
+  if (!row.includes("__tmcp ")) return null;
+  const trimmed = row.trimEnd();
+  for (const shape of TYPED_LINES) {
+    const m = shape.exec(trimmed);
+    if (m) return m[1];
+  }
+  return null;
+}
+
+/** Whether row `row` is one of the lines that build a long command up ({@link HELD_LINE}). */
+export function isHeldLine(row: string): boolean {
+  return row.includes(HELD) && HELD_LINE.test(row.trimEnd());
+}
+
+/** An end marker of a job's read off a row (see {@link endRow}). */
+export interface EndRow {
+  readonly status: number;
+  readonly endedMs: number | null;
+  /** What the row holds before the marker (output without a final newline, as typed before). */
+  readonly prefix: string;
+}
+
+/** The pattern of job `nonce`'s end marker on a row (trailing spaces trimmed). */
+export function endPattern(nonce: string): RegExp {
+  // zsh with `setopt force_float` prints arithmetic as a float: the check as "2134552.".
+  return new RegExp(`^(.*)${endMarker(nonce)}(\\d{1,5}):(\\d{1,12})(?:\\.0*)?(?::(.*))?$`);
+}
+
+/**
+ * Job `nonce`'s end marker on row `row` (`pattern`: {@link endPattern}): null when the row does
+ * not hold its text, false when it holds a row shaped like it that fails its check.
+ */
+export function endRow(row: string, nonce: string, pattern: RegExp): EndRow | false | null {
+  if (!row.includes(endMarker(nonce))) return null;
+  const m = pattern.exec(row.trimEnd());
+  // Only the shell prints the check: a row that has the end marker's shape without it was
+  // made on screen (by a program's cursor moves over the begin marker), or changed since.
+  if (!m || m[3] !== endCheck(nonce, Number(m[2]))) return false;
+  return { status: Number(m[2]), endedMs: m[4] ? epochMs(m[4]) : null, prefix: m[1] };
 }
 
 /**
@@ -235,27 +281,21 @@ export function epochMs(word: string): number | null {
  */
 export function findMarkers(lines: readonly string[], nonce: string, start = 0): Marked {
   const begin = beginMarker(nonce);
-  const token = endMarker(nonce);
-  // zsh with `setopt force_float` prints arithmetic as a float: the check as "2134552.".
-  const endRe = new RegExp(`^(.*)${token}(\\d{1,5}):(\\d{1,12})(?:\\.0*)?(?::(.*))?$`);
+  const endRe = endPattern(nonce);
   let endAt = -1;
   let status: number | null = null;
   let endedMs: number | null = null;
   let prefix = "";
   let falseEnd = false;
   for (let i = lines.length - 1; i >= 0; i--) {
-    if (!lines[i].includes(token)) continue;
-    const m = endRe.exec(lines[i].trimEnd());
-    // Only the shell prints the check: a row that has the end marker's shape without it was
-    // made on screen (by a program's cursor moves over the begin marker), or changed since.
-    if (!m || m[3] !== endCheck(nonce, Number(m[2]))) {
+    const end = endRow(lines[i], nonce, endRe);
+    if (end === null) continue;
+    if (end === false) {
       falseEnd = true;
       continue;
     }
     endAt = i;
-    status = Number(m[2]);
-    endedMs = m[4] ? epochMs(m[4]) : null;
-    prefix = m[1];
+    ({ status, endedMs, prefix } = end);
     break;
   }
   const until = endAt === -1 ? lines.length : endAt;
@@ -320,7 +360,8 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
   };
 }
 
-function trimTrailingBlank(lines: string[]): string[] {
+/** `lines` without the blank ones at their end. */
+export function trimTrailingBlank(lines: string[]): string[] {
   let end = lines.length;
   while (end > 0 && lines[end - 1].trim() === "") end--;
   return lines.slice(0, end);

@@ -1,0 +1,421 @@
+/**
+ * A job's markers found in rows as they stream by: {@link findMarkers} (job_markers.ts) one row
+ * at a time, for a read whose rows print more than a read holds whole (a wide pane of combining
+ * marks prints 21 bytes a cell). Every judgment is the same, made on the same rows; of what the
+ * job printed only the last rows a reply can hold are kept, and the bytes before them counted
+ * ({@link Marked.cutBytes}). Text only: no tmux call.
+ *
+ * @module
+ */
+
+import { utf8Length } from "../tmux/capture.ts";
+import {
+  BEFORE_BEGIN_ROWS,
+  beginMarker,
+  endPattern,
+  type EndRow,
+  endRow,
+  isHeldLine,
+  type Marked,
+  trimTrailingBlank,
+  typedNonce,
+} from "./job_markers.ts";
+
+/** A row held, with where it is among the rows read. */
+interface HeldRow {
+  readonly text: string;
+  /** Its index among the rows read. */
+  readonly index: number;
+  /** UTF-8 bytes of the rows before it, each with the newline after it. */
+  readonly before: number;
+}
+
+/**
+ * The last rows before a row, taken when that row came: what the job printed up to a marker, or
+ * up to another run_command's line. Held by the ring until more than a reply's worth of rows
+ * came after it, then copied out once ({@link TailRing}).
+ */
+class Tail {
+  rows: HeldRow[] | null = null;
+  /** Holders not done with it ({@link TailRing.share}, {@link TailRing.release}). */
+  holders = 1;
+  /** `end`: the row it ends before; `need`: the first row it holds. */
+  constructor(readonly end: number, readonly need: number) {}
+}
+
+/**
+ * The last rows read, as few as hold `keepBytes` up to the last written (not blank) row (blank
+ * rows after it wait for one), and the rows the {@link Tail}s taken still need. A tail that
+ * would keep more than twice that held is copied out: each copy follows as many bytes as it
+ * holds, so the work stays in proportion to what is read, whatever the rows print.
+ */
+class TailRing {
+  readonly #keep: number;
+  #rows: HeldRow[] = [];
+  #head = 0;
+  /** Index of the next row; UTF-8 bytes of the rows so far, each with its newline. */
+  #next = 0;
+  #bytes = 0;
+  /** The first row of the shortest tail that holds `keep` ({@link Tail.need}). */
+  #frontier = 0;
+  /** Bytes from the frontier's row up to the last written one; that row's index. */
+  #held = 0;
+  #lastWritten = -1;
+  readonly #tails = new Set<Tail>();
+
+  constructor(keepBytes: number) {
+    this.#keep = keepBytes;
+  }
+
+  /** Bytes of the rows read so far, each with its newline. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** UTF-8 bytes of the rows held (those copied out counted again), each with its newline. */
+  get heldBytes(): number {
+    const first = this.#head < this.#rows.length ? this.#rows[this.#head].before : this.#bytes;
+    let held = this.#bytes - first;
+    for (const tail of this.#tails) {
+      const rows = tail.rows;
+      if (rows !== null && rows.length > 0) {
+        const last = rows[rows.length - 1];
+        held += last.before + utf8Length(last.text) + 1 - rows[0].before;
+      }
+    }
+    return held;
+  }
+
+  /** The last rows before the next row, held until {@link release}. */
+  take(): Tail {
+    const tail = new Tail(this.#next, this.#frontier);
+    this.#tails.add(tail);
+    return tail;
+  }
+
+  /** One more holder of `tail`. */
+  share(tail: Tail): Tail {
+    tail.holders++;
+    return tail;
+  }
+
+  /** A holder is done with `tail`: its rows go once none holds it. */
+  release(tail: Tail | null): void {
+    if (tail && --tail.holders === 0) this.#tails.delete(tail);
+  }
+
+  /** A tail's rows. */
+  rowsOf(tail: Tail): HeldRow[] {
+    return tail.rows ?? this.#slice(tail.need, tail.end);
+  }
+
+  push(text: string, written: boolean): void {
+    const bytes = utf8Length(text) + 1;
+    this.#rows.push({ text, index: this.#next, before: this.#bytes });
+    this.#next++;
+    this.#bytes += bytes;
+    if (written) {
+      // The frontier is never past the row after the last written one.
+      for (let i = this.#lastWritten + 1; i < this.#next; i++) this.#held += this.#sizeOf(i);
+      this.#lastWritten = this.#next - 1;
+    }
+    while (
+      this.#frontier < this.#lastWritten && this.#held - this.#sizeOf(this.#frontier) > this.#keep
+    ) {
+      this.#held -= this.#sizeOf(this.#frontier);
+      this.#frontier++;
+    }
+    this.#letGo();
+  }
+
+  /** Rows no tail needs go; a tail that holds back more than twice `keep` is copied out. */
+  #letGo(): void {
+    while (true) {
+      let floor = this.#frontier;
+      let oldest: Tail | null = null;
+      for (const tail of this.#tails) {
+        if (tail.rows === null && tail.need < floor) {
+          floor = tail.need;
+          oldest = tail;
+        }
+      }
+      const first = this.#head < this.#rows.length ? this.#rows[this.#head].index : this.#next;
+      if (floor > first) {
+        this.#head += floor - first;
+        if (this.#head > 1024 && this.#head * 2 > this.#rows.length) {
+          this.#rows = this.#rows.slice(this.#head);
+          this.#head = 0;
+        }
+      }
+      if (oldest === null || this.#bytes - this.#before(floor) <= 2 * this.#keep) return;
+      oldest.rows = this.#slice(oldest.need, oldest.end);
+    }
+  }
+
+  #at(index: number): HeldRow {
+    return this.#rows[this.#head + index - this.#rows[this.#head].index];
+  }
+
+  #before(index: number): number {
+    return index >= this.#next ? this.#bytes : this.#at(index).before;
+  }
+
+  #sizeOf(index: number): number {
+    return this.#before(index + 1) - this.#before(index);
+  }
+
+  #slice(from: number, to: number): HeldRow[] {
+    if (from >= to) return [];
+    const at = this.#head + from - this.#rows[this.#head].index;
+    return this.#rows.slice(at, at + to - from);
+  }
+}
+
+/** Where a job's output would start, known when a row came (see {@link MarkerScan}). */
+interface Start {
+  /** The row it starts after (-1: the first row). */
+  readonly after: number;
+  /** Bytes of the rows up to it, each with its newline. */
+  readonly bytes: number;
+}
+
+/** A valid end marker read, and what was known of the rows above it. */
+interface EndSeen extends EndRow {
+  readonly at: number;
+  readonly begin: Start | null;
+  readonly echo: Start | null;
+  readonly tail: Tail;
+}
+
+/** A row shaped like another run_command's line, waiting for that command's begin marker. */
+interface Candidate {
+  readonly at: number;
+  readonly nonce: string;
+  /**
+   * The rows before the row its lines start at (a long command's first); null when that row is
+   * not below the last begin marker.
+   */
+  readonly tail: Tail | null;
+  confirmed: boolean;
+}
+
+/**
+ * Reads rows one at a time (as `findMarkers(rows, nonce, start)` reads them all) and tells what
+ * job `nonce`'s markers in them say, with the output's last rows that hold `keepBytes` (all of
+ * it when it holds less) and the bytes cut before them. `dead`: the rows of a dead pane, whose
+ * last written row is left out when it is tmux's own (`withoutDeadLine`, job_state.ts).
+ */
+export class MarkerScan {
+  readonly #nonce: string;
+  readonly #start: number;
+  readonly #dead: RegExp | null;
+  readonly #begin: string;
+  readonly #echo: string;
+  readonly #endRe: RegExp;
+  readonly #ring: TailRing;
+  /** A dead pane's last written row and the blank rows after it, not read yet. */
+  #pending: string[] = [];
+  #at = 0;
+  #lastBegin: Start | null = null;
+  #lastEcho: Start | null = null;
+  /** Bytes of the rows before the row the job started at, once read. */
+  #startBytes: number | null = null;
+  #falseEnd = false;
+  #end: EndSeen | null = null;
+  /** A begin marker or the echo of the typed line below the last end. */
+  #belowEnd = false;
+  /** Since the last begin marker: the first other run_command's line, and those waiting. */
+  #next: Candidate | null = null;
+  #candidates: Candidate[] = [];
+  /**
+   * The run of held lines (a long command's) the last row ends, and the rows before it (null
+   * when the run does not start below the last begin marker).
+   */
+  #run: { tail: Tail | null } | null = null;
+
+  constructor(nonce: string, start: number, keepBytes: number, dead = false) {
+    this.#nonce = nonce;
+    this.#start = Math.max(0, start);
+    this.#dead = dead ? /^Pane is dead \((?:status|signal) [^,]*, .*\)$/ : null;
+    this.#begin = beginMarker(nonce);
+    this.#echo = `__tmcp ${nonce};`;
+    this.#endRe = endPattern(nonce);
+    this.#ring = new TailRing(keepBytes);
+  }
+
+  /** UTF-8 bytes of the rows it holds (see {@link TailRing.heldBytes}). */
+  get heldBytes(): number {
+    return this.#ring.heldBytes + this.#pending.reduce((n, row) => n + utf8Length(row) + 1, 0);
+  }
+
+  /** The next row. */
+  row(text: string): void {
+    if (this.#dead === null) return this.#read(text);
+    if (text.trim() === "") {
+      if (this.#pending.length > 0) this.#pending.push(text);
+      else this.#read(text);
+      return;
+    }
+    for (const row of this.#pending) this.#read(row);
+    this.#pending = [text];
+  }
+
+  #read(text: string): void {
+    const i = this.#at;
+    const ring = this.#ring;
+    const trimmed = text.trimEnd();
+    const isBegin = trimmed.endsWith(this.#begin);
+    const isEcho = text.includes(this.#echo);
+    const end = endRow(text, this.#nonce, this.#endRe);
+    if (end === false) this.#falseEnd = true;
+    if (end) {
+      ring.release(this.#end?.tail ?? null);
+      this.#end = {
+        ...end,
+        at: i,
+        begin: this.#lastBegin,
+        echo: this.#lastEcho,
+        tail: ring.take(),
+      };
+      this.#belowEnd = false;
+    } else if (isBegin || isEcho) this.#belowEnd = true;
+    if (i === this.#start) this.#startBytes = ring.bytes;
+    this.#lookForNext(i, text, trimmed, isBegin);
+    ring.push(text, text.trim() !== "");
+    const after = { after: i, bytes: ring.bytes };
+    if (isBegin) this.#lastBegin = after;
+    if (isEcho) this.#lastEcho = after;
+    this.#at++;
+  }
+
+  /**
+   * The first line of another run_command below the last begin marker (`typedLineAt` in
+   * job_markers.ts): its exact typed line with its begin marker at most
+   * {@link BEFORE_BEGIN_ROWS} + 1 rows below, taken from the first of the held lines above it.
+   */
+  #lookForNext(i: number, text: string, trimmed: string, isBegin: boolean): void {
+    const ring = this.#ring;
+    if (isBegin) {
+      // Only rows below the last begin marker count.
+      this.#dropCandidates();
+      ring.release(this.#next?.tail ?? null);
+      this.#next = null;
+    }
+    for (const c of this.#candidates) {
+      if (trimmed.endsWith(beginMarker(c.nonce))) c.confirmed = true;
+    }
+    // A row is looked at once the search is on: below a begin marker, before a line is found.
+    const searching = this.#next === null && this.#lastBegin !== null && !isBegin;
+    const run = this.#run;
+    const typed = searching ? typedNonce(text) : null;
+    if (typed !== null && typed !== this.#nonce) {
+      const tail = run ? (run.tail && ring.share(run.tail)) : ring.take();
+      this.#candidates.push({
+        at: i,
+        nonce: typed,
+        tail,
+        confirmed: false,
+      });
+    }
+    if (!isHeldLine(text)) {
+      ring.release(run?.tail ?? null);
+      this.#run = null;
+    } else if (run === null) this.#run = { tail: searching ? ring.take() : null };
+    this.#settle(i);
+  }
+
+  /** The waiting lines, in order: the first confirmed is the next command's; others wait. */
+  #settle(i: number | null): void {
+    while (this.#candidates.length > 0) {
+      const c = this.#candidates[0];
+      if (c.confirmed) {
+        this.#candidates.shift();
+        this.#dropCandidates();
+        this.#next = c;
+        return;
+      }
+      if (i !== null && i < c.at + BEFORE_BEGIN_ROWS + 1) return;
+      this.#candidates.shift();
+      this.#ring.release(c.tail);
+    }
+  }
+
+  #dropCandidates(): void {
+    for (const c of this.#candidates) this.#ring.release(c.tail);
+    this.#candidates = [];
+  }
+
+  /** What the rows read tell (every row read, the unfinished last one included). */
+  finish(): Marked {
+    if (this.#pending.length > 0) {
+      const [last, ...blank] = this.#pending;
+      this.#pending = [];
+      if (!this.#dead!.test(last.trimEnd())) {
+        for (const row of [last, ...blank]) this.#read(row);
+      }
+    }
+    this.#settle(null);
+    const end = this.#end;
+    if (end === null) {
+      const begin = this.#lastBegin;
+      const tail = this.#ring.take();
+      const falseEnd = this.#falseEnd ? { falseEnd: true } : {};
+      if (begin === null) {
+        return { begun: false, status: null, endedMs: null, output: "", ...falseEnd };
+      }
+      const body = this.#cut(tail, begin, "");
+      const next = this.#next;
+      const before = next === null
+        ? null
+        : next.tail === null
+        ? { output: "", cutBytes: 0 }
+        : this.#cut(next.tail, begin, "");
+      return {
+        begun: true,
+        status: null,
+        endedMs: null,
+        output: body.output,
+        ...(body.cutBytes ? { cutBytes: body.cutBytes } : {}),
+        ...falseEnd,
+        ...(before === null ? {} : {
+          beforeNext: before.output,
+          ...(before.cutBytes ? { beforeNextCutBytes: before.cutBytes } : {}),
+        }),
+      };
+    }
+    let from: Start;
+    let startGone = false;
+    if (end.begin !== null) from = end.begin;
+    else if (end.echo !== null) from = end.echo;
+    else {
+      // As findMarkers: from the row the job started at (or the end's row, if that is above).
+      // (From the end's own row there is no output above it to cut.)
+      const startRow = Math.min(end.at, this.#start);
+      from = { after: startRow - 1, bytes: this.#startBytes ?? 0 };
+      if (!this.#belowEnd) {
+        startGone = true;
+        if (end.at < this.#start) from = { after: -1, bytes: 0 };
+      }
+    }
+    const body = this.#cut(end.tail, from, end.prefix);
+    return {
+      begun: end.begin !== null,
+      status: end.status,
+      endedMs: end.endedMs,
+      output: body.output,
+      ...(body.cutBytes ? { cutBytes: body.cutBytes } : {}),
+      ...(startGone ? { startGone } : {}),
+    };
+  }
+
+  /** The rows of `tail` below `from` as output (and `prefix` after them), and the bytes cut. */
+  #cut(tail: Tail, from: Start, prefix: string): { output: string; cutBytes: number } {
+    const rows = this.#ring.rowsOf(tail).filter((r) => r.index > from.after);
+    const cutBytes = rows.length > 0 && rows[0].index > from.after + 1
+      ? rows[0].before - from.bytes
+      : 0;
+    const body = rows.map((r) => r.text);
+    if (prefix !== "") body.push(prefix);
+    return { output: trimTrailingBlank(body).join("\n"), cutBytes };
+  }
+}

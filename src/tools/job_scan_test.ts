@@ -1,0 +1,167 @@
+/**
+ * The streamed marker scan against findMarkers over the same rows: every judgment the same, the
+ * output the same tail with the bytes before it counted, whatever the rows hold (markers of
+ * this job and another, forged ends, long commands' lines, blank rows, a dead pane's line).
+ */
+import assert from "node:assert/strict";
+import { utf8Length } from "../tmux/capture.ts";
+import { endCheck, findMarkers, type Marked } from "./job_markers.ts";
+import { MarkerScan } from "./job_scan.ts";
+import { withoutDeadLine } from "./job_state.ts";
+import { typedCommand } from "./typed.ts";
+
+const NONCE = "0123456789abcdef0123";
+const OTHER = "fedcba9876543210fedc";
+
+/** A small deterministic generator (mulberry32). */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function scan(rows: readonly string[], start: number, keep: number, dead: boolean): MarkerScan {
+  const s = new MarkerScan(NONCE, start, keep, dead);
+  for (const row of rows) s.row(row);
+  return s;
+}
+
+/** `text` is the tail of `whole` after `cut` bytes, and holds `keep` bytes whenever it was cut. */
+function assertTail(whole: string, text: string, cut: number, keep: number, label: string): void {
+  assert.ok(whole.endsWith(text), `${label}: a tail of what the whole read gives`);
+  if (cut === 0) {
+    assert.equal(text, whole, label);
+    return;
+  }
+  assert.equal(cut + utf8Length(text), utf8Length(whole), `${label}: the bytes cut counted`);
+  assert.ok(utf8Length(text) >= keep, `${label}: keeps what a reply can hold`);
+  const rest = text.slice(text.indexOf("\n") + 1);
+  assert.ok(
+    !text.includes("\n") || utf8Length(rest) <= keep + 16,
+    `${label}: keeps no row it need not (${utf8Length(rest)} bytes after the first, ${keep})`,
+  );
+}
+
+function assertSame(whole: Marked, got: Marked, keep: number, label: string): void {
+  for (const key of ["begun", "status", "endedMs", "startGone", "falseEnd"] as const) {
+    assert.equal(got[key], whole[key], `${label}: ${key}`);
+  }
+  assertTail(whole.output, got.output, got.cutBytes ?? 0, keep, `${label}: output`);
+  assert.equal(got.beforeNext === undefined, whole.beforeNext === undefined, `${label}: next`);
+  if (whole.beforeNext !== undefined) {
+    const cut = got.beforeNextCutBytes ?? 0;
+    assertTail(whole.beforeNext, got.beforeNext!, cut, keep, `${label}: beforeNext`);
+  }
+}
+
+/** A row of one of the kinds a job's pane shows. */
+function rowMaker(rand: () => number): () => string[] {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)];
+  const end = (nonce: string, valid: boolean) => {
+    const status = pick([0, 1, 2, 130]);
+    const check = valid ? endCheck(nonce, status) : String(Number(endCheck(nonce, status)) + 1);
+    const time = pick(["", ":1765000000", ":1765000000.123456", ":x"]);
+    return `${pick(["", "", "", "out"])}__tmcp_${nonce}_E:${status}:${check}${time}`;
+  };
+  const long = typedCommand("x".repeat(1_200), OTHER).split("\n");
+  const text = [
+    "",
+    "",
+    "  ",
+    "hello",
+    "é✓🙂 wide",
+    "a".repeat(40),
+    "b".repeat(3),
+    `__tmcp ${NONCE}`,
+  ];
+  const kinds: (() => string[])[] = [
+    () => [pick(text)],
+    () => [pick(text)],
+    () => [pick(text)],
+    () => [pick(text), pick(text), pick(text)],
+    () => [pick(["", "$ ", "# # "]) + `__tmcp_${NONCE}_B` + pick(["", "  "])],
+    () => [`$ ${typedCommand("echo hi", NONCE)}`],
+    () => [end(NONCE, true)],
+    () => [end(NONCE, rand() < 0.3)],
+    () => [`$ ${typedCommand("echo other", OTHER)}`],
+    () => [`__tmcp_${OTHER}_B`],
+    () => [`$ ${typedCommand("echo other", OTHER)}`, pick(text), `__tmcp_${OTHER}_B`],
+    () => [...long.map((line) => `> ${line}`), `__tmcp_${OTHER}_B`],
+    () => long.slice(0, 1 + Math.floor(rand() * long.length)).map((line) => `$ ${line}`),
+    () => ["Pane is dead (status 3, Sun Dec  6 04:00:00 2026)"],
+  ];
+  return () => pick(kinds)();
+}
+
+Deno.test("MarkerScan tells what findMarkers tells, keeping only a reply's tail", () => {
+  const rand = random(20261206);
+  const next = rowMaker(rand);
+  for (let n = 0; n < 4_000; n++) {
+    const rows: string[] = [];
+    const parts = Math.floor(rand() * 40);
+    for (let p = 0; p < parts; p++) rows.push(...next());
+    const start = Math.floor(rand() * (rows.length + 4)) - 2;
+    const keep = [0, 1, 8, 50, 200, 100_000][Math.floor(rand() * 6)];
+    const dead = rand() < 0.2;
+    const whole = findMarkers(dead ? withoutDeadLine(rows) : rows, NONCE, start);
+    const got = scan(rows, start, keep, dead).finish();
+    assertSame(whole, got, keep, `case ${n} (start ${start}, keep ${keep}, dead ${dead})`);
+  }
+});
+
+Deno.test("MarkerScan: the cases findMarkers names, each as the whole read tells", () => {
+  const begin = `__tmcp_${NONCE}_B`;
+  const end = (status: number) => `__tmcp_${NONCE}_E:${status}:${endCheck(NONCE, status)}:17`;
+  const other = typedCommand("echo next", OTHER);
+  const cases: [string, string[], number][] = [
+    ["begun and ended", ["$ x", begin, "one", "two", end(0), "$ "], 0],
+    ["ended twice: the lower end counts", [begin, "a", end(1), "b", end(2), ""], 0],
+    ["no begin: from the echo", [`$ ${typedCommand("echo hi", NONCE)}`, "out", end(0)], 0],
+    ["nothing of its start: cleared", ["out", "more", end(0), ""], 5],
+    ["its start below the end: earlier output above", ["old", end(0), begin, ""], 1],
+    ["a false end only", [begin, "a", `__tmcp_${NONCE}_E:0:1`, ""], 0],
+    ["a later run_command's line", [begin, "a", "b", `$ ${other}`, `__tmcp_${OTHER}_B`, "c"], 0],
+    ["a later line without its begin marker is output", [begin, "a", `$ ${other}`, "c"], 0],
+  ];
+  for (const [label, rows, start] of cases) {
+    for (const keep of [0, 2, 100]) {
+      assertSame(
+        findMarkers(rows, NONCE, start),
+        scan(rows, start, keep, false).finish(),
+        keep,
+        label,
+      );
+    }
+  }
+});
+
+Deno.test("MarkerScan holds a reply's worth of rows, whatever the rows forge", () => {
+  const keep = 2_000;
+  const end = `__tmcp_${NONCE}_E:0:${endCheck(NONCE, 0)}:1`;
+  const other = `$ ${typedCommand("echo other", OTHER)}`;
+  const held = `$ ${typedCommand("x".repeat(1_200), OTHER).split("\n")[1]}`;
+  const floods: [string, (i: number) => string][] = [
+    ["an end on every other row", (i) => i % 2 ? end : "o".repeat(i % 50)],
+    ["another command's line on every row", () => other],
+    ["its begin marker after each", (i) => i % 2 ? `__tmcp_${OTHER}_B` : other],
+    ["a long command's lines without end", () => held],
+    ["a begin marker of its own now and then", (i) => i % 7 ? held : `__tmcp_${NONCE}_B`],
+  ];
+  for (const [label, row] of floods) {
+    const s = new MarkerScan(NONCE, 0, keep);
+    s.row(`__tmcp_${NONCE}_B`);
+    let most = 0;
+    for (let i = 0; i < 20_000; i++) {
+      s.row(row(i));
+      most = Math.max(most, s.heldBytes);
+    }
+    // Twice the bound before a tail is copied out, the copies, and a row or two over each.
+    assert.ok(most <= 5 * keep, `${label}: held ${most} bytes`);
+    s.finish();
+  }
+});
