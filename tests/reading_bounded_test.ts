@@ -15,6 +15,7 @@ import {
   isBlankRow,
   lastWrittenIndex,
   trimRow,
+  utf8Length,
 } from "../src/tmux/capture.ts";
 import { type RunOptions, TmuxRunner } from "../src/tmux/run.ts";
 import type { ServerAddress } from "../src/tmux/server_address.ts";
@@ -25,6 +26,7 @@ import { connect, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 import { JOINED_ANSWER_BYTES, TAIL_ANSWER_BYTES } from "../src/tmux/capture_tail.ts";
 import { STRETCHES_ANSWER_BYTES } from "../src/tmux/since.ts";
+import { JOB_ANSWER_BYTES } from "../src/tools/job_state.ts";
 
 /** A runner that counts the bytes tmux sent it; never over control, so nothing hides there. */
 class MeteredRunner extends TmuxRunner {
@@ -552,4 +554,50 @@ Deno.test("capture_since after output printing more than a read holds whole (21 
     assert.deepEqual(pickSince(got), await sinceReference(t, pane, cursor, got.returnedLines));
     assert.ok(got.droppedLines > 1_000, String(got.droppedLines));
   }, { width: 400, height: 10 });
+});
+
+Deno.test("run_command and get_command_result over output printing more than a read holds whole (21 bytes a cell) stream it, and keep its tail exactly", async () => {
+  await withServer(async (t, c, runner) => {
+    // 1 050 rows of 400 cells of a letter and ten combining marks: about 8.8 MB, more than a
+    // job's read holds whole (JOB_ANSWER_BYTES); the pane keeps all of it (history 2 000).
+    assert.ok(JOB_ANSWER_BYTES < 1_050 * 400 * 21);
+    const rows = Array.from({ length: 1_050 }, (_, i) => `${i} ${HEAVY_CELL.repeat(400)}`);
+    const whole = rows.join("\n");
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-test-" });
+    try {
+      const file = `${dir}/heavy`;
+      await Deno.writeTextFile(file, `${whole}\n`);
+      type Tail = { output: string; omittedBytes: number; outputComplete: boolean };
+      const keptTail = (got: Tail, label: string) => {
+        assert.ok(got.output.length > 0 && whole.endsWith(got.output), label);
+        assert.equal(got.omittedBytes + utf8Length(got.output), utf8Length(whole), label);
+        assert.equal(got.outputComplete, false, label);
+      };
+      const paneId = t.ids.paneId;
+      const streams = runner.streams;
+      const command = `cat '${file}'`;
+      const run = await c.ok<Tail & { exitStatus: number }>("run_command", {
+        paneId,
+        command,
+        timeoutMs: 60_000,
+      });
+      assert.equal(run.exitStatus, 0);
+      keptTail(run, "run_command");
+      assert.ok(runner.streams > streams, "read as it streamed");
+      const started = await c.ok<{ jobId: string }>("run_command", {
+        paneId,
+        command,
+        background: true,
+      });
+      const job = await c.ok<Tail & { state: string; exitStatus: number }>(
+        "get_command_result",
+        { jobId: started.jobId, waitMs: 60_000 },
+      );
+      assert.equal(job.state, "exited");
+      assert.equal(job.exitStatus, 0);
+      keptTail(job, "get_command_result");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }, { width: 420, height: 10 });
 });

@@ -29,21 +29,65 @@ export async function ifShellThen(
   test: string,
   then: readonly string[] = [],
   signal?: AbortSignal,
+  answerBound?: number,
 ): Promise<Uint8Array | null> {
-  const yes = `tmux-mcp-yes-${randomHex(8)}`;
-  const result = await execFast(runner, address, [
-    "if-shell",
-    "-t",
-    paneId,
-    test,
-    `display-message -p ${yes}`,
-    ...(then.length > 0 ? [";", ...then] : []),
-  ], { signal });
-  const head = new TextEncoder().encode(`${yes}\n`);
+  const { args, head } = ifShellArgs(paneId, test, then);
+  const result = await execFast(runner, address, args, {
+    signal,
+    ...(answerBound === undefined ? {} : { answerBound }),
+  });
   const out = result.stdout;
   if (result.code !== 0 || out.length < head.length) return null;
   for (let i = 0; i < head.length; i++) if (out[i] !== head[i]) return null;
   return out.subarray(head.length);
+}
+
+/**
+ * As {@link ifShellThen}, for a `then` that may print more than a read holds whole: its output
+ * is handed to `sink` chunk by chunk as a tmux process of its own prints it, and only when
+ * `test` exited 0 (a chunk is valid during its call). Whether it did.
+ */
+export async function ifShellStream(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  test: string,
+  then: readonly string[],
+  sink: (chunk: Uint8Array) => void,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const { args, head } = ifShellArgs(paneId, test, then);
+  /** Bytes of the answer line seen so far; -1 once the output is not it. */
+  let seen = 0;
+  const { code } = await runner.stream(address, args, (chunk) => {
+    let at = 0;
+    while (seen >= 0 && seen < head.length && at < chunk.length) {
+      seen = chunk[at] === head[seen] ? seen + 1 : -1;
+      at++;
+    }
+    if (seen === head.length && at < chunk.length) sink(chunk.subarray(at));
+  }, { signal });
+  return code === 0 && seen === head.length;
+}
+
+/** The command line of an `if-shell` test and what follows it, and the answer line it prints. */
+function ifShellArgs(
+  paneId: string,
+  test: string,
+  then: readonly string[],
+): { args: string[]; head: Uint8Array } {
+  const yes = `tmux-mcp-yes-${randomHex(8)}`;
+  return {
+    args: [
+      "if-shell",
+      "-t",
+      paneId,
+      test,
+      `display-message -p ${yes}`,
+      ...(then.length > 0 ? [";", ...then] : []),
+    ],
+    head: new TextEncoder().encode(`${yes}\n`),
+  };
 }
 
 /** Whether `/bin/sh` command `test` exits 0, run by tmux in pane `paneId`'s context. */

@@ -24,7 +24,7 @@
  */
 
 import { shellHoldsTerminal } from "./foreground.ts";
-import { ifShellThen, shellSays } from "./if_shell.ts";
+import { ifShellStream, ifShellThen, shellSays } from "./if_shell.ts";
 import type { TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
 
@@ -117,11 +117,36 @@ export async function atPromptThen(
   facts: PromptFacts,
   then: readonly string[],
   signal?: AbortSignal,
+  answerBound?: number,
 ): Promise<Uint8Array | null> {
+  const test = promptTest(facts);
+  if (test === null) return null;
+  return await ifShellThen(runner, address, paneId, test, then, signal, answerBound);
+}
+
+/**
+ * As {@link atPromptThen}, for a `then` that may print more than a read holds whole: its output
+ * goes to `sink` as it streams, only when the pane is at its prompt. Whether it is.
+ */
+export async function atPromptStream(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  facts: PromptFacts,
+  then: readonly string[],
+  sink: (chunk: Uint8Array) => void,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const test = promptTest(facts);
+  if (test === null) return false;
+  return await ifShellStream(runner, address, paneId, test, then, sink, signal);
+}
+
+/** The `/bin/sh` test of {@link paneAtPrompt}; null for a pane that cannot be at one. */
+function promptTest(facts: PromptFacts): string | null {
   if (facts.dead || !isShellCommand(facts.command)) return null;
   if (!Number.isSafeInteger(facts.pid) || facts.pid <= 0) return null;
-  const test = shellHoldsTerminal(facts.pid, { idle: true });
-  return await ifShellThen(runner, address, paneId, test, then, signal);
+  return shellHoldsTerminal(facts.pid, { idle: true });
 }
 
 /**

@@ -8,13 +8,15 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { byteLength } from "../mcp/bounds.ts";
+import { LineSplitter } from "../tmux/chain.ts";
 import { execFast } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
-import { atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
-import { judgeResult } from "../tmux/tmux_error.ts";
+import { atPromptStream, atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
+import { AnswerPastBound, judgeResult } from "../tmux/tmux_error.ts";
 import { endedBy, learnExitStatus, type PaneProbe, probePane } from "./pane_probe.ts";
 import { jobIdOf, type JobRef } from "./job_id.ts";
 import { findMarkers, type Marked } from "./job_markers.ts";
+import { MarkerScan } from "./job_scan.ts";
 import { claimHolds, claimValue, endClaim, parseMark, readMark } from "./run_mark.ts";
 
 /** A job's state now. */
@@ -61,20 +63,76 @@ function rememberPosition(key: string, abs: number, history: number): void {
   if (positions.size > MAX_POSITIONS) positions.delete(positions.keys().next().value!);
 }
 
-/** The pane's rows from `from` (a capture-pane start: a line number or "-") to its end. */
-async function captureFrom(ctx: TmuxContext, paneId: string, from: string): Promise<string[]> {
-  const stdout = judgeResult(
-    await execFast(ctx.runner, ctx.address, [
-      "capture-pane",
-      "-p",
-      "-J",
-      "-t",
-      paneId,
-      "-S",
-      from,
-    ], { signal: ctx.signal }),
-  );
-  return decodeBytes(stdout).split("\n");
+/**
+ * What a read of a job's rows may print to be held whole: past it (a wide pane of combining
+ * marks prints 21 bytes a cell) the rows are read again as they stream, through a
+ * {@link MarkerScan} that keeps only the output's last rows a reply can hold.
+ */
+export const JOB_ANSWER_BYTES = 8 * 1024 * 1024;
+
+/** The capture of a pane's rows from `from` (a capture-pane start: a line number or "-"). */
+function captureArgs(paneId: string, from: string): string[] {
+  return ["capture-pane", "-p", "-J", "-t", paneId, "-S", from];
+}
+
+/**
+ * Job `ref`'s markers in its pane's rows from `from` to the end (`start`: the row among them it
+ * started at; `dead`: the pane is dead, see {@link withoutDeadLine}).
+ */
+async function markersFrom(
+  ctx: TmuxContext,
+  ref: JobRef,
+  from: string,
+  start: number,
+  dead: boolean,
+): Promise<Marked> {
+  const args = captureArgs(ref.paneId, from);
+  try {
+    const answer = await execFast(ctx.runner, ctx.address, args, {
+      signal: ctx.signal,
+      answerBound: JOB_ANSWER_BYTES,
+    });
+    const rows = decodeBytes(judgeResult(answer)).split("\n");
+    return findMarkers(dead ? withoutDeadLine(rows) : rows, ref.nonce, start);
+  } catch (error) {
+    if (!(error instanceof AnswerPastBound)) throw error;
+    const scan = new MarkerScan(ref.nonce, start, ctx.config.maxResultBytes, dead);
+    const rows = new RowFeed(scan);
+    const { code, stderr } = await ctx.runner.stream(
+      ctx.address,
+      args,
+      (chunk) => rows.push(chunk),
+      {
+        signal: ctx.signal,
+      },
+    );
+    judgeResult({ code, stderr, stdout: new Uint8Array(0) });
+    return rows.finish();
+  }
+}
+
+/** Bytes a capture printed, as rows (as `split("\n")` splits them) into a {@link MarkerScan}. */
+class RowFeed {
+  readonly #scan: MarkerScan;
+  readonly #lines = new LineSplitter();
+  constructor(scan: MarkerScan) {
+    this.#scan = scan;
+  }
+
+  push(chunk: Uint8Array): void {
+    this.#lines.push(chunk, (line) => this.#scan.row(decodeBytes(line)));
+  }
+
+  finish(): Marked {
+    let open = false;
+    this.#lines.finish((line) => {
+      open = true;
+      this.#scan.row(decodeBytes(line));
+    });
+    // After the last newline: the row the split of the whole answer ends with.
+    if (!open) this.#scan.row("");
+    return this.#scan.finish();
+  }
 }
 
 /**
@@ -139,13 +197,37 @@ async function endThatCounts(
   if (found.probe.dead) return found.marked;
   // From a few rows higher: the prompt drawn since may have scrolled the rows up.
   const whole = found.from === "-";
-  const rows = await atPromptThen(ctx.runner, ctx.address, ref.paneId, found.probe, [
-    ...["capture-pane", "-p", "-J", "-t", ref.paneId],
-    ...["-S", whole ? "-" : String(Number(found.from) - MARGIN_ROWS)],
-  ], ctx.signal);
-  if (rows === null) return null;
-  const lines = decodeBytes(rows).split("\n");
-  const again = findMarkers(lines, ref.nonce, found.startRow + (whole ? 0 : MARGIN_ROWS));
+  const args = captureArgs(ref.paneId, whole ? "-" : String(Number(found.from) - MARGIN_ROWS));
+  const start = found.startRow + (whole ? 0 : MARGIN_ROWS);
+  const { runner, address, signal } = ctx;
+  let again: Marked;
+  try {
+    const rows = await atPromptThen(
+      runner,
+      address,
+      ref.paneId,
+      found.probe,
+      args,
+      signal,
+      JOB_ANSWER_BYTES,
+    );
+    if (rows === null) return null;
+    again = findMarkers(decodeBytes(rows).split("\n"), ref.nonce, start);
+  } catch (error) {
+    if (!(error instanceof AnswerPastBound)) throw error;
+    const feed = new RowFeed(new MarkerScan(ref.nonce, start, ctx.config.maxResultBytes));
+    const at = await atPromptStream(
+      runner,
+      address,
+      ref.paneId,
+      found.probe,
+      args,
+      (chunk) => feed.push(chunk),
+      signal,
+    );
+    if (!at) return null;
+    again = feed.finish();
+  }
   // Not there again (erased since, or its start scrolled further than the margin): the end
   // first read, which the shell held its terminal after.
   return again.status !== null && (again.begun || !found.marked.begun) ? again : found.marked;
@@ -239,16 +321,12 @@ async function readMarkedNow(
   const abs = Math.max(0, known.abs - Math.max(0, known.history - probe.historySize));
   rememberPosition(key, abs, probe.historySize);
   const from = Math.max(0, abs - MARGIN_ROWS);
-  // A dead pane's last rows are tmux's, not the shell's.
-  const read = async (start: string) => {
-    const rows = await captureFrom(ctx, ref.paneId, start);
-    return probe.dead ? withoutDeadLine(rows) : rows;
-  };
+  // (A dead pane's last rows are tmux's, not the shell's.)
   const start = String(from - probe.historySize);
-  const near = findMarkers(await read(start), ref.nonce, abs - from);
+  const near = await markersFrom(ctx, ref, start, abs - from, probe.dead);
   if (near.begun) return { probe, marked: near, from: start, startRow: abs - from };
   // Not where it was expected: look through the whole history once.
-  const all = findMarkers(await read("-"), ref.nonce, abs);
+  const all = await markersFrom(ctx, ref, "-", abs, probe.dead);
   return all.begun || all.status !== null
     ? { probe, marked: all, from: "-", startRow: abs }
     : { probe, marked: near, from: start, startRow: abs - from };
@@ -370,7 +448,13 @@ async function readJobAs(
       durationMs: elapsed,
     };
   }
-  const sofar = { ...base, output: marked.output, complete, durationMs: elapsed };
+  const sofar = {
+    ...base,
+    output: marked.output,
+    complete,
+    durationMs: elapsed,
+    ...(marked.cutBytes ? { cutBytes: marked.cutBytes } : {}),
+  };
   if (probe.dead) {
     const known = await learnExitStatus(ctx, ref.paneId, probe);
     return overBeforeNext({
@@ -436,9 +520,11 @@ async function readJobAs(
  */
 function overBeforeNext(view: JobView, marked: Marked): JobView {
   if (marked.beforeNext === undefined) return view;
+  const { cutBytes: _, ...rest } = view;
   return {
-    ...view,
+    ...rest,
     output: marked.beforeNext,
+    ...(marked.beforeNextCutBytes ? { cutBytes: marked.beforeNextCutBytes } : {}),
     complete: false,
     lostReason: `${view.lostReason}; its output is taken up to the line a later run_command ` +
       "typed in the pane (what follows is that command's), so it may be cut short",

@@ -352,7 +352,8 @@ export const runCommand = defineTool({
       const cutAtNext = marked.status === null && marked.beforeNext !== undefined;
       const budget = Math.max(1_000, ctx.config.maxResultBytes - 2_048);
       const output = keepTail(cutAtNext ? marked.beforeNext! : marked.output, budget);
-      const omittedBytes = output.omittedBytes + (marked.cutBytes ?? 0);
+      const cut = cutAtNext ? marked.beforeNextCutBytes : marked.cutBytes;
+      const omittedBytes = output.omittedBytes + (cut ?? 0);
       const exitStatus = marked.status ?? died?.deadStatus ?? null;
       // The pane gone (or respawned) before any marker was read: whatever it printed is gone.
       const unread = !marked.begun && marked.status === null &&
