@@ -23,9 +23,16 @@ async function summaryOver(
   return { summary: text.split("\n")[0], data: r.structuredContent as Record<string, unknown> };
 }
 
-/** Whether a tmux client waits on `channel` (bare, or in the if-shell that checks the server). */
+/**
+ * Whether a tmux client waits on `channel` (bare, or in the if-shell that checks the server), in
+ * tmux's list of waiters: its process runs, and its channel is marked `waiting` (a wait marks
+ * it in the step that begins it, which tmux runs in one go; the process alone may not have
+ * reached the server yet).
+ */
 async function waitsOn(t: TestTmux, channel: string): Promise<boolean> {
-  return (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, channel));
+  const mark = await t.tmuxRaw("show-options", "-sqv", markOption(channel));
+  return mark.stdout.startsWith("waiting") &&
+    (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, channel));
 }
 
 /** Two clients, each with a runner of its own (as two processes are), on one tmux server. */
@@ -227,13 +234,16 @@ Deno.test("twoproc: the marks in tmux stay bounded, and a dead wait's mark outla
 Deno.test("tmux fact: a wait-for is woken as its server exits, status 0, as a signal would wake it", async () => {
   const t = await TestTmux.start();
   try {
-    // A plain client, as a script's `tmux wait-for` is.
-    const waiting = sh("tmux", ["-u", "-L", t.socket, "-f", "/dev/null", "wait-for", "exiting"], {
-      allowFail: true,
-      timeoutMs: 20_000,
-    });
+    // A plain client, as a script's `tmux wait-for` is. Its process is there before it has
+    // reached the server (a kill then finds no wait to wake: the client fails to connect), so
+    // it sets an option first: tmux runs a client's commands one after another without serving
+    // another client between them, so once the option reads set, the wait has begun.
+    const waiting = sh("tmux", [
+      ...["-u", "-L", t.socket, "-f", "/dev/null"],
+      ...["set-option", "-g", "@waiting", "yes", ";", "wait-for", "exiting"],
+    ], { allowFail: true, timeoutMs: 20_000 });
     await waitFor(
-      async () => (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, "exiting")),
+      async () => (await t.tmux("show-options", "-gqv", "@waiting")).trim() === "yes",
       "the waiter",
     );
     await t.tmux("kill-server").catch(() => "");

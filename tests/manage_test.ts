@@ -1826,10 +1826,18 @@ Deno.test("set_synchronize_panes holds for every pane, also one with a value of 
 // ---------------------------------------------------------------------------------------------
 // wait_for_channel / signal_channel
 
-/** Resolves once tmux has a client waiting on `channel` (a wait_for_channel's). */
+/**
+ * Resolves once tmux has a client waiting on `channel` (a wait_for_channel's), in its list of
+ * waiters: the process runs, and the channel is marked `waiting` (in the step that begins the
+ * wait, which tmux runs in one go; the process alone may not have reached the server yet).
+ */
 async function waiterOn(t: TestTmux, channel: string): Promise<void> {
   await waitFor(
-    async () => (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, channel)),
+    async () =>
+      (await t.tmuxRaw("show-options", "-sqv", markOption(channel))).stdout.startsWith(
+        "waiting",
+      ) &&
+      (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, channel)),
     `a waiter on ${channel}`,
   );
 }
