@@ -22,17 +22,25 @@ import type { ServerAddress } from "../src/tmux/server_address.ts";
 import { CURSORS } from "../src/tmux/since_cursor.ts";
 import { compareSince } from "../src/tmux/since_compare.ts";
 import { normalGrid } from "../src/tmux/since_grid.ts";
-import { connect, type TestClient } from "./helpers/mcp.ts";
+import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 import { JOINED_ANSWER_BYTES, TAIL_ANSWER_BYTES } from "../src/tmux/capture_tail.ts";
 import { STRETCHES_ANSWER_BYTES } from "../src/tmux/since.ts";
 import { JOB_ANSWER_BYTES } from "../src/tools/job_state.ts";
+import { WATCH_ANSWER_BYTES } from "../src/tools/watch_span.ts";
+import { AnswerPastBound } from "../src/tmux/tmux_error.ts";
 
 /** A runner that counts the bytes tmux sent it; never over control, so nothing hides there. */
 class MeteredRunner extends TmuxRunner {
   bytes = 0;
   /** Reads streamed from a tmux process. */
   streams = 0;
+  /** Reads whose answer passed the bound they carried. */
+  pastBound = 0;
+  /** Reads that captured rows, answered. */
+  captures = 0;
+  /** While set, every read waits for it first. */
+  hold: Promise<void> | null = null;
 
   constructor() {
     super({ control: false });
@@ -43,9 +51,16 @@ class MeteredRunner extends TmuxRunner {
     args: readonly string[],
     options: RunOptions = {},
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
-    const result = await super.exec(address, args, options);
-    this.bytes += result.stdout.length;
-    return result;
+    await this.hold;
+    try {
+      const result = await super.exec(address, args, options);
+      this.bytes += result.stdout.length;
+      if (args.includes("capture-pane")) this.captures++;
+      return result;
+    } catch (error) {
+      if (error instanceof AnswerPastBound) this.pastBound++;
+      throw error;
+    }
   }
 
   override stream(
@@ -598,6 +613,45 @@ Deno.test("run_command and get_command_result over output printing more than a r
       assert.equal(job.exitStatus, 0);
       keptTail(job, "get_command_result");
     } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }, { width: 420, height: 10 });
+});
+
+Deno.test("wait_for_text whose pane printed more than a read holds whole (21 bytes a cell) between two reads reads fewer rows, matches the last, and says how many it did not", async () => {
+  await withServer(async (t, c, runner) => {
+    // 1 050 rows of 400 cells of a letter and ten combining marks: about 8.8 MB, more than a
+    // watch's read holds whole, written while the watch's reads are held.
+    assert.ok(WATCH_ANSWER_BYTES < 1_050 * 400 * 21);
+    const rows = Array.from({ length: 1_050 }, (_, i) => `${i} ${HEAVY_CELL.repeat(400)}`);
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-test-" });
+    let release = () => {};
+    try {
+      const file = `${dir}/heavy`;
+      await Deno.writeTextFile(file, `${rows.join("\n")}\nEND-OF-IT\n`);
+      const paneId = t.ids.paneId;
+      runner.captures = 0;
+      const waiting = summaryOf(c, "wait_for_text", {
+        paneId,
+        patterns: ["END-OF-IT"],
+        timeoutMs: 60_000,
+      });
+      // Its start read: what the pane prints from now on is new.
+      await waitFor(() => runner.captures > 0, "the wait's first read");
+      runner.hold = new Promise((resolve) => release = resolve);
+      await t.tmux("send-keys", "-t", paneId, `cat '${file}'`, "Enter");
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).includes("END-OF-IT"),
+        "the output shown",
+        60_000,
+      );
+      release();
+      const { summary, data } = await waiting;
+      assert.equal(data.outcome, "matched", summary);
+      assert.ok(runner.pastBound > 0, "a read past the bound, read again with fewer rows");
+      assert.match(summary, /\d+ rows written during the wait not matched/);
+    } finally {
+      release();
       await Deno.remove(dir, { recursive: true });
     }
   }, { width: 420, height: 10 });

@@ -189,6 +189,7 @@ export function serverGone(
  * With `on` (the probe that first found the pane: its server), a pane read from another server
  * (one restarted on the same socket) throws the failure of a server gone, and so does a pane
  * not found when the server that answers is another: the pane watched cannot be on it.
+ * With `answerBound`, an answer past it fails with `AnswerPastBound` (see RunOptions).
  */
 export async function probeWith(
   ctx: TmuxContext,
@@ -196,8 +197,9 @@ export async function probeWith(
   after: readonly string[],
   on?: ProbedServer,
   guard: string = newGuard(),
+  answerBound?: number,
 ): Promise<Probed> {
-  const seen = await probeAny(ctx, paneId, after, guard);
+  const seen = await probeAny(ctx, paneId, after, guard, answerBound);
   if (!on?.serverPid) return seen;
   const server = serverOf(on);
   if (seen.probe.exists) {
@@ -253,10 +255,17 @@ async function probeAny(
   paneId: string,
   after: readonly string[],
   guard: string,
+  answerBound?: number,
 ): Promise<Probed> {
   const args = ["display-message", "-p", "-t", paneId, recordFormat(guard, PROBE_FIELDS)];
   if (after.length > 0) args.push(";", ...after);
-  const result = await execFast(ctx.runner, ctx.address, args, ctx.readOptions());
+  const options = ctx.readOptions();
+  const result = await execFast(
+    ctx.runner,
+    ctx.address,
+    args,
+    answerBound === undefined ? options : { ...options, answerBound },
+  );
   const records = parseRecords(result.stdout, guard, PROBE_FIELDS.length);
   const stderr = result.stderr.trim();
   if (result.code !== 0 && records.length === 0) {

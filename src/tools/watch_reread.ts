@@ -26,7 +26,7 @@ import {
   fixedCaptures,
   fixedMarks,
   hasFixedRows,
-  READ_ROWS,
+  readBound,
   renumber,
   type Span,
   spanCapture,
@@ -82,6 +82,8 @@ function linesAfter(
 export interface KnownRows {
   /** The rows numbered after the history. */
   readonly span: Span;
+  /** The rows a read captures at most (`#readRows` in watch_rows.ts). */
+  readonly readRows: number;
   /** The span changed since the rows were last numbered. */
   readonly wide: boolean;
   /** The rows reflowed: the start row is lost. */
@@ -156,7 +158,8 @@ export interface ReadAgain {
  * Reads the rows again where their numbers no longer hold (a width change, a history trim):
  * from the cursor's row after a width change, from the screen's first row at the last read
  * when the rows above the start moved unseen, else from the start as estimated (never before
- * it: tmux drops at least what the size fell by), at most {@link READ_ROWS} rows; never from
+ * it: tmux drops at least what the size fell by), at most the rows a read takes
+ * ({@link KnownRows.readRows}); never from
  * above the start's screen (rows taken back from the history onto a taller screen, see
  * {@link KnownRows.floor}), its fixed rows among them not told either. Rows not
  * seen in the last read or the baseline are new (a watch that reads rows; for the others any
@@ -185,7 +188,7 @@ export async function readAgain(
       ? Math.min(watch.startAbs, now.historySize)
       : watch.startAbs,
   );
-  let top = Math.max(start, spanEnd(now, s) - READ_ROWS);
+  let top = Math.max(start, spanEnd(now, s) - watch.readRows);
   const rel = rowArg(top - now.historySize);
   // Cut short at the rows a read takes, the read may begin inside a wrapped line.
   const cut = top > start && top > 0;
@@ -199,12 +202,19 @@ export async function readAgain(
     ...[";", "display-message", "-p", guard + "M"],
     ...[";", ...spanCapture(paneId, ["-N"], rel - above, rel - 1, s)],
   ];
-  const { probe, text } = await probeWith(ctx, paneId, [
-    ...spanCapture(paneId, ["-J"], rel, null, s),
-    ...(cut ? partialCaptures(paneId, guard, rel, s) : []),
-    ...lineCaptures,
-    ...fixedCaptures(paneId, guard, s),
-  ], begun);
+  const { probe, text } = await probeWith(
+    ctx,
+    paneId,
+    [
+      ...spanCapture(paneId, ["-J"], rel, null, s),
+      ...(cut ? partialCaptures(paneId, guard, rel, s) : []),
+      ...lineCaptures,
+      ...fixedCaptures(paneId, guard, s),
+    ],
+    begun,
+    undefined,
+    readBound(watch.readRows, now.height),
+  );
   const out = splitMarked(
     text,
     guard,

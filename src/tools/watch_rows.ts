@@ -24,6 +24,7 @@
 import type { TmuxContext } from "../mcp/context.ts";
 import { rowArg, trimRow } from "../tmux/capture.ts";
 import { newGuard } from "../tmux/format.ts";
+import { AnswerPastBound } from "../tmux/tmux_error.ts";
 import {
   fixedLines,
   fromAnchor,
@@ -43,12 +44,14 @@ import {
 import { cellIndex } from "./cell_width.ts";
 import {
   cursorAt,
+  fewerRows,
   fixedCaptures,
   fixedMarks,
   FixedRows,
   hasFixedRows,
   numbersSince,
   READ_ROWS,
+  readBound,
   sameSpan,
   type Span,
   spanCapture,
@@ -170,6 +173,11 @@ export class WatchedRows {
   #lastBottom: number;
   /** Rows read above the anchor, for a pane that scrolled between a read's probe and its read. */
   #slack = 0;
+  /**
+   * The rows a read captures at most: {@link READ_ROWS}, fewer once rows printed more than a
+   * read holds whole (see {@link fewerRows}).
+   */
+  #readRows = READ_ROWS;
   /** The history's size at the last read: the number of the screen's first row then. */
   #lastTop: number;
   /** The screen's rows above the start, read again at each read (see watch_above.ts). */
@@ -379,7 +387,7 @@ export class WatchedRows {
       const s = this.#span;
       const end = spanEnd(plan, s);
       let top = this.#anchorRow - this.#slack;
-      const skip = end - this.#anchorRow > READ_ROWS;
+      const skip = end - this.#anchorRow > this.#readRows;
       if (skip) {
         // Rows before the last read's screen were read; if some of them are still on the
         // screen they may have changed, and no line number says where they are: read again.
@@ -387,7 +395,7 @@ export class WatchedRows {
           this.#rebase = true;
           return await this.#rebaseAt(plan);
         }
-        top = Math.max(end - READ_ROWS, this.#lastBottom + 1);
+        top = Math.max(end - this.#readRows, this.#lastBottom + 1);
       }
       const cut = !skip && top < this.#anchorRow;
       const advance = skip || this.#anchorRow < plan.historySize;
@@ -402,13 +410,25 @@ export class WatchedRows {
       const above = this.#above.captures(this.#paneId, guard, plan, s, this.#slack);
       after.push(...above);
       if (above.length > 0) marks.push(ABOVE_MARK);
-      const { probe, text } = await probeWith(this.#ctx, this.#paneId, after, this.#start);
+      let probed;
+      try {
+        const bound = readBound(this.#readRows, plan.height);
+        probed = await probeWith(this.#ctx, this.#paneId, after, this.#start, undefined, bound);
+      } catch (error) {
+        if (!(error instanceof AnswerPastBound)) throw error;
+        // Rows that print more than a read holds whole: read fewer, the others counted.
+        this.#readRows = fewerRows(this.#readRows, end - top, plan.height);
+        this.#slack = Math.min(this.#slack, this.#readRows);
+        attempt--;
+        continue;
+      }
+      const { probe, text } = probed;
       if (!probe.exists) return { probe, again: true };
       this.#moved(probe);
       if (this.#rebase) return await this.#rebaseAt(probe);
       const moved = probe.historySize - plan.historySize;
       plan = probe;
-      this.#slack = moved > 0 ? Math.min(READ_ROWS, moved + (moved >> 1) + 16) : 0;
+      this.#slack = moved > 0 ? Math.min(this.#readRows, moved + (moved >> 1) + 16) : 0;
       const out = splitMarked(text, guard, marks);
       if (out === null) continue;
       // The rows above the start did not move as their numbers say: read again by content.
@@ -479,27 +499,17 @@ export class WatchedRows {
    */
   async #rebaseAt(now: PaneProbe): Promise<Rebased> {
     const s = this.#span;
-    const { probe, fresh, first, read } = await readAgain(
-      this.#ctx,
-      this.#paneId,
-      this.#start,
-      now,
-      {
-        span: s,
-        wide: this.#wide,
-        reflowed: this.#reflowed,
-        rows: this.#rows,
-        shifted: this.#shifted ? this.#lastTop : null,
-        startAbs: this.#startAbs,
-        floor: this.#floor,
-        lastRegion: this.#lastRegion,
-        baseline: this.#baseline,
-        lastFixed: this.#fixed.last,
-        baseFixed: this.#fixed.base,
-        screen: this.#screen,
-        pulled: this.#pulled,
-      },
-    );
+    let again: ReadAgain;
+    while (true) {
+      try {
+        again = await this.#readAgain(now);
+        break;
+      } catch (error) {
+        if (!(error instanceof AnswerPastBound)) throw error;
+        this.#readRows = fewerRows(this.#readRows, this.#readRows, now.height);
+      }
+    }
+    const { probe, fresh, first, read } = again;
     if (read === null) return { probe, fresh };
     const { lines, fixed, top, start, cursor, wide, floor } = read;
     this.#fixed.keep(fixed);
@@ -535,6 +545,26 @@ export class WatchedRows {
       this.#lastTop = now.historySize;
     }
     return { probe, fresh, first };
+  }
+
+  /** The read again by content, with what the watch knows of the rows (see {@link readAgain}). */
+  #readAgain(now: PaneProbe): Promise<ReadAgain> {
+    return readAgain(this.#ctx, this.#paneId, this.#start, now, {
+      span: this.#span,
+      wide: this.#wide,
+      reflowed: this.#reflowed,
+      rows: this.#rows,
+      shifted: this.#shifted ? this.#lastTop : null,
+      startAbs: this.#startAbs,
+      floor: this.#floor,
+      lastRegion: this.#lastRegion,
+      baseline: this.#baseline,
+      lastFixed: this.#fixed.last,
+      baseFixed: this.#fixed.base,
+      screen: this.#screen,
+      pulled: this.#pulled,
+      readRows: this.#readRows,
+    });
   }
 
   /**

@@ -28,6 +28,30 @@ import type { PaneProbe } from "./pane_probe.ts";
  */
 export const READ_ROWS = 10_000;
 
+/**
+ * What a watch's read of more than a screen may print to be held whole: past it (rows of a
+ * wide pane printing 21 bytes a cell) the watch reads a quarter of the rows, until a read
+ * fits or only a screen is left, the others counted as skipped ({@link fewerRows}).
+ */
+export const WATCH_ANSWER_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The rows a watch reads at most after a read of `attempted` rows printed more than
+ * {@link WATCH_ANSWER_BYTES} (only a watch that reads more than a screen's worth has a bound:
+ * {@link readBound}): a quarter of them, never under a screen (`height`).
+ */
+export function fewerRows(readRows: number, attempted: number, height: number): number {
+  return Math.max(height, Math.floor(Math.min(readRows, attempted) / 4));
+}
+
+/**
+ * The answer bound of a watch's reads while it reads at most `readRows` rows: none once that is
+ * a screen's worth (`height`), which the pane's size bounds whatever its rows print.
+ */
+export function readBound(readRows: number, height: number): number | undefined {
+  return readRows > height ? WATCH_ANSWER_BYTES : undefined;
+}
+
 /** The screen rows a watch numbers after the history: a scroll region's, or the whole screen. */
 export interface Span {
   /** The region's first screen row. */
