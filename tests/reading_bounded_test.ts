@@ -26,6 +26,7 @@ import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 import { JOINED_ANSWER_BYTES, TAIL_ANSWER_BYTES } from "../src/tmux/capture_tail.ts";
 import { STRETCHES_ANSWER_BYTES } from "../src/tmux/since.ts";
+import { WRITTEN_KEEP_BYTES } from "../src/tmux/since_written.ts";
 import { JOB_ANSWER_BYTES } from "../src/tools/job_state.ts";
 import { WATCH_ANSWER_BYTES } from "../src/tools/watch_span.ts";
 import { AnswerPastBound } from "../src/tmux/tmux_error.ts";
@@ -655,4 +656,30 @@ Deno.test("wait_for_text whose pane printed more than a read holds whole (21 byt
       await Deno.remove(dir, { recursive: true });
     }
   }, { width: 420, height: 10 });
+});
+
+Deno.test("wait_for_text since a cursor, after output printing more than a read holds whole (21 bytes a cell), matches its last lines and says how many it did not", async () => {
+  await withServer(async (t, c, runner) => {
+    // 1 100 rows of 390 cells of a letter and ten combining marks: about 9 MB, more than the
+    // text a wait keeps of rows written since its cursor (WRITTEN_KEEP_BYTES).
+    assert.ok(WRITTEN_KEEP_BYTES < 1_100 * 390 * 21);
+    const rows = Array.from({ length: 1_100 }, (_, i) => `${i} ${HEAVY_CELL.repeat(390)}`);
+    const { pane, cursor } = await printedAfterCursor(t, c, rows, 3_000);
+    const streams = runner.streams;
+    const { summary, data } = await summaryOf(c, "wait_for_text", {
+      paneId: pane,
+      patterns: ["ALL-DONE"],
+      since: cursor,
+      timeoutMs: 5_000,
+    });
+    assert.equal(data.outcome, "matched", summary);
+    assert.ok(runner.streams > streams, "read as it streamed");
+    const skipped = /the first (\d+) lines written since the cursor not matched/.exec(summary);
+    assert.ok(skipped, summary);
+    // The rows kept hold the bound's text and a row: the rest is counted.
+    const kept = 1_100 - Number(skipped[1]);
+    const heavy = utf8Length(rows[0]) + 1;
+    assert.ok(kept * heavy >= WRITTEN_KEEP_BYTES - 2 * heavy, `${kept} rows kept`);
+    assert.ok((kept - 3) * heavy <= WRITTEN_KEEP_BYTES, `${kept} rows kept`);
+  }, { width: 400, height: 10 });
 });

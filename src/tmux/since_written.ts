@@ -9,7 +9,7 @@
 
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
-import { compareWithCursor } from "./since.ts";
+import { compareWithCursor, STRETCHES_ANSWER_BYTES } from "./since.ts";
 import { HASH_CHARS, parseHash, prefixWithHash, type SinceCursor } from "./since_cursor.ts";
 
 /** A row written since a cursor was taken (see {@link writtenSince}). */
@@ -30,9 +30,20 @@ export interface WrittenSince {
    * then none), or null.
    */
   readonly lost: string | null;
-  /** Rows written since that were counted, not read (more than `want`). */
+  /**
+   * Rows written since that were counted, not read (more than `want`, or more than
+   * {@link WRITTEN_KEEP_BYTES} hold).
+   */
   readonly skippedRows: number;
 }
+
+/**
+ * The text of rows written since a cursor that is held at most, the last rows kept: output that
+ * prints more than a read holds whole (a wide pane of combining marks, 21 bytes a cell) is read
+ * as it streams (see compareWithCursor), and the rows before those are counted as skipped. As
+ * much as such a read holds whole: rows of plain text up to `want` are all kept.
+ */
+export const WRITTEN_KEEP_BYTES = STRETCHES_ANSWER_BYTES;
 
 /**
  * The rows a pane wrote or rewrote since a cursor (opened with `openCursor` before the wait
@@ -42,7 +53,8 @@ export interface WrittenSince {
  * after it skipped; any other row changed since is written whole (a cursor keeps no text, so
  * which of its characters were rewritten cannot be told). Where the cursor's position cannot
  * be proved (history cleared or trimmed, width changed), or a full-screen program redrew the
- * screen it already showed then, nothing is told: `lost` says why.
+ * screen it already showed then, nothing is told: `lost` says why. Of more rows than `want`,
+ * or than {@link WRITTEN_KEEP_BYTES} hold, the last ones are told, the others counted.
  */
 export async function writtenSince(
   runner: TmuxRunner,
@@ -52,7 +64,15 @@ export async function writtenSince(
   want: number,
   options: RunOptions = {},
 ): Promise<WrittenSince> {
-  const since = await compareWithCursor(runner, address, paneId, cursor, want, options);
+  const since = await compareWithCursor(
+    runner,
+    address,
+    paneId,
+    cursor,
+    want,
+    options,
+    WRITTEN_KEEP_BYTES,
+  );
   const none = (lost: string | null): WrittenSince => ({ rows: [], lost, skippedRows: 0 });
   if (since.alternateScreen) {
     if (since.rows.length === 0) return none(null);
