@@ -8,7 +8,10 @@
  */
 
 import assert from "node:assert/strict";
-import { tailLines } from "../src/mcp/bounds.ts";
+import { MAX_RESULT_BYTES, tailLines } from "../src/mcp/bounds.ts";
+import type { TmuxContext } from "../src/mcp/context.ts";
+import { EMPTY_TAIL, textBudget } from "../src/tools/reading_bounds.ts";
+import { decodeBytes } from "../src/tmux/format.ts";
 import {
   alignJoined,
   captureRows,
@@ -682,4 +685,45 @@ Deno.test("wait_for_text since a cursor, after output printing more than a read 
     assert.ok(kept * heavy >= WRITTEN_KEEP_BYTES - 2 * heavy, `${kept} rows kept`);
     assert.ok((kept - 3) * heavy <= WRITTEN_KEEP_BYTES, `${kept} rows kept`);
   }, { width: 400, height: 10 });
+});
+
+Deno.test("show_buffer of a buffer larger than it reads whole streams it, and says exactly what reading it whole says", async () => {
+  await withServer(async (t, c, runner) => {
+    // About 6 MB: lines of every length (one of 2 MB), CR LF, emoji, bytes that are not UTF-8.
+    const parts: Uint8Array[] = [];
+    const encoder = new TextEncoder();
+    for (let i = 0; i < 40_000; i++) {
+      parts.push(encoder.encode(`${i} ${"é🙂 x".repeat(i % 37)}${i % 5 === 0 ? "\r" : ""}\n`));
+      if (i % 997 === 0) parts.push(new Uint8Array([0xe2, 0x82, 0x0a, 0x80]));
+      if (i === 20_000) parts.push(encoder.encode("y".repeat(2_000_000)));
+    }
+    parts.push(encoder.encode("the last line, unended"));
+    const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    parts.reduce((at, p) => (bytes.set(p, at), at + p.length), 0);
+    assert.ok(bytes.length > 5_000_000);
+    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+    try {
+      await Deno.writeFile(file, bytes);
+      await t.tmux("load-buffer", "-b", "large", file);
+    } finally {
+      await Deno.remove(file);
+    }
+    const streams = runner.streams;
+    const got = await c.ok<Record<string, unknown> & { totalLines: number }>("show_buffer", {
+      name: "large",
+    });
+    assert.equal(runner.streams, streams + 1, "read as it streamed");
+    const lines = decodeBytes(bytes).split("\n");
+    const shell = {
+      name: got.name,
+      size: got.size,
+      created: got.created,
+      ...EMPTY_TAIL,
+      totalLines: lines.length,
+      complete: true,
+    };
+    const ctx = { config: { maxResultBytes: MAX_RESULT_BYTES } } as TmuxContext;
+    const cut = tailLines(lines, Number.MAX_SAFE_INTEGER, textBudget(ctx, shell));
+    assert.deepEqual(got, { ...shell, ...cut, complete: false });
+  });
 });

@@ -173,6 +173,37 @@ Deno.test("socket replaced: show_buffer shows the buffer it listed, not the new 
   }, [["set-buffer", "old server's text"]]);
 });
 
+Deno.test("socket replaced: show_buffer reading a large buffer as it streams shows the one it listed, not the new server's namesake", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-test-" });
+  try {
+    // 50 000 lines of 100 bytes: more than show_buffer reads whole, on each server.
+    const file = async (who: string) => {
+      const path = `${dir}/${who}`;
+      const line = `${who} `.padEnd(99, "x");
+      await Deno.writeTextFile(path, `${Array(50_000).fill(line).join("\n")}\n${who} end`);
+      return path;
+    };
+    const old = await file("old");
+    const now = await file("new");
+    await withReplacedSocket(async (t, c, servers) => {
+      await t.tmux("load-buffer", "-b", "buffer0", now);
+      const text = await c.fail("show_buffer", { name: "buffer0" });
+      assertChanged(text, servers);
+      assert.doesNotMatch(text, /new /);
+      // Called again, it reads the server on the socket: the end of its buffer.
+      const shown = await c.ok<{ text: string; totalLines: number; droppedLines: number }>(
+        "show_buffer",
+        { name: "buffer0" },
+      );
+      assert.ok(shown.text.endsWith("x\nnew end"), shown.text.slice(-50));
+      assert.equal(shown.totalLines, 50_001);
+      assert.ok(shown.droppedLines > 49_000, String(shown.droppedLines));
+    }, [["load-buffer", "-b", "buffer0", old]]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("socket replaced: paste_buffer pastes no buffer of a server it did not list", async () => {
   await withReplacedSocket(async (t, c, servers) => {
     await t.tmux("set-buffer", "echo new-server-text");

@@ -7,7 +7,13 @@
  */
 
 import { attendedPanes, type CallerEnv, type CallerPane } from "../tmux/identity.ts";
-import { execFast, execOnce, execSpawned, type ViaOptions } from "../tmux/control.ts";
+import {
+  execFast,
+  execOnce,
+  execSpawned,
+  streamSpawned,
+  type ViaOptions,
+} from "../tmux/control.ts";
 import type { RunOptions, TmuxRunner } from "../tmux/run.ts";
 import { judgeResult, TmuxError } from "../tmux/tmux_error.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
@@ -336,6 +342,20 @@ export class TmuxContext {
   ): Promise<Uint8Array> {
     const options = { signal: this.signal, timeoutMs, serverPid };
     return this.#answer(judgeResult(await execSpawned(this.runner, this.address, args, options)));
+  }
+
+  /**
+   * {@link spawn} for an answer of any size, handed to `sink` chunk by chunk as tmux prints it
+   * (a chunk is valid during its call), never held whole.
+   */
+  async spawnStream(
+    args: readonly string[],
+    sink: (chunk: Uint8Array) => void,
+    serverPid: number | null = this.serverPid,
+  ): Promise<void> {
+    const options = { signal: this.signal, serverPid };
+    await streamSpawned(this.runner, this.address, args, sink, options);
+    this.#answer(new Uint8Array(0));
   }
 
   /**

@@ -399,22 +399,100 @@ async function execOnServer(
   pid: number,
   start: number | null,
 ): Promise<ControlResult> {
+  const { line, marker } = onServerLine(args, pid, start);
+  const result = await runner.exec(address, line, options);
+  const out = new TextDecoder().decode(result.stdout);
+  const at = out.indexOf(marker);
+  if (at === -1) return result;
+  throw await otherServer(runner, address, pid, out.slice(at + marker.length));
+}
+
+/**
+ * The `if-shell -F` line that runs `args` only on the server with `pid` (and start time `start`,
+ * when known); on another it prints `marker` and that server's pid instead.
+ */
+function onServerLine(
+  args: readonly string[],
+  pid: number,
+  start: number | null,
+): { line: string[]; marker: string } {
   const marker = `tmux-mcp-other-server-${randomHex(8)}:`;
   // As an if-shell branch: each argument quoted, a newline travelling as "\n".
   const nested = argvCommands(args).map((c) => c.map(quoteNested).join(" ")).join(" ; ");
-  const result = await runner.exec(address, [
+  const line = [
     "if-shell",
     "-F",
     start === null ? `#{==:#{pid},${pid}}` : onServerFormat({ pid, startTime: start }),
     nested,
     `display-message -p '${marker}#{pid}'`,
-  ], options);
-  const out = new TextDecoder().decode(result.stdout);
-  const at = out.indexOf(marker);
-  if (at === -1) return result;
-  const now = Number(/^\d*/.exec(out.slice(at + marker.length))![0]);
+  ];
+  return { line, marker };
+}
+
+/**
+ * {@link execSpawned} for an answer read as it streams, never held whole: `sink` gets it chunk by
+ * chunk (a chunk is valid during its call), then the status is judged. With `serverPid`, what
+ * another server there printed (its marker and pid) never reaches `sink`: the bytes that could
+ * begin that marker are held until they cannot.
+ */
+export async function streamSpawned(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  args: readonly string[],
+  sink: (chunk: Uint8Array) => void,
+  options: ViaOptions = {},
+): Promise<void> {
+  const pid = options.serverPid ?? null;
+  if (pid === null) {
+    judgeResult({
+      ...await runner.stream(address, args, sink, options),
+      stdout: new Uint8Array(0),
+    });
+    return;
+  }
+  const { line, marker } = onServerLine(args, pid, options.serverStart ?? null);
+  const head = new TextEncoder().encode(marker);
+  /** Bytes of the marker the answer began with; past them it is the command's own. */
+  let matched = 0;
+  let own = false;
+  const after: number[] = [];
+  const result = await runner.stream(address, line, (chunk) => {
+    if (own) return sink(chunk);
+    let i = 0;
+    while (i < chunk.length && matched < head.length && chunk[i] === head[matched]) {
+      i++;
+      matched++;
+    }
+    if (matched === head.length) {
+      // Another server's answer: its pid, a few bytes.
+      if (after.length < 64) after.push(...chunk.subarray(i, i + 64 - after.length));
+    } else if (i < chunk.length) {
+      own = true;
+      if (matched > 0) sink(head.subarray(0, matched));
+      sink(chunk.subarray(i));
+    }
+  }, options);
+  if (matched === head.length) {
+    throw await otherServer(runner, address, pid, new TextDecoder().decode(new Uint8Array(after)));
+  }
+  // An answer shorter than the marker, all of it the marker's first bytes.
+  if (!own && matched > 0) sink(head.subarray(0, matched));
+  judgeResult({ ...result, stdout: new Uint8Array(0) });
+}
+
+/**
+ * The failure of a command line that found another server than `pid` on the socket (`said`:
+ * what that server printed after the marker, its pid first), that server noted.
+ */
+async function otherServer(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  pid: number,
+  said: string,
+): Promise<TmuxError> {
+  const now = Number(/^\d*/.exec(said)![0]);
   await noteSocketServer(runner, address, now).catch(() => {});
-  throw new TmuxError(
+  return new TmuxError(
     "failed",
     `The tmux server on this socket changed since this call read it (${
       now === pid ? `restarted with the same pid, ${pid}` : `pid ${pid} then, ${now} now`

@@ -17,6 +17,8 @@ import {
 } from "../tmux/format.ts";
 import { isTransientBuffer } from "../tmux/left_behind.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
+import type { LinesBefore } from "../mcp/bounds.ts";
+import { LineTail } from "./line_tail.ts";
 import { giveBackBuffers } from "./own_buffers.ts";
 import { KEY_CHARACTER, nameCharacter } from "./typing.ts";
 
@@ -68,17 +70,47 @@ export async function readBufferBytes(
   names: () => string,
   serverPid: number,
 ): Promise<Uint8Array> {
+  // A tmux process of its own prints the bytes exactly; to a control client tmux writes them
+  // escaped (a tab as `\t`, a NUL byte as `\0`, alike with those characters in the buffer)
+  // and adds a final newline. But it reaches the server the socket leads to now, which after
+  // the socket file was replaced is not the one the listing (over the control connection)
+  // read, and may hold a buffer of the same name: it reads only on the one that listed it.
+  return await unlessDeleted(name, names, () => ctx.spawn(showBuffer(name), undefined, serverPid));
+}
+
+/**
+ * The last lines of a listed buffer's text, read as {@link readBufferBytes} reads it but as tmux
+ * prints it, holding only the last lines whose bytes hold more than `keepBytes` (see LineTail),
+ * the ones before counted: for a buffer of any size.
+ */
+export async function readBufferTail(
+  ctx: TmuxContext,
+  name: string,
+  names: () => string,
+  serverPid: number,
+  keepBytes: number,
+): Promise<{ lines: string[]; before: LinesBefore }> {
+  const tail = new LineTail(keepBytes);
+  await unlessDeleted(
+    name,
+    names,
+    () => ctx.spawnStream(showBuffer(name), (chunk) => tail.push(chunk), serverPid),
+  );
+  return tail.finish();
+}
+
+function showBuffer(name: string): string[] {
+  return ["show-buffer", "-b", escapeTrailingSemicolon(name)];
+}
+
+/** `read`, or a refusal naming the buffers there are when buffer `name` went meanwhile. */
+async function unlessDeleted<T>(
+  name: string,
+  names: () => string,
+  read: () => Promise<T>,
+): Promise<T> {
   try {
-    // A tmux process of its own prints the bytes exactly; to a control client tmux writes them
-    // escaped (a tab as `\t`, a NUL byte as `\0`, alike with those characters in the buffer)
-    // and adds a final newline. But it reaches the server the socket leads to now, which after
-    // the socket file was replaced is not the one the listing (over the control connection)
-    // read, and may hold a buffer of the same name: it reads only on the one that listed it.
-    return await ctx.spawn(
-      ["show-buffer", "-b", escapeTrailingSemicolon(name)],
-      undefined,
-      serverPid,
-    );
+    return await read();
   } catch (error) {
     if (!(error instanceof TmuxError) || !/^no buffer/.test(error.message)) throw error;
     throw new ToolFailure(

@@ -18,9 +18,12 @@ import {
   recordFormat,
 } from "../tmux/format.ts";
 import { isTransientBuffer } from "../tmux/left_behind.ts";
-import { readBufferBytes } from "./buffer_read.ts";
+import { readBufferBytes, readBufferTail } from "./buffer_read.ts";
 import { giveBackBuffers } from "./own_buffers.ts";
 import { cutNote, EMPTY_TAIL, textBound, textBudget } from "./reading_bounds.ts";
+
+/** A buffer read whole (as tmux lists its size); a larger one is read as it streams. */
+const WHOLE_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /** show_buffer. */
 export const showBuffer = defineTool({
@@ -76,17 +79,19 @@ export const showBuffer = defineTool({
       );
     }
     const [name, size, created, pid] = entry;
-    const bytes = await readBufferBytes(ctx, name, names, intValue(pid));
-    const lines = decodeBytes(bytes).split("\n");
+    // A large buffer is read as it streams, only its last lines held (the reply keeps the end).
+    const { lines, before } = intValue(size) <= WHOLE_BUFFER_BYTES
+      ? { lines: decodeBytes(await readBufferBytes(ctx, name, names, intValue(pid))).split("\n") }
+      : await readBufferTail(ctx, name, names, intValue(pid), ctx.config.maxResultBytes);
     const shell = {
       name,
       size: intValue(size),
       created: new Date(intValue(created) * 1000).toISOString(),
       ...EMPTY_TAIL,
-      totalLines: lines.length,
+      totalLines: (before?.lines ?? 0) + lines.length,
       complete: true,
     };
-    const cut = tailLines(lines, Number.MAX_SAFE_INTEGER, textBudget(ctx, shell));
+    const cut = tailLines(lines, Number.MAX_SAFE_INTEGER, textBudget(ctx, shell), before);
     return {
       data: {
         ...shell,
