@@ -15,7 +15,7 @@
  *        [--live-only | --ssh-only] [--help] (the options: `--help`, from bench/options.ts)
  *
  * Each section lives in its own file under scripts/bench/: sizes.ts (the per-size figures, and
- * hook.ts for the hook's), deep.ts, live.ts and ssh.ts; fixture.ts builds the tmux servers,
+ * hook.ts for the hook's), deep.ts, heavy.ts, live.ts and ssh.ts; fixture.ts builds the tmux servers,
  * server.ts starts the server under test, timing.ts and table.ts take and print the figures, and
  * report.ts writes the JSON and BENCHMARKS.md.
  *
@@ -27,6 +27,7 @@ import { dispose, started, tmux } from "./bench/fixture.ts";
 import { out } from "./bench/table.ts";
 import { benchSize } from "./bench/sizes.ts";
 import { benchDeep } from "./bench/deep.ts";
+import { benchHeavy } from "./bench/heavy.ts";
 import { benchLive } from "./bench/live.ts";
 import { benchSsh } from "./bench/ssh.ts";
 import { writeJson, writeMarkdown, writeSshSection } from "./bench/report.ts";
@@ -54,7 +55,10 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 
 const benchStart = performance.now();
 for (const size of values["live-only"] || values["ssh-only"] ? [] : SIZES) await benchSize(size);
-if (!values["live-only"] && !values["ssh-only"]) await benchDeep();
+if (!values["live-only"] && !values["ssh-only"]) {
+  await benchDeep();
+  await benchHeavy();
+}
 if (!values["ssh-only"]) await benchLive();
 if (!values["live-only"]) await benchSsh();
 const totalSeconds = (performance.now() - benchStart) / 1000;

@@ -18,8 +18,8 @@ For each size it builds a private tmux server of that many panes (spread over se
 windows, each pane holding 2 000 lines of scrollback and a few known marker lines), starts the
 real server process with exactly the start task's flags, drives it through MCP over stdio, and
 prints median and p90 of each call beside the same work done with the plain tmux command line
-(one tmux process per call) and the ratio of the two. Then the deep history, the live
-resources and SSH to localhost. Takes minutes; runs with --allow-all (it writes straight to a
+(one tmux process per call) and the ratio of the two. Then the deep history, the readers over
+rows that print 21 bytes a cell (what each holds), the live resources and SSH to localhost. Takes minutes; runs with --allow-all (it writes straight to a
 pane's terminal device to time wake-ups).
 
 Options:

@@ -8,6 +8,7 @@
 
 import { RUNS, WARMUP } from "./options.ts";
 import { deep, DEEP_RUNS } from "./deep.ts";
+import { heavy, HEAVY_COLUMNS, HEAVY_ROWS, heavyBytes } from "./heavy.ts";
 import { live, LIVE_PANES, LIVE_PRINT_MS } from "./live.ts";
 import { memory, replies } from "./sizes.ts";
 import { sshFigures } from "./ssh.ts";
@@ -19,7 +20,7 @@ export async function writeJson(file: string, machine: string): Promise<void> {
   await Deno.writeTextFile(
     file,
     JSON.stringify(
-      { machine, runs: RUNS, rows, memory, replies, deep, live, ssh: sshFigures },
+      { machine, runs: RUNS, rows, memory, replies, deep, heavy, live, ssh: sshFigures },
       null,
       2,
     ),
@@ -90,6 +91,15 @@ export async function writeMarkdown(
   const rises = deep.map((d) =>
     `| ${d.history} | ${d.call} | ${d.idleRssMb.toFixed(1)} | ${d.riseMb.toFixed(1)} |`
   ).join("\n");
+  const heavyText = heavy.length === 0 ? "" : `\nAnd when rows print the most a cell holds: ` +
+    `${HEAVY_ROWS} rows of ${HEAVY_COLUMNS - 1} cells, each a letter and ten combining marks ` +
+    `(${(heavyBytes() / 1e6).toFixed(1)} MB, 21 bytes a cell), in a pane ${HEAVY_COLUMNS} ` +
+    `columns wide; each call once on a fresh server (replies stay within the bound).\n\n` +
+    `| call | idle RSS (MB) | peak RSS rise (MB) | ms |\n|---|---:|---:|---:|\n${
+      heavy.map((h) =>
+        `| ${h.call} | ${h.idleRssMb.toFixed(1)} | ${h.riseMb.toFixed(1)} | ${h.ms.toFixed(0)} |`
+      ).join("\n")
+    }\n`;
   const liveText = live.map((l) =>
     `Live resources: ${LIVE_PANES} panes in one session, every one subscribed ` +
     `(\`resources/subscribe\`). An update reaches the client a median ${
@@ -128,6 +138,7 @@ export async function writeMarkdown(
       `Reading bounded by the request: a fresh server, ${DEEP_RUNS} calls on one pane with deep ` +
       `history; the rise is its peak RSS over its RSS once idle and ready (after tools/list and prompts/list).\n\n` +
       `| history rows | call | idle RSS (MB) | peak RSS rise (MB) |\n|---:|---|---:|---:|\n${rises}\n` +
+      heavyText +
       `${liveText ? `\n${liveText}` : ""}${withSshSection(kept)}`,
   );
 }
