@@ -25,6 +25,7 @@ import { FIXED_FOR_THE_PROCESS, INSTRUCTIONS, SERVER_NAME } from "./mcp/server_i
 import { StdioTransport } from "./mcp/stdio.ts";
 import { prebuiltByName } from "./mcp/tool_list.ts";
 import type { Toolset, ToolToolset } from "./mcp/toolsets.ts";
+import { givesBackAtClose } from "./tmux/leftovers.ts";
 import { TmuxRunner } from "./tmux/run.ts";
 import { FAMILIES, type Family } from "./tools/families.ts";
 import { LAZY_JOB_RESOURCE } from "./tools/job_resource.ts";
@@ -233,8 +234,10 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
   // tasks/result waiting on one.
   registry.tasks.cancelAll("the client went away");
   // Answer what is nearly done (a client that closed its input may still read), then kill what
-  // is not. Told to stop, there is less reason to wait.
-  await transport.settle(why === "signal" ? 150 : 300);
+  // is not. Told to stop, there is less reason to wait; nor with a person's setting to give back
+  // (a creation's lent window-size): on a loaded machine its two tmux processes took longer than
+  // the share left after the longer wait, and the person kept `latest`.
+  await transport.settle(why === "signal" || givesBackAtClose(runner) ? 150 : 300);
   registry.endCalls();
   // The give-backs (a person's options put back) get what is left but the children's and the
   // last answers' shares: they matter most.

@@ -169,6 +169,14 @@ function leftoverKey(address: ServerAddress, key: string): string {
   return `${addressKey(address)}\n${key}`;
 }
 
+/**
+ * Whether a call under way on `runner` has changed something in tmux it has not given back yet
+ * (a person's window-size lent out, say): what its close gives back first.
+ */
+export function givesBackAtClose(runner: TmuxRunner): boolean {
+  return (byRunner.get(runner)?.live.size ?? 0) > 0;
+}
+
 /** Registers what a call is about to change on `address` (see {@link LeftoverSpec}). */
 export function leave(runner: TmuxRunner, address: ServerAddress, spec: LeftoverSpec): Leftover {
   let owner = byRunner.get(runner);
