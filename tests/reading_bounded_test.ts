@@ -99,15 +99,20 @@ async function withServer(
   }
 }
 
+/** A file holding `content`, removed at the end of the scope it is made in (`await using`). */
+async function tempFile(content: string | Uint8Array): Promise<{ path: string } & AsyncDisposable> {
+  const path = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+  await Deno.writeFile(
+    path,
+    typeof content === "string" ? new TextEncoder().encode(content) : content,
+  );
+  return { path, [Symbol.asyncDispose]: () => Deno.remove(path).catch(() => {}) };
+}
+
 /** A pane that printed `text` (through a file and `cat`), then sleeps; waits for `until`. */
 async function paneShowing(t: Started, text: string, until: string): Promise<string> {
-  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
-  try {
-    await Deno.writeTextFile(file, text);
-    return await t.showing(`cat '${file}'; exec sleep 100000`, until, 20_000);
-  } finally {
-    await Deno.remove(file);
-  }
+  await using file = await tempFile(text);
+  return await t.showing(`cat '${file.path}'; exec sleep 100000`, until, 20_000);
 }
 
 interface Content {
@@ -582,43 +587,37 @@ Deno.test("run_command and get_command_result over output printing more than a r
     assert.ok(JOB_ANSWER_BYTES < 1_050 * 400 * 21);
     const rows = Array.from({ length: 1_050 }, (_, i) => `${i} ${HEAVY_CELL.repeat(400)}`);
     const whole = rows.join("\n");
-    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-test-" });
-    try {
-      const file = `${dir}/heavy`;
-      await Deno.writeTextFile(file, `${whole}\n`);
-      type Tail = { output: string; omittedBytes: number; outputComplete: boolean };
-      const keptTail = (got: Tail, label: string) => {
-        assert.ok(got.output.length > 0 && whole.endsWith(got.output), label);
-        assert.equal(got.omittedBytes + utf8Length(got.output), utf8Length(whole), label);
-        assert.equal(got.outputComplete, false, label);
-      };
-      const paneId = t.ids.paneId;
-      const streams = runner.streams;
-      const command = `cat '${file}'`;
-      const run = await c.ok<Tail & { exitStatus: number }>("run_command", {
-        paneId,
-        command,
-        timeoutMs: 60_000,
-      });
-      assert.equal(run.exitStatus, 0);
-      keptTail(run, "run_command");
-      // The job's rows, and its end read again once the shell held its terminal: both streamed.
-      assert.ok(runner.streams >= streams + 2, `read as it streamed (${runner.streams - streams})`);
-      const started = await c.ok<{ jobId: string }>("run_command", {
-        paneId,
-        command,
-        background: true,
-      });
-      const job = await c.ok<Tail & { state: string; exitStatus: number }>(
-        "get_command_result",
-        { jobId: started.jobId, waitMs: 60_000 },
-      );
-      assert.equal(job.state, "exited");
-      assert.equal(job.exitStatus, 0);
-      keptTail(job, "get_command_result");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    await using file = await tempFile(`${whole}\n`);
+    type Tail = { output: string; omittedBytes: number; outputComplete: boolean };
+    const keptTail = (got: Tail, label: string) => {
+      assert.ok(got.output.length > 0 && whole.endsWith(got.output), label);
+      assert.equal(got.omittedBytes + utf8Length(got.output), utf8Length(whole), label);
+      assert.equal(got.outputComplete, false, label);
+    };
+    const paneId = t.ids.paneId;
+    const streams = runner.streams;
+    const command = `cat '${file.path}'`;
+    const run = await c.ok<Tail & { exitStatus: number }>("run_command", {
+      paneId,
+      command,
+      timeoutMs: 60_000,
+    });
+    assert.equal(run.exitStatus, 0);
+    keptTail(run, "run_command");
+    // The job's rows, and its end read again once the shell held its terminal: both streamed.
+    assert.ok(runner.streams >= streams + 2, `read as it streamed (${runner.streams - streams})`);
+    const started = await c.ok<{ jobId: string }>("run_command", {
+      paneId,
+      command,
+      background: true,
+    });
+    const job = await c.ok<Tail & { state: string; exitStatus: number }>(
+      "get_command_result",
+      { jobId: started.jobId, waitMs: 60_000 },
+    );
+    assert.equal(job.state, "exited");
+    assert.equal(job.exitStatus, 0);
+    keptTail(job, "get_command_result");
   }, { width: 420, height: 10 });
 });
 
@@ -628,11 +627,9 @@ Deno.test("wait_for_text whose pane printed more than a read holds whole (21 byt
     // watch's read holds whole, written while the watch's reads are held.
     assert.ok(WATCH_ANSWER_BYTES < 1_050 * 400 * 21);
     const rows = Array.from({ length: 1_050 }, (_, i) => `${i} ${HEAVY_CELL.repeat(400)}`);
-    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-test-" });
+    await using file = await tempFile(`${rows.join("\n")}\nEND-OF-IT\n`);
     let release = () => {};
     try {
-      const file = `${dir}/heavy`;
-      await Deno.writeTextFile(file, `${rows.join("\n")}\nEND-OF-IT\n`);
       const paneId = t.ids.paneId;
       runner.captures = 0;
       const waiting = summaryOf(c, "wait_for_text", {
@@ -643,7 +640,7 @@ Deno.test("wait_for_text whose pane printed more than a read holds whole (21 byt
       // Its start read: what the pane prints from now on is new.
       await waitFor(() => runner.captures > 0, "the wait's first read");
       runner.hold = new Promise((resolve) => release = resolve);
-      await t.tmux("send-keys", "-t", paneId, `cat '${file}'`, "Enter");
+      await t.tmux("send-keys", "-t", paneId, `cat '${file.path}'`, "Enter");
       await waitFor(
         async () => (await t.tmux("capture-pane", "-p", "-t", paneId)).includes("END-OF-IT"),
         "the output shown",
@@ -656,7 +653,6 @@ Deno.test("wait_for_text whose pane printed more than a read holds whole (21 byt
       assert.match(summary, /\d+ rows written during the wait not matched/);
     } finally {
       release();
-      await Deno.remove(dir, { recursive: true });
     }
   }, { width: 420, height: 10 });
 });
@@ -701,12 +697,9 @@ Deno.test("show_buffer of a buffer larger than it reads whole streams it, and sa
     const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
     parts.reduce((at, p) => (bytes.set(p, at), at + p.length), 0);
     assert.ok(bytes.length > 5_000_000);
-    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
-    try {
-      await Deno.writeFile(file, bytes);
-      await t.tmux("load-buffer", "-b", "large", file);
-    } finally {
-      await Deno.remove(file);
+    {
+      await using file = await tempFile(bytes);
+      await t.tmux("load-buffer", "-b", "large", file.path);
     }
     const streams = runner.streams;
     const got = await c.ok<Record<string, unknown> & { totalLines: number }>("show_buffer", {

@@ -133,6 +133,13 @@ export interface Marked {
   readonly startNote?: string;
 }
 
+/**
+ * What tmux 3.3 prints on a dead pane's last row (remain-on-exit; the default of
+ * `remain-on-exit-format` since 3.4), trailing spaces trimmed: see `withoutDeadLine`
+ * (job_state.ts).
+ */
+export const DEAD_LINE = /^Pane is dead \((?:status|signal) [^,]*, .*\)$/;
+
 /** Units of a typed command for `printf %b` (`escapedUnits` in typed.ts): bytes or `\0ooo`. */
 const UNITS = String.raw`(?:[A-Za-z0-9 ,._+:@%/=-]|\\0[0-7]{3})*`;
 /** The same in a `$'...'` word (zsh): bytes or `\ooo`. */

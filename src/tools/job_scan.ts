@@ -12,6 +12,7 @@ import { utf8Length } from "../tmux/capture.ts";
 import {
   BEFORE_BEGIN_ROWS,
   beginMarker,
+  DEAD_LINE,
   endPattern,
   type EndRow,
   endRow,
@@ -236,7 +237,7 @@ export class MarkerScan {
   constructor(nonce: string, start: number, keepBytes: number, dead = false) {
     this.#nonce = nonce;
     this.#start = Math.max(0, start);
-    this.#dead = dead ? /^Pane is dead \((?:status|signal) [^,]*, .*\)$/ : null;
+    this.#dead = dead ? DEAD_LINE : null;
     this.#begin = beginMarker(nonce);
     this.#echo = `__tmcp ${nonce};`;
     this.#endRe = endPattern(nonce);

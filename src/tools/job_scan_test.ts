@@ -4,6 +4,7 @@
  * this job and another, forged ends, long commands' lines, blank rows, a dead pane's line).
  */
 import assert from "node:assert/strict";
+import { prng, type Rand } from "../../tests/helpers/prng.ts";
 import { utf8Length } from "../tmux/capture.ts";
 import { endCheck, findMarkers, type Marked } from "./job_markers.ts";
 import { MarkerScan } from "./job_scan.ts";
@@ -12,18 +13,6 @@ import { typedCommand } from "./typed.ts";
 
 const NONCE = "0123456789abcdef0123";
 const OTHER = "fedcba9876543210fedc";
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function scan(rows: readonly string[], start: number, keep: number, dead: boolean): MarkerScan {
   const s = new MarkerScan(NONCE, start, keep, dead);
@@ -60,8 +49,8 @@ function assertSame(whole: Marked, got: Marked, keep: number, label: string): vo
 }
 
 /** A row of one of the kinds a job's pane shows. */
-function rowMaker(rand: () => number): () => string[] {
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)];
+function rowMaker(rand: Rand): () => string[] {
+  const pick = rand.pick;
   const end = (nonce: string, valid: boolean) => {
     const status = pick([0, 1, 2, 130]);
     const check = valid ? endCheck(nonce, status) : String(Number(endCheck(nonce, status)) + 1);
@@ -87,27 +76,27 @@ function rowMaker(rand: () => number): () => string[] {
     () => [pick(["", "$ ", "# # "]) + `__tmcp_${NONCE}_B` + pick(["", "  "])],
     () => [`$ ${typedCommand("echo hi", NONCE)}`],
     () => [end(NONCE, true)],
-    () => [end(NONCE, rand() < 0.3)],
+    () => [end(NONCE, rand.chance(0.3))],
     () => [`$ ${typedCommand("echo other", OTHER)}`],
     () => [`__tmcp_${OTHER}_B`],
     () => [`$ ${typedCommand("echo other", OTHER)}`, pick(text), `__tmcp_${OTHER}_B`],
     () => [...long.map((line) => `> ${line}`), `__tmcp_${OTHER}_B`],
-    () => long.slice(0, 1 + Math.floor(rand() * long.length)).map((line) => `$ ${line}`),
+    () => long.slice(0, 1 + rand.int(long.length)).map((line) => `$ ${line}`),
     () => ["Pane is dead (status 3, Sun Dec  6 04:00:00 2026)"],
   ];
   return () => pick(kinds)();
 }
 
 Deno.test("MarkerScan tells what findMarkers tells, keeping only a reply's tail", () => {
-  const rand = random(20261206);
+  const rand = prng(20261206);
   const next = rowMaker(rand);
   for (let n = 0; n < 4_000; n++) {
     const rows: string[] = [];
-    const parts = Math.floor(rand() * 40);
+    const parts = rand.int(40);
     for (let p = 0; p < parts; p++) rows.push(...next());
-    const start = Math.floor(rand() * (rows.length + 4)) - 2;
-    const keep = [0, 1, 8, 50, 200, 100_000][Math.floor(rand() * 6)];
-    const dead = rand() < 0.2;
+    const start = rand.int(rows.length + 4) - 2;
+    const keep = rand.pick([0, 1, 8, 50, 200, 100_000]);
+    const dead = rand.chance(0.2);
     const whole = findMarkers(dead ? withoutDeadLine(rows) : rows, NONCE, start);
     const got = scan(rows, start, keep, dead).finish();
     assertSame(whole, got, keep, `case ${n} (start ${start}, keep ${keep}, dead ${dead})`);

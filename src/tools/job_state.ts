@@ -15,7 +15,7 @@ import { atPromptStream, atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
 import { AnswerPastBound, judgeResult } from "../tmux/tmux_error.ts";
 import { endedBy, learnExitStatus, type PaneProbe, probePane } from "./pane_probe.ts";
 import { jobIdOf, type JobRef } from "./job_id.ts";
-import { findMarkers, type Marked } from "./job_markers.ts";
+import { DEAD_LINE, findMarkers, type Marked } from "./job_markers.ts";
 import { MarkerScan } from "./job_scan.ts";
 import { claimHolds, claimValue, endClaim, parseMark, readMark } from "./run_mark.ts";
 
@@ -342,7 +342,7 @@ async function readMarkedNow(
 export function withoutDeadLine(rows: readonly string[]): string[] {
   let last = rows.length - 1;
   while (last >= 0 && rows[last].trim() === "") last--;
-  if (last >= 0 && /^Pane is dead \((?:status|signal) [^,]*, .*\)$/.test(rows[last].trimEnd())) {
+  if (last >= 0 && DEAD_LINE.test(rows[last].trimEnd())) {
     return rows.slice(0, last);
   }
   return [...rows];

@@ -3,21 +3,10 @@
  * counted, is tailLines of the whole text split, however the bytes come, whatever they hold.
  */
 import assert from "node:assert/strict";
+import { prng } from "../../tests/helpers/prng.ts";
 import { tailLines } from "../mcp/bounds.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { LineTail } from "./line_tail.ts";
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PIECES = [
   "a",
@@ -37,22 +26,22 @@ const PIECES = [
 const RAW = [[0x80], [0xe2, 0x82], [0xc0, 0xaf], [0xf0, 0x9f, 0x99]];
 
 Deno.test("LineTail keeps what tailLines keeps of the whole text, however the bytes come", () => {
-  const rand = random(20261206);
+  const rand = prng(20261206);
   const encoder = new TextEncoder();
   for (let n = 0; n < 3_000; n++) {
     const parts: number[] = [];
-    const count = Math.floor(rand() * 80);
+    const count = rand.int(80);
     for (let i = 0; i < count; i++) {
-      if (rand() < 0.05) parts.push(...RAW[Math.floor(rand() * RAW.length)]);
-      else parts.push(...encoder.encode(PIECES[Math.floor(rand() * PIECES.length)]));
+      if (rand.chance(0.05)) parts.push(...rand.pick(RAW));
+      else parts.push(...encoder.encode(rand.pick(PIECES)));
     }
     const bytes = new Uint8Array(parts);
-    const keep = [0, 1, 5, 40, 400, 100_000][Math.floor(rand() * 6)];
-    const budget = Math.floor(rand() * (keep + 1));
-    const maxLines = rand() < 0.2 ? Math.floor(rand() * 5) : Number.MAX_SAFE_INTEGER;
+    const keep = rand.pick([0, 1, 5, 40, 400, 100_000]);
+    const budget = rand.int(keep + 1);
+    const maxLines = rand.chance(0.2) ? rand.int(5) : Number.MAX_SAFE_INTEGER;
     const tail = new LineTail(keep);
     for (let at = 0; at < bytes.length;) {
-      const next = Math.min(bytes.length, at + 1 + Math.floor(rand() * 30));
+      const next = Math.min(bytes.length, at + 1 + rand.int(30));
       tail.push(bytes.slice(at, next));
       at = next;
     }
