@@ -236,8 +236,10 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
   // Answer what is nearly done (a client that closed its input may still read), then kill what
   // is not. Told to stop, there is less reason to wait; nor with a person's setting to give back
   // (a creation's lent window-size): on a loaded machine its two tmux processes took longer than
-  // the share left after the longer wait, and the person kept `latest`.
-  await transport.settle(why === "signal" || givesBackAtClose(runner) ? 150 : 300);
+  // the share left after the longer wait, and the person kept `latest`. With nothing to give
+  // back, the answers get that share too: on a loaded machine a call sent with the end of input
+  // (its tool loaded, tmux asked) took longer than 300 ms, and went unanswered.
+  await transport.settle(why === "signal" || givesBackAtClose(runner) ? 150 : 450);
   registry.endCalls();
   // The give-backs (a person's options put back) get what is left but the children's and the
   // last answers' shares: they matter most.
