@@ -12,9 +12,10 @@
 import assert from "node:assert/strict";
 import { READ_ROWS } from "../src/tools/watch_span.ts";
 import { controlFor } from "../src/tmux/control.ts";
-import { connect, summaryOf, type TestClient, withTmux } from "./helpers/mcp.ts";
+import { PaneWatch, WATCH_QUEUE_BYTES } from "../src/tools/pane_watch.ts";
+import { connect, summaryOf, type TestClient, testContext, withTmux } from "./helpers/mcp.ts";
 import { prng } from "./helpers/prng.ts";
-import { HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { HookGate, TestTmux, waitFor, withRunner } from "./helpers/tmux.ts";
 import { quietPane, type Server, withWatched } from "./helpers/watched.ts";
 
 /** The pane's height: every test here uses it. */
@@ -409,4 +410,54 @@ Deno.test("wait_for_text does not say a match could have been missed for a long 
     {},
     { noChildLeft: true },
   );
+});
+
+Deno.test("a watch keeps at most WATCH_QUEUE_BYTES of output its wait has not taken (one that reads rows none), then reads what the pane shows", async () => {
+  await withRunner(async (t, runner) => {
+    const ctx = testContext(runner, t.socket);
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-queue-" });
+    try {
+      // Lines of 100 bytes (101 on the terminal) to 2 000 bytes short of the bound, DONE, and a
+      // line of 4 000 bytes: the bound is passed in that last line, after DONE, so the stream
+      // that goes on after the queue is given up does not hold DONE: a read must tell it.
+      const file = `${dir}/out.txt`;
+      const lines = Math.floor((WATCH_QUEUE_BYTES - 2_000) / 101);
+      await Deno.writeTextFile(
+        file,
+        `${`${"q".repeat(99)}\n`.repeat(lines)}DONE\n${"z".repeat(4_000)}\n`,
+      );
+      for (const rows of [false, true]) {
+        const { pane } = await ctx.paneSnapshot(t.ids.paneId);
+        const watch = await PaneWatch.open(ctx, pane, { rows });
+        try {
+          assert.equal(watch.transport, "control");
+          // Its read owed for what came while it was made (none), so that the reads below are
+          // the output's.
+          await watch.next(performance.now() + 100);
+          // The wait takes nothing while the pane writes it all (its reader busy elsewhere).
+          await t.tmux("send-keys", "-t", t.ids.paneId, `cat ${file}`, "Enter");
+          const size = 101 * lines + 4_007;
+          await waitFor(() => Promise.resolve(watch.heardBytes >= size), "the output heard");
+          assert.ok(
+            watch.queuedBytes <= (rows ? 0 : WATCH_QUEUE_BYTES),
+            `${watch.queuedBytes} bytes queued, reading rows: ${rows}`,
+          );
+          // Then it tells what the pane shows, the end of the output with it.
+          let done = false;
+          const deadline = performance.now() + 10_000;
+          while (!done && performance.now() < deadline) {
+            const event = await watch.next(deadline);
+            if (event.kind === "lines") done = event.lines.some((l) => l === "DONE");
+          }
+          assert.ok(done, `DONE told, reading rows: ${rows}`);
+        } finally {
+          watch.close();
+        }
+        await t.tmux("send-keys", "-t", t.ids.paneId, "clear", "Enter");
+        await t.prompt(t.ids.paneId);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
 });

@@ -93,6 +93,13 @@ const CHECK_MS = 500;
 const TICK_MS = 1_000;
 /** How often, at most, a watch that reads rows reads them while output keeps coming. */
 const ROWS_MS = 20;
+/**
+ * The most `%output` bytes a watch that reports the stream keeps unreported. A pane may write
+ * faster than its wait takes the output (a `cat` of a large file while the wait reads the
+ * pane): past this, what waits is given up and the pane's rows are read instead, as after the
+ * subscription was made, so what a watch holds does not grow with what the pane writes.
+ */
+export const WATCH_QUEUE_BYTES = 4 * 1024 * 1024;
 
 /**
  * A watch on one pane's new output. Open it before doing what will produce the output
@@ -110,9 +117,13 @@ export class PaneWatch {
 
   readonly #ctx: TmuxContext;
   readonly #sessions: string[];
-  readonly #text = new TerminalText();
+  #text = new TerminalText();
   #watch: Watch | null = null;
   #queue: WatchBatch[] = [];
+  /** The `%output` bytes in {@link PaneWatch.#queue}. */
+  #queuedBytes = 0;
+  /** The `%output` bytes heard since the watch opened. */
+  #heardBytes = 0;
   #wake: (() => void) | null = null;
   #changed = false;
   #lost = false;
@@ -235,10 +246,7 @@ export class PaneWatch {
       this.#watch = await controlFor(this.#ctx.runner, this.#ctx.address).watch(
         this.paneId,
         sessions,
-        (batch) => {
-          this.#queue.push(batch);
-          this.#wake?.();
-        },
+        (batch) => this.#hear(batch),
       );
       this.transport = "control";
     } catch (error) {
@@ -246,6 +254,55 @@ export class PaneWatch {
       this.#watch = null;
       this.transport = "polling";
     }
+  }
+
+  /**
+   * Takes a batch from the feed. A watch that reads rows reports none of the stream, so it is
+   * fed at once to the decoder (which keeps only the last lines, for a tail once the pane is
+   * gone) and only marks the rows unread; a watch that reports the stream queues it until its
+   * wait takes it, up to {@link WATCH_QUEUE_BYTES}.
+   */
+  #hear(batch: WatchBatch): void {
+    let bytes = 0;
+    for (const chunk of batch.output) bytes += chunk.length;
+    this.#heardBytes += bytes;
+    if (this.#rows) {
+      for (const chunk of batch.output) this.#text.feed(chunk);
+      // Never cleared here: a read that runs now may have begun before this output.
+      if (batch.output.length > 0) this.#dirty = true;
+      if (batch.changed || batch.lost) this.#queue.push({ ...batch, output: [] });
+    } else {
+      this.#queue.push(batch);
+      this.#queuedBytes += bytes;
+      if (this.#queuedBytes > WATCH_QUEUE_BYTES) this.#giveUpQueue();
+    }
+    this.#wake?.();
+  }
+
+  /**
+   * Gives up the queued output of a watch that reports the stream: what it said of the pane is
+   * kept (changed, lost), and a read of the rows is owed, which reports what they show. The
+   * decoder starts again, as the stream after the gap does not go on from its partial line.
+   */
+  #giveUpQueue(): void {
+    for (const batch of this.#queue) {
+      if (batch.lost) this.#lost = true;
+      if (batch.changed) this.#changed = true;
+    }
+    this.#queue = [];
+    this.#queuedBytes = 0;
+    this.#text = new TerminalText();
+    this.#dirty = true;
+  }
+
+  /** The `%output` bytes received and not yet taken (see {@link WATCH_QUEUE_BYTES}). */
+  get queuedBytes(): number {
+    return this.#queuedBytes;
+  }
+
+  /** The `%output` bytes heard since the watch opened, taken or not. */
+  get heardBytes(): number {
+    return this.#heardBytes;
   }
 
   /**
@@ -372,20 +429,17 @@ export class PaneWatch {
 
   /**
    * Takes the output received: the lines it completed and the partial line, for a watch that
-   * reports the stream. One that reads rows decodes none of it (the rows are what it reports):
-   * it only keeps the stream's last lines, for a tail once the pane is gone.
+   * reports the stream. One that reads rows has none queued: it fed the decoder as the output
+   * came (see #hear), and reports the rows.
    */
   #drain(): string[] {
     const lines: string[] = [];
+    this.#queuedBytes = 0;
     for (const batch of this.#queue.splice(0)) {
       if (batch.lost) this.#lost = true;
       if (batch.changed) this.#changed = true;
-      // Never cleared here: a stream watch's catch-up read (see open) is still owed.
-      if (batch.output.length > 0 && this.#rows) this.#dirty = true;
-      for (const chunk of batch.output) {
-        if (this.#rows) this.#text.feed(chunk);
-        else lines.push(...this.#text.push(chunk));
-      }
+      // A watch that reads rows queues no output (see #hear).
+      for (const chunk of batch.output) lines.push(...this.#text.push(chunk));
     }
     if (this.#rows) return lines;
     // The partial line only when text was added to it: not for escape sequences alone.
@@ -428,6 +482,7 @@ export class PaneWatch {
   async #poll(): Promise<WatchEvent | null> {
     const { probe, lines, rows, again } = await this.#read!.read();
     // No read could be made (the pane kept scrolling under it): the output is still unread.
+    // (A watch of the stream hears what comes next on the stream: its reads only catch up.)
     if (again && this.#rows && this.transport === "control") this.#dirty = true;
     if (lines.length > 0) {
       if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
