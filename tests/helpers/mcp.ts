@@ -9,6 +9,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
+import type {
+  JsonSchemaType,
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+} from "@modelcontextprotocol/sdk/validation/types.js";
 import assert from "node:assert/strict";
 import { MAX_RESULT_BYTES } from "../../src/mcp/bounds.ts";
 import type { Toolset } from "../../src/mcp/toolsets.ts";
@@ -61,6 +67,25 @@ export interface TestClient {
   close(): Promise<void>;
 }
 
+/**
+ * The SDK client's schema validator, each schema compiled once for every client of the run: a
+ * client compiles a validator for every output schema tools/list gives it (65 ms for the whole
+ * catalogue), which every test's connect paid again for the same schemas. Validation itself
+ * is the SDK's own, unchanged.
+ */
+const sharedValidator: jsonSchemaValidator = (() => {
+  const ajv = new AjvJsonSchemaValidator();
+  const compiled = new Map<string, JsonSchemaValidator<unknown>>();
+  return {
+    getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+      const key = JSON.stringify(schema);
+      let validator = compiled.get(key);
+      if (!validator) compiled.set(key, validator = ajv.getValidator(schema));
+      return validator as JsonSchemaValidator<T>;
+    },
+  };
+})();
+
 /** Connects a client to a new server built with `options`. */
 export async function connect(options: ConnectOptions = {}): Promise<TestClient> {
   const server = buildServer({
@@ -79,7 +104,9 @@ export async function connect(options: ConnectOptions = {}): Promise<TestClient>
     allowAttendedInput: options.allowAttendedInput,
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: "tmux-mcp-tests", version: "1" });
+  const client = new Client({ name: "tmux-mcp-tests", version: "1" }, {
+    jsonSchemaValidator: sharedValidator,
+  });
   await server.mcp.connect(serverSide);
   await client.connect(clientSide);
   await client.listTools();
