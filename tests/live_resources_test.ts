@@ -754,7 +754,14 @@ Deno.test("resources/list stays within the bound, counting what the SDK adds to 
     }
     await t.tmux("set-option", "-g", "allow-rename", "off");
     const ids = (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).trim().split("\n");
-    for (const id of ids) await t.tmux("select-pane", "-t", id, "-T", title);
+    for (let i = 0; i < ids.length; i += 30) {
+      await t.tmux(
+        ...ids.slice(i, i + 30).flatMap((
+          id,
+          k,
+        ) => [...k ? [";"] : [], "select-pane", "-t", id, "-T", title]),
+      );
+    }
     await server.initialize();
     const listed = await server.request("resources/list");
     const bytes = new TextEncoder().encode(JSON.stringify(listed)).length;

@@ -885,32 +885,22 @@ export class TestTmux {
    * socket no longer reaches (the file deleted, the server stopped) is killed by pid.
    */
   async kill(): Promise<void> {
-    // A stopped or wedged server never answers: the kill below does not wait on it.
-    const timeoutMs = 3_000;
+    // A stopped or wedged server never answers: the kill below does not wait on it. Who
+    // answers (its pid and socket, for the reaping below) and the kill in one tmux process.
     const now = await sh(
       "tmux",
       [
-        "-u",
-        "-L",
-        this.socket,
-        "-f",
-        "/dev/null",
-        "display-message",
-        "-p",
-        "#{pid}\t#{socket_path}",
+        ...["-u", "-L", this.socket, "-f", "/dev/null"],
+        ...["display-message", "-p", "#{pid}\t#{socket_path}", ";", "kill-server"],
       ],
-      { allowFail: true, timeoutMs },
+      { allowFail: true, timeoutMs: 3_000 },
     );
-    let killed = false;
-    if (now.code === 0) {
-      const [pid, path] = now.stdout.trim().split("\t");
+    const [pid, path] = now.stdout.trim().split("\t");
+    if (path !== undefined) {
       this.#pids.add(Number(pid));
       this.#socketPath ||= path;
-      killed = (await sh("tmux", ["-u", "-L", this.socket, "-f", "/dev/null", "kill-server"], {
-        allowFail: true,
-        timeoutMs,
-      })).code === 0;
     }
+    const killed = now.code === 0;
     try {
       // After kill-server the server and its clients leave on their own, in a moment.
       await reap(this.socket, this.#pids, killed ? 3_000 : 0);
