@@ -16,12 +16,12 @@ import { fuzzHolds } from "./helpers/fuzz_holds.ts";
 
 /** The hook guard's run: the tools it judges, and the batch that nests them. */
 const HOOK_SEED = 20261204;
-const HOOK_CALLS = 75;
+const HOOK_CALLS = 50;
 const HOOK_TOOLS = [
   ...new Set([...GUARDED_TOOLS, ...FOCUS_TOOLS, ...UNZOOM_TOOLS, ...VIEW_TOOLS, BATCH_TOOL]),
 ];
 const FENCE_SEED = 20261205;
-const FENCE_CALLS = 75;
+const FENCE_CALLS = 50;
 
 Deno.test(`fuzz: ${HOOK_CALLS} random calls the hook guard judges (seed ${HOOK_SEED}), under a keeper's tmux.conf, break none of its promises`, async () => {
   await fuzzHolds({

@@ -13,7 +13,7 @@ import { badMoveError, FuzzClient, MOVES, PROTOCOLS } from "./helpers/fuzz_proto
 import type { RpcMessage, StdioServer } from "./helpers/stdio.ts";
 
 const SEED = 20261208;
-const CALLS = 30;
+const CALLS = 20;
 /** The tools that may run as tasks, one that types, and every request that is no tool call. */
 const TOOLS = [...TASK_TOOLS, "send_keys", ...MOVES];
 

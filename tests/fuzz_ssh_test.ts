@@ -20,7 +20,7 @@ import { type Sshd, startSshd } from "./helpers/sshd.ts";
 
 const ALIAS = "fuzzhost";
 const SEED = 20261206;
-const CALLS = 75;
+const CALLS = 45;
 
 const started = await startSshd([ALIAS]);
 const skip = typeof started === "string" ? started : null;

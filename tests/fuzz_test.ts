@@ -1,6 +1,6 @@
 /**
  * The fuzz (`deno task fuzz`, tests/helpers/fuzz_run.ts) run small, on a fixed seed, so that
- * every change meets the same 120 random calls: what a longer run found once stays found.
+ * every change meets the same 80 random calls: what a longer run found once stays found.
  * Waits are given at most a second, so the run's length does not hang on a tool's default.
  *
  * @module
@@ -18,7 +18,7 @@ import { agentView, buildWorld } from "./helpers/fuzz_world.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 const SEED = 20261207;
-const CALLS = 120;
+const CALLS = 80;
 
 // Each of the suite's fuzz runs has a tmux configuration of its own (fuzz_world.ts's CONFIGS):
 // this one a person's tmux.conf, the hook judge's a keeper's, the fence's tmux's defaults.
