@@ -29,6 +29,8 @@ interface HeldRow {
   readonly index: number;
   /** UTF-8 bytes of the rows before it, each with the newline after it. */
   readonly before: number;
+  /** UTF-8 bytes of its text given up (a blank row no output can hold; see TailRing). */
+  readonly gaveUp?: number;
 }
 
 /**
@@ -38,6 +40,8 @@ interface HeldRow {
  */
 class Tail {
   rows: HeldRow[] | null = null;
+  /** UTF-8 bytes of the rows copied out, each with its newline (see {@link TailRing.heldBytes}). */
+  rowBytes = 0;
   /** Holders not done with it ({@link TailRing.share}, {@link TailRing.release}). */
   holders = 1;
   /** `end`: the row it ends before; `need`: the first row it holds. */
@@ -49,6 +53,14 @@ class Tail {
  * rows after it wait for one), and the rows the {@link Tail}s taken still need. A tail that
  * would keep more than twice that held is copied out: each copy follows as many bytes as it
  * holds, so the work stays in proportion to what is read, whatever the rows print.
+ *
+ * A run of blank rows after the last written one is held too: they are output when a written
+ * row follows, or text on the next row before an end marker. Only the text of its rows that
+ * fewer than `keepBytes` follow is kept: no tail's output holds an earlier one (the tail a
+ * written row keeps, and one before text on a marker's row, start where at most that follows;
+ * in every other tail they are trailing blank rows, which are no output). The rest keep their
+ * place and size, so a program printing rows of spaces (`capture-pane -J` keeps them) holds no
+ * more than their count.
  */
 class TailRing {
   readonly #keep: number;
@@ -62,6 +74,12 @@ class TailRing {
   /** Bytes from the frontier's row up to the last written one; that row's index. */
   #held = 0;
   #lastWritten = -1;
+  /** The first row that at most `keep` bytes follow (the frontier as if every row were written). */
+  #lastKeep = 0;
+  /** The first row of the blank run after the last written one whose text is not given up. */
+  #blankFrom = 0;
+  /** UTF-8 bytes of text given up among the rows held (see {@link HeldRow.gaveUp}). */
+  #given = 0;
   readonly #tails = new Set<Tail>();
 
   constructor(keepBytes: number) {
@@ -76,20 +94,18 @@ class TailRing {
   /** UTF-8 bytes of the rows held (those copied out counted again), each with its newline. */
   get heldBytes(): number {
     const first = this.#head < this.#rows.length ? this.#rows[this.#head].before : this.#bytes;
-    let held = this.#bytes - first;
-    for (const tail of this.#tails) {
-      const rows = tail.rows;
-      if (rows !== null && rows.length > 0) {
-        const last = rows[rows.length - 1];
-        held += last.before + utf8Length(last.text) + 1 - rows[0].before;
-      }
-    }
+    let held = this.#bytes - first - this.#given;
+    for (const tail of this.#tails) held += tail.rowBytes;
     return held;
   }
 
-  /** The last rows before the next row, held until {@link release}. */
-  take(): Tail {
-    const tail = new Tail(this.#next, this.#frontier);
+  /**
+   * The last rows before the next row, held until {@link release}. `prefixed`: output follows
+   * them on that row (text before an end marker), so blank rows after the last written one are
+   * output too: the tail starts where at most `keep` bytes follow.
+   */
+  take(prefixed = false): Tail {
+    const tail = new Tail(this.#next, prefixed ? this.#lastKeep : this.#frontier);
     this.#tails.add(tail);
     return tail;
   }
@@ -126,7 +142,25 @@ class TailRing {
       this.#held -= this.#sizeOf(this.#frontier);
       this.#frontier++;
     }
+    while (
+      this.#lastKeep < this.#next - 1 && this.#bytes - this.#before(this.#lastKeep + 1) > this.#keep
+    ) this.#lastKeep++;
+    this.#giveUpBlank();
     this.#letGo();
+  }
+
+  /** Gives up the text of the blank run's rows before {@link #lastKeep} (see the class). */
+  #giveUpBlank(): void {
+    this.#blankFrom = Math.max(this.#blankFrom, this.#lastWritten + 1);
+    for (; this.#blankFrom < this.#lastKeep; this.#blankFrom++) {
+      const index = this.#blankFrom;
+      const row = this.#at(index);
+      if (row.text === "") continue;
+      const gaveUp = utf8Length(row.text);
+      // A new row: a tail copied out keeps the one it copied.
+      this.#rows[this.#head + index - this.#rows[this.#head].index] = { ...row, text: "", gaveUp };
+      this.#given += gaveUp;
+    }
   }
 
   /** Rows no tail needs go; a tail that holds back more than twice `keep` is copied out. */
@@ -142,6 +176,9 @@ class TailRing {
       }
       const first = this.#head < this.#rows.length ? this.#rows[this.#head].index : this.#next;
       if (floor > first) {
+        for (let i = this.#head; i < this.#head + floor - first; i++) {
+          this.#given -= this.#rows[i].gaveUp ?? 0;
+        }
         this.#head += floor - first;
         if (this.#head > 1024 && this.#head * 2 > this.#rows.length) {
           this.#rows = this.#rows.slice(this.#head);
@@ -150,6 +187,7 @@ class TailRing {
       }
       if (oldest === null || this.#bytes - this.#before(floor) <= 2 * this.#keep) return;
       oldest.rows = this.#slice(oldest.need, oldest.end);
+      for (const row of oldest.rows) oldest.rowBytes += utf8Length(row.text) + 1;
     }
   }
 
@@ -276,7 +314,7 @@ export class MarkerScan {
         at: i,
         begin: this.#lastBegin,
         echo: this.#lastEcho,
-        tail: ring.take(),
+        tail: ring.take(end.prefix !== ""),
       };
       this.#belowEnd = false;
     } else if (isBegin || isEcho) this.#belowEnd = true;
