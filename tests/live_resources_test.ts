@@ -22,6 +22,7 @@ import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import type { ToolRegistry } from "../src/mcp/registry.ts";
 import { MAX_WATCHED_SERVERS } from "../src/mcp/resources.ts";
 import { buildRegistry, mcpServerFor, type ServerOptions } from "../src/server.ts";
+import { chainArgv } from "../src/tmux/format.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { inert, parseTarget } from "../src/tools/resources.ts";
 import { registerResources } from "../src/tools/resources.ts";
@@ -756,10 +757,7 @@ Deno.test("resources/list stays within the bound, counting what the SDK adds to 
     const ids = (await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).trim().split("\n");
     for (let i = 0; i < ids.length; i += 30) {
       await t.tmux(
-        ...ids.slice(i, i + 30).flatMap((
-          id,
-          k,
-        ) => [...k ? [";"] : [], "select-pane", "-t", id, "-T", title]),
+        ...chainArgv(ids.slice(i, i + 30).map((id) => ["select-pane", "-t", id, "-T", title])),
       );
     }
     await server.initialize();

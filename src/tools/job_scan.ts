@@ -153,12 +153,12 @@ class TailRing {
   #giveUpBlank(): void {
     this.#blankFrom = Math.max(this.#blankFrom, this.#lastWritten + 1);
     for (; this.#blankFrom < this.#lastKeep; this.#blankFrom++) {
-      const index = this.#blankFrom;
-      const row = this.#at(index);
+      const at = this.#pos(this.#blankFrom);
+      const row = this.#rows[at];
       if (row.text === "") continue;
       const gaveUp = utf8Length(row.text);
       // A new row: a tail copied out keeps the one it copied.
-      this.#rows[this.#head + index - this.#rows[this.#head].index] = { ...row, text: "", gaveUp };
+      this.#rows[at] = { ...row, text: "", gaveUp };
       this.#given += gaveUp;
     }
   }
@@ -191,8 +191,13 @@ class TailRing {
     }
   }
 
+  /** Where row `index` (held) is in {@link #rows}. */
+  #pos(index: number): number {
+    return this.#head + index - this.#rows[this.#head].index;
+  }
+
   #at(index: number): HeldRow {
-    return this.#rows[this.#head + index - this.#rows[this.#head].index];
+    return this.#rows[this.#pos(index)];
   }
 
   #before(index: number): number {
@@ -205,7 +210,7 @@ class TailRing {
 
   #slice(from: number, to: number): HeldRow[] {
     if (from >= to) return [];
-    const at = this.#head + from - this.#rows[this.#head].index;
+    const at = this.#pos(from);
     return this.#rows.slice(at, at + to - from);
   }
 }
