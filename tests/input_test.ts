@@ -747,10 +747,13 @@ Deno.test("run_command right after send_keys waits for the shell to take the ter
     assert.equal(r.output, "after");
     // The same, held until run_command is on its way: a job whose group leader is gone, its
     // last process ending only when the test lets it (a loaded machine sees the state at once).
+    // The leader is the shell's fork for a builtin, which ends without an exec: while a
+    // program execs, its command line reads empty for a moment, and tmux names the start
+    // command then too, before it names the program (`sleep 0` was seen so on a loaded machine).
     await using gate = await ShellGate.make();
     await c.ok("send_keys", {
       paneId: pane,
-      text: `sleep 0 | ${gate.wait}`,
+      text: `true | ${gate.wait}`,
     });
     await waitFor(async () => (await named()) === "env", "the dead group named as the start");
     const called = c.ok<{ output: string; exitStatus: number }>("run_command", {
