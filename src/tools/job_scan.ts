@@ -126,9 +126,16 @@ class TailRing {
     return tail.rows ?? this.#slice(tail.need, tail.end);
   }
 
-  push(text: string, written: boolean): void {
-    const bytes = utf8Length(text) + 1;
-    this.#rows.push({ text, index: this.#next, before: this.#bytes });
+  /** The next row; `gaveUp`: the bytes of its text already given up (a blank row's). */
+  push(text: string, written: boolean, gaveUp = 0): void {
+    const bytes = utf8Length(text) + gaveUp + 1;
+    this.#rows.push({
+      text,
+      index: this.#next,
+      before: this.#bytes,
+      ...(gaveUp ? { gaveUp } : {}),
+    });
+    this.#given += gaveUp;
     this.#next++;
     this.#bytes += bytes;
     if (written) {
@@ -257,8 +264,17 @@ export class MarkerScan {
   readonly #echo: string;
   readonly #endRe: RegExp;
   readonly #ring: TailRing;
-  /** A dead pane's last written row and the blank rows after it, not read yet. */
-  #pending: string[] = [];
+  readonly #keep: number;
+  /**
+   * A dead pane's last written row and the blank rows after it, not read yet: the next written
+   * row may be tmux's own line, which they then only led up to. Of the blank rows, only the
+   * text of those fewer than `keepBytes` follow is kept (`gaveUp`: the bytes given up of the
+   * others), as {@link TailRing} keeps a blank run: once read, no output holds it.
+   */
+  #pending: { text: string; gaveUp: number }[] = [];
+  /** The first pending blank row whose text is kept, and the bytes from it on. */
+  #keptFrom = 1;
+  #keptBytes = 0;
   #at = 0;
   #lastBegin: Start | null = null;
   #lastEcho: Start | null = null;
@@ -281,6 +297,7 @@ export class MarkerScan {
     this.#nonce = nonce;
     this.#start = Math.max(0, start);
     this.#dead = dead ? DEAD_LINE : null;
+    this.#keep = keepBytes;
     this.#begin = beginMarker(nonce);
     this.#echo = `__tmcp ${nonce};`;
     this.#endRe = endPattern(nonce);
@@ -289,22 +306,44 @@ export class MarkerScan {
 
   /** UTF-8 bytes of the rows it holds (see {@link TailRing.heldBytes}). */
   get heldBytes(): number {
-    return this.#ring.heldBytes + this.#pending.reduce((n, row) => n + utf8Length(row) + 1, 0);
+    const pending = this.#pending;
+    // The last written row, a byte for each blank row given up, and the rows kept.
+    const held = pending.length === 0
+      ? 0
+      : utf8Length(pending[0].text) + 1 + this.#keptFrom - 1 + this.#keptBytes;
+    return this.#ring.heldBytes + held;
   }
 
   /** The next row. */
   row(text: string): void {
     if (this.#dead === null) return this.#read(text);
-    if (text.trim() === "") {
-      if (this.#pending.length > 0) this.#pending.push(text);
-      else this.#read(text);
+    if (text.trim() !== "") {
+      this.#readPending();
+      this.#pending = [{ text, gaveUp: 0 }];
+      this.#keptFrom = 1;
+      this.#keptBytes = 0;
       return;
     }
-    for (const row of this.#pending) this.#read(row);
-    this.#pending = [text];
+    if (this.#pending.length === 0) return this.#read(text);
+    const pending = this.#pending;
+    pending.push({ text, gaveUp: 0 });
+    this.#keptBytes += utf8Length(text) + 1;
+    for (; this.#keptFrom < pending.length; this.#keptFrom++) {
+      const size = utf8Length(pending[this.#keptFrom].text) + 1;
+      if (this.#keptBytes - size <= this.#keep) break;
+      this.#keptBytes -= size;
+      pending[this.#keptFrom] = { text: "", gaveUp: size - 1 };
+    }
   }
 
-  #read(text: string): void {
+  /** Reads the pending rows (see {@link #pending}). */
+  #readPending(): void {
+    for (const row of this.#pending) this.#read(row.text, row.gaveUp);
+    this.#pending = [];
+  }
+
+  /** The next row, read; `gaveUp`: bytes of its text given up (see {@link #pending}). */
+  #read(text: string, gaveUp = 0): void {
     const i = this.#at;
     const ring = this.#ring;
     const trimmed = text.trimEnd();
@@ -325,7 +364,7 @@ export class MarkerScan {
     } else if (isBegin || isEcho) this.#belowEnd = true;
     if (i === this.#start) this.#startBytes = ring.bytes;
     this.#lookForNext(i, text, trimmed, isBegin);
-    ring.push(text, text.trim() !== "");
+    ring.push(text, text.trim() !== "", gaveUp);
     const after = { after: i, bytes: ring.bytes };
     if (isBegin) this.#lastBegin = after;
     if (isEcho) this.#lastEcho = after;
@@ -392,11 +431,8 @@ export class MarkerScan {
   /** What the rows read tell (every row read, the unfinished last one included). */
   finish(): Marked {
     if (this.#pending.length > 0) {
-      const [last, ...blank] = this.#pending;
-      this.#pending = [];
-      if (!this.#dead!.test(last.trimEnd())) {
-        for (const row of [last, ...blank]) this.#read(row);
-      }
+      if (this.#dead!.test(this.#pending[0].text.trimEnd())) this.#pending = [];
+      else this.#readPending();
     }
     this.#settle(null);
     const end = this.#end;

@@ -134,24 +134,31 @@ Deno.test("MarkerScan: the cases findMarkers names, each as the whole read tells
 Deno.test("MarkerScan holds the text of a run of blank rows only as far as a reply could show it", () => {
   const keep = 2_000;
   const end = `__tmcp_${NONCE}_E:0:${endCheck(NONCE, 0)}:1`;
-  // 20 000 rows of 1 000 spaces (20 MB) after output, then (or not) a written row, an end, an
-  // end after text on its row.
-  for (const after of [[], ["more"], ["more", end], [end], [`text${end}`]]) {
-    const rows = [`__tmcp_${NONCE}_B`, "out", ...Array(20_000).fill(" ".repeat(1_000)), ...after];
-    const s = new MarkerScan(NONCE, 0, keep);
-    let most = 0;
-    for (const row of rows) {
-      s.row(row);
-      most = Math.max(most, s.heldBytes);
+  const deadLine = "Pane is dead (status 0, Sun Dec  6 04:00:00 2026)";
+  // 5 000 rows of 1 000 spaces (5 MB) after output, then (or not) a written row, an end, an
+  // end after text on its row; in a dead pane also tmux's line (the run held until it is told).
+  for (const dead of [false, true]) {
+    const ends: string[][] = [[], ["more"], ["more", end], [end], [`text${end}`]];
+    if (dead) ends.push([deadLine], [deadLine, " "], ["more", deadLine], [end, deadLine]);
+    for (const after of ends) {
+      const label = `${dead ? "dead, " : ""}then ${JSON.stringify(after)}`;
+      const rows = [`__tmcp_${NONCE}_B`, "out", ...Array(5_000).fill(" ".repeat(1_000)), ...after];
+      const s = new MarkerScan(NONCE, 0, keep, dead);
+      let most = 0;
+      for (const row of rows) {
+        s.row(row);
+        most = Math.max(most, s.heldBytes);
+      }
+      // A reply's worth, the last rows of the run, and a byte a row for the place of each.
+      const bound = 3 * keep + 2 * 1_001 + rows.length;
+      assert.ok(most <= bound, `${label}: held ${most} bytes`);
+      const whole = findMarkers(dead ? withoutDeadLine(rows) : rows, NONCE, 0);
+      assertSame(whole, s.finish(), keep, label);
     }
-    // A reply's worth, the last rows of the run, and a byte a row for the place of each.
-    const bound = 3 * keep + 2 * 1_001 + rows.length;
-    assert.ok(most <= bound, `then ${JSON.stringify(after)}: held ${most} bytes`);
-    assertSame(findMarkers(rows, NONCE, 0), s.finish(), keep, `then ${JSON.stringify(after)}`);
   }
   // Once written rows follow, the run goes, and what is held is what they hold (counted right).
   const s = new MarkerScan(NONCE, 0, keep);
-  for (const row of ["out", ...Array(20_000).fill(" ".repeat(1_000))]) s.row(row);
+  for (const row of ["out", ...Array(5_000).fill(" ".repeat(1_000))]) s.row(row);
   for (let i = 0; i < 100; i++) s.row("x".repeat(99));
   assert.ok(s.heldBytes >= keep && s.heldBytes <= 3 * keep, `held ${s.heldBytes} after`);
 });
