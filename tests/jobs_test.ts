@@ -496,6 +496,9 @@ Deno.test("a job whose pane is killed, respawned or dies is lost, with the reaso
     const died = await waiting;
     assert.equal(died.state, "lost");
     assert.match(died.lostReason!, /exited.*before the command's end/);
+    // What the shell wrote last may not have been read by tmux before it closed the terminal.
+    assert.match(died.lostReason!, /printed last may be missing/);
+    assert.equal(died.outputComplete, false);
   });
 });
 
@@ -659,7 +662,7 @@ Deno.test("a job's own output that shows run_command's lines is kept in full, ru
   }
 });
 
-Deno.test("a shell that exits in a remain-on-exit pane: output ends at its last row", async () => {
+Deno.test("a shell that exits in a remain-on-exit pane: output ends at its last row, maybe short", async () => {
   await withTmux(async (t, c) => {
     const p = t.ids.paneId;
     await t.tmux("set-option", "-p", "-t", p, "remain-on-exit", "on");
@@ -670,8 +673,10 @@ Deno.test("a shell that exits in a remain-on-exit pane: output ends at its last 
     });
     assert.equal(run.paneDied, true);
     assert.equal(run.exitStatus, 5);
-    assert.equal(run.output, "bye", JSON.stringify(run.output));
-    assert.equal(run.outputComplete, true);
+    // Without tmux's `Pane is dead` line; "" when tmux learnt of the exit before it read the
+    // line (a loaded machine; see input_test.ts), which is why it is never called complete.
+    assert.match(run.output, /^(bye)?$/, JSON.stringify(run.output));
+    assert.equal(run.outputComplete, false);
   });
 });
 

@@ -13,7 +13,13 @@ import { execFast } from "../tmux/control.ts";
 import { decodeBytes } from "../tmux/format.ts";
 import { atPromptStream, atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
 import { AnswerPastBound, judgeResult } from "../tmux/tmux_error.ts";
-import { endedBy, learnExitStatus, type PaneProbe, probePane } from "./pane_probe.ts";
+import {
+  DIED_OUTPUT_NOTE,
+  endedBy,
+  learnExitStatus,
+  type PaneProbe,
+  probePane,
+} from "./pane_probe.ts";
 import { jobIdOf, type JobRef } from "./job_id.ts";
 import { DEAD_LINE, findMarkers, type Marked } from "./job_markers.ts";
 import { MarkerScan } from "./job_scan.ts";
@@ -462,9 +468,11 @@ async function readJobAs(
       probe: known,
       state: "lost",
       exitStatus: null,
+      // What it printed last may not have reached the screen (DIED_OUTPUT_NOTE).
+      complete: false,
       lostReason: `the pane's process exited${
         endedBy(known.deadStatus, known.deadSignal)
-      } before the command's end`,
+      } before the command's end. ${DIED_OUTPUT_NOTE.replace(/\.$/, "")}`,
     }, marked);
   }
   // Not begun, the pane still under the claim its run_command took for it: being typed while

@@ -71,7 +71,8 @@ export const jobFields = {
   lostReason: z.string().nullable().describe("Why it is lost (state lost), else null."),
   output: z.string().describe("What it printed since it started (tail kept)."),
   outputComplete: z.boolean().describe(
-    "False when output was cut to the bound or its start left the pane's history.",
+    "False when output was cut to the bound, its start left the pane's history, or its " +
+      "shell exited first (its last output may be lost).",
   ),
   omittedBytes: count().describe("Bytes of output cut from the start."),
   durationMs: count().describe("Run time so far, or until it ended."),

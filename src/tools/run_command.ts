@@ -40,7 +40,13 @@ import { keepTail } from "./text_tail.ts";
 import { clampTimeout, timeoutField } from "../mcp/wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import { afterTyped } from "./run_failure.ts";
-import { awaitFirstOutput, endedBy, notStartedYet, paneEnded } from "./pane_probe.ts";
+import {
+  awaitFirstOutput,
+  DIED_OUTPUT_NOTE,
+  endedBy,
+  notStartedYet,
+  paneEnded,
+} from "./pane_probe.ts";
 import {
   busyRefusal,
   forgetEndedRuns,
@@ -116,7 +122,8 @@ export const runCommand = defineTool({
     ),
     output: z.string().describe("What it printed, between its start and end markers (tail kept)."),
     outputComplete: z.boolean().describe(
-      "False when output was cut to the result bound or its start left the pane's history.",
+      "False when output was cut to the result bound, its start left the pane's history, or " +
+        "its shell exited first (its last output may be lost).",
     ),
     omittedBytes: count().describe("Bytes of output cut from the start to fit the bound."),
     timedOut: z.boolean(),
@@ -361,17 +368,21 @@ export const runCommand = defineTool({
       // Text below the cursor once the end marker is out: the command moved the cursor up, and
       // some of its output is below the marker (or went under it).
       const overwritten = marked.status !== null && await textBelowCursor(ctx, pane.id);
+      const paneDied = died !== null || (unfinished && lost === null && !stillRunning);
+      // Its shell gone before the end marker: what it printed last may never have reached the
+      // screen (DIED_OUTPUT_NOTE).
+      const diedFirst = paneDied && marked.status === null;
       const data = {
         paneId: pane.id,
         exitStatus,
         output: output.text,
         // Neither marker found in a pane still there: nothing printed yet, nothing lost.
         outputComplete: (marked.begun || (marked.status === null && marked.output === "")) &&
-          !unread && !overwritten && !cutAtNext && omittedBytes === 0,
+          !unread && !overwritten && !cutAtNext && !diedFirst && omittedBytes === 0,
         omittedBytes,
         timedOut,
         stillRunning,
-        paneDied: died !== null || (unfinished && lost === null && !stillRunning),
+        paneDied,
         ...(stillRunning || args.background || lost !== null ? { jobId } : {}),
         effectiveTimeoutMs: effective,
         timeoutClamped: clamped,
@@ -388,7 +399,7 @@ export const runCommand = defineTool({
         : data.paneDied
         ? `${pane.id}: the pane's shell exited while the command ran${
           endedBy(exitStatus, died?.deadSignal ?? null)
-        }.`
+        }.${diedFirst ? ` ${DIED_OUTPUT_NOTE}` : ""}`
         : args.background && stillRunning
         ? `${pane.id}: started in the background as job ${jobId}; the pane is busy until it ends.`
         : timedOut
