@@ -472,7 +472,7 @@ async function readJobAs(
       complete: false,
       lostReason: `the pane's process exited${
         endedBy(known.deadStatus, known.deadSignal)
-      } before the command's end. ${DIED_OUTPUT_NOTE.replace(/\.$/, "")}`,
+      } before the command's end; ${DIED_OUTPUT_NOTE}`,
     }, marked);
   }
   // Not begun, the pane still under the claim its run_command took for it: being typed while

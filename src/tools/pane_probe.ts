@@ -315,8 +315,8 @@ function toProbe(r: readonly string[]): PaneProbe {
  * end marker: tmux closes a pane's terminal once it learns its process exited, and drops what
  * it had not read from it yet (tmux 3.3a; a busy tmux learns of the exit first).
  */
-export const DIED_OUTPUT_NOTE = "What it printed last may be missing: tmux closes a pane's " +
-  "terminal when its process exits, dropping what it had not read yet.";
+export const DIED_OUTPUT_NOTE = "what it printed last may be missing: tmux closes a pane's " +
+  "terminal when its process exits, dropping what it had not read yet";
 
 export function endedBy(status: number | null, signal: number | null): string {
   return status !== null ? ` (status ${status})` : signal !== null ? ` (signal ${signal})` : "";

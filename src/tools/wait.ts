@@ -20,14 +20,17 @@ import { writtenSince } from "../tmux/since_written.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import { clampTimeout, lateNote, timeoutField } from "../mcp/wait_timeouts.ts";
 import { PaneWatch } from "./pane_watch.ts";
-import { endedBy, type PaneProbe, probePane } from "./pane_probe.ts";
+import { DIED_OUTPUT_NOTE, endedBy, type PaneProbe, probePane } from "./pane_probe.ts";
 import type { WrittenRow } from "./captured_rows.ts";
 import { compilePatterns, type Pattern, patternsIn, scan, scanRows } from "./wait_patterns.ts";
 import { boundLines, keepTail } from "./text_tail.ts";
 
 /** A wait's summary of its pane's death: with the exit status, or the signal that ended it. */
-const diedText = (died: PaneProbe | null) =>
-  `pane died${endedBy(died?.deadStatus ?? null, died?.deadSignal ?? null)}`;
+/** The pane seen dead; `during`: it died during the wait, so its last output may be lost. */
+const diedText = (died: PaneProbe | null, during: boolean) =>
+  `pane died${endedBy(died?.deadStatus ?? null, died?.deadSignal ?? null)}${
+    during ? `; ${DIED_OUTPUT_NOTE}` : ""
+  }`;
 
 // ---------------------------------------------------------------------------------------------
 // wait_for_text
@@ -245,7 +248,7 @@ const waitForText = defineTool({
       output: `new output (${hitLines.length} ${hitLines.length === 1 ? "line" : "lines"})`,
       stopped: `stopped by ${JSON.stringify(stoppedBy?.pattern)}`,
       timedOut: `timed out after ${effective} ms`,
-      paneDied: diedText(died),
+      paneDied: diedText(died, died !== watch.start),
     }[outcome];
     if (clamped) notes.unshift(`timeout clamped to ${effective} ms`);
     return {
@@ -487,7 +490,7 @@ const waitForIdle = defineTool({
       timedOut: `timed out after ${effective} ms (quiet for ${data.quietForMs} ms${
         wantPrompt && !atPrompt ? ", not at its prompt" : ""
       })`,
-      paneDied: diedText(died),
+      paneDied: diedText(died, died !== watch.start),
     }[outcome];
     const notes = [
       quiet.clamped ? `quietMs clamped to ${quietMs}` : "",
