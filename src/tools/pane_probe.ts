@@ -309,7 +309,6 @@ function toProbe(r: readonly string[]): PaneProbe {
   };
 }
 
-/** How a dead pane's process ended, for a summary: ` (status 3)`, ` (signal 9)`, or nothing. */
 /**
  * Why a command's output may miss its end when the pane's process exited before the command's
  * end marker: tmux closes a pane's terminal once it learns its process exited, and drops what
@@ -318,6 +317,7 @@ function toProbe(r: readonly string[]): PaneProbe {
 export const DIED_OUTPUT_NOTE = "what it printed last may be missing: tmux closes a pane's " +
   "terminal when its process exits, dropping what it had not read yet";
 
+/** How a dead pane's process ended, for a summary: ` (status 3)`, ` (signal 9)`, or nothing. */
 export function endedBy(status: number | null, signal: number | null): string {
   return status !== null ? ` (status ${status})` : signal !== null ? ` (signal ${signal})` : "";
 }

@@ -399,7 +399,7 @@ export const runCommand = defineTool({
         : data.paneDied
         ? `${pane.id}: the pane's shell exited while the command ran${
           endedBy(exitStatus, died?.deadSignal ?? null)
-        }.${diedFirst ? ` W${DIED_OUTPUT_NOTE.slice(1)}.` : ""}`
+        }.${diedFirst ? ` ${DIED_OUTPUT_NOTE[0].toUpperCase()}${DIED_OUTPUT_NOTE.slice(1)}.` : ""}`
         : args.background && stillRunning
         ? `${pane.id}: started in the background as job ${jobId}; the pane is busy until it ends.`
         : timedOut

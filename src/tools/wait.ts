@@ -25,8 +25,10 @@ import type { WrittenRow } from "./captured_rows.ts";
 import { compilePatterns, type Pattern, patternsIn, scan, scanRows } from "./wait_patterns.ts";
 import { boundLines, keepTail } from "./text_tail.ts";
 
-/** A wait's summary of its pane's death: with the exit status, or the signal that ended it. */
-/** The pane seen dead; `during`: it died during the wait, so its last output may be lost. */
+/**
+ * A wait's summary of its pane's death: with the exit status, or the signal that ended it.
+ * `during`: it died during the wait, so what it printed last may be lost (DIED_OUTPUT_NOTE).
+ */
 const diedText = (died: PaneProbe | null, during: boolean) =>
   `pane died${endedBy(died?.deadStatus ?? null, died?.deadSignal ?? null)}${
     during ? `; ${DIED_OUTPUT_NOTE}` : ""
