@@ -989,13 +989,18 @@ Deno.test("capture_since: a pane whose process died still answers, marked dead",
       "-P",
       "-F",
       "#{pane_id}",
-      `printf 'first words\\n'; while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo last words`,
+      // It ends only once its last words are on screen: tmux drops what it has not read from a
+      // pane's terminal when the process exits (a loaded machine lost such a last line).
+      `printf 'first words\\n'; while [ ! -e ${dir}/go ]; do sleep 0.05; done; echo last words; ` +
+        `while [ ! -e ${dir}/end ]; do sleep 0.05; done`,
     )).trim();
     await waitFor(async () => (await screen(t, id)).includes("first words"), "output");
     const alive = await c.ok<Since>("capture_since", { paneId: id });
     assert.equal(alive.text, "first words");
     assert.equal(alive.dead, false);
     await Deno.writeTextFile(`${dir}/go`, "");
+    await waitFor(async () => (await screen(t, id)).includes("last words"), "its last words");
+    await Deno.writeTextFile(`${dir}/end`, "");
     await waitFor(
       async () => (await t.tmux("display-message", "-p", "-t", id, "#{pane_dead}")).trim() === "1",
       "dead pane",
