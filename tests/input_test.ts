@@ -853,11 +853,10 @@ Deno.test("run_command: a shell that exits while tmux is held up: the reply says
       timeoutMs: 30_000,
     }) as Promise<{ summary: string; data: Run }>;
     // Its first line out (a row of its own: the typed line's echo holds it too)...
-    const shows = async () =>
-      (await t.tmux("capture-pane", "-p", "-t", p)).split("\n").some((r) =>
-        r.trimEnd() === "before"
-      );
-    await waitFor(shows, "the command's first line");
+    await waitFor(
+      async () => /^before$/m.test(await t.tmux("capture-pane", "-p", "-t", p)),
+      "the command's first line",
+    );
     // ...then its last line and its exit while tmux is stopped (a busy machine's moment): once
     // it runs again, it learns of the exit (SIGCHLD) and closes the pane's terminal.
     Deno.kill(tmuxPid, "SIGSTOP");
