@@ -32,10 +32,13 @@ const RETRY_MOMENT_MS = 250;
 
 /**
  * Refusals in a row, with no other session of this process open on the host, after which a
- * one-shot gives up before its time: the host allows none beside the master's own (a session
- * just ended may still be closing there, so the first is not taken for that).
+ * one-shot gives up before its time, once they have gone on for {@link LONE_MS}: the host
+ * allows none beside the master's own. A session of ours just ended may still be closing there
+ * (sshd frees it only once it has handled the close, later on a loaded host), so neither the
+ * first refusals nor a short run of them is taken for that.
  */
 const LONE_TRIES = 4;
+const LONE_MS = 2_000;
 
 /** What sshd's refusal of a session on a shared connection reads as, in ssh's stderr. */
 const REFUSED =
@@ -60,19 +63,20 @@ export class RefusedAtOpen extends TmuxError {
 /** A one-shot call on a host whose sshd refused its session: nothing ran there. */
 export class SessionRefused extends TmuxError {
   /**
-   * `open`: this process's other sessions there at the last refusal; `outOfTime`: it was sent
-   * again until the call's time ran out (else: with none of ours open, a few times).
+   * `open`: this process's other sessions there at the last refusal; `resent`: how many times
+   * it was sent again with none of ours open, or null when it was sent again until the call's
+   * time ran out.
    */
-  constructor(host: string, open: number, outOfTime: boolean) {
+  constructor(host: string, open: number, resent: number | null) {
     super(
       "unreachable",
       `Host ${JSON.stringify(host)}: its sshd refused another session on this server's ` +
         `connection to it (its MaxSessions), with ${open} other session${
           open === 1 ? "" : "s"
         } of this server open there (the connection's own not counted); nothing ran there. ` +
-        (outOfTime
+        (resent === null
           ? "It was sent again as sessions ended, until the call's time ran out. "
-          : `It was sent again ${LONE_TRIES - 1} times. `) +
+          : `It was sent again ${resent} times. `) +
         "Raise MaxSessions in the host's sshd_config, or run fewer waits and watches on it at " +
         "once.",
     );
@@ -198,10 +202,12 @@ export async function inSession<R>(
   attempt: () => Promise<R>,
 ): Promise<R> {
   let refusedWith: number | null = null;
+  /** Refusals in a row with none of ours open, and when the first of them came. */
   let lone = 0;
+  let loneSince = 0;
   const stopped = (error: unknown): unknown => {
     if (cancelled() || !signal.aborted) return error;
-    if (refusedWith !== null) return new SessionRefused(host, refusedWith, true);
+    if (refusedWith !== null) return new SessionRefused(host, refusedWith, null);
     return new TmuxError(
       "timeout",
       `Host ${JSON.stringify(host)}: no SSH session there came free in time (this server opens ` +
@@ -228,7 +234,10 @@ export async function inSession<R>(
       release();
     }
     lone = othersOpen === 0 ? lone + 1 : 0;
-    if (lone >= LONE_TRIES) throw new SessionRefused(host, othersOpen, false);
+    if (lone === 1) loneSince = performance.now();
+    if (lone >= LONE_TRIES && performance.now() - loneSince >= LONE_MS) {
+      throw new SessionRefused(host, othersOpen, lone - 1);
+    }
     // Once one ends; or after a moment, should one have ended before this wait began.
     const moment = AbortSignal.any([signal, AbortSignal.timeout(RETRY_MOMENT_MS)]);
     try {

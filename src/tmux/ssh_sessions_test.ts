@@ -81,3 +81,32 @@ Deno.test("inSession: sent again once a session ends; out of time, says what the
   });
   held();
 });
+
+Deno.test("inSession: refusals with none of ours open are sent again for a while before the host is judged to allow none", async () => {
+  // A session of ours just ended may still be closing on a loaded host: refused six times in a
+  // row (about 1.5 s), then it runs.
+  const s = new HostSessions();
+  let tries = 0;
+  const ran = await inSession(s, "h1", AbortSignal.timeout(10_000), () => false, () => {
+    tries++;
+    return tries <= 6 ? Promise.reject(new RefusedAtOpen("h1")) : Promise.resolve("ran");
+  });
+  assert.equal(ran, "ran");
+  assert.equal(tries, 7);
+  // A host that allows none beside the master's: said after two seconds of refusals, well
+  // before the call's time.
+  const began = performance.now();
+  let refusals = 0;
+  const failed = inSession(s, "h1", AbortSignal.timeout(10_000), () => false, () => {
+    refusals++;
+    return Promise.reject(new RefusedAtOpen("h1"));
+  });
+  await assert.rejects(failed, (e: unknown) => {
+    assert.ok(e instanceof SessionRefused);
+    assert.match(e.message, /with 0 other sessions of this server open there/);
+    assert.match(e.message, new RegExp(`It was sent again ${refusals - 1} times\\.`));
+    return true;
+  });
+  const took = performance.now() - began;
+  assert.ok(took >= 2_000 && took < 9_000, `judged after ${Math.round(took)} ms`);
+});
