@@ -283,12 +283,17 @@ sshTest(
     await withHosts(async (a, _b, c) => {
       const uri = `tmux://agents?socket=${a.socket}&host=h1`;
       const updates = await subscribe(c, uri);
-      // An SSH connection can take seconds on a loaded machine.
+      // An SSH connection can take seconds on a loaded machine, and one that failed there (a
+      // control client not attached within its time) is tried again only after a pause, as
+      // the product is built to: what this test checks comes after. Failing, it says where
+      // the way to the waiter broke.
       await waitFor(
         async () => (await agentWaiters(a.socket)).length === 1,
         "the remote waiter",
-        15_000,
-      );
+        60_000,
+      ).catch(async (error) => {
+        throw new Error(`${error.message}; ${await remoteState(c, a.socket)}`);
+      });
       await a.tmux(
         ...["set-option", "-w", "-t", a.ids.paneId, "@agent-state", "needs-input"],
         ...[";", "wait-for", "-S", AGENTS_CHANNEL],
@@ -307,6 +312,16 @@ sshTest(
     });
   },
 );
+
+/** What a failed wait for the remote waiter reports: how far the way to it got. */
+async function remoteState(c: TestClient, socket: string): Promise<string> {
+  const control = controlFor(c.server.runner, { host: "h1", socketName: socket });
+  const listed = await c.call("list_panes", { host: "h1", socket_name: socket });
+  const said = listed.content?.[0]?.type === "text" ? listed.content[0].text : "";
+  return `waiters: ${JSON.stringify(await agentWaiters(socket))}; control client attached: ` +
+    `${control.attached}, live: ${control.connections}; list_panes on h1: ` +
+    (listed.isError ? `failed: ${said}` : "answered");
+}
 
 /** The `tmux wait-for tmux-mcp-agents` processes of `socket`, wherever they were started. */
 async function agentWaiters(socket: string): Promise<string[]> {
