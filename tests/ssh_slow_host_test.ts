@@ -14,6 +14,8 @@ import { fixtureTest } from "./helpers/skippable.ts";
 import { serverWithHome, type Sshd, startSshd } from "./helpers/sshd.ts";
 import { connect } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
+import { controlFor } from "../src/tmux/control.ts";
+import { type ControlLimits, setControlLimits } from "../src/tmux/control_limits.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { cleanEnv, HookGate, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -190,6 +192,108 @@ async function heldClearEnded(sshd: Sshd, how: "SIGTERM" | "stdin EOF"): Promise
     await done();
   }
 }
+
+// A host whose start-up file takes longer than a control client's attach may (5 s): the
+// attach's time counted from the ssh session's start, so the client was given up before tmux
+// even ran there, and for the next 30 s every call on that host started a tmux process (and
+// the start-up file) of its own. It now counts from when tmux runs; the start-up has a bound
+// of its own. The start-up file here holds only control clients' attaches, at a gate the test
+// opens, with both bounds set low.
+
+/**
+ * Runs `fn` while the host's start-up file holds every control client's attach until the
+ * returned `open` is called; `began` tells whether one is held.
+ */
+async function withHeldAttach(
+  sshd: Sshd,
+  fn: (gate: { began: () => Promise<boolean>; open: () => Promise<void> }) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-attach-gate-" });
+  const rc = `case "$BASH_EXECUTION_STRING" in *attach-session*)\n` +
+    `  : > '${dir}/began'\n` +
+    `  while [ ! -e '${dir}/open' ]; do sleep 0.05; done ;;\nesac\n`;
+  const exists = (name: string) => Deno.stat(`${dir}/${name}`).then(() => true, () => false);
+  const open = () => Deno.writeTextFile(`${dir}/open`, "");
+  try {
+    await withRemoteRc(sshd, rc, () => fn({ began: () => exists("began"), open }));
+  } finally {
+    await open();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** A runner and client for host h1 with the control clients' bounds given. */
+async function slowStartClient(sshd: Sshd, limits: Partial<ControlLimits>) {
+  const runner = new TmuxRunner({
+    ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 },
+  });
+  setControlLimits(runner, limits);
+  return { runner, c: await connect({ runner }) };
+}
+
+sshTest(
+  "ssh slow host: a control client whose remote start-up outlasts the attach's time attaches once tmux runs",
+  async () => {
+    const sshd = started as Sshd;
+    await withHeldAttach(sshd, async (gate) => {
+      const t = await TestTmux.start();
+      const { runner, c } = await slowStartClient(sshd, {
+        attachTimeoutMs: 500,
+        remoteStartMs: 60_000,
+      });
+      try {
+        const on = { host: "h1", socket_name: t.socket };
+        const listing = c.call("list_panes", on);
+        await waitFor(() => gate.began(), "the control client's start-up to be held");
+        // Held twice the attach's time, counted from its start-up: it may not count that.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await gate.open();
+        const r = await listing;
+        assert.notEqual(r.isError, true, JSON.stringify(r.content));
+        const control = controlFor(runner, { host: "h1", socketName: t.socket });
+        assert.equal(control.attached, true, "the call went over the control client");
+      } finally {
+        await c.close();
+        assert.equal(runner.running, 0, "no tmux or ssh child left behind");
+        await t.kill();
+      }
+    });
+  },
+);
+
+sshTest(
+  "ssh slow host: a remote start-up past its own bound is given up, and the call answers",
+  async () => {
+    const sshd = started as Sshd;
+    await withHeldAttach(sshd, async (gate) => {
+      const t = await TestTmux.start();
+      const { runner, c } = await slowStartClient(sshd, {
+        attachTimeoutMs: 500,
+        remoteStartMs: 1_000,
+      });
+      try {
+        const on = { host: "h1", socket_name: t.socket };
+        const listing = c.ok<{ panes: { id: string }[] }>("list_panes", on);
+        await waitFor(() => gate.began(), "the control client's start-up to be held");
+        // Past its bound, counted from before it was held (this process's timers fire in
+        // order): given up then, the client leaves as soon as tmux runs there, and the call
+        // is answered by a tmux process of its own. (A client given up ends only once its
+        // remote command does: ssh's session client waits for it.)
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await gate.open();
+        const listed = await listing;
+        assert.deepEqual(listed.panes.map((p) => p.id), [t.ids.paneId]);
+        const control = controlFor(runner, { host: "h1", socketName: t.socket });
+        assert.equal(control.attached, false, "the client given up did not attach");
+      } finally {
+        await gate.open();
+        await c.close();
+        assert.equal(runner.running, 0, "no tmux or ssh child left behind");
+        await t.kill();
+      }
+    });
+  },
+);
 
 stopTest("ssh slow host: sshd stops", async () => {
   await (started as Sshd).stop();

@@ -25,11 +25,21 @@ export const MAX_CONNECTIONS = 8;
 /** Longest a new control client waits for an ending one to be gone (it is killed by then). */
 export const ENDING_WAIT_MS = 1_000;
 /**
- * Longest a control client may take to attach (a few milliseconds normally). Past it, the
- * client is given up and the caller starts tmux instead: a tmux that never answers must not
- * hold up the control clients queued behind this one, nor the calls waiting for them.
+ * Longest a control client may take to attach (a few milliseconds normally), counted from when
+ * tmux runs (on an SSH host, once the remote shell has run its start-up files: see
+ * {@link REMOTE_START_MS}). Past it, the client is given up and the caller starts tmux
+ * instead: a tmux that never answers must not hold up the control clients queued behind this
+ * one, nor the calls waiting for them.
  */
 export const ATTACH_TIMEOUT_MS = 5_000;
+/**
+ * Longest the remote shell of a control client on an SSH host may take to start tmux: its
+ * start-up files (nvm, conda, pyenv: seconds on some hosts) run first, for every session.
+ * Counted in the attach's time, a start-up over {@link ATTACH_TIMEOUT_MS} left that host
+ * without control clients, each call there starting tmux (and the start-up) of its own. The
+ * same as the host's connection allows its connecting and start-up together (ssh.ts).
+ */
+const REMOTE_START_MS = 10_000;
 /**
  * After a control client failed to attach (not in time, or its stream broke the framing or a
  * command hung before its handshake ended), how long calls start tmux without trying: what
@@ -66,6 +76,10 @@ export interface ControlLimits {
   readonly hookJobsWaitMs: number;
   /** How long no client is tried after tmux refused one (see {@link REFUSED_BACKOFF_MS}). */
   readonly refusedBackoffMs: number;
+  /** Longest a client may take to attach once tmux runs (see {@link ATTACH_TIMEOUT_MS}). */
+  readonly attachTimeoutMs: number;
+  /** Longest a host's remote shell may take to start tmux (see {@link REMOTE_START_MS}). */
+  readonly remoteStartMs: number;
 }
 
 const limitsByRunner = new WeakMap<TmuxRunner, ControlLimits>();
@@ -83,5 +97,7 @@ export function limitsOf(runner: TmuxRunner): ControlLimits {
       maxServers: MAX_SERVERS,
       hookJobsWaitMs: HOOK_JOBS_WAIT_MS,
       refusedBackoffMs: REFUSED_BACKOFF_MS,
+      attachTimeoutMs: ATTACH_TIMEOUT_MS,
+      remoteStartMs: REMOTE_START_MS,
     };
 }

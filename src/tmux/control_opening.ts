@@ -17,7 +17,6 @@ import { Connection } from "./control_connection.ts";
 import { backEvent, type ControlEvent, lostEvent } from "./control_events.ts";
 import {
   ATTACH_BACKOFF_MS,
-  ATTACH_TIMEOUT_MS,
   limitsOf,
   MAX_CONNECTIONS,
   NO_SESSION_BACKOFF_MS,
@@ -232,21 +231,27 @@ export class ClientOpener {
     connections.add(connection);
     let timer: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
+    let over = false;
     try {
       await Promise.race([
         connection.ready,
         new Promise((_, reject) => {
-          timer = setTimeout(
-            () => {
+          const { attachTimeoutMs, remoteStartMs } = limitsOf(runner);
+          const bound = (ms: number, what: string) => {
+            clearTimeout(timer);
+            timer = setTimeout(() => {
               timedOut = true;
-              reject(
-                new ControlUnavailable(
-                  `tmux did not attach a control client within ${ATTACH_TIMEOUT_MS} ms`,
-                ),
-              );
-            },
-            ATTACH_TIMEOUT_MS,
-          );
+              reject(new ControlUnavailable(`${what} within ${ms} ms`));
+            }, ms);
+          };
+          const attach = () => bound(attachTimeoutMs, "tmux did not attach a control client");
+          if (address.host === undefined) return attach();
+          // On an SSH host the remote shell runs its start-up files first: the attach's time
+          // counts from when tmux runs there, the start-up having a bound of its own.
+          bound(remoteStartMs, "the remote shell did not start tmux");
+          child.reached.then(() => {
+            if (!over) attach();
+          });
         }),
       ]);
     } catch (error) {
@@ -259,6 +264,7 @@ export class ClientOpener {
       connections.delete(connection);
       throw error;
     } finally {
+      over = true;
       clearTimeout(timer);
     }
     if (this.#clients.closed) {

@@ -169,6 +169,7 @@ function silentChild(): PersistentChild {
     stdout: silent(),
     stderr: silent(),
     status,
+    reached: Promise.resolve(),
     kill: end,
     answered: () => {},
     act: () => Promise.resolve(() => {}),

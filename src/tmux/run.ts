@@ -136,6 +136,12 @@ export interface PersistentChild {
   readonly stderr: ReadableStream<Uint8Array>;
   /** Resolves when the child has exited. */
   readonly status: Promise<Deno.CommandStatus>;
+  /**
+   * Resolves once tmux itself runs: at once on this machine; on an SSH host, once the remote
+   * shell has run its start-up files and handed over to tmux (its marker came, ssh_wire.ts),
+   * which may take seconds. Never, for a child that never gets there (its stdout then ends).
+   */
+  readonly reached: Promise<void>;
   /** Kills the child (no-op once it has exited). */
   kill(): void;
   /**
@@ -445,12 +451,15 @@ export class TmuxRunner {
       held();
     });
     const marker = address.host === undefined ? null : this.#ssh!.marker;
+    const reached = Promise.withResolvers<void>();
+    if (!marker) reached.resolve();
     return {
       stdin: child.stdin,
       // Over SSH, only what follows the marker is tmux's (see ssh_wire.ts).
-      stdout: marker ? streamAfterMarker(child.stdout, marker) : child.stdout,
+      stdout: marker ? streamAfterMarker(child.stdout, marker, reached.resolve) : child.stdout,
       stderr: marker ? child.stderr.pipeThrough(stderrAfterMarker(marker)) : child.stderr,
       status,
+      reached: reached.promise,
       kill: () => {
         try {
           // Never SIGKILL: a control client killed outright while tmux was writing to it

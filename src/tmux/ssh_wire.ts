@@ -103,14 +103,17 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
 
 /**
  * A byte stream of what follows the marker in `source` (readable with a BYOB reader, as the
- * control connection reads).
+ * control connection reads). `found` is told once, when the marker comes: the remote shell
+ * has handed over to the command.
  */
 export function streamAfterMarker(
   source: ReadableStream<Uint8Array>,
   marker: string,
+  found: () => void = () => {},
 ): ReadableStream<Uint8Array> {
   const after = new AfterMarker(marker);
   const reader = source.getReader();
+  let told = false;
   return new ReadableStream({
     type: "bytes",
     async pull(controller) {
@@ -122,6 +125,10 @@ export function streamAfterMarker(
           return;
         }
         const rest = after.push(value);
+        if (after.found && !told) {
+          told = true;
+          found();
+        }
         if (rest.length > 0) {
           controller.enqueue(rest.slice());
           return;
