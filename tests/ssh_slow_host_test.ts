@@ -222,76 +222,74 @@ async function withHeldAttach(
   }
 }
 
-/** A runner and client for host h1 with the control clients' bounds given. */
-async function slowStartClient(sshd: Sshd, limits: Partial<ControlLimits>) {
-  const runner = new TmuxRunner({
-    ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 },
+/**
+ * A first call on host h1 (list_panes), the control clients' bounds set to `limits`, while the
+ * host's start-up file holds the control client's attach for `holdMs` once held (timers of this
+ * process fire in order: a bound set at the client's start fires before a hold that began
+ * after it). Its listing, and whether a control client was attached by its end.
+ */
+async function listingWithAttachHeld(
+  sshd: Sshd,
+  limits: Partial<ControlLimits>,
+  holdMs: number,
+): Promise<{ panes: string[]; expected: string; attached: boolean }> {
+  let outcome: { panes: string[]; expected: string; attached: boolean } | null = null;
+  await withHeldAttach(sshd, async (gate) => {
+    const t = await TestTmux.start();
+    const runner = new TmuxRunner({
+      ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 },
+    });
+    setControlLimits(runner, limits);
+    const c = await connect({ runner });
+    try {
+      const on = { host: "h1", socket_name: t.socket };
+      const listing = c.ok<{ panes: { id: string }[] }>("list_panes", on);
+      await waitFor(() => gate.began(), "the control client's start-up to be held");
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+      await gate.open();
+      const listed = await listing;
+      outcome = {
+        panes: listed.panes.map((p) => p.id),
+        expected: t.ids.paneId,
+        attached: controlFor(runner, { host: "h1", socketName: t.socket }).attached,
+      };
+    } finally {
+      await gate.open();
+      await c.close();
+      assert.equal(runner.running, 0, "no tmux or ssh child left behind");
+      await t.kill();
+    }
   });
-  setControlLimits(runner, limits);
-  return { runner, c: await connect({ runner }) };
+  return outcome!;
 }
 
 sshTest(
   "ssh slow host: a control client whose remote start-up outlasts the attach's time attaches once tmux runs",
   async () => {
-    const sshd = started as Sshd;
-    await withHeldAttach(sshd, async (gate) => {
-      const t = await TestTmux.start();
-      const { runner, c } = await slowStartClient(sshd, {
-        attachTimeoutMs: 500,
-        remoteStartMs: 60_000,
-      });
-      try {
-        const on = { host: "h1", socket_name: t.socket };
-        const listing = c.call("list_panes", on);
-        await waitFor(() => gate.began(), "the control client's start-up to be held");
-        // Held twice the attach's time, counted from its start-up: it may not count that.
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        await gate.open();
-        const r = await listing;
-        assert.notEqual(r.isError, true, JSON.stringify(r.content));
-        const control = controlFor(runner, { host: "h1", socketName: t.socket });
-        assert.equal(control.attached, true, "the call went over the control client");
-      } finally {
-        await c.close();
-        assert.equal(runner.running, 0, "no tmux or ssh child left behind");
-        await t.kill();
-      }
-    });
+    // Held twice the attach's time, counted from its start-up: it may not count that.
+    const { panes, expected, attached } = await listingWithAttachHeld(
+      started as Sshd,
+      { attachTimeoutMs: 500, remoteStartMs: 60_000 },
+      1_000,
+    );
+    assert.deepEqual(panes, [expected]);
+    assert.equal(attached, true, "the call went over the control client");
   },
 );
 
 sshTest(
   "ssh slow host: a remote start-up past its own bound is given up, and the call answers",
   async () => {
-    const sshd = started as Sshd;
-    await withHeldAttach(sshd, async (gate) => {
-      const t = await TestTmux.start();
-      const { runner, c } = await slowStartClient(sshd, {
-        attachTimeoutMs: 500,
-        remoteStartMs: 1_000,
-      });
-      try {
-        const on = { host: "h1", socket_name: t.socket };
-        const listing = c.ok<{ panes: { id: string }[] }>("list_panes", on);
-        await waitFor(() => gate.began(), "the control client's start-up to be held");
-        // Past its bound, counted from before it was held (this process's timers fire in
-        // order): given up then, the client leaves as soon as tmux runs there, and the call
-        // is answered by a tmux process of its own. (A client given up ends only once its
-        // remote command does: ssh's session client waits for it.)
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
-        await gate.open();
-        const listed = await listing;
-        assert.deepEqual(listed.panes.map((p) => p.id), [t.ids.paneId]);
-        const control = controlFor(runner, { host: "h1", socketName: t.socket });
-        assert.equal(control.attached, false, "the client given up did not attach");
-      } finally {
-        await gate.open();
-        await c.close();
-        assert.equal(runner.running, 0, "no tmux or ssh child left behind");
-        await t.kill();
-      }
-    });
+    // Held past its bound: given up then, the client leaves as soon as tmux runs there, and
+    // the call is answered by a tmux process of its own. (A client given up ends only once its
+    // remote command does: ssh's session client waits for it.)
+    const { panes, expected, attached } = await listingWithAttachHeld(
+      started as Sshd,
+      { attachTimeoutMs: 500, remoteStartMs: 1_000 },
+      1_500,
+    );
+    assert.deepEqual(panes, [expected]);
+    assert.equal(attached, false, "the client given up did not attach");
   },
 );
 
