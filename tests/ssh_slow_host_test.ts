@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { fixtureTest } from "./helpers/skippable.ts";
 import { serverWithHome, type Sshd, startSshd } from "./helpers/sshd.ts";
 import { connect } from "./helpers/mcp.ts";
+import { controls, fromNothing, landing, threeSessions } from "./helpers/recency.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { controlFor } from "../src/tmux/control.ts";
 import { type ControlLimits, setControlLimits } from "../src/tmux/control_limits.ts";
@@ -290,6 +291,44 @@ sshTest(
     );
     assert.deepEqual(panes, [expected]);
     assert.equal(attached, false, "the client given up did not attach");
+  },
+);
+
+// Our control client's attach makes the session it joins the most recently used, so a
+// momentary client of ours then attaches to the one used last before and leaves (recency.ts,
+// control_seating.ts): a person's tmux command without a target still goes there. It had 2 s
+// from its ssh session's start: on a host whose start-up file takes longer it was killed
+// before tmux ran, and such commands went to the session our client had joined. The start-up
+// file here takes longer than those 2 s for every control client (a sleep is a lower bound).
+sshTest(
+  "ssh slow host: a person's sessions keep their order of use though the start-up takes seconds",
+  async () => {
+    const sshd = started as Sshd;
+    const rc = `case "$BASH_EXECUTION_STRING" in *attach-session*) sleep 2.5 ;; esac\n`;
+    await withRemoteRc(sshd, rc, async () => {
+      const { t } = await threeSessions();
+      const runner = new TmuxRunner({
+        ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 },
+      });
+      const c = await connect({ runner });
+      try {
+        const before = await fromNothing(t);
+        await c.ok("list_panes", { host: "h1", socket_name: t.socket });
+        assert.equal(
+          controlFor(runner, { host: "h1", socketName: t.socket }).attached,
+          true,
+          "a control client is attached",
+        );
+        // The momentary client is done once it has left: then only ours is attached.
+        await waitFor(async () => (await controls(t)).length === 1, "the momentary client gone");
+        assert.equal(await fromNothing(t), before, "a command without a target");
+        assert.equal(await landing(t), "$1", "a plain attach");
+      } finally {
+        await c.close();
+        assert.equal(runner.running, 0, "no tmux or ssh child left behind");
+        await t.kill();
+      }
+    });
   },
 );
 

@@ -112,7 +112,10 @@ export async function restoreRecency(
   }
 }
 
-/** Longest a momentary client ({@link liftAfterAttach}) may take to attach and leave. */
+/**
+ * Longest a momentary client ({@link liftAfterAttach}) may take to attach and leave, from when
+ * tmux runs (see {@link momentary}).
+ */
 const LIFT_TIMEOUT_MS = 2_000;
 
 /**
@@ -158,7 +161,7 @@ export async function liftAfterAttach(
       "-t",
       target,
     ], { TERM: OWN_TERM });
-    await momentary(child);
+    await momentary(child, limitsOf(runner).remoteStartMs);
     const waitMs = limitsOf(runner).hookJobsWaitMs;
     await leaveHookModes(connection, null, waitMs, () => connection.closed, target, older);
   } catch {
@@ -173,10 +176,16 @@ export async function liftAfterAttach(
  * closed (tmux ends a control client at its end of file) only then, so that the attach is
  * never cut short, and everything tmux writes to it is read to the end (a control client whose
  * reader went away while tmux wrote to it crashed tmux 3.3a's server in stress runs, run.ts).
- * Killed (SIGTERM) after {@link LIFT_TIMEOUT_MS}.
+ * Killed (SIGTERM) after {@link LIFT_TIMEOUT_MS} from when tmux runs: on an SSH host the remote
+ * shell's start-up files come first, within `remoteStartMs` (control_limits.ts).
  */
-async function momentary(child: PersistentChild): Promise<void> {
-  const timer = setTimeout(() => child.kill(), LIFT_TIMEOUT_MS);
+async function momentary(child: PersistentChild, remoteStartMs: number): Promise<void> {
+  let over = false;
+  let timer = setTimeout(() => child.kill(), remoteStartMs);
+  child.reached.then(() => {
+    clearTimeout(timer);
+    if (!over) timer = setTimeout(() => child.kill(), LIFT_TIMEOUT_MS);
+  });
   try {
     // Its end is an act of ours (tmux tells every control client an attached one detached):
     // never while another client of ours shakes hands (handshake_hold.ts), counted until it
@@ -207,6 +216,7 @@ async function momentary(child: PersistentChild): Promise<void> {
     if (!answered) closeStdin();
     await Promise.all([reading.catch(() => {}), complaints, ending]);
   } finally {
+    over = true;
     clearTimeout(timer);
   }
 }
