@@ -267,11 +267,12 @@ async function listingWithAttachHeld(
 sshTest(
   "ssh slow host: a control client whose remote start-up outlasts the attach's time attaches once tmux runs",
   async () => {
-    // Held twice the attach's time, counted from its start-up: it may not count that.
+    // Held longer than the attach's time, counted from its start-up: it may not count that.
+    // Once tmux runs, the attach has that time whole (a loaded machine takes a second).
     const { panes, expected, attached } = await listingWithAttachHeld(
       started as Sshd,
-      { attachTimeoutMs: 500, remoteStartMs: 60_000 },
-      1_000,
+      { attachTimeoutMs: 3_000, remoteStartMs: 60_000 },
+      4_000,
     );
     assert.deepEqual(panes, [expected]);
     assert.equal(attached, true, "the call went over the control client");
@@ -286,7 +287,7 @@ sshTest(
     // remote command does: ssh's session client waits for it.)
     const { panes, expected, attached } = await listingWithAttachHeld(
       started as Sshd,
-      { attachTimeoutMs: 500, remoteStartMs: 1_000 },
+      { attachTimeoutMs: 3_000, remoteStartMs: 1_000 },
       1_500,
     );
     assert.deepEqual(panes, [expected]);
