@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { TmuxRunner } from "./run.ts";
+import type { PersistentChild, TmuxRunner } from "./run.ts";
 
 /** How long a watch-only connection stays after its last watcher left. */
 export const LINGER_MS = 5_000;
@@ -80,6 +80,29 @@ export interface ControlLimits {
   readonly attachTimeoutMs: number;
   /** Longest a host's remote shell may take to start tmux (see {@link REMOTE_START_MS}). */
   readonly remoteStartMs: number;
+}
+
+/**
+ * Calls `expire` once `child` has had `ms` since tmux began to run (PersistentChild.reached),
+ * or, until then, `startMs` from now (an SSH host's remote shell runs its start-up files
+ * first), saying which bound it passed. Returns what stops it.
+ */
+export function boundFromRun(
+  child: PersistentChild,
+  startMs: number,
+  ms: number,
+  expire: (passed: "start" | "run") => void,
+): () => void {
+  let stopped = false;
+  let timer = setTimeout(() => expire("start"), startMs);
+  child.reached.then(() => {
+    clearTimeout(timer);
+    if (!stopped) timer = setTimeout(() => expire("run"), ms);
+  });
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
 
 const limitsByRunner = new WeakMap<TmuxRunner, ControlLimits>();

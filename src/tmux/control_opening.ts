@@ -17,6 +17,7 @@ import { Connection } from "./control_connection.ts";
 import { backEvent, type ControlEvent, lostEvent } from "./control_events.ts";
 import {
   ATTACH_BACKOFF_MS,
+  boundFromRun,
   limitsOf,
   MAX_CONNECTIONS,
   NO_SESSION_BACKOFF_MS,
@@ -229,28 +230,24 @@ export class ClientOpener {
     );
     connection.forWatches = forWatches;
     connections.add(connection);
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stopBound = () => {};
     let timedOut = false;
-    let over = false;
     try {
       await Promise.race([
         connection.ready,
         new Promise((_, reject) => {
-          const { attachTimeoutMs, remoteStartMs } = limitsOf(runner);
-          const bound = (ms: number, what: string) => {
-            clearTimeout(timer);
-            timer = setTimeout(() => {
-              timedOut = true;
-              reject(new ControlUnavailable(`${what} within ${ms} ms`));
-            }, ms);
-          };
-          const attach = () => bound(attachTimeoutMs, "tmux did not attach a control client");
-          if (address.host === undefined) return attach();
           // On an SSH host the remote shell runs its start-up files first: the attach's time
           // counts from when tmux runs there, the start-up having a bound of its own.
-          bound(remoteStartMs, "the remote shell did not start tmux");
-          child.reached.then(() => {
-            if (!over) attach();
+          const { attachTimeoutMs, remoteStartMs } = limitsOf(runner);
+          stopBound = boundFromRun(child, remoteStartMs, attachTimeoutMs, (passed) => {
+            timedOut = true;
+            reject(
+              new ControlUnavailable(
+                passed === "start"
+                  ? `the remote shell did not start tmux within ${remoteStartMs} ms`
+                  : `tmux did not attach a control client within ${attachTimeoutMs} ms`,
+              ),
+            );
           });
         }),
       ]);
@@ -264,8 +261,7 @@ export class ClientOpener {
       connections.delete(connection);
       throw error;
     } finally {
-      over = true;
-      clearTimeout(timer);
+      stopBound();
     }
     if (this.#clients.closed) {
       await connection.close();

@@ -26,7 +26,7 @@ import {
 } from "./recency.ts";
 import { OWN_TERM } from "./identity.ts";
 import { leaveHookModes, runningJobs } from "./control_attach.ts";
-import { limitsOf } from "./control_limits.ts";
+import { boundFromRun, limitsOf } from "./control_limits.ts";
 import type { PersistentChild, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
 
@@ -180,12 +180,7 @@ export async function liftAfterAttach(
  * shell's start-up files come first, within `remoteStartMs` (control_limits.ts).
  */
 async function momentary(child: PersistentChild, remoteStartMs: number): Promise<void> {
-  let over = false;
-  let timer = setTimeout(() => child.kill(), remoteStartMs);
-  child.reached.then(() => {
-    clearTimeout(timer);
-    if (!over) timer = setTimeout(() => child.kill(), LIFT_TIMEOUT_MS);
-  });
+  const stopBound = boundFromRun(child, remoteStartMs, LIFT_TIMEOUT_MS, () => child.kill());
   try {
     // Its end is an act of ours (tmux tells every control client an attached one detached):
     // never while another client of ours shakes hands (handshake_hold.ts), counted until it
@@ -216,8 +211,7 @@ async function momentary(child: PersistentChild, remoteStartMs: number): Promise
     if (!answered) closeStdin();
     await Promise.all([reading.catch(() => {}), complaints, ending]);
   } finally {
-    over = true;
-    clearTimeout(timer);
+    stopBound();
   }
 }
 
