@@ -18,7 +18,17 @@ import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { controlFor } from "../src/tmux/control.ts";
 import { type ControlLimits, setControlLimits } from "../src/tmux/control_limits.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
-import { cleanEnv, HookGate, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { TmuxError } from "../src/tmux/tmux_error.ts";
+import { withSlowHandshakes } from "./helpers/slow_handshake.ts";
+import {
+  cleanEnv,
+  HookGate,
+  processesNaming,
+  sh,
+  TestTmux,
+  waitFor,
+  within,
+} from "./helpers/tmux.ts";
 
 const started = await startSshd(["h1"]);
 const skip = typeof started === "string" ? started : null;
@@ -202,17 +212,20 @@ async function heldClearEnded(sshd: Sshd, how: "SIGTERM" | "stdin EOF"): Promise
 // opens, with both bounds set low.
 
 /**
- * Runs `fn` while the host's start-up file holds every control client's attach until the
- * returned `open` is called; `began` tells whether one is held.
+ * Runs `fn` while the host's start-up file holds every remote command that names `command`
+ * (control clients' attaches by default) until the returned `open` is called; `began` tells
+ * whether one is held. Such a command then ignores SIGPIPE: one whose ssh is gone goes on as
+ * far as the shell lets it, never cut short by a write to the pipe its ssh left.
  */
 async function withHeldAttach(
   sshd: Sshd,
   fn: (gate: { began: () => Promise<boolean>; open: () => Promise<void> }) => Promise<void>,
+  command = "attach-session",
 ): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-attach-gate-" });
-  const rc = `case "$BASH_EXECUTION_STRING" in *attach-session*)\n` +
+  const rc = `case "$BASH_EXECUTION_STRING" in *${command}*)\n` +
     `  : > '${dir}/began'\n` +
-    `  while [ ! -e '${dir}/open' ]; do sleep 0.05; done ;;\nesac\n`;
+    `  while [ ! -e '${dir}/open' ]; do sleep 0.05; done\n  trap '' PIPE ;;\nesac\n`;
   const exists = (name: string) => Deno.stat(`${dir}/${name}`).then(() => true, () => false);
   const open = () => Deno.writeTextFile(`${dir}/open`, "");
   try {
@@ -223,20 +236,32 @@ async function withHeldAttach(
   }
 }
 
+/** What {@link listingWithAttachHeld} saw. */
+interface HeldListing {
+  /** The listing's pane ids, and the one pane there is. */
+  readonly panes: string[];
+  readonly expected: string;
+  /** Whether a control client of ours was attached once the call was answered. */
+  readonly attached: boolean;
+  /** Whether any client attached to the tmux server, once every remote command there ended. */
+  readonly attachedAtAll: boolean;
+}
+
 /**
  * A first call on host h1 (list_panes), the control clients' bounds set to `limits`, while the
  * host's start-up file holds the control client's attach for `holdMs` once held (timers of this
  * process fire in order: a bound set at the client's start fires before a hold that began
- * after it). Its listing, and whether a control client was attached by its end.
+ * after it), or until the call is answered (30 s at most).
  */
 async function listingWithAttachHeld(
   sshd: Sshd,
   limits: Partial<ControlLimits>,
-  holdMs: number,
-): Promise<{ panes: string[]; expected: string; attached: boolean }> {
-  let outcome: { panes: string[]; expected: string; attached: boolean } | null = null;
+  holdMs: number | "until answered",
+): Promise<HeldListing> {
+  let outcome: HeldListing | null = null;
   await withHeldAttach(sshd, async (gate) => {
     const t = await TestTmux.start();
+    await t.tmux("set-hook", "-g", "client-attached", "set-option -g @attached-once 1");
     const runner = new TmuxRunner({
       ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 },
     });
@@ -246,13 +271,27 @@ async function listingWithAttachHeld(
       const on = { host: "h1", socket_name: t.socket };
       const listing = c.ok<{ panes: { id: string }[] }>("list_panes", on);
       await waitFor(() => gate.began(), "the control client's start-up to be held");
-      await new Promise((resolve) => setTimeout(resolve, holdMs));
+      if (holdMs === "until answered") {
+        await within(listing, 30_000, "the call, while the start-up file held its client");
+      } else {
+        await new Promise((resolve) => setTimeout(resolve, holdMs));
+      }
       await gate.open();
       const listed = await listing;
+      const attached = controlFor(runner, { host: "h1", socketName: t.socket }).attached;
+      // The remote commands that attach there (shells, and the tmux they became) have ended
+      // once nothing names both the socket and attach-session: what attached did so by then.
+      await c.close();
+      await waitFor(
+        async () =>
+          (await processesNaming(t.socket)).every((p) => !p.args.includes("attach-session")),
+        "every remote command attaching to the server to end",
+      );
       outcome = {
         panes: listed.panes.map((p) => p.id),
         expected: t.ids.paneId,
-        attached: controlFor(runner, { host: "h1", socketName: t.socket }).attached,
+        attached,
+        attachedAtAll: (await t.tmux("show-options", "-gqv", "@attached-once")).trim() === "1",
       };
     } finally {
       await gate.open();
@@ -269,29 +308,33 @@ sshTest(
   async () => {
     // Held longer than the attach's time, counted from its start-up: it may not count that.
     // Once tmux runs, the attach has that time whole (a loaded machine takes a second).
-    const { panes, expected, attached } = await listingWithAttachHeld(
+    const { panes, expected, attached, attachedAtAll } = await listingWithAttachHeld(
       started as Sshd,
       { attachTimeoutMs: 3_000, remoteStartMs: 60_000 },
       4_000,
     );
     assert.deepEqual(panes, [expected]);
     assert.equal(attached, true, "the call went over the control client");
+    assert.equal(attachedAtAll, true, "the hook that tells of an attach ran");
   },
 );
 
 sshTest(
-  "ssh slow host: a remote start-up past its own bound is given up, and the call answers",
+  "ssh slow host: a remote start-up past its own bound is given up at once, and its tmux never runs",
   async () => {
-    // Held past its bound: given up then, the client leaves as soon as tmux runs there, and
-    // the call is answered by a tmux process of its own. (A client given up ends only once its
-    // remote command does: ssh's session client waits for it.)
-    const { panes, expected, attached } = await listingWithAttachHeld(
+    // Held past its bound: given up then, the call is answered by a tmux process of its own
+    // while the start-up file still runs (it waited for the start-up to end, as ssh's session
+    // client does after SIGTERM). The tmux of the client given up waits there for a go that
+    // never comes: it did attach once the start-up ended, outside the handshake's hold of our
+    // other calls (handshake_hold.ts) and making its session the one used last.
+    const { panes, expected, attached, attachedAtAll } = await listingWithAttachHeld(
       started as Sshd,
       { attachTimeoutMs: 3_000, remoteStartMs: 1_000 },
-      1_500,
+      "until answered",
     );
     assert.deepEqual(panes, [expected]);
     assert.equal(attached, false, "the client given up did not attach");
+    assert.equal(attachedAtAll, false, "no client attached to the server");
   },
 );
 
@@ -330,6 +373,115 @@ sshTest(
         await t.kill();
       }
     });
+  },
+);
+
+// tmux 3.3a dies when a notification reaches a control client half way through its handshake
+// (handshake_hold.ts): our acts on a server wait while a client of ours shakes hands, for 2 s
+// at most. That hold began when the client was started, so on a host whose start-up file
+// takes longer it had ended before tmux even ran there, and an act of ours in the handshake
+// took the server down. Now tmux waits there for its go, given with the hold taken. Here the
+// start-up file takes 2.5 s for control clients, whose tmux shakes hands slowly (strace).
+sshTest(
+  "ssh slow host: a tmux process of ours waits while a watch's client shakes hands after a long start-up",
+  async () => {
+    const sshd = started as Sshd;
+    const rc = `case "$BASH_EXECUTION_STRING" in *attach-session*) sleep 2.5 ;; esac\n`;
+    await withRemoteRc(sshd, rc, async () => {
+      const ssh = { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 };
+      await withSlowHandshakes(async ({ t, runner, address, halfWay }) => {
+        const other = (await t.tmux(
+          "new-session",
+          "-d",
+          "-s",
+          "watched",
+          "-P",
+          "-F",
+          "#{session_id} #{pane_id}",
+        )).trim().split(" ");
+        await t.tmux("new-session", "-d", "-s", "doomed");
+        const watching = controlFor(runner, address).watch(other[1], [other[0]], () => {});
+        watching.catch(() => {}); // awaited below, unless the test fails first
+        await halfWay();
+        await runner.run(address, ["kill-session", "-t", "doomed"]);
+        (await watching).close();
+        assert.doesNotMatch(await t.tmux("list-sessions", "-F", "#{session_name}"), /doomed/);
+      }, { host: "h1", ssh });
+    });
+  },
+);
+
+sshTest(
+  "ssh slow host: a command over our control connection waits while a channel wait's client shakes hands after a long start-up",
+  async () => {
+    const sshd = started as Sshd;
+    // Control-mode clients only: the channel wait's (tied_client.ts) and the command client's.
+    const rc = `case "$BASH_EXECUTION_STRING" in *"'-C'"*) sleep 2.5 ;; esac\n`;
+    await withRemoteRc(sshd, rc, async () => {
+      const ssh = { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 };
+      await withSlowHandshakes(async ({ t, runner, address, halfWay }) => {
+        const control = controlFor(runner, address);
+        await control.exec(["display-message", "-p", "x"]);
+        const wait = runner.run(address, ["wait-for", "hold-chan"], { tiedToProcess: true });
+        wait.catch(() => {}); // awaited below, unless the test fails first
+        await halfWay();
+        await control.exec(["new-session", "-d", "-s", "made during a handshake"]);
+        await t.tmux("wait-for", "-S", "hold-chan");
+        await wait;
+        assert.match(await t.tmux("list-sessions", "-F", "#{session_name}"), /made during/);
+      }, { host: "h1", ssh });
+    });
+  },
+);
+
+// A channel wait's client is a control-mode one (tied_client.ts): on a host it waits for its go
+// too. Stopped during the start-up files, its ssh waited for them to end after SIGTERM (ssh's
+// session client does), and its tmux ran once they had, its handshake outside the hold.
+sshTest(
+  "ssh slow host: a channel wait stopped during the start-up ends its ssh at once, and its tmux never runs",
+  async () => {
+    await withHeldAttach(started as Sshd, async (gate) => {
+      const t = await TestTmux.start();
+      const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-ran-" });
+      // The tmux the remote command runs, which first writes down its arguments.
+      const binary = `${dir}/tmux`;
+      const real = (await sh("sh", ["-c", "command -v tmux"])).stdout.trim();
+      await Deno.writeTextFile(binary, `#!/bin/sh\necho "$*" >> '${dir}/ran'\nexec ${real} "$@"\n`);
+      await Deno.chmod(binary, 0o755);
+      const sshd = started as Sshd;
+      const runner = new TmuxRunner({
+        binary,
+        ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 },
+      });
+      try {
+        const address = { host: "h1", socketName: t.socket };
+        const stop = new AbortController();
+        const waiting = runner.run(address, ["wait-for", "never-signalled"], {
+          tiedToProcess: true,
+          signal: stop.signal,
+        });
+        waiting.catch(() => {}); // awaited below, unless the test fails first
+        await waitFor(() => gate.began(), "the wait's start-up to be held");
+        stop.abort();
+        await assert.rejects(waiting, (e) => e instanceof TmuxError && e.kind === "cancelled");
+        const waits = async (program: RegExp) =>
+          (await processesNaming(t.socket)).filter((p) =>
+            program.test(p.args) && p.args.includes("never-signalled")
+          );
+        await waitFor(
+          async () => (await waits(/^ssh /)).length === 0,
+          "the wait's ssh to end, its start-up held",
+        );
+        await gate.open();
+        await waitFor(async () => (await waits(/./)).length === 0, "its remote command to end");
+        const ran = await Deno.readTextFile(`${dir}/ran`).catch(() => "");
+        assert.doesNotMatch(ran, /never-signalled/, "the wait's tmux never ran");
+      } finally {
+        await runner.close();
+        await t.kill();
+        await Deno.remove(dir, { recursive: true });
+      }
+    }, "never-signalled");
   },
 );
 

@@ -21,6 +21,7 @@ const STREAM_CHUNK_BYTES = 64 * 1024;
  * sixteenth of it, and the status. `marker`: the SSH host's (ssh.ts), when `address` names one.
  * `bounded`: `limit` is the call's own bound on stdout (`RunOptions.answerBound`), so going
  * past it throws {@link AnswerPastBound}, the caller's to handle, rather than a failure.
+ * `answered`: told of tmux's first byte; `arrived`: of the SSH host's marker.
  */
 export async function collectAnswer(
   child: Deno.ChildProcess,
@@ -30,14 +31,18 @@ export async function collectAnswer(
   marker?: string,
   answered?: () => void,
   bounded = false,
+  arrived?: () => void,
 ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
   // Over SSH, the marker is looked for chunk by chunk as they come, and only what follows
   // it is kept: no joined copy of the whole answer to search.
   const after = address.host === undefined ? null : new AfterMarker(marker!);
-  // `answered` hears of tmux's first byte (a control-mode client's handshake is then over).
+  // `answered` hears of tmux's first byte (a control-mode client's handshake is then over);
+  // `arrived`, of the marker (the remote start-up files are done).
   const keep = after || answered
     ? (chunk: Uint8Array) => {
+      const before = after?.found;
       const kept = after ? after.push(chunk) : chunk;
+      if (before === false && after!.found) arrived?.();
       if (kept.length > 0) answered?.();
       return kept;
     }

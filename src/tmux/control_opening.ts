@@ -241,6 +241,9 @@ export class ClientOpener {
           const { attachTimeoutMs, remoteStartMs } = limitsOf(runner);
           stopBound = boundFromRun(child, remoteStartMs, attachTimeoutMs, (passed) => {
             timedOut = true;
+            // No tmux runs there yet (it waits for its go, ssh_wire.ts): its ssh ends at
+            // once, where a close would wait for the start-up files to end.
+            if (passed === "start") child.kill();
             reject(
               new ControlUnavailable(
                 passed === "start"

@@ -24,7 +24,10 @@
  * but those that only read ({@link onlyReads}: a long capture would otherwise hold a start back
  * for as long as it reads), and the end of an attached control client of ours (tmux tells the
  * others it detached). Starts go one at a
- * time, and the acts that waited for one go before the next.
+ * time, and the acts that waited for one go before the next. On an SSH host a client's start is
+ * taken once the remote shell's start-up files are done, and its tmux runs only then
+ * (ssh_wire.ts's RemoteGate): a start taken at the ssh's start would end, past its bound, before
+ * tmux even ran there.
  *
  * What it cannot keep out: a person's own keys and commands, and another process's (another
  * tmux-mcp's included), in that moment; a person's `after-*` hook that a read of ours runs; an

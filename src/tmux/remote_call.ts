@@ -22,7 +22,7 @@ const REMOTE_NOT_FOUND = /^env: .*tmux.*(No such file|not found)/m;
  * The program, argv and environment (on top of this process's) that run `binary` with `args`
  * at `address`, here or over SSH (`ssh`, the runner's hosts): `env` is tmux's, given to it here
  * and set in the remote command line there; an ssh gets {@link SSH_ENV}, so that it never asks
- * on a terminal.
+ * on a terminal. `gated`: there, tmux waits for its go (ssh_wire.ts's remoteTmuxCommand).
  */
 export function tmuxCommand(
   binary: string,
@@ -30,6 +30,7 @@ export function tmuxCommand(
   address: ServerAddress,
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
+  gated = false,
 ): [string, string[], Record<string, string>] {
   const tmuxArgs = [...addressArgs(address), ...args];
   if (address.host === undefined) return [binary, tmuxArgs, { ...env }];
@@ -39,7 +40,7 @@ export function tmuxCommand(
       `Host ${JSON.stringify(address.host)} is not one this server was started with (--ssh).`,
     );
   }
-  return ["ssh", ssh.argv(address.host, binary, tmuxArgs, env), { ...SSH_ENV }];
+  return ["ssh", ssh.argv(address.host, binary, tmuxArgs, env, gated), { ...SSH_ENV }];
 }
 
 /**

@@ -15,7 +15,7 @@
  */
 
 import { SSH_ENV, SshHosts, type SshOptions } from "./ssh.ts";
-import { stderrAfterMarker, streamAfterMarker } from "./ssh_wire.ts";
+import { RemoteGate, stderrAfterMarker, streamAfterMarker } from "./ssh_wire.ts";
 import { argvAnswer, asCommandFile } from "./command_file.ts";
 import { spawnChild } from "./guarded_env.ts";
 import { changesStructure } from "./structure.ts";
@@ -139,10 +139,15 @@ export interface PersistentChild {
   /**
    * Resolves once tmux itself runs: at once on this machine; on an SSH host, once the remote
    * shell has run its start-up files and handed over to tmux (its marker came, ssh_wire.ts),
-   * which may take seconds. Never, for a child that never gets there (its stdout then ends).
+   * which may take seconds, and a control-mode client was let go there (ssh_wire.ts's
+   * RemoteGate, once its handshake's hold is taken). Never, for a child that never gets there
+   * (its stdout then ends, or it was killed first).
    */
   readonly reached: Promise<void>;
-  /** Kills the child (no-op once it has exited). */
+  /**
+   * Kills the child (no-op once it has exited): SIGTERM, or SIGKILL for an SSH host's
+   * control-mode client not yet let go (no tmux runs at its other end).
+   */
   kill(): void;
   /**
    * Tells the runner that tmux has answered this control-mode client (its first byte): its
@@ -396,7 +401,21 @@ export class TmuxRunner {
       throw new TmuxError("cancelled", "The server is shutting down.");
     }
     let child: Deno.ChildProcess;
-    const [program, argv, childEnv] = tmuxCommand(this.binary, this.#ssh, address, args, env);
+    const key = addressKey(address);
+    const control = args[0] === TIED_FLAG;
+    const marker = address.host === undefined ? null : this.#ssh!.marker;
+    // On a host, a control-mode client's tmux waits there for its go (ssh_wire.ts), given once
+    // the remote shell's start-up files are done: its handshake's hold is taken then, not
+    // across them (they may take seconds).
+    const gated = control && marker !== null;
+    const [program, argv, childEnv] = tmuxCommand(
+      this.binary,
+      this.#ssh,
+      address,
+      args,
+      env,
+      gated,
+    );
     // On a host, a session of its connection for as long as it lives: none when it would leave
     // no room for one-shot calls (ssh_sessions.ts); told to go when the host refuses those.
     let end = () => {};
@@ -413,14 +432,14 @@ export class TmuxRunner {
     // A control-mode client's handshake holds our other acts on its server back until tmux
     // has answered it (handshake_hold.ts). Any other (a plain `wait-for`, which changes
     // nothing tmux tells while it waits) only waits for a handshake under way to end.
-    const key = addressKey(address);
-    const control = args[0] === TIED_FLAG;
-    let held: Release;
-    try {
-      held = await (control ? this.handshakes.start(key) : this.handshakes.act(key));
-    } catch (error) {
-      release();
-      throw error;
+    let held: Release = () => {};
+    if (!gated) {
+      try {
+        held = await (control ? this.handshakes.start(key) : this.handshakes.act(key));
+      } catch (error) {
+        release();
+        throw error;
+      }
     }
     try {
       child = spawnChild(program, {
@@ -437,40 +456,54 @@ export class TmuxRunner {
       throw notInstalled(program, error);
     }
     if (!control) held();
-    end = () => {
+    const gate = gated ? new RemoteGate(child.stdin) : null;
+    // Cut once a child killed outright has exited: its pipes, which the host's master holds,
+    // would stay open until the remote start-up files end (ssh_wire.ts's streamAfterMarker).
+    const cut = new AbortController();
+    const kill = () => {
+      // Never SIGKILL once tmux may run: a control client killed outright while tmux was
+      // writing to it (SIGKILL, or SIGPIPE from a reader that went away) crashed tmux 3.3a's
+      // server in stress runs here; on SIGTERM the client leaves the way tmux expects. A gated
+      // one not let go has no tmux at the other end, and its ssh (a session of the host's
+      // master) would wait on SIGTERM for the remote shell's start-up files to end.
+      const outright = gate !== null && !gate.open;
+      gate?.shut();
       try {
-        child.kill("SIGTERM");
+        child.kill(outright ? "SIGKILL" : "SIGTERM");
       } catch {
-        // Gone already.
+        // Already exited.
       }
+      if (outright) child.status.finally(() => cut.abort());
     };
+    end = kill;
     this.#running++;
     const status = child.status.finally(() => {
       this.#running--;
       release();
+      gate?.shut();
+      gate?.release();
       held();
     });
-    const marker = address.host === undefined ? null : this.#ssh!.marker;
     const reached = Promise.withResolvers<void>();
     if (!marker) reached.resolve();
+    // Once the remote start-up is done, the handshake's hold, then tmux is let go: it runs.
+    const arrived = gate === null
+      ? reached.resolve
+      : () =>
+        void gate.letGo(() => this.handshakes.start(key, this.#closing.signal)).then((open) => {
+          if (open) reached.resolve();
+        });
     return {
-      stdin: child.stdin,
+      stdin: gate?.stdin ?? child.stdin,
       // Over SSH, only what follows the marker is tmux's (see ssh_wire.ts).
-      stdout: marker ? streamAfterMarker(child.stdout, marker, reached.resolve) : child.stdout,
-      stderr: marker ? child.stderr.pipeThrough(stderrAfterMarker(marker)) : child.stderr,
+      stdout: marker ? streamAfterMarker(child.stdout, marker, arrived, cut.signal) : child.stdout,
+      stderr: marker
+        ? child.stderr.pipeThrough(stderrAfterMarker(marker), { signal: cut.signal })
+        : child.stderr,
       status,
       reached: reached.promise,
-      kill: () => {
-        try {
-          // Never SIGKILL: a control client killed outright while tmux was writing to it
-          // (SIGKILL, or SIGPIPE from a reader that went away) crashed tmux 3.3a's server in
-          // stress runs here; on SIGTERM the client leaves the way tmux expects.
-          child.kill("SIGTERM");
-        } catch {
-          // Already exited.
-        }
-      },
-      answered: control ? held : () => {},
+      kill,
+      answered: gate ? () => gate.release() : control ? held : () => {},
       act: (signal) => this.handshakes.act(key, signal),
     };
   }
@@ -527,7 +560,7 @@ export class TmuxRunner {
           address,
           [TIED_FLAG, ...args],
           options,
-          (child, signal, answered) =>
+          (child, signal, answered, arrived) =>
             collectAnswer(
               child,
               signal,
@@ -535,6 +568,8 @@ export class TmuxRunner {
               this.#maxAnswerBytes,
               address.host === undefined ? undefined : this.#ssh!.marker,
               answered,
+              false,
+              arrived,
             ),
         ),
       );
@@ -599,7 +634,7 @@ export class TmuxRunner {
     address: ServerAddress,
     args: readonly string[],
     options: RunOptions,
-    consume: (child: Deno.ChildProcess, signal: AbortSignal, answered: Release) => Promise<R>,
+    consume: Consume<R>,
   ): Promise<R> {
     const once = () => this.#spawnOnce(address, args, options, consume);
     if (address.host === undefined || !this.#ssh?.has(address.host)) return await once();
@@ -615,7 +650,7 @@ export class TmuxRunner {
     address: ServerAddress,
     args: readonly string[],
     options: RunOptions,
-    consume: (child: Deno.ChildProcess, signal: AbortSignal, answered: Release) => Promise<R>,
+    consume: Consume<R>,
   ): Promise<R> {
     const waiting = waitSignal(options);
     if (waiting?.aborted) throw cancelledCall();
@@ -636,15 +671,16 @@ export class TmuxRunner {
       signal: waiting,
     });
     // A control-mode client (tied) starts as control_attach.ts's do: its handshake holds our
-    // other acts on the server back until tmux answers it. Any other is an act for its life,
-    // but a read.
+    // other acts on the server back until tmux answers it (on an SSH host, from its go: see
+    // spawnPersistent). Any other is an act for its life, but a read.
+    const key = addressKey(address);
+    const gated = options.tiedToProcess === true && address.host !== undefined;
     let held: Release;
     try {
-      const key = addressKey(address);
-      held = args[0] === TIED_FLAG
-        ? await this.handshakes.start(key, waiting)
-        : onlyReads(args)
+      held = gated || onlyReads(args)
         ? () => {}
+        : args[0] === TIED_FLAG
+        ? await this.handshakes.start(key, waiting)
         : await this.handshakes.act(key, waiting);
     } catch (error) {
       leave();
@@ -668,13 +704,21 @@ export class TmuxRunner {
     // working through what a killed child wrote must not hold up the runner's close.
     this.#running++;
     let alive = true;
+    let gate: RemoteGate | null = null;
     const gone = () => {
       if (alive) this.#running--;
       alive = false;
     };
     try {
       let child: Deno.ChildProcess;
-      const [program, argv, childEnv] = tmuxCommand(this.binary, this.#ssh, address, args);
+      const [program, argv, childEnv] = tmuxCommand(
+        this.binary,
+        this.#ssh,
+        address,
+        args,
+        {},
+        gated,
+      );
       try {
         child = spawnChild(program, {
           args: argv,
@@ -698,11 +742,26 @@ export class TmuxRunner {
         }
       }
       if (options.tiedToProcess) {
-        // Held open, never written: should this process go first, its end of file is what
-        // ends the client (see RunOptions.tiedToProcess). Closed once tmux ended it.
-        const stdin = child.stdin;
+        // Held open, never written (but for an SSH host's go): should this process go first,
+        // its end of file is what ends the client (see RunOptions.tiedToProcess). Closed once
+        // tmux ended it.
+        gate = gated ? new RemoteGate(child.stdin) : null;
+        const stdin = gate?.stdin ?? child.stdin;
         const close = () => void stdin.close().catch(() => {});
         child.status.then(close, close);
+        // Stopped before its go: no tmux runs there, and its ssh would wait on SIGTERM for
+        // the remote start-up files to end (see spawnPersistent).
+        const outright = () => {
+          if (gate?.open !== false) return;
+          gate.shut();
+          try {
+            child.kill("SIGKILL");
+          } catch {
+            // Gone already.
+          }
+        };
+        if (signal.aborted) outright();
+        else signal.addEventListener("abort", outright, { once: true });
       } else if (options.stdin) {
         const writer = child.stdin.getWriter();
         try {
@@ -735,7 +794,11 @@ export class TmuxRunner {
       };
       let result: R;
       try {
-        result = await consume(child, signal, held);
+        const answered = gate ? () => gate!.release() : held;
+        const arrived = gate
+          ? () => void gate!.letGo(() => this.handshakes.start(key, signal))
+          : () => {};
+        result = await consume(child, signal, answered, arrived);
       } catch (error) {
         // A reader stopped by the kill reports the kill, not its own broken stream.
         checkAborted();
@@ -745,11 +808,25 @@ export class TmuxRunner {
       return result;
     } finally {
       held();
+      gate?.shut();
+      gate?.release();
       gone();
       leave();
     }
   }
 }
+
+/**
+ * Reads a child of {@link TmuxRunner}'s #spawn to its end: `answered` is told of tmux's first
+ * byte (a control-mode client's handshake is then over), `arrived` of an SSH host's marker
+ * (its remote start-up files are done: a gated client may be let go).
+ */
+type Consume<R> = (
+  child: Deno.ChildProcess,
+  signal: AbortSignal,
+  answered: Release,
+  arrived: () => void,
+) => Promise<R>;
 
 /** What stops a call while it waits to start: its signal, and {@link RunOptions.untilStarted}. */
 function waitSignal(options: RunOptions): AbortSignal | undefined {

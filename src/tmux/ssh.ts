@@ -247,13 +247,14 @@ export class SshHosts {
 
   /**
    * The argv of an ssh that runs tmux with `tmuxArgs` on `host`, over its master, with `env`
-   * set for tmux there (see {@link remoteTmuxCommand}).
+   * set for tmux there, `gated` or not (see {@link remoteTmuxCommand}).
    */
   argv(
     host: string,
     binary: string,
     tmuxArgs: readonly string[],
     env: Readonly<Record<string, string>> = {},
+    gated = false,
   ): string[] {
     return [
       ...this.#common(host),
@@ -261,7 +262,7 @@ export class SshHosts {
       "ControlMaster=no",
       "--",
       host,
-      remoteTmuxCommand(this.marker, binary, tmuxArgs, env),
+      remoteTmuxCommand(this.marker, binary, tmuxArgs, env, gated),
     ];
   }
 

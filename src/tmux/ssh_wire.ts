@@ -19,23 +19,36 @@ export function shellWord(word: string): string {
   return `'${word.replace(/['\\]/g, (c) => `'\\${c}'`)}'`;
 }
 
+/** What a gated command waits for on its stdin before it runs tmux ({@link remoteTmuxCommand}). */
+export const GO_LINE: Uint8Array = new Uint8Array([0x0a]);
+
 /**
  * The command line the remote shell runs: the marker on stdout and stderr, then tmux with
  * `args`, found on the command PATH or in the usual extra folders, with `env` set on top of
  * what the shell gives a command. The marker comes after a newline of its own
  * ({@link markerLine}).
+ *
+ * `gated`: tmux runs only once a line ({@link GO_LINE}) comes on stdin after the marker, and
+ * not at all at an end of file instead, so the caller says when tmux starts. A control-mode
+ * client's handshake is then held clear of our other calls however long the start-up files
+ * took (handshake_hold.ts), and a client given up during them never attaches later unheld:
+ * its ssh can be killed outright, as no tmux runs at its other end. The shell's `read` takes
+ * its input a byte at a time from a pipe (POSIX; fish alike), and a control client is written
+ * to only once tmux has answered it: what follows the line is tmux's.
  */
 export function remoteTmuxCommand(
   marker: string,
   binary: string,
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
+  gated = false,
 ): string {
   const vars = Object.entries(env).map(([name, value]) => {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new RangeError(`not a variable: ${name}`);
     return `${shellWord(`${name}=${value}`)} `;
   });
   return `${markerLine(marker)}; ${markerLine(marker, " >&2")}; ` +
+    (gated ? "read tmux_mcp_go && " : "") +
     `exec env PATH="$PATH:${REMOTE_PATH_TAIL}" ${vars.join("")}` +
     [binary, ...args].map(shellWord).join(" ");
 }
@@ -104,15 +117,21 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
 /**
  * A byte stream of what follows the marker in `source` (readable with a BYOB reader, as the
  * control connection reads). `found` is told once, when the marker comes: the remote shell
- * has handed over to the command.
+ * has handed over to the command. `cut` ends it early, `source` cancelled: an ssh session
+ * client hands its pipes to the host's master, which holds them open until the remote command
+ * ends, however the client itself ended.
  */
 export function streamAfterMarker(
   source: ReadableStream<Uint8Array>,
   marker: string,
   found: () => void = () => {},
+  cut?: AbortSignal,
 ): ReadableStream<Uint8Array> {
   const after = new AfterMarker(marker);
   const reader = source.getReader();
+  const stop = () => void reader.cancel().catch(() => {});
+  if (cut?.aborted) stop();
+  else cut?.addEventListener("abort", stop, { once: true });
   let told = false;
   return new ReadableStream({
     type: "bytes",
@@ -153,4 +172,83 @@ export function stderrAfterMarker(marker: string): TransformStream<Uint8Array, U
       if (!after.found && after.held.length > 0) controller.enqueue(after.held);
     },
   });
+}
+
+/**
+ * The go of a gated command (see {@link remoteTmuxCommand}): holds back what its owner writes
+ * until tmux has been let go, which {@link letGo} does once the marker came and what must
+ * precede the handshake was taken. Until then no tmux runs at the other end, so the child may
+ * be killed outright.
+ */
+export class RemoteGate {
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #letGo = Promise.withResolvers<void>();
+  #open = false;
+  #shut = false;
+  #release: () => void = () => {};
+  /** The child's stdin as its owner writes to it: every write waits for the go. */
+  readonly stdin: WritableStream<Uint8Array>;
+
+  /** Gates `stdin`, the child's own. */
+  constructor(stdin: WritableStream<Uint8Array>) {
+    const writer = stdin.getWriter();
+    const letGo = this.#letGo.promise;
+    letGo.catch(() => {});
+    this.#writer = writer;
+    this.stdin = new WritableStream({
+      async write(chunk) {
+        await letGo;
+        await writer.write(chunk);
+      },
+      // Before the go, the end of file ends the remote command without tmux.
+      close: () => {
+        this.shut();
+        return writer.close();
+      },
+      abort: (reason) => {
+        this.shut();
+        return writer.abort(reason);
+      },
+    });
+  }
+
+  /** Whether tmux was let go (it may run at the other end). */
+  get open(): boolean {
+    return this.#open;
+  }
+
+  /**
+   * Takes what `hold` gives (the handshake's hold), then lets tmux go; true once the go is
+   * written. False when the gate was shut first: what was taken is then given back at once.
+   */
+  async letGo(hold: () => Promise<() => void>): Promise<boolean> {
+    let release: () => void;
+    try {
+      release = await hold();
+    } catch {
+      this.shut();
+      return false;
+    }
+    if (this.#shut) {
+      release();
+      return false;
+    }
+    this.#release = release;
+    this.#open = true;
+    this.#writer.write(GO_LINE).catch(() => {}); // exited meanwhile: its status tells
+    this.#letGo.resolve();
+    return true;
+  }
+
+  /** Never lets go from now on (given up, closed or exited): writes waiting for it fail. */
+  shut(): void {
+    if (this.#open || this.#shut) return;
+    this.#shut = true;
+    this.#letGo.reject(new Error("the remote command was never let go"));
+  }
+
+  /** Gives back what {@link letGo} took (tmux answered, or the child ended). */
+  release(): void {
+    this.#release();
+  }
 }

@@ -58,6 +58,43 @@ Deno.test("remoteTmuxCommand: marker first, then tmux with quoted words only", (
   assert.throws(() => remoteTmuxCommand("m", "tmux", [], { "A;B": "x" }), RangeError);
 });
 
+Deno.test("remoteTmuxCommand gated: tmux runs only after the go line, and gets the rest of stdin whole", async () => {
+  // `cat` stands for tmux: what it prints is what tmux would have read.
+  const line = remoteTmuxCommand("tmux-mcp-m", "cat", [], {}, true);
+  assert.ok(line.includes("; read tmux_mcp_go && exec env PATH="), line);
+  const enc = new TextEncoder();
+  for (const shell of ["sh", "bash", "dash", "zsh", "fish"]) {
+    for (
+      const [input, code, out] of [
+        ["\n%begin\nline two\n", 0, "line two"], // the go, then what is tmux's
+        ["", 1, ""], // an end of file instead: no tmux
+        ["\n", 0, ""],
+      ] as const
+    ) {
+      let child: Deno.ChildProcess;
+      try {
+        child = new Deno.Command(shell, {
+          args: ["-c", line],
+          stdin: "piped",
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) break; // that shell is not installed
+        throw error;
+      }
+      const writer = child.stdin.getWriter();
+      await writer.write(enc.encode(input));
+      await writer.close();
+      const result = await child.output();
+      const stdout = new TextDecoder().decode(result.stdout);
+      const what = `${shell} given ${JSON.stringify(input)}`;
+      assert.equal(result.code, code, what);
+      assert.equal(stdout, `\ntmux-mcp-m\n${out === "" ? "" : `%begin\n${out}\n`}`, what);
+    }
+  }
+});
+
 Deno.test("AfterMarker: only what follows the marker line, across chunk boundaries", () => {
   const enc = new TextEncoder();
   const text = "motd\n%begin 1 2 3\nnot-quite-tmux-mcp-m\ntmux-mcp-m\n%begin 9 9 1\nrest";

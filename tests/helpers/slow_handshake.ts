@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { sh, TestTmux, waitFor } from "./tmux.ts";
-import { TmuxRunner } from "../../src/tmux/run.ts";
+import { type RunnerOptions, TmuxRunner } from "../../src/tmux/run.ts";
 import type { ServerAddress } from "../../src/tmux/server_address.ts";
 
 /** How long each later message of a control client's handshake is held up. */
@@ -66,17 +66,22 @@ export interface SlowHandshakes {
   readonly halfWay: () => Promise<void>;
 }
 
-/** Runs `fn` with a private server, a runner whose control clients shake hands slowly. */
+/**
+ * Runs `fn` with a private server, a runner whose control clients shake hands slowly. `ssh`:
+ * the runner reaches the server as its SSH host `host` (this machine), with those options.
+ */
 export async function withSlowHandshakes(
   fn: (ctx: SlowHandshakes) => Promise<void>,
+  over?: { host: string; ssh: RunnerOptions["ssh"] },
 ): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-handshake-" });
   const t = await TestTmux.start("main");
-  const runner = new TmuxRunner({ binary: await slowHandshakeTmux(dir) });
+  const runner = new TmuxRunner({ binary: await slowHandshakeTmux(dir), ssh: over?.ssh });
+  const address = over ? { host: over.host, socketName: t.socket } : { socketName: t.socket };
   const pid = (await t.facts()).pid;
   const seen = new Set<string>();
   try {
-    await fn({ t, runner, address: { socketName: t.socket }, halfWay: () => halfWay(dir, seen) });
+    await fn({ t, runner, address, halfWay: () => halfWay(dir, seen) });
     // The server is the one the test started, alive: none of the above took it down.
     assert.equal((await t.facts()).pid, pid);
     assert.ok(seen.size > 0, "no control client of ours shook hands");
