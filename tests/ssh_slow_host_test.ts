@@ -19,7 +19,12 @@ import { controlFor } from "../src/tmux/control.ts";
 import { type ControlLimits, setControlLimits } from "../src/tmux/control_limits.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { TmuxError } from "../src/tmux/tmux_error.ts";
-import { withSlowHandshakes } from "./helpers/slow_handshake.ts";
+import {
+  killSessionDuringWatch,
+  newSessionDuringChannelWait,
+  type SlowHandshakes,
+  withSlowHandshakes,
+} from "./helpers/slow_handshake.ts";
 import {
   cleanEnv,
   HookGate,
@@ -381,57 +386,26 @@ sshTest(
 // at most. That hold began when the client was started, so on a host whose start-up file
 // takes longer it had ended before tmux even ran there, and an act of ours in the handshake
 // took the server down. Now tmux waits there for its go, given with the hold taken. Here the
-// start-up file takes 2.5 s for control clients, whose tmux shakes hands slowly (strace).
+// start-up file takes 2.5 s for control-mode clients (the watch's, the channel wait's, the
+// command client's), whose tmux shakes hands slowly (strace): the scenarios of
+// src/tmux/handshake_crash_test.ts, over SSH.
+async function slowHostHandshakes(scenario: (ctx: SlowHandshakes) => Promise<void>) {
+  const sshd = started as Sshd;
+  const rc = `case "$BASH_EXECUTION_STRING" in *"'-C'"*) sleep 2.5 ;; esac\n`;
+  await withRemoteRc(sshd, rc, async () => {
+    const ssh = { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 };
+    await withSlowHandshakes(scenario, { host: "h1", ssh });
+  });
+}
+
 sshTest(
   "ssh slow host: a tmux process of ours waits while a watch's client shakes hands after a long start-up",
-  async () => {
-    const sshd = started as Sshd;
-    const rc = `case "$BASH_EXECUTION_STRING" in *attach-session*) sleep 2.5 ;; esac\n`;
-    await withRemoteRc(sshd, rc, async () => {
-      const ssh = { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 };
-      await withSlowHandshakes(async ({ t, runner, address, halfWay }) => {
-        const other = (await t.tmux(
-          "new-session",
-          "-d",
-          "-s",
-          "watched",
-          "-P",
-          "-F",
-          "#{session_id} #{pane_id}",
-        )).trim().split(" ");
-        await t.tmux("new-session", "-d", "-s", "doomed");
-        const watching = controlFor(runner, address).watch(other[1], [other[0]], () => {});
-        watching.catch(() => {}); // awaited below, unless the test fails first
-        await halfWay();
-        await runner.run(address, ["kill-session", "-t", "doomed"]);
-        (await watching).close();
-        assert.doesNotMatch(await t.tmux("list-sessions", "-F", "#{session_name}"), /doomed/);
-      }, { host: "h1", ssh });
-    });
-  },
+  () => slowHostHandshakes(killSessionDuringWatch),
 );
 
 sshTest(
   "ssh slow host: a command over our control connection waits while a channel wait's client shakes hands after a long start-up",
-  async () => {
-    const sshd = started as Sshd;
-    // Control-mode clients only: the channel wait's (tied_client.ts) and the command client's.
-    const rc = `case "$BASH_EXECUTION_STRING" in *"'-C'"*) sleep 2.5 ;; esac\n`;
-    await withRemoteRc(sshd, rc, async () => {
-      const ssh = { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 };
-      await withSlowHandshakes(async ({ t, runner, address, halfWay }) => {
-        const control = controlFor(runner, address);
-        await control.exec(["display-message", "-p", "x"]);
-        const wait = runner.run(address, ["wait-for", "hold-chan"], { tiedToProcess: true });
-        wait.catch(() => {}); // awaited below, unless the test fails first
-        await halfWay();
-        await control.exec(["new-session", "-d", "-s", "made during a handshake"]);
-        await t.tmux("wait-for", "-S", "hold-chan");
-        await wait;
-        assert.match(await t.tmux("list-sessions", "-F", "#{session_name}"), /made during/);
-      }, { host: "h1", ssh });
-    });
-  },
+  () => slowHostHandshakes(newSessionDuringChannelWait),
 );
 
 // A channel wait's client is a control-mode one (tied_client.ts): on a host it waits for its go

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { sh, TestTmux, waitFor } from "./tmux.ts";
 import { type RunnerOptions, TmuxRunner } from "../../src/tmux/run.ts";
+import { controlFor } from "../../src/tmux/control.ts";
 import type { ServerAddress } from "../../src/tmux/server_address.ts";
 
 /** How long each later message of a control client's handshake is held up. */
@@ -91,4 +92,52 @@ export async function withSlowHandshakes(
     await Deno.remove(dir, { recursive: true });
   }
   if (runner.running !== 0) throw new Error(`${runner.running} tmux children left behind`);
+}
+
+/**
+ * With our command client attached, starts a channel wait (its client a control-mode one) and,
+ * while that client is half way through its handshake, runs `act`; then lets the wait end.
+ */
+export async function duringChannelWait(
+  { t, runner, address, halfWay }: SlowHandshakes,
+  act: (control: ReturnType<typeof controlFor>) => Promise<void>,
+): Promise<void> {
+  const control = controlFor(runner, address);
+  await control.exec(["display-message", "-p", "x"]);
+  const wait = runner.run(address, ["wait-for", "hold-chan"], { tiedToProcess: true });
+  wait.catch(() => {}); // awaited below, unless the test fails first
+  await halfWay();
+  await act(control);
+  await t.tmux("wait-for", "-S", "hold-chan");
+  await wait;
+}
+
+/**
+ * A session made over our control connection while a channel wait's client shakes hands
+ * (`%sessions-changed` goes to every control client, a session or not): it is there after.
+ */
+export async function newSessionDuringChannelWait(ctx: SlowHandshakes): Promise<void> {
+  await duringChannelWait(ctx, async (control) => {
+    await control.exec(["new-session", "-d", "-s", "made during a handshake"]);
+  });
+  assert.match(await ctx.t.tmux("list-sessions", "-F", "#{session_name}"), /made during/);
+}
+
+/**
+ * A session ended by a tmux process of ours while the client of a watch in another session
+ * shakes hands: it is gone after.
+ */
+export async function killSessionDuringWatch(
+  { t, runner, address, halfWay }: SlowHandshakes,
+): Promise<void> {
+  const other =
+    (await t.tmux("new-session", "-d", "-s", "watched", "-P", "-F", "#{session_id} #{pane_id}"))
+      .trim().split(" ");
+  await t.tmux("new-session", "-d", "-s", "doomed");
+  const watching = controlFor(runner, address).watch(other[1], [other[0]], () => {});
+  watching.catch(() => {}); // awaited below, unless the test fails first
+  await halfWay();
+  await runner.run(address, ["kill-session", "-t", "doomed"]);
+  (await watching).close();
+  assert.doesNotMatch(await t.tmux("list-sessions", "-F", "#{session_name}"), /doomed/);
 }
