@@ -408,6 +408,49 @@ sshTest(
   () => slowHostHandshakes(newSessionDuringChannelWait),
 );
 
+// The other way round: a tmux process of ours that changes something, sent to a host before a
+// client of ours starts there, reaches tmux only after that host's start-up files. A client's
+// start waits for our acts in flight (1 s at most: one a person's hook holds must not hold a
+// client back for long), so one still in its start-up then ran during the handshake. An act
+// that has not reached tmux yet is now waited for as long as it is on its way.
+sshTest(
+  "ssh slow host: a watch's client shakes hands only once a change of ours held in its start-up is done",
+  async () => {
+    const sshd = started as Sshd;
+    const ssh = { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 };
+    await withHeldAttach(sshd, async (gate) => {
+      await withSlowHandshakes(async ({ t, runner, address, halfWay }) => {
+        const other = (await t.tmux(
+          "new-session",
+          "-d",
+          "-s",
+          "watched",
+          "-P",
+          "-F",
+          "#{session_id} #{pane_id}",
+        )).trim().split(" ");
+        await t.tmux("new-session", "-d", "-s", "doomed");
+        await runner.run(address, ["display-message", "-p", "the host's connection"]);
+        const killing = runner.run(address, ["kill-session", "-t", "doomed"]);
+        killing.catch(() => {}); // awaited below, unless the test fails first
+        await waitFor(() => gate.began(), "the kill's start-up to be held");
+        const watching = controlFor(runner, address).watch(other[1], [other[0]], () => {});
+        watching.catch(() => {}); // awaited below, unless the test fails first
+        // Before the change the client shook hands about a second later, the kill still held
+        // (its tmux then ran in the handshake); now it waits. Either way the kill goes on.
+        await Promise.race([
+          halfWay().catch(() => {}),
+          new Promise((resolve) => setTimeout(resolve, 3_000)),
+        ]);
+        await gate.open();
+        await killing;
+        (await watching).close();
+        assert.doesNotMatch(await t.tmux("list-sessions", "-F", "#{session_name}"), /doomed/);
+      }, { host: "h1", ssh });
+    }, "kill-session");
+  },
+);
+
 // A channel wait's client is a control-mode one (tied_client.ts): on a host it waits for its go
 // too. Stopped during the start-up files, its ssh waited for them to end after SIGTERM (ssh's
 // session client does), and its tmux ran once they had, its handshake outside the hold.

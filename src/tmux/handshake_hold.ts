@@ -27,7 +27,9 @@
  * time, and the acts that waited for one go before the next. On an SSH host a client's start is
  * taken once the remote shell's start-up files are done, and its tmux runs only then
  * (ssh_wire.ts's RemoteGate): a start taken at the ssh's start would end, past its bound, before
- * tmux even ran there.
+ * tmux even ran there. Likewise a tmux process of ours sent to a host reaches tmux only after
+ * those files: until it has (its marker came), a start waits for it past the drain's bound
+ * ({@link HandshakeHolds.farAct}, up to {@link HoldTimes.farMs}).
  *
  * What it cannot keep out: a person's own keys and commands, and another process's (another
  * tmux-mcp's included), in that moment; a person's `after-*` hook that a read of ours runs; an
@@ -99,10 +101,19 @@ export interface HoldTimes {
   readonly holdMs: number;
   /** Longest a start waits for the acts already sent to be answered before it begins. */
   readonly drainMs: number;
+  /**
+   * Longest a start waits, past `drainMs`, for acts sent that have not reached tmux yet (on an
+   * SSH host, still in the remote shell's start-up files: {@link HandshakeHolds.farAct}).
+   */
+  readonly farMs: number;
 }
 
-/** The times a runner's holds use (a handshake takes milliseconds; these bound a stuck one). */
-export const HOLD_TIMES: HoldTimes = { holdMs: 2_000, drainMs: 1_000 };
+/**
+ * The times a runner's holds use (a handshake takes milliseconds; these bound a stuck one). An
+ * act on its way ends within its call's timeout (run.ts's DEFAULT_TIMEOUT_MS, 10 s) or once
+ * tmux has it; past that it is no longer waited for.
+ */
+export const HOLD_TIMES: HoldTimes = { holdMs: 2_000, drainMs: 1_000, farMs: 12_000 };
 
 /** Ends what was taken: once, whatever calls it again. */
 export type Release = () => void;
@@ -119,6 +130,10 @@ interface ServerHold {
   readonly waiting: (() => void)[];
   /** Told when no act is in flight. */
   readonly drained: (() => void)[];
+  /** Acts in flight that have not reached tmux yet ({@link HandshakeHolds.farAct}). */
+  far: number;
+  /** Told when no act in flight is still on its way to tmux. */
+  readonly near: (() => void)[];
 }
 
 /** The error a wait that was cancelled rejects with. */
@@ -139,7 +154,7 @@ export class HandshakeHolds {
   #hold(key: string): ServerHold {
     let hold = this.#servers.get(key);
     if (!hold) {
-      hold = { acts: 0, holding: false, starts: [], waiting: [], drained: [] };
+      hold = { acts: 0, holding: false, starts: [], waiting: [], drained: [], far: 0, near: [] };
       this.#servers.set(key, hold);
     }
     return hold;
@@ -176,6 +191,29 @@ export class HandshakeHolds {
     return queued(hold.waiting, signal, this.#cancelled, () => this.#tidy(key, hold)).then(() =>
       over
     );
+  }
+
+  /**
+   * {@link act} for an act that reaches tmux some time after it is sent: on an SSH host, once the
+   * remote shell has run its start-up files (seconds, on some hosts). Until `arrived` is called
+   * (its marker came) or it is over, a start waits for it past {@link HoldTimes.drainMs}: its
+   * tmux would otherwise run in the handshake of a client that started meanwhile.
+   */
+  async farAct(key: string, signal?: AbortSignal): Promise<{ over: Release; arrived: Release }> {
+    const over = await this.act(key, signal);
+    const hold = this.#hold(key);
+    hold.far++;
+    const arrived = once(() => {
+      hold.far--;
+      if (hold.far === 0) { for (const tell of hold.near.splice(0)) tell(); }
+    });
+    return {
+      over: () => {
+        arrived();
+        over();
+      },
+      arrived,
+    };
   }
 
   /**
@@ -217,7 +255,10 @@ export class HandshakeHolds {
     this.#tidy(key, hold);
   }
 
-  /** Waits until no act is in flight on `hold`, {@link HoldTimes.drainMs} at most. */
+  /**
+   * Waits until no act is in flight on `hold`, {@link HoldTimes.drainMs} at most; past that, as
+   * long as an act has not reached tmux yet, {@link HoldTimes.farMs} at most.
+   */
   async #drain(hold: ServerHold, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw this.#cancelled(signal);
     if (hold.acts === 0) return;
@@ -226,7 +267,11 @@ export class HandshakeHolds {
     try {
       await new Promise<void>((resolve, reject) => {
         hold.drained.push(resolve);
-        timer = setTimeout(resolve, this.#times.drainMs);
+        timer = setTimeout(() => {
+          if (hold.far === 0) return resolve();
+          hold.near.push(resolve);
+          timer = setTimeout(resolve, this.#times.farMs);
+        }, this.#times.drainMs);
         onAbort = () => reject(this.#cancelled(signal!));
         signal?.addEventListener("abort", onAbort, { once: true });
       });

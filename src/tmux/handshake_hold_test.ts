@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { HandshakeHolds, type HoldTimes, onlyReads } from "./handshake_hold.ts";
 
 const cancelled = () => new Error("cancelled");
-const LONG: HoldTimes = { holdMs: 60_000, drainMs: 60_000 };
+const LONG: HoldTimes = { holdMs: 60_000, drainMs: 60_000, farMs: 60_000 };
 
 /** Whether `promise` has settled once every pending job of this turn has run. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
@@ -88,7 +88,7 @@ Deno.test("handshake hold: waits stop when their call is cancelled, and leave no
 });
 
 Deno.test("handshake hold: a stuck handshake or act holds the others only for its bound", async () => {
-  const holds = new HandshakeHolds(cancelled, { holdMs: 30, drainMs: 30 });
+  const holds = new HandshakeHolds(cancelled, { holdMs: 30, drainMs: 30, farMs: 30 });
   // Never answered: new acts go once the hold's bound has passed.
   const stuck = await holds.start("s");
   (await holds.act("s"))();
@@ -98,6 +98,37 @@ Deno.test("handshake hold: a stuck handshake or act holds the others only for it
   const release = await holds.start("s");
   release();
   never();
+  assert.equal(holds.servers, 0);
+});
+
+Deno.test("handshake hold: a start waits past the drain's bound for an act not yet at tmux", async () => {
+  const holds = new HandshakeHolds(cancelled, { holdMs: 60_000, drainMs: 20, farMs: 60_000 });
+  // On its way (an SSH host's start-up files): the drain's bound passes, the start still waits.
+  const far = await holds.farAct("s");
+  const start = holds.start("s");
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.equal(await settled(start), false, "began while an act was on its way to tmux");
+  // At tmux now: an act in flight like any other, waited for within the drain's bound (passed).
+  far.arrived();
+  const release = await start;
+  release();
+  far.over();
+  assert.equal(holds.servers, 0);
+  // One that ends on its way (cancelled, failed) lets the start go as well.
+  const dropped = await holds.farAct("s");
+  const next = holds.start("s");
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.equal(await settled(next), false);
+  dropped.over();
+  (await next)();
+  assert.equal(holds.servers, 0);
+});
+
+Deno.test("handshake hold: an act on its way is waited for only for its own bound", async () => {
+  const holds = new HandshakeHolds(cancelled, { holdMs: 60_000, drainMs: 20, farMs: 40 });
+  const lost = await holds.farAct("s");
+  (await holds.start("s"))();
+  lost.over();
   assert.equal(holds.servers, 0);
 });
 

@@ -585,7 +585,7 @@ export class TmuxRunner {
       address,
       argv,
       spawnOptions,
-      async (child, signal) =>
+      async (child, signal, _answered, arrived) =>
         answer(
           await collectAnswer(
             child,
@@ -595,6 +595,7 @@ export class TmuxRunner {
             address.host === undefined ? undefined : this.#ssh!.marker,
             undefined,
             bounded,
+            arrived,
           ),
         ),
     );
@@ -676,12 +677,17 @@ export class TmuxRunner {
     const key = addressKey(address);
     const gated = options.tiedToProcess === true && address.host !== undefined;
     let held: Release;
+    // On a host an act reaches tmux only after the remote start-up files (its marker).
+    let actArrived: Release = () => {};
     try {
-      held = gated || onlyReads(args)
-        ? () => {}
-        : args[0] === TIED_FLAG
-        ? await this.handshakes.start(key, waiting)
-        : await this.handshakes.act(key, waiting);
+      if (gated || onlyReads(args)) held = () => {};
+      else if (args[0] === TIED_FLAG) held = await this.handshakes.start(key, waiting);
+      else if (address.host === undefined) held = await this.handshakes.act(key, waiting);
+      else {
+        const act = await this.handshakes.farAct(key, waiting);
+        held = act.over;
+        actArrived = act.arrived;
+      }
     } catch (error) {
       leave();
       throw error;
@@ -797,7 +803,7 @@ export class TmuxRunner {
         const answered = gate ? () => gate!.release() : held;
         const arrived = gate
           ? () => void gate!.letGo(() => this.handshakes.start(key, signal))
-          : () => {};
+          : actArrived;
         result = await consume(child, signal, answered, arrived);
       } catch (error) {
         // A reader stopped by the kill reports the kill, not its own broken stream.
