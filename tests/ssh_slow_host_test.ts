@@ -23,6 +23,7 @@ import {
   killSessionDuringWatch,
   newSessionDuringChannelWait,
   type SlowHandshakes,
+  watchedAndDoomed,
   withSlowHandshakes,
 } from "./helpers/slow_handshake.ts";
 import {
@@ -420,16 +421,7 @@ sshTest(
     const ssh = { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 5 };
     await withHeldAttach(sshd, async (gate) => {
       await withSlowHandshakes(async ({ t, runner, address, halfWay }) => {
-        const other = (await t.tmux(
-          "new-session",
-          "-d",
-          "-s",
-          "watched",
-          "-P",
-          "-F",
-          "#{session_id} #{pane_id}",
-        )).trim().split(" ");
-        await t.tmux("new-session", "-d", "-s", "doomed");
+        const other = await watchedAndDoomed(t);
         await runner.run(address, ["display-message", "-p", "the host's connection"]);
         const killing = runner.run(address, ["kill-session", "-t", "doomed"]);
         killing.catch(() => {}); // awaited below, unless the test fails first

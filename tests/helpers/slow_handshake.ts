@@ -124,16 +124,24 @@ export async function newSessionDuringChannelWait(ctx: SlowHandshakes): Promise<
 }
 
 /**
+ * Makes a session `watched` and a session `doomed` on `t`'s server; `watched`'s id and pane.
+ */
+export async function watchedAndDoomed(t: TestTmux): Promise<[string, string]> {
+  const other =
+    (await t.tmux("new-session", "-d", "-s", "watched", "-P", "-F", "#{session_id} #{pane_id}"))
+      .trim().split(" ");
+  await t.tmux("new-session", "-d", "-s", "doomed");
+  return [other[0], other[1]];
+}
+
+/**
  * A session ended by a tmux process of ours while the client of a watch in another session
  * shakes hands: it is gone after.
  */
 export async function killSessionDuringWatch(
   { t, runner, address, halfWay }: SlowHandshakes,
 ): Promise<void> {
-  const other =
-    (await t.tmux("new-session", "-d", "-s", "watched", "-P", "-F", "#{session_id} #{pane_id}"))
-      .trim().split(" ");
-  await t.tmux("new-session", "-d", "-s", "doomed");
+  const other = await watchedAndDoomed(t);
   const watching = controlFor(runner, address).watch(other[1], [other[0]], () => {});
   watching.catch(() => {}); // awaited below, unless the test fails first
   await halfWay();
