@@ -86,7 +86,7 @@ export async function collectAnswer(
  * Hands `child`'s stdout to `sink` chunk by chunk, the next read only once `sink` has settled,
  * and returns the status and stderr (up to a sixteenth of `limit` bytes) as
  * {@link collectAnswer} does; when `sink` throws, the child is killed and the error passed on.
- * `marker`: the SSH host's (ssh.ts), when `address` names one.
+ * `marker`: the SSH host's (ssh.ts), when `address` names one; `arrived` is told when it comes.
  */
 export async function streamAnswer(
   child: Deno.ChildProcess,
@@ -95,12 +95,15 @@ export async function streamAnswer(
   address: ServerAddress,
   limit: number,
   marker?: string,
+  arrived?: () => void,
 ): Promise<{ code: number; stderr: string }> {
   const after = address.host === undefined ? null : new AfterMarker(marker!);
   if (after) {
     const inner = sink;
     sink = (chunk) => {
+      const before = after.found;
       const rest = after.push(chunk);
+      if (!before && after.found) arrived?.();
       return rest.length > 0 ? inner(rest) : undefined;
     };
   }

@@ -622,7 +622,8 @@ export class TmuxRunner {
       address,
       args,
       options,
-      (child, signal) => streamAnswer(child, signal, sink, address, this.#maxAnswerBytes, marker),
+      (child, signal, _answered, arrived) =>
+        streamAnswer(child, signal, sink, address, this.#maxAnswerBytes, marker, arrived),
     );
   }
 
