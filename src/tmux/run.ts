@@ -464,24 +464,23 @@ export class TmuxRunner {
       // Never SIGKILL once tmux may run: a control client killed outright while tmux was
       // writing to it (SIGKILL, or SIGPIPE from a reader that went away) crashed tmux 3.3a's
       // server in stress runs here; on SIGTERM the client leaves the way tmux expects. A gated
-      // one not let go has no tmux at the other end, and its ssh (a session of the host's
-      // master) would wait on SIGTERM for the remote shell's start-up files to end.
-      const outright = gate !== null && !gate.open;
-      gate?.shut();
+      // one not let go has no tmux at the other end (RemoteGate.killOutright).
+      if (gate?.killOutright(child)) {
+        child.status.finally(() => cut.abort());
+        return;
+      }
       try {
-        child.kill(outright ? "SIGKILL" : "SIGTERM");
+        child.kill("SIGTERM");
       } catch {
         // Already exited.
       }
-      if (outright) child.status.finally(() => cut.abort());
     };
     end = kill;
     this.#running++;
     const status = child.status.finally(() => {
       this.#running--;
       release();
-      gate?.shut();
-      gate?.release();
+      gate?.ended();
       held();
     });
     const reached = Promise.withResolvers<void>();
@@ -756,19 +755,12 @@ export class TmuxRunner {
         const stdin = gate?.stdin ?? child.stdin;
         const close = () => void stdin.close().catch(() => {});
         child.status.then(close, close);
-        // Stopped before its go: no tmux runs there, and its ssh would wait on SIGTERM for
-        // the remote start-up files to end (see spawnPersistent).
-        const outright = () => {
-          if (gate?.open !== false) return;
-          gate.shut();
-          try {
-            child.kill("SIGKILL");
-          } catch {
-            // Gone already.
-          }
-        };
-        if (signal.aborted) outright();
-        else signal.addEventListener("abort", outright, { once: true });
+        // Stopped before its go: ended outright (RemoteGate.killOutright).
+        if (gate) {
+          const outright = () => void gate!.killOutright(child);
+          if (signal.aborted) outright();
+          else signal.addEventListener("abort", outright, { once: true });
+        }
       } else if (options.stdin) {
         const writer = child.stdin.getWriter();
         try {
@@ -815,8 +807,7 @@ export class TmuxRunner {
       return result;
     } finally {
       held();
-      gate?.shut();
-      gate?.release();
+      gate?.ended();
       gone();
       leave();
     }

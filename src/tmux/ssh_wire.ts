@@ -20,7 +20,7 @@ export function shellWord(word: string): string {
 }
 
 /** What a gated command waits for on its stdin before it runs tmux ({@link remoteTmuxCommand}). */
-export const GO_LINE: Uint8Array = new Uint8Array([0x0a]);
+const GO_LINE = new Uint8Array([0x0a]);
 
 /**
  * The command line the remote shell runs: the marker on stdout and stderr, then tmux with
@@ -247,8 +247,31 @@ export class RemoteGate {
     this.#letGo.reject(new Error("the remote command was never let go"));
   }
 
-  /** Gives back what {@link letGo} took (tmux answered, or the child ended). */
+  /**
+   * Kills `child` (the gated command's ssh) outright if tmux was never let go, and shuts the
+   * gate: no tmux runs at its other end, and an ssh session client would wait on SIGTERM for
+   * the remote start-up files to end. False, with nothing done, once tmux may run there: a
+   * control client is never killed outright then (run.ts's kill).
+   */
+  killOutright(child: { kill(signal: Deno.Signal): void }): boolean {
+    if (this.#open) return false;
+    this.shut();
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already exited.
+    }
+    return true;
+  }
+
+  /** Gives back what {@link letGo} took (tmux answered). */
   release(): void {
+    this.#release();
+  }
+
+  /** The child ended: never let go from now on, and what {@link letGo} took given back. */
+  ended(): void {
+    this.shut();
     this.#release();
   }
 }
