@@ -18,6 +18,7 @@ import type { Notifications } from "./control_notifications.ts";
 import type { PersistentChild, RunOptions } from "./run.ts";
 import { cancelledCall, TmuxError } from "./tmux_error.ts";
 import { ENDING_WAIT_MS } from "./control_limits.ts";
+import { leaveAsDetach, leaveLine } from "./control_leave.ts";
 
 /** What a watcher of one pane is told, once per chunk tmux sent. */
 export interface WatchBatch {
@@ -151,6 +152,10 @@ export class Connection {
   /** Why it was retired (its stream broke the framing, a command hung), or null. */
   #retired: string | null = null;
   #stderr = "";
+  /** Set once its child exited. */
+  #exited = false;
+  /** Its leave as a detach ({@link #leave}), once asked. */
+  #leaving: Promise<void> | null = null;
 
   constructor(
     child: PersistentChild,
@@ -181,6 +186,8 @@ export class Connection {
     // Reading starts once the connection is built: a stream that fails at once reports the
     // loss to a ServerControl that then finds `done` in place.
     const reading = Promise.resolve().then(() => this.#read());
+    const exited = () => this.#exited = true;
+    child.status.then(exited, exited);
     this.done = Promise.all([reading, this.#drainStderr(), child.status]).then(() => {});
   }
 
@@ -288,7 +295,10 @@ export class Connection {
       this.#readyReject(new ControlUnavailable(reason || message));
     }
     this.#protocol.fail(new ControlUnavailable(message, { sent: true }));
-    void this.#end(() => this.#writer.close().catch(() => {}));
+    void this.#end(async () => {
+      await this.#leave();
+      await this.#writer.close().catch(() => {});
+    });
     this.#onLost(this);
     this.#noticed();
   }
@@ -383,17 +393,38 @@ export class Connection {
     }
   }
 
-  /** Ends the client: stdin closed (tmux then exits by itself), killed if it lingers. */
+  /**
+   * Ends the client: tmux detaches it (control_leave.ts), then its stdin is closed (tmux ends a
+   * client there at the latest), and it is killed if it lingers.
+   */
   async close(): Promise<void> {
     this.closing = true;
     this.closed = true;
     clearTimeout(this.idleTimer);
     await this.#end(async () => {
+      await this.#leave();
       const killTimer = setTimeout(() => this.#child.kill(), 500);
       await this.#writer.close().catch(() => {});
       await this.done;
       clearTimeout(killTimer);
     });
+  }
+
+  /**
+   * Asks tmux to detach the client, once, and waits until it left (control_leave.ts's bound at
+   * most): over the protocol while it holds, its answer then expected like any other's; as a
+   * bare line once the connection was given up, whatever tmux answers being drained unread. A
+   * client not yet named (its attach unfinished) or already gone is left to its end of file.
+   */
+  #leave(): Promise<void> {
+    return this.#leaving ??= (async () => {
+      const line = this.#exited ? null : leaveLine(this.clientName);
+      if (line === null) return;
+      await leaveAsDetach(async () => {
+        if (this.#gone) await this.#writer.write(encoder.encode(`${line}\n`));
+        else this.#protocol.send(line, () => {});
+      }, this.#child.status);
+    })();
   }
 
   /**

@@ -27,6 +27,7 @@ import {
 import { OWN_TERM } from "./identity.ts";
 import { leaveHookModes, runningJobs } from "./control_attach.ts";
 import { boundFromRun, limitsOf } from "./control_limits.ts";
+import { LEAVE_AT_ONCE } from "./control_leave.ts";
 import type { PersistentChild, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
 
@@ -160,6 +161,7 @@ export async function liftAfterAttach(
       "ignore-size,no-output",
       "-t",
       target,
+      ...LEAVE_AT_ONCE,
     ], { TERM: OWN_TERM });
     await momentary(child, limitsOf(runner).remoteStartMs);
     const waitMs = limitsOf(runner).hookJobsWaitMs;
@@ -172,8 +174,9 @@ export async function liftAfterAttach(
 }
 
 /**
- * Lets a control client just started leave once tmux has answered its attach: its stdin is
- * closed (tmux ends a control client at its end of file) only then, so that the attach is
+ * Lets a control client just started go: it leaves as a detach in its own command line, right
+ * after its attach (control_leave.ts), and its stdin is closed once tmux has answered the
+ * attach (tmux ends a control client at its end of file at the latest), so that the attach is
  * never cut short, and everything tmux writes to it is read to the end (a control client whose
  * reader went away while tmux wrote to it crashed tmux 3.3a's server in stress runs, run.ts).
  * Killed (SIGTERM) after {@link LIFT_TIMEOUT_MS} from when tmux runs: on an SSH host the remote
@@ -182,9 +185,10 @@ export async function liftAfterAttach(
 async function momentary(child: PersistentChild, remoteStartMs: number): Promise<void> {
   const stopBound = boundFromRun(child, remoteStartMs, LIFT_TIMEOUT_MS, () => child.kill());
   try {
-    // Its end is an act of ours (tmux tells every control client an attached one detached):
-    // never while another client of ours shakes hands (handshake_hold.ts), counted until it
-    // has exited.
+    // Its detach comes within its own handshake, which holds our other acts back. Its end of
+    // file is an act of ours too (should the detach not have run, tmux tells every control
+    // client an attached one detached): never while another client of ours shakes hands
+    // (handshake_hold.ts), counted until it has exited.
     let ending: Promise<void> | null = null;
     const closeStdin = () =>
       ending ??= child.act().then((over) => {

@@ -7,6 +7,7 @@ import {
   within,
   withRunner,
 } from "../../tests/helpers/tmux.ts";
+import { heldJob } from "../../tests/helpers/held_job.ts";
 import {
   argvCommands,
   controlFor,
@@ -928,36 +929,6 @@ Deno.test("a control client tmux refuses is not tried again on every call", asyn
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-/**
- * A hook job held at a gate: `command` is the hook's `run-shell`, which marks `began`, waits
- * until `open()` (or until the gate is removed), then prints. Its own script, since tmux runs
- * run-shell in the default-shell, whatever that is.
- */
-async function heldJob(): Promise<
-  {
-    command: string;
-    /** The shell command alone. */
-    script: string;
-    began: () => Promise<boolean>;
-    open: () => Promise<void>;
-    remove(): Promise<void>;
-  }
-> {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-gate-" });
-  await Deno.writeTextFile(
-    `${dir}/job.sh`,
-    'd=$(dirname "$0")\ntouch "$d/began"\n' +
-      'while test -d "$d" && ! test -e "$d/open"; do sleep 0.02; done\necho late greeting\n',
-  );
-  return {
-    command: `run-shell 'sh ${dir}/job.sh'`,
-    script: `sh ${dir}/job.sh`,
-    began: () => Deno.stat(`${dir}/began`).then(() => true, () => false),
-    open: () => Deno.writeTextFile(`${dir}/open`, ""),
-    remove: () => Deno.remove(dir, { recursive: true }).catch(() => {}),
-  };
-}
 
 Deno.test("the view-mode a slow hook's run-shell puts on the joined session's pane is left before the first call", async () => {
   const job = await heldJob();
