@@ -71,7 +71,8 @@ Options:
   --config N       tmux's configuration in every world, 0-${CONFIGS - 1} (default: in turn,
                    world by world): 0 tmux's defaults, 1 a person's tmux.conf (windows
                    and panes from 1, renumbered, border lines, vi keys, mouse, hooks),
-                   2 a keeper's (panes and server kept on exit, no history, no status line)
+                   2 a keeper's (panes and server kept on exit, no history, no status line),
+                   3 hooks that run shell jobs as clients attach and change session
   --max-wait MS    give every wait a timeout of at most MS (default: any, or the tool's own)
   --hook-guard     judge \`tmux-mcp hook guard\` instead of the server's own guards: the
                    server allows attended input, the guard is asked before every call (as

@@ -11,8 +11,9 @@
  * through a grouped session, its active pane in copy mode; a synchronized window whose active
  * pane is dead, seen through a window of a grouped session. Their status line runs a job that
  * is always running, as a gauge's does. A world runs under tmux's defaults or under a person's
- * `tmux.conf` ({@link PERSON_CONF}: numbering from 1, renumbering, border lines, hooks; or
- * {@link KEEPER_CONF}: panes and servers kept, no history, no status line).
+ * `tmux.conf` ({@link PERSON_CONF}: numbering from 1, renumbering, border lines, hooks;
+ * {@link KEEPER_CONF}: panes and servers kept, no history, no status line; or
+ * {@link HOOKED_CONF}: hooks that run shell jobs as clients attach and move).
  *
  * Everything runs inside the folder it is given: the server's working directory, every pane's
  * (unless a tool names another), `HOME`, and `/bin/sh` as the default shell, so that a random
@@ -29,10 +30,11 @@ export const FLAVOURS = 3;
 
 /**
  * The tmux configurations a world may run under: 0, tmux's own defaults; 1, a person's
- * `tmux.conf` ({@link PERSON_CONF}); 2, a keeper's ({@link KEEPER_CONF}). Each is sourced before
- * anything but the first session is made.
+ * `tmux.conf` ({@link PERSON_CONF}); 2, a keeper's ({@link KEEPER_CONF}); 3, one whose hooks
+ * run shell jobs ({@link HOOKED_CONF}). Each is sourced before anything but the first session
+ * is made.
  */
-export const CONFIGS = 3;
+export const CONFIGS = 4;
 
 /**
  * The `tmux.conf` of a person who keeps everything and sees little: panes stay when their
@@ -92,6 +94,22 @@ export const PERSON_CONF = [
   "set-hook -g after-kill-pane 'select-layout -E'",
   `set-hook -g client-attached 'display-message "hello #{client_name}"'`,
   "set-hook -g session-created 'set -gF @last-made \"#{hook_session_name}\"'",
+  "",
+].join("\n");
+
+/** What the jobs of {@link HOOKED_CONF}'s hooks print first: tmux lists a job by its command. */
+const HOOK_JOB = "hook-job:";
+
+/**
+ * The `tmux.conf` of a person whose hooks run shell jobs as a client attaches and as it changes
+ * session (a greeting, a theme or plugin script): tmux runs them for every client, control
+ * clients too, one after the other, and shows what they print in view-mode on the session's
+ * active pane. Our clients' attaches wait for such jobs, and a job that outlived a client of
+ * ours once crashed tmux when the client's session went (control_leave.ts).
+ */
+export const HOOKED_CONF = [
+  `set-hook -g client-attached 'run-shell "sleep 0.4; echo ${HOOK_JOB} welcome #{client_name}"'`,
+  `set-hook -g client-session-changed 'run-shell "sleep 0.3; echo ${HOOK_JOB} in #{session_name}"'`,
   "",
 ].join("\n");
 
@@ -179,7 +197,7 @@ async function populate(
   const [mainPane] = await ids("new-session", "-d", "-s", "main", "-x", "80", "-y", "24", "sh");
   if (config > 0) {
     const conf = `${dir}/tmux.conf`;
-    await Deno.writeTextFile(conf, config === 1 ? PERSON_CONF : KEEPER_CONF);
+    await Deno.writeTextFile(conf, [PERSON_CONF, KEEPER_CONF, HOOKED_CONF][config - 1]);
     await t.tmux("source-file", conf);
   }
   await t.prompt(mainPane);
@@ -272,6 +290,14 @@ async function populate(
   // output of every pane its session shows, and of every pane whose window left that session.
   // In one world of three it stopped reading (hung), and tmux falls behind on all of them.
   t.controlClient("work", undefined, { reading: flavour !== 1 });
+  if (config === 3) {
+    // Their own attach's jobs, and the program's, end before the world is looked at: what
+    // they print is part of what the person sees from then on.
+    await waitFor(
+      async () => !(await t.tmux("show-messages", "-J")).includes(HOOK_JOB),
+      "the jobs of the hooks the attaches ran",
+    );
+  }
   const [pid, socketPath] = (await t.tmux("display-message", "-p", "#{pid}\t#{socket_path}"))
     .trim().split("\t");
   const client = (await t.tmux("list-clients", "-F", "#{client_tty} #{session_id} #{window_id}"))
