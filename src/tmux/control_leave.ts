@@ -61,7 +61,8 @@ export async function leaveAsDetach(
     timer = setTimeout(() => resolve(false), LEAVE_WAIT_MS);
   });
   try {
-    await send().catch(() => {});
+    // Within the bound too: a write to a client that stopped reading its input may wait.
+    send().catch(() => {});
     return await Promise.race([exited.then(() => true, () => true), bound]);
   } finally {
     clearTimeout(timer);

@@ -9,7 +9,7 @@ import { heldJob } from "../../tests/helpers/held_job.ts";
 import { fromNothing, nextSecond, threeSessions } from "../../tests/helpers/recency.ts";
 import { controlFor } from "./control.ts";
 import { setControlLimits } from "./control_limits.ts";
-import { LEAVE_AT_ONCE, leaveLine } from "./control_leave.ts";
+import { LEAVE_AT_ONCE, leaveAsDetach, leaveLine } from "./control_leave.ts";
 import { TmuxRunner } from "./run.ts";
 
 const TMUX_VERSION = new TextDecoder().decode(
@@ -219,4 +219,24 @@ Deno.test("the momentary client that puts a person's last session back on top le
     await t.kill();
     await job.remove();
   }
+});
+
+Deno.test("leaveAsDetach: a client that goes ends the wait; one that does not, or a write that hangs, the bound", async () => {
+  let sent = 0;
+  const exited = Promise.withResolvers<void>();
+  const left = leaveAsDetach(() => {
+    sent++;
+    exited.resolve();
+    return Promise.resolve();
+  }, exited.promise);
+  assert.equal(await left, true);
+  assert.equal(sent, 1);
+  // Its input full (a client that stopped reading), the write never settles; nor does the exit.
+  const never = new Promise<void>(() => {});
+  assert.equal(await leaveAsDetach(() => never, never), false);
+  // A write that fails (the client gone already) is no failure of the leave.
+  assert.equal(
+    await leaveAsDetach(() => Promise.reject(new Error("EPIPE")), Promise.resolve()),
+    true,
+  );
 });
