@@ -152,8 +152,6 @@ export class Connection {
   /** Why it was retired (its stream broke the framing, a command hung), or null. */
   #retired: string | null = null;
   #stderr = "";
-  /** Set once its child exited. */
-  #exited = false;
   /** Its leave as a detach ({@link #leave}), once asked. */
   #leaving: Promise<void> | null = null;
 
@@ -186,8 +184,6 @@ export class Connection {
     // Reading starts once the connection is built: a stream that fails at once reports the
     // loss to a ServerControl that then finds `done` in place.
     const reading = Promise.resolve().then(() => this.#read());
-    const exited = () => this.#exited = true;
-    child.status.then(exited, exited);
     this.done = Promise.all([reading, this.#drainStderr(), child.status]).then(() => {});
   }
 
@@ -414,11 +410,12 @@ export class Connection {
    * Asks tmux to detach the client, once, and waits until it left (control_leave.ts's bound at
    * most): over the protocol while it holds, its answer then expected like any other's; as a
    * bare line once the connection was given up, whatever tmux answers being drained unread. A
-   * client not yet named (its attach unfinished) or already gone is left to its end of file.
+   * client not yet named (its attach unfinished) is left to its end of file; one already gone
+   * reads nothing, and its exit ends the wait at once.
    */
   #leave(): Promise<void> {
     return this.#leaving ??= (async () => {
-      const line = this.#exited ? null : leaveLine(this.clientName);
+      const line = leaveLine(this.clientName);
       if (line === null) return;
       await leaveAsDetach(async () => {
         if (this.#gone) await this.#writer.write(encoder.encode(`${line}\n`));

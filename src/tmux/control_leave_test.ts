@@ -6,16 +6,12 @@
 import assert from "node:assert/strict";
 import { TestTmux, waitFor, withRunner } from "../../tests/helpers/tmux.ts";
 import { heldJob } from "../../tests/helpers/held_job.ts";
+import { FAULTS_PINNED } from "../../tests/helpers/tmux_version.ts";
 import { fromNothing, nextSecond, threeSessions } from "../../tests/helpers/recency.ts";
 import { controlFor } from "./control.ts";
 import { setControlLimits } from "./control_limits.ts";
 import { LEAVE_AT_ONCE, leaveAsDetach, leaveLine } from "./control_leave.ts";
 import { TmuxRunner } from "./run.ts";
-
-const TMUX_VERSION = new TextDecoder().decode(
-  (await new Deno.Command("tmux", { args: ["-V"], stdin: "null", stdout: "piped", stderr: "null" })
-    .output()).stdout,
-).trim();
 
 type Job = Awaited<ReturnType<typeof heldJob>>;
 
@@ -68,7 +64,7 @@ Deno.test({
     "behind and its session goes",
   // The fault control_leave.ts keeps away: pinned where it was found; a later tmux that no
   // longer has it is not held to it.
-  ignore: !/^tmux 3\.[0-3][a-z]?$/.test(TMUX_VERSION),
+  ignore: !FAULTS_PINNED,
   async fn() {
     const job = await heldJob();
     const t = await TestTmux.start("main");
