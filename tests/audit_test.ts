@@ -71,7 +71,8 @@ Deno.test("changes are audited at info without their text; reads are not audited
         `run_command ${p}: ok`,
         `send_keys %999: failed: No pane %999 on socket "${t.socket}". Panes: ${p} — ` +
         "list_panes lists them all.",
-        `send_keys ${p}: failed: Invalid arguments for send_keys: unknown field bogus`,
+        `send_keys ${p}: failed: Invalid arguments for send_keys: unknown field bogus ` +
+        "(fields: paneId, text, keys, enter, force, socket_name)",
         `rename_window ${t.ids.windowId} name="w 1": ok`,
       ].map((line) => line.replace(`socket "${t.socket}"`, 'socket "…"')),
     );

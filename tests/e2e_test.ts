@@ -30,6 +30,19 @@ Deno.test("e2e: the start task's flags serve initialize, tools/list and list_pan
     const result = await server.callTool("list_panes");
     const panes = (result.structuredContent as { panes: { id: string }[] }).panes;
     assert.deepEqual(panes.map((p) => p.id), [t.ids.paneId]);
+    // A model's slip in a field's name is answered with the field it meant, in one call.
+    const slip = await server.callTool("wait_for_text", {
+      pane_id: t.ids.paneId,
+      pattern: "x",
+      timeout: 100,
+    });
+    assert.equal(slip.isError, true);
+    assert.equal(
+      (slip.content as { text: string }[])[0].text,
+      "Invalid arguments for wait_for_text: paneId is required (string); unknown fields " +
+        "pane_id, pattern, timeout (did you mean paneId for pane_id, patterns for pattern, " +
+        "timeoutMs for timeout?)",
+    );
     const status = await server.closeStdin();
     assert.equal(status.code, 0);
     assert.match(

@@ -301,7 +301,7 @@ export class ToolRegistry {
     }
     if (!parsed.success) {
       const refused = errorResult(
-        `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`,
+        `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error, tool.inputSchema)}`,
       );
       auditCall(tool, rawArgs, refused, log, this.#config.audit === true);
       return refused;

@@ -12,6 +12,7 @@ import { clip, shownFailure } from "./errors.ts";
 import { jsonBytes, MAX_RESULT_BYTES, replyBound, textBound } from "./bounds.ts";
 import { renderReply, summaryLine } from "./render.ts";
 import { MAX_SUMMARY_CHARS } from "./listing.ts";
+import { fieldsAt, unknownKeysHint } from "./field_hints.ts";
 import type { ToolReply } from "./tool_spec.ts";
 
 /**
@@ -69,14 +70,27 @@ function fieldName(key: PropertyKey): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(text) ? text : JSON.stringify(text);
 }
 
-/** Zod issues as one readable sentence. */
-export function describeIssues(error: z.ZodError): string {
+/** Where in the arguments a field is: `operations[1].arguments`. */
+function pathText(path: readonly PropertyKey[]): string {
+  return path.map((step, i) =>
+    typeof step === "number" ? `[${step}]` : `${i ? "." : ""}${fieldName(step)}`
+  ).join("");
+}
+
+/**
+ * Zod issues as one readable sentence. With the `schema` they came from, an unknown field is
+ * told the field it likely meant, or the fields its place takes (field_hints.ts).
+ */
+export function describeIssues(error: z.ZodError, schema?: z.ZodType): string {
   return error.issues.slice(0, 5).map((issue) => {
-    const path = issue.path.length ? issue.path.map(fieldName).join(".") : "arguments";
+    const path = issue.path.length ? pathText(issue.path) : "arguments";
     if (issue.code === "unrecognized_keys") {
-      const keys = issue.keys.slice(0, 5).map(fieldName).join(", ");
+      const shown = issue.keys.slice(0, 5);
+      const keys = shown.map(fieldName).join(", ");
+      const known = schema ? fieldsAt(schema, issue.path) ?? [] : [];
       return `unknown field${issue.keys.length > 1 ? "s" : ""} ${keys}` +
-        (issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : "");
+        (issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : "") +
+        (issue.path.length ? ` in ${path}` : "") + unknownKeysHint(shown, known, fieldName);
     }
     if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) {
       return `${path} is required (${issue.expected})`;
@@ -86,6 +100,11 @@ export function describeIssues(error: z.ZodError): string {
         issue.message.replace(/^Invalid input: /, "")
       })`;
     }
-    return `${path}: ${issue.message.replace(/^Invalid input: /, "")}`;
+    // A word where a list is taken (`keys: "Enter"`): the form it takes, in the same answer.
+    const asList = issue.code === "invalid_type" && issue.expected === "array" &&
+        /received string$/.test(issue.message)
+      ? ' (a list: ["…"])'
+      : "";
+    return `${path}: ${issue.message.replace(/^Invalid input: /, "")}${asList}`;
   }).join("; ") + (error.issues.length > 5 ? `; and ${error.issues.length - 5} more` : "");
 }

@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import toolList from "./tool_list.json" with { type: "json" };
+import { fieldsAt, meantField, unknownKeysHint } from "./field_hints.ts";
+import { describeIssues } from "./tool_result.ts";
+import { listPanes } from "../tools/pane_list.ts";
+
+const WAIT = [
+  "paneId",
+  "patterns",
+  "regex",
+  "matchCase",
+  "stop",
+  "since",
+  "timeoutMs",
+  "socket_name",
+];
+
+Deno.test("meantField: case, _ and -, a plural, a unit, a slip", () => {
+  assert.equal(meantField("pane_id", WAIT), "paneId");
+  assert.equal(meantField("PANEID", WAIT), "paneId");
+  assert.equal(meantField("socketName", WAIT), "socket_name");
+  assert.equal(meantField("match-case", WAIT), "matchCase");
+  assert.equal(meantField("pattern", WAIT), "patterns");
+  assert.equal(meantField("timeout", WAIT), "timeoutMs");
+  assert.equal(meantField("timeout_ms", WAIT), "timeoutMs");
+  assert.equal(meantField("pane", WAIT), "paneId");
+  assert.equal(meantField("lines", ["paneId", "maxLines"]), "maxLines");
+  assert.equal(meantField("paneld", WAIT), "paneId"); // a slip
+  assert.equal(meantField("pnaeId", WAIT), "paneId"); // two letters swapped
+  assert.equal(meantField("regexp", WAIT), "regex");
+  assert.equal(meantField("timeotMs", WAIT), "timeoutMs");
+});
+
+Deno.test("meantField: nothing where nothing resembles, or where two do", () => {
+  assert.equal(meantField("bogus", WAIT), null);
+  assert.equal(meantField("x", WAIT), null);
+  assert.equal(meantField("", WAIT), null);
+  assert.equal(meantField("___", WAIT), null);
+  assert.equal(meantField("paneId", WAIT), null, "a known field is no slip");
+  // Short names are not stretched to a prefix or a slip ("id" could be anything).
+  assert.equal(meantField("id", WAIT), null);
+  assert.equal(meantField("stp", WAIT), null);
+  // Two fields equally near: neither is named.
+  assert.equal(meantField("target", ["targetPane", "targetWindow"]), null);
+  assert.equal(meantField("size", ["sizeX", "sizeY"]), null);
+  assert.equal(meantField("name", ["names", "named"]), "names", "a plural is nearer than a slip");
+  // A nearer tier wins over a farther one with one candidate each.
+  assert.equal(meantField("window", ["windowId", "windows"]), "windows");
+});
+
+Deno.test("meantField: every field of every tool is found from its other spellings", () => {
+  for (const tool of toolList.tools) {
+    const known = Object.keys(tool.inputSchema.properties ?? {});
+    for (const field of known) {
+      const snake = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+      const camel = field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+      for (const other of new Set([snake, camel, field.toLowerCase(), field.toUpperCase()])) {
+        if (other === field) continue;
+        assert.equal(meantField(other, known), field, `${tool.name}: ${other}`);
+      }
+    }
+    // Whatever is suggested is one of the tool's own fields.
+    for (const key of ["pattern", "timeout", "pane", "lines", "target", "cmd", "text", "name"]) {
+      const meant = meantField(key, known);
+      assert.ok(meant === null || known.includes(meant), `${tool.name}: ${key} → ${meant}`);
+    }
+  }
+});
+
+Deno.test("fieldsAt: the known fields where the unknown key sits, through lists and wrappers", () => {
+  const schema = z.strictObject({
+    name: z.string(),
+    operations: z.array(
+      z.strictObject({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) }),
+    )
+      .optional(),
+    size: z.strictObject({ width: z.number(), height: z.number() }).nullable().default(null),
+  });
+  assert.deepEqual(fieldsAt(schema, []), ["name", "operations", "size"]);
+  assert.deepEqual(fieldsAt(schema, ["operations", 3]), ["tool", "arguments"]);
+  assert.deepEqual(fieldsAt(schema, ["size"]), ["width", "height"]);
+  assert.equal(fieldsAt(schema, ["name"]), null);
+  assert.equal(fieldsAt(schema, ["operations", 0, "arguments"]), null);
+  assert.equal(fieldsAt(schema, ["nothing"]), null);
+  assert.equal(fieldsAt(schema, ["toString"]), null, "no inherited name is a field");
+  assert.equal(fieldsAt(schema, ["operations", "0"]), null);
+});
+
+Deno.test("unknownKeysHint: a guess for each key that has one, the fields where one has none", () => {
+  const show = (k: string) => JSON.stringify(k);
+  assert.equal(unknownKeysHint(["pattern"], WAIT, show), " (did you mean patterns?)");
+  assert.equal(
+    unknownKeysHint(["pane_id", "timeout"], WAIT, show),
+    ' (did you mean paneId for "pane_id", timeoutMs for "timeout"?)',
+  );
+  assert.equal(
+    unknownKeysHint(["bogus"], ["a", "b"], show),
+    " (fields: a, b)",
+  );
+  assert.equal(
+    unknownKeysHint(["pattern", "bogus"], WAIT, show),
+    ` (did you mean patterns for "pattern"?; fields: ${WAIT.join(", ")})`,
+  );
+  assert.equal(unknownKeysHint(["bogus"], [], show), "");
+  const many = Array.from({ length: 30 }, (_, i) => `field${i}`);
+  assert.match(unknownKeysHint(["zzz"], many, show), /field19, …\)$/);
+});
+
+Deno.test("describeIssues names the field meant, and where a nested key sits", () => {
+  const schema = listPanes.inputSchema;
+  const parsed = schema.safeParse({ sesion: "work", Window: "@1" });
+  assert.ok(!parsed.success);
+  assert.equal(
+    describeIssues(parsed.error, schema),
+    "unknown fields sesion, Window (did you mean session for sesion, window for Window?)",
+  );
+  const bogus = schema.safeParse({ "\u001b[2J": 1 });
+  assert.ok(!bogus.success);
+  const text = describeIssues(bogus.error, schema);
+  assert.match(text, /^unknown field "\\u001b\[2J" \(fields: session, window, socket_name\)$/);
+  // Without the schema, as before: the keys alone.
+  assert.equal(describeIssues(parsed.error), "unknown fields sesion, Window");
+  const nested = z.strictObject({ operations: z.array(z.strictObject({ tool: z.string() })) });
+  const inner = nested.safeParse({ operations: [{ tool: "a" }, { tool: "b", tools: 1 }] });
+  assert.ok(!inner.success);
+  assert.equal(
+    describeIssues(inner.error, nested),
+    "unknown field tools in operations[1] (did you mean tool?)",
+  );
+  const word = z.strictObject({ keys: z.array(z.string()) }).safeParse({ keys: "Enter" });
+  assert.ok(!word.success);
+  assert.equal(describeIssues(word.error), 'keys: expected array, received string (a list: ["…"])');
+});
+
+Deno.test("meantField: a key of megabytes is compared with nothing", () => {
+  // Compared letter by letter with every field, it held a call for minutes.
+  assert.equal(meantField(`paneId${"x".repeat(8 << 20)}`, WAIT), null);
+  assert.equal(meantField("pane_idx", WAIT), "paneId");
+});
