@@ -91,20 +91,26 @@ Deno.test("continue runs every row; argument errors and unknown tools fail only 
         { tool: "rename_session", arguments: { session: "main", name: "a.b" } },
         { tool: "rename_window", arguments: { windowId: t.ids.windowId, name: "last" } },
         { tool: "list_panes", arguments: { sesion: "main" } },
+        { tool: "rename-window", arguments: {} },
       ],
     });
     assert.deepEqual(
       r.results.map((x) => x.success),
-      [false, false, false, false, false, true, false],
+      [false, false, false, false, false, true, false, false],
     );
     // The row's error names the tool's own fields, or the one a slip meant.
     assert.match(String(r.results[0].error), /unknown field bogus \(fields: windowId, name, /);
     assert.match(String(r.results[6].error), /unknown field sesion \(did you mean session\?\)$/);
+    assert.match(
+      String(r.results[7].error),
+      /^No tool "rename-window" on this server \(did you mean rename_window\?\) \(its/,
+    );
+    assert.doesNotMatch(String(r.results[2].error), /did you mean/);
     assert.match(String(r.results[1].error), /name/);
     assert.match(String(r.results[2].error), /No tool "no_such_tool"/);
     assert.match(String(r.results[3].error), /do not nest/);
     assert.match(String(r.results[4].error), /'\.' or ':'/);
-    assert.deepEqual([r.stoppedAt, r.notRun, r.failed], [null, 0, 6]);
+    assert.deepEqual([r.stoppedAt, r.notRun, r.failed], [null, 0, 7]);
     assert.equal(
       (await t.tmux("display-message", "-p", "-t", t.ids.windowId, "#{window_name}")).trim(),
       "last",

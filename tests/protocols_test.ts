@@ -176,6 +176,13 @@ for (const flavor of FLAVORS) {
           textOf(unknown),
           /^MCP error -32602: Tool kill_server not found\. No tool of that name is on offer here .*tools\/list shows what is\.$/,
         );
+        // A name spelt another way is answered with the tool meant.
+        const slip = await session.callTool("tmux-capture-pane", { paneId: tmux.ids.paneId });
+        assert.equal(slip.isError, true);
+        assert.match(
+          textOf(slip),
+          /^MCP error -32602: Tool tmux-capture-pane not found \(did you mean capture_pane\?\)\. No tool /,
+        );
       });
 
       await t.step("progress, then cancellation", async () => {

@@ -93,8 +93,9 @@ function distance(a: string, b: string, max: number): number {
 /**
  * The one known field `key` most likely meant, or null: the same name but for case, `_` and
  * `-` (`pane_id`, `paneID`); then one letter of plural (`pattern`); then a known name that
- * starts or ends with it (`timeout` → `timeoutMs`, `pane` → `paneId`, `lines` → `maxLines`); then
- * one or two slips of the keyboard (`paneld`, `pnaeId`). Only a single best candidate is named.
+ * starts or ends with it, or that it starts or ends with (`timeout` → `timeoutMs`, `pane` →
+ * `paneId`, `lines` → `maxLines`, `windowId` → `window`, `tmux_capture_pane` →
+ * `capture_pane`); then one or two slips of the keyboard (`paneld`, `pnaeId`). Only a single best candidate is named.
  */
 export function meantField(key: string, known: readonly string[]): string | null {
   if (known.includes(key) || key.length > MAX_KEY_CHARS) return null;
@@ -103,7 +104,11 @@ export function meantField(key: string, known: readonly string[]): string | null
   const tiers: ((name: string) => boolean)[] = [
     (n) => folded(n) === k,
     (n) => folded(n) === `${k}s` || `${folded(n)}s` === k,
-    (n) => k.length >= 4 && (folded(n).startsWith(k) || folded(n).endsWith(k)),
+    (n) => {
+      const f = folded(n);
+      return (k.length >= 4 && (f.startsWith(k) || f.endsWith(k))) ||
+        (f.length >= 4 && (k.startsWith(f) || k.endsWith(f)));
+    },
     (n) => k.length >= 4 && distance(k, folded(n), 1) <= 1,
     (n) => k.length >= 6 && distance(k, folded(n), 2) <= 2,
   ];
@@ -113,6 +118,12 @@ export function meantField(key: string, known: readonly string[]): string | null
     if (found.length > 1) return null;
   }
   return null;
+}
+
+/** What follows an unknown tool's name in an error: the tool it likely meant, if one. */
+export function meantToolHint(name: string, tools: Iterable<string>): string {
+  const meant = meantField(name, [...tools]);
+  return meant === null ? "" : ` (did you mean ${meant}?)`;
 }
 
 /**

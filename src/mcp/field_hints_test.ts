@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import toolList from "./tool_list.json" with { type: "json" };
-import { fieldsAt, meantField, unknownKeysHint } from "./field_hints.ts";
+import { fieldsAt, meantField, meantToolHint, unknownKeysHint } from "./field_hints.ts";
 import { describeIssues } from "./tool_result.ts";
 import { listPanes } from "../tools/pane_list.ts";
 
@@ -30,6 +30,8 @@ Deno.test("meantField: case, _ and -, a plural, a unit, a slip", () => {
   assert.equal(meantField("pnaeId", WAIT), "paneId"); // two letters swapped
   assert.equal(meantField("regexp", WAIT), "regex");
   assert.equal(meantField("timeotMs", WAIT), "timeoutMs");
+  assert.equal(meantField("windowId", ["session", "window"]), "window");
+  assert.equal(meantField("sessionName", ["session", "name"]), null, "two are in it");
 });
 
 Deno.test("meantField: nothing where nothing resembles, or where two do", () => {
@@ -137,4 +139,15 @@ Deno.test("meantField: a key of megabytes is compared with nothing", () => {
   // Compared letter by letter with every field, it held a call for minutes.
   assert.equal(meantField(`paneId${"x".repeat(8 << 20)}`, WAIT), null);
   assert.equal(meantField("pane_idx", WAIT), "paneId");
+});
+
+Deno.test("meantToolHint: the tool a name spelt another way meant, among those on offer", () => {
+  const tools = toolList.tools.map((t) => t.name);
+  assert.equal(meantToolHint("capture-pane", tools), " (did you mean capture_pane?)");
+  assert.equal(meantToolHint("tmux_capture_pane", tools), " (did you mean capture_pane?)");
+  assert.equal(meantToolHint("listPanes", tools), " (did you mean list_panes?)");
+  assert.equal(meantToolHint("list_pane", tools), " (did you mean list_panes?)");
+  assert.equal(meantToolHint("list", tools), "", "many tools begin so");
+  assert.equal(meantToolHint("no_such_tool", tools), "");
+  assert.equal(meantToolHint("capture-pane", ["list_panes"]), "", "only a tool on offer");
 });

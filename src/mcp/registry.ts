@@ -414,7 +414,7 @@ export class ToolRegistry {
       if (TASK_TOOLS.has(tool.name)) registered.execution = TASK_EXECUTION;
     }
     const calls = this.tasks.attach(server, options.era ?? "legacy");
-    rejectMalformedCalls(server, (name) => this.#tools.has(name), options.era ?? "legacy", calls);
+    rejectMalformedCalls(server, this.#tools, options.era ?? "legacy", calls);
     rememberToolList(server, this.tools, prebuilt);
     this.subscriptions.attach(
       server,

@@ -7,8 +7,14 @@
 
 import { z } from "zod";
 
-/** A stable pane id: its pattern says what it looks like, so it spends no words. */
-export const paneIdSchema = z.string().regex(/^%\d+$/, "a pane id such as %3");
+/**
+ * A stable pane id: its pattern says what it looks like, so it spends no words. A refusal says
+ * what a model most often sends instead (`main:0.1`) is not taken, and where the ids are.
+ */
+export const paneIdSchema = z.string().regex(
+  /^%\d+$/,
+  "a pane id such as %3, not a tmux target (list_panes lists the ids)",
+);
 
 /** A stable window id. */
 export const windowIdSchema = z.string().regex(/^@\d+$/, "a window id such as @2").describe(
@@ -41,11 +47,15 @@ export function checkedString(max: number, min = 1): z.ZodString {
 export const flag = (): z.ZodPipe<z.ZodOptional<z.ZodBoolean>, z.ZodTransform<boolean>> =>
   z.boolean().optional().transform((v) => v ?? false);
 
+/** What a window id argument's refusal says (see {@link paneIdSchema}). */
+export const WINDOW_ID_ARG =
+  "a window id such as @2, not a tmux target (list_windows lists the ids)";
+
 /**
  * A window id argument: its pattern says what it looks like, so it spends no words (outputs
  * use {@link windowIdSchema}, whose words seeds 001 and 003 fix).
  */
-export const windowIdArg = z.string().regex(/^@\d+$/, "a window id such as @2");
+export const windowIdArg = z.string().regex(/^@\d+$/, WINDOW_ID_ARG);
 
 /**
  * A session argument: an id (`$N`) or an exact name. It spends no words: seeds 001 and 003 fix

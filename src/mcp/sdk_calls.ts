@@ -20,6 +20,7 @@ import type { Era } from "./resources.ts";
 import type { TaskCalls } from "./task_store.ts";
 import { wrapSdkHandler } from "./tool_list.ts";
 import { errorResult } from "./tool_result.ts";
+import { meantToolHint } from "./field_hints.ts";
 
 /**
  * A `tools/call` whose params are not `{name, arguments?: object}` is the client's mistake:
@@ -34,7 +35,7 @@ import { errorResult } from "./tool_result.ts";
  */
 export function rejectMalformedCalls(
   server: McpServer,
-  offered: (name: string) => boolean,
+  offered: { has(name: string): boolean; keys(): Iterable<string> },
   era: Era,
   calls: TaskCalls,
 ): void {
@@ -55,9 +56,10 @@ export function rejectMalformedCalls(
         new ProtocolError(ProtocolErrorCode.InvalidParams, malformed),
       );
     }
-    if (!offered(params.name)) {
+    if (!offered.has(params.name)) {
       return Promise.resolve(errorResult(
-        `MCP error -32602: Tool ${clip(params.name, 100)} not found. No tool ` +
+        `MCP error -32602: Tool ${clip(params.name, 100)} not found` +
+          `${meantToolHint(params.name, offered.keys())}. No tool ` +
           "of that name is on offer here (its toolset may not be selected, or --tools / " +
           "--deny-tools left it out); tools/list shows what is.",
       ));

@@ -18,6 +18,7 @@ import {
   metadataBound,
   panePlacementSchema,
   sessionRefSchema,
+  WINDOW_ID_ARG,
   windowIdSchema,
 } from "../mcp/schemas.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
@@ -101,7 +102,7 @@ export const listPanes = defineTool({
     "reads their contents.",
   input: {
     session: sessionRefSchema.describe("Session id ($1) or name.").optional(),
-    window: z.string().regex(/^@\d+$/, "a window id such as @2").describe(
+    window: z.string().regex(/^@\d+$/, WINDOW_ID_ARG).describe(
       "Stable window id, e.g. @1.",
     ).optional(),
   },
