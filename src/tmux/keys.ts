@@ -265,6 +265,105 @@ export async function refusedKeys(
   return refusals.sort((a, b) => unique.indexOf(a.key) - unique.indexOf(b.key));
 }
 
+/** Key names written as other programs write them, folded (case, `_`, `-` and spaces dropped). */
+const OTHER_NAMES: Readonly<Record<string, string>> = {
+  return: "Enter",
+  enter: "Enter",
+  cr: "Enter",
+  newline: "Enter",
+  esc: "Escape",
+  escape: "Escape",
+  backspace: "BSpace",
+  bksp: "BSpace",
+  bs: "BSpace",
+  del: "DC",
+  delete: "DC",
+  ins: "IC",
+  insert: "IC",
+  pgup: "PageUp",
+  pageup: "PageUp",
+  prior: "PageUp",
+  pgdn: "PageDown",
+  pgdown: "PageDown",
+  pagedown: "PageDown",
+  next: "PageDown",
+  home: "Home",
+  end: "End",
+  up: "Up",
+  down: "Down",
+  left: "Left",
+  right: "Right",
+  arrowup: "Up",
+  arrowdown: "Down",
+  arrowleft: "Left",
+  arrowright: "Right",
+  uparrow: "Up",
+  downarrow: "Down",
+  leftarrow: "Left",
+  rightarrow: "Right",
+  tab: "Tab",
+  space: "Space",
+  spacebar: "Space",
+};
+
+/** Modifier words as other programs write them, before `-` or `+`. */
+const MODIFIER_WORD = /^(ctrl|control|ctl|alt|meta|option|opt|shift|[cmas])\s*[-+]\s*/i;
+
+/**
+ * The tmux name of a key written as another program or a person writes it (`Ctrl-C`,
+ * `ctrl+alt+x`, `Return`, `Esc`, `Backspace`, `PgUp`, `Shift+Tab`, or the character itself:
+ * a newline, a tab, ESC, `\x03`), when it is one tmux sends to a program as that key; else null.
+ */
+export function tmuxSpelling(name: string): string | null {
+  if (name.length > MAX_KEY_NAME) return null;
+  const chars = [...name];
+  if (chars.length === 1) {
+    const code = name.charCodeAt(0);
+    const named: Record<string, string> = {
+      "\r": "Enter",
+      "\n": "Enter",
+      "\t": "Tab",
+      "\u001b": "Escape",
+      "\u007f": "BSpace",
+      "\b": "BSpace",
+      " ": "Space",
+      "\u0000": "C-Space",
+    };
+    if (named[name] !== undefined) return named[name];
+    if (code >= 1 && code <= 26) return `C-${String.fromCharCode(code + 96)}`;
+    return null;
+  }
+  let rest = name;
+  let ctrl = false;
+  let meta = false;
+  let shift = false;
+  for (
+    let m = MODIFIER_WORD.exec(rest);
+    m && rest.length > m[0].length;
+    m = MODIFIER_WORD.exec(rest)
+  ) {
+    const word = m[1].toLowerCase();
+    if (word === "shift" || word === "s") shift = true;
+    else if (["ctrl", "control", "ctl", "c"].includes(word)) ctrl = true;
+    else meta = true;
+    rest = rest.slice(m[0].length);
+  }
+  const folded = rest.toLowerCase().replace(/[_\s-]/g, "");
+  let base = OTHER_NAMES[folded] ??
+    (/^f(?:[1-9]|1[0-2])$/.test(folded) ? folded.toUpperCase() : null) ??
+    ([...rest].length === 1 ? rest : null);
+  if (base === null) return null;
+  if (shift && base === "Tab") {
+    base = "BTab";
+    shift = false;
+  } else if (shift && !ctrl && /^[a-z]$/i.test(base)) {
+    base = base.toUpperCase();
+    shift = false;
+  } else if (ctrl && /^[a-z]$/i.test(base)) base = base.toLowerCase();
+  const spelt = `${ctrl ? "C-" : ""}${meta ? "M-" : ""}${shift ? "S-" : ""}${base}`;
+  return spelt !== name && keyEncoding(spelt).kind === "sent" ? spelt : null;
+}
+
 /**
  * The refusal of `refused` (from {@link refusedKeys}, not empty) as one message and a hint:
  * which names tmux does not know, which are mouse or pseudo keys, and for each key tmux cannot
@@ -280,9 +379,16 @@ export function describeKeyRefusals(
   const parts = [];
   if (invalid.length > 0) {
     const many = invalid.length > 1;
+    // Names written as another program writes them: tmux's own name for each.
+    const spelt = invalid.flatMap((r) => {
+      const key = tmuxSpelling(r.key);
+      return key === null ? [] : [many ? `${key} for ${JSON.stringify(r.key)}` : key];
+    });
     parts.push(
       `${many ? "Key names" : "Key name"} ${named(invalid)} ${many ? "are" : "is"} not known ` +
-        `to tmux (tmux would have typed ${many ? "them" : "it"} as text)`,
+        `to tmux (tmux would have typed ${many ? "them" : "it"} as text${
+          spelt.length ? `; did you mean ${spelt.join(", ")}?` : ""
+        })`,
     );
   }
   if (unsendable.length > 0) {

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { RecordingRunner, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { escapeTrailingSemicolon } from "./format.ts";
-import { describeKeyRefusals, keyEncoding, type KeyRefusal, refusedKeys } from "./keys.ts";
+import {
+  describeKeyRefusals,
+  keyEncoding,
+  type KeyRefusal,
+  refusedKeys,
+  tmuxSpelling,
+} from "./keys.ts";
 import { TmuxRunner } from "./run.ts";
 
 type Server = TestTmux & {
@@ -279,4 +285,106 @@ Deno.test("describeKeyRefusals names each refused key with its reason and remedy
     '"C-é" cannot reach a program as that key: tmux would send é. Nothing was sent.',
   );
   assert.doesNotMatch(dropped.hint, /extended/);
+});
+
+/** Keys as other programs and people write them, and tmux's name the refusal suggests. */
+const OTHER_SPELLINGS: readonly [string, string | null][] = [
+  ["Ctrl-C", "C-c"],
+  ["ctrl+c", "C-c"],
+  ["Control-x", "C-x"],
+  ["CTRL + D", "C-d"],
+  ["Ctrl+Alt+Delete", "C-M-DC"],
+  ["Alt+x", "M-x"],
+  ["Meta-Enter", "M-Enter"],
+  ["Option+Left", "M-Left"],
+  ["Shift+Tab", "BTab"],
+  ["Shift+a", "A"],
+  ["Shift+Up", "S-Up"],
+  ["Ctrl+Left", "C-Left"],
+  ["Return", "Enter"],
+  ["RETURN", "Enter"],
+  ["Esc", "Escape"],
+  ["Backspace", "BSpace"],
+  ["Delete", null], // tmux knows it (DC)
+  ["Del", "DC"],
+  ["PgUp", null], // tmux knows it
+  ["Page_Down", "PageDown"],
+  ["ArrowUp", "Up"],
+  ["left_arrow", "Left"],
+  ["Spacebar", "Space"],
+  ["ctrl+f5", "C-F5"],
+  ["\n", "Enter"],
+  ["\r", "Enter"],
+  ["\t", "Tab"],
+  ["\u001b", "Escape"],
+  ["\u007f", "BSpace"],
+  ["\u0003", "C-c"],
+  [" ", "Space"],
+  // Keys no terminal can send as asked, or that mean nothing here: no suggestion.
+  ["Ctrl+Enter", null],
+  ["Ctrl+Shift+A", null],
+  ["Cmd+C", null],
+  ["Super+x", null],
+  ["Ctrl-", null],
+  ["Hello", null],
+  ["echo hello", null],
+  ["Ctrl-é", null],
+  ["", null],
+];
+
+Deno.test("a key written as another program writes it is answered with tmux's name for it", async () => {
+  for (const [written, spelt] of OTHER_SPELLINGS) {
+    if (spelt === null || written === spelt) continue;
+    assert.equal(tmuxSpelling(written), spelt, JSON.stringify(written));
+  }
+  for (const [written, spelt] of OTHER_SPELLINGS) {
+    if (spelt === null && !["Delete", "PgUp"].includes(written)) {
+      assert.equal(tmuxSpelling(written), null, JSON.stringify(written));
+    }
+  }
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    // Each written name tmux refuses gets its suggestion in the refusal's words.
+    const refused = await refusedKeys(runner, address, "s", OTHER_SPELLINGS.map(([w]) => w));
+    const suggested = new Map(OTHER_SPELLINGS);
+    for (const r of refused) {
+      const spelt = suggested.get(r.key);
+      const { message } = describeKeyRefusals([r]);
+      if (spelt) {
+        assert.match(message, new RegExp(`; did you mean ${spelt.replace(/[-+]/g, "\\$&")}\\?\\)`));
+      } else assert.doesNotMatch(message, /did you mean/, message);
+    }
+    // Those tmux knows itself are sent as they are: nothing to suggest.
+    for (const known of ["Delete", "PgUp", "C-c", "Enter"]) {
+      assert.ok(!refused.some((r) => r.key === known), known);
+    }
+    // ...and every name that has a suggestion is one tmux refuses, so the suggestion is shown.
+    assert.deepEqual(
+      refused.filter((r) => suggested.get(r.key)).map((r) => r.key).sort(),
+      OTHER_SPELLINGS.filter(([, s]) => s !== null).map(([w]) => w).sort(),
+    );
+    // Every suggestion is a key tmux knows and sends as asked...
+    const spellings = [...new Set(OTHER_SPELLINGS.flatMap(([, s]) => (s ? [s] : [])))];
+    assert.deepEqual(await refusedKeys(runner, address, "s", spellings), []);
+    // ...and a character's suggestion delivers that very character.
+    const got = await (await recorder(t)).send(spellings);
+    for (const [written, spelt] of OTHER_SPELLINGS) {
+      if (spelt === null || [...written].length !== 1) continue;
+      const expected = written === "\n" ? "\r" : written;
+      assert.equal(got.get(spelt), expected, `${JSON.stringify(written)} as ${spelt}`);
+    }
+  });
+});
+
+Deno.test("several refused names: each suggestion says which name it is for", () => {
+  const { message } = describeKeyRefusals([
+    { key: "Ctrl-C", reason: "invalid" },
+    { key: "Hello", reason: "invalid" },
+    { key: "Return", reason: "invalid" },
+  ]);
+  assert.equal(
+    message,
+    'Key names "Ctrl-C", "Hello", "Return" are not known to tmux (tmux would have typed them ' +
+      'as text; did you mean C-c for "Ctrl-C", Enter for "Return"?). Nothing was sent.',
+  );
 });
