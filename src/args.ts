@@ -6,6 +6,8 @@
  * @module
  */
 
+import { meantField } from "./mcp/field_hints.ts";
+
 /** One option: a string (`--name value`, `--name=value`; repeatable when `multiple`) or a flag. */
 export interface OptionSpec {
   readonly type: "string" | "boolean";
@@ -63,7 +65,10 @@ export function parseOptions<const O extends Readonly<Record<string, OptionSpec>
       );
     }
     const spec = Object.hasOwn(options, name) ? options[name] : undefined;
-    if (!spec) throw new ArgsError(`Unknown option '${shown}'`);
+    if (!spec) {
+      const meant = shown.startsWith("--") ? meantField(name, Object.keys(options)) : null;
+      throw new ArgsError(`Unknown option '${shown}'${meant ? ` (did you mean --${meant}?)` : ""}`);
+    }
     if (spec.type === "boolean") {
       if (inline !== undefined) throw new ArgsError(`Option '${shown}' does not take an argument`);
       values[name] = true;

@@ -24,7 +24,9 @@ Deno.test("parseOptions: values, flags, repeats, short flags", () => {
 
 Deno.test("parseOptions: refusals name the culprit", () => {
   const cases: [string[], RegExp][] = [
-    [["--bogus"], /Unknown option '--bogus'/],
+    [["--bogus"], /^Unknown option '--bogus'$/],
+    [["--sockets=a"], /^Unknown option '--sockets' \(did you mean --socket\?\)$/],
+    [["--Audit"], /^Unknown option '--Audit' \(did you mean --audit\?\)$/],
     [["-x"], /Unknown option '-x'/],
     [["--constructor"], /Unknown option '--constructor'/],
     [["--__proto__=1"], /Unknown option '--__proto__'/],

@@ -369,7 +369,15 @@ function toolNames(
   const names = [...new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
   if (names.length === 0) throw fail("no tool named");
   const odd = names.find((n) => !/^[a-z][a-z0-9_]{0,63}$/.test(n));
-  if (odd !== undefined) throw fail(`${JSON.stringify(odd)} is not a tool name`);
+  if (odd !== undefined) {
+    // capture-pane, List_Panes: the name as tool names are written (checked against the tools
+    // once they are declared, where a near miss is named).
+    const written = odd.toLowerCase().replace(/-/g, "_");
+    const like = /^[a-z][a-z0-9_]{0,63}$/.test(written)
+      ? ` (tool names are written ${written})`
+      : "";
+    throw fail(`${JSON.stringify(odd)} is not a tool name${like}`);
+  }
   return names;
 }
 

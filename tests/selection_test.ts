@@ -37,7 +37,11 @@ Deno.test("--tools and --deny-tools: from flags or the environment, names only",
     const [argv, env, pattern] of [
       [["--tools", ""], {}, /--tools: no tool named/],
       [["--tools", " , "], {}, /--tools: no tool named/],
-      [["--deny-tools", "send-keys"], {}, /"send-keys" is not a tool name/],
+      [
+        ["--deny-tools", "send-keys"],
+        {},
+        /"send-keys" is not a tool name \(tool names are written send_keys\)/,
+      ],
       [["--tools", "list_panes;rm"], {}, /is not a tool name/],
       [[], { TMUX_MCP_DENY_TOOLS: "List_Panes" }, /TMUX_MCP_DENY_TOOLS: .*Correct or remove/],
     ] as const
@@ -63,12 +67,19 @@ Deno.test("a name no tool has, or a tool outside the toolsets, is refused with t
     });
   assert.throws(() => build(["list_panes", "list_pains"]), (e: unknown) => {
     assert.ok(e instanceof ToolSelectionError);
-    assert.match(e.message, /--tools: no tool is named "list_pains"\. Valid names: .*list_panes/);
+    assert.match(
+      e.message,
+      /--tools: no tool is named "list_pains" \(did you mean list_panes\?\)\. Valid names: .*list_panes/,
+    );
     // Every tool is named, also those of toolsets not selected.
     assert.match(e.message, /kill_server/);
     return true;
   });
-  assert.throws(() => build(undefined, ["nope"]), /--deny-tools: no tool is named "nope"/);
+  assert.throws(() => build(undefined, ["nope"]), /--deny-tools: no tool is named "nope"\. Valid/);
+  assert.throws(
+    () => build(undefined, ["kill_sever", "nope", "show_hook"]),
+    /no tool is named "kill_sever", "nope" \(did you mean kill_server for "kill_sever"\?\)\. /,
+  );
   assert.throws(
     () => build(["list_panes", "kill_pane"]),
     /toolsets that are not selected: kill_pane \(teardown\)/,
@@ -153,7 +164,10 @@ Deno.test("the real process: an unknown name stops it at once, exit 2, naming th
   const server = new StdioServer(cmd, [...args, "--deny-tools", "send_keys,sned_keys"], cleanEnv());
   const status = await server.closeStdin();
   assert.equal(status.code, 2);
-  assert.match(server.stderr, /cannot start: --deny-tools: no tool is named "sned_keys"/);
+  assert.match(
+    server.stderr,
+    /cannot start: --deny-tools: no tool is named "sned_keys" \(did you mean send_keys\?\)/,
+  );
   assert.match(server.stderr, /Valid names: .*send_keys/);
   // That line alone: no start-up line first, as if the server were healthy.
   assert.doesNotMatch(server.stderr, /tmux-mcp \d+\.\d+\.\d+: tmux/);

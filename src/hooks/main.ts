@@ -14,6 +14,7 @@
  */
 
 import { warn } from "../diagnostics.ts";
+import { meantField } from "../mcp/field_hints.ts";
 import { TmuxRunner } from "../tmux/run.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { agentPane, AgentPaneError, serverTmuxPicks } from "./agent_pane.ts";
@@ -178,7 +179,10 @@ function parseHookArgs(
   const command = args[at];
   if (command === undefined) throw new HookUsageError("a hook command is missing.");
   if (!(HOOK_COMMANDS as readonly string[]).includes(command)) {
-    throw new HookUsageError(`unknown hook command ${JSON.stringify(command)}.`);
+    const meant = meantField(command, HOOK_COMMANDS);
+    throw new HookUsageError(
+      `unknown hook command ${JSON.stringify(command)}${meant ? ` (did you mean ${meant}?)` : ""}.`,
+    );
   }
   let deny = false;
   let serverName = DEFAULT_SERVER_NAME;
@@ -223,7 +227,18 @@ function parseHookArgs(
       if (part !== "all") throw new HookUsageError("--settings and --tmux: give one.");
       part = flag === "--settings" ? "settings" : "tmux";
     } else {
-      throw new HookUsageError(`${command}: unknown argument ${JSON.stringify(arg)}.`);
+      const flags = [
+        "socket",
+        "socket-path",
+        ...(command === "guard" ? ["deny"] : []),
+        ...(command === "config" ? ["server-name", "command", "settings", "tmux"] : []),
+      ];
+      const meant = flag.startsWith("--") ? meantField(flag.slice(2), flags) : null;
+      throw new HookUsageError(
+        `${command}: unknown argument ${JSON.stringify(arg)}${
+          meant ? ` (did you mean --${meant}?)` : ""
+        }.`,
+      );
     }
   }
   let server: ServerAddress | null;

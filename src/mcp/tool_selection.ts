@@ -8,6 +8,7 @@
  */
 
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
+import { meantField } from "./field_hints.ts";
 
 /** Which tools of the selected toolsets exist: `--tools` and `--deny-tools`. */
 export interface ToolSelection {
@@ -71,9 +72,14 @@ export function checkSelection(
   for (const [source, names] of lists) {
     const unknown = (names ?? []).filter((n) => !declared.has(n));
     if (unknown.length > 0) {
+      const known = [...declared.keys()];
+      const meant = unknown.flatMap((n) => {
+        const m = meantField(n, known);
+        return m === null ? [] : [unknown.length > 1 ? `${m} for ${JSON.stringify(n)}` : m];
+      });
       throw new ToolSelectionError(
-        `${source}: no tool is named ${unknown.map((n) => JSON.stringify(n)).join(", ")}. ` +
-          `Valid names: ${valid()}.`,
+        `${source}: no tool is named ${unknown.map((n) => JSON.stringify(n)).join(", ")}` +
+          `${meant.length ? ` (did you mean ${meant.join(", ")}?)` : ""}. Valid names: ${valid()}.`,
         source,
       );
     }
