@@ -35,6 +35,7 @@ import {
 } from "./pane_probe.ts";
 import { rowsFrom, screenLines, trimTrailingBlank, type WrittenRow } from "./captured_rows.ts";
 import { WatchedRows } from "./watch_rows.ts";
+import { Waker } from "./waker.ts";
 
 /** What a watch reports when asked for the next thing that happened. */
 export type WatchEvent =
@@ -124,7 +125,8 @@ export class PaneWatch {
   #queuedBytes = 0;
   /** The `%output` bytes heard since the watch opened. */
   #heardBytes = 0;
-  #wake: (() => void) | null = null;
+  /** Ends the watch's sleep when output comes, also output that came while it was awake. */
+  readonly #waker = new Waker();
   #changed = false;
   #lost = false;
   #diedAfterLines: PaneProbe | null = null;
@@ -276,7 +278,7 @@ export class PaneWatch {
       this.#queuedBytes += bytes;
       if (this.#queuedBytes > WATCH_QUEUE_BYTES) this.#giveUpQueue();
     }
-    this.#wake?.();
+    this.#waker.wake();
   }
 
   /**
@@ -319,7 +321,7 @@ export class PaneWatch {
   close(): void {
     this.#watch?.close();
     this.#watch = null;
-    this.#wake?.();
+    this.#waker.wake();
   }
 
   /**
@@ -345,7 +347,7 @@ export class PaneWatch {
       this.#lost = true;
       const now = performance.now();
       if (now >= deadline) throw error;
-      await this.#sleep(Math.min(POLL_MS, deadline - now), this.#ctx.signal);
+      await this.#waker.sleep(Math.min(POLL_MS, deadline - now), this.#ctx.signal);
       return { kind: "tick" };
     }
   }
@@ -360,6 +362,9 @@ export class PaneWatch {
     const signal = this.#ctx.signal;
     const tickAt = performance.now() + TICK_MS;
     while (true) {
+      // Whatever a wake announces is looked at below; one that comes from here on, while the
+      // watch awaits tmux, ends the sleep at the end of this turn before it begins.
+      this.#waker.looking();
       if (signal.aborted) return { kind: "cancelled" };
       if (this.#queue.length > 0) {
         const lines = this.#drain();
@@ -403,7 +408,7 @@ export class PaneWatch {
       if (now >= deadline) return this.#timeout();
       if (now >= tickAt) return { kind: "tick" };
       const readAt = this.#dirty ? this.#readAt : Infinity;
-      await this.#sleep(Math.min(deadline, tickAt, this.#checkAt, readAt) - now, signal);
+      await this.#waker.sleep(Math.min(deadline, tickAt, this.#checkAt, readAt) - now, signal);
     }
   }
 
@@ -531,19 +536,5 @@ export class PaneWatch {
     const last = this.#read?.last ?? [];
     return trimTrailingBlank((recent.length > 0 ? recent : last).map(trimRow))
       .slice(-maxLines);
-  }
-
-  #sleep(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        this.#wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, Math.max(0, ms));
-      signal.addEventListener("abort", done, { once: true });
-      this.#wake = done;
-    });
   }
 }
