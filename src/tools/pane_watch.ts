@@ -35,6 +35,7 @@ import {
 } from "./pane_probe.ts";
 import { rowsFrom, screenLines, trimTrailingBlank, type WrittenRow } from "./captured_rows.ts";
 import { WatchedRows } from "./watch_rows.ts";
+import { ReadPace } from "./read_pace.ts";
 import { Waker } from "./waker.ts";
 
 /** What a watch reports when asked for the next thing that happened. */
@@ -95,6 +96,11 @@ const TICK_MS = 1_000;
 /** How often, at most, a watch that reads rows reads them while output keeps coming. */
 const ROWS_MS = 20;
 /**
+ * Reads of the rows that may follow one another after a quiet spell (read_pace.ts): the start's
+ * catch-up, then the output awaited; run_command's new prompt, typed line and end marker.
+ */
+const ROWS_BURST = 3;
+/**
  * The most `%output` bytes a watch that reports the stream keeps unreported. A pane may write
  * faster than its wait takes the output (a `cat` of a large file while the wait reads the
  * pane): past this, what waits is given up and the pane's rows are read instead, as after the
@@ -145,6 +151,8 @@ export class PaneWatch {
   /** Output came that the rows have not been read for yet (`#rows`). */
   #dirty = false;
   #readAt = 0;
+  /** When the rows may be read again while output keeps coming (see read_pace.ts). */
+  readonly #readPace = new ReadPace(ROWS_MS, ROWS_BURST);
   #reportCommands = false;
   #command = "";
 
@@ -382,7 +390,7 @@ export class PaneWatch {
       if (this.#dirty && this.transport === "control" && now >= this.#readAt) {
         this.#dirty = false;
         const event = await this.#poll();
-        this.#readAt = this.#rest(now, ROWS_MS);
+        this.#readAt = this.#readPace.after(now, performance.now());
         if (event) return event;
         now = performance.now();
       }
