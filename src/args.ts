@@ -6,7 +6,7 @@
  * @module
  */
 
-import { meantField } from "./mcp/field_hints.ts";
+import { meantName } from "./near_miss.ts";
 
 /** One option: a string (`--name value`, `--name=value`; repeatable when `multiple`) or a flag. */
 export interface OptionSpec {
@@ -66,7 +66,7 @@ export function parseOptions<const O extends Readonly<Record<string, OptionSpec>
     }
     const spec = Object.hasOwn(options, name) ? options[name] : undefined;
     if (!spec) {
-      const meant = shown.startsWith("--") ? meantField(name, Object.keys(options)) : null;
+      const meant = shown.startsWith("--") ? meantName(name, Object.keys(options)) : null;
       throw new ArgsError(`Unknown option '${shown}'${meant ? ` (did you mean --${meant}?)` : ""}`);
     }
     if (spec.type === "boolean") {

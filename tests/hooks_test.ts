@@ -58,9 +58,10 @@ Deno.test("the hook's module graph holds src/hooks, src/tmux, diagnostics and th
   const local = modules.map((m) => m.replace(`file://${root}`, ""));
   assert.ok(local.includes("src/hooks/main.ts") && local.includes("src/tmux/run.ts"));
   for (const m of local) {
-    // front_desk.json: each tool's toolset (data, no code), which guard reads.
+    // front_desk.json: each tool's toolset (data, no code), which guard reads; near_miss.ts:
+    // the name a mistyped hook command meant (pure, no imports).
     assert.ok(
-      /^src\/(hooks|tmux)\/[a-z_]+\.ts$|^src\/diagnostics\.ts$|^src\/mcp\/front_desk\.json$/
+      /^src\/(hooks|tmux)\/[a-z_]+\.ts$|^src\/(diagnostics|near_miss)\.ts$|^src\/mcp\/front_desk\.json$/
         .test(m),
       m,
     );

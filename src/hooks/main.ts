@@ -14,7 +14,7 @@
  */
 
 import { warn } from "../diagnostics.ts";
-import { meantField } from "../mcp/field_hints.ts";
+import { meantName } from "../near_miss.ts";
 import { TmuxRunner } from "../tmux/run.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { agentPane, AgentPaneError, serverTmuxPicks } from "./agent_pane.ts";
@@ -179,7 +179,7 @@ function parseHookArgs(
   const command = args[at];
   if (command === undefined) throw new HookUsageError("a hook command is missing.");
   if (!(HOOK_COMMANDS as readonly string[]).includes(command)) {
-    const meant = meantField(command, HOOK_COMMANDS);
+    const meant = meantName(command, HOOK_COMMANDS);
     throw new HookUsageError(
       `unknown hook command ${JSON.stringify(command)}${meant ? ` (did you mean ${meant}?)` : ""}.`,
     );
@@ -233,7 +233,7 @@ function parseHookArgs(
         ...(command === "guard" ? ["deny"] : []),
         ...(command === "config" ? ["server-name", "command", "settings", "tmux"] : []),
       ];
-      const meant = flag.startsWith("--") ? meantField(flag.slice(2), flags) : null;
+      const meant = flag.startsWith("--") ? meantName(flag.slice(2), flags) : null;
       throw new HookUsageError(
         `${command}: unknown argument ${JSON.stringify(arg)}${
           meant ? ` (did you mean --${meant}?)` : ""

@@ -12,12 +12,10 @@
  */
 
 import type { z } from "zod";
+import { meantName } from "../near_miss.ts";
 
 /** The most fields listed for a place (a tool has at most a dozen or so). */
 const MAX_LISTED = 20;
-
-/** Longest key compared with the known fields (a caller's key may be megabytes long). */
-const MAX_KEY_CHARS = 64;
 
 /** The internal definition zod 4 keeps on every schema (`schema._zod.def`). */
 interface ZodDef {
@@ -64,65 +62,9 @@ export function fieldsAt(schema: z.ZodType, path: readonly PropertyKey[]): strin
   return def.type === "object" && def.shape ? Object.keys(def.shape) : null;
 }
 
-/** A name folded for comparison: case, `_` and `-` do not count. */
-function folded(name: string): string {
-  return name.toLowerCase().replace(/[_-]/g, "");
-}
-
-/** Edits (insert, delete, substitute, swap of neighbours) from `a` to `b`; past `max`, `max + 1`. */
-function distance(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  let before: number[] = [];
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d = Math.min(d, before[j - 2] + 1);
-      }
-      current.push(d);
-    }
-    before = previous;
-    previous = current;
-  }
-  return Math.min(previous[b.length], max + 1);
-}
-
-/**
- * The one known field `key` most likely meant, or null: the same name but for case, `_` and
- * `-` (`pane_id`, `paneID`); then one letter of plural (`pattern`); then a known name that
- * starts or ends with it, or that it starts or ends with (`timeout` → `timeoutMs`, `pane` →
- * `paneId`, `lines` → `maxLines`, `windowId` → `window`, `tmux_capture_pane` →
- * `capture_pane`); then one or two slips of the keyboard (`paneld`, `pnaeId`). Only a single best candidate is named.
- */
-export function meantField(key: string, known: readonly string[]): string | null {
-  if (known.includes(key) || key.length > MAX_KEY_CHARS) return null;
-  const k = folded(key);
-  if (k === "") return null;
-  const tiers: ((name: string) => boolean)[] = [
-    (n) => folded(n) === k,
-    (n) => folded(n) === `${k}s` || `${folded(n)}s` === k,
-    (n) => {
-      const f = folded(n);
-      return (k.length >= 4 && (f.startsWith(k) || f.endsWith(k))) ||
-        (f.length >= 4 && (k.startsWith(f) || k.endsWith(f)));
-    },
-    (n) => k.length >= 4 && distance(k, folded(n), 1) <= 1,
-    (n) => k.length >= 6 && distance(k, folded(n), 2) <= 2,
-  ];
-  for (const tier of tiers) {
-    const found = known.filter(tier);
-    if (found.length === 1) return found[0];
-    if (found.length > 1) return null;
-  }
-  return null;
-}
-
 /** What follows an unknown tool's name in an error: the tool it likely meant, if one. */
 export function meantToolHint(name: string, tools: Iterable<string>): string {
-  const meant = meantField(name, [...tools]);
+  const meant = meantName(name, [...tools]);
   return meant === null ? "" : ` (did you mean ${meant}?)`;
 }
 
@@ -137,7 +79,7 @@ export function unknownKeysHint(
   show: (key: string) => string,
 ): string {
   if (known.length === 0) return "";
-  const meant = keys.map((key) => meantField(key, known));
+  const meant = keys.map((key) => meantName(key, known));
   const guesses = keys.flatMap((key, i) => {
     const m = meant[i];
     return m === null ? [] : [keys.length === 1 ? m : `${m} for ${show(key)}`];

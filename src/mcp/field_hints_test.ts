@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import toolList from "./tool_list.json" with { type: "json" };
-import { fieldsAt, meantField, meantToolHint, unknownKeysHint } from "./field_hints.ts";
+import { fieldsAt, meantToolHint, unknownKeysHint } from "./field_hints.ts";
+import { meantName } from "../near_miss.ts";
 import { describeIssues } from "./tool_result.ts";
 import { listPanes } from "../tools/pane_list.ts";
 
@@ -16,42 +17,7 @@ const WAIT = [
   "socket_name",
 ];
 
-Deno.test("meantField: case, _ and -, a plural, a unit, a slip", () => {
-  assert.equal(meantField("pane_id", WAIT), "paneId");
-  assert.equal(meantField("PANEID", WAIT), "paneId");
-  assert.equal(meantField("socketName", WAIT), "socket_name");
-  assert.equal(meantField("match-case", WAIT), "matchCase");
-  assert.equal(meantField("pattern", WAIT), "patterns");
-  assert.equal(meantField("timeout", WAIT), "timeoutMs");
-  assert.equal(meantField("timeout_ms", WAIT), "timeoutMs");
-  assert.equal(meantField("pane", WAIT), "paneId");
-  assert.equal(meantField("lines", ["paneId", "maxLines"]), "maxLines");
-  assert.equal(meantField("paneld", WAIT), "paneId"); // a slip
-  assert.equal(meantField("pnaeId", WAIT), "paneId"); // two letters swapped
-  assert.equal(meantField("regexp", WAIT), "regex");
-  assert.equal(meantField("timeotMs", WAIT), "timeoutMs");
-  assert.equal(meantField("windowId", ["session", "window"]), "window");
-  assert.equal(meantField("sessionName", ["session", "name"]), null, "two are in it");
-});
-
-Deno.test("meantField: nothing where nothing resembles, or where two do", () => {
-  assert.equal(meantField("bogus", WAIT), null);
-  assert.equal(meantField("x", WAIT), null);
-  assert.equal(meantField("", WAIT), null);
-  assert.equal(meantField("___", WAIT), null);
-  assert.equal(meantField("paneId", WAIT), null, "a known field is no slip");
-  // Short names are not stretched to a prefix or a slip ("id" could be anything).
-  assert.equal(meantField("id", WAIT), null);
-  assert.equal(meantField("stp", WAIT), null);
-  // Two fields equally near: neither is named.
-  assert.equal(meantField("target", ["targetPane", "targetWindow"]), null);
-  assert.equal(meantField("size", ["sizeX", "sizeY"]), null);
-  assert.equal(meantField("name", ["names", "named"]), "names", "a plural is nearer than a slip");
-  // A nearer tier wins over a farther one with one candidate each.
-  assert.equal(meantField("window", ["windowId", "windows"]), "windows");
-});
-
-Deno.test("meantField: every field of every tool is found from its other spellings", () => {
+Deno.test("meantName: every field of every tool is found from its other spellings", () => {
   for (const tool of toolList.tools) {
     const known = Object.keys(tool.inputSchema.properties ?? {});
     for (const field of known) {
@@ -59,12 +25,12 @@ Deno.test("meantField: every field of every tool is found from its other spellin
       const camel = field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
       for (const other of new Set([snake, camel, field.toLowerCase(), field.toUpperCase()])) {
         if (other === field) continue;
-        assert.equal(meantField(other, known), field, `${tool.name}: ${other}`);
+        assert.equal(meantName(other, known), field, `${tool.name}: ${other}`);
       }
     }
     // Whatever is suggested is one of the tool's own fields.
     for (const key of ["pattern", "timeout", "pane", "lines", "target", "cmd", "text", "name"]) {
-      const meant = meantField(key, known);
+      const meant = meantName(key, known);
       assert.ok(meant === null || known.includes(meant), `${tool.name}: ${key} → ${meant}`);
     }
   }
@@ -133,12 +99,6 @@ Deno.test("describeIssues names the field meant, and where a nested key sits", (
   const word = z.strictObject({ keys: z.array(z.string()) }).safeParse({ keys: "Enter" });
   assert.ok(!word.success);
   assert.equal(describeIssues(word.error), 'keys: expected array, received string (a list: ["…"])');
-});
-
-Deno.test("meantField: a key of megabytes is compared with nothing", () => {
-  // Compared letter by letter with every field, it held a call for minutes.
-  assert.equal(meantField(`paneId${"x".repeat(8 << 20)}`, WAIT), null);
-  assert.equal(meantField("pane_idx", WAIT), "paneId");
 });
 
 Deno.test("meantToolHint: the tool a name spelt another way meant, among those on offer", () => {

@@ -8,7 +8,7 @@
  */
 
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
-import { meantField } from "./field_hints.ts";
+import { meantName } from "../near_miss.ts";
 
 /** Which tools of the selected toolsets exist: `--tools` and `--deny-tools`. */
 export interface ToolSelection {
@@ -74,7 +74,7 @@ export function checkSelection(
     if (unknown.length > 0) {
       const known = [...declared.keys()];
       const meant = unknown.flatMap((n) => {
-        const m = meantField(n, known);
+        const m = meantName(n, known);
         return m === null ? [] : [unknown.length > 1 ? `${m} for ${JSON.stringify(n)}` : m];
       });
       throw new ToolSelectionError(
