@@ -351,7 +351,9 @@ export function tmuxSpelling(name: string): string | null {
   const folded = rest.toLowerCase().replace(/[_\s-]/g, "");
   let base = OTHER_NAMES[folded] ??
     (/^f(?:[1-9]|1[0-2])$/.test(folded) ? folded.toUpperCase() : null) ??
-    ([...rest].length === 1 ? rest : null);
+    // A character of its own: printable ASCII only (a control character, a bidirectional
+    // mark or a letter tmux would strip of Control is nothing to suggest).
+    (/^[\x21-\x7e]$/.test(rest) ? rest : null);
   if (base === null) return null;
   if (shift && base === "Tab") {
     base = "BTab";

@@ -329,6 +329,9 @@ const OTHER_SPELLINGS: readonly [string, string | null][] = [
   ["Hello", null],
   ["echo hello", null],
   ["Ctrl-é", null],
+  ["Ctrl+\u001b", null],
+  ["Alt+\u202e", null],
+  ["Ctrl+\u0085", null],
   ["", null],
 ];
 
