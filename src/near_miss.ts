@@ -35,11 +35,34 @@ function distance(a: string, b: string, max: number): number {
   return Math.min(previous[b.length], max + 1);
 }
 
+/** A name's words, lower case: `timeoutMs`, `timeout_ms` and `timeout-ms` are timeout, ms. */
+function words(name: string): string[] {
+  return name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[\s_-]+/)
+    .filter((w) => w !== "");
+}
+
+/** Last words too common to tell one name from another (`name` of `socket_name`). */
+const GENERIC_LAST = new Set(["name", "names", "id", "ids", "ms", "value", "text", "type"]);
+
+/**
+ * Whether the words `part` are the first words of `whole` (with at most two more after them:
+ * `timeout` of `timeoutMs`, `target` of `targetPaneId`), or its last words with one more
+ * before them that is not a common word alone (`lines` of `maxLines`, `capture_pane` of
+ * `tmux_capture_pane`; not `name` of `socket_name`, nor `pane` of `maxMatchesPerPane`).
+ */
+function partOf(whole: readonly string[], part: readonly string[]): boolean {
+  const more = whole.length - part.length;
+  if (part.length === 0 || more < 1) return false;
+  if (more <= 2 && part.every((w, i) => whole[i] === w)) return true;
+  return more === 1 && part.every((w, i) => whole[i + 1] === w) &&
+    !(part.length === 1 && GENERIC_LAST.has(part[0]));
+}
+
 /**
  * The one name of `known` that `key` most likely meant, or null: the same name but for case,
  * `_` and `-` (`pane_id`, `paneID`); then one letter of plural (`pattern`); then a known name
- * that starts or ends with it, or that it starts or ends with (`timeout` → `timeoutMs`, `pane` →
- * `paneId`, `lines` → `maxLines`, `windowId` → `window`, `tmux_capture_pane` →
+ * whose words hold its words, or the other way round ({@link partOf}: `timeout` → `timeoutMs`,
+ * `pane` → `paneId`, `lines` → `maxLines`, `windowId` → `window`, `tmux_capture_pane` →
  * `capture_pane`); then one or two slips of the keyboard (`paneld`, `pnaeId`). Only a single
  * best candidate is named: where two are as near, none is.
  */
@@ -47,13 +70,13 @@ export function meantName(key: string, known: readonly string[]): string | null 
   if (known.includes(key) || key.length > MAX_KEY_CHARS) return null;
   const k = folded(key);
   if (k === "") return null;
+  const keyWords = words(key);
   const tiers: ((name: string) => boolean)[] = [
     (n) => folded(n) === k,
     (n) => folded(n) === `${k}s` || `${folded(n)}s` === k,
     (n) => {
-      const f = folded(n);
-      return (k.length >= 4 && (f.startsWith(k) || f.endsWith(k))) ||
-        (f.length >= 4 && (k.startsWith(f) || k.endsWith(f)));
+      const w = words(n);
+      return keyWords.length >= w.length ? partOf(keyWords, w) : partOf(w, keyWords);
     },
     (n) => k.length >= 4 && distance(k, folded(n), 1) <= 1,
     (n) => k.length >= 6 && distance(k, folded(n), 2) <= 2,

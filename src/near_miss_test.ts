@@ -27,7 +27,14 @@ Deno.test("meantName: case, _ and -, a plural, a unit, a slip", () => {
   assert.equal(meantName("regexp", WAIT), "regex");
   assert.equal(meantName("timeotMs", WAIT), "timeoutMs");
   assert.equal(meantName("windowId", ["session", "window"]), "window");
-  assert.equal(meantName("sessionName", ["session", "name"]), null, "two are in it");
+  assert.equal(meantName("sessionName", ["session", "name"]), "session", "its first word");
+  // A common last word says nothing: name is not socket_name's, nor session_name buffer's name.
+  assert.equal(meantName("name", ["paneId", "socket_name"]), null);
+  assert.equal(meantName("session_name", ["name", "socket_name"]), null);
+  // Nor is a last word of a long name: pane of maxMatchesPerPane.
+  assert.equal(meantName("pane", ["pattern", "maxMatchesPerPane"]), null);
+  assert.equal(meantName("directory", ["name", "startDirectory"]), "startDirectory");
+  assert.equal(meantName("target", ["paneId", "targetPaneId"]), "targetPaneId");
 });
 
 Deno.test("meantName: nothing where nothing resembles, or where two do", () => {
