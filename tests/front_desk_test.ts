@@ -18,7 +18,7 @@ import { DeskAnswers, type DeskOptions } from "../src/mcp/front_desk.ts";
 import type { Toolset } from "../src/mcp/toolsets.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
 import { MODERN_META, type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, testSocketName } from "./helpers/tmux.ts";
+import { cleanEnv, testSocketName, waitFor } from "./helpers/tmux.ts";
 
 type Message = Record<string, unknown>;
 
@@ -430,6 +430,23 @@ Deno.test("front desk, process: held requests are answered, then end of input en
     assert.ok(byId.get(4)!.result!.content, JSON.stringify(byId.get(4)));
     assert.equal(s.notifications.length, 5);
     assert.doesNotMatch(s.stderr, /front desk/);
+  } finally {
+    await s.kill();
+  }
+});
+
+Deno.test("front desk, process: a client quiet after its handshake has the server's code loaded meanwhile", async () => {
+  const s = startServer();
+  try {
+    await s.initialize();
+    // Nothing more is sent: the desk's quiet spell ends and the server's code loads, which
+    // says so on stderr (the line that names tmux and the socket). A desk that waited for the
+    // next message would load it only then, and that message would wait for all of it.
+    await waitFor(() => /tmux-mcp \S+: tmux /.test(s.stderr), "the server's code to load", 20_000);
+    // The session the desk opened is the SDK's now: it answers what only it answers.
+    const prompts = await s.request("prompts/list");
+    assert.ok(Array.isArray(prompts.result!.prompts));
+    await s.endsCleanly();
   } finally {
     await s.kill();
   }
