@@ -93,6 +93,15 @@ Deno.test("describeIssues names the field meant, and where a nested key sits", (
   const word = z.strictObject({ keys: z.array(z.string()) }).safeParse({ keys: "Enter" });
   assert.ok(!word.success);
   assert.equal(describeIssues(word.error), 'keys: expected array, received string (a list: ["…"])');
+  const quoted = z.strictObject({ timeoutMs: z.number(), force: z.boolean(), name: z.string() })
+    .safeParse({ timeoutMs: "500", force: "true", name: 5 });
+  assert.ok(!quoted.success);
+  assert.equal(
+    describeIssues(quoted.error),
+    'timeoutMs: expected number, received string (a number, without quotes: 500, not "500"); ' +
+      "force: expected boolean, received string (true or false, without quotes); " +
+      "name: expected string, received number",
+  );
 });
 
 Deno.test("meantToolHint: the tool a name spelt another way meant, among those on offer", () => {

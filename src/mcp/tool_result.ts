@@ -70,6 +70,13 @@ function fieldName(key: PropertyKey): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(text) ? text : JSON.stringify(text);
 }
 
+/** What a refusal of a string adds, by the type taken instead (a model quotes numbers too). */
+const STRING_INSTEAD: Readonly<Record<string, string>> = {
+  array: ' (a list: ["…"])',
+  number: ' (a number, without quotes: 500, not "500")',
+  boolean: " (true or false, without quotes)",
+};
+
 /** Where in the arguments a field is: `operations[1].arguments`. */
 function pathText(path: readonly PropertyKey[]): string {
   return path.map((step, i) =>
@@ -100,11 +107,11 @@ export function describeIssues(error: z.ZodError, schema?: z.ZodType): string {
         issue.message.replace(/^Invalid input: /, "")
       })`;
     }
-    // A word where a list is taken (`keys: "Enter"`): the form it takes, in the same answer.
-    const asList = issue.code === "invalid_type" && issue.expected === "array" &&
-        /received string$/.test(issue.message)
-      ? ' (a list: ["…"])'
+    // A string where another type is taken (`keys: "Enter"`, `timeoutMs: "5000"`): the form it
+    // takes, in the same answer.
+    const form = issue.code === "invalid_type" && /received string$/.test(issue.message)
+      ? STRING_INSTEAD[issue.expected] ?? ""
       : "";
-    return `${path}: ${issue.message.replace(/^Invalid input: /, "")}${asList}`;
+    return `${path}: ${issue.message.replace(/^Invalid input: /, "")}${form}`;
   }).join("; ") + (error.issues.length > 5 ? `; and ${error.issues.length - 5} more` : "");
 }
