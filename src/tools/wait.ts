@@ -452,7 +452,11 @@ const waitForIdle = defineTool({
       // for its turn under load must not turn a quiet reached into a timeout).
       if (!reads.droppedAtDeadline(error)) throw error;
       outcome = "timedOut";
-      quietToEnd = watch.caughtUp && performance.now() - lastOutput >= quietMs;
+      // Dropped because the deadline came: its timer may fire a fraction of a millisecond
+      // before the clock reads the deadline, which must not cost a quiet as long as the
+      // timeout (quietMs = timeoutMs) its idle.
+      const at = Math.max(performance.now(), deadline);
+      quietToEnd = watch.caughtUp && at - lastOutput >= quietMs;
       if (quietToEnd && !wantPrompt) outcome = "idle";
     } finally {
       watch.close();
