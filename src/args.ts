@@ -6,7 +6,7 @@
  * @module
  */
 
-import { meantName } from "./near_miss.ts";
+import { meantHint } from "./near_miss.ts";
 
 /** One option: a string (`--name value`, `--name=value`; repeatable when `multiple`) or a flag. */
 export interface OptionSpec {
@@ -66,8 +66,8 @@ export function parseOptions<const O extends Readonly<Record<string, OptionSpec>
     }
     const spec = Object.hasOwn(options, name) ? options[name] : undefined;
     if (!spec) {
-      const meant = shown.startsWith("--") ? meantName(name, Object.keys(options)) : null;
-      throw new ArgsError(`Unknown option '${shown}'${meant ? ` (did you mean --${meant}?)` : ""}`);
+      const hint = shown.startsWith("--") ? meantHint(name, Object.keys(options), "--") : "";
+      throw new ArgsError(`Unknown option '${shown}'${hint}`);
     }
     if (spec.type === "boolean") {
       if (inline !== undefined) throw new ArgsError(`Option '${shown}' does not take an argument`);

@@ -88,3 +88,26 @@ export function meantName(key: string, known: readonly string[]): string | null 
   }
   return null;
 }
+
+/**
+ * `did you mean …?` naming what `meant` finds for each of `keys` (with `for <key>`, by `show`,
+ * when there are several), each after `prefix` (`--` for a flag); "" when it finds nothing.
+ */
+export function meantPhrase(
+  keys: readonly string[],
+  meant: (key: string) => string | null,
+  show: (key: string) => string = (key) => JSON.stringify(key),
+  prefix = "",
+): string {
+  const guesses = keys.flatMap((key) => {
+    const m = meant(key);
+    return m === null ? [] : [`${prefix}${m}${keys.length > 1 ? ` for ${show(key)}` : ""}`];
+  });
+  return guesses.length ? `did you mean ${guesses.join(", ")}?` : "";
+}
+
+/** ` (did you mean <name>?)` for the one name of `known` that `key` likely meant, or "". */
+export function meantHint(key: string, known: readonly string[], prefix = ""): string {
+  const phrase = meantPhrase([key], (k) => meantName(k, known), undefined, prefix);
+  return phrase ? ` (${phrase})` : "";
+}

@@ -14,7 +14,7 @@
  */
 
 import { warn } from "../diagnostics.ts";
-import { meantName } from "../near_miss.ts";
+import { meantHint } from "../near_miss.ts";
 import { TmuxRunner } from "../tmux/run.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { agentPane, AgentPaneError, serverTmuxPicks } from "./agent_pane.ts";
@@ -179,9 +179,8 @@ function parseHookArgs(
   const command = args[at];
   if (command === undefined) throw new HookUsageError("a hook command is missing.");
   if (!(HOOK_COMMANDS as readonly string[]).includes(command)) {
-    const meant = meantName(command, HOOK_COMMANDS);
     throw new HookUsageError(
-      `unknown hook command ${JSON.stringify(command)}${meant ? ` (did you mean ${meant}?)` : ""}.`,
+      `unknown hook command ${JSON.stringify(command)}${meantHint(command, HOOK_COMMANDS)}.`,
     );
   }
   let deny = false;
@@ -233,12 +232,8 @@ function parseHookArgs(
         ...(command === "guard" ? ["deny"] : []),
         ...(command === "config" ? ["server-name", "command", "settings", "tmux"] : []),
       ];
-      const meant = flag.startsWith("--") ? meantName(flag.slice(2), flags) : null;
-      throw new HookUsageError(
-        `${command}: unknown argument ${JSON.stringify(arg)}${
-          meant ? ` (did you mean --${meant}?)` : ""
-        }.`,
-      );
+      const hint = flag.startsWith("--") ? meantHint(flag.slice(2), flags, "--") : "";
+      throw new HookUsageError(`${command}: unknown argument ${JSON.stringify(arg)}${hint}.`);
     }
   }
   let server: ServerAddress | null;

@@ -12,7 +12,7 @@
  */
 
 import type { z } from "zod";
-import { meantName } from "../near_miss.ts";
+import { meantName, meantPhrase } from "../near_miss.ts";
 
 /** The most fields listed for a place (a tool has at most a dozen or so). */
 const MAX_LISTED = 20;
@@ -62,12 +62,6 @@ export function fieldsAt(schema: z.ZodType, path: readonly PropertyKey[]): strin
   return def.type === "object" && def.shape ? Object.keys(def.shape) : null;
 }
 
-/** What follows an unknown tool's name in an error: the tool it likely meant, if one. */
-export function meantToolHint(name: string, tools: Iterable<string>): string {
-  const meant = meantName(name, [...tools]);
-  return meant === null ? "" : ` (did you mean ${meant}?)`;
-}
-
 /**
  * What follows the unknown keys in an error: each key's likely meaning, or the fields the place
  * takes where one of them resembles none. `show` turns a caller's key into how the message
@@ -79,14 +73,10 @@ export function unknownKeysHint(
   show: (key: string) => string,
 ): string {
   if (known.length === 0) return "";
-  const meant = keys.map((key) => meantName(key, known));
-  const guesses = keys.flatMap((key, i) => {
-    const m = meant[i];
-    return m === null ? [] : [keys.length === 1 ? m : `${m} for ${show(key)}`];
-  });
   const parts: string[] = [];
-  if (guesses.length) parts.push(`did you mean ${guesses.join(", ")}?`);
-  if (meant.some((m) => m === null)) {
+  const guesses = meantPhrase(keys, (key) => meantName(key, known), show);
+  if (guesses) parts.push(guesses);
+  if (keys.some((key) => meantName(key, known) === null)) {
     const listed = known.slice(0, MAX_LISTED).join(", ");
     parts.push(`fields: ${listed}${known.length > MAX_LISTED ? ", …" : ""}`);
   }

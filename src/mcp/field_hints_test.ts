@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import toolList from "./tool_list.json" with { type: "json" };
-import { fieldsAt, meantToolHint, unknownKeysHint } from "./field_hints.ts";
-import { meantName } from "../near_miss.ts";
+import { fieldsAt, unknownKeysHint } from "./field_hints.ts";
+import { meantHint, meantName } from "../near_miss.ts";
 import { describeIssues } from "./tool_result.ts";
 import { listPanes } from "../tools/pane_list.ts";
 
@@ -104,13 +104,13 @@ Deno.test("describeIssues names the field meant, and where a nested key sits", (
   );
 });
 
-Deno.test("meantToolHint: the tool a name spelt another way meant, among those on offer", () => {
+Deno.test("meantHint: the tool a name spelt another way meant, among those on offer", () => {
   const tools = toolList.tools.map((t) => t.name);
-  assert.equal(meantToolHint("capture-pane", tools), " (did you mean capture_pane?)");
-  assert.equal(meantToolHint("tmux_capture_pane", tools), " (did you mean capture_pane?)");
-  assert.equal(meantToolHint("listPanes", tools), " (did you mean list_panes?)");
-  assert.equal(meantToolHint("list_pane", tools), " (did you mean list_panes?)");
-  assert.equal(meantToolHint("list", tools), "", "many tools begin so");
-  assert.equal(meantToolHint("no_such_tool", tools), "");
-  assert.equal(meantToolHint("capture-pane", ["list_panes"]), "", "only a tool on offer");
+  assert.equal(meantHint("capture-pane", tools), " (did you mean capture_pane?)");
+  assert.equal(meantHint("tmux_capture_pane", tools), " (did you mean capture_pane?)");
+  assert.equal(meantHint("listPanes", tools), " (did you mean list_panes?)");
+  assert.equal(meantHint("list_pane", tools), " (did you mean list_panes?)");
+  assert.equal(meantHint("list", tools), "", "many tools begin so");
+  assert.equal(meantHint("no_such_tool", tools), "");
+  assert.equal(meantHint("capture-pane", ["list_panes"]), "", "only a tool on offer");
 });

@@ -20,7 +20,7 @@ import type { Era } from "./resources.ts";
 import type { TaskCalls } from "./task_store.ts";
 import { wrapSdkHandler } from "./tool_list.ts";
 import { errorResult } from "./tool_result.ts";
-import { meantToolHint } from "./field_hints.ts";
+import { meantHint } from "../near_miss.ts";
 
 /**
  * A `tools/call` whose params are not `{name, arguments?: object}` is the client's mistake:
@@ -59,7 +59,7 @@ export function rejectMalformedCalls(
     if (!offered.has(params.name)) {
       return Promise.resolve(errorResult(
         `MCP error -32602: Tool ${clip(params.name, 100)} not found` +
-          `${meantToolHint(params.name, offered.keys())}. No tool ` +
+          `${meantHint(params.name, [...offered.keys()])}. No tool ` +
           "of that name is on offer here (its toolset may not be selected, or --tools / " +
           "--deny-tools left it out); tools/list shows what is.",
       ));

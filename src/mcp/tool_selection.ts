@@ -8,7 +8,7 @@
  */
 
 import { ALWAYS_ON, type Toolset, type ToolToolset } from "./toolsets.ts";
-import { meantName } from "../near_miss.ts";
+import { meantName, meantPhrase } from "../near_miss.ts";
 
 /** Which tools of the selected toolsets exist: `--tools` and `--deny-tools`. */
 export interface ToolSelection {
@@ -73,13 +73,10 @@ export function checkSelection(
     const unknown = (names ?? []).filter((n) => !declared.has(n));
     if (unknown.length > 0) {
       const known = [...declared.keys()];
-      const meant = unknown.flatMap((n) => {
-        const m = meantName(n, known);
-        return m === null ? [] : [unknown.length > 1 ? `${m} for ${JSON.stringify(n)}` : m];
-      });
+      const meant = meantPhrase(unknown, (n) => meantName(n, known));
       throw new ToolSelectionError(
         `${source}: no tool is named ${unknown.map((n) => JSON.stringify(n)).join(", ")}` +
-          `${meant.length ? ` (did you mean ${meant.join(", ")}?)` : ""}. Valid names: ${valid()}.`,
+          `${meant ? ` (${meant})` : ""}. Valid names: ${valid()}.`,
         source,
       );
     }

@@ -19,6 +19,7 @@
  * @module
  */
 
+import { meantPhrase } from "../near_miss.ts";
 import { execFast } from "./control.ts";
 import { escapeTrailingSemicolon } from "./format.ts";
 import type { TmuxRunner } from "./run.ts";
@@ -382,14 +383,11 @@ export function describeKeyRefusals(
   if (invalid.length > 0) {
     const many = invalid.length > 1;
     // Names written as another program writes them: tmux's own name for each.
-    const spelt = invalid.flatMap((r) => {
-      const key = tmuxSpelling(r.key);
-      return key === null ? [] : [many ? `${key} for ${JSON.stringify(r.key)}` : key];
-    });
+    const spelt = meantPhrase(invalid.map((r) => r.key), tmuxSpelling);
     parts.push(
       `${many ? "Key names" : "Key name"} ${named(invalid)} ${many ? "are" : "is"} not known ` +
         `to tmux (tmux would have typed ${many ? "them" : "it"} as text${
-          spelt.length ? `; did you mean ${spelt.join(", ")}?` : ""
+          spelt ? `; ${spelt}` : ""
         })`,
     );
   }

@@ -16,7 +16,7 @@ import { defineTool } from "../mcp/tool_spec.ts";
 import { checkedString, count, int } from "../mcp/schemas.ts";
 import { ALWAYS_ON } from "../mcp/toolsets.ts";
 import { changes } from "./arguments.ts";
-import { meantToolHint } from "../mcp/field_hints.ts";
+import { meantHint } from "../near_miss.ts";
 
 /** Most calls one batch runs. */
 export const MAX_BATCH_OPERATIONS = 16;
@@ -106,7 +106,7 @@ function batchTool(registry: ToolRegistry) {
               ? "Batches do not nest: call_tools_batch cannot be a row of itself."
               : `No tool ${JSON.stringify(op.tool)} on this server` +
                 `${
-                  meantToolHint(op.tool, registry.tools.map((t) => t.name))
+                  meantHint(op.tool, registry.tools.map((t) => t.name))
                 } (its toolset may not be ` +
                 "selected, or --tools / --deny-tools left it out). tools/list shows what is on " +
                 "offer.",
