@@ -1251,6 +1251,30 @@ Deno.test("pipe_pane refuses a path it cannot append to, saying why, and pipes n
   });
 });
 
+Deno.test("pipe_pane refuses a terminal or any other device as its path: a pane's output drawn on a person's terminal, and the terminal's answers typed there", async () => {
+  await withTmux(async (t, c) => {
+    // The pane a person watches: its terminal is a path like any other.
+    const watched = (await t.tmux("display-message", "-p", "-t", t.ids.paneId, "#{pane_tty}"))
+      .trim();
+    const other = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await t.prompt(other);
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-pipe-" });
+    try {
+      const link = `${dir}/looks-like-a-log`;
+      await Deno.symlink(watched, link);
+      for (const path of [watched, "/dev/null", "/dev/tty", link]) {
+        const refused = await c.fail("pipe_pane", { paneId: other, path });
+        assert.match(refused, /is a device/, refused);
+        assert.ok(refused.includes(JSON.stringify(path)), refused);
+        assert.equal(await pipeOpen(t, other), false, `no pipe was started to ${path}`);
+      }
+    } finally {
+      await t.tmux("pipe-pane", "-t", other);
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
 Deno.test("pipe_pane does not replace a pipe a person opened on the pane; stop ends it", async () => {
   await withTmux(async (t, c) => {
     const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-pipe-" });
