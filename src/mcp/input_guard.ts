@@ -9,8 +9,16 @@
  */
 
 import { randomHex } from "../tmux/format.ts";
-import { clientLabel, inputCohort, keyCopies, keyCopyFormat } from "../tmux/identity.ts";
-import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
+import { tmuxChild } from "../tmux/foreground.ts";
+import {
+  clientLabel,
+  inputCohort,
+  isPerson,
+  keyCopies,
+  keyCopyFormat,
+  showsWholeSession,
+} from "../tmux/identity.ts";
+import type { ClientRow, PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { allOf, runIf, type TmuxCondition } from "./act_step.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
@@ -19,7 +27,10 @@ import { paneUnwatched } from "./unwatched.ts";
 
 /** What a caller may lift. */
 export interface InputGuardOptions {
-  /** Lifts only the refusal of the caller's own pane. */
+  /**
+   * Lifts only the refusal of the caller's own pane, and of a pane running a tmux client
+   * ({@link relayIn}) unless the pane that client shows is watched.
+   */
   readonly force?: boolean;
   /** Skip the dead-pane refusal (respawning a dead pane is the point). */
   readonly allowDead?: boolean;
@@ -30,6 +41,11 @@ export interface InputGuardOptions {
    * which no `select-pane -d` stops).
    */
   readonly allowInputOff?: boolean;
+  /**
+   * Skip the refusal of a pane that runs a tmux client ({@link relayIn}): for an act that types
+   * nothing (respawning ends the client).
+   */
+  readonly allowRelay?: boolean;
   /** What tmux must name the pane's program (`pane_current_command`) at the instant. */
   readonly command?: string;
   /** System facts tmux checks first (see {@link TmuxCondition.shell}). */
@@ -67,6 +83,73 @@ const VIEW_MODE = "view-mode";
 const VIEW_MODE_LIFT = "It shows a command's output, perhaps from a tmux hook " +
   "(client-attached, pane-focus-in) that ran when a client attached, tmux-mcp's own included: " +
   "exit_copy_mode leaves it; or wait for the person to leave it.";
+
+/**
+ * Whether a pane runs a tmux client, which passes what is typed there on to the pane it shows
+ * (a pane a person watches, or the agent's own: the usual nesting, an agent's tmux attached in
+ * a pane of an outer one). `client`: the client, when it is one of this server's (its terminal
+ * is the pane's); null for a program tmux names `tmux` (a client of another server, as far as
+ * can be told), unless the pane is blank: tmux names a new pane's program after itself until
+ * its child has started it (foreground.ts `tmuxChild`), and a client draws the screen at once.
+ */
+function relayIn(snapshot: Snapshot, pane: PaneRow): { client: ClientRow | null } | null {
+  const client = snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty);
+  if (client) return { client };
+  const blank = pane.historySize === 0 && pane.cursorX === 0 && pane.cursorY === 0;
+  return tmuxChild(pane.command) && !blank ? { client: null } : null;
+}
+
+/** {@link relayIn} as tmux checks it at the instant of the input (any server's client). */
+export const NO_RELAY = "#{||:#{!=:#{pane_current_command},tmux}," +
+  "#{&&:#{==:#{history_size},0},#{&&:#{==:#{cursor_x},0},#{==:#{cursor_y},0}}}}";
+
+/**
+ * Refuses input into `what`, a pane that runs a tmux client (see {@link relayIn}): unless
+ * `force`, always; forced, still when the pane that client of this server shows is watched by a
+ * person other than the client itself (and no `--allow-attended-input`).
+ */
+function refuseRelay(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  what: string,
+  client: ClientRow | null,
+  force: boolean,
+): void {
+  if (client === null) {
+    if (force) return;
+    throw new ToolFailure(
+      `${what} runs tmux (a client of another tmux server, perhaps the one this agent runs in): ` +
+        "what is typed there goes on to the pane that client shows, which may be watched by " +
+        "a person or be this server's own.",
+      "Type into that pane on its own server (socket_name), or pass force: true if the client " +
+        "itself is meant.",
+    );
+  }
+  const shown = client.paneId;
+  const name = clientLabel(client);
+  if (!force) {
+    throw new ToolFailure(
+      `${what} runs a tmux client of this server (${name}) showing ${shown}: what is typed ` +
+        `there goes on to ${shown}.`,
+      `Type into ${shown} itself (its guards then apply), or pass force: true if that is meant.`,
+    );
+  }
+  // The pane it shows is the active pane of the client's current window, seen (zoomed or not)
+  // by everyone whose client shows that window, its whole session (tmux -CC) or a preview.
+  const people = snapshot.clients.filter((c) =>
+    c.name !== client.name && isPerson(c) &&
+    (c.windowId === client.windowId || c.previewing ||
+      (showsWholeSession(c) && c.sessionId === client.sessionId))
+  );
+  if (people.length > 0 && !ctx.config.allowAttendedInput) {
+    throw new ToolFailure(
+      `${what} runs a tmux client of this server (${name}) showing ${shown}, which is being ` +
+        `watched by a person (client ${people.map(clientLabel).join(", ")}): what is typed ` +
+        "there would reach them.",
+      "Ask the person, use another pane (create_window or split_window), or start tmux-mcp with --allow-attended-input.",
+    );
+  }
+}
 
 /**
  * The clients of people watching `paneId`, as a refusal names them (the input and destroy
@@ -114,6 +197,11 @@ export function guardInput(
         "Ask the person, use another pane (create_window or split_window), or start tmux-mcp with --allow-attended-input.",
       );
     }
+    // A client gets nothing from a pane that is dead, in a mode or has its input off.
+    const relay = options.allowRelay || p.dead || p.inMode || p.inputOff
+      ? null
+      : relayIn(snapshot, p);
+    if (relay) refuseRelay(ctx, snapshot, via(p), relay.client, options.force ?? false);
     // Only what tmux gives the keys to: the pane itself, or a sibling alive and in no mode.
     if (p.id !== pane.id) continue;
     if (p.dead && !options.allowDead) {
@@ -162,6 +250,7 @@ export function inputCondition(
   // A count of modes, stacked (view-mode over copy mode is 2): only 0 is none.
   if (!options.allowMode) parts.push("#{==:#{pane_in_mode},0}");
   if (!options.allowInputOff) parts.push("#{!=:#{pane_input_off},1}");
+  if (!options.force && !options.allowRelay) parts.push(NO_RELAY);
   if (options.command !== undefined) {
     parts.push(`#{==:#{pane_current_command},${options.command.replace(/[#,}]/g, "#$&")}}`);
   }

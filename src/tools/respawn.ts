@@ -144,6 +144,7 @@ export const respawnPane = defineTool({
       force: args.force,
       allowDead: true,
       allowInputOff: true,
+      allowRelay: true,
       claim: endsSafely(ctx, pane, keepsZoom(ctx, snapshot, pane.id)),
     };
     guardInput(ctx, snapshot, pane, guard);
