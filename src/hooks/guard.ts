@@ -4,9 +4,10 @@
  * one of them is being watched by a person or is the agent's own pane; whether it would move a
  * person's keys to a pane they had not chosen (focus.ts: a pane or window selected, a new one
  * with `select`, their current window or active pane moved away); whether it would unzoom a
- * window a person shows zoomed (unzoom.ts); and whether it would change the settings of what a
- * person is shown (view.ts: synchronize-panes, options). Tools that do none of that pass with
- * no opinion.
+ * window a person shows zoomed (unzoom.ts); whether it would change the settings of what a
+ * person is shown (view.ts: synchronize-panes, options); and whether it would move a window
+ * whose status-line entry is its own into a person's status line ({@link entryConcerns}). Tools
+ * that do none of that pass with no opinion.
  *
  * The decision is split in two: {@link guardedCalls} (guarded_calls.ts) reads the tool call
  * alone (pure), and {@link judgeCalls} here looks the targets up in one snapshot per server.
@@ -14,7 +15,9 @@
  * @module
  */
 
-import { attendedPanes, findCallerPane, inputCohort } from "../tmux/identity.ts";
+import { attendedPanes, findCallerPane, inputCohort, isPerson } from "../tmux/identity.ts";
+import { ownEntryOptions, readEntryValues } from "../tmux/option_reach.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
 import {
@@ -33,7 +36,7 @@ import {
   type Target,
   VERBS,
 } from "./guarded_calls.ts";
-import { HOOK_TMUX_TIMEOUT_MS, oneLine, quoted, where } from "./marks.ts";
+import { HOOK_TMUX_TIMEOUT_MS, oneLine, quoted, where, windowWhere } from "./marks.ts";
 import { socketLabel } from "../tmux/socket_choice.ts";
 import { unzoomConcerns, zoomFact } from "./unzoom.ts";
 import { viewConcerns } from "./view.ts";
@@ -257,6 +260,61 @@ function paneFact(pane: PaneRow, view: ServerView): string | null {
   return `${pane.id} (${where(pane)}), ${parts.join(", ")}`;
 }
 
+/**
+ * What the moves of these calls (move_window judged by tmux as it is) would draw in a person's
+ * status line: a window whose own status-line entry options differ from the global ones
+ * (src/tmux/option_reach.ts), moved into a session a person is attached to (or one grouped
+ * with it), draws its entry there as set_option would, which the guard asks about (view.ts).
+ * The server refuses such a move unless `--allow-attended-input` (src/tools/placement.ts). The
+ * window's options are read only for a move where a person is attached; `read` runs a tmux
+ * command on the server a call names.
+ */
+export async function entryConcerns(
+  calls: readonly GuardedCall[],
+  viewOf: (socketName: string | undefined) => ServerView,
+  read: (socketName: string | undefined, argv: string[]) => Promise<Uint8Array>,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const call of calls) {
+    if (call.unclear || call.after || call.focus?.tool !== "move_window") continue;
+    const { windowId, session } = call.focus.refs;
+    const view = viewOf(call.socketName);
+    const { snapshot } = view;
+    const pane = snapshot.panes.find((p) => p.windowId === windowId);
+    const to = findSession(snapshot.sessions, session ?? "");
+    // A window that is not there, or already in that session (refused, or moved within it).
+    if (!pane || !to || pane.placements.some((at) => at.sessionId === to.id)) continue;
+    const group = new Set(
+      snapshot.sessions.filter((s) => s.id === to.id || (to.group !== "" && s.group === to.group))
+        .map((s) => s.id),
+    );
+    const people = snapshot.clients.filter((c) =>
+      isPerson(c) && c.windowId !== "" && group.has(c.sessionId)
+    );
+    if (people.length === 0) continue;
+    let own: string[];
+    try {
+      own = ownEntryOptions(
+        await readEntryValues((argv) => read(call.socketName, argv), pane.windowId),
+      );
+    } catch (error) {
+      // Gone since the snapshot: the call fails on it too.
+      if (error instanceof TmuxError && error.kind === "no-target") continue;
+      throw error;
+    }
+    if (own.length === 0) continue;
+    out.push(
+      `${call.label} would move window ${pane.windowId} (${windowWhere(pane)})${view.on} into ` +
+        `session ${quoted(to.name, 60)}, whose status line a person is shown (${
+          clientsText(people)
+        } ${people.length > 1 ? "are" : "is"} attached): its own ${
+          own.join(", ")
+        } would draw its entry there`,
+    );
+  }
+  return out;
+}
+
 /** Joins concerns into one reason, bounded, saying how many it left out. */
 export function reasonText(concerns: readonly string[]): string {
   const budget = MAX_REASON_CHARS - 40;
@@ -313,18 +371,25 @@ export async function guard(
   const calls = guardedCalls(toolName, toolInput);
   if (calls.length === 0) return null;
   const views = new Map<string | undefined, ServerView>();
+  const addressOf = (name: string | undefined): ServerAddress =>
+    name === undefined ? home.address : { socketName: name };
   for (const call of calls) {
     if (call.unclear || call.after || views.has(call.socketName)) continue;
-    const address: ServerAddress = call.socketName === undefined
-      ? home.address
-      : { socketName: call.socketName };
+    const address = addressOf(call.socketName);
     const snapshot = await takeSnapshot(runner, address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS }, {
       windows: false, // sessions name targets, panes are what is touched, clients who watches
     });
     const on = call.socketName === undefined && !home.named ? "" : ` on ${socketLabel(address)}`;
     views.set(call.socketName, serverView(snapshot, agent, on));
   }
-  const concerns = judgeCalls(calls, (name) => views.get(name)!);
+  const concerns = [
+    ...judgeCalls(calls, (name) => views.get(name)!),
+    ...await entryConcerns(
+      calls,
+      (name) => views.get(name)!,
+      (name, argv) => runner.run(addressOf(name), argv, { timeoutMs: HOOK_TMUX_TIMEOUT_MS }),
+    ),
+  ];
   if (concerns.length === 0) return null;
   return {
     hookSpecificOutput: {

@@ -11,7 +11,15 @@ import {
 } from "./guarded_calls.ts";
 import prebuiltToolList from "../mcp/tool_list.json" with { type: "json" };
 import { runHook } from "./main.ts";
-import { agentEnv, memoryIo, recorded, restartServer, seedDecision, toolCall } from "./testing.ts";
+import {
+  agentEnv,
+  guardStarts,
+  memoryIo,
+  recorded,
+  restartServer,
+  seedDecision,
+  toolCall,
+} from "./testing.ts";
 import { TmuxRunner } from "../tmux/run.ts";
 
 Deno.test("bareToolName drops mcp__<server>__ whatever the server is called", () => {
@@ -1143,4 +1151,47 @@ Deno.test("guard: TMUX naming a server since restarted claims no pane as the age
   } finally {
     await t.kill();
   }
+});
+
+Deno.test("guard: move_window of a window whose status-line entry is its own into a person's session is asked about", async () => {
+  await withServer(async (t, ids) => {
+    const tty = await t.attach(ids.otherWindow);
+    const [agentWindow] = (await t.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "agent",
+      "-n",
+      "build",
+      "-P",
+      "-F",
+      "#{window_id}",
+      "sh",
+    )).trim().split(" ");
+    await t.tmux("new-window", "-d", "-t", "agent:", "sh");
+    await t.tmux("new-session", "-d", "-s", "spare", "sh");
+    await t.tmux("set-option", "-w", "-t", agentWindow, "window-status-format", "#[bg=red] x ");
+    await t.tmux("set-option", "-w", "-t", agentWindow, "monitor-activity", "on");
+    const move = (session: string) =>
+      guardStarts(t, "move_window", { windowId: agentWindow, session });
+    const asked = await move("work session");
+    assert.equal(
+      asked.reason,
+      `move_window would move window ${agentWindow} (agent:0 "build") on socket "${t.socket}" ` +
+        `into session "work session", whose status line a person is shown (client ${tty} is ` +
+        "attached): its own window-status-format, monitor-activity would draw its entry there.",
+    );
+    // Into a session grouped with theirs, which lists the same windows, too.
+    await t.tmux("new-session", "-d", "-s", "twin", "-t", "work session");
+    assert.match((await move("twin")).reason ?? "", /into session "twin", whose status line/);
+    // Nobody attached: no question, and the window's options are not even read.
+    const free = await move("spare");
+    assert.equal(free.reason, undefined);
+    assert.ok(!free.runs.some((argv) => argv.includes("list-commands")), "not read");
+    // Drawn as every other window (automatic-rename, off since it was made with a name, is
+    // only its name): no question.
+    await t.tmux("set-option", "-wu", "-t", agentWindow, "window-status-format");
+    await t.tmux("set-option", "-wu", "-t", agentWindow, "monitor-activity");
+    assert.equal((await move("work session")).reason, undefined);
+  });
 });

@@ -33,7 +33,7 @@ const PROGRAM_NAME = "client-[0-9]+";
  * A tmux client list (`window_active_clients_list`, `session_attached_list`) with the
  * programs taken out: what is left is empty exactly when no person is in it.
  */
-function stripPrograms(list: string): string {
+export function stripPrograms(list: string): string {
   return `#{s/(${PROGRAM_NAME}|,)//:${list}}`;
 }
 

@@ -2,10 +2,13 @@
  * Which tmux options reach what a person sees or sends, by name (tmux 3.3a): the server's view
  * guard (set_option, src/tools/settings.ts and option_change.ts) and the agent hook's guard
  * (src/hooks/view.ts) read the same facts, so that the hook asks about exactly the option changes the server refuses by
- * default where a person is attached.
+ * default where a person is attached. A window's own status-line entry options move with it:
+ * move_window (src/tools/placement.ts) and the hook (src/hooks/guard.ts) read them here.
  *
  * @module
  */
+
+import { newGuard, parseRecords, recordFormat } from "./format.ts";
 
 /** An option name without its array index: `status-format[1]` → `status-format`. */
 export function baseName(name: string): string {
@@ -43,7 +46,11 @@ export function reachesNoPerson(base: string): boolean {
 
 /**
  * Window options a status line shows for every window of its session, not only the current
- * one: how its entry is drawn, and the name it shows (automatic-rename renames the window).
+ * one: how its entry is drawn, the name it shows (automatic-rename renames the window), and
+ * its alerts (monitor-*: the activity, bell or silence flag and style of its entry, and in the
+ * person's session the bell or message their activity-, bell- and silence-action send their
+ * terminal). tmux keeps each per window or globally, never per pane (tmux 3.3a: `set-option -p`
+ * sets the whole window's), so a window's value is its own or the global one.
  */
 export const STATUS_ENTRY_OPTIONS: ReadonlySet<string> = new Set([
   "window-status-activity-style",
@@ -56,4 +63,61 @@ export const STATUS_ENTRY_OPTIONS: ReadonlySet<string> = new Set([
   "window-status-style",
   "automatic-rename",
   "automatic-rename-format",
+  "monitor-activity",
+  "monitor-bell",
+  "monitor-silence",
 ]);
+
+/**
+ * The options of {@link STATUS_ENTRY_OPTIONS} a window carries into another session's status
+ * line when it moves (move_window): all but automatic-rename, which tmux turns off on every
+ * window made or renamed with a name (`new-window -n`, `rename-window`); its name is text that
+ * rename_window may give a window a person is shown anyway, and the format it would be renamed
+ * by is automatic-rename-format, which is here.
+ */
+export const CARRIED_ENTRY_OPTIONS: readonly string[] = [...STATUS_ENTRY_OPTIONS].filter((o) =>
+  o !== "automatic-rename"
+);
+
+/**
+ * A window's {@link CARRIED_ENTRY_OPTIONS} as tmux expands `#{name}` in that window's
+ * context (`window`) and with no window at all (`global`: the global window options), in the
+ * same order: flags as 1 or 0, values unexpanded. The two differ exactly where the window has
+ * its own value, other than the global one: a window whose values are all global draws its
+ * entry as every other window of a status line does.
+ */
+export interface EntryValues {
+  readonly window: readonly string[];
+  readonly global: readonly string[];
+}
+
+/**
+ * Reads {@link EntryValues} of window `windowId` (`@N`) with `read` (a tmux command's output):
+ * the window's first, then the global ones (`list-commands -F` expands its format with no
+ * session, window or pane, so an option is found among the global ones).
+ */
+export async function readEntryValues(
+  read: (argv: string[]) => Promise<Uint8Array>,
+  windowId: string,
+): Promise<EntryValues> {
+  const guard = newGuard();
+  const format = recordFormat(guard, CARRIED_ENTRY_OPTIONS.map((o) => `#{${o}}`));
+  const n = CARRIED_ENTRY_OPTIONS.length;
+  const [window] = parseRecords(
+    await read(["display-message", "-p", "-t", windowId, format]),
+    guard,
+    n,
+  );
+  const [global] = parseRecords(
+    await read(["list-commands", "-F", format, "list-commands"]),
+    guard,
+    n,
+  );
+  if (!window || !global) throw new Error("tmux printed no option values");
+  return { window, global };
+}
+
+/** The options of {@link CARRIED_ENTRY_OPTIONS} whose window value is not the global one. */
+export function ownEntryOptions(values: EntryValues): string[] {
+  return CARRIED_ENTRY_OPTIONS.filter((_, i) => values.window[i] !== values.global[i]);
+}

@@ -1,7 +1,9 @@
 /**
  * Where windows and panes sit, and which is current: select_window, select_pane, swap_pane and
  * move_window (registered with the arranging tools, layout.ts). Each changes what a person may
- * be looking at, so each is a view change ({@link changeView}), refused while watched.
+ * be looking at, so each is a view change ({@link changeView}), refused while watched. A window
+ * moved keeps its own options: one whose status-line entry is its own is not moved into a
+ * person's status line ({@link carriedEntryCheck}).
  *
  * @module
  */
@@ -21,7 +23,16 @@ import {
   windowIdSchema,
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
-import type { SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
+import type { ClientRow, SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
+import { clientLabel, isPerson } from "../tmux/identity.ts";
+import {
+  CARRIED_ENTRY_OPTIONS,
+  type EntryValues,
+  ownEntryOptions,
+  readEntryValues,
+} from "../tmux/option_reach.ts";
+import { type ActCheck, allOf } from "../mcp/act_step.ts";
+import { stripPrograms } from "../mcp/unwatched.ts";
 import { ARRANGES, ARRANGES_AGAIN } from "./arranging.ts";
 
 /** The session a window is placed in, when that choice matters and may be ambiguous. */
@@ -175,6 +186,94 @@ export const swapPane = defineTool({
   },
 });
 
+/**
+ * The persons' clients that list a window moved into session `to` in their status line: those
+ * attached to it or to a session grouped with it (a group shares its windows).
+ */
+function listingPeople(snapshot: Snapshot, to: SessionRow): ClientRow[] {
+  const group = new Set(
+    snapshot.sessions.filter((s) => s.id === to.id || (to.group !== "" && s.group === to.group))
+      .map((s) => s.id),
+  );
+  return snapshot.clients.filter((c) => isPerson(c) && c.windowId && group.has(c.sessionId));
+}
+
+/**
+ * Text as a literal argument of a format's comparison (`#{==:...,TEXT}`), which tmux expands:
+ * `,` and `}` escaped by a `#`, and each `#` doubled, but for a run of them before a `[`, which
+ * tmux keeps as it is (a style, `#[fg=red]`, or one escaped, `##[`).
+ */
+function formatLiteral(text: string): string {
+  return text.replace(
+    /(#+)(\[)?|[,}]/g,
+    (m, hashes?: string, bracket?: string) =>
+      hashes === undefined ? `#${m}` : bracket ? m : `${hashes}${hashes}`,
+  );
+}
+
+/**
+ * 1 while the window of the condition's target draws its status-line entry as the global
+ * options say (`values.global`), or no person is attached to session `to` nor to one grouped
+ * with it: expanded by tmux at the instant of the move.
+ */
+function carriedEntryFormat(values: EntryValues, to: string): string {
+  const plain = allOf(
+    CARRIED_ENTRY_OPTIONS.map((o, i) => `#{==:#{${o}},${formatLiteral(values.global[i])}}`),
+  );
+  const people = stripPrograms("session_attached_list") +
+    stripPrograms("session_group_attached_list");
+  const nobody = `#{==:#{S:#{?#{==:#{session_id},${to}},${people},}},}`;
+  return `#{||:${plain},${nobody}}`;
+}
+
+/** How to go on after a refusal of a window's own status-line entry. */
+function carriedHint(windowId: string): string {
+  return `show_options (scope "window", target ${windowId}) lists them; unset them there ` +
+    "first (set_option with unset: true), or move the window where nobody is attached; " +
+    "tmux-mcp started with --allow-attended-input lifts this. Nothing was moved.";
+}
+
+/**
+ * The check that a window moved into session `to` carries no status-line entry of its own
+ * into a person's status line: the options set_option refuses to set on a window of a session
+ * a person is attached to ({@link CARRIED_ENTRY_OPTIONS}), set where nobody was, would be
+ * drawn there all the same (spoofing their status line, running its `#(...)` at every
+ * redraw). A window whose values are the global ones draws its entry as every other window
+ * does. Refused at once where the read shows both; otherwise tmux checks it at the move.
+ */
+async function carriedEntryCheck(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  windowId: string,
+  to: SessionRow,
+  what: string,
+): Promise<ActCheck> {
+  const values = await readEntryValues((argv) => ctx.read(argv), windowId);
+  const own = ownEntryOptions(values);
+  const person = own.length > 0 ? listingPeople(snapshot, to)[0] : undefined;
+  if (person) {
+    const grouped = person.sessionId === to.id ? "" : ` (grouped with ${to.id})`;
+    throw new ToolFailure(
+      `${what} would change what a person sees: it has its own ${own.join(", ")}, which ` +
+        `would draw its entry in the status line of session ${person.sessionId}${grouped}, ` +
+        `which client ${clientLabel(person)} is attached to.`,
+      carriedHint(windowId),
+    );
+  }
+  const names = own.length > 0
+    ? own.join(", ")
+    : "status-line entry options (set meanwhile, or the global ones changed)";
+  return {
+    condition: { target: windowId, format: carriedEntryFormat(values, to.id) },
+    refusal: new ToolFailure(
+      `${what} was refused by tmux at the move: window ${windowId}'s own ${names} would have ` +
+        `drawn its entry in the status line of a person attached to session ${to.id} or one ` +
+        "grouped with it.",
+      carriedHint(windowId),
+    ),
+  };
+}
+
 /** move_window. */
 export const moveWindow = defineTool({
   name: "move_window",
@@ -208,6 +307,11 @@ export const moveWindow = defineTool({
       ? undefined
       : window.placements.find((p) => p.sessionId === to.id);
     if (there) throw secondLink(what, to, there.index);
+    // Where nobody is attached, or with the permission set_option needs there, it may carry
+    // its own entry: checked only into another session (within one, nothing new is listed).
+    const carried = from.id === to.id || ctx.config.allowAttendedInput
+      ? []
+      : [await carriedEntryCheck(ctx, snapshot, window.id, to, what)];
     await changeView(
       ctx,
       snapshot,
@@ -225,7 +329,7 @@ export const moveWindow = defineTool({
       from.id === to.id ? [] : [{
         condition: { target: to.id, format: holdsNoLink(window.id) },
         refusal: secondLink(what, to, null),
-      }],
+      }, ...carried],
     );
     const { snapshot: after, window: now } = await ctx.windowAlone(window.id, { sessions: true });
     const removedSessions = from.id !== to.id && !after.sessions.some((s) => s.id === from.id)
