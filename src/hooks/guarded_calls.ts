@@ -69,7 +69,8 @@ function waits(tool: string, args: Record<string, unknown>): boolean {
  * The tools that move a pane or a window, which the guard lets by where nobody is shown it (a
  * reshape): a pane joined or swapped into a person's window, a window moved into their session
  * (its entry in their status line). A later row of the batch that sets that pane's or window's
- * options then reaches what they are shown, which tmux as it is before the batch does not say.
+ * options, or zooms, swaps or selects its pane there, then reaches what they are shown, which
+ * tmux as it is before the batch does not say.
  */
 const MOVES: ReadonlySet<string> = new Set(["join_pane", "swap_pane", "break_pane", "move_window"]);
 
@@ -295,6 +296,12 @@ function readCall(
     const targets = unzoomTargets(args, zoom.keys);
     if (typeof targets === "string") return [unclear(label, verb, targets)];
     const unzoom = zoom.zooms ? { tool, how: zoom.how, zooms: true } : { tool, how: zoom.how };
+    // After a row that moves a pane or window (see MOVES), which this hook lets by where
+    // nobody is shown it, its pane may be in a person's window now: a pane joined into it and
+    // then zoomed takes their keys. Asked unread, as a settings row is.
+    if (state.changes.some((op) => MOVES.has(op.tool))) {
+      return [{ label, verb, socketName, targets, unzoom, ...after }];
+    }
     return [{ label, verb, socketName, targets, unzoom, ...asItIs(state) }];
   }
   if (settings) {

@@ -101,6 +101,16 @@ Deno.test("guardedCalls: the tools that unzoom a window are read with the panes 
       "select_pane",
     ]],
   ]);
+  // After a row that moves a pane or window, an unzooming row is asked about unread: a pane
+  // joined into a person's window and then zoomed there takes their keys, which tmux as it is
+  // before the batch does not show.
+  const moved = guardedCalls(BATCH_TOOL, {
+    operations: [
+      { tool: "join_pane", arguments: { paneId: "%4", targetPaneId: "%1" } },
+      { tool: "resize_pane", arguments: { paneId: "%4", zoom: true } },
+    ],
+  });
+  assert.deepEqual(moved.map((r) => r.after?.map((op) => op.tool)), [undefined, ["join_pane"]]);
 });
 
 Deno.test("guard: a call that would unzoom a window a person shows zoomed is asked about, naming window and client", async () => {
@@ -253,6 +263,33 @@ Deno.test("guard: a call that would unzoom a window a person shows zoomed is ask
       await guardCall(env, "select_layout", { windowId: window, layout: "tiled" }),
       quiet,
     );
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("guard: a batch that joins a pane into a person's window and then zooms it there is asked about", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const shown =
+      (await t.tmux("new-session", "-d", "-s", "person", "-P", "-F", "#{pane_id}", "sh"))
+        .trim();
+    const work = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    const moved = (await t.tmux("split-window", "-d", "-t", work, "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await t.attach("person");
+    const r = await guardCall(env, BATCH_TOOL, {
+      operations: [
+        { tool: "join_pane", arguments: { paneId: moved, targetPaneId: shown } },
+        { tool: "resize_pane", arguments: { paneId: moved, zoom: true } },
+      ],
+    });
+    assert.equal(r.code, 0, r.stderr.join("\n"));
+    const d = seedDecision(r.stdout);
+    assert.equal(d.permissionDecision, "ask");
+    assert.match(d.permissionDecisionReason ?? "", /operation 2 \(resize_pane\)/);
   } finally {
     await t.kill();
   }
