@@ -118,6 +118,18 @@ export interface Marked {
   /** No end marker, but a row shaped like it that fails its check (made or changed on screen). */
   readonly falseEnd?: boolean;
   /**
+   * More than one row carries a valid end marker: a program the command ran printed one (it can
+   * read its screen, so it knows the check), above the shell's own or, by moving the cursor,
+   * below it. Which one the shell printed cannot be told: `status` and `endedMs` are null, and
+   * the output runs to the lowest.
+   */
+  readonly twoEnds?: boolean;
+  /**
+   * More than one row carries the begin marker: a program the command ran printed one. The
+   * output starts at the shell's (see {@link findMarkers}), and may hold what the program drew.
+   */
+  readonly twoBegins?: boolean;
+  /**
    * An end marker with its check is there, but it does not count yet: the pane's shell does
    * not hold its terminal (see `readMarked` in job_state.ts). `status` stays null meanwhile.
    */
@@ -129,7 +141,10 @@ export interface Marked {
   readonly cutBytes?: number;
   /** The same for {@link beforeNext}. */
   readonly beforeNextCutBytes?: number;
-  /** With `startGone`, once ended: why, and how to keep a long output whole (one sentence). */
+  /**
+   * Once ended, with `startGone`: why, and how to keep a long output whole (one sentence); with
+   * `twoBegins`, why the output is not known to be whole (job_state.ts). Both: one after the other.
+   */
   readonly startNote?: string;
 }
 
@@ -285,11 +300,21 @@ export function epochMs(word: string): number | null {
  * Finds a command's markers in `lines` and cuts out what lies between them. `start`: the index
  * of the row the job started at, where its output is taken from when no marker or echo of its
  * line says where it begins.
+ *
+ * Every marker may have been printed by a program the command ran: it can read its own screen
+ * (`tmux capture-pane`; every pane has TMUX set), so it knows the nonce and the end marker's
+ * check, and it can move the cursor anywhere on the screen. Only the rows the history holds are
+ * beyond its reach. So two valid end markers leave no exit status ({@link Marked.twoEnds}):
+ * the shell's may be the lower (one printed in the output) or the upper (one written below the
+ * cursor). Of several begin markers the shell's is the first printed after the echo of the
+ * typed line ({@link BeginRows}): every one the command printed comes after it.
  */
 export function findMarkers(lines: readonly string[], nonce: string, start = 0): Marked {
   const begin = beginMarker(nonce);
+  const echo = echoWords(nonce);
   const endRe = endPattern(nonce);
   let endAt = -1;
+  let ends = 0;
   let status: number | null = null;
   let endedMs: number | null = null;
   let prefix = "";
@@ -301,20 +326,20 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
       falseEnd = true;
       continue;
     }
+    ends++;
+    if (endAt !== -1) continue;
     endAt = i;
     ({ status, endedMs, prefix } = end);
-    break;
   }
+  const twoEnds = ends > 1;
   const until = endAt === -1 ? lines.length : endAt;
-  let beginAt = -1;
-  for (let i = until - 1; i >= 0; i--) {
-    // A shell without line editing may have printed prompts for the lines before it on the
-    // same row ("# # __tmcp_..._B"): the marker ends the line.
-    if (lines[i].trimEnd().endsWith(begin)) {
-      beginAt = i;
-      break;
-    }
+  // A shell without line editing may have printed prompts for the lines before it on the same
+  // row ("# # __tmcp_..._B"): the marker ends the line.
+  const begins = new BeginRows(start);
+  for (let i = 0; i < until; i++) {
+    begins.row(i, lines[i].trimEnd().endsWith(begin), lines[i].includes(echo));
   }
+  const beginAt = begins.chosen() ?? -1;
   // No begin marker (the command's output moved the cursor over it, or cleared the screen):
   // what it printed starts after the echo of the typed line (the begin marker's words, with a
   // space and the `;` after them: `__tmcp NONCE;`, which only the echo holds; with xtrace on,
@@ -323,7 +348,6 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
   let from = beginAt;
   let startGone = false;
   if (beginAt === -1) {
-    const echo = `__tmcp ${nonce};`;
     from = Math.min(until, Math.max(0, start)) - 1;
     let echoAt = -1;
     for (let i = until - 1; i >= 0 && echoAt === -1; i--) {
@@ -347,24 +371,89 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
   }
   // No end marker: a job that is over (lost) ended before the next run_command's line, when
   // the pane shows one; the output up to it is kept aside for the reader that knows it is over
-  // (a job that runs holds the pane: no run_command is typed into it meanwhile).
+  // (a job that runs holds the pane: no run_command is typed into it meanwhile). Looked for
+  // below the first begin marker: one the command printed further down (a copy of its pane,
+  // say) does not move the search past a line typed after it.
   let next = -1;
   if (endAt === -1 && beginAt !== -1) {
-    for (let i = from + 1; i < until && next === -1; i++) next = typedLineAt(lines, i, nonce);
+    for (let i = begins.first + 1; i < until && next === -1; i++) {
+      next = typedLineAt(lines, i, nonce);
+    }
   }
   const body = lines.slice(from + 1, until);
   if (prefix !== "") body.push(prefix);
   return {
     begun: beginAt !== -1,
-    status,
-    endedMs,
+    status: twoEnds ? null : status,
+    endedMs: twoEnds ? null : endedMs,
     output: beginAt === -1 && endAt === -1 ? "" : trimTrailingBlank(body).join("\n"),
     ...(startGone ? { startGone } : {}),
-    ...(status === null && falseEnd ? { falseEnd } : {}),
+    ...(endAt === -1 && falseEnd ? { falseEnd } : {}),
+    ...(twoEnds ? { twoEnds } : {}),
+    ...(begins.count > 1 ? { twoBegins: true } : {}),
     ...(next === -1 ? {} : {
       beforeNext: trimTrailingBlank(lines.slice(from + 1, Math.max(from + 1, next))).join("\n"),
     }),
   };
+}
+
+/** What only the echo of job `nonce`'s typed line holds (see {@link findMarkers}). */
+export function echoWords(nonce: string): string {
+  return `__tmcp ${nonce};`;
+}
+
+/**
+ * The begin markers among rows read in order, and the one that is the shell's: the only one;
+ * of several, the first below the first echo of the typed line (a program the command ran
+ * prints its own after the shell's, or over earlier rows on screen, above the typed line: those
+ * would pull in output of earlier commands); without an echo above any, the first at or after
+ * the row the job started at; without one there either, the first. Held as rows stream by
+ * (job_scan.ts), with what each choice needs: `T` is what a row's place is given as.
+ */
+export class BeginRows<T = number> {
+  readonly #start: number;
+  #echoSeen = false;
+  #count = 0;
+  #first: T | null = null;
+  #firstIndex = -1;
+  #fromStart: T | null = null;
+  #belowEcho: T | null = null;
+
+  /** `start`: the index of the row the job started at. */
+  constructor(start: number) {
+    this.#start = Math.max(0, start);
+  }
+
+  /** Row `index` (`at`: its place), whether it ends with the begin marker and holds the echo. */
+  row(index: number, isBegin: boolean, isEcho: boolean, at?: T): void {
+    if (isBegin) {
+      const place = at ?? index as T;
+      this.#count++;
+      if (this.#first === null) {
+        this.#first = place;
+        this.#firstIndex = index;
+      }
+      if (this.#fromStart === null && index >= this.#start) this.#fromStart = place;
+      if (this.#belowEcho === null && this.#echoSeen) this.#belowEcho = place;
+    }
+    if (isEcho) this.#echoSeen = true;
+  }
+
+  /** Begin markers read so far. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** The index of the first begin marker (-1: none). */
+  get first(): number {
+    return this.#firstIndex;
+  }
+
+  /** The place of the shell's begin marker, as far as the rows read tell; null: none. */
+  chosen(): T | null {
+    if (this.#count < 2) return this.#first;
+    return this.#belowEcho ?? this.#fromStart ?? this.#first;
+  }
 }
 
 /** `lines` without the blank ones at their end. */

@@ -12,7 +12,9 @@ import { utf8Length } from "../tmux/capture.ts";
 import {
   BEFORE_BEGIN_ROWS,
   beginMarker,
+  BeginRows,
   DEAD_LINE,
+  echoWords,
   endPattern,
   type EndRow,
   endRow,
@@ -233,7 +235,9 @@ interface Start {
 /** A valid end marker read, and what was known of the rows above it. */
 interface EndSeen extends EndRow {
   readonly at: number;
+  /** The shell's begin marker above it, as {@link BeginRows} chooses; whether there are more. */
   readonly begin: Start | null;
+  readonly twoBegins: boolean;
   readonly echo: Start | null;
   readonly tail: Tail;
 }
@@ -244,7 +248,7 @@ interface Candidate {
   readonly nonce: string;
   /**
    * The rows before the row its lines start at (a long command's first); null when that row is
-   * not below the last begin marker.
+   * not below the first begin marker.
    */
   readonly tail: Tail | null;
   confirmed: boolean;
@@ -276,20 +280,23 @@ export class MarkerScan {
   #keptFrom = 1;
   #keptBytes = 0;
   #at = 0;
-  #lastBegin: Start | null = null;
+  /** The begin markers read, and where the output would start after each one chosen. */
+  readonly #begins: BeginRows<Start>;
   #lastEcho: Start | null = null;
   /** Bytes of the rows before the row the job started at, once read. */
   #startBytes: number | null = null;
   #falseEnd = false;
+  /** Valid end markers read: more than one leaves no exit status ({@link Marked.twoEnds}). */
+  #ends = 0;
   #end: EndSeen | null = null;
   /** A begin marker or the echo of the typed line below the last end. */
   #belowEnd = false;
-  /** Since the last begin marker: the first other run_command's line, and those waiting. */
+  /** Since the first begin marker: the first other run_command's line, and those waiting. */
   #next: Candidate | null = null;
   #candidates: Candidate[] = [];
   /**
    * The run of held lines (a long command's) the last row ends, and the rows before it (null
-   * when the run does not start below the last begin marker).
+   * when the run does not start below the first begin marker).
    */
   #run: { tail: Tail | null } | null = null;
 
@@ -299,7 +306,8 @@ export class MarkerScan {
     this.#dead = dead ? DEAD_LINE : null;
     this.#keep = keepBytes;
     this.#begin = beginMarker(nonce);
-    this.#echo = `__tmcp ${nonce};`;
+    this.#begins = new BeginRows(start);
+    this.#echo = echoWords(nonce);
     this.#endRe = endPattern(nonce);
     this.#ring = new TailRing(keepBytes);
   }
@@ -352,43 +360,40 @@ export class MarkerScan {
     const end = endRow(text, this.#nonce, this.#endRe);
     if (end === false) this.#falseEnd = true;
     if (end) {
+      this.#ends++;
       ring.release(this.#end?.tail ?? null);
       this.#end = {
         ...end,
         at: i,
-        begin: this.#lastBegin,
+        begin: this.#begins.chosen(),
+        twoBegins: this.#begins.count > 1,
         echo: this.#lastEcho,
         tail: ring.take(end.prefix !== ""),
       };
       this.#belowEnd = false;
     } else if (isBegin || isEcho) this.#belowEnd = true;
     if (i === this.#start) this.#startBytes = ring.bytes;
-    this.#lookForNext(i, text, trimmed, isBegin);
+    this.#lookForNext(i, text, trimmed);
     ring.push(text, text.trim() !== "", gaveUp);
     const after = { after: i, bytes: ring.bytes };
-    if (isBegin) this.#lastBegin = after;
+    this.#begins.row(i, isBegin, isEcho, after);
     if (isEcho) this.#lastEcho = after;
     this.#at++;
   }
 
   /**
-   * The first line of another run_command below the last begin marker (`typedLineAt` in
+   * The first line of another run_command below the first begin marker (`typedLineAt` in
    * job_markers.ts): its exact typed line with its begin marker at most
    * {@link BEFORE_BEGIN_ROWS} + 1 rows below, taken from the first of the held lines above it.
    */
-  #lookForNext(i: number, text: string, trimmed: string, isBegin: boolean): void {
+  #lookForNext(i: number, text: string, trimmed: string): void {
     const ring = this.#ring;
-    if (isBegin) {
-      // Only rows below the last begin marker count.
-      this.#dropCandidates();
-      ring.release(this.#next?.tail ?? null);
-      this.#next = null;
-    }
     for (const c of this.#candidates) {
       if (trimmed.endsWith(beginMarker(c.nonce))) c.confirmed = true;
     }
-    // A row is looked at once the search is on: below a begin marker, before a line is found.
-    const searching = this.#next === null && this.#lastBegin !== null && !isBegin;
+    // A row is looked at once the search is on: below the first begin marker (this row is not
+    // counted yet), before a line is found.
+    const searching = this.#next === null && this.#begins.count > 0;
     const run = this.#run;
     const typed = searching ? typedNonce(text) : null;
     if (typed !== null && typed !== this.#nonce) {
@@ -437,9 +442,10 @@ export class MarkerScan {
     this.#settle(null);
     const end = this.#end;
     if (end === null) {
-      const begin = this.#lastBegin;
+      const begin = this.#begins.chosen();
       const tail = this.#ring.take();
       const falseEnd = this.#falseEnd ? { falseEnd: true } : {};
+      const twoBegins = this.#begins.count > 1 ? { twoBegins: true } : {};
       if (begin === null) {
         return { begun: false, status: null, endedMs: null, output: "", ...falseEnd };
       }
@@ -457,6 +463,7 @@ export class MarkerScan {
         output: body.output,
         ...(body.cutBytes ? { cutBytes: body.cutBytes } : {}),
         ...falseEnd,
+        ...twoBegins,
         ...(before === null ? {} : {
           beforeNext: before.output,
           ...(before.cutBytes ? { beforeNextCutBytes: before.cutBytes } : {}),
@@ -478,13 +485,17 @@ export class MarkerScan {
       }
     }
     const body = this.#cut(end.tail, from, end.prefix);
+    // Two valid ends: which one the shell printed cannot be told (findMarkers).
+    const twoEnds = this.#ends > 1;
     return {
       begun: end.begin !== null,
-      status: end.status,
-      endedMs: end.endedMs,
+      status: twoEnds ? null : end.status,
+      endedMs: twoEnds ? null : end.endedMs,
       output: body.output,
       ...(body.cutBytes ? { cutBytes: body.cutBytes } : {}),
       ...(startGone ? { startGone } : {}),
+      ...(twoEnds ? { twoEnds } : {}),
+      ...(end.twoBegins ? { twoBegins: true } : {}),
     };
   }
 

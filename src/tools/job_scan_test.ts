@@ -37,7 +37,16 @@ function assertTail(whole: string, text: string, cut: number, keep: number, labe
 }
 
 function assertSame(whole: Marked, got: Marked, keep: number, label: string): void {
-  for (const key of ["begun", "status", "endedMs", "startGone", "falseEnd"] as const) {
+  const keys = [
+    "begun",
+    "status",
+    "endedMs",
+    "startGone",
+    "falseEnd",
+    "twoEnds",
+    "twoBegins",
+  ] as const;
+  for (const key of keys) {
     assert.equal(got[key], whole[key], `${label}: ${key}`);
   }
   assertTail(whole.output, got.output, got.cutBytes ?? 0, keep, `${label}: output`);
@@ -111,7 +120,16 @@ Deno.test("MarkerScan: the cases findMarkers names, each as the whole read tells
   const other = typedCommand("echo next", OTHER);
   const cases: [string, string[], number][] = [
     ["begun and ended", ["$ x", begin, "one", "two", end(0), "$ "], 0],
-    ["ended twice: the lower end counts", [begin, "a", end(1), "b", end(2), ""], 0],
+    ["ended twice: no status", [begin, "a", end(1), "b", end(2), ""], 0],
+    ["begun twice: from the first", [begin, "a", begin, "b", end(2), ""], 0],
+    ["begun twice after the echo", [begin, `$ ${typedCommand("x", NONCE)}`, begin, "b", begin], 0],
+    ["begun twice without an end, a line after", [
+      begin,
+      "a",
+      begin,
+      `$ ${other}`,
+      `__tmcp_${OTHER}_B`,
+    ], 0],
     ["no begin: from the echo", [`$ ${typedCommand("echo hi", NONCE)}`, "out", end(0)], 0],
     ["nothing of its start: cleared", ["out", "more", end(0), ""], 5],
     ["its start below the end: earlier output above", ["old", end(0), begin, ""], 1],

@@ -38,12 +38,23 @@ export interface JobView {
   readonly durationMs: number;
   /** The pane as last seen. */
   readonly probe: PaneProbe;
-  /** Ended, with its start gone from the pane: why (see {@link Marked.startNote}). */
+  /**
+   * Ended, with its start gone from the pane or a second begin marker in it: why (see
+   * {@link Marked.startNote}).
+   */
   readonly startNote?: string;
   /** UTF-8 bytes of output cut before `output` (see {@link Marked.cutBytes}). */
   readonly cutBytes?: number;
   /** Running, with an end marker in the pane that does not count yet ({@link Marked.held}). */
   readonly held?: boolean;
+  /**
+   * A program the command ran printed one of its markers: its output is not known to be whole.
+   * `end`: a second end marker ({@link Marked.twoEnds}; the shell printed its own, so the
+   * command is over); `begin`: only a second begin marker ({@link Marked.twoBegins}).
+   * (`complete` of a lost job stays as for any other: a wait tells by it whether the job is
+   * over.)
+   */
+  readonly forged?: "begin" | "end";
   /**
    * Running, not typed yet: until when the run_command that claimed the pane for it may type it
    * (ms since the epoch; see run_mark.ts).
@@ -178,10 +189,31 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
   if (ended === null) {
     return { probe, marked: { ...found.marked, status: null, endedMs: null, held: true } };
   }
-  const marked = ended.startGone ? { ...ended, startNote: startGoneNote(found.probe) } : ended;
+  // A second end marker by then: no status (the job reader tells it lost).
+  if (ended.status === null) return { probe, marked: ended };
+  const notes = [
+    ended.startGone ? startGoneNote(found.probe) : "",
+    ended.twoBegins ? TWO_BEGINS_NOTE : "",
+  ].filter((note) => note !== "");
+  const marked = notes.length > 0 ? { ...ended, startNote: notes.join(" ") } : ended;
   keepFinished(key, marked);
   return { probe, marked };
 }
+
+/**
+ * Why a job's output is not known to be whole when a second begin marker is in the pane
+ * ({@link Marked.twoBegins}): a sentence after a reply's own.
+ */
+const TWO_BEGINS_NOTE = "Its begin marker is on more than one row: a program it ran printed " +
+  "one, so its output is read from the first below its typed line and is not known to be whole.";
+
+/** The same as a clause of a lost job's reason. */
+const TWO_BEGINS_REASON = TWO_BEGINS_NOTE[0].toLowerCase() + TWO_BEGINS_NOTE.slice(1, -1);
+
+/** Why a job with two valid end markers in its pane has no exit status ({@link Marked.twoEnds}). */
+const TWO_ENDS_REASON = "two rows carry the command's end marker: a program the command ran " +
+  "wrote one (it can read the screen, and so the check), so which one the shell printed, and " +
+  "the exit status, cannot be told";
 
 /**
  * The end a read found, once it counts: the pane's shell holds its terminal again, or the pane
@@ -190,8 +222,9 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
  * has TMUX set, so `tmux capture-pane` works there), take the nonce and the check's terms from
  * the typed line and print a correct end marker, then run on. Or the shell is still running
  * what draws its next prompt (PROMPT_COMMAND, a `$(...)` in PS1, zsh's precmd): the caller
- * reads again. The pane is read again in the same tmux step as that test, so the end is the
- * lowest one the shell had printed by then (a forged one above it does not stand for it).
+ * reads again. The pane is read again in the same tmux step as that test, so the read holds
+ * every end the shell had printed by then: with a forged one beside it (above it, or written
+ * below the cursor), two ends and no status ({@link Marked.twoEnds}), returned as read.
  * One tmux call, made only once an end marker is found.
  */
 async function endThatCounts(
@@ -234,6 +267,9 @@ async function endThatCounts(
     if (!at) return null;
     again = feed.finish();
   }
+  // A second end marker now (a program wrote one below the shell's, which it printed since):
+  // no status.
+  if (again.twoEnds) return again;
   // Not there again (erased since, or its start scrolled further than the margin): the end
   // first read, which the shell held its terminal after.
   return again.status !== null && (again.begun || !found.marked.begun) ? again : found.marked;
@@ -333,7 +369,7 @@ async function readMarkedNow(
   if (near.begun) return { probe, marked: near, from: start, startRow: abs - from };
   // Not where it was expected: look through the whole history once.
   const all = await markersFrom(ctx, ref, "-", abs, probe.dead);
-  return all.begun || all.status !== null
+  return all.begun || all.status !== null || all.twoEnds
     ? { probe, marked: all, from: "-", startRow: abs }
     : { probe, marked: near, from: start, startRow: abs - from };
 }
@@ -420,6 +456,11 @@ async function readJobAs(
   const base = { probe, output: "", complete: false, exitStatus: null, lostReason: null };
   const elapsed = Math.max(0, Date.now() - ref.startMs);
   const complete = marked.begun;
+  const forged = marked.twoEnds
+    ? { forged: "end" as const }
+    : marked.twoBegins
+    ? { forged: "begin" as const }
+    : {};
   // Read as ended once: ended, whatever became of the pane since.
   if (marked.status !== null) {
     const ended = marked.endedMs !== null && marked.endedMs >= ref.startMs - 1_000
@@ -431,8 +472,9 @@ async function readJobAs(
       exitStatus: marked.status,
       lostReason: null,
       output: marked.output,
-      complete,
+      complete: complete && !marked.twoBegins,
       durationMs: ended,
+      ...forged,
       ...(marked.startNote ? { startNote: marked.startNote } : {}),
       ...(marked.cutBytes ? { cutBytes: marked.cutBytes } : {}),
     };
@@ -459,8 +501,11 @@ async function readJobAs(
     output: marked.output,
     complete,
     durationMs: elapsed,
+    ...forged,
     ...(marked.cutBytes ? { cutBytes: marked.cutBytes } : {}),
   };
+  /** A lost job's reason, with why its output may not be whole. */
+  const lostFor = (reason: string) => marked.twoBegins ? `${reason}; ${TWO_BEGINS_REASON}` : reason;
   if (probe.dead) {
     const known = await learnExitStatus(ctx, ref.paneId, probe);
     return overBeforeNext({
@@ -470,9 +515,15 @@ async function readJobAs(
       exitStatus: null,
       // What it printed last may not have reached the screen (DIED_OUTPUT_NOTE).
       complete: false,
-      lostReason: `the pane's process exited${
-        endedBy(known.deadStatus, known.deadSignal)
-      } before the command's end; ${DIED_OUTPUT_NOTE}`,
+      lostReason: lostFor(
+        marked.twoEnds
+          ? `the pane's process exited${
+            endedBy(known.deadStatus, known.deadSignal)
+          }, and ${TWO_ENDS_REASON}`
+          : `the pane's process exited${
+            endedBy(known.deadStatus, known.deadSignal)
+          } before the command's end; ${DIED_OUTPUT_NOTE}`,
+      ),
     }, marked);
   }
   // Not begun, the pane still under the claim its run_command took for it: being typed while
@@ -509,15 +560,19 @@ async function readJobAs(
   return overBeforeNext({
     ...sofar,
     state: "lost",
-    lostReason: marked.falseEnd
-      ? "the shell is back at its prompt, and the only row shaped like the command's end " +
-        "marker fails its check: it was written or changed on screen by a program, not " +
-        "printed by the shell as the command ended, so no exit status can be read from it"
-      : marked.begun
-      ? "the shell is back at its prompt without the command's end marker (interrupted, " +
-        "e.g. by C-c, or its line was cut)"
-      : "its begin marker is not in the pane's history (cleared, or scrolled past the " +
-        "history limit) and the shell is at its prompt",
+    lostReason: lostFor(
+      marked.twoEnds
+        ? `the shell is back at its prompt, and ${TWO_ENDS_REASON}`
+        : marked.falseEnd
+        ? "the shell is back at its prompt, and the only row shaped like the command's end " +
+          "marker fails its check: it was written or changed on screen by a program, not " +
+          "printed by the shell as the command ended, so no exit status can be read from it"
+        : marked.begun
+        ? "the shell is back at its prompt without the command's end marker (interrupted, " +
+          "e.g. by C-c, or its line was cut)"
+        : "its begin marker is not in the pane's history (cleared, or scrolled past the " +
+          "history limit) and the shell is at its prompt",
+    ),
   }, marked);
 }
 

@@ -33,9 +33,9 @@ export function recheckBy(heldSince: number | null, deadline: number): number {
 }
 
 /**
- * The job's view once it is over though its end marker never came (run_command asks at each
- * quiet moment of its wait): the end read after all, or the pane's shell quiet at a prompt its
- * line editor reads ({@link lineEditorReads}): a person's C-c, or an `exec` in the command,
+ * The job's view once it is over though its end marker never came, or came beside a forged one
+ * (run_command asks at each quiet moment of its wait): the end read after all, or the pane's
+ * shell quiet at a prompt its line editor reads ({@link lineEditorReads}): a person's C-c, or an `exec` in the command,
  * ended it. Null while it may run: a program the shell started holds the terminal (one probe
  * tells, nothing more is read), or the shell waits in a `read` of the command (canonical mode).
  */
@@ -44,6 +44,8 @@ export async function overWithoutEnd(ctx: TmuxContext, ref: JobRef): Promise<Job
   if (!probe.exists || probe.dead || !isShellCommand(probe.command)) return null;
   const view = await readJob(ctx, ref);
   if (view.state === "exited") return view;
+  // Two end markers (one forged): the shell printed its own, and holds its terminal again.
+  if (view.state === "lost" && view.forged === "end") return view;
   if (view.state !== "lost" || !view.complete) return null;
   return await lineEditorReads(ctx.runner, ctx.address, ref.paneId, ctx.signal) ? view : null;
 }

@@ -100,7 +100,8 @@ export function jobReport(
     exitStatus: view.exitStatus,
     lostReason: view.lostReason,
     output: output.text,
-    outputComplete: view.complete && output.omittedBytes === 0 && !view.cutBytes,
+    // A marker a program printed (a second begin or end): the output may not be whole.
+    outputComplete: view.complete && !view.forged && output.omittedBytes === 0 && !view.cutBytes,
     omittedBytes: output.omittedBytes + (view.cutBytes ?? 0),
     durationMs: Math.round(view.durationMs),
   };
