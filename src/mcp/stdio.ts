@@ -38,6 +38,24 @@ const MAX_UNWRITTEN_BYTES = 8 * 1024 * 1024;
  */
 const MAX_HELD_INPUT_BYTES = 8 * 1024 * 1024;
 
+/**
+ * Requests read and not answered yet beyond which a new one is refused at once (not run): each
+ * holds its parsed message and the SDK's state for it until answered, and a client that sends
+ * without end (a flood of pings, or waits that last) would hold memory without end, and the
+ * process's exit would wait on every one of them.
+ */
+export const MAX_REQUESTS_IN_FLIGHT = 1024;
+
+/**
+ * The same in the bytes of their lines: parsed, a line of JSON takes many times its size (a
+ * megabyte of `{},` some 22 MB). A request alone is taken whatever its size (up to
+ * {@link MAX_LINE_BYTES}).
+ */
+export const MAX_REQUEST_BYTES_IN_FLIGHT = 8 * 1024 * 1024;
+
+/** The error code of a request refused while too many wait for their answers (see above). */
+export const BUSY_CODE = -32029;
+
 /** How long a close waits at most for answers still being written to a client that reads. */
 const CLOSE_WRITE_WAIT_MS = 500;
 
@@ -77,13 +95,18 @@ export class StdioTransport implements Transport {
   onheldend?: () => void;
   #closed = false;
   readonly #whenClosed = Promise.withResolvers<void>();
-  /** Requests read and not answered yet (by id). */
-  readonly #unanswered = new Set<string | number>();
+  /** Requests read and not answered yet: their ids, each with the bytes of its line. */
+  readonly #unanswered = new Map<string | number, number>();
+  /** The bytes of the lines of {@link #unanswered}'s requests. */
+  #unansweredBytes = 0;
   #writing: Promise<void> = Promise.resolve();
   #reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   #check: MessageCheck | undefined;
-  /** Messages read before the check was handed in and not taken by the intercept, in order. */
-  #held: unknown[] = [];
+  /**
+   * Messages read before the check was handed in and not taken by the intercept, in order, each
+   * with the bytes of its line.
+   */
+  #held: { value: unknown; bytes: number }[] = [];
   #intercept: Intercept | undefined;
   #inputEnded = false;
   /** The client's end of stdout is closed: nothing more can reach it. */
@@ -166,7 +189,7 @@ export class StdioTransport implements Transport {
     this.#intercept = undefined;
     const held = this.#held;
     this.#held = [];
-    for (const value of held) this.#message(value);
+    for (const { value, bytes } of held) this.#message(value, bytes);
     if (this.#inputEnded) this.#endOfInput();
   }
 
@@ -234,13 +257,14 @@ export class StdioTransport implements Transport {
       return;
     }
     if (!this.#check) {
-      if (!this.#intercept?.(value)) this.#held.push(value);
+      if (!this.#intercept?.(value)) this.#held.push({ value, bytes: bytes.length });
       return;
     }
-    this.#message(value);
+    this.#message(value, bytes.length);
   }
 
-  #message(value: unknown): void {
+  /** Hands on a message read from a line of `bytes` bytes, or answers it (see {@link #refused}). */
+  #message(value: unknown, bytes: number): void {
     let message: JSONRPCMessage;
     try {
       message = this.#check!(value);
@@ -249,22 +273,71 @@ export class StdioTransport implements Transport {
       if (refusal) this.#answer(refusal.id, refusal.code, refusal.message);
       return;
     }
-    this.#track(message);
+    if (this.#refused(message, bytes)) return;
+    this.#track(message, bytes);
     this.onmessage?.(message);
+  }
+
+  /**
+   * Whether a request is answered at once instead of handed on: its id is one a request still
+   * waiting for its answer has (the client could not tell the answers apart, and a cancel of it
+   * would stop the other), or too many wait already ({@link MAX_REQUESTS_IN_FLIGHT},
+   * {@link MAX_REQUEST_BYTES_IN_FLIGHT}). Notifications and answers always go on: a cancel
+   * makes room. A `subscriptions/listen` stays open until the connection ends: the SDK bounds
+   * those streams.
+   */
+  #refused(message: JSONRPCMessage, bytes: number): boolean {
+    if (!("method" in message) || !("id" in message)) return false;
+    if (message.method === "subscriptions/listen") return false;
+    const id = message.id;
+    if (this.#unanswered.has(id)) {
+      this.#answer(
+        id,
+        -32600,
+        `Invalid request: id ${JSON.stringify(id)} is already in use by a request not answered ` +
+          "yet; give each request an id of its own.",
+      );
+      return true;
+    }
+    const count = this.#unanswered.size;
+    if (
+      count >= MAX_REQUESTS_IN_FLIGHT ||
+      (count > 0 && this.#unansweredBytes + bytes > MAX_REQUEST_BYTES_IN_FLIGHT)
+    ) {
+      this.#answer(
+        id,
+        BUSY_CODE,
+        `Server busy: ${count} requests are waiting for their answers (at most ` +
+          `${MAX_REQUESTS_IN_FLIGHT} at once, ${
+            MAX_REQUEST_BYTES_IN_FLIGHT / 1024 / 1024
+          } MB of them); this one was not run. Send it again once some are answered.`,
+      );
+      return true;
+    }
+    return false;
   }
 
   /**
    * Counts a request as unanswered until its answer is sent or the client cancels it. A
    * `subscriptions/listen` stays open by design until the connection ends, so it is not counted.
    */
-  #track(message: JSONRPCMessage): void {
+  #track(message: JSONRPCMessage, bytes: number): void {
     if (!("method" in message)) return;
     if ("id" in message && message.method !== "subscriptions/listen") {
-      this.#unanswered.add(message.id);
+      this.#unanswered.set(message.id, bytes);
+      this.#unansweredBytes += bytes;
     } else if (message.method === "notifications/cancelled") {
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
-      if (typeof id === "string" || typeof id === "number") this.#unanswered.delete(id);
+      if (typeof id === "string" || typeof id === "number") this.#answered(id);
     }
+  }
+
+  /** A request answered (or cancelled): no longer counted. */
+  #answered(id: string | number): void {
+    const bytes = this.#unanswered.get(id);
+    if (bytes === undefined) return;
+    this.#unanswered.delete(id);
+    this.#unansweredBytes -= bytes;
   }
 
   /**
@@ -309,7 +382,7 @@ export class StdioTransport implements Transport {
     if (!("method" in message) && "id" in message && message.id !== null) {
       const written = this.#write(message);
       // Answered once the answer is on its way out.
-      written.finally(() => this.#unanswered.delete(message.id as string | number));
+      written.finally(() => this.#answered(message.id as string | number));
       return written;
     }
     return this.#write(message);

@@ -161,3 +161,105 @@ Deno.test("a close does not wait for answers a client stopped reading, nor past 
   assert.ok(took >= 95 && took < 400, `waited ${took} ms for a deadline 100 ms away`);
   assert.ok(written < 100, `${written} answers written`);
 });
+
+/** An stdout that a client reads at once: each line it gets, parsed. */
+function readOutput() {
+  const lines: { id?: unknown; error?: { code: number; message: string } }[] = [];
+  const decoder = new TextDecoder();
+  let partial = "";
+  return {
+    lines,
+    write(bytes: Uint8Array): Promise<number> {
+      partial += decoder.decode(bytes);
+      const parts = partial.split("\n");
+      partial = parts.pop()!;
+      for (const part of parts) lines.push(JSON.parse(part));
+      return Promise.resolve(bytes.length);
+    },
+  };
+}
+
+/** A transport reading `input` and writing to a client that reads, with what it hands on. */
+async function reading(input: ReadableStream<Uint8Array>) {
+  const output = readOutput();
+  const transport = new StdioTransport(parseJSONRPCMessage, undefined, { input, output });
+  const received: JSONRPCMessage[] = [];
+  transport.onmessage = (m) => received.push(m);
+  transport.oninputend = () => {};
+  await transport.start();
+  return { transport, output, received };
+}
+
+const call = (id: number | string, extra: Record<string, unknown> = {}) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "wait_for_text", arguments: { paneId: "%0" }, ...extra },
+});
+
+const ids = (messages: JSONRPCMessage[]) => messages.map((m) => "id" in m ? m.id : null);
+
+Deno.test("requests waiting for their answers are bounded in number: past the bound one is refused at once, and taken again once some are answered", async () => {
+  const fed = fedInput();
+  const { transport, output, received } = await reading(fed.input);
+  for (let id = 0; id < 1_030; id++) fed.line(call(id));
+  await until("every line read", () => received.length + output.lines.length === 1_030);
+  assert.equal(received.length, 1_024);
+  assert.deepEqual(output.lines.map((l) => l.id), [1_024, 1_025, 1_026, 1_027, 1_028, 1_029]);
+  for (const line of output.lines) {
+    assert.equal(line.error?.code, -32029);
+    assert.match(line.error?.message ?? "", /1024 requests are waiting for their answers/);
+    assert.match(line.error?.message ?? "", /was not run/);
+  }
+  // Notifications still go through; a cancel, and an answer, make room.
+  fed.line({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 0 } });
+  await transport.send({ jsonrpc: "2.0", id: 1, result: {} });
+  fed.line(call("again-1"));
+  fed.line(call("again-2"));
+  fed.line(call("again-3"));
+  await until("the next lines read", () => received.length === 1_027 && output.lines.length >= 8);
+  assert.deepEqual(ids(received.slice(-3)), [null, "again-1", "again-2"]);
+  assert.equal(output.lines.at(-1)?.id, "again-3");
+  assert.equal(output.lines.at(-1)?.error?.code, -32029);
+  fed.end();
+  await transport.close();
+});
+
+Deno.test("requests waiting for their answers are bounded in bytes, and one alone is taken whatever its size", async () => {
+  const fed = fedInput();
+  const { transport, output, received } = await reading(fed.input);
+  // Nine lines of just under a megabyte each: eight fit the bound, not the ninth.
+  const pad = "x".repeat(1024 * 1024 - 200);
+  for (let id = 0; id < 9; id++) fed.line(call(id, { pad }));
+  await until("every line read", () => received.length + output.lines.length === 9);
+  assert.equal(received.length, 8);
+  assert.deepEqual(output.lines.map((l) => [l.id, l.error?.code]), [[8, -32029]]);
+  assert.match(output.lines[0].error?.message ?? "", /8 MB/);
+  // Answered, all of them: a single request larger than the bound is taken.
+  for (let id = 0; id < 8; id++) await transport.send({ jsonrpc: "2.0", id, result: {} });
+  fed.line(call("large", { pad: "x".repeat(20 * 1024 * 1024) }));
+  await until("the large request", () => received.length === 9);
+  assert.equal(ids(received).at(-1), "large");
+  fed.end();
+  await transport.close();
+});
+
+Deno.test("a request whose id is already waiting for its answer is refused, and the first keeps it", async () => {
+  const fed = fedInput();
+  const { transport, output, received } = await reading(fed.input);
+  fed.line(call(7));
+  fed.line(call(7));
+  fed.line(call("7"));
+  await until("every line read", () => received.length + output.lines.length === 3);
+  assert.deepEqual(ids(received), [7, "7"]);
+  assert.equal(output.lines.length, 1);
+  assert.equal(output.lines[0].id, 7);
+  assert.equal(output.lines[0].error?.code, -32600);
+  assert.match(output.lines[0].error?.message ?? "", /id 7 is already in use/);
+  // Answered, the id may be used again.
+  await transport.send({ jsonrpc: "2.0", id: 7, result: {} });
+  fed.line(call(7));
+  await until("the id used again", () => received.length === 3);
+  fed.end();
+  await transport.close();
+});
