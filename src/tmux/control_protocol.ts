@@ -125,6 +125,11 @@ export interface ProtocolOptions {
   readonly maxLineBytes?: number;
   /** Largest answer held before the stream counts as broken (default {@link MAX_ANSWER_BYTES}). */
   readonly maxAnswerBytes?: number;
+  /**
+   * Most output held unverified before the stream counts as broken (default
+   * {@link MAX_HELD_BYTES}).
+   */
+  readonly maxHeldBytes?: number;
 }
 
 /**
@@ -137,6 +142,14 @@ export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 /** Largest answer held before the stream counts as broken; as pipe_read.ts's one-shot bound. */
 export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Most `%output` held while a check of the protocol's own is unanswered (after a block nobody
+ * asked for) before the stream counts as broken: tmux answers the check in a moment, unless a
+ * person's hook job holds this client's commands up, or the tmux is no tmux (a host's fake one
+ * that sends such a block, then output without end and no answer, would fill memory).
+ */
+export const MAX_HELD_BYTES = 64 * 1024 * 1024;
 
 /** What the protocol needs from, and tells, the connection carrying it. */
 export interface ProtocolHandlers {
@@ -228,6 +241,9 @@ export class ControlProtocol {
   #carryBytes = 0;
   readonly #maxLineBytes: number;
   readonly #maxAnswerBytes: number;
+  readonly #maxHeldBytes: number;
+  /** Bytes of `%output` in {@link #held}. */
+  #heldBytes = 0;
   #block: Block | null = null;
   /** Blocks closed so far (the first is the attach). */
   #blocks = 0;
@@ -257,6 +273,7 @@ export class ControlProtocol {
     this.#sentinelGapMs = options.sentinelGapMs ?? 50;
     this.#maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
     this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
+    this.#maxHeldBytes = options.maxHeldBytes ?? MAX_HELD_BYTES;
   }
 
   /** Why the stream was found broken, or null while it holds. */
@@ -319,6 +336,7 @@ export class ControlProtocol {
     clearTimeout(this.#deferred);
     this.#deferred = undefined;
     this.#held = new Gathered();
+    this.#heldBytes = 0;
     for (const call of this.#calls.splice(0)) call.settle?.(error);
   }
 
@@ -405,7 +423,14 @@ export class ControlProtocol {
       const space = line.indexOf(0x20, 8);
       if (space === -1) return;
       const paneId = ascii(line.subarray(8, space));
-      this.#gather().addOutput(paneId, unescapeOutput(line.subarray(space + 1)));
+      const data = unescapeOutput(line.subarray(space + 1));
+      const into = this.#gather();
+      into.addOutput(paneId, data);
+      if (into === this.#held && (this.#heldBytes += data.length) > this.#maxHeldBytes) {
+        this.#anomaly(
+          `more than ${this.#maxHeldBytes} bytes of output held for a check tmux has not answered`,
+        );
+      }
       return;
     }
     if (startsWith(line, "%begin ")) return this.#begin(ascii(line));
@@ -535,6 +560,7 @@ export class ControlProtocol {
       this.#begun.clear();
       this.#ready.absorb(this.#held);
       this.#held = new Gathered();
+      this.#heldBytes = 0;
       if (head.overflowed) {
         this.#settled.push([head, new AnswerPastBound(head.bound)]);
         return;
@@ -613,6 +639,7 @@ export class ControlProtocol {
     clearTimeout(this.#deferred);
     this.#deferred = undefined;
     this.#held = new Gathered();
+    this.#heldBytes = 0;
     this.#block = null;
   }
 }

@@ -474,7 +474,12 @@ Deno.test("fuzz: framing shown innocently (older commands, odd lines) is output,
 
 /** A protocol fed by hand, with predictable nonces (`tmux-mcp-n1`, `-n2`, ...). */
 function byHand(
-  options: { sentinelGapMs?: number; maxLineBytes?: number; maxAnswerBytes?: number } = {},
+  options: {
+    sentinelGapMs?: number;
+    maxLineBytes?: number;
+    maxAnswerBytes?: number;
+    maxHeldBytes?: number;
+  } = {},
 ) {
   const written: string[] = [];
   const delivered: Notifications[] = [];
@@ -490,6 +495,7 @@ function byHand(
     sentinelGapMs: options.sentinelGapMs ?? 0,
     maxLineBytes: options.maxLineBytes,
     maxAnswerBytes: options.maxAnswerBytes,
+    maxHeldBytes: options.maxHeldBytes,
   });
   const feed = (...lines: string[]) =>
     protocol.push(encoder.encode(lines.map((l) => `${l}\n`).join("")));
@@ -797,6 +803,33 @@ Deno.test("an endless line, or an endless answer, breaks the stream instead of f
   for (let i = 0; i < 17 && a.anomalies.length === 0; i++) a.protocol.push(lines);
   assert.deepEqual(a.anomalies, ["an answer larger than 1048576 bytes"]);
   assert.ok(a.answers[0] instanceof Error || a.answers.length === 0);
+});
+
+Deno.test("output held for a check that never answers breaks the stream instead of filling memory", () => {
+  // A block nobody asked for (a hook's), then output without end while the protocol's own check
+  // goes unanswered (a hostile host's fake tmux, or one whose commands a hook's job holds up):
+  // past the bound the stream is broken, not held until memory runs out.
+  const h = byHand({ maxHeldBytes: 64 * 1024 });
+  h.feed("%begin 1 110 0", "%end 1 110 0");
+  const line = `%output %1 ${"A".repeat(1023)}`;
+  for (let i = 0; i < 63; i++) h.feed(line);
+  assert.deepEqual(h.anomalies, [], "within the bound, held");
+  assert.equal(h.output().length, 0, "nothing delivered unverified");
+  for (let i = 0; i < 2; i++) h.feed(line);
+  assert.deepEqual(h.anomalies, [
+    "more than 65536 bytes of output held for a check tmux has not answered",
+  ]);
+  assert.equal(h.output().length, 0);
+  // Verified in time, the same amount passes and the count starts again.
+  const v = byHand({ maxHeldBytes: 64 * 1024 });
+  for (let round = 0; round < 3; round++) {
+    v.feed(`%begin 1 ${120 + 2 * round} 0`, `%end 1 ${120 + 2 * round} 0`);
+    for (let i = 0; i < 60; i++) v.feed(line);
+    const nonce = v.written.at(-1)!.trim().split(" ").at(-1)!;
+    v.feed(`%begin 1 ${121 + 2 * round} 1`, nonce, `%end 1 ${121 + 2 * round} 1`);
+  }
+  assert.deepEqual(v.anomalies, []);
+  assert.equal(v.output().length, 3);
 });
 
 Deno.test("an answer past its call's bound is read to its end holding nothing, and the connection carries on", () => {
