@@ -9,7 +9,15 @@ import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CursorStore, openCursor } from "../src/tmux/since_cursor.ts";
 import { waitFor } from "./helpers/tmux.ts";
-import { hub, structured, subscribed, type, type Wait, withServer } from "./helpers/wait_text.ts";
+import {
+  hub,
+  quietPane,
+  structured,
+  subscribed,
+  type,
+  type Wait,
+  withServer,
+} from "./helpers/wait_text.ts";
 
 /** The first line of a result's text: its summary. */
 function summaryOf(result: CallToolResult): string {
@@ -235,5 +243,67 @@ Deno.test("since: a full-screen program started after the cursor drew all it sho
       timeoutMs: 10_000,
     });
     assert.deepEqual([result.outcome, result.lines], ["matched", ["FULLSCREEN"]]);
+  });
+});
+
+Deno.test("since: repeated lines trimmed at the history's limit prove no place, and old text never counts", async () => {
+  await withServer(async (t, c) => {
+    // A pane whose history holds 100 lines: tmux drops 10 at once when it is full.
+    await t.tmux("set-option", "-g", "history-limit", "100");
+    const p = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}")).trim();
+    const pane = await quietPane(t, p);
+    const historySize = async () =>
+      Number(await t.tmux("display", "-p", "-t", p, "#{history_size}"));
+    // Written up to `end`, the last bytes sent, left on the cursor's row.
+    const written = (end: string) =>
+      waitFor(async () => {
+        const [x, y] = (await t.tmux("display", "-p", "-t", p, "#{cursor_x} #{cursor_y}"))
+          .trim().split(" ").map(Number);
+        const rows = (await t.tmux("capture-pane", "-p", "-t", p)).split("\n");
+        return x === end.length && rows[y] === end;
+      }, JSON.stringify(end));
+    const lines = (n: number) => "waiting...\r\n".repeat(n);
+    await pane.write(lines(200) + "DONE\r\n>");
+    await written(">");
+    const before = await historySize();
+    assert.ok(before >= 90, `a full history (${before} lines)`);
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    // A trim: the remembered rows, all "waiting...", read the same where they were and where
+    // the trim moved them.
+    await pane.write("\r\n" + lines(100 - before + 2) + ">");
+    await written(">");
+    assert.ok(await historySize() < before, "a trim");
+    const since = await c.ok<{ missed: boolean; missedReason: string | null }>("capture_since", {
+      paneId: p,
+      cursor,
+    });
+    assert.deepEqual([since.missed, since.missedReason], [true, "history-trimmed"]);
+    const result = await c.call("wait_for_text", {
+      paneId: p,
+      patterns: ["DONE"],
+      since: cursor,
+      timeoutMs: 300,
+    });
+    assert.equal(structured(result).outcome, "timedOut", "DONE was there before the cursor");
+    assert.match(summaryOf(result), /since ignored: the history was trimmed/);
+  });
+});
+
+Deno.test("since: what the pane wrote before a full-screen program took the screen counts", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    await type(t, p, "printf 'DO%sNE\\n\\033[?1049hFULL%sSCREEN' '' ''; exec cat");
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("FULLSCREEN"),
+      "the full-screen program",
+    );
+    const result = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["DONE"],
+      since: cursor,
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual([result.outcome, result.lines], ["matched", ["DONE"]]);
   });
 });

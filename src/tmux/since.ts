@@ -41,6 +41,12 @@ export interface SinceComparison extends SinceResult {
   readonly fresh: boolean;
   /** What the next cursor remembers. */
   readonly next: SinceCursor;
+  /**
+   * Under a full-screen program that took the screen after a cursor taken on the normal one:
+   * what changed on the normal screen (history and the screen tmux saved) since the cursor;
+   * null when it could not be compared. Absent otherwise.
+   */
+  readonly normal?: SinceResult | null;
 }
 
 /** A capture_since answer before any MCP bound is applied. */
@@ -161,10 +167,25 @@ export async function compareWithCursor(
   // A full-screen program has the screen: what it shows now, and the main screen's part of
   // the cursor kept as it was (what the shell wrote before comes back once it gives the screen
   // back).
-  const alternate = (state: PaneState, rows: string[]): SinceComparison => {
+  const alternate = (
+    state: PaneState,
+    rows: string[],
+    grid: NormalGrid | null,
+  ): SinceComparison => {
     const altHash = rowHash(rows.join("\n"));
     const changed = cursor.altHash !== altHash;
+    // The cursor saw the normal screen: what the pane wrote there before the program took it.
+    // (A cursor taken under the program keeps the normal screen's part from before: older.)
+    let normal: SinceResult | null = null;
+    if (cursor.altHash === null && grid) {
+      try {
+        normal = compareSince(cursor, grid);
+      } catch (error) {
+        if (!(error instanceof RowNotRead)) throw error;
+      }
+    }
     return {
+      ...(cursor.altHash === null ? { normal } : {}),
       ...quiet,
       rows: changed ? rows : [],
       firstRow: changed && rows.length > 0 ? 0 : null,
@@ -216,7 +237,7 @@ export async function compareWithCursor(
     }
     const { state } = read;
     checkIdentity(cursor, state);
-    if (state.alternateScreen) return alternate(state, read.screen);
+    if (state.alternateScreen) return alternate(state, read.screen, read.grid);
     if (state.width !== cursor.width) break;
     const moved = Math.abs(state.historySize - guess.historySize);
     guess = state;
@@ -239,6 +260,6 @@ export async function compareWithCursor(
   }
   const full = await streamGrid(runner, address, paneId, want, options, keepBytes);
   checkIdentity(cursor, full.state);
-  if (!full.grid) return alternate(full.state, full.screen);
+  if (!full.grid) return alternate(full.state, full.screen, null);
   return answer(compareSince(cursor, full.grid), full.state, full.grid);
 }

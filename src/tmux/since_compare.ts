@@ -157,11 +157,12 @@ function reflowAnchor(cursor: SinceCursor, hashes: readonly number[]): number[] 
 }
 
 /**
- * Where `anchor` occurs among the grid's rows, the occurrence nearest `near` (the earlier of
- * two as near); null when nowhere. One pass, linear in the rows (Knuth–Morris–Pratt): an
- * anchor of one row repeated, on a pane repeating that row, cannot make it rows × anchor.
+ * Where `anchor` occurs among the grid's rows when it occurs exactly once; null when nowhere or
+ * at more than one place (the nearest of several, with rows repeated, was a wrong one: rows
+ * after the cursor were skipped). One pass, linear in the rows (Knuth–Morris–Pratt): an anchor
+ * of one row repeated, on a pane repeating that row, cannot make it rows × anchor.
  */
-function nearestMatch(grid: NormalGrid, anchor: readonly number[], near: number): number | null {
+function onlyMatch(grid: NormalGrid, anchor: readonly number[]): number | null {
   const m = anchor.length;
   // fallback[i]: the longest proper prefix of anchor[0..i] that is also a suffix of it.
   const fallback = new Int32Array(m);
@@ -170,19 +171,18 @@ function nearestMatch(grid: NormalGrid, anchor: readonly number[], near: number)
     if (anchor[i] === anchor[k]) k++;
     fallback[i] = k;
   }
-  let best: number | null = null;
+  let found: number | null = null;
   for (let abs = grid.first, k = 0; abs < grid.end; abs++) {
     const h = grid.hashAt(abs);
     while (k > 0 && h !== anchor[k]) k = fallback[k - 1];
     if (h === anchor[k]) k++;
     if (k < m) continue;
-    const at = abs - m + 1;
-    if (best === null || Math.abs(at - near) < Math.abs(best - near)) best = at;
-    // Every later occurrence is farther.
-    if (at >= near) break;
+    // A second occurrence (overlapping ones too): the place is not proved.
+    if (found !== null) return null;
+    found = abs - m + 1;
     k = fallback[k - 1];
   }
-  return best;
+  return found;
 }
 
 /**
@@ -217,7 +217,7 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
   });
 
   if (grid.width !== cursor.width) {
-    // Reflow moved rows: find the anchor anywhere, nearest where it was.
+    // Reflow moved rows: find the anchor anywhere; it proves a place only where it is the one.
     const anchor = reflowAnchor(cursor, hashes);
     if (anchor.length === 0) {
       return trimsPossible(grid.historySize, grid.historyLimit) ? missed("resized") : {
@@ -228,7 +228,8 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
         resized: true,
       };
     }
-    const best = nearestMatch(grid, anchor, cursor.base);
+    const best = onlyMatch(grid, anchor);
+    // Nowhere, or at more than one place (rows repeated): the position is not proved.
     if (best === null) return missed("resized");
     // The settled rows after the anchor (screen rows above the cursor) that still follow it
     // unchanged were read before; the first one the reflow changed comes back, and all after.
@@ -280,8 +281,12 @@ export function compareSince(cursor: SinceCursor, grid: NormalGrid): SinceResult
   } else {
     const anchor = hashes.slice(0, anchorCount);
     const maxJ = lastTrimTried(cursor.base, step, possible);
-    for (let j = 0; j <= maxJ && shift === null; j++) {
-      if (matchesAt(grid, cursor.base - j * step, anchor)) shift = j * step;
+    for (let j = 0; j <= maxJ; j++) {
+      if (!matchesAt(grid, cursor.base - j * step, anchor)) continue;
+      // Rows that read the same at two places (blank lines, a line repeated) prove neither:
+      // taking the first had lines lost said not, and old ones come back as new.
+      if (shift !== null) return missed("history-trimmed");
+      shift = j * step;
     }
     if (shift === null && !possible && strong === 0) {
       if (keptInPlace(grid, hashes, cursor.base, settled)) shift = 0;

@@ -187,7 +187,12 @@ export async function readStretches(
     const rows = r.rows.slice(first - r.first);
     if (rows.length === 0) continue;
     const gap = counts.find((c) => c.first === at && c.last === first - 1);
-    stretches.push({ first, rows, gapBytes: first === at ? 0 : gap ? gap.bytes : null });
+    const previous = stretches[stretches.length - 1];
+    // Rows that follow on (history, then the saved screen) are one stretch: rowsFrom reads
+    // text from the last one only.
+    if (previous && first === at) {
+      stretches[stretches.length - 1] = { ...previous, rows: [...previous.rows, ...rows] };
+    } else stretches.push({ first, rows, gapBytes: first === at ? 0 : gap ? gap.bytes : null });
     at = first + rows.length;
   }
   // Whether the stretches (in order, apart) hold every row of [a, b] (rows past the end need

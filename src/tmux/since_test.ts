@@ -427,3 +427,70 @@ Deno.test("compareSince: following a scroll region over a forged cursor of repea
   compareSince(forged, now);
   assert.ok(performance.now() - began < 1_000, `${performance.now() - began} ms`);
 });
+
+Deno.test("compareSince: an anchor of repeated rows that reads the same at more than one trim proves no place", () => {
+  // limit 100: tmux trims 10 rows at a time. A pane of blank lines, or of one line repeated,
+  // reads the same wherever the trims put its rows: finding them proves nothing.
+  for (const filler of ["", "waiting for server..."]) {
+    const cursor = cursorFor(grid(Array(100).fill(filler)), STATE, null);
+    // A line written since, then enough more to trim it away.
+    const after = compareSince(cursor, grid(Array(100).fill(filler)));
+    assert.deepEqual([after.missed, after.missedReason, after.mayRepeat], [
+      true,
+      "history-trimmed",
+      true,
+    ], JSON.stringify(filler));
+  }
+  // A line written before the cursor is not new: a misplaced anchor had it come back as new.
+  const height = 24;
+  const before = grid([...Array(120).fill("y"), "DONE", ""], { height });
+  const cursor = cursorFor(before, STATE, null);
+  // Four lines since (and one trim): the anchor reads the same where it was and a trim up.
+  const now = grid([...Array(110).fill("y"), "DONE", "y", "y", "y", "y", ""], { height });
+  const answer = compareSince(cursor, now);
+  assert.deepEqual([answer.missed, answer.missedReason, answer.mayRepeat], [
+    true,
+    "history-trimmed",
+    true,
+  ]);
+  // Rows that read the same at one place only still prove it.
+  const distinct = cursorFor(grid([...numbered(1, 120), "DONE", ""], { height }), STATE, null);
+  const found = compareSince(
+    distinct,
+    grid([...numbered(11, 120), "DONE", "y", "y", "y", "y", ""], { height }),
+  );
+  assert.deepEqual([found.missed, found.trimmedRows, found.rows], [false, 10, [
+    "y",
+    "y",
+    "y",
+    "y",
+  ]]);
+});
+
+Deno.test("compareSince: after a width change, an anchor found at more than one place proves none", () => {
+  // Long lines rejoined by the reflow moved every row up; the anchor, rows of one line
+  // repeated, reads the same where it was too: rows there were taken for the cursor's and the
+  // line written since was skipped.
+  for (const filler of ["y", ""]) {
+    const cursor = cursorFor(
+      grid([...Array(20).fill("L".repeat(80)), ...Array(30).fill(filler), "$"]),
+      STATE,
+      null,
+    );
+    const now = grid([
+      ...Array(5).fill("L".repeat(320)),
+      ...Array(30).fill(filler),
+      "SECRET",
+      ...Array(30).fill(filler),
+      "$",
+    ], { width: 320 });
+    const answer = compareSince(cursor, now);
+    assert.deepEqual([answer.resized, answer.missed, answer.missedReason, answer.mayRepeat], [
+      true,
+      true,
+      "resized",
+      true,
+    ], JSON.stringify(filler));
+    assert.ok(answer.rows.includes("SECRET"));
+  }
+});

@@ -11,6 +11,7 @@ import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
 import { compareWithCursor, STRETCHES_ANSWER_BYTES } from "./since.ts";
 import { HASH_CHARS, parseHash, prefixWithHash, type SinceCursor } from "./since_cursor.ts";
+import type { SinceResult } from "./since_compare.ts";
 
 /** A row written since a cursor was taken (see {@link writtenSince}). */
 export interface SinceRow {
@@ -52,8 +53,10 @@ export const WRITTEN_KEEP_BYTES = STRETCHES_ANSWER_BYTES;
  * still begins with what it read then (a prompt typed after) is written from there on, blanks
  * after it skipped; any other row changed since is written whole (a cursor keeps no text, so
  * which of its characters were rewritten cannot be told). Where the cursor's position cannot
- * be proved (history cleared or trimmed, width changed), or a full-screen program redrew the
- * screen it already showed then, nothing is told: `lost` says why. Of more rows than `want`,
+ * be proved (history cleared or trimmed, rows that repeat, width changed), or a full-screen
+ * program redrew the screen it already showed then, nothing is told: `lost` says why. A program
+ * that took the screen after the cursor drew all it shows since, after what the normal screen
+ * shows written since (compared as the rest are). Of more rows than `want`,
  * or than {@link WRITTEN_KEEP_BYTES} hold, the last ones are told, the others counted.
  */
 export async function writtenSince(
@@ -73,20 +76,34 @@ export async function writtenSince(
     options,
     WRITTEN_KEEP_BYTES,
   );
-  const none = (lost: string | null): WrittenSince => ({ rows: [], lost, skippedRows: 0 });
   if (since.alternateScreen) {
-    if (since.rows.length === 0) return none(null);
     if (cursor.altHash !== null) {
+      if (since.rows.length === 0) return none(null);
       return none("a full-screen program redrew the screen it showed then");
     }
-    // The program took the screen after the cursor: all it shows was drawn since.
-    const rows = since.rows.filter((text) => text !== "").map((text) => ({
+    // The program took the screen after the cursor: all it shows was drawn since, after what
+    // the pane wrote on the normal screen before.
+    if (!since.normal) {
+      return none("what the pane wrote before a full-screen program took the screen was not read");
+    }
+    const before = writtenIn(cursor, since.normal, since.state.historySize);
+    if (before.lost) return before;
+    const drawn = since.rows.filter((text) => text !== "").map((text) => ({
       text,
       from: 0,
       shown: text,
     }));
-    return { rows, lost: null, skippedRows: 0 };
+    return { rows: [...before.rows, ...drawn], lost: null, skippedRows: before.skippedRows };
   }
+  return writtenIn(cursor, since, since.state.historySize);
+}
+
+function none(lost: string | null): WrittenSince {
+  return { rows: [], lost, skippedRows: 0 };
+}
+
+/** The rows a comparison of the normal screen found written since the cursor. */
+function writtenIn(cursor: SinceCursor, since: SinceResult, historySize: number): WrittenSince {
   if (since.missedReason === "history-cleared") {
     return none(
       since.clearUnproven
@@ -94,12 +111,14 @@ export async function writtenSince(
         : "the history was cleared",
     );
   }
-  if (since.missedReason === "history-trimmed") return none("the history was trimmed at its limit");
+  if (since.missedReason === "history-trimmed") {
+    return none("the history was trimmed at its limit, or the lines it saw repeat");
+  }
   if (since.resized || since.missed) return none("the pane's width changed");
   // Old rows moved where they could not be followed: they would count as written since.
   if (since.mayRepeat) return none("the lines it saw moved in a way that could not be followed");
   const unchanged = new Set(since.unchangedRows);
-  const first = since.state.historySize + (since.firstRow ?? 0) + since.skippedRows;
+  const first = historySize + (since.firstRow ?? 0) + since.skippedRows;
   const remembered = cursor.rows.length / HASH_CHARS;
   const rows: SinceRow[] = [];
   since.rows.forEach((text, j) => {

@@ -108,11 +108,11 @@ export const captureSinceTool = defineTool({
       );
     } else if (since.missedReason === "history-trimmed") {
       notes.push(
-        `The history reached its limit (${state.historyLimit} lines; tmux then drops the oldest ${step} at once) and the lines the cursor pointed at were dropped: lines written since may have scrolled away unread.`,
+        `The history reached its limit (${state.historyLimit} lines; tmux then drops the oldest ${step} at once) and the lines the cursor pointed at were dropped, or read the same at more than one place the trims could have moved them to (blank or repeated lines): lines written since may have scrolled away unread.`,
       );
     } else if (since.missedReason === "resized") {
       notes.push(
-        "The pane's width changed and tmux reflowed its lines; the cursor's position could not be found again.",
+        "The pane's width changed and tmux reflowed its lines; the cursor's position could not be found again (its lines are gone, or read the same at more than one place).",
       );
     }
     if (since.mayRepeat && !since.missed) {
