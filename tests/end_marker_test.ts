@@ -10,52 +10,9 @@
 
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
+import { installed, type JobReply, type RunReply, SHELLS } from "./helpers/run_replies.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { type TestTmux, waitFor } from "./helpers/tmux.ts";
-
-/** What run_command answers, as far as these tests read it. */
-interface RunReply {
-  exitStatus: number | null;
-  output: string;
-  outputComplete: boolean;
-  timedOut: boolean;
-  stillRunning: boolean;
-  jobId?: string;
-}
-
-/** What get_command_result answers, as far as these tests read it. */
-interface JobReply {
-  state: string;
-  exitStatus: number | null;
-  lostReason: string | null;
-  output: string;
-  outputComplete: boolean;
-}
-
-function installed(name: string): boolean {
-  return ["/bin", "/usr/bin"].some((dir) => {
-    try {
-      return Deno.statSync(`${dir}/${name}`).isFile;
-    } catch {
-      return false;
-    }
-  });
-}
-
-/**
- * The POSIX shells installed here: how a pane starts each (bash and zsh without start-up
- * files: this machine's own may be slow or print text) and the name tmux gives it.
- */
-const SHELLS: { start: string; name: string }[] = [
-  { start: "sh", name: "sh" },
-  { start: "bash --norc --noprofile", name: "bash" },
-  { start: "zsh -f", name: "zsh" },
-  { start: "mksh", name: "mksh" },
-  { start: "ksh", name: "ksh" },
-  { start: "yash --norcfile", name: "yash" },
-  { start: "posh", name: "posh" },
-  { start: "busybox sh", name: "busybox" },
-].filter((s) => installed(s.start.split(" ")[0]));
 
 /** A new window running `start`, once tmux names it `name` and it has drawn. */
 async function shellPane(t: TestTmux, start: string, name: string): Promise<string> {

@@ -8,45 +8,10 @@
  */
 
 import assert from "node:assert/strict";
+import { type JobReply, type RunReply, SHELLS } from "./helpers/run_replies.ts";
 import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
-
-/** What run_command answers, as far as these tests read it. */
-interface RunReply {
-  exitStatus: number | null;
-  output: string;
-  outputComplete: boolean;
-  timedOut: boolean;
-  stillRunning: boolean;
-  jobId?: string;
-}
-
-/** What get_command_result answers, as far as these tests read it. */
-interface JobReply {
-  state: string;
-  exitStatus: number | null;
-  lostReason: string | null;
-  output: string;
-  outputComplete: boolean;
-}
-
-function installed(name: string): boolean {
-  return ["/bin", "/usr/bin"].some((dir) => {
-    try {
-      return Deno.statSync(`${dir}/${name}`).isFile;
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** The shells tried, as a pane starts each and the name tmux gives it. */
-const SHELLS: { start: string; name: string }[] = [
-  { start: "sh", name: "sh" },
-  { start: "bash --norc --noprofile", name: "bash" },
-  { start: "zsh -f", name: "zsh" },
-].filter((s) => installed(s.start.split(" ")[0]));
 
 /** Reads the nonce off the screen and the check's terms from it (endCheck in job_markers.ts). */
 const READ_NONCE = String.raw`

@@ -1,0 +1,50 @@
+/**
+ * What the run_command tests share: the replies as far as they read them, and the POSIX shells
+ * installed here that they try.
+ *
+ * @module
+ */
+
+/** What run_command answers, as far as these tests read it. */
+export interface RunReply {
+  exitStatus: number | null;
+  output: string;
+  outputComplete: boolean;
+  timedOut: boolean;
+  stillRunning: boolean;
+  jobId?: string;
+}
+
+/** What get_command_result answers, as far as these tests read it. */
+export interface JobReply {
+  state: string;
+  exitStatus: number | null;
+  lostReason: string | null;
+  output: string;
+  outputComplete: boolean;
+}
+
+export function installed(name: string): boolean {
+  return ["/bin", "/usr/bin"].some((dir) => {
+    try {
+      return Deno.statSync(`${dir}/${name}`).isFile;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * The POSIX shells installed here: how a pane starts each (bash and zsh without start-up
+ * files: this machine's own may be slow or print text) and the name tmux gives it.
+ */
+export const SHELLS: { start: string; name: string }[] = [
+  { start: "sh", name: "sh" },
+  { start: "bash --norc --noprofile", name: "bash" },
+  { start: "zsh -f", name: "zsh" },
+  { start: "mksh", name: "mksh" },
+  { start: "ksh", name: "ksh" },
+  { start: "yash --norcfile", name: "yash" },
+  { start: "posh", name: "posh" },
+  { start: "busybox sh", name: "busybox" },
+].filter((s) => installed(s.start.split(" ")[0]));
