@@ -10,21 +10,15 @@
 
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
-import { installed, type JobReply, type RunReply, SHELLS } from "./helpers/run_replies.ts";
+import {
+  installed,
+  type JobReply,
+  type RunReply,
+  shellPane,
+  SHELLS,
+} from "./helpers/run_replies.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { type TestTmux, waitFor } from "./helpers/tmux.ts";
-
-/** A new window running `start`, once tmux names it `name` and it has drawn. */
-async function shellPane(t: TestTmux, start: string, name: string): Promise<string> {
-  const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", start)).trim();
-  await waitFor(
-    async () =>
-      (await t.tmux("display-message", "-p", "-t", id, "#{pane_current_command}")).trim() ===
-        name && (await t.tmux("capture-pane", "-p", "-t", id)).trim() !== "",
-    `the ${name} prompt`,
-  );
-  return id;
-}
 
 /**
  * The hostile program: reads its pane (with `-J`, so the typed line is whole), takes the nonce

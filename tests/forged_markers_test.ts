@@ -8,10 +8,10 @@
  */
 
 import assert from "node:assert/strict";
-import { type JobReply, type RunReply, SHELLS } from "./helpers/run_replies.ts";
+import { type JobReply, type RunReply, shellPane, SHELLS } from "./helpers/run_replies.ts";
 import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, TestTmux } from "./helpers/tmux.ts";
 
 /** Reads the nonce off the screen and the check's terms from it (endCheck in job_markers.ts). */
 const READ_NONCE = String.raw`
@@ -40,18 +40,6 @@ exit 0
 
 const TWO_ENDS = /two rows carry the command's end marker/;
 const TWO_BEGINS = /Its begin marker is on more than one row/;
-
-/** A new window running `start`, once tmux names it `name` and it has drawn. */
-async function shellPane(t: TestTmux, start: string, name: string): Promise<string> {
-  const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", start)).trim();
-  await waitFor(
-    async () =>
-      (await t.tmux("display-message", "-p", "-t", id, "#{pane_current_command}")).trim() ===
-        name && (await t.tmux("capture-pane", "-p", "-t", id)).trim() !== "",
-    `the ${name} prompt`,
-  );
-  return id;
-}
 
 /** What a job's reply must be. */
 type Expect = (job: JobReply, label: string) => void;

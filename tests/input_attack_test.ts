@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { connect, withTmux } from "./helpers/mcp.ts";
+import { installed } from "./helpers/run_replies.ts";
 import { MAX_RESULT_BYTES } from "../src/mcp/bounds.ts";
 import { TOOLSETS } from "../src/mcp/toolsets.ts";
 import { buildServer } from "../src/server.ts";
@@ -325,15 +326,7 @@ Deno.test("run_command on a pane tmux has yet to start its program in waits for 
 });
 
 /** The POSIX shells installed here that run_command is tried with. */
-const MARKER_SHELLS = ["sh", "bash", "zsh"].filter((name) =>
-  ["/bin", "/usr/bin"].some((dir) => {
-    try {
-      return Deno.statSync(`${dir}/${name}`).isFile;
-    } catch {
-      return false;
-    }
-  })
-);
+const MARKER_SHELLS = ["sh", "bash", "zsh"].filter(installed);
 
 Deno.test("run_command: a program cannot edit the markers on screen into an end (the splice)", async () => {
   type Run = { exitStatus: number | null; stillRunning: boolean; jobId?: string };

@@ -17,7 +17,7 @@
  * @module
  */
 
-import { clientLabel, isPerson } from "../tmux/identity.ts";
+import { clientLabel, isPerson, sharesWindows } from "../tmux/identity.ts";
 import { type ClientRow, findSession, type PaneRow, type SessionRow } from "../tmux/snapshot.ts";
 import type { ServerView } from "./guard.ts";
 import type { Target } from "./guarded_calls.ts";
@@ -282,9 +282,7 @@ export function focusConcerns(label: string, call: FocusCall, view: ServerView):
       if (!w || !from || !to) return [];
       const within = from.id === to.id;
       if (!within && w.placements.some((at) => at.sessionId === to.id)) return [];
-      const leaves = snapshot.sessions.filter((s) =>
-        (s.id === from.id || (from.group !== "" && s.group === from.group)) && isCurrentIn(w, s)
-      );
+      const leaves = snapshot.sessions.filter((s) => sharesWindows(s, from) && isCurrentIn(w, s));
       return leaves.flatMap((s) => {
         const people = attachedPeople(view, s);
         if (people.length === 0) return [];

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { attendedPanes, findCallerPane, inputCohort, isPerson } from "../tmux/identity.ts";
+import { attendedPanes, findCallerPane, inputCohort, peopleListing } from "../tmux/identity.ts";
 import { ownEntryOptions, readEntryValues } from "../tmux/option_reach.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
@@ -284,13 +284,7 @@ export async function entryConcerns(
     const to = findSession(snapshot.sessions, session ?? "");
     // A window that is not there, or already in that session (refused, or moved within it).
     if (!pane || !to || pane.placements.some((at) => at.sessionId === to.id)) continue;
-    const group = new Set(
-      snapshot.sessions.filter((s) => s.id === to.id || (to.group !== "" && s.group === to.group))
-        .map((s) => s.id),
-    );
-    const people = snapshot.clients.filter((c) =>
-      isPerson(c) && c.windowId !== "" && group.has(c.sessionId)
-    );
+    const people = peopleListing(snapshot, to);
     if (people.length === 0) continue;
     let own: string[];
     try {

@@ -8,8 +8,8 @@
  * @module
  */
 
-import { randomHex } from "../tmux/format.ts";
-import { tmuxChild } from "../tmux/foreground.ts";
+import { formatLiteral, randomHex } from "../tmux/format.ts";
+import { drawnNothing, tmuxChild } from "../tmux/foreground.ts";
 import {
   clientLabel,
   inputCohort,
@@ -95,8 +95,7 @@ const VIEW_MODE_LIFT = "It shows a command's output, perhaps from a tmux hook " 
 function relayIn(snapshot: Snapshot, pane: PaneRow): { client: ClientRow | null } | null {
   const client = snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty);
   if (client) return { client };
-  const blank = pane.historySize === 0 && pane.cursorX === 0 && pane.cursorY === 0;
-  return tmuxChild(pane.command) && !blank ? { client: null } : null;
+  return tmuxChild(pane.command) && !drawnNothing(pane) ? { client: null } : null;
 }
 
 /** {@link relayIn} as tmux checks it at the instant of the input (any server's client). */
@@ -252,7 +251,7 @@ export function inputCondition(
   if (!options.allowInputOff) parts.push("#{!=:#{pane_input_off},1}");
   if (!options.force && !options.allowRelay) parts.push(NO_RELAY);
   if (options.command !== undefined) {
-    parts.push(`#{==:#{pane_current_command},${options.command.replace(/[#,}]/g, "#$&")}}`);
+    parts.push(`#{==:#{pane_current_command},${formatLiteral(options.command)}}`);
   }
   return { target: pane.id, format: allOf(parts) };
 }

@@ -24,6 +24,13 @@ export function tmuxChild(command: string): boolean {
   return command === "tmux";
 }
 
+/** Whether a pane has drawn nothing yet: no history, the cursor at the top left. */
+export function drawnNothing(
+  p: { readonly historySize: number; readonly cursorX: number; readonly cursorY: number },
+): boolean {
+  return p.historySize === 0 && p.cursorX === 0 && p.cursorY === 0;
+}
+
 /**
  * A shell command that exits 0 exactly when process `pid` holds its terminal: its process group
  * is the terminal's foreground group, and no child of it in that group reads the terminal.

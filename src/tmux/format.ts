@@ -120,6 +120,19 @@ export function escapeFormat(text: string): string {
 }
 
 /**
+ * Text as a literal argument of a format's comparison (`#{==:...,TEXT}`), which tmux expands:
+ * `,` and `}` escaped by a `#`, and each `#` doubled, but for a run of them before a `[`, which
+ * tmux keeps as it is (a style, `#[fg=red]`, or one escaped, `##[`).
+ */
+export function formatLiteral(text: string): string {
+  return text.replace(
+    /(#+)(\[)?|[,}]/g,
+    (m, hashes?: string, bracket?: string) =>
+      hashes === undefined ? `#${m}` : bracket ? m : `${hashes}${hashes}`,
+  );
+}
+
+/**
  * Makes an argument safe from tmux's own command parser: a final `;` would end the command
  * (even as its own argv element). tmux drops exactly one backslash before a final `;`, so one
  * is always added, and text that itself ends in `\;` arrives unchanged.

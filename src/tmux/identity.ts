@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ClientRow, PaneBrief, PaneRow, Snapshot } from "./snapshot.ts";
+import type { ClientRow, PaneBrief, PaneRow, SessionRow, Snapshot } from "./snapshot.ts";
 
 /**
  * A tmux condition (format) that holds for a pane in a mode that previews other panes:
@@ -156,6 +156,22 @@ export function keyCopies(snapshot: Snapshot, pane: PaneRow): PaneRow[] {
   return snapshot.panes.filter((p) =>
     p.windowId === pane.windowId && p.id !== pane.id && p.synchronized && !p.inMode &&
     !p.dead && !p.inputOff && (!p.windowZoomed || p.active)
+  );
+}
+
+/** Whether session `s` is `to` or one grouped with it: a group shares its windows. */
+export function sharesWindows(s: SessionRow, to: SessionRow): boolean {
+  return s.id === to.id || (to.group !== "" && s.group === to.group);
+}
+
+/**
+ * The people's clients whose status line lists the windows of session `to`: attached to it, or
+ * to a session grouped with it (see {@link sharesWindows}), each showing a window.
+ */
+export function peopleListing(snapshot: Snapshot<PaneBrief>, to: SessionRow): ClientRow[] {
+  const sessions = new Set(snapshot.sessions.filter((s) => sharesWindows(s, to)).map((s) => s.id));
+  return snapshot.clients.filter((c) =>
+    isPerson(c) && c.windowId !== "" && sessions.has(c.sessionId)
   );
 }
 

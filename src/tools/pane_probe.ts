@@ -12,7 +12,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { isNoServer, SERVER_GONE_HINT, ToolFailure } from "../mcp/errors.ts";
 import { SCREEN_ROWS } from "../tmux/capture.ts";
 import { execFast } from "../tmux/control.ts";
-import { tmuxChild } from "../tmux/foreground.ts";
+import { drawnNothing, tmuxChild } from "../tmux/foreground.ts";
 import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { classifyStderr, TmuxError } from "../tmux/tmux_error.ts";
 import {
@@ -368,7 +368,7 @@ export async function probePane(ctx: TmuxContext, paneId: string): Promise<PaneP
 
 /** Whether a pane has written nothing yet: no history, the cursor at the top left. */
 export function blankPane(p: PaneProbe): boolean {
-  return p.exists && p.historySize === 0 && p.cursorX === 0 && p.cursorY === 0;
+  return p.exists && drawnNothing(p);
 }
 
 /**

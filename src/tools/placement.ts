@@ -23,8 +23,9 @@ import {
   windowIdSchema,
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
-import type { ClientRow, SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
-import { clientLabel, isPerson } from "../tmux/identity.ts";
+import type { SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
+import { clientLabel, peopleListing } from "../tmux/identity.ts";
+import { formatLiteral } from "../tmux/format.ts";
 import {
   CARRIED_ENTRY_OPTIONS,
   type EntryValues,
@@ -187,31 +188,6 @@ export const swapPane = defineTool({
 });
 
 /**
- * The persons' clients that list a window moved into session `to` in their status line: those
- * attached to it or to a session grouped with it (a group shares its windows).
- */
-function listingPeople(snapshot: Snapshot, to: SessionRow): ClientRow[] {
-  const group = new Set(
-    snapshot.sessions.filter((s) => s.id === to.id || (to.group !== "" && s.group === to.group))
-      .map((s) => s.id),
-  );
-  return snapshot.clients.filter((c) => isPerson(c) && c.windowId && group.has(c.sessionId));
-}
-
-/**
- * Text as a literal argument of a format's comparison (`#{==:...,TEXT}`), which tmux expands:
- * `,` and `}` escaped by a `#`, and each `#` doubled, but for a run of them before a `[`, which
- * tmux keeps as it is (a style, `#[fg=red]`, or one escaped, `##[`).
- */
-function formatLiteral(text: string): string {
-  return text.replace(
-    /(#+)(\[)?|[,}]/g,
-    (m, hashes?: string, bracket?: string) =>
-      hashes === undefined ? `#${m}` : bracket ? m : `${hashes}${hashes}`,
-  );
-}
-
-/**
  * 1 while the window of the condition's target draws its status-line entry as the global
  * options say (`values.global`), or no person is attached to session `to` nor to one grouped
  * with it: expanded by tmux at the instant of the move.
@@ -250,7 +226,7 @@ async function carriedEntryCheck(
 ): Promise<ActCheck> {
   const values = await readEntryValues((argv) => ctx.read(argv), windowId);
   const own = ownEntryOptions(values);
-  const person = own.length > 0 ? listingPeople(snapshot, to)[0] : undefined;
+  const person = own.length > 0 ? peopleListing(snapshot, to)[0] : undefined;
   if (person) {
     const grouped = person.sessionId === to.id ? "" : ` (grouped with ${to.id})`;
     throw new ToolFailure(

@@ -335,7 +335,7 @@ export const runCommand = defineTool({
         (away, last) => Promise.resolve(last ? stillDrawing() : away),
       );
       sent = true;
-      const end = await awaitRunEnd(ctx, reads, watch, {
+      const { result, marked, died, interrupted, lost } = await awaitRunEnd(ctx, reads, watch, {
         ref,
         jobId,
         state,
@@ -344,19 +344,6 @@ export const runCommand = defineTool({
         effective,
         background: args.background,
       });
-      const { result, marked, died } = end;
-      let { interrupted, lost } = end;
-      // Two end markers (a program the command ran wrote one): no status can be read. Once the
-      // shell is back at its prompt, quiet, the job reader says so; the wait (run_wait.ts) takes
-      // its word only where a line editor reads the keys, so a shell without one (dash), whose
-      // wait ran to its timeout, is asked here.
-      if (marked.twoEnds && died === null && lost === null && !args.background) {
-        const view = await readJob(ctx, ref);
-        if (view.state === "lost") {
-          interrupted = view;
-          lost = view.lostReason;
-        }
-      }
       const unfinished = died === null && marked.status === null;
       const timedOut = unfinished && !args.background && interrupted === null;
       const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);

@@ -160,10 +160,12 @@ export async function awaitRunEnd(
         "quote or a trailing backslash typed before, which C-c could not clear)";
     } else if (
       view.state === "lost" &&
-      (fromWait !== null || await lineEditorReads(ctx.runner, ctx.address, paneId, ctx.signal))
+      (fromWait !== null || view.forged === "end" ||
+        await lineEditorReads(ctx.runner, ctx.address, paneId, ctx.signal))
     ) {
       // Begun, the shell quiet at a prompt could be the shell itself waiting in a `read` of
-      // the command; not while its line editor reads the keys: it is back at its prompt.
+      // the command; not while its line editor reads the keys: it is back at its prompt. Nor
+      // with a second end marker: the shell printed its own (job_wait.ts, overWithoutEnd).
       interrupted = view;
       lost = view.lostReason ?? "the shell is back at its prompt without the end marker";
     }

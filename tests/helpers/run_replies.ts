@@ -5,6 +5,8 @@
  * @module
  */
 
+import { type TestTmux, waitFor } from "./tmux.ts";
+
 /** What run_command answers, as far as these tests read it. */
 export interface RunReply {
   exitStatus: number | null;
@@ -48,3 +50,15 @@ export const SHELLS: { start: string; name: string }[] = [
   { start: "posh", name: "posh" },
   { start: "busybox sh", name: "busybox" },
 ].filter((s) => installed(s.start.split(" ")[0]));
+
+/** A new window running `start`, once tmux names it `name` and it has drawn. */
+export async function shellPane(t: TestTmux, start: string, name: string): Promise<string> {
+  const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", start)).trim();
+  await waitFor(
+    async () =>
+      (await t.tmux("display-message", "-p", "-t", id, "#{pane_current_command}")).trim() ===
+        name && (await t.tmux("capture-pane", "-p", "-t", id)).trim() !== "",
+    `the ${name} prompt`,
+  );
+  return id;
+}
