@@ -20,6 +20,7 @@ import { ToolRegistry } from "./mcp/registry.ts";
 import type { ToolSelection } from "./mcp/tool_selection.ts";
 import type { LazyTool } from "./mcp/tool_spec.ts";
 import type { Era } from "./mcp/resources.ts";
+import { MAX_LISTEN_STREAMS } from "./mcp/listen_streams.ts";
 import { readableParamErrors } from "./mcp/param_errors.ts";
 import { FIXED_FOR_THE_PROCESS, INSTRUCTIONS, SERVER_NAME } from "./mcp/server_info.ts";
 import { StdioTransport } from "./mcp/stdio.ts";
@@ -222,6 +223,7 @@ export async function serveStdio(options: ServerOptions): Promise<void> {
     transport: readableParamErrors(
       registry.subscriptions.observe(desk ? desk.handOver(parseJSONRPCMessage) : transport),
     ),
+    maxSubscriptions: MAX_LISTEN_STREAMS,
   });
   const why = await closed.promise;
   // One deadline for the whole exit, its steps' shares cut from it: each step's own bound,

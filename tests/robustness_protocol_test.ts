@@ -9,6 +9,7 @@
  */
 
 import assert from "node:assert/strict";
+import { MAX_LISTEN_STREAMS } from "../src/mcp/listen_streams.ts";
 import { newFigures, reportFigures, sleep } from "./helpers/robust.ts";
 import { MODERN_META, type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, sh, statusWithin, TestTmux, trackChild, waitFor } from "./helpers/tmux.ts";
@@ -616,4 +617,42 @@ Deno.test("a request with a bad progress token is refused -32602 naming the fiel
     assert.equal(s.notifications.find((m) => m.id === 960)?.error?.code, -32600);
     await stillServing(t, s, "bad progress tokens");
   });
+});
+
+Deno.test("one listen stream past the bound is refused as busy, in a sentence that says how to make room, and a cancel makes it", async () => {
+  const t = await TestTmux.start();
+  const { cmd, args } = startCommand();
+  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    const listen = () =>
+      s.send("subscriptions/listen", {
+        notifications: { resourcesListChanged: true },
+        _meta: MODERN_META,
+      });
+    const acknowledged = () =>
+      s.notifications.filter((n) => n.method === "notifications/subscriptions/acknowledged")
+        .length;
+    const open = Array.from({ length: MAX_LISTEN_STREAMS }, listen);
+    await waitFor(() => acknowledged() === MAX_LISTEN_STREAMS, "every stream acknowledged");
+    const refused = await s.answerWithin(listen().answer, 10_000);
+    assert.ok(typeof refused === "object", String(refused));
+    assert.equal(refused.error?.code, -32029);
+    assert.match(refused.error?.message ?? "", /Too many listen streams are open .*\(1024\)/);
+    assert.match(refused.error?.message ?? "", /cancel one/);
+    // A cancelled stream makes room for the next.
+    await s.notify("notifications/cancelled", { requestId: open[0].id, _meta: MODERN_META });
+    const next = listen();
+    await waitFor(() => acknowledged() === MAX_LISTEN_STREAMS + 1, "the next one acknowledged");
+    assert.equal(s.answeredAt.has(next.id), false, "the next stream is open, not answered");
+    const listed = await s.request("tools/call", {
+      name: "list_panes",
+      arguments: {},
+      _meta: MODERN_META,
+    });
+    const panes = (listed.result?.structuredContent as { panes?: { id: string }[] })?.panes;
+    assert.deepEqual(panes?.map((p) => p.id), [t.ids.paneId], JSON.stringify(listed));
+  } finally {
+    await s.kill();
+    await t.kill();
+  }
 });

@@ -9,6 +9,7 @@
  */
 
 import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/server";
+import { BUSY_CODE } from "./stdio.ts";
 
 /** What a 2026-07-28 `subscriptions/listen` stream was granted. */
 export interface ListenFilter {
@@ -17,6 +18,33 @@ export interface ListenFilter {
 }
 
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+
+/**
+ * Listen streams open at once on one connection (the SDK's stdio entry is told it): each holds
+ * its filter and its part of every change routed, until cancelled.
+ */
+export const MAX_LISTEN_STREAMS = 1024;
+
+/** The SDK's answer to a listen request past its bound of open streams (an internal error). */
+const SDK_LIMIT_MESSAGE = "Subscription limit reached";
+
+/**
+ * The SDK's refusal of one listen stream too many, said as what it is: not an internal error
+ * (-32603) but a bound the client can make room under, by cancelling a stream it holds.
+ */
+function limitAnswer(message: JSONRPCMessage): JSONRPCMessage {
+  const m = message as { id?: unknown; error?: { code?: unknown; message?: unknown } };
+  if (m.error?.code !== -32603 || m.error.message !== SDK_LIMIT_MESSAGE) return message;
+  return {
+    jsonrpc: "2.0",
+    id: m.id,
+    error: {
+      code: BUSY_CODE,
+      message: `Too many listen streams are open on this connection (${MAX_LISTEN_STREAMS}); ` +
+        "cancel one (notifications/cancelled) or listen to several URIs in one stream.",
+    },
+  } as JSONRPCMessage;
+}
 
 /** What {@link observeListenStreams} asks of the subscriptions. */
 export interface ListenHooks {
@@ -118,8 +146,10 @@ export function observeListenStreams(
         }
       } else if (m.method === undefined && m.id !== undefined) {
         // A stream's last answer (or an error) comes after its acknowledgement too.
+        const refused = (typeof m.id === "string" || typeof m.id === "number") &&
+          unacknowledged.has(m.id);
         ended(m.id, false);
-        return afterAck(m.id, message, options);
+        return afterAck(m.id, refused ? limitAnswer(message) : message, options);
       }
       if (m.method !== undefined) {
         const meta = m.params?._meta as Record<string, unknown> | undefined;
