@@ -67,9 +67,38 @@ export function byteLength(text: string): number {
   return n;
 }
 
-/** Size of a value as compact JSON, in UTF-8 bytes. */
+/**
+ * What no text a reader gets holds as it is, beyond the C0 and C1 controls: U+2028 and U+2029,
+ * which some readers take as line breaks, and the bidirectional controls, which make text read
+ * in another order than it is (a name ending `\u202etxt.exe` shows as `exe.txt`). As the
+ * inside of a character class.
+ */
+export const SEPARATORS_AND_BIDI = String
+  .raw`\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069`;
+
+/**
+ * What JSON leaves raw but a reader may not take as it is: C1 controls, which some terminals
+ * obey (U+0085 among them, a line break to some readers: Python's `splitlines` splits a line
+ * of JSON at it, and at U+2028), and SEPARATORS_AND_BIDI.
+ */
+const JSON_LEAVES_RAW = new RegExp(String.raw`[\u0080-\u009f${SEPARATORS_AND_BIDI}]`, "g");
+
+/** A character as a JSON escape: `\uXXXX`. */
+export function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * JSON, with the characters JSON leaves raw but a reader may not (see JSON_LEAVES_RAW) escaped:
+ * every message goes on the wire so (stdio.ts), and the same value parses from it.
+ */
+export function wireJson(value: unknown): string {
+  return (JSON.stringify(value) ?? "null").replace(JSON_LEAVES_RAW, unicodeEscape);
+}
+
+/** Size of a value as compact JSON on the wire ({@link wireJson}), in UTF-8 bytes. */
 export function jsonBytes(value: unknown): number {
-  return byteLength(JSON.stringify(value));
+  return byteLength(wireJson(value));
 }
 
 /** A string cut to at most `maxBytes` UTF-8 bytes on a character boundary, and what was cut. */
@@ -240,7 +269,7 @@ export function capList<T>(items: readonly T[], max: number): { kept: T[]; omitt
 
 /** UTF-8 bytes a string takes inside a JSON string literal (escapes counted, quotes not). */
 export function jsonStringBytes(text: string): number {
-  return byteLength(JSON.stringify(text)) - 2;
+  return byteLength(wireJson(text)) - 2;
 }
 
 /** What {@link tailLines} kept of a list of lines. */

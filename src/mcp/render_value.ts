@@ -6,16 +6,9 @@
  * @module
  */
 
-import { MAX_METADATA_BYTES } from "./bounds.ts";
+import { MAX_METADATA_BYTES, SEPARATORS_AND_BIDI, unicodeEscape, wireJson } from "./bounds.ts";
 
-/**
- * What no text a reader gets holds as it is, beyond the C0 and C1 controls: U+2028 and U+2029,
- * which some readers take as line breaks, and the bidirectional controls, which make text read
- * in another order than it is (a name ending `\u202etxt.exe` shows as `exe.txt`). As the
- * inside of a character class.
- */
-export const SEPARATORS_AND_BIDI = String
-  .raw`\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069`;
+export { SEPARATORS_AND_BIDI, unicodeEscape };
 
 /** The C0 controls, DEL and the C1 controls, as the inside of a character class. */
 export const CONTROLS = String.raw`\u0000-\u001f\u007f-\u009f`;
@@ -44,21 +37,8 @@ export const BARE_NAME = new RegExp(String.raw`^[^\s=(),:*$${NEVER_BARE}]+$`);
 /** Words a bare string could be mistaken for: a number, true/false/null, inline JSON. */
 const AMBIGUOUS = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)$|^[[{]/i;
 
-/**
- * What JSON leaves raw but a reader may not take as it is: C1 controls, which some terminals
- * obey (U+0085 among them, a line break to some readers), and SEPARATORS_AND_BIDI.
- */
-const JSON_LEAVES_RAW = new RegExp(String.raw`[\u0080-\u009f${SEPARATORS_AND_BIDI}]`, "g");
-
-/** A character as a JSON escape: `\uXXXX`. */
-export function unicodeEscape(c: string): string {
-  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-}
-
-/** JSON, with the characters JSON leaves raw but a reader may not (see JSON_LEAVES_RAW) escaped. */
-export function json(value: unknown): string {
-  return (JSON.stringify(value) ?? "null").replace(JSON_LEAVES_RAW, unicodeEscape);
-}
+/** JSON as it goes on the wire (bounds.ts, {@link wireJson}). */
+export const json = wireJson;
 
 /**
  * A string bare when it matches `pattern` and reads as nothing else (a number, `true`, inline

@@ -16,6 +16,7 @@
  */
 
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
+import { wireJson } from "./bounds.ts";
 import { type MessageCheck, refusalOf } from "./invalid_message.ts";
 import { LineSplitter, MAX_LINE_BYTES } from "./line_splitter.ts";
 import { lastKeyId, topLevelId } from "./long_line_id.ts";
@@ -398,7 +399,9 @@ export class StdioTransport implements Transport {
    */
   #write(message: unknown): Promise<void> {
     if (this.#outputGone) return Promise.resolve();
-    const bytes = encoder.encode(`${JSON.stringify(message)}\n`);
+    // C1 controls, line separators and bidi controls escaped: a client that splits lines
+    // Unicode-wise (Python's splitlines) or prints what it reads takes none as it is.
+    const bytes = encoder.encode(`${wireJson(message)}\n`);
     const key = keyOf(message);
     const waiting = key === null ? undefined : this.#replaceable.get(key);
     if (waiting) {

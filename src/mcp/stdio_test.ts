@@ -165,14 +165,18 @@ Deno.test("a close does not wait for answers a client stopped reading, nor past 
 /** An stdout that a client reads at once: each line it gets, parsed. */
 function readOutput() {
   const lines: { id?: unknown; error?: { code: number; message: string } }[] = [];
+  /** The lines as written. */
+  const raw: string[] = [];
   const decoder = new TextDecoder();
   let partial = "";
   return {
     lines,
+    raw,
     write(bytes: Uint8Array): Promise<number> {
       partial += decoder.decode(bytes);
       const parts = partial.split("\n");
       partial = parts.pop()!;
+      raw.push(...parts);
       for (const part of parts) lines.push(JSON.parse(part));
       return Promise.resolve(bytes.length);
     },
@@ -260,6 +264,28 @@ Deno.test("a request whose id is already waiting for its answer is refused, and 
   await transport.send({ jsonrpc: "2.0", id: 7, result: {} });
   fed.line(call(7));
   await until("the id used again", () => received.length === 3);
+  fed.end();
+  await transport.close();
+});
+
+Deno.test("a message goes out with C1 controls, line separators and bidi controls escaped, and parses to the same value", async () => {
+  const fed = fedInput();
+  const { transport, output } = await reading(fed.input);
+  // A folder a pane's program made: a C1 CSI, NEL (a line break to Python's splitlines), U+2028,
+  // an RLO.
+  const cwd = "/tmp/c1\u009b31mRED\u0085next\u2028line\u202etxt.exe";
+  const message = {
+    jsonrpc: "2.0" as const,
+    id: 1,
+    result: { structuredContent: { panes: [{ cwd }] } },
+  };
+  await transport.send(message);
+  assert.equal(output.raw.length, 1);
+  assert.doesNotMatch(output.raw[0], /[\u0080-\u009f\u2028\u2029\u202a-\u202e]/);
+  assert.match(output.raw[0], /\\u009b31mRED\\u0085next\\u2028line\\u202etxt/);
+  assert.deepEqual(JSON.parse(output.raw[0]), message);
+  // Python's splitlines keeps it one line; so does any split at U+2028.
+  assert.equal(output.raw[0].split(/[\n\u0085\u2028\u2029]/).length, 1);
   fed.end();
   await transport.close();
 });
