@@ -36,6 +36,7 @@
 
 import { z } from "zod";
 import { TmuxContext } from "../mcp/context.ts";
+import type { TmuxRunner } from "../tmux/run.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
@@ -265,56 +266,7 @@ export const JOB_SERVING: JobServing = {
     const stop = new AbortController();
     const follow = async () => {
       const job = parseJobUri(uri, ctx);
-      const { ref } = job;
-      const on = jobContext(ctx, job, stop.signal);
-      const backoff = new Backoff();
-      /** Whether the last try failed: the subscriber is told once when they start failing. */
-      let failing = false;
-      while (!stop.signal.aborted) {
-        const began = performance.now();
-        try {
-          // Read on another server (its successor on the socket, perhaps with the same pid and
-          // pane ids), the job's pane would be another pane: the job ended with its server.
-          const server = await serverOf(on);
-          if (!server || !sameServer(server, serverOfJob(ref))) {
-            changed();
-            return;
-          }
-          const view = await waitForJob(on, ref, performance.now() + WATCH_SPAN_MS, {
-            progress: false,
-          });
-          failing = false;
-          backoff.reset();
-          if (isOver(view)) {
-            forgetOverRun(on, ref);
-            if (view.state === "lost") {
-              ctx.log("warning", `job in ${ref.paneId} lost: ${view.lostReason}`);
-            }
-            changed();
-            return;
-          }
-        } catch {
-          // Cancelled, or tmux did not answer in time (a person's slow hook, a loaded machine),
-          // or its server went: a watch that gave up here would never tell the job's end.
-          if (stop.signal.aborted) return;
-          // A try that ran a good while before it failed starts a new run of failures.
-          if (performance.now() - began >= MAX_RETRY_MS) {
-            failing = false;
-            backoff.reset();
-          }
-          // Something may have changed unseen: a reader says what (or why it cannot).
-          const told = !failing;
-          if (!failing) changed();
-          failing = true;
-          // A job whose server is gone or was replaced ended with it: nothing more to watch.
-          const server = await serverOf(on).catch(() => null);
-          if (server !== null && !(server && sameServer(server, serverOfJob(ref)))) {
-            if (!told) changed();
-            return;
-          }
-          await pause(backoff.next(), stop.signal);
-        }
-      }
+      await followUntilOver(jobContext(ctx, job, stop.signal), job.ref, changed);
     };
     follow().catch(() => {
       // The URI names no job (a reader says why): nothing to watch.
@@ -324,6 +276,118 @@ export const JOB_SERVING: JobServing = {
     return { ready: Promise.resolve(), stop: () => stop.abort() };
   },
 };
+
+/**
+ * Waits until job `ref` is over, or its server is gone or replaced, or `on`'s signal stops it,
+ * calling `changed` then (and once when reads start failing: something may have changed
+ * unseen). A failed read is tried again, after a pause that grows. Returns the view that
+ * showed it over, else null.
+ */
+async function followUntilOver(
+  on: TmuxContext,
+  ref: JobRef,
+  changed: () => void,
+): Promise<JobView | null> {
+  const backoff = new Backoff();
+  /** Whether the last try failed: the subscriber is told once when they start failing. */
+  let failing = false;
+  while (!on.signal.aborted) {
+    const began = performance.now();
+    try {
+      // Read on another server (its successor on the socket, perhaps with the same pid and
+      // pane ids), the job's pane would be another pane: the job ended with its server.
+      const server = await serverOf(on);
+      if (!server || !sameServer(server, serverOfJob(ref))) {
+        changed();
+        return null;
+      }
+      const view = await waitForJob(on, ref, performance.now() + WATCH_SPAN_MS, {
+        progress: false,
+      });
+      failing = false;
+      backoff.reset();
+      if (isOver(view)) {
+        forgetOverRun(on, ref);
+        if (view.state === "lost") {
+          on.log("warning", `job in ${ref.paneId} lost: ${view.lostReason}`);
+        }
+        changed();
+        return view;
+      }
+    } catch {
+      // Cancelled, or tmux did not answer in time (a person's slow hook, a loaded machine),
+      // or its server went: a watch that gave up here would never tell the job's end.
+      if (on.signal.aborted) return null;
+      // A try that ran a good while before it failed starts a new run of failures.
+      if (performance.now() - began >= MAX_RETRY_MS) {
+        failing = false;
+        backoff.reset();
+      }
+      // Something may have changed unseen: a reader says what (or why it cannot).
+      const told = !failing;
+      if (!failing) changed();
+      failing = true;
+      // A job whose server is gone or was replaced ended with it: nothing more to watch.
+      const server = await serverOf(on).catch(() => null);
+      if (server !== null && !(server && sameServer(server, serverOfJob(ref)))) {
+        if (!told) changed();
+        return null;
+      }
+      await pause(backoff.next(), on.signal);
+    }
+  }
+  return null;
+}
+
+/** Jobs followed after their run_command returned ({@link followJob}), by runner. */
+const followed = new WeakMap<TmuxRunner, Map<string, AbortController>>();
+/** At most this many are followed at once: a newer one stops the oldest. */
+export const MAX_FOLLOWED = 32;
+
+/**
+ * Follows job `ref`, which run_command typed and returned before it ended (in the background,
+ * or at its timeout), until it is over: its end is read as the shell prints it, and kept as
+ * first read (job_state.ts), so that get_command_result here reports the status the shell
+ * printed even when a process the command left running later writes a valid end marker over
+ * it (it can read the check's terms on screen). The process that typed it keeps it; another
+ * process reads what the pane shows then. Its end seen, the pane's run mark is given back. At
+ * most {@link MAX_FOLLOWED} at once; stopped when the runner closes.
+ */
+export function followJob(ctx: TmuxContext, ref: JobRef): void {
+  const runner = ctx.runner;
+  let jobs = followed.get(runner);
+  if (jobs === undefined) {
+    const mine = new Map<string, AbortController>();
+    followed.set(runner, mine);
+    runner.onClose(() => {
+      for (const stop of mine.values()) stop.abort();
+      mine.clear();
+      return Promise.resolve();
+    });
+    jobs = mine;
+  }
+  const key = `${ctx.socketLabel}#${jobIdOf(ref)}`;
+  jobs.get(key)?.abort();
+  const stop = new AbortController();
+  jobs.set(key, stop);
+  if (jobs.size > MAX_FOLLOWED) {
+    const [oldest, itsStop] = jobs.entries().next().value!;
+    itsStop.abort();
+    jobs.delete(oldest);
+  }
+  const on = jobContext(ctx, placeOf(ctx), stop.signal);
+  const follow = async () => {
+    const view = await followUntilOver(on, ref, () => {});
+    // Its end seen: the pane is free for every process at once (as get_command_result frees it).
+    if (view !== null && !stop.signal.aborted) {
+      await releaseMark(on, ref.paneId, jobIdOf(ref), endSeen(ref, view));
+    }
+  };
+  const done = () => {
+    if (jobs.get(key) === stop) jobs.delete(key);
+  };
+  follow().then(done, done);
+}
 
 /**
  * Registers the job tools. The job resource is the builder's to add, before any SDK server is

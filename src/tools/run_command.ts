@@ -23,6 +23,7 @@ import { leave, type Leftover } from "../tmux/leftovers.ts";
 import { jobIdOf, jobIdSchema, type JobRef } from "./job_id.ts";
 import { HELD_NOTE, isOver, readJob } from "./job_state.ts";
 import { placeOf, rememberJob } from "./job_resource.ts";
+import { followJob } from "./jobs.ts";
 import {
   CLAIM_MS,
   claimValue,
@@ -348,8 +349,12 @@ export const runCommand = defineTool({
       const timedOut = unfinished && !args.background && interrupted === null;
       const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);
       over = !stillRunning;
-      if (stillRunning) state.attached = false;
-      else table.delete(key);
+      if (stillRunning) {
+        state.attached = false;
+        // Its end read as the shell prints it, not first when asked (a process the command
+        // left running could have written a valid end over it by then): jobs.ts, followJob.
+        followJob(ctx, ref);
+      } else table.delete(key);
       // Still running: the mark stays, without a call waiting on it; else it is given back.
       await swapMark(ctx, pane.id, typedValue, stillRunning ? jobId : null);
       left.clear();
@@ -398,6 +403,9 @@ export const runCommand = defineTool({
         : data.paneDied && !result.probe.exists
         ? `${pane.id}: the pane is gone: it closed while the command ran (its shell exited, or ` +
           "the pane, its window or its session was killed)."
+        : data.paneDied && result.probe.pid !== ref.panePid
+        ? `${pane.id}: the pane was respawned while the command ran: its shell was killed and ` +
+          "it runs another process now, so the command's outcome cannot be read."
         : data.paneDied
         ? `${pane.id}: the pane's shell exited while the command ran${
           endedBy(exitStatus, died?.deadSignal ?? null)

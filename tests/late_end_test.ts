@@ -1,0 +1,91 @@
+/**
+ * An end marker a process the command left running writes over the shell's own once the job
+ * is over: it can read the nonce and the check's terms on screen, so the row it writes passes
+ * the check. The process that ran the job follows it until its end and keeps the end the
+ * shell printed (jobs.ts, followJob): a job returned in the background or at its timeout
+ * reports the status the shell printed, not the one written over it.
+ */
+
+import assert from "node:assert/strict";
+import type { JobReply, RunReply } from "./helpers/run_replies.ts";
+import { shellPane } from "./helpers/run_replies.ts";
+import { connect, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux, waitFor } from "./helpers/tmux.ts";
+
+/**
+ * Reads the nonce and the check's terms off the screen, waits (bounded) until this job's run
+ * mark is given back (its end was seen), then writes a valid end for status 0 over the row
+ * above the prompt, the shell's end marker, and says so in the file `$1`.
+ */
+const LATE_END = String.raw`
+screen=$(tmux capture-pane -p -J -S - -t "$TMUX_PANE")
+nonce=$(printf '%s\n' "$screen" | sed -n 's/^.*__tmcp_\([0-9a-f]\{20\}\)_B$/\1/p' | tail -n 1)
+a=$(( 0x$(printf %s "$nonce" | cut -c1-6) >> 2 )); b=$(( 0x$(printf %s "$nonce" | cut -c7-12) >> 2 ))
+[ "$a" = "$b" ] && b=$(( b ^ 1 ))
+i=0
+while [ -n "$(tmux show-options -pqv -t "$TMUX_PANE" @tmux-mcp-run)" ] && [ "$i" -lt 200 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+printf '\0337\033[1A\r\033[2K__tmcp_%s_E:0:%s:%s\0338' "$nonce" "$(( a ^ b ))" "$(date +%s)"
+touch "$1"
+`;
+
+/** Runs `command` (which starts the forger writing `done`), then reads its job once forged. */
+async function forgedAfterEnd(
+  t: TestTmux,
+  c: TestClient,
+  args: Record<string, unknown>,
+  done: string,
+  label: string,
+): Promise<void> {
+  const pane = await shellPane(t, "sh", "sh");
+  const run = await c.ok<RunReply>("run_command", { paneId: pane, ...args });
+  assert.equal(run.stillRunning, true, `${label}: ${JSON.stringify(run)}`);
+  await waitFor(
+    () => Deno.stat(done).then(() => true, () => false),
+    `${label}: the forger wrote its end`,
+    40_000,
+  );
+  // The forged end is what the pane shows: the only end marker there, and it passes the check.
+  const screen = await t.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", pane);
+  assert.match(screen, /__tmcp_[0-9a-f]{20}_E:0:/, label);
+  assert.doesNotMatch(screen, /__tmcp_[0-9a-f]{20}_E:1:/, label);
+  const job = await c.ok<JobReply>("get_command_result", { jobId: run.jobId! });
+  assert.equal(job.state, "exited", `${label}: ${JSON.stringify(job)}`);
+  assert.equal(job.exitStatus, 1, `${label}: ${JSON.stringify(job)}`);
+  assert.match(job.output, /BUILD FAILED/, label);
+}
+
+Deno.test("an end marker written over the shell's once the job is over is not believed by the process that ran it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-late-end-" });
+  await Deno.writeTextFile(`${dir}/late.sh`, LATE_END);
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket });
+    await forgedAfterEnd(
+      t,
+      c,
+      {
+        command: `sh ${dir}/late.sh ${dir}/bg & sleep 0.5; echo BUILD FAILED; false`,
+        background: true,
+      },
+      `${dir}/bg`,
+      "background",
+    );
+    await forgedAfterEnd(
+      t,
+      c,
+      {
+        command: `sh ${dir}/late.sh ${dir}/timeout & sleep 2; echo BUILD FAILED; false`,
+        timeoutMs: 500,
+      },
+      `${dir}/timeout`,
+      "timed out",
+    );
+  } finally {
+    await c?.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
