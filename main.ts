@@ -34,6 +34,17 @@ async function main(argv: string[]): Promise<number> {
     command = parseCli(argv, readEnv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
+    if (argv.includes("hook")) {
+      // A hook's line with the server's flags before `hook`: an agent takes exit 2 of any hook
+      // but the guard as "block" (every prompt, or every stop), so only a guard's blocks.
+      warn(
+        `tmux-mcp: ${error.message} A hook command goes right after the program: ` +
+          "`tmux-mcp hook <command> [--socket NAME | --socket-path PATH]`; flags before `hook` " +
+          "are the MCP server's.",
+      );
+      const { asksForGuard } = await import("./src/hooks/main.ts");
+      return asksForGuard(argv) ? 2 : 1;
+    }
     warn(`tmux-mcp: ${error.message}\n${USAGE}`);
     return 2;
   }

@@ -518,3 +518,29 @@ Deno.test("spawned: guard asks about a forced kill a batch makes after a wait, t
     await t.kill();
   }
 });
+
+Deno.test("spawned with the server's flags before `hook`: only a guard blocks (exit 2), the others fail open (exit 1), and the fix is named", async () => {
+  const [run, ...flags] = startArgs();
+  const line = async (before: string[], after: string[]) =>
+    await sh(Deno.execPath(), [run, ...flags, ...before, "hook", ...after], {
+      env: cleanEnv(),
+      stdin: toolCall("mcp__tmux__list_panes", {}),
+      allowFail: true,
+    });
+  for (const command of ["working", "done", "attention", "clear"]) {
+    const r = await line(["--read-only"], [command]);
+    assert.equal(r.code, 1, `${command}: ${r.stderr}`);
+    assert.match(r.stderr, /A hook command goes right after the program/, r.stderr);
+  }
+  const guard = await line(["--socket", "work"], ["guard"]);
+  assert.equal(guard.code, 2, guard.stderr);
+  // A misspelt guard blocks too: a guard that cannot run must not let every call through.
+  const misspelt = await hookProcess(["gaurd"], toolCall("mcp__tmux__kill_server", {}));
+  assert.equal(misspelt.code, 2, misspelt.stderr);
+  assert.match(misspelt.stderr, /guard/);
+  // config refuses to print such a line.
+  const config = await hookProcess(["config", "--command", "tmux-mcp --socket work"], "");
+  assert.equal(config.code, 1, config.stdout);
+  assert.match(config.stderr, /has a flag after the program/, config.stderr);
+  assert.equal(config.stdout, "");
+});

@@ -1195,3 +1195,20 @@ Deno.test("guard: move_window of a window whose status-line entry is its own int
     assert.equal((await move("work session")).reason, undefined);
   });
 });
+
+Deno.test("guard in a pane whose TMUX path holds a comma judges the server tmux picks: the path up to the first comma", async () => {
+  await withServer(async (t, ids) => {
+    const facts = await t.facts();
+    const tty = await t.attach(ids.otherWindow);
+    // tmux reads TMUX's socket path up to its first comma: an MCP server started here without
+    // --socket reaches this server, whatever follows the comma.
+    const env = { TMUX: `${facts.socketPath},d,${facts.pid},0`, TMUX_PANE: ids.agent };
+    const r = await guardRun(
+      env,
+      toolCall("mcp__tmux__send_keys", { paneId: ids.other, text: "ls", enter: true }),
+    );
+    assert.equal(r.code, 0);
+    const reason = seedDecision(r.stdout).permissionDecisionReason;
+    assert.ok(reason.includes(`pane ${ids.other} (`) && reason.includes(tty), reason);
+  });
+});

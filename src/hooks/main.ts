@@ -154,10 +154,23 @@ function commandAt(args: readonly string[]): number {
 
 /**
  * Whether `args` ask for guard, however malformed (the word anywhere, even where it might be an
- * option's value): a guard that cannot run must block.
+ * option's value, or misspelt: `gaurd`): a guard that cannot run must block.
  */
-function asksForGuard(args: readonly string[]): boolean {
-  return args.includes("guard");
+export function asksForGuard(args: readonly string[]): boolean {
+  return args.some((arg) =>
+    arg === "guard" || (!arg.startsWith("-") && meantHint(arg, ["guard"]) !== "")
+  );
+}
+
+/**
+ * Whether a `--command` line has a flag after the program (tmux-mcp, or main.ts / main.js run by
+ * deno; without either, its last word): there it would be the server's, before `hook`.
+ */
+function flagAfterProgram(line: string): boolean {
+  const words = line.trim().split(/\s+/);
+  const base = (word: string) => word.replace(/^['"]|['"]$/g, "").split("/").at(-1)!;
+  const at = words.findLastIndex((w) => /^(?:tmux-mcp[^/]*|main\.[jt]s)$/.test(base(w)));
+  return (at >= 0 ? words.slice(at + 1) : words.slice(-1)).some((w) => w.startsWith("-"));
 }
 
 function parseHookArgs(
@@ -221,6 +234,14 @@ function parseHookArgs(
     } else if (command === "config" && flag === "--command") {
       commandPrefix = inline ?? value(i++, flag);
       if (commandPrefix.trim() === "") throw new HookUsageError("--command is empty.");
+      // `hook ...` follows it: a flag before `hook` is the MCP server's, and the hook refuses
+      // the line (every hook would fail, and a failing guard blocks every tool call).
+      if (flagAfterProgram(commandPrefix)) {
+        throw new HookUsageError(
+          `--command ${JSON.stringify(commandPrefix)} has a flag after the program: \`hook\` ` +
+            "must follow the program itself (give --socket or --socket-path to config instead).",
+        );
+      }
     } else if (command === "config" && (flag === "--settings" || flag === "--tmux")) {
       if (inline !== undefined) throw new HookUsageError(`${flag} takes no value.`);
       if (part !== "all") throw new HookUsageError("--settings and --tmux: give one.");
@@ -322,9 +343,11 @@ async function runOnPane(
       // The server a call without socket_name reaches: the MCP server's, as the flags or
       // variables name it, else tmux's own choice, made in the same environment as the MCP
       // server's (the agent starts both): the agent's server inside tmux, TMUX's in a popup,
-      // the default one outside tmux.
+      // the default one outside tmux. (Not the agent's pane's: tmux reads TMUX's socket path up
+      // to its first comma, the pane's address takes it up to the last two; a path holding a
+      // comma names two servers.)
       const named = parsed.server !== null;
-      const address = parsed.server ?? pane?.address ?? serverTmuxPicks(io.env);
+      const address = parsed.server ?? serverTmuxPicks(io.env);
       const decision = await guard(
         io.runner,
         pane,

@@ -32,7 +32,10 @@ Deno.test("usage errors: one reason and the usage; only guard's block (exit 2)",
     [["working", "--deny"], 1, 'working: unknown argument "--deny"'],
     [["guard", "--dny"], 2, 'guard: unknown argument "--dny".'],
     [["guard", "--deyn"], 2, 'guard: unknown argument "--deyn" (did you mean --deny?)'],
-    [["gaurd"], 1, 'unknown hook command "gaurd" (did you mean guard?)'],
+    // A misspelt guard blocks too: a guard that cannot run must not let every call through.
+    [["gaurd"], 2, 'unknown hook command "gaurd" (did you mean guard?)'],
+    [["config", "--command", "tmux-mcp --socket work"], 1, "has a flag after the program"],
+    [["config", "--command", "deno run -A /x/main.ts --read-only"], 1, "flag after the program"],
     [["config", "--server_name", "x"], 1, '"--server_name" (did you mean --server-name?)'],
     [["working", "--deny"], 1, 'working: unknown argument "--deny".'],
     [["guard", "--deny=yes"], 2, "unknown argument"],
@@ -253,5 +256,20 @@ Deno.test("TMUX naming a server since restarted on its socket: %0 again, nothing
     assert.equal(await marks(), "");
   } finally {
     await t.kill();
+  }
+});
+
+Deno.test("config --command takes a program's line with flags before the program", async () => {
+  for (
+    const line of [
+      "tmux-mcp",
+      "/opt/bin/tmux-mcp-x86_64-unknown-linux-gnu",
+      "deno run --no-prompt --allow-run=tmux,ssh --config /x/deno.json /x/main.ts",
+      "'/path with/main.ts'",
+    ]
+  ) {
+    const r = await run(["config", "--settings", "--command", line], "");
+    assert.equal(r.code, 0, `${line}: ${r.stderr}`);
+    assert.ok(r.stdout.includes(`${line} hook working`), r.stdout);
   }
 });
