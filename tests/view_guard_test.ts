@@ -138,9 +138,11 @@ Deno.test("view changes on a person's screen are refused, naming the client and 
 Deno.test("set_option on what a person sees is refused like the manage tools", async () => {
   await withTmux(async (t, c) => {
     const watched = t.ids.paneId;
-    const hidden = await hiddenWindow(t);
     await t.tmux("split-window", "-d", "-t", watched, "sh");
     await t.tmux("new-session", "-d", "-s", "other", "sh");
+    // Not in main: a window of the person's session is one key away, and synchronize-panes
+    // there is refused too (tests/sync_listed_test.ts).
+    const hidden = await hiddenWindow(t, "other");
     const tty = await t.attach("main");
     const look = () =>
       t.tmux(

@@ -96,10 +96,11 @@ Commands:
               another pane of their window zoomed, resize_pane with zoom), or would unzoom a
               window a person shows zoomed (a split, layout or resize there, a pane moved in
               or out, a hidden pane selected), or would change how their tmux is set where
-              they see it (set_synchronize_panes on their window; set_option of their session,
-              their window or a pane of it, their status line's window entries, or a global or
+              they see it (set_synchronize_panes on their window, or turning it on in any
+              window of their session; set_option of their session, their window or a pane of
+              it, their status line's window entries or synchronize-panes, or a global or
               server option while a person is attached; not a user option @name, nor
-              buffer-limit, message-limit, prompt-history-limit, history-file, exit-empty),
+              buffer-limit, message-limit, prompt-history-limit, exit-empty),
               answers permissionDecision "ask" with the pane or window and who watches it;
               nothing otherwise. A call goes to its socket_name's server, else to SERVER, else
               to the one tmux picks, as the MCP server does: TMUX's (the agent's, or a

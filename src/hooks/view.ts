@@ -1,11 +1,12 @@
 /**
  * What a person's tmux is set to, for the hook's guard: a window's synchronize-panes (what they
- * type then reaches every pane of it, or stops reaching them) and the options of what they are
+ * type then reaches every pane of it, or stops reaching them; turned on, also in a window of
+ * their session they are not shown, one key away) and the options of what they are
  * shown (set_option on their session, their window, a pane of it, or globally: their status
  * line, their key table and prefix, their mouse, what their keys send and their terminal is
  * sent). The server refuses both where a person is shown them unless `--allow-attended-input`
  * (src/tools/pane_modes.ts, src/tools/option_change.ts); asking the person then is this hook's
- * part. Which options reach nobody (user options, five server options) is one table for both:
+ * part. Which options reach nobody (user options, four server options) is one table for both:
  * src/tmux/option_reach.ts.
  *
  * A window's layout, its panes' sizes and a split beside a person's pane are view changes the
@@ -16,7 +17,7 @@
  */
 
 import { isPerson } from "../tmux/identity.ts";
-import { baseName, reachesNoPerson, STATUS_ENTRY_OPTIONS } from "../tmux/option_reach.ts";
+import { baseName, reachesListing, reachesNoPerson } from "../tmux/option_reach.ts";
 import { type ClientRow, findSession, type PaneRow } from "../tmux/snapshot.ts";
 import { clientsText, windowWatchers } from "./focus.ts";
 import type { ServerView } from "./guard.ts";
@@ -28,7 +29,10 @@ export type ViewReach =
   | {
     readonly kind: "window";
     readonly target: Target & { readonly kind: "window" | "pane" };
-    /** Its entry in the status line of every session it is in changes too. */
+    /**
+     * It reaches every person attached to a session it is in too: its entry in their status
+     * line, or synchronize-panes turned on ({@link reachesListing}).
+     */
     readonly listed: boolean;
   }
   | { readonly kind: "session"; readonly ref: string }
@@ -84,7 +88,8 @@ export function viewOf(
       call: {
         tool,
         action: `turn synchronize-panes ${on ? "on" : "off"}`,
-        reach: { kind: "window", target: { kind: "window", id }, listed: false },
+        // On: what a person types there after switching to it reaches every pane of it.
+        reach: { kind: "window", target: { kind: "window", id }, listed: on },
         synchronize: on,
       },
     };
@@ -106,15 +111,11 @@ export function viewOf(
   // The server asks which one before it reads tmux, and sets nothing.
   if (target === undefined || target === null) return undefined;
   if (typeof target !== "string") return { verb, call: "its target is not a string" };
-  const reach: ViewReach = scope === "session"
-    ? { kind: "session", ref: target }
-    : scope === "window"
-    ? {
-      kind: "window",
-      target: { kind: "window", id: target },
-      listed: STATUS_ENTRY_OPTIONS.has(base),
-    }
-    : { kind: "window", target: { kind: "pane", id: target }, listed: false };
+  const reach: ViewReach = scope === "session" ? { kind: "session", ref: target } : {
+    kind: "window",
+    target: { kind: scope === "window" ? "window" : "pane", id: target },
+    listed: reachesListing(base),
+  };
   return { verb, call: { tool, action, reach } };
 }
 
@@ -192,7 +193,7 @@ export function viewConcerns(label: string, call: ViewCall, view: ServerView): s
       if (listing.length === 0) return [];
       return [
         `${lead} for ${named}, whose entry the status line of a person's session shows ` +
-        `(${are(listing)} attached)`,
+        `(${are(listing)} attached)${tail}`,
       ];
     }
   }

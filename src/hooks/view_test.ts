@@ -13,9 +13,23 @@ Deno.test("guardedCalls: set_option and set_synchronize_panes are read by what t
     target: { kind: "window", id },
     listed,
   });
+  // Turned on, what a person types in the window after switching to it reaches every pane.
   assert.deepEqual(reach("set_synchronize_panes", { windowId: "@2", enabled: true }), [
+    window("@2", true),
+  ]);
+  assert.deepEqual(reach("set_synchronize_panes", { windowId: "@2", enabled: false }), [
     window("@2"),
   ]);
+  for (const value of ["on", "off"]) {
+    assert.deepEqual(
+      reach("set_option", { name: "synchronize-panes", value, scope: "window", target: "@2" }),
+      [window("@2", true)],
+    );
+  }
+  assert.deepEqual(
+    reach("set_option", { name: "synchronize-panes", value: "on", scope: "pane", target: "%4" }),
+    [{ kind: "window", target: { kind: "pane", id: "%4" }, listed: true }],
+  );
   assert.deepEqual(
     reach("set_option", { name: "status", value: "off", scope: "session", target: "a b" }),
     [
@@ -54,6 +68,8 @@ Deno.test("guardedCalls: set_option and set_synchronize_panes are read by what t
       { name: "mouse", unset: true, scope: "window", global: "yes" }, // refused, read as global
       { name: "escape-time", value: "0", scope: "server" },
       { name: "status-format[1]", value: "x", scope: "session", global: true },
+      // Written over at the server's exit: the file it names loses its content.
+      { name: "history-file", value: "/tmp/h", scope: "server" },
     ]
   ) {
     assert.equal(kind(args), "everything", JSON.stringify(args));
@@ -65,7 +81,6 @@ Deno.test("guardedCalls: set_option and set_synchronize_panes are read by what t
       { name: "@mine", value: "1", scope: "session", global: true },
       { name: "@list[3]", value: "1", scope: "server" },
       { name: "buffer-limit", value: "5", scope: "server" },
-      { name: "history-file", value: "/tmp/h", scope: "server" },
       { name: "status", value: "off", scope: "session" },
       { name: "status", value: "off", scope: "window", target: null },
     ]
@@ -207,6 +222,17 @@ Deno.test("guard: synchronize-panes or an option of what a person is shown is as
         `"edit"), which a person is watching (${client}): what they type there would reach ` +
         `every pane of it.`,
     );
+    // A window of their session they are not shown: one key away.
+    assert.equal(
+      await ask("set_synchronize_panes", { windowId: listed, enabled: true }),
+      `set_synchronize_panes would turn synchronize-panes on for window ${listed} ("my work":1 ` +
+        `"logs"), whose entry the status line of a person's session shows (${client} is ` +
+        `attached): what they type there would reach every pane of it.`,
+    );
+    assert.match(
+      await set("window", listed, "synchronize-panes"),
+      /would set option "synchronize-panes" for window @\d+ .*whose entry the status line/,
+    );
     // Off already, by the global value: asked too, as the server refuses it: the call sets the
     // window's own value, which a global one set later no longer reaches.
     assert.match(
@@ -232,6 +258,8 @@ Deno.test("guard: synchronize-panes or an option of what a person is shown is as
       ["set_option", { name: "mode-keys", value: "vi", scope: "window", target: "edit" }],
       ["set_synchronize_panes", { windowId: bgWindow, enabled: true }],
       ["set_synchronize_panes", { windowId: "@999", enabled: true }],
+      // Off where they are not shown: their keys reach only the pane they see.
+      ["set_synchronize_panes", { windowId: listed, enabled: false }],
     ];
     for (const [tool, args] of quiet) {
       assert.equal(await ask(tool, args), "", `${tool} ${JSON.stringify(args)}`);

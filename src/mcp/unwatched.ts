@@ -141,16 +141,18 @@ export function serverUnwatched(
 }
 
 /**
- * While no person's client has attached a session the window `target` is in (through a link
- * too), at that instant: each of them lists the window in its status line (or, shown whole,
- * as a tab).
+ * While no person's client has attached a session the window `target` is in (`@N`, or the
+ * window of the pane `%N` wherever it is then; through a link too), at that instant: each of
+ * them lists the window in its status line (or, shown whole, as a tab).
  */
 export function windowListedUnwatched(
   snapshot: Snapshot<PaneBrief>,
   target: string,
 ): TmuxCondition {
   const people = `#{!=:${stripPrograms("session_attached_list")},}`;
-  const holds = `#{W:#{?#{==:#{window_id},${target}},X,}}`;
+  const holds = /^%\d+$/.test(target)
+    ? `#{W:#{P:#{?#{==:#{pane_id},${target}},X,}}}`
+    : `#{W:#{?#{==:#{window_id},${target}},X,}}`;
   return {
     target,
     format: allOf([`#{==:#{S:#{?${people},${holds},}},}`, noPreview(snapshot)]),

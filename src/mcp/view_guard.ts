@@ -32,10 +32,16 @@ export interface ViewScope {
    */
   readonly windowsOf?: readonly string[];
   /**
-   * Windows whose entry in the status line changes (its style, its format, its name): every
-   * session the window is in lists it, a person's among them.
+   * Windows whose entry in the status line changes (its style, its format, its name), or what
+   * a person's keys would do there once they switch to it (synchronize-panes): every session
+   * the window is in lists it, a person's among them, one key away.
    */
   readonly listedWindows?: readonly string[];
+  /**
+   * Panes whose window (the one each is in at the instant of the act) changes as
+   * `listedWindows` says: for an option set at pane scope.
+   */
+  readonly listedWindowsOf?: readonly string[];
   /** Sessions whose current window changes, or that may end. */
   readonly sessions?: readonly string[];
   /** Panes whose own display changes (entering or leaving a mode). */
@@ -114,9 +120,12 @@ export function guardView(
       );
     }
   }
-  for (const w of scope.listedWindows ?? []) {
-    const sessions = snapshot.windows.find((x) => x.id === w)?.placements.map((p) => p.sessionId);
-    const c = people.find((c) => sessions?.includes(c.sessionId));
+  const listedPaneWindows = (scope.listedWindowsOf ?? []).flatMap((id) =>
+    snapshot.panes.filter((p) => p.id === id).map((p) => p.windowId)
+  );
+  for (const w of [...(scope.listedWindows ?? []), ...listedPaneWindows]) {
+    const sessions = sessionsOfWindow(snapshot, w);
+    const c = people.find((c) => sessions.has(c.sessionId));
     if (c) {
       throw new ToolFailure(
         `${what} would change what a person sees: window ${w} is listed in the status line of ` +
@@ -168,6 +177,8 @@ function viewConditions(snapshot: Snapshot<PaneBrief>, scope: ViewScope): TmuxCo
     // Expanded for the pane, the window formats are those of the window it is in then.
     ...(scope.windowsOf ?? []).map((p) => windowUnwatched(snapshot, p)),
     ...(scope.listedWindows ?? []).map((w) => windowListedUnwatched(snapshot, w)),
+    // Found by the pane's id in every session's windows: the window it is in then.
+    ...(scope.listedWindowsOf ?? []).map((p) => windowListedUnwatched(snapshot, p)),
     ...(scope.sessions ?? []).map((s) => sessionUnwatched(snapshot, s)),
     ...(scope.panes ?? []).map((p) => paneUnwatched(snapshot, p)),
     ...(scope.lastWindowOf ?? []).map((s) => {

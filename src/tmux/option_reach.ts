@@ -17,20 +17,22 @@ export function baseName(name: string): string {
 
 /**
  * The server options that reach no client's screen, keys or terminal (tmux 3.3a): how many
- * paste buffers and messages are kept, the command prompt's history (a file read only when the
- * server starts), and whether the server exits once no session is left (then nobody is
- * attached). Every other server option reaches every client at once: what their keys send
- * (`backspace`, `user-keys`, `extended-keys`, `escape-time`, `focus-events`), what their
- * terminal is told (`terminal-overrides` and `terminal-features` at the next attach,
- * `set-clipboard`), what runs when a person copies or edits (`copy-command`, `editor`), whether
- * their sessions outlive a detach (`exit-unattached`), what their new panes are
- * (`default-terminal`): set like a global option, guarded like one.
+ * paste buffers and messages are kept, how many lines of the command prompt's history, and
+ * whether the server exits once no session is left (then nobody is attached). Every other
+ * server option reaches every client at once: what their keys send (`backspace`, `user-keys`,
+ * `extended-keys`, `escape-time`, `focus-events`), what their terminal is told
+ * (`terminal-overrides` and `terminal-features` at the next attach, `set-clipboard`), what runs
+ * when a person copies or edits (`copy-command`, `editor`), whether their sessions outlive a
+ * detach (`exit-unattached`), what their new panes are (`default-terminal`), where what they
+ * typed at the command prompt goes (`history-file`: read when the server starts, and written
+ * over, truncated first, when it exits, a kill-server's included; pointed elsewhere, their
+ * history file no longer gets it, and the file named loses its content): set like a global
+ * option, guarded like one.
  */
 export const UNSEEN_SERVER_OPTIONS: ReadonlySet<string> = new Set([
   "buffer-limit",
   "message-limit",
   "prompt-history-limit",
-  "history-file",
   "exit-empty",
 ]);
 
@@ -67,6 +69,17 @@ export const STATUS_ENTRY_OPTIONS: ReadonlySet<string> = new Set([
   "monitor-bell",
   "monitor-silence",
 ]);
+
+/**
+ * Whether setting the option named `base` on a window (or, synchronize-panes, on a pane of it)
+ * reaches every person attached to a session the window is in, shown the window or not: its
+ * entry in their status line ({@link STATUS_ENTRY_OPTIONS}), and synchronize-panes, which the
+ * window, one key away, keeps for when they switch to it: what they type into the pane they see
+ * would reach its other panes too.
+ */
+export function reachesListing(base: string): boolean {
+  return STATUS_ENTRY_OPTIONS.has(base) || base === "synchronize-panes";
+}
 
 /**
  * The options of {@link STATUS_ENTRY_OPTIONS} a window carries into another session's status

@@ -14,7 +14,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { checkTitleText } from "./arguments.ts";
-import { baseName, STATUS_ENTRY_OPTIONS } from "../tmux/option_reach.ts";
+import { baseName, reachesListing } from "../tmux/option_reach.ts";
 import { RUN_OPTION } from "./run_mark.ts";
 import { nameCharacter } from "./typing.ts";
 import type { Scope, ScopeFlags } from "./setting_scope.ts";
@@ -155,8 +155,9 @@ export function refuseCommandAlias(name: string): void {
 
 /**
  * What a person would see change when an option is set at `where`: that session, that window
- * (and, for an option of its status line entry, every session it is in), the window of that
- * pane, or (global and server options) every session and window.
+ * or the window of that pane (and, for an option of its status line entry or synchronize-panes,
+ * every session it is in: {@link reachesListing}), or (global and server options) every session
+ * and window.
  */
 export async function optionView(
   ctx: TmuxContext,
@@ -169,13 +170,14 @@ export async function optionView(
     return { snapshot, scope: { everything: snapshot.sessions[0]?.id ?? "" } };
   }
   const id = where.targetId;
+  const listed = reachesListing(name);
   return {
     snapshot: where.snapshot,
     scope: scope === "session"
       ? { sessions: [id] }
       : scope === "window"
-      ? { windows: [id], ...(STATUS_ENTRY_OPTIONS.has(name) ? { listedWindows: [id] } : {}) }
-      : { windowsOf: [id] },
+      ? { windows: [id], ...(listed ? { listedWindows: [id] } : {}) }
+      : { windowsOf: [id], ...(listed ? { listedWindowsOf: [id] } : {}) },
   };
 }
 

@@ -38,10 +38,13 @@ export const setSynchronizePanes = defineTool({
     const differing = windowPanes(snapshot, window.id).filter((p) =>
       p.synchronized !== args.enabled
     );
+    // Turned on, also a window of a person's session they are not looking at: one key away, and
+    // once there, what they type into the pane they see would reach its other panes too. Turned
+    // off, their keys reach only the pane they see: refused only where they are shown it.
     await changeView(
       ctx,
       snapshot,
-      { windows: [window.id] },
+      { windows: [window.id], ...(args.enabled ? { listedWindows: [window.id] } : {}) },
       `Turning synchronize-panes ${state} for window ${window.id}`,
       [
         ["set-option", "-w", "-t", window.id, "synchronize-panes", state],
