@@ -3,7 +3,9 @@
  * move_window (registered with the arranging tools, layout.ts). Each changes what a person may
  * be looking at, so each is a view change ({@link changeView}), refused while watched. A window
  * moved keeps its own options: one whose status-line entry is its own is not moved into a
- * person's status line ({@link carriedEntryCheck}).
+ * person's status line ({@link carriedEntryCheck}). Nor is a window selected, even where nobody
+ * looks, while that would clear the bell, activity or silence mark a person's status line shows
+ * it with ({@link alertMarksCheck}).
  *
  * @module
  */
@@ -24,8 +26,8 @@ import {
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
 import type { SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
-import { clientLabel, peopleListing } from "../tmux/identity.ts";
-import { formatLiteral } from "../tmux/format.ts";
+import { clientLabel, isPerson, peopleListing } from "../tmux/identity.ts";
+import { decodeBytes, formatLiteral } from "../tmux/format.ts";
 import {
   CARRIED_ENTRY_OPTIONS,
   type EntryValues,
@@ -65,6 +67,77 @@ function placementIn(
   return session;
 }
 
+/**
+ * A window's alert flags in a session's status line, as three digits: bell (`!`), activity
+ * (`#`), silence (`~`). Each session keeps its own, set where the window is not its current one.
+ */
+const ALERT_FLAGS = "#{window_bell_flag}#{window_activity_flag}#{window_silence_flag}";
+const ALERT_NAMES = ["bell", "activity", "silence"];
+
+/**
+ * 1 while no session a person is attached to marks window `windowId` with an alert flag:
+ * expanded by tmux at the instant of the select.
+ */
+function unmarkedFormat(windowId: string): string {
+  const people = `#{!=:${stripPrograms("session_attached_list")},}`;
+  const marked = allOf([`#{==:#{window_id},${windowId}}`, `#{!=:${ALERT_FLAGS},000}`]);
+  return `#{==:#{S:#{?${people},#{W:#{?${marked},X,}},}},}`;
+}
+
+/** How to go on after a refusal of a select that would clear a person's alert mark. */
+function marksHint(windowId: string): string {
+  return `The mark goes when the person looks at window ${windowId}; select it after that, or ` +
+    "where no session of a person holds it. tmux-mcp started with --allow-attended-input " +
+    "lifts this. Nothing was selected.";
+}
+
+/**
+ * The check that selecting window `windowId` in session `at` clears no alert mark (bell,
+ * activity, silence) a person's status line shows: tmux clears the window's marks in every
+ * session holding it once one of them makes it current (winlink_clear_flags), so selecting it
+ * in a session nobody watches wipes the mark from a grouped or linked session a person is
+ * attached to. Refused at once where the read shows both; otherwise tmux checks it at the act.
+ */
+async function alertMarksCheck(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  windowId: string,
+  at: SessionRow,
+  what: string,
+): Promise<ActCheck> {
+  const each = `#{?#{==:#{window_id},${windowId}},#{session_id}=${ALERT_FLAGS} ,}`;
+  const read = await ctx.read(["display-message", "-p", "-t", windowId, `#{S:#{W:${each}}}`]);
+  const marks = new Map<string, string>(
+    decodeBytes(read).trim().split(" ").filter((e) => e !== "").map((e) => {
+      const [sessionId, flags] = e.split("=");
+      return [sessionId, flags ?? ""];
+    }),
+  );
+  const person = snapshot.clients.find((c) =>
+    isPerson(c) && c.windowId !== "" && /1/.test(marks.get(c.sessionId) ?? "")
+  );
+  if (person) {
+    const flags = marks.get(person.sessionId) ?? "";
+    const kinds = ALERT_NAMES.filter((_, i) => flags[i] === "1").join(" and ");
+    throw new ToolFailure(
+      `${what} in session ${at.id} would clear the ${kinds} mark of window ${windowId} in the ` +
+        `status line of session ${person.sessionId}, which client ${clientLabel(person)} is ` +
+        "attached to (tmux clears a window's marks in every session holding it when one " +
+        "selects it).",
+      marksHint(windowId),
+    );
+  }
+  return {
+    condition: { target: windowId, format: unmarkedFormat(windowId) },
+    refusal: new ToolFailure(
+      `${what} in session ${at.id} was refused by tmux at the act: window ${windowId} has a ` +
+        "bell, activity or silence mark in the status line of a session a person is attached " +
+        "to, which selecting it would clear.",
+      marksHint(windowId),
+    ),
+  };
+}
+
 /** select_window. */
 export const selectWindow = defineTool({
   name: "select_window",
@@ -85,9 +158,20 @@ export const selectWindow = defineTool({
   async run(args, ctx) {
     const { snapshot, window } = await ctx.windowAlone(args.windowId, { sessions: true });
     const session = placementIn(ctx, snapshot, window, args.session, "selecting it");
-    await changeView(ctx, snapshot, { sessions: [session.id] }, `Selecting window ${window.id}`, [
-      ["select-window", "-t", `${session.id}:${window.id}`],
-    ]);
+    const what = `Selecting window ${window.id}`;
+    // With the permission a person's own session needs, their marks may go too.
+    const marks = ctx.config.allowAttendedInput
+      ? []
+      : [await alertMarksCheck(ctx, snapshot, window.id, session, what)];
+    await changeView(
+      ctx,
+      snapshot,
+      { sessions: [session.id] },
+      what,
+      [["select-window", "-t", `${session.id}:${window.id}`]],
+      undefined,
+      marks,
+    );
     const { window: now } = await ctx.windowAlone(window.id);
     const after = now.placements.find((p) => p.sessionId === session.id);
     if (!after) throw new ToolFailure(`Window ${window.id} left ${session.id} meanwhile.`);
