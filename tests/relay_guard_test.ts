@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { NO_RELAY } from "../src/mcp/input_guard.ts";
+import { guardCall, seedDecision } from "../src/hooks/testing.ts";
 import { connect } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -216,6 +217,40 @@ Deno.test("a new pane whose program tmux has yet to start is no tmux client", as
       }
     } finally {
       await client.close();
+    }
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("the hook guard asks before typing into a pane whose tmux client shows a watched pane, and not where only that client shows it", async () => {
+  const t: Server = await TestTmux.start("work");
+  try {
+    const watched = t.ids.paneId;
+    const relay = await nestedClient(t, t, "work");
+    const calls = [
+      ["send_keys", { paneId: relay, text: "echo RELAYED", enter: true, force: true }],
+      ["paste_text", { paneId: relay, text: "echo RELAYED", force: true }],
+      ["run_command", { paneId: relay, command: "echo RELAYED", force: true }],
+      ["call_tools_batch", {
+        operations: [
+          { tool: "list_panes", arguments: {} },
+          { tool: "send_keys", arguments: { paneId: relay, text: "x", force: true } },
+        ],
+      }],
+    ] as const;
+    // Only the nested client shows it: nobody to ask, as the server lets it through forced.
+    for (const [tool, args] of calls) {
+      const r = await guardCall({}, tool, { ...args, socket_name: t.socket });
+      assert.deepEqual(r, { code: 0, stdout: "", stderr: [] }, tool);
+    }
+    const tty = await t.attach("work");
+    for (const [tool, args] of calls) {
+      const r = await guardCall({}, tool, { ...args, socket_name: t.socket });
+      assert.equal(r.code, 0, tool);
+      const reason = seedDecision(r.stdout).permissionDecisionReason;
+      assert.match(reason, new RegExp(`pane ${relay} .*runs a tmux client`), reason);
+      assert.ok(reason.includes(`showing pane ${watched}`) && reason.includes(tty), reason);
     }
   } finally {
     await t.kill();

@@ -128,7 +128,14 @@ export function judgeCalls(
       continue;
     }
     for (const target of call.targets) {
-      const touched = touchedPanes(view.snapshot, target, INPUT_VERBS.has(call.verb));
+      const input = INPUT_VERBS.has(call.verb);
+      const touched = touchedPanes(view.snapshot, target, input);
+      if (input) {
+        for (const pane of touched) {
+          const fact = relayFact(pane, view);
+          if (fact) out.push(`${call.label} would ${call.verb} pane ${fact}${on}`);
+        }
+      }
       const facts = touched.flatMap((pane) => {
         const fact = paneFact(pane, view);
         return fact ? [fact] : [];
@@ -247,6 +254,29 @@ function touchedPanes(snapshot: Snapshot, target: Target, input: boolean): PaneR
     case "server":
       return snapshot.panes;
   }
+}
+
+/**
+ * What typing into `pane` reaches when it runs a tmux client of this server (the client's
+ * terminal is the pane's): the pane that client shows, where the keys go on (the server's
+ * relayIn, src/mcp/input_guard.ts). `%2 (agent:0.0 "tmux"), which runs a tmux client
+ * (/dev/pts/15) showing pane %0 (main:0.0 "vim"), which a person is watching (client
+ * /dev/pts/9)`, when that pane is watched by someone other than the client itself, or is the
+ * agent's own; else null.
+ */
+function relayFact(pane: PaneRow, view: ServerView): string | null {
+  const { snapshot } = view;
+  const client = snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty);
+  const shown = client && snapshot.panes.find((p) => p.id === client.paneId);
+  if (!client || !shown || shown.id === pane.id) return null;
+  const own = shown.id === view.callerPaneId;
+  const watchers = (view.attended.get(shown.id) ?? []).filter((c) => c.name !== client.name);
+  if (!own && watchers.length === 0) return null;
+  const parts: string[] = [];
+  if (own) parts.push("the agent's own pane");
+  if (watchers.length > 0) parts.push(`which a person is watching (${clientsText(watchers)})`);
+  return `${pane.id} (${where(pane)}), which runs a tmux client (${client.tty}) showing pane ` +
+    `${shown.id} (${where(shown)}), ${parts.join(", ")}: what is typed there goes on to it`;
 }
 
 /** `%3 (main:1.0 "vim"), which a person is watching (client /dev/pts/4)`, or null. */

@@ -88,7 +88,8 @@ Commands:
               window raised (@agent-pane): only that agent, or the person looking, lowers it.
   guard       For PreToolUse with matcher mcp__tmux__.*: when the call would type into, paste
               into, run in, respawn, kill, clear, pipe or open or close copy mode in a pane a
-              person is watching, or the agent's own pane, or would move a person's keys to a
+              person is watching, or the agent's own pane (typing: also through a tmux client
+              running in the pane, into the pane it shows), or would move a person's keys to a
               pane they had not chosen (select_pane, select_window; split_window,
               create_window, break_pane with select; their current window moved, out of their
               session or within it or a session grouped with it; the active pane they type
