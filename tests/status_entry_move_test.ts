@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { guardCall, seedDecision } from "../src/hooks/testing.ts";
 import { type StartedTmux, type TestClient, withTmux } from "./helpers/mcp.ts";
 
 /** A session `name` nobody is attached to, with two windows; returns the first one's id. */
@@ -235,5 +236,53 @@ Deno.test("set_option of a window's alerts (monitor-*) in a person's session is 
       await setOwn(c, w, name, value);
     }
     assert.equal(await t.tmux("show-options", "-w", "-t", background), "");
+  });
+});
+
+Deno.test("a window with synchronize-panes of its own, window-wide or in one pane, is not moved into a person's session", async () => {
+  await withTmux(async (t, c) => {
+    const tty = await t.attach("main");
+    // Window-wide, set where nobody is attached.
+    const whole = await agentWindow(t, "agent-whole");
+    await t.tmux("split-window", "-d", "-t", whole, "sh");
+    await c.ok("set_synchronize_panes", { windowId: whole, enabled: true });
+    const text = await c.fail("move_window", { windowId: whole, session: "main" });
+    assert.match(text, /its own synchronize-panes/, text);
+    assert.match(text, /send what they type in it to every pane of it/, text);
+    assert.ok(text.includes(tty), `names the client: ${text}`);
+    assert.equal(await sessionOf(t, whole), "agent-whole", "nothing moved");
+    // The hook asks the same.
+    const asked = await guardCall({}, "move_window", {
+      windowId: whole,
+      session: "main",
+      socket_name: t.socket,
+    });
+    const reason = seedDecision(asked.stdout).permissionDecisionReason;
+    assert.match(reason, /synchronize-panes would send what they type in it/, reason);
+    // In one pane only, not the active one: a pane's own value is the one its keys follow.
+    const one = await agentWindow(t, "agent-pane");
+    const other = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", one, "sh"))
+      .trim();
+    await c.ok("set_option", {
+      name: "synchronize-panes",
+      value: "on",
+      scope: "pane",
+      target: other,
+    });
+    const paneText = await c.fail("move_window", { windowId: one, session: "main" });
+    assert.match(paneText, /synchronize-panes/, paneText);
+    assert.equal(await sessionOf(t, one), "agent-pane", "nothing moved");
+    // Turned off again, the window moves.
+    await c.ok("set_option", {
+      name: "synchronize-panes",
+      unset: true,
+      scope: "pane",
+      target: other,
+    });
+    await c.ok("move_window", { windowId: one, session: "main" });
+    // A person's own global synchronize-panes: every window follows it, a moved one too.
+    await t.tmux("set-option", "-g", "synchronize-panes", "on");
+    const plain = await agentWindow(t, "agent-plain");
+    await c.ok("move_window", { windowId: plain, session: "main" });
   });
 });

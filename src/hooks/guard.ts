@@ -16,7 +16,7 @@
  */
 
 import { attendedPanes, findCallerPane, inputCohort, peopleListing } from "../tmux/identity.ts";
-import { ownEntryOptions, readEntryValues } from "../tmux/option_reach.ts";
+import { carriedEffects, ownEntryOptions, readEntryValues } from "../tmux/option_reach.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
@@ -331,9 +331,9 @@ export async function entryConcerns(
       `${call.label} would move window ${pane.windowId} (${windowWhere(pane)})${view.on} into ` +
         `session ${quoted(to.name, 60)}, whose status line a person is shown (${
           clientsText(people)
-        } ${people.length > 1 ? "are" : "is"} attached): its own ${
-          own.join(", ")
-        } would draw its entry there`,
+        } ${people.length > 1 ? "are" : "is"} attached): its own ${own.join(", ")} would ${
+          carriedEffects(own)
+        }`,
     );
   }
   return out;

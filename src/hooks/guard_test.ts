@@ -1179,7 +1179,7 @@ Deno.test("guard: move_window of a window whose status-line entry is its own int
       asked.reason,
       `move_window would move window ${agentWindow} (agent:0 "build") on socket "${t.socket}" ` +
         `into session "work session", whose status line a person is shown (client ${tty} is ` +
-        "attached): its own window-status-format, monitor-activity would draw its entry there.",
+        "attached): its own window-status-format, monitor-activity would draw its entry in their status line.",
     );
     // Into a session grouped with theirs, which lists the same windows, too.
     await t.tmux("new-session", "-d", "-s", "twin", "-t", "work session");

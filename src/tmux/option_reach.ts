@@ -82,15 +82,44 @@ export function reachesListing(base: string): boolean {
 }
 
 /**
- * The options of {@link STATUS_ENTRY_OPTIONS} a window carries into another session's status
- * line when it moves (move_window): all but automatic-rename, which tmux turns off on every
- * window made or renamed with a name (`new-window -n`, `rename-window`); its name is text that
- * rename_window may give a window a person is shown anyway, and the format it would be renamed
- * by is automatic-rename-format, which is here.
+ * The options a window carries into another session when it moves (move_window) that reach
+ * the people attached there ({@link reachesListing}): those of {@link STATUS_ENTRY_OPTIONS} but
+ * automatic-rename, which tmux turns off on every window made or renamed with a name
+ * (`new-window -n`, `rename-window`; its name is text that rename_window may give a window a
+ * person is shown anyway, and the format it would be renamed by is automatic-rename-format,
+ * which is here), and synchronize-panes, which sends what they type there to every pane of it.
  */
-export const CARRIED_ENTRY_OPTIONS: readonly string[] = [...STATUS_ENTRY_OPTIONS].filter((o) =>
-  o !== "automatic-rename"
-);
+export const CARRIED_ENTRY_OPTIONS: readonly string[] = [
+  ...[...STATUS_ENTRY_OPTIONS].filter((o) => o !== "automatic-rename"),
+  "synchronize-panes",
+];
+
+/**
+ * What a window's own `options` of {@link CARRIED_ENTRY_OPTIONS} do in a person's session
+ * (after "would"): `draw its entry in their status line`, `send what they type in it to every
+ * pane of it`, or both.
+ */
+export function carriedEffects(options: readonly string[]): string {
+  const sync = options.includes("synchronize-panes");
+  return [
+    ...(options.some((o) => o !== "synchronize-panes")
+      ? ["draw its entry in their status line"]
+      : []),
+    ...(sync ? ["send what they type in it to every pane of it"] : []),
+  ].join(" and ");
+}
+
+/**
+ * How option `name` of {@link CARRIED_ENTRY_OPTIONS} reads as a format: in a window's context
+ * (`window`), and with none (`global`). synchronize-panes is also a pane option, and a pane's
+ * own value is the one its keys follow: read as 1 where any pane of the window has it on.
+ */
+export function carriedExpression(name: string, where: "window" | "global"): string {
+  if (name !== "synchronize-panes") return `#{${name}}`;
+  return where === "global"
+    ? "#{?#{synchronize-panes},1,0}"
+    : "#{?#{==:#{P:#{?#{synchronize-panes},1,}},},0,1}";
+}
 
 /**
  * A window's {@link CARRIED_ENTRY_OPTIONS} as tmux expands `#{name}` in that window's
@@ -114,15 +143,16 @@ export async function readEntryValues(
   windowId: string,
 ): Promise<EntryValues> {
   const guard = newGuard();
-  const format = recordFormat(guard, CARRIED_ENTRY_OPTIONS.map((o) => `#{${o}}`));
+  const format = (where: "window" | "global") =>
+    recordFormat(guard, CARRIED_ENTRY_OPTIONS.map((o) => carriedExpression(o, where)));
   const n = CARRIED_ENTRY_OPTIONS.length;
   const [window] = parseRecords(
-    await read(["display-message", "-p", "-t", windowId, format]),
+    await read(["display-message", "-p", "-t", windowId, format("window")]),
     guard,
     n,
   );
   const [global] = parseRecords(
-    await read(["list-commands", "-F", format, "list-commands"]),
+    await read(["list-commands", "-F", format("global"), "list-commands"]),
     guard,
     n,
   );

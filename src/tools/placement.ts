@@ -30,6 +30,8 @@ import { clientLabel, isPerson, peopleListing } from "../tmux/identity.ts";
 import { decodeBytes, formatLiteral } from "../tmux/format.ts";
 import {
   CARRIED_ENTRY_OPTIONS,
+  carriedEffects,
+  carriedExpression,
   type EntryValues,
   ownEntryOptions,
   readEntryValues,
@@ -278,7 +280,9 @@ export const swapPane = defineTool({
  */
 function carriedEntryFormat(values: EntryValues, to: string): string {
   const plain = allOf(
-    CARRIED_ENTRY_OPTIONS.map((o, i) => `#{==:#{${o}},${formatLiteral(values.global[i])}}`),
+    CARRIED_ENTRY_OPTIONS.map((o, i) =>
+      `#{==:${carriedExpression(o, "window")},${formatLiteral(values.global[i])}}`
+    ),
   );
   const people = stripPrograms("session_attached_list") +
     stripPrograms("session_group_attached_list");
@@ -315,20 +319,20 @@ async function carriedEntryCheck(
     const grouped = person.sessionId === to.id ? "" : ` (grouped with ${to.id})`;
     throw new ToolFailure(
       `${what} would change what a person sees: it has its own ${own.join(", ")}, which ` +
-        `would draw its entry in the status line of session ${person.sessionId}${grouped}, ` +
-        `which client ${clientLabel(person)} is attached to.`,
+        `would ${carriedEffects(own)} in session ${person.sessionId}${grouped}, which client ` +
+        `${clientLabel(person)} is attached to.`,
       carriedHint(windowId),
     );
   }
   const names = own.length > 0
     ? own.join(", ")
-    : "status-line entry options (set meanwhile, or the global ones changed)";
+    : "status-line entry options or synchronize-panes (set meanwhile, or the global ones changed)";
   return {
     condition: { target: windowId, format: carriedEntryFormat(values, to.id) },
     refusal: new ToolFailure(
-      `${what} was refused by tmux at the move: window ${windowId}'s own ${names} would have ` +
-        `drawn its entry in the status line of a person attached to session ${to.id} or one ` +
-        "grouped with it.",
+      `${what} was refused by tmux at the move: window ${windowId}'s own ${names} would ` +
+        `reach a person attached to session ${to.id} or one grouped with it (its entry in ` +
+        "their status line, or their keys sent to every pane of it).",
       carriedHint(windowId),
     ),
   };
