@@ -7,13 +7,38 @@
 
 import { decodeBytes } from "./format.ts";
 
-/** States of the escape-sequence scanner. */
-const Esc = { Ground: 0, Escape: 1, Csi: 2, Str: 3, StrEscape: 4, OneMore: 5 } as const;
+/**
+ * States of the escape-sequence scanner: tmux 3.3a's input parser (input.c) folded to what
+ * decides which bytes are printed. The CSI states are one (they all end at a final byte), and
+ * APC, PM, SOS and `ESC k` (a title) one string state, which no byte but CAN, SUB or ESC ends.
+ * The DCS ones are tmux's: before its final byte a DCS is cancelled as any sequence is, after
+ * it (its data) only `ESC \` ends it. Their order is used: up to `Csi` a C0 control is carried
+ * out, from `Osc` on a string is read (see STRING_MS), below `DcsData` CAN, SUB and ESC cancel.
+ */
+const Esc = {
+  Ground: 0,
+  Escape: 1,
+  EscIntermediate: 2,
+  Csi: 3,
+  Osc: 4,
+  Str: 5,
+  DcsEnter: 6,
+  DcsParameter: 7,
+  DcsIntermediate: 8,
+  DcsIgnore: 9,
+  DcsData: 10,
+  DcsEscape: 11,
+} as const;
+
+/**
+ * How long tmux waits for a string (OSC, DCS, APC, PM, SOS, title) to end before it goes back
+ * to ground and prints what follows (input.c's timer): a program that begins one and never
+ * ends it does not hide its later output.
+ */
+const STRING_MS = 5_000;
 
 /** Longest line the decoder builds before it breaks it (binary output has no newlines). */
 const MAX_LINE_BYTES = 16_384;
-/** Longest escape sequence it follows before giving up on it. */
-const MAX_ESCAPE_BYTES = 4_096;
 /** Room the lines' bytes start with (see TerminalText's #log); more is made as lines need. */
 const LOG_BYTES = 16_384;
 
@@ -32,7 +57,8 @@ const LOG_BYTES = 16_384;
  */
 export class TerminalText {
   #state: number = Esc.Ground;
-  #escapeBytes = 0;
+  /** When the string being read began (see STRING_MS), as the caller's clock tells. */
+  #stringAt = 0;
   #afterCR = false;
   /** Text was added to the partial line since {@link TerminalText.takeWritten} last asked. */
   #written = false;
@@ -56,55 +82,109 @@ export class TerminalText {
     this.#keep = keep;
   }
 
-  /** Feeds bytes; returns the lines they completed. */
-  push(bytes: Uint8Array): string[] {
+  /**
+   * Feeds bytes; returns the lines they completed. `at`: when they were written (a
+   * `performance.now()` time), for a string left open as long as tmux waits (see STRING_MS);
+   * without it, a string ends only as its bytes say.
+   */
+  push(bytes: Uint8Array, at?: number): string[] {
     const done: string[] = [];
-    this.#scan(bytes, done);
+    this.#scan(bytes, done, at);
     return done;
   }
 
   /**
    * Feeds bytes, for a reader that takes no lines as they come: the lines they complete are
-   * only kept (undecoded) for {@link TerminalText.recent}.
+   * only kept (undecoded) for {@link TerminalText.recent}. `at` as for {@link push}.
    */
-  feed(bytes: Uint8Array): void {
-    this.#scan(bytes, null);
+  feed(bytes: Uint8Array, at?: number): void {
+    this.#scan(bytes, null, at);
   }
 
-  #scan(bytes: Uint8Array, done: string[] | null): void {
+  /**
+   * Follows tmux's parser (input.c), which the decoder must agree with on what is printed: a
+   * sequence tmux ends, cancels or gives up on and the decoder does not hides the text after
+   * it (a wait then hears no output while the screen changes), and one the decoder ends and
+   * tmux does not makes text of what tmux never shows. So: CAN and SUB cancel every sequence
+   * but a DCS past its final byte; ESC begins a new sequence anywhere but there (which is how
+   * ST, `ESC \`, ends a string); BEL ends an OSC only; a DCS's data ends only at `ESC \`.
+   * Line ends (and tabs) inside an escape or a CSI are carried out, as tmux does, and dropped
+   * inside a string. A sequence however long stays a sequence (tmux discards what it cannot
+   * hold, and prints none of it); only a string left open for {@link STRING_MS} ends.
+   */
+  #scan(bytes: Uint8Array, done: string[] | null, at?: number): void {
+    const string = this.#state >= Esc.Osc;
+    if (string && at !== undefined && at - this.#stringAt >= STRING_MS) this.#state = Esc.Ground;
     for (const b of bytes) {
-      switch (this.#state) {
-        case Esc.Ground:
-          this.#ground(b, done);
-          break;
+      const state = this.#state;
+      if (state === Esc.Ground) {
+        this.#ground(b, done);
+        continue;
+      }
+      if (state < Esc.DcsData) {
+        // CAN, SUB and ESC anywhere but in a DCS's data (input.c's INPUT_STATE_ANYWHERE).
+        if (b === 0x18 || b === 0x1a) {
+          this.#state = Esc.Ground;
+          continue;
+        }
+        if (b === 0x1b) {
+          this.#state = Esc.Escape;
+          continue;
+        }
+        // Other C0 controls: carried out in an escape or a CSI, ignored in a string or a DCS
+        // (but BEL, which ends an OSC).
+        if (b < 0x20) {
+          if (state <= Esc.Csi) this.#ground(b, done);
+          else if (b === 0x07 && state === Esc.Osc) this.#state = Esc.Ground;
+          continue;
+        }
+      }
+      switch (state) {
         case Esc.Escape:
-          this.#state = b === 0x5b
-            ? Esc.Csi
-            : b === 0x5d || b === 0x50 || b === 0x58 || b === 0x5e || b === 0x5f
-            ? Esc.Str
-            : (b >= 0x20 && b <= 0x2f)
-            ? Esc.OneMore
-            : Esc.Ground;
-          this.#escapeBytes = 0;
+          if (b >= 0x20 && b <= 0x2f) this.#state = Esc.EscIntermediate;
+          else if (b === 0x5b) this.#state = Esc.Csi;
+          else if (b === 0x5d) this.#string(Esc.Osc, at);
+          else if (b === 0x50) this.#string(Esc.DcsEnter, at);
+          // SOS, PM, APC, and a title (`ESC k`).
+          else if (b === 0x58 || b === 0x5e || b === 0x5f || b === 0x6b) this.#string(Esc.Str, at);
+          // Bytes from DEL up are ignored: the escape goes on.
+          else if (b < 0x7f) this.#state = Esc.Ground;
+          break;
+        case Esc.EscIntermediate:
+          // Intermediates (0x20-0x2f) repeat until a final byte.
+          if (b >= 0x30 && b <= 0x7e) this.#state = Esc.Ground;
           break;
         case Esc.Csi:
           if (b >= 0x40 && b <= 0x7e) this.#state = Esc.Ground;
-          else if (b === 0x1b) this.#state = Esc.Escape;
-          else if (++this.#escapeBytes > MAX_ESCAPE_BYTES) this.#state = Esc.Ground;
           break;
-        case Esc.Str:
-          if (b === 0x07) this.#state = Esc.Ground;
-          else if (b === 0x1b) this.#state = Esc.StrEscape;
-          else if (++this.#escapeBytes > MAX_ESCAPE_BYTES) this.#state = Esc.Ground;
+        // A DCS's final byte begins its data; a parameter tmux refuses has the DCS ignored
+        // instead (no final byte then ends it, CAN, SUB and ESC still do).
+        case Esc.DcsEnter:
+        case Esc.DcsParameter:
+          if (b >= 0x40 && b <= 0x7e) this.#state = Esc.DcsData;
+          else if (b >= 0x20 && b <= 0x2f) this.#state = Esc.DcsIntermediate;
+          else if (b === 0x3a || (b >= 0x3c && b <= 0x3f && state === Esc.DcsParameter)) {
+            this.#state = Esc.DcsIgnore;
+          } else if (b >= 0x30 && b <= 0x3f) this.#state = Esc.DcsParameter;
           break;
-        case Esc.StrEscape:
-          this.#state = b === 0x5c ? Esc.Ground : Esc.Str;
+        case Esc.DcsIntermediate:
+          if (b >= 0x40 && b <= 0x7e) this.#state = Esc.DcsData;
+          else if (b >= 0x30 && b <= 0x3f) this.#state = Esc.DcsIgnore;
           break;
-        case Esc.OneMore:
-          this.#state = Esc.Ground;
+        case Esc.DcsData:
+          if (b === 0x1b) this.#state = Esc.DcsEscape;
+          break;
+        case Esc.DcsEscape:
+          this.#state = b === 0x5c ? Esc.Ground : Esc.DcsData;
           break;
       }
     }
+  }
+
+  /** Begins a string (or a DCS), at `at` (see STRING_MS). */
+  #string(state: number, at: number | undefined): void {
+    this.#state = state;
+    this.#stringAt = at ?? 0;
   }
 
   #ground(b: number, done: string[] | null): void {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { TerminalText } from "./terminal_text.ts";
+import { caseBytes, TMUX_CASES } from "../../tests/helpers/tmux_parser_cases.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -111,4 +112,47 @@ Deno.test("TerminalText keeps only its last lines, however many come, and none w
   t.feed(bytes(`\r\n${"é".repeat(10_000)}\r\n`));
   const long = t.recent();
   assert.deepEqual(long.map((l) => l.length), [3, 8_192, 1_808]);
+});
+
+/** What the decoder makes of `all`, as rows: its lines and its partial line, blank ones dropped. */
+function decoded(all: Uint8Array, cut: number): string[] {
+  const t = new TerminalText();
+  const lines: string[] = [];
+  for (let i = 0; i < all.length; i += cut) lines.push(...t.push(all.subarray(i, i + cut)));
+  return [...lines, t.partial].filter((l) => l !== "");
+}
+
+Deno.test("TerminalText prints what tmux prints: sequences cancelled, ended and left open as tmux's parser has them", () => {
+  for (const { bytes: text, shown } of TMUX_CASES) {
+    const all = caseBytes(text);
+    // Whole, and a byte at a time (every sequence split).
+    for (const cut of [all.length, 1]) {
+      assert.deepEqual(decoded(all, cut), shown, `${JSON.stringify(text.slice(0, 40))} cut ${cut}`);
+    }
+  }
+  // The tester's case: the text after a title cancelled by CAN is a line of its own.
+  assert.deepEqual(new TerminalText().push(bytes("\x1b]0;t\x18SHOWN\x07\n")), ["SHOWN"]);
+});
+
+Deno.test("TerminalText ends a string left open as long as tmux waits for its end, and no sooner", () => {
+  // What came before the string's 5 s were up stays hidden; what comes after is printed.
+  for (const [later, shown] of [[4_999, "AB"], [5_000, "AOWNB"]] as const) {
+    for (const start of ["\x1b]0;title", "\x1bPq", "\x1b_apc", "\x1bkti"]) {
+      const t = new TerminalText();
+      t.push(bytes(`A${start}`), 1_000);
+      t.push(bytes("SH"), 1_000 + later - 1);
+      t.push(bytes("OWN\x07\x1b\\B"), 1_000 + later);
+      assert.equal(t.partial, shown, `${JSON.stringify(start)} after ${later} ms`);
+    }
+  }
+  // A CSI has no such wait: its final byte ends it however late.
+  const csi = new TerminalText();
+  csi.push(bytes("A\x1b[1;2"), 0);
+  csi.push(bytes("SHOWN"), 60_000);
+  assert.equal(csi.partial, "AHOWN");
+  // Without a time, a string ends only as its bytes say.
+  const t = new TerminalText();
+  t.push(bytes("A\x1b]0;title"));
+  t.push(bytes("HIDDEN\x07B"));
+  assert.equal(t.partial, "AB");
 });

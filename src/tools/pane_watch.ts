@@ -51,6 +51,11 @@ export type WatchEvent =
   | { readonly kind: "died"; readonly probe: PaneProbe }
   /** Its foreground program changed (only for a watch opened with `commands: true`). */
   | { readonly kind: "command"; readonly probe: PaneProbe }
+  /**
+   * Output with no text changed the screen (only for a watch opened with `changes: true`):
+   * escape sequences alone (`ESC#8`, a clear) redrew it.
+   */
+  | { readonly kind: "changed" }
   | { readonly kind: "timeout" }
   | { readonly kind: "cancelled" };
 
@@ -109,6 +114,15 @@ const ROWS_BURST = 3;
 export const WATCH_QUEUE_BYTES = 4 * 1024 * 1024;
 
 /**
+ * What a screen shows, to tell it changed: its rows as `capture-pane -p -J` has them, and where
+ * its cursor is.
+ */
+function shownKey(probe: PaneProbe, screen: string): string {
+  const rows = trimTrailingBlank(screenLines(screen).map(trimRow));
+  return `${probe.cursorX},${probe.cursorY}\n${rows.join("\n")}`;
+}
+
+/**
  * A watch on one pane's new output. Open it before doing what will produce the output
  * (typing a command), so nothing written afterwards is missed.
  */
@@ -131,6 +145,11 @@ export class PaneWatch {
   #queuedBytes = 0;
   /** The `%output` bytes heard since the watch opened. */
   #heardBytes = 0;
+  /**
+   * The `%output` bytes heard when the last read of the rows that found the pane began: the
+   * rows it read hold the output until then (see {@link PaneWatch.tail}).
+   */
+  #readBytes = 0;
   /** Ends the watch's sleep when output comes, also output that came while it was awake. */
   readonly #waker = new Waker();
   #changed = false;
@@ -155,6 +174,16 @@ export class PaneWatch {
   readonly #readPace = new ReadPace(ROWS_MS, ROWS_BURST);
   #reportCommands = false;
   #command = "";
+  /**
+   * Reports a screen changed by output with no text (see {@link WatchEvent}): the stream's text
+   * is not all the screen shows. Only output with no text has the screen read (paced as the
+   * rows are): text is news as it is, and a title or a cursor shown leave the screen as it was.
+   */
+  #reportChanges = false;
+  /** The screen (and the cursor) as last read for `#reportChanges`. */
+  #shown = "";
+  /** Output with no text came that the screen has not been read for yet (`#reportChanges`). */
+  #unshown = false;
 
   private constructor(ctx: TmuxContext, pane: PaneRow) {
     this.#ctx = ctx;
@@ -172,10 +201,11 @@ export class PaneWatch {
   static async open(
     ctx: TmuxContext,
     pane: PaneRow,
-    options: { screen?: boolean; commands?: boolean; rows?: boolean } = {},
+    options: { screen?: boolean; commands?: boolean; rows?: boolean; changes?: boolean } = {},
   ): Promise<PaneWatch> {
     const watch = new PaneWatch(ctx, pane);
     watch.#reportCommands = options.commands ?? false;
+    watch.#reportChanges = options.changes ?? false;
     watch.#rows = options.rows ?? false;
     try {
       // One tmux call, one instant: the probe, the screen with wrapped rows joined and row by
@@ -216,6 +246,7 @@ export class PaneWatch {
       watch.start = probe;
       watch.#command = probe.command;
       watch.screen = options.screen ? trimTrailingBlank(joined.split("\n")) : [];
+      watch.#shown = shownKey(probe, joined);
       const read = new WatchedRows(ctx, pane.id, probe, watch.#rows);
       watch.#read = read;
       // Control watches too: a catch-up read after a lost feed, and a watch that reads rows,
@@ -277,7 +308,8 @@ export class PaneWatch {
     for (const chunk of batch.output) bytes += chunk.length;
     this.#heardBytes += bytes;
     if (this.#rows) {
-      for (const chunk of batch.output) this.#text.feed(chunk);
+      const at = performance.now();
+      for (const chunk of batch.output) this.#text.feed(chunk, at);
       // Never cleared here: a read that runs now may have begun before this output.
       if (batch.output.length > 0) this.#dirty = true;
       if (batch.changed || batch.lost) this.#queue.push({ ...batch, output: [] });
@@ -321,7 +353,7 @@ export class PaneWatch {
    * rows, not read). A wait whose read was dropped at its deadline can still tell a quiet.
    */
   get caughtUp(): boolean {
-    return this.transport === "control" && !this.#lost && !this.#dirty &&
+    return this.transport === "control" && !this.#lost && !this.#dirty && !this.#unshown &&
       this.#queue.every((batch) => !batch.lost && batch.output.length === 0);
   }
 
@@ -394,8 +426,17 @@ export class PaneWatch {
         if (event) return event;
         now = performance.now();
       }
+      if (this.#unshown && this.transport === "control" && now >= this.#readAt) {
+        const event = await this.#readShown();
+        this.#unshown = false;
+        this.#readAt = this.#readPace.after(now, performance.now());
+        if (event) return event;
+        now = performance.now();
+      }
       if (this.transport === "polling" && now >= this.#checkAt) {
-        const event = await this.#poll();
+        // The rows read tell text written, not a screen cleared or redrawn as it was before:
+        // the screen is read too (a call more each time, for a watch that asks for it).
+        const event = await this.#poll() ?? (this.#reportChanges ? await this.#readShown() : null);
         this.#checkAt = this.#rest(now, POLL_MS);
         if (event) return event;
       } else if (this.transport === "control" && (this.#changed || now >= this.#checkAt)) {
@@ -415,7 +456,7 @@ export class PaneWatch {
       now = performance.now();
       if (now >= deadline) return this.#timeout();
       if (now >= tickAt) return { kind: "tick" };
-      const readAt = this.#dirty ? this.#readAt : Infinity;
+      const readAt = this.#dirty || this.#unshown ? this.#readAt : Infinity;
       await this.#waker.sleep(Math.min(deadline, tickAt, this.#checkAt, readAt) - now, signal);
     }
   }
@@ -447,17 +488,45 @@ export class PaneWatch {
    */
   #drain(): string[] {
     const lines: string[] = [];
+    const heard = this.#queuedBytes > 0;
     this.#queuedBytes = 0;
+    // When the output was written, for a string left open (see TerminalText.push).
+    const at = performance.now();
     for (const batch of this.#queue.splice(0)) {
       if (batch.lost) this.#lost = true;
       if (batch.changed) this.#changed = true;
       // A watch that reads rows queues no output (see #hear).
-      for (const chunk of batch.output) lines.push(...this.#text.push(chunk));
+      for (const chunk of batch.output) lines.push(...this.#text.push(chunk, at));
     }
     if (this.#rows) return lines;
     // The partial line only when text was added to it: not for escape sequences alone.
     const partial = this.#text.takeWritten() ? this.#text.partial : "";
-    return partial === "" ? lines : [...lines, partial];
+    const text = partial === "" ? lines : [...lines, partial];
+    // Output with no text may have changed the screen all the same (see #reportChanges).
+    if (this.#reportChanges && heard && text.length === 0) this.#unshown = true;
+    return text;
+  }
+
+  /**
+   * Reads the screen (and where the cursor is) for a watch that reports changes: a `changed`
+   * event when it is not as it was at the last read (or the start). A pane gone is left to the
+   * check of its life that follows.
+   */
+  async #readShown(): Promise<WatchEvent | null> {
+    const { probe, text } = await probeWith(
+      this.#ctx,
+      this.paneId,
+      ["capture-pane", "-p", "-J", "-t", this.paneId],
+      this.start,
+    );
+    if (paneEnded(this.start, probe)) {
+      this.#changed = true;
+      return null;
+    }
+    const shown = shownKey(probe, text);
+    if (shown === this.#shown) return null;
+    this.#shown = shown;
+    return { kind: "changed" };
   }
 
   /** The control feed was lost: catch up by reading the pane, then subscribe again. */
@@ -493,7 +562,9 @@ export class PaneWatch {
    * (see watch_rows.ts); reports death too.
    */
   async #poll(): Promise<WatchEvent | null> {
+    const heard = this.#heardBytes;
     const { probe, lines, rows, again } = await this.#read!.read();
+    if (probe.exists && !again) this.#readBytes = heard;
     // No read could be made (the pane kept scrolling under it): the output is still unread.
     // (A watch of the stream hears what comes next on the stream: its reads only catch up.)
     if (again && this.#rows && this.transport === "control") this.#dirty = true;
@@ -528,11 +599,14 @@ export class PaneWatch {
   }
 
   /**
-   * The last lines of the pane's screen; what the stream last showed when the pane is gone.
-   * Each without its trailing blanks: `-J` keeps the blanks a program wrote (a full-screen
-   * program clears its rows with them), which would otherwise be most of a tail.
+   * The last lines of the pane: its screen while it is there, blank too (never the stream: it
+   * holds what no row shows, a DCS's data, text a clear wiped). Once the pane is gone, the rows
+   * the watch read last, when no output came after that read began; else what the stream last
+   * showed, and `stream` says so (the rows when the stream holds nothing). Each without its
+   * trailing blanks: `-J` keeps the blanks a program wrote (a full-screen program clears its
+   * rows with them), which would otherwise be most of a tail.
    */
-  async tail(maxLines: number): Promise<string[]> {
+  async tail(maxLines: number): Promise<{ lines: string[]; stream: boolean }> {
     const { probe, lines } = await probeWith(this.#ctx, this.paneId, [
       "capture-pane",
       "-p",
@@ -540,9 +614,13 @@ export class PaneWatch {
       "-t",
       this.paneId,
     ], this.start);
-    const recent = probe.exists && lines.length > 0 ? lines : this.#text.recent();
     const last = this.#read?.last ?? [];
-    return trimTrailingBlank((recent.length > 0 ? recent : last).map(trimRow))
-      .slice(-maxLines);
+    const read = last.length > 0 && this.#readBytes === this.#heardBytes;
+    const text = probe.exists || read ? [] : this.#text.recent();
+    const recent = probe.exists ? lines : text.length > 0 ? text : last;
+    return {
+      lines: trimTrailingBlank(recent.map(trimRow)).slice(-maxLines),
+      stream: text.length > 0,
+    };
   }
 }

@@ -34,6 +34,16 @@ const diedText = (died: PaneProbe | null, during: boolean) =>
     during ? `; ${DIED_OUTPUT_NOTE}` : ""
   }`;
 
+/** What a wait's `tail` is (see PaneWatch.tail). */
+const TAIL_TEXT = "The last lines of the pane's screen when the wait ended; once the pane is " +
+  "gone, of its last rows read, or of its output stream when the summary says so.";
+
+/**
+ * A tail read from the output stream (the pane gone, no rows read): text a screen would not
+ * show (a DCS's data, a cleared screen's text) may be in it.
+ */
+const STREAM_TAIL_NOTE = "the pane is gone: its tail is from its output stream, not its screen";
+
 // ---------------------------------------------------------------------------------------------
 // wait_for_text
 
@@ -75,7 +85,7 @@ const waitForText = defineTool({
       "The new lines that matched (the winning kind); for output, the new lines.",
     ),
     omittedLines: count(),
-    tail: z.string().describe("The last lines of the pane (its screen) when the wait ended."),
+    tail: z.string().describe(TAIL_TEXT),
     tailOmittedBytes: count(),
     alreadyOnScreen: z.boolean().describe(
       "A pattern was visible on the screen before the wait began.",
@@ -222,7 +232,9 @@ const waitForText = defineTool({
       );
     }
     const budget = Math.max(1_000, Math.floor(ctx.config.maxResultBytes / 4));
-    const tail = keepTail((await watch.tail(40)).join("\n"), budget);
+    const last = await watch.tail(40);
+    const tail = keepTail(last.lines.join("\n"), budget);
+    if (last.stream) notes.push(STREAM_TAIL_NOTE);
     // Until the answer: what the caller waited, the last read's turn included.
     const waitedMs = Math.round(performance.now() - began);
     const late = lateNote(waitedMs, effective);
@@ -347,7 +359,7 @@ const waitForIdle = defineTool({
       "When the wait ended, the pane's shell held the terminal (nothing in the foreground).",
     ),
     quietForMs: count().describe("How long no output had come when the wait ended."),
-    tail: z.string().describe("The last lines of the pane (its screen) when the wait ended."),
+    tail: z.string().describe(TAIL_TEXT),
     tailOmittedBytes: count(),
     exitStatus: int().nullable().describe("The dead pane's exit status, when known (paneDied)."),
     effectiveQuietMs: int(),
@@ -374,8 +386,10 @@ const waitForIdle = defineTool({
     const began = performance.now();
     const deadline = began + effective;
     // Told when the foreground program changes, from the checks the watch makes anyway: a
-    // program that ends without printing still brings the shell back.
-    const watch = await PaneWatch.open(reads, pane, { commands: wantPrompt });
+    // program that ends without printing still brings the shell back. And when the screen
+    // changes by escape sequences alone (a clear, `ESC#8`): quiet is what the screen shows,
+    // not what text the stream holds (a title update alone stays quiet).
+    const watch = await PaneWatch.open(reads, pane, { commands: wantPrompt, changes: true });
     let outcome: "idle" | "timedOut" | "paneDied" = "timedOut";
     /** The pane's probe once it is seen dead: its exit status, or the signal that ended it. */
     let died: PaneProbe | null = null;
@@ -428,6 +442,7 @@ const waitForIdle = defineTool({
           const event = await watch.next(now < quietAt ? Math.min(deadline, quietAt) : deadline);
           switch (event.kind) {
             case "lines":
+            case "changed":
               lastOutput = performance.now();
               recheck = true;
               break;
@@ -469,7 +484,8 @@ const waitForIdle = defineTool({
       if (quietToEnd && atPrompt) outcome = "idle";
     }
     const budget = Math.max(1_000, Math.floor(ctx.config.maxResultBytes / 4));
-    const tail = keepTail((await watch.tail(40)).join("\n"), budget);
+    const last = await watch.tail(40);
+    const tail = keepTail(last.lines.join("\n"), budget);
     // Until the answer: what the caller waited, the last reads' turns included.
     const waitedMs = Math.round(performance.now() - called);
     const data = {
@@ -502,6 +518,7 @@ const waitForIdle = defineTool({
       quiet.clamped ? `quietMs clamped to ${quietMs}` : "",
       clamped ? `timeout clamped to ${effective} ms` : "",
       lateNote(waitedMs, effective),
+      last.stream ? STREAM_TAIL_NOTE : "",
     ].filter((n) => n !== "");
     return {
       data,

@@ -1,0 +1,60 @@
+/**
+ * What tmux 3.3a prints of escape sequences cancelled, ended or left open, as cases shared by
+ * the stream decoder's unit test and the test that checks them against real tmux.
+ *
+ * @module
+ */
+
+/**
+ * Bytes a program writes, and the rows tmux 3.3a shows for them (captured from a pane, one row
+ * per line, blank rows dropped). src/tmux/terminal_text_test.ts checks the decoder prints them;
+ * tests/stream_decoder_test.ts prints each into a real pane and checks the screen shows them.
+ */
+export const TMUX_CASES: readonly { readonly bytes: string; readonly shown: string[] }[] = [
+  // CAN or SUB cancels a sequence: what follows is printed.
+  { bytes: "A\x1b]0;t\x18SHOWN\x07B", shown: ["ASHOWNB"] },
+  { bytes: "A\x1b]0;t\x1aSHOWN\x07B", shown: ["ASHOWNB"] },
+  { bytes: "A\x1b[1;2\x18SHOWN", shown: ["ASHOWN"] },
+  { bytes: "A\x1b_apc\x18SHOWN\x1b\\B", shown: ["ASHOWNB"] },
+  { bytes: "A\x1b^pm\x18SHOWN\x1b\\B", shown: ["ASHOWNB"] },
+  { bytes: "A\x1bXsos\x1aSHOWN\x1b\\B", shown: ["ASHOWNB"] },
+  { bytes: "A\x1bkti\x18SHOWN\x1b\\B", shown: ["ASHOWNB"] },
+  { bytes: "A\x1b#\x18SHOWN", shown: ["ASHOWN"] },
+  // A DCS before its final byte too (also one tmux ignores for a parameter it refuses)...
+  { bytes: "A\x1bP1;2\x18SHOWN\x1b\\B", shown: ["ASHOWNB"] },
+  { bytes: "A\x1bP1:q\x18SHOWN", shown: ["ASHOWN"] },
+  { bytes: "A\x1bP1?q\x18SHOWN", shown: ["ASHOWN"] },
+  // ...but not its data, which neither BEL nor ESC and another byte end: only ESC \.
+  { bytes: "A\x1bPq\x18HIDDEN\x1b\\B", shown: ["AB"] },
+  { bytes: "A\x1bP1$q\x18HIDDEN\x1b\\B", shown: ["AB"] },
+  { bytes: "A\x1bP?q\x18HIDDEN\x1b\\B", shown: ["AB"] },
+  { bytes: "A\x1bP\x07Build OK\x1b\\B", shown: ["AB"] },
+  { bytes: "A\x1bPq\x1b[mHIDDEN\x07\x1b\\B", shown: ["AB"] },
+  // ESC ends an OSC or an APC and begins a sequence of its own; BEL ends an OSC only.
+  { bytes: "A\x1b]0;t\x1b[mSHOWN\x07B", shown: ["ASHOWNB"] },
+  { bytes: "A\x1b_apc\x1b[mSHOWN\x1b\\B", shown: ["ASHOWNB"] },
+  { bytes: "A\x1b_apc\x07HIDDEN\x1b\\B", shown: ["AB"] },
+  { bytes: "A\x1bkTITLE\x1b\\B", shown: ["AB"] },
+  { bytes: "A\x1b]0;t\r\nHIDDEN\x07B", shown: ["AB"] },
+  // Intermediates repeat until the final byte.
+  { bytes: "A\x1b #(SHOWN", shown: ["AHOWN"] },
+  // Line ends inside an escape or a CSI are carried out; bytes from DEL up are ignored.
+  { bytes: "A\x1b\r\n=Z", shown: ["A", "Z"] },
+  { bytes: "A\x1b[1\r\n2mZ", shown: ["A", "Z"] },
+  { bytes: "A\x1b \r\n(BZ", shown: ["A", "Z"] },
+  { bytes: "A\x1b\xc3\xa9=Z", shown: ["AZ"] },
+  { bytes: "A\x1b[\xc3\xa92mZ", shown: ["AZ"] },
+  // However long, a sequence stays one: none of it is printed.
+  { bytes: `A\x1b]0;${"x".repeat(10_000)}\x07B`, shown: ["AB"] },
+  { bytes: `A\x1b_${"x".repeat(10_000)}\x1b\\B`, shown: ["AB"] },
+  { bytes: `A\x1bPq${"x".repeat(10_000)}\x1b\\B`, shown: ["AB"] },
+  { bytes: `A\x1b[${"1;".repeat(5_000)}mB`, shown: ["AB"] },
+];
+
+/** A case's bytes: each character below U+0100 one byte (\xNN as that byte), the rest UTF-8. */
+export function caseBytes(text: string): Uint8Array {
+  return Uint8Array.from([...text].flatMap((c) => {
+    const code = c.codePointAt(0)!;
+    return code < 0x100 ? [code] : [...new TextEncoder().encode(c)];
+  }));
+}
