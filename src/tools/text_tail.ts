@@ -45,6 +45,12 @@ function jsonCharBytes(c: number, twice: boolean): number {
     return short ? (twice ? 3 : 2) : (twice ? 7 : 6);
   }
   if (c < 0x80) return 1;
+  // C1 controls, line separators and bidi controls go on the wire escaped (bounds.ts wireJson),
+  // once: the JSON inside holds them as they are.
+  if (
+    (c >= 0x80 && c <= 0x9f) || c === 0x061c || c === 0x200e || c === 0x200f ||
+    (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)
+  ) return 6;
   if (c < 0x800) return 2;
   if (c >= 0xd800 && c <= 0xdfff) return twice ? 7 : 6; // a lone surrogate, escaped
   return 3;
