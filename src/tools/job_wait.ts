@@ -7,7 +7,8 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { KEEPS_RUNNING, ToolFailure } from "../mcp/errors.ts";
-import { PaneWatch, type WatchEvent } from "./pane_watch.ts";
+import { PaneWatch } from "./pane_watch.ts";
+import type { WatchEvent } from "./watch_event.ts";
 import type { JobRef } from "./job_id.ts";
 import { endMarker } from "./job_markers.ts";
 import { isOver, type JobView, readJob } from "./job_state.ts";
