@@ -11,22 +11,6 @@ import assert from "node:assert/strict";
 import { type StartedTmux, withTmux } from "./helpers/mcp.ts";
 import { waitFor } from "./helpers/tmux.ts";
 
-/** A background window of main with a shell at its prompt; returns its window and pane ids. */
-async function hiddenWindow(t: StartedTmux): Promise<{ windowId: string; paneId: string }> {
-  const [windowId, paneId] = (await t.tmux(
-    "new-window",
-    "-d",
-    "-t",
-    "main:",
-    "-P",
-    "-F",
-    "#{window_id} #{pane_id}",
-    "sh",
-  )).trim().split(" ");
-  await t.prompt(paneId);
-  return { windowId, paneId };
-}
-
 /** The bell, activity and silence flags of window `windowId` in session `session`'s list. */
 async function marks(t: StartedTmux, session: string, windowId: string): Promise<string> {
   const rows = (await t.tmux(
@@ -52,8 +36,8 @@ async function current(t: StartedTmux, session: string): Promise<string> {
 
 Deno.test("selecting a window where nobody looks does not clear its bell mark in a person's status line", async () => {
   await withTmux(async (t, c) => {
-    const rung = await hiddenWindow(t);
-    const quiet = await hiddenWindow(t);
+    const rung = await t.shellWindow();
+    const quiet = await t.shellWindow();
     // A session of main's group nobody is attached to: it holds the same windows.
     await t.tmux("new-session", "-d", "-s", "mirror", "-t", "main");
     const tty = await t.attach("main");
@@ -72,7 +56,7 @@ Deno.test("selecting a window where nobody looks does not clear its bell mark in
 
 Deno.test("selecting a window does not clear its activity mark in a person's status line either", async () => {
   await withTmux(async (t, c) => {
-    const busy = await hiddenWindow(t);
+    const busy = await t.shellWindow();
     await t.tmux("set-option", "-w", "-t", busy.windowId, "monitor-activity", "on");
     // Linked into a session nobody is attached to.
     await t.tmux("new-session", "-d", "-s", "agent", "sh");
@@ -89,7 +73,7 @@ Deno.test("selecting a window does not clear its activity mark in a person's sta
 
 Deno.test("a marked window is selected where no person's status line lists it, or with --allow-attended-input", async () => {
   await withTmux(async (t, c) => {
-    const rung = await hiddenWindow(t);
+    const rung = await t.shellWindow();
     await t.tmux("new-session", "-d", "-s", "mirror", "-t", "main");
     // Nobody attached.
     await ring(t, rung.paneId, rung.windowId);
@@ -107,7 +91,7 @@ Deno.test("a marked window is selected where no person's status line lists it, o
     await program.status;
   });
   await withTmux(async (t, c) => {
-    const rung = await hiddenWindow(t);
+    const rung = await t.shellWindow();
     await t.tmux("new-session", "-d", "-s", "mirror", "-t", "main");
     await t.attach("main");
     await ring(t, rung.paneId, rung.windowId);
@@ -118,7 +102,7 @@ Deno.test("a marked window is selected where no person's status line lists it, o
 
 Deno.test("a bell mark is checked by tmux at the select: a person who attached to the session meanwhile", async () => {
   await withTmux(async (t, c) => {
-    const rung = await hiddenWindow(t);
+    const rung = await t.shellWindow();
     await t.tmux("new-session", "-d", "-s", "mirror", "-t", "main");
     await t.tmux("new-session", "-d", "-s", "theirs", "sh");
     const tty = await t.attach("theirs");

@@ -17,16 +17,7 @@ async function twoPaneWindow(
   t: StartedTmux,
   target = "main",
 ): Promise<{ windowId: string; panes: string[] }> {
-  const [windowId, first] = (await t.tmux(
-    "new-window",
-    "-d",
-    "-t",
-    `${target}:`,
-    "-P",
-    "-F",
-    "#{window_id} #{pane_id}",
-    "sh",
-  )).trim().split(" ");
+  const { windowId, paneId: first } = await t.shellWindow(target);
   const second = (await t.tmux("split-window", "-d", "-t", first, "-P", "-F", "#{pane_id}", "sh"))
     .trim();
   return { windowId, panes: [first, second] };

@@ -664,6 +664,25 @@ export class TestTmux {
   }
 
   /**
+   * A new background window of session `target` with a shell, once it shows its prompt: its
+   * window and pane ids.
+   */
+  async shellWindow(target = "main"): Promise<{ windowId: string; paneId: string }> {
+    const [windowId, paneId] = (await this.tmux(
+      "new-window",
+      "-d",
+      "-t",
+      `${target}:`,
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sh",
+    )).trim().split(" ");
+    await this.prompt(paneId);
+    return { windowId, paneId };
+  }
+
+  /**
    * A new background window running `command`; its pane id, once the pane shows `until`.
    */
   async showing(command: string, until: string, timeoutMs?: number): Promise<string> {
