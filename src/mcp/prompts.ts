@@ -22,6 +22,7 @@ import { z } from "zod";
 import { boundCompletions } from "./bounds.ts";
 import type { TmuxContext } from "./context.ts";
 import { failureText } from "./errors.ts";
+import { withinBudget } from "./resource_spec.ts";
 import { wrapSdkHandler } from "./tool_list.ts";
 
 /** One argument of a prompt (every prompt argument is a string). */
@@ -72,8 +73,6 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** Longest text typed into a completion that is looked at (a longer one completes nothing). */
 const MAX_TYPED = 1_024;
-/** How long a completion or a prompt's build may take reading tmux. */
-const TMUX_BUDGET_MS = 5_000;
 
 /**
  * A prompt's arguments checked one by one: an optional argument sent empty (as forms send a
@@ -147,16 +146,12 @@ export function attachPrompts(
           for (const [k, v] of Object.entries(context?.arguments ?? {})) {
             if (typeof v === "string" && v.length <= MAX_TYPED) others[k] = v;
           }
-          try {
-            const values = await complete(
-              typed,
-              contextFor(AbortSignal.timeout(TMUX_BUDGET_MS)),
-              others,
-            );
-            return boundCompletions(values);
-          } catch {
-            return []; // no tmux server, or it did not answer: nothing to offer
-          }
+          // No tmux server, or it did not answer within the budget: nothing to offer. Raced,
+          // not only signalled: a control connection still opening to a stopped tmux does not
+          // heed the signal, and held a completion for tmux's own 10 s.
+          return boundCompletions(
+            await withinBudget((signal) => complete(typed, contextFor(signal), others)),
+          );
         });
       }
       shape[arg.name] = arg.required ? field : field.optional();

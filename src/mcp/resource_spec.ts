@@ -86,11 +86,35 @@ function isTemplate(spec: ResourceSpec): boolean {
 }
 
 /**
+ * Longest resource URI looked at: no tmux URI comes near it (a socket name is at most 256
+ * characters, 2 304 percent-encoded, and a host one given to `--ssh`). The SDK's UriTemplate
+ * throws past a million characters, which answered a read, a subscription, or a whole listen
+ * stream, with an internal error.
+ */
+export const MAX_URI_CHARS = 8_192;
+
+/** Why `uri` is not looked at (too long), in one sentence; null when it is. */
+export function uriTooLong(uri: string): string | null {
+  if (uri.length <= MAX_URI_CHARS) return null;
+  return `A resource URI is at most ${MAX_URI_CHARS} characters; this one has ${uri.length}: ` +
+    "resources/list and resources/templates/list show the resources.";
+}
+
+/**
  * Whether `uri` is the resource `spec` declares (its fixed URI, or one its template fits): how
- * a subscription finds the resource it names, and so the watch it needs.
+ * a subscription finds the resource it names, and so the watch it needs. Matched as a read
+ * matches it (the SDK reads `new URL(uri).href`: `TMUX://pane/0` is `tmux://pane/0`), so that
+ * what can be read can be subscribed to; a URI too long for any resource matches none.
  */
 export function matches(spec: ResourceSpec, uri: string): boolean {
-  return isTemplate(spec) ? new UriTemplate(spec.uri).match(uri) !== null : spec.uri === uri;
+  if (uriTooLong(uri) !== null) return false;
+  let href: string;
+  try {
+    href = new URL(uri).href;
+  } catch {
+    return false; // a read refuses it too
+  }
+  return isTemplate(spec) ? new UriTemplate(spec.uri).match(href) !== null : spec.uri === href;
 }
 
 /**
@@ -201,8 +225,39 @@ function completers(
 ): Record<string, (typed: string) => Promise<string[]>> {
   const out: Record<string, (typed: string) => Promise<string[]>> = Object.create(null);
   for (const [variable, values] of Object.entries(complete)) {
-    out[variable] = async (typed: string) =>
-      boundCompletions(await values(typed, contextFor(new AbortController().signal)));
+    // The SDK gives a completer no request signal: bounded by the budget prompt completions
+    // have, and nothing offered past it (a stopped tmux held it for tmux's own 10 s, then
+    // answered an internal error).
+    out[variable] = (typed: string) =>
+      withinBudget((signal) => values(typed, contextFor(signal))).then(boundCompletions);
   }
   return out;
+}
+
+/** How long a completion may take reading tmux (a prompt's, a template's). */
+export const COMPLETION_BUDGET_MS = 5_000;
+
+/**
+ * What `look` finds within {@link COMPLETION_BUDGET_MS}, or nothing: a completion offers what it
+ * can while the client types, and no tmux server, or one that does not answer in time (a
+ * control connection still opening does not heed the signal), offers nothing. `look`'s signal
+ * aborts at the budget, so that its tmux reads stop too.
+ */
+export async function withinBudget(
+  look: (signal: AbortSignal) => Promise<readonly string[]> | readonly string[],
+): Promise<readonly string[]> {
+  const budget = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const over = new Promise<readonly string[]>((resolve) => {
+    timer = setTimeout(() => {
+      budget.abort();
+      resolve([]);
+    }, COMPLETION_BUDGET_MS);
+  });
+  try {
+    const found = Promise.resolve().then(() => look(budget.signal)).catch(() => []);
+    return await Promise.race([found, over]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -25,8 +25,9 @@ import {
 import type { TmuxContext } from "./context.ts";
 import { type LogLevel, logLine, stderrLog } from "./call_log.ts";
 import { clip, failureText } from "./errors.ts";
-import { type Feed, matches, register, type ResourceSpec } from "./resource_spec.ts";
+import { type Feed, matches, register, type ResourceSpec, uriTooLong } from "./resource_spec.ts";
 import { type ListenFilter, observeListenStreams } from "./listen_streams.ts";
+import { wrapSdkHandler } from "./tool_list.ts";
 import { UpdateCoalescer } from "./update_coalescing.ts";
 
 /** Longest a subscription's answer waits for its watch to see changes. */
@@ -146,9 +147,19 @@ export class ResourceSubscriptions {
     return observeListenStreams(transport, streams, {
       changed: () => this.#reconcile(),
       grant: (asked) => {
+        // A stream may ask for any number of URIs (a million in one request held the server
+        // half a minute): each is looked at once, at most MAX_WATCHED_URIS of them (no more
+        // can be granted), with one context for all.
         const uris: string[] = [];
         const watching = this.#watching();
-        for (const uri of asked) if (this.#refusal(uri, watching) === null) uris.push(uri);
+        const ctx = this.#contextFor?.(new AbortController().signal);
+        const seen = new Set<string>();
+        for (const uri of asked) {
+          if (seen.has(uri)) continue;
+          if (seen.size >= MAX_WATCHED_URIS) break;
+          seen.add(uri);
+          if (this.#refusal(uri, watching, ctx) === null) uris.push(uri);
+        }
         return uris;
       },
       readyFor: (uris) => this.#readyFor(uris),
@@ -180,6 +191,14 @@ export class ResourceSubscriptions {
       this.#reconcile();
     };
     for (const spec of resources) register(server, spec, contextFor, listed);
+    // A URI too long for any resource is the client's mistake: the SDK's template matching
+    // threw on it, answering an internal error.
+    wrapSdkHandler(server, "resources/read", (original) => (request, extra) => {
+      const uri = (request as { params?: { uri?: unknown } }).params?.uri;
+      const tooLong = typeof uri === "string" ? uriTooLong(uri) : null;
+      if (tooLong === null) return original(request, extra);
+      return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidParams, tooLong));
+    });
     if (era === "legacy") {
       // Under 2026-07-28 these methods do not exist (the SDK answers -32601): listen streams
       // replace them.
@@ -212,23 +231,30 @@ export class ResourceSubscriptions {
    * would pass what this process watches at once ({@link MAX_WATCHED_URIS} resources on
    * {@link MAX_WATCHED_SERVERS} tmux servers: a watch of a server that is not there tries again
    * and again, each try a tmux process). `watching` is what is watched with the URIs granted
-   * so far; a URI that is not refused is added to it.
+   * so far; a URI that is not refused is added to it. `ctx`: the context to check it in (one
+   * for a whole listen stream's URIs), else one of its own. The cheap tests come first: a URI
+   * already watched was checked when it was granted.
    */
-  #refusal(uri: string, watching: Watching): string | null {
-    const spec = this.#resources.find((s) => matches(s, uri));
-    if (!spec) {
-      return `No resource ${clip(uri)}: resources/list and resources/templates/list show them.`;
-    }
-    try {
-      if (this.#contextFor) spec.check?.(uri, this.#contextFor(new AbortController().signal));
-    } catch (error) {
-      return failureText(error, {});
-    }
+  #refusal(uri: string, watching: Watching, ctx?: TmuxContext): string | null {
+    const tooLong = uriTooLong(uri);
+    if (tooLong !== null) return tooLong;
     const { uris, servers } = watching;
     if (uris.has(uri)) return null;
     if (uris.size >= MAX_WATCHED_URIS) {
       return `This server watches at most ${MAX_WATCHED_URIS} resources at once: unsubscribe ` +
         "from some (or end a listen stream) first.";
+    }
+    const spec = this.#resources.find((s) => matches(s, uri));
+    if (!spec) {
+      // On one line, whatever the URI holds (a newline, an escape sequence).
+      return `No resource ${logLine(clip(uri))}: resources/list and resources/templates/list ` +
+        "show them.";
+    }
+    try {
+      const on = ctx ?? this.#contextFor?.(new AbortController().signal);
+      if (on) spec.check?.(uri, on);
+    } catch (error) {
+      return failureText(error, {});
     }
     const server = serverOf(uri);
     if (!servers.has(server) && servers.size >= MAX_WATCHED_SERVERS) {

@@ -26,12 +26,14 @@
  */
 
 import { AGENTS_CHANNEL } from "../hooks/marks.ts";
+import { describeSocket } from "../mcp/errors.ts";
 import type { Feed } from "../mcp/resource_spec.ts";
 import { captureRows } from "../tmux/capture.ts";
 import { controlFor, execFast } from "../tmux/control.ts";
 import type { Listening, Watch } from "../tmux/control_connection.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
+import { sameServer, type ServerIdentity, serversText } from "../tmux/server_identity.ts";
 import { takeBriefSnapshot } from "../tmux/snapshot.ts";
 
 /**
@@ -337,14 +339,22 @@ class ServerFeed {
 /**
  * Calls `changed` whenever pane `paneId` on `address` writes anything, or may have changed
  * unseen (its feed was lost, it died or went).
+ *
+ * The pane is the one found on the tmux server that first showed it. Once that server is gone
+ * and another answers on the socket (killed and started again: its panes are numbered from %0
+ * again), the pane went with its server for good, whatever pane has its id there now: told
+ * once more, then never followed there, and `gone` is told why (for the operator).
  */
 export function watchPane(
   runner: TmuxRunner,
   address: ServerAddress,
   paneId: string,
   changed: () => void,
+  gone: (message: string) => void = () => {},
 ): Feed {
   let stopped = false;
+  /** The server the pane was found on (null until it is). */
+  let server: ServerIdentity | null = null;
   let watch: Watch | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const backoff = new Backoff();
@@ -386,7 +396,21 @@ export function watchPane(
         windows: false,
         paneId,
       });
+      if (stopped) return;
+      const now = snapshot.server;
+      if (server !== null && now !== null && !sameServer(server, now)) {
+        // Another server on the socket: the pane went with its own. What a read shows changed;
+        // nothing more is told, nor looked at.
+        tell();
+        stopped = true;
+        gone(
+          `pane ${paneId} on ${describeSocket(address)} went with its tmux server ` +
+            `(${serversText(server, now)}); a pane ${paneId} there now is another server's`,
+        );
+        return;
+      }
       const pane = snapshot.panes.find((p) => p.id === paneId);
+      if (pane && now !== null) server ??= { pid: now.pid, startTime: now.startTime };
       if (!pane) {
         // Gone (or its server is): a read says so; look again later, in case it comes back.
         if (!absent) tell();

@@ -28,6 +28,7 @@ import {
   startUnits,
   tailLines,
 } from "../mcp/bounds.ts";
+import type { LogLevel } from "../mcp/call_log.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { socketNameField } from "../mcp/tool_spec.ts";
 import type { ResourceSpec } from "../mcp/resource_spec.ts";
@@ -148,13 +149,15 @@ function bound(ctx: TmuxContext): number {
  */
 export const inert: (text: string) => string = visible;
 
-/** Room in a pane's text for the note on what it left out. */
-const NOTE_BYTES = 100;
+/** Room in a pane's text for its first line, the note on what it left out. */
+const NOTE_BYTES = 160;
 
 /**
  * A pane's visible screen as text, within the bound as a JSON string: the bottom rows, and of
  * a row too wide for the bound alone (a wide pane, combining marks), its end, as capture_pane
- * keeps a tail. What was left out is said on a first line of its own.
+ * keeps a tail. The first line is always the server's own, naming the pane and what was left
+ * out (`[pane %3: 24 rows, none left out]`), so the pane's first row is always the second
+ * line: a pane that prints a note of its own cannot pass it off as the server's.
  */
 async function readPane(ctx: TmuxContext, paneId: string): Promise<string> {
   let rows: string[];
@@ -179,7 +182,10 @@ async function readPane(ctx: TmuxContext, paneId: string): Promise<string> {
     ...kept.droppedLines > 0 ? [`${kept.droppedLines} rows above left out`] : [],
     ...cutBytes > 0 ? [`the first ${cutBytes} bytes of the row below left out`] : [],
   ];
-  return notes.length > 0 ? `[${notes.join(", ")}; capture_pane reads them]\n${text}` : text;
+  const note = notes.length > 0
+    ? `${notes.join(", ")}; capture_pane reads them`
+    : `${lines.length} row${lines.length === 1 ? "" : "s"}, none left out`;
+  return `[pane ${paneId}: ${note}]\n${text}`;
 }
 
 /**
@@ -410,7 +416,11 @@ async function paneIds(ctx: TmuxContext): Promise<string[]> {
   return snapshot.panes.map((p) => p.id);
 }
 
-const PANE_SPEC: ResourceSpec = {
+/**
+ * The pane resource; `log` tells the operator (stderr, and 2025-11-25 clients' log) when a
+ * subscription's pane went with its tmux server and another server answers on its socket now.
+ */
+const paneSpec = (log: (level: LogLevel, message: string) => void): ResourceSpec => ({
   name: "tmux-pane",
   title: "tmux pane",
   description: "A pane's visible screen as text; tmux://pane/3 is pane %3. Updated when the " +
@@ -442,7 +452,13 @@ const PANE_SPEC: ResourceSpec = {
   watch: (at, ctx, changed) => {
     const target = parseTarget(at);
     const on = contextOn(ctx, target);
-    return watchPane(on.runner, on.address, target.paneId!, changed);
+    return watchPane(on.runner, on.address, target.paneId!, changed, (why) =>
+      // A subscription names a pane by its id: never the new server's pane of the same id.
+      log(
+        "warning",
+        `${why}: ${clip(at)} follows it no more (unsubscribe, or end the listen stream, and ` +
+          "subscribe again to follow the pane there now).",
+      ));
   },
   check: (at, ctx) => void contextOn(ctx, parseTarget(at)),
   watchList: (ctx, changed) => {
@@ -470,7 +486,7 @@ const PANE_SPEC: ResourceSpec = {
     look();
     return watchServer(ctx.runner, ctx.address, "topology", () => void look()).stop;
   },
-};
+});
 
 /**
  * Registers the resources, and sends what an operator wants to know about the control channel
@@ -480,7 +496,7 @@ export function registerResources(registry: ToolRegistry): void {
   registry.addResource(
     serverSpec("tmux-server", "tmux://server"),
     agentsSpec("tmux-agents", "tmux://agents"),
-    PANE_SPEC,
+    paneSpec((level, message) => registry.subscriptions.log(level, message)),
     serverSpec("tmux-server-on", "tmux://server{?socket}"),
     agentsSpec("tmux-agents-on", "tmux://agents{?socket}"),
   );
