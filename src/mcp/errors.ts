@@ -8,7 +8,7 @@
 import { RETRY_WILL_NOT_HELP } from "../tmux/ssh_unreachable.ts";
 import { SessionRefused } from "../tmux/ssh_sessions.ts";
 import { OWED_NOTICE_REFUSAL } from "../tmux/owed_notices.ts";
-import { TmuxError } from "../tmux/tmux_error.ts";
+import { NulArgument, TmuxError } from "../tmux/tmux_error.ts";
 import { AliasShadow } from "../tmux/command_aliases.ts";
 import { byteLength, codePointEnd, jsonStringBytes, startUnits } from "./bounds.ts";
 import { escapeSeparatorsAndBidi } from "./render.ts";
@@ -136,6 +136,7 @@ function describeFailure(
         // Ours, not tmux's: said as it is.
         if (error.message.startsWith(OWED_NOTICE_REFUSAL)) return error.message;
         if (error instanceof AliasShadow) return error.message;
+        if (error instanceof NulArgument) return error.message;
         return `tmux refused: ${error.message}`;
       case "unreachable":
         // The host answers; its sshd refused one more session on the connection, which stays.

@@ -8,6 +8,7 @@
  */
 
 import { ControlUnavailable } from "./control_protocol.ts";
+import { refuseNul } from "./tmux_error.ts";
 
 /**
  * Splits an argv the way tmux itself does when given arguments (`cmd_parse_from_arguments`):
@@ -65,9 +66,13 @@ export function nestedCommands(commands: readonly (readonly string[])[]): string
 /**
  * The control-mode line for an argv, or {@link ControlUnavailable} when it cannot be one: a
  * newline ends a control line, and a command name must be a plain word (a quoted `NAME=value`
- * in command position would be an environment assignment to tmux's parser).
+ * in command position would be an environment assignment to tmux's parser). An argument
+ * holding a NUL character is refused outright (`NulArgument`, tmux_error.ts), not left to a
+ * tmux process: tmux would cut the line there and run what comes before, and no process can
+ * be started with one either.
  */
 export function controlLine(args: readonly string[]): string {
+  refuseNul(args);
   const commands = argvCommands(args);
   if (commands.length === 0) throw new ControlUnavailable("no command to send");
   for (const command of commands) {

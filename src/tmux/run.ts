@@ -19,7 +19,7 @@ import { RemoteGate, stderrAfterMarker, streamAfterMarker } from "./ssh_wire.ts"
 import { argvAnswer, asCommandFile } from "./command_file.ts";
 import { spawnChild } from "./guarded_env.ts";
 import { changesStructure } from "./structure.ts";
-import { cancelledCall, judgeResult, notInstalled, TmuxError } from "./tmux_error.ts";
+import { cancelledCall, judgeResult, notInstalled, refuseNul, TmuxError } from "./tmux_error.ts";
 import { addressKey, type ServerAddress } from "./server_address.ts";
 import { MAX_ANSWER_BYTES } from "./pipe_read.ts";
 import { ServerGates, StructureLanes } from "./server_turns.ts";
@@ -390,6 +390,7 @@ export class TmuxRunner {
     args: readonly string[],
     env: Readonly<Record<string, string>> = {},
   ): Promise<PersistentChild> {
+    refuseNul([...args, ...Object.values(env)]);
     if (address.host !== undefined) {
       await reachHost(
         this.#ssh,
@@ -531,6 +532,8 @@ export class TmuxRunner {
     args: readonly string[],
     options: RunOptions = {},
   ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+    // tmux would cut an argument at a NUL (in a command file too): nothing runs (tmux_error.ts).
+    refuseNul(args);
     // Checked in the command's turn, not before it: a check that reads the aliases would let a
     // structural command sent later take its turn first.
     const send = async () => {
@@ -614,6 +617,7 @@ export class TmuxRunner {
     sink: (chunk: Uint8Array) => void | Promise<void>,
     options: RunOptions = {},
   ): Promise<{ code: number; stderr: string }> {
+    refuseNul(args);
     await this.checkAliases(address, args, options);
     // No hosts at all: #spawn refuses the host as exec does (remote_call.ts).
     const marker = address.host === undefined ? undefined : this.#ssh?.marker;

@@ -130,8 +130,34 @@ export function judgeResult(
   throw failureOf(result);
 }
 
-/** The {@link TmuxError} for a program that could not be started (missing, not permitted). */
+/**
+ * A command refused before anything ran because an argument holds a NUL character: tmux ends
+ * an argument there (a control line's command would be cut, what follows it dropped, a guard's
+ * refusal branch with it), and no process can be started with one. Ours, not tmux's: a tool
+ * reports its message as it is.
+ */
+export class NulArgument extends TmuxError {
+  constructor() {
+    super(
+      "failed",
+      "An argument holds a NUL character; nothing was run. tmux would cut the command at " +
+        "it, so no tmux argument can hold one: leave it out.",
+    );
+    this.name = "NulArgument";
+  }
+}
+
+/** Refuses an argv any argument of which holds a NUL character ({@link NulArgument}). */
+export function refuseNul(args: readonly string[]): void {
+  if (args.some((a) => a.includes("\0"))) throw new NulArgument();
+}
+
+/**
+ * The {@link TmuxError} for a program that could not be started (missing, not permitted), or
+ * whose arguments or environment held a NUL character ({@link NulArgument}): nothing ran.
+ */
 export function notInstalled(binary: string, error: unknown): TmuxError {
+  if (error instanceof TypeError && /nul byte/i.test(error.message)) return new NulArgument();
   if (binary === "ssh" && error instanceof Deno.errors.NotFound) {
     return new TmuxError("unreachable", "ssh (OpenSSH) is not installed or not on PATH.");
   }

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { classifyStderr, judgeResult, TmuxError } from "./tmux_error.ts";
+import {
+  classifyStderr,
+  judgeResult,
+  notInstalled,
+  NulArgument,
+  refuseNul,
+  TmuxError,
+} from "./tmux_error.ts";
 
 Deno.test("classifyStderr tells no server from no target from other failures", () => {
   assert.equal(classifyStderr("no server running on /tmp/tmux-0/x"), "no-server");
@@ -27,4 +34,25 @@ Deno.test("judgeResult: a server refusing this user fails, though tmux exits 0",
   assert.equal(classifyStderr("access not allowed"), "failed");
   const ok = { code: 0, stdout: new Uint8Array([0x61]), stderr: "" };
   assert.deepEqual(judgeResult(ok), new Uint8Array([0x61]));
+});
+
+Deno.test("notInstalled: a NUL in a child's arguments or environment is no missing tmux", () => {
+  const spawnError = (options: Deno.CommandOptions) => {
+    try {
+      new Deno.Command("true", options).spawn();
+    } catch (error) {
+      return error;
+    }
+    assert.fail("Deno started a process with a NUL in it");
+  };
+  for (const options of [{ args: ["a\0b"] }, { env: { V: "a\0b" } }]) {
+    const error = notInstalled("tmux", spawnError(options));
+    assert.ok(error instanceof NulArgument, error.message);
+    assert.equal(error.kind, "failed");
+    assert.match(error.message, /NUL character; nothing was run/);
+    assert.doesNotMatch(error.message, /install|PATH/i);
+  }
+  assert.equal(notInstalled("tmux", new Deno.errors.NotFound("x")).kind, "not-installed");
+  assert.throws(() => refuseNul(["set-option", "@x", "a\0"]), NulArgument);
+  refuseNul(["set-option", "@x", "a"]);
 });

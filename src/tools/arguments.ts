@@ -28,6 +28,8 @@ import {
 import { tmuxChild } from "../tmux/foreground.ts";
 import { endedBy, learnExitStatus, probePane } from "./pane_probe.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
+import { shellSays } from "../tmux/if_shell.ts";
+import { shellQuote } from "./pipe_checks.ts";
 
 /**
  * A client string as a tmux argument that tmux does not expand as a format: only a final `;`
@@ -309,6 +311,25 @@ export const notesField = z.array(z.string()).describe(
   "Where what tmux did differs from what was asked, and why; empty when it does not.",
 );
 
+/**
+ * A string of at most `max` characters (at least `min`) that tmux receives as given: none that
+ * holds a NUL character (tmux ends an argument there, so the command it runs would be cut and
+ * what follows lost, its guard's refusal branch too) or a lone surrogate (it has no UTF-8 form:
+ * a replacement character would arrive). Checked on every call; the listed schema is
+ * {@link checkedString}'s.
+ */
+export function passableString(max: number, min = 1): z.ZodString {
+  return checkedString(max, min)
+    .refine((s) => !s.includes("\0"), {
+      message: "holds a NUL character, where tmux would cut it (what follows would be lost); " +
+        "nothing was done",
+    })
+    .refine((s) => s.isWellFormed(), {
+      message: "is not well-formed Unicode (a lone surrogate), so tmux could not receive it " +
+        "as given; nothing was done",
+    });
+}
+
 /** A name as tools take it; {@link checkName} applies the tmux rules. */
 export const nameSchema = checkedString(1024, 0);
 
@@ -317,7 +338,7 @@ export const nameSchema = checkedString(1024, 0);
  * falls back to another directory silently when it cannot enter it; results say where the
  * pane really started.
  */
-export const startDirectorySchema = checkedString(4096).regex(/^\//, "an absolute path");
+export const startDirectorySchema = passableString(4096).regex(/^\//, "an absolute path");
 
 /**
  * Refuses a start directory holding U+FFFD: what a name with bytes that are not UTF-8 reads as
@@ -344,7 +365,7 @@ export function reportedDirectoryArg(read: string, format: string): string {
 }
 
 /** A shell command for a new process; tmux runs it with its default-shell `-c`. */
-export const commandSchema = checkedString(16_384);
+export const commandSchema = passableString(16_384);
 
 /** An environment variable name tmux and shells both accept. */
 export const envNameSchema = z.string().regex(
@@ -456,6 +477,16 @@ export async function startedIn(
     ({ now, starting } = await look());
     if (now.ended || sameDirectory(now.cwd, requested)) return now;
   } while (starting && performance.now() < until && !ctx.signal.aborted);
+  if (await leadsTo(ctx, paneId, requested, now.cwd)) {
+    return {
+      ...now,
+      notes: [
+        `The pane's process is in ${JSON.stringify(now.cwd)}, the folder ${
+          JSON.stringify(requested)
+        } leads to (through a symbolic link or ".."): the system names a folder by its real path.`,
+      ],
+    };
+  }
   return {
     ...now,
     notes: [
@@ -464,6 +495,29 @@ export async function startedIn(
       }: tmux starts elsewhere when it cannot enter the directory (missing, or not permitted), or the command changed directory.`,
     ],
   };
+}
+
+/**
+ * Whether the folder `requested` is `cwd` by its real path (a symbolic link, a `..`), which is
+ * how the system names a process's folder: asked of `/bin/sh` on the tmux server's machine,
+ * where the pane is. False when it cannot be told (a name not read exactly, the pane gone).
+ */
+async function leadsTo(
+  ctx: TmuxContext,
+  paneId: string,
+  requested: string,
+  cwd: string,
+): Promise<boolean> {
+  if (cwd === "" || cwd.includes(UNDECODABLE) || requested.includes(UNDECODABLE)) return false;
+  const test = `[ "$(cd -P -- ${shellQuote(requested)} 2>/dev/null && pwd -P)" = ${
+    shellQuote(cwd)
+  } ]`;
+  try {
+    return await shellSays(ctx.runner, ctx.address, paneId, escapeFormat(test), ctx.signal);
+  } catch (error) {
+    if (error instanceof TmuxError && error.kind === "no-target") return false;
+    throw error;
+  }
 }
 
 /**

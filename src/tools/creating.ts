@@ -10,15 +10,14 @@
 import { markOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
-import { runIf } from "../mcp/act_step.ts";
+import { type ActCheck, runIf } from "../mcp/act_step.ts";
 import { changeView, type ViewScope } from "../mcp/view_guard.ts";
 import { argvCommands } from "../tmux/control.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import type { Snapshot } from "../tmux/snapshot.ts";
-import { checkedString } from "../mcp/schemas.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { clip, ToolFailure } from "../mcp/errors.ts";
-import { envNameSchema, literalArg, plural, type Started } from "./arguments.ts";
+import { envNameSchema, literalArg, passableString, plural, type Started } from "./arguments.ts";
 import { type Reach, removedFrom } from "./kill_reach.ts";
 import { createSizeSafe, sizeSafe } from "./window_size.ts";
 
@@ -32,7 +31,7 @@ export const environmentSchema = z.record(
     message:
       "an environment variable name (letters, digits, underscore; not starting with a digit)",
   }),
-  checkedString(65_536, 0),
+  passableString(65_536, 0),
 ).optional();
 
 /** The `-e` arguments for {@link environmentSchema}. */
@@ -55,7 +54,7 @@ const LISTED_BY: Record<Made, string> = {
  * Runs a creating command with `-P -F` and returns the fields it printed for the new thing
  * (`made`), marked as this server's. With `view`, the creation changes what a person could see
  * (a new current window, a split of a shown window): it is guarded like any view change
- * ({@link changeView}). With `windowSize` (the global `window-size`, or null for a server not
+ * ({@link changeView}), with its `checks` (facts tmux checks in the same step, first). With `windowSize` (the global `window-size`, or null for a server not
  * yet started), it makes a new window or session, which the person's configuration may turn
  * into a crash ({@link sizeSafe}); the value lent out is given back if the step did not answer
  * ({@link createSizeSafe}).
@@ -73,7 +72,7 @@ export async function created(
   args: string[],
   fields: readonly string[],
   tail: string[],
-  view?: { snapshot: Snapshot; scope: ViewScope; what: string },
+  view?: { snapshot: Snapshot; scope: ViewScope; what: string; checks?: readonly ActCheck[] },
   windowSize?: string | null,
 ): Promise<string[]> {
   const guard = newGuard();
@@ -91,7 +90,7 @@ export async function created(
     out = await createSizeSafe(ctx, windowSize, async (stop) => {
       const run = { signal: stop, untilStarted: ctx.signal };
       return view
-        ? await changeView(ctx, view.snapshot, view.scope, view.what, commands, run)
+        ? await changeView(ctx, view.snapshot, view.scope, view.what, commands, run, view.checks)
         : (await runIf(ctx, [], commands, [], { spawn: run })).stdout;
     });
   } catch (error) {

@@ -18,7 +18,7 @@ import { isNoServer } from "../mcp/errors.ts";
 import { type AnyTool, defineTool, READ_ONLY, socketNameField } from "../mcp/tool_spec.ts";
 import { checkedString, flag, listBound } from "../mcp/schemas.ts";
 import { SERVER_ONLY } from "../tmux/snapshot.ts";
-import { literalArg } from "./arguments.ts";
+import { literalArg, passableString } from "./arguments.ts";
 import { checkSetOrUnset, CONFIGURES } from "./configuring.ts";
 import {
   checkHookName,
@@ -118,7 +118,7 @@ export const setHook = defineTool({
     "server.",
   input: {
     name: checkedString(80, 0),
-    command: checkedString(16_384).optional(),
+    command: passableString(16_384).optional(),
     scope: scopeSchema.default("server"),
     target: checkedString(4096).optional().describe("Session, @N or %N"),
     global: flag(),

@@ -11,9 +11,9 @@ import { requireOwned } from "../mcp/ownership.ts";
 import { z } from "zod";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
-import { checkedString, flag, paneIdSchema } from "../mcp/schemas.ts";
+import { flag, paneIdSchema } from "../mcp/schemas.ts";
 import { escapeFormat } from "../tmux/format.ts";
-import { paneFields } from "./arguments.ts";
+import { paneFields, passableString } from "./arguments.ts";
 import { CONFIGURES } from "./configuring.ts";
 import { alreadyPiped, appendable, NO_PIPE, shellQuote, unappendable } from "./pipe_checks.ts";
 
@@ -27,8 +27,8 @@ export const pipePane = defineTool({
     "it.",
   input: {
     paneId: paneIdSchema,
-    path: checkedString(4096).regex(/^\//, "an absolute path").optional(),
-    command: checkedString(16_384).optional(),
+    path: passableString(4096).regex(/^\//, "an absolute path").optional(),
+    command: passableString(16_384).optional(),
     stop: flag(),
   },
   output: {
