@@ -10,16 +10,10 @@ import { z } from "zod";
 import { fitEntries } from "../mcp/bounds.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { defineTool, READ_ONLY } from "../mcp/tool_spec.ts";
-import {
-  checkedString,
-  flag,
-  listBound,
-  sessionIdSchema,
-  sessionRefSchema,
-} from "../mcp/schemas.ts";
-import { envNameSchema, literalArg } from "./arguments.ts";
+import { flag, listBound, sessionIdSchema, sessionRefSchema } from "../mcp/schemas.ts";
+import { envNameSchema, literalArg, passableString } from "./arguments.ts";
 import { CONFIGURES } from "./configuring.ts";
-import { envEntry, environmentSession, readEnvironment } from "./environment_read.ts";
+import { envEntry, environmentSession, readEnvironment, readVariable } from "./environment_read.ts";
 
 /** show_environment. */
 export const showEnvironment = defineTool({
@@ -41,8 +35,10 @@ export const showEnvironment = defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const sessionId = await environmentSession(ctx, args.session);
-    let variables = await readEnvironment(ctx, sessionId);
-    if (args.name !== undefined) variables = variables.filter((v) => v.name === args.name);
+    // One variable by its name: no other name can make that answer ambiguous.
+    const variables = args.name === undefined
+      ? await readEnvironment(ctx, sessionId)
+      : [await readVariable(ctx, sessionId, args.name)].filter((v) => v !== undefined);
     const { kept, omitted } = fitEntries(variables, ctx.config.maxResultBytes - 512);
     const where = sessionId === null ? "the global environment" : `session ${sessionId}`;
     return {
@@ -70,7 +66,7 @@ export const setEnvironment = defineTool({
     "processes).",
   input: {
     name: envNameSchema,
-    value: checkedString(65_536, 0).optional(),
+    value: passableString(65_536, 0).optional(),
     session: sessionRefSchema.optional(),
     unset: flag(),
     remove: flag(),
@@ -92,9 +88,6 @@ export const setEnvironment = defineTool({
         'For example {name: "EDITOR", value: "vim", session: "main"}.',
       );
     }
-    if (args.value !== undefined && !args.value.isWellFormed()) {
-      throw new ToolFailure("The value is not well-formed Unicode.", "Nothing was changed.");
-    }
     const sessionId = await environmentSession(ctx, args.session);
     const argv = ["set-environment", ...(sessionId === null ? ["-g"] : ["-t", sessionId])];
     if (args.unset) argv.push("-u");
@@ -102,7 +95,8 @@ export const setEnvironment = defineTool({
     argv.push("--", args.name);
     if (args.value !== undefined) argv.push(literalArg(args.value));
     await ctx.run(argv);
-    const now = (await readEnvironment(ctx, sessionId)).find((v) => v.name === args.name);
+    // Its own variable only, read back by name: another's odd name cannot break the reply.
+    const now = await readVariable(ctx, sessionId, args.name);
     const where = sessionId === null ? "the global environment" : `session ${sessionId}`;
     return {
       data: {
