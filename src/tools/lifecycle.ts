@@ -14,10 +14,12 @@
  */
 
 import { z } from "zod";
+import type { ActCheck } from "../mcp/act_step.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { SESSIONS_ONLY } from "../tmux/snapshot.ts";
+import { type PaneRow, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
+import { isPerson, showsWholeSession } from "../tmux/identity.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, type ToolAnnotations } from "../mcp/tool_spec.ts";
 import {
@@ -416,6 +418,13 @@ const splitWindow = defineTool({
     argv.push(args.direction === "left" || args.direction === "right" ? "-h" : "-v");
     if (args.direction === "above" || args.direction === "left") argv.push("-b");
     if (!args.select) argv.push("-d");
+    // tmux 3.3a unzooms a window to split it, and a person who left it zoomed (looking at
+    // another window) would come back to it unzoomed: -Z zooms it again after. Only where it
+    // is zoomed (-Z zooms one that is not), which tmux checks at the instant; and not where a
+    // person shows it (refused below, but for --allow-attended-input, where the hook guard has
+    // asked them about the unzoom: what it asks about is what happens).
+    const keepZoom = source.windowZoomed && !shownToPerson(snapshot, source);
+    if (keepZoom) argv.push("-Z");
     if (args.size !== undefined) argv.push("-l", String(args.size));
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
     else if (directory !== undefined) {
@@ -437,12 +446,39 @@ const splitWindow = defineTool({
       ["#{pane_id}", "#{window_id}", "#{pane_width}", "#{pane_height}", "#{default-shell}"],
       commandTail(args.command),
       // A new pane reshapes its window: whoever shows that window would see it.
-      { snapshot, scope: { windowsOf: [source.id] }, what: `Splitting ${source.id}` },
+      {
+        snapshot,
+        scope: { windowsOf: [source.id] },
+        what: `Splitting ${source.id}`,
+        checks: source.windowZoomed && !keepZoom ? [] : [sameZoom(source.id, keepZoom)],
+      },
     );
-    const started = await startedIn(ctx, paneId, directory, ["#{pane_width}", "#{pane_height}"]);
+    const started = await startedIn(ctx, paneId, directory, [
+      "#{pane_width}",
+      "#{pane_height}",
+      "#{window_zoomed_flag}",
+      ZOOMED_ON,
+    ]);
     const { cwd, notes } = started;
     noteShell(started, args.command, shell);
     const [width, height] = started.fields ?? [printedWidth, printedHeight];
+    // The window zoomed still (a person's hook may have changed it since): on which pane.
+    const zoomedOn = started.fields?.[2] === "1" ? started.fields[3] : null;
+    if (source.windowZoomed && !keepZoom && started.fields?.[2] === "0") {
+      notes.push(
+        `The split unzoomed window ${windowId}, which a person's client shows (tmux unzooms a ` +
+          "window to split it; --allow-attended-input lets it go ahead).",
+      );
+    }
+    if (zoomedOn !== null) {
+      notes.push(
+        zoomedOn === paneId
+          ? `Window ${windowId} was zoomed, and stays zoomed, now on the new pane ${paneId} ` +
+            `(select): the other panes are hidden.`
+          : `Window ${windowId} was zoomed on ${zoomedOn}, and stays so: the new pane ` +
+            `${paneId} is hidden until the window is unzoomed (resize_pane zoom: false).`,
+      );
+    }
     const went = await wentWithNew(
       ctx,
       started,
@@ -460,13 +496,54 @@ const splitWindow = defineTool({
         notes,
       },
       summary: madeSummary(
-        `Split ${source.id}: new pane ${paneId} ${args.direction} it, ${width}x${height}`,
+        `Split ${source.id}: new pane ${paneId} ${args.direction} it, ${width}x${height}` +
+          (zoomedOn === null
+            ? ""
+            : zoomedOn === paneId
+            ? `, the window zoomed on it`
+            : `, hidden: the window stays zoomed on ${zoomedOn}`),
         started,
         went,
       ),
     };
   },
 });
+
+/**
+ * Whether a person's client shows the window of `pane` as read: its current window, or any of
+ * its session's (a client that shows them all, tmux -CC).
+ */
+function shownToPerson(snapshot: Snapshot, pane: PaneRow): boolean {
+  const sessions = new Set(pane.placements.map((p) => p.sessionId));
+  return snapshot.clients.some((c) =>
+    isPerson(c) &&
+    (c.windowId === pane.windowId || (showsWholeSession(c) && sessions.has(c.sessionId)))
+  );
+}
+
+/** The pane a window is zoomed on (its active one), expanded in a pane of it. */
+const ZOOMED_ON = "#{P:#{?pane_active,#{pane_id},}}";
+
+/**
+ * Holds in tmux at the instant of a split of `paneId`: its window is zoomed just as read
+ * (`zoomed`), so that split-window's -Z, given or not, keeps the window as it is.
+ */
+function sameZoom(paneId: string, zoomed: boolean): ActCheck {
+  return {
+    condition: {
+      target: paneId,
+      format: zoomed ? "#{==:#{window_zoomed_flag},1}" : "#{!=:#{window_zoomed_flag},1}",
+    },
+    refusal: new ToolFailure(
+      `Pane ${paneId}'s window was ${
+        zoomed ? "unzoomed" : "zoomed"
+      } at the instant of the split, so nothing was made (a split would have ${
+        zoomed ? "zoomed" : "unzoomed"
+      } it).`,
+      "Call split_window again: it reads the window afresh.",
+    ),
+  };
+}
 
 /** Registers the lifecycle tools (toolset execute). */
 export function registerLifecycleTools(registry: ToolRegistry): void {
