@@ -96,8 +96,12 @@ export class StdioTransport implements Transport {
   onheldend?: () => void;
   #closed = false;
   readonly #whenClosed = Promise.withResolvers<void>();
-  /** Requests read and not answered yet: their ids, each with the bytes of its line. */
-  readonly #unanswered = new Map<string | number, number>();
+  /**
+   * Requests read and not answered yet: their ids, each with the bytes of its line (an object
+   * per request: an answer written late untracks its own request, never a later one that took
+   * its id once the client cancelled it).
+   */
+  readonly #unanswered = new Map<string | number, { readonly bytes: number }>();
   /** The bytes of the lines of {@link #unanswered}'s requests. */
   #unansweredBytes = 0;
   #writing: Promise<void> = Promise.resolve();
@@ -325,7 +329,7 @@ export class StdioTransport implements Transport {
   #track(message: JSONRPCMessage, bytes: number): void {
     if (!("method" in message)) return;
     if ("id" in message && message.method !== "subscriptions/listen") {
-      this.#unanswered.set(message.id, bytes);
+      this.#unanswered.set(message.id, { bytes });
       this.#unansweredBytes += bytes;
     } else if (message.method === "notifications/cancelled") {
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
@@ -335,10 +339,10 @@ export class StdioTransport implements Transport {
 
   /** A request answered (or cancelled): no longer counted. */
   #answered(id: string | number): void {
-    const bytes = this.#unanswered.get(id);
-    if (bytes === undefined) return;
+    const entry = this.#unanswered.get(id);
+    if (entry === undefined) return;
     this.#unanswered.delete(id);
-    this.#unansweredBytes -= bytes;
+    this.#unansweredBytes -= entry.bytes;
   }
 
   /**
@@ -381,9 +385,15 @@ export class StdioTransport implements Transport {
   /** Sends one message as one line. */
   send(message: JSONRPCMessage): Promise<void> {
     if (!("method" in message) && "id" in message && message.id !== null) {
+      const id = message.id as string | number;
+      // The request this answers, as tracked now: by the time the answer is written (a client
+      // that does not read), the client may have cancelled it and sent another with its id.
+      const request = this.#unanswered.get(id);
       const written = this.#write(message);
       // Answered once the answer is on its way out.
-      written.finally(() => this.#answered(message.id as string | number));
+      written.finally(() => {
+        if (request !== undefined && this.#unanswered.get(id) === request) this.#answered(id);
+      });
       return written;
     }
     return this.#write(message);

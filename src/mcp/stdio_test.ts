@@ -289,3 +289,43 @@ Deno.test("a message goes out with C1 controls, line separators and bidi control
   fed.end();
   await transport.close();
 });
+
+Deno.test("an answer written late untracks its own request, not a later one the client gave its id after cancelling it", async () => {
+  // An stdout that holds every write until released, then writes them as an open one does.
+  const open = readOutput();
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => release = resolve);
+  const output = {
+    write: async (bytes: Uint8Array) => {
+      await released;
+      return await open.write(bytes);
+    },
+  };
+  const fed = fedInput();
+  const transport = new StdioTransport(parseJSONRPCMessage, undefined, {
+    input: fed.input,
+    output,
+  });
+  const received: JSONRPCMessage[] = [];
+  transport.onmessage = (m) => received.push(m);
+  transport.oninputend = () => {};
+  await transport.start();
+  fed.line({ jsonrpc: "2.0", id: "x", method: "ping" });
+  await until("the ping read", () => received.length === 1);
+  // Its answer waits for the client to read; meanwhile the client cancels it and reuses its id.
+  const answered = transport.send({ jsonrpc: "2.0", id: "x", result: {} });
+  fed.line({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "x" } });
+  fed.line(call("x"));
+  await until("the cancel and the call read", () => received.length === 3);
+  release();
+  await answered;
+  // The call with id x still waits for its answer: another with its id is refused.
+  fed.line(call("x"));
+  await until("the second call answered", () => open.lines.length === 2);
+  assert.equal(received.length, 3, "the second call was not handed on");
+  assert.equal(open.lines[1].id, "x");
+  assert.equal(open.lines[1].error?.code, -32600);
+  assert.match(open.lines[1].error?.message ?? "", /already in use/);
+  fed.end();
+  await transport.close();
+});
