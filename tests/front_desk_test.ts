@@ -143,6 +143,9 @@ const CAPABILITIES: unknown[] = [
   { roots: { listChanged: true }, sampling: {}, elicitation: {} },
   { elicitation: { form: { applyDefaults: true }, url: {} }, sampling: { context: {}, tools: {} } },
   { tasks: { list: {}, cancel: {}, requests: { elicitation: { create: {} } } } },
+  // The SDK refuses these (its inner shapes), so the desk must leave them to it.
+  { tasks: { requests: { sampling: { createMessage: 5 } } } },
+  { tasks: { requests: { elicitation: { create: [] } } } },
   { experimental: { x: { y: 1 } }, extensions: { "io.example/thing": {} } },
   { roots: 5 },
   { roots: { listChanged: "yes" } },

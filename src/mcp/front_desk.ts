@@ -310,6 +310,16 @@ function implementation(value: unknown): boolean {
     );
 }
 
+/**
+ * The 2025 task capability's `requests`: objects, and where the SDK knows the request
+ * (`sampling.createMessage`, `elicitation.create`), an object there too.
+ */
+function taskRequests(value: unknown): boolean {
+  if (!isObjectRecord(value)) return false;
+  const { sampling, elicitation } = value as Record<string, Json>;
+  return optional(sampling?.createMessage, isObject) && optional(elicitation?.create, isObject);
+}
+
 /** Client capabilities of known keys and shapes (2025 also has `tasks`). */
 function clientCapabilities(value: unknown, legacy: boolean): boolean {
   if (!isObject(value)) return false;
@@ -324,7 +334,7 @@ function clientCapabilities(value: unknown, legacy: boolean): boolean {
     ...(legacy && {
       tasks: (v: unknown) =>
         isObject(v) && optional(v.list, isObject) && optional(v.cancel, isObject) &&
-        optional(v.requests, isObjectRecord),
+        optional(v.requests, taskRequests),
     }),
   };
   return Object.entries(value).every(([k, v]) => Object.hasOwn(shapes, k) && shapes[k](v));
