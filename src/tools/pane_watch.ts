@@ -32,7 +32,7 @@ import {
   serverGone,
   serverOf,
 } from "./pane_probe.ts";
-import { rowsFrom, screenLines, trimTrailingBlank, type WrittenRow } from "./captured_rows.ts";
+import { rowsFrom, screenLines, trimTrailingBlank } from "./captured_rows.ts";
 import { WatchedRows } from "./watch_rows.ts";
 import { ReadPace } from "./read_pace.ts";
 import { Waker } from "./waker.ts";
