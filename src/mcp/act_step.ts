@@ -58,9 +58,44 @@ export function allOf(formats: readonly string[]): string {
   return formats.reduceRight((rest, f) => `#{&&:${f},${rest}}`);
 }
 
-/** One command line of tmux's language from argv lists, each argument quoted. */
+/**
+ * One command line of tmux's language from argv lists, each argument quoted; a carriage return
+ * goes as `"\r"` (as a newline does: quoteNested), so that the line holds none either.
+ */
 function commandString(commands: readonly (readonly string[])[]): string {
-  return commands.map((c) => c.map(quoteNested).join(" ")).join(" ; ");
+  return commands.map((c) => c.map((a) => quoteNested(a).replaceAll("\r", `'"\\r"'`)).join(" "))
+    .join(" ; ");
+}
+
+/**
+ * `commands` as one command string in which each command made by {@link checkedAgain} (other
+ * than the first) runs only if every condition of `rechecked` holds again right before it,
+ * else `stop(k)` (its index) runs and nothing after it. Each check nests the rest of the line
+ * in tmux's braces, so nothing of anyone's runs between the check and its command, and a
+ * brace is parsed once: the line grows by the checks' own bytes, however deep they nest.
+ */
+function checkedString(
+  commands: readonly (readonly string[])[],
+  rechecked: readonly TmuxCondition[],
+  stop: (k: number, recheck: Recheck) => readonly (readonly string[])[],
+): string {
+  let rest = "";
+  for (let k = commands.length - 1; k >= 0; k--) {
+    let here = rest === ""
+      ? commandString([commands[k]])
+      : `${commandString([commands[k]])} ; ${rest}`;
+    const recheck = rechecks.get(commands[k]);
+    if (k > 0 && recheck !== undefined) {
+      const otherwise = commandString(stop(k, recheck));
+      for (const c of [...rechecked].reverse()) {
+        here = `if-shell -F -t ${quoteNested(c.target)} ${
+          quoteNested(c.format)
+        } { ${here} } { ${otherwise} }`;
+      }
+    }
+    rest = here;
+  }
+  return rest;
 }
 
 /**
@@ -69,6 +104,54 @@ function commandString(commands: readonly (readonly string[])[]): string {
  */
 export function nestedCommandBytes(command: readonly string[]): number {
   return new TextEncoder().encode(commandString([command])).length;
+}
+
+/**
+ * What tmux does when its conditions, checked again right before a command of an act
+ * ({@link checkedAgain}), no longer hold: `stopped` runs instead of the command and the rest,
+ * in the same step (what undoes the act's preparation); `refusal` is thrown, unless the
+ * caller of {@link runIf} takes the stop itself (`partial`).
+ */
+interface Recheck {
+  readonly stopped: readonly (readonly string[])[];
+  readonly refusal: { readonly message: string; readonly hint: string } | null;
+}
+
+const rechecks = new WeakMap<readonly string[], Recheck>();
+
+/**
+ * `command`, to run in a {@link runIf} step only once tmux has checked that step's format
+ * conditions again right before it. tmux runs a person's `after-<command>` hook right after
+ * each command of a line, and a hook that waits on a `run-shell` (a slow plugin) holds the rest
+ * of the line there while other clients carry on: a person may come to watch meanwhile. Each
+ * command a person could notice, other than the first (run at the instant of the step's own
+ * check), is to be made this way. When the check fails, `stopped` runs instead, and
+ * `refusal` says what happened (a {@link PartialAct}).
+ */
+export function checkedAgain(
+  command: readonly string[],
+  stopped: readonly (readonly string[])[] = [],
+  refusal: { readonly message: string; readonly hint: string } | null = null,
+): string[] {
+  const copy = [...command];
+  rechecks.set(copy, { stopped, refusal });
+  return copy;
+}
+
+/**
+ * An act that stopped part-way: tmux's conditions, checked again before command `at`
+ * ({@link checkedAgain}), no longer held. The commands before it ran, it and those after it
+ * did not (the recheck's `stopped` commands ran instead). `stdout`: what those before printed.
+ */
+export class PartialAct extends ToolFailure {
+  constructor(
+    message: string,
+    hint: string,
+    readonly at: number,
+    readonly stdout: Uint8Array,
+  ) {
+    super(message, hint);
+  }
 }
 
 /** The failure of an act tmux was sent but did not confirm: it may still happen. */
@@ -109,9 +192,17 @@ async function unconfirmed<T>(act: Promise<T>): Promise<T> {
  * `if-shell -F` expands each condition and the commands run right after it in the same
  * command queue, so no person's key press, window switch or attach can fall between the
  * check and the act. Conditions are checked in order (put a slow shell condition first: the
- * format conditions after it are then checked at the very instant of the act). Returns null
+ * format conditions after it are then checked at the very instant of the act). Returns
  * `failed: null` and the commands' output when they ran, else the index of the condition that
  * did not hold (nothing ran).
+ *
+ * That holds for the first command: tmux runs a person's `after-<command>` hook right after
+ * each command, and one that waits on a `run-shell` holds the rest of the line there while
+ * other clients carry on. So each later command made by {@link checkedAgain} runs only once
+ * tmux has checked the format conditions (or `recheck`) again right before it, nested in
+ * braces on the same line (`if-shell` is the one command tmux 3.3a lets no hook follow). When
+ * such a check fails, the act stops there: its `stopped` commands run instead, and runIf
+ * throws a {@link PartialAct}, or with `partial` returns the command's index as `partialAt`.
  *
  * `prelude` runs on the same line right before the last condition is checked: after every
  * shell condition (whose job lets other clients' commands run while tmux waits for it), and
@@ -136,8 +227,16 @@ export async function runIf(
     readonly spawn?: boolean | RunOptions;
     readonly refused?: readonly (readonly string[])[];
     readonly refusedFrom?: number;
+    /** Return an act stopped part-way as `partialAt` instead of throwing its PartialAct. */
+    readonly partial?: boolean;
+    /**
+     * What tmux checks again before a command made by {@link checkedAgain}, when not the
+     * step's format conditions: those of a claim the step's first command takes no longer hold
+     * once it is taken.
+     */
+    readonly recheck?: readonly TmuxCondition[];
   } = {},
-): Promise<{ failed: number | null; stdout: Uint8Array }> {
+): Promise<{ failed: number | null; partialAt: number | null; stdout: Uint8Array }> {
   // A kill runs in a tmux process of its own: its end may take the control client with it.
   const run = (args: readonly string[]) =>
     options.spawn
@@ -150,11 +249,12 @@ export async function runIf(
   const server = ctx.server;
   if (conditions.length === 0 && server === null) {
     const all = [...prelude, ...commands];
-    return { failed: null, stdout: judgeResult(await run(chainArgv(all))) };
+    return { failed: null, partialAt: null, stdout: judgeResult(await run(chainArgv(all))) };
   }
   const checked = onSameServer(conditions, server);
   const nonce = randomHex(8);
   const marker = (i: number) => `tmux-mcp-refused-${nonce}-${i}:`;
+  const stopMarker = (k: number) => `tmux-mcp-stopped-${nonce}-${k}:`;
   const refused = options.refused ?? [];
   const ifShell = (c: TmuxCondition, then: string, i: number) => [
     "if-shell",
@@ -170,7 +270,13 @@ export async function runIf(
     ]),
   ];
   const last = checked.length - 1;
-  let line = commandString(commands);
+  // Checked again before a later command: the format conditions (a shell condition's job
+  // would let other clients' commands run while tmux waits for it).
+  const rechecked = options.recheck ?? checked.filter((c) => !c.shell);
+  let line = checkedString(commands, rechecked, (k, recheck) => [
+    ["display-message", "-p", stopMarker(k)],
+    ...recheck.stopped,
+  ]);
   let args: string[] = [];
   for (let i = last; i >= 0; i--) {
     const step = ifShell(checked[i], line, i);
@@ -181,13 +287,23 @@ export async function runIf(
   const stdout = judgeResult(await run(args));
   const out = new TextDecoder().decode(stdout);
   const failed = checked.findIndex((_, i) => out.includes(marker(i)));
-  if (failed === -1) return { failed: null, stdout };
+  if (failed === -1) {
+    const stop = commands.findIndex((_, k) => out.includes(stopMarker(k)));
+    const partialAt = stop === -1 ? null : stop;
+    if (partialAt === null || options.partial) return { failed: null, partialAt, stdout };
+    const said = rechecks.get(commands[partialAt])?.refusal ?? {
+      message: "The act stopped part-way: at that instant a person's client came to see what " +
+        "it acts on (a person's tmux hook held tmux-mcp's step between two of its commands).",
+      hint: "Look before trying again (list_clients, get_pane_info).",
+    };
+    throw new PartialAct(said.message, said.hint, partialAt, stdout);
+  }
   const at = out.indexOf(marker(failed)) + marker(failed).length;
   const by = parseServerIdentity(/^[^\n]*/.exec(out.slice(at))![0]);
   if (server !== null && (by === null || !sameServer(by, server))) {
     throw await serverChanged(ctx, server, by, Boolean(options.spawn));
   }
-  return { failed, stdout };
+  return { failed, partialAt: null, stdout };
 }
 
 /**

@@ -19,7 +19,7 @@ import {
   showsWholeSession,
 } from "../tmux/identity.ts";
 import type { ClientRow, PaneRow, Snapshot } from "../tmux/snapshot.ts";
-import { allOf, runIf, type TmuxCondition } from "./act_step.ts";
+import { allOf, checkedAgain, runIf, type TmuxCondition } from "./act_step.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
 import { notOwnedFormat, requireOwned } from "./ownership.ts";
@@ -69,6 +69,18 @@ export interface InputGuardOptions {
     readonly format: string;
     readonly refusal: () => Promise<ToolFailure | null>;
     readonly take?: readonly string[];
+    /**
+     * The command that gives the claim back as it was before `take`: run in the same step
+     * should tmux stop the input before anything of it went (before the paste, when there is
+     * one: keys before it only prepare the line).
+     */
+    readonly untake?: readonly string[];
+    /**
+     * A format that holds once `take` has run, as long as the claim is still this call's:
+     * tmux checks it, for `format`, again before each later input command (see
+     * {@link deliverInput}).
+     */
+    readonly held?: string;
   };
 }
 
@@ -281,14 +293,84 @@ function requireAlone(snapshot: Snapshot, pane: PaneRow): void {
 }
 
 /**
+ * Input that stopped part-way ({@link deliverInput}): the first `went` of `commands` reached
+ * the pane, then tmux's check before the next one no longer held, and it and the rest were not
+ * sent. Its message says which went and which did not.
+ */
+export class PartialInput extends ToolFailure {
+  constructor(
+    message: string,
+    hint: string,
+    readonly went: number,
+    readonly commands: readonly (readonly string[])[],
+  ) {
+    super(message, hint);
+  }
+}
+
+/** What an input command did, and what it would have done: for a reply. */
+function inputWords(command: readonly string[]): { did: string; not: string } {
+  if (command[0] === "paste-buffer") {
+    return { did: "pasted the text", not: "the text was not pasted" };
+  }
+  if (command[0] !== "send-keys") {
+    return { did: `ran ${command[0]}`, not: `${command[0]} did not run` };
+  }
+  if (command.includes("-l")) return { did: "typed the text", not: "the text was not typed" };
+  const keys = command.slice(3).filter((k) => k !== "--" && k !== "-H");
+  const named = keys.join(" ");
+  return named === "Enter"
+    ? { did: "pressed Enter", not: "Enter was not pressed" }
+    : { did: `pressed keys ${named}`, not: `keys ${named} were not pressed` };
+}
+
+const capital = (s: string) => `${s[0].toUpperCase()}${s.slice(1)}`;
+
+/**
+ * What changed at the instant tmux stopped the input (`why`: a refusal of a fresh read, or
+ * null when it names nothing), as a clause.
+ */
+const STOPPED_BECAUSE = "tmux's check before the rest no longer held (a person's tmux hook " +
+  "held tmux-mcp's step between its commands): at that instant a person's client came to " +
+  "show the pane, or it died, entered a mode, had its input turned off or changed its " +
+  "synchronize-panes";
+
+/**
+ * The refusal of input tmux stopped before any of it went, though the step's first check
+ * held: a fresh read says what changed, when it can.
+ */
+async function nothingSent(
+  ctx: TmuxContext,
+  pane: PaneRow,
+  options: InputGuardOptions,
+): Promise<ToolFailure> {
+  const said = `Nothing was sent to ${pane.id}: ${STOPPED_BECAUSE}`;
+  try {
+    const now = await ctx.guardSnapshot(pane.id);
+    guardInput(ctx, now, ctx.pane(now, pane.id), options);
+  } catch (error) {
+    if (!(error instanceof ToolFailure)) throw error;
+    return new ToolFailure(`${said}. ${error.message}`, error.hint);
+  }
+  return new ToolFailure(
+    `${said}.`,
+    "Look again with get_pane_info; ask the person, or use a pane nobody watches.",
+  );
+}
+
+/**
  * Sends input into `pane`, checked twice: {@link guardInput} against the snapshot (refusals
  * that say why), then the same facts re-checked by tmux at the instant the input arrives
  * ({@link inputCondition}, {@link runIf}; `prelude` runs on the same line, after the shell
  * conditions and right before tmux's last check): there, under `--own-panes-only`, that every
  * pane the input may reach is this server's, and unless `force` that none is the caller's,
- * also a pane moved into a synchronized window since the read. Returns the ids of the panes
- * the input reached, as tmux listed them in that step: the pane itself and those tmux copies
- * keys to (for a paste: the pane alone).
+ * also a pane moved into a synchronized window since the read. tmux checks the same facts
+ * again right before each input command after the first (a person's hook may hold the line
+ * after any command: act_step.ts checkedAgain), and synchronize-panes as read at every check.
+ * Returns the ids of the panes the input reached: the pane alone with synchronize-panes off;
+ * on, those tmux listed in that step before and after the input (the pane and those it copies
+ * keys to). Input tmux stopped part-way throws a {@link PartialInput} saying what went and what
+ * did not; stopped before any of it went, a refusal that says what changed.
  *
  * `buffer`: the name of a transient paste buffer the commands paste and delete, filled by the
  * prelude, or else by `load` before each attempt. A refusal in tmux deletes it in the same
@@ -312,6 +394,15 @@ export async function deliverInput(
   },#{pane_id} ,}},${pane.id}}`;
   const owner = ctx.config.ownPanesOnly ? ctx.config.owner : undefined;
   const shells = options.shellConditions ?? [];
+  // Checked again by tmux right before each input command after the first (a person's hook
+  // may hold the line after any command: act_step.ts checkedAgain); should it stop there, the
+  // transient buffer not pasted yet goes, and so does the claim, if nothing of the input went.
+  const pasteAt = commands.findIndex((c) => c[0] === "paste-buffer");
+  const stopped = (j: number) => [
+    ...(buffer !== undefined && j <= pasteAt ? [["delete-buffer", "-b", buffer.name]] : []),
+    ...(options.claim?.untake && j <= Math.max(0, pasteAt) ? [options.claim.untake] : []),
+  ];
+  const input = commands.map((c, j) => checkedAgain(c, stopped(j)));
   for (let attempt = 0; attempt < 2; attempt++) {
     const cohort = guardInput(ctx, current, target, options);
     if (options.paste) requireAlone(current, target);
@@ -326,29 +417,61 @@ export async function deliverInput(
       const copied = `#{&&:#{!=:#{pane_id},${pane.id}},${keyCopyFormat(pane.id)}}`;
       parts.push(`#{==:#{?#{pane_synchronized},#{P:#{?${copied},X,}},},}`);
     }
+    // synchronize-panes as read, at every check: off, the input reaches the pane alone; on,
+    // tmux lists the panes it copies keys to before the input and after it.
+    const synced = target.synchronized;
+    parts.push(`#{==:#{pane_synchronized},${synced ? 1 : 0}}`);
+    // Checked again before each input command after the first: the same facts, and the claim
+    // as taken (still this call's).
+    const again = [...parts];
     if (options.claim) parts.push(options.claim.format);
+    const held = options.claim?.take ? options.claim.held : options.claim?.format;
+    if (held !== undefined) again.push(held);
     await buffer?.load?.();
-    const { failed, stdout } = await runIf(
+    const reachedAt = ["display-message", "-p", "-t", pane.id, reachedFormat];
+    const before = [
+      ...(options.claim?.take ? [options.claim.take] : []),
+      ...(synced ? [reachedAt] : []),
+    ];
+    const { failed, partialAt, stdout } = await runIf(
       ctx,
       [...shells, { target: pane.id, format: allOf(parts) }],
-      [
-        ...(options.claim?.take ? [options.claim.take] : []),
-        ["display-message", "-p", "-t", pane.id, reachedFormat],
-        ...commands,
-      ],
+      [...before, ...input, ...(synced ? [reachedAt] : [])],
       prelude,
-      buffer === undefined ? {} : {
-        refused: [["delete-buffer", "-b", buffer.name]],
-        // Filled by the prelude, it exists from the last check on; loaded, from the first.
-        refusedFrom: buffer.load ? 0 : shells.length,
+      {
+        partial: true,
+        recheck: [{ target: pane.id, format: allOf(again) }],
+        ...(buffer === undefined ? {} : {
+          refused: [["delete-buffer", "-b", buffer.name]],
+          // Filled by the prelude, it exists from the last check on; loaded, from the first.
+          refusedFrom: buffer.load ? 0 : shells.length,
+        }),
       },
     );
+    if (partialAt !== null) {
+      const went = partialAt - before.length;
+      if (went === 0) throw await nothingSent(ctx, pane, options);
+      const words = commands.map(inputWords);
+      throw new PartialInput(
+        `${capital(words.slice(0, went).map((w) => w.did).join(", then "))} into ${pane.id}, ` +
+          `but then ${STOPPED_BECAUSE}. ${
+            capital(words.slice(went).map((w) => w.not).join("; "))
+          }.`,
+        "Look at the pane (capture_pane) before going on: what went in is there; ask the " +
+          "person, or use a pane nobody watches.",
+        went,
+        commands,
+      );
+    }
     if (failed === null) {
+      if (!synced) return [pane.id];
       const out = new TextDecoder().decode(stdout);
-      const line = out.split("\n").find((l) => l.startsWith(marker));
-      return line === undefined
-        ? cohort.map((p) => p.id)
-        : [...line.slice(marker.length).matchAll(/%\d+/g)].map((m) => m[0]);
+      const lines = out.split("\n").filter((l) => l.startsWith(marker));
+      if (lines.length === 0) return cohort.map((p) => p.id);
+      const ids = lines.flatMap((l) =>
+        [...l.slice(marker.length).matchAll(/%\d+/g)].map((m) => m[0])
+      );
+      return [...new Set(ids)];
     }
     if (failed < shells.length) {
       throw options.shellRefusals?.[failed] ?? new ToolFailure(`Nothing was sent to ${pane.id}.`);

@@ -213,9 +213,14 @@ export async function changeView(
       ...checks.map((c) => c.condition),
       ...ctx.config.allowAttendedInput ? [] : viewConditions(current, scope),
     ];
-    const { failed, stdout } = await runIf(ctx, conditions, commands, [], { spawn });
-    if (failed === null) return stdout;
-    if (failed < checks.length) throw checks[failed].refusal;
+    const { failed, partialAt, stdout } = await runIf(ctx, conditions, commands, [], {
+      spawn,
+      partial: true,
+    });
+    // Stopped by tmux's check again before a later command (act_step.ts checkedAgain): what it
+    // is made of undoes what went before (a creation's lend), and nothing was changed.
+    if (failed === null && partialAt === null) return stdout;
+    if (failed !== null && failed < checks.length) throw checks[failed].refusal;
     // Read again what was read before: the refusal names the client from it.
     current = await ctx.snapshot(current.scope);
   }

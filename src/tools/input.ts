@@ -19,7 +19,7 @@ import { z } from "zod";
 import { byteLength, cutString } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { failureText, ToolFailure } from "../mcp/errors.ts";
-import { deliverInput, guardInput } from "../mcp/input_guard.ts";
+import { deliverInput, guardInput, PartialInput } from "../mcp/input_guard.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
 import { checkedString, count, int, paneIdSchema } from "../mcp/schemas.ts";
@@ -119,20 +119,28 @@ async function sendOne(
     }
   }
   const commands: string[][] = [];
-  if (op.text !== undefined && op.text !== "") {
-    // A newline cannot travel inside an argument on the control connection's line (it ends
-    // the line): each one goes as its own key, by its hex code (the same byte `-l` would
-    // type), so long text with newlines is not pushed onto a tmux process's 16 KB line.
-    op.text.split("\n").forEach((part, i) => {
-      if (i > 0) commands.push(["send-keys", "-t", pane.id, "-H", "0a"]);
-      if (part !== "") commands.push(["send-keys", "-t", pane.id, "-l", "--", part]);
-    });
+  // As few commands as the input allows (tmux checks again before each after the first, and a
+  // person's hook may stop the input there): the text in one, newlines and all (it travels
+  // inside the guarded step's command string, where a newline goes as an escape); the keys and
+  // Enter in another; Enter right after text alone goes with the text, as the byte Enter types
+  // (a carriage return), so that nothing can fall between them.
+  const text = op.text ?? "";
+  const tail = [...keys, ...(enter ? ["Enter"] : [])];
+  const enterWithText = text !== "" && keys.length === 0 && enter;
+  if (text !== "") {
+    commands.push(["send-keys", "-t", pane.id, "-l", "--", enterWithText ? `${text}\r` : text]);
   }
-  if (keys.length > 0) commands.push(["send-keys", "-t", pane.id, "--", ...keys]);
-  if (enter) commands.push(["send-keys", "-t", pane.id, "Enter"]);
-  const reached = commands.length > 0
-    ? await deliverInput(ctx, snapshot, pane, { force: op.force }, commands)
-    : guardInput(ctx, snapshot, pane, { force: op.force }).map((p) => p.id);
+  if (tail.length > 0 && !enterWithText) commands.push(["send-keys", "-t", pane.id, "--", ...tail]);
+  let reached: string[];
+  try {
+    reached = commands.length > 0
+      ? await deliverInput(ctx, snapshot, pane, { force: op.force }, commands)
+      : guardInput(ctx, snapshot, pane, { force: op.force }).map((p) => p.id);
+  } catch (error) {
+    // The text went in, the keys did not: what was typed may have started a program.
+    if (error instanceof PartialInput) typedInto(ctx, snapshot, [pane.id]);
+    throw error;
+  }
   if (commands.length > 0) typedInto(ctx, snapshot, reached);
   const shown = op.text === undefined ? null : cutString(op.text, echoBytes);
   return {

@@ -13,7 +13,7 @@ import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { Unconfirmed } from "../mcp/act_step.ts";
-import { guardInput } from "../mcp/input_guard.ts";
+import { guardInput, PartialInput } from "../mcp/input_guard.ts";
 import { requireOwned } from "../mcp/ownership.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
@@ -99,6 +99,39 @@ async function textBelowCursor(ctx: TmuxContext, paneId: string): Promise<boolea
   const y = Number(first);
   if (!Number.isSafeInteger(y)) return false;
   return rows.slice(y + 1).some((row) => row.trim() !== "");
+}
+
+/**
+ * What a refusal of run_command's typing step says: the C-c before it was pressed, and how far
+ * the typing went when tmux stopped it part-way ({@link PartialInput}: its keys are End C-u A
+ * C-u, the paste, Enter). Any other failure as it is.
+ */
+function typingRefusal(error: unknown, paneId: string, jobId: string): unknown {
+  if (!(error instanceof ToolFailure) || error instanceof Unconfirmed) return error;
+  const cc = `Pane ${paneId} was given C-c for a fresh prompt first`;
+  if (error instanceof PartialInput) {
+    const why = "a person's client came to show it, or it changed otherwise (a person's tmux " +
+      "hook held tmux-mcp's step between its commands, and tmux's check before the next one " +
+      "no longer held)";
+    if (error.went < 2) {
+      return new ToolFailure(
+        `${cc}, and its line emptied (End C-u A C-u), but then ${why}. Nothing of the command ` +
+          "was typed.",
+        error.hint,
+      );
+    }
+    return new ToolFailure(
+      `The command was typed into ${paneId} (after a C-c for a fresh prompt), but then ${why}: ` +
+        "Enter was not pressed, and the command has not run. Its line waits at the prompt; " +
+        `should someone press Enter there, it runs as job ${jobId} (get_command_result reads it).`,
+      "Look at the pane (capture_pane) and ask the person before going on.",
+    );
+  }
+  if (error.message.includes("C-c")) return error;
+  return new ToolFailure(
+    `${error.message} ${cc}; nothing of the command was typed.`,
+    error.hint,
+  );
 }
 
 /** The run_command tool (registered with the input tools: input.ts). */
@@ -272,6 +305,7 @@ export const runCommand = defineTool({
           {
             format: markFreeFormat(seen),
             take: setMarkCommand(pane.id, claimed),
+            held: markHeldFormat(claimed),
             refusal: async () => {
               const value = await readMark(ctx, pane.id);
               if (markFree(seen, value)) return null;
@@ -284,8 +318,16 @@ export const runCommand = defineTool({
       // The C-c makes the shell draw its prompt again, running the programs that draw it: the
       // typing waits for them, as the C-c did.
       const waited = performance.now();
-      const type = () =>
-        pasteViaBuffer(ctx, snapshot, pane, typed, {
+      // Judged by a read made right before each attempt, not the call's first: the typing may
+      // come seconds later (the prompt's programs), and a person's client read then under the
+      // name of one read before (a terminal that re-attached as tmux -CC) is judged as it is
+      // now; so are the caller's pane and the owner marks. One read more per attempt.
+      const type = async () => {
+        const fresh = await ctx.guardSnapshot(pane.id);
+        return await typeLine(fresh, ctx.pane(fresh, pane.id));
+      };
+      const typeLine = (fresh: typeof snapshot, row: typeof pane) =>
+        pasteViaBuffer(ctx, fresh, row, typed, {
           enter: true,
           keepNewlines: true,
           force: args.force,
@@ -308,6 +350,10 @@ export const runCommand = defineTool({
           claim: {
             format: markHeldFormat(claimed),
             take: setMarkCommand(pane.id, typedValue),
+            // Stopped by tmux before the paste (a person came to watch while a hook of theirs
+            // held the step): nothing of the command was typed, and the claim is as it was.
+            untake: setMarkCommand(pane.id, claimed),
+            held: markHeldFormat(typedValue),
             refusal: async () => {
               const value = await readMark(ctx, pane.id);
               if (value === claimed) return null;
@@ -329,12 +375,16 @@ export const runCommand = defineTool({
             "prompt's commands quicker.",
         );
       typing = true;
-      await whileShellAway(
-        ctx,
-        drawn(),
-        type,
-        (away, last) => Promise.resolve(last ? stillDrawing() : away),
-      );
+      try {
+        await whileShellAway(
+          ctx,
+          drawn(),
+          type,
+          (away, last) => Promise.resolve(last ? stillDrawing() : away),
+        );
+      } catch (error) {
+        throw typingRefusal(error, pane.id, jobId);
+      }
       sent = true;
       const { result, marked, died, interrupted, lost } = await awaitRunEnd(ctx, reads, watch, {
         ref,

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { Unconfirmed } from "../mcp/act_step.ts";
+import { checkedAgain, PartialAct, Unconfirmed } from "../mcp/act_step.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { chainArgv, decodeBytes } from "../tmux/format.ts";
@@ -90,13 +90,20 @@ export function screenClearing(paneId: string, read: ScrollOnClear): string[][] 
   const clear = ["send-keys", "-R", "-t", paneId];
   if (!read.on) return [clear];
   const marking = read.mark === null ? null : markingScroll(paneId, read.mark);
+  const after = [restoring(paneId, read.own), ...(marking ? [marking.unset] : [])];
   return [
     ["show-options", "-pqv", "-t", paneId, "scroll-on-clear"],
     ...(marking ? [marking.set] : []),
     ["set-option", "-p", "-t", paneId, "scroll-on-clear", "off"],
-    clear,
-    restoring(paneId, read.own),
-    ...(marking ? [marking.unset] : []),
+    // A person's hook on the set-options above may hold the line and a person come to watch
+    // meanwhile: tmux checks again right before the clear, and else puts the value back.
+    checkedAgain(clear, after, {
+      message: `Clearing ${paneId} was not done: a person's client came to show it while the ` +
+        "step was under way (a person's tmux hook held tmux-mcp's step between its commands); " +
+        "nothing was cleared, and its scroll-on-clear is as it was.",
+      hint: "Ask the person first; pass force: true only when they agreed.",
+    }),
+    ...after,
   ];
 }
 
@@ -145,6 +152,9 @@ export async function clearScreenAlone(
     left.clear();
     return out;
   } catch (error) {
+    // Stopped by tmux before the clear: the step put back what was read, and the value as it
+    // was at the act is printed first.
+    if (error instanceof PartialAct) await restoredAsAtAct(ctx, paneId, read, error.stdout);
     // Refused by tmux at the act (or another server reached), nothing of the line ran.
     if (error instanceof ToolFailure && !(error instanceof Unconfirmed)) left.clear();
     else await left.undo();

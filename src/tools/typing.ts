@@ -12,7 +12,7 @@ import { z } from "zod";
 import { nestedCommandBytes, runIf } from "../mcp/act_step.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
-import { deliverInput, type InputGuardOptions } from "../mcp/input_guard.ts";
+import { deliverInput, type InputGuardOptions, PartialInput } from "../mcp/input_guard.ts";
 import type { ToolAnnotations } from "../mcp/tool_spec.ts";
 import { ownClientName, transientBufferName } from "../tmux/left_behind.ts";
 import { leave } from "../tmux/leftovers.ts";
@@ -160,7 +160,10 @@ export async function pasteTransient(
   } catch (error) {
     // Refused by tmux, the step deleted it (filled on that line, a shell condition's refusal
     // left none): a retry loop on such refusals costs no round trip more.
-    if (options.guard.shellRefusals?.includes(error as ToolFailure)) left.clear();
+    // Stopped part-way, the step deleted it, or pasted it (-d).
+    if (
+      options.guard.shellRefusals?.includes(error as ToolFailure) || error instanceof PartialInput
+    ) left.clear();
     else await left.undo();
     throw error;
   }

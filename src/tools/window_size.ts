@@ -27,7 +27,7 @@
  */
 
 import type { TmuxContext } from "../mcp/context.ts";
-import { ServerChanged } from "../mcp/act_step.ts";
+import { checkedAgain, ServerChanged } from "../mcp/act_step.ts";
 import { nestedCommands as nested } from "../tmux/command_line.ts";
 import { chainArgv, decodeBytes, randomHex } from "../tmux/format.ts";
 import { leave, type LeftoverSpec } from "../tmux/leftovers.ts";
@@ -137,7 +137,10 @@ export function sizeSafe(
   const around = [
     ["set-option", "-gw", LENT_OPTION, lender(runner)],
     WINDOW_SIZE_LATEST,
-    ["if-shell", "-F", "1", nested(commands)],
+    // A person's hook on the set-options above may hold the line, and a person come to see
+    // what the creation changes meanwhile: tmux checks the step's conditions again right
+    // before it, and else gives `manual` back at once.
+    checkedAgain(["if-shell", "-F", "1", nested(commands)], [WINDOW_SIZE_MANUAL, UNMARK]),
     WINDOW_SIZE_MANUAL,
     UNMARK,
   ];
