@@ -52,6 +52,35 @@ function stripAllButWholeSession(list: string, snapshot: Snapshot<PaneBrief>): s
 }
 
 /**
+ * The last second anything attached to a session, as the snapshot read it: its sessions'
+ * `session_last_attached` when it read them, else the last activity of any client (a client's
+ * first is its start, just before it attaches: the safe side, a later one counts as new).
+ */
+function attachedUntil(snapshot: Snapshot<PaneBrief>): number {
+  const times = snapshot.sessions.length > 0
+    ? snapshot.sessions.map((s) => s.lastAttached)
+    : snapshot.clients.map((c) => c.activity);
+  return times.reduce((a, b) => (Number.isSafeInteger(b) && b > a ? b : a), 0);
+}
+
+/**
+ * Expanded for a session: 1 while a person's client attached to it shows its whole session
+ * ({@link stripAllButWholeSession}). A client's name is its terminal's: a person who detaches
+ * a plain client and runs `tmux -CC attach` in the same terminal comes back under the name the
+ * snapshot saw showing one window, and no format of tmux 3.3a tells that client from the one
+ * before (it loops over no clients). tmux does mark the session: an attach (a switch-client
+ * too) sets `session_last_attached`. So in a session attached since the second of the
+ * snapshot's last attach, every person's client counts as showing it whole (the safe side);
+ * only one that re-attaches within that very second goes unseen.
+ */
+function wholeSessionShown(snapshot: Snapshot<PaneBrief>): string {
+  const since = attachedUntil(snapshot);
+  const anyone = `#{!=:${stripPrograms("session_attached_list")},}`;
+  const named = `#{!=:${stripAllButWholeSession("session_attached_list", snapshot)},}`;
+  return `#{?#{e|>:#{session_last_attached},${since}},${anyone},${named}}`;
+}
+
+/**
  * 1 while no session that a client showing its whole session (see
  * {@link stripAllButWholeSession}) has attached holds the window `target` (`@N`), or the window
  * of the pane `target` (`%N`) wherever it is at that instant. Any other target: while no such
@@ -63,7 +92,7 @@ function noWholeSessionShows(snapshot: Snapshot<PaneBrief>, target: string): str
     : /^@\d+$/.test(target)
     ? `#{W:#{?#{==:#{window_id},${target}},X,}}`
     : "X";
-  const whole = `#{!=:${stripAllButWholeSession("session_attached_list", snapshot)},}`;
+  const whole = wholeSessionShown(snapshot);
   return `#{==:#{S:#{?${whole},${holds},}},}`;
 }
 
@@ -80,7 +109,7 @@ function peopleIn(list: string): string {
  */
 function noPreview(snapshot: Snapshot<PaneBrief>): string {
   const people = `#{!=:${stripPrograms("session_attached_list")},}`;
-  const whole = `#{!=:${stripAllButWholeSession("session_attached_list", snapshot)},}`;
+  const whole = wholeSessionShown(snapshot);
   // One branch: every pane of the window (`#{P:,x}` would test the active one alone).
   const previews = `#{P:#{?${PREVIEWS},T,}}`;
   const shown = `#{?${whole},#{W:${previews}},#{?${people},#{W:,${previews}},}}`;
