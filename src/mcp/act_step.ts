@@ -200,7 +200,7 @@ async function unconfirmed<T>(act: Promise<T>): Promise<T> {
  * each command, and one that waits on a `run-shell` holds the rest of the line there while
  * other clients carry on. So each later command made by {@link checkedAgain} runs only once
  * tmux has checked the format conditions (or `recheck`) again right before it, nested in
- * braces on the same line (`if-shell` is the one command tmux 3.3a lets no hook follow). When
+ * braces on the same line (tmux 3.3a has no `after-if-shell` hook). When
  * such a check fails, the act stops there: its `stopped` commands run instead, and runIf
  * throws a {@link PartialAct}, or with `partial` returns the command's index as `partialAt`.
  *

@@ -8,7 +8,7 @@
  */
 
 import type { z } from "zod";
-import type { ActCheck, TmuxCondition } from "../mcp/act_step.ts";
+import { type ActCheck, checkedAgain, type TmuxCondition } from "../mcp/act_step.ts";
 import { type DestroyScope, destroyUnwatched, guardDestroy } from "../mcp/destroy_guard.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
@@ -114,10 +114,23 @@ export async function killAndReport(
 }> {
   const guard = newGuard();
   const listed = scope.target === "" ? [] : [listingOf(scope, guard)];
+  const acts = [...kill.ending?.unlinks ?? [], argv];
+  // tmux runs a person's after-list-panes hook after the listing, and one that waits on a
+  // run-shell holds the line there while they come to watch: tmux checks again before what
+  // follows (the unlinks and the kill: tmux 3.3a has no hook after unlink-window to hold the
+  // line between them), and else stops with nothing done.
+  const [first, ...rest] = acts;
   const stdout = await destroyUnwatched(ctx, before, scope, kill.unwatched, kill.what, [
     ...listed,
-    ...kill.ending?.unlinks ?? [],
-    argv,
+    listed.length > 0
+      ? checkedAgain(first, [], {
+        message: `${kill.what} was not done: while a person's tmux hook held tmux-mcp's step ` +
+          "after its listing, what it kills changed (a person's client came to show it, or a " +
+          "pane moved in); nothing was killed.",
+        hint: "Ask the person first; pass force: true only when they agreed.",
+      })
+      : first,
+    ...rest,
   ], {
     force: kill.force,
     spawn: true,

@@ -24,6 +24,7 @@ import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { NO_PROCESS_INFO, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, checkNames, literalArg, nameSchema, notesField } from "./arguments.ts";
 import { sizeSchema } from "./lifecycle.ts";
+import { zoomNote, zoomsIn } from "./placement.ts";
 
 /** Rearranges; may end a window (and a session) whose last pane leaves; a repeat differs. */
 const MOVES: ToolAnnotations = changes({ destructive: true, idempotent: false });
@@ -80,6 +81,8 @@ const joinPane = defineTool({
     // A window it leaves empty ends: where that window is linked twice into a session holding
     // nothing else, that session is first left one link, or tmux 3.3a crashes (lone_links.ts).
     const planned = last ? loneLinks(snapshot, from.placements) : [];
+    // tmux 3.3a unzooms both windows, and has no flag that keeps a zoom here: said below.
+    const zoomed = zoomsIn(snapshot, [from.id, target.windowId]);
     const unlinks = unlinkExtras(planned, what);
     // Both windows change shape; a window that loses its last pane ends, and with it any
     // session it was the last window of (whoever shows it is refused by the windows check).
@@ -107,6 +110,15 @@ const joinPane = defineTool({
         !after.sessions.some((s) => s.id === id)
       )
       : [];
+    const zooms = zoomsIn(after, [from.id, target.windowId]);
+    const reached = from.id === target.windowId
+      ? [[from.id, "move a pane within it"]]
+      : [[from.id, "move a pane out of it"], [target.windowId, "move a pane into it"]];
+    const notes = reached.flatMap(([w, act]) => {
+      const was = zoomed.get(w);
+      const note = was == null ? null : zoomNote(w, was, zooms.get(w), act);
+      return note === null ? [] : [note];
+    });
     return {
       data: {
         paneId: pane.id,
@@ -118,7 +130,8 @@ const joinPane = defineTool({
       },
       summary: `Pane ${pane.id} is now pane ${now.index} of ${now.windowId}.` +
         (removedWindow ? ` Window ${from.id} ended with its last pane.` : "") +
-        (removedSessions.length ? ` Session ${removedSessions.join(", ")} ended too.` : ""),
+        (removedSessions.length ? ` Session ${removedSessions.join(", ")} ended too.` : "") +
+        (notes.length ? ` ${notes.join(" ")}` : ""),
     };
   },
 });
@@ -187,6 +200,14 @@ const breakPane = defineTool({
     const notes: string[] = [];
     if (args.name !== undefined && name !== args.name) {
       notes.push(`tmux stored the window name as ${JSON.stringify(name)}.`);
+    }
+    // tmux 3.3a unzooms the window a pane breaks out of, and has no flag that keeps the zoom:
+    // read again (only for a window zoomed at the read) to say so.
+    const was = zoomsIn(snapshot, [from.id]).get(from.id);
+    if (was != null) {
+      const now = zoomsIn(await ctx.windowSnapshot(from.id), [from.id]).get(from.id);
+      const note = zoomNote(from.id, was, now, "break a pane out of it");
+      if (note !== null) notes.push(note);
     }
     return {
       data: {

@@ -8,10 +8,45 @@
 
 import { z } from "zod";
 import { ToolFailure } from "../mcp/errors.ts";
+import { checkedAgain } from "../mcp/act_step.ts";
+import type { TmuxContext } from "../mcp/context.ts";
 import { changeView } from "../mcp/view_guard.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
 import { flag, paneIdSchema, windowIdArg, windowIdSchema } from "../mcp/schemas.ts";
+import { chainArgv } from "../tmux/format.ts";
 import { ARRANGES, windowPanes } from "./arranging.ts";
+
+/**
+ * The own synchronize-panes of window `windowId` (null: none, it takes the global one) and of
+ * each of `panes` (absent: none), read in one round trip: what set_synchronize_panes puts back
+ * should tmux stop it part-way.
+ */
+async function ownSync(
+  ctx: TmuxContext,
+  windowId: string,
+  panes: readonly { readonly id: string }[],
+): Promise<{ window: string | null; panes: Map<string, string> }> {
+  const mark = `tmux-mcp-own-${crypto.randomUUID()}`;
+  const out = new TextDecoder().decode(
+    await ctx.read(chainArgv([
+      ["show-options", "-qw", "-t", windowId, "synchronize-panes"],
+      ...panes.flatMap((p) => [
+        ["display-message", "-p", `${mark} ${p.id}`],
+        ["show-options", "-qp", "-t", p.id, "synchronize-panes"],
+      ]),
+    ])),
+  );
+  let at: string | null = null;
+  let window: string | null = null;
+  const values = new Map<string, string>();
+  for (const line of out.split("\n")) {
+    const m = /^synchronize-panes (on|off)$/.exec(line);
+    if (line.startsWith(`${mark} `)) at = line.slice(mark.length + 1);
+    else if (m && at === null) window = m[1];
+    else if (m && at !== null) values.set(at, m[1]);
+  }
+  return { window, panes: values };
+}
 
 /** set_synchronize_panes. */
 export const setSynchronizePanes = defineTool({
@@ -33,11 +68,25 @@ export const setSynchronizePanes = defineTool({
     const state = args.enabled ? "on" : "off";
     // A pane's own synchronize-panes (a pane option since tmux 3.2) wins over its window's: set
     // the other way, it would go on copying keys (or not) whatever the window says. Where a
-    // pane differs, its own value is unset in the same step, so the window's holds for it.
+    // pane's own value differs, it is unset in the same step, so the window's holds for it.
     // -q: a pane closed meanwhile is no failure (nor does it stop the others).
     const differing = windowPanes(snapshot, window.id).filter((p) =>
       p.synchronized !== args.enabled
     );
+    const own = differing.length > 0 ? await ownSync(ctx, window.id, differing) : null;
+    const unset = differing.filter((p) => own?.panes.has(p.id));
+    const was = own?.window ?? null;
+    // tmux runs a person's after-set-option hook after each of these, and one that waits on a
+    // run-shell holds the rest of the line while the person comes to the window: tmux checks
+    // again before each unset, and else puts back, in the same step, every value as read (the
+    // window's own or none, each pane's own), so that nothing was changed (changeView re-reads).
+    const windowBack = was === null
+      ? ["set-option", "-q", "-w", "-u", "-t", window.id, "synchronize-panes"]
+      : ["set-option", "-q", "-w", "-t", window.id, "synchronize-panes", was];
+    const paneBack = (
+      id: string,
+    ) => ["set-option", "-q", "-p", "-t", id, "synchronize-panes", own?.panes.get(id) ?? ""];
+    const back = (k: number) => [windowBack, ...unset.slice(0, k).map((p) => paneBack(p.id))];
     // Turned on, also a window of a person's session they are not looking at: one key away, and
     // once there, what they type into the pane they see would reach its other panes too. Turned
     // off, their keys reach only the pane they see: refused only where they are shown it.
@@ -48,7 +97,9 @@ export const setSynchronizePanes = defineTool({
       `Turning synchronize-panes ${state} for window ${window.id}`,
       [
         ["set-option", "-w", "-t", window.id, "synchronize-panes", state],
-        ...differing.map((p) => ["set-option", "-q", "-p", "-u", "-t", p.id, "synchronize-panes"]),
+        ...unset.map((p, k) =>
+          checkedAgain(["set-option", "-q", "-p", "-u", "-t", p.id, "synchronize-panes"], back(k))
+        ),
       ],
     );
     const panes = windowPanes(await ctx.windowSnapshot(window.id), window.id);

@@ -8,6 +8,7 @@
  */
 
 import { z } from "zod";
+import { checkedAgain } from "../mcp/act_step.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { changeView, guardView } from "../mcp/view_guard.ts";
@@ -26,6 +27,7 @@ import { notesField } from "./arguments.ts";
 import { ARRANGES, ARRANGES_AGAIN, windowPanes } from "./arranging.ts";
 import { sizeSchema } from "./lifecycle.ts";
 import { checkWindowCells } from "./tmux_limits.ts";
+import { zoomNote } from "./placement.ts";
 
 const PRESET_LAYOUTS = [
   "even-horizontal",
@@ -92,9 +94,14 @@ export const selectLayout = defineTool({
       ["select-layout", "-t", window.id, "--", args.layout],
     ]);
     const { window: after } = await ctx.windowAlone(window.id);
+    // tmux 3.3a unzooms a window to lay it out, and has no flag that keeps the zoom: said.
+    const note = window.zoomed && !after.zoomed
+      ? zoomNote(window.id, undefined, null, "lay it out")
+      : null;
     return {
       data: { windowId: window.id, layout: after.layout, zoomed: after.zoomed },
-      summary: `Window ${window.id} now has layout ${after.layout}.`,
+      summary: `Window ${window.id} now has layout ${after.layout}.` +
+        (note === null ? "" : ` ${note}`),
     };
   },
 });
@@ -120,8 +127,14 @@ async function settleZoom(
   if (paneId === undefined) return [];
   const steps: string[][] = [];
   if (want) {
-    if (window.zoomed && active?.id !== paneId) steps.push(["resize-pane", "-Z", "-t", paneId]);
-    if (!window.zoomed || active?.id !== paneId) steps.push(["resize-pane", "-Z", "-t", paneId]);
+    if (window.zoomed && active?.id !== paneId) {
+      // Unzoomed, then zoomed on `paneId`: a person's after-resize-pane hook may hold the line
+      // between the two while they come to the window; tmux checks again before the zoom, and
+      // else zooms the window back on the pane it was zoomed on, in the same step.
+      steps.push(["resize-pane", "-Z", "-t", paneId]);
+      const back = active === undefined ? [] : [["resize-pane", "-Z", "-t", active.id]];
+      steps.push(checkedAgain(["resize-pane", "-Z", "-t", paneId], back));
+    } else if (!window.zoomed) steps.push(["resize-pane", "-Z", "-t", paneId]);
   } else if (window.zoomed) {
     steps.push(["resize-pane", "-Z", "-t", paneId]);
   }
@@ -185,22 +198,15 @@ export const resizePane = defineTool({
       );
     }
     const { snapshot, pane } = await ctx.paneSnapshot(args.paneId);
-    const steps: string[][] = [];
-    if (args.width !== undefined || args.height !== undefined) {
-      const step = ["resize-pane", "-t", pane.id];
-      if (args.width !== undefined) step.push("-x", String(args.width));
-      if (args.height !== undefined) step.push("-y", String(args.height));
-      steps.push(step);
-    }
+    // One command, sizes then the adjustment (tmux applies -x/-y first): nothing of a person's
+    // (an after-resize-pane hook) runs between them.
+    const step = ["resize-pane", "-t", pane.id];
+    if (args.width !== undefined) step.push("-x", String(args.width));
+    if (args.height !== undefined) step.push("-y", String(args.height));
     if (args.direction !== undefined && args.amount !== undefined) {
-      steps.push([
-        "resize-pane",
-        "-t",
-        pane.id,
-        DIRECTION_FLAGS[args.direction],
-        String(args.amount),
-      ]);
+      step.push(DIRECTION_FLAGS[args.direction], String(args.amount));
     }
+    const steps = resizes ? [step] : [];
     if (steps.length > 0) {
       await changeView(
         ctx,
@@ -217,6 +223,11 @@ export const resizePane = defineTool({
       : await settleZoom(ctx, pane.windowId, pane.id, args.zoom);
     const { pane: now } = await ctx.paneSnapshot(pane.id);
     const zoomed = now.windowZoomed && now.active;
+    // tmux 3.3a unzooms a window to resize a pane of it (no flag keeps the zoom): said, unless
+    // the call sets the zoom itself.
+    if (steps.length > 0 && args.zoom === undefined && pane.windowZoomed && !now.windowZoomed) {
+      notes.push(zoomNote(now.windowId, undefined, null, "resize a pane of it")!);
+    }
     if (
       (args.width !== undefined && typeof args.width === "number" && now.width !== args.width &&
         !zoomed) ||

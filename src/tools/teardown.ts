@@ -18,6 +18,7 @@
  */
 
 import { z } from "zod";
+import { checkedAgain } from "../mcp/act_step.ts";
 import { destroyUnwatched, guardDestroy, guardUnzoom } from "../mcp/destroy_guard.ts";
 import {
   paneUnwatched,
@@ -226,7 +227,19 @@ const clearPane = defineTool({
     const commands: string[][] = [];
     if (screenOnly) commands.push(...screenClearing(pane.id, screenOnly));
     else if (args.screen) commands.push(["send-keys", "-R", "-t", pane.id]);
-    if (args.history) commands.push(["clear-history", "-t", pane.id]);
+    const history = ["clear-history", "-t", pane.id];
+    // After the screen's clear, a person's after-send-keys hook may hold the line while they
+    // come to the pane: tmux checks again before the history goes. A screen cleared cannot be
+    // given back; the refusal says it went, and that the history stays.
+    if (args.history && commands.length > 0) {
+      commands.push(checkedAgain(history, [], {
+        message: `The screen of ${pane.id} was cleared, but then a person's client came to ` +
+          "show the pane while the step was under way (a person's tmux hook held tmux-mcp's " +
+          "step between its commands): its history was not cleared (with scroll-on-clear on, " +
+          "tmux's default, the screen's lines went into it).",
+        hint: "Ask the person first; pass force: true only when they agreed.",
+      }));
+    } else if (args.history) commands.push(history);
     const act = (step: TmuxContext) =>
       destroyUnwatched(
         step,
