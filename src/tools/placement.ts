@@ -26,7 +26,7 @@ import {
   windowPlacementSchema,
 } from "../mcp/schemas.ts";
 import type { SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
-import { clientLabel, isPerson, peopleListing } from "../tmux/identity.ts";
+import { clientLabel, isPerson, peopleListing, showsWholeSession } from "../tmux/identity.ts";
 import { decodeBytes, formatLiteral } from "../tmux/format.ts";
 import {
   CARRIED_ENTRY_OPTIONS,
@@ -39,6 +39,60 @@ import {
 import { type ActCheck, allOf } from "../mcp/act_step.ts";
 import { stripPrograms } from "../mcp/unwatched.ts";
 import { ARRANGES, ARRANGES_AGAIN } from "./arranging.ts";
+
+/**
+ * Whether a person's client shows window `windowId` as `snapshot` read it: its current window,
+ * or any window of its session (a client that shows them all, tmux -CC).
+ */
+export function shownToPerson(snapshot: Snapshot, windowId: string): boolean {
+  const sessions = new Set(
+    [
+      ...snapshot.windows.filter((w) => w.id === windowId),
+      ...snapshot.panes.filter((p) => p.windowId === windowId),
+    ].flatMap((x) => x.placements.map((at) => at.sessionId)),
+  );
+  return snapshot.clients.some((c) =>
+    isPerson(c) && (c.windowId === windowId || (showsWholeSession(c) && sessions.has(c.sessionId)))
+  );
+}
+
+/**
+ * What became of the zoom of window `windowId`, zoomed at the read on `zoomedOn` (its active
+ * pane), once `act` (what tmux 3.3a unzooms a window for: "swap a pane") is done: `now`, the
+ * pane it is zoomed on now, null when unzoomed, undefined when the window is gone. A note when
+ * it is unzoomed or zoomed on another pane; null when it is as it was.
+ */
+export function zoomNote(
+  windowId: string,
+  zoomedOn: string | undefined,
+  now: string | null | undefined,
+  act: string,
+): string | null {
+  if (now === undefined || (now !== null && now === zoomedOn)) return null;
+  const was = `Window ${windowId} was zoomed${zoomedOn === undefined ? "" : ` on ${zoomedOn}`}`;
+  return now === null
+    ? `${was}: tmux unzooms a window to ${act}, and it is unzoomed now (resize_pane with ` +
+      "zoom: true zooms it again)."
+    : `${was}, and stays zoomed, now on ${now}.`;
+}
+
+/**
+ * The pane each window in `windowIds` is zoomed on (its active one) in `snapshot`, null when it
+ * is not zoomed; a window that has no pane there is left out.
+ */
+export function zoomsIn(
+  snapshot: Snapshot,
+  windowIds: readonly string[],
+): Map<string, string | null> {
+  const zooms = new Map<string, string | null>();
+  for (const w of windowIds) {
+    const panes = snapshot.panes.filter((p) => p.windowId === w);
+    if (panes.length === 0) continue;
+    const active = panes.find((p) => p.active);
+    zooms.set(w, panes[0].windowZoomed ? active?.id ?? null : null);
+  }
+  return zooms;
+}
 
 /** The session a window is placed in, when that choice matters and may be ambiguous. */
 function placementIn(
@@ -253,22 +307,36 @@ export const swapPane = defineTool({
     const snapshot = await ctx.paneList();
     const a = ctx.pane(snapshot, args.paneId);
     const b = ctx.pane(snapshot, args.targetPaneId);
+    // tmux 3.3a unzooms a window to swap a pane of it, and a person who left it zoomed (looking
+    // at another window) would come back to it unzoomed: -Z keeps zoomed a window zoomed at
+    // that instant (only such a one). Not where a person shows either window (refused, but for
+    // --allow-attended-input, where the hook guard has asked them about the unzoom).
+    const windows = [...new Set([a.windowId, b.windowId])];
+    const keepZoom = windows.every((w) => !shownToPerson(snapshot, w));
+    const zoomed = zoomsIn(snapshot, windows);
     await changeView(
       ctx,
       snapshot,
       { windowsOf: [a.id, b.id] },
       `Swapping ${a.id} and ${b.id}`,
-      [["swap-pane", "-d", "-s", a.id, "-t", b.id]],
+      [["swap-pane", "-d", ...(keepZoom ? ["-Z"] : []), "-s", a.id, "-t", b.id]],
     );
     const after = await ctx.paneList();
     const panes = [a.id, b.id].map((id) => {
       const p = ctx.pane(after, id);
       return { paneId: p.id, windowId: p.windowId, index: p.index };
     });
+    const now = zoomsIn(after, windows);
+    const notes = windows.flatMap((w) => {
+      const was = zoomed.get(w);
+      if (was == null) return [];
+      const note = zoomNote(w, was, now.get(w), "swap a pane of it");
+      return note === null ? [] : [note];
+    });
     return {
       data: { panes },
       summary: panes.map((p) => `${p.paneId} is pane ${p.index} of ${p.windowId}`).join("; ") +
-        ".",
+        "." + (notes.length ? ` ${notes.join(" ")}` : ""),
     };
   },
 });

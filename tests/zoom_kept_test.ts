@@ -1,0 +1,112 @@
+/**
+ * A zoomed window nobody shows (a person's window they left zoomed, looking at another), reached
+ * by swap_pane, break_pane, join_pane, select_layout and resize_pane: tmux 3.3a unzooms a window
+ * for each. swap-pane has -Z, which keeps zoomed a window zoomed at that instant, and swap_pane
+ * passes it; the others have no such flag, and their reply says the window is unzoomed now
+ * (a note; in the summary of join_pane and select_layout, whose results have no notes field).
+ */
+
+import assert from "node:assert/strict";
+import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
+import { TestTmux } from "./helpers/tmux.ts";
+
+type Server = Awaited<ReturnType<typeof TestTmux.start>>;
+
+/**
+ * A person attached to session `main` (its first window), and the person's second window,
+ * split in two and zoomed on its first pane `zoomedPane` (`hidden`: the other).
+ */
+async function withZoomed(
+  fn: (
+    t: Server,
+    c: TestClient,
+    at: { window: string; zoomedPane: string; hidden: string },
+  ) => Promise<void>,
+): Promise<void> {
+  const t = await TestTmux.start("main");
+  const c = await connect({ socketName: t.socket });
+  try {
+    const [window, zoomedPane] = (await t.tmux(
+      ...["new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id} #{pane_id}", "sh"],
+    )).trim().split(" ");
+    const hidden = (await t.tmux("split-window", "-d", "-t", zoomedPane, "-P", "-F", "#{pane_id}"))
+      .trim();
+    await t.tmux("resize-pane", "-Z", "-t", zoomedPane);
+    await t.attach("main");
+    await fn(t, c, { window, zoomedPane, hidden });
+  } finally {
+    await c.close();
+    await t.kill();
+  }
+}
+
+/** `window`'s zoom flag and active pane. */
+async function zoomOf(t: TestTmux, window: string): Promise<string> {
+  return (await t.tmux("display-message", "-p", "-t", window, "#{window_zoomed_flag} #{pane_id}"))
+    .trim();
+}
+
+/** Whether `notes` (or a summary) say that `window` is unzoomed now. */
+function saysUnzoomed(notes: unknown, window: string): boolean {
+  const said = typeof notes === "string" ? [notes] : notes as string[];
+  return said.some((n) => n.includes(`Window ${window} was zoomed`) && /unzoomed now/.test(n));
+}
+
+Deno.test("swap_pane keeps a zoomed window nobody shows zoomed on the pane it was zoomed on", async () => {
+  await withZoomed(async (t, c, { window, zoomedPane, hidden }) => {
+    const third = (await t.tmux("split-window", "-d", "-t", hidden, "-P", "-F", "#{pane_id}"))
+      .trim();
+    await t.tmux("resize-pane", "-Z", "-t", zoomedPane);
+    assert.equal(await zoomOf(t, window), `1 ${zoomedPane}`);
+    // Two hidden panes of it.
+    const within = await summaryOf(c, "swap_pane", { paneId: hidden, targetPaneId: third });
+    assert.equal(await zoomOf(t, window), `1 ${zoomedPane}`, "still zoomed, on the same pane");
+    assert.doesNotMatch(within.summary, /zoom/);
+    // A hidden pane and one of another window nobody shows.
+    const other = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    const across = await summaryOf(c, "swap_pane", { paneId: hidden, targetPaneId: other });
+    assert.equal(await zoomOf(t, window), `1 ${zoomedPane}`, "still zoomed, on the same pane");
+    assert.doesNotMatch(across.summary, /zoom/);
+    // The zoomed pane itself, swapped out: the window stays zoomed on the pane that took its
+    // place, and the reply says so.
+    const out = await summaryOf(c, "swap_pane", { paneId: zoomedPane, targetPaneId: hidden });
+    assert.equal(await zoomOf(t, window), `1 ${hidden}`, "zoomed on the pane swapped in");
+    assert.match(out.summary, new RegExp(`stays zoomed, now on ${hidden}`), out.summary);
+  });
+});
+
+Deno.test("break_pane out of a zoomed window nobody shows says the window is unzoomed now", async () => {
+  await withZoomed(async (t, c, { window, hidden }) => {
+    const { data } = await summaryOf(c, "break_pane", { paneId: hidden });
+    assert.equal((await zoomOf(t, window)).split(" ")[0], "0");
+    assert.ok(saysUnzoomed(data.notes, window), JSON.stringify(data.notes));
+  });
+});
+
+Deno.test("join_pane into a zoomed window nobody shows says the window is unzoomed now", async () => {
+  await withZoomed(async (t, c, { window, hidden }) => {
+    const other = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    const { summary } = await summaryOf(c, "join_pane", { paneId: other, targetPaneId: hidden });
+    assert.equal((await zoomOf(t, window)).split(" ")[0], "0");
+    assert.ok(saysUnzoomed(summary, window), summary);
+  });
+});
+
+Deno.test("select_layout on a zoomed window nobody shows says the window is unzoomed now", async () => {
+  await withZoomed(async (t, c, { window }) => {
+    const { summary } = await summaryOf(c, "select_layout", { windowId: window, layout: "tiled" });
+    assert.equal((await zoomOf(t, window)).split(" ")[0], "0");
+    assert.ok(saysUnzoomed(summary, window), summary);
+    // A window that was not zoomed gets no such note.
+    const again = await summaryOf(c, "select_layout", { windowId: window, layout: "tiled" });
+    assert.doesNotMatch(again.summary, /zoom/);
+  });
+});
+
+Deno.test("resize_pane of a pane of a zoomed window nobody shows says the window is unzoomed now", async () => {
+  await withZoomed(async (t, c, { window, hidden }) => {
+    const { data } = await summaryOf(c, "resize_pane", { paneId: hidden, height: 5 });
+    assert.equal((await zoomOf(t, window)).split(" ")[0], "0");
+    assert.ok(saysUnzoomed(data.notes, window), JSON.stringify(data.notes));
+  });
+});
