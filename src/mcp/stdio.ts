@@ -96,11 +96,7 @@ export class StdioTransport implements Transport {
   onheldend?: () => void;
   #closed = false;
   readonly #whenClosed = Promise.withResolvers<void>();
-  /**
-   * Requests read and not answered yet: their ids, each with the bytes of its line (an object
-   * per request: an answer written late untracks its own request, never a later one that took
-   * its id once the client cancelled it).
-   */
+  /** Requests read and not answered yet: their ids, each with the bytes of its line. */
   readonly #unanswered = new Map<string | number, { readonly bytes: number }>();
   /** The bytes of the lines of {@link #unanswered}'s requests. */
   #unansweredBytes = 0;
@@ -385,16 +381,13 @@ export class StdioTransport implements Transport {
   /** Sends one message as one line. */
   send(message: JSONRPCMessage): Promise<void> {
     if (!("method" in message) && "id" in message && message.id !== null) {
-      const id = message.id as string | number;
-      // The request this answers, as tracked now: by the time the answer is written (a client
-      // that does not read), the client may have cancelled it and sent another with its id.
-      const request = this.#unanswered.get(id);
-      const written = this.#write(message);
-      // Answered once the answer is on its way out.
-      written.finally(() => {
-        if (request !== undefined && this.#unanswered.get(id) === request) this.#answered(id);
-      });
-      return written;
+      // Answered as the answer is sent: what it holds from then on is the unwritten answer's,
+      // which the bound on unwritten bytes counts. (Untracked once written instead, a client
+      // that read the answer and sent its next request could find it refused as busy, its read
+      // done before the write's completion; and a late write untracked a later request that
+      // took the id after a cancel.)
+      this.#answered(message.id as string | number);
+      return this.#write(message);
     }
     return this.#write(message);
   }
