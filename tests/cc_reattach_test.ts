@@ -150,3 +150,30 @@ Deno.test("run_command: the person's terminal detaches and comes back as tmux -C
     await Deno.remove(armed, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("a visit that attached and left before the read does not make acts refuse afterwards, the people still attached idle", async () => {
+  const t = await TestTmux.start("main");
+  let c: TestClient | undefined;
+  try {
+    await t.attach("main");
+    const { windowId, paneId } = await t.shellWindow("main");
+    c = await connect({ socketName: t.socket });
+    await c.ok("clear_pane", { paneId });
+    // Someone attaches from another terminal, in a later second than anything seen so far, and
+    // leaves again; the person stays idle.
+    const now = Math.floor(Date.now() / 1000);
+    await waitFor(() => Math.floor(Date.now() / 1000) > now, "the next second");
+    const visitor = await t.attach("main");
+    await t.detach(visitor);
+    const left = Number(
+      (await t.tmux("display-message", "-p", "-t", "main", "#{session_last_attached}")).trim(),
+    );
+    // The next second: an attach since the read would count from there.
+    await waitFor(() => Math.floor(Date.now() / 1000) > left, "the next second");
+    await c.ok("clear_pane", { paneId });
+    await c.ok("select_layout", { windowId, layout: "tiled" });
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});

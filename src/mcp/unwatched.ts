@@ -52,14 +52,20 @@ function stripAllButWholeSession(list: string, snapshot: Snapshot<PaneBrief>): s
 }
 
 /**
- * The last second anything attached to a session, as the snapshot read it: its sessions'
- * `session_last_attached` when it read them, else the last activity of any client (a client's
- * first is its start, just before it attaches: the safe side, a later one counts as new).
+ * The last second anything attached to a session, as the snapshot read it: the newest
+ * `session_last_attached` (every snapshot reads it with the server's facts, whatever its scope:
+ * a session attached and left again before the read is not taken for one attached since).
  */
 function attachedUntil(snapshot: Snapshot<PaneBrief>): number {
-  const times = snapshot.sessions.length > 0
-    ? snapshot.sessions.map((s) => s.lastAttached)
-    : snapshot.clients.map((c) => c.activity);
+  const times = [
+    snapshot.server?.lastAttached ?? 0,
+    ...snapshot.sessions.map((s) => s.lastAttached),
+    // Only where neither was read (a client's first activity is its start, just before it
+    // attaches: the safe side, a later one counts as new).
+    ...(snapshot.server?.lastAttached === undefined && snapshot.sessions.length === 0
+      ? snapshot.clients.map((c) => c.activity)
+      : []),
+  ];
   return times.reduce((a, b) => (Number.isSafeInteger(b) && b > a ? b : a), 0);
 }
 

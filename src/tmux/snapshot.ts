@@ -22,6 +22,12 @@ export interface ServerFacts extends ServerIdentity {
   /** The resolved socket path, comparable with the first part of `TMUX`. */
   readonly socketPath: string;
   readonly version: string;
+  /**
+   * The last second anything attached to any session (`session_last_attached`, seconds since
+   * the epoch), read whatever else the snapshot reads: a session attached later was attached
+   * after the read (src/mcp/unwatched.ts).
+   */
+  readonly lastAttached?: number;
 }
 
 /** A session. */

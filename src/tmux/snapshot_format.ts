@@ -13,11 +13,13 @@ import type { ClientRow, SessionRow, SnapshotScope } from "./snapshot.ts";
 
 type Spec<T> = { readonly [K in keyof T]: string };
 
-const SERVER: Spec<{ socketPath: 0; pid: 0; startTime: 0; version: 0 }> = {
+const SERVER: Spec<{ socketPath: 0; pid: 0; startTime: 0; version: 0; attaches: 0 }> = {
   socketPath: "#{socket_path}",
   pid: "#{pid}",
   startTime: "#{start_time}",
   version: "#{version}",
+  // Each session's last attach (any read scope: see ServerFacts.lastAttached).
+  attaches: "#{S:#{session_last_attached} }",
 };
 
 /** A session's fields, as `list-sessions` formats them. */

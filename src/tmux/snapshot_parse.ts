@@ -91,6 +91,10 @@ export function parseSnapshot(
           pid: int(r.pid),
           startTime: int(r.startTime),
           version: r.version,
+          lastAttached: r.attaches.split(" ").reduce(
+            (a, b) => Math.max(a, /^\d+$/.test(b) ? Number(b) : 0),
+            0,
+          ),
         };
         break;
       }

@@ -7,13 +7,17 @@ Deno.test("snapshot: packed id/number fields are checked, never guessed", () => 
   const record = (kind: string, fields: string[]) =>
     `${guard}R${[kind, ...fields].map((f) => `${guard}F${f}`).join("")}${guard}E\n`;
   const bytes = (s: string) => new TextEncoder().encode(s);
-  // A server record: socket path and version framed on their own, the pid and start packed.
-  const good = record("V", ["/tmp/sock", "3.3a", "123 1796000000"]);
+  // A server record: socket path, version and the sessions' last attaches framed on their own,
+  // the pid and start packed.
+  const good = record("V", ["/tmp/sock", "3.3a", "1796000005 1796000010 ", "123 1796000000"]);
   const server = parseSnapshot(bytes(good), guard).server;
-  assert.deepEqual([server?.pid, server?.startTime], [123, 1796000000]);
+  assert.deepEqual(
+    [server?.pid, server?.startTime, server?.lastAttached],
+    [123, 1796000000, 1796000010],
+  );
   for (const packed of ["123", "12 3 4", "abc 1", "1;2 3", "#{pid} #{start_time}"]) {
     assert.throws(
-      () => parseSnapshot(bytes(record("V", ["/tmp/sock", "3.3a", packed])), guard),
+      () => parseSnapshot(bytes(record("V", ["/tmp/sock", "3.3a", "", packed])), guard),
       /unexpected packed tmux values/,
       packed,
     );
