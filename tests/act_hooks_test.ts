@@ -263,3 +263,50 @@ Deno.test("send_keys held after its text while synchronize-panes is turned on: t
     assert.equal(rows.length, 1, `the sibling's screen: ${rows.join(" | ")}`);
   });
 });
+
+Deno.test("send_keys held between its text and Enter while the pane's program reads the text and ends: the reply says the text may have gone in", async () => {
+  const t = await TestTmux.start("main");
+  const gate = await HookGate.make();
+  let c: TestClient | undefined;
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-ended-" });
+  try {
+    // A program that takes three bytes and ends (a one-key confirm).
+    const paneId = (await t.tmux(
+      "new-window",
+      "-d",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      `stty raw -echo; head -c3 > ${dir}/got; sleep 0.2`,
+    )).trim();
+    // The shell opens the file for head once stty has made the terminal raw.
+    await waitFor(() => Deno.stat(`${dir}/got`).then(() => true, () => false), "the program");
+    c = await connect({ socketName: t.socket });
+    await holdAfter(t, gate, "after-send-keys", "*YES*");
+    const call = c.call("send_keys", { paneId, text: "YES", keys: ["Enter"] });
+    await waitFor(() => gate.began(), "the step held after the text");
+    await waitFor(
+      async () => (await Deno.readTextFile(`${dir}/got`)) === "YES",
+      "the program to read the text",
+    );
+    await waitFor(
+      async () => !(await t.tmux("list-panes", "-a", "-F", "#{pane_id}")).includes(paneId),
+      "the pane to end",
+    );
+    await gate.open();
+    const r = await call;
+    const text = (r.content as { text?: string }[]).map((x) => x.text ?? "").join("\n");
+    assert.equal(r.isError, true, text);
+    assert.match(text, /ended during the step/, text);
+    assert.match(text, /typed the text may have reached it/, text);
+    assert.match(text, /Enter/, text);
+    assert.doesNotMatch(text, /could not find the target/, text);
+    assert.equal(await Deno.readTextFile(`${dir}/got`), "YES");
+  } finally {
+    await gate.open();
+    await c?.close();
+    await t.kill();
+    await gate.remove();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

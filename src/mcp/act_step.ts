@@ -154,6 +154,23 @@ export class PartialAct extends ToolFailure {
   }
 }
 
+/**
+ * An act whose target (a pane, a window) was gone when tmux checked again before command
+ * `at` ({@link checkedAgain}): it ended during the act, after its first check or before it (a
+ * person's hook held the step between two commands, and the pane's program ended meanwhile).
+ * The commands before `at` may have run; it and those after it did not.
+ */
+export class EndedMidAct extends ToolFailure {
+  constructor(readonly at: number) {
+    super(
+      "What the act was made on ended during it: what comes before tmux's check again (a " +
+        "person's tmux hook held the step between its commands) may have been done, the rest " +
+        "was not.",
+      "Look at what is there now (list_panes) before going on.",
+    );
+  }
+}
+
 /** The failure of an act tmux was sent but did not confirm: it may still happen. */
 export class Unconfirmed extends ToolFailure {}
 
@@ -284,7 +301,23 @@ export async function runIf(
     if (i === 0) args = chainArgv(here);
     else line = commandString(here);
   }
-  const stdout = judgeResult(await run(args));
+  let stdout: Uint8Array;
+  try {
+    stdout = judgeResult(await run(args));
+  } catch (error) {
+    // A check made again names the target too: gone by then, tmux fails the step instead of
+    // taking the other branch, after the commands before that check ran. (Not a target a
+    // command itself names: `new-window -t victim` of a session that is not there.)
+    const first = commands.findIndex((c, k) => k > 0 && rechecks.has(c));
+    const targets = (options.recheck ?? checked).map((c) => c.target);
+    if (
+      error instanceof TmuxError && error.kind === "no-target" && first !== -1 &&
+      targets.some((t) => new RegExp(`: ${t.replace(/[$]/g, "\\$")}$`, "m").test(error.message))
+    ) {
+      throw new EndedMidAct(first);
+    }
+    throw error;
+  }
   const out = new TextDecoder().decode(stdout);
   const failed = checked.findIndex((_, i) => out.includes(marker(i)));
   if (failed === -1) {

@@ -19,7 +19,7 @@ import {
   showsWholeSession,
 } from "../tmux/identity.ts";
 import type { ClientRow, PaneRow, Snapshot } from "../tmux/snapshot.ts";
-import { allOf, checkedAgain, runIf, type TmuxCondition } from "./act_step.ts";
+import { allOf, checkedAgain, EndedMidAct, runIf, type TmuxCondition } from "./act_step.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
 import { notOwnedFormat, requireOwned } from "./ownership.ts";
@@ -308,6 +308,31 @@ export class PartialInput extends ToolFailure {
   }
 }
 
+/**
+ * The input into `paneId` stopped because the pane ended during the step (act_step.ts
+ * EndedMidAct): the first `went` of `commands` may have reached it before it ended, the rest did
+ * not.
+ */
+function endedMidInput(
+  paneId: string,
+  commands: readonly (readonly string[])[],
+  went: number,
+): ToolFailure {
+  const words = commands.map(inputWords);
+  const hint = "Look at what is there now (list_panes) before going on.";
+  if (went <= 0) return new ToolFailure(`Nothing was sent to ${paneId}: it ended meanwhile.`, hint);
+  return new PartialInput(
+    `${paneId} ended during the step (a person's tmux hook held it between its commands): ${
+      words.slice(0, went).map((w) => w.did).join(", then ")
+    } may have reached it before it ended. ${
+      capital(words.slice(went).map((w) => w.not).join("; "))
+    }.`,
+    hint,
+    went,
+    commands,
+  );
+}
+
 /** What an input command did, and what it would have done: for a reply. */
 function inputWords(command: readonly string[]): { did: string; not: string } {
   if (command[0] === "paste-buffer") {
@@ -447,7 +472,10 @@ export async function deliverInput(
           refusedFrom: buffer.load ? 0 : shells.length,
         }),
       },
-    );
+    ).catch((error) => {
+      if (!(error instanceof EndedMidAct)) throw error;
+      throw endedMidInput(pane.id, commands, error.at - before.length);
+    });
     if (partialAt !== null) {
       const went = partialAt - before.length;
       if (went === 0) throw await nothingSent(ctx, pane, options);
