@@ -341,8 +341,11 @@ async function followUntilOver(
 
 /** Jobs followed after their run_command returned ({@link followJob}), by runner. */
 const followed = new WeakMap<TmuxRunner, Map<string, AbortController>>();
-/** At most this many are followed at once: a newer one stops the oldest. */
-export const MAX_FOLLOWED = 32;
+/**
+ * At most this many are followed at once: a newer one stops the oldest. (Each is a watch of its
+ * pane's output: 16 busy ones cost about 3% of a core.)
+ */
+export const MAX_FOLLOWED = 16;
 
 /**
  * Follows job `ref`, which run_command typed and returned before it ended (in the background,

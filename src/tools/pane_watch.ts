@@ -111,6 +111,8 @@ export class PaneWatch {
   /** The pane's rows from the start row on, as the watch last read them. */
   #read: WatchedRows | null = null;
   #checkAt = 0;
+  /** When a polling watch that reports changes reads the screen next (see #readShown). */
+  #shownAt = 0;
   /** A call tmux did not answer in time, not yet read past (see {@link PaneWatch.next}). */
   #stalled: TmuxError | null = null;
   /**
@@ -389,7 +391,10 @@ export class PaneWatch {
       if (this.transport === "polling" && now >= this.#checkAt) {
         // The rows read tell text written, not a screen cleared or redrawn as it was before:
         // the screen is read too (a call more each time, for a watch that asks for it).
-        const event = await this.#poll() ?? (this.#reportChanges ? await this.#readShown() : null);
+        // (At most every CHECK_MS: a poll of a quiet pane would cost a read more each time.)
+        const shownDue = this.#reportChanges && now >= this.#shownAt;
+        if (shownDue) this.#shownAt = now + CHECK_MS;
+        const event = await this.#poll() ?? (shownDue ? await this.#readShown() : null);
         this.#checkAt = this.#rest(now, POLL_MS);
         if (event) return event;
       } else if (this.transport === "control" && (this.#changed || now >= this.#checkAt)) {

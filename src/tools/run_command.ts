@@ -403,7 +403,9 @@ export const runCommand = defineTool({
         state.attached = false;
         // Its end read as the shell prints it, not first when asked (a process the command
         // left running could have written a valid end over it by then): jobs.ts, followJob.
-        followJob(ctx, ref);
+        // Only where the pane's output comes as events: polled, a follower nobody asked for
+        // would start tmux processes every tenth of a second for as long as the job runs.
+        if (watch.transport === "control") followJob(ctx, ref);
       } else table.delete(key);
       // Still running: the mark stays, without a call waiting on it; else it is given back.
       await swapMark(ctx, pane.id, typedValue, stillRunning ? jobId : null);
