@@ -12,68 +12,13 @@
 
 import assert from "node:assert/strict";
 import { connect, type TestClient } from "./helpers/mcp.ts";
+import { holdAfter, textOf, withHeldAct } from "./helpers/held_acts.ts";
 import { HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
-
-type Server = Awaited<ReturnType<typeof TestTmux.start>>;
-
-/** The text of a tool result. */
-function textOf(r: { content?: unknown }): string {
-  const content = r.content as { type: string; text?: string }[] | undefined;
-  return (content ?? []).map((c) => c.text ?? "").join("\n");
-}
 
 /** Rows of `paneId`'s screen that are exactly `line` (a command's output, not its echo). */
 async function rowsEqual(t: TestTmux, paneId: string, line: string): Promise<number> {
   const shown = await t.tmux("capture-pane", "-p", "-t", paneId);
   return shown.split("\n").filter((row) => row.trim() === line).length;
-}
-
-/**
- * A server with a person attached to session `main` (showing its first window), the agent's
- * pane `paneId` in a window of its own in the background, a closed gate, and a client.
- */
-async function withHeldAct(
-  fn: (
-    t: Server,
-    c: TestClient,
-    gate: HookGate,
-    at: { windowId: string; paneId: string; tty: string },
-  ) => Promise<void>,
-): Promise<void> {
-  const t = await TestTmux.start("main");
-  const gate = await HookGate.make();
-  let c: TestClient | undefined;
-  try {
-    const [windowId, paneId] = (await t.tmux(
-      "new-window",
-      "-d",
-      "-t",
-      "main:",
-      "-P",
-      "-F",
-      "#{window_id} #{pane_id}",
-      "sh",
-    )).trim().split(" ");
-    await t.prompt(paneId);
-    const tty = await t.attach("main");
-    c = await connect({ socketName: t.socket });
-    await fn(t, c, gate, { windowId, paneId, tty });
-  } finally {
-    await gate.open();
-    await c?.close();
-    await t.kill();
-    await gate.remove();
-  }
-}
-
-/** Holds the line after the command `hook` names, when its arguments match `pattern`. */
-async function holdAfter(t: TestTmux, gate: HookGate, hook: string, pattern: string) {
-  await t.tmux(
-    "set-hook",
-    "-g",
-    hook,
-    `if-shell -F '#{m:${pattern},#{hook_arguments}}' { ${gate.command} }`,
-  );
 }
 
 /** The person's client comes to show `windowId` while the act is held. */
