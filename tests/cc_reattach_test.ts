@@ -84,17 +84,8 @@ Deno.test("run_command: the person's terminal detaches and comes back as tmux -C
   const gate = await ShellGate.make();
   const armed = await Deno.makeTempDir({ prefix: "tmux-mcp-arm-" });
   let c: TestClient | undefined;
-  // The person's terminal: a shell under script, in which they type tmux commands.
-  const term = new Deno.Command("script", {
-    args: ["-qfc", "sh", "/dev/null"],
-    env: cleanEnv({ TERM: "xterm", PS1: "$ " }),
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  const keyboard = term.stdin.getWriter();
-  const type = (s: string) => keyboard.write(new TextEncoder().encode(s));
+  const person = terminal();
+  const type = person.type;
   const clients = async () =>
     (await t.tmux("list-clients", "-F", "#{client_name} #{client_control_mode}")).trim();
   try {
@@ -142,10 +133,7 @@ Deno.test("run_command: the person's terminal detaches and comes back as tmux -C
     await gate.open();
     await c?.close();
     await t.kill();
-    try {
-      term.kill("SIGKILL");
-    } catch { /* gone */ }
-    await term.status;
+    await person.end();
     await gate[Symbol.asyncDispose]();
     await Deno.remove(armed, { recursive: true }).catch(() => {});
   }

@@ -82,6 +82,12 @@ export const SEPARATORS_AND_BIDI = String
  * of JSON at it, and at U+2028), and SEPARATORS_AND_BIDI.
  */
 const JSON_LEAVES_RAW = new RegExp(String.raw`[\u0080-\u009f${SEPARATORS_AND_BIDI}]`, "g");
+const LEFT_RAW = new RegExp(JSON_LEAVES_RAW.source);
+
+/** Whether the UTF-16 unit `c` is one {@link wireJson} escapes though JSON leaves it raw. */
+export function escapedOnWire(c: number): boolean {
+  return c >= 0x80 && LEFT_RAW.test(String.fromCharCode(c));
+}
 
 /** A character as a JSON escape: `\uXXXX`. */
 export function unicodeEscape(c: string): string {

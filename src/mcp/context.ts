@@ -454,13 +454,16 @@ export class TmuxContext {
    */
   async guardSnapshot(paneId: string): Promise<Snapshot> {
     for (let read = 0; read < GUARD_READS; read++) {
-      // Sessions too: when each was last attached tells a client that re-attached under a
-      // name read here (unwatched.ts wholeSessionShown).
-      const one = await this.snapshot({ windows: false, paneId });
+      // (When sessions were last attached comes with the server's facts: unwatched.ts.)
+      const one = await this.snapshot({ sessions: false, windows: false, paneId });
       const pane = one.panes[0];
       if (pane && !pane.synchronized) return one;
       if (!pane) return await this.paneList();
-      const window = await this.snapshot({ windows: false, windowId: pane.windowId });
+      const window = await this.snapshot({
+        sessions: false,
+        windows: false,
+        windowId: pane.windowId,
+      });
       if (window.panes.some((p) => p.id === paneId)) return window;
     }
     throw new ToolFailure(

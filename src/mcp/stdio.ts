@@ -97,7 +97,7 @@ export class StdioTransport implements Transport {
   #closed = false;
   readonly #whenClosed = Promise.withResolvers<void>();
   /** Requests read and not answered yet: their ids, each with the bytes of its line. */
-  readonly #unanswered = new Map<string | number, { readonly bytes: number }>();
+  readonly #unanswered = new Map<string | number, number>();
   /** The bytes of the lines of {@link #unanswered}'s requests. */
   #unansweredBytes = 0;
   #writing: Promise<void> = Promise.resolve();
@@ -325,7 +325,7 @@ export class StdioTransport implements Transport {
   #track(message: JSONRPCMessage, bytes: number): void {
     if (!("method" in message)) return;
     if ("id" in message && message.method !== "subscriptions/listen") {
-      this.#unanswered.set(message.id, { bytes });
+      this.#unanswered.set(message.id, bytes);
       this.#unansweredBytes += bytes;
     } else if (message.method === "notifications/cancelled") {
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
@@ -335,10 +335,10 @@ export class StdioTransport implements Transport {
 
   /** A request answered (or cancelled): no longer counted. */
   #answered(id: string | number): void {
-    const entry = this.#unanswered.get(id);
-    if (entry === undefined) return;
+    const bytes = this.#unanswered.get(id);
+    if (bytes === undefined) return;
     this.#unanswered.delete(id);
-    this.#unansweredBytes -= entry.bytes;
+    this.#unansweredBytes -= bytes;
   }
 
   /**

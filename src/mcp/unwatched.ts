@@ -57,16 +57,8 @@ function stripAllButWholeSession(list: string, snapshot: Snapshot<PaneBrief>): s
  * a session attached and left again before the read is not taken for one attached since).
  */
 function attachedUntil(snapshot: Snapshot<PaneBrief>): number {
-  const times = [
-    snapshot.server?.lastAttached ?? 0,
-    ...snapshot.sessions.map((s) => s.lastAttached),
-    // Only where neither was read (a client's first activity is its start, just before it
-    // attaches: the safe side, a later one counts as new).
-    ...(snapshot.server?.lastAttached === undefined && snapshot.sessions.length === 0
-      ? snapshot.clients.map((c) => c.activity)
-      : []),
-  ];
-  return times.reduce((a, b) => (Number.isSafeInteger(b) && b > a ? b : a), 0);
+  // Not read (no server answered): every session counts as attached since, the safe side.
+  return snapshot.server?.lastAttached ?? 0;
 }
 
 /**

@@ -162,7 +162,10 @@ async function alertMarksCheck(
   what: string,
 ): Promise<ActCheck> {
   const each = `#{?#{==:#{window_id},${windowId}},#{session_id}=${ALERT_FLAGS} ,}`;
-  const read = await ctx.read(["display-message", "-p", "-t", windowId, `#{S:#{W:${each}}}`]);
+  // Nobody attached at the read: nothing to name; tmux still checks at the act.
+  const read = snapshot.clients.some(isPerson)
+    ? await ctx.read(["display-message", "-p", "-t", windowId, `#{S:#{W:${each}}}`])
+    : new Uint8Array();
   const marks = new Map<string, string>(
     decodeBytes(read).trim().split(" ").filter((e) => e !== "").map((e) => {
       const [sessionId, flags] = e.split("=");

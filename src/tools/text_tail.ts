@@ -6,7 +6,7 @@
  * @module
  */
 
-import { byteLength, cutString, jsonStringBytes } from "../mcp/bounds.ts";
+import { byteLength, cutString, escapedOnWire, jsonStringBytes } from "../mcp/bounds.ts";
 
 /**
  * Keeps the end of a text within `maxBytes` as a JSON string on the wire (escapes counted: a
@@ -47,10 +47,7 @@ function jsonCharBytes(c: number, twice: boolean): number {
   if (c < 0x80) return 1;
   // C1 controls, line separators and bidi controls go on the wire escaped (bounds.ts wireJson),
   // once: the JSON inside holds them as they are.
-  if (
-    (c >= 0x80 && c <= 0x9f) || c === 0x061c || c === 0x200e || c === 0x200f ||
-    (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)
-  ) return 6;
+  if (escapedOnWire(c)) return 6;
   if (c < 0x800) return 2;
   if (c >= 0xd800 && c <= 0xdfff) return twice ? 7 : 6; // a lone surrogate, escaped
   return 3;
