@@ -10,28 +10,14 @@
 import assert from "node:assert/strict";
 import { connect, summaryOf } from "./helpers/mcp.ts";
 import { TestTmux } from "./helpers/tmux.ts";
+import { withZoomed, zoomOf } from "./helpers/zoomed.ts";
 
 Deno.test("split_window keeps a zoomed window nobody shows zoomed, and says the pane is hidden", async () => {
-  const t = await TestTmux.start("main");
-  const c = await connect({ socketName: t.socket });
-  try {
-    // The person's second window, split and zoomed on its first pane; they look at the first.
-    const [window, zoomedPane] = (await t.tmux(
-      ...["new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id} #{pane_id}", "sh"],
-    )).trim().split(" ");
-    const hidden = (await t.tmux("split-window", "-d", "-t", zoomedPane, "-P", "-F", "#{pane_id}"))
-      .trim();
-    await t.tmux("resize-pane", "-Z", "-t", zoomedPane);
-    await t.attach("main");
-    const zoom = async () =>
-      (await t.tmux("display-message", "-p", "-t", window, "#{window_zoomed_flag}")).trim();
-    const active = async () =>
-      (await t.tmux("display-message", "-p", "-t", window, "#{pane_id}")).trim();
-    assert.equal(await zoom(), "1");
+  await withZoomed(async (t, c, { window, zoomedPane, hidden }) => {
+    assert.equal(await zoomOf(t, window), `1 ${zoomedPane}`);
 
     const { summary, data } = await summaryOf(c, "split_window", { paneId: hidden });
-    assert.equal(await zoom(), "1", "the window is still zoomed");
-    assert.equal(await active(), zoomedPane, "on the pane it was zoomed on");
+    assert.equal(await zoomOf(t, window), `1 ${zoomedPane}`, "still zoomed, on the same pane");
     assert.match(summary, /zoomed/);
     assert.ok(
       (data.notes as string[]).some((n) => n.includes(zoomedPane) && /hidden/.test(n)),
@@ -47,10 +33,7 @@ Deno.test("split_window keeps a zoomed window nobody shows zoomed, and says the 
       (await t.tmux("display-message", "-p", "-t", other, "#{window_zoomed_flag}")).trim(),
       "0",
     );
-  } finally {
-    await c.close();
-    await t.kill();
-  }
+  });
 });
 
 Deno.test("a start directory through a symbolic link is said to be where the pane is", async () => {

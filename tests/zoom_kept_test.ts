@@ -7,44 +7,8 @@
  */
 
 import assert from "node:assert/strict";
-import { connect, summaryOf, type TestClient } from "./helpers/mcp.ts";
-import { TestTmux } from "./helpers/tmux.ts";
-
-type Server = Awaited<ReturnType<typeof TestTmux.start>>;
-
-/**
- * A person attached to session `main` (its first window), and the person's second window,
- * split in two and zoomed on its first pane `zoomedPane` (`hidden`: the other).
- */
-async function withZoomed(
-  fn: (
-    t: Server,
-    c: TestClient,
-    at: { window: string; zoomedPane: string; hidden: string },
-  ) => Promise<void>,
-): Promise<void> {
-  const t = await TestTmux.start("main");
-  const c = await connect({ socketName: t.socket });
-  try {
-    const [window, zoomedPane] = (await t.tmux(
-      ...["new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id} #{pane_id}", "sh"],
-    )).trim().split(" ");
-    const hidden = (await t.tmux("split-window", "-d", "-t", zoomedPane, "-P", "-F", "#{pane_id}"))
-      .trim();
-    await t.tmux("resize-pane", "-Z", "-t", zoomedPane);
-    await t.attach("main");
-    await fn(t, c, { window, zoomedPane, hidden });
-  } finally {
-    await c.close();
-    await t.kill();
-  }
-}
-
-/** `window`'s zoom flag and active pane. */
-async function zoomOf(t: TestTmux, window: string): Promise<string> {
-  return (await t.tmux("display-message", "-p", "-t", window, "#{window_zoomed_flag} #{pane_id}"))
-    .trim();
-}
+import { summaryOf } from "./helpers/mcp.ts";
+import { withZoomed, zoomOf } from "./helpers/zoomed.ts";
 
 /** Whether `notes` (or a summary) say that `window` is unzoomed now. */
 function saysUnzoomed(notes: unknown, window: string): boolean {
