@@ -11,6 +11,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { NO_RELAY } from "../src/mcp/input_guard.ts";
 import { guardCall, seedDecision } from "../src/hooks/testing.ts";
 import { connect } from "./helpers/mcp.ts";
+import { nestedClient, nestedSession } from "./helpers/nested.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
@@ -50,31 +51,6 @@ function refusal(result: CallToolResult): string | null {
   const row = rows?.[0];
   if (row === undefined || row.status === "sent" || row.success === true) return null;
   return row.error ?? JSON.stringify(row);
-}
-
-/** Starts, in a new window of `host`, a tmux client of `server` attached to `target`. */
-async function nestedClient(host: TestTmux, server: TestTmux, target: string): Promise<string> {
-  const pane = (await host.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
-  await host.prompt(pane);
-  const before = (await server.clientTtys()).length;
-  await host.tmux(
-    "send-keys",
-    "-t",
-    pane,
-    "-l",
-    `env -u TMUX TERM=xterm tmux -u -L ${server.socket} -f /dev/null attach -t '${target}'`,
-  );
-  await host.tmux("send-keys", "-t", pane, "Enter");
-  await waitFor(
-    async () => (await server.clientTtys()).length > before,
-    "the nested client attached",
-  );
-  // Drawn: the client has painted the session it shows into the pane.
-  await waitFor(
-    async () => (await host.tmux("capture-pane", "-p", "-t", pane)).includes("["),
-    "the nested client's status line",
-  );
-  return pane;
 }
 
 async function screen(t: TestTmux, paneId: string): Promise<string> {
@@ -254,5 +230,102 @@ Deno.test("the hook guard asks before typing into a pane whose tmux client shows
     }
   } finally {
     await t.kill();
+  }
+});
+
+Deno.test("typing through two tmux clients in a row is judged by the pane the last one shows", async () => {
+  const t: Server = await TestTmux.start("work");
+  try {
+    const end = t.ids.paneId;
+    // `mid`'s pane runs a client showing `work`; `relay` runs a client showing `mid`.
+    const mid = await nestedSession(t, t, "mid", "work");
+    const relay = await nestedClient(t, t, "mid");
+    const client = await connect({ socketName: t.socket });
+    try {
+      // Nobody watches the end: forced, the keys go through both clients to it.
+      const sent = await client.call("send_keys", {
+        paneId: relay,
+        text: "echo CHAINED_$((6*7))",
+        enter: true,
+        force: true,
+      });
+      assert.equal(refusal(sent), null, text(sent));
+      await waitFor(async () => (await screen(t, end)).includes("CHAINED_42"), "the keys ran");
+
+      const tty = await t.attach("work");
+      for (const force of [undefined, true]) {
+        for (const [tool, args] of typings(relay, "RELAYED", force ? { force } : {})) {
+          const why = refusal(await client.call(tool, args));
+          assert.ok(why !== null, `${tool} (force ${force}) went through`);
+          assert.ok(why.includes(mid) && why.includes(end), `${tool} names the chain: ${why}`);
+          if (force) assert.ok(/watched by a person/.test(why) && why.includes(tty), why);
+        }
+      }
+      assert.doesNotMatch(await screen(t, end), /RELAYED/);
+
+      // The hook asks too, naming the pane at the end and the person.
+      const r = await guardCall({}, "send_keys", {
+        paneId: relay,
+        text: "echo RELAYED",
+        force: true,
+        socket_name: t.socket,
+      });
+      const reason = seedDecision(r.stdout).permissionDecisionReason;
+      assert.ok(reason.includes(`pane ${relay}`) && reason.includes(end), reason);
+      assert.ok(reason.includes(tty), reason);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("the hook follows a client of the agent's own server running in a pane of another", async () => {
+  const inner: Server = await TestTmux.start("agent");
+  const outer: Server = await TestTmux.start("outer");
+  const third: Server = await TestTmux.start("third");
+  try {
+    const own = inner.ids.paneId;
+    const facts = await inner.facts();
+    const env = { TMUX: `${facts.socketPath},${facts.pid},0`, TMUX_PANE: own };
+    const ask = async (paneId: string) => {
+      const r = await guardCall(env, "send_keys", {
+        paneId,
+        text: "echo NESTED",
+        enter: true,
+        force: true,
+        socket_name: outer.socket,
+      });
+      assert.equal(r.code, 0, r.stderr.join("\n"));
+      return r.stdout === "" ? null : seedDecision(r.stdout).permissionDecisionReason;
+    };
+    // The usual nesting: the agent's own session shown in a pane of the outer server.
+    const toOwn = await nestedClient(outer, inner, "agent");
+    const reason = await ask(toOwn);
+    assert.ok(reason !== null && reason.includes(`pane ${toOwn}`), String(reason));
+    assert.match(reason, new RegExp(`showing pane ${own}.*the agent's own pane`), reason);
+
+    // A session of the agent's server that a person watches.
+    await inner.tmux("new-session", "-d", "-s", "main", "sh");
+    const watched = (await inner.tmux("display-message", "-p", "-t", "main:", "#{pane_id}"))
+      .trim();
+    const tty = await inner.attach("main");
+    const toWatched = await nestedClient(outer, inner, "main");
+    const watchedReason = await ask(toWatched);
+    assert.ok(watchedReason !== null, "asked");
+    assert.ok(watchedReason.includes(watched) && watchedReason.includes(tty), watchedReason);
+
+    // A session of it nobody watches: no opinion, as the server lets the forced call through.
+    await inner.tmux("new-session", "-d", "-s", "quiet", "sh");
+    assert.equal(await ask(await nestedClient(outer, inner, "quiet")), null);
+
+    // A client of a server the hook does not read: asked, since it cannot tell.
+    const elsewhere = await ask(await nestedClient(outer, third, "third"));
+    assert.ok(elsewhere !== null && /does not read/.test(elsewhere), String(elsewhere));
+  } finally {
+    await third.kill();
+    await outer.kill();
+    await inner.kill();
   }
 });

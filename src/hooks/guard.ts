@@ -17,6 +17,7 @@
 
 import { attendedPanes, findCallerPane, inputCohort, peopleListing } from "../tmux/identity.ts";
 import { carriedEffects, ownEntryOptions, readEntryValues } from "../tmux/option_reach.ts";
+import { chainText, followClient, type Relay, relayFrom } from "../tmux/relay.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
@@ -90,10 +91,13 @@ export function serverView(snapshot: Snapshot, agent: AgentPane | null, on = "")
 /**
  * What the person should know about these calls: one sentence per call that would touch a
  * watched pane or the agent's own (or whose targets could not be read). Empty: no opinion.
+ * `elsewhere`: the agent's own server and the MCP server's (read when a call types into a pane
+ * that runs a client of another server, see {@link relayFact}).
  */
 export function judgeCalls(
   calls: readonly GuardedCall[],
   viewOf: (socketName: string | undefined) => ServerView,
+  elsewhere: readonly ServerView[] = [],
 ): string[] {
   const out: string[] = [];
   for (const call of calls) {
@@ -132,7 +136,7 @@ export function judgeCalls(
       const touched = touchedPanes(view.snapshot, target, input);
       if (input) {
         for (const pane of touched) {
-          const fact = relayFact(pane, view);
+          const fact = relayFact(pane, view, elsewhere);
           if (fact) out.push(`${call.label} would ${call.verb} pane ${fact}${on}`);
         }
       }
@@ -257,26 +261,76 @@ function touchedPanes(snapshot: Snapshot, target: Target, input: boolean): PaneR
 }
 
 /**
- * What typing into `pane` reaches when it runs a tmux client of this server (the client's
- * terminal is the pane's): the pane that client shows, where the keys go on (the server's
- * relayIn, src/mcp/input_guard.ts). `%2 (agent:0.0 "tmux"), which runs a tmux client
- * (/dev/pts/15) showing pane %0 (main:0.0 "vim"), which a person is watching (client
- * /dev/pts/9)`, when that pane is watched by someone other than the client itself, or is the
- * agent's own; else null.
+ * What typing into `pane` reaches when it runs a tmux client (the client's terminal is the
+ * pane's): the pane that client shows, where the keys go on, and on again through any client
+ * running there (relay.ts `relayFrom`, as the server's input guard follows it). `%2 (agent:0.0
+ * "tmux"), which runs a tmux client (/dev/pts/15) showing pane %0 (main:0.0 "vim"), which a
+ * person is watching (client /dev/pts/9)`, when a pane it reaches is watched by someone other
+ * than the clients passing the keys on, or is the agent's own; else null. A client of another
+ * server is looked for on the servers of `elsewhere` by its terminal (the usual nesting: the
+ * agent's tmux attached in a pane of an outer one, typed into with `socket_name`); found on
+ * none, the pane's keys go where the hook cannot see, which the person is asked about.
  */
-function relayFact(pane: PaneRow, view: ServerView): string | null {
-  const { snapshot } = view;
-  const client = snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty);
-  const shown = client && snapshot.panes.find((p) => p.id === client.paneId);
-  if (!client || !shown || shown.id === pane.id) return null;
-  const own = shown.id === view.callerPaneId;
-  const watchers = (view.attended.get(shown.id) ?? []).filter((c) => c.name !== client.name);
+function relayFact(
+  pane: PaneRow,
+  view: ServerView,
+  elsewhere: readonly ServerView[],
+): string | null {
+  const relay = relayFrom(view.snapshot, pane);
+  if (relay === null) return null;
+  const here = reachFact(relay, view);
+  const onward = relay.onward === null
+    ? null
+    : onwardFact(relay.onward, view, elsewhere, relay.onward.id === pane.id ? "" : "through ");
+  const facts = [here, onward].filter((f) => f !== null);
+  return facts.length === 0 ? null : `${pane.id} (${where(pane)}), which ${facts.join(", and ")}`;
+}
+
+/**
+ * What a relay reaches on `view`'s server that a person should know: `runs a tmux client
+ * (/dev/pts/15) showing pane %0 (main:0.0 "vim"), which a person is watching (client
+ * /dev/pts/9)`, or null.
+ */
+function reachFact(relay: Relay, view: ServerView): string | null {
+  const first = relay.hops[0];
+  if (first === undefined) return null;
+  const passing = new Set(relay.hops.map((hop) => hop.client.name));
+  const own = relay.reached.some((p) => p.id === view.callerPaneId);
+  const watchers = [...new Set(relay.reached.flatMap((p) => view.attended.get(p.id) ?? []))]
+    .filter((c) => !passing.has(c.name));
   if (!own && watchers.length === 0) return null;
   const parts: string[] = [];
   if (own) parts.push("the agent's own pane");
   if (watchers.length > 0) parts.push(`which a person is watching (${clientsText(watchers)})`);
-  return `${pane.id} (${where(pane)}), which runs a tmux client (${client.tty}) showing pane ` +
-    `${shown.id} (${where(shown)}), ${parts.join(", ")}: what is typed there goes on to it`;
+  const shown = relay.hops.length === 1
+    ? `${first.shown.id} (${where(first.shown)})`
+    : chainText(relay);
+  return `runs a tmux client (${first.client.tty}) showing pane ${shown}${view.on}, ` +
+    `${parts.join(", ")}: what is typed there goes on to it`;
+}
+
+/**
+ * What typing reaches through `pane`, which runs tmux with no client of `view`'s server on its
+ * terminal: looked for on the other servers the hook knows (see {@link relayFact}). `through`:
+ * `through ` when `pane` is further along a chain than the pane typed into.
+ */
+function onwardFact(
+  pane: PaneRow,
+  view: ServerView,
+  elsewhere: readonly ServerView[],
+  through: string,
+): string | null {
+  const at = through === "" ? "" : `(through ${pane.id}) `;
+  const pid = view.snapshot.server?.pid;
+  for (const other of elsewhere) {
+    if (other.snapshot.server?.pid === pid) continue;
+    const client = other.snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty);
+    if (client === undefined) continue;
+    const fact = reachFact(followClient(other.snapshot, client), other);
+    return fact === null ? null : `${at}${fact}`;
+  }
+  return `${at}runs tmux, a client of a server this hook does not read: what is typed there ` +
+    "goes on to a pane it cannot see";
 }
 
 /** `%3 (main:1.0 "vim"), which a person is watching (client /dev/pts/4)`, or null. */
@@ -339,6 +393,26 @@ export async function entryConcerns(
   return out;
 }
 
+/**
+ * Whether a call types into a pane whose keys go on to a tmux client of another server (see
+ * relay.ts `relayFrom`).
+ */
+function typesOnward(
+  calls: readonly GuardedCall[],
+  viewOf: (socketName: string | undefined) => ServerView,
+): boolean {
+  return calls.some((call) =>
+    !call.unclear && !call.after && !call.focus && !call.unzoom && !call.view &&
+    INPUT_VERBS.has(call.verb) &&
+    call.targets.some((target) => {
+      const { snapshot } = viewOf(call.socketName);
+      return touchedPanes(snapshot, target, true).some((p) =>
+        relayFrom(snapshot, p)?.onward != null
+      );
+    })
+  );
+}
+
 /** Joins concerns into one reason, bounded, saying how many it left out. */
 export function reasonText(concerns: readonly string[]): string {
   const budget = MAX_REASON_CHARS - 40;
@@ -397,17 +471,29 @@ export async function guard(
   const views = new Map<string | undefined, ServerView>();
   const addressOf = (name: string | undefined): ServerAddress =>
     name === undefined ? home.address : { socketName: name };
-  for (const call of calls) {
-    if (call.unclear || call.after || views.has(call.socketName)) continue;
-    const address = addressOf(call.socketName);
+  const read = async (address: ServerAddress, on: string): Promise<ServerView> => {
     const snapshot = await takeSnapshot(runner, address, { timeoutMs: HOOK_TMUX_TIMEOUT_MS }, {
       windows: false, // sessions name targets, panes are what is touched, clients who watches
     });
+    return serverView(snapshot, agent, on);
+  };
+  for (const call of calls) {
+    if (call.unclear || call.after || views.has(call.socketName)) continue;
+    const address = addressOf(call.socketName);
     const on = call.socketName === undefined && !home.named ? "" : ` on ${socketLabel(address)}`;
-    views.set(call.socketName, serverView(snapshot, agent, on));
+    views.set(call.socketName, await read(address, on));
+  }
+  // A call that types into a pane running another server's client: the servers it may be of.
+  const elsewhere: ServerView[] = [];
+  if (typesOnward(calls, (name) => views.get(name)!)) {
+    const on = home.named ? ` on ${socketLabel(home.address)}` : "";
+    elsewhere.push(views.get(undefined) ?? await read(home.address, on));
+    // The agent's own server, where the usual nesting attaches the client (unnamed: the
+    // person knows it as theirs).
+    if (agent) elsewhere.push(await read(agent.address, ""));
   }
   const concerns = [
-    ...judgeCalls(calls, (name) => views.get(name)!),
+    ...judgeCalls(calls, (name) => views.get(name)!, elsewhere),
     ...await entryConcerns(
       calls,
       (name) => views.get(name)!,

@@ -448,7 +448,8 @@ export class TmuxContext {
   /**
    * Enough of the server to guard input into one pane: that pane and every client (who calls,
    * who watches). When its window has synchronize-panes on, the panes of that window are read
-   * instead, so the whole cohort is judged; when the pane is missing, every pane (for the hint).
+   * instead, so the whole cohort is judged; when the pane is missing, or runs a client of this
+   * server (the keys go on to the panes it shows), every pane.
    * A pane that leaves that window (or ends) between the two reads is read again from the
    * start; one that keeps moving is refused, nothing done.
    */
@@ -457,6 +458,13 @@ export class TmuxContext {
       // (When sessions were last attached comes with the server's facts: unwatched.ts.)
       const one = await this.snapshot({ sessions: false, windows: false, paneId });
       const pane = one.panes[0];
+      if (pane && one.clients.some((c) => c.tty !== "" && c.tty === pane.tty)) {
+        // It runs a client of this server: what is typed there goes on to the pane that
+        // client shows, and on through any client there (relay.ts), on any window.
+        const all = await this.snapshot({ sessions: false, windows: false });
+        if (all.panes.some((p) => p.id === paneId)) return all;
+        continue;
+      }
       if (pane && !pane.synchronized) return one;
       if (!pane) return await this.paneList();
       const window = await this.snapshot({

@@ -9,16 +9,9 @@
  */
 
 import { formatLiteral, randomHex } from "../tmux/format.ts";
-import { drawnNothing, tmuxChild } from "../tmux/foreground.ts";
-import {
-  clientLabel,
-  inputCohort,
-  isPerson,
-  keyCopies,
-  keyCopyFormat,
-  showsWholeSession,
-} from "../tmux/identity.ts";
-import type { ClientRow, PaneRow, Snapshot } from "../tmux/snapshot.ts";
+import { clientLabel, inputCohort, keyCopies, keyCopyFormat } from "../tmux/identity.ts";
+import { chainText, type Relay, relayFrom } from "../tmux/relay.ts";
+import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { allOf, checkedAgain, EndedMidAct, runIf, type TmuxCondition } from "./act_step.ts";
 import type { TmuxContext } from "./context.ts";
 import { ToolFailure } from "./errors.ts";
@@ -29,7 +22,7 @@ import { paneUnwatched } from "./unwatched.ts";
 export interface InputGuardOptions {
   /**
    * Lifts only the refusal of the caller's own pane, and of a pane running a tmux client
-   * ({@link relayIn}) unless the pane that client shows is watched.
+   * (relay.ts `relayFrom`) unless the pane that client shows is watched.
    */
   readonly force?: boolean;
   /** Skip the dead-pane refusal (respawning a dead pane is the point). */
@@ -42,7 +35,7 @@ export interface InputGuardOptions {
    */
   readonly allowInputOff?: boolean;
   /**
-   * Skip the refusal of a pane that runs a tmux client ({@link relayIn}): for an act that types
+   * Skip the refusal of a pane that runs a tmux client (relay.ts `relayFrom`): for an act that types
    * nothing (respawning ends the client).
    */
   readonly allowRelay?: boolean;
@@ -97,36 +90,29 @@ const VIEW_MODE_LIFT = "It shows a command's output, perhaps from a tmux hook " 
   "exit_copy_mode leaves it; or wait for the person to leave it.";
 
 /**
- * Whether a pane runs a tmux client, which passes what is typed there on to the pane it shows
- * (a pane a person watches, or the agent's own: the usual nesting, an agent's tmux attached in
- * a pane of an outer one). `client`: the client, when it is one of this server's (its terminal
- * is the pane's); null for a program tmux names `tmux` (a client of another server, as far as
- * can be told), unless the pane is blank: tmux names a new pane's program after itself until
- * its child has started it (foreground.ts `tmuxChild`), and a client draws the screen at once.
+ * A pane that runs a tmux client, as tmux checks it at the instant of the input (any server's
+ * client): such a pane passes what is typed there on to the pane it shows (a pane a person
+ * watches, or the agent's own: the usual nesting, an agent's tmux attached in a pane of an
+ * outer one), and on again through any client running there (relay.ts `relayFrom`).
  */
-function relayIn(snapshot: Snapshot, pane: PaneRow): { client: ClientRow | null } | null {
-  const client = snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty);
-  if (client) return { client };
-  return tmuxChild(pane.command) && !drawnNothing(pane) ? { client: null } : null;
-}
-
-/** {@link relayIn} as tmux checks it at the instant of the input (any server's client). */
 export const NO_RELAY = "#{||:#{!=:#{pane_current_command},tmux}," +
   "#{&&:#{==:#{history_size},0},#{&&:#{==:#{cursor_x},0},#{==:#{cursor_y},0}}}}";
 
 /**
- * Refuses input into `what`, a pane that runs a tmux client (see {@link relayIn}): unless
- * `force`, always; forced, still when the pane that client of this server shows is watched by a
- * person other than the client itself (and no `--allow-attended-input`).
+ * Refuses input into `what`, a pane that runs a tmux client (see {@link relayFrom}): unless
+ * `force`, always; forced, still when a pane the keys reach through clients of this server (the
+ * chain followed to its end) is watched by a person other than those clients (and no
+ * `--allow-attended-input`).
  */
 function refuseRelay(
   ctx: TmuxContext,
   snapshot: Snapshot,
   what: string,
-  client: ClientRow | null,
+  relay: Relay,
   force: boolean,
 ): void {
-  if (client === null) {
+  const client = relay.hops[0]?.client;
+  if (client === undefined) {
     if (force) return;
     throw new ToolFailure(
       `${what} runs tmux (a client of another tmux server, perhaps the one this agent runs in): ` +
@@ -136,7 +122,7 @@ function refuseRelay(
         "itself is meant.",
     );
   }
-  const shown = client.paneId;
+  const shown = chainText(relay);
   const name = clientLabel(client);
   if (!force) {
     throw new ToolFailure(
@@ -145,13 +131,13 @@ function refuseRelay(
       `Type into ${shown} itself (its guards then apply), or pass force: true if that is meant.`,
     );
   }
-  // The pane it shows is the active pane of the client's current window, seen (zoomed or not)
-  // by everyone whose client shows that window, its whole session (tmux -CC) or a preview.
-  const people = snapshot.clients.filter((c) =>
-    c.name !== client.name && isPerson(c) &&
-    (c.windowId === client.windowId || c.previewing ||
-      (showsWholeSession(c) && c.sessionId === client.sessionId))
-  );
+  // Each pane reached is seen by everyone whose client shows its window (zoomed or not), its
+  // whole session (tmux -CC) or a preview; the chain's own clients only pass the keys on.
+  const passing = new Set(relay.hops.map((hop) => hop.client.name));
+  const attended = ctx.attended(snapshot);
+  const people = [
+    ...new Set(relay.reached.flatMap((p) => attended.get(p.id) ?? [])),
+  ].filter((c) => !passing.has(c.name));
   if (people.length > 0 && !ctx.config.allowAttendedInput) {
     throw new ToolFailure(
       `${what} runs a tmux client of this server (${name}) showing ${shown}, which is being ` +
@@ -211,8 +197,8 @@ export function guardInput(
     // A client gets nothing from a pane that is dead, in a mode or has its input off.
     const relay = options.allowRelay || p.dead || p.inMode || p.inputOff
       ? null
-      : relayIn(snapshot, p);
-    if (relay) refuseRelay(ctx, snapshot, via(p), relay.client, options.force ?? false);
+      : relayFrom(snapshot, p);
+    if (relay) refuseRelay(ctx, snapshot, via(p), relay, options.force ?? false);
     // Only what tmux gives the keys to: the pane itself, or a sibling alive and in no mode.
     if (p.id !== pane.id) continue;
     if (p.dead && !options.allowDead) {

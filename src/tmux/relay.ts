@@ -1,0 +1,105 @@
+/**
+ * Where typing into a pane goes when the pane runs a tmux client: on to the pane that client
+ * shows, and from there on again when that pane runs a client too (a chain of clients, each
+ * attached inside a pane of the one before). The input guard and the agent hook follow the
+ * whole chain: a chain of two clients reaches a pane a person watches as surely as one does.
+ *
+ * @module
+ */
+
+import { drawnNothing, tmuxChild } from "./foreground.ts";
+import { inputCohort } from "./identity.ts";
+import type { ClientRow, PaneRow, Snapshot } from "./snapshot.ts";
+
+/** One client the keys pass through: it runs in a pane and shows `shown`. */
+export interface RelayHop {
+  readonly client: ClientRow;
+  readonly shown: PaneRow;
+}
+
+/** What input into a pane that runs a tmux client reaches. */
+export interface Relay {
+  /** The clients of this server the keys pass through, in turn; empty when none is. */
+  readonly hops: readonly RelayHop[];
+  /**
+   * Every pane the keys reach past the first client: the panes shown along the chain, and
+   * those synchronize-panes copies them to.
+   */
+  readonly reached: readonly PaneRow[];
+  /**
+   * A pane the keys reach runs a tmux program with no client of this server on its terminal:
+   * a client of another server, as far as can be told (`from`: that pane).
+   */
+  readonly onward: PaneRow | null;
+}
+
+/**
+ * The client of this server whose terminal is `pane`'s, or null. A pane that is dead, in a
+ * mode or has its input off gives its program nothing typed: no client there gets any key.
+ */
+function clientIn(snapshot: Snapshot, pane: PaneRow): ClientRow | null {
+  if (pane.dead || pane.inMode || pane.inputOff) return null;
+  return snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty) ?? null;
+}
+
+/** Whether a pane that takes input runs tmux that has drawn something (see relayFrom). */
+function runsOtherTmux(pane: PaneRow): boolean {
+  return !pane.dead && !pane.inMode && !pane.inputOff && tmuxChild(pane.command) &&
+    !drawnNothing(pane);
+}
+
+/**
+ * What typing into `pane` passes through, or null when it runs no tmux client. A client of this
+ * server is known by its terminal (the pane's); a program tmux names `tmux` with none of this
+ * server's clients on it counts as another server's client, unless the pane is blank: tmux
+ * names a new pane's program after itself until its child has started it, and a client draws
+ * the screen at once. The chain is followed through every client of this server (each shown
+ * pane, and the panes synchronize-panes copies its keys to), each pane once.
+ */
+export function relayFrom(snapshot: Snapshot, pane: PaneRow): Relay | null {
+  const first = clientIn(snapshot, pane);
+  if (first === null) return runsOtherTmux(pane) ? { hops: [], reached: [], onward: pane } : null;
+  return followClient(snapshot, first, new Set([pane.id]));
+}
+
+/**
+ * The chain from `client`, a client of this server (found by a terminal it runs on): the pane
+ * it shows and onward. `seen`: the panes already on the way, followed no further.
+ */
+export function followClient(
+  snapshot: Snapshot,
+  client: ClientRow,
+  seen: Set<string> = new Set(),
+): Relay {
+  const hops: RelayHop[] = [];
+  const reached: PaneRow[] = [];
+  let onward: PaneRow | null = null;
+  const queue: ClientRow[] = [client];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    const shown = snapshot.panes.find((p) => p.id === next!.paneId);
+    if (!shown) continue;
+    hops.push({ client: next, shown });
+    for (const p of inputCohort(snapshot, shown)) {
+      if (seen.has(p.id)) continue;
+      seen.add(p.id);
+      reached.push(p);
+      // The shown pane takes the keys; its siblings only what synchronize-panes copies.
+      if (p.id !== shown.id && (p.dead || p.inMode || p.inputOff)) continue;
+      const further = clientIn(snapshot, p);
+      if (further) queue.push(further);
+      else if (onward === null && runsOtherTmux(p)) onward = p;
+    }
+  }
+  return { hops, reached, onward };
+}
+
+/**
+ * The panes the chain's clients show: `%4` for one client, `%4 and on through tmux clients there
+ * to %2` for more.
+ */
+export function chainText(relay: Relay): string {
+  const [first, ...more] = relay.hops.map((hop) => hop.shown.id);
+  return more.length === 0
+    ? first ?? ""
+    : `${first} and on through tmux clients there to ${more.join(", ")}`;
+}
