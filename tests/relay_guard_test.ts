@@ -11,7 +11,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { NO_RELAY } from "../src/mcp/input_guard.ts";
 import { guardCall, seedDecision } from "../src/hooks/testing.ts";
 import { connect } from "./helpers/mcp.ts";
-import { nestedClient, nestedSession } from "./helpers/nested.ts";
+import { nestedClient, nestedSession, wrappedNestedClient } from "./helpers/nested.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
@@ -327,5 +327,42 @@ Deno.test("the hook follows a client of the agent's own server running in a pane
     await third.kill();
     await outer.kill();
     await inner.kill();
+  }
+});
+
+Deno.test("a pane running a client of this server under a wrapper (script) is known by the client's process", async () => {
+  const t: Server = await TestTmux.start("work");
+  try {
+    const shown = t.ids.paneId;
+    const relay = await wrappedNestedClient(t, t, "work");
+    const facts = await t.facts();
+    // The agent runs in the pane the wrapped client shows.
+    const client = await connect({
+      socketName: t.socket,
+      callerEnv: { tmux: `${facts.socketPath},${facts.pid},0`, tmuxPane: shown },
+    });
+    try {
+      for (const [tool, args] of typings(relay, "WRAPPED")) {
+        const why = refusal(await client.call(tool, args));
+        assert.ok(why !== null, `${tool} went through`);
+        assert.match(why, /runs a tmux client of this server/, `${tool}: ${why}`);
+        assert.ok(why.includes(shown), why);
+      }
+      // With a person watching the pane it shows, force does not lift it either.
+      await t.attach("work");
+      const forced = refusal(
+        await client.call("send_keys", { paneId: relay, text: "echo WRAPPED", force: true }),
+      );
+      assert.match(String(forced), /watched by a person/);
+      assert.doesNotMatch(await screen(t, shown), /WRAPPED/);
+      // A pane with no client under it still takes keys.
+      const plain = await t.shellWindow("work");
+      const sent = await client.call("send_keys", { paneId: plain.paneId, text: "echo FINE" });
+      assert.equal(refusal(sent), null, text(sent));
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await t.kill();
   }
 });

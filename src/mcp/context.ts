@@ -40,6 +40,8 @@ import { describeSocket, ToolFailure } from "./errors.ts";
 import { type LogFn, stderrLog } from "./call_log.ts";
 import { callerFormatOn, callerOn } from "./caller_on_host.ts";
 import { lookupPane, lookupSession, lookupWindow, requireRunning } from "./target_lookup.ts";
+import { wrappedClient } from "./wrapped_relay.ts";
+import { noteWrapped } from "../tmux/relay.ts";
 
 /** The server-wide settings a tool may need. */
 export interface ServerConfig {
@@ -458,12 +460,16 @@ export class TmuxContext {
       // (When sessions were last attached comes with the server's facts: unwatched.ts.)
       const one = await this.snapshot({ sessions: false, windows: false, paneId });
       const pane = one.panes[0];
-      if (pane && one.clients.some((c) => c.tty !== "" && c.tty === pane.tty)) {
+      const onTerminal = pane && one.clients.some((c) => c.tty !== "" && c.tty === pane.tty);
+      const under = pane && !onTerminal ? await wrappedClient(this, one, pane) : null;
+      if (pane && (onTerminal || under)) {
         // It runs a client of this server: what is typed there goes on to the pane that
         // client shows, and on through any client there (relay.ts), on any window.
         const all = await this.snapshot({ sessions: false, windows: false });
-        if (all.panes.some((p) => p.id === paneId)) return all;
-        continue;
+        if (!all.panes.some((p) => p.id === paneId)) continue;
+        const client = under && all.clients.find((c) => c.name === under.name);
+        if (client) noteWrapped(all, paneId, client);
+        return all;
       }
       if (pane && !pane.synchronized) return one;
       if (!pane) return await this.paneList();

@@ -86,6 +86,23 @@ export function shellIdle(pid: number): string {
   return `if [ -r ${p}/stat ]; then ${ST}${BUSY(p)}bz && exit 1; fi; exit 0`;
 }
 
+/**
+ * A shell command that exits 0 when process `child` descends from process `ancestor`: its
+ * parent, or a parent's parent, up to 64 steps (a tmux client a person started under a wrapper
+ * in a pane, `script`, `asciinema rec` or `sudo`, descends from the pane's process). Linux: from
+ * `/proc` (each stat file read by the shell's own `read`, see {@link shellHoldsTerminal});
+ * elsewhere `ps`. Exits 1 when it cannot tell (a process gone on the way): such a client is
+ * taken for none.
+ */
+export function descendsFrom(child: number, ancestor: number): string {
+  procOf(child);
+  procOf(ancestor);
+  return `${ST}p=${child}; n=0; while [ "$p" -gt 1 ] 2>/dev/null && [ $n -lt 64 ]; do ` +
+    `[ "$p" = ${ancestor} ] && exit 0; if [ -r /proc/$p/stat ]; then ` +
+    `st /proc/$p/stat 2>/dev/null || exit 1; set -- $s; p=$2; ` +
+    `else p=$(ps -o ppid= -p $p) || exit 1; set -- $p; p=$1; fi; n=$((n+1)); done; exit 1`;
+}
+
 function procOf(pid: number): string {
   if (!Number.isSafeInteger(pid) || pid <= 0) throw new RangeError(`not a pid: ${pid}`);
   return `/proc/${pid}`;

@@ -34,12 +34,27 @@ export interface Relay {
 }
 
 /**
- * The client of this server whose terminal is `pane`'s, or null. A pane that is dead, in a
- * mode or has its input off gives its program nothing typed: no client there gets any key.
+ * Clients known to run in a pane under a wrapper (a terminal of their own: wrapped_relay.ts),
+ * by the snapshot they were found for and the pane.
+ */
+const wrapped = new WeakMap<Snapshot, Map<string, ClientRow>>();
+
+/** Notes, for `snapshot`, that `client` runs in `paneId` under a wrapper. */
+export function noteWrapped(snapshot: Snapshot, paneId: string, client: ClientRow): void {
+  const panes = wrapped.get(snapshot) ?? new Map<string, ClientRow>();
+  panes.set(paneId, client);
+  wrapped.set(snapshot, panes);
+}
+
+/**
+ * The client of this server whose terminal is `pane`'s (or that runs in it under a wrapper,
+ * {@link noteWrapped}), or null. A pane that is dead, in a mode or has its input off gives its
+ * program nothing typed: no client there gets any key.
  */
 function clientIn(snapshot: Snapshot, pane: PaneRow): ClientRow | null {
   if (pane.dead || pane.inMode || pane.inputOff) return null;
-  return snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty) ?? null;
+  return snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty) ??
+    wrapped.get(snapshot)?.get(pane.id) ?? null;
 }
 
 /** Whether a pane that takes input runs tmux that has drawn something (see relayFrom). */

@@ -59,3 +59,21 @@ export async function nestedSession(
   await attached(host, server, before, pane);
   return pane;
 }
+
+/**
+ * Starts, in a new window of `host`, a tmux client of `server` attached to `target` under
+ * `script`: a terminal of its own, not the pane's (as `asciinema rec` or `sudo` would give it).
+ */
+export async function wrappedNestedClient(
+  host: TestTmux,
+  server: TestTmux,
+  target: string,
+): Promise<string> {
+  const before = (await server.clientTtys()).length;
+  const pane = (await host.tmux(
+    ...["new-window", "-d", "-P", "-F", "#{pane_id}"],
+    `env -u TMUX TERM=xterm script -qc "${attachCommand(server, target)}" /dev/null`,
+  )).trim();
+  await attached(host, server, before, pane);
+  return pane;
+}
