@@ -143,3 +143,26 @@ Deno.test("tmux 3.3a runs no after-hook on unlink-window: nothing of a person's 
     await t.kill();
   }
 });
+
+Deno.test("send_keys stopped part-way in a synchronized window names every pane the text reached", async () => {
+  await withHeldAct(async (t, c, gate, { windowId, paneId }) => {
+    const sibling =
+      (await t.tmux("split-window", "-d", "-t", paneId, "-P", "-F", "#{pane_id}", "sh"))
+        .trim();
+    await t.prompt(sibling);
+    await t.tmux("set-option", "-w", "-t", windowId, "synchronize-panes", "on");
+    await holdAfter(t, gate, "after-send-keys", "*SYNC-TEXT*");
+    const call = c.call("send_keys", { paneId, text: "echo SYNC-TEXT", keys: ["Enter"] });
+    await waitFor(() => gate.began(), "the step held after the text");
+    // The target's input turned off meanwhile: tmux's check before the keys fails.
+    await t.tmux("select-pane", "-d", "-t", paneId);
+    await gate.open();
+    const r = await call;
+    const text = textOf(r);
+    assert.equal(r.isError, true, text);
+    assert.ok(text.includes(paneId) && text.includes(sibling), text);
+    assert.match(text, /synchronize-panes/, text);
+    // The sibling does hold the text: the reply said so.
+    assert.match(await t.tmux("capture-pane", "-p", "-t", sibling), /echo SYNC-TEXT/);
+  });
+});

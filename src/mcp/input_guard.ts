@@ -289,6 +289,10 @@ export class PartialInput extends ToolFailure {
     hint: string,
     readonly went: number,
     readonly commands: readonly (readonly string[])[],
+    /** The panes what went in may have reached: the pane, and those synchronize-panes copies to. */
+    readonly reachedPanes: readonly string[],
+    /** The pane ended during the step: past `went`, what was sent is not known. */
+    readonly ended = false,
   ) {
     super(message, hint);
   }
@@ -296,27 +300,57 @@ export class PartialInput extends ToolFailure {
 
 /**
  * The input into `paneId` stopped because the pane ended during the step (act_step.ts
- * EndedMidAct): the first `went` of `commands` may have reached it before it ended, the rest did
- * not.
+ * EndedMidAct): the `went` commands before the first check made again went (and may have
+ * reached it before it ended). tmux stops at the check that finds the pane gone: with one
+ * command after that first check, that is the check, and the command did not go; with more,
+ * any of them up to the check that found it gone may have gone too. `others`: the panes
+ * synchronize-panes copied the keys to, as read.
  */
 function endedMidInput(
   paneId: string,
   commands: readonly (readonly string[])[],
   went: number,
+  others: readonly string[],
 ): ToolFailure {
   const words = commands.map(inputWords);
   const hint = "Look at what is there now (list_panes) before going on.";
-  if (went <= 0) return new ToolFailure(`Nothing was sent to ${paneId}: it ended meanwhile.`, hint);
+  const sure = Math.max(went, 0);
+  const known = commands.length - sure <= 1;
+  if (sure === 0 && known) {
+    return new ToolFailure(`Nothing was sent to ${paneId}: it ended meanwhile.`, hint);
+  }
+  const also = others.length > 0 ? ` (and, through synchronize-panes, ${others.join(", ")})` : "";
+  const did = (from: number, to?: number) =>
+    words.slice(from, to).map((w) => w.did).join(", then ");
+  const told = known
+    ? `${did(0, sure)} may have reached it${also} before it ended. ${
+      capital(words.slice(sure).map((w) => w.not).join("; "))
+    }.`
+    : `${did(0)} may have reached it${also} before it ended${
+      sure > 0 ? ` (${did(0, sure)} went before tmux checked again)` : ""
+    }; nothing more went once tmux found it gone.`;
   return new PartialInput(
-    `${paneId} ended during the step (a person's tmux hook held it between its commands): ${
-      words.slice(0, went).map((w) => w.did).join(", then ")
-    } may have reached it before it ended. ${
-      capital(words.slice(went).map((w) => w.not).join("; "))
-    }.`,
+    `${paneId} ended during the step (a person's tmux hook held it between its commands): ${told}`,
     hint,
-    went,
+    sure,
     commands,
+    [paneId, ...others],
+    true,
   );
+}
+
+/**
+ * The panes tmux listed in a step's output (`marker` lines: the pane input goes to and those it
+ * copies keys to), or `fallback` when it listed none.
+ */
+function listedPanes(stdout: Uint8Array, marker: string, fallback: readonly string[]): string[] {
+  const lines = new TextDecoder().decode(stdout).split("\n").filter((l) => l.startsWith(marker));
+  if (lines.length === 0) return [...fallback];
+  return [
+    ...new Set(
+      lines.flatMap((l) => [...l.slice(marker.length).matchAll(/%\d+/g)].map((m) => m[0])),
+    ),
+  ];
 }
 
 /** What an input command did, and what it would have done: for a reply. */
@@ -460,33 +494,33 @@ export async function deliverInput(
       },
     ).catch((error) => {
       if (!(error instanceof EndedMidAct)) throw error;
-      throw endedMidInput(pane.id, commands, error.at - before.length);
+      // Synchronized, the panes it copies keys to were listed before any input (the output of
+      // a failed step is not kept: the cohort as read stands in for them).
+      const others = synced ? cohort.map((p) => p.id).filter((id) => id !== pane.id) : [];
+      throw endedMidInput(pane.id, commands, error.at - before.length, others);
     });
+    // Synchronized: the panes tmux listed right before the input (and after it).
+    const reached = synced ? listedPanes(stdout, marker, cohort.map((p) => p.id)) : [pane.id];
     if (partialAt !== null) {
       const went = partialAt - before.length;
       if (went === 0) throw await nothingSent(ctx, pane, options);
       const words = commands.map(inputWords);
+      const others = reached.filter((id) => id !== pane.id);
+      const also = others.length > 0 ? ` and, through synchronize-panes, ${others.join(", ")}` : "";
+      const all = [pane.id, ...others].join(", ");
       throw new PartialInput(
-        `${capital(words.slice(0, went).map((w) => w.did).join(", then "))} into ${pane.id}, ` +
-          `but then ${STOPPED_BECAUSE}. ${
+        `${capital(words.slice(0, went).map((w) => w.did).join(", then "))} into ${pane.id}` +
+          `${also}, but then ${STOPPED_BECAUSE}. ${
             capital(words.slice(went).map((w) => w.not).join("; "))
-          }.`,
-        "Look at the pane (capture_pane) before going on: what went in is there; ask the " +
+          }${others.length > 0 ? ` in any of them` : ""}.`,
+        `Look at ${all} (capture_pane) before going on: what went in is there; ask the ` +
           "person, or use a pane nobody watches.",
         went,
         commands,
+        [pane.id, ...others],
       );
     }
-    if (failed === null) {
-      if (!synced) return [pane.id];
-      const out = new TextDecoder().decode(stdout);
-      const lines = out.split("\n").filter((l) => l.startsWith(marker));
-      if (lines.length === 0) return cohort.map((p) => p.id);
-      const ids = lines.flatMap((l) =>
-        [...l.slice(marker.length).matchAll(/%\d+/g)].map((m) => m[0])
-      );
-      return [...new Set(ids)];
-    }
+    if (failed === null) return reached;
     if (failed < shells.length) {
       throw options.shellRefusals?.[failed] ?? new ToolFailure(`Nothing was sent to ${pane.id}.`);
     }

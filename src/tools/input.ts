@@ -138,7 +138,7 @@ async function sendOne(
       : guardInput(ctx, snapshot, pane, { force: op.force }).map((p) => p.id);
   } catch (error) {
     // The text went in, the keys did not: what was typed may have started a program.
-    if (error instanceof PartialInput) typedInto(ctx, snapshot, [pane.id]);
+    if (error instanceof PartialInput) typedInto(ctx, snapshot, [...error.reachedPanes]);
     throw error;
   }
   if (commands.length > 0) typedInto(ctx, snapshot, reached);

@@ -109,6 +109,9 @@ async function textBelowCursor(ctx: TmuxContext, paneId: string): Promise<boolea
 function typingRefusal(error: unknown, paneId: string, jobId: string): unknown {
   if (!(error instanceof ToolFailure) || error instanceof Unconfirmed) return error;
   const cc = `Pane ${paneId} was given C-c for a fresh prompt first`;
+  if (error instanceof PartialInput && error.ended) {
+    return new ToolFailure(`${cc}. ${error.message}`, error.hint);
+  }
   if (error instanceof PartialInput) {
     const why = "a person's client came to show it, or it changed otherwise (a person's tmux " +
       "hook held tmux-mcp's step between its commands, and tmux's check before the next one " +
