@@ -14,13 +14,18 @@
  * where a person watches unless it was started with `--allow-attended-input`; asking the person
  * then is this hook's part. Where the window is zoomed, unzoom.ts words the concern instead.
  *
+ * select_window changes what a person sees even in a session nobody watches: tmux clears a
+ * window's bell, activity and silence marks in every session holding it once one of them
+ * selects it, so the mark leaves the status line of a person attached to a linked or grouped
+ * session ({@link marksConcerns}, which reads those marks: the guard's snapshot has none).
+ *
  * @module
  */
 
 import { clientLabel, isPerson, sharesWindows } from "../tmux/identity.ts";
 import { type ClientRow, findSession, type PaneRow, type SessionRow } from "../tmux/snapshot.ts";
 import type { ServerView } from "./guard.ts";
-import type { Target } from "./guarded_calls.ts";
+import type { GuardedCall, Target } from "./guarded_calls.ts";
 import { oneLine, quoted, where } from "./marks.ts";
 import { unzoomConcerns } from "./unzoom.ts";
 
@@ -303,6 +308,78 @@ export function focusConcerns(label: string, call: FocusCall, view: ServerView):
     }
   }
   return [];
+}
+
+/**
+ * A window's alert flags in a session's status line, as three digits: bell (`!`), activity
+ * (`#`), silence (`~`), as src/tools/placement.ts reads them.
+ */
+const ALERT_FLAGS = "#{window_bell_flag}#{window_activity_flag}#{window_silence_flag}";
+const ALERT_NAMES = ["bell", "activity", "silence"];
+
+/**
+ * What the select_window calls among `calls` would wipe from a person's status line: tmux
+ * 3.3a clears a window's alert marks (bell, activity, silence) in every session holding it
+ * once one of them makes it current (winlink_clear_flags), so selecting it in a session nobody
+ * watches takes the mark out of the status line of a person attached to a session the window
+ * is linked into, or grouped with that one. The server refuses such a select unless
+ * `--allow-attended-input` (src/tools/placement.ts, alertMarksCheck). One sentence per such
+ * session; a person attached to the session the window is selected in is
+ * {@link focusConcerns}'s (their keys move too).
+ *
+ * The guard's snapshot holds no window flags, so they are read here, with `read` (a tmux
+ * command on the server a call names), and only for a select where a person is attached to
+ * another session holding the window. A window current already in that session is selected
+ * again by nothing and keeps its marks (measured); a call that fails (no such window, not in
+ * the session named, linked into several and none named) clears nothing. Calls judgeCalls
+ * asks about unread (unclear, or after batch rows that may change tmux) are left to it.
+ */
+export async function marksConcerns(
+  calls: readonly GuardedCall[],
+  viewOf: (socketName: string | undefined) => ServerView,
+  read: (socketName: string | undefined, argv: string[]) => Promise<Uint8Array>,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const call of calls) {
+    if (call.unclear || call.after || call.focus?.tool !== "select_window") continue;
+    const view = viewOf(call.socketName);
+    const { refs } = call.focus;
+    const w = refs.windowId === undefined ? undefined : activePane(view, refs.windowId);
+    const session = w && sessionOfWindow(view, w, refs.session);
+    if (!w || !session || isCurrentIn(w, session)) continue;
+    const elsewhere = new Set(w.placements.map((at) => at.sessionId));
+    elsewhere.delete(session.id);
+    const people = view.snapshot.clients.filter((c) =>
+      isPerson(c) && c.windowId !== "" && elsewhere.has(c.sessionId)
+    );
+    if (people.length === 0) continue;
+    const rows = new TextDecoder().decode(
+      await read(call.socketName, [
+        "list-windows",
+        "-a",
+        "-F",
+        `#{session_id} ${ALERT_FLAGS}`,
+        "-f",
+        `#{==:#{window_id},${w.windowId}}`,
+      ]),
+    );
+    const flags = new Map(
+      rows.split("\n").filter((r) => r !== "").map((r) => r.split(" ") as [string, string]),
+    );
+    for (const marked of view.snapshot.sessions) {
+      const kinds = ALERT_NAMES.filter((_, i) => flags.get(marked.id)?.[i] === "1");
+      const shown = people.filter((c) => c.sessionId === marked.id);
+      if (kinds.length === 0 || shown.length === 0) continue;
+      out.push(
+        `${call.label} would make window ${w.windowId}${view.on} the current window of ` +
+          `session ${quoted(session.name, 60)}, which clears its ${kinds.join(" and ")} mark ` +
+          `in the status line of session ${quoted(marked.name, 60)}, which a person is shown ` +
+          `(${clientsText(shown)} ${shown.length > 1 ? "are" : "is"} attached): tmux clears ` +
+          "a window's marks in every session holding it once one of them selects it",
+      );
+    }
+  }
+  return out;
 }
 
 /**

@@ -140,6 +140,13 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
         `(person:0.0 "edit"), the active pane of ${watching}: what they type next goes to it`,
       ],
       [
+        // The active pane already: the keys stay, but the zoom hides the other pane.
+        "resize_pane",
+        { paneId: shown, zoom: true },
+        `would zoom window ${edit} on pane ${shown} (person:0.0 "edit") on the screen of ` +
+        `client ${tty}, hiding its other pane`,
+      ],
+      [
         "break_pane",
         { paneId: beside, select: true },
         `would break pane ${beside} (person:0.1 "edit") out into a new window in front of ` +
@@ -204,7 +211,6 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
       ["join_pane", { paneId: beside, targetPaneId: bg1 }],
       ["join_pane", { paneId: shown, targetPaneId: "%999" }],
       ["swap_pane", { paneId: shown, targetPaneId: beside }], // the keys follow their pane
-      ["resize_pane", { paneId: shown, zoom: true }], // the active one already
       ["resize_pane", { paneId: beside, zoom: false }], // nothing zoomed: nothing to do
       ["resize_pane", { paneId: beside, width: 20 }],
       ["resize_pane", { paneId: bg2, zoom: true }], // in front of nobody

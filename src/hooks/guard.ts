@@ -5,9 +5,10 @@
  * person's keys to a pane they had not chosen (focus.ts: a pane or window selected, a new one
  * with `select`, their current window or active pane moved away); whether it would unzoom a
  * window a person shows zoomed (unzoom.ts); whether it would change the settings of what a
- * person is shown (view.ts: synchronize-panes, options); and whether it would move a window
- * whose status-line entry is its own into a person's status line ({@link entryConcerns}). Tools
- * that do none of that pass with no opinion.
+ * person is shown (view.ts: synchronize-panes, options); whether it would move a window whose
+ * status-line entry is its own into a person's status line ({@link entryConcerns}); and whether
+ * it would clear a window's alert mark in a person's status line (focus.ts `marksConcerns`).
+ * Tools that do none of that pass with no opinion.
  *
  * The decision is split in two: {@link guardedCalls} (guarded_calls.ts) reads the tool call
  * alone (pure), and {@link judgeCalls} here looks the targets up in one snapshot per server.
@@ -29,7 +30,7 @@ import {
   takeSnapshot,
 } from "../tmux/snapshot.ts";
 import type { AgentPane } from "./agent_pane.ts";
-import { clientsText, focusConcerns, keysLeaveConcerns } from "./focus.ts";
+import { clientsText, focusConcerns, keysLeaveConcerns, marksConcerns } from "./focus.ts";
 import {
   type EarlierOperation,
   type GuardedCall,
@@ -495,6 +496,11 @@ export async function guard(
   const concerns = [
     ...judgeCalls(calls, (name) => views.get(name)!, elsewhere),
     ...await entryConcerns(
+      calls,
+      (name) => views.get(name)!,
+      (name, argv) => runner.run(addressOf(name), argv, { timeoutMs: HOOK_TMUX_TIMEOUT_MS }),
+    ),
+    ...await marksConcerns(
       calls,
       (name) => views.get(name)!,
       (name, argv) => runner.run(addressOf(name), argv, { timeoutMs: HOOK_TMUX_TIMEOUT_MS }),

@@ -108,8 +108,9 @@ export interface GuardedCall {
    */
   readonly focus?: FocusCall;
   /**
-   * Set for a call that may unzoom the windows its targets are in (unzoom.ts): judged by who
-   * is shown those windows zoomed. `tool` words the reason.
+   * Set for a call that may unzoom the windows its targets are in, or zoom one (unzoom.ts):
+   * judged by who is shown those windows zoomed, or shown the window it zooms. `tool` words
+   * the reason.
    */
   readonly unzoom?: { readonly tool: string; readonly how: Unzoom; readonly zooms?: boolean };
   /**

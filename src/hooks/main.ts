@@ -89,14 +89,18 @@ Commands:
   guard       For PreToolUse with matcher mcp__tmux__.*: when the call would type into, paste
               into, run in, respawn, kill, clear, pipe or open or close copy mode in a pane a
               person is watching, or the agent's own pane (typing: also through a tmux client
-              running in the pane, into the pane it shows), or would move a person's keys to a
+              running in the pane, into the pane it shows and on through any client there,
+              a client of the agent's own server too), or would move a person's keys to a
               pane they had not chosen (select_pane, select_window; split_window,
               create_window, break_pane with select; their current window moved, out of their
               session or within it or a session grouped with it; the active pane they type
               into moved out of their window, or swapped for another pane in its place;
-              another pane of their window zoomed, resize_pane with zoom), or would unzoom a
-              window a person shows zoomed (a split, layout or resize there, a pane moved in
-              or out, a hidden pane selected), or would change how their tmux is set where
+              another pane of their window zoomed, resize_pane with zoom), or would zoom a
+              window a person shows (hiding its other panes), or would unzoom a window a
+              person shows zoomed (a split, layout or resize there, a pane moved in or out, a
+              hidden pane selected), or would clear a bell, activity or silence mark in a
+              person's status line (select_window in any session holding the window), or
+              would change how their tmux is set where
               they see it (set_synchronize_panes on their window, or turning it on in any
               window of their session; set_option of their session, their window or a pane of
               it, their status line's window entries or synchronize-panes, or a global or

@@ -7,9 +7,12 @@
  * which words their concern here where the window is zoomed.
  *
  * An unzoom puts the window's hidden panes on the person's screen (the agent's program among
- * them, perhaps), and after a hidden pane is selected or zoomed their keys go to it. The server
- * refuses these calls where a person watches the window unless it was started with
- * `--allow-attended-input`; asking the person then is this hook's part, as for kill_pane.
+ * them, perhaps), and after a hidden pane is selected or zoomed their keys go to it. A zoom
+ * does the reverse, just as visibly: a window not zoomed that a person is shown is filled by
+ * one pane, and the panes they were reading go from their screen (resize_pane or
+ * resize_window with `zoom: true`, {@link zoomInConcerns}). The server refuses these calls
+ * where a person watches the window unless it was started with `--allow-attended-input`;
+ * asking the person then is this hook's part, as for kill_pane.
  *
  * @module
  */
@@ -23,9 +26,11 @@ import { oneLine, where } from "./marks.ts";
 /**
  * How a call unzooms: `reshape`, any zoomed window it reaches (a split, a layout, a pane's
  * size, a pane moving in or out); `off`, it turns its window's zoom off; `focus`, it makes a
- * hidden pane the active one (select, zoom), so tmux unzooms and the person's keys go there.
+ * hidden pane the active one (select, zoom), so tmux unzooms and the person's keys go there;
+ * `keep`, it leaves a zoom as it is (resize_window's `zoom: true`), and is read only for the
+ * zoom it may make (see {@link zoomInConcerns}).
  */
-export type Unzoom = "reshape" | "off" | "focus";
+export type Unzoom = "reshape" | "off" | "focus" | "keep";
 
 interface UnzoomSpec {
   /** What the call does, as "cannot tell which panes it would ..." words it. */
@@ -35,8 +40,10 @@ interface UnzoomSpec {
   /** How it unzooms given its arguments, or undefined when it leaves every zoom alone. */
   readonly how: (args: Record<string, unknown>) => Unzoom | undefined;
   /**
-   * Whether it zooms the pane it names, whatever else it does: tmux then makes that pane the
-   * active one of its window, zoomed before or not (focus.ts judges the keys it takes).
+   * Whether it zooms the pane it names (or its window's active pane), whatever else it does:
+   * tmux then makes that pane the active one of its window, zoomed before or not (focus.ts
+   * judges the keys it takes), and a window not zoomed before hides its other panes
+   * ({@link zoomInConcerns}).
    */
   readonly zooms?: (args: Record<string, unknown>) => boolean;
   /**
@@ -52,7 +59,8 @@ const always = (): Unzoom => "reshape";
  * The tools that unzoom (kill_pane and respawn_pane apart), each read from its own arguments
  * only. split_window with `select` is read as taking the person's keys instead (focus.ts
  * `FOCUS_TOOLS`). Sizes of resize_window keep a zoom in tmux 3.3a; its `zoom: true` keeps the
- * active pane zoomed. A value the server would refuse is read as the most the call could do.
+ * active pane zoomed, and zooms a window that is not. A value the server would refuse is read
+ * as the most the call could do.
  */
 const SPECS: Readonly<Record<string, UnzoomSpec>> = {
   split_window: {
@@ -106,9 +114,10 @@ const SPECS: Readonly<Record<string, UnzoomSpec>> = {
         : `${how === "focus" ? "zoom" : "resize"} pane ${p}, which unzooms `,
   },
   resize_window: {
-    verb: "unzoom",
+    verb: "zoom or unzoom",
     keys: ["windowId"],
-    how: (args) => args.zoom === undefined || args.zoom === true ? undefined : "off",
+    how: (args) => args.zoom === undefined ? undefined : args.zoom === true ? "keep" : "off",
+    zooms: (args) => args.zoom !== undefined && args.zoom !== false,
     lead: () => "unzoom ",
   },
   select_pane: {
@@ -193,10 +202,24 @@ export function zoomFact(
 }
 
 /**
- * One sentence per window a person shows zoomed that the call would unzoom; none when a target
- * is not there (the call fails) or a selected or zoomed pane is the zoomed one already.
+ * One sentence per window a person shows zoomed that the call would unzoom, and one for a
+ * window a person is shown that it would zoom ({@link zoomInConcerns}); none when a target is
+ * not there (the call fails) or a selected or zoomed pane is the zoomed one already.
  */
 export function unzoomConcerns(
+  label: string,
+  unzoom: { readonly tool: string; readonly how: Unzoom; readonly zooms?: boolean },
+  targets: readonly Target[],
+  view: ServerView,
+): string[] {
+  return [
+    ...unzoom.how === "keep" ? [] : undoneZooms(label, unzoom, targets, view),
+    ...zoomInConcerns(label, unzoom, targets, view),
+  ];
+}
+
+/** {@link unzoomConcerns}'s part for the zooms a call undoes or moves. */
+function undoneZooms(
   label: string,
   unzoom: { readonly tool: string; readonly how: Unzoom },
   targets: readonly Target[],
@@ -224,4 +247,44 @@ export function unzoomConcerns(
     const fact = zoomFact(view, w, null, view.on);
     return fact ? [`${lead}${fact}${tail}`] : [];
   });
+}
+
+/**
+ * What zooming a window that is not zoomed would do to a person shown it: tmux fills the
+ * window with one pane and hides the others from their screen (what they were reading, the
+ * agent's program perhaps), which the server refuses unless `--allow-attended-input`.
+ * `resize_pane ... would zoom window @1 on pane %2 (main:1.0 "vim") on the screen of client
+ * /dev/pts/4, hiding its 2 other panes`. None for a window of one pane (tmux does not zoom it,
+ * and it would hide nothing), one zoomed already (a zoom moved to a hidden pane is
+ * {@link unzoomConcerns}'s), one nobody is shown, or a target that is not there (the call
+ * fails); none either for a pane other than the active one: the zoom takes the person's keys
+ * too, which focus.ts's keysLeaveConcerns words, naming the zoom.
+ */
+export function zoomInConcerns(
+  label: string,
+  unzoom: { readonly zooms?: boolean },
+  targets: readonly Target[],
+  view: ServerView,
+): string[] {
+  const target = targets[0];
+  if (!unzoom.zooms || target === undefined) return [];
+  const named = view.snapshot.panes.find((p) =>
+    target.kind === "pane"
+      ? p.id === target.id
+      : target.kind === "window" && p.windowId === target.id
+  );
+  if (named === undefined) return [];
+  const panes = view.snapshot.panes.filter((p) => p.windowId === named.windowId);
+  const zoomed = target.kind === "pane" ? named : panes.find((p) => p.active) ?? named;
+  if (panes.length < 2 || zoomed.windowZoomed || !zoomed.active) return [];
+  const watchers = [...new Set(panes.flatMap((p) => view.attended.get(p.id) ?? []))];
+  if (watchers.length === 0) return [];
+  const ttys = watchers.map((c) => oneLine(clientLabel(c), 120));
+  const many = ttys.length > 1;
+  const hidden = panes.length - 1;
+  return [
+    `${label} would zoom window ${zoomed.windowId}${view.on} on pane ${zoomed.id} ` +
+    `(${where(zoomed)}) on the screen${many ? "s" : ""} of client${many ? "s" : ""} ` +
+    `${ttys.join(", ")}, hiding its ${hidden > 1 ? `${hidden} other panes` : "other pane"}`,
+  ];
 }

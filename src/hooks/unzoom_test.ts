@@ -53,11 +53,20 @@ Deno.test("guardedCalls: the tools that unzoom a window are read with the panes 
   assert.equal(read("resize_pane", { paneId: "%4", height: 5, zoom: true })[0].unzoom, "reshape");
   assert.equal(read("resize_pane", { paneId: "%4", zoom: "no" })[0].unzoom, "reshape");
   // resize_window changes no zoom by its size (tmux 3.3a keeps it), nor with zoom: true (the
-  // active pane is the zoomed one); zoom: false unzooms.
+  // active pane is the zoomed one), which zooms a window that is not: read as keeping any zoom
+  // and zooming; zoom: false unzooms, and a value the server refuses counts as both.
+  const zooms = (tool: string, args: Record<string, unknown>) =>
+    guardedCalls(tool, args).map((c) => c.unzoom?.zooms ?? false);
   assert.deepEqual(read("resize_window", { windowId: "@2", width: 100, height: 30 }), []);
-  assert.deepEqual(read("resize_window", { windowId: "@2", zoom: true }), []);
+  assert.deepEqual(read("resize_window", { windowId: "@2", zoom: true }), [
+    { targets: [{ kind: "window", id: "@2" }], unzoom: "keep", unclear: undefined },
+  ]);
+  assert.deepEqual(zooms("resize_window", { windowId: "@2", width: 90, zoom: true }), [true]);
   assert.equal(read("resize_window", { windowId: "@2", zoom: false })[0].unzoom, "off");
+  assert.deepEqual(zooms("resize_window", { windowId: "@2", zoom: false }), [false]);
   assert.equal(read("resize_window", { windowId: "@2", zoom: 0 })[0].unzoom, "off");
+  assert.deepEqual(zooms("resize_window", { windowId: "@2", zoom: 0 }), [true]);
+  assert.deepEqual(zooms("resize_pane", { paneId: "%4", zoom: true }), [true]);
   // Nothing to do: the server refuses it.
   assert.deepEqual(read("resize_pane", { paneId: "%4" }), []);
   // split_window that selects is read as taking the person's keys, as before.
@@ -290,6 +299,83 @@ Deno.test("guard: a batch that joins a pane into a person's window and then zoom
     const d = seedDecision(r.stdout);
     assert.equal(d.permissionDecision, "ask");
     assert.match(d.permissionDecisionReason ?? "", /operation 2 \(resize_pane\)/);
+  } finally {
+    await t.kill();
+  }
+});
+
+/**
+ * A person's window of three panes, not zoomed, and a one-pane window another person is shown;
+ * a window of two panes nobody is shown. Zooming the person's window hides two of the panes
+ * on their screen, which the server refuses unless --allow-attended-input.
+ */
+Deno.test("guard: zooming a window a person is shown, not zoomed yet, is asked about: it hides its other panes", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const ids = async (...args: string[]) =>
+      (await t.tmux(...args, "-P", "-F", "#{window_id} #{pane_id}", "sh")).trim().split(" ");
+    const [window, shown] = await ids("new-session", "-d", "-s", "person", "-n", "edit");
+    const [, beside] = await ids("split-window", "-d", "-t", shown);
+    await ids("split-window", "-d", "-t", shown);
+    const [lone, lonePane] = await ids("new-session", "-d", "-s", "alone", "-n", "one");
+    const [bgWindow, bg1] = await ids("new-session", "-d", "-s", "bg", "-n", "bg");
+    await ids("split-window", "-d", "-t", bg1);
+    const tty = await t.attach("person");
+    await t.attach("alone");
+    const hides = `would zoom window ${window} on pane ${shown} (person:0.0 "edit") on the ` +
+      `screen of client ${tty}, hiding its 2 other panes`;
+    const asks: [string, Record<string, unknown>][] = [
+      ["resize_pane", { paneId: shown, zoom: true }],
+      ["resize_pane", { paneId: shown, width: 20, zoom: true }],
+      ["resize_window", { windowId: window, zoom: true }],
+      ["resize_window", { windowId: window, width: 100, height: 30, zoom: true }],
+    ];
+    for (const [tool, args] of asks) {
+      const r = await guardCall(env, tool, args);
+      assert.equal(r.code, 0, r.stderr.join("\n"));
+      const d = seedDecision(r.stdout);
+      assert.equal(d.permissionDecision, "ask", `${tool} ${JSON.stringify(args)}`);
+      assert.equal(d.permissionDecisionReason, `${tool} ${hides}.`);
+    }
+    // Another pane zoomed is asked about once, for the keys it takes (focus_test.ts).
+    const other = await guardCall(env, "resize_pane", { paneId: beside, zoom: true });
+    assert.match(
+      seedDecision(other.stdout).permissionDecisionReason,
+      new RegExp(
+        `^resize_pane would zoom pane ${beside} \\(person:0\\.\\d "edit"\\) in place of [^;]*\\.$`,
+      ),
+    );
+    // A batch row is judged the same way.
+    const batch = await guardCall(env, BATCH_TOOL, {
+      operations: [{ tool: "resize_window", arguments: { windowId: window, zoom: true } }],
+    });
+    assert.equal(
+      seedDecision(batch.stdout).permissionDecisionReason,
+      `${BATCH_TOOL} operation 1 (resize_window) ${hides}.`,
+    );
+    // A window of one pane hides nothing; one nobody is shown hides nothing from anyone; a
+    // window that does not exist is not zoomed (the call fails).
+    const quiet = { code: 0, stdout: "", stderr: [] };
+    const passes: [string, Record<string, unknown>][] = [
+      ["resize_window", { windowId: lone, zoom: true }],
+      ["resize_pane", { paneId: lonePane, zoom: true }],
+      ["resize_window", { windowId: bgWindow, zoom: true }],
+      ["resize_pane", { paneId: bg1, zoom: true }],
+      ["resize_window", { windowId: "@999", zoom: true }],
+      ["resize_pane", { paneId: "%999", zoom: true }],
+      ["resize_window", { windowId: window, zoom: false }], // not zoomed: nothing to undo
+    ];
+    for (const [tool, args] of passes) {
+      assert.deepEqual(await guardCall(env, tool, args), quiet, `${tool} ${JSON.stringify(args)}`);
+    }
+    // Zoomed already on the pane the call zooms: nothing changes on the person's screen.
+    await t.tmux("resize-pane", "-Z", "-t", shown);
+    assert.deepEqual(
+      await guardCall(env, "resize_window", { windowId: window, zoom: true }),
+      quiet,
+    );
+    assert.deepEqual(await guardCall(env, "resize_pane", { paneId: shown, zoom: true }), quiet);
   } finally {
     await t.kill();
   }
