@@ -152,11 +152,15 @@ export class ClientOpener {
    * Refuses a new client for watches once watches hold all clients but one: the last is kept
    * for commands. Had watches taken every one while the command client was down (lost, or
    * retired for a slow answer), it could not come back, and every command, each polling
-   * wait's read among them, would start a tmux process of its own.
+   * wait's read among them, would start a tmux process of its own. A client that is leaving
+   * (gone within control_limits.ts LEAVING_MS) takes no room: one window moved out of a session
+   * makes the clients it concerns leave together, and their watchers, told at once, attach
+   * again; refused then, each would poll for the rest of its wait.
    */
   #requireWatchRoom(): void {
     const { connections } = this.#clients;
-    const watching = [...connections].filter((c) => !c.closed && c.forWatches).length;
+    const watching = [...connections].filter((c) => !c.closed && !c.leaving && c.forWatches)
+      .length;
     if (watching >= MAX_CONNECTIONS - 1) {
       throw new ControlUnavailable(
         `already ${watching} control clients carry watches on this server (one is kept for commands)`,
@@ -217,7 +221,8 @@ export class ClientOpener {
     const { runner, address, connections, touches } = this.#clients;
     if (this.#clients.closed || runner.closed) throw new ControlUnavailable("shutting down");
     this.#requireAttaching();
-    if (this.#clients.live >= MAX_CONNECTIONS) {
+    const staying = [...connections].filter((c) => !c.closed && !c.leaving).length;
+    if (staying >= MAX_CONNECTIONS) {
       throw new ControlUnavailable(`already ${MAX_CONNECTIONS} control clients on this server`);
     }
     if (forWatches) this.#requireWatchRoom();

@@ -1012,3 +1012,39 @@ Deno.test("a hook's job that does not end holds up no attach", async () => {
     await job.remove();
   }
 });
+
+Deno.test("watches told their client left after a window moved find room again at once", async () => {
+  await withServer(async (t, runner) => {
+    const address = { socketName: t.socket };
+    const control = controlFor(runner, address);
+    const panes = [t.ids.paneId];
+    for (let i = 1; i < MAX_CONNECTIONS - 1; i++) {
+      panes.push(
+        (await t.tmux("new-session", "-d", "-s", `s${i}`, "-P", "-F", "#{pane_id}")).trim(),
+      );
+    }
+    const ids = (await t.tmux("list-sessions", "-F", "#{session_id}")).trim().split("\n");
+    const moving = (await t.tmux("new-window", "-d", "-t", "s1:", "-P", "-F", "#{window_id}"))
+      .trim();
+    await t.tmux("new-session", "-d", "-s", "elsewhere");
+    // Every client but the one for commands carries a watch.
+    const lost = panes.map(() => Promise.withResolvers<void>());
+    const held = await Promise.all(
+      panes.map((pane, i) =>
+        control.watch(pane, [ids[i]], (batch) => {
+          if (batch.lost) lost[i].resolve();
+        })
+      ),
+    );
+    await control.exec(["display-message", "-p", "x"]);
+    // A window moved out of a session: tmux tells every control client, and the clients
+    // whose session it left have to go (control_leaving.ts leaveIfWindowsMoved).
+    await t.tmux("move-window", "-s", moving, "-t", "elsewhere:");
+    const told = panes.flatMap((_, i) => [lost[i].promise.then(() => i)]);
+    const first = await Promise.race(told);
+    // Told, a watcher attaches again at once, while the client it left is still leaving.
+    const again = await control.watch(panes[first], [ids[first]], () => {});
+    again.close();
+    for (const w of held) w.close();
+  });
+});
