@@ -44,7 +44,17 @@ export interface HookIo {
   readonly writeStderr: (line: string) => void;
   /** Starts tmux. */
   readonly runner: TmuxRunner;
+  /** How long stdin may take to bring a whole hook input ({@link STDIN_DEADLINE_MS}). */
+  readonly stdinDeadlineMs: number;
 }
+
+/**
+ * How long a hook waits for its input. An agent writes it at once; one that keeps stdin open
+ * without a whole object on it would hold the hook until the agent's own hook timeout, which
+ * agents take for a hook that failed without an opinion, and the call would go ahead unjudged:
+ * the guard then answers as for any input it cannot read (exit 2, the call blocked).
+ */
+export const STDIN_DEADLINE_MS = 10_000;
 
 /** The variables a hook reads: where the agent is, and the MCP server's server. */
 const HOOK_VARIABLES = ["TMUX", "TMUX_PANE", "TMUX_MCP_SOCKET", "TMUX_MCP_SOCKET_PATH"];
@@ -286,6 +296,7 @@ export async function runHook(args: readonly string[], io: Partial<HookIo> = {})
     // One-shot: a control-mode connection would cost more to open than the one call it saves,
     // and would show up as a client of the server.
     runner: io.runner ?? new TmuxRunner({ maxConcurrent: 1, control: false }),
+    stdinDeadlineMs: io.stdinDeadlineMs ?? STDIN_DEADLINE_MS,
   };
   const help = args.includes("--help") || args.includes("-h") || args[0] === "help";
   if (io.env === undefined && !help) {
@@ -336,7 +347,18 @@ async function runOnPane(
     return failure;
   };
   try {
-    const bytes = await io.readStdin(MAX_INPUT_BYTES);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), io.stdinDeadlineMs);
+    });
+    const bytes = await Promise.race([io.readStdin(MAX_INPUT_BYTES), late]).finally(() =>
+      clearTimeout(timer)
+    );
+    if (bytes === "late") {
+      return fail(
+        `stdin brought no whole hook input (JSON) within ${io.stdinDeadlineMs / 1000} s.`,
+      );
+    }
     if (bytes === null) return fail("stdin is a terminal; it expects one hook input (JSON).");
     const input = parseHookInput(bytes);
     if (command === "guard") {

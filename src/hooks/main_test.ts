@@ -122,6 +122,21 @@ Deno.test("malformed input: exit 1 with one line, but guard fails closed with 2"
   assert.ok(named.stderr[0].includes("SubagentStop input: missing agent_id"), named.stderr[0]);
 });
 
+Deno.test("stdin that never brings a whole input: the guard blocks once its time is up", async () => {
+  for (const command of PANE_COMMANDS) {
+    const { io, out } = memoryIo(null);
+    // An agent that keeps stdin open with half an object on it: the read never ends.
+    const code = await runHook([command], {
+      ...io,
+      readStdin: () => new Promise(() => {}),
+      stdinDeadlineMs: 50,
+    });
+    assert.equal(code, command === "guard" ? 2 : 1, command);
+    assert.equal(out.stdout, "");
+    assert.match(out.stderr[0], /no whole hook input \(JSON\) within 0\.05 s/, out.stderr[0]);
+  }
+});
+
 Deno.test("a TMUX_PANE the hook cannot place is an error, not a guess", async () => {
   const input = JSON.stringify(RECORDED.UserPromptSubmit);
   const guarded = toolCall("mcp__tmux__kill_pane", { paneId: "%1" });
