@@ -56,6 +56,13 @@ export interface HookIo {
  */
 export const STDIN_DEADLINE_MS = 10_000;
 
+/**
+ * Permission modes in which an agent shows no prompt for an "ask": `dontAsk` denies what is not
+ * allowed beforehand, and in `auto` an ask has been seen to let the call through unasked
+ * (anthropics/claude-code#89561). The guard denies there instead, saying why.
+ */
+const UNPROMPTED_MODES: ReadonlySet<string> = new Set(["auto", "dontAsk"]);
+
 /** The variables a hook reads: where the agent is, and the MCP server's server. */
 const HOOK_VARIABLES = ["TMUX", "TMUX_PANE", "TMUX_MCP_SOCKET", "TMUX_MCP_SOCKET_PATH"];
 
@@ -376,14 +383,27 @@ async function runOnPane(
       // comma names two servers.)
       const named = parsed.server !== null;
       const address = parsed.server ?? serverTmuxPicks(io.env);
+      const mode = input.fields.permission_mode;
+      const unasked = typeof mode === "string" && UNPROMPTED_MODES.has(mode);
       const decision = await guard(
         io.runner,
         pane,
         { address, named },
         input.fields.tool_name as string,
         toolInput,
-        parsed.deny ? "deny" : "ask",
+        parsed.deny || unasked ? "deny" : "ask",
       );
+      if (decision && unasked && !parsed.deny) {
+        const output = decision.hookSpecificOutput;
+        const reason = `${output.permissionDecisionReason} (Denied, not asked: in permission ` +
+          `mode ${mode} the person is not asked; ask them, or let them run it.)`;
+        await io.writeStdout(
+          `${
+            JSON.stringify({ hookSpecificOutput: { ...output, permissionDecisionReason: reason } })
+          }\n`,
+        );
+        return 0;
+      }
       if (decision) await io.writeStdout(`${JSON.stringify(decision)}\n`);
       return 0;
     }

@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { TestTmux } from "../../tests/helpers/tmux.ts";
 import { HOOK_COMMANDS, hookHelpText, runHook } from "./main.ts";
 import { MESSAGE_OPTION, PANE_OPTION, STATE_OPTION } from "./marks.ts";
-import { agentEnv, memoryIo, RECORDED, recorded, restartServer, toolCall } from "./testing.ts";
+import {
+  agentEnv,
+  memoryIo,
+  RECORDED,
+  recorded,
+  restartServer,
+  seedDecision,
+  toolCall,
+} from "./testing.ts";
 
 async function run(
   args: string[],
@@ -286,5 +294,29 @@ Deno.test("config --command takes a program's line with flags before the program
     const r = await run(["config", "--settings", "--command", line], "");
     assert.equal(r.code, 0, `${line}: ${r.stderr}`);
     assert.ok(r.stdout.includes(`${line} hook working`), r.stdout);
+  }
+});
+
+Deno.test("guard denies, saying why, where the agent's permission mode shows no prompt for an ask", async () => {
+  const t = await TestTmux.start("main");
+  try {
+    const tty = await t.attach("main");
+    for (const [mode, decision] of [["default", "ask"], ["auto", "deny"], ["dontAsk", "deny"]]) {
+      const input = recorded("PreToolUse", {
+        tool_name: "mcp__tmux__send_keys",
+        tool_input: { paneId: t.ids.paneId, text: "ls", socket_name: t.socket },
+        permission_mode: mode,
+      });
+      const { io, out } = memoryIo(JSON.stringify(input));
+      assert.equal(await runHook(["guard"], io), 0, out.stderr.join("\n"));
+      const d = seedDecision(out.stdout);
+      assert.equal(d.permissionDecision, decision, mode);
+      assert.ok(d.permissionDecisionReason.includes(tty), d.permissionDecisionReason);
+      if (decision === "deny") {
+        assert.match(d.permissionDecisionReason, new RegExp(`permission mode ${mode}`));
+      }
+    }
+  } finally {
+    await t.kill();
   }
 });
