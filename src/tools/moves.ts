@@ -7,7 +7,9 @@
  * into, ending a session whose last window it was) — so both are view changes, guarded as
  * swap_pane and move_window are ({@link changeView}): refused while any window they touch is
  * on a person's screen, checked again by tmux in the same command line as the move. Neither
- * ever makes a window current unless asked (`-d`).
+ * ever makes a window current unless asked (`-d`), but tmux does when join_pane ends a
+ * session's current window: that one is refused where the window it falls back to carries a
+ * mark a person's status line shows (alert_fallback.ts).
  *
  * @module
  */
@@ -25,6 +27,7 @@ import { NO_PROCESS_INFO, type Snapshot } from "../tmux/snapshot.ts";
 import { changes, checkNames, literalArg, nameSchema, notesField } from "./arguments.ts";
 import { sizeSchema } from "./lifecycle.ts";
 import { zoomNote, zoomsIn } from "./placement.ts";
+import { fallbackMarksCheck } from "./alert_fallback.ts";
 
 /** Rearranges; may end a window (and a session) whose last pane leaves; a repeat differs. */
 const MOVES: ToolAnnotations = changes({ destructive: true, idempotent: false });
@@ -84,6 +87,17 @@ const joinPane = defineTool({
     // tmux 3.3a unzooms both windows, and has no flag that keeps a zoom here: said below.
     const zoomed = zoomsIn(snapshot, [from.id, target.windowId]);
     const unlinks = unlinkExtras(planned, what);
+    // Its last pane gone, the window leaves every session holding it: where it was the current
+    // one, tmux makes another current there, clearing that one's marks for everyone.
+    const fallback = ctx.config.allowAttendedInput ? [] : [
+      await fallbackMarksCheck(
+        ctx,
+        snapshot,
+        { windowId: from.id, pane: { id: pane.id, last } },
+        what,
+        "tmux-mcp started with --allow-attended-input lifts this. Nothing was moved.",
+      ),
+    ];
     // Both windows change shape; a window that loses its last pane ends, and with it any
     // session it was the last window of (whoever shows it is refused by the windows check).
     await changeView(
@@ -99,7 +113,7 @@ const joinPane = defineTool({
       [{
         condition: { target: pane.id, format: paneEndingFormat(from.id, planned) },
         refusal: linksChanged(what, from.id),
-      }],
+      }, ...fallback],
     );
     const after = await ctx.snapshot(NO_PROCESS_INFO);
     const now = ctx.pane(after, pane.id);

@@ -5,7 +5,8 @@
  * moved keeps its own options: one whose status-line entry is its own is not moved into a
  * person's status line ({@link carriedEntryCheck}). Nor is a window selected, even where nobody
  * looks, while that would clear the bell, activity or silence mark a person's status line shows
- * it with ({@link alertMarksCheck}).
+ * it with ({@link alertMarksCheck}), nor moved out of a session whose current window it is
+ * while the window tmux falls back to there carries such a mark (alert_fallback.ts).
  *
  * @module
  */
@@ -27,7 +28,7 @@ import {
 } from "../mcp/schemas.ts";
 import type { SessionRow, Snapshot, WindowRow } from "../tmux/snapshot.ts";
 import { clientLabel, isPerson, peopleListing, showsWholeSession } from "../tmux/identity.ts";
-import { decodeBytes, formatLiteral } from "../tmux/format.ts";
+import { formatLiteral } from "../tmux/format.ts";
 import {
   CARRIED_ENTRY_OPTIONS,
   carriedEffects,
@@ -38,6 +39,7 @@ import {
 } from "../tmux/option_reach.ts";
 import { type ActCheck, allOf } from "../mcp/act_step.ts";
 import { stripPrograms } from "../mcp/unwatched.ts";
+import { fallbackMarksCheck, markShown, unmarkedFormat } from "./alert_fallback.ts";
 import { ARRANGES, ARRANGES_AGAIN } from "./arranging.ts";
 
 /**
@@ -123,23 +125,6 @@ function placementIn(
   return session;
 }
 
-/**
- * A window's alert flags in a session's status line, as three digits: bell (`!`), activity
- * (`#`), silence (`~`). Each session keeps its own, set where the window is not its current one.
- */
-const ALERT_FLAGS = "#{window_bell_flag}#{window_activity_flag}#{window_silence_flag}";
-const ALERT_NAMES = ["bell", "activity", "silence"];
-
-/**
- * 1 while no session a person is attached to marks window `windowId` with an alert flag:
- * expanded by tmux at the instant of the select.
- */
-function unmarkedFormat(windowId: string): string {
-  const people = `#{!=:${stripPrograms("session_attached_list")},}`;
-  const marked = allOf([`#{==:#{window_id},${windowId}}`, `#{!=:${ALERT_FLAGS},000}`]);
-  return `#{==:#{S:#{?${people},#{W:#{?${marked},X,}},}},}`;
-}
-
 /** How to go on after a refusal of a select that would clear a person's alert mark. */
 function marksHint(windowId: string): string {
   return `The mark goes when the person looks at window ${windowId}; select it after that, or ` +
@@ -161,27 +146,13 @@ async function alertMarksCheck(
   at: SessionRow,
   what: string,
 ): Promise<ActCheck> {
-  const each = `#{?#{==:#{window_id},${windowId}},#{session_id}=${ALERT_FLAGS} ,}`;
-  // Nobody attached at the read: nothing to name; tmux still checks at the act.
-  const read = snapshot.clients.some(isPerson)
-    ? await ctx.read(["display-message", "-p", "-t", windowId, `#{S:#{W:${each}}}`])
-    : new Uint8Array();
-  const marks = new Map<string, string>(
-    decodeBytes(read).trim().split(" ").filter((e) => e !== "").map((e) => {
-      const [sessionId, flags] = e.split("=");
-      return [sessionId, flags ?? ""];
-    }),
-  );
-  const person = snapshot.clients.find((c) =>
-    isPerson(c) && c.windowId !== "" && /1/.test(marks.get(c.sessionId) ?? "")
-  );
-  if (person) {
-    const flags = marks.get(person.sessionId) ?? "";
-    const kinds = ALERT_NAMES.filter((_, i) => flags[i] === "1").join(" and ");
+  const shown = await markShown(ctx, snapshot, windowId, windowId);
+  if (shown) {
     throw new ToolFailure(
-      `${what} in session ${at.id} would clear the ${kinds} mark of window ${windowId} in the ` +
-        `status line of session ${person.sessionId}, which client ${clientLabel(person)} is ` +
-        "attached to (tmux clears a window's marks in every session holding it when one " +
+      `${what} in session ${at.id} would clear the ${shown.kinds} mark of window ${windowId} in ` +
+        `the status line of session ${shown.client.sessionId}, which client ${
+          clientLabel(shown.client)
+        } is attached to (tmux clears a window's marks in every session holding it when one ` +
         "selects it).",
       marksHint(windowId),
     );
@@ -447,6 +418,24 @@ export const moveWindow = defineTool({
     const carried = from.id === to.id || ctx.config.allowAttendedInput
       ? []
       : [await carriedEntryCheck(ctx, snapshot, window.id, to, what)];
+    // Moved out of a session whose current window it is (within one session too: tmux links it
+    // anew and unlinks the old link), the window tmux falls back to there is made current, its
+    // marks cleared for everyone. Sessions grouped with the source lose it with it.
+    const leaves = [
+      from.id,
+      ...snapshot.sessions.filter((s) =>
+        s.group !== "" && s.group === from.group && s.id !== from.id
+      ).map((s) => s.id),
+    ];
+    const fallback = ctx.config.allowAttendedInput ? [] : [
+      await fallbackMarksCheck(
+        ctx,
+        snapshot,
+        { windowId: window.id, sessions: leaves },
+        what,
+        "tmux-mcp started with --allow-attended-input lifts this. Nothing was moved.",
+      ),
+    ];
     await changeView(
       ctx,
       snapshot,
@@ -461,10 +450,14 @@ export const moveWindow = defineTool({
         `${to.id}:${args.index ?? ""}`,
       ]],
       undefined,
-      from.id === to.id ? [] : [{
-        condition: { target: to.id, format: holdsNoLink(window.id) },
-        refusal: secondLink(what, to, null),
-      }, ...carried],
+      from.id === to.id ? fallback : [
+        {
+          condition: { target: to.id, format: holdsNoLink(window.id) },
+          refusal: secondLink(what, to, null),
+        },
+        ...carried,
+        ...fallback,
+      ],
     );
     const { snapshot: after, window: now } = await ctx.windowAlone(window.id, { sessions: true });
     const removedSessions = from.id !== to.id && !after.sessions.some((s) => s.id === from.id)
