@@ -149,11 +149,36 @@ export interface Marked {
 }
 
 /**
- * What tmux 3.3 prints on a dead pane's last row (remain-on-exit; the default of
- * `remain-on-exit-format` since 3.4), trailing spaces trimmed: see `withoutDeadLine`
- * (job_state.ts).
+ * The shape of the line tmux draws on a dead pane's bottom row by default (remain-on-exit:
+ * fixed text before tmux 3.3, the default of `remain-on-exit-format` since), trailing spaces
+ * trimmed. Only a fallback, for when the row tmux drew could not be read
+ * ({@link deadRowRest}): the format may be set to anything, or to nothing.
  */
 export const DEAD_LINE = /^Pane is dead \((?:status|signal) [^,]*, .*\)$/;
+
+/**
+ * What is output of a dead pane's last written row, `row`: the row without the line tmux drew
+ * when the pane's process exited (remain-on-exit), or null when the row is not tmux's.
+ * `drawn`: the text tmux drew there, as read from the pane's bottom row (`deadDrawn` in
+ * job_state.ts), else null.
+ *
+ * tmux draws its line by moving to the bottom row and starting a new line there, and it marks
+ * the row it left as wrapped: `capture-pane -J` joins that row to the line. So the row is
+ * output followed by what tmux drew, and only that end of it goes. The rest is output (the
+ * command printed it without a final newline on the bottom row), with the spaces the join kept
+ * at its end trimmed, as a row of its own is read. Text equal to tmux's line further up, or at
+ * the start of the row, is output: the format may show what the pane chose (`#{pane_title}`).
+ *
+ * Not known what was drawn (a tmux that cannot tell, a format whose line is not its text),
+ * a row of the default's shape ({@link DEAD_LINE}), alone on its row, is taken as tmux's.
+ */
+export function deadRowRest(row: string, drawn: string | null): string | null {
+  const text = row.trimEnd();
+  if (drawn !== null && drawn !== "" && text.endsWith(drawn)) {
+    return text.slice(0, text.length - drawn.length).trimEnd();
+  }
+  return DEAD_LINE.test(text) ? "" : null;
+}
 
 /** Units of a typed command for `printf %b` (`escapedUnits` in typed.ts): bytes or `\0ooo`. */
 const UNITS = String.raw`(?:[A-Za-z0-9 ,._+:@%/=-]|\\0[0-7]{3})*`;

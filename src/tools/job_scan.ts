@@ -13,7 +13,7 @@ import {
   BEFORE_BEGIN_ROWS,
   beginMarker,
   BeginRows,
-  DEAD_LINE,
+  deadRowRest,
   echoWords,
   endPattern,
   type EndRow,
@@ -258,12 +258,14 @@ interface Candidate {
  * Reads rows one at a time (as `findMarkers(rows, nonce, start)` reads them all) and tells what
  * job `nonce`'s markers in them say, with the output's last rows that hold `keepBytes` (all of
  * it when it holds less) and the bytes cut before them. `dead`: the rows of a dead pane, whose
- * last written row is left out when it is tmux's own (`withoutDeadLine`, job_state.ts).
+ * last written row loses what tmux drew there (`drawn`, when known), as
+ * `withoutDeadLine(rows, drawn)` (job_state.ts) reads it.
  */
 export class MarkerScan {
   readonly #nonce: string;
   readonly #start: number;
-  readonly #dead: RegExp | null;
+  readonly #dead: boolean;
+  readonly #drawn: string | null;
   readonly #begin: string;
   readonly #echo: string;
   readonly #endRe: RegExp;
@@ -300,10 +302,17 @@ export class MarkerScan {
    */
   #run: { tail: Tail | null } | null = null;
 
-  constructor(nonce: string, start: number, keepBytes: number, dead = false) {
+  constructor(
+    nonce: string,
+    start: number,
+    keepBytes: number,
+    dead = false,
+    drawn: string | null = null,
+  ) {
     this.#nonce = nonce;
     this.#start = Math.max(0, start);
-    this.#dead = dead ? DEAD_LINE : null;
+    this.#dead = dead;
+    this.#drawn = drawn;
     this.#keep = keepBytes;
     this.#begin = beginMarker(nonce);
     this.#begins = new BeginRows(start);
@@ -324,7 +333,7 @@ export class MarkerScan {
 
   /** The next row. */
   row(text: string): void {
-    if (this.#dead === null) return this.#read(text);
+    if (!this.#dead) return this.#read(text);
     if (text.trim() !== "") {
       this.#readPending();
       this.#pending = [{ text, gaveUp: 0 }];
@@ -436,8 +445,12 @@ export class MarkerScan {
   /** What the rows read tell (every row read, the unfinished last one included). */
   finish(): Marked {
     if (this.#pending.length > 0) {
-      if (this.#dead!.test(this.#pending[0].text.trimEnd())) this.#pending = [];
-      else this.#readPending();
+      const rest = deadRowRest(this.#pending[0].text, this.#drawn);
+      // Nothing of the row left: the blank rows before tmux's line go with it (they are no
+      // output); what is left of it, the rest of the command's output.
+      if (rest === "") this.#pending = [];
+      else if (rest !== null) this.#pending = [{ text: rest, gaveUp: 0 }];
+      this.#readPending();
     }
     this.#settle(null);
     const end = this.#end;

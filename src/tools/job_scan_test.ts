@@ -8,14 +8,20 @@ import { prng, type Rand } from "../../tests/helpers/prng.ts";
 import { utf8Length } from "../tmux/capture.ts";
 import { endCheck, findMarkers, type Marked } from "./job_markers.ts";
 import { MarkerScan } from "./job_scan.ts";
-import { withoutDeadLine } from "./job_state.ts";
+import { deadDrawn, withoutDeadLine } from "./job_state.ts";
 import { typedCommand } from "./typed.ts";
 
 const NONCE = "0123456789abcdef0123";
 const OTHER = "fedcba9876543210fedc";
 
-function scan(rows: readonly string[], start: number, keep: number, dead: boolean): MarkerScan {
-  const s = new MarkerScan(NONCE, start, keep, dead);
+function scan(
+  rows: readonly string[],
+  start: number,
+  keep: number,
+  dead: boolean,
+  drawn: string | null = null,
+): MarkerScan {
+  const s = new MarkerScan(NONCE, start, keep, dead, drawn);
   for (const row of rows) s.row(row);
   return s;
 }
@@ -92,6 +98,8 @@ function rowMaker(rand: Rand): () => string[] {
     () => [...long.map((line) => `> ${line}`), `__tmcp_${OTHER}_B`],
     () => long.slice(0, 1 + rand.int(long.length)).map((line) => `$ ${line}`),
     () => ["Pane is dead (status 3, Sun Dec  6 04:00:00 2026)"],
+    // What a remain-on-exit-format may draw, alone on its row or after output (joined by -J).
+    () => [pick(["[exited 3]", "abc[exited 3]", "abc   [exited 3]", "hello"])],
     // Runs of blank rows, of spaces as `capture-pane -J` keeps them, and of other blanks.
     () => Array.from({ length: 1 + rand.int(12) }, () => pick(["", " ", "    ", "\u00a0 "])),
   ];
@@ -108,10 +116,92 @@ Deno.test("MarkerScan tells what findMarkers tells, keeping only a reply's tail"
     const start = rand.int(rows.length + 4) - 2;
     const keep = rand.pick([0, 1, 8, 50, 200, 100_000]);
     const dead = rand.chance(0.2);
-    const whole = findMarkers(dead ? withoutDeadLine(rows) : rows, NONCE, start);
-    const got = scan(rows, start, keep, dead).finish();
-    assertSame(whole, got, keep, `case ${n} (start ${start}, keep ${keep}, dead ${dead})`);
+    const drawn = dead && rand.chance(0.5) ? rand.pick(["[exited 3]", "hello", "zzz"]) : null;
+    const whole = findMarkers(dead ? withoutDeadLine(rows, drawn) : rows, NONCE, start);
+    const got = scan(rows, start, keep, dead, drawn).finish();
+    const label = `case ${n} (start ${start}, keep ${keep}, dead ${dead}, drawn ${drawn})`;
+    assertSame(whole, got, keep, label);
   }
+});
+
+Deno.test("a dead pane's rows lose only the row tmux drew, as read from the pane", () => {
+  const begin = `__tmcp_${NONCE}_B`;
+  const cases: [string, string[], string | null, string[], string][] = [
+    ["a format's line below blank rows", ["out2", "", "", "[exited 5]", ""], "[exited 5]", [
+      "out2",
+      "",
+      "",
+    ], "out2"],
+    // tmux marks the row above its line as wrapped: `capture-pane -J` joins the two.
+    ["joined to output on the row above", ["1", "abc[exited 5]", ""], "[exited 5]", [
+      "1",
+      "abc",
+    ], "1\nabc"],
+    ["joined, with spaces -J kept", ["1", "abc   [exited 5]", ""], "[exited 5]", [
+      "1",
+      "abc",
+    ], "1\nabc"],
+    // The pane chose the title the format shows: only the row tmux drew goes, never output.
+    ["the same text as the output's last row", ["same", "same", ""], "same", ["same"], "same"],
+    ["the same text joined", ["same", "samesame", ""], "same", ["same", "same"], "same\nsame"],
+    [
+      "a default-shaped row above the format's line stays",
+      [
+        "Pane is dead (status 1, Sun Dec  6 04:00:00 2026)",
+        "[exited 1]",
+      ],
+      "[exited 1]",
+      ["Pane is dead (status 1, Sun Dec  6 04:00:00 2026)"],
+      "Pane is dead " +
+      "(status 1, Sun Dec  6 04:00:00 2026)",
+    ],
+    // Not known what tmux drew (another version, a styled format): the default's shape only.
+    [
+      "not known: the default's shape",
+      ["x", "Pane is dead (signal 9, Sun Dec  6 04:00:00 2026)"],
+      null,
+      [
+        "x",
+      ],
+      "x",
+    ],
+    [
+      "not known: another format's line stays",
+      ["x", "[exited 5]"],
+      null,
+      ["x", "[exited 5]"],
+      "x\n[exited 5]",
+    ],
+  ];
+  for (const [label, rows, drawn, kept, output] of cases) {
+    assert.deepEqual(withoutDeadLine(rows, drawn), kept, label);
+    const whole = findMarkers(withoutDeadLine([begin, ...rows], drawn), NONCE, 0);
+    assert.equal(whole.output, output, `${label}: output`);
+    for (const keep of [0, 3, 100]) {
+      assertSame(whole, scan([begin, ...rows], 0, keep, true, drawn).finish(), keep, label);
+    }
+  }
+});
+
+Deno.test("deadDrawn: the bottom row is tmux's only once tmux drew it, and as the format says", () => {
+  const at = "1796618468";
+  assert.equal(deadDrawn(["1", at, "[exited 5]"], "[exited 5]"), "[exited 5]");
+  assert.equal(deadDrawn(["1", at, "[exited 5]  "], "[exited 5]"), "[exited 5]");
+  // A line break (or another control character) in the format: tmux draws nothing for it.
+  assert.equal(deadDrawn(["1", at, "line1\nline2 4"], "line1line2 4"), "line1line2 4");
+  // Not drawn yet (tmux 3.3a may learn of the exit late): the bottom row is output.
+  assert.equal(deadDrawn(["1", "", "[exited ]"], "[exited ]"), null);
+  // Alive again (respawned since), an empty format, a row that is not the format's text (a
+  // style, a line cut to the pane's width), a format not expanded (it runs a command).
+  assert.equal(deadDrawn(["0", at, "x"], "x"), null);
+  assert.equal(deadDrawn(["1", at, ""], ""), null);
+  assert.equal(deadDrawn(["1", at, "#[fg=red]dead"], "dead"), null);
+  assert.equal(
+    deadDrawn(["1", at, "Pane is dead (status 5, Mon Dec  7 04:38:35 2026)"], "Pane is"),
+    null,
+  );
+  assert.equal(deadDrawn(["1", at, ""], "x #(cmd) y"), null);
+  assert.equal(deadDrawn([], "x"), null);
 });
 
 Deno.test("MarkerScan: the cases findMarkers names, each as the whole read tells", () => {

@@ -10,7 +10,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { byteLength } from "../mcp/bounds.ts";
 import { LineSplitter } from "../tmux/chain.ts";
 import { execFast } from "../tmux/control.ts";
-import { decodeBytes } from "../tmux/format.ts";
+import { decodeBytes, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { atPromptStream, atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
 import { AnswerPastBound, judgeResult } from "../tmux/tmux_error.ts";
 import {
@@ -21,7 +21,7 @@ import {
   probePane,
 } from "./pane_probe.ts";
 import { jobIdOf, type JobRef } from "./job_id.ts";
-import { DEAD_LINE, findMarkers, type Marked } from "./job_markers.ts";
+import { deadRowRest, findMarkers, type Marked } from "./job_markers.ts";
 import { MarkerScan } from "./job_scan.ts";
 import { claimHolds, claimValue, endClaim, parseMark, readMark } from "./run_mark.ts";
 
@@ -94,27 +94,34 @@ function captureArgs(paneId: string, from: string): string[] {
 
 /**
  * Job `ref`'s markers in its pane's rows from `from` to the end (`start`: the row among them it
- * started at; `dead`: the pane is dead, see {@link withoutDeadLine}).
+ * started at; `bottom`: the index of a dead pane's bottom row, whose line tmux drew goes, see
+ * {@link withoutDeadLine}; null while the pane is alive).
  */
 async function markersFrom(
   ctx: TmuxContext,
   ref: JobRef,
   from: string,
   start: number,
-  dead: boolean,
+  bottom: number | null,
 ): Promise<Marked> {
-  const args = captureArgs(ref.paneId, from);
+  const guard = newGuard();
+  const head = bottom === null ? [] : deadHeadArgs(ref.paneId, bottom, guard);
+  const args = [...head, ...captureArgs(ref.paneId, from)];
+  const dead = bottom !== null;
   try {
     const answer = await execFast(ctx.runner, ctx.address, args, {
       signal: ctx.signal,
       answerBound: JOB_ANSWER_BYTES,
     });
-    const rows = decodeBytes(judgeResult(answer)).split("\n");
-    return findMarkers(dead ? withoutDeadLine(rows) : rows, ref.nonce, start);
+    const bytes = judgeResult(answer);
+    if (!dead) return findMarkers(decodeBytes(bytes).split("\n"), ref.nonce, start);
+    const { drawn, rest } = splitDeadHead(bytes, guard);
+    return findMarkers(withoutDeadLine(decodeBytes(rest).split("\n"), drawn), ref.nonce, start);
   } catch (error) {
     if (!(error instanceof AnswerPastBound)) throw error;
-    const scan = new MarkerScan(ref.nonce, start, ctx.config.maxResultBytes, dead);
-    const rows = new RowFeed(scan);
+    const scan = (drawn: string | null) =>
+      new MarkerScan(ref.nonce, start, ctx.config.maxResultBytes, dead, drawn);
+    const rows = new RowFeed(scan, dead ? guard : null);
     const { code, stderr } = await ctx.runner.stream(
       ctx.address,
       args,
@@ -128,24 +135,143 @@ async function markersFrom(
   }
 }
 
-/** Bytes a capture printed, as rows (as `split("\n")` splits them) into a {@link MarkerScan}. */
+/**
+ * The fields of what tmux drew on a dead pane: whether it is dead, when tmux drew its line
+ * (`pane_dead_time` is empty until then: tmux 3.3a may learn of the exit late, and the
+ * bottom row is output meanwhile), and the line's text, `remain-on-exit-format` expanded. A
+ * format that runs a command (`#(...)`) is not expanded: that would run it again, at each
+ * read of the pane, and what it prints need not be what it printed then.
+ */
+const DRAWN_FIELDS = [
+  "#{pane_dead}",
+  "#{pane_dead_time}",
+  "#{?#{m:*##(*,#{remain-on-exit-format}},,#{E:remain-on-exit-format}}",
+];
+
+/**
+ * The tmux commands that print, before a dead pane's capture, what tmux drew on it: the record
+ * of {@link DRAWN_FIELDS}, then its bottom row (`bottom`) on its own, not joined to the row
+ * above (see `deadRowRest` in job_markers.ts). In the same tmux call as the capture: one
+ * moment for all of it.
+ */
+function deadHeadArgs(paneId: string, bottom: number, guard: string): string[] {
+  const row = String(bottom);
+  return [
+    "display-message",
+    "-p",
+    "-t",
+    paneId,
+    recordFormat(guard, DRAWN_FIELDS),
+    ";",
+    "capture-pane",
+    "-p",
+    "-t",
+    paneId,
+    "-S",
+    row,
+    "-E",
+    row,
+    ";",
+  ];
+}
+
+/**
+ * The text tmux drew on a dead pane's bottom row, from what {@link deadHeadArgs} printed
+ * (`fields`: the record, `bottom`: the row): null when it drew none, or it is not known. Known
+ * when tmux has drawn its line and the row shows the format's text (its control characters,
+ * which tmux draws as nothing, left out): then that row is tmux's, to the character. A format
+ * whose line is not its text (a style, `#[fg=red]`; a run of `#`; cut to the pane's width) is
+ * not known, and the fallback takes over (`deadRowRest` in job_markers.ts).
+ */
+export function deadDrawn(fields: readonly string[], bottom: string): string | null {
+  const [dead, drawnAt, expanded] = fields;
+  if (dead !== "1" || !drawnAt || expanded === undefined) return null;
+  // deno-lint-ignore no-control-regex
+  const text = expanded.replace(/[\u0000-\u001f\u007f]/g, "").trimEnd();
+  const row = bottom.trimEnd();
+  return text !== "" && row === text ? row : null;
+}
+
+/** The line that ends {@link deadHeadArgs}'s record. */
+function recordEnd(guard: string): string {
+  return `${guard}E`;
+}
+
+/**
+ * A dead pane's capture, as read after {@link deadHeadArgs}: what tmux drew (see
+ * {@link deadDrawn}) and the rows of the capture. An answer without the record (tmux printed
+ * something else) gives no line drawn and no rows.
+ */
+function splitDeadHead(
+  bytes: Uint8Array,
+  guard: string,
+): { drawn: string | null; rest: Uint8Array } {
+  const end = new TextEncoder().encode(`${recordEnd(guard)}\n`);
+  const at = indexOfBytes(bytes, end);
+  if (at === -1) return { drawn: null, rest: new Uint8Array(0) };
+  const rowAt = at + end.length;
+  const rowEnd = bytes.indexOf(0x0a, rowAt);
+  const bottom = decodeBytes(bytes.subarray(rowAt, rowEnd === -1 ? bytes.length : rowEnd));
+  const fields = parseRecords(bytes.subarray(0, rowAt), guard)[0] ?? [];
+  const rest = rowEnd === -1 ? new Uint8Array(0) : bytes.subarray(rowEnd + 1);
+  return { drawn: deadDrawn(fields, bottom), rest };
+}
+
+/** Where `needle` first is in `hay`, else -1. */
+function indexOfBytes(hay: Uint8Array, needle: Uint8Array): number {
+  if (needle.length === 0) return 0;
+  for (let i = hay.indexOf(needle[0]); i !== -1; i = hay.indexOf(needle[0], i + 1)) {
+    if (i + needle.length > hay.length) return -1;
+    let j = 1;
+    while (j < needle.length && hay[i + j] === needle[j]) j++;
+    if (j === needle.length) return i;
+  }
+  return -1;
+}
+
+/**
+ * Bytes a capture printed, as rows (as `split("\n")` splits them) into a {@link MarkerScan},
+ * made by `scan` once what tmux drew on a dead pane is known: with `guard`, the capture of a
+ * dead pane, after what {@link deadHeadArgs} printed (read first, never as rows).
+ */
 class RowFeed {
-  readonly #scan: MarkerScan;
+  readonly #make: (drawn: string | null) => MarkerScan;
+  #scan: MarkerScan | null = null;
+  /** The lines of the dead pane's record so far; its bottom row is the line after them. */
+  #head: Uint8Array[] = [];
+  #recordRead = false;
+  readonly #guard: string | null;
   readonly #lines = new LineSplitter();
-  constructor(scan: MarkerScan) {
-    this.#scan = scan;
+  constructor(scan: (drawn: string | null) => MarkerScan, guard: string | null = null) {
+    this.#make = scan;
+    this.#guard = guard;
+    if (guard === null) this.#scan = scan(null);
   }
 
   push(chunk: Uint8Array): void {
-    this.#lines.push(chunk, (line) => this.#scan.row(decodeBytes(line)));
+    this.#lines.push(chunk, (line) => this.#line(line));
+  }
+
+  #line(line: Uint8Array): void {
+    if (this.#scan !== null) return this.#scan.row(decodeBytes(line));
+    if (this.#recordRead) {
+      const bytes = new TextEncoder().encode(this.#head.map(decodeBytes).join("\n"));
+      const fields = parseRecords(bytes, this.#guard!)[0] ?? [];
+      this.#scan = this.#make(deadDrawn(fields, decodeBytes(line)));
+      return;
+    }
+    this.#head.push(line.slice());
+    this.#recordRead = decodeBytes(line).endsWith(recordEnd(this.#guard!));
   }
 
   finish(): Marked {
     let open = false;
     this.#lines.finish((line) => {
       open = true;
-      this.#scan.row(decodeBytes(line));
+      this.#line(line);
     });
+    // The answer ended in the record (tmux printed something else): no rows.
+    if (this.#scan === null) return this.#make(null).finish();
     // After the last newline: the row the split of the whole answer ends with.
     if (!open) this.#scan.row("");
     return this.#scan.finish();
@@ -254,7 +380,7 @@ async function endThatCounts(
     again = findMarkers(decodeBytes(rows).split("\n"), ref.nonce, start);
   } catch (error) {
     if (!(error instanceof AnswerPastBound)) throw error;
-    const feed = new RowFeed(new MarkerScan(ref.nonce, start, ctx.config.maxResultBytes));
+    const feed = new RowFeed(() => new MarkerScan(ref.nonce, start, ctx.config.maxResultBytes));
     const at = await atPromptStream(
       runner,
       address,
@@ -363,12 +489,13 @@ async function readMarkedNow(
   const abs = Math.max(0, known.abs - Math.max(0, known.history - probe.historySize));
   rememberPosition(key, abs, probe.historySize);
   const from = Math.max(0, abs - MARGIN_ROWS);
-  // (A dead pane's last rows are tmux's, not the shell's.)
+  // (A dead pane's bottom row is tmux's, not the shell's.)
+  const bottom = probe.dead ? Math.max(0, probe.height - 1) : null;
   const start = String(from - probe.historySize);
-  const near = await markersFrom(ctx, ref, start, abs - from, probe.dead);
+  const near = await markersFrom(ctx, ref, start, abs - from, bottom);
   if (near.begun) return { probe, marked: near, from: start, startRow: abs - from };
   // Not where it was expected: look through the whole history once.
-  const all = await markersFrom(ctx, ref, "-", abs, probe.dead);
+  const all = await markersFrom(ctx, ref, "-", abs, bottom);
   return all.begun || all.status !== null || all.twoEnds
     ? { probe, marked: all, from: "-", startRow: abs }
     : { probe, marked: near, from: start, startRow: abs - from };
@@ -376,18 +503,19 @@ async function readMarkedNow(
 
 /**
  * The rows of a dead pane without what tmux wrote when its process exited (remain-on-exit):
- * it moves the cursor to the bottom row and prints `Pane is dead (status 5, TIME)` there (a
- * fixed text in tmux 3.3; the default of `remain-on-exit-format` since 3.4, which may be set to
- * another). Recognised only as the last row that is not blank; the blank rows the move left
- * above it go with it (trailing blank rows are never output).
+ * it starts a new line on the bottom row and draws `remain-on-exit-format` there (tmux 3.3
+ * and later; by default `Pane is dead (status 5, TIME)`, fixed text before 3.3; nothing when
+ * the format is empty). `drawn`: the text it drew, as read from that row ({@link deadDrawn}),
+ * else null. Only the end of the last row that is not blank can be tmux's (see `deadRowRest`
+ * in job_markers.ts); the blank rows above it go with it when nothing of the row is left
+ * (trailing blank rows are never output).
  */
-export function withoutDeadLine(rows: readonly string[]): string[] {
+export function withoutDeadLine(rows: readonly string[], drawn: string | null = null): string[] {
   let last = rows.length - 1;
   while (last >= 0 && rows[last].trim() === "") last--;
-  if (last >= 0 && DEAD_LINE.test(rows[last].trimEnd())) {
-    return rows.slice(0, last);
-  }
-  return [...rows];
+  const rest = last >= 0 ? deadRowRest(rows[last], drawn) : null;
+  if (rest === null) return [...rows];
+  return rest === "" ? rows.slice(0, last) : [...rows.slice(0, last), rest];
 }
 
 /** Why a job whose claim lapsed before its command was typed is lost. */
