@@ -59,6 +59,7 @@ async function main(argv: string[]): Promise<number> {
     case "hook":
       return await runHook(command.args);
     case "serve": {
+      refuseDebugSignal();
       const howToRun = runHint(cli.fromSourceArgs, cli.shellLine);
       // Without --allow-env=TMUX* every variable reads as unset: a TMUX_MCP_TOOLSETS=inspect
       // meant to keep the server read-only would be ignored without a word. Refuse instead.
@@ -97,6 +98,29 @@ async function main(argv: string[]): Promise<number> {
       }
       return await start.startServer(command.options, VERSION, readEnv, howToRun);
     }
+  }
+}
+
+/**
+ * Ends the process at once on SIGUSR1. Deno (2.9.2 on) opens an inspector on 127.0.0.1:9229
+ * when a process that has run for half a second receives it: a port with no password, open to
+ * every local user for the rest of the process's life, through which code runs inside the
+ * server with its permission to run tmux (and through tmux, a shell). No flag turns that off;
+ * a listener of the program's own runs alongside it, and ending the process there ends it
+ * before the inspector is announced. Nothing is given back (the control clients end with the
+ * process's pipes; a mark a call left stays, as after a kill).
+ */
+function refuseDebugSignal(): void {
+  try {
+    Deno.addSignalListener("SIGUSR1", () => {
+      warn(
+        "tmux-mcp: received SIGUSR1, which would open a debugger port into this server: " +
+          "exiting at once.",
+      );
+      Deno.exit(1);
+    });
+  } catch {
+    // No SIGUSR1 here (Windows): nothing opens the inspector by a signal either.
   }
 }
 
