@@ -430,6 +430,48 @@ sshTest("ssh: a host that is this machine guards the caller's own pane as locall
   }
 });
 
+// Some MCP clients pass the server a short list of variables, without TMUX: then only the
+// parent process names the caller's pane. A tester's server ran in a pane that way, with an
+// --ssh alias of this machine: typing into its own pane was refused without host, and done
+// with it, since a parent process was never believed on a host.
+sshTest(
+  "ssh: a host that is this machine guards the caller's pane by its parent process, TMUX unset",
+  async () => {
+    const sshd = started as Sshd;
+    const a = await TestTmux.start("main", { command: "bash --norc --noprofile" });
+    const p = a.ids.paneId;
+    const panePid = Number((await a.tmux("display-message", "-p", "-t", p, "#{pane_pid}")).trim());
+    const runner = new TmuxRunner({
+      ssh: { destinations: ["h1"], configFile: sshd.config, connectTimeoutS: 2 },
+    });
+    // This server's parent process is the pane's own (a client started in it), and nothing more.
+    const c = await connect({ runner, socketName: a.socket, callerEnv: { ppid: panePid } });
+    try {
+      await prompt(a, p);
+      const screen = () => a.tmux("capture-pane", "-p", "-t", p);
+      for (const on of [{ socket_name: a.socket }, { host: "h1", socket_name: a.socket }]) {
+        const refused = await c.fail("send_keys", { ...on, paneId: p, text: "echo NOPE" });
+        assert.match(refused, /own pane|caller/i, JSON.stringify(on));
+      }
+      assert.ok(!(await screen()).includes("NOPE"), await screen());
+      const panes = await c.ok<{ panes: { id: string; isCallerPane: boolean }[] }>(
+        "list_panes",
+        { host: "h1", socket_name: a.socket },
+      );
+      assert.deepEqual(panes.panes.map((x) => [x.id, x.isCallerPane]), [[p, true]]);
+      // Forced, both go in.
+      const typed = { paneId: p, enter: false, force: true };
+      await c.ok("send_keys", { socket_name: a.socket, text: "here-", ...typed });
+      await c.ok("send_keys", { host: "h1", socket_name: a.socket, text: "there", ...typed });
+      await waitFor(async () => (await screen()).includes("here-there"), "the forced keys");
+    } finally {
+      await c.close();
+      assert.equal(runner.running, 0, "no tmux or ssh child left behind");
+      await a.kill();
+    }
+  },
+);
+
 sshTest(
   "ssh: a frozen connection: the connection lost, not the server gone; timeouts say why",
   async () => {

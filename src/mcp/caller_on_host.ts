@@ -13,13 +13,20 @@ import {
   findCallerPane,
   parseTmuxEnv,
 } from "../tmux/identity.ts";
-import type { PaneBrief, Snapshot } from "../tmux/snapshot.ts";
+import { spawnChild } from "../tmux/guarded_env.ts";
+import {
+  parseServerIdentity,
+  sameServer,
+  SERVER_IDENTITY_FORMAT,
+  type ServerIdentity,
+} from "../tmux/server_identity.ts";
+import type { PaneBrief, ServerFacts, Snapshot } from "../tmux/snapshot.ts";
 
 /**
  * The caller's pane on the server `snapshot` read, per {@link findCallerPane}. On an SSH host, a
  * pid or a parent process that matches there is a stranger's; but a host that is this very
- * machine (an alias of it) serves the same tmux server, and then `TMUX_PANE` names the caller's
- * pane there too.
+ * machine (an alias of it) serves the same tmux server, and then `TMUX_PANE`, or the parent
+ * process, names the caller's pane there too.
  */
 export function callerOn(
   callerEnv: CallerEnv,
@@ -27,16 +34,16 @@ export function callerOn(
   snapshot: Snapshot<PaneBrief>,
 ): CallerPane {
   const env = callerEnvOn(callerEnv, host, snapshot);
-  if (env === null) {
-    return {
-      paneId: null,
-      via: null,
-      reason: `The caller-pane guard is local only: this server does not run on host ${
-        JSON.stringify(host)
-      }.`,
-    };
-  }
-  return findCallerPane(snapshot, env);
+  if (env === null) return localOnly(host);
+  const found = findCallerPane(snapshot, env);
+  if (host === undefined || env.known || found.via !== "parent-process") return found;
+  // Not known yet whether the host is this machine: its pane is taken for the caller's (a pane
+  // refused that force lifts, rather than the caller's own typed into), and said so.
+  return {
+    ...found,
+    reason: `${found.reason.replace(/\.$/, "")}, if host ${JSON.stringify(host)} is this ` +
+      "machine (being checked): taken as the caller's meanwhile.",
+  };
 }
 
 /**
@@ -53,21 +60,108 @@ export function callerFormatOn(
   return env === null ? null : callerPaneFormat(snapshot, env);
 }
 
+/** The answer on a host that is not this machine's server. */
+function localOnly(host: string | undefined): CallerPane {
+  return {
+    paneId: null,
+    via: null,
+    reason: `The caller-pane guard is local only: this server does not run on host ${
+      JSON.stringify(host)
+    }.`,
+  };
+}
+
 /**
- * What names the caller on the server `snapshot` read: everything here; on an SSH host, only
- * `TMUX`/`TMUX_PANE`, and only when that server's socket path and pid are the ones `TMUX` names
- * (a host that reaches this machine's own tmux server, so the guard errs on the safe side); null
- * otherwise. Costs nothing: the snapshot read the server's facts anyway.
+ * What names the caller on the server `snapshot` read: everything here; on an SSH host,
+ * `TMUX`/`TMUX_PANE` when that server's socket path and pid are the ones `TMUX` names, and
+ * everything (the parent process too) when this machine's tmux at that server's socket path is
+ * that very server ({@link localServerIs}), or while that is being asked (the safe side); null
+ * otherwise. `known`: false while it is being asked.
+ *
+ * Some MCP clients start their servers with a short list of variables, without `TMUX`: then
+ * only the parent process names the caller's pane, and a host that is an alias of this machine
+ * would let the caller's own pane be typed into through it, where the same call without `host`
+ * is refused.
  */
 function callerEnvOn(
   env: CallerEnv,
   host: string | undefined,
   snapshot: Snapshot<PaneBrief>,
-): CallerEnv | null {
-  if (host === undefined) return env;
-  const tmux = parseTmuxEnv(env.tmux);
+): (CallerEnv & { known: boolean }) | null {
+  if (host === undefined) return { ...env, known: true };
   const server = snapshot.server;
-  if (!tmux || !env.tmuxPane || !server) return null;
-  if (tmux.socketPath !== server.socketPath || tmux.pid !== server.pid) return null;
-  return { tmux: env.tmux, tmuxPane: env.tmuxPane };
+  if (!server) return null;
+  const tmux = parseTmuxEnv(env.tmux);
+  const named = tmux !== null && tmux.socketPath === server.socketPath && tmux.pid === server.pid;
+  if (named && env.tmuxPane) return { tmux: env.tmux, tmuxPane: env.tmuxPane, known: true };
+  // Without TMUX naming it, only the parent process can name the caller's pane.
+  if (env.ppid === undefined || env.ppid <= 1 || !server.socketPath) return null;
+  const here = localServerIs(server);
+  return here === false ? null : { ...env, known: here === true };
+}
+
+/** How long the local tmux is given to say which server it runs at a path. */
+const PROBE_MS = 2_000;
+
+/** Most servers remembered (a new one past it starts the memory again). */
+const MAX_REMEMBERED = 256;
+
+/**
+ * Per host's server (socket path, pid and start), whether this machine's tmux at that path is
+ * that server: true or false once asked, null while being asked.
+ */
+const remembered = new Map<string, boolean | null>();
+
+/**
+ * Whether this machine's tmux at `server`'s socket path is `server` itself (a host that is an
+ * alias of this machine): asked once per server, in the background (the caller lookups read a
+ * snapshot already taken and cannot wait), so null until the answer comes. A tmux process of
+ * its own, with `-S`: the baked flags may run tmux, and need no read of the socket folder.
+ */
+export function localServerIs(server: ServerFacts): boolean | null {
+  const key = `${server.pid} ${server.startTime} ${server.socketPath}`;
+  const known = remembered.get(key);
+  if (known !== undefined) return known;
+  if (remembered.size >= MAX_REMEMBERED) remembered.clear();
+  remembered.set(key, null);
+  void probeLocal(server.socketPath).then((local) => {
+    // A local tmux that did not answer stays unknown: the safe side, asked again next time.
+    if (local === undefined) remembered.delete(key);
+    else remembered.set(key, local !== null && sameServer(local, server));
+  });
+  return null;
+}
+
+/**
+ * Which server this machine's tmux runs at `socketPath`: null for none (no socket there, one
+ * refused, another user's), undefined when it did not answer within {@link PROBE_MS}.
+ */
+async function probeLocal(socketPath: string): Promise<ServerIdentity | null | undefined> {
+  let child: Deno.ChildProcess;
+  try {
+    child = spawnChild("tmux", {
+      args: ["-S", socketPath, "display-message", "-p", SERVER_IDENTITY_FORMAT],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+      signal: AbortSignal.timeout(PROBE_MS),
+    });
+  } catch {
+    return null;
+  }
+  // Not child.output(): a stopped server holds its client's pipe open after the client is
+  // killed, so the read is given up on at the same time.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), PROBE_MS + 100);
+  });
+  const read = (async () => {
+    const [text, status] = await Promise.all([new Response(child.stdout).text(), child.status]);
+    return status.success ? parseServerIdentity(text.trim()) : null;
+  })().catch(() => null);
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

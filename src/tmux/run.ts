@@ -14,7 +14,7 @@
  * @module
  */
 
-import { SSH_ENV, SshHosts, type SshOptions } from "./ssh.ts";
+import { SSH_ENV, SshHosts, type SshOptions, withinCallTime } from "./ssh.ts";
 import { RemoteGate, stderrAfterMarker, streamAfterMarker } from "./ssh_wire.ts";
 import { argvAnswer, asCommandFile } from "./command_file.ts";
 import { spawnChild } from "./guarded_env.ts";
@@ -52,7 +52,12 @@ export interface RunOptions {
    * it waits for one of the few turns background commands have there (control_server.ts).
    */
   readonly background?: boolean;
-  /** Bytes to write to tmux's stdin (default: none, stdin is /dev/null). */
+  /**
+   * Bytes to write to tmux's stdin (default: none, stdin is /dev/null). On an SSH host, written
+   * only once the remote shell's start-up files are done (the marker came): one that reads its
+   * input would take them first. A start-up file that waits on its input then fails the call at
+   * its timeout, saying so, with nothing sent.
+   */
   readonly stdin?: Uint8Array;
   /**
    * Set by a caller that already holds the structure lane for this command
@@ -392,11 +397,7 @@ export class TmuxRunner {
   ): Promise<PersistentChild> {
     refuseNul([...args, ...Object.values(env)]);
     if (address.host !== undefined) {
-      await reachHost(
-        this.#ssh,
-        address,
-        AbortSignal.any([this.#closing.signal, AbortSignal.timeout(this.#timeoutMs)]),
-      );
+      await reachHost(this.#ssh, address, withinCallTime([this.#closing.signal], this.#timeoutMs));
     }
     if (this.#closing.signal.aborted) {
       throw new TmuxError("cancelled", "The server is shutting down.");
@@ -664,12 +665,13 @@ export class TmuxRunner {
     }
     // Over SSH, the host's connection first (outside the bound: it is no tmux process).
     if (address.host !== undefined) {
-      const waits = [
-        this.#closing.signal,
-        AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs),
-      ];
+      const waits = [this.#closing.signal];
       if (waiting) waits.push(waiting);
-      await reachHost(this.#ssh, address, AbortSignal.any(waits));
+      await reachHost(
+        this.#ssh,
+        address,
+        withinCallTime(waits, options.timeoutMs ?? this.#timeoutMs),
+      );
     }
     const leave = await this.#gates.turn(addressKey(address), {
       background: options.background,
@@ -715,6 +717,9 @@ export class TmuxRunner {
     this.#running++;
     let alive = true;
     let gate: RemoteGate | null = null;
+    // On an SSH host, the call's input, held back until the marker came; then its write.
+    let input: Uint8Array | null = null;
+    let fed = false;
     const gone = () => {
       if (alive) this.#running--;
       alive = false;
@@ -765,19 +770,21 @@ export class TmuxRunner {
           if (signal.aborted) outright();
           else signal.addEventListener("abort", outright, { once: true });
         }
+      } else if (options.stdin && address.host === undefined) {
+        await feed(child.stdin, options.stdin);
       } else if (options.stdin) {
-        const writer = child.stdin.getWriter();
-        try {
-          await writer.write(options.stdin);
-          await writer.close();
-        } catch {
-          // tmux exited before reading all of its input; its status says what happened.
-        }
+        // On a host, not yet: the remote shell runs its start-up files before the command, and
+        // one that reads its input (`read -t 1`, an `ssh` without `-n` in a `.bashrc`) would
+        // take what was written, and tmux would run on what is left. Written once the marker,
+        // which the command prints after them, has come.
+        input = options.stdin;
       }
       // `stdout`: what tmux printed before the kill, for a caller that must know how far a
       // command line got (a creation's -P line names what it made before a hook held it).
       const checkAborted = (stdout?: Uint8Array) => {
         if (timer.aborted) {
+          // Its input still held back: the remote shell never handed over to tmux.
+          if (input !== null && !fed) throw startupNeverEnded(address.host!, timeoutMs);
           // Over SSH, only our ssh is killed: a stuck remote tmux keeps the command.
           const there = address.host === undefined
             ? ""
@@ -800,12 +807,22 @@ export class TmuxRunner {
         const answered = gate ? () => gate!.release() : held;
         const arrived = gate
           ? () => void gate!.letGo(() => this.handshakes.start(key, signal))
-          : actArrived;
+          : input === null
+          ? actArrived
+          : () => {
+            actArrived();
+            fed = true;
+            void feed(child.stdin, input!);
+          };
         result = await consume(child, signal, answered, arrived);
       } catch (error) {
         // A reader stopped by the kill reports the kill, not its own broken stream.
         checkAborted();
         throw error;
+      } finally {
+        // Never written (no marker came): the pipe is closed all the same. A write under way is
+        // not waited for: one to a stopped ssh would wait as long as it stays stopped.
+        if (input !== null && !fed) void child.stdin.close().catch(() => {});
       }
       checkAborted(stdoutOf(result));
       return result;
@@ -829,6 +846,34 @@ type Consume<R> = (
   answered: Release,
   arrived: () => void,
 ) => Promise<R>;
+
+/** Writes `bytes` to a child's `stdin` and closes it. */
+async function feed(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
+  const writer = stdin.getWriter();
+  try {
+    await writer.write(bytes);
+    await writer.close();
+  } catch {
+    // tmux exited before reading all of its input; its status says what happened.
+  }
+}
+
+/**
+ * A call on `host` whose input waited its whole `timeoutMs` for the remote shell to hand over to
+ * tmux (the marker): tmux never got it. A start-up file that waits on its input holds the hand-
+ * over up for ever, as does a connection that stopped answering; either way nothing of the input
+ * was sent, where the reply once said it all went in.
+ */
+function startupNeverEnded(host: string, timeoutMs: number): TmuxError {
+  return new TmuxError(
+    "timeout",
+    `Host ${JSON.stringify(host)}: tmux was not reached within ${timeoutMs} ms (the remote ` +
+      "shell's start-up files had not ended, or the connection did not answer), so this call's " +
+      "input, sent only after them since a start-up file that reads its input would take it, " +
+      "was never sent: tmux got none of it. A start-up file there may be waiting on its input " +
+      "(a read, or an ssh without -n, in ~/.bashrc or the like).",
+  );
+}
 
 /** What stops a call while it waits to start: its signal, and {@link RunOptions.untilStarted}. */
 function waitSignal(options: RunOptions): AbortSignal | undefined {

@@ -91,6 +91,36 @@ async function firstBytes(stream: ReadableStream<Uint8Array>, limit: number): Pr
   return new TextDecoder().decode(kept.subarray(0, length));
 }
 
+/**
+ * The time each signal made by {@link withinCallTime} stands for: a wait for a connection that
+ * it stops ran out of the call's time, which the error then names.
+ */
+const callTimes = new WeakMap<AbortSignal, number>();
+
+/**
+ * A signal that aborts when one of `stops` does, or once `timeoutMs` have passed: for a call's
+ * wait for its host's connection ({@link SshHosts.ensure}), which then tells a call that ran
+ * out of time from one that was cancelled.
+ */
+export function withinCallTime(stops: readonly AbortSignal[], timeoutMs: number): AbortSignal {
+  const signal = AbortSignal.any([...stops, AbortSignal.timeout(timeoutMs)]);
+  callTimes.set(signal, timeoutMs);
+  return signal;
+}
+
+/**
+ * Why a wait for a connection stopped, by `signal`'s reason: its time ran out (a host that takes
+ * the connection and then says nothing: no one cancelled anything), or the call was cancelled.
+ */
+function whyStopped(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  if (!(reason instanceof DOMException) || reason.name !== "TimeoutError") {
+    return "the call was cancelled";
+  }
+  const ms = callTimes.get(signal);
+  return `no connection within the call's time${ms === undefined ? "" : ` (${ms} ms)`}`;
+}
+
 /** Starts `ssh` with these arguments, all three streams piped (run.ts provides it). */
 export type SshSpawn = (args: readonly string[]) => Deno.ChildProcess;
 
@@ -282,7 +312,7 @@ export class SshHosts {
     try {
       if (!signal) return await master.ready;
       const { promise, reject } = Promise.withResolvers<never>();
-      const onAbort = () => reject(new SshUnreachable(host, "the call was cancelled"));
+      const onAbort = () => reject(new SshUnreachable(host, whyStopped(signal)));
       signal.addEventListener("abort", onAbort, { once: true });
       try {
         await Promise.race([master.ready, promise]);
