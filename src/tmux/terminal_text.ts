@@ -37,6 +37,16 @@ const Esc = {
  */
 const STRING_MS = 5_000;
 
+/**
+ * CSI final bytes that clear or move cells (insert and delete characters and lines, erase in
+ * line and display, scroll up and down, erase characters): tmux fills what they clear with the
+ * current background colour.
+ */
+const ERASES = new Set([..."@JKLMPSTX"].map((c) => c.charCodeAt(0)));
+
+/** Most parameter bytes of a CSI the decoder keeps to read an SGR (a longer one is left unread). */
+const CSI_PARAMS = 256;
+
 /** Longest line the decoder builds before it breaks it (binary output has no newlines). */
 const MAX_LINE_BYTES = 16_384;
 /** Room the lines' bytes start with (see TerminalText's #log); more is made as lines need. */
@@ -62,6 +72,21 @@ export class TerminalText {
   #afterCR = false;
   /** Text was added to the partial line since {@link TerminalText.takeWritten} last asked. */
   #written = false;
+  /**
+   * The current SGR background is not the default (see #sgr), and as saved by `ESC 7`. Cells
+   * an erase clears then take that colour: a person sees them change, a capture of the text
+   * does not (a progress bar drawn as coloured blanks).
+   */
+  #background = false;
+  #savedBackground = false;
+  /**
+   * Cells were cleared in a background colour since {@link TerminalText.takePainted} last
+   * asked.
+   */
+  #painted = false;
+  /** The CSI being read: its parameter bytes (up to CSI_PARAMS), and whether it is plain. */
+  #csi = "";
+  #csiPlain = true;
   /**
    * The kept lines' bytes, then the line being written's, from `#lineStart` to `#end`. Moved
    * to the front (or to a larger buffer) when full, lines no longer kept left behind.
@@ -142,20 +167,37 @@ export class TerminalText {
       switch (state) {
         case Esc.Escape:
           if (b >= 0x20 && b <= 0x2f) this.#state = Esc.EscIntermediate;
-          else if (b === 0x5b) this.#state = Esc.Csi;
-          else if (b === 0x5d) this.#string(Esc.Osc, at);
+          else if (b === 0x5b) {
+            this.#state = Esc.Csi;
+            this.#csi = "";
+            this.#csiPlain = true;
+          } else if (b === 0x5d) this.#string(Esc.Osc, at);
           else if (b === 0x50) this.#string(Esc.DcsEnter, at);
           // SOS, PM, APC, and a title (`ESC k`).
           else if (b === 0x58 || b === 0x5e || b === 0x5f || b === 0x6b) this.#string(Esc.Str, at);
           // Bytes from DEL up are ignored: the escape goes on.
-          else if (b < 0x7f) this.#state = Esc.Ground;
+          else if (b < 0x7f) {
+            this.#state = Esc.Ground;
+            // RIS resets the attributes; DECSC and DECRC save and restore them.
+            if (b === 0x63) this.#background = this.#savedBackground = false;
+            else if (b === 0x37) this.#savedBackground = this.#background;
+            else if (b === 0x38) this.#background = this.#savedBackground;
+          }
           break;
         case Esc.EscIntermediate:
           // Intermediates (0x20-0x2f) repeat until a final byte.
           if (b >= 0x30 && b <= 0x7e) this.#state = Esc.Ground;
           break;
         case Esc.Csi:
-          if (b >= 0x40 && b <= 0x7e) this.#state = Esc.Ground;
+          if (b >= 0x40 && b <= 0x7e) {
+            this.#state = Esc.Ground;
+            this.#csiEnd(b);
+          } else if (b >= 0x30 && b <= 0x3f) {
+            // A private marker (`?`, `>`...) first: not the sequence of that final byte.
+            if (b >= 0x3c && this.#csi === "") this.#csiPlain = false;
+            if (this.#csi.length < CSI_PARAMS) this.#csi += String.fromCharCode(b);
+            else this.#csiPlain = false;
+          } else this.#csiPlain = false;
           break;
         // A DCS's final byte begins its data; a parameter tmux refuses has the DCS ignored
         // instead (no final byte then ends it, CAN, SUB and ESC still do).
@@ -179,6 +221,47 @@ export class TerminalText {
           break;
       }
     }
+  }
+
+  /**
+   * A CSI ended with `final`: an SGR sets or resets the background; an erase made while it is
+   * set paints cells (see #background). Only a plain one (no private marker or intermediate,
+   * its parameters read whole): tmux reads the others as other sequences.
+   */
+  #csiEnd(final: number): void {
+    if (!this.#csiPlain) return;
+    if (final === 0x6d) this.#sgr(this.#csi);
+    else if (this.#background && ERASES.has(final)) this.#painted = true;
+  }
+
+  /**
+   * Follows an SGR's background (tmux's input_csi_dispatch_sgr): 40-47, 100-107 and 48 set
+   * it, 0, 49 and no parameter reset it. 38 and 48 take their colour's parameters after them
+   * (`5;N`, `2;R;G;B`), never read as attributes; a colon's sub-parameters are its own.
+   */
+  #sgr(params: string): void {
+    const list = params.split(";");
+    for (let i = 0; i < list.length; i++) {
+      const [head] = list[i].split(":");
+      const n = head === "" ? 0 : Number(head);
+      if (n === 0 || n === 49) this.#background = false;
+      else if ((n >= 40 && n <= 47) || (n >= 100 && n <= 107)) this.#background = true;
+      if ((n === 38 || n === 48) && !list[i].includes(":")) {
+        if (n === 48) this.#background = true;
+        const kind = Number(list[i + 1]);
+        i += kind === 5 ? 2 : kind === 2 ? 4 : 0;
+      } else if (n === 48) this.#background = true;
+    }
+  }
+
+  /**
+   * Whether cells were cleared in a background colour since the last call: the screen changed
+   * though no text was written and a capture of the text reads the same.
+   */
+  takePainted(): boolean {
+    const painted = this.#painted;
+    this.#painted = false;
+    return painted;
   }
 
   /** Begins a string (or a DCS), at `at` (see STRING_MS). */

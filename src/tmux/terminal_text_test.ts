@@ -156,3 +156,43 @@ Deno.test("TerminalText ends a string left open as long as tmux waits for its en
   t.push(bytes("HIDDEN\x07B"));
   assert.equal(t.partial, "AB");
 });
+
+Deno.test("TerminalText tells an erase made with a background colour set, which no capture shows", () => {
+  const painted = (s: string) => {
+    const t = new TerminalText();
+    t.feed(bytes(s));
+    return t.takePainted();
+  };
+  // Cells cleared (ECH, EL, ED, insert and delete, scrolls) in green: the screen changed.
+  for (const erase of ["5X", "K", "2J", "3@", "2P", "L", "M", "S", "T"]) {
+    assert.equal(painted(`\x1b[42m\x1b[${erase}\x1b[0m`), true, erase);
+  }
+  // 256 colours, direct colour, bright, colon sub-parameters: set too.
+  for (const sgr of ["48;5;22", "48;2;0;128;0", "102", "1;48:5:22"]) {
+    assert.equal(painted(`\x1b[${sgr}m\x1b[3X`), true, sgr);
+  }
+  // The default background, or one set and then reset (0, 49, an empty SGR, RIS): nothing.
+  for (
+    const s of ["\x1b[K", "\x1b[42m\x1b[0m\x1b[K", "\x1b[42m\x1b[49m\x1b[K", "\x1b[42m\x1b[m\x1b[K"]
+  ) {
+    assert.equal(painted(s), false, JSON.stringify(s));
+  }
+  assert.equal(painted("\x1b[42m\x1bc\x1b[K"), false);
+  // Saved with DECSC, reset, restored with DECRC: set again. The text after them is text.
+  const t0 = new TerminalText();
+  assert.deepEqual(t0.push(bytes("\x1b[42m\x1b7\x1b[0m\x1b8A\x1b[K\x1bcB\r\n")), ["AB"]);
+  assert.equal(t0.takePainted(), true);
+  // A foreground colour whose index reads 48, and a private sequence ending in `m` (xterm's
+  // modifyOtherKeys), set no background.
+  assert.equal(painted("\x1b[38;5;48m\x1b[K"), false);
+  assert.equal(painted("\x1b[>4;2m\x1b[K"), false);
+  // Told once: taken, it is clear until the next erase; the colour stays set across chunks.
+  const t = new TerminalText();
+  t.feed(bytes("\x1b[4"));
+  t.feed(bytes("2m\x1b["));
+  t.feed(bytes("X"));
+  assert.equal(t.takePainted(), true);
+  assert.equal(t.takePainted(), false);
+  t.feed(bytes("\x1b[K"));
+  assert.equal(t.takePainted(), true);
+});

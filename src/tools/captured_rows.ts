@@ -339,3 +339,72 @@ export function writtenRows(
   });
   return out;
 }
+
+/**
+ * Which rows of `now` were moved there, not written: rows a program moved up or down (lines
+ * inserted or deleted, `ESC[L`, `ESC[M`; a scroll down, `ESC[T`; a screen that keeps no history
+ * scrolled up) each differ from the row that stood in their place, and tell nothing new. `was`
+ * is the same rows at the last read (the same length or shorter; missing ones blank). One
+ * offset moves them all: the one that makes the most rows that changed equal to the row that
+ * far away at the last read, whose place then no longer holds it (text printed again below
+ * itself, a test run's output run twice, leaves the first copy where it was: it moved nothing;
+ * a prompt typed on with a new one below it leaves the old text there, written further). A
+ * move of one row alone must have left a blank row.
+ * Rows that are not blank only; a text on more than {@link MOVED_COPIES} rows of `was` tells no
+ * offset. Also the rows of `was` whose text moved away (`freed`): a row written there since
+ * was written on a blank row (a scroll down frees the top rows), not over the old text.
+ */
+export function movedRows(
+  was: readonly string[],
+  now: readonly string[],
+): { moved: boolean[]; freed: boolean[] } {
+  const a = was.map(trimRow);
+  const b = now.map(trimRow);
+  const moved = b.map(() => false);
+  const places = new Map<string, number[]>();
+  a.forEach((text, i) => {
+    if (text === "") return;
+    const at = places.get(text);
+    if (at === undefined) places.set(text, [i]);
+    else at.push(i);
+  });
+  const counts = new Map<number, number>();
+  b.forEach((text, j) => {
+    if (text === "" || text === (a[j] ?? "")) return;
+    const at = places.get(text) ?? [];
+    if (at.length > MOVED_COPIES) return;
+    for (const i of at) {
+      // Its old place must hold something else now: else it was copied, not moved. Nor may
+      // it hold the old text written further (a prompt typed on, a new prompt below it).
+      if ((b[i] ?? "").startsWith(a[i])) continue;
+      counts.set(j - i, (counts.get(j - i) ?? 0) + 1);
+    }
+  });
+  let offset = 0;
+  let most = 0;
+  for (const [k, n] of counts) {
+    if (n > most || (n === most && Math.abs(k) < Math.abs(offset))) [offset, most] = [k, n];
+  }
+  const freed = a.map(() => false);
+  const mark = () =>
+    b.forEach((text, j) => {
+      const i = j - offset;
+      if (text !== "" && text !== (a[j] ?? "") && a[i] === text && !(b[i] ?? "").startsWith(text)) {
+        moved[j] = freed[i] = true;
+      }
+    });
+  if (most >= 2) mark();
+  else if (most === 1) {
+    // One row alone is a move only where it left a blank row: else it may be a line printed
+    // again over an edited one.
+    mark();
+    const j = moved.indexOf(true);
+    if (trimRow(now[j - offset] ?? "") !== "") {
+      moved[j] = freed[j - offset] = false;
+    }
+  }
+  return { moved, freed };
+}
+
+/** Rows of one text past which it tells no offset (see {@link movedRows}): a repeated line. */
+const MOVED_COPIES = 8;

@@ -4,6 +4,7 @@ import {
   changedSpan,
   changedSpans,
   lineAt,
+  movedRows,
   rowsFrom,
   writtenPast,
 } from "./captured_rows.ts";
@@ -121,4 +122,57 @@ Deno.test("writtenPast: what a line read again after a reflow holds past what wa
   assert.equal(writtenPast("x", "   "), null);
   // Never between the halves of a pair.
   assert.equal(writtenPast("a\u{1F642}", "\u{1F642}b"), 2);
+});
+
+/** Which rows of `now` movedRows finds moved. */
+const moved = (was: string[], now: string[]) => movedRows(was, now).moved;
+
+Deno.test("movedRows: rows moved by inserted or deleted lines or a scroll are told apart", () => {
+  const F = "error: BUILD FAILED";
+  // Two lines inserted at the top: both old rows two further down.
+  assert.deepEqual(moved([F, "next", "", ""], ["", "", F, "next"]), [false, false, true, true]);
+  // A line deleted at the top: one up, and the new row written below them is not moved.
+  assert.deepEqual(moved(["", F, "x", ""], [F, "x", "new", ""]), [true, true, false, false]);
+  // A scroll down with new text drawn in the row it freed.
+  assert.deepEqual(moved([F, "next", "", ""], ["new FAILED", "", F, "next"]), [
+    false,
+    false,
+    true,
+    true,
+  ]);
+  // A one-row move, and a screen that keeps no history scrolled up (the last row written).
+  assert.deepEqual(moved(["", F], [F, ""]), [true, false]);
+  assert.deepEqual(moved(["a", "b", "c"], ["b", "c", "d"]), [true, true, false]);
+  // The rows the moved ones left: a scroll down by two freed the top two.
+  assert.deepEqual(movedRows([F, "next", "", ""], ["new", "", F, "next"]).freed, [
+    true,
+    true,
+    false,
+    false,
+  ]);
+});
+
+Deno.test("movedRows: text printed again, or redrawn in place, is not moved", () => {
+  // A run's output printed twice: the first copy is where it was.
+  assert.deepEqual(
+    moved(["PASS a", "FAILED b", "", ""], ["PASS a", "FAILED b", "PASS a", "FAILED b"]),
+    [
+      false,
+      false,
+      false,
+      false,
+    ],
+  );
+  // The same line printed again below itself.
+  assert.deepEqual(moved(["retrying", ""], ["retrying", "retrying"]), [false, false]);
+  // A command typed at a prompt, and the same prompt below it.
+  assert.deepEqual(moved(["$", ""], ["$ true", "$"]), [false, false]);
+  assert.deepEqual(moved(["$ true", "$", ""], ["$ true", "$ true", "$"]), [false, false, false]);
+  // One row over a row written with other text: not told apart from a line printed again.
+  assert.deepEqual(moved(["x", "", ""], ["y", "x", ""]), [false, false, false]);
+  // Rows redrawn in place (multi-line progress): nothing moved.
+  assert.deepEqual(moved(["l1: 10%", "l2: 40%"], ["l1: done", "l2: 40%"]), [false, false]);
+  // A line that many rows hold tells no offset.
+  const dots = Array(10).fill("~");
+  assert.deepEqual(moved([...dots, ""], ["", ...dots]), Array(11).fill(false));
 });

@@ -139,6 +139,11 @@ export class PaneWatch {
   #shown = "";
   /** Output with no text came that the screen has not been read for yet (`#reportChanges`). */
   #unshown = false;
+  /**
+   * Output cleared cells in a background colour (`#reportChanges`; see TerminalText's
+   * takePainted): a change no read of the screen's text shows, reported as it is.
+   */
+  #painted = false;
 
   private constructor(ctx: TmuxContext, pane: PaneRow) {
     this.#ctx = ctx;
@@ -170,6 +175,12 @@ export class PaneWatch {
       const kept = [
         ...["capture-pane", "-p", "-J", "-t", pane.id],
         ...["-S", `-${HISTORY_KEPT}`, "-E", "-1", ";"],
+        // On the alternate screen, the normal screen tmux saved (nothing on the normal one):
+        // leaving the alternate screen puts it back, and none of it is new (see keepSaved).
+        ...["display-message", "-p", `${guard}V`, ";"],
+        ...["capture-pane", "-a", "-q", "-p", "-J", "-t", pane.id, ";"],
+        ...["display-message", "-p", `${guard}W`, ";"],
+        ...["capture-pane", "-a", "-q", "-p", "-N", "-t", pane.id, ";"],
       ];
       const { probe, text, later } = await probeWith(
         ctx,
@@ -197,7 +208,16 @@ export class PaneWatch {
       const end = Math.max(0, rest.indexOf(`${guard}R`));
       const history = rest.indexOf(`${guard}P\n`);
       const raw = rest.slice(0, history === -1 ? end : history);
-      const old = history === -1 ? "" : rest.slice(history + guard.length + 2, end);
+      const savedAt = rest.indexOf(`${guard}V\n`);
+      const savedRaw = rest.indexOf(`${guard}W\n`);
+      const old = history === -1 ? "" : rest.slice(
+        history + guard.length + 2,
+        savedAt === -1 ? end : savedAt,
+      );
+      const saved = savedAt === -1 || savedRaw < savedAt ? null : {
+        joined: rest.slice(savedAt + guard.length + 2, savedRaw),
+        raw: rest.slice(savedRaw + guard.length + 2, end),
+      };
       watch.start = probe;
       watch.#command = probe.command;
       watch.screen = options.screen ? trimTrailingBlank(joined.split("\n")) : [];
@@ -213,6 +233,9 @@ export class PaneWatch {
       // With the history's last rows (none when it holds none: -E -1 is then the screen's first).
       const last = history !== -1 && probe.historySize > 0 ? screenLines(old) : [];
       if (split !== -1) read.keepScreen(trimTrailingBlank(screenLines(joined)), last);
+      if (saved && probe.alternateScreen) {
+        read.keepSaved(screenLines(saved.joined), screenLines(saved.raw));
+      }
       // Under a scroll region below a header or above a status line, the rows from the start
       // on are not the screen's from its row on: read apart (the fixed rows too, moved or not).
       const rows = still && split !== -1 && !read.regionRows
@@ -364,6 +387,10 @@ export class PaneWatch {
       if (this.#queue.length > 0) {
         const lines = this.#drain();
         if (lines.length > 0 && !this.#rows) return { kind: "lines", lines };
+        if (this.#painted) {
+          this.#painted = false;
+          return { kind: "changed" };
+        }
       }
       if (this.#diedAfterLines) return await this.#died(this.#diedAfterLines);
       let now = performance.now();
@@ -460,8 +487,14 @@ export class PaneWatch {
     // The partial line only when text was added to it: not for escape sequences alone.
     const partial = this.#text.takeWritten() ? this.#text.partial : "";
     const text = partial === "" ? lines : [...lines, partial];
-    // Output with no text may have changed the screen all the same (see #reportChanges).
-    if (this.#reportChanges && heard && text.length === 0) this.#unshown = true;
+    // Output with no text may have changed the screen all the same (see #reportChanges); cells
+    // cleared in a colour did, though the screen's text reads the same.
+    // (Taken with text too: the text is news of its own.)
+    const painted = this.#text.takePainted();
+    if (this.#reportChanges && heard && text.length === 0) {
+      if (painted) this.#painted = true;
+      else this.#unshown = true;
+    }
     return text;
   }
 

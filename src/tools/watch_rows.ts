@@ -35,6 +35,8 @@ import {
 import { type PaneProbe, probeWith } from "./pane_probe.ts";
 import {
   changedRows,
+  movedRows,
+  rowsFrom,
   screenLines,
   trimTrailingBlank,
   wholeRow,
@@ -60,7 +62,7 @@ import {
   spanRow,
 } from "./watch_span.ts";
 import { type KnownRows, type ReadAgain, readAgain } from "./watch_reread.ts";
-import { ABOVE_MARK, RowsAbove, startAbove } from "./watch_above.ts";
+import { ABOVE_MARK, type AboveRead, RowsAbove, startAbove } from "./watch_above.ts";
 
 /**
  * Reads tried before giving up for this time: a pane that scrolls between the probe a read is
@@ -94,6 +96,21 @@ interface Part {
   readonly next: { readonly index: number; readonly row: number } | null;
   /** The fixed rows (see watch_span.ts) as read; null when the span is the whole screen. */
   readonly fixed: string[] | null;
+  /** The screen's rows above the start, as the last read had them and as they read now. */
+  readonly above: AboveRead;
+}
+
+/** No rows above the start read. */
+const NONE_ABOVE: AboveRead = { row: 0, was: [], now: [], base: [] };
+
+/**
+ * What a watch knew of the normal screen's rows while the alternate screen is shown (see
+ * WatchedRows.#switchScreen): the rows from the start on at the start and at the last read.
+ */
+interface NormalRows {
+  readonly baseline: string[] | null;
+  readonly last: string[];
+  readonly known: boolean;
 }
 
 /**
@@ -187,6 +204,16 @@ export class WatchedRows {
    * #rebaseAt) begins at the screen's first row at the last read, the start's screen seen.
    */
   #shifted = false;
+  /** The screen the last read found: the alternate screen (true) or the normal one. */
+  #alternate: boolean;
+  /**
+   * While the alternate screen is shown, the normal screen's rows as the watch last knew them:
+   * leaving the alternate screen puts them back (tmux saved them), which writes nothing, so the
+   * rows are then compared with these, not with the alternate screen's. Null when not known
+   * (the watch began on the alternate screen and could not read the saved screen, or the rows
+   * were read again by content meanwhile): the rows are read again by content then.
+   */
+  #normal: NormalRows | null = null;
 
   constructor(ctx: TmuxContext, paneId: string, start: PaneProbe, rows: boolean) {
     this.#ctx = ctx;
@@ -204,6 +231,7 @@ export class WatchedRows {
     this.#anchorRow = this.#startAbs;
     this.#lastBottom = spanEnd(start, this.#span) - 1;
     this.#lastTop = start.historySize;
+    this.#alternate = start.alternateScreen;
   }
 
   /**
@@ -226,6 +254,23 @@ export class WatchedRows {
     this.#pulled = history.filter((l) => trimRow(l) !== "");
   }
 
+  /**
+   * For a watch that began on the alternate screen: the normal screen tmux saved, read at the
+   * start's instant with `capture-pane -a` (`joined` with -J, `raw` row by row with -N).
+   * Leaving the alternate screen puts it back, which writes nothing: its rows from the start
+   * row on are what the rows are compared with then, its rows above the start those rows'. Its
+   * lines are old where rows are read again by content too. Call after keepScreen.
+   */
+  keepSaved(joined: string[], raw: string[]): void {
+    this.#pulled.push(...joined.filter((l) => trimRow(l) !== ""));
+    const y = this.#startAbs - this.#start.historySize;
+    const rows = rowsFrom(joined, raw, y);
+    if (rows === null) return;
+    const lines = trimTrailingBlank(rows);
+    this.#normal = { baseline: lines, last: [...lines], known: true };
+    if (y > 0) this.#above.keepSaved(this.#startAbs - y, raw.slice(0, y));
+  }
+
   /** The region as last read (what a pane gone showed last). */
   get last(): readonly string[] {
     return this.#lastRegion;
@@ -236,7 +281,7 @@ export class WatchedRows {
    * the start row (`above`, row by row, read at the same instant; see watch_above.ts).
    */
   keepBaseline(lines: string[], above: readonly string[] = []): void {
-    if (above.length > 0) this.#above.keep(this.#startAbs - above.length, above);
+    if (above.length > 0) this.#above.begin(this.#startAbs - above.length, above);
     this.#baseline = lines;
     // A copy: a read replaces the last read's lines in place.
     this.#lastRegion = [...lines];
@@ -300,12 +345,41 @@ export class WatchedRows {
 
   /** What of the span's rows a read tells (see {@link WatchedRows.read}). */
   async #spanChanged(part: Part): Promise<RowsRead> {
-    const { probe, at, lines } = part;
+    const { probe, at, lines, above } = part;
     const old = this.#lastRegion;
-    // Nothing at all from the start on (a cleared screen): the last read is kept.
-    if (at + lines.length === 0) return { probe, lines: [] };
     // The lines before `at` are the same for good: only the rest is compared, and replaced.
     const was = old.slice(at);
+    const last = this.#lastKnown ? was : null;
+    // Rows that only moved (lines inserted or deleted, a scroll down) are no output: each
+    // counts as it stood at the last read, found in one view of the rows above the start and
+    // those from it on (the rows above are on the screen only while the start row is). A row
+    // they left was blank before what is written there now, at the start too.
+    const lead = at === 0 ? above.was.length : 0;
+    const { moved, freed } = movedRows(
+      [...lead > 0 ? above.was : [], ...last ?? []],
+      [...lead > 0 ? above.now : [], ...lines],
+    );
+    /** Row `i` of the view (`line` there now) as it stood before, `then` when it did not move. */
+    const before = (i: number, line: string, then: string) =>
+      moved[i] ? line : freed[i] ? "" : then;
+    // Rows above the start drawn again in their place (see watch_above.ts), told first;
+    // numbered from 1, as the fixed rows: the start row's rules are not theirs.
+    const drawn = this.#rows && lead > 0
+      ? changedRows(
+        ["", ...above.base.map((b, i) => freed[i] ? "" : b ?? above.was[i])],
+        above.now,
+        above.was.map((w, i) => before(i, above.now[i], w)),
+        0,
+        1,
+      )
+      : [];
+    const told = (rows: WrittenRow[]) => ({
+      probe,
+      lines: rows.map((r) => r.shown),
+      rows: this.#rows ? rows : undefined,
+    });
+    // Nothing at all from the start on (a cleared screen): the last read is kept.
+    if (at + lines.length === 0) return told(drawn);
     const same = was.length === lines.length && lines.every((l, j) => l === was[j]);
     // The start's cursor matters only on the start row. Asked before the lines are kept as
     // read, for the same reason as the fixed rows (see read).
@@ -318,8 +392,7 @@ export class WatchedRows {
       this.#anchorRow = part.next.row;
       while (old.length < this.#anchorIndex) old.push("");
     }
-    if (same) return { probe, lines: [] };
-    const last = this.#lastKnown ? was : null;
+    if (same) return told(drawn);
     this.#lastKnown = true;
     // Under a region, rows not known at the start (the pane moved before they were read) are
     // compared by text with the start's screen: they hold the region's old lines, not the
@@ -329,10 +402,11 @@ export class WatchedRows {
       : null;
     const fresh = (text: string) => known === null || !known.has(trimRow(text));
     if (this.#rows) {
-      const rows = changedRows(this.#baseline, lines, last, cursor, at).filter((r) =>
-        fresh(r.text)
-      );
-      return { probe, lines: rows.map((r) => r.shown), rows };
+      const seen = last && lines.map((line, j) => before(lead + j, line, last[j] ?? ""));
+      const base = this.#baseline &&
+        this.#baseline.map((line, i) => freed[lead + i - at] && !moved[lead + i - at] ? "" : line);
+      const rows = changedRows(base, lines, seen, cursor, at).filter((r) => fresh(r.text));
+      return told([...drawn, ...rows]);
     }
     // Every row written since the start, of those read again.
     return { probe, lines: writtenRows(this.#baseline, lines, cursor, at).filter(fresh) };
@@ -407,9 +481,9 @@ export class WatchedRows {
         advance,
         skip,
       });
-      const above = this.#above.captures(this.#paneId, guard, plan, s, this.#slack);
-      after.push(...above);
-      if (above.length > 0) marks.push(ABOVE_MARK);
+      const aboveReads = this.#above.captures(this.#paneId, guard, plan, s, this.#slack);
+      after.push(...aboveReads);
+      if (aboveReads.length > 0) marks.push(ABOVE_MARK);
       let probed;
       try {
         const bound = readBound(this.#readRows, plan.height);
@@ -425,16 +499,16 @@ export class WatchedRows {
       const { probe, text } = probed;
       if (!probe.exists) return { probe, again: true };
       this.#moved(probe);
-      if (this.#rebase) return await this.#rebaseAt(probe);
+      if (this.#rebase || this.#switchScreen(probe)) return await this.#rebaseAt(probe);
       const moved = probe.historySize - plan.historySize;
       plan = probe;
       this.#slack = moved > 0 ? Math.min(this.#readRows, moved + (moved >> 1) + 16) : 0;
       const out = splitMarked(text, guard, marks);
       if (out === null) continue;
       // The rows above the start did not move as their numbers say: read again by content.
-      const shifted = this.#above.moved(out.get(ABOVE_MARK), probe, this.#span, this.#lastTop);
-      if (shifted === null) continue;
-      if (shifted) {
+      const above = this.#above.reread(out.get(ABOVE_MARK), probe, this.#span, this.#lastTop);
+      if (above === null) continue;
+      if (above === "moved") {
         this.#rebase = this.#shifted = true;
         return await this.#rebaseAt(probe);
       }
@@ -474,6 +548,8 @@ export class WatchedRows {
       if (from === null || from === "whole") continue;
       /** The line of `joined` the anchor's row is on. */
       const { lines, j } = from;
+      // Kept only now: a read made again above would compare them with this one's.
+      if (!skip) this.#above.take(above);
       let next: Part["next"] = null;
       if (advance && this.#anchorRow < probe.historySize) {
         // The screen's top row begins a line: the read's lines from it on are the screen's.
@@ -487,9 +563,48 @@ export class WatchedRows {
       this.#lastBottom = spanEnd(probe, sr) - 1;
       this.#lastTop = probe.historySize;
       const fixed = hasFixedRows(sr) ? fixedLines(out) : null;
-      return { probe, at: this.#anchorIndex, lines: trimTrailingBlank(lines), next, fixed };
+      return {
+        probe,
+        at: this.#anchorIndex,
+        lines: trimTrailingBlank(lines),
+        next,
+        fixed,
+        above: skip ? NONE_ABOVE : above,
+      };
     }
     return { probe: plan, again: true };
+  }
+
+  /**
+   * Follows the pane to the alternate screen and back, from the probe of a read. Entering it,
+   * the normal screen's rows as the watch knows them are kept aside (tmux saves that screen,
+   * and no history grows while the alternate one is shown, so the rows keep their numbers);
+   * what the alternate screen shows is compared with them, as any change is. Leaving it puts
+   * the saved screen back, which writes nothing: the rows are then compared with the ones kept
+   * aside, not with the alternate screen's last read (old text would pass for new: a pager
+   * quit over a build's verdict). True when those are not known: the rows are then read again
+   * by content (see #rebaseAt), the saved screen's lines seen.
+   */
+  #switchScreen(probe: PaneProbe): boolean {
+    const alternate = probe.alternateScreen;
+    if (alternate === this.#alternate) return false;
+    this.#alternate = alternate;
+    this.#above.switchScreen(alternate);
+    if (alternate) {
+      const last = [...this.#lastRegion];
+      this.#normal = { baseline: this.#baseline, last, known: this.#lastKnown };
+      return false;
+    }
+    const normal = this.#normal;
+    this.#normal = null;
+    if (normal === null) {
+      this.#rebase = true;
+      return true;
+    }
+    this.#baseline = normal.baseline;
+    this.#lastRegion = [...normal.last];
+    this.#lastKnown = normal.known;
+    return false;
   }
 
   /**
@@ -512,6 +627,8 @@ export class WatchedRows {
     const { probe, fresh, first, read } = again;
     if (read === null) return { probe, fresh };
     const { lines, fixed, top, start, cursor, wide, floor } = read;
+    // The normal screen's rows as last read, before the alternate screen was found by this read.
+    const normal = probe.alternateScreen && !this.#alternate ? this.#lastRegion : [];
     this.#fixed.keep(fixed);
     this.#lastRegion = [...lines];
     this.#lastKnown = true;
@@ -523,6 +640,14 @@ export class WatchedRows {
       // Read from the start or above it: the rows above it on the screen are not followed.
       this.#shifted = false;
       this.#above.clear();
+      // The rows read are the screen's shown now. The normal screen's kept aside (or last read,
+      // as the alternate screen came) are old where rows are read by content, as they may be
+      // when the alternate screen is left: numbered before this read, no longer by row.
+      for (const line of [...this.#normal?.last ?? [], ...normal]) {
+        if (trimRow(line) !== "") this.#pulled.push(line);
+      }
+      this.#normal = null;
+      this.#alternate = probe.alternateScreen;
       if (wide) {
         this.#wide = false;
         this.#startX = top === cursor.row ? cursor.x : 0;
@@ -562,7 +687,8 @@ export class WatchedRows {
       lastFixed: this.#fixed.last,
       baseFixed: this.#fixed.base,
       screen: this.#screen,
-      pulled: this.#pulled,
+      // The normal screen's rows kept aside: leaving the alternate screen puts them back.
+      pulled: [...this.#pulled, ...this.#normal?.last ?? []],
       readRows: this.#readRows,
     });
   }

@@ -98,18 +98,44 @@ export async function withWatched(
     };
     const base = await all();
     let last = base;
+    // The screen's rows above the start row, row by row: as they stood at the start (by row
+    // from the history's top), and at the last check, with the history's size then.
+    const startAbs = start.historySize + start.cursorY;
+    const aboveRows = async (history: number) => {
+      if (startAbs <= history) return [];
+      const out = await t.tmux(
+        ...["capture-pane", "-p", "-t", p, "-S", "0", "-E", String(startAbs - history - 1)],
+      );
+      return out.split("\n").slice(0, startAbs - history).map((r) => r.trimEnd());
+    };
+    const aboveStart = await aboveRows(start.historySize);
+    let aboveLast = aboveStart;
+    let lastHistory = start.historySize;
     const cursor = await cellIndex(ctx, start.serverPid, base[0] ?? "", start.cursorX);
     await fn(t, {
       watched,
       write: tty.write,
       async check(read: RowsRead, what: string) {
+        // First the rows above the start drawn again in place since the last check, while
+        // nothing scrolled (a multi-line progress display; see watch_above.ts).
+        const history = Number(
+          await t.tmux("display-message", "-p", "-t", p, "#{history_size}"),
+        );
+        const aboveNow = await aboveRows(history);
+        let toldAbove: WrittenRow[] = [];
+        if (history === lastHistory && aboveNow.length > 0) {
+          const was = aboveNow.map((_, i) => aboveStart[history - start.historySize + i] ?? "");
+          toldAbove = changedRows(["", ...was], aboveNow, aboveLast, 0, 1);
+        }
+        aboveLast = aboveNow;
+        lastHistory = history;
         const lines = await all();
         let told: WrittenRow[] = [];
         if (lines.length > 0 && lines.join("\n") !== last.join("\n")) {
           told = changedRows(base, lines, last, cursor);
           last = lines;
         }
-        assert.deepEqual(read.rows ?? [], told, what);
+        assert.deepEqual(read.rows ?? [], [...toldAbove, ...told], what);
       },
     });
     if (!options.skips) assert.equal(watched.skippedRows, 0);
