@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { callOver, startOn, StdioServer } from "./helpers/stdio.ts";
 import { processesNaming, TestTmux, waitFor, waitsOnChannel } from "./helpers/tmux.ts";
 import { markOption, parseChannelMark } from "../src/tools/channel_marks.ts";
+import { AGENTS_CHANNEL } from "../src/hooks/marks.ts";
 
 /** The tmux clients that wait on `channel` (bare, or in the if-shell that checks the server). */
 async function waitersOn(t: TestTmux, channel: string): Promise<number[]> {
@@ -130,3 +131,29 @@ Deno.test("kill9: a live wait of another process takes a signal without a word o
       .filter((l) => l.startsWith("@tmux-mcp-channel-"));
     assert.deepEqual(marks, [], "the woken wait leaves no mark");
   }));
+
+Deno.test("kill9: the tmux client the agents feed waits with ends with its process, SIGKILLed, without a signal", async () => {
+  const t = await TestTmux.start();
+  const a = await startOn(t.socket);
+  try {
+    const subscribed = await a.request("resources/subscribe", { uri: "tmux://agents" });
+    assert.equal(subscribed.error, undefined, JSON.stringify(subscribed));
+    const ours = await waitFor(async () => {
+      const pids = await waitersOn(t, AGENTS_CHANNEL);
+      return pids.length > 0 && pids;
+    }, "the agents feed's waiter");
+    await a.kill();
+    // Nobody signals the agents' channel (no agent hook runs here): tmux ends the client once
+    // its process is gone.
+    await waitFor(
+      async () => {
+        const running = new Set((await processesNaming(t.socket)).map((p) => p.pid));
+        return ours.every((pid) => !running.has(pid));
+      },
+      "the feed's waiting tmux client to end with its process",
+    );
+  } finally {
+    await a.kill();
+    await t.kill();
+  }
+});

@@ -35,6 +35,7 @@ import type { TmuxRunner } from "../tmux/run.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
 import { sameServer, type ServerIdentity, serversText } from "../tmux/server_identity.ts";
 import { takeBriefSnapshot } from "../tmux/snapshot.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 
 /**
  * Longest wait before a lost feed tries again: a server that is not there (a subscription to a
@@ -50,6 +51,8 @@ export const POLL_MS = 1_000;
  * the server may signal it, and a flood of signals must not become a flood of tmux processes.
  */
 export const NUDGE_GAP_MS = 100;
+/** How long one wait on {@link AGENTS_CHANNEL} lasts before it is made again (its time bound). */
+const SIGNAL_WAIT_MS = 10 * 60_000;
 
 /**
  * Every session, window and pane by id, with what tmux sends no notification of: how many
@@ -279,7 +282,9 @@ class ServerFeed {
    * again, at most once per {@link NUDGE_GAP_MS}. A wait that fails (an SSH session refused, a
    * server going) is tried again later and later, up to {@link MAX_RETRY_MS} apart,
    * until it works or the feed restarts or stops; meanwhile the subscription still sees a
-   * change within its second.
+   * change within its second. The wait's client is tied to this process (RunOptions
+   * `tiedToProcess`): a plain `tmux wait-for` outlived a process killed outright, in the person's
+   * tmux, until something signalled the channel, one more for every such kill.
    */
   async #waitForSignals(generation: number): Promise<void> {
     const stop = new AbortController();
@@ -288,26 +293,24 @@ class ServerFeed {
       !stop.signal.aborted && generation === this.#generation && !this.#runner.closed;
     const backoff = new Backoff();
     while (current()) {
-      let status: Deno.CommandStatus | null = null;
+      let woken = false;
       try {
-        const child = await this.#runner.spawnPersistent(this.#address, [
-          "wait-for",
-          AGENTS_CHANNEL,
-        ]);
-        const kill = () => child.kill();
-        // Stopped while it started: a signal already aborted calls no listener.
-        if (stop.signal.aborted) kill();
-        else stop.signal.addEventListener("abort", kill, { once: true });
-        child.stdin.close().catch(() => {});
-        child.stdout.cancel().catch(() => {});
-        child.stderr.cancel().catch(() => {});
-        status = await child.status;
-        stop.signal.removeEventListener("abort", kill);
-      } catch {
-        // Not started: tried again below.
+        const result = await this.#runner.exec(this.#address, ["wait-for", AGENTS_CHANNEL], {
+          tiedToProcess: true,
+          signal: stop.signal,
+          timeoutMs: SIGNAL_WAIT_MS,
+        });
+        woken = result.code === 0;
+      } catch (error) {
+        // A wait that lasted its whole time is waited again at once; anything else (not
+        // started, the server going) is tried again below.
+        if (error instanceof TmuxError && error.kind === "timeout" && current()) {
+          backoff.reset();
+          continue;
+        }
       }
       if (!current()) return;
-      if (status?.success) {
+      if (woken) {
         backoff.reset();
         await this.#readFormat(generation);
         await pause(NUDGE_GAP_MS, stop.signal);

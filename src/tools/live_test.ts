@@ -100,14 +100,14 @@ Deno.test("agents feed: the tmux server gone is told, and its waiter ends", asyn
 
 Deno.test("agents feed: a wait that cannot start at first (an SSH connection not up yet) is tried again", async () => {
   const runner = new TmuxRunner();
-  const spawn = runner.spawnPersistent.bind(runner);
+  const exec = runner.exec.bind(runner);
   let refused = 0;
-  runner.spawnPersistent = (address, args) => {
+  runner.exec = (address, args, options) => {
     if (args[0] === "wait-for" && refused < 2) {
       refused++;
       return Promise.reject(new Error("not yet"));
     }
-    return spawn(address, args);
+    return exec(address, args, options);
   };
   await withAgentsFeed(async (t, told) => {
     assert.equal(refused, 2);
