@@ -10,31 +10,8 @@
  */
 
 import assert from "node:assert/strict";
+import { current, marks, ring } from "./helpers/alert_marks.ts";
 import { type StartedTmux, withTmux } from "./helpers/mcp.ts";
-import { waitFor } from "./helpers/tmux.ts";
-
-/** The bell, activity and silence flags of window `windowId` in session `session`'s list. */
-async function marks(t: StartedTmux, session: string, windowId: string): Promise<string> {
-  const rows = (await t.tmux(
-    "list-windows",
-    "-t",
-    session,
-    "-F",
-    "#{window_id} #{window_bell_flag}#{window_activity_flag}#{window_silence_flag}",
-  )).trim().split("\n");
-  return rows.find((r) => r.startsWith(`${windowId} `))?.split(" ")[1] ?? "";
-}
-
-/** Rings the bell in `paneId` and waits until main's status line marks window `windowId`. */
-async function ring(t: StartedTmux, paneId: string, windowId: string): Promise<void> {
-  await t.tmux("send-keys", "-t", paneId, "printf '\\a'", "Enter");
-  await waitFor(async () => (await marks(t, "main", windowId)) === "100", "the bell mark");
-}
-
-/** Session `session`'s current window. */
-async function current(t: StartedTmux, session: string): Promise<string> {
-  return (await t.tmux("display-message", "-p", "-t", `${session}:`, "#{window_id}")).trim();
-}
 
 /** Makes `last` the last window of `session`, then `now` its current one. */
 async function pick(t: StartedTmux, session: string, last: string, now: string): Promise<void> {
