@@ -89,3 +89,78 @@ Deno.test("an end marker written over the shell's once the job is over is not be
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/**
+ * Started in the background by the job's line: reads the nonce and the check's terms, then
+ * watches (bounded) the terminal's foreground group in /proc until the shell (its parent) holds
+ * it again, and at once writes a valid end for status 0 over the row above the cursor, which is
+ * the shell's end marker if it printed it by then; says so in the file `$1`. Faster than any
+ * read of the pane that waits for the shell to hold its terminal.
+ */
+const FAST_END = String.raw`
+done_file=$1
+screen=$(tmux capture-pane -p -J -S - -t "$TMUX_PANE")
+nonce=$(printf '%s\n' "$screen" | sed -n 's/^.*__tmcp_\([0-9a-f]\{20\}\)_B$/\1/p' | tail -n 1)
+a=$(( 0x$(printf %s "$nonce" | cut -c1-6) >> 2 )); b=$(( 0x$(printf %s "$nonce" | cut -c7-12) >> 2 ))
+[ "$a" = "$b" ] && b=$(( b ^ 1 ))
+sp=$PPID
+i=0
+while [ "$i" -lt 200000 ]; do
+  read -r line < /proc/$sp/stat
+  set -- $line
+  [ "$8" = "$sp" ] && break
+  i=$((i + 1))
+done
+printf '\033%s\033[1A\r\033[2K__tmcp_%s_E:0:%s:%s\033%s' 7 "$nonce" "$(( a ^ b ))" "$(date +%s)" 8
+touch "$done_file"
+`;
+
+Deno.test("an end marker written over the shell's the moment it holds its terminal again is never believed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-fast-end-" });
+  await Deno.writeTextFile(`${dir}/fast.sh`, FAST_END);
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket });
+    const ways: [string, Record<string, unknown>][] = [
+      ["background", { background: true }],
+      ["timed out", { timeoutMs: 300 }],
+      ["waited on", { timeoutMs: 20_000 }],
+    ];
+    for (const [way, options] of ways) {
+      for (let round = 0; round < 3; round++) {
+        const label = `${way}, round ${round + 1}`;
+        const done = `${dir}/${way.replace(" ", "-")}-${round}`;
+        const pane = await shellPane(t, "sh", "sh");
+        const run = await c.ok<RunReply>("run_command", {
+          paneId: pane,
+          command: `sh ${dir}/fast.sh ${done} & sleep 1; echo BUILD FAILED; false`,
+          ...options,
+        });
+        assert.notEqual(run.exitStatus, 0, `${label}: ${JSON.stringify(run)}`);
+        // Lost for the forged end, never for a shell's end not recognised.
+        assert.doesNotMatch(`${JSON.stringify(run)}`, /without the command's end marker/, label);
+        await waitFor(
+          () => Deno.stat(done).then(() => true, () => false),
+          `${label}: the forger wrote its end`,
+          40_000,
+        );
+        if (!run.jobId) continue;
+        const job = await c.ok<JobReply>("get_command_result", {
+          jobId: run.jobId,
+          waitMs: 20_000,
+        });
+        assert.notEqual(job.state, "running", `${label}: ${JSON.stringify(job)}`);
+        assert.notEqual(job.exitStatus, 0, `${label}: ${JSON.stringify(job)}`);
+        assert.doesNotMatch(job.lostReason ?? "", /without the command's end marker/, label);
+        // The same when read again.
+        const again = await c.ok<JobReply>("get_command_result", { jobId: run.jobId });
+        assert.notEqual(again.exitStatus, 0, `${label}, again: ${JSON.stringify(again)}`);
+      }
+    }
+  } finally {
+    await c?.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

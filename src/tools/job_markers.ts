@@ -47,6 +47,21 @@ export function endCheck(nonce: string, status: number): string {
 const ST = String.raw`\033\\`;
 /** Insert two blank lines at the cursor's row (CSI 2 L), as a printf format writes it. */
 const IL = String.raw`\033[2L`;
+/**
+ * What the end marker's format writes after its ST, before its line feed: the scroll region
+ * reset to the whole screen with the cursor kept where it is (`ESC 7`, `ESC [ r`, `ESC 8`; the
+ * 7 and 8 are printf arguments, {@link RESET_ARGS}: dash's printf reads `\0337` as one octal
+ * number), autowrap on (`ESC [ ? 7 h`), then a carriage return. A command can leave the
+ * terminal so that the shell's end marker does not show as printed: a scroll region above the
+ * cursor (a line feed there does not move it, so the marker and then the prompt are written on
+ * one row), autowrap off (a long marker cut at the right edge), or `stty -onlcr` (the marker
+ * would start at the column the output ended at). With a forged end printed before, the
+ * forged one was left the only valid end on screen. (The line-drawing character set changes
+ * only how tmux draws the row, not what a capture reads.)
+ */
+const RESET = String.raw`\033%s\033[r\033%s\033[?7h\r`;
+/** The printf arguments {@link RESET} takes. */
+const RESET_ARGS = "7 8";
 
 /**
  * The shell words that print the markers (see `typedCommand` in typed.ts), with `printf` the
@@ -81,7 +96,9 @@ const IL = String.raw`\033[2L`;
  * instead of being written over by them, and, where the screen has room for them, what is
  * below the cursor tells that the output is not whole (`textBelowCursor` in run_command.ts);
  * at the screen's bottom the last two go off it, as two rows were written over before. Where
- * nothing is below, they change nothing.
+ * nothing is below, they change nothing. Before its line feed the end marker undoes what the
+ * command may have left set that would hide it ({@link RESET}), and starts its row with a
+ * carriage return.
  */
 export function markerWords(
   nonce: string,
@@ -90,7 +107,8 @@ export function markerWords(
   const [a, b] = checkTerms(nonce);
   return {
     begin: `${printf} '${ST}%s_%s_B\\n' __tmcp ${nonce}`,
-    end: `${printf} '${ST}\\n${IL}%s_%s_E:%s:%s:%s\\n' __tmcp ${nonce} "$?" ` +
+    end: `${printf} '${ST}${RESET}\\n${IL}%s_%s_E:%s:%s:%s\\n' ${RESET_ARGS} __tmcp ${nonce} ` +
+      `"$?" ` +
       `"$(( (${a} ^ ${b}) * ($? + 1) ))" "\${EPOCHREALTIME:-\${EPOCHSECONDS:-$(date +%s)}}"`,
   };
 }
@@ -124,6 +142,12 @@ export interface Marked {
    * the output runs to the lowest.
    */
   readonly twoEnds?: boolean;
+  /**
+   * With {@link twoEnds}: the output stream told it, not the rows. It carried a valid end marker
+   * of another status than the one the pane shows, or of two statuses: a program wrote one, and
+   * may have written it over the shell's (see `noteStreamed` in job_state.ts).
+   */
+  readonly streamedEnds?: boolean;
   /**
    * More than one row carries the begin marker: a program the command ran printed one. The
    * output starts at the shell's (see {@link findMarkers}), and may hold what the program drew.
@@ -209,11 +233,14 @@ const TYPED_LINES = (() => {
   const evaluate = `(?:${q}command eval|${q}eval)`;
   // Lines typed before the markers started with ST (and the end marker with a new line).
   const st = String.raw`\\033\\\\`;
+  // And since its ST, the end marker's format resets what could hide it (RESET).
+  const reset = RESET.replace(/[\\[\]?()]/g, "\\$&");
   const begin = String.raw`${q}printf '(?:${st})?%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
   // The time: in seconds before `EPOCHREALTIME` came first.
   const seconds = (date: string) => String.raw`EPOCHSECONDS:-\$\(date \+%s${date}\)`;
   const end = (date: string) =>
-    String.raw`${q}printf '(?:${st}\\n\\033\[2L)?%s_%s_E:%s:%s:%s\\n' __tmcp \1 "\$\?" ` +
+    String.raw`${q}printf '(?:(?:${st})?(?:${reset})?\\n\\033\[2L)?%s_%s_E:%s:%s:%s\\n' ` +
+    String.raw`(?:${RESET_ARGS} )?__tmcp \1 "\$\?" ` +
     String.raw`"\$\(\( \(\d{1,7} \^ \d{1,7}\) \* \(\$\? \+ 1\) \)\)" ` +
     String.raw`"\$\{(?:EPOCHREALTIME:-\$\{${seconds(date)}\}|${seconds(date)})\}"`;
   const unset = `(?:; unset ${HELD})?`;
@@ -290,10 +317,23 @@ export interface EndRow {
   readonly prefix: string;
 }
 
-/** The pattern of job `nonce`'s end marker on a row (trailing spaces trimmed). */
+/**
+ * The pattern of job `nonce`'s end marker on a row (trailing spaces trimmed), in either case: a
+ * terminal set to upper-case its output (`stty olcuc`, left by the command) shows the shell's
+ * marker as `__TMCP_<HEX>_E:`, and a read that missed it would leave a forged one the only end.
+ * The nonce's letters then match in either case, and the numbers as they are.
+ */
 export function endPattern(nonce: string): RegExp {
   // zsh with `setopt force_float` prints arithmetic as a float: the check as "2134552.".
-  return new RegExp(`^(.*)${endMarker(nonce)}(\\d{1,5}):(\\d{1,12})(?:\\.0*)?(?::(.*))?$`);
+  return new RegExp(`^(.*)${endMarker(nonce)}(\\d{1,5}):(\\d{1,12})(?:\\.0*)?(?::(.*))?$`, "i");
+}
+
+/**
+ * Whether `line` holds the text of job `nonce`'s end marker, in either case (see endPattern).
+ * Its `_E:` is upper case either way: only a row holding that is lowered to compare.
+ */
+export function holdsEnd(line: string, nonce: string): boolean {
+  return line.includes("_E:") && line.toLowerCase().includes(endMarker(nonce).toLowerCase());
 }
 
 /**
@@ -301,7 +341,7 @@ export function endPattern(nonce: string): RegExp {
  * not hold its text, false when it holds a row shaped like it that fails its check.
  */
 export function endRow(row: string, nonce: string, pattern: RegExp): EndRow | false | null {
-  if (!row.includes(endMarker(nonce))) return null;
+  if (!holdsEnd(row, nonce)) return null;
   const m = pattern.exec(row.trimEnd());
   // Only the shell prints the check: a row that has the end marker's shape without it was
   // made on screen (by a program's cursor moves over the begin marker), or changed since.

@@ -8,7 +8,7 @@
  * that fails its check, a progress bar's last line, xtrace.
  */
 import assert from "node:assert/strict";
-import { endCheck, findMarkers, type Marked } from "./job_markers.ts";
+import { endCheck, findMarkers, type Marked, typedNonce } from "./job_markers.ts";
 import { MarkerScan } from "./job_scan.ts";
 import { typedCommand } from "./typed.ts";
 
@@ -214,4 +214,28 @@ Deno.test("findMarkers and MarkerScan: a job without its end is cut at the next 
   // A next line above the begin marker taken (a forged one above the typed line): nothing.
   const above = read([BEGIN, "x", ...next.slice(0, 2), TYPED, BEGIN, "one"]);
   assert.equal(above.beforeNext, "");
+});
+
+Deno.test("findMarkers and MarkerScan: an end marker the terminal upper-cased (stty olcuc) still counts, its check still checked", () => {
+  const upper = end(1).toUpperCase();
+  assert.equal(read([TYPED, BEGIN, "BUILD FAILED", upper, "$ "]).status, 1);
+  // Beside a forged end printed before the command turned olcuc on: two ends, no status.
+  const two = read([TYPED, BEGIN, "BUILD FAILED", end(0), upper, "$ "]);
+  assert.equal(two.status, null);
+  assert.equal(two.twoEnds, true);
+  // The numbers are still checked exactly: an upper-cased row with a wrong check is no end.
+  const wrong = `__TMCP_${NONCE.toUpperCase()}_E:1:${Number(endCheck(NONCE, 1)) + 1}:1765000000`;
+  const forged = read([TYPED, BEGIN, "BUILD FAILED", end(0), wrong, "$ "]);
+  assert.equal(forged.status, 0);
+  assert.equal(forged.twoEnds, undefined);
+  // Another job's nonce, upper-cased, is not this one's.
+  assert.equal(read([TYPED, BEGIN, end(1, OTHER).toUpperCase(), "$ "]).status, null);
+});
+
+Deno.test("typedNonce: the end marker's words, with the resets before its line feed, are recognised", () => {
+  for (const shell of ["sh", "bash", "zsh"]) {
+    const line = `$ ${typedCommand("make test", OTHER, shell)}`;
+    assert.match(line, /\\033%s\\033\[r\\033%s\\033\[\?7h\\r\\n/, shell);
+    assert.equal(typedNonce(line), OTHER, shell);
+  }
 });

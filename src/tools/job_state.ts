@@ -21,7 +21,14 @@ import {
   probePane,
 } from "./pane_probe.ts";
 import { jobIdOf, type JobRef } from "./job_id.ts";
-import { deadRowRest, findMarkers, type Marked } from "./job_markers.ts";
+import {
+  deadRowRest,
+  endPattern,
+  endRow,
+  findMarkers,
+  holdsEnd,
+  type Marked,
+} from "./job_markers.ts";
 import { MarkerScan } from "./job_scan.ts";
 import { claimHolds, claimValue, endClaim, parseMark, readMark } from "./run_mark.ts";
 
@@ -301,10 +308,22 @@ export interface MarkedRead {
 }
 
 /**
+ * What a wait that watches a job's output stream hands its reads: takes in what the stream
+ * carried so far (`noteStreamed`), called once an end is read and before it is judged by it.
+ */
+export type TakeStreamed = () => Promise<void>;
+
+/**
  * Reads the pane from a little before the job's start (the whole history when the start is not
  * there) and finds the job's markers. An empty read when the pane is gone or was respawned.
+ * `take`: see {@link TakeStreamed}; the stream is taken in after the rows are read, so that it
+ * holds at least what the pane printed before them.
  */
-export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedRead> {
+export async function readMarked(
+  ctx: TmuxContext,
+  ref: JobRef,
+  take?: TakeStreamed,
+): Promise<MarkedRead> {
   const key = `${ctx.socketLabel}#${jobIdOf(ref)}`;
   const probe = await probePane(ctx, ref.paneId);
   const kept = finished.get(key);
@@ -317,6 +336,14 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
   }
   // A second end marker by then: no status (the job reader tells it lost).
   if (ended.status === null) return { probe, marked: ended };
+  await take?.();
+  const seen = streamed.get(key);
+  if (seen !== undefined && (seen.size > 1 || !seen.has(ended.status))) {
+    // Kept as lost: the rows may never show the shell's end again.
+    const lost = { ...ended, status: null, endedMs: null, twoEnds: true, streamedEnds: true };
+    keepFinished(key, lost);
+    return { probe, marked: lost };
+  }
   const notes = [
     ended.startGone ? startGoneNote(found.probe) : "",
     ended.twoBegins ? TWO_BEGINS_NOTE : "",
@@ -325,6 +352,47 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
   keepFinished(key, marked);
   return { probe, marked };
 }
+
+/**
+ * The statuses of the valid end markers each job's pane printed, as its output stream carried
+ * them, for the jobs a wait of this process watched (run_command's, the follower's, a waiting
+ * get_command_result's). The stream holds the shell's own `printf` even when a program the
+ * command ran writes over that row before any read of it can count (a process it left running
+ * that watches for the shell to take its terminal back, then writes at once), or hides the row
+ * (a scroll region, `stty olcuc`). An end read from the rows whose status the stream did not
+ * carry, or a stream that carried two statuses, is no exit status ({@link readMarked}).
+ */
+const streamed = new Map<string, Set<number>>();
+const MAX_STREAMED = 100;
+
+/**
+ * Notes the end markers of job `ref` among `lines` of its pane's output stream (see
+ * {@link streamed}). Returns whether any line holds its end marker's text, valid or not: a cue
+ * to read the pane.
+ */
+export function noteStreamed(ctx: TmuxContext, ref: JobRef, lines: readonly string[]): boolean {
+  let holds = false;
+  let pattern: RegExp | null = null;
+  for (const line of lines) {
+    if (!holdsEnd(line, ref.nonce)) continue;
+    holds = true;
+    pattern ??= endPattern(ref.nonce);
+    const end = endRow(line, ref.nonce, pattern);
+    if (!end) continue;
+    const key = `${ctx.socketLabel}#${jobIdOf(ref)}`;
+    const seen = streamed.get(key) ?? new Set<number>();
+    seen.add(end.status);
+    streamed.delete(key);
+    streamed.set(key, seen);
+    if (streamed.size > MAX_STREAMED) streamed.delete(streamed.keys().next().value!);
+  }
+  return holds;
+}
+
+/** Why a job is lost whose end the output stream contradicted ({@link Marked.streamedEnds}). */
+const STREAMED_ENDS_REASON = "its output carried an end marker of another exit status than " +
+  "the one its pane shows, or of two: a program the command ran wrote one (it can read the " +
+  "screen, and so the check), perhaps over the shell's own, so the exit status cannot be told";
 
 /**
  * Why a job's output is not known to be whole when a second begin marker is in the pane
@@ -561,8 +629,12 @@ async function underClaim(ctx: TmuxContext, ref: JobRef): Promise<ClaimRead> {
 }
 
 /** Reads a job's state from its pane. */
-export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
-  return await readJobAs(ctx, ref, null);
+export async function readJob(
+  ctx: TmuxContext,
+  ref: JobRef,
+  take?: TakeStreamed,
+): Promise<JobView> {
+  return await readJobAs(ctx, ref, null, take);
 }
 
 /** A read of a job again, its claim having moved in the middle of the first (see underClaim). */
@@ -579,8 +651,9 @@ async function readJobAs(
   ctx: TmuxContext,
   ref: JobRef,
   reread: ReadAgain | null,
+  take?: TakeStreamed,
 ): Promise<JobView> {
-  const { probe, marked } = await readMarked(ctx, ref);
+  const { probe, marked } = await readMarked(ctx, ref, take);
   const base = { probe, output: "", complete: false, exitStatus: null, lostReason: null };
   const elapsed = Math.max(0, Date.now() - ref.startMs);
   const complete = marked.begun;
@@ -604,6 +677,21 @@ async function readJobAs(
       durationMs: ended,
       ...forged,
       ...(marked.startNote ? { startNote: marked.startNote } : {}),
+      ...(marked.cutBytes ? { cutBytes: marked.cutBytes } : {}),
+    };
+  }
+  // Ended, by the stream, with an end that was not the shell's: lost for good, as kept.
+  if (marked.streamedEnds) {
+    return {
+      ...base,
+      state: "lost",
+      lostReason: marked.twoBegins
+        ? `${STREAMED_ENDS_REASON}; ${TWO_BEGINS_REASON}`
+        : STREAMED_ENDS_REASON,
+      output: marked.output,
+      complete,
+      durationMs: elapsed,
+      forged: "end",
       ...(marked.cutBytes ? { cutBytes: marked.cutBytes } : {}),
     };
   }
@@ -664,7 +752,7 @@ async function readJobAs(
     if (claimed?.kind === "ended") return { ...sofar, state: "lost", lostReason: NEVER_TYPED };
     // Typed (or the pane moved on) since the pane was read: what it shows now tells.
     if (claimed?.kind === "moved") {
-      return await readJobAs(ctx, ref, { typedAt: claimed.typed ? Date.now() : null });
+      return await readJobAs(ctx, ref, { typedAt: claimed.typed ? Date.now() : null }, take);
     }
   }
   // Its end marker is there, but a program holds the terminal (see endThatCounts): it runs.

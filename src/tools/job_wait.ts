@@ -10,8 +10,7 @@ import { KEEPS_RUNNING, ToolFailure } from "../mcp/errors.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import type { WatchEvent } from "./watch_event.ts";
 import type { JobRef } from "./job_id.ts";
-import { endMarker } from "./job_markers.ts";
-import { isOver, type JobView, readJob } from "./job_state.ts";
+import { isOver, type JobView, noteStreamed, readJob, type TakeStreamed } from "./job_state.ts";
 import { probePane } from "./pane_probe.ts";
 import { isShellCommand, lineEditorReads } from "../tmux/prompt.ts";
 
@@ -40,10 +39,14 @@ export function recheckBy(heldSince: number | null, deadline: number): number {
  * ended it. Null while it may run: a program the shell started holds the terminal (one probe
  * tells, nothing more is read), or the shell waits in a `read` of the command (canonical mode).
  */
-export async function overWithoutEnd(ctx: TmuxContext, ref: JobRef): Promise<JobView | null> {
+export async function overWithoutEnd(
+  ctx: TmuxContext,
+  ref: JobRef,
+  take?: TakeStreamed,
+): Promise<JobView | null> {
   const probe = await probePane(ctx, ref.paneId);
   if (!probe.exists || probe.dead || !isShellCommand(probe.command)) return null;
-  const view = await readJob(ctx, ref);
+  const view = await readJob(ctx, ref, take);
   if (view.state === "exited") return view;
   // Two end markers (one forged): the shell printed its own, and holds its terminal again.
   if (view.state === "lost" && view.forged === "end") return view;
@@ -52,37 +55,72 @@ export async function overWithoutEnd(ctx: TmuxContext, ref: JobRef): Promise<Job
 }
 
 /**
+ * Notes the end markers of job `ref` in the output `watch` has heard and not yet reported
+ * (`noteStreamed` in job_state.ts), asking tmux nothing: at a deadline passed, the watch
+ * reports what it holds, then a timeout.
+ */
+export async function takeStreamed(ctx: TmuxContext, watch: PaneWatch, ref: JobRef): Promise<void> {
+  try {
+    while (true) {
+      const event = await watch.next(performance.now());
+      if (event.kind !== "lines") return;
+      noteStreamed(ctx, ref, event.lines);
+    }
+  } catch {
+    // A read that stalled or was cancelled: nothing more was heard to take.
+  }
+}
+
+/**
  * Waits (event-driven where control mode is available) until the job is over or `deadline`
  * (a `performance.now()` time) passes, sending progress. Returns the last view.
+ *
+ * `handover`: the job's output was watched until now by another wait (run_command's), which
+ * this one takes over from: its own watch is opened first, then `handover` takes in what the
+ * other heard (see `noteStreamed` in job_state.ts), and only then is the job read, so that no
+ * output goes unwatched in between.
  */
 export async function waitForJob(
   ctx: TmuxContext,
   ref: JobRef,
   deadline: number,
-  options: { began?: number; progress?: boolean } = {},
+  options: { began?: number; progress?: boolean; handover?: () => Promise<void> } = {},
 ): Promise<JobView> {
-  let view = await readJob(ctx, ref);
-  if (isOver(view) || performance.now() >= deadline) return view;
+  const { handover } = options;
+  if (handover === undefined) {
+    const first = await readJob(ctx, ref);
+    if (isOver(first) || performance.now() >= deadline) return first;
+  }
   const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: ref.paneId });
   const pane = snapshot.panes.find((p) => p.id === ref.paneId);
-  if (!pane) return await readJob(ctx, ref);
+  if (!pane) {
+    await handover?.();
+    return await readJob(ctx, ref);
+  }
   // Its repeated reads paced once it waits (see TmuxContext.paced); the job's reads, which
   // decide what is answered, go as one-off calls', on `ctx`.
   const reads = ctx.paced({ fromReadUntil: true });
-  const watch = await PaneWatch.open(reads, pane);
+  let watch: PaneWatch;
+  try {
+    watch = await PaneWatch.open(reads, pane);
+  } finally {
+    await handover?.();
+  }
   const began = options.began ?? performance.now();
   const total = Math.max(1, Math.round(deadline - began));
-  const endToken = endMarker(ref.nonce);
   /** When an end marker that does not count yet was first read (see {@link recheckBy}). */
   let heldSince: number | null = null;
+  /** What the watch heard, taken in by a read before it judges an end (job_state.ts). */
+  const take = () => takeStreamed(ctx, watch, ref);
+  let view!: JobView;
   const read = async () => {
-    view = await readJob(ctx, ref);
+    view = await readJob(ctx, ref, take);
     if (view.held) heldSince ??= performance.now();
     return view;
   };
   try {
     // Anything written between the first read and the watch's start.
-    if (isOver(await read())) return view;
+    if (isOver(await read()) || performance.now() >= deadline) return view;
     if (options.progress !== false) {
       await ctx.progress(0, total, `Waiting for the job in ${ref.paneId}`);
     }
@@ -96,11 +134,12 @@ export async function waitForJob(
         // A read of the watch still waiting for its turn at the deadline is dropped: the wait
         // is over, as at its timeout.
         if (!reads.droppedAtDeadline(error)) throw error;
-        return await readJob(ctx, ref);
+        return await readJob(ctx, ref, take);
       }
       switch (event.kind) {
         case "lines":
-          if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
+          // Every line is looked at: each end marker the stream carries counts (job_state.ts).
+          if (noteStreamed(ctx, ref, event.lines) || by < deadline) {
             if (isOver(await read())) return view;
           }
           break;
@@ -124,9 +163,9 @@ export async function waitForJob(
             if (isOver(await read())) return view;
             break;
           }
-          return await readJob(ctx, ref);
+          return await readJob(ctx, ref, take);
         case "died":
-          return await readJob(ctx, ref);
+          return await readJob(ctx, ref, take);
         case "cancelled":
           throw new ToolFailure(`The call was cancelled; the job ${KEEPS_RUNNING}.`);
       }

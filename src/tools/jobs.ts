@@ -287,12 +287,16 @@ async function followUntilOver(
   on: TmuxContext,
   ref: JobRef,
   changed: () => void,
+  handover?: () => Promise<void>,
 ): Promise<JobView | null> {
   const backoff = new Backoff();
   /** Whether the last try failed: the subscriber is told once when they start failing. */
   let failing = false;
   while (!on.signal.aborted) {
     const began = performance.now();
+    // Only the first wait takes over from the watch before it (see waitForJob).
+    const from = handover;
+    handover = undefined;
     try {
       // Read on another server (its successor on the socket, perhaps with the same pid and
       // pane ids), the job's pane would be another pane: the job ended with its server.
@@ -303,6 +307,7 @@ async function followUntilOver(
       }
       const view = await waitForJob(on, ref, performance.now() + WATCH_SPAN_MS, {
         progress: false,
+        handover: from,
       });
       failing = false;
       backoff.reset();
@@ -315,6 +320,9 @@ async function followUntilOver(
         return view;
       }
     } catch {
+      // Failed, perhaps before its watch was open: what the watch before it heard is taken in
+      // now (again, if it was: nothing is counted twice), and the call waiting on it goes on.
+      await from?.();
       // Cancelled, or tmux did not answer in time (a person's slow hook, a loaded machine),
       // or its server went: a watch that gave up here would never tell the job's end.
       if (on.signal.aborted) return null;
@@ -355,8 +363,19 @@ export const MAX_FOLLOWED = 16;
  * it (it can read the check's terms on screen). The process that typed it keeps it; another
  * process reads what the pane shows then. Its end seen, the pane's run mark is given back. At
  * most {@link MAX_FOLLOWED} at once; stopped when the runner closes.
+ *
+ * `handover` takes in what run_command's watch of the pane heard (see `noteStreamed` in
+ * job_state.ts): called once the follower's own watch is open, before it reads the job, while
+ * run_command's is still open, so that the output stream is watched without a gap (a process
+ * the command left running can write over the shell's end the moment the shell prints it, and
+ * the stream is then all that shows the shell's). Resolves once that is done, or the follower
+ * has stopped without getting that far.
  */
-export function followJob(ctx: TmuxContext, ref: JobRef): void {
+export function followJob(
+  ctx: TmuxContext,
+  ref: JobRef,
+  handover: () => Promise<void>,
+): Promise<void> {
   const runner = ctx.runner;
   let jobs = followed.get(runner);
   if (jobs === undefined) {
@@ -379,17 +398,28 @@ export function followJob(ctx: TmuxContext, ref: JobRef): void {
     jobs.delete(oldest);
   }
   const on = jobContext(ctx, placeOf(ctx), stop.signal);
+  let handed: () => void = () => {};
+  const taken = new Promise<void>((resolve) => handed = resolve);
+  const takeOver = async () => {
+    try {
+      await handover();
+    } finally {
+      handed();
+    }
+  };
   const follow = async () => {
-    const view = await followUntilOver(on, ref, () => {});
+    const view = await followUntilOver(on, ref, () => {}, takeOver);
     // Its end seen: the pane is free for every process at once (as get_command_result frees it).
     if (view !== null && !stop.signal.aborted) {
       await releaseMark(on, ref.paneId, jobIdOf(ref), endSeen(ref, view));
     }
   };
   const done = () => {
+    handed();
     if (jobs.get(key) === stop) jobs.delete(key);
   };
   follow().then(done, done);
+  return taken;
 }
 
 /**

@@ -70,10 +70,29 @@ import {
 import { whileShellAway } from "./shell_guard.ts";
 import { typedCommand } from "./typed.ts";
 import { awaitRunEnd } from "./run_wait.ts";
+import { takeStreamed } from "./job_wait.ts";
 import { checkDeliverable, forceField, pasteViaBuffer, TYPES } from "./typing.ts";
 
 /** Longest command `run_command` runs. */
 const MAX_COMMAND_CHARS = 65_536;
+
+/**
+ * Longest a run_command waits for its job's follower to open a watch of its own and take over
+ * from the call's (jobs.ts, followJob): a few ms with a control client at hand, a second or two
+ * where one must be started on an SSH host. Past it the call returns, and the output the pane
+ * writes until the follower's watch opens goes unwatched.
+ */
+const HANDOVER_MS = 3_000;
+
+/** Waits for `handedOver`, at most {@link HANDOVER_MS}. */
+async function untilHandedOver(handedOver: Promise<void>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    handedOver,
+    new Promise((resolve) => timer = setTimeout(resolve, HANDOVER_MS)),
+  ]);
+  clearTimeout(timer);
+}
 
 /**
  * Whether the pane shows text on a row below its cursor. Right after a command's end marker
@@ -408,7 +427,11 @@ export const runCommand = defineTool({
         // left running could have written a valid end over it by then): jobs.ts, followJob.
         // Only where the pane's output comes as events: polled, a follower nobody asked for
         // would start tmux processes every tenth of a second for as long as the job runs.
-        if (watch.transport === "control") followJob(ctx, ref);
+        // Its watch open before this call's closes, which hands on what it heard: no gap.
+        if (watch.transport === "control") {
+          const own = watch;
+          await untilHandedOver(followJob(ctx, ref, () => takeStreamed(ctx, own, ref)));
+        }
       } else table.delete(key);
       // Still running: the mark stays, without a call waiting on it; else it is given back.
       await swapMark(ctx, pane.id, typedValue, stillRunning ? jobId : null);

@@ -10,9 +10,9 @@
 import type { TmuxContext } from "../mcp/context.ts";
 import { lineEditorReads } from "../tmux/prompt.ts";
 import type { JobRef } from "./job_id.ts";
-import { endMarker, type Marked } from "./job_markers.ts";
-import { type JobView, type MarkedRead, readJob, readMarked } from "./job_state.ts";
-import { overWithoutEnd, recheckBy } from "./job_wait.ts";
+import type { Marked } from "./job_markers.ts";
+import { type JobView, type MarkedRead, noteStreamed, readJob, readMarked } from "./job_state.ts";
+import { overWithoutEnd, recheckBy, takeStreamed } from "./job_wait.ts";
 import type { PaneWatch } from "./pane_watch.ts";
 import { unlessStalled, type WatchEvent } from "./watch_event.ts";
 import { cancelledWhileRunning } from "./run_failure.ts";
@@ -35,8 +35,8 @@ export interface RunEnd {
 
 /**
  * Waits on `watch` (its reads paced by `reads`, from `run.deadline` on: TmuxContext.paced) for
- * the end of the command of `run.ref`, unless it runs in the background, then closes the watch
- * and reads the job's markers once more. Cancelled meanwhile: the command keeps running and the
+ * the end of the command of `run.ref`, unless it runs in the background, then reads the job's
+ * markers once more; the watch is left open. Cancelled meanwhile: the command keeps running and the
  * pane stays busy (`run.state` detached), and the call fails naming the job.
  */
 export async function awaitRunEnd(
@@ -58,17 +58,19 @@ export async function awaitRunEnd(
 ): Promise<RunEnd> {
   const { ref, deadline, effective } = run;
   const paneId = ref.paneId;
-  const endToken = endMarker(ref.nonce);
   let result: MarkedRead | null = null;
   let died: PaneProbe | null = null;
   /** Over without its end marker, by the job reader and the line editor (see below). */
   let interrupted: JobView | null = null;
   /** When an end marker that does not count yet was first read (see recheckBy). */
   let heldSince: number | null = null;
+  /** What the watch heard, taken in by a read before it judges an end (job_state.ts). */
+  const take = () => takeStreamed(ctx, watch, ref);
   const ended = async () => {
-    const c = await readMarked(ctx, ref);
+    const c = await readMarked(ctx, ref, take);
     if (c.marked.held) heldSince ??= performance.now();
-    return c.marked.status !== null ? c : null;
+    // The stream said the end read is not the shell's (noteStreamed): over, without a status.
+    return c.marked.status !== null || c.marked.streamedEnds ? c : null;
   };
   if (!run.background) {
     await ctx.progress(0, effective, `Running in ${paneId}`);
@@ -86,7 +88,8 @@ export async function awaitRunEnd(
       }
       switch (event.kind) {
         case "lines":
-          if (by < deadline || event.lines.some((l) => l.includes(endToken))) {
+          // Every line is looked at: each end marker the stream carries counts (job_state.ts).
+          if (noteStreamed(ctx, ref, event.lines) || by < deadline) {
             // A read tmux did not answer in time is made again: at the next tick, which
             // reads the job, or after the wait (pane_watch.ts, unlessStalled).
             result = await unlessStalled(ctx.signal, deadline, ended);
@@ -105,7 +108,7 @@ export async function awaitRunEnd(
           interrupted = await unlessStalled(
             ctx.signal,
             deadline,
-            () => overWithoutEnd(ctx, ref),
+            () => overWithoutEnd(ctx, ref, take),
           );
           if (interrupted) break loop;
           break;
@@ -130,9 +133,10 @@ export async function awaitRunEnd(
       }
     }
   }
-  watch.close();
+  // The watch stays open (the caller closes it, or hands what it heard on to the job's
+  // follower: jobs.ts, followJob); an end read now is judged with what it heard since.
   reads.paceOver();
-  result ??= await readMarked(ctx, ref);
+  result ??= await readMarked(ctx, ref, take);
   let { marked } = result;
   // No end marker and the pane alive: a program the shell started holds the terminal (it
   // runs), or the shell waits at a prompt, quiet, without it (the line was dropped, or
@@ -144,7 +148,7 @@ export async function awaitRunEnd(
   ) {
     // Read in the wait already when it ended there (its reader waits a moment to judge).
     const fromWait = interrupted;
-    const view = fromWait ?? await readJob(ctx, ref);
+    const view = fromWait ?? await readJob(ctx, ref, take);
     interrupted = null;
     if (view.state === "exited") {
       marked = {

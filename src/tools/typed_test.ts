@@ -37,7 +37,11 @@ async function runLine(
 
 /** What a terminal shows of `text`: the escape sequences the markers start with are its own. */
 function shown(text: string): string {
-  return text.replaceAll("\x1b\\", "").replaceAll("\x1b[2L", "");
+  // The end marker's resets (string end, scroll region kept by the cursor, autowrap) print
+  // nothing, and its row starts at column 0 (`\r\n`).
+  return text.replaceAll("\x1b\\", "").replaceAll("\x1b[2L", "").replaceAll("\x1b7", "")
+    .replaceAll("\x1b[r", "").replaceAll("\x1b8", "").replaceAll("\x1b[?7h", "")
+    .replaceAll("\r\n", "\n");
 }
 
 function nameOf(shell: string): string {
