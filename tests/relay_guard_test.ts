@@ -366,3 +366,103 @@ Deno.test("a pane running a client of this server under a wrapper (script) is kn
     await t.kill();
   }
 });
+
+/** A shell split beside `relay` in its window, with synchronize-panes on there: the sibling. */
+async function syncedSibling(t: TestTmux, relay: string): Promise<string> {
+  const window = (await t.tmux("display-message", "-p", "-t", relay, "#{window_id}")).trim();
+  const sibling = (await t.tmux("split-window", "-d", "-t", relay, "-P", "-F", "#{pane_id}", "sh"))
+    .trim();
+  await t.prompt(sibling);
+  await t.tmux("set-option", "-w", "-t", window, "synchronize-panes", "on");
+  return sibling;
+}
+
+Deno.test("typing into a pane synchronized with one that runs a client is judged by where that client sends it", async () => {
+  const t: Server = await TestTmux.start("work");
+  try {
+    const shown = t.ids.paneId;
+    const facts = await t.facts();
+    const wrapped = await syncedSibling(t, await wrappedNestedClient(t, t, "work"));
+    const client = await connect({
+      socketName: t.socket,
+      callerEnv: { tmux: `${facts.socketPath},${facts.pid},0`, tmuxPane: shown },
+    });
+    try {
+      // A wrapped client in the sibling: unforced, refused (the keys would reach the agent).
+      const why = refusal(await client.call("send_keys", { paneId: wrapped, text: "echo W_1" }));
+      assert.match(String(why), /runs a tmux client of this server/);
+      // A client on the sibling's terminal, a person watching the pane it shows: forced, still
+      // refused.
+      const direct = await syncedSibling(t, await nestedClient(t, t, "work"));
+      await t.attach("work");
+      const forced = refusal(
+        await client.call("send_keys", { paneId: direct, text: "echo W_2", force: true }),
+      );
+      assert.match(String(forced), /watched by a person/);
+      assert.doesNotMatch(await screen(t, shown), /W_[12]/);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("forced typing through a client has tmux check at the act that the client still shows what was judged", async () => {
+  const t: Server = await TestTmux.start("work");
+  let flipper: Deno.ChildProcess | undefined;
+  try {
+    // A person watches session P's pane; session R shows a shell, or (window 1) P's window.
+    const [watchedWindow, watched] = (await t.tmux(
+      ...["new-session", "-d", "-s", "P", "-P", "-F", "#{window_id} #{pane_id}", "sh"],
+    )).trim().split(" ");
+    const shell = (await t.tmux("new-session", "-d", "-s", "R", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await t.prompt(shell);
+    await t.tmux("link-window", "-d", "-s", watchedWindow, "-t", "R:1");
+    await t.attach("P");
+    const relay = await nestedClient(t, t, "R");
+    const facts = await t.facts();
+    // R's client flips between the two as fast as tmux lets it (a person flipping windows).
+    const flip = `tmux -S ${facts.socketPath} select-window -t R:`;
+    flipper = new Deno.Command("sh", {
+      args: ["-c", `while :; do ${flip}0; ${flip}1; done`],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const client = await connect({ socketName: t.socket });
+    try {
+      for (let i = 0; i < 20; i++) {
+        await client.call("send_keys", {
+          paneId: relay,
+          text: `echo RACE_${i}_$((6*7))`,
+          force: true,
+        });
+      }
+      flipper.kill();
+      await flipper.status;
+      flipper = undefined;
+      // R showing the shell again, a last line through the client: once it ran there, every
+      // line before it has gone where it went.
+      await t.tmux("select-window", "-t", "R:0");
+      const last = await client.call("send_keys", {
+        paneId: relay,
+        text: "echo DONE_$((6*7))",
+        enter: true,
+        force: true,
+      });
+      assert.equal(refusal(last), null, text(last));
+      await waitFor(async () => (await screen(t, shell)).includes("DONE_42"), "the last line");
+      assert.doesNotMatch(await screen(t, watched), /RACE_\d+_42/);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    if (flipper) {
+      flipper.kill();
+      await flipper.status;
+    }
+    await t.kill();
+  }
+});

@@ -279,7 +279,9 @@ function relayFact(
 ): string | null {
   const relay = relayFrom(view.snapshot, pane);
   if (relay === null) return null;
-  const here = reachFact(relay, view);
+  const here = relay.unknown
+    ? "runs a tmux client showing a pane the hook's read did not hold (it changed meanwhile)"
+    : reachFact(relay, view);
   const onward = relay.onward === null
     ? null
     : onwardFact(relay.onward, view, elsewhere, relay.onward.id === pane.id ? "" : "through ");

@@ -57,11 +57,14 @@ export interface HookIo {
 export const STDIN_DEADLINE_MS = 10_000;
 
 /**
- * Permission modes in which an agent shows no prompt for an "ask": `dontAsk` denies what is not
- * allowed beforehand, and in `auto` an ask has been seen to let the call through unasked
- * (anthropics/claude-code#89561). The guard denies there instead, saying why.
+ * Permission modes in which an agent shows the person a prompt for an "ask": the guard asks
+ * there (and where the input names no mode: agents that do not send one). In any other it
+ * denies, saying why: `dontAsk` denies what is not allowed beforehand, in `auto` an ask has
+ * been seen to let the call through unasked (anthropics/claude-code#89561), in
+ * `bypassPermissions` so had it on older versions (anthropics/claude-code#77212), and a mode
+ * this list does not know may be any of these.
  */
-const UNPROMPTED_MODES: ReadonlySet<string> = new Set(["auto", "dontAsk"]);
+const PROMPTED_MODES: ReadonlySet<string> = new Set(["default", "acceptEdits", "plan"]);
 
 /** The variables a hook reads: where the agent is, and the MCP server's server. */
 const HOOK_VARIABLES = ["TMUX", "TMUX_PANE", "TMUX_MCP_SOCKET", "TMUX_MCP_SOCKET_PATH"];
@@ -384,7 +387,7 @@ async function runOnPane(
       const named = parsed.server !== null;
       const address = parsed.server ?? serverTmuxPicks(io.env);
       const mode = input.fields.permission_mode;
-      const unasked = typeof mode === "string" && UNPROMPTED_MODES.has(mode);
+      const unasked = typeof mode === "string" && !PROMPTED_MODES.has(mode);
       const decision = await guard(
         io.runner,
         pane,

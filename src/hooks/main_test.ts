@@ -301,7 +301,17 @@ Deno.test("guard denies, saying why, where the agent's permission mode shows no 
   const t = await TestTmux.start("main");
   try {
     const tty = await t.attach("main");
-    for (const [mode, decision] of [["default", "ask"], ["auto", "deny"], ["dontAsk", "deny"]]) {
+    const modes = [
+      ["default", "ask"],
+      ["acceptEdits", "ask"],
+      ["plan", "ask"],
+      ["auto", "deny"],
+      ["dontAsk", "deny"],
+      ["bypassPermissions", "deny"],
+      ["DontAsk", "deny"],
+      ["a mode of tomorrow", "deny"],
+    ];
+    for (const [mode, decision] of modes) {
       const input = recorded("PreToolUse", {
         tool_name: "mcp__tmux__send_keys",
         tool_input: { paneId: t.ids.paneId, text: "ls", socket_name: t.socket },

@@ -450,8 +450,9 @@ export class TmuxContext {
   /**
    * Enough of the server to guard input into one pane: that pane and every client (who calls,
    * who watches). When its window has synchronize-panes on, the panes of that window are read
-   * instead, so the whole cohort is judged; when the pane is missing, or runs a client of this
-   * server (the keys go on to the panes it shows), every pane.
+   * instead, so the whole cohort is judged; when the pane is missing, or it or a pane the keys
+   * are copied to runs a client of this server (the keys go on to the panes it shows), every
+   * pane.
    * A pane that leaves that window (or ends) between the two reads is read again from the
    * start; one that keeps moving is refused, nothing done.
    */
@@ -460,25 +461,36 @@ export class TmuxContext {
       // (When sessions were last attached comes with the server's facts: unwatched.ts.)
       const one = await this.snapshot({ sessions: false, windows: false, paneId });
       const pane = one.panes[0];
-      const onTerminal = pane && one.clients.some((c) => c.tty !== "" && c.tty === pane.tty);
-      const under = pane && !onTerminal ? await wrappedClient(this, one, pane) : null;
-      if (pane && (onTerminal || under)) {
-        // It runs a client of this server: what is typed there goes on to the pane that
-        // client shows, and on through any client there (relay.ts), on any window.
-        const all = await this.snapshot({ sessions: false, windows: false });
-        if (!all.panes.some((p) => p.id === paneId)) continue;
-        const client = under && all.clients.find((c) => c.name === under.name);
-        if (client) noteWrapped(all, paneId, client);
-        return all;
-      }
-      if (pane && !pane.synchronized) return one;
       if (!pane) return await this.paneList();
-      const window = await this.snapshot({
-        sessions: false,
-        windows: false,
-        windowId: pane.windowId,
-      });
-      if (window.panes.some((p) => p.id === paneId)) return window;
+      // The panes the input reaches: the pane, or its window's with synchronize-panes on.
+      const reach = pane.synchronized
+        ? await this.snapshot({ sessions: false, windows: false, windowId: pane.windowId })
+        : one;
+      if (!reach.panes.some((p) => p.id === paneId)) continue;
+      // Any of them running a client of this server, on its terminal or under a wrapper: what
+      // is typed there goes on to the pane that client shows, and on through any client there
+      // (relay.ts), on any window, so every pane is read.
+      const wrapped = new Map<string, ClientRow>();
+      let relays = false;
+      for (const p of reach.panes) {
+        if (p.windowId !== pane.windowId) continue;
+        // tmux copies no key to a sibling that is dead, in a mode or has its input off.
+        if (p.id !== paneId && (p.dead || p.inMode || p.inputOff)) continue;
+        if (reach.clients.some((c) => c.tty !== "" && c.tty === p.tty)) {
+          relays = true;
+          continue;
+        }
+        const under = await wrappedClient(this, reach, p);
+        if (under) wrapped.set(p.id, under);
+      }
+      if (!relays && wrapped.size === 0) return reach;
+      const all = await this.snapshot({ sessions: false, windows: false });
+      if (!all.panes.some((p) => p.id === paneId)) continue;
+      for (const [id, under] of wrapped) {
+        const client = all.clients.find((c) => c.name === under.name);
+        if (client) noteWrapped(all, id, client);
+      }
+      return all;
     }
     throw new ToolFailure(
       `Pane ${paneId} moved to another window each time it was read; nothing was done.`,

@@ -112,6 +112,13 @@ function refuseRelay(
   force: boolean,
 ): void {
   const client = relay.hops[0]?.client;
+  if (relay.unknown) {
+    throw new ToolFailure(
+      `${what} runs a tmux client of this server, and what is typed there goes on to a pane ` +
+        "this read did not hold (it changed meanwhile): nothing was typed.",
+      "Look again (list_panes), then try again.",
+    );
+  }
   if (client === undefined) {
     if (force) return;
     throw new ToolFailure(
@@ -262,6 +269,24 @@ export function inputCondition(
 function noneReached(test: string): string {
   const mark = `#{?${test},X,}`;
   return `#{==:#{?#{pane_synchronized},#{P:${mark}},${mark}},}`;
+}
+
+/**
+ * For input forced into panes that run clients of this server (relay.ts): formats that hold
+ * while each client on the way still shows the pane it showed at the read, its session's
+ * current window's active pane (a loop over sessions sees each one's), so that tmux types only
+ * where the guard judged: a person switching a client's window meanwhile would send the keys
+ * to a pane nobody judged.
+ */
+function relaysHeld(snapshot: Snapshot, cohort: readonly PaneRow[]): string[] {
+  const held = new Set<string>();
+  for (const p of cohort) {
+    for (const hop of relayFrom(snapshot, p)?.hops ?? []) {
+      const shows = `#{?#{==:#{pane_id},${hop.shown.id}},,X}`;
+      held.add(`#{==:#{S:#{?#{==:#{session_id},${hop.client.sessionId}},${shows},}},}`);
+    }
+  }
+  return [...held];
 }
 
 /** Refuses a paste into `pane` when tmux would copy its keys to other panes. */
@@ -455,6 +480,8 @@ export async function deliverInput(
     // One condition after the shell's (each more would quote the keys once more): tmux checks
     // the pane, and every pane the input may reach for owner marks and the caller's pane.
     const parts = [inputCondition(ctx, current, target, options).format];
+    // Forced through clients of this server: each still shows the pane the guard judged.
+    if (options.force) parts.push(...relaysHeld(current, cohort));
     if (owner) parts.push(noneReached(notOwnedFormat(owner)));
     const caller = options.force ? null : ctx.callerFormat(current);
     if (caller !== null) parts.push(noneReached(caller));

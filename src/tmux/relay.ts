@@ -31,6 +31,11 @@ export interface Relay {
    * a client of another server, as far as can be told (`from`: that pane).
    */
   readonly onward: PaneRow | null;
+  /**
+   * A client on the way shows a pane the snapshot does not hold (a read of one window): where
+   * the keys go from there is not known, and a guard must not take it for nowhere.
+   */
+  readonly unknown: boolean;
 }
 
 /**
@@ -73,7 +78,9 @@ function runsOtherTmux(pane: PaneRow): boolean {
  */
 export function relayFrom(snapshot: Snapshot, pane: PaneRow): Relay | null {
   const first = clientIn(snapshot, pane);
-  if (first === null) return runsOtherTmux(pane) ? { hops: [], reached: [], onward: pane } : null;
+  if (first === null) {
+    return runsOtherTmux(pane) ? { hops: [], reached: [], onward: pane, unknown: false } : null;
+  }
   return followClient(snapshot, first, new Set([pane.id]));
 }
 
@@ -89,10 +96,14 @@ export function followClient(
   const hops: RelayHop[] = [];
   const reached: PaneRow[] = [];
   let onward: PaneRow | null = null;
+  let unknown = false;
   const queue: ClientRow[] = [client];
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
     const shown = snapshot.panes.find((p) => p.id === next!.paneId);
-    if (!shown) continue;
+    if (!shown) {
+      unknown = true;
+      continue;
+    }
     hops.push({ client: next, shown });
     for (const p of inputCohort(snapshot, shown)) {
       if (seen.has(p.id)) continue;
@@ -105,7 +116,7 @@ export function followClient(
       else if (onward === null && runsOtherTmux(p)) onward = p;
     }
   }
-  return { hops, reached, onward };
+  return { hops, reached, onward, unknown };
 }
 
 /**
