@@ -312,3 +312,30 @@ Deno.test("a history trim (tmux drops 10% at its limit) does not make old rows n
     assert.deepEqual([result.outcome, result.matched?.pattern], ["matched", "END"]);
   });
 });
+
+Deno.test("output that crosses a history trim is read from where it begins", async () => {
+  await withServer(async (t, c) => {
+    await t.tmux("set-option", "-g", "history-limit", "50");
+    const p = (await t.tmux("new-window", "-P", "-F", "#{pane_id}", "-t", "main")).trim();
+    const tty = await quietPane(t, p);
+    let fill = "";
+    for (let i = 0; i < 120; i++) fill += `filler ${i}\r\n`;
+    await tty.write(fill + "$ make\r\nerror: BUILD FAILED\r\n$ ");
+    // The history at its limit, or one row short of it: the next rows trim it.
+    await waitFor(async () => {
+      const size = Number(await t.tmux("display-message", "-p", "-t", p, "#{history_size}"));
+      return size >= 49;
+    }, "the history at its limit");
+    const waiting = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["FAILED 2"],
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    // tmux drops five rows (a tenth) and the size falls by fewer: the rows moved up five.
+    await tty.write("make\r\nerror: BUILD FAILED 2\r\n$ ");
+    const result = await waiting;
+    assert.deepEqual([result.outcome, result.matched?.pattern], ["matched", "FAILED 2"]);
+    assert.deepEqual(result.lines, ["error: BUILD FAILED 2"]);
+  });
+});

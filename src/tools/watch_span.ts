@@ -127,13 +127,20 @@ export function numbersSince(last: Numbered, now: PaneProbe): NumbersSince {
   const taller = fell > 0 && now.width === last.width && fell <= now.height - last.height;
   // At its limit tmux drops the oldest tenth of the history, then goes on adding rows: the
   // size can come back to or above what it was, and rows moved up by an unknown number.
-  const trimZone = now.historyLimit - Math.max(1, Math.floor(now.historyLimit / 10));
+  const step = Math.max(1, Math.floor(now.historyLimit / 10));
+  const trimZone = now.historyLimit - step;
   const trimmed = now.historySize !== last.historySize && now.historySize >= trimZone;
   const unseen = now.historyLimit < 20 && now.historySize >= now.historyLimit &&
     !now.alternateScreen && now.cursorY === now.height - 1;
+  // A size that fell there fell by whole trims less the rows added since: the rows moved up
+  // by the trims (1 999 → 1 801 at a limit of 2 000 is one trim of 200 and two rows added).
+  // Rounded up to whole trims, exact while fewer than a trim's rows were written between two
+  // reads, and never more than they moved; taken as the fall itself, the next read began two
+  // rows below the first new one and never read it.
+  const moved = trimmed && fell > 0 && !taller ? Math.ceil(fell / step) * step : fell;
   return {
-    drop: (fell > 0 && !taller) || trimmed ? fell : null,
-    floorDrop: ((fell > 0 && !taller) || trimmed) && now.width === last.width ? fell : 0,
+    drop: (fell > 0 && !taller) || trimmed ? moved : null,
+    floorDrop: ((fell > 0 && !taller) || trimmed) && now.width === last.width ? moved : 0,
     reflowed: now.width !== last.width,
     wide: !sameSpan(spanOf(now), last.span),
     unseen: unseen ? now.historyLimit : null,
