@@ -1,7 +1,7 @@
 /**
  * When a session's current window goes (killed, moved out, or its last pane killed or joined
- * elsewhere), tmux makes another window of that session current (its last window, else the one
- * before, else the one after) and so clears that window's bell, activity and silence marks in
+ * elsewhere), tmux makes one other window of that session current (its last window, else the
+ * one just before, else the highest-numbered) and so clears that window's bell, activity and silence marks in
  * every session holding it: what select_window is refused for (alert_flags_test.ts). So
  * kill_window, kill_pane, move_window and join_pane are refused too when the window tmux would
  * fall back to carries a mark a person's status line shows, unless --allow-attended-input
@@ -171,4 +171,102 @@ Deno.test("a pane that is not its window's last is killed or moved whatever the 
     const text = await c.fail("kill_pane", { paneId: busy.paneId });
     assert.match(text, new RegExp(`bell mark of window ${rung.windowId}`), text);
   });
+});
+
+/**
+ * A session `side` nobody watches, holding its own window (two panes) at index 0, main's window
+ * `rung` linked in at `rungAt` and, where `quietAt` is given, a window of its own there; none
+ * is its last window. Returns its own window and panes.
+ */
+async function sideSession(
+  t: StartedTmux,
+  rungId: string,
+  rungAt: number,
+  quietAt?: number,
+): Promise<{ own: string; panes: string[] }> {
+  await t.tmux("new-session", "-d", "-s", "side", "sh");
+  const [own, first] = (await t.tmux(
+    "display-message",
+    "-p",
+    "-t",
+    "side:",
+    "#{window_id} #{pane_id}",
+  )).trim().split(" ");
+  const second = (await t.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", first, "sh"))
+    .trim();
+  await t.tmux("link-window", "-d", "-s", rungId, "-t", `side:${rungAt}`);
+  if (quietAt !== undefined) await t.tmux("new-window", "-d", "-t", `side:${quietAt}`, "sh");
+  return { own, panes: [first, second] };
+}
+
+Deno.test("tmux falls back to exactly one window: the last, else the one before, else the highest", async () => {
+  for (
+    const [rungAt, quietAt, refused] of [[1, 2, false], [2, 1, true], [1, undefined, true]] as const
+  ) {
+    await withTmux(async (t, c) => {
+      const rung = await t.shellWindow();
+      const { own } = await sideSession(t, rung.windowId, rungAt, quietAt);
+      await t.attach("main");
+      await ring(t, rung.paneId, rung.windowId);
+      // With no last window, tmux takes the one before index 0: none, so the highest.
+      if (refused) {
+        const text = await c.fail("kill_window", { windowId: own });
+        assert.match(text, new RegExp(`bell mark of window ${rung.windowId}`), text);
+        assert.equal(await current(t, "side"), own);
+      } else {
+        await c.ok("kill_window", { windowId: own });
+      }
+      assert.equal(await marks(t, "main", rung.windowId), "100", `rung at ${rungAt}`);
+    });
+  }
+  // Before the removed window's index: the one just before it, marked or not.
+  for (const [rungAt, refused] of [[1, true], [3, false]] as const) {
+    await withTmux(async (t, c) => {
+      const rung = await t.shellWindow();
+      await t.tmux("new-session", "-d", "-s", "side", "sh");
+      await t.tmux("link-window", "-d", "-s", rung.windowId, "-t", `side:${rungAt}`);
+      await t.tmux("new-window", "-t", "side:2", "sh");
+      const own = await current(t, "side");
+      await t.tmux("new-window", "-d", "-t", "side:4", "sh");
+      // new-window without -d made index 0 the last window: drop that.
+      await t.tmux("kill-window", "-t", "side:0");
+      await t.attach("main");
+      await ring(t, rung.paneId, rung.windowId);
+      if (refused) {
+        const text = await c.fail("kill_window", { windowId: own });
+        assert.match(text, new RegExp(`bell mark of window ${rung.windowId}`), text);
+      } else {
+        await c.ok("kill_window", { windowId: own });
+      }
+      assert.equal(await marks(t, "main", rung.windowId), "100", `rung at ${rungAt}`);
+    });
+  }
+});
+
+Deno.test("tmux checks at the act which one window it falls back to, with no last window too", async () => {
+  for (const [quietAt, refused] of [[undefined, true], [2, false]] as const) {
+    await withTmux(async (t, c) => {
+      const rung = await t.shellWindow();
+      const { own, panes: [first, second] } = await sideSession(t, rung.windowId, 1, quietAt);
+      await t.attach("main");
+      await ring(t, rung.paneId, rung.windowId);
+      // The other pane ends after the server read the panes, before the act: killing `first`
+      // then takes its window, which the read did not foresee.
+      await t.tmux(
+        "set-hook",
+        "-g",
+        "after-list-panes",
+        `set -gF @n '#{e|+:#{@n},1}' ; if-shell -F '#{==:#{@n},2}' { kill-pane -t ${second} }`,
+      );
+      if (refused) {
+        const text = await c.fail("kill_pane", { paneId: first });
+        assert.match(text, /refused by tmux at the act/, text);
+        assert.equal(await current(t, "side"), own);
+      } else {
+        await c.ok("kill_pane", { paneId: first });
+        assert.notEqual(await current(t, "side"), own, "the window went with its pane");
+      }
+      assert.equal(await marks(t, "main", rung.windowId), "100", `quiet at ${quietAt}`);
+    });
+  }
 });

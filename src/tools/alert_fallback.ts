@@ -3,10 +3,11 @@
  * session keeps its own marks for a window, but tmux clears them in every session holding the
  * window the moment any one of those sessions makes it current (winlink_clear_flags). A
  * select_window does that on purpose (placement.ts); an act that removes a session's current
- * window does it too, behind the agent's back: tmux 3.3a makes another window of that session
- * current (its last window, else the one before it, else the one after), and that window's
- * marks go. A kill, a move_window or a join_pane in a session nobody watches would so wipe the
- * mark a person's status line shows for a window of a grouped or linked session.
+ * window does it too, behind the agent's back: tmux 3.3a makes exactly one other window of that
+ * session current (its last window, else the one just before it, else its highest-numbered
+ * one), and that window's marks go. A kill, a move_window or a join_pane in a session nobody
+ * watches would so wipe the mark a person's status line shows for a window of a grouped or
+ * linked session.
  * {@link fallbackMarksCheck} refuses that, and has tmux check it again at the act.
  *
  * @module
@@ -43,16 +44,17 @@ export function unmarkedFormat(windowId: string): string {
 interface MarksRead {
   /** Session id → window id → flags (three digits, as {@link ALERT_FLAGS}). */
   readonly flags: Map<string, Map<string, string>>;
-  /** Session id → its last window (what tmux falls back to first), where it has one. */
-  readonly last: Map<string, string>;
-  /** The sessions whose current window was `removed` ({@link readMarks}), and their windows. */
-  readonly falling: Map<string, string[]>;
+  /**
+   * The sessions whose current window was `removed` ({@link readMarks}), and their windows in
+   * index order (tmux's loops go by index).
+   */
+  readonly falling: Map<string, Placed[]>;
 }
 
 /**
- * One read of every marked window in every session and each session's last window, and every
- * window of a session whose current window is `removed` ("" for none): a few entries a
- * session, not one a window, where nothing is marked. Nothing is read where the snapshot saw
+ * One read of every marked window in every session, and every window of a session whose
+ * current window is `removed` ("" for none): a few entries a session, not one a window, where
+ * nothing is marked. Nothing is read where the snapshot saw
  * no person attached (nothing to name; tmux still checks at the act).
  */
 async function readMarks(
@@ -61,15 +63,15 @@ async function readMarks(
   target: string,
   removed: string,
 ): Promise<MarksRead> {
-  const each = `#{session_id}:#{window_id}:${ALERT_FLAGS}#{window_last_flag} `;
-  const some = `#{?#{||:#{!=:${ALERT_FLAGS},000},#{window_last_flag}},${each},}`;
+  const each = `#{session_id}:#{window_id}:${ALERT_FLAGS}#{window_last_flag}#{window_active} `;
+  const some = `#{?#{!=:${ALERT_FLAGS},000},${each},}`;
   // Expanded for a session, #{window_id} is its current window's.
   const falling = `#{==:#{window_id},${removed}}`;
   const format = `#{S:#{?${falling},=#{session_id} #{W:${each}},#{W:${some}}}}`;
   const read = snapshot.clients.some(isPerson)
     ? decodeBytes(await ctx.read(["display-message", "-p", "-t", target, format]))
     : "";
-  const marks: MarksRead = { flags: new Map(), last: new Map(), falling: new Map() };
+  const marks: MarksRead = { flags: new Map(), falling: new Map() };
   for (const entry of read.trim().split(" ")) {
     if (entry.startsWith("=")) {
       marks.falling.set(entry.slice(1), []);
@@ -78,9 +80,14 @@ async function readMarks(
     const [sessionId, windowId, digits] = entry.split(":");
     if (digits === undefined) continue;
     if (!marks.flags.has(sessionId)) marks.flags.set(sessionId, new Map());
-    marks.flags.get(sessionId)!.set(windowId, digits.slice(0, 3));
-    if (digits[3] === "1") marks.last.set(sessionId, windowId);
-    marks.falling.get(sessionId)?.push(windowId);
+    // A window linked twice into a session shows in its status line with either link's marks.
+    const had = marks.flags.get(sessionId)!.get(windowId) ?? "000";
+    if (had === "000") marks.flags.get(sessionId)!.set(windowId, digits.slice(0, 3));
+    marks.falling.get(sessionId)?.push({
+      id: windowId,
+      last: digits[3] === "1",
+      active: digits[4] === "1",
+    });
   }
   return marks;
 }
@@ -125,26 +132,85 @@ export async function markShown(
 }
 
 /**
+ * `format`'s expansion with each match of the regular expression `pattern` replaced by
+ * `replacement`: tmux's substitution applies to a variable's value, so the format is handed
+ * over as a literal and expanded again (in the same context) before it is substituted.
+ */
+function substituted(format: string, pattern: string, replacement: string): string {
+  return `#{s/${pattern}/${replacement}/;E:#{l:${format}}}`;
+}
+
+/**
  * 1 while removing window `removed` makes no window current that a person's status line shows
  * with a mark: for each session whose current window it is (of `sessions` only, when given),
- * its last window if it has one other than `removed`, else any other window of it (tmux's
- * choice between the one before and the one after is not told apart: the safe side). Expanded
- * in any context, at the instant of the act; the marked windows are listed as ` @N ` and each
- * candidate matched against the list, since no format names an outer loop's window.
+ * the one window tmux 3.3a falls back to ({@link fallbackOf}). Expanded in any context, at the
+ * instant of the act.
+ *
+ * No format names an outer loop's window, so each affected session's windows are written out
+ * in index order as ` @N` (`c` for its current window, `x` for another link of `removed`, `!`
+ * after the last window), the fallback's id cut out of that by a substitution, and matched
+ * against the list of marked windows, built once a session: the cost stays the number of
+ * affected sessions times the windows of the server, where a test a candidate would rebuild
+ * the list for each (quadratic: seconds of the person's tmux frozen with a thousand windows).
+ * A literal must never stand after `#{?`: tmux looks it up as a variable, and `#{?1,…}` is
+ * false.
  */
 function fallbackFormat(removed: string, sessions?: readonly string[]): string {
   const marked = `#{S:#{?${PEOPLE},#{W:#{?#{!=:${ALERT_FLAGS},000}, #{window_id} ,}},}}`;
-  // `#{?...}` expands only the branch it takes: the list is built for candidates alone.
-  const shown = `#{?#{m:* #{window_id} *,${marked}},X,}`;
   const other = `#{!=:#{window_id},${removed}}`;
-  const candidates = (picked: string) => `#{W:#{?${other},#{?${picked},${shown},},}}`;
-  const lastElsewhere = `#{W:#{?#{&&:#{window_last_flag},${other}},X,}}`;
-  const falls = `#{?${lastElsewhere},${candidates("#{window_last_flag}")},${candidates("1")}}`;
+  const token = `#{?#{window_active},c,#{?${other},#{window_id},x}}#{?#{window_last_flag},!,}`;
+  const list = `#{W: ${token}} `;
+  const shown = (id: string) => `#{?#{m:* ${id} *,${marked}},X,}`;
+  // Another link of `removed` where tmux falls back: any other window of the session (the
+  // safe side).
+  const anyShown = `#{W:#{?${other},${shown("#{window_id}")},}}`;
+  // The last window when it is another window, else the one before `c`, else the highest;
+  // each test writes the list out again, so the common case takes four and no more.
+  const falls = `#{?#{m/r: @[0-9]+! ,${list}},` +
+    `${shown(substituted(list, ".* (@[0-9]+)! .*", "\\1"))},` +
+    `#{?#{m/r: x! | x c |^ c .*x $,${list}},${anyShown},` +
+    `#{?#{m/r:[^ ] c ,${list}},${shown(substituted(list, ".* ([^ ]+) c .*", "\\1"))},` +
+    `${shown(substituted(list, ".* ([^ ]+) $", "\\1"))}}}}`;
   const here = sessions === undefined
-    ? "1"
+    ? "#{==:1,1}"
     : sessions.reduceRight((rest, s) => `#{||:#{==:#{session_id},${s}},${rest}}`, "0");
   const affected = allOf([`#{==:#{window_id},${removed}}`, here]);
   return `#{==:#{S:#{?${affected},${falls},}},}`;
+}
+
+/** A window of a session whose current window goes, as read, in index order. */
+interface Placed {
+  readonly id: string;
+  /** The session's current window. */
+  readonly active: boolean;
+  /** The session's last window. */
+  readonly last: boolean;
+}
+
+/**
+ * The window tmux 3.3a makes current in a session when its current window `removed` goes,
+ * from `windows` (the session's, in index order): session_detach tries session_last, then
+ * session_previous, which wraps round to the highest index, so whenever another window is
+ * there it is exactly one: the last window, else the one just before, else the highest. Where
+ * that is another link of `removed` (linked twice into the session), tmux goes on from there
+ * through steps not foreseen here: then every other window, the safe side.
+ */
+function fallbackOf(
+  windows: readonly Placed[],
+  removed: string,
+): { readonly picked: string[]; readonly how: string } {
+  const at = windows.findIndex((w) => w.active);
+  const last = windows.find((w) => w.last && !w.active);
+  const before = at > 0 ? windows[at - 1] : undefined;
+  const [chosen, how] = last !== undefined
+    ? [last, "its last window"]
+    : before !== undefined
+    ? [before, "the window just before it"]
+    : [windows[windows.length - 1], "its highest-numbered window"];
+  if (chosen === undefined || chosen.active) return { picked: [], how };
+  if (chosen.id !== removed) return { picked: [chosen.id], how };
+  const others = [...new Set(windows.map((w) => w.id).filter((id) => id !== removed))];
+  return { picked: others, how: "one of its other windows" };
 }
 
 /** What a removal takes: a window, or a pane that takes its window only if it is the last. */
@@ -190,14 +256,9 @@ export async function fallbackMarksCheck(
     const marks = await readMarks(ctx, snapshot, target, windowId);
     for (const [sessionId, windows] of marks.falling) {
       if (sessions !== undefined && !sessions.includes(sessionId)) continue;
-      const last = marks.last.get(sessionId);
-      const others = windows.filter((w) => w !== windowId);
-      const picked = last !== undefined && last !== windowId ? [last] : others;
+      const { picked, how } = fallbackOf(windows, windowId);
       const shown = shownMark(snapshot, marks, picked);
       if (shown === null) continue;
-      const how = picked.length === 1 && picked[0] === last
-        ? "its last window"
-        : "one of its other windows";
       throw new ToolFailure(
         `${what} would clear the ${shown.kinds} mark of window ${shown.windowId} in the ` +
           `status line of session ${shown.client.sessionId}, which client ${
