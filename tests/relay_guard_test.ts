@@ -8,7 +8,9 @@
 
 import assert from "node:assert/strict";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { NO_RELAY } from "../src/mcp/input_guard.ts";
+import { NO_RELAY, relaysHeld } from "../src/mcp/input_guard.ts";
+import { TmuxRunner } from "../src/tmux/run.ts";
+import { takeSnapshot } from "../src/tmux/snapshot.ts";
 import { guardCall, seedDecision } from "../src/hooks/testing.ts";
 import { connect } from "./helpers/mcp.ts";
 import { nestedClient, nestedSession, wrappedNestedClient } from "./helpers/nested.ts";
@@ -410,10 +412,10 @@ Deno.test("typing into a pane synchronized with one that runs a client is judged
 
 Deno.test("forced typing through a client has tmux check at the act that the client still shows what was judged", async () => {
   const t: Server = await TestTmux.start("work");
-  let flipper: Deno.ChildProcess | undefined;
+  const runner = new TmuxRunner();
   try {
     // A person watches session P's pane; session R shows a shell, or (window 1) P's window.
-    const [watchedWindow, watched] = (await t.tmux(
+    const [watchedWindow] = (await t.tmux(
       ...["new-session", "-d", "-s", "P", "-P", "-F", "#{window_id} #{pane_id}", "sh"],
     )).trim().split(" ");
     const shell = (await t.tmux("new-session", "-d", "-s", "R", "-P", "-F", "#{pane_id}", "sh"))
@@ -422,47 +424,20 @@ Deno.test("forced typing through a client has tmux check at the act that the cli
     await t.tmux("link-window", "-d", "-s", watchedWindow, "-t", "R:1");
     await t.attach("P");
     const relay = await nestedClient(t, t, "R");
-    const facts = await t.facts();
-    // R's client flips between the two as fast as tmux lets it (a person flipping windows).
-    const flip = `tmux -S ${facts.socketPath} select-window -t R:`;
-    flipper = new Deno.Command("sh", {
-      args: ["-c", `while :; do ${flip}0; ${flip}1; done`],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const client = await connect({ socketName: t.socket });
-    try {
-      for (let i = 0; i < 20; i++) {
-        await client.call("send_keys", {
-          paneId: relay,
-          text: `echo RACE_${i}_$((6*7))`,
-          force: true,
-        });
-      }
-      flipper.kill();
-      await flipper.status;
-      flipper = undefined;
-      // R showing the shell again, a last line through the client: once it ran there, every
-      // line before it has gone where it went.
-      await t.tmux("select-window", "-t", "R:0");
-      const last = await client.call("send_keys", {
-        paneId: relay,
-        text: "echo DONE_$((6*7))",
-        enter: true,
-        force: true,
-      });
-      assert.equal(refusal(last), null, text(last));
-      await waitFor(async () => (await screen(t, shell)).includes("DONE_42"), "the last line");
-      assert.doesNotMatch(await screen(t, watched), /RACE_\d+_42/);
-    } finally {
-      await client.close();
-    }
+    // Read while R's client shows the shell: forced typing there is let through, on condition.
+    const snapshot = await takeSnapshot(runner, { socketName: t.socket });
+    const pane = snapshot.panes.find((p) => p.id === relay)!;
+    const held = relaysHeld(snapshot, [pane]);
+    assert.equal(held.length, 1, JSON.stringify(held));
+    const holds = async () => (await t.tmux("display-message", "-p", "-t", relay, held[0])).trim();
+    assert.equal(await holds(), "1", "the client shows the shell judged");
+    // A person switches R's client to the watched window before the act: tmux refuses.
+    await t.tmux("select-window", "-t", "R:1");
+    assert.equal(await holds(), "0", "the client shows another pane now");
+    await t.tmux("select-window", "-t", "R:0");
+    assert.equal(await holds(), "1");
   } finally {
-    if (flipper) {
-      flipper.kill();
-      await flipper.status;
-    }
+    await runner.close();
     await t.kill();
   }
 });

@@ -278,7 +278,7 @@ function noneReached(test: string): string {
  * where the guard judged: a person switching a client's window meanwhile would send the keys
  * to a pane nobody judged.
  */
-function relaysHeld(snapshot: Snapshot, cohort: readonly PaneRow[]): string[] {
+export function relaysHeld(snapshot: Snapshot, cohort: readonly PaneRow[]): string[] {
   const held = new Set<string>();
   for (const p of cohort) {
     for (const hop of relayFrom(snapshot, p)?.hops ?? []) {
