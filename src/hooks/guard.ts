@@ -18,10 +18,10 @@
 
 import { attendedPanes, findCallerPane, inputCohort, peopleListing } from "../tmux/identity.ts";
 import { carriedEffects, ownEntryOptions, readEntryValues } from "../tmux/option_reach.ts";
-import { chainText, followClient, type Relay, relayFrom } from "../tmux/relay.ts";
+import { chainText, followClient, type Relay, relayFrom, terminalClient } from "../tmux/relay.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
-import type { ServerAddress } from "../tmux/server_address.ts";
+import { addressKey, type ServerAddress } from "../tmux/server_address.ts";
 import {
   type ClientRow,
   findSession,
@@ -284,7 +284,7 @@ function relayFact(
     : reachFact(relay, view);
   const onward = relay.onward === null
     ? null
-    : onwardFact(relay.onward, view, elsewhere, relay.onward.id === pane.id ? "" : "through ");
+    : onwardFact(relay.onward, view, elsewhere, relay.onward.id !== pane.id);
   const facts = [here, onward].filter((f) => f !== null);
   return facts.length === 0 ? null : `${pane.id} (${where(pane)}), which ${facts.join(", and ")}`;
 }
@@ -315,19 +315,19 @@ function reachFact(relay: Relay, view: ServerView): string | null {
 /**
  * What typing reaches through `pane`, which runs tmux with no client of `view`'s server on its
  * terminal: looked for on the other servers the hook knows (see {@link relayFact}). `through`:
- * `through ` when `pane` is further along a chain than the pane typed into.
+ * `pane` is further along a chain than the pane typed into.
  */
 function onwardFact(
   pane: PaneRow,
   view: ServerView,
   elsewhere: readonly ServerView[],
-  through: string,
+  through: boolean,
 ): string | null {
-  const at = through === "" ? "" : `(through ${pane.id}) `;
+  const at = through ? `(through ${pane.id}) ` : "";
   const pid = view.snapshot.server?.pid;
   for (const other of elsewhere) {
     if (other.snapshot.server?.pid === pid) continue;
-    const client = other.snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty);
+    const client = terminalClient(other.snapshot, pane.tty);
     if (client === undefined) continue;
     const fact = reachFact(followClient(other.snapshot, client), other);
     return fact === null ? null : `${at}${fact}`;
@@ -492,8 +492,10 @@ export async function guard(
     const on = home.named ? ` on ${socketLabel(home.address)}` : "";
     elsewhere.push(views.get(undefined) ?? await read(home.address, on));
     // The agent's own server, where the usual nesting attaches the client (unnamed: the
-    // person knows it as theirs).
-    if (agent) elsewhere.push(await read(agent.address, ""));
+    // person knows it as theirs), unless it is the one just read.
+    if (agent && addressKey(agent.address) !== addressKey(home.address)) {
+      elsewhere.push(await read(agent.address, ""));
+    }
   }
   const concerns = [
     ...judgeCalls(calls, (name) => views.get(name)!, elsewhere),

@@ -9,6 +9,7 @@
  */
 
 import { execOnce, noteSocketServer, quoteNested, socketServerPid } from "../tmux/control.ts";
+import { nestedCommands } from "../tmux/command_line.ts";
 import { chainArgv, randomHex } from "../tmux/format.ts";
 import type { RunOptions } from "../tmux/run.ts";
 import { judgeResult, TmuxError } from "../tmux/tmux_error.ts";
@@ -59,15 +60,6 @@ export function allOf(formats: readonly string[]): string {
 }
 
 /**
- * One command line of tmux's language from argv lists, each argument quoted; a carriage return
- * goes as `"\r"` (as a newline does: quoteNested), so that the line holds none either.
- */
-function commandString(commands: readonly (readonly string[])[]): string {
-  return commands.map((c) => c.map((a) => quoteNested(a).replaceAll("\r", `'"\\r"'`)).join(" "))
-    .join(" ; ");
-}
-
-/**
  * `commands` as one command string in which each command made by {@link checkedAgain} (other
  * than the first) runs only if every condition of `rechecked` holds again right before it,
  * else `stop(k)` (its index) runs and nothing after it. Each check nests the rest of the line
@@ -82,11 +74,11 @@ function checkedString(
   let rest = "";
   for (let k = commands.length - 1; k >= 0; k--) {
     let here = rest === ""
-      ? commandString([commands[k]])
-      : `${commandString([commands[k]])} ; ${rest}`;
+      ? nestedCommands([commands[k]])
+      : `${nestedCommands([commands[k]])} ; ${rest}`;
     const recheck = rechecks.get(commands[k]);
     if (k > 0 && recheck !== undefined) {
-      const otherwise = commandString(stop(k, recheck));
+      const otherwise = nestedCommands(stop(k, recheck));
       for (const c of [...rechecked].reverse()) {
         here = `if-shell -F -t ${quoteNested(c.target)} ${
           quoteNested(c.format)
@@ -103,7 +95,7 @@ function checkedString(
  * adds to the line a tmux process would be given, should the control channel be unavailable.
  */
 export function nestedCommandBytes(command: readonly string[]): number {
-  return new TextEncoder().encode(commandString([command])).length;
+  return new TextEncoder().encode(nestedCommands([command])).length;
 }
 
 /**
@@ -280,7 +272,7 @@ export async function runIf(
     c.target,
     c.format,
     then,
-    commandString([
+    nestedCommands([
       // Which server refused: one other than the call read is no refusal of the condition.
       ["display-message", "-p", `${marker(i)}${SERVER_IDENTITY_FORMAT}`],
       ...(i >= (options.refusedFrom ?? 0) ? refused : []),
@@ -299,7 +291,7 @@ export async function runIf(
     const step = ifShell(checked[i], line, i);
     const here = i === last ? [...prelude, step] : [step];
     if (i === 0) args = chainArgv(here);
-    else line = commandString(here);
+    else line = nestedCommands(here);
   }
   let stdout: Uint8Array;
   try {

@@ -40,8 +40,8 @@ import { describeSocket, ToolFailure } from "./errors.ts";
 import { type LogFn, stderrLog } from "./call_log.ts";
 import { callerFormatOn, callerOn } from "./caller_on_host.ts";
 import { lookupPane, lookupSession, lookupWindow, requireRunning } from "./target_lookup.ts";
-import { wrappedClient } from "./wrapped_relay.ts";
-import { noteWrapped } from "../tmux/relay.ts";
+import { wrappedClients } from "./wrapped_relay.ts";
+import { noteWrapped, takesKeys, terminalClient } from "../tmux/relay.ts";
 
 /** The server-wide settings a tool may need. */
 export interface ServerConfig {
@@ -469,21 +469,15 @@ export class TmuxContext {
       if (!reach.panes.some((p) => p.id === paneId)) continue;
       // Any of them running a client of this server, on its terminal or under a wrapper: what
       // is typed there goes on to the pane that client shows, and on through any client there
-      // (relay.ts), on any window, so every pane is read.
-      const wrapped = new Map<string, ClientRow>();
-      let relays = false;
-      for (const p of reach.panes) {
-        if (p.windowId !== pane.windowId) continue;
-        // tmux copies no key to a sibling that is dead, in a mode or has its input off.
-        if (p.id !== paneId && (p.dead || p.inMode || p.inputOff)) continue;
-        if (reach.clients.some((c) => c.tty !== "" && c.tty === p.tty)) {
-          relays = true;
-          continue;
-        }
-        const under = await wrappedClient(this, reach, p);
-        if (under) wrapped.set(p.id, under);
-      }
-      if (!relays && wrapped.size === 0) return reach;
+      // (relay.ts), on any window, so every pane is read. A pane that takes no keys passes none.
+      const keyed = reach.panes.filter((p) => p.windowId === pane.windowId && takesKeys(p));
+      const onTerminal = keyed.some((p) => terminalClient(reach, p.tty) !== undefined);
+      const wrapped = await wrappedClients(
+        this,
+        reach,
+        keyed.filter((p) => terminalClient(reach, p.tty) === undefined),
+      );
+      if (!onTerminal && wrapped.size === 0) return reach;
       const all = await this.snapshot({ sessions: false, windows: false });
       if (!all.panes.some((p) => p.id === paneId)) continue;
       for (const [id, under] of wrapped) {

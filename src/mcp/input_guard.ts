@@ -201,10 +201,8 @@ export function guardInput(
         "Ask the person, use another pane (create_window or split_window), or start tmux-mcp with --allow-attended-input.",
       );
     }
-    // A client gets nothing from a pane that is dead, in a mode or has its input off.
-    const relay = options.allowRelay || p.dead || p.inMode || p.inputOff
-      ? null
-      : relayFrom(snapshot, p);
+    // (None from a pane that takes no keys: relay.ts takesKeys.)
+    const relay = options.allowRelay ? null : relayFrom(snapshot, p);
     if (relay) refuseRelay(ctx, snapshot, via(p), relay, options.force ?? false);
     // Only what tmux gives the keys to: the pane itself, or a sibling alive and in no mode.
     if (p.id !== pane.id) continue;

@@ -37,6 +37,9 @@ export function stripPrograms(list: string): string {
   return `#{s/(${PROGRAM_NAME}|,)//:${list}}`;
 }
 
+/** Expanded for a session: 1 while a person (not a program's control client) is attached. */
+export const PERSON_ATTACHED = `#{!=:${stripPrograms("session_attached_list")},}`;
+
 /**
  * A client list with the programs and the people who see one window at a time taken out (the
  * latter known from the snapshot): what is left is a person whose client shows every window
@@ -73,7 +76,7 @@ function attachedUntil(snapshot: Snapshot<PaneBrief>): number {
  */
 function wholeSessionShown(snapshot: Snapshot<PaneBrief>): string {
   const since = attachedUntil(snapshot);
-  const anyone = `#{!=:${stripPrograms("session_attached_list")},}`;
+  const anyone = PERSON_ATTACHED;
   const named = `#{!=:${stripAllButWholeSession("session_attached_list", snapshot)},}`;
   return `#{?#{e|>:#{session_last_attached},${since}},${anyone},${named}}`;
 }
@@ -106,7 +109,7 @@ function peopleIn(list: string): string {
  * session a person shows whole (tmux -CC, see {@link stripAllButWholeSession}), in any window.
  */
 function noPreview(snapshot: Snapshot<PaneBrief>): string {
-  const people = `#{!=:${stripPrograms("session_attached_list")},}`;
+  const people = PERSON_ATTACHED;
   const whole = wholeSessionShown(snapshot);
   // One branch: every pane of the window (`#{P:,x}` would test the active one alone).
   const previews = `#{P:#{?${PREVIEWS},T,}}`;
@@ -176,7 +179,7 @@ export function windowListedUnwatched(
   snapshot: Snapshot<PaneBrief>,
   target: string,
 ): TmuxCondition {
-  const people = `#{!=:${stripPrograms("session_attached_list")},}`;
+  const people = PERSON_ATTACHED;
   const holds = /^%\d+$/.test(target)
     ? `#{W:#{P:#{?#{==:#{pane_id},${target}},X,}}}`
     : `#{W:#{?#{==:#{window_id},${target}},X,}}`;

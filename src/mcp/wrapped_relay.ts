@@ -29,42 +29,46 @@ function keyOf(server: number | null, pane: PaneRow, client: ClientRow): string 
 }
 
 /**
- * The client of this server that runs under a wrapper in `pane` (see the module), or null.
+ * The clients of this server that run under a wrapper in `panes` (see the module), by pane.
  * Asked only about clients on a terminal other than the pane's (one on the pane's own terminal
- * is known by it), with one tmux command for all clients not asked about before. A question
- * that cannot be answered (tmux refused it) counts as no client: the guard reads terminals as
- * before.
+ * is known by it), with one tmux command for every pane and client not asked about before. A
+ * question that cannot be answered (tmux refused it) counts as no client: the guard reads
+ * terminals as before.
  */
-export async function wrappedClient(
+export async function wrappedClients(
   ctx: TmuxContext,
   snapshot: Snapshot,
-  pane: PaneRow,
-): Promise<ClientRow | null> {
-  if (pane.pid <= 0 || pane.dead) return null;
+  panes: readonly PaneRow[],
+): Promise<Map<string, ClientRow>> {
   const server = snapshot.server?.pid ?? null;
-  const candidates = snapshot.clients.filter((c) =>
-    c.tty !== "" && c.tty !== pane.tty && c.pid > 0
+  const pairs = panes.filter((p) => p.pid > 0 && !p.dead).flatMap((pane) =>
+    snapshot.clients.filter((c) => c.tty !== "" && c.tty !== pane.tty && c.pid > 0)
+      .map((client) => ({ pane, client, key: keyOf(server, pane, client) }))
   );
-  const ask = candidates.filter((c) => !known.has(keyOf(server, pane, c)));
+  const ask = pairs.filter((q) => !known.has(q.key));
   if (ask.length > 0) {
     const yes = `tmux-mcp-under-${randomHex(8)}:`;
-    const argv = ask.flatMap((c, i) => [
+    const argv = ask.flatMap(({ pane, client }, i) => [
       ...(i > 0 ? [";"] : []),
       "if-shell",
-      descendsFrom(c.pid, pane.pid),
-      `display-message -p ${yes}${c.pid}`,
+      descendsFrom(client.pid, pane.pid),
+      `display-message -p ${yes}${i}`,
     ]);
     let out: string;
     try {
       out = new TextDecoder().decode(await ctx.read(argv));
     } catch {
-      return null;
+      return new Map();
     }
     const under = new Set(
       out.split("\n").filter((l) => l.startsWith(yes)).map((l) => Number(l.slice(yes.length))),
     );
     if (known.size + ask.length > MAX_KNOWN) known.clear();
-    for (const c of ask) known.set(keyOf(server, pane, c), under.has(c.pid));
+    ask.forEach((q, i) => known.set(q.key, under.has(i)));
   }
-  return candidates.find((c) => known.get(keyOf(server, pane, c)) === true) ?? null;
+  const found = new Map<string, ClientRow>();
+  for (const { pane, client, key } of pairs) {
+    if (!found.has(pane.id) && known.get(key) === true) found.set(pane.id, client);
+  }
+  return found;
 }

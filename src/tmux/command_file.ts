@@ -19,7 +19,7 @@
  * @module
  */
 
-import { argvCommands, quoteNested } from "./command_line.ts";
+import { argvCommands, nestedCommands } from "./command_line.ts";
 
 /**
  * Most bytes of arguments (each with its NUL, as tmux counts them) a tmux process is given:
@@ -69,7 +69,7 @@ export function asCommandFile(
   if (stdin !== undefined || argvBytes(args) <= MAX_ARGV_BYTES) return null;
   const commands = argvCommands(args);
   if (commands.length === 0) return null;
-  const line = commands.map((c) => c.map(quoteNested).join(" ")).join(" ; ");
+  const line = nestedCommands(commands);
   const starts = commands.some((c) => START_SERVER.has(c[0]));
   return {
     args: [...(starts ? ["start-server", ";"] : []), "source-file", "-"],

@@ -47,12 +47,12 @@ export function quoteArgument(arg: string): string {
 
 /**
  * One argument quoted for a command string tmux parses (an `if-shell` branch, a file it reads):
- * single-quoted ({@link quoteArgument}), except that a newline goes as `"\n"` (a double-quoted
- * escape tmux's parser turns back into a newline), so the string holds none: a newline would
- * end a control line, or a file's line.
+ * single-quoted ({@link quoteArgument}), except that a newline goes as `"\n"` and a carriage
+ * return as `"\r"` (double-quoted escapes tmux's parser turns back into them), so the string
+ * holds neither: a newline would end a control line, or a file's line.
  */
 export function quoteNested(arg: string): string {
-  return quoteArgument(arg).replaceAll("\n", `'"\\n"'`);
+  return quoteArgument(arg).replaceAll("\n", `'"\\n"'`).replaceAll("\r", `'"\\r"'`);
 }
 
 /**

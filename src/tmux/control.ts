@@ -14,7 +14,7 @@
  * @module
  */
 
-import { argvCommands, quoteNested } from "./command_line.ts";
+import { argvCommands, nestedCommands } from "./command_line.ts";
 import { ALIAS_READ } from "./command_aliases.ts";
 import { type ControlResult, ControlUnavailable } from "./control_protocol.ts";
 import type { ControlEvent } from "./control_events.ts";
@@ -418,7 +418,7 @@ function onServerLine(
 ): { line: string[]; marker: string } {
   const marker = `tmux-mcp-other-server-${randomHex(8)}:`;
   // As an if-shell branch: each argument quoted, a newline travelling as "\n".
-  const nested = argvCommands(args).map((c) => c.map(quoteNested).join(" ")).join(" ; ");
+  const nested = nestedCommands(argvCommands(args));
   const line = [
     "if-shell",
     "-F",

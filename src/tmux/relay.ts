@@ -52,20 +52,30 @@ export function noteWrapped(snapshot: Snapshot, paneId: string, client: ClientRo
 }
 
 /**
- * The client of this server whose terminal is `pane`'s (or that runs in it under a wrapper,
- * {@link noteWrapped}), or null. A pane that is dead, in a mode or has its input off gives its
- * program nothing typed: no client there gets any key.
+ * Whether what is typed into a pane reaches its program: a pane that is dead, in a mode or has
+ * its input off gives it nothing (and tmux copies no key to such a synchronized sibling).
  */
-function clientIn(snapshot: Snapshot, pane: PaneRow): ClientRow | null {
-  if (pane.dead || pane.inMode || pane.inputOff) return null;
-  return snapshot.clients.find((c) => c.tty !== "" && c.tty === pane.tty) ??
-    wrapped.get(snapshot)?.get(pane.id) ?? null;
+export function takesKeys(pane: PaneRow): boolean {
+  return !pane.dead && !pane.inMode && !pane.inputOff;
 }
 
-/** Whether a pane that takes input runs tmux that has drawn something (see relayFrom). */
+/** The client of `snapshot`'s server whose terminal is `tty` (a pane's), if any. */
+export function terminalClient(snapshot: Snapshot, tty: string): ClientRow | undefined {
+  return tty === "" ? undefined : snapshot.clients.find((c) => c.tty === tty);
+}
+
+/**
+ * The client of this server whose terminal is `pane`'s (or that runs in it under a wrapper,
+ * {@link noteWrapped}), or null; none where the pane does not take keys ({@link takesKeys}).
+ */
+function clientIn(snapshot: Snapshot, pane: PaneRow): ClientRow | null {
+  if (!takesKeys(pane)) return null;
+  return terminalClient(snapshot, pane.tty) ?? wrapped.get(snapshot)?.get(pane.id) ?? null;
+}
+
+/** Whether a pane that takes keys runs tmux that has drawn something (see relayFrom). */
 function runsOtherTmux(pane: PaneRow): boolean {
-  return !pane.dead && !pane.inMode && !pane.inputOff && tmuxChild(pane.command) &&
-    !drawnNothing(pane);
+  return takesKeys(pane) && tmuxChild(pane.command) && !drawnNothing(pane);
 }
 
 /**
@@ -109,8 +119,7 @@ export function followClient(
       if (seen.has(p.id)) continue;
       seen.add(p.id);
       reached.push(p);
-      // The shown pane takes the keys; its siblings only what synchronize-panes copies.
-      if (p.id !== shown.id && (p.dead || p.inMode || p.inputOff)) continue;
+      // Where the pane takes no keys (clientIn, runsOtherTmux), they stop there.
       const further = clientIn(snapshot, p);
       if (further) queue.push(further);
       else if (onward === null && runsOtherTmux(p)) onward = p;

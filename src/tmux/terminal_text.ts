@@ -180,8 +180,7 @@ export class TerminalText {
             this.#state = Esc.Ground;
             // RIS resets the attributes; DECSC and DECRC save and restore them.
             if (b === 0x63) this.#background = this.#savedBackground = false;
-            else if (b === 0x37) this.#savedBackground = this.#background;
-            else if (b === 0x38) this.#background = this.#savedBackground;
+            else if (b === 0x37 || b === 0x38) this.#saveOrRestore(b === 0x37);
           }
           break;
         case Esc.EscIntermediate:
@@ -229,9 +228,25 @@ export class TerminalText {
    * its parameters read whole): tmux reads the others as other sequences.
    */
   #csiEnd(final: number): void {
+    // The alternate screen (1049) saves the cell's attributes on the way in and gives them
+    // back on the way out, as CSI s and u (and ESC 7 and 8) do: tmux's input_save_state.
+    if (this.#csi === "?1049" && (final === 0x68 || final === 0x6c)) {
+      this.#saveOrRestore(final === 0x68);
+      return;
+    }
     if (!this.#csiPlain) return;
+    if (this.#csi === "" && (final === 0x73 || final === 0x75)) {
+      this.#saveOrRestore(final === 0x73);
+      return;
+    }
     if (final === 0x6d) this.#sgr(this.#csi);
     else if (this.#background && ERASES.has(final)) this.#painted = true;
+  }
+
+  /** Saves the background with the cursor (`save`), or gives the saved one back. */
+  #saveOrRestore(save: boolean): void {
+    if (save) this.#savedBackground = this.#background;
+    else this.#background = this.#savedBackground;
   }
 
   /**

@@ -182,6 +182,11 @@ Deno.test("TerminalText tells an erase made with a background colour set, which 
   const t0 = new TerminalText();
   assert.deepEqual(t0.push(bytes("\x1b[42m\x1b7\x1b[0m\x1b8A\x1b[K\x1bcB\r\n")), ["AB"]);
   assert.equal(t0.takePainted(), true);
+  // CSI s and u, and the alternate screen's 1049, save and give back the background as tmux
+  // does: a colour set between them is gone after, and a pane cannot fake a change so.
+  assert.equal(painted("\x1b[s\x1b[44m\x1b[u\x1b[K"), false);
+  assert.equal(painted("\x1b[?1049h\x1b[44m\x1b[?1049l\x1b[K"), false);
+  assert.equal(painted("\x1b[44m\x1b[s\x1b[0m\x1b[u\x1b[K"), true);
   // A foreground colour whose index reads 48, and a private sequence ending in `m` (xterm's
   // modifyOtherKeys), set no background.
   assert.equal(painted("\x1b[38;5;48m\x1b[K"), false);

@@ -16,7 +16,7 @@
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { type ActCheck, allOf } from "../mcp/act_step.ts";
-import { stripPrograms } from "../mcp/unwatched.ts";
+import { PERSON_ATTACHED } from "../mcp/unwatched.ts";
 import type { ClientRow, PaneBrief, Snapshot } from "../tmux/snapshot.ts";
 import { clientLabel, isPerson } from "../tmux/identity.ts";
 import { decodeBytes } from "../tmux/format.ts";
@@ -28,16 +28,13 @@ import { decodeBytes } from "../tmux/format.ts";
 const ALERT_FLAGS = "#{window_bell_flag}#{window_activity_flag}#{window_silence_flag}";
 const ALERT_NAMES = ["bell", "activity", "silence"];
 
-/** 1 in a session loop while a person (not a program's control client) is attached to it. */
-const PEOPLE = `#{!=:${stripPrograms("session_attached_list")},}`;
-
 /**
  * 1 while no session a person is attached to marks window `windowId` with an alert flag:
  * expanded by tmux at the instant of the act, in any context (it loops over every session).
  */
 export function unmarkedFormat(windowId: string): string {
   const marked = allOf([`#{==:#{window_id},${windowId}}`, `#{!=:${ALERT_FLAGS},000}`]);
-  return `#{==:#{S:#{?${PEOPLE},#{W:#{?${marked},X,}},}},}`;
+  return `#{==:#{S:#{?${PERSON_ATTACHED},#{W:#{?${marked},X,}},}},}`;
 }
 
 /** The marks read at one instant, by session and window. */
@@ -156,7 +153,7 @@ function substituted(format: string, pattern: string, replacement: string): stri
  * false.
  */
 function fallbackFormat(removed: string, sessions?: readonly string[]): string {
-  const marked = `#{S:#{?${PEOPLE},#{W:#{?#{!=:${ALERT_FLAGS},000}, #{window_id} ,}},}}`;
+  const marked = `#{S:#{?${PERSON_ATTACHED},#{W:#{?#{!=:${ALERT_FLAGS},000}, #{window_id} ,}},}}`;
   const other = `#{!=:#{window_id},${removed}}`;
   const token = `#{?#{window_active},c,#{?${other},#{window_id},x}}#{?#{window_last_flag},!,}`;
   const list = `#{W: ${token}} `;

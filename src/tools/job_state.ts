@@ -8,7 +8,7 @@
 
 import type { TmuxContext } from "../mcp/context.ts";
 import { byteLength } from "../mcp/bounds.ts";
-import { LineSplitter } from "../tmux/chain.ts";
+import { indexOfBytes, LineSplitter } from "../tmux/chain.ts";
 import { execFast } from "../tmux/control.ts";
 import { decodeBytes, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { atPromptStream, atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
@@ -224,18 +224,6 @@ function splitDeadHead(
   return { drawn: deadDrawn(fields, bottom), rest };
 }
 
-/** Where `needle` first is in `hay`, else -1. */
-function indexOfBytes(hay: Uint8Array, needle: Uint8Array): number {
-  if (needle.length === 0) return 0;
-  for (let i = hay.indexOf(needle[0]); i !== -1; i = hay.indexOf(needle[0], i + 1)) {
-    if (i + needle.length > hay.length) return -1;
-    let j = 1;
-    while (j < needle.length && hay[i + j] === needle[j]) j++;
-    if (j === needle.length) return i;
-  }
-  return -1;
-}
-
 /**
  * Bytes a capture printed, as rows (as `split("\n")` splits them) into a {@link MarkerScan},
  * made by `scan` once what tmux drew on a dead pane is known: with `guard`, the capture of a
@@ -311,7 +299,7 @@ export interface MarkedRead {
  * What a wait that watches a job's output stream hands its reads: takes in what the stream
  * carried so far (`noteStreamed`), called once an end is read and before it is judged by it.
  */
-export type TakeStreamed = () => Promise<void>;
+export type TakeStreamed = () => void;
 
 /**
  * Reads the pane from a little before the job's start (the whole history when the start is not
@@ -336,7 +324,7 @@ export async function readMarked(
   }
   // A second end marker by then: no status (the job reader tells it lost).
   if (ended.status === null) return { probe, marked: ended };
-  await take?.();
+  take?.();
   const seen = streamed.get(key);
   if (seen !== undefined && (seen.size > 1 || !seen.has(ended.status))) {
     // Kept as lost: the rows may never show the shell's end again.

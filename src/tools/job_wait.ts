@@ -56,19 +56,10 @@ export async function overWithoutEnd(
 
 /**
  * Notes the end markers of job `ref` in the output `watch` has heard and not yet reported
- * (`noteStreamed` in job_state.ts), asking tmux nothing: at a deadline passed, the watch
- * reports what it holds, then a timeout.
+ * (`noteStreamed` in job_state.ts), asking tmux nothing (PaneWatch.takeLines).
  */
-export async function takeStreamed(ctx: TmuxContext, watch: PaneWatch, ref: JobRef): Promise<void> {
-  try {
-    while (true) {
-      const event = await watch.next(performance.now());
-      if (event.kind !== "lines") return;
-      noteStreamed(ctx, ref, event.lines);
-    }
-  } catch {
-    // A read that stalled or was cancelled: nothing more was heard to take.
-  }
+export function takeStreamed(ctx: TmuxContext, watch: PaneWatch, ref: JobRef): void {
+  noteStreamed(ctx, ref, watch.takeLines());
 }
 
 /**
@@ -84,28 +75,27 @@ export async function waitForJob(
   ctx: TmuxContext,
   ref: JobRef,
   deadline: number,
-  options: { began?: number; progress?: boolean; handover?: () => Promise<void> } = {},
+  options: { began?: number; progress?: boolean; handover?: () => void } = {},
 ): Promise<JobView> {
   const { handover } = options;
   if (handover === undefined) {
     const first = await readJob(ctx, ref);
     if (isOver(first) || performance.now() >= deadline) return first;
   }
-  const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: ref.paneId });
-  const pane = snapshot.panes.find((p) => p.id === ref.paneId);
-  if (!pane) {
-    await handover?.();
-    return await readJob(ctx, ref);
-  }
   // Its repeated reads paced once it waits (see TmuxContext.paced); the job's reads, which
   // decide what is answered, go as one-off calls', on `ctx`.
   const reads = ctx.paced({ fromReadUntil: true });
-  let watch: PaneWatch;
+  let opened: PaneWatch | null = null;
   try {
-    watch = await PaneWatch.open(reads, pane);
+    const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: ref.paneId });
+    const pane = snapshot.panes.find((p) => p.id === ref.paneId);
+    if (pane) opened = await PaneWatch.open(reads, pane);
   } finally {
-    await handover?.();
+    // Opened or not, what the watch before heard is taken in before the job is read.
+    handover?.();
   }
+  if (opened === null) return await readJob(ctx, ref);
+  const watch = opened;
   const began = options.began ?? performance.now();
   const total = Math.max(1, Math.round(deadline - began));
   /** When an end marker that does not count yet was first read (see {@link recheckBy}). */

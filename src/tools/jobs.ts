@@ -287,7 +287,7 @@ async function followUntilOver(
   on: TmuxContext,
   ref: JobRef,
   changed: () => void,
-  handover?: () => Promise<void>,
+  handover?: () => void,
 ): Promise<JobView | null> {
   const backoff = new Backoff();
   /** Whether the last try failed: the subscriber is told once when they start failing. */
@@ -322,7 +322,7 @@ async function followUntilOver(
     } catch {
       // Failed, perhaps before its watch was open: what the watch before it heard is taken in
       // now (again, if it was: nothing is counted twice), and the call waiting on it goes on.
-      await from?.();
+      from?.();
       // Cancelled, or tmux did not answer in time (a person's slow hook, a loaded machine),
       // or its server went: a watch that gave up here would never tell the job's end.
       if (on.signal.aborted) return null;
@@ -374,7 +374,7 @@ export const MAX_FOLLOWED = 16;
 export function followJob(
   ctx: TmuxContext,
   ref: JobRef,
-  handover: () => Promise<void>,
+  handover: () => void,
 ): Promise<void> {
   const runner = ctx.runner;
   let jobs = followed.get(runner);
@@ -400,9 +400,9 @@ export function followJob(
   const on = jobContext(ctx, placeOf(ctx), stop.signal);
   let handed: () => void = () => {};
   const taken = new Promise<void>((resolve) => handed = resolve);
-  const takeOver = async () => {
+  const takeOver = () => {
     try {
-      await handover();
+      handover();
     } finally {
       handed();
     }

@@ -102,6 +102,8 @@ export async function killAndReport(
     readonly force?: boolean;
     /** What keeps a window's end from crashing tmux ({@link endingSafely}). */
     readonly ending?: Ending;
+    /** Further facts of the act's own tmux checks at the kill, each with its refusal. */
+    readonly checks?: readonly ActCheck[];
   },
 ): Promise<{
   data: {
@@ -134,7 +136,7 @@ export async function killAndReport(
   ], {
     force: kill.force,
     spawn: true,
-    checks: kill.ending ? [kill.ending.check] : [],
+    checks: [...kill.ending ? [kill.ending.check] : [], ...kill.checks ?? []],
     recheck: async () => {
       const now = await ctx.snapshot(NO_PROCESS_INFO);
       await guardDestroy(ctx, now, panesIn(now, scope), kill.label, kill.force);

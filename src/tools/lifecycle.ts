@@ -18,8 +18,8 @@ import type { ActCheck } from "../mcp/act_step.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { type PaneRow, SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
-import { isPerson, showsWholeSession } from "../tmux/identity.ts";
+import { SESSIONS_ONLY } from "../tmux/snapshot.ts";
+import { shownToPerson } from "./placement.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { defineTool, type ToolAnnotations } from "../mcp/tool_spec.ts";
 import {
@@ -423,7 +423,7 @@ const splitWindow = defineTool({
     // is zoomed (-Z zooms one that is not), which tmux checks at the instant; and not where a
     // person shows it (refused below, but for --allow-attended-input, where the hook guard has
     // asked them about the unzoom: what it asks about is what happens).
-    const keepZoom = source.windowZoomed && !shownToPerson(snapshot, source);
+    const keepZoom = source.windowZoomed && !shownToPerson(snapshot, source.windowId);
     if (keepZoom) argv.push("-Z");
     if (args.size !== undefined) argv.push("-l", String(args.size));
     if (args.startDirectory !== undefined) argv.push("-c", formatArg(args.startDirectory));
@@ -508,18 +508,6 @@ const splitWindow = defineTool({
     };
   },
 });
-
-/**
- * Whether a person's client shows the window of `pane` as read: its current window, or any of
- * its session's (a client that shows them all, tmux -CC).
- */
-function shownToPerson(snapshot: Snapshot, pane: PaneRow): boolean {
-  const sessions = new Set(pane.placements.map((p) => p.sessionId));
-  return snapshot.clients.some((c) =>
-    isPerson(c) &&
-    (c.windowId === pane.windowId || (showsWholeSession(c) && sessions.has(c.sessionId)))
-  );
-}
 
 /** The pane a window is zoomed on (its active one), expanded in a pane of it. */
 const ZOOMED_ON = "#{P:#{?pane_active,#{pane_id},}}";

@@ -499,6 +499,15 @@ export class PaneWatch {
   }
 
   /**
+   * The lines heard and not reported yet, taken now without asking tmux anything (none for a
+   * watch that reads rows). What else the output said (a change, a loss) waits for
+   * {@link next}.
+   */
+  takeLines(): string[] {
+    return this.#rows || this.#queue.length === 0 ? [] : this.#drain();
+  }
+
+  /**
    * Reads the screen (and where the cursor is) for a watch that reports changes: a `changed`
    * event when it is not as it was at the last read (or the start). A pane gone is left to the
    * check of its life that follows.

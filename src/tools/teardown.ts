@@ -35,9 +35,8 @@ import { sessionLabel, ToolFailure } from "../mcp/errors.ts";
 import { changes, paneFields } from "./arguments.ts";
 import { clearScreenAlone, screenClearing, scrollOnClear } from "./screen_clear.ts";
 import { reachOfPane, reachOfWindows, removedSchema } from "./kill_reach.ts";
-import { type Ending, endingSafely, killAndReport } from "./kill_step.ts";
+import { endingSafely, killAndReport } from "./kill_step.ts";
 import { fallbackMarksCheck, type Removal } from "./alert_fallback.ts";
-import { decodeBytes } from "../tmux/format.ts";
 
 const forceField = z.boolean().default(false).describe(
   "Also what holds this server's own or a watched pane",
@@ -56,46 +55,19 @@ const KILL_LIFTS = "Pass force: true only when the person agreed; tmux-mcp start
   "--allow-attended-input lifts this too. Nothing was killed.";
 
 /**
- * Runs `kill` (a killAndReport) with `ending`'s check and, unless `force` or
- * --allow-attended-input, the check that the window tmux falls back to in a session whose
- * current window the kill ends clears no mark a person's status line shows (alert_fallback.ts).
- * killAndReport has tmux check one fact of the act's own besides the guards, so both go as one
- * format on the same target; when tmux refuses it, a read right after tells which of them
- * failed, and the refusal is that one's.
+ * Unless `force` or --allow-attended-input: the check that the window tmux falls back to in a
+ * session whose current window the kill ends clears no mark a person's status line shows
+ * (alert_fallback.ts), for tmux to make at the kill beside the kill's own.
  */
-async function killSparingMarks<T>(
+async function sparingMarks(
   ctx: TmuxContext,
   before: Snapshot,
-  ending: Ending,
   removal: Removal,
   what: string,
   force: boolean,
-  kill: (ending: Ending) => Promise<T>,
-): Promise<T> {
-  if (force || ctx.config.allowAttendedInput) return await kill(ending);
-  const marks: ActCheck = await fallbackMarksCheck(ctx, before, removal, what, KILL_LIFTS);
-  const links = ending.check;
-  const both: Ending = {
-    unlinks: ending.unlinks,
-    check: {
-      condition: {
-        target: links.condition.target,
-        format: `#{&&:${links.condition.format},${marks.condition.format}}`,
-      },
-      refusal: new ToolFailure(`${what} was refused by tmux at the act.`),
-    },
-  };
-  try {
-    return await kill(both);
-  } catch (error) {
-    if (error !== both.check.refusal) throw error;
-    const { target, format } = links.condition;
-    const now = await ctx.read(["display-message", "-p", "-t", target, format]).then(
-      decodeBytes,
-      () => "",
-    );
-    throw now.trim() === "1" ? marks.refusal : links.refusal;
-  }
+): Promise<ActCheck[]> {
+  if (force || ctx.config.allowAttendedInput) return [];
+  return [await fallbackMarksCheck(ctx, before, removal, what, KILL_LIFTS)];
 }
 
 /** Kills remove things for good; the same id killed again finds nothing more to remove. */
@@ -124,29 +96,21 @@ const killPane = defineTool({
       last,
     });
     const removal = { windowId: pane.windowId, pane: { id: pane.id, last } };
-    return await killSparingMarks(
+    return await killAndReport(
       ctx,
       before,
-      ending,
-      removal,
-      what,
-      args.force,
-      (ending) =>
-        killAndReport(
-          ctx,
-          before,
-          reachOfPane(pane),
-          { kind: "pane", target: pane.id },
-          ["kill-pane", "-t", pane.id],
-          {
-            what,
-            label: `Pane ${pane.id}`,
-            // Named by the pane: the window it is in at the kill.
-            unwatched: windowUnwatched(before, pane.id),
-            force: args.force,
-            ending,
-          },
-        ),
+      reachOfPane(pane),
+      { kind: "pane", target: pane.id },
+      ["kill-pane", "-t", pane.id],
+      {
+        what,
+        label: `Pane ${pane.id}`,
+        // Named by the pane: the window it is in at the kill.
+        unwatched: windowUnwatched(before, pane.id),
+        force: args.force,
+        ending,
+        checks: await sparingMarks(ctx, before, removal, what, args.force),
+      },
     );
   },
 });
@@ -171,22 +135,14 @@ const killWindow = defineTool({
     const what = `Killing window ${window.id}`;
     const ending = endingSafely(before, window.id, window.placements, what);
     const removal = { windowId: window.id };
-    return await killSparingMarks(
-      ctx,
-      before,
-      ending,
-      removal,
+    return await killAndReport(ctx, before, reach, scope, ["kill-window", "-t", window.id], {
       what,
-      args.force,
-      (ending) =>
-        killAndReport(ctx, before, reach, scope, ["kill-window", "-t", window.id], {
-          what,
-          label: `Window ${window.id}`,
-          unwatched: windowUnwatched(before, window.id),
-          force: args.force,
-          ending,
-        }),
-    );
+      label: `Window ${window.id}`,
+      unwatched: windowUnwatched(before, window.id),
+      force: args.force,
+      ending,
+      checks: await sparingMarks(ctx, before, removal, what, args.force),
+    });
   },
 });
 

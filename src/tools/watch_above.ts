@@ -59,6 +59,9 @@ export interface AboveRead {
   readonly base: readonly (string | undefined)[];
 }
 
+/** No rows above the start read. */
+export const NONE_ABOVE: AboveRead = { row: 0, was: [], now: [], base: [] };
+
 /** The rows above the start the screen showed at the last read, by their numbers. */
 export class RowsAbove {
   /** The first row's number (see watch_span.ts). */
@@ -148,7 +151,7 @@ export class RowsAbove {
     s: Span,
     lastTop: number,
   ): AboveRead | "moved" | null {
-    if (this.#rows.length === 0) return { row: 0, was: [], now: [], base: [] };
+    if (this.#rows.length === 0) return NONE_ABOVE;
     if (text === undefined) return null;
     const at = this.#row - spanRow(this.#from, probe, s);
     if (at < 0) return null;

@@ -62,7 +62,7 @@ import {
   spanRow,
 } from "./watch_span.ts";
 import { type KnownRows, type ReadAgain, readAgain } from "./watch_reread.ts";
-import { ABOVE_MARK, type AboveRead, RowsAbove, startAbove } from "./watch_above.ts";
+import { ABOVE_MARK, type AboveRead, NONE_ABOVE, RowsAbove, startAbove } from "./watch_above.ts";
 
 /**
  * Reads tried before giving up for this time: a pane that scrolls between the probe a read is
@@ -99,9 +99,6 @@ interface Part {
   /** The screen's rows above the start, as the last read had them and as they read now. */
   readonly above: AboveRead;
 }
-
-/** No rows above the start read. */
-const NONE_ABOVE: AboveRead = { row: 0, was: [], now: [], base: [] };
 
 /**
  * What a watch knew of the normal screen's rows while the alternate screen is shown (see
@@ -355,10 +352,15 @@ export class WatchedRows {
     // those from it on (the rows above are on the screen only while the start row is). A row
     // they left was blank before what is written there now, at the start too.
     const lead = at === 0 ? above.was.length : 0;
-    const { moved, freed } = movedRows(
-      [...lead > 0 ? above.was : [], ...last ?? []],
-      [...lead > 0 ? above.now : [], ...lines],
-    );
+    const same = was.length === lines.length && lines.every((l, j) => l === was[j]);
+    // Only rows a read tells need it: none of a watch that reads no rows, or of a read where
+    // nothing changed.
+    const { moved, freed } = this.#rows && (lead > 0 || !same)
+      ? movedRows(
+        [...lead > 0 ? above.was : [], ...last ?? []],
+        [...lead > 0 ? above.now : [], ...lines],
+      )
+      : { moved: [], freed: [] };
     /** Row `i` of the view (`line` there now) as it stood before, `then` when it did not move. */
     const before = (i: number, line: string, then: string) =>
       moved[i] ? line : freed[i] ? "" : then;
@@ -380,7 +382,6 @@ export class WatchedRows {
     });
     // Nothing at all from the start on (a cleared screen): the last read is kept.
     if (at + lines.length === 0) return told(drawn);
-    const same = was.length === lines.length && lines.every((l, j) => l === was[j]);
     // The start's cursor matters only on the start row. Asked before the lines are kept as
     // read, for the same reason as the fixed rows (see read).
     const cursor = at === 0 && !same ? await this.#cursorIn(lines[0]) : 0;
