@@ -369,6 +369,71 @@ Deno.test("a pane running a client of this server under a wrapper (script) is kn
   }
 });
 
+Deno.test("the hook knows a client under a wrapper by its process, also further down a chain", async () => {
+  const t: Server = await TestTmux.start("work");
+  try {
+    const own = t.ids.paneId;
+    const facts = await t.facts();
+    const env = { TMUX: `${facts.socketPath},${facts.pid},0`, TMUX_PANE: own };
+    const ask = async (paneId: string) => {
+      const r = await guardCall(env, "send_keys", {
+        paneId,
+        text: "echo WRAPPED",
+        enter: true,
+        force: true,
+        socket_name: t.socket,
+      });
+      assert.equal(r.code, 0, r.stderr.join("\n"));
+      return r.stdout === "" ? null : seedDecision(r.stdout).permissionDecisionReason;
+    };
+    // A wrapped client showing the agent's own pane (its script is a client with a terminal of
+    // its own, so that pane counts as watched too; the pane typed into is not).
+    const relay = await wrappedNestedClient(t, t, "work");
+    const reason = await ask(relay);
+    assert.ok(reason !== null, "asked");
+    assert.match(reason, new RegExp(`pane ${relay} .*runs a tmux client`), reason);
+    assert.match(reason, new RegExp(`showing pane ${own}.*the agent's own pane`), reason);
+
+    // A chain: a client on a pane's terminal shows session "mid", whose pane runs a wrapped
+    // client showing a session a person watches.
+    await t.tmux("new-session", "-d", "-s", "P", "sh");
+    const watched = (await t.tmux("display-message", "-p", "-t", "P:", "#{pane_id}")).trim();
+    const tty = await t.attach("P");
+    await nestedSession(t, t, "mid", "P", true);
+    const start = await nestedClient(t, t, "mid");
+    const chained = await ask(start);
+    assert.ok(chained !== null, "asked");
+    assert.ok(chained.includes(watched) && chained.includes(tty), chained);
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("forced typing through a chain whose second client runs under a wrapper is refused where the last pane is watched", async () => {
+  const t: Server = await TestTmux.start("work");
+  try {
+    await t.tmux("new-session", "-d", "-s", "P", "sh");
+    const watched = (await t.tmux("display-message", "-p", "-t", "P:", "#{pane_id}")).trim();
+    await t.attach("P");
+    await nestedSession(t, t, "mid", "P", true);
+    const start = await nestedClient(t, t, "mid");
+    const client = await connect({ socketName: t.socket });
+    try {
+      for (const [tool, args] of typings(start, "CHAIN", { force: true })) {
+        const why = refusal(await client.call(tool, args));
+        assert.ok(why !== null, `${tool} went through`);
+        assert.match(why, /watched by a person/, `${tool}: ${why}`);
+        assert.ok(why.includes(watched), why);
+      }
+      assert.doesNotMatch(await screen(t, watched), /CHAIN/);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await t.kill();
+  }
+});
+
 /** A shell split beside `relay` in its window, with synchronize-panes on there: the sibling. */
 async function syncedSibling(t: TestTmux, relay: string): Promise<string> {
   const window = (await t.tmux("display-message", "-p", "-t", relay, "#{window_id}")).trim();

@@ -256,7 +256,7 @@ Deno.test("guard: a call that would move a person's keys to another pane or wind
     );
     // One snapshot for the whole call: the tmux processes a call on one pane starts, no more.
     const started = (tool: string, args: Record<string, unknown>) => guardStarts(t, tool, args);
-    const one = await started("send_keys", { paneId: bg1, text: "x" });
+    const one = await started("respawn_pane", { paneId: bg1 });
     const many = await started(BATCH_TOOL, {
       operations: [
         { tool: "swap_pane", arguments: { paneId: shown, targetPaneId: bg1 } },

@@ -20,6 +20,7 @@ import { attendedPanes, findCallerPane, inputCohort, peopleListing } from "../tm
 import { carriedEffects, ownEntryOptions, readEntryValues } from "../tmux/option_reach.ts";
 import { chainText, followClient, type Relay, relayFrom, terminalClient } from "../tmux/relay.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
+import { noteWrappedAlong } from "../tmux/wrapped_relay.ts";
 import type { TmuxRunner } from "../tmux/run.ts";
 import { addressKey, type ServerAddress } from "../tmux/server_address.ts";
 import {
@@ -405,8 +406,7 @@ function typesOnward(
   viewOf: (socketName: string | undefined) => ServerView,
 ): boolean {
   return calls.some((call) =>
-    !call.unclear && !call.after && !call.focus && !call.unzoom && !call.view &&
-    INPUT_VERBS.has(call.verb) &&
+    typesInto(call) &&
     call.targets.some((target) => {
       const { snapshot } = viewOf(call.socketName);
       return touchedPanes(snapshot, target, true).some((p) =>
@@ -414,6 +414,12 @@ function typesOnward(
       );
     })
   );
+}
+
+/** Whether `call` is judged now as typing into the panes it targets (see judgeCalls). */
+function typesInto(call: GuardedCall): boolean {
+  return !call.unclear && !call.after && !call.focus && !call.unzoom && !call.view &&
+    INPUT_VERBS.has(call.verb);
 }
 
 /** Joins concerns into one reason, bounded, saying how many it left out. */
@@ -485,6 +491,16 @@ export async function guard(
     const address = addressOf(call.socketName);
     const on = call.socketName === undefined && !home.named ? "" : ` on ${socketLabel(address)}`;
     views.set(call.socketName, await read(address, on));
+  }
+  // Clients under a wrapper (script, sudo) in the panes typed into, and along their chains:
+  // known by their process, as the server's input guard knows them (wrapped_relay.ts).
+  for (const call of calls.filter(typesInto)) {
+    const { snapshot } = views.get(call.socketName)!;
+    const read = (argv: string[]) =>
+      runner.run(addressOf(call.socketName), argv, { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
+    for (const target of call.targets) {
+      await noteWrappedAlong(read, snapshot, touchedPanes(snapshot, target, true));
+    }
   }
   // A call that types into a pane running another server's client: the servers it may be of.
   const elsewhere: ServerView[] = [];

@@ -254,7 +254,7 @@ Deno.test("guard: a call that would unzoom a window a person shows zoomed is ask
     // One snapshot for the whole call, however many rows it holds: the tmux processes a call
     // on one pane starts, no more.
     const started = (tool: string, args: Record<string, unknown>) => guardStarts(t, tool, args);
-    const one = await started("send_keys", { paneId: bg1, text: "x" });
+    const one = await started("respawn_pane", { paneId: bg1 });
     const many = await started(BATCH_TOOL, {
       operations: [
         { tool: "split_window", arguments: { paneId: bg1 } },

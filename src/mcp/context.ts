@@ -40,8 +40,8 @@ import { describeSocket, ToolFailure } from "./errors.ts";
 import { type LogFn, stderrLog } from "./call_log.ts";
 import { callerFormatOn, callerOn } from "./caller_on_host.ts";
 import { lookupPane, lookupSession, lookupWindow, requireRunning } from "./target_lookup.ts";
-import { wrappedClients } from "./wrapped_relay.ts";
-import { noteWrapped, takesKeys, terminalClient } from "../tmux/relay.ts";
+import { noteWrappedAlong, wrappedClients } from "../tmux/wrapped_relay.ts";
+import { takesKeys, terminalClient } from "../tmux/relay.ts";
 
 /** The server-wide settings a tool may need. */
 export interface ServerConfig {
@@ -472,18 +472,18 @@ export class TmuxContext {
       // (relay.ts), on any window, so every pane is read. A pane that takes no keys passes none.
       const keyed = reach.panes.filter((p) => p.windowId === pane.windowId && takesKeys(p));
       const onTerminal = keyed.some((p) => terminalClient(reach, p.tty) !== undefined);
+      const ask = (argv: string[]) => this.read(argv);
       const wrapped = await wrappedClients(
-        this,
+        ask,
         reach,
         keyed.filter((p) => terminalClient(reach, p.tty) === undefined),
       );
       if (!onTerminal && wrapped.size === 0) return reach;
       const all = await this.snapshot({ sessions: false, windows: false });
       if (!all.panes.some((p) => p.id === paneId)) continue;
-      for (const [id, under] of wrapped) {
-        const client = all.clients.find((c) => c.name === under.name);
-        if (client) noteWrapped(all, id, client);
-      }
+      // Wrapped clients there, and any further down the chain (answers kept: not asked again).
+      const ids = new Set(keyed.map((p) => p.id));
+      await noteWrappedAlong(ask, all, all.panes.filter((p) => ids.has(p.id)));
       return all;
     }
     throw new ToolFailure(

@@ -12,6 +12,11 @@ function attachCommand(server: TestTmux, target: string): string {
   return `env -u TMUX TERM=xterm tmux -u -L ${server.socket} -f /dev/null attach -t '${target}'`;
 }
 
+/** {@link attachCommand} under `script`: the client on a terminal of its own. */
+function wrappedCommand(server: TestTmux, target: string): string {
+  return `env -u TMUX TERM=xterm script -qc "${attachCommand(server, target)}" /dev/null`;
+}
+
 /** Waits until `server` has more clients than `before` and `pane` of `host` shows a status line. */
 async function attached(host: TestTmux, server: TestTmux, before: number, pane: string) {
   await waitFor(
@@ -43,18 +48,21 @@ export async function nestedClient(
 /**
  * Starts a new session `name` of `host` whose one pane runs a tmux client of `server` attached
  * to `target`: the pane a client attached to `name` shows, and so a link in a chain of
- * clients. Returns the pane.
+ * clients. `wrapped`: the client runs under `script` (see {@link wrappedNestedClient}). Returns
+ * the pane.
  */
 export async function nestedSession(
   host: TestTmux,
   server: TestTmux,
   name: string,
   target: string,
+  wrapped = false,
 ): Promise<string> {
   const before = (await server.clientTtys()).length;
+  const command = wrapped ? wrappedCommand(server, target) : attachCommand(server, target);
   const pane = (await host.tmux(
     ...["new-session", "-d", "-s", name, "-x", "80", "-y", "24", "-P", "-F", "#{pane_id}"],
-    attachCommand(server, target),
+    command,
   )).trim();
   await attached(host, server, before, pane);
   return pane;
@@ -72,7 +80,7 @@ export async function wrappedNestedClient(
   const before = (await server.clientTtys()).length;
   const pane = (await host.tmux(
     ...["new-window", "-d", "-P", "-F", "#{pane_id}"],
-    `env -u TMUX TERM=xterm script -qc "${attachCommand(server, target)}" /dev/null`,
+    wrappedCommand(server, target),
   )).trim();
   await attached(host, server, before, pane);
   return pane;

@@ -4,15 +4,19 @@
  * input guard cannot know it by its terminal (relay.ts) — yet what is typed into the pane goes
  * on through the wrapper to it, and on to the pane it shows (the agent's own, or a watched one).
  * Such a client descends from the pane's process; the system where tmux runs says so
- * (foreground.ts `descendsFrom`, by tmux's `if-shell`).
+ * (foreground.ts `descendsFrom`, by tmux's `if-shell`). The server's input guard and the agent
+ * hook both ask, along the whole chain of clients the keys pass through (relay.ts).
  *
  * @module
  */
 
-import { descendsFrom } from "../tmux/foreground.ts";
-import { randomHex } from "../tmux/format.ts";
-import type { ClientRow, PaneRow, Snapshot } from "../tmux/snapshot.ts";
-import type { TmuxContext } from "./context.ts";
+import { descendsFrom } from "./foreground.ts";
+import { randomHex } from "./format.ts";
+import { noteWrapped, relayFrom, takesKeys, terminalClient } from "./relay.ts";
+import type { ClientRow, PaneRow, Snapshot } from "./snapshot.ts";
+
+/** Runs one tmux command (its argv) on the snapshot's server; its output. */
+export type TmuxRead = (argv: string[]) => Promise<Uint8Array>;
 
 /**
  * What was learnt of a pane's process and a client's: whether the client descends from it.
@@ -36,7 +40,7 @@ function keyOf(server: number | null, pane: PaneRow, client: ClientRow): string 
  * terminals as before.
  */
 export async function wrappedClients(
-  ctx: TmuxContext,
+  read: TmuxRead,
   snapshot: Snapshot,
   panes: readonly PaneRow[],
 ): Promise<Map<string, ClientRow>> {
@@ -56,7 +60,7 @@ export async function wrappedClients(
     ]);
     let out: string;
     try {
-      out = new TextDecoder().decode(await ctx.read(argv));
+      out = new TextDecoder().decode(await read(argv));
     } catch {
       return new Map();
     }
@@ -71,4 +75,28 @@ export async function wrappedClients(
     if (!found.has(pane.id) && known.get(key) === true) found.set(pane.id, client);
   }
   return found;
+}
+
+/**
+ * Notes in `snapshot` (relay.ts `noteWrapped`) every client under a wrapper that typing into
+ * `from` reaches: in those panes, and in each pane shown further along the chain of clients
+ * (a client on a pane's terminal showing a pane that runs a wrapped one, and so on). Each pane
+ * is asked about once; the chain ends where no pane it reaches is new.
+ */
+export async function noteWrappedAlong(
+  read: TmuxRead,
+  snapshot: Snapshot,
+  from: readonly PaneRow[],
+): Promise<void> {
+  const looked = new Set<string>();
+  let next: readonly PaneRow[] = from;
+  while (next.length > 0) {
+    next.forEach((p) => looked.add(p.id));
+    const ask = next.filter((p) => takesKeys(p) && terminalClient(snapshot, p.tty) === undefined);
+    for (const [id, client] of await wrappedClients(read, snapshot, ask)) {
+      noteWrapped(snapshot, id, client);
+    }
+    next = from.flatMap((p) => relayFrom(snapshot, p)?.reached ?? [])
+      .filter((p, i, all) => !looked.has(p.id) && all.findIndex((q) => q.id === p.id) === i);
+  }
 }
