@@ -35,9 +35,10 @@ function keyOf(server: number | null, pane: PaneRow, client: ClientRow): string 
 /**
  * The clients of this server that run under a wrapper in `panes` (see the module), by pane.
  * Asked only about clients on a terminal other than the pane's (one on the pane's own terminal
- * is known by it), with one tmux command for every pane and client not asked about before. A
- * question that cannot be answered (tmux refused it) counts as no client: the guard reads
- * terminals as before.
+ * is known by it), with one tmux command for every pane and client not asked about before (a
+ * long one goes to tmux as a file: command_file.ts). A question tmux does not answer fails the
+ * read, as any read of the guard's does: taken for "no client", it would let keys through
+ * unjudged.
  */
 export async function wrappedClients(
   read: TmuxRead,
@@ -58,12 +59,7 @@ export async function wrappedClients(
       descendsFrom(client.pid, pane.pid),
       `display-message -p ${yes}${i}`,
     ]);
-    let out: string;
-    try {
-      out = new TextDecoder().decode(await read(argv));
-    } catch {
-      return new Map();
-    }
+    const out = new TextDecoder().decode(await read(argv));
     const under = new Set(
       out.split("\n").filter((l) => l.startsWith(yes)).map((l) => Number(l.slice(yes.length))),
     );
