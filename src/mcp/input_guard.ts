@@ -280,7 +280,10 @@ export function relaysHeld(snapshot: Snapshot, cohort: readonly PaneRow[]): stri
   const held = new Set<string>();
   for (const p of cohort) {
     for (const hop of relayFrom(snapshot, p)?.hops ?? []) {
-      const shows = `#{?#{==:#{pane_id},${hop.shown.id}},,X}`;
+      // One with an active pane of its own: the window, whichever of its panes is active.
+      const shows = hop.client.ownActivePane
+        ? `#{?#{==:#{window_id},${hop.shown.windowId}},,X}`
+        : `#{?#{==:#{pane_id},${hop.shown.id}},,X}`;
       held.add(`#{==:#{S:#{?#{==:#{session_id},${hop.client.sessionId}},${shows},}},}`);
     }
   }

@@ -8,7 +8,7 @@
  */
 
 import { PREVIEWS, showsWholeSession } from "../tmux/identity.ts";
-import type { PaneBrief, Snapshot } from "../tmux/snapshot.ts";
+import type { ClientRow, PaneBrief, Snapshot } from "../tmux/snapshot.ts";
 import { allOf, type TmuxCondition } from "./act_step.ts";
 
 /**
@@ -47,11 +47,23 @@ export const PERSON_ATTACHED = `#{!=:${stripPrograms("session_attached_list")},}
  * one (the safe side: the act is refused and, where it is retried, judged by a fresh read).
  */
 function stripAllButWholeSession(list: string, snapshot: Snapshot<PaneBrief>): string {
-  const oneWindow = snapshot.clients.filter((c) => !showsWholeSession(c) && c.name !== "")
+  return stripKnown(list, snapshot, (c) => !showsWholeSession(c));
+}
+
+/**
+ * A client list with the programs and the snapshot's clients that pass `known` taken out: what
+ * is left is a client the snapshot saw otherwise, or one that attached since it.
+ */
+function stripKnown(
+  list: string,
+  snapshot: Snapshot<PaneBrief>,
+  known: (client: ClientRow) => boolean,
+): string {
+  const names = snapshot.clients.filter((c) => known(c) && c.name !== "")
     .map((c) => namePattern(c.name))
     // Longest first: /dev/pts/3 taken out of /dev/pts/31 would leave a "1" (no person) behind.
     .sort((a, b) => b.length - a.length);
-  return `#{s/(${[PROGRAM_NAME, ...oneWindow, ","].join("|")})//:${list}}`;
+  return `#{s/(${[PROGRAM_NAME, ...names, ","].join("|")})//:${list}}`;
 }
 
 /**
@@ -203,8 +215,14 @@ export function sessionUnwatched(
  * session shown whole (tmux -CC) holds it, zoomed or not.
  */
 export function paneUnwatched(snapshot: Snapshot<PaneBrief>, paneId: string): TmuxCondition {
+  // A client that keeps an active pane of its own (`-f active-pane`) types into it hidden or
+  // not, and no format says which pane it is: the zoom hides a pane only while every client
+  // showing the window is one the snapshot knew without that flag (or a program).
+  const plainOnly = `#{==:${
+    stripKnown("window_active_clients_list", snapshot, (c) => !c.ownActivePane)
+  },}`;
   const hidden = "#{&&:#{window_zoomed_flag},#{&&:#{!=:#{pane_active},1}," +
-    "#{!=:#{synchronize-panes},1}}}";
+    `#{&&:#{!=:#{synchronize-panes},1},${plainOnly}}}}`;
   return {
     target: paneId,
     format: allOf([

@@ -243,7 +243,8 @@ export function clientLabel(client: ClientRow): string {
 /**
  * The panes a person can see right now, each with the clients showing it: for every client
  * of a person ({@link isPerson}), the panes of its current window, or only the active pane when
- * that window is zoomed; for one that shows its whole session (iTerm2), every pane of every
+ * that window is zoomed (unless the client keeps an active pane of its own, `-f active-pane`:
+ * its keys go there, hidden or not, and no format says which it is); for one that shows its whole session (iTerm2), every pane of every
  * window of that session. A client that shows a pane previewing others (choose-tree,
  * choose-client: see {@link PREVIEWS} and `ClientRow.previewing`) — the active pane or any
  * other of its window, any of its session's for one shown whole — shows panes from anywhere on
@@ -264,7 +265,7 @@ export function attendedPanes(snapshot: Snapshot<PaneBrief>): Map<string, Client
       ? snapshot.panes
       : showsWholeSession(client)
       ? snapshot.panes.filter((p) => p.placements.some((at) => at.sessionId === client.sessionId))
-      : client.zoomed
+      : client.zoomed && !client.ownActivePane
       ? (byWindow.get(client.windowId) ?? []).filter((p) => p.id === client.paneId)
       : byWindow.get(client.windowId) ?? [];
     for (const pane of panes) {

@@ -115,7 +115,14 @@ export function followClient(
       continue;
     }
     hops.push({ client: next, shown });
-    for (const p of inputCohort(snapshot, shown)) {
+    // A client with an active pane of its own (`-f active-pane`) types into that pane, which no
+    // format names: any pane of the window it shows.
+    const into = next.ownActivePane
+      ? snapshot.panes.filter((p) => p.windowId === shown.windowId).flatMap((p) =>
+        inputCohort(snapshot, p)
+      )
+      : inputCohort(snapshot, shown);
+    for (const p of into) {
       if (seen.has(p.id)) continue;
       seen.add(p.id);
       reached.push(p);

@@ -146,6 +146,11 @@ export interface ClientRow {
   /** A control-mode client is a program, not a person. */
   readonly controlMode: boolean;
   readonly readonly: boolean;
+  /**
+   * Attached with `-f active-pane` (tmux 3.3): the client keeps an active pane of its own,
+   * where its keys go, which no format of tmux 3.3a names; `paneId` is the window's.
+   */
+  readonly ownActivePane: boolean;
   readonly width: number;
   readonly height: number;
   readonly termName: string;
@@ -153,7 +158,7 @@ export interface ClientRow {
   readonly sessionName: string;
   /** The window the client shows. */
   readonly windowId: string;
-  /** The active pane of that window. */
+  /** The active pane of that window (not the client's own: see `ownActivePane`). */
   readonly paneId: string;
   readonly zoomed: boolean;
   /** The mode of the client's active pane ("" for none). */

@@ -296,6 +296,7 @@ function clientRow(r: Raw<typeof CLIENT>): ClientRow {
     pid: int(r.pid),
     controlMode: flag(r.controlMode),
     readonly: flag(r.readonly),
+    ownActivePane: flag(r.ownActivePane),
     width: int(r.width),
     height: int(r.height),
     termName: r.termName,

@@ -398,6 +398,7 @@ const clientEntry = z.strictObject({
   windowId: z.string().describe("The window it shows."),
   paneId: z.string().describe("The active pane of that window."),
   zoomed: z.boolean(),
+  ownActivePane: z.boolean().describe("attach -f active-pane: it types into a pane of its own."),
 });
 
 const listClients = defineTool({
@@ -427,6 +428,7 @@ const listClients = defineTool({
       windowId: c.windowId,
       paneId: c.paneId,
       zoomed: c.zoomed,
+      ownActivePane: c.ownActivePane,
     }));
     const { kept, omitted } = fitEntries(entries, listBudget(ctx));
     const people = kept.filter(isPerson).length;

@@ -8,8 +8,9 @@
 import { type TestTmux, waitFor } from "./tmux.ts";
 
 /** The command that attaches a client of `server` to `target`, drawing at once. */
-function attachCommand(server: TestTmux, target: string): string {
-  return `env -u TMUX TERM=xterm tmux -u -L ${server.socket} -f /dev/null attach -t '${target}'`;
+function attachCommand(server: TestTmux, target: string, flags = ""): string {
+  const f = flags === "" ? "" : ` -f ${flags}`;
+  return `env -u TMUX TERM=xterm tmux -u -L ${server.socket} -f /dev/null attach${f} -t '${target}'`;
 }
 
 /** {@link attachCommand} under `script`: the client on a terminal of its own. */
@@ -30,16 +31,20 @@ async function attached(host: TestTmux, server: TestTmux, before: number, pane: 
   );
 }
 
-/** Starts, in a new window of `host`, a tmux client of `server` attached to `target`. */
+/**
+ * Starts, in a new window of `host`, a tmux client of `server` attached to `target`, with the
+ * client flags `flags` if given (`active-pane`).
+ */
 export async function nestedClient(
   host: TestTmux,
   server: TestTmux,
   target: string,
+  flags = "",
 ): Promise<string> {
   const pane = (await host.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
   await host.prompt(pane);
   const before = (await server.clientTtys()).length;
-  await host.tmux("send-keys", "-t", pane, "-l", attachCommand(server, target));
+  await host.tmux("send-keys", "-t", pane, "-l", attachCommand(server, target, flags));
   await host.tmux("send-keys", "-t", pane, "Enter");
   await attached(host, server, before, pane);
   return pane;

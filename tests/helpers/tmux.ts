@@ -594,6 +594,8 @@ export class TestTmux {
   readonly socket: string;
   readonly #home: TmuxHome;
   #attached: Deno.ChildProcess[] = [];
+  /** The attached clients' terminals ({@link attach}), by tty: where {@link typeAt} types. */
+  #keyboards = new Map<string, Deno.ChildProcess>();
   /** The socket file, once known: tmux leaves it behind when its server exits. */
   #socketPath = "";
   /** Pids of servers seen on this socket: killed by pid when the socket cannot reach them. */
@@ -822,14 +824,22 @@ export class TestTmux {
    * until tmux lists it. Returns the client's tty. `control`: attach as iTerm2's tmux
    * integration does (`tmux -CC attach` in a terminal): a control-mode client with a tty.
    * `env`: more of the terminal's environment (`TERM` is xterm unless it says otherwise).
+   * `flags`: attach-session's client flags (`-f active-pane`). {@link typeAt} types there.
    */
   async attach(
     target: string,
-    options: { control?: boolean; env?: Record<string, string> } = {},
+    options: { control?: boolean; env?: Record<string, string>; flags?: string } = {},
   ): Promise<string> {
     const before = new Set(await this.clientTtys());
+    const flags = options.flags === undefined ? [] : ["-f", options.flags];
     const child = new Deno.Command("script", {
-      args: scriptArgs(this.socket, [...options.control ? ["-CC"] : [], "attach", "-t", target]),
+      args: scriptArgs(this.socket, [
+        ...options.control ? ["-CC"] : [],
+        "attach",
+        ...flags,
+        "-t",
+        target,
+      ]),
       env: cleanEnv({ TERM: "xterm", ...this.#home.env, ...options.env }),
       clearEnv: true,
       cwd: this.#home.cwd,
@@ -839,10 +849,24 @@ export class TestTmux {
     }).spawn();
     this.#attached.push(child);
     trackChild(child, `a client attached to ${this.socket}`);
-    return await waitFor(async () => {
+    const tty = await waitFor(async () => {
       const now = await this.clientTtys();
       return now.find((tty) => !before.has(tty));
     }, "an attached client");
+    this.#keyboards.set(tty, child);
+    return tty;
+  }
+
+  /** Types `bytes` at the terminal of the person's client `tty` ({@link attach}), as they would. */
+  async typeAt(tty: string, bytes: string): Promise<void> {
+    const child = this.#keyboards.get(tty);
+    if (!child) throw new Error(`no client of this server on ${tty} to type at`);
+    const writer = child.stdin.getWriter();
+    try {
+      await writer.write(new TextEncoder().encode(bytes));
+    } finally {
+      writer.releaseLock();
+    }
   }
 
   /**
@@ -936,6 +960,7 @@ export class TestTmux {
         await child.stdin.close().catch(() => {});
       }
       this.#attached = [];
+      this.#keyboards.clear();
     }
   }
 }
