@@ -595,6 +595,20 @@ Deno.test("prompts: check_agents carries the marks as data, filtered by session,
     );
     assert.deepEqual(onlyView.agents.map((a: { state: string }) => a.state), ["working"]);
     assert.match(only, /in session "elsewhere"/);
+
+    // A session named like another's id is looked up as every tool does: the id first.
+    const idOfAgents = (await tmux.tmux("display-message", "-p", "-t", "agents:", "#{session_id}"))
+      .trim();
+    await tmux.tmux("rename-session", "-t", "elsewhere", idOfAgents);
+    const byId = await client.get("check_agents", { session: idOfAgents });
+    const byIdView = JSON.parse(
+      byId.slice(byId.indexOf("```json\n") + 8, byId.lastIndexOf("\n```")),
+    );
+    assert.deepEqual(byIdView.agents.map((a: { state: string }) => a.state), ["needs-input"]);
+    // A session that is not there is said to be missing, not told as one with no agent marked.
+    const missing = await client.get("check_agents", { session: "nope" })
+      .then(() => undefined, (e: Error) => e);
+    assert.match(String(missing?.message), /nope/);
   } finally {
     await client.close();
     await tmux.kill();

@@ -43,6 +43,8 @@ export async function takePanePlaces(
   if (result.code !== 0) {
     const failure = failureOf(result);
     if (failure.kind === "no-server") return { running: false, panes: [] };
+    // A server with no sessions (exit-empty off): list-windows -a has no current target.
+    if (/^no current target/m.test(result.stderr)) return { running: true, panes: [] };
     throw failure;
   }
   const places = new Map<string, WindowPlaces>();

@@ -203,7 +203,10 @@ export const selectWindow = defineTool({
       marks,
     );
     const { window: now } = await ctx.windowAlone(window.id);
-    const after = now.placements.find((p) => p.sessionId === session.id);
+    // Linked into the session twice, the window is current at one of its indexes (tmux keeps
+    // the current one when it holds the window): that one is told.
+    const here = now.placements.filter((p) => p.sessionId === session.id);
+    const after = here.find((p) => p.active) ?? here[0];
     if (!after) throw new ToolFailure(`Window ${window.id} left ${session.id} meanwhile.`);
     return {
       data: {

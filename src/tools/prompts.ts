@@ -427,13 +427,15 @@ function checkAgents(registry: ToolRegistry): PromptSpec | undefined {
         complete: boolean;
         omittedAgents: number;
       };
+      // The session looked up as every tool does (an id first, then an exact name); an
+      // unknown one is refused, not told as one where no agent is marked.
+      const session = args.session === undefined || !read.running ? undefined : ctx.session(
+        await ctx.snapshot({ sessions: true, windows: false, panes: false }),
+        args.session,
+      ).id;
       const wanted = args.session === undefined
         ? read.agents
-        : read.agents.filter((a) =>
-          (a.placements ?? []).some((p) =>
-            p.sessionName === args.session || p.sessionId === args.session
-          )
-        );
+        : read.agents.filter((a) => (a.placements ?? []).some((p) => p.sessionId === session));
       const kept = fitEntries(wanted, MAX_AGENTS_BYTES);
       const view = {
         running: read.running,
