@@ -115,7 +115,7 @@ Deno.test("fuzz checks: the hook guard's promise: a keystroke, a setting, a focu
     );
     assert.match(await set("-g", "status-left", "x") ?? "", /now global: status-left x$/);
     assert.equal(await set("-g", "@mine", "1"), null);
-    assert.equal(await set("-s", "buffer-limit", "7"), null);
+    assert.equal(await set("-s", "exit-empty", "off"), null);
     assert.match(
       await broken(() => t.tmux("select-pane", "-t", cat).then(() => {})) ?? "",
       new RegExp(`^the person's keys go elsewhere: .* ${dead} → .* ${cat}$`),

@@ -190,7 +190,7 @@ Deno.test("set_option on what a person sees is refused like the manage tools", a
     await c.ok("set_option", { name: "status", value: "off", scope: "session", target: "other" });
     await c.ok("set_option", { name: "@mark", value: "1", scope: "pane", target: watched });
     await c.ok("set_option", { name: "@mark", value: "1", scope: "session", global: true });
-    await c.ok("set_option", { name: "buffer-limit", value: "10", scope: "server" });
+    await c.ok("set_option", { name: "exit-empty", value: "off", scope: "server" });
     assert.equal(
       (await t.tmux("display-message", "-p", "-t", hidden.paneId, "#{synchronize-panes}")).trim(),
       "1",

@@ -125,7 +125,7 @@ Commands:
               window of their session; set_option of their session, their window or a pane of
               it, their status line's window entries or synchronize-panes, or a global or
               server option while a person is attached; not a user option @name, nor
-              buffer-limit, message-limit, prompt-history-limit, exit-empty),
+              exit-empty),
               answers permissionDecision "ask" with the pane or window and who watches it;
               nothing otherwise. A call goes to its socket_name's server, else to SERVER, else
               to the one tmux picks, as the MCP server does: TMUX's (the agent's, or a

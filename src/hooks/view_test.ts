@@ -80,7 +80,7 @@ Deno.test("guardedCalls: set_option and set_synchronize_panes are read by what t
     const args of [
       { name: "@mine", value: "1", scope: "session", global: true },
       { name: "@list[3]", value: "1", scope: "server" },
-      { name: "buffer-limit", value: "5", scope: "server" },
+      { name: "exit-empty", value: "off", scope: "server" },
       { name: "status", value: "off", scope: "session" },
       { name: "status", value: "off", scope: "window", target: null },
     ]
@@ -252,7 +252,7 @@ Deno.test("guard: synchronize-panes or an option of what a person is shown is as
       ["set_option", { name: "remain-on-exit", value: "on", scope: "pane", target: bgPane }],
       ["set_option", { name: "@mark", value: "1", scope: "session", target: "my work" }],
       ["set_option", { name: "@mark", value: "1", scope: "session", global: true }],
-      ["set_option", { name: "buffer-limit", value: "5", scope: "server" }],
+      ["set_option", { name: "exit-empty", value: "off", scope: "server" }],
       ["set_option", { name: "status", value: "off", scope: "session", target: "gone" }],
       ["set_option", { name: "mode-keys", value: "vi", scope: "window", target: "@999" }],
       ["set_option", { name: "mode-keys", value: "vi", scope: "window", target: "edit" }],

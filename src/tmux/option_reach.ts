@@ -16,10 +16,11 @@ export function baseName(name: string): string {
 }
 
 /**
- * The server options that reach no client's screen, keys or terminal (tmux 3.3a): how many
- * paste buffers and messages are kept, how many lines of the command prompt's history, and
- * whether the server exits once no session is left (then nobody is attached). Every other
- * server option reaches every client at once: what their keys send (`backspace`, `user-keys`,
+ * The server options that reach no person (tmux 3.3a): whether the server exits once no session
+ * is left (then nobody is attached). Every other server option reaches every client at once:
+ * how many of a person's copies (`buffer-limit`), messages (`message-limit`, their
+ * `show-messages`) and command-prompt lines (`prompt-history-limit`, written to their history
+ * file) are kept (lowered, tmux drops the rest at the next one added), what their keys send (`backspace`, `user-keys`,
  * `extended-keys`, `escape-time`, `focus-events`), what their terminal is told
  * (`terminal-overrides` and `terminal-features` at the next attach, `set-clipboard`), what runs
  * when a person copies or edits (`copy-command`, `editor`), whether their sessions outlive a
@@ -29,12 +30,7 @@ export function baseName(name: string): string {
  * history file no longer gets it, and the file named loses its content): set like a global
  * option, guarded like one.
  */
-export const UNSEEN_SERVER_OPTIONS: ReadonlySet<string> = new Set([
-  "buffer-limit",
-  "message-limit",
-  "prompt-history-limit",
-  "exit-empty",
-]);
+export const UNSEEN_SERVER_OPTIONS: ReadonlySet<string> = new Set(["exit-empty"]);
 
 /**
  * Whether setting the option named `base` (no array index) reaches no person whatever its

@@ -122,8 +122,8 @@ async function textBelowCursor(ctx: TmuxContext, paneId: string): Promise<boolea
 
 /**
  * What a refusal of run_command's typing step says: the C-c before it was pressed, and how far
- * the typing went when tmux stopped it part-way ({@link PartialInput}: its keys are End C-u A
- * C-u, the paste, Enter). Any other failure as it is.
+ * the typing went when tmux stopped it part-way ({@link PartialInput}: its keys are A End C-u
+ * A C-u, the paste, Enter). Any other failure as it is.
  */
 function typingRefusal(error: unknown, paneId: string, jobId: string): unknown {
   if (!(error instanceof ToolFailure) || error instanceof Unconfirmed) return error;
@@ -137,7 +137,7 @@ function typingRefusal(error: unknown, paneId: string, jobId: string): unknown {
       "no longer held)";
     if (error.went < 2) {
       return new ToolFailure(
-        `${cc}, and its line emptied (End C-u A C-u), but then ${why}. Nothing of the command ` +
+        `${cc}, and its line emptied (A End C-u A C-u), but then ${why}. Nothing of the command ` +
           "was typed.",
         error.hint,
       );
@@ -355,13 +355,15 @@ export const runCommand = defineTool({
           force: args.force,
           // Whatever reached the line between the fresh prompt and now (a person's or another
           // client's keys) is emptied by keys the line editor handles in order with the paste:
-          // End reaches the end of the line (bound in emacs, vi insert and vi command keymaps;
-          // C-e inserts a character in vi insert mode), C-u kills back to the start (in vi
-          // command mode the character under the cursor stays), A appends at the end (vi
-          // command mode: enters insert mode; anywhere else a letter), C-u kills again. A shell
-          // without line editing gets the End sequence as text and its terminal's line-kill
-          // (C-u) takes it, and the A, away.
-          before: [["send-keys", "-t", pane.id, "End", "C-u", "A", "C-u"]],
+          // A (vi command mode: append at the end, entering insert mode; anywhere else a letter,
+          // so no kill below meets an empty line: readline rings the bell for that, and tmux
+          // marks the window in a person's status line), End reaches the end of the line (bound
+          // in emacs, vi insert and vi command keymaps; C-e inserts a character in vi insert
+          // mode), C-u kills back to the start (in vi command mode the character under the
+          // cursor stays), A appends at the end again, C-u kills again. A shell without line
+          // editing gets the End sequence as text and its terminal's line-kill (C-u) takes it,
+          // and the A, away.
+          before: [["send-keys", "-t", pane.id, "A", "End", "C-u", "A", "C-u"]],
           // The shell itself, not a program it started, must be reading the keyboard: a bash
           // script blocked in `read` looks like "bash" too. And it is still the program judged.
           holds: pane.pid,
