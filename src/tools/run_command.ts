@@ -121,11 +121,35 @@ async function textBelowCursor(ctx: TmuxContext, paneId: string): Promise<boolea
 }
 
 /**
- * What a refusal of run_command's typing step says: the C-c before it was pressed, and how far
- * the typing went when tmux stopped it part-way ({@link PartialInput}: its keys are A End C-u
- * A C-u, the paste, Enter). Any other failure as it is.
+ * The keys that empty the shell's line before the command is typed: whatever reached it between
+ * the fresh prompt and now (a person's or another client's keys), handled by the line editor in
+ * order with the paste, and never a line kill on an empty line (readline rings the bell for
+ * that, and tmux marks the window in a person's status line). For sh, bash and ksh: A (vi
+ * command mode: append at the end, entering insert mode; anywhere else a letter), End reaches
+ * the end of the line (bound in emacs, vi insert and vi command keymaps; C-e inserts a character
+ * in vi insert mode), C-u kills back to the start (in vi command mode the character under the
+ * cursor stays), A appends at the end again, C-u kills again. A shell without line editing gets
+ * the End sequence as text and its terminal's line-kill (C-u) takes it, and the A, away. zsh
+ * binds no End unless a start-up file does (Debian's global one does; `zsh -f`, Arch's and
+ * Fedora's do not): its escape would enter vi command mode, where `4~` turns the A into an `a`
+ * left on the line, or ring the bell. Its C-u kills the whole line in emacs mode and back to
+ * where insert mode began in vi insert mode, a fresh line's start: A C-u A C-u.
  */
-function typingRefusal(error: unknown, paneId: string, jobId: string): unknown {
+export function emptyingKeys(shell: string): readonly string[] {
+  return shell === "zsh" ? ["A", "C-u", "A", "C-u"] : ["A", "End", "C-u", "A", "C-u"];
+}
+
+/**
+ * What a refusal of run_command's typing step says: the C-c before it was pressed, and how far
+ * the typing went when tmux stopped it part-way ({@link PartialInput}: its keys are those that
+ * empty the line, {@link emptyingKeys}, the paste, Enter). Any other failure as it is.
+ */
+function typingRefusal(
+  error: unknown,
+  paneId: string,
+  jobId: string,
+  emptied: readonly string[],
+): unknown {
   if (!(error instanceof ToolFailure) || error instanceof Unconfirmed) return error;
   const cc = `Pane ${paneId} was given C-c for a fresh prompt first`;
   if (error instanceof PartialInput && error.ended) {
@@ -137,7 +161,9 @@ function typingRefusal(error: unknown, paneId: string, jobId: string): unknown {
       "no longer held)";
     if (error.went < 2) {
       return new ToolFailure(
-        `${cc}, and its line emptied (A End C-u A C-u), but then ${why}. Nothing of the command ` +
+        `${cc}, and its line emptied (${
+          emptied.join(" ")
+        }), but then ${why}. Nothing of the command ` +
           "was typed.",
         error.hint,
       );
@@ -353,17 +379,8 @@ export const runCommand = defineTool({
           enter: true,
           keepNewlines: true,
           force: args.force,
-          // Whatever reached the line between the fresh prompt and now (a person's or another
-          // client's keys) is emptied by keys the line editor handles in order with the paste:
-          // A (vi command mode: append at the end, entering insert mode; anywhere else a letter,
-          // so no kill below meets an empty line: readline rings the bell for that, and tmux
-          // marks the window in a person's status line), End reaches the end of the line (bound
-          // in emacs, vi insert and vi command keymaps; C-e inserts a character in vi insert
-          // mode), C-u kills back to the start (in vi command mode the character under the
-          // cursor stays), A appends at the end again, C-u kills again. A shell without line
-          // editing gets the End sequence as text and its terminal's line-kill (C-u) takes it,
-          // and the A, away.
-          before: [["send-keys", "-t", pane.id, "A", "End", "C-u", "A", "C-u"]],
+          // Whatever reached the line between the fresh prompt and now is emptied first.
+          before: [["send-keys", "-t", pane.id, ...emptyingKeys(shell)]],
           // The shell itself, not a program it started, must be reading the keyboard: a bash
           // script blocked in `read` looks like "bash" too. And it is still the program judged.
           holds: pane.pid,
@@ -407,7 +424,7 @@ export const runCommand = defineTool({
           (away, last) => Promise.resolve(last ? stillDrawing() : away),
         );
       } catch (error) {
-        throw typingRefusal(error, pane.id, jobId);
+        throw typingRefusal(error, pane.id, jobId, emptyingKeys(shell));
       }
       sent = true;
       const { result, marked, died, interrupted, lost } = await awaitRunEnd(ctx, reads, watch, {
