@@ -434,6 +434,55 @@ Deno.test("forced typing through a chain whose second client runs under a wrappe
   }
 });
 
+Deno.test("a pane running a client of another server under a wrapper (script) is refused without force, and the hook asks", async () => {
+  const inner: Server = await TestTmux.start("inner");
+  const outer: Server = await TestTmux.start("outer");
+  try {
+    const own = inner.ids.paneId;
+    await inner.attach("inner");
+    // In the outer server, a pane running the inner server's client under script.
+    const relay = await wrappedNestedClient(outer, inner, "inner");
+    const client = await connect({ socketName: outer.socket });
+    try {
+      for (const [tool, args] of typings(relay, "CROSS")) {
+        const why = refusal(await client.call(tool, args));
+        assert.ok(why !== null, `${tool} went through`);
+        assert.match(why, /runs tmux .*a client of another tmux server/, `${tool}: ${why}`);
+      }
+      assert.doesNotMatch(await screen(inner, own), /CROSS/);
+      // A pane running some other program (no tmux below it) still takes keys.
+      const cat = (await outer.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "cat")).trim();
+      await waitFor(
+        async () =>
+          (await outer.tmux("display-message", "-p", "-t", cat, "#{pane_current_command}"))
+            .trim() === "cat",
+        "cat started",
+      );
+      const sent = await client.call("send_keys", { paneId: cat, text: "FINE" });
+      assert.equal(refusal(sent), null, text(sent));
+    } finally {
+      await client.close();
+    }
+    // The hook, run by the agent in the inner server's pane, typing with the outer socket_name.
+    const facts = await inner.facts();
+    const env = { TMUX: `${facts.socketPath},${facts.pid},0`, TMUX_PANE: own };
+    const r = await guardCall(env, "send_keys", {
+      paneId: relay,
+      text: "echo CROSS",
+      enter: true,
+      force: true,
+      socket_name: outer.socket,
+    });
+    assert.equal(r.code, 0, r.stderr.join("\n"));
+    assert.notEqual(r.stdout, "", "asked");
+    const reason = seedDecision(r.stdout).permissionDecisionReason;
+    assert.ok(reason.includes(`pane ${relay}`), reason);
+  } finally {
+    await outer.kill();
+    await inner.kill();
+  }
+});
+
 /** A shell split beside `relay` in its window, with synchronize-panes on there: the sibling. */
 async function syncedSibling(t: TestTmux, relay: string): Promise<string> {
   const window = (await t.tmux("display-message", "-p", "-t", relay, "#{window_id}")).trim();

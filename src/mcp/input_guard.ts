@@ -8,6 +8,7 @@
  * @module
  */
 
+import { tmuxChild } from "../tmux/foreground.ts";
 import { formatLiteral, randomHex } from "../tmux/format.ts";
 import { clientLabel, inputCohort, keyCopies, keyCopyFormat } from "../tmux/identity.ts";
 import { chainText, type Relay, relayFrom } from "../tmux/relay.ts";
@@ -121,8 +122,12 @@ function refuseRelay(
   }
   if (client === undefined) {
     if (force) return;
+    // Under a wrapper (script, sudo): found by its process (wrapped_relay.ts `tmuxUnder`).
+    const program = relay.onward?.command ?? "tmux";
+    const under = tmuxChild(program) ? "" : ` under ${JSON.stringify(program)}`;
     throw new ToolFailure(
-      `${what} runs tmux (a client of another tmux server, perhaps the one this agent runs in): ` +
+      `${what} runs tmux${under} (a client of another tmux server, perhaps the one this agent ` +
+        "runs in): " +
         "what is typed there goes on to the pane that client shows, which may be watched by " +
         "a person or be this server's own.",
       "Type into that pane on its own server (socket_name), or pass force: true if the client " +

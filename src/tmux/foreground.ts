@@ -103,6 +103,31 @@ export function descendsFrom(child: number, ancestor: number): string {
     `else p=$(ps -o ppid= -p $p) || exit 1; set -- $p; p=$1; fi; n=$((n+1)); done; exit 1`;
 }
 
+/**
+ * A shell command that exits 0 when a tmux program (a client of some server: tmux names its
+ * clients' processes `tmux: client`, a server leaves for init as it starts) runs below process
+ * `root`: a child of it, or a child's child, up to 256 processes looked at. A client of another
+ * server started under a wrapper (`script`, `asciinema rec`, `sudo`) in a pane runs on a terminal
+ * of its own, so neither its terminal nor tmux's name for the pane's program tells it. Linux:
+ * down from `root` by `/proc/PID/task/TID/children`, read by the shell's own `read`; where the
+ * kernel keeps no such file, or elsewhere, from `ps`'s list of every process. Exits 1 when none
+ * is found.
+ */
+export function tmuxBelow(root: number): string {
+  const p = procOf(root);
+  const walk = `q=${root}; n=0; while [ $n -lt 256 ]; do set -- $q; [ $# -gt 0 ] || break; ` +
+    `r=$1; shift; q=$*; n=$((n+1)); if [ "$r" != ${root} ]; then c=; ` +
+    `read -r c < /proc/$r/comm 2>/dev/null; case $c in tmux*) exit 0 ;; esac; fi; ` +
+    `for f in /proc/$r/task/*/children; do [ -r "$f" ] || continue; l=; ` +
+    `read -r l < "$f" || :; q="$q $l"; done; done; exit 1`;
+  const ps = `ps -A -o pid= -o ppid= -o comm= 2>/dev/null | awk -v r=${root} ` +
+    `'{ par[$1] = $2; c = $3; for (i = 4; i <= NF; i++) c = c " " $i; com[$1] = c } ` +
+    `END { for (x in par) { m = split(com[x], w, "/"); if (x == r || w[m] !~ /^tmux/) continue; ` +
+    `y = par[x]; ` +
+    `k = 0; while (y > 1 && k < 64) { if (y == r) exit 0; y = par[y]; k++ } } exit 1 }'`;
+  return `if [ -r ${p}/task/${root}/children ]; then ${walk}; else ${ps}; fi`;
+}
+
 function procOf(pid: number): string {
   if (!Number.isSafeInteger(pid) || pid <= 0) throw new RangeError(`not a pid: ${pid}`);
   return `/proc/${pid}`;

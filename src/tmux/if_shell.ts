@@ -100,3 +100,25 @@ export async function shellSays(
 ): Promise<boolean> {
   return await ifShellThen(runner, address, paneId, test, [], signal) !== null;
 }
+
+/**
+ * Which of the shell commands `tests` exit 0, asked in one tmux command (an `if-shell` each):
+ * their indexes. A long one goes to tmux as a file (command_file.ts); a question tmux does not
+ * answer fails the read.
+ */
+export async function shellsSay(
+  read: (argv: string[]) => Promise<Uint8Array>,
+  tests: readonly string[],
+): Promise<Set<number>> {
+  const yes = `tmux-mcp-yes-${randomHex(8)}:`;
+  const argv = tests.flatMap((test, i) => [
+    ...(i > 0 ? [";"] : []),
+    "if-shell",
+    test,
+    `display-message -p ${yes}${i}`,
+  ]);
+  const out = new TextDecoder().decode(await read(argv));
+  return new Set(
+    out.split("\n").filter((l) => l.startsWith(yes)).map((l) => Number(l.slice(yes.length))),
+  );
+}

@@ -44,6 +44,19 @@ export interface Relay {
  */
 const wrapped = new WeakMap<Snapshot, Map<string, ClientRow>>();
 
+/**
+ * Panes known to run a tmux program below a wrapper with no client of this server there: a
+ * client of another server (wrapped_relay.ts), by the snapshot they were found for.
+ */
+const foreign = new WeakMap<Snapshot, Set<string>>();
+
+/** Notes, for `snapshot`, that a client of another server runs in `paneId` under a wrapper. */
+export function noteForeign(snapshot: Snapshot, paneId: string): void {
+  const panes = foreign.get(snapshot) ?? new Set<string>();
+  panes.add(paneId);
+  foreign.set(snapshot, panes);
+}
+
 /** Notes, for `snapshot`, that `client` runs in `paneId` under a wrapper. */
 export function noteWrapped(snapshot: Snapshot, paneId: string, client: ClientRow): void {
   const panes = wrapped.get(snapshot) ?? new Map<string, ClientRow>();
@@ -73,9 +86,14 @@ function clientIn(snapshot: Snapshot, pane: PaneRow): ClientRow | null {
   return terminalClient(snapshot, pane.tty) ?? wrapped.get(snapshot)?.get(pane.id) ?? null;
 }
 
-/** Whether a pane that takes keys runs tmux that has drawn something (see relayFrom). */
-function runsOtherTmux(pane: PaneRow): boolean {
-  return takesKeys(pane) && tmuxChild(pane.command) && !drawnNothing(pane);
+/**
+ * Whether a pane that takes keys runs tmux that has drawn something, or a client of another
+ * server under a wrapper ({@link noteForeign}; see relayFrom).
+ */
+function runsOtherTmux(snapshot: Snapshot, pane: PaneRow): boolean {
+  return takesKeys(pane) &&
+    ((tmuxChild(pane.command) && !drawnNothing(pane)) ||
+      foreign.get(snapshot)?.has(pane.id) === true);
 }
 
 /**
@@ -89,7 +107,9 @@ function runsOtherTmux(pane: PaneRow): boolean {
 export function relayFrom(snapshot: Snapshot, pane: PaneRow): Relay | null {
   const first = clientIn(snapshot, pane);
   if (first === null) {
-    return runsOtherTmux(pane) ? { hops: [], reached: [], onward: pane, unknown: false } : null;
+    return runsOtherTmux(snapshot, pane)
+      ? { hops: [], reached: [], onward: pane, unknown: false }
+      : null;
   }
   return followClient(snapshot, first, new Set([pane.id]));
 }
@@ -129,7 +149,7 @@ export function followClient(
       // Where the pane takes no keys (clientIn, runsOtherTmux), they stop there.
       const further = clientIn(snapshot, p);
       if (further) queue.push(further);
-      else if (onward === null && runsOtherTmux(p)) onward = p;
+      else if (onward === null && runsOtherTmux(snapshot, p)) onward = p;
     }
   }
   return { hops, reached, onward, unknown };

@@ -10,9 +10,10 @@
  * @module
  */
 
-import { descendsFrom } from "./foreground.ts";
-import { randomHex } from "./format.ts";
-import { noteWrapped, relayFrom, takesKeys, terminalClient } from "./relay.ts";
+import { descendsFrom, tmuxBelow, tmuxChild } from "./foreground.ts";
+import { shellsSay } from "./if_shell.ts";
+import { isShellCommand } from "./prompt.ts";
+import { noteForeign, noteWrapped, relayFrom, takesKeys, terminalClient } from "./relay.ts";
 import type { ClientRow, PaneRow, Snapshot } from "./snapshot.ts";
 
 /** Runs one tmux command (its argv) on the snapshot's server; its output. */
@@ -52,16 +53,9 @@ export async function wrappedClients(
   );
   const ask = pairs.filter((q) => !known.has(q.key));
   if (ask.length > 0) {
-    const yes = `tmux-mcp-under-${randomHex(8)}:`;
-    const argv = ask.flatMap(({ pane, client }, i) => [
-      ...(i > 0 ? [";"] : []),
-      "if-shell",
-      descendsFrom(client.pid, pane.pid),
-      `display-message -p ${yes}${i}`,
-    ]);
-    const out = new TextDecoder().decode(await read(argv));
-    const under = new Set(
-      out.split("\n").filter((l) => l.startsWith(yes)).map((l) => Number(l.slice(yes.length))),
+    const under = await shellsSay(
+      read,
+      ask.map(({ pane, client }) => descendsFrom(client.pid, pane.pid)),
     );
     if (known.size + ask.length > MAX_KNOWN) known.clear();
     ask.forEach((q, i) => known.set(q.key, under.has(i)));
@@ -74,24 +68,52 @@ export async function wrappedClients(
 }
 
 /**
- * Notes in `snapshot` (relay.ts `noteWrapped`) every client under a wrapper that typing into
- * `from` reaches: in those panes, and in each pane shown further along the chain of clients
- * (a client on a pane's terminal showing a pane that runs a wrapped one, and so on). Each pane
- * is asked about once; the chain ends where no pane it reaches is new.
+ * The panes of `panes` below whose process a tmux program runs (foreground.ts `tmuxBelow`): where
+ * no client of this server runs there ({@link wrappedClients}), a client of another server under
+ * a wrapper, which typing there reaches as it would a plain one (relay.ts `noteForeign`). Asked
+ * only about panes whose program is neither a shell (a shell in front reads the keyboard
+ * itself) nor tmux (known by its name), in one tmux command. Answers are not kept (a client may
+ * start there at any moment) beyond one call's reads: `asked`, by pane and process.
+ */
+export async function tmuxUnder(
+  read: TmuxRead,
+  panes: readonly PaneRow[],
+  asked: Map<string, boolean> = new Map(),
+): Promise<Set<string>> {
+  const keyOf = (p: PaneRow) => `${p.id}:${p.pid}`;
+  const ask = panes.filter((p) =>
+    p.pid > 0 && !p.dead && !isShellCommand(p.command) && !tmuxChild(p.command) &&
+    !asked.has(keyOf(p))
+  );
+  if (ask.length > 0) {
+    const below = await shellsSay(read, ask.map((p) => tmuxBelow(p.pid)));
+    ask.forEach((p, i) => asked.set(keyOf(p), below.has(i)));
+  }
+  return new Set(panes.filter((p) => asked.get(keyOf(p)) === true).map((p) => p.id));
+}
+
+/**
+ * Notes in `snapshot` (relay.ts `noteWrapped`, `noteForeign`) every client under a wrapper that
+ * typing into `from` reaches, of this server or another: in those panes, and in each pane shown
+ * further along the chain of clients (a client on a pane's terminal showing a pane that runs a
+ * wrapped one, and so on). Each pane is asked about once; the chain ends where no pane it
+ * reaches is new. `asked`: {@link tmuxUnder}'s answers for the call so far.
  */
 export async function noteWrappedAlong(
   read: TmuxRead,
   snapshot: Snapshot,
   from: readonly PaneRow[],
+  asked: Map<string, boolean> = new Map(),
 ): Promise<void> {
   const looked = new Set<string>();
   let next: readonly PaneRow[] = from;
   while (next.length > 0) {
     next.forEach((p) => looked.add(p.id));
     const ask = next.filter((p) => takesKeys(p) && terminalClient(snapshot, p.tty) === undefined);
-    for (const [id, client] of await wrappedClients(read, snapshot, ask)) {
-      noteWrapped(snapshot, id, client);
-    }
+    const found = await wrappedClients(read, snapshot, ask);
+    for (const [id, client] of found) noteWrapped(snapshot, id, client);
+    const others = ask.filter((p) => !found.has(p.id));
+    for (const id of await tmuxUnder(read, others, asked)) noteForeign(snapshot, id);
     next = from.flatMap((p) => relayFrom(snapshot, p)?.reached ?? [])
       .filter((p, i, all) => !looked.has(p.id) && all.findIndex((q) => q.id === p.id) === i);
   }
