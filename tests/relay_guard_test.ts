@@ -14,7 +14,7 @@ import { takeSnapshot } from "../src/tmux/snapshot.ts";
 import { guardCall, seedDecision } from "../src/hooks/testing.ts";
 import { connect } from "./helpers/mcp.ts";
 import { nestedClient, nestedSession, wrappedNestedClient } from "./helpers/nested.ts";
-import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Server = TestTmux & { ids: { sessionId: string; windowId: string; paneId: string } };
 
@@ -173,6 +173,39 @@ Deno.test("tmux's own check at the instant of the input tells a pane running a c
     )).trim();
     await outer.foreground(blank, "tmux");
     assert.equal(await holds(outer, blank), "1", "a blank pane");
+  } finally {
+    await outer.kill();
+    await inner.kill();
+  }
+});
+
+Deno.test("a client showing a pane whose cursor is at the top left (a fresh editor, a quiet program) is still a client", async () => {
+  const inner: Server = await TestTmux.start("agent");
+  const outer: Server = await TestTmux.start("outer");
+  try {
+    // The inner session runs a program that has drawn nothing: its cursor, which the client
+    // shows, is at the top left, and a client keeps no history (the alternate screen).
+    await inner.tmux("new-session", "-d", "-s", "quiet", "cat");
+    const relay = await nestedClient(outer, inner, "quiet");
+    const facts = await outer.tmux(
+      ...["display-message", "-p", "-t", relay],
+      "#{history_size} #{cursor_x} #{cursor_y} #{alternate_on}",
+    );
+    assert.equal(facts.trim(), "0 0 0 1");
+    assert.equal(
+      (await outer.tmux("display-message", "-p", "-t", relay, NO_RELAY)).trim(),
+      "0",
+      "tmux's check at the instant",
+    );
+    const client = await connect({ socketName: outer.socket });
+    try {
+      const why = refusal(await client.call("send_keys", { paneId: relay, text: "LEAK" }));
+      assert.match(String(why), /runs tmux \(a client of another tmux server/);
+    } finally {
+      await client.close();
+    }
+    const quiet = (await inner.tmux("display-message", "-p", "-t", "quiet:", "#{pane_id}")).trim();
+    assert.doesNotMatch(await screen(inner, quiet), /LEAK/);
   } finally {
     await outer.kill();
     await inner.kill();
@@ -450,16 +483,40 @@ Deno.test("a pane running a client of another server under a wrapper (script) is
         assert.match(why, /runs tmux .*a client of another tmux server/, `${tool}: ${why}`);
       }
       assert.doesNotMatch(await screen(inner, own), /CROSS/);
-      // A pane running some other program (no tmux below it) still takes keys.
-      const cat = (await outer.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "cat")).trim();
-      await waitFor(
-        async () =>
-          (await outer.tmux("display-message", "-p", "-t", cat, "#{pane_current_command}"))
-            .trim() === "cat",
-        "cat started",
+      // A client run by another name (tmux names its process after it: `tx: client`).
+      const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-renamed-" });
+      try {
+        await Deno.symlink((await sh("sh", ["-c", "command -v tmux"])).stdout.trim(), `${dir}/tx`);
+        const renamed = await wrappedNestedClient(outer, inner, "inner", `${dir}/tx`);
+        const why = refusal(await client.call("send_keys", { paneId: renamed, text: "echo R" }));
+        assert.match(String(why), /a client of another tmux server/);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+      // A pane running some other program (no tmux below it) still takes keys; so does one
+      // whose program holds a control client through a pipe (another agent's tmux-mcp).
+      const started = async (command: string, name: string) => {
+        const pane = (await outer.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", command))
+          .trim();
+        await waitFor(
+          async () =>
+            (await outer.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}"))
+              .trim() === name,
+          `${name} started`,
+        );
+        return pane;
+      };
+      const controlled = await started(
+        `awk 'BEGIN { system("sleep 600 | tmux -L ${inner.socket} -C attach -t inner >/dev/null") }'`,
+        "awk",
       );
-      const sent = await client.call("send_keys", { paneId: cat, text: "FINE" });
-      assert.equal(refusal(sent), null, text(sent));
+      await waitFor(async () =>
+        (await inner.tmux("list-clients", "-F", "#{client_control_mode}"))
+          .includes("1"), "the control client attached");
+      for (const pane of [await started("cat", "cat"), controlled]) {
+        const sent = await client.call("send_keys", { paneId: pane, text: "FINE" });
+        assert.equal(refusal(sent), null, text(sent));
+      }
     } finally {
       await client.close();
     }

@@ -97,7 +97,8 @@ const VIEW_MODE_LIFT = "It shows a command's output, perhaps from a tmux hook " 
  * outer one), and on again through any client running there (relay.ts `relayFrom`).
  */
 export const NO_RELAY = "#{||:#{!=:#{pane_current_command},tmux}," +
-  "#{&&:#{==:#{history_size},0},#{&&:#{==:#{cursor_x},0},#{==:#{cursor_y},0}}}}";
+  "#{&&:#{==:#{history_size},0},#{&&:#{==:#{cursor_x},0},#{&&:#{==:#{cursor_y},0}," +
+  "#{==:#{alternate_on},0}}}}}";
 
 /**
  * Refuses input into `what`, a pane that runs a tmux client (see {@link relayFrom}): unless

@@ -24,11 +24,21 @@ export function tmuxChild(command: string): boolean {
   return command === "tmux";
 }
 
-/** Whether a pane has drawn nothing yet: no history, the cursor at the top left. */
+/**
+ * Whether a pane has drawn nothing yet: no history, the cursor at the top left, and the normal
+ * screen (a program that switched to the alternate one has drawn: a tmux client does at once,
+ * and then keeps no history there, its cursor where the pane it shows has one, at the top left
+ * in a fresh editor).
+ */
 export function drawnNothing(
-  p: { readonly historySize: number; readonly cursorX: number; readonly cursorY: number },
+  p: {
+    readonly historySize: number;
+    readonly cursorX: number;
+    readonly cursorY: number;
+    readonly alternateScreen: boolean;
+  },
 ): boolean {
-  return p.historySize === 0 && p.cursorX === 0 && p.cursorY === 0;
+  return p.historySize === 0 && p.cursorX === 0 && p.cursorY === 0 && !p.alternateScreen;
 }
 
 /**
@@ -104,26 +114,33 @@ export function descendsFrom(child: number, ancestor: number): string {
 }
 
 /**
- * A shell command that exits 0 when a tmux program (a client of some server: tmux names its
- * clients' processes `tmux: client`, a server leaves for init as it starts) runs below process
- * `root`: a child of it, or a child's child, up to 256 processes looked at. A client of another
- * server started under a wrapper (`script`, `asciinema rec`, `sudo`) in a pane runs on a terminal
- * of its own, so neither its terminal nor tmux's name for the pane's program tells it. Linux:
- * down from `root` by `/proc/PID/task/TID/children`, read by the shell's own `read`; where the
- * kernel keeps no such file, or elsewhere, from `ps`'s list of every process. Exits 1 when none
- * is found.
+ * A shell command that exits 0 when a tmux client a person could type into runs below process
+ * `root`: a child of it, or a child's child, whose name says tmux (tmux names its processes
+ * after the name it was started by, so a copy or link of it run as `tx` is `tx: client`) and
+ * whose input is a terminal (a program's control client, such as another tmux-mcp's in an
+ * agent's pane, reads a pipe or nothing: not one). A client of another server started under a
+ * wrapper (`script`, `asciinema rec`, `sudo`) in a pane runs on a terminal of its own, so
+ * neither its terminal nor tmux's name for the pane's program tells it. Linux: down from `root`
+ * by `/proc/PID/task/TID/children`, generation by generation, read by the shell's own `read`;
+ * where the kernel keeps no such file, or elsewhere, from `ps`'s list of every process (a
+ * control client known by its `-C`). Exits 0 too when it cannot tell: more than 1 024 processes
+ * below, a client's input that cannot be read, no `ps`.
  */
 export function tmuxBelow(root: number): string {
   const p = procOf(root);
-  const walk = `q=${root}; n=0; while [ $n -lt 256 ]; do set -- $q; [ $# -gt 0 ] || break; ` +
-    `r=$1; shift; q=$*; n=$((n+1)); if [ "$r" != ${root} ]; then c=; ` +
-    `read -r c < /proc/$r/comm 2>/dev/null; case $c in tmux*) exit 0 ;; esac; fi; ` +
+  const client = `l=$(readlink /proc/$r/fd/0 2>/dev/null) || exit 0; ` +
+    `case $l in /dev/pts/*|/dev/tty*) exit 0 ;; esac`;
+  const walk = `g=${root}; n=0; while [ -n "$g" ]; do x=; for r in $g; do n=$((n+1)); ` +
+    `[ $n -le 1024 ] || exit 0; if [ "$r" != ${root} ]; then c=; ` +
+    `read -r c < /proc/$r/comm 2>/dev/null; case $c in tmux*|*': c'*) ${client} ;; esac; fi; ` +
     `for f in /proc/$r/task/*/children; do [ -r "$f" ] || continue; l=; ` +
-    `read -r l < "$f" || :; q="$q $l"; done; done; exit 1`;
-  const ps = `ps -A -o pid= -o ppid= -o comm= 2>/dev/null | awk -v r=${root} ` +
-    `'{ par[$1] = $2; c = $3; for (i = 4; i <= NF; i++) c = c " " $i; com[$1] = c } ` +
-    `END { for (x in par) { m = split(com[x], w, "/"); if (x == r || w[m] !~ /^tmux/) continue; ` +
-    `y = par[x]; ` +
+    `read -r l < "$f" || :; x="$x $l"; done; done; g=$x; done; exit 1`;
+  const ps = `o=$(ps -A -o pid= -o ppid= -o args= 2>/dev/null) || exit 0; ` +
+    `printf '%s\\n' "$o" | awk -v r=${root} '{ par[$1] = $2; a = $3; ` +
+    `for (i = 4; i <= NF; i++) a = a " " $i; arg[$1] = a; m = split($3, w, "/"); ` +
+    `nm[$1] = w[m] } END { for (x in par) { if (x == r) continue; ` +
+    `if (nm[x] !~ /^tmux/ && index(arg[x], ": c") == 0) continue; ` +
+    `if (index(arg[x], " -C") > 0 || index(arg[x], " wait-for") > 0) continue; y = par[x]; ` +
     `k = 0; while (y > 1 && k < 64) { if (y == r) exit 0; y = par[y]; k++ } } exit 1 }'`;
   return `if [ -r ${p}/task/${root}/children ]; then ${walk}; else ${ps}; fi`;
 }

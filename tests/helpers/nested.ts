@@ -8,14 +8,14 @@
 import { type TestTmux, waitFor } from "./tmux.ts";
 
 /** The command that attaches a client of `server` to `target`, drawing at once. */
-function attachCommand(server: TestTmux, target: string, flags = ""): string {
+function attachCommand(server: TestTmux, target: string, flags = "", tmux = "tmux"): string {
   const f = flags === "" ? "" : ` -f ${flags}`;
-  return `env -u TMUX TERM=xterm tmux -u -L ${server.socket} -f /dev/null attach${f} -t '${target}'`;
+  return `env -u TMUX TERM=xterm ${tmux} -u -L ${server.socket} -f /dev/null attach${f} -t '${target}'`;
 }
 
 /** {@link attachCommand} under `script`: the client on a terminal of its own. */
-function wrappedCommand(server: TestTmux, target: string): string {
-  return `env -u TMUX TERM=xterm script -qc "${attachCommand(server, target)}" /dev/null`;
+function wrappedCommand(server: TestTmux, target: string, tmux = "tmux"): string {
+  return `env -u TMUX TERM=xterm script -qc "${attachCommand(server, target, "", tmux)}" /dev/null`;
 }
 
 /** Waits until `server` has more clients than `before` and `pane` of `host` shows a status line. */
@@ -81,11 +81,12 @@ export async function wrappedNestedClient(
   host: TestTmux,
   server: TestTmux,
   target: string,
+  tmux = "tmux",
 ): Promise<string> {
   const before = (await server.clientTtys()).length;
   const pane = (await host.tmux(
     ...["new-window", "-d", "-P", "-F", "#{pane_id}"],
-    wrappedCommand(server, target),
+    wrappedCommand(server, target, tmux),
   )).trim();
   await attached(host, server, before, pane);
   return pane;
