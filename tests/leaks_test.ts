@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { MAX_RUNS, runsFor, type RunState, takeRun } from "../src/tools/busy_panes.ts";
 import { endsFor } from "../src/tools/prompt_programs.ts";
 import { TmuxRunner } from "../src/tmux/run.ts";
+import { lookedServers } from "../src/tmux/left_behind.ts";
 import { connect, withTmux } from "./helpers/mcp.ts";
 import { testSocketName, TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -136,6 +137,35 @@ Deno.test("list_panes keeps nothing of sockets with no server, nor of small serv
     }
   } finally {
     WeakMap.prototype.set = set;
+    await t.kill();
+  }
+});
+
+Deno.test("many socket_names over a long life: the per-server readings kept stay bounded", async () => {
+  const runner = new TmuxRunner();
+  const servers: TestTmux[] = [];
+  const t = await TestTmux.start();
+  try {
+    const c = await connect({ socketName: t.socket, runner });
+    try {
+      // Sockets with no server: each call reads its command-alias table first.
+      for (let i = 0; i < 40; i++) {
+        await c.ok("list_sessions", { socket_name: testSocketName() });
+      }
+      assert.ok(runner.aliasServers <= 16, `${runner.aliasServers} alias readings kept`);
+      // Servers called once and gone: each first call looks for what processes gone left.
+      for (let i = 0; i < 70; i++) {
+        const s = await TestTmux.start();
+        servers.push(s);
+        await c.ok("list_sessions", { socket_name: s.socket });
+      }
+      assert.ok(lookedServers(runner) <= 64, `${lookedServers(runner)} servers kept as looked at`);
+      assert.ok(runner.aliasServers <= 16, `${runner.aliasServers} alias readings kept`);
+    } finally {
+      await c.close();
+    }
+  } finally {
+    for (const s of servers) await s.kill();
     await t.kill();
   }
 });

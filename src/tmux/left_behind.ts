@@ -353,8 +353,18 @@ export function looksAgainSet(runner: TmuxRunner): number {
   return lookingAgain.get(runner)?.size ?? 0;
 }
 
-/** The servers (address keys) each runner's first call has looked at, or is looking at. */
+/**
+ * The servers (address keys) each runner's first call has looked at, or is looking at: the
+ * latest {@link LOOKED_SERVERS} (a long life's many socket_names keep nothing for good; a server
+ * dropped is looked at again, one read over its control client, when called again).
+ */
 const looked = new WeakMap<TmuxRunner, Set<string>>();
+const LOOKED_SERVERS = 64;
+
+/** How many servers `runner` keeps as looked at (for tests). */
+export function lookedServers(runner: TmuxRunner): number {
+  return looked.get(runner)?.size ?? 0;
+}
 
 /**
  * Takes away what processes gone left on `address` ({@link giveBackLeft}, everywhere) the
@@ -374,6 +384,7 @@ export async function giveBackOnFirstCall(
   const key = addressKey(address);
   if (servers.has(key)) return;
   servers.add(key);
+  if (servers.size > LOOKED_SERVERS) servers.delete(servers.values().next().value as string);
   let reached = false;
   const over: TmuxCall = async (args) => {
     const result = await execOverControl(runner, address, args, { signal });

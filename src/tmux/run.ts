@@ -169,6 +169,9 @@ export interface PersistentChild {
 /** Default per-call timeout: long enough for a loaded machine, short enough to never hang a tool. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
+/** Servers whose `command-alias` a runner keeps a reading of, the latest called (see checkAliases). */
+const ALIAS_SERVERS = 16;
+
 /**
  * Starts tmux processes on behalf of everything above it. One instance per server process;
  * it counts the children it has running so a test (or a shutdown) can prove none is left.
@@ -208,6 +211,11 @@ export class TmuxRunner {
   > = (address, options) => this.exec(address, ALIAS_READ, options);
   /** Per server, its aliases as last read (command_aliases.ts). */
   readonly #aliases = new Map<string, AliasBook>();
+
+  /** The servers whose `command-alias` this runner keeps a reading of (for tests). */
+  get aliasServers(): number {
+    return this.#aliases.size;
+  }
   /**
    * Per server, our control clients' handshakes and the acts of ours held back during one
    * (handshake_hold.ts): every command on a control connection, and every tmux process of ours
@@ -272,8 +280,14 @@ export class TmuxRunner {
   ): Promise<void> {
     if (options.aliasUnchecked) return;
     const key = addressKey(address);
-    let book = this.#aliases.get(key);
-    if (!book) this.#aliases.set(key, book = new AliasBook());
+    // The servers called most lately first kept: a long life's many socket_names (most with no
+    // server) keep no book for good; one dropped is read again when called again.
+    const book = this.#aliases.get(key) ?? new AliasBook();
+    this.#aliases.delete(key);
+    this.#aliases.set(key, book);
+    if (this.#aliases.size > ALIAS_SERVERS) {
+      this.#aliases.delete(this.#aliases.keys().next().value as string);
+    }
     // Shared by every call checking meanwhile: the read carries none's cancellation, only the
     // runner's close and its bound; each call waits for it with its own signal.
     await book.check(

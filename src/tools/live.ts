@@ -53,6 +53,23 @@ export const POLL_MS = 1_000;
 export const NUDGE_GAP_MS = 100;
 /** How long one wait on {@link AGENTS_CHANNEL} lasts before it is made again (its time bound). */
 const SIGNAL_WAIT_MS = 10 * 60_000;
+/**
+ * How long a wait on {@link AGENTS_CHANNEL} the feed ends by a signal has to leave by itself
+ * before its client is killed (see {@link ServerFeed}'s `#stopWaiting`).
+ */
+const WAKE_GRACE_MS = 1_000;
+
+/** The feed's wait on the agents' channel, while it runs. */
+interface SignalWait {
+  /** Kills the wait's client (and ends the loop). */
+  readonly stop: AbortController;
+  /** The feed let go of it: the loop ends once the wait does. */
+  released: boolean;
+  /** A tmux client waits now. */
+  running: boolean;
+  /** Kills the wait unless it leaves first (see `#stopWaiting`). */
+  kill?: ReturnType<typeof setTimeout>;
+}
 
 /**
  * Every session, window and pane by id, with what tmux sends no notification of: how many
@@ -161,8 +178,8 @@ class ServerFeed {
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #backoff = new Backoff();
   #value: string | null = null;
-  /** Ends the current waiting on the agents' channel (its `tmux wait-for`, its pause). */
-  #waiting: AbortController | null = null;
+  /** The current waiting on the agents' channel (its `tmux wait-for`, its pause). */
+  #waiting: SignalWait | null = null;
   /** Bumped on every (re)start and stop, so a late answer of an old attempt is dropped. */
   #generation = 0;
   #wasLost = false;
@@ -288,17 +305,22 @@ class ServerFeed {
    */
   async #waitForSignals(generation: number): Promise<void> {
     const stop = new AbortController();
-    this.#waiting = stop;
+    const wait: SignalWait = { stop, released: false, running: false };
+    this.#waiting = wait;
     const current = () =>
-      !stop.signal.aborted && generation === this.#generation && !this.#runner.closed;
+      !wait.released && !stop.signal.aborted && generation === this.#generation &&
+      !this.#runner.closed;
     const backoff = new Backoff();
     while (current()) {
       let woken = false;
+      // Its time is ended by a signal, not a kill (see #stopWaiting); the kill is the bound.
+      const due = setTimeout(() => this.#signalAgents(), SIGNAL_WAIT_MS);
+      wait.running = true;
       try {
         const result = await this.#runner.exec(this.#address, ["wait-for", AGENTS_CHANNEL], {
           tiedToProcess: true,
           signal: stop.signal,
-          timeoutMs: SIGNAL_WAIT_MS,
+          timeoutMs: SIGNAL_WAIT_MS + WAKE_GRACE_MS,
         });
         woken = result.code === 0;
       } catch (error) {
@@ -308,6 +330,10 @@ class ServerFeed {
           backoff.reset();
           continue;
         }
+      } finally {
+        clearTimeout(due);
+        clearTimeout(wait.kill);
+        wait.running = false;
       }
       if (!current()) return;
       if (woken) {
@@ -320,9 +346,31 @@ class ServerFeed {
     }
   }
 
+  /**
+   * Ends the feed's wait on the agents' channel. tmux 3.3a keeps about 4 KB for good (until the
+   * server exits; a later signal does not free it) of every `wait-for` client that leaves
+   * unwoken, so the wait is woken by a signal of the channel and leaves by itself (every other
+   * wait on it, another tmux-mcp process's feed, reads the marks once more); it is killed only
+   * if it has not left within {@link WAKE_GRACE_MS} (the server gone, an SSH host unreachable).
+   */
   #stopWaiting(): void {
-    this.#waiting?.abort();
+    const wait = this.#waiting;
     this.#waiting = null;
+    if (wait === null) return;
+    wait.released = true;
+    if (!wait.running || this.#runner.closed) {
+      wait.stop.abort();
+      return;
+    }
+    wait.kill = setTimeout(() => wait.stop.abort(), WAKE_GRACE_MS);
+    void this.#signalAgents();
+  }
+
+  /** Signals the agents' channel on this feed's server (see #stopWaiting); never fails. */
+  async #signalAgents(): Promise<void> {
+    await this.#runner.exec(this.#address, ["wait-for", "-S", AGENTS_CHANNEL], {
+      timeoutMs: WAKE_GRACE_MS,
+    }).catch(() => {});
   }
 
   #stop(): void {
