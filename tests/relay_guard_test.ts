@@ -55,6 +55,30 @@ function refusal(result: CallToolResult): string | null {
   return row.error ?? JSON.stringify(row);
 }
 
+/**
+ * The agent hook's reason for a forced send_keys of `text` and Enter into `paneId` on `server`
+ * (its socket_name), run by an agent in pane `agentPane` of `home`; null: no opinion.
+ */
+async function hookReason(
+  home: TestTmux,
+  agentPane: string,
+  server: TestTmux,
+  paneId: string,
+  text: string,
+): Promise<string | null> {
+  const facts = await home.facts();
+  const env = { TMUX: `${facts.socketPath},${facts.pid},0`, TMUX_PANE: agentPane };
+  const r = await guardCall(env, "send_keys", {
+    paneId,
+    text,
+    enter: true,
+    force: true,
+    socket_name: server.socket,
+  });
+  assert.equal(r.code, 0, r.stderr.join("\n"));
+  return r.stdout === "" ? null : seedDecision(r.stdout).permissionDecisionReason;
+}
+
 async function screen(t: TestTmux, paneId: string): Promise<string> {
   return await t.tmux("capture-pane", "-p", "-J", "-t", paneId, "-S", "-");
 }
@@ -322,19 +346,7 @@ Deno.test("the hook follows a client of the agent's own server running in a pane
   const third: Server = await TestTmux.start("third");
   try {
     const own = inner.ids.paneId;
-    const facts = await inner.facts();
-    const env = { TMUX: `${facts.socketPath},${facts.pid},0`, TMUX_PANE: own };
-    const ask = async (paneId: string) => {
-      const r = await guardCall(env, "send_keys", {
-        paneId,
-        text: "echo NESTED",
-        enter: true,
-        force: true,
-        socket_name: outer.socket,
-      });
-      assert.equal(r.code, 0, r.stderr.join("\n"));
-      return r.stdout === "" ? null : seedDecision(r.stdout).permissionDecisionReason;
-    };
+    const ask = (paneId: string) => hookReason(inner, own, outer, paneId, "echo NESTED");
     // The usual nesting: the agent's own session shown in a pane of the outer server.
     const toOwn = await nestedClient(outer, inner, "agent");
     const reason = await ask(toOwn);
@@ -406,19 +418,7 @@ Deno.test("the hook knows a client under a wrapper by its process, also further 
   const t: Server = await TestTmux.start("work");
   try {
     const own = t.ids.paneId;
-    const facts = await t.facts();
-    const env = { TMUX: `${facts.socketPath},${facts.pid},0`, TMUX_PANE: own };
-    const ask = async (paneId: string) => {
-      const r = await guardCall(env, "send_keys", {
-        paneId,
-        text: "echo WRAPPED",
-        enter: true,
-        force: true,
-        socket_name: t.socket,
-      });
-      assert.equal(r.code, 0, r.stderr.join("\n"));
-      return r.stdout === "" ? null : seedDecision(r.stdout).permissionDecisionReason;
-    };
+    const ask = (paneId: string) => hookReason(t, own, t, paneId, "echo WRAPPED");
     // A wrapped client showing the agent's own pane (its script is a client with a terminal of
     // its own, so that pane counts as watched too; the pane typed into is not).
     const relay = await wrappedNestedClient(t, t, "work");
@@ -521,19 +521,8 @@ Deno.test("a pane running a client of another server under a wrapper (script) is
       await client.close();
     }
     // The hook, run by the agent in the inner server's pane, typing with the outer socket_name.
-    const facts = await inner.facts();
-    const env = { TMUX: `${facts.socketPath},${facts.pid},0`, TMUX_PANE: own };
-    const r = await guardCall(env, "send_keys", {
-      paneId: relay,
-      text: "echo CROSS",
-      enter: true,
-      force: true,
-      socket_name: outer.socket,
-    });
-    assert.equal(r.code, 0, r.stderr.join("\n"));
-    assert.notEqual(r.stdout, "", "asked");
-    const reason = seedDecision(r.stdout).permissionDecisionReason;
-    assert.ok(reason.includes(`pane ${relay}`), reason);
+    const reason = await hookReason(inner, own, outer, relay, "echo CROSS");
+    assert.ok(reason !== null && reason.includes(`pane ${relay}`), String(reason));
   } finally {
     await outer.kill();
     await inner.kill();
