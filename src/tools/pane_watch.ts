@@ -53,6 +53,8 @@ const CHECK_MS = 500;
 const TICK_MS = 1_000;
 /** How often, at most, a watch that reads rows reads them while output keeps coming. */
 const ROWS_MS = 20;
+/** How seldom, at least, rows are read when output keeps coming for long (read_pace.ts). */
+const ROWS_LONGEST_MS = 160;
 /**
  * Reads of the rows that may follow one another after a quiet spell (read_pace.ts): the start's
  * catch-up, then the output awaited; run_command's new prompt, typed line and end marker.
@@ -126,7 +128,7 @@ export class PaneWatch {
   #dirty = false;
   #readAt = 0;
   /** When the rows may be read again while output keeps coming (see read_pace.ts). */
-  readonly #readPace = new ReadPace(ROWS_MS, ROWS_BURST);
+  readonly #readPace = new ReadPace(ROWS_MS, ROWS_BURST, ROWS_LONGEST_MS);
   #reportCommands = false;
   #command = "";
   /**

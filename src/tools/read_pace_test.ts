@@ -50,3 +50,25 @@ Deno.test("with a bucket of one, the pace is a plain interval, as before", () =>
   const pace = new ReadPace(20, 1);
   assert.deepEqual(greedy(pace, 0, 4, 1), [0, 20, 40, 60]);
 });
+
+Deno.test("output that keeps coming is read less and less often, down to the longest interval; quiet brings the first back", () => {
+  const pace = new ReadPace(20, 3, 160);
+  const starts = greedy(pace, 0, 200, 1);
+  const gapAt = (ms: number) => {
+    const i = starts.findIndex((s) => s >= ms);
+    return starts[i + 1] - starts[i];
+  };
+  assert.ok(Math.abs(gapAt(500) - 20) < 1e-6, `${gapAt(500)}`);
+  assert.ok(Math.abs(gapAt(1_500) - 40) < 1e-6, `${gapAt(1_500)}`);
+  assert.ok(Math.abs(gapAt(2_500) - 80) < 1e-6, `${gapAt(2_500)}`);
+  assert.ok(Math.abs(gapAt(5_000) - 160) < 1e-6, `${gapAt(5_000)}`);
+  assert.ok(Math.abs(gapAt(20_000) - 160) < 1e-6, "never longer");
+  // Twenty seconds of steady output: about 200 reads, not a thousand.
+  const inTwenty = starts.filter((s) => s < 20_000).length;
+  assert.ok(inTwenty < 230, `${inTwenty} reads`);
+  // A quiet spell: the next reads come at once, then one per 20 ms again.
+  const last = starts[starts.length - 1];
+  const after = greedy(pace, last + 1_000, 6, 1);
+  assert.deepEqual(after.slice(0, 3), [last + 1_000, last + 1_002, last + 1_004]);
+  assert.ok(Math.abs(after[5] - after[4] - 20) < 1e-6, `${after[5] - after[4]}`);
+});
