@@ -211,6 +211,23 @@ Deno.test("a client showing a pane whose cursor is at the top left (a fresh edit
     // shows, is at the top left, and a client keeps no history (the alternate screen).
     await inner.tmux("new-session", "-d", "-s", "quiet", "cat");
     const relay = await nestedClient(outer, inner, "quiet");
+    // Where the outer tmux keeps no alternate screen, such a client leaves it blank to the eye:
+    // known by its process.
+    await outer.tmux("set-option", "-gw", "alternate-screen", "off");
+    const before = (await inner.clientTtys()).length;
+    const plain = (await outer.tmux(
+      ...["new-window", "-d", "-P", "-F", "#{pane_id}"],
+      `env -u TMUX TERM=xterm tmux -u -L ${inner.socket} -f /dev/null attach -t quiet`,
+    )).trim();
+    await waitFor(async () => (await inner.clientTtys()).length > before, "the plain client");
+    await outer.tmux("set-option", "-gwu", "alternate-screen");
+    assert.equal(
+      (await outer.tmux(
+        ...["display-message", "-p", "-t", plain],
+        "#{pane_current_command} #{history_size} #{cursor_x} #{cursor_y} #{alternate_on}",
+      )).trim(),
+      "tmux 0 0 0 0",
+    );
     const facts = await outer.tmux(
       ...["display-message", "-p", "-t", relay],
       "#{history_size} #{cursor_x} #{cursor_y} #{alternate_on}",
@@ -223,8 +240,10 @@ Deno.test("a client showing a pane whose cursor is at the top left (a fresh edit
     );
     const client = await connect({ socketName: outer.socket });
     try {
-      const why = refusal(await client.call("send_keys", { paneId: relay, text: "LEAK" }));
-      assert.match(String(why), /runs tmux \(a client of another tmux server/);
+      for (const pane of [relay, plain]) {
+        const why = refusal(await client.call("send_keys", { paneId: pane, text: "LEAK" }));
+        assert.match(String(why), /runs tmux \(a client of another tmux server/);
+      }
     } finally {
       await client.close();
     }
@@ -513,10 +532,34 @@ Deno.test("a pane running a client of another server under a wrapper (script) is
       await waitFor(async () =>
         (await inner.tmux("list-clients", "-F", "#{client_control_mode}"))
           .includes("1"), "the control client attached");
-      for (const pane of [await started("cat", "cat"), controlled]) {
+      // A program whose tmux only waits on a channel, reading the terminal, passes nothing on.
+      const waiting = await started(
+        `awk 'BEGIN { system("tmux -L ${inner.socket} wait-for never-signalled") }'`,
+        "awk",
+      );
+      for (const pane of [await started("cat", "cat"), controlled, waiting]) {
         const sent = await client.call("send_keys", { paneId: pane, text: "FINE" });
         assert.equal(refusal(sent), null, text(sent));
       }
+      // A script tmux names after its shell, running a client of the other server.
+      const script = `${dir}.sh`;
+      await Deno.writeTextFile(
+        script,
+        `#!/bin/sh\necho connecting\nenv -u TMUX TERM=xterm tmux -L ${inner.socket} ` +
+          "-f /dev/null attach -t inner\necho bye\n",
+      );
+      try {
+        await Deno.chmod(script, 0o755);
+        const before = (await inner.clientTtys()).length;
+        const scripted = (await outer.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", script))
+          .trim();
+        await waitFor(async () => (await inner.clientTtys()).length > before, "its client");
+        const why = refusal(await client.call("send_keys", { paneId: scripted, text: "echo S" }));
+        assert.match(String(why), /a client of another tmux server/);
+      } finally {
+        await Deno.remove(script);
+      }
+      assert.doesNotMatch(await screen(inner, own), /echo [RS]/);
     } finally {
       await client.close();
     }

@@ -114,33 +114,39 @@ export function descendsFrom(child: number, ancestor: number): string {
 }
 
 /**
- * A shell command that exits 0 when a tmux client a person could type into runs below process
- * `root`: a child of it, or a child's child, whose name says tmux (tmux names its processes
- * after the name it was started by, so a copy or link of it run as `tx` is `tx: client`) and
- * whose input is a terminal (a program's control client, such as another tmux-mcp's in an
- * agent's pane, reads a pipe or nothing: not one). A client of another server started under a
- * wrapper (`script`, `asciinema rec`, `sudo`) in a pane runs on a terminal of its own, so
- * neither its terminal nor tmux's name for the pane's program tells it. Linux: down from `root`
+ * A shell command that exits 0 when a tmux client a person could type into runs at or below
+ * process `root` (a pane's): a child of it, or a child's child, whose name says tmux (tmux names
+ * its processes after the name it was started by, so a copy or link of it run as `tx` is `tx:
+ * client`), or `root` itself named as a client (a pane's child that has yet to exec its program
+ * is still named as tmux's server), that does more than wait on a channel (`wait-for`) and whose
+ * input is not a pipe, a socket or nothing (a program's control client, such as another
+ * tmux-mcp's in an agent's pane, is not one; a terminal reached by any path is). A client of
+ * another server started under a wrapper (`script`, `asciinema rec`, `sudo`) or by a script in
+ * a pane runs where tmux's name for the pane's program does not tell it. Linux: down from `root`
  * by `/proc/PID/task/TID/children`, generation by generation, read by the shell's own `read`;
- * where the kernel keeps no such file, or elsewhere, from `ps`'s list of every process (a
- * control client known by its `-C`). Exits 0 too when it cannot tell: more than 1 024 processes
- * below, a client's input that cannot be read, no `ps`.
+ * where the kernel keeps no such file, or elsewhere, from `ps`'s list of every process (there
+ * a control client is known by its `-C`, and a client run by another name is not known). Exits
+ * 0 too when it cannot tell: more than 1 024 processes below, a client's input that cannot be
+ * read, no `ps`.
  */
 export function tmuxBelow(root: number): string {
   const p = procOf(root);
-  const client = `l=$(readlink /proc/$r/fd/0 2>/dev/null) || exit 0; ` +
-    `case $l in /dev/pts/*|/dev/tty*) exit 0 ;; esac`;
+  const found = `a=$(tr '\\0' ' ' < /proc/$r/cmdline 2>/dev/null); case " $a " in ` +
+    `*' wait-for '*|*' wait '*) ;; *) l=$(readlink /proc/$r/fd/0 2>/dev/null) || exit 0; ` +
+    `case $l in pipe:*|socket:*|anon_inode:*|/dev/null) ;; *) exit 0 ;; esac ;; esac`;
   const walk = `g=${root}; n=0; while [ -n "$g" ]; do x=; for r in $g; do n=$((n+1)); ` +
-    `[ $n -le 1024 ] || exit 0; if [ "$r" != ${root} ]; then c=; ` +
-    `read -r c < /proc/$r/comm 2>/dev/null; case $c in tmux*|*': c'*) ${client} ;; esac; fi; ` +
+    `[ $n -le 1024 ] || exit 0; c=; read -r c < /proc/$r/comm 2>/dev/null; ` +
+    `if [ "$r" = ${root} ]; then case $c in *': c'*) ${found} ;; esac; ` +
+    `else case $c in tmux*|*': c'*) ${found} ;; esac; fi; ` +
     `for f in /proc/$r/task/*/children; do [ -r "$f" ] || continue; l=; ` +
     `read -r l < "$f" || :; x="$x $l"; done; done; g=$x; done; exit 1`;
   const ps = `o=$(ps -A -o pid= -o ppid= -o args= 2>/dev/null) || exit 0; ` +
     `printf '%s\\n' "$o" | awk -v r=${root} '{ par[$1] = $2; a = $3; ` +
     `for (i = 4; i <= NF; i++) a = a " " $i; arg[$1] = a; m = split($3, w, "/"); ` +
-    `nm[$1] = w[m] } END { for (x in par) { if (x == r) continue; ` +
-    `if (nm[x] !~ /^tmux/ && index(arg[x], ": c") == 0) continue; ` +
-    `if (index(arg[x], " -C") > 0 || index(arg[x], " wait-for") > 0) continue; y = par[x]; ` +
+    `nm[$1] = w[m] } END { for (x in par) { ` +
+    `if (index(arg[x], ": c") == 0 && (x == r || nm[x] !~ /^tmux/)) continue; ` +
+    `if (index(arg[x] " ", " -C") > 0 || index(arg[x] " ", " wait-for ") > 0 || ` +
+    `index(arg[x] " ", " wait ") > 0) continue; y = x; ` +
     `k = 0; while (y > 1 && k < 64) { if (y == r) exit 0; y = par[y]; k++ } } exit 1 }'`;
   return `if [ -r ${p}/task/${root}/children ]; then ${walk}; else ${ps}; fi`;
 }

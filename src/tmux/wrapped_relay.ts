@@ -10,9 +10,8 @@
  * @module
  */
 
-import { descendsFrom, tmuxBelow, tmuxChild } from "./foreground.ts";
+import { descendsFrom, drawnNothing, tmuxBelow, tmuxChild } from "./foreground.ts";
 import { shellsSay } from "./if_shell.ts";
-import { isShellCommand } from "./prompt.ts";
 import { noteForeign, noteWrapped, relayFrom, takesKeys, terminalClient } from "./relay.ts";
 import type { ClientRow, PaneRow, Snapshot } from "./snapshot.ts";
 
@@ -70,10 +69,11 @@ export async function wrappedClients(
 /**
  * The panes of `panes` below whose process a tmux program runs (foreground.ts `tmuxBelow`): where
  * no client of this server runs there ({@link wrappedClients}), a client of another server under
- * a wrapper, which typing there reaches as it would a plain one (relay.ts `noteForeign`). Asked
- * only about panes whose program is neither a shell (a shell in front reads the keyboard
- * itself) nor tmux (known by its name), in one tmux command. Answers are not kept (a client may
- * start there at any moment) beyond one call's reads: `asked`, by pane and process.
+ * a wrapper or a script, which typing there reaches as it would a plain one (relay.ts
+ * `noteForeign`). Asked about every pane but one known by name to run tmux (named so and drawn:
+ * relay.ts), shells too (a script tmux names after its shell runs its children in the
+ * terminal's foreground), in one tmux command. Answers are not kept (a client may start there at
+ * any moment) beyond one call's reads: `asked`, by pane and process.
  */
 export async function tmuxUnder(
   read: TmuxRead,
@@ -82,8 +82,7 @@ export async function tmuxUnder(
 ): Promise<Set<string>> {
   const keyOf = (p: PaneRow) => `${p.id}:${p.pid}`;
   const ask = panes.filter((p) =>
-    p.pid > 0 && !p.dead && !isShellCommand(p.command) && !tmuxChild(p.command) &&
-    !asked.has(keyOf(p))
+    p.pid > 0 && !p.dead && !(tmuxChild(p.command) && !drawnNothing(p)) && !asked.has(keyOf(p))
   );
   if (ask.length > 0) {
     const below = await shellsSay(read, ask.map((p) => tmuxBelow(p.pid)));
