@@ -11,6 +11,7 @@
  */
 
 import { descendsFrom, drawnNothing, tmuxBelow, tmuxChild } from "./foreground.ts";
+import { isShellCommand } from "./prompt.ts";
 import { shellsSay } from "./if_shell.ts";
 import { noteForeign, noteWrapped, relayFrom, takesKeys, terminalClient } from "./relay.ts";
 import type { ClientRow, PaneRow, Snapshot } from "./snapshot.ts";
@@ -69,10 +70,12 @@ export async function wrappedClients(
 /**
  * The panes of `panes` below whose process a tmux program runs (foreground.ts `tmuxBelow`): where
  * no client of this server runs there ({@link wrappedClients}), a client of another server under
- * a wrapper or a script, which typing there reaches as it would a plain one (relay.ts
- * `noteForeign`). Asked about every pane but one known by name to run tmux (named so and drawn:
- * relay.ts), shells too (a script tmux names after its shell runs its children in the
- * terminal's foreground), in one tmux command. Answers are not kept (a client may start there at
+ * a wrapper, which typing there reaches as it would a plain one (relay.ts `noteForeign`). Asked
+ * about every pane but a shell's (a shell at the front reads the keyboard itself; one running a
+ * script is named after its shell and left: tmux forks itself for every question, which costs
+ * more the more memory it holds, 6 ms at 65 MB, and typing into shells is the common call) and one
+ * known by name to run tmux (named so and drawn: relay.ts), in one tmux command. Answers are not
+ * kept (a client may start there at
  * any moment) beyond one call's reads: `asked`, by pane and process.
  */
 export async function tmuxUnder(
@@ -82,7 +85,8 @@ export async function tmuxUnder(
 ): Promise<Set<string>> {
   const keyOf = (p: PaneRow) => `${p.id}:${p.pid}`;
   const ask = panes.filter((p) =>
-    p.pid > 0 && !p.dead && !(tmuxChild(p.command) && !drawnNothing(p)) && !asked.has(keyOf(p))
+    p.pid > 0 && !p.dead && !isShellCommand(p.command) &&
+    !(tmuxChild(p.command) && !drawnNothing(p)) && !asked.has(keyOf(p))
   );
   if (ask.length > 0) {
     const below = await shellsSay(read, ask.map((p) => tmuxBelow(p.pid)));
