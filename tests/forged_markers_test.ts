@@ -213,10 +213,19 @@ function neverForged(job: JobReply, label: string): void {
   assert.ok(job.state !== "exited" || job.exitStatus === 1, `${label}: ${JSON.stringify(job)}`);
 }
 
-Deno.test("an end marker the command hides with its terminal settings leaves no forged status, in sh, bash and zsh", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-hidden-end-" });
-  await Deno.writeTextFile(`${dir}/region.sh`, FORGE_HIDE_REGION);
-  await Deno.writeTextFile(`${dir}/upper.sh`, FORGE_UPPER);
+/**
+ * Runs `body` with the scripts `scripts` (name → text) written to `<dir>/<name>.sh`, a private
+ * server, a client of it, and another server process on it, which reads each job from scratch
+ * (as after a restart); ends them all after.
+ */
+async function withForgers(
+  scripts: Record<string, string>,
+  body: (t: TestTmux, c: TestClient, fresh: StdioServer, dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-forged-" });
+  for (const [name, text] of Object.entries(scripts)) {
+    await Deno.writeTextFile(`${dir}/${name}.sh`, text);
+  }
   const t = await TestTmux.start();
   const { cmd, args } = startCommand();
   const fresh = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
@@ -224,6 +233,17 @@ Deno.test("an end marker the command hides with its terminal settings leaves no 
   try {
     await fresh.initialize();
     c = await connect({ socketName: t.socket });
+    await body(t, c, fresh, dir);
+  } finally {
+    await fresh.closeStdin();
+    await c?.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("an end marker the command hides with its terminal settings leaves no forged status, in sh, bash and zsh", async () => {
+  await withForgers({ region: FORGE_HIDE_REGION, upper: FORGE_UPPER }, async (t, c, fresh, dir) => {
     const shells = SHELLS.filter((s) => ["sh", "bash", "zsh"].includes(s.name));
     for (const shell of shells) {
       for (const script of ["region", "upper"]) {
@@ -264,31 +284,11 @@ Deno.test("an end marker the command hides with its terminal settings leaves no 
         );
       }
     }
-  } finally {
-    await fresh.closeStdin();
-    await c?.close();
-    await t.kill();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("markers a program prints itself never give its status nor hide output, in every shell", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-forged-" });
-  await Deno.writeTextFile(`${dir}/below.sh`, FORGE_BELOW);
-  await Deno.writeTextFile(`${dir}/begin.sh`, FORGE_BEGIN);
-  const t = await TestTmux.start();
-  // Another server process, which reads each job from scratch (as after a restart).
-  const { cmd, args } = startCommand();
-  const fresh = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  let c: TestClient | undefined;
-  try {
-    await fresh.initialize();
-    c = await connect({ socketName: t.socket });
+  await withForgers({ below: FORGE_BELOW, begin: FORGE_BEGIN }, async (t, c, fresh, dir) => {
     for (const shell of SHELLS) await forgeIn(t, c, fresh, shell, dir);
-  } finally {
-    await fresh.closeStdin();
-    await c?.close();
-    await t.kill();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });

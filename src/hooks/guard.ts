@@ -494,12 +494,16 @@ export async function guard(
   }
   // Clients under a wrapper (script, sudo) in the panes typed into, and along their chains:
   // known by their process, as the server's input guard knows them (wrapped_relay.ts).
+  // One server's answers serve all of a batch's calls there.
+  const asked = new Map<string | undefined, Map<string, boolean>>();
   for (const call of calls.filter(typesInto)) {
     const { snapshot } = views.get(call.socketName)!;
     const read = (argv: string[]) =>
       runner.run(addressOf(call.socketName), argv, { timeoutMs: HOOK_TMUX_TIMEOUT_MS });
+    const answers = asked.get(call.socketName) ?? new Map<string, boolean>();
+    asked.set(call.socketName, answers);
     for (const target of call.targets) {
-      await noteWrappedAlong(read, snapshot, touchedPanes(snapshot, target, true));
+      await noteWrappedAlong(read, snapshot, touchedPanes(snapshot, target, true), answers);
     }
   }
   // A call that types into a pane running another server's client: the servers it may be of.

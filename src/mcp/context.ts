@@ -40,8 +40,8 @@ import { describeSocket, ToolFailure } from "./errors.ts";
 import { type LogFn, stderrLog } from "./call_log.ts";
 import { callerFormatOn, callerOn } from "./caller_on_host.ts";
 import { lookupPane, lookupSession, lookupWindow, requireRunning } from "./target_lookup.ts";
-import { noteWrappedAlong, tmuxUnder, wrappedClients } from "../tmux/wrapped_relay.ts";
-import { noteForeign, takesKeys, terminalClient } from "../tmux/relay.ts";
+import { noteWrappedAlong } from "../tmux/wrapped_relay.ts";
+import { runsClient, takesKeys } from "../tmux/relay.ts";
 
 /** The server-wide settings a tool may need. */
 export interface ServerConfig {
@@ -471,19 +471,15 @@ export class TmuxContext {
       // is typed there goes on to the pane that client shows, and on through any client there
       // (relay.ts), on any window, so every pane is read. A pane that takes no keys passes none.
       const keyed = reach.panes.filter((p) => p.windowId === pane.windowId && takesKeys(p));
-      const onTerminal = keyed.some((p) => terminalClient(reach, p.tty) !== undefined);
       const ask = (argv: string[]) => this.read(argv);
-      const unseen = keyed.filter((p) => terminalClient(reach, p.tty) === undefined);
-      const wrapped = await wrappedClients(ask, reach, unseen);
-      // A client of another server under a wrapper: typed into as a plain one would be.
+      // Clients under a wrapper there, of this server or another (wrapped_relay.ts); answers
+      // kept for the read of every pane below, which asks nothing twice.
       const asked = new Map<string, boolean>();
-      if (!onTerminal && wrapped.size === 0) {
-        for (const id of await tmuxUnder(ask, unseen, asked)) noteForeign(reach, id);
-        return reach;
-      }
+      await noteWrappedAlong(ask, reach, keyed, asked);
+      if (!keyed.some((p) => runsClient(reach, p))) return reach;
       const all = await this.snapshot({ sessions: false, windows: false });
       if (!all.panes.some((p) => p.id === paneId)) continue;
-      // Wrapped clients there, and any further down the chain (answers kept: not asked again).
+      // The chain followed on every pane.
       const ids = new Set(keyed.map((p) => p.id));
       await noteWrappedAlong(ask, all, all.panes.filter((p) => ids.has(p.id)), asked);
       return all;

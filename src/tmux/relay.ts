@@ -87,6 +87,14 @@ function clientIn(snapshot: Snapshot, pane: PaneRow): ClientRow | null {
 }
 
 /**
+ * Whether `pane` runs a client of this server that takes what is typed there (on the pane's
+ * terminal, or under a wrapper as noted): the keys go on to the panes it shows.
+ */
+export function runsClient(snapshot: Snapshot, pane: PaneRow): boolean {
+  return clientIn(snapshot, pane) !== null;
+}
+
+/**
  * Whether a pane that takes keys runs tmux that has drawn something, or a client of another
  * server under a wrapper ({@link noteForeign}; see relayFrom).
  */

@@ -75,24 +75,24 @@ export async function wrappedClients(
  * script is named after its shell and left: tmux forks itself for every question, which costs
  * more the more memory it holds, 6 ms at 65 MB, and typing into shells is the common call) and one
  * known by name to run tmux (named so and drawn: relay.ts), in one tmux command. Answers are not
- * kept (a client may start there at
- * any moment) beyond one call's reads: `asked`, by pane and process.
+ * kept (a client may start there at any moment) beyond one call's reads: `asked`, by pane and
+ * process.
  */
-export async function tmuxUnder(
+async function tmuxUnder(
   read: TmuxRead,
   panes: readonly PaneRow[],
   asked: Map<string, boolean> = new Map(),
 ): Promise<Set<string>> {
-  const keyOf = (p: PaneRow) => `${p.id}:${p.pid}`;
+  const paneKey = (p: PaneRow) => `${p.id}:${p.pid}`;
   const ask = panes.filter((p) =>
     p.pid > 0 && !p.dead && !isShellCommand(p.command) &&
-    !(tmuxChild(p.command) && !drawnNothing(p)) && !asked.has(keyOf(p))
+    !(tmuxChild(p.command) && !drawnNothing(p)) && !asked.has(paneKey(p))
   );
   if (ask.length > 0) {
     const below = await shellsSay(read, ask.map((p) => tmuxBelow(p.pid)));
-    ask.forEach((p, i) => asked.set(keyOf(p), below.has(i)));
+    ask.forEach((p, i) => asked.set(paneKey(p), below.has(i)));
   }
-  return new Set(panes.filter((p) => asked.get(keyOf(p)) === true).map((p) => p.id));
+  return new Set(panes.filter((p) => asked.get(paneKey(p)) === true).map((p) => p.id));
 }
 
 /**
