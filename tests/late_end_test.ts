@@ -164,3 +164,54 @@ Deno.test("an end marker written over the shell's the moment it holds its termin
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/**
+ * Reads the nonce and the check's terms, waits (bounded) until the shell's end marker for a
+ * failure is on screen, then writes a valid end for status 0 over it and says so in `$1`.
+ */
+const SEEN_END = String.raw`
+done_file=$1
+screen=$(tmux capture-pane -p -J -S - -t "$TMUX_PANE")
+nonce=$(printf '%s\n' "$screen" | sed -n 's/^.*__tmcp_\([0-9a-f]\{20\}\)_B$/\1/p' | tail -n 1)
+a=$(( 0x$(printf %s "$nonce" | cut -c1-6) >> 2 )); b=$(( 0x$(printf %s "$nonce" | cut -c7-12) >> 2 ))
+[ "$a" = "$b" ] && b=$(( b ^ 1 ))
+i=0
+while [ "$i" -lt 4000 ]; do
+  tmux capture-pane -p -J -t "$TMUX_PANE" | grep -q "__tmcp_$nonce""_E:1:" && break
+  i=$((i + 1))
+done
+printf '\0337\033[1A\r\033[2K__tmcp_%s_E:0:%s:%s\0338' "$nonce" "$(( a ^ b ))" "$(date +%s)"
+touch "$done_file"
+`;
+
+Deno.test("a job read while the stream its follower hears lags behind the rows waits for the stream", async () => {
+  // Rows read over one client show what a program wrote over the shell's end the moment it was
+  // printed; the follower hears the shell's over another, behind by the megabytes printed just
+  // before it. A get_command_result reading then must not believe the rows alone.
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-lagging-end-" });
+  await Deno.writeTextFile(`${dir}/seen.sh`, SEEN_END);
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket });
+    const pane = await shellPane(t, "sh", "sh");
+    const done = `${dir}/done`;
+    const flood = "head -c 2000000 /dev/zero | tr '\\0' x | fold -w 100";
+    const run = await c.ok<RunReply>("run_command", {
+      paneId: pane,
+      command: `sh ${dir}/seen.sh ${done} & sleep 1; ${flood}; echo BUILD FAILED; false`,
+      background: true,
+    });
+    assert.equal(run.stillRunning, true, JSON.stringify(run));
+    await waitFor(() => Deno.stat(done).then(() => true, () => false), "the forger wrote", 40_000);
+    const job = await c.ok<JobReply>("get_command_result", { jobId: run.jobId! });
+    assert.notEqual(job.exitStatus, 0, JSON.stringify(job).slice(-600));
+    assert.notEqual(job.state, "running", JSON.stringify(job).slice(-600));
+    const again = await c.ok<JobReply>("get_command_result", { jobId: run.jobId!, waitMs: 5_000 });
+    assert.notEqual(again.exitStatus, 0, JSON.stringify(again).slice(-600));
+  } finally {
+    await c?.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -39,6 +39,14 @@ export interface Watch {
   readonly sessionId: string;
   /** Stops delivery. */
   close(): void;
+  /**
+   * Resolves once every `%output` of the pane tmux had queued for this watch's client when
+   * asked has been delivered: a command sent over the same client is answered, and tmux writes
+   * a client's output and its answers in the order it queued them. Output another client shows
+   * first (a read's rows) is queued to every control client as tmux reads it from the pane,
+   * before it is drawn. Resolves at once for a watch closed or lost (it was told).
+   */
+  sync(signal?: AbortSignal): Promise<void>;
 }
 
 /** A pane's watch as the connection carrying it holds it. */

@@ -31,6 +31,7 @@ export function addWatcher(
   paneId: string,
   listener: WatchListener,
   closed: (connection: Connection) => void,
+  checked: (args: readonly string[], signal?: AbortSignal) => Promise<void>,
 ): Watch {
   const watcher: Watcher = { paneId, listener, connection };
   connection.watchers.add(watcher);
@@ -41,8 +42,24 @@ export function addWatcher(
       if (!c.watchers.delete(watcher)) return;
       closed(c);
     },
+    sync: async (signal) => {
+      const c = watcher.connection;
+      if (c.closed || !c.watchers.has(watcher)) return;
+      await checked(SYNC, signal);
+      try {
+        await c.exec(SYNC, { signal, timeoutMs: SYNC_TIMEOUT_MS });
+      } catch (error) {
+        // Lost meanwhile: the watch was told, and reads the pane again.
+        if (!(error instanceof ControlUnavailable) || !c.closed) throw error;
+      }
+    },
   };
 }
+
+/** What a watch's sync sends: any command answers; this one changes nothing and says little. */
+const SYNC = ["display-message", "-p", ""];
+/** Longest a sync waits for tmux (its client may be behind by megabytes of output). */
+const SYNC_TIMEOUT_MS = 10_000;
 
 /**
  * Adds a listener for `events` to `connection`, with the format subscriptions of `formats`

@@ -347,7 +347,14 @@ export class ServerControl {
         throw new ControlUnavailable("its clients for watches kept leaving as they opened");
       }
       clearTimeout(connection.idleTimer);
-      return addWatcher(connection, paneId, listener, (c) => this.#leaving.maybeLinger(c));
+      return addWatcher(
+        connection,
+        paneId,
+        listener,
+        (c) => this.#leaving.maybeLinger(c),
+        (args, signal) =>
+          this.#runner.checkAliases(this.#address, args, { signal }, ["display-message"]),
+      );
     }
   }
 

@@ -295,23 +295,79 @@ export interface MarkedRead {
   readonly marked: Marked;
 }
 
+/** A watch of a job's output stream, as {@link hearEnds} takes what it heard. */
+export interface HeardStream {
+  /** The lines it heard and has not reported, once all tmux had read from the pane has come. */
+  heardAll(): Promise<string[]>;
+  /** Hears the lines it gives up unreported (a flood past its bound). */
+  tap: ((lines: readonly string[]) => void) | null;
+}
+
 /**
- * What a wait that watches a job's output stream hands its reads: takes in what the stream
- * carried so far (`noteStreamed`), called once an end is read and before it is judged by it.
+ * The watches of each job's output stream open in this process (run_command's, its follower's,
+ * a waiting get_command_result's), by job: a read that finds an end first takes in what each
+ * of them heard up to that moment ({@link readMarked}), whichever call reads. A read of its own
+ * (get_command_result without a wait, a resource's reader) is judged against the follower's
+ * stream too: rows read the moment a program wrote over the shell's end, before the follower
+ * heard the shell's, would be believed. Only where the stream is watched (control mode): a
+ * polled pane has none, and its rows are all there is.
  */
-export type TakeStreamed = () => void;
+const hearing = new Map<string, Set<HeardStream>>();
+
+/** A watch counted by {@link hearEnds}, until it is let go. */
+export interface Hearing {
+  /** Takes in the last of what it heard, then lets it go: for a watch another takes over from. */
+  handOver(): Promise<void>;
+  /** Lets it go, what it holds unread dropped: its wait is over. */
+  forget(): void;
+}
+
+/**
+ * Makes what `watch` hears of job `ref`'s pane count for every read of the job in this process
+ * (see {@link hearing}) until it is let go.
+ */
+export function hearEnds(ctx: TmuxContext, ref: JobRef, watch: HeardStream): Hearing {
+  const key = `${ctx.socketLabel}#${jobIdOf(ref)}`;
+  const watches = hearing.get(key) ?? new Set<HeardStream>();
+  hearing.set(key, watches);
+  watches.add(watch);
+  watch.tap = (lines) => noteStreamed(ctx, ref, lines);
+  const forget = () => {
+    watch.tap = null;
+    watches.delete(watch);
+    if (watches.size === 0 && hearing.get(key) === watches) hearing.delete(key);
+  };
+  return {
+    handOver: async () => {
+      if (!watches.has(watch)) return;
+      try {
+        noteStreamed(ctx, ref, await watch.heardAll());
+      } finally {
+        forget();
+      }
+    },
+    forget,
+  };
+}
+
+/** A watch that polls: nothing to count (see {@link hearing}). */
+export const NOT_HEARD: Hearing = { handOver: () => Promise.resolve(), forget: () => {} };
+
+/** Takes in what every watch of job `ref` heard until now ({@link hearing}). */
+async function takeHeard(ctx: TmuxContext, ref: JobRef, key: string): Promise<void> {
+  for (const watch of [...hearing.get(key) ?? []]) {
+    noteStreamed(ctx, ref, await watch.heardAll());
+  }
+}
 
 /**
  * Reads the pane from a little before the job's start (the whole history when the start is not
  * there) and finds the job's markers. An empty read when the pane is gone or was respawned.
- * `take`: see {@link TakeStreamed}; the stream is taken in after the rows are read, so that it
- * holds at least what the pane printed before them.
+ * An end that counts is judged against what every watch of the job's stream heard (see
+ * {@link hearing}), taken in after the rows are read, so that it holds at least what the pane
+ * printed before them.
  */
-export async function readMarked(
-  ctx: TmuxContext,
-  ref: JobRef,
-  take?: TakeStreamed,
-): Promise<MarkedRead> {
+export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedRead> {
   const key = `${ctx.socketLabel}#${jobIdOf(ref)}`;
   const probe = await probePane(ctx, ref.paneId);
   const kept = finished.get(key);
@@ -324,7 +380,10 @@ export async function readMarked(
   }
   // A second end marker by then: no status (the job reader tells it lost).
   if (ended.status === null) return { probe, marked: ended };
-  take?.();
+  await takeHeard(ctx, ref, key);
+  // Judged meanwhile by another read (which keeps what it found): the same for every read.
+  const judged = finished.get(key);
+  if (judged) return { probe, marked: judged };
   const seen = streamed.get(key);
   if (seen !== undefined && (seen.size > 1 || !seen.has(ended.status))) {
     // Kept as lost: the rows may never show the shell's end again.
@@ -617,12 +676,8 @@ async function underClaim(ctx: TmuxContext, ref: JobRef): Promise<ClaimRead> {
 }
 
 /** Reads a job's state from its pane. */
-export async function readJob(
-  ctx: TmuxContext,
-  ref: JobRef,
-  take?: TakeStreamed,
-): Promise<JobView> {
-  return await readJobAs(ctx, ref, null, take);
+export async function readJob(ctx: TmuxContext, ref: JobRef): Promise<JobView> {
+  return await readJobAs(ctx, ref, null);
 }
 
 /** A read of a job again, its claim having moved in the middle of the first (see underClaim). */
@@ -639,9 +694,8 @@ async function readJobAs(
   ctx: TmuxContext,
   ref: JobRef,
   reread: ReadAgain | null,
-  take?: TakeStreamed,
 ): Promise<JobView> {
-  const { probe, marked } = await readMarked(ctx, ref, take);
+  const { probe, marked } = await readMarked(ctx, ref);
   const base = { probe, output: "", complete: false, exitStatus: null, lostReason: null };
   const elapsed = Math.max(0, Date.now() - ref.startMs);
   const complete = marked.begun;
@@ -740,7 +794,7 @@ async function readJobAs(
     if (claimed?.kind === "ended") return { ...sofar, state: "lost", lostReason: NEVER_TYPED };
     // Typed (or the pane moved on) since the pane was read: what it shows now tells.
     if (claimed?.kind === "moved") {
-      return await readJobAs(ctx, ref, { typedAt: claimed.typed ? Date.now() : null }, take);
+      return await readJobAs(ctx, ref, { typedAt: claimed.typed ? Date.now() : null });
     }
   }
   // Its end marker is there, but a program holds the terminal (see endThatCounts): it runs.

@@ -10,7 +10,7 @@ import { KEEPS_RUNNING, ToolFailure } from "../mcp/errors.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import type { WatchEvent } from "./watch_event.ts";
 import type { JobRef } from "./job_id.ts";
-import { isOver, type JobView, noteStreamed, readJob, type TakeStreamed } from "./job_state.ts";
+import { hearEnds, isOver, type JobView, NOT_HEARD, noteStreamed, readJob } from "./job_state.ts";
 import { probePane } from "./pane_probe.ts";
 import { isShellCommand, lineEditorReads } from "../tmux/prompt.ts";
 
@@ -39,14 +39,10 @@ export function recheckBy(heldSince: number | null, deadline: number): number {
  * ended it. Null while it may run: a program the shell started holds the terminal (one probe
  * tells, nothing more is read), or the shell waits in a `read` of the command (canonical mode).
  */
-export async function overWithoutEnd(
-  ctx: TmuxContext,
-  ref: JobRef,
-  take?: TakeStreamed,
-): Promise<JobView | null> {
+export async function overWithoutEnd(ctx: TmuxContext, ref: JobRef): Promise<JobView | null> {
   const probe = await probePane(ctx, ref.paneId);
   if (!probe.exists || probe.dead || !isShellCommand(probe.command)) return null;
-  const view = await readJob(ctx, ref, take);
+  const view = await readJob(ctx, ref);
   if (view.state === "exited") return view;
   // Two end markers (one forged): the shell printed its own, and holds its terminal again.
   if (view.state === "lost" && view.forged === "end") return view;
@@ -55,27 +51,19 @@ export async function overWithoutEnd(
 }
 
 /**
- * Notes the end markers of job `ref` in the output `watch` has heard and not yet reported
- * (`noteStreamed` in job_state.ts), asking tmux nothing (PaneWatch.takeLines).
- */
-export function takeStreamed(ctx: TmuxContext, watch: PaneWatch, ref: JobRef): void {
-  noteStreamed(ctx, ref, watch.takeLines());
-}
-
-/**
  * Waits (event-driven where control mode is available) until the job is over or `deadline`
  * (a `performance.now()` time) passes, sending progress. Returns the last view.
  *
  * `handover`: the job's output was watched until now by another wait (run_command's), which
- * this one takes over from: its own watch is opened first, then `handover` takes in what the
- * other heard (see `noteStreamed` in job_state.ts), and only then is the job read, so that no
- * output goes unwatched in between.
+ * this one takes over from: its own watch is opened first (and heard by every read of the job:
+ * `hearEnds` in job_state.ts), then `handover` lets the other go, taking in the last it heard,
+ * so that no output goes unwatched in between.
  */
 export async function waitForJob(
   ctx: TmuxContext,
   ref: JobRef,
   deadline: number,
-  options: { began?: number; progress?: boolean; handover?: () => void } = {},
+  options: { began?: number; progress?: boolean; handover?: () => Promise<void> } = {},
 ): Promise<JobView> {
   const { handover } = options;
   if (handover === undefined) {
@@ -86,13 +74,19 @@ export async function waitForJob(
   // decide what is answered, go as one-off calls', on `ctx`.
   const reads = ctx.paced({ fromReadUntil: true });
   let opened: PaneWatch | null = null;
+  let heard = NOT_HEARD;
   try {
     const snapshot = await ctx.snapshot({ sessions: false, windows: false, paneId: ref.paneId });
     const pane = snapshot.panes.find((p) => p.id === ref.paneId);
     if (pane) opened = await PaneWatch.open(reads, pane);
+    if (opened?.transport === "control") heard = hearEnds(ctx, ref, opened);
+  } catch (error) {
+    heard.forget();
+    opened?.close();
+    throw error;
   } finally {
     // Opened or not, what the watch before heard is taken in before the job is read.
-    handover?.();
+    await handover?.();
   }
   if (opened === null) return await readJob(ctx, ref);
   const watch = opened;
@@ -100,11 +94,9 @@ export async function waitForJob(
   const total = Math.max(1, Math.round(deadline - began));
   /** When an end marker that does not count yet was first read (see {@link recheckBy}). */
   let heldSince: number | null = null;
-  /** What the watch heard, taken in by a read before it judges an end (job_state.ts). */
-  const take = () => takeStreamed(ctx, watch, ref);
   let view!: JobView;
   const read = async () => {
-    view = await readJob(ctx, ref, take);
+    view = await readJob(ctx, ref);
     if (view.held) heldSince ??= performance.now();
     return view;
   };
@@ -124,7 +116,7 @@ export async function waitForJob(
         // A read of the watch still waiting for its turn at the deadline is dropped: the wait
         // is over, as at its timeout.
         if (!reads.droppedAtDeadline(error)) throw error;
-        return await readJob(ctx, ref, take);
+        return await readJob(ctx, ref);
       }
       switch (event.kind) {
         case "lines":
@@ -153,14 +145,15 @@ export async function waitForJob(
             if (isOver(await read())) return view;
             break;
           }
-          return await readJob(ctx, ref, take);
+          return await readJob(ctx, ref);
         case "died":
-          return await readJob(ctx, ref, take);
+          return await readJob(ctx, ref);
         case "cancelled":
           throw new ToolFailure(`The call was cancelled; the job ${KEEPS_RUNNING}.`);
       }
     }
   } finally {
+    heard.forget();
     watch.close();
     reads.paceOver();
   }

@@ -287,7 +287,7 @@ async function followUntilOver(
   on: TmuxContext,
   ref: JobRef,
   changed: () => void,
-  handover?: () => void,
+  handover?: () => Promise<void>,
 ): Promise<JobView | null> {
   const backoff = new Backoff();
   /** Whether the last try failed: the subscriber is told once when they start failing. */
@@ -322,7 +322,7 @@ async function followUntilOver(
     } catch {
       // Failed, perhaps before its watch was open: what the watch before it heard is taken in
       // now (again, if it was: nothing is counted twice), and the call waiting on it goes on.
-      from?.();
+      await from?.().catch(() => {});
       // Cancelled, or tmux did not answer in time (a person's slow hook, a loaded machine),
       // or its server went: a watch that gave up here would never tell the job's end.
       if (on.signal.aborted) return null;
@@ -364,17 +364,17 @@ export const MAX_FOLLOWED = 16;
  * process reads what the pane shows then. Its end seen, the pane's run mark is given back. At
  * most {@link MAX_FOLLOWED} at once; stopped when the runner closes.
  *
- * `handover` takes in what run_command's watch of the pane heard (see `noteStreamed` in
- * job_state.ts): called once the follower's own watch is open, before it reads the job, while
- * run_command's is still open, so that the output stream is watched without a gap (a process
- * the command left running can write over the shell's end the moment the shell prints it, and
- * the stream is then all that shows the shell's). Resolves once that is done, or the follower
- * has stopped without getting that far.
+ * `handover` takes in what run_command's watch of the pane heard and closes it (see `hearEnds`
+ * in job_state.ts): called once the follower's own watch is open, before it reads the job, so
+ * that the output stream is watched without a gap (a process the command left running can
+ * write over the shell's end the moment the shell prints it, and the stream is then all that
+ * shows the shell's); called too, once, when the follower stops without getting that far.
+ * Resolves once it was called.
  */
 export function followJob(
   ctx: TmuxContext,
   ref: JobRef,
-  handover: () => void,
+  handover: () => Promise<void>,
 ): Promise<void> {
   const runner = ctx.runner;
   let jobs = followed.get(runner);
@@ -400,13 +400,16 @@ export function followJob(
   const on = jobContext(ctx, placeOf(ctx), stop.signal);
   let handed: () => void = () => {};
   const taken = new Promise<void>((resolve) => handed = resolve);
-  const takeOver = () => {
-    try {
-      handover();
-    } finally {
-      handed();
-    }
-  };
+  /** Once: by the follower's first wait, else as it stops without getting that far. */
+  let takingOver: Promise<void> | null = null;
+  const takeOver = () =>
+    takingOver ??= (async () => {
+      try {
+        await handover();
+      } finally {
+        handed();
+      }
+    })();
   const follow = async () => {
     const view = await followUntilOver(on, ref, () => {}, takeOver);
     // Its end seen: the pane is free for every process at once (as get_command_result frees it).
@@ -414,8 +417,8 @@ export function followJob(
       await releaseMark(on, ref.paneId, jobIdOf(ref), endSeen(ref, view));
     }
   };
-  const done = () => {
-    handed();
+  const done = async () => {
+    await takeOver().catch(() => {});
     if (jobs.get(key) === stop) jobs.delete(key);
   };
   follow().then(done, done);

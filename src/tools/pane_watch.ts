@@ -307,13 +307,18 @@ export class PaneWatch {
    * decoder starts again, as the stream after the gap does not go on from its partial line.
    */
   #giveUpQueue(): void {
-    for (const batch of this.#queue) {
-      if (batch.lost) this.#lost = true;
-      if (batch.changed) this.#changed = true;
+    if (this.tap) {
+      // Decoded for the tap, and dropped: the decoder goes on from its partial line.
+      this.tap(this.#drain());
+    } else {
+      for (const batch of this.#queue) {
+        if (batch.lost) this.#lost = true;
+        if (batch.changed) this.#changed = true;
+      }
+      this.#queue = [];
+      this.#queuedBytes = 0;
+      this.#text = new TerminalText();
     }
-    this.#queue = [];
-    this.#queuedBytes = 0;
-    this.#text = new TerminalText();
     this.#dirty = true;
   }
 
@@ -508,6 +513,24 @@ export class PaneWatch {
   takeLines(): string[] {
     return this.#rows || this.#queue.length === 0 ? [] : this.#drain();
   }
+
+  /**
+   * {@link takeLines}, once everything tmux had read from the pane when asked has come (see
+   * Watch.sync): rows read before hold no output the lines lack. A watch that polls has none.
+   */
+  async heardAll(): Promise<string[]> {
+    // Not the call's signal: a watch handed on outlives its call (run_command's, to the job's
+    // follower). The sync is bounded by its own timeout.
+    await this.#watch?.sync();
+    return this.takeLines();
+  }
+
+  /**
+   * Hears the lines of the output a watch that reports the stream gives up unreported (past
+   * {@link WATCH_QUEUE_BYTES}), decoded: a job's end markers count wherever they came
+   * (job_state.ts, hearEnds).
+   */
+  tap: ((lines: readonly string[]) => void) | null = null;
 
   /**
    * Reads the screen (and where the cursor is) for a watch that reports changes: a `changed`

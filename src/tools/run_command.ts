@@ -21,7 +21,7 @@ import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
 import { leave, type Leftover } from "../tmux/leftovers.ts";
 import { jobIdOf, jobIdSchema, type JobRef } from "./job_id.ts";
-import { HELD_NOTE, isOver, readJob } from "./job_state.ts";
+import { hearEnds, HELD_NOTE, isOver, NOT_HEARD, readJob } from "./job_state.ts";
 import { placeOf, rememberJob } from "./job_resource.ts";
 import { followJob } from "./jobs.ts";
 import {
@@ -70,7 +70,6 @@ import {
 import { whileShellAway } from "./shell_guard.ts";
 import { typedCommand } from "./typed.ts";
 import { awaitRunEnd } from "./run_wait.ts";
-import { takeStreamed } from "./job_wait.ts";
 import { checkDeliverable, forceField, pasteViaBuffer, TYPES } from "./typing.ts";
 
 /** Longest command `run_command` runs. */
@@ -79,8 +78,8 @@ const MAX_COMMAND_CHARS = 65_536;
 /**
  * Longest a run_command waits for its job's follower to open a watch of its own and take over
  * from the call's (jobs.ts, followJob): a few ms with a control client at hand, a second or two
- * where one must be started on an SSH host. Past it the call returns, and the output the pane
- * writes until the follower's watch opens goes unwatched.
+ * where one must be started on an SSH host. Past it the call returns, and leaves its watch
+ * open until the follower takes over.
  */
 const HANDOVER_MS = 3_000;
 
@@ -267,6 +266,8 @@ export const runCommand = defineTool({
     const nonce = randomHex(10);
     const began = performance.now();
     let watch: PaneWatch | null = null;
+    /** Its watch as every read of the job counts it (job_state.ts, hearEnds). */
+    let heard = NOT_HEARD;
     /**
      * The watch's reads: as the act's until the command is typed, then, while the call waits
      * for its end, paced as a wait's (TmuxContext.paced), so that two hundred commands waiting
@@ -299,6 +300,8 @@ export const runCommand = defineTool({
       };
       const jobId = jobIdOf(ref);
       state.ref = ref;
+      // What it hears counts for every read of the job here, its follower's too (job_state.ts).
+      if (watch.transport === "control") heard = hearEnds(ctx, ref, watch);
       rememberJob(jobId, placeOf(ctx));
       // Another process's run_command in the pane (or this process's before a restart).
       const seen = await readMark(ctx, pane.id);
@@ -439,6 +442,7 @@ export const runCommand = defineTool({
       const unfinished = died === null && marked.status === null;
       const timedOut = unfinished && !args.background && interrupted === null;
       const stillRunning = unfinished && lost === null && !paneEnded(watch.start, result.probe);
+      const transport = watch.transport;
       over = !stillRunning;
       if (stillRunning) {
         state.attached = false;
@@ -447,9 +451,21 @@ export const runCommand = defineTool({
         // Only where the pane's output comes as events: polled, a follower nobody asked for
         // would start tmux processes every tenth of a second for as long as the job runs.
         // Its watch open before this call's closes, which hands on what it heard: no gap.
+        // Past the wait for it, the call returns; its watch stays open, heard by every read of
+        // the job, until the follower takes over (or stops), which closes it.
         if (watch.transport === "control") {
-          const own = watch;
-          await untilHandedOver(followJob(ctx, ref, () => takeStreamed(ctx, own, ref)));
+          const [own, ownHeard] = [watch, heard];
+          watch = null;
+          heard = NOT_HEARD;
+          const handOver = async () => {
+            try {
+              await ownHeard.handOver();
+            } finally {
+              ownHeard.forget();
+              own.close();
+            }
+          };
+          await untilHandedOver(followJob(ctx, ref, handOver));
         }
       } else table.delete(key);
       // Still running: the mark stays, without a call waiting on it; else it is given back.
@@ -491,7 +507,7 @@ export const runCommand = defineTool({
         effectiveTimeoutMs: effective,
         timeoutClamped: clamped,
         durationMs: Math.round(performance.now() - began),
-        transport: watch.transport,
+        transport,
       };
       const summary = interrupted !== null && lost !== null
         ? `${pane.id}: over after ${data.durationMs} ms, no exit status: ${lost}. The pane is free.`
@@ -531,6 +547,7 @@ export const runCommand = defineTool({
         ? afterTyped(error, pane.id, jobIdOf(state.ref), over, ctx.socketLabel)
         : error;
     } finally {
+      heard.forget();
       watch?.close();
       reads.paceOver();
     }

@@ -12,7 +12,7 @@ import { lineEditorReads } from "../tmux/prompt.ts";
 import type { JobRef } from "./job_id.ts";
 import type { Marked } from "./job_markers.ts";
 import { type JobView, type MarkedRead, noteStreamed, readJob, readMarked } from "./job_state.ts";
-import { overWithoutEnd, recheckBy, takeStreamed } from "./job_wait.ts";
+import { overWithoutEnd, recheckBy } from "./job_wait.ts";
 import type { PaneWatch } from "./pane_watch.ts";
 import { unlessStalled, type WatchEvent } from "./watch_event.ts";
 import { cancelledWhileRunning } from "./run_failure.ts";
@@ -64,10 +64,8 @@ export async function awaitRunEnd(
   let interrupted: JobView | null = null;
   /** When an end marker that does not count yet was first read (see recheckBy). */
   let heldSince: number | null = null;
-  /** What the watch heard, taken in by a read before it judges an end (job_state.ts). */
-  const take = () => takeStreamed(ctx, watch, ref);
   const ended = async () => {
-    const c = await readMarked(ctx, ref, take);
+    const c = await readMarked(ctx, ref);
     if (c.marked.held) heldSince ??= performance.now();
     // The stream said the end read is not the shell's (noteStreamed): over, without a status.
     return c.marked.status !== null || c.marked.streamedEnds ? c : null;
@@ -108,7 +106,7 @@ export async function awaitRunEnd(
           interrupted = await unlessStalled(
             ctx.signal,
             deadline,
-            () => overWithoutEnd(ctx, ref, take),
+            () => overWithoutEnd(ctx, ref),
           );
           if (interrupted) break loop;
           break;
@@ -136,7 +134,7 @@ export async function awaitRunEnd(
   // The watch stays open (the caller closes it, or hands what it heard on to the job's
   // follower: jobs.ts, followJob); an end read now is judged with what it heard since.
   reads.paceOver();
-  result ??= await readMarked(ctx, ref, take);
+  result ??= await readMarked(ctx, ref);
   let { marked } = result;
   // No end marker and the pane alive: a program the shell started holds the terminal (it
   // runs), or the shell waits at a prompt, quiet, without it (the line was dropped, or
@@ -148,7 +146,7 @@ export async function awaitRunEnd(
   ) {
     // Read in the wait already when it ended there (its reader waits a moment to judge).
     const fromWait = interrupted;
-    const view = fromWait ?? await readJob(ctx, ref, take);
+    const view = fromWait ?? await readJob(ctx, ref);
     interrupted = null;
     if (view.state === "exited") {
       marked = {

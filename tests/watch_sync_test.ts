@@ -1,0 +1,87 @@
+/**
+ * A watch's stream and the rows another client reads are two roads from tmux, and the rows may
+ * be ahead: a job's end judged from rows read the moment a program wrote over the shell's end
+ * must first hear all the stream carried until then (job_state.ts, hearEnds). A watch's sync
+ * waits for what tmux had read from the pane when asked, and a watch that gives up a flood it
+ * was not asked for yet lets its tap hear the lines first.
+ */
+
+import assert from "node:assert/strict";
+import { execFast } from "../src/tmux/control.ts";
+import { PaneWatch, WATCH_QUEUE_BYTES } from "../src/tools/pane_watch.ts";
+import { testContext } from "./helpers/mcp.ts";
+import { waitFor, withRunner } from "./helpers/tmux.ts";
+
+Deno.test("once a watch's sync is over, it has heard every line the pane's rows already show", async () => {
+  await withRunner(async (t, runner) => {
+    const ctx = testContext(runner, t.socket);
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-sync-" });
+    try {
+      // Megabytes before the line: the stream's client is behind the screen for a while.
+      const file = `${dir}/out.txt`;
+      const lines = Math.floor((WATCH_QUEUE_BYTES / 2) / 101);
+      await Deno.writeTextFile(file, `${`${"q".repeat(99)}\n`.repeat(lines)}`);
+      for (let round = 0; round < 5; round++) {
+        const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+        await t.prompt(id);
+        const { pane } = await ctx.paneSnapshot(id);
+        const watch = await PaneWatch.open(ctx, pane);
+        try {
+          assert.equal(watch.transport, "control");
+          const word = `SYNCED_${round}`;
+          await t.tmux("send-keys", "-t", id, `cat ${file}; echo ${word}`, "Enter");
+          // The rows show it (read over the commands' client, as a job's reads go, again and
+          // again with no pause) ...
+          const until = performance.now() + 20_000;
+          while (true) {
+            const rows = await execFast(runner, ctx.address, ["capture-pane", "-p", "-t", id]);
+            if (new TextDecoder().decode(rows.stdout).split("\n").includes(word)) break;
+            assert.ok(performance.now() < until, "the rows show the line");
+          }
+          // ... so once synced, the stream has brought it: nothing taken before counts.
+          const heard = await watch.heardAll();
+          assert.ok(heard.includes(word), `round ${round}: ${heard.length} lines heard`);
+        } finally {
+          watch.close();
+        }
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("a watch that gives up a flood nobody took lets its tap hear its lines first", async () => {
+  await withRunner(async (t, runner) => {
+    const ctx = testContext(runner, t.socket);
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-tap-" });
+    try {
+      // A line early, then more than the bound: the queue holding it is given up.
+      const file = `${dir}/out.txt`;
+      const lines = Math.ceil((WATCH_QUEUE_BYTES + 200_000) / 101);
+      await Deno.writeTextFile(file, `EARLY_LINE\n${`${"q".repeat(99)}\n`.repeat(lines)}`);
+      const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+      await t.prompt(id);
+      const { pane } = await ctx.paneSnapshot(id);
+      const watch = await PaneWatch.open(ctx, pane);
+      const tapped: string[] = [];
+      watch.tap = (heard) => tapped.push(...heard.filter((l) => !/^q+$/.test(l)));
+      try {
+        assert.equal(watch.transport, "control");
+        await watch.next(performance.now() + 100);
+        // Nothing is taken while the pane writes it all.
+        await t.tmux("send-keys", "-t", id, `cat ${file}`, "Enter");
+        await waitFor(
+          () => Promise.resolve(watch.heardBytes >= 101 * lines),
+          "the output heard",
+        );
+        assert.ok(watch.queuedBytes <= WATCH_QUEUE_BYTES, `${watch.queuedBytes} queued`);
+        assert.ok(tapped.includes("EARLY_LINE"), JSON.stringify(tapped));
+      } finally {
+        watch.close();
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
