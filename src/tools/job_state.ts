@@ -353,6 +353,13 @@ export function hearEnds(ctx: TmuxContext, ref: JobRef, watch: HeardStream): Hea
 /** A watch that polls: nothing to count (see {@link hearing}). */
 export const NOT_HEARD: Hearing = { handOver: () => Promise.resolve(), forget: () => {} };
 
+/** How many watches of job `jobId`'s stream count for its reads now ({@link hearing}): for tests. */
+export function watchesHearing(jobId: string): number {
+  let count = 0;
+  for (const [key, watches] of hearing) if (key.endsWith(`#${jobId}`)) count += watches.size;
+  return count;
+}
+
 /** Takes in what every watch of job `ref` heard until now ({@link hearing}). */
 async function takeHeard(ctx: TmuxContext, ref: JobRef, key: string): Promise<void> {
   for (const watch of [...hearing.get(key) ?? []]) {

@@ -57,13 +57,19 @@ export async function overWithoutEnd(ctx: TmuxContext, ref: JobRef): Promise<Job
  * `handover`: the job's output was watched until now by another wait (run_command's), which
  * this one takes over from: its own watch is opened first (and heard by every read of the job:
  * `hearEnds` in job_state.ts), then `handover` lets the other go, taking in the last it heard,
- * so that no output goes unwatched in between.
+ * so that no output goes unwatched in between. `handOn`: at its deadline with the job still
+ * running, the watch is not closed but handed on, as `handover` for the next wait.
  */
 export async function waitForJob(
   ctx: TmuxContext,
   ref: JobRef,
   deadline: number,
-  options: { began?: number; progress?: boolean; handover?: () => Promise<void> } = {},
+  options: {
+    began?: number;
+    progress?: boolean;
+    handover?: () => Promise<void>;
+    handOn?: (handover: () => Promise<void>) => void;
+  } = {},
 ): Promise<JobView> {
   const { handover } = options;
   if (handover === undefined) {
@@ -95,6 +101,8 @@ export async function waitForJob(
   /** When an end marker that does not count yet was first read (see {@link recheckBy}). */
   let heldSince: number | null = null;
   let view!: JobView;
+  /** Whether the wait ended at its deadline, the job still running (see `handOn`). */
+  let spanOver = false;
   const read = async () => {
     view = await readJob(ctx, ref);
     if (view.held) heldSince ??= performance.now();
@@ -102,7 +110,11 @@ export async function waitForJob(
   };
   try {
     // Anything written between the first read and the watch's start.
-    if (isOver(await read()) || performance.now() >= deadline) return view;
+    if (isOver(await read())) return view;
+    if (performance.now() >= deadline) {
+      spanOver = true;
+      return view;
+    }
     if (options.progress !== false) {
       await ctx.progress(0, total, `Waiting for the job in ${ref.paneId}`);
     }
@@ -116,7 +128,9 @@ export async function waitForJob(
         // A read of the watch still waiting for its turn at the deadline is dropped: the wait
         // is over, as at its timeout.
         if (!reads.droppedAtDeadline(error)) throw error;
-        return await readJob(ctx, ref);
+        view = await readJob(ctx, ref);
+        spanOver = !isOver(view);
+        return view;
       }
       switch (event.kind) {
         case "lines":
@@ -145,7 +159,9 @@ export async function waitForJob(
             if (isOver(await read())) return view;
             break;
           }
-          return await readJob(ctx, ref);
+          view = await readJob(ctx, ref);
+          spanOver = !isOver(view);
+          return view;
         case "died":
           return await readJob(ctx, ref);
         case "cancelled":
@@ -153,8 +169,21 @@ export async function waitForJob(
       }
     }
   } finally {
-    heard.forget();
-    watch.close();
+    const { handOn } = options;
+    if (spanOver && handOn) {
+      // Heard by every read of the job until the next wait's watch is open.
+      handOn(async () => {
+        try {
+          await heard.handOver();
+        } finally {
+          heard.forget();
+          watch.close();
+        }
+      });
+    } else {
+      heard.forget();
+      watch.close();
+    }
     reads.paceOver();
   }
 }

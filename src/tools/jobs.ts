@@ -245,8 +245,11 @@ function jobContext(
   );
 }
 
-/** How long one wait of a job watch lasts before it starts the next. */
-const WATCH_SPAN_MS = 10 * 60_000;
+/**
+ * How long one wait of a job watch lasts before it starts the next (the next opens its watch
+ * before the last one's closes: waitForJob's `handOn`). A field, for tests.
+ */
+export const followSpan = { ms: 10 * 60_000 };
 
 /** How a job is read and watched as a resource (declared in job_resource.ts). */
 export const JOB_SERVING: JobServing = {
@@ -289,14 +292,34 @@ async function followUntilOver(
   changed: () => void,
   handover?: () => Promise<void>,
 ): Promise<JobView | null> {
+  /** The watch of the wait before, open until the next one's is (see waitForJob). */
+  let next = handover;
+  try {
+    return await followSpans(on, ref, changed, () => {
+      const from = next;
+      next = undefined;
+      return from;
+    }, (h) => next = h);
+  } finally {
+    await next?.().catch(() => {});
+  }
+}
+
+/** {@link followUntilOver}'s waits, one span after another, each taking over from the last. */
+async function followSpans(
+  on: TmuxContext,
+  ref: JobRef,
+  changed: () => void,
+  takeHandover: () => (() => Promise<void>) | undefined,
+  handOn: (handover: () => Promise<void>) => void,
+): Promise<JobView | null> {
   const backoff = new Backoff();
   /** Whether the last try failed: the subscriber is told once when they start failing. */
   let failing = false;
   while (!on.signal.aborted) {
     const began = performance.now();
-    // Only the first wait takes over from the watch before it (see waitForJob).
-    const from = handover;
-    handover = undefined;
+    // Each wait takes over from the watch before it (see waitForJob).
+    const from = takeHandover();
     try {
       // Read on another server (its successor on the socket, perhaps with the same pid and
       // pane ids), the job's pane would be another pane: the job ended with its server.
@@ -305,9 +328,10 @@ async function followUntilOver(
         changed();
         return null;
       }
-      const view = await waitForJob(on, ref, performance.now() + WATCH_SPAN_MS, {
+      const view = await waitForJob(on, ref, performance.now() + followSpan.ms, {
         progress: false,
         handover: from,
+        handOn,
       });
       failing = false;
       backoff.reset();
