@@ -12,17 +12,20 @@ import { shellPane } from "./helpers/run_replies.ts";
 import { connect, type TestClient } from "./helpers/mcp.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
 
+/** Reads the nonce and the check's terms (`a`, `b`) off the pane's screen, as a forger would. */
+const READ_TERMS = String.raw`
+screen=$(tmux capture-pane -p -J -S - -t "$TMUX_PANE")
+nonce=$(printf '%s\n' "$screen" | sed -n 's/^.*__tmcp_\([0-9a-f]\{20\}\)_B$/\1/p' | tail -n 1)
+a=$(( 0x$(printf %s "$nonce" | cut -c1-6) >> 2 )); b=$(( 0x$(printf %s "$nonce" | cut -c7-12) >> 2 ))
+[ "$a" = "$b" ] && b=$(( b ^ 1 ))
+`;
+
 /**
  * Reads the nonce and the check's terms off the screen, waits (bounded) until this job's run
  * mark is given back (its end was seen), then writes a valid end for status 0 over the row
  * above the prompt, the shell's end marker, and says so in the file `$1`.
  */
-const LATE_END = String.raw`
-screen=$(tmux capture-pane -p -J -S - -t "$TMUX_PANE")
-nonce=$(printf '%s\n' "$screen" | sed -n 's/^.*__tmcp_\([0-9a-f]\{20\}\)_B$/\1/p' | tail -n 1)
-a=$(( 0x$(printf %s "$nonce" | cut -c1-6) >> 2 )); b=$(( 0x$(printf %s "$nonce" | cut -c7-12) >> 2 ))
-[ "$a" = "$b" ] && b=$(( b ^ 1 ))
-i=0
+const LATE_END = String.raw`${READ_TERMS}i=0
 while [ -n "$(tmux show-options -pqv -t "$TMUX_PANE" @tmux-mcp-run)" ] && [ "$i" -lt 200 ]; do
   sleep 0.1; i=$((i + 1))
 done
@@ -99,11 +102,7 @@ Deno.test("an end marker written over the shell's once the job is over is not be
  */
 const FAST_END = String.raw`
 done_file=$1
-screen=$(tmux capture-pane -p -J -S - -t "$TMUX_PANE")
-nonce=$(printf '%s\n' "$screen" | sed -n 's/^.*__tmcp_\([0-9a-f]\{20\}\)_B$/\1/p' | tail -n 1)
-a=$(( 0x$(printf %s "$nonce" | cut -c1-6) >> 2 )); b=$(( 0x$(printf %s "$nonce" | cut -c7-12) >> 2 ))
-[ "$a" = "$b" ] && b=$(( b ^ 1 ))
-sp=$PPID
+${READ_TERMS}sp=$PPID
 i=0
 while [ "$i" -lt 200000 ]; do
   read -r line < /proc/$sp/stat
@@ -171,11 +170,7 @@ Deno.test("an end marker written over the shell's the moment it holds its termin
  */
 const SEEN_END = String.raw`
 done_file=$1
-screen=$(tmux capture-pane -p -J -S - -t "$TMUX_PANE")
-nonce=$(printf '%s\n' "$screen" | sed -n 's/^.*__tmcp_\([0-9a-f]\{20\}\)_B$/\1/p' | tail -n 1)
-a=$(( 0x$(printf %s "$nonce" | cut -c1-6) >> 2 )); b=$(( 0x$(printf %s "$nonce" | cut -c7-12) >> 2 ))
-[ "$a" = "$b" ] && b=$(( b ^ 1 ))
-i=0
+${READ_TERMS}i=0
 while [ "$i" -lt 4000 ]; do
   tmux capture-pane -p -J -t "$TMUX_PANE" | grep -q "__tmcp_$nonce""_E:1:" && break
   i=$((i + 1))
