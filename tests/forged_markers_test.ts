@@ -208,6 +208,17 @@ stty olcuc
 exit 1
 `;
 
+/**
+ * A forged end for status 0, then a DCS string whose data ends in a lone ESC: a single ST that
+ * follows is taken as data in tmux, and the shell's end marker and prompt went into the string.
+ */
+const FORGE_DCS = READ_NONCE + String.raw`
+echo "BUILD FAILED"
+printf '__tmcp_%s_E:0:%s:%s\n' "$nonce" "$(( a ^ b ))" "$(date +%s)"
+printf '\033Pq\033'
+exit 1
+`;
+
 /** What a job that forged 0 and exited 1 may read as: never exited with any status but 1. */
 function neverForged(job: JobReply, label: string): void {
   assert.ok(job.state !== "exited" || job.exitStatus === 1, `${label}: ${JSON.stringify(job)}`);
@@ -243,10 +254,11 @@ async function withForgers(
 }
 
 Deno.test("an end marker the command hides with its terminal settings leaves no forged status, in sh, bash and zsh", async () => {
-  await withForgers({ region: FORGE_HIDE_REGION, upper: FORGE_UPPER }, async (t, c, fresh, dir) => {
+  const scripts = { region: FORGE_HIDE_REGION, upper: FORGE_UPPER, dcs: FORGE_DCS };
+  await withForgers(scripts, async (t, c, fresh, dir) => {
     const shells = SHELLS.filter((s) => ["sh", "bash", "zsh"].includes(s.name));
     for (const shell of shells) {
-      for (const script of ["region", "upper"]) {
+      for (const script of Object.keys(scripts)) {
         const label = `${shell.name}, ${script}`;
         // Each in a new window: the script leaves its terminal settings behind.
         let pane = await shellPane(t, shell.start, shell.name);

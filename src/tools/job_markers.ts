@@ -44,7 +44,13 @@ export function endCheck(nonce: string, status: number): string {
 }
 
 /** ST (`ESC \`) as a printf format writes it: octal, then an escaped backslash. */
-const ST = String.raw`\033\\`;
+const ONE_ST = String.raw`\033\\`;
+/**
+ * ST twice (see {@link markerWords}): a DCS string whose data ended in a lone ESC takes a
+ * single ST's ESC and backslash as data (in tmux, any byte but a backslash after an ESC there
+ * goes back into the data); the second ST ends it. Nothing on the ground.
+ */
+const ST = ONE_ST + ONE_ST;
 /** Insert two blank lines at the cursor's row (CSI 2 L), as a printf format writes it. */
 const IL = String.raw`\033[2L`;
 /**
@@ -81,7 +87,9 @@ const RESET_ARGS = "7 8";
  * a program killed in the middle of a colour code) leaves the terminal inside it, and without
  * the ST the marker's `_` would end a cut `ESC [ 3`, or start an APC string after a lone ESC
  * that swallows the marker and the prompt, or the marker would go into an unfinished OSC, DCS
- * or APC string. ST ends every one of them (CAN would not end a DCS string in tmux). The begin
+ * or APC string. ST ends every one of them (CAN would not end a DCS string in tmux), sent twice
+ * for a DCS string left after a lone ESC (which takes the first as data: without the second, a
+ * command ending so hid the shell's end marker, and an end it printed before was read). The begin
  * marker's is for a command typed by hand before (send_keys): what it left unfinished takes
  * the prompt and the echo of the typed line, would take the begin marker too, and the job's
  * output would then start at rows above its own.
@@ -231,8 +239,9 @@ const TYPED_LINES = (() => {
   // bash and zsh now run them with `\builtin`, past any function of the same name.
   const q = String.raw`(?:\\builtin |\\?)`;
   const evaluate = `(?:${q}command eval|${q}eval)`;
-  // Lines typed before the markers started with ST (and the end marker with a new line).
-  const st = String.raw`\\033\\\\`;
+  // Lines typed before the markers started with ST (and the end marker with a new line), then
+  // with it twice.
+  const st = String.raw`(?:\\033\\\\){1,2}`;
   // And since its ST, the end marker's format resets what could hide it (RESET).
   const reset = RESET.replace(/[\\[\]?()]/g, "\\$&");
   const begin = String.raw`${q}printf '(?:${st})?%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
