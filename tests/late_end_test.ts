@@ -210,3 +210,50 @@ Deno.test("a job read while the stream its follower hears lags behind the rows w
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** FAST_END, first turning the pane's output off for every control client (ours among them). */
+const UNHEARD_END = FAST_END.replace(
+  "sp=$PPID",
+  String.raw`for c in $(tmux list-clients -F '#{?client_control_mode,#{client_name},}'); do
+  tmux refresh-client -t "$c" -A "$TMUX_PANE:off"
+done
+sp=$PPID`,
+);
+
+Deno.test("an end marker written over the shell's while the pane's output was kept from this server is never believed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-unheard-end-" });
+  await Deno.writeTextFile(`${dir}/unheard.sh`, UNHEARD_END);
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket });
+    const ways: [string, Record<string, unknown>][] = [
+      ["waited on", { timeoutMs: 20_000 }],
+      ["background", { background: true }],
+    ];
+    for (const [way, options] of ways) {
+      const done = `${dir}/${way.replace(" ", "-")}`;
+      const pane = await shellPane(t, "sh", "sh");
+      const run = await c.ok<RunReply>("run_command", {
+        paneId: pane,
+        command: `sh ${dir}/unheard.sh ${done} & sleep 1; echo BUILD FAILED; false`,
+        ...options,
+      });
+      assert.notEqual(run.exitStatus, 0, `${way}: ${JSON.stringify(run)}`);
+      await waitFor(() => Deno.stat(done).then(() => true, () => false), `${way}: forged`, 40_000);
+      if (!run.jobId) continue;
+      for (const read of ["first", "again"]) {
+        const job = await c.ok<JobReply>("get_command_result", {
+          jobId: run.jobId,
+          waitMs: 20_000,
+        });
+        assert.notEqual(job.exitStatus, 0, `${way}, ${read}: ${JSON.stringify(job)}`);
+        assert.notEqual(job.state, "running", `${way}, ${read}: ${JSON.stringify(job)}`);
+      }
+    }
+  } finally {
+    await c?.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -157,6 +157,12 @@ export interface Marked {
    */
   readonly streamedEnds?: boolean;
   /**
+   * With {@link streamedEnds}: the stream, heard without a gap since before the line was typed,
+   * carried no valid end at all, though the pane shows one: a program wrote it there while it
+   * kept its output from this process (`refresh-client -A PANE:off` on its client).
+   */
+  readonly unheardEnd?: boolean;
+  /**
    * More than one row carries the begin marker: a program the command ran printed one. The
    * output starts at the shell's (see {@link findMarkers}), and may hold what the program drew.
    */

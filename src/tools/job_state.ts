@@ -301,7 +301,17 @@ export interface HeardStream {
   heardAll(): Promise<string[]>;
   /** Hears the lines it gives up unreported (a flood past its bound). */
   tap: ((lines: readonly string[]) => void) | null;
+  /** Whether it has heard every `%output` of the pane since it opened. */
+  readonly unbroken: boolean;
 }
+
+/**
+ * The jobs whose output stream this process has heard without a gap since before their line
+ * was typed (run_command's watch, handed on to its follower's, span after span), by job key:
+ * their shell's end is in the stream, so an end the pane shows that the stream never carried
+ * was written there unheard (see {@link readMarked}).
+ */
+const heardThroughout = new Set<string>();
 
 /**
  * The watches of each job's output stream open in this process (run_command's, its follower's,
@@ -326,15 +336,29 @@ export interface Hearing {
  * Makes what `watch` hears of job `ref`'s pane count for every read of the job in this process
  * (see {@link hearing}) until it is let go.
  */
-export function hearEnds(ctx: TmuxContext, ref: JobRef, watch: HeardStream): Hearing {
+export function hearEnds(
+  ctx: TmuxContext,
+  ref: JobRef,
+  watch: HeardStream,
+  options: { beforeTyping?: boolean } = {},
+): Hearing {
   const key = `${ctx.socketLabel}#${jobIdOf(ref)}`;
   const watches = hearing.get(key) ?? new Set<HeardStream>();
   hearing.set(key, watches);
   watches.add(watch);
+  if (options.beforeTyping && watch.unbroken) {
+    heardThroughout.add(key);
+    if (heardThroughout.size > MAX_STREAMED) {
+      heardThroughout.delete(heardThroughout.values().next().value!);
+    }
+  }
   watch.tap = (lines) => noteStreamed(ctx, ref, lines);
   const forget = () => {
+    if (!watches.has(watch)) return;
     watch.tap = null;
     watches.delete(watch);
+    // A gap in this one, or no watch left: the stream is no longer heard throughout.
+    if (!watch.unbroken || watches.size === 0) heardThroughout.delete(key);
     if (watches.size === 0 && hearing.get(key) === watches) hearing.delete(key);
   };
   return {
@@ -392,9 +416,19 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
   const judged = finished.get(key);
   if (judged) return { probe, marked: judged };
   const seen = streamed.get(key);
-  if (seen !== undefined && (seen.size > 1 || !seen.has(ended.status))) {
+  // Heard throughout, the stream holds the shell's end: none there, and the one shown is not it.
+  const unheard = seen === undefined && heardThroughout.has(key) &&
+    [...hearing.get(key) ?? []].every((watch) => watch.unbroken);
+  if (unheard || (seen !== undefined && (seen.size > 1 || !seen.has(ended.status)))) {
     // Kept as lost: the rows may never show the shell's end again.
-    const lost = { ...ended, status: null, endedMs: null, twoEnds: true, streamedEnds: true };
+    const lost = {
+      ...ended,
+      status: null,
+      endedMs: null,
+      twoEnds: true,
+      streamedEnds: true,
+      ...(unheard ? { unheardEnd: true } : {}),
+    };
     keepFinished(key, lost);
     return { probe, marked: lost };
   }
@@ -442,6 +476,15 @@ export function noteStreamed(ctx: TmuxContext, ref: JobRef, lines: readonly stri
   }
   return holds;
 }
+
+/**
+ * Why a job is lost whose end its output stream, heard throughout, never carried
+ * ({@link Marked.unheardEnd}).
+ */
+const UNHEARD_END_REASON = "its pane shows an end marker its output never carried, though this " +
+  "server heard all of it: a program the command ran wrote it there unheard (it can read the " +
+  "screen, and so the check, and turn its pane's output off for this server's tmux client), so " +
+  "the exit status cannot be told";
 
 /** Why a job is lost whose end the output stream contradicted ({@link Marked.streamedEnds}). */
 const STREAMED_ENDS_REASON = "its output carried an end marker of another exit status than " +
@@ -731,12 +774,11 @@ async function readJobAs(
   }
   // Ended, by the stream, with an end that was not the shell's: lost for good, as kept.
   if (marked.streamedEnds) {
+    const reason = marked.unheardEnd ? UNHEARD_END_REASON : STREAMED_ENDS_REASON;
     return {
       ...base,
       state: "lost",
-      lostReason: marked.twoBegins
-        ? `${STREAMED_ENDS_REASON}; ${TWO_BEGINS_REASON}`
-        : STREAMED_ENDS_REASON,
+      lostReason: marked.twoBegins ? `${reason}; ${TWO_BEGINS_REASON}` : reason,
       output: marked.output,
       complete,
       durationMs: elapsed,

@@ -109,6 +109,8 @@ export class PaneWatch {
   readonly #waker = new Waker();
   #changed = false;
   #lost = false;
+  /** Set once output may have gone unheard (see {@link unbroken}). */
+  #broken = false;
   #diedAfterLines: PaneProbe | null = null;
   /** The pane's rows from the start row on, as the watch last read them. */
   #read: WatchedRows | null = null;
@@ -284,6 +286,7 @@ export class PaneWatch {
    * wait takes it, up to {@link WATCH_QUEUE_BYTES}.
    */
   #hear(batch: WatchBatch): void {
+    if (batch.lost) this.#broken = true;
     let bytes = 0;
     for (const chunk of batch.output) bytes += chunk.length;
     this.#heardBytes += bytes;
@@ -311,6 +314,7 @@ export class PaneWatch {
       // Decoded for the tap, and dropped: the decoder goes on from its partial line.
       this.tap(this.#drain());
     } else {
+      this.#broken = true;
       for (const batch of this.#queue) {
         if (batch.lost) this.#lost = true;
         if (batch.changed) this.#changed = true;
@@ -320,6 +324,14 @@ export class PaneWatch {
       this.#text = new TerminalText();
     }
     this.#dirty = true;
+  }
+
+  /**
+   * Whether it has heard the pane's every `%output` since it opened: control mode, its feed
+   * never lost, nothing given up unheard.
+   */
+  get unbroken(): boolean {
+    return !this.#broken && this.transport === "control";
   }
 
   /** The `%output` bytes received and not yet taken (see {@link WATCH_QUEUE_BYTES}). */
@@ -556,6 +568,7 @@ export class PaneWatch {
 
   /** The control feed was lost: catch up by reading the pane, then subscribe again. */
   async #recover(): Promise<WatchEvent | null> {
+    this.#broken = true;
     this.#watch?.close();
     this.#watch = null;
     const placements = await execFast(

@@ -301,7 +301,9 @@ export const runCommand = defineTool({
       const jobId = jobIdOf(ref);
       state.ref = ref;
       // What it hears counts for every read of the job here, its follower's too (job_state.ts).
-      if (watch.transport === "control") heard = hearEnds(ctx, ref, watch);
+      if (watch.transport === "control") {
+        heard = hearEnds(ctx, ref, watch, { beforeTyping: true });
+      }
       rememberJob(jobId, placeOf(ctx));
       // Another process's run_command in the pane (or this process's before a restart).
       const seen = await readMark(ctx, pane.id);
