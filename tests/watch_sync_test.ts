@@ -85,3 +85,30 @@ Deno.test("a watch that gives up a flood nobody took lets its tap hear its lines
     }
   });
 });
+
+Deno.test("a string left open is timed from when its output came, not from when a busy wait took it", async () => {
+  await withRunner(async (t, runner) => {
+    const ctx = testContext(runner, t.socket);
+    const id = (await t.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sh")).trim();
+    await t.prompt(id);
+    const { pane } = await ctx.paneSnapshot(id);
+    const watch = await PaneWatch.open(ctx, pane);
+    try {
+      assert.equal(watch.transport, "control");
+      await watch.next(performance.now() + 100);
+      // A DCS begun and never ended, then a line after tmux's 5 s string timer: tmux shows it.
+      await t.tmux("send-keys", "-t", id, "printf '\\033Pq'; sleep 5.5; echo SHOWN_AFTER", "Enter");
+      const from = watch.heardBytes;
+      await waitFor(async () => {
+        const rows = await t.tmux("capture-pane", "-p", "-t", id);
+        return rows.split("\n").includes("SHOWN_AFTER");
+      }, "tmux shows the line after the string timed out");
+      await waitFor(() => watch.heardBytes > from, "the output heard");
+      // Taken only now, all at once: the stream says what the screen shows.
+      const heard = await watch.heardAll();
+      assert.ok(heard.includes("SHOWN_AFTER"), JSON.stringify(heard));
+    } finally {
+      watch.close();
+    }
+  });
+});

@@ -95,7 +95,8 @@ export class PaneWatch {
   readonly #sessions: string[];
   #text = new TerminalText();
   #watch: Watch | null = null;
-  #queue: WatchBatch[] = [];
+  /** Batches heard and not yet taken, each with when it came (`performance.now()`). */
+  #queue: (WatchBatch & { readonly at: number })[] = [];
   /** The `%output` bytes in {@link PaneWatch.#queue}. */
   #queuedBytes = 0;
   /** The `%output` bytes heard since the watch opened. */
@@ -295,9 +296,11 @@ export class PaneWatch {
       for (const chunk of batch.output) this.#text.feed(chunk, at);
       // Never cleared here: a read that runs now may have begun before this output.
       if (batch.output.length > 0) this.#dirty = true;
-      if (batch.changed || batch.lost) this.#queue.push({ ...batch, output: [] });
+      if (batch.changed || batch.lost) {
+        this.#queue.push({ ...batch, output: [], at: performance.now() });
+      }
     } else {
-      this.#queue.push(batch);
+      this.#queue.push({ ...batch, at: performance.now() });
       this.#queuedBytes += bytes;
       if (this.#queuedBytes > WATCH_QUEUE_BYTES) this.#giveUpQueue();
     }
@@ -494,13 +497,13 @@ export class PaneWatch {
     const lines: string[] = [];
     const heard = this.#queuedBytes > 0;
     this.#queuedBytes = 0;
-    // When the output was written, for a string left open (see TerminalText.push).
-    const at = performance.now();
     for (const batch of this.#queue.splice(0)) {
       if (batch.lost) this.#lost = true;
       if (batch.changed) this.#changed = true;
-      // A watch that reads rows queues no output (see #hear).
-      for (const chunk of batch.output) lines.push(...this.#text.push(chunk, at));
+      // When it came, for a string left open (see TerminalText.push): tmux times one out from
+      // when it read it, not from when a busy wait took it. (A watch that reads rows queues
+      // no output: see #hear.)
+      for (const chunk of batch.output) lines.push(...this.#text.push(chunk, batch.at));
     }
     if (this.#rows) return lines;
     // The partial line only when text was added to it: not for escape sequences alone.
