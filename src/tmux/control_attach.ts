@@ -3,7 +3,8 @@
  * handshake once tmux has attached it: what it learns of its server (its client name, the
  * server's pid, what its attach did to its session's last use), the `exit-unattached`
  * subscription every client carries, and taking back the view-modes a person's hooks put on
- * panes as it attached. control_opening.ts runs it for each client.
+ * panes as it attached (against each pane's mode read just before the attach). control_opening.ts
+ * runs it for each client.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import type { Connection } from "./control_connection.ts";
 import { subscribe } from "./control_feeds.ts";
 import { OWN_TERM } from "./identity.ts";
 import { type Touch, touched } from "./recency.ts";
+import type { ControlResult } from "./control_protocol.ts";
 import type { PersistentChild, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
 
@@ -56,11 +58,83 @@ export async function spawnClient(
   return child;
 }
 
-/** How long each read of {@link leaveHookModes} (and {@link runningJobs}) may take. */
+/**
+ * How long each read of {@link leaveHookModes} (and {@link runningJobs}, {@link modesBefore},
+ * {@link jobsAndModes}) may take.
+ */
 const HOOK_READ = { timeoutMs: 2_000 };
 
 /** How often {@link leaveHookModes} asks tmux whether the jobs it waits for have ended. */
 const HOOK_JOBS_POLL_MS = 20;
+
+/**
+ * Each pane's topmost mode (`view-mode`, `copy-mode`, ... or "" for none) by pane id, read just
+ * before a client of ours attaches: what {@link leaveHookModes} holds the changes of mode it was
+ * told of against. Null: not known (the read failed), and then no mode is taken back.
+ */
+export type ModesBefore = ReadonlyMap<string, string> | null;
+
+/** Every pane's id and topmost mode, one pane a line (see {@link ModesBefore}). */
+const MODES_READ = ["list-panes", "-a", "-F", "#{pane_id} #{pane_mode}"] as const;
+
+/**
+ * Every pane's topmost mode now (see {@link ModesBefore}), read by a tmux process of its own:
+ * before a client of ours attaches there is no client of its own to ask over, and one of our
+ * other clients may be held up behind a person's hook. One tmux command, once per client
+ * opening. Null when tmux did not answer.
+ */
+export async function modesBefore(
+  runner: TmuxRunner,
+  address: ServerAddress,
+): Promise<ModesBefore> {
+  try {
+    // aliasUnchecked: like the seating read, a read the opening a read of aliases may wait for.
+    const result = await runner.exec(address, [...MODES_READ], {
+      ...HOOK_READ,
+      aliasUnchecked: true,
+    });
+    return result.code === 0 ? parseModes(result.stdout) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The jobs tmux runs now ({@link runningJobs}) and every pane's topmost mode (see
+ * {@link ModesBefore}), asked over `connection` in one step: before a momentary client attaches
+ * (control_seating.ts's liftAfterAttach).
+ */
+export async function jobsAndModes(
+  connection: Connection,
+): Promise<{ jobs: Set<string>; modes: ModesBefore }> {
+  const result = await connection.exec(["show-messages", "-J", ";", ...MODES_READ], HOOK_READ);
+  return { jobs: jobPids(outputOf(result, 0) ?? result.stdout), modes: modesIn(result, 1) };
+}
+
+/** The output of the `index`th command of `result`'s line, or null when not told apart. */
+function outputOf(result: ControlResult, index: number): Uint8Array | null {
+  const ends = result.ends ?? [];
+  const end = ends[index];
+  const start = index === 0 ? 0 : ends[index - 1];
+  if (end === undefined || end < 0 || start === undefined || start < 0) return null;
+  return result.stdout.subarray(start, end);
+}
+
+/** The modes the `index`th command of `result`'s line, {@link MODES_READ}, listed. */
+function modesIn(result: ControlResult, index: number): ModesBefore {
+  const output = outputOf(result, index);
+  return output === null ? null : parseModes(output);
+}
+
+/** Parses {@link MODES_READ}'s lines; a line of another shape is no pane's. */
+function parseModes(stdout: Uint8Array): Map<string, string> {
+  const modes = new Map<string, string>();
+  for (const line of new TextDecoder().decode(stdout).split("\n")) {
+    const m = /^(%\d+) ([\w-]*)$/.exec(line);
+    if (m) modes.set(m[1], m[2]);
+  }
+  return modes;
+}
 
 /**
  * Learns the new client's name and what its attach did to its session's last use (into
@@ -132,14 +206,23 @@ export async function noteAttach(
  * client, or null to ask, less `older`, the jobs running before the attach). Of those, a pane
  * of the joined session in view-mode now is left, in one step in tmux that checks the mode
  * (`send-keys -X cancel` leaves the topmost mode only: a copy mode of the person's beneath
- * stays). A pane already in view-mode before the attach, the person's, is
- * never touched: output added to it changes no mode. `sessionId`: the session whose panes are
- * looked at, when not the one `connection` joined (where another client of ours was for a
- * moment, control_seating.ts's liftAfterAttach). Best effort: never throws.
+ * stays).
+ *
+ * A notice is only a hint: what a hook prints with `display-message -p` reaches a control
+ * client of ours bare, so a program in any pane can set one that writes
+ * `%pane-mode-changed %N` for a pane that changed nothing. So a pane is left only if its
+ * topmost mode was not view-mode in `before` ({@link modesBefore}, read just before the attach;
+ * a pane not listed there, made since or hidden from the read, is left as it is): a pane in
+ * view-mode before the attach, the person's,
+ * is never touched, whatever the notices say (output a hook adds to it changes no mode either).
+ * With `before` unknown (null), nothing is left. `sessionId`: the session whose panes are looked
+ * at, when not the one `connection` joined (where another client of ours was for a moment,
+ * control_seating.ts's liftAfterAttach). Best effort: never throws.
  */
 export async function leaveHookModes(
   connection: Connection,
   listed: Set<string> | null,
+  before: ModesBefore,
   waitMs: number,
   closed: () => boolean,
   sessionId: string = connection.sessionId,
@@ -154,7 +237,11 @@ export async function leaveHookModes(
       const now = await runningJobs(connection);
       running = new Set([...running].filter((pid) => now.has(pid)));
     }
-    const changed = [...connection.modeChanges ?? []].filter((id) => /^%\d+$/.test(id));
+    // Only a pane whose topmost mode was not view-mode before the attach: a forged notice
+    // naming a pane that changed nothing is nothing.
+    const changed = [...connection.modeChanges ?? []].filter((id) =>
+      /^%\d+$/.test(id) && before?.has(id) === true && before.get(id) !== "view-mode"
+    );
     if (changed.length === 0 || connection.closed) return;
     const panes = await connection.exec(
       ["list-panes", "-s", "-t", sessionId, "-F", "#{pane_id}"],

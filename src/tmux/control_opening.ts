@@ -11,7 +11,7 @@
 
 import { ControlUnavailable } from "./control_protocol.ts";
 import type { Notifications } from "./control_notifications.ts";
-import { leaveHookModes, noteAttach, spawnClient } from "./control_attach.ts";
+import { leaveHookModes, modesBefore, noteAttach, spawnClient } from "./control_attach.ts";
 import type { ServerClients } from "./control_clients.ts";
 import { Connection } from "./control_connection.ts";
 import { backEvent, type ControlEvent, lostEvent } from "./control_events.ts";
@@ -226,6 +226,9 @@ export class ClientOpener {
       throw new ControlUnavailable(`already ${MAX_CONNECTIONS} control clients on this server`);
     }
     if (forWatches) this.#requireWatchRoom();
+    // Every pane's mode just before the attach: its handshake takes back only a view-mode that
+    // was not there then (a notice of a change of mode can be forged, leaveHookModes).
+    const modes = await modesBefore(runner, address);
     const child = await spawnClient(runner, address, sessionId, forWatches);
     const connection = new Connection(
       child,
@@ -278,6 +281,7 @@ export class ClientOpener {
     await leaveHookModes(
       connection,
       await noteAttach(connection, before, touches),
+      modes,
       limitsOf(runner).hookJobsWaitMs,
       () => this.#clients.closed,
     );

@@ -25,7 +25,7 @@ import {
   type Touch,
 } from "./recency.ts";
 import { OWN_TERM } from "./identity.ts";
-import { leaveHookModes, runningJobs } from "./control_attach.ts";
+import { jobsAndModes, leaveHookModes } from "./control_attach.ts";
 import { boundFromRun, limitsOf } from "./control_limits.ts";
 import { LEAVE_AT_ONCE } from "./control_leave.ts";
 import type { PersistentChild, TmuxRunner } from "./run.ts";
@@ -148,8 +148,10 @@ export async function liftAfterAttach(
     if (target === null) return;
     // What a person's hooks put on the panes there as it attaches is taken back as for our
     // own attach: the changes of mode tmux tells, gathered from now, once the jobs started
-    // since are over (not those running before: no hook of this attach started them).
-    const older = await runningJobs(connection);
+    // since are over (not those running before: no hook of this attach started them), and
+    // only on panes not in view-mode before it (read in the same step as the jobs: a notice
+    // can be forged, control_attach.ts's leaveHookModes).
+    const { jobs: older, modes } = await jobsAndModes(connection);
     connection.modeChanges = new Set();
     // As our clients attach (control_attach.ts): -E keeps this process's environment out of
     // the session, and TERM marks the client as tmux-mcp's for other tmux-mcp processes.
@@ -165,7 +167,7 @@ export async function liftAfterAttach(
     ], { TERM: OWN_TERM });
     await momentary(child, limitsOf(runner).remoteStartMs);
     const waitMs = limitsOf(runner).hookJobsWaitMs;
-    await leaveHookModes(connection, null, waitMs, () => connection.closed, target, older);
+    await leaveHookModes(connection, null, modes, waitMs, () => connection.closed, target, older);
   } catch {
     // The connection or the server went away: nothing to keep in order.
   } finally {
