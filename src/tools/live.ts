@@ -71,6 +71,9 @@ interface SignalWait {
   kill?: ReturnType<typeof setTimeout>;
 }
 
+/** The longest title whose letters and digits {@link TOPOLOGY_FORMAT} reads (in its length). */
+export const TITLE_SCANNED = 256;
+
 /**
  * Every session, window and pane by id, with what tmux sends no notification of: how many
  * clients each session has (a person attaching or detaching), each window's visible layout
@@ -85,18 +88,26 @@ interface SignalWait {
  * its time for the ids alone, 0.4 ms with the counts, layouts and flags, 1.1 ms with the
  * titles' letters and digits (a regex, costly in a UTF-8 locale: run once over all titles
  * rather than once a pane, and once per run of other characters rather than per character).
+ * Only a title shorter than {@link TITLE_SCANNED} gives its letters and digits: `#{=32:...}`
+ * trims by width, and a title a pane prints of a megabyte of combining marks (width 0) kept
+ * it all, the regex ran over all of it every second, for each session holding the window,
+ * and pinned the person's tmux. A longer title's change shows in its length only.
  */
-const TOPOLOGY_FORMAT =
+export const TOPOLOGY_FORMAT =
   "#{S:#{session_id}.#{session_attached}=#{W:#{window_id}.#{window_visible_layout}=" +
   "#{P:#{pane_id}.#{pane_dead}.#{n:pane_title}/}/}}." +
-  "#{s/[^a-zA-Z0-9]+//:#{S:#{W:#{P:#{=32:pane_title}#{=-32:pane_title}}}}}";
+  "#{s/[^a-zA-Z0-9]+//:#{S:#{W:#{P:" +
+  `#{?#{e|<:#{n:pane_title},${TITLE_SCANNED}},#{=32:pane_title}#{=-32:pane_title},}}}}}`;
 
 /**
  * The agent marks of every window, reduced to lengths and letters and digits: enough to see
- * any change a hook makes, nothing a value could use to forge a control line.
+ * any change a hook makes, nothing a value could use to forge a control line. Longer values
+ * than a hook writes (its message is at most 500 characters) by their length only: the regex
+ * over someone else's megabyte would cost tmux its time every second.
  */
 const AGENTS_FORMAT = "#{S:#{W:#{window_id}=#{n:@agent-state}.#{n:@agent-message}." +
-  "#{s/[^a-zA-Z0-9]//:@agent-state}.#{s/[^a-zA-Z0-9]//:@agent-message}/}}";
+  "#{?#{e|<:#{n:@agent-state},64},#{s/[^a-zA-Z0-9]//:@agent-state},}." +
+  "#{?#{e|<:#{n:@agent-message},1024},#{s/[^a-zA-Z0-9]//:@agent-message},}/}}";
 
 /** What a feed watches on a server. */
 export type FeedKind = "topology" | "agents";
