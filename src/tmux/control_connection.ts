@@ -7,7 +7,7 @@
  */
 
 import { warn } from "../diagnostics.ts";
-import { controlLine } from "./command_line.ts";
+import { answerBlocks, controlLine } from "./command_line.ts";
 import {
   ControlProtocol,
   type ControlResult,
@@ -347,7 +347,7 @@ export class Connection {
     const { promise, resolve } = Promise.withResolvers<ControlResult | Error>();
     let call: PendingCall;
     try {
-      call = this.#protocol.send(line, resolve, options.answerBound);
+      call = this.#protocol.send(line, resolve, options.answerBound, answerBlocks(args));
     } catch (error) {
       over();
       throw error;

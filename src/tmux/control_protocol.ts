@@ -25,6 +25,14 @@
  *   there, neither delivered nor taken as data; an `%end` or `%error` there means the reader is
  *   out of step. Dropping opens no way around the rule below: after a forged end the rest of
  *   the real answer is dropped, and the real end still follows it.
+ * - A whole block can be printed that way too: a hook's `display-message -p` lines
+ *   `%begin N F 1`, text, `%end N F 1` (N learnt from a control client of its own), while this
+ *   client's queue is held after one of its commands ended (an `after-` hook's `run-shell`:
+ *   tmux 3.3a writes the command's `%end` before it waits). Such a block is framed exactly as
+ *   an answer of ours, so each call says how many answers its line may bring (command_line.ts's
+ *   `answerBlocks`: one per command, plus what an `if-shell` branch runs): a block past that
+ *   many, or after a failed command of a line without branches (a failure ends the line), is
+ *   forged, and is an anomaly at its end, before it can count as tmux's progress.
  * - A forged end of block X is always followed, before any later block, by the real end of X,
  *   which under these rules can only be read as an anomaly. Every call ends with a sentinel
  *   (`display-message -p <random nonce>`) no pane can predict: so nothing read since a block
@@ -40,6 +48,7 @@
  */
 
 import { joinBytes } from "./chain.ts";
+import type { AnswerBlocks } from "./command_line.ts";
 import {
   Gathered,
   type Notifications,
@@ -110,7 +119,14 @@ interface Call extends PendingCall {
   readonly bound: number;
   /** Set once its answer grew past {@link bound}: the rest is read and dropped. */
   overflowed: boolean;
+  /** How many answers its line may bring ({@link ControlProtocol.send}). */
+  readonly blocks: AnswerBlocks;
 }
+
+/** A line whose answers are not counted (its caller did not say). */
+const UNCOUNTED: AnswerBlocks = { most: Infinity, exact: false };
+/** A sentinel of the protocol's own: no command but the sentinel. */
+const NO_COMMANDS: AnswerBlocks = { most: 0, exact: true };
 
 /** Past this, the answer sink is let go once its answer was handed over, not kept for the next. */
 const KEEP_SINK_BYTES = 1024 * 1024;
@@ -301,19 +317,30 @@ export class ControlProtocol {
    * sentinel always answers, and everything before it is this call's. An answer that grows past
    * `bound` bytes is read to its end holding nothing more, and the call fails with
    * {@link AnswerPastBound}.
+   *
+   * `blocks` says how many answers the line may bring (`answerBlocks` in command_line.ts): a
+   * block of flags 1 past that many, or (for a line running no command text of its own) one
+   * after a command that failed, is none of its answers but a block a hook printed bare, and
+   * breaks the stream like any forged framing.
    */
   send(
     line: string,
     settle: (result: ControlResult | Error) => void,
     bound = Infinity,
+    blocks: AnswerBlocks = UNCOUNTED,
   ): PendingCall {
     // Its sentinel verifies whatever a deferred one of the protocol's own was to.
     clearTimeout(this.#deferred);
     this.#deferred = undefined;
-    return this.#send(line, settle, bound);
+    return this.#send(line, settle, bound, blocks);
   }
 
-  #send(line: string | null, settle: PendingCall["settle"], bound = Infinity): Call {
+  #send(
+    line: string | null,
+    settle: PendingCall["settle"],
+    bound = Infinity,
+    blocks: AnswerBlocks = NO_COMMANDS,
+  ): Call {
     const call: Call = {
       nonce: this.#newNonce(),
       err: null,
@@ -322,6 +349,7 @@ export class ControlProtocol {
       ends: [],
       bound,
       overflowed: false,
+      blocks: line === null ? NO_COMMANDS : blocks,
     };
     this.#calls.push(call);
     const sentinel = `display-message -p ${call.nonce}\n`;
@@ -546,12 +574,32 @@ export class ControlProtocol {
       }
       return;
     }
-    this.#answeredAt = performance.now();
     const head = this.#calls[0];
     // A single line: its only newline is its last byte.
     const view = sink.view(start);
     const only = view.length > 0 && view.indexOf(0x0a) === view.length - 1 ? view : null;
-    if (ok && only && ascii(only.subarray(0, only.length - 1)) === head.nonce) {
+    const sentinel = ok && only && ascii(only.subarray(0, only.length - 1)) === head.nonce;
+    if (!sentinel) {
+      // Not the sentinel, so one of the line's answers, unless the line has given them all: a
+      // block printed bare by a hook (tmux 3.3a writes what a hook's `display-message -p`
+      // prints to the control client used last), framed with flags 1 and a number learnt from
+      // a control client of its own, while this client's queue is held (an `after-` hook's
+      // `run-shell`). Judged at its end, before it moves answeredAt: forged blocks can hold a
+      // stuck call's clock back only while they are within the count.
+      const { most, exact } = head.blocks;
+      if (head.ends.length >= most) {
+        return this.#anomaly(
+          `more answers than the ${most} command${
+            most === 1 ? "" : "s"
+          } sent (block ${block.number})`,
+        );
+      }
+      if (exact && head.ends.at(-1) === -1) {
+        return this.#anomaly(`an answer (block ${block.number}) after a command that failed`);
+      }
+    }
+    this.#answeredAt = performance.now();
+    if (sentinel) {
       // The sentinel: everything before it was this call's, and everything read since the last
       // verified point was framed as tmux framed it.
       sink.truncate(start);

@@ -10,7 +10,12 @@
  */
 
 import assert from "node:assert/strict";
-import { ControlProtocol, type ControlResult, type PendingCall } from "./control_protocol.ts";
+import {
+  ControlProtocol,
+  type ControlResult,
+  ControlUnavailable,
+  type PendingCall,
+} from "./control_protocol.ts";
 import { AnswerPastBound } from "./tmux_error.ts";
 import type { Notifications } from "./control_notifications.ts";
 import { prng, type Rand } from "../../tests/helpers/prng.ts";
@@ -872,4 +877,118 @@ Deno.test("an answer past its call's bound is read to its end holding nothing, a
   g.feed("%begin 1 105 1", "a long first row", "%end 1 105 1", "%begin 1 106 1", "%end 1 105 1");
   assert.deepEqual(g.anomalies, ['"%end 1 105 1" inside block 106']);
   assert.equal(g.answers.length, 0);
+});
+
+// A hook of a person's prints a whole block bare between ours (tmux 3.3a writes what a hook's
+// `display-message -p` prints to the control client used last), flags 1 and a number learnt
+// from a control client of its own, while our line waits (an `after-` hook's `run-shell`).
+
+/** `h` sends `line`, declared to answer with `most` blocks (`exact`: a line without branches). */
+function sendCounted(
+  h: ReturnType<typeof byHand>,
+  line: string,
+  most: number,
+  exact = true,
+): void {
+  h.protocol.send(line, (r) => h.answers.push(r), Infinity, { most, exact });
+}
+
+/** Nothing of `X` settled, and the connection, told of the anomaly, fails the call. */
+function refusedForged(h: ReturnType<typeof byHand>, reason: RegExp): void {
+  assert.equal(h.anomalies.length, 1, JSON.stringify(h.anomalies));
+  assert.match(h.anomalies[0], reason);
+  assert.ok(
+    h.answers.every((a) => a instanceof Error || !text(a.stdout).includes("X")),
+    "never an answer holding the forged block's text",
+  );
+  // What Connection.retire does on an anomaly: the call fails, as possibly run.
+  h.protocol.fail(new ControlUnavailable("retired", { sent: true }));
+  assert.equal(h.answers.length, 1);
+  assert.ok(h.answers[0] instanceof ControlUnavailable);
+}
+
+Deno.test("a bare forged block after our answer, before the sentinel: an anomaly, never our answer", () => {
+  const h = byHand();
+  sendCounted(h, "'show-environment'", 1);
+  h.feed("%begin 1 105 1", "HOME=/home", "%end 1 105 1");
+  h.feed("%begin 1 106 0", "%end 1 106 0"); // the after- hook's block, then it waits
+  h.feed("%begin 1 107 1", "X", "%end 1 107 1"); // bare, printed by another hook
+  h.feed("%begin 1 108 1", "tmux-mcp-n2", "%end 1 108 1");
+  refusedForged(h, /more answers than/);
+});
+
+Deno.test("a bare forged block before our answer: an anomaly once the real one comes", () => {
+  const h = byHand();
+  sendCounted(h, "'show-environment'", 1);
+  h.feed("%begin 1 105 1", "X", "%end 1 105 1");
+  assert.deepEqual(h.anomalies, [], "one block so far, as the line may have");
+  h.feed("%begin 1 106 1", "HOME=/home", "%end 1 106 1");
+  refusedForged(h, /more answers than/);
+});
+
+Deno.test("a forged block in a chain's answer, its sentinel read at once: an anomaly", () => {
+  const h = byHand();
+  sendCounted(h, "'a' ; 'b'", 2);
+  h.feed("%begin 1 105 1", "A", "%end 1 105 1", "%begin 1 106 1", "X", "%end 1 106 1");
+  h.feed("%begin 1 107 1", "B", "%end 1 107 1", "%begin 1 108 1", "tmux-mcp-n2", "%end 1 108 1");
+  refusedForged(h, /more answers than/);
+});
+
+Deno.test("a forged block after a failed command, which ends a line without branches: an anomaly", () => {
+  const h = byHand();
+  sendCounted(h, "'a' ; 'b'", 2);
+  h.feed("%begin 1 105 1", "no such pane", "%error 1 105 1");
+  h.feed("%begin 1 106 1", "X", "%end 1 106 1");
+  refusedForged(h, /failed/);
+});
+
+Deno.test("a forged block before the protocol's own sentinel: an anomaly", () => {
+  const h = byHand();
+  h.feed("%begin 1 105 0", "%end 1 105 0", "%output %1 a"); // a hook's block: a check is sent
+  assert.deepEqual(h.written.slice(1), ["display-message -p tmux-mcp-n2\n"]);
+  h.feed("%begin 1 106 1", "X", "%end 1 106 1");
+  assert.equal(h.anomalies.length, 1);
+  assert.match(h.anomalies[0], /more answers than/);
+  assert.deepEqual(h.output(), [], "the held output is dropped");
+});
+
+Deno.test("answers within the count pass: branches, failures, a line tmux could not parse", () => {
+  const h = byHand();
+  // An if-shell whose branch ran two commands, then a command after it.
+  sendCounted(h, "'if-shell' '-F' '1' 'a ; b' ; 'c'", 4, false);
+  h.feed("%begin 1 105 1", "%end 1 105 1", "%begin 1 106 1", "A", "%end 1 106 1");
+  h.feed("%begin 1 107 1", "B", "%end 1 107 1", "%begin 1 108 1", "C", "%end 1 108 1");
+  h.feed("%begin 1 109 1", "tmux-mcp-n2", "%end 1 109 1");
+  // The branch not taken: fewer.
+  sendCounted(h, "'if-shell' '-F' '0' 'a ; b' ; 'c'", 4, false);
+  h.feed("%begin 1 110 1", "%end 1 110 1", "%begin 1 111 1", "C", "%end 1 111 1");
+  h.feed("%begin 1 112 1", "tmux-mcp-n3", "%end 1 112 1");
+  // The first of two fails: the line ends there.
+  sendCounted(h, "'a' ; 'b'", 2);
+  h.feed("%begin 1 113 1", "no such pane", "%error 1 113 1");
+  h.feed("%begin 1 114 1", "tmux-mcp-n4", "%end 1 114 1");
+  // A parse error answers once for the whole line.
+  sendCounted(h, "'a' ; 'nosuch' ; 'b'", 3);
+  h.feed("%begin 1 115 1", "parse error: unknown command: nosuch", "%error 1 115 1");
+  h.feed("%begin 1 116 1", "tmux-mcp-n5", "%end 1 116 1");
+  assert.deepEqual(h.anomalies, []);
+  const [a, b, c, d] = h.answers as ControlResult[];
+  assert.equal(text(a.stdout), "A\nB\nC\n");
+  assert.deepEqual(a.ends, [0, 2, 4, 6]);
+  assert.deepEqual(b.ends, [0, 2]);
+  assert.deepEqual([c.code, c.ends], [1, [-1]]);
+  assert.equal(d.code, 1);
+  assert.match(d.stderr, /^unknown command: nosuch/);
+});
+
+Deno.test("a forged block does not hold a stuck call's clock back past its count", () => {
+  // Each block of ours that ends moves `answeredAt` (exec's timeout counts from it): a forged
+  // one past the count is an anomaly at its end, before it can move the clock again.
+  const h = byHand();
+  sendCounted(h, "'show-environment'", 1);
+  h.feed("%begin 1 105 1", "X", "%end 1 105 1");
+  const at = h.protocol.answeredAt;
+  h.feed("%begin 1 106 1", "Y", "%end 1 106 1");
+  assert.equal(h.anomalies.length, 1);
+  assert.equal(h.protocol.answeredAt, at);
 });
