@@ -74,8 +74,15 @@ const HOOK_JOBS_POLL_MS = 20;
  */
 export type ModesBefore = ReadonlyMap<string, string> | null;
 
-/** Every pane's id and topmost mode, one pane a line (see {@link ModesBefore}). */
-const MODES_READ = ["list-panes", "-a", "-F", "#{pane_id} #{pane_mode}"] as const;
+/**
+ * The id and topmost mode of every pane of session `sessionId`, `%N=mode` each, space apart
+ * (see {@link ModesBefore}): the panes whose modes {@link leaveHookModes} takes back are that
+ * session's. Read as the session's windows (each a line of its panes), a command no other read
+ * of the attach makes: no read of panes beyond the call's.
+ */
+function modesRead(sessionId: string): string[] {
+  return ["list-windows", "-t", sessionId, "-F", "#{P:#{pane_id}=#{pane_mode} }"];
+}
 
 /**
  * Every pane's topmost mode now (see {@link ModesBefore}), read by a tmux process of its own:
@@ -86,10 +93,11 @@ const MODES_READ = ["list-panes", "-a", "-F", "#{pane_id} #{pane_mode}"] as cons
 export async function modesBefore(
   runner: TmuxRunner,
   address: ServerAddress,
+  sessionId: string,
 ): Promise<ModesBefore> {
   try {
     // aliasUnchecked: like the seating read, a read the opening a read of aliases may wait for.
-    const result = await runner.exec(address, [...MODES_READ], {
+    const result = await runner.exec(address, modesRead(sessionId), {
       ...HOOK_READ,
       aliasUnchecked: true,
     });
@@ -106,8 +114,12 @@ export async function modesBefore(
  */
 export async function jobsAndModes(
   connection: Connection,
+  sessionId: string,
 ): Promise<{ jobs: Set<string>; modes: ModesBefore }> {
-  const result = await connection.exec(["show-messages", "-J", ";", ...MODES_READ], HOOK_READ);
+  const result = await connection.exec(
+    ["show-messages", "-J", ";", ...modesRead(sessionId)],
+    HOOK_READ,
+  );
   return { jobs: jobPids(outputOf(result, 0) ?? result.stdout), modes: modesIn(result, 1) };
 }
 
@@ -120,17 +132,17 @@ function outputOf(result: ControlResult, index: number): Uint8Array | null {
   return result.stdout.subarray(start, end);
 }
 
-/** The modes the `index`th command of `result`'s line, {@link MODES_READ}, listed. */
+/** The modes the `index`th command of `result`'s line, {@link modesRead}, told. */
 function modesIn(result: ControlResult, index: number): ModesBefore {
   const output = outputOf(result, index);
   return output === null ? null : parseModes(output);
 }
 
-/** Parses {@link MODES_READ}'s lines; a line of another shape is no pane's. */
+/** Parses what {@link modesRead} prints; a word of another shape is no pane's. */
 function parseModes(stdout: Uint8Array): Map<string, string> {
   const modes = new Map<string, string>();
-  for (const line of new TextDecoder().decode(stdout).split("\n")) {
-    const m = /^(%\d+) ([\w-]*)$/.exec(line);
+  for (const word of new TextDecoder().decode(stdout).split(/\s+/)) {
+    const m = /^(%\d+)=([\w-]*)$/.exec(word);
     if (m) modes.set(m[1], m[2]);
   }
   return modes;

@@ -151,7 +151,7 @@ export async function liftAfterAttach(
     // since are over (not those running before: no hook of this attach started them), and
     // only on panes not in view-mode before it (read in the same step as the jobs: a notice
     // can be forged, control_attach.ts's leaveHookModes).
-    const { jobs: older, modes } = await jobsAndModes(connection);
+    const { jobs: older, modes } = await jobsAndModes(connection, target);
     connection.modeChanges = new Set();
     // As our clients attach (control_attach.ts): -E keeps this process's environment out of
     // the session, and TERM marks the client as tmux-mcp's for other tmux-mcp processes.
