@@ -257,3 +257,60 @@ Deno.test("an end marker written over the shell's while the pane's output was ke
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/**
+ * Turns the pane's output off for every control client, waits (bounded) for the shell's end
+ * for a failure, writes a valid end for status 0 over it, then detaches every control client:
+ * the feed cut, the stream that never carried an end could not vouch for the rows' one.
+ */
+const CUT_END = String.raw`
+done_file=$1
+${READ_TERMS}clients() { tmux list-clients -F '#{client_name} #{client_control_mode}' | awk '$2 == 1 { print $1 }'; }
+for c in $(clients); do tmux refresh-client -t "$c" -A "$TMUX_PANE:off"; done
+i=0
+while ! tmux capture-pane -p -t "$TMUX_PANE" | grep -q "__tmcp_$nonce""_E:1:" && [ "$i" -lt 4000 ]; do
+  i=$((i + 1))
+done
+printf '\0337\033[1A\r\033[2K__tmcp_%s_E:0:%s:%s\0338' "$nonce" "$(( a ^ b ))" "$(date +%s)"
+for c in $(clients); do tmux detach-client -t "$c"; done
+touch "$done_file"
+`;
+
+Deno.test("an end marker written over the shell's before this server's feed was cut is never believed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-cut-end-" });
+  await Deno.writeTextFile(`${dir}/cut.sh`, CUT_END);
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    c = await connect({ socketName: t.socket });
+    const ways: [string, Record<string, unknown>][] = [
+      ["background", { background: true }],
+      ["timed out", { timeoutMs: 300 }],
+      ["waited on", { timeoutMs: 20_000 }],
+    ];
+    for (const [way, options] of ways) {
+      const done = `${dir}/${way.replace(" ", "-")}`;
+      const pane = await shellPane(t, "sh", "sh");
+      const run = await c.ok<RunReply>("run_command", {
+        paneId: pane,
+        command: `sh ${dir}/cut.sh ${done} & sleep 1.5; echo BUILD FAILED; false`,
+        ...options,
+      });
+      assert.notEqual(run.exitStatus, 0, `${way}: ${JSON.stringify(run)}`);
+      await waitFor(() => Deno.stat(done).then(() => true, () => false), `${way}: forged`, 40_000);
+      if (!run.jobId) continue;
+      for (const read of ["first", "again"]) {
+        const job = await c.ok<JobReply>("get_command_result", {
+          jobId: run.jobId,
+          waitMs: 20_000,
+        });
+        assert.notEqual(job.exitStatus, 0, `${way}, ${read}: ${JSON.stringify(job)}`);
+        assert.notEqual(job.state, "running", `${way}, ${read}: ${JSON.stringify(job)}`);
+      }
+    }
+  } finally {
+    await c?.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -163,6 +163,11 @@ export interface Marked {
    */
   readonly unheardEnd?: boolean;
   /**
+   * With {@link unheardEnd}: the stream was heard from before the line was typed until this
+   * server's feed of it was cut (its tmux client detached or lost), and the end came unheard.
+   */
+  readonly streamCut?: boolean;
+  /**
    * More than one row carries the begin marker: a program the command ran printed one. The
    * output starts at the shell's (see {@link findMarkers}), and may hold what the program drew.
    */

@@ -312,6 +312,18 @@ export interface HeardStream {
  * was written there unheard (see {@link readMarked}).
  */
 const heardThroughout = new Set<string>();
+/**
+ * The jobs of {@link heardThroughout} whose feed was cut since (a watch's tmux client detached
+ * or lost: a program the command ran can detach it): an end the stream did not carry may have
+ * come in the gap, so the stream cannot vouch for one the pane shows.
+ */
+const cutWhileHeard = new Set<string>();
+
+/** Adds `key` to `set`, the oldest dropped past {@link MAX_STREAMED}. */
+function noteBounded(set: Set<string>, key: string): void {
+  set.add(key);
+  if (set.size > MAX_STREAMED) set.delete(set.values().next().value!);
+}
 
 /**
  * The watches of each job's output stream open in this process (run_command's, its follower's,
@@ -346,18 +358,15 @@ export function hearEnds(
   const watches = hearing.get(key) ?? new Set<HeardStream>();
   hearing.set(key, watches);
   watches.add(watch);
-  if (options.beforeTyping && watch.unbroken) {
-    heardThroughout.add(key);
-    if (heardThroughout.size > MAX_STREAMED) {
-      heardThroughout.delete(heardThroughout.values().next().value!);
-    }
-  }
+  if (options.beforeTyping && watch.unbroken) noteBounded(heardThroughout, key);
   watch.tap = (lines) => noteStreamed(ctx, ref, lines);
   const forget = () => {
     if (!watches.has(watch)) return;
     watch.tap = null;
     watches.delete(watch);
-    // A gap in this one, or no watch left: the stream is no longer heard throughout.
+    // A gap in this one, or no watch left: the stream is no longer heard throughout (a gap in a
+    // stream heard so far leaves it cut).
+    if (!watch.unbroken && heardThroughout.has(key)) noteBounded(cutWhileHeard, key);
     if (!watch.unbroken || watches.size === 0) heardThroughout.delete(key);
     if (watches.size === 0 && hearing.get(key) === watches) hearing.delete(key);
   };
@@ -417,8 +426,10 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
   if (judged) return { probe, marked: judged };
   const seen = streamed.get(key);
   // Heard throughout, the stream holds the shell's end: none there, and the one shown is not it.
-  const unheard = seen === undefined && heardThroughout.has(key) &&
-    [...hearing.get(key) ?? []].every((watch) => watch.unbroken);
+  // Cut since, it may have come in the gap: the one shown cannot be vouched for either.
+  const cut = cutWhileHeard.has(key) ||
+    (heardThroughout.has(key) && ![...hearing.get(key) ?? []].every((watch) => watch.unbroken));
+  const unheard = seen === undefined && (heardThroughout.has(key) || cut);
   if (unheard || (seen !== undefined && (seen.size > 1 || !seen.has(ended.status)))) {
     // Kept as lost: the rows may never show the shell's end again.
     const lost = {
@@ -427,7 +438,7 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
       endedMs: null,
       twoEnds: true,
       streamedEnds: true,
-      ...(unheard ? { unheardEnd: true } : {}),
+      ...(unheard ? { unheardEnd: true, ...(cut ? { streamCut: true } : {}) } : {}),
     };
     keepFinished(key, lost);
     return { probe, marked: lost };
@@ -452,6 +463,21 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
  */
 const streamed = new Map<string, Set<number>>();
 const MAX_STREAMED = 100;
+
+/**
+ * What a wait's `lines` event tells of job `ref`'s end: whether a line holds its end marker's
+ * text (a cue to read the pane), noted ({@link noteStreamed}) only when heard in the stream.
+ * Lines read from the rows (a watch catching up after its feed was cut) are what the screen
+ * shows, a row a program wrote over as written: never counted as carried.
+ */
+export function heardLines(
+  ctx: TmuxContext,
+  ref: JobRef,
+  event: { readonly lines: readonly string[]; readonly fromRows?: boolean },
+): boolean {
+  if (!event.fromRows) return noteStreamed(ctx, ref, event.lines);
+  return event.lines.some((line) => holdsEnd(line, ref.nonce));
+}
 
 /**
  * Notes the end markers of job `ref` among `lines` of its pane's output stream (see
@@ -485,6 +511,11 @@ const UNHEARD_END_REASON = "its pane shows an end marker its output never carrie
   "server heard all of it: a program the command ran wrote it there unheard (it can read the " +
   "screen, and so the check, and turn its pane's output off for this server's tmux client), so " +
   "the exit status cannot be told";
+
+/** Why a job is lost whose end came while this server's feed of its stream was cut. */
+const CUT_END_REASON = "its pane shows an end marker its output did not carry: this server's " +
+  "feed of that output was cut while the job ran (its tmux client detached or lost, which a " +
+  "program the command ran can do) and the end came in the gap, so the exit status cannot be told";
 
 /** Why a job is lost whose end the output stream contradicted ({@link Marked.streamedEnds}). */
 const STREAMED_ENDS_REASON = "its output carried an end marker of another exit status than " +
@@ -774,7 +805,11 @@ async function readJobAs(
   }
   // Ended, by the stream, with an end that was not the shell's: lost for good, as kept.
   if (marked.streamedEnds) {
-    const reason = marked.unheardEnd ? UNHEARD_END_REASON : STREAMED_ENDS_REASON;
+    const reason = marked.streamCut
+      ? CUT_END_REASON
+      : marked.unheardEnd
+      ? UNHEARD_END_REASON
+      : STREAMED_ENDS_REASON;
     return {
       ...base,
       state: "lost",

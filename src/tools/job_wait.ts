@@ -10,7 +10,7 @@ import { KEEPS_RUNNING, ToolFailure } from "../mcp/errors.ts";
 import { PaneWatch } from "./pane_watch.ts";
 import type { WatchEvent } from "./watch_event.ts";
 import type { JobRef } from "./job_id.ts";
-import { hearEnds, isOver, type JobView, NOT_HEARD, noteStreamed, readJob } from "./job_state.ts";
+import { heardLines, hearEnds, isOver, type JobView, NOT_HEARD, readJob } from "./job_state.ts";
 import { probePane } from "./pane_probe.ts";
 import { isShellCommand, lineEditorReads } from "../tmux/prompt.ts";
 
@@ -135,7 +135,7 @@ export async function waitForJob(
       switch (event.kind) {
         case "lines":
           // Every line is looked at: each end marker the stream carries counts (job_state.ts).
-          if (noteStreamed(ctx, ref, event.lines) || by < deadline) {
+          if (heardLines(ctx, ref, event) || by < deadline) {
             if (isOver(await read())) return view;
           }
           break;

@@ -611,7 +611,7 @@ export class PaneWatch {
     if (again && this.#rows && this.transport === "control") this.#dirty = true;
     if (lines.length > 0) {
       if (paneEnded(this.start, probe)) this.#diedAfterLines = probe;
-      return { kind: "lines", lines, rows };
+      return { kind: "lines", lines, rows, fromRows: true };
     }
     if (paneEnded(this.start, probe)) return await this.#died(probe);
     if (this.#commandChanged(probe)) return { kind: "command", probe };

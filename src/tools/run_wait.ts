@@ -11,7 +11,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { lineEditorReads } from "../tmux/prompt.ts";
 import type { JobRef } from "./job_id.ts";
 import type { Marked } from "./job_markers.ts";
-import { type JobView, type MarkedRead, noteStreamed, readJob, readMarked } from "./job_state.ts";
+import { heardLines, type JobView, type MarkedRead, readJob, readMarked } from "./job_state.ts";
 import { overWithoutEnd, recheckBy } from "./job_wait.ts";
 import type { PaneWatch } from "./pane_watch.ts";
 import { unlessStalled, type WatchEvent } from "./watch_event.ts";
@@ -87,7 +87,7 @@ export async function awaitRunEnd(
       switch (event.kind) {
         case "lines":
           // Every line is looked at: each end marker the stream carries counts (job_state.ts).
-          if (noteStreamed(ctx, ref, event.lines) || by < deadline) {
+          if (heardLines(ctx, ref, event) || by < deadline) {
             // A read tmux did not answer in time is made again: at the next tick, which
             // reads the job, or after the wait (pane_watch.ts, unlessStalled).
             result = await unlessStalled(ctx.signal, deadline, ended);

@@ -14,8 +14,15 @@ export type WatchEvent =
   /**
    * New output: lines written since the last event (the unfinished last line included). A
    * watch that reads rows also gives each as a {@link WrittenRow}, in the same order.
+   * `fromRows`: read from the pane's rows (a watch that polls, or one catching up after its
+   * feed), not heard in its output stream: what a program wrote over a row reads as written.
    */
-  | { readonly kind: "lines"; readonly lines: string[]; readonly rows?: readonly WrittenRow[] }
+  | {
+    readonly kind: "lines";
+    readonly lines: string[];
+    readonly rows?: readonly WrittenRow[];
+    readonly fromRows?: boolean;
+  }
   /** Nothing new for a while: a moment to send progress. */
   | { readonly kind: "tick" }
   /** The pane's process exited (or the pane is gone, or was respawned). */
