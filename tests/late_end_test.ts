@@ -314,3 +314,32 @@ Deno.test("an end marker written over the shell's before this server's feed was 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an honest end printed while our watch client leaves for a window moved out of its session is read", async () => {
+  // A window moved out of a session makes our client for watches there leave (it would hold the
+  // moved panes' output), and the watches attach again through a new client, held here by a
+  // person's hook: the job's end comes in between. Given up on our own account, that gap is no
+  // cut: the shell's end on screen is read.
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    await t.tmux("new-session", "-d", "-s", "elsewhere");
+    c = await connect({ socketName: t.socket });
+    const pane = await shellPane(t, "sh", "sh");
+    const other = (await t.tmux("new-window", "-d", "-P", "-F", "#{window_id}", "sh")).trim();
+    await t.tmux("set-hook", "-g", "client-attached", "run-shell 'sleep 1'");
+    // The command moves the window itself, just before its end: the end comes in the gap.
+    const run = await c.ok<RunReply>("run_command", {
+      paneId: pane,
+      command: `sleep 0.5; tmux move-window -s ${other} -t elsewhere: ; false`,
+      background: true,
+    });
+    assert.equal(run.stillRunning, true, JSON.stringify(run));
+    const job = await c.ok<JobReply>("get_command_result", { jobId: run.jobId!, waitMs: 20_000 });
+    assert.equal(job.state, "exited", JSON.stringify(job));
+    assert.equal(job.exitStatus, 1, JSON.stringify(job));
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});

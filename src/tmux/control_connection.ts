@@ -28,6 +28,12 @@ export interface WatchBatch {
   readonly changed: boolean;
   /** The connection is gone: output may have been missed and this watch has ended. */
   readonly lost: boolean;
+  /**
+   * With `lost`: given up on this server's own account (the client leaves a session windows
+   * moved out of, or the pane left the client's session), not cut from outside (the client
+   * detached or killed, the connection lost). Either way output may have gone unheard.
+   */
+  readonly left?: boolean;
 }
 
 /** Receives a pane's batches. */

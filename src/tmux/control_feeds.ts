@@ -214,11 +214,11 @@ export function loseListeners(connection: Connection): void {
 }
 
 /** Tells every watcher on `connection` that it lost the feed (its watch has ended). */
-export function loseWatchers(connection: Connection): void {
+export function loseWatchers(connection: Connection, left = false): void {
   for (const watcher of [...connection.watchers]) {
     connection.watchers.delete(watcher);
     try {
-      watcher.listener({ output: [], changed: true, lost: true });
+      watcher.listener({ output: [], changed: true, lost: true, left });
     } catch {
       // The watcher's own business.
     }
@@ -240,6 +240,6 @@ export async function loseMovedPanes(connection: Connection): Promise<void> {
   for (const watcher of [...connection.watchers]) {
     if (result.code === 0 && present.has(watcher.paneId)) continue;
     connection.watchers.delete(watcher);
-    watcher.listener({ output: [], changed: true, lost: true });
+    watcher.listener({ output: [], changed: true, lost: true, left: true });
   }
 }

@@ -137,7 +137,8 @@ export class ClientLeaving {
   #leaveMoved(connection: Connection): void {
     connection.leaving = true;
     if (this.#clients.primary === connection) this.#clients.primary = null;
-    loseWatchers(connection);
+    // Its watchers attach again elsewhere: given up, not cut (WatchBatch.left).
+    loseWatchers(connection, true);
     this.maybeLinger(connection);
   }
 

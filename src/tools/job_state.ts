@@ -303,6 +303,8 @@ export interface HeardStream {
   tap: ((lines: readonly string[]) => void) | null;
   /** Whether it has heard every `%output` of the pane since it opened. */
   readonly unbroken: boolean;
+  /** Whether its feed was cut from outside since it opened (its tmux client detached). */
+  readonly cut: boolean;
 }
 
 /**
@@ -366,7 +368,7 @@ export function hearEnds(
     watches.delete(watch);
     // A gap in this one, or no watch left: the stream is no longer heard throughout (a gap in a
     // stream heard so far leaves it cut).
-    if (!watch.unbroken && heardThroughout.has(key)) noteBounded(cutWhileHeard, key);
+    if (watch.cut && heardThroughout.has(key)) noteBounded(cutWhileHeard, key);
     if (!watch.unbroken || watches.size === 0) heardThroughout.delete(key);
     if (watches.size === 0 && hearing.get(key) === watches) hearing.delete(key);
   };
@@ -427,9 +429,11 @@ export async function readMarked(ctx: TmuxContext, ref: JobRef): Promise<MarkedR
   const seen = streamed.get(key);
   // Heard throughout, the stream holds the shell's end: none there, and the one shown is not it.
   // Cut since, it may have come in the gap: the one shown cannot be vouched for either.
+  const watches = [...hearing.get(key) ?? []];
   const cut = cutWhileHeard.has(key) ||
-    (heardThroughout.has(key) && ![...hearing.get(key) ?? []].every((watch) => watch.unbroken));
-  const unheard = seen === undefined && (heardThroughout.has(key) || cut);
+    (heardThroughout.has(key) && watches.some((watch) => watch.cut));
+  const whole = heardThroughout.has(key) && watches.every((watch) => watch.unbroken);
+  const unheard = seen === undefined && (whole || cut);
   if (unheard || (seen !== undefined && (seen.size > 1 || !seen.has(ended.status)))) {
     // Kept as lost: the rows may never show the shell's end again.
     const lost = {

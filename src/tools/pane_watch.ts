@@ -110,8 +110,10 @@ export class PaneWatch {
   readonly #waker = new Waker();
   #changed = false;
   #lost = false;
-  /** Set once output may have gone unheard (see {@link unbroken}). */
+  /** Set once its feed was cut from outside (see {@link cut}). */
   #broken = false;
+  /** Set once its feed was given up on this server's own account (see {@link unbroken}). */
+  #gapped = false;
   #diedAfterLines: PaneProbe | null = null;
   /** The pane's rows from the start row on, as the watch last read them. */
   #read: WatchedRows | null = null;
@@ -287,7 +289,10 @@ export class PaneWatch {
    * wait takes it, up to {@link WATCH_QUEUE_BYTES}.
    */
   #hear(batch: WatchBatch): void {
-    if (batch.lost) this.#broken = true;
+    if (batch.lost) {
+      if (batch.left) this.#gapped = true;
+      else this.#broken = true;
+    }
     let bytes = 0;
     for (const chunk of batch.output) bytes += chunk.length;
     this.#heardBytes += bytes;
@@ -317,7 +322,7 @@ export class PaneWatch {
       // Decoded for the tap, and dropped: the decoder goes on from its partial line.
       this.tap(this.#drain());
     } else {
-      this.#broken = true;
+      this.#gapped = true;
       for (const batch of this.#queue) {
         if (batch.lost) this.#lost = true;
         if (batch.changed) this.#changed = true;
@@ -334,7 +339,16 @@ export class PaneWatch {
    * never lost, nothing given up unheard.
    */
   get unbroken(): boolean {
-    return !this.#broken && this.transport === "control";
+    return !this.#broken && !this.#gapped && this.transport === "control";
+  }
+
+  /**
+   * Whether its feed was cut from outside since it opened (its tmux client detached or killed,
+   * the connection lost: something a program in a pane can do), not given up on this server's
+   * own account (see WatchBatch.left).
+   */
+  get cut(): boolean {
+    return this.#broken;
   }
 
   /** The `%output` bytes received and not yet taken (see {@link WATCH_QUEUE_BYTES}). */
@@ -571,7 +585,8 @@ export class PaneWatch {
 
   /** The control feed was lost: catch up by reading the pane, then subscribe again. */
   async #recover(): Promise<WatchEvent | null> {
-    this.#broken = true;
+    // Subscribed again, after a loss (told as cut or given up by its batch) or a stall.
+    this.#gapped = true;
     this.#watch?.close();
     this.#watch = null;
     const placements = await execFast(
