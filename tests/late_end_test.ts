@@ -220,23 +220,28 @@ done
 sp=$PPID`,
 );
 
-Deno.test("an end marker written over the shell's while the pane's output was kept from this server is never believed", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-unheard-end-" });
-  await Deno.writeTextFile(`${dir}/unheard.sh`, UNHEARD_END);
+/**
+ * Runs `sh <script> <done> & sleep <sleep>; echo BUILD FAILED; false` in a fresh sh pane each
+ * way (`ways`: the run_command options), waits for the forger to say it wrote, and checks that
+ * neither run_command nor get_command_result (read twice) ever says status 0.
+ */
+async function neverBelieved(
+  script: string,
+  sleep: string,
+  ways: [string, Record<string, unknown>][],
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-forged-end-" });
+  await Deno.writeTextFile(`${dir}/forger.sh`, script);
   const t = await TestTmux.start();
   let c: TestClient | undefined;
   try {
     c = await connect({ socketName: t.socket });
-    const ways: [string, Record<string, unknown>][] = [
-      ["waited on", { timeoutMs: 20_000 }],
-      ["background", { background: true }],
-    ];
     for (const [way, options] of ways) {
       const done = `${dir}/${way.replace(" ", "-")}`;
       const pane = await shellPane(t, "sh", "sh");
       const run = await c.ok<RunReply>("run_command", {
         paneId: pane,
-        command: `sh ${dir}/unheard.sh ${done} & sleep 1; echo BUILD FAILED; false`,
+        command: `sh ${dir}/forger.sh ${done} & sleep ${sleep}; echo BUILD FAILED; false`,
         ...options,
       });
       assert.notEqual(run.exitStatus, 0, `${way}: ${JSON.stringify(run)}`);
@@ -256,6 +261,13 @@ Deno.test("an end marker written over the shell's while the pane's output was ke
     await t.kill();
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+Deno.test("an end marker written over the shell's while the pane's output was kept from this server is never believed", async () => {
+  await neverBelieved(UNHEARD_END, "1", [
+    ["waited on", { timeoutMs: 20_000 }],
+    ["background", { background: true }],
+  ]);
 });
 
 /**
@@ -277,42 +289,11 @@ touch "$done_file"
 `;
 
 Deno.test("an end marker written over the shell's before this server's feed was cut is never believed", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-cut-end-" });
-  await Deno.writeTextFile(`${dir}/cut.sh`, CUT_END);
-  const t = await TestTmux.start();
-  let c: TestClient | undefined;
-  try {
-    c = await connect({ socketName: t.socket });
-    const ways: [string, Record<string, unknown>][] = [
-      ["background", { background: true }],
-      ["timed out", { timeoutMs: 300 }],
-      ["waited on", { timeoutMs: 20_000 }],
-    ];
-    for (const [way, options] of ways) {
-      const done = `${dir}/${way.replace(" ", "-")}`;
-      const pane = await shellPane(t, "sh", "sh");
-      const run = await c.ok<RunReply>("run_command", {
-        paneId: pane,
-        command: `sh ${dir}/cut.sh ${done} & sleep 1.5; echo BUILD FAILED; false`,
-        ...options,
-      });
-      assert.notEqual(run.exitStatus, 0, `${way}: ${JSON.stringify(run)}`);
-      await waitFor(() => Deno.stat(done).then(() => true, () => false), `${way}: forged`, 40_000);
-      if (!run.jobId) continue;
-      for (const read of ["first", "again"]) {
-        const job = await c.ok<JobReply>("get_command_result", {
-          jobId: run.jobId,
-          waitMs: 20_000,
-        });
-        assert.notEqual(job.exitStatus, 0, `${way}, ${read}: ${JSON.stringify(job)}`);
-        assert.notEqual(job.state, "running", `${way}, ${read}: ${JSON.stringify(job)}`);
-      }
-    }
-  } finally {
-    await c?.close();
-    await t.kill();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await neverBelieved(CUT_END, "1.5", [
+    ["background", { background: true }],
+    ["timed out", { timeoutMs: 300 }],
+    ["waited on", { timeoutMs: 20_000 }],
+  ]);
 });
 
 Deno.test("an honest end printed while our watch client leaves for a window moved out of its session is read", async () => {
