@@ -298,7 +298,7 @@ export interface MarkedRead {
 /** A watch of a job's output stream, as {@link hearEnds} takes what it heard. */
 export interface HeardStream {
   /** The lines it heard and has not reported, once all tmux had read from the pane has come. */
-  heardAll(): Promise<string[]>;
+  heardAll(signal?: AbortSignal): Promise<string[]>;
   /** Hears the lines it gives up unreported (a flood past its bound). */
   tap: ((lines: readonly string[]) => void) | null;
   /** Whether it has heard every `%output` of the pane since it opened. */
@@ -398,7 +398,7 @@ export function watchesHearing(jobId: string): number {
 /** Takes in what every watch of job `ref` heard until now ({@link hearing}). */
 async function takeHeard(ctx: TmuxContext, ref: JobRef, key: string): Promise<void> {
   for (const watch of [...hearing.get(key) ?? []]) {
-    noteStreamed(ctx, ref, await watch.heardAll());
+    noteStreamed(ctx, ref, await watch.heardAll(ctx.signal));
   }
 }
 

@@ -547,10 +547,10 @@ export class PaneWatch {
    * {@link takeLines}, once everything tmux had read from the pane when asked has come (see
    * Watch.sync): rows read before hold no output the lines lack. A watch that polls has none.
    */
-  async heardAll(): Promise<string[]> {
-    // Not the call's signal: a watch handed on outlives its call (run_command's, to the job's
-    // follower). The sync is bounded by its own timeout.
-    await this.#watch?.sync();
+  async heardAll(signal?: AbortSignal): Promise<string[]> {
+    // The reader's signal, not the watch's call's: a watch handed on outlives its call
+    // (run_command's, to the job's follower). The sync is bounded by its own timeout too.
+    await this.#watch?.sync(signal);
     return this.takeLines();
   }
 
