@@ -7,6 +7,7 @@ import {
   GUARDED_TOOLS,
   guardedCalls,
   MAX_BATCH_OPERATIONS,
+  MAX_SEND_ROWS,
   readsOnly,
 } from "./guarded_calls.ts";
 import prebuiltToolList from "../mcp/tool_list.json" with { type: "json" };
@@ -1211,4 +1212,37 @@ Deno.test("guard in a pane whose TMUX path holds a comma judges the server tmux 
     const reason = seedDecision(r.stdout).permissionDecisionReason;
     assert.ok(reason.includes(`pane ${ids.other} (`) && reason.includes(tty), reason);
   });
+});
+
+Deno.test("guardedCalls: send_keys_batch's rows after the first are asked about unread, after those before", () => {
+  // An earlier row can run `tmux select-window` in a shell nobody watches, putting a later
+  // row's pane on a person's screen: tmux before the batch does not say where the later goes.
+  const calls = guardedCalls("mcp__tmux__send_keys_batch", {
+    operations: [
+      { paneId: "%6", text: "tmux select-window -t @6", enter: true },
+      { paneId: "%4", text: "true" },
+      { paneId: "%6", text: "echo typed", enter: true },
+    ],
+  });
+  assert.deepEqual(calls.map((c) => [c.label, c.targets, c.after?.length ?? 0]), [
+    ["send_keys_batch row 1", [{ kind: "pane", id: "%6" }], 0],
+    ["send_keys_batch row 2", [{ kind: "pane", id: "%4" }], 1],
+    ["send_keys_batch row 3", [{ kind: "pane", id: "%6" }], 2],
+  ]);
+  // As many rows as the server types; past them the call is asked about unread.
+  const schema = prebuiltToolList.tools.find((t) => t.name === "send_keys_batch")!.inputSchema;
+  const limit = (schema.properties as unknown as { operations: { maxItems: number } }).operations
+    .maxItems;
+  assert.equal(MAX_SEND_ROWS, limit, "the server's own limit");
+  const row = { paneId: "%1", text: "x" };
+  assert.equal(
+    guardedCalls("send_keys_batch", { operations: Array(limit).fill(row) }).length,
+    limit,
+  );
+  const over = guardedCalls("send_keys_batch", { operations: Array(limit + 1).fill(row) });
+  assert.equal(over.length, 1);
+  assert.match(over[0].unclear ?? "", /more than 64 rows/);
+  // A row that is no object, or names no pane, is unclear.
+  const odd = guardedCalls("send_keys_batch", { operations: ["x", { text: "y" }] });
+  assert.deepEqual(odd.map((c) => c.unclear), ["the row is no object", "it names no paneId"]);
 });

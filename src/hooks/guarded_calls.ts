@@ -85,6 +85,9 @@ const MAX_NESTING = 4;
  */
 export const MAX_BATCH_OPERATIONS = 16;
 
+/** Most rows the server types in one send_keys_batch (src/tools/input.ts; a test holds them equal). */
+export const MAX_SEND_ROWS = 64;
+
 /** What a call would touch. */
 export type Target =
   | { readonly kind: "pane"; readonly id: string }
@@ -318,6 +321,9 @@ function readCall(
     }
     return [{ label, verb, socketName, targets: viewTargets(view), view, ...asItIs(state) }];
   }
+  if (tool === "send_keys_batch" && Array.isArray(args.operations)) {
+    return sendRows(args.operations, label, verb, socketName, state);
+  }
   const targets: Target[] = [];
   const problem = collectTargets(args, targets, 0);
   if (problem) return [unclear(label, verb, problem)];
@@ -325,6 +331,42 @@ function readCall(
     return [unclear(label, verb, "it names no paneId, windowId or session")];
   }
   return [{ label, verb, socketName, targets, ...after }];
+}
+
+/**
+ * send_keys_batch's rows, each a call of its own: the server types them in order, and an
+ * earlier row may run something in a shell nobody watches (`tmux select-window`, Enter) that
+ * puts a later row's pane on a person's screen. So each row after the first is asked about
+ * unread, after those before it, as a batch's operations are (see {@link noteChange}).
+ */
+function sendRows(
+  rows: readonly unknown[],
+  label: string,
+  verb: string,
+  socketName: string | undefined,
+  state: ReadState,
+): GuardedCall[] {
+  if (rows.length > MAX_SEND_ROWS) {
+    return [
+      unclear(
+        label,
+        verb,
+        `it holds more than ${MAX_SEND_ROWS} rows: the server types at most ${MAX_SEND_ROWS}`,
+      ),
+    ];
+  }
+  const earlier: EarlierOperation[] = [...state.changes];
+  return rows.map((row, i) => {
+    const rowLabel = `${label} row ${i + 1}`;
+    const after = earlier.length > 0 ? { after: [...earlier] } : {};
+    earlier.push({ tool: "send_keys", waits: false });
+    if (!isObject(row)) return unclear(rowLabel, verb, "the row is no object");
+    const targets: Target[] = [];
+    const problem = collectTargets(row, targets, 0);
+    if (problem) return unclear(rowLabel, verb, problem);
+    if (targets.length === 0) return unclear(rowLabel, verb, "it names no paneId");
+    return { label: rowLabel, verb, socketName, targets, ...after };
+  });
 }
 
 /**
