@@ -116,7 +116,7 @@ const remembered = new Map<string, boolean | null>();
  * Whether this machine's tmux at `server`'s socket path is `server` itself (a host that is an
  * alias of this machine): asked once per server, in the background (the caller lookups read a
  * snapshot already taken and cannot wait), so null until the answer comes. A tmux process of
- * its own, with `-S`: the baked flags may run tmux, and need no read of the socket folder.
+ * its own (probeLocal): the baked flags may run tmux, and need no read of the socket folder.
  */
 export function localServerIs(server: ServerFacts): boolean | null {
   const key = `${server.pid} ${server.startTime} ${server.socketPath}`;
@@ -134,13 +134,26 @@ export function localServerIs(server: ServerFacts): boolean | null {
 
 /**
  * Which server this machine's tmux runs at `socketPath`: null for none (no socket there, one
- * refused, another user's), undefined when it did not answer within {@link PROBE_MS}.
+ * refused, another user's, a path that is no socket of this user's tmux folder), undefined
+ * when it did not answer within {@link PROBE_MS}.
+ *
+ * The path is the host's to choose (its tmux says it, or a `TMUX_TMPDIR` there), and a tmux
+ * client sends whatever listens at a path its environment and working folder. So only a path
+ * in this user's own tmux folder is asked, as `-L` names it (tmux refuses a folder that is not
+ * the user's own, or is open to others), from a client that carries nothing: no environment
+ * but the folder's `TMUX_TMPDIR`, `/` for its working folder.
  */
 async function probeLocal(socketPath: string): Promise<ServerIdentity | null | undefined> {
+  const tmpdir = Deno.env.get("TMUX_TMPDIR") || "/tmp";
+  const m = /^(.*)\/tmux-\d+\/([^/]+)$/.exec(socketPath);
+  if (!m || m[1] !== tmpdir.replace(/\/+$/, "")) return null;
   let child: Deno.ChildProcess;
   try {
     child = spawnChild("tmux", {
-      args: ["-S", socketPath, "display-message", "-p", SERVER_IDENTITY_FORMAT],
+      args: ["-L", m[2], "display-message", "-p", `#{socket_path} ${SERVER_IDENTITY_FORMAT}`],
+      clearEnv: true,
+      env: tmpdir === "/tmp" ? {} : { TMUX_TMPDIR: tmpdir },
+      cwd: "/",
       stdin: "null",
       stdout: "piped",
       stderr: "null",
@@ -157,7 +170,11 @@ async function probeLocal(socketPath: string): Promise<ServerIdentity | null | u
   });
   const read = (async () => {
     const [text, status] = await Promise.all([new Response(child.stdout).text(), child.status]);
-    return status.success ? parseServerIdentity(text.trim()) : null;
+    // The socket this user's tmux reached is the host's path, or it is not that server.
+    const line = text.trim();
+    const cut = line.lastIndexOf(" ", line.lastIndexOf(" ") - 1);
+    if (!status.success || cut < 0 || line.slice(0, cut) !== socketPath) return null;
+    return parseServerIdentity(line.slice(cut + 1));
   })().catch(() => null);
   try {
     return await Promise.race([read, late]);

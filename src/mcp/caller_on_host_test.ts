@@ -78,3 +78,29 @@ Deno.test("caller on host: another server at the same path, or none, names no ca
     await t.kill();
   }
 });
+
+Deno.test("caller on host: a socket path the host names outside this user's tmux folder is never connected to", async () => {
+  // A host says where its server's socket is; another user of this machine may listen at that
+  // path here. A tmux client connecting there sends its environment and working folder.
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-probe-" });
+  const path = `${dir}/tmux-0/default`;
+  await Deno.mkdir(`${dir}/tmux-0`);
+  const listener = Deno.listen({ transport: "unix", path });
+  let connections = 0;
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      connections++;
+      conn.close();
+    }
+  })().catch(() => {});
+  try {
+    const server = { socketPath: path, pid: 4242, startTime: 1, version: "3.3a" };
+    localServerIs(server);
+    await waitFor(() => localServerIs(server) === false, "the local answer");
+    assert.equal(connections, 0, "the probe connected to the host's path");
+  } finally {
+    listener.close();
+    await accepting;
+    await Deno.remove(dir, { recursive: true });
+  }
+});

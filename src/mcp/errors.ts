@@ -138,17 +138,20 @@ function describeFailure(
         if (error instanceof AliasShadow) return error.message;
         if (error instanceof NulArgument) return error.message;
         return `tmux refused: ${error.message}`;
-      case "unreachable":
+      case "unreachable": {
+        // ssh's own reason (or the wait's) may end without a full stop: one is given here.
+        const said = /[.!?]$/.test(error.message) ? error.message : `${error.message}.`;
         // The host answers; its sshd refused one more session on the connection, which stays.
         if (error instanceof SessionRefused) {
-          return `${error.message} Other hosts and this machine are unaffected.`;
+          return `${said} Other hosts and this machine are unaffected.`;
         }
         // A refusal connecting again cannot change (a host key) says what to do instead.
         if (error.message.includes(RETRY_WILL_NOT_HELP)) {
-          return `${error.message} Other hosts and this machine are unaffected.`;
+          return `${said} Other hosts and this machine are unaffected.`;
         }
-        return `${error.message} Other hosts and this machine are unaffected; the next call ` +
+        return `${said} Other hosts and this machine are unaffected; the next call ` +
           "to this host connects again (list_servers shows which hosts answer).";
+      }
     }
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -158,3 +158,12 @@ Deno.test("a server that answered the call and then was gone went away during it
     "No pane %9. Hint.",
   );
 });
+
+Deno.test("failureText: a host that did not answer ends its reason with a full stop before the advice", () => {
+  for (const reason of ["Connection refused", "no connection within 10 s", "It said so."]) {
+    const text = failureText(new TmuxError("unreachable", reason), { socketName: "s" });
+    assert.ok(!/[a-z0-9] Other hosts/.test(text), text);
+    assert.match(text, /[.!?] Other hosts and this machine are unaffected/);
+    assert.doesNotMatch(text, /\.\. Other/);
+  }
+});
