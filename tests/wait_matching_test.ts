@@ -11,6 +11,7 @@
 
 import assert from "node:assert/strict";
 import { waitFor } from "./helpers/tmux.ts";
+import { summaryOf } from "./helpers/mcp.ts";
 import { hub, subscribed, type, type Wait, withServer } from "./helpers/wait_text.ts";
 
 Deno.test("wait_for_text wakes on new output and returns the matching lines", async () => {
@@ -149,5 +150,31 @@ Deno.test("a prompt's trailing blank is matched: a pattern may end in the blank 
     const result = await waiting;
     assert.equal(result.outcome, "matched");
     assert.deepEqual(result.lines, ["DONE"]);
+  });
+});
+
+Deno.test("wait_for_text says when a matched line is cut, and how much of it", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    // A line far longer than a reply keeps of one, the match at its end.
+    const waiting = summaryOf(c, "wait_for_text", { paneId: p, patterns: ["RESULT=FAILED"] });
+    await subscribed(t, c);
+    await type(t, p, "printf '%s RESULT=%s\\n' \"$(printf '%0900d' 0)\" FAILED");
+    const { data, summary } = await waiting;
+    const result = data as unknown as Wait & { omittedLineBytes: number };
+    assert.equal(result.outcome, "matched");
+    assert.equal(result.lines.length, 1);
+    const kept = new TextEncoder().encode(result.lines[0]).length;
+    assert.equal(kept + result.omittedLineBytes, 900 + " RESULT=FAILED".length);
+    assert.ok(result.omittedLineBytes > 0);
+    assert.match(summary, /cut \(omittedLineBytes \d+; a match may be in what was cut/);
+    // A short line: nothing cut, nothing said.
+    const short = c.ok<Wait & { omittedLineBytes: number }>("wait_for_text", {
+      paneId: p,
+      patterns: ["SHORT_DONE"],
+    });
+    await subscribed(t, c);
+    await type(t, p, "printf 'SHORT_%s\\n' DONE");
+    assert.equal((await short).omittedLineBytes, 0);
   });
 });

@@ -58,9 +58,12 @@ export function boundLines(
   lines: readonly string[],
   max: number,
   maxBytes: number,
-): { lines: string[]; omittedLines: number } {
-  return {
-    lines: lines.slice(0, max).map((l) => cutString(l, maxBytes).text),
-    omittedLines: Math.max(0, lines.length - max),
-  };
+): { lines: string[]; omittedLines: number; omittedLineBytes: number } {
+  let omittedLineBytes = 0;
+  const kept = lines.slice(0, max).map((l) => {
+    const cut = cutString(l, maxBytes);
+    omittedLineBytes += cut.omittedBytes;
+    return cut.text;
+  });
+  return { lines: kept, omittedLines: Math.max(0, lines.length - max), omittedLineBytes };
 }

@@ -85,6 +85,9 @@ const waitForText = defineTool({
       "The new lines that matched (the winning kind); for output, the new lines.",
     ),
     omittedLines: count(),
+    omittedLineBytes: count().describe(
+      "UTF-8 bytes cut from the ends of long lines in lines; capture_pane reads them whole.",
+    ),
     tail: z.string().describe(TAIL_TEXT),
     tailOmittedBytes: count(),
     alreadyOnScreen: z.boolean().describe(
@@ -239,7 +242,14 @@ const waitForText = defineTool({
     const waitedMs = Math.round(performance.now() - began);
     const late = lateNote(waitedMs, effective);
     if (late) notes.push(late);
-    const bounded = boundLines(hitLines, 20, Math.max(200, Math.floor(budget / 20)));
+    const lineBytes = Math.max(200, Math.floor(budget / 20));
+    const bounded = boundLines(hitLines, 20, lineBytes);
+    if (bounded.omittedLineBytes > 0) {
+      notes.push(
+        `lines longer than ${lineBytes} bytes are cut (omittedLineBytes ` +
+          `${bounded.omittedLineBytes}; a match may be in what was cut: capture_pane reads them whole)`,
+      );
+    }
     const data = {
       paneId: pane.id,
       outcome,
@@ -247,6 +257,7 @@ const waitForText = defineTool({
       stoppedBy,
       lines: bounded.lines,
       omittedLines: bounded.omittedLines,
+      omittedLineBytes: bounded.omittedLineBytes,
       tail: tail.text,
       tailOmittedBytes: tail.omittedBytes,
       alreadyOnScreen: onScreen.length > 0,
