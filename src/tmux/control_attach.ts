@@ -177,13 +177,11 @@ export async function noteAttach(
       ],
       { timeoutMs: 5_000 },
     );
-    const ends = result.ends ?? [];
     const [name, sessionId, activity, pid, windowId, clientPid] = new TextDecoder().decode(
       result.stdout,
     ).split("\n")[0].split("\t");
-    const jobs = ends.length === 2 && ends.every((end) => end >= 0)
-      ? startedSince(jobPids(result.stdout.subarray(ends[0], ends[1])), clientPid)
-      : null;
+    const listed = result.ends?.length === 2 ? outputOf(result, 1) : null;
+    const jobs = listed === null ? null : startedSince(jobPids(listed), clientPid);
     // The server it attached to, for commands meant for one server (ServerControl.exec).
     if (result.code === 0 && /^[1-9]\d*$/.test(pid ?? "")) {
       connection.serverPid ??= Promise.resolve(Number(pid));

@@ -305,6 +305,8 @@ export interface HeardStream {
   readonly unbroken: boolean;
   /** Whether its feed was cut from outside since it opened (its tmux client detached). */
   readonly cut: boolean;
+  /** Stops it. */
+  close(): void;
 }
 
 /**
@@ -340,7 +342,10 @@ const hearing = new Map<string, Set<HeardStream>>();
 
 /** A watch counted by {@link hearEnds}, until it is let go. */
 export interface Hearing {
-  /** Takes in the last of what it heard, then lets it go: for a watch another takes over from. */
+  /**
+   * Takes in the last of what it heard, then lets it go and closes it: for a watch another
+   * takes over from.
+   */
   handOver(): Promise<void>;
   /** Lets it go, what it holds unread dropped: its wait is over. */
   forget(): void;
@@ -374,11 +379,11 @@ export function hearEnds(
   };
   return {
     handOver: async () => {
-      if (!watches.has(watch)) return;
       try {
-        noteStreamed(ctx, ref, await watch.heardAll());
+        if (watches.has(watch)) noteStreamed(ctx, ref, await watch.heardAll());
       } finally {
         forget();
+        watch.close();
       }
     },
     forget,
@@ -395,11 +400,15 @@ export function watchesHearing(jobId: string): number {
   return count;
 }
 
-/** Takes in what every watch of job `ref` heard until now ({@link hearing}). */
+/**
+ * Takes in what every watch of job `ref` heard until now ({@link hearing}): their round trips
+ * to tmux made at once.
+ */
 async function takeHeard(ctx: TmuxContext, ref: JobRef, key: string): Promise<void> {
-  for (const watch of [...hearing.get(key) ?? []]) {
-    noteStreamed(ctx, ref, await watch.heardAll(ctx.signal));
-  }
+  const heard = await Promise.all(
+    [...hearing.get(key) ?? []].map((watch) => watch.heardAll(ctx.signal)),
+  );
+  for (const lines of heard) noteStreamed(ctx, ref, lines);
 }
 
 /**

@@ -58,7 +58,8 @@ export async function overWithoutEnd(ctx: TmuxContext, ref: JobRef): Promise<Job
  * this one takes over from: its own watch is opened first (and heard by every read of the job:
  * `hearEnds` in job_state.ts), then `handover` lets the other go, taking in the last it heard,
  * so that no output goes unwatched in between. `handOn`: at its deadline with the job still
- * running, the watch is not closed but handed on, as `handover` for the next wait.
+ * running, the watch (one of the stream: one that polls hears nothing to hand on) is not
+ * closed but handed on, as `handover` for the next wait.
  */
 export async function waitForJob(
   ctx: TmuxContext,
@@ -170,16 +171,9 @@ export async function waitForJob(
     }
   } finally {
     const { handOn } = options;
-    if (spanOver && handOn) {
+    if (spanOver && handOn && heard !== NOT_HEARD) {
       // Heard by every read of the job until the next wait's watch is open.
-      handOn(async () => {
-        try {
-          await heard.handOver();
-        } finally {
-          heard.forget();
-          watch.close();
-        }
-      });
+      handOn(heard.handOver);
     } else {
       heard.forget();
       watch.close();

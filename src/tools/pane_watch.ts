@@ -111,7 +111,7 @@ export class PaneWatch {
   #changed = false;
   #lost = false;
   /** Set once its feed was cut from outside (see {@link cut}). */
-  #broken = false;
+  #cut = false;
   /** Set once its feed was given up on this server's own account (see {@link unbroken}). */
   #gapped = false;
   #diedAfterLines: PaneProbe | null = null;
@@ -291,7 +291,7 @@ export class PaneWatch {
   #hear(batch: WatchBatch): void {
     if (batch.lost) {
       if (batch.left) this.#gapped = true;
-      else this.#broken = true;
+      else this.#cut = true;
     }
     let bytes = 0;
     for (const chunk of batch.output) bytes += chunk.length;
@@ -339,7 +339,7 @@ export class PaneWatch {
    * never lost, nothing given up unheard.
    */
   get unbroken(): boolean {
-    return !this.#broken && !this.#gapped && this.transport === "control";
+    return !this.#cut && !this.#gapped && this.transport === "control";
   }
 
   /**
@@ -348,7 +348,7 @@ export class PaneWatch {
    * own account (see WatchBatch.left).
    */
   get cut(): boolean {
-    return this.#broken;
+    return this.#cut;
   }
 
   /** The `%output` bytes received and not yet taken (see {@link WATCH_QUEUE_BYTES}). */

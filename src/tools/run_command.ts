@@ -456,17 +456,9 @@ export const runCommand = defineTool({
         // Past the wait for it, the call returns; its watch stays open, heard by every read of
         // the job, until the follower takes over (or stops), which closes it.
         if (watch.transport === "control") {
-          const [own, ownHeard] = [watch, heard];
+          const handOver = heard.handOver;
           watch = null;
           heard = NOT_HEARD;
-          const handOver = async () => {
-            try {
-              await ownHeard.handOver();
-            } finally {
-              ownHeard.forget();
-              own.close();
-            }
-          };
           await untilHandedOver(followJob(ctx, ref, handOver));
         }
       } else table.delete(key);
