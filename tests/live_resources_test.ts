@@ -171,6 +171,14 @@ Deno.test("live resources under 2025-11-25: read, list, complete, subscribe, coa
       async () => textOf(await c.client.readResource({ uri: uriOf(pane) })).includes("hello-42"),
       "the pane's screen",
     );
+    // A pane's own text that looks like an escape reads apart from the control it names.
+    await type(t, pane, String.raw`printf 'real:\342\200\256: own:\\u202e:\n'`);
+    const apart = String.raw`real:\u202e: own:\\u202e:`;
+    await waitFor(
+      async () =>
+        textOf(await c.client.readResource({ uri: uriOf(pane) })).split("\n").includes(apart),
+      "the two on screen, told apart",
+    );
     const server = JSON.parse(textOf(await c.client.readResource({ uri: "tmux://server" })));
     assert.equal(server.running, true);
     assert.deepEqual(server.sessions.map((s: { name: string }) => s.name), ["main"]);

@@ -25,6 +25,7 @@ import {
   fitEntries,
   jsonBytes,
   MAX_METADATA_BYTES,
+  SEPARATORS_AND_BIDI,
   startUnits,
   tailLines,
 } from "../mcp/bounds.ts";
@@ -143,11 +144,33 @@ function bound(ctx: TmuxContext): number {
 // Text a pane wrote, made safe to show
 
 /**
- * Every control character (C0 but tab and newline, DEL, and C1, which some terminals obey as
- * escapes) shown as `\xNN`: a screen read back must not drive the terminal it is shown on.
- * The same rule as an error text's ({@link visible}).
+ * What reads as one of {@link visible}'s escapes after a run of backslashes: `xNN` (capital
+ * hex), `uXXXX` (small hex), or a character it shows so.
  */
-export const inert: (text: string) => string = visible;
+const ESCAPE_AHEAD = new RegExp(
+  String
+    .raw`^(?:x[0-9A-F]{2}|u[0-9a-f]{4}|[\u0000-\u0008\u000b-\u001f\u007f-\u009f${SEPARATORS_AND_BIDI}])`,
+);
+
+/**
+ * Every control character (C0 but tab and newline, DEL, and C1, which some terminals obey as
+ * escapes) shown as `\xNN`, and U+2028, U+2029 and the bidirectional controls as `\uXXXX`: a
+ * screen read back must not drive the terminal it is shown on, break its lines or read in
+ * another order. The same rule as an error text's ({@link visible}), and, so that a pane that
+ * printed the six characters `\u202e` cannot pass for one that holds the control, a run of
+ * backslashes before what reads as an escape is doubled: 2k+1 backslashes then `u202e` read as
+ * k backslashes and U+202E; 2k of them, as k backslashes and the text `u202e`. Every other
+ * backslash (`C:\path`, `\n` in code) stays single.
+ */
+export function inert(text: string): string {
+  // Each run matched once, then what follows it looked at (a lookahead would retry the run
+  // from each of its backslashes, quadratic in its length).
+  return visible(text.replace(
+    /\\+/g,
+    (run, at: number) =>
+      ESCAPE_AHEAD.test(text.slice(at + run.length, at + run.length + 5)) ? run + run : run,
+  ));
+}
 
 /** Room in a pane's text for its first line, the note on what it left out. */
 const NOTE_BYTES = 160;
@@ -189,14 +212,17 @@ async function readPane(ctx: TmuxContext, paneId: string): Promise<string> {
 }
 
 /**
- * `start`, or the end of the `\xNN` or `\uXXXX` that {@link inert} wrote around it: a row's
- * kept end starts with a character of the pane's, never with the middle of an escape.
+ * `start`, or the end of the run of backslashes and the `\xNN` or `\uXXXX` after it that
+ * {@link inert} wrote around it: a row's kept end starts with a character of the pane's, never
+ * within an escape or a run of backslashes it doubled (half a run would read otherwise).
  */
-function pastEscape(row: string, start: number): number {
-  const from = Math.max(0, start - 5);
-  for (const m of row.slice(from, start + 5).matchAll(/\\(?:x[0-9A-F]{2}|u[0-9a-f]{4})/g)) {
-    const at = from + m.index;
-    if (at < start && start < at + m[0].length) return at + m[0].length;
+export function pastEscape(row: string, start: number): number {
+  let from = Math.max(0, start - 5);
+  while (from > 0 && row[from - 1] === "\\") from--;
+  const unit = /\\+(?:x[0-9A-F]{2}|u[0-9a-f]{4})?/g;
+  unit.lastIndex = from;
+  for (let m = unit.exec(row); m !== null && m.index < start; m = unit.exec(row)) {
+    if (start < m.index + m[0].length) return m.index + m[0].length;
   }
   return start;
 }

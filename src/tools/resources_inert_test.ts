@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { inert, pastEscape } from "./resources.ts";
+
+/** Reads inert's text back: the rule its doc states, written out independently. */
+function readBack(shown: string): string {
+  return shown.replace(
+    /(\\+)(x[0-9A-F]{2}|u[0-9a-f]{4})?/g,
+    (_all, run: string, escape: string | undefined) => {
+      if (escape === undefined) return run;
+      const half = "\\".repeat(Math.floor(run.length / 2));
+      if (run.length % 2 === 0) return half + escape;
+      return half + String.fromCharCode(parseInt(escape.slice(1), 16));
+    },
+  );
+}
+
+/** A small random generator, seeded, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const ALPHABET = [
+  "\\",
+  "\\",
+  "x",
+  "u",
+  "2",
+  "0",
+  "e",
+  "7",
+  "A",
+  "a",
+  "1",
+  "\u202e",
+  "\x07",
+  "\u2028",
+  "\t",
+  "\x9b",
+];
+
+function sample(next: () => number, length: number): string {
+  let s = "";
+  for (let i = 0; i < length; i++) s += ALPHABET[Math.floor(next() * ALPHABET.length)];
+  return s;
+}
+
+Deno.test("inert: a pane's own escape-like text never reads as a control it did not hold", () => {
+  assert.equal(inert("a\u202eb"), "a\\u202eb");
+  assert.equal(inert("a\\u202eb"), "a\\\\u202eb");
+  assert.equal(inert("\\x07 and \x07"), "\\\\x07 and \\x07");
+  assert.equal(inert("\\\u202e"), "\\\\\\u202e");
+  // Backslashes before nothing that reads as an escape stay as they are.
+  assert.equal(inert("C:\\path\\x7f \\u202E \\n"), "C:\\path\\x7f \\u202E \\n");
+  assert.equal(inert("a\x1b[2Jb\x9b31mc\td\ne\x7f"), "a\\x1B[2Jb\\x9B31mc\td\ne\\x7F");
+  const next = random(20261207);
+  for (let i = 0; i < 3000; i++) {
+    const text = sample(next, 1 + Math.floor(next() * 12));
+    const shown = inert(text);
+    assert.equal(readBack(shown), text, JSON.stringify({ text, shown }));
+    // deno-lint-ignore no-control-regex
+    assert.doesNotMatch(shown, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u202e]/);
+  }
+});
+
+Deno.test("inert: a long run of backslashes costs one pass", () => {
+  const text = `${"\\".repeat(200_000)}u202e`;
+  assert.equal(inert(text).length, 400_005);
+});
+
+Deno.test("pastEscape: a kept end never starts inside an escape or a doubled run", () => {
+  const next = random(7);
+  for (let i = 0; i < 2000; i++) {
+    const text = sample(next, 1 + Math.floor(next() * 14));
+    const shown = inert(text);
+    for (let start = 0; start <= shown.length; start++) {
+      const kept = shown.slice(pastEscape(shown, start));
+      assert.ok(
+        text.endsWith(readBack(kept)),
+        JSON.stringify({ text, shown, start, kept }),
+      );
+    }
+  }
+});
