@@ -100,6 +100,13 @@ export class StdioTransport implements Transport {
   readonly #unanswered = new Map<string | number, number>();
   /** The bytes of the lines of {@link #unanswered}'s requests. */
   #unansweredBytes = 0;
+  /**
+   * The ids of `subscriptions/listen` requests read and not ended yet: not answered (a stream's
+   * last answer, or a refusal: the SDK's, or 2025-11-25's "method not found") nor cancelled. An
+   * open stream holds its id as a request does: the SDK's stdio entry routes a cancel of that
+   * id to the stream, and takes any answer with it for the stream's end.
+   */
+  readonly #listens = new Set<string | number>();
   #writing: Promise<void> = Promise.resolve();
   #reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   #check: MessageCheck | undefined;
@@ -281,25 +288,27 @@ export class StdioTransport implements Transport {
 
   /**
    * Whether a request is answered at once instead of handed on: its id is one a request still
-   * waiting for its answer has (the client could not tell the answers apart, and a cancel of it
-   * would stop the other), or too many wait already ({@link MAX_REQUESTS_IN_FLIGHT},
-   * {@link MAX_REQUEST_BYTES_IN_FLIGHT}). Notifications and answers always go on: a cancel
-   * makes room. A `subscriptions/listen` stays open until the connection ends: the SDK bounds
-   * those streams.
+   * waiting for its answer or a listen stream still open has (the client could not tell the
+   * answers apart, and a cancel of it would stop the other), or too many wait already
+   * ({@link MAX_REQUESTS_IN_FLIGHT}, {@link MAX_REQUEST_BYTES_IN_FLIGHT}). Notifications and
+   * answers always go on: a cancel makes room. A `subscriptions/listen` is held to the first
+   * rule only: it stays open until the connection ends, and the SDK bounds those streams.
    */
   #refused(message: JSONRPCMessage, bytes: number): boolean {
     if (!("method" in message) || !("id" in message)) return false;
-    if (message.method === "subscriptions/listen") return false;
     const id = message.id;
-    if (this.#unanswered.has(id)) {
+    if (this.#unanswered.has(id) || this.#listens.has(id)) {
+      // Written here, not sent: the answer to the request that holds the id is still to come,
+      // and this one is no answer to it (send() would take it for one).
       this.#answer(
         id,
         -32600,
         `Invalid request: id ${JSON.stringify(id)} is already in use by a request not answered ` +
-          "yet; give each request an id of its own.",
+          "yet (or a listen stream still open); give each request an id of its own.",
       );
       return true;
     }
+    if (message.method === "subscriptions/listen") return false;
     const count = this.#unanswered.size;
     if (
       count >= MAX_REQUESTS_IN_FLIGHT ||
@@ -320,21 +329,26 @@ export class StdioTransport implements Transport {
 
   /**
    * Counts a request as unanswered until its answer is sent or the client cancels it. A
-   * `subscriptions/listen` stays open by design until the connection ends, so it is not counted.
+   * `subscriptions/listen` stays open by design until the connection ends, so it is not counted
+   * (nor bounded); its id is held until the stream ends all the same ({@link #listens}).
    */
   #track(message: JSONRPCMessage, bytes: number): void {
     if (!("method" in message)) return;
-    if ("id" in message && message.method !== "subscriptions/listen") {
-      this.#unanswered.set(message.id, bytes);
-      this.#unansweredBytes += bytes;
+    if ("id" in message) {
+      if (message.method === "subscriptions/listen") this.#listens.add(message.id);
+      else {
+        this.#unanswered.set(message.id, bytes);
+        this.#unansweredBytes += bytes;
+      }
     } else if (message.method === "notifications/cancelled") {
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
       if (typeof id === "string" || typeof id === "number") this.#answered(id);
     }
   }
 
-  /** A request answered (or cancelled): no longer counted. */
+  /** A request answered (or cancelled), or a listen stream ended: its id is free again. */
   #answered(id: string | number): void {
+    this.#listens.delete(id);
     const bytes = this.#unanswered.get(id);
     if (bytes === undefined) return;
     this.#unanswered.delete(id);
