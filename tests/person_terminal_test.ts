@@ -90,7 +90,8 @@ Deno.test("server options that reach a person's keys or terminal are refused whi
       // What runs when they copy or edit, and whether their sessions outlive a detach.
       { name: "copy-command", value: "sh -c 'echo copied > /tmp/x'" },
       { name: "editor", value: "sh" },
-      { name: "exit-unattached", value: "on" },
+      // (Turned off here: on is refused whoever is attached, see option_ending_test.ts.)
+      { name: "exit-unattached", value: "off" },
       { name: "default-terminal", value: "dumb" },
       // Where what they typed at the command prompt goes: tmux writes the file over (empty
       // first) when the server exits.

@@ -6,7 +6,12 @@
  * line, their key table and prefix, their mouse, what their keys send and their terminal is
  * sent). The server refuses both where a person is shown them unless `--allow-attended-input`
  * (src/tools/pane_modes.ts, src/tools/option_change.ts); asking the person then is this hook's
- * part. Which options reach nobody (user options, four server options) is one table for both:
+ * part. Two kinds of option are asked about whoever is shown what: turning on an option by which
+ * tmux ends sessions or itself (destroy-unattached, exit-unattached), which the server refuses
+ * at any scope, asked about even with nobody attached; and turning on one that lets a pane's
+ * programs write to a person's terminal (allow-passthrough), for any window or pane, asked
+ * about while anyone is attached, as the server refuses it. Which options reach nobody (user
+ * options, a server option), end sessions or reach a terminal is one table for both:
  * src/tmux/option_reach.ts.
  *
  * A window's layout, its panes' sizes and a split beside a person's pane are view changes the
@@ -17,7 +22,14 @@
  */
 
 import { isPerson } from "../tmux/identity.ts";
-import { baseName, reachesListing, reachesNoPerson } from "../tmux/option_reach.ts";
+import {
+  baseName,
+  ENDING_OPTIONS,
+  leavesOff,
+  reachesListing,
+  reachesNoPerson,
+  TERMINAL_OPTIONS,
+} from "../tmux/option_reach.ts";
 import { type ClientRow, findSession, type PaneRow } from "../tmux/snapshot.ts";
 import { clientsText, windowWatchers } from "./focus.ts";
 import type { ServerView } from "./guard.ts";
@@ -36,7 +48,19 @@ export type ViewReach =
     readonly listed: boolean;
   }
   | { readonly kind: "session"; readonly ref: string }
-  | { readonly kind: "everything"; readonly how: "globally" | "for the whole server" };
+  | { readonly kind: "everything"; readonly how: "globally" | "for the whole server" }
+  /**
+   * It turns on (or may leave on) an option by which tmux ends sessions, or (`server`) itself,
+   * the moment no client is attached: asked about whoever is attached. `where`: `globally`,
+   * `for session "work"`...
+   */
+  | { readonly kind: "ending"; readonly where: string; readonly server: boolean }
+  /**
+   * It turns on (or may leave on) an option that lets the programs of a window's or pane's
+   * (`where`: `for window "@1"`) write to the terminal of a person shown it: asked about while
+   * any person is attached, any window being a key away.
+   */
+  | { readonly kind: "terminal"; readonly where: string };
 
 /** A settings call as the guard reads it. */
 export interface ViewCall {
@@ -104,13 +128,30 @@ export function viewOf(
   const flag = (v: unknown) => v !== undefined && v !== false;
   const doing = flag(args.unset) ? "unset" : flag(args.append) ? "append to" : "set";
   const action = `${doing} option ${quoted(name, 80)}`;
+  // Left off only by a value tmux reads as off, or an unset of the global or server value; a
+  // value that is not a string (the server refuses it) does not leave it off.
+  const off = leavesOff(
+    typeof args.value === "string" ? args.value : undefined,
+    flag(args.unset),
+    scope === "server" || args.global === true,
+  );
+  const ending = ENDING_OPTIONS.has(base) && !off;
+  const server = base === "exit-unattached";
   if (scope === "server" || flag(args.global)) {
     const how = scope === "server" ? "for the whole server" : "globally";
-    return { verb, call: { tool, action, reach: { kind: "everything", how } } };
+    const reach: ViewReach = ending
+      ? { kind: "ending", where: how, server }
+      : { kind: "everything", how };
+    return { verb, call: { tool, action, reach } };
   }
   // The server asks which one before it reads tmux, and sets nothing.
   if (target === undefined || target === null) return undefined;
   if (typeof target !== "string") return { verb, call: "its target is not a string" };
+  const where = `for ${scope} ${quoted(target, 60)}`;
+  if (ending) return { verb, call: { tool, action, reach: { kind: "ending", where, server } } };
+  if (TERMINAL_OPTIONS.has(base) && !off) {
+    return { verb, call: { tool, action, reach: { kind: "terminal", where } } };
+  }
   const reach: ViewReach = scope === "session" ? { kind: "session", ref: target } : {
     kind: "window",
     target: { kind: scope === "window" ? "window" : "pane", id: target },
@@ -139,7 +180,9 @@ function are(clients: readonly ClientRow[]): string {
  * window or a pane's window a person is shown (or whose entry their status line lists), or
  * every session while a person is attached; none when nobody is, or when its target does not
  * exist (the call fails). synchronize-panes already as the call would set it is asked about too:
- * the call sets the window's own value, which a global one set later no longer reaches.
+ * the call sets the window's own value, which a global one set later no longer reaches. An option
+ * that ends sessions turned on: one sentence always, whatever exists or who is attached; one that
+ * opens a terminal to a pane's programs: one while any person is attached.
  */
 export function viewConcerns(label: string, call: ViewCall, view: ServerView): string[] {
   const { snapshot, on } = view;
@@ -152,6 +195,26 @@ export function viewConcerns(label: string, call: ViewCall, view: ServerView): s
       return [
         `${lead} ${reach.how}${on}, which reaches every session and window: ` +
         `${are(shown)} attached`,
+      ];
+    }
+    case "ending":
+      // The server refuses it whoever is attached: a session nobody is attached to ends at once.
+      return [
+        `${lead} ${reach.where}${on}: tmux would then end ${
+          reach.server
+            ? "the whole server, every session and program in it, the moment no client is " +
+              "attached to it (at once if none is)"
+            : "each session it reaches, and every program in it, the moment no client is " +
+              "attached to it (a detached one at once)"
+        }; the MCP server refuses it (kill_session and kill_server end them under their guards)`,
+      ];
+    case "terminal": {
+      const shown = people(view);
+      if (shown.length === 0) return [];
+      return [
+        `${lead} ${reach.where}${on}: its programs could then write to the terminal of a person ` +
+        "who looks at it (their clipboard, anywhere on their screen), and any window is a key " +
+        `away: ${are(shown)} attached`,
       ];
     }
     case "session": {

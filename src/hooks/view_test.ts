@@ -322,3 +322,122 @@ Deno.test("guard: synchronize-panes or an option of what a person is shown is as
     await t.kill();
   }
 });
+
+Deno.test("guardedCalls: turning on an option that ends sessions, or opens a terminal, is read as such", () => {
+  const reach = (args: Record<string, unknown>) =>
+    guardedCalls("set_option", args).map((c) => c.unclear ?? c.view?.reach);
+  for (const value of ["on", "1", "", "Yes", "true", 1]) {
+    assert.deepEqual(
+      reach({ name: "destroy-unattached", value, scope: "session", target: "work" }),
+      [{ kind: "ending", where: 'for session "work"', server: false }],
+      JSON.stringify(value),
+    );
+    assert.deepEqual(
+      reach({ name: "exit-unattached", value, scope: "server" }),
+      [{ kind: "ending", where: "for the whole server", server: true }],
+    );
+    assert.deepEqual(
+      reach({ name: "allow-passthrough", value, scope: "pane", target: "%4" }),
+      [{ kind: "terminal", where: 'for pane "%4"' }],
+    );
+  }
+  assert.deepEqual(
+    reach({ name: "destroy-unattached", value: "on", scope: "session", global: true }),
+    [{ kind: "ending", where: "globally", server: false }],
+  );
+  // Unset for one session or window, it takes the value above, which may be on.
+  assert.deepEqual(
+    reach({ name: "destroy-unattached", unset: true, scope: "session", target: "work" }),
+    [{ kind: "ending", where: 'for session "work"', server: false }],
+  );
+  assert.deepEqual(
+    reach({ name: "allow-passthrough", unset: true, scope: "window", target: "@2" }),
+    [{ kind: "terminal", where: 'for window "@2"' }],
+  );
+  // Off, in any spelling tmux reads as off, or unset globally (tmux's default, off): judged as
+  // any other option.
+  for (const value of ["off", "OFF", "no", "0"]) {
+    assert.deepEqual(
+      reach({ name: "destroy-unattached", value, scope: "session", target: "work" }),
+      [{ kind: "session", ref: "work" }],
+    );
+    assert.deepEqual(reach({ name: "exit-unattached", value, scope: "server" }), [
+      { kind: "everything", how: "for the whole server" },
+    ]);
+    assert.deepEqual(
+      reach({ name: "allow-passthrough", value, scope: "window", target: "@2" }),
+      [{ kind: "window", target: { kind: "window", id: "@2" }, listed: false }],
+    );
+  }
+  assert.deepEqual(
+    reach({ name: "destroy-unattached", unset: true, scope: "session", global: true }),
+    [{ kind: "everything", how: "globally" }],
+  );
+  // A global flag the server refuses does not count as the reset an unset of it would be.
+  assert.deepEqual(
+    reach({ name: "destroy-unattached", unset: true, scope: "session", global: "yes" }),
+    [{ kind: "ending", where: "globally", server: false }],
+  );
+});
+
+Deno.test("guard: an option that ends sessions is asked about whoever is attached; one that opens a terminal, while anyone is", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const ask = (args: Record<string, unknown>) => guardRun(env, "set_option", args);
+    await t.tmux("new-session", "-d", "-s", "work", "sh");
+    const unwatched = (await t.tmux("new-window", "-d", "-t", "work:", "-P", "-F", "#{window_id}"))
+      .trim();
+    // Nobody is attached: a detached session ends at once.
+    assert.equal(
+      await ask({ name: "destroy-unattached", value: "on", scope: "session", target: "work" }),
+      'set_option would set option "destroy-unattached" for session "work": tmux would then ' +
+        "end each session it reaches, and every program in it, the moment no client is " +
+        "attached to it (a detached one at once); the MCP server refuses it (kill_session and " +
+        "kill_server end them under their guards).",
+    );
+    assert.match(
+      await ask({ name: "exit-unattached", value: "1", scope: "server" }),
+      /^set_option would set option "exit-unattached" for the whole server: tmux would then end the whole server, every session and program in it, the moment no client is attached to it \(at once if none is\); the MCP server refuses it/,
+    );
+    assert.match(
+      await ask({ name: "destroy-unattached", value: "", scope: "session", global: true }),
+      /^set_option would set option "destroy-unattached" globally: tmux would then end each session/,
+    );
+    // In a batch too.
+    assert.match(
+      await guardRun(env, BATCH_TOOL, {
+        operations: [{
+          tool: "set_option",
+          arguments: { name: "destroy-unattached", value: "on", scope: "session", target: "work" },
+        }],
+      }),
+      /^call_tools_batch operation 1 \(set_option\) would set option "destroy-unattached"/,
+    );
+    for (
+      const args of [
+        { name: "destroy-unattached", value: "off", scope: "session", target: "work" },
+        { name: "exit-unattached", value: "no", scope: "server" },
+        { name: "destroy-unattached", unset: true, scope: "session", global: true },
+        // Nobody attached: no terminal to reach.
+        { name: "allow-passthrough", value: "on", scope: "window", target: unwatched },
+      ]
+    ) {
+      assert.equal(await ask(args), "", JSON.stringify(args));
+    }
+    // A person attached to work, shown its first window.
+    const tty = await t.attach("work");
+    assert.equal(
+      await ask({ name: "allow-passthrough", value: "on", scope: "window", target: unwatched }),
+      `set_option would set option "allow-passthrough" for window "${unwatched}": its programs ` +
+        "could then write to the terminal of a person who looks at it (their clipboard, " +
+        `anywhere on their screen), and any window is a key away: client ${tty} is attached.`,
+    );
+    assert.equal(
+      await ask({ name: "allow-passthrough", value: "off", scope: "window", target: unwatched }),
+      "",
+    );
+  } finally {
+    await t.kill();
+  }
+});

@@ -23,12 +23,13 @@ export function baseName(name: string): string {
  * file) are kept (lowered, tmux drops the rest at the next one added), what their keys send (`backspace`, `user-keys`,
  * `extended-keys`, `escape-time`, `focus-events`), what their terminal is told
  * (`terminal-overrides` and `terminal-features` at the next attach, `set-clipboard`), what runs
- * when a person copies or edits (`copy-command`, `editor`), whether their sessions outlive a
- * detach (`exit-unattached`), what their new panes are (`default-terminal`), where what they
- * typed at the command prompt goes (`history-file`: read when the server starts, and written
- * over, truncated first, when it exits, a kill-server's included; pointed elsewhere, their
- * history file no longer gets it, and the file named loses its content): set like a global
- * option, guarded like one.
+ * when a person copies or edits (`copy-command`, `editor`), what their new panes are
+ * (`default-terminal`), where what they typed at the command prompt goes (`history-file`: read
+ * when the server starts, and written over, truncated first, when it exits, a kill-server's
+ * included; pointed elsewhere, their history file no longer gets it, and the file named loses
+ * its content): set like a global option, guarded like one. `exit-unattached`, which ends the
+ * server the moment no client is attached, no tool turns on ({@link ENDING_OPTIONS}); turned
+ * off, it is guarded like the rest.
  */
 export const UNSEEN_SERVER_OPTIONS: ReadonlySet<string> = new Set(["exit-empty"]);
 
@@ -40,6 +41,56 @@ export const UNSEEN_SERVER_OPTIONS: ReadonlySet<string> = new Set(["exit-empty"]
  */
 export function reachesNoPerson(base: string): boolean {
   return base.startsWith("@") || UNSEEN_SERVER_OPTIONS.has(base);
+}
+
+/**
+ * The options tmux ends sessions or itself by (tmux 3.3a, both flags): `destroy-unattached`, a
+ * session option, ends a session the moment no client is attached to it (a detached one at
+ * once; tmux-mcp's control client never stays in one), and `exit-unattached`, a server option,
+ * ends the server the moment no client is attached at all (tmux-mcp's clients then leave on
+ * purpose). On, they end a person's sessions, the agent's own among them, and every program in
+ * them: what kill_session and kill_server do (toolset teardown), past their guards. No tool
+ * turns them on (src/tools/option_change.ts `refuseEnding`); the hook's guard asks about any
+ * such change (src/hooks/view.ts).
+ */
+export const ENDING_OPTIONS: ReadonlySet<string> = new Set([
+  "destroy-unattached",
+  "exit-unattached",
+]);
+
+/**
+ * The options that let a pane's programs reach a person's terminal itself (tmux 3.3a):
+ * `allow-passthrough` on, tmux hands what a program wraps in `\ePtmux;...\e\\` to the terminal
+ * of every client shown the pane, raw: an OSC 52 writes their clipboard, any sequence draws
+ * anywhere on their screen or asks their terminal for replies. A window is one key away from a
+ * person attached anywhere on the server (choose-tree, switch-client), so turning it on for any
+ * window or pane is guarded as a change to every session and window: refused while a person is
+ * attached unless `--allow-attended-input` (src/tools/settings.ts, and the hook's guard,
+ * src/hooks/view.ts, asks the same).
+ */
+export const TERMINAL_OPTIONS: ReadonlySet<string> = new Set(["allow-passthrough"]);
+
+/**
+ * Whether tmux 3.3a reads `value` as a flag option's off: `off` or `no` in any case, or `0`
+ * (`on`, `yes`, `1` are on; an empty value toggles; anything else tmux refuses).
+ */
+export function flagOff(value: string): boolean {
+  return /^(?:0|off|no)$/i.test(value);
+}
+
+/**
+ * Whether a change to one of {@link ENDING_OPTIONS} or {@link TERMINAL_OPTIONS} leaves it off:
+ * a value tmux reads as off ({@link flagOff}; appended too, as tmux sets a flag the same way),
+ * or an unset of the global or server value (`resetsToDefault`), which tmux puts back to its
+ * default, off for each. An unset elsewhere lets the session, window or pane take the value
+ * above it, which may be on.
+ */
+export function leavesOff(
+  value: string | undefined,
+  unset: boolean,
+  resetsToDefault: boolean,
+): boolean {
+  return unset ? resetsToDefault && value === undefined : value !== undefined && flagOff(value);
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * What setting an option may change and whom it reaches: the options no tool sets (the
- * owner and run marks, the agent marks, command aliases), what a person would see change
- * (guarded as a view change), and the options tmux applies only to what is made from now on.
+ * owner and run marks, the agent marks, command aliases) or sets but to off (those by which
+ * tmux ends sessions or itself), what a person would see change (guarded as a view change; an
+ * option that opens their terminal to a pane's programs as one of every session and window),
+ * and the options tmux applies only to what is made from now on.
  *
  * @module
  */
@@ -14,7 +16,14 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { SESSIONS_ONLY, type Snapshot } from "../tmux/snapshot.ts";
 import { checkTitleText } from "./arguments.ts";
-import { baseName, reachesListing } from "../tmux/option_reach.ts";
+import { clientLabel, isPerson } from "../tmux/identity.ts";
+import {
+  baseName,
+  ENDING_OPTIONS,
+  leavesOff,
+  reachesListing,
+  TERMINAL_OPTIONS,
+} from "../tmux/option_reach.ts";
 import { RUN_OPTION } from "./run_mark.ts";
 import { nameCharacter } from "./typing.ts";
 import type { Scope, ScopeFlags } from "./setting_scope.ts";
@@ -154,19 +163,80 @@ export function refuseCommandAlias(name: string): void {
 }
 
 /**
+ * Refuses turning on, or leaving to be on, an option by which tmux ends sessions or itself
+ * ({@link ENDING_OPTIONS}: `destroy-unattached`, `exit-unattached`), at any scope: a session
+ * nobody is attached to is nobody's sight, so no view guard would stop it, yet tmux ends it (or,
+ * for `exit-unattached`, the server) with every program in it the moment no client is attached,
+ * a detached one at once, the agent's own session once the MCP server exits: what kill_session
+ * and kill_server (toolset teardown) do, past their guards. Only a value tmux reads as off goes
+ * through, or an unset of the global or server value (tmux's default, off); an unset for one
+ * session would let it take the global value, which may be on. The name is the full one
+ * (optionTable refuses a start of it, which tmux would take for the whole).
+ */
+export function refuseEnding(
+  name: string,
+  value: string | undefined,
+  unset: boolean,
+  scope: Scope,
+  global: boolean,
+): void {
+  const base = baseName(name);
+  if (!ENDING_OPTIONS.has(base)) return;
+  if (leavesOff(value, unset, scope === "server" || global)) return;
+  const ends = base === "exit-unattached"
+    ? "the whole tmux server, every session and program in it, the moment no client is " +
+      "attached to it"
+    : "a session and every program in it the moment no client is attached to it (a detached " +
+      "one at once)";
+  throw new ToolFailure(
+    `${base} is set by no tool but to off (off, no or 0): on, tmux ends ${ends}${
+      unset ? ", and unset for one session it takes the global value, which may be on" : ""
+    }.`,
+    "kill_session and kill_server (toolset teardown) end a session or the server, under " +
+      `their guards; a person may turn it on in their tmux configuration. ${UNCHANGED}`,
+  );
+}
+
+/** The refusal's words for a {@link TERMINAL_OPTIONS} change while a person is attached. */
+const TERMINAL_HINT = "Ask the person first, or keep it off (off, no or 0 go through); tmux-mcp " +
+  "started with --allow-attended-input lifts this.";
+
+/**
  * What a person would see change when an option is set at `where`: that session, that window
  * or the window of that pane (and, for an option of its status line entry or synchronize-panes,
  * every session it is in: {@link reachesListing}), or (global and server options) every session
- * and window.
+ * and window. An option of {@link TERMINAL_OPTIONS} changed to anything but off (`change`:
+ * the value and whether it is an unset) reaches every session and window too, wherever it is
+ * set: a program's output then reaches the terminal of whoever is shown its pane, and any window
+ * is one key away from a person attached anywhere on the server. While a person is attached
+ * that is refused here in its own words (unless `--allow-attended-input`), and tmux checks it
+ * again at the instant of the change.
  */
 export async function optionView(
   ctx: TmuxContext,
   where: ScopeFlags,
   scope: Scope,
   name: string,
+  change: { readonly value?: string; readonly unset: boolean },
 ): Promise<{ snapshot: Snapshot; scope: ViewScope }> {
-  if (where.snapshot === undefined || where.targetId === null) {
+  const opens = TERMINAL_OPTIONS.has(name) &&
+    !leavesOff(change.value, change.unset, where.targetId === null);
+  if (opens || where.snapshot === undefined || where.targetId === null) {
     const snapshot = await ctx.snapshot(SESSIONS_ONLY);
+    const person = snapshot.clients.find((c) => isPerson(c) && c.windowId);
+    if (opens && person && !ctx.config.allowAttendedInput) {
+      throw new ToolFailure(
+        `${
+          change.unset
+            ? `Unsetting ${name} in ${where.label} (it takes the value above, which may be on)`
+            : `Turning ${name} on in ${where.label}`
+        } would let its programs write to a person's ` +
+          "terminal past tmux (their clipboard, anywhere on their screen, queries their " +
+          "terminal answers) once they look at it, and any window is a key away: client " +
+          `${clientLabel(person)} is attached.`,
+        TERMINAL_HINT,
+      );
+    }
     return { snapshot, scope: { everything: snapshot.sessions[0]?.id ?? "" } };
   }
   const id = where.targetId;

@@ -35,6 +35,7 @@ import {
   forNewNote,
   optionView,
   refuseCommandAlias,
+  refuseEnding,
   refuseMarks,
 } from "./option_change.ts";
 import {
@@ -188,6 +189,7 @@ const setOption = defineTool({
     );
     refuseMarks(args.name);
     refuseCommandAlias(args.name);
+    refuseEnding(args.name, args.value, args.unset, args.scope, args.global);
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
     const base = baseName(args.name);
     const table = await optionTable(ctx, base);
@@ -207,9 +209,10 @@ const setOption = defineTool({
     } else {
       // A session's or a window's option changes what its clients show (the status line, a
       // layout with pane borders, where typed keys go), a server option what every client
-      // sends and is sent: guarded like any view change.
+      // sends and is sent: guarded like any view change. allow-passthrough turned on anywhere
+      // reaches a person's terminal once they look there: guarded like a server option.
       const what = `${args.unset ? "Unsetting" : "Setting"} ${args.name} in ${where.label}`;
-      const { snapshot, scope } = await optionView(ctx, where, args.scope, base);
+      const { snapshot, scope } = await optionView(ctx, where, args.scope, base, args);
       try {
         await changeView(ctx, snapshot, scope, what, [argv]);
       } catch (error) {
