@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { caseBytes, TMUX_CASES } from "./helpers/tmux_parser_cases.ts";
 import { TestTmux, waitFor } from "./helpers/tmux.ts";
+import { ShownCells } from "../src/tmux/shown_cells.ts";
 
 Deno.test("tmux 3.3a shows what the decoder prints for each of its cases", async () => {
   const t = await TestTmux.start("main", { command: "sleep 1000" });
@@ -25,7 +26,10 @@ Deno.test("tmux 3.3a shows what the decoder prints for each of its cases", async
         `stty -opost; cat '${file}'; printf '\\r\\n${end}'; exec sleep 1000`,
       )).trim();
       const rows = await waitFor(async () => {
-        const screen = (await t.tmux("capture-pane", "-p", "-J", "-t", pane)).split("\n")
+        // As a person sees it: hidden characters blank, line drawing as glyphs.
+        const printed = await t.tmux("capture-pane", "-p", "-e", "-J", "-t", pane);
+        const bytes = new TextEncoder().encode(printed);
+        const screen = new TextDecoder().decode(ShownCells.of(bytes, false)).split("\n")
           .map((row) => row.trimEnd()).filter((row) => row !== "");
         return screen.at(-1) === end ? screen.slice(0, -1) : null;
       }, `case ${i} printed`);

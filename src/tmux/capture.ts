@@ -25,6 +25,7 @@ import { TRANSIENT_BUFFER_PREFIX } from "./left_behind.ts";
 import { decodeBytes, flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import { judgeResult, TmuxError } from "./tmux_error.ts";
+import { PANE_COLOURS_FORMAT, type PaneColours, paneColours, ShownCells } from "./shown_cells.ts";
 import type { ServerAddress } from "./server_address.ts";
 
 /** A pane's state at the instant of a capture. */
@@ -53,6 +54,8 @@ export interface PaneState {
   /** Lines scrolled back in copy mode, or null. */
   readonly scrollPosition: number | null;
   readonly dead: boolean;
+  /** The pane's own default colours, for its rows as a person sees them (shown_cells.ts). */
+  readonly colours: PaneColours;
 }
 
 /**
@@ -79,6 +82,7 @@ const STATE = {
   mode: "#{pane_mode}",
   scrollPosition: "#{scroll_position}",
   dead: "#{pane_dead}",
+  colours: PANE_COLOURS_FORMAT,
 } as const;
 
 function parseState(values: string[]): PaneState {
@@ -104,6 +108,7 @@ function parseState(values: string[]): PaneState {
     mode: r.mode,
     scrollPosition: r.scrollPosition === "" ? null : int(r.scrollPosition),
     dead: flag(r.dead),
+    colours: paneColours(r.colours),
   };
 }
 
@@ -368,7 +373,10 @@ export interface RowSpan {
 
 /** One step of a capture chain ({@link captureChain}). */
 export type ChainPart =
-  /** Rows as `capture-pane -p` prints them with `flags` (-N, -J, -e). */
+  /**
+   * Rows as `capture-pane -p` prints them with `flags` (-N, -J, -e); without `-e`, as a
+   * person sees them: read with `-e`, hidden cells made blanks (see shown_cells.ts).
+   */
   | { readonly kind: "rows"; readonly span: RowSpan; readonly flags?: readonly string[] }
   /**
    * How many bytes the same capture would print, measured inside tmux and never sent: the
@@ -376,7 +384,8 @@ export type ChainPart =
    * all in the same command queue, so no one else ever sees it.
    */
   | { readonly kind: "count"; readonly span: RowSpan; readonly flags?: readonly string[] }
-  /** The main screen tmux saved when a program took the alternate one (empty when none). */
+  /** The main screen tmux saved when a program took the alternate one (empty when none), as a
+   * person will see it again. */
   | { readonly kind: "saved" };
 
 function spanArgs(span: RowSpan): string[] {
@@ -395,6 +404,19 @@ function spanArgs(span: RowSpan): string[] {
  */
 const COUNT_BUFFER_PREFIX = TRANSIENT_BUFFER_PREFIX;
 
+/**
+ * Whether a part's rows are read as a person sees them ({@link ShownCells}): every part that
+ * prints rows, unless it asks for the escapes itself. Such a part is captured with `-e`.
+ */
+function readShown(part: ChainPart): boolean {
+  return part.kind === "saved" || (part.kind === "rows" && !part.flags?.includes("-e"));
+}
+
+/** Whether tmux trims the rows of a part read as shown (no `-N`, no `-J`). */
+function trimmed(part: ChainPart): boolean {
+  return part.kind === "saved" || !(part.flags?.includes("-N") || part.flags?.includes("-J"));
+}
+
 function chainArgs(paneId: string, guard: string, parts: readonly ChainPart[]): string[] {
   // The guard is a control byte and hex digits: the hex makes the buffer's name unguessable,
   // and holds nothing tmux's format parser could read.
@@ -402,6 +424,7 @@ function chainArgs(paneId: string, guard: string, parts: readonly ChainPart[]): 
   const args = ["display-message", "-p", "-t", paneId, recordFormat(guard, Object.values(STATE))];
   parts.forEach((part, i) => {
     args.push(";", "capture-pane", "-t", paneId);
+    if (readShown(part)) args.push("-e");
     if (part.kind === "saved") args.push("-p", "-a", "-q");
     else if (part.kind === "rows") args.push("-p", ...(part.flags ?? []), ...spanArgs(part.span));
     else {
@@ -465,6 +488,10 @@ export async function captureChain(
   let other: string | null = null;
   let part = 0;
   const chunks: Uint8Array[][] = parts.map(() => []);
+  // The streamed part's bytes, as a person sees them, as they come (nothing is held back at
+  // its end: a trimmed row's last spaces are dropped, an untrimmed row's given at once).
+  const streamedPart = streamed && parts[streamed.part];
+  let cells: ShownCells | null = null;
   const take = (events: ChainEvent[]) => {
     for (const event of events) {
       if (other !== null) return;
@@ -474,12 +501,16 @@ export async function captureChain(
           // A missing pane prints empty values before its capture fails: the failure says so.
           if (state.paneId !== paneId) other = state.paneId;
           else if (streamed) streamed.begin?.(state);
+          if (streamedPart && readShown(streamedPart)) {
+            cells = new ShownCells(trimmed(streamedPart), state.colours);
+          }
         } else if (event.record.length === 1 && event.record[0] === String(part)) part++;
         else throw new Error("tmux printed its captures out of order");
       } else if (state === null || part >= parts.length) {
         throw new Error("tmux printed text outside any capture");
-      } else if (streamed?.part === part) streamed.consume(event.data);
-      else chunks[part].push(event.data.slice());
+      } else if (streamed?.part === part) {
+        streamed.consume(cells ? cells.push(event.data) : event.data);
+      } else chunks[part].push(event.data.slice());
     }
   };
   let result: { code: number; stdout: Uint8Array; stderr: string };
@@ -503,7 +534,13 @@ export async function captureChain(
   }
   if (state === null) throw new Error("tmux printed no pane state");
   if (part !== parts.length) throw new Error("tmux output ended inside a capture");
-  return { state, outputs: chunks.map(joinBytes) };
+  const { colours } = state as PaneState;
+  return {
+    state,
+    outputs: chunks.map((c, i) =>
+      readShown(parts[i]) ? ShownCells.of(joinBytes(c), trimmed(parts[i]), colours) : joinBytes(c)
+    ),
+  };
 }
 
 /** The byte count a `count` part printed. */

@@ -12,14 +12,14 @@ import { chainArgv, decodeBytes, int } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import { AnswerPastBound, type TmuxError } from "./tmux_error.ts";
 import type { ServerAddress } from "./server_address.ts";
+import { PANE_COLOURS_FORMAT, paneColours, ShownCells } from "./shown_cells.ts";
 import { chainFailure, type RowBatch, trimLines } from "./capture_many_batch.ts";
 
 /**
  * Over the control connection, where tmux frames each command's answer on its own
- * ({@link ControlResult.ends}): one `capture-pane` per pane, for history behind a
- * `display-message` of the pane's history size and height in the same chain (tmux runs a chain
- * in one pass, so both describe the same moment). A screen's rows are numbered from 0 at its
- * top and need nothing more. Null when the connection cannot carry the chain (then it is read
+ * ({@link ControlResult.ends}): one `capture-pane` per pane, behind a `display-message` of
+ * the pane's history size, height and colours in the same chain (tmux runs a chain in one
+ * pass, so both describe the same moment). Null when the connection cannot carry the chain (then it is read
  * {@link readFramed}); "too large" when the panes printed more than `maxBytes` (the answer is
  * held whole, so what was read is dropped and nothing taken: read them streamed); else, per
  * pane from the first, null once read, and for the pane tmux stopped at, why (the rest were
@@ -38,13 +38,15 @@ export async function readOverControl(
 ): Promise<(TmuxError | null)[] | null | "too large"> {
   const history = historyRows > 0;
   // Read joined, the rows a pane has tell whether a line spans several.
-  const described = history || how.joined;
+  // Each pane described: its rows' count, and its colours for its rows as a person sees them.
   const span = { start: history ? -historyRows : undefined };
   const args = chainArgv(paneIds.flatMap((id) => [
-    ...(described ? [["display-message", "-p", "-t", id, `#{history_size} ${SCREEN_ROWS}`]] : []),
+    ["display-message", "-p", "-t", id, `#{history_size} ${SCREEN_ROWS} ${PANE_COLOURS_FORMAT}`],
     [
       "capture-pane",
       "-p",
+      // As a person sees the rows (see shown_cells.ts).
+      "-e",
       ...(how.joined ? ["-J"] : []),
       "-t",
       id,
@@ -60,7 +62,7 @@ export async function readOverControl(
   }
   if (result?.ends === undefined) return null;
   const { stdout, ends } = result;
-  const per = described ? 2 : 1;
+  const per = 2;
   const failed = ends.at(-1) === -1;
   if (ends.length > per * paneIds.length || (!failed && ends.length !== per * paneIds.length)) {
     throw new Error(`tmux answered ${ends.length} commands for ${paneIds.length} panes`);
@@ -79,30 +81,27 @@ export async function readOverControl(
     const paneId = paneIds[i];
     let top = 0;
     let expected: number | null = null;
-    if (described) {
-      const state = next(per * i);
-      if (state === null) {
-        results.push(chainFailure(result));
-        break;
-      }
-      const text = decodeBytes(state);
-      const m = /^(\d+) (\d+)\n$/.exec(text);
-      // A pane that closed is described with empty values; its capture then fails.
-      if (!m && text !== " \n") throw new Error(`unexpected state of ${paneId} from tmux`);
-      if (m) {
-        const range = captureRange(span, { historySize: int(m[1]), height: int(m[2]) });
-        top = range.top;
-        expected = range.bottom - range.top + 1;
-      }
-    }
-    const bytes = next(per * i + per - 1);
-    if (bytes === null) {
+    const state = next(per * i);
+    if (state === null) {
       results.push(chainFailure(result));
       break;
     }
-    if (described && expected === null) {
-      throw new Error(`tmux printed rows of ${paneId} it did not describe`);
+    const described = decodeBytes(state);
+    const m = /^(\d+) (\d+) ([^\s,]*,[^\s,]*)\n$/.exec(described);
+    // A pane that closed is described with empty values; its capture then fails.
+    if (!m && described !== "  ,\n") throw new Error(`unexpected state of ${paneId} from tmux`);
+    if (m) {
+      const range = captureRange(span, { historySize: int(m[1]), height: int(m[2]) });
+      top = range.top;
+      expected = range.bottom - range.top + 1;
     }
+    const printed = next(per * i + per - 1);
+    if (printed === null) {
+      results.push(chainFailure(result));
+      break;
+    }
+    if (m === null) throw new Error(`tmux printed rows of ${paneId} it did not describe`);
+    const bytes = ShownCells.of(printed, !how.joined, paneColours(m[3]));
     // Every row tmux prints ends with a newline (counted byte by byte: for a whole pane's
     // rows in one view, twice as fast as a call of indexOf per row).
     let count = 0;

@@ -15,6 +15,7 @@ import { chainArgv, decodeBytes, int, newGuard, recordFormat } from "./format.ts
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { TmuxError } from "./tmux_error.ts";
 import type { ServerAddress } from "./server_address.ts";
+import { PANE_COLOURS_FORMAT, type PaneColours, paneColours, ShownCells } from "./shown_cells.ts";
 import { BATCH_BYTES, chainFailure, type RowBatch, trimLines } from "./capture_many_batch.ts";
 
 /** A growable byte buffer, reused by one chain's panes one after another. */
@@ -39,18 +40,29 @@ class PaneBatches {
   readonly ready: RowBatch[] = [];
   /** Read with `-J`: lines, which are the rows unless the terminal wrapped one. */
   readonly #joined: boolean;
+  /** The rows as a person sees them, from what `-e` printed (see shown_cells.ts). */
+  readonly #cells: ShownCells;
 
-  constructor(paneId: string, top: number, rowCount: number, scratch: Scratch, joined: boolean) {
+  constructor(
+    paneId: string,
+    top: number,
+    rowCount: number,
+    scratch: Scratch,
+    joined: boolean,
+    colours: PaneColours,
+  ) {
     this.paneId = paneId;
     this.#top = top;
     this.#rowCount = rowCount;
     this.#screenAt = Math.max(0, -top);
     this.#scratch = scratch;
     this.#joined = joined;
+    this.#cells = new ShownCells(!joined, colours);
   }
 
   /** Takes the next bytes: whole rows are copied in runs, never one small copy per row. */
-  push(data: Uint8Array): void {
+  push(printed: Uint8Array): void {
+    const data = this.#cells.push(printed);
     let at = 0;
     while (true) {
       // History rows go in batches of about BATCH_BYTES; the screen rows all in the last one.
@@ -154,11 +166,13 @@ export async function readFramed(
       "-p",
       "-t",
       id,
-      recordFormat(guard, ["#{pane_id}", "#{history_size}", SCREEN_ROWS]),
+      recordFormat(guard, ["#{pane_id}", "#{history_size}", SCREEN_ROWS, PANE_COLOURS_FORMAT]),
     ],
     [
       "capture-pane",
       "-p",
+      // As a person sees the rows (see shown_cells.ts).
+      "-e",
       ...(how.joined ? ["-J"] : []),
       "-t",
       id,
@@ -190,7 +204,7 @@ export async function readFramed(
       }
       if (at.pane) await finishPane(at.pane);
       at.pane = null;
-      const [paneId, history, height] = event.record;
+      const [paneId, history, height, colours] = event.record;
       const expected = pending[at.begun++];
       if (paneId !== expected) {
         // A pane that closed prints empty values, then its capture fails and ends the chain.
@@ -202,7 +216,14 @@ export async function readFramed(
         historySize: int(history),
         height: int(height),
       });
-      at.pane = new PaneBatches(paneId, top, bottom - top + 1, scratch, how.joined);
+      at.pane = new PaneBatches(
+        paneId,
+        top,
+        bottom - top + 1,
+        scratch,
+        how.joined,
+        paneColours(colours),
+      );
       await begin?.(paneId);
     }
   };

@@ -12,6 +12,7 @@ import { chainArgv, decodeBytes, int, newGuard, recordFormat } from "./format.ts
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { TmuxError } from "./tmux_error.ts";
 import type { ServerAddress } from "./server_address.ts";
+import { PANE_COLOURS_FORMAT, paneColours, ShownCells } from "./shown_cells.ts";
 import { BATCH_BYTES, chainFailure, type RowBatch } from "./capture_many_batch.ts";
 
 /**
@@ -38,11 +39,12 @@ export async function readJoinedPane(
       "-p",
       "-t",
       paneId,
-      recordFormat(guard, ["#{pane_id}", "#{history_size}", SCREEN_ROWS]),
+      recordFormat(guard, ["#{pane_id}", "#{history_size}", SCREEN_ROWS, PANE_COLOURS_FORMAT]),
     ],
-    ["capture-pane", "-p", "-N", "-t", paneId, ...spanArgs],
+    // Both as a person sees them (see shown_cells.ts): their blanks line up as the text does.
+    ["capture-pane", "-p", "-e", "-N", "-t", paneId, ...spanArgs],
     ["display-message", "-p", "-t", paneId, recordFormat(guard, ["lines"])],
-    ["capture-pane", "-p", "-J", "-t", paneId, ...spanArgs],
+    ["capture-pane", "-p", "-e", "-J", "-t", paneId, ...spanArgs],
   ]);
   const reader = new ChainReader(guard);
   const rowBytes: number[] = [];
@@ -56,6 +58,7 @@ export async function readJoinedPane(
   let lineRows: number[] = [];
   let bytes = 0;
   const splitter = new LineSplitter();
+  let [rowCells, lineCells] = [new ShownCells(false), new ShownCells(false)];
   const misaligned = () => new Error(`tmux printed lines of ${paneId} that do not span its rows`);
   const printsNothing = (k: number) => rowBytes[k] === 0;
   /** Empty lines read after a line, not placed yet (see placeEmpties). */
@@ -109,7 +112,7 @@ export async function readJoinedPane(
       if (gone) return;
       if (event.record) {
         if (phase === "state") {
-          const [id, history, height] = event.record;
+          const [id, history, height, colours] = event.record;
           // A pane that closed prints empty values, then its capture fails.
           if (id !== paneId) {
             gone = true;
@@ -118,6 +121,9 @@ export async function readJoinedPane(
           const range = captureRange(span, { historySize: int(history), height: int(height) });
           top = range.top;
           rowCount = range.bottom - range.top + 1;
+          // Both as a person sees them, in the pane's colours (see shown_cells.ts).
+          rowCells = new ShownCells(false, paneColours(colours));
+          lineCells = new ShownCells(false, paneColours(colours));
           phase = "rows";
         } else {
           splitter.finish(rowLine);
@@ -128,9 +134,9 @@ export async function readJoinedPane(
         }
         continue;
       }
-      if (phase === "rows") splitter.push(event.data, rowLine);
+      if (phase === "rows") splitter.push(rowCells.push(event.data), rowLine);
       else if (phase === "lines") {
-        splitter.push(event.data, joinedLine);
+        splitter.push(lineCells.push(event.data), joinedLine);
         // History lines go in batches of about BATCH_BYTES; the screen's all in the last one.
         if (bytes >= BATCH_BYTES && top + row <= 0) await flush(false);
       } else throw new Error("tmux printed rows before saying whose");

@@ -11,6 +11,7 @@ import {
 } from "./since_cursor.ts";
 import { compareSince, cursorFor, MAX_TRIMS_TRIED } from "./since_compare.ts";
 import { denseGrid, type NormalGrid } from "./since_grid.ts";
+import { TERMINAL_COLOURS } from "./shown_cells.ts";
 
 Deno.test("prefixWithHash finds where a row still begins with what it read then, in one pass", () => {
   assert.equal(prefixWithHash("$ echo hi", hashValue("$")), 1);
@@ -37,6 +38,7 @@ const STATE: PaneState = {
   mode: "",
   scrollPosition: null,
   dead: false,
+  colours: TERMINAL_COLOURS,
 };
 
 /** A grid holding `all` rows from the top of history, the last `height` on screen. */

@@ -1,11 +1,14 @@
 /**
  * Terminal output as text: what a program writes to its terminal (as `%output` delivers it, in
- * arbitrary chunks) turned into lines, escape sequences and control characters dropped.
+ * arbitrary chunks) turned into lines, escape sequences and control characters dropped, and
+ * characters as a person sees them: one printed hidden or in its background's colour as a
+ * blank, one of the line-drawing set as its glyph (see shown_cells.ts).
  *
  * @module
  */
 
 import { decodeBytes } from "./format.ts";
+import { Attributes, lineDrawing } from "./shown_cells.ts";
 
 /**
  * States of the escape-sequence scanner: tmux 3.3a's input parser (input.c) folded to what
@@ -79,6 +82,22 @@ export class TerminalText {
    */
   #background = false;
   #savedBackground = false;
+  /**
+   * What decides whether a character shows (hidden, or in its background's colour: see
+   * shown_cells.ts), and as saved with the cursor: such characters are written as blanks, as a
+   * person sees them.
+   */
+  #attributes = new Attributes();
+  #savedAttributes = new Attributes();
+  /**
+   * The character sets: whether G0 and G1 are the line-drawing set, which of them is in use
+   * (SO and SI), and as saved with the cursor. A character of that set is written as its glyph.
+   */
+  #drawingSets = [false, false];
+  #shifted = 0;
+  #savedCharsets = { sets: [false, false], shifted: 0 };
+  /** The intermediate bytes of the escape being read (up to two), for `ESC ( 0`. */
+  #intermediates = "";
   /**
    * Cells were cleared in a background colour since {@link TerminalText.takePainted} last
    * asked.
@@ -166,8 +185,10 @@ export class TerminalText {
       }
       switch (state) {
         case Esc.Escape:
-          if (b >= 0x20 && b <= 0x2f) this.#state = Esc.EscIntermediate;
-          else if (b === 0x5b) {
+          if (b >= 0x20 && b <= 0x2f) {
+            this.#state = Esc.EscIntermediate;
+            this.#intermediates = String.fromCharCode(b);
+          } else if (b === 0x5b) {
             this.#state = Esc.Csi;
             this.#csi = "";
             this.#csiPlain = true;
@@ -179,13 +200,18 @@ export class TerminalText {
           else if (b < 0x7f) {
             this.#state = Esc.Ground;
             // RIS resets the attributes; DECSC and DECRC save and restore them.
-            if (b === 0x63) this.#background = this.#savedBackground = false;
+            if (b === 0x63) this.#reset();
             else if (b === 0x37 || b === 0x38) this.#saveOrRestore(b === 0x37);
           }
           break;
         case Esc.EscIntermediate:
           // Intermediates (0x20-0x2f) repeat until a final byte.
-          if (b >= 0x30 && b <= 0x7e) this.#state = Esc.Ground;
+          if (b >= 0x30 && b <= 0x7e) {
+            this.#state = Esc.Ground;
+            this.#designate(b);
+          } else if (b <= 0x2f && this.#intermediates.length < 2) {
+            this.#intermediates += String.fromCharCode(b);
+          }
           break;
         case Esc.Csi:
           if (b >= 0x40 && b <= 0x7e) {
@@ -239,14 +265,48 @@ export class TerminalText {
       this.#saveOrRestore(final === 0x73);
       return;
     }
-    if (final === 0x6d) this.#sgr(this.#csi);
-    else if (this.#background && ERASES.has(final)) this.#painted = true;
+    if (final === 0x6d) {
+      this.#sgr(this.#csi);
+      this.#attributes.apply(this.#csi);
+    } else if (this.#background && ERASES.has(final)) this.#painted = true;
   }
 
-  /** Saves the background with the cursor (`save`), or gives the saved one back. */
+  /**
+   * Saves the attributes and character sets with the cursor (`save`), or gives the saved ones
+   * back (tmux's input_save_state and input_restore_state).
+   */
   #saveOrRestore(save: boolean): void {
-    if (save) this.#savedBackground = this.#background;
-    else this.#background = this.#savedBackground;
+    if (save) {
+      this.#savedBackground = this.#background;
+      this.#savedAttributes = this.#attributes.copy();
+      this.#savedCharsets = { sets: [...this.#drawingSets], shifted: this.#shifted };
+    } else {
+      this.#background = this.#savedBackground;
+      this.#attributes = this.#savedAttributes.copy();
+      this.#drawingSets = [...this.#savedCharsets.sets];
+      this.#shifted = this.#savedCharsets.shifted;
+    }
+  }
+
+  /** RIS: attributes and character sets as a terminal starts (tmux's input_reset_cell). */
+  #reset(): void {
+    this.#background = this.#savedBackground = false;
+    this.#attributes = new Attributes();
+    this.#savedAttributes = new Attributes();
+    this.#drawingSets = [false, false];
+    this.#shifted = 0;
+    this.#savedCharsets = { sets: [false, false], shifted: 0 };
+  }
+
+  /**
+   * An escape with intermediates ended with `final`: `ESC ( 0` and `ESC ) 0` make G0 or G1 the
+   * line-drawing set, `ESC ( B` and `ESC ) B` ASCII again (tmux reads no other).
+   */
+  #designate(final: number): void {
+    const set = this.#intermediates === "(" ? 0 : this.#intermediates === ")" ? 1 : -1;
+    if (set === -1) return;
+    if (final === 0x30) this.#drawingSets[set] = true;
+    else if (final === 0x42) this.#drawingSets[set] = false;
   }
 
   /**
@@ -295,12 +355,26 @@ export class TerminalText {
       this.#afterCR = true;
     } else if (b === 0x1b) {
       this.#state = Esc.Escape;
+    } else if (b === 0x0e || b === 0x0f) {
+      // SO and SI: G1 or G0 in use.
+      this.#shifted = b === 0x0e ? 1 : 0;
     } else if (b === 0x09 || b >= 0x20 && b !== 0x7f) {
-      if (this.#end === this.#log.length) this.#makeRoom();
-      this.#log[this.#end++] = b;
+      const glyph = this.#drawingSets[this.#shifted] ? lineDrawing(b) : undefined;
+      if (this.#attributes.unseen && b !== 0x09) {
+        // A character a person does not see, as one blank (its continuation bytes none).
+        if ((b & 0xc0) === 0x80) return;
+        this.#put(0x20);
+      } else if (glyph) { for (const g of glyph) this.#put(g); }
+      else this.#put(b);
       this.#written = true;
       if (this.#end - this.#lineStart >= MAX_LINE_BYTES) this.#endLine(done);
     }
+  }
+
+  /** Adds a byte to the line being written. */
+  #put(b: number): void {
+    if (this.#end === this.#log.length) this.#makeRoom();
+    this.#log[this.#end++] = b;
   }
 
   #endLine(done: string[] | null): void {

@@ -201,3 +201,23 @@ Deno.test("TerminalText tells an erase made with a background colour set, which 
   t.feed(bytes("\x1b[K"));
   assert.equal(t.takePainted(), true);
 });
+
+Deno.test("TerminalText writes what a person does not see as blanks, line drawing as glyphs", () => {
+  const t = new TerminalText();
+  const stream = "ok \x1b[8mAll 112 tests passed\x1b[28m!\r\n" +
+    "\x1b[31;41mred\x1b[0m|\x1b[38;5;196;48;2;255;0;0mrgb\x1b[49m|\x1b[1;31;41mbold\x1b[m\r\n" +
+    "\x1b(0lqk\x1b(B \x1b)0\x0eyes\x0f no\r\n" +
+    // Saved with the cursor and given back; RIS resets it all.
+    "\x1b[8m\x1b7\x1b[0mseen\x1b8gone\x1bc back\x1b(0\x1bcq\r\n" +
+    // Hidden through CSI s / u and an escape split by C0 controls carried out in it.
+    "\x1b[8m\x1b[s\x1b[m\x1b[uhid\x1b[28m\x1b(\x0e0x\x0fx\r\n";
+  const lines: string[] = [];
+  for (const piece of bytes(stream)) lines.push(...t.push(Uint8Array.of(piece)));
+  assert.deepEqual(lines, [
+    "ok                     !",
+    "   |   |bold",
+    "┌─┐ ≤␊⎽ no",
+    "seen     backq",
+    "   x│",
+  ]);
+});

@@ -62,10 +62,14 @@ const IL = String.raw`\033[2L`;
  * cursor (a line feed there does not move it, so the marker and then the prompt are written on
  * one row), autowrap off (a long marker cut at the right edge), or `stty -onlcr` (the marker
  * would start at the column the output ended at). With a forged end printed before, the
- * forged one was left the only valid end on screen. (The line-drawing character set changes
- * only how tmux draws the row, not what a capture reads.)
+ * forged one was left the only valid end on screen. Then the attributes and the character set
+ * as a terminal starts (`ESC [ m`, SI, `ESC ( B`): a command that left text hidden (SGR 8), in
+ * its background's colour or in the line-drawing set hid the marker from the person, and from
+ * the output stream as a person sees it (terminal_text.ts), where the job's end is heard.
  */
-const RESET = String.raw`\033%s\033[r\033%s\033[?7h\r`;
+const RESET = String.raw`\033%s\033[r\033%s\033[?7h\033[m\017\033(B\r`;
+/** {@link RESET} as typed before it reset the attributes (a line typed then still reads). */
+const RESET_BEFORE = String.raw`\033%s\033[r\033%s\033[?7h\r`;
 /** The printf arguments {@link RESET} takes. */
 const RESET_ARGS = "7 8";
 
@@ -254,7 +258,7 @@ const TYPED_LINES = (() => {
   // with it twice.
   const st = String.raw`(?:\\033\\\\){1,2}`;
   // And since its ST, the end marker's format resets what could hide it (RESET).
-  const reset = RESET.replace(/[\\[\]?()]/g, "\\$&");
+  const reset = [RESET, RESET_BEFORE].map((r) => r.replace(/[\\[\]?()]/g, "\\$&")).join("|");
   const begin = String.raw`${q}printf '(?:${st})?%s_%s_B\\n' __tmcp ([0-9a-f]{20})`;
   // The time: in seconds before `EPOCHREALTIME` came first.
   const seconds = (date: string) => String.raw`EPOCHSECONDS:-\$\(date \+%s${date}\)`;
@@ -393,8 +397,17 @@ export function epochMs(word: string): number | null {
  * the shell's may be the lower (one printed in the output) or the upper (one written below the
  * cursor). Of several begin markers the shell's is the first printed after the echo of the
  * typed line ({@link BeginRows}): every one the command printed comes after it.
+ *
+ * `shown`: the same rows as a person sees them (ShownCells.views): the markers are looked for
+ * as printed (a command that left its terminal hiding text hides them from the person, not
+ * from this), the output is taken as shown.
  */
-export function findMarkers(lines: readonly string[], nonce: string, start = 0): Marked {
+export function findMarkers(
+  lines: readonly string[],
+  nonce: string,
+  start = 0,
+  shown: readonly string[] = lines,
+): Marked {
   const begin = beginMarker(nonce);
   const echo = echoWords(nonce);
   const endRe = endPattern(nonce);
@@ -465,8 +478,8 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
       next = typedLineAt(lines, i, nonce);
     }
   }
-  const body = lines.slice(from + 1, until);
-  if (prefix !== "") body.push(prefix);
+  const body = shown.slice(from + 1, until);
+  if (prefix !== "") body.push(shown[endAt].slice(0, prefix.length));
   return {
     begun: beginAt !== -1,
     status: twoEnds ? null : status,
@@ -477,7 +490,7 @@ export function findMarkers(lines: readonly string[], nonce: string, start = 0):
     ...(twoEnds ? { twoEnds } : {}),
     ...(begins.count > 1 ? { twoBegins: true } : {}),
     ...(next === -1 ? {} : {
-      beforeNext: trimTrailingBlank(lines.slice(from + 1, Math.max(from + 1, next))).join("\n"),
+      beforeNext: trimTrailingBlank(shown.slice(from + 1, Math.max(from + 1, next))).join("\n"),
     }),
   };
 }

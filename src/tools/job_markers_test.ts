@@ -235,7 +235,12 @@ Deno.test("findMarkers and MarkerScan: an end marker the terminal upper-cased (s
 Deno.test("typedNonce: the end marker's words, with the resets before its line feed, are recognised", () => {
   for (const shell of ["sh", "bash", "zsh"]) {
     const line = `$ ${typedCommand("make test", OTHER, shell)}`;
-    assert.match(line, /\\033%s\\033\[r\\033%s\\033\[\?7h\\r\\n/, shell);
+    const reset = String.raw`\033%s\033[r\033%s\033[?7h\033[m\017\033(B\r\n`;
+    assert.ok(line.includes(reset), `${shell}: ${line}`);
     assert.equal(typedNonce(line), OTHER, shell);
+    // As typed before the end marker reset the attributes and the character set.
+    const before = line.replace(reset, String.raw`\033%s\033[r\033%s\033[?7h\r\n`);
+    assert.notEqual(before, line);
+    assert.equal(typedNonce(before), OTHER, shell);
   }
 });

@@ -235,6 +235,8 @@ interface Start {
 /** A valid end marker read, and what was known of the rows above it. */
 interface EndSeen extends EndRow {
   readonly at: number;
+  /** {@link EndRow.prefix} as a person sees it (see {@link MarkerScan.row}). */
+  readonly shownPrefix: string;
   /** The shell's begin marker above it, as {@link BeginRows} chooses; whether there are more. */
   readonly begin: Start | null;
   readonly twoBegins: boolean;
@@ -277,7 +279,7 @@ export class MarkerScan {
    * text of those fewer than `keepBytes` follow is kept (`gaveUp`: the bytes given up of the
    * others), as {@link TailRing} keeps a blank run: once read, no output holds it.
    */
-  #pending: { text: string; gaveUp: number }[] = [];
+  #pending: { text: string; shown: string; gaveUp: number }[] = [];
   /** The first pending blank row whose text is kept, and the bytes from it on. */
   #keptFrom = 1;
   #keptBytes = 0;
@@ -331,36 +333,42 @@ export class MarkerScan {
     return this.#ring.heldBytes + held;
   }
 
-  /** The next row. */
-  row(text: string): void {
-    if (!this.#dead) return this.#read(text);
+  /**
+   * The next row: `text` as printed, where the markers are looked for, and `shown`, the same
+   * row as a person sees it (ShownCells.views), which the output is made of.
+   */
+  row(text: string, shown = text): void {
+    if (!this.#dead) return this.#read(text, 0, shown);
     if (text.trim() !== "") {
       this.#readPending();
-      this.#pending = [{ text, gaveUp: 0 }];
+      this.#pending = [{ text, shown, gaveUp: 0 }];
       this.#keptFrom = 1;
       this.#keptBytes = 0;
       return;
     }
-    if (this.#pending.length === 0) return this.#read(text);
+    if (this.#pending.length === 0) return this.#read(text, 0, shown);
     const pending = this.#pending;
-    pending.push({ text, gaveUp: 0 });
+    pending.push({ text, shown, gaveUp: 0 });
     this.#keptBytes += utf8Length(text) + 1;
     for (; this.#keptFrom < pending.length; this.#keptFrom++) {
       const size = utf8Length(pending[this.#keptFrom].text) + 1;
       if (this.#keptBytes - size <= this.#keep) break;
       this.#keptBytes -= size;
-      pending[this.#keptFrom] = { text: "", gaveUp: size - 1 };
+      pending[this.#keptFrom] = { text: "", shown: "", gaveUp: size - 1 };
     }
   }
 
   /** Reads the pending rows (see {@link #pending}). */
   #readPending(): void {
-    for (const row of this.#pending) this.#read(row.text, row.gaveUp);
+    for (const row of this.#pending) this.#read(row.text, row.gaveUp, row.shown);
     this.#pending = [];
   }
 
-  /** The next row, read; `gaveUp`: bytes of its text given up (see {@link #pending}). */
-  #read(text: string, gaveUp = 0): void {
+  /**
+   * The next row, read; `gaveUp`: bytes of its text given up (see {@link #pending}); `shown`:
+   * as a person sees it.
+   */
+  #read(text: string, gaveUp = 0, shown = text): void {
     const i = this.#at;
     const ring = this.#ring;
     const trimmed = text.trimEnd();
@@ -378,12 +386,13 @@ export class MarkerScan {
         twoBegins: this.#begins.count > 1,
         echo: this.#lastEcho,
         tail: ring.take(end.prefix !== ""),
+        shownPrefix: shown.slice(0, end.prefix.length),
       };
       this.#belowEnd = false;
     } else if (isBegin || isEcho) this.#belowEnd = true;
     if (i === this.#start) this.#startBytes = ring.bytes;
     this.#lookForNext(i, text, trimmed);
-    ring.push(text, text.trim() !== "", gaveUp);
+    ring.push(shown, shown.trim() !== "", gaveUp);
     const after = { after: i, bytes: ring.bytes };
     this.#begins.row(i, isBegin, isEcho, after);
     if (isEcho) this.#lastEcho = after;
@@ -445,11 +454,14 @@ export class MarkerScan {
   /** What the rows read tell (every row read, the unfinished last one included). */
   finish(): Marked {
     if (this.#pending.length > 0) {
-      const rest = deadRowRest(this.#pending[0].text, this.#drawn);
+      const [first] = this.#pending;
+      const rest = deadRowRest(first.text, this.#drawn);
       // Nothing of the row left: the blank rows before tmux's line go with it (they are no
       // output); what is left of it, the rest of the command's output.
       if (rest === "") this.#pending = [];
-      else if (rest !== null) this.#pending = [{ text: rest, gaveUp: 0 }];
+      else if (rest !== null) {
+        this.#pending = [{ text: rest, shown: first.shown.slice(0, rest.length), gaveUp: 0 }];
+      }
       this.#readPending();
     }
     this.#settle(null);
@@ -497,7 +509,7 @@ export class MarkerScan {
         if (end.at < this.#start) from = { after: -1, bytes: 0 };
       }
     }
-    const body = this.#cut(end.tail, from, end.prefix);
+    const body = this.#cut(end.tail, from, end.shownPrefix);
     // Two valid ends: which one the shell printed cannot be told (findMarkers).
     const twoEnds = this.#ends > 1;
     return {

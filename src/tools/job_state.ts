@@ -13,6 +13,7 @@ import { execFast } from "../tmux/control.ts";
 import { decodeBytes, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { atPromptStream, atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
 import { AnswerPastBound, judgeResult } from "../tmux/tmux_error.ts";
+import { ShownCells, TERMINAL_COLOURS } from "../tmux/shown_cells.ts";
 import {
   DIED_OUTPUT_NOTE,
   endedBy,
@@ -94,9 +95,21 @@ function rememberPosition(key: string, abs: number, history: number): void {
  */
 export const JOB_ANSWER_BYTES = 8 * 1024 * 1024;
 
-/** The capture of a pane's rows from `from` (a capture-pane start: a line number or "-"). */
+/**
+ * The capture of a pane's rows from `from` (a capture-pane start: a line number or "-"), with
+ * the attributes (`-e`), for the rows as printed and as a person sees them ({@link views}).
+ */
 function captureArgs(paneId: string, from: string): string[] {
-  return ["capture-pane", "-p", "-J", "-t", paneId, "-S", from];
+  return ["capture-pane", "-p", "-e", "-J", "-t", paneId, "-S", from];
+}
+
+/**
+ * The rows a {@link captureArgs} capture printed, as printed (where the markers are looked for)
+ * and as a person sees them (what the output is made of: see ShownCells.views).
+ */
+function views(bytes: Uint8Array): { printed: string[]; shown: string[] } {
+  const { printed, shown } = ShownCells.views(bytes, false);
+  return { printed: decodeBytes(printed).split("\n"), shown: decodeBytes(shown).split("\n") };
 }
 
 /**
@@ -121,9 +134,14 @@ async function markersFrom(
       answerBound: JOB_ANSWER_BYTES,
     });
     const bytes = judgeResult(answer);
-    if (!dead) return findMarkers(decodeBytes(bytes).split("\n"), ref.nonce, start);
+    if (!dead) {
+      const { printed, shown } = views(bytes);
+      return findMarkers(printed, ref.nonce, start, shown);
+    }
     const { drawn, rest } = splitDeadHead(bytes, guard);
-    return findMarkers(withoutDeadLine(decodeBytes(rest).split("\n"), drawn), ref.nonce, start);
+    const { printed, shown } = views(rest);
+    const kept = withoutDeadLine(printed, drawn);
+    return findMarkers(kept, ref.nonce, start, alongside(shown, kept, printed));
   } catch (error) {
     if (!(error instanceof AnswerPastBound)) throw error;
     const scan = (drawn: string | null) =>
@@ -237,6 +255,9 @@ class RowFeed {
   #recordRead = false;
   readonly #guard: string | null;
   readonly #lines = new LineSplitter();
+  /** The rows ({@link captureArgs}) as printed and as a person sees them ({@link views}). */
+  readonly #printed = new ShownCells(false, TERMINAL_COLOURS, true);
+  readonly #shown = new ShownCells(false);
   constructor(scan: (drawn: string | null) => MarkerScan, guard: string | null = null) {
     this.#make = scan;
     this.#guard = guard;
@@ -248,7 +269,10 @@ class RowFeed {
   }
 
   #line(line: Uint8Array): void {
-    if (this.#scan !== null) return this.#scan.row(decodeBytes(line));
+    if (this.#scan !== null) {
+      const shown = decodeBytes(this.#shown.push(line));
+      return this.#scan.row(decodeBytes(this.#printed.push(line)), shown);
+    }
     if (this.#recordRead) {
       const bytes = new TextEncoder().encode(this.#head.map(decodeBytes).join("\n"));
       const fields = parseRecords(bytes, this.#guard!)[0] ?? [];
@@ -586,7 +610,8 @@ async function endThatCounts(
       JOB_ANSWER_BYTES,
     );
     if (rows === null) return null;
-    again = findMarkers(decodeBytes(rows).split("\n"), ref.nonce, start);
+    const { printed, shown } = views(rows);
+    again = findMarkers(printed, ref.nonce, start, shown);
   } catch (error) {
     if (!(error instanceof AnswerPastBound)) throw error;
     const feed = new RowFeed(() => new MarkerScan(ref.nonce, start, ctx.config.maxResultBytes));
@@ -708,6 +733,17 @@ async function readMarkedNow(
   return all.begun || all.status !== null || all.twoEnds
     ? { probe, marked: all, from: "-", startRow: abs }
     : { probe, marked: near, from: start, startRow: abs - from };
+}
+
+/**
+ * `shown` (rows as a person sees them) cut as `printed` (the same rows as printed) was cut to
+ * `kept` by {@link withoutDeadLine}: its last written row taken out or cut short.
+ */
+function alongside(shown: readonly string[], kept: readonly string[], printed: readonly string[]) {
+  const out = shown.slice(0, kept.length);
+  const last = kept.length - 1;
+  if (last >= 0 && kept[last] !== printed[last]) out[last] = out[last].slice(0, kept[last].length);
+  return out;
 }
 
 /**

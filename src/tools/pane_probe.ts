@@ -15,6 +15,7 @@ import { execFast } from "../tmux/control.ts";
 import { drawnNothing, tmuxChild } from "../tmux/foreground.ts";
 import { decodeBytes, flag, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { classifyStderr, TmuxError } from "../tmux/tmux_error.ts";
+import { shownChain, shownChainOutput } from "../tmux/shown_cells.ts";
 import {
   parseServerIdentity,
   sameServer,
@@ -258,7 +259,8 @@ async function probeAny(
   answerBound?: number,
 ): Promise<Probed> {
   const args = ["display-message", "-p", "-t", paneId, recordFormat(guard, PROBE_FIELDS)];
-  if (after.length > 0) args.push(";", ...after);
+  // Every capture among the commands reads as a person sees the rows (see shown_cells.ts).
+  if (after.length > 0) args.push(";", ...shownChain(after, guard));
   const options = ctx.readOptions();
   const result = await execFast(
     ctx.runner,
@@ -278,7 +280,7 @@ async function probeAny(
   const probe = toProbe(records[0] ?? []);
   if (!probe.exists) return { probe, lines: [], text: "", later: [] };
   if (result.code !== 0) return { probe, lines: [], text: "", later: [] };
-  const text = decodeBytes(afterRecord(result.stdout, guard));
+  const text = decodeBytes(shownChainOutput(afterRecord(result.stdout, guard), guard));
   const later = records.slice(1).map(toProbe);
   return { probe, lines: trimTrailingBlank(text.split("\n")), text, later };
 }

@@ -37,11 +37,11 @@ async function runLine(
 
 /** What a terminal shows of `text`: the escape sequences the markers start with are its own. */
 function shown(text: string): string {
-  // The end marker's resets (string end, scroll region kept by the cursor, autowrap) print
-  // nothing, and its row starts at column 0 (`\r\n`).
+  // The end marker's resets (string end, scroll region kept by the cursor, autowrap, the
+  // attributes and character set) print nothing, and its row starts at column 0 (`\r\n`).
   return text.replaceAll("\x1b\\", "").replaceAll("\x1b[2L", "").replaceAll("\x1b7", "")
     .replaceAll("\x1b[r", "").replaceAll("\x1b8", "").replaceAll("\x1b[?7h", "")
-    .replaceAll("\r\n", "\n");
+    .replaceAll("\x1b[m\x0f\x1b(B", "").replaceAll("\r\n", "\n");
 }
 
 function nameOf(shell: string): string {

@@ -6,8 +6,8 @@
  */
 
 /**
- * Bytes a program writes, and the rows tmux 3.3a shows for them (captured from a pane, one row
- * per line, blank rows dropped). src/tmux/terminal_text_test.ts checks the decoder prints them;
+ * Bytes a program writes, and the rows tmux 3.3a shows for them (captured from a pane as a
+ * person sees it, one row per line, blank rows dropped). src/tmux/terminal_text_test.ts checks the decoder prints them;
  * tests/stream_decoder_test.ts prints each into a real pane and checks the screen shows them.
  */
 export const TMUX_CASES: readonly { readonly bytes: string; readonly shown: string[] }[] = [
@@ -49,6 +49,18 @@ export const TMUX_CASES: readonly { readonly bytes: string; readonly shown: stri
   { bytes: `A\x1b_${"x".repeat(10_000)}\x1b\\B`, shown: ["AB"] },
   { bytes: `A\x1bPq${"x".repeat(10_000)}\x1b\\B`, shown: ["AB"] },
   { bytes: `A\x1b[${"1;".repeat(5_000)}mB`, shown: ["AB"] },
+  // What a person does not see is blank: hidden, or in its background's colour (not bold in
+  // one of the first eight, which terminals draw bright); as saved with the cursor too.
+  { bytes: "A\x1b[8mHID\x1b[28mB", shown: ["A   B"] },
+  { bytes: "A\x1b[31;41mRED\x1b[0mB\x1b[1;31;41mRED\x1b[mC", shown: ["A   BREDC"] },
+  { bytes: "A\x1b[38;5;196;48;2;255;0;0mRGB\x1b[49mC", shown: ["A   C"] },
+  { bytes: "A\x1b[8m\x1b7\x1b[0m\x1b8HID\x1b[28mB", shown: ["A   B"] },
+  { bytes: "A\x1b[8m\x1b[s\x1b[0m\x1b[uHID\x1b[28mB", shown: ["A   B"] },
+  // The line-drawing set shows its glyphs: designated, shifted, reset.
+  { bytes: "A\x1b(0lqk\x1b(BB", shown: ["A┌─┐B"] },
+  { bytes: "A\x1b)0\x0eyes\x0fB", shown: ["A≤␊⎽B"] },
+  { bytes: "\x1b(0\x1b[8m\x1bcq", shown: ["q"] },
+  { bytes: "A\x1b(\x0e0x\x0fxB\x1b(B", shown: ["Ax│B"] },
 ];
 
 /** A case's bytes: each character below U+0100 one byte (\xNN as that byte), the rest UTF-8. */

@@ -1,0 +1,529 @@
+/**
+ * A capture as a person sees it: the text of `capture-pane -e` with every cell a terminal draws
+ * without its character (the hidden attribute, SGR 8; or a colour on the same colour) made a
+ * blank, and the attributes' escape sequences dropped.
+ *
+ * A plain capture reads the characters of every cell, shown or not: a program can print
+ * `All 112 tests passed` hidden, and a model would read it where the person watching sees an
+ * empty row. So every capture that stands for what a pane shows is read with `-e` and given
+ * through {@link ShownCells}; a capture asked for with escapes (`escapes: true`) is given as
+ * tmux prints it, the attributes there to be read.
+ *
+ * @module
+ */
+
+import { indexOfBytes, joinBytes } from "./chain.ts";
+
+/**
+ * Columns a character takes, as blanks: 0 for combining marks and other characters that take
+ * none, 2 for the East Asian wide and full-width ranges and emoji pictographs, else 1. Only
+ * for what a hidden character leaves (its own width varies with tmux's build: see
+ * cell_width.ts), so a rough table does: it can shift the rest of its row by a column, never
+ * show a character.
+ */
+function blankWidth(cp: number): number {
+  if (cp < 0x300) return 1;
+  if (ZERO_WIDTH.test(String.fromCodePoint(cp))) return 0;
+  return WIDE.test(String.fromCodePoint(cp)) ? 2 : 1;
+}
+
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
+const WIDE =
+  /^[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]$/u;
+
+/**
+ * A colour as a person's terminal is given it, to tell two apart: an index into the 256-colour
+ * palette, a true colour as tmux gives it to a 256-colour terminal (its nearest there), null
+ * for the terminal's default. The first 16 are the terminal's to choose, as is the default:
+ * two of them are the same colour only when they are the same index.
+ */
+type Colour = number | null;
+
+/** The 256-colour index tmux gives a true colour (colour.c, colour_find_rgb). */
+export function nearestIndex(r: number, g: number, b: number): number {
+  const levels = [0x00, 0x5f, 0x87, 0xaf, 0xd7, 0xff];
+  const cube = (v: number) => v < 48 ? 0 : v < 114 ? 1 : Math.trunc((v - 35) / 40);
+  const [qr, qg, qb] = [cube(r), cube(g), cube(b)];
+  const [cr, cg, cb] = [levels[qr], levels[qg], levels[qb]];
+  const index = 16 + 36 * qr + 6 * qg + qb;
+  if (cr === r && cg === g && cb === b) return index;
+  const average = Math.trunc((r + g + b) / 3);
+  const greyIndex = average > 238 ? 23 : Math.trunc((average - 3) / 10);
+  const grey = 8 + 10 * greyIndex;
+  const distance = (x: number, y: number, z: number) => (x - r) ** 2 + (y - g) ** 2 + (z - b) ** 2;
+  return distance(grey, grey, grey) < distance(cr, cg, cb) ? 232 + greyIndex : index;
+}
+
+/** The first eight colours' names, as tmux writes them (`red`, `brightred`). */
+const NAMES = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"];
+
+/**
+ * A colour as tmux's formats write it (`#{pane_fg}`: `default`, `red`, `brightred`,
+ * `colour196`, `#101010`), as a {@link Colour}; null for the default or anything else.
+ */
+export function formatColour(text: string): Colour {
+  const name = NAMES.indexOf(text);
+  if (name !== -1) return name;
+  const bright = text.startsWith("bright") ? NAMES.indexOf(text.slice(6)) : -1;
+  if (bright !== -1) return bright + 8;
+  const indexed = /^colou?r(\d{1,3})$/.exec(text);
+  if (indexed && Number(indexed[1]) < 256) return Number(indexed[1]);
+  const rgb = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(text);
+  return rgb ? trueColour(rgb.slice(1).map((h) => String(parseInt(h, 16)))) : null;
+}
+
+/** A true colour's three parameters as a {@link Colour}. */
+function trueColour(parts: readonly string[]): Colour {
+  const [r, g, b] = parts.map(Number);
+  return [r, g, b].every((v) => Number.isInteger(v) && v >= 0 && v <= 255)
+    ? nearestIndex(r, g, b)
+    : null;
+}
+
+/**
+ * The colour an SGR's extended colour (38, 48, 58) names, and how many more parameters it took:
+ * `5;N` (an index), `2;R;G;B` (a true colour), or, in one parameter, `38:5:N`, `38:2::R:G:B`,
+ * `38:2:R:G:B`.
+ */
+function extended(list: readonly string[], i: number): { colour: Colour; took: number } {
+  const own = list[i].split(":");
+  if (own.length > 1) {
+    if (own[1] === "5") return { colour: Number(own[2]), took: 0 };
+    if (own[1] === "2") {
+      return { colour: trueColour(own.length >= 6 ? own.slice(3, 6) : own.slice(2, 5)), took: 0 };
+    }
+    return { colour: null, took: 0 };
+  }
+  if (list[i + 1] === "5") return { colour: Number(list[i + 2]), took: 2 };
+  if (list[i + 1] === "2") {
+    return { colour: trueColour(list.slice(i + 2, i + 5)), took: 4 };
+  }
+  return { colour: null, took: 0 };
+}
+
+/**
+ * A pane's own default colours, where it has them (`#{pane_fg}` and `#{pane_bg}`: a program's
+ * OSC 10 and 11, a pane's style, `window-style`): a cell with no colour of its own is drawn in
+ * them. Two the same hide every such cell.
+ */
+export interface PaneColours {
+  readonly fg: Colour;
+  readonly bg: Colour;
+}
+
+/** No colours of a pane's own: the terminal's defaults. */
+export const TERMINAL_COLOURS: PaneColours = { fg: null, bg: null };
+
+/** The format that prints a pane's {@link PaneColours} (read by {@link paneColours}). */
+export const PANE_COLOURS_FORMAT = "#{pane_fg},#{pane_bg}";
+
+/** A pane's colours as {@link PANE_COLOURS_FORMAT} printed them. */
+export function paneColours(text: string): PaneColours {
+  const [fg, bg] = text.split(",");
+  return { fg: formatColour(fg ?? ""), bg: formatColour(bg ?? "") };
+}
+
+/**
+ * The attributes that decide whether a cell's character shows, as the SGRs of one capture set
+ * them (tmux starts each capture from the defaults and writes each change).
+ */
+export class Attributes {
+  hidden = false;
+  bold = false;
+  fg: Colour = null;
+  bg: Colour = null;
+  /** The pane's own default colours (see {@link PaneColours}), where a cell has none. */
+  readonly #defaults: PaneColours;
+
+  constructor(defaults: PaneColours = TERMINAL_COLOURS) {
+    this.#defaults = defaults;
+  }
+
+  /** The same attributes, apart (as a terminal saves them with the cursor). */
+  copy(): Attributes {
+    return Object.assign(new Attributes(this.#defaults), {
+      hidden: this.hidden,
+      bold: this.bold,
+      fg: this.fg,
+      bg: this.bg,
+    });
+  }
+
+  /** Applies one SGR's parameters (the text between `ESC [` and `m`). */
+  apply(params: string): void {
+    const list = params.split(";");
+    for (let i = 0; i < list.length; i++) {
+      const head = list[i].split(":")[0];
+      const n = head === "" ? 0 : Number(head);
+      if (n === 0) this.hidden = this.bold = false, this.fg = this.bg = null;
+      else if (n === 8) this.hidden = true;
+      else if (n === 28) this.hidden = false;
+      else if (n === 1) this.bold = true;
+      else if (n === 22) this.bold = false;
+      else if (n >= 30 && n <= 37) this.fg = n - 30;
+      else if (n >= 90 && n <= 97) this.fg = n - 82;
+      else if (n === 39) this.fg = null;
+      else if (n >= 40 && n <= 47) this.bg = n - 40;
+      else if (n >= 100 && n <= 107) this.bg = n - 92;
+      else if (n === 49) this.bg = null;
+      else if (n === 38 || n === 48 || n === 58) {
+        const { colour, took } = extended(list, i);
+        if (n === 38) this.fg = colour;
+        else if (n === 48) this.bg = colour;
+        i += took;
+      }
+    }
+  }
+
+  /**
+   * Whether a cell's character does not show: hidden, or drawn in its background's own colour
+   * (the cell's, else the pane's; a bold one of the first eight colours excepted, which many
+   * terminals draw bright). The terminal's own default is its to choose: a cell in it counts as
+   * shown.
+   */
+  get unseen(): boolean {
+    if (this.hidden) return true;
+    const fg = this.fg ?? this.#defaults.fg;
+    if (fg === null || fg !== (this.bg ?? this.#defaults.bg)) return false;
+    return !(this.bold && fg < 8);
+  }
+}
+
+/** The code point of one character's UTF-8 bytes (a lead byte and its continuations). */
+function codePoint(bytes: readonly number[]): number {
+  if (bytes.length === 1) return bytes[0];
+  let cp = bytes[0] & (0x7f >> bytes.length);
+  for (let i = 1; i < bytes.length; i++) cp = (cp << 6) | (bytes[i] & 0x3f);
+  return cp;
+}
+
+const SPACE = 0x20;
+const NEWLINE = 0x0a;
+const ESC = 0x1b;
+/** Shift out and shift in: where `-e` shows cells of the line-drawing set begin and end. */
+const SO = 0x0e;
+const SI = 0x0f;
+/** What {@link ShownCells} looks for in a capture's text. */
+const MARKS = [ESC, SO, SI];
+
+/**
+ * The DEC line-drawing set as tmux draws it on a UTF-8 terminal (tty-acs.c): a program that
+ * selects it (`ESC ( 0`, or `ESC ) 0` and SO) and prints `lqk` shows `┌─┐`, while a capture
+ * without `-e` reads the letters (`approve` shows as `▒⎻⎻⎼⎺┴␊`).
+ */
+const LINE_DRAWING = new Map<number, Uint8Array>(
+  [
+    ["+", "→"],
+    [",", "←"],
+    ["-", "↑"],
+    [".", "↓"],
+    ["0", "▮"],
+    ["`", "◆"],
+    ["a", "▒"],
+    ["b", "␉"],
+    ["c", "␌"],
+    ["d", "␍"],
+    ["e", "␊"],
+    ["f", "°"],
+    ["g", "±"],
+    ["h", "␤"],
+    ["i", "␋"],
+    ["j", "┘"],
+    ["k", "┐"],
+    ["l", "┌"],
+    ["m", "└"],
+    ["n", "┼"],
+    ["o", "⎺"],
+    ["p", "⎻"],
+    ["q", "─"],
+    ["r", "⎼"],
+    ["s", "⎽"],
+    ["t", "├"],
+    ["u", "┤"],
+    ["v", "┴"],
+    ["w", "┬"],
+    ["x", "│"],
+    ["y", "≤"],
+    ["z", "≥"],
+    ["{", "π"],
+    ["|", "≠"],
+    ["}", "£"],
+    ["~", "·"],
+  ].map(([from, to]) => [from.charCodeAt(0), new TextEncoder().encode(to)]),
+);
+
+/** How a character of the line-drawing set is drawn, or undefined for one not in it. */
+export function lineDrawing(byte: number): Uint8Array | undefined {
+  return LINE_DRAWING.get(byte);
+}
+
+/** Text in the line-drawing set as it is drawn: each character of the set as its glyph. */
+function drawn(text: Uint8Array): Uint8Array {
+  const parts: Uint8Array[] = [];
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const glyph = LINE_DRAWING.get(text[i]);
+    if (glyph === undefined) continue;
+    parts.push(text.subarray(from, i), glyph);
+    from = i + 1;
+  }
+  parts.push(text.subarray(from));
+  return joinParts(parts);
+}
+
+/**
+ * Turns the bytes of one `capture-pane -p -e` (split anywhere) into the text a person sees:
+ * escape sequences dropped, each unseen character a blank as wide as it is drawn, and with
+ * `trim` (a capture without `-N` or `-J`, whose rows tmux trims) the trailing spaces of each
+ * row dropped, as tmux drops them from a plain capture. Of a capture with nothing unseen, the
+ * same bytes as the capture without `-e`.
+ */
+export class ShownCells {
+  readonly #trim: boolean;
+  readonly #attributes: Attributes;
+  /** Between SO and SI: cells in the line-drawing set (see {@link LINE_DRAWING}). */
+  #drawing = false;
+  readonly #out: Uint8Array[] = [];
+  /** Bytes of an escape sequence begun in an earlier chunk (from its ESC on). */
+  #escape: number[] | null = null;
+  /** Bytes of an unseen character begun in an earlier chunk. */
+  readonly #partial: number[] = [];
+  /** Spaces written and not yet sent: kept back in case the row ends after them. */
+  #spaces = 0;
+
+  /** Every character as printed, none blank or drawn (see {@link ShownCells.views}). */
+  readonly #asPrinted: boolean;
+
+  /**
+   * `colours`: the pane's own defaults, read in the same tmux call as the capture; `asPrinted`:
+   * the text as a capture without `-e` reads it, escapes dropped and nothing else changed.
+   */
+  constructor(trim: boolean, colours: PaneColours = TERMINAL_COLOURS, asPrinted = false) {
+    this.#trim = trim;
+    this.#attributes = new Attributes(colours);
+    this.#asPrinted = asPrinted;
+  }
+
+  /**
+   * One capture's text twice: as printed (what a capture without `-e` reads: for what the
+   * server itself looks for in it, such as a job's markers, which a command that left its
+   * terminal hiding text must not keep from being read) and as a person sees it (for what a
+   * reply says the pane shows). Row for row and character for character alike, but where a
+   * hidden character is wide or takes no column.
+   */
+  static views(
+    bytes: Uint8Array,
+    trim: boolean,
+    colours: PaneColours = TERMINAL_COLOURS,
+  ): { printed: Uint8Array; shown: Uint8Array } {
+    const printed = new ShownCells(trim, colours, true);
+    return {
+      printed: joinParts([printed.push(bytes), printed.finish()]),
+      shown: ShownCells.of(bytes, trim, colours),
+    };
+  }
+
+  /** Reads the next bytes; returns the text they complete (possibly none). */
+  push(bytes: Uint8Array): Uint8Array {
+    // Where the next ESC, SO and SI are: each looked for again only once passed.
+    const next = [-2, -2, -2];
+    const find = (k: number, from: number) => {
+      if (next[k] !== -1 && next[k] < from) next[k] = bytes.indexOf(MARKS[k], from);
+      return next[k] === -1 ? bytes.length : next[k];
+    };
+    let at = 0;
+    while (at < bytes.length) {
+      if (this.#escape !== null) {
+        at = this.#readEscape(bytes, at);
+        continue;
+      }
+      const end = Math.min(find(0, at), find(1, at), find(2, at));
+      if (end > at) this.#text(bytes.subarray(at, end));
+      if (end === bytes.length) break;
+      if (bytes[end] === ESC) this.#escape = [ESC];
+      else this.#drawing = bytes[end] === SO;
+      at = end + 1;
+    }
+    return this.#take();
+  }
+
+  /** What is held back at the end (spaces of a row tmux does not trim). */
+  finish(): Uint8Array {
+    if (!this.#trim && this.#spaces > 0) this.#flushSpaces();
+    this.#spaces = 0;
+    return this.#take();
+  }
+
+  /** The whole of one capture's bytes, as text a person sees (see the class). */
+  static of(
+    bytes: Uint8Array,
+    trim: boolean,
+    colours: PaneColours = TERMINAL_COLOURS,
+  ): Uint8Array {
+    const cells = new ShownCells(trim, colours);
+    // Nothing to change: every cell in the pane's own colours, which show, and none drawn.
+    const plain = bytes.indexOf(ESC) === -1 && bytes.indexOf(SO) === -1 &&
+      !cells.#attributes.unseen;
+    return plain ? bytes : joinParts([cells.push(bytes), cells.finish()]);
+  }
+
+  /** Reads an escape sequence's bytes from `at`; returns where its end (or the chunk's) is. */
+  #readEscape(bytes: Uint8Array, at: number): number {
+    const escape = this.#escape!;
+    for (let i = at; i < bytes.length; i++) {
+      const b = bytes[i];
+      escape.push(b);
+      // ESC [ parameters final: tmux's -e writes SGRs only; any other ends at its final byte.
+      if (escape.length === 2 && b !== 0x5b) {
+        this.#escape = null;
+        return i + 1;
+      }
+      if (escape.length > 2 && b >= 0x40 && b <= 0x7e) {
+        this.#escape = null;
+        if (b === 0x6d) this.#attributes.apply(String.fromCharCode(...escape.slice(2, -1)));
+        return i + 1;
+      }
+      // A sequence longer than any SGR tmux writes is not one: dropped as it goes.
+      if (escape.length > 512) escape.length = 2;
+    }
+    return bytes.length;
+  }
+
+  /** Text between escape sequences (and SO and SI). */
+  #text(printed: Uint8Array): void {
+    if (this.#asPrinted) return this.#shown(printed);
+    const text = this.#drawing ? drawn(printed) : printed;
+    if (this.#attributes.unseen) this.#blanks(text);
+    else this.#shown(text);
+  }
+
+  /** Shown text: as it is, but for the spaces a row ends with when trimmed. */
+  #shown(text: Uint8Array): void {
+    if (!this.#trim) {
+      this.#flushSpaces();
+      this.#out.push(text.slice());
+      return;
+    }
+    let at = 0;
+    while (at < text.length) {
+      const newline = text.indexOf(NEWLINE, at);
+      const end = newline === -1 ? text.length : newline;
+      let last = end;
+      while (last > at && text[last - 1] === SPACE) last--;
+      if (last > at) {
+        this.#flushSpaces();
+        this.#out.push(text.slice(at, last));
+      }
+      this.#spaces += end - last;
+      if (newline === -1) break;
+      this.#spaces = 0;
+      this.#out.push(Uint8Array.of(NEWLINE));
+      at = newline + 1;
+    }
+  }
+
+  /** Unseen text: each character as blanks, line ends kept. */
+  #blanks(text: Uint8Array): void {
+    for (const b of text) {
+      if (b === NEWLINE) {
+        this.#partial.length = 0;
+        if (!this.#trim) this.#flushSpaces();
+        this.#spaces = 0;
+        this.#out.push(Uint8Array.of(NEWLINE));
+        continue;
+      }
+      const partial = this.#partial;
+      if ((b & 0xc0) === 0x80 && partial.length > 0) partial.push(b);
+      else partial.length = 0, partial.push(b);
+      const lead = partial[0];
+      // A byte that begins no character (a stray continuation) counts as one.
+      const need = lead < 0xc0 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+      if (partial.length < need) continue;
+      this.#spaces += blankWidth(codePoint(partial));
+      partial.length = 0;
+    }
+  }
+
+  #flushSpaces(): void {
+    if (this.#spaces === 0) return;
+    this.#out.push(new Uint8Array(this.#spaces).fill(SPACE));
+    this.#spaces = 0;
+  }
+
+  #take(): Uint8Array {
+    if (!this.#trim) this.#flushSpaces();
+    const whole = joinParts(this.#out);
+    this.#out.length = 0;
+    return whole;
+  }
+}
+
+/**
+ * A chain of tmux commands (`;` between them) with each `capture-pane -p` that asks for no
+ * escapes made to print them (`-e`), between two lines of the chain's `guard` that
+ * {@link shownChainOutput} reads and takes out again: the rows as a person sees them, wherever
+ * a capture stands in the chain (a capture's attributes are its own, and what a capture with
+ * `-J` prints may end inside a line the next goes on with).
+ */
+export function shownChain(args: readonly string[], guard: string): string[] {
+  const out: string[] = [];
+  let command: string[] = [];
+  const end = () => {
+    const shown = command[0] === "capture-pane" && command.includes("-p") &&
+      !command.includes("-e") && !command.includes("-b");
+    if (!shown) out.push(...command);
+    else {
+      const trim = !(command.includes("-N") || command.includes("-J"));
+      // The mark carries the pane's colours, read at the same instant as its rows.
+      const target = command.indexOf("-t") === -1 ? [] : ["-t", command[command.indexOf("-t") + 1]];
+      const mark = `${guard}~${trim ? "T" : "K"}${PANE_COLOURS_FORMAT}`;
+      out.push("display-message", "-p", ...target, mark, ";");
+      out.push("capture-pane", "-e", ...command.slice(1), ";");
+      out.push("display-message", "-p", `${guard}~R`);
+    }
+    command = [];
+  };
+  for (const arg of args) {
+    if (arg === ";") {
+      end();
+      out.push(";");
+    } else command.push(arg);
+  }
+  end();
+  return out;
+}
+
+/**
+ * What a chain made by {@link shownChain} printed, as the chain asked for it: each capture's
+ * rows as a person sees them, the lines that marked them taken out; everything else as tmux
+ * printed it.
+ */
+export function shownChainOutput(bytes: Uint8Array, guard: string): Uint8Array {
+  const mark = new TextEncoder().encode(`${guard}~`);
+  const parts: Uint8Array[] = [];
+  let cells: ShownCells | null = null;
+  let at = 0;
+  while (at < bytes.length) {
+    const found = indexOfBytes(bytes, mark, at);
+    const end = found === -1 ? bytes.length : found;
+    const text = bytes.subarray(at, end);
+    parts.push(cells ? cells.push(text) : text);
+    if (found === -1) break;
+    const kind = bytes[found + mark.length];
+    if (cells) parts.push(cells.finish());
+    // The mark's line, its newline with it.
+    const newline = bytes.indexOf(NEWLINE, found);
+    at = newline === -1 ? bytes.length : newline + 1;
+    const colours = paneColours(
+      new TextDecoder().decode(bytes.subarray(found + mark.length + 1, at - 1)),
+    );
+    cells = kind === 0x54 || kind === 0x4b ? new ShownCells(kind === 0x54, colours) : null;
+  }
+  if (cells) parts.push(cells.finish());
+  return joinParts(parts);
+}
+
+/** The parts one after another, empty ones left out (see chain.ts's joinBytes). */
+function joinParts(parts: readonly Uint8Array[]): Uint8Array {
+  return joinBytes(parts.filter((p) => p.length > 0));
+}

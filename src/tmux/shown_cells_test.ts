@@ -1,0 +1,187 @@
+import assert from "node:assert/strict";
+import { attachRecorded, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
+import { ShownCells } from "./shown_cells.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The text a capture's bytes show, read in chunks of `size` bytes. */
+function shown(text: string, trim: boolean, size = Infinity): string {
+  const bytes = encoder.encode(text);
+  if (size === Infinity) return decoder.decode(ShownCells.of(bytes, trim));
+  const cells = new ShownCells(trim);
+  const parts: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; at += size) {
+    parts.push(cells.push(bytes.subarray(at, at + size)));
+  }
+  parts.push(cells.finish());
+  return parts.map((p) => decoder.decode(p, { stream: true })).join("") + decoder.decode();
+}
+
+Deno.test("ShownCells: hidden and same-colour cells are blanks, escapes go, rows trimmed as tmux trims", () => {
+  const capture = "ab\x1b[8msecret\x1b[0m\x1b[39m\x1b[49mcd\n" +
+    "\x1b[31;41mred on red\x1b[0m x\n" +
+    "\x1b[1;31;41mbold red on red\x1b[0m\n" +
+    "\x1b[38;5;1;48;5;1msame\x1b[0m \x1b[38;2;1;2;3m\x1b[48;2;1;2;3mrgb\x1b[0m\n" +
+    "\x1b[38:2::9:9:9m\x1b[48:2:9:9:9mcolon\x1b[0m \x1b[91;48;5;9mbright\x1b[49m!\n" +
+    "\x1b[8m漢e\u0301\x1b[28m| \x1b[41m  \x1b[49m\n" +
+    "\x1b[8mwrapped\nstill\x1b[0m shown\n" +
+    "\x1b[38;5;8mgrey\x1b[0m \x1b[4:3mcurly\x1b[58;2;8;8;8m8\x1b[0m";
+  const trimmed = [
+    "ab      cd",
+    "           x",
+    "bold red on red",
+    "",
+    "            !",
+    "   |",
+    "",
+    "      shown",
+    "grey curly8",
+  ].join("\n");
+  assert.equal(shown(capture, true), trimmed);
+  for (const size of [1, 2, 3, 7]) {
+    assert.equal(shown(capture, true, size), trimmed, `chunks of ${size}`);
+  }
+  // Untrimmed (-N, -J): every blank stays.
+  const untrimmed = shown(capture, false);
+  assert.equal(untrimmed.split("\n")[1], "           x");
+  assert.equal(untrimmed.split("\n")[3], "        ");
+  assert.equal(untrimmed.split("\n")[6], "       ");
+  assert.equal(shown(capture, false, 1), untrimmed);
+  // A capture with no escape is given back as it is, the same bytes.
+  const plain = encoder.encode("plain  \nrows");
+  assert.equal(ShownCells.of(plain, true), plain);
+});
+
+/** A small random generator, seeded, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const WORDS = ["ab", "xyz ", "  ", "漢字", "e\u0301", "-=#", "q", "     wide  "];
+
+/**
+ * Pane output in two forms: `printed` with hidden and same-colour text among coloured text,
+ * and `seen`, the same with every such character printed as the blanks a person sees.
+ */
+function sample(next: () => number): { printed: string; seen: string } {
+  const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)];
+  let printed = "";
+  let seen = "";
+  for (let i = 0; i < 40; i++) {
+    const word = pick(WORDS);
+    const blanks = word.replace(/e\u0301/g, "e").replace(/[漢字]/g, "  ").replace(/\S/g, " ");
+    switch (Math.floor(next() * 6)) {
+      case 0:
+        printed += `\x1b[8m${word}\x1b[28m`;
+        seen += blanks;
+        break;
+      case 1: {
+        const c = Math.floor(next() * 8);
+        printed += `\x1b[3${c};4${c}m${word}\x1b[0m`;
+        seen += `\x1b[4${c}m${blanks}\x1b[0m`;
+        break;
+      }
+      case 2: {
+        const c = Math.floor(next() * 8);
+        printed += `\x1b[1;3${c};4${c}m${word}\x1b[0m`;
+        seen += `\x1b[1;3${c};4${c}m${word}\x1b[0m`;
+        break;
+      }
+      case 3:
+        printed += `\x1b[3${Math.floor(next() * 8)}m${word}\x1b[39m`;
+        seen += word;
+        break;
+      case 4:
+        // Hidden across a line end: a capture carries attributes from row to row.
+        printed += `\x1b[8m${word}\r\n${word}\x1b[0m`;
+        seen += `${blanks}\r\n${blanks}`;
+        break;
+      default:
+        printed += `${word}\r\n`;
+        seen += `${word}\r\n`;
+    }
+  }
+  return { printed, seen };
+}
+
+Deno.test("ShownCells: a capture with -e reads as the same pane printed with blanks, for every flag", async () => {
+  const t = await TestTmux.start("main", { width: 23, height: 6 });
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-shown-" });
+  try {
+    const next = random(20261207);
+    for (let round = 0; round < 4; round++) {
+      const { printed, seen } = sample(next);
+      const panes: string[] = [];
+      for (const [name, text] of [["printed", printed], ["seen", seen]]) {
+        const file = `${dir}/${round}-${name}`;
+        await Deno.writeTextFile(file, `${text}\x1b[0m\r\nEND-OF-SAMPLE`);
+        const pane = (await t.tmux(
+          "new-window",
+          "-d",
+          "-P",
+          "-F",
+          "#{pane_id}",
+          `cat '${file}'; exec sleep 600`,
+        )).trim();
+        await waitFor(
+          async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("END-OF-SAMPLE"),
+          `${pane} printed its sample`,
+        );
+        panes.push(pane);
+      }
+      for (const flags of [[], ["-N"], ["-J"], ["-J", "-N"]]) {
+        const read = (pane: string, more: string[]) =>
+          t.tmux("capture-pane", "-p", ...more, ...flags, "-S", "-", "-t", pane);
+        const escaped = await read(panes[0], ["-e"]);
+        const expected = await read(panes[1], []);
+        assert.equal(
+          shown(escaped, flags.length === 0),
+          expected,
+          `round ${round}, flags ${flags.join(" ")}: ${JSON.stringify(printed)}`,
+        );
+        // Nothing hidden: the same text as tmux's plain capture.
+        assert.equal(shown(await read(panes[1], ["-e"]), flags.length === 0), expected);
+      }
+      for (const pane of panes) await t.tmux("kill-pane", "-t", pane);
+    }
+  } finally {
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ShownCells: the line-drawing set reads as a person's UTF-8 terminal is given it", async () => {
+  const keys = "+,-.0`abcdefghijklmnopqrstuvwxyz{|}~";
+  const t = await TestTmux.start("main", {
+    width: 60,
+    height: 5,
+    command: `printf 'A\\033(0${
+      keys.replace("%", "%%")
+    }\\033(B Z\\n\\033)0\\016lqk\\017 ok\\n'; exec sleep 600`,
+  });
+  const person = await attachRecorded(t, "main", { TERM: "xterm-256color", LANG: "C.UTF-8" });
+  try {
+    const expected = `A${[...keys].map((k) => shown(`\x0e${k}\x0f`, true)).join("")} Z`;
+    // Every key is the set's: none reads as itself.
+    assert.equal([...expected].filter((c, i) => c === `A${keys} Z`[i]).length, 3);
+    const capture = await t.tmux("capture-pane", "-p", "-e", "-t", t.ids.paneId);
+    assert.deepEqual(shown(capture, true).split("\n").slice(0, 2), [expected, "┌─┐ ok"]);
+    // What tmux wrote to the person's terminal, escape sequences dropped.
+    await waitFor(async () => {
+      const seen = decoder.decode(await person.received()).replace(
+        // deno-lint-ignore no-control-regex
+        /\x1b(?:\[[0-9;?>=]*[A-Za-z]|\([0-9A-Za-z]|[=>])/g,
+        "",
+      );
+      return seen.includes(expected) && seen.includes("┌─┐ ok");
+    }, "the person's terminal given the glyphs");
+  } finally {
+    await person.done();
+    await t.kill();
+  }
+});

@@ -1,0 +1,152 @@
+/**
+ * What the reading tools say a pane shows is what a person looking at it sees: text printed
+ * hidden (SGR 8), in its background's colour (explicitly, or by the pane's own colours: OSC 10
+ * and 11, a pane style), reads as blanks; text in the line-drawing set reads as its glyphs. A
+ * program must not plant `All 112 tests passed` for the model alone, where the person watching
+ * sees an empty row. With `escapes: true` the attributes are there to be read, as tmux prints
+ * them.
+ */
+
+import assert from "node:assert/strict";
+import { withTmux } from "./helpers/mcp.ts";
+import { subscribed, type, type Wait, withServer } from "./helpers/wait_text.ts";
+import { waitFor } from "./helpers/tmux.ts";
+
+/** Bytes a program prints: what a person sees of each line is said beside it. */
+const PRINTED = [
+  "VISIBLE-1 \x1b[8mSECRET-A\x1b[28m end", // VISIBLE-1 ...blanks... end
+  "\x1b[30;40mSECRET-B\x1b[0m seen-b", // blanks, then seen-b
+  "\x1b[38;5;196;48;2;255;0;0mSECRET-R\x1b[0m seen-r", // red on the same red
+  "\x1b(0approve\x1b(B done", // ▒⎻⎻⎼⎺┴␊ done
+  "\x1b[1;31;41mBOLD-RED\x1b[0m", // bold red on red: drawn bright, seen
+  "VISIBLE-END",
+].join("\r\n");
+
+const SEEN = [
+  `VISIBLE-1 ${" ".repeat(8)} end`,
+  `${" ".repeat(8)} seen-b`,
+  `${" ".repeat(8)} seen-r`,
+  "▒⎻⎻⎼⎺┴␊ done",
+  "BOLD-RED",
+  "VISIBLE-END",
+];
+
+Deno.test("reading tools read a pane as a person sees it: hidden and same-colour text blank, line drawing as glyphs", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-shown-" });
+    try {
+      await Deno.writeTextFile(`${dir}/printed`, PRINTED);
+      // The pane's own colours the same: everything it prints in them is unseen.
+      await Deno.writeTextFile(
+        `${dir}/dark`,
+        "\x1b]10;#101010\x07\x1b]11;#101010\x07SECRET-C in the dark\r\n",
+      );
+      const pane = (await t.tmux(
+        ...["new-window", "-d", "-P", "-F", "#{pane_id}"],
+        `cat '${dir}/printed'; exec sleep 600`,
+      )).trim();
+      const dark = (await t.tmux(
+        ...["new-window", "-d", "-P", "-F", "#{pane_id}"],
+        `cat '${dir}/dark'; exec sleep 600`,
+      )).trim();
+      for (const [id, text] of [[pane, "VISIBLE-END"], [dark, "SECRET-C"]]) {
+        await waitFor(
+          async () => (await t.tmux("capture-pane", "-p", "-t", id)).includes(text),
+          `${id} printed`,
+        );
+      }
+
+      const captured = await c.ok<{ text: string }>("capture_pane", { paneId: pane });
+      assert.deepEqual(captured.text.split("\n").slice(0, SEEN.length), SEEN);
+      const snapshot = await c.ok<{ text: string }>("snapshot_pane", { paneId: pane });
+      assert.deepEqual(snapshot.text.split("\n").slice(0, SEEN.length), SEEN);
+      const joined = await c.ok<{ text: string }>("capture_pane", {
+        paneId: pane,
+        joinWrapped: true,
+        maxLines: 100,
+      });
+      assert.doesNotMatch(joined.text, /SECRET|approve/);
+      const since = await c.ok<{ text: string }>("capture_since", { paneId: pane });
+      assert.doesNotMatch(since.text, /SECRET|approve/);
+      assert.match(since.text, /▒⎻⎻⎼⎺┴␊ done/);
+      // Asked for, the escapes say it all, as tmux prints them.
+      const escaped = await c.ok<{ text: string }>("capture_pane", { paneId: pane, escapes: true });
+      assert.ok(escaped.text.includes("\x1b[8mSECRET-A"), escaped.text);
+
+      const search = (pattern: string) =>
+        c.ok<{ totalMatches: number }>("search_panes", { pattern });
+      assert.equal((await search("SECRET")).totalMatches, 0);
+      assert.equal((await search("approve")).totalMatches, 0);
+      assert.equal((await search("seen-b")).totalMatches, 1);
+      assert.equal((await search("⎻⎻⎼")).totalMatches, 1);
+
+      const inTheDark = await c.ok<{ text: string }>("capture_pane", { paneId: dark });
+      assert.equal(inTheDark.text.trim(), "");
+      // A pane style of one colour hides what the pane printed in its defaults just the same.
+      await t.tmux("select-pane", "-t", pane, "-P", "fg=colour52,bg=#5f0000");
+      const styled = await c.ok<{ text: string }>("capture_pane", { paneId: pane });
+      assert.doesNotMatch(styled.text, /VISIBLE|seen|done/);
+      assert.match(styled.text, /BOLD-RED/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("wait_for_text does not match what a pane printed hidden", async () => {
+  await withServer(async (t, c) => {
+    const p = t.ids.paneId;
+    const { cursor } = await c.ok<{ cursor: string }>("capture_since", { paneId: p });
+    // The typed line shows the words apart; the hidden line is never seen, the next one is.
+    const printed = "printf '\\033[8mDEP%sLOY OK one\\033[28m\\nDEP%sLOY OK two\\n' '' ''";
+    await type(t, p, printed);
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("DEPLOY OK two"),
+      "the lines printed",
+    );
+    const since = await c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["DEPLOY OK"],
+      since: cursor,
+      timeoutMs: 10_000,
+    });
+    assert.equal(since.outcome, "matched", JSON.stringify(since));
+    assert.deepEqual(since.lines, ["DEPLOY OK two"]);
+    // Over the stream too: the same output after the call.
+    const waiting = c.ok<Wait>("wait_for_text", {
+      paneId: p,
+      patterns: ["DEPLOY OK"],
+      timeoutMs: 10_000,
+    });
+    await subscribed(t, c);
+    await type(t, p, printed);
+    const streamed = await waiting;
+    assert.equal(streamed.outcome, "matched", JSON.stringify(streamed));
+    assert.deepEqual(streamed.lines, ["DEPLOY OK two"]);
+  });
+});
+
+Deno.test("run_command: output as a person sees it, and a terminal left hiding text or drawing lines hides no end", async () => {
+  await withTmux(async (t, c) => {
+    const p = t.ids.paneId;
+    type Run = { exitStatus: number | null; output: string; timedOut: boolean };
+    const run = (command: string) =>
+      c.ok<Run>("run_command", { paneId: p, command, timeoutMs: 20_000 });
+    const hidden = await run(
+      "printf 'shown \\033[8mSECRET\\033[28m end\\n\\033[30;40mDARK\\033[0m \\033(0lqk\\033(B\\n'",
+    );
+    assert.deepEqual([hidden.exitStatus, hidden.output], [0, "shown        end\n     ┌─┐"]);
+    // Left on by the command: its end (and the prompt) are hidden from the person, or drawn in
+    // lines, and still read; what it printed after, hidden, is not output a person saw.
+    const left = await run("printf 'before\\033[8mAFTER\\n'; false");
+    // (As blanks a program wrote, kept at the end of its line, as joined rows keep them.)
+    assert.deepEqual([left.exitStatus, left.output], [1, "before     "]);
+    // The end marker put the terminal back as it starts: the next command's output shows.
+    const still = await run("echo next");
+    assert.deepEqual([still.exitStatus, still.output], [0, "next"]);
+    const drawing = await run("printf 'lines\\033(0'; (exit 3)");
+    assert.deepEqual([drawing.exitStatus, drawing.output], [3, "lines"]);
+    const back = await run("echo back");
+    assert.deepEqual([back.exitStatus, back.output], [0, "back"]);
+  });
+});
