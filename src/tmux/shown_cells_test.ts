@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { prng, type Rand } from "../../tests/helpers/prng.ts";
 import { attachRecorded, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
 import { ShownCells } from "./shown_cells.ts";
 
@@ -53,47 +54,37 @@ Deno.test("ShownCells: hidden and same-colour cells are blanks, escapes go, rows
   assert.equal(ShownCells.of(plain, true), plain);
 });
 
-/** A small random generator, seeded, so a failure can be replayed. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
 const WORDS = ["ab", "xyz ", "  ", "漢字", "e\u0301", "-=#", "q", "     wide  "];
 
 /**
  * Pane output in two forms: `printed` with hidden and same-colour text among coloured text,
  * and `seen`, the same with every such character printed as the blanks a person sees.
  */
-function sample(next: () => number): { printed: string; seen: string } {
-  const pick = <T>(list: readonly T[]) => list[Math.floor(next() * list.length)];
+function sample(rand: Rand): { printed: string; seen: string } {
   let printed = "";
   let seen = "";
   for (let i = 0; i < 40; i++) {
-    const word = pick(WORDS);
+    const word = rand.pick(WORDS);
     const blanks = word.replace(/e\u0301/g, "e").replace(/[漢字]/g, "  ").replace(/\S/g, " ");
-    switch (Math.floor(next() * 6)) {
+    switch (rand.int(6)) {
       case 0:
         printed += `\x1b[8m${word}\x1b[28m`;
         seen += blanks;
         break;
       case 1: {
-        const c = Math.floor(next() * 8);
+        const c = rand.int(8);
         printed += `\x1b[3${c};4${c}m${word}\x1b[0m`;
         seen += `\x1b[4${c}m${blanks}\x1b[0m`;
         break;
       }
       case 2: {
-        const c = Math.floor(next() * 8);
+        const c = rand.int(8);
         printed += `\x1b[1;3${c};4${c}m${word}\x1b[0m`;
         seen += `\x1b[1;3${c};4${c}m${word}\x1b[0m`;
         break;
       }
       case 3:
-        printed += `\x1b[3${Math.floor(next() * 8)}m${word}\x1b[39m`;
+        printed += `\x1b[3${rand.int(8)}m${word}\x1b[39m`;
         seen += word;
         break;
       case 4:
@@ -113,9 +104,9 @@ Deno.test("ShownCells: a capture with -e reads as the same pane printed with bla
   const t = await TestTmux.start("main", { width: 23, height: 6 });
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-shown-" });
   try {
-    const next = random(20261207);
+    const rand = prng(20261207);
     for (let round = 0; round < 4; round++) {
-      const { printed, seen } = sample(next);
+      const { printed, seen } = sample(rand);
       const panes: string[] = [];
       for (const [name, text] of [["printed", printed], ["seen", seen]]) {
         const file = `${dir}/${round}-${name}`;

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { prng, type Rand } from "../../tests/helpers/prng.ts";
 import { inert, pastEscape } from "./resources.ts";
 
 /** Reads inert's text back: the rule its doc states, written out independently. */
@@ -12,15 +13,6 @@ function readBack(shown: string): string {
       return half + String.fromCharCode(parseInt(escape.slice(1), 16));
     },
   );
-}
-
-/** A small random generator, seeded, so a failure can be replayed. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
 }
 
 const ALPHABET = [
@@ -42,9 +34,9 @@ const ALPHABET = [
   "\x9b",
 ];
 
-function sample(next: () => number, length: number): string {
+function sample(rand: Rand, length: number): string {
   let s = "";
-  for (let i = 0; i < length; i++) s += ALPHABET[Math.floor(next() * ALPHABET.length)];
+  for (let i = 0; i < length; i++) s += ALPHABET[rand.int(ALPHABET.length)];
   return s;
 }
 
@@ -56,9 +48,9 @@ Deno.test("inert: a pane's own escape-like text never reads as a control it did 
   // Backslashes before nothing that reads as an escape stay as they are.
   assert.equal(inert("C:\\path\\x7f \\u202E \\n"), "C:\\path\\x7f \\u202E \\n");
   assert.equal(inert("a\x1b[2Jb\x9b31mc\td\ne\x7f"), "a\\x1B[2Jb\\x9B31mc\td\ne\\x7F");
-  const next = random(20261207);
+  const rand = prng(20261207);
   for (let i = 0; i < 3000; i++) {
-    const text = sample(next, 1 + Math.floor(next() * 12));
+    const text = sample(rand, 1 + rand.int(12));
     const shown = inert(text);
     assert.equal(readBack(shown), text, JSON.stringify({ text, shown }));
     // deno-lint-ignore no-control-regex
@@ -72,9 +64,9 @@ Deno.test("inert: a long run of backslashes costs one pass", () => {
 });
 
 Deno.test("pastEscape: a kept end never starts inside an escape or a doubled run", () => {
-  const next = random(7);
+  const rand = prng(7);
   for (let i = 0; i < 2000; i++) {
-    const text = sample(next, 1 + Math.floor(next() * 14));
+    const text = sample(rand, 1 + rand.int(14));
     const shown = inert(text);
     for (let start = 0; start <= shown.length; start++) {
       const kept = shown.slice(pastEscape(shown, start));
