@@ -150,3 +150,39 @@ Deno.test("run_command: output as a person sees it, and a terminal left hiding t
     assert.deepEqual([back.exitStatus, back.output], [0, "back"]);
   });
 });
+
+Deno.test("capture_pane and tmux://pane say when a mode covers the pane: a person sees that, not the rows", async () => {
+  await withTmux(async (t, c) => {
+    const p = t.ids.paneId;
+    await t.tmux("send-keys", "-t", p, "-l", "seq 1 60");
+    await t.tmux("send-keys", "-t", p, "Enter");
+    await waitFor(async () => (await t.tmux("capture-pane", "-p", "-t", p)).includes("60"), "60");
+    const summary = async () => {
+      const r = await c.call("capture_pane", { paneId: p });
+      return r.content?.[0]?.type === "text" ? r.content[0].text.split("\n")[0] : "";
+    };
+    const header = async () => {
+      const read = await c.client.readResource({ uri: `tmux://pane/${p.slice(1)}` });
+      const [first] = read.contents as { text: string }[];
+      return first.text.split("\n")[0];
+    };
+    assert.doesNotMatch(await summary(), /covers/);
+    assert.match(await header(), /^\[pane %\d+: \d+ rows, none left out\]$/);
+    await t.tmux("copy-mode", "-t", p);
+    await t.tmux("send-keys", "-t", p, "-X", "scroll-up");
+    await t.tmux("send-keys", "-t", p, "-X", "scroll-up");
+    const scrolled = `copy-mode covers ${p} (scrolled back 2 lines): a person looking at it sees ` +
+      "the pane as it stood when the mode began, not these rows";
+    assert.ok((await summary()).endsWith(` ${scrolled}.`), await summary());
+    assert.ok((await header()).endsWith(`; ${scrolled}]`), await header());
+    // A view-mode over it (what a command run by tmux printed).
+    await t.tmux("send-keys", "-t", p, "-X", "cancel");
+    await t.tmux("run-shell", "-t", p, "echo shown-over-the-pane");
+    await waitFor(
+      async () =>
+        (await t.tmux("display-message", "-p", "-t", p, "#{pane_mode}")) === "view-mode\n",
+      "the view-mode",
+    );
+    assert.match(await summary(), /view-mode covers %\d+ \(a command's output or a list shown/);
+  });
+});

@@ -22,7 +22,7 @@ import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { clampRow } from "../tmux/capture.ts";
 import { cutNote, DEFAULT_MAX_LINES, EMPTY_TAIL, maxLinesSchema } from "./reading_bounds.ts";
 import { plural } from "./arguments.ts";
-import { contentOutput, readContent } from "./pane_content.ts";
+import { contentOutput, modeNote, readContent } from "./pane_content.ts";
 import { snapshotPane } from "./snapshot_pane.ts";
 import { captureSinceTool } from "./capture_since.ts";
 import { showBuffer } from "./show_buffer.ts";
@@ -82,7 +82,7 @@ const capturePane = defineTool({
         "Lines count down the screen: history is negative, 0 is the top row; pass start <= end.",
       );
     }
-    const { data, cut } = await readContent(
+    const { capture, data, cut } = await readContent(
       ctx,
       args.paneId,
       args,
@@ -130,7 +130,8 @@ const capturePane = defineTool({
           plural(data.returnedLines, "line")
         } of rows ${data.start}..${data.end}` +
         `${args.joinWrapped ? " (wrapped lines joined)" : ""}.${cutNote(cut)}` +
-        (data.rangeClamped ? " The range was clamped to the pane." : ""),
+        (data.rangeClamped ? " The range was clamped to the pane." : "") +
+        modeNote(args.paneId, capture.state),
     };
   },
 });

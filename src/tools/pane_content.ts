@@ -113,3 +113,24 @@ export async function readContent<E extends Record<string, unknown>>(
   };
   return { capture, cut, data };
 }
+
+/**
+ * A sentence for a reply that gives a pane's rows while a mode covers it: copy-mode shows the
+ * pane as it stood when the mode began (output since is not drawn until it ends), scrolled back
+ * or not; a view-mode shows a command's output or a list over it. No capture reads what the mode
+ * shows. Empty when no mode covers the pane.
+ */
+export function modeNote(
+  paneId: string,
+  state: { inMode: boolean; mode: string; scrollPosition: number | null },
+): string {
+  if (!state.inMode) return "";
+  const back = state.scrollPosition ?? 0;
+  if (state.mode === "copy-mode") {
+    return ` copy-mode covers ${paneId}${
+      back > 0 ? ` (scrolled back ${back} line${back === 1 ? "" : "s"})` : ""
+    }: a person looking at it sees the pane as it stood when the mode began, not these rows.`;
+  }
+  return ` ${state.mode || "A mode"} covers ${paneId} (a command's output or a list shown over ` +
+    "it): a person looking at it sees that, not these rows.";
+}

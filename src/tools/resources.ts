@@ -33,7 +33,8 @@ import type { LogLevel } from "../mcp/call_log.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
 import { socketNameField } from "../mcp/tool_spec.ts";
 import type { ResourceSpec } from "../mcp/resource_spec.ts";
-import { captureRows, trimRow } from "../tmux/capture.ts";
+import { captureRows, type PaneState, trimRow } from "../tmux/capture.ts";
+import { modeNote } from "./pane_content.ts";
 import { execFast, observeControl } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
@@ -172,8 +173,8 @@ export function inert(text: string): string {
   ));
 }
 
-/** Room in a pane's text for its first line, the note on what it left out. */
-const NOTE_BYTES = 160;
+/** Room in a pane's text for its first line, the note on what it left out and a mode over it. */
+const NOTE_BYTES = 320;
 
 /**
  * A pane's visible screen as text, within the bound as a JSON string: the bottom rows, and of
@@ -184,8 +185,11 @@ const NOTE_BYTES = 160;
  */
 async function readPane(ctx: TmuxContext, paneId: string): Promise<string> {
   let rows: string[];
+  let state: PaneState;
   try {
-    ({ rows } = await captureRows(ctx.runner, ctx.address, paneId, {}, { signal: ctx.signal }));
+    ({ rows, state } = await captureRows(ctx.runner, ctx.address, paneId, {}, {
+      signal: ctx.signal,
+    }));
   } catch (error) {
     if (error instanceof TmuxError && error.kind === "no-target") throw missingPane(ctx, paneId);
     throw error;
@@ -208,7 +212,9 @@ async function readPane(ctx: TmuxContext, paneId: string): Promise<string> {
   const note = notes.length > 0
     ? `${notes.join(", ")}; capture_pane reads them`
     : `${lines.length} row${lines.length === 1 ? "" : "s"}, none left out`;
-  return `[pane ${paneId}: ${note}]\n${text}`;
+  // A mode over the pane: what a person sees there is not these rows.
+  const mode = modeNote(paneId, state).trim().replace(/\.$/, "");
+  return `[pane ${paneId}: ${note}${mode ? `; ${mode}` : ""}]\n${text}`;
 }
 
 /**
