@@ -125,6 +125,10 @@ export function chainPanes(paneIds: readonly string[], historyRows: number): str
  * what a read of rows does; a pane where one did (fewer lines than rows) is read again on its
  * own, lines and rows in one invocation, its batches giving each line's first row
  * ({@link RowBatch.lineRows}), the first one marked `restart`.
+ *
+ * `shown` reads the rows as a person sees them (with `-e`, see shown_cells.ts): text printed
+ * hidden or in its background's colour blank, the line-drawing set as glyphs. It costs tmux
+ * about five times what a plain read does; without it the rows are as printed.
  */
 export async function readPanes(
   runner: TmuxRunner,
@@ -136,13 +140,14 @@ export async function readPanes(
   begin?: (paneId: string) => void | Promise<void>,
   sizes?: ReadonlyMap<string, PaneSize>,
   joined = false,
+  shown = false,
 ): Promise<(TmuxError | null)[]> {
   const results: (TmuxError | null)[] = [];
   const wrapped = new Set<string>();
   while (results.length < paneIds.length) {
     const pending = paneIds.slice(results.length);
     const held = chainBytes(pending, historyRows, sizes) <= CONTROL_CHAIN_BYTES;
-    const how = { joined, wrapped };
+    const how = { joined, wrapped, shown };
     const controlled = held
       ? await readOverControl(
         runner,
@@ -172,7 +177,7 @@ export async function readPanes(
   }
   for (const [i, id] of paneIds.entries()) {
     if (!wrapped.has(id) || results[i] !== null) continue;
-    results[i] = await readJoinedPane(runner, address, id, historyRows, take, options);
+    results[i] = await readJoinedPane(runner, address, id, historyRows, take, options, shown);
   }
   return results;
 }

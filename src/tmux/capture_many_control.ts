@@ -33,7 +33,7 @@ export async function readOverControl(
   take: (batch: RowBatch) => void | Promise<void>,
   options: RunOptions,
   begin: ((paneId: string) => void | Promise<void>) | undefined,
-  how: { joined: boolean; wrapped: Set<string> },
+  how: { joined: boolean; wrapped: Set<string>; shown: boolean },
   maxBytes: number,
 ): Promise<(TmuxError | null)[] | null | "too large"> {
   const history = historyRows > 0;
@@ -45,8 +45,8 @@ export async function readOverControl(
     [
       "capture-pane",
       "-p",
-      // As a person sees the rows (see shown_cells.ts).
-      "-e",
+      // As a person sees the rows, when asked (see shown_cells.ts).
+      ...(how.shown ? ["-e"] : []),
       ...(how.joined ? ["-J"] : []),
       "-t",
       id,
@@ -101,7 +101,7 @@ export async function readOverControl(
       break;
     }
     if (m === null) throw new Error(`tmux printed rows of ${paneId} it did not describe`);
-    const bytes = ShownCells.of(printed, !how.joined, paneColours(m[3]));
+    const bytes = how.shown ? ShownCells.of(printed, !how.joined, paneColours(m[3])) : printed;
     // Every row tmux prints ends with a newline (counted byte by byte: for a whole pane's
     // rows in one view, twice as fast as a call of indexOf per row).
     let count = 0;

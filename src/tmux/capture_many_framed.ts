@@ -40,8 +40,8 @@ class PaneBatches {
   readonly ready: RowBatch[] = [];
   /** Read with `-J`: lines, which are the rows unless the terminal wrapped one. */
   readonly #joined: boolean;
-  /** The rows as a person sees them, from what `-e` printed (see shown_cells.ts). */
-  readonly #cells: ShownCells;
+  /** The rows as a person sees them, from what `-e` printed (see shown_cells.ts), if asked. */
+  readonly #cells: ShownCells | null;
 
   constructor(
     paneId: string,
@@ -49,7 +49,7 @@ class PaneBatches {
     rowCount: number,
     scratch: Scratch,
     joined: boolean,
-    colours: PaneColours,
+    colours: PaneColours | null,
   ) {
     this.paneId = paneId;
     this.#top = top;
@@ -57,12 +57,12 @@ class PaneBatches {
     this.#screenAt = Math.max(0, -top);
     this.#scratch = scratch;
     this.#joined = joined;
-    this.#cells = new ShownCells(!joined, colours);
+    this.#cells = colours && new ShownCells(!joined, colours);
   }
 
   /** Takes the next bytes: whole rows are copied in runs, never one small copy per row. */
   push(printed: Uint8Array): void {
-    const data = this.#cells.push(printed);
+    const data = this.#cells ? this.#cells.push(printed) : printed;
     let at = 0;
     while (true) {
       // History rows go in batches of about BATCH_BYTES; the screen rows all in the last one.
@@ -155,7 +155,7 @@ export async function readFramed(
   take: (batch: RowBatch) => void | Promise<void>,
   options: RunOptions,
   begin: ((paneId: string) => void | Promise<void>) | undefined,
-  how: { spawn: boolean; stream: boolean; joined: boolean; wrapped: Set<string> },
+  how: { spawn: boolean; stream: boolean; joined: boolean; wrapped: Set<string>; shown: boolean },
 ): Promise<(TmuxError | null)[]> {
   const results: (TmuxError | null)[] = [];
   const span = { start: historyRows > 0 ? -historyRows : undefined };
@@ -171,8 +171,8 @@ export async function readFramed(
     [
       "capture-pane",
       "-p",
-      // As a person sees the rows (see shown_cells.ts).
-      "-e",
+      // As a person sees the rows, when asked (see shown_cells.ts).
+      ...(how.shown ? ["-e"] : []),
       ...(how.joined ? ["-J"] : []),
       "-t",
       id,
@@ -222,7 +222,7 @@ export async function readFramed(
         bottom - top + 1,
         scratch,
         how.joined,
-        paneColours(colours),
+        how.shown ? paneColours(colours) : null,
       );
       await begin?.(paneId);
     }

@@ -29,7 +29,9 @@ export async function readJoinedPane(
   historyRows: number,
   take: (batch: RowBatch) => void | Promise<void>,
   options: RunOptions,
+  shown: boolean,
 ): Promise<TmuxError | null> {
+  const escapes = shown ? ["-e"] : [];
   const span = { start: historyRows > 0 ? -historyRows : undefined };
   const spanArgs = historyRows > 0 ? ["-S", String(rowArg(-historyRows))] : [];
   const guard = newGuard();
@@ -41,10 +43,11 @@ export async function readJoinedPane(
       paneId,
       recordFormat(guard, ["#{pane_id}", "#{history_size}", SCREEN_ROWS, PANE_COLOURS_FORMAT]),
     ],
-    // Both as a person sees them (see shown_cells.ts): their blanks line up as the text does.
-    ["capture-pane", "-p", "-e", "-N", "-t", paneId, ...spanArgs],
+    // Both as a person sees them, when asked (see shown_cells.ts): their blanks line up as the
+    // text does.
+    ["capture-pane", "-p", ...escapes, "-N", "-t", paneId, ...spanArgs],
     ["display-message", "-p", "-t", paneId, recordFormat(guard, ["lines"])],
-    ["capture-pane", "-p", "-e", "-J", "-t", paneId, ...spanArgs],
+    ["capture-pane", "-p", ...escapes, "-J", "-t", paneId, ...spanArgs],
   ]);
   const reader = new ChainReader(guard);
   const rowBytes: number[] = [];
@@ -58,7 +61,7 @@ export async function readJoinedPane(
   let lineRows: number[] = [];
   let bytes = 0;
   const splitter = new LineSplitter();
-  let [rowCells, lineCells] = [new ShownCells(false), new ShownCells(false)];
+  let [rowCells, lineCells]: (ShownCells | null)[] = [null, null];
   const misaligned = () => new Error(`tmux printed lines of ${paneId} that do not span its rows`);
   const printsNothing = (k: number) => rowBytes[k] === 0;
   /** Empty lines read after a line, not placed yet (see placeEmpties). */
@@ -122,8 +125,10 @@ export async function readJoinedPane(
           top = range.top;
           rowCount = range.bottom - range.top + 1;
           // Both as a person sees them, in the pane's colours (see shown_cells.ts).
-          rowCells = new ShownCells(false, paneColours(colours));
-          lineCells = new ShownCells(false, paneColours(colours));
+          if (shown) {
+            rowCells = new ShownCells(false, paneColours(colours));
+            lineCells = new ShownCells(false, paneColours(colours));
+          }
           phase = "rows";
         } else {
           splitter.finish(rowLine);
@@ -134,9 +139,9 @@ export async function readJoinedPane(
         }
         continue;
       }
-      if (phase === "rows") splitter.push(rowCells.push(event.data), rowLine);
+      if (phase === "rows") splitter.push(rowCells?.push(event.data) ?? event.data, rowLine);
       else if (phase === "lines") {
-        splitter.push(lineCells.push(event.data), joinedLine);
+        splitter.push(lineCells?.push(event.data) ?? event.data, joinedLine);
         // History lines go in batches of about BATCH_BYTES; the screen's all in the last one.
         if (bytes >= BATCH_BYTES && top + row <= 0) await flush(false);
       } else throw new Error("tmux printed rows before saying whose");

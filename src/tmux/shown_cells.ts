@@ -32,26 +32,39 @@ const WIDE =
   /^[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]$/u;
 
 /**
- * A colour as a person's terminal is given it, to tell two apart: an index into the 256-colour
- * palette, a true colour as tmux gives it to a 256-colour terminal (its nearest there), null
- * for the terminal's default. The first 16 are the terminal's to choose, as is the default:
- * two of them are the same colour only when they are the same index.
+ * A colour, to tell two apart: one of the first 16 as its index (the terminal's to choose, as
+ * is the default, null: two of them are one colour only when they are the same index), every
+ * other as its red, green and blue (the 256-colour palette's other 240 are fixed).
  */
-type Colour = number | null;
+type Colour = number | readonly [number, number, number] | null;
 
-/** The 256-colour index tmux gives a true colour (colour.c, colour_find_rgb). */
-export function nearestIndex(r: number, g: number, b: number): number {
+/** The red, green and blue of an index from 16 on of the 256-colour palette (xterm's). */
+function paletteRgb(index: number): readonly [number, number, number] {
+  if (index >= 232) {
+    const grey = 8 + 10 * (index - 232);
+    return [grey, grey, grey];
+  }
   const levels = [0x00, 0x5f, 0x87, 0xaf, 0xd7, 0xff];
-  const cube = (v: number) => v < 48 ? 0 : v < 114 ? 1 : Math.trunc((v - 35) / 40);
-  const [qr, qg, qb] = [cube(r), cube(g), cube(b)];
-  const [cr, cg, cb] = [levels[qr], levels[qg], levels[qb]];
-  const index = 16 + 36 * qr + 6 * qg + qb;
-  if (cr === r && cg === g && cb === b) return index;
-  const average = Math.trunc((r + g + b) / 3);
-  const greyIndex = average > 238 ? 23 : Math.trunc((average - 3) / 10);
-  const grey = 8 + 10 * greyIndex;
-  const distance = (x: number, y: number, z: number) => (x - r) ** 2 + (y - g) ** 2 + (z - b) ** 2;
-  return distance(grey, grey, grey) < distance(cr, cg, cb) ? 232 + greyIndex : index;
+  const i = index - 16;
+  return [levels[Math.trunc(i / 36)], levels[Math.trunc(i / 6) % 6], levels[i % 6]];
+}
+
+/** An index into the 256-colour palette as a {@link Colour}; null when it is none. */
+function indexed(index: number): Colour {
+  if (!Number.isInteger(index) || index < 0 || index > 255) return null;
+  return index < 16 ? index : paletteRgb(index);
+}
+
+/**
+ * Whether two colours look the same: the same index of the first 16, or red, green and blue
+ * each within 8 of the other's (a difference no one reads text by). A true colour is compared
+ * as it is, not as tmux would give it to a terminal of 256 colours: a terminal that takes true
+ * colours shows two that differ more, and text drawn in them is read.
+ */
+function sameColour(a: Colour, b: Colour): boolean {
+  if (a === null || b === null) return false;
+  if (typeof a === "number" || typeof b === "number") return a === b;
+  return a.every((v, i) => Math.abs(v - b[i]) <= 8);
 }
 
 /** The first eight colours' names, as tmux writes them (`red`, `brightred`). */
@@ -66,8 +79,8 @@ export function formatColour(text: string): Colour {
   if (name !== -1) return name;
   const bright = text.startsWith("bright") ? NAMES.indexOf(text.slice(6)) : -1;
   if (bright !== -1) return bright + 8;
-  const indexed = /^colou?r(\d{1,3})$/.exec(text);
-  if (indexed && Number(indexed[1]) < 256) return Number(indexed[1]);
+  const index = /^colou?r(\d{1,3})$/.exec(text);
+  if (index) return indexed(Number(index[1]));
   const rgb = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(text);
   return rgb ? trueColour(rgb.slice(1).map((h) => String(parseInt(h, 16)))) : null;
 }
@@ -75,9 +88,7 @@ export function formatColour(text: string): Colour {
 /** A true colour's three parameters as a {@link Colour}. */
 function trueColour(parts: readonly string[]): Colour {
   const [r, g, b] = parts.map(Number);
-  return [r, g, b].every((v) => Number.isInteger(v) && v >= 0 && v <= 255)
-    ? nearestIndex(r, g, b)
-    : null;
+  return [r, g, b].every((v) => Number.isInteger(v) && v >= 0 && v <= 255) ? [r, g, b] : null;
 }
 
 /**
@@ -88,13 +99,13 @@ function trueColour(parts: readonly string[]): Colour {
 function extended(list: readonly string[], i: number): { colour: Colour; took: number } {
   const own = list[i].split(":");
   if (own.length > 1) {
-    if (own[1] === "5") return { colour: Number(own[2]), took: 0 };
+    if (own[1] === "5") return { colour: indexed(Number(own[2])), took: 0 };
     if (own[1] === "2") {
       return { colour: trueColour(own.length >= 6 ? own.slice(3, 6) : own.slice(2, 5)), took: 0 };
     }
     return { colour: null, took: 0 };
   }
-  if (list[i + 1] === "5") return { colour: Number(list[i + 2]), took: 2 };
+  if (list[i + 1] === "5") return { colour: indexed(Number(list[i + 2])), took: 2 };
   if (list[i + 1] === "2") {
     return { colour: trueColour(list.slice(i + 2, i + 5)), took: 4 };
   }
@@ -177,15 +188,15 @@ export class Attributes {
 
   /**
    * Whether a cell's character does not show: hidden, or drawn in its background's own colour
-   * (the cell's, else the pane's; a bold one of the first eight colours excepted, which many
-   * terminals draw bright). The terminal's own default is its to choose: a cell in it counts as
-   * shown.
+   * (the cell's, else the pane's). Bold in one of the first eight colours is drawn as its
+   * bright one (as terminals draw it: `ESC [ 1;30;40 m` is grey on black). The terminal's own
+   * default is its to choose: a cell in it counts as shown.
    */
   get unseen(): boolean {
     if (this.hidden) return true;
     const fg = this.fg ?? this.#defaults.fg;
-    if (fg === null || fg !== (this.bg ?? this.#defaults.bg)) return false;
-    return !(this.bold && fg < 8);
+    const drawn = this.bold && typeof fg === "number" && fg < 8 ? fg + 8 : fg;
+    return sameColour(drawn, this.bg ?? this.#defaults.bg);
   }
 }
 

@@ -49,6 +49,18 @@ Deno.test("ShownCells: hidden and same-colour cells are blanks, escapes go, rows
   assert.equal(untrimmed.split("\n")[3], "        ");
   assert.equal(untrimmed.split("\n")[6], "       ");
   assert.equal(shown(capture, false, 1), untrimmed);
+  // Bold in one of the first eight is drawn bright: on its bright colour it is unseen, on its
+  // own it is grey on black. True colours are told apart as they are (a terminal that takes
+  // them shows these two blues), and one the same as a palette entry is that entry.
+  assert.deepEqual(
+    shown(
+      "\x1b[1;30;100mA\x1b[0m|\x1b[1;30;40mB\x1b[0m|" +
+        "\x1b[38;2;114;114;255;48;2;48;48;255mC\x1b[0m|\x1b[38;2;255;0;0;48;5;196mD\x1b[0m|" +
+        "\x1b[38;2;16;16;16;48;5;233mE\x1b[0m|\x1b[38;5;300;48;5;300mF",
+      true,
+    ),
+    " |B|C| | |F",
+  );
   // A capture with no escape is given back as it is, the same bytes.
   const plain = encoder.encode("plain  \nrows");
   assert.equal(ShownCells.of(plain, true), plain);

@@ -145,12 +145,13 @@ function bound(ctx: TmuxContext): number {
 // Text a pane wrote, made safe to show
 
 /**
- * What reads as one of {@link visible}'s escapes after a run of backslashes: `xNN` (capital
- * hex), `uXXXX` (small hex), or a character it shows so.
+ * What reads as one of {@link visible}'s escapes after a run of backslashes: `xNN` or `uXXXX`
+ * in hex of either case (it writes `\x1B` and `\u202e`, and a reader takes `\x1b` and `\u202E`
+ * alike), or a character it shows so.
  */
 const ESCAPE_AHEAD = new RegExp(
   String
-    .raw`^(?:x[0-9A-F]{2}|u[0-9a-f]{4}|[\u0000-\u0008\u000b-\u001f\u007f-\u009f${SEPARATORS_AND_BIDI}])`,
+    .raw`^(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|[\u0000-\u0008\u000b-\u001f\u007f-\u009f${SEPARATORS_AND_BIDI}])`,
 );
 
 /**
@@ -225,7 +226,7 @@ async function readPane(ctx: TmuxContext, paneId: string): Promise<string> {
 export function pastEscape(row: string, start: number): number {
   let from = Math.max(0, start - 5);
   while (from > 0 && row[from - 1] === "\\") from--;
-  const unit = /\\+(?:x[0-9A-F]{2}|u[0-9a-f]{4})?/g;
+  const unit = /\\+(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4})?/g;
   unit.lastIndex = from;
   for (let m = unit.exec(row); m !== null && m.index < start; m = unit.exec(row)) {
     if (start < m.index + m[0].length) return m.index + m[0].length;

@@ -5,7 +5,7 @@ import { inert, pastEscape } from "./resources.ts";
 /** Reads inert's text back: the rule its doc states, written out independently. */
 function readBack(shown: string): string {
   return shown.replace(
-    /(\\+)(x[0-9A-F]{2}|u[0-9a-f]{4})?/g,
+    /(\\+)(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4})?/g,
     (_all, run: string, escape: string | undefined) => {
       if (escape === undefined) return run;
       const half = "\\".repeat(Math.floor(run.length / 2));
@@ -25,6 +25,7 @@ const ALPHABET = [
   "e",
   "7",
   "A",
+  "E",
   "a",
   "1",
   "\u202e",
@@ -45,8 +46,10 @@ Deno.test("inert: a pane's own escape-like text never reads as a control it did 
   assert.equal(inert("a\\u202eb"), "a\\\\u202eb");
   assert.equal(inert("\\x07 and \x07"), "\\\\x07 and \\x07");
   assert.equal(inert("\\\u202e"), "\\\\\\u202e");
+  // In hex of either case, as a reader takes both.
+  assert.equal(inert("\\u202E \\x1b \\x7f"), "\\\\u202E \\\\x1b \\\\x7f");
   // Backslashes before nothing that reads as an escape stay as they are.
-  assert.equal(inert("C:\\path\\x7f \\u202E \\n"), "C:\\path\\x7f \\u202E \\n");
+  assert.equal(inert("C:\\path \\u20 \\xg1 \\n"), "C:\\path \\u20 \\xg1 \\n");
   assert.equal(inert("a\x1b[2Jb\x9b31mc\td\ne\x7f"), "a\\x1B[2Jb\\x9B31mc\td\ne\\x7F");
   const rand = prng(20261207);
   for (let i = 0; i < 3000; i++) {

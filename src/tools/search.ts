@@ -74,6 +74,22 @@ export interface TextMatcher {
   match(text: string, last: number, max: number, pacer?: MatchPacer): Promise<TextMatches>;
   /** Whether a blank row can match (then rows below the last written one must be cut off). */
   readonly matchesBlank: boolean;
+  /**
+   * Whether a row as a person sees it may match where the row as printed does not: a pattern
+   * that may match a blank a hidden character leaves, or a glyph of the line-drawing set
+   * (see {@link searchInPanes}).
+   */
+  readonly seesMore: boolean;
+}
+
+/**
+ * Whether `pattern` may match a blank or a glyph of the line-drawing set, which a row as
+ * printed may hold as another character: whitespace, a class or a wildcard that may stand for
+ * one (a regex), or one of the glyphs.
+ */
+function mayMatchShown(pattern: string, regex: boolean): boolean {
+  if (/[\s→←↑↓▮◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·]/u.test(pattern)) return true;
+  return regex && /\\[sSWDpPuxX]|\.|\[\^|\\[0-7]/.test(pattern);
 }
 
 /**
@@ -91,8 +107,10 @@ export interface TextMatcher {
 export function lineMatcher(pattern: string, regex: boolean, matchCase: boolean): TextMatcher {
   if (!regex) return literalMatcher(pattern, matchCase);
   const re = compileRegex(pattern, matchCase, "The pattern");
+  const matchesBlank = re.test("");
   return {
-    matchesBlank: re.test(""),
+    matchesBlank,
+    seesMore: matchesBlank || mayMatchShown(pattern, true),
     async match(text, last, max, pacer = new MatchPacer()) {
       const rows = text.split("\n");
       const kept: { row: number; text: string }[] = [];
@@ -144,6 +162,7 @@ function literalMatcher(pattern: string, matchCase: boolean): TextMatcher {
   };
   return {
     matchesBlank: false,
+    seesMore: mayMatchShown(pattern, false),
     // deno-lint-ignore require-await
     async match(text, last, max) {
       // A row holds no newline, so a pattern with one matches no row.
@@ -248,6 +267,12 @@ async function matchBatch(
  * they arrive (so what is held at once is a few batches, however deep the history). A pane
  * that closed after it was listed, or whose capture failed, is reported as skipped with the
  * reason; a cancelled call stops, in the middle of matching too.
+ *
+ * What is matched is the rows as a person sees them (text printed hidden or in its
+ * background's colour is no match: see shown_cells.ts), which costs tmux about five times a
+ * plain read: so every pane is read as printed first, and only the panes where that found a
+ * match are read again, as shown, for what they hold (a pane's text as printed holds every
+ * match its text as shown does, but where a blank or a glyph is matched itself).
  */
 export async function searchInPanes(
   ctx: TmuxContext,
@@ -259,6 +284,29 @@ export async function searchInPanes(
     /** The call's pacer (on the call's signal), for what it noted of long rows. */
     pacer?: MatchPacer;
   },
+): Promise<PaneSearch[]> {
+  // A pattern that may match what only the rows as shown hold reads them so from the start.
+  if (options.matcher.seesMore) return await searchAs(ctx, panes, options, true);
+  const printed = await searchAs(ctx, panes, options, false);
+  const again = printed.filter((p) => p.found > 0);
+  if (again.length === 0) return printed;
+  const shown = new Map(
+    (await searchAs(ctx, again.map((p) => p.pane), options, true)).map((p) => [p.pane.id, p]),
+  );
+  return printed.map((p) => shown.get(p.pane.id) ?? p);
+}
+
+/** {@link searchInPanes}, reading the rows as printed or (`shown`) as a person sees them. */
+async function searchAs(
+  ctx: TmuxContext,
+  panes: readonly PanePlace[],
+  options: {
+    matcher: TextMatcher;
+    scrollbackLines: number;
+    maxMatchesPerPane: number;
+    pacer?: MatchPacer;
+  },
+  shown: boolean,
 ): Promise<PaneSearch[]> {
   const byId = new Map(panes.map((p) => [p.id, p]));
   const chains = chainPanes(panes.map((p) => p.id), options.scrollbackLines);
@@ -279,7 +327,10 @@ export async function searchInPanes(
     const step = async (n: number) => {
       begun += n;
       done += n;
-      await ctx.progress(done, panes.length, `searching ${done} of ${panes.length} panes`);
+      // Progress for the first read of every pane; reading some again is a short tail of it.
+      if (!shown) {
+        await ctx.progress(done, panes.length, `searching ${done} of ${panes.length} panes`);
+      }
     };
     let read: (TmuxError | null)[];
     try {
@@ -293,6 +344,7 @@ export async function searchInPanes(
         () => step(1),
         byId,
         true,
+        shown,
       );
     } catch (error) {
       if (!(error instanceof TmuxError) || error.kind === "cancelled") throw error;
