@@ -166,24 +166,152 @@ export class Attributes {
     for (let i = 0; i < list.length; i++) {
       const head = list[i].split(":")[0];
       const n = head === "" ? 0 : Number(head);
-      if (n === 0) this.hidden = this.bold = false, this.fg = this.bg = null;
-      else if (n === 8) this.hidden = true;
-      else if (n === 28) this.hidden = false;
-      else if (n === 1) this.bold = true;
-      else if (n === 22) this.bold = false;
-      else if (n >= 30 && n <= 37) this.fg = n - 30;
-      else if (n >= 90 && n <= 97) this.fg = n - 82;
-      else if (n === 39) this.fg = null;
-      else if (n >= 40 && n <= 47) this.bg = n - 40;
-      else if (n >= 100 && n <= 107) this.bg = n - 92;
-      else if (n === 49) this.bg = null;
-      else if (n === 38 || n === 48 || n === 58) {
+      if (n === 38 || n === 48 || n === 58) {
         const { colour, took } = extended(list, i);
-        if (n === 38) this.fg = colour;
-        else if (n === 48) this.bg = colour;
+        this.#colour(n, colour);
         i += took;
+      } else this.#plain(n);
+    }
+  }
+
+  /**
+   * {@link apply} of the parameters in `bytes` from `from` to `to`, read where they are (the
+   * usual case, as tmux writes them: numbers and `;`); one with a `:` is read as text.
+   */
+  applyBytes(bytes: Uint8Array, from: number, to: number): void {
+    if (bytes.subarray(from, to).includes(0x3a)) {
+      return this.apply(String.fromCharCode.apply(null, [...bytes.subarray(from, to)]));
+    }
+    // An extended colour (38, 48, 58) being read: its kind (5 or 2, 0 before it) and values.
+    let extended = 0;
+    let kind = 0;
+    const values: number[] = [];
+    for (let i = from;; i++) {
+      let n = 0;
+      for (; i < to && bytes[i] !== 0x3b; i++) {
+        const c = bytes[i];
+        n = c >= 0x30 && c <= 0x39 ? n * 10 + c - 0x30 : NaN;
+      }
+      if (extended === 0) {
+        if (n === 38 || n === 48 || n === 58) extended = n;
+        else this.#plain(n);
+      } else if (kind === 0) {
+        if (n === 5 || n === 2) kind = n;
+        else {
+          // Neither kind: no colour, and the parameter is read as itself (as apply reads it).
+          this.#colour(extended, null);
+          extended = 0;
+          if (n === 38 || n === 48 || n === 58) extended = n;
+          else this.#plain(n);
+        }
+      } else {
+        values.push(n);
+        if (values.length === (kind === 5 ? 1 : 3)) {
+          this.#colour(extended, kind === 5 ? indexed(n) : trueColour(values.map(String)));
+          extended = kind = values.length = 0;
+        }
+      }
+      if (i >= to) break;
+    }
+    // Parameters ran out before the colour was whole: none.
+    if (extended !== 0) this.#colour(extended, null);
+  }
+
+  /**
+   * Applies an SGR as a program wrote it to its terminal (the text between `ESC [` and `m`),
+   * read as tmux 3.3a's input parser reads it (input.c: input_split, input_csi_dispatch_sgr),
+   * which differs from its own `-e` output: a sequence of more than 23 parameters, or one not a
+   * number up to 2147483647, is dropped whole; a parameter with a `:` counts only as an extended
+   * colour (`38:5:N`, `38:2:[space]:R:G:B`); after 38, 48 or 58 the next parameter is always
+   * taken, `5` takes one more (none, or past 255, is the default colour), `2` three more only
+   * when each is a colour's. Returns false when tmux drops it.
+   */
+  applyProgram(params: string): boolean {
+    if (params === "") {
+      this.#plain(0);
+      return true;
+    }
+    const list = params.split(";");
+    if (list.length > 23) return false;
+    const values: (number | string | null)[] = [];
+    for (const p of list) {
+      if (p === "") values.push(null);
+      else if (p.includes(":")) values.push(p);
+      else if (/^\d+$/.test(p) && Number(p) <= 2147483647) values.push(Number(p));
+      else return false;
+    }
+    // tmux's input_get: a missing one (or one past the end) is `missing`, a colon one is -1.
+    const get = (i: number, missing: number) => {
+      const v = i < values.length ? values[i] : null;
+      return v === null ? missing : typeof v === "string" ? -1 : v;
+    };
+    for (let i = 0; i < values.length; i++) {
+      if (typeof values[i] === "string") {
+        this.#colonColour(values[i] as string);
+        continue;
+      }
+      const n = get(i, 0);
+      if (n !== 38 && n !== 48 && n !== 58) {
+        this.#plain(n);
+        continue;
+      }
+      const kind = get(++i, -1);
+      if (kind === 5) {
+        const c = get(i + 1, -1);
+        this.#colour(n, c === -1 || c > 255 ? null : indexed(c));
+        i++;
+      } else if (kind === 2) {
+        const rgb = [get(i + 1, -1), get(i + 2, -1), get(i + 3, -1)];
+        if (rgb.every((v) => v >= 0 && v <= 255)) {
+          this.#colour(n, trueColour(rgb.map(String)));
+          i += 3;
+        }
       }
     }
+    return true;
+  }
+
+  /** A parameter with a `:`, as tmux reads one (input_csi_dispatch_sgr_colon). */
+  #colonColour(param: string): void {
+    const parts = param.split(":");
+    if (parts.length > 7) return;
+    const p: number[] = [];
+    for (const part of parts) {
+      if (part === "") p.push(-1);
+      else if (/^\d+$/.test(part) && Number(part) <= 2147483647) p.push(Number(part));
+      else return;
+    }
+    if (p.length < 2 || (p[0] !== 38 && p[0] !== 48 && p[0] !== 58)) return;
+    if (p[1] === 5 && p.length >= 3) {
+      this.#colour(p[0], p[2] === -1 || p[2] > 255 ? null : indexed(p[2]));
+    } else if (p[1] === 2 && p.length >= 3) {
+      const at = p.length === 5 ? 2 : 3;
+      const rgb = p.slice(at, at + 3);
+      if (rgb.length === 3 && rgb.every((v) => v >= 0 && v <= 255)) {
+        this.#colour(p[0], trueColour(rgb.map(String)));
+      }
+    }
+  }
+
+  /** One parameter other than an extended colour's. */
+  #plain(n: number): void {
+    if (n === 0) this.hidden = this.bold = false, this.fg = this.bg = null;
+    else if (n === 8) this.hidden = true;
+    else if (n === 28) this.hidden = false;
+    else if (n === 1) this.bold = true;
+    else if (n === 22) this.bold = false;
+    else if (n >= 30 && n <= 37) this.fg = n - 30;
+    else if (n >= 90 && n <= 97) this.fg = n - 82;
+    else if (n === 39) this.fg = null;
+    else if (n >= 40 && n <= 47) this.bg = n - 40;
+    else if (n >= 100 && n <= 107) this.bg = n - 92;
+    else if (n === 49) this.bg = null;
+  }
+
+  /** An extended colour (38 the text's, 48 the background's, 58 the underline's) read. */
+  #colour(n: number, colour: Colour): void {
+    if (n === 38) this.fg = colour;
+    else if (n === 48) this.bg = colour;
   }
 
   /**
@@ -209,6 +337,7 @@ function codePoint(bytes: readonly number[]): number {
 }
 
 const SPACE = 0x20;
+const NEWLINE_BYTES = Uint8Array.of(0x0a);
 const NEWLINE = 0x0a;
 const ESC = 0x1b;
 /** Shift out and shift in: where `-e` shows cells of the line-drawing set begin and end. */
@@ -294,7 +423,9 @@ export class ShownCells {
   readonly #attributes: Attributes;
   /** Between SO and SI: cells in the line-drawing set (see {@link LINE_DRAWING}). */
   #drawing = false;
-  readonly #out: Uint8Array[] = [];
+  /** What the bytes read so far made, not taken yet: `#out` up to `#length`. */
+  #out = new Uint8Array(4096);
+  #length = 0;
   /** Bytes of an escape sequence begun in an earlier chunk (from its ESC on). */
   #escape: number[] | null = null;
   /** Bytes of an unseen character begun in an earlier chunk. */
@@ -381,6 +512,18 @@ export class ShownCells {
   /** Reads an escape sequence's bytes from `at`; returns where its end (or the chunk's) is. */
   #readEscape(bytes: Uint8Array, at: number): number {
     const escape = this.#escape!;
+    // The usual case, a whole SGR in this chunk: read where it is, nothing copied byte by byte.
+    if (escape.length === 1 && bytes[at] === 0x5b) {
+      let end = at + 1;
+      while (end < bytes.length && end - at < 512 && (bytes[end] < 0x40 || bytes[end] > 0x7e)) {
+        end++;
+      }
+      if (end < bytes.length && end - at < 512) {
+        this.#escape = null;
+        if (bytes[end] === 0x6d) this.#attributes.applyBytes(bytes, at + 1, end);
+        return end + 1;
+      }
+    }
     for (let i = at; i < bytes.length; i++) {
       const b = bytes[i];
       escape.push(b);
@@ -412,7 +555,7 @@ export class ShownCells {
   #shown(text: Uint8Array): void {
     if (!this.#trim) {
       this.#flushSpaces();
-      this.#out.push(text.slice());
+      this.#write(text);
       return;
     }
     let at = 0;
@@ -423,12 +566,12 @@ export class ShownCells {
       while (last > at && text[last - 1] === SPACE) last--;
       if (last > at) {
         this.#flushSpaces();
-        this.#out.push(text.slice(at, last));
+        this.#write(text.subarray(at, last));
       }
       this.#spaces += end - last;
       if (newline === -1) break;
       this.#spaces = 0;
-      this.#out.push(Uint8Array.of(NEWLINE));
+      this.#write(NEWLINE_BYTES);
       at = newline + 1;
     }
   }
@@ -440,7 +583,7 @@ export class ShownCells {
         this.#partial.length = 0;
         if (!this.#trim) this.#flushSpaces();
         this.#spaces = 0;
-        this.#out.push(Uint8Array.of(NEWLINE));
+        this.#write(NEWLINE_BYTES);
         continue;
       }
       const partial = this.#partial;
@@ -457,15 +600,32 @@ export class ShownCells {
 
   #flushSpaces(): void {
     if (this.#spaces === 0) return;
-    this.#out.push(new Uint8Array(this.#spaces).fill(SPACE));
+    this.#room(this.#spaces);
+    this.#out.fill(SPACE, this.#length, this.#length + this.#spaces);
+    this.#length += this.#spaces;
     this.#spaces = 0;
+  }
+
+  /** Adds `bytes` to what was made. */
+  #write(bytes: Uint8Array): void {
+    this.#room(bytes.length);
+    this.#out.set(bytes, this.#length);
+    this.#length += bytes.length;
+  }
+
+  /** Room for `more` bytes after what was made: a buffer twice as large when it is full. */
+  #room(more: number): void {
+    if (this.#length + more <= this.#out.length) return;
+    const out = new Uint8Array(Math.max(this.#out.length * 2, this.#length + more));
+    out.set(this.#out.subarray(0, this.#length));
+    this.#out = out;
   }
 
   #take(): Uint8Array {
     if (!this.#trim) this.#flushSpaces();
-    const whole = joinParts(this.#out);
-    this.#out.length = 0;
-    return whole;
+    const made = this.#out.slice(0, this.#length);
+    this.#length = 0;
+    return made;
   }
 }
 

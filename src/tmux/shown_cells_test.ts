@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { prng, type Rand } from "../../tests/helpers/prng.ts";
 import { attachRecorded, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
-import { ShownCells } from "./shown_cells.ts";
+import { Attributes, ShownCells } from "./shown_cells.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -186,5 +186,25 @@ Deno.test("ShownCells: the line-drawing set reads as a person's UTF-8 terminal i
   } finally {
     await person.done();
     await t.kill();
+  }
+});
+
+Deno.test("Attributes: parameters read where they are (applyBytes) read as the text reading does", () => {
+  const rand = prng(42);
+  const tokens = ["", "0", "1", "8", "22", "28", "31", "38", "48", "58", "5", "2", "255", "300"];
+  const more = ["7", "39", "49", "91", "101", "x", "16", "12", "200", "45"];
+  for (let round = 0; round < 5000; round++) {
+    const params = Array.from(
+      { length: 1 + rand.int(9) },
+      () => rand.pick(rand.chance(0.7) ? tokens : more),
+    ).join(";");
+    const [text, bytes] = [new Attributes(), new Attributes()];
+    // From a state of its own, so that a reset or a default is seen to apply.
+    for (const a of [text, bytes]) a.apply("8;1;31;48;2;9;9;9");
+    text.apply(params);
+    const encoded = new TextEncoder().encode(`[${params}m`);
+    bytes.applyBytes(encoded, 1, encoded.length - 1);
+    const state = (a: Attributes) => JSON.stringify([a.hidden, a.bold, a.fg, a.bg, a.unseen]);
+    assert.equal(state(bytes), state(text), params);
   }
 });

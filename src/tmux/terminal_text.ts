@@ -47,8 +47,11 @@ const STRING_MS = 5_000;
  */
 const ERASES = new Set([..."@JKLMPSTX"].map((c) => c.charCodeAt(0)));
 
-/** Most parameter bytes of a CSI the decoder keeps to read an SGR (a longer one is left unread). */
-const CSI_PARAMS = 256;
+/**
+ * Most parameter bytes of a CSI tmux reads: one with more is dropped whole (input.c's
+ * parameter buffer, 64 bytes with its end).
+ */
+const CSI_PARAMS = 63;
 
 /** Longest line the decoder builds before it breaks it (binary output has no newlines). */
 const MAX_LINE_BYTES = 16_384;
@@ -76,19 +79,18 @@ export class TerminalText {
   /** Text was added to the partial line since {@link TerminalText.takeWritten} last asked. */
   #written = false;
   /**
-   * The current SGR background is not the default (see #sgr), and as saved by `ESC 7`. Cells
-   * an erase clears then take that colour: a person sees them change, a capture of the text
-   * does not (a progress bar drawn as coloured blanks).
-   */
-  #background = false;
-  #savedBackground = false;
-  /**
    * What decides whether a character shows (hidden, or in its background's colour: see
-   * shown_cells.ts), and as saved with the cursor: such characters are written as blanks, as a
-   * person sees them.
+   * shown_cells.ts), as saved with the cursor (`ESC 7`, CSI s) and as the alternate screen
+   * saved them (1049, a store of its own): such characters are written as blanks, as a person
+   * sees them. Its background, when not the default, is what an erase clears cells to: a
+   * person sees them change, a capture of the text does not (a progress bar drawn as coloured
+   * blanks).
    */
   #attributes = new Attributes();
   #savedAttributes = new Attributes();
+  #alternateAttributes: Attributes | null = null;
+  #alternate = false;
+  #alternateCursor = false;
   /**
    * The character sets: whether G0 and G1 are the line-drawing set, which of them is in use
    * (SO and SI), and as saved with the cursor. A character of that set is written as its glyph.
@@ -103,9 +105,13 @@ export class TerminalText {
    * asked.
    */
   #painted = false;
-  /** The CSI being read: its parameter bytes (up to CSI_PARAMS), and whether it is plain. */
+  /**
+   * The CSI being read: its parameter bytes (up to CSI_PARAMS), whether it is plain, and
+   * whether it had more parameter bytes than tmux reads (then it is dropped whole).
+   */
   #csi = "";
   #csiPlain = true;
+  #csiDropped = false;
   /**
    * The kept lines' bytes, then the line being written's, from `#lineStart` to `#end`. Moved
    * to the front (or to a larger buffer) when full, lines no longer kept left behind.
@@ -192,6 +198,7 @@ export class TerminalText {
             this.#state = Esc.Csi;
             this.#csi = "";
             this.#csiPlain = true;
+            this.#csiDropped = false;
           } else if (b === 0x5d) this.#string(Esc.Osc, at);
           else if (b === 0x50) this.#string(Esc.DcsEnter, at);
           // SOS, PM, APC, and a title (`ESC k`).
@@ -221,7 +228,7 @@ export class TerminalText {
             // A private marker (`?`, `>`...) first: not the sequence of that final byte.
             if (b >= 0x3c && this.#csi === "") this.#csiPlain = false;
             if (this.#csi.length < CSI_PARAMS) this.#csi += String.fromCharCode(b);
-            else this.#csiPlain = false;
+            else this.#csiDropped = true;
           } else this.#csiPlain = false;
           break;
         // A DCS's final byte begins its data; a parameter tmux refuses has the DCS ignored
@@ -249,26 +256,46 @@ export class TerminalText {
   }
 
   /**
-   * A CSI ended with `final`: an SGR sets or resets the background; an erase made while it is
-   * set paints cells (see #background). Only a plain one (no private marker or intermediate,
-   * its parameters read whole): tmux reads the others as other sequences.
+   * A CSI ended with `final`: an SGR sets the attributes; an erase made while the background
+   * is not the default paints cells (see #attributes). Only a plain one (no private marker or
+   * intermediate): tmux reads the others as other sequences; and none with more parameter
+   * bytes than tmux reads.
    */
   #csiEnd(final: number): void {
-    // The alternate screen (1049) saves the cell's attributes on the way in and gives them
-    // back on the way out, as CSI s and u (and ESC 7 and 8) do: tmux's input_save_state.
-    if (this.#csi === "?1049" && (final === 0x68 || final === 0x6c)) {
-      this.#saveOrRestore(final === 0x68);
+    if (this.#csiDropped) return;
+    if (this.#csi.startsWith("?") && (final === 0x68 || final === 0x6c)) {
+      for (const mode of this.#csi.slice(1).split(";")) this.#alternateScreen(mode, final);
       return;
     }
     if (!this.#csiPlain) return;
-    if (this.#csi === "" && (final === 0x73 || final === 0x75)) {
+    // CSI s and u save and restore with the cursor, whatever their parameters.
+    if (final === 0x73 || final === 0x75) {
       this.#saveOrRestore(final === 0x73);
       return;
     }
-    if (final === 0x6d) {
-      this.#sgr(this.#csi);
-      this.#attributes.apply(this.#csi);
-    } else if (this.#background && ERASES.has(final)) this.#painted = true;
+    if (final === 0x6d) this.#attributes.applyProgram(this.#csi);
+    else if (this.#attributes.bg !== null && ERASES.has(final)) this.#painted = true;
+  }
+
+  /**
+   * A private mode set (`h`) or reset: the alternate screen. 1049 saves the cell's attributes
+   * on the way in (once: not when already there) and gives them back on the way out, in a
+   * store of its own, never the character sets; 47 and 1047 save them too but give nothing
+   * back (tmux's screen_alternate_on and screen_alternate_off).
+   */
+  #alternateScreen(mode: string, final: number): void {
+    if (mode !== "1049" && mode !== "1047" && mode !== "47") return;
+    if (final === 0x68) {
+      if (!this.#alternate) this.#alternateAttributes = this.#attributes.copy();
+      if (mode === "1049") this.#alternateCursor = true;
+      this.#alternate = true;
+      return;
+    }
+    // Given back even when not on the alternate screen, once a 1049 saved the cursor.
+    if (mode === "1049" && this.#alternateCursor && this.#alternateAttributes !== null) {
+      this.#attributes = this.#alternateAttributes.copy();
+    }
+    this.#alternate = false;
   }
 
   /**
@@ -277,11 +304,9 @@ export class TerminalText {
    */
   #saveOrRestore(save: boolean): void {
     if (save) {
-      this.#savedBackground = this.#background;
       this.#savedAttributes = this.#attributes.copy();
       this.#savedCharsets = { sets: [...this.#drawingSets], shifted: this.#shifted };
     } else {
-      this.#background = this.#savedBackground;
       this.#attributes = this.#savedAttributes.copy();
       this.#drawingSets = [...this.#savedCharsets.sets];
       this.#shifted = this.#savedCharsets.shifted;
@@ -290,7 +315,6 @@ export class TerminalText {
 
   /** RIS: attributes and character sets as a terminal starts (tmux's input_reset_cell). */
   #reset(): void {
-    this.#background = this.#savedBackground = false;
     this.#attributes = new Attributes();
     this.#savedAttributes = new Attributes();
     this.#drawingSets = [false, false];
@@ -307,26 +331,6 @@ export class TerminalText {
     if (set === -1) return;
     if (final === 0x30) this.#drawingSets[set] = true;
     else if (final === 0x42) this.#drawingSets[set] = false;
-  }
-
-  /**
-   * Follows an SGR's background (tmux's input_csi_dispatch_sgr): 40-47, 100-107 and 48 set
-   * it, 0, 49 and no parameter reset it. 38 and 48 take their colour's parameters after them
-   * (`5;N`, `2;R;G;B`), never read as attributes; a colon's sub-parameters are its own.
-   */
-  #sgr(params: string): void {
-    const list = params.split(";");
-    for (let i = 0; i < list.length; i++) {
-      const [head] = list[i].split(":");
-      const n = head === "" ? 0 : Number(head);
-      if (n === 0 || n === 49) this.#background = false;
-      else if ((n >= 40 && n <= 47) || (n >= 100 && n <= 107)) this.#background = true;
-      if ((n === 38 || n === 48) && !list[i].includes(":")) {
-        if (n === 48) this.#background = true;
-        const kind = Number(list[i + 1]);
-        i += kind === 5 ? 2 : kind === 2 ? 4 : 0;
-      } else if (n === 48) this.#background = true;
-    }
   }
 
   /**

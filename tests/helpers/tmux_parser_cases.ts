@@ -56,6 +56,26 @@ export const TMUX_CASES: readonly { readonly bytes: string; readonly shown: stri
   { bytes: "A\x1b[38;5;196;48;2;255;0;0mRGB\x1b[49mC", shown: ["A   C"] },
   { bytes: "A\x1b[8m\x1b7\x1b[0m\x1b8HID\x1b[28mB", shown: ["A   B"] },
   { bytes: "A\x1b[8m\x1b[s\x1b[0m\x1b[uHID\x1b[28mB", shown: ["A   B"] },
+  // As tmux's input parser reads an SGR, not as its `-e` writes one: a colon parameter counts
+  // only as an extended colour; a number past 2147483647, more than 23 parameters or more
+  // than 63 parameter bytes drop the sequence whole; an invalid true colour takes nothing
+  // after it; after 38 the next parameter is always taken.
+  { bytes: "A\x1b[8m\x1b[:mHID\x1b[28mB", shown: ["A   B"] },
+  { bytes: "A\x1b[8m\x1b[0:1mHID\x1b[28mB", shown: ["A   B"] },
+  { bytes: "A\x1b[8m\x1b[99999999999;0mHID\x1b[28mB", shown: ["A   B"] },
+  { bytes: `A\x1b[8m\x1b[${"1;".repeat(23)}0mHID\x1b[28mB`, shown: ["A   B"] },
+  { bytes: `A\x1b[8m\x1b[${"1;".repeat(22)}0mSEEN\x1b[28mB`, shown: ["ASEENB"] },
+  { bytes: `A\x1b[8m\x1b[${"0".repeat(64)}mHID\x1b[28mB`, shown: ["A   B"] },
+  { bytes: `A\x1b[8m\x1b[${"0".repeat(63)}mSEEN\x1b[28mB`, shown: ["ASEENB"] },
+  { bytes: "A\x1b[48;2;300;8mHID\x1b[0mB", shown: ["A   B"] },
+  { bytes: "A\x1b[31;41m\x1b[48:5mHID\x1b[0mB", shown: ["A   B"] },
+  { bytes: "A\x1b[38;8mSEEN\x1b[0mB", shown: ["ASEENB"] },
+  // Saved with the cursor by CSI s with parameters too; the alternate screen's store is its own
+  // (attributes only, never the character sets), and each mode of a list is read.
+  { bytes: "A\x1b[8m\x1b[1s\x1b[0m\x1b[1uHID\x1b[28mB", shown: ["A   B"] },
+  { bytes: "A\x1b[8m\x1b7\x1b[0m\x1b[?1049h\x1b[?1049l\x1b8HID\x1b[28mB", shown: ["A   B"] },
+  { bytes: "A\x1b[8m\x1b[?1;1049h\x1b[0m\x1b[?1049lHID\x1b[28mB", shown: ["A   B"] },
+  { bytes: "A\x1b[?1049h\x1b(0\x1b[?1049lapprove\x1b(BB", shown: ["A▒⎻⎻⎼⎺┴␊B"] },
   // The line-drawing set shows its glyphs: designated, shifted, reset.
   { bytes: "A\x1b(0lqk\x1b(BB", shown: ["A┌─┐B"] },
   { bytes: "A\x1b)0\x0eyes\x0fB", shown: ["A≤␊⎽B"] },
