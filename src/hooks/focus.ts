@@ -10,7 +10,9 @@
  * it), takes the active pane out of the window they are shown (join_pane, break_pane, a
  * swap_pane with a pane of another window), swaps another pane of that window into the active
  * one's place (swap_pane naming the active pane second), or zooms another pane of it
- * (resize_pane with `zoom`). The server refuses each
+ * (resize_pane with `zoom`); or puts a pane where their keys are copied to it (join_pane,
+ * swap_pane or split_window into a window with synchronize-panes on that they are shown or
+ * their status line lists). The server refuses each
  * where a person watches unless it was started with `--allow-attended-input`; asking the person
  * then is this hook's part. Where the window is zoomed, unzoom.ts words the concern instead.
  *
@@ -26,7 +28,7 @@ import { clientLabel, isPerson, sharesWindows } from "../tmux/identity.ts";
 import { type ClientRow, findSession, type PaneRow, type SessionRow } from "../tmux/snapshot.ts";
 import type { ServerView } from "./guard.ts";
 import type { GuardedCall, Target } from "./guarded_calls.ts";
-import { oneLine, quoted, where } from "./marks.ts";
+import { oneLine, quoted, where, windowWhere } from "./marks.ts";
 import { unzoomConcerns } from "./unzoom.ts";
 
 /** The arguments a focus call names what it reaches by. */
@@ -209,10 +211,13 @@ export function focusConcerns(label: string, call: FocusCall, view: ServerView):
       // new pane next.
       const p = pane(view, refs.paneId);
       const watchers = p ? windowWatchers(view, p.windowId) : [];
-      if (!p || watchers.length === 0) return [];
+      if (!p) return [];
+      const synced = syncedIntoConcerns(label, view, `a new pane split from pane ${p.id}`, p);
+      if (watchers.length === 0) return synced;
       return [
         `${label} would split pane ${p.id} (${where(p)})${on} and focus the new pane, in a ` +
         `window a person is watching (${clientsText(watchers)})${NEXT}`,
+        ...synced,
       ];
     }
     case "create_window": {
@@ -390,8 +395,11 @@ export async function marksConcerns(
  * `swap-pane -d -s <paneId> -t <targetPaneId>` does (tmux 3.3a, measured): the focus follows
  * the active pane when it is the first, and stays in its place, on the other pane, when it is
  * the second. A zoom makes the pane it zooms the active one. Zoomed windows are unzoom.ts's:
- * the unzoom is what the person sees first. None when a target does not exist (the call
- * fails) or the tool moves no pane.
+ * the unzoom is what the person sees first. A pane joined or swapped into another window, or
+ * split there (split_window, whether it selects or not: focusConcerns reads the one that does),
+ * where that window synchronizes its panes gets what a person types there
+ * ({@link syncedIntoConcerns}). None when a target does not exist (the call fails) or the tool
+ * moves no pane.
  */
 export function keysLeaveConcerns(
   label: string,
@@ -401,10 +409,70 @@ export function keysLeaveConcerns(
 ): string[] {
   const { tool } = unzoom;
   const moves = tool === "join_pane" || tool === "swap_pane" || tool === "break_pane";
-  if (!moves && !(tool === "resize_pane" && unzoom.zooms)) return [];
+  const splits = tool === "split_window";
+  if (!moves && !splits && !(tool === "resize_pane" && unzoom.zooms)) return [];
   const panes = targets.map((t) => t.kind === "pane" ? pane(view, t.id) : undefined);
   if (panes.some((p) => p === undefined)) return [];
   const [first, second] = panes as PaneRow[];
+  // A pane put into a window with synchronize-panes on gets what a person types there.
+  if (splits) {
+    return syncedIntoConcerns(label, view, `a new pane split from pane ${first.id}`, first);
+  }
+  const synced = tool === "join_pane" && first.windowId !== second.windowId
+    ? syncedIntoConcerns(label, view, `pane ${first.id} (${where(first)})`, second)
+    : tool === "swap_pane" && first.windowId !== second.windowId
+    ? [[first, second], [second, first]].flatMap(([mine, theirs]) =>
+      syncedIntoConcerns(label, view, `pane ${mine.id} (${where(mine)})`, theirs)
+    )
+    : [];
+  return [...synced, ...keysLeft(label, tool, first, second, view)];
+}
+
+/**
+ * What a pane put into the window of pane `into` would take from a person when that window
+ * synchronizes its panes: tmux 3.3a copies what is typed into a pane whose synchronize-panes is
+ * on to every other pane of the window whose own is on, and a pane joined, swapped or split
+ * there takes the window's value (measured). So what a person types there would reach it, in
+ * a window they are shown or one their status line lists (a key away), as set_synchronize_panes
+ * on is judged (view.ts). The server refuses it unless `--allow-attended-input`
+ * (src/tools/pane_modes.ts syncedArrival). `moving` names what arrives. None when no pane of
+ * the window is synchronized, or no person is shown it or attached to a session holding it.
+ */
+function syncedIntoConcerns(
+  label: string,
+  view: ServerView,
+  moving: string,
+  into: PaneRow,
+): string[] {
+  const windowId = into.windowId;
+  const synced = view.snapshot.panes.some((p) => p.windowId === windowId && p.synchronized);
+  if (!synced) return [];
+  const watchers = windowWatchers(view, windowId);
+  const sessions = new Set(into.placements.map((at) => at.sessionId));
+  const listing = view.snapshot.clients.filter((c) =>
+    isPerson(c) && c.windowId !== "" && sessions.has(c.sessionId)
+  );
+  const whom = watchers.length > 0
+    ? `which a person is watching (${clientsText(watchers)})`
+    : listing.length > 0
+    ? `whose entry the status line of a person's session shows (${clientsText(listing)} ` +
+      `${listing.length > 1 ? "are" : "is"} attached)`
+    : null;
+  if (whom === null) return [];
+  return [
+    `${label} would put ${moving} into window ${windowId} (${windowWhere(into)})${view.on}, ` +
+    `whose panes are synchronized, ${whom}: what the person types there would reach it`,
+  ];
+}
+
+/** {@link keysLeaveConcerns} for a move or a zoom whose targets exist. */
+function keysLeft(
+  label: string,
+  tool: string,
+  first: PaneRow,
+  second: PaneRow,
+  view: ServerView,
+): string[] {
   const keyed = (p: PaneRow) => {
     const watchers = p.active && !p.windowZoomed ? windowWatchers(view, p.windowId) : [];
     return watchers.length === 0

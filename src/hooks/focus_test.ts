@@ -363,3 +363,223 @@ Deno.test("guard: where tmux 3.3a sends a person's keys after the server's own c
     await t.kill();
   }
 });
+
+Deno.test("guard: a pane put into a synchronized window a person is shown, or whose entry their status line lists, is asked about", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const agent = t.ids.paneId;
+    const split = async (target: string) =>
+      (await t.tmux("split-window", "-d", "-t", target, "-P", "-F", "#{pane_id}", "sh")).trim();
+    // The person's session: its current window "edit" and a window "logs" a key away, each of
+    // two panes, synchronized by the person.
+    const person = ["new-session", "-d", "-s", "person", "-n", "edit", "-P", "-F"];
+    const [edit, shown] = (await t.tmux(...person, "#{window_id} #{pane_id}", "sh")).trim()
+      .split(" ");
+    const beside = await split(shown);
+    const [logs, logs1] = (await t.tmux(
+      "new-window",
+      "-d",
+      "-t",
+      "person:",
+      "-n",
+      "logs",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sh",
+    )).trim().split(" ");
+    const logs2 = await split(logs1);
+    for (const w of [edit, logs]) {
+      await t.tmux("set-option", "-w", "-t", w, "synchronize-panes", "on");
+    }
+    // A background session nobody is attached to, with a pane to move.
+    const bg = (await t.tmux("new-session", "-d", "-s", "bg", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    const tty = await t.attach("person");
+    // Named, so that no automatic rename changes what the reasons say.
+    await t.tmux("rename-window", "-t", agent, "mine");
+    await t.tmux("rename-window", "-t", bg, "bg");
+    const agentName = "mine";
+    const bgWhere = `bg:0.0 "bg"`;
+    const watched = `which a person is watching (client ${tty})`;
+    const listed = `whose entry the status line of a person's session shows (client ${tty} is ` +
+      "attached)";
+    const into = (window: string, where: string, whom: string) =>
+      `into window ${window} (${where}), whose panes are synchronized, ${whom}: what the ` +
+      "person types there would reach it";
+    const asks: [string, Record<string, unknown>, string][] = [
+      [
+        "join_pane",
+        { paneId: bg, targetPaneId: beside },
+        `would put pane ${bg} (${bgWhere}) ${into(edit, 'person:0 "edit"', watched)}`,
+      ],
+      [
+        "join_pane",
+        { paneId: agent, targetPaneId: logs2 },
+        `would put pane ${agent} (agent:0.0 ` +
+        `"${agentName}") ${into(logs, 'person:1 "logs"', listed)}`,
+      ],
+      [
+        "swap_pane",
+        { paneId: bg, targetPaneId: logs2 },
+        `would put pane ${bg} (${bgWhere}) ${into(logs, 'person:1 "logs"', listed)}`,
+      ],
+      [
+        "swap_pane",
+        { paneId: beside, targetPaneId: bg },
+        `would put pane ${bg} (${bgWhere}) ${into(edit, 'person:0 "edit"', watched)}`,
+      ],
+      [
+        "split_window",
+        { paneId: shown, command: "cat > keys.log" },
+        `would put a new pane ` +
+        `split from pane ${shown} ${into(edit, 'person:0 "edit"', watched)}`,
+      ],
+      [
+        "split_window",
+        { paneId: logs1, command: "cat > keys.log" },
+        `would put a new pane ` +
+        `split from pane ${logs1} ${into(logs, 'person:1 "logs"', listed)}`,
+      ],
+      [
+        "split_window",
+        { paneId: logs1, select: true },
+        `would put a new pane ` +
+        `split from pane ${logs1} ${into(logs, 'person:1 "logs"', listed)}`,
+      ],
+    ];
+    for (const [tool, args, reason] of asks) {
+      for (
+        const [how, call, label] of [
+          ["alone", args, tool],
+          [
+            "in a batch",
+            { operations: [{ tool, arguments: args }] },
+            `${BATCH_TOOL} operation 1 (${tool})`,
+          ],
+        ] as const
+      ) {
+        const r = await guardCall(env, how === "alone" ? tool : BATCH_TOOL, call);
+        assert.equal(r.code, 0, r.stderr.join("\n"));
+        assert.notEqual(r.stdout, "", `${tool} ${how}: ${JSON.stringify(args)} passed`);
+        const d = seedDecision(r.stdout);
+        assert.equal(d.permissionDecision, "ask", `${tool} ${how}`);
+        assert.ok(
+          d.permissionDecisionReason.includes(`${label} ${reason}`),
+          `${tool} ${how}: ${d.permissionDecisionReason}`,
+        );
+      }
+    }
+    // With synchronize-panes off there, the same moves into the window nobody is shown pass.
+    await t.tmux("set-option", "-w", "-t", logs, "synchronize-panes", "off");
+    const quiet = { code: 0, stdout: "", stderr: [] };
+    for (
+      const [tool, args] of [
+        ["join_pane", { paneId: agent, targetPaneId: logs2 }],
+        ["swap_pane", { paneId: bg, targetPaneId: logs2 }],
+        ["split_window", { paneId: logs1, command: "cat" }],
+      ] as const
+    ) {
+      assert.deepEqual(await guardCall(env, tool, args), quiet, tool);
+    }
+  } finally {
+    await t.kill();
+  }
+});
+
+Deno.test("guardedCalls: a zoom, a window's setting or layout after a row that may run tmux itself is asked about unread", () => {
+  const typed = {
+    tool: "run_command",
+    arguments: { paneId: "%9", command: "tmux select-window -t @1" },
+  };
+  const later: Record<string, unknown>[] = [
+    { tool: "resize_pane", arguments: { paneId: "%2", zoom: true } },
+    {
+      tool: "set_option",
+      arguments: { name: "mode-keys", value: "vi", scope: "window", target: "@1" },
+    },
+    { tool: "set_synchronize_panes", arguments: { windowId: "@1", enabled: true } },
+    { tool: "select_layout", arguments: { windowId: "@1", layout: "even-horizontal" } },
+    { tool: "split_window", arguments: { paneId: "%2" } },
+  ];
+  for (const row of later) {
+    for (const first of [typed, { tool: "send_keys", arguments: { paneId: "%9", text: "x" } }]) {
+      const rows = guardedCalls(BATCH_TOOL, { operations: [first, row] });
+      const last = rows[rows.length - 1];
+      assert.deepEqual(
+        last.after?.map((op) => op.tool),
+        [first.tool],
+        `${first.tool}, ${row.tool}`,
+      );
+    }
+  }
+  // A zoom takes a person's keys as a focus row does: unread after any change.
+  const renamed = guardedCalls(BATCH_TOOL, {
+    operations: [
+      { tool: "rename_window", arguments: { windowId: "@1", name: "x" } },
+      { tool: "resize_pane", arguments: { paneId: "%2", zoom: true } },
+    ],
+  });
+  assert.deepEqual(renamed[0].after?.map((op) => op.tool), ["rename_window"]);
+  // A layout built after a plain split (a shell of tmux's choosing) is judged by tmux as it is.
+  const built = guardedCalls(BATCH_TOOL, {
+    operations: [
+      { tool: "split_window", arguments: { paneId: "%2" } },
+      { tool: "select_layout", arguments: { windowId: "@1", layout: "tiled" } },
+    ],
+  });
+  assert.deepEqual(built.map((r) => r.after), [undefined, undefined]);
+  // One given a command runs what it says.
+  const ran = guardedCalls(BATCH_TOOL, {
+    operations: [
+      { tool: "split_window", arguments: { paneId: "%2", command: "tmux select-window -t @1" } },
+      { tool: "select_layout", arguments: { windowId: "@1", layout: "tiled" } },
+    ],
+  });
+  assert.deepEqual(ran[1].after?.map((op) => op.tool), ["split_window"]);
+});
+
+Deno.test("guard: a batch that types `tmux select-window` and then zooms there is asked about the zoom unread", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const { windowId, paneId } = await t.shellWindow("agent");
+    const person =
+      (await t.tmux("new-session", "-d", "-s", "person", "-P", "-F", "#{pane_id}", "sh"))
+        .trim();
+    const second =
+      (await t.tmux("split-window", "-d", "-t", person, "-P", "-F", "#{pane_id}", "sh"))
+        .trim();
+    await t.attach("person");
+    const personWindow = (await t.tmux("display-message", "-p", "-t", person, "#{window_id}"))
+      .trim();
+    const typed = {
+      tool: "run_command",
+      arguments: { paneId, command: `tmux select-window -t ${windowId}` },
+    };
+    for (
+      const row of [
+        { tool: "resize_pane", arguments: { paneId: second, zoom: true } },
+        {
+          tool: "set_option",
+          arguments: { name: "mode-keys", value: "vi", scope: "window", target: personWindow },
+        },
+        { tool: "select_layout", arguments: { windowId: personWindow, layout: "even-horizontal" } },
+      ]
+    ) {
+      const r = await guardCall(env, BATCH_TOOL, { operations: [typed, row] });
+      assert.equal(r.code, 0, r.stderr.join("\n"));
+      assert.notEqual(r.stdout, "", `${row.tool} after run_command passed`);
+      assert.match(
+        seedDecision(r.stdout).permissionDecisionReason,
+        new RegExp(
+          `earlier operations of this batch \\(run_command\\) may change what call_tools_batch ` +
+            `operation 2 \\(${row.tool}\\)`,
+        ),
+      );
+    }
+  } finally {
+    await t.kill();
+  }
+});

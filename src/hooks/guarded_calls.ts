@@ -142,6 +142,11 @@ export interface EarlierOperation {
   readonly tool: string;
   /** A read-only tool that waits (see {@link waits}): it changes nothing, but time passes. */
   readonly waits: boolean;
+  /**
+   * It may run commands of its own (see {@link runsAnything}): what tmux shows after it is not
+   * what its arguments say.
+   */
+  readonly runs?: boolean;
 }
 
 /**
@@ -203,8 +208,31 @@ function noteChange(
   changes: EarlierOperation[],
 ): void {
   if (tool === BATCH_TOOL) return;
-  if (!readsOnly(tool)) changes.push({ tool, waits: false });
+  if (!readsOnly(tool)) changes.push({ tool, waits: false, runs: runsAnything(tool, args) });
   else if (waits(tool, args)) changes.push({ tool, waits: true });
+}
+
+/** The tools that start a shell of tmux's choosing unless given a command or an environment. */
+const STARTS_SHELL: ReadonlySet<string> = new Set([
+  "create_session",
+  "create_window",
+  "split_window",
+]);
+
+/**
+ * Whether a row may run commands of its own, tmux's among them: typing or running into a shell
+ * (`tmux select-window` typed there moves a person's focus), starting a program, setting an
+ * option or hook or showing a message whose formats run shell commands, or a tool this server
+ * does not offer — every tool but a read-only one, one of the toolsets that run nothing
+ * (manage, teardown: what each does to tmux is what it is for, and this hook reads it in its
+ * own right), and one that starts a shell of tmux's choosing with nothing of the caller's.
+ */
+function runsAnything(tool: string, args: Record<string, unknown>): boolean {
+  const toolsets: Readonly<Record<string, string>> = toolFacts.tools;
+  if (!Object.hasOwn(toolsets, tool)) return true;
+  const toolset = toolsets[tool];
+  if (toolset === "inspect" || toolset === "manage" || toolset === "teardown") return false;
+  return !(STARTS_SHELL.has(tool) && args.command === undefined && args.environment === undefined);
 }
 
 function readCall(
@@ -302,8 +330,14 @@ function readCall(
     const unzoom = zoom.zooms ? { tool, how: zoom.how, zooms: true } : { tool, how: zoom.how };
     // After a row that moves a pane or window (see MOVES), which this hook lets by where
     // nobody is shown it, its pane may be in a person's window now: a pane joined into it and
-    // then zoomed takes their keys. Asked unread, as a settings row is.
-    if (state.changes.some((op) => MOVES.has(op.tool))) {
+    // then zoomed takes their keys. After a row that may run commands of its own (a `tmux
+    // select-window` typed into a shell nobody watches), its window may be in front of a
+    // person now. A zoom moves a person's keys as a focus row does: asked unread after any
+    // change, as a focus row is.
+    if (
+      (zoom.zooms && state.changes.length > 0) ||
+      state.changes.some((op) => MOVES.has(op.tool) || op.runs)
+    ) {
       return [{ label, verb, socketName, targets, unzoom, ...after }];
     }
     return [{ label, verb, socketName, targets, unzoom, ...asItIs(state) }];
@@ -313,10 +347,11 @@ function readCall(
     if (typeof view === "string") return [unclear(label, verb, view)];
     // A session is named as the model wrote it, and an earlier row may have renamed one to
     // that name; a pane or window, named by id, an earlier row may have moved where a person is
-    // shown it (see MOVES): asked unread, as a focus call is. Otherwise judged by tmux as it
-    // is, as an unzooming call is.
-    const moved = view.reach.kind === "window" && state.changes.some((op) => MOVES.has(op.tool));
-    if ((view.reach.kind === "session" && state.changes.length > 0) || moved) {
+    // shown it (see MOVES), or put in front of a person otherwise (a `tmux select-window` typed
+    // into a shell, or a select_window): asked unread, as a focus call is. Otherwise judged
+    // by tmux as it is, as an unzooming call is.
+    const named = view.reach.kind === "session" || view.reach.kind === "window";
+    if (named && state.changes.length > 0) {
       return [{ label, verb, socketName, targets: [], view, ...after }];
     }
     return [{ label, verb, socketName, targets: viewTargets(view), view, ...asItIs(state) }];
@@ -359,7 +394,7 @@ function sendRows(
   return rows.map((row, i) => {
     const rowLabel = `${label} row ${i + 1}`;
     const after = earlier.length > 0 ? { after: [...earlier] } : {};
-    earlier.push({ tool: "send_keys", waits: false });
+    earlier.push({ tool: "send_keys", waits: false, runs: true });
     if (!isObject(row)) return unclear(rowLabel, verb, "the row is no object");
     const targets: Target[] = [];
     const problem = collectTargets(row, targets, 0);

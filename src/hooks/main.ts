@@ -115,7 +115,10 @@ Commands:
               create_window, break_pane with select; their current window moved, out of their
               session or within it or a session grouped with it; the active pane they type
               into moved out of their window, or swapped for another pane in its place;
-              another pane of their window zoomed, resize_pane with zoom), or would zoom a
+              another pane of their window zoomed, resize_pane with zoom), or would put a pane
+              into a window with synchronize-panes on that a person watches or their status
+              line lists (join_pane, swap_pane, split_window: their keys would reach it), or
+              would zoom a
               window a person shows (hiding its other panes), or would unzoom a window a
               person shows zoomed (a split, layout or resize there, a pane moved in or out, a
               hidden pane selected), or would clear a bell, activity or silence mark in a
@@ -133,10 +136,10 @@ Commands:
               protect). In call_tools_batch, an operation that would do any of that after
               operations that may change tmux (any tool outside the inspect toolset, e.g.
               rename_session, join_pane) is asked about: what it reaches when it runs is not
-              what tmux shows now (a row that would unzoom, set synchronize-panes, or set an
-              option other than a session's, is judged by tmux as it is, unless a row before
-              it waits, what it names is not there yet, or, for a setting, a row before it
-              moves a pane or window); so is a batch of more operations than the server runs
+              what tmux shows now (a row that would unzoom is judged by tmux as it is, unless
+              a row before it waits, moves a pane or window, may run commands of its own, or
+              what it names is not there yet; a zoom or a setting after any change is asked
+              about); so is a batch of more operations than the server runs
               (nested batches counted).
       --deny    Answer "deny" instead of "ask".
   config      Prints the settings.json hooks block and the tmux lines wiring all of this.

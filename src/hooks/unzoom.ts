@@ -154,12 +154,14 @@ export function unzoomOf(tool: string, args: Record<string, unknown>): UnzoomRea
  * The panes or window an unzooming call names (the arguments `keys` of {@link unzoomOf}), or
  * why they cannot be read: the guard then asks.
  *
- * In a batch such a call is judged by tmux as it is, unless a row before it waits: a row that
- * changes tmux could bring a zoomed window in front of a person first only by a view change of
- * its own (select_window, a zoom), which the server refuses unless started with
+ * In a batch such a call is judged by tmux as it is, unless a row before it waits, moves a pane
+ * or window, or may run commands of its own (guarded_calls.ts: a `tmux select-window` typed into
+ * a shell can bring a window in front of a person): a row that changes tmux otherwise could
+ * bring a zoomed window in front of a person first only by a view change of its own
+ * (select_window, a zoom), which the server refuses unless started with
  * `--allow-attended-input` and the hook asks about in its own right (focus.ts; unread after
  * other changes); asking about every layout step after a split would ask about nearly every
- * batch that builds one. Time is another matter: a person may come and zoom meanwhile. So is a
+ * batch that builds one. A zooming row is asked about unread after any change. Time is another matter: a person may come and zoom meanwhile. So is a
  * pane or window not there yet: an earlier row may make it (guard.ts asks then).
  */
 export function unzoomTargets(

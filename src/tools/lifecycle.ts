@@ -57,6 +57,7 @@ import {
   wentWithNew,
 } from "./creating.ts";
 import { respawnPane } from "./respawn.ts";
+import { syncedArrival } from "./pane_modes.ts";
 
 /** Starting something new changes the server but destroys nothing, and repeats make more. */
 const CREATES: ToolAnnotations = changes({ destructive: false, idempotent: false });
@@ -439,6 +440,17 @@ const splitWindow = defineTool({
       );
     }
     argv.push(...environmentArgs(args.environment));
+    // A window with synchronize-panes on copies what a person types there to the new pane too
+    // (and to its program): refused where their status line lists that window, not only where
+    // they are shown it (pane_modes.ts syncedArrival).
+    const splitting = `Splitting ${source.id}`;
+    const synced = syncedArrival(
+      ctx,
+      snapshot,
+      source,
+      `${splitting} into a new pane of window ${source.windowId}`,
+    );
+    const zoomCheck = source.windowZoomed && !keepZoom ? [] : [sameZoom(source.id, keepZoom)];
     const [paneId, windowId, printedWidth, printedHeight, shell] = await created(
       ctx,
       "pane",
@@ -448,9 +460,9 @@ const splitWindow = defineTool({
       // A new pane reshapes its window: whoever shows that window would see it.
       {
         snapshot,
-        scope: { windowsOf: [source.id] },
-        what: `Splitting ${source.id}`,
-        checks: source.windowZoomed && !keepZoom ? [] : [sameZoom(source.id, keepZoom)],
+        scope: { windowsOf: [source.id], listedWindowsOf: synced?.listedWindowsOf ?? [] },
+        what: synced?.listedWindowsOf.length ? synced.what : splitting,
+        checks: [...zoomCheck, ...(synced ? [synced.check] : [])],
       },
     );
     const started = await startedIn(ctx, paneId, directory, [

@@ -9,7 +9,9 @@
  * on a person's screen, checked again by tmux in the same command line as the move. Neither
  * ever makes a window current unless asked (`-d`), but tmux does when join_pane ends a
  * session's current window: that one is refused where the window it falls back to carries a
- * mark a person's status line shows (alert_fallback.ts).
+ * mark a person's status line shows (alert_fallback.ts). A pane joined into a window with
+ * synchronize-panes on gets what a person types there: refused also where that window is only
+ * listed in a person's status line (pane_modes.ts syncedArrival).
  *
  * @module
  */
@@ -28,6 +30,7 @@ import { changes, checkNames, literalArg, nameSchema, notesField } from "./argum
 import { sizeSchema } from "./lifecycle.ts";
 import { zoomNote, zoomsIn } from "./placement.ts";
 import { fallbackMarksCheck } from "./alert_fallback.ts";
+import { syncedArrival } from "./pane_modes.ts";
 
 /** Rearranges; may end a window (and a session) whose last pane leaves; a repeat differs. */
 const MOVES: ToolAnnotations = changes({ destructive: true, idempotent: false });
@@ -98,6 +101,9 @@ const joinPane = defineTool({
         "tmux-mcp started with --allow-attended-input lifts this. Nothing was moved.",
       ),
     ];
+    // Into a window with synchronize-panes on, a person's keys there would reach the pane:
+    // refused where their status line lists that window too (pane_modes.ts syncedArrival).
+    const synced = from.id === target.windowId ? null : syncedArrival(ctx, snapshot, target, what);
     // Both windows change shape; a window that loses its last pane ends, and with it any
     // session it was the last window of (whoever shows it is refused by the windows check).
     await changeView(
@@ -105,15 +111,20 @@ const joinPane = defineTool({
       snapshot,
       {
         windowsOf: [pane.id, target.id],
+        listedWindowsOf: synced?.listedWindowsOf ?? [],
         lastWindowOf: last ? from.placements.map((p) => p.sessionId) : [],
       },
-      what,
+      synced?.what ?? what,
       [...unlinks, argv],
       undefined,
-      [{
-        condition: { target: pane.id, format: paneEndingFormat(from.id, planned) },
-        refusal: linksChanged(what, from.id),
-      }, ...fallback],
+      [
+        {
+          condition: { target: pane.id, format: paneEndingFormat(from.id, planned) },
+          refusal: linksChanged(what, from.id),
+        },
+        ...fallback,
+        ...(synced ? [synced.check] : []),
+      ],
     );
     const after = await ctx.snapshot(NO_PROCESS_INFO);
     const now = ctx.pane(after, pane.id);

@@ -8,9 +8,11 @@
 
 import { z } from "zod";
 import { ToolFailure } from "../mcp/errors.ts";
-import { checkedAgain } from "../mcp/act_step.ts";
+import { type ActCheck, checkedAgain } from "../mcp/act_step.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import { changeView } from "../mcp/view_guard.ts";
+import { windowListedUnwatched } from "../mcp/unwatched.ts";
+import { changeView, guardView } from "../mcp/view_guard.ts";
+import type { Snapshot } from "../tmux/snapshot.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
 import { flag, paneIdSchema, windowIdArg, windowIdSchema } from "../mcp/schemas.ts";
 import { chainArgv } from "../tmux/format.ts";
@@ -46,6 +48,56 @@ async function ownSync(
     else if (m && at !== null) values.set(at, m[1]);
   }
   return { window, panes: values };
+}
+
+/** Expanded in a pane: empty while no pane of its window has synchronize-panes on. */
+const SYNCED_PANES = "#{P:#{?pane_synchronized,X,}}";
+
+/**
+ * What guards a pane put into the window pane `at` is in (join_pane, swap_pane, split_window)
+ * where that window synchronizes its panes: tmux 3.3a copies what is typed into a pane whose
+ * synchronize-panes is on to every other pane of its window whose own is on, and a pane that
+ * arrives takes the window's value (measured: joined, swapped in or split there, it receives
+ * the copies). So a person's keys there, in a window they are shown or one their status line
+ * lists a key away, would reach the pane: refused as set_synchronize_panes on is (the window
+ * as a listed one), unless `--allow-attended-input`. `what` names the move; `synced`: the
+ * read shows a pane of that window synchronized. The check has tmux test it again at the
+ * move, for synchronize-panes turned on meanwhile. Null with the permission.
+ */
+export function syncedArrival(
+  ctx: TmuxContext,
+  snapshot: Snapshot,
+  at: { readonly id: string; readonly windowId: string },
+  what: string,
+): { readonly what: string; readonly listedWindowsOf: string[]; readonly check: ActCheck } | null {
+  if (ctx.config.allowAttendedInput) return null;
+  const synced = snapshot.panes.some((p) => p.windowId === at.windowId && p.synchronized);
+  const said = `${what}, whose panes are synchronized (what a person types there would reach ` +
+    "it),";
+  let refusal: ToolFailure | null = null;
+  try {
+    // The client a person attached at the read: the refusal names it.
+    guardView(ctx, snapshot, { listedWindowsOf: [at.id] }, said);
+  } catch (e) {
+    if (!(e instanceof ToolFailure)) throw e;
+    refusal = e;
+  }
+  const listed = windowListedUnwatched(snapshot, at.id);
+  return {
+    what: synced ? said : what,
+    listedWindowsOf: synced ? [at.id] : [],
+    check: {
+      condition: { target: at.id, format: `#{||:#{==:${SYNCED_PANES},},${listed.format}}` },
+      refusal: refusal ?? new ToolFailure(
+        `${what} was refused by tmux at that instant: window ${at.windowId} had synchronize-` +
+          "panes on, and a person was attached to a session it is in, so what they type there " +
+          "would reach the pane.",
+        "Turn synchronize-panes off there first (set_synchronize_panes), or work where nobody " +
+          "is attached; tmux-mcp started with --allow-attended-input lifts this. Nothing was " +
+          "changed.",
+      ),
+    },
+  };
 }
 
 /** set_synchronize_panes. */

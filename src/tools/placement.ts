@@ -41,6 +41,7 @@ import { type ActCheck, allOf } from "../mcp/act_step.ts";
 import { stripPrograms } from "../mcp/unwatched.ts";
 import { fallbackMarksCheck, markShown, unmarkedFormat } from "./alert_fallback.ts";
 import { ARRANGES, ARRANGES_AGAIN } from "./arranging.ts";
+import { syncedArrival } from "./pane_modes.ts";
 
 /**
  * Whether a person's client shows window `windowId` as `snapshot` read it: its current window,
@@ -291,12 +292,26 @@ export const swapPane = defineTool({
     const windows = [...new Set([a.windowId, b.windowId])];
     const keepZoom = windows.every((w) => !shownToPerson(snapshot, w));
     const zoomed = zoomsIn(snapshot, windows);
+    const what = `Swapping ${a.id} and ${b.id}`;
+    // Each pane goes into the other's window: into one with synchronize-panes on, a person's
+    // keys there would reach it (pane_modes.ts syncedArrival). Within one window, nothing new.
+    const synced = a.windowId === b.windowId ? [] : [[a, b], [b, a]].flatMap(([mine, theirs]) => {
+      const s = syncedArrival(
+        ctx,
+        snapshot,
+        theirs,
+        `${what}, which puts ${mine.id} into window ${theirs.windowId}`,
+      );
+      return s ? [s] : [];
+    });
     await changeView(
       ctx,
       snapshot,
-      { windowsOf: [a.id, b.id] },
-      `Swapping ${a.id} and ${b.id}`,
+      { windowsOf: [a.id, b.id], listedWindowsOf: synced.flatMap((s) => s.listedWindowsOf) },
+      synced.find((s) => s.listedWindowsOf.length > 0)?.what ?? what,
       [["swap-pane", "-d", ...(keepZoom ? ["-Z"] : []), "-s", a.id, "-t", b.id]],
+      undefined,
+      synced.map((s) => s.check),
     );
     const after = await ctx.paneList();
     const panes = [a.id, b.id].map((id) => {
