@@ -286,17 +286,23 @@ export async function searchInPanes(
   },
 ): Promise<PaneSearch[]> {
   // A pattern that may match what only the rows as shown hold reads them so from the start.
-  if (options.matcher.seesMore) return await searchAs(ctx, panes, options, true);
-  const printed = await searchAs(ctx, panes, options, false);
+  if (options.matcher.seesMore) return await searchAs(ctx, panes, options, true, true);
+  const printed = await searchAs(ctx, panes, options, false, true);
   const again = printed.filter((p) => p.found > 0);
   if (again.length === 0) return printed;
   const shown = new Map(
-    (await searchAs(ctx, again.map((p) => p.pane), options, true)).map((p) => [p.pane.id, p]),
+    (await searchAs(ctx, again.map((p) => p.pane), options, true, false)).map((
+      p,
+    ) => [p.pane.id, p]),
   );
   return printed.map((p) => shown.get(p.pane.id) ?? p);
 }
 
-/** {@link searchInPanes}, reading the rows as printed or (`shown`) as a person sees them. */
+/**
+ * {@link searchInPanes}, reading the rows as printed or (`shown`) as a person sees them;
+ * `progress`: this read is the one of every pane, told as progress (reading some again is a
+ * short tail of it).
+ */
 async function searchAs(
   ctx: TmuxContext,
   panes: readonly PanePlace[],
@@ -307,6 +313,7 @@ async function searchAs(
     pacer?: MatchPacer;
   },
   shown: boolean,
+  progress: boolean,
 ): Promise<PaneSearch[]> {
   const byId = new Map(panes.map((p) => [p.id, p]));
   const chains = chainPanes(panes.map((p) => p.id), options.scrollbackLines);
@@ -327,8 +334,7 @@ async function searchAs(
     const step = async (n: number) => {
       begun += n;
       done += n;
-      // Progress for the first read of every pane; reading some again is a short tail of it.
-      if (!shown) {
+      if (progress) {
         await ctx.progress(done, panes.length, `searching ${done} of ${panes.length} panes`);
       }
     };
