@@ -148,6 +148,10 @@ Deno.test("run_command: output as a person sees it, and a terminal left hiding t
     assert.deepEqual([drawing.exitStatus, drawing.output], [3, "lines"]);
     const back = await run("echo back");
     assert.deepEqual([back.exitStatus, back.output], [0, "back"]);
+    // The pane's own colours one: what it prints in them is unseen, its end is still read.
+    await t.tmux("select-pane", "-t", p, "-P", "fg=colour52,bg=#5f0000");
+    const dark = await run("echo in-the-dark; printf '\\033[1;31mSEEN\\033[0m\\n'; (exit 2)");
+    assert.deepEqual([dark.exitStatus, dark.output], [2, `${" ".repeat(11)}\nSEEN`]);
   });
 });
 

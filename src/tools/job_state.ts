@@ -13,7 +13,12 @@ import { execFast } from "../tmux/control.ts";
 import { decodeBytes, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { atPromptStream, atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
 import { AnswerPastBound, judgeResult } from "../tmux/tmux_error.ts";
-import { ShownCells, TERMINAL_COLOURS } from "../tmux/shown_cells.ts";
+import {
+  PANE_COLOURS_FORMAT,
+  paneColours,
+  ShownCells,
+  TERMINAL_COLOURS,
+} from "../tmux/shown_cells.ts";
 import {
   DIED_OUTPUT_NOTE,
   endedBy,
@@ -97,10 +102,14 @@ export const JOB_ANSWER_BYTES = 8 * 1024 * 1024;
 
 /**
  * The capture of a pane's rows from `from` (a capture-pane start: a line number or "-"), with
- * the attributes (`-e`), for the rows as printed and as a person sees them ({@link views}).
+ * the attributes (`-e`), after a line of the pane's own colours read at the same instant, for
+ * the rows as printed and as a person sees them ({@link views}).
  */
 function captureArgs(paneId: string, from: string): string[] {
-  return ["capture-pane", "-p", "-e", "-J", "-t", paneId, "-S", from];
+  return [
+    ...["display-message", "-p", "-t", paneId, PANE_COLOURS_FORMAT, ";"],
+    ...["capture-pane", "-p", "-e", "-J", "-t", paneId, "-S", from],
+  ];
 }
 
 /**
@@ -108,7 +117,10 @@ function captureArgs(paneId: string, from: string): string[] {
  * and as a person sees them (what the output is made of: see ShownCells.views).
  */
 function views(bytes: Uint8Array): { printed: string[]; shown: string[] } {
-  const { printed, shown } = ShownCells.views(bytes, false);
+  const newline = bytes.indexOf(0x0a);
+  const colours = paneColours(decodeBytes(bytes.subarray(0, newline === -1 ? 0 : newline)));
+  const rows = newline === -1 ? new Uint8Array(0) : bytes.subarray(newline + 1);
+  const { printed, shown } = ShownCells.views(rows, false, colours);
   return { printed: decodeBytes(printed).split("\n"), shown: decodeBytes(shown).split("\n") };
 }
 
@@ -255,9 +267,12 @@ class RowFeed {
   #recordRead = false;
   readonly #guard: string | null;
   readonly #lines = new LineSplitter();
-  /** The rows ({@link captureArgs}) as printed and as a person sees them ({@link views}). */
+  /**
+   * The rows ({@link captureArgs}) as printed and as a person sees them ({@link views}), once
+   * the line of the pane's colours before them was read.
+   */
   readonly #printed = new ShownCells(false, TERMINAL_COLOURS, true);
-  readonly #shown = new ShownCells(false);
+  #shown: ShownCells | null = null;
   constructor(scan: (drawn: string | null) => MarkerScan, guard: string | null = null) {
     this.#make = scan;
     this.#guard = guard;
@@ -270,6 +285,10 @@ class RowFeed {
 
   #line(line: Uint8Array): void {
     if (this.#scan !== null) {
+      if (this.#shown === null) {
+        this.#shown = new ShownCells(false, paneColours(decodeBytes(line)));
+        return;
+      }
       const shown = decodeBytes(this.#shown.push(line));
       return this.#scan.row(decodeBytes(this.#printed.push(line)), shown);
     }
