@@ -190,3 +190,51 @@ Deno.test("capture_pane and tmux://pane say when a mode covers the pane: a perso
     assert.match(await summary(), /view-mode covers %\d+ \(a command's output or a list shown/);
   });
 });
+
+Deno.test("search_panes: what only the rows as shown match is found, and a long line is counted once", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-shown-" });
+    try {
+      await Deno.writeTextFile(
+        `${dir}/printed`,
+        "\x1b(0{{{\x1b(B\r\n\x1b[8mX\x1b[0mpassed\r\ndone \x1b[8mZZ\x1b[0m\r\na\x1b[8mQ\x1b[0mb\r\n" +
+          "\x1b(0qqqq\x1b(B\r\nEND\r\n",
+      );
+      const pane = (await t.tmux(
+        ...["new-window", "-d", "-P", "-F", "#{pane_id}"],
+        `cat '${dir}/printed'; exec sleep 600`,
+      )).trim();
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("END"),
+        "the rows printed",
+      );
+      const found = async (pattern: string, regex: boolean) =>
+        (await c.ok<{ totalMatches: number }>("search_panes", { pattern, regex })).totalMatches;
+      for (const pattern of ["Π", "ϖ", "────"]) {
+        assert.equal(await found(pattern, false), 1, pattern);
+      }
+      for (const pattern of ["\\bpassed", "done$", "a[\\t-!]b", "a[[:blank:]]b", "[Ā-￿]{4}"]) {
+        assert.equal(await found(pattern, true), 1, pattern);
+      }
+      // Found as printed and again as shown: its long line counted once.
+      await Deno.writeTextFile(`${dir}/long`, `abbc\r\n${"x".repeat(150_000)}\r\nLONG-END\r\n`);
+      const long = (await t.tmux(
+        ...["new-window", "-d", "-P", "-F", "#{pane_id}"],
+        `cat '${dir}/long'; exec sleep 600`,
+      )).trim();
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", long)).includes("LONG-END"),
+        "the long line printed",
+      );
+      const r = await c.call("search_panes", {
+        pattern: "ab+c",
+        regex: true,
+        scrollbackLines: 5000,
+      });
+      const text = r.content?.[0]?.type === "text" ? r.content[0].text : "";
+      assert.match(text, /1 long line was matched in pieces/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});

@@ -56,6 +56,15 @@ export class MatchPacer {
     this.#overlap = Math.min(this.#overlap, overlap);
   }
 
+  /**
+   * A pacer with the same signal and deadline whose lines matched in pieces are not counted
+   * here: for matching again what this one's call matched once (search_panes reads the panes
+   * that matched a second time, as shown), each such line counted once.
+   */
+  again(): MatchPacer {
+    return new MatchPacer(this.#signal, this.#deadline);
+  }
+
   /** How many lines {@link MatchPacer.pieced} counted. */
   get piecedLines(): number {
     return this.#piecedLines;

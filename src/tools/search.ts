@@ -83,13 +83,35 @@ export interface TextMatcher {
 }
 
 /**
- * Whether `pattern` may match a blank or a glyph of the line-drawing set, which a row as
- * printed may hold as another character: whitespace, a class or a wildcard that may stand for
- * one (a regex), or one of the glyphs.
+ * A blank, or a glyph of the line-drawing set (with what folds to one when case does not
+ * matter: `Π` is `π`): what a row as shown may hold where the row as printed holds another
+ * character (a hidden one, a letter drawn as a line).
  */
-function mayMatchShown(pattern: string, regex: boolean): boolean {
-  if (/[\s→←↑↓▮◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·]/u.test(pattern)) return true;
-  return regex && /\\[sSWDpPuxX]|\.|\[\^|\\[0-7]/.test(pattern);
+const SHOWN_ONLY = /[\s→←↑↓▮◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·]/u;
+const SHOWN_ONLY_FOLDED = new RegExp(SHOWN_ONLY.source, "iu");
+
+/**
+ * Whether `pattern` may match a row as shown where it does not match the row as printed. A
+ * literal: when it holds a blank or a glyph. A regex: unless it is made only of characters
+ * that stand for themselves (none of those), escaped ASCII punctuation, `\w` and `\d` (never a
+ * blank or a glyph), groups, alternatives and quantifiers; anything else may (`^`, `$` and
+ * `\b` meet a blank or a row's trimmed end, a class or `.` a blank or a glyph, a look-ahead
+ * the absence of a hidden character).
+ */
+function mayMatchShown(pattern: string, regex: boolean, matchCase: boolean): boolean {
+  const shownOnly = matchCase ? SHOWN_ONLY : SHOWN_ONLY_FOLDED;
+  if (!regex) return shownOnly.test(pattern);
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\") {
+      const next = pattern[++i] ?? "";
+      if (next === "w" || next === "d" || /^[!-/:-@[-`{-~]$/.test(next)) continue;
+      return true;
+    }
+    if (".^$[]".includes(c) || (c === "(" && pattern[i + 1] === "?")) return true;
+    if (shownOnly.test(c)) return true;
+  }
+  return false;
 }
 
 /**
@@ -110,7 +132,7 @@ export function lineMatcher(pattern: string, regex: boolean, matchCase: boolean)
   const matchesBlank = re.test("");
   return {
     matchesBlank,
-    seesMore: matchesBlank || mayMatchShown(pattern, true),
+    seesMore: matchesBlank || mayMatchShown(pattern, true, matchCase),
     async match(text, last, max, pacer = new MatchPacer()) {
       const rows = text.split("\n");
       const kept: { row: number; text: string }[] = [];
@@ -162,7 +184,7 @@ function literalMatcher(pattern: string, matchCase: boolean): TextMatcher {
   };
   return {
     matchesBlank: false,
-    seesMore: mayMatchShown(pattern, false),
+    seesMore: mayMatchShown(pattern, false, matchCase),
     // deno-lint-ignore require-await
     async match(text, last, max) {
       // A row holds no newline, so a pattern with one matches no row.
@@ -286,14 +308,17 @@ export async function searchInPanes(
   },
 ): Promise<PaneSearch[]> {
   // A pattern that may match what only the rows as shown hold reads them so from the start.
-  if (options.matcher.seesMore) return await searchAs(ctx, panes, options, true, true);
-  const printed = await searchAs(ctx, panes, options, false, true);
+  const pacer = options.pacer ?? new MatchPacer(ctx.signal);
+  const first = { ...options, pacer };
+  if (options.matcher.seesMore) return await searchAs(ctx, panes, first, true, true);
+  const printed = await searchAs(ctx, panes, first, false, true);
   const again = printed.filter((p) => p.found > 0);
   if (again.length === 0) return printed;
+  // A long line matched in pieces again is the same line: counted once, by the first read.
+  const second = { ...options, pacer: pacer.again() };
+  const panesAgain = again.map((p) => p.pane);
   const shown = new Map(
-    (await searchAs(ctx, again.map((p) => p.pane), options, true, false)).map((
-      p,
-    ) => [p.pane.id, p]),
+    (await searchAs(ctx, panesAgain, second, true, false)).map((p) => [p.pane.id, p]),
   );
   return printed.map((p) => shown.get(p.pane.id) ?? p);
 }
