@@ -1,14 +1,16 @@
 /**
  * A pane put into a window with synchronize-panes on (join_pane, swap_pane, split_window)
  * receives what a person types there: tmux 3.3a copies a synchronized pane's keys to every pane
- * of its window, one that arrives included. So such a move is refused where a person is shown
- * the window, or attached to a session that lists it (a key away), as turning synchronize-panes
- * on there is, unless --allow-attended-input; tmux checks it again at the move. Into a window
- * without it, or with the permission, the move goes ahead.
+ * of its window, one that arrives included; and so does a program respawned in a pane of it
+ * (respawn_pane). So such a move or respawn is refused where a person is shown the window, or
+ * attached to a session that lists it (a key away), as turning synchronize-panes on there is,
+ * unless --allow-attended-input; tmux checks it again at the move. Into a window without it, or
+ * with the permission, the move or respawn goes ahead.
  */
 
 import assert from "node:assert/strict";
 import { type StartedTmux, type TestClient, withTmux } from "./helpers/mcp.ts";
+import { waitFor } from "./helpers/tmux.ts";
 
 /** A window of session `target` with two panes; returns its id and panes. */
 async function twoPaneWindow(
@@ -42,6 +44,60 @@ function assertRefused(text: string, windowId: string, tty: string, how: RegExp,
 }
 
 const LISTED = /is listed in the status line of session \$\d+, which client/;
+
+/** A pane's process and whether it is dead (`1234 0`): what a refused respawn leaves as it was. */
+async function processOf(t: StartedTmux, pane: string): Promise<string> {
+  return (await t.tmux("display-message", "-p", "-t", pane, "#{pane_pid} #{pane_dead}")).trim();
+}
+
+/** A pane beside `beside` whose process has ended, kept by remain-on-exit. */
+async function deadPane(t: StartedTmux, beside: string): Promise<string> {
+  const pane = (await t.tmux("split-window", "-d", "-t", beside, "-P", "-F", "#{pane_id}", "cat"))
+    .trim();
+  await t.tmux("set-option", "-p", "-t", pane, "remain-on-exit", "on");
+  await t.tmux("respawn-pane", "-k", "-t", pane, "true");
+  await waitFor(async () => (await processOf(t, pane)).endsWith(" 1"), `${pane} dead`);
+  return pane;
+}
+
+/**
+ * respawn_pane of the live pane `live` (with kill) and of the dead pane `dead` (without), each
+ * with a command and with tmux's default one, and a batch's: each refused, nothing respawned.
+ */
+async function refusedRespawns(
+  t: StartedTmux,
+  c: TestClient,
+  windowId: string,
+  live: string,
+  dead: string,
+  tty: string,
+  how: RegExp,
+) {
+  const calls: Record<string, unknown>[] = [
+    { paneId: live, kill: true, command: "cat" },
+    { paneId: live, kill: true },
+    { paneId: dead, command: "cat" },
+    { paneId: dead },
+  ];
+  for (const args of calls) {
+    const before = await processOf(t, args.paneId as string);
+    for (const batched of [false, true]) {
+      const what = `respawn_pane${batched ? " in a batch" : ""} ${JSON.stringify(args)}`;
+      const text = batched
+        ? String(
+          (await c.ok<{ results: { success: boolean; error?: string }[] }>("call_tools_batch", {
+            operations: [{ tool: "respawn_pane", arguments: args }],
+          })).results[0].error,
+        )
+        : await c.fail("respawn_pane", args);
+      assertRefused(text, windowId, tty, how, what);
+      // One sentence, then the lift.
+      const said = text.slice(0, text.indexOf(" Ask the person"));
+      assert.equal(said.match(/\. /g), null, `${what}: one sentence: ${text}`);
+      assert.equal(await processOf(t, args.paneId as string), before, `${what}: not respawned`);
+    }
+  }
+}
 const SHOWN = /is on the screen of client/;
 
 /** join_pane, swap_pane, split_window and a batch's join_pane into pane `into`'s window. */
@@ -147,6 +203,43 @@ Deno.test("synchronize-panes turned on between the read and the move is caught b
   });
 });
 
+/** respawn_pane of `live` with kill and of `dead` without goes ahead: each runs a new process. */
+async function respawned(t: StartedTmux, c: TestClient, live: string, dead: string) {
+  for (const args of [{ paneId: live, kill: true, command: "cat" }, { paneId: dead }]) {
+    const before = await processOf(t, args.paneId);
+    await c.ok("respawn_pane", args);
+    const now = await processOf(t, args.paneId);
+    assert.notEqual(now.split(" ")[0], before.split(" ")[0], `${JSON.stringify(args)}: new pid`);
+  }
+}
+
+Deno.test("no program is respawned in a synchronized window of a person's session", async () => {
+  await withTmux(async (t, c) => {
+    const hidden = await twoPaneWindow(t);
+    const dead = await deadPane(t, hidden.panes[0]);
+    await t.tmux("set-option", "-w", "-t", hidden.windowId, "synchronize-panes", "on");
+    const tty = await t.attach("main");
+    // A window of their session they are not shown: listed in their status line.
+    await refusedRespawns(t, c, hidden.windowId, hidden.panes[1], dead, tty, LISTED);
+  });
+});
+
+Deno.test("synchronize-panes turned on between the read and the respawn is caught by tmux at the respawn", async () => {
+  await withTmux(async (t, c) => {
+    const hidden = await twoPaneWindow(t);
+    const tty = await t.attach("main");
+    // The person turns it on right after the guard's read: only tmux's check at the respawn
+    // sees it.
+    await t.onceAfterGuardRead(`set-option -w -t ${hidden.windowId} synchronize-panes on`);
+    const live = hidden.panes[1];
+    const before = await processOf(t, live);
+    const text = await c.fail("respawn_pane", { paneId: live, kill: true, command: "cat" });
+    assert.match(text, /synchronized/, text);
+    assert.ok(text.includes(tty), `names the client: ${text}`);
+    assert.equal(await processOf(t, live), before, "not respawned");
+  });
+});
+
 Deno.test("into a window of a person's session without synchronize-panes, the moves go ahead", async () => {
   await withTmux(async (t, c) => {
     const agent = await agentPane(t);
@@ -155,6 +248,7 @@ Deno.test("into a window of a person's session without synchronize-panes, the mo
     await c.ok("swap_pane", { paneId: agent, targetPaneId: hidden.panes[1] });
     await c.ok("swap_pane", { paneId: agent, targetPaneId: hidden.panes[1] });
     await c.ok("split_window", { paneId: hidden.panes[1] });
+    await respawned(t, c, hidden.panes[1], await deadPane(t, hidden.panes[0]));
     await c.ok("join_pane", { paneId: agent, targetPaneId: hidden.panes[1] });
     const window = (await t.tmux("display-message", "-p", "-t", agent, "#{window_id}")).trim();
     assert.equal(window, hidden.windowId);
@@ -165,8 +259,10 @@ Deno.test("with --allow-attended-input a pane goes into a person's synchronized 
   await withTmux(async (t, c) => {
     const agent = await agentPane(t);
     const hidden = await twoPaneWindow(t);
+    const dead = await deadPane(t, hidden.panes[0]);
     await t.tmux("set-option", "-w", "-t", hidden.windowId, "synchronize-panes", "on");
     await t.attach("main");
+    await respawned(t, c, hidden.panes[1], dead);
     await c.ok("swap_pane", { paneId: agent, targetPaneId: hidden.panes[1] });
     await c.ok("swap_pane", { paneId: agent, targetPaneId: hidden.panes[1] });
     await c.ok("split_window", { paneId: hidden.panes[1] });

@@ -10,9 +10,10 @@
  * it), takes the active pane out of the window they are shown (join_pane, break_pane, a
  * swap_pane with a pane of another window), swaps another pane of that window into the active
  * one's place (swap_pane naming the active pane second), or zooms another pane of it
- * (resize_pane with `zoom`); or puts a pane where their keys are copied to it (join_pane,
- * swap_pane or split_window into a window with synchronize-panes on that they are shown or
- * their status line lists). The server refuses each
+ * (resize_pane with `zoom`); or puts a pane or program where their keys are copied to it
+ * (join_pane, swap_pane or split_window into a window with synchronize-panes on that they are
+ * shown or their status line lists, or respawn_pane there: {@link respawnConcerns}). The
+ * server refuses each
  * where a person watches unless it was started with `--allow-attended-input`; asking the person
  * then is this hook's part. Where the window is zoomed, unzoom.ts words the concern instead.
  *
@@ -212,7 +213,12 @@ export function focusConcerns(label: string, call: FocusCall, view: ServerView):
       const p = pane(view, refs.paneId);
       const watchers = p ? windowWatchers(view, p.windowId) : [];
       if (!p) return [];
-      const synced = syncedIntoConcerns(label, view, `a new pane split from pane ${p.id}`, p);
+      const synced = syncedIntoConcerns(
+        label,
+        view,
+        `put a new pane split from pane ${p.id} into`,
+        p,
+      );
       if (watchers.length === 0) return synced;
       return [
         `${label} would split pane ${p.id} (${where(p)})${on} and focus the new pane, in a ` +
@@ -416,13 +422,18 @@ export function keysLeaveConcerns(
   const [first, second] = panes as PaneRow[];
   // A pane put into a window with synchronize-panes on gets what a person types there.
   if (splits) {
-    return syncedIntoConcerns(label, view, `a new pane split from pane ${first.id}`, first);
+    return syncedIntoConcerns(
+      label,
+      view,
+      `put a new pane split from pane ${first.id} into`,
+      first,
+    );
   }
   const synced = tool === "join_pane" && first.windowId !== second.windowId
-    ? syncedIntoConcerns(label, view, `pane ${first.id} (${where(first)})`, second)
+    ? syncedIntoConcerns(label, view, `put pane ${first.id} (${where(first)}) into`, second)
     : tool === "swap_pane" && first.windowId !== second.windowId
     ? [[first, second], [second, first]].flatMap(([mine, theirs]) =>
-      syncedIntoConcerns(label, view, `pane ${mine.id} (${where(mine)})`, theirs)
+      syncedIntoConcerns(label, view, `put pane ${mine.id} (${where(mine)}) into`, theirs)
     )
     : [];
   return [...synced, ...keysLeft(label, tool, first, second, view)];
@@ -435,13 +446,14 @@ export function keysLeaveConcerns(
  * there takes the window's value (measured). So what a person types there would reach it, in
  * a window they are shown or one their status line lists (a key away), as set_synchronize_panes
  * on is judged (view.ts). The server refuses it unless `--allow-attended-input`
- * (src/tools/pane_modes.ts syncedArrival). `moving` names what arrives. None when no pane of
- * the window is synchronized, or no person is shown it or attached to a session holding it.
+ * (src/tools/pane_modes.ts syncedArrival). `doing` words what the call does, up to the window
+ * (`put pane %3 (…) into`). None when no pane of the window is synchronized, or no person is
+ * shown it or attached to a session holding it.
  */
 function syncedIntoConcerns(
   label: string,
   view: ServerView,
-  moving: string,
+  doing: string,
   into: PaneRow,
 ): string[] {
   const windowId = into.windowId;
@@ -460,9 +472,28 @@ function syncedIntoConcerns(
     : null;
   if (whom === null) return [];
   return [
-    `${label} would put ${moving} into window ${windowId} (${windowWhere(into)})${view.on}, ` +
+    `${label} would ${doing} window ${windowId} (${windowWhere(into)})${view.on}, ` +
     `whose panes are synchronized, ${whom}: what the person types there would reach it`,
   ];
+}
+
+/**
+ * What respawn_pane on pane `paneId` would take from a person when the pane's window
+ * synchronizes its panes ({@link syncedIntoConcerns}): the new program, whatever it runs
+ * (tmux's default command, the pane's first one, too), gets what they type there, in a window
+ * they are shown or one their status line lists. The server refuses it unless
+ * `--allow-attended-input` (src/tools/respawn.ts). None when the pane does not exist (the call
+ * fails).
+ */
+export function respawnConcerns(label: string, paneId: string, view: ServerView): string[] {
+  const p = pane(view, paneId);
+  if (!p) return [];
+  return syncedIntoConcerns(
+    label,
+    view,
+    `start a new program in pane ${p.id} (${where(p)}), in`,
+    p,
+  );
 }
 
 /** {@link keysLeaveConcerns} for a move or a zoom whose targets exist. */

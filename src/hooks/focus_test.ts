@@ -583,3 +583,86 @@ Deno.test("guard: a batch that types `tmux select-window` and then zooms there i
     await t.kill();
   }
 });
+
+Deno.test("guard: respawn_pane in a synchronized window a person is shown, or whose entry their status line lists, is asked about", async () => {
+  const t = await TestTmux.start("agent");
+  try {
+    const env = agentEnv(await t.facts(), t.ids.paneId);
+    const split = async (target: string) =>
+      (await t.tmux("split-window", "-d", "-t", target, "-P", "-F", "#{pane_id}", "sh")).trim();
+    // The person's session: its current window "edit" and a window "logs" a key away, each of
+    // two panes, synchronized by the person.
+    const person = ["new-session", "-d", "-s", "person", "-n", "edit", "-P", "-F"];
+    const [edit, shown] = (await t.tmux(...person, "#{window_id} #{pane_id}", "sh")).trim()
+      .split(" ");
+    const beside = await split(shown);
+    const [logs, logs1] = (await t.tmux(
+      "new-window",
+      "-d",
+      "-t",
+      "person:",
+      "-n",
+      "logs",
+      "-P",
+      "-F",
+      "#{window_id} #{pane_id}",
+      "sh",
+    )).trim().split(" ");
+    const logs2 = await split(logs1);
+    for (const w of [edit, logs]) {
+      await t.tmux("set-option", "-w", "-t", w, "synchronize-panes", "on");
+    }
+    const tty = await t.attach("person");
+    // Named again, so that no automatic rename changes what the reasons say.
+    await t.tmux("rename-window", "-t", edit, "edit");
+    await t.tmux("rename-window", "-t", logs, "logs");
+    const watched = `which a person is watching (client ${tty})`;
+    const listed = `whose entry the status line of a person's session shows (client ${tty} is ` +
+      "attached)";
+    const startIn =
+      (pane: string, paneWhere: string, window: string, where: string) => (whom: string) =>
+        `would start a new program in pane ${pane} (${paneWhere}), in window ${window} ` +
+        `(${where}), whose panes are synchronized, ${whom}: what the person types there would ` +
+        "reach it";
+    const inEdit = startIn(beside, 'person:0.1 "edit"', edit, 'person:0 "edit"');
+    const inLogs = startIn(logs2, 'person:1.1 "logs"', logs, 'person:1 "logs"');
+    const asks: [Record<string, unknown>, string][] = [
+      [{ paneId: beside, kill: true, command: "cat > keys.log" }, inEdit(watched)],
+      [{ paneId: logs2, kill: true, command: "cat > keys.log" }, inLogs(listed)],
+      // tmux's default command, the pane's first one: a new program all the same.
+      [{ paneId: logs2, kill: true }, inLogs(listed)],
+      [{ paneId: logs2 }, inLogs(listed)],
+    ];
+    const tool = "respawn_pane";
+    for (const [args, reason] of asks) {
+      for (
+        const [how, call, label] of [
+          ["alone", args, tool],
+          [
+            "in a batch",
+            { operations: [{ tool, arguments: args }] },
+            `${BATCH_TOOL} operation 1 (${tool})`,
+          ],
+        ] as const
+      ) {
+        const r = await guardCall(env, how === "alone" ? tool : BATCH_TOOL, call);
+        assert.equal(r.code, 0, r.stderr.join("\n"));
+        assert.notEqual(r.stdout, "", `${how}: ${JSON.stringify(args)} passed`);
+        const d = seedDecision(r.stdout);
+        assert.equal(d.permissionDecision, "ask", `${how}: ${JSON.stringify(args)}`);
+        assert.ok(
+          d.permissionDecisionReason.includes(`${label} ${reason}`),
+          `${how}: ${d.permissionDecisionReason}`,
+        );
+      }
+    }
+    // With synchronize-panes off there, a respawn in the window nobody is shown passes.
+    await t.tmux("set-option", "-w", "-t", logs, "synchronize-panes", "off");
+    assert.deepEqual(
+      await guardCall(env, tool, { paneId: logs2, kill: true, command: "cat" }),
+      { code: 0, stdout: "", stderr: [] },
+    );
+  } finally {
+    await t.kill();
+  }
+});

@@ -31,7 +31,13 @@ import {
   takeSnapshot,
 } from "../tmux/snapshot.ts";
 import type { AgentPane } from "./agent_pane.ts";
-import { clientsText, focusConcerns, keysLeaveConcerns, marksConcerns } from "./focus.ts";
+import {
+  clientsText,
+  focusConcerns,
+  keysLeaveConcerns,
+  marksConcerns,
+  respawnConcerns,
+} from "./focus.ts";
 import {
   type EarlierOperation,
   type GuardedCall,
@@ -146,6 +152,10 @@ export function judgeCalls(
         const fact = paneFact(pane, view);
         return fact ? [fact] : [];
       });
+      // A program started in a synchronized window gets what a person types there (focus.ts).
+      if (target.kind === "pane" && call.verb === VERBS.respawn_pane) {
+        out.push(...respawnConcerns(call.label, target.id, view));
+      }
       const unzooms = target.kind === "pane" ? ZOOM_LINKS.get(call.verb) : undefined;
       if (unzooms !== undefined) {
         for (const pane of touched) {

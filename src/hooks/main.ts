@@ -117,7 +117,7 @@ Commands:
               into moved out of their window, or swapped for another pane in its place;
               another pane of their window zoomed, resize_pane with zoom), or would put a pane
               into a window with synchronize-panes on that a person watches or their status
-              line lists (join_pane, swap_pane, split_window: their keys would reach it), or
+              line lists (join_pane, swap_pane, split_window, or respawn_pane there: their keys would reach it), or
               would zoom a
               window a person shows (hiding its other panes), or would unzoom a window a
               person shows zoomed (a split, layout or resize there, a pane moved in or out, a

@@ -1,7 +1,9 @@
 /**
  * respawn_pane: restarting a pane's process, guarded as typing into it is (send_keys), and
  * refused where the new process's end at once could unzoom a person's window or take tmux 3.3a
- * down (src/mcp/lone_links.ts). Registered in lifecycle.ts.
+ * down (src/mcp/lone_links.ts), or where its window synchronizes its panes and a person's status
+ * line lists it: what they type there would reach the new process (pane_modes.ts
+ * syncedArrival). Registered in lifecycle.ts.
  *
  * @module
  */
@@ -10,6 +12,8 @@ import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { guardUnzoom } from "../mcp/destroy_guard.ts";
+import { allOf } from "../mcp/act_step.ts";
+import { guardView } from "../mcp/view_guard.ts";
 import { deliverInput, guardInput, type InputGuardOptions } from "../mcp/input_guard.ts";
 import { windowUnwatched } from "../mcp/unwatched.ts";
 import { respawnFormat, respawnRefusal } from "../mcp/lone_links.ts";
@@ -30,6 +34,7 @@ import {
 } from "./arguments.ts";
 import { reachOfPane } from "./kill_reach.ts";
 import { commandTail, environmentArgs, environmentSchema, wentWithPane } from "./creating.ts";
+import { syncedArrival } from "./pane_modes.ts";
 
 const KEEP_ZOOM_HINT = "Ask the person, or use a pane nobody watches (create_window); tmux-mcp " +
   "started with --allow-attended-input lifts this.";
@@ -112,6 +117,30 @@ function endsSafely(
   };
 }
 
+/**
+ * `claim` with the check of {@link syncedArrival} (`synced`): that at the instant of the respawn
+ * no pane of the pane's window has synchronize-panes on, or no person is attached to a session
+ * that lists it. Its refusal when that check is what fails, asked of tmux as it is then.
+ */
+function staysUnsynced(
+  ctx: TmuxContext,
+  paneId: string,
+  synced: ReturnType<typeof syncedArrival>,
+  claim: NonNullable<InputGuardOptions["claim"]>,
+): NonNullable<InputGuardOptions["claim"]> {
+  if (synced === null) return claim;
+  const { condition, refusal } = synced.check;
+  return {
+    format: allOf([claim.format, condition.format]),
+    refusal: async () => {
+      const taken = await claim.refusal();
+      if (taken) return taken;
+      const now = await paneFields(ctx, paneId, [condition.format]);
+      return now !== null && now[0] !== "1" ? refusal : null;
+    },
+  };
+}
+
 /** respawn_pane. */
 export const respawnPane = defineTool({
   name: "respawn_pane",
@@ -140,14 +169,32 @@ export const respawnPane = defineTool({
     checkStartDirectory(args.startDirectory);
     const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
+    // A window with synchronize-panes on copies what a person types there to the new process
+    // too, whatever it runs (tmux's default command, the pane's first one, included): refused
+    // where their status line lists that window, not only where they are shown it, and checked
+    // again by tmux at the respawn (pane_modes.ts syncedArrival).
+    const synced = syncedArrival(
+      ctx,
+      snapshot,
+      pane,
+      `Respawning ${pane.id} with a new program in window ${pane.windowId}`,
+    );
     const guard = {
       force: args.force,
       allowDead: true,
       allowInputOff: true,
       allowRelay: true,
-      claim: endsSafely(ctx, pane, keepsZoom(ctx, snapshot, pane.id)),
+      claim: staysUnsynced(
+        ctx,
+        pane.id,
+        synced,
+        endsSafely(ctx, pane, keepsZoom(ctx, snapshot, pane.id)),
+      ),
     };
     guardInput(ctx, snapshot, pane, guard);
+    if (synced?.listedWindowsOf.length) {
+      guardView(ctx, snapshot, { listedWindowsOf: synced.listedWindowsOf }, synced.what);
+    }
     if (!pane.dead && !args.kill) {
       throw new ToolFailure(
         `Pane ${pane.id} is still running ${JSON.stringify(pane.command)} (pid ${pane.pid}).`,
