@@ -21,7 +21,7 @@ import { indexOfBytes, joinBytes } from "./chain.ts";
  * cell_width.ts), so a rough table does: it can shift the rest of its row by a column, never
  * show a character.
  */
-function blankWidth(cp: number): number {
+export function blankWidth(cp: number): number {
   if (cp < 0x300) return 1;
   if (ZERO_WIDTH.test(String.fromCodePoint(cp))) return 0;
   return WIDE.test(String.fromCodePoint(cp)) ? 2 : 1;
@@ -227,18 +227,11 @@ export class Attributes {
    * when each is a colour's. Returns false when tmux drops it.
    */
   applyProgram(params: string): boolean {
-    if (params === "") {
+    const values = inputSplit(params);
+    if (values === null) return false;
+    if (values.length === 0) {
       this.#plain(0);
       return true;
-    }
-    const list = params.split(";");
-    if (list.length > 23) return false;
-    const values: (number | string | null)[] = [];
-    for (const p of list) {
-      if (p === "") values.push(null);
-      else if (p.includes(":")) values.push(p);
-      else if (/^\d+$/.test(p) && Number(p) <= 2147483647) values.push(Number(p));
-      else return false;
     }
     // tmux's input_get: a missing one (or one past the end) is `missing`, a colon one is -1.
     const get = (i: number, missing: number) => {
@@ -697,4 +690,23 @@ export function shownChainOutput(bytes: Uint8Array, guard: string): Uint8Array {
 /** The parts one after another, empty ones left out (see chain.ts's joinBytes). */
 function joinParts(parts: readonly Uint8Array[]): Uint8Array {
   return joinBytes(parts.filter((p) => p.length > 0));
+}
+
+/**
+ * A CSI's parameters as tmux's input_split reads them: each a number, empty (null) or one with a
+ * `:` (its text); null when tmux refuses them (more than 23, or a number past 2147483647) and
+ * drops the sequence.
+ */
+export function inputSplit(params: string): (number | string | null)[] | null {
+  if (params === "") return [];
+  const list = params.split(";");
+  if (list.length > 23) return null;
+  const out: (number | string | null)[] = [];
+  for (const p of list) {
+    if (p === "") out.push(null);
+    else if (p.includes(":")) out.push(p);
+    else if (/^\d+$/.test(p) && Number(p) <= 2147483647) out.push(Number(p));
+    else return null;
+  }
+  return out;
 }

@@ -8,7 +8,7 @@
  */
 
 import { decodeBytes } from "./format.ts";
-import { Attributes, lineDrawing } from "./shown_cells.ts";
+import { Attributes, blankWidth, inputSplit, lineDrawing } from "./shown_cells.ts";
 
 /**
  * States of the escape-sequence scanner: tmux 3.3a's input parser (input.c) folded to what
@@ -112,6 +112,13 @@ export class TerminalText {
   #csi = "";
   #csiPlain = true;
   #csiDropped = false;
+  /** The CSI began with a private marker (not one of its parameter bytes), or had an intermediate. */
+  #csiMarked = false;
+  #csiIntermediate = false;
+  /** A character of several bytes being gathered (see #topBit): its bytes, how many, of how many. */
+  readonly #utf8 = new Uint8Array(4);
+  #utf8Have = 0;
+  #utf8Size = 0;
   /**
    * The kept lines' bytes, then the line being written's, from `#lineStart` to `#end`. Moved
    * to the front (or to a larger buffer) when full, lines no longer kept left behind.
@@ -164,7 +171,11 @@ export class TerminalText {
    */
   #scan(bytes: Uint8Array, done: string[] | null, at?: number): void {
     const string = this.#state >= Esc.Osc;
-    if (string && at !== undefined && at - this.#stringAt >= STRING_MS) this.#state = Esc.Ground;
+    if (string && at !== undefined && at - this.#stringAt >= STRING_MS) {
+      // tmux's timer resets the parser: the attributes and character sets too (input_reset).
+      this.#state = Esc.Ground;
+      this.#reset();
+    }
     for (const b of bytes) {
       const state = this.#state;
       if (state === Esc.Ground) {
@@ -175,6 +186,7 @@ export class TerminalText {
         // CAN, SUB and ESC anywhere but in a DCS's data (input.c's INPUT_STATE_ANYWHERE).
         if (b === 0x18 || b === 0x1a) {
           this.#state = Esc.Ground;
+          this.#utf8Have = 0;
           continue;
         }
         if (b === 0x1b) {
@@ -199,6 +211,8 @@ export class TerminalText {
             this.#csi = "";
             this.#csiPlain = true;
             this.#csiDropped = false;
+            this.#csiMarked = false;
+            this.#csiIntermediate = false;
           } else if (b === 0x5d) this.#string(Esc.Osc, at);
           else if (b === 0x50) this.#string(Esc.DcsEnter, at);
           // SOS, PM, APC, and a title (`ESC k`).
@@ -225,11 +239,22 @@ export class TerminalText {
             this.#state = Esc.Ground;
             this.#csiEnd(b);
           } else if (b >= 0x30 && b <= 0x3f) {
-            // A private marker (`?`, `>`...) first: not the sequence of that final byte.
-            if (b >= 0x3c && this.#csi === "") this.#csiPlain = false;
-            if (this.#csi.length < CSI_PARAMS) this.#csi += String.fromCharCode(b);
-            else this.#csiDropped = true;
-          } else this.#csiPlain = false;
+            // A private marker (`?`, `>`...) first: not the sequence of that final byte (and
+            // not one of its parameter bytes). One later, or a parameter byte after an
+            // intermediate, and tmux ignores the sequence whole.
+            if (b >= 0x3c && this.#csi === "" && !this.#csiIntermediate) {
+              this.#csiPlain = false;
+              this.#csiMarked = true;
+              this.#csi += String.fromCharCode(b);
+            } else if (b >= 0x3c || this.#csiIntermediate) this.#csiDropped = true;
+            else if (this.#csi.length - (this.#csiMarked ? 1 : 0) < CSI_PARAMS) {
+              this.#csi += String.fromCharCode(b);
+            } else this.#csiDropped = true;
+          } else if (b <= 0x2f) {
+            // An intermediate: another sequence. (Bytes from DEL up are ignored.)
+            this.#csiPlain = false;
+            this.#csiIntermediate = true;
+          }
           break;
         // A DCS's final byte begins its data; a parameter tmux refuses has the DCS ignored
         // instead (no final byte then ends it, CAN, SUB and ESC still do).
@@ -263,11 +288,13 @@ export class TerminalText {
    */
   #csiEnd(final: number): void {
     if (this.#csiDropped) return;
-    if (this.#csi.startsWith("?") && (final === 0x68 || final === 0x6c)) {
-      for (const mode of this.#csi.slice(1).split(";")) this.#alternateScreen(mode, final);
+    if (this.#csi.startsWith("?") && !this.#csiIntermediate && (final === 0x68 || final === 0x6c)) {
+      for (const mode of inputSplit(this.#csi.slice(1)) ?? []) {
+        if (typeof mode === "number") this.#alternateScreen(mode, final);
+      }
       return;
     }
-    if (!this.#csiPlain) return;
+    if (!this.#csiPlain || inputSplit(this.#csi) === null) return;
     // CSI s and u save and restore with the cursor, whatever their parameters.
     if (final === 0x73 || final === 0x75) {
       this.#saveOrRestore(final === 0x73);
@@ -283,16 +310,16 @@ export class TerminalText {
    * store of its own, never the character sets; 47 and 1047 save them too but give nothing
    * back (tmux's screen_alternate_on and screen_alternate_off).
    */
-  #alternateScreen(mode: string, final: number): void {
-    if (mode !== "1049" && mode !== "1047" && mode !== "47") return;
+  #alternateScreen(mode: number, final: number): void {
+    if (mode !== 1049 && mode !== 1047 && mode !== 47) return;
     if (final === 0x68) {
       if (!this.#alternate) this.#alternateAttributes = this.#attributes.copy();
-      if (mode === "1049") this.#alternateCursor = true;
+      if (mode === 1049) this.#alternateCursor = true;
       this.#alternate = true;
       return;
     }
     // Given back even when not on the alternate screen, once a 1049 saved the cursor.
-    if (mode === "1049" && this.#alternateCursor && this.#alternateAttributes !== null) {
+    if (mode === 1049 && this.#alternateCursor && this.#alternateAttributes !== null) {
       this.#attributes = this.#alternateAttributes.copy();
     }
     this.#alternate = false;
@@ -350,6 +377,15 @@ export class TerminalText {
   }
 
   #ground(b: number, done: string[] | null): void {
+    // A byte with the top bit set is part of a character (tmux's input_top_bit_set); any other
+    // but ESC and DEL ends one begun (input_print, input_c0_dispatch).
+    if (b >= 0x80) {
+      this.#topBit(b);
+      this.#written = true;
+      if (this.#end - this.#lineStart >= MAX_LINE_BYTES) this.#endLine(done);
+      return;
+    }
+    if (b !== 0x1b && b !== 0x7f) this.#utf8Have = 0;
     const afterCR = this.#afterCR;
     this.#afterCR = false;
     if (b === 0x0a) {
@@ -364,15 +400,55 @@ export class TerminalText {
       this.#shifted = b === 0x0e ? 1 : 0;
     } else if (b === 0x09 || b >= 0x20 && b !== 0x7f) {
       const glyph = this.#drawingSets[this.#shifted] ? lineDrawing(b) : undefined;
-      if (this.#attributes.unseen && b !== 0x09) {
-        // A character a person does not see, as one blank (its continuation bytes none).
-        if ((b & 0xc0) === 0x80) return;
-        this.#put(0x20);
-      } else if (glyph) { for (const g of glyph) this.#put(g); }
+      // A character a person does not see, as a blank.
+      if (this.#attributes.unseen && b !== 0x09) this.#put(0x20);
+      else if (glyph) { for (const g of glyph) this.#put(g); }
       else this.#put(b);
       this.#written = true;
       if (this.#end - this.#lineStart >= MAX_LINE_BYTES) this.#endLine(done);
     }
+  }
+
+  /**
+   * The next byte of a character of several (UTF-8), as tmux gathers one: C2-DF, E0-EF and
+   * F0-F4 begin one of 2, 3 or 4 bytes (any other byte with none begun is dropped); whole, it is
+   * written as a person sees it then, by the attributes in force at its last byte (a hidden one
+   * as a blank as wide as it is drawn), or dropped when it is no character (a byte that does not
+   * go on one, an overlong form, a surrogate).
+   */
+  #topBit(b: number): void {
+    const bytes = this.#utf8;
+    if (this.#utf8Have === 0) {
+      const size = b >= 0xc2 && b <= 0xdf
+        ? 2
+        : b >= 0xe0 && b <= 0xef
+        ? 3
+        : b >= 0xf0 && b <= 0xf4
+        ? 4
+        : 0;
+      if (size === 0) return;
+      bytes[0] = b;
+      this.#utf8Have = 1;
+      this.#utf8Size = size;
+      return;
+    }
+    bytes[this.#utf8Have++] = b;
+    if (this.#utf8Have < this.#utf8Size) return;
+    const size = this.#utf8Size;
+    this.#utf8Have = 0;
+    for (let i = 1; i < size; i++) if ((bytes[i] & 0xc0) !== 0x80) return;
+    const [lead, second] = bytes;
+    if (
+      (lead === 0xe0 && second < 0xa0) || (lead === 0xed && second > 0x9f) ||
+      (lead === 0xf0 && second < 0x90) || (lead === 0xf4 && second > 0x8f)
+    ) return;
+    if (this.#attributes.unseen) {
+      let cp = lead & (0x7f >> size);
+      for (let i = 1; i < size; i++) cp = (cp << 6) | (bytes[i] & 0x3f);
+      for (let n = blankWidth(cp); n > 0; n--) this.#put(0x20);
+      return;
+    }
+    for (let i = 0; i < size; i++) this.#put(bytes[i]);
   }
 
   /** Adds a byte to the line being written. */

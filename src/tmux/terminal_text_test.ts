@@ -221,3 +221,9 @@ Deno.test("TerminalText writes what a person does not see as blanks, line drawin
     "   x│",
   ]);
 });
+
+Deno.test("TerminalText: a string tmux gives up on after 5 s resets the attributes, as tmux's parser does", () => {
+  const t = new TerminalText();
+  t.push(bytes("A\x1b[31;41m\x1b(0\x1b]0;open"), 0);
+  assert.deepEqual(t.push(bytes("RED q\r\n"), 6_000), ["ARED q"]);
+});

@@ -76,6 +76,18 @@ export const TMUX_CASES: readonly { readonly bytes: string; readonly shown: stri
   { bytes: "A\x1b[8m\x1b7\x1b[0m\x1b[?1049h\x1b[?1049l\x1b8HID\x1b[28mB", shown: ["A   B"] },
   { bytes: "A\x1b[8m\x1b[?1;1049h\x1b[0m\x1b[?1049lHID\x1b[28mB", shown: ["A   B"] },
   { bytes: "A\x1b[?1049h\x1b(0\x1b[?1049lapprove\x1b(BB", shown: ["A▒⎻⎻⎼⎺┴␊B"] },
+  // A byte from DEL up in a CSI is ignored; a marker after the first parameter byte, or a
+  // restore tmux refuses, leaves the sequence undone; a mode is a number (01049 is 1049).
+  { bytes: "A\x1b[8\x80mHID\x1b[28mB", shown: ["A   B"] },
+  { bytes: "A\x1b7\x1b[8m\x1b[99999999999uHID\x1b[28mB", shown: ["A   B"] },
+  { bytes: "A\x1b[8m\x1b[?01049h\x1b[0m\x1b[?1049lHID\x1b[28mB", shown: ["A   B"] },
+  { bytes: "A\x1b[0:<;8mSEEN\x1b[0mB", shown: ["ASEENB"] },
+  // A character of several bytes is gathered as tmux gathers it: shown or not by the
+  // attributes at its last byte, dropped when no character, cut by a control but not by ESC.
+  { bytes: "A\xc3\x1b[8m\xa9\x1b[28m\xa9B", shown: ["A B"] },
+  { bytes: "A\xe2\xc3\xa9B", shown: ["AB"] },
+  { bytes: "A\xc3\x07\xa9B", shown: ["AB"] },
+  { bytes: "A\xc3\x1b]0;x\x07\xa9B", shown: ["AéB"] },
   // The line-drawing set shows its glyphs: designated, shifted, reset.
   { bytes: "A\x1b(0lqk\x1b(BB", shown: ["A┌─┐B"] },
   { bytes: "A\x1b)0\x0eyes\x0fB", shown: ["A≤␊⎽B"] },
