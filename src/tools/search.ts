@@ -283,6 +283,15 @@ async function matchBatch(
   if (into.matches.length > max) into.matches.splice(0, into.matches.length - max);
 }
 
+/** How {@link searchInPanes} searches. */
+export interface SearchOptions {
+  readonly matcher: TextMatcher;
+  readonly scrollbackLines: number;
+  readonly maxMatchesPerPane: number;
+  /** The call's pacer (on the call's signal), for what it noted of long rows. */
+  readonly pacer?: MatchPacer;
+}
+
 /**
  * Captures and matches each pane: many panes per tmux invocation (see `chainPanes`), at most
  * {@link SEARCH_CONCURRENCY} invocations at once, each pane's rows matched batch by batch as
@@ -299,13 +308,7 @@ async function matchBatch(
 export async function searchInPanes(
   ctx: TmuxContext,
   panes: readonly PanePlace[],
-  options: {
-    matcher: TextMatcher;
-    scrollbackLines: number;
-    maxMatchesPerPane: number;
-    /** The call's pacer (on the call's signal), for what it noted of long rows. */
-    pacer?: MatchPacer;
-  },
+  options: SearchOptions,
 ): Promise<PaneSearch[]> {
   // A pattern that may match what only the rows as shown hold reads them so from the start.
   const pacer = options.pacer ?? new MatchPacer(ctx.signal);
@@ -331,12 +334,7 @@ export async function searchInPanes(
 async function searchAs(
   ctx: TmuxContext,
   panes: readonly PanePlace[],
-  options: {
-    matcher: TextMatcher;
-    scrollbackLines: number;
-    maxMatchesPerPane: number;
-    pacer?: MatchPacer;
-  },
+  options: SearchOptions,
   shown: boolean,
   progress: boolean,
 ): Promise<PaneSearch[]> {
