@@ -500,14 +500,22 @@ async function joinedTail(
     const counter = new LineCounter();
     const counting = aboveRows !== null && startsAbove(spec, from);
     if (counting) {
+      // Counted, not kept: read as printed (the lines are the same as shown, and tmux spends
+      // five times as long on a capture with the attributes).
       parts.push({
         kind: "rows",
         span: { start: spec.start, end: from - 1 },
         flags: [...flags, "-J"],
+        printed: true,
       });
       // tmux ends a capture with a newline even after a wrapped row: the row above the window
       // and the window's first, joined, print one line if that row was wrapped, two if not.
-      parts.push({ kind: "rows", span: { start: from - 1, end: from }, flags: ["-J"] });
+      parts.push({
+        kind: "rows",
+        span: { start: from - 1, end: from },
+        flags: ["-J"],
+        printed: true,
+      });
     }
     let capture;
     try {
