@@ -238,3 +238,23 @@ Deno.test("search_panes: what only the rows as shown match is found, and a long 
     }
   });
 });
+
+Deno.test("run_command in a pane that dies: its last row cut where tmux's line begins, as shown", async () => {
+  await withTmux(async (t, c) => {
+    for (
+      const [printed, seen] of [
+        ["\\033[8m全全全全\\033[28mDONE-VISIBLE", `${" ".repeat(8)}DONE-VISIBLE`],
+        ["\\033[8m\\360\\235\\220\\200\\360\\235\\220\\200\\033[28mDONE", "  DONE"],
+      ]
+    ) {
+      const { paneId } = await t.shellWindow();
+      await t.tmux("set-option", "-p", "-t", paneId, "remain-on-exit", "on");
+      const r = await c.ok<{ exitStatus: number | null; output: string }>("run_command", {
+        paneId,
+        command: `seq 3; printf '${printed}'; exit 7`,
+        timeoutMs: 20_000,
+      });
+      assert.deepEqual([r.exitStatus, r.output], [7, `1\n2\n3\n${seen}`]);
+    }
+  });
+});

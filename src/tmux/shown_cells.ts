@@ -710,3 +710,20 @@ export function inputSplit(params: string): (number | string | null)[] | null {
   }
   return out;
 }
+
+/**
+ * The start of `shown` (a row as a person sees it) that spans the columns `printed` (the start
+ * of the same row as printed) does: the two views are alike column for column, not character
+ * for character (a hidden wide character is two blanks, a hidden one of two UTF-16 units one).
+ */
+export function shownStart(shown: string, printed: string): string {
+  let columns = 0;
+  for (const c of printed) columns += blankWidth(c.codePointAt(0)!);
+  let at = 0;
+  for (const c of shown) {
+    if (columns <= 0) break;
+    columns -= blankWidth(c.codePointAt(0)!);
+    at += c.length;
+  }
+  return shown.slice(0, at);
+}

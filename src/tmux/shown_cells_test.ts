@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { prng, type Rand } from "../../tests/helpers/prng.ts";
 import { attachRecorded, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
-import { Attributes, ShownCells } from "./shown_cells.ts";
+import { Attributes, ShownCells, shownStart } from "./shown_cells.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -207,4 +207,12 @@ Deno.test("Attributes: parameters read where they are (applyBytes) read as the t
     const state = (a: Attributes) => JSON.stringify([a.hidden, a.bold, a.fg, a.bg, a.unseen]);
     assert.equal(state(bytes), state(text), params);
   }
+});
+
+Deno.test("shownStart: the start of a shown row spanning a printed start's columns", () => {
+  assert.equal(shownStart("        DONE-VISIBLE", "全全全全DONE"), "        DONE");
+  assert.equal(shownStart("  OKPane is dead", "𝐀𝐀OK"), "  OK");
+  assert.equal(shownStart("┌─┐ ok", "lqk"), "┌─┐");
+  assert.equal(shownStart("abc", ""), "");
+  assert.equal(shownStart("ab", "abcd"), "ab");
 });

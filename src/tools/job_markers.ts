@@ -6,6 +6,8 @@
  * @module
  */
 
+import { shownStart } from "../tmux/shown_cells.ts";
+
 /** The begin marker's text (a line ends with it). */
 export function beginMarker(nonce: string): string {
   return `__tmcp_${nonce}_B`;
@@ -479,7 +481,7 @@ export function findMarkers(
     }
   }
   const body = shown.slice(from + 1, until);
-  if (prefix !== "") body.push(shown[endAt].slice(0, prefix.length));
+  if (prefix !== "") body.push(shownStart(shown[endAt], prefix));
   return {
     begun: beginAt !== -1,
     status: twoEnds ? null : status,

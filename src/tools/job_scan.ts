@@ -9,6 +9,7 @@
  */
 
 import { utf8Length } from "../tmux/capture.ts";
+import { shownStart } from "../tmux/shown_cells.ts";
 import {
   BEFORE_BEGIN_ROWS,
   beginMarker,
@@ -386,7 +387,7 @@ export class MarkerScan {
         twoBegins: this.#begins.count > 1,
         echo: this.#lastEcho,
         tail: ring.take(end.prefix !== ""),
-        shownPrefix: shown.slice(0, end.prefix.length),
+        shownPrefix: shownStart(shown, end.prefix),
       };
       this.#belowEnd = false;
     } else if (isBegin || isEcho) this.#belowEnd = true;
@@ -460,7 +461,7 @@ export class MarkerScan {
       // output); what is left of it, the rest of the command's output.
       if (rest === "") this.#pending = [];
       else if (rest !== null) {
-        this.#pending = [{ text: rest, shown: first.shown.slice(0, rest.length), gaveUp: 0 }];
+        this.#pending = [{ text: rest, shown: shownStart(first.shown, rest), gaveUp: 0 }];
       }
       this.#readPending();
     }

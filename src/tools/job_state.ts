@@ -17,6 +17,7 @@ import {
   PANE_COLOURS_FORMAT,
   paneColours,
   ShownCells,
+  shownStart,
   TERMINAL_COLOURS,
 } from "../tmux/shown_cells.ts";
 import {
@@ -761,7 +762,7 @@ async function readMarkedNow(
 function alongside(shown: readonly string[], kept: readonly string[], printed: readonly string[]) {
   const out = shown.slice(0, kept.length);
   const last = kept.length - 1;
-  if (last >= 0 && kept[last] !== printed[last]) out[last] = out[last].slice(0, kept[last].length);
+  if (last >= 0 && kept[last] !== printed[last]) out[last] = shownStart(out[last], kept[last]);
   return out;
 }
 

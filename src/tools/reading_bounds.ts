@@ -34,7 +34,10 @@ export const textBound = {
   droppedLines: count().describe("Leading lines left out (maxLines or the byte bound)."),
   firstLineCut: z.boolean().describe("Whether the first line in text lost its head to the bound."),
   returnedBytes: count().describe("UTF-8 bytes of text."),
-  omittedBytes: count().describe("UTF-8 bytes of the whole text left out."),
+  omittedBytes: count().describe(
+    "UTF-8 bytes of the whole text left out, as printed (tmux counts them: a line-drawing " +
+      "letter is a byte, the glyph shown three; hidden text its characters).",
+  ),
 };
 
 /** Bytes the text may take: the bound minus everything else in the result. */
