@@ -940,7 +940,7 @@ Deno.test("a job subscription still hears the end after its tmux server stalled 
     assert.equal(during.state, "running", "the job still runs after the stall");
     await gate.open();
     const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
-    assert.equal(done.state, "exited");
+    assert.equal(done.state, "exited", JSON.stringify(done));
     // The watch tried again once tmux answered: the end is told.
     await waitFor(() => updates.length > told, "the subscriber to be told the job ended");
     assert.deepEqual(updates, updates.map(() => uri));
