@@ -10,6 +10,7 @@ import { typedCommand } from "../src/tools/typed.ts";
 import { jobIdOf, parseJobId } from "../src/tools/job_id.ts";
 import { connect, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { MODERN_META, startCommand, StdioServer } from "./helpers/stdio.ts";
+import { hub } from "./helpers/wait_text.ts";
 import { cleanEnv, HookGate, ShellGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { parseMark, RUN_OPTION } from "../src/tools/run_mark.ts";
 
@@ -938,6 +939,9 @@ Deno.test("a job subscription still hears the end after its tmux server stalled 
       (await c.client.readResource({ uri })).contents[0].text as string,
     ) as Job;
     assert.equal(during.state, "running", "the job still runs after the stall");
+    // Its watch back on the output before the job ends: a stall that outlasts a command's
+    // timeout retires the connection, a gap a program could make, in which an end reads lost.
+    await waitFor(() => hub(t, c).watchers >= 1, "the job's watch back on its output");
     await gate.open();
     const done = await c.ok<Job>("get_command_result", { jobId: run.jobId, waitMs: 20_000 });
     assert.equal(done.state, "exited", JSON.stringify(done));
