@@ -62,6 +62,7 @@ export async function readOverControl(
   }
   if (result?.ends === undefined) return null;
   const { stdout, ends } = result;
+  // Per pane: its description, then its rows.
   const per = 2;
   const failed = ends.at(-1) === -1;
   if (ends.length > per * paneIds.length || (!failed && ends.length !== per * paneIds.length)) {
@@ -95,7 +96,7 @@ export async function readOverControl(
       top = range.top;
       expected = range.bottom - range.top + 1;
     }
-    const printed = next(per * i + per - 1);
+    const printed = next(per * i + 1);
     if (printed === null) {
       results.push(chainFailure(result));
       break;

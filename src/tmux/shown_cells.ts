@@ -74,7 +74,7 @@ const NAMES = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "wh
  * A colour as tmux's formats write it (`#{pane_fg}`: `default`, `red`, `brightred`,
  * `colour196`, `#101010`), as a {@link Colour}; null for the default or anything else.
  */
-export function formatColour(text: string): Colour {
+function formatColour(text: string): Colour {
   const name = NAMES.indexOf(text);
   if (name !== -1) return name;
   const bright = text.startsWith("bright") ? NAMES.indexOf(text.slice(6)) : -1;
@@ -321,11 +321,14 @@ export class Attributes {
   }
 }
 
-/** The code point of one character's UTF-8 bytes (a lead byte and its continuations). */
-function codePoint(bytes: readonly number[]): number {
-  if (bytes.length === 1) return bytes[0];
-  let cp = bytes[0] & (0x7f >> bytes.length);
-  for (let i = 1; i < bytes.length; i++) cp = (cp << 6) | (bytes[i] & 0x3f);
+/**
+ * The code point of one character's UTF-8 bytes (a lead byte and its continuations), the first
+ * `length` of `bytes`.
+ */
+export function codePoint(bytes: ArrayLike<number>, length = bytes.length): number {
+  if (length === 1) return bytes[0];
+  let cp = bytes[0] & (0x7f >> length);
+  for (let i = 1; i < length; i++) cp = (cp << 6) | (bytes[i] & 0x3f);
   return cp;
 }
 
@@ -384,6 +387,10 @@ const LINE_DRAWING = new Map<number, Uint8Array>(
     ["~", "·"],
   ].map(([from, to]) => [from.charCodeAt(0), new TextEncoder().encode(to)]),
 );
+
+/** The glyphs {@link LINE_DRAWING} draws, one after another (for a character class). */
+export const LINE_DRAWING_GLYPHS: string = [...LINE_DRAWING.values()]
+  .map((glyph) => new TextDecoder().decode(glyph)).join("");
 
 /** How a character of the line-drawing set is drawn, or undefined for one not in it. */
 export function lineDrawing(byte: number): Uint8Array | undefined {
@@ -451,11 +458,11 @@ export class ShownCells {
     trim: boolean,
     colours: PaneColours = TERMINAL_COLOURS,
   ): { printed: Uint8Array; shown: Uint8Array } {
+    const shown = ShownCells.of(bytes, trim, colours);
+    // Nothing to change (see `of`): one view, the same bytes.
+    if (shown === bytes) return { printed: bytes, shown };
     const printed = new ShownCells(trim, colours, true);
-    return {
-      printed: joinParts([printed.push(bytes), printed.finish()]),
-      shown: ShownCells.of(bytes, trim, colours),
-    };
+    return { printed: joinParts([printed.push(bytes), printed.finish()]), shown };
   }
 
   /** Reads the next bytes; returns the text they complete (possibly none). */

@@ -8,7 +8,7 @@
  */
 
 import { decodeBytes } from "./format.ts";
-import { Attributes, blankWidth, inputSplit, lineDrawing } from "./shown_cells.ts";
+import { Attributes, blankWidth, codePoint, inputSplit, lineDrawing } from "./shown_cells.ts";
 
 /**
  * States of the escape-sequence scanner: tmux 3.3a's input parser (input.c) folded to what
@@ -443,9 +443,7 @@ export class TerminalText {
       (lead === 0xf0 && second < 0x90) || (lead === 0xf4 && second > 0x8f)
     ) return;
     if (this.#attributes.unseen) {
-      let cp = lead & (0x7f >> size);
-      for (let i = 1; i < size; i++) cp = (cp << 6) | (bytes[i] & 0x3f);
-      for (let n = blankWidth(cp); n > 0; n--) this.#put(0x20);
+      for (let n = blankWidth(codePoint(bytes, size)); n > 0; n--) this.#put(0x20);
       return;
     }
     for (let i = 0; i < size; i++) this.#put(bytes[i]);

@@ -122,7 +122,8 @@ function views(bytes: Uint8Array): { printed: string[]; shown: string[] } {
   const colours = paneColours(decodeBytes(bytes.subarray(0, newline === -1 ? 0 : newline)));
   const rows = newline === -1 ? new Uint8Array(0) : bytes.subarray(newline + 1);
   const { printed, shown } = ShownCells.views(rows, false, colours);
-  return { printed: decodeBytes(printed).split("\n"), shown: decodeBytes(shown).split("\n") };
+  const lines = decodeBytes(printed).split("\n");
+  return { printed: lines, shown: shown === printed ? lines : decodeBytes(shown).split("\n") };
 }
 
 /**

@@ -32,6 +32,7 @@ import { batchRows, type RowBatch } from "../tmux/capture_many_batch.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { findSession, SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import type { PanePlace } from "../tmux/pane_reads.ts";
+import { LINE_DRAWING_GLYPHS } from "../tmux/shown_cells.ts";
 
 /** tmux invocations running at once for one search (the runner also bounds all of them). */
 export const SEARCH_CONCURRENCY = 8;
@@ -87,7 +88,7 @@ export interface TextMatcher {
  * matter: `Π` is `π`): what a row as shown may hold where the row as printed holds another
  * character (a hidden one, a letter drawn as a line).
  */
-const SHOWN_ONLY = /[\s→←↑↓▮◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·]/u;
+const SHOWN_ONLY = new RegExp(`[\\s${LINE_DRAWING_GLYPHS}]`, "u");
 const SHOWN_ONLY_FOLDED = new RegExp(SHOWN_ONLY.source, "iu");
 
 /**
