@@ -133,6 +133,20 @@ Deno.test("discovery: every tool answers, results match their schemas", async ()
     assert.ok(mine && mine.running && mine.roles.includes("configured"));
     const absent = servers.servers.find((s) => s.socketName === `${t.socket}-absent`);
     assert.ok(absent && !absent.running && absent.roles.includes("asked"));
+
+    // A name with a space is one socket, its path whole: it neither hides the live server whose
+    // name it begins with nor takes its place (the path was cut at the space).
+    const spaced = await mcp.ok<
+      { servers: { socketName: string | null; socketPath: string | null; running: boolean }[] }
+    >("list_servers", { socketNames: [`${t.socket} y`, t.socket, `${t.socket} z`] });
+    const named = (name: string) => spaced.servers.filter((s) => s.socketName === name);
+    assert.equal(named(t.socket).length, 1);
+    assert.ok(named(t.socket)[0].running);
+    for (const name of [`${t.socket} y`, `${t.socket} z`]) {
+      assert.equal(named(name).length, 1, name);
+      assert.ok(!named(name)[0].running);
+      assert.ok(named(name)[0].socketPath?.endsWith(`/${name}`), named(name)[0].socketPath ?? "");
+    }
   } finally {
     await mcp.close();
     await t.kill();

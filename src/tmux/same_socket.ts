@@ -96,6 +96,16 @@ const asked = new WeakMap<TmuxRunner, Promise<void>>();
  * makes nothing tmux would not make for any `-L` (its socket folder). No answer: nothing
  * learned, and the next call that needs it asks again.
  */
+/**
+ * The socket path tmux names when it reaches no server there: `no server running on PATH` or
+ * `error connecting to PATH (why)`, the path whole (spaces and all) up to the reason. Null when
+ * `text` says neither.
+ */
+export function socketPathIn(text: string): string | null {
+  return /^(?:no server running on|error connecting to) (.*?)(?: \([^()]*\))?$/m.exec(text)?.[1] ??
+    null;
+}
+
 async function askFolder(runner: TmuxRunner): Promise<void> {
   const hex = [...crypto.getRandomValues(new Uint8Array(8))]
     .map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -108,7 +118,6 @@ async function askFolder(runner: TmuxRunner): Promise<void> {
     if (error instanceof TmuxError) return;
     throw error;
   }
-  const path = /^(?:no server running on|error connecting to) (.*?)(?: \([^()]*\))?$/m
-    .exec(stderr)?.[1];
+  const path = socketPathIn(stderr);
   if (path?.endsWith(`/${probe}`)) learned.set(runner, path.slice(0, -probe.length - 1));
 }

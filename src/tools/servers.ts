@@ -14,6 +14,7 @@ import { noteSocketServer, socketServerPid } from "../tmux/control.ts";
 import { newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
 import { isPerson, parseTmuxEnv } from "../tmux/identity.ts";
 import type { ServerAddress } from "../tmux/server_address.ts";
+import { socketPathIn } from "../tmux/same_socket.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { NO_SERVER, type PaneBrief, type Snapshot } from "../tmux/snapshot.ts";
 import { describeServer } from "../tmux/which_server.ts";
@@ -167,9 +168,9 @@ async function probe(ctx: TmuxContext, address: ServerAddress): Promise<ServerEn
     if (error.kind === "cancelled") throw error;
     if (error.kind === "not-installed" && address.host === undefined) throw error;
     // A server with no sessions fails list-sessions after printing its facts.
-    const pathFromMessage = /^(?:no server running on|error connecting to) (\S+)/.exec(
-      error.message,
-    )?.[1] ?? null;
+    // The path whole: a -L name or TMUX_TMPDIR may hold spaces (cut there, two names read as
+    // one socket and one of them went unlisted).
+    const pathFromMessage = socketPathIn(error.message);
     return {
       ...base,
       socketPath: address.socketPath ?? pathFromMessage,
