@@ -210,7 +210,9 @@ Deno.test("TerminalText writes what a person does not see as blanks, line drawin
     // Saved with the cursor and given back; RIS resets it all.
     "\x1b[8m\x1b7\x1b[0mseen\x1b8gone\x1bc back\x1b(0\x1bcq\r\n" +
     // Hidden through CSI s / u and an escape split by C0 controls carried out in it.
-    "\x1b[8m\x1b[s\x1b[m\x1b[uhid\x1b[28m\x1b(\x0e0x\x0fx\r\n";
+    "\x1b[8m\x1b[s\x1b[m\x1b[uhid\x1b[28m\x1b(\x0e0x\x0fx\r\n" +
+    // A hidden character leaves the columns it takes: two for a wide one, none for a mark.
+    "<\x1b[8m漢😀e\u0301\x1b[28m>\r\n";
   const lines: string[] = [];
   for (const piece of bytes(stream)) lines.push(...t.push(Uint8Array.of(piece)));
   assert.deepEqual(lines, [
@@ -219,6 +221,7 @@ Deno.test("TerminalText writes what a person does not see as blanks, line drawin
     "┌─┐ ≤␊⎽ no",
     "seen     backq",
     "   x│",
+    "<     >",
   ]);
 });
 
