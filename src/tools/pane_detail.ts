@@ -30,7 +30,7 @@ import {
 } from "../mcp/schemas.ts";
 import { paneAtPrompt } from "../tmux/prompt.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
-import { learnExitStatus, probePane } from "./pane_probe.ts";
+import { endedBy, paneEnd } from "./pane_probe.ts";
 
 // ---------------------------------------------------------------------------------------------
 // get_pane_info
@@ -64,6 +64,7 @@ const paneDetail = {
   atBottom: z.boolean(),
   dead: z.boolean(),
   deadStatus: int().nullable().describe("Exit status of a dead pane's process."),
+  deadSignal: int().nullable().describe("Signal that ended it (no status then)."),
   inMode: z.boolean().describe("Whether the pane is in copy mode or another mode."),
   mode: z.string().describe("The mode's name (copy-mode, view-mode...), or empty."),
   inputOff: z.boolean(),
@@ -148,9 +149,7 @@ async function paneDetailData(p: PaneRow, snapshot: Snapshot, ctx: TmuxContext) 
     atTop: p.atTop,
     atBottom: p.atBottom,
     dead: p.dead,
-    deadStatus: p.dead && p.deadStatus === null
-      ? (await learnExitStatus(ctx, p.id, await probePane(ctx, p.id))).deadStatus
-      : p.deadStatus,
+    ...await paneEnd(ctx, p),
     inMode: p.inMode,
     mode: p.mode,
     inputOff: p.inputOff,
@@ -187,11 +186,13 @@ export const getPaneInfo = defineTool({
       summary:
         `Pane ${p.id} in ${p.windowId}: ${
           p.command ? JSON.stringify(clip(p.command, 200)) : "(no command)"
-        } in ${JSON.stringify(clip(p.cwd, 300))}, ${p.width}x${p.height}${p.dead ? ", dead" : ""}${
-          data.atPrompt ? ", at its prompt" : ""
-        }${p.inputOff ? ", input turned off (select-pane -d): nothing typed arrives" : ""}${
-          data.isAttended ? ", watched by a person" : ""
-        }${data.isCallerPane ? ", this server's own pane" : ""}.` +
+        } in ${JSON.stringify(clip(p.cwd, 300))}, ${p.width}x${p.height}${
+          p.dead ? `, dead${endedBy(data.deadStatus, data.deadSignal)}` : ""
+        }${data.atPrompt ? ", at its prompt" : ""}${
+          p.inputOff ? ", input turned off (select-pane -d): nothing typed arrives" : ""
+        }${data.isAttended ? ", watched by a person" : ""}${
+          data.isCallerPane ? ", this server's own pane" : ""
+        }.` +
         placementsNote(data.omittedPlacements),
     };
   },

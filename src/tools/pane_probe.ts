@@ -363,6 +363,24 @@ export async function learnExitStatus(
   return now;
 }
 
+/**
+ * How pane `pane`'s process ended, as listed (`dead`, `deadStatus`): its exit status, or the
+ * signal that ended it. A dead pane listed with no status is looked at again
+ * ({@link learnExitStatus}): tmux may not have reaped it yet, or the signal ended it, which a
+ * listing does not read. Both null for a live pane, or one gone meanwhile.
+ */
+export async function paneEnd(
+  ctx: TmuxContext,
+  pane: { readonly id: string; readonly dead: boolean; readonly deadStatus: number | null },
+): Promise<{ deadStatus: number | null; deadSignal: number | null }> {
+  if (!pane.dead) return { deadStatus: null, deadSignal: null };
+  if (pane.deadStatus !== null) return { deadStatus: pane.deadStatus, deadSignal: null };
+  const now = await learnExitStatus(ctx, pane.id, await probePane(ctx, pane.id));
+  return now.exists && now.dead
+    ? { deadStatus: now.deadStatus, deadSignal: now.deadSignal }
+    : { deadStatus: null, deadSignal: null };
+}
+
 /** The pane's state now, as {@link PaneWatch} sees it: its process, command and cursor. */
 export async function probePane(ctx: TmuxContext, paneId: string): Promise<PaneProbe> {
   return (await probeWith(ctx, paneId, [])).probe;

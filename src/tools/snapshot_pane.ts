@@ -22,6 +22,7 @@ import type { Snapshot } from "../tmux/snapshot.ts";
 import { cutNote, DEFAULT_MAX_LINES, maxLinesSchema } from "./reading_bounds.ts";
 import { plural } from "./arguments.ts";
 import { contentOutput, readContent } from "./pane_content.ts";
+import { endedBy, paneEnd } from "./pane_probe.ts";
 
 const snapshotOutput = {
   paneId: paneIdSchema,
@@ -48,6 +49,7 @@ const snapshotOutput = {
   cwd: z.string(),
   dead: z.boolean().describe("Whether its process exited (the pane was kept)."),
   deadStatus: int().nullable(),
+  deadSignal: int().nullable(),
   isCallerPane: z.boolean().describe("This is the pane this MCP server runs in."),
   isAttended: z.boolean().describe("A person is looking at this pane right now."),
   ...metadataBound,
@@ -82,6 +84,8 @@ export async function snapshotPaneFrom(
     placements.omittedMetadataBytes,
   );
   const atPrompt = await paneAtPrompt(ctx.runner, ctx.address, p.id, p, ctx.signal);
+  // As get_pane_info tells it: a status tmux has yet to learn, or the signal (pane_probe.ts).
+  const end = await paneEnd(ctx, p);
   return await readContent(
     ctx,
     p.id,
@@ -105,7 +109,7 @@ export async function snapshotPaneFrom(
       historyLimit: state.historyLimit,
       atPrompt: atPrompt && !state.dead,
       dead: state.dead,
-      deadStatus: p.deadStatus,
+      ...(state.dead ? end : { deadStatus: null, deadSignal: null }),
       isCallerPane: p.id === caller.paneId,
       isAttended: attended.has(p.id),
     }),
@@ -135,7 +139,7 @@ export const snapshotPane = defineTool({
       data.atPrompt ? "at its prompt" : "",
       data.alternateScreen ? "full-screen program" : "",
       data.inMode ? data.mode || "in a mode" : "",
-      data.dead ? "dead" : "",
+      data.dead ? `dead${endedBy(data.deadStatus, data.deadSignal)}` : "",
       data.isAttended ? "watched by a person" : "",
       data.isCallerPane ? "this server's own pane" : "",
     ].filter((f) => f !== "");
