@@ -1,6 +1,6 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
-import { connect, withTmux } from "./helpers/mcp.ts";
+import { connect, summaryOf, withTmux } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, RecordingRunner, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { replyBound } from "../src/mcp/bounds.ts";
@@ -147,6 +147,26 @@ Deno.test("discovery: every tool answers, results match their schemas", async ()
       assert.ok(!named(name)[0].running);
       assert.ok(named(name)[0].socketPath?.endsWith(`/${name}`), named(name)[0].socketPath ?? "");
     }
+  } finally {
+    await mcp.close();
+    await t.kill();
+  }
+});
+
+Deno.test("discovery: a window linked twice into a session is one of its windows in every count", async () => {
+  const t = await TestTmux.start("work");
+  const mcp = await connect({ socketName: t.socket, toolsets: ["inspect"] });
+  try {
+    await t.tmux("new-window", "-d", "-t", "work:");
+    await t.tmux("link-window", "-d", "-s", "work:0", "-t", "work:5");
+    const sessions = await mcp.ok<{ sessions: { name: string; windows: number }[] }>(
+      "list_sessions",
+    );
+    assert.equal(sessions.sessions.find((s) => s.name === "work")?.windows, 2);
+    const windows = await mcp.ok<{ windows: unknown[] }>("list_windows", { session: "work" });
+    assert.equal(windows.windows.length, 2);
+    const info = await summaryOf(mcp, "get_session_info", { session: "work" });
+    assert.match(info.summary, /2 windows at 3 indexes/);
   } finally {
     await mcp.close();
     await t.kill();

@@ -40,7 +40,6 @@ import {
   type ClientRow,
   NO_PANES,
   SERVER_ONLY,
-  SESSIONS_ONLY,
   type WindowRow,
   WINDOWS_ONLY,
 } from "../tmux/snapshot.ts";
@@ -137,7 +136,9 @@ const sessionEntry = z.strictObject({
   ),
   watched: z.boolean().describe("Whether a person (a client on a terminal) is attached."),
   created: z.string().describe("When it was created (ISO 8601, UTC)."),
-  lastAttached: z.string().nullable().describe("When a client last attached, or null."),
+  lastAttached: z.string().nullable().describe(
+    "When a client last attached (tmux-mcp's own connection too), or null.",
+  ),
   group: z.string().nullable().describe("Its session group, or null."),
   ...metadataBound,
 });
@@ -155,7 +156,16 @@ const listSessions = defineTool({
   },
   annotations: READ_ONLY,
   async run(_args, ctx) {
-    const snapshot = await ctx.snapshot(SESSIONS_ONLY);
+    // The windows too: tmux's session_windows counts a window linked twice into a session
+    // twice, which get_session_info, list_windows and get_server_info count once.
+    const snapshot = await ctx.snapshot(NO_PANES);
+    const windowsIn = new Map<string, Set<string>>();
+    for (const w of snapshot.windows) {
+      for (const p of w.placements) {
+        const held = windowsIn.get(p.sessionId) ?? new Set<string>();
+        windowsIn.set(p.sessionId, held.add(w.id));
+      }
+    }
     // People: clients on a terminal (tmux -CC too); programs: control clients without one.
     const attached = (id: string, person: boolean) =>
       snapshot.clients.filter((c) => c.sessionId === id && isPerson(c) === person).length;
@@ -163,7 +173,7 @@ const listSessions = defineTool({
       boundMetadata({
         id: s.id,
         name: s.name,
-        windows: s.windows,
+        windows: windowsIn.get(s.id)?.size ?? 0,
         attachedClients: attached(s.id, true),
         controlClients: attached(s.id, false),
         watched: attached(s.id, true) > 0,
@@ -204,7 +214,7 @@ const getSessionInfo = defineTool({
     name: z.string(),
     created: z.string(),
     lastAttached: z.string().nullable(),
-    activity: z.string(),
+    activity: z.string().describe("Last use: a key, an attach (tmux-mcp's too)."),
     group: z.string().nullable(),
     path: z.string().describe("The session's start directory."),
     panes: count(),
