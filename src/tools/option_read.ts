@@ -10,8 +10,14 @@ import { z } from "zod";
 import { boundMetadata, cutJsonString, cutString, withOmittedMetadata } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
 import { int, metadataBound } from "../mcp/schemas.ts";
-import { decodeBytes } from "../tmux/format.ts";
-import { parseOptionLines, readOptionListing, unquoteOptionValue } from "./option_lines.ts";
+import { ToolFailure } from "../mcp/errors.ts";
+import { decodeBytes, newGuard } from "../tmux/format.ts";
+import {
+  type OptionLine,
+  parseOptionLines,
+  readOptionListing,
+  unquoteOptionValue,
+} from "./option_lines.ts";
 import { baseName } from "../tmux/option_reach.ts";
 import { noSuch, type ScopeFlags, unknownName } from "./setting_scope.ts";
 
@@ -93,20 +99,127 @@ export async function readOptions(
   const { lines, unvouched } = name === undefined
     ? await readOptionListing((more) => ctx.read(more), argv, decodeBytes(out))
     : { lines: parseOptionLines(decodeBytes(out)), unvouched: 0 };
-  const entries = lines.filter((l) => l.raw !== null).map((l) => {
-    // Cut by its size in JSON: a value of quotes or control characters takes two to six
-    // times its bytes there, and the reply's bound is on JSON.
-    const value = cutJsonString(unquoteOptionValue(l.raw!), maxValueBytes);
-    return withOmittedMetadata(
-      boundMetadata(
-        { name: l.name, index: l.index, value: value.text, inherited: l.inherited },
-        ["value"],
-        maxValueBytes,
-      ),
-      value.omittedBytes,
-    );
-  });
+  const entries = lines.filter((l) => l.raw !== null).map((l) =>
+    entryOf(l, l.inherited, maxValueBytes)
+  );
   return { entries, unvouched };
+}
+
+/** One listed option as an entry, its value read exactly and cut to `maxValueBytes`. */
+function entryOf(line: OptionLine, inherited: boolean, maxValueBytes: number): OptionEntry {
+  // Cut by its size in JSON: a value of quotes or control characters takes two to six
+  // times its bytes there, and the reply's bound is on JSON.
+  const value = cutJsonString(unquoteOptionValue(line.raw!), maxValueBytes);
+  return withOmittedMetadata(
+    boundMetadata(
+      { name: line.name, index: line.index, value: value.text, inherited },
+      ["value"],
+      maxValueBytes,
+    ),
+    value.omittedBytes,
+  );
+}
+
+/**
+ * The scopes whose options `where` inherits, nearest first, as show-options flags: a pane's
+ * window (named by the pane, so it is the window the pane is in when tmux reads it), then the
+ * global window options; a session's global session options; none above a global scope or
+ * the server.
+ */
+function parentScopes(where: ScopeFlags): string[][] {
+  const [kind, t, id] = where.flags;
+  if (kind === "-p" && t === "-t") return [["-w", "-t", id], ["-g", "-w"]];
+  if (kind === "-w" && t === "-t") return [["-g", "-w"]];
+  if (kind === "-t") return [["-g"]];
+  return [];
+}
+
+/**
+ * Every option at `where` with what it inherits, as tmux resolves each (`#{@name}`,
+ * `show-options -A SCOPE NAME`). tmux's own `show-options -A` without a name lists the
+ * built-in options a scope inherits but only the scope's own user options (`@name`): the user
+ * options of its parent scopes ({@link parentScopes}) are listed too, in the same tmux step
+ * (a change made meanwhile shows in every listing or in none, so an option moved from a pane
+ * to its window is never missed nor listed twice), each one the scope does not have its own
+ * of, from the nearest scope that has it, marked inherited. A parent's user option is taken only while the listings
+ * nearer than it were read whole: an option left unread there might be the one that overrides
+ * it. What is left out is counted in `unvouched`, as lines of tmux's listings.
+ */
+export async function readInheritedOptions(
+  ctx: TmuxContext,
+  where: ScopeFlags,
+  maxValueBytes: number,
+): Promise<{ entries: OptionEntry[]; unvouched: number }> {
+  const parents = parentScopes(where);
+  if (parents.length === 0) return await readOptions(ctx, where, undefined, true, maxValueBytes);
+  const listings = [
+    ["show-options", ...where.flags, "-A"],
+    ...parents.map((p) => ["show-options", ...p]),
+  ];
+  const guard = newGuard();
+  const out = await ctx.read(
+    listings.flatMap((argv, i) =>
+      i === 0 ? argv : [";", "display-message", "-p", "--", guard, ";", ...argv]
+    ),
+  );
+  const parts = splitAtGuard(out, guard);
+  if (parts.length !== listings.length) {
+    throw new ToolFailure(
+      `tmux's listings of ${where.label} and the scopes it inherits from could not be told ` +
+        "apart; nothing is reported rather than guessed.",
+      "Call show_options again, or show_option to read one option by name.",
+    );
+  }
+  const read = await Promise.all(
+    listings.map((argv, i) =>
+      readOptionListing((more) => ctx.read(more), argv, decodeBytes(parts[i]))
+    ),
+  );
+  const own = read[0];
+  const ownEntries = own.lines.filter((l) => l.raw !== null).map((l) =>
+    entryOf(l, l.inherited, maxValueBytes)
+  );
+  const named = new Set(ownEntries.filter((e) => e.name.startsWith("@")).map((e) => e.name));
+  const inherited: OptionEntry[] = [];
+  let unvouched = own.unvouched;
+  for (const parent of read.slice(1)) {
+    for (const line of parent.lines) {
+      if (!line.name.startsWith("@") || line.raw === null || named.has(line.name)) continue;
+      if (unvouched > 0) {
+        // A nearer listing was not read whole: this one may be overridden there.
+        unvouched += line.name.split("\n").length;
+        continue;
+      }
+      named.add(line.name);
+      inherited.push(entryOf(line, true, maxValueBytes));
+    }
+    unvouched += parent.unvouched;
+  }
+  // tmux lists the user options first, by name: the inherited ones go among them.
+  const user = [...ownEntries.filter((e) => e.name.startsWith("@")), ...inherited]
+    .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return { entries: [...user, ...ownEntries.filter((e) => !e.name.startsWith("@"))], unvouched };
+}
+
+/**
+ * `out` cut at each line that is exactly `guard` (display-message's line between two
+ * commands' output). A guard is random for each read, and tmux quotes every control character
+ * of a value, so only a name that held this read's guard could forge one: the caller refuses
+ * any count but the one it asked for.
+ */
+function splitAtGuard(out: Uint8Array, guard: string): Uint8Array[] {
+  const mark = new TextEncoder().encode(`${guard}\n`);
+  const parts: Uint8Array[] = [];
+  let from = 0;
+  for (let k = 0; k + mark.length <= out.length; k++) {
+    if ((k === 0 || out[k - 1] === 0x0a) && mark.every((b, e) => out[k + e] === b)) {
+      parts.push(out.subarray(from, k));
+      from = k + mark.length;
+      k = from - 1;
+    }
+  }
+  parts.push(out.subarray(from));
+  return parts;
 }
 
 /** The one entry an indexed name (`status-format[1]`) reads back, if it is set. */

@@ -41,6 +41,7 @@ import {
 import {
   indexedEntry,
   optionEntry,
+  readInheritedOptions,
   readOne,
   readOptions,
   shownValue,
@@ -79,13 +80,10 @@ const showOptions = defineTool({
   annotations: READ_ONLY,
   async run(args, ctx) {
     const where = await scopeFlags(ctx, args.scope, args.target, args.global, "options");
-    const { entries, unvouched } = await readOptions(
-      ctx,
-      where,
-      undefined,
-      args.includeInherited,
-      MAX_METADATA_BYTES,
-    );
+    // tmux's own listing leaves out the user options a scope inherits: read those as well.
+    const { entries, unvouched } = args.includeInherited
+      ? await readInheritedOptions(ctx, where, MAX_METADATA_BYTES)
+      : await readOptions(ctx, where, undefined, false, MAX_METADATA_BYTES);
     const { kept, omitted } = fitEntries(entries, ctx.config.maxResultBytes - 512);
     return {
       data: {
