@@ -110,14 +110,14 @@ async function main(argv: string[]): Promise<number> {
  * before the inspector is announced. Nothing is given back (the control clients end with the
  * process's pipes; a mark a call left stays, as after a kill).
  */
-function refuseDebugSignal(): void {
+function refuseDebugSignal(code = 1, what = "this server"): void {
   try {
     Deno.addSignalListener("SIGUSR1", () => {
       warn(
-        "tmux-mcp: received SIGUSR1, which would open a debugger port into this server: " +
+        `tmux-mcp: received SIGUSR1, which would open a debugger port into ${what}: ` +
           "exiting at once.",
       );
-      Deno.exit(1);
+      Deno.exit(code);
     });
   } catch {
     // No SIGUSR1 here (Windows): nothing opens the inspector by a signal either.
@@ -167,9 +167,15 @@ function dropSsh(): void {
   Deno.permissions.revokeSync({ name: "run", command: "ssh" });
 }
 
-/** `tmux-mcp hook ...`: src/hooks/ only, never the server. */
+/**
+ * `tmux-mcp hook ...`: src/hooks/ only, never the server. A hook may run tmux as the server
+ * does, and the guard waits on its input up to seconds: SIGUSR1 ends it as it ends the server
+ * ({@link refuseDebugSignal}), the guard with 2, so that the agent blocks the call it was asked
+ * about rather than let it through.
+ */
 async function runHook(args: readonly string[]): Promise<number> {
   const hooks = await import("./src/hooks/main.ts");
+  refuseDebugSignal(hooks.asksForGuard(args) ? 2 : 1, "this hook");
   return await hooks.runHook(args);
 }
 

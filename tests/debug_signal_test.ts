@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { callOver, startOn } from "./helpers/stdio.ts";
+import { callOver, startCommand, startOn } from "./helpers/stdio.ts";
 import { TestTmux } from "./helpers/tmux.ts";
 
 Deno.test("SIGUSR1 ends the server at once, opening no debugger port", async () => {
@@ -32,6 +32,44 @@ Deno.test("SIGUSR1 ends the server at once, opening no debugger port", async () 
     assert.doesNotMatch(s.stderr, /Debugger listening/);
   } finally {
     await s.kill().catch(() => {});
+    await t.kill();
+  }
+});
+
+Deno.test("SIGUSR1 ends a hook at once too, the guard blocking: no debugger port", async () => {
+  const t = await TestTmux.start("main");
+  const { cmd, args } = startCommand();
+  // The guard, its input not yet ended: it waits for it (up to seconds) as an agent's may.
+  const child = new Deno.Command(cmd, {
+    args: [...args, "hook", "guard", "--socket", t.socket],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  try {
+    await writer.write(new TextEncoder().encode('{"hook_event_name":'));
+    // Past the half second after which the runtime's own handler would open its inspector.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    child.kill("SIGUSR1");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const out = await Promise.race([
+      child.output(),
+      new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), 10_000)),
+    ]).finally(() => clearTimeout(timer));
+    assert.ok(out !== null, "the hook still runs after SIGUSR1");
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 2, stderr);
+    assert.match(stderr, /received SIGUSR1, which would open a debugger port into this hook/);
+    assert.doesNotMatch(stderr, /Debugger listening/);
+  } finally {
+    await writer.close().catch(() => {});
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already ended.
+    }
+    await child.status;
     await t.kill();
   }
 });
