@@ -7,7 +7,7 @@
  */
 
 import denoJson from "./deno.json" with { type: "json" };
-import { warn } from "./src/diagnostics.ts";
+import { notUnicode, notUnicodeText, warn } from "./src/diagnostics.ts";
 
 /** The version, from deno.json: one place. */
 export const VERSION: string = denoJson.version;
@@ -75,6 +75,11 @@ async function main(argv: string[]): Promise<number> {
             `without --allow-env=TMUX*). ${howToRun}`,
         );
         return 1;
+      }
+      const garbled = notUnicode(ENV_VARIABLES);
+      if (garbled.length > 0) {
+        warn(`tmux-mcp: cannot start: ${notUnicodeText(garbled)}`);
+        return 2;
       }
       // The connection's opening requests are answered while the server's code loads (that
       // blocks the process for ~100 ms): the front desk reads stdin from now on.

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { warn } from "../diagnostics.ts";
+import { notUnicode, notUnicodeText, warn } from "../diagnostics.ts";
 import { meantHint } from "../near_miss.ts";
 import { TmuxRunner } from "../tmux/run.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
@@ -323,6 +323,11 @@ export async function runHook(args: readonly string[], io: Partial<HookIo> = {})
         `tmux-mcp hook: Deno does not let it read ${unreadable.join(", ")}: start it with ` +
           "--allow-env=TMUX* (the flags of the MCP server's own command line).",
       );
+      return asksForGuard(args) ? 2 : 1;
+    }
+    const garbled = notUnicode(HOOK_VARIABLES);
+    if (garbled.length > 0) {
+      full.writeStderr(`tmux-mcp hook: cannot run: ${notUnicodeText(garbled)}`);
       return asksForGuard(args) ? 2 : 1;
     }
   }

@@ -82,11 +82,27 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value;
 }
 
+/**
+ * A name or path that held bytes that are not UTF-8 reaches tmux-mcp with U+FFFD in their
+ * place (Deno's arguments are decoded lossily): it would name another socket than the one meant.
+ */
+function checkUnicode(value: string, source: string): void {
+  if (value.includes("\uFFFD")) {
+    throw new SocketChoiceError(
+      `${source}: ${JSON.stringify(value)} holds bytes that are not UTF-8 (read as U+FFFD), ` +
+        "so it would name another socket: give the socket a UTF-8 name or path.",
+      source.startsWith("--") ? undefined : source,
+    );
+  }
+}
+
 function checkName(value: string, source: string): string {
+  checkUnicode(value, source);
   // deno-lint-ignore no-control-regex
   if (value === "" || value.includes("/") || /[\u0000-\u001f\u007f]/.test(value)) {
     throw new SocketChoiceError(
-      `${source}: "${value}" is not a socket name (no "/"; use --socket-path for a path).`,
+      `${source}: ${JSON.stringify(value)} is not a socket name (no "/"; use --socket-path for ` +
+        "a path).",
       source.startsWith("--") ? undefined : source,
     );
   }
@@ -94,6 +110,7 @@ function checkName(value: string, source: string): string {
 }
 
 function checkPath(value: string, source: string): string {
+  checkUnicode(value, source);
   if (value === "" || value.includes("\0")) {
     throw new SocketChoiceError(
       `${source}: empty or invalid path.`,
