@@ -68,18 +68,34 @@ export function byteLength(text: string): number {
 }
 
 /**
+ * The format and default-ignorable characters of the BMP that {@link SEPARATORS_AND_BIDI} does
+ * not name already: each shows as nothing or as a blank (a zero-width space or non-joiner, a
+ * soft hyphen, a BOM, an invisible operator, a Hangul filler, a variation selector), so a name
+ * ending in one reads as the name without it, and `vm\u3164isAttended` as two words. All but
+ * the zero-width joiner (U+200D) and the presentation selectors (U+FE0E, U+FE0F), which spell
+ * emoji (👩‍💻, ❤️) and hide nothing there: render_value.ts escapes them in a value where they
+ * join or select nothing, and the characters past U+FFFF (tag characters, which spell text a
+ * reader does not see) everywhere, as a character class without the `u` flag cannot.
+ */
+const INVISIBLE_BMP = String
+  .raw`\u00ad\u034f\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5\u180b-\u180f` +
+  String.raw`\u200b\u200c\u2060-\u2065\u206a-\u206f\u3164\ufe00-\ufe0d\ufeff\uffa0\ufff0-\ufffb`;
+
+/**
  * What no text a reader gets holds as it is, beyond the C0 and C1 controls: U+2028 and U+2029,
- * which some readers take as line breaks, and the bidirectional controls, which make text read
- * in another order than it is (a name ending `\u202etxt.exe` shows as `exe.txt`). As the
- * inside of a character class.
+ * which some readers take as line breaks, the bidirectional controls, which make text read
+ * in another order than it is (a name ending `\u202etxt.exe` shows as `exe.txt`), and the
+ * characters that show as nothing ({@link INVISIBLE_BMP}). As the inside of a character class
+ * (one UTF-16 unit each: no `u` flag needed).
  */
 export const SEPARATORS_AND_BIDI = String
-  .raw`\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069`;
+  .raw`\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069` + INVISIBLE_BMP;
 
 /**
  * What JSON leaves raw but a reader may not take as it is: C1 controls, which some terminals
  * obey (U+0085 among them, a line break to some readers: Python's `splitlines` splits a line
- * of JSON at it, and at U+2028), and SEPARATORS_AND_BIDI.
+ * of JSON at it, and at U+2028), and SEPARATORS_AND_BIDI. Characters of one UTF-16 unit only,
+ * so that what a text takes on the wire can be counted unit by unit ({@link escapedOnWire}).
  */
 const JSON_LEAVES_RAW = new RegExp(String.raw`[\u0080-\u009f${SEPARATORS_AND_BIDI}]`, "g");
 const LEFT_RAW = new RegExp(JSON_LEAVES_RAW.source);

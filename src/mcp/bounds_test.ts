@@ -5,9 +5,12 @@ import {
   byteLength,
   cutJsonString,
   cutString,
+  escapedOnWire,
   fitPlacements,
   jsonStringBytes,
   MAX_METADATA_BYTES,
+  SEPARATORS_AND_BIDI,
+  wireJson,
 } from "./bounds.ts";
 
 const pieces = [
@@ -127,4 +130,34 @@ Deno.test("boundMetadata cuts each field by what it takes as JSON, and counts th
   for (const p of placed.placements) {
     assert.ok(jsonStringBytes(p.sessionName) <= MAX_METADATA_BYTES, p.sessionId);
   }
+});
+
+Deno.test("SEPARATORS_AND_BIDI: every invisible character of the BMP but an emoji's joiner and presentation selectors", () => {
+  // Format (Cf) and default-ignorable characters show as nothing or change how others show: a
+  // name ending in one reads as the name without it. The zero-width joiner and the two
+  // presentation selectors are an emoji's own spelling (👩‍💻, ❤️), left to render_value.ts.
+  const invisible = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+  const emoji = new Set([0x200d, 0xfe0e, 0xfe0f]);
+  const inClass = new RegExp(`[${SEPARATORS_AND_BIDI}]`);
+  const wrong: string[] = [];
+  for (let c = 0x80; c <= 0xffff; c++) {
+    if (c >= 0xd800 && c <= 0xdfff) continue;
+    const ch = String.fromCharCode(c);
+    const want = c === 0x2028 || c === 0x2029 || (invisible.test(ch) && !emoji.has(c));
+    if (inClass.test(ch) !== want) wrong.push(`U+${c.toString(16)}`);
+  }
+  assert.deepEqual(wrong, []);
+});
+
+Deno.test("wireJson escapes what escapedOnWire says, and the value reads back", () => {
+  for (let c = 0x80; c <= 0xffff; c++) {
+    if (c >= 0xd800 && c <= 0xdfff) continue;
+    const ch = String.fromCharCode(c);
+    const escaped = wireJson(ch) === `"\\u${c.toString(16).padStart(4, "0")}"`;
+    assert.equal(escapedOnWire(c), escaped, `U+${c.toString(16)}`);
+    assert.equal(jsonStringBytes(ch), escaped ? 6 : byteLength(ch), `U+${c.toString(16)}`);
+    assert.equal(JSON.parse(wireJson(`a${ch}b`)), `a${ch}b`);
+  }
+  assert.equal(wireJson("a\u200bb\ufeff"), String.raw`"a\u200bb\ufeff"`);
+  assert.equal(wireJson("👩‍💻 ❤️"), JSON.stringify("👩‍💻 ❤️"), "an emoji's spelling as it is");
 });

@@ -20,8 +20,8 @@ Deno.test("visible: controls as \\xNN, line separators and bidirectional control
     visible("a\u2028b\u2029c\u202ad\u202ee\u2066f\u2069g\u200eh\u200fi\u061cj"),
     "a\\u2028b\\u2029c\\u202ad\\u202ee\\u2066f\\u2069g\\u200eh\\u200fi\\u061cj",
   );
-  // What summaries keep as it is stays too: other text, however far from ASCII.
-  assert.equal(visible("日本語🙂 \u200b\u2060 ok"), "日本語🙂 \u200b\u2060 ok");
+  // Other text stays as it is, however far from ASCII; what shows as nothing is spelled out.
+  assert.equal(visible("日本語🙂 \u200b\u2060 ok"), "日本語🙂 \\u200b\\u2060 ok");
   // Applying it twice changes nothing more than once.
   const hostile = "x\u202e\x1b\u2028y";
   assert.equal(visible(hostile), "x\\u202e\\x1B\\u2028y");

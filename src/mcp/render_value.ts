@@ -13,32 +13,98 @@ export { SEPARATORS_AND_BIDI, unicodeEscape };
 /** The C0 controls, DEL and the C1 controls, as the inside of a character class. */
 export const CONTROLS = String.raw`\u0000-\u001f\u007f-\u009f`;
 
-/** Never in a bare value: a quote, a backslash, a control, a line separator, a bidi control. */
-const NEVER_BARE = String.raw`"\\` + CONTROLS + SEPARATORS_AND_BIDI;
+/**
+ * What shows as nothing, or changes how what is beside it shows: the format characters (Cf) and
+ * the default-ignorable ones, past U+FFFF too — zero-width spaces and joiners, soft hyphens,
+ * Hangul fillers, variation selectors, tag characters (which spell text a reader does not see).
+ * A name holding one reads as the name without it. As the inside of a `u` character class.
+ */
+const INVISIBLE = String.raw`\p{Cf}\p{Default_Ignorable_Code_Point}`;
+
+/**
+ * Never in a bare value: a quote, a backslash, a control, a line separator, a bidi control, a
+ * character that shows as nothing (an emoji's joiner or presentation selector too: such a
+ * value is a JSON string that keeps them, see {@link json}).
+ */
+const NEVER_BARE = String.raw`"\\` + CONTROLS + SEPARATORS_AND_BIDI + INVISIBLE;
+
+/**
+ * What reads as `=` or as the blank between an entry's fields but is neither: Unicode's
+ * lookalikes of `=` (꞊ ＝ ⹀ ゠ ﹦ ⁼ ₌ ᐀ ꓿ 🟰) and the Braille blank.
+ */
+const FIELD_LOOKALIKES = String
+  .raw`\u1400\u207c\u208c\u2e40\u30a0\ua4ff\ua78a\ufe66\uff1d\u{1f7f0}\u2800`;
+
+/**
+ * What reads as one of a placement's `(),:*$`: their fullwidth and small forms, and the
+ * common lookalikes of `:`, `,` and `*` (∶ ꞉ ︓ 、 ‚ ∗ ⁎).
+ */
+const PLACEMENT_LOOKALIKES = String
+  .raw`\uff04\uff08\uff09\uff0a\uff0c\uff1a\ufe50\ufe51\ufe55\ufe59\ufe5a\ufe61\ufe69` +
+  String.raw`\u2236\ua789\ufe13\u3001\u201a\u2217\u204e`;
 
 /**
  * A value written bare on a `key: value` line: no spaces at its ends, no quote, backslash,
- * control character, line separator or bidirectional control anywhere (anything else is a
- * JSON string).
+ * control character, line separator, bidirectional control or character that shows as nothing
+ * anywhere (anything else is a JSON string).
  */
 export const BARE = new RegExp(
   String.raw`^[^\s${NEVER_BARE}](?:[^${NEVER_BARE}]*[^\s${NEVER_BARE}])?$`,
+  "u",
 );
 
-/** A value inside an entry line also may not hold spaces or `=` (they separate fields). */
-export const BARE_FIELD = new RegExp(String.raw`^[^\s=${NEVER_BARE}]+$`);
+/**
+ * A value inside an entry line also may not hold spaces or `=` (they separate fields), nor what
+ * reads as one ({@link FIELD_LOOKALIKES}).
+ */
+export const BARE_FIELD = new RegExp(
+  String.raw`^[^\s=${NEVER_BARE}${FIELD_LOOKALIKES}]+$`,
+  "u",
+);
 
 /**
  * A session name written bare in a placement (`work($0):2`, see render_list.ts): as in an entry
- * line, and with none of the characters that frame a placement, `(),:*$`.
+ * line, and with none of the characters that frame a placement, `(),:*$`, nor what reads as one.
  */
-export const BARE_NAME = new RegExp(String.raw`^[^\s=(),:*$${NEVER_BARE}]+$`);
+export const BARE_NAME = new RegExp(
+  String.raw`^[^\s=(),:*$${NEVER_BARE}${FIELD_LOOKALIKES}${PLACEMENT_LOOKALIKES}]+$`,
+  "u",
+);
 
 /** Words a bare string could be mistaken for: a number, true/false/null, inline JSON. */
 const AMBIGUOUS = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)$|^[[{]/i;
 
-/** JSON as it goes on the wire (bounds.ts, {@link wireJson}). */
-export const json = wireJson;
+/**
+ * A character that shows as nothing and that {@link wireJson} leaves as it is (the joiner, the
+ * presentation selectors, those past U+FFFF), where it joins or selects nothing: all but a
+ * zero-width joiner between two pictographs (the first with its skin tone or presentation
+ * selector, if any) and one presentation selector right after a character with an emoji form.
+ * Those spell one picture (👩‍💻, ❤️, 1️⃣) and hide no text; a lone one makes a name read as
+ * another, and a run of selectors or of tag characters carries data a reader does not see.
+ */
+const HIDDEN = new RegExp(
+  String
+    .raw`(?!(?<=\p{Extended_Pictographic}[\u{1f3fb}-\u{1f3ff}\ufe0f]?)\u200d(?=\p{Extended_Pictographic})` +
+    String.raw`|(?<=\p{Emoji})[\ufe0e\ufe0f])[${INVISIBLE}]`,
+  "gu",
+);
+
+/** A character as JSON writes one it escapes: `\uXXXX`, each half of a pair past U+FFFF. */
+function jsonEscape(c: string): string {
+  return c.length === 1 ? unicodeEscape(c) : unicodeEscape(c[0]) + unicodeEscape(c[1]);
+}
+
+// deno-lint-ignore no-control-regex
+const ALL_ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * JSON as it goes on the wire (bounds.ts, {@link wireJson}), and in the text no character that
+ * shows as nothing as it is ({@link HIDDEN}): the same value parses from it.
+ */
+export function json(value: unknown): string {
+  const text = wireJson(value);
+  return ALL_ASCII.test(text) ? text : text.replace(HIDDEN, jsonEscape);
+}
 
 /**
  * A string bare when it matches `pattern` and reads as nothing else (a number, `true`, inline
