@@ -281,9 +281,7 @@ export class ToolRegistry {
     try {
       tool = await this.loaded(declared.name) ?? declared;
     } catch (error) {
-      const refused = errorResult(
-        `${declared.name} could not be loaded: ${error instanceof Error ? error.message : error}`,
-      );
+      const refused = errorResult(loadFailure(declared.name, error));
       auditCall(declared, rawArgs, refused, log, this.#config.audit === true);
       return refused;
     }
@@ -424,4 +422,21 @@ export class ToolRegistry {
     );
     attachPrompts(server, this.prompts, (signal) => this.contextFor(signal));
   }
+}
+
+/**
+ * Why tool `name`'s family did not load. From source, Deno lets the server read only the code
+ * it started with: a file of it changed since (an update or a `git pull` of the checkout) is
+ * refused as a read the server has no permission for, and Deno's own words would send the
+ * reader to `--allow-read`, a permission the server must not have. Said as what it is, with the
+ * fix: restart the server.
+ */
+function loadFailure(name: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof Deno.errors.NotCapable || /^Requires read access/.test(message)) {
+    return `${name} could not be loaded: this server's code changed on disk since it started ` +
+      "(an update of its checkout?), and it may read only the code it started with. Restart " +
+      "the MCP server (reconnect it in the client) to load the new code; nothing was done.";
+  }
+  return `${name} could not be loaded: ${message}`;
 }
