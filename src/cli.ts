@@ -360,7 +360,13 @@ function toolNames(
   env: (name: string) => string | undefined,
   variable: string,
 ): string[] | undefined {
-  const text = flagValue ?? nonEmpty(env(variable));
+  const fromEnv = nonEmpty(env(variable));
+  // Each list narrows what exists: one that replaced the other without a word would let a tool
+  // the environment kept out exist again (as TMUX_MCP_READ_ONLY against --toolsets).
+  if (flagValue !== undefined && fromEnv !== undefined) {
+    throw envError(variable, `${variable} and ${flagName} both name tools; give one list.`);
+  }
+  const text = flagValue ?? fromEnv;
   if (text === undefined) return undefined;
   const fail = (message: string) =>
     flagValue !== undefined

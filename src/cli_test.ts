@@ -110,6 +110,13 @@ Deno.test("bad flags and values are usage errors naming the culprit", () => {
     [[], { TMUX_MCP_READ_ONLY: "yes" }, /TMUX_MCP_READ_ONLY: "yes" is not 1 or 0/],
     [["--toolsets", "execute"], { TMUX_MCP_READ_ONLY: "1" }, /TMUX_MCP_READ_ONLY and --toolsets/],
     [[], { TMUX_MCP_READ_ONLY: "1", TMUX_MCP_TOOLSETS: "execute" }, /and TMUX_MCP_TOOLSETS/],
+    // A list that narrows what exists never replaces the other's without a word.
+    [
+      ["--deny-tools", "pipe_pane"],
+      { TMUX_MCP_DENY_TOOLS: "run_command" },
+      /TMUX_MCP_DENY_TOOLS and --deny-tools both name tools; give one list/,
+    ],
+    [["--tools", "list_panes"], { TMUX_MCP_TOOLS: "capture_pane" }, /and --tools both name/],
   ];
   for (const [argv, env, pattern] of cases) {
     assert.throws(() => parseCli(argv, envOf(env)), (e: unknown) => {
