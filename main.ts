@@ -45,7 +45,9 @@ async function main(argv: string[]): Promise<number> {
       const { asksForGuard } = await import("./src/hooks/main.ts");
       return asksForGuard(argv) ? 2 : 1;
     }
-    warn(`tmux-mcp: ${error.message}\n${USAGE}`);
+    // The usage, then what is wrong: the last line is the one a person running the command by
+    // hand is told to read (--help, README).
+    warn(`${USAGE.trimEnd()}\ntmux-mcp: ${error.message}`);
     return 2;
   }
   if (command.kind !== "serve" || !command.options.ssh) dropSsh();
