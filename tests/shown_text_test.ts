@@ -93,6 +93,68 @@ Deno.test("reading tools read a pane as a person sees it: hidden and same-colour
   });
 });
 
+/**
+ * Text a person cannot read though it is neither hidden nor in its background's very colour
+ * (each row as tmux gives it to a person's 256-colour terminal: 233 on 234, #121212 on
+ * #1c1c1c; bright white on white; black on black), and hidden characters of the widths a rough
+ * table got wrong: U+0600 takes a column (the words either side stay apart), ⌚ two.
+ */
+const FAINT = [
+  "L1 \x1b[38;2;16;16;16;48;2;26;26;26mSECRET-NEAR\x1b[0m",
+  "L2 \x1b[97;48;2;255;255;255mSECRET-WHITE\x1b[0m",
+  "L3 \x1b[30;48;5;16mSECRET-BLACK\x1b[0m",
+  "L4 \x1b[38;5;16;48;5;233mSECRET-233\x1b[0m",
+  "L5 \x1b[38;2;68;68;68;48;2;0;0;0mdim-but-read\x1b[0m",
+  "All 112 tests pass\x1b[8m\u0600\x1b[28med",
+  "ab\x1b[8m\u231a\x1b[28mcd",
+  "FAINT-END",
+].join("\r\n");
+
+const FAINT_SEEN = [
+  "L1",
+  "L2",
+  "L3",
+  "L4",
+  "L5 dim-but-read",
+  "All 112 tests pass ed",
+  "ab  cd",
+  "FAINT-END",
+];
+
+Deno.test("reading tools: text too faint to read is blank, a hidden character as wide as tmux draws it", async () => {
+  await withTmux(async (t, c) => {
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-shown-" });
+    try {
+      await Deno.writeTextFile(`${dir}/faint`, FAINT);
+      const pane = (await t.tmux(
+        ...["new-window", "-d", "-P", "-F", "#{pane_id}"],
+        `cat '${dir}/faint'; exec sleep 600`,
+      )).trim();
+      await waitFor(
+        async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("FAINT-END"),
+        "the rows printed",
+      );
+      const captured = await c.ok<{ text: string }>("capture_pane", { paneId: pane });
+      assert.deepEqual(captured.text.split("\n").slice(0, FAINT_SEEN.length), FAINT_SEEN);
+      const snapshot = await c.ok<{ text: string }>("snapshot_pane", { paneId: pane });
+      assert.deepEqual(snapshot.text.split("\n").slice(0, FAINT_SEEN.length), FAINT_SEEN);
+      const since = await c.ok<{ text: string }>("capture_since", { paneId: pane });
+      assert.doesNotMatch(since.text, /SECRET|passed/);
+      // search_panes finds what capture_pane shows, and nothing else.
+      const found = async (pattern: string) =>
+        (await c.ok<{ totalMatches: number }>("search_panes", { pattern })).totalMatches;
+      for (const pattern of ["SECRET", "passed", "tests passed", "ab cd"]) {
+        assert.equal(await found(pattern), 0, pattern);
+      }
+      for (const pattern of ["tests pass ed", "ab  cd", "dim-but-read"]) {
+        assert.equal(await found(pattern), 1, pattern);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
 Deno.test("wait_for_text does not match what a pane printed hidden", async () => {
   await withServer(async (t, c) => {
     const p = t.ids.paneId;

@@ -1,7 +1,7 @@
 /**
  * A capture as a person sees it: the text of `capture-pane -e` with every cell a terminal draws
- * without its character (the hidden attribute, SGR 8; or a colour on the same colour) made a
- * blank, and the attributes' escape sequences dropped.
+ * without a character one reads (the hidden attribute, SGR 8; or a colour on one too near it)
+ * made a blank, and the attributes' escape sequences dropped.
  *
  * A plain capture reads the characters of every cell, shown or not: a program can print
  * `All 112 tests passed` hidden, and a model would read it where the person watching sees an
@@ -15,31 +15,80 @@
 import { indexOfBytes, joinBytes } from "./chain.ts";
 
 /**
- * Columns a character takes, as blanks: 0 for combining marks and other characters that take
- * none, 2 for the East Asian wide and full-width ranges and emoji pictographs, else 1. Only
- * for what a hidden character leaves (its own width varies with tmux's build: see
- * cell_width.ts), so a rough table does: it can shift the rest of its row by a column, never
- * show a character.
+ * Columns a character takes, as blanks: the width tmux gives it, so that the text after a
+ * hidden one stays where a person sees it (a hidden U+0600 read as taking none would join the
+ * words either side: `All 112 tests pass` and `ed` read `All 112 tests passed`). A table of the
+ * widths tmux 3.3a draws in when built without utf8proc, as on Linux: glibc's wcwidth, measured
+ * through tmux here (glibc 2.36, Unicode 14) for every code point (tests/shown_width_test.ts
+ * measures it again): 2 for East Asian wide and full-width and emoji presented as emoji
+ * ({@link WIDE}); none for combining marks, format characters and the medial and final Hangul
+ * jamo, which join the cell before them, but for the prepended concatenation marks (U+0600,
+ * which take a column: {@link TAKES_A_COLUMN}); 1 else. This tmux drops a character its C
+ * library does not know (unassigned, or newer than its Unicode), so no capture holds one; the
+ * table gives it what Unicode does (a column when unassigned), which where the output stream
+ * is read (terminal_text.ts) is a blank too many: never fewer columns than tmux, which would
+ * join two words a person sees apart. A tmux built with utf8proc (as Homebrew builds it) gives
+ * some characters other widths (emoji that glibc draws narrow, such as 🛠 U+1F6E0): a hidden
+ * one of them shifts the rest of its row by a column there. src/tools/cell_width.ts asks the
+ * server itself where a width must be exact, which a reading of bytes cannot wait for.
  */
 export function blankWidth(cp: number): number {
   if (cp < 0x300) return 1;
-  if (ZERO_WIDTH.test(String.fromCodePoint(cp))) return 0;
-  return WIDE.test(String.fromCodePoint(cp)) ? 2 : 1;
+  const c = String.fromCodePoint(cp);
+  if (ZERO_WIDTH.test(c) && !TAKES_A_COLUMN.test(c)) return 0;
+  return WIDE.test(c) || (EMOJI.test(c) && !REGIONAL.test(c)) ? 2 : 1;
 }
 
-const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
-const WIDE =
-  /^[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]$/u;
+/**
+ * Characters that join the cell before them: combining marks (Mn, Me), format characters (Cf,
+ * U+200B among them) and the medial vowels and final consonants of Hangul jamo (U+1160-U+11FF,
+ * U+D7B0-U+D7FF: they join a leading consonant into one syllable).
+ */
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}\u1160-\u11ff\ud7b0-\ud7ff]$/u;
+/** The prepended concatenation marks: format characters that are drawn, over what follows. */
+const TAKES_A_COLUMN = /^[\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u{110bd}\u{110cd}]$/u;
+/**
+ * What glibc draws in two columns, as measured (unassigned code points between two wide ones
+ * taken in: a newer Unicode assigns them wide), and the ideographic planes 2 and 3 whole. An
+ * emoji newer than the table is wide too ({@link EMOJI}): Unicode makes every one presented as
+ * an emoji wide, but for the regional indicators (a flag's two halves), which glibc draws in
+ * one column each.
+ */
+const WIDE = new RegExp(
+  "^[" +
+    String.raw`\u1100-\u115f\u231a-\u231b\u2329-\u232a\u23e9-\u23ec\u23f0\u23f3\u25fd-\u25fe` +
+    String.raw`\u2614-\u2615\u2648-\u2653\u267f\u2693\u26a1\u26aa-\u26ab\u26bd-\u26be` +
+    String.raw`\u26c4-\u26c5\u26ce\u26d4\u26ea\u26f2-\u26f3\u26f5\u26fa\u26fd\u2705` +
+    String.raw`\u270a-\u270b\u2728\u274c\u274e\u2753-\u2755\u2757\u2795-\u2797\u27b0\u27bf` +
+    String.raw`\u2b1b-\u2b1c\u2b50\u2b55\u2e80-\u3029\u302e-\u303e\u3041-\u3096\u309b-\ua4c6` +
+    String.raw`\ua960-\ua97c\uac00-\ud7a3\uf900-\ufad9\ufe10-\ufe19\ufe30-\ufe6b\uff01-\uff60` +
+    String.raw`\uffe0-\uffe6\u{16fe0}-\u{16fe3}\u{16ff0}-\u{1b2fb}\u{1f004}\u{1f0cf}\u{1f18e}` +
+    String.raw`\u{1f191}-\u{1f19a}\u{1f200}-\u{1f320}\u{1f32d}-\u{1f335}\u{1f337}-\u{1f37c}` +
+    String.raw`\u{1f37e}-\u{1f393}\u{1f3a0}-\u{1f3ca}\u{1f3cf}-\u{1f3d3}\u{1f3e0}-\u{1f3f0}` +
+    String.raw`\u{1f3f4}\u{1f3f8}-\u{1f43e}\u{1f440}\u{1f442}-\u{1f4fc}\u{1f4ff}-\u{1f53d}` +
+    String.raw`\u{1f54b}-\u{1f54e}\u{1f550}-\u{1f567}\u{1f57a}\u{1f595}-\u{1f596}\u{1f5a4}` +
+    String.raw`\u{1f5fb}-\u{1f64f}\u{1f680}-\u{1f6c5}\u{1f6cc}\u{1f6d0}-\u{1f6d2}` +
+    String.raw`\u{1f6d5}-\u{1f6df}\u{1f6eb}-\u{1f6ec}\u{1f6f4}-\u{1f6fc}\u{1f7e0}-\u{1f7f0}` +
+    String.raw`\u{1f90c}-\u{1f93a}\u{1f93c}-\u{1f945}\u{1f947}-\u{1f9ff}\u{1fa70}-\u{1faff}` +
+    String.raw`\u{20000}-\u{3fffd}` +
+    "]$",
+  "u",
+);
+const EMOJI = /^\p{Emoji_Presentation}$/u;
+const REGIONAL = /^\p{Regional_Indicator}$/u;
 
 /**
- * A colour, to tell two apart: one of the first 16 as its index (the terminal's to choose, as
- * is the default, null: two of them are one colour only when they are the same index), every
- * other as its red, green and blue (the 256-colour palette's other 240 are fixed).
+ * A colour, to tell two apart: one of the first 16 as its index (the terminal's to choose: see
+ * {@link sameColour}), the default as null (the terminal's own: a cell in it shows), every other
+ * as its red, green and blue (the 256-colour palette's other 240 are fixed).
  */
-type Colour = number | readonly [number, number, number] | null;
+type Colour = number | Rgb | null;
+
+/** A colour's red, green and blue. */
+type Rgb = readonly [number, number, number];
 
 /** The red, green and blue of an index from 16 on of the 256-colour palette (xterm's). */
-function paletteRgb(index: number): readonly [number, number, number] {
+function paletteRgb(index: number): Rgb {
   if (index >= 232) {
     const grey = 8 + 10 * (index - 232);
     return [grey, grey, grey];
@@ -55,16 +104,102 @@ function indexed(index: number): Colour {
   return index < 16 ? index : paletteRgb(index);
 }
 
+/** The first 16 colours as xterm draws them by default (see {@link sameColour}). */
+const XTERM_16: readonly Rgb[] = (
+  "000000 cd0000 00cd00 cdcd00 0000ee cd00cd 00cdcd e5e5e5 " +
+  "7f7f7f ff0000 00ff00 ffff00 5c5cff ff00ff 00ffff ffffff"
+).split(" ").map((hex) => {
+  const v = parseInt(hex, 16);
+  return [v >> 16, (v >> 8) & 0xff, v & 0xff] as const;
+});
+
 /**
- * Whether two colours look the same: the same index of the first 16, or red, green and blue
- * each within 8 of the other's (a difference no one reads text by). A true colour is compared
- * as it is, not as tmux would give it to a terminal of 256 colours: a terminal that takes true
- * colours shows two that differ more, and text drawn in them is read.
+ * Text no one reads on its background, though the two differ: their contrast (WCAG 2's ratio of
+ * relative luminances, 1 for one colour, 21 for black on white) below 1.5, their hues alike
+ * ({@link CHROMA_APART}). WCAG asks 4.5 of text, 3 of large text; below 1.5 text is a ghost a
+ * person glancing at the pane does not see (#121212 on #1c1c1c is 1.10, black on #121212 1.12,
+ * #2a2a2a on black 1.46), while the faintest text programs and themes mean to be read stays
+ * above it: #444 on black 2.2, a line number 239 on 235 (#4e4e4e on #262626) 1.8, Nord's
+ * comments (#4c566a on #2e3440) 1.7, #3a3a3a on #121212 1.6.
+ */
+const FAINT = 1.5;
+/**
+ * How far apart (in OKLab's a and b, the perceived hue and chroma) two colours of about one
+ * brightness are read apart by their hues: pure red on a grey as bright is 0.26 apart and read;
+ * #200000 on black 0.06, a red too dark to tell from black.
+ */
+const CHROMA_APART = 0.1;
+
+/**
+ * Whether text in colour `a` on `b` cannot be read: too little contrast ({@link FAINT}) and
+ * alike in hue. Two of the first 16 are the terminal's to choose, and a theme may set any two
+ * apart or near: one colour only when they are the same index. One of them beside a fixed
+ * colour is taken as xterm draws it ({@link XTERM_16}), with the same threshold: the default
+ * palettes of other terminals put black and white near xterm's (black #0c0c0c in Windows
+ * Terminal, #171421 in GNOME Terminal, #2e3436 in Tango; bright white #f2f2f2, #ffffff,
+ * #eeeeec), and move a contrast to either side of xterm's by less than the margin between faint
+ * and read (black on #262626: 1.39 in xterm, 1.29, 1.20, 1.20 in those; on black 1.00, 1.07,
+ * 1.16, and Tango's 1.66, a faint grey). A tighter threshold for them would let through text
+ * faint in every one of those palettes; a user's own theme may differ more, and what it draws
+ * readably then reads as blanks. A true colour is compared as it is, not as tmux would give
+ * it to a terminal of 256 colours: a terminal that takes true colours shows two that differ
+ * more.
  */
 function sameColour(a: Colour, b: Colour): boolean {
   if (a === null || b === null) return false;
-  if (typeof a === "number" || typeof b === "number") return a === b;
-  return a.every((v, i) => Math.abs(v - b[i]) <= 8);
+  if (typeof a === "number" && typeof b === "number") return a === b;
+  const x = typeof a === "number" ? XTERM_16[a] : a;
+  const y = typeof b === "number" ? XTERM_16[b] : b;
+  const key = (((x[0] << 16) | (x[1] << 8) | x[2]) * 0x1000000) +
+    ((y[0] << 16) | (y[1] << 8) | y[2]);
+  let same = JUDGED.get(key);
+  if (same === undefined) {
+    same = contrast(x, y) < FAINT && chromaDistance(x, y) < CHROMA_APART;
+    if (JUDGED.size >= JUDGED_KEPT) JUDGED.clear();
+    JUDGED.set(key, same);
+  }
+  return same;
+}
+
+/**
+ * Pairs of colours judged (text's and background's, 24 bits each), and whether they are one
+ * to a person: a program may change colours on every character it prints.
+ */
+const JUDGED = new Map<number, boolean>();
+/** Pairs kept in {@link JUDGED} (beyond it the map starts again). */
+const JUDGED_KEPT = 4_096;
+
+/** Each value of a channel (0-255) in linear light: sRGB's transfer undone. */
+const LINEAR = Array.from({ length: 256 }, (_, v) => {
+  const c = v / 255;
+  return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+});
+
+/** WCAG 2's contrast ratio of two colours, from 1 (one luminance) to 21 (black and white). */
+function contrast(x: Rgb, y: Rgb): number {
+  const [lx, ly] = [x, y].map(([r, g, b]) =>
+    0.2126 * LINEAR[r] + 0.7152 * LINEAR[g] + 0.0722 * LINEAR[b]
+  );
+  return (Math.max(lx, ly) + 0.05) / (Math.min(lx, ly) + 0.05);
+}
+
+/** How far apart two colours' hues and chroma are: the distance of their OKLab a and b. */
+function chromaDistance(x: Rgb, y: Rgb): number {
+  const [ax, bx] = opponent(x);
+  const [ay, by] = opponent(y);
+  return Math.hypot(ax - ay, bx - by);
+}
+
+/** A colour's OKLab a (green to red) and b (blue to yellow), Björn Ottosson's. */
+function opponent([r, g, b]: Rgb): [number, number] {
+  const [lr, lg, lb] = [LINEAR[r], LINEAR[g], LINEAR[b]];
+  const l = Math.cbrt(0.4122214708 * lr + 0.5363325363 * lg + 0.0514459929 * lb);
+  const m = Math.cbrt(0.2119034982 * lr + 0.6806995451 * lg + 0.1073969566 * lb);
+  const s = Math.cbrt(0.0883024619 * lr + 0.2817188376 * lg + 0.6299787005 * lb);
+  return [
+    1.9779984951 * l - 2.428592205 * m + 0.4505937099 * s,
+    0.0259040371 * l + 0.7827717662 * m - 0.808675766 * s,
+  ];
 }
 
 /** The first eight colours' names, as tmux writes them (`red`, `brightred`). */
@@ -145,6 +280,11 @@ export class Attributes {
   bg: Colour = null;
   /** The pane's own default colours (see {@link PaneColours}), where a cell has none. */
   readonly #defaults: PaneColours;
+  /**
+   * The colours {@link unseen} judged last, and its answer: the output stream's reading asks
+   * for every byte, and a colour stays the same object until an SGR sets one again.
+   */
+  #judged: { fg: Colour; bg: Colour; unseen: boolean } | null = null;
 
   constructor(defaults: PaneColours = TERMINAL_COLOURS) {
     this.#defaults = defaults;
@@ -308,8 +448,8 @@ export class Attributes {
   }
 
   /**
-   * Whether a cell's character does not show: hidden, or drawn in its background's own colour
-   * (the cell's, else the pane's). Bold in one of the first eight colours is drawn as its
+   * Whether a cell's character does not show: hidden, or drawn in a colour too near its
+   * background's to be read (the cell's colours, else the pane's: see {@link sameColour}). Bold in one of the first eight colours is drawn as its
    * bright one (as terminals draw it: `ESC [ 1;30;40 m` is grey on black). The terminal's own
    * default is its to choose: a cell in it counts as shown.
    */
@@ -317,7 +457,11 @@ export class Attributes {
     if (this.hidden) return true;
     const fg = this.fg ?? this.#defaults.fg;
     const drawn = this.bold && typeof fg === "number" && fg < 8 ? fg + 8 : fg;
-    return sameColour(drawn, this.bg ?? this.#defaults.bg);
+    const bg = this.bg ?? this.#defaults.bg;
+    const last = this.#judged;
+    if (last !== null && last.fg === drawn && last.bg === bg) return last.unseen;
+    this.#judged = { fg: drawn, bg, unseen: sameColour(drawn, bg) };
+    return this.#judged.unseen;
   }
 }
 

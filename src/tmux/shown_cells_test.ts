@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { prng, type Rand } from "../../tests/helpers/prng.ts";
 import { attachRecorded, TestTmux, waitFor } from "../../tests/helpers/tmux.ts";
-import { Attributes, ShownCells, shownStart } from "./shown_cells.ts";
+import { Attributes, blankWidth, paneColours, ShownCells, shownStart } from "./shown_cells.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -215,4 +215,77 @@ Deno.test("shownStart: the start of a shown row spanning a printed start's colum
   assert.equal(shownStart("┌─┐ ok", "lqk"), "┌─┐");
   assert.equal(shownStart("abc", ""), "");
   assert.equal(shownStart("ab", "abcd"), "ab");
+});
+
+Deno.test("Attributes: text too near its background's brightness to be read is unseen; dim text a person reads shows", () => {
+  const unseen = (params: string, defaults?: string) => {
+    const a = new Attributes(defaults === undefined ? undefined : paneColours(defaults));
+    a.apply(params);
+    return a.unseen;
+  };
+  // Each as tmux gives it to a person's 256-colour terminal, with the contrast a person gets.
+  for (
+    const params of [
+      "38;2;16;16;16;48;2;26;26;26", // 233 on 234: #121212 on #1c1c1c, 1.10
+      "38;2;16;16;16;48;2;24;24;24", // 1.08
+      "38;5;16;48;5;233", // #000 on #121212, 1.12
+      "38;5;235;48;5;233", // #262626 on #121212, 1.24
+      "97;48;2;255;255;255", // bright white on white (97 on 231)
+      "30;48;5;16", // black on black
+      "1;30;48;2;127;127;127", // bold black, drawn bright black (#7f7f7f), on it
+      "37;48;5;254", // white (#e5e5e5) on #e4e4e4
+      "38;2;32;0;0;48;5;16", // a red too dark to tell from black
+      "30;48;5;235", // black on #262626: 1.39 in xterm's black, 1.2-1.3 in other palettes'
+    ]
+  ) assert.equal(unseen(params), true, params);
+  for (
+    const params of [
+      "38;2;68;68;68;48;2;0;0;0", // #444 on black, 2.2: dim, read
+      "38;2;76;86;106;48;2;46;52;64", // Nord's comments, 1.7
+      "38;5;239;48;5;235", // a line number: #4e4e4e on #262626, 1.8
+      "38;5;237;48;5;233", // #3a3a3a on #121212, 1.6
+      "38;2;255;0;0;48;2;128;128;128", // red on grey: as bright, and read by its hue
+      "38;5;46;48;5;51", // green on cyan
+      "30;48;5;237", // black on #3a3a3a, 1.85
+      "37;107", // white on bright white: two of the terminal's, apart in every palette
+      "90;40", // bright black on black
+      "38;2;0;0;0", // on the terminal's default background: its own to choose
+      "38;5;16;49",
+    ]
+  ) assert.equal(unseen(params), false, params);
+  // The pane's own colours count as the cell's.
+  assert.equal(unseen("", "#121212,#1c1c1c"), true);
+  assert.equal(unseen("", "colour16,black"), true);
+  assert.equal(unseen("", "#444444,#000000"), false);
+});
+
+Deno.test("blankWidth: a hidden character leaves the columns tmux (3.3a, glibc's wcwidth) gives it", () => {
+  const widths: [number, number][] = [
+    // Prepended concatenation marks: format characters that take a column of their own.
+    ...[0x600, 0x605, 0x6dd, 0x70f, 0x890, 0x891, 0x8e2, 0x110bd, 0x110cd].map((cp) =>
+      [cp, 1] as [number, number]
+    ),
+    // Wide: East Asian wide and full-width, emoji presented as emoji.
+    ...[0x231a, 0x2614, 0x26a1, 0x1f004, 0x1f680, 0x1fa70, 0x1f90c, 0x4e00, 0x20000, 0x30000]
+      .map((cp) => [cp, 2] as [number, number]),
+    // Emoji presented as text, one column: 🌡, ☀, ✈.
+    [0x1f321, 1],
+    [0x2600, 1],
+    [0x2708, 1],
+    // None: combining marks, the medial and final Hangul jamo, zero-width formats.
+    ...[0x301, 0x1160, 0x11ff, 0xd7b0, 0x200b, 0xfe0f, 0x3099, 0x302a, 0xe0001, 0xe0100].map((
+      cp,
+    ) => [cp, 0] as [number, number]),
+    // Private use; and one no table names, given a column rather than none.
+    [0xe000, 1],
+    [0x378, 1],
+  ];
+  for (const [cp, width] of widths) {
+    assert.equal(blankWidth(cp), width, `U+${cp.toString(16).toUpperCase()}`);
+  }
+  // Words a hidden character stands between stay apart, by as many columns as tmux gives it.
+  assert.equal(
+    shown("All 112 tests pass\x1b[8m\u0600\x1b[28med\nab\x1b[8m\u231a\x1b[28mcd", true),
+    "All 112 tests pass ed\nab  cd",
+  );
 });

@@ -230,3 +230,23 @@ Deno.test("TerminalText: a string tmux gives up on after 5 s resets the attribut
   t.push(bytes("A\x1b[31;41m\x1b(0\x1b]0;open"), 0);
   assert.deepEqual(t.push(bytes("RED q\r\n"), 6_000), ["ARED q"]);
 });
+
+Deno.test("TerminalText: text too faint to read is blanks, and a hidden character leaves the columns tmux gives it", () => {
+  const t = new TerminalText();
+  const stream = "L1 \x1b[38;2;16;16;16;48;2;26;26;26mSECRET\x1b[0m|\r\n" +
+    "L2 \x1b[97;48;2;255;255;255mSECRET\x1b[0m|\x1b[30;48;5;16mSECRET\x1b[0m|\r\n" +
+    "L3 \x1b[38;5;16;48;5;233mSECRET\x1b[0m|\x1b[38;2;68;68;68;48;2;0;0;0mdim\x1b[0m\r\n" +
+    "All 112 tests pass\x1b[8m\u0600\x1b[28med\r\n" +
+    "ab" +
+    ["\u231a", "\u{1f680}", "\u{1f321}", "\u1160"].map((c) => `\x1b[8m${c}\x1b[28m`).join("|") +
+    "cd\r\n";
+  const lines: string[] = [];
+  for (const piece of bytes(stream)) lines.push(...t.push(Uint8Array.of(piece)));
+  assert.deepEqual(lines, [
+    "L1       |",
+    "L2       |      |",
+    "L3       |dim",
+    "All 112 tests pass ed",
+    "ab  |  | |cd",
+  ]);
+});
