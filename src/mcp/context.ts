@@ -36,7 +36,7 @@ import {
   takePanePlaces,
   takeProcessInfo,
 } from "../tmux/pane_reads.ts";
-import { describeSocket, ToolFailure } from "./errors.ts";
+import { describeSocket, noteTmuxEnv, ToolFailure } from "./errors.ts";
 import { type LogFn, stderrLog } from "./call_log.ts";
 import { callerFormatOn, callerOn } from "./caller_on_host.ts";
 import { lookupPane, lookupSession, lookupWindow, requireRunning } from "./target_lookup.ts";
@@ -136,6 +136,8 @@ export class TmuxContext {
     this.runner = runner;
     this.config = config;
     this.host = host;
+    // A failure given only the address (failureText) names the server TMUX names, as this does.
+    noteTmuxEnv(config.address, config.callerEnv.tmux);
     this.address = host !== undefined ? { host, ...(socketName && { socketName }) } : socketName &&
         !namesSameSocket(runner, config.address, config.callerEnv.tmux, socketName)
       ? { socketName }
@@ -291,9 +293,12 @@ export class TmuxContext {
     return snapshot;
   }
 
-  /** Human name of the socket, for messages. */
+  /**
+   * Human name of the socket, for messages: the server tmux reaches, which without `-L` or
+   * `-S` is the one `TMUX` names when set, by its path (describeSocket).
+   */
   get socketLabel(): string {
-    return describeSocket(this.address);
+    return describeSocket(this.address, this.config.callerEnv.tmux);
   }
 
   /**

@@ -8,7 +8,8 @@
 import { RETRY_WILL_NOT_HELP } from "../tmux/ssh_unreachable.ts";
 import { SessionRefused } from "../tmux/ssh_sessions.ts";
 import { OWED_NOTICE_REFUSAL } from "../tmux/owed_notices.ts";
-import { NulArgument, TmuxError } from "../tmux/tmux_error.ts";
+import { noServerCause, NulArgument, TmuxError } from "../tmux/tmux_error.ts";
+import { tmuxSocketPath } from "../tmux/which_server.ts";
 import { AliasShadow } from "../tmux/command_aliases.ts";
 import { byteLength, codePointEnd, jsonStringBytes, startUnits } from "./bounds.ts";
 import { escapeSeparatorsAndBidi } from "./render.ts";
@@ -26,14 +27,116 @@ export class ToolFailure extends Error {
   }
 }
 
-/** Describes a server address for messages. */
+/** A server's address as a failure names it (a call's, or the configured one). */
+type Socket = { socketName?: string; socketPath?: string; host?: string };
+
+/**
+ * The `TMUX` the configured address was started with (`callerEnv.tmux`), noted by the context
+ * that uses it ({@link noteTmuxEnv}): without `-L` or `-S`, tmux reaches the server `TMUX`
+ * names, and a failure given only the address (registry.ts, prompts.ts...) must still name
+ * that server.
+ */
+const tmuxEnvs = new WeakMap<object, string | undefined>();
+
+/**
+ * Notes the `TMUX` the tmux children of `address` inherit, for {@link describeSocket} and
+ * {@link failureText} given that same address object.
+ */
+export function noteTmuxEnv(address: Socket, tmuxEnv: string | undefined): void {
+  if (tmuxEnvs.get(address) !== tmuxEnv) tmuxEnvs.set(address, tmuxEnv);
+}
+
+/**
+ * Describes a server address for messages: the server tmux reaches with it. Without `-L` or
+ * `-S` that is the one `tmuxEnv` (`TMUX`) names when set, by its socket path: "the default
+ * socket" there sent a reader to `socket_name` "default", another server (which_server.ts).
+ * `tmuxEnv` defaults to the one noted for `socket` ({@link noteTmuxEnv}).
+ */
 export function describeSocket(
-  socket: { socketName?: string; socketPath?: string; host?: string },
+  socket: Socket,
+  tmuxEnv: string | undefined = tmuxEnvs.get(socket),
 ): string {
   const on = socket.host !== undefined ? ` on host ${JSON.stringify(socket.host)}` : "";
   if (socket.socketPath) return `socket path ${socket.socketPath}${on}`;
   if (socket.socketName) return `socket "${socket.socketName}"${on}`;
+  const fromTmux = socket.host === undefined ? tmuxSocketPath(tmuxEnv) : null;
+  if (fromTmux !== null) return `socket path ${fromTmux} (the one TMUX names)`;
   return `the default socket${on}`;
+}
+
+/**
+ * The socket path a person gave this server, and where they gave it: `--socket-path` or
+ * `TMUX_MCP_SOCKET_PATH`, or, with neither `-L` nor `-S`, the one `TMUX` names. Null for a
+ * socket name (and tmux's default), whose socket is in tmux's own folder: a socket left there
+ * by a server that ended is tmux's to replace.
+ */
+export function configuredPath(
+  socket: Socket,
+  tmuxEnv: string | undefined = tmuxEnvs.get(socket),
+): { path: string; by: "flag" | "TMUX" } | null {
+  if (socket.socketPath) return { path: socket.socketPath, by: "flag" };
+  if (socket.socketName || socket.host !== undefined) return null;
+  const fromTmux = tmuxSocketPath(tmuxEnv);
+  return fromTmux === null ? null : { path: fromTmux, by: "TMUX" };
+}
+
+/**
+ * The configured socket paths (with their host) where a server answered create_session in this
+ * process ({@link noteServerMet}). tmux 3.3a leaves its socket behind whenever its server ends
+ * (kill-server, its last session closed), so what refuses connections there afterwards is that
+ * socket, not a person's file: tmux may replace it ({@link metServerAt}).
+ */
+const serversMet = new Set<string>();
+
+/** The key of {@link serversMet} for a configured path. */
+function metKey(socket: Socket, path: string): string {
+  return `${socket.host ?? ""}\n${path}`;
+}
+
+/** Notes that a server answered at `socket`'s configured path ({@link configuredPath}), if any. */
+export function noteServerMet(socket: Socket, tmuxEnv?: string): void {
+  const at = configuredPath(socket, tmuxEnv ?? tmuxEnvs.get(socket));
+  if (at !== null) serversMet.add(metKey(socket, at.path));
+}
+
+/**
+ * Whether a server answered at `at` ({@link configuredPath} of `socket`) earlier in this
+ * process ({@link noteServerMet}): what refuses connections there now is its socket.
+ */
+export function metServerAt(socket: Socket, at: { path: string }): boolean {
+  return serversMet.has(metKey(socket, at.path));
+}
+
+/** `path` as one word of a POSIX shell's command line. */
+function shellWord(path: string): string {
+  return `'${path.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The refusal for a configured socket path ({@link configuredPath}) where something is but no
+ * server answers (tmux's connect was refused, {@link noServerCause}): a socket a server left
+ * when it ended, or no socket at all. tmux deletes whatever the path names to start a server
+ * there, and this server cannot look at the path to tell a stale socket from a person's file
+ * (it may run tmux and ssh, nothing else): so nothing starts a server there, and the hint
+ * says how to remove the path only if it is a socket, or to fix the configuration.
+ */
+export function occupiedSocket(
+  socket: Socket,
+  at: { path: string; by: "flag" | "TMUX" },
+): ToolFailure {
+  const word = shellWord(at.path);
+  const fix = at.by === "flag"
+    ? "if it is not, the configured path is wrong: fix --socket-path (or TMUX_MCP_SOCKET_PATH) " +
+      "where the MCP client starts this server, rather than deleting what is there."
+    : "if it is not, TMUX (the environment this server was started in) names no tmux server: " +
+      "start this server with --socket or --socket-path, rather than deleting what is there.";
+  return new ToolFailure(
+    `No tmux server answers on ${describeSocket(socket)}, but something is there: a socket a ` +
+      "server left when it ended (tmux leaves it behind), or not a socket at all (a file, a FIFO, " +
+      "a directory). create_session does not start a server there: tmux would delete it first.",
+    `If it is a socket, remove it (test -S ${word} && rm ${word}) and call create_session ` +
+      `again; ${fix}`,
+  );
 }
 
 /**
@@ -42,7 +145,7 @@ export function describeSocket(
  */
 export function failureText(
   error: unknown,
-  socket: { socketName?: string; socketPath?: string; host?: string },
+  socket: Socket,
   during?: DuringCall,
 ): string {
   if (during?.answered && (error instanceof NoServer || isNoServer(error))) {
@@ -89,14 +192,22 @@ export interface DuringCall {
   readonly changes: boolean;
 }
 
-function describeFailure(
-  error: unknown,
-  socket: { socketName?: string; socketPath?: string; host?: string },
-): string {
+function describeFailure(error: unknown, socket: Socket): string {
   if (error instanceof TmuxError) {
     switch (error.kind) {
-      case "no-server":
-        return `No tmux server is running on ${describeSocket(socket)}. ${NO_SERVER_HINT}`;
+      case "no-server": {
+        const at = configuredPath(socket);
+        if (noServerCause(error) !== "refused") {
+          return `No tmux server is running on ${describeSocket(socket)}. ${NO_SERVER_HINT}`;
+        }
+        // Something at a path the person gave, which create_session will not delete.
+        if (at !== null && !metServerAt(socket, at)) {
+          const occupied = occupiedSocket(socket, at);
+          return `${occupied.message} ${occupied.hint}`;
+        }
+        return `No tmux server is running on ${describeSocket(socket)} (the socket of one ` +
+          `that ended is still there; tmux replaces it). ${NO_SERVER_HINT}`;
+      }
       case "no-target":
         return `tmux could not find the target: ${error.message}. ` +
           `list_panes, list_windows and list_sessions list what exists.`;
@@ -125,6 +236,21 @@ function describeFailure(
             "than the system allows for a socket (about 100 bytes with its folder). Use a " +
             "shorter socket_name, or a shorter path (for the server this MCP server was " +
             "started for: its --socket or --socket-path, set where the MCP client starts it).";
+        }
+        {
+          // A path tmux cannot connect to nor start a server at: a directory, a folder that
+          // is a file, one this user may not enter. Left to tmux's words it named no fix.
+          const refused = /^error connecting to .* \(([^()]*)\)$/.exec(error.message);
+          if (refused) {
+            const at = configuredPath(socket);
+            return `tmux could not reach ${describeSocket(socket)} (${refused[1]}); nothing was ` +
+              "done. " + (at === null
+                ? "tmux's socket folder (in TMUX_TMPDIR, else /tmp) may not be this user's."
+                : `The path must name a tmux server's socket, or nothing yet in a folder this ` +
+                  `user may write: fix ${
+                    at.by === "flag" ? "--socket-path (or TMUX_MCP_SOCKET_PATH)" : "TMUX"
+                  } where the MCP client starts this server.`);
+          }
         }
         if (/^access not allowed/.test(error.message)) {
           // tmux 3.3+ serves only its owner (and root) unless `server-access` allows more.

@@ -2,11 +2,15 @@ import assert from "node:assert/strict";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { jsonStringBytes } from "./bounds.ts";
 import {
+  configuredPath,
+  describeSocket,
   errorStart,
   failureText,
   MAX_FAILURE_BYTES,
   nameList,
   NoServer,
+  noteServerMet,
+  noteTmuxEnv,
   shownFailure,
   ToolFailure,
   visible,
@@ -148,7 +152,11 @@ Deno.test("a server that answered the call and then was gone went away during it
     assert.doesNotMatch(read, /what the call had done/, "a read changed nothing");
     // Never answered: no server was there to go away.
     const never = failureText(error, socket, { answered: false, answeredPid: null, changes: true });
-    assert.match(never, /^No tmux server is running on socket "s"\. create_session starts one/);
+    // (tmux's "no server running" is a refused connection: the socket of one that ended.)
+    assert.match(
+      never,
+      /^No tmux server is running on socket "s"( \(the socket of one that ended is still there; tmux replaces it\))?\. create_session starts one/,
+    );
     assert.equal(never, failureText(error, socket));
   }
   // Any other failure reads as it always did.
@@ -166,4 +174,63 @@ Deno.test("failureText: a host that did not answer ends its reason with a full s
     assert.match(text, /[.!?] Other hosts and this machine are unaffected/);
     assert.doesNotMatch(text, /\.\. Other/);
   }
+});
+
+Deno.test("describeSocket: without -L or -S, the server TMUX names, by its path", () => {
+  const tmux = "/tmp/agent/sock,4242,0";
+  assert.equal(describeSocket({}, tmux), "socket path /tmp/agent/sock (the one TMUX names)");
+  assert.equal(describeSocket({}, undefined), "the default socket");
+  assert.equal(describeSocket({ socketName: "w" }, tmux), 'socket "w"');
+  assert.equal(describeSocket({ socketPath: "/s" }, tmux), "socket path /s");
+  // On a host, TMUX (this machine's) names nothing.
+  assert.equal(describeSocket({ host: "h" }, tmux), 'the default socket on host "h"');
+  // A failure given only the configured address names the server TMUX names too.
+  const address = {};
+  noteTmuxEnv(address, tmux);
+  const text = failureText(new TmuxError("no-server", "error connecting to x"), address);
+  assert.doesNotMatch(text, /default socket/);
+  assert.match(text, /^No tmux server is running on socket path \/tmp\/agent\/sock /);
+});
+
+Deno.test("configuredPath: --socket-path and TMUX's path are the person's; socket names are tmux's", () => {
+  assert.deepEqual(configuredPath({ socketPath: "/p" }, "/t,1,0"), { path: "/p", by: "flag" });
+  assert.deepEqual(configuredPath({}, "/t,1,0"), { path: "/t", by: "TMUX" });
+  assert.equal(configuredPath({}, undefined), null);
+  assert.equal(configuredPath({ socketName: "w" }, "/t,1,0"), null);
+  assert.equal(configuredPath({ host: "h" }, "/t,1,0"), null);
+});
+
+Deno.test("failureText: a configured path that refuses connections is not said to be free for create_session", () => {
+  const refused = new TmuxError(
+    "no-server",
+    "no server running on /tmp/it's",
+    "no server running on /tmp/it's",
+  );
+  const text = failureText(refused, { socketPath: "/tmp/it's" });
+  assert.match(text, /No tmux server answers on socket path \/tmp\/it's, but something is there/);
+  assert.doesNotMatch(text, /create_session starts one/);
+  // The removal it suggests takes a socket only, the path quoted for the shell.
+  assert.ok(text.includes(`test -S '/tmp/it'\\''s' && rm '/tmp/it'\\''s'`), text);
+  // A socket name's socket is tmux's to replace: create_session still starts one there.
+  assert.match(failureText(refused, { socketName: "w" }), /create_session starts one/);
+  // A path where this process met a server: what refuses is the socket it left.
+  noteServerMet({ socketPath: "/tmp/met" });
+  const left = failureText(refused, { socketPath: "/tmp/met" });
+  assert.match(left, /^No tmux server is running on socket path \/tmp\/met \(the socket of one/);
+  assert.match(left, /create_session starts one/);
+  // Nothing there: create_session starts one.
+  const absent = new TmuxError("no-server", "error connecting to /p (No such file or directory)");
+  assert.match(failureText(absent, { socketPath: "/p" }), /create_session starts one/);
+});
+
+Deno.test("failureText: a path tmux can neither reach nor start a server at says to fix it", () => {
+  const text = failureText(
+    new TmuxError("failed", "error connecting to /tmp/d (Is a directory)"),
+    { socketPath: "/tmp/d" },
+  );
+  assert.match(
+    text,
+    /^tmux could not reach socket path \/tmp\/d \(Is a directory\); nothing was done/,
+  );
+  assert.match(text, /fix --socket-path/);
 });

@@ -102,6 +102,28 @@ export function statusOf(code: number, stderr: string): number {
   return code === 0 && accessDenied(stderr) ? 1 : code;
 }
 
+/**
+ * What a `no-server` failure says was at the socket's path, as tmux's words tell it (the MCP
+ * server may run tmux and ssh, nothing else, so it cannot look):
+ * - "refused": something is there that no server answers on, a socket a server left when it
+ *   ended (killed, crashed) or no socket at all (a file, a FIFO, a directory). tmux 3.3a says
+ *   `no server running on PATH` for that (connect's ECONNREFUSED), and a tmux that starts a
+ *   server there deletes what the path names first.
+ * - "absent": nothing is there (`error connecting to PATH (No such file or directory)`).
+ * - "lost": a server answered and then went (`server exited unexpectedly`, `lost server`).
+ *
+ * Null for any other error.
+ */
+export function noServerCause(error: unknown): "refused" | "absent" | "lost" | null {
+  if (!(error instanceof TmuxError) || error.kind !== "no-server") return null;
+  const said = error.stderr || error.message;
+  if (/^no server running on |^error connecting to .*\(Connection refused\)/m.test(said)) {
+    return "refused";
+  }
+  if (/^error connecting to .*\(No such file or directory\)/m.test(said)) return "absent";
+  return "lost";
+}
+
 /** Sorts a failed call's stderr into a {@link TmuxErrorKind}. Exported for tests. */
 export function classifyStderr(stderr: string): TmuxErrorKind {
   if (NO_SERVER_PATTERNS.some((p) => p.test(stderr))) return "no-server";

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import {
   classifyStderr,
+  failureOf,
   judgeResult,
+  noServerCause,
   notInstalled,
   NulArgument,
   refuseNul,
@@ -55,4 +57,16 @@ Deno.test("notInstalled: a NUL in a child's arguments or environment is no missi
   assert.equal(notInstalled("tmux", new Deno.errors.NotFound("x")).kind, "not-installed");
   assert.throws(() => refuseNul(["set-option", "@x", "a\0"]), NulArgument);
   refuseNul(["set-option", "@x", "a"]);
+});
+
+Deno.test("noServerCause tells something refusing at the path from nothing there, by tmux's words", () => {
+  const said = (stderr: string) => noServerCause(failureOf({ code: 1, stderr }));
+  // tmux 3.3a's words for ECONNREFUSED: a socket left behind, a file, a FIFO, a directory.
+  assert.equal(said("no server running on /tmp/x/notasocket.txt"), "refused");
+  assert.equal(said("error connecting to /tmp/x/s (Connection refused)"), "refused");
+  assert.equal(said("error connecting to /tmp/x/s (No such file or directory)"), "absent");
+  assert.equal(said("server exited unexpectedly"), "lost");
+  assert.equal(said("lost server"), "lost");
+  assert.equal(said("error connecting to /tmp/x/d (Is a directory)"), null);
+  assert.equal(noServerCause(new Error("no server running on /x")), null);
 });

@@ -16,8 +16,14 @@
 import { z } from "zod";
 import type { ActCheck } from "../mcp/act_step.ts";
 import type { TmuxContext } from "../mcp/context.ts";
-import { ToolFailure } from "../mcp/errors.ts";
-import { TmuxError } from "../tmux/tmux_error.ts";
+import {
+  configuredPath,
+  metServerAt,
+  noteServerMet,
+  occupiedSocket,
+  ToolFailure,
+} from "../mcp/errors.ts";
+import { noServerCause, TmuxError } from "../tmux/tmux_error.ts";
 import { SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import { shownToPerson } from "./placement.ts";
 import type { ToolRegistry } from "../mcp/registry.ts";
@@ -179,6 +185,28 @@ function serverEnded(ctx: TmuxContext, error: TmuxError): ToolFailure {
   );
 }
 
+/**
+ * Refuses to start a server at a configured socket path (--socket-path, TMUX_MCP_SOCKET_PATH,
+ * or the one TMUX names) where something is that no server answers on: tmux deletes whatever
+ * the path names before it starts a server there, and a person's file at a mistyped
+ * --socket-path would go with it (errors.ts, occupiedSocket). This server cannot look at the
+ * path; a read that starts no server, made only when the snapshot found none, tells "refused"
+ * from "nothing there" by tmux's words (noServerCause). Any other answer leaves the creation
+ * to meet what it meets. Not refused: a path where this process met a server before
+ * (noteServerMet: tmux leaves its socket behind when its server ends); a socket name's
+ * socket, in tmux's own folder, where a socket left by a server that ended is tmux's to
+ * replace, as tmux itself does.
+ */
+async function refuseOccupied(ctx: TmuxContext): Promise<void> {
+  const at = configuredPath(ctx.address, ctx.config.callerEnv.tmux);
+  if (at === null || metServerAt(ctx.address, at)) return;
+  try {
+    await ctx.read(["list-sessions", "-F", ""]);
+  } catch (error) {
+    if (noServerCause(error) === "refused") throw occupiedSocket(ctx.address, at);
+  }
+}
+
 const createSession = defineTool({
   name: "create_session",
   title: "Create session",
@@ -215,6 +243,8 @@ const createSession = defineTool({
         "Choose another name, or use create_window to add a window to it.",
       );
     }
+    if (snapshot.running) noteServerMet(ctx.address, ctx.config.callerEnv.tmux);
+    else await refuseOccupied(ctx);
     const options = snapshot.running ? await creationOptions(ctx) : null;
     if (options && endsDetached(options.destroyUnattached, snapshot.sessions.length)) {
       throw new ToolFailure(
@@ -252,6 +282,7 @@ const createSession = defineTool({
         ? serverEnded(ctx, error)
         : error;
     });
+    noteServerMet(ctx.address, ctx.config.callerEnv.tmux);
     const started = await startedIn(ctx, paneId, args.startDirectory, ["#{session_name}"]);
     const { cwd, notes } = started;
     noteShell(started, args.command, shell);
