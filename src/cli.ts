@@ -274,6 +274,24 @@ export function parseCli(
         throw source === "--toolsets" ? flagError(message) : envError(source, message);
       }
     }
+    // The variable narrows what exists as TMUX_MCP_READ_ONLY does: a flag may narrow it further,
+    // never bring back without a word a toolset it kept out.
+    const fromEnv = v.toolsets !== undefined ? nonEmpty(env("TMUX_MCP_TOOLSETS")) : undefined;
+    if (fromEnv !== undefined) {
+      let kept: readonly Toolset[] = [];
+      try {
+        kept = parseToolsets(fromEnv);
+      } catch {
+        // A variable the flag replaces is not read for its own sake: only what it keeps out.
+      }
+      const added = toolsets.filter((t) => !kept.includes(t));
+      if (added.length > 0) {
+        throw envError(
+          "TMUX_MCP_TOOLSETS",
+          `--toolsets adds ${added.join(", ")} to what TMUX_MCP_TOOLSETS allows; give one.`,
+        );
+      }
+    }
   }
   const allowAttendedInput = v["allow-attended-input"] === true ||
     envSwitch(env, "TMUX_MCP_ALLOW_ATTENDED_INPUT");

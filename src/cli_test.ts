@@ -50,7 +50,7 @@ Deno.test("--help and --version win over everything else", () => {
 });
 
 Deno.test("a flag wins over its environment variable", () => {
-  const env = envOf({ TMUX_MCP_SOCKET: "fromenv", TMUX_MCP_TOOLSETS: "inspect" });
+  const env = envOf({ TMUX_MCP_SOCKET: "fromenv", TMUX_MCP_TOOLSETS: "inspect,manage,teardown" });
   const cmd = parseCli(["--socket", "fromflag", "--toolsets", "teardown,inspect"], env);
   assert.equal(cmd.kind, "serve");
   if (cmd.kind !== "serve") return;
@@ -58,7 +58,9 @@ Deno.test("a flag wins over its environment variable", () => {
   assert.deepEqual(cmd.options.toolsets, ["inspect", "teardown"]);
   const fromEnv = parseCli([], env);
   assert.ok(fromEnv.kind === "serve" && fromEnv.options.socketName === "fromenv");
-  assert.ok(fromEnv.kind === "serve" && fromEnv.options.toolsets.join() === "inspect");
+  assert.ok(
+    fromEnv.kind === "serve" && fromEnv.options.toolsets.join() === "inspect,manage,teardown",
+  );
   // --socket-path on the command line overrides TMUX_MCP_SOCKET from the environment.
   const path = parseCli(["--socket-path", "/tmp/s"], env);
   assert.ok(path.kind === "serve" && path.options.socketPath === "/tmp/s");
@@ -117,6 +119,12 @@ Deno.test("bad flags and values are usage errors naming the culprit", () => {
       /TMUX_MCP_DENY_TOOLS and --deny-tools both name tools; give one list/,
     ],
     [["--tools", "list_panes"], { TMUX_MCP_TOOLS: "capture_pane" }, /and --tools both name/],
+    // The flag may narrow the toolsets the variable allows, not widen them.
+    [
+      ["--toolsets", "inspect,execute"],
+      { TMUX_MCP_TOOLSETS: "inspect" },
+      /--toolsets adds execute to what TMUX_MCP_TOOLSETS allows/,
+    ],
   ];
   for (const [argv, env, pattern] of cases) {
     assert.throws(() => parseCli(argv, envOf(env)), (e: unknown) => {

@@ -2,7 +2,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
 import { connect, summaryOf, withTmux } from "./helpers/mcp.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, RecordingRunner, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, RecordingRunner, sh, TestTmux, waitFor } from "./helpers/tmux.ts";
 import { replyBound } from "../src/mcp/bounds.ts";
 
 type Pane = {
@@ -146,6 +146,37 @@ Deno.test("discovery: every tool answers, results match their schemas", async ()
       assert.equal(named(name).length, 1, name);
       assert.ok(!named(name)[0].running);
       assert.ok(named(name)[0].socketPath?.endsWith(`/${name}`), named(name)[0].socketPath ?? "");
+    }
+    // A socket left by a server killed outright: tmux says "no server running on PATH", with no
+    // reason after it, so a name ending in " (old)" is the path's own.
+    const old = `${t.socket} (old)`;
+    const [oldPid, oldPath] = (await sh("tmux", [
+      "-L",
+      old,
+      "-f",
+      "/dev/null",
+      "new-session",
+      "-d",
+      "-P",
+      "-F",
+      "#{pid}\t#{socket_path}",
+    ], { env: cleanEnv() })).stdout.trim().split("\t");
+    Deno.kill(Number(oldPid), "SIGKILL");
+    await waitFor(
+      async () =>
+        (await sh("tmux", ["-L", old, "has-session"], { env: cleanEnv(), allowFail: true }))
+          .code !== 0,
+      "the old server gone",
+    );
+    try {
+      const left = await mcp.ok<
+        { servers: { socketName: string | null; socketPath: string | null; running: boolean }[] }
+      >("list_servers", { socketNames: [old] });
+      const entry = left.servers.filter((s) => s.socketName === old);
+      assert.equal(entry.length, 1, JSON.stringify(left.servers));
+      assert.deepEqual([entry[0].running, entry[0].socketPath], [false, oldPath]);
+    } finally {
+      await Deno.remove(oldPath).catch(() => {});
     }
   } finally {
     await mcp.close();

@@ -41,6 +41,9 @@ Deno.test("a TMUX that is not UTF-8 stops the server and blocks the guard, namin
   // A hook other than the guard never blocks (exit 2 from a Stop hook loops the agent).
   const attention = await run(["hook", "attention"], { TMUX: LATIN1_TMUX, TMUX_PANE: "%1" });
   assert.equal(attention.code, 1, attention.stderr);
+  // `hook config` only prints the set-up, reading none of them: it still does.
+  const config = await run(["hook", "config"], { TMUX: LATIN1_TMUX, TMUX_PANE: "%1" });
+  assert.equal(config.code, 0, config.stderr);
   const readOnly = await run([], { TMUX_MCP_READ_ONLY: "1\\377" });
   assert.equal(readOnly.code, 2, readOnly.stderr);
   assert.match(readOnly.stderr, /TMUX_MCP_READ_ONLY holds bytes that are not UTF-8/);

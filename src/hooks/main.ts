@@ -325,7 +325,8 @@ export async function runHook(args: readonly string[], io: Partial<HookIo> = {})
       );
       return asksForGuard(args) ? 2 : 1;
     }
-    const garbled = notUnicode(HOOK_VARIABLES);
+    // `config` only prints text: it reads none of them.
+    const garbled = args.includes("config") ? [] : notUnicode(HOOK_VARIABLES);
     if (garbled.length > 0) {
       full.writeStderr(`tmux-mcp hook: cannot run: ${notUnicodeText(garbled)}`);
       return asksForGuard(args) ? 2 : 1;

@@ -97,13 +97,13 @@ const asked = new WeakMap<TmuxRunner, Promise<void>>();
  * learned, and the next call that needs it asks again.
  */
 /**
- * The socket path tmux names when it reaches no server there: `no server running on PATH` or
- * `error connecting to PATH (why)`, the path whole (spaces and all) up to the reason. Null when
- * `text` says neither.
+ * The socket path tmux names when it reaches no server there: `no server running on PATH` (the
+ * rest of the line whole: a name may end in ` (old)`) or `error connecting to PATH (why)`, the
+ * path up to the reason. Null when `text` says neither.
  */
 export function socketPathIn(text: string): string | null {
-  return /^(?:no server running on|error connecting to) (.*?)(?: \([^()]*\))?$/m.exec(text)?.[1] ??
-    null;
+  return /^no server running on (.*)$/m.exec(text)?.[1] ??
+    /^error connecting to (.*?)(?: \([^()]*\))?$/m.exec(text)?.[1] ?? null;
 }
 
 async function askFolder(runner: TmuxRunner): Promise<void> {
