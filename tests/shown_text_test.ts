@@ -18,7 +18,9 @@ const PRINTED = [
   "\x1b[30;40mSECRET-B\x1b[0m seen-b", // blanks, then seen-b
   "\x1b[38;5;196;48;2;255;0;0mSECRET-R\x1b[0m seen-r", // red on the same red
   "\x1b(0approve\x1b(B done", // ▒⎻⎻⎼⎺┴␊ done
-  "\x1b[1;31;41mBOLD-RED\x1b[0m", // bold red on red: drawn bright, seen
+  "\x1b[1;31;41mBOLD-RED\x1b[0m b", // bold red on red: blank where bold is drawn as it is (VTE)
+  "\x1b[2;38;5;237;48;5;16mDIM-GREY\x1b[0m d", // dim #3a3a3a on black: too faint to read
+  "\x1b[97;41mOWN-COLOURS\x1b[0m", // bright white on red: seen whatever the pane's style
   "VISIBLE-END",
 ].join("\r\n");
 
@@ -27,7 +29,9 @@ const SEEN = [
   `${" ".repeat(8)} seen-b`,
   `${" ".repeat(8)} seen-r`,
   "▒⎻⎻⎼⎺┴␊ done",
-  "BOLD-RED",
+  `${" ".repeat(8)} b`,
+  `${" ".repeat(8)} d`,
+  "OWN-COLOURS",
   "VISIBLE-END",
 ];
 
@@ -86,7 +90,7 @@ Deno.test("reading tools read a pane as a person sees it: hidden and same-colour
       await t.tmux("select-pane", "-t", pane, "-P", "fg=colour52,bg=#5f0000");
       const styled = await c.ok<{ text: string }>("capture_pane", { paneId: pane });
       assert.doesNotMatch(styled.text, /VISIBLE|seen|done/);
-      assert.match(styled.text, /BOLD-RED/);
+      assert.match(styled.text, /OWN-COLOURS/);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

@@ -175,6 +175,18 @@ const LINEAR = Array.from({ length: 256 }, (_, v) => {
   return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
 });
 
+/**
+ * Colour `c` drawn dim (SGR 2) on `bg`: terminals draw faint text at half to two thirds of its
+ * intensity (xterm, Alacritty), taken at half, toward the background. Null (the terminal's own
+ * colour) when either is the terminal's default, whose colour is not known.
+ */
+function dimmed(c: Colour, bg: Colour): Colour {
+  if (c === null || bg === null) return c;
+  const x = typeof c === "number" ? XTERM_16[c] : c;
+  const y = typeof bg === "number" ? XTERM_16[bg] : bg;
+  return [0, 1, 2].map((i) => Math.round((x[i] + y[i]) / 2)) as unknown as Rgb;
+}
+
 /** WCAG 2's contrast ratio of two colours, from 1 (one luminance) to 21 (black and white). */
 function contrast(x: Rgb, y: Rgb): number {
   const [lx, ly] = [x, y].map(([r, g, b]) =>
@@ -276,6 +288,8 @@ export function paneColours(text: string): PaneColours {
 export class Attributes {
   hidden = false;
   bold = false;
+  /** SGR 2, faint: drawn at about half its colour's intensity ({@link dimmed}). */
+  dim = false;
   fg: Colour = null;
   bg: Colour = null;
   /** The pane's own default colours (see {@link PaneColours}), where a cell has none. */
@@ -284,7 +298,7 @@ export class Attributes {
    * The colours {@link unseen} judged last, and its answer: the output stream's reading asks
    * for every byte, and a colour stays the same object until an SGR sets one again.
    */
-  #judged: { fg: Colour; bg: Colour; unseen: boolean } | null = null;
+  #judged: { fg: Colour; bg: Colour; bold: boolean; dim: boolean; unseen: boolean } | null = null;
 
   constructor(defaults: PaneColours = TERMINAL_COLOURS) {
     this.#defaults = defaults;
@@ -295,6 +309,7 @@ export class Attributes {
     return Object.assign(new Attributes(this.#defaults), {
       hidden: this.hidden,
       bold: this.bold,
+      dim: this.dim,
       fg: this.fg,
       bg: this.bg,
     });
@@ -428,11 +443,12 @@ export class Attributes {
 
   /** One parameter other than an extended colour's. */
   #plain(n: number): void {
-    if (n === 0) this.hidden = this.bold = false, this.fg = this.bg = null;
+    if (n === 0) this.hidden = this.bold = this.dim = false, this.fg = this.bg = null;
     else if (n === 8) this.hidden = true;
     else if (n === 28) this.hidden = false;
     else if (n === 1) this.bold = true;
-    else if (n === 22) this.bold = false;
+    else if (n === 2) this.dim = true;
+    else if (n === 22) this.bold = this.dim = false;
     else if (n >= 30 && n <= 37) this.fg = n - 30;
     else if (n >= 90 && n <= 97) this.fg = n - 82;
     else if (n === 39) this.fg = null;
@@ -449,19 +465,30 @@ export class Attributes {
 
   /**
    * Whether a cell's character does not show: hidden, or drawn in a colour too near its
-   * background's to be read (the cell's colours, else the pane's: see {@link sameColour}). Bold in one of the first eight colours is drawn as its
-   * bright one (as terminals draw it: `ESC [ 1;30;40 m` is grey on black). The terminal's own
-   * default is its to choose: a cell in it counts as shown.
+   * background's to be read (the cell's colours, else the pane's: see {@link sameColour}).
+   * Terminals differ in how they draw two attributes, and a cell counts as unseen where any
+   * common one draws it so: bold in one of the first eight colours is drawn as its bright one
+   * by some (xterm: `ESC [ 1;30;100 m` is bright black on it) and as it is by others (VTE,
+   * Alacritty: `ESC [ 1;30;40 m` is black on black); dim (SGR 2) is drawn at about half its
+   * colour's intensity, toward the background ({@link dimmed}). The terminal's own default is
+   * its to choose: a cell in it counts as shown.
    */
   get unseen(): boolean {
     if (this.hidden) return true;
     const fg = this.fg ?? this.#defaults.fg;
-    const drawn = this.bold && typeof fg === "number" && fg < 8 ? fg + 8 : fg;
     const bg = this.bg ?? this.#defaults.bg;
     const last = this.#judged;
-    if (last !== null && last.fg === drawn && last.bg === bg) return last.unseen;
-    this.#judged = { fg: drawn, bg, unseen: sameColour(drawn, bg) };
-    return this.#judged.unseen;
+    if (
+      last !== null && last.fg === fg && last.bg === bg && last.bold === this.bold &&
+      last.dim === this.dim
+    ) {
+      return last.unseen;
+    }
+    const bright = this.bold && typeof fg === "number" && fg < 8 ? fg + 8 : fg;
+    const drawn = (c: Colour) => this.dim ? dimmed(c, bg) : c;
+    const unseen = sameColour(drawn(fg), bg) || (bright !== fg && sameColour(drawn(bright), bg));
+    this.#judged = { fg, bg, bold: this.bold, dim: this.dim, unseen };
+    return unseen;
   }
 }
 

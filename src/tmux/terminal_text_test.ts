@@ -217,7 +217,7 @@ Deno.test("TerminalText writes what a person does not see as blanks, line drawin
   for (const piece of bytes(stream)) lines.push(...t.push(Uint8Array.of(piece)));
   assert.deepEqual(lines, [
     "ok                     !",
-    "   |   |bold",
+    "   |   |    ",
     "┌─┐ ≤␊⎽ no",
     "seen     backq",
     "   x│",

@@ -49,10 +49,11 @@ export const TMUX_CASES: readonly { readonly bytes: string; readonly shown: stri
   { bytes: `A\x1b_${"x".repeat(10_000)}\x1b\\B`, shown: ["AB"] },
   { bytes: `A\x1bPq${"x".repeat(10_000)}\x1b\\B`, shown: ["AB"] },
   { bytes: `A\x1b[${"1;".repeat(5_000)}mB`, shown: ["AB"] },
-  // What a person does not see is blank: hidden, or in its background's colour (not bold in
-  // one of the first eight, which terminals draw bright); as saved with the cursor too.
+  // What a person does not see is blank: hidden, or in its background's colour (bold in one of
+  // the first eight too, which VTE draws as it is); as saved with the cursor too.
   { bytes: "A\x1b[8mHID\x1b[28mB", shown: ["A   B"] },
-  { bytes: "A\x1b[31;41mRED\x1b[0mB\x1b[1;31;41mRED\x1b[mC", shown: ["A   BREDC"] },
+  { bytes: "A\x1b[31;41mRED\x1b[0mB\x1b[1;31;41mRED\x1b[mC", shown: ["A   B   C"] },
+  { bytes: "A\x1b[2;38;5;237;48;5;16mDIM\x1b[22mB", shown: ["A   B"] },
   { bytes: "A\x1b[38;5;196;48;2;255;0;0mRGB\x1b[49mC", shown: ["A   C"] },
   { bytes: "A\x1b[8m\x1b7\x1b[0m\x1b8HID\x1b[28mB", shown: ["A   B"] },
   { bytes: "A\x1b[8m\x1b[s\x1b[0m\x1b[uHID\x1b[28mB", shown: ["A   B"] },
