@@ -20,7 +20,7 @@
  */
 
 import { type ChainEvent, ChainReader, joinBytes } from "./chain.ts";
-import { execFast } from "./control.ts";
+import { execFast, execSpawned } from "./control.ts";
 import { TRANSIENT_BUFFER_PREFIX } from "./left_behind.ts";
 import { decodeBytes, flag, int, newGuard, parseRecords, recordFormat } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
@@ -153,6 +153,8 @@ export interface CaptureSpec {
   readonly joined?: boolean;
   /** Also capture the main screen tmux saved when a program switched to the alternate one. */
   readonly saved?: boolean;
+  /** Also give the rows (and the saved ones) as printed ({@link RowCapture.printed}). */
+  readonly views?: boolean;
 }
 
 /** One capture: the state, the range tmux used, and the rows. */
@@ -168,6 +170,8 @@ export interface RowCapture {
   readonly joined: string[] | null;
   /** With `saved` and the alternate screen on: the saved main screen's rows, else []. */
   readonly saved: string[];
+  /** With `views`: `rows` and `saved` as printed (see ShownCells.views), row for row. */
+  readonly printed?: { readonly rows: string[]; readonly saved: string[] };
 }
 
 /** tmux parses -S/-E between INT_MIN and SHRT_MAX and silently ignores anything else. */
@@ -226,18 +230,26 @@ export async function captureRows(
   options: RunOptions = {},
 ): Promise<RowCapture> {
   const flags = spec.escapes ? ["-e"] : [];
+  const views = spec.views && !spec.escapes;
   const parts: ChainPart[] = [
-    { kind: "rows", span: spec, flags: [...flags, ...(spec.untrimmed ? ["-N"] : [])] },
+    { kind: "rows", span: spec, flags: [...flags, ...(spec.untrimmed ? ["-N"] : [])], views },
   ];
   if (spec.joined) parts.push({ kind: "rows", span: spec, flags: [...flags, "-J"] });
-  if (spec.saved) parts.push({ kind: "saved" });
-  const { state, outputs } = await captureChain(runner, address, paneId, parts, options);
+  if (spec.saved) parts.push({ kind: "saved", views });
+  const { state, outputs, printed } = await captureChain(runner, address, paneId, parts, options);
   const { top, bottom } = captureRange(spec, state);
   const rows = splitLines(outputs[0]);
   checkRows(paneId, rows.length, top, bottom);
   const joined = spec.joined ? splitLines(outputs[1]) : null;
   const saved = spec.saved && state.alternateScreen ? splitLines(outputs[parts.length - 1]) : [];
-  return { state, top, bottom, rows, joined, saved };
+  if (!views) return { state, top, bottom, rows, joined, saved };
+  const was = {
+    rows: splitLines(printed[0] as Uint8Array),
+    saved: spec.saved && state.alternateScreen
+      ? splitLines(printed[parts.length - 1] as Uint8Array)
+      : [],
+  };
+  return { state, top, bottom, rows, joined, saved, printed: was };
 }
 
 /** Throws unless tmux printed exactly the rows from `top` to `bottom`. */
@@ -386,6 +398,11 @@ export type ChainPart =
      * the same either way, at a fifth of what tmux spends on `-e`.
      */
     readonly printed?: boolean;
+    /**
+     * Read as shown, and also given as printed ({@link ChainCapture.printed}): the same
+     * capture's text twice, row for row, for a caller that counts what it leaves out as printed.
+     */
+    readonly views?: boolean;
   }
   /**
    * How many bytes the same capture would print, measured inside tmux and never sent: the
@@ -395,7 +412,7 @@ export type ChainPart =
   | { readonly kind: "count"; readonly span: RowSpan; readonly flags?: readonly string[] }
   /** The main screen tmux saved when a program took the alternate one (empty when none), as a
    * person will see it again. */
-  | { readonly kind: "saved" };
+  | { readonly kind: "saved"; readonly views?: boolean };
 
 function spanArgs(span: RowSpan): string[] {
   const args: string[] = [];
@@ -474,6 +491,10 @@ export interface ChainCapture {
   readonly state: PaneState;
   /** Each part's output (empty for the streamed one). */
   readonly outputs: Uint8Array[];
+  /** For a part read with `views`, its output as printed (see ShownCells.views); else null. */
+  readonly printed: (Uint8Array | null)[];
+  /** The bytes tmux answered (0 for a streamed read). */
+  readonly answerBytes: number;
 }
 
 /**
@@ -481,7 +502,10 @@ export interface ChainCapture {
  * each part followed by a marker), over the control connection when it can carry it. The
  * `streamed` part goes to its reader instead of being collected; a `bulk` one is read from a
  * tmux process of its own as tmux writes it, so even the whole history is never held at
- * once. Throws the runner's `TmuxError` (kind `no-target` when the pane does not exist).
+ * once. `spawn`: by a tmux process of its own, never over the control connection (tmux 3.3a
+ * keeps what it answered a control client in memory it does not use again: ~8 MB more at its
+ * peak for every 8 MB of rows as shown read that way). Throws the runner's `TmuxError` (kind
+ * `no-target` when the pane does not exist).
  */
 export async function captureChain(
   runner: TmuxRunner,
@@ -490,6 +514,7 @@ export async function captureChain(
   parts: readonly ChainPart[],
   options: RunOptions = {},
   streamed?: StreamedPart,
+  spawn = false,
 ): Promise<ChainCapture> {
   const guard = newGuard();
   const args = chainArgs(paneId, guard, parts);
@@ -533,7 +558,9 @@ export async function captureChain(
     );
     result = { code, stderr, stdout: new Uint8Array(0) };
   } else {
-    result = await execFast(runner, address, args, options);
+    result = spawn
+      ? await execSpawned(runner, address, args, options)
+      : await execFast(runner, address, args, options);
     take(reader.push(result.stdout));
   }
   take(reader.finish());
@@ -545,12 +572,18 @@ export async function captureChain(
   if (state === null) throw new Error("tmux printed no pane state");
   if (part !== parts.length) throw new Error("tmux output ended inside a capture");
   const { colours } = state as PaneState;
-  return {
-    state,
-    outputs: chunks.map((c, i) =>
-      readShown(parts[i]) ? ShownCells.of(joinBytes(c), trimmed(parts[i]), colours) : joinBytes(c)
-    ),
-  };
+  const printed: (Uint8Array | null)[] = parts.map(() => null);
+  const outputs = chunks.map((c, i) => {
+    const part = parts[i];
+    if (!readShown(part)) return joinBytes(c);
+    if (part.kind === "count" || !part.views) {
+      return ShownCells.of(joinBytes(c), trimmed(part), colours);
+    }
+    const both = ShownCells.views(joinBytes(c), trimmed(part), colours);
+    printed[i] = both.printed;
+    return both.shown;
+  });
+  return { state, outputs, printed, answerBytes: result.stdout.length };
 }
 
 /** The byte count a `count` part printed. */

@@ -12,14 +12,24 @@ import { chainArgv, decodeBytes, int } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import { AnswerPastBound, type TmuxError } from "./tmux_error.ts";
 import type { ServerAddress } from "./server_address.ts";
-import { PANE_COLOURS_FORMAT, paneColours, ShownCells } from "./shown_cells.ts";
+import { PANE_COLOURS_FORMAT } from "./shown_cells.ts";
 import { chainFailure, type RowBatch, trimLines } from "./capture_many_batch.ts";
+
+/**
+ * A {@link RowBatch} with the pane's history size at the read: the batch's row numbers are the
+ * pane's as it stood then, which a later read of some of its rows (search's, as shown) follows
+ * as the history grows.
+ */
+export interface PlacedBatch extends RowBatch {
+  readonly historySize: number;
+}
 
 /**
  * Over the control connection, where tmux frames each command's answer on its own
  * ({@link ControlResult.ends}): one `capture-pane` per pane, behind a `display-message` of
  * the pane's history size, height and colours in the same chain (tmux runs a chain in one
- * pass, so both describe the same moment). Null when the connection cannot carry the chain (then it is read
+ * pass, so both describe the same moment). Null when the connection cannot carry the chain, or
+ * the rows are asked for as shown (then it is read
  * {@link readFramed}); "too large" when the panes printed more than `maxBytes` (the answer is
  * held whole, so what was read is dropped and nothing taken: read them streamed); else, per
  * pane from the first, null once read, and for the pane tmux stopped at, why (the rest were
@@ -36,6 +46,11 @@ export async function readOverControl(
   how: { joined: boolean; wrapped: Set<string>; shown: boolean },
   maxBytes: number,
 ): Promise<(TmuxError | null)[] | null | "too large"> {
+  // Rows as shown (`-e`) print up to ~45 bytes a cell where a program colours every cell, past
+  // any estimate of a byte a cell: tmux would build them whole for the connection, fail the
+  // bound, and build them again streamed; and tmux 3.3a keeps what it answered a control client
+  // in memory it does not use again. Not carried: read framed, by a tmux process, once.
+  if (how.shown) return null;
   const history = historyRows > 0;
   // Read joined, the rows a pane has tell whether a line spans several.
   // Each pane described: its rows' count, and its colours for its rows as a person sees them.
@@ -45,8 +60,6 @@ export async function readOverControl(
     [
       "capture-pane",
       "-p",
-      // As a person sees the rows, when asked (see shown_cells.ts).
-      ...(how.shown ? ["-e"] : []),
       ...(how.joined ? ["-J"] : []),
       "-t",
       id,
@@ -102,7 +115,7 @@ export async function readOverControl(
       break;
     }
     if (m === null) throw new Error(`tmux printed rows of ${paneId} it did not describe`);
-    const bytes = how.shown ? ShownCells.of(printed, !how.joined, paneColours(m[3])) : printed;
+    const bytes = printed;
     // Every row tmux prints ends with a newline (counted byte by byte: for a whole pane's
     // rows in one view, twice as fast as a call of indexOf per row).
     let count = 0;
@@ -123,13 +136,15 @@ export async function readOverControl(
     }
     await begin?.(paneId);
     const text = count === 0 ? "" : decodeBytes(bytes.subarray(0, bytes.length - 1));
-    await take({
+    const batch: PlacedBatch = {
       paneId,
       first: top,
       count,
       text: how.joined ? trimLines(text) : text,
       last: true,
-    });
+      historySize: int(m[1]),
+    };
+    await take(batch);
     results.push(null);
   }
   return results;

@@ -17,6 +17,7 @@ import type { TmuxError } from "./tmux_error.ts";
 import type { ServerAddress } from "./server_address.ts";
 import { PANE_COLOURS_FORMAT, type PaneColours, paneColours, ShownCells } from "./shown_cells.ts";
 import { BATCH_BYTES, chainFailure, type RowBatch, trimLines } from "./capture_many_batch.ts";
+import type { PlacedBatch } from "./capture_many_control.ts";
 
 /** A growable byte buffer, reused by one chain's panes one after another. */
 interface Scratch {
@@ -26,6 +27,7 @@ interface Scratch {
 /** One pane's rows as they arrive, cut into batches at row boundaries. */
 class PaneBatches {
   readonly paneId: string;
+  readonly #historySize: number;
   readonly #top: number;
   readonly #rowCount: number;
   /** Index of the first screen row: the last batch starts there or above. */
@@ -37,7 +39,7 @@ class PaneBatches {
   #next = 0;
   /** Bytes of a row not yet complete. */
   #partial: Uint8Array[] = [];
-  readonly ready: RowBatch[] = [];
+  readonly ready: PlacedBatch[] = [];
   /** Read with `-J`: lines, which are the rows unless the terminal wrapped one. */
   readonly #joined: boolean;
   /** The rows as a person sees them, from what `-e` printed (see shown_cells.ts), if asked. */
@@ -50,8 +52,10 @@ class PaneBatches {
     scratch: Scratch,
     joined: boolean,
     colours: PaneColours | null,
+    historySize: number,
   ) {
     this.paneId = paneId;
+    this.#historySize = historySize;
     this.#top = top;
     this.#rowCount = rowCount;
     this.#screenAt = Math.max(0, -top);
@@ -135,6 +139,7 @@ class PaneBatches {
       count,
       text,
       last,
+      historySize: this.#historySize,
     });
     this.#length = 0;
     this.#rows = 0;
@@ -223,6 +228,7 @@ export async function readFramed(
         scratch,
         how.joined,
         how.shown ? paneColours(colours) : null,
+        int(history),
       );
       await begin?.(paneId);
     }

@@ -14,6 +14,7 @@ import type { TmuxError } from "./tmux_error.ts";
 import type { ServerAddress } from "./server_address.ts";
 import { PANE_COLOURS_FORMAT, paneColours, ShownCells } from "./shown_cells.ts";
 import { BATCH_BYTES, chainFailure, type RowBatch } from "./capture_many_batch.ts";
+import type { PlacedBatch } from "./capture_many_control.ts";
 
 /**
  * One pane's lines (`capture-pane -J`, trimmed) with the row each starts at, streamed by a
@@ -53,6 +54,7 @@ export async function readJoinedPane(
   const rowBytes: number[] = [];
   let phase = "state" as "state" | "rows" | "lines";
   let top = 0;
+  let historySize = 0;
   let rowCount = 0;
   let row = 0;
   let gone = false;
@@ -95,7 +97,7 @@ export async function readJoinedPane(
     bytes += line.length + 1;
   };
   const flush = async (last: boolean) => {
-    const batch: RowBatch = {
+    const batch: PlacedBatch = {
       paneId,
       first: lineRows[0] ?? top + row,
       count: lines.length,
@@ -103,6 +105,7 @@ export async function readJoinedPane(
       last,
       lineRows,
       restart,
+      historySize,
     };
     restart = false;
     lines = [];
@@ -121,7 +124,8 @@ export async function readJoinedPane(
             gone = true;
             return;
           }
-          const range = captureRange(span, { historySize: int(history), height: int(height) });
+          historySize = int(history);
+          const range = captureRange(span, { historySize, height: int(height) });
           top = range.top;
           rowCount = range.bottom - range.top + 1;
           // Both as a person sees them, in the pane's colours (see shown_cells.ts).

@@ -8,6 +8,11 @@
  * none of them. State, lines and counts always come from one tmux invocation, so every count
  * is exactly what a read of the whole range would give.
  *
+ * That read is as printed: a row as a person sees it takes `capture-pane -e`, which tmux builds
+ * whole before it answers anyone, at up to ~45 bytes a cell. Only the rows a reply can keep are
+ * read again as shown, a few at a time ({@link SHOWN_CELLS}), and every line left out is
+ * counted as printed.
+ *
  * @module
  */
 
@@ -48,6 +53,12 @@ export class LineCounter {
   lastSpaces = 0;
   #pendingBytes = 0;
   #pendingSpaces = 0;
+  /** With `sizes`: each line's bytes as {@link bytes} counts them, in order. */
+  readonly sizes: number[] | null;
+
+  constructor(sizes = false) {
+    this.sizes = sizes ? [] : null;
+  }
 
   /** Counts the next bytes. */
   push(bytes: Uint8Array): void {
@@ -56,6 +67,7 @@ export class LineCounter {
       this.#add(bytes, at, nl);
       this.lines++;
       this.bytes += this.#pendingBytes - this.#pendingSpaces + 1;
+      this.sizes?.push(this.#pendingBytes - this.#pendingSpaces + 1);
       this.lastBytes = this.#pendingBytes;
       this.lastSpaces = this.#pendingSpaces;
       this.#pendingBytes = 0;
@@ -99,9 +111,15 @@ export interface LineTail {
    * whenever the range holds that many.
    */
   readonly lines: string[];
+  /**
+   * `lines` as printed (hidden text as its characters, a line-drawing letter as itself), one
+   * for one: what a reply counts of the lines it leaves out (omittedBytes counts as printed).
+   * Absent with `escapes`, where lines are as tmux prints them.
+   */
+  readonly printed?: string[];
   /** Lines of the range before `lines`: counted, not read. */
   readonly skippedLines: number;
-  /** UTF-8 bytes of those lines, each with the newline after it. */
+  /** UTF-8 bytes of those lines as printed, each with the newline after it. */
   readonly skippedBytes: number;
   /**
    * Row number at which line `index` of the whole range (skipped lines included) starts, for
@@ -140,9 +158,251 @@ export async function captureTail(
   const range = typeof spec.start === "number" && spec.end !== undefined && spec.start > spec.end
     ? { ...spec, start: spec.end, end: spec.start }
     : spec;
-  return range.joined
-    ? await joinedTail(runner, address, paneId, range, Math.max(1, want), keepBytes, options)
-    : await rowTail(runner, address, paneId, range, Math.max(1, want), keepBytes, options);
+  const n = Math.max(1, want);
+  if (range.joined) return await joinedTail(runner, address, paneId, range, n, keepBytes, options);
+  return range.escapes
+    ? await escapedRowTail(runner, address, paneId, range, n, keepBytes, options)
+    : await rowTail(runner, address, paneId, range, n, keepBytes, options);
+}
+
+/**
+ * Cells one read as a person sees them (`capture-pane -e`, see shown_cells.ts) covers at most.
+ * tmux builds a capture whole before it answers anyone, and with `-e` a program that gives
+ * every cell colours and attributes of its own makes it print ~45 bytes a cell (36 MB for
+ * 2 000 rows of 400 columns, the person's tmux frozen for 4 s while it does): rows as shown
+ * are read in runs of this many cells (~40 ms of tmux's time at worst), and only the rows a
+ * reply can keep; the rest is read as printed, which costs a byte a cell.
+ */
+export const SHOWN_CELLS = 16_384;
+
+/**
+ * How a reader's runs of rows as shown go to tmux ({@link shownRows}): over the control
+ * connection, the cheap way, until one answer comes back heavy (past {@link HEAVY_ANSWER}
+ * bytes: a pane whose cells carry attributes of their own), then each by a tmux process of its
+ * own (tmux 3.3a keeps in memory what it answered a control client, so a reader of a hostile
+ * pane would leave tmux a run's answer larger for each run). One for each reader's loop.
+ */
+export interface ShownReads {
+  spawn: boolean;
+}
+
+/** A run's answer past this is heavy ({@link ShownReads}): 8 bytes a cell of a full run. */
+const HEAVY_ANSWER = 8 * 16_384;
+
+/** Rows of a pane `width` columns wide that one read as shown covers ({@link SHOWN_CELLS}). */
+export function shownRunRows(width: number): number {
+  return Math.max(1, Math.floor(SHOWN_CELLS / Math.max(1, width)));
+}
+
+/**
+ * Rows `lo..hi`, numbered as the pane stood in `base`, as a person sees them and (`views`) as
+ * printed (else none), untrimmed (`-N`), in one tmux invocation, over the control connection or
+ * by a tmux process of its own as `how` says (and learns: {@link ShownReads}). Rows keep their
+ * place as the history grows (new
+ * output moves every row up): the numbers follow the history's size, read again when it moved
+ * during the read (a pane writing all the time is taken as it stands at the last try).
+ * Throws when the rows are no longer all in the pane (history cleared, the pane shrunk).
+ */
+export async function shownRows(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  base: Pick<PaneState, "historySize">,
+  lo: number,
+  hi: number,
+  options: RunOptions,
+  views = true,
+  how: ShownReads = { spawn: false },
+): Promise<{ shown: string[]; printed: string[]; moved: number }> {
+  let moved = 0;
+  for (let attempt = 0;; attempt++) {
+    const span = { start: lo - moved, end: hi - moved };
+    const { state, outputs, printed, answerBytes } = await captureChain(
+      runner,
+      address,
+      paneId,
+      [{ kind: "rows", span, flags: ["-N"], views }],
+      options,
+      undefined,
+      how.spawn,
+    );
+    if (answerBytes > HEAVY_ANSWER) how.spawn = true;
+    const now = state.historySize - base.historySize;
+    if (now !== moved && attempt < 2) {
+      moved = now;
+      continue;
+    }
+    const range = captureRange(span, state);
+    if (range.top !== span.start || range.bottom !== span.end) {
+      throw new TmuxError(
+        "failed",
+        `Rows of ${paneId} went away while they were read (history cleared, or the pane ` +
+          "shrunk); read it again.",
+      );
+    }
+    const shown = splitLines(outputs[0]);
+    const was = printed[0] ? splitLines(printed[0]) : [];
+    checkRows(paneId, shown.length, range.top, range.bottom);
+    if (views) checkRows(paneId, was.length, range.top, range.bottom);
+    return { shown, printed: was, moved };
+  }
+}
+
+/**
+ * The rows from `lo` to `hi` (numbered as in `state`) a reply of `want` lines and `keepBytes`
+ * bytes can keep, as a person sees them and as printed, read from the bottom up in runs of
+ * {@link SHOWN_CELLS}: a run more only while the lines read (through the last written one)
+ * are fewer than `want` and hold no more than `keepBytes`. Returns the rows read, from `at`.
+ */
+async function shownTail(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  state: PaneState,
+  lo: number,
+  hi: number,
+  want: number,
+  keepBytes: number,
+  options: RunOptions,
+  sizes?: readonly number[],
+): Promise<{ at: number; shown: string[]; printed: string[] }> {
+  const run = shownRunRows(state.width);
+  const how: ShownReads = { spawn: false };
+  /**
+   * Rows a run ending at row `at - 1` takes: `run`, or, where the rows' printed sizes are known
+   * (`sizes`, from row `lo`), as many as print up to {@link SHOWN_CELLS} bytes (short rows are
+   * most panes' rows: 2 000 of them in one or two runs), up to eight times `run` while no
+   * answer came back heavy (a row printing little may still carry attributes on every cell).
+   */
+  const runAt = (at: number) => {
+    if (sizes === undefined || how.spawn) return run;
+    let n = 0;
+    for (let bytes = 0; n < at - lo && n < 8 * run; n++) {
+      bytes += sizes[at - 1 - n - lo] ?? 0;
+      if (n > 0 && bytes > SHOWN_CELLS) break;
+    }
+    return Math.max(run, n);
+  };
+  let shown: string[] = [];
+  let printed: string[] = [];
+  let at = hi + 1;
+  while (at > lo) {
+    const last = lastWrittenIndex(shown, at);
+    if (last >= 0) {
+      const lines = last + 1;
+      if (lines >= want) break;
+      let bytes = 0;
+      for (let i = 0; i <= last && bytes <= keepBytes; i++) {
+        bytes += utf8Length(trimRow(shown[i])) + 1;
+      }
+      if (bytes > keepBytes) break;
+    }
+    const most = runAt(at);
+    const need = last >= 0 ? want - (last + 1) : Math.max(want, run);
+    const n = Math.min(most, Math.max(1, need), at - lo);
+    const got = await shownRows(runner, address, paneId, state, at - n, at - 1, options, true, how);
+    shown = [...got.shown, ...shown];
+    printed = [...got.printed, ...printed];
+    at -= n;
+  }
+  return { at, shown, printed };
+}
+
+/**
+ * The last rows of a range as a person sees them: the window they can come from read as
+ * printed (a byte a cell) with the rows above it counted inside tmux, in one invocation; then
+ * only the rows a reply can keep read as shown ({@link shownTail}). Every row left out is
+ * counted as printed.
+ */
+async function rowTail(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  spec: TailSpec,
+  want: number,
+  keepBytes: number,
+  options: RunOptions,
+): Promise<LineTail> {
+  const from = windowStart(spec, want);
+  const window: RowSpan = { start: from, end: spec.end };
+  // A window within the screen (the default read) is read as shown at once, in the same step:
+  // a screen is all it can cost tmux, and a second round trip would cost every capture more.
+  let onScreen = from >= 0;
+  const windowPart = (): ChainPart =>
+    onScreen
+      ? { kind: "rows", span: window, flags: ["-N"], views: true }
+      : { kind: "rows", span: window, flags: ["-N"], printed: true };
+  const parts: ChainPart[] = [windowPart()];
+  const above = startsAbove(spec, from);
+  if (above) parts.push({ kind: "count", span: { start: spec.start, end: from - 1 } });
+  let counter: LineCounter | null = null;
+  let capture;
+  try {
+    // Held whole only up to a bound: rows of a wide pane may print 21 bytes a cell.
+    capture = await captureChain(runner, address, paneId, parts, {
+      ...options,
+      answerBound: TAIL_ANSWER_BYTES,
+    });
+  } catch (error) {
+    if (!(error instanceof AnswerPastBound)) throw error;
+    // Read again as printed, streamed by a tmux process of its own: only each row's size is
+    // kept.
+    onScreen = false;
+    parts[0] = windowPart();
+    const sizes = counter = new LineCounter(true);
+    capture = await captureChain(runner, address, paneId, parts, options, {
+      part: 0,
+      bulk: true,
+      consume: (bytes) => sizes.push(bytes),
+    });
+  }
+  const { state, outputs } = capture;
+  const windowPrinted = onScreen ? capture.printed[0] ?? new Uint8Array(0) : outputs[0];
+  const { top, bottom } = captureRange(spec, state);
+  const read = captureRange(window, state);
+  if (counter?.open) throw new Error(`tmux ended the rows of ${paneId} inside one`);
+  const sizes = counter?.sizes ??
+    splitLines(windowPrinted).map((row) => utf8Length(trimRow(row)) + 1);
+  checkRows(paneId, sizes.length, read.top, read.bottom);
+  const skippedLines = read.top - top;
+  let skippedBytes = 0;
+  if (skippedLines > 0) {
+    // Every skipped row is history (the window reaches `want` rows above the screen): each
+    // counts as a line, and tmux measured them trimmed as they would print.
+    const counted = captureRange({ start: spec.start, end: from - 1 }, state);
+    if (!above || counted.top !== top || counted.bottom !== read.top - 1) {
+      throw new Error(`tmux counted rows ${counted.top}..${counted.bottom}, not ${top}..`);
+    }
+    skippedBytes = countOf(outputs[1]);
+  }
+  const tail = onScreen
+    ? { at: read.top, shown: splitLines(outputs[0]), printed: splitLines(windowPrinted) }
+    : await shownTail(
+      runner,
+      address,
+      paneId,
+      state,
+      read.top,
+      read.bottom,
+      want,
+      keepBytes,
+      options,
+      sizes,
+    );
+  // Rows of the window above the ones read as shown: history, or rows above a written one.
+  const unread = tail.at - read.top;
+  for (let i = 0; i < unread; i++) skippedBytes += sizes[i];
+  const last = lastWrittenIndex(tail.shown, tail.at);
+  return {
+    state,
+    top,
+    bottom,
+    lines: tail.shown.slice(0, last + 1).map(trimRow),
+    printed: tail.printed.slice(0, last + 1).map(trimRow),
+    skippedLines: skippedLines + unread,
+    skippedBytes,
+    rowOf: (i) => top + i,
+  };
 }
 
 /**
@@ -161,7 +421,12 @@ function startsAbove(spec: TailSpec, at: number): boolean {
   return start === "history" || start < at;
 }
 
-async function rowTail(
+/**
+ * The last rows of a range with their escapes (`escapes`): the rows a reply gives are what
+ * `-e` prints, so they are read so, the rows that print past {@link TAIL_ANSWER_BYTES} streamed
+ * through a {@link RowKeeper}.
+ */
+async function escapedRowTail(
   runner: TmuxRunner,
   address: ServerAddress,
   paneId: string,
@@ -470,6 +735,23 @@ function joinedLines(
   return { lines: lines.slice(0, keep), starts: null };
 }
 
+/** A joined window's rows, for reading its lines again as shown ({@link shownJoined}). */
+interface JoinedWindow {
+  /** The window's rows as printed, untrimmed (`-N`). */
+  readonly rows: readonly string[];
+  /** Index in `rows` at which each joined line of the window starts; null when unknown. */
+  readonly starts: readonly number[] | null;
+  /** Row number of `rows[0]`. */
+  readonly top: number;
+  /** Index in `starts` of the line `lines[0]` is. */
+  readonly first: number;
+}
+
+/**
+ * The last joined lines of a range. Without `escapes`, the window is read as printed (a byte a
+ * cell, see {@link SHOWN_CELLS}) and only the lines a reply can keep read again as a person
+ * sees them ({@link shownJoined}).
+ */
 async function joinedTail(
   runner: TmuxRunner,
   address: ServerAddress,
@@ -479,6 +761,108 @@ async function joinedTail(
   keepBytes: number,
   options: RunOptions,
 ): Promise<LineTail> {
+  if (spec.escapes) {
+    return await joinedWindow(runner, address, paneId, spec, want, keepBytes, options, false);
+  }
+  const tail = await joinedWindow(runner, address, paneId, spec, want, keepBytes, options, true);
+  if (tail.window.starts === null) {
+    // Lines not lined up with rows (never seen): the window read as shown whole, as it comes.
+    return await joinedWindow(runner, address, paneId, spec, want, keepBytes, options, false);
+  }
+  return await shownJoined(runner, address, paneId, tail, want, keepBytes, options);
+}
+
+/**
+ * The lines of a joined tail read as printed, as a person sees them: from the last up, in runs
+ * of rows of at most {@link SHOWN_CELLS} cells, each line its rows as shown joined, a run more
+ * only while the lines read (through the last written one) are fewer than `want` and hold no
+ * more than `keepBytes`. Lines not read again are counted as printed.
+ */
+async function shownJoined(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  tail: LineTail & { window: JoinedWindow },
+  want: number,
+  keepBytes: number,
+  options: RunOptions,
+): Promise<LineTail> {
+  const { lines, window, state } = tail;
+  const starts = window.starts as readonly number[];
+  const startOf = (j: number) => starts[j + window.first];
+  const endOf = (j: number) =>
+    (j + window.first + 1 < starts.length ? starts[j + window.first + 1] : window.rows.length) -
+    1;
+  const run = shownRunRows(state.width);
+  const shown: string[] = new Array(lines.length);
+  const printed: string[] = new Array(lines.length);
+  // Lines from `at` on are read; the last written among them (history, or shown non-blank).
+  let at = lines.length;
+  let last = -1;
+  const enough = () => {
+    if (last < 0) return false;
+    if (last - at + 1 >= want) return true;
+    let bytes = 0;
+    for (let j = at; j <= last && bytes <= keepBytes; j++) bytes += utf8Length(shown[j]) + 1;
+    return bytes > keepBytes;
+  };
+  const how: ShownReads = { spawn: false };
+  while (at > 0 && !enough()) {
+    let low = at - 1;
+    while (low > 0 && at - low < want && endOf(at - 1) - startOf(low - 1) + 1 <= run) low--;
+    const got = await shownRows(
+      runner,
+      address,
+      paneId,
+      state,
+      window.top + startOf(low),
+      window.top + endOf(at - 1),
+      options,
+      true,
+      how,
+    );
+    for (let j = low; j < at; j++) {
+      const from = startOf(j) - startOf(low);
+      const to = endOf(j) - startOf(low) + 1;
+      shown[j] = trimRow(got.shown.slice(from, to).join(""));
+      printed[j] = trimRow(got.printed.slice(from, to).join(""));
+    }
+    if (last < 0) {
+      for (let j = at - 1; j >= low && last < 0; j--) {
+        if (window.top + startOf(j) < 0 || !isBlankRow(shown[j])) last = j;
+      }
+    }
+    at = low;
+  }
+  let skippedBytes = tail.skippedBytes;
+  for (let j = 0; j < at; j++) skippedBytes += utf8Length(lines[j]) + 1;
+  return {
+    state,
+    top: tail.top,
+    bottom: tail.bottom,
+    lines: shown.slice(at, last + 1),
+    printed: printed.slice(at, last + 1),
+    skippedLines: tail.skippedLines + at,
+    skippedBytes,
+    rowOf: tail.rowOf,
+  };
+}
+
+/**
+ * The last joined lines of a range, the window they come from read with `-J` and `-N`, grown
+ * until it holds enough (see {@link captureTail}); `printed`: read as printed (no `-e`), for
+ * {@link shownJoined} to read the lines kept again as shown.
+ */
+async function joinedWindow(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  spec: TailSpec,
+  want: number,
+  keepBytes: number,
+  options: RunOptions,
+  printed: boolean,
+): Promise<LineTail & { window: JoinedWindow }> {
   const flags = spec.escapes ? ["-e"] : [];
   let from = windowStart(spec, want);
   // Rows above the window, as the last read found them: unknown before the first read.
@@ -492,8 +876,8 @@ async function joinedTail(
   while (true) {
     const window: RowSpan = { start: from, end: spec.end };
     const parts: ChainPart[] = [
-      { kind: "rows", span: window, flags: [...flags, "-J"] },
-      { kind: "rows", span: window, flags: [...flags, "-N"] },
+      { kind: "rows", span: window, flags: [...flags, "-J"], printed },
+      { kind: "rows", span: window, flags: [...flags, "-N"], printed },
     ];
     // The rows above the window are counted only once a read showed the window holds enough:
     // in the same invocation as the window, so the count and the lines are of one instant.
@@ -565,6 +949,7 @@ async function joinedTail(
         skippedLines: 0,
         skippedBytes: 0,
         rowOf: rowOf(0),
+        window: { rows, starts, top: read.top, first: 0 },
       };
     }
     // The window's first line may continue a line that starts above it: only the lines after
@@ -602,6 +987,7 @@ async function joinedTail(
         skippedLines: counter.lines,
         skippedBytes: counter.bytes,
         rowOf: rowOf(-counter.lines),
+        window: { rows, starts, top: read.top, first: 0 },
       };
     }
     // It was wrapped: the window's first line is the rest of the last line above, which was
@@ -619,6 +1005,7 @@ async function joinedTail(
       skippedLines,
       skippedBytes: counter.bytes - (counter.lastBytes - counter.lastSpaces) + merged,
       rowOf: rowOf(1 - skippedLines),
+      window: { rows, starts, top: read.top, first: 1 },
     };
   }
 }

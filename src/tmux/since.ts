@@ -27,7 +27,14 @@ import {
 } from "./since_cursor.ts";
 import { compareSince, cursorFor, type SinceResult, trimsPossible } from "./since_compare.ts";
 import { type NormalGrid, normalGrid, RowNotRead } from "./since_grid.ts";
-import { type Guess, readStretches, screenRows, type Slack, streamGrid } from "./since_read.ts";
+import {
+  type Guess,
+  readStretches,
+  screenRows,
+  shownSince,
+  type Slack,
+  streamGrid,
+} from "./since_read.ts";
 
 export { CursorError } from "./since_cursor.ts";
 
@@ -147,7 +154,7 @@ export async function compareWithCursor(
       runner,
       address,
       paneId,
-      { start: -ANCHOR_ROWS, saved: true },
+      { start: -ANCHOR_ROWS, saved: true, views: true },
       options,
     );
     const { state } = capture;
@@ -167,11 +174,17 @@ export async function compareWithCursor(
   // A full-screen program has the screen: what it shows now, and the main screen's part of
   // the cursor kept as it was (what the shell wrote before comes back once it gives the screen
   // back).
-  const alternate = (
+  // What the program shows now, as a person sees it (the reads before were as printed).
+  const shownScreen = async (): Promise<string[]> => {
+    const screen = await captureRows(runner, address, paneId, {}, options);
+    return screenRows(screen.rows, screen.top);
+  };
+  const alternate = async (
     state: PaneState,
-    rows: string[],
     grid: NormalGrid | null,
-  ): SinceComparison => {
+    saved: readonly string[],
+  ): Promise<SinceComparison> => {
+    const rows = await shownScreen();
     const altHash = rowHash(rows.join("\n"));
     const changed = cursor.altHash !== altHash;
     // The cursor saw the normal screen: what the pane wrote there before the program took it.
@@ -182,6 +195,19 @@ export async function compareWithCursor(
         normal = compareSince(cursor, grid);
       } catch (error) {
         if (!(error instanceof RowNotRead)) throw error;
+      }
+      if (normal) {
+        normal = await shownSince(
+          runner,
+          address,
+          paneId,
+          state,
+          normal,
+          saved,
+          want,
+          keepBytes,
+          options,
+        );
       }
     }
     return {
@@ -196,8 +222,13 @@ export async function compareWithCursor(
       next: { ...cursor, altHash },
     };
   };
-  const answer = (result: SinceResult, state: PaneState, grid: NormalGrid): SinceComparison => ({
-    ...result,
+  // The rows compared as printed, given as shown: only the ones an answer keeps read so.
+  const answer = async (
+    result: SinceResult,
+    state: PaneState,
+    grid: NormalGrid,
+  ): Promise<SinceComparison> => ({
+    ...await shownSince(runner, address, paneId, state, result, [], want, keepBytes, options),
     state,
     alternateScreen: false,
     fresh: false,
@@ -237,7 +268,7 @@ export async function compareWithCursor(
     }
     const { state } = read;
     checkIdentity(cursor, state);
-    if (state.alternateScreen) return alternate(state, read.screen, read.grid);
+    if (state.alternateScreen) return await alternate(state, read.grid, read.saved);
     if (state.width !== cursor.width) break;
     const moved = Math.abs(state.historySize - guess.historySize);
     guess = state;
@@ -256,10 +287,10 @@ export async function compareWithCursor(
       fromTop = true;
       continue;
     }
-    return answer(result, state, read.grid);
+    return await answer(result, state, read.grid);
   }
   const full = await streamGrid(runner, address, paneId, want, options, keepBytes);
   checkIdentity(cursor, full.state);
-  if (!full.grid) return alternate(full.state, full.screen, null);
-  return answer(compareSince(cursor, full.grid), full.state, full.grid);
+  if (!full.grid) return await alternate(full.state, null, []);
+  return await answer(compareSince(cursor, full.grid), full.state, full.grid);
 }

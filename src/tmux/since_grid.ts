@@ -194,9 +194,14 @@ export function denseGrid(facts: Omit<GridFacts, "end">, rows: readonly string[]
   );
 }
 
-/** The normal grid of a capture: with the alternate screen on, history plus the saved screen. */
+/**
+ * The normal grid of a capture: with the alternate screen on, history plus the saved screen.
+ * Rows as printed where the capture has them (`views`): every grid hashes and counts rows as
+ * printed, a byte a cell to read, and only the rows an answer gives are read as shown.
+ */
 export function normalGrid(capture: RowCapture): NormalGrid {
-  const { state, top, rows, saved } = capture;
+  const { state, top } = capture;
+  const { rows, saved } = capture.printed ?? capture;
   const trimmed = state.alternateScreen
     ? [...rows.slice(0, Math.max(0, -top)), ...saved].map(trimRow)
     : rows.map(trimRow);

@@ -24,7 +24,7 @@ import {
   utf8Length,
 } from "./capture.ts";
 import { LineSplitter } from "./chain.ts";
-import { TailBudget } from "./capture_tail.ts";
+import { type ShownReads, shownRows, shownRunRows, TailBudget } from "./capture_tail.ts";
 import { decodeBytes } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
@@ -34,6 +34,7 @@ import {
   type GridFacts,
   HashGrid,
   type NormalGrid,
+  type SinceRows,
   type Stretch,
   StretchGrid,
 } from "./since_grid.ts";
@@ -97,7 +98,8 @@ function tailRows(want: number): number {
 }
 
 /**
- * Reads what a comparison needs in ONE tmux invocation over the control connection: the rows
+ * Reads what a comparison needs in ONE tmux invocation over the control connection, as printed
+ * (`screen` too; `saved`, the saved main screen's rows, as shown): the rows
  * around each place the remembered rows may be, the last rows (the screen and `want` more),
  * and the bytes of the rows between, counted by tmux; with `fromTop`, the first rows too and
  * the rows above the first stretch counted (an answer that missed lines starts at the top).
@@ -114,7 +116,9 @@ export async function readStretches(
   want: number,
   fromTop: boolean,
   options: RunOptions,
-): Promise<{ state: PaneState; grid: NormalGrid; covered: boolean; screen: string[] }> {
+): Promise<
+  { state: PaneState; grid: NormalGrid; covered: boolean; screen: string[]; saved: string[] }
+> {
   const hs = guess.historySize;
   const tailFirst = Math.max(0, hs - tailRows(want));
   // From the top: the first rows too, where a clear leaves the cursor's screen rows.
@@ -138,10 +142,15 @@ export async function readStretches(
       parts.push({ kind: "count", span: { start: rel(spans[i - 1][1] + 1), end: rel(a - 1) } });
     }
     const last = i === spans.length - 1;
-    parts.push({ kind: "rows", span: { start: rel(a), end: last ? undefined : rel(b) } });
+    // As printed: hashed and counted; the rows an answer gives are read as shown after.
+    parts.push({
+      kind: "rows",
+      span: { start: rel(a), end: last ? undefined : rel(b) },
+      printed: true,
+    });
   });
-  parts.push({ kind: "saved" });
-  const { state, outputs } = await captureChain(runner, address, paneId, parts, options);
+  parts.push({ kind: "saved", views: true });
+  const { state, outputs, printed } = await captureChain(runner, address, paneId, parts, options);
 
   // Where tmux put each part, now that its state is known.
   const now = state.historySize;
@@ -167,8 +176,13 @@ export async function readStretches(
       rows: state.alternateScreen ? rows.slice(0, Math.max(0, -top)) : rows,
     });
   });
+  let saved: string[] = [];
   if (state.alternateScreen) {
-    read.push({ first: now, rows: splitLines(outputs[parts.length - 1]).map(trimRow) });
+    read.push({
+      first: now,
+      rows: splitLines(printed[parts.length - 1] ?? new Uint8Array()).map(trimRow),
+    });
+    saved = splitLines(outputs[parts.length - 1]).map(trimRow);
   }
   const facts: GridFacts = {
     historySize: now,
@@ -211,12 +225,12 @@ export async function readStretches(
   const covered = state.width !== cursor.width || state.alternateScreen ||
     neededRanges(cursor, state).every(([a, b]) => holds(a, b));
   const first = fromTop || stretches.length === 0 ? 0 : stretches[0].first;
-  return { state, grid: new StretchGrid({ ...facts, first }, stretches), covered, screen };
+  return { state, grid: new StretchGrid({ ...facts, first }, stretches), covered, screen, saved };
 }
 
 /**
- * Reads the whole pane in one pass through a tmux process of its own, as it streams: every
- * row's hash and byte count, and the text of the last rows only. For what a plan cannot
+ * Reads the whole pane in one pass through a tmux process of its own, as it streams and as
+ * printed: every row's hash and byte count, and the text of the last rows only. For what a plan cannot
  * pin down: a width change (the remembered rows may be anywhere), or a pane writing faster
  * than reads can follow.
  */
@@ -265,7 +279,7 @@ export async function streamGrid(
     runner,
     address,
     paneId,
-    [{ kind: "rows", span: { start: "history" } }],
+    [{ kind: "rows", span: { start: "history" }, printed: true }],
     options,
     {
       part: 0,
@@ -301,4 +315,79 @@ export async function streamGrid(
     { first: keepFrom, rows: tail.slice(tailFrom) },
   );
   return { state, grid, screen: shown };
+}
+
+/**
+ * A comparison's rows, read as printed (every grid hashes and counts rows so), as a person sees
+ * them: the last ones an answer of `want` lines and `keepBytes` bytes can give read again as
+ * shown, from the bottom up in runs of at most SHOWN_CELLS cells (capture_tail.ts), a run more
+ * only while the rows read (through the last written one) are fewer than `want` and hold no
+ * more than `keepBytes`; rows of the saved main screen (the alternate screen on) taken from
+ * `saved`, read with the comparison. The rows above them are counted as printed; blank rows
+ * as shown at the end (hidden text on the screen) are padding, left out.
+ */
+export async function shownSince<R extends SinceRows & { unchangedRows: number[] }>(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  state: PaneState,
+  result: R,
+  saved: readonly string[],
+  want: number,
+  keepBytes: number,
+  options: RunOptions,
+): Promise<R> {
+  const { rows } = result;
+  if (rows.length === 0 || result.firstRow === null) return result;
+  // Row number (tmux's, as `state` found the pane) of rows[0].
+  const first = result.firstRow + result.skippedRows;
+  const run = shownRunRows(state.width);
+  const shown: string[] = new Array(rows.length);
+  const savedFrom = state.alternateScreen ? 0 : Infinity;
+  let at = rows.length;
+  let last = -1;
+  const how: ShownReads = { spawn: false };
+  const enough = () => {
+    if (last < 0) return false;
+    if (last - at + 1 >= want) return true;
+    let bytes = 0;
+    for (let j = at; j <= last && bytes <= keepBytes; j++) bytes += utf8Length(shown[j]) + 1;
+    return bytes > keepBytes;
+  };
+  while (at > 0 && !enough()) {
+    const n = Math.min(run, at, last >= 0 ? Math.max(1, want - (last - at + 1)) : run);
+    const lo = at - n;
+    const hi = Math.min(at - 1, savedFrom - first - 1);
+    for (let j = Math.max(lo, hi + 1); j < at; j++) shown[j] = trimRow(saved[first + j] ?? "");
+    if (hi >= lo) {
+      const got = await shownRows(
+        runner,
+        address,
+        paneId,
+        state,
+        first + lo,
+        first + hi,
+        options,
+        false,
+        how,
+      );
+      for (let j = lo; j <= hi; j++) shown[j] = trimRow(got.shown[j - lo]);
+    }
+    for (let j = at - 1; j >= lo && last < 0; j--) {
+      if (first + j < 0 || !isBlankRow(shown[j])) last = j;
+    }
+    at = lo;
+  }
+  let skippedBytes = result.skippedBytes;
+  for (let j = 0; j < at; j++) skippedBytes += utf8Length(rows[j]) + 1;
+  const skippedRows = result.skippedRows + at;
+  const kept = shown.slice(at, last + 1);
+  return {
+    ...result,
+    rows: kept,
+    firstRow: kept.length === 0 && skippedRows === 0 ? null : result.firstRow,
+    skippedRows,
+    skippedBytes,
+    unchangedRows: result.unchangedRows.filter((i) => i < skippedRows + kept.length),
+  };
 }

@@ -13,6 +13,8 @@ import { sample, ToolFailure } from "../mcp/errors.ts";
 import { count, int } from "../mcp/schemas.ts";
 import { captureTail, type LineTail } from "../tmux/capture_tail.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
+import { utf8Length } from "../tmux/capture.ts";
+import { blankWidth } from "../tmux/shown_cells.ts";
 import { EMPTY_TAIL, textBound, textBudget } from "./reading_bounds.ts";
 
 /**
@@ -103,7 +105,12 @@ export async function readContent<E extends Record<string, unknown>>(
     complete: true,
     firstLineNumber: 0,
   };
-  const cut = tailLines(lines, maxLines, textBudget(ctx, shell), before);
+  const cut = printedCut(
+    tailLines(lines, maxLines, textBudget(ctx, shell), before),
+    lines,
+    capture.printed,
+    before.bytes,
+  );
   const data = {
     ...rest,
     ...cut,
@@ -112,6 +119,46 @@ export async function readContent<E extends Record<string, unknown>>(
     firstLineNumber: cut.returnedLines > 0 && rowOf ? rowOf(cut.droppedLines) : null,
   };
   return { capture, cut, data };
+}
+
+/**
+ * `cut` with its omittedBytes counted as printed, as the description says and as the lines
+ * counted above the ones read are (a line-drawing letter a byte where its glyph shows three,
+ * hidden text its characters): a line left out counts its `printed` bytes, a line whose head
+ * was cut off the head's columns as printed. As it is without `printed` (escapes).
+ */
+export function printedCut(
+  cut: TailCut,
+  lines: readonly string[],
+  printed: readonly string[] | undefined,
+  beforeBytes: number,
+): TailCut {
+  if (!printed || printed.length !== lines.length || lines.length === 0) return cut;
+  const first = lines.length - cut.returnedLines;
+  let omitted = beforeBytes;
+  for (let i = 0; i < first; i++) omitted += utf8Length(printed[i]) + 1;
+  if (cut.firstLineCut) {
+    const shown = lines[first];
+    const head = shown.slice(0, shown.length - cut.text.length);
+    omitted += utf8Length(printedHead(printed[first], head));
+  }
+  return { ...cut, omittedBytes: omitted };
+}
+
+/**
+ * The start of `printed` (a line as printed) that spans the columns `head` (the start of the
+ * same line as shown) does: the two views are alike column for column.
+ */
+function printedHead(printed: string, head: string): string {
+  let columns = 0;
+  for (const c of head) columns += blankWidth(c.codePointAt(0)!);
+  let at = 0;
+  for (const c of printed) {
+    if (columns <= 0) break;
+    columns -= blankWidth(c.codePointAt(0)!);
+    at += c.length;
+  }
+  return printed.slice(0, at);
 }
 
 /**

@@ -26,9 +26,11 @@ import {
   panePlacementSchema,
   sessionRefSchema,
 } from "../mcp/schemas.ts";
-import { isBlankRow } from "../tmux/capture.ts";
+import { isBlankRow, trimRow } from "../tmux/capture.ts";
 import { chainPanes, readPanes } from "../tmux/capture_many.ts";
-import { batchRows, type RowBatch } from "../tmux/capture_many_batch.ts";
+import type { RowBatch } from "../tmux/capture_many_batch.ts";
+import type { PlacedBatch } from "../tmux/capture_many_control.ts";
+import { type ShownReads, shownRows, shownRunRows } from "../tmux/capture_tail.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { findSession, SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import type { PanePlace } from "../tmux/pane_reads.ts";
@@ -247,41 +249,51 @@ async function mapPool<T, R>(
   return out;
 }
 
-/** What one pane's batches matched so far. */
-interface Found {
-  found: number;
-  readonly matches: { lineNumber: number; text: string }[];
+/**
+ * One pane's lines found as printed that may match as a person sees them: each line's first
+ * and last row, numbered as the pane stood at the read (`historySize`); a last row of null is
+ * the screen's bottom.
+ */
+interface Candidates {
+  historySize: number;
+  readonly spans: [number, number | null][];
+  /** The last span, when its last row is told by the next batch (a wrapped line's). */
+  open: boolean;
 }
 
 /**
- * Matches one batch of a pane's rows into what the pane found so far, keeping the last `max`
- * matches (nearest the bottom).
+ * Takes one batch of a pane read as printed: the lines `filter` finds (every line without one)
+ * as candidates, with the rows each spans.
  */
-async function matchBatch(
+async function collectBatch(
   batch: RowBatch,
-  into: Found,
-  matcher: TextMatcher,
-  max: number,
+  into: Candidates,
+  filter: TextMatcher | null,
   pacer: MatchPacer,
 ): Promise<void> {
   // The pane is read again from its start: what it gave before is void.
   if (batch.restart) {
-    into.found = 0;
-    into.matches.length = 0;
+    into.spans.length = 0;
+    into.open = false;
   }
+  into.historySize = (batch as PlacedBatch).historySize ?? into.historySize;
   const rowOf = (line: number) => batch.lineRows ? batch.lineRows[line] : batch.first + line;
-  // Blank lines below the last written one are tmux's padding: only a matcher that can match a
-  // blank line needs them cut off (which takes the lines one by one), and only the last batch
-  // holds screen rows. Every history line (a negative row) counts as written.
-  let last = batch.count - 1;
-  if (batch.last && matcher.matchesBlank) {
-    const lines = batchRows(batch);
-    while (last >= 0 && rowOf(last) >= 0 && isBlankRow(lines[last])) last--;
+  if (into.open && batch.count > 0) {
+    into.spans[into.spans.length - 1][1] = rowOf(0) - 1;
+    into.open = false;
   }
-  const { found, kept } = await matcher.match(batch.text, last, max, pacer);
-  into.found += found;
-  into.matches.push(...kept.map((m) => ({ lineNumber: rowOf(m.row), text: m.text })));
-  if (into.matches.length > max) into.matches.splice(0, into.matches.length - max);
+  const lines = filter === null
+    ? Array.from({ length: batch.count }, (_, i) => i)
+    : (await filter.match(batch.text, batch.count - 1, Infinity, pacer)).kept.map((k) => k.row);
+  for (const i of lines) {
+    const start = rowOf(i);
+    if (!batch.lineRows) into.spans.push([start, start]);
+    else if (i + 1 < batch.count) into.spans.push([start, batch.lineRows[i + 1] - 1]);
+    else {
+      into.spans.push([start, null]);
+      into.open = !batch.last;
+    }
+  }
 }
 
 /** How {@link searchInPanes} searches. */
@@ -294,6 +306,28 @@ export interface SearchOptions {
 }
 
 /**
+ * What lines as printed a line as shown that `pattern` matches must hold, as a literal matcher;
+ * null when no line can be left out. A row as shown is the row as printed with some cells
+ * blank (hidden text) and line-drawing letters drawn as glyphs, column for column: a literal's
+ * run of characters that are neither blanks nor glyphs is, where it matches as shown, printed
+ * there as it is. The longest such run is looked for.
+ */
+export function printedFilter(
+  pattern: string,
+  regex: boolean,
+  matchCase: boolean,
+  matcher: TextMatcher,
+): TextMatcher | null {
+  if (!matcher.seesMore) return matcher;
+  if (regex) return null;
+  const split = new RegExp(`${SHOWN_ONLY.source}+`, matchCase ? "u" : "iu");
+  const runs = pattern.split(split).filter((r) => r !== "");
+  if (runs.length === 0) return null;
+  const longest = runs.reduce((a, b) => b.length > a.length ? b : a);
+  return literalMatcher(longest, matchCase);
+}
+
+/**
  * Captures and matches each pane: many panes per tmux invocation (see `chainPanes`), at most
  * {@link SEARCH_CONCURRENCY} invocations at once, each pane's rows matched batch by batch as
  * they arrive (so what is held at once is a few batches, however deep the history). A pane
@@ -301,66 +335,138 @@ export interface SearchOptions {
  * reason; a cancelled call stops, in the middle of matching too.
  *
  * What is matched is the rows as a person sees them (text printed hidden or in its
- * background's colour is no match: see shown_cells.ts), which costs tmux about five times a
- * plain read: so every pane is read as printed first, and only the panes where that found a
- * match are read again, as shown, for what they hold (a pane's text as printed holds every
- * match its text as shown does, but where a blank or a glyph is matched itself).
+ * background's colour is no match: see shown_cells.ts), which costs tmux up to ~45 times a
+ * plain read (a program that gives every cell colours of its own) and is built whole before
+ * tmux answers anyone: so every pane is read as printed, the lines that may match found there
+ * (`filter`: a pane's text as printed holds every match its text as shown does, but where a
+ * blank or a glyph is matched itself, see {@link printedFilter}), and only those lines' rows
+ * read again as shown, a few rows per tmux call ({@link shownRows}).
  */
 export async function searchInPanes(
   ctx: TmuxContext,
   panes: readonly PanePlace[],
   options: SearchOptions,
+  filter: TextMatcher | null = options.matcher.seesMore ? null : options.matcher,
 ): Promise<PaneSearch[]> {
-  // A pattern that may match what only the rows as shown hold reads them so from the start.
   const pacer = options.pacer ?? new MatchPacer(ctx.signal);
-  const first = { ...options, pacer };
-  if (options.matcher.seesMore) return await searchAs(ctx, panes, first, true, true);
-  const printed = await searchAs(ctx, panes, first, false, true);
-  const again = printed.filter((p) => p.found > 0);
-  if (again.length === 0) return printed;
+  const printed = await collectCandidates(ctx, panes, options.scrollbackLines, filter, pacer);
   // A long line matched in pieces again is the same line: counted once, by the first read.
-  const second = { ...options, pacer: pacer.again() };
-  const panesAgain = again.map((p) => p.pane);
-  const shown = new Map(
-    (await searchAs(ctx, panesAgain, second, true, false)).map((p) => [p.pane.id, p]),
-  );
-  return printed.map((p) => shown.get(p.pane.id) ?? p);
+  const again = { ...options, pacer: filter === null ? pacer : pacer.again() };
+  return await mapPool(printed, SEARCH_CONCURRENCY, async (p): Promise<PaneSearch> => {
+    if (p.skipped !== null || p.candidates.spans.length === 0) {
+      return { pane: p.pane, matches: [], found: 0, skipped: p.skipped };
+    }
+    try {
+      return await matchShown(ctx, p.pane, p.candidates, again);
+    } catch (error) {
+      if (!(error instanceof TmuxError) || error.kind === "cancelled") throw error;
+      const skipped = error.kind === "no-target"
+        ? "closed while it was read"
+        : `capture failed: ${error.message}`;
+      return { pane: p.pane, matches: [], found: 0, skipped };
+    }
+  });
 }
 
 /**
- * {@link searchInPanes}, reading the rows as printed or (`shown`) as a person sees them;
- * `progress`: this read is the one of every pane, told as progress (reading some again is a
- * short tail of it).
+ * Reads a pane's candidate lines again as a person sees them, in runs of rows of at most
+ * SHOWN_CELLS cells, and matches them: the pane's search. Line numbers follow the pane as it
+ * stands at each read.
  */
-async function searchAs(
+async function matchShown(
+  ctx: TmuxContext,
+  pane: PanePlace,
+  candidates: Candidates,
+  options: SearchOptions,
+): Promise<PaneSearch> {
+  const { matcher, maxMatchesPerPane: max } = options;
+  const pacer = options.pacer ?? new MatchPacer(ctx.signal);
+  const run = shownRunRows(pane.width);
+  // A last line ends at the screen's bottom (a pane the layout left no row keeps one).
+  const bottom = Math.max(0, pane.height - 1);
+  const spans = candidates.spans.map(([a, b]): [number, number] => [a, Math.max(a, b ?? bottom)]);
+  const base = { historySize: candidates.historySize };
+  let historyFound = 0;
+  const history: { lineNumber: number; text: string }[] = [];
+  // Screen lines: blank ones below the last written one are padding, cut off at the end when
+  // a blank line can match.
+  const screen: { lineNumber: number; text: string; matched: boolean }[] = [];
+  let lastWritten = -Infinity;
+  const how: ShownReads = { spawn: false };
+  for (let k = 0; k < spans.length;) {
+    let end = k + 1;
+    while (end < spans.length && spans[end][1] - spans[k][0] + 1 <= run) end++;
+    const lo = spans[k][0];
+    const hi = spans[end - 1][1];
+    const got = await shownRows(
+      ctx.runner,
+      ctx.address,
+      pane.id,
+      base,
+      lo,
+      hi,
+      {
+        signal: ctx.signal,
+      },
+      false,
+      how,
+    );
+    const lines = spans.slice(k, end).map(([a, b]) =>
+      trimRow(got.shown.slice(a - lo, b - lo + 1).join(""))
+    );
+    const { kept } = await matcher.match(lines.join("\n"), lines.length - 1, Infinity, pacer);
+    const matched = new Set(kept.map((m) => m.row));
+    lines.forEach((text, i) => {
+      const row = spans[k + i][0];
+      const entry = { lineNumber: row - got.moved, text, matched: matched.has(i) };
+      if (row >= 0) {
+        screen.push(entry);
+        if (!isBlankRow(text)) lastWritten = row;
+      } else if (entry.matched) {
+        historyFound++;
+        history.push(entry);
+        if (history.length > max) history.shift();
+      }
+    });
+    k = end;
+  }
+  const shown = screen.filter((e, i) =>
+    e.matched &&
+    (!matcher.matchesBlank || spans[spans.length - screen.length + i][0] <= lastWritten)
+  );
+  const matches = [...history, ...shown].slice(-max).map(({ lineNumber, text }) => ({
+    lineNumber,
+    text,
+  }));
+  return { pane, matches, found: historyFound + shown.length, skipped: null };
+}
+
+/**
+ * Reads every pane as printed and finds its candidate lines (see {@link searchInPanes}); told
+ * as progress.
+ */
+async function collectCandidates(
   ctx: TmuxContext,
   panes: readonly PanePlace[],
-  options: SearchOptions,
-  shown: boolean,
-  progress: boolean,
-): Promise<PaneSearch[]> {
+  scrollbackLines: number,
+  filter: TextMatcher | null,
+  pacer: MatchPacer,
+): Promise<{ pane: PanePlace; candidates: Candidates; skipped: string | null }[]> {
   const byId = new Map(panes.map((p) => [p.id, p]));
-  const chains = chainPanes(panes.map((p) => p.id), options.scrollbackLines);
-  const pacer = options.pacer ?? new MatchPacer(ctx.signal);
+  const chains = chainPanes(panes.map((p) => p.id), scrollbackLines);
   let done = 0;
   const searched = await mapPool(chains, SEARCH_CONCURRENCY, async (chain) => {
-    const found = new Map(chain.map((id): [string, Found] => [id, { found: 0, matches: [] }]));
+    const found = new Map(
+      chain.map((id): [string, Candidates] => [id, { historySize: 0, spans: [], open: false }]),
+    );
     const take = (batch: RowBatch) =>
-      matchBatch(
-        batch,
-        found.get(batch.paneId) as Found,
-        options.matcher,
-        options.maxMatchesPerPane,
-        pacer,
-      );
+      collectBatch(batch, found.get(batch.paneId) as Candidates, filter, pacer);
     // Progress counts panes as their rows start coming (a deep one is matched as it comes).
     let begun = 0;
     const step = async (n: number) => {
       begun += n;
       done += n;
-      if (progress) {
-        await ctx.progress(done, panes.length, `searching ${done} of ${panes.length} panes`);
-      }
+      await ctx.progress(done, panes.length, `searching ${done} of ${panes.length} panes`);
     };
     let read: (TmuxError | null)[];
     try {
@@ -368,27 +474,28 @@ async function searchAs(
         ctx.runner,
         ctx.address,
         chain,
-        options.scrollbackLines,
+        scrollbackLines,
         take,
         { signal: ctx.signal },
         () => step(1),
         byId,
         true,
-        shown,
+        false,
       );
     } catch (error) {
       if (!(error instanceof TmuxError) || error.kind === "cancelled") throw error;
       read = chain.map(() => error);
     }
     if (begun < chain.length) await step(chain.length - begun);
-    return chain.map((id, i): PaneSearch => {
+    return chain.map((id, i) => {
       const pane = byId.get(id) as PanePlace;
       const failed = read[i];
-      if (!failed) return { pane, ...(found.get(id) as Found), skipped: null };
+      const candidates = found.get(id) as Candidates;
+      if (!failed) return { pane, candidates, skipped: null };
       const skipped = failed.kind === "no-target"
         ? "closed after the pane list was read"
         : `capture failed: ${failed.message}`;
-      return { pane, matches: [], found: 0, skipped };
+      return { pane, candidates: { historySize: 0, spans: [], open: false }, skipped };
     });
   });
   return searched.flat();
@@ -460,12 +567,12 @@ const searchPanes = defineTool({
     }
     const maxPerPane = args.maxMatchesPerPane ?? 5;
     const pacer = new MatchPacer(ctx.signal);
-    const results = await searchInPanes(ctx, panes, {
-      matcher,
-      scrollbackLines: args.scrollbackLines ?? 0,
-      maxMatchesPerPane: maxPerPane,
-      pacer,
-    });
+    const results = await searchInPanes(
+      ctx,
+      panes,
+      { matcher, scrollbackLines: args.scrollbackLines ?? 0, maxMatchesPerPane: maxPerPane, pacer },
+      printedFilter(args.pattern, args.regex ?? false, args.matchCase ?? false, matcher),
+    );
 
     const maxMatches = args.maxMatches ?? 100;
     const entries: z.infer<typeof matchEntry>[] = [];

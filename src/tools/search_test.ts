@@ -3,7 +3,7 @@ import { CALL_WORK, compileRegex, loadRegexEngine, MAX_REGEX_PROGRAM } from "../
 import { MatchDeadline, MatchPacer, testPieces } from "../mcp/pattern_pacer.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { lineMatcher } from "./search.ts";
+import { lineMatcher, printedFilter } from "./search.ts";
 
 await loadRegexEngine();
 
@@ -459,4 +459,26 @@ Deno.test("a search over a row longer than one call says what its pieces could h
   const near = await lineMatcher("x{3}b", true, false).match(row, 0, 5, pacer);
   assert.equal(near.found, 1);
   assert.equal(pacer.piecedLines, 1);
+});
+
+Deno.test("printedFilter: the lines as printed a match as shown needs, read as shown only there", async () => {
+  const filter = (pattern: string, regex = false, matchCase = false) =>
+    printedFilter(pattern, regex, matchCase, lineMatcher(pattern, regex, matchCase));
+  // A pattern that matches as shown only what matches as printed: itself.
+  const plain = lineMatcher("needle", false, false);
+  assert.equal(printedFilter("needle", false, false, plain), plain);
+  // A blank or a glyph may be a hidden character or a drawn letter as printed: the longest run
+  // of the rest must be printed as it is.
+  const rows = (pattern: string, text: string) =>
+    filter(pattern)!.match(text, 99, 99).then((r) => r.kept.map((k) => k.row));
+  // Printed: "ab" with a hidden "X" between, "xq─qx" drawn from "xqqqx", a row with neither.
+  const text = "aXb cd\nxqqqx\nnothing here";
+  assert.deepEqual(await rows("aX b", text), [0]);
+  assert.deepEqual(await rows("a b cd", text), [0]);
+  assert.deepEqual(await rows("xq─qx", text), [1]);
+  assert.deepEqual(await rows("NOTHING  HERE", text), [2]);
+  // Only blanks and glyphs, or a regex that may match a blank: every line may.
+  assert.equal(filter("  "), null);
+  assert.equal(filter("──"), null);
+  assert.equal(filter("a\\sb", true), null);
 });
