@@ -101,9 +101,9 @@ Deno.test("list_sessions: names that differ by an invisible character read apart
   });
 });
 
-Deno.test("list_sessions: an emoji sequence stays readable, quoted; a plain emoji stays bare", async () => {
+Deno.test("list_sessions: an emoji sequence stays readable, quoted; one joined or selected otherwise is escaped", async () => {
   await withTmux(async (t, c) => {
-    const names = ["👩‍💻", "❤️ love", "🏳️‍🌈", "🧑🏽‍💻", "1️⃣", "🚀"];
+    const names = ["👩‍💻", "❤️ love", "🏳️‍🌈", "🧑🏽‍💻", "1️⃣", "🚀", "🚀🚀", "🚀\u200d🚀", "build1\ufe0f"];
     for (const name of names) await t.tmux("new-session", "-d", "-s", name);
     const text = await textOf(c, "list_sessions", {});
     const data = await c.ok<{ sessions: { id: string; name: string }[] }>("list_sessions", {});
@@ -112,7 +112,15 @@ Deno.test("list_sessions: an emoji sequence stays readable, quoted; a plain emoj
     // The joiner and the emoji presentation selector inside an emoji are the emoji's own
     // spelling, shown as one picture: kept as they are, the value quoted.
     for (const name of names.slice(0, 5)) assert.equal(written(name), JSON.stringify(name));
-    assert.equal(written("🚀"), "🚀");
+    // A symbol inside an entry is quoted (symbols hold lookalikes of the separators).
+    assert.equal(written("🚀"), '"🚀"');
+    // A joiner that joins no emoji, a selector after a digit: escaped, so no two read alike.
+    assert.equal(written("🚀🚀"), '"🚀🚀"');
+    assert.equal(written("🚀\u200d🚀"), String.raw`"🚀\u200d🚀"`);
+    assert.equal(written("build1\ufe0f"), String.raw`"build1\ufe0f"`);
+    // An error naming them says them apart too.
+    const refusal = await c.fail("kill_session", { session: "buil" });
+    assert.ok(refusal.includes(String.raw`"build1\ufe0f"`), refusal);
   });
 });
 

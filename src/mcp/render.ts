@@ -17,6 +17,7 @@ import { entryLines, listLines } from "./render_list.ts";
 import {
   BARE,
   CONTROLS,
+  escapeHidden,
   fenced,
   isBlock,
   isPlainObject,
@@ -31,12 +32,13 @@ import {
 const SEPARATOR_OR_BIDI = new RegExp(`[${SEPARATORS_AND_BIDI}]`, "g");
 
 /**
- * `text` with U+2028, U+2029 and the bidirectional controls shown as JSON writes them
- * (`\u2028`), as summaries and values show them: for a text that shows the C0 and C1 controls
- * its own way (an error text, see errors.ts) but must not break a line or read out of order.
+ * `text` with U+2028, U+2029, the bidirectional controls and what shows as nothing shown as
+ * JSON writes them (`\u2028`, `\u200b`), as summaries and values show them: for a text that
+ * shows the C0 and C1 controls its own way (an error text, see errors.ts) but must not break a
+ * line, read out of order or make one name read as another.
  */
 export function escapeSeparatorsAndBidi(text: string): string {
-  return text.replace(SEPARATOR_OR_BIDI, unicodeEscape);
+  return escapeHidden(text.replace(SEPARATOR_OR_BIDI, unicodeEscape));
 }
 
 /**
@@ -66,7 +68,10 @@ function startOf(text: string, max: number): string {
  * characters, it is cut to `max` with `…`, never inside an escape or a character. Applying it
  * twice changes nothing.
  */
-export function summaryLine(summary: string, max = Infinity): string {
+export function summaryLine(text: string, max = Infinity): string {
+  // What shows as nothing, as values show it (a joiner or a tag character past U+FFFF: a name
+  // holding one would read as another).
+  const summary = escapeHidden(text);
   const line = summary.replace(NOT_IN_LINE, lineEscape);
   if (line.length <= max) return line;
   const room = max - 1;

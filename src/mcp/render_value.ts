@@ -54,11 +54,20 @@ export const BARE = new RegExp(
 );
 
 /**
+ * What a value inside an entry line may be made of, bare: printable ASCII, and beyond it only
+ * letters (not modifier letters: `ː` U+02D0 reads as `:`), digits and marks of any script.
+ * Unicode's punctuation and symbols hold lookalikes of every separator a line uses (`ꓹ` and `،`
+ * of `,`, `։` and `꞉` of `:`, `❨❩` of `()`, `═` of `=`), more than a list keeps up with: a value
+ * holding one is a JSON string, an emoji's too.
+ */
+const PLAIN_LETTERS = String.raw`\x21-\x7e\p{Lu}\p{Ll}\p{Lt}\p{Lo}\p{Nd}\p{Mn}\p{Mc}`;
+
+/**
  * A value inside an entry line also may not hold spaces or `=` (they separate fields), nor what
- * reads as one ({@link FIELD_LOOKALIKES}).
+ * reads as one ({@link FIELD_LOOKALIKES}), nor anything but {@link PLAIN_LETTERS}.
  */
 export const BARE_FIELD = new RegExp(
-  String.raw`^[^\s=${NEVER_BARE}${FIELD_LOOKALIKES}]+$`,
+  String.raw`^(?=[${PLAIN_LETTERS}]+$)[^\s=${NEVER_BARE}${FIELD_LOOKALIKES}]+$`,
   "u",
 );
 
@@ -67,7 +76,8 @@ export const BARE_FIELD = new RegExp(
  * line, and with none of the characters that frame a placement, `(),:*$`, nor what reads as one.
  */
 export const BARE_NAME = new RegExp(
-  String.raw`^[^\s=(),:*$${NEVER_BARE}${FIELD_LOOKALIKES}${PLACEMENT_LOOKALIKES}]+$`,
+  String
+    .raw`^(?=[${PLAIN_LETTERS}]+$)[^\s=(),:*$${NEVER_BARE}${FIELD_LOOKALIKES}${PLACEMENT_LOOKALIKES}]+$`,
   "u",
 );
 
@@ -75,19 +85,32 @@ export const BARE_NAME = new RegExp(
 const AMBIGUOUS = /^(?:true|false|null|-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)$|^[[{]/i;
 
 /**
- * A character that shows as nothing and that {@link wireJson} leaves as it is (the joiner, the
- * presentation selectors, those past U+FFFF), where it joins or selects nothing: all but a
- * zero-width joiner between two pictographs (the first with its skin tone or presentation
- * selector, if any) and one presentation selector right after a character with an emoji form.
- * Those spell one picture (👩‍💻, ❤️, 1️⃣) and hide no text; a lone one makes a name read as
- * another, and a run of selectors or of tag characters carries data a reader does not see.
+ * An emoji as Unicode's recommended set spells one (RGI: a keycap, a flag, a ZWJ sequence, one
+ * with its presentation selector): the joiners, selectors and tags inside draw one picture
+ * (👩‍💻, ❤️, 1️⃣) and hide no text, and the set is closed, so they carry no data of their own.
  */
-const HIDDEN = new RegExp(
-  String
-    .raw`(?!(?<=\p{Extended_Pictographic}[\u{1f3fb}-\u{1f3ff}\ufe0f]?)\u200d(?=\p{Extended_Pictographic})` +
-    String.raw`|(?<=\p{Emoji})[\ufe0e\ufe0f])[${INVISIBLE}]`,
-  "gu",
-);
+const RGI_EMOJI = /\p{RGI_Emoji}/gv;
+
+/** One character that shows as nothing ({@link INVISIBLE}). */
+const INVISIBLE_CHAR = new RegExp(`[${INVISIBLE}]`, "gu");
+
+/**
+ * `text` with every character that shows as nothing written as JSON escapes it (`\u200d`, each
+ * half of a pair past U+FFFF), but inside an emoji of {@link RGI_EMOJI}: anywhere else a joiner
+ * joins nothing and a selector selects nothing (`build1` and `build1\ufe0f`, `🚀🚀` and
+ * `🚀\u200d🚀` would read alike), and a run of selectors or tag characters carries data a
+ * reader does not see. Text that was a JSON string stays one that parses to the same value.
+ */
+export function escapeHidden(text: string): string {
+  if (ALL_ASCII.test(text)) return text;
+  let out = "";
+  let at = 0;
+  for (const m of text.matchAll(RGI_EMOJI)) {
+    out += text.slice(at, m.index).replace(INVISIBLE_CHAR, jsonEscape) + m[0];
+    at = m.index + m[0].length;
+  }
+  return out + text.slice(at).replace(INVISIBLE_CHAR, jsonEscape);
+}
 
 /** A character as JSON writes one it escapes: `\uXXXX`, each half of a pair past U+FFFF. */
 function jsonEscape(c: string): string {
@@ -99,11 +122,10 @@ const ALL_ASCII = /^[\x00-\x7f]*$/;
 
 /**
  * JSON as it goes on the wire (bounds.ts, {@link wireJson}), and in the text no character that
- * shows as nothing as it is ({@link HIDDEN}): the same value parses from it.
+ * shows as nothing as it is ({@link escapeHidden}): the same value parses from it.
  */
 export function json(value: unknown): string {
-  const text = wireJson(value);
-  return ALL_ASCII.test(text) ? text : text.replace(HIDDEN, jsonEscape);
+  return escapeHidden(wireJson(value));
 }
 
 /**
