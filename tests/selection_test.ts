@@ -27,9 +27,12 @@ Deno.test("--tools and --deny-tools: from flags or the environment, names only",
   assert.ok(env.kind === "serve");
   assert.deepEqual(env.options.tools, ["list_panes"]);
   assert.deepEqual(env.options.denyTools, ["x_y"]);
-  // A flag wins over its variable.
-  const flag = parseCli(["--tools", "send_keys"], envOf({ TMUX_MCP_TOOLS: "list_panes" }));
-  assert.ok(flag.kind === "serve" && flag.options.tools?.join() === "send_keys");
+  // A flag and its variable both naming tools are refused: either alone would drop the
+  // other's list without a word.
+  assert.throws(
+    () => parseCli(["--tools", "send_keys"], envOf({ TMUX_MCP_TOOLS: "list_panes" })),
+    /TMUX_MCP_TOOLS and --tools both name tools; give one list/,
+  );
   // Neither: no selection at all (every tool of the toolsets).
   const none = parseCli([], () => undefined);
   assert.ok(none.kind === "serve" && !("tools" in none.options) && !("denyTools" in none.options));

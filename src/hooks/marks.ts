@@ -272,16 +272,22 @@ const PLAIN_NAME = /^[A-Za-z0-9_-]+$/;
 const CONTROLS_AND_SPACE = /[\u0000-\u001f\u007f-\u009f\s]+/g;
 
 /**
- * The bidirectional controls: they make text read in another order than it is (a window named
- * `vim\u202e)gnihctaw ton` shows as `vim(not watching)`). The set tool replies escape too
- * (src/mcp/render.ts; a test holds the two together); the line separators of that set are
- * whitespace here, made spaces.
+ * The bidirectional controls, which make text read in another order than it is (a window named
+ * `vim\u202e)gnihctaw ton` shows as `vim(not watching)`), and what shows as nothing (format
+ * and default-ignorable characters: zero-width spaces and joiners, selectors, tag characters),
+ * which makes one name read as another. Tool replies escape them too (src/mcp/render.ts, which
+ * keeps an emoji's own joiner: here every one is escaped; a test holds the two together); the
+ * line separators are whitespace here, made spaces.
  */
-const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const BIDI =
+  /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 
-/** A character as JSON writes it: `\u202e`. */
+/** A character as JSON writes it: `\u202e`, each half of a pair past U+FFFF. */
 function unicodeEscape(c: string): string {
-  return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  return Array.from(
+    { length: c.length },
+    (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`,
+  ).join("");
 }
 
 /** At most `max` characters of `text`, a cut said with `…`. */
