@@ -365,16 +365,7 @@ async function rowTail(
     splitLines(windowPrinted).map((row) => utf8Length(trimRow(row)) + 1);
   checkRows(paneId, sizes.length, read.top, read.bottom);
   const skippedLines = read.top - top;
-  let skippedBytes = 0;
-  if (skippedLines > 0) {
-    // Every skipped row is history (the window reaches `want` rows above the screen): each
-    // counts as a line, and tmux measured them trimmed as they would print.
-    const counted = captureRange({ start: spec.start, end: from - 1 }, state);
-    if (!above || counted.top !== top || counted.bottom !== read.top - 1) {
-      throw new Error(`tmux counted rows ${counted.top}..${counted.bottom}, not ${top}..`);
-    }
-    skippedBytes = countOf(outputs[1]);
-  }
+  let skippedBytes = skippedHistory(spec, from, above, state, top, read.top, outputs);
   const tail = onScreen
     ? { at: read.top, shown: splitLines(outputs[0]), printed: splitLines(windowPrinted) }
     : await shownTail(
@@ -403,6 +394,48 @@ async function rowTail(
     skippedBytes,
     rowOf: (i) => top + i,
   };
+}
+
+/**
+ * The bytes of the range's rows above a window starting at `from` that a read skipped (tmux
+ * counted them, `outputs[1]`, trimmed as they would print): every such row is history (the
+ * window reaches `want` rows above the screen), each a line. 0 when none was skipped (`top`
+ * is the window's own top, `readTop`).
+ */
+function skippedHistory(
+  spec: TailSpec,
+  from: number,
+  above: boolean,
+  state: PaneState,
+  top: number,
+  readTop: number,
+  outputs: readonly Uint8Array[],
+): number {
+  if (readTop - top <= 0) return 0;
+  const counted = captureRange({ start: spec.start, end: from - 1 }, state);
+  if (!above || counted.top !== top || counted.bottom !== readTop - 1) {
+    throw new Error(`tmux counted rows ${counted.top}..${counted.bottom}, not ${top}..`);
+  }
+  return countOf(outputs[1]);
+}
+
+/**
+ * Whether the lines read as shown from `at` through the last written one (`last`, -1 before
+ * one is found) fill a reply of `want` lines and `keepBytes` bytes: a reader reading runs from
+ * the bottom up reads no more once they do.
+ */
+export function tailFilled(
+  shown: readonly string[],
+  at: number,
+  last: number,
+  want: number,
+  keepBytes: number,
+): boolean {
+  if (last < 0) return false;
+  if (last - at + 1 >= want) return true;
+  let bytes = 0;
+  for (let j = at; j <= last && bytes <= keepBytes; j++) bytes += utf8Length(shown[j]) + 1;
+  return bytes > keepBytes;
 }
 
 /**
@@ -478,16 +511,7 @@ async function escapedRowTail(
     checkRows(paneId, rows.length, read.top, read.bottom);
   }
   const skippedLines = read.top - top;
-  let skippedBytes = 0;
-  if (skippedLines > 0) {
-    // Every skipped row is history (the window reaches `want` rows above the screen): each
-    // counts as a line, and tmux measured them trimmed as they would print.
-    const counted = captureRange({ start: spec.start, end: from - 1 }, state);
-    if (!above || counted.top !== top || counted.bottom !== read.top - 1) {
-      throw new Error(`tmux counted rows ${counted.top}..${counted.bottom}, not ${top}..`);
-    }
-    skippedBytes = countOf(outputs[1]);
-  }
+  const skippedBytes = skippedHistory(spec, from, above, state, top, read.top, outputs);
   const last = lastWrittenIndex(rows, read.top + dropped.lines);
   return {
     state,
@@ -799,13 +823,7 @@ async function shownJoined(
   // Lines from `at` on are read; the last written among them (history, or shown non-blank).
   let at = lines.length;
   let last = -1;
-  const enough = () => {
-    if (last < 0) return false;
-    if (last - at + 1 >= want) return true;
-    let bytes = 0;
-    for (let j = at; j <= last && bytes <= keepBytes; j++) bytes += utf8Length(shown[j]) + 1;
-    return bytes > keepBytes;
-  };
+  const enough = () => tailFilled(shown, at, last, want, keepBytes);
   const how: ShownReads = { spawn: false };
   while (at > 0 && !enough()) {
     let low = at - 1;

@@ -24,7 +24,13 @@ import {
   utf8Length,
 } from "./capture.ts";
 import { LineSplitter } from "./chain.ts";
-import { type ShownReads, shownRows, shownRunRows, TailBudget } from "./capture_tail.ts";
+import {
+  type ShownReads,
+  shownRows,
+  shownRunRows,
+  TailBudget,
+  tailFilled,
+} from "./capture_tail.ts";
 import { decodeBytes } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
@@ -347,13 +353,7 @@ export async function shownSince<R extends SinceRows & { unchangedRows: number[]
   let at = rows.length;
   let last = -1;
   const how: ShownReads = { spawn: false };
-  const enough = () => {
-    if (last < 0) return false;
-    if (last - at + 1 >= want) return true;
-    let bytes = 0;
-    for (let j = at; j <= last && bytes <= keepBytes; j++) bytes += utf8Length(shown[j]) + 1;
-    return bytes > keepBytes;
-  };
+  const enough = () => tailFilled(shown, at, last, want, keepBytes);
   while (at > 0 && !enough()) {
     const n = Math.min(run, at, last >= 0 ? Math.max(1, want - (last - at + 1)) : run);
     const lo = at - n;
