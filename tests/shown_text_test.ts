@@ -324,3 +324,38 @@ Deno.test("run_command in a pane that dies: its last row cut where tmux's line b
     }
   });
 });
+
+Deno.test("capture_since: text shown in place by its colours alone reads as a change; hidden text that stays reads as none", async () => {
+  await withTmux(async (t, c) => {
+    const pane = (await t.tmux(
+      ...["new-window", "-d", "-P", "-F", "#{pane_id}"],
+      "printf 'top\\n\\033[8mSECRET\\033[0m\\nbottom\\n'; read x; " +
+        "printf '\\033[3A\\rSECRET\\n\\n\\n'; exec sleep 600",
+    )).trim();
+    await waitFor(
+      async () => (await t.tmux("capture-pane", "-p", "-t", pane)).includes("bottom"),
+      "printed",
+    );
+    const first = await c.ok<{ cursor: string; text: string }>("capture_since", { paneId: pane });
+    assert.doesNotMatch(first.text, /SECRET/);
+    // Nothing changed: a row that reads otherwise as shown than as printed stays the same row.
+    const again = await c.ok<{ cursor: string; text: string }>("capture_since", {
+      paneId: pane,
+      cursor: first.cursor,
+    });
+    assert.equal(again.text, "");
+    await t.tmux("send-keys", "-t", pane, "Enter");
+    await waitFor(
+      async () => !(await t.tmux("capture-pane", "-p", "-e", "-t", pane)).includes("\x1b[8m"),
+      "shown in place",
+    );
+    const shown = await c.ok<{ text: string }>("capture_since", {
+      paneId: pane,
+      cursor: again.cursor,
+    });
+    assert.match(shown.text, /SECRET/);
+    // From the row that changed on (the rows after it come along, said unchanged).
+    assert.match(shown.text, /^SECRET\n/);
+    assert.doesNotMatch(shown.text, /top/);
+  });
+});

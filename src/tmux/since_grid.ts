@@ -116,8 +116,19 @@ export class StretchGrid implements NormalGrid {
   readonly lastWritten: number;
   readonly #stretches: readonly Stretch[];
   readonly #hashes: (Float64Array | null)[];
+  /**
+   * Screen rows as a person sees them, where they differ from the rows as printed (by row
+   * number): their hash holds both, so that text shown or hidden in place by its colours alone
+   * reads as a change (see {@link normalGrid}).
+   */
+  readonly #shown: ReadonlyMap<number, string>;
 
-  constructor(facts: GridFacts, stretches: readonly Stretch[]) {
+  constructor(
+    facts: GridFacts,
+    stretches: readonly Stretch[],
+    shown: ReadonlyMap<number, string> = new Map(),
+  ) {
+    this.#shown = shown;
     this.historySize = facts.historySize;
     this.historyLimit = facts.historyLimit;
     this.width = facts.width;
@@ -153,7 +164,10 @@ export class StretchGrid implements NormalGrid {
         hashes = this.#hashes[k] = new Float64Array(s.rows.length).fill(-1);
       }
       const i = abs - s.first;
-      if (hashes[i] < 0) hashes[i] = hashValue(s.rows[i]);
+      if (hashes[i] < 0) {
+        const shown = this.#shown.get(abs);
+        hashes[i] = hashValue(shown === undefined ? s.rows[i] : `${s.rows[i]}\u0000${shown}`);
+      }
       return hashes[i];
     }
     throw new RowNotRead(abs);
@@ -186,18 +200,31 @@ export class StretchGrid implements NormalGrid {
   }
 }
 
-/** A grid of every row read at once: rows already trimmed, `rows[0]` at `first`. */
-export function denseGrid(facts: Omit<GridFacts, "end">, rows: readonly string[]): NormalGrid {
+/**
+ * A grid of every row read at once: rows already trimmed, `rows[0]` at `first`; `shown`, rows
+ * as a person sees them where they differ (see StretchGrid).
+ */
+export function denseGrid(
+  facts: Omit<GridFacts, "end">,
+  rows: readonly string[],
+  shown?: ReadonlyMap<number, string>,
+): NormalGrid {
   return new StretchGrid(
     { ...facts, end: facts.first + rows.length },
     [{ first: facts.first, rows, gapBytes: 0 }],
+    shown,
   );
 }
 
 /**
  * The normal grid of a capture: with the alternate screen on, history plus the saved screen.
  * Rows as printed where the capture has them (`views`): every grid hashes and counts rows as
- * printed, a byte a cell to read, and only the rows an answer gives are read as shown.
+ * printed, a byte a cell to read, and only the rows an answer gives are read as shown. But a
+ * screen row can change by its colours alone (text printed hidden, then shown in place): the
+ * screen, read as shown at once with the rest, hashes each row that reads otherwise as shown
+ * with both texts. History rows cannot change, and hash as printed, however they were read:
+ * they prove a cursor's position. A screen row that scrolled into history reads changed once
+ * where the two differed (it comes back, never goes missing).
  */
 export function normalGrid(capture: RowCapture): NormalGrid {
   const { state, top } = capture;
@@ -205,13 +232,25 @@ export function normalGrid(capture: RowCapture): NormalGrid {
   const trimmed = state.alternateScreen
     ? [...rows.slice(0, Math.max(0, -top)), ...saved].map(trimRow)
     : rows.map(trimRow);
-  return denseGrid({
-    historySize: state.historySize,
-    historyLimit: state.historyLimit,
-    width: state.width,
-    first: state.historySize + top,
-    cursorRow: state.alternateScreen ? null : state.historySize + state.cursorY,
-  }, trimmed);
+  const first = state.historySize + top;
+  const shown = new Map<number, string>();
+  if (capture.printed && !state.alternateScreen) {
+    capture.rows.forEach((row, i) => {
+      const text = trimRow(row);
+      if (first + i >= state.historySize && text !== trimmed[i]) shown.set(first + i, text);
+    });
+  }
+  return denseGrid(
+    {
+      historySize: state.historySize,
+      historyLimit: state.historyLimit,
+      width: state.width,
+      first,
+      cursorRow: state.alternateScreen ? null : state.historySize + state.cursorY,
+    },
+    trimmed,
+    shown,
+  );
 }
 
 /**

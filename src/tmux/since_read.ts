@@ -148,12 +148,17 @@ export async function readStretches(
       parts.push({ kind: "count", span: { start: rel(spans[i - 1][1] + 1), end: rel(a - 1) } });
     }
     const last = i === spans.length - 1;
-    // As printed: hashed and counted; the rows an answer gives are read as shown after.
-    parts.push({
-      kind: "rows",
-      span: { start: rel(a), end: last ? undefined : rel(b) },
-      printed: true,
-    });
+    // As printed: hashed and counted; the rows an answer gives are read as shown after. But
+    // the screen as shown too (a screen is all it costs): a row there can change by its
+    // colours alone, which its hash then tells (since_grid.ts normalGrid).
+    if (last && rel(a) < 0) {
+      parts.push({ kind: "rows", span: { start: rel(a), end: -1 }, printed: true });
+    }
+    parts.push(
+      last
+        ? { kind: "rows", span: { start: Math.max(0, rel(a)), end: undefined }, views: true }
+        : { kind: "rows", span: { start: rel(a), end: rel(b) }, printed: true },
+    );
   });
   parts.push({ kind: "saved", views: true });
   const { state, outputs, printed } = await captureChain(runner, address, paneId, parts, options);
@@ -163,6 +168,8 @@ export async function readStretches(
   const read: { first: number; rows: string[] }[] = [];
   const counts: { first: number; last: number; bytes: number }[] = [];
   let screen: string[] = [];
+  /** Screen rows as shown where they read otherwise than as printed (see StretchGrid). */
+  const shownScreen = new Map<number, string>();
   parts.forEach((part, i) => {
     if (part.kind === "saved") return;
     const { top, bottom } = captureRange(part.span, state);
@@ -170,12 +177,21 @@ export async function readStretches(
       counts.push({ first: now + top, last: now + bottom, bytes: countOf(outputs[i]) });
       return;
     }
-    const rows = splitLines(outputs[i]).map(trimRow);
+    const both = part.views === true;
+    const rows = splitLines(both ? printed[i] ?? new Uint8Array() : outputs[i]).map(trimRow);
     if (rows.length !== bottom - top + 1) {
       throw new Error(`tmux printed ${rows.length} rows for rows ${top}..${bottom} of ${paneId}`);
     }
     // The last part reaches the bottom: its rows from 0 on are the visible screen.
-    if (part.span.end === undefined) screen = screenRows(rows, top);
+    if (part.span.end === undefined) {
+      const shown = both ? splitLines(outputs[i]).map(trimRow) : rows;
+      screen = screenRows(shown, top);
+      if (!state.alternateScreen) {
+        shown.forEach((text, k) => {
+          if (top + k >= 0 && text !== rows[k]) shownScreen.set(now + top + k, text);
+        });
+      }
+    }
     // The normal grid is history plus the screen, or plus the saved screen.
     read.push({
       first: now + top,
@@ -231,7 +247,13 @@ export async function readStretches(
   const covered = state.width !== cursor.width || state.alternateScreen ||
     neededRanges(cursor, state).every(([a, b]) => holds(a, b));
   const first = fromTop || stretches.length === 0 ? 0 : stretches[0].first;
-  return { state, grid: new StretchGrid({ ...facts, first }, stretches), covered, screen, saved };
+  return {
+    state,
+    grid: new StretchGrid({ ...facts, first }, stretches, shownScreen),
+    covered,
+    screen,
+    saved,
+  };
 }
 
 /**
