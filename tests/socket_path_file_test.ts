@@ -48,6 +48,13 @@ Deno.test("an ordinary file or a FIFO as --socket-path: create_session refuses a
     for (const path of [file, fifo]) {
       const c = await connect({ socketPath: path });
       try {
+        // What the listings and lookups say there promises no start create_session refuses.
+        const listed = await c.call("list_sessions", {});
+        const note = (listed.content?.[0] as { text: string }).text;
+        assert.match(note, /create_session starts one where nothing is at that path/);
+        assert.match(note, /test -S '[^']+' && rm '[^']+'/);
+        const lookup = await c.fail("get_pane_info", { paneId: "%0" });
+        assert.match(lookup, /where something is \(a socket a server left/);
         const refusal = await c.fail("create_session", { name: "x", command: "sleep 30" });
         assert.ok(refusal.includes(path), refusal);
         assert.match(refusal, /no tmux server answers/i);

@@ -36,7 +36,7 @@ import {
   takePanePlaces,
   takeProcessInfo,
 } from "../tmux/pane_reads.ts";
-import { describeSocket, noteTmuxEnv, ToolFailure } from "./errors.ts";
+import { describeSocket, noServerHint, noteTmuxEnv, ToolFailure } from "./errors.ts";
 import { type LogFn, stderrLog } from "./call_log.ts";
 import { callerFormatOn, callerOn } from "./caller_on_host.ts";
 import { lookupPane, lookupSession, lookupWindow, requireRunning } from "./target_lookup.ts";
@@ -517,21 +517,24 @@ export class TmuxContext {
 
   /** Refuses when no server runs on the socket. */
   requireRunning(snapshot: { readonly running: boolean }): void {
-    requireRunning(snapshot, this.socketLabel);
+    requireRunning(snapshot, this.socketLabel, noServerHint(this.address));
   }
 
   /** A session by id (`$N`) or exact name ({@link lookupSession}). */
   session(snapshot: Snapshot<PaneBrief>, ref: string): SessionRow {
+    this.requireRunning(snapshot);
     return lookupSession(snapshot, ref, this.socketLabel);
   }
 
   /** A window by id (`@N`). */
   window(snapshot: Snapshot<PaneBrief>, id: string): WindowRow {
+    this.requireRunning(snapshot);
     return lookupWindow(snapshot, id, this.socketLabel);
   }
 
   /** A pane by id (`%N`). */
   pane(snapshot: Snapshot, id: string): PaneRow {
+    this.requireRunning(snapshot);
     return lookupPane(snapshot, id, this.socketLabel);
   }
 }

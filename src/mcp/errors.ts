@@ -181,6 +181,22 @@ export const NO_SERVER_HINT =
   "create_session starts one; list_servers shows the servers that are running.";
 
 /**
+ * What to do where no server answers on `socket`, as a read that kept none of tmux's words can
+ * say it: at a configured path where none answered in this process ({@link configuredPath},
+ * {@link metServerAt}), create_session starts one only where nothing is, and refuses where
+ * something is ({@link occupiedSocket}): said so, with the removal that deletes only a socket,
+ * rather than a promise create_session would break.
+ */
+export function noServerHint(socket: Socket): string {
+  const at = configuredPath(socket);
+  if (at === null || metServerAt(socket, at)) return NO_SERVER_HINT;
+  return "create_session starts one where nothing is at that path; where something is (a " +
+    "socket a server left when it ended, or not a socket) it refuses rather than let tmux " +
+    `delete it: \`test -S ${shellWord(at.path)} && rm ${shellWord(at.path)}\` removes a ` +
+    "leftover socket. list_servers shows the servers that are running.";
+}
+
+/**
  * What a call had seen of its server before it failed: whether one answered it, its pid when
  * a snapshot read it (null otherwise), and whether the call may change tmux. A server that
  * answered and then was gone went away during the call, which a plain "no server is running"

@@ -16,10 +16,17 @@ import {
 } from "../tmux/snapshot.ts";
 import { NO_SERVER_HINT, NoServer, sample, sessionLabel, ToolFailure } from "./errors.ts";
 
-/** Refuses when no server runs on the socket (`socketLabel`, for the message). */
-export function requireRunning(snapshot: { readonly running: boolean }, socketLabel: string): void {
+/**
+ * Refuses when no server runs on the socket (`socketLabel`, for the message; `hint`, what to do
+ * there: errors.ts noServerHint).
+ */
+export function requireRunning(
+  snapshot: { readonly running: boolean },
+  socketLabel: string,
+  hint = NO_SERVER_HINT,
+): void {
   if (!snapshot.running) {
-    throw new NoServer(`No tmux server is running on ${socketLabel}.`, NO_SERVER_HINT);
+    throw new NoServer(`No tmux server is running on ${socketLabel}.`, hint);
   }
 }
 

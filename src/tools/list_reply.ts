@@ -8,6 +8,7 @@
 
 import { fitPlacements } from "../mcp/bounds.ts";
 import type { TmuxContext } from "../mcp/context.ts";
+import { NO_SERVER_HINT, noServerHint } from "../mcp/errors.ts";
 import type { PaneBrief, Snapshot } from "../tmux/snapshot.ts";
 
 /** Room left for the envelope around a bounded list. */
@@ -20,7 +21,11 @@ export function listBudget(ctx: TmuxContext): number {
 
 /** A summary's note that no server answered: an empty list is then no empty server. */
 export function noServerNote(snapshot: Snapshot<PaneBrief>, ctx: TmuxContext): string {
-  return snapshot.running ? "" : ` No tmux server is running on ${ctx.socketLabel}.`;
+  if (snapshot.running) return "";
+  const hint = noServerHint(ctx.address);
+  // At a configured path, what create_session will do there (else the note needs no hint).
+  return ` No tmux server is running on ${ctx.socketLabel}.` +
+    (hint === NO_SERVER_HINT ? "" : ` ${hint}`);
 }
 
 /** What was left out of a list, and (`rest`) how a narrower call reaches it. */
