@@ -12,17 +12,6 @@ import assert from "node:assert/strict";
 import { type StartedTmux, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { waitFor } from "./helpers/tmux.ts";
 
-/** A window of session `target` with two panes; returns its id and panes. */
-async function twoPaneWindow(
-  t: StartedTmux,
-  target = "main",
-): Promise<{ windowId: string; panes: string[] }> {
-  const { windowId, paneId: first } = await t.shellWindow(target);
-  const second = (await t.tmux("split-window", "-d", "-t", first, "-P", "-F", "#{pane_id}", "sh"))
-    .trim();
-  return { windowId, panes: [first, second] };
-}
-
 /** The agent's pane: alone in a session nobody is attached to. */
 async function agentPane(t: StartedTmux): Promise<string> {
   return (await t.tmux("new-session", "-d", "-s", "agent", "-P", "-F", "#{pane_id}", "sh")).trim();
@@ -135,7 +124,7 @@ async function refusedAll(
 Deno.test("no pane is joined, swapped or split into a synchronized window of a person's session", async () => {
   await withTmux(async (t, c) => {
     const agent = await agentPane(t);
-    const hidden = await twoPaneWindow(t);
+    const hidden = await t.twoPaneWindow();
     await t.tmux("set-option", "-w", "-t", hidden.windowId, "synchronize-panes", "on");
     const tty = await t.attach("main");
     // A window of their session they are not shown: listed in their status line.
@@ -159,7 +148,7 @@ Deno.test("no pane is joined, swapped or split into a synchronized window of a p
 
 Deno.test("a split beside a pane not synchronized, in a window where another is, is refused by tmux's check at the split", async () => {
   await withTmux(async (t, c) => {
-    const hidden = await twoPaneWindow(t);
+    const hidden = await t.twoPaneWindow();
     // One pane's own synchronize-panes on (a pane option since tmux 3.2), the window's off: a
     // window with any synchronized pane counts as synchronized (the safe side: a new pane
     // takes the window's value, off here, and would get no copies).
@@ -177,7 +166,7 @@ Deno.test("a split beside a pane not synchronized, in a window where another is,
 Deno.test("synchronize-panes turned on between the read and the move is caught by tmux at the move", async () => {
   await withTmux(async (t, c) => {
     const agent = await agentPane(t);
-    const hidden = await twoPaneWindow(t);
+    const hidden = await t.twoPaneWindow();
     const tty = await t.attach("main");
     // The person turns it on the moment anyone lists clients: right after the guard's read.
     await t.tmux(
@@ -215,7 +204,7 @@ async function respawned(t: StartedTmux, c: TestClient, live: string, dead: stri
 
 Deno.test("no program is respawned in a synchronized window of a person's session", async () => {
   await withTmux(async (t, c) => {
-    const hidden = await twoPaneWindow(t);
+    const hidden = await t.twoPaneWindow();
     const dead = await deadPane(t, hidden.panes[0]);
     await t.tmux("set-option", "-w", "-t", hidden.windowId, "synchronize-panes", "on");
     const tty = await t.attach("main");
@@ -226,7 +215,7 @@ Deno.test("no program is respawned in a synchronized window of a person's sessio
 
 Deno.test("synchronize-panes turned on between the read and the respawn is caught by tmux at the respawn", async () => {
   await withTmux(async (t, c) => {
-    const hidden = await twoPaneWindow(t);
+    const hidden = await t.twoPaneWindow();
     const tty = await t.attach("main");
     // The person turns it on right after the guard's read: only tmux's check at the respawn
     // sees it.
@@ -243,7 +232,7 @@ Deno.test("synchronize-panes turned on between the read and the respawn is caugh
 Deno.test("into a window of a person's session without synchronize-panes, the moves go ahead", async () => {
   await withTmux(async (t, c) => {
     const agent = await agentPane(t);
-    const hidden = await twoPaneWindow(t);
+    const hidden = await t.twoPaneWindow();
     await t.attach("main");
     await c.ok("swap_pane", { paneId: agent, targetPaneId: hidden.panes[1] });
     await c.ok("swap_pane", { paneId: agent, targetPaneId: hidden.panes[1] });
@@ -258,7 +247,7 @@ Deno.test("into a window of a person's session without synchronize-panes, the mo
 Deno.test("with --allow-attended-input a pane goes into a person's synchronized window", async () => {
   await withTmux(async (t, c) => {
     const agent = await agentPane(t);
-    const hidden = await twoPaneWindow(t);
+    const hidden = await t.twoPaneWindow();
     const dead = await deadPane(t, hidden.panes[0]);
     await t.tmux("set-option", "-w", "-t", hidden.windowId, "synchronize-panes", "on");
     await t.attach("main");

@@ -12,17 +12,6 @@ import assert from "node:assert/strict";
 import { type StartedTmux, type TestClient, withTmux } from "./helpers/mcp.ts";
 import { waitFor } from "./helpers/tmux.ts";
 
-/** A background window of session `target` with two panes; returns its id and panes. */
-async function twoPaneWindow(
-  t: StartedTmux,
-  target = "main",
-): Promise<{ windowId: string; panes: string[] }> {
-  const { windowId, paneId: first } = await t.shellWindow(target);
-  const second = (await t.tmux("split-window", "-d", "-t", first, "-P", "-F", "#{pane_id}", "sh"))
-    .trim();
-  return { windowId, panes: [first, second] };
-}
-
 /** Each pane's synchronize-panes as tmux applies it (1 or 0). */
 async function synchronized(t: StartedTmux, panes: readonly string[]): Promise<string[]> {
   return await Promise.all(
@@ -42,7 +31,7 @@ async function refused(c: TestClient, tool: string, args: Record<string, unknown
 
 Deno.test("synchronize-panes is not turned on for a background window of a person's session", async () => {
   await withTmux(async (t, c) => {
-    const { windowId, panes } = await twoPaneWindow(t);
+    const { windowId, panes } = await t.twoPaneWindow();
     const tty = await t.attach("main");
     await refused(c, "set_synchronize_panes", { windowId, enabled: true }, tty);
     await refused(c, "set_option", {
@@ -71,7 +60,7 @@ Deno.test("synchronize-panes is not turned on for a background window of a perso
 
 Deno.test("synchronize-panes is not turned on for a window of a session grouped with a person's", async () => {
   await withTmux(async (t, c) => {
-    const { windowId, panes } = await twoPaneWindow(t);
+    const { windowId, panes } = await t.twoPaneWindow();
     // The person is attached to a session of main's group: it lists main's windows too.
     await t.tmux("new-session", "-d", "-s", "twin", "-t", "main");
     const tty = await t.attach("twin");
@@ -82,7 +71,7 @@ Deno.test("synchronize-panes is not turned on for a window of a session grouped 
 
 Deno.test("synchronize-panes is turned on where no person is attached: nobody, or a program's client", async () => {
   await withTmux(async (t, c) => {
-    const { windowId, panes } = await twoPaneWindow(t);
+    const { windowId, panes } = await t.twoPaneWindow();
     const on = await c.ok<{ synchronized: boolean }>("set_synchronize_panes", {
       windowId,
       enabled: true,
@@ -107,7 +96,7 @@ Deno.test("synchronize-panes is turned on where no person is attached: nobody, o
     await program.stdin.close();
     await program.status;
     // A person attached to a session that does not hold the window.
-    const other = await twoPaneWindow(t, "main");
+    const other = await t.twoPaneWindow("main");
     await t.tmux("new-session", "-d", "-s", "theirs", "sh");
     await t.attach("theirs");
     await c.ok("set_synchronize_panes", { windowId: other.windowId, enabled: true });
@@ -117,7 +106,7 @@ Deno.test("synchronize-panes is turned on where no person is attached: nobody, o
 
 Deno.test("synchronize-panes on a person's background window goes ahead with --allow-attended-input", async () => {
   await withTmux(async (t, c) => {
-    const { windowId, panes } = await twoPaneWindow(t);
+    const { windowId, panes } = await t.twoPaneWindow();
     await t.attach("main");
     await c.ok("set_synchronize_panes", { windowId, enabled: true });
     assert.deepEqual(await synchronized(t, panes), ["1", "1"]);
@@ -133,7 +122,7 @@ Deno.test("synchronize-panes on a person's background window goes ahead with --a
 
 Deno.test("synchronize-panes is checked by tmux at the act: a person who attached to the session meanwhile", async () => {
   await withTmux(async (t, c) => {
-    const { windowId, panes } = await twoPaneWindow(t);
+    const { windowId, panes } = await t.twoPaneWindow();
     await t.tmux("new-session", "-d", "-s", "theirs", "sh");
     const tty = await t.attach("theirs");
     // The person switches to main the moment anyone lists clients: right after the guard's
@@ -151,7 +140,7 @@ Deno.test("synchronize-panes for a pane is checked in the window it is in at the
       .trim();
     const moving = (await t.tmux("split-window", "-d", "-t", bg, "-P", "-F", "#{pane_id}", "sh"))
       .trim();
-    const { windowId, panes } = await twoPaneWindow(t);
+    const { windowId, panes } = await t.twoPaneWindow();
     await t.attach("main");
     // ...one of which joins a background window of the person's session right after the guard's
     // read.

@@ -64,6 +64,30 @@ Deno.test("guardedCalls: select_pane, select_window and move_window are read as 
 });
 
 /**
+ * A session "person" (not attached yet) of two windows, each of two panes and synchronized by
+ * the person: its current window "edit" (`shown` and `beside`) and "logs" (`logs1`, `logs2`), a
+ * key away.
+ */
+async function syncedPerson(t: TestTmux) {
+  const split = async (target: string) =>
+    (await t.tmux("split-window", "-d", "-t", target, "-P", "-F", "#{pane_id}", "sh")).trim();
+  const person = ["new-session", "-d", "-s", "person", "-n", "edit", "-P", "-F"];
+  const [edit, shown] = (await t.tmux(...person, "#{window_id} #{pane_id}", "sh")).trim()
+    .split(" ");
+  const beside = await split(shown);
+  const [logs, logs1] = (await t.tmux(
+    ...["new-window", "-d", "-t", "person:", "-n", "logs", "-P", "-F"],
+    "#{window_id} #{pane_id}",
+    "sh",
+  )).trim().split(" ");
+  const logs2 = await split(logs1);
+  for (const w of [edit, logs]) {
+    await t.tmux("set-option", "-w", "-t", w, "synchronize-panes", "on");
+  }
+  return { edit, shown, beside, logs, logs1, logs2 };
+}
+
+/**
  * The person's session `person`: window `edit` (two shells, the first active) in front of
  * them and window `logs` behind it; session `bg` (two shells) nobody is attached to.
  */
@@ -369,30 +393,9 @@ Deno.test("guard: a pane put into a synchronized window a person is shown, or wh
   try {
     const env = agentEnv(await t.facts(), t.ids.paneId);
     const agent = t.ids.paneId;
-    const split = async (target: string) =>
-      (await t.tmux("split-window", "-d", "-t", target, "-P", "-F", "#{pane_id}", "sh")).trim();
     // The person's session: its current window "edit" and a window "logs" a key away, each of
     // two panes, synchronized by the person.
-    const person = ["new-session", "-d", "-s", "person", "-n", "edit", "-P", "-F"];
-    const [edit, shown] = (await t.tmux(...person, "#{window_id} #{pane_id}", "sh")).trim()
-      .split(" ");
-    const beside = await split(shown);
-    const [logs, logs1] = (await t.tmux(
-      "new-window",
-      "-d",
-      "-t",
-      "person:",
-      "-n",
-      "logs",
-      "-P",
-      "-F",
-      "#{window_id} #{pane_id}",
-      "sh",
-    )).trim().split(" ");
-    const logs2 = await split(logs1);
-    for (const w of [edit, logs]) {
-      await t.tmux("set-option", "-w", "-t", w, "synchronize-panes", "on");
-    }
+    const { edit, shown, beside, logs, logs1, logs2 } = await syncedPerson(t);
     // A background session nobody is attached to, with a pane to move.
     const bg = (await t.tmux("new-session", "-d", "-s", "bg", "-P", "-F", "#{pane_id}", "sh"))
       .trim();
@@ -588,30 +591,8 @@ Deno.test("guard: respawn_pane in a synchronized window a person is shown, or wh
   const t = await TestTmux.start("agent");
   try {
     const env = agentEnv(await t.facts(), t.ids.paneId);
-    const split = async (target: string) =>
-      (await t.tmux("split-window", "-d", "-t", target, "-P", "-F", "#{pane_id}", "sh")).trim();
-    // The person's session: its current window "edit" and a window "logs" a key away, each of
-    // two panes, synchronized by the person.
-    const person = ["new-session", "-d", "-s", "person", "-n", "edit", "-P", "-F"];
-    const [edit, shown] = (await t.tmux(...person, "#{window_id} #{pane_id}", "sh")).trim()
-      .split(" ");
-    const beside = await split(shown);
-    const [logs, logs1] = (await t.tmux(
-      "new-window",
-      "-d",
-      "-t",
-      "person:",
-      "-n",
-      "logs",
-      "-P",
-      "-F",
-      "#{window_id} #{pane_id}",
-      "sh",
-    )).trim().split(" ");
-    const logs2 = await split(logs1);
-    for (const w of [edit, logs]) {
-      await t.tmux("set-option", "-w", "-t", w, "synchronize-panes", "on");
-    }
+    // The person's session, as above.
+    const { edit, beside, logs, logs2 } = await syncedPerson(t);
     const tty = await t.attach("person");
     // Named again, so that no automatic rename changes what the reasons say.
     await t.tmux("rename-window", "-t", edit, "edit");

@@ -20,6 +20,7 @@ import {
   alignJoined,
   captureChain,
   captureRange,
+  type ChainCapture,
   type ChainPart,
   checkRows,
   countOf,
@@ -28,6 +29,7 @@ import {
   type PaneState,
   type RowSpan,
   splitLines,
+  type StreamedPart,
   trimRow,
   utf8Length,
 } from "./capture.ts";
@@ -335,27 +337,15 @@ async function rowTail(
   const parts: ChainPart[] = [windowPart()];
   const above = startsAbove(spec, from);
   if (above) parts.push({ kind: "count", span: { start: spec.start, end: from - 1 } });
-  let counter: LineCounter | null = null;
-  let capture;
-  try {
-    // Held whole only up to a bound: rows of a wide pane may print 21 bytes a cell.
-    capture = await captureChain(runner, address, paneId, parts, {
-      ...options,
-      answerBound: TAIL_ANSWER_BYTES,
-    });
-  } catch (error) {
-    if (!(error instanceof AnswerPastBound)) throw error;
-    // Read again as printed, streamed by a tmux process of its own: only each row's size is
-    // kept.
+  // Set by the closure below (typed so that the checker does not take it for null).
+  let counter = null as LineCounter | null;
+  const capture = await boundedElseStreamed(runner, address, paneId, parts, options, () => {
+    // Read again as printed, streamed: only each row's size is kept.
     onScreen = false;
     parts[0] = windowPart();
     const sizes = counter = new LineCounter(true);
-    capture = await captureChain(runner, address, paneId, parts, options, {
-      part: 0,
-      bulk: true,
-      consume: (bytes) => sizes.push(bytes),
-    });
-  }
+    return { part: 0, bulk: true, consume: (bytes) => sizes.push(bytes) };
+  });
   const { state, outputs } = capture;
   const windowPrinted = onScreen ? capture.printed[0] ?? new Uint8Array(0) : outputs[0];
   const { top, bottom } = captureRange(spec, state);
@@ -439,6 +429,31 @@ export function tailFilled(
 }
 
 /**
+ * A chain of captures held whole up to {@link TAIL_ANSWER_BYTES} (rows of a wide pane may print
+ * 21 bytes a cell), else read again streamed by a tmux process of its own into the part
+ * `streamed` makes (it may change `parts` for that second read first).
+ */
+async function boundedElseStreamed(
+  runner: TmuxRunner,
+  address: ServerAddress,
+  paneId: string,
+  parts: ChainPart[],
+  options: RunOptions,
+  streamed: () => StreamedPart,
+): Promise<ChainCapture> {
+  try {
+    return await captureChain(runner, address, paneId, parts, {
+      ...options,
+      answerBound: TAIL_ANSWER_BYTES,
+    });
+  } catch (error) {
+    if (!(error instanceof AnswerPastBound)) throw error;
+    const part = streamed();
+    return await captureChain(runner, address, paneId, parts, options, part);
+  }
+}
+
+/**
  * Where to start reading for the last `want` lines: history rows all count as lines, so `want`
  * of them above the screen (or above the range's end, inside history) are enough.
  */
@@ -469,33 +484,25 @@ async function escapedRowTail(
   options: RunOptions,
 ): Promise<LineTail> {
   const from = windowStart(spec, want);
-  const flags = spec.escapes ? ["-e"] : [];
+  const flags = ["-e"];
   const window: RowSpan = { start: from, end: spec.end };
   const parts: ChainPart[] = [{ kind: "rows", span: window, flags: [...flags, "-N"] }];
   const above = startsAbove(spec, from);
   if (above) {
     parts.push({ kind: "count", span: { start: spec.start, end: from - 1 }, flags });
   }
-  let keeper: RowKeeper | null = null;
-  let capture;
-  try {
-    // Held whole only up to a bound: rows of a wide pane may print 21 bytes a cell.
-    capture = await captureChain(runner, address, paneId, parts, {
-      ...options,
-      answerBound: TAIL_ANSWER_BYTES,
-    });
-  } catch (error) {
-    if (!(error instanceof AnswerPastBound)) throw error;
-    // Read again, streamed by a tmux process of its own through a keeper of the last rows a
-    // reply can hold: what is held stays within that and a row, whatever the rows print.
+  let keeper = null as RowKeeper | null;
+  const capture = await boundedElseStreamed(runner, address, paneId, parts, options, () => {
+    // Read again, streamed through a keeper of the last rows a reply can hold: what is held
+    // stays within that and a row, whatever the rows print.
     const kept = keeper = new RowKeeper(keepBytes);
-    capture = await captureChain(runner, address, paneId, parts, options, {
+    return {
       part: 0,
       bulk: true,
       begin: (state) => kept.top = captureRange(window, state).top,
       consume: (bytes) => kept.push(bytes),
-    });
-  }
+    };
+  });
   const { state, outputs } = capture;
   const { top, bottom } = captureRange(spec, state);
   const read = captureRange(window, state);

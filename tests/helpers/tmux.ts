@@ -685,6 +685,18 @@ export class TestTmux {
   }
 
   /**
+   * A new background window of session `target` with two shell panes ({@link shellWindow}, then
+   * a pane split off it, not selected): the window's id and both panes.
+   */
+  async twoPaneWindow(target = "main"): Promise<{ windowId: string; panes: string[] }> {
+    const { windowId, paneId: first } = await this.shellWindow(target);
+    const second = (await this.tmux(
+      ...["split-window", "-d", "-t", first, "-P", "-F", "#{pane_id}", "sh"],
+    )).trim();
+    return { windowId, panes: [first, second] };
+  }
+
+  /**
    * A new background window running `command`; its pane id, once the pane shows `until`.
    */
   async showing(command: string, until: string, timeoutMs?: number): Promise<string> {
