@@ -176,16 +176,23 @@ async function wholeRange(t: Started, paneId: string, args: Range): Promise<Whol
   }
 }
 
-/** What capture_pane's bound of `maxLines` leaves of a whole range. */
-function cut({ lines, rowOf }: Whole, maxLines: number): Content {
+/**
+ * What capture_pane's bound of `maxLines` leaves of a whole range; `printed`: the range as
+ * printed, line for line (for a range read with its escapes), whose lines count what is left
+ * out (as without escapes).
+ */
+function cut({ lines, rowOf }: Whole, maxLines: number, printed?: Whole): Content {
   const tail = tailLines(lines, maxLines, 1_000_000);
+  const omittedBytes = printed
+    ? printed.lines.slice(0, tail.droppedLines).reduce((n, l) => n + utf8Length(l) + 1, 0)
+    : tail.omittedBytes;
   return {
     text: tail.text,
     totalLines: lines.length,
     droppedLines: tail.droppedLines,
     returnedLines: tail.returnedLines,
     returnedBytes: tail.returnedBytes,
-    omittedBytes: tail.omittedBytes,
+    omittedBytes,
     firstLineNumber: tail.returnedLines > 0 && rowOf ? rowOf(tail.droppedLines) : null,
   };
 }
@@ -267,10 +274,15 @@ Deno.test("capture_pane reading only the tail gives exactly what reading the who
             const range = { start, end, joinWrapped, escapes };
             // The pane holds still, so one read of the whole range is every bound's reference.
             const whole = await wholeRange(t, id, range);
+            // The rows hold no hidden text: as printed, they read as shown.
+            const printed = escapes
+              ? await wholeRange(t, id, { ...range, escapes: false })
+              : undefined;
+            if (printed) assert.equal(printed.lines.length, whole.lines.length);
             for (const maxLines of [1, 4, 30]) {
               const args = { ...range, maxLines };
               const got = await c.ok<Content>("capture_pane", { paneId: id, ...args });
-              assert.deepEqual(pick(got), cut(whole, maxLines), JSON.stringify(args));
+              assert.deepEqual(pick(got), cut(whole, maxLines, printed), JSON.stringify(args));
               compared++;
             }
           }

@@ -10,6 +10,7 @@
  * machine is; and the replies stay what a whole read as shown says.
  *
  * Also: omittedBytes counts what it leaves out as printed, whichever way the rows were left out.
+ * With `escapes` (the text as tmux prints it with `-e`) the rows are read in the same runs.
  */
 
 import assert from "node:assert/strict";
@@ -89,6 +90,13 @@ Deno.test("a pane colouring every cell is read as shown only where a reply needs
         ["search_panes", { pattern: "q q", scrollbackLines: 2_000 }],
         ["capture_pane", { paneId: id, start: -2_000, maxLines: 10_000 }],
         ["capture_pane", { paneId: id, start: -2_000, maxLines: 10_000, joinWrapped: true }],
+        // With their escapes, as tmux prints them: the same runs, the rest counted as printed.
+        ["capture_pane", { paneId: id, start: -5_000, maxLines: 10, escapes: true }],
+        ["capture_pane", { paneId: id, start: -2_000, maxLines: 10_000, escapes: true }],
+        [
+          "capture_pane",
+          { paneId: id, start: -2_000, maxLines: 10_000, escapes: true, joinWrapped: true },
+        ],
         ["capture_since", { paneId: id }],
       ];
       const grown = async (what: string) => {

@@ -278,6 +278,15 @@ export function stripEscapes(text: string): string {
   return text.includes("\x1b") ? text.replace(ESCAPE, "") : text;
 }
 
+/**
+ * A row read with `-e` as tmux prints it without: escape sequences gone, and the shifts (SO,
+ * SI) that mark text in the line-drawing set (a cell holds no control character of its own).
+ */
+export function asPrinted(row: string): string {
+  // deno-lint-ignore no-control-regex
+  return stripEscapes(row).replace(/[\x0e\x0f]/g, "");
+}
+
 /** Whether a row shows nothing: only spaces, once escape sequences are gone. */
 export function isBlankRow(row: string): boolean {
   return trimRow(stripEscapes(row)) === "";

@@ -18,6 +18,7 @@
 
 import {
   alignJoined,
+  asPrinted,
   captureChain,
   captureRange,
   type ChainCapture,
@@ -33,7 +34,6 @@ import {
   trimRow,
   utf8Length,
 } from "./capture.ts";
-import { decodeBytes } from "./format.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
 import { AnswerPastBound, TmuxError } from "./tmux_error.ts";
@@ -114,9 +114,9 @@ export interface LineTail {
    */
   readonly lines: string[];
   /**
-   * `lines` as printed (hidden text as its characters, a line-drawing letter as itself), one
-   * for one: what a reply counts of the lines it leaves out (omittedBytes counts as printed).
-   * Absent with `escapes`, where lines are as tmux prints them.
+   * `lines` as printed (hidden text as its characters, a line-drawing letter as itself; with
+   * `escapes`, without them), one for one: what a reply counts of the lines it leaves out
+   * (omittedBytes counts as printed). Absent where they could not be lined up (never seen).
    */
   readonly printed?: string[];
   /** Lines of the range before `lines`: counted, not read. */
@@ -141,11 +141,12 @@ const STREAM_ROWS = 2_000;
  * them are counted exactly: as rows, by tmux's own numbers and a byte count measured inside
  * tmux; as joined lines (which no tmux number counts), by streaming them through a counter
  * that holds none of them. State, lines and counts always come from one tmux invocation.
- * Rows that print more than {@link TAIL_ANSWER_BYTES} are read again as they stream, only the
- * last ones whose text fits `keepBytes` (a reply's most) held. With `escapes`, the first line
- * read starts from default attributes (a capture of the whole range could carry a colour into
- * it from above), and the counted bytes of lines above are as tmux prints them from the range's
- * first row.
+ * A window that prints more than {@link TAIL_ANSWER_BYTES} is read again as it streams, only
+ * each row's size kept. With `escapes`, rows are read as tmux prints them with `-e`, in the same
+ * runs as rows read as shown (tmux builds an `-e` capture whole, at up to ~45 bytes a cell): the
+ * first line read starts from default attributes (a capture of the whole range could carry a
+ * colour into it from above), and so does a line where one run meets the run above it, after a
+ * reset (`ESC[0m`) where the run above set any; the lines left out are counted as printed.
  */
 export async function captureTail(
   runner: TmuxRunner,
@@ -162,9 +163,7 @@ export async function captureTail(
     : spec;
   const n = Math.max(1, want);
   if (range.joined) return await joinedTail(runner, address, paneId, range, n, keepBytes, options);
-  return range.escapes
-    ? await escapedRowTail(runner, address, paneId, range, n, keepBytes, options)
-    : await rowTail(runner, address, paneId, range, n, keepBytes, options);
+  return await rowTail(runner, address, paneId, range, n, keepBytes, options);
 }
 
 /**
@@ -197,8 +196,33 @@ export function shownRunRows(width: number): number {
 }
 
 /**
- * Rows `lo..hi`, numbered as the pane stood in `base`, as a person sees them and (`views`) as
- * printed (else none), untrimmed (`-N`), in one tmux invocation, over the control connection or
+ * How {@link shownRows} gives rows: as a person sees them and as printed (`views`), as shown
+ * only, or as tmux prints them with `-e` (`escapes`: a reply with the attributes to be read).
+ */
+export type RowsAs = "views" | "shown" | "escapes";
+
+/**
+ * The reset a line where one run of `escapes` rows meets the run above it starts with (tmux
+ * starts each capture from default attributes, and so gives no code for what the line above
+ * set), when the run above sets any.
+ */
+const RESET = "\x1b[0m";
+
+/**
+ * Runs of rows read from the bottom up, joined: `upper` (rows, or lines, read last) above
+ * `lower`. Rows `as` `escapes`: the first of `lower` starts with a reset where `upper` set
+ * attributes (see {@link RESET}).
+ */
+function joinRuns(upper: string[], lower: string[], as: RowsAs): string[] {
+  if (as === "escapes" && lower.length > 0 && upper.some((row) => row.includes("\x1b"))) {
+    lower = [RESET + lower[0], ...lower.slice(1)];
+  }
+  return [...upper, ...lower];
+}
+
+/**
+ * Rows `lo..hi`, numbered as the pane stood in `base`, as `as` says ({@link RowsAs}; `printed`
+ * empty unless `views`), untrimmed (`-N`), in one tmux invocation, over the control connection or
  * by a tmux process of its own as `how` says (and learns: {@link ShownReads}). Rows keep their
  * place as the history grows (new
  * output moves every row up): the numbers follow the history's size, read again when it moved
@@ -213,17 +237,21 @@ export async function shownRows(
   lo: number,
   hi: number,
   options: RunOptions,
-  views = true,
+  as: RowsAs = "views",
   how: ShownReads = { spawn: false },
 ): Promise<{ shown: string[]; printed: string[]; moved: number }> {
+  const views = as === "views";
   let moved = 0;
   for (let attempt = 0;; attempt++) {
     const span = { start: lo - moved, end: hi - moved };
+    const part: ChainPart = as === "escapes"
+      ? { kind: "rows", span, flags: ["-e", "-N"] }
+      : { kind: "rows", span, flags: ["-N"], views };
     const { state, outputs, printed, answerBytes } = await captureChain(
       runner,
       address,
       paneId,
-      [{ kind: "rows", span, flags: ["-N"], views }],
+      [part],
       options,
       undefined,
       how.spawn,
@@ -252,7 +280,8 @@ export async function shownRows(
 
 /**
  * The rows from `lo` to `hi` (numbered as in `state`) a reply of `want` lines and `keepBytes`
- * bytes can keep, as a person sees them and as printed, read from the bottom up in runs of
+ * bytes can keep, as a person sees them and as printed (or `as` `escapes`), read from the bottom
+ * up in runs of
  * {@link SHOWN_CELLS}: a run more only while the lines read (through the last written one)
  * are fewer than `want` and hold no more than `keepBytes`. Returns the rows read, from `at`.
  */
@@ -267,6 +296,7 @@ async function shownTail(
   keepBytes: number,
   options: RunOptions,
   sizes?: readonly number[],
+  as: RowsAs = "views",
 ): Promise<{ at: number; shown: string[]; printed: string[] }> {
   const run = shownRunRows(state.width);
   const how: ShownReads = { spawn: false };
@@ -302,8 +332,8 @@ async function shownTail(
     const most = runAt(at);
     const need = last >= 0 ? want - (last + 1) : Math.max(want, run);
     const n = Math.min(most, Math.max(1, need), at - lo);
-    const got = await shownRows(runner, address, paneId, state, at - n, at - 1, options, true, how);
-    shown = [...got.shown, ...shown];
+    const got = await shownRows(runner, address, paneId, state, at - n, at - 1, options, as, how);
+    shown = joinRuns(got.shown, shown, as);
     printed = [...got.printed, ...printed];
     at -= n;
   }
@@ -311,10 +341,10 @@ async function shownTail(
 }
 
 /**
- * The last rows of a range as a person sees them: the window they can come from read as
- * printed (a byte a cell) with the rows above it counted inside tmux, in one invocation; then
- * only the rows a reply can keep read as shown ({@link shownTail}). Every row left out is
- * counted as printed.
+ * The last rows of a range as a person sees them (or with their escapes, `spec.escapes`): the
+ * window they can come from read as printed (a byte a cell) with the rows above it counted
+ * inside tmux, in one invocation; then only the rows a reply can keep read as shown
+ * ({@link shownTail}). Every row left out is counted as printed.
  */
 async function rowTail(
   runner: TmuxRunner,
@@ -327,13 +357,16 @@ async function rowTail(
 ): Promise<LineTail> {
   const from = windowStart(spec, want);
   const window: RowSpan = { start: from, end: spec.end };
+  const as: RowsAs = spec.escapes ? "escapes" : "views";
   // A window within the screen (the default read) is read as shown at once, in the same step:
   // a screen is all it can cost tmux, and a second round trip would cost every capture more.
   let onScreen = from >= 0;
   const windowPart = (): ChainPart =>
-    onScreen
-      ? { kind: "rows", span: window, flags: ["-N"], views: true }
-      : { kind: "rows", span: window, flags: ["-N"], printed: true };
+    !onScreen
+      ? { kind: "rows", span: window, flags: ["-N"], printed: true }
+      : as === "escapes"
+      ? { kind: "rows", span: window, flags: ["-e", "-N"] }
+      : { kind: "rows", span: window, flags: ["-N"], views: true };
   const parts: ChainPart[] = [windowPart()];
   const above = startsAbove(spec, from);
   if (above) parts.push({ kind: "count", span: { start: spec.start, end: from - 1 } });
@@ -347,7 +380,9 @@ async function rowTail(
     return { part: 0, bulk: true, consume: (bytes) => sizes.push(bytes) };
   });
   const { state, outputs } = capture;
-  const windowPrinted = onScreen ? capture.printed[0] ?? new Uint8Array(0) : outputs[0];
+  // Rows as printed, whose sizes count what is left out (with escapes, a screen read whole
+  // leaves out none but the padding: its rows' count is all that is needed of them).
+  const windowPrinted = onScreen ? capture.printed[0] ?? outputs[0] : outputs[0];
   const { top, bottom } = captureRange(spec, state);
   const read = captureRange(window, state);
   if (counter?.open) throw new Error(`tmux ended the rows of ${paneId} inside one`);
@@ -357,7 +392,11 @@ async function rowTail(
   const skippedLines = read.top - top;
   let skippedBytes = skippedHistory(spec, from, above, state, top, read.top, outputs);
   const tail = onScreen
-    ? { at: read.top, shown: splitLines(outputs[0]), printed: splitLines(windowPrinted) }
+    ? {
+      at: read.top,
+      shown: splitLines(outputs[0]),
+      printed: as === "escapes" ? [] : splitLines(windowPrinted),
+    }
     : await shownTail(
       runner,
       address,
@@ -369,6 +408,7 @@ async function rowTail(
       keepBytes,
       options,
       sizes,
+      as,
     );
   // Rows of the window above the ones read as shown: history, or rows above a written one.
   const unread = tail.at - read.top;
@@ -379,7 +419,8 @@ async function rowTail(
     top,
     bottom,
     lines: tail.shown.slice(0, last + 1).map(trimRow),
-    printed: tail.printed.slice(0, last + 1).map(trimRow),
+    printed: (as === "escapes" ? tail.shown.map(asPrinted) : tail.printed).slice(0, last + 1)
+      .map(trimRow),
     skippedLines: skippedLines + unread,
     skippedBytes,
     rowOf: (i) => top + i,
@@ -470,207 +511,12 @@ function startsAbove(spec: TailSpec, at: number): boolean {
 }
 
 /**
- * The last rows of a range with their escapes (`escapes`): the rows a reply gives are what
- * `-e` prints, so they are read so, the rows that print past {@link TAIL_ANSWER_BYTES} streamed
- * through a {@link RowKeeper}.
- */
-async function escapedRowTail(
-  runner: TmuxRunner,
-  address: ServerAddress,
-  paneId: string,
-  spec: TailSpec,
-  want: number,
-  keepBytes: number,
-  options: RunOptions,
-): Promise<LineTail> {
-  const from = windowStart(spec, want);
-  const flags = ["-e"];
-  const window: RowSpan = { start: from, end: spec.end };
-  const parts: ChainPart[] = [{ kind: "rows", span: window, flags: [...flags, "-N"] }];
-  const above = startsAbove(spec, from);
-  if (above) {
-    parts.push({ kind: "count", span: { start: spec.start, end: from - 1 }, flags });
-  }
-  let keeper = null as RowKeeper | null;
-  const capture = await boundedElseStreamed(runner, address, paneId, parts, options, () => {
-    // Read again, streamed through a keeper of the last rows a reply can hold: what is held
-    // stays within that and a row, whatever the rows print.
-    const kept = keeper = new RowKeeper(keepBytes);
-    return {
-      part: 0,
-      bulk: true,
-      begin: (state) => kept.top = captureRange(window, state).top,
-      consume: (bytes) => kept.push(bytes),
-    };
-  });
-  const { state, outputs } = capture;
-  const { top, bottom } = captureRange(spec, state);
-  const read = captureRange(window, state);
-  let rows: string[];
-  let dropped = { lines: 0, bytes: 0 };
-  if (keeper) {
-    const kept = keeper.finish(paneId);
-    checkRows(paneId, kept.total, read.top, read.bottom);
-    rows = kept.rows;
-    dropped = kept.dropped;
-  } else {
-    rows = splitLines(outputs[0]);
-    checkRows(paneId, rows.length, read.top, read.bottom);
-  }
-  const skippedLines = read.top - top;
-  const skippedBytes = skippedHistory(spec, from, above, state, top, read.top, outputs);
-  const last = lastWrittenIndex(rows, read.top + dropped.lines);
-  return {
-    state,
-    top,
-    bottom,
-    lines: rows.slice(0, last + 1).map(trimRow),
-    skippedLines: skippedLines + dropped.lines,
-    skippedBytes: skippedBytes + dropped.bytes,
-    rowOf: (i) => top + i,
-  };
-}
-
-/**
  * What a tail's rows may print to be read whole (over the control connection, or collected
  * from a tmux process); past it they are streamed through a {@link RowKeeper}. 10 000 rows of
  * 200 columns fit as text of a byte a cell; a wide pane of combining marks (21 bytes a cell)
  * had made a capture hold 126 MB at once for a reply of 42 KB.
  */
 export const TAIL_ANSWER_BYTES = 4 * 1024 * 1024;
-
-/**
- * Whether the first `end` bytes of `bytes` are well-formed UTF-8, without decoding them (a row
- * the keeper lets go is never made a string). Not node:buffer's isUtf8: importing it loads
- * Node's compatibility layer, about 13 ms of a process's start.
- */
-function isUtf8(bytes: Uint8Array, end: number): boolean {
-  let i = 0;
-  while (i < end) {
-    const c = bytes[i];
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    const need = c >= 0xc2 && c <= 0xdf
-      ? 1
-      : c >= 0xe0 && c <= 0xef
-      ? 2
-      : c >= 0xf0 && c <= 0xf4
-      ? 3
-      : 0;
-    if (need === 0 || i + need >= end) return false;
-    const d = bytes[i + 1];
-    if (
-      (c === 0xe0 && d < 0xa0) || (c === 0xed && d > 0x9f) || (c === 0xf0 && d < 0x90) ||
-      (c === 0xf4 && d > 0x8f)
-    ) return false;
-    for (let k = 1; k <= need; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return false;
-    i += need + 1;
-  }
-  return true;
-}
-
-/**
- * The last rows of a streamed read that a reply can hold, the rows before them counted and let
- * go. Rows come as tmux prints them with `-N` (each ending with a newline, split anywhere). A
- * row goes once the written rows after it hold more than `keepBytes` (trimmed, a newline
- * each): a reply of at most that many bytes as JSON (which is never shorter) keeps none of it,
- * and every count stays what the whole read gives. Blank screen rows at the end, which the
- * caller drops as padding (lastWrittenIndex), count only once a written row follows them.
- */
-export class RowKeeper {
-  /** Row number of the first row read: set before any byte (captureChain's `begin`). */
-  top = 0;
-  readonly #budget: TailBudget;
-  /**
-   * The rows held and the one being read, one after another: rows come and go at either end,
-   * so one buffer, moved down now and then, serves a read of any length.
-   */
-  #buf = new Uint8Array(64 * 1024);
-  #end = 0;
-  /** Where the row being read begins in {@link #buf}. */
-  #openFrom = 0;
-  /** Rows held, oldest first from {@link #first}: where each lies in {@link #buf}. */
-  #rows: { from: number; to: number }[] = [];
-  #first = 0;
-  readonly #dropped = { lines: 0, bytes: 0 };
-  #total = 0;
-
-  constructor(keepBytes: number) {
-    this.#budget = new TailBudget(keepBytes);
-  }
-
-  /** Reads the next bytes. */
-  push(bytes: Uint8Array): void {
-    let at = 0;
-    for (let nl = bytes.indexOf(0x0a); nl !== -1; nl = bytes.indexOf(0x0a, at)) {
-      this.#append(bytes.subarray(at, nl));
-      this.#row();
-      at = nl + 1;
-    }
-    this.#append(bytes.subarray(at));
-  }
-
-  /** The rows held, how many came in all, and the rows let go with their bytes. */
-  finish(paneId: string): {
-    rows: string[];
-    total: number;
-    dropped: { lines: number; bytes: number };
-  } {
-    if (this.#end > this.#openFrom) throw new Error(`tmux ended the rows of ${paneId} inside one`);
-    return {
-      rows: this.#rows.slice(this.#first).map((r) => decodeBytes(this.#buf.subarray(r.from, r.to))),
-      total: this.#total,
-      dropped: { ...this.#dropped },
-    };
-  }
-
-  #append(part: Uint8Array): void {
-    if (part.length === 0) return;
-    if (this.#end + part.length > this.#buf.length) {
-      // Move what is held to the front; grow only when that is not room enough.
-      this.#rows = this.#rows.slice(this.#first);
-      this.#first = 0;
-      const from = this.#rows[0]?.from ?? this.#openFrom;
-      const held = this.#end - from;
-      const size = Math.max(this.#buf.length, 2 * (held + part.length));
-      const buf = size > this.#buf.length ? new Uint8Array(size) : this.#buf;
-      buf.set(this.#buf.subarray(from, this.#end));
-      this.#buf = buf;
-      for (const r of this.#rows) {
-        r.from -= from;
-        r.to -= from;
-      }
-      this.#openFrom -= from;
-      this.#end = held;
-    }
-    this.#buf.set(part, this.#end);
-    this.#end += part.length;
-  }
-
-  /** Takes the row read so far as ended. */
-  #row(): void {
-    const raw = this.#buf.subarray(this.#openFrom, this.#end);
-    // Its bytes as a line, as the caller counts them once decoded and trimmed: tmux prints
-    // UTF-8, which decodes to as many bytes; anything else is decoded to be counted.
-    let end = raw.length;
-    while (end > 0 && raw[end - 1] === 0x20) end--;
-    const bytes = (isUtf8(raw, end) ? end : utf8Length(trimRow(decodeBytes(raw)))) + 1;
-    this.#rows.push({ from: this.#openFrom, to: this.#end });
-    this.#openFrom = this.#end;
-    // Every history row counts as written; a screen row only when it shows something.
-    const written = this.top + this.#total++ < 0 || !isBlankRow(decodeBytes(raw));
-    const gone = this.#budget.add(bytes, written);
-    this.#first += gone.lines;
-    this.#dropped.lines += gone.lines;
-    this.#dropped.bytes += gone.bytes;
-    if (this.#first > 1024 && this.#first * 2 > this.#rows.length) {
-      this.#rows = this.#rows.slice(this.#first);
-      this.#first = 0;
-    }
-  }
-}
 
 /**
  * Which of the last rows of a read a reply of `keepBytes` can need, rows coming one at a time:
@@ -779,9 +625,9 @@ interface JoinedWindow {
 }
 
 /**
- * The last joined lines of a range. Without `escapes`, the window is read as printed (a byte a
- * cell, see {@link SHOWN_CELLS}) and only the lines a reply can keep read again as a person
- * sees them ({@link shownJoined}).
+ * The last joined lines of a range: the window is read as printed (a byte a cell, see
+ * {@link SHOWN_CELLS}) and only the lines a reply can keep read again as a person sees them, or
+ * with their escapes ({@link shownJoined}).
  */
 async function joinedTail(
   runner: TmuxRunner,
@@ -792,22 +638,21 @@ async function joinedTail(
   keepBytes: number,
   options: RunOptions,
 ): Promise<LineTail> {
-  if (spec.escapes) {
-    return await joinedWindow(runner, address, paneId, spec, want, keepBytes, options, false);
-  }
-  const tail = await joinedWindow(runner, address, paneId, spec, want, keepBytes, options, true);
+  const printed = { ...spec, escapes: false };
+  const tail = await joinedWindow(runner, address, paneId, printed, want, keepBytes, options, true);
   if (tail.window.starts === null) {
     // Lines not lined up with rows (never seen): the window read as shown whole, as it comes.
     return await joinedWindow(runner, address, paneId, spec, want, keepBytes, options, false);
   }
-  return await shownJoined(runner, address, paneId, tail, want, keepBytes, options);
+  const as: RowsAs = spec.escapes ? "escapes" : "views";
+  return await shownJoined(runner, address, paneId, tail, want, keepBytes, options, as);
 }
 
 /**
- * The lines of a joined tail read as printed, as a person sees them: from the last up, in runs
- * of rows of at most {@link SHOWN_CELLS} cells, each line its rows as shown joined, a run more
- * only while the lines read (through the last written one) are fewer than `want` and hold no
- * more than `keepBytes`. Lines not read again are counted as printed.
+ * The lines of a joined tail read as printed, as a person sees them (or `as` `escapes`): from
+ * the last up, in runs of rows of at most {@link SHOWN_CELLS} cells, each line its rows as shown
+ * joined, a run more only while the lines read (through the last written one) are fewer than
+ * `want` and hold no more than `keepBytes`. Lines not read again are counted as printed.
  */
 async function shownJoined(
   runner: TmuxRunner,
@@ -817,6 +662,7 @@ async function shownJoined(
   want: number,
   keepBytes: number,
   options: RunOptions,
+  as: RowsAs,
 ): Promise<LineTail> {
   const { lines, window, state } = tail;
   const starts = window.starts as readonly number[];
@@ -843,15 +689,18 @@ async function shownJoined(
       window.top + startOf(low),
       window.top + endOf(at - 1),
       options,
-      true,
+      as,
       how,
     );
+    const read: string[] = [];
     for (let j = low; j < at; j++) {
       const from = startOf(j) - startOf(low);
       const to = endOf(j) - startOf(low) + 1;
-      shown[j] = trimRow(got.shown.slice(from, to).join(""));
+      read.push(trimRow(got.shown.slice(from, to).join("")));
       printed[j] = trimRow(got.printed.slice(from, to).join(""));
     }
+    const below = shown.slice(at, lines.length);
+    shown.splice(low, lines.length - low, ...joinRuns(read, below, as));
     if (last < 0) {
       for (let j = at - 1; j >= low && last < 0; j--) {
         if (window.top + startOf(j) < 0 || !isBlankRow(shown[j])) last = j;
@@ -866,7 +715,7 @@ async function shownJoined(
     top: tail.top,
     bottom: tail.bottom,
     lines: shown.slice(at, last + 1),
-    printed: printed.slice(at, last + 1),
+    printed: (as === "escapes" ? shown.map(asPrinted) : printed).slice(at, last + 1),
     skippedLines: tail.skippedLines + at,
     skippedBytes,
     rowOf: tail.rowOf,

@@ -390,7 +390,7 @@ export async function shownSince<R extends SinceRows & { unchangedRows: number[]
         first + lo,
         first + hi,
         options,
-        false,
+        "shown",
         how,
       );
       for (let j = lo; j <= hi; j++) shown[j] = trimRow(got.shown[j - lo]);

@@ -13,8 +13,9 @@ import { sample, ToolFailure } from "../mcp/errors.ts";
 import { count, int } from "../mcp/schemas.ts";
 import { captureTail, type LineTail } from "../tmux/capture_tail.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
-import { utf8Length } from "../tmux/capture.ts";
+import { asPrinted, utf8Length } from "../tmux/capture.ts";
 import { blankWidth } from "../tmux/shown_cells.ts";
+import { DRAWN_STATE_BYTES, drawnState, escapeBoundary } from "../tmux/sgr_state.ts";
 import { EMPTY_TAIL, textBound, textBudget } from "./reading_bounds.ts";
 
 /**
@@ -105,12 +106,15 @@ export async function readContent<E extends Record<string, unknown>>(
     complete: true,
     firstLineNumber: 0,
   };
-  const cut = printedCut(
-    tailLines(lines, maxLines, textBudget(ctx, shell), before),
-    lines,
-    capture.printed,
-    before.bytes,
-  );
+  const budget = textBudget(ctx, shell);
+  const cut = spec.escapes
+    ? escapedCut(
+      tailLines(lines, maxLines, budget - DRAWN_STATE_BYTES, before),
+      lines,
+      capture.printed,
+      before.bytes,
+    )
+    : printedCut(tailLines(lines, maxLines, budget, before), lines, capture.printed, before.bytes);
   const data = {
     ...rest,
     ...cut,
@@ -125,7 +129,8 @@ export async function readContent<E extends Record<string, unknown>>(
  * `cut` with its omittedBytes counted as printed, as the description says and as the lines
  * counted above the ones read are (a line-drawing letter a byte where its glyph shows three,
  * hidden text its characters): a line left out counts its `printed` bytes, a line whose head
- * was cut off the head's columns as printed. As it is without `printed` (escapes).
+ * was cut off the head's columns as printed (a line with its escapes, as printed without them).
+ * As it is without `printed`.
  */
 export function printedCut(
   cut: TailCut,
@@ -139,7 +144,7 @@ export function printedCut(
   for (let i = 0; i < first; i++) omitted += utf8Length(printed[i]) + 1;
   if (cut.firstLineCut) {
     const shown = lines[first];
-    const head = shown.slice(0, shown.length - cut.text.length);
+    const head = asPrinted(shown.slice(0, shown.length - cut.text.length));
     omitted += utf8Length(printedHead(printed[first], head));
   }
   return { ...cut, omittedBytes: omitted };
@@ -159,6 +164,46 @@ function printedHead(printed: string, head: string): string {
     at += c.length;
   }
   return printed.slice(0, at);
+}
+
+/**
+ * `cut` of lines with their escapes (`capture-pane -e`, from default attributes at the first),
+ * counted as {@link printedCut} counts, whose text starts with what the lines left out (and a
+ * first line's head) left set ({@link drawnState}): tmux gives a line no code for a colour set
+ * above it, so a line cut out of them would read as drawn plain. A head is cut off at the end
+ * of an escape sequence, never inside one. `cut` leaves room for the state
+ * ({@link DRAWN_STATE_BYTES}).
+ */
+export function escapedCut(
+  cut: TailCut,
+  lines: readonly string[],
+  printed: readonly string[] | undefined,
+  beforeBytes: number,
+): TailCut {
+  if (cut.returnedLines === 0) return cut;
+  const first = lines.length - cut.returnedLines;
+  let text = cut.text;
+  let head = "";
+  if (cut.firstLineCut) {
+    const line = lines[first];
+    const kept = text.indexOf("\n") === -1 ? text.length : text.indexOf("\n");
+    const was = line.length - kept;
+    const at = escapeBoundary(line, was);
+    head = line.slice(0, at);
+    text = line.slice(at) + text.slice(kept);
+    const moved = utf8Length(line.slice(was, at));
+    cut = {
+      ...cut,
+      text,
+      returnedBytes: cut.returnedBytes - moved,
+      omittedBytes: cut.omittedBytes + moved,
+    };
+  }
+  cut = printedCut(cut, lines, printed, beforeBytes);
+  const state = drawnState(lines.slice(0, first).join("\n") + "\n" + head);
+  if (state === "") return cut;
+  text = state + cut.text;
+  return { ...cut, text, returnedBytes: utf8Length(text) };
 }
 
 /**

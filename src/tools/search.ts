@@ -408,7 +408,7 @@ async function matchShown(
       {
         signal: ctx.signal,
       },
-      false,
+      "shown",
       how,
     );
     const lines = spans.slice(k, end).map(([a, b]) =>
