@@ -253,3 +253,42 @@ Deno.test("tmux fact: a wait-for is woken as its server exits, status 0, as a si
     await t.kill();
   }
 });
+
+Deno.test("signal_channel is execute: a server that may not run commands cannot release a script waiting on a channel", async () => {
+  const t = await TestTmux.start();
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-test-" });
+  let c: TestClient | undefined;
+  try {
+    // A person's script: it deploys once the channel is signalled.
+    const marker = `${dir}/deployed`;
+    await t.tmux(
+      "new-window",
+      "-t",
+      "main:",
+      `tmux -L ${t.socket} wait-for deploy-ok && touch '${marker}'; exec sleep 600`,
+    );
+    await waitFor(
+      async () =>
+        (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, "deploy-ok")),
+      "the script waiting on deploy-ok",
+    );
+    c = await connect({ socketName: t.socket, toolsets: ["inspect", "manage"] });
+    const names = (await c.client.listTools()).tools.map((x: { name: string }) => x.name);
+    assert.ok(names.includes("wait_for_channel"));
+    assert.ok(!names.includes("signal_channel"), names.join(" "));
+    await c.fail("signal_channel", { channel: "deploy-ok" });
+    const batch = await c.call("call_tools_batch", {
+      operations: [{ tool: "signal_channel", arguments: { channel: "deploy-ok" } }],
+    });
+    assert.match(JSON.stringify(batch), /signal_channel/);
+    // Nothing released it: the script still waits (a signal would end the wait at once).
+    assert.ok(
+      (await processesNaming(t.socket)).some((p) => waitsOnChannel(p.args, "deploy-ok")),
+    );
+    await assert.rejects(Deno.stat(marker));
+  } finally {
+    await c?.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

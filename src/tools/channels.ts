@@ -204,7 +204,9 @@ function wokeByExit(ctx: TmuxContext, channel: string): ToolFailure {
 export const signalChannel = defineTool({
   name: "signal_channel",
   title: "Signal channel",
-  toolset: "manage",
+  // A signal releases whatever a script waiting on the channel runs next (`tmux wait-for
+  // deploy && ./deploy`): it starts commands, as typing Enter would.
+  toolset: "execute",
   description:
     "Signal a tmux wait-for channel (kept if none waits; a second signal then cancels it).",
   input: { channel: channelSchema },
