@@ -39,7 +39,8 @@
  * What it cannot avoid (tmux 3.3a): attaching (or being moved) focuses the client, so the
  * active pane of its session's current window, when no client focused it yet, is sent a
  * focus-in (`ESC [ I`, to a program that asked for focus reports, whatever `focus-events`
- * says) and runs `pane-focus-in` hooks; no focus-out follows when it leaves. No client flag
+ * says) and runs `pane-focus-in` hooks; as it leaves, that pane is sent a focus-out (`ESC [ O`)
+ * when no other client focuses it, and `pane-focus-out` hooks run. No client flag
  * turns focus off, and a control client cannot send the focus-out key (`send-keys -K` came in
  * tmux 3.4). Nor can it keep a person's hooks from running as it attaches (a sound, a line in a
  * log), once per client.
