@@ -97,6 +97,17 @@ export function zoomsIn(
   return zooms;
 }
 
+/**
+ * Whether an act tmux 3.3a unzooms windows `windowIds` for (swap-pane, select-pane) is passed
+ * -Z, which keeps zoomed a window zoomed at that instant (only such a one): a person who left
+ * one zoomed, looking at another window, would come back to it unzoomed. Not where a person
+ * shows any of them: the act is refused there, but for --allow-attended-input, where the hook
+ * guard has asked them about the unzoom, and what it asks about is what happens.
+ */
+function keepsZoom(snapshot: Snapshot, windowIds: readonly string[]): boolean {
+  return windowIds.every((w) => !shownToPerson(snapshot, w));
+}
+
 /** The session a window is placed in, when that choice matters and may be ambiguous. */
 function placementIn(
   ctx: TmuxContext,
@@ -239,10 +250,26 @@ export const selectPane = defineTool({
   annotations: ARRANGES,
   async run(args, ctx) {
     const { snapshot, pane } = await ctx.paneSnapshot(args.paneId);
+    // tmux 3.3a unzooms a window to make another pane of it the active one: -Z keeps the zoom,
+    // now on the pane selected ({@link keepsZoom}). The pane already active: tmux does nothing.
+    const keepZoom = keepsZoom(snapshot, [pane.windowId]);
+    // The pane the window is zoomed on, for the note: read only for a hidden pane of a zoomed
+    // window (the read holds only the pane asked for).
+    const zoomedOn = !pane.windowZoomed
+      ? null
+      : pane.active
+      ? pane.id
+      : zoomsIn(await ctx.windowSnapshot(pane.windowId), [pane.windowId]).get(pane.windowId);
     await changeView(ctx, snapshot, { windowsOf: [pane.id] }, `Selecting pane ${pane.id}`, [
-      ["select-pane", "-t", pane.id],
+      ["select-pane", ...(keepZoom ? ["-Z"] : []), "-t", pane.id],
     ]);
     const { pane: now } = await ctx.paneSnapshot(pane.id);
+    // Zoomed now on the pane selected, or unzoomed; zoomed on another pane (one a client made
+    // active meanwhile) is not this call's doing, and the read does not say which.
+    const zoomNow = !now.windowZoomed ? null : now.active ? now.id : undefined;
+    const note = zoomedOn == null || now.windowId !== pane.windowId
+      ? null
+      : zoomNote(pane.windowId, zoomedOn, zoomNow, "select a pane of it");
     return {
       data: {
         paneId: pane.id,
@@ -250,9 +277,9 @@ export const selectPane = defineTool({
         active: now.active,
         windowZoomed: now.windowZoomed,
       },
-      summary: `Pane ${pane.id} is ${
-        now.active ? "now" : "not"
-      } the active pane of ${now.windowId}.`,
+      summary:
+        `Pane ${pane.id} is ${now.active ? "now" : "not"} the active pane of ${now.windowId}.` +
+        (note === null ? "" : ` ${note}`),
     };
   },
 });
@@ -285,12 +312,9 @@ export const swapPane = defineTool({
     const snapshot = await ctx.paneList();
     const a = ctx.pane(snapshot, args.paneId);
     const b = ctx.pane(snapshot, args.targetPaneId);
-    // tmux 3.3a unzooms a window to swap a pane of it, and a person who left it zoomed (looking
-    // at another window) would come back to it unzoomed: -Z keeps zoomed a window zoomed at
-    // that instant (only such a one). Not where a person shows either window (refused, but for
-    // --allow-attended-input, where the hook guard has asked them about the unzoom).
+    // tmux 3.3a unzooms a window to swap a pane of it: -Z keeps the zoom ({@link keepsZoom}).
     const windows = [...new Set([a.windowId, b.windowId])];
-    const keepZoom = windows.every((w) => !shownToPerson(snapshot, w));
+    const keepZoom = keepsZoom(snapshot, windows);
     const zoomed = zoomsIn(snapshot, windows);
     const what = `Swapping ${a.id} and ${b.id}`;
     // Each pane goes into the other's window: into one with synchronize-panes on, a person's
