@@ -54,7 +54,7 @@ import {
   roomFor,
   TRANSIENT_NAME,
 } from "./own_buffers.ts";
-import { KEY_CHARACTER, nameCharacter, pasteTransient } from "./typing.ts";
+import { clipboardReadable, KEY_CHARACTER, nameCharacter, pasteTransient } from "./typing.ts";
 
 const suffixSchema = z.string().regex(
   /^[A-Za-z0-9_.-]{1,64}$/,
@@ -140,9 +140,16 @@ const loadBuffer = defineTool({
       });
       return replacing;
     });
+    const readable = await clipboardReadable(ctx).catch(() => false);
     return {
       data: { bufferName, bytes, replaced },
-      summary: `${replaced ? "Replaced" : "Loaded"} buffer ${bufferName} (${bytes} bytes).`,
+      summary: `${replaced ? "Replaced" : "Loaded"} buffer ${bufferName} (${bytes} bytes).${
+        readable
+          ? " set-clipboard is on: tmux gives the newest buffer (this one, until another is " +
+            "made) to any program in any pane that asks for the clipboard (OSC 52). Keep " +
+            "secrets out of buffers here, or delete it once pasted (delete_buffer)."
+          : ""
+      }`,
     };
   },
 });

@@ -14,6 +14,7 @@ import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
 import { deliverInput, type InputGuardOptions, PartialInput } from "../mcp/input_guard.ts";
 import type { ToolAnnotations } from "../mcp/tool_spec.ts";
+import { execFast } from "../tmux/control.ts";
 import { ownClientName, transientBufferName } from "../tmux/left_behind.ts";
 import { leave } from "../tmux/leftovers.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
@@ -79,6 +80,22 @@ export function nameCharacter(ch: string): string {
 const INLINE_FILL_BYTES = 10_240;
 
 /**
+ * Whether tmux gives the newest paste buffer to any pane's program that asks for the clipboard
+ * (`ESC ] 52 ; c ; ?`): tmux 3.3a answers such a query only with `set-clipboard on`, with the
+ * newest buffer of any kind, named ones too. A program in any pane (over ssh or in a container
+ * too, which cannot reach tmux's socket) can then read a buffer while it is the newest.
+ */
+export async function clipboardReadable(ctx: TmuxContext): Promise<boolean> {
+  const result = await execFast(
+    ctx.runner,
+    ctx.address,
+    ["show-options", "-sv", "set-clipboard"],
+    ctx.readOptions(),
+  );
+  return result.code === 0 && new TextDecoder().decode(result.stdout).trim() === "on";
+}
+
+/**
  * Pastes `text` into `pane` through a transient buffer of this server's own (random name),
  * after `before` (keys that prepare the pane), guarded by {@link deliverInput}: tmux re-checks
  * at the instant of the paste that nobody watches the pane. A person's paste (`prefix ]`,
@@ -87,7 +104,9 @@ const INLINE_FILL_BYTES = 10_240;
  * clients' commands while it waits for their job) and right before its last check, and the
  * paste deletes it: it exists only inside that one step, which nothing else interleaves with.
  * A text too long for that line is loaded by a tmux process of its own just before the step
- * (briefly the newest buffer: the one window left), and a refusal deletes it in the step.
+ * (briefly the newest buffer: the one window left), and a refusal deletes it in the step. With
+ * `set-clipboard on` such a text is refused ({@link clipboardReadable}): while it was the newest
+ * buffer, any pane's program could read it.
  * Either way a refused or failed paste leaves no buffer behind, nor does a process that ends
  * before the step has answered (its close deletes the buffer): between the load and the step,
  * or while a person's hook holds the step's line after the fill. A process killed outright
@@ -112,6 +131,19 @@ export async function pasteTransient(
 ): Promise<string[]> {
   const inline = nestedCommandBytes(["set-buffer", "-b", transientBufferName(null), "--", text]) <=
     INLINE_FILL_BYTES;
+  if (!inline && await clipboardReadable(ctx)) {
+    throw new ToolFailure(
+      `Nothing was pasted into ${pane.id}: a text this long (past ${
+        INLINE_FILL_BYTES / 1024
+      } KB as tmux quotes it) goes into a paste buffer just before the paste, and with ` +
+        "set-clipboard on tmux gives the newest buffer to any program in any pane that asks " +
+        "for the clipboard (OSC 52): another pane could read it.",
+      `Send it in parts of at most ${
+        INLINE_FILL_BYTES / 1024
+      } KB (each pastes in one step, its buffer made and deleted within it), or ask the ` +
+        "person to set set-clipboard to external.",
+    );
+  }
   // Loaded before the step, it names its owner: this process's control client, which tmux
   // drops once the process is killed (one round trip more, next to a tmux process started for
   // the load). Filled on the step's line, it is the line's, which tmux has run on after its
