@@ -20,6 +20,21 @@
  * other number tmux would learn only by expanding something (`#{p#{@w}:x}`) is refused: a
  * user option may be set to -2^31 at any time after the check.
  *
+ * Small numbers can add up to as much. A loop (`S:`, `W:`, `P:`) repeats its format for each
+ * session, window or pane, and one inside a loop of the same or a wider kind for each item of
+ * both: 24 `#{S:` nested over two sessions build 2^24 characters, which held tmux 3.3a for
+ * 9.5 s at each expansion (measured), an automatic-rename-format of them every few seconds
+ * with no one asking. Substitutions (`s/x/xx/`) and quotes (`q:`) lengthen what they hold, and
+ * nested multiply too. `E:` and `T:` expand a value again, which may be a user option that
+ * does the same: ten tiny options, each expanding the one before twice, make 2^10, thirty
+ * 2^30. And pads that are each small add up, a value appended to a piece at a time. So only
+ * S: around W: around P: nests (bounded by the panes there are), what encloses a part may
+ * multiply it by {@link GROWTH_MAXIMUM} at most, pads and precisions total
+ * {@link PAD_TOTAL_MAXIMUM} cells at most, and a stored value expands another by its name once
+ * at most, where nothing repeats it: a chain of values then grows with its length, not as a
+ * power of it. A status line's format alone may expand values more often, as tmux's own does
+ * in its window list; no value may expand one of those in turn ({@link FormatUse}).
+ *
  * The modifiers are read the way tmux 3.3a reads them (`format_build_modifiers` and
  * `format_skip` in format.c), inside arguments and branches alike, so that a reading that
  * differs from tmux's refuses more, never less. Which `#{` open a block depends on how often
@@ -70,8 +85,11 @@ const BOUNDED = new RegExp(`^[ \\t]*[+-]?#\\{(?:${BOUNDED_SIZES.join("|")})\\}$`
  *   number of times: `#{E:@x}` inside the branch of another `#{E:...}` expands the value
  *   twice, and a hook's command line is parsed first (`$X##{p5:x}` with X set to `#` pads;
  *   both measured on tmux 3.3a). Every `#{` counts.
+ * - `"drawn"`: a status line's format (`status-format[N]`), stored as above: tmux draws it,
+ *   and no value may expand it again (`#{E:status-format[0]}` is refused in any stored
+ *   value), so it alone may expand other values as often as tmux's own status line does.
  */
-export type FormatUse = "expanded once" | "stored";
+export type FormatUse = "expanded once" | "stored" | "drawn";
 
 /** Modifiers tmux 3.3a takes alone (no arguments), followed by `:` or `;`. */
 const BARE = "labcdnwETSWP<>";
@@ -106,6 +124,8 @@ interface Block {
    * makes once more, and splits arguments wrapped in `#` where it may cut a run of `#`.
    */
   readonly everyBrace: boolean;
+  /** What follows its modifiers' ":" (a name, or a format), or undefined when none do. */
+  readonly copy: string | undefined;
 }
 
 /** `ispunct` of the C locale, as tmux asks it about the character after a modifier. */
@@ -177,6 +197,7 @@ class Reader {
       const c = char(at);
       if (c !== undefined && BARE.includes(c) && isEnd(char(at + 1))) {
         if (c === "E" || c === "T") everyBrace = true;
+        found.push({ modifier: c, args: [] });
         at++;
         continue;
       }
@@ -186,6 +207,7 @@ class Reader {
       }
       if (c === undefined || !WITH_ARGUMENTS.includes(c)) break;
       if (isEnd(char(at + 1))) {
+        found.push({ modifier: c, args: [] });
         at++;
         continue;
       }
@@ -218,7 +240,8 @@ class Reader {
       } while (!isEnd(char(at)));
       found.push({ modifier: c, args });
     }
-    return { modifiers: found, end: limit, everyBrace };
+    const copy = found.length > 0 && char(at) === ":" ? this.text.slice(at + 1, limit) : undefined;
+    return { modifiers: found, end: limit, everyBrace, copy };
   }
 
   /**
@@ -258,7 +281,7 @@ function hashesBefore(text: string, at: number): number {
 
 /** What a refusal adds when the `#{` it names is escaped for one expansion only. */
 function escapedNote(use: FormatUse): string {
-  return use === "stored"
+  return use !== "expanded once"
     ? " (doubling the # keeps it text for one expansion only, and tmux may expand a stored " +
       "value more than once)"
     : " (doubling the # keeps it text for one expansion only, and tmux reads this part " +
@@ -285,11 +308,158 @@ function numberProblem(where: string, what: string, arg: string): string | undef
   return undefined;
 }
 
+/** The loops of tmux 3.3a, widest first: sessions, a session's windows, a window's panes. */
+const LOOPS: Readonly<Record<string, { rank: number; over: string }>> = {
+  S: { rank: 0, over: "sessions" },
+  W: { rank: 1, over: "windows" },
+  P: { rank: 2, over: "panes" },
+};
+
 /**
- * Why `text`, read by tmux as a format, may not reach tmux 3.3a, or undefined when it may: a
- * pad width or precision that is neither a plain number within ±{@link FORMAT_NUMBER_MAXIMUM}
- * nor one of the {@link BOUNDED_SIZES}. `use` says how often tmux may expand the text, which
- * decides whether `##{` is text ({@link FormatUse}); by default, any number of times.
+ * How many items a loop is counted as: the sessions, windows or panes it repeats its format
+ * for. `S:` around `W:` around `P:` visits each pane once, so a loop inside a wider one counts
+ * as one more item of that loop, not as many again.
+ */
+export const LOOP_ITEMS = 100;
+
+/**
+ * The most cells of padding and precision one value may ask of tmux in all, each width
+ * counted as often as the loops and substitutions around it may repeat it.
+ */
+export const PAD_TOTAL_MAXIMUM = 100_000;
+
+/**
+ * The most that the loops, substitutions and quotes around any part of a value may multiply
+ * its length by, in all (a loop counted as {@link LOOP_ITEMS}, a quote `q:` as 2, a
+ * substitution as its replacement's length and one more).
+ */
+export const GROWTH_MAXIMUM = 10_000;
+
+/** What a substitution whose replacement holds a format is counted as: it may be long. */
+const UNKNOWN_REPLACEMENT = 1_000;
+
+/** An option's name, as `E:` or `T:` may name one (an array option's item too). */
+const OPTION_NAME = /^@?[A-Za-z0-9_-]+(?:\[\d+\])?$/;
+
+/** An option's name without an array index (`status-format[0]` is `status-format`). */
+function baseName(name: string): string {
+  return name.replace(/\[\d+\]$/, "");
+}
+
+/** A block read so far that may enclose the next: where it ends and what holds it there. */
+interface Frame {
+  readonly end: number;
+  /** What it and the blocks around it multiply what it holds by (loops, quotes, substitutions). */
+  readonly repeats: number;
+  /** The rank of the narrowest loop it or a block around it runs ({@link LOOPS}), or -1. */
+  readonly loop: number;
+}
+
+/** The outermost frame: nothing around it. */
+const TOP: Frame = { end: Infinity, repeats: 1, loop: -1 };
+
+/** A multiple past any bound here, kept finite (a width of 0 times it stays 0). */
+const HUGE = 1e15;
+
+/**
+ * How a block (its modifiers, and the name or format after them), inside `around`, may grow
+ * what it holds, and the first growth
+ * rule of {@link formatNumberProblem} it breaks, if any. `expansions` counts the `E:` and `T:`
+ * of a stored value so far.
+ */
+function growthOf(
+  shownBlock: string,
+  { modifiers, copy }: Block,
+  around: Frame,
+  use: FormatUse,
+  expansions: { count: number },
+): { repeats: number; loop: number; problem?: string } {
+  let factor = 1;
+  let loop = around.loop;
+  let expands = false;
+  let problem: string | undefined;
+  for (const { modifier, args } of modifiers) {
+    const looping = LOOPS[modifier];
+    if (looping !== undefined) {
+      if (loop >= looping.rank && problem === undefined) {
+        const outer = Object.values(LOOPS).find((l) => l.rank === loop)?.over;
+        problem = `${shownBlock} loops over ${looping.over} inside a loop over ${outer}: tmux ` +
+          "3.3a repeats the inner loop whole for each item of the outer one, so loops nested " +
+          "like that grow as a power of the number of items (24 of them over two sessions " +
+          "build 2^24 characters and hold every session for seconds at each expansion); only " +
+          "S: around W: around P: is bounded, by the panes there are";
+      }
+      // Inside a wider loop, a narrower one visits that loop's items' parts, once each.
+      if (loop === -1) factor *= LOOP_ITEMS;
+      loop = Math.max(loop, looping.rank);
+    } else if (modifier === "q") {
+      factor *= 2;
+    } else if (modifier === "s") {
+      // Each match, at most one a character (an empty one too), turns into the replacement,
+      // a back reference (\1, two characters) into at most the match.
+      const replacement = args[1] ?? "";
+      if (replacement !== "") {
+        factor *= (replacement.includes("#") ? UNKNOWN_REPLACEMENT : replacement.length) + 1;
+      }
+    } else if (modifier === "E" || modifier === "T") {
+      expands = true;
+    }
+  }
+  const repeats = Math.min(around.repeats * factor, HUGE);
+  if (problem === undefined && repeats > GROWTH_MAXIMUM) {
+    problem = `${shownBlock} sits inside loops, substitutions and quotes that may multiply ` +
+      `its length by ${repeats} (a loop counted as ${LOOP_ITEMS} items, a q: as 2, a ` +
+      "substitution as its replacement's length and one more): nested, they grow as a " +
+      `power, and tmux builds all of it at each expansion; keep it within ${GROWTH_MAXIMUM}`;
+  }
+  // What a stored value expands again may be another stored value, which may do the same.
+  if (expands && use !== "expanded once" && problem === undefined) {
+    const name = copy ?? "";
+    if (!OPTION_NAME.test(name)) {
+      problem = `${shownBlock} expands again what a format makes (E: or T: of ` +
+        `${shownNumber(name)}, not of an option's name): text built from other values may ` +
+        "form a block that expands this value or a status line again, at each expansion; " +
+        "expand a value by its name (#{E:@name}, #{T:status-left})";
+    } else if (baseName(name) === "status-format") {
+      problem = `${shownBlock} expands a status line's format again: tmux draws those, and ` +
+        "they may expand other values many times over, so a value that expands one in turn " +
+        "may repeat itself a power of times; name the parts it needs instead";
+    }
+  }
+  if (expands && use === "stored") {
+    expansions.count++;
+    if (problem === undefined && repeats > 1) {
+      problem = `${shownBlock} expands a value again (E: or T:) inside a loop, a substitution ` +
+        "or a quote, which repeat or lengthen what it makes: options that each do so, one " +
+        "naming the next, grow as a power of their number (ten of them, each a few " +
+        "characters, make 2^10 and thirty 2^30), and tmux expands a stored value whenever " +
+        "it draws or renames; expand it outside, once, or name the option plainly " +
+        "(#{@name}), which shows its value as text";
+    } else if (problem === undefined && expansions.count > 1) {
+      problem = `${shownBlock} is a second expansion of a value (E: or T:) in one value: ` +
+        "options that each expand the next twice double at every link (ten of them, each a " +
+        "few characters, make 2^10 and thirty 2^30), and tmux expands a stored value " +
+        "whenever it draws or renames; keep to one E: or T: in a value (a status line's " +
+        "status-format[N] may hold more) and name the other options plainly (#{@name}), " +
+        "which shows their values as text";
+    }
+  }
+  return { repeats, loop, problem };
+}
+
+/**
+ * Why `text`, read by tmux as a format, may not reach tmux 3.3a, or undefined when it may.
+ * First, a pad width or precision that is neither a plain number within
+ * ±{@link FORMAT_NUMBER_MAXIMUM} nor one of the {@link BOUNDED_SIZES}. Then what makes tmux
+ * build more than it survives in time, each part small: a loop (`S:`, `W:`, `P:`) inside a
+ * loop of the same or a wider kind; loops, substitutions and quotes nested to multiply a part
+ * by more than {@link GROWTH_MAXIMUM}; pad widths and precisions of more than
+ * {@link PAD_TOTAL_MAXIMUM} cells in all, each counted as often as what encloses it may repeat
+ * it. A stored value (`use` `"stored"`) may also expand another value again (`E:` or `T:`)
+ * once at most, outside any loop, substitution or quote: so a chain of options, each naming
+ * the next, grows with its length, never as a power of it. `use` says how often tmux may
+ * expand the text, which decides whether `##{` is text ({@link FormatUse}); by default, any
+ * number of times.
  */
 export function formatNumberProblem(
   text: string,
@@ -298,7 +468,13 @@ export function formatNumberProblem(
   if (!text.includes("#{")) return undefined;
   const reader = new Reader(text);
   // Up to where every "#{" counts, escaped or not: the inside of what tmux expands again.
-  let everyBraceUntil = use === "stored" ? text.length : 0;
+  let everyBraceUntil = use === "expanded once" ? 0 : text.length;
+  // The blocks around the one being read, outermost first.
+  const enclosing: Frame[] = [TOP];
+  const expansions = { count: 0 };
+  let cells = 0;
+  // The first growth problem: reported when no number is refused (that reason says more).
+  let costProblem: string | undefined;
   try {
     for (let start = text.indexOf("#"); start !== -1; start = text.indexOf("#", start + 1)) {
       const opens = text[start + 1];
@@ -314,17 +490,37 @@ export function formatNumberProblem(
       }
       const block = reader.block(start);
       if (block.everyBrace) everyBraceUntil = Math.max(everyBraceUntil, block.end);
+      while (enclosing[enclosing.length - 1].end < start) enclosing.pop();
+      const growth = growthOf(
+        shown(text, start),
+        block,
+        enclosing[enclosing.length - 1],
+        use,
+        expansions,
+      );
+      costProblem ??= growth.problem;
+      enclosing.push({ end: block.end, repeats: growth.repeats, loop: growth.loop });
       for (const { modifier, args } of block.modifiers) {
         const number = NUMBERS[modifier];
         const arg = number === undefined ? undefined : args[number.index];
         if (number === undefined || arg === undefined || arg === "") continue;
         const problem = numberProblem(shown(text, start), number.what, arg);
         if (problem !== undefined) return escaped ? `${problem}${escapedNote(use)}` : problem;
+        // A size tmux bounds is counted at the most a window has.
+        const size = PLAIN.test(arg) ? Math.abs(Number(arg.trim())) : FORMAT_NUMBER_MAXIMUM;
+        cells = Math.min(cells + size * growth.repeats, HUGE);
       }
     }
   } catch (error) {
     if (!(error instanceof TooIntricate)) throw error;
     return "its #{...} nest too deeply to check the pad widths and precisions in them";
+  }
+  if (costProblem !== undefined) return costProblem;
+  if (cells > PAD_TOTAL_MAXIMUM) {
+    return `it asks for ${cells} cells of padding and precision in all (each width counted ` +
+      `as often as the loops and substitutions around it repeat it, a loop as ${LOOP_ITEMS} ` +
+      "items); tmux builds them all at each expansion, and a stored value is expanded " +
+      `whenever tmux draws or renames, so keep the total within ${PAD_TOTAL_MAXIMUM}`;
   }
   return undefined;
 }

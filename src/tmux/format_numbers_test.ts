@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { BOUNDED_SIZES, FORMAT_NUMBER_MAXIMUM, formatNumberProblem } from "./format_numbers.ts";
+import {
+  BOUNDED_SIZES,
+  FORMAT_NUMBER_MAXIMUM,
+  formatNumberProblem,
+  GROWTH_MAXIMUM,
+  PAD_TOTAL_MAXIMUM,
+} from "./format_numbers.ts";
 
 Deno.test("formatNumberProblem passes formats people write", () => {
   for (
@@ -190,10 +196,133 @@ Deno.test("formatNumberProblem reads a long, nested format in bounded time", () 
   for (const use of ["stored", "expanded once"] as const) {
     assert.match(formatNumberProblem(open, use) ?? "", /nest too deeply/);
     assert.equal(formatNumberProblem(`${"#(".repeat(9_000)}#{p1:x}`, use), undefined);
-    assert.equal(formatNumberProblem("#(x)#{E:#{p1:x}}".repeat(5_000), use), undefined);
+    // Read through in bounded time; stored, its 5000 expansions of values are too many.
+    const expansions = formatNumberProblem("#(x)#{E:#{p1:x}}".repeat(5_000), use);
+    if (use === "stored") assert.match(expansions ?? "", /expands again what a format makes/);
+    else assert.equal(expansions, undefined);
     assert.equal(
       formatNumberProblem(`${"#(".repeat(5_000)}${")".repeat(5_000)}#{p1:x}`, use),
       undefined,
     );
   }
+});
+
+Deno.test("formatNumberProblem passes ordinary loops, expansions and pads", () => {
+  for (
+    const format of [
+      "#{S:#{session_name} }",
+      "#{W:#{window_index} }",
+      "#{W:#{window_index}:#{window_name}#{window_flags} ,#[reverse]#{window_index}}",
+      "#{S:#{W:#{P:#{pane_id}}}}",
+      "#{S:#{W:x}#{W:y}}",
+      "#{P:#{pane_id} }#{W:#{window_id}}#{S:#{session_id}}",
+      "#{E:status-left}",
+      "#{T:status-right} #{@theme_a} #{@theme_b} #{@theme_c}",
+      "#{?pane_active,#{E:@active},}",
+      "#{W:#{p3:window_index}#{q:window_name}#{s|/home/me|~|:pane_current_path}}",
+      "#{s/a/b/;s/c/d/:#{s/e/f/:x}}",
+      `#{p-${FORMAT_NUMBER_MAXIMUM}:x}`.repeat(PAD_TOTAL_MAXIMUM / FORMAT_NUMBER_MAXIMUM),
+      "#{S:#{W:#{p10:window_name}}}",
+      // Only a stored value's E: may be a link of a chain.
+      "##{S:##{S:x}}",
+    ]
+  ) {
+    for (const use of ["stored", "expanded once"] as const) {
+      if (format.startsWith("##") && use === "stored") continue;
+      assert.equal(formatNumberProblem(format, use), undefined, `${use}: ${format}`);
+    }
+  }
+  // Asked once, a format may expand values again as often as tmux's own status line does.
+  for (
+    const format of [
+      "#{E:status-left}#{E:status-right}",
+      "#{W:#{E:window-status-style}#{T:window-status-format}}",
+    ]
+  ) {
+    assert.equal(formatNumberProblem(format, "expanded once"), undefined, format);
+  }
+});
+
+Deno.test("formatNumberProblem refuses formats that grow as a power, each part small", () => {
+  const both: [string, RegExp][] = [
+    [
+      `${"#{S:".repeat(24)}x${"}".repeat(24)}`,
+      /^#\{S: loops over sessions inside a loop over sessions/,
+    ],
+    ["#{S:#{S:x}}", /loops over sessions inside a loop over sessions/],
+    ["#{W:#{W:x}}", /loops over windows inside a loop over windows/],
+    ["#{P:#{P:x}}", /loops over panes inside a loop over panes/],
+    ["#{W:#{S:x}}", /loops over sessions inside a loop over windows/],
+    ["#{P:#{W:x}}", /loops over windows inside a loop over panes/],
+    ["#{S:#{?1,#{W:#{=3:#{W:x}}},}}", /windows inside a loop over windows/],
+    ["#{W:a,#{W:b}}", /windows inside a loop over windows/],
+    // Substitutions and quotes lengthen, nested they multiply.
+    [
+      `${"#{s/x/xx/:".repeat(12)}#{l:x}${"}".repeat(12)}`,
+      /may multiply its length by 19683 \(a loop/,
+    ],
+    [`${"#{q:".repeat(20)}x${"}".repeat(20)}`, /may multiply its length by 16384/],
+    ["#{s/./#{pane_title}/:#{s/./#{pane_title}/:x}}", /may multiply its length by 1002001/],
+    // Pads add up: each counted as often as what holds it repeats it.
+    [`#{p${FORMAT_NUMBER_MAXIMUM}:x}`.repeat(11), /asks for 110000 cells of padding/],
+    ["#{S:#{p1001:x}}", /asks for 100100 cells/],
+    ["#{S:#{W:#{P:#{p-#{pane_width}:x}}}}", /asks for 1000000 cells/],
+    ["#{e|+|f|10000:1,1}".repeat(11), /asks for 110000 cells/],
+  ];
+  for (const [format, reason] of both) {
+    for (const use of ["stored", "expanded once"] as const) {
+      assert.match(formatNumberProblem(format, use) ?? "(passed)", reason, `${use}: ${format}`);
+    }
+  }
+  assert.ok(GROWTH_MAXIMUM < 19683);
+  // A stored value expands another at most once, and never where it is repeated: a chain of
+  // values then grows with its length.
+  const stored: [string, RegExp][] = [
+    ["#{E:@e0}#{E:@e0}", /^#\{E: is a second expansion of a value \(E: or T:\) in one value/],
+    ["#{T:@a} #{E:@b}", /second expansion/],
+    ["#{E:#{E:@a}}", /expands again what a format makes \(E: or T: of #\{E:@a\}/],
+    ["#{?1,#{E:@a},#{E:@b}}", /second expansion/],
+    ["#{S:#{E:@a}}", /expands a value again \(E: or T:\) inside a loop/],
+    ["#{W:#{T:window-status-format}}", /inside a loop/],
+    ["#{q:#{E:@a}}", /inside a loop, a substitution or a quote/],
+    ["#{q;E:@a}", /inside a loop, a substitution or a quote/],
+    ["#{s/x/xx/:#{E:@a}}", /inside a loop, a substitution or a quote/],
+    ["#{s/x/#{E:@a}/:y}", /inside a loop, a substitution or a quote/],
+    // A doubled "#" is text to one expansion only.
+    ["##{E:@a}##{E:@a}", /second expansion/],
+  ];
+  for (const [format, reason] of stored) {
+    assert.match(formatNumberProblem(format) ?? "(passed)", reason, format);
+  }
+  // A number tmux would crash on is named first: that reason says more.
+  assert.match(formatNumberProblem("#{S:#{S:#{p99999:x}}}") ?? "", /pad width of 99999/);
+});
+
+Deno.test("formatNumberProblem lets a status line's format expand values as tmux's own does", () => {
+  // tmux 3.3a's own status-format[0], its window list (a loop expanding values again).
+  const line = "#[list=on]#{W:#[range=window|#{window_index} #{E:window-status-style}" +
+    "#{?#{&&:#{window_last_flag},#{!=:#{E:window-status-last-style},default}}, " +
+    "#{E:window-status-last-style},}]#[push-default]#{T:window-status-format}#[pop-default]" +
+    "#{?window_end_flag,,#{window-status-separator}},#[range=window|#{window_index} list=focus " +
+    "#{?#{!=:#{E:window-status-current-style},default},#{E:window-status-current-style}," +
+    "#{E:window-status-style}}]#[push-default]#{T:window-status-current-format}#[pop-default]}" +
+    "#[nolist align=right range=right #{status-right-style}]#[push-default]" +
+    "#{T;=/#{status-right-length}:status-right}#[pop-default]";
+  assert.equal(formatNumberProblem(line, "drawn"), undefined);
+  assert.match(formatNumberProblem(line) ?? "", /inside a loop/);
+  // It is a stored value still: nested loops, and what no value may expand, stay refused.
+  const refused: [string, RegExp][] = [
+    ["#{S:#{S:x}}", /sessions inside a loop over sessions/],
+    ["#{E:#{@a}#{@b}}", /expands again what a format makes/],
+    ["#{E:?1,#{@a},}", /expands again what a format makes/],
+    ["#{T:status-format[1]}", /expands a status line's format again/],
+    [`#{p${FORMAT_NUMBER_MAXIMUM}:x}`.repeat(11), /110000 cells/],
+    ["##{p99999:x}", /pad width of 99999.*tmux may expand a stored value more than once/],
+  ];
+  for (const [format, reason] of refused) {
+    assert.match(formatNumberProblem(format, "drawn") ?? "(passed)", reason, format);
+  }
+  // No stored value may expand a status line's format, which may expand it back.
+  assert.match(formatNumberProblem("#{E:status-format[0]}") ?? "", /status line's format/);
+  assert.equal(formatNumberProblem("#{E:status-format[0]}", "expanded once"), undefined);
 });

@@ -4,7 +4,8 @@
  * `#{E:...}` or `#{T:...}` expand what an option or a pane's title holds as a format in turn,
  * so no check of the text could make it read-only. Every read-only tool expands only formats
  * of this server's own; this is the one tool that hands tmux a client's format. What tmux
- * 3.3a cannot expand and survive (a pad of -2^31) is refused first (tmux_limits.ts).
+ * 3.3a cannot expand and survive (a pad of -2^31), or expands only by holding every session
+ * (loops nested in loops, pads that add up), is refused first (tmux_limits.ts).
  *
  * @module
  */
@@ -18,7 +19,7 @@ import { defineTool } from "../mcp/tool_spec.ts";
 import { checkedString, count } from "../mcp/schemas.ts";
 import { execOnce } from "../tmux/control.ts";
 import { decodeBytes, escapeTrailingSemicolon, newGuard, recordFormat } from "../tmux/format.ts";
-import { judgeResult } from "../tmux/tmux_error.ts";
+import { judgeResult, TmuxError } from "../tmux/tmux_error.ts";
 import { SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import { changes } from "./arguments.ts";
 import { checkFormatNumbers } from "./tmux_limits.ts";
@@ -48,6 +49,24 @@ function boundText(text: string, maxBytes: number): { text: string; omittedBytes
   return cutString(text, Math.floor(maxBytes / 6));
 }
 
+/**
+ * What a call says when tmux did not answer while it expanded the caller's format, or
+ * undefined for any other failure. Not "try again", as tmux's stalls otherwise say: the
+ * likely cause is the format itself (one that builds a very long string holds every session
+ * of the server until tmux is done), and asking again would hold it again.
+ */
+export function expansionTimedOut(error: unknown, target: string): ToolFailure | undefined {
+  if (!(error instanceof TmuxError) || error.kind !== "timeout") return undefined;
+  return new ToolFailure(
+    `${error.message} It was expanding that format for ${target}: the format itself is the ` +
+      "likely cause, as one that builds a very long string (loops, substitutions or " +
+      "expansions of other values that repeat each other) holds every session of the tmux " +
+      "server, and the person's too, until tmux is done.",
+    "Do not ask for the same format again: that would hold tmux again. Check that tmux " +
+      "answers (list_sessions), then ask for a smaller format, one part at a time.",
+  );
+}
+
 const displayMessage = defineTool({
   name: "display_message",
   title: "Expand a format",
@@ -74,8 +93,9 @@ const displayMessage = defineTool({
     // The check that the target still resolves and the expansion are one command line: tmux
     // expands a target that vanished in between as empty values, with status 0.
     const resolved = recordFormat(guard, ["#{pane_id}"]);
-    const out = decodeBytes(judgeResult(
-      await execOnce(ctx.runner, ctx.address, [
+    let result;
+    try {
+      result = await execOnce(ctx.runner, ctx.address, [
         "display-message",
         "-p",
         "-t",
@@ -88,8 +108,11 @@ const displayMessage = defineTool({
         args.target,
         "--",
         escapeTrailingSemicolon(args.format),
-      ], { signal: ctx.signal, serverPid: ctx.serverPid }),
-    ));
+      ], { signal: ctx.signal, serverPid: ctx.serverPid });
+    } catch (error) {
+      throw expansionTimedOut(error, args.target) ?? error;
+    }
+    const out = decodeBytes(judgeResult(result));
     const head = `${guard}R${guard}F`;
     const end = out.indexOf(`${guard}E\n`);
     const paneId = out.startsWith(head) && end !== -1 ? out.slice(head.length, end) : "";

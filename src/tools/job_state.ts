@@ -179,12 +179,17 @@ async function markersFrom(
  * (`pane_dead_time` is empty until then: tmux 3.3a may learn of the exit late, and the
  * bottom row is output meanwhile), and the line's text, `remain-on-exit-format` expanded. A
  * format that runs a command (`#(...)`) is not expanded: that would run it again, at each
- * read of the pane, and what it prints need not be what it printed then.
+ * read of the pane, and what it prints need not be what it printed then. Nor is one that
+ * expands another value in turn (`E:` or `T:`, as in `#{E:@x}`): that value may hold a
+ * command the check cannot see, and may change at any time. The check reads text: a format
+ * that only shows an `E:` or `T:` ("DONE: ...") is not expanded either, and the line is then
+ * told from output as when tmux's text is not known (`deadRowRest` in job_markers.ts).
  */
-const DRAWN_FIELDS = [
+export const DRAWN_FIELDS = [
   "#{pane_dead}",
   "#{pane_dead_time}",
-  "#{?#{m:*##(*,#{remain-on-exit-format}},,#{E:remain-on-exit-format}}",
+  "#{?#{||:#{m:*##(*,#{remain-on-exit-format}},#{m:*[ET][:;]*,#{remain-on-exit-format}}},," +
+  "#{E:remain-on-exit-format}}",
 ];
 
 /**
