@@ -52,6 +52,10 @@ import {
 } from "./arguments.ts";
 import { personsWindowSize, WINDOW_OPTIONS_READ } from "./window_size.ts";
 import { checkWindowCells } from "./tmux_limits.ts";
+import { defaultSizeWords, readDefaultSize } from "./default_size.ts";
+import { unquoteOptionValue } from "./option_lines.ts";
+import { windowCellsProblem, type WindowSize } from "../tmux/window_cells.ts";
+import { changeView } from "../mcp/view_guard.ts";
 import {
   commandTail,
   created,
@@ -101,32 +105,99 @@ async function creationOptions(
     if (error instanceof TmuxError && error.kind === "no-server") return null;
     throw error;
   }
-  const value = (name: string) =>
-    out.split("\n").find((l) => l.startsWith(`${name} `))?.slice(name.length + 1).trim() ?? "";
+  const raw = (name: string) =>
+    out.split("\n").find((l) => l.startsWith(`${name} `))?.slice(name.length + 1);
   return {
     windowSize: personsWindowSize(out),
-    destroyUnattached: value("destroy-unattached"),
-    defaultSize: value("default-size"),
+    destroyUnattached: raw("destroy-unattached")?.trim() ?? "",
+    // As stored, spaces and all (tmux quotes such a value): tmux reads "10000x10000 " too.
+    defaultSize: unquoteOptionValue(raw("default-size") ?? ""),
   };
 }
 
 /**
  * Refuses a session of more cells than tmux redraws in time (window_cells.ts). A side not
- * given is the global `default-size`'s, as tmux takes it (80x24 on a server not running yet,
- * unless its configuration says otherwise).
+ * given is the global `default-size`'s, read as tmux reads it (default_size.ts; 80x24 on a
+ * server not running yet, unless its configuration says otherwise). Checked when no side is
+ * given too: the default-size may be a person's, or set by `tmux set` in a pane, and tmux
+ * takes spellings of a size past the cap (`010000x010000`) as readily as plain ones.
  */
 function checkSessionSize(
   width: number | undefined,
   height: number | undefined,
   defaultSize: string | undefined,
 ): void {
-  if (width === undefined && height === undefined) return;
-  const given = /^(\d+)x(\d+)$/.exec(defaultSize ?? "");
+  const from = readDefaultSize(defaultSize ?? "");
+  const size = { width: width ?? from.width, height: height ?? from.height };
+  const fromDefault = `the global default-size ${defaultSizeWords(defaultSize ?? "")}`;
   checkWindowCells(
-    width ?? (given ? Number(given[1]) : 80),
-    height ?? (given ? Number(given[2]) : 24),
-    "Creating that session",
+    size.width,
+    size.height,
+    width !== undefined && height !== undefined
+      ? "Creating that session"
+      : width === undefined && height === undefined
+      ? `Creating a session at ${fromDefault}`
+      : `Creating that session (its ${
+        width === undefined ? "width" : "height"
+      } from ${fromDefault})`,
   );
+}
+
+/**
+ * Makes a new session's window `want`, the size asked for (its sides not given as tmux took
+ * them from default-size), when tmux made it otherwise (`made`): a new window takes the size of
+ * a person's terminal under `window-size latest` (tmux's default, and lent for the instant of a
+ * creation under their `manual`: window_size.ts), whatever new-session's -x and -y said. Resized
+ * as resize_window resizes, under the same guard (nobody is shown a session just made, unless a
+ * hook of theirs put them there); a window tmux would make past the cap (a configuration read
+ * only as this call started the server) is not made so. Returns the size the window has then
+ * and the note on what was done, or why not.
+ */
+async function sizeAsAsked(
+  ctx: TmuxContext,
+  windowId: string,
+  made: WindowSize,
+  want: WindowSize,
+  windowSize: string | null,
+): Promise<{ size: WindowSize; note: string }> {
+  const asked = `${want.width}x${want.height}`;
+  const why = windowSize === null || ["latest", "manual"].includes(windowSize)
+    ? "under window-size latest a new window takes the size of the client active last"
+    : "a hook of the person's, say";
+  const told = `tmux made window ${windowId} ${made.width}x${made.height} (${why}), not the ` +
+    `${asked} asked for`;
+  const problem = windowCellsProblem(want.width, want.height);
+  if (problem !== undefined) {
+    return { size: made, note: `${told}; left so: ${problem}.` };
+  }
+  try {
+    const { snapshot } = await ctx.windowAlone(windowId);
+    await changeView(ctx, snapshot, { windows: [windowId] }, `Resizing window ${windowId}`, [
+      ["resize-window", "-t", windowId, "-x", String(want.width), "-y", String(want.height)],
+    ]);
+  } catch (error) {
+    // Refused by the guard, or the window gone (its process ended at once): said, since the
+    // session was made all the same.
+    const gone = error instanceof TmuxError && error.kind === "no-target";
+    if (!(error instanceof ToolFailure) && !gone) throw error;
+    return { size: made, note: `${told}; left so: ${error.message}` };
+  }
+  // Read again for the reply (a person's after-resize-window hook may have had its say); a
+  // window gone meanwhile (its process ended at once) keeps the size it was given.
+  let now: WindowSize = want;
+  try {
+    now = ctx.window(await ctx.windowSnapshot(windowId), windowId);
+  } catch (error) {
+    if (!(error instanceof ToolFailure)) throw error;
+  }
+  return {
+    size: { width: now.width, height: now.height },
+    // resize_window's note: tmux's own doing, said so that a window that later keeps its size
+    // surprises nobody.
+    note: `${told}, and resized it to ${now.width}x${now.height}: tmux keeps this window at ` +
+      "that size from now on (resize-window sets its window-size option to manual); " +
+      "set_option window-size to latest (scope window) gives its size back to the clients.",
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -228,6 +299,8 @@ const createSession = defineTool({
     name: z.string(),
     windowId: windowIdSchema,
     paneId: paneIdSchema,
+    width: count(),
+    height: count(),
     cwd: z.string().describe("Where the pane's process is."),
     notes: notesField,
   },
@@ -262,7 +335,17 @@ const createSession = defineTool({
     if (args.width !== undefined) argv.push("-x", String(args.width));
     if (args.height !== undefined) argv.push("-y", String(args.height));
     argv.push(...environmentArgs(args.environment));
-    const [sessionId, windowId, paneId, stored, destroyUnattached, shell] = await created(
+    const [
+      sessionId,
+      windowId,
+      paneId,
+      stored,
+      destroyUnattached,
+      shell,
+      printedWidth,
+      printedHeight,
+      sessionDefaultSize,
+    ] = await created(
       ctx,
       "session",
       argv,
@@ -273,6 +356,11 @@ const createSession = defineTool({
         "#{session_name}",
         "#{destroy-unattached}",
         "#{default-shell}",
+        "#{window_width}",
+        "#{window_height}",
+        // new-session stores -x and -y here, the sides not given from the global value: the
+        // size tmux makes the window when no client sizes it.
+        "#{default-size}",
       ],
       commandTail(args.command),
       undefined,
@@ -283,7 +371,11 @@ const createSession = defineTool({
         : error;
     });
     noteServerMet(ctx.address, ctx.config.callerEnv.tmux);
-    const started = await startedIn(ctx, paneId, args.startDirectory, ["#{session_name}"]);
+    const started = await startedIn(ctx, paneId, args.startDirectory, [
+      "#{session_name}",
+      "#{window_width}",
+      "#{window_height}",
+    ]);
     const { cwd, notes } = started;
     noteShell(started, args.command, shell);
     // A server started by this call has read its configuration only now; and another client
@@ -303,6 +395,21 @@ const createSession = defineTool({
     }
     const name = started.fields?.[0] ?? stored;
     noteRenamed(notes, "session", stored, name);
+    // As tmux has it after the step (a person's hook may have resized it), else as printed.
+    let size: WindowSize = {
+      width: Number(started.fields?.[1] ?? printedWidth),
+      height: Number(started.fields?.[2] ?? printedHeight),
+    };
+    const want = readDefaultSize(sessionDefaultSize);
+    const asked = args.width !== undefined || args.height !== undefined;
+    if (
+      asked && started.fields !== null &&
+      (size.width !== want.width || size.height !== want.height)
+    ) {
+      const resized = await sizeAsAsked(ctx, windowId, size, want, options?.windowSize ?? null);
+      size = resized.size;
+      notes.push(resized.note);
+    }
     const went = await wentWithNew(
       ctx,
       started,
@@ -310,11 +417,11 @@ const createSession = defineTool({
       new Map([[sessionId, name]]),
     );
     return {
-      data: { sessionId, name, windowId, paneId, cwd, notes },
+      data: { sessionId, name, windowId, paneId, ...size, cwd, notes },
       summary: madeSummary(
-        `Created session ${sessionId} ${
-          JSON.stringify(name)
-        } with window ${windowId} and pane ${paneId}`,
+        `Created session ${sessionId} ${JSON.stringify(name)} with window ${windowId}${
+          started.fields === null ? "" : ` (${size.width}x${size.height})`
+        } and pane ${paneId}`,
         started,
         went,
       ),

@@ -28,6 +28,7 @@ import { RUN_OPTION } from "./run_mark.ts";
 import { nameCharacter } from "./typing.ts";
 import type { Scope, ScopeFlags } from "./setting_scope.ts";
 import { checkFormatNumbers, checkWindowCells } from "./tmux_limits.ts";
+import { defaultSizeTaken, defaultSizeWords, readDefaultSize } from "./default_size.ts";
 
 /**
  * Refuses the marks no tool writes, at any scope.
@@ -105,10 +106,12 @@ const UNCHANGED = "Nothing was changed.";
  * value is checked, and an appended one together with what it is appended to (at that scope,
  * as tmux appends; a style option's with the comma tmux puts between). A `default-size` is
  * the size of every window made from then on, and is held to the area every tool holds a
- * window to. A value beyond ASCII is refused while a person's terminal would get it raw in
- * its title ({@link checkTitleText}): any option's value may show there, set-titles-string's
- * as the title itself, automatic-rename-format's in the window name it makes, any other where
- * a title format names it (`#{@note}`, `#{E:status-left}`), and that format is the person's.
+ * window to, read as tmux reads it (appended, with what it is appended to; default_size.ts):
+ * `010000x010000` and `10000x10000 ` are a 10000x10000 window to tmux. A value beyond ASCII
+ * is refused while a person's terminal would get it raw in its title ({@link checkTitleText}):
+ * any option's value may show there, set-titles-string's as the title itself,
+ * automatic-rename-format's in the window name it makes, any other where a title format names
+ * it (`#{@note}`, `#{E:status-left}`), and that format is the person's.
  * A control character but tab and newline is refused whatever the terminal: tmux 3.3a writes a
  * title as its bytes, so an ESC, BEL or C1 control in a value a title shows starts or ends an
  * escape sequence in the person's terminal (OSC 52 writes its clipboard, ESC c resets it).
@@ -120,7 +123,10 @@ export async function checkOptionValue(
   value: string,
   append: boolean,
 ): Promise<void> {
-  checkFormatNumbers(value, `${name}'s value`, UNCHANGED);
+  // A status line's format alone may expand other values more than once (as tmux's own
+  // does): tmux only draws it, and no value may expand it in turn (format_numbers.ts).
+  const use = baseName(name) === "status-format" ? "drawn" : "stored";
+  checkFormatNumbers(value, `${name}'s value`, UNCHANGED, use);
   const control = TERMINAL_CONTROL.exec(value);
   if (control !== null) {
     throw new ToolFailure(
@@ -133,16 +139,22 @@ export async function checkOptionValue(
     );
   }
   await checkTitleText(ctx, `${name}'s value`, value);
+  let stored = value;
   if (append) {
     const read = await ctx.read(["show-options", ...where.flags, "-qv", "--", name]);
     const current = decodeBytes(read).replace(/\n$/, "");
     for (const joined of [`${current}${value}`, `${current},${value}`]) {
-      checkFormatNumbers(joined, `${name}'s value with this appended`, UNCHANGED);
+      checkFormatNumbers(joined, `${name}'s value with this appended`, UNCHANGED, use);
     }
+    // A string option takes the text appended as it is (the comma is a style's).
+    stored = `${current}${value}`;
   }
-  const size = baseName(name) === "default-size" ? /^(\d{1,5})x(\d{1,5})$/.exec(value) : null;
-  if (size !== null) {
-    checkWindowCells(Number(size[1]), Number(size[2]), `A default-size of ${value}`);
+  // Read as tmux reads it (default_size.ts): tmux takes any value that matches its pattern,
+  // leading zeros and trailing text too, and sizes a window by what sscanf makes of it. A value
+  // it refuses is left to its own error.
+  if (baseName(name) === "default-size" && defaultSizeTaken(stored)) {
+    const size = readDefaultSize(stored);
+    checkWindowCells(size.width, size.height, `A default-size of ${defaultSizeWords(stored)}`);
   }
 }
 
