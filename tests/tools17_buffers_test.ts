@@ -255,7 +255,11 @@ Deno.test("paste_buffer keeps paste_text's guards: dead, in a mode, watched", as
     // A pane in copy mode.
     const rec = await recorder(t);
     await t.tmux("copy-mode", "-t", rec.paneId);
-    assert.match(await c.fail("paste_buffer", { bufferName: "fine", paneId: rec.paneId }), /mode/);
+    // tmux gives a paste to the program under copy mode (keys go to the mode).
+    assert.match(
+      await c.fail("paste_buffer", { bufferName: "fine", paneId: rec.paneId }),
+      /copy-mode; a paste would reach the program unseen/,
+    );
     await t.tmux("send-keys", "-t", rec.paneId, "-X", "cancel");
     // A pane a person watches.
     await t.tmux("select-window", "-t", rec.windowId);
@@ -474,5 +478,40 @@ Deno.test("load_buffer keeps tmux-mcp's buffers to 16 MiB in all; a replacement 
     await c.ok("load_buffer", { text: "A".repeat(4 * MiB), name: "a" });
     await c.ok("load_buffer", { text: "f" });
     assert.equal((await ours(t)).length, 6);
+  });
+});
+
+Deno.test("show_buffer says how many bytes are not UTF-8, and that the text is then not the buffer's", async () => {
+  await withTmux(async (t, c) => {
+    type Shown = {
+      size: number;
+      text: string;
+      complete: boolean;
+      undecodableBytes: number;
+      returnedBytes: number;
+    };
+    await loadRaw(t, "ff", new Uint8Array(100).fill(0xff));
+    const ff = await c.ok<Shown>("show_buffer", { name: "ff" });
+    assert.equal(ff.size, 100);
+    assert.equal(ff.text, "\uFFFD".repeat(100));
+    assert.equal(ff.undecodableBytes, 100);
+    assert.equal(ff.complete, false);
+    // Mixed: a sequence cut short counts each of its bytes; whole ones none.
+    await loadRaw(
+      t,
+      "mixed",
+      new Uint8Array([0x63, 0xe9, 0x20, 0xe2, 0x82, 0x20, 0xe2, 0x82, 0xac]),
+    );
+    const mixed = await c.ok<Shown>("show_buffer", { name: "mixed" });
+    assert.equal(mixed.undecodableBytes, 3);
+    await c.ok("load_buffer", { text: "caf\u00e9 \u20ac", name: "plain" });
+    const plain = await c.ok<Shown>("show_buffer", { name: "tmux-mcp-plain" });
+    assert.equal(plain.undecodableBytes, 0);
+    assert.equal(plain.complete, true);
+    // A buffer read as it streams (past 4 MiB) is counted alike.
+    await loadRaw(t, "big", new Uint8Array(5_000_000).fill(0xff));
+    const big = await c.ok<Shown>("show_buffer", { name: "big" });
+    assert.equal(big.undecodableBytes, 5_000_000);
+    assert.equal(big.complete, false);
   });
 });

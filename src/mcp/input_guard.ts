@@ -222,7 +222,11 @@ export function guardInput(
     }
     if (p.inMode && !options.allowMode) {
       throw new ToolFailure(
-        `${via(p)} is in ${p.mode || "a mode"}; keys would drive the mode, not the program.`,
+        `${via(p)} is in ${p.mode || "a mode"}; ${
+          options.paste
+            ? "a paste would reach the program unseen, the pane's view held by the mode"
+            : "keys would drive the mode, not the program"
+        }.`,
         p.mode === VIEW_MODE
           ? VIEW_MODE_LIFT
           : "exit_copy_mode leaves it; or wait for the person to leave it.",

@@ -111,6 +111,88 @@ export function decodeBytes(bytes: Uint8Array): string {
 export const UNDECODABLE = "\uFFFD";
 
 /**
+ * Counts the bytes of a stream (split anywhere) that are no part of a well-formed UTF-8
+ * sequence: the bytes {@link decodeBytes} gives as {@link UNDECODABLE} (one for each such byte,
+ * or for each sequence cut short).
+ */
+export class UndecodableCount {
+  /** Bytes seen that are not UTF-8. */
+  count = 0;
+  #carry = new Uint8Array(0);
+
+  /** The next bytes. */
+  push(chunk: Uint8Array): void {
+    let bytes = chunk;
+    if (this.#carry.length > 0) {
+      bytes = new Uint8Array(this.#carry.length + chunk.length);
+      bytes.set(this.#carry);
+      bytes.set(chunk, this.#carry.length);
+    }
+    this.#carry = new Uint8Array(0);
+    let i = 0;
+    while (i < bytes.length) {
+      const need = sequenceLength(bytes[i]);
+      if (need === 0) {
+        i++;
+        continue;
+      }
+      if (need < 0) {
+        this.count++;
+        i++;
+        continue;
+      }
+      if (i + need >= bytes.length) {
+        // Perhaps cut by the chunk: judged with the next.
+        this.#carry = bytes.slice(i);
+        return;
+      }
+      if (wellFormed(bytes, i, need)) i += need + 1;
+      else {
+        this.count++;
+        i++;
+      }
+    }
+  }
+
+  /** The count once the stream has ended (a sequence cut short at its end counts). */
+  finish(): number {
+    const rest = this.#carry;
+    this.#carry = new Uint8Array(0);
+    let i = 0;
+    while (i < rest.length) {
+      const need = sequenceLength(rest[i]);
+      if (need > 0 && i + need < rest.length && wellFormed(rest, i, need)) i += need + 1;
+      else {
+        if (need !== 0) this.count++;
+        i++;
+      }
+    }
+    return this.count;
+  }
+}
+
+/** Continuation bytes a UTF-8 sequence starting with `c` takes: 0 for ASCII, -1 for none. */
+function sequenceLength(c: number): number {
+  if (c < 0x80) return 0;
+  if (c >= 0xc2 && c <= 0xdf) return 1;
+  if (c >= 0xe0 && c <= 0xef) return 2;
+  if (c >= 0xf0 && c <= 0xf4) return 3;
+  return -1;
+}
+
+/** Whether the `need` bytes after `bytes[i]` complete a well-formed sequence. */
+function wellFormed(bytes: Uint8Array, i: number, need: number): boolean {
+  const c = bytes[i];
+  const d = bytes[i + 1];
+  if (
+    (c === 0xe0 && d < 0xa0) || (c === 0xed && d > 0x9f) || (c === 0xf0 && d < 0x90) ||
+    (c === 0xf4 && d > 0x8f)
+  ) return false;
+  for (let k = 1; k <= need; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return false;
+  return true;
+}
+
+/**
  * Makes client text inert inside an argument tmux expands as a format (`rename-window`,
  * `new-window -n`, `select-pane -T`, `display-message`, option values): `#` becomes `##`, so
  * `#{...}` is never expanded and `#(...)` never runs.

@@ -7,6 +7,7 @@ import {
   parseRecords,
   randomHex,
   recordFormat,
+  UndecodableCount,
 } from "./format.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -79,4 +80,27 @@ Deno.test("randomHex: fresh hex of the asked length on every call, across refill
   const firsts = new Set(Array.from({ length: 20_000 }, () => randomHex(1)));
   assert.equal(firsts.size, 256);
   assert.throws(() => randomHex(5_000), RangeError);
+});
+
+Deno.test("UndecodableCount: the bytes no well-formed UTF-8 sequence holds, split anywhere", () => {
+  const cases: [number[], number][] = [
+    [[0x61, 0x62], 0],
+    [[0xe2, 0x82, 0xac], 0],
+    [[0xff, 0xfe], 2],
+    [[0xe2, 0x82], 2],
+    [[0xe2, 0x82, 0x61], 2],
+    [[0xed, 0xa0, 0x80], 3],
+    [[0xf0, 0x9f, 0x99, 0x82, 0xc0], 1],
+  ];
+  for (const [bytes, want] of cases) {
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const count = new UndecodableCount();
+      count.push(new Uint8Array(bytes.slice(0, cut)));
+      count.push(new Uint8Array(bytes.slice(cut)));
+      assert.equal(count.finish(), want, `${bytes} cut at ${cut}`);
+    }
+    // decodeBytes gives them as U+FFFD, and only them.
+    const text = decodeBytes(new Uint8Array(bytes));
+    assert.equal(text.includes("\uFFFD"), want > 0);
+  }
 });

@@ -89,12 +89,17 @@ export async function readBufferTail(
   names: () => string,
   serverPid: number,
   keepBytes: number,
+  also?: (chunk: Uint8Array) => void,
 ): Promise<{ lines: string[]; before: LinesBefore }> {
   const tail = new LineTail(keepBytes);
   await unlessDeleted(
     name,
     names,
-    () => ctx.spawnStream(showBuffer(name), (chunk) => tail.push(chunk), serverPid),
+    () =>
+      ctx.spawnStream(showBuffer(name), (chunk) => {
+        tail.push(chunk);
+        also?.(chunk);
+      }, serverPid),
   );
   return tail.finish();
 }

@@ -260,7 +260,7 @@ async function pasteBuffer(
 ): Promise<string[]> {
   const snapshot = await ctx.guardSnapshot(paneId);
   const pane = ctx.pane(snapshot, paneId);
-  guardInput(ctx, snapshot, pane, { force: options.force });
+  guardInput(ctx, snapshot, pane, { force: options.force, paste: true });
   return await pasteTransient(ctx, snapshot, pane, text, {
     guard: { force: options.force, paste: true },
     bracketed: options.bracketed,

@@ -324,7 +324,7 @@ const pasteText = defineTool({
     const text = pastableText(args.text);
     const snapshot = await ctx.guardSnapshot(args.paneId);
     const pane = ctx.pane(snapshot, args.paneId);
-    guardInput(ctx, snapshot, pane, { force: args.force });
+    guardInput(ctx, snapshot, pane, { force: args.force, paste: true });
     const enter = args.enter ?? false;
     const reached = await pasteViaBuffer(ctx, snapshot, pane, text, {
       enter,

@@ -16,6 +16,7 @@ import {
   newGuard,
   parseRecords,
   recordFormat,
+  UndecodableCount,
 } from "../tmux/format.ts";
 import { isTransientBuffer } from "../tmux/left_behind.ts";
 import { readBufferBytes, readBufferTail } from "./buffer_read.ts";
@@ -41,6 +42,7 @@ export const showBuffer = defineTool({
     ...textBound,
     totalLines: count(),
     complete: z.boolean(),
+    undecodableBytes: count().describe("Bytes that are not UTF-8 (given as U+FFFD)."),
   },
   annotations: READ_ONLY,
   async run(args, ctx) {
@@ -69,8 +71,8 @@ export const showBuffer = defineTool({
         "Copy mode or load_buffer creates one.",
       );
     }
-    // tmux's own default (show-buffer without -b) skips named buffers; the newest of any kind
-    // is what a person means by "the last buffer", and list-buffers lists newest first.
+    // The newest of any kind (named ones too, as tmux's own show-buffer and a person's paste
+    // take it): list-buffers lists newest first.
     const entry = args.name === undefined ? offered[0] : listed.find(([n]) => n === args.name);
     if (!entry) {
       throw new ToolFailure(
@@ -80,9 +82,23 @@ export const showBuffer = defineTool({
     }
     const [name, size, created, pid] = entry;
     // A large buffer is read as it streams, only its last lines held (the reply keeps the end).
+    const undecodable = new UndecodableCount();
+    const whole = async () => {
+      const bytes = await readBufferBytes(ctx, name, names, intValue(pid));
+      undecodable.push(bytes);
+      return { lines: decodeBytes(bytes).split("\n"), before: undefined };
+    };
     const { lines, before } = intValue(size) <= WHOLE_BUFFER_BYTES
-      ? { lines: decodeBytes(await readBufferBytes(ctx, name, names, intValue(pid))).split("\n") }
-      : await readBufferTail(ctx, name, names, intValue(pid), ctx.config.maxResultBytes);
+      ? await whole()
+      : await readBufferTail(
+        ctx,
+        name,
+        names,
+        intValue(pid),
+        ctx.config.maxResultBytes,
+        (chunk) => undecodable.push(chunk),
+      );
+    const undecodableBytes = undecodable.finish();
     const shell = {
       name,
       size: intValue(size),
@@ -90,15 +106,21 @@ export const showBuffer = defineTool({
       ...EMPTY_TAIL,
       totalLines: (before?.lines ?? 0) + lines.length,
       complete: true,
+      undecodableBytes,
     };
     const cut = tailLines(lines, Number.MAX_SAFE_INTEGER, textBudget(ctx, shell), before);
+    // The text's bytes are its own (U+FFFD takes three): the buffer's are `size`.
+    const notUtf8 = undecodableBytes > 0
+      ? ` ${undecodableBytes} of its bytes are not UTF-8: given as U+FFFD, so the text is not ` +
+        "the buffer's bytes (and its counts differ from size)."
+      : "";
     return {
       data: {
         ...shell,
         ...cut,
-        complete: cut.droppedLines === 0 && cut.omittedBytes === 0,
+        complete: cut.droppedLines === 0 && cut.omittedBytes === 0 && undecodableBytes === 0,
       },
-      summary: `Buffer ${JSON.stringify(name)}: ${shell.size} bytes.${cutNote(cut)}`,
+      summary: `Buffer ${JSON.stringify(name)}: ${shell.size} bytes.${cutNote(cut)}${notUtf8}`,
     };
   },
 });
