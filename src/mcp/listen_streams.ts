@@ -3,7 +3,9 @@
  * stream is answered by the SDK's stdio entry itself (never by an SDK server), so the URIs it
  * was granted are read from its acknowledgement on the way out, and it ends with its
  * cancellation, its final answer, or the transport. The subscriptions (resources.ts) watch a
- * resource only while some stream asks for it.
+ * resource only while some stream asks for it. A stream holds, and hears of, only what it was
+ * granted: its request is cut to the URIs a grant looks at as it comes in, and the filter the
+ * SDK keeps is narrowed to the grant as it is acknowledged.
  *
  * @module
  */
@@ -50,8 +52,13 @@ function limitAnswer(message: JSONRPCMessage): JSONRPCMessage {
 export interface ListenHooks {
   /** The streams changed (one came or went): what is watched follows. */
   readonly changed: () => void;
-  /** Of the URIs a stream asked for, those it is granted (a URI that names nothing is not). */
+  /**
+   * Of the URIs a stream asked for, those it is granted (a URI that names nothing is not): of
+   * the first {@link maxAsked} different ones at most.
+   */
   readonly grant: (asked: readonly string[]) => string[];
+  /** How many different URIs of a stream's request {@link grant} looks at, at most. */
+  readonly maxAsked: number;
   /** Settles once the watches of `uris` see changes (or waited long enough). */
   readonly readyFor: (uris: readonly string[]) => Promise<void>;
   /** The transport closed: its streams are gone (before {@link changed} is called). */
@@ -104,6 +111,12 @@ export function observeListenStreams(
     const send = () => transport.send(message, options);
     return ack.then(send, send);
   };
+  /** Whether `uri` was not granted to the open stream `id` (it is told only what it was). */
+  const notGranted = (id: unknown, uri: unknown): boolean => {
+    if (typeof id !== "string" && typeof id !== "number") return false;
+    const filter = streams.get(id);
+    return filter !== undefined && !filter.uris.includes(uri as string);
+  };
   const observed: Transport = {
     start: () => transport.start(),
     close: () => transport.close(),
@@ -129,6 +142,15 @@ export function observeListenStreams(
           // A URI that names no resource (tmux://pane/abc) is left out of what is granted: the
           // stream stands for the others, and the acknowledgement says which.
           const uris = hooks.grant(asked);
+          if (Array.isArray(granted.resourceSubscriptions)) {
+            // The acknowledged filter is the one the SDK's stdio entry keeps for the stream
+            // (@modelcontextprotocol/server 2.4.0's StdioListenRouter sends the object it
+            // stores): narrowed to the grant, it routes the stream only what it was granted,
+            // and holds no more. (A stream told it had nothing was sent the updates of a URI
+            // it had asked for once another stream was granted it; and every stream held all it
+            // asked for.) Updates are checked against the grant on their way out all the same.
+            granted.resourceSubscriptions = uris;
+          }
           const ack = uris.length === asked.length ? message : {
             ...message,
             params: { ...m.params, notifications: { ...granted, resourceSubscriptions: uris } },
@@ -153,7 +175,12 @@ export function observeListenStreams(
       }
       if (m.method !== undefined) {
         const meta = m.params?._meta as Record<string, unknown> | undefined;
-        return afterAck(meta?.[SUBSCRIPTION_ID], message, options);
+        const stream = meta?.[SUBSCRIPTION_ID];
+        if (m.method === "notifications/resources/updated" && notGranted(stream, m.params?.uri)) {
+          // Routed by a filter wider than the grant: not this stream's to hear.
+          return Promise.resolve();
+        }
+        return afterAck(stream, message, options);
       }
       return transport.send(message, options);
     },
@@ -169,6 +196,9 @@ export function observeListenStreams(
       const waiting = unacknowledged.get(m.id);
       if (waiting) waiting.push(false);
       else unacknowledged.set(m.id, [false]);
+      // The SDK hands the message on as it is: a listen request cut is handed on cut.
+      observed.onmessage?.(looked(message, hooks.maxAsked) as typeof message, extra);
+      return;
     }
     observed.onmessage?.(message, extra);
   };
@@ -179,4 +209,27 @@ export function observeListenStreams(
     observed.onclose?.();
   };
   return observed;
+}
+
+/**
+ * A listen request with its `resourceSubscriptions` cut to what {@link ListenHooks.grant} looks
+ * at: the first `max` different URIs. The rest could never be granted, and the SDK's stdio entry
+ * keeps what a stream asked for until its acknowledgement (and queues the request meanwhile):
+ * half a million names in one request held some 20 MB for as long. A list that is not all
+ * strings is left as it is, for the SDK to refuse.
+ */
+function looked(message: JSONRPCMessage, max: number): JSONRPCMessage {
+  const params = (message as { params?: Record<string, unknown> }).params;
+  const notifications = params?.notifications as Record<string, unknown> | undefined;
+  const asked = notifications?.resourceSubscriptions;
+  if (!Array.isArray(asked) || asked.length <= max) return message;
+  const kept = new Set<string>();
+  for (const uri of asked) {
+    if (typeof uri !== "string") return message;
+    if (kept.size < max) kept.add(uri);
+  }
+  return {
+    ...message,
+    params: { ...params, notifications: { ...notifications, resourceSubscriptions: [...kept] } },
+  } as JSONRPCMessage;
 }

@@ -17,7 +17,8 @@ import {
 } from "@modelcontextprotocol/server";
 import { boundCompletions, fitEntries } from "./bounds.ts";
 import { learnSocket, type TmuxContext } from "./context.ts";
-import { failureText, MAX_ECHO_CHARS } from "./errors.ts";
+import { logLine } from "./call_log.ts";
+import { clip, failureText, MAX_ECHO_CHARS } from "./errors.ts";
 
 /** A resource as a family file declares it. */
 export interface ResourceSpec {
@@ -101,10 +102,32 @@ export function uriTooLong(uri: string): string | null {
 }
 
 /**
+ * Why `uri` is not a resource's own spelling, in one sentence; null when it is. A URI is taken
+ * only as written the way it is read (`new URL(uri).href`, the SDK's form): `TMUX://pane/0`,
+ * `tmux://pane/./0`, `tmux://pane/a/../0`, `tmux://pane/0?` and `tmux://pane/0#` each named pane
+ * %0 again, and a listen stream granted each as a URI of its own was told of every change of the
+ * pane once per spelling. Read, subscribed to and listened to alike.
+ */
+export function notCanonical(uri: string): string | null {
+  let href: string;
+  try {
+    href = new URL(uri).href;
+  } catch {
+    return null; // not a URL: refused as naming no resource
+  }
+  if (href === uri && !uri.endsWith("?") && !uri.endsWith("#")) return null;
+  return `${logLine(clip(uri))} is not written as a resource URI is: ` +
+    "resources/list and resources/templates/list show them (tmux://pane/3, lower case, " +
+    "without ./ or ../, nor an empty ? or #).";
+}
+
+/**
  * Whether `uri` is the resource `spec` declares (its fixed URI, or one its template fits): how
  * a subscription finds the resource it names, and so the watch it needs. Matched as a read
- * matches it (the SDK reads `new URL(uri).href`: `TMUX://pane/0` is `tmux://pane/0`), so that
- * what can be read can be subscribed to; a URI too long for any resource matches none.
+ * matches it (the SDK reads `new URL(uri).href`: `TMUX://pane/0` is `tmux://pane/0`), so that a
+ * read and a subscription refuse the same URIs, another spelling of a resource's URI as such
+ * ({@link notCanonical}) rather than as naming nothing; a URI too long for any resource matches
+ * none.
  */
 export function matches(spec: ResourceSpec, uri: string): boolean {
   if (uriTooLong(uri) !== null) return false;

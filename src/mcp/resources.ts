@@ -25,7 +25,14 @@ import {
 import type { TmuxContext } from "./context.ts";
 import { type LogLevel, logLine, stderrLog } from "./call_log.ts";
 import { clip, failureText } from "./errors.ts";
-import { type Feed, matches, register, type ResourceSpec, uriTooLong } from "./resource_spec.ts";
+import {
+  type Feed,
+  matches,
+  notCanonical,
+  register,
+  type ResourceSpec,
+  uriTooLong,
+} from "./resource_spec.ts";
 import { type ListenFilter, observeListenStreams } from "./listen_streams.ts";
 import { wrapSdkHandler } from "./tool_list.ts";
 import { UpdateCoalescer } from "./update_coalescing.ts";
@@ -49,6 +56,13 @@ const LIST_KEY = "";
 
 /** Resources watched at once, at most (see ResourceSubscriptions.#refusal). */
 export const MAX_WATCHED_URIS = 512;
+/**
+ * Pairs of a listen stream and a URI granted to it on one connection, at most: each pair is
+ * told of each change of its URI, and every stream could otherwise be granted the same
+ * {@link MAX_WATCHED_URIS} again (a thousand streams of them kept a core busy). URIs past it
+ * are left out of a grant, as those past {@link MAX_WATCHED_URIS} are.
+ */
+export const MAX_LISTEN_PAIRS = 4_096;
 /** tmux servers (socket and host) whose resources are watched at once, at most. */
 export const MAX_WATCHED_SERVERS = 16;
 
@@ -149,12 +163,17 @@ export class ResourceSubscriptions {
       grant: (asked) => {
         // A stream may ask for any number of URIs (a million in one request held the server
         // half a minute): each is looked at once, at most MAX_WATCHED_URIS of them (no more
-        // can be granted), with one context for all.
+        // can be granted), with one context for all. The connection's streams hold at most
+        // MAX_LISTEN_PAIRS URIs between them: those past it are left out, as those past
+        // MAX_WATCHED_URIS are.
         const uris: string[] = [];
+        let room = MAX_LISTEN_PAIRS;
+        for (const filter of streams.values()) room -= filter.uris.length;
         const watching = this.#watching();
         const ctx = this.#contextFor?.(new AbortController().signal);
         const seen = new Set<string>();
         for (const uri of asked) {
+          if (uris.length >= room) break;
           if (seen.has(uri)) continue;
           if (seen.size >= MAX_WATCHED_URIS) break;
           seen.add(uri);
@@ -162,6 +181,7 @@ export class ResourceSubscriptions {
         }
         return uris;
       },
+      maxAsked: MAX_WATCHED_URIS,
       readyFor: (uris) => this.#readyFor(uris),
       closed: () => this.#streams.delete(streams),
     });
@@ -195,9 +215,14 @@ export class ResourceSubscriptions {
     // threw on it, answering an internal error.
     wrapSdkHandler(server, "resources/read", (original) => (request, extra) => {
       const uri = (request as { params?: { uri?: unknown } }).params?.uri;
-      const tooLong = typeof uri === "string" ? uriTooLong(uri) : null;
-      if (tooLong === null) return original(request, extra);
-      return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidParams, tooLong));
+      // A URI one of them would take under another spelling is refused as a subscription is
+      // (see #refusal); one that names nothing is left to the SDK's answer.
+      const refusal = typeof uri === "string"
+        ? uriTooLong(uri) ??
+          (resources.some((spec) => matches(spec, uri)) ? notCanonical(uri) : null)
+        : null;
+      if (refusal === null) return original(request, extra);
+      return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidParams, refusal));
     });
     if (era === "legacy") {
       // Under 2026-07-28 these methods do not exist (the SDK answers -32601): listen streams
@@ -250,6 +275,9 @@ export class ResourceSubscriptions {
       return `No resource ${logLine(clip(uri))}: resources/list and resources/templates/list ` +
         "show them.";
     }
+    // One spelling per resource: each alias of a pane was granted as a URI of its own.
+    const spelling = notCanonical(uri);
+    if (spelling !== null) return spelling;
     try {
       const on = ctx ?? this.#contextFor?.(new AbortController().signal);
       if (on) spec.check?.(uri, on);

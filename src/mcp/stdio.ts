@@ -264,6 +264,17 @@ export class StdioTransport implements Transport {
       this.#answer(null, -32700, "Parse error: the line is not JSON.");
       return;
     }
+    if (unsafeId(value)) {
+      // JSON.parse rounds such an id (9007199254740993 reads as 9007199254740992): answered
+      // with it, the answer could match another request the client awaits.
+      this.#answer(
+        null,
+        -32600,
+        "Invalid request: a numeric id must be a safe integer (at most 9007199254740991 either " +
+          "way); send a larger one as a string.",
+      );
+      return;
+    }
     if (!this.#check) {
       if (!this.#intercept?.(value)) this.#held.push({ value, bytes: bytes.length });
       return;
@@ -292,7 +303,8 @@ export class StdioTransport implements Transport {
    * answers apart, and a cancel of it would stop the other), or too many wait already
    * ({@link MAX_REQUESTS_IN_FLIGHT}, {@link MAX_REQUEST_BYTES_IN_FLIGHT}). Notifications and
    * answers always go on: a cancel makes room. A `subscriptions/listen` is held to the first
-   * rule only: it stays open until the connection ends, and the SDK bounds those streams.
+   * rule only: it stays open until the connection ends, the SDK bounds those streams, and what
+   * each holds is cut to what it may be granted as it is handed on (listen_streams.ts).
    */
   #refused(message: JSONRPCMessage, bytes: number): boolean {
     if (!("method" in message) || !("id" in message)) return false;
@@ -538,22 +550,46 @@ export class StdioTransport implements Transport {
   }
 }
 
+/** The list changes a newer one of the same method and stream replaces while it waits. */
+const LIST_CHANGED = new Set([
+  "notifications/resources/list_changed",
+  "notifications/tools/list_changed",
+  "notifications/prompts/list_changed",
+]);
+
 /**
  * What a notification stands for when a newer one may replace it while it waits: a resource
- * update of one stream (or, with no stream, of the connection) and URI, or a progress token's
- * progress; null for anything else.
+ * update of one stream (or, with no stream, of the connection) and URI, a list change of one
+ * stream (or of the connection) and list, or a progress token's progress; null for anything
+ * else. A list change only says "list it again": a thousand streams told of churning panes
+ * while the client did not read held more memory every second.
  */
 function keyOf(message: unknown): string | null {
   const m = message as { id?: unknown; method?: unknown; params?: Record<string, unknown> };
   if (typeof m !== "object" || m === null || "id" in m) return null;
+  const meta = m.params?._meta as Record<string, unknown> | undefined;
+  const stream = JSON.stringify(meta?.["io.modelcontextprotocol/subscriptionId"] ?? null);
   if (m.method === "notifications/resources/updated" && typeof m.params?.uri === "string") {
-    const meta = m.params._meta as Record<string, unknown> | undefined;
-    const stream = meta?.["io.modelcontextprotocol/subscriptionId"];
-    return `updated ${JSON.stringify(stream ?? null)} ${m.params.uri}`;
+    return `updated ${stream} ${m.params.uri}`;
+  }
+  if (typeof m.method === "string" && LIST_CHANGED.has(m.method)) {
+    return `${m.method} ${stream}`;
   }
   const token = m.params?.progressToken;
   if (m.method === "notifications/progress" && token !== undefined) {
     return `progress ${JSON.stringify(token)}`;
   }
   return null;
+}
+
+/**
+ * Whether `value` is a message whose `id` is a number past the safe integers: JSON.parse has
+ * already rounded it, so it cannot be answered with the id the client sent (JSON-RPC asks for
+ * the same value; MCP's schema takes an integer, and the SDK, parsing the same way, cannot see
+ * the rounding).
+ */
+function unsafeId(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const id = (value as { id?: unknown }).id;
+  return typeof id === "number" && Number.isInteger(id) && !Number.isSafeInteger(id);
 }

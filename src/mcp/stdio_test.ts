@@ -29,6 +29,8 @@ function fedInput() {
   return {
     input,
     line: (message: unknown) => feed.enqueue(encoder.encode(`${JSON.stringify(message)}\n`)),
+    /** One line as written (a number JSON.stringify would not write). */
+    text: (line: string) => feed.enqueue(encoder.encode(`${line}\n`)),
     end: () => feed.close(),
   };
 }
@@ -326,6 +328,59 @@ Deno.test("an answer written late untracks its own request, not a later one the 
   assert.equal(open.lines[1].id, "x");
   assert.equal(open.lines[1].error?.code, -32600);
   assert.match(open.lines[1].error?.message ?? "", /already in use/);
+  fed.end();
+  await transport.close();
+});
+
+Deno.test("list changes for a client that stopped reading: one waits per method and stream", async () => {
+  const output = stalledOutput();
+  const { input, end } = fedInput();
+  const transport = new StdioTransport(parseJSONRPCMessage, undefined, { input, output });
+  transport.oninputend = () => {};
+  await transport.start();
+  const line = (m: JSONRPCMessage) => new TextEncoder().encode(`${JSON.stringify(m)}\n`).length;
+  const changed = (method: string, stream: string | null): JSONRPCMessage => ({
+    jsonrpc: "2.0",
+    method,
+    ...(stream !== null &&
+      { params: { _meta: { "io.modelcontextprotocol/subscriptionId": stream } } }),
+  });
+  const methods = [
+    "notifications/resources/list_changed",
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+  ];
+  const streams = ["a", "b", null];
+  // The first is being written (and never is); the rest wait their turn.
+  transport.send(updated("tmux://pane/0", "a"));
+  for (let round = 0; round < 2_000; round++) {
+    for (const method of methods) {
+      for (const stream of streams) transport.send(changed(method, stream));
+    }
+  }
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  let oneEach = line(updated("tmux://pane/0", "a"));
+  for (const method of methods) {
+    for (const stream of streams) oneEach += line(changed(method, stream));
+  }
+  assert.equal(transport.unwrittenBytes, oneEach);
+  end();
+  await transport.close();
+});
+
+Deno.test("a request id past the safe integers is refused with a null id, never answered as another number", async () => {
+  const fed = fedInput();
+  const { transport, output, received } = await reading(fed.input);
+  fed.text('{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}');
+  fed.text('{"jsonrpc":"2.0","id":12345678901234567890123,"method":"ping"}');
+  fed.text('{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}');
+  await until("every line read", () => received.length + output.lines.length === 3);
+  assert.deepEqual(ids(received), [9007199254740991]);
+  assert.deepEqual(output.lines.map((l) => [l.id, l.error?.code]), [[null, -32600], [
+    null,
+    -32600,
+  ]]);
+  assert.match(output.lines[0].error?.message ?? "", /safe integer/);
   fed.end();
   await transport.close();
 });

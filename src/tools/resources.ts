@@ -88,10 +88,12 @@ export function parseTarget(uri: string): Target {
     socketName = parsed.data;
   }
   if (kind === "pane") {
-    const m = /^\/(\d{1,9})$/.exec(url.pathname);
+    // No leading zeros: tmux://pane/03 would be pane %3 again under a URI of its own, told of
+    // each of its changes once more (resource_spec.ts notCanonical).
+    const m = /^\/(0|[1-9]\d{0,8})$/.exec(url.pathname);
     if (!m) {
       throw new ToolFailure(
-        `${clip(uri)} names no pane: tmux://pane/3 is pane %3.`,
+        `${clip(uri)} names no pane: tmux://pane/3 is pane %3 (no leading zeros).`,
         "resources/list lists the panes.",
       );
     }
