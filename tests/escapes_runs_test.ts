@@ -17,6 +17,7 @@ import type { StartedTmux } from "./helpers/mcp.ts";
  */
 function drawn(text: string): string[][] {
   const state = new Map<string, string>();
+  let shifted = false;
   const set = (params: number[]) => {
     for (let i = 0; i < params.length; i++) {
       const p = params[i];
@@ -37,11 +38,12 @@ function drawn(text: string): string[][] {
   return text.split("\n").map((line) => {
     const cells: string[] = [];
     // deno-lint-ignore no-control-regex
-    for (const m of line.matchAll(/\x1b\[([0-9;:]*)m|([^\x1b])/g)) {
-      if (m[2] === undefined) set((m[1] || "0").split(/[;:]/).map(Number));
+    for (const m of line.matchAll(/\x1b\[([0-9;:]*)m|([\x0e\x0f])|([^\x1b\x0e\x0f])/g)) {
+      if (m[2] !== undefined) shifted = m[2] === "\x0e";
+      else if (m[3] === undefined) set((m[1] || "0").split(/[;:]/).map(Number));
       else {
         const attrs = [...state].sort().map(([k, v]) => `${k}=${v}`).join(",");
-        cells.push(`${attrs}|${m[2]}`);
+        cells.push(`${attrs}${shifted ? ",acs" : ""}|${m[3]}`);
       }
     }
     // Trailing spaces are trimmed either way: compare what shows.
@@ -154,6 +156,44 @@ Deno.test("escapes read in runs draw every character as a whole read of the same
     },
     {},
     { width: 200, height: 20 },
+  );
+});
+
+Deno.test("escapes read in runs: a run below one that ended in the line-drawing set starts in the normal set", async () => {
+  await withTmux(
+    async (t, c) => {
+      await t.tmux("set-option", "-g", "history-limit", "5000");
+      const rows = Array.from(
+        { length: 1_200 },
+        (_, i) => `L${String(i).padStart(4, "0")} ${"a".repeat(70)}\x1b(0qqqq\x1b(B`,
+      );
+      const id = await paneShowing(t, rows.join("\r\n") + "\r\nEND\r\n", "END");
+      const got = await c.ok<Capture>("capture_pane", {
+        paneId: id,
+        start: -1_000,
+        maxLines: 1_000,
+        escapes: true,
+      });
+      assert.ok(got.returnedLines > 300, `${got.returnedLines} lines`);
+      const whole = await t.tmux(
+        "capture-pane",
+        "-p",
+        "-e",
+        "-t",
+        id,
+        "-S",
+        String(got.firstLineNumber),
+        "-E",
+        String(got.firstLineNumber + got.returnedLines - 1),
+      );
+      const want = drawn(whole.replace(/\n$/, ""));
+      const have = drawn(got.text);
+      for (let i = 0; i < want.length; i++) {
+        assert.deepEqual(have[i], want[i], `line ${got.firstLineNumber + i}`);
+      }
+    },
+    {},
+    { width: 80, height: 20 },
   );
 });
 

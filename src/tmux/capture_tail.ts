@@ -36,6 +36,7 @@ import {
 } from "./capture.ts";
 import type { RunOptions, TmuxRunner } from "./run.ts";
 import type { ServerAddress } from "./server_address.ts";
+import { drawnState } from "./sgr_state.ts";
 import { AnswerPastBound, TmuxError } from "./tmux_error.ts";
 
 /**
@@ -202,21 +203,24 @@ export function shownRunRows(width: number): number {
 export type RowsAs = "views" | "shown" | "escapes";
 
 /**
- * The reset a line where one run of `escapes` rows meets the run above it starts with (tmux
- * starts each capture from default attributes, and so gives no code for what the line above
- * set), when the run above sets any.
+ * What a line where one run of `escapes` rows meets the run above it starts with: tmux starts
+ * each capture from default attributes in the normal character set, and so gives no code for
+ * what the line above left set. A reset (`ESC[0m`) where the run above left attributes set, and
+ * SI where it left the line-drawing set on (a reset does not end it).
  */
-const RESET = "\x1b[0m";
+function resetAfter(upper: readonly string[]): string {
+  const state = drawnState(upper.join("\n"));
+  return (state.startsWith("\x1b") ? "\x1b[0m" : "") + (state.endsWith("\x0e") ? "\x0f" : "");
+}
 
 /**
  * Runs of rows read from the bottom up, joined: `upper` (rows, or lines, read last) above
- * `lower`. Rows `as` `escapes`: the first of `lower` starts with a reset where `upper` set
- * attributes (see {@link RESET}).
+ * `lower`. Rows `as` `escapes`: the first of `lower` starts with what undoes the state `upper`
+ * left ({@link resetAfter}).
  */
 function joinRuns(upper: string[], lower: string[], as: RowsAs): string[] {
-  if (as === "escapes" && lower.length > 0 && upper.some((row) => row.includes("\x1b"))) {
-    lower = [RESET + lower[0], ...lower.slice(1)];
-  }
+  const reset = as === "escapes" && lower.length > 0 ? resetAfter(upper) : "";
+  if (reset !== "") lower = [reset + lower[0], ...lower.slice(1)];
   return [...upper, ...lower];
 }
 

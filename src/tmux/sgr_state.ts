@@ -17,16 +17,20 @@ export const DRAWN_STATE_BYTES = 128;
 // deno-lint-ignore no-control-regex
 const CODES = /\x1b\[([0-9;:]*)m|[\x0e\x0f]/g;
 
-/** Each attribute's off code, keyed by the code that sets it. */
-const OFF: Record<number, number[]> = {
-  22: [1, 2],
-  23: [3],
-  24: [4],
-  25: [5, 6],
-  27: [7],
-  28: [8],
-  29: [9],
-  55: [53],
+/**
+ * The attributes each off code takes, by the keys {@link drawnState} keeps them under: a
+ * parameter as written, but an underline style (`4:3`) under `4`. tmux 3.3a writes overline
+ * (53) as `5:3`, beside blink's `5`.
+ */
+const OFF: Record<number, string[]> = {
+  22: ["1", "2"],
+  23: ["3"],
+  24: ["4"],
+  25: ["5", "6"],
+  27: ["7"],
+  28: ["8"],
+  29: ["9"],
+  55: ["53", "5:3"],
 };
 
 /**
@@ -34,8 +38,8 @@ const OFF: Record<number, number[]> = {
  * default attributes) leaves set at its end; "" when that is the default.
  */
 export function drawnState(text: string): string {
-  // Attributes by their code (the whole parameter: `4:3` is an underline style), then colours.
-  const attrs = new Map<number, string>();
+  // Attributes by their parameter (an underline style, `4:3`, under `4`), then colours.
+  const attrs = new Map<string, string>();
   const colours = new Map<"fg" | "bg" | "ul", string>();
   let shifted = false;
   for (const m of text.matchAll(CODES)) {
@@ -67,8 +71,8 @@ export function drawnState(text: string): string {
       else if ((code >= 40 && code <= 47) || (code >= 100 && code <= 107)) {
         colours.set("bg", param);
       } else if (OFF[code]) { for (const on of OFF[code]) attrs.delete(on); }
-      else if (code === 4 && param === "4:0") attrs.delete(4);
-      else attrs.set(code, param);
+      else if (param === "4:0") attrs.delete("4");
+      else attrs.set(code === 4 ? "4" : param, param);
     }
   }
   const set = [

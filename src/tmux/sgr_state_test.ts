@@ -20,6 +20,9 @@ Deno.test("drawnState: what tmux's codes leave set, set again from default", () 
   assert.equal(drawnState("\x1b[39m\x1b[49m\x1b[4:3mx\x1b[58:2::1:2:3m"), "\x1b[4:3;58:2::1:2:3m");
   assert.equal(drawnState("\x1b[4:3mx\x1b[4:0m"), "");
   assert.equal(drawnState("\x1b[1m\x1b[39m\x1b[49m"), "\x1b[1m");
+  // tmux 3.3a writes overline as 5:3, beside blink's 5: both kept.
+  assert.equal(drawnState("\x1b[5;5:3mA\n"), "\x1b[5;5:3m");
+  assert.equal(drawnState("\x1b[5;5:3mA\x1b[25m"), "\x1b[5:3m");
   // The line-drawing set: SO on, SI off.
   assert.equal(drawnState("\x0elqk"), "\x0e");
   assert.equal(drawnState("\x0elqk\x0f x"), "");
