@@ -700,9 +700,14 @@ Deno.test("show_buffer of a buffer larger than it reads whole streams it, and sa
     // About 6 MB: lines of every length (one of 2 MB), CR LF, emoji, bytes that are not UTF-8.
     const parts: Uint8Array[] = [];
     const encoder = new TextEncoder();
+    // E2 82 cut short by the newline, and a lone 80: three bytes that are not UTF-8 each time.
+    let undecodableBytes = 0;
     for (let i = 0; i < 40_000; i++) {
       parts.push(encoder.encode(`${i} ${"é🙂 x".repeat(i % 37)}${i % 5 === 0 ? "\r" : ""}\n`));
-      if (i % 997 === 0) parts.push(new Uint8Array([0xe2, 0x82, 0x0a, 0x80]));
+      if (i % 997 === 0) {
+        parts.push(new Uint8Array([0xe2, 0x82, 0x0a, 0x80]));
+        undecodableBytes += 3;
+      }
       if (i === 20_000) parts.push(encoder.encode("y".repeat(2_000_000)));
     }
     parts.push(encoder.encode("the last line, unended"));
@@ -726,6 +731,7 @@ Deno.test("show_buffer of a buffer larger than it reads whole streams it, and sa
       ...EMPTY_TAIL,
       totalLines: lines.length,
       complete: true,
+      undecodableBytes,
     };
     const ctx = { config: { maxResultBytes: MAX_RESULT_BYTES } } as TmuxContext;
     const cut = tailLines(lines, Number.MAX_SAFE_INTEGER, textBudget(ctx, shell));
