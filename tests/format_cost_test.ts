@@ -240,3 +240,148 @@ Deno.test("a dead pane's read expands no format that expands another (E:@x runni
     );
   });
 });
+
+Deno.test("E: and T: name only an option, never text a pane's program sets (its title)", async () => {
+  await withTmux(async (t, c) => {
+    // A program sets its pane's title (ESC ]2), directory (OSC 7), window name: a title of
+    // nested #{S: expanded as a format held every command of the person for seconds.
+    const [windowId] = (await t.tmux("list-windows", "-F", "#{window_id}")).split("\n");
+    const before = await t.tmux("show-options", "-wv", "-t", windowId, "automatic-rename-format");
+    for (const name of ["pane_title", "pane_current_path", "window_name", "pane_current_command"]) {
+      for (const modifier of ["E", "T"]) {
+        const format = `#{${modifier}:${name}}`;
+        const text = await c.fail("set_option", {
+          name: "automatic-rename-format",
+          value: format,
+          scope: "window",
+          target: windowId,
+        });
+        assert.match(text, new RegExp(`expands ${name}, which is no tmux option`), format);
+        assert.match(
+          await c.fail("display_message", { format, target: t.ids.paneId }),
+          /which is no tmux option/,
+          format,
+        );
+      }
+    }
+    assert.equal(
+      await t.tmux("show-options", "-wv", "-t", windowId, "automatic-rename-format"),
+      before,
+    );
+    // Options by their names still expand, tmux's own and user options.
+    await t.tmux("set-option", "-g", "@x", "[#{session_name}]");
+    assert.equal(
+      (await c.ok<{ text: string }>("display_message", {
+        format: "#{E:@x}#{T:@x}#{E:status-left-style}",
+        target: t.ids.paneId,
+      })).text,
+      "[main][main]default",
+    );
+    await c.ok("set_option", {
+      name: "automatic-rename-format",
+      value: "#{E:@x}",
+      scope: "window",
+      target: windowId,
+    });
+    await answers(t);
+  });
+});
+
+Deno.test("a regular expression's back-references are refused (they backtrack for seconds)", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("set-option", "-g", "@subject", "ababababababababc");
+    const backtracking = "^(.*)(.*)(.*)(.*)(.*)(.*)\\6\\5\\4\\3\\2\\1$";
+    for (
+      const format of [
+        `#{m/r:${backtracking},ababababababababc}`,
+        `#{m/ri:${backtracking},#{@subject}}`,
+        `#{s/${backtracking}/x/:@subject}`,
+        `#{C/r:${backtracking}}`,
+        // A pattern a format makes may hold one.
+        "#{m/r:#{@pattern},x}",
+        "#{s/#{pane_title}/x/:@subject}",
+      ]
+    ) {
+      assert.match(
+        await c.fail("display_message", { format, target: t.ids.paneId }),
+        /regular expression/,
+        format,
+      );
+      assert.match(
+        await c.fail("set_option", {
+          name: "automatic-rename-format",
+          value: format,
+          scope: "window",
+          global: true,
+        }),
+        /regular expression/,
+        format,
+      );
+    }
+    await answers(t);
+    // Back-references in a replacement, and patterns without them, still pass.
+    assert.equal(
+      (await c.ok<{ text: string }>("display_message", {
+        format: "#{s/(ab)(c)/\\2\\1/:@subject}|#{m/r:^(vim|nvim)$,vim}|#{m:*c,@subject}",
+        target: t.ids.paneId,
+      })).text,
+      "abababababababcab|1|0",
+    );
+  });
+});
+
+Deno.test("set_option takes a theme's status line of several options' values", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("set-option", "-g", "@catppuccin_status_application", "[app]");
+    await t.tmux("set-option", "-g", "@catppuccin_status_session", "[#{session_name}]");
+    // catppuccin's documented status-right, and the same built with append.
+    await c.ok("set_option", {
+      name: "status-right",
+      value: "#{E:@catppuccin_status_application}#{E:@catppuccin_status_session}",
+      scope: "session",
+      global: true,
+    });
+    await c.ok("set_option", { name: "status-left", value: "", scope: "session", global: true });
+    for (const part of ["#{E:@catppuccin_status_application}", "#{E:@catppuccin_status_session}"]) {
+      await c.ok("set_option", {
+        name: "status-left",
+        value: part,
+        scope: "session",
+        global: true,
+        append: true,
+      });
+    }
+    assert.equal(await t.tmux("display-message", "-p", "#{T:status-left}"), "[app][main]\n");
+    // tmux expands one branch of a conditional only.
+    await c.ok("set_option", {
+      name: "@prefix_left",
+      value: "#{?client_prefix,#{E:@prefix_style},#{E:@normal_style}}",
+      scope: "server",
+    });
+    // A value tmux draws expands no other drawn value, and no value expands one of those:
+    // each may expand several, and a cycle of them would double at each turn.
+    assert.match(
+      await c.fail("set_option", {
+        name: "window-status-format",
+        value: "#{E:status-right}#{E:@x}",
+        scope: "window",
+        global: true,
+      }),
+      /expands a value tmux draws/,
+    );
+    assert.match(
+      await c.fail("set_option", { name: "@y", value: "#{E:status-right}", scope: "server" }),
+      /expands a value tmux draws/,
+    );
+    assert.match(
+      await c.fail("set_option", {
+        name: "status-right",
+        value: "#{E:@a}#{E:@a}",
+        scope: "session",
+        global: true,
+      }),
+      /expands @a twice/,
+    );
+    await answers(t);
+  });
+});

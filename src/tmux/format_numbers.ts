@@ -31,9 +31,16 @@
  * S: around W: around P: nests (bounded by the panes there are), what encloses a part may
  * multiply it by {@link GROWTH_MAXIMUM} at most, pads and precisions total
  * {@link PAD_TOTAL_MAXIMUM} cells at most, and a stored value expands another by its name once
- * at most, where nothing repeats it: a chain of values then grows with its length, not as a
- * power of it. A status line's format alone may expand values more often, as tmux's own does
- * in its window list; no value may expand one of those in turn ({@link FormatUse}).
+ * at most, where nothing repeats it (one branch of a conditional, tmux expanding one only): a
+ * chain of values then grows with its length, not as a power of it. A status line's parts
+ * (status-left, window-status-format...) may expand several other values, each once, and its
+ * format more often, as tmux's own does in its window list; no value may expand one of those
+ * in turn ({@link FormatUse}). What `E:` and `T:` expand is an option, named: never a format
+ * variable, several of which hold text a pane's program sets (its title, its directory),
+ * and a title of nested `#{S:` would freeze tmux each time. A substitution's replacement a
+ * format makes grows with the subject's length times its own, and a regular expression's
+ * back-reference (`\1`) makes glibc's matcher backtrack for seconds on a short subject: both
+ * are refused.
  *
  * The modifiers are read the way tmux 3.3a reads them (`format_build_modifiers` and
  * `format_skip` in format.c), inside arguments and branches alike, so that a reading that
@@ -85,11 +92,165 @@ const BOUNDED = new RegExp(`^[ \\t]*[+-]?#\\{(?:${BOUNDED_SIZES.join("|")})\\}$`
  *   number of times: `#{E:@x}` inside the branch of another `#{E:...}` expands the value
  *   twice, and a hook's command line is parsed first (`$X##{p5:x}` with X set to `#` pads;
  *   both measured on tmux 3.3a). Every `#{` counts.
+ * - `"drawn part"`: a part of the status line tmux draws ({@link DRAWN_PARTS}: `status-left`,
+ *   `status-right`, `window-status-format`, `window-status-current-format`), stored as above:
+ *   no value but the status line's own format may expand it again, so it may expand several
+ *   other values, each named once (a theme's `#{E:@theme_a}#{E:@theme_b}`).
  * - `"drawn"`: a status line's format (`status-format[N]`), stored as above: tmux draws it,
  *   and no value may expand it again (`#{E:status-format[0]}` is refused in any stored
- *   value), so it alone may expand other values as often as tmux's own status line does.
+ *   value), so it alone may expand other values, its parts among them, as often as tmux's own
+ *   status line does.
  */
-export type FormatUse = "expanded once" | "stored" | "drawn";
+export type FormatUse = "expanded once" | "stored" | "drawn part" | "drawn";
+
+/**
+ * The parts of the status line tmux 3.3a draws, whose values may expand several other values
+ * ({@link FormatUse} `"drawn part"`): tmux's own status-format[0] expands each.
+ */
+export const DRAWN_PARTS: ReadonlySet<string> = new Set([
+  "status-left",
+  "status-right",
+  "window-status-format",
+  "window-status-current-format",
+]);
+
+/**
+ * How tmux expands the value of the option `name` (an array's item too): a status line's
+ * format and its parts are drawn ({@link FormatUse}), any other value is stored.
+ */
+export function formatUseOf(name: string): FormatUse {
+  const base = baseName(name);
+  if (base === "status-format") return "drawn";
+  return DRAWN_PARTS.has(base) ? "drawn part" : "stored";
+}
+
+/**
+ * The names of tmux 3.3a's own options, server, session, window and pane (`show-options -s`,
+ * `-g`, `-gw`, `-gp`). tmux looks a name after `E:` or `T:` up among the options first, and
+ * only when none has it among the format variables, several of which hold text a pane's
+ * program sets: its title (`pane_title`, by ESC ]2), its directory (`pane_current_path`, by
+ * OSC 7), its command, its window's name. Expanded as a format, a title of nested `#{S:` held
+ * every command of the person for seconds; so `E:` and `T:` may name only these and user
+ * options (`@name`).
+ */
+export const TMUX_OPTIONS: ReadonlySet<string> = new Set([
+  "activity-action",
+  "aggressive-resize",
+  "allow-passthrough",
+  "allow-rename",
+  "alternate-screen",
+  "assume-paste-time",
+  "automatic-rename",
+  "automatic-rename-format",
+  "backspace",
+  "base-index",
+  "bell-action",
+  "buffer-limit",
+  "clock-mode-colour",
+  "clock-mode-style",
+  "command-alias",
+  "copy-command",
+  "copy-mode-current-match-style",
+  "copy-mode-mark-style",
+  "copy-mode-match-style",
+  "cursor-colour",
+  "cursor-style",
+  "default-command",
+  "default-shell",
+  "default-size",
+  "default-terminal",
+  "destroy-unattached",
+  "detach-on-destroy",
+  "display-panes-active-colour",
+  "display-panes-colour",
+  "display-panes-time",
+  "display-time",
+  "editor",
+  "escape-time",
+  "exit-empty",
+  "exit-unattached",
+  "extended-keys",
+  "fill-character",
+  "focus-events",
+  "history-file",
+  "history-limit",
+  "key-table",
+  "lock-after-time",
+  "lock-command",
+  "main-pane-height",
+  "main-pane-width",
+  "message-command-style",
+  "message-limit",
+  "message-style",
+  "mode-keys",
+  "mode-style",
+  "monitor-activity",
+  "monitor-bell",
+  "monitor-silence",
+  "mouse",
+  "other-pane-height",
+  "other-pane-width",
+  "pane-active-border-style",
+  "pane-base-index",
+  "pane-border-format",
+  "pane-border-indicators",
+  "pane-border-lines",
+  "pane-border-status",
+  "pane-border-style",
+  "pane-colours",
+  "popup-border-lines",
+  "popup-border-style",
+  "popup-style",
+  "prefix",
+  "prefix2",
+  "prompt-history-limit",
+  "remain-on-exit",
+  "remain-on-exit-format",
+  "renumber-windows",
+  "repeat-time",
+  "scroll-on-clear",
+  "set-clipboard",
+  "set-titles",
+  "set-titles-string",
+  "silence-action",
+  "status",
+  "status-bg",
+  "status-fg",
+  "status-format",
+  "status-interval",
+  "status-justify",
+  "status-keys",
+  "status-left",
+  "status-left-length",
+  "status-left-style",
+  "status-position",
+  "status-right",
+  "status-right-length",
+  "status-right-style",
+  "status-style",
+  "synchronize-panes",
+  "terminal-features",
+  "terminal-overrides",
+  "update-environment",
+  "user-keys",
+  "visual-activity",
+  "visual-bell",
+  "visual-silence",
+  "window-active-style",
+  "window-size",
+  "window-status-activity-style",
+  "window-status-bell-style",
+  "window-status-current-format",
+  "window-status-current-style",
+  "window-status-format",
+  "window-status-last-style",
+  "window-status-separator",
+  "window-status-style",
+  "window-style",
+  "word-separators",
+  "wrap-search",
+  "xterm-keys",
+]);
 
 /** Modifiers tmux 3.3a takes alone (no arguments), followed by `:` or `;`. */
 const BARE = "labcdnwETSWP<>";
@@ -335,9 +496,6 @@ export const PAD_TOTAL_MAXIMUM = 100_000;
  */
 export const GROWTH_MAXIMUM = 10_000;
 
-/** What a substitution whose replacement holds a format is counted as: it may be long. */
-const UNKNOWN_REPLACEMENT = 1_000;
-
 /** An option's name, as `E:` or `T:` may name one (an array option's item too). */
 const OPTION_NAME = /^@?[A-Za-z0-9_-]+(?:\[\d+\])?$/;
 
@@ -362,17 +520,97 @@ const TOP: Frame = { end: Infinity, repeats: 1, loop: -1 };
 const HUGE = 1e15;
 
 /**
+ * Why a regular expression's pattern may not reach tmux 3.3a, or undefined when it may. A
+ * back-reference (`\1` to `\9`) makes glibc's matcher try every way to split the subject:
+ * `^(.*)(.*)(.*)(.*)(.*)(.*)\6\5\4\3\2\1$` against 17 characters held tmux for 3 s,
+ * against 41 for more than 30 (it ignored SIGTERM meanwhile). tmux expands a pattern before it
+ * compiles it, so a pattern a format makes (`#{...}`, `#(...)`) may hold one too.
+ */
+function patternProblem(shownBlock: string, pattern: string): string | undefined {
+  const reference = /\\[1-9]/.exec(pattern);
+  if (reference !== null) {
+    return `${shownBlock} has a back-reference (${reference[0]}) in its regular expression's ` +
+      "pattern: tmux 3.3a's matcher tries every way to split the subject to match it, which " +
+      "grows as a power of the subject's length (one of six groups held tmux for 3 s on 17 " +
+      "characters, for more than 30 on 41), and a stored value is matched whenever tmux draws " +
+      "or renames; match without them (back-references in a substitution's replacement are " +
+      "fine)";
+  }
+  if (pattern.includes("#{") || pattern.includes("#(")) {
+    return `${shownBlock} builds its regular expression's pattern from a format: tmux expands ` +
+      "it first, and text it makes (an option's value, a pane's title) may hold a " +
+      "back-reference, whose matching grows as a power of the subject's length; write the " +
+      "pattern out";
+  }
+  return undefined;
+}
+
+/** The pattern of a `m/r:` or `C/r:` block, or of a substitution: a regular expression. */
+function regexPattern(
+  modifier: string,
+  args: string[],
+  copy: string | undefined,
+): string | undefined {
+  if (modifier === "s") return args[0];
+  if ((modifier !== "m" && modifier !== "C") || !(args[0] ?? "").includes("r")) return undefined;
+  if (copy === undefined || modifier === "C") return copy;
+  // m's pattern ends at its first comma outside any block, as tmux splits it.
+  const comma = new Reader(copy).skip(0, ",", copy.length);
+  return comma === -1 ? copy : copy.slice(0, comma);
+}
+
+/**
+ * Why `E:` or `T:` of `name` may not reach tmux for `use`, or undefined when it may: only an
+ * option's name ({@link TMUX_OPTIONS}, `@name`), and, for a value tmux may expand again, none
+ * that may expand it back.
+ */
+function expansionNameProblem(
+  shownBlock: string,
+  name: string,
+  use: FormatUse,
+): string | undefined {
+  if (!OPTION_NAME.test(name)) {
+    return `${shownBlock} expands again what a format makes (E: or T: of ` +
+      `${shownNumber(name)}, not of an option's name): text built from other values or set by ` +
+      "a pane's program (its title, its directory) may form blocks that freeze tmux, or " +
+      "expand this value or a status line again; expand a value by its name (#{E:@name}, " +
+      "#{T:status-left})";
+  }
+  const base = baseName(name);
+  if (!base.startsWith("@") && !TMUX_OPTIONS.has(base)) {
+    return `${shownBlock} expands ${shownNumber(name)}, which is no tmux option: tmux would ` +
+      "expand a format variable's text as a format, and a pane's program sets several " +
+      "(pane_title by its title, pane_current_path, pane_current_command, window_name), so a " +
+      "program printing a title of nested #{S: would hold tmux for seconds each time; expand a " +
+      "user option (#{E:@name}) or one of tmux's options, or show the variable as text " +
+      `(#{${shownNumber(name)}})`;
+  }
+  if (base === "status-format" && (use === "stored" || use === "drawn")) {
+    return `${shownBlock} expands a status line's format again: tmux draws those, and ` +
+      "they may expand other values many times over, so a value that expands one in turn " +
+      "may repeat itself a power of times; name the parts it needs instead";
+  }
+  if (
+    (base === "status-format" || DRAWN_PARTS.has(base)) && use !== "expanded once" &&
+    use !== "drawn"
+  ) {
+    return `${shownBlock} expands a value tmux draws (${name}): status-left, status-right, ` +
+      "window-status-format and window-status-current-format may each expand several other " +
+      "values, so values expanding them in turn could double at each turn of a cycle; only " +
+      "a status line's status-format[N] may expand them: expand the options they name instead";
+  }
+  return undefined;
+}
+
+/**
  * How a block (its modifiers, and the name or format after them), inside `around`, may grow
- * what it holds, and the first growth
- * rule of {@link formatNumberProblem} it breaks, if any. `expansions` counts the `E:` and `T:`
- * of a stored value so far.
+ * what it holds, and the first growth rule of {@link formatNumberProblem} it breaks, if any.
  */
 function growthOf(
   shownBlock: string,
   { modifiers, copy }: Block,
   around: Frame,
   use: FormatUse,
-  expansions: { count: number },
 ): { repeats: number; loop: number; problem?: string } {
   let factor = 1;
   let loop = around.loop;
@@ -380,6 +618,8 @@ function growthOf(
   let problem: string | undefined;
   for (const { modifier, args } of modifiers) {
     const looping = LOOPS[modifier];
+    const pattern = regexPattern(modifier, args, copy);
+    if (pattern !== undefined) problem ??= patternProblem(shownBlock, pattern);
     if (looping !== undefined) {
       if (loop >= looping.rank && problem === undefined) {
         const outer = Object.values(LOOPS).find((l) => l.rank === loop)?.over;
@@ -398,8 +638,16 @@ function growthOf(
       // Each match, at most one a character (an empty one too), turns into the replacement,
       // a back reference (\1, two characters) into at most the match.
       const replacement = args[1] ?? "";
-      if (replacement !== "") {
-        factor *= (replacement.includes("#") ? UNKNOWN_REPLACEMENT : replacement.length) + 1;
+      if (replacement.includes("#{") || replacement.includes("#(")) {
+        // tmux expands the replacement first: as long as any value, each match becomes all
+        // of it (6000 x replaced by 6000 x built 36 million bytes).
+        problem ??= `${shownBlock} replaces each match with text a format makes: tmux ` +
+          "expands the replacement first, so the result grows as the subject's length times " +
+          "the replacement's, each as long as any value (6000 characters in both built 36 " +
+          "million bytes); write the replacement out";
+        factor = HUGE;
+      } else if (replacement !== "") {
+        factor *= replacement.length + 1;
       }
     } else if (modifier === "E" || modifier === "T") {
       expands = true;
@@ -412,39 +660,107 @@ function growthOf(
       "substitution as its replacement's length and one more): nested, they grow as a " +
       `power, and tmux builds all of it at each expansion; keep it within ${GROWTH_MAXIMUM}`;
   }
-  // What a stored value expands again may be another stored value, which may do the same.
-  if (expands && use !== "expanded once" && problem === undefined) {
-    const name = copy ?? "";
-    if (!OPTION_NAME.test(name)) {
-      problem = `${shownBlock} expands again what a format makes (E: or T: of ` +
-        `${shownNumber(name)}, not of an option's name): text built from other values may ` +
-        "form a block that expands this value or a status line again, at each expansion; " +
-        "expand a value by its name (#{E:@name}, #{T:status-left})";
-    } else if (baseName(name) === "status-format") {
-      problem = `${shownBlock} expands a status line's format again: tmux draws those, and ` +
-        "they may expand other values many times over, so a value that expands one in turn " +
-        "may repeat itself a power of times; name the parts it needs instead";
-    }
+  if (expands && problem === undefined) {
+    problem = expansionNameProblem(shownBlock, copy ?? "", use);
   }
-  if (expands && use === "stored") {
-    expansions.count++;
-    if (problem === undefined && repeats > 1) {
-      problem = `${shownBlock} expands a value again (E: or T:) inside a loop, a substitution ` +
-        "or a quote, which repeat or lengthen what it makes: options that each do so, one " +
-        "naming the next, grow as a power of their number (ten of them, each a few " +
-        "characters, make 2^10 and thirty 2^30), and tmux expands a stored value whenever " +
-        "it draws or renames; expand it outside, once, or name the option plainly " +
-        "(#{@name}), which shows its value as text";
-    } else if (problem === undefined && expansions.count > 1) {
-      problem = `${shownBlock} is a second expansion of a value (E: or T:) in one value: ` +
-        "options that each expand the next twice double at every link (ten of them, each a " +
-        "few characters, make 2^10 and thirty 2^30), and tmux expands a stored value " +
-        "whenever it draws or renames; keep to one E: or T: in a value (a status line's " +
-        "status-format[N] may hold more) and name the other options plainly (#{@name}), " +
-        "which shows their values as text";
-    }
+  // What a stored value expands again may be another stored value, which may do the same.
+  if (expands && use === "stored" && problem === undefined && repeats > 1) {
+    problem = `${shownBlock} expands a value again (E: or T:) inside a loop, a substitution ` +
+      "or a quote, which repeat or lengthen what it makes: options that each do so, one " +
+      "naming the next, grow as a power of their number (ten of them, each a few " +
+      "characters, make 2^10 and thirty 2^30), and tmux expands a stored value whenever " +
+      "it draws or renames; expand it outside, once, or name the option plainly " +
+      "(#{@name}), which shows its value as text";
   }
   return { repeats, loop, problem };
+}
+
+/**
+ * The expansions of values again (`E:`, `T:`) on the path through a text that has the most:
+ * where each starts, in all and by the name expanded.
+ */
+interface Tally {
+  readonly path: number[];
+  readonly names: Map<string, number[]>;
+}
+
+/** `more` added to `tally`, as text that follows it. */
+function addTally(tally: Tally, more: Tally): void {
+  tally.path.push(...more.path);
+  for (const [name, starts] of more.names) {
+    tally.names.set(name, [...(tally.names.get(name) ?? []), ...starts]);
+  }
+}
+
+/** The larger of two branches tmux picks one of: in all, and for each name. */
+function largerTally(a: Tally, b: Tally): Tally {
+  const names = new Map(a.names);
+  for (const [name, starts] of b.names) {
+    if (starts.length > (names.get(name)?.length ?? 0)) names.set(name, starts);
+  }
+  return { path: b.path.length > a.path.length ? b.path : a.path, names };
+}
+
+/**
+ * The expansions of values again in `text` from `from` to `to`, every `#{` counted (a stored
+ * value's): a conditional (`#{?cond,a,b}`) counts its condition and the larger branch, as
+ * tmux 3.3a expands one branch only (everything after the second comma is the other).
+ */
+function tallyExpansions(reader: Reader, text: string, from: number, to: number): Tally {
+  const tally: Tally = { path: [], names: new Map() };
+  let start = text.indexOf("#{", from);
+  while (start !== -1 && start < to) {
+    const block = reader.block(start);
+    const end = Math.min(block.end, to);
+    const first = text[start + 2] === "?" ? reader.skip(start + 3, ",", end) : -1;
+    if (first !== -1) {
+      const second = reader.skip(first + 1, ",", end);
+      const split = second === -1 ? end : second;
+      addTally(tally, tallyExpansions(reader, text, start + 3, first));
+      addTally(
+        tally,
+        largerTally(
+          tallyExpansions(reader, text, first + 1, split),
+          tallyExpansions(reader, text, Math.min(split + 1, end), end),
+        ),
+      );
+    } else {
+      if (block.modifiers.some(({ modifier }) => modifier === "E" || modifier === "T")) {
+        const name = block.copy ?? "";
+        tally.path.push(start);
+        tally.names.set(name, [...(tally.names.get(name) ?? []), start]);
+      }
+      addTally(tally, tallyExpansions(reader, text, start + 2, end));
+    }
+    start = text.indexOf("#{", end + 1);
+  }
+  return tally;
+}
+
+/**
+ * Why a value tmux may expand again expands other values too often, or undefined: a stored
+ * value once at most on any path through it, a status line's part each name once at most.
+ */
+function expansionCountProblem(reader: Reader, text: string, use: FormatUse): string | undefined {
+  if (use !== "stored" && use !== "drawn part") return undefined;
+  const tally = tallyExpansions(reader, text, 0, text.length);
+  if (use === "stored" && tally.path.length > 1) {
+    return `${shown(text, tally.path[1])} is a second expansion of a value (E: or T:) in one ` +
+      "value: options that each expand the next twice double at every link (ten of them, " +
+      "each a few characters, make 2^10 and thirty 2^30), and tmux expands a stored value " +
+      "whenever it draws or renames; keep to one E: or T: in a value (the two branches of a " +
+      "#{?...} count as the larger; status-left, status-right, window-status-format and " +
+      "window-status-current-format may expand several options, each once) and name the " +
+      "other options plainly (#{@name}), which shows their values as text";
+  }
+  for (const [name, starts] of tally.names) {
+    if (starts.length > 1) {
+      return `${shown(text, starts[1])} expands ${shownNumber(name)} twice (E: or T:) in one ` +
+        "value: a status line's part may expand several options, each once, so that a " +
+        "chain of options cannot double at any link; expand it once";
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -455,11 +771,18 @@ function growthOf(
  * loop of the same or a wider kind; loops, substitutions and quotes nested to multiply a part
  * by more than {@link GROWTH_MAXIMUM}; pad widths and precisions of more than
  * {@link PAD_TOTAL_MAXIMUM} cells in all, each counted as often as what encloses it may repeat
- * it. A stored value (`use` `"stored"`) may also expand another value again (`E:` or `T:`)
- * once at most, outside any loop, substitution or quote: so a chain of options, each naming
- * the next, grows with its length, never as a power of it. `use` says how often tmux may
- * expand the text, which decides whether `##{` is text ({@link FormatUse}); by default, any
- * number of times.
+ * it; a substitution whose replacement a format makes (`#{s/x/#{@big}/:@big}`, the subject's
+ * length times the replacement's). A regular expression's pattern (`m/r:`, `C/r:`, `s/`) may
+ * hold no back-reference, nor be made by a format (matching one grows as a power of the
+ * subject's length). `E:` and `T:` may name only an option (tmux's own,
+ * {@link TMUX_OPTIONS}, or `@name`), never a format variable a pane's program sets (its
+ * title). A stored value (`use` `"stored"`) may also expand another value again once at most
+ * on any path through it (a conditional's larger branch counted), outside any loop,
+ * substitution or quote, and none that tmux draws (a status line's part or format); a status
+ * line's part (`"drawn part"`) each other value once at most: so a chain of options, each
+ * naming the next, grows with its length, never as a power of it. `use` says how often tmux
+ * may expand the text, which decides whether `##{` is text ({@link FormatUse}); by default,
+ * any number of times.
  */
 export function formatNumberProblem(
   text: string,
@@ -471,7 +794,6 @@ export function formatNumberProblem(
   let everyBraceUntil = use === "expanded once" ? 0 : text.length;
   // The blocks around the one being read, outermost first.
   const enclosing: Frame[] = [TOP];
-  const expansions = { count: 0 };
   let cells = 0;
   // The first growth problem: reported when no number is refused (that reason says more).
   let costProblem: string | undefined;
@@ -496,7 +818,6 @@ export function formatNumberProblem(
         block,
         enclosing[enclosing.length - 1],
         use,
-        expansions,
       );
       costProblem ??= growth.problem;
       enclosing.push({ end: block.end, repeats: growth.repeats, loop: growth.loop });
@@ -511,6 +832,7 @@ export function formatNumberProblem(
         cells = Math.min(cells + size * growth.repeats, HUGE);
       }
     }
+    if (costProblem === undefined) costProblem = expansionCountProblem(reader, text, use);
   } catch (error) {
     if (!(error instanceof TooIntricate)) throw error;
     return "its #{...} nest too deeply to check the pad widths and precisions in them";

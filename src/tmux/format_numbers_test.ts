@@ -3,6 +3,7 @@ import {
   BOUNDED_SIZES,
   FORMAT_NUMBER_MAXIMUM,
   formatNumberProblem,
+  formatUseOf,
   GROWTH_MAXIMUM,
   PAD_TOTAL_MAXIMUM,
 } from "./format_numbers.ts";
@@ -37,9 +38,6 @@ Deno.test("formatNumberProblem passes formats people write", () => {
       "#{p#{@w}:x}",
       "#{p|:x}",
       "#(echo '#{p5:x}')",
-      // The default status-format[0] of tmux 3.3a.
-      "#[align=left range=left #{status-left-style}]#[push-default]#{T;=/#{status-left-length}:" +
-      "status-left}#[pop-default]#[norange default]#[list=on align=#{status-justify}]",
       "#{p",
       // A block's modifiers end with the block: tmux reads "pane_id" as a name, not "p".
       "#{pane_id} #{=5:x} #{p5:y}",
@@ -53,7 +51,7 @@ Deno.test("formatNumberProblem passes formats people write", () => {
       "#{p|+#{window_height}|:x}",
       "#{p -#{client_height}:x}",
       "#{e|+|f|#{pane_height}:1,3}",
-      "#{T;p-#{status-left-length}:status-left}#{p#{status-right-length}:x}",
+      "#{T;p-#{status-left-length}:@status}#{p#{status-right-length}:x}",
       "#{?client_width,#{p-#{client_width}:#{?pane_active,─,═}},}",
     ]
   ) {
@@ -63,6 +61,12 @@ Deno.test("formatNumberProblem passes formats people write", () => {
   for (const name of BOUNDED_SIZES) {
     assert.equal(formatNumberProblem(`#{p-#{${name}}:x}`), undefined, name);
   }
+  // The default status-format[0] of tmux 3.3a, which expands status-left: a status line's.
+  const line =
+    "#[align=left range=left #{status-left-style}]#[push-default]#{T;=/#{status-left-length}:" +
+    "status-left}#[pop-default]#[norange default]#[list=on align=#{status-justify}]";
+  assert.equal(formatNumberProblem(line, "drawn"), undefined);
+  assert.equal(formatNumberProblem(line, "expanded once"), undefined);
 });
 
 Deno.test("formatNumberProblem refuses numbers tmux 3.3a crashes or freezes on", () => {
@@ -183,7 +187,7 @@ Deno.test("formatNumberProblem reads '##' as tmux does in a format tmux expands 
   assert.doesNotMatch(formatNumberProblem("###{p99999:x}", "expanded once") ?? "", /doubling/);
   // Past the end of a part tmux reads again, "##{" is text once more.
   assert.equal(
-    formatNumberProblem("#{E:pane_title} ##{p99999:x} #(date) ##{p99999:x}", "expanded once"),
+    formatNumberProblem("#{E:@title} ##{p99999:x} #(date) ##{p99999:x}", "expanded once"),
     undefined,
   );
 });
@@ -196,10 +200,10 @@ Deno.test("formatNumberProblem reads a long, nested format in bounded time", () 
   for (const use of ["stored", "expanded once"] as const) {
     assert.match(formatNumberProblem(open, use) ?? "", /nest too deeply/);
     assert.equal(formatNumberProblem(`${"#(".repeat(9_000)}#{p1:x}`, use), undefined);
-    // Read through in bounded time; stored, its 5000 expansions of values are too many.
+    // Read through in bounded time; it expands again what a format makes.
     const expansions = formatNumberProblem("#(x)#{E:#{p1:x}}".repeat(5_000), use);
-    if (use === "stored") assert.match(expansions ?? "", /expands again what a format makes/);
-    else assert.equal(expansions, undefined);
+    assert.match(expansions ?? "", /expands again what a format makes/);
+    assert.equal(formatNumberProblem("#(x)#{E:@x}".repeat(5_000), "expanded once"), undefined);
     assert.equal(
       formatNumberProblem(`${"#(".repeat(5_000)}${")".repeat(5_000)}#{p1:x}`, use),
       undefined,
@@ -216,8 +220,8 @@ Deno.test("formatNumberProblem passes ordinary loops, expansions and pads", () =
       "#{S:#{W:#{P:#{pane_id}}}}",
       "#{S:#{W:x}#{W:y}}",
       "#{P:#{pane_id} }#{W:#{window_id}}#{S:#{session_id}}",
-      "#{E:status-left}",
-      "#{T:status-right} #{@theme_a} #{@theme_b} #{@theme_c}",
+      "#{E:@status}",
+      "#{T:@status} #{@theme_a} #{@theme_b} #{@theme_c}",
       "#{?pane_active,#{E:@active},}",
       "#{W:#{p3:window_index}#{q:window_name}#{s|/home/me|~|:pane_current_path}}",
       "#{s/a/b/;s/c/d/:#{s/e/f/:x}}",
@@ -236,6 +240,7 @@ Deno.test("formatNumberProblem passes ordinary loops, expansions and pads", () =
   for (
     const format of [
       "#{E:status-left}#{E:status-right}",
+      "#{T:status-right} #{@theme_a} #{@theme_b} #{@theme_c}",
       "#{W:#{E:window-status-style}#{T:window-status-format}}",
     ]
   ) {
@@ -262,7 +267,10 @@ Deno.test("formatNumberProblem refuses formats that grow as a power, each part s
       /may multiply its length by 19683 \(a loop/,
     ],
     [`${"#{q:".repeat(20)}x${"}".repeat(20)}`, /may multiply its length by 16384/],
-    ["#{s/./#{pane_title}/:#{s/./#{pane_title}/:x}}", /may multiply its length by 1002001/],
+    [
+      "#{s/./#{pane_title}/:#{s/./#{pane_title}/:x}}",
+      /replaces each match with text a format makes/,
+    ],
     // Pads add up: each counted as often as what holds it repeats it.
     [`#{p${FORMAT_NUMBER_MAXIMUM}:x}`.repeat(11), /asks for 110000 cells of padding/],
     ["#{S:#{p1001:x}}", /asks for 100100 cells/],
@@ -281,13 +289,13 @@ Deno.test("formatNumberProblem refuses formats that grow as a power, each part s
     ["#{E:@e0}#{E:@e0}", /^#\{E: is a second expansion of a value \(E: or T:\) in one value/],
     ["#{T:@a} #{E:@b}", /second expansion/],
     ["#{E:#{E:@a}}", /expands again what a format makes \(E: or T: of #\{E:@a\}/],
-    ["#{?1,#{E:@a},#{E:@b}}", /second expansion/],
+    ["#{?1,#{E:@a},#{E:@b}}#{E:@c}", /second expansion/],
     ["#{S:#{E:@a}}", /expands a value again \(E: or T:\) inside a loop/],
-    ["#{W:#{T:window-status-format}}", /inside a loop/],
+    ["#{W:#{T:pane-border-format}}", /inside a loop/],
     ["#{q:#{E:@a}}", /inside a loop, a substitution or a quote/],
     ["#{q;E:@a}", /inside a loop, a substitution or a quote/],
     ["#{s/x/xx/:#{E:@a}}", /inside a loop, a substitution or a quote/],
-    ["#{s/x/#{E:@a}/:y}", /inside a loop, a substitution or a quote/],
+    ["#{s/x/#{E:@a}/:y}", /replaces each match with text a format makes/],
     // A doubled "#" is text to one expansion only.
     ["##{E:@a}##{E:@a}", /second expansion/],
   ];
@@ -325,4 +333,157 @@ Deno.test("formatNumberProblem lets a status line's format expand values as tmux
   // No stored value may expand a status line's format, which may expand it back.
   assert.match(formatNumberProblem("#{E:status-format[0]}") ?? "", /status line's format/);
   assert.equal(formatNumberProblem("#{E:status-format[0]}", "expanded once"), undefined);
+});
+
+Deno.test("formatNumberProblem refuses a substitution whose replacement a format makes", () => {
+  for (const use of ["stored", "expanded once", "drawn", "drawn part"] as const) {
+    // Each match becomes all of the replacement: 6000 x replaced by 6000 x built 3.6e7 bytes.
+    for (
+      const format of [
+        "#{=3:#{s/x/#{@big}/:@big}}",
+        "#{s|.|#{pane_title}|:pane_title}",
+        "#{s/x/#(cat big)/:@big}",
+      ]
+    ) {
+      assert.match(
+        formatNumberProblem(format, use) ?? "(passed)",
+        /replaces each match with text a format makes/,
+        `${use}: ${format}`,
+      );
+    }
+    for (
+      const format of [
+        "#{s/bash/sh/:pane_current_command}",
+        "#{s|/home/user|~|:pane_current_path}",
+        "#{s/(ab)(c)/\\2\\1/:@subject}",
+        "#{s/ //:window_name}",
+      ]
+    ) {
+      assert.equal(formatNumberProblem(format, use), undefined, `${use}: ${format}`);
+    }
+  }
+});
+
+Deno.test("formatNumberProblem counts a conditional's larger branch, and lets drawn values expand several", () => {
+  // tmux expands one branch only: the larger counts, not both.
+  assert.equal(
+    formatNumberProblem("#{?client_prefix,#{E:@prefix_style},#{E:@normal_style}}"),
+    undefined,
+  );
+  assert.equal(formatNumberProblem("#{?#{@on},#{E:@a},x#{?1,y,#{T:@b}}}"), undefined);
+  // The condition is expanded too, and text after the branches.
+  for (
+    const format of [
+      "#{?#{E:@c},#{E:@a},}",
+      "#{?1,#{E:@a},}#{E:@b}",
+      "#{?1,x,#{E:@a}#{E:@b}}",
+      "#{?1,x,y,#{E:@a}#{E:@b}}",
+    ]
+  ) {
+    assert.match(formatNumberProblem(format) ?? "(passed)", /second expansion/, format);
+  }
+  // A status line's parts may expand several values, each named once on any path.
+  for (const name of ["status-left", "status-right", "window-status-format"]) {
+    assert.equal(formatUseOf(name), "drawn part", name);
+  }
+  assert.equal(formatUseOf("window-status-current-format"), "drawn part");
+  assert.equal(formatUseOf("status-format[1]"), "drawn");
+  assert.equal(formatUseOf("automatic-rename-format"), "stored");
+  assert.equal(formatUseOf("@catppuccin_status_session"), "stored");
+  for (
+    const format of [
+      "#{E:@catppuccin_status_application}#{E:@catppuccin_status_session}",
+      "#{?client_prefix,#{E:@prefix_style},#{E:@normal_style}}#{E:@status}x",
+      "#{E:@a}#{E:@b}#{E:window-status-style}#{W:#{E:@c}}",
+    ]
+  ) {
+    assert.equal(formatNumberProblem(format, "drawn part"), undefined, format);
+  }
+  const refused: [string, RegExp][] = [
+    ["#{E:@a}#{E:@a}", /expands @a twice/],
+    ["#{E:@a}#{?1,#{T:@a},}", /expands @a twice/],
+    ["#{E:status-left}", /expands a value tmux draws/],
+    ["#{T:window-status-current-format}", /expands a value tmux draws/],
+    ["#{E:status-format[0]}", /expands a value tmux draws/],
+    ["#{E:pane_title}", /which is no tmux option/],
+  ];
+  for (const [format, reason] of refused) {
+    assert.match(formatNumberProblem(format, "drawn part") ?? "(passed)", reason, format);
+  }
+  // No stored value expands a drawn one, which may expand several values back.
+  for (const name of ["status-left", "status-right", "window-status-format"]) {
+    assert.match(formatNumberProblem(`#{E:${name}}`) ?? "", /expands a value tmux draws/);
+  }
+  // The status line itself may expand its parts, as tmux's own does, but not another line.
+  assert.equal(
+    formatNumberProblem("#{T:status-left}#{W:#{T:window-status-format}}", "drawn"),
+    undefined,
+  );
+  assert.match(formatNumberProblem("#{E:status-format[1]}", "drawn") ?? "", /status line's format/);
+});
+
+Deno.test("formatNumberProblem refuses E: and T: of anything but an option", () => {
+  for (const use of ["stored", "expanded once", "drawn", "drawn part"] as const) {
+    for (
+      const name of [
+        "pane_title",
+        "pane_current_path",
+        "window_name",
+        "pane_current_command",
+        "host",
+      ]
+    ) {
+      for (const modifier of ["E", "T", "=5;E"]) {
+        assert.match(
+          formatNumberProblem(`#{${modifier}:${name}}`, use) ?? "(passed)",
+          /which is no tmux option/,
+          `${use}: ${modifier} ${name}`,
+        );
+      }
+    }
+    assert.match(
+      formatNumberProblem("#{E:#{pane_title}}", use) ?? "(passed)",
+      /expands again what a format makes/,
+      use,
+    );
+    for (
+      const format of ["#{E:@x}", "#{T:@x}", "#{E:window-status-style}", "#{E:pane-border-format}"]
+    ) {
+      assert.equal(formatNumberProblem(format, use), undefined, `${use}: ${format}`);
+    }
+  }
+});
+
+Deno.test("formatNumberProblem refuses back-references in a regular expression's pattern", () => {
+  for (const use of ["stored", "expanded once", "drawn", "drawn part"] as const) {
+    for (
+      const format of [
+        "#{m/r:^(.*)(.*)\\2\\1$,abab}",
+        "#{m/ir:(a)\\1,x}",
+        "#{s/(.*)\\1/x/:@big}",
+        "#{s|(a)\\1|x|i:@big}",
+        "#{C/r:(a)\\1}",
+        "#{m/r:#{@pattern},x}",
+        "#{C/r:#{pane_title}}",
+        "#{s/#(cat p)/x/:@big}",
+      ]
+    ) {
+      assert.match(
+        formatNumberProblem(format, use) ?? "(passed)",
+        /regular expression/,
+        `${use}: ${format}`,
+      );
+    }
+    for (
+      const format of [
+        "#{m/r:^(vim|nvim)$,#{pane_current_command}}",
+        "#{m:*\\1*,x}",
+        "#{C:\\1}",
+        "#{s/(a)(b)/\\2\\1/:@big}",
+        "#{C/r:err(or)?}",
+      ]
+    ) {
+      assert.equal(formatNumberProblem(format, use), undefined, `${use}: ${format}`);
+    }
+  }
 });

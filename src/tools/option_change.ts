@@ -28,6 +28,7 @@ import { RUN_OPTION } from "./run_mark.ts";
 import { nameCharacter } from "./typing.ts";
 import type { Scope, ScopeFlags } from "./setting_scope.ts";
 import { checkFormatNumbers, checkWindowCells } from "./tmux_limits.ts";
+import { formatUseOf } from "../tmux/format_numbers.ts";
 import { defaultSizeTaken, defaultSizeWords, readDefaultSize } from "./default_size.ts";
 
 /**
@@ -123,9 +124,10 @@ export async function checkOptionValue(
   value: string,
   append: boolean,
 ): Promise<void> {
-  // A status line's format alone may expand other values more than once (as tmux's own
-  // does): tmux only draws it, and no value may expand it in turn (format_numbers.ts).
-  const use = baseName(name) === "status-format" ? "drawn" : "stored";
+  // A status line's format and its parts (status-left, window-status-format...) alone may
+  // expand several other values (as tmux's own do): tmux only draws them, and no value may
+  // expand them in turn (format_numbers.ts).
+  const use = formatUseOf(name);
   checkFormatNumbers(value, `${name}'s value`, UNCHANGED, use);
   const control = TERMINAL_CONTROL.exec(value);
   if (control !== null) {
