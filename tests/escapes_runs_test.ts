@@ -74,16 +74,6 @@ function carriedColours(rows: number): string {
   return out.join("\r\n") + "\x1b[0m\r\nEND\r\n";
 }
 
-async function paneShowing(t: StartedTmux, text: string, until: string): Promise<string> {
-  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
-  try {
-    await Deno.writeTextFile(file, text);
-    return await t.showing(`cat '${file}'; exec cat`, until, 30_000);
-  } finally {
-    await Deno.remove(file).catch(() => {});
-  }
-}
-
 type Capture = {
   text: string;
   firstLineNumber: number;
@@ -92,11 +82,32 @@ type Capture = {
   omittedBytes: number;
 };
 
+/** Every character of `got` is drawn as in one whole read (`-e`) of the rows it gives. */
+async function drawnAsWhole(t: StartedTmux, id: string, got: Capture): Promise<void> {
+  const whole = await t.tmux(
+    "capture-pane",
+    "-p",
+    "-e",
+    "-t",
+    id,
+    "-S",
+    String(got.firstLineNumber),
+    "-E",
+    String(got.firstLineNumber + got.returnedLines - 1),
+  );
+  const want = drawn(whole.replace(/\n$/, ""));
+  const have = drawn(got.text);
+  assert.equal(have.length, want.length);
+  for (let i = 0; i < want.length; i++) {
+    assert.deepEqual(have[i], want[i], `line ${got.firstLineNumber + i}`);
+  }
+}
+
 Deno.test("escapes read in runs draw every character as a whole read of the same rows does", async () => {
   await withTmux(
     async (t, c) => {
       await t.tmux("set-option", "-g", "history-limit", "5000");
-      const id = await paneShowing(t, carriedColours(3_000), "END");
+      const id = await t.printing(carriedColours(3_000), "END");
       for (const joinWrapped of [false, true]) {
         // 2 000 short rows: two runs or more (a run holds about 16 KiB as printed).
         const got = await c.ok<Capture>("capture_pane", {
@@ -107,24 +118,7 @@ Deno.test("escapes read in runs draw every character as a whole read of the same
           joinWrapped,
         });
         assert.ok(got.returnedLines > 1_000, `joinWrapped ${joinWrapped}: ${got.returnedLines}`);
-        const end = got.firstLineNumber + got.returnedLines - 1;
-        const whole = await t.tmux(
-          "capture-pane",
-          "-p",
-          "-e",
-          "-t",
-          id,
-          "-S",
-          String(got.firstLineNumber),
-          "-E",
-          String(end),
-        );
-        const want = drawn(whole.replace(/\n$/, ""));
-        const have = drawn(got.text);
-        assert.equal(have.length, want.length);
-        for (let i = 0; i < want.length; i++) {
-          assert.deepEqual(have[i], want[i], `line ${got.firstLineNumber + i}`);
-        }
+        await drawnAsWhole(t, id, got);
         // The lines above, left out, count as printed: `row N xx…` and a newline each.
         const above = await t.tmux(
           "capture-pane",
@@ -167,7 +161,7 @@ Deno.test("escapes read in runs: a run below one that ended in the line-drawing 
         { length: 1_200 },
         (_, i) => `L${String(i).padStart(4, "0")} ${"a".repeat(70)}\x1b(0qqqq\x1b(B`,
       );
-      const id = await paneShowing(t, rows.join("\r\n") + "\r\nEND\r\n", "END");
+      const id = await t.printing(rows.join("\r\n") + "\r\nEND\r\n", "END");
       const got = await c.ok<Capture>("capture_pane", {
         paneId: id,
         start: -1_000,
@@ -175,22 +169,7 @@ Deno.test("escapes read in runs: a run below one that ended in the line-drawing 
         escapes: true,
       });
       assert.ok(got.returnedLines > 300, `${got.returnedLines} lines`);
-      const whole = await t.tmux(
-        "capture-pane",
-        "-p",
-        "-e",
-        "-t",
-        id,
-        "-S",
-        String(got.firstLineNumber),
-        "-E",
-        String(got.firstLineNumber + got.returnedLines - 1),
-      );
-      const want = drawn(whole.replace(/\n$/, ""));
-      const have = drawn(got.text);
-      for (let i = 0; i < want.length; i++) {
-        assert.deepEqual(have[i], want[i], `line ${got.firstLineNumber + i}`);
-      }
+      await drawnAsWhole(t, id, got);
     },
     {},
     { width: 80, height: 20 },
@@ -200,7 +179,7 @@ Deno.test("escapes read in runs: a run below one that ended in the line-drawing 
 Deno.test("escapes: a line-drawing row left out counts a byte a letter, as printed", async () => {
   await withTmux(async (t, c) => {
     const rows = Array.from({ length: 60 }, () => `\x1b(0${"q".repeat(50)}\x1b(B`);
-    const id = await paneShowing(t, rows.join("\r\n") + "\r\n", "q".repeat(50));
+    const id = await t.printing(rows.join("\r\n") + "\r\n", "q".repeat(50));
     for (
       const args of [
         { maxLines: 1 },

@@ -14,7 +14,13 @@
 
 import assert from "node:assert/strict";
 import { MAX_LISTEN_PAIRS, MAX_WATCHED_URIS } from "../src/mcp/resources.ts";
-import { MODERN_META, type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
+import {
+  MODERN_META,
+  type RpcMessage,
+  startCommand,
+  StdioServer,
+  withBashServer,
+} from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Tmux = Awaited<ReturnType<typeof TestTmux.start>>;
@@ -23,21 +29,6 @@ const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
 function uriOf(paneId: string): string {
   return `tmux://pane/${paneId.slice(1)}`;
-}
-
-/** The server process on a tmux server whose first pane runs a shell at its prompt. */
-async function withServer(body: (t: Tmux, s: StdioServer) => Promise<void>): Promise<void> {
-  const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
-  const { cmd, args } = startCommand();
-  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  try {
-    await t.prompt(t.ids.paneId);
-    await body(t, s);
-    await s.endsCleanly();
-  } finally {
-    await s.kill();
-    await t.kill();
-  }
 }
 
 /** A `subscriptions/listen` request line with id `id` for `uris`. */
@@ -76,7 +67,7 @@ async function peakKib(s: StdioServer): Promise<number> {
 }
 
 Deno.test("listens naming half a million strings each hold only what they were granted", async () => {
-  await withServer(async (t, s) => {
+  await withBashServer(async (t, s) => {
     const listed = await s.request("tools/list", { _meta: MODERN_META });
     assert.equal(listed.error, undefined, JSON.stringify(listed.error));
     const before = await peakKib(s);
@@ -95,7 +86,7 @@ Deno.test("listens naming half a million strings each hold only what they were g
 });
 
 Deno.test("a stream not granted a URI is not told of it when another stream is granted it", async () => {
-  await withServer(async (t, s) => {
+  await withBashServer(async (t, s) => {
     const good = uriOf(t.ids.paneId);
     // Past the URIs a stream may name, the rest is left out of its grant.
     const names = Array.from({ length: MAX_WATCHED_URIS }, (_, i) => `no-such-${i}`);
@@ -121,7 +112,7 @@ Deno.test("a stream not granted a URI is not told of it when another stream is g
 });
 
 Deno.test("a resource has one spelling: aliases are refused by listen, read and subscribe alike", async () => {
-  await withServer(async (t, s) => {
+  await withBashServer(async (t, s) => {
     const pane = t.ids.paneId.slice(1);
     const good = `tmux://pane/${pane}`;
     const aliases = [
@@ -158,7 +149,7 @@ Deno.test("a resource has one spelling: aliases are refused by listen, read and 
 });
 
 Deno.test("the pairs of streams and URIs of one connection are bounded", async () => {
-  await withServer(async (_t, s) => {
+  await withBashServer(async (_t, s) => {
     const uris = Array.from({ length: 8 }, (_, i) => `tmux://pane/${i}`);
     const streams = MAX_LISTEN_PAIRS / uris.length;
     const lines = Array.from({ length: streams + 1 }, (_, i) => listenLine(`s-${i}`, uris));
@@ -173,7 +164,7 @@ Deno.test("the pairs of streams and URIs of one connection are bounded", async (
 });
 
 Deno.test("a numeric id past the safe integers is refused with a null id", async () => {
-  await withServer(async (_t, s) => {
+  await withBashServer(async (_t, s) => {
     const meta = JSON.stringify(MODERN_META);
     await s.writeLine(
       `{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/list","params":{"_meta":${meta}}}`,

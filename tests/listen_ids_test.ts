@@ -12,8 +12,8 @@
  */
 
 import assert from "node:assert/strict";
-import { MODERN_META, type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { MODERN_META, type RpcMessage, type StdioServer, withBashServer } from "./helpers/stdio.ts";
+import { type TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Tmux = Awaited<ReturnType<typeof TestTmux.start>>;
 
@@ -84,25 +84,8 @@ async function updateAfter(
   }, `an update of ${paneId} for listen stream ${id}`);
 }
 
-/** The server process on `t`, with its first pane's shell at its prompt. */
-async function withServer(
-  body: (t: Tmux, s: StdioServer) => Promise<void>,
-): Promise<void> {
-  const t = await TestTmux.start("main", { command: "bash --norc --noprofile" });
-  const { cmd, args } = startCommand();
-  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
-  try {
-    await t.prompt(t.ids.paneId);
-    await body(t, s);
-    await s.endsCleanly();
-  } finally {
-    await s.kill();
-    await t.kill();
-  }
-}
-
 Deno.test("a listen that takes a running call's id is refused, and a cancel of the id stops the call", async () => {
-  await withServer(async (t, s) => {
+  await withBashServer(async (t, s) => {
     const modern = (params: Record<string, unknown>) => ({ ...params, _meta: MODERN_META });
     const warm = await s.request("tools/call", modern({ name: "list_panes", arguments: {} }));
     assert.equal(warm.error, undefined, JSON.stringify(warm.error));
@@ -146,7 +129,7 @@ Deno.test("a listen that takes a running call's id is refused, and a cancel of t
 });
 
 Deno.test("a call that takes an open listen stream's id is refused, and the stream goes on", async () => {
-  await withServer(async (t, s) => {
+  await withBashServer(async (t, s) => {
     await s.writeLine(listenLine(7, uriOf(t.ids.paneId)));
     await waitFor(() => acknowledged(s, 7), "the acknowledgement");
     await s.writeLine(line(7, "tools/call", { name: "list_sessions", arguments: {} }));
@@ -158,7 +141,7 @@ Deno.test("a call that takes an open listen stream's id is refused, and the stre
 });
 
 Deno.test("a second listen with an open stream's id is refused, and the first keeps its filter", async () => {
-  await withServer(async (t, s) => {
+  await withBashServer(async (t, s) => {
     const other = (await t.tmux(
       "split-window",
       "-d",
@@ -201,7 +184,7 @@ Deno.test("a second listen with an open stream's id is refused, and the first ke
 });
 
 Deno.test("under 2025-11-25 a listen with a running wait's id is refused, and the id stays held", async () => {
-  await withServer(async (t, s) => {
+  await withBashServer(async (t, s) => {
     const init = await s.request("initialize", {
       protocolVersion: "2025-11-25",
       capabilities: {},

@@ -110,9 +110,8 @@ async function tempFile(content: string | Uint8Array): Promise<{ path: string } 
 }
 
 /** A pane that printed `text` (through a file and `cat`), then sleeps; waits for `until`. */
-async function paneShowing(t: Started, text: string, until: string): Promise<string> {
-  await using file = await tempFile(text);
-  return await t.showing(`cat '${file.path}'; exec sleep 100000`, until, 20_000);
+function paneShowing(t: Started, text: string, until: string): Promise<string> {
+  return t.printing(text, until, "exec sleep 100000", 20_000);
 }
 
 interface Content {

@@ -49,19 +49,6 @@ async function peakKiB(t: StartedTmux): Promise<number> {
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]);
 }
 
-/** A pane that printed `text` through a file, then copies what is typed; waits for `until`. */
-async function paneShowing(t: StartedTmux, text: string, until: string): Promise<string> {
-  const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
-  try {
-    await Deno.writeTextFile(file, text);
-    // `cat` again after: what is typed shows (echoed, and again as cat prints it).
-    return await t.showing(`cat '${file}'; exec cat`, until, 30_000);
-  } finally {
-    // The pane has printed it all once `until` shows.
-    await Deno.remove(file).catch(() => {});
-  }
-}
-
 /** Lines of a pane's whole range as shown, read at once (the reference). */
 async function shownLines(t: StartedTmux, paneId: string): Promise<string[]> {
   const out = await new Deno.Command("tmux", {
@@ -76,7 +63,7 @@ Deno.test("a pane colouring every cell is read as shown only where a reply needs
   await withTmux(
     async (t, c) => {
       await t.tmux("set-option", "-g", "history-limit", "5000");
-      const id = await paneShowing(t, heavyRows(ROWS, WIDTH), "END");
+      const id = await t.printing(heavyRows(ROWS, WIDTH), "END");
       // The pane as tmux holds it, and a plain read of it all: what every reply's read may add.
       await t.tmux("capture-pane", "-p", "-t", id, "-S", "-");
       const before = await peakKiB(t);
@@ -130,7 +117,7 @@ Deno.test("a pane colouring every cell is read as shown only where a reply needs
 Deno.test("search_panes of a pane colouring every cell finds what a whole read as shown finds", async () => {
   await withTmux(
     async (t, c) => {
-      const id = await paneShowing(t, heavyRows(300, 120), "END");
+      const id = await t.printing(heavyRows(300, 120), "END");
       const lines = await shownLines(t, id);
       for (const pattern of ["qqqq", "q q", "q  q"]) {
         const got = await c.ok<{ totalMatches: number; matches: { text: string }[] }>(
@@ -150,7 +137,7 @@ Deno.test("search_panes of a pane colouring every cell finds what a whole read a
 Deno.test("omittedBytes counts the lines left out as printed, read or not: a line-drawing letter a byte", async () => {
   await withTmux(async (t, c) => {
     const rows = Array.from({ length: 60 }, () => `\x1b(0${"q".repeat(50)}\x1b(B`);
-    const id = await paneShowing(t, rows.join("\r\n") + "\r\n", "q".repeat(50));
+    const id = await t.printing(rows.join("\r\n") + "\r\n", "q".repeat(50));
     type Cut = { droppedLines: number; omittedBytes: number; text: string };
     for (
       const args of [

@@ -8,7 +8,14 @@
 
 import denoJson from "../../deno.json" with { type: "json" };
 import assert from "node:assert/strict";
-import { cleanEnv, sh, type TestTmux, trackChild, waitFor } from "./tmux.ts";
+import {
+  cleanEnv,
+  sh,
+  type TestTmux,
+  TestTmux as TestTmuxServer,
+  trackChild,
+  waitFor,
+} from "./tmux.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -294,3 +301,26 @@ export async function kill9(t: TestTmux, s: StdioServer): Promise<void> {
     "the killed process's control clients to be gone",
   );
 }
+
+/**
+ * A server process (over stdio, `--socket`) on a private tmux server whose first pane runs bash
+ * at its prompt; the process must end cleanly once `body` is done.
+ */
+export async function withBashServer(
+  body: (t: BashTmux, s: StdioServer) => Promise<void>,
+): Promise<void> {
+  const t = await TestTmuxServer.start("main", { command: "bash --norc --noprofile" });
+  const { cmd, args } = startCommand();
+  const s = new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+  try {
+    await t.prompt(t.ids.paneId);
+    await body(t, s);
+    await s.endsCleanly();
+  } finally {
+    await s.kill();
+    await t.kill();
+  }
+}
+
+/** The tmux server {@link withBashServer} gives. */
+export type BashTmux = Awaited<ReturnType<typeof TestTmuxServer.start>>;

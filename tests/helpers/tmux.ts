@@ -699,6 +699,26 @@ export class TestTmux {
   /**
    * A new background window running `command`; its pane id, once the pane shows `until`.
    */
+  /**
+   * A new window whose pane printed `text` (through a temporary file and `cat`), then runs
+   * `then` (by default `exec cat`: what is typed shows, echoed and again as cat prints it); once
+   * it shows `until`. The file goes once the pane has printed it all.
+   */
+  async printing(
+    text: string,
+    until: string,
+    then = "exec cat",
+    timeoutMs = 30_000,
+  ): Promise<string> {
+    const file = await Deno.makeTempFile({ prefix: "tmux-mcp-test-" });
+    try {
+      await Deno.writeTextFile(file, text);
+      return await this.showing(`cat '${file}'; ${then}`, until, timeoutMs);
+    } finally {
+      await Deno.remove(file).catch(() => {});
+    }
+  }
+
   async showing(command: string, until: string, timeoutMs?: number): Promise<string> {
     const id = (await this.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", command)).trim();
     await waitFor(
