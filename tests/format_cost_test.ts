@@ -385,3 +385,149 @@ Deno.test("set_option takes a theme's status line of several options' values", a
     await answers(t);
   });
 });
+
+Deno.test("counted repetitions nested in a regular expression are refused (glibc compiles them for seconds)", async () => {
+  await withTmux(async (t, c) => {
+    // "#," is a comma inside a format; tmux hands the matcher "(a{1,200}){1,200}b".
+    const subject = "a".repeat(150);
+    for (
+      const format of [
+        `#{m/r:(a{1#,200#}){1#,200#}b,${subject}}`,
+        "#{m/r:(a{1#,1000#}){1#,300#},x}",
+        "#{C/r:(a{1#,200#}){1#,200#}b}",
+        "#{s/(a{1#,200#}){1#,200#}b/x/:@b}",
+        `#{m/r:${"a".repeat(300)},x}`,
+      ]
+    ) {
+      assert.match(
+        await c.fail("display_message", { format, target: t.ids.paneId }),
+        /regular expression's pattern/,
+        format,
+      );
+      for (const name of ["status-right", "status-format[0]"]) {
+        assert.match(
+          await c.fail("set_option", { name, value: format, scope: "session", global: true }),
+          /regular expression's pattern/,
+          `${name}: ${format}`,
+        );
+      }
+      assert.match(
+        await c.fail("set_hook", {
+          name: "after-rename-window",
+          command: `display-message '${format}'`,
+        }),
+        /regular expression's pattern/,
+        format,
+      );
+      await answers(t);
+    }
+    // Repetitions the matcher loops over, and small counted ones, still match.
+    assert.equal(
+      (await c.ok<{ text: string }>("display_message", {
+        format: `#{m/r:(a*)*b,${subject}}|#{m/r:^[0-9]{1#,3#}(\\.[0-9]{1#,3#}){3#}$,10.0.0.1}`,
+        target: t.ids.paneId,
+      })).text,
+      "0|1",
+    );
+  });
+});
+
+Deno.test("a value appended to without end, and long replacements and quotes of it, are refused", async () => {
+  await withTmux(async (t, c) => {
+    const piece = "a".repeat(8_000);
+    await c.ok("set_option", { name: "@b", value: piece, scope: "server" });
+    await c.ok("set_option", { name: "@b", value: piece, scope: "server", append: true });
+    const text = await c.fail("set_option", {
+      name: "@b",
+      value: piece,
+      scope: "server",
+      append: true,
+    });
+    assert.match(text, /@b's value with this appended would be 24000 characters, more than 16384/);
+    assert.match(text, /Nothing was changed/);
+    assert.equal(await t.tmux("show-options", "-sv", "@b"), `${piece}${piece}\n`);
+    assert.match(
+      await c.fail("set_option", { name: "@c", value: "x".repeat(20_000), scope: "server" }),
+      /@c's value would be 20000 characters/,
+    );
+    // A replacement multiplies its subject: 3000 characters over 88 KB built 264 MB.
+    const replaced = `#{s/a/${"x".repeat(3_000)}/:@b}`;
+    assert.match(
+      await c.fail("display_message", { format: replaced, target: t.ids.paneId }),
+      /replaces each match with 3000 characters/,
+    );
+    await c.ok("set_option", { name: "@s", value: "ok", scope: "server" });
+    assert.match(
+      await c.fail("set_option", { name: "@s", value: replaced, scope: "server" }),
+      /replaces each match with 3000 characters/,
+    );
+    assert.match(
+      await c.fail("display_message", { format: "#{q:#{q:#{q:@b}}}", target: t.ids.paneId }),
+      /quotes inside 2 other quotes/,
+    );
+    await answers(t);
+    // A short replacement of a value within the bound is built, and comes back whole.
+    const shown = await c.ok<{ text: string; complete: boolean }>("display_message", {
+      format: "#{s/a/bb/:@b}",
+      target: t.ids.paneId,
+    });
+    assert.match(shown.text, /^b{1000}/);
+  });
+});
+
+Deno.test("display_message's lost connection says the expansion may have held tmux, not 'try again'", () => {
+  const failure = expansionTimedOut(
+    new TmuxError(
+      "failed",
+      "The connection to tmux was lost while the command was on its way; it may or may not have run.",
+    ),
+    "%1",
+  );
+  assert.ok(failure !== undefined);
+  const text = `${failure.message} ${failure.hint}`;
+  assert.match(text, /expanding that format/);
+  assert.match(text, /an answer too long to read ends the connection/);
+  assert.match(text, /Do not ask for the same format again/);
+});
+
+Deno.test("expansions of a value are counted whatever the index, and in all", async () => {
+  await withTmux(async (t, c) => {
+    await t.tmux("set-option", "-g", "@a", "#{p10000:}".repeat(10));
+    // tmux 3.3a expands all of @a for @a[3]: a user option ignores the index.
+    const indexed = Array.from({ length: 1_200 }, (_, i) => `#{E:@a[${i}]}`).join("");
+    const before = await t.tmux("show-options", "-gv", "status-right");
+    for (
+      const [value, reason] of [[indexed, /is expansion 33/], [
+        "#{E:@a[0]}#{E:@a[1]}",
+        /expands @a twice/,
+      ]] as const
+    ) {
+      assert.match(
+        await c.fail("set_option", { name: "status-right", value, scope: "session", global: true }),
+        reason,
+      );
+    }
+    assert.equal(await t.tmux("show-options", "-gv", "status-right"), before);
+    // A status line's format, and a format asked once, expand values a bounded number of times.
+    assert.match(
+      await c.fail("set_option", {
+        name: "status-format[0]",
+        value: "#{E:@a}".repeat(1_500),
+        scope: "session",
+        global: true,
+      }),
+      /is expansion 33 of a value/,
+    );
+    assert.match(
+      await c.fail("display_message", { format: "#{E:@a}".repeat(2_300), target: t.ids.paneId }),
+      /is expansion 33 of a value/,
+    );
+    await answers(t);
+    // A few are fine.
+    const few = await c.ok<{ text: string }>("display_message", {
+      format: "#{E:@a[0]}#{E:@a}",
+      target: t.ids.paneId,
+    });
+    assert.match(few.text, /^ {1000,}$/);
+  });
+});

@@ -40,7 +40,14 @@
  * and a title of nested `#{S:` would freeze tmux each time. A substitution's replacement a
  * format makes grows with the subject's length times its own, and a regular expression's
  * back-reference (`\1`) makes glibc's matcher backtrack for seconds on a short subject: both
- * are refused.
+ * are refused. A replacement written out is held to {@link REPLACEMENT_MAXIMUM} characters,
+ * quotes to {@link QUOTE_NESTING_MAXIMUM} deep, and growth to a small multiple, as the subject
+ * may be a value of 16 KiB (set_option's bound) or a title a program set. Counted repetitions
+ * in a pattern (`(a{1,200}){1,200}`) make glibc compile a matcher of their product's size,
+ * 3.9 s for that one, at each expansion: their bounds and product are held small
+ * ({@link patternCopies}), and a pattern's length too. And every `E:` and `T:` may expand a
+ * value of {@link PAD_TOTAL_MAXIMUM} cells, so a format holds {@link EXPANSION_MAXIMUM} at most
+ * on any path, and a name's index is read as tmux reads it (`@a[3]` is all of `@a`).
  *
  * The modifiers are read the way tmux 3.3a reads them (`format_build_modifiers` and
  * `format_skip` in format.c), inside arguments and branches alike, so that a reading that
@@ -494,7 +501,51 @@ export const PAD_TOTAL_MAXIMUM = 100_000;
  * its length by, in all (a loop counted as {@link LOOP_ITEMS}, a quote `q:` as 2, a
  * substitution as its replacement's length and one more).
  */
-export const GROWTH_MAXIMUM = 10_000;
+export const GROWTH_MAXIMUM = 256;
+// 256 times a value of 16 KiB (set_option's bound) or a format of 16 KiB (display_message's)
+// is 4 MB, built in a few milliseconds; 10 000 times an 88 KB value built 264 MB (3.2 s).
+
+/**
+ * The longest replacement a substitution (`s/x/replacement/`) may write out: each match of the
+ * subject turns into it, so it multiplies the subject's length, and a subject may be a value
+ * of 16 KiB or a pane's title its program set (`s/a/` and 3000 characters over a value of
+ * 88 KB built 264 MB and held tmux 3.3a for 3.2 s).
+ */
+export const REPLACEMENT_MAXIMUM = 64;
+
+/**
+ * The most quotes (`q:`) that may enclose a part: each doubles what it holds at most, and a
+ * quote of a quote is rarely what anyone means.
+ */
+export const QUOTE_NESTING_MAXIMUM = 2;
+
+/**
+ * The most expansions of values again (`E:`, `T:`) one value or format may hold on any path
+ * through it (a conditional's larger branch counted), each of a value up to
+ * {@link PAD_TOTAL_MAXIMUM} cells: tmux 3.3a's own status-format[0] holds fewer, and 1500 of
+ * one value of 100 000 cells held tmux 1.4 s at each draw.
+ */
+export const EXPANSION_MAXIMUM = 32;
+
+/** tmux 3.3a's array options, whose items `E:` may name apart (`status-format[1]`). */
+const ARRAY_OPTIONS: ReadonlySet<string> = new Set([
+  "command-alias",
+  "pane-colours",
+  "status-format",
+  "terminal-features",
+  "terminal-overrides",
+  "update-environment",
+  "user-keys",
+]);
+
+/**
+ * The value `E:` or `T:` of `name` expands, as tmux 3.3a finds it: a user option or an option
+ * that is no array ignores an index (`@a[3]` is all of `@a`), an array's item is its own.
+ */
+function expandedName(name: string): string {
+  const base = baseName(name);
+  return ARRAY_OPTIONS.has(base) ? name : base;
+}
 
 /** An option's name, as `E:` or `T:` may name one (an array option's item too). */
 const OPTION_NAME = /^@?[A-Za-z0-9_-]+(?:\[\d+\])?$/;
@@ -511,10 +562,12 @@ interface Frame {
   readonly repeats: number;
   /** The rank of the narrowest loop it or a block around it runs ({@link LOOPS}), or -1. */
   readonly loop: number;
+  /** How many quotes (`q:`) it and the blocks around it run. */
+  readonly quotes: number;
 }
 
 /** The outermost frame: nothing around it. */
-const TOP: Frame = { end: Infinity, repeats: 1, loop: -1 };
+const TOP: Frame = { end: Infinity, repeats: 1, loop: -1, quotes: 0 };
 
 /** A multiple past any bound here, kept finite (a width of 0 times it stays 0). */
 const HUGE = 1e15;
@@ -542,7 +595,100 @@ function patternProblem(shownBlock: string, pattern: string): string | undefined
       "back-reference, whose matching grows as a power of the subject's length; write the " +
       "pattern out";
   }
+  // tmux expands the pattern before compiling it: "#," is a comma to the matcher.
+  const compiled = pattern.replace(/#([,#{}:])/g, "$1");
+  if (compiled.length > PATTERN_MAXIMUM) {
+    return `${shownBlock} has a regular expression's pattern of ${compiled.length} ` +
+      "characters: glibc compiles each character and repetition into its matcher, which " +
+      "tmux 3.3a builds anew at each expansion, and a stored value is matched whenever tmux " +
+      `draws or renames; keep a pattern within ${PATTERN_MAXIMUM} characters`;
+  }
+  const copies = patternCopies(compiled);
+  if (copies.bound > REPEAT_BOUND_MAXIMUM || copies.nested > REPEAT_PRODUCT_MAXIMUM) {
+    return `${shownBlock} has counted repetitions in its regular expression's pattern that ` +
+      `make glibc copy a part ${Math.max(copies.bound, copies.nested)} times ` +
+      "(a {m,n} copies what it repeats n times, and nested ones multiply): " +
+      "(a{1,200}){1,200} held tmux 3.3a for 3.9 s, and it compiles the pattern anew at each " +
+      `expansion; keep each bound within ${REPEAT_BOUND_MAXIMUM} and their product through ` +
+      `nesting within ${REPEAT_PRODUCT_MAXIMUM} (use * or + where any count will do)`;
+  }
   return undefined;
+}
+
+/** The longest regular expression's pattern (`m/r:`, `C/r:`, `s/`) a format may hold. */
+export const PATTERN_MAXIMUM = 256;
+
+/** The largest bound a counted repetition (`{m,n}`) of a pattern may have. */
+export const REPEAT_BOUND_MAXIMUM = 255;
+
+/**
+ * The most that counted repetitions nested in a pattern may multiply a part by: glibc's
+ * matcher, as tmux 3.3a compiles it, copies the repeated part once for each count of its bound.
+ */
+export const REPEAT_PRODUCT_MAXIMUM = 256;
+
+/**
+ * How often glibc's regcomp copies a part of an extended regular expression: the largest
+ * bound of any counted repetition (`{m,n}` counted as n, `{m}` as m, `{m,}` as m), and the
+ * largest product of bounds through nesting (`(a{1,200}){1,200}` is 40 000). `*`, `+`, `?`
+ * and `{m,}`'s open end are loops in the matcher, not copies, and count as 1
+ * (`(a*)*` compiles and matches quickly). Bracket expressions and escaped characters are one
+ * atom each.
+ */
+export function patternCopies(pattern: string): { bound: number; nested: number } {
+  let bound = 0;
+  // The product of the bounds of the groups open around the reader, and of each open group
+  // the largest product inside it so far.
+  const stack: { inner: number }[] = [{ inner: 1 }];
+  // The copies the atom just read holds (what a repetition after it multiplies).
+  let last = 1;
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    if (char === "\\") {
+      i++;
+      last = 1;
+    } else if (char === "[") {
+      // A bracket expression: "]" first (after an optional "^") is a member, not its end.
+      let j = i + 1;
+      if (pattern[j] === "^") j++;
+      if (pattern[j] === "]") j++;
+      while (j < pattern.length && pattern[j] !== "]") {
+        // [:alpha:], [.x.] and [=x=] hold a "]" of their own.
+        if (pattern[j] === "[" && ":.=".includes(pattern[j + 1] ?? "")) {
+          const close = pattern.indexOf(`${pattern[j + 1]}]`, j + 2);
+          j = close === -1 ? pattern.length : close + 2;
+        } else j++;
+      }
+      i = j;
+      last = 1;
+    } else if (char === "(") {
+      stack.push({ inner: 1 });
+      last = 1;
+    } else if (char === ")" && stack.length > 1) {
+      last = stack.pop()!.inner;
+      const top = stack[stack.length - 1];
+      top.inner = Math.max(top.inner, last);
+    } else if (char === "{") {
+      const count = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i));
+      if (count === null) {
+        last = 1;
+        continue;
+      }
+      const low = Number(count[1]);
+      const high = count[2] === undefined ? low : count[3] === "" ? low : Number(count[3]);
+      const times = Math.max(low, high, 1);
+      bound = Math.max(bound, times);
+      last = Math.min(last * times, HUGE);
+      const top = stack[stack.length - 1];
+      top.inner = Math.max(top.inner, last);
+      i += count[0].length - 1;
+    } else if (!"*+?|^$".includes(char)) {
+      last = 1;
+    }
+  }
+  // A group never closed is read to the end, as what it holds.
+  const nested = stack.reduce((most, { inner }) => Math.max(most, inner), 1);
+  return { bound, nested };
 }
 
 /** The pattern of a `m/r:` or `C/r:` block, or of a substitution: a regular expression. */
@@ -611,9 +757,10 @@ function growthOf(
   { modifiers, copy }: Block,
   around: Frame,
   use: FormatUse,
-): { repeats: number; loop: number; problem?: string } {
+): { repeats: number; loop: number; quotes: number; problem?: string } {
   let factor = 1;
   let loop = around.loop;
+  let quotes = around.quotes;
   let expands = false;
   let problem: string | undefined;
   for (const { modifier, args } of modifiers) {
@@ -634,6 +781,7 @@ function growthOf(
       loop = Math.max(loop, looping.rank);
     } else if (modifier === "q") {
       factor *= 2;
+      quotes++;
     } else if (modifier === "s") {
       // Each match, at most one a character (an empty one too), turns into the replacement,
       // a back reference (\1, two characters) into at most the match.
@@ -645,6 +793,13 @@ function growthOf(
           "expands the replacement first, so the result grows as the subject's length times " +
           "the replacement's, each as long as any value (6000 characters in both built 36 " +
           "million bytes); write the replacement out";
+        factor = HUGE;
+      } else if (replacement.length > REPLACEMENT_MAXIMUM) {
+        problem ??= `${shownBlock} replaces each match with ${replacement.length} ` +
+          "characters: each match of the subject turns into all of them, so the result grows " +
+          "as the subject's length times the replacement's (3000 characters over a value of " +
+          "88 KB built 264 MB and held tmux 3.3a for seconds), and a subject may be a long " +
+          `value or a pane's title; keep a replacement within ${REPLACEMENT_MAXIMUM} characters`;
         factor = HUGE;
       } else if (replacement !== "") {
         factor *= replacement.length + 1;
@@ -660,6 +815,10 @@ function growthOf(
       "substitution as its replacement's length and one more): nested, they grow as a " +
       `power, and tmux builds all of it at each expansion; keep it within ${GROWTH_MAXIMUM}`;
   }
+  if (problem === undefined && quotes > QUOTE_NESTING_MAXIMUM) {
+    problem = `${shownBlock} quotes inside ${quotes - 1} other quotes (q:): each may double ` +
+      `what it holds; keep to ${QUOTE_NESTING_MAXIMUM} nested at most`;
+  }
   if (expands && problem === undefined) {
     problem = expansionNameProblem(shownBlock, copy ?? "", use);
   }
@@ -672,7 +831,7 @@ function growthOf(
       "it draws or renames; expand it outside, once, or name the option plainly " +
       "(#{@name}), which shows its value as text";
   }
-  return { repeats, loop, problem };
+  return { repeats, loop, quotes, problem };
 }
 
 /**
@@ -726,7 +885,7 @@ function tallyExpansions(reader: Reader, text: string, from: number, to: number)
       );
     } else {
       if (block.modifiers.some(({ modifier }) => modifier === "E" || modifier === "T")) {
-        const name = block.copy ?? "";
+        const name = expandedName(block.copy ?? "");
         tally.path.push(start);
         tally.names.set(name, [...(tally.names.get(name) ?? []), start]);
       }
@@ -742,8 +901,16 @@ function tallyExpansions(reader: Reader, text: string, from: number, to: number)
  * value once at most on any path through it, a status line's part each name once at most.
  */
 function expansionCountProblem(reader: Reader, text: string, use: FormatUse): string | undefined {
-  if (use !== "stored" && use !== "drawn part") return undefined;
   const tally = tallyExpansions(reader, text, 0, text.length);
+  if (tally.path.length > EXPANSION_MAXIMUM) {
+    return `${shown(text, tally.path[EXPANSION_MAXIMUM])} is expansion ` +
+      `${EXPANSION_MAXIMUM + 1} of a value (E: or T:) in one format: each may expand a value ` +
+      `of ${PAD_TOTAL_MAXIMUM} cells, and tmux builds all of them at each expansion (1500 ` +
+      "expansions of one such value held tmux 1.4 s at each draw of a status line); keep to " +
+      `${EXPANSION_MAXIMUM} (the two branches of a #{?...} count as the larger), and name ` +
+      "other options plainly (#{@name}), which shows their values as text";
+  }
+  if (use !== "stored" && use !== "drawn part") return undefined;
   if (use === "stored" && tally.path.length > 1) {
     return `${shown(text, tally.path[1])} is a second expansion of a value (E: or T:) in one ` +
       "value: options that each expand the next twice double at every link (ten of them, " +
@@ -772,9 +939,13 @@ function expansionCountProblem(reader: Reader, text: string, use: FormatUse): st
  * by more than {@link GROWTH_MAXIMUM}; pad widths and precisions of more than
  * {@link PAD_TOTAL_MAXIMUM} cells in all, each counted as often as what encloses it may repeat
  * it; a substitution whose replacement a format makes (`#{s/x/#{@big}/:@big}`, the subject's
- * length times the replacement's). A regular expression's pattern (`m/r:`, `C/r:`, `s/`) may
- * hold no back-reference, nor be made by a format (matching one grows as a power of the
- * subject's length). `E:` and `T:` may name only an option (tmux's own,
+ * length times the replacement's), or one written out longer than
+ * {@link REPLACEMENT_MAXIMUM}; quotes nested deeper than {@link QUOTE_NESTING_MAXIMUM}. A
+ * regular expression's pattern (`m/r:`, `C/r:`, `s/`) may hold no back-reference, nor be made
+ * by a format (matching one grows as a power of the subject's length), nor be longer than
+ * {@link PATTERN_MAXIMUM} or repeat a part more than {@link REPEAT_PRODUCT_MAXIMUM} times
+ * through nested counts ({@link patternCopies}). Any text holds {@link EXPANSION_MAXIMUM}
+ * expansions of values again at most on any path. `E:` and `T:` may name only an option (tmux's own,
  * {@link TMUX_OPTIONS}, or `@name`), never a format variable a pane's program sets (its
  * title). A stored value (`use` `"stored"`) may also expand another value again once at most
  * on any path through it (a conditional's larger branch counted), outside any loop,
@@ -820,7 +991,12 @@ export function formatNumberProblem(
         use,
       );
       costProblem ??= growth.problem;
-      enclosing.push({ end: block.end, repeats: growth.repeats, loop: growth.loop });
+      enclosing.push({
+        end: block.end,
+        repeats: growth.repeats,
+        loop: growth.loop,
+        quotes: growth.quotes,
+      });
       for (const { modifier, args } of block.modifiers) {
         const number = NUMBERS[modifier];
         const arg = number === undefined ? undefined : args[number.index];

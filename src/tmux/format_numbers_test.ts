@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
 import {
   BOUNDED_SIZES,
+  EXPANSION_MAXIMUM,
   FORMAT_NUMBER_MAXIMUM,
   formatNumberProblem,
   formatUseOf,
   GROWTH_MAXIMUM,
   PAD_TOTAL_MAXIMUM,
+  PATTERN_MAXIMUM,
+  patternCopies,
 } from "./format_numbers.ts";
 
 Deno.test("formatNumberProblem passes formats people write", () => {
@@ -203,7 +206,11 @@ Deno.test("formatNumberProblem reads a long, nested format in bounded time", () 
     // Read through in bounded time; it expands again what a format makes.
     const expansions = formatNumberProblem("#(x)#{E:#{p1:x}}".repeat(5_000), use);
     assert.match(expansions ?? "", /expands again what a format makes/);
-    assert.equal(formatNumberProblem("#(x)#{E:@x}".repeat(5_000), "expanded once"), undefined);
+    // Read through in bounded time too; past EXPANSION_MAXIMUM expansions of a value.
+    assert.match(
+      formatNumberProblem("#(x)#{E:@x}".repeat(5_000), "expanded once") ?? "",
+      /is expansion 33 of a value/,
+    );
     assert.equal(
       formatNumberProblem(`${"#(".repeat(5_000)}${")".repeat(5_000)}#{p1:x}`, use),
       undefined,
@@ -264,9 +271,12 @@ Deno.test("formatNumberProblem refuses formats that grow as a power, each part s
     // Substitutions and quotes lengthen, nested they multiply.
     [
       `${"#{s/x/xx/:".repeat(12)}#{l:x}${"}".repeat(12)}`,
-      /may multiply its length by 19683 \(a loop/,
+      /may multiply its length by 729 \(a loop/,
     ],
-    [`${"#{q:".repeat(20)}x${"}".repeat(20)}`, /may multiply its length by 16384/],
+    [`${"#{q:".repeat(20)}x${"}".repeat(20)}`, /^#\{q: quotes inside 2 other quotes/],
+    ["#{S:#{q:#{q:x}}}", /may multiply its length by 400/],
+    // A replacement multiplies its subject's length, a value's or a pane's title.
+    [`#{s/a/${"x".repeat(65)}/:@b}`, /replaces each match with 65 characters/],
     [
       "#{s/./#{pane_title}/:#{s/./#{pane_title}/:x}}",
       /replaces each match with text a format makes/,
@@ -486,4 +496,84 @@ Deno.test("formatNumberProblem refuses back-references in a regular expression's
       assert.equal(formatNumberProblem(format, use), undefined, `${use}: ${format}`);
     }
   }
+});
+
+Deno.test("patternCopies multiplies counted repetitions through nesting", () => {
+  const cases: [string, { bound: number; nested: number }][] = [
+    ["abc", { bound: 0, nested: 1 }],
+    ["a{3}", { bound: 3, nested: 3 }],
+    ["a{2,}", { bound: 2, nested: 2 }],
+    ["(a{1,200}){1,200}b", { bound: 200, nested: 40_000 }],
+    ["(a{1,1000}){1,300}", { bound: 1000, nested: 300_000 }],
+    ["((a{2}){3}){4}", { bound: 4, nested: 24 }],
+    // Loops of the matcher, not copies.
+    ["(a*)*b+c?", { bound: 0, nested: 1 }],
+    ["(a{1,}){1,}", { bound: 1, nested: 1 }],
+    // Side by side they add, not multiply.
+    ["a{16}b{16}", { bound: 16, nested: 16 }],
+    ["(a{16})(b{16}){2}", { bound: 16, nested: 32 }],
+    // Escaped and bracketed characters are atoms, never groups or counts.
+    ["\\(a{9}\\){9}", { bound: 9, nested: 9 }],
+    ["[(]a{9}[]){]{9}", { bound: 9, nested: 9 }],
+    ["[[:alpha:]](x{4}){4}", { bound: 4, nested: 16 }],
+    // A "{" that is no count is text.
+    ["a{x}{2}", { bound: 2, nested: 2 }],
+  ];
+  for (const [pattern, copies] of cases) {
+    assert.deepEqual(patternCopies(pattern), copies, pattern);
+  }
+});
+
+Deno.test("formatNumberProblem refuses regular expressions glibc compiles into a huge matcher", () => {
+  for (const use of ["stored", "expanded once", "drawn part"] as const) {
+    for (
+      const format of [
+        `#{m/r:(a{1#,200#}){1#,200#}b,${"a".repeat(150)}}`,
+        "#{m/r:(a{1#,1000#}){1#,300#},x}",
+        "#{C/r:(a{17#}){16#}}",
+        "#{s/(a{1#,20#}){1#,20#}/x/:@b}",
+        "#{m/r:a{256#},x}",
+        `#{m/r:${"a".repeat(PATTERN_MAXIMUM + 1)},x}`,
+      ]
+    ) {
+      assert.match(
+        formatNumberProblem(format, use) ?? "(passed)",
+        /regular expression's pattern/,
+        `${use}: ${format}`,
+      );
+    }
+    for (
+      const format of [
+        "#{m/r:(a*)*b,aaaa}",
+        "#{m/r:^[0-9]{1#,3#}(\\.[0-9]{1#,3#}){3#}$,10.0.0.1}",
+        "#{s/(ab){16#}/x/:@b}",
+        "#{m/r:a{255#},x}",
+        "#{C/r:(a{16#}){16#}}",
+      ]
+    ) {
+      assert.equal(formatNumberProblem(format, use), undefined, `${use}: ${format}`);
+    }
+  }
+});
+
+Deno.test("formatNumberProblem counts every expansion of a value, an index ignored", () => {
+  // tmux 3.3a expands all of @a for @a[3]: a user option ignores the index.
+  const indexed = Array.from({ length: 3 }, (_, i) => `#{E:@a[${i}]}`).join("");
+  assert.match(formatNumberProblem(indexed, "drawn part") ?? "", /expands @a twice/);
+  // An array option's items are values of their own.
+  assert.equal(
+    formatNumberProblem("#{E:@x}#{T:status-format[1]}#{T:status-format[2]}", "expanded once"),
+    undefined,
+  );
+  for (const use of ["drawn", "expanded once"] as const) {
+    assert.equal(formatNumberProblem("#{E:@a}".repeat(EXPANSION_MAXIMUM), use), undefined, use);
+    assert.match(
+      formatNumberProblem("#{E:@a}".repeat(EXPANSION_MAXIMUM + 1), use) ?? "",
+      /is expansion 33 of a value/,
+      use,
+    );
+  }
+  // A conditional counts its larger branch.
+  const half = "#{E:@a}".repeat(20);
+  assert.equal(formatNumberProblem(`#{?1,${half},${half}}`, "drawn"), undefined);
 });

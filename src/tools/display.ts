@@ -49,19 +49,29 @@ function boundText(text: string, maxBytes: number): { text: string; omittedBytes
   return cutString(text, Math.floor(maxBytes / 6));
 }
 
+/** How execOnce (control.ts) says the connection was lost with the command on its way. */
+const CONNECTION_LOST = /^The connection to tmux was lost while the command was on its way/;
+
 /**
  * What a call says when tmux did not answer while it expanded the caller's format, or
+ * lost the connection it was asked on (an answer too long to read retires it), or
  * undefined for any other failure. Not "try again", as tmux's stalls otherwise say: the
  * likely cause is the format itself (one that builds a very long string holds every session
  * of the server until tmux is done), and asking again would hold it again.
  */
 export function expansionTimedOut(error: unknown, target: string): ToolFailure | undefined {
-  if (!(error instanceof TmuxError) || error.kind !== "timeout") return undefined;
+  if (!(error instanceof TmuxError)) return undefined;
+  // The control connection is retired over an answer too long to read (tmux built a string
+  // of many megabytes): execOnce then says it was lost and the command may or may not have
+  // run, which invites a retry that would build it again.
+  const lost = error.kind === "failed" && CONNECTION_LOST.test(error.message);
+  if (error.kind !== "timeout" && !lost) return undefined;
   return new ToolFailure(
     `${error.message} It was expanding that format for ${target}: the format itself is the ` +
       "likely cause, as one that builds a very long string (loops, substitutions or " +
       "expansions of other values that repeat each other) holds every session of the tmux " +
-      "server, and the person's too, until tmux is done.",
+      "server, and the person's too, until tmux is done" +
+      (lost ? ", and an answer too long to read ends the connection it came on." : "."),
     "Do not ask for the same format again: that would hold tmux again. Check that tmux " +
       "answers (list_sessions), then ask for a smaller format, one part at a time.",
   );

@@ -97,6 +97,14 @@ const RESERVED_PREFIX = "@tmux-mcp-";
 // deno-lint-ignore no-control-regex
 const TERMINAL_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
+/**
+ * The longest value set_option stores, appended to or not: any value may be the subject of a
+ * format that multiplies it ({@link checkOptionValue}), so it is kept to what tmux builds at
+ * once even multiplied by the most a format may multiply it (format_numbers.ts'
+ * GROWTH_MAXIMUM: 4 MB).
+ */
+export const OPTION_VALUE_MAXIMUM = 16_384;
+
 /** What every refusal of a value says besides its reason. */
 const UNCHANGED = "Nothing was changed.";
 
@@ -116,6 +124,8 @@ const UNCHANGED = "Nothing was changed.";
  * A control character but tab and newline is refused whatever the terminal: tmux 3.3a writes a
  * title as its bytes, so an ESC, BEL or C1 control in a value a title shows starts or ends an
  * escape sequence in the person's terminal (OSC 52 writes its clipboard, ESC c resets it).
+ * What would be stored, appended to or not, is held to {@link OPTION_VALUE_MAXIMUM}
+ * characters: a value appended to a piece at a time is a subject formats multiply.
  */
 export async function checkOptionValue(
   ctx: TmuxContext,
@@ -150,6 +160,19 @@ export async function checkOptionValue(
     }
     // A string option takes the text appended as it is (the comma is a style's).
     stored = `${current}${value}`;
+  }
+  // After the format checks, whose reasons say more. A value appended to without end is a
+  // subject every substitution, quote and loop around it multiplies (format_numbers.ts).
+  if (stored.length > OPTION_VALUE_MAXIMUM) {
+    throw new ToolFailure(
+      `${name}'s value${append ? " with this appended" : ""} would be ${stored.length} ` +
+        `characters, more than ${OPTION_VALUE_MAXIMUM}: tmux 3.3a expands a value whenever a ` +
+        "format names it, and the substitutions, quotes and loops around it multiply its " +
+        "length (s/a/ and 3000 characters over a value of 88 KB built 264 MB and held tmux for " +
+        "seconds at each draw of the status line).",
+      `Keep a value within ${OPTION_VALUE_MAXIMUM} characters; keep longer text in a file or ` +
+        `a buffer. ${UNCHANGED}`,
+    );
   }
   // Read as tmux reads it (default_size.ts): tmux takes any value that matches its pattern,
   // leading zeros and trailing text too, and sizes a window by what sscanf makes of it. A value
