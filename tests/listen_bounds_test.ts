@@ -3,16 +3,18 @@
  * holds only the URIs it was granted (a listen naming millions of strings held them all, a few
  * dozen such streams ended the process out of memory, and a stream told it was granted nothing
  * was still sent updates of a URI another stream was granted later); a resource is named by
- * one spelling only (`tmux://pane/00`, `TMUX://pane/0`, `tmux://pane/a/../0` were each granted
- * as a URI of its own, each stream the same 512 again); the pairs of streams and URIs of one
- * connection are bounded; a numeric id JSON cannot carry exactly is refused, not answered as
- * another request's.
+ * one spelling only (`tmux://pane/00`, `TMUX://pane/0`, `tmux://pane/a/../0`, `?&&`,
+ * `?socket=%6D…` were each granted as a URI of its own, each stream the same 512 again), and
+ * every URI resources/list and the templates give is that spelling (a socket name a URI must
+ * escape too); the pairs of streams and URIs of one connection are bounded; a numeric id JSON
+ * cannot carry exactly is refused, not answered as another request's.
  *
  * The real server process over stdio with the start task's flags, on a private tmux server.
  * Nothing waits a fixed time: each test waits for what the server says or tmux shows.
  */
 
 import assert from "node:assert/strict";
+import { UriTemplate } from "@modelcontextprotocol/server";
 import { MAX_LISTEN_PAIRS, MAX_WATCHED_URIS } from "../src/mcp/resources.ts";
 import {
   MODERN_META,
@@ -21,7 +23,7 @@ import {
   StdioServer,
   withBashServer,
 } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, testSocketName, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Tmux = Awaited<ReturnType<typeof TestTmux.start>>;
 
@@ -123,9 +125,24 @@ Deno.test("a resource has one spelling: aliases are refused by listen, read and 
       `${good}#`,
       `tmux://pane/./${pane}`,
       `tmux://pane/a1/../${pane}`,
+      // URL's href keeps empty pairs and percent-escapes, and the query parser drops the one
+      // and decodes the other: each named pane %N (or the server "other") again.
+      `${good}?&`,
+      `${good}?&&`,
+      `${good}?&&&`,
+      `tmux://server?socket=oth%65r`,
+      `tmux://server?%73ocket=other`,
+      `tmux://server?&socket=other`,
+      `tmux://server?socket=other&`,
+      `tmux://server?socket=a+b`,
+      `${good}?socket=${t.socket}&`,
+      `${good}?socket=%74${t.socket.slice(1)}`,
     ];
-    await s.writeLine(listenLine("aliases", [...aliases, good]));
-    assert.deepEqual(await granted(s, "aliases"), [good]);
+    // This server's own socket by name is a resource of its own (as a template fills it), the
+    // one spelling of it: the two above are others.
+    const bySocket = `${good}?socket=${t.socket}`;
+    await s.writeLine(listenLine("aliases", [...aliases, good, bySocket]));
+    assert.deepEqual(await granted(s, "aliases"), [good, bySocket]);
     const legacy = new StdioServer(
       startCommand().cmd,
       [...startCommand().args, "--socket", t.socket],
@@ -139,13 +156,105 @@ Deno.test("a resource has one spelling: aliases are refused by listen, read and 
           assert.equal(answer.error?.code, -32602, `${method} ${uri}: ${JSON.stringify(answer)}`);
         }
       }
-      const read = await legacy.request("resources/read", { uri: good });
-      assert.equal(read.error, undefined, JSON.stringify(read.error));
+      for (const uri of [good, bySocket]) {
+        const read = await legacy.request("resources/read", { uri });
+        assert.equal(read.error, undefined, JSON.stringify(read.error));
+      }
       await legacy.endsCleanly();
     } finally {
       await legacy.kill();
     }
   });
+});
+
+/** A private tmux server on a socket whose name a URI must encode (a space, `%`, `+`, `&`, `=`). */
+class OddTmux extends TestTmux {
+  override readonly socket = `${testSocketName()} 50%+&=x`;
+}
+
+/**
+ * The URIs `s` lists once it has run a job on `odd`'s pane `paneId` (by socket name): the
+ * panes, the server and agents, and the job, whose URI carries the odd socket name encoded.
+ */
+async function listedWithOddJob(
+  s: StdioServer,
+  odd: OddTmux,
+  paneId: string,
+  meta: Record<string, unknown>,
+): Promise<string[]> {
+  const ran = await s.request("tools/call", {
+    name: "run_command",
+    arguments: { paneId, command: "true", socket_name: odd.socket },
+    ...meta,
+  });
+  assert.equal(ran.error, undefined, JSON.stringify(ran.error));
+  assert.notEqual(ran.result?.isError, true, JSON.stringify(ran.result));
+  const listed = await s.request("resources/list", meta);
+  assert.equal(listed.error, undefined, JSON.stringify(listed.error));
+  const uris = (listed.result?.resources as { uri: string }[]).map((r) => r.uri);
+  const encoded = `?socket=${encodeURIComponent(odd.socket)}`;
+  assert.ok(uris.some((u) => u.startsWith("tmux://job/") && u.endsWith(encoded)), uris.join(" "));
+  assert.ok(uris.some((u) => u.startsWith("tmux://pane/")), uris.join(" "));
+  // And what the templates give for the odd server, filled as the SDK fills them (a pane's
+  // ?socket= is added as its description says).
+  const filled = [
+    new UriTemplate("tmux://server{?socket}").expand({ socket: odd.socket }),
+    new UriTemplate("tmux://agents{?socket}").expand({ socket: odd.socket }),
+    `${new UriTemplate("tmux://pane/{pane}").expand({ pane: paneId.slice(1) })}${encoded}`,
+  ];
+  return [...uris, ...filled];
+}
+
+Deno.test("every URI resources/list and the templates give is read, subscribed to and listened to as given", async () => {
+  const odd = new OddTmux();
+  try {
+    const paneId = (await odd.tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "odd",
+      "-x",
+      "80",
+      "-y",
+      "24",
+      "-P",
+      "-F",
+      "#{pane_id}",
+      "/bin/sh",
+    )).trim();
+    await odd.prompt(paneId);
+    await withBashServer(async (t, s) => {
+      // 2026-07-28: read and listen.
+      const uris = await listedWithOddJob(s, odd, paneId, { _meta: MODERN_META });
+      for (const uri of uris) {
+        const read = await s.request("resources/read", { uri, _meta: MODERN_META });
+        assert.equal(read.error, undefined, `${uri}: ${JSON.stringify(read.error)}`);
+      }
+      await s.writeLine(listenLine("listed", uris));
+      assert.deepEqual(await granted(s, "listed"), uris);
+      // 2025-11-25: read and subscribe.
+      const legacy = new StdioServer(
+        startCommand().cmd,
+        [...startCommand().args, "--socket", t.socket],
+        cleanEnv(),
+      );
+      try {
+        await legacy.initialize();
+        const listed = await listedWithOddJob(legacy, odd, paneId, {});
+        for (const uri of listed) {
+          for (const method of ["resources/read", "resources/subscribe"]) {
+            const answer = await legacy.request(method, { uri });
+            assert.equal(answer.error, undefined, `${method} ${uri}: ${JSON.stringify(answer)}`);
+          }
+        }
+        await legacy.endsCleanly();
+      } finally {
+        await legacy.kill();
+      }
+    });
+  } finally {
+    await odd.kill();
+  }
 });
 
 Deno.test("the pairs of streams and URIs of one connection are bounded", async () => {

@@ -9,7 +9,10 @@
  */
 
 import assert from "node:assert/strict";
+import { UriTemplate } from "@modelcontextprotocol/server";
 import { MAX_WATCHED_URIS } from "../src/mcp/resources.ts";
+import { canonicalUri } from "../src/mcp/resource_spec.ts";
+import { jobUri } from "../src/tools/job_resource.ts";
 import { MODERN_META, type RpcMessage, startCommand, StdioServer } from "./helpers/stdio.ts";
 import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
 
@@ -161,4 +164,27 @@ Deno.test("completions answer within their budget when tmux answers nothing", as
       Deno.kill(pid, "SIGCONT");
     }
   });
+});
+
+Deno.test("a URI with a host is one spelling: socket before host, each encoded as the templates and job URIs are", () => {
+  const socket = "a b%+&=x";
+  const host = "me@box:22";
+  for (const template of ["tmux://server{?host}", "tmux://agents{?socket,host}"]) {
+    const uri = new UriTemplate(template).expand({ socket, host });
+    assert.equal(canonicalUri(uri), uri);
+  }
+  const job = jobUri("0-00000000000000000000-1-1-1-1-1", { socketName: socket, host });
+  assert.equal(canonicalUri(job), job);
+  // Each of these names a resource written otherwise: the host first, `+` for a space, an
+  // escape where none is needed, an empty pair.
+  for (
+    const alias of [
+      "tmux://server?host=h&socket=s",
+      "tmux://server?socket=a+b&host=h",
+      "tmux://server?socket=s&host=%68",
+      "tmux://server?socket=s&&host=h",
+    ]
+  ) {
+    assert.notEqual(canonicalUri(alias), alias);
+  }
 });

@@ -224,7 +224,7 @@ sshTest(
     await withHosts(async (a, _b, c, sshd) => {
       const p = a.ids.paneId;
       await prompt(a, p);
-      const uri = `tmux://pane/${p.slice(1)}?host=h1&socket=${a.socket}`;
+      const uri = `tmux://pane/${p.slice(1)}?socket=${a.socket}&host=h1`;
       const updates = await subscribe(c, uri);
       const hub = controlFor(c.server.runner, { host: "h1", socketName: a.socket });
       await waitFor(() => hub.watchers > 0, "the subscription to watch the pane", 15_000);

@@ -101,24 +101,55 @@ export function uriTooLong(uri: string): string | null {
     "resources/list and resources/templates/list show the resources.";
 }
 
+/** The query a resource URI may have, in the order its one spelling has it. */
+const QUERY_KEYS: readonly string[] = ["socket", "host"];
+
 /**
- * Why `uri` is not a resource's own spelling, in one sentence; null when it is. A URI is taken
- * only as written the way it is read (`new URL(uri).href`, the SDK's form): `TMUX://pane/0`,
- * `tmux://pane/./0`, `tmux://pane/a/../0`, `tmux://pane/0?` and `tmux://pane/0#` each named pane
- * %0 again, and a listen stream granted each as a URI of its own was told of every change of the
- * pane once per spelling. Read, subscribed to and listened to alike.
+ * The one spelling of the resource `uri` names: rebuilt from what a read takes out of it (its
+ * scheme, kind and path as `new URL` reads them, then `socket=` and `host=` in that order, each
+ * value encoded as `encodeURIComponent` encodes it: how resources/list writes a job's socket and
+ * host, and how the SDK fills a template's `{?socket,host}`). Null when `uri` is no URL, or its
+ * query holds what no resource takes (another key, a key twice): such a URI names nothing, and
+ * is refused as such.
+ *
+ * A `?socket=` naming this server's own socket stays: it is a resource of its own (as the
+ * templates give it; resources/list gives the bare URI), not another spelling of the bare one.
+ * Whether a name is this server's socket can depend on tmux's socket folder, learned once a
+ * call asks (same_socket.ts), and a listen is granted at once: the same URI would be granted
+ * before and refused after. It is one more name per resource, as another resource is, and held
+ * to the same bounds; what multiplied a resource's names without end (empty pairs, escapes)
+ * is gone.
+ */
+export function canonicalUri(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return null;
+  }
+  const keys = [...url.searchParams.keys()];
+  if (keys.some((k) => !QUERY_KEYS.includes(k)) || new Set(keys).size < keys.length) return null;
+  const query = QUERY_KEYS.flatMap((key) => {
+    const value = url.searchParams.get(key);
+    return value === null ? [] : [`${key}=${encodeURIComponent(value)}`];
+  });
+  return `${url.protocol}//${url.host}${url.pathname}${query.length ? `?${query.join("&")}` : ""}`;
+}
+
+/**
+ * Why `uri` is not a resource's own spelling ({@link canonicalUri}), in one sentence; null when
+ * it is, or names nothing. `TMUX://pane/0`, `tmux://pane/./0`, `tmux://pane/a/../0`, an empty
+ * `?`, `&` or `#`, a value escaped otherwise (`?socket=%6Dy`, `?socket=a+b`) or `&host=` before
+ * `?socket=` each named a resource again, and a listen stream granted each as a URI of its own
+ * was told of every change once per spelling. Read, subscribed to and listened to alike.
  */
 export function notCanonical(uri: string): string | null {
-  let href: string;
-  try {
-    href = new URL(uri).href;
-  } catch {
-    return null; // not a URL: refused as naming no resource
-  }
-  if (href === uri && !uri.endsWith("?") && !uri.endsWith("#")) return null;
-  return `${logLine(clip(uri))} is not written as a resource URI is: ` +
-    "resources/list and resources/templates/list show them (tmux://pane/3, lower case, " +
-    "without ./ or ../, nor an empty ? or #).";
+  const canonical = canonicalUri(uri);
+  if (canonical === null || canonical === uri) return null;
+  return `${logLine(clip(uri))} is another spelling of ${logLine(clip(canonical))}: a ` +
+    "resource is named only as resources/list and resources/templates/list give it (lower " +
+    "case; no ./ or ../; no empty ?, & or #; ?socket= then &host=, each encoded as " +
+    "encodeURIComponent encodes it).";
 }
 
 /**

@@ -26,6 +26,7 @@ import type { TmuxContext } from "./context.ts";
 import { type LogLevel, logLine, stderrLog } from "./call_log.ts";
 import { clip, failureText } from "./errors.ts";
 import {
+  canonicalUri,
   type Feed,
   matches,
   notCanonical,
@@ -213,16 +214,19 @@ export class ResourceSubscriptions {
     for (const spec of resources) register(server, spec, contextFor, listed);
     // A URI too long for any resource is the client's mistake: the SDK's template matching
     // threw on it, answering an internal error.
-    wrapSdkHandler(server, "resources/read", (original) => (request, extra) => {
+    wrapSdkHandler(server, "resources/read", (original) => async (request, extra) => {
       const uri = (request as { params?: { uri?: unknown } }).params?.uri;
-      // A URI one of them would take under another spelling is refused as a subscription is
-      // (see #refusal); one that names nothing is left to the SDK's answer.
-      const refusal = typeof uri === "string"
-        ? uriTooLong(uri) ??
-          (resources.some((spec) => matches(spec, uri)) ? notCanonical(uri) : null)
-        : null;
-      if (refusal === null) return original(request, extra);
-      return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidParams, refusal));
+      if (typeof uri === "string") {
+        // A URI one of them would take under its one spelling is refused as a subscription is
+        // (see #refusal); one that names nothing is left to the SDK's answer.
+        let refusal = uriTooLong(uri);
+        if (refusal === null) {
+          const canonical = canonicalUri(uri) ?? uri;
+          if (resources.some((spec) => matches(spec, canonical))) refusal = notCanonical(uri);
+        }
+        if (refusal !== null) throw new ProtocolError(ProtocolErrorCode.InvalidParams, refusal);
+      }
+      return await original(request, extra);
     });
     if (era === "legacy") {
       // Under 2026-07-28 these methods do not exist (the SDK answers -32601): listen streams
@@ -275,7 +279,8 @@ export class ResourceSubscriptions {
       return `No resource ${logLine(clip(uri))}: resources/list and resources/templates/list ` +
         "show them.";
     }
-    // One spelling per resource: each alias of a pane was granted as a URI of its own.
+    // One spelling per resource, as a read takes it (canonicalUri): each alias of a pane was
+    // granted as a URI of its own, and told of each change again.
     const spelling = notCanonical(uri);
     if (spelling !== null) return spelling;
     try {
