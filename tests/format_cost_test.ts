@@ -434,7 +434,7 @@ Deno.test("counted repetitions nested in a regular expression are refused (glibc
 
 Deno.test("a value appended to without end, and long replacements and quotes of it, are refused", async () => {
   await withTmux(async (t, c) => {
-    const piece = "a".repeat(8_000);
+    const piece = "a".repeat(30_000);
     await c.ok("set_option", { name: "@b", value: piece, scope: "server" });
     await c.ok("set_option", { name: "@b", value: piece, scope: "server", append: true });
     const text = await c.fail("set_option", {
@@ -443,13 +443,9 @@ Deno.test("a value appended to without end, and long replacements and quotes of 
       scope: "server",
       append: true,
     });
-    assert.match(text, /@b's value with this appended would be 24000 characters, more than 16384/);
+    assert.match(text, /@b's value with this appended would be 90000 characters, more than 65536/);
     assert.match(text, /Nothing was changed/);
     assert.equal(await t.tmux("show-options", "-sv", "@b"), `${piece}${piece}\n`);
-    assert.match(
-      await c.fail("set_option", { name: "@c", value: "x".repeat(20_000), scope: "server" }),
-      /@c's value would be 20000 characters/,
-    );
     // A replacement multiplies its subject: 3000 characters over 88 KB built 264 MB.
     const replaced = `#{s/a/${"x".repeat(3_000)}/:@b}`;
     assert.match(

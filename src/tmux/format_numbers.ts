@@ -42,7 +42,7 @@
  * back-reference (`\1`) makes glibc's matcher backtrack for seconds on a short subject: both
  * are refused. A replacement written out is held to {@link REPLACEMENT_MAXIMUM} characters,
  * quotes to {@link QUOTE_NESTING_MAXIMUM} deep, and growth to a small multiple, as the subject
- * may be a value of 16 KiB (set_option's bound) or a title a program set. Counted repetitions
+ * may be a value of 64 KiB (set_option's bound) or a title a program set. Counted repetitions
  * in a pattern (`(a{1,200}){1,200}`) make glibc compile a matcher of their product's size,
  * 3.9 s for that one, at each expansion: their bounds and product are held small
  * ({@link patternCopies}), and a pattern's length too. And every `E:` and `T:` may expand a
@@ -502,13 +502,14 @@ export const PAD_TOTAL_MAXIMUM = 100_000;
  * substitution as its replacement's length and one more).
  */
 export const GROWTH_MAXIMUM = 256;
-// 256 times a value of 16 KiB (set_option's bound) or a format of 16 KiB (display_message's)
-// is 4 MB, built in a few milliseconds; 10 000 times an 88 KB value built 264 MB (3.2 s).
+// 256 times a value of 64 KiB (set_option's bound) is 16 MB, built in about a tenth of a
+// second, and a format of 16 KiB (display_message's) 4 MB; 10 000 times an 88 KB value built
+// 264 MB (3.2 s).
 
 /**
  * The longest replacement a substitution (`s/x/replacement/`) may write out: each match of the
  * subject turns into it, so it multiplies the subject's length, and a subject may be a value
- * of 16 KiB or a pane's title its program set (`s/a/` and 3000 characters over a value of
+ * of 64 KiB or a pane's title its program set (`s/a/` and 3000 characters over a value of
  * 88 KB built 264 MB and held tmux 3.3a for 3.2 s).
  */
 export const REPLACEMENT_MAXIMUM = 64;

@@ -98,12 +98,13 @@ const RESERVED_PREFIX = "@tmux-mcp-";
 const TERMINAL_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 /**
- * The longest value set_option stores, appended to or not: any value may be the subject of a
- * format that multiplies it ({@link checkOptionValue}), so it is kept to what tmux builds at
- * once even multiplied by the most a format may multiply it (format_numbers.ts'
- * GROWTH_MAXIMUM: 4 MB).
+ * The longest value set_option stores, appended to or not (a value is given whole up to the same,
+ * the schema's bound): any value may be the subject of a format that multiplies it
+ * ({@link checkOptionValue}), so it is kept to what tmux builds in a fraction of a second even
+ * multiplied by the most a format may multiply it (format_numbers.ts' GROWTH_MAXIMUM: 16 MB;
+ * without it, values appended to without end were 264 MB under one substitution).
  */
-export const OPTION_VALUE_MAXIMUM = 16_384;
+export const OPTION_VALUE_MAXIMUM = 65_536;
 
 /** What every refusal of a value says besides its reason. */
 const UNCHANGED = "Nothing was changed.";
