@@ -16,7 +16,7 @@
 import assert from "node:assert/strict";
 import { TASKS_EXTENSION } from "../src/mcp/tasks.ts";
 import { startCommand, StdioServer } from "./helpers/stdio.ts";
-import { cleanEnv, TestTmux, waitFor } from "./helpers/tmux.ts";
+import { cleanEnv, HookGate, TestTmux, waitFor } from "./helpers/tmux.ts";
 
 type Started = Awaited<ReturnType<typeof TestTmux.start>>;
 type Era = "2025-11-25" | "2026-07-28";
@@ -54,6 +54,68 @@ function envelope(era: Era): Record<string, unknown> {
 
 async function screen(t: Started): Promise<string> {
   return await t.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", t.ids.paneId);
+}
+
+/**
+ * Starts run_command `command` as a task of `era`, holds its tmux line after its first `hook` command
+ * (a person's hook that waits), cancels the task there, lets tmux go on, and returns
+ * the task's status message once its call has wound down (2025-11-25: with what tasks/result
+ * answered).
+ */
+async function cancelledAtHook(
+  era: Era,
+  t: Started,
+  server: StdioServer,
+  command: string,
+  hook: string,
+): Promise<string> {
+  const gate = await HookGate.make();
+  try {
+    // The control connection warm: the steps go over it, and tmux runs a held line on.
+    const warm = await server.request("tools/call", {
+      name: "list_panes",
+      arguments: {},
+      ...envelope(era),
+    });
+    assert.equal(warm.error, undefined, JSON.stringify(warm.error));
+    await t.tmux("set-hook", "-g", hook, gate.command);
+    const created = server.request("tools/call", {
+      name: "run_command",
+      arguments: { paneId: t.ids.paneId, command, timeoutMs: 90_000 },
+      ...(era === "2025-11-25" ? { task: {} } : {}),
+      ...envelope(era),
+    });
+    await waitFor(() => gate.began(), `the step held after ${hook}`);
+    const answer = await created;
+    assert.equal(answer.error, undefined, JSON.stringify(answer.error));
+    const taskId = era === "2025-11-25"
+      ? (answer.result!.task as { taskId: string }).taskId
+      : answer.result!.taskId as string;
+    const cancel = await server.request("tasks/cancel", { taskId, ...envelope(era) });
+    assert.equal(cancel.error, undefined, JSON.stringify(cancel.error));
+    await gate.open();
+    await t.tmux("set-hook", "-gu", hook);
+    let said = "";
+    if (era === "2025-11-25") {
+      // tasks/result waits for the cancelled call to wind down.
+      said = (await server.request("tasks/result", { taskId })).error?.message ?? "";
+    }
+    const got = await waitFor(
+      async () => {
+        const task = (await server.request("tasks/get", { taskId, ...envelope(era) }))
+          .result as { status: string; statusMessage?: string };
+        assert.equal(task.status, "cancelled");
+        // Wound down: the message is no longer the cancel's own, or never will be.
+        return task.statusMessage !== "Cancelled by tasks/cancel." || said !== "" ? task : null;
+      },
+      "the cancelled call to wind down",
+      20_000,
+    ).catch(() => null);
+    return `${said}\n${got?.statusMessage ?? "Cancelled by tasks/cancel."}`;
+  } finally {
+    await gate.open();
+    await gate.remove();
+  }
 }
 
 for (const era of ["2025-11-25", "2026-07-28"] as const) {
@@ -132,6 +194,31 @@ for (const era of ["2025-11-25", "2026-07-28"] as const) {
       }
     });
   }
+
+  Deno.test(`tasks, ${era}: a run_command task cancelled while tmux held its typing step says the command may have been typed, and names its job`, async () => {
+    const t = await TestTmux.start();
+    const server = await session(t.socket, era);
+    const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-task-typed-" });
+    try {
+      // Held after the paste: the mark already says typed.
+      const said = await cancelledAtHook(
+        era,
+        t,
+        server,
+        `touch ${dir}/ran`,
+        "after-paste-buffer",
+      );
+      // Whether tmux then types it or drops the rest of the line, the task cannot tell: it
+      // says it may have been typed, as which job.
+      assert.match(said, /may have been typed/, said);
+      assert.match(said, /typed into %\d+ as job \d+-[0-9a-f]{20}-/, said);
+      assert.doesNotMatch(said.split("\n")[1], /^Cancelled by tasks\/cancel\.$/, said);
+    } finally {
+      await server.kill();
+      await t.kill();
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
 
   Deno.test(`tasks, ${era}: a run_command task cancelled after its command was typed says it runs on, and names its job`, async () => {
     const t = await TestTmux.start();

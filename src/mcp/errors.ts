@@ -18,6 +18,12 @@ import { escapeSeparatorsAndBidi } from "./render.ts";
 export class ToolFailure extends Error {
   /** What to do next, e.g. "list_panes lists them all." */
   readonly hint: string;
+  /**
+   * Whether the failure is of a call that typed a command, or may have (run_command once its
+   * typing step was sent): what the command does happens whatever the call says, so a task
+   * cancelled meanwhile keeps this failure as its status (task_store.ts).
+   */
+  typed = false;
 
   /** A failure with its reason and a hint. */
   constructor(message: string, hint = "") {

@@ -16,7 +16,7 @@ import {
   RELATED_TASK_META_KEY,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { clip, KEEPS_RUNNING } from "./errors.ts";
+import { clip, failureText, KEEPS_RUNNING, ToolFailure } from "./errors.ts";
 import type { Era } from "./resources.ts";
 import {
   firstText,
@@ -29,6 +29,31 @@ import {
 } from "./task_record.ts";
 import { callBoundMs, grantedTtlMs, TASK_LIMITS, TASK_TOOLS, TASKS_EXTENSION } from "./tasks.ts";
 import { type Handler, wrapSdkHandler } from "./tool_list.ts";
+
+/**
+ * The abort reasons of cancelled tasks ({@link TaskStore.#stop}), each with what takes a late
+ * word for its task: the call behind a task sees its cancellation only through its signal,
+ * which (the registry's follows the task's) aborts with the task's reason.
+ */
+const lateWords = new WeakMap<object, (text: string) => void>();
+
+/**
+ * Tells the task cancelled under `signal` (none: nothing happens) what its call did all the
+ * same, which becomes the task's status message (what tasks/get shows, and what 2025-11-25's
+ * tasks/result answers): `word`, a failure of the call flagged `typed` (errors.ts: its command
+ * was typed, or may have been), or the text of what a call that succeeded did. A failure not
+ * so flagged changes nothing. Called by the tool before it returns, as its answer (a plain
+ * tool result) no longer carries the flag.
+ */
+export function tellCancelledTask(signal: AbortSignal, word: unknown): void {
+  if (!signal.aborted) return;
+  const reason: unknown = signal.reason;
+  if (typeof reason !== "object" || reason === null) return;
+  const hear = lateWords.get(reason);
+  if (hear === undefined) return;
+  if (typeof word === "string") hear(word);
+  else if (word instanceof ToolFailure && word.typed) hear(failureText(word, {}));
+}
 
 /** The tasks of every connection of one registry; what stdio shutdown cancels. */
 export class ToolTasks {
@@ -358,13 +383,30 @@ class TaskStore implements TaskCalls {
    * running in the pane, and the call's answer says so and names the job. That answer becomes
    * the task's status message (what tasks/get shows, and what 2025-11-25's tasks/result
    * answers), so the model learns which job still holds the pane rather than taking it for
-   * stopped (get_command_result's answer says its job runs on alike). Any other late answer
-   * changes nothing.
+   * stopped (get_command_result's answer says its job runs on alike). A call that completed
+   * all the same says what it did. run_command tells its failures once its command was typed
+   * (or may have been) itself, flagged on the error ({@link tellCancelledTask}); any other late
+   * failure changes nothing.
    */
   #lateWord(task: TaskRecord, outcome: Outcome): void {
-    if (!("result" in outcome) || outcome.result.isError !== true) return;
+    // Told already by the call itself ({@link tellCancelledTask}).
+    if (this.#told.has(task)) return;
+    if (!("result" in outcome)) return;
     const text = firstText(outcome.result);
+    if (outcome.result.isError !== true) {
+      // It did its work after all: the cancel came too late to stop it.
+      this.#hear(task, `Cancelled by tasks/cancel, too late: the call had completed. ${text}`);
+      return;
+    }
     if (!text.includes(KEEPS_RUNNING)) return;
+    this.#hear(task, text);
+  }
+
+  /** The cancelled tasks whose call told what it did ({@link tellCancelledTask}). */
+  readonly #told = new WeakSet<TaskRecord>();
+
+  /** Makes `text` the cancelled task's status message. */
+  #hear(task: TaskRecord, text: string): void {
     task.statusMessage = short(text);
     task.lastUpdatedAt = Date.now();
   }
@@ -413,7 +455,13 @@ class TaskStore implements TaskCalls {
   #stop(task: TaskRecord, why: string): void {
     task.status = "cancelled";
     task.statusMessage = why;
-    task.controller.abort(new Error(why));
+    const reason = new Error(why);
+    lateWords.set(reason, (text) => {
+      if (task.status !== "cancelled") return;
+      this.#told.add(task);
+      this.#hear(task, text);
+    });
+    task.controller.abort(reason);
     this.#changed(task);
   }
 

@@ -12,7 +12,7 @@ import { ToolFailure } from "../mcp/errors.ts";
 import { deliverInput, type InputGuardOptions } from "../mcp/input_guard.ts";
 import { execFast } from "../tmux/control.ts";
 import { randomHex } from "../tmux/format.ts";
-import { OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
+import { lineEditorReads, OTHER_SHELLS, POSIX_SHELLS, shellName } from "../tmux/prompt.ts";
 import type { PaneRow, Snapshot } from "../tmux/snapshot.ts";
 import { paneEnded, type PaneProbe, probePane } from "./pane_probe.ts";
 import { shellGuard, sleep, whichAway, whileShellAway } from "./shell_guard.ts";
@@ -117,9 +117,12 @@ function nestedShellRefusal(pane: PaneRow, name: string): ToolFailure {
  * The shell handles the signal some time after the keystroke: input that arrives before it
  * has, is taken into the line it then drops (bash loses the first characters of the command).
  * So the typing waits until the shell has moved the cursor to a new row (the new prompt), at
- * most {@link FRESH_PROMPT_MS}; a shell that shows nothing new by then (one that ignores
- * SIGINT) has handled it or never will, and is typed into as it is (the paste's keys still
- * empty its line).
+ * most {@link FRESH_PROMPT_MS}. One that shows nothing new by then is refused, nothing typed:
+ * what ignored the C-c may be the shell's own `read` (`trap '' INT; read x`, at the prompt or
+ * a job's), which holds the terminal as the shell at its prompt does, would read the typed
+ * command as its answer and could then print a forged result for it. bash and zsh must also
+ * be reading with their line editor ({@link lineEditorReads}) once the new row shows: a `read`
+ * whose INT trap prints a line draws a row too, but reads in canonical mode.
  *
  * A program drawing the prompt (a command substitution in PS1, PROMPT_COMMAND) holds the
  * terminal for a moment: a refusal for that is tried again, until `until` (the check travels
@@ -192,10 +195,68 @@ export async function freshPrompt(
   });
   const row = (p: PaneProbe) => p.historySize + p.cursorY;
   const end = performance.now() + FRESH_PROMPT_MS;
-  while (performance.now() < end) {
+  let drawn = false;
+  while (!drawn && performance.now() < end) {
     const p = await probePane(ctx, pane.id);
-    if (paneEnded(before, p) || row(p) !== row(before)) return;
-    if (above !== null && p.cursorY === before.cursorY && await rowAbove(p) !== above) return;
-    await sleep(2, ctx.signal);
+    if (paneEnded(before, p)) return;
+    drawn = row(p) !== row(before) ||
+      (above !== null && p.cursorY === before.cursorY && await rowAbove(p) !== above);
+    if (!drawn) await sleep(2, ctx.signal);
   }
+  // Nothing new: what holds the terminal ignored the C-c. The shell's own `read` (typed at the
+  // prompt, or a job's, `trap '' INT` first) holds it as the shell at its prompt does, and
+  // would read the command typed next as its answer, then could print a forged result for it.
+  if (!drawn) throw unansweredInterrupt(pane);
+  // bash and zsh read their prompt with a line editor (canonical mode and echo both off); a `read`
+  // of their own reads in canonical mode, which a trap on INT that prints a line can leave
+  // after the C-c. Asked until the line editor reads (the prompt's programs run first), at
+  // most until the deadline for them.
+  if (!LINE_EDITOR_SHELLS.has(shellName(now.command))) return;
+  const editorBy = Math.max(performance.now() + FRESH_PROMPT_MS, until);
+  for (;;) {
+    if (await lineEditorReads(ctx.runner, ctx.address, pane.id, ctx.signal)) return;
+    if (performance.now() >= editorBy) {
+      // A program the shell started holds the terminal (a prompt command that does not end):
+      // the typing, which only the shell itself holding the terminal lets through, refuses
+      // it by name.
+      if (await otherGroupHoldsNow(ctx, pane)) return;
+      throw unansweredInterrupt(pane, true);
+    }
+    await sleep(10, ctx.signal);
+  }
+}
+
+/** Whether a program of a process group other than the shell's holds `pane`'s terminal now. */
+async function otherGroupHoldsNow(ctx: TmuxContext, pane: PaneRow): Promise<boolean> {
+  const yes = `tmux-mcp-held-${randomHex(8)}`;
+  const result = await execFast(ctx.runner, ctx.address, [
+    "if-shell",
+    "-t",
+    pane.id,
+    otherGroupHolds(pane.pid),
+    `display-message -p ${yes}`,
+  ], { signal: ctx.signal });
+  return result.code === 0 &&
+    new TextDecoder().decode(result.stdout).split("\n").some((l) => l === yes);
+}
+
+/** The shells that always read their prompt with a line editor here (see {@link freshPrompt}). */
+const LINE_EDITOR_SHELLS = new Set(["bash", "zsh"]);
+
+/**
+ * The refusal for a pane whose shell drew no new prompt after C-c (`editor`: it drew a row, but
+ * its line editor never came to read the terminal).
+ */
+function unansweredInterrupt(pane: PaneRow, editor = false): ToolFailure {
+  return new ToolFailure(
+    `Pane ${pane.id}'s shell (pid ${pane.pid}) was given C-c for a fresh prompt, but ${
+      editor
+        ? "its line editor did not come to read the terminal after it (the terminal reads " +
+          "whole lines, as the shell's own `read` does)"
+        : "it drew no new prompt after C-c"
+    }: a \`read\` or a program ignoring SIGINT? Nothing typed: whatever reads the terminal ` +
+      "there would take the command as its input.",
+    "Look at the pane (capture_pane): answer or end what reads there (send_keys), or use " +
+      "another pane (split_window or create_window).",
+  );
 }

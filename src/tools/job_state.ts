@@ -11,7 +11,13 @@ import { byteLength } from "../mcp/bounds.ts";
 import { indexOfBytes, LineSplitter } from "../tmux/chain.ts";
 import { execFast } from "../tmux/control.ts";
 import { decodeBytes, newGuard, parseRecords, recordFormat } from "../tmux/format.ts";
-import { atPromptStream, atPromptThen, paneAtPrompt } from "../tmux/prompt.ts";
+import {
+  atPromptStream,
+  atPromptThen,
+  lineEditorReads,
+  paneAtPrompt,
+  shellName,
+} from "../tmux/prompt.ts";
 import { AnswerPastBound, judgeResult } from "../tmux/tmux_error.ts";
 import {
   PANE_COLOURS_FORMAT,
@@ -956,6 +962,20 @@ async function readJobAs(
       return await readJobAs(ctx, ref, { typedAt: claimed.typed ? Date.now() : null });
     }
   }
+  // Begun, no end of its own, and a later run_command's line typed and begun below its begin:
+  // the shell took that line at its prompt, so this command was over before it (interrupted).
+  // Whatever runs now is the later command, whose line and output are not this job's.
+  if (marked.begun && marked.beforeNext !== undefined && !marked.held) {
+    return overBeforeNext({
+      ...sofar,
+      state: "lost",
+      lostReason: lostFor(
+        "a later run_command's line was typed and began in the pane after this command began, " +
+          "with no end marker of this one before it: the command was over (interrupted, e.g. " +
+          "by C-c, or its line was cut) before that one started",
+      ),
+    }, marked);
+  }
   // Its end marker is there, but a program holds the terminal (see endThatCounts): it runs.
   if (marked.held) return { ...sofar, state: "running", held: true };
   const typedAt = reread?.typedAt ?? null;
@@ -971,6 +991,16 @@ async function readJobAs(
   if (
     again.pid !== probe.pid || cursorOf(again) !== cursorOf(probe) ||
     !await atPrompt(ctx, ref.paneId, again)
+  ) {
+    return { ...sofar, state: "running" };
+  }
+  // bash and zsh read their prompt with a line editor; holding the terminal while it reads
+  // whole lines (canonical mode), the shell waits in a `read` of its own, the command's: it
+  // runs. (Taken for over, its pane would count as free, and the next run_command's line
+  // would be typed into that `read`: fresh_prompt.ts.)
+  if (
+    LINE_EDITOR_SHELLS.has(shellName(again.command)) &&
+    !await lineEditorReads(ctx.runner, ctx.address, ref.paneId, ctx.signal)
   ) {
     return { ...sofar, state: "running" };
   }
@@ -992,6 +1022,9 @@ async function readJobAs(
     ),
   }, marked);
 }
+
+/** The shells that read their prompt with a line editor (see {@link lineEditorReads}). */
+const LINE_EDITOR_SHELLS = new Set(["bash", "zsh"]);
 
 /**
  * A lost job's view with its output ending where a later run_command's line was typed, when the

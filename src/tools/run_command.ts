@@ -12,12 +12,14 @@
 import { z } from "zod";
 import type { TmuxContext } from "../mcp/context.ts";
 import { ToolFailure } from "../mcp/errors.ts";
+import { tellCancelledTask } from "../mcp/task_store.ts";
 import { Unconfirmed } from "../mcp/act_step.ts";
 import { guardInput, PartialInput } from "../mcp/input_guard.ts";
 import { requireOwned } from "../mcp/ownership.ts";
 import { defineTool } from "../mcp/tool_spec.ts";
 import { count, int, paneIdSchema } from "../mcp/schemas.ts";
 import { execFast } from "../tmux/control.ts";
+import { TmuxError } from "../tmux/tmux_error.ts";
 import { randomHex } from "../tmux/format.ts";
 import { leave, type Leftover } from "../tmux/leftovers.ts";
 import { jobIdOf, jobIdSchema, type JobRef } from "./job_id.ts";
@@ -178,6 +180,27 @@ function typingRefusal(
   return new ToolFailure(
     `${error.message} ${cc}; nothing of the command was typed.`,
     error.hint,
+  );
+}
+
+/**
+ * What run_command throws for `error`, raised while its typing step was under way and not
+ * confirmed (tmux did not answer it, or the call was cancelled meanwhile): tmux may run the
+ * step all the same, so the failure says the command may have been typed, as job `jobId`.
+ */
+function mayHaveTyped(error: unknown, paneId: string, jobId: string): ToolFailure {
+  const why = error instanceof ToolFailure
+    ? error.message
+    : error instanceof TmuxError && error.kind === "cancelled"
+    ? "the call was cancelled while tmux ran the step that types it."
+    : `the step that types it failed: ${
+      (error instanceof Error ? error.message : String(error)).split("\n")[0]
+    }`;
+  return new ToolFailure(
+    `The command may have been typed into ${paneId} as job ${jobId}: ${why} If it was, it ` +
+      "runs (or ran) in the pane.",
+    `Do not run it again before get_command_result with jobId ${jobId} says whether it ran ` +
+      "(a job never typed reads lost once its claim lapses).",
   );
 }
 
@@ -525,6 +548,13 @@ export const runCommand = defineTool({
         : `${pane.id}: exited with status ${marked.status}.${
           marked.startNote ? ` ${marked.startNote}` : ""
         }`;
+      // Cancelled once the command was typed, the call's answer is no task's: the task says
+      // what ran (task_store.ts).
+      tellCancelledTask(
+        ctx.signal,
+        `The call was cancelled too late: the command was typed into ${pane.id} as job ` +
+          `${jobId}. ${summary}`,
+      );
       return { data, summary };
     } catch (error) {
       // Typed, or perhaps (tmux did not confirm the step, or the call was cancelled in it): the
@@ -536,10 +566,20 @@ export const runCommand = defineTool({
       // tmux tells from the mark whether the typing step began: then the mark stays, with no
       // call waiting on it; else it goes. A typing step tmux has yet to run then types nothing.
       await left?.undo();
-      // Once typed, never a failure that reads as "nothing ran, try again" (run_failure.ts).
-      throw sent && state.ref
+      // Once typed, never a failure that reads as "nothing ran, try again" (run_failure.ts);
+      // perhaps typed (tmux did not confirm the typing step), a failure that names the job.
+      const thrown = sent && state.ref
         ? afterTyped(error, pane.id, jobIdOf(state.ref), over, ctx.socketLabel)
+        : maybeTyped && state.ref
+        ? mayHaveTyped(error, pane.id, jobIdOf(state.ref))
         : error;
+      // Flagged, so that a task cancelled meanwhile keeps it as its status (task_store.ts):
+      // the command runs (or ran) whatever the task says.
+      if (maybeTyped && thrown instanceof ToolFailure) {
+        thrown.typed = true;
+        tellCancelledTask(ctx.signal, thrown);
+      }
+      throw thrown;
     } finally {
       heard.forget();
       watch?.close();
