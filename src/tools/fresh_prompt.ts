@@ -117,12 +117,13 @@ function nestedShellRefusal(pane: PaneRow, name: string): ToolFailure {
  * The shell handles the signal some time after the keystroke: input that arrives before it
  * has, is taken into the line it then drops (bash loses the first characters of the command).
  * So the typing waits until the shell has moved the cursor to a new row (the new prompt), at
- * most {@link FRESH_PROMPT_MS}. One that shows nothing new by then is refused, nothing typed:
- * what ignored the C-c may be the shell's own `read` (`trap '' INT; read x`, at the prompt or
- * a job's), which holds the terminal as the shell at its prompt does, would read the typed
- * command as its answer and could then print a forged result for it. bash and zsh must also
- * be reading with their line editor ({@link lineEditorReads}) once the new row shows: a `read`
- * whose INT trap prints a line draws a row too, but reads in canonical mode.
+ * most {@link FRESH_PROMPT_MS}. bash and zsh must then be reading with their line editor
+ * ({@link lineEditorReads}), new row or not, else nothing is typed: what ignored the C-c may be
+ * the shell's own `read` (`trap '' INT; read x`, at the prompt or a job's), which holds the
+ * terminal as the shell at its prompt does, would read the typed command as its answer and
+ * could then print a forged result for it (a `read` whose INT trap prints a line draws a row
+ * too, but reads in canonical mode). No new row alone proves nothing: a prompt drawn inside a
+ * string the output left open shows nothing.
  *
  * A program drawing the prompt (a command substitution in PS1, PROMPT_COMMAND) holds the
  * terminal for a moment: a refusal for that is tried again, until `until` (the check travels
@@ -203,15 +204,18 @@ export async function freshPrompt(
       (above !== null && p.cursorY === before.cursorY && await rowAbove(p) !== above);
     if (!drawn) await sleep(2, ctx.signal);
   }
-  // Nothing new: what holds the terminal ignored the C-c. The shell's own `read` (typed at the
-  // prompt, or a job's, `trap '' INT` first) holds it as the shell at its prompt does, and
-  // would read the command typed next as its answer, then could print a forged result for it.
-  if (!drawn) throw unansweredInterrupt(pane);
   // bash and zsh read their prompt with a line editor (canonical mode and echo both off); a `read`
   // of their own reads in canonical mode, which a trap on INT that prints a line can leave
-  // after the C-c. Asked until the line editor reads (the prompt's programs run first), at
-  // most until the deadline for them.
+  // after the C-c. Nothing new drawn: what holds the terminal ignored the C-c, or drew its
+  // prompt where nothing shows (output left the terminal inside a string, a DCS or OSC, which
+  // swallows rows until the markers' ST ends it). The shell's own `read` (typed at the prompt,
+  // or a job's, `trap '' INT` first) holds the terminal as the shell at its prompt does, and
+  // would read the command typed next as its answer, then could print a forged result for it:
+  // bash and zsh tell the two apart by their line editor. Other shells read their prompt in
+  // canonical mode too, so nothing tells them apart: typed into as it is (ROBUSTNESS.md says so).
   if (!LINE_EDITOR_SHELLS.has(shellName(now.command))) return;
+  // Asked until the line editor reads (the prompt's programs run first), at most until the
+  // deadline for them.
   const editorBy = Math.max(performance.now() + FRESH_PROMPT_MS, until);
   for (;;) {
     if (await lineEditorReads(ctx.runner, ctx.address, pane.id, ctx.signal)) return;
@@ -220,7 +224,7 @@ export async function freshPrompt(
       // the typing, which only the shell itself holding the terminal lets through, refuses
       // it by name.
       if (await otherGroupHoldsNow(ctx, pane)) return;
-      throw unansweredInterrupt(pane, true);
+      throw unansweredInterrupt(pane, drawn);
     }
     await sleep(10, ctx.signal);
   }
