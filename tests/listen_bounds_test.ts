@@ -68,6 +68,12 @@ async function peakKib(s: StdioServer): Promise<number> {
   return Number(kib[1]);
 }
 
+/** A second server process on `t`'s tmux, for a client of the 2025-11-25 protocol. */
+function legacyServer(t: Tmux): StdioServer {
+  const { cmd, args } = startCommand();
+  return new StdioServer(cmd, [...args, "--socket", t.socket], cleanEnv());
+}
+
 Deno.test("listens naming half a million strings each hold only what they were granted", async () => {
   await withBashServer(async (t, s) => {
     const listed = await s.request("tools/list", { _meta: MODERN_META });
@@ -143,11 +149,7 @@ Deno.test("a resource has one spelling: aliases are refused by listen, read and 
     const bySocket = `${good}?socket=${t.socket}`;
     await s.writeLine(listenLine("aliases", [...aliases, good, bySocket]));
     assert.deepEqual(await granted(s, "aliases"), [good, bySocket]);
-    const legacy = new StdioServer(
-      startCommand().cmd,
-      [...startCommand().args, "--socket", t.socket],
-      cleanEnv(),
-    );
+    const legacy = legacyServer(t);
     try {
       await legacy.initialize();
       for (const uri of aliases) {
@@ -233,11 +235,7 @@ Deno.test("every URI resources/list and the templates give is read, subscribed t
       await s.writeLine(listenLine("listed", uris));
       assert.deepEqual(await granted(s, "listed"), uris);
       // 2025-11-25: read and subscribe.
-      const legacy = new StdioServer(
-        startCommand().cmd,
-        [...startCommand().args, "--socket", t.socket],
-        cleanEnv(),
-      );
+      const legacy = legacyServer(t);
       try {
         await legacy.initialize();
         const listed = await listedWithOddJob(legacy, odd, paneId, {});

@@ -35,6 +35,19 @@ function fedInput() {
   };
 }
 
+/**
+ * A started transport whose client stopped reading ({@link stalledOutput}), its input fed by
+ * hand ({@link fedInput}: `end` ends it).
+ */
+async function stalledTransport() {
+  const output = stalledOutput();
+  const { input, end } = fedInput();
+  const transport = new StdioTransport(parseJSONRPCMessage, undefined, { input, output });
+  transport.oninputend = () => {};
+  await transport.start();
+  return { transport, output, end };
+}
+
 async function until(what: string, ok: () => boolean, ms = 5_000): Promise<void> {
   const end = Date.now() + ms;
   while (!ok()) {
@@ -50,11 +63,7 @@ const updated = (uri: string, stream: string): JSONRPCMessage => ({
 });
 
 Deno.test("updates and progress for a client that stopped reading: one waits per stream and URI, per token", async () => {
-  const output = stalledOutput();
-  const { input, end } = fedInput();
-  const transport = new StdioTransport(parseJSONRPCMessage, undefined, { input, output });
-  transport.oninputend = () => {};
-  await transport.start();
+  const { transport, output, end } = await stalledTransport();
   const line = (m: JSONRPCMessage) => new TextEncoder().encode(`${JSON.stringify(m)}\n`).length;
   const uris = ["tmux://pane/1", "tmux://pane/2", "tmux://pane/30"];
   const streams = ["a", "b"];
@@ -124,11 +133,7 @@ Deno.test("a client that stopped reading is still read: its end of input is seen
 
 Deno.test("a close does not wait for answers a client stopped reading, nor past the exit's deadline", async () => {
   // A write stalled since long: the client is not reading, the close waits for nothing.
-  const output = stalledOutput();
-  const { input, end } = fedInput();
-  const transport = new StdioTransport(parseJSONRPCMessage, undefined, { input, output });
-  transport.oninputend = () => {};
-  await transport.start();
+  const { transport, output, end } = await stalledTransport();
   transport.send({ jsonrpc: "2.0", id: 1, result: { text: "x".repeat(1_000) } });
   transport.send({ jsonrpc: "2.0", id: 2, result: {} });
   end();
@@ -333,11 +338,7 @@ Deno.test("an answer written late untracks its own request, not a later one the 
 });
 
 Deno.test("list changes for a client that stopped reading: one waits per method and stream", async () => {
-  const output = stalledOutput();
-  const { input, end } = fedInput();
-  const transport = new StdioTransport(parseJSONRPCMessage, undefined, { input, output });
-  transport.oninputend = () => {};
-  await transport.start();
+  const { transport, end } = await stalledTransport();
   const line = (m: JSONRPCMessage) => new TextEncoder().encode(`${JSON.stringify(m)}\n`).length;
   const changed = (method: string, stream: string | null): JSONRPCMessage => ({
     jsonrpc: "2.0",

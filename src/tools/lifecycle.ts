@@ -192,13 +192,18 @@ async function sizeAsAsked(
   }
   return {
     size: { width: now.width, height: now.height },
-    // resize_window's note: tmux's own doing, said so that a window that later keeps its size
-    // surprises nobody.
-    note: `${told}, and resized it to ${now.width}x${now.height}: tmux keeps this window at ` +
-      "that size from now on (resize-window sets its window-size option to manual); " +
-      "set_option window-size to latest (scope window) gives its size back to the clients.",
+    note: `${told}, and resized it to ${now.width}x${now.height}: ${MANUAL_SIZE_NOTE}`,
   };
 }
+
+/**
+ * What a window resized by tmux-mcp keeps (resize_window's note, and create_session's where it
+ * resized the new window): tmux's own doing, said so that a window that later keeps its size
+ * surprises nobody.
+ */
+export const MANUAL_SIZE_NOTE = "tmux keeps this window at that size from now on (resize-window " +
+  "sets its window-size option to manual); set_option window-size to latest (scope window) " +
+  "gives its size back to the clients.";
 
 // ---------------------------------------------------------------------------------------------
 // create_session

@@ -25,7 +25,7 @@ import { layoutStringProblem } from "../tmux/layout_string.ts";
 import type { WindowSize } from "../tmux/window_cells.ts";
 import { notesField } from "./arguments.ts";
 import { ARRANGES, ARRANGES_AGAIN, windowPanes } from "./arranging.ts";
-import { sizeSchema } from "./lifecycle.ts";
+import { MANUAL_SIZE_NOTE, sizeSchema } from "./lifecycle.ts";
 import { checkWindowCells } from "./tmux_limits.ts";
 import { zoomNote } from "./placement.ts";
 
@@ -299,14 +299,7 @@ export const resizeWindow = defineTool({
       guardView(ctx, snapshot, { windows: [window.id] }, `Zooming in ${window.id}`);
     }
     const notes: string[] = [];
-    if (args.width !== undefined || args.height !== undefined) {
-      // tmux's own doing, said so that a window that later keeps its size surprises nobody.
-      notes.push(
-        "tmux keeps this window at that size from now on (resize-window sets its window-size " +
-          "option to manual); set_option window-size to latest (scope window) gives its size " +
-          "back to the clients.",
-      );
-    }
+    if (args.width !== undefined || args.height !== undefined) notes.push(MANUAL_SIZE_NOTE);
     if (args.zoom !== undefined) {
       notes.push(...await settleZoom(ctx, window.id, undefined, args.zoom));
     }
