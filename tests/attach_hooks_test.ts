@@ -191,3 +191,108 @@ Deno.test("a person's job running as a watch's client puts their last session ba
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("hooks whose jobs run one after the other as a watch joins a person's session leave no view-mode when the last ends", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    const work = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await t.prompt(work);
+    await t.attach("work");
+    // tmux runs a hook's run-shell in its one queue of hooks: the client-attached job starts
+    // only once the client-session-changed job (run first, for the same attach) has ended, and
+    // the notice of the first job's view-mode waits behind the second.
+    await t.tmux("set-hook", "-g", "client-session-changed", "run-shell 'sleep 0.2; echo moved'");
+    await t.tmux("set-hook", "-g", "client-attached", "run-shell 'sleep 0.3; echo welcome back'");
+    c = await connect({ socketName: t.socket });
+    await c.ok("list_panes");
+    const waited = await c.ok<{ outcome: string; transport: string }>("wait_for_text", {
+      paneId: work,
+      patterns: ["never printed"],
+      timeoutMs: 0,
+    });
+    assert.equal(waited.transport, "control");
+    await waitFor(
+      async () => !/sleep 0\./.test(await t.tmux("show-messages", "-J")),
+      "the hooks' jobs to end",
+    );
+    assert.equal(await modeOf(t, work), "", "the person's pane shows their shell");
+    assert.equal(await modeOf(t, t.ids.paneId), "", "nor the session our first client joined");
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});
+
+/** Every pane of `t` in a mode now, as `%N mode` lines. */
+async function panesInModes(t: TestTmux): Promise<string[]> {
+  return (await t.tmux("list-panes", "-a", "-F", "#{pane_id} #{pane_mode}")).split("\n")
+    .filter((l) => / \S+$/.test(l));
+}
+
+Deno.test("hooks of the client that puts a person's last session back on top leave no view-mode in any session", async () => {
+  const { t, panes } = await threeSessions();
+  let c: TestClient | undefined;
+  try {
+    // What a hook's job prints once its client has left lands on the pane tmux finds from
+    // nothing (the last used session's): not a pane of the session the client joined.
+    await t.tmux("set-hook", "-g", "client-session-changed", "run-shell 'sleep 0.2; echo moved'");
+    await t.tmux("set-hook", "-g", "client-attached", "run-shell 'sleep 0.3; echo welcome back'");
+    c = await connect({ socketName: t.socket });
+    await within(c.ok("list_panes"), 20_000, "the first call");
+    await within(
+      c.ok("run_command", { paneId: panes[2], command: "true" }),
+      20_000,
+      "run_command in the third session",
+    );
+    await waitFor(
+      async () => !/sleep 0\./.test(await t.tmux("show-messages", "-J")),
+      "the hooks' jobs to end",
+    );
+    assert.deepEqual(await panesInModes(t), []);
+    assert.equal(await landing(t), "$1");
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});
+
+Deno.test("a view-mode a person opens while an attach's hook job runs stays theirs, though tmux tells it only at the job's end", async () => {
+  const t = await TestTmux.start();
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-hook-gate-" });
+  // Waited for as long as the test holds the gate.
+  const runner = new TmuxRunner();
+  setControlLimits(runner, { hookJobsWaitMs: 600_000 });
+  let c: TestClient | undefined;
+  try {
+    // A pane beside the one the hook's output lands on (the session's active pane), in the
+    // one session our client can join.
+    const work =
+      (await t.tmux("split-window", "-d", "-t", t.ids.paneId, "-P", "-F", "#{pane_id}", "sh"))
+        .trim();
+    await t.prompt(work);
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "client-attached",
+      `run-shell "touch ${dir}/began; while ! test -e ${dir}/open; do sleep 0.02; done; echo welcome"`,
+    );
+    c = await connect({ socketName: t.socket, runner });
+    const first = c.ok("list_panes");
+    await waitFor(() => Deno.stat(`${dir}/began`).then(() => true, () => false), "the hook's job");
+    // The person's own run-shell: its view-mode opens now, and tmux's notice of it waits in the
+    // queue the hook's job holds.
+    await t.tmux("run-shell", "-t", work, "echo mine");
+    assert.equal(await modeOf(t, work), "view-mode");
+    await Deno.writeTextFile(`${dir}/open`, "");
+    await within(first, 20_000, "the first call");
+    assert.equal(await modeOf(t, work), "view-mode", "the person's view-mode is theirs");
+    assert.deepEqual(await panesInModes(t), [`${work} view-mode`], "the hook's is left");
+  } finally {
+    await c?.close();
+    await runner.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -75,14 +75,18 @@ const HOOK_JOBS_POLL_MS = 20;
 export type ModesBefore = ReadonlyMap<string, string> | null;
 
 /**
- * The id and topmost mode of every pane of session `sessionId`, `%N=mode` each, space apart
- * (see {@link ModesBefore}): the panes whose modes {@link leaveHookModes} takes back are that
- * session's. Read as the session's windows (each a line of its panes), a command no other read
- * of the attach makes: no read of panes beyond the call's.
+ * The id and topmost mode of every pane of the server, `%N=mode` each, space apart (see
+ * {@link ModesBefore}): a hook's job that ends once its client has left (a momentary client of
+ * ours, control_seating.ts's liftAfterAttach) shows its output on the pane tmux finds from
+ * nothing, in the last used session, not the one the client joined. Read as each session's
+ * windows' panes (a line a session; a linked window's panes in each of its sessions), a
+ * command no other read of the attach makes.
  */
-function modesRead(sessionId: string): string[] {
-  return ["list-windows", "-t", sessionId, "-F", "#{P:#{pane_id}=#{pane_mode} }"];
-}
+const MODES_READ: readonly string[] = [
+  "list-sessions",
+  "-F",
+  "#{W:#{P:#{pane_id}=#{pane_mode} }}",
+];
 
 /**
  * Every pane's topmost mode now (see {@link ModesBefore}), read by a tmux process of its own:
@@ -93,11 +97,10 @@ function modesRead(sessionId: string): string[] {
 export async function modesBefore(
   runner: TmuxRunner,
   address: ServerAddress,
-  sessionId: string,
 ): Promise<ModesBefore> {
   try {
     // aliasUnchecked: like the seating read, a read the opening a read of aliases may wait for.
-    const result = await runner.exec(address, modesRead(sessionId), {
+    const result = await runner.exec(address, [...MODES_READ], {
       ...HOOK_READ,
       aliasUnchecked: true,
     });
@@ -114,10 +117,9 @@ export async function modesBefore(
  */
 export async function jobsAndModes(
   connection: Connection,
-  sessionId: string,
 ): Promise<{ jobs: Set<string>; modes: ModesBefore }> {
   const result = await connection.exec(
-    ["show-messages", "-J", ";", ...modesRead(sessionId)],
+    ["show-messages", "-J", ";", ...MODES_READ],
     HOOK_READ,
   );
   return { jobs: jobPids(outputOf(result, 0) ?? result.stdout), modes: modesIn(result, 1) };
@@ -132,13 +134,13 @@ function outputOf(result: ControlResult, index: number): Uint8Array | null {
   return result.stdout.subarray(start, end);
 }
 
-/** The modes the `index`th command of `result`'s line, {@link modesRead}, told. */
+/** The modes the `index`th command of `result`'s line, {@link MODES_READ}, told. */
 function modesIn(result: ControlResult, index: number): ModesBefore {
   const output = outputOf(result, index);
   return output === null ? null : parseModes(output);
 }
 
-/** Parses what {@link modesRead} prints; a word of another shape is no pane's. */
+/** Parses what {@link MODES_READ} prints; a word of another shape is no pane's. */
 function parseModes(stdout: Uint8Array): Map<string, string> {
   const modes = new Map<string, string>();
   for (const word of new TextDecoder().decode(stdout).split(/\s+/)) {
@@ -149,12 +151,26 @@ function parseModes(stdout: Uint8Array): Map<string, string> {
 }
 
 /**
+ * The jobs an attach's hooks started, as {@link leaveHookModes} waits for them: `running`, those
+ * listed so far; `known`, every job tmux listed then (theirs or not: a job not among them is
+ * new); `clientPid`, the attaching client's pid when known (see {@link startedSince}); `modes`,
+ * every pane's topmost mode read in the same step.
+ */
+export interface AttachJobs {
+  readonly running: Set<string>;
+  readonly known: Set<string>;
+  readonly clientPid?: string;
+  readonly modes: ModesBefore;
+}
+
+/**
  * Learns the new client's name and what its attach did to its session's last use (into
  * `touches`, its server's). Without an answer nothing is recorded (the session is then never
  * moved back on top for it).
  *
- * In the same round trip it lists tmux's running jobs, and returns those started since the
- * client ({@link startedSince}) for {@link leaveHookModes} (null when unknown), and learns the
+ * In the same round trip it lists tmux's running jobs and every pane's mode, and returns the
+ * jobs started since the client ({@link startedSince}) for {@link leaveHookModes} (null when
+ * unknown), and learns the
  * window its format subscriptions hang on (control_feeds.ts's subscribe). Then the client
  * subscribes to `exit-unattached`: turned on while only our clients are attached, tmux would
  * exit at once without us, so ours must leave then (control_leaving.ts's #leaveIfLast), not
@@ -164,7 +180,7 @@ export async function noteAttach(
   connection: Connection,
   before: number | undefined,
   touches: Map<string, Touch>,
-): Promise<Set<string> | null> {
+): Promise<AttachJobs | null> {
   try {
     const result = await connection.exec(
       [
@@ -174,14 +190,22 @@ export async function noteAttach(
         ";",
         "show-messages",
         "-J",
+        ";",
+        ...MODES_READ,
       ],
       { timeoutMs: 5_000 },
     );
     const [name, sessionId, activity, pid, windowId, clientPid] = new TextDecoder().decode(
       result.stdout,
     ).split("\n")[0].split("\t");
-    const listed = result.ends?.length === 2 ? outputOf(result, 1) : null;
-    const jobs = listed === null ? null : startedSince(jobPids(listed), clientPid);
+    const listed = result.ends?.length === 3 ? outputOf(result, 1) : null;
+    const known = listed === null ? null : jobPids(listed);
+    const jobs = known === null ? null : {
+      running: startedSince(known, clientPid),
+      known,
+      clientPid,
+      modes: modesIn(result, 2),
+    };
     // The server it attached to, for commands meant for one server (ServerControl.exec).
     if (result.code === 0 && /^[1-9]\d*$/.test(pid ?? "")) {
       connection.serverPid ??= Promise.resolve(Number(pid));
@@ -202,64 +226,70 @@ export async function noteAttach(
 }
 
 /**
- * Takes back what a person's hooks did to the panes of the session `connection` joined, as
- * it attached. `client-attached`, `client-session-changed` and `pane-focus-in` hooks run for
- * our client too, and tmux 3.3a shows a hook's `run-shell` output in view-mode on the
- * session's active pane: "welcome back", meant for a person attaching, would cover what a
- * person there is looking at, and every input tool would refuse the pane (a pane in a mode).
+ * Takes back what a person's hooks did to the panes as `connection` attached (or a momentary
+ * client of ours, control_seating.ts's liftAfterAttach). `client-attached`,
+ * `client-session-changed` and `pane-focus-in` hooks run for our client too, and tmux 3.3a
+ * shows a hook's `run-shell` output in view-mode: on the active pane of the client's session,
+ * or, once the client has left, of the last used session. "welcome back", meant for a person
+ * attaching, would cover what a person there is looking at, and every input tool would refuse
+ * the pane (a pane in a mode).
  *
- * tmux lists a job until it has ended and its output is placed, and tells every control
- * client of a pane's change of mode before it runs the next command of theirs: so once the
- * jobs the attach started are over (waited for `waitMs` at most, and no longer once
- * `closed()`), every mode a hook of the attach put on a pane is among
- * {@link Connection.modeChanges} (`listed`: the jobs {@link noteAttach} saw started since its
- * client, or null to ask, less `older`, the jobs running before the attach). Of those, a pane
- * of the joined session in view-mode now is left, in one step in tmux that checks the mode
+ * tmux lists a job until it has ended and its output is placed: once the jobs the attach
+ * started are over (waited for `waitMs` at most, and no longer once `closed()`), every
+ * view-mode a hook of the attach put on a pane is there (`listed`: the jobs {@link noteAttach}
+ * saw started since its client, or null to ask, less `older`, the jobs running before the
+ * attach).
+ *
+ * tmux runs hooks in one queue, a `run-shell` holding it until its job ends: the jobs of an
+ * attach's hooks (`client-session-changed`, then `client-attached`) run one after the other.
+ * So a job new to the list in the read where one waited for has ended is the next hook's,
+ * waited for too (a job of the person's that happens to start then costs a wait within the
+ * bound, no more).
+ *
+ * The queue held, tmux's notices of a change of mode wait behind the job too (a person's own
+ * `run-shell` meanwhile is told only at its end), and a program can forge them (what a hook
+ * prints with `display-message -p` reaches a control client of ours bare). So the modes
+ * themselves are read with the jobs, every pane's: a pane is taken for the hooks' when it was
+ * in view-mode at the first read and not before the attach (`before`, {@link modesBefore}:
+ * a job that ended at once), or entered it by a read where a job waited for ended; one that
+ * entered view-mode while the attach's jobs ran on is the person's (their own `run-shell`),
+ * left to them, and so is every pane in view-mode before the attach or not listed then (made
+ * since, or hidden from the read). Each is left in one step in tmux that checks the mode
  * (`send-keys -X cancel` leaves the topmost mode only: a copy mode of the person's beneath
- * stays).
- *
- * A notice is only a hint: what a hook prints with `display-message -p` reaches a control
- * client of ours bare, so a program in any pane can set one that writes
- * `%pane-mode-changed %N` for a pane that changed nothing. So a pane is left only if its
- * topmost mode was not view-mode in `before` ({@link modesBefore}, read just before the attach;
- * a pane not listed there, made since or hidden from the read, is left as it is): a pane in
- * view-mode before the attach, the person's,
- * is never touched, whatever the notices say (output a hook adds to it changes no mode either).
- * With `before` unknown (null), nothing is left. `sessionId`: the session whose panes are looked
- * at, when not the one `connection` joined (where another client of ours was for a moment,
- * control_seating.ts's liftAfterAttach). Best effort: never throws.
+ * stays). With `before` or the first read unknown (null), nothing is left. Best effort: never
+ * throws.
  */
 export async function leaveHookModes(
   connection: Connection,
-  listed: Set<string> | null,
+  listed: AttachJobs | null,
   before: ModesBefore,
   waitMs: number,
   closed: () => boolean,
-  sessionId: string = connection.sessionId,
   older: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   try {
     const until = performance.now() + waitMs;
-    let running = listed ?? await runningJobs(connection);
-    for (const pid of older) running.delete(pid);
+    const jobs = listed ?? await attachJobs(connection, older);
+    if (before === null || jobs.modes === null) return;
+    const ours = new Set(enteredView(before, jobs.modes));
+    let last = jobs.modes;
+    let running = jobs.running;
+    const known = new Set([...jobs.known, ...older]);
     while (running.size > 0 && performance.now() < until && !closed()) {
       await new Promise((resolve) => setTimeout(resolve, HOOK_JOBS_POLL_MS));
-      const now = await runningJobs(connection);
-      running = new Set([...running].filter((pid) => now.has(pid)));
+      const { jobs: now, modes } = await jobsAndModes(connection);
+      const next = new Set([...running].filter((pid) => now.has(pid)));
+      if (next.size < running.size) {
+        if (modes !== null) { for (const paneId of enteredView(last, modes)) ours.add(paneId); }
+        const started = [...now].filter((pid) => !known.has(pid));
+        for (const pid of startedSince(new Set(started), jobs.clientPid)) next.add(pid);
+      }
+      last = modes ?? last;
+      for (const pid of now) known.add(pid);
+      running = next;
     }
-    // Only a pane whose topmost mode was not view-mode before the attach: a forged notice
-    // naming a pane that changed nothing is nothing.
-    const changed = [...connection.modeChanges ?? []].filter((id) =>
-      /^%\d+$/.test(id) && before?.has(id) === true && before.get(id) !== "view-mode"
-    );
-    if (changed.length === 0 || connection.closed) return;
-    const panes = await connection.exec(
-      ["list-panes", "-s", "-t", sessionId, "-F", "#{pane_id}"],
-      HOOK_READ,
-    );
-    if (panes.code !== 0) return;
-    const here = new Set(new TextDecoder().decode(panes.stdout).split("\n"));
-    for (const paneId of changed.filter((id) => here.has(id))) {
+    for (const paneId of ours) {
+      if (connection.closed) return;
       await connection.exec([
         "if-shell",
         "-F",
@@ -271,9 +301,23 @@ export async function leaveHookModes(
     }
   } catch {
     // Lost meanwhile: whoever uses it next finds out.
-  } finally {
-    connection.modeChanges = null;
   }
+}
+
+/** The panes in view-mode in `now` that were listed in `then` in another mode or none. */
+function enteredView(
+  then: ReadonlyMap<string, string>,
+  now: ReadonlyMap<string, string>,
+): string[] {
+  return [...now].filter(([id, mode]) =>
+    mode === "view-mode" && then.has(id) && then.get(id) !== "view-mode"
+  ).map(([id]) => id);
+}
+
+/** The jobs running now but those in `older`, as the attach's (see {@link AttachJobs}). */
+async function attachJobs(connection: Connection, older: ReadonlySet<string>): Promise<AttachJobs> {
+  const { jobs: known, modes } = await jobsAndModes(connection);
+  return { running: new Set([...known].filter((pid) => !older.has(pid))), known, modes };
 }
 
 /** The pids of the jobs tmux runs now, asked over `connection`. */

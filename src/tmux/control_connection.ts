@@ -129,11 +129,6 @@ export class Connection {
    */
   forWatches = false;
   /**
-   * Panes tmux said entered or left a mode since the client began to attach, collected while
-   * its handshake looks for modes a person's hooks put there as it attached; null after.
-   */
-  modeChanges: Set<string> | null = new Set();
-  /**
    * The pid of the tmux server it is attached to: noted as it attached, else asked over itself
    * the first time it is needed (see {@link ServerControl.onSocket} and
    * {@link ServerControl.exec}); null when it did not say.
@@ -238,11 +233,6 @@ export class Connection {
   /** Takes the session tmux names and hands verified output to the watchers of its panes. */
   #deliver(notifications: Notifications): void {
     const { output, changed, sessionId } = notifications;
-    if (this.modeChanges) {
-      for (const paneId of notifications.modes) {
-        this.modeChanges.add(paneId);
-      }
-    }
     if (sessionId !== null) {
       if (!this.#handshake && sessionId !== this.sessionId && !this.leaving) this.moved = true;
       this.sessionId = sessionId;

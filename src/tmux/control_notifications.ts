@@ -36,12 +36,6 @@ export interface Notifications {
    */
   readonly subscriptions: Map<string, string>;
   /**
-   * Panes that entered or left a mode (`%pane-mode-changed`), in order. The change itself goes
-   * out at once (`changed`); which pane it names is acted on (a mode a hook put there as our
-   * client attached is left again), so it is held until verified like output.
-   */
-  readonly modes: Set<string>;
-  /**
    * How many `%session-window-changed` notices named each session, by session id: what tmux
    * still owes a control client is counted against them (owed_notices.ts), so they are held
    * until verified like output.
@@ -58,14 +52,12 @@ export class Gathered {
   clients = false;
   closedWindows = new Set<string>();
   subscriptions = new Map<string, string>();
-  modes = new Set<string>();
   windowChanges = new Map<string, number>();
 
   get empty(): boolean {
     return this.output.size === 0 && !this.changed && this.sessionId === null &&
       !this.topology && !this.clients && this.closedWindows.size === 0 &&
-      this.subscriptions.size === 0 &&
-      this.modes.size === 0 && this.windowChanges.size === 0;
+      this.subscriptions.size === 0 && this.windowChanges.size === 0;
   }
 
   /** Counts a `%session-window-changed` naming `sessionId`. */
@@ -92,7 +84,6 @@ export class Gathered {
     for (const id of later.closedWindows) this.closedWindows.add(id);
     if (later.sessionId !== null) this.sessionId = later.sessionId;
     for (const [name, value] of later.subscriptions) this.subscriptions.set(name, value);
-    for (const paneId of later.modes) this.modes.add(paneId);
     for (const [id, count] of later.windowChanges) this.addWindowChange(id, count);
   }
 }

@@ -228,7 +228,7 @@ export class ClientOpener {
     if (forWatches) this.#requireWatchRoom();
     // Every pane's mode just before the attach: its handshake takes back only a view-mode that
     // was not there then (a notice of a change of mode can be forged, leaveHookModes).
-    const modes = await modesBefore(runner, address, sessionId);
+    const modes = await modesBefore(runner, address);
     const child = await spawnClient(runner, address, sessionId, forWatches);
     const connection = new Connection(
       child,

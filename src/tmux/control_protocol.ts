@@ -467,7 +467,6 @@ export class ControlProtocol {
     }
     const word = ascii(line.subarray(0, 40)).split(" ")[0];
     if (word === "%session-changed") this.#gather().sessionId = ascii(line).split(" ")[1] ?? "";
-    if (word === "%pane-mode-changed") this.#gather().modes.add(ascii(line).split(" ")[1] ?? "");
     if (word === "%session-window-changed") {
       this.#gather().addWindowChange(ascii(line.subarray(0, 80)).split(" ")[1] ?? "");
     }

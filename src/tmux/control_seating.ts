@@ -146,13 +146,11 @@ export async function liftAfterAttach(
     );
     const target = sessionToLift(seating.standings, touches, held);
     if (target === null) return;
-    // What a person's hooks put on the panes there as it attaches is taken back as for our
-    // own attach: the changes of mode tmux tells, gathered from now, once the jobs started
-    // since are over (not those running before: no hook of this attach started them), and
-    // only on panes not in view-mode before it (read in the same step as the jobs: a notice
-    // can be forged, control_attach.ts's leaveHookModes).
-    const { jobs: older, modes } = await jobsAndModes(connection, target);
-    connection.modeChanges = new Set();
+    // What a person's hooks put on the panes as it attaches is taken back as for our own
+    // attach, once the jobs started since are over (not those running before: no hook of this
+    // attach started them), and only on panes that entered view-mode since the modes read in
+    // the same step as the jobs (control_attach.ts's leaveHookModes).
+    const { jobs: older, modes } = await jobsAndModes(connection);
     // As our clients attach (control_attach.ts): -E keeps this process's environment out of
     // the session, and TERM marks the client as tmux-mcp's for other tmux-mcp processes.
     const child = await runner.spawnPersistent(address, [
@@ -167,11 +165,9 @@ export async function liftAfterAttach(
     ], { TERM: OWN_TERM });
     await momentary(child, limitsOf(runner).remoteStartMs);
     const waitMs = limitsOf(runner).hookJobsWaitMs;
-    await leaveHookModes(connection, null, modes, waitMs, () => connection.closed, target, older);
+    await leaveHookModes(connection, null, modes, waitMs, () => connection.closed, older);
   } catch {
     // The connection or the server went away: nothing to keep in order.
-  } finally {
-    connection.modeChanges = null;
   }
 }
 
