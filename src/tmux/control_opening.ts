@@ -227,7 +227,7 @@ export class ClientOpener {
     }
     if (forWatches) this.#requireWatchRoom();
     // Every pane's mode just before the attach: its handshake takes back only a view-mode that
-    // was not there then (a notice of a change of mode can be forged, leaveHookModes).
+    // was not there then, entered as the attach's hooks' jobs ended (leaveHookModes).
     const modes = await modesBefore(runner, address);
     const child = await spawnClient(runner, address, sessionId, forWatches);
     const connection = new Connection(

@@ -31,7 +31,8 @@
  *   the call fall back to starting a tmux process;
  * - leave a hook's output over a pane: a person's `client-attached`, `client-session-changed`
  *   and `pane-focus-in` hooks run for it too, and tmux shows a hook's `run-shell` output in
- *   view-mode on its session's active pane, often a pane a person looks at. Its handshake
+ *   view-mode on its session's active pane (the last used session's, once the client has
+ *   left), often a pane a person looks at. Its handshake
  *   waits (briefly) for tmux's jobs to end and leaves each view-mode they brought
  *   (control_attach.ts's leaveHookModes). What such a hook prints with `display-message -p`
  *   comes to the client itself, outside any answer, and is dropped.
