@@ -237,3 +237,35 @@ Deno.test("create_session leaves the size to a person a hook put on the new sess
     );
   });
 });
+
+/** The window ids of session `target`, sorted. */
+async function windowsOf(t: TestTmux, target: string): Promise<string[]> {
+  return (await t.tmux("list-windows", "-t", target, "-F", "#{window_id}")).trim().split("\n")
+    .sort();
+}
+
+Deno.test("create_window is held to the session's own default-size where no client sizes the window", async () => {
+  await withTmux(async (t, c) => {
+    // Set on the session alone, as `tmux set default-size ...` run in one of its panes does:
+    // nobody sizes a new window there, so tmux makes it 10000x10000.
+    await t.tmux("new-session", "-d", "-s", "away");
+    const before = await windowsOf(t, "away");
+    for (const value of ["010000x010000", "10000x10000 "]) {
+      await t.tmux("set-option", "-t", "away", "default-size", value);
+      assert.match(
+        await c.fail("create_window", { session: "away" }),
+        /Creating a window at the session's default-size .* is refused: a 10000x10000 window/,
+      );
+      assert.deepEqual(await windowsOf(t, "away"), before, "no window was made");
+    }
+    // Within the cap, nobody attached: made as tmux reads it.
+    await t.tmux("set-option", "-t", "main", "default-size", "0100x030");
+    const small = await c.ok<{ windowId: string }>("create_window", { session: "main" });
+    assert.equal(await sizeOf(t, small.windowId), "100x30");
+    // A person attached there sizes it (tmux's window-size latest): made at their size.
+    await t.attach("away");
+    const made = await c.ok<{ windowId: string }>("create_window", { session: "away" });
+    assert.equal(await sizeOf(t, made.windowId), await sizeOf(t, "away"));
+    assert.notEqual(await sizeOf(t, made.windowId), "10000x10000");
+  });
+});

@@ -437,6 +437,37 @@ const createSession = defineTool({
 // ---------------------------------------------------------------------------------------------
 // create_window
 
+/**
+ * Refuses a window tmux would make past the cell cap (window_cells.ts) in session `sessionId`:
+ * where no client sizes a new window there (none attached but those that ignore sizes, as
+ * tmux-mcp's own), tmux makes it the session's `default-size`, which a person or a program in
+ * one of its panes (`tmux set default-size ...`) may have set past the cap, in any spelling
+ * tmux reads (default_size.ts). A session a client sizes makes the window that client's size,
+ * and is not held to it: under a person's `manual` too, since the creation lends `latest`
+ * (window_size.ts). One read, both in one step.
+ */
+async function checkWindowSize(ctx: TmuxContext, sessionId: string): Promise<void> {
+  const out = decodeBytes(
+    await ctx.read(chainArgv([
+      ["display-message", "-p", "-t", `${sessionId}:`, "#{default-size}"],
+      ["list-clients", "-t", sessionId, "-F", "client #{client_flags}"],
+    ])),
+  );
+  const [stored, ...clients] = out.split("\n");
+  const size = readDefaultSize(stored);
+  if (windowCellsProblem(size.width, size.height) === undefined) return;
+  const sized = clients.some((l) =>
+    l.startsWith("client ") && !l.slice(7).split(",").includes("ignore-size")
+  );
+  if (sized) return;
+  checkWindowCells(
+    size.width,
+    size.height,
+    `Creating a window at the session's default-size ${defaultSizeWords(stored)}, which no ` +
+      "client attached there sizes,",
+  );
+}
+
 const createWindow = defineTool({
   name: "create_window",
   title: "Create window",
@@ -473,6 +504,7 @@ const createWindow = defineTool({
     const directory = args.startDirectory ??
       (session.path.startsWith("/") ? session.path : undefined);
     const options = await creationOptions(ctx);
+    await checkWindowSize(ctx, session.id);
     const argv = ["new-window", "-t", `${session.id}:`];
     if (!args.select) argv.push("-d");
     if (args.name !== undefined) argv.push("-n", formatArg(args.name));
