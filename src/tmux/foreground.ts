@@ -50,7 +50,15 @@ export function drawnNothing(
  * group test alone says the shell holds the terminal while vim, python or cat reads it (and
  * tmux names the group's leader, the shell). A child in the group counts unless its standard
  * input is positively another file than the shell's (an `&` job of such a shell reads
- * /dev/null); a zombie does not count.
+ * /dev/null) and it has the terminal open on no other descriptor but its output and error: a
+ * program that moved its input away, or was given /dev/null inside a `$(...)`, still reads the
+ * terminal through `/dev/tty` or the pane's terminal opened by its path (on fd 3 and up). Its
+ * output and error are not looked at: an `&` job prints to the terminal through them, as does
+ * any `$(...)` on its error, though a program could read it through them too (in a `$(...)`
+ * the shell then waits on its pipe, which `idle` tells; an `&` job of a shell without job
+ * control, beside the shell at its prompt, is not told). A zombie does not count. Each such
+ * child's descriptors are listed by the shell's own glob and compared by `test -ef`, no process
+ * started.
  *
  * Linux: from `/proc` (the command name in parentheses may hold anything, so the fields are
  * read after the LAST `)`; the children from `/proc/PID/task/PID/children`, or a scan of
@@ -61,8 +69,8 @@ export function drawnNothing(
  * by line (a name may hold a newline, and the kernel prints it raw), so no process is started
  * for it: a `$(cat ...)` costs a fork and an exec, about 1 ms on every guarded act.
  *
- * `idle`: also that the shell is not busy itself ({@link shellIdle}): a shell in `wait` or in
- * a loop of builtins holds its terminal, but is not at its prompt.
+ * `idle`: also that the shell is not busy itself ({@link shellIdle}): a shell in `wait`, in
+ * a loop of builtins or reading a `$(...)`'s pipe holds its terminal, but is not at its prompt.
  */
 export function shellHoldsTerminal(pid: number, options: { idle?: boolean } = {}): string {
   const p = procOf(pid);
@@ -75,7 +83,10 @@ export function shellHoldsTerminal(pid: number, options: { idle?: boolean } = {}
     `else for d in /proc/[0-9]*; do k="$k \${d#/proc/}"; done; fi; ` +
     `for c in $k; do [ "$c" = ${pid} ] && continue; st /proc/$c/stat 2>/dev/null || continue; ` +
     `set -- $s; [ "$1" != Z ] && [ "$2" = ${pid} ] && [ "$3" = "$g" ] || continue; ` +
-    `[ -e /proc/$c/fd/0 ] && ! [ /proc/$c/fd/0 -ef ${p}/fd/0 ] && continue; exit 1; done; ` +
+    `if [ -e /proc/$c/fd/0 ] && ! [ /proc/$c/fd/0 -ef ${p}/fd/0 ]; then t=; ` +
+    `for f in /proc/$c/fd/*; do case $f in */fd/[12]) continue ;; esac; ` +
+    `if [ "$f" -ef ${p}/fd/0 ] || [ "$f" -ef /dev/tty ]; then t=1; break; fi; done; ` +
+    `[ -z "$t" ] && continue; fi; exit 1; done; ` +
     `${idle}exit 0; else set -- $(ps -o pgid= -o tpgid= -p ${pid}) && [ $# -eq 2 ] && ` +
     `[ "$1" = "$2" ] || exit 1; g=$1; ps -A -o ppid= -o pgid= | { while read -r a b; do ` +
     `[ "$a" = ${pid} ] && [ "$b" = "$g" ] && exit 1; done; exit 0; }; fi`;
@@ -85,11 +96,17 @@ export function shellHoldsTerminal(pid: number, options: { idle?: boolean } = {}
  * A shell command that exits 0 unless process `pid` (a shell) is busy itself, not waiting for
  * a line at its prompt: it runs (kernel state `R`: a loop of builtins), or it waits for a
  * child (`wait` with `&` jobs, which leaves the terminal to the shell: bash and the kernel's
- * `do_wait`, dash and zsh in `sigsuspend`). A shell drawing its prompt runs for a moment too,
- * so it counts as busy only when three looks 20 ms apart all say so (the `sleep` is started
- * only while it looks busy). A builtin that reads the keyboard (`read`) waits as a shell at
- * its prompt does, and is not told apart. Linux only (`/proc`); elsewhere, or where the
- * kernel hides the wait channel, a shell is never busy by this test.
+ * `do_wait`, dash and zsh in `sigsuspend`), or it reads or writes a pipe: a command
+ * substitution's, `x=$(prog </dev/null)`, whose program runs in the shell's process group and
+ * may read the terminal through another descriptor than its input (the kernel's
+ * `anon_pipe_read`, `pipe_read` before Linux 6.14, `pipe_wait` before 5.5; a FIFO still being
+ * opened, `wait_for_partner`). A shell at its prompt reads its terminal (bash in `poll`, dash
+ * and zsh in the terminal's `wait_woken`), never a pipe. A shell drawing its prompt runs for a
+ * moment too (and reads the pipe of a `$(...)` in PS1 or PROMPT_COMMAND), so it counts as busy
+ * only when three looks 20 ms apart all say so (the `sleep` is started only while it looks
+ * busy). A builtin that reads the keyboard (`read`) waits as a shell at its prompt does, and is
+ * not told apart. Linux only (`/proc`); elsewhere, or where the kernel hides the wait channel,
+ * a shell is never busy by this test.
  */
 export function shellIdle(pid: number): string {
   const p = procOf(pid);
@@ -164,5 +181,6 @@ const ST = `st() { s=; { while IFS= read -r l || [ -n "$l" ]; do s="$s $l"; done
 const BUSY = (p: string) =>
   `bz() { n=0; while :; do st ${p}/stat 2>/dev/null || return 1; set -- $s; ` +
   `if [ "$1" != R ]; then w=; read -r w 2>/dev/null < ${p}/wchan || :; case $w in ` +
-  `do_wait*|kernel_wait4*|*sigsuspend*) ;; *) return 1 ;; esac; fi; n=$((n+1)); ` +
+  `do_wait*|kernel_wait4*|*sigsuspend*|*pipe_read*|*pipe_write*|pipe_wait*|wait_for_partner*) ;; ` +
+  `*) return 1 ;; esac; fi; n=$((n+1)); ` +
   `[ $n -ge 3 ] && return 0; sleep 0.02 2>/dev/null || :; done; }; `;

@@ -126,6 +126,15 @@ Deno.test({
       const bg = await paneRunning(t, "sleep 1000 </dev/null & read v");
       await childNamed(t, bg, "sleep");
       assert.equal(await holds(t, bg), true);
+      // A child whose input is not the terminal but which has the terminal open on another
+      // descriptor (a `$(...)`'s program that moved its input away) reads it all the same:
+      // through /dev/tty, or through the pane's terminal opened by its path.
+      const devTty = await paneRunning(t, "sleep 1000 </dev/null 3</dev/tty; exec sh");
+      await childNamed(t, devTty, "sleep");
+      assert.equal(await holds(t, devTty), false, "a child with /dev/tty open");
+      const byPath = await paneRunning(t, 'p=$(tty); sleep 1000 </dev/null 3<"$p"; exec sh');
+      await childNamed(t, byPath, "sleep");
+      assert.equal(await holds(t, byPath), false, "a child with the terminal open by its path");
     } finally {
       await t.kill();
     }
@@ -148,7 +157,7 @@ async function idle(t: TestTmux, paneId: string): Promise<boolean> {
 
 Deno.test({
   name:
-    "shellIdle: a shell in wait or in a loop of builtins is busy; at its prompt or in read, not",
+    "shellIdle: a shell in wait, in a loop of builtins or in $(...) is busy; at its prompt or in read, not",
   ignore: Deno.build.os !== "linux",
   async fn() {
     const t = await TestTmux.start();
@@ -163,6 +172,13 @@ Deno.test({
       const loops = await paneRunning(t, "while :; do :; done");
       await waitFor(async () => !await idle(t, loops), "the loop to look busy");
       assert.equal(await idle(t, loops), false, "a loop of builtins stays busy");
+      // Waiting for a command substitution, the shell reads its pipe: the program inside runs
+      // in the shell's process group, and with its input away from the terminal nothing else
+      // tells it. (The pane's command runs in the default shell, bash here, which forks a
+      // subshell for a `$(...)` with a redirection: `exec` makes sleep the shell's own child.)
+      const subst = await paneRunning(t, "x=$(exec sleep 1000 </dev/null); read v");
+      await childNamed(t, subst, "sleep");
+      await waitFor(async () => !await idle(t, subst), "the shell in $(...) to look busy");
       const reads = await paneRunning(t, "sleep 1000 </dev/null & read v");
       await childNamed(t, reads, "sleep");
       // Past its fork, the shell runs on to read (busy until it gets there, as above).
