@@ -281,18 +281,89 @@ Deno.test("a view-mode a person opens while an attach's hook job runs stays thei
     c = await connect({ socketName: t.socket, runner });
     const first = c.ok("list_panes");
     await waitFor(() => Deno.stat(`${dir}/began`).then(() => true, () => false), "the hook's job");
-    // The person's own run-shell: its view-mode opens now, and tmux's notice of it waits in the
-    // queue the hook's job holds.
+    // The person's own run-shell, on the pane beside and on the one the hook's output lands on:
+    // their view-modes open now, and tmux's notices of them wait in the queue the hook's job
+    // holds.
     await t.tmux("run-shell", "-t", work, "echo mine");
+    await t.tmux("run-shell", "-t", t.ids.paneId, "echo mine too");
     assert.equal(await modeOf(t, work), "view-mode");
     await Deno.writeTextFile(`${dir}/open`, "");
     await within(first, 20_000, "the first call");
-    assert.equal(await modeOf(t, work), "view-mode", "the person's view-mode is theirs");
-    assert.deepEqual(await panesInModes(t), [`${work} view-mode`], "the hook's is left");
+    assert.deepEqual(
+      (await panesInModes(t)).sort(),
+      [`${t.ids.paneId} view-mode`, `${work} view-mode`].sort(),
+      "the person's view-modes are theirs (the hook's line added to one of them)",
+    );
   } finally {
     await c?.close();
     await runner.close();
     await t.kill();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a person's hook job that ends as tmux-mcp attaches elsewhere leaves its greeting on their pane", async () => {
+  const t = await TestTmux.start();
+  const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-person-hook-" });
+  let c: TestClient | undefined;
+  try {
+    const work = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await t.prompt(work);
+    // Greets people only (tmux-mcp's clients carry their own TERM), once the test opens it.
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "client-attached",
+      `if-shell -F "#{!=:#{client_termname},tmux-mcp}" "run-shell \\"touch ${dir}/began; ` +
+        `while ! test -e ${dir}/open; do sleep 0.02; done; echo welcome\\""`,
+    );
+    await t.attach("work");
+    await waitFor(() => Deno.stat(`${dir}/began`).then(() => true, () => false), "the greeting");
+    c = await connect({ socketName: t.socket });
+    // Our client attaches to main; its handshake waits in tmux's queue of hooks behind the
+    // person's job, which ends after the modes before the attach were read.
+    const first = c.ok("list_panes");
+    await waitFor(
+      async () => (await t.tmux("list-clients", "-F", "#{client_termname}")).includes("tmux-mcp"),
+      "our client to attach",
+    );
+    await Deno.writeTextFile(`${dir}/open`, "");
+    await within(first, 20_000, "the first call");
+    assert.equal(await modeOf(t, work), "view-mode", "the person's greeting is theirs");
+  } finally {
+    await c?.close();
+    await t.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a hook's line raising a person's view-mode above their copy mode leaves both theirs", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    const work = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
+      .trim();
+    await t.prompt(work);
+    await t.attach("work");
+    await t.tmux("set-hook", "-g", "client-attached", GREETING);
+    // The person's output in view-mode, and their copy mode over it: two modes.
+    await t.tmux("run-shell", "-t", work, "echo mine");
+    await t.tmux("copy-mode", "-t", work);
+    const stack = () => t.tmux("display-message", "-p", "-t", work, "#{pane_in_mode} #{pane_mode}");
+    assert.equal((await stack()).trim(), "2 copy-mode");
+    c = await connect({ socketName: t.socket });
+    const waited = await c.ok<{ transport: string }>("wait_for_text", {
+      paneId: work,
+      patterns: ["never printed"],
+      timeoutMs: 300,
+    });
+    assert.equal(waited.transport, "control");
+    // tmux raised their view-mode above the copy mode for the greeting: no mode more, none
+    // taken.
+    assert.equal((await stack()).split(" ")[0], "2", "both of the person's modes stay");
+  } finally {
+    await c?.close();
+    await t.kill();
   }
 });

@@ -68,28 +68,38 @@ const HOOK_READ = { timeoutMs: 2_000 };
 const HOOK_JOBS_POLL_MS = 20;
 
 /**
- * Each pane's topmost mode (`view-mode`, `copy-mode`, ... or "" for none) by pane id, read just
- * before a client of ours attaches: what {@link leaveHookModes} holds the changes of mode it was
- * told of against. Null: not known (the read failed), and then no mode is taken back.
+ * A pane where a hook's output may land, and its modes: the active pane of a session's
+ * current window (`paneId`), its topmost mode (`top`: `view-mode`, `copy-mode`, ... or "" for
+ * none) and how many modes are stacked there (`count`).
  */
-export type ModesBefore = ReadonlyMap<string, string> | null;
+export interface Landing {
+  readonly paneId: string;
+  readonly top: string;
+  readonly count: number;
+}
 
 /**
- * The id and topmost mode of every pane of the server, `%N=mode` each, space apart (see
- * {@link ModesBefore}): a hook's job that ends once its client has left (a momentary client of
- * ours, control_seating.ts's liftAfterAttach) shows its output on the pane tmux finds from
- * nothing, in the last used session, not the one the client joined. Read as each session's
- * windows' panes (a line a session; a linked window's panes in each of its sessions), a
- * command no other read of the attach makes.
+ * Each session's {@link Landing} by session id, read just before a client of ours attaches:
+ * what {@link leaveHookModes} holds the modes it reads later against. Null: not known (the read
+ * failed), and then no mode is taken back.
+ */
+export type ModesBefore = ReadonlyMap<string, Landing> | null;
+
+/**
+ * Each session's {@link Landing}, a line each: tmux 3.3a shows a hook's `run-shell` output in
+ * view-mode on the active pane of its client's session, and once the client has left (a
+ * momentary client of ours, control_seating.ts's liftAfterAttach), on the pane of a client or
+ * session tmux picks as best, not in the session the client joined. A line per session
+ * whatever the panes, a command no other read of the attach makes.
  */
 const MODES_READ: readonly string[] = [
   "list-sessions",
   "-F",
-  "#{W:#{P:#{pane_id}=#{pane_mode} }}",
+  "#{session_id} #{pane_id} #{pane_in_mode} #{pane_mode}",
 ];
 
 /**
- * Every pane's topmost mode now (see {@link ModesBefore}), read by a tmux process of its own:
+ * Each session's landing now (see {@link ModesBefore}), read by a tmux process of its own:
  * before a client of ours attaches there is no client of its own to ask over, and one of our
  * other clients may be held up behind a person's hook. One tmux command, once per client
  * opening. Null when tmux did not answer.
@@ -111,9 +121,9 @@ export async function modesBefore(
 }
 
 /**
- * The jobs tmux runs now ({@link runningJobs}) and every pane's topmost mode (see
+ * The jobs tmux runs now ({@link runningJobs}) and each session's landing (see
  * {@link ModesBefore}), asked over `connection` in one step: before a momentary client attaches
- * (control_seating.ts's liftAfterAttach).
+ * (control_seating.ts's liftAfterAttach), and as {@link leaveHookModes} waits.
  */
 export async function jobsAndModes(
   connection: Connection,
@@ -140,12 +150,12 @@ function modesIn(result: ControlResult, index: number): ModesBefore {
   return output === null ? null : parseModes(output);
 }
 
-/** Parses what {@link MODES_READ} prints; a word of another shape is no pane's. */
-function parseModes(stdout: Uint8Array): Map<string, string> {
-  const modes = new Map<string, string>();
-  for (const word of new TextDecoder().decode(stdout).split(/\s+/)) {
-    const m = /^(%\d+)=([\w-]*)$/.exec(word);
-    if (m) modes.set(m[1], m[2]);
+/** Parses what {@link MODES_READ} prints; a line of another shape is no session's. */
+function parseModes(stdout: Uint8Array): Map<string, Landing> {
+  const modes = new Map<string, Landing>();
+  for (const line of new TextDecoder().decode(stdout).split("\n")) {
+    const m = /^(\$\d+) (%\d+) (\d+) ([\w-]*)$/.exec(line);
+    if (m) modes.set(m[1], { paneId: m[2], count: Number(m[3]), top: m[4] });
   }
   return modes;
 }
@@ -154,7 +164,7 @@ function parseModes(stdout: Uint8Array): Map<string, string> {
  * The jobs an attach's hooks started, as {@link leaveHookModes} waits for them: `running`, those
  * listed so far; `known`, every job tmux listed then (theirs or not: a job not among them is
  * new); `clientPid`, the attaching client's pid when known (see {@link startedSince}); `modes`,
- * every pane's topmost mode read in the same step.
+ * each session's landing read in the same step.
  */
 export interface AttachJobs {
   readonly running: Set<string>;
@@ -168,7 +178,7 @@ export interface AttachJobs {
  * `touches`, its server's). Without an answer nothing is recorded (the session is then never
  * moved back on top for it).
  *
- * In the same round trip it lists tmux's running jobs and every pane's mode, and returns the
+ * In the same round trip it lists tmux's running jobs and each session's landing, and returns the
  * jobs started since the client ({@link startedSince}) for {@link leaveHookModes} (null when
  * unknown), and learns the
  * window its format subscriptions hang on (control_feeds.ts's subscribe). Then the client
@@ -226,38 +236,38 @@ export async function noteAttach(
 }
 
 /**
- * Takes back what a person's hooks did to the panes as `connection` attached (or a momentary
- * client of ours, control_seating.ts's liftAfterAttach). `client-attached`,
+ * Takes back what a person's hooks did to the panes as `connection` attached (or, `lift`, a
+ * momentary client of ours, control_seating.ts's liftAfterAttach). `client-attached`,
  * `client-session-changed` and `pane-focus-in` hooks run for our client too, and tmux 3.3a
- * shows a hook's `run-shell` output in view-mode: on the active pane of the client's session,
- * or, once the client has left, of the last used session. "welcome back", meant for a person
- * attaching, would cover what a person there is looking at, and every input tool would refuse
- * the pane (a pane in a mode).
+ * shows a hook's `run-shell` output in view-mode on the active pane of the client's session,
+ * or, once the client has left, of the client or session tmux picks as best (a person's,
+ * often). "welcome back", meant for a person attaching, would cover what a person there is
+ * looking at, and every input tool would refuse the pane (a pane in a mode).
  *
  * tmux lists a job until it has ended and its output is placed: once the jobs the attach
  * started are over (waited for `waitMs` at most, and no longer once `closed()`), every
  * view-mode a hook of the attach put on a pane is there (`listed`: the jobs {@link noteAttach}
  * saw started since its client, or null to ask, less `older`, the jobs running before the
- * attach).
- *
- * tmux runs hooks in one queue, a `run-shell` holding it until its job ends: the jobs of an
- * attach's hooks (`client-session-changed`, then `client-attached`) run one after the other.
- * So a job new to the list in the read where one waited for has ended is the next hook's,
- * waited for too (a job of the person's that happens to start then costs a wait within the
- * bound, no more).
+ * attach). tmux runs hooks in one queue, a `run-shell` holding it until its job ends: the jobs
+ * of an attach's hooks (`client-session-changed`, then `client-attached`) run one after the
+ * other. So a job new to the list in the read where one waited for has ended is the next
+ * hook's, waited for too (a job of the person's that happens to start then costs a wait within
+ * the bound). Each read waits twice as long as the one before took, 20 ms at least: a job list
+ * made huge by a program in a pane is not read back to back.
  *
  * The queue held, tmux's notices of a change of mode wait behind the job too (a person's own
  * `run-shell` meanwhile is told only at its end), and a program can forge them (what a hook
- * prints with `display-message -p` reaches a control client of ours bare). So the modes
- * themselves are read with the jobs, every pane's: a pane is taken for the hooks' when it was
- * in view-mode at the first read and not before the attach (`before`, {@link modesBefore}:
- * a job that ended at once), or entered it by a read where a job waited for ended; one that
- * entered view-mode while the attach's jobs ran on is the person's (their own `run-shell`),
- * left to them, and so is every pane in view-mode before the attach or not listed then (made
- * since, or hidden from the read). Each is left in one step in tmux that checks the mode
- * (`send-keys -X cancel` leaves the topmost mode only: a copy mode of the person's beneath
- * stays). With `before` or the first read unknown (null), nothing is left. Best effort: never
- * throws.
+ * prints with `display-message -p` reaches a control client of ours bare). So the modes are
+ * read with the jobs, where a hook's output lands: the active pane of `connection`'s session,
+ * or with `lift` of every session. Such a pane is taken for the hooks' when a view-mode was
+ * pushed on it (one mode more, view-mode on top) at the first read against `before`
+ * ({@link modesBefore}, read just before the attach: a job that ended at once), or in a read
+ * where a job waited for ended against the read before. A view-mode the person opens while the
+ * attach's jobs run on, or on a pane no hook of ours lands on, is theirs; so is their own
+ * view-mode raised above their copy mode for a hook's line (no mode more). Each pane taken is
+ * left in one step in tmux that checks the mode (`send-keys -X cancel` leaves the topmost mode
+ * only: a copy mode of the person's beneath stays). With `before` or the first read unknown
+ * (null), nothing is left. Best effort: never throws.
  */
 export async function leaveHookModes(
   connection: Connection,
@@ -266,21 +276,33 @@ export async function leaveHookModes(
   waitMs: number,
   closed: () => boolean,
   older: ReadonlySet<string> = new Set(),
+  lift = false,
 ): Promise<void> {
   try {
     const until = performance.now() + waitMs;
     const jobs = listed ?? await attachJobs(connection, older);
     if (before === null || jobs.modes === null) return;
-    const ours = new Set(enteredView(before, jobs.modes));
+    const landings = (modes: ReadonlyMap<string, Landing>) =>
+      lift ? [...modes.values()] : [modes.get(connection.sessionId)].filter((l) => l !== undefined);
+    const ours = new Set<string>();
+    const take = (then: ReadonlyMap<string, Landing>, now: ReadonlyMap<string, Landing>) => {
+      for (const landing of landings(now)) {
+        if (pushedView(then, landing)) ours.add(landing.paneId);
+      }
+    };
+    take(before, jobs.modes);
     let last = jobs.modes;
     let running = jobs.running;
     const known = new Set([...jobs.known, ...older]);
+    let tookMs = 0;
     while (running.size > 0 && performance.now() < until && !closed()) {
-      await new Promise((resolve) => setTimeout(resolve, HOOK_JOBS_POLL_MS));
+      await new Promise((resolve) => setTimeout(resolve, Math.max(HOOK_JOBS_POLL_MS, 2 * tookMs)));
+      const asked = performance.now();
       const { jobs: now, modes } = await jobsAndModes(connection);
+      tookMs = performance.now() - asked;
       const next = new Set([...running].filter((pid) => now.has(pid)));
       if (next.size < running.size) {
-        if (modes !== null) { for (const paneId of enteredView(last, modes)) ours.add(paneId); }
+        if (modes !== null) take(last, modes);
         const started = [...now].filter((pid) => !known.has(pid));
         for (const pid of startedSince(new Set(started), jobs.clientPid)) next.add(pid);
       }
@@ -304,14 +326,14 @@ export async function leaveHookModes(
   }
 }
 
-/** The panes in view-mode in `now` that were listed in `then` in another mode or none. */
-function enteredView(
-  then: ReadonlyMap<string, string>,
-  now: ReadonlyMap<string, string>,
-): string[] {
-  return [...now].filter(([id, mode]) =>
-    mode === "view-mode" && then.has(id) && then.get(id) !== "view-mode"
-  ).map(([id]) => id);
+/**
+ * Whether `now` shows a view-mode pushed on its pane since `then` (the pane a landing there
+ * too): view-mode on top, and one mode more than it had. A pane that was no landing in `then`
+ * (another window or pane made active since) is not judged.
+ */
+function pushedView(then: ReadonlyMap<string, Landing>, now: Landing): boolean {
+  const was = [...then.values()].find((l) => l.paneId === now.paneId);
+  return was !== undefined && now.top === "view-mode" && now.count > was.count;
 }
 
 /** The jobs running now but those in `older`, as the attach's (see {@link AttachJobs}). */

@@ -226,8 +226,8 @@ export class ClientOpener {
       throw new ControlUnavailable(`already ${MAX_CONNECTIONS} control clients on this server`);
     }
     if (forWatches) this.#requireWatchRoom();
-    // Every pane's mode just before the attach: its handshake takes back only a view-mode that
-    // was not there then, entered as the attach's hooks' jobs ended (leaveHookModes).
+    // Each session's active pane and its modes just before the attach: its handshake takes back
+    // only a view-mode pushed since, as the attach's hooks' jobs ended (leaveHookModes).
     const modes = await modesBefore(runner, address);
     const child = await spawnClient(runner, address, sessionId, forWatches);
     const connection = new Connection(

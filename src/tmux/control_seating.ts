@@ -148,8 +148,9 @@ export async function liftAfterAttach(
     if (target === null) return;
     // What a person's hooks put on the panes as it attaches is taken back as for our own
     // attach, once the jobs started since are over (not those running before: no hook of this
-    // attach started them), and only on panes that entered view-mode since the modes read in
-    // the same step as the jobs (control_attach.ts's leaveHookModes).
+    // attach started them), and only where a view-mode was pushed on a session's active pane
+    // since the modes read in the same step as the jobs (control_attach.ts's leaveHookModes):
+    // once the client has left, tmux shows its hooks' output outside the session it joined.
     const { jobs: older, modes } = await jobsAndModes(connection);
     // As our clients attach (control_attach.ts): -E keeps this process's environment out of
     // the session, and TERM marks the client as tmux-mcp's for other tmux-mcp processes.
@@ -165,7 +166,7 @@ export async function liftAfterAttach(
     ], { TERM: OWN_TERM });
     await momentary(child, limitsOf(runner).remoteStartMs);
     const waitMs = limitsOf(runner).hookJobsWaitMs;
-    await leaveHookModes(connection, null, modes, waitMs, () => connection.closed, older);
+    await leaveHookModes(connection, null, modes, waitMs, () => connection.closed, older, true);
   } catch {
     // The connection or the server went away: nothing to keep in order.
   }
