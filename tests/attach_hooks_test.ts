@@ -59,6 +59,19 @@ Deno.test("a person's client-attached run-shell hook does not leave the pane abo
   }
 });
 
+/** The pane of a new session "work", its shell at its prompt. */
+async function workPane(t: TestTmux): Promise<string> {
+  const pane = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
+    .trim();
+  await t.prompt(pane);
+  return pane;
+}
+
+/** Whether a file is at `path` (a gate a hook's job opens or waits for). */
+function exists(path: string): Promise<boolean> {
+  return Deno.stat(path).then(() => true, () => false);
+}
+
 /** The mode `paneId` shows now ("" for none). */
 async function modeOf(t: TestTmux, paneId: string): Promise<string> {
   return (await t.tmux("display-message", "-p", "-t", paneId, "#{pane_mode}")).trim();
@@ -113,9 +126,7 @@ Deno.test("a watch joining the session a person works in leaves no hook's view-m
   const t = await TestTmux.start();
   let c: TestClient | undefined;
   try {
-    const work = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
-      .trim();
-    await t.prompt(work);
+    const work = await workPane(t);
     await t.attach("work");
     // Set once the person is in: their own attach greeted them, ours must not.
     await t.tmux("set-hook", "-g", "client-attached", GREETING);
@@ -169,7 +180,7 @@ Deno.test("a person's job running as a watch's client puts their last session ba
         'while test -d "$d" && ! test -e "$d/open"; do sleep 0.02; done\necho their output\n',
     );
     await t.tmux("run-shell", "-b", "-t", panes[1], `sh ${dir}/job.sh`);
-    await waitFor(() => Deno.stat(`${dir}/began`).then(() => true, () => false), "their job");
+    await waitFor(() => exists(`${dir}/began`), "their job");
     c = await connect({ socketName: t.socket, runner });
     await within(c.ok("list_panes"), 20_000, "the first call");
     // A command in the third session attaches a client there to follow its output, which then
@@ -196,9 +207,7 @@ Deno.test("hooks whose jobs run one after the other as a watch joins a person's 
   const t = await TestTmux.start();
   let c: TestClient | undefined;
   try {
-    const work = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
-      .trim();
-    await t.prompt(work);
+    const work = await workPane(t);
     await t.attach("work");
     // tmux runs a hook's run-shell in its one queue of hooks: the client-attached job starts
     // only once the client-session-changed job (run first, for the same attach) has ended, and
@@ -280,7 +289,7 @@ Deno.test("a view-mode a person opens while an attach's hook job runs stays thei
     );
     c = await connect({ socketName: t.socket, runner });
     const first = c.ok("list_panes");
-    await waitFor(() => Deno.stat(`${dir}/began`).then(() => true, () => false), "the hook's job");
+    await waitFor(() => exists(`${dir}/began`), "the hook's job");
     // The person's own run-shell, on the pane beside and on the one the hook's output lands on:
     // their view-modes open now, and tmux's notices of them wait in the queue the hook's job
     // holds.
@@ -307,9 +316,7 @@ Deno.test("a person's hook job that ends as tmux-mcp attaches elsewhere leaves i
   const dir = await Deno.makeTempDir({ prefix: "tmux-mcp-person-hook-" });
   let c: TestClient | undefined;
   try {
-    const work = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
-      .trim();
-    await t.prompt(work);
+    const work = await workPane(t);
     // Greets people only (tmux-mcp's clients carry their own TERM), once the test opens it.
     await t.tmux(
       "set-hook",
@@ -319,7 +326,7 @@ Deno.test("a person's hook job that ends as tmux-mcp attaches elsewhere leaves i
         `while ! test -e ${dir}/open; do sleep 0.02; done; echo welcome\\""`,
     );
     await t.attach("work");
-    await waitFor(() => Deno.stat(`${dir}/began`).then(() => true, () => false), "the greeting");
+    await waitFor(() => exists(`${dir}/began`), "the greeting");
     c = await connect({ socketName: t.socket });
     // Our client attaches to main; its handshake waits in tmux's queue of hooks behind the
     // person's job, which ends after the modes before the attach were read.
@@ -342,9 +349,7 @@ Deno.test("a hook's line raising a person's view-mode above their copy mode leav
   const t = await TestTmux.start();
   let c: TestClient | undefined;
   try {
-    const work = (await t.tmux("new-session", "-d", "-s", "work", "-P", "-F", "#{pane_id}", "sh"))
-      .trim();
-    await t.prompt(work);
+    const work = await workPane(t);
     await t.attach("work");
     await t.tmux("set-hook", "-g", "client-attached", GREETING);
     // The person's output in view-mode, and their copy mode over it: two modes.
