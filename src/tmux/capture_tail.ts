@@ -225,13 +225,35 @@ function joinRuns(upper: string[], lower: string[], as: RowsAs): string[] {
 }
 
 /**
+ * Rows read by number ({@link shownRows}) were not all where they were: the pane moved under
+ * the read. Most often it kept printing at its history limit, where tmux trims a tenth of the
+ * history at once (so its size fell while nothing was cleared); else its history was cleared,
+ * or it shrunk. Reading again may find them, unless the pane goes on printing.
+ */
+export class RowsMoved extends TmuxError {
+  /** For rows of `paneId`. */
+  constructor(paneId: string) {
+    super(
+      "failed",
+      `Rows of ${paneId} were no longer where they were while they were read (the pane kept ` +
+        "printing at its history limit, its history was cleared, or it shrunk); read it again, " +
+        "or once it settles.",
+    );
+    this.name = "RowsMoved";
+  }
+}
+
+/**
  * Rows `lo..hi`, numbered as the pane stood in `base`, as `as` says ({@link RowsAs}; `printed`
  * empty unless `views`), untrimmed (`-N`), in one tmux invocation, over the control connection or
  * by a tmux process of its own as `how` says (and learns: {@link ShownReads}). Rows keep their
  * place as the history grows (new
  * output moves every row up): the numbers follow the history's size, read again when it moved
  * during the read (a pane writing all the time is taken as it stands at the last try).
- * Throws when the rows are no longer all in the pane (history cleared, the pane shrunk).
+ * Throws {@link RowsMoved} when the rows are no longer all in the pane. At its history limit a
+ * pane that prints moves without its history growing (tmux drops the oldest rows as it adds
+ * rows, a tenth of the limit at once), which no size tells: a caller that must have the rows
+ * it read before checks their text (search does).
  */
 export async function shownRows(
   runner: TmuxRunner,
@@ -267,13 +289,7 @@ export async function shownRows(
       continue;
     }
     const range = captureRange(span, state);
-    if (range.top !== span.start || range.bottom !== span.end) {
-      throw new TmuxError(
-        "failed",
-        `Rows of ${paneId} went away while they were read (history cleared, or the pane ` +
-          "shrunk); read it again.",
-      );
-    }
+    if (range.top !== span.start || range.bottom !== span.end) throw new RowsMoved(paneId);
     const shown = splitLines(outputs[0]);
     const was = printed[0] ? splitLines(printed[0]) : [];
     checkRows(paneId, shown.length, range.top, range.bottom);

@@ -28,9 +28,9 @@ import {
 } from "../mcp/schemas.ts";
 import { isBlankRow, trimRow } from "../tmux/capture.ts";
 import { chainPanes, readPanes } from "../tmux/capture_many.ts";
-import type { RowBatch } from "../tmux/capture_many_batch.ts";
+import { batchRows, type RowBatch } from "../tmux/capture_many_batch.ts";
 import type { PlacedBatch } from "../tmux/capture_many_control.ts";
-import { type ShownReads, shownRows, shownRunRows } from "../tmux/capture_tail.ts";
+import { RowsMoved, type ShownReads, shownRows, shownRunRows } from "../tmux/capture_tail.ts";
 import { TmuxError } from "../tmux/tmux_error.ts";
 import { findSession, SESSIONS_ONLY } from "../tmux/snapshot.ts";
 import type { PanePlace } from "../tmux/pane_reads.ts";
@@ -54,6 +54,13 @@ const MAX_PLACEMENTS = 8;
  * match: a few matches with long names must not fill the result alone.
  */
 const PLACEMENTS_BYTES = 4_608;
+
+/**
+ * Reads of a pane that moved while it was searched, first one included: the pane is searched
+ * whole again, from its read as printed, until its rows hold still between the two reads; then
+ * it is reported as printing ({@link searchInPanes}).
+ */
+export const MOVING_TRIES = 3;
 
 /** Entries kept in the lists of capped and skipped panes. */
 const MAX_PANE_NOTES = 50;
@@ -257,6 +264,12 @@ async function mapPool<T, R>(
 interface Candidates {
   historySize: number;
   readonly spans: [number, number | null][];
+  /**
+   * Each span's line as printed, as a sum ({@link lineSum}): its rows read again must print
+   * it, or the pane moved between the reads (a pane at its history limit moves with its history
+   * size flat, which no number tells).
+   */
+  readonly sums: number[];
   /** The last span, when its last row is told by the next batch (a wrapped line's). */
   open: boolean;
 }
@@ -274,6 +287,7 @@ async function collectBatch(
   // The pane is read again from its start: what it gave before is void.
   if (batch.restart) {
     into.spans.length = 0;
+    into.sums.length = 0;
     into.open = false;
   }
   into.historySize = (batch as PlacedBatch).historySize ?? into.historySize;
@@ -283,9 +297,10 @@ async function collectBatch(
     into.open = false;
   }
   const lines = filter === null
-    ? Array.from({ length: batch.count }, (_, i) => i)
-    : (await filter.match(batch.text, batch.count - 1, Infinity, pacer)).kept.map((k) => k.row);
-  for (const i of lines) {
+    ? batchRows(batch).map((text, row) => ({ row, text }))
+    : (await filter.match(batch.text, batch.count - 1, Infinity, pacer)).kept;
+  for (const { row: i, text } of lines) {
+    into.sums.push(lineSum(trimRow(text)));
     const start = rowOf(i);
     if (!batch.lineRows) into.spans.push([start, start]);
     else if (i + 1 < batch.count) into.spans.push([start, batch.lineRows[i + 1] - 1]);
@@ -294,6 +309,17 @@ async function collectBatch(
       into.open = !batch.last;
     }
   }
+}
+
+/**
+ * A 32-bit sum of a line's text (FNV-1a over its UTF-16 units, seeded with its length): what a
+ * candidate keeps of its line, to tell it is the same line when read again, without holding
+ * a deep history's text.
+ */
+function lineSum(text: string): number {
+  let h = 0x811c9dc5 ^ text.length;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }
 
 /** How {@link searchInPanes} searches. */
@@ -341,6 +367,15 @@ export function printedFilter(
  * (`filter`: a pane's text as printed holds every match its text as shown does, but where a
  * blank or a glyph is matched itself, see {@link printedFilter}), and only those lines' rows
  * read again as shown, a few rows per tmux call ({@link shownRows}).
+ *
+ * Those rows are read again by number, and a pane that prints meanwhile moves them: a history
+ * that grew says by how much, but one at its limit moves with its size flat (tmux drops its
+ * oldest row for each new one) or falling (a tenth trimmed at once). So the lines read again
+ * must print what the first read found there: where one does not, or the rows left the pane,
+ * the pane is searched whole again, up to {@link MOVING_TRIES} reads, and then reported as
+ * skipped, printing (never searched in part, never a clear that did not happen). A pane that
+ * holds still costs nothing more: the rows as printed come with the rows as shown, from the
+ * same capture.
  */
 export async function searchInPanes(
   ctx: TmuxContext,
@@ -352,20 +387,46 @@ export async function searchInPanes(
   const printed = await collectCandidates(ctx, panes, options.scrollbackLines, filter, pacer);
   // A long line matched in pieces again is the same line: counted once, by the first read.
   const again = { ...options, pacer: filter === null ? pacer : pacer.again() };
-  return await mapPool(printed, SEARCH_CONCURRENCY, async (p): Promise<PaneSearch> => {
-    if (p.skipped !== null || p.candidates.spans.length === 0) {
-      return { pane: p.pane, matches: [], found: 0, skipped: p.skipped };
-    }
-    try {
-      return await matchShown(ctx, p.pane, p.candidates, again);
-    } catch (error) {
-      if (!(error instanceof TmuxError) || error.kind === "cancelled") throw error;
-      const skipped = error.kind === "no-target"
-        ? "closed while it was read"
-        : `capture failed: ${error.message}`;
-      return { pane: p.pane, matches: [], found: 0, skipped };
+  return await mapPool(printed, SEARCH_CONCURRENCY, async (first): Promise<PaneSearch> => {
+    let p = first;
+    for (let tries = 1;; tries++) {
+      if (p.skipped !== null || p.candidates.spans.length === 0) {
+        return { pane: p.pane, matches: [], found: 0, skipped: p.skipped };
+      }
+      try {
+        return await matchShown(ctx, p.pane, p.candidates, again);
+      } catch (error) {
+        if (!(error instanceof TmuxError) || error.kind === "cancelled") throw error;
+        if (error instanceof RowsMoved) {
+          if (tries >= MOVING_TRIES) {
+            return { pane: p.pane, matches: [], found: 0, skipped: printingNote(tries) };
+          }
+          // Read whole again: the lines that may match, as the pane stands now (a long line
+          // matched in pieces again is the same line: counted once, by the first read).
+          [p] = await collectCandidates(
+            ctx,
+            [p.pane],
+            options.scrollbackLines,
+            filter,
+            pacer.again(),
+            false,
+          );
+          continue;
+        }
+        const skipped = error.kind === "no-target"
+          ? "closed while it was read"
+          : `capture failed: ${error.message}`;
+        return { pane: p.pane, matches: [], found: 0, skipped };
+      }
     }
   });
+}
+
+/** Why a pane that moved under each of `tries` searches was not searched. */
+function printingNote(tries: number): string {
+  return `kept printing while it was read: its rows moved between the read of its text and ` +
+    `the read of the lines that may match, ${tries} times, so no search of it is whole. ` +
+    "Search again once it settles (wait_for_idle), or read it with capture_pane.";
 }
 
 /**
@@ -408,12 +469,19 @@ async function matchShown(
       {
         signal: ctx.signal,
       },
-      "shown",
+      "views",
       how,
     );
-    const lines = spans.slice(k, end).map(([a, b]) =>
-      trimRow(got.shown.slice(a - lo, b - lo + 1).join(""))
-    );
+    const rowsOf = (rows: string[], [a, b]: [number, number]) =>
+      trimRow(rows.slice(a - lo, b - lo + 1).join(""));
+    // Rows that print another line than the first read found there: the pane moved under the
+    // reads (at its history limit, with its size flat), and these rows are other lines.
+    for (let i = k; i < end; i++) {
+      if (lineSum(rowsOf(got.printed, spans[i])) !== candidates.sums[i]) {
+        throw new RowsMoved(pane.id);
+      }
+    }
+    const lines = spans.slice(k, end).map((span) => rowsOf(got.shown, span));
     const { kept } = await matcher.match(lines.join("\n"), lines.length - 1, Infinity, pacer);
     const matched = new Set(kept.map((m) => m.row));
     lines.forEach((text, i) => {
@@ -443,7 +511,7 @@ async function matchShown(
 
 /**
  * Reads every pane as printed and finds its candidate lines (see {@link searchInPanes}); told
- * as progress.
+ * as progress unless `told` is false (a pane read again).
  */
 async function collectCandidates(
   ctx: TmuxContext,
@@ -451,13 +519,16 @@ async function collectCandidates(
   scrollbackLines: number,
   filter: TextMatcher | null,
   pacer: MatchPacer,
+  told = true,
 ): Promise<{ pane: PanePlace; candidates: Candidates; skipped: string | null }[]> {
   const byId = new Map(panes.map((p) => [p.id, p]));
   const chains = chainPanes(panes.map((p) => p.id), scrollbackLines);
   let done = 0;
   const searched = await mapPool(chains, SEARCH_CONCURRENCY, async (chain) => {
     const found = new Map(
-      chain.map((id): [string, Candidates] => [id, { historySize: 0, spans: [], open: false }]),
+      chain.map((
+        id,
+      ): [string, Candidates] => [id, { historySize: 0, spans: [], sums: [], open: false }]),
     );
     const take = (batch: RowBatch) =>
       collectBatch(batch, found.get(batch.paneId) as Candidates, filter, pacer);
@@ -466,7 +537,9 @@ async function collectCandidates(
     const step = async (n: number) => {
       begun += n;
       done += n;
-      await ctx.progress(done, panes.length, `searching ${done} of ${panes.length} panes`);
+      if (told) {
+        await ctx.progress(done, panes.length, `searching ${done} of ${panes.length} panes`);
+      }
     };
     let read: (TmuxError | null)[];
     try {
@@ -495,7 +568,7 @@ async function collectCandidates(
       const skipped = failed.kind === "no-target"
         ? "closed after the pane list was read"
         : `capture failed: ${failed.message}`;
-      return { pane, candidates: { historySize: 0, spans: [], open: false }, skipped };
+      return { pane, candidates: { historySize: 0, spans: [], sums: [], open: false }, skipped };
     });
   });
   return searched.flat();
@@ -544,7 +617,7 @@ const searchPanes = defineTool({
       returned: count(),
     })).describe("Panes with more matches than returned."),
     skippedPanes: z.array(z.strictObject({ paneId: paneIdSchema, reason: z.string() })).describe(
-      "Panes that could not be searched (closed after listing, capture failed).",
+      "Panes that could not be searched (closed after listing, capture failed, kept printing).",
     ),
     omittedPaneNotes: count().describe("Entries left out of cappedPanes and skippedPanes."),
   },
