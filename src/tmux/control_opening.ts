@@ -18,6 +18,7 @@ import { backEvent, type ControlEvent, lostEvent } from "./control_events.ts";
 import {
   ATTACH_BACKOFF_MS,
   boundFromRun,
+  ENDING_WAIT_MS,
   limitsOf,
   MAX_CONNECTIONS,
   NO_SESSION_BACKOFF_MS,
@@ -268,7 +269,17 @@ export class ClientOpener {
         ? ATTACH_BACKOFF_MS
         : limitsOf(runner).refusedBackoffMs;
       this.#attachFailedUntil = performance.now() + backoff;
-      await connection.close();
+      // Not waited for past a moment: a client that never answered may take long to end (on
+      // an SSH host, its pipes stay the host's master's a while after its ssh exited), and this
+      // turn holds every other opening on the server. Counted as ending meanwhile: the next
+      // client starts once it is gone, or at ENDING_WAIT_MS (control_turns.ts).
+      this.#clients.turns.end(connection);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        connection.close(),
+        new Promise((resolve) => timer = setTimeout(resolve, ENDING_WAIT_MS)),
+      ]);
+      clearTimeout(timer);
       connections.delete(connection);
       throw error;
     } finally {

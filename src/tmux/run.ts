@@ -169,6 +169,13 @@ export interface PersistentChild {
 /** Default per-call timeout: long enough for a loaded machine, short enough to never hang a tool. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
+/**
+ * How long an SSH host's long-lived child's pipes stay open after its ssh exited (see
+ * {@link TmuxRunner.spawnPersistent}): the host's master hands on what it still has well within
+ * it, and a remote command that never ends holds them no longer.
+ */
+const REMOTE_DRAIN_MS = 1_000;
+
 /** Servers whose `command-alias` a runner keeps a reading of, the latest called (see checkAliases). */
 const ALIAS_SERVERS = 16;
 
@@ -475,6 +482,7 @@ export class TmuxRunner {
     const gate = gated ? new RemoteGate(child.stdin) : null;
     // Cut once a child killed outright has exited: its pipes, which the host's master holds,
     // would stay open until the remote start-up files end (ssh_wire.ts's streamAfterMarker).
+    // Any other, a moment after it exited (see `status`).
     const cut = new AbortController();
     const kill = () => {
       // Never SIGKILL once tmux may run: a control client killed outright while tmux was
@@ -498,6 +506,14 @@ export class TmuxRunner {
       release();
       gate?.ended();
       held();
+      // Over SSH, the pipes are cut a moment after our ssh has exited, however it ended: they
+      // are the host's master's, open until the remote command ends, and one that never does
+      // (a tmux client of a stopped server) would hold the readers, and the connection's close
+      // that waits for them, for ever. The moment lets what the master still has in hand come
+      // through first.
+      if (marker) {
+        AbortSignal.timeout(REMOTE_DRAIN_MS).addEventListener("abort", () => cut.abort());
+      }
     });
     const reached = Promise.withResolvers<void>();
     if (!marker) reached.resolve();
