@@ -42,13 +42,20 @@ export async function spawnClient(
     // -E: attaching would apply update-environment, putting this process's DISPLAY,
     // SSH_AUTH_SOCK and the like (or their absence) into the person's session.
     // no-output (commands only): tmux sends it no pane's output at all.
+    // pause-after=1 (watches): tmux 3.3a stops reading a pane while a control client lags on
+    // it only when no other client is ready for more, and ours for commands always is (a
+    // person's terminal too): it then reads a flood at full speed and keeps it all for the
+    // lagging client, in the person's server, megabytes a second for as long as a watch lasts.
+    // Paused instead once a second behind, the pane's output held for it is dropped (`%pause`),
+    // and the connection asks for it again (control_connection.ts's #resume). Output then comes
+    // as `%extended-output` (control_protocol.ts reads both).
     // TERM: the mark by which another tmux-mcp process knows this client (identity.ts).
     child = await runner.spawnPersistent(address, [
       "-C",
       "attach-session",
       "-E",
       "-f",
-      forWatches ? "ignore-size" : "ignore-size,no-output",
+      forWatches ? "ignore-size,pause-after=1" : "ignore-size,no-output",
       "-t",
       sessionId,
     ], { TERM: OWN_TERM });

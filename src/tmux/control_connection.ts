@@ -19,6 +19,7 @@ import type { PersistentChild, RunOptions } from "./run.ts";
 import { cancelledCall, TmuxError } from "./tmux_error.ts";
 import { ENDING_WAIT_MS } from "./control_limits.ts";
 import { leaveAsDetach, leaveLine } from "./control_leave.ts";
+import { losePausedPanes } from "./control_feeds.ts";
 
 /** What a watcher of one pane is told, once per chunk tmux sent. */
 export interface WatchBatch {
@@ -60,6 +61,8 @@ export interface Watcher {
   readonly paneId: string;
   readonly listener: WatchListener;
   connection: Connection;
+  /** Told the connection once the watch is let go (it may then linger and leave). */
+  readonly closed?: (connection: Connection) => void;
 }
 
 /**
@@ -96,6 +99,9 @@ const RETIRE_GRACE_MS = 2_000;
 
 /** Bytes a connection reads from tmux at a time. */
 const READ_CHUNK_BYTES = 64 * 1024;
+
+/** How long tmux may take to continue a paused pane ({@link Connection}'s `#resume`). */
+const CONTINUE_TIMEOUT_MS = 5_000;
 
 /** One `tmux -C attach` child and the protocol spoken over it. */
 export class Connection {
@@ -163,6 +169,8 @@ export class Connection {
   #stderr = "";
   /** Its leave as a detach ({@link #leave}), once asked. */
   #leaving: Promise<void> | null = null;
+  /** Panes whose `:continue` is on its way, and whether another was asked meanwhile. */
+  readonly #continuing = new Map<string, boolean>();
 
   constructor(
     child: PersistentChild,
@@ -252,17 +260,52 @@ export class Connection {
     ) {
       this.#onEvents(this, notifications);
     }
-    if (output.size === 0 && !changed) return;
-    if (changed) this.#onChanged(this);
-    for (const watcher of [...this.watchers]) {
-      const mine = output.get(watcher.paneId);
-      if (!mine && !changed) continue;
-      try {
-        watcher.listener({ output: mine ?? [], changed, lost: false });
-      } catch {
-        // A listener's failure is its own; the connection carries on.
+    if (output.size > 0 || changed) {
+      if (changed) this.#onChanged(this);
+      for (const watcher of [...this.watchers]) {
+        const mine = output.get(watcher.paneId);
+        if (!mine && !changed) continue;
+        try {
+          watcher.listener({ output: mine ?? [], changed, lost: false });
+        } catch {
+          // A listener's failure is its own; the connection carries on.
+        }
       }
     }
+    if (notifications.paused.size > 0) {
+      // What came before the `%pause` was delivered above; the watchers of the pane are told of
+      // the gap, and the pane is asked for again.
+      losePausedPanes(this, notifications.paused);
+      for (const paneId of notifications.paused) this.#resume(paneId);
+    }
+  }
+
+  /**
+   * Asks tmux for `paneId`'s output again after it paused it for this client (`%pause`):
+   * attached with `pause-after` (control_attach.ts's spawnClient), a client for watches is cut
+   * off a pane it fell a second behind on, else tmux would keep all the pane prints for it,
+   * without limit when another client lets it read the pane at full speed. The pane is asked for
+   * at once, as the `%pause` is read: everything tmux sent before it has been read, and the
+   * watch goes on hearing the pane. tmux continues only a paused pane (control.ts's place resets
+   * may have continued it already; this one then changes nothing). One at a time per pane: a
+   * `%pause` read while one is on its way asks again once it was answered, so none is lost.
+   */
+  #resume(paneId: string): void {
+    if (!/^%\d+$/.test(paneId) || this.closed) return;
+    if (this.#continuing.has(paneId)) {
+      this.#continuing.set(paneId, true);
+      return;
+    }
+    this.#continuing.set(paneId, false);
+    this.exec(["refresh-client", "-A", `${paneId}:continue`], { timeoutMs: CONTINUE_TIMEOUT_MS })
+      .catch(() => {
+        // Lost or retired meanwhile: its watchers were told, and watch again elsewhere.
+      })
+      .finally(() => {
+        const again = this.#continuing.get(paneId);
+        this.#continuing.delete(paneId);
+        if (again) this.#resume(paneId);
+      });
   }
 
   /**

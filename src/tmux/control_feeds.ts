@@ -2,9 +2,9 @@
  * What a server's control clients carry for whoever asked: pane watches (a pane's `%output`)
  * and server listeners (changes of windows, panes and sessions, and format subscriptions).
  * Adding one to a client, handing a client's notifications to the listeners they concern,
- * and telling watchers and listeners they lost the feed (their client went or moved, or their
- * pane left its session). Which client carries them, and when clients come and go, is
- * control_server.ts's business.
+ * and telling watchers and listeners they lost the feed (their client went or moved, their
+ * pane left its session, or tmux paused their pane's output for the client). Which client
+ * carries them, and when clients come and go, is control_server.ts's business.
  *
  * @module
  */
@@ -33,7 +33,7 @@ export function addWatcher(
   closed: (connection: Connection) => void,
   checked: (args: readonly string[], signal?: AbortSignal) => Promise<void>,
 ): Watch {
-  const watcher: Watcher = { paneId, listener, connection };
+  const watcher: Watcher = { paneId, listener, connection, closed };
   connection.watchers.add(watcher);
   return {
     sessionId: connection.sessionId,
@@ -241,5 +241,27 @@ export async function loseMovedPanes(connection: Connection): Promise<void> {
     if (result.code === 0 && present.has(watcher.paneId)) continue;
     connection.watchers.delete(watcher);
     watcher.listener({ output: [], changed: true, lost: true, left: true });
+  }
+}
+
+/**
+ * Tells the watchers on `connection` of the panes in `paused` (tmux said `%pause`: it dropped
+ * what it held of their output for the client) that their feed was cut: output went unheard, a
+ * gap a program in the pane can make by printing faster than the client reads, so it is a cut
+ * (WatchBatch.left unset), and a stream with it vouches for nothing it lacks (job_state.ts).
+ * Like any lost feed, the watch has ended: it reads the pane and watches it again (the
+ * connection has asked tmux for the pane's output again, see Connection). Each is let go as a
+ * closed watch is (`closed`: the connection may linger and leave once none is left).
+ */
+export function losePausedPanes(connection: Connection, paused: ReadonlySet<string>): void {
+  for (const watcher of [...connection.watchers]) {
+    if (!paused.has(watcher.paneId)) continue;
+    connection.watchers.delete(watcher);
+    try {
+      watcher.listener({ output: [], changed: true, lost: true, left: false });
+    } catch {
+      // The watcher's own business.
+    }
+    watcher.closed?.(connection);
   }
 }

@@ -41,6 +41,13 @@ export interface Notifications {
    * until verified like output.
    */
   readonly windowChanges: Map<string, number>;
+  /**
+   * Panes whose output tmux stopped sending this client (`%pause %N`: it fell a second behind
+   * under `pause-after`, or a respawn's place reset): what tmux held for it was dropped, a gap in
+   * the stream. Held until verified like output, since the id is data a forged line could name;
+   * only ids of the form `%` and digits.
+   */
+  readonly paused: Set<string>;
 }
 
 /** Notifications gathered while reading, not yet delivered. */
@@ -53,11 +60,12 @@ export class Gathered {
   closedWindows = new Set<string>();
   subscriptions = new Map<string, string>();
   windowChanges = new Map<string, number>();
+  paused = new Set<string>();
 
   get empty(): boolean {
     return this.output.size === 0 && !this.changed && this.sessionId === null &&
       !this.topology && !this.clients && this.closedWindows.size === 0 &&
-      this.subscriptions.size === 0 && this.windowChanges.size === 0;
+      this.subscriptions.size === 0 && this.windowChanges.size === 0 && this.paused.size === 0;
   }
 
   /** Counts a `%session-window-changed` naming `sessionId`. */
@@ -85,6 +93,7 @@ export class Gathered {
     if (later.sessionId !== null) this.sessionId = later.sessionId;
     for (const [name, value] of later.subscriptions) this.subscriptions.set(name, value);
     for (const [id, count] of later.windowChanges) this.addWindowChange(id, count);
+    for (const id of later.paused) this.paused.add(id);
   }
 }
 
@@ -116,6 +125,9 @@ export const TOPOLOGY = new Set([
  * (ids, numbers); the name is ours, a plain word.
  */
 export const SUBSCRIPTION = /^%subscription-changed ([A-Za-z0-9_-]+) \S+ \S+ \S+ \S+ : (.*)$/s;
+
+/** `%pause %N`: tmux stopped sending pane `%N`'s output to this client (see `paused`). */
+export const PAUSE = /^%pause (%\d{1,10})$/;
 
 /** Decodes the octal escapes (`\ooo`) tmux puts in `%output` for control bytes and `\`. */
 export function unescapeOutput(data: Uint8Array): Uint8Array {

@@ -4,9 +4,10 @@
  *
  * tmux frames a command's output as `%begin <time> <number> <flags>`, the output unescaped, then
  * `%end` or `%error` with the same three words. Everything else it sends is a notification on a
- * line of its own starting with `%`, its values escaped (`%output` octal-escapes bytes, names
- * are escaped too). So the only place where bytes a pane chose can appear raw is inside a
- * command's output: screen rows, scrollback, paths, buffers, error text. A pane can print
+ * line of its own starting with `%`, its values escaped (`%output` octal-escapes bytes, as
+ * `%extended-output` does for a client attached with `pause-after`; names are escaped too). So
+ * the only place where bytes a pane chose can appear raw is inside a command's output: screen
+ * rows, scrollback, paths, buffers, error text. A pane can print
  * `%end ...` with the right words (the number is server-wide and can be learnt or guessed), and a
  * reader that took it for the end would cut the answer short, read the rest as notifications
  * (`%output` for another pane), and lose its footing for good.
@@ -52,6 +53,7 @@ import type { AnswerBlocks } from "./command_line.ts";
 import {
   Gathered,
   type Notifications,
+  PAUSE,
   STRUCTURAL,
   SUBSCRIPTION,
   TOPOLOGY,
@@ -203,6 +205,19 @@ function nextPercentLine(buf: Uint8Array, from: number): number {
   let at = buf.indexOf(0x25, from);
   while (at > from && buf[at - 1] !== 0x0a) at = buf.indexOf(0x25, at + 1);
   return at === -1 ? buf.length : at;
+}
+
+/**
+ * Where the data of an `%extended-output %N AGE ... : DATA` line begins (tmux writes output so
+ * to a client attached with `pause-after`, the age being how long tmux held it): after the
+ * first ` : ` past the pane id at `space` (the fields before it are tmux's, numbers and words
+ * without a colon; the data is escaped like `%output`'s). -1 when there is none.
+ */
+function afterFields(line: Uint8Array, space: number): number {
+  for (let at = line.indexOf(0x3a, space + 1); at !== -1; at = line.indexOf(0x3a, at + 1)) {
+    if (line[at - 1] === 0x20 && line[at + 1] === 0x20) return at + 2;
+  }
+  return -1;
 }
 
 function startsWith(line: Uint8Array, prefix: string): boolean {
@@ -447,11 +462,15 @@ export class ControlProtocol {
     // A hook's output (see the module documentation): nobody's, and no sign of lost footing,
     // which only an end or error outside a block shows.
     if (line[0] !== 0x25) return;
-    if (startsWith(line, "%output ")) {
-      const space = line.indexOf(0x20, 8);
+    const extended = startsWith(line, "%extended-output ");
+    if (extended || startsWith(line, "%output ")) {
+      const from = extended ? 17 : 8;
+      const space = line.indexOf(0x20, from);
       if (space === -1) return;
-      const paneId = ascii(line.subarray(8, space));
-      const data = unescapeOutput(line.subarray(space + 1));
+      const paneId = ascii(line.subarray(from, space));
+      const start = extended ? afterFields(line, space) : space + 1;
+      if (start === -1) return;
+      const data = unescapeOutput(line.subarray(start));
       const into = this.#gather();
       into.addOutput(paneId, data);
       if (into === this.#held && (this.#heldBytes += data.length) > this.#maxHeldBytes) {
@@ -485,9 +504,15 @@ export class ControlProtocol {
     // A change carries no data, only "look again" (and looking is a verified call): it is not
     // held, so a hook that changes a layout after every command cannot keep sentinels coming.
     if (STRUCTURAL.has(word)) this.#ready.changed = true;
-    // A pane's output dropped and our place in it moved up (a respawn's place resets: control.ts's
-    // withPlaceResets): what the pane shows may have changed unseen, so look again.
+    // A pane's output dropped and our place in it moved up (tmux's `pause-after`, a respawn's
+    // place resets: control.ts's withPlaceResets): what the pane shows may have changed unseen,
+    // so look again. Which pane was paused is data (its watchers are told of a gap and the
+    // connection asks for it again): held until verified like output.
     if (word === "%pause" || word === "%continue") this.#ready.changed = true;
+    if (word === "%pause") {
+      const m = PAUSE.exec(ascii(line.subarray(0, 80)));
+      if (m) this.#gather().paused.add(m[1]);
+    }
   }
 
   /** Where a notification read now goes: delivered with this chunk, or held until verified. */

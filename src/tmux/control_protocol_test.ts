@@ -689,6 +689,50 @@ Deno.test("a pane's output paused or continued (a respawn's place resets) is pas
   }
 });
 
+Deno.test("a pane paused (pause-after) is a gap: its id is delivered once verified, only as % and digits", () => {
+  // Verified framing: delivered with its chunk, with the output read before it.
+  const h = byHand();
+  const before = h.delivered.length;
+  h.feed("%output %3 a", "%pause %3", "%pause %4 x", "%pause 5", "%pause %", "%pause %6;x");
+  const now = h.delivered.slice(before);
+  assert.equal(now.length, 1);
+  assert.deepEqual([...now[0].paused], ["%3"], "only a pane id, whole");
+  assert.deepEqual(h.output(), ["%3:a"]);
+  assert.equal(now[0].changed, true);
+
+  // After a block nobody asked for (a hook's, which may print lines bare), the pane it names is
+  // held until a sentinel verified the framing; the "look again" is not.
+  const held = byHand();
+  const from = held.delivered.length;
+  held.feed("%begin 1 110 0", "hook output", "%end 1 110 0", "%pause %7");
+  assert.ok(held.delivered.slice(from).every((d) => d.paused.size === 0), "held");
+  assert.ok(held.delivered.slice(from).some((d) => d.changed), "'look again' at once");
+  held.feed("%begin 1 111 1", "tmux-mcp-n2", "%end 1 111 1");
+  assert.deepEqual(held.delivered.slice(from).flatMap((d) => [...d.paused]), ["%7"]);
+
+  // Dropped with everything unverified when the framing breaks.
+  const broken = byHand();
+  const at = broken.delivered.length;
+  broken.feed("%begin 1 110 0", "%end 1 110 0", "%pause %8", "%end 1 110 0");
+  assert.equal(broken.anomalies.length, 1);
+  assert.ok(broken.delivered.slice(at).every((d) => d.paused.size === 0));
+});
+
+Deno.test("%extended-output (a client attached with pause-after) is output like %output", () => {
+  const h = byHand();
+  h.feed(
+    "%extended-output %1 12 : a\\134b : c\\012",
+    // Fields tmux may add before the colon are skipped.
+    "%extended-output %2 0 more fields : d",
+    "%extended-output %2 3 : ",
+    // No data after any " : ": not tmux's, dropped.
+    "%extended-output %3 12",
+    "%extended-output %3 12:x",
+  );
+  assert.deepEqual(h.anomalies, []);
+  assert.deepEqual(h.output(), ["%1:a\\b : c\n", "%2:d"]);
+});
+
 Deno.test("a pane's change of mode is passed on at once as a change", () => {
   const h = byHand();
   const before = h.delivered.length;

@@ -583,8 +583,9 @@ const UNHEARD_END_REASON = "its pane shows an end marker its output never carrie
 
 /** Why a job is lost whose end came while this server's feed of its stream was cut. */
 const CUT_END_REASON = "its pane shows an end marker its output did not carry: this server's " +
-  "feed of that output was cut while the job ran (its tmux client detached or lost, which a " +
-  "program the command ran can do) and the end came in the gap, so the exit status cannot be told";
+  "feed of that output was cut while the job ran (its tmux client detached or lost, or tmux " +
+  "dropped output it held for it over a second behind, which a program the command ran can " +
+  "cause) and the end came in the gap, so the exit status cannot be told";
 
 /** Why a job is lost whose end the output stream contradicted ({@link Marked.streamedEnds}). */
 const STREAMED_ENDS_REASON = "its output carried an end marker of another exit status than " +
