@@ -205,6 +205,9 @@ Deno.test("a person's job running as a watch's client puts their last session ba
 
 Deno.test("hooks whose jobs run one after the other as a watch joins a person's session leave no view-mode when the last ends", async () => {
   const t = await TestTmux.start();
+  // However slow the machine, the jobs are waited for to their end.
+  const runner = new TmuxRunner();
+  setControlLimits(runner, { hookJobsWaitMs: 600_000 });
   let c: TestClient | undefined;
   try {
     const work = await workPane(t);
@@ -214,7 +217,7 @@ Deno.test("hooks whose jobs run one after the other as a watch joins a person's 
     // the notice of the first job's view-mode waits behind the second.
     await t.tmux("set-hook", "-g", "client-session-changed", "run-shell 'sleep 0.2; echo moved'");
     await t.tmux("set-hook", "-g", "client-attached", "run-shell 'sleep 0.3; echo welcome back'");
-    c = await connect({ socketName: t.socket });
+    c = await connect({ socketName: t.socket, runner });
     await c.ok("list_panes");
     const waited = await c.ok<{ outcome: string; transport: string }>("wait_for_text", {
       paneId: work,
@@ -226,10 +229,18 @@ Deno.test("hooks whose jobs run one after the other as a watch joins a person's 
       async () => !/sleep 0\./.test(await t.tmux("show-messages", "-J")),
       "the hooks' jobs to end",
     );
-    assert.equal(await modeOf(t, work), "", "the person's pane shows their shell");
-    assert.equal(await modeOf(t, t.ids.paneId), "", "nor the session our first client joined");
+    // The handshake's last read and its cancel may come a moment after the jobs' end.
+    await waitFor(
+      async () => await modeOf(t, work) === "",
+      "the person's pane to show their shell",
+    );
+    await waitFor(
+      async () => await modeOf(t, t.ids.paneId) === "",
+      "nor the session our first client joined",
+    );
   } finally {
     await c?.close();
+    await runner.close();
     await t.kill();
   }
 });
@@ -296,6 +307,20 @@ Deno.test("a view-mode a person opens while an attach's hook job runs stays thei
     await t.tmux("run-shell", "-t", work, "echo mine");
     await t.tmux("run-shell", "-t", t.ids.paneId, "echo mine too");
     assert.equal(await modeOf(t, work), "view-mode");
+    // The job ends only once the handshake has read the panes twice since (each read lists the
+    // sessions, and a person's after-list-sessions hook counts it): a view-mode opened in the
+    // very read where a job ends is taken for the job's.
+    await t.tmux("set-option", "-g", "@reads", "0");
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "after-list-sessions",
+      "set-option -gF @reads '#{e|+:#{@reads},1}'",
+    );
+    await waitFor(
+      async () => Number((await t.tmux("show-options", "-gv", "@reads")).trim()) >= 2,
+      "two reads of the handshake",
+    );
     await Deno.writeTextFile(`${dir}/open`, "");
     await within(first, 20_000, "the first call");
     assert.deepEqual(
