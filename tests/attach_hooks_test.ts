@@ -110,7 +110,9 @@ Deno.test("a hook's view-mode over a person's copy mode is left, and their copy 
     await t.tmux("copy-mode", "-t", pane);
     c = await connect({ socketName: t.socket });
     await c.ok("list_panes");
-    assert.equal(await modeOf(t, pane), "copy-mode");
+    // On a loaded machine the hook's line may come after the call's answer: the handshake still
+    // takes it back.
+    await waitFor(async () => await modeOf(t, pane) === "copy-mode", "the person's copy mode");
     assert.equal(
       (await t.tmux("display-message", "-p", "-t", pane, "#{pane_in_mode}")).trim(),
       "1",
@@ -392,6 +394,31 @@ Deno.test("a hook's line raising a person's view-mode above their copy mode leav
     // tmux raised their view-mode above the copy mode for the greeting: no mode more, none
     // taken.
     assert.equal((await stack()).split(" ")[0], "2", "both of the person's modes stay");
+  } finally {
+    await c?.close();
+    await t.kill();
+  }
+});
+
+Deno.test("a hook's job whose shell exits while a process it left holds its output is waited for until its output is placed", async () => {
+  const t = await TestTmux.start();
+  let c: TestClient | undefined;
+  try {
+    // The job's shell exits at once; tmux lists the job with pid -1 until the subshell it left
+    // closes the output, and only then shows the output in view-mode.
+    await t.tmux(
+      "set-hook",
+      "-g",
+      "client-attached",
+      "run-shell '(sleep 0.4; echo late) & echo welcome'",
+    );
+    c = await connect({ socketName: t.socket });
+    await c.ok("list_panes");
+    await waitFor(
+      async () => !/sleep 0\.4/.test(await t.tmux("show-messages", "-J")),
+      "the hook's job to end",
+    );
+    await waitFor(async () => await modeOf(t, t.ids.paneId) === "", "the pane to show its shell");
   } finally {
     await c?.close();
     await t.kill();

@@ -218,7 +218,10 @@ export async function noteAttach(
     const listed = result.ends?.length === 3 ? outputOf(result, 1) : null;
     const known = listed === null ? null : jobPids(listed);
     const jobs = known === null ? null : {
-      running: startedSince(known, clientPid),
+      running: new Set([
+        ...startedSince(known, clientPid),
+        ...known.has(DEAD_JOB) ? [DEAD_JOB] : [],
+      ]),
       known,
       clientPid,
       modes: modesIn(result, 2),
@@ -251,7 +254,8 @@ export async function noteAttach(
  * often). "welcome back", meant for a person attaching, would cover what a person there is
  * looking at, and every input tool would refuse the pane (a pane in a mode).
  *
- * tmux lists a job until it has ended and its output is placed: once the jobs the attach
+ * tmux lists a job until it has ended and its output is placed (its pid shown as -1 once its
+ * process exited while its output is still read: {@link DEAD_JOB}): once the jobs the attach
  * started are over (waited for `waitMs` at most, and no longer once `closed()`), every
  * view-mode a hook of the attach put on a pane is there (`listed`: the jobs {@link noteAttach}
  * saw started since its client, or null to ask, less `older`, the jobs running before the
@@ -307,7 +311,7 @@ export async function leaveHookModes(
       const asked = performance.now();
       const { jobs: now, modes } = await jobsAndModes(connection);
       tookMs = performance.now() - asked;
-      const next = new Set([...running].filter((pid) => now.has(pid)));
+      const next = new Set([...running].filter((pid) => now.has(pid) || now.has(DEAD_JOB)));
       if (next.size < running.size) {
         if (modes !== null) take(last, modes);
         const started = [...now].filter((pid) => !known.has(pid));
@@ -391,8 +395,16 @@ export const ATTACH_PID_SPAN = 4_096;
 function jobPids(stdout: Uint8Array): Set<string> {
   const pids = new Set<string>();
   for (const line of new TextDecoder().decode(stdout).split("\n")) {
-    const m = /\[fd=-?\d+, pid=(\d+), status=-?\d+\]$/.exec(line);
+    const m = /\[fd=-?\d+, pid=(\d+|-1), status=-?\d+\]$/.exec(line);
     if (m) pids.add(m[1]);
   }
   return pids;
 }
+
+/**
+ * What {@link jobPids} lists for a job whose process has exited while its output is still being
+ * read (tmux shows its pid as -1 then): its output is placed, and its view-mode opened, only
+ * once its pipe ends, so while one is listed no job waited for counts as over (which one it is
+ * cannot be told).
+ */
+const DEAD_JOB = "-1";
