@@ -3,8 +3,8 @@
  * handshake once tmux has attached it: what it learns of its server (its client name, the
  * server's pid, what its attach did to its session's last use), the `exit-unattached`
  * subscription every client carries, and taking back the view-modes a person's hooks put on
- * panes as it attached (against each pane's mode read just before the attach). control_opening.ts
- * runs it for each client.
+ * panes as it attached (against each session's active pane and its modes, read just before the
+ * attach). control_opening.ts runs it for each client.
  *
  * @module
  */
@@ -66,8 +66,8 @@ export async function spawnClient(
 }
 
 /**
- * How long each read of {@link leaveHookModes} (and {@link runningJobs}, {@link modesBefore},
- * {@link jobsAndModes}) may take.
+ * How long each read of {@link leaveHookModes} (and {@link modesBefore}, {@link jobsAndModes})
+ * may take.
  */
 const HOOK_READ = { timeoutMs: 2_000 };
 
@@ -128,7 +128,7 @@ export async function modesBefore(
 }
 
 /**
- * The jobs tmux runs now ({@link runningJobs}) and each session's landing (see
+ * The pids of the jobs tmux runs now ({@link jobPids}) and each session's landing (see
  * {@link ModesBefore}), asked over `connection` in one step: before a momentary client attaches
  * (control_seating.ts's liftAfterAttach), and as {@link leaveHookModes} waits.
  */
@@ -351,11 +351,6 @@ function pushedView(then: ReadonlyMap<string, Landing>, now: Landing): boolean {
 async function attachJobs(connection: Connection, older: ReadonlySet<string>): Promise<AttachJobs> {
   const { jobs: known, modes } = await jobsAndModes(connection);
   return { running: new Set([...known].filter((pid) => !older.has(pid))), known, modes };
-}
-
-/** The pids of the jobs tmux runs now, asked over `connection`. */
-export async function runningJobs(connection: Connection): Promise<Set<string>> {
-  return jobPids((await connection.exec(["show-messages", "-J"], HOOK_READ)).stdout);
 }
 
 /**
